@@ -1,0 +1,103 @@
+// Package comm is the communicator every distributed algorithm in ptrace uses.
+//
+// One interface, two backends: comm/inproc runs K virtual ranks as goroutines in
+// one process (the default, no MPI needed), and comm/mpi binds the system MPI
+// through cgo (build tag "mpi"). Analysis code sees only Comm; only cmd/ptrace
+// picks a backend. Results must not depend on the backend.
+//
+// Semantics follow MPI: point-to-point messages between a pair of ranks with the
+// same tag arrive in send order; collectives are matched in call order and every
+// rank must call them in the same order. Reductions over float64 are for min/max
+// or for values where summation order does not matter: sums that must be
+// reproducible travel as int64.
+package comm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Op is a reduction operator.
+type Op int
+
+const (
+	Sum Op = iota
+	Min
+	Max
+)
+
+func (o Op) String() string {
+	switch o {
+	case Sum:
+		return "sum"
+	case Min:
+		return "min"
+	case Max:
+		return "max"
+	}
+	return fmt.Sprintf("op(%d)", int(o))
+}
+
+// Comm is a communicator over Size ranks. A Comm is used by one goroutine.
+type Comm interface {
+	Rank() int
+	Size() int
+
+	// Send delivers buf to rank dst with tag. The caller may reuse buf on return.
+	Send(dst, tag int, buf []byte) error
+	// Recv returns the next message from rank src with tag.
+	Recv(src, tag int) ([]byte, error)
+	// Isend and Irecv start non-blocking operations; complete them with Wait.
+	Isend(dst, tag int, buf []byte) Request
+	Irecv(src, tag int) Request
+
+	// Alltoallv sends send[r] to rank r and returns what every rank sent to this
+	// one, indexed by source rank. len(send) must equal Size().
+	Alltoallv(send [][]byte) ([][]byte, error)
+	// Gatherv collects buf from every rank at root, indexed by rank; other ranks
+	// get nil.
+	Gatherv(root int, buf []byte) ([][]byte, error)
+	// Bcast returns root's buf on every rank.
+	Bcast(root int, buf []byte) ([]byte, error)
+
+	// Allreduce combines vals element-wise over all ranks; every rank gets the
+	// result. All ranks pass slices of the same length.
+	AllreduceInt64(op Op, vals []int64) ([]int64, error)
+	AllreduceFloat64(op Op, vals []float64) ([]float64, error)
+	// Reduce is Allreduce whose result only root receives (others get nil).
+	ReduceInt64(root int, op Op, vals []int64) ([]int64, error)
+	ReduceFloat64(root int, op Op, vals []float64) ([]float64, error)
+
+	Barrier() error
+
+	// Abort ends the whole job because of err on this rank: every rank's pending
+	// and later operations fail with an *AbortError carrying err (inproc), or the
+	// MPI job is aborted after err is printed (mpi).
+	Abort(err error)
+}
+
+// Request is a pending non-blocking operation.
+type Request interface {
+	// Wait blocks until the operation completes; for a receive it returns the
+	// message.
+	Wait() ([]byte, error)
+}
+
+// AbortError is what operations return on every rank once some rank aborted.
+type AbortError struct {
+	Rank int   // the rank that called Abort
+	Err  error // its reason
+}
+
+func (e *AbortError) Error() string { return fmt.Sprintf("rank %d: %v", e.Rank, e.Err) }
+func (e *AbortError) Unwrap() error { return e.Err }
+
+// Cause returns the original error when err is (or wraps) an AbortError raised
+// by another rank, so callers report the failing rank's message, not the echo.
+func Cause(err error) error {
+	var ae *AbortError
+	if errors.As(err, &ae) {
+		return ae
+	}
+	return err
+}

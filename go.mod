@@ -1,0 +1,3 @@
+module github.com/ptrace-dev/ptrace
+
+go 1.23
