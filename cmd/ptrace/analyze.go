@@ -1,0 +1,122 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"time"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/spf13/cobra"
+)
+
+type analyzeFlags struct {
+	ranks   int
+	jsonOut string
+	quiet   bool
+	opts    driver.Options
+}
+
+func newAnalyzeCmd() *cobra.Command {
+	var af analyzeFlags
+	cmd := &cobra.Command{
+		Use:   "analyze DIR",
+		Short: "Analyse a trace and print the summary report",
+		Long: `analyze reads a trace directory and reports the time breakdown, POP
+efficiencies, critical path and task metrics.
+
+Under mpirun (with the ptrace-mpi build) every MPI rank analyses its share of
+the traced processes:
+    mpirun -np 8 ptrace-mpi analyze DIR
+Otherwise it runs --ranks virtual ranks in this process (default: the number
+of cores, at most the number of traced processes). Results do not depend on
+the number of ranks.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			af.opts.Dir = args[0]
+			return runAnalyze(cmd.OutOrStdout(), cmd.ErrOrStderr(), &af)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&af.ranks, "ranks", 0, "virtual analysis ranks without MPI (default: cores, capped by processes)")
+	f.StringVar(&af.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
+	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
+	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
+	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
+	return cmd
+}
+
+func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
+	start := time.Now()
+	var prog *progress
+	var rep *report.Report
+	err := runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
+		opts := af.opts
+		if c.Rank() == 0 && !af.quiet {
+			prog = newProgress(stderr, "analyze")
+			opts.Progress = prog.phase
+		}
+		r, err := driver.Run(c, opts)
+		if c.Rank() == 0 {
+			rep = r
+			if prog != nil {
+				prog.done()
+			}
+		}
+		return err
+	})
+	if err != nil {
+		return unwrapAbort(err)
+	}
+	if rep == nil {
+		return nil // not rank 0 under MPI
+	}
+	return emit(stdout, rep, af, time.Since(start))
+}
+
+// unwrapAbort turns an AbortError from a communicator into the failing
+// rank's own message: users need the cause, not which goroutine saw it.
+func unwrapAbort(err error) error {
+	var ae *comm.AbortError
+	if errors.As(err, &ae) && ae.Err != nil {
+		return ae.Err
+	}
+	return err
+}
+
+func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.Duration) error {
+	if af.jsonOut != "" {
+		if err := writeFileOrStdout(af.jsonOut, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+			return err
+		}
+	}
+	if !af.quiet && af.jsonOut != "-" {
+		report.WriteText(stdout, rep, report.TextOptions{Color: isTerminal(stdout)})
+		fmt.Fprintf(stdout, "\nanalysed in %s\n", elapsed.Round(time.Millisecond))
+	}
+	return nil
+}
+
+func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) error {
+	if path == "-" {
+		return fn(stdout)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := fn(f); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// defaultRanks is the number of virtual ranks when --ranks is not given.
+func defaultRanks(processes int) int {
+	return max(1, min(runtime.NumCPU(), processes))
+}

@@ -1,0 +1,56 @@
+//go:build mpi
+
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/comm/mpi"
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+func backends() string { return "inproc, mpi" }
+
+// runRanks runs fn over MPI when started by a launcher (mpirun, srun), else
+// on virtual ranks like the pure-Go build.
+func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
+	if !mpi.UnderLauncher() {
+		return inproc.Run(virtualRanks(ranks, dir), fn)
+	}
+	c, err := mpi.Start()
+	if err != nil {
+		return fmt.Errorf("MPI: %w", err)
+	}
+	err = fn(c)
+	if err != nil {
+		if !driver.IsAgreed(err) {
+			c.Abort(err) // some rank may wait in a collective: end the job
+		}
+		// Every rank knows; rank 0 reports, the others exit quietly.
+		mpi.Stop()
+		if c.Rank() != 0 {
+			os.Exit(1)
+		}
+		return err
+	}
+	mpi.Stop()
+	if c.Rank() != 0 {
+		os.Exit(0)
+	}
+	return nil
+}
+
+func virtualRanks(ranks int, dir string) int {
+	if ranks > 0 {
+		return ranks
+	}
+	n := 1
+	if d, err := trace.OpenDir(dir); err == nil {
+		n = d.NRanks()
+	}
+	return defaultRanks(n)
+}

@@ -1,0 +1,95 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/spf13/cobra"
+)
+
+func newGenCmd() *cobra.Command {
+	var cfg gen.Config
+	var out string
+	var grain, task, compute, serial, latency, skew time.Duration
+	cmd := &cobra.Command{
+		Use:   "gen WORKLOAD -o DIR",
+		Short: "Write a synthetic trace with known results (and expected.json)",
+		Long: `gen writes a synthetic trace whose analysis results are known analytically,
+and DIR/expected.json holding them under the report's JSON keys.
+
+Workloads:
+  imbalance  POT's load-imbalance microbenchmark: thread t runs one task of t·g
+             and waits, --iterations times (work = I·g·n(n+1)/2, idle = I·g·n(n−1)/2)
+  stencil    Task-Bench stencil_1d: task (s,x) depends on (s−1, x−1..x+1)
+  nearest    Task-Bench nearest: --radix nearest points (random with --fraction < 1)
+  spread     Task-Bench spread: --radix points spread over the width
+  forkjoin   per step, --width independent tasks joined by taskwait
+  halo       MPI + OpenMP iterations with per-rank/per-thread imbalance and a
+             neighbour exchange or an allreduce (--exchange)
+
+Points of the task patterns are split over ranks; dependences between ranks
+are remote task dependences with --latency.`,
+		Example: `  ptrace gen imbalance --threads 8 --grain 100us -o /tmp/imb
+  ptrace gen stencil --ranks 4 --threads 4 --width 64 --steps 100 --jitter 0.2 -o /tmp/st
+  ptrace gen halo --ranks 8 --threads 4 --rank-imbalance 0.5 --skew 1ms --drift 20 -o /tmp/halo`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				cfg.Workload = args[0]
+			}
+			if cfg.Workload == "" {
+				return fmt.Errorf("name a workload: %s", strings.Join(gen.Workloads, ", "))
+			}
+			if out == "" {
+				return fmt.Errorf("-o DIR is required")
+			}
+			cfg.GrainNS = int64(grain)
+			cfg.TaskNS = int64(task)
+			cfg.ComputeNS = int64(compute)
+			cfg.SerialNS = int64(serial)
+			cfg.LatencyNS = int64(latency)
+			cfg.SkewNS = int64(skew)
+			start := time.Now()
+			res, err := gen.Generate(out, cfg)
+			if err != nil {
+				return err
+			}
+			el := time.Since(start)
+			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %d processes, %d events, %s (%.1f bytes/event) in %s (%.1f M events/s)\n",
+				out, gen.Defaults(cfg).Ranks, res.Events, report.Bytes(res.Bytes), float64(res.Bytes)/float64(max(res.Events, 1)),
+				el.Round(time.Millisecond), float64(res.Events)/el.Seconds()/1e6)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "out", "o", "", "output directory")
+	f.StringVar(&cfg.Workload, "workload", "", "workload (or give it as the argument)")
+	f.IntVar(&cfg.Ranks, "ranks", 1, "traced MPI processes")
+	f.IntVar(&cfg.Threads, "threads", 4, "OpenMP threads per process")
+	f.Int64Var(&cfg.Seed, "seed", 1, "random seed (durations, random patterns, clocks)")
+	f.DurationVar(&grain, "grain", 0, "imbalance: g, the task grain (default 100µs)")
+	f.IntVar(&cfg.Iterations, "iterations", 0, "imbalance, halo: iterations (default 100, 50)")
+	f.IntVar(&cfg.Width, "width", 0, "task patterns: points per step (default 4·ranks·threads)")
+	f.IntVar(&cfg.Steps, "steps", 0, "task patterns: steps (default 50)")
+	f.IntVar(&cfg.Radix, "radix", 0, "nearest, spread: dependences per task (default 3)")
+	f.IntVar(&cfg.Period, "period", 0, "nearest, spread: the random pattern repeats every PERIOD steps (default 3)")
+	f.Float64Var(&cfg.Fraction, "fraction", 0, "nearest, spread: share of dependences kept (default 1)")
+	f.DurationVar(&task, "task", 0, "task patterns: task duration (default 50µs)")
+	f.Float64Var(&cfg.Jitter, "jitter", 0, "relative jitter of durations, in [0,1)")
+	f.StringVar(&cfg.Exchange, "exchange", "", "halo: halo or allreduce (default halo)")
+	f.DurationVar(&compute, "compute", 0, "halo: per-thread compute per iteration (default 1ms)")
+	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo: the last rank computes (1+x)× the first")
+	f.Float64Var(&cfg.ThreadImbalance, "thread-imbalance", 0, "halo: the last thread computes (1+x)× the first")
+	f.DurationVar(&serial, "serial", 0, "halo: serial work of the master per iteration (default 50µs)")
+	f.Int64Var(&cfg.Bytes, "bytes", 0, "halo: message size (default 64 KiB)")
+	f.DurationVar(&latency, "latency", 2*time.Microsecond, "message and remote-dependence latency")
+	f.DurationVar(&skew, "skew", 0, "clock offsets drawn from [-skew, skew] per process (rank 0 is the reference)")
+	f.Float64Var(&cfg.DriftPPM, "drift", 0, "clock drift drawn from [-drift, drift] ppm per process")
+	f.Int64Var(&cfg.Events, "events", 0, "scale the workload to about N events")
+	f.IntVar(&cfg.Outliers, "outliers", 0, "task patterns: make N tasks anomalously long")
+	f.IntVar(&cfg.ChunkEvents, "chunk-events", 0, "events per chunk (default 16384)")
+	return cmd
+}

@@ -1,0 +1,263 @@
+// Package driver runs the analysis pipeline on one analysis rank: open the
+// trace, partition its processes over the ranks, load this rank's share,
+// synchronise clocks, exchange cross-rank edges, simulate, find the critical
+// path and reduce everything to the report on rank 0. It holds no analysis
+// of its own; it sequences the packages that do, over a comm.Comm, so the
+// same code runs on goroutines (inproc) and under mpirun (mpi).
+package driver
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/reduce"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Options configure an analysis.
+type Options struct {
+	Dir     string
+	Salvage bool // keep what precedes a truncated or corrupt file tail
+	Strict  bool // turn tolerated problems (warnings) into errors
+	// Progress, when set, is called on rank 0 with the current phase and
+	// the fraction of it done.
+	Progress func(phase string, frac float64)
+}
+
+// maxListedWarnings bounds the warnings listed in the report.
+const maxListedWarnings = 20
+
+// Run analyses opts.Dir on this rank. Rank 0 returns the report; other ranks
+// return nil. Every rank returns an error if any rank failed: the failing
+// rank its own, the others a *comm.AbortError naming it.
+func Run(c comm.Comm, opts Options) (*report.Report, error) {
+	r := &run{c: c, opts: opts}
+	if err := r.openDir(); err != nil {
+		return nil, err
+	}
+	if err := agree(c, r.load()); err != nil {
+		return nil, err
+	}
+	rep, err := r.summarize()
+	if err := agree(c, err); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// run is one rank's state through the pipeline.
+type run struct {
+	c     comm.Comm
+	opts  Options
+	dir   dirInfo
+	plan  *partition.Plan
+	lo    int // first owned process
+	procs []*trace.Process
+}
+
+// dirInfo is what rank 0 learns about the trace directory and broadcasts.
+type dirInfo struct {
+	Err      string
+	Path     string
+	Files    []trace.FileInfo
+	Producer string
+	Command  []string
+}
+
+func (r *run) progress(phase string, frac float64) {
+	if r.c.Rank() == 0 && r.opts.Progress != nil {
+		r.opts.Progress(phase, frac)
+	}
+}
+
+// openDir lists the trace on rank 0 only (one metadata scan, not one per
+// rank) and shares the listing.
+func (r *run) openDir() error {
+	if r.c.Rank() == 0 {
+		d, err := trace.OpenDir(r.opts.Dir)
+		if err != nil {
+			r.dir.Err = err.Error()
+		} else {
+			r.dir.Path, r.dir.Files = d.Path, d.Files
+			if d.Manifest != nil {
+				r.dir.Producer, r.dir.Command = d.Manifest.Producer, d.Manifest.Command
+			}
+		}
+	}
+	if err := reduce.Broadcast(r.c, &r.dir); err != nil {
+		return err
+	}
+	if r.dir.Err != "" {
+		if r.c.Rank() == 0 {
+			return &AgreedError{Err: errors.New(r.dir.Err)}
+		}
+		return &AgreedError{Err: &comm.AbortError{Rank: 0, Err: errors.New(r.dir.Err)}}
+	}
+	weights := make([]int64, len(r.dir.Files))
+	for i, f := range r.dir.Files {
+		weights[i] = f.Events
+		if weights[i] == 0 {
+			weights[i] = f.Bytes
+		}
+	}
+	plan, err := partition.Assign(weights, r.c.Size())
+	if err != nil {
+		// Every rank computed the same plan from the same listing, so every
+		// rank fails here alike.
+		return &AgreedError{Err: err}
+	}
+	r.plan = plan
+	return nil
+}
+
+// load reads this rank's processes, and nothing else.
+func (r *run) load() error {
+	lo, hi := r.plan.Range(r.c.Rank())
+	r.lo = lo
+	for i := lo; i < hi; i++ {
+		p, err := trace.LoadProcess(r.dirPath(i), trace.LoadOptions{Salvage: r.opts.Salvage})
+		if err != nil {
+			return fmt.Errorf("rank %d: %w", i, err)
+		}
+		if p.Header.Rank != i {
+			return fmt.Errorf("rank %d: %s: header says rank %d", i, p.File, p.Header.Rank)
+		}
+		if p.Header.NRanks != len(r.dir.Files) {
+			return fmt.Errorf("rank %d: %s: header says %d ranks, the trace has %d", i, p.File, p.Header.NRanks, len(r.dir.Files))
+		}
+		if r.opts.Strict && len(p.Warnings) > 0 {
+			return fmt.Errorf("rank %d: %s (--strict)", i, p.Warnings[0])
+		}
+		r.procs = append(r.procs, p)
+		r.progress("load", float64(i-lo+1)/float64(hi-lo))
+	}
+	return nil
+}
+
+func (r *run) dirPath(i int) string {
+	return filepath.Join(r.dir.Path, r.dir.Files[i].File)
+}
+
+// procRow is the per-process summary every rank sends to rank 0.
+type procRow struct {
+	Rank     int
+	Host     string
+	Threads  int
+	Events   int64
+	First    int64
+	Last     int64
+	Warnings []string
+}
+
+func (r *run) summarize() (*report.Report, error) {
+	rows := make([]procRow, len(r.procs))
+	for i, p := range r.procs {
+		first, last := p.TimeRange()
+		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: len(p.Events), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings}
+	}
+	all, err := reduce.GatherRows(r.c, rows)
+	if err != nil || r.c.Rank() != 0 {
+		return nil, err
+	}
+	rep := &report.Report{Schema: report.SchemaVersion}
+	t := &rep.Trace
+	t.Dir = r.dir.Path
+	t.Producer, t.Command = r.dir.Producer, r.dir.Command
+	t.Processes = len(all)
+	hosts := map[string]bool{}
+	var warns report.Warnings
+	for i, row := range all {
+		t.Threads += row.Threads
+		t.Events += row.Events
+		t.Bytes += r.dir.Files[i].Bytes
+		if i == 0 || row.First < t.FirstNS {
+			t.FirstNS = row.First
+		}
+		if row.Last > t.LastNS {
+			t.LastNS = row.Last
+		}
+		hosts[row.Host] = true
+		for _, w := range row.Warnings {
+			warns.Count++
+			if len(warns.First) < maxListedWarnings {
+				warns.First = append(warns.First, w)
+			}
+		}
+	}
+	t.DurationNS = t.LastNS - t.FirstNS
+	t.Hosts = len(hosts)
+	if warns.Count > 0 {
+		t.Warnings = &warns
+	}
+	return rep, nil
+}
+
+// agree makes every rank learn whether any rank failed. The failing ranks
+// return their own errors; the others an AbortError carrying the first
+// failing rank's message, so no rank goes on alone into a collective that
+// would never complete.
+func agree(c comm.Comm, err error) error {
+	var ae *comm.AbortError
+	if errors.As(err, &ae) {
+		return err // the communicator already failed; collectives would too
+	}
+	flag := int64(0)
+	if err != nil {
+		flag = 1
+	}
+	failed, cerr := c.AllreduceInt64(comm.Max, []int64{flag})
+	if cerr != nil {
+		return cerr
+	}
+	if failed[0] == 0 {
+		return nil
+	}
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	msgs, gerr := c.Gatherv(0, []byte(msg))
+	if gerr != nil {
+		return gerr
+	}
+	// Rank 0 tells everyone who failed first and why.
+	var first []byte
+	if c.Rank() == 0 {
+		for rk, m := range msgs {
+			if len(m) > 0 {
+				first = []byte(fmt.Sprintf("%d\x00%s", rk, m))
+				break
+			}
+		}
+	}
+	first, berr := c.Bcast(0, first)
+	if berr != nil {
+		return berr
+	}
+	if err != nil {
+		return &AgreedError{Err: err}
+	}
+	rk, m, _ := strings.Cut(string(first), "\x00")
+	var rank int
+	fmt.Sscan(rk, &rank)
+	return &AgreedError{Err: &comm.AbortError{Rank: rank, Err: errors.New(m)}}
+}
+
+// AgreedError is an error every rank knows about: the failing rank returns
+// its own, the others an AbortError naming it. The job can end cleanly
+// (no MPI_Abort) since no rank is left waiting in a collective.
+type AgreedError struct{ Err error }
+
+func (e *AgreedError) Error() string { return e.Err.Error() }
+func (e *AgreedError) Unwrap() error { return e.Err }
+
+// IsAgreed reports whether err was agreed on by all ranks.
+func IsAgreed(err error) bool {
+	var ae *AgreedError
+	return errors.As(err, &ae)
+}

@@ -1,0 +1,310 @@
+// Package gen writes synthetic traces whose analysis results are known
+// analytically, with an expected.json beside them that holds those results
+// under the report's own keys (docs/report-schema.md). The traces look like
+// what the collector records from a real run (same events, same OMPT
+// arguments), so every analysis pass can be tested against ground truth:
+// POT's load-imbalance microbenchmark, Task-Bench-like dependence patterns,
+// MPI + OpenMP halo iterations, with optional clock skew and drift.
+package gen
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Config selects a workload and its parameters. Zero values take the
+// workload's defaults (see Defaults).
+type Config struct {
+	Workload string
+	Ranks    int
+	Threads  int
+	Seed     int64
+
+	// imbalance
+	GrainNS    int64 // g: thread t's task runs t·g
+	Iterations int   // I (also halo iterations)
+
+	// stencil, nearest, spread, forkjoin
+	Width    int     // tasks per step (over all ranks; per rank for forkjoin)
+	Steps    int     // steps of the pattern
+	Radix    int     // dependences per task (nearest, spread)
+	Period   int     // the random pattern repeats every Period steps
+	Fraction float64 // share of candidate dependences kept (1 = all)
+	TaskNS   int64   // task duration
+	Jitter   float64 // durations uniform in TaskNS·[1-Jitter, 1+Jitter]
+
+	// halo
+	Exchange        string  // "halo" (neighbour Isend/Irecv) or "allreduce"
+	ComputeNS       int64   // per-thread compute per iteration, before imbalance
+	RankImbalance   float64 // the last rank computes (1+RankImbalance)× the first
+	ThreadImbalance float64 // the last thread computes (1+ThreadImbalance)× the first
+	SerialNS        int64   // serial compute on the master between region and MPI
+	Bytes           int64   // message size
+
+	LatencyNS int64 // message and remote-dependence latency
+
+	// clocks
+	SkewNS   int64   // each process's clock offset is drawn from [-SkewNS, SkewNS]
+	DriftPPM float64 // and its drift from [-DriftPPM, DriftPPM] ppm
+
+	Events   int64 // scale the workload to about this many events (0: as given)
+	Outliers int   // tasks made anomalously long (task patterns)
+
+	ChunkEvents int // events per chunk (0: the writer's default)
+}
+
+// Workloads lists the workload names Generate accepts.
+var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "halo"}
+
+// Defaults returns cfg with every unset parameter at its workload default.
+func Defaults(cfg Config) Config {
+	set := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set64 := func(v *int64, d int64) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	set(&cfg.Ranks, 1)
+	set(&cfg.Threads, 4)
+	set64(&cfg.Seed, 1)
+	switch cfg.Workload {
+	case "imbalance":
+		set64(&cfg.GrainNS, 100_000)
+		set(&cfg.Iterations, 100)
+	case "stencil", "nearest", "spread", "forkjoin":
+		set(&cfg.Width, 4*cfg.Ranks*cfg.Threads)
+		set(&cfg.Steps, 50)
+		set(&cfg.Radix, 3)
+		set(&cfg.Period, 3)
+		if cfg.Fraction == 0 {
+			cfg.Fraction = 1
+		}
+		set64(&cfg.TaskNS, 50_000)
+	case "halo":
+		set(&cfg.Iterations, 50)
+		set64(&cfg.ComputeNS, 1_000_000)
+		set64(&cfg.SerialNS, 50_000)
+		set64(&cfg.Bytes, 1<<16)
+		if cfg.Exchange == "" {
+			cfg.Exchange = "halo"
+		}
+	}
+	return cfg
+}
+
+func (c *Config) check() error {
+	switch {
+	case c.Ranks < 1 || c.Ranks > 1<<20:
+		return fmt.Errorf("--ranks %d: need 1..%d", c.Ranks, 1<<20)
+	case c.Threads < 1 || c.Threads > 4096:
+		return fmt.Errorf("--threads %d: need 1..4096", c.Threads)
+	case c.Jitter < 0 || c.Jitter >= 1:
+		return fmt.Errorf("--jitter %g: need 0 <= jitter < 1", c.Jitter)
+	case c.Fraction < 0 || c.Fraction > 1:
+		return fmt.Errorf("--fraction %g: need 0..1", c.Fraction)
+	case c.SkewNS < 0 || c.DriftPPM < 0 || c.DriftPPM > 1e5:
+		return fmt.Errorf("--skew and --drift must be non-negative (drift below 1e5 ppm)")
+	case c.LatencyNS < 0:
+		return fmt.Errorf("--latency must be non-negative")
+	}
+	return nil
+}
+
+// Result summarises what Generate wrote.
+type Result struct {
+	Dir      string
+	Events   int64
+	Bytes    int64
+	Expected Expected
+}
+
+// Generate writes the workload's trace into dir (created if needed) with a
+// manifest and expected.json.
+func Generate(dir string, cfg Config) (*Result, error) {
+	cfg = Defaults(cfg)
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	var w workload
+	switch cfg.Workload {
+	case "imbalance":
+		w = newImbalance(&cfg)
+	case "stencil", "nearest", "spread":
+		w = newPattern(&cfg)
+	case "forkjoin":
+		w = newForkJoin(&cfg)
+	case "halo":
+		w = newHalo(&cfg)
+	default:
+		return nil, fmt.Errorf("unknown workload %q (have %v)", cfg.Workload, Workloads)
+	}
+	if err := w.plan(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	clocks := makeClocks(&cfg)
+	files := make([]trace.FileInfo, cfg.Ranks)
+	errs := make([]error, cfg.Ranks)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for r := 0; r < cfg.Ranks; r++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(r int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			files[r], errs[r] = writeRank(dir, r, &cfg, w, clocks[r])
+		}(r)
+	}
+	wg.Wait()
+	res := &Result{Dir: dir}
+	for r, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %w", r, err)
+		}
+		res.Events += files[r].Events
+		res.Bytes += files[r].Bytes
+	}
+	m := &trace.Manifest{Ranks: cfg.Ranks, Producer: "ptrace gen", Command: cfg.command(), Files: files}
+	if err := trace.WriteManifest(filepath.Join(dir, trace.ManifestName), m); err != nil {
+		return nil, err
+	}
+	res.Expected = w.expected()
+	res.Expected.set("trace.processes", cfg.Ranks)
+	res.Expected.set("trace.threads", cfg.Ranks*cfg.Threads)
+	res.Expected.set("trace.events", res.Events)
+	if err := res.Expected.write(filepath.Join(dir, "expected.json")); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+func writeRank(dir string, r int, cfg *Config, w workload, clk clock) (trace.FileInfo, error) {
+	path := filepath.Join(dir, trace.FileName(r))
+	tw, err := trace.Create(path, trace.Header{
+		Rank: r, NRanks: cfg.Ranks, Host: fmt.Sprintf("node%03d", r/4), PID: 10000 + r,
+		Command: cfg.command(), ClockSrc: "synthetic", Producer: "ptrace gen",
+		Runtime: "synthetic OMPT",
+	})
+	if err != nil {
+		return trace.FileInfo{}, err
+	}
+	if cfg.ChunkEvents > 0 {
+		tw.SetChunkEvents(cfg.ChunkEvents)
+	}
+	worldComm(tw, cfg.Ranks)
+	p := newProc(tw, r, cfg.Threads, clk)
+	w.write(p)
+	if p.err != nil {
+		tw.Close()
+		return trace.FileInfo{}, p.err
+	}
+	n := tw.Events()
+	if err := tw.Close(); err != nil {
+		return trace.FileInfo{}, err
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return trace.FileInfo{}, err
+	}
+	return trace.FileInfo{Rank: r, File: trace.FileName(r), Events: n, Bytes: st.Size()}, nil
+}
+
+// makeClocks draws each process's clock offset and drift; rank 0 is the
+// reference clock.
+func makeClocks(cfg *Config) []clock {
+	cl := make([]clock, cfg.Ranks)
+	rng := rand.New(rand.NewSource(cfg.Seed ^ 0x5eed))
+	for r := 1; r < cfg.Ranks; r++ {
+		if cfg.SkewNS > 0 {
+			cl[r].offset = rng.Int63n(2*cfg.SkewNS+1) - cfg.SkewNS
+		}
+		if cfg.DriftPPM > 0 {
+			cl[r].ppm = (2*rng.Float64() - 1) * cfg.DriftPPM
+		}
+	}
+	return cl
+}
+
+func (c *Config) command() []string {
+	return []string{"ptrace", "gen", "--workload", c.Workload, "--ranks", fmt.Sprint(c.Ranks), "--threads", fmt.Sprint(c.Threads), "--seed", fmt.Sprint(c.Seed)}
+}
+
+// workload plans a run (global schedule, expected values) and writes each
+// rank's events.
+type workload interface {
+	plan() error
+	write(p *proc)
+	expected() Expected
+}
+
+// Expected holds expected report values under report-JSON paths.
+type Expected map[string]any
+
+func (e Expected) set(path string, v any) {
+	m := map[string]any(e)
+	keys := splitPath(path)
+	for _, k := range keys[:len(keys)-1] {
+		sub, ok := m[k].(map[string]any)
+		if !ok {
+			sub = map[string]any{}
+			m[k] = sub
+		}
+		m = sub
+	}
+	m[keys[len(keys)-1]] = v
+}
+
+// tol records an absolute tolerance for the value at path.
+func (e Expected) tol(path string, abs float64) {
+	t, ok := e["tolerance"].(map[string]any)
+	if !ok {
+		t = map[string]any{}
+		e["tolerance"] = t
+	}
+	t[path] = map[string]any{"abs": abs}
+}
+
+func splitPath(p string) []string {
+	var out []string
+	start := 0
+	for i := 0; i <= len(p); i++ {
+		if i == len(p) || p[i] == '.' {
+			out = append(out, p[start:i])
+			start = i + 1
+		}
+	}
+	return out
+}
+
+func (e Expected) write(path string) error {
+	e["schema"] = "ptrace.report/v1"
+	b, err := json.MarshalIndent(e, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, append(b, '\n'), 0o644)
+}
+
+// durations draws n task durations around d with relative jitter j.
+func jittered(rng *rand.Rand, d int64, j float64) int64 {
+	if j == 0 {
+		return d
+	}
+	v := float64(d) * (1 + j*(2*rng.Float64()-1))
+	return int64(math.Max(1, math.Round(v)))
+}

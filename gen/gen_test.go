@@ -1,0 +1,75 @@
+package gen
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Every workload writes a trace that validates cleanly, with a manifest and
+// an expected.json, with and without clock skew.
+func TestWorkloadsValidate(t *testing.T) {
+	for _, wl := range Workloads {
+		for _, cfg := range []Config{
+			{Workload: wl, Ranks: 3, Threads: 2, Jitter: 0.2, LatencyNS: 1000},
+			{Workload: wl, Ranks: 2, Threads: 3, SkewNS: 1_000_000, DriftPPM: 50, LatencyNS: 1000},
+			{Workload: wl, Ranks: 1, Threads: 1},
+		} {
+			dir := filepath.Join(t.TempDir(), wl)
+			res, err := Generate(dir, cfg)
+			if err != nil {
+				t.Fatalf("%s %+v: %v", wl, cfg, err)
+			}
+			problems, st, err := trace.ValidateDir(dir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Errorf("%s: %v", wl, p)
+			}
+			if st.Events != res.Events || res.Events == 0 {
+				t.Errorf("%s: validate saw %d events, gen wrote %d", wl, st.Events, res.Events)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(b, &m); err != nil {
+				t.Fatal(err)
+			}
+			if m["schema"] != "ptrace.report/v1" {
+				t.Errorf("%s: expected.json schema %v", wl, m["schema"])
+			}
+		}
+	}
+}
+
+// --events scales a workload to roughly the asked size.
+func TestEventsTarget(t *testing.T) {
+	for _, wl := range Workloads {
+		res, err := Generate(t.TempDir(), Config{Workload: wl, Ranks: 2, Threads: 4, Events: 200_000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Events < 100_000 || res.Events > 400_000 {
+			t.Errorf("%s: asked 200000 events, got %d", wl, res.Events)
+		}
+	}
+}
+
+// The imbalance workload's expected values are POT's formulas.
+func TestImbalanceExpected(t *testing.T) {
+	res, err := Generate(t.TempDir(), Config{Workload: "imbalance", Ranks: 2, Threads: 4, GrainNS: 1000, Iterations: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := res.Expected["breakdown"].(map[string]any)
+	// per rank: work = I·g·n(n+1)/2 = 10·1000·10, idle = I·g·n(n−1)/2 = 10·1000·6
+	if b["work_ns"] != int64(2*100_000) || b["idleness_ns"] != int64(2*60_000) {
+		t.Errorf("breakdown %v", b)
+	}
+}

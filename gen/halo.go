@@ -1,0 +1,281 @@
+package gen
+
+import (
+	"math"
+	"math/rand"
+
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// halo is an MPI + OpenMP iteration: a parallel region in which thread j of
+// rank i computes ComputeNS scaled by a per-rank and a per-thread imbalance,
+// then serial work on the master, then either a neighbour exchange
+// (Irecv/Isend to rank±1, Waitall) or an Allreduce; a final Barrier ends the
+// run. Message latency is LatencyNS. The schedule is computed exactly, so
+// every POP efficiency (TALP formulas, seed talp-pop-hybrid-metrics.txt) and
+// the MPI time are known.
+type halo struct {
+	cfg *Config
+	// per rank, per iteration
+	regionStart, regionEnd, mpiStart, mpiEnd [][]int64
+	// per rank, per iteration, per thread: compute time
+	work [][][]int64
+	fin  int64 // end of the final barrier (same on every rank)
+	bar0 []int64
+}
+
+func newHalo(cfg *Config) *halo { return &halo{cfg: cfg} }
+
+const (
+	haloTag = 7
+)
+
+func (w *halo) plan() error {
+	c := w.cfg
+	if c.Events > 0 {
+		per := int64(c.Ranks) * (6*int64(c.Threads) + 20)
+		c.Iterations = int(max(1, c.Events/per))
+	}
+	R, T, I := c.Ranks, c.Threads, c.Iterations
+	rng := rand.New(rand.NewSource(c.Seed))
+	alloc := func() [][]int64 {
+		a := make([][]int64, R)
+		for i := range a {
+			a[i] = make([]int64, I)
+		}
+		return a
+	}
+	w.regionStart, w.regionEnd, w.mpiStart, w.mpiEnd = alloc(), alloc(), alloc(), alloc()
+	w.work = make([][][]int64, R)
+	frac := func(i, n int) float64 {
+		if n <= 1 {
+			return 0
+		}
+		return float64(i) / float64(n-1)
+	}
+	for i := 0; i < R; i++ {
+		w.work[i] = make([][]int64, I)
+		for k := 0; k < I; k++ {
+			w.work[i][k] = make([]int64, T)
+			for j := 0; j < T; j++ {
+				base := float64(c.ComputeNS) * (1 + c.RankImbalance*frac(i, R)) * (1 + c.ThreadImbalance*frac(j, T))
+				w.work[i][k][j] = jittered(rng, int64(math.Round(base)), c.Jitter)
+			}
+		}
+	}
+	now := make([]int64, R)
+	for k := 0; k < I; k++ {
+		for i := 0; i < R; i++ {
+			w.regionStart[i][k] = now[i]
+			var m int64
+			for _, d := range w.work[i][k] {
+				m = max(m, d)
+			}
+			w.regionEnd[i][k] = now[i] + m
+			w.mpiStart[i][k] = w.regionEnd[i][k] + c.SerialNS
+		}
+		for i := 0; i < R; i++ {
+			s := w.mpiStart[i][k]
+			e := s
+			if c.Exchange == "allreduce" {
+				for r := 0; r < R; r++ {
+					e = max(e, w.mpiStart[r][k]+c.LatencyNS)
+				}
+				if R == 1 {
+					e = s
+				}
+			} else {
+				for _, nb := range []int{i - 1, i + 1} {
+					if nb >= 0 && nb < R {
+						e = max(e, w.mpiStart[nb][k]+c.LatencyNS)
+					}
+				}
+			}
+			w.mpiEnd[i][k] = e
+			now[i] = e
+		}
+	}
+	w.bar0 = now
+	w.fin = 0
+	for i := 0; i < R; i++ {
+		w.fin = max(w.fin, now[i]+c.LatencyNS)
+	}
+	if R == 1 {
+		w.fin = now[0]
+	}
+	return nil
+}
+
+func (w *halo) write(p *proc) {
+	c := w.cfg
+	i := p.rank
+	R, T := c.Ranks, c.Threads
+	regionLoc := p.w.AddLocation(trace.Location{File: "halo.c", Line: 40, Col: 1, Func: "iterate"})
+	barLoc := p.w.AddLocation(trace.Location{File: "halo.c", Line: 48, Col: 1, Func: "iterate"})
+	p.offsets(0, w.fin)
+	for t := 0; t < T; t++ {
+		p.threadBegin(t, 0)
+	}
+	initial := p.initialTask(0)
+	p.mpiEnter(0, 0, "MPI_Init")
+	p.mpiExit(0, 0, "MPI_Init")
+	var req int64
+	for k := 0; k < c.Iterations; k++ {
+		s, e := w.regionStart[i][k], w.regionEnd[i][k]
+		par := p.parallelBegin(s, initial, T, regionLoc)
+		for t := 0; t < T; t++ {
+			it := p.implicitBegin(t, s, par, T)
+			p.syncBegin(t, s+w.work[i][k][t], ompt.SyncBarrierImplicitParallel, par, it, barLoc)
+			p.syncEnd(t, e, ompt.SyncBarrierImplicitParallel, par, it, barLoc)
+			p.implicitEnd(t, e, par, it, T)
+		}
+		p.parallelEnd(e, par, initial, regionLoc)
+		ms, me := w.mpiStart[i][k], w.mpiEnd[i][k]
+		if c.Exchange == "allreduce" {
+			p.mpiEnter(0, ms, "MPI_Allreduce")
+			p.emit(0, trace.CollBegin, ms, int64(trace.CollAllreduce), 0, -1, 8, 8)
+			p.emit(0, trace.CollEnd, me, int64(trace.CollAllreduce), 0, -1)
+			p.mpiExit(0, me, "MPI_Allreduce")
+			continue
+		}
+		var nbs []int
+		for _, nb := range []int{i - 1, i + 1} {
+			if nb >= 0 && nb < R {
+				nbs = append(nbs, nb)
+			}
+		}
+		reqs := make([]int64, 0, 4)
+		for _, nb := range nbs {
+			req++
+			id := trace.MakeID(0, req)
+			reqs = append(reqs, id)
+			p.mpiEnter(0, ms, "MPI_Irecv")
+			p.emit(0, trace.MPIRecvPost, ms, int64(nb), haloTag, 0, id)
+			p.mpiExit(0, ms, "MPI_Irecv")
+		}
+		for _, nb := range nbs {
+			req++
+			id := trace.MakeID(0, req)
+			reqs = append(reqs, id)
+			p.mpiEnter(0, ms, "MPI_Isend")
+			p.emit(0, trace.MPISend, ms, int64(nb), haloTag, 0, c.Bytes, id)
+			p.mpiExit(0, ms, "MPI_Isend")
+		}
+		p.mpiEnter(0, ms, "MPI_Waitall")
+		for n, nb := range nbs {
+			p.emit(0, trace.MPIRecv, me, int64(nb), haloTag, 0, c.Bytes, reqs[n])
+		}
+		for n := range nbs {
+			p.emit(0, trace.MPIRequestDone, me, reqs[len(nbs)+n])
+		}
+		p.mpiExit(0, me, "MPI_Waitall")
+	}
+	b := w.bar0[i]
+	p.mpiEnter(0, b, "MPI_Barrier")
+	p.emit(0, trace.CollBegin, b, int64(trace.CollBarrier), 0, -1, 0, 0)
+	p.emit(0, trace.CollEnd, w.fin, int64(trace.CollBarrier), 0, -1)
+	p.mpiExit(0, w.fin, "MPI_Barrier")
+	p.mpiEnter(0, w.fin, "MPI_Finalize")
+	p.mpiExit(0, w.fin, "MPI_Finalize")
+	p.initialTaskEnd(w.fin, initial)
+	for t := 0; t < T; t++ {
+		p.threadEnd(t, w.fin)
+	}
+}
+
+// expected computes TALP's metrics from the planned schedule: U is compute
+// (region compute and the master's serial work), C the master's MPI time, I
+// everything else, split by parallel region.
+func (w *halo) expected() Expected {
+	c := w.cfg
+	R, T, I := c.Ranks, c.Threads, c.Iterations
+	M := float64(T)
+	var sumT, sumU, sumC, sumI, sumIser, sumIlb, sumIsch float64
+	maxTminusC := 0.0
+	e := Expected{}
+	rowsB := make([]any, R)
+	rowsP := make([]any, R)
+	var bw, bm, bi, bis, bt int64
+	for i := 0; i < R; i++ {
+		elapsed := w.fin
+		var u, cc, idle, idleIn int64 // sums over threads
+		var ilb, isch float64         // per process (thread-averaged)
+		for k := 0; k < I; k++ {
+			region := w.regionEnd[i][k] - w.regionStart[i][k]
+			minIdle := int64(math.MaxInt64)
+			var sumIdle int64
+			for j := 0; j < T; j++ {
+				d := w.work[i][k][j]
+				u += d
+				id := region - d
+				sumIdle += id
+				minIdle = min(minIdle, id)
+			}
+			idleIn += sumIdle
+			ilb += float64(sumIdle)/M - float64(minIdle)
+			isch += float64(minIdle)
+			u += c.SerialNS // master's serial work
+			cc += w.mpiEnd[i][k] - w.mpiStart[i][k]
+		}
+		cc += w.fin - w.bar0[i] // final barrier
+		total := int64(T) * elapsed
+		idle = total - u - cc
+		iser := float64(idle-idleIn) / M
+		Ti := float64(elapsed)
+		Ui, Ci, Ii := float64(u)/M, float64(cc)/M, float64(idle)/M
+		sumT += Ti
+		sumU += Ui
+		sumC += Ci
+		sumI += Ii
+		sumIser += iser
+		sumIlb += ilb
+		sumIsch += isch
+		maxTminusC = math.Max(maxTminusC, Ti-Ci)
+		rowsB[i] = map[string]any{"rank": i, "work_ns": u, "mpi_ns": cc, "idleness_ns": idle, "overhead_ns": 0, "thread_time_ns": total, "idleness_serial_ns": idle - idleIn}
+		bw += u
+		bm += cc
+		bi += idle
+		bis += idle - idleIn
+		bt += total
+		rowsP[i] = map[string]any{"rank": i, "elapsed_ns": elapsed,
+			"omp_parallel_efficiency": (Ti - Ii) / Ti,
+			"omp_serialization_efficiency": (Ti - iser) / Ti,
+			"omp_load_balance": (Ti - iser - ilb) / (Ti - iser),
+			"omp_scheduling_efficiency": (Ti - iser - ilb - isch) / (Ti - iser - ilb),
+		}
+	}
+	N := float64(R)
+	Tt, U, C, Iser, Ilb, Isch, Iall := sumT/N, sumU/N, sumC/N, sumIser/N, sumIlb/N, sumIsch/N, sumI/N
+	set := func(k string, v float64) {
+		e.set("pop."+k, v)
+		e.tol("pop."+k, 1e-6)
+	}
+	set("omp_serialization_efficiency", (Tt-Iser)/Tt)
+	set("omp_load_balance", (Tt-Iser-Ilb)/(Tt-Iser))
+	set("omp_scheduling_efficiency", (Tt-Iser-Ilb-Isch)/(Tt-Iser-Ilb))
+	set("omp_parallel_efficiency", (Tt-Iall)/Tt)
+	set("mpi_parallel_efficiency", (Tt-C)/Tt)
+	set("mpi_load_balance", (Tt-C)/maxTminusC)
+	set("mpi_communication_efficiency", maxTminusC/Tt)
+	set("hybrid_efficiency", U/Tt)
+	e.set("pop.elapsed_ns", int64(math.Round(Tt)))
+	e.set("pop.useful_ns", int64(math.Round(U)))
+	e.set("pop.mpi_ns", int64(math.Round(C)))
+	e.set("pop.per_process", rowsP)
+	for _, k := range []string{"omp_parallel_efficiency", "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency"} {
+		e.tol("pop.per_process."+k, 1e-6)
+	}
+	e.tol("pop.elapsed_ns", 1)
+	e.tol("pop.useful_ns", 1)
+	e.tol("pop.mpi_ns", 1)
+	e.set("breakdown.work_ns", bw)
+	e.set("breakdown.mpi_ns", bm)
+	e.set("breakdown.idleness_ns", bi)
+	e.set("breakdown.idleness_serial_ns", bis)
+	e.set("breakdown.overhead_ns", 0)
+	e.set("breakdown.thread_time_ns", bt)
+	e.set("breakdown.per_process", rowsB)
+	e.set("trace.duration_ns", w.fin)
+	return e
+}

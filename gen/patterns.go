@@ -1,0 +1,432 @@
+package gen
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand"
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// pattern is a Task-Bench-like dependence pattern (seed
+// ompc-distributed-task-profiling.txt §5.5) over Width points and Steps
+// steps: task (s, x) depends on tasks (s−1, x') for x' given by the pattern.
+// Points are split over ranks in contiguous blocks; a dependence between
+// ranks travels as a remote task dependence with latency LatencyNS (as a
+// distributed task runtime such as OMPC records it). Each rank's master
+// creates its tasks at time 0 inside one parallel region and every thread
+// executes them greedily, so no thread ever idles while a task is ready:
+// overhead is exactly zero and work and idleness follow from the schedule.
+type pattern struct {
+	cfg   *Config
+	n     int       // tasks
+	dur   []int64   // by task index k = s·Width + x
+	preds [][]int32 // by task index
+	start []int64
+	end   []int64
+	thr   []int32 // executing thread
+	rank  []int32
+	order [][]int32 // per rank: local tasks in creation order
+	seq   []int64   // per task: id sequence number on its rank's master
+	fin   []int64   // per rank: time the region ends
+}
+
+func newPattern(cfg *Config) *pattern { return &pattern{cfg: cfg} }
+
+// firstTaskSeq is the id sequence number of a rank's first task: the master
+// thread has already made the initial task (1), the parallel region (2) and
+// its implicit task (3).
+const firstTaskSeq = 4
+
+func (w *pattern) candidates(x int) []int {
+	c := w.cfg
+	W := c.Width
+	var out []int
+	switch c.Workload {
+	case "stencil":
+		for d := -1; d <= 1; d++ {
+			if x+d >= 0 && x+d < W {
+				out = append(out, x+d)
+			}
+		}
+	case "nearest":
+		lo, hi := x-(c.Radix-1)/2, x+c.Radix/2
+		for v := max(lo, 0); v <= min(hi, W-1); v++ {
+			out = append(out, v)
+		}
+	case "spread":
+		stride := max(W/c.Radix, 1)
+		seen := map[int]bool{}
+		for i := 0; i < c.Radix; i++ {
+			v := (x + i*stride) % W
+			if !seen[v] {
+				seen[v] = true
+				out = append(out, v)
+			}
+		}
+		sort.Ints(out)
+	}
+	return out
+}
+
+func (w *pattern) plan() error {
+	c := w.cfg
+	if c.Width < c.Ranks {
+		return fmt.Errorf("--width %d is smaller than --ranks %d: every rank needs a point", c.Width, c.Ranks)
+	}
+	if c.Radix < 1 || c.Period < 1 {
+		return fmt.Errorf("--radix and --period must be at least 1")
+	}
+	if c.Events > 0 {
+		perTask := int64(6)
+		if c.Workload == "spread" || c.Workload == "nearest" {
+			perTask = 4 + int64(c.Radix)
+		}
+		c.Steps = int(max(1, c.Events/(perTask*int64(c.Width))))
+	}
+	W := c.Width
+	w.n = W * c.Steps
+	rng := rand.New(rand.NewSource(c.Seed))
+	// The pattern of each step class (step mod period): which candidates are
+	// kept when only a fraction of dependences is connected.
+	classes := make([][][]int32, c.Period)
+	for p := range classes {
+		classes[p] = make([][]int32, W)
+		for x := 0; x < W; x++ {
+			for _, v := range w.candidates(x) {
+				if c.Fraction >= 1 || rng.Float64() < c.Fraction {
+					classes[p][x] = append(classes[p][x], int32(v))
+				}
+			}
+		}
+	}
+	w.dur = make([]int64, w.n)
+	w.preds = make([][]int32, w.n)
+	w.rank = make([]int32, w.n)
+	for k := 0; k < w.n; k++ {
+		s, x := k/W, k%W
+		w.dur[k] = jittered(rng, c.TaskNS, c.Jitter)
+		w.rank[k] = int32(int64(x) * int64(c.Ranks) / int64(W))
+		if s > 0 {
+			ps := classes[s%c.Period][x]
+			w.preds[k] = make([]int32, len(ps))
+			for i, v := range ps {
+				w.preds[k][i] = int32((s-1)*W) + v
+			}
+		}
+	}
+	w.order = make([][]int32, c.Ranks)
+	w.seq = make([]int64, w.n)
+	for k := 0; k < w.n; k++ {
+		r := w.rank[k]
+		w.seq[k] = firstTaskSeq + int64(len(w.order[r]))
+		w.order[r] = append(w.order[r], int32(k))
+	}
+	w.schedule()
+	return nil
+}
+
+func (w *pattern) lat(a, b int32) int64 {
+	if w.rank[a] != w.rank[b] {
+		return w.cfg.LatencyNS
+	}
+	return 0
+}
+
+// schedule runs the global greedy list schedule: tasks in order of ready
+// time, each on the earliest free thread of its rank.
+func (w *pattern) schedule() {
+	c := w.cfg
+	w.start = make([]int64, w.n)
+	w.end = make([]int64, w.n)
+	w.thr = make([]int32, w.n)
+	succs := make([][]int32, w.n)
+	missing := make([]int32, w.n)
+	ready := make([]int64, w.n)
+	q := &readyQueue{}
+	for k := 0; k < w.n; k++ {
+		missing[k] = int32(len(w.preds[k]))
+		for _, p := range w.preds[k] {
+			succs[p] = append(succs[p], int32(k))
+		}
+		if missing[k] == 0 {
+			heap.Push(q, readyItem{0, int32(k)})
+		}
+	}
+	free := make([][]int64, c.Ranks)
+	for r := range free {
+		free[r] = make([]int64, c.Threads)
+	}
+	for q.Len() > 0 {
+		it := heap.Pop(q).(readyItem)
+		k := it.k
+		f := free[w.rank[k]]
+		best := 0
+		for t := 1; t < len(f); t++ {
+			if f[t] < f[best] {
+				best = t
+			}
+		}
+		w.start[k] = max(it.t, f[best])
+		w.end[k] = w.start[k] + w.dur[k]
+		w.thr[k] = int32(best)
+		f[best] = w.end[k]
+		for _, s := range succs[k] {
+			ready[s] = max(ready[s], w.end[k]+w.lat(k, s))
+			missing[s]--
+			if missing[s] == 0 {
+				heap.Push(q, readyItem{ready[s], s})
+			}
+		}
+	}
+	w.fin = make([]int64, c.Ranks)
+	for k := 0; k < w.n; k++ {
+		w.fin[w.rank[k]] = max(w.fin[w.rank[k]], w.end[k])
+	}
+}
+
+type readyItem struct {
+	t int64
+	k int32
+}
+
+type readyQueue []readyItem
+
+func (q readyQueue) Len() int { return len(q) }
+func (q readyQueue) Less(i, j int) bool {
+	if q[i].t != q[j].t {
+		return q[i].t < q[j].t
+	}
+	return q[i].k < q[j].k
+}
+func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
+func (q *readyQueue) Push(x any)   { *q = append(*q, x.(readyItem)) }
+func (q *readyQueue) Pop() any {
+	old := *q
+	it := old[len(old)-1]
+	*q = old[:len(old)-1]
+	return it
+}
+
+func taskAddr(k int32) uint64 { return 0x7f0000000000 + uint64(k)*64 }
+
+func (w *pattern) id(k int32) int64 { return trace.MakeID(0, w.seq[k]) }
+
+func (w *pattern) write(p *proc) {
+	c := w.cfg
+	r := int32(p.rank)
+	end := w.fin[r]
+	loc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 42, Col: 9, Func: "step"})
+	regionLoc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 30, Col: 1, Func: "main"})
+	barLoc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 55, Col: 1, Func: "main"})
+	flops := p.w.String("flops")
+	p.offsets(0, end)
+	for t := 0; t < c.Threads; t++ {
+		p.threadBegin(t, 0)
+	}
+	initial := p.initialTask(0)
+	par := p.parallelBegin(0, initial, c.Threads, regionLoc)
+	impl := make([]int64, c.Threads)
+	for t := range impl {
+		impl[t] = p.implicitBegin(t, 0, par, c.Threads)
+	}
+	// The master creates every local task at time 0.
+	var deps []trace.Dep
+	for _, k := range w.order[r] {
+		deps = deps[:0]
+		for _, pr := range w.preds[k] {
+			if w.rank[pr] == r {
+				deps = append(deps, trace.Dep{Addr: taskAddr(pr), Type: trace.DepIn})
+			}
+		}
+		deps = append(deps, trace.Dep{Addr: taskAddr(k), Type: trace.DepInout})
+		id := p.create(0, 0, impl[0], loc, deps)
+		if id != w.id(k) {
+			p.err = fmt.Errorf("internal: task id %#x, planned %#x", id, w.id(k))
+			return
+		}
+		p.emit(0, trace.TaskAttr, 0, id, flops, w.dur[k])
+		for _, pr := range w.preds[k] {
+			if w.rank[pr] == r {
+				p.emit(0, trace.TaskDependence, 0, w.id(pr), id)
+			}
+		}
+	}
+	// Remote dependences arrive on the master thread.
+	type arrival struct {
+		t        int64
+		succ, pr int32
+	}
+	var arrivals []arrival
+	succs := map[int32][]int32{}
+	for _, k := range w.order[r] {
+		for _, pr := range w.preds[k] {
+			if w.rank[pr] != r {
+				arrivals = append(arrivals, arrival{w.end[pr] + c.LatencyNS, k, pr})
+			}
+		}
+	}
+	for k := int32(0); k < int32(w.n); k++ {
+		for _, pr := range w.preds[k] {
+			if w.rank[pr] == r && w.rank[k] != r {
+				succs[pr] = append(succs[pr], k)
+			}
+		}
+	}
+	sort.Slice(arrivals, func(i, j int) bool {
+		if arrivals[i].t != arrivals[j].t {
+			return arrivals[i].t < arrivals[j].t
+		}
+		return arrivals[i].succ < arrivals[j].succ
+	})
+	next := 0
+	flush := func(upto int64, inclusive bool) {
+		for next < len(arrivals) && (arrivals[next].t < upto || inclusive && arrivals[next].t == upto) {
+			a := arrivals[next]
+			p.emit(0, trace.RemoteDepIn, a.t, w.id(a.succ), int64(w.rank[a.pr]), w.id(a.pr))
+			next++
+		}
+	}
+	// Executions per thread, in start order.
+	byThread := make([][]int32, c.Threads)
+	for _, k := range w.order[r] {
+		byThread[w.thr[k]] = append(byThread[w.thr[k]], k)
+	}
+	for t := 0; t < c.Threads; t++ {
+		sort.Slice(byThread[t], func(i, j int) bool { return w.start[byThread[t][i]] < w.start[byThread[t][j]] })
+		p.syncBegin(t, 0, ompt.SyncBarrierImplicitParallel, par, impl[t], barLoc)
+		for _, k := range byThread[t] {
+			if t == 0 {
+				flush(w.start[k], true)
+			}
+			p.emit(t, trace.TaskSchedule, w.start[k], impl[t], ompt.StatusSwitch, w.id(k))
+			if t == 0 {
+				flush(w.end[k], false)
+			}
+			p.emit(t, trace.TaskSchedule, w.end[k], w.id(k), ompt.StatusComplete, impl[t])
+			for _, s := range succs[k] {
+				p.emit(t, trace.RemoteDepOut, w.end[k], w.id(k), int64(w.rank[s]), w.id(s))
+			}
+		}
+		if t == 0 {
+			flush(end, true)
+		}
+		p.syncEnd(t, end, ompt.SyncBarrierImplicitParallel, par, impl[t], barLoc)
+		p.implicitEnd(t, end, par, impl[t], c.Threads)
+	}
+	p.parallelEnd(end, par, initial, regionLoc)
+	p.initialTaskEnd(end, initial)
+	for t := 0; t < c.Threads; t++ {
+		p.threadEnd(t, end)
+	}
+}
+
+func (w *pattern) expected() Expected {
+	e := Expected{}
+	c := w.cfg
+	// Longest path ending at each task (forward) and starting at it (backward).
+	ef := make([]int64, w.n)
+	var span, work int64
+	for k := 0; k < w.n; k++ {
+		var m int64
+		for _, p := range w.preds[k] {
+			m = max(m, ef[p]+w.lat(p, int32(k)))
+		}
+		ef[k] = m + w.dur[k]
+		span = max(span, ef[k])
+		work += w.dur[k]
+	}
+	hasSucc := make([]bool, w.n)
+	bl := make([]int64, w.n)
+	for k := w.n - 1; k >= 0; k-- {
+		bl[k] += w.dur[k]
+		for _, p := range w.preds[k] {
+			hasSucc[p] = true
+			bl[p] = max(bl[p], bl[k]+w.lat(p, int32(k)))
+		}
+	}
+	// bl[p] accumulated the max over successors before its own duration is
+	// added when the loop reaches p (successors have larger indices).
+	var roots []int64
+	leaves := 0
+	for k := 0; k < w.n; k++ {
+		if len(w.preds[k]) == 0 {
+			roots = append(roots, bl[k])
+		}
+		if !hasSucc[k] {
+			leaves++
+		}
+	}
+	rowsB := make([]any, c.Ranks)
+	var totWork, totIdle, totLife int64
+	for r := 0; r < c.Ranks; r++ {
+		var wk int64
+		for _, k := range w.order[r] {
+			wk += w.dur[k]
+		}
+		life := int64(c.Threads) * w.fin[r]
+		rowsB[r] = map[string]any{"rank": r, "work_ns": wk, "idleness_ns": life - wk, "overhead_ns": 0, "mpi_ns": 0, "thread_time_ns": life}
+		totWork += wk
+		totIdle += life - wk
+		totLife += life
+	}
+	var runTime int64
+	for _, f := range w.fin {
+		runTime = max(runTime, f)
+	}
+	e.set("breakdown.work_ns", totWork)
+	e.set("breakdown.idleness_ns", totIdle)
+	e.set("breakdown.overhead_ns", 0)
+	e.set("breakdown.mpi_ns", 0)
+	e.set("breakdown.thread_time_ns", totLife)
+	e.set("breakdown.per_process", rowsB)
+	e.set("critical_path.length_ns", span)
+	e.set("critical_path.work_ns", work)
+	e.set("critical_path.parallelism", float64(work)/float64(span))
+	e.tol("critical_path.parallelism", 1e-9)
+	e.set("trace.duration_ns", runTime)
+	setGraph(e, roots, leaves, w.n)
+	e.set("tasks.count", w.n)
+	return e
+}
+
+// setGraph records the per-root graph metrics (seed §4.5.3): each root's
+// longest path relative to the longest of all.
+func setGraph(e Expected, roots []int64, leaves, tasks int) {
+	if len(roots) == 0 {
+		return
+	}
+	var cp int64
+	for _, v := range roots {
+		cp = max(cp, v)
+	}
+	rel := make([]float64, len(roots))
+	var sum float64
+	within := 0
+	for i, v := range roots {
+		rel[i] = float64(v) / float64(cp)
+		sum += rel[i]
+		if rel[i] >= 0.96 {
+			within++
+		}
+	}
+	sort.Float64s(rel)
+	med := rel[len(rel)/2]
+	if len(rel)%2 == 0 {
+		med = (rel[len(rel)/2-1] + rel[len(rel)/2]) / 2
+	}
+	e.set("graph.tasks", tasks)
+	e.set("graph.roots", len(roots))
+	e.set("graph.leaves", leaves)
+	e.set("graph.critical_path_ns", cp)
+	e.set("graph.root_paths.max", rel[len(rel)-1])
+	e.set("graph.root_paths.min", rel[0])
+	e.set("graph.root_paths.mean", sum/float64(len(rel)))
+	e.set("graph.root_paths.median", med)
+	e.set("graph.root_paths.within_4pct", within)
+	for _, k := range []string{"max", "min", "mean", "median"} {
+		e.tol("graph.root_paths."+k, 1e-9)
+	}
+}

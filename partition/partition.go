@@ -1,0 +1,112 @@
+// Package partition assigns trace processes to analysis ranks: one each when
+// the counts match, otherwise contiguous blocks whose total weight (events,
+// or bytes when event counts are unknown) is as even as possible. Keeping
+// blocks contiguous keeps neighbouring ranks, which talk the most, together.
+package partition
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Plan maps processes to ranks: rank r owns processes [Starts[r], Starts[r+1]).
+type Plan struct {
+	Starts  []int
+	weights []int64
+}
+
+// Assign splits len(weights) processes over ranks analysis ranks. Each rank
+// gets at least one process; more ranks than processes is an error.
+func Assign(weights []int64, ranks int) (*Plan, error) {
+	n := len(weights)
+	switch {
+	case ranks < 1:
+		return nil, fmt.Errorf("partition: %d analysis ranks", ranks)
+	case n == 0:
+		return nil, fmt.Errorf("partition: the trace has no processes")
+	case ranks > n:
+		return nil, fmt.Errorf("%d analysis ranks but the trace has only %d processes: run with at most %d ranks", ranks, n, n)
+	}
+	w := make([]int64, n)
+	for i, v := range weights {
+		w[i] = max(v, 1) // empty files still cost a little
+	}
+	p := &Plan{Starts: make([]int, ranks+1), weights: w}
+	if ranks == n {
+		for i := range p.Starts {
+			p.Starts[i] = i
+		}
+		return p, nil
+	}
+	var total, heaviest int64
+	for _, v := range w {
+		total += v
+		heaviest = max(heaviest, v)
+	}
+	// The smallest bottleneck B for which a greedy left-to-right packing needs
+	// at most `ranks` blocks; then cut so that every rank gets a process.
+	lo, hi := max(heaviest, (total+int64(ranks)-1)/int64(ranks)), total
+	bound := lo + int64(sort.Search(int(min(hi-lo+1, 1<<62)), func(i int) bool {
+		return blocks(w, lo+int64(i)) <= ranks
+	}))
+	r, acc := 0, int64(0)
+	for i := 0; i < n; i++ {
+		left, ranksLeft := n-i, ranks-r-1
+		if i > 0 && (acc+w[i] > bound || left <= ranksLeft) && r < ranks-1 {
+			r++
+			p.Starts[r] = i
+			acc = 0
+		}
+		acc += w[i]
+	}
+	for r++; r <= ranks; r++ {
+		p.Starts[r] = n
+	}
+	return p, nil
+}
+
+func blocks(w []int64, bound int64) int {
+	n, acc := 1, int64(0)
+	for _, v := range w {
+		if acc+v > bound {
+			n++
+			acc = 0
+		}
+		acc += v
+	}
+	return n
+}
+
+// Ranks returns the number of analysis ranks.
+func (p *Plan) Ranks() int { return len(p.Starts) - 1 }
+
+// Range returns the processes [lo, hi) that rank owns.
+func (p *Plan) Range(rank int) (lo, hi int) { return p.Starts[rank], p.Starts[rank+1] }
+
+// Owner returns the rank that owns process proc.
+func (p *Plan) Owner(proc int) int {
+	return sort.SearchInts(p.Starts[1:], proc+1)
+}
+
+// Load returns the total weight of rank's processes.
+func (p *Plan) Load(rank int) int64 {
+	var s int64
+	for _, v := range p.weights[p.Starts[rank]:p.Starts[rank+1]] {
+		s += v
+	}
+	return s
+}
+
+// Imbalance returns max load / mean load (1 is perfect).
+func (p *Plan) Imbalance() float64 {
+	var total, mx int64
+	for r := 0; r < p.Ranks(); r++ {
+		l := p.Load(r)
+		total += l
+		mx = max(mx, l)
+	}
+	if total == 0 {
+		return 1
+	}
+	return float64(mx) * float64(p.Ranks()) / float64(total)
+}

@@ -1,0 +1,100 @@
+package partition
+
+import (
+	"math/rand"
+	"testing"
+)
+
+func checkPlan(t *testing.T, p *Plan, n, k int) {
+	t.Helper()
+	if p.Ranks() != k || p.Starts[0] != 0 || p.Starts[k] != n {
+		t.Fatalf("plan %v for n=%d k=%d", p.Starts, n, k)
+	}
+	for r := 0; r < k; r++ {
+		lo, hi := p.Range(r)
+		if hi <= lo {
+			t.Fatalf("rank %d owns nothing: %v", r, p.Starts)
+		}
+		for i := lo; i < hi; i++ {
+			if p.Owner(i) != r {
+				t.Fatalf("Owner(%d)=%d, want %d", i, p.Owner(i), r)
+			}
+		}
+	}
+}
+
+func TestOneToOne(t *testing.T) {
+	p, err := Assign([]int64{5, 1, 9, 2}, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkPlan(t, p, 4, 4)
+}
+
+func TestTooManyRanks(t *testing.T) {
+	if _, err := Assign([]int64{1, 2}, 3); err == nil {
+		t.Fatal("3 ranks for 2 processes accepted")
+	}
+}
+
+func TestBalanced(t *testing.T) {
+	// Equal weights split evenly.
+	w := make([]int64, 1024)
+	for i := range w {
+		w[i] = 100
+	}
+	p, _ := Assign(w, 4)
+	checkPlan(t, p, 1024, 4)
+	if p.Imbalance() != 1 {
+		t.Errorf("equal weights: imbalance %g", p.Imbalance())
+	}
+	// One heavy process gets a rank of its own.
+	w = []int64{1, 1, 1000, 1, 1, 1}
+	p, _ = Assign(w, 3)
+	checkPlan(t, p, 6, 3)
+	if p.Owner(1) == p.Owner(2) || p.Owner(3) == p.Owner(2) {
+		t.Errorf("heavy process shares a rank: %v", p.Starts)
+	}
+}
+
+// The bottleneck equals the best contiguous partition found by brute force.
+func TestOptimalBottleneck(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for it := 0; it < 300; it++ {
+		n := 1 + rng.Intn(9)
+		k := 1 + rng.Intn(n)
+		w := make([]int64, n)
+		for i := range w {
+			w[i] = 1 + rng.Int63n(50)
+		}
+		p, err := Assign(w, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, p, n, k)
+		var got int64
+		for r := 0; r < k; r++ {
+			got = max(got, p.Load(r))
+		}
+		if best := bruteForce(w, k); got != best {
+			t.Fatalf("w=%v k=%d: bottleneck %d, best %d (%v)", w, k, got, best, p.Starts)
+		}
+	}
+}
+
+func bruteForce(w []int64, k int) int64 {
+	if k == 1 {
+		var s int64
+		for _, v := range w {
+			s += v
+		}
+		return s
+	}
+	best := int64(1 << 62)
+	var acc int64
+	for i := 0; i < len(w)-k+1; i++ {
+		acc += w[i]
+		best = min(best, max(acc, bruteForce(w[i+1:], k-1)))
+	}
+	return best
+}

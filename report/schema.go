@@ -1,0 +1,263 @@
+// Package report owns the analysis report: its data model, which is the JSON
+// contract "ptrace.report/v1" (docs/report-schema.md), and its renderings —
+// terminal summary, JSON, CSV tables, HTML with plots — plus the timeline
+// export for Perfetto. It renders; it computes nothing about the trace.
+package report
+
+// SchemaVersion is the value of the report's "schema" key.
+const SchemaVersion = "ptrace.report/v1"
+
+// Report is the whole analysis result as rank 0 emits it. Times are integer
+// nanoseconds (keys end in _ns); ratios are floats in [0,1]. A section is nil
+// when its analysis did not run. Nothing in it depends on the number of
+// analysis ranks or the backend, so reports of one trace compare byte for byte.
+type Report struct {
+	Schema       string        `json:"schema"`
+	Trace        TraceInfo     `json:"trace"`
+	ClockSync    *ClockSync    `json:"clocksync,omitempty"`
+	Breakdown    *Breakdown    `json:"breakdown,omitempty"`
+	POP          *POP          `json:"pop,omitempty"`
+	CriticalPath *CriticalPath `json:"critical_path,omitempty"`
+	Graph        *Graph        `json:"graph,omitempty"`
+	Tasks        *Tasks        `json:"tasks,omitempty"`
+	Anomalies    *Anomalies    `json:"anomalies,omitempty"`
+}
+
+// TraceInfo describes the analysed trace.
+type TraceInfo struct {
+	Dir        string    `json:"dir"`
+	Producer   string    `json:"producer,omitempty"`
+	Command    []string  `json:"command,omitempty"`
+	Processes  int       `json:"processes"`
+	Threads    int       `json:"threads"`
+	Events     int64     `json:"events"`
+	Bytes      int64     `json:"bytes"`
+	FirstNS    int64     `json:"first_ns"`
+	LastNS     int64     `json:"last_ns"`
+	DurationNS int64     `json:"duration_ns"`
+	Hosts      int       `json:"hosts"`
+	Warnings   *Warnings `json:"warnings,omitempty"`
+}
+
+// Warnings counts problems the analysis tolerated, with the first few listed.
+type Warnings struct {
+	Count int64    `json:"count"`
+	First []string `json:"first"`
+}
+
+// ClockSync reports timestamp correction (section "clocksync").
+type ClockSync struct {
+	Method            string         `json:"method"` // "none", "interpolation", "interpolation+clc"
+	Messages          int64          `json:"messages"`
+	ViolationsBefore  int64          `json:"violations_before"`
+	ViolationsAfter   int64          `json:"violations_after"`
+	MaxCorrectionNS   int64          `json:"max_correction_ns"`
+	MeanCorrectionNS  int64          `json:"mean_correction_ns"`
+	MinLatencyNS      int64          `json:"min_latency_ns"`
+	UnmatchedSends    int64          `json:"unmatched_sends"`
+	UnmatchedReceives int64          `json:"unmatched_receives"`
+	PerProcess        []ClockProcess `json:"per_process"`
+}
+
+// ClockProcess is one process's clock correction.
+type ClockProcess struct {
+	Rank            int     `json:"rank"`
+	OffsetInitNS    int64   `json:"offset_init_ns"`
+	OffsetFinalNS   int64   `json:"offset_final_ns"`
+	DriftPPM        float64 `json:"drift_ppm"`
+	MaxCorrectionNS int64   `json:"max_correction_ns"`
+	Violations      int64   `json:"violations"`
+}
+
+// Breakdown is POT's parallel time breakdown extended with MPI (section
+// "breakdown"): for every thread, work + mpi + overhead + idleness equals its
+// accounted time.
+type Breakdown struct {
+	ThreadTimeNS       int64          `json:"thread_time_ns"`
+	WorkNS             int64          `json:"work_ns"`
+	MPINS              int64          `json:"mpi_ns"`
+	OverheadNS         int64          `json:"overhead_ns"`
+	IdlenessNS         int64          `json:"idleness_ns"`
+	IdlenessSerialNS   int64          `json:"idleness_serial_ns"`
+	IdlenessParallelNS int64          `json:"idleness_parallel_ns"`
+	WorkRatio          float64        `json:"work_ratio"`
+	MPIRatio           float64        `json:"mpi_ratio"`
+	OverheadRatio      float64        `json:"overhead_ratio"`
+	IdlenessRatio      float64        `json:"idleness_ratio"`
+	Class              string         `json:"class"` // Tallent's LL, LH, HL, HH
+	Interpretation     string         `json:"interpretation"`
+	Thresholds         Thresholds     `json:"thresholds"`
+	PerProcess         []ProcessTimes `json:"per_process"`
+}
+
+// Thresholds are the ratios above which idleness or overhead count as high.
+type Thresholds struct {
+	Idleness float64 `json:"idleness"`
+	Overhead float64 `json:"overhead"`
+}
+
+// ProcessTimes is one process's breakdown, summed over its threads.
+type ProcessTimes struct {
+	Rank               int    `json:"rank"`
+	Host               string `json:"host"`
+	Threads            int    `json:"threads"`
+	ThreadTimeNS       int64  `json:"thread_time_ns"`
+	WorkNS             int64  `json:"work_ns"`
+	MPINS              int64  `json:"mpi_ns"`
+	OverheadNS         int64  `json:"overhead_ns"`
+	IdlenessNS         int64  `json:"idleness_ns"`
+	IdlenessSerialNS   int64  `json:"idleness_serial_ns"`
+	IdlenessParallelNS int64  `json:"idleness_parallel_ns"`
+	Class              string `json:"class"`
+}
+
+// POP holds TALP's hybrid efficiencies (section "pop") and the raw
+// components they come from, so either accounting convention can be
+// recomputed.
+type POP struct {
+	Processes                  int          `json:"processes"`
+	ThreadsPerProcess          float64      `json:"threads_per_process"`
+	ElapsedNS                  int64        `json:"elapsed_ns"`      // T
+	UsefulNS                   int64        `json:"useful_ns"`       // T^U
+	MPINS                      int64        `json:"mpi_ns"`          // T^M
+	IdleNS                     int64        `json:"idle_ns"`         // T^I
+	IdleSerialNS               int64        `json:"idle_serial_ns"`  // T^{I_serial}
+	IdleLBNS                   int64        `json:"idle_lb_ns"`      // T^{I_lb}
+	IdleSchedNS                int64        `json:"idle_sched_ns"`   // T^{I_sch}
+	MaxNonMPINS                int64        `json:"max_non_mpi_ns"` // max_i (T_i − T_i^M)
+	HybridEfficiency           float64      `json:"hybrid_efficiency"`
+	MPIParallelEfficiency      float64      `json:"mpi_parallel_efficiency"`
+	MPILoadBalance             float64      `json:"mpi_load_balance"`
+	MPICommunicationEfficiency float64      `json:"mpi_communication_efficiency"`
+	OMPParallelEfficiency      float64      `json:"omp_parallel_efficiency"`
+	OMPSerializationEfficiency float64      `json:"omp_serialization_efficiency"`
+	OMPLoadBalance             float64      `json:"omp_load_balance"`
+	OMPSchedulingEfficiency    float64      `json:"omp_scheduling_efficiency"`
+	PerProcess                 []POPProcess `json:"per_process"`
+}
+
+// POPProcess is one process's TALP components and OpenMP efficiencies.
+type POPProcess struct {
+	Rank                       int     `json:"rank"`
+	Threads                    int     `json:"threads"`
+	ElapsedNS                  int64   `json:"elapsed_ns"`
+	UsefulNS                   int64   `json:"useful_ns"`
+	MPINS                      int64   `json:"mpi_ns"`
+	IdleNS                     int64   `json:"idle_ns"`
+	IdleSerialNS               int64   `json:"idle_serial_ns"`
+	IdleLBNS                   int64   `json:"idle_lb_ns"`
+	IdleSchedNS                int64   `json:"idle_sched_ns"`
+	OMPParallelEfficiency      float64 `json:"omp_parallel_efficiency"`
+	OMPSerializationEfficiency float64 `json:"omp_serialization_efficiency"`
+	OMPLoadBalance             float64 `json:"omp_load_balance"`
+	OMPSchedulingEfficiency    float64 `json:"omp_scheduling_efficiency"`
+}
+
+// CriticalPath summarises the longest path through the distributed DAG
+// (section "critical_path").
+type CriticalPath struct {
+	LengthNS       int64          `json:"length_ns"`
+	RunTimeNS      int64          `json:"run_time_ns"`
+	ShareOfRunTime float64        `json:"share_of_run_time"`
+	WorkNS         int64          `json:"work_ns"` // T1
+	Parallelism    float64        `json:"parallelism"`
+	Nodes          int64          `json:"nodes"`
+	RankCrossings  int64          `json:"rank_crossings"`
+	ByKind         []PathShare    `json:"by_kind"`
+	ByConstruct    []PathShare    `json:"by_construct"`
+	ByProcess      []PathShare    `json:"by_process"`
+	Longest        []PathNode     `json:"longest_nodes"`
+}
+
+// PathShare is how much of the critical path one category accounts for.
+type PathShare struct {
+	Name  string  `json:"name"`
+	NS    int64   `json:"ns"`
+	Share float64 `json:"share"`
+	Nodes int64   `json:"nodes"`
+}
+
+// PathNode is one node on the critical path.
+type PathNode struct {
+	Rank      int    `json:"rank"`
+	Thread    int    `json:"thread"`
+	Kind      string `json:"kind"`
+	Construct string `json:"construct"`
+	StartNS   int64  `json:"start_ns"`
+	DurNS     int64  `json:"dur_ns"`
+}
+
+// Graph holds the task-dependence graph metrics of seed §4.5.3 (section
+// "graph"): each root's longest path relative to the critical path.
+type Graph struct {
+	Tasks          int64     `json:"tasks"`
+	Edges          int64     `json:"edges"`
+	RemoteEdges    int64     `json:"remote_edges"`
+	Roots          int64     `json:"roots"`
+	Leaves         int64     `json:"leaves"`
+	CriticalPathNS int64     `json:"critical_path_ns"`
+	RootPaths      RootPaths `json:"root_paths"`
+}
+
+// RootPaths are the statistics of root longest paths relative to the
+// critical path (Table 5.8 of the OMPC seed).
+type RootPaths struct {
+	Max        float64 `json:"max"`
+	MaxCount   int64   `json:"max_count"`
+	Min        float64 `json:"min"`
+	MinCount   int64   `json:"min_count"`
+	Mean       float64 `json:"mean"`
+	Median     float64 `json:"median"`
+	Within4Pct int64   `json:"within_4pct"`
+	Histogram  []int64 `json:"histogram"` // 10 buckets of width 0.1 over (0,1]
+}
+
+// Tasks holds per-construct task statistics (section "tasks").
+type Tasks struct {
+	Count      int64       `json:"count"`
+	Constructs []Construct `json:"constructs"`
+	Findings   []Finding   `json:"findings"`
+}
+
+// Construct is one task construct (source location) and kind.
+type Construct struct {
+	Name           string  `json:"name"`
+	Kind           string  `json:"kind"`
+	Count          int64   `json:"count"`
+	SumNS          int64   `json:"sum_ns"`
+	MeanNS         int64   `json:"mean_ns"`
+	MinNS          int64   `json:"min_ns"`
+	MaxNS          int64   `json:"max_ns"`
+	Share          float64 `json:"share"`
+	CreateNS       int64   `json:"create_ns"`
+	TasksPerThread float64 `json:"tasks_per_thread"`
+}
+
+// Finding is a plain-language diagnosis.
+type Finding struct {
+	Severity string `json:"severity"` // "info", "warning", "problem"
+	Topic    string `json:"topic"`
+	Message  string `json:"message"`
+}
+
+// Anomalies lists tasks much longer than their type's model predicts
+// (section "anomalies").
+type Anomalies struct {
+	Model  string    `json:"model"`
+	Tested int64     `json:"tested"`
+	Found  int64     `json:"found"`
+	Tasks  []Anomaly `json:"tasks"`
+}
+
+// Anomaly is one outlier task.
+type Anomaly struct {
+	Rank        int     `json:"rank"`
+	Thread      int     `json:"thread"`
+	Task        int64   `json:"task"`
+	Construct   string  `json:"construct"`
+	StartNS     int64   `json:"start_ns"`
+	DurNS       int64   `json:"dur_ns"`
+	PredictedNS int64   `json:"predicted_ns"`
+	Score       float64 `json:"score"`
+	Group       int     `json:"group"`
+}

@@ -1,0 +1,68 @@
+package trace_test
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// stencilFile generates a one-rank stencil trace of about n events and
+// returns its bytes.
+func stencilFile(tb testing.TB, n int64) []byte {
+	dir := tb.TempDir()
+	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 8, Width: 64, Jitter: 0.1, Events: n}); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, trace.FileName(0)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return b
+}
+
+// BenchmarkDecode measures streaming decode from memory: frame checks,
+// checksums and column decoding into reused chunk buffers.
+func BenchmarkDecode(b *testing.B) {
+	data := stencilFile(b, 2_000_000)
+	var events int64
+	b.SetBytes(int64(len(data)))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		r, err := trace.NewReader(bytes.NewReader(data), "bench")
+		if err != nil {
+			b.Fatal(err)
+		}
+		var c trace.Chunk
+		for {
+			err := r.NextChunk(&c)
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += int64(len(c.Events))
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+}
+
+// TestStencilBytesPerEvent holds the on-disk size goal: at most 16 bytes per
+// event on the stencil workload.
+func TestStencilBytesPerEvent(t *testing.T) {
+	dir := t.TempDir()
+	res, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 4, Threads: 8, Jitter: 0.1, Events: 1_000_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpe := float64(res.Bytes) / float64(res.Events)
+	t.Logf("stencil: %d events, %d bytes, %.2f bytes/event", res.Events, res.Bytes, bpe)
+	if bpe > 16 {
+		t.Errorf("%.2f bytes/event, the goal is at most 16", bpe)
+	}
+}

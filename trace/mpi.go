@@ -1,0 +1,64 @@
+package trace
+
+import "fmt"
+
+// CollOp identifies an MPI collective in coll_begin/coll_end events. The
+// numbers are part of the format.
+type CollOp int64
+
+const (
+	CollBarrier CollOp = iota + 1
+	CollBcast
+	CollReduce
+	CollAllreduce
+	CollGather
+	CollGatherv
+	CollScatter
+	CollScatterv
+	CollAllgather
+	CollAllgatherv
+	CollAlltoall
+	CollAlltoallv
+	CollReduceScatter
+	CollScan
+	CollExscan
+	CollReduceScatterBlock
+	CollAlltoallw
+	NumCollOps = iota + 1
+)
+
+// CollClass is the happened-before shape of a collective: who must have
+// entered before whom can leave.
+type CollClass int
+
+const (
+	OneToAll CollClass = iota + 1 // every exit after the root's enter
+	AllToOne                      // the root's exit after every enter
+	AllToAll                      // every exit after every enter
+)
+
+var collNames = [...]string{"", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv",
+	"MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
+	"MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block", "MPI_Alltoallw"}
+
+func (o CollOp) String() string {
+	if o > 0 && int(o) < len(collNames) {
+		return collNames[o]
+	}
+	return fmt.Sprintf("coll(%d)", int64(o))
+}
+
+// Valid reports whether o is a known collective.
+func (o CollOp) Valid() bool { return o > 0 && int(o) < len(collNames) }
+
+// Class returns the collective's happened-before shape. Scans are treated as
+// all-to-all: conservative, and exact for the common implementations.
+func (o CollOp) Class() CollClass {
+	switch o {
+	case CollBcast, CollScatter, CollScatterv:
+		return OneToAll
+	case CollReduce, CollGather, CollGatherv:
+		return AllToOne
+	}
+	return AllToAll
+}

@@ -1,0 +1,322 @@
+package trace
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/vmihailenco/msgpack/v5"
+)
+
+// Reader streams one trace file frame by frame. Table frames are absorbed
+// into Tables as they pass; NextChunk hands out one decoded chunk at a time,
+// so memory stays bounded by the largest chunk whatever the file size.
+type Reader struct {
+	name   string
+	r      *bufio.Reader
+	off    int64 // offset of the next frame
+	hdr    Header
+	tables Tables
+	buf    []byte
+	cols   chunkColumns
+	prefix [frameHeaderLen]byte
+
+	chunkSeq map[int64]int64 // next expected chunk seq per thread
+	seenEnd  bool
+	lastOff  int64     // offset of the last frame read
+	lastKind FrameKind // its kind
+}
+
+// NewReader reads and checks the header frame of r. name is used in errors.
+func NewReader(r io.Reader, name string) (*Reader, error) {
+	rd := &Reader{name: name, r: bufio.NewReaderSize(r, 1<<20)}
+	kind, payload, err := rd.readFrame()
+	if err == io.EOF {
+		return nil, &FormatError{File: name, Offset: 0, Err: errors.New("empty file (no header frame)")}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if kind != FrameHeader {
+		return nil, rd.errf(kind, "first frame is %s, expected header", kind)
+	}
+	if err := unmarshal(payload, &rd.hdr); err != nil {
+		return nil, rd.errf(kind, "decode header: %v", err)
+	}
+	if rd.hdr.Format != FormatName {
+		return nil, rd.errf(kind, "format %q is not %q", rd.hdr.Format, FormatName)
+	}
+	if rd.hdr.Version != Version {
+		return nil, rd.errf(kind, "unsupported format version %d (this ptrace reads version %d)", rd.hdr.Version, Version)
+	}
+	if rd.hdr.ClockUnit != "ns" {
+		return nil, rd.errf(kind, "unsupported clock unit %q (expected \"ns\")", rd.hdr.ClockUnit)
+	}
+	return rd, nil
+}
+
+// Header returns the file's header.
+func (r *Reader) Header() Header { return r.hdr }
+
+// Tables returns the tables read so far; complete once NextChunk returned io.EOF.
+func (r *Reader) Tables() *Tables { return &r.tables }
+
+// Name returns the file name used in errors.
+func (r *Reader) Name() string { return r.name }
+
+// Offset returns the byte offset of the next frame.
+func (r *Reader) Offset() int64 { return r.off }
+
+// LastFrameOffset returns the offset of the frame most recently read, which
+// is where the chunk NextChunk returned starts.
+func (r *Reader) LastFrameOffset() int64 { return r.lastOff }
+
+// Complete reports whether the end frame was read.
+func (r *Reader) Complete() bool { return r.seenEnd }
+
+func (r *Reader) errf(kind FrameKind, format string, args ...any) error {
+	return &FormatError{File: r.name, Offset: r.lastOff, Frame: kind, Err: fmt.Errorf(format, args...)}
+}
+
+// readFrame reads the next frame, checks its prefix and CRC and returns its
+// payload (valid until the next call). It returns io.EOF exactly at the end.
+func (r *Reader) readFrame() (FrameKind, []byte, error) {
+	r.lastOff = r.off
+	n, err := io.ReadFull(r.r, r.prefix[:])
+	if err == io.EOF {
+		return 0, nil, io.EOF
+	}
+	if err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return 0, nil, &FormatError{File: r.name, Offset: r.off, Err: fmt.Errorf("%w: %d of %d frame prefix bytes", ErrTruncated, n, frameHeaderLen)}
+		}
+		return 0, nil, &FormatError{File: r.name, Offset: r.off, Err: err}
+	}
+	kind, crc, length, err := parseFrameHeader(r.prefix[:])
+	if err != nil {
+		return 0, nil, &FormatError{File: r.name, Offset: r.off, Err: err}
+	}
+	r.lastKind = kind
+	if length > MaxFrameLen {
+		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("frame length %d exceeds the limit %d", length, MaxFrameLen)}
+	}
+	if cap(r.buf) < int(length) {
+		r.buf = make([]byte, length)
+	}
+	r.buf = r.buf[:length]
+	n, err = io.ReadFull(r.r, r.buf)
+	if err != nil {
+		if err == io.ErrUnexpectedEOF || err == io.EOF {
+			return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("%w: %d of %d payload bytes", ErrTruncated, n, length)}
+		}
+		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: err}
+	}
+	if got := frameCRC(kind, r.buf); got != crc {
+		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("checksum mismatch (stored %08x, computed %08x): corrupt data", crc, got)}
+	}
+	r.off += frameHeaderLen + int64(length)
+	return kind, r.buf, nil
+}
+
+// NextChunk decodes the next chunk into c, absorbing any table frames before
+// it. It returns io.EOF after the last frame. c's slices are reused.
+func (r *Reader) NextChunk(c *Chunk) error {
+	for {
+		kind, payload, err := r.readFrame()
+		if err != nil {
+			return err
+		}
+		if r.seenEnd {
+			return r.errf(kind, "%s frame after the end frame", kind)
+		}
+		switch kind {
+		case FrameChunk:
+			if err := r.decodeChunk(payload, c); err != nil {
+				var fe *FormatError
+				if errors.As(err, &fe) {
+					return fe
+				}
+				return r.errf(kind, "%v", err)
+			}
+			return nil
+		case FrameHeader:
+			return r.errf(kind, "second header frame")
+		default:
+			if err := r.absorb(kind, payload); err != nil {
+				return r.errf(kind, "%v", err)
+			}
+		}
+	}
+}
+
+func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
+	cols := &r.cols
+	*cols = chunkColumns{thread: -1, seq: -1, n: -1}
+	mp := mpReader{b: payload}
+	n, err := mp.mapLen()
+	if err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		key, err := mp.strBytes()
+		if err != nil {
+			return fmt.Errorf("key %d: %w", i, err)
+		}
+		switch string(key) {
+		case "thread":
+			cols.thread, err = mp.int()
+		case "seq":
+			cols.seq, err = mp.int()
+		case "n":
+			cols.n, err = mp.int()
+		case "t0":
+			cols.t0, err = mp.int()
+		case "kinds":
+			cols.kinds, err = mp.bin()
+			cols.kindsPos = mp.p - len(cols.kinds)
+		case "dt":
+			cols.dt, err = mp.bin()
+			cols.dtPos = mp.p - len(cols.dt)
+		case "args":
+			cols.args, err = mp.bin()
+			cols.argsPos = mp.p - len(cols.args)
+		default:
+			err = mp.skip(0) // unknown keys are for later versions
+		}
+		if err != nil {
+			return fmt.Errorf("field %q: %w", key, err)
+		}
+	}
+	switch {
+	case cols.thread < 0 || cols.thread >= MaxThreads:
+		return fmt.Errorf("missing or invalid thread index %d (limit %d)", cols.thread, MaxThreads)
+	case cols.seq < 0:
+		return errors.New("missing chunk sequence number")
+	case cols.n < 0:
+		return errors.New("missing event count")
+	case cols.kinds == nil && cols.n > 0:
+		return errors.New("missing kinds column")
+	}
+	if r.chunkSeq == nil {
+		r.chunkSeq = make(map[int64]int64)
+	}
+	if want := r.chunkSeq[cols.thread]; cols.seq != want {
+		return fmt.Errorf("thread %d: chunk sequence number %d, expected %d (a chunk is missing or repeated)", cols.thread, cols.seq, want)
+	}
+	r.chunkSeq[cols.thread]++
+	if err := decodeColumns(cols, c); err != nil {
+		var ce *columnError
+		if errors.As(err, &ce) {
+			pos := cols.argsPos
+			switch ce.column {
+			case "kinds":
+				pos = cols.kindsPos
+			case "dt":
+				pos = cols.dtPos
+			}
+			return &FormatError{File: r.name, Offset: r.lastOff + frameHeaderLen + int64(pos+ce.pos), Frame: FrameChunk,
+				Err: fmt.Errorf("thread %d chunk %d (frame at offset %d): %w", cols.thread, cols.seq, r.lastOff, err)}
+		}
+		return fmt.Errorf("thread %d chunk %d: %w", cols.thread, cols.seq, err)
+	}
+	c.Offset = r.lastOff + frameHeaderLen + int64(cols.kindsPos)
+	return nil
+}
+
+// maxTableID bounds ids in table frames (threads, locations, comms).
+const maxTableID = 1 << 24
+
+func (r *Reader) absorb(kind FrameKind, payload []byte) error {
+	t := &r.tables
+	switch kind {
+	case FrameStrings:
+		var f stringsFrame
+		if err := unmarshal(payload, &f); err != nil {
+			return err
+		}
+		if f.Base != len(t.Strings) {
+			return fmt.Errorf("strings frame starts at id %d, expected %d", f.Base, len(t.Strings))
+		}
+		t.Strings = append(t.Strings, f.Values...)
+	case FrameThreads:
+		var f threadsFrame
+		if err := unmarshal(payload, &f); err != nil {
+			return err
+		}
+		for _, th := range f.Threads {
+			if th.Index < 0 || th.Index >= MaxThreads {
+				return fmt.Errorf("thread index %d out of range", th.Index)
+			}
+			replaced := false
+			for i := range t.Threads {
+				if t.Threads[i].Index == th.Index {
+					t.Threads[i] = th
+					replaced = true
+				}
+			}
+			if !replaced {
+				t.Threads = append(t.Threads, th)
+			}
+		}
+	case FrameLocations:
+		var f locationsFrame
+		if err := unmarshal(payload, &f); err != nil {
+			return err
+		}
+		for _, l := range f.Locations {
+			if l.ID < 0 || l.ID >= maxTableID {
+				return fmt.Errorf("location id %d out of range", l.ID)
+			}
+			for len(t.Locations) <= l.ID {
+				t.Locations = append(t.Locations, Location{ID: len(t.Locations)})
+			}
+			t.Locations[l.ID] = l
+		}
+	case FrameComms:
+		var f commsFrame
+		if err := unmarshal(payload, &f); err != nil {
+			return err
+		}
+		for _, cm := range f.Comms {
+			if cm.Index < 0 || cm.Index >= maxTableID {
+				return fmt.Errorf("communicator index %d out of range", cm.Index)
+			}
+			for len(t.Comms) <= cm.Index {
+				t.Comms = append(t.Comms, Communicator{Index: len(t.Comms), ID: -1})
+			}
+			t.Comms[cm.Index] = cm
+		}
+	case FrameClock:
+		var f clockFrame
+		if err := unmarshal(payload, &f); err != nil {
+			return err
+		}
+		t.ClockOffsets = append(t.ClockOffsets, f.Offsets...)
+	case FrameEnd:
+		var e End
+		if err := unmarshal(payload, &e); err != nil {
+			return err
+		}
+		t.End = &e
+		r.seenEnd = true
+	default:
+		// A format version fixes its frame kinds; new kinds come with a new
+		// version, so an unknown one here is corruption.
+		return fmt.Errorf("unknown frame kind %d", kind)
+	}
+	return nil
+}
+
+// unmarshal decodes a table payload. The msgpack library is not hardened
+// against every corrupt input, so a panic in it becomes an error here.
+func unmarshal(payload []byte, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt msgpack: %v", p)
+		}
+	}()
+	dec := msgpack.NewDecoder(bytes.NewReader(payload))
+	return dec.Decode(v)
+}
