@@ -38,30 +38,50 @@ func (o Op) String() string {
 	return fmt.Sprintf("op(%d)", int(o))
 }
 
+// MaxTag is the largest tag Send, Recv, Isend and Irecv accept: the upper
+// bound every MPI implementation guarantees, so code that runs on inproc also
+// runs on any MPI.
+const MaxTag = 32767
+
 // Comm is a communicator over Size ranks. A Comm is used by one goroutine.
+//
+// Buffer ownership: slices an operation returns belong to the caller, except
+// Bcast's result, which is read-only. Slices passed to Alltoallv and Gatherv
+// are handed over: inproc delivers them to the receiver without copying, so
+// the caller must not modify them after the call (the outer send slice of
+// Alltoallv may be reused). Zero-length messages may arrive as nil.
 type Comm interface {
 	Rank() int
 	Size() int
 
-	// Send delivers buf to rank dst with tag. The caller may reuse buf on return.
+	// Send delivers buf to rank dst with tag in [0, MaxTag]. The caller may
+	// reuse buf on return. Like MPI_Send, Send may wait until dst posts a
+	// matching receive (mpi does for large messages; inproc never waits), so
+	// two ranks must not Send to each other first: use Isend or Irecv.
 	Send(dst, tag int, buf []byte) error
 	// Recv returns the next message from rank src with tag.
 	Recv(src, tag int) ([]byte, error)
-	// Isend and Irecv start non-blocking operations; complete them with Wait.
+	// Isend and Irecv start non-blocking operations; complete them with Wait,
+	// which every Request needs. Isend's buf must not be modified until Wait
+	// returns. Receives from one (src, tag) are matched in the order they
+	// were posted.
 	Isend(dst, tag int, buf []byte) Request
 	Irecv(src, tag int) Request
 
 	// Alltoallv sends send[r] to rank r and returns what every rank sent to this
-	// one, indexed by source rank. len(send) must equal Size().
+	// one, indexed by source rank. len(send) must equal Size(). The send[r]
+	// are handed over (see Comm).
 	Alltoallv(send [][]byte) ([][]byte, error)
 	// Gatherv collects buf from every rank at root, indexed by rank; other ranks
-	// get nil.
+	// get nil. buf is handed over (see Comm).
 	Gatherv(root int, buf []byte) ([][]byte, error)
-	// Bcast returns root's buf on every rank.
+	// Bcast returns root's buf on every rank; buf is ignored on the others.
+	// Root gets buf itself back and may keep using it; the other ranks must
+	// treat the result as read-only (inproc hands them all one shared copy).
 	Bcast(root int, buf []byte) ([]byte, error)
 
 	// Allreduce combines vals element-wise over all ranks; every rank gets the
-	// result. All ranks pass slices of the same length.
+	// result in a new slice. All ranks pass slices of the same length.
 	AllreduceInt64(op Op, vals []int64) ([]int64, error)
 	AllreduceFloat64(op Op, vals []float64) ([]float64, error)
 	// Reduce is Allreduce whose result only root receives (others get nil).
@@ -79,7 +99,7 @@ type Comm interface {
 // Request is a pending non-blocking operation.
 type Request interface {
 	// Wait blocks until the operation completes; for a receive it returns the
-	// message.
+	// message. Calling Wait again returns the same result.
 	Wait() ([]byte, error)
 }
 

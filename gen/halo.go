@@ -239,10 +239,10 @@ func (w *halo) expected() Expected {
 		bis += idle - idleIn
 		bt += total
 		rowsP[i] = map[string]any{"rank": i, "elapsed_ns": elapsed,
-			"omp_parallel_efficiency": (Ti - Ii) / Ti,
+			"omp_parallel_efficiency":      (Ti - Ii) / Ti,
 			"omp_serialization_efficiency": (Ti - iser) / Ti,
-			"omp_load_balance": (Ti - iser - ilb) / (Ti - iser),
-			"omp_scheduling_efficiency": (Ti - iser - ilb - isch) / (Ti - iser - ilb),
+			"omp_load_balance":             (Ti - iser - ilb) / (Ti - iser),
+			"omp_scheduling_efficiency":    (Ti - iser - ilb - isch) / (Ti - iser - ilb),
 		}
 	}
 	N := float64(R)

@@ -117,13 +117,13 @@ type ProcessTimes struct {
 type POP struct {
 	Processes                  int          `json:"processes"`
 	ThreadsPerProcess          float64      `json:"threads_per_process"`
-	ElapsedNS                  int64        `json:"elapsed_ns"`      // T
-	UsefulNS                   int64        `json:"useful_ns"`       // T^U
-	MPINS                      int64        `json:"mpi_ns"`          // T^M
-	IdleNS                     int64        `json:"idle_ns"`         // T^I
-	IdleSerialNS               int64        `json:"idle_serial_ns"`  // T^{I_serial}
-	IdleLBNS                   int64        `json:"idle_lb_ns"`      // T^{I_lb}
-	IdleSchedNS                int64        `json:"idle_sched_ns"`   // T^{I_sch}
+	ElapsedNS                  int64        `json:"elapsed_ns"`     // T
+	UsefulNS                   int64        `json:"useful_ns"`      // T^U
+	MPINS                      int64        `json:"mpi_ns"`         // T^M
+	IdleNS                     int64        `json:"idle_ns"`        // T^I
+	IdleSerialNS               int64        `json:"idle_serial_ns"` // T^{I_serial}
+	IdleLBNS                   int64        `json:"idle_lb_ns"`     // T^{I_lb}
+	IdleSchedNS                int64        `json:"idle_sched_ns"`  // T^{I_sch}
 	MaxNonMPINS                int64        `json:"max_non_mpi_ns"` // max_i (T_i − T_i^M)
 	HybridEfficiency           float64      `json:"hybrid_efficiency"`
 	MPIParallelEfficiency      float64      `json:"mpi_parallel_efficiency"`
@@ -156,17 +156,17 @@ type POPProcess struct {
 // CriticalPath summarises the longest path through the distributed DAG
 // (section "critical_path").
 type CriticalPath struct {
-	LengthNS       int64          `json:"length_ns"`
-	RunTimeNS      int64          `json:"run_time_ns"`
-	ShareOfRunTime float64        `json:"share_of_run_time"`
-	WorkNS         int64          `json:"work_ns"` // T1
-	Parallelism    float64        `json:"parallelism"`
-	Nodes          int64          `json:"nodes"`
-	RankCrossings  int64          `json:"rank_crossings"`
-	ByKind         []PathShare    `json:"by_kind"`
-	ByConstruct    []PathShare    `json:"by_construct"`
-	ByProcess      []PathShare    `json:"by_process"`
-	Longest        []PathNode     `json:"longest_nodes"`
+	LengthNS       int64       `json:"length_ns"`
+	RunTimeNS      int64       `json:"run_time_ns"`
+	ShareOfRunTime float64     `json:"share_of_run_time"`
+	WorkNS         int64       `json:"work_ns"` // T1
+	Parallelism    float64     `json:"parallelism"`
+	Nodes          int64       `json:"nodes"`
+	RankCrossings  int64       `json:"rank_crossings"`
+	ByKind         []PathShare `json:"by_kind"`
+	ByConstruct    []PathShare `json:"by_construct"`
+	ByProcess      []PathShare `json:"by_process"`
+	Longest        []PathNode  `json:"longest_nodes"`
 }
 
 // PathShare is how much of the critical path one category accounts for.

@@ -1,0 +1,119 @@
+package inproc
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+)
+
+// benchRanks runs body b.N times on k ranks, timing only the loop: rank 0
+// owns the timer, and barriers keep the others inside the timed region.
+func benchRanks(b *testing.B, k int, body func(c comm.Comm) error) {
+	b.Helper()
+	err := Run(k, func(c comm.Comm) error {
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.ResetTimer()
+		}
+		for range b.N {
+			if err := body(c); err != nil {
+				return err
+			}
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		if c.Rank() == 0 {
+			b.StopTimer()
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkAlltoallv measures throughput: every rank sends perRank bytes in
+// total, spread evenly over all ranks; bytes/s counts all ranks' data.
+func BenchmarkAlltoallv(b *testing.B) {
+	const perRank = 1 << 20
+	for _, k := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			b.SetBytes(int64(k) * perRank)
+			piece := make([]byte, perRank/k)
+			benchRanks(b, k, func(c comm.Comm) error {
+				send := make([][]byte, k)
+				for r := range send {
+					send[r] = piece // read-only on both sides
+				}
+				_, err := c.Alltoallv(send)
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkAlltoallvSmall measures latency: 8 bytes to every rank.
+func BenchmarkAlltoallvSmall(b *testing.B) {
+	for _, k := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			piece := make([]byte, 8)
+			benchRanks(b, k, func(c comm.Comm) error {
+				send := make([][]byte, k)
+				for r := range send {
+					send[r] = piece
+				}
+				_, err := c.Alltoallv(send)
+				return err
+			})
+		})
+	}
+}
+
+// BenchmarkPingPong reports the time of one round trip between two ranks.
+func BenchmarkPingPong(b *testing.B) {
+	for _, size := range []int{8, 1 << 10, 64 << 10, 1 << 20} {
+		b.Run(fmt.Sprintf("bytes=%d", size), func(b *testing.B) {
+			b.SetBytes(2 * int64(size))
+			buf := make([]byte, size)
+			benchRanks(b, 2, func(c comm.Comm) error {
+				peer := 1 - c.Rank()
+				if c.Rank() == 0 {
+					if err := c.Send(peer, 0, buf); err != nil {
+						return err
+					}
+					_, err := c.Recv(peer, 0)
+					return err
+				}
+				msg, err := c.Recv(peer, 0)
+				if err != nil {
+					return err
+				}
+				return c.Send(peer, 0, msg)
+			})
+		})
+	}
+}
+
+func BenchmarkBarrier(b *testing.B) {
+	for _, k := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			benchRanks(b, k, func(c comm.Comm) error { return c.Barrier() })
+		})
+	}
+}
+
+func BenchmarkAllreduceInt64(b *testing.B) {
+	for _, k := range []int{4, 64, 1024} {
+		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
+			vals := []int64{1, 2, 3, 4}
+			benchRanks(b, k, func(c comm.Comm) error {
+				_, err := c.AllreduceInt64(comm.Sum, vals)
+				return err
+			})
+		})
+	}
+}

@@ -1,0 +1,256 @@
+package inproc
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ptrace-dev/ptrace/comm"
+)
+
+// slot is the rendezvous of one collective call: every rank deposits its part
+// into fields indexed by its own rank, the last to arrive completes the slot
+// and closes done, and then each rank picks up its result. One slot and one
+// channel per collective, whatever the number of ranks.
+type slot struct {
+	name string  // e.g. "Bcast"; every rank must call the same
+	root int     // -1 when the collective has none
+	op   comm.Op // reductions only
+	n    int     // reductions: vector length
+	err  error   // set when the ranks' calls disagree
+
+	arrived int
+	done    chan struct{}
+
+	bcast []byte   // Bcast: root's buffer, copied
+	bufs  [][]byte // Gatherv: by source rank; Alltoallv: K×K, row = destination
+	once  sync.Once
+
+	redIn  any // reductions: [][]T, each rank's input by reference
+	redOut any // reductions: []T, the result
+}
+
+// call describes one rank's collective call.
+type call struct {
+	name string
+	root int
+	op   comm.Op
+	n    int
+}
+
+// join enters this rank into its next collective: deposit writes the rank's
+// part (without the slot lock, into fields no other rank writes), and the last
+// rank to arrive runs complete before the others are released. join returns
+// the completed slot, or the error every rank of a mismatched call gets.
+func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) (*slot, error) {
+	w := c.w
+	if w.isAborted() {
+		return nil, w.cause
+	}
+	seq := c.seq
+	c.seq++
+
+	w.collMu.Lock()
+	s := w.slots[seq]
+	if s == nil {
+		s = &slot{name: cl.name, root: cl.root, op: cl.op, n: cl.n, done: make(chan struct{})}
+		w.slots[seq] = s
+	} else if s.err == nil && (s.name != cl.name || s.root != cl.root || s.op != cl.op || s.n != cl.n) {
+		s.err = fmt.Errorf("inproc: collective #%d: rank %d called %s, another rank called %s: every rank must make the same collective calls in the same order",
+			seq, c.rank, cl.describe(), call{s.name, s.root, s.op, s.n}.describe())
+	}
+	mismatch := s.err != nil
+	w.collMu.Unlock()
+
+	if !mismatch && deposit != nil {
+		deposit(s)
+	}
+
+	w.collMu.Lock()
+	s.arrived++
+	last := s.arrived == w.size
+	if last {
+		delete(w.slots, seq)
+	}
+	w.collMu.Unlock()
+	if last {
+		// Every deposit happened before its rank's second lock above, hence
+		// before this point.
+		if s.err == nil && complete != nil {
+			complete(s)
+		}
+		close(s.done)
+	}
+
+	select {
+	case <-s.done:
+	case <-w.aborted:
+		return nil, w.cause
+	case <-w.anyExit:
+		if w.isAborted() {
+			return nil, w.cause
+		}
+		select {
+		case <-s.done:
+		default:
+			// A rank that arrived cannot exit before done, so the one that
+			// exited never will: the collective can never complete.
+			return nil, fmt.Errorf("inproc: %s (collective #%d): rank %d returned without calling it", cl.name, seq, w.firstExit)
+		}
+	}
+	if w.isAborted() {
+		return nil, w.cause
+	}
+	if s.err != nil {
+		return nil, s.err
+	}
+	return s, nil
+}
+
+func (cl call) describe() string {
+	d := cl.name
+	if cl.root >= 0 {
+		d += fmt.Sprintf("(root %d)", cl.root)
+	}
+	if cl.n >= 0 {
+		d += fmt.Sprintf("(%v over %d values)", cl.op, cl.n)
+	}
+	return d
+}
+
+func (c *rankComm) checkRoot(op string, root int) error {
+	if root < 0 || root >= c.w.size {
+		return fmt.Errorf("inproc: %s: root %d out of range [0,%d)", op, root, c.w.size)
+	}
+	return nil
+}
+
+func (c *rankComm) Barrier() error {
+	_, err := c.join(call{name: "Barrier", root: -1, n: -1}, nil, nil)
+	return err
+}
+
+func (c *rankComm) Bcast(root int, buf []byte) ([]byte, error) {
+	if err := c.checkRoot("Bcast", root); err != nil {
+		return nil, err
+	}
+	me := c.rank
+	s, err := c.join(call{name: "Bcast", root: root, n: -1}, func(s *slot) {
+		if me == root {
+			// One copy shared by all other ranks: root may reuse buf at once.
+			s.bcast = bytes.Clone(buf)
+		}
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if me == root {
+		return buf, nil
+	}
+	return s.bcast, nil
+}
+
+func (c *rankComm) Gatherv(root int, buf []byte) ([][]byte, error) {
+	if err := c.checkRoot("Gatherv", root); err != nil {
+		return nil, err
+	}
+	k, me := c.w.size, c.rank
+	s, err := c.join(call{name: "Gatherv", root: root, n: -1}, func(s *slot) {
+		s.once.Do(func() { s.bufs = make([][]byte, k) })
+		s.bufs[me] = buf
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	if me != root {
+		return nil, nil
+	}
+	return s.bufs, nil
+}
+
+func (c *rankComm) Alltoallv(send [][]byte) ([][]byte, error) {
+	k, me := c.w.size, c.rank
+	if len(send) != k {
+		return nil, fmt.Errorf("inproc: Alltoallv: %d send buffers for %d ranks", len(send), k)
+	}
+	for r, b := range send {
+		if err := checkLen("Alltoallv", len(b)); err != nil {
+			return nil, fmt.Errorf("%w (to rank %d)", err, r)
+		}
+	}
+	s, err := c.join(call{name: "Alltoallv", root: -1, n: -1}, func(s *slot) {
+		// Row r of the K×K table is rank r's result; each sender fills its
+		// own column, so senders never touch the same element and the
+		// caller's outer slice is not referenced after the call.
+		s.once.Do(func() { s.bufs = make([][]byte, k*k) })
+		for r, b := range send {
+			s.bufs[r*k+me] = b
+		}
+	}, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.bufs[me*k : (me+1)*k : (me+1)*k], nil
+}
+
+func (c *rankComm) AllreduceInt64(op comm.Op, vals []int64) ([]int64, error) {
+	res, err := reduce(c, "AllreduceInt64", -1, op, vals)
+	return slices.Clone(res), err // each rank owns its result
+}
+
+func (c *rankComm) AllreduceFloat64(op comm.Op, vals []float64) ([]float64, error) {
+	res, err := reduce(c, "AllreduceFloat64", -1, op, vals)
+	return slices.Clone(res), err
+}
+
+func (c *rankComm) ReduceInt64(root int, op comm.Op, vals []int64) ([]int64, error) {
+	if err := c.checkRoot("ReduceInt64", root); err != nil {
+		return nil, err
+	}
+	return reduce(c, "ReduceInt64", root, op, vals)
+}
+
+func (c *rankComm) ReduceFloat64(root int, op comm.Op, vals []float64) ([]float64, error) {
+	if err := c.checkRoot("ReduceFloat64", root); err != nil {
+		return nil, err
+	}
+	return reduce(c, "ReduceFloat64", root, op, vals)
+}
+
+// reduce runs a reduction and returns the result on every rank for root < 0,
+// else on root only. Inputs are deposited by reference (every rank stays in
+// the collective until the result is computed, so callers may reuse vals on
+// return) and combined in rank order by the last rank to arrive, so a float64
+// result depends only on the inputs, not on goroutine scheduling.
+func reduce[T int64 | float64](c *rankComm, name string, root int, op comm.Op, vals []T) ([]T, error) {
+	if op != comm.Sum && op != comm.Min && op != comm.Max {
+		return nil, fmt.Errorf("inproc: %s: unknown reduction %v", name, op)
+	}
+	k, me := c.w.size, c.rank
+	s, err := c.join(call{name: name, root: root, op: op, n: len(vals)}, func(s *slot) {
+		s.once.Do(func() { s.redIn = make([][]T, k) })
+		s.redIn.([][]T)[me] = vals
+	}, func(s *slot) {
+		in := s.redIn.([][]T)
+		res := make([]T, len(vals))
+		copy(res, in[0])
+		for _, v := range in[1:] {
+			for i, x := range v {
+				switch op {
+				case comm.Sum:
+					res[i] += x
+				case comm.Min:
+					res[i] = min(res[i], x)
+				case comm.Max:
+					res[i] = max(res[i], x)
+				}
+			}
+		}
+		s.redIn, s.redOut = nil, res
+	})
+	if err != nil || (root >= 0 && me != root) {
+		return nil, err
+	}
+	return s.redOut.([]T), nil
+}

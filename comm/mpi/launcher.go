@@ -1,0 +1,55 @@
+// Package mpi is the MPI backend of comm: a thin cgo binding of the system MPI
+// (Open MPI, found with pkg-config ompi-c), compiled only with the build tag
+// "mpi". It owns MPI's lifetime (Start, Stop), the mapping of every comm
+// operation onto MPI calls, and the detection of an MPI launcher
+// (UnderLauncher), which every build has so the pure-Go binary can tell it was
+// started by mpirun and say that it lacks MPI.
+//
+// The binding is ours because github.com/sbromberger/gompi is not available
+// here; it follows gompi's shape (Start/Stop, WorldRank/WorldSize, a
+// Communicator with Rank/Size/Send/Recv/Allreduce...) so that it could be
+// swapped for gompi later.
+//
+// Threads: Go moves goroutines between OS threads, so Start asks for
+// MPI_THREAD_SERIALIZED, under which any thread may call MPI as long as calls
+// never overlap. The rule for callers is comm's: one goroutine uses the
+// Communicator. If the library offers less than SERIALIZED, Start locks the
+// calling goroutine to its thread and that goroutine must make every call.
+//
+// Built without the tag, Start returns ErrNotBuilt.
+package mpi
+
+import (
+	"errors"
+	"os"
+)
+
+// ErrNotBuilt is what Start returns in a binary built without the "mpi" tag.
+var ErrNotBuilt = errors.New("mpi: this binary was built without MPI support (rebuild with -tags mpi)")
+
+// UnderLauncher reports whether the environment shows that an MPI launcher
+// (mpirun, mpiexec, srun) started this process, that is, whether it should run
+// as one rank of an MPI job.
+func UnderLauncher() bool { return underLauncher(os.LookupEnv) }
+
+func underLauncher(lookup func(string) (string, bool)) bool {
+	// Variables launchers set in the processes they start: mpirun/orterun
+	// (Open MPI), Hydra (MPICH, Intel MPI), PMI and PMIx clients, MVAPICH,
+	// and srun job steps (not the batch script itself).
+	for _, v := range [...]string{
+		"OMPI_COMM_WORLD_SIZE",
+		"OMPI_COMM_WORLD_RANK",
+		"PMI_SIZE",
+		"PMI_RANK",
+		"PMIX_RANK",
+		"PMIX_NAMESPACE",
+		"MPI_LOCALNRANKS",
+		"MV2_COMM_WORLD_SIZE",
+		"SLURM_STEP_NUM_TASKS",
+	} {
+		if _, ok := lookup(v); ok {
+			return true
+		}
+	}
+	return false
+}
