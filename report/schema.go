@@ -217,6 +217,16 @@ type Tasks struct {
 	Count      int64       `json:"count"`
 	Constructs []Construct `json:"constructs"`
 	Findings   []Finding   `json:"findings"`
+	// ReadySeries is the number of ready tasks over time, summed over
+	// processes (time-averaged per bin): StarVZ's ready-task panel.
+	ReadySeries *Series `json:"ready_series,omitempty"`
+}
+
+// Series is a time series in fixed bins from StartNS.
+type Series struct {
+	StartNS int64     `json:"start_ns"`
+	BinNS   int64     `json:"bin_ns"`
+	Values  []float64 `json:"values"`
 }
 
 // Construct is one task construct (source location) and kind.
@@ -231,6 +241,9 @@ type Construct struct {
 	Share          float64 `json:"share"`
 	CreateNS       int64   `json:"create_ns"`
 	TasksPerThread float64 `json:"tasks_per_thread"`
+	// Histogram counts durations in power-of-two buckets: bucket i holds
+	// durations in [2^i, 2^(i+1)) ns (bucket 0 also holds 0).
+	Histogram []int64 `json:"histogram"`
 }
 
 // Finding is a plain-language diagnosis.
