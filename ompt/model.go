@@ -1,0 +1,300 @@
+package ompt
+
+import (
+	"fmt"
+
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Model maps OMPT-derived events onto the simulator's task transitions
+// (POT Alg. 2 "Update"): task_create and implicit_task create tasks,
+// dependences resolve OpenMP depend semantics into edges, task_schedule
+// starts, suspends and completes them, sync regions suspend and resume
+// tasks in taskwait, barriers and taskgroups, parallel regions suspend their
+// encountering task, MPI calls mark threads as communicating and remote
+// dependences release tasks of distributed task runtimes.
+type Model struct {
+	base    []int32 // per creating thread: dense index of its first task
+	maxSeq  []int64 // per creating thread: highest task seq created
+	regions map[int64]int32
+	deps    *depTracker
+	skip    []int // per thread: index of the last event consumed by lookahead
+	noWait  bool  // the trace has no sync_wait events: use sync_begin/end
+	preds   []int32
+
+	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
+	// "cost"), nil when the trace carries none.
+	Cost []float64
+	// costKeys are the string ids of the attribute keys that mean cost.
+	costKeys map[int64]bool
+}
+
+// NewModel returns a model for one process.
+func NewModel() *Model {
+	return &Model{regions: map[int64]int32{}, deps: newDepTracker()}
+}
+
+// Prepare sizes the task table from the task ids the process creates and
+// counts remote dependences each task must wait for.
+func (m *Model) Prepare(s *sim.Sim) error {
+	p := s.Proc
+	nth := len(p.Events)
+	m.maxSeq = make([]int64, nth)
+	m.skip = make([]int, nth)
+	hasWait := false
+	note := func(id int64) {
+		t := trace.IDThread(id)
+		if id > 0 && t < nth {
+			m.maxSeq[t] = max(m.maxSeq[t], trace.IDSeq(id))
+		}
+	}
+	for th, evs := range p.Events {
+		m.skip[th] = -1
+		for i := range evs {
+			switch e := &evs[i]; e.Kind {
+			case trace.TaskCreate:
+				note(e.Args[0])
+			case trace.ImplicitTaskBegin:
+				note(e.Args[1])
+			case trace.SyncWaitBegin:
+				hasWait = true
+			}
+		}
+	}
+	m.noWait = !hasWait
+	m.base = make([]int32, nth)
+	var total int64
+	for t := range m.maxSeq {
+		m.base[t] = int32(total)
+		total += m.maxSeq[t]
+	}
+	if total >= 1<<31-1 {
+		return fmt.Errorf("process creates %d tasks, more than 2^31", total)
+	}
+	s.AllocTasks(int(total))
+	m.costKeys = map[int64]bool{}
+	for id, str := range p.Strings {
+		if str == "flops" || str == "bytes" || str == "cost" {
+			m.costKeys[int64(id)] = true
+		}
+	}
+	for _, evs := range p.Events {
+		for i := range evs {
+			e := &evs[i]
+			switch e.Kind {
+			case trace.RemoteDepIn:
+				s.AddMissing(m.Task(e.Args[0]), 1)
+			case trace.TaskAttr:
+				if m.costKeys[e.Args[1]] {
+					if t := m.Task(e.Args[0]); t != sim.NoTask {
+						if m.Cost == nil {
+							m.Cost = make([]float64, total)
+						}
+						m.Cost[t] = float64(e.Args[2])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// Task maps a trace task id to its dense index, NoTask for 0 or an id no
+// thread created.
+func (m *Model) Task(id int64) sim.Task {
+	if id <= 0 {
+		return sim.NoTask
+	}
+	t, seq := trace.IDThread(id), trace.IDSeq(id)
+	if t >= len(m.maxSeq) || seq < 1 || seq > m.maxSeq[t] {
+		return sim.NoTask
+	}
+	return m.base[t] + sim.Task(seq-1)
+}
+
+func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
+	t := m.Task(id)
+	if t == sim.NoTask && id != 0 {
+		s.Warn.Add("unknown task", "%s refers to task %#x that no thread created (at %d ns)", what, id, s.Now)
+	}
+	return t
+}
+
+// Update applies event evs[i] of thread th.
+func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
+	e := &evs[i]
+	thr := &s.Threads[th]
+	switch e.Kind {
+	case trace.ImplicitTaskBegin:
+		t := m.task(s, e.Args[1], "implicit_task")
+		if e.Args[4]&TaskInitial != 0 {
+			s.BeginImplicit(t, sim.KindInitial, th)
+			return
+		}
+		r, ok := m.regions[e.Args[0]]
+		if !ok {
+			// The worker's begin came before the region's (equal times).
+			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+			m.regions[e.Args[0]] = r
+		}
+		if team := int32(e.Args[2]); team > 0 && team != s.Regions[r].Team && s.Regions[r].Next == 0 && s.Regions[r].Arrived[0] == 0 {
+			// The actual team size replaces the requested one.
+			reg := &s.Regions[r]
+			reg.Team = team
+			reg.Epoch = make([]int32, team)
+			reg.Idle = make([]int64, team)
+		}
+		s.BeginImplicit(t, sim.KindImplicit, th)
+		s.JoinTeam(t, r, int32(e.Args[3]), th)
+	case trace.ImplicitTaskEnd:
+		t := m.task(s, e.Args[1], "implicit_task end")
+		s.FinishImplicit(t, th)
+		if e.Args[4]&TaskInitial == 0 {
+			s.LeaveTeam(th)
+		}
+	case trace.ParallelBegin:
+		r := s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+		m.regions[e.Args[0]] = r
+		s.SuspendForParallel(m.current(s, th, e.Args[1]), th)
+	case trace.ParallelEnd:
+		s.EndWait(m.current(s, th, e.Args[1]), th)
+		delete(m.regions, e.Args[0])
+	case trace.TaskCreate:
+		t := m.task(s, e.Args[0], "task_create")
+		parent := m.current(s, th, e.Args[1])
+		var flags uint8
+		if e.Args[2]&TaskUndeferred != 0 {
+			flags |= sim.FlagUndeferred
+		}
+		s.CreateTask(t, sim.KindExplicit, parent, th, int32(e.Args[3]), flags)
+		// OMPT delivers the dependences right after task_create: resolve them
+		// before deciding whether the task is ready.
+		for j := i + 1; j < len(evs) && evs[j].Time == e.Time; j++ {
+			d := &evs[j]
+			if d.Kind == trace.TaskDeps && d.Args[0] == e.Args[0] {
+				m.addDeps(s, parent, t, d.Deps(s.Proc.Deps[th]))
+				m.skip[th] = j
+				break
+			}
+			if d.Kind != trace.TaskDependence && d.Kind != trace.TaskAttr {
+				break
+			}
+		}
+		s.ReadyIfFree(t)
+	case trace.TaskDeps:
+		if i <= m.skip[th] {
+			return
+		}
+		t := m.task(s, e.Args[0], "dependences")
+		if t != sim.NoTask {
+			m.addDeps(s, s.Tasks.Parent[t], t, e.Deps(s.Proc.Deps[th]))
+		}
+	case trace.TaskDependence:
+		s.AddEdge(m.task(s, e.Args[0], "task_dependence"), m.task(s, e.Args[1], "task_dependence"))
+	case trace.TaskSchedule:
+		prior := m.task(s, e.Args[0], "task_schedule")
+		if prior != sim.NoTask {
+			switch e.Args[1] {
+			case StatusComplete, StatusTaskwaitComplete, StatusEarlyFulfill:
+				s.StopTask(prior, th, sim.EndComplete)
+			case StatusDetach:
+				s.StopTask(prior, th, sim.EndDetach)
+			case StatusCancel:
+				s.StopTask(prior, th, sim.EndCancel)
+			case StatusYield:
+				s.StopTask(prior, th, sim.EndYield)
+			case StatusSwitch:
+				s.StopTask(prior, th, sim.EndSwitch)
+			case StatusLateFulfill:
+				s.Fulfill(prior)
+			default:
+				s.Warn.Add("unknown task status", "task_schedule status %d at %d ns", e.Args[1], s.Now)
+			}
+		}
+		if next := m.task(s, e.Args[2], "task_schedule"); next != sim.NoTask {
+			s.StartTask(next, th)
+		}
+	case trace.SyncBegin:
+		if e.Args[0] == SyncTaskgroup {
+			s.OpenGroup(thr.Current(), th)
+		}
+		if m.noWait {
+			m.waitBegin(s, th, e.Args[0])
+		}
+	case trace.SyncWaitBegin:
+		m.waitBegin(s, th, e.Args[0])
+	case trace.SyncWaitEnd:
+		m.waitEnd(s, th, e.Args[0])
+	case trace.SyncEnd:
+		if m.noWait {
+			m.waitEnd(s, th, e.Args[0])
+		}
+		if e.Args[0] == SyncTaskgroup {
+			s.CloseGroup(th)
+		}
+	case trace.DetachFulfill:
+		s.Fulfill(m.task(s, e.Args[0], "detach_fulfill"))
+	case trace.Cancel:
+		if e.Args[1]&CancelDiscardedTask != 0 {
+			s.Discard(m.task(s, e.Args[0], "cancel"))
+		}
+	case trace.MPIEnter:
+		thr.MPI++
+	case trace.MPIExit:
+		if thr.MPI > 0 {
+			thr.MPI--
+		} else {
+			s.Warn.Add("unbalanced MPI", "mpi_exit without mpi_enter on thread %d at %d ns", th, s.Now)
+		}
+	case trace.RemoteDepIn:
+		s.Release(m.task(s, e.Args[0], "remote_dep_in"))
+	}
+}
+
+// current maps a task argument to a dense index, falling back to the
+// thread's current task when the argument is absent.
+func (m *Model) current(s *sim.Sim, th int, id int64) sim.Task {
+	if t := m.Task(id); t != sim.NoTask {
+		return t
+	}
+	return s.Threads[th].Current()
+}
+
+func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
+	if t == sim.NoTask || len(deps) == 0 {
+		return
+	}
+	m.preds = m.deps.resolve(parent, t, deps, m.preds[:0])
+	for _, p := range m.preds {
+		s.AddEdge(p, t)
+	}
+}
+
+func (m *Model) waitBegin(s *sim.Sim, th int, kind int64) {
+	t := s.Threads[th].Current()
+	if t == sim.NoTask {
+		return
+	}
+	switch {
+	case kind == SyncTaskwait:
+		s.SuspendForTaskwait(t, th)
+	case IsBarrier(kind):
+		s.ArriveBarrier(t, th)
+	case kind == SyncTaskgroup:
+		s.SuspendForGroup(t, th)
+	default:
+		s.SuspendOther(t, th)
+	}
+}
+
+func (m *Model) waitEnd(s *sim.Sim, th int, kind int64) {
+	t := s.Threads[th].Current()
+	if t == sim.NoTask {
+		return
+	}
+	s.EndWait(t, th)
+	if IsBarrier(kind) {
+		s.LeaveBarrier(th)
+	}
+}

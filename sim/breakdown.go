@@ -1,0 +1,175 @@
+package sim
+
+import "github.com/ptrace-dev/ptrace/trace"
+
+// ThreadTimes is one thread's time breakdown (POT Alg. 3 extended with MPI):
+// Work + MPI + Overhead + Idle (each split in and outside parallel regions)
+// equals the process's time window.
+type ThreadTimes struct {
+	Work           int64
+	MPI            int64
+	Overhead       int64 // not working, some task ready, inside a parallel region
+	Idle           int64 // not working, no task ready, inside a parallel region
+	OverheadSerial int64 // the same outside any parallel region
+	IdleSerial     int64
+}
+
+// Total returns the accounted time.
+func (t ThreadTimes) Total() int64 {
+	return t.Work + t.MPI + t.Overhead + t.Idle + t.OverheadSerial + t.IdleSerial
+}
+
+type category uint8
+
+const (
+	catNonWork category = iota
+	catWork
+	catMPI
+)
+
+// Breakdown integrates POT's δr and δw per thread (Alg. 3). It is lazy: a
+// thread's interval is closed only when what the thread does changes, and
+// overhead within a non-working interval is read off the running integral
+// R(t) = ∫ δr, so the cost per event is O(1) whatever the thread count.
+type Breakdown struct {
+	Threads []ThreadTimes
+
+	r      int64 // ∫ δr dt up to the current event
+	cat    []category
+	since  []int64
+	rSince []int64
+	region []int32 // top-level region instance during the open interval
+	num    []int32 // team number in it
+}
+
+func newBreakdown(s *Sim) *Breakdown {
+	n := len(s.Threads)
+	b := &Breakdown{
+		Threads: make([]ThreadTimes, n),
+		cat:     make([]category, n),
+		since:   make([]int64, n),
+		rSince:  make([]int64, n),
+		region:  make([]int32, n),
+		num:     make([]int32, n),
+	}
+	for i := range b.since {
+		// Every thread is accounted over the whole process window: a worker
+		// created late was a processing unit left idle until then.
+		b.since[i] = s.Begin
+		b.region[i] = -1
+	}
+	return b
+}
+
+// Before integrates δr over the time since the previous event.
+func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
+	if s.Ready > 0 {
+		b.r += dt
+	}
+}
+
+// After closes the thread's interval if the event changed what it does.
+func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
+	cat, region, num := b.classify(s, th)
+	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
+		b.close(s, th, s.Now)
+		b.cat[th], b.region[th], b.num[th] = cat, region, num
+	}
+}
+
+// Finish closes every thread at the end of the process window.
+func (b *Breakdown) Finish(s *Sim) {
+	for th := range b.cat {
+		b.close(s, th, s.End)
+	}
+}
+
+func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
+	thr := &s.Threads[th]
+	region, num := int32(-1), int32(0)
+	if len(thr.Teams) > 0 {
+		region, num = thr.Teams[0].Region, thr.Teams[0].Num
+	}
+	if thr.MPI > 0 {
+		return catMPI, region, num
+	}
+	if top := thr.Current(); top != NoTask && s.Tasks.State[top] == Running {
+		return catWork, region, num
+	}
+	return catNonWork, region, num
+}
+
+func (b *Breakdown) close(s *Sim, th int, now int64) {
+	d := now - b.since[th]
+	t := &b.Threads[th]
+	switch b.cat[th] {
+	case catWork:
+		t.Work += d
+	case catMPI:
+		t.MPI += d
+	default:
+		ov := b.r - b.rSince[th]
+		if r := b.region[th]; r >= 0 {
+			t.Overhead += ov
+			t.Idle += d - ov
+			if reg := &s.Regions[r]; reg.TopLevel && int(b.num[th]) < len(reg.Idle) {
+				reg.Idle[b.num[th]] += d
+			}
+		} else {
+			t.OverheadSerial += ov
+			t.IdleSerial += d - ov
+		}
+	}
+	b.since[th] = now
+	b.rSince[th] = b.r
+}
+
+// TALP holds one process's raw TALP components (seed
+// talp-pop-hybrid-metrics.txt), summed over its M threads; the per-process
+// averages of the seed are these divided by M.
+type TALP struct {
+	Threads   int   // M
+	ElapsedNS int64 // T_i, the process window
+	Useful    int64 // Σ_j T^U_{i,j}
+	MPI       int64 // Σ_j T^C_{i,j}
+	Idle      int64 // Σ_j T^I_{i,j} (idle and runtime overhead)
+	Serial    int64 // Σ_j (T^I_{i,j} − Σ_p T^I_{i,j,p})
+	// LB is M·T^{I_lb}_i = Σ_p Σ_{j∈team} (T^I_{i,j,p} − min_k T^I_{i,k,p});
+	// Sched is M·T^{I_sch}_i = Σ_p |team|·min_k T^I_{i,k,p}. With every
+	// thread in every team they are M times the seed's sums.
+	LB    int64
+	Sched int64
+}
+
+// TALP computes the process's TALP components after the simulation.
+func (s *Sim) TALP() TALP {
+	var t TALP
+	t.ElapsedNS = s.End - s.Begin
+	var inRegion int64
+	for th, tt := range s.Breakdown.Threads {
+		if len(s.Proc.Events[th]) == 0 {
+			continue
+		}
+		t.Threads++
+		t.Useful += tt.Work
+		t.MPI += tt.MPI
+		t.Idle += tt.Overhead + tt.Idle + tt.OverheadSerial + tt.IdleSerial
+	}
+	for i := range s.Regions {
+		reg := &s.Regions[i]
+		if !reg.TopLevel || len(reg.Idle) == 0 {
+			continue
+		}
+		mn := reg.Idle[0]
+		for _, v := range reg.Idle {
+			mn = min(mn, v)
+			inRegion += v
+		}
+		for _, v := range reg.Idle {
+			t.LB += v - mn
+		}
+		t.Sched += int64(len(reg.Idle)) * mn
+	}
+	t.Serial = t.Idle - inRegion
+	return t
+}

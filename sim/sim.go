@@ -1,0 +1,183 @@
+package sim
+
+import (
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Model turns a runtime's events into transitions (POT's "Update", Alg. 2).
+// Prepare runs once before the simulation (to size task tables and count
+// what must be known up front); Update runs for every event in time order;
+// it may look ahead in the thread's own events (evs[i+1:]).
+type Model interface {
+	Prepare(s *Sim) error
+	Update(s *Sim, th int, evs []trace.Event, i int)
+}
+
+// Pass is an analysis run beside the simulation (POT Alg. 1, "Analysis").
+// Before sees the state before the event, with dt the time since the
+// previous event of the process; After sees it once the event is applied.
+type Pass interface {
+	Before(s *Sim, e *trace.Event, th int, dt int64)
+	After(s *Sim, e *trace.Event, th int)
+	Finish(s *Sim)
+}
+
+// Sim is the simulated state of one process.
+type Sim struct {
+	Proc    *trace.Process
+	Tasks   Tasks
+	Threads []Thread
+	Regions []Region
+	Groups  []Group
+	Ready   int   // tasks in state Ready (δr = Ready > 0)
+	Now     int64 // time of the event being processed
+	Begin   int64 // first event of the process
+	End     int64 // last event of the process
+	Warn    Warnings
+
+	// dependence edges: singly linked successor lists in a shared pool
+	edgeTo   []Task
+	edgeNext []int32
+
+	// Breakdown is the built-in time-breakdown pass.
+	Breakdown *Breakdown
+}
+
+// New prepares a simulation of p. strict turns warnings into an error.
+func New(p *trace.Process, strict bool) *Sim {
+	s := &Sim{Proc: p, Threads: make([]Thread, len(p.Events))}
+	s.Warn.Strict = strict
+	s.Begin, s.End = p.TimeRange()
+	return s
+}
+
+// AllocTasks sizes the task tables for n task slots.
+func (s *Sim) AllocTasks(n int) { s.Tasks.grow(n) }
+
+// Run replays every event of the process in time order through the model
+// and the passes (Alg. 1). The breakdown pass always runs.
+func (s *Sim) Run(m Model, passes ...Pass) error {
+	if err := m.Prepare(s); err != nil {
+		return err
+	}
+	s.Breakdown = newBreakdown(s)
+	all := append([]Pass{s.Breakdown}, passes...)
+	p := s.Proc
+	var h mergeHeap
+	h.init(p.Events)
+	last := s.Begin
+	for h.len() > 0 {
+		th := h.top()
+		i := h.pos[th]
+		evs := p.Events[th]
+		e := &evs[i]
+		dt := e.Time - last
+		for _, ps := range all {
+			ps.Before(s, e, th, dt)
+		}
+		s.Now = e.Time
+		last = e.Time
+		m.Update(s, th, evs, i)
+		for _, ps := range all {
+			ps.After(s, e, th)
+		}
+		if s.Warn.Err != nil {
+			return s.Warn.Err
+		}
+		h.advance(th)
+	}
+	s.Now = s.End
+	for _, ps := range all {
+		ps.Before(s, nil, -1, s.End-last)
+		ps.Finish(s)
+	}
+	return s.Warn.Err
+}
+
+// tieClass orders events of different threads at equal times: what makes a
+// task exist or ready (creation, completion, arrival of a remote
+// dependence) goes before what starts or resumes one, so equal timestamps
+// from a coarse clock do not look like a task started before it was ready.
+func tieClass(e *trace.Event) uint8 {
+	switch e.Kind {
+	case trace.TaskCreate, trace.TaskDeps, trace.TaskDependence, trace.RemoteDepIn, trace.DetachFulfill,
+		trace.ImplicitTaskEnd, trace.RemoteDepOut, trace.ThreadBegin:
+		return 0
+	case trace.TaskSchedule:
+		if e.Args[1] != 7 && e.Args[1] != 2 { // anything but switch and yield finishes the prior task
+			return 0
+		}
+		return 1
+	case trace.SyncWaitBegin, trace.SyncBegin:
+		return 0
+	}
+	return 1
+}
+
+// mergeHeap is a k-way merge of the threads' event streams by (time, tie
+// class, thread).
+type mergeHeap struct {
+	evs  [][]trace.Event
+	pos  []int
+	heap []int
+}
+
+func (h *mergeHeap) init(evs [][]trace.Event) {
+	h.evs = evs
+	h.pos = make([]int, len(evs))
+	for t, e := range evs {
+		if len(e) > 0 {
+			h.heap = append(h.heap, t)
+		}
+	}
+	for i := len(h.heap)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *mergeHeap) len() int { return len(h.heap) }
+func (h *mergeHeap) top() int { return h.heap[0] }
+
+func (h *mergeHeap) less(a, b int) bool {
+	ea, eb := &h.evs[a][h.pos[a]], &h.evs[b][h.pos[b]]
+	if ea.Time != eb.Time {
+		return ea.Time < eb.Time
+	}
+	ca, cb := tieClass(ea), tieClass(eb)
+	if ca != cb {
+		return ca < cb
+	}
+	return a < b
+}
+
+// advance moves the top thread to its next event.
+func (h *mergeHeap) advance(th int) {
+	h.pos[th]++
+	if h.pos[th] == len(h.evs[th]) {
+		n := len(h.heap) - 1
+		h.heap[0] = h.heap[n]
+		h.heap = h.heap[:n]
+	}
+	if len(h.heap) > 0 {
+		h.down(0)
+	}
+}
+
+func (h *mergeHeap) down(i int) {
+	n := len(h.heap)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.less(h.heap[r], h.heap[l]) {
+			m = r
+		}
+		if !h.less(h.heap[m], h.heap[i]) {
+			return
+		}
+		h.heap[i], h.heap[m] = h.heap[m], h.heap[i]
+		i = m
+	}
+}

@@ -1,0 +1,246 @@
+// Package sim is ptrace's runtime-agnostic discrete-event task simulator
+// (POT, seed pot-dependent-task-time-breakdown.txt §3.2, Alg. 1): it replays
+// the events of one process in time order, keeps every task in the
+// transition system of POT Fig. 2 and lets analysis passes integrate what
+// the states imply (δr: some task is ready; δw: a thread runs a task) over
+// time. A runtime model (ompt.Model for OpenMP) turns events into the
+// transitions (POT's "Update", Alg. 2); the passes here compute the time
+// breakdown, TALP's per-region idle times and per-construct task metrics.
+package sim
+
+import (
+	"fmt"
+	"strings"
+)
+
+// TaskState is a state of POT Fig. 2's transition system (0: not created).
+type TaskState uint8
+
+const (
+	NotCreated TaskState = iota
+	Initialized
+	Ready
+	Suspended
+	Cancelled
+	Running
+	Executed
+	Detached
+	Completed
+	Deleted
+)
+
+var stateNames = [...]string{"not created", "initialized", "ready", "suspended", "cancelled", "running", "executed", "detached", "completed", "deleted"}
+
+func (s TaskState) String() string {
+	if int(s) < len(stateNames) {
+		return stateNames[s]
+	}
+	return fmt.Sprintf("state(%d)", uint8(s))
+}
+
+// legal[from][to] holds the transitions of POT Fig. 2. Running→Running is
+// absent; resuming a task goes Suspended→Ready→Running.
+var legal = func() (t [Deleted + 1][Deleted + 1]bool) {
+	for _, e := range [][2]TaskState{
+		{Initialized, Ready}, {Ready, Cancelled}, {Ready, Running}, {Suspended, Ready},
+		{Cancelled, Detached}, {Cancelled, Completed}, {Running, Ready}, {Running, Suspended},
+		{Running, Cancelled}, {Running, Executed}, {Executed, Detached}, {Executed, Completed},
+		{Detached, Completed}, {Completed, Deleted},
+		{NotCreated, Initialized},
+	} {
+		t[e[0]][e[1]] = true
+	}
+	return
+}()
+
+// Legal reports whether from → to is a transition of POT Fig. 2.
+func Legal(from, to TaskState) bool { return from <= Deleted && to <= Deleted && legal[from][to] }
+
+// TaskKind distinguishes the tasks a thread can run.
+type TaskKind uint8
+
+const (
+	KindExplicit TaskKind = iota
+	KindImplicit
+	KindInitial
+)
+
+// Task is a dense task index within one process.
+type Task = int32
+
+// NoTask marks "no task".
+const NoTask Task = -1
+
+// WaitKind says why a suspended task waits.
+type WaitKind uint8
+
+const (
+	WaitNone     WaitKind = iota
+	WaitChild             // switched out for another task (undeferred child, scheduling point)
+	WaitTaskwait          // children to complete
+	WaitBarrier           // team to arrive, region tasks to complete
+	WaitGroup             // taskgroup descendants to complete
+	WaitParallel          // a parallel region it encountered to end
+	WaitOther             // a synchronisation the model cannot see through
+)
+
+// Task flag bits (Tasks.Flags).
+const (
+	FlagFulfilled  uint8 = 1 << iota // detach event fulfilled before the task finished
+	FlagUndeferred                   // executed immediately by its creator
+)
+
+// Tasks holds every task's state as parallel dense slices indexed by Task
+// (no per-task pointers): 54 bytes per task slot, plus 8 per dependence edge.
+type Tasks struct {
+	State    []TaskState
+	Kind     []TaskKind
+	Wait     []WaitKind
+	Flags    []uint8
+	Thread   []int16 // thread running or last running it, -1 never ran
+	Missing  []int32 // unfinished predecessors
+	Kids     []int32 // children not yet completed (taskwait)
+	Parent   []Task
+	Group    []int32 // taskgroup it belongs to, -1 none
+	Region   []int32 // parallel-region instance it belongs to, -1 none
+	Loc      []int32 // construct (location id), -1 unknown
+	Created  []int64
+	Started  []int64 // first start, -1 never
+	RunNS    []int64 // time spent Running
+	succHead []int32
+}
+
+func (ts *Tasks) grow(n int) {
+	ts.State = make([]TaskState, n)
+	ts.Kind = make([]TaskKind, n)
+	ts.Thread = make([]int16, n)
+	ts.Missing = make([]int32, n)
+	ts.Kids = make([]int32, n)
+	ts.Parent = make([]Task, n)
+	ts.Group = make([]int32, n)
+	ts.Region = make([]int32, n)
+	ts.Loc = make([]int32, n)
+	ts.Created = make([]int64, n)
+	ts.Started = make([]int64, n)
+	ts.RunNS = make([]int64, n)
+	ts.Wait = make([]WaitKind, n)
+	ts.Flags = make([]uint8, n)
+	ts.succHead = make([]int32, n)
+	for i := range ts.succHead {
+		ts.succHead[i] = -1
+		ts.Thread[i] = -1
+		ts.Started[i] = -1
+		ts.Parent[i] = NoTask
+		ts.Group[i] = -1
+		ts.Region[i] = -1
+		ts.Loc[i] = -1
+	}
+}
+
+// Len returns the number of task slots.
+func (ts *Tasks) Len() int { return len(ts.State) }
+
+// Thread is one thread's simulated state.
+type Thread struct {
+	Stack    []Task // tasks on this thread, innermost last
+	MPI      int32  // nesting depth of MPI calls
+	Teams    []TeamRef
+	Groups   []OpenGroup
+	RunSince int64 // when the task on top started running
+}
+
+// TeamRef is a thread's membership in a region instance's team.
+type TeamRef struct {
+	Region int32
+	Num    int32
+}
+
+// OpenGroup is a taskgroup region a task on this thread is inside.
+type OpenGroup struct {
+	Task  Task
+	Group int32
+}
+
+// TopRegion returns the outermost region instance the thread is in, -1 none.
+func (t *Thread) TopRegion() int32 {
+	if len(t.Teams) == 0 {
+		return -1
+	}
+	return t.Teams[0].Region
+}
+
+// Current returns the innermost task on the thread or NoTask.
+func (t *Thread) Current() Task {
+	if len(t.Stack) == 0 {
+		return NoTask
+	}
+	return t.Stack[len(t.Stack)-1]
+}
+
+// Region is a parallel-region instance: a team, the barriers it passes and
+// the explicit tasks bound to it.
+type Region struct {
+	Team     int32
+	Pending  int32    // explicit tasks bound to the region, not completed
+	Next     int32    // the barrier to be released next
+	Arrived  [2]int32 // arrivals at barriers Next and Next+1
+	Epoch    []int32  // per team thread number: barriers passed
+	Waiting  []Task   // implicit tasks waiting at barrier Next
+	Later    []Task   // and at barrier Next+1
+	TopLevel bool
+	// Idle is TALP's T^I_{j,p}: per team thread number, its time not
+	// working and not in MPI while in this (top-level) region.
+	Idle []int64
+}
+
+// Group is a taskgroup: descendants created inside it that are not done.
+type Group struct {
+	Pending int32
+	Waiter  Task // task waiting at the end of the group, NoTask if none
+}
+
+// Warnings counts tolerated inconsistencies by kind with the first examples.
+type Warnings struct {
+	Count    map[string]int64
+	Examples []string
+	Strict   bool
+	Err      error // first warning when Strict
+}
+
+// maxExamples bounds the warning examples kept.
+const maxExamples = 10
+
+// Add records a warning of the given kind.
+func (w *Warnings) Add(kind, format string, args ...any) {
+	if w.Count == nil {
+		w.Count = map[string]int64{}
+	}
+	w.Count[kind]++
+	if len(w.Examples) < maxExamples || (w.Strict && w.Err == nil) {
+		msg := kind + ": " + fmt.Sprintf(format, args...)
+		if len(w.Examples) < maxExamples {
+			w.Examples = append(w.Examples, msg)
+		}
+		if w.Strict && w.Err == nil {
+			w.Err = fmt.Errorf("%s (--strict)", msg)
+		}
+	}
+}
+
+// Total returns the number of warnings.
+func (w *Warnings) Total() int64 {
+	var n int64
+	for _, c := range w.Count {
+		n += c
+	}
+	return n
+}
+
+// Summary lists warning counts by kind.
+func (w *Warnings) Summary() string {
+	var b strings.Builder
+	for k, c := range w.Count {
+		fmt.Fprintf(&b, "%s×%d ", k, c)
+	}
+	return strings.TrimSpace(b.String())
+}

@@ -1,0 +1,149 @@
+package sim
+
+import (
+	"math/bits"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// HistBuckets is the number of power-of-two duration buckets: bucket i
+// holds durations in [2^i, 2^(i+1)) ns, bucket 0 also 0 ns.
+const HistBuckets = 40
+
+// Bucket returns the histogram bucket of a duration.
+func Bucket(ns int64) int {
+	if ns <= 1 {
+		return 0
+	}
+	return min(bits.Len64(uint64(ns))-1, HistBuckets-1)
+}
+
+// ConstructStats are the statistics of the explicit tasks of one construct
+// (source location) in one process.
+type ConstructStats struct {
+	Loc      int32 // location id, -1 unknown
+	Count    int64
+	Executed int64 // tasks that ran (some may never run in a cut trace)
+	SumNS    int64 // time Running, summed
+	MinNS    int64
+	MaxNS    int64
+	CreateNS int64 // Σ time from task_create to the creator's next event
+	Hist     [HistBuckets]int64
+}
+
+// TaskStats gathers per-construct statistics (Score-P style) and how many
+// tasks each thread executed. It runs beside the simulation because the
+// creation interval needs the creating thread's next event.
+type TaskStats struct {
+	byLoc    map[int32]int
+	Stats    []ConstructStats
+	PerThread []int64 // explicit tasks started per thread
+	createNS []int64  // per task, filled at creation
+}
+
+// NewTaskStats returns the pass.
+func NewTaskStats() *TaskStats { return &TaskStats{byLoc: map[int32]int{}} }
+
+func (ts *TaskStats) Before(s *Sim, e *trace.Event, th int, dt int64) {}
+
+func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
+	if e.Kind != trace.TaskCreate {
+		return
+	}
+	if ts.createNS == nil {
+		ts.createNS = make([]int64, s.Tasks.Len())
+	}
+	next := s.NextTime(th)
+	if next < 0 {
+		return
+	}
+	// The task is the most recently created on this thread.
+	if t := s.lastCreated; s.valid(t) {
+		ts.createNS[t] = next - e.Time
+	}
+}
+
+// Finish computes the statistics from the final task table.
+func (ts *TaskStats) Finish(s *Sim) {
+	ts.PerThread = make([]int64, len(s.Threads))
+	tk := &s.Tasks
+	for t := 0; t < tk.Len(); t++ {
+		if tk.State[t] == NotCreated || tk.Kind[t] != KindExplicit {
+			continue
+		}
+		i, ok := ts.byLoc[tk.Loc[t]]
+		if !ok {
+			i = len(ts.Stats)
+			ts.byLoc[tk.Loc[t]] = i
+			ts.Stats = append(ts.Stats, ConstructStats{Loc: tk.Loc[t], MinNS: -1})
+		}
+		c := &ts.Stats[i]
+		c.Count++
+		if ts.createNS != nil {
+			c.CreateNS += ts.createNS[t]
+		}
+		if tk.Started[t] < 0 {
+			continue
+		}
+		d := tk.RunNS[t]
+		c.Executed++
+		c.SumNS += d
+		if c.MinNS < 0 || d < c.MinNS {
+			c.MinNS = d
+		}
+		c.MaxNS = max(c.MaxNS, d)
+		c.Hist[Bucket(d)]++
+		if th := tk.Thread[t]; th >= 0 && int(th) < len(ts.PerThread) {
+			ts.PerThread[th]++
+		}
+	}
+	for i := range ts.Stats {
+		if ts.Stats[i].MinNS < 0 {
+			ts.Stats[i].MinNS = 0
+		}
+	}
+}
+
+// ReadySeries integrates the number of ready tasks over fixed time bins:
+// Values[i] is Σ ready-count × ns within bin i (exact integers, so sums over
+// processes do not depend on their order).
+type ReadySeries struct {
+	Start, Bin int64
+	Values     []int64
+	last       int64
+}
+
+// NewReadySeries returns a pass with n bins of width bin from start.
+func NewReadySeries(start, bin int64, n int) *ReadySeries {
+	return &ReadySeries{Start: start, Bin: max(bin, 1), Values: make([]int64, n), last: start}
+}
+
+func (r *ReadySeries) Before(s *Sim, e *trace.Event, th int, dt int64) {
+	now := s.End
+	if e != nil {
+		now = e.Time
+	}
+	if s.Ready > 0 {
+		r.add(r.last, now, int64(s.Ready))
+	}
+	r.last = now
+}
+
+func (r *ReadySeries) add(a, b, n int64) {
+	for a < b {
+		i := (a - r.Start) / r.Bin
+		if a < r.Start {
+			a = r.Start
+			continue
+		}
+		if i >= int64(len(r.Values)) {
+			return
+		}
+		end := min(b, r.Start+(i+1)*r.Bin)
+		r.Values[i] += n * (end - a)
+		a = end
+	}
+}
+
+func (r *ReadySeries) After(s *Sim, e *trace.Event, th int) {}
+func (r *ReadySeries) Finish(s *Sim)                        {}

@@ -1,0 +1,596 @@
+package sim
+
+// The operations below are the transitions of POT Fig. 2 with the
+// bookkeeping they imply (ready count, dependences, taskwait, taskgroup and
+// barrier conditions). Models call them; they never panic on inconsistent
+// input: what cannot happen in a correct trace is counted as a warning and
+// the state is repaired as plausibly as possible.
+
+func (s *Sim) valid(t Task) bool { return t >= 0 && int(t) < len(s.Tasks.State) }
+
+// setState moves t to state to, keeping the ready count.
+func (s *Sim) setState(t Task, to TaskState) {
+	ts := &s.Tasks
+	from := ts.State[t]
+	if from == to {
+		return
+	}
+	if !legal[from][to] {
+		s.Warn.Add("illegal transition", "task #%d %s → %s at %d ns", t, from, to, s.Now)
+	}
+	if from == Ready {
+		s.Ready--
+	}
+	if to == Ready {
+		s.Ready++
+	}
+	ts.State[t] = to
+}
+
+// CreateTask creates t (→ Initialized) on thread th with the given kind,
+// parent, construct and missing predecessors known up front (remote ones).
+// It joins its parent's region and its creator's taskgroup.
+func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, flags uint8) {
+	if !s.valid(t) {
+		s.Warn.Add("bad task id", "task #%d outside the task table at %d ns", t, s.Now)
+		return
+	}
+	ts := &s.Tasks
+	if ts.State[t] != NotCreated {
+		s.Warn.Add("task created twice", "task #%d at %d ns", t, s.Now)
+		return
+	}
+	s.setState(t, Initialized)
+	ts.Kind[t] = kind
+	ts.Parent[t] = parent
+	ts.Loc[t] = loc
+	ts.Created[t] = s.Now
+	ts.Flags[t] |= flags
+	if kind != KindExplicit || !s.valid(parent) {
+		return
+	}
+	ts.Kids[parent]++
+	r := ts.Region[parent]
+	ts.Region[t] = r
+	if r >= 0 {
+		s.Regions[r].Pending++
+	}
+	g := ts.Group[parent]
+	if th >= 0 {
+		gs := s.Threads[th].Groups
+		for i := len(gs) - 1; i >= 0; i-- {
+			if gs[i].Task == parent {
+				g = gs[i].Group
+				break
+			}
+		}
+	}
+	ts.Group[t] = g
+	if g >= 0 {
+		s.Groups[g].Pending++
+	}
+}
+
+// AddMissing adds n unfinished predecessors known before creation (e.g.
+// remote dependences that will arrive later).
+func (s *Sim) AddMissing(t Task, n int32) {
+	if s.valid(t) {
+		s.Tasks.Missing[t] += n
+	}
+}
+
+// AddEdge makes succ depend on pred. An edge from a completed task is a no-op.
+func (s *Sim) AddEdge(pred, succ Task) {
+	if !s.valid(pred) || !s.valid(succ) || pred == succ {
+		return
+	}
+	ts := &s.Tasks
+	if ts.State[pred] >= Completed || ts.State[pred] == NotCreated {
+		return
+	}
+	for e := ts.succHead[pred]; e >= 0; e = s.edgeNext[e] {
+		if s.edgeTo[e] == succ {
+			return
+		}
+	}
+	s.edgeTo = append(s.edgeTo, succ)
+	s.edgeNext = append(s.edgeNext, ts.succHead[pred])
+	ts.succHead[pred] = int32(len(s.edgeTo) - 1)
+	ts.Missing[succ]++
+	if ts.State[succ] == Ready {
+		// Learnt (from a runtime-reported edge) after the task looked free at
+		// the same instant: it was never really ready. Undo, not a transition.
+		s.Ready--
+		ts.State[succ] = Initialized
+	}
+}
+
+// ReadyIfFree makes an initialized task ready when no predecessor is missing.
+func (s *Sim) ReadyIfFree(t Task) {
+	if s.valid(t) && s.Tasks.State[t] == Initialized && s.Tasks.Missing[t] <= 0 {
+		s.setState(t, Ready)
+	}
+}
+
+// Release counts one predecessor of t as done (e.g. a remote dependence
+// arrived) and makes t ready when it was the last.
+func (s *Sim) Release(t Task) {
+	if !s.valid(t) {
+		return
+	}
+	s.Tasks.Missing[t]--
+	if s.Tasks.Missing[t] < 0 {
+		s.Warn.Add("dependence released twice", "task #%d at %d ns", t, s.Now)
+	}
+	s.ReadyIfFree(t)
+}
+
+// StartTask makes t run on thread th: a new task is pushed on the thread's
+// stack; a task already on it (resumed after a child) becomes the top.
+// A task suspended in a synchronisation stays suspended until it ends.
+func (s *Sim) StartTask(t Task, th int) {
+	if !s.valid(t) {
+		s.Warn.Add("unknown task", "task_schedule to task #%d at %d ns", t, s.Now)
+		return
+	}
+	ts := &s.Tasks
+	thr := &s.Threads[th]
+	// Resuming a task below the top of this thread's stack.
+	for i := len(thr.Stack) - 1; i >= 0; i-- {
+		if thr.Stack[i] == t {
+			if i != len(thr.Stack)-1 {
+				s.Warn.Add("stack mismatch", "task #%d resumed under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
+				for _, u := range thr.Stack[i+1:] {
+					if ts.State[u] == Running {
+						s.stopRunning(u, th)
+						s.setState(u, Suspended)
+					}
+				}
+				thr.Stack = thr.Stack[:i+1]
+			}
+			s.resume(t, th)
+			return
+		}
+	}
+	switch ts.State[t] {
+	case Ready:
+	case Initialized:
+		if ts.Missing[t] > 0 {
+			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, ts.Missing[t], s.Now)
+		}
+		s.setState(t, Ready)
+	case Suspended:
+		// An untied task resumed on another thread.
+		s.removeFromStacks(t, th)
+		s.setState(t, Ready)
+	case NotCreated:
+		s.Warn.Add("task never created", "task_schedule to task #%d at %d ns", t, s.Now)
+		return
+	default:
+		s.Warn.Add("bad start", "task #%d started in state %s at %d ns", t, ts.State[t], s.Now)
+		return
+	}
+	if top := thr.Current(); top != NoTask && ts.State[top] == Running {
+		// The current task reaches a scheduling point (e.g. an undeferred
+		// child or a switch at creation): it waits for the new one.
+		s.stopRunning(top, th)
+		s.setState(top, Suspended)
+		ts.Wait[top] = WaitChild
+	}
+	thr.Stack = append(thr.Stack, t)
+	ts.Thread[t] = int16(th)
+	if ts.Started[t] < 0 {
+		ts.Started[t] = s.Now
+	}
+	s.setState(t, Running)
+	thr.RunSince = s.Now
+}
+
+// resume makes the top task t of thread th run again unless it still waits
+// in a synchronisation.
+func (s *Sim) resume(t Task, th int) {
+	ts := &s.Tasks
+	switch ts.State[t] {
+	case Running:
+		return
+	case Suspended:
+		if ts.Wait[t] != WaitChild {
+			return // still in taskwait/barrier/...: only its end resumes it
+		}
+		ts.Wait[t] = WaitNone
+		s.setState(t, Ready)
+	case Ready:
+	default:
+		s.Warn.Add("bad resume", "task #%d resumed in state %s at %d ns", t, ts.State[t], s.Now)
+		return
+	}
+	s.setState(t, Running)
+	s.Threads[th].RunSince = s.Now
+}
+
+func (s *Sim) stopRunning(t Task, th int) {
+	s.Tasks.RunNS[t] += s.Now - s.Threads[th].RunSince
+}
+
+func (s *Sim) removeFromStacks(t Task, except int) {
+	for i := range s.Threads {
+		if i == except {
+			continue
+		}
+		st := s.Threads[i].Stack
+		for j := range st {
+			if st[j] == t {
+				s.Threads[i].Stack = append(st[:j], st[j+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// popTop removes t from the top of th's stack.
+func (s *Sim) popTop(t Task, th int) {
+	thr := &s.Threads[th]
+	if n := len(thr.Stack); n > 0 && thr.Stack[n-1] == t {
+		thr.Stack = thr.Stack[:n-1]
+		return
+	}
+	for i := len(thr.Stack) - 1; i >= 0; i-- {
+		if thr.Stack[i] == t {
+			s.Warn.Add("stack mismatch", "task #%d finished under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
+			thr.Stack = thr.Stack[:i]
+			return
+		}
+	}
+	s.Warn.Add("stack mismatch", "task #%d finished on thread %d that does not run it at %d ns", t, th, s.Now)
+}
+
+// EndStatus says how a running task leaves its thread.
+type EndStatus uint8
+
+const (
+	EndComplete EndStatus = iota // Running → Executed → Completed
+	EndDetach                    // Running → Executed → Detached (completes at fulfill)
+	EndCancel                    // Running → Cancelled → Completed
+	EndYield                     // Running → Ready, stays on the stack
+	EndSwitch                    // Running → Suspended, stays on the stack
+)
+
+// StopTask applies how the running task t leaves thread th.
+func (s *Sim) StopTask(t Task, th int, how EndStatus) {
+	if !s.valid(t) {
+		s.Warn.Add("unknown task", "task_schedule from task #%d at %d ns", t, s.Now)
+		return
+	}
+	ts := &s.Tasks
+	st := ts.State[t]
+	if st == NotCreated {
+		s.Warn.Add("task never created", "task_schedule from task #%d at %d ns", t, s.Now)
+		return
+	}
+	if st == Running {
+		s.stopRunning(t, th)
+	}
+	switch how {
+	case EndYield:
+		if st == Running {
+			s.setState(t, Ready)
+		}
+		return
+	case EndSwitch:
+		if st == Running {
+			s.setState(t, Suspended)
+			ts.Wait[t] = WaitChild
+		}
+		return
+	}
+	if st >= Executed {
+		s.Warn.Add("completed twice", "task #%d finished again (state %s) at %d ns", t, st, s.Now)
+		return
+	}
+	s.popTop(t, th)
+	switch how {
+	case EndCancel:
+		s.setState(t, Cancelled)
+		s.complete(t)
+	case EndDetach:
+		s.setState(t, Executed)
+		if ts.Flags[t]&FlagFulfilled != 0 {
+			s.complete(t)
+		} else {
+			s.setState(t, Detached)
+		}
+	default:
+		if st != Running {
+			s.Warn.Add("finished without running", "task #%d finished in state %s at %d ns", t, st, s.Now)
+			if st != Ready {
+				s.setState(t, Ready)
+			}
+			s.setState(t, Running)
+		}
+		s.setState(t, Executed)
+		s.complete(t)
+	}
+}
+
+// Fulfill handles a detach event: a detached task completes now; a task
+// still running will complete when it finishes.
+func (s *Sim) Fulfill(t Task) {
+	if !s.valid(t) {
+		return
+	}
+	switch s.Tasks.State[t] {
+	case Detached:
+		s.complete(t)
+	case Completed, Deleted:
+		s.Warn.Add("fulfilled twice", "task #%d at %d ns", t, s.Now)
+	default:
+		s.Tasks.Flags[t] |= FlagFulfilled
+	}
+}
+
+// Discard cancels a task that never ran (cancel taskgroup).
+func (s *Sim) Discard(t Task) {
+	if !s.valid(t) {
+		return
+	}
+	switch s.Tasks.State[t] {
+	case Initialized:
+		s.setState(t, Ready)
+		fallthrough
+	case Ready:
+		s.setState(t, Cancelled)
+		s.complete(t)
+	}
+}
+
+// complete finishes t: → Completed, then successors, parent's taskwait,
+// taskgroup and region barrier conditions.
+func (s *Sim) complete(t Task) {
+	ts := &s.Tasks
+	s.setState(t, Completed)
+	for e := ts.succHead[t]; e >= 0; e = s.edgeNext[e] {
+		s.Release(s.edgeTo[e])
+	}
+	ts.succHead[t] = -1
+	if ts.Kind[t] != KindExplicit {
+		return
+	}
+	if p := ts.Parent[t]; s.valid(p) {
+		ts.Kids[p]--
+		if ts.Kids[p] == 0 && ts.State[p] == Suspended && ts.Wait[p] == WaitTaskwait {
+			s.setState(p, Ready)
+		}
+	}
+	if g := ts.Group[t]; g >= 0 {
+		grp := &s.Groups[g]
+		grp.Pending--
+		if grp.Pending == 0 && grp.Waiter != NoTask && ts.State[grp.Waiter] == Suspended {
+			s.setState(grp.Waiter, Ready)
+		}
+	}
+	if r := ts.Region[t]; r >= 0 {
+		s.Regions[r].Pending--
+		s.checkBarrier(r)
+	}
+}
+
+// SuspendForTaskwait: t waits for its children.
+func (s *Sim) SuspendForTaskwait(t Task, th int) {
+	if !s.suspend(t, th, WaitTaskwait) {
+		return
+	}
+	if s.Tasks.Kids[t] <= 0 {
+		s.setState(t, Ready)
+	}
+}
+
+// SuspendOther: t waits in a synchronisation whose end condition the model
+// cannot observe; it is ready at once and runs again at the wait's end.
+func (s *Sim) SuspendOther(t Task, th int) {
+	if s.suspend(t, th, WaitOther) {
+		s.setState(t, Ready)
+	}
+}
+
+func (s *Sim) suspend(t Task, th int, why WaitKind) bool {
+	if !s.valid(t) {
+		return false
+	}
+	ts := &s.Tasks
+	if ts.State[t] != Running {
+		s.Warn.Add("bad suspend", "task #%d waits in state %s at %d ns", t, ts.State[t], s.Now)
+		return false
+	}
+	s.stopRunning(t, th)
+	s.setState(t, Suspended)
+	ts.Wait[t] = why
+	return true
+}
+
+// EndWait resumes t at the end of a synchronisation wait.
+func (s *Sim) EndWait(t Task, th int) {
+	if !s.valid(t) {
+		return
+	}
+	ts := &s.Tasks
+	switch ts.State[t] {
+	case Suspended:
+		s.setState(t, Ready)
+	case Ready:
+	case Running:
+		return
+	default:
+		s.Warn.Add("bad wait end", "task #%d ends a wait in state %s at %d ns", t, ts.State[t], s.Now)
+		return
+	}
+	ts.Wait[t] = WaitNone
+	s.setState(t, Running)
+	s.Threads[th].RunSince = s.Now
+}
+
+// OpenGroup starts a taskgroup region of task t on thread th.
+func (s *Sim) OpenGroup(t Task, th int) {
+	s.Groups = append(s.Groups, Group{Waiter: NoTask})
+	thr := &s.Threads[th]
+	thr.Groups = append(thr.Groups, OpenGroup{Task: t, Group: int32(len(s.Groups) - 1)})
+}
+
+// SuspendForGroup: t waits at the end of its innermost taskgroup.
+func (s *Sim) SuspendForGroup(t Task, th int) {
+	thr := &s.Threads[th]
+	if len(thr.Groups) == 0 || thr.Groups[len(thr.Groups)-1].Task != t {
+		s.SuspendOther(t, th)
+		return
+	}
+	g := &s.Groups[thr.Groups[len(thr.Groups)-1].Group]
+	if !s.suspend(t, th, WaitGroup) {
+		return
+	}
+	g.Waiter = t
+	if g.Pending <= 0 {
+		s.setState(t, Ready)
+	}
+}
+
+// CloseGroup ends the innermost taskgroup region on thread th.
+func (s *Sim) CloseGroup(th int) {
+	thr := &s.Threads[th]
+	if n := len(thr.Groups); n > 0 {
+		s.Groups[thr.Groups[n-1].Group].Waiter = NoTask
+		thr.Groups = thr.Groups[:n-1]
+	}
+}
+
+// NewRegion creates a parallel-region instance with a team of n threads.
+func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
+	team = max(team, 1)
+	s.Regions = append(s.Regions, Region{Team: team, Epoch: make([]int32, team), TopLevel: topLevel, Idle: make([]int64, team)})
+	return int32(len(s.Regions) - 1)
+}
+
+// JoinTeam starts implicit task t of region r as team member num on th.
+func (s *Sim) JoinTeam(t Task, r int32, num int32, th int) {
+	thr := &s.Threads[th]
+	if r >= 0 && (num < 0 || num >= s.Regions[r].Team) {
+		s.Warn.Add("bad team member", "thread number %d in a team of %d at %d ns", num, s.Regions[r].Team, s.Now)
+		num = 0
+	}
+	thr.Teams = append(thr.Teams, TeamRef{Region: r, Num: num})
+	if s.valid(t) {
+		s.Tasks.Region[t] = r
+	}
+}
+
+// LeaveTeam ends th's innermost team membership.
+func (s *Sim) LeaveTeam(th int) {
+	thr := &s.Threads[th]
+	if n := len(thr.Teams); n > 0 {
+		thr.Teams = thr.Teams[:n-1]
+	}
+}
+
+// ArriveBarrier: implicit task t of th waits at its region's next barrier.
+func (s *Sim) ArriveBarrier(t Task, th int) {
+	thr := &s.Threads[th]
+	if len(thr.Teams) == 0 || !s.valid(t) {
+		s.SuspendOther(t, th)
+		return
+	}
+	ref := thr.Teams[len(thr.Teams)-1]
+	if ref.Region < 0 {
+		s.SuspendOther(t, th)
+		return
+	}
+	if !s.suspend(t, th, WaitBarrier) {
+		return
+	}
+	reg := &s.Regions[ref.Region]
+	switch reg.Epoch[ref.Num] - reg.Next {
+	case 0:
+		reg.Arrived[0]++
+		reg.Waiting = append(reg.Waiting, t)
+	case 1:
+		reg.Arrived[1]++
+		reg.Later = append(reg.Later, t)
+	default:
+		// Barrier counts out of step (events missing): do not model it.
+		s.setState(t, Ready)
+		return
+	}
+	s.checkBarrier(ref.Region)
+}
+
+// LeaveBarrier: th passed its region's barrier (its wait ended).
+func (s *Sim) LeaveBarrier(th int) {
+	thr := &s.Threads[th]
+	if len(thr.Teams) == 0 {
+		return
+	}
+	ref := thr.Teams[len(thr.Teams)-1]
+	if ref.Region >= 0 {
+		s.Regions[ref.Region].Epoch[ref.Num]++
+	}
+}
+
+// checkBarrier releases region r's waiting tasks once the whole team
+// arrived and no task bound to the region is pending.
+func (s *Sim) checkBarrier(r int32) {
+	reg := &s.Regions[r]
+	for reg.Arrived[0] >= reg.Team && reg.Pending <= 0 {
+		for _, t := range reg.Waiting {
+			if s.Tasks.State[t] == Suspended && s.Tasks.Wait[t] == WaitBarrier {
+				s.setState(t, Ready)
+			}
+		}
+		reg.Waiting = append(reg.Waiting[:0], reg.Later...)
+		reg.Later = reg.Later[:0]
+		reg.Arrived[0], reg.Arrived[1] = reg.Arrived[1], 0
+		reg.Next++
+	}
+}
+
+// SuspendForParallel: t encountered a parallel region and waits for it.
+func (s *Sim) SuspendForParallel(t Task, th int) { s.suspend(t, th, WaitParallel) }
+
+// FinishImplicit completes an implicit or initial task and pops it.
+func (s *Sim) FinishImplicit(t Task, th int) {
+	if !s.valid(t) {
+		return
+	}
+	ts := &s.Tasks
+	switch ts.State[t] {
+	case Running:
+		s.stopRunning(t, th)
+	case Suspended, Ready:
+		if ts.State[t] == Suspended {
+			s.setState(t, Ready)
+		}
+		s.setState(t, Running)
+	default:
+		s.Warn.Add("bad implicit task end", "task #%d ends in state %s at %d ns", t, ts.State[t], s.Now)
+		return
+	}
+	s.popTop(t, th)
+	s.setState(t, Executed)
+	s.complete(t)
+}
+
+// BeginImplicit creates and starts an implicit (or initial) task on th.
+func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
+	s.CreateTask(t, kind, NoTask, th, -1, 0)
+	if !s.valid(t) || s.Tasks.State[t] != Initialized {
+		return
+	}
+	s.setState(t, Ready)
+	thr := &s.Threads[th]
+	if top := thr.Current(); top != NoTask && s.Tasks.State[top] == Running {
+		s.stopRunning(top, th)
+		s.setState(top, Suspended)
+		s.Tasks.Wait[top] = WaitParallel
+	}
+	thr.Stack = append(thr.Stack, t)
+	s.Tasks.Thread[t] = int16(th)
+	s.Tasks.Started[t] = s.Now
+	s.setState(t, Running)
+	thr.RunSince = s.Now
+}
