@@ -15,6 +15,7 @@ import (
 const (
 	tagRing = 100 + iota
 	tagPairs
+	tagSizes
 	tagFIFO
 	tagA
 	tagB
@@ -146,6 +147,62 @@ func sendRecvPairs(c comm.Comm) error {
 				return err
 			}
 			if err := checkMsg(c, "self message", got, payload(me, me, size)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// messageSizes sends sizes around the usual eager limits and protocol
+// switches of MPI transports and of comm/mpi, blocking and non-blocking, each
+// rank to the next.
+func messageSizes(c comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	next, prev := (me+1)%n, (me+n-1)%n
+	sizes := []int{0, 1, 7, 8, 9, 3991, 3992, 3999, 4000, 4001, 4007, 4008, 4009, 4095, 4096, 4097, 12 << 10, 64<<10 - 1, 64 << 10, 64<<10 + 1}
+	var reqs []comm.Request
+	for _, size := range sizes {
+		reqs = append(reqs, c.Isend(next, tagSizes, payload(me, size, size)))
+	}
+	var recvs []comm.Request
+	for range sizes {
+		recvs = append(recvs, c.Irecv(prev, tagSizes))
+	}
+	for i, size := range sizes {
+		got, err := recvs[i].Wait()
+		if err != nil {
+			return err
+		}
+		if err := checkMsg(c, fmt.Sprintf("Irecv of %d bytes", size), got, payload(prev, size, size)); err != nil {
+			return err
+		}
+	}
+	if err := waitAll(c, reqs); err != nil {
+		return err
+	}
+	// Blocking, in the safe order: rank 0 receives last.
+	for _, size := range sizes {
+		if me != 0 {
+			got, err := c.Recv(prev, tagSizes)
+			if err != nil {
+				return err
+			}
+			if err := checkMsg(c, fmt.Sprintf("Recv of %d bytes", size), got, payload(prev, size, size)); err != nil {
+				return err
+			}
+		}
+		if n > 1 || me != 0 {
+			if err := c.Send(next, tagSizes, payload(me, size, size)); err != nil {
+				return err
+			}
+		}
+		if me == 0 && n > 1 {
+			got, err := c.Recv(prev, tagSizes)
+			if err != nil {
+				return err
+			}
+			if err := checkMsg(c, fmt.Sprintf("Recv of %d bytes", size), got, payload(prev, size, size)); err != nil {
 				return err
 			}
 		}
