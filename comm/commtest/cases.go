@@ -523,7 +523,8 @@ func bcast(c comm.Comm) error {
 	return nil
 }
 
-var ops = []comm.Op{comm.Sum, comm.Min, comm.Max}
+// ops are the reductions every backend must support.
+func ops() []comm.Op { return []comm.Op{comm.Sum, comm.Min, comm.Max} }
 
 // Reduction inputs: of both signs, distinct per rank so that a missing or
 // doubled rank shows, and dyadic so that float64 sums are exact in any order
@@ -554,7 +555,7 @@ func combine[T int64 | float64](op comm.Op, n int, vals func(int) []T) []T {
 }
 
 func allreduceInt64(c comm.Comm) error {
-	for _, op := range ops {
+	for _, op := range ops() {
 		in := intVals(c.Rank())
 		got, err := c.AllreduceInt64(op, in)
 		if err != nil {
@@ -576,7 +577,7 @@ func allreduceInt64(c comm.Comm) error {
 }
 
 func allreduceFloat64(c comm.Comm) error {
-	for _, op := range ops {
+	for _, op := range ops() {
 		got, err := c.AllreduceFloat64(op, floatVals(c.Rank()))
 		if err != nil {
 			return err
@@ -598,7 +599,7 @@ func allreduceFloat64(c comm.Comm) error {
 func reduceInt64(c comm.Comm) error {
 	n, me := c.Size(), c.Rank()
 	for _, root := range slices.Compact([]int{0, n - 1}) {
-		for _, op := range ops {
+		for _, op := range ops() {
 			got, err := c.ReduceInt64(root, op, intVals(me))
 			if err != nil {
 				return err
@@ -620,7 +621,7 @@ func reduceInt64(c comm.Comm) error {
 func reduceFloat64(c comm.Comm) error {
 	n, me := c.Size(), c.Rank()
 	for _, root := range slices.Compact([]int{0, n - 1}) {
-		for _, op := range ops {
+		for _, op := range ops() {
 			got, err := c.ReduceFloat64(root, op, floatVals(me))
 			if err != nil {
 				return err
