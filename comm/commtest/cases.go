@@ -15,6 +15,7 @@ import (
 const (
 	tagRing = 100 + iota
 	tagPairs
+	tagSizes
 	tagFIFO
 	tagA
 	tagB
@@ -146,6 +147,62 @@ func sendRecvPairs(c comm.Comm) error {
 				return err
 			}
 			if err := checkMsg(c, "self message", got, payload(me, me, size)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// messageSizes sends sizes around the usual eager limits and protocol
+// switches of MPI transports and of comm/mpi, blocking and non-blocking, each
+// rank to the next.
+func messageSizes(c comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	next, prev := (me+1)%n, (me+n-1)%n
+	sizes := []int{0, 1, 7, 8, 9, 3991, 3992, 3999, 4000, 4001, 4007, 4008, 4009, 4095, 4096, 4097, 12 << 10, 64<<10 - 1, 64 << 10, 64<<10 + 1}
+	var reqs []comm.Request
+	for _, size := range sizes {
+		reqs = append(reqs, c.Isend(next, tagSizes, payload(me, size, size)))
+	}
+	var recvs []comm.Request
+	for range sizes {
+		recvs = append(recvs, c.Irecv(prev, tagSizes))
+	}
+	for i, size := range sizes {
+		got, err := recvs[i].Wait()
+		if err != nil {
+			return err
+		}
+		if err := checkMsg(c, fmt.Sprintf("Irecv of %d bytes", size), got, payload(prev, size, size)); err != nil {
+			return err
+		}
+	}
+	if err := waitAll(c, reqs); err != nil {
+		return err
+	}
+	// Blocking, in the safe order: rank 0 receives last.
+	for _, size := range sizes {
+		if me != 0 {
+			got, err := c.Recv(prev, tagSizes)
+			if err != nil {
+				return err
+			}
+			if err := checkMsg(c, fmt.Sprintf("Recv of %d bytes", size), got, payload(prev, size, size)); err != nil {
+				return err
+			}
+		}
+		if n > 1 || me != 0 {
+			if err := c.Send(next, tagSizes, payload(me, size, size)); err != nil {
+				return err
+			}
+		}
+		if me == 0 && n > 1 {
+			got, err := c.Recv(prev, tagSizes)
+			if err != nil {
+				return err
+			}
+			if err := checkMsg(c, fmt.Sprintf("Recv of %d bytes", size), got, payload(prev, size, size)); err != nil {
 				return err
 			}
 		}
@@ -466,7 +523,8 @@ func bcast(c comm.Comm) error {
 	return nil
 }
 
-var ops = []comm.Op{comm.Sum, comm.Min, comm.Max}
+// ops are the reductions every backend must support.
+func ops() []comm.Op { return []comm.Op{comm.Sum, comm.Min, comm.Max} }
 
 // Reduction inputs: of both signs, distinct per rank so that a missing or
 // doubled rank shows, and dyadic so that float64 sums are exact in any order
@@ -497,7 +555,7 @@ func combine[T int64 | float64](op comm.Op, n int, vals func(int) []T) []T {
 }
 
 func allreduceInt64(c comm.Comm) error {
-	for _, op := range ops {
+	for _, op := range ops() {
 		in := intVals(c.Rank())
 		got, err := c.AllreduceInt64(op, in)
 		if err != nil {
@@ -519,7 +577,7 @@ func allreduceInt64(c comm.Comm) error {
 }
 
 func allreduceFloat64(c comm.Comm) error {
-	for _, op := range ops {
+	for _, op := range ops() {
 		got, err := c.AllreduceFloat64(op, floatVals(c.Rank()))
 		if err != nil {
 			return err
@@ -541,7 +599,7 @@ func allreduceFloat64(c comm.Comm) error {
 func reduceInt64(c comm.Comm) error {
 	n, me := c.Size(), c.Rank()
 	for _, root := range slices.Compact([]int{0, n - 1}) {
-		for _, op := range ops {
+		for _, op := range ops() {
 			got, err := c.ReduceInt64(root, op, intVals(me))
 			if err != nil {
 				return err
@@ -563,7 +621,7 @@ func reduceInt64(c comm.Comm) error {
 func reduceFloat64(c comm.Comm) error {
 	n, me := c.Size(), c.Rank()
 	for _, root := range slices.Compact([]int{0, n - 1}) {
-		for _, op := range ops {
+		for _, op := range ops() {
 			got, err := c.ReduceFloat64(root, op, floatVals(me))
 			if err != nil {
 				return err

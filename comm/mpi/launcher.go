@@ -16,7 +16,14 @@
 // Communicator. If the library offers less than SERIALIZED, Start locks the
 // calling goroutine to its thread and that goroutine must make every call.
 //
-// Built without the tag, Start returns ErrNotBuilt.
+// Errors: an error from a Communicator is local to its rank, while the other
+// ranks may be waiting for this one; callers should treat it as fatal and
+// Abort, which prints "ptrace: rank R: <err>" and ends the whole job.
+//
+// Built without the tag, the package has only UnderLauncher, ErrNotBuilt, a
+// Start that returns ErrNotBuilt and a Stop that does nothing; the rest needs
+// the tag and Open MPI's development files (Debian: openmpi-bin
+// libopenmpi-dev).
 package mpi
 
 import (

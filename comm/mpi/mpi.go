@@ -4,6 +4,19 @@ package mpi
 
 /*
 #cgo pkg-config: ompi-c
+// The hot calls neither call back into Go nor keep the pointers they get, so
+// their pointer arguments (out-parameters, buffers) need not escape to the
+// heap: one allocation less per message.
+#cgo noescape p_send
+#cgo nocallback p_send
+#cgo noescape p_recv
+#cgo nocallback p_recv
+#cgo noescape p_try_recv
+#cgo nocallback p_try_recv
+#cgo noescape p_test
+#cgo nocallback p_test
+#cgo noescape p_wait
+#cgo nocallback p_wait
 #include <mpi.h>
 #include <sched.h>
 #include <stdint.h>
@@ -31,16 +44,16 @@ static int p_world_rank(void) { int r = -1; MPI_Comm_rank(MPI_COMM_WORLD, &r); r
 static int p_world_size(void) { int n = 0; MPI_Comm_size(MPI_COMM_WORLD, &n); return n; }
 static void p_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
-// p_dup_world gives ptrace its own communicator, so its messages never match
-// another library's, and makes errors return instead of killing the job.
-static int p_dup_world(MPI_Comm *c, int *rank, int *size) {
+// p_dup_world gives ptrace two communicators of its own, so its messages
+// never match another library's: c for messages and first fragments, bulk for
+// the rest of long messages. Errors return instead of killing the job.
+static int p_dup_world(MPI_Comm *c, MPI_Comm *bulk, int *rank, int *size) {
 	int rc = MPI_Comm_dup(MPI_COMM_WORLD, c);
-	if (rc != MPI_SUCCESS) return rc;
-	rc = MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
-	if (rc != MPI_SUCCESS) return rc;
-	rc = MPI_Comm_rank(*c, rank);
-	if (rc != MPI_SUCCESS) return rc;
-	return MPI_Comm_size(*c, size);
+	if (rc == MPI_SUCCESS) rc = MPI_Comm_set_errhandler(*c, MPI_ERRORS_RETURN);
+	if (rc == MPI_SUCCESS) rc = MPI_Comm_dup(*c, bulk);
+	if (rc == MPI_SUCCESS) rc = MPI_Comm_rank(*c, rank);
+	if (rc == MPI_SUCCESS) rc = MPI_Comm_size(*c, size);
+	return rc;
 }
 
 static int p_send(MPI_Comm c, const void *buf, int n, int dst, int tag) {
@@ -51,28 +64,25 @@ static int p_isend(MPI_Comm c, const void *buf, int n, int dst, int tag, MPI_Req
 	return MPI_Isend(buf, n, MPI_BYTE, dst, tag, c, req);
 }
 
-// p_probe_recv matches the next message from (src, tag) with a matched probe,
-// waiting for it if block, else setting *found = 0 when there is none. A
-// message of at most cap bytes is received into buf at once (one cgo call for
-// small messages); a larger one is left in *msg for p_mrecv.
-static int p_probe_recv(MPI_Comm c, int src, int tag, int block, void *buf, int cap,
-                        int *found, int *count, MPI_Message *msg) {
+// p_recv receives at most cap bytes and sets *count to the message's size.
+static int p_recv(MPI_Comm c, void *buf, int cap, int src, int tag, int *count) {
 	MPI_Status st;
-	int rc;
-	*found = 1;
-	if (block) {
-		rc = MPI_Mprobe(src, tag, c, msg, &st);
-	} else {
-		rc = MPI_Improbe(src, tag, c, found, msg, &st);
-	}
-	if (rc != MPI_SUCCESS || !*found) return rc;
-	rc = MPI_Get_count(&st, MPI_BYTE, count);
-	if (rc != MPI_SUCCESS || *count == MPI_UNDEFINED || *count > cap) return rc;
-	return MPI_Mrecv(buf, *count, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+	int rc = MPI_Recv(buf, cap, MPI_BYTE, src, tag, c, &st);
+	if (rc != MPI_SUCCESS) return rc;
+	return MPI_Get_count(&st, MPI_BYTE, count);
 }
 
-static int p_mrecv(void *buf, int n, MPI_Message *msg) {
-	return MPI_Mrecv(buf, n, MPI_BYTE, msg, MPI_STATUS_IGNORE);
+// p_try_recv is p_recv that returns *found = 0 at once when no message is
+// there (a matched probe, so the message it sees is the one it receives).
+static int p_try_recv(MPI_Comm c, void *buf, int cap, int src, int tag, int *found, int *count) {
+	MPI_Status st;
+	MPI_Message msg;
+	int rc = MPI_Improbe(src, tag, c, found, &msg, &st);
+	if (rc != MPI_SUCCESS || !*found) return rc;
+	rc = MPI_Get_count(&st, MPI_BYTE, count);
+	if (rc != MPI_SUCCESS) return rc;
+	if (*count > cap) return MPI_ERR_TRUNCATE;
+	return MPI_Mrecv(buf, *count, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
 }
 
 static int p_wait(MPI_Request *req) { return MPI_Wait(req, MPI_STATUS_IGNORE); }
@@ -139,6 +149,7 @@ import "C"
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -153,8 +164,17 @@ const (
 	// defaultChunk bounds the bytes of one MPI call, whose counts and
 	// displacements are C ints: larger transfers go in several rounds.
 	defaultChunk = 1 << 30
-	// scratchSize is the largest message received in a single cgo call.
-	scratchSize = 4 << 10
+	// fragSize splits messages in two classes. Shorter ones travel as one
+	// MPI message that the receiver takes with a single MPI_Recv into a
+	// buffer of fragSize bytes: comm's receives do not know the size in
+	// advance, and probing first (MPI_Mprobe) costs more than the rest of a
+	// small-message receive. Longer ones send a first fragment of exactly
+	// fragSize bytes (the total length, then the first bytes) and the rest
+	// on the bulk communicator, where the receiver now posts a receive of
+	// the right size. fragSize stays under the eager limit of Open MPI's
+	// shared-memory transport (4 KiB with headers).
+	fragSize = 4000
+	lenSize  = 8 // the length prefix of a first fragment
 )
 
 // Start initializes MPI and returns the communicator of all ranks of the job
@@ -178,9 +198,14 @@ func Start() (comm.Comm, error) {
 	if provided >= C.MPI_THREAD_SERIALIZED {
 		runtime.UnlockOSThread()
 	} // else this goroutine stays locked and must make every call (see package doc)
-	c := &Communicator{maxChunk: defaultChunk, pending: make(map[key][]*recvReq), scratch: make([]byte, scratchSize)}
+	c := &Communicator{
+		maxChunk: defaultChunk,
+		pending:  make(map[key][]*recvReq),
+		rbuf:     make([]byte, fragSize),
+		sbuf:     make([]byte, fragSize),
+	}
 	var rank, size C.int
-	if rc := C.p_dup_world(&c.comm, &rank, &size); rc != C.MPI_SUCCESS {
+	if rc := C.p_dup_world(&c.comm, &c.bulk, &rank, &size); rc != C.MPI_SUCCESS {
 		return nil, mpiError(rc, "duplicating MPI_COMM_WORLD")
 	}
 	c.rank, c.size = int(rank), int(size)
@@ -212,19 +237,20 @@ type key struct{ src, tag int }
 // Communicator implements comm.Comm over MPI.
 //
 // Receives are matched lazily: Irecv only queues a request, and the message
-// is taken (MPI_Improbe/MPI_Mprobe, then MPI_Mrecv) when it is waited for,
-// because comm's receives do not know the message size in advance. To keep
+// is taken when it is waited for, because comm's receives do not know the
+// message size in advance (see fragSize for how the size is learnt). To keep
 // MPI's progress guarantee, whenever receives are pending every blocking
 // operation polls them (non-blocking MPI calls plus MPI_Improbe): a rank that
 // posted an Irecv and then waits in Send or in a collective still accepts the
-// message its peer is blocked sending. With nothing pending, operations use
-// the plain blocking MPI calls.
+// message its peer is blocked sending. With nothing pending, operations are
+// single blocking MPI calls.
 type Communicator struct {
-	comm       C.MPI_Comm
+	comm, bulk C.MPI_Comm
 	rank, size int
-	maxChunk   int64              // bytes per MPI call; tests lower it to exercise the rounds
+	maxChunk   int64              // bytes per collective call; tests lower it to exercise the rounds
 	pending    map[key][]*recvReq // posted receives not yet matched, in posting order
-	scratch    []byte             // receive buffer for small messages
+	rbuf       []byte             // receives short messages and first fragments
+	sbuf       []byte             // builds the first fragment of a blocking Send
 }
 
 func (c *Communicator) Rank() int { return c.rank }
@@ -280,6 +306,14 @@ func (c *Communicator) checkRoot(op string, root int) error {
 
 // ---- point-to-point ----
 
+// firstFragment fills frag (fragSize bytes) with the length of buf and its
+// first bytes, and returns the rest of buf.
+func firstFragment(frag, buf []byte) (rest []byte) {
+	binary.LittleEndian.PutUint64(frag, uint64(len(buf)))
+	n := copy(frag[lenSize:], buf)
+	return buf[n:]
+}
+
 func (c *Communicator) Send(dst, tag int, buf []byte) error {
 	if err := c.checkPeer("Send", dst, tag, len(buf)); err != nil {
 		return err
@@ -289,9 +323,20 @@ func (c *Communicator) Send(dst, tag int, buf []byte) error {
 		_, err := c.Isend(dst, tag, buf).Wait()
 		return err
 	}
-	// A blocking call may take Go memory: C does not keep the pointer.
-	if rc := C.p_send(c.comm, ptr(buf), C.int(len(buf)), C.int(dst), C.int(tag)); rc != C.MPI_SUCCESS {
-		return mpiError(rc, fmt.Sprintf("Send to rank %d", dst))
+	// Blocking calls may take Go memory: C does not keep the pointer.
+	what := "Send"
+	if len(buf) < fragSize {
+		if rc := C.p_send(c.comm, ptr(buf), C.int(len(buf)), C.int(dst), C.int(tag)); rc != C.MPI_SUCCESS {
+			return mpiError(rc, fmt.Sprintf("%s to rank %d", what, dst))
+		}
+		return nil
+	}
+	rest := firstFragment(c.sbuf, buf)
+	if rc := C.p_send(c.comm, ptr(c.sbuf), fragSize, C.int(dst), C.int(tag)); rc != C.MPI_SUCCESS {
+		return mpiError(rc, fmt.Sprintf("%s to rank %d", what, dst))
+	}
+	if rc := C.p_send(c.bulk, ptr(rest), C.int(len(rest)), C.int(dst), C.int(tag)); rc != C.MPI_SUCCESS {
+		return mpiError(rc, fmt.Sprintf("%s to rank %d", what, dst))
 	}
 	return nil
 }
@@ -300,17 +345,34 @@ func (c *Communicator) Isend(dst, tag int, buf []byte) comm.Request {
 	if err := c.checkPeer("Isend", dst, tag, len(buf)); err != nil {
 		return &doneReq{err: err}
 	}
-	// The request lives in its own allocation: cgo's pointer check looks at
-	// the whole object a pointer points into, and sendReq holds Go pointers.
-	s := &sendReq{c: c, dst: dst, req: new(C.MPI_Request)}
-	// MPI holds on to buf until the send completes: the cgo rules allow that
-	// only for pinned memory.
-	if len(buf) > 0 {
-		s.pin.Pin(&buf[0])
+	// The requests live in their own allocation: cgo's pointer check looks
+	// at the whole object a pointer points into, and sendReq holds Go
+	// pointers.
+	s := &sendReq{c: c, dst: dst, reqs: new([2]C.MPI_Request)}
+	// MPI holds on to the buffers until the sends complete: the cgo rules
+	// allow that only for pinned memory.
+	first, rest := buf, []byte(nil)
+	if len(buf) >= fragSize {
+		first = make([]byte, fragSize)
+		rest = firstFragment(first, buf)
 	}
-	if rc := C.p_isend(c.comm, ptr(buf), C.int(len(buf)), C.int(dst), C.int(tag), s.req); rc != C.MPI_SUCCESS {
+	for _, b := range [][]byte{first, rest} {
+		if len(b) > 0 {
+			s.pin.Pin(&b[0])
+		}
+	}
+	if rc := C.p_isend(c.comm, ptr(first), C.int(len(first)), C.int(dst), C.int(tag), &s.reqs[0]); rc != C.MPI_SUCCESS {
 		s.pin.Unpin()
 		return &doneReq{err: mpiError(rc, fmt.Sprintf("Isend to rank %d", dst))}
+	}
+	s.n = 1
+	if len(buf) >= fragSize {
+		// Should this fail, Wait reports it once the first fragment is out.
+		if rc := C.p_isend(c.bulk, ptr(rest), C.int(len(rest)), C.int(dst), C.int(tag), &s.reqs[1]); rc != C.MPI_SUCCESS {
+			s.err = mpiError(rc, fmt.Sprintf("Isend to rank %d", dst))
+		} else {
+			s.n = 2
+		}
 	}
 	return s
 }
@@ -320,8 +382,7 @@ func (c *Communicator) Recv(src, tag int) ([]byte, error) {
 		return nil, err
 	}
 	if len(c.pending) == 0 {
-		data, _, err := c.match(key{src, tag}, true)
-		return data, err
+		return c.recv(key{src, tag})
 	}
 	return c.Irecv(src, tag).Wait()
 }
@@ -335,33 +396,48 @@ func (c *Communicator) Irecv(src, tag int) comm.Request {
 	return r
 }
 
-// match takes the next message of stream k, waiting for it if block; without
-// block, ok reports whether there was one.
-func (c *Communicator) match(k key, block bool) (data []byte, ok bool, err error) {
-	var found, count C.int
-	var msg C.MPI_Message
-	b := C.int(0)
-	if block {
-		b = 1
+// recv waits for the next message of stream k.
+func (c *Communicator) recv(k key) ([]byte, error) {
+	var count C.int
+	if rc := C.p_recv(c.comm, ptr(c.rbuf), fragSize, C.int(k.src), C.int(k.tag), &count); rc != C.MPI_SUCCESS {
+		return nil, mpiError(rc, fmt.Sprintf("receive from rank %d tag %d", k.src, k.tag))
 	}
-	rc := C.p_probe_recv(c.comm, C.int(k.src), C.int(k.tag), b, unsafe.Pointer(&c.scratch[0]), C.int(len(c.scratch)), &found, &count, &msg)
-	if rc != C.MPI_SUCCESS {
+	return c.assemble(k, int(count))
+}
+
+// tryRecv is recv that returns ok == false at once when no message is there.
+func (c *Communicator) tryRecv(k key) (data []byte, ok bool, err error) {
+	var found, count C.int
+	if rc := C.p_try_recv(c.comm, ptr(c.rbuf), fragSize, C.int(k.src), C.int(k.tag), &found, &count); rc != C.MPI_SUCCESS {
 		return nil, true, mpiError(rc, fmt.Sprintf("receive from rank %d tag %d", k.src, k.tag))
 	}
 	if found == 0 {
 		return nil, false, nil
 	}
-	if count < 0 {
-		return nil, true, fmt.Errorf("mpi: receive from rank %d tag %d: message size not representable", k.src, k.tag)
+	data, err = c.assemble(k, int(count))
+	return data, true, err
+}
+
+// assemble returns the message whose first n bytes are in rbuf, receiving the
+// rest of a long message from the bulk communicator.
+func (c *Communicator) assemble(k key, n int) ([]byte, error) {
+	if n < fragSize {
+		return bytes.Clone(c.rbuf[:n]), nil
 	}
-	if int(count) <= len(c.scratch) {
-		return bytes.Clone(c.scratch[:count]), true, nil
+	total := binary.LittleEndian.Uint64(c.rbuf)
+	if total < fragSize || total > math.MaxInt32 {
+		return nil, fmt.Errorf("mpi: receive from rank %d tag %d: bad first fragment (length %d)", k.src, k.tag, total)
 	}
-	data = make([]byte, int(count))
-	if rc := C.p_mrecv(unsafe.Pointer(&data[0]), count, &msg); rc != C.MPI_SUCCESS {
-		return nil, true, mpiError(rc, fmt.Sprintf("receive from rank %d tag %d", k.src, k.tag))
+	data := make([]byte, total)
+	rest := data[copy(data, c.rbuf[lenSize:]):]
+	var count C.int
+	if rc := C.p_recv(c.bulk, ptr(rest), C.int(len(rest)), C.int(k.src), C.int(k.tag), &count); rc != C.MPI_SUCCESS {
+		return nil, mpiError(rc, fmt.Sprintf("receive from rank %d tag %d", k.src, k.tag))
 	}
-	return data, true, nil
+	if int(count) != len(rest) {
+		return nil, fmt.Errorf("mpi: receive from rank %d tag %d: got %d of %d bytes", k.src, k.tag, len(data)-len(rest)+int(count), total)
+	}
+	return data, nil
 }
 
 // complete gives the oldest pending receive of k its message.
@@ -382,7 +458,7 @@ func (c *Communicator) progress() bool {
 	moved := false
 	for k := range c.pending {
 		for len(c.pending[k]) > 0 {
-			data, ok, err := c.match(k, false)
+			data, ok, err := c.tryRecv(k)
 			if !ok {
 				break
 			}
@@ -425,7 +501,8 @@ func (r *doneReq) Wait() ([]byte, error) { return r.data, r.err }
 type sendReq struct {
 	c    *Communicator
 	dst  int
-	req  *C.MPI_Request
+	reqs *[2]C.MPI_Request // first fragment, rest
+	n    int               // requests in use
 	pin  runtime.Pinner
 	done bool
 	err  error
@@ -433,7 +510,11 @@ type sendReq struct {
 
 func (s *sendReq) Wait() ([]byte, error) {
 	if !s.done {
-		s.err = s.c.await(s.req, fmt.Sprintf("Isend to rank %d", s.dst))
+		for i := range s.n {
+			if err := s.c.await(&s.reqs[i], fmt.Sprintf("Isend to rank %d", s.dst)); err != nil && s.err == nil {
+				s.err = err
+			}
+		}
 		s.pin.Unpin()
 		s.done = true
 	}
@@ -454,7 +535,7 @@ func (r *recvReq) Wait() ([]byte, error) {
 		if len(c.pending) == 1 {
 			// Only r's stream is pending: block on its oldest receive, which
 			// is r or one posted before it.
-			data, _, err := c.match(r.k, true)
+			data, err := c.recv(r.k)
 			c.complete(r.k, data, err)
 			continue
 		}
