@@ -41,6 +41,22 @@ type Sim struct {
 
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown
+
+	merge       *mergeHeap
+	lastCreated Task
+}
+
+// NextTime returns the time of the event after the current one on thread
+// th, or -1 at its end.
+func (s *Sim) NextTime(th int) int64 {
+	if s.merge == nil {
+		return -1
+	}
+	evs := s.Proc.Events[th]
+	if i := s.merge.pos[th] + 1; i < len(evs) {
+		return evs[i].Time
+	}
+	return -1
 }
 
 // New prepares a simulation of p. strict turns warnings into an error.
@@ -65,6 +81,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	p := s.Proc
 	var h mergeHeap
 	h.init(p.Events)
+	s.merge = &h
 	last := s.Begin
 	for h.len() > 0 {
 		th := h.top()

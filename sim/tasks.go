@@ -35,10 +35,10 @@ type ConstructStats struct {
 // tasks each thread executed. It runs beside the simulation because the
 // creation interval needs the creating thread's next event.
 type TaskStats struct {
-	byLoc    map[int32]int
-	Stats    []ConstructStats
+	byLoc     map[int32]int
+	Stats     []ConstructStats
 	PerThread []int64 // explicit tasks started per thread
-	createNS []int64  // per task, filled at creation
+	createNS  []int64 // per task, filled at creation
 }
 
 // NewTaskStats returns the pass.

@@ -41,6 +41,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 		return
 	}
 	s.setState(t, Initialized)
+	s.lastCreated = t
 	ts.Kind[t] = kind
 	ts.Parent[t] = parent
 	ts.Loc[t] = loc

@@ -122,7 +122,14 @@ func (w *world) abort(rank int, err error) {
 		if err == nil {
 			err = errors.New("aborted")
 		}
-		w.cause = &comm.AbortError{Rank: rank, Err: err}
+		// A rank may return another rank's failure it learnt collectively
+		// (an agreed error): keep naming the rank that failed.
+		var ae *comm.AbortError
+		if errors.As(err, &ae) {
+			w.cause = ae
+		} else {
+			w.cause = &comm.AbortError{Rank: rank, Err: err}
+		}
 		close(w.aborted)
 	})
 }
