@@ -43,11 +43,13 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	if err := agree(c, r.load()); err != nil {
 		return nil, err
 	}
-	rep, err := r.summarize()
-	if err := agree(c, err); err != nil {
+	if err := agree(c, r.summarize()); err != nil {
 		return nil, err
 	}
-	return rep, nil
+	if err := r.simulate(); err != nil {
+		return nil, err
+	}
+	return r.rep, nil
 }
 
 // run is one rank's state through the pipeline.
@@ -58,6 +60,9 @@ type run struct {
 	plan  *partition.Plan
 	lo    int // first owned process
 	procs []*trace.Process
+	rep   *report.Report // rank 0 only
+
+	first, last int64 // global time window, known after summarize
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -154,7 +159,7 @@ type procRow struct {
 	Warnings []string
 }
 
-func (r *run) summarize() (*report.Report, error) {
+func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
 		first, last := p.TimeRange()
@@ -162,15 +167,15 @@ func (r *run) summarize() (*report.Report, error) {
 	}
 	all, err := reduce.GatherRows(r.c, rows)
 	if err != nil || r.c.Rank() != 0 {
-		return nil, err
+		return err
 	}
 	rep := &report.Report{Schema: report.SchemaVersion}
+	r.rep = rep
 	t := &rep.Trace
 	t.Dir = r.dir.Path
 	t.Producer, t.Command = r.dir.Producer, r.dir.Command
 	t.Processes = len(all)
 	hosts := map[string]bool{}
-	var warns report.Warnings
 	for i, row := range all {
 		t.Threads += row.Threads
 		t.Events += row.Events
@@ -182,19 +187,29 @@ func (r *run) summarize() (*report.Report, error) {
 			t.LastNS = row.Last
 		}
 		hosts[row.Host] = true
-		for _, w := range row.Warnings {
-			warns.Count++
-			if len(warns.First) < maxListedWarnings {
-				warns.First = append(warns.First, w)
-			}
-		}
+		addWarnings(rep, int64(len(row.Warnings)), row.Warnings)
 	}
 	t.DurationNS = t.LastNS - t.FirstNS
 	t.Hosts = len(hosts)
-	if warns.Count > 0 {
-		t.Warnings = &warns
+	return nil
+}
+
+// addWarnings counts n tolerated problems in the report, listing the first.
+func addWarnings(rep *report.Report, n int64, list []string) {
+	if n == 0 {
+		return
 	}
-	return rep, nil
+	w := rep.Trace.Warnings
+	if w == nil {
+		w = &report.Warnings{}
+		rep.Trace.Warnings = w
+	}
+	w.Count += n
+	for _, s := range list {
+		if len(w.First) < maxListedWarnings {
+			w.First = append(w.First, s)
+		}
+	}
 }
 
 // agree makes every rank learn whether any rank failed. The failing ranks

@@ -136,6 +136,9 @@ func (w *forkJoin) expected() Expected {
 	var roots []int64
 	rows := make([]any, c.Ranks)
 	for r := 0; r < c.Ranks; r++ {
+		runTime = max(runTime, w.stepT[r][c.Steps])
+	}
+	for r := 0; r < c.Ranks; r++ {
 		var s1, wk int64
 		for s := 0; s < c.Steps; s++ {
 			var m int64
@@ -149,9 +152,8 @@ func (w *forkJoin) expected() Expected {
 		}
 		span = max(span, s1)
 		work += wk
-		end := w.stepT[r][c.Steps]
-		runTime = max(runTime, end)
-		life := int64(c.Threads) * end
+		// Every thread is accounted over the run's global window.
+		life := int64(c.Threads) * runTime
 		totLife += life
 		rows[r] = map[string]any{"rank": r, "work_ns": wk, "idleness_ns": life - wk, "overhead_ns": 0, "mpi_ns": 0, "thread_time_ns": life}
 	}

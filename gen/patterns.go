@@ -359,6 +359,10 @@ func (w *pattern) expected() Expected {
 			leaves++
 		}
 	}
+	var runTime int64
+	for _, f := range w.fin {
+		runTime = max(runTime, f)
+	}
 	rowsB := make([]any, c.Ranks)
 	var totWork, totIdle, totLife int64
 	for r := 0; r < c.Ranks; r++ {
@@ -366,15 +370,12 @@ func (w *pattern) expected() Expected {
 		for _, k := range w.order[r] {
 			wk += w.dur[k]
 		}
-		life := int64(c.Threads) * w.fin[r]
+		// Every thread is accounted over the run's global window.
+		life := int64(c.Threads) * runTime
 		rowsB[r] = map[string]any{"rank": r, "work_ns": wk, "idleness_ns": life - wk, "overhead_ns": 0, "mpi_ns": 0, "thread_time_ns": life}
 		totWork += wk
 		totIdle += life - wk
 		totLife += life
-	}
-	var runTime int64
-	for _, f := range w.fin {
-		runTime = max(runTime, f)
 	}
 	e.set("breakdown.work_ns", totWork)
 	e.set("breakdown.idleness_ns", totIdle)

@@ -22,6 +22,7 @@ type Model struct {
 	skip    []int // per thread: index of the last event consumed by lookahead
 	noWait  bool  // the trace has no sync_wait events: use sync_begin/end
 	preds   []int32
+	done    func(int32) bool
 
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
@@ -43,6 +44,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	m.maxSeq = make([]int64, nth)
 	m.skip = make([]int, nth)
 	hasWait := false
+	ndeps := 0
 	note := func(id int64) {
 		t := trace.IDThread(id)
 		if id > 0 && t < nth {
@@ -59,6 +61,8 @@ func (m *Model) Prepare(s *sim.Sim) error {
 				note(e.Args[1])
 			case trace.SyncWaitBegin:
 				hasWait = true
+			case trace.TaskDeps:
+				ndeps += int(e.Args[1])
 			}
 		}
 	}
@@ -73,6 +77,8 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		return fmt.Errorf("process creates %d tasks, more than 2^31", total)
 	}
 	s.AllocTasks(int(total))
+	s.ReserveEdges(ndeps)
+	m.deps.reserve(min(ndeps, 1<<20))
 	m.costKeys = map[int64]bool{}
 	for id, str := range p.Strings {
 		if str == "flops" || str == "bytes" || str == "cost" {
@@ -188,7 +194,7 @@ func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
 		}
 		t := m.task(s, e.Args[0], "dependences")
 		if t != sim.NoTask {
-			m.addDeps(s, s.Tasks.Parent[t], t, e.Deps(s.Proc.Deps[th]))
+			m.addDeps(s, s.Tasks[t].Parent, t, e.Deps(s.Proc.Deps[th]))
 		}
 	case trace.TaskDependence:
 		s.AddEdge(m.task(s, e.Args[0], "task_dependence"), m.task(s, e.Args[1], "task_dependence"))
@@ -265,7 +271,10 @@ func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
 	if t == sim.NoTask || len(deps) == 0 {
 		return
 	}
-	m.preds = m.deps.resolve(parent, t, deps, m.preds[:0])
+	if m.done == nil {
+		m.done = func(t int32) bool { return s.Tasks[t].State >= sim.Completed }
+	}
+	m.preds = m.deps.resolve(parent, t, deps, m.preds[:0], m.done, s.Completed)
 	for _, p := range m.preds {
 		s.AddEdge(p, t)
 	}

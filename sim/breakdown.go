@@ -93,7 +93,7 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 	if thr.MPI > 0 {
 		return catMPI, region, num
 	}
-	if top := thr.Current(); top != NoTask && s.Tasks.State[top] == Running {
+	if top := thr.Current(); top != NoTask && s.Tasks[top].State == Running {
 		return catWork, region, num
 	}
 	return catNonWork, region, num

@@ -29,11 +29,13 @@ type Sim struct {
 	Threads []Thread
 	Regions []Region
 	Groups  []Group
-	Ready   int   // tasks in state Ready (δr = Ready > 0)
-	Now     int64 // time of the event being processed
-	Begin   int64 // first event of the process
-	End     int64 // last event of the process
-	Warn    Warnings
+	Ready   int // tasks in state Ready (δr = Ready > 0)
+	// Completed counts tasks that reached Completed.
+	Completed int64
+	Now       int64 // time of the event being processed
+	Begin     int64 // first event of the process
+	End       int64 // last event of the process
+	Warn      Warnings
 
 	// dependence edges: singly linked successor lists in a shared pool
 	edgeTo   []Task
@@ -46,17 +48,12 @@ type Sim struct {
 	lastCreated Task
 }
 
-// NextTime returns the time of the event after the current one on thread
-// th, or -1 at its end.
-func (s *Sim) NextTime(th int) int64 {
+// Ahead returns thread th's events after the one being processed.
+func (s *Sim) Ahead(th int) []trace.Event {
 	if s.merge == nil {
-		return -1
+		return nil
 	}
-	evs := s.Proc.Events[th]
-	if i := s.merge.pos[th] + 1; i < len(evs) {
-		return evs[i].Time
-	}
-	return -1
+	return s.Proc.Events[th][s.merge.pos[th]+1:]
 }
 
 // New prepares a simulation of p. strict turns warnings into an error.
@@ -67,8 +64,22 @@ func New(p *trace.Process, strict bool) *Sim {
 	return s
 }
 
+// SetWindow sets the time window every thread is accounted over. The driver
+// uses the run's global window, so that a process finishing early counts its
+// threads as idle until the run ends (its processing units stay allocated),
+// and all processes share one elapsed time T, as TALP's formulas assume.
+func (s *Sim) SetWindow(begin, end int64) {
+	s.Begin, s.End = begin, end
+}
+
+// ReserveEdges pre-sizes the dependence-edge pool for about n edges.
+func (s *Sim) ReserveEdges(n int) {
+	s.edgeTo = make([]Task, 0, n)
+	s.edgeNext = make([]int32, 0, n)
+}
+
 // AllocTasks sizes the task tables for n task slots.
-func (s *Sim) AllocTasks(n int) { s.Tasks.grow(n) }
+func (s *Sim) AllocTasks(n int) { s.Tasks = newTasks(n) }
 
 // Run replays every event of the process in time order through the model
 // and the passes (Alg. 1). The breakdown pass always runs.

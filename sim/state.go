@@ -90,55 +90,40 @@ const (
 	FlagUndeferred                   // executed immediately by its creator
 )
 
-// Tasks holds every task's state as parallel dense slices indexed by Task
-// (no per-task pointers): 54 bytes per task slot, plus 8 per dependence edge.
-type Tasks struct {
-	State    []TaskState
-	Kind     []TaskKind
-	Wait     []WaitKind
-	Flags    []uint8
-	Thread   []int16 // thread running or last running it, -1 never ran
-	Missing  []int32 // unfinished predecessors
-	Kids     []int32 // children not yet completed (taskwait)
-	Parent   []Task
-	Group    []int32 // taskgroup it belongs to, -1 none
-	Region   []int32 // parallel-region instance it belongs to, -1 none
-	Loc      []int32 // construct (location id), -1 unknown
-	Created  []int64
-	Started  []int64 // first start, -1 never
-	RunNS    []int64 // time spent Running
-	succHead []int32
+// TaskRec is one task's simulated state: 64 bytes, one cache line, since
+// nearly every transition touches several fields of one task.
+type TaskRec struct {
+	State    TaskState
+	Kind     TaskKind
+	Wait     WaitKind
+	Flags    uint8
+	Thread   int16 // thread running or last running it, -1 never ran
+	Missing  int32 // unfinished predecessors
+	Kids     int32 // children not yet completed (taskwait)
+	Parent   Task
+	Group    int32 // taskgroup it belongs to, -1 none
+	Region   int32 // parallel-region instance it belongs to, -1 none
+	Loc      int32 // construct (location id), -1 unknown
+	succHead int32 // first dependence edge out of it, -1 none
+	Created  int64
+	Started  int64 // first start, -1 never
+	RunNS    int64 // time spent Running
 }
 
-func (ts *Tasks) grow(n int) {
-	ts.State = make([]TaskState, n)
-	ts.Kind = make([]TaskKind, n)
-	ts.Thread = make([]int16, n)
-	ts.Missing = make([]int32, n)
-	ts.Kids = make([]int32, n)
-	ts.Parent = make([]Task, n)
-	ts.Group = make([]int32, n)
-	ts.Region = make([]int32, n)
-	ts.Loc = make([]int32, n)
-	ts.Created = make([]int64, n)
-	ts.Started = make([]int64, n)
-	ts.RunNS = make([]int64, n)
-	ts.Wait = make([]WaitKind, n)
-	ts.Flags = make([]uint8, n)
-	ts.succHead = make([]int32, n)
-	for i := range ts.succHead {
-		ts.succHead[i] = -1
-		ts.Thread[i] = -1
-		ts.Started[i] = -1
-		ts.Parent[i] = NoTask
-		ts.Group[i] = -1
-		ts.Region[i] = -1
-		ts.Loc[i] = -1
+// Tasks is the task table, indexed by dense Task (no per-task pointers);
+// dependence edges take 8 more bytes each in the simulator's edge pool.
+type Tasks []TaskRec
+
+func newTasks(n int) Tasks {
+	ts := make(Tasks, n)
+	for i := range ts {
+		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Group: -1, Region: -1, Loc: -1, succHead: -1, Started: -1}
 	}
+	return ts
 }
 
 // Len returns the number of task slots.
-func (ts *Tasks) Len() int { return len(ts.State) }
+func (ts Tasks) Len() int { return len(ts) }
 
 // Thread is one thread's simulated state.
 type Thread struct {

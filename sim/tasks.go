@@ -53,39 +53,42 @@ func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
 	if ts.createNS == nil {
 		ts.createNS = make([]int64, s.Tasks.Len())
 	}
-	next := s.NextTime(th)
-	if next < 0 {
+	// The creation ends at the creator's next event that is not part of
+	// it (its dependences and attributes come right after task_create).
+	for _, n := range s.Ahead(th) {
+		if n.Kind == trace.TaskDeps || n.Kind == trace.TaskDependence || n.Kind == trace.TaskAttr {
+			continue
+		}
+		if t := s.lastCreated; s.valid(t) {
+			ts.createNS[t] = n.Time - e.Time
+		}
 		return
-	}
-	// The task is the most recently created on this thread.
-	if t := s.lastCreated; s.valid(t) {
-		ts.createNS[t] = next - e.Time
 	}
 }
 
 // Finish computes the statistics from the final task table.
 func (ts *TaskStats) Finish(s *Sim) {
 	ts.PerThread = make([]int64, len(s.Threads))
-	tk := &s.Tasks
+	tk := s.Tasks
 	for t := 0; t < tk.Len(); t++ {
-		if tk.State[t] == NotCreated || tk.Kind[t] != KindExplicit {
+		if tk[t].State == NotCreated || tk[t].Kind != KindExplicit {
 			continue
 		}
-		i, ok := ts.byLoc[tk.Loc[t]]
+		i, ok := ts.byLoc[tk[t].Loc]
 		if !ok {
 			i = len(ts.Stats)
-			ts.byLoc[tk.Loc[t]] = i
-			ts.Stats = append(ts.Stats, ConstructStats{Loc: tk.Loc[t], MinNS: -1})
+			ts.byLoc[tk[t].Loc] = i
+			ts.Stats = append(ts.Stats, ConstructStats{Loc: tk[t].Loc, MinNS: -1})
 		}
 		c := &ts.Stats[i]
 		c.Count++
 		if ts.createNS != nil {
 			c.CreateNS += ts.createNS[t]
 		}
-		if tk.Started[t] < 0 {
+		if tk[t].Started < 0 {
 			continue
 		}
-		d := tk.RunNS[t]
+		d := tk[t].RunNS
 		c.Executed++
 		c.SumNS += d
 		if c.MinNS < 0 || d < c.MinNS {
@@ -93,7 +96,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 		c.MaxNS = max(c.MaxNS, d)
 		c.Hist[Bucket(d)]++
-		if th := tk.Thread[t]; th >= 0 && int(th) < len(ts.PerThread) {
+		if th := tk[t].Thread; th >= 0 && int(th) < len(ts.PerThread) {
 			ts.PerThread[th]++
 		}
 	}

@@ -6,12 +6,12 @@ package sim
 // input: what cannot happen in a correct trace is counted as a warning and
 // the state is repaired as plausibly as possible.
 
-func (s *Sim) valid(t Task) bool { return t >= 0 && int(t) < len(s.Tasks.State) }
+func (s *Sim) valid(t Task) bool { return t >= 0 && int(t) < len(s.Tasks) }
 
 // setState moves t to state to, keeping the ready count.
 func (s *Sim) setState(t Task, to TaskState) {
-	ts := &s.Tasks
-	from := ts.State[t]
+	ts := s.Tasks
+	from := ts[t].State
 	if from == to {
 		return
 	}
@@ -24,7 +24,7 @@ func (s *Sim) setState(t Task, to TaskState) {
 	if to == Ready {
 		s.Ready++
 	}
-	ts.State[t] = to
+	ts[t].State = to
 }
 
 // CreateTask creates t (→ Initialized) on thread th with the given kind,
@@ -35,28 +35,28 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 		s.Warn.Add("bad task id", "task #%d outside the task table at %d ns", t, s.Now)
 		return
 	}
-	ts := &s.Tasks
-	if ts.State[t] != NotCreated {
+	ts := s.Tasks
+	if ts[t].State != NotCreated {
 		s.Warn.Add("task created twice", "task #%d at %d ns", t, s.Now)
 		return
 	}
 	s.setState(t, Initialized)
 	s.lastCreated = t
-	ts.Kind[t] = kind
-	ts.Parent[t] = parent
-	ts.Loc[t] = loc
-	ts.Created[t] = s.Now
-	ts.Flags[t] |= flags
+	ts[t].Kind = kind
+	ts[t].Parent = parent
+	ts[t].Loc = loc
+	ts[t].Created = s.Now
+	ts[t].Flags |= flags
 	if kind != KindExplicit || !s.valid(parent) {
 		return
 	}
-	ts.Kids[parent]++
-	r := ts.Region[parent]
-	ts.Region[t] = r
+	ts[parent].Kids++
+	r := ts[parent].Region
+	ts[t].Region = r
 	if r >= 0 {
 		s.Regions[r].Pending++
 	}
-	g := ts.Group[parent]
+	g := ts[parent].Group
 	if th >= 0 {
 		gs := s.Threads[th].Groups
 		for i := len(gs) - 1; i >= 0; i-- {
@@ -66,7 +66,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 			}
 		}
 	}
-	ts.Group[t] = g
+	ts[t].Group = g
 	if g >= 0 {
 		s.Groups[g].Pending++
 	}
@@ -76,7 +76,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 // remote dependences that will arrive later).
 func (s *Sim) AddMissing(t Task, n int32) {
 	if s.valid(t) {
-		s.Tasks.Missing[t] += n
+		s.Tasks[t].Missing += n
 	}
 }
 
@@ -85,30 +85,30 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if !s.valid(pred) || !s.valid(succ) || pred == succ {
 		return
 	}
-	ts := &s.Tasks
-	if ts.State[pred] >= Completed || ts.State[pred] == NotCreated {
+	ts := s.Tasks
+	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return
 	}
-	for e := ts.succHead[pred]; e >= 0; e = s.edgeNext[e] {
+	for e := ts[pred].succHead; e >= 0; e = s.edgeNext[e] {
 		if s.edgeTo[e] == succ {
 			return
 		}
 	}
 	s.edgeTo = append(s.edgeTo, succ)
-	s.edgeNext = append(s.edgeNext, ts.succHead[pred])
-	ts.succHead[pred] = int32(len(s.edgeTo) - 1)
-	ts.Missing[succ]++
-	if ts.State[succ] == Ready {
+	s.edgeNext = append(s.edgeNext, ts[pred].succHead)
+	ts[pred].succHead = int32(len(s.edgeTo) - 1)
+	ts[succ].Missing++
+	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
 		// the same instant: it was never really ready. Undo, not a transition.
 		s.Ready--
-		ts.State[succ] = Initialized
+		ts[succ].State = Initialized
 	}
 }
 
 // ReadyIfFree makes an initialized task ready when no predecessor is missing.
 func (s *Sim) ReadyIfFree(t Task) {
-	if s.valid(t) && s.Tasks.State[t] == Initialized && s.Tasks.Missing[t] <= 0 {
+	if s.valid(t) && s.Tasks[t].State == Initialized && s.Tasks[t].Missing <= 0 {
 		s.setState(t, Ready)
 	}
 }
@@ -119,8 +119,8 @@ func (s *Sim) Release(t Task) {
 	if !s.valid(t) {
 		return
 	}
-	s.Tasks.Missing[t]--
-	if s.Tasks.Missing[t] < 0 {
+	s.Tasks[t].Missing--
+	if s.Tasks[t].Missing < 0 {
 		s.Warn.Add("dependence released twice", "task #%d at %d ns", t, s.Now)
 	}
 	s.ReadyIfFree(t)
@@ -134,7 +134,7 @@ func (s *Sim) StartTask(t Task, th int) {
 		s.Warn.Add("unknown task", "task_schedule to task #%d at %d ns", t, s.Now)
 		return
 	}
-	ts := &s.Tasks
+	ts := s.Tasks
 	thr := &s.Threads[th]
 	// Resuming a task below the top of this thread's stack.
 	for i := len(thr.Stack) - 1; i >= 0; i-- {
@@ -142,7 +142,7 @@ func (s *Sim) StartTask(t Task, th int) {
 			if i != len(thr.Stack)-1 {
 				s.Warn.Add("stack mismatch", "task #%d resumed under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
 				for _, u := range thr.Stack[i+1:] {
-					if ts.State[u] == Running {
+					if ts[u].State == Running {
 						s.stopRunning(u, th)
 						s.setState(u, Suspended)
 					}
@@ -153,11 +153,11 @@ func (s *Sim) StartTask(t Task, th int) {
 			return
 		}
 	}
-	switch ts.State[t] {
+	switch ts[t].State {
 	case Ready:
 	case Initialized:
-		if ts.Missing[t] > 0 {
-			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, ts.Missing[t], s.Now)
+		if ts[t].Missing > 0 {
+			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, ts[t].Missing, s.Now)
 		}
 		s.setState(t, Ready)
 	case Suspended:
@@ -168,20 +168,20 @@ func (s *Sim) StartTask(t Task, th int) {
 		s.Warn.Add("task never created", "task_schedule to task #%d at %d ns", t, s.Now)
 		return
 	default:
-		s.Warn.Add("bad start", "task #%d started in state %s at %d ns", t, ts.State[t], s.Now)
+		s.Warn.Add("bad start", "task #%d started in state %s at %d ns", t, ts[t].State, s.Now)
 		return
 	}
-	if top := thr.Current(); top != NoTask && ts.State[top] == Running {
+	if top := thr.Current(); top != NoTask && ts[top].State == Running {
 		// The current task reaches a scheduling point (e.g. an undeferred
 		// child or a switch at creation): it waits for the new one.
 		s.stopRunning(top, th)
 		s.setState(top, Suspended)
-		ts.Wait[top] = WaitChild
+		ts[top].Wait = WaitChild
 	}
 	thr.Stack = append(thr.Stack, t)
-	ts.Thread[t] = int16(th)
-	if ts.Started[t] < 0 {
-		ts.Started[t] = s.Now
+	ts[t].Thread = int16(th)
+	if ts[t].Started < 0 {
+		ts[t].Started = s.Now
 	}
 	s.setState(t, Running)
 	thr.RunSince = s.Now
@@ -190,19 +190,19 @@ func (s *Sim) StartTask(t Task, th int) {
 // resume makes the top task t of thread th run again unless it still waits
 // in a synchronisation.
 func (s *Sim) resume(t Task, th int) {
-	ts := &s.Tasks
-	switch ts.State[t] {
+	ts := s.Tasks
+	if w := ts[t].Wait; w != WaitNone && w != WaitChild {
+		return // still in taskwait/barrier/...: its end resumes it, ready or not
+	}
+	switch ts[t].State {
 	case Running:
 		return
 	case Suspended:
-		if ts.Wait[t] != WaitChild {
-			return // still in taskwait/barrier/...: only its end resumes it
-		}
-		ts.Wait[t] = WaitNone
+		ts[t].Wait = WaitNone
 		s.setState(t, Ready)
 	case Ready:
 	default:
-		s.Warn.Add("bad resume", "task #%d resumed in state %s at %d ns", t, ts.State[t], s.Now)
+		s.Warn.Add("bad resume", "task #%d resumed in state %s at %d ns", t, ts[t].State, s.Now)
 		return
 	}
 	s.setState(t, Running)
@@ -210,7 +210,7 @@ func (s *Sim) resume(t Task, th int) {
 }
 
 func (s *Sim) stopRunning(t Task, th int) {
-	s.Tasks.RunNS[t] += s.Now - s.Threads[th].RunSince
+	s.Tasks[t].RunNS += s.Now - s.Threads[th].RunSince
 }
 
 func (s *Sim) removeFromStacks(t Task, except int) {
@@ -262,8 +262,8 @@ func (s *Sim) StopTask(t Task, th int, how EndStatus) {
 		s.Warn.Add("unknown task", "task_schedule from task #%d at %d ns", t, s.Now)
 		return
 	}
-	ts := &s.Tasks
-	st := ts.State[t]
+	ts := s.Tasks
+	st := ts[t].State
 	if st == NotCreated {
 		s.Warn.Add("task never created", "task_schedule from task #%d at %d ns", t, s.Now)
 		return
@@ -280,7 +280,7 @@ func (s *Sim) StopTask(t Task, th int, how EndStatus) {
 	case EndSwitch:
 		if st == Running {
 			s.setState(t, Suspended)
-			ts.Wait[t] = WaitChild
+			ts[t].Wait = WaitChild
 		}
 		return
 	}
@@ -295,7 +295,7 @@ func (s *Sim) StopTask(t Task, th int, how EndStatus) {
 		s.complete(t)
 	case EndDetach:
 		s.setState(t, Executed)
-		if ts.Flags[t]&FlagFulfilled != 0 {
+		if ts[t].Flags&FlagFulfilled != 0 {
 			s.complete(t)
 		} else {
 			s.setState(t, Detached)
@@ -319,13 +319,13 @@ func (s *Sim) Fulfill(t Task) {
 	if !s.valid(t) {
 		return
 	}
-	switch s.Tasks.State[t] {
+	switch s.Tasks[t].State {
 	case Detached:
 		s.complete(t)
 	case Completed, Deleted:
 		s.Warn.Add("fulfilled twice", "task #%d at %d ns", t, s.Now)
 	default:
-		s.Tasks.Flags[t] |= FlagFulfilled
+		s.Tasks[t].Flags |= FlagFulfilled
 	}
 }
 
@@ -334,7 +334,7 @@ func (s *Sim) Discard(t Task) {
 	if !s.valid(t) {
 		return
 	}
-	switch s.Tasks.State[t] {
+	switch s.Tasks[t].State {
 	case Initialized:
 		s.setState(t, Ready)
 		fallthrough
@@ -347,29 +347,30 @@ func (s *Sim) Discard(t Task) {
 // complete finishes t: → Completed, then successors, parent's taskwait,
 // taskgroup and region barrier conditions.
 func (s *Sim) complete(t Task) {
-	ts := &s.Tasks
+	ts := s.Tasks
 	s.setState(t, Completed)
-	for e := ts.succHead[t]; e >= 0; e = s.edgeNext[e] {
+	s.Completed++
+	for e := ts[t].succHead; e >= 0; e = s.edgeNext[e] {
 		s.Release(s.edgeTo[e])
 	}
-	ts.succHead[t] = -1
-	if ts.Kind[t] != KindExplicit {
+	ts[t].succHead = -1
+	if ts[t].Kind != KindExplicit {
 		return
 	}
-	if p := ts.Parent[t]; s.valid(p) {
-		ts.Kids[p]--
-		if ts.Kids[p] == 0 && ts.State[p] == Suspended && ts.Wait[p] == WaitTaskwait {
+	if p := ts[t].Parent; s.valid(p) {
+		ts[p].Kids--
+		if ts[p].Kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
 			s.setState(p, Ready)
 		}
 	}
-	if g := ts.Group[t]; g >= 0 {
+	if g := ts[t].Group; g >= 0 {
 		grp := &s.Groups[g]
 		grp.Pending--
-		if grp.Pending == 0 && grp.Waiter != NoTask && ts.State[grp.Waiter] == Suspended {
+		if grp.Pending == 0 && grp.Waiter != NoTask && ts[grp.Waiter].State == Suspended {
 			s.setState(grp.Waiter, Ready)
 		}
 	}
-	if r := ts.Region[t]; r >= 0 {
+	if r := ts[t].Region; r >= 0 {
 		s.Regions[r].Pending--
 		s.checkBarrier(r)
 	}
@@ -380,7 +381,7 @@ func (s *Sim) SuspendForTaskwait(t Task, th int) {
 	if !s.suspend(t, th, WaitTaskwait) {
 		return
 	}
-	if s.Tasks.Kids[t] <= 0 {
+	if s.Tasks[t].Kids <= 0 {
 		s.setState(t, Ready)
 	}
 }
@@ -397,14 +398,14 @@ func (s *Sim) suspend(t Task, th int, why WaitKind) bool {
 	if !s.valid(t) {
 		return false
 	}
-	ts := &s.Tasks
-	if ts.State[t] != Running {
-		s.Warn.Add("bad suspend", "task #%d waits in state %s at %d ns", t, ts.State[t], s.Now)
+	ts := s.Tasks
+	if ts[t].State != Running {
+		s.Warn.Add("bad suspend", "task #%d waits in state %s at %d ns", t, ts[t].State, s.Now)
 		return false
 	}
 	s.stopRunning(t, th)
 	s.setState(t, Suspended)
-	ts.Wait[t] = why
+	ts[t].Wait = why
 	return true
 }
 
@@ -413,18 +414,18 @@ func (s *Sim) EndWait(t Task, th int) {
 	if !s.valid(t) {
 		return
 	}
-	ts := &s.Tasks
-	switch ts.State[t] {
+	ts := s.Tasks
+	switch ts[t].State {
 	case Suspended:
 		s.setState(t, Ready)
 	case Ready:
 	case Running:
 		return
 	default:
-		s.Warn.Add("bad wait end", "task #%d ends a wait in state %s at %d ns", t, ts.State[t], s.Now)
+		s.Warn.Add("bad wait end", "task #%d ends a wait in state %s at %d ns", t, ts[t].State, s.Now)
 		return
 	}
-	ts.Wait[t] = WaitNone
+	ts[t].Wait = WaitNone
 	s.setState(t, Running)
 	s.Threads[th].RunSince = s.Now
 }
@@ -478,7 +479,7 @@ func (s *Sim) JoinTeam(t Task, r int32, num int32, th int) {
 	}
 	thr.Teams = append(thr.Teams, TeamRef{Region: r, Num: num})
 	if s.valid(t) {
-		s.Tasks.Region[t] = r
+		s.Tasks[t].Region = r
 	}
 }
 
@@ -539,7 +540,7 @@ func (s *Sim) checkBarrier(r int32) {
 	reg := &s.Regions[r]
 	for reg.Arrived[0] >= reg.Team && reg.Pending <= 0 {
 		for _, t := range reg.Waiting {
-			if s.Tasks.State[t] == Suspended && s.Tasks.Wait[t] == WaitBarrier {
+			if s.Tasks[t].State == Suspended && s.Tasks[t].Wait == WaitBarrier {
 				s.setState(t, Ready)
 			}
 		}
@@ -558,17 +559,17 @@ func (s *Sim) FinishImplicit(t Task, th int) {
 	if !s.valid(t) {
 		return
 	}
-	ts := &s.Tasks
-	switch ts.State[t] {
+	ts := s.Tasks
+	switch ts[t].State {
 	case Running:
 		s.stopRunning(t, th)
 	case Suspended, Ready:
-		if ts.State[t] == Suspended {
+		if ts[t].State == Suspended {
 			s.setState(t, Ready)
 		}
 		s.setState(t, Running)
 	default:
-		s.Warn.Add("bad implicit task end", "task #%d ends in state %s at %d ns", t, ts.State[t], s.Now)
+		s.Warn.Add("bad implicit task end", "task #%d ends in state %s at %d ns", t, ts[t].State, s.Now)
 		return
 	}
 	s.popTop(t, th)
@@ -579,19 +580,19 @@ func (s *Sim) FinishImplicit(t Task, th int) {
 // BeginImplicit creates and starts an implicit (or initial) task on th.
 func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
 	s.CreateTask(t, kind, NoTask, th, -1, 0)
-	if !s.valid(t) || s.Tasks.State[t] != Initialized {
+	if !s.valid(t) || s.Tasks[t].State != Initialized {
 		return
 	}
 	s.setState(t, Ready)
 	thr := &s.Threads[th]
-	if top := thr.Current(); top != NoTask && s.Tasks.State[top] == Running {
+	if top := thr.Current(); top != NoTask && s.Tasks[top].State == Running {
 		s.stopRunning(top, th)
 		s.setState(top, Suspended)
-		s.Tasks.Wait[top] = WaitParallel
+		s.Tasks[top].Wait = WaitParallel
 	}
 	thr.Stack = append(thr.Stack, t)
-	s.Tasks.Thread[t] = int16(th)
-	s.Tasks.Started[t] = s.Now
+	s.Tasks[t].Thread = int16(th)
+	s.Tasks[t].Started = s.Now
 	s.setState(t, Running)
 	thr.RunSince = s.Now
 }

@@ -1,0 +1,144 @@
+package driver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/report"
+)
+
+// analyze runs the whole pipeline on k in-process ranks and returns rank 0's
+// report and its JSON.
+func analyze(t testing.TB, dir string, k int) (*report.Report, []byte) {
+	t.Helper()
+	var rep *report.Report
+	err := inproc.Run(k, func(c comm.Comm) error {
+		r, err := driver.Run(c, driver.Options{Dir: dir})
+		if c.Rank() == 0 {
+			rep = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("analyze %s on %d ranks: %v", dir, k, err)
+	}
+	var buf bytes.Buffer
+	if err := report.WriteJSON(&buf, rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, buf.Bytes()
+}
+
+func generate(t testing.TB, cfg gen.Config) (string, gen.Expected) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	res, err := gen.Generate(dir, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, res.Expected
+}
+
+// notYet removes expected sections whose analyses are not part of the
+// pipeline yet.
+func notYet(e gen.Expected, sections ...string) gen.Expected {
+	for _, s := range sections {
+		delete(e, s)
+	}
+	return e
+}
+
+func checkExpected(t *testing.T, name string, js []byte, e gen.Expected) {
+	t.Helper()
+	diffs, err := gen.Compare(js, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Errorf("%s: %s", name, d)
+	}
+}
+
+// POT's load-imbalance microbenchmark: work, idleness and overhead equal the
+// ideal values exactly for every thread count, grain and rank count.
+func TestImbalanceGroundTruth(t *testing.T) {
+	for _, n := range []int{1, 2, 4, 8, 16} {
+		for _, g := range []int64{1_000, 16_000, 1_000_000} {
+			cfg := gen.Config{Workload: "imbalance", Ranks: 3, Threads: n, GrainNS: g, Iterations: 7}
+			dir, exp := generate(t, cfg)
+			for k := 1; k <= 3; k++ {
+				_, js := analyze(t, dir, k)
+				checkExpected(t, fmt.Sprintf("n=%d g=%d k=%d", n, g, k), js, notYet(exp, "critical_path", "graph"))
+			}
+		}
+	}
+}
+
+// Every workload's expected values, and the report is byte-identical for
+// 1..4 analysis ranks.
+func TestWorkloadsExpected(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "imbalance", Ranks: 4, Threads: 3},
+		{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.3, LatencyNS: 1500},
+		{Workload: "nearest", Ranks: 4, Threads: 2, Radix: 4, Fraction: 0.5, Period: 3, LatencyNS: 1000},
+		{Workload: "spread", Ranks: 4, Threads: 4, Radix: 3, LatencyNS: 0},
+		{Workload: "forkjoin", Ranks: 4, Threads: 3, Width: 7, Jitter: 0.5},
+		{Workload: "halo", Ranks: 4, Threads: 3, RankImbalance: 0.5, ThreadImbalance: 0.3, LatencyNS: 5000},
+		{Workload: "halo", Ranks: 5, Threads: 2, Exchange: "allreduce", RankImbalance: 1, Jitter: 0.1, LatencyNS: 3000},
+		{Workload: "halo", Ranks: 3, Threads: 1, RankImbalance: 0.2},
+	}
+	for _, cfg := range cfgs {
+		dir, exp := generate(t, cfg)
+		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
+		_, first := analyze(t, dir, 1)
+		checkExpected(t, name, first, notYet(exp, "critical_path", "graph"))
+		checkInvariants(t, name, first)
+		for k := 2; k <= min(4, cfg.Ranks); k++ {
+			_, js := analyze(t, dir, k)
+			if !bytes.Equal(js, first) {
+				t.Errorf("%s: report on %d ranks differs from 1 rank", name, k)
+			}
+		}
+	}
+}
+
+// checkInvariants: every process's categories add up to its thread time;
+// efficiencies are in [0,1]; OMP_Eff = Serial × LB × Sched and MPI_Eff =
+// LB × Comm (seed talp-pop-hybrid-metrics.txt); Hyb = MPI_Eff with 1 thread.
+func checkInvariants(t *testing.T, name string, js []byte) {
+	t.Helper()
+	var r report.Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range r.Breakdown.PerProcess {
+		if sum := p.WorkNS + p.MPINS + p.OverheadNS + p.IdlenessNS; sum != p.ThreadTimeNS {
+			t.Errorf("%s: rank %d: work+mpi+overhead+idle = %d, thread time %d", name, p.Rank, sum, p.ThreadTimeNS)
+		}
+	}
+	p := r.POP
+	for k, v := range map[string]float64{"hybrid": p.HybridEfficiency, "mpi": p.MPIParallelEfficiency, "mpi_lb": p.MPILoadBalance,
+		"mpi_comm": p.MPICommunicationEfficiency, "omp": p.OMPParallelEfficiency, "omp_serial": p.OMPSerializationEfficiency,
+		"omp_lb": p.OMPLoadBalance, "omp_sched": p.OMPSchedulingEfficiency} {
+		if v < 0 || v > 1 || math.IsNaN(v) {
+			t.Errorf("%s: %s efficiency %v outside [0,1]", name, k, v)
+		}
+	}
+	if d := p.OMPParallelEfficiency - p.OMPSerializationEfficiency*p.OMPLoadBalance*p.OMPSchedulingEfficiency; math.Abs(d) > 1e-9 {
+		t.Errorf("%s: OMP_Eff %v != Serial×LB×Sched (diff %g)", name, p.OMPParallelEfficiency, d)
+	}
+	if d := p.MPIParallelEfficiency - p.MPILoadBalance*p.MPICommunicationEfficiency; math.Abs(d) > 1e-9 {
+		t.Errorf("%s: MPI_Eff %v != LB×Comm (diff %g)", name, p.MPIParallelEfficiency, d)
+	}
+	if p.ThreadsPerProcess == 1 && math.Abs(p.HybridEfficiency-p.MPIParallelEfficiency) > 1e-9 {
+		t.Errorf("%s: one thread per process but Hyb_Eff %v != MPI_Eff %v", name, p.HybridEfficiency, p.MPIParallelEfficiency)
+	}
+}

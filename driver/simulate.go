@@ -1,0 +1,224 @@
+package driver
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/reduce"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/sim"
+)
+
+// readyBins is the resolution of the ready-task series.
+const readyBins = 200
+
+// simRow is what each process's simulation sends to rank 0: O(threads +
+// constructs), never O(events).
+type simRow struct {
+	Rank       int
+	Host       string
+	Threads    int
+	Times      reduce.Times
+	TALP       reduce.TALPRow
+	Constructs []reduce.ConstructRow
+	Executed   int64 // explicit tasks run
+	WarnCount  int64
+	Warnings   []string
+}
+
+// simulate runs POT's simulation on every owned process and reduces the
+// breakdown, POP and task statistics to rank 0.
+func (r *run) simulate() error {
+	// The ready series uses the same bins on every rank: the global window.
+	first, last := int64(1<<62), int64(-1<<62)
+	for _, p := range r.procs {
+		a, b := p.TimeRange()
+		first, last = min(first, a), max(last, b)
+	}
+	mn, err := r.c.AllreduceInt64(comm.Min, []int64{first})
+	if err != nil {
+		return err
+	}
+	mx, err := r.c.AllreduceInt64(comm.Max, []int64{last})
+	if err != nil {
+		return err
+	}
+	r.first, r.last = mn[0], mx[0]
+	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
+	readySum := make([]int64, readyBins)
+
+	var failure error
+	rows := make([]simRow, 0, len(r.procs))
+	for i, p := range r.procs {
+		s := sim.New(p, r.opts.Strict)
+		s.SetWindow(r.first, r.last)
+		model := ompt.NewModel()
+		stats := sim.NewTaskStats()
+		ready := sim.NewReadySeries(r.first, bin, readyBins)
+		if err := s.Run(model, stats, ready); err != nil {
+			failure = fmt.Errorf("rank %d: simulation: %w", p.Header.Rank, err)
+			break
+		}
+		for b, v := range ready.Values {
+			readySum[b] += v
+		}
+		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
+		r.progress("simulate", float64(i+1)/float64(len(r.procs)))
+	}
+	if err := agree(r.c, failure); err != nil {
+		return err
+	}
+	all, err := reduce.GatherRows(r.c, rows)
+	if err != nil {
+		return err
+	}
+	series, err := r.c.ReduceInt64(0, comm.Sum, readySum)
+	if err != nil {
+		return err
+	}
+	if r.c.Rank() == 0 {
+		r.fillSimSections(all, series, bin)
+	}
+	return nil
+}
+
+func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats) simRow {
+	row := simRow{Rank: rank, Host: host}
+	window := s.End - s.Begin
+	for th, tt := range s.Breakdown.Threads {
+		if len(s.Proc.Events[th]) == 0 {
+			continue
+		}
+		row.Threads++
+		row.Times.Add(reduce.Times{
+			ThreadTime: window, Work: tt.Work, MPI: tt.MPI,
+			Overhead: tt.Overhead + tt.OverheadSerial, Idle: tt.Idle + tt.IdleSerial,
+			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
+		})
+	}
+	t := s.TALP()
+	row.TALP = reduce.TALPRow{Rank: rank, Threads: t.Threads, ElapsedNS: t.ElapsedNS, Useful: t.Useful,
+		MPI: t.MPI, Idle: t.Idle, Serial: t.Serial, LB: t.LB, Sched: t.Sched}
+	for _, c := range stats.Stats {
+		name := "<unknown>"
+		if c.Loc >= 0 {
+			name = s.Proc.LocationName(int64(c.Loc))
+		}
+		row.Constructs = append(row.Constructs, reduce.ConstructRow{Name: name, Kind: "task",
+			Count: c.Count, Executed: c.Executed, SumNS: c.SumNS, MinNS: c.MinNS, MaxNS: c.MaxNS,
+			CreateNS: c.CreateNS, Hist: trimHist(c.Hist[:])})
+		row.Executed += c.Executed
+	}
+	row.WarnCount = s.Warn.Total()
+	for _, w := range s.Warn.Examples {
+		row.Warnings = append(row.Warnings, fmt.Sprintf("rank %d: %s", rank, w))
+	}
+	return row
+}
+
+// trimHist drops trailing empty buckets.
+func trimHist(h []int64) []int64 {
+	n := len(h)
+	for n > 0 && h[n-1] == 0 {
+		n--
+	}
+	return append([]int64(nil), h[:n]...)
+}
+
+func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
+	rep := r.rep
+	th := reduce.DefaultThresholds()
+	b := &report.Breakdown{Thresholds: report.Thresholds{Idleness: th.Idleness, Overhead: th.Overhead}}
+	var tot reduce.Times
+	talp := make([]reduce.TALPRow, len(rows))
+	cons := make([][]reduce.ConstructRow, len(rows))
+	threads := 0
+	for i, row := range rows {
+		tot.Add(row.Times)
+		talp[i] = row.TALP
+		cons[i] = row.Constructs
+		threads += row.Threads
+		cl := reduce.Classify(row.Times, th)
+		b.PerProcess = append(b.PerProcess, report.ProcessTimes{
+			Rank: row.Rank, Host: row.Host, Threads: row.Threads, ThreadTimeNS: row.Times.ThreadTime,
+			WorkNS: row.Times.Work, MPINS: row.Times.MPI, OverheadNS: row.Times.Overhead, IdlenessNS: row.Times.Idle,
+			IdlenessSerialNS: row.Times.IdleSerial, IdlenessParallelNS: row.Times.Idle - row.Times.IdleSerial, Class: cl.Code,
+		})
+		addWarnings(rep, row.WarnCount, row.Warnings)
+	}
+	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
+	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial
+	if tot.ThreadTime > 0 {
+		tt := float64(tot.ThreadTime)
+		b.WorkRatio, b.MPIRatio = float64(tot.Work)/tt, float64(tot.MPI)/tt
+		b.OverheadRatio, b.IdlenessRatio = float64(tot.Overhead)/tt, float64(tot.Idle)/tt
+	}
+	cl := reduce.Classify(tot, th)
+	b.Class, b.Interpretation = cl.Code, cl.Interpretation
+	rep.Breakdown = b
+
+	p := reduce.ComputePOP(talp)
+	pop := &report.POP{
+		Processes: p.N, ThreadsPerProcess: p.MeanThreads,
+		ElapsedNS: round(p.T), UsefulNS: round(p.U), MPINS: round(p.C), IdleNS: round(p.I),
+		IdleSerialNS: round(p.ISerial), IdleLBNS: round(p.ILB), IdleSchedNS: round(p.ISched), MaxNonMPINS: round(p.MaxNonMPI),
+		HybridEfficiency: p.HybridEff, MPIParallelEfficiency: p.MPIEff, MPILoadBalance: p.MPILB, MPICommunicationEfficiency: p.MPIComm,
+		OMPParallelEfficiency: p.OMPEff, OMPSerializationEfficiency: p.OMPSerial, OMPLoadBalance: p.OMPLB, OMPSchedulingEfficiency: p.OMPSched,
+	}
+	for _, q := range p.PerProcess {
+		pop.PerProcess = append(pop.PerProcess, report.POPProcess{
+			Rank: q.Rank, Threads: q.Threads, ElapsedNS: round(q.T), UsefulNS: round(q.U), MPINS: round(q.C), IdleNS: round(q.I),
+			IdleSerialNS: round(q.ISerial), IdleLBNS: round(q.ILB), IdleSchedNS: round(q.ISched),
+			OMPParallelEfficiency: q.OMPEff, OMPSerializationEfficiency: q.OMPSerial, OMPLoadBalance: q.OMPLB, OMPSchedulingEfficiency: q.OMPSched,
+		})
+	}
+	rep.POP = pop
+
+	merged := reduce.MergeConstructs(cons)
+	tasks := &report.Tasks{}
+	for _, c := range merged {
+		tasks.Count += c.Count
+		tpt := 0.0
+		if threads > 0 {
+			tpt = float64(c.Executed) / float64(threads)
+		}
+		tasks.Constructs = append(tasks.Constructs, report.Construct{Name: c.Name, Kind: c.Kind, Count: c.Count,
+			SumNS: c.SumNS, MeanNS: c.MeanNS, MinNS: c.MinNS, MaxNS: c.MaxNS, Share: c.Share, CreateNS: c.CreateNS,
+			TasksPerThread: tpt, Histogram: c.Hist})
+	}
+	for _, f := range reduce.TaskFindings(merged, threads) {
+		tasks.Findings = append(tasks.Findings, report.Finding{Severity: f.Severity, Topic: f.Topic, Message: f.Message})
+	}
+	if b.Class != "LL" {
+		tasks.Findings = append(tasks.Findings, report.Finding{Severity: "warning", Topic: "breakdown",
+			Message: fmt.Sprintf("%s: %s (idleness %.0f%%, overhead %.0f%% of thread time)", b.Class, b.Interpretation, 100*b.IdlenessRatio, 100*b.OverheadRatio)})
+	}
+	sort.SliceStable(tasks.Findings, func(i, j int) bool {
+		return severityRank(tasks.Findings[i].Severity) < severityRank(tasks.Findings[j].Severity)
+	})
+	vals := make([]float64, len(series))
+	for i, v := range series {
+		vals[i] = float64(v) / float64(bin)
+	}
+	tasks.ReadySeries = &report.Series{StartNS: r.first, BinNS: bin, Values: vals}
+	rep.Tasks = tasks
+}
+
+func severityRank(s string) int {
+	switch s {
+	case "problem":
+		return 0
+	case "warning":
+		return 1
+	}
+	return 2
+}
+
+func round(v float64) int64 {
+	if v < 0 {
+		return int64(v - 0.5)
+	}
+	return int64(v + 0.5)
+}

@@ -1,0 +1,558 @@
+package sim_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// prog builds an in-memory process thread by thread, the way a collector
+// would record it.
+type prog struct {
+	p *trace.Process
+}
+
+func newProg(threads int) *prog {
+	p := &trace.Process{Events: make([][]trace.Event, threads), Deps: make([][]trace.Dep, threads)}
+	p.Locations = []trace.Location{{ID: 0, File: "t.c", Line: 1}}
+	return &prog{p: p}
+}
+
+func (g *prog) ev(th int, k trace.Kind, t int64, args ...int64) *prog {
+	e := trace.Event{Time: t, Kind: k}
+	copy(e.Args[:], args)
+	g.p.Events[th] = append(g.p.Events[th], e)
+	return g
+}
+
+func (g *prog) deps(th int, t int64, task int64, ds ...trace.Dep) *prog {
+	e := trace.Event{Time: t, Kind: trace.TaskDeps}
+	e.Args[0] = task
+	e.Args[1] = int64(len(ds))
+	e.Args[2] = int64(len(g.p.Deps[th]))
+	g.p.Deps[th] = append(g.p.Deps[th], ds...)
+	g.p.Events[th] = append(g.p.Events[th], e)
+	return g
+}
+
+// id is a task id created by thread th.
+func id(th int, seq int64) int64 { return trace.MakeID(th, seq) }
+
+// region opens a parallel region on threads 0..n-1 at time t: thread 0's
+// initial task is id(0,1), the region id(0,2), implicit tasks id(th,3) on
+// thread 0 and id(th,1) on the others.
+func (g *prog) region(n int, t int64) *prog {
+	g.ev(0, trace.ThreadBegin, t, 1)
+	g.ev(0, trace.ImplicitTaskBegin, t, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ParallelBegin, t, id(0, 2), id(0, 1), int64(n), 0, 0)
+	for th := 0; th < n; th++ {
+		if th > 0 {
+			g.ev(th, trace.ThreadBegin, t, 2)
+		}
+		g.ev(th, trace.ImplicitTaskBegin, t, id(0, 2), implicit(th), int64(n), int64(th), ompt.TaskImplicit)
+	}
+	return g
+}
+
+func implicit(th int) int64 {
+	if th == 0 {
+		return id(0, 3)
+	}
+	return id(th, 1)
+}
+
+// end closes the region at time t (barrier already passed).
+func (g *prog) end(n int, t int64) *prog {
+	for th := 0; th < n; th++ {
+		g.ev(th, trace.ImplicitTaskEnd, t, id(0, 2), implicit(th), int64(n), int64(th), ompt.TaskImplicit)
+	}
+	g.ev(0, trace.ParallelEnd, t, id(0, 2), id(0, 1), 0, 0)
+	g.ev(0, trace.ImplicitTaskEnd, t, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	for th := 0; th < n; th++ {
+		g.ev(th, trace.ThreadEnd, t)
+	}
+	return g
+}
+
+func (g *prog) barrier(th int, from, to int64) *prog {
+	g.ev(th, trace.SyncBegin, from, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th), 0)
+	g.ev(th, trace.SyncWaitBegin, from, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th))
+	g.ev(th, trace.SyncWaitEnd, to, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th))
+	g.ev(th, trace.SyncEnd, to, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th), 0)
+	return g
+}
+
+func (g *prog) waitBegin(th int, t int64) *prog {
+	g.ev(th, trace.SyncBegin, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th), 0)
+	return g.ev(th, trace.SyncWaitBegin, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th))
+}
+
+func (g *prog) waitEnd(th int, t int64) *prog {
+	g.ev(th, trace.SyncWaitEnd, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th))
+	return g.ev(th, trace.SyncEnd, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th), 0)
+}
+
+func (g *prog) run(t *testing.T, strict bool) (*sim.Sim, *ompt.Model, error) {
+	t.Helper()
+	s := sim.New(g.p, strict)
+	m := ompt.NewModel()
+	err := s.Run(m)
+	return s, m, err
+}
+
+func totals(s *sim.Sim) (work, mpi, over, idle int64) {
+	for _, tt := range s.Breakdown.Threads {
+		work += tt.Work
+		mpi += tt.MPI
+		over += tt.Overhead + tt.OverheadSerial
+		idle += tt.Idle + tt.IdleSerial
+	}
+	return
+}
+
+func wantBreakdown(t *testing.T, s *sim.Sim, work, mpi, over, idle int64) {
+	t.Helper()
+	w, m, o, i := totals(s)
+	if w != work || m != mpi || o != over || i != idle {
+		t.Errorf("breakdown work/mpi/overhead/idle = %d/%d/%d/%d, want %d/%d/%d/%d (warnings %v)", w, m, o, i, work, mpi, over, idle, s.Warn.Examples)
+	}
+	for th, tt := range s.Breakdown.Threads {
+		if tt.Total() != s.End-s.Begin {
+			t.Errorf("thread %d accounts %d ns of a %d ns window", th, tt.Total(), s.End-s.Begin)
+		}
+	}
+}
+
+func state(s *sim.Sim, m *ompt.Model, task int64) sim.TaskState {
+	return s.Tasks[m.Task(task)].State
+}
+
+func noWarnings(t *testing.T, s *sim.Sim) {
+	t.Helper()
+	if s.Warn.Total() != 0 {
+		t.Errorf("unexpected warnings: %v", s.Warn.Examples)
+	}
+}
+
+func TestLegalTransitionsAreFig2(t *testing.T) {
+	want := map[[2]sim.TaskState]bool{}
+	for _, e := range [][2]sim.TaskState{
+		{sim.Initialized, sim.Ready}, {sim.Ready, sim.Cancelled}, {sim.Ready, sim.Running}, {sim.Suspended, sim.Ready},
+		{sim.Cancelled, sim.Detached}, {sim.Cancelled, sim.Completed}, {sim.Running, sim.Ready}, {sim.Running, sim.Suspended},
+		{sim.Running, sim.Cancelled}, {sim.Running, sim.Executed}, {sim.Executed, sim.Detached}, {sim.Executed, sim.Completed},
+		{sim.Detached, sim.Completed}, {sim.Completed, sim.Deleted}, {sim.NotCreated, sim.Initialized},
+	} {
+		want[e] = true
+	}
+	for a := sim.NotCreated; a <= sim.Deleted; a++ {
+		for b := sim.NotCreated; b <= sim.Deleted; b++ {
+			if sim.Legal(a, b) != want[[2]sim.TaskState{a, b}] {
+				t.Errorf("Legal(%s, %s) = %v", a, b, sim.Legal(a, b))
+			}
+		}
+	}
+}
+
+// ① → ② → ⑤ → ⑥ → ⑧, with a ready task waiting while thread 1 idles: that
+// wait is overhead, not idleness.
+func TestCreateRunComplete(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	task := id(0, 4)
+	g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
+	g.barrier(0, 10, 100)
+	g.waitBegin(1, 0)                                                     // thread 1 arrived first
+	g.ev(1, trace.TaskSchedule, 30, implicit(1), ompt.StatusSwitch, task) // ready 10..30
+	g.ev(1, trace.TaskSchedule, 80, task, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 100)
+	g.end(2, 100)
+	s, m, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if st := state(s, m, task); st != sim.Completed {
+		t.Errorf("task state %s", st)
+	}
+	if d := s.Tasks[m.Task(task)].RunNS; d != 50 {
+		t.Errorf("task ran %d ns, want 50", d)
+	}
+	// The barrier is released at 80 (team arrived, last task done), so both
+	// implicit tasks are ready 80..100: runtime overhead. Thread 0: work
+	// 0..10, overhead 10..30, idle 30..80, overhead 80..100. Thread 1: idle
+	// 0..10, overhead 10..30, work 30..80, overhead 80..100.
+	wantBreakdown(t, s, 10+50, 0, 20+20+20+20, 50+10)
+}
+
+// in after out: the reader waits (①) until the writer completes, then it
+// is ready (①→②); while ready and no thread runs it, that is overhead.
+func TestDependencesReleaseSuccessor(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a, b := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.deps(0, 0, a, trace.Dep{Addr: 64, Type: trace.DepInout})
+	g.ev(0, trace.TaskCreate, 0, b, implicit(0), ompt.TaskExplicit, 0)
+	g.deps(0, 0, b, trace.Dep{Addr: 64, Type: trace.DepIn})
+	g.ev(0, trace.SyncBegin, 0, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(0), 0)
+	g.ev(0, trace.SyncWaitBegin, 0, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(0))
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 40, a, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.SyncWaitEnd, 100, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncEnd, 100, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(0), 0)
+	g.ev(1, trace.SyncBegin, 0, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(1), 0)
+	g.ev(1, trace.SyncWaitBegin, 0, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(1))
+	g.ev(1, trace.TaskSchedule, 50, implicit(1), ompt.StatusSwitch, b) // ready 40..50
+	g.ev(1, trace.TaskSchedule, 90, b, ompt.StatusComplete, implicit(1))
+	g.ev(1, trace.SyncWaitEnd, 100, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(1))
+	g.ev(1, trace.SyncEnd, 100, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(1), 0)
+	g.end(2, 100)
+	s, _, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	// Thread 1 idles 0..40 (b not ready), overhead 40..50; thread 0 overhead
+	// 40..50 too, then idle; barrier released at 90 (last task done): ready
+	// implicit tasks 90..100 are overhead for both.
+	wantBreakdown(t, s, 40+40, 0, 10+10+10+10, 40+40+0)
+}
+
+func TestDependenceSemantics(t *testing.T) {
+	// Each case: dependence types of tasks 1..n on one address, and the
+	// expected predecessor sets.
+	type tc struct {
+		name  string
+		types []uint8
+		preds [][]int
+	}
+	for _, c := range []tc{
+		{"raw", []uint8{trace.DepOut, trace.DepIn, trace.DepIn}, [][]int{nil, {0}, {0}}},
+		{"war", []uint8{trace.DepIn, trace.DepIn, trace.DepInout}, [][]int{nil, nil, {0, 1}}},
+		{"waw", []uint8{trace.DepInout, trace.DepOut}, [][]int{nil, {0}}},
+		{"inoutset", []uint8{trace.DepOut, trace.DepInoutset, trace.DepInoutset, trace.DepIn}, [][]int{nil, {0}, {0}, {1, 2}}},
+		{"mutexinoutset", []uint8{trace.DepIn, trace.DepMutexInoutset, trace.DepMutexInoutset, trace.DepOut}, [][]int{nil, {0}, {0}, {1, 2}}},
+		{"set after set of other kind", []uint8{trace.DepInoutset, trace.DepMutexInoutset}, [][]int{nil, {0}}},
+	} {
+		g := newProg(1).region(1, 0)
+		n := len(c.types)
+		for i, ty := range c.types {
+			tk := id(0, int64(4+i))
+			g.ev(0, trace.TaskCreate, 1, tk, implicit(0), ompt.TaskExplicit, 0)
+			g.deps(0, 1, tk, trace.Dep{Addr: 0x1000, Type: ty})
+		}
+		g.ev(0, trace.SyncBegin, 1, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+		g.ev(0, trace.SyncWaitBegin, 1, ompt.SyncTaskwait, id(0, 2), implicit(0))
+		// Run them in order; record which are ready at each step.
+		clock := int64(1)
+		for i := 0; i < n; i++ {
+			clock += 10
+			g.ev(0, trace.TaskSchedule, clock, implicit(0), ompt.StatusSwitch, id(0, int64(4+i)))
+			clock += 10
+			g.ev(0, trace.TaskSchedule, clock, id(0, int64(4+i)), ompt.StatusComplete, implicit(0))
+		}
+		g.ev(0, trace.SyncWaitEnd, clock, ompt.SyncTaskwait, id(0, 2), implicit(0))
+		g.ev(0, trace.SyncEnd, clock, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+		g.end(1, clock)
+		// A pass that records, after creation, who is ready.
+		rec := &readyAfterCreation{ids: n}
+		s := sim.New(g.p, false)
+		m := ompt.NewModel()
+		if err := s.Run(m, rec); err != nil {
+			t.Fatal(err)
+		}
+		noWarnings(t, s)
+		for i := 0; i < n; i++ {
+			free := len(c.preds[i]) == 0
+			if rec.ready[i] != free {
+				t.Errorf("%s: task %d ready at creation = %v, want %v", c.name, i, rec.ready[i], free)
+			}
+			if got := rec.missing[i]; got != int32(len(c.preds[i])) {
+				t.Errorf("%s: task %d has %d predecessors, want %d (%v)", c.name, i, got, len(c.preds[i]), c.preds[i])
+			}
+		}
+	}
+}
+
+type readyAfterCreation struct {
+	ids     int
+	ready   []bool
+	missing []int32
+	done    bool
+}
+
+func (r *readyAfterCreation) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {
+	if r.done || e == nil || e.Kind != trace.SyncBegin {
+		return
+	}
+	r.done = true
+	// Tasks 4.. of thread 0 are the dense indices after the three ids
+	// (initial, region, implicit) thread 0 made first.
+	for i := 0; i < r.ids; i++ {
+		k := 3 + i
+		r.ready = append(r.ready, s.Tasks[k].State == sim.Ready)
+		r.missing = append(r.missing, s.Tasks[k].Missing)
+	}
+}
+func (r *readyAfterCreation) After(s *sim.Sim, e *trace.Event, th int) {}
+func (r *readyAfterCreation) Finish(s *sim.Sim)                        {}
+
+// taskwait: ⑤→③ at the wait, ③→② when the last child completes, ②→⑤ at
+// the wait's end: the gap between the last two is overhead.
+func TestTaskwait(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	c1, c2 := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, c1, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskCreate, 0, c2, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.SyncBegin, 10, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.ev(0, trace.SyncWaitBegin, 10, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, c1)
+	g.ev(0, trace.TaskSchedule, 30, c1, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.TaskSchedule, 30, implicit(0), ompt.StatusSwitch, c2)
+	g.ev(0, trace.TaskSchedule, 50, c2, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.SyncWaitEnd, 55, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncEnd, 55, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.end(1, 60)
+	s, _, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	// work: 0..10 implicit, 10..50 children, 55..60 implicit; 50..55 overhead.
+	wantBreakdown(t, s, 10+40+5, 0, 5, 0)
+}
+
+// An undeferred child suspends its parent (⑤→③) and the parent resumes
+// (③→②→⑤) when the child completes.
+func TestUndeferredChild(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	parent, child := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, parent, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, parent)
+	g.ev(0, trace.TaskCreate, 10, child, parent, ompt.TaskExplicit|ompt.TaskUndeferred, 0)
+	g.ev(0, trace.TaskSchedule, 10, parent, ompt.StatusSwitch, child)
+	var mid sim.TaskState
+	g.ev(0, trace.TaskSchedule, 40, child, ompt.StatusComplete, parent)
+	g.ev(0, trace.TaskSchedule, 50, parent, ompt.StatusComplete, implicit(0))
+	g.end(1, 50)
+	probe := &stateAt{when: 20, task: 3, out: &mid}
+	s := sim.New(g.p, false)
+	m := ompt.NewModel()
+	if err := s.Run(m, probe); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if mid != sim.Suspended {
+		t.Errorf("parent during its undeferred child: %s, want suspended", mid)
+	}
+	if d := s.Tasks[m.Task(parent)].RunNS; d != 20 {
+		t.Errorf("parent ran %d ns, want 20 (10 before and 10 after the child)", d)
+	}
+	wantBreakdown(t, s, 50, 0, 0, 0)
+}
+
+// stateAt records a task's state at the first event at or after when.
+type stateAt struct {
+	when int64
+	task sim.Task
+	out  *sim.TaskState
+	done bool
+}
+
+func (p *stateAt) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {
+	if !p.done && e != nil && e.Time >= p.when {
+		*p.out = s.Tasks[p.task].State
+		p.done = true
+	}
+}
+func (p *stateAt) After(s *sim.Sim, e *trace.Event, th int) {}
+func (p *stateAt) Finish(s *sim.Sim)                        {}
+
+// detach: ⑥→⑦ at the end of execution, ⑦→⑧ at fulfill, which is when its
+// successor becomes ready.
+func TestDetach(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	a, b := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.deps(0, 0, a, trace.Dep{Addr: 8, Type: trace.DepOut})
+	g.ev(0, trace.TaskCreate, 0, b, implicit(0), ompt.TaskExplicit, 0)
+	g.deps(0, 0, b, trace.Dep{Addr: 8, Type: trace.DepIn})
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusDetach, implicit(0))
+	g.ev(0, trace.SyncBegin, 10, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.ev(0, trace.SyncWaitBegin, 10, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.DetachFulfill, 30, a)
+	g.ev(0, trace.TaskSchedule, 35, implicit(0), ompt.StatusSwitch, b)
+	g.ev(0, trace.TaskSchedule, 45, b, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.SyncWaitEnd, 45, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncEnd, 45, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.end(1, 45)
+	var mid sim.TaskState
+	s := sim.New(g.p, false)
+	m := ompt.NewModel()
+	if err := s.Run(m, &stateAt{when: 20, task: m2(3), out: &mid}); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if mid != sim.Detached {
+		t.Errorf("detached task before fulfill: %s", mid)
+	}
+	if st := state(s, m, a); st != sim.Completed {
+		t.Errorf("after fulfill: %s", st)
+	}
+	// idle 10..30 (b waits for a's event), overhead 30..35 (b ready).
+	wantBreakdown(t, s, 10+10, 0, 5, 20)
+}
+
+func m2(k sim.Task) sim.Task { return k }
+
+// A discarded task (cancel taskgroup) goes ② → ④ → ⑧ and releases its
+// successors.
+func TestCancelDiscarded(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	a := id(0, 4)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.Cancel, 5, a, ompt.CancelTaskgroup|ompt.CancelDiscardedTask, 0)
+	g.end(1, 10)
+	s, m, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if st := state(s, m, a); st != sim.Completed {
+		t.Errorf("discarded task: %s", st)
+	}
+	wantBreakdown(t, s, 10, 0, 0, 0)
+}
+
+// A taskgroup waits for descendants, grandchildren included.
+func TestTaskgroup(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	child, grand := id(0, 4), id(1, 2)
+	g.ev(0, trace.SyncBegin, 0, ompt.SyncTaskgroup, id(0, 2), implicit(0), 0)
+	g.ev(0, trace.TaskCreate, 0, child, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.SyncWaitBegin, 5, ompt.SyncTaskgroup, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncWaitEnd, 60, ompt.SyncTaskgroup, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncEnd, 60, ompt.SyncTaskgroup, id(0, 2), implicit(0), 0)
+	g.barrier(0, 60, 60)
+	// Thread 1 waits in the region's barrier and runs the child there, which
+	// creates a grandchild and finishes; the grandchild runs 30..50; the
+	// group's waiter is ready from 50.
+	g.waitBegin(1, 0)
+	g.ev(1, trace.TaskSchedule, 10, implicit(1), ompt.StatusSwitch, child)
+	g.ev(1, trace.TaskCreate, 20, grand, child, ompt.TaskExplicit, 0)
+	g.ev(1, trace.TaskSchedule, 25, child, ompt.StatusComplete, implicit(1))
+	g.ev(1, trace.TaskSchedule, 30, implicit(1), ompt.StatusSwitch, grand)
+	g.ev(1, trace.TaskSchedule, 50, grand, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 60)
+	g.end(2, 60)
+	var mid sim.TaskState
+	s := sim.New(g.p, false)
+	m := ompt.NewModel()
+	if err := s.Run(m, &stateAt{when: 40, task: 2, out: &mid}); err != nil { // implicit(0) is dense 2
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if mid != sim.Suspended {
+		t.Errorf("group waiter while the grandchild runs: %s", mid)
+	}
+	// Ready: child 0..10, grandchild 20..30, the waiter 50..60.
+	// thread 0: work 0..5, overhead 5..10, idle 10..20, overhead 20..30, idle
+	// 30..50, overhead 50..60. thread 1: overhead 0..10, work 10..25,
+	// overhead 25..30, work 30..50, overhead 50..60.
+	wantBreakdown(t, s, 5+35, 0, 25+25, 30)
+}
+
+// yield: ⑤→②; the task stays on its thread and resumes later.
+func TestYield(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	a, b := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskCreate, 0, b, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusYield, b)
+	g.ev(0, trace.TaskSchedule, 20, b, ompt.StatusComplete, a)
+	g.ev(0, trace.TaskSchedule, 30, a, ompt.StatusComplete, implicit(0))
+	g.end(1, 30)
+	var mid sim.TaskState
+	s := sim.New(g.p, false)
+	m := ompt.NewModel()
+	if err := s.Run(m, &stateAt{when: 15, task: 3, out: &mid}); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if mid != sim.Ready {
+		t.Errorf("yielded task: %s, want ready", mid)
+	}
+	wantBreakdown(t, s, 30, 0, 0, 0)
+}
+
+// Invalid sequences are counted warnings, never panics; --strict makes the
+// first one an error.
+func TestInvalidSequences(t *testing.T) {
+	build := func() *prog {
+		g := newProg(1).region(1, 0)
+		g.ev(0, trace.TaskSchedule, 5, implicit(0), ompt.StatusSwitch, id(0, 99)) // never created
+		g.ev(0, trace.TaskCreate, 6, id(0, 4), implicit(0), ompt.TaskExplicit, 0)
+		g.ev(0, trace.TaskSchedule, 7, implicit(0), ompt.StatusSwitch, id(0, 4))
+		g.ev(0, trace.TaskSchedule, 8, id(0, 4), ompt.StatusComplete, implicit(0))
+		g.ev(0, trace.TaskSchedule, 9, id(0, 4), ompt.StatusComplete, implicit(0)) // completed twice
+		g.ev(0, trace.MPIExit, 9, 0)                                               // exit without enter
+		g.end(1, 10)
+		return g
+	}
+	s, _, err := build().run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(s.Warn.Examples, "\n")
+	for _, want := range []string{"unknown task", "completed twice", "unbalanced MPI"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no %q warning in:\n%s", want, all)
+		}
+	}
+	if _, _, err := build().run(t, true); err == nil || !strings.Contains(err.Error(), "--strict") {
+		t.Errorf("strict: %v", err)
+	}
+}
+
+// A task waiting for a remote dependence is not ready until it arrives.
+func TestRemoteDependence(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	a := id(0, 4)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.SyncBegin, 0, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.ev(0, trace.SyncWaitBegin, 0, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.RemoteDepIn, 40, a, 1, id(0, 7))
+	g.ev(0, trace.TaskSchedule, 40, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 60, a, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.SyncWaitEnd, 60, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncEnd, 60, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.end(1, 60)
+	s, _, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	wantBreakdown(t, s, 20, 0, 0, 40)
+}
+
+// MPI time wins over work: a thread inside an MPI call is not working.
+func TestMPITime(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	g.ev(0, trace.MPIEnter, 10, 0)
+	g.ev(0, trace.MPIExit, 30, 0)
+	g.barrier(0, 30, 40)
+	g.barrier(1, 5, 40)
+	g.end(2, 40)
+	s, _, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	// thread 0: work 0..10, MPI 10..30, wait 30..40 (released at 30); thread 1
+	// work 0..5, wait 5..40. Barrier release at 30 makes both ready: overhead
+	// 30..40 on both.
+	wantBreakdown(t, s, 10+5, 20, 10+10, 25)
+}
