@@ -10,7 +10,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"time"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/partition"
@@ -27,6 +29,9 @@ type Options struct {
 	// Progress, when set, is called on rank 0 with the current phase and
 	// the fraction of it done.
 	Progress func(phase string, frac float64)
+	// Stats, when set, receives on rank 0 how the run went (phase times,
+	// per-rank memory). Every rank must set it or none.
+	Stats *RunStats
 }
 
 // maxListedWarnings bounds the warnings listed in the report.
@@ -37,19 +42,72 @@ const maxListedWarnings = 20
 // rank its own, the others a *comm.AbortError naming it.
 func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	r := &run{c: c, opts: opts}
-	if err := r.openDir(); err != nil {
-		return nil, err
+	phases := []struct {
+		name string
+		fn   func() error
+	}{
+		{"open", r.openDir},
+		{"load", func() error { return agree(c, r.load()) }},
+		{"summarize", func() error { return agree(c, r.summarize()) }},
+		{"simulate", r.simulate},
 	}
-	if err := agree(c, r.load()); err != nil {
-		return nil, err
+	var times []int64
+	var peak uint64
+	for _, ph := range phases {
+		start := time.Now()
+		if err := ph.fn(); err != nil {
+			return nil, err
+		}
+		times = append(times, int64(time.Since(start)))
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		peak = max(peak, ms.HeapInuse)
 	}
-	if err := agree(c, r.summarize()); err != nil {
-		return nil, err
-	}
-	if err := r.simulate(); err != nil {
-		return nil, err
+	if opts.Stats != nil {
+		names := make([]string, len(phases))
+		for i, ph := range phases {
+			names[i] = ph.name
+		}
+		if err := r.gatherStats(opts.Stats, names, times, peak); err != nil {
+			return nil, err
+		}
 	}
 	return r.rep, nil
+}
+
+// RunStats describes how an analysis ran (not what it found), for --stats:
+// phase times (slowest rank) and each rank's peak heap. Under inproc all
+// ranks share one process, so the heap figures are the process's.
+type RunStats struct {
+	Ranks    int
+	Phases   []PhaseStat
+	PeakHeap []uint64 // per rank, bytes in use after the heaviest phase
+}
+
+// PhaseStat is one phase's wall time on the slowest rank.
+type PhaseStat struct {
+	Name  string
+	MaxNS int64
+}
+
+func (r *run) gatherStats(st *RunStats, names []string, times []int64, peak uint64) error {
+	mx, err := r.c.ReduceInt64(0, comm.Max, times)
+	if err != nil {
+		return err
+	}
+	heaps, err := reduce.GatherRows(r.c, []uint64{peak})
+	if err != nil {
+		return err
+	}
+	if r.c.Rank() == 0 {
+		st.Ranks = r.c.Size()
+		st.PeakHeap = heaps
+		st.Phases = make([]PhaseStat, len(mx))
+		for i, v := range mx {
+			st.Phases[i] = PhaseStat{Name: names[i], MaxNS: v}
+		}
+	}
+	return nil
 }
 
 // run is one rank's state through the pipeline.

@@ -18,6 +18,7 @@ type analyzeFlags struct {
 	ranks   int
 	jsonOut string
 	quiet   bool
+	stats   bool
 	opts    driver.Options
 }
 
@@ -47,6 +48,7 @@ the number of ranks.`,
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
+	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
 	return cmd
 }
 
@@ -54,8 +56,12 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	start := time.Now()
 	var prog *progress
 	var rep *report.Report
+	var stats driver.RunStats
 	err := runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
 		opts := af.opts
+		if af.stats {
+			opts.Stats = &stats
+		}
 		if c.Rank() == 0 && !af.quiet {
 			prog = newProgress(stderr, "analyze")
 			opts.Progress = prog.phase
@@ -74,6 +80,9 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	}
 	if rep == nil {
 		return nil // not rank 0 under MPI
+	}
+	if af.stats {
+		printStats(stderr, &stats)
 	}
 	return emit(stdout, rep, af, time.Since(start))
 }
@@ -119,4 +128,21 @@ func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) 
 // defaultRanks is the number of virtual ranks when --ranks is not given.
 func defaultRanks(processes int) int {
 	return max(1, min(runtime.NumCPU(), processes))
+}
+
+func printStats(w io.Writer, st *driver.RunStats) {
+	fmt.Fprintf(w, "analysis ranks: %d\n", st.Ranks)
+	for _, p := range st.Phases {
+		fmt.Fprintf(w, "phase %-10s %s (slowest rank)\n", p.Name, time.Duration(p.MaxNS).Round(time.Microsecond))
+	}
+	var others uint64
+	for r, h := range st.PeakHeap {
+		fmt.Fprintf(w, "rank %d peak heap %s\n", r, report.Bytes(int64(h)))
+		if r > 0 {
+			others = max(others, h)
+		}
+	}
+	if len(st.PeakHeap) > 1 && others > 0 {
+		fmt.Fprintf(w, "rank 0 / largest other rank heap: %.2f\n", float64(st.PeakHeap[0])/float64(others))
+	}
 }

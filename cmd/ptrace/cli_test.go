@@ -1,0 +1,197 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// binDir holds the ptrace binaries built once for the CLI tests.
+var binDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ptrace-cli-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "ptrace"), ".").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build ptrace: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+	took           time.Duration
+}
+
+// ptrace runs a ptrace binary with a 60 s limit.
+func run(t *testing.T, bin string, args ...string) result {
+	t.Helper()
+	return runCmd(t, exec.Command(bin, args...))
+}
+
+func runCmd(t *testing.T, cmd *exec.Cmd) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c := exec.CommandContext(ctx, cmd.Path, cmd.Args[1:]...)
+	c.Env = cmd.Env
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	start := time.Now()
+	err := c.Run()
+	r := result{stdout: out.String(), stderr: errb.String(), took: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("%v: %v", cmd.Args, err)
+	}
+	if ctx.Err() != nil {
+		t.Fatalf("%v: did not finish within 60 s (hang?)\nstderr: %s", cmd.Args, r.stderr)
+	}
+	return r
+}
+
+func ptraceBin() string { return filepath.Join(binDir, "ptrace") }
+
+func genTrace(t *testing.T, args ...string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	r := run(t, ptraceBin(), append([]string{"gen", "-o", dir}, args...)...)
+	if r.code != 0 {
+		t.Fatalf("gen %v: exit %d: %s", args, r.code, r.stderr)
+	}
+	return dir
+}
+
+// Every workload goes through gen, validate and analyze on the command line,
+// and the JSON report carries the expected values.
+func TestGenValidateAnalyze(t *testing.T) {
+	for _, wl := range gen.Workloads {
+		dir := genTrace(t, wl, "--ranks", "3", "--threads", "2")
+		if r := run(t, ptraceBin(), "validate", dir); r.code != 0 {
+			t.Fatalf("%s: validate exit %d:\n%s%s", wl, r.code, r.stdout, r.stderr)
+		}
+		r := run(t, ptraceBin(), "analyze", "--ranks", "2", "--json", "-", dir)
+		if r.code != 0 {
+			t.Fatalf("%s: analyze exit %d: %s", wl, r.code, r.stderr)
+		}
+		exp, err := gen.ReadExpected(filepath.Join(dir, "expected.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		delete(exp, "critical_path")
+		delete(exp, "graph")
+		diffs, err := gen.Compare([]byte(r.stdout), exp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range diffs {
+			t.Errorf("%s: %s", wl, d)
+		}
+	}
+}
+
+// The JSON report is the same byte for byte whatever the number of
+// in-process analysis ranks.
+func TestAnalyzeSameForRankCounts(t *testing.T) {
+	dir := genTrace(t, "halo", "--ranks", "4", "--threads", "3", "--rank-imbalance", "0.5", "--skew", "100us", "--drift", "5")
+	var first string
+	for k := 1; k <= 4; k++ {
+		r := run(t, ptraceBin(), "analyze", "--ranks", fmt.Sprint(k), "--json", "-", dir)
+		if r.code != 0 {
+			t.Fatalf("%d ranks: exit %d: %s", k, r.code, r.stderr)
+		}
+		if k == 1 {
+			first = r.stdout
+		} else if r.stdout != first {
+			t.Errorf("report on %d ranks differs from 1 rank", k)
+		}
+	}
+}
+
+// damage copies a trace and breaks rank 2's file in one of several ways.
+func damage(t *testing.T, src, how string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "broken")
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(src)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(src, e.Name()))
+		os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644)
+	}
+	victim := filepath.Join(dst, trace.FileName(2))
+	switch how {
+	case "missing":
+		os.Remove(victim)
+	case "corrupt":
+		b, _ := os.ReadFile(victim)
+		b[len(b)/2] ^= 0x5a
+		os.WriteFile(victim, b, 0o644)
+	case "truncated":
+		b, _ := os.ReadFile(victim)
+		os.WriteFile(victim, b[:len(b)*2/3], 0o644)
+	}
+	return dst
+}
+
+// One failing rank makes the whole analysis exit non-zero quickly with that
+// rank's message naming the file.
+func TestFailingRankInproc(t *testing.T) {
+	src := genTrace(t, "stencil", "--ranks", "4", "--threads", "2")
+	for _, how := range []string{"missing", "corrupt", "truncated"} {
+		dir := damage(t, src, how)
+		r := run(t, ptraceBin(), "analyze", "--ranks", "4", "-q", dir)
+		if r.code == 0 {
+			t.Errorf("%s: exit 0", how)
+		}
+		if r.took > 10*time.Second {
+			t.Errorf("%s: took %v", how, r.took)
+		}
+		if !strings.Contains(r.stderr, "rank-00002.ptrace") {
+			t.Errorf("%s: stderr does not name the file: %q", how, r.stderr)
+		}
+		if how != "missing" && !strings.Contains(r.stderr, "offset") {
+			t.Errorf("%s: stderr does not give an offset: %q", how, r.stderr)
+		}
+		v := run(t, ptraceBin(), "validate", dir)
+		if v.code == 0 {
+			t.Errorf("%s: validate exit 0", how)
+		}
+	}
+}
+
+func TestVersionAndHelp(t *testing.T) {
+	r := run(t, ptraceBin(), "version")
+	if r.code != 0 || !strings.Contains(r.stdout, "trace format 1") {
+		t.Errorf("version: %d %q", r.code, r.stdout)
+	}
+	for _, sub := range []string{"gen", "validate", "analyze", "record", "export", "version", "demo"} {
+		r := run(t, ptraceBin(), sub, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
+			t.Errorf("%s --help: exit %d, %q", sub, r.code, r.stdout)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+//go:build mpi
+
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+var (
+	mpiOnce sync.Once
+	mpiBin  string
+	mpiErr  error
+)
+
+// ptraceMPI builds the mpi-tagged binary once, or skips (fails under CI)
+// when mpirun is missing.
+func ptraceMPI(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("mpirun not found (install openmpi-bin)")
+		}
+		t.Skip("mpirun not found")
+	}
+	mpiOnce.Do(func() {
+		mpiBin = filepath.Join(binDir, "ptrace-mpi")
+		out, err := exec.Command("go", "build", "-tags", "mpi", "-o", mpiBin, ".").CombinedOutput()
+		if err != nil {
+			mpiErr = fmt.Errorf("build ptrace-mpi: %v\n%s", err, out)
+		}
+	})
+	if mpiErr != nil {
+		t.Fatal(mpiErr)
+	}
+	return mpiBin
+}
+
+func mpirun(t *testing.T, np int, args ...string) result {
+	t.Helper()
+	full := append([]string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np), ptraceMPI(t)}, args...)
+	return runCmd(t, exec.Command("mpirun", full...))
+}
+
+// The report under mpirun -np 1, 2, 4 equals the in-process one byte for byte.
+func TestAnalyzeUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	dir := genTrace(t, "halo", "--ranks", "4", "--threads", "3", "--rank-imbalance", "0.5", "--skew", "100us", "--drift", "5")
+	want := run(t, ptraceBin(), "analyze", "--ranks", "3", "--json", "-", dir)
+	if want.code != 0 {
+		t.Fatalf("inproc: %s", want.stderr)
+	}
+	for _, np := range []int{1, 2, 4} {
+		out := filepath.Join(t.TempDir(), "r.json")
+		r := mpirun(t, np, "analyze", "-q", "--json", out, dir)
+		if r.code != 0 {
+			t.Fatalf("np %d: exit %d: %s", np, r.code, r.stderr)
+		}
+		got, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want.stdout {
+			t.Errorf("np %d: report differs from the in-process one", np)
+		}
+	}
+	// Only rank 0 prints the summary.
+	r := mpirun(t, 2, "analyze", dir)
+	if n := strings.Count(r.stdout, "ptrace report"); r.code != 0 || n != 1 {
+		t.Errorf("np 2: exit %d, %d summaries printed", r.code, n)
+	}
+}
+
+// Under MPI, one failing rank makes every rank exit non-zero within 10 s with
+// that rank's message on stderr.
+func TestFailingRankUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	src := genTrace(t, "stencil", "--ranks", "4", "--threads", "2")
+	for _, how := range []string{"missing", "corrupt"} {
+		dir := damage(t, src, how)
+		start := time.Now()
+		r := mpirun(t, 4, "analyze", "-q", dir)
+		if r.code == 0 {
+			t.Errorf("%s: exit 0", how)
+		}
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("%s: took %v", how, d)
+		}
+		if !strings.Contains(r.stderr, "rank-00002.ptrace") {
+			t.Errorf("%s: stderr lacks the failing file: %q", how, r.stderr)
+		}
+	}
+}
