@@ -9,6 +9,7 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	go.uber.org/goleak v1.3.0
 	golang.org/x/term v0.47.0
+	gonum.org/v1/gonum v0.16.0
 )
 
 require (

@@ -118,6 +118,10 @@ func (c *Config) check() error {
 		return fmt.Errorf("--skew and --drift must be non-negative (drift below 1e5 ppm)")
 	case c.LatencyNS < 0:
 		return fmt.Errorf("--latency must be non-negative")
+	case c.Outliers < 0:
+		return fmt.Errorf("--outliers must be non-negative")
+	case c.Outliers > 0 && c.Workload != "stencil" && c.Workload != "nearest" && c.Workload != "spread":
+		return fmt.Errorf("--outliers applies to the task patterns (stencil, nearest, spread), not %s", c.Workload)
 	}
 	return nil
 }

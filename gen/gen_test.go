@@ -73,3 +73,31 @@ func TestImbalanceExpected(t *testing.T) {
 		t.Errorf("breakdown %v", b)
 	}
 }
+
+// --outliers lists the injected tasks in expected.json, lengthens the run
+// accordingly, and is refused where there are no explicit tasks.
+func TestOutliers(t *testing.T) {
+	base, err := Generate(t.TempDir(), Config{Workload: "stencil", Ranks: 2, Threads: 2, Width: 8, Steps: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Generate(t.TempDir(), Config{Workload: "stencil", Ranks: 2, Threads: 2, Width: 8, Steps: 10, Outliers: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj := res.Expected["anomalies"].(map[string]any)["injected"].([]any)
+	if len(inj) != 3 {
+		t.Errorf("injected %v, want 3 entries", inj)
+	}
+	work := func(r *Result) int64 { return r.Expected["breakdown"].(map[string]any)["work_ns"].(int64) }
+	// Each outlier adds 7 nominal durations (50 µs, no jitter) of work.
+	if got, want := work(res)-work(base), int64(3*7*50_000); got != want {
+		t.Errorf("outliers added %d ns of work, want %d", got, want)
+	}
+	if _, err := Generate(t.TempDir(), Config{Workload: "halo", Outliers: 1}); err == nil {
+		t.Error("halo accepted --outliers")
+	}
+	if _, err := Generate(t.TempDir(), Config{Workload: "stencil", Width: 4, Steps: 1, Outliers: 5}); err == nil {
+		t.Error("more outliers than tasks accepted")
+	}
+}

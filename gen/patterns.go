@@ -31,7 +31,15 @@ type pattern struct {
 	order [][]int32 // per rank: local tasks in creation order
 	seq   []int64   // per task: id sequence number on its rank's master
 	fin   []int64   // per rank: time the region ends
+	// outliers are the tasks made OutlierFactor× longer (Config.Outliers),
+	// in increasing index order. Their cost attribute stays the nominal
+	// one, as a perturbed run would record it.
+	outliers []int32
+	outlier  map[int32]bool
 }
+
+// OutlierFactor is how much longer an injected outlier task runs.
+const OutlierFactor = 8
 
 func newPattern(cfg *Config) *pattern { return &pattern{cfg: cfg} }
 
@@ -117,6 +125,9 @@ func (w *pattern) plan() error {
 			}
 		}
 	}
+	if err := w.injectOutliers(); err != nil {
+		return err
+	}
 	w.order = make([][]int32, c.Ranks)
 	w.seq = make([]int64, w.n)
 	for k := 0; k < w.n; k++ {
@@ -126,6 +137,43 @@ func (w *pattern) plan() error {
 	}
 	w.schedule()
 	return nil
+}
+
+// injectOutliers picks Config.Outliers tasks with a generator of their own
+// (so the other tasks' durations are those of the same trace without
+// outliers) and makes them OutlierFactor× longer; the schedule is computed
+// afterwards, so it and every expected value account for them.
+func (w *pattern) injectOutliers() error {
+	c := w.cfg
+	if c.Outliers == 0 {
+		return nil
+	}
+	if c.Outliers > w.n {
+		return fmt.Errorf("--outliers %d: the trace has only %d tasks", c.Outliers, w.n)
+	}
+	rng := rand.New(rand.NewSource(c.Seed ^ 0x0a11e5))
+	w.outlier = make(map[int32]bool, c.Outliers)
+	for len(w.outlier) < c.Outliers {
+		k := int32(rng.Intn(w.n))
+		if !w.outlier[k] {
+			w.outlier[k] = true
+			w.outliers = append(w.outliers, k)
+		}
+	}
+	sort.Slice(w.outliers, func(i, j int) bool { return w.outliers[i] < w.outliers[j] })
+	for _, k := range w.outliers {
+		w.dur[k] *= OutlierFactor
+	}
+	return nil
+}
+
+// cost is task k's cost attribute: its nominal duration in ns, standing for
+// a flop estimate proportional to it.
+func (w *pattern) cost(k int32) int64 {
+	if w.outlier[k] {
+		return w.dur[k] / OutlierFactor
+	}
+	return w.dur[k]
 }
 
 func (w *pattern) lat(a, b int32) int64 {
@@ -247,7 +295,7 @@ func (w *pattern) write(p *proc) {
 			p.err = fmt.Errorf("internal: task id %#x, planned %#x", id, w.id(k))
 			return
 		}
-		p.emit(0, trace.TaskAttr, 0, id, flops, w.dur[k])
+		p.emit(0, trace.TaskAttr, 0, id, flops, w.cost(k))
 		for _, pr := range w.preds[k] {
 			if w.rank[pr] == r {
 				p.emit(0, trace.TaskDependence, 0, w.id(pr), id)
@@ -390,6 +438,13 @@ func (w *pattern) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, leaves, w.n)
 	e.set("tasks.count", w.n)
+	if c.Outliers > 0 {
+		inj := make([]any, len(w.outliers))
+		for i, k := range w.outliers {
+			inj[i] = map[string]any{"rank": int(w.rank[k]), "task": w.id(k)}
+		}
+		e.set("anomalies.injected", inj)
+	}
 	return e
 }
 

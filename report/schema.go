@@ -167,7 +167,16 @@ type CriticalPath struct {
 	ByConstruct    []PathShare `json:"by_construct"`
 	ByProcess      []PathShare `json:"by_process"`
 	Longest        []PathNode  `json:"longest_nodes"`
+	// Segments is the path itself in time order, consecutive nodes of one
+	// thread merged, for the Gantt strip of the HTML report and the
+	// timeline export (at most MaxPathSegments; Truncated says when cut).
+	Segments  []PathNode `json:"segments,omitempty"`
+	Truncated bool       `json:"segments_truncated,omitempty"`
 }
+
+// MaxPathSegments bounds CriticalPath.Segments so the report stays
+// O(ranks) in size whatever the trace.
+const MaxPathSegments = 10000
 
 // PathShare is how much of the critical path one category accounts for.
 type PathShare struct {
@@ -254,12 +263,51 @@ type Finding struct {
 }
 
 // Anomalies lists tasks much longer than their type's model predicts
-// (section "anomalies").
+// (section "anomalies", StarVZ §4.1): per construct, a duration model, and
+// the tasks above its one-sided prediction bound at family-wise level Alpha,
+// Bonferroni-corrected for the number of tasks tested.
 type Anomalies struct {
 	Model  string    `json:"model"`
+	Alpha  float64   `json:"alpha"`
 	Tested int64     `json:"tested"`
 	Found  int64     `json:"found"`
 	Tasks  []Anomaly `json:"tasks"`
+	// Truncated is true when more than Found tasks were listed as
+	// anomalies would be: Tasks holds the highest-scoring ones.
+	Truncated bool           `json:"truncated,omitempty"`
+	Models    []AnomalyModel `json:"models"`
+	Groups    []AnomalyGroup `json:"groups"`
+}
+
+// AnomalyModel is the duration model fitted for one construct:
+// ln(dur_ns) = intercept + slope·ln(cost) (kind "loglog", cost from the
+// task attribute named by Attribute) or ln(dur_ns) = intercept (kind
+// "location": the median of log durations), with robust residual scale
+// Scale (1.4826·MAD of log residuals, floored). A task is anomalous when its
+// duration exceeds BoundFactor× the prediction.
+type AnomalyModel struct {
+	Construct   string  `json:"construct"`
+	Kind        string  `json:"kind"` // "loglog", "location", "untested"
+	Attribute   string  `json:"attribute,omitempty"`
+	Tasks       int64   `json:"tasks"`
+	Intercept   float64 `json:"intercept"`
+	Slope       float64 `json:"slope"`
+	Scale       float64 `json:"scale"`
+	BoundFactor float64 `json:"bound_factor"`
+	Found       int64   `json:"found"`
+}
+
+// AnomalyGroup is a cluster of anomalies close in time (each within a few
+// predicted durations of the next): one perturbation rather than many.
+// Rank and Thread are -1 when the group spans several.
+type AnomalyGroup struct {
+	ID      int   `json:"id"`
+	Tasks   int64 `json:"tasks"`
+	Rank    int   `json:"rank"`
+	Thread  int   `json:"thread"`
+	Threads int   `json:"threads"`
+	StartNS int64 `json:"start_ns"`
+	EndNS   int64 `json:"end_ns"`
 }
 
 // Anomaly is one outlier task.
@@ -271,6 +319,7 @@ type Anomaly struct {
 	StartNS     int64   `json:"start_ns"`
 	DurNS       int64   `json:"dur_ns"`
 	PredictedNS int64   `json:"predicted_ns"`
-	Score       float64 `json:"score"`
-	Group       int     `json:"group"`
+	BoundNS     int64   `json:"bound_ns"`
+	Score       float64 `json:"score"` // log residual in units of the model's scale
+	Group       int     `json:"group"` // AnomalyGroup.ID
 }

@@ -89,7 +89,7 @@ are remote task dependences with --latency.`,
 	f.DurationVar(&skew, "skew", 0, "clock offsets drawn from [-skew, skew] per process (rank 0 is the reference)")
 	f.Float64Var(&cfg.DriftPPM, "drift", 0, "clock drift drawn from [-drift, drift] ppm per process")
 	f.Int64Var(&cfg.Events, "events", 0, "scale the workload to about N events")
-	f.IntVar(&cfg.Outliers, "outliers", 0, "task patterns: make N tasks anomalously long")
+	f.IntVar(&cfg.Outliers, "outliers", 0, "stencil, nearest, spread: make N tasks (chosen by --seed) run 8× longer; listed in expected.json")
 	f.IntVar(&cfg.ChunkEvents, "chunk-events", 0, "events per chunk (default 16384)")
 	return cmd
 }

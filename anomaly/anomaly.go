@@ -1,0 +1,368 @@
+// Package anomaly finds tasks that ran much longer than their task type
+// predicts (StarVZ, seed starvz-irregular-task-structure.txt §4.1). It owns
+// the duration model per task type (construct) and the outlier test; it
+// knows nothing about traces or simulation: its input is a plain slice of
+// per-task records, its output the report's "anomalies" section.
+//
+// The model, per construct:
+//
+//   - when every task carries a positive cost attribute (a flop or byte
+//     estimate) that varies, a log-log regression ln(dur) = a + b·ln(cost):
+//     StarVZ's model, whose log transform absorbs the variance growing with
+//     the cost;
+//   - otherwise a robust location/scale model of ln(dur): median and
+//     1.4826·MAD.
+//
+// Both are fitted robustly (the residual scale is a MAD and gross outliers
+// are rejected before the final fit), so the outliers being looked for do
+// not hide themselves by inflating the scale. A task is anomalous when its
+// log duration lies above the one-sided prediction bound at level α/N,
+// N the number of tasks tested in the whole run (Bonferroni), since the
+// test is applied to every task.
+package anomaly
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/report"
+	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Task is one executed task as the analysis knows it.
+type Task struct {
+	Rank, Thread int
+	ID           int64
+	Construct    string
+	StartNS      int64
+	DurNS        int64
+	Cost         float64 // task cost attribute (flops, bytes); 0 = none
+}
+
+// Options tune Detect. Zero values take the defaults.
+type Options struct {
+	// Alpha is the family-wise false-positive level (default 0.05).
+	Alpha float64
+	// MinTasks is the smallest construct that is tested (default 10):
+	// below it neither model can be estimated with any confidence.
+	MinTasks int
+	// MinScale floors the residual scale of log durations (default 0.05,
+	// i.e. ±5%): identical durations would otherwise make every task a
+	// nanosecond longer than the median an anomaly.
+	MinScale float64
+	// Attribute names the cost attribute, for the report (e.g. "flops").
+	Attribute string
+	// MaxListed bounds the anomalies listed (default 1000, highest scores
+	// kept); Found still counts all of them.
+	MaxListed int
+	// GroupGap joins anomalies into one group when one starts within
+	// GroupGap predicted durations of the end of the previous (default 2).
+	GroupGap float64
+}
+
+func (o Options) withDefaults() Options {
+	if o.Alpha <= 0 || o.Alpha >= 1 {
+		o.Alpha = 0.05
+	}
+	if o.MinTasks <= 0 {
+		o.MinTasks = 10
+	}
+	if o.MinScale <= 0 {
+		o.MinScale = 0.05
+	}
+	if o.MaxListed <= 0 {
+		o.MaxListed = 1000
+	}
+	if o.GroupGap <= 0 {
+		o.GroupGap = 2
+	}
+	return o
+}
+
+// rejectK is how many robust scales from the fit a point must lie to be left
+// out of the final fit: far enough that well-behaved tails stay in, close
+// enough that 8× outliers (ln 8 ≈ 2.1) are out whenever the scale is small
+// enough for them to be detectable at all.
+const rejectK = 3.5
+
+// madToSigma turns a median absolute deviation into a normal scale.
+const madToSigma = 1.4826
+
+// Detect fits the per-construct models and returns the anomalies section.
+// The result does not depend on the order of tasks.
+func Detect(tasks []Task, o Options) *report.Anomalies {
+	o = o.withDefaults()
+	byCons := map[string][]Task{}
+	for _, t := range tasks {
+		byCons[t.Construct] = append(byCons[t.Construct], t)
+	}
+	names := make([]string, 0, len(byCons))
+	for n := range byCons {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+
+	// The Bonferroni factor is the number of tasks tested in the whole run.
+	var tested int64
+	for _, n := range names {
+		if len(byCons[n]) >= o.MinTasks {
+			tested += int64(len(byCons[n]))
+		}
+	}
+	out := &report.Anomalies{
+		Model: fmt.Sprintf("per construct: log-log regression of duration on %s when tasks carry it, else median/MAD of log durations; "+
+			"one-sided prediction bound, Bonferroni-corrected over %d tasks", attrName(o.Attribute), tested),
+		Alpha:  o.Alpha,
+		Tested: tested,
+		Models: []report.AnomalyModel{},
+		Tasks:  []report.Anomaly{},
+		Groups: []report.AnomalyGroup{},
+	}
+	var found []report.Anomaly
+	for _, n := range names {
+		ts := byCons[n]
+		// A canonical order makes floating-point sums, and so the result,
+		// independent of how the tasks were gathered.
+		slices.SortFunc(ts, func(a, b Task) int {
+			return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.ID, b.ID))
+		})
+		m := report.AnomalyModel{Construct: n, Kind: "untested", Tasks: int64(len(ts))}
+		if len(ts) >= o.MinTasks {
+			var fit model
+			if x, ok := logCosts(ts); ok {
+				fit = fitLogLog(x, logDurs(ts), o.MinScale)
+				m.Kind, m.Attribute = "loglog", o.Attribute
+			} else {
+				fit = fitLocation(logDurs(ts), o.MinScale)
+				m.Kind = "location"
+			}
+			q := tQuantile(1-o.Alpha/float64(tested), fit.df)
+			m.Intercept, m.Slope, m.Scale = fit.a, fit.b, fit.s
+			m.BoundFactor = math.Exp(q * fit.s * math.Sqrt(1+1/float64(fit.m)))
+			for _, t := range ts {
+				x := 0.0
+				if m.Kind == "loglog" {
+					x = math.Log(t.Cost)
+				}
+				pred := fit.a + fit.b*x
+				se := fit.s * fit.seFactor(x)
+				y := math.Log(float64(max(t.DurNS, 1)))
+				if score := (y - pred) / se; score > q {
+					m.Found++
+					found = append(found, report.Anomaly{
+						Rank: t.Rank, Thread: t.Thread, Task: t.ID, Construct: n,
+						StartNS: t.StartNS, DurNS: t.DurNS,
+						PredictedNS: int64(math.Round(math.Exp(pred))),
+						BoundNS:     int64(math.Round(math.Exp(pred + q*se))),
+						Score:       score,
+					})
+				}
+			}
+		}
+		out.Models = append(out.Models, m)
+	}
+	out.Found = int64(len(found))
+	if len(found) > o.MaxListed {
+		slices.SortStableFunc(found, func(a, b report.Anomaly) int { return cmp.Compare(b.Score, a.Score) })
+		found = found[:o.MaxListed]
+		out.Truncated = true
+	}
+	out.Groups = group(found, o.GroupGap)
+	out.Tasks = found
+	return out
+}
+
+func attrName(a string) string {
+	if a == "" {
+		return "the task cost attribute"
+	}
+	return a
+}
+
+// model is a fitted line in log space: ln(dur) ≈ a + b·x, with residual
+// scale s estimated from m inliers with df degrees of freedom. For the
+// prediction bound at x, mean and sxx give the standard error factor.
+type model struct {
+	a, b, s   float64
+	m         int
+	df        float64
+	mean, sxx float64
+}
+
+// seFactor is the standard error of a new observation at x in units of s:
+// sqrt(1 + 1/m + (x−x̄)²/Sxx) for a regression, sqrt(1 + 1/m) for a location.
+func (f *model) seFactor(x float64) float64 {
+	v := 1 + 1/float64(f.m)
+	if f.sxx > 0 {
+		d := x - f.mean
+		v += d * d / f.sxx
+	}
+	return math.Sqrt(v)
+}
+
+func logDurs(ts []Task) []float64 {
+	y := make([]float64, len(ts))
+	for i, t := range ts {
+		y[i] = math.Log(float64(max(t.DurNS, 1)))
+	}
+	return y
+}
+
+// logCosts returns ln(cost) when every task has a positive cost and the
+// costs vary enough to fit a slope; otherwise ok is false.
+func logCosts(ts []Task) (x []float64, ok bool) {
+	x = make([]float64, len(ts))
+	for i, t := range ts {
+		if !(t.Cost > 0) || math.IsInf(t.Cost, 0) {
+			return nil, false
+		}
+		x[i] = math.Log(t.Cost)
+	}
+	if stat.Variance(x, nil) < 1e-9 {
+		return nil, false
+	}
+	return x, true
+}
+
+// median returns the median of v (v is not modified).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return stat.Quantile(0.5, stat.LinInterp, s, nil)
+}
+
+// robustScale is 1.4826·MAD of r around its median, floored at minScale.
+func robustScale(r []float64, minScale float64) float64 {
+	c := median(r)
+	d := make([]float64, len(r))
+	for i, v := range r {
+		d[i] = math.Abs(v - c)
+	}
+	return math.Max(madToSigma*median(d), minScale)
+}
+
+func fitLocation(y []float64, minScale float64) model {
+	return model{a: median(y), s: robustScale(y, minScale), m: len(y), df: float64(len(y) - 1)}
+}
+
+// fitLogLog fits y = a + b·x by least squares with hard rejection of points
+// more than rejectK robust scales from the current line, repeated until the
+// inlier set is stable (a few rounds at most).
+func fitLogLog(x, y []float64, minScale float64) model {
+	w := make([]float64, len(x))
+	for i := range w {
+		w[i] = 1
+	}
+	r := make([]float64, len(x))
+	var a, b, s float64
+	for round := 0; round < 5; round++ {
+		a, b = stat.LinearRegression(x, y, w, false)
+		for i := range x {
+			r[i] = y[i] - (a + b*x[i])
+		}
+		s = robustScale(r, minScale)
+		changed := false
+		for i := range x {
+			nw := 1.0
+			if math.Abs(r[i]) > rejectK*s {
+				nw = 0
+			}
+			if nw != w[i] {
+				changed = true
+				w[i] = nw
+			}
+		}
+		if !changed {
+			break
+		}
+	}
+	var m int
+	var mean float64
+	for i := range x {
+		if w[i] > 0 {
+			m++
+			mean += x[i]
+		}
+	}
+	if m < 3 {
+		// Nothing left to fit: fall back to the location model.
+		return fitLocation(y, minScale)
+	}
+	mean /= float64(m)
+	var sxx float64
+	for i := range x {
+		if w[i] > 0 {
+			sxx += (x[i] - mean) * (x[i] - mean)
+		}
+	}
+	// The scale of the final inlier fit.
+	in := make([]float64, 0, m)
+	for i := range x {
+		if w[i] > 0 {
+			in = append(in, y[i]-(a+b*x[i]))
+		}
+	}
+	s = robustScale(in, minScale)
+	return model{a: a, b: b, s: s, m: m, df: float64(m - 2), mean: mean, sxx: sxx}
+}
+
+// tQuantile is the p-quantile of Student's t with df degrees of freedom (the
+// normal one for large df, where they agree and t's is slower).
+func tQuantile(p, df float64) float64 {
+	if df < 1 {
+		df = 1
+	}
+	if df > 1e4 {
+		return distuv.UnitNormal.Quantile(p)
+	}
+	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+}
+
+// group clusters anomalies in time: sorted by start, an anomaly joins the
+// current group when it starts within gap predicted durations of the
+// group's end. It sets each anomaly's Group and sorts them by start.
+func group(as []report.Anomaly, gap float64) []report.AnomalyGroup {
+	slices.SortFunc(as, func(a, b report.Anomaly) int {
+		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.Task, b.Task))
+	})
+	groups := []report.AnomalyGroup{}
+	type loc struct{ rank, thread int }
+	var where map[loc]bool
+	var ranks map[int]bool
+	finish := func() {
+		g := &groups[len(groups)-1]
+		g.Threads = len(where)
+		if len(ranks) > 1 {
+			g.Rank = -1
+		}
+		if len(where) > 1 {
+			g.Thread = -1
+		}
+	}
+	for i := range as {
+		a := &as[i]
+		end := a.StartNS + a.DurNS
+		if n := len(groups); n > 0 && float64(a.StartNS) <= float64(groups[n-1].EndNS)+gap*float64(a.PredictedNS) {
+			g := &groups[n-1]
+			g.Tasks++
+			g.EndNS = max(g.EndNS, end)
+		} else {
+			if n > 0 {
+				finish()
+			}
+			groups = append(groups, report.AnomalyGroup{ID: len(groups) + 1, Tasks: 1, Rank: a.Rank, Thread: a.Thread, StartNS: a.StartNS, EndNS: end})
+			where, ranks = map[loc]bool{}, map[int]bool{}
+		}
+		where[loc{a.Rank, a.Thread}] = true
+		ranks[a.Rank] = true
+		a.Group = len(groups)
+	}
+	if len(groups) > 0 {
+		finish()
+	}
+	return groups
+}

@@ -1,0 +1,224 @@
+package anomaly
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/internal/tracetasks"
+)
+
+func fromTrace(t *testing.T, dir string) []Task {
+	t.Helper()
+	recs, err := tracetasks.Read(dir, "flops")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := make([]Task, len(recs))
+	for i, r := range recs {
+		ts[i] = Task{Rank: r.Rank, Thread: r.Thread, ID: r.ID, Construct: r.Construct, StartNS: r.StartNS, DurNS: r.DurNS, Cost: r.Cost}
+	}
+	return ts
+}
+
+type injected struct {
+	Rank int   `json:"rank"`
+	Task int64 `json:"task"`
+}
+
+func readInjected(t *testing.T, dir string) []injected {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e struct {
+		Anomalies struct {
+			Injected []injected `json:"injected"`
+		} `json:"anomalies"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e.Anomalies.Injected
+}
+
+// Every outlier gen injects is found, in every pattern, with and without a
+// cost attribute to regress on, and nothing else is.
+func TestGenOutliersFound(t *testing.T) {
+	for _, wl := range []string{"stencil", "nearest", "spread"} {
+		for _, useCost := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/cost=%v", wl, useCost), func(t *testing.T) {
+				dir := t.TempDir()
+				_, err := gen.Generate(dir, gen.Config{Workload: wl, Ranks: 3, Threads: 4, Width: 48, Steps: 40, Jitter: 0.3, Outliers: 12, LatencyNS: 1000, Seed: 7})
+				if err != nil {
+					t.Fatal(err)
+				}
+				inj := readInjected(t, dir)
+				if len(inj) != 12 {
+					t.Fatalf("expected.json lists %d injected outliers, want 12", len(inj))
+				}
+				tasks := fromTrace(t, dir)
+				if !useCost {
+					for i := range tasks {
+						tasks[i].Cost = 0
+					}
+				}
+				res := Detect(tasks, Options{Attribute: "flops"})
+				if res.Tested != int64(len(tasks)) {
+					t.Errorf("tested %d of %d tasks", res.Tested, len(tasks))
+				}
+				wantKind := map[bool]string{true: "loglog", false: "location"}[useCost]
+				if len(res.Models) != 1 || res.Models[0].Kind != wantKind {
+					t.Errorf("models %+v, want one %s model", res.Models, wantKind)
+				}
+				got := map[injected]bool{}
+				for _, a := range res.Tasks {
+					got[injected{a.Rank, a.Task}] = true
+					if a.DurNS <= a.BoundNS || a.BoundNS <= a.PredictedNS {
+						t.Errorf("anomaly %+v: duration not above bound above prediction", a)
+					}
+					if a.Group < 1 || a.Group > len(res.Groups) {
+						t.Errorf("anomaly %+v: group out of range", a)
+					}
+				}
+				for _, in := range inj {
+					if !got[in] {
+						t.Errorf("injected outlier rank %d task %#x not found", in.Rank, in.Task)
+					}
+				}
+				if res.Found != int64(len(inj)) {
+					t.Errorf("found %d anomalies, injected %d", res.Found, len(inj))
+				}
+				var inGroups int64
+				for _, g := range res.Groups {
+					inGroups += g.Tasks
+				}
+				if inGroups != res.Found {
+					t.Errorf("groups hold %d tasks, found %d", inGroups, res.Found)
+				}
+			})
+		}
+	}
+}
+
+// On clean traces (jittered durations, no outliers) at most 1% of the tasks
+// are flagged — with α = 0.05 family-wise, almost always none.
+func TestCleanTracesFewFalsePositives(t *testing.T) {
+	var tasks, flagged int64
+	for seed := int64(1); seed <= 6; seed++ {
+		for _, wl := range []string{"stencil", "spread", "forkjoin"} {
+			dir := t.TempDir()
+			if _, err := gen.Generate(dir, gen.Config{Workload: wl, Ranks: 2, Threads: 4, Width: 32, Steps: 40, Jitter: 0.5, Seed: seed}); err != nil {
+				t.Fatal(err)
+			}
+			ts := fromTrace(t, dir)
+			res := Detect(ts, Options{Attribute: "flops"})
+			tasks += int64(len(ts))
+			flagged += res.Found
+			// Without the attribute the durations are uniform, not log-normal:
+			// the location model must not flag their upper tail either.
+			for i := range ts {
+				ts[i].Cost = 0
+			}
+			res = Detect(ts, Options{})
+			tasks += int64(len(ts))
+			flagged += res.Found
+		}
+	}
+	if float64(flagged) > 0.01*float64(tasks) {
+		t.Errorf("%d of %d clean tasks flagged (> 1%%)", flagged, tasks)
+	}
+	t.Logf("%d of %d clean tasks flagged", flagged, tasks)
+}
+
+// On log-normal noise around a power law, the regression recovers the slope
+// and flags planted outliers at the rate the Bonferroni bound promises.
+func TestLogLogRegression(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	var ts []Task
+	const n = 5000
+	for i := 0; i < n; i++ {
+		cost := math.Exp(rng.Float64()*6 + 10) // e^10 … e^16 flops
+		d := 2 * math.Pow(cost, 0.9) * math.Exp(0.1*rng.NormFloat64())
+		ts = append(ts, Task{Rank: i % 4, Thread: i % 3, ID: int64(i), Construct: "gemm.c:10:1", StartNS: int64(i) * 1000, DurNS: int64(d), Cost: cost})
+	}
+	planted := map[int64]bool{}
+	for i := 0; i < 20; i++ {
+		k := rng.Intn(n)
+		ts[k].DurNS *= 4
+		planted[ts[k].ID] = true
+	}
+	res := Detect(ts, Options{Attribute: "flops"})
+	m := res.Models[0]
+	if m.Kind != "loglog" || math.Abs(m.Slope-0.9) > 0.01 || math.Abs(m.Scale-0.1) > 0.01 {
+		t.Errorf("model %+v: want slope 0.9, scale 0.1", m)
+	}
+	for _, a := range res.Tasks {
+		if !planted[a.Task] {
+			t.Errorf("task %d flagged but not planted (score %.2f)", a.Task, a.Score)
+		}
+		delete(planted, a.Task)
+	}
+	if len(planted) > 0 {
+		t.Errorf("%d planted outliers (4×, ≈14 scales) missed", len(planted))
+	}
+}
+
+// Anomalies close in time form one group; Rank/Thread say where they are
+// when they share one, -1 when not.
+func TestGrouping(t *testing.T) {
+	var ts []Task
+	for i := 0; i < 200; i++ {
+		ts = append(ts, Task{Rank: 0, Thread: i % 4, ID: int64(i), Construct: "a", StartNS: int64(i/4) * 100, DurNS: 100})
+	}
+	// Three back to back on thread 2 of rank 1, two far apart on different threads.
+	for i, at := range []int64{50_000, 50_800, 51_600} {
+		ts = append(ts, Task{Rank: 1, Thread: 2, ID: int64(1000 + i), Construct: "a", StartNS: at, DurNS: 800})
+	}
+	ts = append(ts, Task{Rank: 0, Thread: 1, ID: 2000, Construct: "a", StartNS: 90_000, DurNS: 900})
+	ts = append(ts, Task{Rank: 1, Thread: 0, ID: 2001, Construct: "a", StartNS: 90_100, DurNS: 900})
+	res := Detect(ts, Options{})
+	if res.Found != 5 || len(res.Groups) != 2 {
+		t.Fatalf("found %d in %d groups, want 5 in 2: %+v", res.Found, len(res.Groups), res.Groups)
+	}
+	g1, g2 := res.Groups[0], res.Groups[1]
+	if g1.Tasks != 3 || g1.Rank != 1 || g1.Thread != 2 || g1.Threads != 1 || g1.StartNS != 50_000 || g1.EndNS != 52_400 {
+		t.Errorf("group 1 %+v", g1)
+	}
+	if g2.Tasks != 2 || g2.Rank != -1 || g2.Thread != -1 || g2.Threads != 2 {
+		t.Errorf("group 2 %+v", g2)
+	}
+}
+
+// Small constructs are not tested, and the result does not depend on the
+// order of the input.
+func TestSmallConstructsAndOrder(t *testing.T) {
+	var ts []Task
+	for i := 0; i < 50; i++ {
+		ts = append(ts, Task{Rank: i % 2, ID: int64(i), Construct: "big", StartNS: int64(i) * 10, DurNS: 1000 + int64(i%7)*10})
+	}
+	ts = append(ts, Task{ID: 99, Construct: "tiny", DurNS: 1e9})
+	a := Detect(ts, Options{})
+	rev := make([]Task, len(ts))
+	for i := range ts {
+		rev[len(ts)-1-i] = ts[i]
+	}
+	b := Detect(rev, Options{})
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Errorf("result depends on input order:\n%s\n%s", ja, jb)
+	}
+	if a.Tested != 50 || a.Found != 0 {
+		t.Errorf("tested %d found %d, want 50 and 0 (the tiny construct is untested)", a.Tested, a.Found)
+	}
+	if a.Models[1].Construct != "tiny" || a.Models[1].Kind != "untested" {
+		t.Errorf("models %+v", a.Models)
+	}
+}
