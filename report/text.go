@@ -10,11 +10,38 @@ import (
 // TextOptions tune the terminal summary.
 type TextOptions struct {
 	Color bool // ANSI colours (only on a terminal)
+	// TopConstructs, TopFindings and TopAnomalies bound the lists (defaults
+	// 5, 5 and 3), so the summary stays one screen.
+	TopConstructs, TopFindings, TopAnomalies int
 }
 
-// WriteText writes the one-screen terminal summary.
+func (o TextOptions) withDefaults() TextOptions {
+	if o.TopConstructs <= 0 {
+		o.TopConstructs = 5
+	}
+	if o.TopFindings <= 0 {
+		o.TopFindings = 5
+	}
+	if o.TopAnomalies <= 0 {
+		o.TopAnomalies = 3
+	}
+	return o
+}
+
+// TallentReading is the reading of Tallent et al.'s idleness/overhead
+// classes (seed pot-dependent-task-time-breakdown.txt, Table 1).
+var TallentReading = map[string]string{
+	"LL": "low idleness, low overhead: effectively parallel; focus on serial performance",
+	"LH": "low idleness, high overhead: coarsen concurrency granularity",
+	"HL": "high idleness, low overhead: refine concurrency granularity",
+	"HH": "high idleness, high overhead: switch parallelization strategies",
+}
+
+// WriteText writes the one-screen terminal summary. Every section but the
+// trace facts is optional and skipped when its analysis did not run.
 func WriteText(w io.Writer, r *Report, o TextOptions) {
-	p := &printer{w: w, color: o.Color}
+	o = o.withDefaults()
+	p := &printer{w: w, color: o.Color, origin: r.Trace.FirstNS}
 	t := &r.Trace
 	p.head("ptrace report")
 	p.line("trace      %s", t.Dir)
@@ -23,32 +50,269 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	}
 	p.line("size       %d processes on %d hosts, %d threads, %d events, %s", t.Processes, t.Hosts, t.Threads, t.Events, Bytes(t.Bytes))
 	p.line("span       %s", Dur(t.DurationNS))
-	if t.Warnings != nil && t.Warnings.Count > 0 {
+	if t.Warnings != nil && t.Warnings.Count > 0 && len(t.Warnings.First) > 0 {
 		p.warn("warnings   %d (first: %s)", t.Warnings.Count, t.Warnings.First[0])
 	}
+	if cs := r.ClockSync; cs != nil {
+		p.clockSync(cs)
+	}
+	if b := r.Breakdown; b != nil {
+		p.breakdown(b)
+	}
+	if pop := r.POP; pop != nil {
+		p.pop(pop)
+	}
+	if cp := r.CriticalPath; cp != nil {
+		p.criticalPath(cp, r.Graph)
+	} else if g := r.Graph; g != nil {
+		p.graph(g)
+	}
+	if ts := r.Tasks; ts != nil {
+		p.tasks(ts, o)
+	}
+	if a := r.Anomalies; a != nil {
+		p.anomalies(a, o)
+	}
+}
+
+func (p *printer) clockSync(cs *ClockSync) {
+	s := fmt.Sprintf("clocks     %s", cs.Method)
+	if cs.Messages > 0 || cs.ViolationsBefore > 0 {
+		s += fmt.Sprintf(", %d messages, violations %d → %d", cs.Messages, cs.ViolationsBefore, cs.ViolationsAfter)
+	}
+	s += fmt.Sprintf(", max correction %s (mean %s)", Dur(cs.MaxCorrectionNS), Dur(cs.MeanCorrectionNS))
+	if cs.UnmatchedSends+cs.UnmatchedReceives > 0 {
+		s += fmt.Sprintf(", unmatched %d sends / %d receives", cs.UnmatchedSends, cs.UnmatchedReceives)
+	}
+	if cs.ViolationsAfter > 0 {
+		p.warn("%s", s)
+	} else {
+		p.line("%s", s)
+	}
+}
+
+func (p *printer) breakdown(b *Breakdown) {
+	p.line("")
+	p.head(fmt.Sprintf("time breakdown (%s of thread time)", Dur(b.ThreadTimeNS)))
+	idle := fmt.Sprintf("idleness %s", Pct(b.IdlenessRatio))
+	if b.IdlenessSerialNS > 0 || b.IdlenessParallelNS > 0 {
+		idle += fmt.Sprintf(" (serial %s, in parallel %s)", Dur(b.IdlenessSerialNS), Dur(b.IdlenessParallelNS))
+	}
+	p.line("  work %s   MPI %s   overhead %s   %s", Pct(b.WorkRatio), Pct(b.MPIRatio), Pct(b.OverheadRatio), idle)
+	if b.Class != "" {
+		reading := TallentReading[b.Class]
+		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)
+	}
+	if b.Interpretation != "" {
+		p.line("  %s", b.Interpretation)
+	}
+}
+
+// popRows is the efficiency tree as TALP prints it: hybrid, then MPI with
+// its load balance and communication, then OpenMP with serialization, load
+// balance and scheduling.
+func popRows(pop *POP) []struct {
+	Depth int
+	Name  string
+	Value float64
+} {
+	return []struct {
+		Depth int
+		Name  string
+		Value float64
+	}{
+		{0, "Hybrid parallel efficiency", pop.HybridEfficiency},
+		{1, "MPI parallel efficiency", pop.MPIParallelEfficiency},
+		{2, "MPI load balance", pop.MPILoadBalance},
+		{2, "MPI communication efficiency", pop.MPICommunicationEfficiency},
+		{1, "OpenMP parallel efficiency", pop.OMPParallelEfficiency},
+		{2, "OpenMP serialization efficiency", pop.OMPSerializationEfficiency},
+		{2, "OpenMP load balance", pop.OMPLoadBalance},
+		{2, "OpenMP scheduling efficiency", pop.OMPSchedulingEfficiency},
+	}
+}
+
+func (p *printer) pop(pop *POP) {
+	p.line("")
+	p.head(fmt.Sprintf("POP efficiencies (%d processes × %.3g threads, elapsed %s)", pop.Processes, pop.ThreadsPerProcess, Dur(pop.ElapsedNS)))
+	for _, row := range popRows(pop) {
+		label := strings.Repeat("  ", row.Depth) + row.Name
+		p.line("  %-36s %s", label, p.eff(row.Value))
+	}
+	p.line("  per thread: useful %s, MPI %s, idle %s (serial %s, load balance %s, scheduling %s)",
+		Dur(pop.UsefulNS), Dur(pop.MPINS), Dur(pop.IdleNS), Dur(pop.IdleSerialNS), Dur(pop.IdleLBNS), Dur(pop.IdleSchedNS))
+}
+
+func (p *printer) criticalPath(cp *CriticalPath, g *Graph) {
+	p.line("")
+	s := fmt.Sprintf("critical path  %s = %s of run time, parallelism %.3g (work %s), %d nodes, %d rank crossings",
+		Dur(cp.LengthNS), Pct(cp.ShareOfRunTime), cp.Parallelism, Dur(cp.WorkNS), cp.Nodes, cp.RankCrossings)
+	p.head(s)
+	if len(cp.ByKind) > 0 {
+		p.line("  by kind: %s", shares(cp.ByKind, 4))
+	}
+	if len(cp.ByConstruct) > 0 {
+		p.line("  by construct: %s", shares(cp.ByConstruct, 3))
+	}
+	if g != nil {
+		p.graphLine(g)
+	}
+}
+
+func (p *printer) graph(g *Graph) {
+	p.line("")
+	p.head(fmt.Sprintf("task graph  critical path %s", Dur(g.CriticalPathNS)))
+	p.graphLine(g)
+}
+
+func (p *printer) graphLine(g *Graph) {
+	rp := g.RootPaths
+	p.line("  graph: %d tasks, %d edges (%d remote), %d roots, %d leaves; root paths relative to it: mean %.2f, median %.2f, min %.2f, %d within 4%%",
+		g.Tasks, g.Edges, g.RemoteEdges, g.Roots, g.Leaves, rp.Mean, rp.Median, rp.Min, rp.Within4Pct)
+}
+
+func shares(ss []PathShare, n int) string {
+	var parts []string
+	for i, s := range ss {
+		if i == n {
+			parts = append(parts, fmt.Sprintf("… %d more", len(ss)-n))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %s", s.Name, Pct(s.Share)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (p *printer) tasks(ts *Tasks, o TextOptions) {
+	if len(ts.Constructs) > 0 {
+		p.line("")
+		p.head(fmt.Sprintf("top constructs (%d tasks)", ts.Count))
+		for i, c := range ts.Constructs {
+			if i == o.TopConstructs {
+				p.line("  … %d more", len(ts.Constructs)-i)
+				break
+			}
+			p.line("  %-28s %-8s %8d× mean %-9s [%s … %s]  %6s of task time, create %s",
+				c.Name, c.Kind, c.Count, Dur(c.MeanNS), Dur(c.MinNS), Dur(c.MaxNS), Pct(c.Share), Dur(c.CreateNS))
+		}
+	}
+	if len(ts.Findings) > 0 {
+		p.line("")
+		p.head("findings")
+		for i, f := range ts.Findings {
+			if i == o.TopFindings {
+				p.line("  … %d more (see the JSON or HTML report)", len(ts.Findings)-i)
+				break
+			}
+			s := fmt.Sprintf("  %-7s %s: %s", f.Severity, f.Topic, f.Message)
+			switch f.Severity {
+			case "problem":
+				p.bad("%s", s)
+			case "warning":
+				p.warn("%s", s)
+			default:
+				p.line("%s", s)
+			}
+		}
+	}
+}
+
+func (p *printer) anomalies(a *Anomalies, o TextOptions) {
+	p.line("")
+	s := fmt.Sprintf("anomalies  %d of %d tasks above their model's bound (α = %.2g, Bonferroni), %d groups", a.Found, a.Tested, a.Alpha, len(a.Groups))
+	if a.Found > 0 {
+		p.warn("%s", s)
+	} else {
+		p.head(s)
+	}
+	// The groups are the findings; list the biggest first.
+	shown := 0
+	for _, g := range biggestGroups(a.Groups) {
+		if shown == o.TopAnomalies {
+			break
+		}
+		shown++
+		p.line("  group %d: %d tasks on %s, at %s … %s", g.ID, g.Tasks, where(g), Dur(g.StartNS-p.origin), Dur(g.EndNS-p.origin))
+	}
+	var worst *Anomaly
+	for i := range a.Tasks {
+		if worst == nil || a.Tasks[i].Score > worst.Score {
+			worst = &a.Tasks[i]
+		}
+	}
+	if worst != nil {
+		p.line("  worst: task %#x (%s) on rank %d thread %d at %s ran %s, predicted %s",
+			worst.Task, worst.Construct, worst.Rank, worst.Thread, Dur(worst.StartNS-p.origin), Dur(worst.DurNS), Dur(worst.PredictedNS))
+	}
+}
+
+func biggestGroups(gs []AnomalyGroup) []AnomalyGroup {
+	out := append([]AnomalyGroup(nil), gs...)
+	// Stable by size, so equal groups stay in time order.
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].Tasks > out[j-1].Tasks; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+func where(g AnomalyGroup) string {
+	switch {
+	case g.Rank < 0:
+		return fmt.Sprintf("%d threads of several ranks", g.Threads)
+	case g.Thread < 0:
+		return fmt.Sprintf("%d threads of rank %d", g.Threads, g.Rank)
+	}
+	return fmt.Sprintf("rank %d thread %d", g.Rank, g.Thread)
 }
 
 type printer struct {
-	w     io.Writer
-	color bool
+	w      io.Writer
+	color  bool
+	origin int64 // times are printed relative to the trace's first event
 }
 
-func (p *printer) head(s string) {
-	if p.color {
-		fmt.Fprintf(p.w, "\033[1m%s\033[0m\n", s)
-	} else {
-		fmt.Fprintln(p.w, s)
+const (
+	ansiBold   = "\033[1m"
+	ansiRed    = "\033[31m"
+	ansiGreen  = "\033[32m"
+	ansiYellow = "\033[33m"
+	ansiReset  = "\033[0m"
+)
+
+func (p *printer) paint(code, s string) string {
+	if !p.color {
+		return s
 	}
+	return code + s + ansiReset
 }
+
+func (p *printer) head(s string) { fmt.Fprintln(p.w, p.paint(ansiBold, s)) }
 
 func (p *printer) line(format string, args ...any) { fmt.Fprintf(p.w, format+"\n", args...) }
 
 func (p *printer) warn(format string, args ...any) {
-	s := fmt.Sprintf(format, args...)
-	if p.color {
-		s = "\033[33m" + s + "\033[0m"
+	fmt.Fprintln(p.w, p.paint(ansiYellow, fmt.Sprintf(format, args...)))
+}
+
+func (p *printer) bad(format string, args ...any) {
+	fmt.Fprintln(p.w, p.paint(ansiRed, fmt.Sprintf(format, args...)))
+}
+
+func (p *printer) em(s string) string { return p.paint(ansiBold, s) }
+
+// eff prints an efficiency with POP's traffic-light reading: ≥ 0.8 good,
+// ≥ 0.6 fair, below poor.
+func (p *printer) eff(v float64) string {
+	s := fmt.Sprintf("%.2f", v)
+	switch {
+	case v >= 0.8:
+		return p.paint(ansiGreen, s)
+	case v >= 0.6:
+		return p.paint(ansiYellow, s)
 	}
-	fmt.Fprintln(p.w, s)
+	return p.paint(ansiRed, s)
 }
 
 // Dur formats nanoseconds for people: 1.23 s, 45.6 ms, 789 µs.

@@ -1,0 +1,121 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func text(r *Report, o TextOptions) string {
+	var b bytes.Buffer
+	WriteText(&b, r, o)
+	return b.String()
+}
+
+// The summary shows the key figures of every section, computed from the
+// report's values (not from a stored snapshot).
+func TestTextShowsKeyFigures(t *testing.T) {
+	r := sampleReport()
+	out := text(r, TextOptions{})
+	want := []string{
+		r.Trace.Dir,
+		fmt.Sprintf("%d processes on %d hosts, %d threads, %d events", r.Trace.Processes, r.Trace.Hosts, r.Trace.Threads, r.Trace.Events),
+		Dur(r.Trace.DurationNS),
+		"warnings   2",
+		// clock sync
+		r.ClockSync.Method, "violations 17 → 0", Dur(r.ClockSync.MaxCorrectionNS),
+		// breakdown: ratios and Tallent's class with its reading
+		"work " + Pct(r.Breakdown.WorkRatio), "MPI " + Pct(r.Breakdown.MPIRatio), "overhead " + Pct(r.Breakdown.OverheadRatio), "idleness " + Pct(r.Breakdown.IdlenessRatio),
+		"class HL", TallentReading["HL"], r.Breakdown.Interpretation,
+		// critical path line
+		Dur(r.CriticalPath.LengthNS) + " = " + Pct(r.CriticalPath.ShareOfRunTime) + " of run time",
+		"parallelism 8", "42 nodes", "3 rank crossings", "task 83.3%",
+		// constructs, findings, anomalies
+		"stencil.c:42:9", "640×", Dur(70_000),
+		"problem", r.Tasks.Findings[0].Message,
+		"3 of 640 tasks", "2 groups", "group 1: 2 tasks on rank 1 thread 2",
+		// anomaly times are relative to the trace start (4 ms − 1 ms)
+		"at 3 ms",
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("summary lacks %q", w)
+		}
+	}
+	if strings.Contains(out, "\033[") {
+		t.Error("colour codes without TextOptions.Color")
+	}
+	if n := strings.Count(out, "\n"); n > 60 {
+		t.Errorf("summary is %d lines, not one screen", n)
+	}
+	t.Log("\n" + out)
+}
+
+// The POP tree is in TALP's order and nesting, each efficiency printed
+// with two decimals.
+func TestTextPOPTree(t *testing.T) {
+	r := sampleReport()
+	out := text(r, TextOptions{})
+	var pos []int
+	for _, row := range popRows(r.POP) {
+		line := fmt.Sprintf("%-36s %.2f", strings.Repeat("  ", row.Depth)+row.Name, row.Value)
+		i := strings.Index(out, line)
+		if i < 0 {
+			t.Errorf("no line %q", line)
+			continue
+		}
+		pos = append(pos, i)
+	}
+	for i := 1; i < len(pos); i++ {
+		if pos[i] < pos[i-1] {
+			t.Errorf("POP rows out of order")
+		}
+	}
+	if !strings.Contains(out, "OpenMP load balance") || !strings.Contains(out, "0.55") {
+		t.Error("OpenMP load balance 0.55 missing")
+	}
+}
+
+// Colour appears only when asked, and efficiencies are coloured by value.
+func TestTextColor(t *testing.T) {
+	out := text(sampleReport(), TextOptions{Color: true})
+	if !strings.Contains(out, ansiRed+"0.55"+ansiReset) {
+		t.Error("a poor efficiency (0.55) is not red")
+	}
+	if !strings.Contains(out, ansiGreen+"0.90"+ansiReset) {
+		t.Error("a good efficiency (0.90) is not green")
+	}
+}
+
+// Every section is optional: a report with only the trace facts prints
+// them and no empty headings.
+func TestTextOptionalSections(t *testing.T) {
+	full := sampleReport()
+	r := &Report{Schema: SchemaVersion, Trace: full.Trace}
+	r.Trace.Warnings = nil
+	out := text(r, TextOptions{})
+	for _, absent := range []string{"POP", "critical path", "breakdown", "anomalies", "constructs", "clocks", "warnings"} {
+		if strings.Contains(out, absent) {
+			t.Errorf("trace-only summary mentions %q:\n%s", absent, out)
+		}
+	}
+	// Each section alone renders without the others.
+	for _, set := range []func(*Report){
+		func(x *Report) { x.ClockSync = full.ClockSync },
+		func(x *Report) { x.Breakdown = full.Breakdown },
+		func(x *Report) { x.POP = full.POP },
+		func(x *Report) { x.CriticalPath = full.CriticalPath },
+		func(x *Report) { x.Graph = full.Graph },
+		func(x *Report) { x.Tasks = full.Tasks },
+		func(x *Report) { x.Anomalies = full.Anomalies },
+		func(x *Report) { x.Anomalies = &Anomalies{Alpha: 0.05} },
+		func(x *Report) { x.Tasks = &Tasks{} },
+	} {
+		x := &Report{Schema: SchemaVersion, Trace: full.Trace}
+		set(x)
+		if s := text(x, TextOptions{}); len(s) <= len(out)-20 {
+			t.Errorf("section renders nothing: %s", s)
+		}
+	}
+}
