@@ -17,6 +17,8 @@ import (
 type analyzeFlags struct {
 	ranks   int
 	jsonOut string
+	csvDir  string
+	htmlOut string
 	quiet   bool
 	stats   bool
 	opts    driver.Options
@@ -45,6 +47,8 @@ the number of ranks.`,
 	f := cmd.Flags()
 	f.IntVar(&af.ranks, "ranks", 0, "virtual analysis ranks without MPI (default: cores, capped by processes)")
 	f.StringVar(&af.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
+	f.StringVar(&af.csvDir, "csv", "", "write one CSV file per table into DIR")
+	f.StringVar(&af.htmlOut, "html", "", "write a self-contained HTML report with plots to FILE")
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
@@ -103,7 +107,17 @@ func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.D
 			return err
 		}
 	}
-	if !af.quiet && af.jsonOut != "-" {
+	if af.csvDir != "" {
+		if _, err := report.WriteCSV(af.csvDir, rep); err != nil {
+			return fmt.Errorf("--csv: %w", err)
+		}
+	}
+	if af.htmlOut != "" {
+		if err := writeFileOrStdout(af.htmlOut, stdout, func(w io.Writer) error { return report.WriteHTML(w, rep, report.HTMLOptions{}) }); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	if !af.quiet && af.jsonOut != "-" && af.htmlOut != "-" {
 		report.WriteText(stdout, rep, report.TextOptions{Color: isTerminal(stdout)})
 		fmt.Fprintf(stdout, "\nanalysed in %s\n", elapsed.Round(time.Millisecond))
 	}

@@ -1,0 +1,223 @@
+package report
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// CSV table file names, one table per file as OMPC Bench writes them. The
+// columns are the report's JSON keys (docs/report-schema.md).
+const (
+	CSVBreakdown     = "breakdown_per_process.csv"
+	CSVPOP           = "pop_per_process.csv"
+	CSVPOPSummary    = "pop_summary.csv"
+	CSVConstructs    = "constructs.csv"
+	CSVPathShares    = "critical_path_composition.csv"
+	CSVPathSegments  = "critical_path.csv"
+	CSVAnomalies     = "anomalies.csv"
+	CSVClockSync     = "clocksync_per_process.csv"
+	CSVAnomalyModels = "anomaly_models.csv"
+)
+
+// PathCSVHeader is the header of the critical-path segment table, which
+// `ptrace export --critical-path` reads back: one row per segment, times in
+// reference-clock ns (the report's time base).
+var PathCSVHeader = []string{"rank", "thread", "start_ns", "dur_ns", "kind", "construct"}
+
+type table struct {
+	header []string
+	rows   [][]string
+}
+
+func i64(v int64) string   { return strconv.FormatInt(v, 10) }
+func itoa(v int) string    { return strconv.Itoa(v) }
+func f64(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// csvTables returns the tables of r's sections that are present, by file name.
+func csvTables(r *Report) (names []string, tables map[string]table) {
+	tables = map[string]table{}
+	add := func(name string, t table) {
+		names = append(names, name)
+		tables[name] = t
+	}
+	if b := r.Breakdown; b != nil {
+		t := table{header: []string{"rank", "host", "threads", "thread_time_ns", "work_ns", "mpi_ns", "overhead_ns", "idleness_ns", "idleness_serial_ns", "idleness_parallel_ns", "class"}}
+		for _, p := range b.PerProcess {
+			t.rows = append(t.rows, []string{itoa(p.Rank), p.Host, itoa(p.Threads), i64(p.ThreadTimeNS), i64(p.WorkNS), i64(p.MPINS), i64(p.OverheadNS), i64(p.IdlenessNS), i64(p.IdlenessSerialNS), i64(p.IdlenessParallelNS), p.Class})
+		}
+		add(CSVBreakdown, t)
+	}
+	if p := r.POP; p != nil {
+		t := table{header: []string{"rank", "threads", "elapsed_ns", "useful_ns", "mpi_ns", "idle_ns", "idle_serial_ns", "idle_lb_ns", "idle_sched_ns", "omp_parallel_efficiency", "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency"}}
+		for _, q := range p.PerProcess {
+			t.rows = append(t.rows, []string{itoa(q.Rank), itoa(q.Threads), i64(q.ElapsedNS), i64(q.UsefulNS), i64(q.MPINS), i64(q.IdleNS), i64(q.IdleSerialNS), i64(q.IdleLBNS), i64(q.IdleSchedNS), f64(q.OMPParallelEfficiency), f64(q.OMPSerializationEfficiency), f64(q.OMPLoadBalance), f64(q.OMPSchedulingEfficiency)})
+		}
+		add(CSVPOP, t)
+		s := table{header: []string{"metric", "value"}}
+		for _, kv := range []struct {
+			k string
+			v string
+		}{
+			{"hybrid_efficiency", f64(p.HybridEfficiency)}, {"mpi_parallel_efficiency", f64(p.MPIParallelEfficiency)},
+			{"mpi_load_balance", f64(p.MPILoadBalance)}, {"mpi_communication_efficiency", f64(p.MPICommunicationEfficiency)},
+			{"omp_parallel_efficiency", f64(p.OMPParallelEfficiency)}, {"omp_serialization_efficiency", f64(p.OMPSerializationEfficiency)},
+			{"omp_load_balance", f64(p.OMPLoadBalance)}, {"omp_scheduling_efficiency", f64(p.OMPSchedulingEfficiency)},
+			{"elapsed_ns", i64(p.ElapsedNS)}, {"useful_ns", i64(p.UsefulNS)}, {"mpi_ns", i64(p.MPINS)}, {"idle_ns", i64(p.IdleNS)},
+			{"idle_serial_ns", i64(p.IdleSerialNS)}, {"idle_lb_ns", i64(p.IdleLBNS)}, {"idle_sched_ns", i64(p.IdleSchedNS)}, {"max_non_mpi_ns", i64(p.MaxNonMPINS)},
+		} {
+			s.rows = append(s.rows, []string{kv.k, kv.v})
+		}
+		add(CSVPOPSummary, s)
+	}
+	if ts := r.Tasks; ts != nil && len(ts.Constructs) > 0 {
+		t := table{header: []string{"name", "kind", "count", "sum_ns", "mean_ns", "min_ns", "max_ns", "share", "create_ns", "tasks_per_thread"}}
+		for _, c := range ts.Constructs {
+			t.rows = append(t.rows, []string{c.Name, c.Kind, i64(c.Count), i64(c.SumNS), i64(c.MeanNS), i64(c.MinNS), i64(c.MaxNS), f64(c.Share), i64(c.CreateNS), f64(c.TasksPerThread)})
+		}
+		add(CSVConstructs, t)
+	}
+	if cp := r.CriticalPath; cp != nil {
+		t := table{header: []string{"by", "name", "ns", "share", "nodes"}}
+		for _, g := range []struct {
+			by string
+			ss []PathShare
+		}{{"kind", cp.ByKind}, {"construct", cp.ByConstruct}, {"process", cp.ByProcess}} {
+			for _, s := range g.ss {
+				t.rows = append(t.rows, []string{g.by, s.Name, i64(s.NS), f64(s.Share), i64(s.Nodes)})
+			}
+		}
+		add(CSVPathShares, t)
+		if len(cp.Segments) > 0 {
+			add(CSVPathSegments, pathTable(cp.Segments))
+		}
+	}
+	if a := r.Anomalies; a != nil {
+		t := table{header: []string{"rank", "thread", "task", "construct", "start_ns", "dur_ns", "predicted_ns", "bound_ns", "score", "group"}}
+		for _, x := range a.Tasks {
+			t.rows = append(t.rows, []string{itoa(x.Rank), itoa(x.Thread), i64(x.Task), x.Construct, i64(x.StartNS), i64(x.DurNS), i64(x.PredictedNS), i64(x.BoundNS), f64(x.Score), itoa(x.Group)})
+		}
+		add(CSVAnomalies, t)
+		m := table{header: []string{"construct", "kind", "attribute", "tasks", "intercept", "slope", "scale", "bound_factor", "found"}}
+		for _, x := range a.Models {
+			m.rows = append(m.rows, []string{x.Construct, x.Kind, x.Attribute, i64(x.Tasks), f64(x.Intercept), f64(x.Slope), f64(x.Scale), f64(x.BoundFactor), i64(x.Found)})
+		}
+		add(CSVAnomalyModels, m)
+	}
+	if cs := r.ClockSync; cs != nil {
+		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations"}}
+		for _, p := range cs.PerProcess {
+			t.rows = append(t.rows, []string{itoa(p.Rank), i64(p.OffsetInitNS), i64(p.OffsetFinalNS), f64(p.DriftPPM), i64(p.MaxCorrectionNS), i64(p.Violations)})
+		}
+		add(CSVClockSync, t)
+	}
+	return names, tables
+}
+
+func pathTable(segs []PathNode) table {
+	t := table{header: PathCSVHeader}
+	for _, s := range segs {
+		t.rows = append(t.rows, []string{itoa(s.Rank), itoa(s.Thread), i64(s.StartNS), i64(s.DurNS), s.Kind, s.Construct})
+	}
+	return t
+}
+
+func (t table) write(w io.Writer) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(t.header); err != nil {
+		return err
+	}
+	if err := cw.WriteAll(t.rows); err != nil { // WriteAll flushes
+		return err
+	}
+	return cw.Error()
+}
+
+// WriteCSV writes one CSV file per table of the sections present in r into
+// dir (created if needed) and returns the paths written.
+func WriteCSV(dir string, r *Report) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	names, tables := csvTables(r)
+	var paths []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		f, err := os.Create(p)
+		if err != nil {
+			return paths, err
+		}
+		err = tables[n].write(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return paths, fmt.Errorf("%s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+// WritePathCSV writes critical-path segments in the format ReadPathCSV reads.
+func WritePathCSV(w io.Writer, segs []PathNode) error { return pathTable(segs).write(w) }
+
+// ReadPathCSV reads a critical-path segment table (PathCSVHeader columns,
+// in any order; unknown columns are ignored). name is used in errors.
+func ReadPathCSV(r io.Reader, name string) ([]PathNode, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	head, err := cr.Read()
+	if err != nil {
+		return nil, fmt.Errorf("%s: header: %w", name, err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		col[strings.TrimSpace(h)] = i
+	}
+	for _, h := range PathCSVHeader {
+		if _, ok := col[h]; !ok {
+			return nil, fmt.Errorf("%s: missing column %q (want %s)", name, h, strings.Join(PathCSVHeader, ","))
+		}
+	}
+	var out []PathNode
+	for line := 2; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		get := func(k string) string {
+			if i := col[k]; i < len(rec) {
+				return strings.TrimSpace(rec[i])
+			}
+			return ""
+		}
+		var n PathNode
+		var perr error
+		num := func(k string) int64 {
+			v, err := strconv.ParseInt(get(k), 10, 64)
+			if err != nil && perr == nil {
+				perr = fmt.Errorf("%s:%d: column %s: %w", name, line, k, err)
+			}
+			return v
+		}
+		n.Rank, n.Thread = int(num("rank")), int(num("thread"))
+		n.StartNS, n.DurNS = num("start_ns"), num("dur_ns")
+		n.Kind, n.Construct = get("kind"), get("construct")
+		if perr != nil {
+			return nil, perr
+		}
+		if n.DurNS < 0 || n.Rank < 0 || n.Thread < 0 {
+			return nil, fmt.Errorf("%s:%d: negative rank, thread or duration", name, line)
+		}
+		out = append(out, n)
+	}
+}

@@ -1,0 +1,281 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"slices"
+
+	"gonum.org/v1/plot/vg"
+)
+
+// HTMLOptions tune the HTML report.
+type HTMLOptions struct {
+	// MaxRows bounds per-process tables and anomaly lists (default 256):
+	// the page stays readable and small at thousands of ranks; the CSV
+	// tables hold every row.
+	MaxRows int
+	// MaxHistograms bounds the per-construct duration plots (default 6,
+	// the constructs with the largest share of task time).
+	MaxHistograms int
+}
+
+// WriteHTML writes the report as one self-contained HTML page: inline CSS,
+// inline SVG plots (gonum/plot), no script, no external resource, so it can
+// be mailed or archived and opens offline.
+func WriteHTML(w io.Writer, r *Report, o HTMLOptions) error {
+	if o.MaxRows <= 0 {
+		o.MaxRows = 256
+	}
+	if o.MaxHistograms <= 0 {
+		o.MaxHistograms = 6
+	}
+	page, err := buildPage(r, o)
+	if err != nil {
+		return err
+	}
+	return pageTmpl.Execute(w, page)
+}
+
+type plotFig struct {
+	ID  string
+	SVG template.HTML
+}
+
+type effRow struct {
+	Indent int
+	Name   string
+	Value  float64
+	Style  template.CSS
+}
+
+type page struct {
+	R          *Report
+	Origin     int64
+	Warnings   []string
+	Breakdown  *plotFig
+	POPRows    []effRow
+	POPProcs   []POPProcess
+	POPMore    int
+	Ready      *plotFig
+	Path       *plotFig
+	Histograms []plotFig
+	Anomalies  []Anomaly
+	AnomMore   int64
+	Class      string
+}
+
+func buildPage(r *Report, o HTMLOptions) (*page, error) {
+	pg := &page{R: r, Origin: r.Trace.FirstNS}
+	if r.Trace.Warnings != nil {
+		pg.Warnings = r.Trace.Warnings.First
+	}
+	wide, tall := vg.Points(560), vg.Points(300)
+	if b := r.Breakdown; b != nil {
+		pg.Class = TallentReading[b.Class]
+		if len(b.PerProcess) > 0 {
+			p, err := breakdownPlot(b)
+			if err != nil {
+				return nil, err
+			}
+			svg, err := svgOf(p, wide, tall)
+			if err != nil {
+				return nil, err
+			}
+			pg.Breakdown = &plotFig{ID: "plot-breakdown", SVG: svg}
+		}
+	}
+	if pop := r.POP; pop != nil {
+		for _, row := range popRows(pop) {
+			pg.POPRows = append(pg.POPRows, effRow{Indent: row.Depth, Name: row.Name, Value: row.Value, Style: effStyle(row.Value)})
+		}
+		pg.POPProcs = pop.PerProcess
+		if len(pg.POPProcs) > o.MaxRows {
+			pg.POPMore = len(pg.POPProcs) - o.MaxRows
+			pg.POPProcs = pg.POPProcs[:o.MaxRows]
+		}
+	}
+	if ts := r.Tasks; ts != nil && ts.ReadySeries != nil && len(ts.ReadySeries.Values) > 0 {
+		p, err := readyPlot(ts.ReadySeries, pg.Origin)
+		if err != nil {
+			return nil, err
+		}
+		svg, err := svgOf(p, wide, tall)
+		if err != nil {
+			return nil, err
+		}
+		pg.Ready = &plotFig{ID: "plot-ready", SVG: svg}
+	}
+	if cp := r.CriticalPath; cp != nil && len(cp.Segments) > 0 {
+		ranks := map[int]bool{}
+		for _, s := range cp.Segments {
+			ranks[s.Rank] = true
+		}
+		h := vg.Points(math.Min(600, 120+18*float64(len(ranks))))
+		svg, err := svgOf(pathPlot(cp, pg.Origin), wide, h)
+		if err != nil {
+			return nil, err
+		}
+		pg.Path = &plotFig{ID: "plot-critical-path", SVG: svg}
+	}
+	var anomalies []Anomaly
+	if a := r.Anomalies; a != nil {
+		anomalies = a.Tasks
+		pg.Anomalies = a.Tasks
+		if len(pg.Anomalies) > o.MaxRows {
+			pg.Anomalies = pg.Anomalies[:o.MaxRows]
+		}
+		pg.AnomMore = a.Found - int64(len(pg.Anomalies))
+	}
+	if ts := r.Tasks; ts != nil {
+		cons := slices.Clone(ts.Constructs)
+		slices.SortStableFunc(cons, func(a, b Construct) int { return cmp.Compare(b.Share, a.Share) })
+		for i, c := range cons {
+			if i == o.MaxHistograms {
+				break
+			}
+			var mine []Anomaly
+			for _, a := range anomalies {
+				if a.Construct == c.Name {
+					mine = append(mine, a)
+				}
+			}
+			p, err := histPlot(c, mine)
+			if err != nil {
+				return nil, err
+			}
+			if p == nil {
+				continue
+			}
+			svg, err := svgOf(p, vg.Points(420), vg.Points(240))
+			if err != nil {
+				return nil, err
+			}
+			pg.Histograms = append(pg.Histograms, plotFig{ID: fmt.Sprintf("plot-hist-%d", i), SVG: svg})
+		}
+	}
+	return pg, nil
+}
+
+// effStyle colours an efficiency cell from red (≤ 0.5) through yellow to
+// green (1), POP's reading of good (≥ 0.8) and poor (< 0.6) values.
+func effStyle(v float64) template.CSS {
+	f := math.Max(0, math.Min(1, (v-0.5)/0.5))
+	return template.CSS(fmt.Sprintf("background-color: hsl(%.0f, 70%%, 78%%)", 120*f))
+}
+
+var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
+	"dur":   Dur,
+	"bytes": Bytes,
+	"pct":   Pct,
+	"rel":   func(ns, origin int64) string { return Dur(ns - origin) },
+	"eff":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"effStyle": func(v float64) template.CSS {
+		return effStyle(v)
+	},
+	"indent": func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
+	"hex":    func(v int64) string { return fmt.Sprintf("%#x", v) },
+}).Parse(pageHTML))
+
+const pageHTML = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>ptrace report — {{.R.Trace.Dir}}</title>
+<style>
+body { font-family: sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; padding: 0 1em; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; }
+h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 1.6em; }
+table { border-collapse: collapse; margin: 0.5em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th { background: #f3f3f3; }
+td.l, th.l { text-align: left; }
+.facts td { text-align: left; border: none; padding: 0.1em 0.8em 0.1em 0; }
+.plots { display: flex; flex-wrap: wrap; gap: 1em; }
+figure { margin: 0.5em 0; }
+.warn { color: #a15c00; }
+.problem { color: #b71c1c; }
+.muted { color: #777; font-size: 0.85em; }
+.key span { display: inline-block; padding: 0 0.5em; margin-right: 0.4em; }
+</style>
+</head>
+<body>
+<h1>ptrace report</h1>
+<p class="muted">schema {{.R.Schema}} · {{.R.Trace.Dir}}</p>
+<table class="facts">
+<tr><td>processes</td><td>{{.R.Trace.Processes}} on {{.R.Trace.Hosts}} hosts, {{.R.Trace.Threads}} threads</td></tr>
+<tr><td>events</td><td>{{.R.Trace.Events}} ({{bytes .R.Trace.Bytes}})</td></tr>
+<tr><td>span</td><td>{{dur .R.Trace.DurationNS}}</td></tr>
+{{with .R.Trace.Producer}}<tr><td>producer</td><td>{{.}}</td></tr>{{end}}
+{{with .R.ClockSync}}<tr><td>clocks</td><td>{{.Method}}: {{.Messages}} messages, violations {{.ViolationsBefore}} → {{.ViolationsAfter}}, max correction {{dur .MaxCorrectionNS}} (mean {{dur .MeanCorrectionNS}})</td></tr>{{end}}
+{{if .R.Trace.Warnings}}<tr><td class="warn">warnings</td><td class="warn">{{.R.Trace.Warnings.Count}}{{range .Warnings}}<br>{{.}}{{end}}</td></tr>{{end}}
+</table>
+
+{{with .R.Breakdown}}
+<h2>Time breakdown</h2>
+<p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
+{{if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
+{{with .Interpretation}}<p>{{.}}</p>{{end}}
+{{end}}
+{{with .Breakdown}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
+
+{{with .R.POP}}
+<h2>POP efficiencies</h2>
+<p class="muted">TALP's hybrid model: {{.Processes}} processes × {{.ThreadsPerProcess}} threads, elapsed {{dur .ElapsedNS}}; per thread useful {{dur .UsefulNS}}, MPI {{dur .MPINS}}, idle {{dur .IdleNS}} (serial {{dur .IdleSerialNS}}, load balance {{dur .IdleLBNS}}, scheduling {{dur .IdleSchedNS}}).</p>
+{{end}}
+{{if .POPRows}}
+<table id="pop-tree">
+<tr><th class="l">efficiency</th><th>value</th></tr>
+{{range .POPRows}}<tr><td class="l" style="{{indent .Indent}}">{{.Name}}</td><td style="{{.Style}}">{{eff .Value}}</td></tr>
+{{end}}</table>
+{{end}}
+{{if .POPProcs}}
+<table id="pop-per-process">
+<tr><th>rank</th><th>threads</th><th>elapsed</th><th>useful</th><th>OpenMP parallel</th><th>serialization</th><th>load balance</th><th>scheduling</th></tr>
+{{range .POPProcs}}<tr><td>{{.Rank}}</td><td>{{.Threads}}</td><td>{{dur .ElapsedNS}}</td><td>{{dur .UsefulNS}}</td><td style="{{effStyle .OMPParallelEfficiency}}">{{eff .OMPParallelEfficiency}}</td><td style="{{effStyle .OMPSerializationEfficiency}}">{{eff .OMPSerializationEfficiency}}</td><td style="{{effStyle .OMPLoadBalance}}">{{eff .OMPLoadBalance}}</td><td style="{{effStyle .OMPSchedulingEfficiency}}">{{eff .OMPSchedulingEfficiency}}</td></tr>
+{{end}}</table>
+{{if .POPMore}}<p class="muted">… {{.POPMore}} more processes in the CSV tables.</p>{{end}}
+{{end}}
+
+{{with .R.CriticalPath}}
+<h2>Critical path</h2>
+<p>{{dur .LengthNS}} = {{pct .ShareOfRunTime}} of run time {{dur .RunTimeNS}}; work T1 {{dur .WorkNS}}, parallelism {{printf "%.3g" .Parallelism}}; {{.Nodes}} nodes, {{.RankCrossings}} rank crossings.</p>
+{{if .ByKind}}<table><tr><th class="l">by kind</th><th>time</th><th>share</th><th>nodes</th></tr>{{range .ByKind}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct .Share}}</td><td>{{.Nodes}}</td></tr>{{end}}</table>{{end}}
+{{end}}
+{{with .Path}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
+{{with .R.Graph}}<p>Task graph: {{.Tasks}} tasks, {{.Edges}} edges ({{.RemoteEdges}} remote), {{.Roots}} roots, {{.Leaves}} leaves. Root longest paths relative to the critical path: mean {{eff .RootPaths.Mean}}, median {{eff .RootPaths.Median}}, min {{eff .RootPaths.Min}}, {{.RootPaths.Within4Pct}} within 4%.</p>{{end}}
+
+{{with .R.Tasks}}
+<h2>Tasks</h2>
+<p>{{.Count}} tasks.</p>
+{{if .Constructs}}<table id="constructs"><tr><th class="l">construct</th><th class="l">kind</th><th>count</th><th>sum</th><th>mean</th><th>min</th><th>max</th><th>share</th><th>creation</th><th>per thread</th></tr>
+{{range .Constructs}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Kind}}</td><td>{{.Count}}</td><td>{{dur .SumNS}}</td><td>{{dur .MeanNS}}</td><td>{{dur .MinNS}}</td><td>{{dur .MaxNS}}</td><td>{{pct .Share}}</td><td>{{dur .CreateNS}}</td><td>{{printf "%.3g" .TasksPerThread}}</td></tr>
+{{end}}</table>{{end}}
+{{if .Findings}}<ul>{{range .Findings}}<li class="{{.Severity}}"><b>{{.Severity}}</b> {{.Topic}}: {{.Message}}</li>{{end}}</ul>{{end}}
+{{end}}
+{{with .Ready}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
+{{if .Histograms}}<h3>Task durations per construct</h3>
+<div class="plots">{{range .Histograms}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}</div>{{end}}
+
+{{with .R.Anomalies}}
+<h2>Anomalies</h2>
+<p>{{.Found}} of {{.Tested}} tasks above their construct's prediction bound (α = {{.Alpha}}, Bonferroni-corrected), in {{len .Groups}} groups. <span class="muted">{{.Model}}</span></p>
+{{if .Models}}<table><tr><th class="l">construct</th><th class="l">model</th><th>tasks</th><th>slope</th><th>scale</th><th>bound</th><th>found</th></tr>
+{{range .Models}}<tr><td class="l">{{.Construct}}</td><td class="l">{{.Kind}}{{with .Attribute}} on {{.}}{{end}}</td><td>{{.Tasks}}</td><td>{{printf "%.3g" .Slope}}</td><td>{{printf "%.3g" .Scale}}</td><td>×{{printf "%.3g" .BoundFactor}}</td><td>{{.Found}}</td></tr>{{end}}</table>{{end}}
+{{end}}
+{{if .Anomalies}}<table id="anomalies"><tr><th>group</th><th>rank</th><th>thread</th><th>task</th><th class="l">construct</th><th>start</th><th>duration</th><th>predicted</th><th>score</th></tr>
+{{range .Anomalies}}<tr><td>{{.Group}}</td><td>{{.Rank}}</td><td>{{.Thread}}</td><td>{{hex .Task}}</td><td class="l">{{.Construct}}</td><td>{{rel .StartNS $.Origin}}</td><td>{{dur .DurNS}}</td><td>{{dur .PredictedNS}}</td><td>{{printf "%.1f" .Score}}</td></tr>
+{{end}}</table>
+{{if gt .AnomMore 0}}<p class="muted">… {{.AnomMore}} more in the CSV tables.</p>{{end}}{{end}}
+
+{{with .R.ClockSync}}{{if .PerProcess}}
+<h2>Clock synchronisation</h2>
+<table><tr><th>rank</th><th>offset at init</th><th>offset at finalize</th><th>drift (ppm)</th><th>max correction</th><th>violations</th></tr>
+{{range .PerProcess}}<tr><td>{{.Rank}}</td><td>{{dur .OffsetInitNS}}</td><td>{{dur .OffsetFinalNS}}</td><td>{{printf "%.3g" .DriftPPM}}</td><td>{{dur .MaxCorrectionNS}}</td><td>{{.Violations}}</td></tr>
+{{end}}</table>{{end}}{{end}}
+<p class="muted">Times in tables are relative to the first event of the trace; all figures are in the JSON report.</p>
+</body>
+</html>
+`
