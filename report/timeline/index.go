@@ -1,0 +1,148 @@
+package timeline
+
+import (
+	"errors"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// run maps a range of per-thread id sequence numbers to the location that
+// created them. Consecutive creations of one construct by one thread share
+// a run; ids in between that are not explicit tasks (implicit tasks,
+// parallel regions) are never looked up in it, so a run may span them.
+type run struct {
+	lo, hi int64 // sequence numbers
+	loc    int64
+}
+
+// budget bounds what the index pass keeps over all processes of an
+// export: the indices of every selected process live from the first pass
+// to their own export.
+type budget struct {
+	runs, edges int // still available
+}
+
+// runs is one kind of id → location table, per creating thread.
+type runs struct {
+	byThread map[int][]run
+	b        *budget
+	full     bool // budget exhausted: later ids are not recorded
+}
+
+func newRuns(b *budget) *runs { return &runs{byThread: map[int][]run{}, b: b} }
+
+func (rs *runs) add(id, loc int64) {
+	t, seq := trace.IDThread(id), trace.IDSeq(id)
+	r := rs.byThread[t]
+	if n := len(r); n > 0 && r[n-1].loc == loc && seq > r[n-1].hi {
+		r[n-1].hi = seq
+		return
+	}
+	if rs.b.runs <= 0 {
+		rs.full = true
+		return
+	}
+	rs.byThread[t] = append(r, run{lo: seq, hi: seq, loc: loc})
+	rs.b.runs--
+}
+
+// lookup returns the location of id, if recorded.
+func (rs *runs) lookup(id int64) (int64, bool) {
+	r := rs.byThread[trace.IDThread(id)]
+	seq := trace.IDSeq(id)
+	i := sort.Search(len(r), func(i int) bool { return r[i].lo > seq }) - 1
+	if i >= 0 && seq <= r[i].hi {
+		return r[i].loc, true
+	}
+	return 0, false
+}
+
+// edges holds runtime-reported task→task dependences of one process, in
+// both directions, until both ends were drawn; at most max of them.
+type edges struct {
+	succ, pred map[int64][]int64
+	b          *budget
+	dropped    int64
+}
+
+func newEdges(b *budget) *edges {
+	return &edges{succ: map[int64][]int64{}, pred: map[int64][]int64{}, b: b}
+}
+
+func (e *edges) add(pred, succ int64) {
+	if e.b.edges <= 0 {
+		e.dropped++
+		return
+	}
+	e.succ[pred] = append(e.succ[pred], succ)
+	e.pred[succ] = append(e.pred[succ], pred)
+	e.b.edges--
+}
+
+// index is what the first pass over a process file learns: complete tables
+// (they may arrive after the events that use them), the construct of every
+// explicit task, the location of every parallel region, the dependence
+// edges, and the range of timestamps.
+type index struct {
+	tables          *trace.Tables
+	header          trace.Header
+	tasks           *runs
+	parallels       *runs
+	edges           *edges
+	firstNS, lastNS int64
+	events          int64
+}
+
+func indexProcess(path string, b *budget, progress func(read int64)) (*index, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rd, err := trace.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	ix := &index{header: rd.Header(), tasks: newRuns(b), parallels: newRuns(b), edges: newEdges(b)}
+	var c trace.Chunk
+	seen := false
+	for {
+		err := rd.NextChunk(&c)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i := range c.Events {
+			e := &c.Events[i]
+			switch e.Kind {
+			case trace.TaskCreate:
+				ix.tasks.add(e.Args[0], e.Args[3])
+			case trace.ParallelBegin:
+				ix.parallels.add(e.Args[0], e.Args[4])
+			case trace.TaskDependence:
+				ix.edges.add(e.Args[0], e.Args[1])
+			}
+		}
+		if n := len(c.Events); n > 0 {
+			a, b := c.Events[0].Time, c.Events[n-1].Time
+			if !seen || a < ix.firstNS {
+				ix.firstNS = a
+			}
+			if !seen || b > ix.lastNS {
+				ix.lastNS = b
+			}
+			seen = true
+			ix.events += int64(n)
+		}
+		if progress != nil {
+			progress(rd.Offset())
+		}
+	}
+	ix.tables = rd.Tables()
+	return ix, nil
+}
