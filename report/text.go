@@ -103,7 +103,7 @@ func (p *printer) breakdown(b *Breakdown) {
 		reading := TallentReading[b.Class]
 		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)
 	}
-	if b.Interpretation != "" {
+	if b.Interpretation != "" && !strings.Contains(TallentReading[b.Class], b.Interpretation) {
 		p.line("  %s", b.Interpretation)
 	}
 }
