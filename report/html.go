@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -65,6 +66,7 @@ type page struct {
 	Anomalies  []Anomaly
 	AnomMore   int64
 	Class      string
+	Interp     string // the run's interpretation when it says more than Class
 }
 
 func buildPage(r *Report, o HTMLOptions) (*page, error) {
@@ -75,6 +77,9 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 	wide, tall := vg.Points(560), vg.Points(300)
 	if b := r.Breakdown; b != nil {
 		pg.Class = TallentReading[b.Class]
+		if !strings.Contains(pg.Class, b.Interpretation) {
+			pg.Interp = b.Interpretation
+		}
 		if len(b.PerProcess) > 0 {
 			p, err := breakdownPlot(b)
 			if err != nil {
@@ -217,7 +222,7 @@ figure { margin: 0.5em 0; }
 <h2>Time breakdown</h2>
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
 {{if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
-{{with .Interpretation}}<p>{{.}}</p>{{end}}
+{{with $.Interp}}<p>{{.}}</p>{{end}}
 {{end}}
 {{with .Breakdown}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 
