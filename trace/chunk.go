@@ -117,9 +117,137 @@ var nargs = func() (n [256]uint8) {
 const maxListLen = 1 << 24
 
 // decodeColumns expands cols into c.Events and c.Deps, reusing their storage.
-// It never panics on corrupt input: every index is checked and the first
-// problem is returned as a *columnError.
+// A fast pass decodes well-formed columns with straight-line code per
+// argument count; on any irregularity it gives way to decodeChecked, which
+// finds and locates the first problem. Neither panics on corrupt input.
 func decodeColumns(cols *chunkColumns, c *Chunk) error {
+	if decodeFast(cols, c) {
+		return nil
+	}
+	return decodeChecked(cols, c)
+}
+
+// zz undoes zig-zag encoding.
+func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// rv reads the varint at b[q:] and returns it with the next position, or
+// q = -1 when b is malformed there (or q was already -1). Small enough to
+// inline into the decoding loop.
+func rv(b []byte, q int) (v uint64, next int) {
+	for s := uint(0); uint(q) < uint(len(b)) && s < 64; s += 7 {
+		c := b[q]
+		q++
+		v |= uint64(c&0x7f) << s
+		if c < 0x80 {
+			return v, q
+		}
+	}
+	return 0, -1
+}
+
+// decodeFast decodes well-formed columns; it returns false, leaving c in an
+// unspecified state, at the first irregularity.
+func decodeFast(cols *chunkColumns, c *Chunk) bool {
+	n := int(cols.n)
+	if cols.n < 0 || len(cols.kinds) != n {
+		return false
+	}
+	if cap(c.Events) < n {
+		c.Events = make([]Event, n)
+	}
+	evs := c.Events[:n]
+	deps := c.Deps[:0]
+	var reg registers
+	t := cols.t0
+	kinds, dt, args := cols.kinds[:n], cols.dt, cols.args
+	p, q := 0, 0
+	var u uint64
+	for i := range evs {
+		k := Kind(kinds[i])
+		if k == KindInvalid || k >= NumKinds {
+			return false
+		}
+		u, p = rv(dt, p)
+		t += zz(u)
+		r := &reg.args[k]
+		switch nargs[k] {
+		case 5:
+			u, q = rv(args, q)
+			r[0] += zz(u)
+			u, q = rv(args, q)
+			r[1] += zz(u)
+			u, q = rv(args, q)
+			r[2] += zz(u)
+			u, q = rv(args, q)
+			r[3] += zz(u)
+			u, q = rv(args, q)
+			r[4] += zz(u)
+		case 4:
+			u, q = rv(args, q)
+			r[0] += zz(u)
+			u, q = rv(args, q)
+			r[1] += zz(u)
+			u, q = rv(args, q)
+			r[2] += zz(u)
+			u, q = rv(args, q)
+			r[3] += zz(u)
+		case 3:
+			u, q = rv(args, q)
+			r[0] += zz(u)
+			u, q = rv(args, q)
+			r[1] += zz(u)
+			u, q = rv(args, q)
+			r[2] += zz(u)
+		case 2:
+			u, q = rv(args, q)
+			r[0] += zz(u)
+			u, q = rv(args, q)
+			r[1] += zz(u)
+		case 1:
+			u, q = rv(args, q)
+			r[0] += zz(u)
+		}
+		// A failed read poisons every later one (q stays -1), so one check
+		// per event suffices.
+		if p < 0 || q < 0 {
+			return false
+		}
+		e := &evs[i]
+		e.Time = t
+		e.Kind = k
+		e.Args = *r
+		if k == TaskDeps {
+			var cnt uint64
+			cnt, q = rv(args, q)
+			if q < 0 || cnt > maxListLen || cnt > uint64(len(args)-q)/2 {
+				return false
+			}
+			e.Args[1] = int64(cnt)
+			e.Args[2] = int64(len(deps))
+			for d := uint64(0); d < cnt; d++ {
+				u, q = rv(args, q)
+				if q < 0 || q >= len(args) {
+					return false
+				}
+				reg.addr += uint64(zz(u))
+				deps = append(deps, Dep{Addr: reg.addr, Type: args[q]})
+				q++
+			}
+		}
+	}
+	if p != len(dt) || q != len(args) {
+		return false
+	}
+	c.Thread = int(cols.thread)
+	c.Seq = cols.seq
+	c.Events = evs
+	c.Deps = deps
+	return true
+}
+
+// decodeChecked is the careful decoder: it checks every byte and returns the
+// first problem as a *columnError.
+func decodeChecked(cols *chunkColumns, c *Chunk) error {
 	n := int(cols.n)
 	if cols.n < 0 || len(cols.kinds) != n {
 		return &columnError{event: 0, column: "kinds", msg: fmt.Sprintf("has %d bytes for n=%d events", len(cols.kinds), cols.n)}
