@@ -28,17 +28,19 @@ type registers struct {
 	addr uint64
 }
 
-// chunkEncoder accumulates one thread's events into the three columns of a
-// chunk: kinds (one byte each), dt (zig-zag varint time deltas, the first
-// relative to t0) and args (varints per the kind's schema).
+// chunkEncoder accumulates one thread's events for a chunk: kinds (one byte
+// each), time deltas (the first relative to t0) and the args stream (every
+// argument as the difference to the same argument of the previous event of
+// the same kind, then for task_dependences the count and address/type
+// pairs), all zig-zag coded and laid out as stream-vbyte columns at flush.
 type chunkEncoder struct {
 	thread   int
 	seq      int64
 	n        int
 	t0, last int64
 	kinds    []byte
-	dt       []byte
-	args     []byte
+	dt       []uint64
+	args     []uint64
 	reg      registers
 }
 
@@ -50,7 +52,7 @@ func (c *chunkEncoder) reset() {
 	c.reg = registers{}
 }
 
-func (c *chunkEncoder) size() int { return len(c.kinds) + len(c.dt) + len(c.args) }
+func zig(v int64) uint64 { return uint64(v<<1) ^ uint64(v>>63) }
 
 // add encodes e. deps is the dependence list of a TaskDeps event (e.Args[1]
 // and e.Args[2] are ignored and taken from deps).
@@ -60,36 +62,32 @@ func (c *chunkEncoder) add(e *Event, deps []Dep) {
 		c.last = e.Time
 	}
 	c.kinds = append(c.kinds, byte(e.Kind))
-	c.dt = appendVarint(c.dt, e.Time-c.last)
+	c.dt = append(c.dt, zig(e.Time-c.last))
 	c.last = e.Time
 	c.n++
-	s := &schemas[e.Kind]
 	r := &c.reg.args[e.Kind]
-	for j := range s.Fields {
-		c.args = appendVarint(c.args, e.Args[j]-r[j])
+	for j := 0; j < int(nargs[e.Kind]); j++ {
+		c.args = append(c.args, zig(e.Args[j]-r[j]))
 		r[j] = e.Args[j]
 	}
-	if s.List {
-		c.args = appendUvarint(c.args, uint64(len(deps)))
+	if e.Kind == TaskDeps {
+		c.args = append(c.args, uint64(len(deps)))
 		for _, d := range deps {
-			c.args = appendVarint(c.args, int64(d.Addr-c.reg.addr))
+			c.args = append(c.args, zig(int64(d.Addr-c.reg.addr)), uint64(d.Type))
 			c.reg.addr = d.Addr
-			c.args = append(c.args, d.Type)
 		}
 	}
 }
 
 // chunkColumns are the raw columns of a chunk frame.
 type chunkColumns struct {
-	thread int64
-	seq    int64
-	n      int64
-	t0     int64
-	kinds  []byte
-	dt     []byte
-	args   []byte
-	// payload-relative positions of the three columns' data
-	kindsPos, dtPos, argsPos int
+	thread, seq, n, t0 int64
+	nargs              int64 // values in the args stream
+	kinds              []byte
+	dtCtrl, dtData     []byte
+	argsCtrl, argsData []byte
+	// payload-relative positions of the kinds and args data, for errors
+	kindsPos, argsPos int
 }
 
 // columnError locates a decoding problem inside a chunk.
@@ -101,7 +99,128 @@ type columnError struct {
 }
 
 func (e *columnError) Error() string {
-	return fmt.Sprintf("event %d: %s column byte %d: %s", e.event, e.column, e.pos, e.msg)
+	unit := "value"
+	if e.column == "kinds" {
+		unit = "byte"
+	}
+	return fmt.Sprintf("event %d: %s column %s %d: %s", e.event, e.column, unit, e.pos, e.msg)
+}
+
+// decodeColumns expands cols into c.Events and c.Deps, reusing their
+// storage and the scratch buffers in sc. It checks the column sizes first,
+// decodes the integer streams without per-value branches, then assembles
+// events with one bounds check per event; it never panics on corrupt input.
+func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
+	n := int(cols.n)
+	if cols.n < 0 || len(cols.kinds) != n {
+		return &columnError{event: 0, column: "kinds", msg: fmt.Sprintf("has %d bytes for n=%d events", len(cols.kinds), cols.n)}
+	}
+	if err := svbCheck(cols.dtCtrl, cols.dtData, n); err != nil {
+		return &columnError{column: "dt", msg: err.Error()}
+	}
+	m := int(cols.nargs)
+	if cols.nargs < 0 || cols.nargs > int64(len(cols.argsData))+1<<20 {
+		return &columnError{column: "args", msg: fmt.Sprintf("implausible value count %d", cols.nargs)}
+	}
+	if err := svbCheck(cols.argsCtrl, cols.argsData, m); err != nil {
+		return &columnError{column: "args", msg: err.Error()}
+	}
+	dv := sc.grow(&sc.dt, n)
+	av := sc.grow(&sc.args, m)
+	svbDecode(cols.dtCtrl, cols.dtData, dv, n)
+	svbDecode(cols.argsCtrl, cols.argsData, av, m)
+
+	if cap(c.Events) < n {
+		c.Events = make([]Event, n)
+	}
+	evs := c.Events[:n]
+	deps := c.Deps[:0]
+	reg := &sc.reg
+	*reg = registers{}
+	t := cols.t0
+	kinds := cols.kinds[:n]
+	dv = dv[:n]
+	q := 0
+	for i := range evs {
+		k := Kind(kinds[i])
+		if k == KindInvalid || k >= NumKinds {
+			return &columnError{event: i, column: "kinds", pos: i, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
+		}
+		t += zz(dv[i])
+		na := int(nargs[k])
+		if q+na > m {
+			return &columnError{event: i, column: "args", pos: q, msg: fmt.Sprintf("the stream ends before %s's %d arguments", k, na)}
+		}
+		r := &reg.args[k]
+		a := av[q : q+na]
+		switch na {
+		case 5:
+			r[4] += zz(a[4])
+			fallthrough
+		case 4:
+			r[3] += zz(a[3])
+			fallthrough
+		case 3:
+			r[2] += zz(a[2])
+			fallthrough
+		case 2:
+			r[1] += zz(a[1])
+			fallthrough
+		case 1:
+			r[0] += zz(a[0])
+		}
+		q += na
+		e := &evs[i]
+		e.Time = t
+		e.Kind = k
+		e.Args = *r
+		if k == TaskDeps {
+			if q >= m {
+				return &columnError{event: i, column: "args", pos: q, msg: "the stream ends before the dependence count"}
+			}
+			cnt := av[q]
+			q++
+			if cnt > maxListLen || cnt > uint64(m-q)/2 {
+				return &columnError{event: i, column: "args", pos: q - 1, msg: fmt.Sprintf("dependence count %d exceeds the stream or the limit %d", cnt, maxListLen)}
+			}
+			e.Args[1] = int64(cnt)
+			e.Args[2] = int64(len(deps))
+			for d := 0; d < int(cnt); d++ {
+				ty := av[q+1]
+				if ty > 0xff {
+					return &columnError{event: i, column: "args", pos: q + 1, msg: fmt.Sprintf("dependence %d has type %d", d, ty)}
+				}
+				reg.addr += uint64(zz(av[q]))
+				deps = append(deps, Dep{Addr: reg.addr, Type: uint8(ty)})
+				q += 2
+			}
+		}
+	}
+	if q != m {
+		return &columnError{event: n, column: "args", pos: q, msg: fmt.Sprintf("%d values left over after the last event", m-q)}
+	}
+	c.Thread = int(cols.thread)
+	c.Seq = cols.seq
+	c.Events = evs
+	c.Deps = deps
+	return nil
+}
+
+// zz undoes zig-zag encoding.
+func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+// scratch holds a reader's decoding buffers, reused from chunk to chunk.
+type scratch struct {
+	dt, args []uint64
+	reg      registers
+}
+
+func (sc *scratch) grow(b *[]uint64, n int) []uint64 {
+	if cap(*b) < n {
+		*b = make([]uint64, n)
+	}
+	*b = (*b)[:n]
+	return *b
 }
 
 // nargs is the number of encoded arguments of each kind.
@@ -115,265 +234,3 @@ var nargs = func() (n [256]uint8) {
 // maxListLen bounds a single dependence list so a corrupt count cannot make
 // the decoder allocate gigabytes.
 const maxListLen = 1 << 24
-
-// decodeColumns expands cols into c.Events and c.Deps, reusing their storage.
-// A fast pass decodes well-formed columns with straight-line code per
-// argument count; on any irregularity it gives way to decodeChecked, which
-// finds and locates the first problem. Neither panics on corrupt input.
-func decodeColumns(cols *chunkColumns, c *Chunk) error {
-	if decodeFast(cols, c) {
-		return nil
-	}
-	return decodeChecked(cols, c)
-}
-
-// zz undoes zig-zag encoding.
-func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
-
-// rv reads the varint at b[q:] and returns it with the next position, or
-// q = -1 when b is malformed there (or q was already -1). Small enough to
-// inline into the decoding loop.
-func rv(b []byte, q int) (v uint64, next int) {
-	for s := uint(0); uint(q) < uint(len(b)) && s < 64; s += 7 {
-		c := b[q]
-		q++
-		v |= uint64(c&0x7f) << s
-		if c < 0x80 {
-			return v, q
-		}
-	}
-	return 0, -1
-}
-
-// decodeFast decodes well-formed columns; it returns false, leaving c in an
-// unspecified state, at the first irregularity.
-func decodeFast(cols *chunkColumns, c *Chunk) bool {
-	n := int(cols.n)
-	if cols.n < 0 || len(cols.kinds) != n {
-		return false
-	}
-	if cap(c.Events) < n {
-		c.Events = make([]Event, n)
-	}
-	evs := c.Events[:n]
-	deps := c.Deps[:0]
-	var reg registers
-	t := cols.t0
-	kinds, dt, args := cols.kinds[:n], cols.dt, cols.args
-	p, q := 0, 0
-	var u uint64
-	for i := range evs {
-		k := Kind(kinds[i])
-		if k == KindInvalid || k >= NumKinds {
-			return false
-		}
-		u, p = rv(dt, p)
-		t += zz(u)
-		r := &reg.args[k]
-		switch nargs[k] {
-		case 5:
-			u, q = rv(args, q)
-			r[0] += zz(u)
-			u, q = rv(args, q)
-			r[1] += zz(u)
-			u, q = rv(args, q)
-			r[2] += zz(u)
-			u, q = rv(args, q)
-			r[3] += zz(u)
-			u, q = rv(args, q)
-			r[4] += zz(u)
-		case 4:
-			u, q = rv(args, q)
-			r[0] += zz(u)
-			u, q = rv(args, q)
-			r[1] += zz(u)
-			u, q = rv(args, q)
-			r[2] += zz(u)
-			u, q = rv(args, q)
-			r[3] += zz(u)
-		case 3:
-			u, q = rv(args, q)
-			r[0] += zz(u)
-			u, q = rv(args, q)
-			r[1] += zz(u)
-			u, q = rv(args, q)
-			r[2] += zz(u)
-		case 2:
-			u, q = rv(args, q)
-			r[0] += zz(u)
-			u, q = rv(args, q)
-			r[1] += zz(u)
-		case 1:
-			u, q = rv(args, q)
-			r[0] += zz(u)
-		}
-		// A failed read poisons every later one (q stays -1), so one check
-		// per event suffices.
-		if p < 0 || q < 0 {
-			return false
-		}
-		e := &evs[i]
-		e.Time = t
-		e.Kind = k
-		e.Args = *r
-		if k == TaskDeps {
-			var cnt uint64
-			cnt, q = rv(args, q)
-			if q < 0 || cnt > maxListLen || cnt > uint64(len(args)-q)/2 {
-				return false
-			}
-			e.Args[1] = int64(cnt)
-			e.Args[2] = int64(len(deps))
-			for d := uint64(0); d < cnt; d++ {
-				u, q = rv(args, q)
-				if q < 0 || q >= len(args) {
-					return false
-				}
-				reg.addr += uint64(zz(u))
-				deps = append(deps, Dep{Addr: reg.addr, Type: args[q]})
-				q++
-			}
-		}
-	}
-	if p != len(dt) || q != len(args) {
-		return false
-	}
-	c.Thread = int(cols.thread)
-	c.Seq = cols.seq
-	c.Events = evs
-	c.Deps = deps
-	return true
-}
-
-// decodeChecked is the careful decoder: it checks every byte and returns the
-// first problem as a *columnError.
-func decodeChecked(cols *chunkColumns, c *Chunk) error {
-	n := int(cols.n)
-	if cols.n < 0 || len(cols.kinds) != n {
-		return &columnError{event: 0, column: "kinds", msg: fmt.Sprintf("has %d bytes for n=%d events", len(cols.kinds), cols.n)}
-	}
-	if cap(c.Events) < n {
-		c.Events = make([]Event, n)
-	}
-	evs := c.Events[:n]
-	deps := c.Deps[:0]
-	reg := &registers{}
-	t := cols.t0
-	kinds, dt, args := cols.kinds, cols.dt, cols.args
-	p, q := 0, 0
-	for i := range evs {
-		e := &evs[i]
-		k := Kind(kinds[i])
-		if !k.Valid() {
-			return &columnError{event: i, column: "kinds", pos: i, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
-		}
-		// Inline fast paths: most deltas fit in one byte.
-		if p < len(dt) && dt[p] < 0x80 {
-			u := uint64(dt[p])
-			t += int64(u>>1) ^ -int64(u&1)
-			p++
-		} else {
-			u, m := uvarint(dt[p:])
-			if m <= 0 {
-				return &columnError{event: i, column: "dt", pos: p, msg: varintMsg(m)}
-			}
-			t += int64(u>>1) ^ -int64(u&1)
-			p += m
-		}
-		r := &reg.args[k]
-		for j := 0; j < int(nargs[k]); j++ {
-			var u uint64
-			if q < len(args) && args[q] < 0x80 {
-				u = uint64(args[q])
-				q++
-			} else {
-				var m int
-				u, m = uvarint(args[q:])
-				if m <= 0 {
-					return &columnError{event: i, column: "args", pos: q, msg: varintMsg(m)}
-				}
-				q += m
-			}
-			r[j] += int64(u>>1) ^ -int64(u&1)
-		}
-		e.Time = t
-		e.Kind = k
-		e.Args = *r
-		if k == TaskDeps {
-			cnt, m := uvarint(args[q:])
-			if m <= 0 {
-				return &columnError{event: i, column: "args", pos: q, msg: "dependence count: " + varintMsg(m)}
-			}
-			if cnt > maxListLen {
-				return &columnError{event: i, column: "args", pos: q, msg: fmt.Sprintf("dependence count %d exceeds limit %d", cnt, maxListLen)}
-			}
-			q += m
-			e.Args[1] = int64(cnt)
-			e.Args[2] = int64(len(deps))
-			for d := uint64(0); d < cnt; d++ {
-				u, m := uvarint(args[q:])
-				if m <= 0 {
-					return &columnError{event: i, column: "args", pos: q, msg: fmt.Sprintf("dependence %d address: %s", d, varintMsg(m))}
-				}
-				q += m
-				if q >= len(args) {
-					return &columnError{event: i, column: "args", pos: q, msg: fmt.Sprintf("dependence %d type: column ends", d)}
-				}
-				reg.addr += uint64(int64(u>>1) ^ -int64(u&1))
-				deps = append(deps, Dep{Addr: reg.addr, Type: args[q]})
-				q++
-			}
-		}
-	}
-	if p != len(dt) {
-		return &columnError{event: n, column: "dt", pos: p, msg: fmt.Sprintf("%d trailing bytes", len(dt)-p)}
-	}
-	if q != len(args) {
-		return &columnError{event: n, column: "args", pos: q, msg: fmt.Sprintf("%d trailing bytes", len(args)-q)}
-	}
-	c.Thread = int(cols.thread)
-	c.Seq = cols.seq
-	c.Events = evs
-	c.Deps = deps
-	return nil
-}
-
-func varintMsg(m int) string {
-	if m == 0 {
-		return "column ends inside a varint"
-	}
-	return "varint overflows 64 bits"
-}
-
-func appendUvarint(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-func appendVarint(b []byte, v int64) []byte {
-	return appendUvarint(b, uint64(v<<1)^uint64(v>>63))
-}
-
-// uvarint decodes an unsigned varint; m is the number of bytes read, 0 if b
-// ends first, negative on overflow (like encoding/binary, without its
-// reslicing overhead in the caller).
-func uvarint(b []byte) (v uint64, m int) {
-	var s uint
-	for i, c := range b {
-		if i == 10 {
-			return 0, -1
-		}
-		if c < 0x80 {
-			if i == 9 && c > 1 {
-				return 0, -1
-			}
-			return v | uint64(c)<<s, i + 1
-		}
-		v |= uint64(c&0x7f) << s
-		s += 7
-	}
-	return 0, 0
-}

@@ -38,11 +38,12 @@ func BenchmarkDecodeColumns(b *testing.B) {
 		cols = append(cols, r.cols)
 	}
 	var c Chunk
+	var sc scratch
 	b.ResetTimer()
 	n := 0
 	for i := 0; i < b.N; i++ {
 		for k := range cols {
-			if err := decodeColumns(&cols[k], &c); err != nil {
+			if err := decodeColumns(&cols[k], &c, &sc); err != nil {
 				b.Fatal(err)
 			}
 			n += len(c.Events)

@@ -56,31 +56,26 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// chunkPayload returns the payload of the first chunk frame of a file.
+func chunkPayload(tb testing.TB, file []byte) []byte {
+	for _, off := range frameOffsets(file) {
+		kind, _, n, _ := parseFrameHeader(file[off:])
+		if kind == FrameChunk {
+			return append([]byte(nil), file[off+frameHeaderLen:off+frameHeaderLen+int(n)]...)
+		}
+	}
+	tb.Fatal("no chunk frame")
+	return nil
+}
+
 // FuzzChunkPayload targets the hand-written chunk decoder directly.
 func FuzzChunkPayload(f *testing.F) {
-	var e chunkEncoder
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
 	evs, deps := randomEvents(newRand(5), 3*int(NumKinds))
-	for i := range evs {
-		e.add(&evs[i], deps[i])
-	}
-	var w Writer
-	w.payload = nil
-	p := mpAppendMapLen(nil, 7)
-	p = mpAppendStr(p, "thread")
-	p = mpAppendInt(p, 0)
-	p = mpAppendStr(p, "seq")
-	p = mpAppendInt(p, 0)
-	p = mpAppendStr(p, "n")
-	p = mpAppendInt(p, int64(e.n))
-	p = mpAppendStr(p, "t0")
-	p = mpAppendInt(p, e.t0)
-	p = mpAppendStr(p, "kinds")
-	p = mpAppendBin(p, e.kinds)
-	p = mpAppendStr(p, "dt")
-	p = mpAppendBin(p, e.dt)
-	p = mpAppendStr(p, "args")
-	p = mpAppendBin(p, e.args)
-	f.Add(p)
+	writeEvents(f, w, 0, evs, deps)
+	w.Close()
+	f.Add(chunkPayload(f, buf.Bytes()))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		r := &Reader{name: "fuzz"}
 		var c Chunk

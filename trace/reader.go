@@ -20,8 +20,9 @@ type Reader struct {
 	hdr    Header
 	tables Tables
 	buf    []byte
-	cols   chunkColumns
-	prefix [frameHeaderLen]byte
+	cols    chunkColumns
+	scratch scratch
+	prefix  [frameHeaderLen]byte
 
 	chunkSeq map[int64]int64 // next expected chunk seq per thread
 	seenEnd  bool
@@ -153,7 +154,7 @@ func (r *Reader) NextChunk(c *Chunk) error {
 
 func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 	cols := &r.cols
-	*cols = chunkColumns{thread: -1, seq: -1, n: -1}
+	*cols = chunkColumns{thread: -1, seq: -1, n: -1, nargs: -1}
 	mp := mpReader{b: payload}
 	n, err := mp.mapLen()
 	if err != nil {
@@ -173,17 +174,22 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 			cols.n, err = mp.int()
 		case "t0":
 			cols.t0, err = mp.int()
+		case "nargs":
+			cols.nargs, err = mp.int()
 		case "kinds":
 			cols.kinds, err = mp.bin()
 			cols.kindsPos = mp.p - len(cols.kinds)
-		case "dt":
-			cols.dt, err = mp.bin()
-			cols.dtPos = mp.p - len(cols.dt)
-		case "args":
-			cols.args, err = mp.bin()
-			cols.argsPos = mp.p - len(cols.args)
+		case "dt_ctrl":
+			cols.dtCtrl, err = mp.bin()
+		case "dt_data":
+			cols.dtData, err = mp.bin()
+		case "args_ctrl":
+			cols.argsCtrl, err = mp.bin()
+		case "args_data":
+			cols.argsData, err = mp.bin()
+			cols.argsPos = mp.p - len(cols.argsData)
 		default:
-			err = mp.skip(0) // unknown keys are for later versions
+			err = mp.skip(0) // unknown keys are for later minor additions
 		}
 		if err != nil {
 			return fmt.Errorf("field %q: %w", key, err)
@@ -196,8 +202,8 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 		return errors.New("missing chunk sequence number")
 	case cols.n < 0:
 		return errors.New("missing event count")
-	case cols.kinds == nil && cols.n > 0:
-		return errors.New("missing kinds column")
+	case cols.nargs < 0:
+		return errors.New("missing argument count")
 	}
 	if r.chunkSeq == nil {
 		r.chunkSeq = make(map[int64]int64)
@@ -206,17 +212,17 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 		return fmt.Errorf("thread %d: chunk sequence number %d, expected %d (a chunk is missing or repeated)", cols.thread, cols.seq, want)
 	}
 	r.chunkSeq[cols.thread]++
-	if err := decodeColumns(cols, c); err != nil {
+	if err := decodeColumns(cols, c, &r.scratch); err != nil {
 		var ce *columnError
-		if errors.As(err, &ce) {
-			pos := cols.argsPos
-			switch ce.column {
-			case "kinds":
-				pos = cols.kindsPos
-			case "dt":
-				pos = cols.dtPos
+		if errors.As(err, &ce) && (ce.column == "kinds" || ce.column == "args") {
+			pos := cols.kindsPos + ce.pos
+			if ce.column == "args" {
+				pos = cols.argsPos
+				if ce.pos <= int(cols.nargs) && len(cols.argsCtrl) == (int(cols.nargs)+3)/4 {
+					pos += svbOffset(cols.argsCtrl, ce.pos)
+				}
 			}
-			return &FormatError{File: r.name, Offset: r.lastOff + frameHeaderLen + int64(pos+ce.pos), Frame: FrameChunk,
+			return &FormatError{File: r.name, Offset: r.lastOff + frameHeaderLen + int64(pos), Frame: FrameChunk,
 				Err: fmt.Errorf("thread %d chunk %d (frame at offset %d): %w", cols.thread, cols.seq, r.lastOff, err)}
 		}
 		return fmt.Errorf("thread %d chunk %d: %w", cols.thread, cols.seq, err)

@@ -12,7 +12,7 @@ import (
 
 // DefaultChunkEvents is how many events a writer puts in one chunk. Chunks of
 // this size decode in a few hundred microseconds and keep reader memory small.
-const DefaultChunkEvents = 16384
+const DefaultChunkEvents = 4096
 
 // Writer writes one process's trace file. Events are appended per thread and
 // must be in time order within a thread; tables may be added at any time and
@@ -35,6 +35,8 @@ type Writer struct {
 
 	tables  Tables
 	payload []byte
+	// stream-vbyte buffers, reused from chunk to chunk
+	dtCtrl, dtData, argsCtrl, argsData []byte
 	frame   []byte
 	err     error
 }
@@ -198,8 +200,10 @@ func (w *Writer) Flush() error {
 
 func (w *Writer) flushThread(c *chunkEncoder) {
 	w.writeStrings()
+	w.dtCtrl, w.dtData = svbAppend(w.dtCtrl[:0], w.dtData[:0], c.dt)
+	w.argsCtrl, w.argsData = svbAppend(w.argsCtrl[:0], w.argsData[:0], c.args)
 	p := w.payload[:0]
-	p = mpAppendMapLen(p, 7)
+	p = mpAppendMapLen(p, 10)
 	p = mpAppendStr(p, "thread")
 	p = mpAppendInt(p, int64(c.thread))
 	p = mpAppendStr(p, "seq")
@@ -208,12 +212,18 @@ func (w *Writer) flushThread(c *chunkEncoder) {
 	p = mpAppendInt(p, int64(c.n))
 	p = mpAppendStr(p, "t0")
 	p = mpAppendInt(p, c.t0)
+	p = mpAppendStr(p, "nargs")
+	p = mpAppendInt(p, int64(len(c.args)))
 	p = mpAppendStr(p, "kinds")
 	p = mpAppendBin(p, c.kinds)
-	p = mpAppendStr(p, "dt")
-	p = mpAppendBin(p, c.dt)
-	p = mpAppendStr(p, "args")
-	p = mpAppendBin(p, c.args)
+	p = mpAppendStr(p, "dt_ctrl")
+	p = mpAppendBin(p, w.dtCtrl)
+	p = mpAppendStr(p, "dt_data")
+	p = mpAppendBin(p, w.dtData)
+	p = mpAppendStr(p, "args_ctrl")
+	p = mpAppendBin(p, w.argsCtrl)
+	p = mpAppendStr(p, "args_data")
+	p = mpAppendBin(p, w.argsData)
 	w.payload = p
 	w.writeFrame(FrameChunk, p)
 	c.seq++
