@@ -14,12 +14,12 @@ import (
 // into Tables as they pass; NextChunk hands out one decoded chunk at a time,
 // so memory stays bounded by the largest chunk whatever the file size.
 type Reader struct {
-	name   string
-	r      *bufio.Reader
-	off    int64 // offset of the next frame
-	hdr    Header
-	tables Tables
-	buf    []byte
+	name    string
+	r       *bufio.Reader
+	off     int64 // offset of the next frame
+	hdr     Header
+	tables  Tables
+	buf     []byte
 	cols    chunkColumns
 	scratch scratch
 	prefix  [frameHeaderLen]byte

@@ -37,8 +37,8 @@ type Writer struct {
 	payload []byte
 	// stream-vbyte buffers, reused from chunk to chunk
 	dtCtrl, dtData, argsCtrl, argsData []byte
-	frame   []byte
-	err     error
+	frame                              []byte
+	err                                error
 }
 
 // Create creates path and writes the header frame.
