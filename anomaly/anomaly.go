@@ -92,37 +92,66 @@ const rejectK = 3.5
 // madToSigma turns a median absolute deviation into a normal scale.
 const madToSigma = 1.4826
 
-// Detect fits the per-construct models and returns the anomalies section.
-// The result does not depend on the order of tasks.
+// Detect fits the per-construct models on all tasks, tests them and
+// returns the anomalies section: Fit, Test and Finish on one node. The
+// result does not depend on the order of tasks.
 func Detect(tasks []Task, o Options) *report.Anomalies {
+	counts := map[string]int64{}
+	for _, t := range tasks {
+		counts[t.Construct]++
+	}
+	ms := Fit(tasks, counts, o)
+	found, n := ms.Test(tasks)
+	return ms.Finish(found, n)
+}
+
+// Models are the fitted duration models, one per construct, with the
+// Bonferroni-corrected bound. They travel from rank 0, which fits them on a
+// sample, to every rank, which tests its own tasks.
+type Models struct {
+	Opts   Options
+	Tested int64 // tasks tested in the whole run (the Bonferroni N)
+	Cons   []ConsModel
+}
+
+// ConsModel is one construct's fitted model.
+type ConsModel struct {
+	Report report.AnomalyModel
+	Fit    Fitted
+	Q      float64 // bound on the standardised residual
+}
+
+// Fitted is a fitted line in log space (exported for transport).
+type Fitted struct {
+	A, B, S, Mean, Sxx, DF float64
+	M                      int
+}
+
+func (f Fitted) model() model {
+	return model{a: f.A, b: f.B, s: f.S, m: f.M, df: f.DF, mean: f.Mean, sxx: f.Sxx}
+}
+
+// Fit fits each construct's model on sample (all its tasks, or a
+// deterministic sample of them — see Sample); counts gives every
+// construct's number of tasks in the whole run, which decides what is
+// tested and the Bonferroni factor.
+func Fit(sample []Task, counts map[string]int64, o Options) *Models {
 	o = o.withDefaults()
 	byCons := map[string][]Task{}
-	for _, t := range tasks {
+	for _, t := range sample {
 		byCons[t.Construct] = append(byCons[t.Construct], t)
 	}
-	names := make([]string, 0, len(byCons))
-	for n := range byCons {
+	names := make([]string, 0, len(counts))
+	for n := range counts {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-
-	// The Bonferroni factor is the number of tasks tested in the whole run.
-	var tested int64
+	ms := &Models{Opts: o}
 	for _, n := range names {
-		if len(byCons[n]) >= o.MinTasks {
-			tested += int64(len(byCons[n]))
+		if counts[n] >= int64(o.MinTasks) && len(byCons[n]) >= o.MinTasks {
+			ms.Tested += counts[n]
 		}
 	}
-	out := &report.Anomalies{
-		Model: fmt.Sprintf("per construct: log-log regression of duration on %s when tasks carry it, else median/MAD of log durations; "+
-			"one-sided prediction bound, Bonferroni-corrected over %d tasks", attrName(o.Attribute), tested),
-		Alpha:  o.Alpha,
-		Tested: tested,
-		Models: []report.AnomalyModel{},
-		Tasks:  []report.Anomaly{},
-		Groups: []report.AnomalyGroup{},
-	}
-	var found []report.Anomaly
 	for _, n := range names {
 		ts := byCons[n]
 		// A canonical order makes floating-point sums, and so the result,
@@ -130,50 +159,130 @@ func Detect(tasks []Task, o Options) *report.Anomalies {
 		slices.SortFunc(ts, func(a, b Task) int {
 			return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.ID, b.ID))
 		})
-		m := report.AnomalyModel{Construct: n, Kind: "untested", Tasks: int64(len(ts))}
-		if len(ts) >= o.MinTasks {
+		cm := ConsModel{Report: report.AnomalyModel{Construct: n, Kind: "untested", Tasks: counts[n]}}
+		if counts[n] >= int64(o.MinTasks) && len(ts) >= o.MinTasks {
 			var fit model
 			if x, ok := logCosts(ts); ok {
 				fit = fitLogLog(x, logDurs(ts), o.MinScale)
-				m.Kind, m.Attribute = "loglog", o.Attribute
+				cm.Report.Kind, cm.Report.Attribute = "loglog", o.Attribute
 			} else {
 				fit = fitLocation(logDurs(ts), o.MinScale)
-				m.Kind = "location"
+				cm.Report.Kind = "location"
 			}
-			q := tQuantile(1-o.Alpha/float64(tested), fit.df)
-			m.Intercept, m.Slope, m.Scale = fit.a, fit.b, fit.s
-			m.BoundFactor = math.Exp(q * fit.s * math.Sqrt(1+1/float64(fit.m)))
-			for _, t := range ts {
-				x := 0.0
-				if m.Kind == "loglog" {
-					x = math.Log(t.Cost)
-				}
-				pred := fit.a + fit.b*x
-				se := fit.s * fit.seFactor(x)
-				y := math.Log(float64(max(t.DurNS, 1)))
-				if score := (y - pred) / se; score > q {
-					m.Found++
-					found = append(found, report.Anomaly{
-						Rank: t.Rank, Thread: t.Thread, Task: t.ID, Construct: n,
-						StartNS: t.StartNS, DurNS: t.DurNS,
-						PredictedNS: int64(math.Round(math.Exp(pred))),
-						BoundNS:     int64(math.Round(math.Exp(pred + q*se))),
-						Score:       score,
-					})
-				}
-			}
+			cm.Q = tQuantile(1-o.Alpha/float64(ms.Tested), fit.df)
+			cm.Report.Intercept, cm.Report.Slope, cm.Report.Scale = fit.a, fit.b, fit.s
+			cm.Report.BoundFactor = math.Exp(cm.Q * fit.s * math.Sqrt(1+1/float64(fit.m)))
+			cm.Fit = Fitted{A: fit.a, B: fit.b, S: fit.s, Mean: fit.mean, Sxx: fit.sxx, DF: fit.df, M: fit.m}
 		}
-		out.Models = append(out.Models, m)
+		ms.Cons = append(ms.Cons, cm)
 	}
-	out.Found = int64(len(found))
-	if len(found) > o.MaxListed {
-		slices.SortStableFunc(found, func(a, b report.Anomaly) int { return cmp.Compare(b.Score, a.Score) })
-		found = found[:o.MaxListed]
-		out.Truncated = true
+	return ms
+}
+
+// Test checks tasks against the models and returns the anomalies found
+// (at most Opts.MaxListed, highest scores first) and how many there were
+// per construct.
+func (ms *Models) Test(tasks []Task) ([]report.Anomaly, map[string]int64) {
+	idx := map[string]int{}
+	for i, c := range ms.Cons {
+		idx[c.Report.Construct] = i
+	}
+	var found []report.Anomaly
+	n := map[string]int64{}
+	for _, t := range tasks {
+		i, ok := idx[t.Construct]
+		if !ok || ms.Cons[i].Report.Kind == "untested" {
+			continue
+		}
+		c := &ms.Cons[i]
+		fit := c.Fit.model()
+		x := 0.0
+		if c.Report.Kind == "loglog" {
+			if !(t.Cost > 0) {
+				continue
+			}
+			x = math.Log(t.Cost)
+		}
+		pred := fit.a + fit.b*x
+		se := fit.s * fit.seFactor(x)
+		y := math.Log(float64(max(t.DurNS, 1)))
+		if score := (y - pred) / se; score > c.Q {
+			n[t.Construct]++
+			found = append(found, report.Anomaly{
+				Rank: t.Rank, Thread: t.Thread, Task: t.ID, Construct: t.Construct,
+				StartNS: t.StartNS, DurNS: t.DurNS,
+				PredictedNS: int64(math.Round(math.Exp(pred))),
+				BoundNS:     int64(math.Round(math.Exp(pred + c.Q*se))),
+				Score:       score,
+			})
+		}
+	}
+	return topScores(found, ms.Opts.MaxListed), n
+}
+
+// topScores keeps the max highest-scoring anomalies in a canonical order.
+func topScores(as []report.Anomaly, limit int) []report.Anomaly {
+	slices.SortStableFunc(as, func(a, b report.Anomaly) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Task, b.Task))
+	})
+	if len(as) > limit {
+		as = as[:limit]
+	}
+	return as
+}
+
+// Finish assembles the report section from the anomalies every rank found
+// (in any order) and their counts per construct.
+func (ms *Models) Finish(found []report.Anomaly, counts map[string]int64) *report.Anomalies {
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	o := ms.Opts
+	out := &report.Anomalies{
+		Model: fmt.Sprintf("per construct: log-log regression of duration on %s when tasks carry it, else median/MAD of log durations; "+
+			"one-sided prediction bound, Bonferroni-corrected over %d tasks", attrName(o.Attribute), ms.Tested),
+		Alpha:  o.Alpha,
+		Tested: ms.Tested,
+		Found:  n,
+		Models: []report.AnomalyModel{},
+		Tasks:  []report.Anomaly{},
+		Groups: []report.AnomalyGroup{},
+	}
+	found = topScores(found, o.MaxListed)
+	out.Truncated = n > int64(len(found))
+	for _, c := range ms.Cons {
+		m := c.Report
+		m.Found = counts[m.Construct]
+		out.Models = append(out.Models, m)
 	}
 	out.Groups = group(found, o.GroupGap)
 	out.Tasks = found
 	return out
+}
+
+// Sample returns a deterministic subset of tasks, about limit per construct:
+// the tasks whose hashed (rank, id) falls under a threshold. It depends only
+// on the tasks themselves, not on their order or on which analysis rank
+// holds them, so models fitted on samples do not depend on the partition.
+func Sample(tasks []Task, counts map[string]int64, limit int) []Task {
+	var out []Task
+	for _, t := range tasks {
+		c := counts[t.Construct]
+		if c <= int64(limit) || hash(t.Rank, t.ID)%uint64(c) < uint64(limit) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func hash(rank int, id int64) uint64 {
+	h := uint64(rank)*0x9E3779B97F4A7C15 ^ uint64(id)
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
 }
 
 func attrName(a string) string {

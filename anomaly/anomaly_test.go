@@ -39,7 +39,7 @@ func readInjected(t *testing.T, dir string) []injected {
 	}
 	var e struct {
 		Anomalies struct {
-			Injected []injected `json:"injected"`
+			Injected []injected `json:"tasks"`
 		} `json:"anomalies"`
 	}
 	if err := json.Unmarshal(b, &e); err != nil {

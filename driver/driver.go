@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/reduce"
@@ -50,6 +51,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"load", func() error { return agree(c, r.load()) }},
 		{"summarize", func() error { return agree(c, r.summarize()) }},
 		{"simulate", r.simulate},
+		{"anomalies", r.anomalies},
 	}
 	var times []int64
 	var peak uint64
@@ -119,6 +121,10 @@ type run struct {
 	lo    int // first owned process
 	procs []*trace.Process
 	rep   *report.Report // rank 0 only
+	// tasks are this rank's executed tasks for anomaly detection; costKey
+	// names their cost attribute if the trace has one.
+	tasks   []anomaly.Task
+	costKey string
 
 	first, last int64 // global time window, known after summarize
 }

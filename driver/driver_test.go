@@ -142,3 +142,29 @@ func checkInvariants(t *testing.T, name string, js []byte) {
 		t.Errorf("%s: one thread per process but Hyb_Eff %v != MPI_Eff %v", name, p.HybridEfficiency, p.MPIParallelEfficiency)
 	}
 }
+
+// Outliers injected by gen are exactly what the anomaly detection reports,
+// whatever the number of analysis ranks; clean traces report (almost) none.
+func TestAnomaliesGroundTruth(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.2, Outliers: 7, Steps: 40},
+		{Workload: "spread", Ranks: 3, Threads: 2, Radix: 2, Jitter: 0.1, Outliers: 3, Steps: 60},
+	} {
+		dir, exp := generate(t, cfg)
+		for k := 1; k <= 3; k++ {
+			_, js := analyze(t, dir, k)
+			checkExpected(t, fmt.Sprintf("%s outliers k=%d", cfg.Workload, k), js, notYet(exp, "critical_path", "graph"))
+		}
+	}
+	for _, wl := range []string{"stencil", "nearest", "forkjoin"} {
+		dir, _ := generate(t, gen.Config{Workload: wl, Ranks: 2, Threads: 4, Jitter: 0.3, Steps: 80})
+		rep, _ := analyze(t, dir, 2)
+		a := rep.Anomalies
+		if a == nil || a.Tested == 0 {
+			t.Fatalf("%s: no tasks tested", wl)
+		}
+		if float64(a.Found) > 0.01*float64(a.Tested) {
+			t.Errorf("%s: %d false positives among %d clean tasks", wl, a.Found, a.Tested)
+		}
+	}
+}

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // readyBins is the resolution of the ready-task series.
@@ -65,6 +67,10 @@ func (r *run) simulate() error {
 			readySum[b] += v
 		}
 		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
+		r.tasks = appendTaskRecords(r.tasks, p, s, model)
+		if model.CostKey != "" {
+			r.costKey = model.CostKey
+		}
 		r.progress("simulate", float64(i+1)/float64(len(r.procs)))
 	}
 	if err := agree(r.c, failure); err != nil {
@@ -82,6 +88,32 @@ func (r *run) simulate() error {
 		r.fillSimSections(all, series, bin)
 	}
 	return nil
+}
+
+// appendTaskRecords adds the process's executed explicit tasks, as the
+// anomaly detection sees them.
+func appendTaskRecords(out []anomaly.Task, p *trace.Process, s *sim.Sim, m *ompt.Model) []anomaly.Task {
+	names := map[int32]string{}
+	for t := range s.Tasks {
+		tk := &s.Tasks[t]
+		if tk.Kind != sim.KindExplicit || tk.Started < 0 || tk.State < sim.Completed {
+			continue
+		}
+		name, ok := names[tk.Loc]
+		if !ok {
+			name = "<unknown>"
+			if tk.Loc >= 0 {
+				name = p.LocationName(int64(tk.Loc))
+			}
+			names[tk.Loc] = name
+		}
+		rec := anomaly.Task{Rank: p.Header.Rank, Thread: int(tk.Thread), ID: m.ID(sim.Task(t)), Construct: name, StartNS: tk.Started, DurNS: tk.RunNS}
+		if m.Cost != nil {
+			rec.Cost = m.Cost[t]
+		}
+		out = append(out, rec)
+	}
+	return out
 }
 
 func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats) simRow {
@@ -184,8 +216,8 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		if threads > 0 {
 			tpt = float64(c.Executed) / float64(threads)
 		}
-		tasks.Constructs = append(tasks.Constructs, report.Construct{Name: c.Name, Kind: c.Kind, Count: c.Count,
-			SumNS: c.SumNS, MeanNS: c.MeanNS, MinNS: c.MinNS, MaxNS: c.MaxNS, Share: c.Share, CreateNS: c.CreateNS,
+		tasks.Constructs = append(tasks.Constructs, report.Construct{Name: c.Name, Kind: c.Kind, Count: c.Count, Executed: c.Executed,
+			SumNS: c.SumNS, MeanNS: c.MeanNS, MinNS: c.MinNS, MaxNS: c.MaxNS, Share: c.Share, CreateNS: c.CreateNS / max(c.Count, 1),
 			TasksPerThread: tpt, Histogram: c.Hist})
 	}
 	for _, f := range reduce.TaskFindings(merged, threads) {

@@ -85,7 +85,7 @@ func TestOutliers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	inj := res.Expected["anomalies"].(map[string]any)["injected"].([]any)
+	inj := res.Expected["anomalies"].(map[string]any)["tasks"].([]any)
 	if len(inj) != 3 {
 		t.Errorf("injected %v, want 3 entries", inj)
 	}

@@ -439,11 +439,27 @@ func (w *pattern) expected() Expected {
 	setGraph(e, roots, leaves, w.n)
 	e.set("tasks.count", w.n)
 	if c.Outliers > 0 {
-		inj := make([]any, len(w.outliers))
-		for i, k := range w.outliers {
-			inj[i] = map[string]any{"rank": int(w.rank[k]), "task": w.id(k)}
+		// The report lists anomalies by start time, then rank, thread, task.
+		ks := append([]int32(nil), w.outliers...)
+		sort.Slice(ks, func(i, j int) bool {
+			a, b := ks[i], ks[j]
+			if w.start[a] != w.start[b] {
+				return w.start[a] < w.start[b]
+			}
+			if w.rank[a] != w.rank[b] {
+				return w.rank[a] < w.rank[b]
+			}
+			if w.thr[a] != w.thr[b] {
+				return w.thr[a] < w.thr[b]
+			}
+			return w.id(a) < w.id(b)
+		})
+		inj := make([]any, len(ks))
+		for i, k := range ks {
+			inj[i] = map[string]any{"rank": int(w.rank[k]), "thread": int(w.thr[k]), "task": w.id(k), "start_ns": w.start[k]}
 		}
-		e.set("anomalies.injected", inj)
+		e.set("anomalies.found", len(ks))
+		e.set("anomalies.tasks", inj)
 	}
 	return e
 }

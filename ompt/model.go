@@ -2,6 +2,7 @@ package ompt
 
 import (
 	"fmt"
+	"sort"
 
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -27,6 +28,8 @@ type Model struct {
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
 	Cost []float64
+	// CostKey names the attribute Cost holds ("" when none).
+	CostKey string
 	// costKeys are the string ids of the attribute keys that mean cost.
 	costKeys map[int64]bool
 }
@@ -96,6 +99,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 					if t := m.Task(e.Args[0]); t != sim.NoTask {
 						if m.Cost == nil {
 							m.Cost = make([]float64, total)
+							m.CostKey = p.String(e.Args[1])
 						}
 						m.Cost[t] = float64(e.Args[2])
 					}
@@ -117,6 +121,21 @@ func (m *Model) Task(id int64) sim.Task {
 		return sim.NoTask
 	}
 	return m.base[t] + sim.Task(seq-1)
+}
+
+// ID maps a dense task index back to the trace's task id.
+func (m *Model) ID(t sim.Task) int64 {
+	if t < 0 {
+		return 0
+	}
+	th := sort.Search(len(m.base), func(i int) bool { return m.base[i] > t }) - 1
+	for th > 0 && m.maxSeq[th] == 0 {
+		th-- // threads that created nothing share their base with the next
+	}
+	if th < 0 {
+		return 0
+	}
+	return trace.MakeID(th, int64(t-m.base[th])+1)
 }
 
 func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {

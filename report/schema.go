@@ -243,6 +243,7 @@ type Construct struct {
 	Name           string  `json:"name"`
 	Kind           string  `json:"kind"`
 	Count          int64   `json:"count"`
+	Executed       int64   `json:"executed"`
 	SumNS          int64   `json:"sum_ns"`
 	MeanNS         int64   `json:"mean_ns"`
 	MinNS          int64   `json:"min_ns"`

@@ -556,3 +556,20 @@ func TestMPITime(t *testing.T) {
 	// 30..40 on both.
 	wantBreakdown(t, s, 10+5, 20, 10+10, 25)
 }
+
+func TestModelIDRoundTrip(t *testing.T) {
+	g := newProg(3).region(3, 0)
+	g.ev(1, trace.TaskCreate, 1, id(1, 2), implicit(1), ompt.TaskExplicit, 0)
+	g.ev(2, trace.TaskCreate, 1, id(2, 5), implicit(2), ompt.TaskExplicit, 0)
+	g.end(3, 2)
+	s, m, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []int64{id(0, 1), id(0, 3), id(1, 1), id(1, 2), id(2, 5)} {
+		if got := m.ID(m.Task(want)); got != want {
+			t.Errorf("ID(Task(%#x)) = %#x", want, got)
+		}
+	}
+	_ = s
+}

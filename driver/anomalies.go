@@ -1,0 +1,68 @@
+package driver
+
+import (
+	"github.com/ptrace-dev/ptrace/anomaly"
+	"github.com/ptrace-dev/ptrace/reduce"
+)
+
+// sampleLimit is about how many tasks per construct rank 0 fits a duration
+// model on: enough for a stable median/MAD or regression, and bounded
+// whatever the run's size.
+const sampleLimit = 20000
+
+// anomalies runs StarVZ-style outlier detection without moving every task to
+// rank 0: the construct counts come from the simulation's reduction, every
+// rank sends a deterministic sample of its tasks, rank 0 fits the models on
+// the sample and broadcasts them, every rank tests its own tasks, and only
+// the anomalies (at most MaxListed per rank) travel back.
+func (r *run) anomalies() error {
+	var counts map[string]int64
+	if r.c.Rank() == 0 && r.rep.Tasks != nil {
+		counts = map[string]int64{}
+		for _, c := range r.rep.Tasks.Constructs {
+			counts[c.Name] += c.Executed
+		}
+	}
+	if err := reduce.Broadcast(r.c, &counts); err != nil {
+		return err
+	}
+	keys, err := reduce.GatherRows(r.c, []string{r.costKey})
+	if err != nil {
+		return err
+	}
+	sample, err := reduce.GatherRows(r.c, anomaly.Sample(r.tasks, counts, sampleLimit))
+	if err != nil {
+		return err
+	}
+	var models *anomaly.Models
+	if r.c.Rank() == 0 {
+		key := ""
+		for _, k := range keys {
+			if k != "" {
+				key = k
+				break
+			}
+		}
+		models = anomaly.Fit(sample, counts, anomaly.Options{Attribute: key})
+	}
+	if err := reduce.Broadcast(r.c, &models); err != nil {
+		return err
+	}
+	found, n := models.Test(r.tasks)
+	all, err := reduce.GatherRows(r.c, found)
+	if err != nil {
+		return err
+	}
+	perRank, err := reduce.GatherRows(r.c, []map[string]int64{n})
+	if err != nil || r.c.Rank() != 0 {
+		return err
+	}
+	total := map[string]int64{}
+	for _, m := range perRank {
+		for k, v := range m {
+			total[k] += v
+		}
+	}
+	r.rep.Anomalies = models.Finish(all, total)
+	return nil
+}
