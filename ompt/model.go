@@ -216,7 +216,13 @@ func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
 			m.addDeps(s, s.Tasks[t].Parent, t, e.Deps(s.Proc.Deps[th]))
 		}
 	case trace.TaskDependence:
-		s.AddEdge(m.task(s, e.Args[0], "task_dependence"), m.task(s, e.Args[1], "task_dependence"))
+		// Address resolution already found every edge of a task whose
+		// dependences were recorded; the runtime's report only matters for
+		// tasks whose list is missing (e.g. lost with a dropped buffer).
+		succ := m.task(s, e.Args[1], "task_dependence")
+		if succ != sim.NoTask && s.Tasks[succ].Flags&sim.FlagDepsResolved == 0 {
+			s.AddEdge(m.task(s, e.Args[0], "task_dependence"), succ)
+		}
 	case trace.TaskSchedule:
 		prior := m.task(s, e.Args[0], "task_schedule")
 		if prior != sim.NoTask {
@@ -290,6 +296,7 @@ func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
 	if t == sim.NoTask || len(deps) == 0 {
 		return
 	}
+	s.Tasks[t].Flags |= sim.FlagDepsResolved
 	if m.done == nil {
 		m.done = func(t int32) bool { return s.Tasks[t].State >= sim.Completed }
 	}

@@ -68,8 +68,23 @@ func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
 	}
 }
 
+// quiet marks the kinds after which a thread's category cannot change:
+// creation and bookkeeping events leave the running task running.
+var quiet = func() (q [trace.NumKinds]bool) {
+	for _, k := range []trace.Kind{trace.TaskCreate, trace.TaskDeps, trace.TaskDependence, trace.TaskAttr,
+		trace.RemoteDepIn, trace.RemoteDepOut, trace.DetachFulfill, trace.MPISend, trace.MPIRecv, trace.MPIRecvPost,
+		trace.MPIRequestDone, trace.CollBegin, trace.CollEnd, trace.RegionEnter, trace.RegionExit,
+		trace.FlushBegin, trace.FlushEnd, trace.WorkBegin, trace.WorkEnd, trace.ThreadBegin, trace.ThreadEnd} {
+		q[k] = true
+	}
+	return
+}()
+
 // After closes the thread's interval if the event changed what it does.
 func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
+	if quiet[e.Kind] {
+		return
+	}
 	cat, region, num := b.classify(s, th)
 	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
 		b.close(s, th, s.Now)

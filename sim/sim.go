@@ -88,7 +88,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		return err
 	}
 	s.Breakdown = newBreakdown(s)
-	all := append([]Pass{s.Breakdown}, passes...)
+	b := s.Breakdown
 	p := s.Proc
 	var h mergeHeap
 	h.init(p.Events)
@@ -100,13 +100,15 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		evs := p.Events[th]
 		e := &evs[i]
 		dt := e.Time - last
-		for _, ps := range all {
+		b.Before(s, e, th, dt)
+		for _, ps := range passes {
 			ps.Before(s, e, th, dt)
 		}
 		s.Now = e.Time
 		last = e.Time
 		m.Update(s, th, evs, i)
-		for _, ps := range all {
+		b.After(s, e, th)
+		for _, ps := range passes {
 			ps.After(s, e, th)
 		}
 		if s.Warn.Err != nil {
@@ -115,7 +117,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		h.advance(th)
 	}
 	s.Now = s.End
-	for _, ps := range all {
+	for _, ps := range append([]Pass{b}, passes...) {
 		ps.Before(s, nil, -1, s.End-last)
 		ps.Finish(s)
 	}
@@ -143,19 +145,25 @@ func tieClass(e *trace.Event) uint8 {
 }
 
 // mergeHeap is a k-way merge of the threads' event streams by (time, tie
-// class, thread).
+// class, thread). Each thread's head key is cached so comparisons touch two
+// small arrays, not the events.
 type mergeHeap struct {
-	evs  [][]trace.Event
-	pos  []int
-	heap []int
+	evs   [][]trace.Event
+	pos   []int
+	heap  []int32 // thread indices
+	time  []int64 // per thread: time of its head event
+	class []uint8 // per thread: tie class of its head event
 }
 
 func (h *mergeHeap) init(evs [][]trace.Event) {
 	h.evs = evs
 	h.pos = make([]int, len(evs))
+	h.time = make([]int64, len(evs))
+	h.class = make([]uint8, len(evs))
 	for t, e := range evs {
 		if len(e) > 0 {
-			h.heap = append(h.heap, t)
+			h.heap = append(h.heap, int32(t))
+			h.time[t], h.class[t] = e[0].Time, tieClass(&e[0])
 		}
 	}
 	for i := len(h.heap)/2 - 1; i >= 0; i-- {
@@ -164,16 +172,14 @@ func (h *mergeHeap) init(evs [][]trace.Event) {
 }
 
 func (h *mergeHeap) len() int { return len(h.heap) }
-func (h *mergeHeap) top() int { return h.heap[0] }
+func (h *mergeHeap) top() int { return int(h.heap[0]) }
 
-func (h *mergeHeap) less(a, b int) bool {
-	ea, eb := &h.evs[a][h.pos[a]], &h.evs[b][h.pos[b]]
-	if ea.Time != eb.Time {
-		return ea.Time < eb.Time
+func (h *mergeHeap) less(a, b int32) bool {
+	if h.time[a] != h.time[b] {
+		return h.time[a] < h.time[b]
 	}
-	ca, cb := tieClass(ea), tieClass(eb)
-	if ca != cb {
-		return ca < cb
+	if h.class[a] != h.class[b] {
+		return h.class[a] < h.class[b]
 	}
 	return a < b
 }
@@ -181,7 +187,15 @@ func (h *mergeHeap) less(a, b int) bool {
 // advance moves the top thread to its next event.
 func (h *mergeHeap) advance(th int) {
 	h.pos[th]++
-	if h.pos[th] == len(h.evs[th]) {
+	if p := h.pos[th]; p < len(h.evs[th]) {
+		e := &h.evs[th][p]
+		h.time[th], h.class[th] = e.Time, tieClass(e)
+		// Most often the same thread stays first: check before sifting.
+		n := len(h.heap)
+		if n < 2 || (h.less(int32(th), h.heap[1]) && (n < 3 || h.less(int32(th), h.heap[2]))) {
+			return
+		}
+	} else {
 		n := len(h.heap) - 1
 		h.heap[0] = h.heap[n]
 		h.heap = h.heap[:n]

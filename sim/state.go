@@ -88,6 +88,7 @@ const (
 const (
 	FlagFulfilled  uint8 = 1 << iota // detach event fulfilled before the task finished
 	FlagUndeferred                   // executed immediately by its creator
+	FlagDepsResolved                 // its depend clause was resolved from addresses
 )
 
 // TaskRec is one task's simulated state: 64 bytes, one cache line, since
