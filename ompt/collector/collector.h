@@ -72,7 +72,7 @@ typedef struct ptr_thread {
 	_Atomic size_t committed; /* words of complete records */
 	uint64_t seq;             /* id counter, owner only */
 	int index;
-	int type;                 /* ompt_thread_t: 1 initial, 2 worker, 3 other */
+	_Atomic int type;         /* ompt_thread_t: 1 initial, 2 worker, 3 other */
 	long tid;
 	int ompt;                 /* announced by OMPT thread_begin */
 	int ended;
@@ -105,7 +105,6 @@ void ptr_add_clock(const char *when, int64_t local, int64_t off, int64_t err);
 int ptr_add_comm(int64_t id, const char *name, const int *members, int n); /* returns index */
 void ptr_flush_all(void);                /* write every thread's committed events */
 int64_t ptr_file_bytes(void);
-int64_t ptr_events_written(void);
 void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes);
 void ptr_default_dir(char *out, size_t n); /* "ptrace-<timestamp>" made unique in cwd */
 void ptr_mpi_manifest_done(void);        /* rank 0 wrote the manifest at MPI_Finalize */

@@ -87,7 +87,7 @@ static struct {
 	_Atomic int closed;    /* no more writing: finished, crashed or forked */
 	_Atomic int in_signal;
 	int mpi_pending;       /* libptrace.so: the file waits for MPI_Init */
-	int mpi_manifest;      /* rank 0 wrote the manifest at MPI_Finalize */
+	_Atomic int mpi_manifest; /* rank 0 wrote the manifest at MPI_Finalize */
 	size_t buf_words;
 	int hw_crc;
 
@@ -720,7 +720,7 @@ ptr_thread *ptr_register(int type, int ompt)
 	if (t) {
 		if (ompt && !t->ompt) {
 			t->ompt = 1;
-			t->type = type;
+			atomic_store_explicit(&t->type, type, memory_order_relaxed);
 			pthread_setspecific(g.key, NULL);
 			atomic_store(&g.threads_dirty, 1);
 		}
@@ -949,7 +949,7 @@ static void resolve_maps(uint32_t from, uint32_t to)
 			const char *stored = NULL;
 			for (uint32_t id = from; id < to; id++) {
 				struct ptr_loc *l = loc_at(id);
-				if (l->module || l->addr < start || l->addr >= end)
+				if (l->addr < start || l->addr >= end)
 					continue;
 				if (!stored) {
 					size_t pl = strlen(cur) + 1;
@@ -959,8 +959,12 @@ static void resolve_maps(uint32_t from, uint32_t to)
 					stored = maps_arena + arena;
 					arena += pl;
 				}
+				int z = 0;
+				if (!atomic_compare_exchange_strong(&l->state, &z, 1))
+					continue; /* resolved, or being resolved by dladdr */
 				l->module = stored;
 				l->offset = l->addr - base;
+				atomic_store_explicit(&l->state, 2, memory_order_release);
 			}
 		}
 	}
@@ -1006,7 +1010,8 @@ static void thread_entry(mpw *w, uint32_t i)
 {
 	ptr_thread *t = atomic_load_explicit(&g.threads[i], memory_order_acquire);
 	char name[32], digits[12];
-	const char *base = t && t->type == 1 ? "initial " : t && t->type == 2 ? "worker " : "other ";
+	int type = t ? atomic_load_explicit(&t->type, memory_order_relaxed) : 3;
+	const char *base = type == 1 ? "initial " : type == 2 ? "worker " : "other ";
 	size_t n = strlen(base), d = 0;
 	memcpy(name, base, n);
 	uint32_t v = i;
@@ -1019,22 +1024,25 @@ static void thread_entry(mpw *w, uint32_t i)
 	mp_map(w, 4);
 	mp_kv_int(w, "index", i);
 	mp_kv_int(w, "tid", t ? t->tid : 0);
-	mp_kv_int(w, "type", t ? t->type : 3);
+	mp_kv_int(w, "type", type);
 	mp_kv_str(w, "name", name);
 }
 
 static void loc_entry(mpw *w, uint32_t i)
 {
 	struct ptr_loc *l = loc_at(i);
-	mp_map(w, l->func ? 5 : 4);
+	/* module, offset and func belong to whoever resolves until state 2 */
+	int ok = atomic_load_explicit(&l->state, memory_order_acquire) == 2;
+	const char *func = ok ? l->func : NULL;
+	mp_map(w, func ? 5 : 4);
 	mp_kv_int(w, "id", i);
 	mp_str(w, "addr");
 	mp_uint(w, l->addr);
-	mp_kv_str(w, "module", l->module ? l->module : "");
+	mp_kv_str(w, "module", ok && l->module ? l->module : "");
 	mp_str(w, "offset");
-	mp_uint(w, l->offset);
-	if (l->func)
-		mp_kv_str(w, "func", l->func);
+	mp_uint(w, ok ? l->offset : 0);
+	if (func)
+		mp_kv_str(w, "func", func);
 }
 
 static struct ptr_comm *comm_at(int i) { return &g.comm_blocks[i / COMM_BLOCK][i % COMM_BLOCK]; }
@@ -1075,6 +1083,11 @@ static void write_tables(int final, int in_signal)
 		upto++;
 	if (final && upto < nl) {
 		resolve_maps(upto, nl);
+		/* another thread may still be in dladdr for an entry: give it a
+		 * moment (not in the signal path), else the entry goes unresolved */
+		for (uint32_t id = upto; id < nl && !in_signal; id++)
+			for (int spin = 0; spin < 1000 && atomic_load(&loc_at(id)->state) == 1; spin++)
+				sched_yield();
 		upto = nl;
 	}
 	if (upto > g.locs_written) {
@@ -1170,7 +1183,7 @@ void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes)
 		unlink(tmp);
 }
 
-void ptr_mpi_manifest_done(void) { g.mpi_manifest = 1; }
+void ptr_mpi_manifest_done(void) { atomic_store(&g.mpi_manifest, 1); }
 
 /* ------------------------------------------------------------------------ */
 /* Finish, flush, signals                                                   */
@@ -1216,7 +1229,7 @@ void ptr_finish(const char *why)
 		g.fd = -1;
 	}
 	file_unlock();
-	if (ok && g.nranks == 1 && g.rank == 0 && !g.mpi_manifest)
+	if (ok && g.nranks == 1 && g.rank == 0 && !atomic_load(&g.mpi_manifest))
 		ptr_write_manifest(1, &events, &bytes);
 }
 
@@ -1236,17 +1249,11 @@ void ptr_flush_all(void)
 	file_unlock();
 }
 
-int64_t ptr_file_bytes(void) { return g.bytes; }
-
-int64_t ptr_events_written(void)
+int64_t ptr_file_bytes(void)
 {
-	int64_t n = 0;
-	int nt = atomic_load(&g.nthreads);
-	for (int i = 0; i < nt; i++) {
-		ptr_thread *t = atomic_load(&g.threads[i]);
-		if (t)
-			n += t->written;
-	}
+	file_lock();
+	int64_t n = g.bytes;
+	file_unlock();
 	return n;
 }
 
