@@ -89,6 +89,8 @@ func build() (*harness, string, error) {
 		{goTool(), "build", "-o", filepath.Join(h.work, "ptrace"), "./cmd/ptrace"},
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "crash"), "ompt/collector/e2e/testdata/crash.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "nofinalize"), "ompt/collector/e2e/testdata/nofinalize.c"},
+		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "detach"), "ompt/collector/e2e/testdata/detach.c"},
+		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mt_mpi"), "ompt/collector/e2e/testdata/mt_mpi.c"},
 	}
 	for _, s := range steps {
 		c := exec.Command(s[0], s[1:]...)
@@ -443,12 +445,6 @@ func TestHaloMPI(t *testing.T) {
 	if err != nil || m.Ranks != 2 || len(m.Files) != 2 {
 		t.Errorf("manifest %+v (%v), want 2 ranks", m, err)
 	}
-	type msg struct {
-		from, to, tag int64
-		comm          int64 // communicator id
-		bytes         int64
-	}
-	var sent, recvd []msg
 	commIDs := make([]map[string]int64, 2)
 	for r, p := range procs {
 		if p.Header.Rank != r || p.Header.NRanks != 2 {
@@ -504,17 +500,14 @@ func TestHaloMPI(t *testing.T) {
 						t.Fatalf("rank %d thread %d: %s outside an MPI call", r, th, e.Kind)
 					}
 				}
-				c, _ := p.CommByIndex(e.Args[2])
 				switch e.Kind {
 				case trace.MPISend:
-					sent = append(sent, msg{int64(r), e.Args[0], e.Args[1], c.ID, e.Args[3]})
 					if e.Args[4] != 0 {
 						sendReqs[e.Args[4]]++
 					}
 				case trace.MPIRecvPost:
 					posted[e.Args[3]] = true
 				case trace.MPIRecv:
-					recvd = append(recvd, msg{e.Args[0], int64(r), e.Args[1], c.ID, e.Args[3]})
 					if e.Args[4] != 0 && !posted[e.Args[4]] {
 						t.Errorf("rank %d: receive completes request %#x that was never posted", r, e.Args[4])
 					}
@@ -544,22 +537,114 @@ func TestHaloMPI(t *testing.T) {
 	if commIDs[0]["MPI_Comm_split"] == commIDs[1]["MPI_Comm_split"] {
 		t.Error("the two split communicators (one rank each) share an id")
 	}
-	// every message is recorded on both sides: 2 halo messages per iteration
-	// and rank, plus one Sendrecv
-	key := func(m msg) string {
-		return fmt.Sprintf("%d->%d tag %d comm %d %dB", m.from, m.to, m.tag, m.comm, m.bytes)
+	// 2 halo messages per iteration and rank, plus one Sendrecv
+	if n := matchMessages(t, procs); n != 2*(2*iters+1) {
+		t.Errorf("%d messages, want %d", n, 2*(2*iters+1))
 	}
-	var s, rcv []string
-	for _, m := range sent {
-		s = append(s, key(m))
+}
+
+// matchMessages checks that every message is recorded on both sides, as a
+// send and as a receive with the same ranks, tag, communicator and size, and
+// returns how many there are.
+func matchMessages(t *testing.T, procs []*trace.Process) int {
+	t.Helper()
+	var sent, recvd []string
+	key := func(from, to, tag, comm, bytes int64) string {
+		return fmt.Sprintf("%d->%d tag %d comm %d %dB", from, to, tag, comm, bytes)
 	}
-	for _, m := range recvd {
-		rcv = append(rcv, key(m))
+	for r, p := range procs {
+		for _, evs := range p.Events {
+			for _, e := range evs {
+				c, _ := p.CommByIndex(e.Args[2])
+				switch e.Kind {
+				case trace.MPISend:
+					sent = append(sent, key(int64(r), e.Args[0], e.Args[1], c.ID, e.Args[3]))
+				case trace.MPIRecv:
+					recvd = append(recvd, key(e.Args[0], int64(r), e.Args[1], c.ID, e.Args[3]))
+				}
+			}
+		}
 	}
-	sort.Strings(s)
-	sort.Strings(rcv)
-	if len(s) != 2*(2*iters+1) || strings.Join(s, "\n") != strings.Join(rcv, "\n") {
-		t.Errorf("%d sends and %d receives, want %d matching pairs", len(s), len(rcv), 2*(2*iters+1))
+	sort.Strings(sent)
+	sort.Strings(recvd)
+	if strings.Join(sent, "\n") != strings.Join(recvd, "\n") {
+		t.Errorf("%d sends and %d receives do not match", len(sent), len(recvd))
+	}
+	return len(sent)
+}
+
+// TestMPIThreadMultiple: both OpenMP threads of each rank call MPI at the
+// same time (Isend/Irecv completed by Waitany, Testsome, Waitall; Probe and
+// blocking Send/Recv); every message is recorded on both sides, on the thread
+// that made the call.
+func TestMPIThreadMultiple(t *testing.T) {
+	h := setup(t)
+	cmd := append(append([]string{}, mpirun...), filepath.Join(h.work, "mt_mpi"))
+	dir, code, out := h.record(t, nil, cmd...)
+	if strings.Contains(out, "not provided") {
+		t.Skip("this Open MPI does not provide MPI_THREAD_MULTIPLE")
+	}
+	if code != 0 || !strings.Contains(out, "errors=0") {
+		t.Fatalf("exit status %d\n%s", code, out)
+	}
+	procs := valid(t, dir)
+	const rounds = 50 // per thread: one Isend and one Send
+	if n := matchMessages(t, procs); n != 2*2*2*rounds {
+		t.Errorf("%d messages, want %d", n, 2*2*2*rounds)
+	}
+	for _, p := range procs {
+		for th, n := range count(p, trace.MPISend, nil) {
+			if n != 2*rounds {
+				t.Errorf("%s thread %d: %d sends, want %d", p.File, th, n, 2*rounds)
+			}
+		}
+	}
+}
+
+// TestDetach: omp_fulfill_event is recorded as detach_fulfill; a task whose
+// body ends first finishes with status detach and completes at the fulfill,
+// one fulfilled early completes normally after it.
+func TestDetach(t *testing.T) {
+	h := setup(t)
+	dir, code, out := h.record(t, nil, filepath.Join(h.work, "detach"))
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, out)
+	}
+	p := valid(t, dir)[0]
+	type ev struct {
+		time   int64
+		status int64 // of the task's last schedule away from it
+	}
+	fulfill := map[int64]int64{}
+	last := map[int64]ev{}
+	for _, evs := range p.Events {
+		for _, e := range evs {
+			switch {
+			case e.Kind == trace.DetachFulfill:
+				if _, dup := fulfill[e.Args[0]]; dup {
+					t.Errorf("task %#x fulfilled twice", e.Args[0])
+				}
+				fulfill[e.Args[0]] = e.Time
+			case e.Kind == trace.TaskSchedule && e.Args[1] != ompt.StatusSwitch:
+				last[e.Args[0]] = ev{e.Time, e.Args[1]}
+			}
+		}
+	}
+	if len(fulfill) != 2 {
+		t.Fatalf("%d detach_fulfill events, want 2", len(fulfill))
+	}
+	for task, ft := range fulfill {
+		end, ok := last[task]
+		switch {
+		case !ok:
+			t.Errorf("detached task %#x never ran", task)
+		case end.status == ompt.StatusDetach && ft < end.time:
+			t.Errorf("task %#x: fulfilled at %d before its body ended (status detach) at %d", task, ft, end.time)
+		case end.status == ompt.StatusComplete && ft > end.time:
+			t.Errorf("task %#x: completed at %d before its fulfill at %d", task, end.time, ft)
+		case end.status != ompt.StatusDetach && end.status != ompt.StatusComplete:
+			t.Errorf("task %#x ends with status %d", task, end.status)
+		}
 	}
 }
 
