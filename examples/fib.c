@@ -4,6 +4,7 @@
  *
  *   usage: fib [n=20]
  */
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -28,9 +29,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	long r = 0;
+	double t0 = omp_get_wtime();
 #pragma omp parallel
 #pragma omp single
 	r = fib(n);
+	double el = omp_get_wtime() - t0;
 	/* tasks = 2·(F(n+1) − 1) */
 	long a = 0, b = 1;
 	for (int i = 0; i < n + 1; i++) {
@@ -38,6 +41,6 @@ int main(int argc, char **argv)
 		a = b;
 		b = c;
 	}
-	printf("fib(%d) = %ld tasks=%ld\n", n, r, n >= 1 ? 2 * (a - 1) : 0);
+	printf("fib(%d) = %ld tasks=%ld elapsed=%.6fs\n", n, r, n >= 1 ? 2 * (a - 1) : 0, el);
 	return 0;
 }

@@ -46,6 +46,8 @@ int main(int argc, char **argv)
 	double res = 0, halo = 0; /* halo: dependence token of the exchange */
 	(void)halo;
 	int messages = 0;
+	MPI_Barrier(MPI_COMM_WORLD);
+	double t0 = MPI_Wtime();
 #pragma omp parallel
 #pragma omp single
 	for (int it = 0; it < iters; it++) {
@@ -92,9 +94,10 @@ int main(int argc, char **argv)
 	double token = rank, got = -1;
 	MPI_Sendrecv(&token, 1, MPI_DOUBLE, right, 99, &got, 1, MPI_DOUBLE, left, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 	MPI_Barrier(MPI_COMM_WORLD);
+	double el = MPI_Wtime() - t0;
 	if (rank == 0)
-		printf("halo_mpi: ranks=%d n=%d iterations=%d messages_per_rank=%d residual=%.6e sum=%.6e\n", size, n, iters,
-		       messages, res, total);
+		printf("halo_mpi: ranks=%d n=%d iterations=%d messages_per_rank=%d residual=%.6e sum=%.6e elapsed=%.6fs\n", size,
+		       n, iters, messages, res, total, el);
 	MPI_Comm_free(&parity);
 	MPI_Comm_free(&ring);
 	free(u);
