@@ -1257,23 +1257,28 @@ int64_t ptr_file_bytes(void)
 	return n;
 }
 
+/* Writes out everything recorded so far, without an end frame: if the
+ * program dies now, readers see an incomplete trace with all events up to the
+ * signal; if a handler of the program's lets it go on, recording goes on and
+ * the end frame comes at exit as usual. */
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
-	if (!atomic_exchange(&g.in_signal, 1) && atomic_load(&g.active) && !atomic_load(&g.closed)) {
-		if (file_trylock_signal()) {
-			if (!atomic_exchange(&g.closed, 1)) {
+	if (!atomic_exchange(&g.in_signal, 1)) {
+		if (atomic_load(&g.active) && !atomic_load(&g.closed) && file_trylock_signal()) {
+			if (!atomic_load(&g.closed)) {
 				drain_all(1);
 				write_tables(1, 1);
-				/* no end frame: readers report the trace as incomplete */
 				if (g.fd >= 0)
 					fsync(g.fd);
+				struct sigaction *o = &g.old[sig];
+				int app = (o->sa_flags & SA_SIGINFO) ? o->sa_sigaction != NULL
+								       : o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN;
+				warn(app ? "signal: events so far written, the program's handler runs next"
+					 : "signal: events so far written; the trace ends here, without its end frame");
 			}
 			file_unlock();
-		} else {
-			atomic_store(&g.closed, 1);
 		}
-		warn(sig == SIGTERM || sig == SIGINT ? "terminated: trace written without its end frame"
-						     : "fatal signal: trace written without its end frame");
+		atomic_store(&g.in_signal, 0);
 	}
 	/* hand the signal to whoever had it before us */
 	struct sigaction *old = &g.old[sig];

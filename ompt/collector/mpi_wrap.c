@@ -409,6 +409,17 @@ int MPI_Finalize(void)
 	return rc;
 }
 
+/* The aborting rank may end without running exit handlers: write what was
+ * recorded first (the other ranks get SIGTERM from mpirun: see on_signal). */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	ENTER(MPI_Abort);
+	ptr_flush_all();
+	int rc = PMPI_Abort(comm, errorcode);
+	EXIT(MPI_Abort);
+	return rc;
+}
+
 /* ---- point to point ----------------------------------------------------- */
 
 #define SEND_BODY(fn, call)                                                                              \

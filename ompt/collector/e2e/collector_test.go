@@ -91,6 +91,7 @@ func build() (*harness, string, error) {
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "nofinalize"), "ompt/collector/e2e/testdata/nofinalize.c"},
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "detach"), "ompt/collector/e2e/testdata/detach.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mt_mpi"), "ompt/collector/e2e/testdata/mt_mpi.c"},
+		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mpi_abort"), "ompt/collector/e2e/testdata/mpi_abort.c"},
 	}
 	for _, s := range steps {
 		c := exec.Command(s[0], s[1:]...)
@@ -526,7 +527,7 @@ func TestHaloMPI(t *testing.T) {
 				t.Errorf("rank %d: send request %#x: %d more sends than completions", r, req, n)
 			}
 		}
-		want := map[trace.CollOp]int{trace.CollAllreduce: 2 * (iters / 10), trace.CollReduce: 1, trace.CollBcast: 1, trace.CollBarrier: 1}
+		want := map[trace.CollOp]int{trace.CollAllreduce: 2 * (iters / 10), trace.CollReduce: 1, trace.CollBcast: 1, trace.CollBarrier: 2}
 		if fmt.Sprint(colls) != fmt.Sprint(want) {
 			t.Errorf("rank %d: collectives %v, want %v", r, colls, want)
 		}
@@ -679,6 +680,15 @@ func TestRobustness(t *testing.T) {
 			}
 		})
 	}
+	t.Run("handled", func(t *testing.T) {
+		dir, code, out := h.record(t, nil, filepath.Join(h.work, "crash"), "handled")
+		if code != 0 {
+			t.Errorf("exit status %d, want 0 (the program handles SIGTERM)\n%s", code, out)
+		}
+		if p := valid(t, dir)[0]; p.End == nil || sum(count(p, trace.TaskCreate, nil)) != 200 {
+			t.Errorf("incomplete trace after a handled signal: end %+v, %d tasks", p.End, sum(count(p, trace.TaskCreate, nil)))
+		}
+	})
 	t.Run("exit", func(t *testing.T) {
 		dir, code, out := h.record(t, nil, filepath.Join(h.work, "crash"), "exit")
 		if code != 3 {
@@ -698,6 +708,29 @@ func TestRobustness(t *testing.T) {
 		for _, p := range procs {
 			if p.End == nil || len(p.ClockOffsets) != 1 || p.ClockOffsets[0].When != "init" {
 				t.Errorf("%s: end %+v, clock offsets %+v (want init only)", p.File, p.End, p.ClockOffsets)
+			}
+		}
+	})
+	t.Run("mpi_abort", func(t *testing.T) {
+		// rank 1 aborts, mpirun terminates rank 0 (SIGTERM): both keep
+		// their events; validate names the missing end frames
+		cmd := append(append([]string{}, mpirun...), filepath.Join(h.work, "mpi_abort"))
+		dir, code, out := h.record(t, nil, cmd...)
+		if code == 0 {
+			t.Errorf("exit status 0 after MPI_Abort\n%s", out)
+		}
+		problems, _, err := trace.ValidateDir(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			if !strings.Contains(p.Message, "no end frame") {
+				t.Errorf("problem %s, want only missing end frames", p)
+			}
+		}
+		for _, p := range load(t, dir) {
+			if n := sum(count(p, trace.TaskCreate, nil)); n != 100 {
+				t.Errorf("%s: %d tasks, want 100", p.File, n)
 			}
 		}
 	})
