@@ -9,6 +9,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -163,6 +165,31 @@ func valid(t *testing.T, dir string) []*trace.Process {
 	return load(t, dir)
 }
 
+// analyze runs "ptrace analyze --json" on the trace: it must load every event.
+func (h *harness) analyze(t *testing.T, dir string, procs []*trace.Process) {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "report.json")
+	out, err := exec.Command(h.ptrace, "analyze", "-q", "--json", js, dir).CombinedOutput()
+	if err != nil {
+		t.Fatalf("ptrace analyze %s: %v\n%s", dir, err, out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	var events int64
+	for _, p := range procs {
+		events += p.NumEvents()
+	}
+	if r.Trace.Events != events || r.Trace.Processes != len(procs) {
+		t.Errorf("analyze saw %d events in %d processes, the trace has %d in %d", r.Trace.Events, r.Trace.Processes, events, len(procs))
+	}
+}
+
 func load(t *testing.T, dir string) []*trace.Process {
 	t.Helper()
 	d, err := trace.OpenDir(dir)
@@ -268,7 +295,9 @@ func TestFib(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit status %d\n%s", code, out)
 	}
-	p := valid(t, dir)[0]
+	procs := valid(t, dir)
+	h.analyze(t, dir, procs)
+	p := procs[0]
 	checkThreads(t, p, 2)
 	tasks := 2 * fibCalls(n)
 	created := map[int64]int{}
@@ -449,6 +478,7 @@ func TestHaloMPI(t *testing.T) {
 	if len(procs) != 2 {
 		t.Fatalf("%d processes, want 2", len(procs))
 	}
+	h.analyze(t, dir, procs)
 	m, err := trace.ReadManifest(filepath.Join(dir, trace.ManifestName))
 	if err != nil || m.Ranks != 2 || len(m.Files) != 2 {
 		t.Errorf("manifest %+v (%v), want 2 ranks", m, err)
