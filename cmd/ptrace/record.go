@@ -219,13 +219,20 @@ func prependList(item, list string) string {
 	return item + ":" + list
 }
 
-// launchers are MPI process starters: their children are MPI programs.
-var launchers = map[string]bool{"mpirun": true, "mpiexec": true, "orterun": true, "prterun": true, "mpiexec.hydra": true, "srun": true}
+// isLauncher reports whether name is an MPI process starter (its children
+// are MPI programs).
+func isLauncher(name string) bool {
+	switch name {
+	case "mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun":
+		return true
+	}
+	return false
+}
 
 // looksMPI reports whether the command is an MPI launcher or a program that
 // links libmpi.
 func looksMPI(cmd string) bool {
-	if launchers[filepath.Base(cmd)] {
+	if isLauncher(filepath.Base(cmd)) {
 		return true
 	}
 	path, err := exec.LookPath(cmd)
@@ -276,7 +283,11 @@ func findCollector(name string) (string, error) {
 	for _, d := range dirs {
 		p := filepath.Join(d, name)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return filepath.Abs(p)
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return "", fmt.Errorf("record: collector library: %w", err)
+			}
+			return abs, nil
 		}
 	}
 	return "", fmt.Errorf("record: collector library %s not found (looked in %s): run \"make collector\" in the ptrace repository, or set PTRACE_COLLECTOR_DIR to the directory holding it",
@@ -317,7 +328,7 @@ func prepareDir(dir string, force bool) (string, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("record: trace directory: %w", err)
 	}
 	old, _ := filepath.Glob(filepath.Join(abs, "rank-*.ptrace"))
 	if _, err := os.Stat(filepath.Join(abs, trace.ManifestName)); err == nil {
@@ -347,7 +358,7 @@ func symbolizeDir(files []string) (resolved, total int, err error) {
 	for _, path := range files {
 		locs, err := readLocations(path)
 		if err != nil {
-			return resolved, total, err
+			return resolved, total, fmt.Errorf("read locations: %w", err)
 		}
 		got := r.Resolve(locs)
 		var changed []trace.Location
@@ -364,7 +375,7 @@ func symbolizeDir(files []string) (resolved, total int, err error) {
 			}
 		}
 		if err := trace.AddLocations(path, changed); err != nil {
-			return resolved, total, err
+			return resolved, total, fmt.Errorf("add resolved locations: %w", err)
 		}
 	}
 	return resolved, total, nil

@@ -121,7 +121,10 @@ func fileExists(p string) bool {
 
 func (h *harness) example(name string) string { return filepath.Join(h.ex, name) }
 
-var mpirun = []string{"mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2"}
+// mpirun returns the launcher command for a 2-rank run followed by args.
+func mpirun(args ...string) []string {
+	return append([]string{"mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2"}, args...)
+}
 
 // record runs "ptrace record -o DIR opts -- cmd" with two OpenMP threads and
 // returns DIR, the exit status and the output. A run that does not end within
@@ -469,7 +472,7 @@ func TestCholesky(t *testing.T) {
 func TestHaloMPI(t *testing.T) {
 	h := setup(t)
 	const iters = 20
-	cmd := append(append([]string{}, mpirun...), h.example("halo_mpi"), "4096", strconv.Itoa(iters), "4")
+	cmd := mpirun(h.example("halo_mpi"), "4096", strconv.Itoa(iters), "4")
 	dir, code, out := h.record(t, nil, cmd...)
 	if code != 0 {
 		t.Fatalf("exit status %d\n%s", code, out)
@@ -622,7 +625,7 @@ func matchMessages(t *testing.T, procs []*trace.Process) int {
 // that made the call.
 func TestMPIThreadMultiple(t *testing.T) {
 	h := setup(t)
-	cmd := append(append([]string{}, mpirun...), filepath.Join(h.work, "mt_mpi"))
+	cmd := mpirun(filepath.Join(h.work, "mt_mpi"))
 	dir, code, out := h.record(t, nil, cmd...)
 	if strings.Contains(out, "not provided") {
 		t.Skip("this Open MPI does not provide MPI_THREAD_MULTIPLE")
@@ -741,7 +744,7 @@ func TestRobustness(t *testing.T) {
 		}
 	})
 	t.Run("nofinalize", func(t *testing.T) {
-		cmd := append(append([]string{}, mpirun...), filepath.Join(h.work, "nofinalize"))
+		cmd := mpirun(filepath.Join(h.work, "nofinalize"))
 		dir, _, out := h.record(t, nil, cmd...)
 		procs := valid(t, dir)
 		if len(procs) != 2 {
@@ -756,7 +759,7 @@ func TestRobustness(t *testing.T) {
 	t.Run("mpi_abort", func(t *testing.T) {
 		// rank 1 aborts, mpirun terminates rank 0 (SIGTERM): both keep
 		// their events; validate names the missing end frames
-		cmd := append(append([]string{}, mpirun...), filepath.Join(h.work, "mpi_abort"))
+		cmd := mpirun(filepath.Join(h.work, "mpi_abort"))
 		dir, code, out := h.record(t, nil, cmd...)
 		if code == 0 {
 			t.Errorf("exit status 0 after MPI_Abort\n%s", out)
