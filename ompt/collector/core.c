@@ -691,6 +691,14 @@ static void drain_thread(ptr_thread *t, size_t *done, int in_signal)
 /* ------------------------------------------------------------------------ */
 /* Thread registry and buffers                                              */
 
+/* Registered threads; the counter may pass the limit for a moment while an
+ * extra thread backs out of registering. */
+static int nthreads(void)
+{
+	int n = atomic_load(&g.nthreads);
+	return n < PTR_MAX_THREADS ? n : PTR_MAX_THREADS;
+}
+
 /* words already written of each thread's current buffer (under lock) */
 static size_t *done_words(ptr_thread *t)
 {
@@ -1074,7 +1082,7 @@ static void clock_entry(mpw *w, uint32_t i)
  * once resolved (by dladdr, or from /proc/self/maps when final). */
 static void write_tables(int final, int in_signal)
 {
-	int nt = atomic_load(&g.nthreads);
+	int nt = nthreads();
 	if (atomic_exchange(&g.threads_dirty, 0) && nt > 0)
 		write_table(4, "threads", 0, (uint32_t)nt, thread_entry, in_signal);
 	uint32_t nl = atomic_load_explicit(&g.nlocs, memory_order_acquire);
@@ -1108,7 +1116,7 @@ static void write_tables(int final, int in_signal)
 
 static void write_end(void)
 {
-	int nt = atomic_load(&g.nthreads);
+	int nt = nthreads();
 	mpw w = { tbuf, 0, TBUF_CAP, 0 };
 	mp_map(&w, 4);
 	mp_str(&w, "events");
@@ -1128,7 +1136,7 @@ static void write_end(void)
 /* Writes every thread's committed events (under lock). */
 static void drain_all(int in_signal)
 {
-	int nt = atomic_load(&g.nthreads);
+	int nt = nthreads();
 	for (int i = 0; i < nt; i++) {
 		ptr_thread *t = atomic_load_explicit(&g.threads[i], memory_order_acquire);
 		if (t)
@@ -1216,7 +1224,7 @@ void ptr_finish(const char *why)
 	write_end();
 	atomic_store(&g.finished, 1);
 	int64_t events = 0;
-	int nt = atomic_load(&g.nthreads);
+	int nt = nthreads();
 	for (int i = 0; i < nt; i++) {
 		ptr_thread *t = atomic_load(&g.threads[i]);
 		if (t)
