@@ -1413,9 +1413,11 @@ static void activate_once(void)
 	if (dir && *dir)
 		snprintf(g.dir, sizeof g.dir, "%s", dir);
 	if (!g.mpi_pending) {
+		file_lock();
 		env_rank();
 		g.rank_known = 1;
 		open_file(0);
+		file_unlock();
 	}
 	ptr_install_signals();
 	atexit(at_exit);
