@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all ptrace ptrace-mpi test clean
+.PHONY: all ptrace ptrace-mpi test clean collector examples
 
 all: ptrace ptrace-mpi
 
@@ -24,3 +24,60 @@ test:
 
 clean:
 	rm -f ptrace ptrace-mpi
+	rm -rf build/collector build/examples
+
+# ---- collector (issue #7): the C library loaded into traced programs -------
+# libptrace-omp.so  OMPT tool only (OpenMP programs, no MPI dependency)
+# libptrace.so      OMPT tool + PMPI wrappers (built with mpicc)
+# libptrace-noop.so OMPT tool with empty callbacks (overhead baseline)
+# The OpenMP runtime must be LLVM's libomp (GCC's libgomp loads no OMPT tool).
+COLLECTOR_CC ?= clang
+MPICC ?= mpicc
+COLLECTOR_DIR := build/collector
+COLLECTOR_SRC := ompt/collector
+COLLECTOR_CFLAGS ?= -O2 -g
+COLLECTOR_WARN := -std=c11 -Wall -Wextra -Werror -fPIC -fvisibility=default
+COLLECTOR_HDR := $(COLLECTOR_SRC)/collector.h
+# omp-tools.h (from libomp-dev): clang's resource dir, /usr/include or any
+# installed LLVM; copied alone so that other compilers do not see clang's headers
+OMPT_HDR ?= $(firstword $(wildcard $(shell $(COLLECTOR_CC) -print-resource-dir 2>/dev/null)/include/omp-tools.h \
+	/usr/include/omp-tools.h /usr/lib/llvm-*/lib/clang/*/include/omp-tools.h))
+OMPT_INC := $(COLLECTOR_DIR)/include
+
+collector: $(COLLECTOR_DIR)/libptrace-omp.so $(COLLECTOR_DIR)/libptrace.so $(COLLECTOR_DIR)/libptrace-noop.so
+
+$(OMPT_INC)/omp-tools.h: $(OMPT_HDR)
+	@test -n "$(OMPT_HDR)" || { echo "omp-tools.h not found: install libomp-dev (LLVM OpenMP)"; exit 1; }
+	@mkdir -p $(OMPT_INC)
+	cp $(OMPT_HDR) $@
+
+$(COLLECTOR_DIR)/libptrace-omp.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
+	@mkdir -p $(COLLECTOR_DIR)
+	$(COLLECTOR_CC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) -shared -o $@ \
+		$(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c -ldl -lpthread
+
+$(COLLECTOR_DIR)/libptrace.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
+	@mkdir -p $(COLLECTOR_DIR)
+	OMPI_CC=$(COLLECTOR_CC) MPICH_CC=$(COLLECTOR_CC) $(MPICC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) \
+		-DPTR_WITH_MPI -shared -o $@ $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c -ldl -lpthread
+
+$(COLLECTOR_DIR)/libptrace-noop.so: $(COLLECTOR_SRC)/noop_tool.c $(OMPT_INC)/omp-tools.h
+	@mkdir -p $(COLLECTOR_DIR)
+	$(COLLECTOR_CC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) -shared -o $@ $<
+
+# ---- example programs (OpenMP tasks, built with clang + libomp) ------------
+EXAMPLES_DIR := build/examples
+EXAMPLES_CFLAGS ?= -O2 -g
+EXAMPLES_WARN := -std=c11 -Wall -Wextra -Werror -fopenmp
+EXAMPLES := imbalance cholesky fib
+EXAMPLES_MPI := halo_mpi
+
+examples: $(addprefix $(EXAMPLES_DIR)/,$(EXAMPLES) $(EXAMPLES_MPI))
+
+$(EXAMPLES_DIR)/%: examples/%.c
+	@mkdir -p $(EXAMPLES_DIR)
+	$(COLLECTOR_CC) $(EXAMPLES_CFLAGS) $(EXAMPLES_WARN) -o $@ $< -lm
+
+$(EXAMPLES_DIR)/halo_mpi: examples/halo_mpi.c
+	@mkdir -p $(EXAMPLES_DIR)
+	OMPI_CC=$(COLLECTOR_CC) MPICH_CC=$(COLLECTOR_CC) $(MPICC) $(EXAMPLES_CFLAGS) $(EXAMPLES_WARN) -o $@ $< -lm

@@ -1,17 +1,415 @@
 package main
 
 import (
+	"bufio"
+	"debug/elf"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
 
+	"github.com/ptrace-dev/ptrace/trace"
+	"github.com/ptrace-dev/ptrace/trace/symbolize"
 	"github.com/spf13/cobra"
 )
 
+// Collector libraries (make collector builds them into build/collector/).
+const (
+	libOMP = "libptrace-omp.so" // OMPT tool only
+	libMPI = "libptrace.so"     // OMPT tool + PMPI wrappers
+)
+
+type recordFlags struct {
+	out         string
+	bufferMB    float64
+	mpi, noMPI  bool
+	noSymbolize bool
+	force       bool
+}
+
 func newRecordCmd() *cobra.Command {
-	return &cobra.Command{
-		Use:   "record [-o DIR] -- CMD ARGS...",
+	var rf recordFlags
+	cmd := &cobra.Command{
+		Use:   "record [-o DIR] [--buffer-mb N] -- CMD ARGS...",
 		Short: "Run a program with the ptrace collector loaded",
+		Long: `record runs CMD with the ptrace collector loaded and writes its trace to DIR
+(default ptrace-<timestamp> in the current directory). OpenMP programs must use
+LLVM's libomp (clang -fopenmp): GCC's libgomp loads no OMPT tool.
+
+MPI programs: put record in front of the launcher,
+    ptrace record -o DIR -- mpirun -np 4 ./app
+The collector reaches the ranks through the environment (LD_PRELOAD,
+OMP_TOOL_LIBRARIES, PTRACE_DIR), which mpirun passes to local ranks; on
+several nodes add "-x LD_PRELOAD -x OMP_TOOL_LIBRARIES -x PTRACE_DIR
+-x PTRACE_BUFFER_MB" to the mpirun command.
+
+The PMPI wrappers are used when the command is an MPI launcher or a program
+linked with libmpi (--mpi / --no-mpi decide otherwise). After the run, code
+locations are resolved to file:line:col from the programs' debug information.
+
+The collector library is looked up in $PTRACE_COLLECTOR_DIR, next to the
+ptrace binary, and in the build/collector directory of the ptrace repository.
+The exit status is the program's.`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return errors.New("record: not implemented yet (the collector arrives with issue #7)")
+			return runRecord(cmd.OutOrStdout(), cmd.ErrOrStderr(), &rf, args)
 		},
 	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // flags after CMD belong to CMD
+	f.StringVarP(&rf.out, "output", "o", "", "trace directory (default ptrace-<timestamp>)")
+	f.Float64Var(&rf.bufferMB, "buffer-mb", 0, "per-thread event buffer in MiB (default 8; PTRACE_BUFFER_MB)")
+	f.BoolVar(&rf.mpi, "mpi", false, "load the PMPI wrappers (LD_PRELOAD libptrace.so) even if CMD does not look like MPI")
+	f.BoolVar(&rf.noMPI, "no-mpi", false, "OpenMP events only (OMP_TOOL_LIBRARIES libptrace-omp.so)")
+	f.BoolVar(&rf.noSymbolize, "no-symbolize", false, "do not resolve code locations after the run")
+	f.BoolVar(&rf.force, "force", false, "replace a trace already in DIR")
+	return cmd
+}
+
+func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
+	if rf.mpi && rf.noMPI {
+		return errors.New("record: --mpi and --no-mpi exclude each other")
+	}
+	if rf.bufferMB < 0 {
+		return fmt.Errorf("record: --buffer-mb %g: must be positive", rf.bufferMB)
+	}
+	mpi := rf.mpi || (!rf.noMPI && looksMPI(args[0]))
+	name := libOMP
+	if mpi {
+		name = libMPI
+	}
+	lib, err := findCollector(name)
+	if err != nil {
+		return err
+	}
+	dir, err := prepareDir(rf.out, rf.force)
+	if err != nil {
+		return err
+	}
+	env := recordEnv(os.Environ(), lib, dir, mpi, rf.bufferMB)
+	code, runErr := runChild(args, env)
+	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
+	if len(files) == 0 {
+		msg := fmt.Sprintf("record: no trace was written to %s: the program started neither the OpenMP tool interface nor MPI", dir)
+		if !mpi {
+			msg += ". Is it linked with LLVM's libomp (clang -fopenmp)? GCC's libgomp loads no OMPT tool; GCC-compiled objects work when linked with -lomp"
+		}
+		if runErr != nil {
+			return fmt.Errorf("%s (%v)", msg, runErr)
+		}
+		return &exitError{code: max(code, 1), err: errors.New(msg)}
+	}
+	if !rf.noSymbolize {
+		resolved, total, err := symbolizeDir(files)
+		if err != nil {
+			fmt.Fprintf(stderr, "ptrace record: symbolize: %v\n", err)
+		} else if total > 0 {
+			fmt.Fprintf(stderr, "ptrace record: %d of %d code locations resolved to source lines\n", resolved, total)
+		}
+	}
+	var bytes int64
+	for _, f := range files {
+		if st, err := os.Stat(f); err == nil {
+			bytes += st.Size()
+		}
+	}
+	fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), humanBytes(bytes), dir)
+	if runErr != nil {
+		return fmt.Errorf("record: %w", runErr)
+	}
+	if code != 0 {
+		return &exitError{code: code, err: fmt.Errorf("record: %s exited with status %d", args[0], code)}
+	}
+	return nil
+}
+
+// runChild runs the command with env and returns its exit status (128+n
+// when killed by signal n). ptrace itself ignores SIGINT (the terminal sends
+// it to the program too) and passes SIGTERM on, so the collector can write
+// the trace before the program dies.
+func runChild(args, env []string) (int, error) {
+	c := exec.Command(args[0], args[1:]...)
+	c.Env = env
+	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err := c.Start(); err != nil {
+		return 0, fmt.Errorf("start %s: %w", args[0], err)
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				if s == syscall.SIGTERM {
+					_ = c.Process.Signal(s)
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	err := c.Wait()
+	close(done)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal()), nil
+		}
+		return ee.ExitCode(), nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	return 0, nil
+}
+
+// recordEnv returns env with the collector's variables set: the MPI library
+// is preloaded (PMPI interposition needs it) and also named as OMPT tool; the
+// OpenMP-only library is only named as OMPT tool, so programs without libomp
+// never load it.
+func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []string {
+	get := func(k string) string {
+		for _, kv := range env {
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
+			}
+		}
+		return ""
+	}
+	set := map[string]string{"PTRACE_DIR": dir, "OMP_TOOL_LIBRARIES": prependList(lib, get("OMP_TOOL_LIBRARIES"))}
+	if mpi {
+		set["LD_PRELOAD"] = prependList(lib, get("LD_PRELOAD"))
+	}
+	if bufferMB > 0 {
+		set["PTRACE_BUFFER_MB"] = strconv.FormatFloat(bufferMB, 'g', -1, 64)
+	}
+	out := make([]string, 0, len(env)+len(set))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, ok := set[k]; !ok {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range []string{"PTRACE_DIR", "OMP_TOOL_LIBRARIES", "LD_PRELOAD", "PTRACE_BUFFER_MB"} {
+		if v, ok := set[k]; ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return out
+}
+
+func prependList(item, list string) string {
+	if list == "" {
+		return item
+	}
+	for _, e := range strings.Split(list, ":") {
+		if e == item {
+			return list
+		}
+	}
+	return item + ":" + list
+}
+
+// isLauncher reports whether name is an MPI process starter (its children
+// are MPI programs).
+func isLauncher(name string) bool {
+	switch name {
+	case "mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun":
+		return true
+	}
+	return false
+}
+
+// looksMPI reports whether the command is an MPI launcher or a program that
+// links libmpi.
+func looksMPI(cmd string) bool {
+	if isLauncher(filepath.Base(cmd)) {
+		return true
+	}
+	path, err := exec.LookPath(cmd)
+	if err != nil {
+		return false
+	}
+	f, err := elf.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	libs, err := f.ImportedLibraries()
+	if err != nil {
+		return false
+	}
+	for _, l := range libs {
+		if strings.HasPrefix(l, "libmpi") {
+			return true
+		}
+	}
+	return false
+}
+
+// findCollector returns the path of a collector library: in
+// $PTRACE_COLLECTOR_DIR, next to the ptrace binary, or in the build/collector
+// directory of the repository holding the binary or the working directory.
+func findCollector(name string) (string, error) {
+	var dirs []string
+	if d := os.Getenv("PTRACE_COLLECTOR_DIR"); d != "" {
+		dirs = append(dirs, d)
+	}
+	var starts []string
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			d := filepath.Dir(exe)
+			dirs = append(dirs, d, filepath.Join(d, "build", "collector"), filepath.Join(d, "..", "lib", "ptrace"))
+			starts = append(starts, d)
+		}
+	}
+	if wd, err := os.Getwd(); err == nil {
+		starts = append(starts, wd)
+	}
+	for _, s := range starts {
+		if root := repoRoot(s); root != "" {
+			dirs = append(dirs, filepath.Join(root, "build", "collector"))
+		}
+	}
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			abs, err := filepath.Abs(p)
+			if err != nil {
+				return "", fmt.Errorf("record: collector library: %w", err)
+			}
+			return abs, nil
+		}
+	}
+	return "", fmt.Errorf("record: collector library %s not found (looked in %s): run \"make collector\" in the ptrace repository, or set PTRACE_COLLECTOR_DIR to the directory holding it",
+		name, strings.Join(dirs, ", "))
+}
+
+// repoRoot returns the ptrace repository containing dir, or "".
+func repoRoot(dir string) string {
+	for d := dir; ; {
+		if b, err := os.ReadFile(filepath.Join(d, "go.mod")); err == nil {
+			sc := bufio.NewScanner(strings.NewReader(string(b)))
+			for sc.Scan() {
+				if strings.TrimSpace(sc.Text()) == "module github.com/ptrace-dev/ptrace" {
+					return d
+				}
+			}
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// prepareDir returns the absolute trace directory, created. A directory that
+// holds a trace already is refused unless force, which removes that trace.
+func prepareDir(dir string, force bool) (string, error) {
+	if dir == "" {
+		base := "ptrace-" + time.Now().Format("20060102-150405")
+		dir = base
+		for i := 2; ; i++ {
+			if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+				break
+			}
+			dir = fmt.Sprintf("%s-%d", base, i)
+		}
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("record: trace directory: %w", err)
+	}
+	old, _ := filepath.Glob(filepath.Join(abs, "rank-*.ptrace"))
+	if _, err := os.Stat(filepath.Join(abs, trace.ManifestName)); err == nil {
+		old = append(old, filepath.Join(abs, trace.ManifestName))
+	}
+	if len(old) > 0 {
+		if !force {
+			return "", fmt.Errorf("record: %s holds a trace already (%d files); choose another -o DIR or use --force to replace it", abs, len(old))
+		}
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return "", fmt.Errorf("record: %w", err)
+			}
+		}
+	}
+	if err := os.MkdirAll(abs, 0o777); err != nil {
+		return "", fmt.Errorf("record: %w", err)
+	}
+	return abs, nil
+}
+
+// symbolizeDir resolves the location tables of the process files and adds
+// the resolved entries to each file. It returns how many of the recorded
+// locations resolved to a source line.
+func symbolizeDir(files []string) (resolved, total int, err error) {
+	r := symbolize.New()
+	for _, path := range files {
+		locs, err := readLocations(path)
+		if err != nil {
+			return resolved, total, fmt.Errorf("read locations: %w", err)
+		}
+		got := r.Resolve(locs)
+		var changed []trace.Location
+		for i := range got {
+			if got[i].Addr == 0 && got[i].Module == "" {
+				continue // the "unknown" entry
+			}
+			total++
+			if got[i].File != "" {
+				resolved++
+			}
+			if got[i] != locs[i] {
+				changed = append(changed, got[i])
+			}
+		}
+		if err := trace.AddLocations(path, changed); err != nil {
+			return resolved, total, fmt.Errorf("add resolved locations: %w", err)
+		}
+	}
+	return resolved, total, nil
+}
+
+// readLocations returns a process file's location table (streaming the
+// file; a truncated or corrupt tail ends the scan).
+func readLocations(path string) ([]trace.Location, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := trace.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	var c trace.Chunk
+	for {
+		if err := r.NextChunk(&c); err != nil {
+			break
+		}
+	}
+	return r.Tables().Locations, nil
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
 }

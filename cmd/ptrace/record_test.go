@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func envMap(env []string) map[string]string {
+	m := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		m[k] = v
+	}
+	return m
+}
+
+func TestRecordEnv(t *testing.T) {
+	base := []string{"PATH=/bin", "LD_PRELOAD=/x/other.so", "OMP_TOOL_LIBRARIES=/x/tool.so", "PTRACE_DIR=/old"}
+	m := envMap(recordEnv(base, "/c/libptrace.so", "/t/dir", true, 2))
+	if m["LD_PRELOAD"] != "/c/libptrace.so:/x/other.so" || m["OMP_TOOL_LIBRARIES"] != "/c/libptrace.so:/x/tool.so" ||
+		m["PTRACE_DIR"] != "/t/dir" || m["PTRACE_BUFFER_MB"] != "2" || m["PATH"] != "/bin" {
+		t.Errorf("MPI environment %v", m)
+	}
+	m = envMap(recordEnv([]string{"PATH=/bin"}, "/c/libptrace-omp.so", "/t/dir", false, 0))
+	if _, ok := m["LD_PRELOAD"]; ok || m["OMP_TOOL_LIBRARIES"] != "/c/libptrace-omp.so" {
+		t.Errorf("OpenMP-only environment %v: want OMP_TOOL_LIBRARIES only", m)
+	}
+	if _, ok := m["PTRACE_BUFFER_MB"]; ok {
+		t.Error("PTRACE_BUFFER_MB set without --buffer-mb")
+	}
+	if got := prependList("/a.so", "/b.so:/a.so"); got != "/b.so:/a.so" {
+		t.Errorf("prependList duplicated an entry: %q", got)
+	}
+}
+
+func TestFindCollector(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, libOMP)
+	if err := os.WriteFile(lib, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PTRACE_COLLECTOR_DIR", dir)
+	if got, err := findCollector(libOMP); err != nil || got != lib {
+		t.Errorf("findCollector = %q, %v; want %q", got, err, lib)
+	}
+	// nowhere to be found: outside the repository, empty PTRACE_COLLECTOR_DIR
+	t.Setenv("PTRACE_COLLECTOR_DIR", t.TempDir())
+	t.Chdir(t.TempDir())
+	if _, err := findCollector("libptrace-none.so"); err == nil || !strings.Contains(err.Error(), "make collector") {
+		t.Errorf("error %v, want a hint to run make collector", err)
+	}
+}
+
+func TestPrepareDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tr")
+	got, err := prepareDir(dir, false)
+	if err != nil || got != dir {
+		t.Fatalf("prepareDir = %q, %v", got, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rank-00000.ptrace"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := prepareDir(dir, false); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("a directory holding a trace was accepted: %v", err)
+	}
+	if _, err := prepareDir(dir, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "rank-00000.ptrace")); !os.IsNotExist(err) {
+		t.Error("--force kept the old rank file")
+	}
+}
+
+func TestLooksMPI(t *testing.T) {
+	if !looksMPI("mpirun") || !looksMPI("/usr/bin/mpiexec") {
+		t.Error("MPI launchers not recognised")
+	}
+	if looksMPI("/bin/sh") {
+		t.Error("/bin/sh taken for an MPI program")
+	}
+}

@@ -1,0 +1,200 @@
+/*
+ * ptrace collector: internal interface shared by the OMPT tool (ompt_tool.c),
+ * the PMPI wrappers (mpi_wrap.c) and the core (core.c: buffers, encoding,
+ * files, tables, signals). The on-disk format is docs/trace-format.md.
+ *
+ * Recording principles (POT §3.1): callbacks only record; every thread appends
+ * to its own preallocated buffer with no lock and no shared atomic; ids are
+ * thread_index<<40 | per-thread counter. Buffers hold raw fixed-width records
+ * (8 + 8·nargs bytes); the columnar chunk encoding runs only when a buffer is
+ * full or at the end of the run.
+ */
+#ifndef PTRACE_COLLECTOR_H
+#define PTRACE_COLLECTOR_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define PTR_PRODUCER "ptrace-collector 0.1"
+
+/* Event kinds: docs/trace-format.md, never renumber. */
+enum {
+	K_THREAD_BEGIN = 1, K_THREAD_END, K_PARALLEL_BEGIN, K_PARALLEL_END,
+	K_IMPLICIT_BEGIN, K_IMPLICIT_END, K_TASK_CREATE, K_TASK_DEPS,
+	K_TASK_DEPENDENCE, K_TASK_SCHEDULE, K_SYNC_BEGIN, K_SYNC_END,
+	K_SYNC_WAIT_BEGIN, K_SYNC_WAIT_END, K_DETACH_FULFILL, K_CANCEL,
+	K_MPI_ENTER, K_MPI_EXIT, K_MPI_SEND, K_MPI_RECV, K_MPI_RECV_POST,
+	K_MPI_REQUEST_DONE, K_COLL_BEGIN, K_COLL_END, K_REMOTE_DEP_OUT,
+	K_REMOTE_DEP_IN, K_REGION_ENTER, K_REGION_EXIT, K_TASK_ATTR,
+	K_FLUSH_BEGIN, K_FLUSH_END, K_WORK_BEGIN, K_WORK_END,
+	K_NUM
+};
+
+#define PTR_MAX_THREADS 65536
+#define PTR_ID_BITS 40
+#define PTR_LOC_CACHE 256   /* per-thread codeptr -> location id cache */
+#define PTR_ISTACK 64       /* nesting depth of implicit tasks kept per thread */
+#define PTR_MAX_DEPS 16384  /* longer dependence lists are cut (warned once) */
+
+/* MPI function names: string ids are the positions in this list (the strings
+ * table is static, written once after the header). */
+#define PTR_MPI_FUNCS(X) \
+	X(MPI_Init) X(MPI_Init_thread) X(MPI_Finalize) \
+	X(MPI_Send) X(MPI_Ssend) X(MPI_Bsend) X(MPI_Rsend) X(MPI_Isend) X(MPI_Issend) \
+	X(MPI_Recv) X(MPI_Irecv) X(MPI_Sendrecv) \
+	X(MPI_Wait) X(MPI_Waitall) X(MPI_Waitany) X(MPI_Waitsome) \
+	X(MPI_Test) X(MPI_Testall) X(MPI_Testany) X(MPI_Testsome) \
+	X(MPI_Probe) X(MPI_Iprobe) X(MPI_Request_free) \
+	X(MPI_Barrier) X(MPI_Bcast) X(MPI_Reduce) X(MPI_Allreduce) \
+	X(MPI_Gather) X(MPI_Gatherv) X(MPI_Scatter) X(MPI_Scatterv) \
+	X(MPI_Allgather) X(MPI_Allgatherv) X(MPI_Alltoall) X(MPI_Alltoallv) \
+	X(MPI_Reduce_scatter) X(MPI_Reduce_scatter_block) X(MPI_Scan) X(MPI_Exscan) \
+	X(MPI_Comm_split) X(MPI_Comm_split_type) X(MPI_Comm_dup) X(MPI_Comm_create) \
+	X(MPI_Comm_free) X(MPI_Abort)
+
+#define PTR_ENUM_FUNC(n) S_##n,
+enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };
+
+struct ptr_istack {
+	uint64_t task, par;
+	uint32_t team, num;
+};
+
+/* Per-thread state. The owner thread alone writes buf/pos/seq; committed is
+ * published with release order so the finalizer and the signal handler read a
+ * consistent prefix; chunk_seq/written change only under the file lock. */
+typedef struct ptr_thread {
+	uint64_t *buf;
+	size_t cap;               /* words usable for events (slack kept for flush_begin) */
+	size_t pos;               /* owner only */
+	_Atomic size_t committed; /* words of complete records */
+	uint64_t seq;             /* id counter, owner only */
+	int index;
+	_Atomic int type;         /* ompt_thread_t: 1 initial, 2 worker, 3 other */
+	long tid;
+	int ompt;                 /* announced by OMPT thread_begin */
+	int ended;
+	int64_t chunk_seq;        /* under the file lock */
+	int64_t written;          /* events written, under the file lock */
+	int idepth;
+	struct ptr_istack istack[PTR_ISTACK];
+	struct { const void *addr; uint32_t id; } loc_cache[PTR_LOC_CACHE];
+} ptr_thread;
+
+extern __thread ptr_thread *ptr_tls __attribute__((tls_model("initial-exec")));
+extern uint64_t ptr_clock_base;
+
+/* ---- core.c ---- */
+void ptr_activate(void);                 /* idempotent: globals, buffers, handlers */
+ptr_thread *ptr_register(int type, int ompt); /* calling thread */
+ptr_thread *ptr_self_slow(void);          /* lazily registered (type other/initial) */
+void ptr_overflow(ptr_thread *t, size_t need);
+uint32_t ptr_loc_slow(ptr_thread *t, const void *addr);
+void ptr_finish(const char *why);        /* write tables + end frame (idempotent) */
+int ptr_finished(void);
+int ptr_active(void);
+void ptr_set_runtime(const char *s);
+void ptr_note_thread_end(ptr_thread *t);
+/* MPI hooks (mpi_wrap.c drives them) */
+void ptr_set_rank(int rank, int nranks, const char *dir); /* opens the file */
+const char *ptr_dir(void);
+int ptr_rank(void);
+void ptr_add_clock(const char *when, int64_t local, int64_t off, int64_t err);
+int ptr_add_comm(int64_t id, const char *name, const int *members, int n); /* returns index */
+void ptr_flush_all(void);                /* write every thread's committed events */
+int64_t ptr_file_bytes(void);
+void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes);
+void ptr_default_dir(char *out, size_t n); /* "ptrace-<timestamp>" made unique in cwd */
+void ptr_mpi_manifest_done(void);        /* rank 0 wrote the manifest at MPI_Finalize */
+void ptr_install_signals(void);          /* again after MPI_Init (Open MPI installs its own) */
+/* ---- ompt_tool.c ---- */
+int ptr_ompt_active(void);               /* ompt_initialize ran and ompt_finalize has not */
+
+static inline uint64_t ptr_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline ptr_thread *ptr_self(void)
+{
+	ptr_thread *t = ptr_tls;
+	return t ? t : ptr_self_slow();
+}
+
+static inline uint64_t ptr_new_id(ptr_thread *t)
+{
+	return (uint64_t)t->index << PTR_ID_BITS | ++t->seq;
+}
+
+/* Reserve n words; the first holds time<<8|kind and is filled here. */
+static inline uint64_t *ptr_rec(ptr_thread *t, unsigned kind, size_t n)
+{
+	if (__builtin_expect(t->pos + n > t->cap, 0))
+		ptr_overflow(t, n);
+	uint64_t *w = t->buf + t->pos;
+	w[0] = (ptr_now() - ptr_clock_base) << 8 | kind;
+	return w;
+}
+
+static inline void ptr_commit(ptr_thread *t, size_t n)
+{
+	t->pos += n;
+	atomic_store_explicit(&t->committed, t->pos, memory_order_release);
+}
+
+static inline void ptr_ev0(ptr_thread *t, unsigned k)
+{
+	ptr_rec(t, k, 1);
+	ptr_commit(t, 1);
+}
+static inline void ptr_ev1(ptr_thread *t, unsigned k, uint64_t a)
+{
+	uint64_t *w = ptr_rec(t, k, 2);
+	w[1] = a;
+	ptr_commit(t, 2);
+}
+static inline void ptr_ev2(ptr_thread *t, unsigned k, uint64_t a, uint64_t b)
+{
+	uint64_t *w = ptr_rec(t, k, 3);
+	w[1] = a, w[2] = b;
+	ptr_commit(t, 3);
+}
+static inline void ptr_ev3(ptr_thread *t, unsigned k, uint64_t a, uint64_t b, uint64_t c)
+{
+	uint64_t *w = ptr_rec(t, k, 4);
+	w[1] = a, w[2] = b, w[3] = c;
+	ptr_commit(t, 4);
+}
+static inline void ptr_ev4(ptr_thread *t, unsigned k, uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+	uint64_t *w = ptr_rec(t, k, 5);
+	w[1] = a, w[2] = b, w[3] = c, w[4] = d;
+	ptr_commit(t, 5);
+}
+static inline void ptr_ev5(ptr_thread *t, unsigned k, uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e)
+{
+	uint64_t *w = ptr_rec(t, k, 6);
+	w[1] = a, w[2] = b, w[3] = c, w[4] = d, w[5] = e;
+	ptr_commit(t, 6);
+}
+
+/* Location id of a code address: a per-thread direct-mapped cache in front of
+ * the process table (locked only on first sight). Id 0 is "unknown". */
+static inline uint32_t ptr_loc(ptr_thread *t, const void *addr)
+{
+	if (!addr)
+		return 0;
+	unsigned h = (unsigned)(((uintptr_t)addr >> 2) ^ ((uintptr_t)addr >> 11)) & (PTR_LOC_CACHE - 1);
+	if (__builtin_expect(t->loc_cache[h].addr == addr, 1))
+		return t->loc_cache[h].id;
+	uint32_t id = ptr_loc_slow(t, addr);
+	t->loc_cache[h].addr = addr;
+	t->loc_cache[h].id = id;
+	return id;
+}
+
+#endif

@@ -1,0 +1,958 @@
+/*
+ * PMPI wrappers (C bindings only; Fortran bindings are not intercepted).
+ *
+ * Every wrapped call is bracketed by mpi_enter/mpi_exit on the calling
+ * thread's buffer; message and collective events sit inside the bracket.
+ * Peers are world ranks. Communicators get a table index (local) and an id
+ * agreed by their members: the new communicator's rank 0 broadcasts
+ * (world rank + 1) << 32 | its local creation counter. Requests map to
+ * (id, kind, comm, peer, tag) in a mutex-protected table so that receives
+ * completed by Wait/Test are recorded with their actual source and tag.
+ * No lock of ours is held across a PMPI call.
+ */
+#define _GNU_SOURCE
+#include "collector.h"
+
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define ENTER(fn)                       \
+	ptr_thread *t = ptr_self();     \
+	ptr_ev1(t, K_MPI_ENTER, S_##fn)
+#define EXIT(fn) ptr_ev1(t, K_MPI_EXIT, S_##fn)
+
+enum { C_BARRIER = 1, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV,
+       C_ALLGATHER, C_ALLGATHERV, C_ALLTOALL, C_ALLTOALLV, C_REDUCE_SCATTER, C_SCAN, C_EXSCAN,
+       C_REDUCE_SCATTER_BLOCK };
+
+static int world_rank = -1, world_size = 1;
+static MPI_Group world_group = MPI_GROUP_NULL;
+static MPI_Comm priv = MPI_COMM_NULL; /* ptrace's own duplicate of MPI_COMM_WORLD */
+
+/* ---- communicators ------------------------------------------------------ */
+
+struct comm_ent {
+	MPI_Comm h;
+	int index;
+	int size, inter;
+	int *members; /* world ranks of the local group */
+	int rsize;
+	int *remote;  /* world ranks of the remote group (intercommunicators) */
+	int alive;
+};
+
+static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct comm_ent *comms;
+static int ncomms, capcomms;
+static _Atomic uint32_t comm_counter; /* this rank's communicator creations */
+
+struct comm_view {
+	int index, size, inter, rsize;
+	const int *members, *remote;
+};
+
+static int *translate(MPI_Group grp, int *n)
+{
+	PMPI_Group_size(grp, n);
+	int *in = malloc(sizeof(int) * (size_t)(*n > 0 ? *n : 1));
+	int *out = malloc(sizeof(int) * (size_t)(*n > 0 ? *n : 1));
+	if (!in || !out) {
+		free(in);
+		free(out);
+		*n = 0;
+		return NULL;
+	}
+	for (int i = 0; i < *n; i++)
+		in[i] = i;
+	PMPI_Group_translate_ranks(grp, *n, in, world_group, out);
+	free(in);
+	for (int i = 0; i < *n; i++)
+		if (out[i] == MPI_UNDEFINED)
+			out[i] = -1;
+	return out;
+}
+
+/* Adds a communicator (after any PMPI calls: takes the lock itself). */
+static struct comm_view add_comm(MPI_Comm h, int64_t id, const char *name, int inter, int *members, int n, int *remote,
+				 int rn)
+{
+	struct comm_view v = { -1, n, inter, rn, members, remote };
+	pthread_mutex_lock(&comm_mu);
+	if (ncomms == capcomms) {
+		int c = capcomms ? capcomms * 2 : 16;
+		struct comm_ent *p = realloc(comms, sizeof *p * (size_t)c);
+		if (!p) {
+			pthread_mutex_unlock(&comm_mu);
+			return v;
+		}
+		comms = p;
+		capcomms = c;
+	}
+	int idx = ptr_add_comm(id, name, members ? members : (int[]){ 0 }, members ? n : 0);
+	if (idx >= 0) {
+		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1 };
+		v.index = idx;
+	}
+	pthread_mutex_unlock(&comm_mu);
+	return v;
+}
+
+static int members_of(MPI_Comm c, int **members, int *n, int **remote, int *rn)
+{
+	int inter = 0;
+	MPI_Group grp;
+	PMPI_Comm_test_inter(c, &inter);
+	PMPI_Comm_group(c, &grp);
+	*members = translate(grp, n);
+	PMPI_Group_free(&grp);
+	*remote = NULL;
+	*rn = 0;
+	if (inter) {
+		PMPI_Comm_remote_group(c, &grp);
+		*remote = translate(grp, rn);
+		PMPI_Group_free(&grp);
+	}
+	return inter;
+}
+
+static struct comm_view lookup(MPI_Comm c)
+{
+	if (c == MPI_COMM_WORLD)
+		return (struct comm_view){ 0, world_size, 0, 0, NULL, NULL };
+	pthread_mutex_lock(&comm_mu);
+	for (int i = ncomms - 1; i >= 0; i--) {
+		struct comm_ent *e = &comms[i];
+		if (e->alive && e->h == c) {
+			struct comm_view v = { e->index, e->size, e->inter, e->rsize, e->members, e->remote };
+			pthread_mutex_unlock(&comm_mu);
+			return v;
+		}
+	}
+	pthread_mutex_unlock(&comm_mu);
+	if (c == MPI_COMM_NULL || world_rank < 0)
+		return (struct comm_view){ 0, world_size, 0, 0, NULL, NULL };
+	/* made by a constructor we do not wrap (Cart_create, Intercomm_create,
+	 * ...): registered locally, with an id only this rank uses */
+	int *m, n, *r, rn;
+	int inter = members_of(c, &m, &n, &r, &rn);
+	int64_t id = (int64_t)(world_rank + 1) << 32 | (int64_t)(0x80000000u | atomic_fetch_add(&comm_counter, 1));
+	return add_comm(c, id, "unknown", inter, m, n, r, rn);
+}
+
+/* Registers a communicator a wrapped constructor returned. Collective over
+ * newcomm: its rank 0 chooses the id and broadcasts it. */
+static void register_new(MPI_Comm nc, const char *fn)
+{
+	if (nc == MPI_COMM_NULL)
+		return;
+	uint32_t ctr = atomic_fetch_add(&comm_counter, 1) + 1;
+	int *m, n, *r, rn;
+	int inter = members_of(nc, &m, &n, &r, &rn);
+	int64_t id;
+	if (inter) {
+		id = (int64_t)(world_rank + 1) << 32 | (int64_t)(0x80000000u | ctr); /* not agreed */
+	} else {
+		id = (int64_t)(world_rank + 1) << 32 | ctr;
+		PMPI_Bcast(&id, 1, MPI_INT64_T, 0, nc);
+	}
+	char name[64];
+	snprintf(name, sizeof name, "%s#%u", fn, ctr);
+	add_comm(nc, id, name, inter, m, n, r, rn);
+}
+
+static void forget_comm(MPI_Comm c)
+{
+	pthread_mutex_lock(&comm_mu);
+	for (int i = ncomms - 1; i >= 0; i--)
+		if (comms[i].alive && comms[i].h == c) {
+			comms[i].alive = 0;
+			break;
+		}
+	pthread_mutex_unlock(&comm_mu);
+}
+
+/* World rank of rank r of the communicator (remote group for intercomms). */
+static int64_t world_of(const struct comm_view *v, int r)
+{
+	if (r < 0)
+		return -1; /* MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ROOT */
+	if (v->inter)
+		return v->remote && r < v->rsize ? v->remote[r] : -1;
+	if (!v->members)
+		return r; /* MPI_COMM_WORLD */
+	return r < v->size ? v->members[r] : -1;
+}
+
+/* ---- requests ----------------------------------------------------------- */
+
+struct req {
+	MPI_Request h;
+	uint64_t id;
+	int recv, tag;
+	int64_t peer;
+	struct comm_view v; /* member tables are never freed */
+	struct req *next;
+};
+
+#define REQ_BUCKETS 4096
+static pthread_mutex_t req_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct req *req_tab[REQ_BUCKETS];
+static struct req *req_free;
+
+static unsigned req_hash(MPI_Request h)
+{
+	uintptr_t v = (uintptr_t)h;
+	return (unsigned)((v >> 4) ^ (v >> 16)) & (REQ_BUCKETS - 1);
+}
+
+static void req_put(MPI_Request h, uint64_t id, int recv, const struct comm_view *v, int64_t peer, int tag)
+{
+	pthread_mutex_lock(&req_mu);
+	struct req *r = req_free;
+	if (r)
+		req_free = r->next;
+	else
+		r = malloc(sizeof *r);
+	if (r) {
+		*r = (struct req){ h, id, recv, tag, peer, *v, NULL };
+		unsigned b = req_hash(h);
+		r->next = req_tab[b];
+		req_tab[b] = r;
+	}
+	pthread_mutex_unlock(&req_mu);
+}
+
+static int req_take(MPI_Request h, struct req *out)
+{
+	pthread_mutex_lock(&req_mu);
+	for (struct req **p = &req_tab[req_hash(h)]; *p; p = &(*p)->next)
+		if ((*p)->h == h) {
+			struct req *r = *p;
+			*out = *r;
+			*p = r->next;
+			r->next = req_free;
+			req_free = r;
+			pthread_mutex_unlock(&req_mu);
+			return 1;
+		}
+	pthread_mutex_unlock(&req_mu);
+	return 0;
+}
+
+static int64_t status_bytes(const MPI_Status *st)
+{
+	int n = 0;
+	if (PMPI_Get_count(st, MPI_BYTE, &n) != MPI_SUCCESS || n == MPI_UNDEFINED || n < 0)
+		return 0;
+	return n;
+}
+
+static void record_recv(ptr_thread *t, const struct comm_view *v, const MPI_Status *st, uint64_t req)
+{
+	ptr_ev5(t, K_MPI_RECV, (uint64_t)world_of(v, st->MPI_SOURCE), (uint64_t)(int64_t)st->MPI_TAG, (uint64_t)v->index,
+		(uint64_t)status_bytes(st), req);
+}
+
+/* A request completed (its handle as it was before the call). */
+static void completed(ptr_thread *t, MPI_Request h, const MPI_Status *st)
+{
+	struct req r;
+	if (h == MPI_REQUEST_NULL || !req_take(h, &r))
+		return;
+	if (!r.recv) {
+		ptr_ev1(t, K_MPI_REQUEST_DONE, r.id);
+		return;
+	}
+	/* the actual source and tag, in the communicator it was posted on */
+	record_recv(t, &r.v, st, r.id);
+}
+
+static int64_t tsize(MPI_Datatype dt)
+{
+	int s = 0;
+	if (dt == MPI_DATATYPE_NULL || PMPI_Type_size(dt, &s) != MPI_SUCCESS)
+		return 0;
+	return s;
+}
+
+/* ---- clock offsets, init, finalize -------------------------------------- */
+
+#define CLOCK_ROUNDS 10
+#define CLOCK_TAG 0x7074
+
+/* Ping-pong with rank 0 on ptrace's private communicator; the best of
+ * CLOCK_ROUNDS round trips gives the offset and its error (half the RTT). */
+static void measure_clock(const char *when)
+{
+	if (priv == MPI_COMM_NULL)
+		return;
+	if (world_rank == 0) {
+		for (int r = 1; r < world_size; r++)
+			for (int k = 0; k <= CLOCK_ROUNDS; k++) {
+				int64_t v;
+				PMPI_Recv(&v, 1, MPI_INT64_T, r, CLOCK_TAG, priv, MPI_STATUS_IGNORE);
+				v = (int64_t)ptr_now();
+				PMPI_Send(&v, 1, MPI_INT64_T, r, CLOCK_TAG, priv);
+			}
+		ptr_add_clock(when, (int64_t)ptr_now(), 0, 0);
+		return;
+	}
+	int64_t best = INT64_MAX, off = 0, local = 0;
+	for (int k = 0; k <= CLOCK_ROUNDS; k++) {
+		int64_t t1 = (int64_t)ptr_now(), t0;
+		PMPI_Send(&t1, 1, MPI_INT64_T, 0, CLOCK_TAG, priv);
+		PMPI_Recv(&t0, 1, MPI_INT64_T, 0, CLOCK_TAG, priv, MPI_STATUS_IGNORE);
+		int64_t t2 = (int64_t)ptr_now(), rtt = t2 - t1;
+		if (k > 0 && rtt < best) { /* round 0 warms up */
+			best = rtt;
+			local = t1 + rtt / 2;
+			off = t0 - local;
+		}
+	}
+	ptr_add_clock(when, local, off, best / 2);
+}
+
+static void after_init(void)
+{
+	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
+	PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+	PMPI_Comm_dup(MPI_COMM_WORLD, &priv);
+	/* one directory for the run: PTRACE_DIR, or rank 0's choice */
+	char dir[4096] = "";
+	if (ptr_dir()[0]) {
+		strncpy(dir, ptr_dir(), sizeof dir - 1);
+	} else {
+		if (world_rank == 0) {
+			char name[256], cwd[3800];
+			ptr_default_dir(name, sizeof name);
+			if (name[0] != '/' && getcwd(cwd, sizeof cwd))
+				snprintf(dir, sizeof dir, "%s/%s", cwd, name);
+			else
+				snprintf(dir, sizeof dir, "%s", name);
+		}
+		PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, priv);
+	}
+	int *world = malloc(sizeof(int) * (size_t)world_size);
+	if (world)
+		for (int i = 0; i < world_size; i++)
+			world[i] = i;
+	add_comm(MPI_COMM_WORLD, 0, "MPI_COMM_WORLD", 0, world, world ? world_size : 0, NULL, 0);
+	int *self = malloc(sizeof(int));
+	if (self)
+		self[0] = world_rank;
+	add_comm(MPI_COMM_SELF, (int64_t)(world_rank + 1) << 32, "MPI_COMM_SELF", 0, self, self ? 1 : 0, NULL, 0);
+	measure_clock("init");
+	ptr_set_rank(world_rank, world_size, dir);
+	ptr_install_signals();
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+	ptr_activate();
+	ENTER(MPI_Init);
+	int rc = PMPI_Init(argc, argv);
+	if (rc == MPI_SUCCESS)
+		after_init();
+	EXIT(MPI_Init);
+	return rc;
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+	ptr_activate();
+	ENTER(MPI_Init_thread);
+	int rc = PMPI_Init_thread(argc, argv, required, provided);
+	if (rc == MPI_SUCCESS)
+		after_init();
+	EXIT(MPI_Init_thread);
+	return rc;
+}
+
+int MPI_Finalize(void)
+{
+	ENTER(MPI_Finalize);
+	measure_clock("finalize");
+	/* The rank files are completed at exit (ompt_finalize or atexit), after
+	 * the events that follow MPI_Finalize (implicit task and thread ends), so
+	 * the final event counts are not known yet: the manifest lists them as 0
+	 * ("unknown", docs/trace-format.md) and the bytes written so far (after
+	 * writing out every buffer). */
+	if (priv != MPI_COMM_NULL) {
+		ptr_flush_all(); /* so that the bytes are nearly final */
+		int64_t mine[2] = { 0, ptr_file_bytes() }, *all = NULL;
+		if (world_rank == 0)
+			all = calloc((size_t)world_size * 2, sizeof(int64_t));
+		PMPI_Gather(mine, 2, MPI_INT64_T, all, 2, MPI_INT64_T, 0, priv);
+		if (world_rank == 0 && all) {
+			int64_t *ev = calloc((size_t)world_size, sizeof(int64_t)), *by = calloc((size_t)world_size, sizeof(int64_t));
+			if (ev && by) {
+				for (int r = 0; r < world_size; r++)
+					ev[r] = all[2 * r], by[r] = all[2 * r + 1];
+				ptr_write_manifest(world_size, ev, by);
+				ptr_mpi_manifest_done();
+			}
+			free(ev);
+			free(by);
+		}
+		free(all);
+		PMPI_Comm_free(&priv);
+	}
+	if (world_group != MPI_GROUP_NULL)
+		PMPI_Group_free(&world_group);
+	int rc = PMPI_Finalize();
+	EXIT(MPI_Finalize);
+	return rc;
+}
+
+/* The aborting rank may end without running exit handlers: write what was
+ * recorded first (the other ranks get SIGTERM from mpirun: see on_signal). */
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+	ENTER(MPI_Abort);
+	ptr_flush_all();
+	int rc = PMPI_Abort(comm, errorcode);
+	EXIT(MPI_Abort);
+	return rc;
+}
+
+/* ---- point to point ----------------------------------------------------- */
+
+#define SEND_BODY(fn, call)                                                                              \
+	ENTER(fn);                                                                                       \
+	struct comm_view v = lookup(comm);                                                               \
+	ptr_ev5(t, K_MPI_SEND, (uint64_t)world_of(&v, dest), (uint64_t)(int64_t)tag, (uint64_t)v.index,  \
+		(uint64_t)(count * tsize(datatype)), 0);                                                 \
+	int rc = call;                                                                                   \
+	EXIT(fn);                                                                                        \
+	return rc
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	SEND_BODY(MPI_Send, PMPI_Send(buf, count, datatype, dest, tag, comm));
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	SEND_BODY(MPI_Ssend, PMPI_Ssend(buf, count, datatype, dest, tag, comm));
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	SEND_BODY(MPI_Bsend, PMPI_Bsend(buf, count, datatype, dest, tag, comm));
+}
+
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+	SEND_BODY(MPI_Rsend, PMPI_Rsend(buf, count, datatype, dest, tag, comm));
+}
+
+#define ISEND_BODY(fn, call)                                                                                 \
+	ENTER(fn);                                                                                           \
+	struct comm_view v = lookup(comm);                                                                   \
+	uint64_t id = ptr_new_id(t);                                                                         \
+	int64_t peer = world_of(&v, dest);                                                                   \
+	ptr_ev5(t, K_MPI_SEND, (uint64_t)peer, (uint64_t)(int64_t)tag, (uint64_t)v.index,                    \
+		(uint64_t)(count * tsize(datatype)), id);                                                    \
+	int rc = call;                                                                                       \
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)                                               \
+		req_put(*request, id, 0, &v, peer, tag);                                                     \
+	EXIT(fn);                                                                                            \
+	return rc
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	ISEND_BODY(MPI_Isend, PMPI_Isend(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	ISEND_BODY(MPI_Issend, PMPI_Issend(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	ENTER(MPI_Recv);
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc = PMPI_Recv(buf, count, datatype, source, tag, comm, st);
+	if (rc == MPI_SUCCESS) {
+		struct comm_view v = lookup(comm);
+		record_recv(t, &v, st, 0);
+	}
+	EXIT(MPI_Recv);
+	return rc;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	ENTER(MPI_Irecv);
+	struct comm_view v = lookup(comm);
+	uint64_t id = ptr_new_id(t);
+	int64_t peer = world_of(&v, source);
+	ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)peer, (uint64_t)(int64_t)(tag < 0 ? -1 : tag), (uint64_t)v.index, id);
+	int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
+		req_put(*request, id, 1, &v, peer, tag);
+	EXIT(MPI_Irecv);
+	return rc;
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void *recvbuf,
+		 int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+	ENTER(MPI_Sendrecv);
+	struct comm_view v = lookup(comm);
+	ptr_ev5(t, K_MPI_SEND, (uint64_t)world_of(&v, dest), (uint64_t)(int64_t)sendtag, (uint64_t)v.index,
+		(uint64_t)(sendcount * tsize(sendtype)), 0);
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc = PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag,
+			       comm, st);
+	if (rc == MPI_SUCCESS)
+		record_recv(t, &v, st, 0);
+	EXIT(MPI_Sendrecv);
+	return rc;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+	ENTER(MPI_Probe);
+	int rc = PMPI_Probe(source, tag, comm, status);
+	EXIT(MPI_Probe);
+	return rc;
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+	ENTER(MPI_Iprobe);
+	int rc = PMPI_Iprobe(source, tag, comm, flag, status);
+	EXIT(MPI_Iprobe);
+	return rc;
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+	ENTER(MPI_Request_free);
+	MPI_Request h = *request;
+	int rc = PMPI_Request_free(request);
+	struct req r;
+	if (rc == MPI_SUCCESS && h != MPI_REQUEST_NULL)
+		req_take(h, &r); /* completes unobserved */
+	EXIT(MPI_Request_free);
+	return rc;
+}
+
+/* ---- completion --------------------------------------------------------- */
+
+#define SMALL 64
+
+/* Request and status arrays of a multi-completion call: the caller's
+ * statuses, or ours when they are ignored (we need source and tag). */
+struct multi {
+	MPI_Request hs[SMALL], *h;
+	MPI_Status ss[SMALL], *s;
+	int own_s;
+};
+
+static int multi_begin(struct multi *m, int n, const MPI_Request *reqs, MPI_Status *statuses)
+{
+	m->h = n <= SMALL ? m->hs : malloc(sizeof(MPI_Request) * (size_t)n);
+	m->own_s = statuses == MPI_STATUSES_IGNORE;
+	m->s = !m->own_s ? statuses : n <= SMALL ? m->ss : malloc(sizeof(MPI_Status) * (size_t)n);
+	if (!m->h || !m->s)
+		return 0;
+	if (n > 0)
+		memcpy(m->h, reqs, sizeof(MPI_Request) * (size_t)n);
+	return 1;
+}
+
+static void multi_end(struct multi *m)
+{
+	if (m->h && m->h != m->hs)
+		free(m->h);
+	if (m->own_s && m->s && m->s != m->ss)
+		free(m->s);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+	ENTER(MPI_Wait);
+	MPI_Request h = *request;
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc = PMPI_Wait(request, st);
+	if (rc == MPI_SUCCESS)
+		completed(t, h, st);
+	EXIT(MPI_Wait);
+	return rc;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+	ENTER(MPI_Test);
+	MPI_Request h = *request;
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc = PMPI_Test(request, flag, st);
+	if (rc == MPI_SUCCESS && *flag)
+		completed(t, h, st);
+	EXIT(MPI_Test);
+	return rc;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+	ENTER(MPI_Waitall);
+	struct multi m;
+	int rc;
+	if (!multi_begin(&m, count, requests, statuses)) {
+		multi_end(&m);
+		rc = PMPI_Waitall(count, requests, statuses);
+	} else {
+		rc = PMPI_Waitall(count, requests, m.s);
+		if (rc == MPI_SUCCESS)
+			for (int i = 0; i < count; i++)
+				completed(t, m.h[i], &m.s[i]);
+		multi_end(&m);
+	}
+	EXIT(MPI_Waitall);
+	return rc;
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+	ENTER(MPI_Testall);
+	struct multi m;
+	int rc;
+	if (!multi_begin(&m, count, requests, statuses)) {
+		multi_end(&m);
+		rc = PMPI_Testall(count, requests, flag, statuses);
+	} else {
+		rc = PMPI_Testall(count, requests, flag, m.s);
+		if (rc == MPI_SUCCESS && *flag)
+			for (int i = 0; i < count; i++)
+				completed(t, m.h[i], &m.s[i]);
+		multi_end(&m);
+	}
+	EXIT(MPI_Testall);
+	return rc;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+	ENTER(MPI_Waitany);
+	struct multi m;
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc;
+	if (!multi_begin(&m, count, requests, &own)) {
+		rc = PMPI_Waitany(count, requests, index, st);
+	} else {
+		rc = PMPI_Waitany(count, requests, index, st);
+		if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
+			completed(t, m.h[*index], st);
+	}
+	multi_end(&m);
+	EXIT(MPI_Waitany);
+	return rc;
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+	ENTER(MPI_Testany);
+	struct multi m;
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc;
+	if (!multi_begin(&m, count, requests, &own)) {
+		rc = PMPI_Testany(count, requests, index, flag, st);
+	} else {
+		rc = PMPI_Testany(count, requests, index, flag, st);
+		if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
+			completed(t, m.h[*index], st);
+	}
+	multi_end(&m);
+	EXIT(MPI_Testany);
+	return rc;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+	ENTER(MPI_Waitsome);
+	struct multi m;
+	int rc;
+	if (!multi_begin(&m, incount, requests, statuses)) {
+		multi_end(&m);
+		rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+	} else {
+		rc = PMPI_Waitsome(incount, requests, outcount, indices, m.s);
+		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+			for (int i = 0; i < *outcount; i++)
+				if (indices[i] >= 0 && indices[i] < incount)
+					completed(t, m.h[indices[i]], &m.s[i]);
+		multi_end(&m);
+	}
+	EXIT(MPI_Waitsome);
+	return rc;
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[], MPI_Status statuses[])
+{
+	ENTER(MPI_Testsome);
+	struct multi m;
+	int rc;
+	if (!multi_begin(&m, incount, requests, statuses)) {
+		multi_end(&m);
+		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+	} else {
+		rc = PMPI_Testsome(incount, requests, outcount, indices, m.s);
+		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
+			for (int i = 0; i < *outcount; i++)
+				if (indices[i] >= 0 && indices[i] < incount)
+					completed(t, m.h[indices[i]], &m.s[i]);
+		multi_end(&m);
+	}
+	EXIT(MPI_Testsome);
+	return rc;
+}
+
+/* ---- collectives -------------------------------------------------------- */
+
+struct coll {
+	int op, index;
+	int64_t root;
+};
+
+static struct coll coll_begin(ptr_thread *t, int op, const struct comm_view *v, int root, int64_t sent, int64_t recvd)
+{
+	struct coll c = { op, v->index, v->inter || root < 0 ? -1 : world_of(v, root) };
+	ptr_ev5(t, K_COLL_BEGIN, (uint64_t)op, (uint64_t)c.index, (uint64_t)c.root, (uint64_t)(sent > 0 ? sent : 0),
+		(uint64_t)(recvd > 0 ? recvd : 0));
+	return c;
+}
+
+static void coll_end(ptr_thread *t, const struct coll *c)
+{
+	ptr_ev3(t, K_COLL_END, (uint64_t)c->op, (uint64_t)c->index, (uint64_t)c->root);
+}
+
+static int my_rank(MPI_Comm comm)
+{
+	int r = 0;
+	PMPI_Comm_rank(comm, &r);
+	return r;
+}
+
+static int64_t sum(const int *a, int n)
+{
+	int64_t s = 0;
+	for (int i = 0; a && i < n; i++)
+		s += a[i];
+	return s;
+}
+
+#define COLL(fn, op, root, sent, recvd, call)                                   \
+	ENTER(fn);                                                              \
+	struct comm_view v = lookup(comm);                                      \
+	struct coll c = coll_begin(t, op, &v, root, sent, recvd);               \
+	int rc = call;                                                          \
+	coll_end(t, &c);                                                        \
+	EXIT(fn);                                                               \
+	return rc
+
+int MPI_Barrier(MPI_Comm comm) { COLL(MPI_Barrier, C_BARRIER, -1, 0, 0, PMPI_Barrier(comm)); }
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	int me = my_rank(comm);
+	int64_t b = count * tsize(datatype);
+	COLL(MPI_Bcast, C_BCAST, root, me == root ? b : 0, me == root ? 0 : b, PMPI_Bcast(buffer, count, datatype, root, comm));
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
+{
+	int64_t b = count * tsize(datatype);
+	int me = my_rank(comm);
+	COLL(MPI_Reduce, C_REDUCE, root, b, me == root ? b : 0,
+	     PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	int64_t b = count * tsize(datatype);
+	COLL(MPI_Allreduce, C_ALLREDUCE, -1, b, b, PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
+}
+
+static int comm_size(const struct comm_view *v) { return v->size; }
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+	       MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	int me = my_rank(comm);
+	struct comm_view w = lookup(comm);
+	int64_t r = me == root ? (int64_t)recvcount * tsize(recvtype) * comm_size(&w) : 0;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	COLL(MPI_Gather, C_GATHER, root, s, r,
+	     PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	int me = my_rank(comm);
+	struct comm_view w = lookup(comm);
+	int64_t r = me == root ? sum(recvcounts, w.size) * tsize(recvtype) : 0;
+	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	COLL(MPI_Gatherv, C_GATHERV, root, s, r,
+	     PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	int me = my_rank(comm);
+	struct comm_view w = lookup(comm);
+	int64_t s = me == root ? (int64_t)sendcount * tsize(sendtype) * comm_size(&w) : 0;
+	int64_t r = recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	COLL(MPI_Scatter, C_SCATTER, root, s, r,
+	     PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+		 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	int me = my_rank(comm);
+	struct comm_view w = lookup(comm);
+	int64_t s = me == root ? sum(sendcounts, w.size) * tsize(sendtype) : 0;
+	int64_t r = recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	COLL(MPI_Scatterv, C_SCATTERV, root, s, r,
+	     PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		  MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	COLL(MPI_Allgather, C_ALLGATHER, -1, s, r,
+	     PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		   const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
+	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	COLL(MPI_Allgatherv, C_ALLGATHERV, -1, s, r,
+	     PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		 MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : (int64_t)sendcount * tsize(sendtype) * w.size;
+	COLL(MPI_Alltoall, C_ALLTOALL, -1, s, r,
+	     PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+		  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum(sendcounts, w.size) * tsize(sendtype);
+	COLL(MPI_Alltoallv, C_ALLTOALLV, -1, s, r,
+	     PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+		       MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t sz = tsize(datatype);
+	int me = my_rank(comm);
+	int64_t s = sum(recvcounts, w.size) * sz, r = recvcounts && me < w.size ? recvcounts[me] * sz : 0;
+	COLL(MPI_Reduce_scatter, C_REDUCE_SCATTER, -1, s, r,
+	     PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
+}
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+			     MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = recvcount * tsize(datatype);
+	COLL(MPI_Reduce_scatter_block, C_REDUCE_SCATTER_BLOCK, -1, r * w.size, r,
+	     PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	int64_t b = count * tsize(datatype);
+	COLL(MPI_Scan, C_SCAN, -1, b, b, PMPI_Scan(sendbuf, recvbuf, count, datatype, op, comm));
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	int64_t b = count * tsize(datatype);
+	COLL(MPI_Exscan, C_EXSCAN, -1, b, b, PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
+}
+
+/* ---- communicator constructors ------------------------------------------ */
+
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Comm_split);
+	int rc = PMPI_Comm_split(comm, color, key, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Comm_split");
+	EXIT(MPI_Comm_split);
+	return rc;
+}
+
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Comm_split_type);
+	int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Comm_split_type");
+	EXIT(MPI_Comm_split_type);
+	return rc;
+}
+
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Comm_dup);
+	int rc = PMPI_Comm_dup(comm, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Comm_dup");
+	EXIT(MPI_Comm_dup);
+	return rc;
+}
+
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Comm_create);
+	int rc = PMPI_Comm_create(comm, group, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Comm_create");
+	EXIT(MPI_Comm_create);
+	return rc;
+}
+
+int MPI_Comm_free(MPI_Comm *comm)
+{
+	ENTER(MPI_Comm_free);
+	forget_comm(*comm);
+	int rc = PMPI_Comm_free(comm);
+	EXIT(MPI_Comm_free);
+	return rc;
+}

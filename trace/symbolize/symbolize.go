@@ -1,0 +1,258 @@
+// Package symbolize owns the mapping of recorded code addresses to source
+// positions: it resolves location-table entries (module path + offset, as the
+// collector records them with dladdr) to file:line:col and function, reading
+// the module's DWARF line table and symbol table with debug/elf and
+// debug/dwarf (no subprocess). Modules are parsed once per Resolver.
+//
+// Offsets are relative to the module's load base (dladdr's dli_fbase, the
+// address where the file's first byte is mapped); they are turned into ELF
+// virtual addresses through the PT_LOAD segments, so position-independent
+// executables, shared libraries and fixed-address executables all resolve.
+// Recorded addresses are return addresses (OMPT's codeptr_ra): the lookup
+// uses offset − 1, which lies inside the call instruction.
+package symbolize
+
+import (
+	"debug/dwarf"
+	"debug/elf"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Resolver resolves locations and caches what it learnt about each module.
+// It is not safe for concurrent use.
+type Resolver struct {
+	modules map[string]*module
+	// DebugDirs are searched for separate debug files by build id
+	// (DIR/.build-id/xx/rest.debug); default /usr/lib/debug.
+	DebugDirs []string
+}
+
+// New returns a Resolver with an empty cache.
+func New() *Resolver {
+	return &Resolver{modules: map[string]*module{}, DebugDirs: []string{"/usr/lib/debug"}}
+}
+
+// Resolve returns a copy of locs with File/Line/Col/Func filled wherever the
+// module's debug information resolves the address; entries that do not
+// resolve, or that were resolved already, are left as they are.
+func Resolve(locs []trace.Location) []trace.Location { return New().Resolve(locs) }
+
+// Resolve is the package function with this Resolver's cache.
+func (r *Resolver) Resolve(locs []trace.Location) []trace.Location {
+	out := make([]trace.Location, len(locs))
+	copy(out, locs)
+	for i := range out {
+		l := &out[i]
+		if l.Module == "" || l.File != "" || l.Offset == 0 {
+			continue
+		}
+		m := r.module(l.Module)
+		if m.err != nil {
+			continue
+		}
+		pc := l.Offset - 1 + m.bias
+		if file, line, col, ok := m.line(pc); ok {
+			l.File, l.Line, l.Col = file, line, col
+		}
+		if l.Func == "" {
+			l.Func = m.function(pc)
+		}
+	}
+	return out
+}
+
+// Err reports why a module could not be used (nil when it could).
+func (r *Resolver) Err(path string) error { return r.module(path).err }
+
+// module is one parsed ELF object.
+type module struct {
+	err   error
+	bias  uint64 // ELF virtual address of the file's first byte
+	rows  []row  // line table, sorted by address
+	funcs []fn   // function symbols, sorted by address
+}
+
+type row struct {
+	addr      uint64
+	file      string
+	line, col int
+	end       bool // end of a sequence: no code from here
+}
+
+type fn struct {
+	addr, size uint64
+	name       string
+}
+
+func (r *Resolver) module(path string) *module {
+	if m, ok := r.modules[path]; ok {
+		return m
+	}
+	m := &module{}
+	m.err = m.load(path, r.DebugDirs)
+	if m.err != nil {
+		m.err = fmt.Errorf("symbolize %s: %w", path, m.err)
+	}
+	r.modules[path] = m
+	return m
+}
+
+func (m *module) load(path string, debugDirs []string) error {
+	f, err := elf.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// dladdr's base is where the file's first byte is mapped: the segment
+	// with the lowest file offset (0) gives its virtual address
+	var load *elf.Prog
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && (load == nil || p.Off < load.Off) {
+			load = p
+		}
+	}
+	if load == nil || load.Off > load.Vaddr {
+		return errors.New("no usable PT_LOAD segment")
+	}
+	m.bias = load.Vaddr - load.Off
+	m.funcs = symbols(f)
+	d, err := f.DWARF()
+	if err != nil || !hasLines(d) {
+		// separate debug file, by build id
+		if dbg := debugFile(f, debugDirs); dbg != "" {
+			if g, err2 := elf.Open(dbg); err2 == nil {
+				defer g.Close()
+				d, err = g.DWARF()
+				if len(m.funcs) == 0 {
+					m.funcs = symbols(g)
+				}
+			}
+		}
+	}
+	if err != nil {
+		if len(m.funcs) > 0 {
+			return nil // functions only
+		}
+		return fmt.Errorf("no debug information: %w", err)
+	}
+	return m.readLines(d)
+}
+
+func hasLines(d *dwarf.Data) bool {
+	r := d.Reader()
+	e, err := r.Next()
+	return err == nil && e != nil
+}
+
+func (m *module) readLines(d *dwarf.Data) error {
+	r := d.Reader()
+	for {
+		cu, err := r.Next()
+		if err != nil {
+			return fmt.Errorf("read DWARF: %w", err)
+		}
+		if cu == nil {
+			break
+		}
+		if cu.Tag != dwarf.TagCompileUnit {
+			r.SkipChildren()
+			continue
+		}
+		lr, err := d.LineReader(cu)
+		if err != nil {
+			return fmt.Errorf("read DWARF line table: %w", err)
+		}
+		r.SkipChildren()
+		if lr == nil {
+			continue
+		}
+		var e dwarf.LineEntry
+		for {
+			if err := lr.Next(&e); err != nil {
+				break
+			}
+			name := ""
+			if e.File != nil {
+				name = e.File.Name
+			}
+			m.rows = append(m.rows, row{addr: e.Address, file: name, line: e.Line, col: e.Column, end: e.EndSequence})
+		}
+	}
+	// Stable: at one address an end of sequence comes before the start of
+	// the next sequence, and the last row of several wins (it describes the
+	// instruction).
+	sort.SliceStable(m.rows, func(i, j int) bool {
+		if m.rows[i].addr != m.rows[j].addr {
+			return m.rows[i].addr < m.rows[j].addr
+		}
+		return m.rows[i].end && !m.rows[j].end
+	})
+	return nil
+}
+
+func symbols(f *elf.File) []fn {
+	var fns []fn
+	for _, get := range []func() ([]elf.Symbol, error){f.Symbols, f.DynamicSymbols} {
+		syms, err := get()
+		if err != nil {
+			continue
+		}
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+				fns = append(fns, fn{addr: s.Value, size: s.Size, name: s.Name})
+			}
+		}
+	}
+	sort.Slice(fns, func(i, j int) bool { return fns[i].addr < fns[j].addr })
+	return fns
+}
+
+func debugFile(f *elf.File, dirs []string) string {
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		return ""
+	}
+	b, err := s.Data()
+	if err != nil || len(b) < 16 {
+		return ""
+	}
+	id := b[16:] // namesz(4) descsz(4) type(4) "GNU\0"(4) then the id
+	if len(id) < 2 {
+		return ""
+	}
+	hex := fmt.Sprintf("%x", id)
+	for _, dir := range dirs {
+		p := filepath.Join(dir, ".build-id", hex[:2], hex[2:]+".debug")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// line finds the row covering pc: the last row at or before pc, unless that
+// row ends a sequence.
+func (m *module) line(pc uint64) (string, int, int, bool) {
+	i := sort.Search(len(m.rows), func(i int) bool { return m.rows[i].addr > pc }) - 1
+	if i < 0 || m.rows[i].end || m.rows[i].line == 0 {
+		return "", 0, 0, false
+	}
+	return m.rows[i].file, m.rows[i].line, m.rows[i].col, true
+}
+
+func (m *module) function(pc uint64) string {
+	i := sort.Search(len(m.funcs), func(i int) bool { return m.funcs[i].addr > pc }) - 1
+	// the covering symbol is the last one at or below pc, or an alias of it
+	for k := i; k >= 0 && k > i-8; k-- {
+		if f := m.funcs[k]; pc < f.addr+f.size {
+			return f.name
+		}
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+package symbolize
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// The program reports where its calls to where() return to, as the collector
+// records code addresses: module path from dladdr and offset from its base.
+const prog = `#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+
+__attribute__((noinline)) static void where(void)
+{
+	void *ra = __builtin_return_address(0);
+	Dl_info i;
+	if (dladdr(ra, &i))
+		printf("%s %lx\n", i.dli_fname, (unsigned long)((char *)ra - (char *)i.dli_fbase));
+}
+
+__attribute__((noinline)) static void second(void)
+{
+	where(); /* line 15 */
+}
+
+int main(void)
+{
+	where(); /* line 20 */
+	second();
+	  where(); /* line 22, column 4 */
+	return 0;
+}
+`
+
+// compilers returns the C compilers on PATH (each has its own DWARF habits).
+func compilers(t *testing.T) []string {
+	var ccs []string
+	for _, cc := range []string{"gcc", "clang"} {
+		if _, err := exec.LookPath(cc); err == nil {
+			ccs = append(ccs, cc)
+		}
+	}
+	if len(ccs) == 0 {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no C compiler (gcc, clang) on PATH")
+		}
+		t.Skip("no C compiler (gcc, clang) on PATH")
+	}
+	return ccs
+}
+
+func TestResolve(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range compilers(t) {
+		for _, mode := range []struct {
+			name  string
+			flags []string
+		}{
+			{"pie", []string{"-fPIE", "-pie"}},
+			{"nopie", []string{"-fno-PIE", "-no-pie"}},
+		} {
+			testResolve(t, cc, mode.name, mode.flags, dir, src)
+		}
+	}
+}
+
+func testResolve(t *testing.T, cc, name string, flags []string, dir, src string) {
+	t.Run(cc+"-"+name, func(t *testing.T) {
+		bin := filepath.Join(dir, "prog-"+cc+"-"+name)
+		args := append([]string{"-g", "-O0", "-o", bin, src}, flags...)
+		if out, err := exec.Command(cc, append(args, "-ldl")...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", cc, args, err, out)
+		}
+		out, err := exec.Command(bin).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		var locs []trace.Location
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		for sc.Scan() {
+			f := strings.Fields(sc.Text())
+			off, err := strconv.ParseUint(f[1], 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// dladdr names the executable as it was started
+			mod := f[0]
+			if !filepath.IsAbs(mod) {
+				mod = bin
+			}
+			locs = append(locs, trace.Location{ID: len(locs), Module: mod, Offset: off})
+		}
+		if len(locs) != 3 {
+			t.Fatalf("program printed %q", out)
+		}
+		r := New()
+		got := r.Resolve(locs)
+		if err := r.Err(bin); err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			line, col int
+			fn        string
+		}{{20, 2, "main"}, {15, 2, "second"}, {22, 4, "main"}}
+		for i, w := range want {
+			g := got[i]
+			if filepath.Base(g.File) != "prog.c" || g.Line != w.line || g.Func != w.fn {
+				t.Errorf("location %d (offset %#x): %s:%d:%d in %q, want prog.c:%d in %q", i, locs[i].Offset, g.File, g.Line, g.Col, g.Func, w.line, w.fn)
+			}
+			// gcc and clang both emit columns (-gcolumn-info is the default)
+			if g.Col != w.col {
+				t.Errorf("location %d: column %d, want %d", i, g.Col, w.col)
+			}
+		}
+		if locs[0].File != "" {
+			t.Error("Resolve modified its argument")
+		}
+	})
+}
+
+func TestResolveUnknownModule(t *testing.T) {
+	r := New()
+	in := []trace.Location{{ID: 1, Module: "/nonexistent/module.so", Offset: 0x10}, {ID: 2, Addr: 0x42}}
+	got := r.Resolve(in)
+	if got[0] != in[0] || got[1] != in[1] {
+		t.Errorf("unresolvable locations changed: %+v", got)
+	}
+	if r.Err("/nonexistent/module.so") == nil {
+		t.Error("no error for a missing module")
+	}
+}
