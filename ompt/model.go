@@ -174,9 +174,13 @@ func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
 		s.JoinTeam(t, r, int32(e.Args[3]), th)
 	case trace.ImplicitTaskEnd:
 		t := m.task(s, e.Args[1], "implicit_task end")
+		r := int32(-1)
+		if t != sim.NoTask {
+			r = s.Tasks[t].Region
+		}
 		s.FinishImplicit(t, th)
 		if e.Args[4]&TaskInitial == 0 {
-			s.LeaveTeam(th)
+			s.LeaveTeam(th, r)
 		}
 	case trace.ParallelBegin:
 		r := s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
@@ -184,6 +188,9 @@ func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
 		s.SuspendForParallel(m.current(s, th, e.Args[1]), th)
 	case trace.ParallelEnd:
 		s.EndWait(m.current(s, th, e.Args[1]), th)
+		if r, ok := m.regions[e.Args[0]]; ok {
+			s.EndRegion(r, th)
+		}
 		delete(m.regions, e.Args[0])
 	case trace.TaskCreate:
 		t := m.task(s, e.Args[0], "task_create")

@@ -85,6 +85,14 @@ func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 	if quiet[e.Kind] {
 		return
 	}
+	b.update(s, th)
+	for _, o := range s.touched {
+		b.update(s, o)
+	}
+	s.touched = s.touched[:0]
+}
+
+func (b *Breakdown) update(s *Sim, th int) {
 	cat, region, num := b.classify(s, th)
 	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
 		b.close(s, th, s.Now)

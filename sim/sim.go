@@ -46,6 +46,9 @@ type Sim struct {
 
 	merge       *mergeHeap
 	lastCreated Task
+	// touched lists other threads whose state the current event changed
+	// (a region's end finishing its workers' implicit tasks).
+	touched []int
 }
 
 // Ahead returns thread th's events after the one being processed.

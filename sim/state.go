@@ -174,9 +174,17 @@ type Region struct {
 	Waiting  []Task   // implicit tasks waiting at barrier Next
 	Later    []Task   // and at barrier Next+1
 	TopLevel bool
+	Members  []Member // team threads and their implicit tasks
+	Ended    bool
 	// Idle is TALP's T^I_{j,p}: per team thread number, its time not
 	// working and not in MPI while in this (top-level) region.
 	Idle []int64
+}
+
+// Member is one thread of a region's team with its implicit task.
+type Member struct {
+	Thread int
+	Task   Task
 }
 
 // Group is a taskgroup: descendants created inside it that are not done.

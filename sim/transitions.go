@@ -416,6 +416,8 @@ func (s *Sim) EndWait(t Task, th int) {
 	}
 	ts := s.Tasks
 	switch ts[t].State {
+	case Completed:
+		return // its region ended while it was still waking up
 	case Suspended:
 		s.setState(t, Ready)
 	case Ready:
@@ -481,13 +483,65 @@ func (s *Sim) JoinTeam(t Task, r int32, num int32, th int) {
 	if s.valid(t) {
 		s.Tasks[t].Region = r
 	}
+	if r >= 0 {
+		s.Regions[r].Members = append(s.Regions[r].Members, Member{Thread: th, Task: t})
+	}
 }
 
-// LeaveTeam ends th's innermost team membership.
-func (s *Sim) LeaveTeam(th int) {
+// LeaveTeam ends th's membership in region r (its innermost one when r is
+// -1). A membership EndRegion already closed is left alone.
+func (s *Sim) LeaveTeam(th int, r int32) {
 	thr := &s.Threads[th]
-	if n := len(thr.Teams); n > 0 {
-		thr.Teams = thr.Teams[:n-1]
+	n := len(thr.Teams)
+	if n == 0 || (r >= 0 && thr.Teams[n-1].Region != r) {
+		return
+	}
+	thr.Teams = thr.Teams[:n-1]
+}
+
+// EndRegion closes region r when its encountering thread th ends it: the
+// other team members' implicit tasks are over even if their runtime reports
+// it later (LLVM libomp ends a worker's implicit task only when it leaves
+// the thread pool, at the next parallel region or at exit), so they stop
+// counting as running and as inside the region.
+func (s *Sim) EndRegion(r int32, th int) {
+	if r < 0 || int(r) >= len(s.Regions) {
+		return
+	}
+	reg := &s.Regions[r]
+	reg.Ended = true
+	for _, m := range reg.Members {
+		if m.Thread == th || !s.valid(m.Task) {
+			continue
+		}
+		s.touched = append(s.touched, m.Thread)
+		tk := &s.Tasks[m.Task]
+		if tk.State < Completed {
+			switch tk.State {
+			case Running:
+				s.stopRunning(m.Task, m.Thread)
+			case Ready:
+				s.Ready--
+			}
+			// Not a transition of the model: the region's end finishes it
+			// wherever it was.
+			tk.State = Executed
+			tk.Wait = WaitNone
+			s.complete(m.Task)
+		}
+		thr := &s.Threads[m.Thread]
+		for i := len(thr.Stack) - 1; i >= 0; i-- {
+			if thr.Stack[i] == m.Task {
+				thr.Stack = append(thr.Stack[:i], thr.Stack[i+1:]...)
+				break
+			}
+		}
+		for i := len(thr.Teams) - 1; i >= 0; i-- {
+			if thr.Teams[i].Region == r {
+				thr.Teams = append(thr.Teams[:i], thr.Teams[i+1:]...)
+				break
+			}
+		}
 	}
 }
 
@@ -560,6 +614,9 @@ func (s *Sim) FinishImplicit(t Task, th int) {
 		return
 	}
 	ts := s.Tasks
+	if ts[t].State == Completed {
+		return // closed by EndRegion, reported late by the runtime
+	}
 	switch ts[t].State {
 	case Running:
 		s.stopRunning(t, th)

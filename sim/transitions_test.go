@@ -573,3 +573,48 @@ func TestModelIDRoundTrip(t *testing.T) {
 	}
 	_ = s
 }
+
+// LLVM libomp reports a worker's implicit-task end (and may report its
+// barrier exit) after the region ended: the region's end closes it, the
+// worker is idle outside any region from then on, and the late events
+// raise no warning.
+func TestLateWorkerImplicitEnd(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	g.barrier(0, 10, 20)
+	g.waitBegin(1, 15)
+	g.ev(0, trace.ImplicitTaskEnd, 20, id(0, 2), implicit(0), 2, 0, ompt.TaskImplicit)
+	g.ev(0, trace.ParallelEnd, 20, id(0, 2), id(0, 1), 0, 0)
+	// Serial work on the master 20..50, then a second region.
+	g.ev(0, trace.ParallelBegin, 50, id(0, 4), id(0, 1), 2, 0, 0)
+	g.ev(0, trace.ImplicitTaskBegin, 50, id(0, 4), id(0, 5), 2, 0, ompt.TaskImplicit)
+	// The worker wakes at 25 and its implicit task ends only at the next fork.
+	g.waitEnd(1, 25)
+	g.ev(1, trace.ImplicitTaskEnd, 50, 0, implicit(1), 0, 1, ompt.TaskImplicit)
+	g.ev(1, trace.ImplicitTaskBegin, 50, id(0, 4), id(1, 2), 2, 1, ompt.TaskImplicit)
+	g.ev(1, trace.SyncBegin, 60, ompt.SyncBarrierImplicit, id(0, 4), id(1, 2), 0)
+	g.ev(1, trace.SyncWaitBegin, 60, ompt.SyncBarrierImplicit, id(0, 4), id(1, 2))
+	g.ev(0, trace.SyncBegin, 70, ompt.SyncBarrierImplicit, id(0, 4), id(0, 5), 0)
+	g.ev(0, trace.SyncWaitBegin, 70, ompt.SyncBarrierImplicit, id(0, 4), id(0, 5))
+	g.ev(0, trace.SyncWaitEnd, 70, ompt.SyncBarrierImplicit, id(0, 4), id(0, 5))
+	g.ev(0, trace.SyncEnd, 70, ompt.SyncBarrierImplicit, id(0, 4), id(0, 5), 0)
+	g.ev(1, trace.SyncWaitEnd, 70, ompt.SyncBarrierImplicit, id(0, 4), id(1, 2))
+	g.ev(1, trace.SyncEnd, 70, ompt.SyncBarrierImplicit, id(0, 4), id(1, 2), 0)
+	g.ev(0, trace.ImplicitTaskEnd, 70, id(0, 4), id(0, 5), 2, 0, ompt.TaskImplicit)
+	g.ev(0, trace.ParallelEnd, 70, id(0, 4), id(0, 1), 0, 0)
+	g.ev(0, trace.ImplicitTaskEnd, 80, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ThreadEnd, 80)
+	g.ev(1, trace.ImplicitTaskEnd, 80, 0, id(1, 2), 0, 1, ompt.TaskImplicit)
+	g.ev(1, trace.ThreadEnd, 80)
+	s, _, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	w1 := s.Breakdown.Threads[1]
+	// Worker: work 0..15 and 50..60; in region 1 it waits 15..20 (released at
+	// 15, so ready: overhead); serial idle 20..50 and 70..80; region 2
+	// barrier 60..70 (released at 70): idle.
+	if w1.Work != 25 || w1.IdleSerial != 40 || w1.Overhead != 5 || w1.Idle != 10 {
+		t.Errorf("worker %+v", w1)
+	}
+}

@@ -75,9 +75,12 @@ struct ptr_clock {
 #define COMM_BLOCK 256
 #define COMM_BLOCKS 1024
 #define MAX_CLOCKS 16
-#define CHUNK_EVENTS 16384
-#define ARGS_CAP ((size_t)1 << 20)
-#define ARGS_SLACK ((size_t)PTR_MAX_DEPS * 11 + 64)
+#define CHUNK_EVENTS 4096
+#define ARGS_CAP ((size_t)CHUNK_EVENTS * 6)       /* values in the args stream before a flush */
+#define ARGS_SLACK ((size_t)PTR_MAX_DEPS * 2 + 8) /* room for one more record */
+#define SVB_CTRL(n) (((n) + 3) / 4)
+#define MAX_FRAME_IOV 10 /* pieces of one frame's payload */
+#define SVB_DATA(n) ((n) * 8 + 8)
 #define TBUF_CAP ((size_t)1 << 20)
 
 static struct {
@@ -141,11 +144,16 @@ static struct {
 #endif
 };
 
-/* Encoder scratch, used under the file lock. */
+/* Encoder scratch, used under the file lock: the zig-zag coded values of a
+ * chunk's time and args streams, and their stream-vbyte encodings. */
 static struct {
 	uint8_t kinds[CHUNK_EVENTS];
-	uint8_t dt[CHUNK_EVENTS * 10];
-	uint8_t args[ARGS_CAP + ARGS_SLACK];
+	uint64_t dt[CHUNK_EVENTS];
+	uint64_t args[ARGS_CAP + ARGS_SLACK];
+	uint8_t dt_ctrl[SVB_CTRL(CHUNK_EVENTS)];
+	uint8_t dt_data[SVB_DATA(CHUNK_EVENTS)];
+	uint8_t args_ctrl[SVB_CTRL(ARGS_CAP + ARGS_SLACK)];
+	uint8_t args_data[SVB_DATA(ARGS_CAP + ARGS_SLACK)];
 	size_t nd, na;
 	uint32_t n;
 	int64_t t0, last;
@@ -532,9 +540,11 @@ static int emit_frame(int kind, struct iovec *iov, int niov, int in_signal)
 	crc = ~crc;
 	uint8_t h[12] = { 0x93, k, 0xce, (uint8_t)(crc >> 24), (uint8_t)(crc >> 16), (uint8_t)(crc >> 8), (uint8_t)crc,
 			  0xc6, (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
-	struct iovec all[8];
+	struct iovec all[1 + MAX_FRAME_IOV];
+	if (niov > MAX_FRAME_IOV)
+		return 0;
 	all[0] = (struct iovec){ h, 12 };
-	for (int i = 0; i < niov && i < 7; i++)
+	for (int i = 0; i < niov; i++)
 		all[1 + i] = iov[i];
 	if (kind != 1 && g.fd < 0 && open_file(in_signal) < 0) {
 		if (g.file_failed || in_signal || g.rank_known)
@@ -572,20 +582,31 @@ static int emit_frame(int kind, struct iovec *iov, int niov, int in_signal)
 /* ------------------------------------------------------------------------ */
 /* Chunk encoding (under the file lock)                                     */
 
-static inline size_t put_uvarint(uint8_t *b, uint64_t v)
+static inline uint64_t zig(uint64_t delta)
 {
-	size_t n = 0;
-	while (v >= 0x80) {
-		b[n++] = (uint8_t)v | 0x80;
-		v >>= 7;
-	}
-	b[n++] = (uint8_t)v;
-	return n;
+	return (delta << 1) ^ (uint64_t)((int64_t)delta >> 63);
 }
 
-static inline size_t put_varint(uint8_t *b, uint64_t delta)
+/* Stream-vbyte (docs/trace-format.md): a 2-bit code per value, four per
+ * control byte (first value in the low bits); code 0 holds 0 in no byte,
+ * 1 a value below 2^8 in one, 2 a value below 2^24 in three, 3 any value in
+ * eight, little endian; the data ends with 8 zero bytes. Returns the data
+ * length and sets *nctrl. */
+static size_t svb_encode(const uint64_t *v, size_t n, uint8_t *ctrl, size_t *nctrl, uint8_t *data)
 {
-	return put_uvarint(b, (delta << 1) ^ (uint64_t)((int64_t)delta >> 63));
+	static const unsigned len[4] = { 0, 1, 3, 8 };
+	size_t d = 0;
+	*nctrl = SVB_CTRL(n);
+	memset(ctrl, 0, *nctrl);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t x = v[i];
+		unsigned code = x == 0 ? 0 : x < 1u << 8 ? 1 : x < 1u << 24 ? 2 : 3;
+		ctrl[i / 4] |= (uint8_t)(code << (2 * (i % 4)));
+		for (unsigned b = 0; b < len[code]; b++)
+			data[d++] = (uint8_t)(x >> (8 * b));
+	}
+	memset(data + d, 0, 8);
+	return d + 8;
 }
 
 static void enc_reset(void)
@@ -596,27 +617,40 @@ static void enc_reset(void)
 	E.addr = 0;
 }
 
+static void mp_bin_header(mpw *w, const char *key, size_t n)
+{
+	mp_str(w, key);
+	mp_be(w, 0xc6, n, 4);
+}
+
 static void enc_flush(ptr_thread *t, int in_signal)
 {
 	if (E.n == 0)
 		return;
-	uint8_t h[128], hd[16], ha[16];
+	size_t ndc, nac;
+	size_t ndd = svb_encode(E.dt, E.nd, E.dt_ctrl, &ndc, E.dt_data);
+	size_t nad = svb_encode(E.args, E.na, E.args_ctrl, &nac, E.args_data);
+	uint8_t h[160], h1[24], h2[24], h3[24], h4[24];
 	mpw w = { h, 0, sizeof h, 0 };
-	mp_map(&w, 7);
+	mp_map(&w, 10);
 	mp_kv_int(&w, "thread", t->index);
 	mp_kv_int(&w, "seq", t->chunk_seq);
 	mp_kv_int(&w, "n", E.n);
 	mp_kv_int(&w, "t0", E.t0);
-	mp_str(&w, "kinds");
-	mp_be(&w, 0xc6, E.n, 4);
-	mpw wd = { hd, 0, sizeof hd, 0 };
-	mp_str(&wd, "dt");
-	mp_be(&wd, 0xc6, E.nd, 4);
-	mpw wa = { ha, 0, sizeof ha, 0 };
-	mp_str(&wa, "args");
-	mp_be(&wa, 0xc6, E.na, 4);
-	struct iovec iov[6] = { { h, w.n }, { E.kinds, E.n }, { hd, wd.n }, { E.dt, E.nd }, { ha, wa.n }, { E.args, E.na } };
-	if (emit_frame(2, iov, 6, in_signal)) {
+	mp_kv_int(&w, "nargs", (int64_t)E.na);
+	mp_bin_header(&w, "kinds", E.n);
+	mpw w1 = { h1, 0, sizeof h1, 0 }, w2 = { h2, 0, sizeof h2, 0 };
+	mpw w3 = { h3, 0, sizeof h3, 0 }, w4 = { h4, 0, sizeof h4, 0 };
+	mp_bin_header(&w1, "dt_ctrl", ndc);
+	mp_bin_header(&w2, "dt_data", ndd);
+	mp_bin_header(&w3, "args_ctrl", nac);
+	mp_bin_header(&w4, "args_data", nad);
+	struct iovec iov[10] = {
+		{ h, w.n }, { E.kinds, E.n },
+		{ h1, w1.n }, { E.dt_ctrl, ndc }, { h2, w2.n }, { E.dt_data, ndd },
+		{ h3, w3.n }, { E.args_ctrl, nac }, { h4, w4.n }, { E.args_data, nad },
+	};
+	if (emit_frame(2, iov, 10, in_signal)) {
 		t->chunk_seq++;
 		t->written += E.n;
 		g.nchunks++;
@@ -649,19 +683,19 @@ static void encode_range(ptr_thread *t, size_t from, size_t to, int in_signal)
 		if (E.n == 0)
 			E.t0 = E.last = time;
 		E.kinds[E.n++] = (uint8_t)k;
-		E.nd += put_varint(E.dt + E.nd, (uint64_t)(time - E.last));
+		E.dt[E.nd++] = zig((uint64_t)(time - E.last));
 		E.last = time;
 		int64_t *reg = E.reg[k];
 		for (unsigned j = 0; j < nargs[k]; j++) {
-			E.na += put_varint(E.args + E.na, r[1 + j] - (uint64_t)reg[j]);
+			E.args[E.na++] = zig(r[1 + j] - (uint64_t)reg[j]);
 			reg[j] = (int64_t)r[1 + j];
 		}
 		if (k == K_TASK_DEPS) {
 			uint64_t cnt = r[2];
-			E.na += put_uvarint(E.args + E.na, cnt);
+			E.args[E.na++] = cnt;
 			for (uint64_t d = 0; d < cnt; d++) {
 				uint64_t a = r[3 + 2 * d];
-				E.na += put_varint(E.args + E.na, a - E.addr);
+				E.args[E.na++] = zig(a - E.addr);
 				E.addr = a;
 				E.args[E.na++] = (uint8_t)r[4 + 2 * d];
 			}
