@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -163,4 +164,83 @@ func decodePred(buf []byte) (uint32, pred) {
 		time: int64(le.Uint64(buf[4:])), proc: int32(le.Uint32(buf[12:])), thread: int32(le.Uint32(buf[16:])),
 		event: int64(le.Uint64(buf[20:])), kind: trace.Kind(buf[28]), ok: true,
 	}
+}
+
+// PropagateMax gives every receive-like node of m, for each of cols value
+// columns, the largest value among its predecessors (through collective
+// nodes): value fills v (length cols) for a send-like node. It is the
+// census form of ExchangeEdges — the same two Alltoallv rounds, several
+// columns at once, no identities — for counting violations under several
+// clocks. Nodes without a predecessor get math.MinInt64. The result is
+// indexed n*cols + column. Collective; an error is returned on every rank.
+func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64)) ([]int64, error) {
+	g := m.DAG
+	n := m.Len()
+	out := make([]int64, int(n)*cols)
+	for i := range out {
+		out[i] = math.MinInt64
+	}
+	esz := 4 + 8*cols
+	le := binary.LittleEndian
+	deliver := func(to int32, v []int64) {
+		o := out[int(to)*cols : int(to+1)*cols]
+		for i, x := range v {
+			o[i] = max(o[i], x)
+		}
+	}
+	send := func(bufs [][]byte, from int32, v []int64) {
+		for _, e := range g.Outs(from) {
+			if to, ok := e.Node(); ok {
+				deliver(to, v)
+				continue
+			}
+			s, _ := e.Slot()
+			peer, k := g.slotAddr(s)
+			b := le.AppendUint32(bufs[peer], k)
+			for _, x := range v {
+				b = le.AppendUint64(b, uint64(x))
+			}
+			bufs[peer] = b
+		}
+	}
+	v := make([]int64, cols)
+	for round := 0; round < 2; round++ {
+		bufs := make([][]byte, c.Size())
+		for u := int32(0); u < n; u++ {
+			switch {
+			case round == 0 && m.Role[u] == RoleSend:
+				value(u, v)
+				send(bufs, u, v)
+			case round == 1 && m.Role[u] == RoleColl:
+				send(bufs, u, out[int(u)*cols:int(u+1)*cols])
+			}
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return nil, err
+		}
+		var lerr error
+		for q, buf := range recv {
+			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+			if len(buf)%esz != 0 {
+				lerr = fmt.Errorf("rank %d: graph: census message of %d bytes from rank %d", c.Rank(), len(buf), q)
+				break
+			}
+			for ; len(buf) > 0; buf = buf[esz:] {
+				k := le.Uint32(buf)
+				if k >= uint32(cnt) || g.slotOut[base+int32(k)] {
+					lerr = fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d, not an input here", c.Rank(), q, k)
+					break
+				}
+				for i := range v {
+					v[i] = int64(le.Uint64(buf[4+8*i:]))
+				}
+				deliver(g.slotNode[base+int32(k)], v)
+			}
+		}
+		if err := comm.Agree(c, lerr); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
