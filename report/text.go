@@ -23,6 +23,10 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	}
 	p.line("size       %d processes on %d hosts, %d threads, %d events, %s", t.Processes, t.Hosts, t.Threads, t.Events, Bytes(t.Bytes))
 	p.line("span       %s", Dur(t.DurationNS))
+	if cs := r.ClockSync; cs != nil {
+		p.line("clock sync: %d messages, %d violations → %d, max correction %s, method %s",
+			cs.Messages+cs.RemoteDependences+cs.Collectives, cs.ViolationsBefore, cs.ViolationsAfter, Dur(cs.MaxCorrectionNS), cs.Method)
+	}
 	if t.Warnings != nil && t.Warnings.Count > 0 {
 		p.warn("warnings   %d (first: %s)", t.Warnings.Count, t.Warnings.First[0])
 	}
