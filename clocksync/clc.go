@@ -15,12 +15,13 @@ type location struct {
 	itime []int64 // interpolated time by merged position, for the corrections
 
 	// Forward state: the previous event's interpolated and logical time,
-	// the anchor of the current γ-run, and the logical time at the last
-	// jump (start of the next jump's smoothing window).
+	// the anchor of the current γ-run, the logical time at the last jump
+	// (start of the next jump's smoothing window) and its position.
 	started      bool
 	lastT, lastF int64
 	anchT, anchF int64
 	lastJumpF    int64
+	lastJumpPos  int // −1: no jump
 
 	// Backward state: the next event's forward and final times, and the
 	// current smoothing ramp b = f + (f − rampX0)·rampScale.
@@ -29,12 +30,14 @@ type location struct {
 	rampX0       int64
 	rampScale    float64
 
+	// Corrections (final − interpolated time): the forward pass adds
+	// f − t for every event, the backward pass b − f for those it moves.
 	maxCorr, sumCorr int64
 }
 
 func newLocation(p *trace.Process, order []uint16, mdl model) *location {
 	n := len(order)
-	return &location{evs: p.Events, order: order, cur: make([]int, len(p.Events)), mdl: mdl, itime: make([]int64, n)}
+	return &location{evs: p.Events, order: order, cur: make([]int, len(p.Events)), mdl: mdl, itime: make([]int64, n), lastJumpPos: -1}
 }
 
 // logical returns the forward CLC time of an event at interpolated time t,
@@ -68,12 +71,23 @@ func (l *location) commit(t, f, g int64) {
 		l.lastJumpF = f
 	}
 	l.lastT, l.lastF = t, f
+	l.sumCorr += f - t
+	l.maxCorr = max(l.maxCorr, f-t)
 }
 
-// forwardTo processes merged positions [pos, end) as internal events.
+// forwardTo processes merged positions [pos, end) as internal events. It
+// is the hot loop of the forward pass, so state lives in locals; while the
+// location has no correction (LC = t) every bound of logical is at most t
+// — the γ term included, whatever its anchor — so LC = t without the γ
+// multiplication, and the anchor, which cannot matter before the next
+// jump re-anchors, is kept at the current event.
 func (l *location) forwardTo(end int, p *params) {
+	if l.pos >= end {
+		return
+	}
 	order, evs, cur, itime := l.order, l.evs, l.cur, l.itime
-	for pos := l.pos; pos < end; pos++ {
+	pos := l.pos
+	if !l.started {
 		th := order[pos]
 		e := &evs[th][cur[th]]
 		cur[th]++
@@ -82,8 +96,41 @@ func (l *location) forwardTo(end int, p *params) {
 		f, g := l.logical(t, p)
 		l.commit(t, f, g)
 		e.Time = f
+		pos++
 	}
-	l.pos = max(l.pos, end)
+	off, at, slope := l.mdl.off, l.mdl.at, l.mdl.slope
+	gamma, delta := p.gamma, p.delta
+	lastT, lastF, anchT, anchF := l.lastT, l.lastF, l.anchT, l.anchF
+	sum, mx := l.sumCorr, l.maxCorr
+	for ; pos < end; pos++ {
+		th := order[pos]
+		e := &evs[th][cur[th]]
+		cur[th]++
+		t := e.Time + off
+		if slope != 0 {
+			t += roundHalfUp(float64(e.Time-at) * slope)
+		}
+		itime[pos] = t
+		if lastF == lastT {
+			anchT, anchF = t, t
+			lastT, lastF = t, t
+			e.Time = t
+			continue
+		}
+		g := anchF + roundHalfUp(gamma*float64(t-anchT))
+		f := lastF + min(delta, max(t-lastT, 0))
+		f = max(f, g, t)
+		if f != g {
+			anchT, anchF = t, f
+		}
+		lastT, lastF = t, f
+		sum += f - t
+		mx = max(mx, f-t)
+		e.Time = f
+	}
+	l.lastT, l.lastF, l.anchT, l.anchF = lastT, lastF, anchT, anchF
+	l.sumCorr, l.maxCorr = sum, mx
+	l.pos = end
 }
 
 // forwardNode processes the communication event at merged position pos (all
@@ -107,20 +154,37 @@ func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jum
 	jump, x0, x1 = f-fint, l.lastJumpF, fint
 	l.commit(t, f, g)
 	if jump > 0 {
-		l.lastJumpF = f
+		l.lastJumpF, l.lastJumpPos = f, pos
 	}
 	e.Time = f
 	l.pos = pos + 1
 	return f, jump, x0, x1
 }
 
-// startBackward positions the location after its last event.
+// startBackward positions the location at its last jump. Events after it
+// keep their forward times: no later jump ramps them, a receiver's cap is
+// never below a send's forward time, and b_next = f_next makes the order
+// bound at least f, so the backward pass starts there and costs nothing on
+// a location without jumps. Only the thread-index column is read to place
+// the cursors.
 func (l *location) startBackward() {
 	for t := range l.evs {
 		l.cur[t] = len(l.evs[t])
 	}
-	l.pos = len(l.order) - 1
+	for pos := len(l.order) - 1; pos > l.lastJumpPos; pos-- {
+		l.cur[l.order[pos]]--
+	}
+	l.pos = l.lastJumpPos
+	if l.pos >= 0 && l.pos+1 < len(l.order) {
+		th := l.order[l.pos+1]
+		f := l.evs[th][l.cur[th]].Time
+		l.hasNext, l.bNext, l.fNext = true, f, f
+	}
 }
+
+// tail reports whether merged position pos lies after the backward pass's
+// start, where times stay as the forward pass left them.
+func (l *location) tail(pos int) bool { return pos > l.lastJumpPos }
 
 // backStep gives the event at the current position its final time:
 //
@@ -148,9 +212,8 @@ func (l *location) backStep(capv int64, hasCap bool, p *params) int64 {
 			b = lim
 		}
 	}
-	c := b - l.itime[pos]
-	l.sumCorr += c
-	l.maxCorr = max(l.maxCorr, c)
+	l.sumCorr += b - f
+	l.maxCorr = max(l.maxCorr, b-l.itime[pos])
 	e.Time = b
 	l.bNext, l.fNext, l.hasNext = b, f, true
 	l.pos = pos - 1
@@ -158,11 +221,40 @@ func (l *location) backStep(capv int64, hasCap bool, p *params) int64 {
 }
 
 // backwardTo processes merged positions down to lo (inclusive) as events
-// without a receiver's cap.
+// without a receiver's cap: backStep's rule with state in locals. Without a
+// ramp and with the next event uncorrected (b = f), the bound b_next −
+// min(δ, f_next − f) is at least f, so b = f and the event keeps its time.
 func (l *location) backwardTo(lo int, p *params) {
-	for l.pos >= lo {
+	if l.pos < lo {
+		return
+	}
+	if !l.hasNext {
 		l.backStep(0, false, p)
 	}
+	order, evs, cur, itime := l.order, l.evs, l.cur, l.itime
+	delta, x0, scale := p.delta, l.rampX0, l.rampScale
+	bNext, fNext := l.bNext, l.fNext
+	sum, mx := l.sumCorr, l.maxCorr
+	for pos := l.pos; pos >= lo; pos-- {
+		th := order[pos]
+		cur[th]--
+		e := &evs[th][cur[th]]
+		f := e.Time
+		b := f
+		if scale != 0 || bNext != fNext {
+			if scale != 0 && f > x0 {
+				b += int64(float64(f-x0) * scale)
+			}
+			b = min(b, bNext-min(delta, fNext-f))
+			e.Time = b
+			sum += b - f
+			mx = max(mx, b-itime[pos])
+		}
+		bNext, fNext = b, f
+	}
+	l.bNext, l.fNext = bNext, fNext
+	l.sumCorr, l.maxCorr = sum, mx
+	l.pos = min(l.pos, lo-1)
 }
 
 // setRamp starts the smoothing window of a jump for the events before it:

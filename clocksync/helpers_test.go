@@ -85,7 +85,7 @@ func runSync(t testing.TB, procs []*trace.Process, k int, o Options, noSync bool
 		if err != nil {
 			return err
 		}
-		edges, err := graph.ExchangeEdges(c, m)
+		edges, err := graph.ExchangeEdges(c, m, l.NodeTimes)
 		if err != nil {
 			return err
 		}

@@ -82,6 +82,9 @@ type Local struct {
 	Options  Options
 	Procs    []ProcessStats
 	Warnings []string
+	// NodeTimes holds the final time of every event node of the matching
+	// (what graph.ExchangeEdges needs, without touching the events).
+	NodeTimes []int64
 }
 
 // Sync synchronizes the timestamps of this rank's processes (m.Procs) in
@@ -115,7 +118,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 			bad = fmt.Errorf("rank %d: clocksync: %s replay reached %s out of its process's event order", c.Rank(), dir, m.Describe(v))
 		}
 	}
-	_, err = graph.Replay(c, m.DAG, graph.ReplayOptions{
+	fwd, err := graph.Replay(c, m.DAG, graph.ReplayOptions{
 		Describe: m.Describe,
 		Eval: func(v int32, in graph.Input) int64 {
 			if m.Role[v] == graph.RoleColl {
@@ -144,7 +147,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 
 	// Backward smoothing: a node's inputs are now its receivers (min of
 	// their final times); the cap keeps every send l_min before them.
-	_, err = graph.Replay(c, m.DAG, graph.ReplayOptions{
+	bwd, err := graph.Replay(c, m.DAG, graph.ReplayOptions{
 		Backward: true,
 		Min:      true,
 		Describe: m.Describe,
@@ -153,6 +156,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 				return inOr(in, math.MaxInt64)
 			}
 			loc, pos := locs[m.Proc[v]], int(m.Pos[v])
+			if loc.tail(pos) {
+				return fwd.Values[v] // after the last jump: b = f
+			}
 			if pos > loc.pos {
 				fail(v, "backward")
 				return 0
@@ -176,6 +182,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err := comm.Agree(c, bad); err != nil {
 		return nil, err
 	}
+	l.NodeTimes = bwd.Values
 	return l, nil
 }
 
@@ -190,12 +197,13 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.EventOf(n).Time })
+	l.NodeTimes = m.Recorded
+	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.Recorded[n] })
 	if err != nil {
 		return nil, err
 	}
 	for n := int32(0); n < m.Len(); n++ {
-		if m.Role[n] == graph.RoleRecv && m.EventOf(n).Time-o.MinLatencyNS < src[n] {
+		if m.Role[n] == graph.RoleRecv && m.Recorded[n]-o.MinLatencyNS < src[n] {
 			l.Procs[m.Proc[n]].ViolationsBefore++
 			l.Procs[m.Proc[n]].ViolationsInterpolated++
 		}
@@ -272,7 +280,7 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 // times, in one exchange over the explicit edges.
 func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*location) error {
 	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
-		t := m.EventOf(n).Time
+		t := m.Recorded[n]
 		v[0], v[1] = t, locs[m.Proc[n]].mdl.apply(t)
 	})
 	if err != nil {
@@ -282,7 +290,7 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*
 		if m.Role[n] != graph.RoleRecv {
 			continue
 		}
-		t := m.EventOf(n).Time
+		t := m.Recorded[n]
 		s := &l.Procs[m.Proc[n]]
 		if t-lmin < src[2*n] {
 			s.ViolationsBefore++

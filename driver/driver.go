@@ -197,7 +197,7 @@ func (r *run) clocksync() error {
 // exchange hands every owned process its cross-process predecessors with
 // their final timestamps, and checks the synchronization on them.
 func (r *run) exchange() error {
-	edges, err := graph.ExchangeEdges(r.c, r.matching)
+	edges, err := graph.ExchangeEdges(r.c, r.matching, r.clock.NodeTimes)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 )
@@ -208,6 +209,13 @@ func (b *Builder) AddRemoteOutKey(src int32, rank int, key Key) {
 	if b.checkLocal(src) && b.checkRank(rank) {
 		b.rem = append(b.rem, remoteDecl{local: src, peer: int32(rank), node: -1, key: key, out: true, byKey: true})
 	}
+}
+
+// growEdges makes room for n more edges, local or remote.
+func (b *Builder) growEdges(n int) {
+	b.rem = slices.Grow(b.rem, n)
+	b.esrc = slices.Grow(b.esrc, n)
+	b.edst = slices.Grow(b.edst, n)
 }
 
 // BuildOptions tune Build.

@@ -63,14 +63,23 @@ func (a *pred) later(b *pred) bool {
 const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 
 // ExchangeEdges gives every receive-like event of this rank's processes the
-// identity and current timestamp (Event.Time, so call it after clock
-// synchronization) of its predecessor. Send-like events travel along their
-// edges in one Alltoallv; collective nodes take the latest of their inputs
-// and pass it on in a second one, so an instance of N members costs O(N)
-// records. It is collective; an error is returned on every rank.
-func ExchangeEdges(c comm.Comm, m *Matching) ([]RemoteEdges, error) {
+// identity and current timestamp of its predecessor. times holds the
+// current time of every event node (clocksync's Local.NodeTimes after
+// synchronization, Matching.Recorded without), which spares reading the
+// scattered events; nil reads Event.Time. Send-like events travel along
+// their edges in one Alltoallv; collective nodes take the latest of their
+// inputs and pass it on in a second one, so an instance of N members costs
+// O(N) records. It is collective; an error is returned on every rank.
+func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
 	g := m.DAG
 	n := m.Len()
+	if times != nil && int32(len(times)) != n {
+		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), n)
+	}
+	rank := make([]int32, len(m.Procs))
+	for i, p := range m.Procs {
+		rank[i] = int32(p.Header.Rank)
+	}
 	preds := make([]pred, n)
 	deliver := func(to int32, p *pred) {
 		if p.later(&preds[to]) {
@@ -111,8 +120,13 @@ func ExchangeEdges(c comm.Comm, m *Matching) ([]RemoteEdges, error) {
 		for v := int32(0); v < n; v++ {
 			switch {
 			case round == 0 && m.Role[v] == RoleSend:
-				e := m.EventOf(v)
-				p := pred{time: e.Time, proc: int32(m.Procs[m.Proc[v]].Header.Rank), thread: m.Thread[v], event: m.Event[v], kind: e.Kind, ok: true}
+				var t int64
+				if times != nil {
+					t = times[v]
+				} else {
+					t = m.EventOf(v).Time
+				}
+				p := pred{time: t, proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
 				send(bufs, v, &p)
 			case round == 1 && m.Role[v] == RoleColl && preds[v].ok:
 				send(bufs, v, &preds[v])
@@ -130,6 +144,15 @@ func ExchangeEdges(c comm.Comm, m *Matching) ([]RemoteEdges, error) {
 	out := make([]RemoteEdges, len(m.Procs))
 	for i := range m.Procs {
 		r := &out[i]
+		n := 0
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			if m.Role[v] == RoleRecv && preds[v].ok {
+				n++
+			}
+		}
+		r.Thread, r.Event, r.Kind = make([]int32, 0, n), make([]int64, 0, n), make([]trace.Kind, 0, n)
+		r.PredProc, r.PredThread, r.PredEvent = make([]int32, 0, n), make([]int32, 0, n), make([]int64, 0, n)
+		r.PredKind, r.PredTime = make([]trace.Kind, 0, n), make([]int64, 0, n)
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 			p := &preds[v]
 			if m.Role[v] != RoleRecv || !p.ok {

@@ -113,6 +113,9 @@ type Matching struct {
 	Pos    []int64      // position in the process's merged order
 	Kind   []trace.Kind // event kind (collective node: coll_begin)
 	Comm   []int64      // collective nodes: communicator id
+	// Recorded is the event's time when Match ran (as recorded, before
+	// any correction), dense so censuses need not touch the events.
+	Recorded []int64
 
 	Stats    MatchStats
 	Warnings Warnings
@@ -151,10 +154,13 @@ const (
 // chanKey identifies a channel: point-to-point messages of one
 // (communicator, source, destination, tag) match in order, and so do remote
 // dependences of one (source, destination, predecessor task, successor task).
+//
+// The fields fill 32 bytes without padding, so maps hash a key as one block
+// of memory instead of field by field.
 type chanKey struct {
-	typ      uint8
-	src, dst int32
 	a, b     int64 // p2p: communicator id, tag; dependences: predecessor and successor task
+	src, dst int32
+	typ      int64
 }
 
 // sendRec is a send-like event travelling to its receiver's rank.
@@ -218,20 +224,37 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	k, me := c.Size(), c.Rank()
 	m := &Matching{Procs: procs, ProcNodes: make([]int32, len(procs)+1)}
 	b := NewBuilder(me, k)
+	// Size everything first (one pass over the kinds): growing node
+	// arrays and send buffers by appending would copy them several times.
+	need := make([]int, k)
+	var nodes, nrecv int
+	for _, p := range procs {
+		m.Orders = append(m.Orders, MergeOrder(p))
+		countComm(p, owners, need, &nodes, &nrecv)
+	}
 	bufs := make([][]byte, k)
-	var recvs []recvRec
+	for q, n := range need {
+		if n > 0 {
+			bufs[q] = make([]byte, 0, n)
+		}
+	}
+	m.grow(nodes)
+	b.chained = slices.Grow(b.chained, nodes)
+	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
-	for i, p := range procs {
-		order := MergeOrder(p)
-		m.Orders = append(m.Orders, order)
-		m.scan(b, owners, int32(i), order, bufs, &recvs, w)
+	for i := range procs {
+		m.scan(b, owners, int32(i), m.Orders[i], bufs, &recvs, w)
 		m.ProcNodes[i+1] = b.Len()
 	}
 	recv, err := c.Alltoallv(bufs)
 	if err != nil {
 		return nil, err
 	}
-	var sends []sendRec
+	var nsend int
+	for _, buf := range recv {
+		nsend += len(buf) / sendRecSize // an upper bound: collective records are larger
+	}
+	sends := make([]sendRec, 0, nsend)
 	var colls []collRec
 	var lerr error
 	for q, buf := range recv {
@@ -270,6 +293,47 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	return m, nil
 }
 
+// countComm adds p's communication events to the node and receive counts
+// and the bytes of its send records to need (by destination rank): upper
+// bounds, for sizing.
+func countComm(p *trace.Process, owners Owners, need []int, nodes, nrecv *int) {
+	n := int64(p.Header.NRanks)
+	for _, ev := range p.Events {
+		for i := range ev {
+			e := &ev[i]
+			switch e.Kind {
+			case trace.MPISend:
+				if peer := e.Args[0]; peer >= 0 && peer < n {
+					need[owners.Owner(int(peer))] += sendRecSize
+				}
+				*nodes++
+			case trace.RemoteDepOut:
+				if peer := e.Args[1]; peer >= 0 && peer < n {
+					need[owners.Owner(int(peer))] += sendRecSize
+				}
+				*nodes++
+			case trace.MPIRecv, trace.RemoteDepIn:
+				*nrecv++
+				*nodes++
+			case trace.CollBegin, trace.CollEnd:
+				*nodes++
+			}
+		}
+	}
+}
+
+// grow makes room for n more event nodes.
+func (m *Matching) grow(n int) {
+	m.Role = slices.Grow(m.Role, n)
+	m.Proc = slices.Grow(m.Proc, n)
+	m.Thread = slices.Grow(m.Thread, n)
+	m.Event = slices.Grow(m.Event, n)
+	m.Pos = slices.Grow(m.Pos, n)
+	m.Kind = slices.Grow(m.Kind, n)
+	m.Comm = slices.Grow(m.Comm, n)
+	m.Recorded = slices.Grow(m.Recorded, n)
+}
+
 // addNode appends an event node.
 func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos int64, kind trace.Kind) int32 {
 	n := b.AddNode(b.Len() > m.ProcNodes[proc])
@@ -280,6 +344,7 @@ func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos
 	m.Pos = append(m.Pos, pos)
 	m.Kind = append(m.Kind, kind)
 	m.Comm = append(m.Comm, 0)
+	m.Recorded = append(m.Recorded, m.Procs[proc].Events[thread][event].Time)
 	return n
 }
 
@@ -413,7 +478,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 }
 
 func encodeSend(buf []byte, k chanKey, node, thread int32, event int64) []byte {
-	buf = append(buf, k.typ)
+	buf = append(buf, byte(k.typ))
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(k.src))
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(k.dst))
 	buf = binary.LittleEndian.AppendUint64(buf, uint64(k.a))
@@ -426,7 +491,7 @@ func encodeSend(buf []byte, k chanKey, node, thread int32, event int64) []byte {
 func decodeSend(buf []byte, rank int32) sendRec {
 	le := binary.LittleEndian
 	return sendRec{
-		key:    chanKey{typ: buf[0], src: int32(le.Uint32(buf[1:])), dst: int32(le.Uint32(buf[5:])), a: int64(le.Uint64(buf[9:])), b: int64(le.Uint64(buf[17:]))},
+		key:    chanKey{typ: int64(buf[0]), src: int32(le.Uint32(buf[1:])), dst: int32(le.Uint32(buf[5:])), a: int64(le.Uint64(buf[9:])), b: int64(le.Uint64(buf[17:]))},
 		rank:   rank,
 		node:   int32(le.Uint32(buf[25:])),
 		thread: int32(le.Uint32(buf[29:])),
@@ -466,54 +531,98 @@ func decodeColl(buf []byte, rank int32) collRec {
 	}
 }
 
+// chanHash mixes a channel key into 64 bits: the high bits choose the
+// partition, the low bits the slot in the partition's table.
+func chanHash(k *chanKey) uint64 {
+	h := uint64(k.typ) ^ uint64(uint32(k.src))<<8 ^ uint64(uint32(k.dst))<<36
+	h = (h ^ uint64(k.a)*0x9e3779b97f4a7c15) * 0xbf58476d1ce4e5b9
+	h = (h ^ uint64(k.b)*0x94d049bb133111eb ^ h>>29) * 0x9e3779b97f4a7c15
+	return h ^ h>>32
+}
+
 // matchChannels pairs the sends that arrived with the local receives, in
-// order per channel, and declares an edge for every pair. Grouping is a
-// counting sort over dense channel indices (one map lookup per record),
-// which keeps each channel's records in arrival order.
+// order per channel, and declares an edge for every pair.
+//
+// It is a radix-partitioned hash join: both sides are partitioned by a hash
+// of the channel (a stable counting sort that copies compact records, so a
+// channel's records stay in order and each partition is read sequentially),
+// then joined partition by partition through a small open-addressing table
+// reused between partitions. One table over all channels would miss the
+// cache on every record when channels carry one message each, as remote
+// dependences do (a channel per task pair).
 func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w *warner) {
-	idx := make(map[chanKey]int32, len(recvs)/4+1)
-	ri := make([]int32, len(recvs))
-	si := make([]int32, len(sends))
-	var nr, ns []int32
-	lookup := func(k chanKey) int32 {
-		c, ok := idx[k]
-		if !ok {
-			c = int32(len(nr))
-			idx[k] = c
-			nr = append(nr, 0)
-			ns = append(ns, 0)
-		}
-		return c
+	type rec struct {
+		key  chanKey
+		h    uint64
+		rank int32 // sends: the sender's analysis rank
+		node int32
+		idx  int32 // in recvs or sends
 	}
+	const perPart = 2048 // records per partition: its table fits in cache
+	bits := uint(0)
+	for (len(recvs)+len(sends))>>bits > perPart {
+		bits++
+	}
+	np := 1 << bits
+	partOf := func(h uint64) int32 {
+		if bits == 0 {
+			return 0
+		}
+		return int32(h >> (64 - bits))
+	}
+	rOff, sOff := make([]int32, np+1), make([]int32, np+1)
+	rh, sh := make([]uint64, len(recvs)), make([]uint64, len(sends))
 	for i := range recvs {
-		c := lookup(recvs[i].key)
-		ri[i] = c
-		nr[c]++
+		rh[i] = chanHash(&recvs[i].key)
+		rOff[partOf(rh[i])+1]++
 	}
 	for i := range sends {
-		c := lookup(sends[i].key)
-		si[i] = c
-		ns[c]++
+		sh[i] = chanHash(&sends[i].key)
+		sOff[partOf(sh[i])+1]++
 	}
-	nc := len(nr)
-	rOff := make([]int32, nc+1)
-	sOff := make([]int32, nc+1)
-	for c := 0; c < nc; c++ {
-		rOff[c+1] = rOff[c] + nr[c]
-		sOff[c+1] = sOff[c] + ns[c]
+	for g := 0; g < np; g++ {
+		rOff[g+1] += rOff[g]
+		sOff[g+1] += sOff[g]
 	}
-	rSorted := make([]int32, len(recvs))
-	sSorted := make([]int32, len(sends))
-	at := append([]int32(nil), rOff[:nc]...)
-	for i, c := range ri {
-		rSorted[at[c]] = int32(i)
-		at[c]++
+	rs, ss := make([]rec, len(recvs)), make([]rec, len(sends))
+	at := append([]int32(nil), rOff[:np]...)
+	for i := range recvs {
+		g := partOf(rh[i])
+		rs[at[g]] = rec{recvs[i].key, rh[i], 0, recvs[i].node, int32(i)}
+		at[g]++
 	}
-	at = append(at[:0], sOff[:nc]...)
-	for i, c := range si {
-		sSorted[at[c]] = int32(i)
-		at[c]++
+	at = append(at[:0], sOff[:np]...)
+	for i := range sends {
+		g := partOf(sh[i])
+		ss[at[g]] = rec{sends[i].key, sh[i], sends[i].rank, sends[i].node, int32(i)}
+		at[g]++
 	}
+	rh, sh = nil, nil
+
+	// A channel's unmatched receives form a linked list through next (by
+	// position in rs); it also counts the receives and sends it has seen.
+	type queue struct {
+		key                      chanKey
+		head, tail, nrecv, nsend int32
+	}
+	var queues []queue
+	var slots []int32 // open addressing, linear probing: index in queues, −1 empty
+	lookup := func(k *chanKey, h uint64) *queue {
+		mask := uint64(len(slots) - 1)
+		for i := h & mask; ; i = (i + 1) & mask {
+			q := slots[i]
+			if q < 0 {
+				slots[i] = int32(len(queues))
+				queues = append(queues, queue{key: *k, head: -1, tail: -1})
+				return &queues[len(queues)-1]
+			}
+			if queues[q].key == *k {
+				return &queues[q]
+			}
+		}
+	}
+	next := make([]int32, len(rs))
+	nth := make([]int32, len(rs)) // a receive's ordinal in its channel
 	type unmatched struct {
 		key   chanKey
 		nth   int32
@@ -522,38 +631,66 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 		event int64
 	}
 	var left []unmatched
-	for c := 0; c < nc; c++ {
-		rs, ss := rSorted[rOff[c]:rOff[c+1]], sSorted[sOff[c]:sOff[c+1]]
-		np := min(len(rs), len(ss))
-		for j := 0; j < np; j++ {
-			r, s := &recvs[rs[j]], &sends[ss[j]]
-			b.AddRemoteIn(r.node, NodeRef{Rank: int(s.rank), Node: s.node})
-		}
-		var key chanKey
-		if len(rs) > 0 {
-			key = recvs[rs[0]].key
+	count := func(k *chanKey, recvs, sends int64) {
+		if k.typ == recP2P {
+			m.Stats.UnmatchedRecvs += recvs
+			m.Stats.UnmatchedSends += sends
 		} else {
-			key = sends[ss[0]].key
+			m.Stats.UnmatchedDepIns += recvs
+			m.Stats.UnmatchedDepOuts += sends
 		}
-		if key.typ == recP2P {
-			m.Stats.Messages += int64(np)
-			m.Stats.UnmatchedRecvs += int64(len(rs) - np)
-			m.Stats.UnmatchedSends += int64(len(ss) - np)
-		} else {
-			m.Stats.RemoteDeps += int64(np)
-			m.Stats.UnmatchedDepIns += int64(len(rs) - np)
-			m.Stats.UnmatchedDepOuts += int64(len(ss) - np)
+		w.count += recvs + sends
+	}
+	b.growEdges(min(len(rs), len(ss)))
+	for g := 0; g < np; g++ {
+		n := int(rOff[g+1]-rOff[g]) + int(sOff[g+1]-sOff[g])
+		size := 16
+		for size < 2*n {
+			size *= 2
 		}
-		for j := np; j < len(rs); j++ {
-			r := &recvs[rs[j]]
-			left = append(left, unmatched{key, int32(j), false, r.thread, r.event})
+		if cap(slots) < size {
+			slots = make([]int32, size)
 		}
-		for j := np; j < len(ss); j++ {
-			s := &sends[ss[j]]
-			left = append(left, unmatched{key, int32(j), true, s.thread, s.event})
+		slots = slots[:size]
+		for i := range slots {
+			slots[i] = -1
 		}
-		if n := int64(len(rs)+len(ss)) - 2*int64(np); n > 0 {
-			w.count += n
+		queues = queues[:0]
+		for r := rOff[g]; r < rOff[g+1]; r++ {
+			q := lookup(&rs[r].key, rs[r].h)
+			next[r], nth[r] = -1, q.nrecv
+			if q.head < 0 {
+				q.head = r
+			} else {
+				next[q.tail] = r
+			}
+			q.tail = r
+			q.nrecv++
+		}
+		for i := sOff[g]; i < sOff[g+1]; i++ {
+			s := &ss[i]
+			q := lookup(&s.key, s.h)
+			if q.head >= 0 {
+				b.AddRemoteIn(rs[q.head].node, NodeRef{Rank: int(s.rank), Node: s.node})
+				if s.key.typ == recP2P {
+					m.Stats.Messages++
+				} else {
+					m.Stats.RemoteDeps++
+				}
+				q.head = next[q.head]
+			} else {
+				count(&s.key, 0, 1)
+				o := &sends[s.idx]
+				left = append(left, unmatched{s.key, q.nsend, true, o.thread, o.event})
+			}
+			q.nsend++
+		}
+		for qi := range queues {
+			for r := queues[qi].head; r >= 0; r = next[r] {
+				count(&rs[r].key, 1, 0)
+				o := &recvs[rs[r].idx]
+				left = append(left, unmatched{o.key, nth[r], false, o.thread, o.event})
+			}
 		}
 	}
 	// Listed in the receiving process's order, whatever the partition.
@@ -620,6 +757,7 @@ func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w
 		m.Pos = append(m.Pos, -1)
 		m.Kind = append(m.Kind, trace.CollBegin)
 		m.Comm = append(m.Comm, inst[0].comm)
+		m.Recorded = append(m.Recorded, 0)
 		root := inst[0].root
 		class := trace.CollOp(inst[0].op).Class()
 		for i := range inst {

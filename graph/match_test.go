@@ -63,7 +63,7 @@ func runMatch(t testing.TB, procs []*trace.Process, k int) *matched {
 		if err != nil {
 			return err
 		}
-		edges, err := ExchangeEdges(c, m)
+		edges, err := ExchangeEdges(c, m, m.Recorded)
 		if err != nil {
 			return err
 		}
