@@ -215,12 +215,14 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 // edges (graph.ExchangeEdges, one entry per process of m): a receive-like
 // event earlier than its predecessor's final time + l_min. It checks the
 // result with data the rest of the pipeline uses, at no communication cost.
+// Messages within one process are not counted: they share one clock (see
+// graph.Matching.SelfPairs).
 func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
 	for i := range l.Procs {
 		var v int64
 		p, r := m.Procs[i], &edges[i]
 		for j := 0; j < r.Len(); j++ {
-			if p.Events[r.Thread[j]][r.Event[j]].Time-l.Options.MinLatencyNS < r.PredTime[j] {
+			if int(r.PredProc[j]) != p.Header.Rank && p.Events[r.Thread[j]][r.Event[j]].Time-l.Options.MinLatencyNS < r.PredTime[j] {
 				v++
 			}
 		}

@@ -254,3 +254,36 @@ func TestBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestSelfMessageEqualTimes: a process sends itself a message from thread 1
+// and receives it on thread 0 in the same nanosecond, so the merged order
+// puts the receive first. A message within one process constrains no clock:
+// matched and exchanged, but no cycle and no correction.
+func TestSelfMessageEqualTimes(t *testing.T) {
+	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1}}}
+	p0 := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 2}, Tables: trace.Tables{Comms: world},
+		Events: [][]trace.Event{
+			{{Time: 100, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}, {Time: 200, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{1, 2, 0, 8, 0}}},
+			{{Time: 100, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
+		}}
+	p1 := &trace.Process{Header: trace.Header{Rank: 1, NRanks: 2}, Tables: trace.Tables{Comms: world},
+		Events: [][]trace.Event{{{Time: 150, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 2, 0, 8, 0}}}}}
+	procs := []*trace.Process{p0, p1}
+	for k := 1; k <= 2; k++ {
+		r := mustSync(t, procs, k, DefaultOptions())
+		if r.match.Messages != 2 {
+			t.Fatalf("k=%d: %+v", k, r.match)
+		}
+		// Process 1 received at 150 what process 0 sent at 200: the CLC
+		// moves the receive, nothing else.
+		if got := r.procs[1].Events[0][0].Time; got != 200 {
+			t.Fatalf("k=%d: receive at %d, want 200", k, got)
+		}
+		sameTimes(t, "process 0", r.procs[:1], procs[:1])
+		for _, s := range r.stats {
+			if s.ViolationsAfter != 0 {
+				t.Fatalf("k=%d: %+v", k, s)
+			}
+		}
+	}
+}

@@ -20,7 +20,8 @@ import (
 // instance (every member's for all-to-all collectives, the root's for
 // one-to-all, every other member's for the root of all-to-one; ties go to
 // the lowest process, thread, event), that is, the one that released it. The
-// predecessor may be on the same process (a message to itself).
+// predecessor may be on the same process (a message to itself, see
+// Matching.SelfPairs).
 type RemoteEdges struct {
 	Thread     []int32 // the receive-like event
 	Event      []int64
@@ -96,6 +97,17 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			peer, k := g.slotAddr(s)
 			bufs[peer] = encodePred(bufs[peer], k, p)
 		}
+	}
+	for _, sp := range m.SelfPairs {
+		v := sp[0]
+		var t int64
+		if times != nil {
+			t = times[v]
+		} else {
+			t = m.EventOf(v).Time
+		}
+		p := pred{time: t, proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
+		deliver(sp[1], &p)
 	}
 	var lerr error
 	receive := func(recv [][]byte) {

@@ -116,6 +116,13 @@ type Matching struct {
 	// Recorded is the event's time when Match ran (as recorded, before
 	// any correction), dense so censuses need not touch the events.
 	Recorded []int64
+	// SelfPairs are matched (send, receive) node pairs within one process:
+	// messages a process sends itself, between its threads. They are not
+	// DAG edges: a process's events share one clock, so they constrain no
+	// synchronization, and two threads' equal timestamps may put the
+	// receive first in the merged order, where an edge would close a
+	// cycle. ExchangeEdges still reports them.
+	SelfPairs [][2]int32
 
 	Stats    MatchStats
 	Warnings Warnings
@@ -671,7 +678,14 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 			s := &ss[i]
 			q := lookup(&s.key, s.h)
 			if q.head >= 0 {
-				b.AddRemoteIn(rs[q.head].node, NodeRef{Rank: int(s.rank), Node: s.node})
+				if s.key.src == s.key.dst {
+					// Within one process: no clock constraint (one clock,
+					// and an edge against the merged order of two threads'
+					// equal timestamps would close a cycle).
+					m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, rs[q.head].node})
+				} else {
+					b.AddRemoteIn(rs[q.head].node, NodeRef{Rank: int(s.rank), Node: s.node})
+				}
 				if s.key.typ == recP2P {
 					m.Stats.Messages++
 				} else {

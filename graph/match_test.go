@@ -227,3 +227,20 @@ func TestMergeOrder(t *testing.T) {
 		t.Fatalf("MergeOrder = %v, want %v", got, want)
 	}
 }
+
+// TestSelfMessage: a message within one process whose receive comes first
+// in the merged order (equal timestamps, lower thread) is matched and
+// exchanged but is no DAG edge, so replays do not see a cycle.
+func TestSelfMessage(t *testing.T) {
+	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0}}}
+	p := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 1}, Tables: trace.Tables{Comms: world},
+		Events: [][]trace.Event{
+			{{Time: 100, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
+			{{Time: 100, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
+		}}
+	m := runMatch(t, []*trace.Process{p}, 1)
+	r := m.edges[0]
+	if m.stats.Messages != 1 || r.Len() != 1 || r.Thread[0] != 0 || r.PredProc[0] != 0 || r.PredThread[0] != 1 || r.PredTime[0] != 100 {
+		t.Fatalf("%+v %+v", m.stats, r)
+	}
+}
