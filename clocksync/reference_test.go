@@ -225,17 +225,42 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 			interp[p] = func(t int64) int64 { return t + d }
 		}
 	}
-	// Each process's events, merged by (time, thread, index).
+	// Each process's events merged: repeatedly take the thread head with
+	// the least (time, class, thread), class 0 for sends, 2 for receives.
+	class := func(k trace.Kind) int {
+		switch k {
+		case trace.MPISend, trace.CollBegin, trace.RemoteDepOut:
+			return 0
+		case trace.MPIRecv, trace.CollEnd, trace.RemoteDepIn:
+			return 2
+		}
+		return 1
+	}
 	lists := make([][]*refEvent, P)
 	for p, pr := range procs {
-		for th, ev := range pr.Events {
-			for i, e := range ev {
-				lists[p] = append(lists[p], &refEvent{p: p, th: th, idx: i, raw: e.Time, t: interp[p](e.Time)})
+		next := make([]int, len(pr.Events))
+		for {
+			best := -1
+			for th, ev := range pr.Events {
+				if next[th] == len(ev) {
+					continue
+				}
+				if best < 0 {
+					best = th
+					continue
+				}
+				a, b := &ev[next[th]], &pr.Events[best][next[best]]
+				if cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(class(a.Kind), class(b.Kind)), cmp.Compare(th, best)) < 0 {
+					best = th
+				}
 			}
+			if best < 0 {
+				break
+			}
+			e := pr.Events[best][next[best]]
+			lists[p] = append(lists[p], &refEvent{p: p, th: best, idx: next[best], raw: e.Time, t: interp[p](e.Time)})
+			next[best]++
 		}
-		slices.SortStableFunc(lists[p], func(a, b *refEvent) int {
-			return cmp.Or(cmp.Compare(a.raw, b.raw), cmp.Compare(a.th, b.th), cmp.Compare(a.idx, b.idx))
-		})
 	}
 	ev := func(e *refEvent) *trace.Event { return &procs[e.p].Events[e.th][e.idx] }
 	edge := func(from, to *refEvent) {

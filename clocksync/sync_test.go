@@ -247,6 +247,33 @@ func TestCensus(t *testing.T) {
 	}
 }
 
+// TestEqualTimestampsAcrossThreads: process 0's thread 1 sends to process 1
+// in the same nanosecond as its thread 0 receives process 1's answer to that
+// very message (a coarse clock). Taken by thread index, the receive would
+// come first in the merged order and close a false cycle; sends go first.
+func TestEqualTimestampsAcrossThreads(t *testing.T) {
+	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1}}}
+	msg := func(t int64, k trace.Kind, peer int64) trace.Event {
+		return trace.Event{Time: t, Kind: k, Args: [trace.MaxArgs]int64{peer, 4, 0, 8, 0}}
+	}
+	procs := []*trace.Process{
+		{Header: trace.Header{Rank: 0, NRanks: 2}, Tables: trace.Tables{Comms: world},
+			Events: [][]trace.Event{{msg(100, trace.MPIRecv, 1)}, {msg(100, trace.MPISend, 1)}}},
+		{Header: trace.Header{Rank: 1, NRanks: 2}, Tables: trace.Tables{Comms: world},
+			Events: [][]trace.Event{{msg(50, trace.MPIRecv, 0), msg(60, trace.MPISend, 0)}}},
+	}
+	for k := 1; k <= 2; k++ {
+		r := mustSync(t, procs, k, Options{Gamma: DefaultGamma, DeltaNS: 1, MinLatencyNS: 1})
+		monotone(t, r.procs)
+		if s, v := r.procs[0].Events[1][0].Time, r.procs[1].Events[0][0].Time; v < s+1 {
+			t.Fatalf("k=%d: process 1 receives at %d what was sent at %d", k, v, s)
+		}
+		if s, v := r.procs[1].Events[0][1].Time, r.procs[0].Events[0][0].Time; v < s+1 {
+			t.Fatalf("k=%d: process 0 receives at %d what was sent at %d", k, v, s)
+		}
+	}
+}
+
 func TestBadOptions(t *testing.T) {
 	for _, o := range []Options{{Gamma: 0}, {Gamma: 1.5}, {Gamma: 0.9, DeltaNS: -1}, {Gamma: 0.9, MinLatencyNS: -2}} {
 		if _, err := runSync(t, cyclicTrace(), 1, o, false); err == nil || !strings.Contains(err.Error(), "clocksync:") {
@@ -256,9 +283,8 @@ func TestBadOptions(t *testing.T) {
 }
 
 // TestSelfMessageEqualTimes: a process sends itself a message from thread 1
-// and receives it on thread 0 in the same nanosecond, so the merged order
-// puts the receive first. A message within one process constrains no clock:
-// matched and exchanged, but no cycle and no correction.
+// and receives it on thread 0 in the same nanosecond. A message within one
+// process constrains no clock: matched and exchanged, no correction.
 func TestSelfMessageEqualTimes(t *testing.T) {
 	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1}}}
 	p0 := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 2}, Tables: trace.Tables{Comms: world},

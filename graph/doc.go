@@ -31,8 +31,11 @@
 // # Message matching
 //
 // Match gives every communication event of a rank's processes a node, in
-// each process's merged event order (MergeOrder: time, then thread), one
-// chain per process. Send-like records travel to the rank holding the
+// each process's merged event order (MergeOrder: time, then thread; sends
+// before receives among different threads' equal timestamps, which would
+// otherwise close false cycles), one chain per process. Messages within one
+// process are matched but are no edges (SelfPairs): one clock, no
+// constraint. Send-like records travel to the rank holding the
 // receiver (one Alltoallv), where they are matched per channel in order:
 // (communicator id, source, destination, tag) for point-to-point messages,
 // (source, destination, predecessor task, successor task) for remote task

@@ -226,11 +226,23 @@ func TestMergeOrder(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("MergeOrder = %v, want %v", got, want)
 	}
+	// Equal times across threads: sends first, receives last; a thread's
+	// own order stays.
+	recv, send, other := trace.MPIRecv, trace.MPISend, trace.RegionEnter
+	p = &trace.Process{Events: [][]trace.Event{
+		{{Time: 5, Kind: recv}, {Time: 5, Kind: send}},
+		{{Time: 5, Kind: other}, {Time: 5, Kind: recv}},
+		{{Time: 5, Kind: send}, {Time: 6, Kind: send}},
+	}}
+	got = MergeOrder(p)
+	want = []uint16{2, 1, 0, 0, 1, 2}
+	if !slices.Equal(got, want) {
+		t.Fatalf("MergeOrder = %v, want %v", got, want)
+	}
 }
 
-// TestSelfMessage: a message within one process whose receive comes first
-// in the merged order (equal timestamps, lower thread) is matched and
-// exchanged but is no DAG edge, so replays do not see a cycle.
+// TestSelfMessage: a message within one process (equal timestamps on two
+// threads) is matched and exchanged but is no DAG edge.
 func TestSelfMessage(t *testing.T) {
 	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0}}}
 	p := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 1}, Tables: trace.Tables{Comms: world},
