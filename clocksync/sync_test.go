@@ -3,6 +3,7 @@ package clocksync
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -70,10 +71,15 @@ func TestSkewRecoversTrueTime(t *testing.T) {
 				if s.OffsetSource != SourceInitFinalize {
 					t.Fatalf("process %d: offset source %q", s.Rank, s.OffsetSource)
 				}
-				// Short traces round small drifts to nothing; never more
-				// than injected (50 ppm) plus rounding.
-				if s.Rank > 0 && (s.OffsetInitNS == 0 || s.DriftPPM < -60 || s.DriftPPM > 60) {
-					t.Fatalf("process %d: offset %d ns, drift %g ppm: not the injected clock", s.Rank, s.OffsetInitNS, s.DriftPPM)
+				// The injected clock, from the two traces: thread 0's first
+				// event is at true time 0 (where the init offset is
+				// measured) and its last at the end (finalize).
+				raw, tru := procs[s.Rank].Events[0], truth[s.Rank].Events[0]
+				off := raw[0].Time - tru[0].Time
+				end := tru[len(tru)-1].Time
+				ppm := float64(raw[len(raw)-1].Time-end-off) / float64(end) * 1e6
+				if s.OffsetInitNS != -off || math.Abs(s.DriftPPM-ppm) > 1e-6 {
+					t.Fatalf("process %d: offset %d ns, drift %g ppm; injected %d ns, %g ppm", s.Rank, s.OffsetInitNS, s.DriftPPM, -off, ppm)
 				}
 			}
 			if before == 0 {
