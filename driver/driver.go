@@ -11,11 +11,12 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
+	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -27,6 +28,12 @@ type Options struct {
 	Dir     string
 	Salvage bool // keep what precedes a truncated or corrupt file tail
 	Strict  bool // turn tolerated problems (warnings) into errors
+	// NoClockSync uses timestamps as recorded (traces from one shared
+	// clock); violations are still counted. Report method "none".
+	NoClockSync bool
+	// Clock holds the CLC parameters; the zero value means
+	// clocksync.DefaultOptions().
+	Clock clocksync.Options
 	// Progress, when set, is called on rank 0 with the current phase and
 	// the fraction of it done.
 	Progress func(phase string, frac float64)
@@ -49,6 +56,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	}{
 		{"open", r.openDir},
 		{"load", func() error { return agree(c, r.load()) }},
+		// match, clocksync and exchange are collective and fail on every
+		// rank or on none, so their errors are agreed already.
+		{"match", func() error { return agreed(r.match()) }},
+		{"clocksync", func() error { return agreed(r.clocksync()) }},
+		{"exchange", func() error { return agreed(r.exchange()) }},
 		{"summarize", func() error { return agree(c, r.summarize()) }},
 		{"simulate", r.simulate},
 		{"anomalies", r.anomalies},
@@ -57,9 +69,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	var peak uint64
 	for _, ph := range phases {
 		start := time.Now()
+		r.progress(ph.name, 0)
 		if err := ph.fn(); err != nil {
 			return nil, err
 		}
+		r.progress(ph.name, 1)
 		times = append(times, int64(time.Since(start)))
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
@@ -127,6 +141,13 @@ type run struct {
 	costKey string
 
 	first, last int64 // global time window, known after summarize
+
+	matching *graph.Matching
+	clock    *clocksync.Local
+	// edges holds, per owned process, the predecessors of its
+	// receive-like events with their final timestamps (the simulator's
+	// and the critical path's cross-process input).
+	edges []graph.RemoteEdges
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -208,6 +229,57 @@ func (r *run) load() error {
 	return nil
 }
 
+// match builds the happened-before graph of the owned processes.
+func (r *run) match() error {
+	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings})
+	if err != nil {
+		return err
+	}
+	r.matching = m
+	return r.strictWarnings(m.Warnings.First)
+}
+
+// clocksync corrects the timestamps in place (or only counts violations).
+func (r *run) clocksync() error {
+	o := r.opts.Clock
+	if o == (clocksync.Options{}) {
+		o = clocksync.DefaultOptions()
+	}
+	var err error
+	if r.opts.NoClockSync {
+		r.clock, err = clocksync.Census(r.c, r.matching, o)
+	} else {
+		r.clock, err = clocksync.Sync(r.c, r.matching, o)
+	}
+	if err != nil {
+		return err
+	}
+	return r.strictWarnings(r.clock.Warnings)
+}
+
+// exchange hands every owned process its cross-process predecessors with
+// their final timestamps, and checks the synchronization on them.
+func (r *run) exchange() error {
+	edges, err := graph.ExchangeEdges(r.c, r.matching, r.clock.NodeTimes)
+	if err != nil {
+		return err
+	}
+	r.edges = edges
+	r.clock.CountAfter(r.matching, edges)
+	return nil
+}
+
+// strictWarnings turns warnings into an agreed error under --strict. The
+// warnings of a collective phase may sit on some ranks only, so the
+// decision is agreed here.
+func (r *run) strictWarnings(ws []string) error {
+	var err error
+	if r.opts.Strict && len(ws) > 0 {
+		err = fmt.Errorf("rank %d: %s (--strict)", r.c.Rank(), ws[0])
+	}
+	return comm.Agree(r.c, err)
+}
+
 func (r *run) dirPath(i int) string {
 	return filepath.Join(r.dir.Path, r.dir.Files[i].File)
 }
@@ -229,8 +301,16 @@ func (r *run) summarize() error {
 		first, last := p.TimeRange()
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: len(p.Events), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings}
 	}
+	// Every rank makes every collective call before any returns: a decode
+	// error is rank 0's alone and must not leave the others waiting.
 	all, err := reduce.GatherRows(r.c, rows)
-	if err != nil || r.c.Rank() != 0 {
+	ms, err2 := r.c.AllreduceInt64(comm.Sum, r.matching.Stats.Vector())
+	clockRows, err3 := reduce.GatherRows(r.c, r.clock.Procs)
+	// Warnings of the collective phases, per rank in rank (so process)
+	// order.
+	mine := append(append([]string(nil), r.matching.Warnings.First...), r.clock.Warnings...)
+	extra, err4 := reduce.GatherRows(r.c, []rankWarnings{{Count: r.matching.Warnings.Count + int64(len(r.clock.Warnings)), First: mine}})
+	if err := errors.Join(err, err2, err3, err4); err != nil || r.c.Rank() != 0 {
 		return err
 	}
 	rep := &report.Report{Schema: report.SchemaVersion}
@@ -255,6 +335,10 @@ func (r *run) summarize() error {
 	}
 	t.DurationNS = t.LastNS - t.FirstNS
 	t.Hosts = len(hosts)
+	for _, rw := range extra {
+		addWarnings(rep, rw.Count, rw.First)
+	}
+	rep.ClockSync = clockReport(clocksync.Summarize(r.clock.Method, r.clock.Options, clockRows), graph.MatchStatsFrom(ms))
 	return nil
 }
 
@@ -276,55 +360,55 @@ func addWarnings(rep *report.Report, n int64, list []string) {
 	}
 }
 
-// agree makes every rank learn whether any rank failed. The failing ranks
-// return their own errors; the others an AbortError carrying the first
-// failing rank's message, so no rank goes on alone into a collective that
-// would never complete.
+// rankWarnings are the warnings one rank's collective phases listed.
+type rankWarnings struct {
+	Count int64
+	First []string
+}
+
+// clockReport renders the clock synchronization summary as the report's
+// section.
+func clockReport(s *clocksync.Summary, ms graph.MatchStats) *report.ClockSync {
+	cs := &report.ClockSync{
+		Method:                 s.Method,
+		Messages:               ms.Messages,
+		RemoteDependences:      ms.RemoteDeps,
+		Collectives:            ms.Collectives,
+		ViolationsBefore:       s.ViolationsBefore,
+		ViolationsInterpolated: s.ViolationsInterpolated,
+		ViolationsAfter:        s.ViolationsAfter,
+		MaxCorrectionNS:        s.MaxCorrectionNS,
+		MeanCorrectionNS:       s.MeanCorrectionNS,
+		MinLatencyNS:           s.Options.MinLatencyNS,
+		Gamma:                  s.Options.Gamma,
+		DeltaNS:                s.Options.DeltaNS,
+		UnmatchedSends:         ms.UnmatchedSends,
+		UnmatchedReceives:      ms.UnmatchedRecvs,
+		UnmatchedDependences:   ms.UnmatchedDepOuts + ms.UnmatchedDepIns,
+		UnmatchedCollectives:   ms.BadCollectives,
+		PerProcess:             make([]report.ClockProcess, len(s.PerProcess)),
+	}
+	for i, p := range s.PerProcess {
+		cs.PerProcess[i] = report.ClockProcess{Rank: p.Rank, OffsetSource: p.OffsetSource, OffsetInitNS: p.OffsetInitNS,
+			OffsetFinalNS: p.OffsetFinalNS, DriftPPM: p.DriftPPM, MaxCorrectionNS: p.MaxCorrectionNS,
+			Violations: p.ViolationsBefore, ViolationsInterpolated: p.ViolationsInterpolated}
+	}
+	return cs
+}
+
+// agree makes every rank learn whether any rank failed (comm.Agree) and
+// marks the outcome as agreed. The failing ranks return their own errors,
+// the others an AbortError carrying the first failing rank's message, so
+// no rank goes on alone into a collective that would never complete.
 func agree(c comm.Comm, err error) error {
 	var ae *comm.AbortError
 	if errors.As(err, &ae) {
 		return err // the communicator already failed; collectives would too
 	}
-	flag := int64(0)
-	if err != nil {
-		flag = 1
-	}
-	failed, cerr := c.AllreduceInt64(comm.Max, []int64{flag})
-	if cerr != nil {
-		return cerr
-	}
-	if failed[0] == 0 {
-		return nil
-	}
-	msg := ""
-	if err != nil {
-		msg = err.Error()
-	}
-	msgs, gerr := c.Gatherv(0, []byte(msg))
-	if gerr != nil {
-		return gerr
-	}
-	// Rank 0 tells everyone who failed first and why.
-	var first []byte
-	if c.Rank() == 0 {
-		for rk, m := range msgs {
-			if len(m) > 0 {
-				first = []byte(fmt.Sprintf("%d\x00%s", rk, m))
-				break
-			}
-		}
-	}
-	first, berr := c.Bcast(0, first)
-	if berr != nil {
-		return berr
-	}
-	if err != nil {
+	if err := comm.Agree(c, err); err != nil {
 		return &AgreedError{Err: err}
 	}
-	rk, m, _ := strings.Cut(string(first), "\x00")
-	var rank int
-	fmt.Sscan(rk, &rank)
-	return &AgreedError{Err: &comm.AbortError{Rank: rank, Err: errors.New(m)}}
+	return nil
 }
 
 // AgreedError is an error every rank knows about: the failing rank returns
@@ -339,4 +423,13 @@ func (e *AgreedError) Unwrap() error { return e.Err }
 func IsAgreed(err error) bool {
 	var ae *AgreedError
 	return errors.As(err, &ae)
+}
+
+// agreed marks an error of a collective phase, which every rank returns
+// alike, as agreed.
+func agreed(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &AgreedError{Err: err}
 }

@@ -46,27 +46,43 @@ type Warnings struct {
 }
 
 // ClockSync reports timestamp correction (section "clocksync").
+// Corrections are what the controlled logical clock added to the
+// offset-corrected (interpolated) times; the offsets themselves are per
+// process. A violation is a receive-like event (mpi_recv, coll_end,
+// remote_dep_in) earlier than its send-like event + min_latency_ns.
 type ClockSync struct {
-	Method            string         `json:"method"` // "none", "interpolation", "interpolation+clc"
-	Messages          int64          `json:"messages"`
-	ViolationsBefore  int64          `json:"violations_before"`
-	ViolationsAfter   int64          `json:"violations_after"`
-	MaxCorrectionNS   int64          `json:"max_correction_ns"`
-	MeanCorrectionNS  int64          `json:"mean_correction_ns"`
-	MinLatencyNS      int64          `json:"min_latency_ns"`
-	UnmatchedSends    int64          `json:"unmatched_sends"`
-	UnmatchedReceives int64          `json:"unmatched_receives"`
-	PerProcess        []ClockProcess `json:"per_process"`
+	// Method is "none", or the offset model followed by "+clc":
+	// "interpolation+clc", "alignment+clc" (first events aligned, no
+	// offset measurements) or "interpolation+alignment+clc".
+	Method                 string         `json:"method"`
+	Messages               int64          `json:"messages"`                // matched point-to-point messages
+	RemoteDependences      int64          `json:"remote_dependences"`      // matched remote task dependences
+	Collectives            int64          `json:"collectives"`             // matched collective calls (instances)
+	ViolationsBefore       int64          `json:"violations_before"`       // on the recorded timestamps
+	ViolationsInterpolated int64          `json:"violations_interpolated"` // after offset interpolation
+	ViolationsAfter        int64          `json:"violations_after"`
+	MaxCorrectionNS        int64          `json:"max_correction_ns"`
+	MeanCorrectionNS       int64          `json:"mean_correction_ns"` // over all events
+	MinLatencyNS           int64          `json:"min_latency_ns"`
+	Gamma                  float64        `json:"gamma"`
+	DeltaNS                int64          `json:"delta_ns"`
+	UnmatchedSends         int64          `json:"unmatched_sends"`
+	UnmatchedReceives      int64          `json:"unmatched_receives"`
+	UnmatchedDependences   int64          `json:"unmatched_dependences"` // remote_dep_out or _in without partner
+	UnmatchedCollectives   int64          `json:"unmatched_collectives"` // calls missing members or inconsistent
+	PerProcess             []ClockProcess `json:"per_process"`
 }
 
 // ClockProcess is one process's clock correction.
 type ClockProcess struct {
-	Rank            int     `json:"rank"`
-	OffsetInitNS    int64   `json:"offset_init_ns"`
-	OffsetFinalNS   int64   `json:"offset_final_ns"`
-	DriftPPM        float64 `json:"drift_ppm"`
-	MaxCorrectionNS int64   `json:"max_correction_ns"`
-	Violations      int64   `json:"violations"`
+	Rank                   int     `json:"rank"`
+	OffsetSource           string  `json:"offset_source"` // "init+finalize", "init", "finalize", "first event", "reference"
+	OffsetInitNS           int64   `json:"offset_init_ns"`
+	OffsetFinalNS          int64   `json:"offset_final_ns"`
+	DriftPPM               float64 `json:"drift_ppm"`
+	MaxCorrectionNS        int64   `json:"max_correction_ns"`
+	Violations             int64   `json:"violations"` // receive-like events of this process, recorded timestamps
+	ViolationsInterpolated int64   `json:"violations_interpolated"`
 }
 
 // Breakdown is POT's parallel time breakdown extended with MPI (section

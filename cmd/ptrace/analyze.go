@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/report"
@@ -15,13 +16,14 @@ import (
 )
 
 type analyzeFlags struct {
-	ranks   int
-	jsonOut string
-	csvDir  string
-	htmlOut string
-	quiet   bool
-	stats   bool
-	opts    driver.Options
+	ranks      int
+	jsonOut    string
+	csvDir     string
+	htmlOut    string
+	quiet      bool
+	stats      bool
+	minLatency time.Duration
+	opts       driver.Options
 }
 
 func newAnalyzeCmd() *cobra.Command {
@@ -41,9 +43,11 @@ the number of ranks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			af.opts.Dir = args[0]
+			af.opts.Clock.MinLatencyNS = int64(af.minLatency)
 			return runAnalyze(cmd.OutOrStdout(), cmd.ErrOrStderr(), &af)
 		},
 	}
+	af.opts.Clock = clocksync.DefaultOptions()
 	f := cmd.Flags()
 	f.IntVar(&af.ranks, "ranks", 0, "virtual analysis ranks without MPI (default: cores, capped by processes)")
 	f.StringVar(&af.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
@@ -53,6 +57,10 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
+	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
+	f.DurationVar(&af.minLatency, "min-latency", clocksync.DefaultMinLatencyNS, "clock sync: least time from a send to its receive (l_min)")
+	f.Float64Var(&af.opts.Clock.Gamma, "clc-gamma", clocksync.DefaultGamma, "clock sync: least rate of a corrected clock against its own (γ, in (0,1])")
+	f.Int64Var(&af.opts.Clock.DeltaNS, "clc-delta", clocksync.DefaultDeltaNS, "clock sync: clock resolution in ns (δ): events told apart stay this far apart")
 	return cmd
 }
 

@@ -1,0 +1,305 @@
+package clocksync
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+)
+
+// Default parameters (see the package documentation for the reasons).
+const (
+	DefaultGamma        = 0.99999
+	DefaultDeltaNS      = 1
+	DefaultMinLatencyNS = 0
+)
+
+// Options are the CLC parameters. Every rank must pass the same.
+type Options struct {
+	// Gamma (γ, 0 < γ ≤ 1) is the least rate at which a corrected clock
+	// runs against its own: after a jump, the correction decays by (1−γ)
+	// of the elapsed time.
+	Gamma float64
+	// DeltaNS (δ ≥ 0) is the clock resolution: events a clock told apart
+	// stay at least δ apart.
+	DeltaNS int64
+	// MinLatencyNS (l_min ≥ 0) is the least time between a send-like event
+	// and its receive-like event.
+	MinLatencyNS int64
+}
+
+// DefaultOptions returns the documented defaults.
+func DefaultOptions() Options {
+	return Options{Gamma: DefaultGamma, DeltaNS: DefaultDeltaNS, MinLatencyNS: DefaultMinLatencyNS}
+}
+
+func (o Options) check() error {
+	switch {
+	case !(o.Gamma > 0 && o.Gamma <= 1):
+		return fmt.Errorf("clocksync: gamma %g: need 0 < gamma ≤ 1", o.Gamma)
+	case o.DeltaNS < 0:
+		return fmt.Errorf("clocksync: delta %d ns: need ≥ 0", o.DeltaNS)
+	case o.MinLatencyNS < 0:
+		return fmt.Errorf("clocksync: minimum latency %d ns: need ≥ 0", o.MinLatencyNS)
+	}
+	return nil
+}
+
+type params struct {
+	gamma       float64
+	delta, lmin int64
+}
+
+// Methods of Local.Method.
+const (
+	MethodNone = "none" // timestamps used as recorded
+	MethodCLC  = "clc"  // offset model, then the controlled logical clock
+)
+
+// ProcessStats is one process's clock correction.
+type ProcessStats struct {
+	Rank          int
+	OffsetSource  string // Source* constant, or "reference" for rank 0 without measurements
+	OffsetInitNS  int64  // offset added at the first measurement (or the constant one)
+	OffsetFinalNS int64  // offset added at the last measurement
+	DriftPPM      float64
+	Events        int64
+	// Corrections are what the CLC added to the interpolated times
+	// (always ≥ 0): their maximum and sum over the process's events.
+	MaxCorrectionNS int64
+	SumCorrectionNS int64
+	// Receive-like events of this process earlier than their send-like
+	// event + l_min: as recorded, after the offset model, after the CLC.
+	ViolationsBefore       int64
+	ViolationsInterpolated int64
+	ViolationsAfter        int64
+}
+
+// Local is one rank's result: a row per process it holds.
+type Local struct {
+	Method   string
+	Options  Options
+	Procs    []ProcessStats
+	Warnings []string
+	// NodeTimes holds the final time of every event node of the matching
+	// (what graph.ExchangeEdges needs, without touching the events).
+	NodeTimes []int64
+}
+
+// Sync synchronizes the timestamps of this rank's processes (m.Procs) in
+// place: offset model per process, CLC forward amortization in a forward
+// replay of m's happened-before graph, smoothing in a backward replay. It
+// is collective; every rank passes the same options, and an error is
+// returned on every rank. Afterwards every receive-like event is at least
+// l_min after its send-like event, and no thread's time goes back;
+// CountAfter verifies the first on the exchanged edges.
+func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
+	if err := o.check(); err != nil {
+		return nil, err // same options everywhere: every rank fails here
+	}
+	p := params{gamma: o.Gamma, delta: o.DeltaNS, lmin: o.MinLatencyNS}
+	l, locs, err := prepare(c, m, o, MethodCLC)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.countBefore(c, m, p.lmin, locs); err != nil {
+		return nil, err
+	}
+
+	// Forward amortization. Eval runs the location up to the node's event
+	// as internal events, then the node's event with its receive
+	// constraint; collective nodes pass on the latest enter.
+	n := m.Len()
+	jump, x0, x1 := make([]int64, n), make([]int64, n), make([]int64, n)
+	var bad error
+	fail := func(v int32, dir string) {
+		if bad == nil {
+			bad = fmt.Errorf("rank %d: clocksync: %s replay reached %s out of its process's event order", c.Rank(), dir, m.Describe(v))
+		}
+	}
+	fwd, err := graph.Replay(c, m.DAG, graph.ReplayOptions{
+		Describe: m.Describe,
+		Eval: func(v int32, in graph.Input) int64 {
+			if m.Role[v] == graph.RoleColl {
+				return inOr(in, math.MinInt64)
+			}
+			loc, pos := locs[m.Proc[v]], int(m.Pos[v])
+			if pos < loc.pos {
+				fail(v, "forward")
+				return 0
+			}
+			loc.forwardTo(pos, &p)
+			f, j, a, b := loc.forwardNode(pos, in.In, in.HasIn, &p)
+			if j > 0 {
+				jump[v], x0[v], x1[v] = j, a, b
+			}
+			return f
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, loc := range locs {
+		loc.forwardTo(len(loc.order), &p)
+		loc.startBackward()
+	}
+
+	// Backward smoothing: a node's inputs are now its receivers (min of
+	// their final times); the cap keeps every send l_min before them.
+	bwd, err := graph.Replay(c, m.DAG, graph.ReplayOptions{
+		Backward: true,
+		Min:      true,
+		Describe: m.Describe,
+		Eval: func(v int32, in graph.Input) int64 {
+			if m.Role[v] == graph.RoleColl {
+				return inOr(in, math.MaxInt64)
+			}
+			loc, pos := locs[m.Proc[v]], int(m.Pos[v])
+			if loc.tail(pos) {
+				return fwd.Values[v] // after the last jump: b = f
+			}
+			if pos > loc.pos {
+				fail(v, "backward")
+				return 0
+			}
+			loc.backwardTo(pos+1, &p)
+			b := loc.backStep(in.In-p.lmin, in.HasIn, &p)
+			if jump[v] > 0 {
+				loc.setRamp(jump[v], x0[v], x1[v])
+			}
+			return b
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, loc := range locs {
+		loc.backwardTo(0, &p)
+		l.Procs[i].MaxCorrectionNS, l.Procs[i].SumCorrectionNS = loc.maxCorr, loc.sumCorr
+		loc.itime = nil
+	}
+	if err := comm.Agree(c, bad); err != nil {
+		return nil, err
+	}
+	l.NodeTimes = bwd.Values
+	return l, nil
+}
+
+// Census counts violations without changing any timestamp, for traces
+// from one shared clock (--no-clocksync): method "none", the interpolated
+// count equals the recorded one. It is collective.
+func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
+	if err := o.check(); err != nil {
+		return nil, err
+	}
+	l, _, err := prepare(c, m, o, MethodNone)
+	if err != nil {
+		return nil, err
+	}
+	l.NodeTimes = m.Recorded
+	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.Recorded[n] })
+	if err != nil {
+		return nil, err
+	}
+	for n := int32(0); n < m.Len(); n++ {
+		if m.Role[n] == graph.RoleRecv && m.Recorded[n]-o.MinLatencyNS < src[n] {
+			l.Procs[m.Proc[n]].ViolationsBefore++
+			l.Procs[m.Proc[n]].ViolationsInterpolated++
+		}
+	}
+	return l, nil
+}
+
+// CountAfter sets the violations after synchronization from the exchanged
+// edges (graph.ExchangeEdges, one entry per process of m): a receive-like
+// event earlier than its predecessor's final time + l_min. It checks the
+// result with data the rest of the pipeline uses, at no communication cost.
+// Messages within one process are not counted: they share one clock (see
+// graph.Matching.SelfPairs).
+func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
+	for i := range l.Procs {
+		var v int64
+		p, r := m.Procs[i], &edges[i]
+		for j := 0; j < r.Len(); j++ {
+			if int(r.PredProc[j]) != p.Header.Rank && p.Events[r.Thread[j]][r.Event[j]].Time-l.Options.MinLatencyNS < r.PredTime[j] {
+				v++
+			}
+		}
+		l.Procs[i].ViolationsAfter = v
+	}
+}
+
+func inOr(in graph.Input, none int64) int64 {
+	if in.HasIn {
+		return in.In
+	}
+	return none
+}
+
+// prepare builds each process's offset model and location. Processes
+// without measurements are aligned on their first event with rank 0's,
+// which needs one Allreduce.
+func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, []*location, error) {
+	ref := int64(math.MinInt64)
+	for _, p := range m.Procs {
+		if p.Header.Rank == 0 {
+			if f, ok := firstEvent(p); ok {
+				ref = f
+			}
+		}
+	}
+	r, err := c.AllreduceInt64(comm.Max, []int64{ref})
+	if err != nil {
+		return nil, nil, err
+	}
+	ref = r[0]
+	l := &Local{Method: method, Options: o, Procs: make([]ProcessStats, len(m.Procs))}
+	locs := make([]*location, len(m.Procs))
+	for i, p := range m.Procs {
+		mdl := newModel(p)
+		if mdl.source == SourceFirstEvent {
+			if f, ok := firstEvent(p); ok && p.Header.Rank != 0 && ref != math.MinInt64 {
+				mdl.off, mdl.final = ref-f, ref-f
+			}
+			if p.Header.Rank == 0 {
+				mdl.source = "reference"
+			}
+		}
+		if mdl.note != "" {
+			l.Warnings = append(l.Warnings, mdl.note)
+		}
+		l.Procs[i] = ProcessStats{Rank: p.Header.Rank, OffsetSource: mdl.source, OffsetInitNS: mdl.off,
+			OffsetFinalNS: mdl.final, DriftPPM: mdl.driftPPM(), Events: p.NumEvents()}
+		if method == MethodCLC {
+			locs[i] = newLocation(p, m.Orders[i], mdl)
+		}
+	}
+	return l, locs, nil
+}
+
+// countBefore counts violations on the recorded and on the interpolated
+// times, in one exchange over the explicit edges.
+func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*location) error {
+	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
+		t := m.Recorded[n]
+		v[0], v[1] = t, locs[m.Proc[n]].mdl.apply(t)
+	})
+	if err != nil {
+		return err
+	}
+	for n := int32(0); n < m.Len(); n++ {
+		if m.Role[n] != graph.RoleRecv {
+			continue
+		}
+		t := m.Recorded[n]
+		s := &l.Procs[m.Proc[n]]
+		if t-lmin < src[2*n] {
+			s.ViolationsBefore++
+		}
+		if locs[m.Proc[n]].mdl.apply(t)-lmin < src[2*n+1] {
+			s.ViolationsInterpolated++
+		}
+	}
+	return nil
+}

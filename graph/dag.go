@@ -1,0 +1,403 @@
+package graph
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/comm"
+)
+
+// NodeRef names a node of a distributed DAG: the analysis rank that owns it
+// and its local id there.
+type NodeRef struct {
+	Rank int
+	Node int32
+}
+
+// Key names a node by something its owner can resolve (see
+// BuildOptions.Resolve), for edges whose declaring rank knows what the remote
+// node stands for (say, a trace event) but not its local id there.
+type Key struct{ A, B int64 }
+
+// Entry is one input or output of a node in a DAG's edge lists: a local node
+// id (≥ 0) or a remote slot s, encoded as ^s (< 0). A slot is one end of an
+// edge between two ranks; its peer rank holds the other end.
+type Entry int32
+
+// NoEntry is the Entry of "no input" (for example Input.Arg of a node
+// without explicit inputs).
+const NoEntry Entry = math.MinInt32
+
+// Node returns the local node id when e names a local node.
+func (e Entry) Node() (int32, bool) { return int32(e), e >= 0 }
+
+// Slot returns the remote slot when e names one.
+func (e Entry) Slot() (int32, bool) { return int32(^e), e < 0 && e != NoEntry }
+
+// DAG is one analysis rank's share of a distributed directed graph: its
+// nodes, numbered 0…Len()−1, with
+//
+//   - chain edges: node i follows node i−1 when Chained(i) (the per-process
+//     event order, stored as one flag per node instead of an edge);
+//   - explicit edges in CSR form, both directions (Ins, Outs), whose entries
+//     are local nodes or remote slots;
+//   - remote slots grouped by peer rank: slot peerBase[q]+k is the k-th edge
+//     between this rank and rank q, in an order both ranks agree on, so
+//     values cross ranks as (k, value) pairs without node ids.
+//
+// A DAG is immutable once built and may be replayed any number of times,
+// forward or backward (see Replay).
+type DAG struct {
+	rank, size int
+	chained    []bool
+	inOff      []int32 // Ins(n) = in[inOff[n]:inOff[n+1]]
+	in         []Entry
+	outOff     []int32
+	out        []Entry
+
+	slotNode []int32 // local node of each slot
+	slotOut  []bool  // the local node is the edge's source
+	slotPeer []int32
+	peerBase []int32 // slots of peer q are [peerBase[q], peerBase[q+1])
+	peers    []int32 // peers with at least one slot, ascending
+}
+
+// Len returns the number of local nodes.
+func (g *DAG) Len() int32 { return int32(len(g.chained)) }
+
+// Rank returns the analysis rank this share belongs to.
+func (g *DAG) Rank() int { return g.rank }
+
+// Chained reports whether node n follows node n−1 in a chain.
+func (g *DAG) Chained(n int32) bool { return g.chained[n] }
+
+// Ins returns the explicit inputs of n (edges into n).
+func (g *DAG) Ins(n int32) []Entry { return g.in[g.inOff[n]:g.inOff[n+1]] }
+
+// Outs returns the explicit outputs of n (edges out of n).
+func (g *DAG) Outs(n int32) []Entry { return g.out[g.outOff[n]:g.outOff[n+1]] }
+
+// Slots returns the number of remote slots.
+func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
+
+// SlotPeer returns the rank holding the other end of slot s.
+func (g *DAG) SlotPeer(s int32) int { return int(g.slotPeer[s]) }
+
+// SlotNode returns the local node at this end of slot s.
+func (g *DAG) SlotNode(s int32) int32 { return g.slotNode[s] }
+
+// SlotIsOut reports whether the local node of slot s is the edge's source.
+func (g *DAG) SlotIsOut(s int32) bool { return g.slotOut[s] }
+
+// Edges returns the number of explicit edges with at least one end here:
+// local edges plus remote slots.
+func (g *DAG) Edges() int64 {
+	return (int64(len(g.in)) + int64(len(g.out)) + int64(len(g.slotNode))) / 2
+}
+
+// slotAddr returns the peer of slot s and the slot's index k in the pair's
+// edge list, which is how the peer names the same edge.
+func (g *DAG) slotAddr(s int32) (peer int32, k uint32) {
+	p := g.slotPeer[s]
+	return p, uint32(s - g.peerBase[p])
+}
+
+// Builder collects one rank's nodes and edges; Build turns the builders of
+// all ranks into a distributed DAG with one all-to-all.
+type Builder struct {
+	rank, size int
+	chained    []bool
+	esrc, edst []int32 // local edges
+	rem        []remoteDecl
+	err        error
+}
+
+type remoteDecl struct {
+	local int32
+	peer  int32
+	node  int32 // remote node id unless byKey
+	key   Key
+	out   bool // the local node is the source
+	byKey bool
+}
+
+// NewBuilder starts the share of rank (of size ranks) of a DAG.
+func NewBuilder(rank, size int) *Builder { return &Builder{rank: rank, size: size} }
+
+// Len returns the number of nodes added so far.
+func (b *Builder) Len() int32 { return int32(len(b.chained)) }
+
+// AddNode adds a node and returns its id (ids count from 0 in call order).
+// With chained, the node follows the previously added node in its chain;
+// the replay then evaluates them in that order. The first node of a chain
+// is added with chained false.
+func (b *Builder) AddNode(chained bool) int32 {
+	if len(b.chained) >= math.MaxInt32-1 {
+		b.fail(fmt.Errorf("graph: more than %d nodes on one rank", math.MaxInt32-1))
+		return 0
+	}
+	b.chained = append(b.chained, chained && len(b.chained) > 0)
+	return int32(len(b.chained) - 1)
+}
+
+func (b *Builder) fail(err error) {
+	if b.err == nil {
+		b.err = fmt.Errorf("rank %d: %w", b.rank, err)
+	}
+}
+
+func (b *Builder) checkLocal(n int32) bool {
+	if n < 0 || n >= b.Len() {
+		b.fail(fmt.Errorf("graph: node %d does not exist (have %d)", n, b.Len()))
+		return false
+	}
+	return true
+}
+
+func (b *Builder) checkRank(r int) bool {
+	if r < 0 || r >= b.size {
+		b.fail(fmt.Errorf("graph: rank %d out of range [0,%d)", r, b.size))
+		return false
+	}
+	return true
+}
+
+// AddEdge adds an edge between two local nodes.
+func (b *Builder) AddEdge(src, dst int32) {
+	if b.checkLocal(src) && b.checkLocal(dst) {
+		b.esrc = append(b.esrc, src)
+		b.edst = append(b.edst, dst)
+	}
+}
+
+// AddRemoteIn adds the edge src → dst into local node dst. Every edge is
+// added once, by either end's rank; an src on this rank makes a local edge.
+func (b *Builder) AddRemoteIn(dst int32, src NodeRef) {
+	if src.Rank == b.rank {
+		b.AddEdge(src.Node, dst)
+		return
+	}
+	if b.checkLocal(dst) && b.checkRank(src.Rank) {
+		b.rem = append(b.rem, remoteDecl{local: dst, peer: int32(src.Rank), node: src.Node})
+	}
+}
+
+// AddRemoteOut adds the edge src → dst out of local node src.
+func (b *Builder) AddRemoteOut(src int32, dst NodeRef) {
+	if dst.Rank == b.rank {
+		b.AddEdge(src, dst.Node)
+		return
+	}
+	if b.checkLocal(src) && b.checkRank(dst.Rank) {
+		b.rem = append(b.rem, remoteDecl{local: src, peer: int32(dst.Rank), node: dst.Node, out: true})
+	}
+}
+
+// AddRemoteInKey adds an edge into local node dst from the node that rank
+// resolves key to (BuildOptions.Resolve on that rank; rank may be this one).
+func (b *Builder) AddRemoteInKey(dst int32, rank int, key Key) {
+	if b.checkLocal(dst) && b.checkRank(rank) {
+		b.rem = append(b.rem, remoteDecl{local: dst, peer: int32(rank), node: -1, key: key, byKey: true})
+	}
+}
+
+// AddRemoteOutKey adds an edge out of local node src to the node that rank
+// resolves key to.
+func (b *Builder) AddRemoteOutKey(src int32, rank int, key Key) {
+	if b.checkLocal(src) && b.checkRank(rank) {
+		b.rem = append(b.rem, remoteDecl{local: src, peer: int32(rank), node: -1, key: key, out: true, byKey: true})
+	}
+}
+
+// growEdges makes room for n more edges, local or remote.
+func (b *Builder) growEdges(n int) {
+	b.rem = slices.Grow(b.rem, n)
+	b.esrc = slices.Grow(b.esrc, n)
+	b.edst = slices.Grow(b.edst, n)
+}
+
+// BuildOptions tune Build.
+type BuildOptions struct {
+	// Resolve maps a Key that some rank used to name a node of this rank
+	// (AddRemoteInKey, AddRemoteOutKey) to the node's id; ok false is an
+	// error naming the key. Needed only when keys are used.
+	Resolve func(k Key) (node int32, ok bool)
+}
+
+const (
+	declOut   = 1
+	declByKey = 2
+)
+
+// Build exchanges the remote edge declarations (one Alltoallv) and returns
+// this rank's share of the DAG. It is collective: every rank calls it, and
+// an error (a bad node id, an unresolvable key, on any rank) is returned on
+// every rank (see comm.Agree).
+func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
+	if c.Size() != b.size || c.Rank() != b.rank {
+		return nil, fmt.Errorf("graph: builder of rank %d/%d used on rank %d/%d", b.rank, b.size, c.Rank(), c.Size())
+	}
+	k, me := b.size, b.rank
+	// Declarations per peer, in declaration order.
+	mine := make([]int32, k+1)
+	for _, d := range b.rem {
+		mine[d.peer+1]++
+	}
+	for q := 0; q < k; q++ {
+		mine[q+1] += mine[q]
+	}
+	byPeer := make([]int32, len(b.rem))
+	fill := append([]int32(nil), mine[:k]...)
+	for i, d := range b.rem {
+		byPeer[fill[d.peer]] = int32(i)
+		fill[d.peer]++
+	}
+	send := make([][]byte, k)
+	for q := 0; q < k; q++ {
+		ds := byPeer[mine[q]:mine[q+1]]
+		if len(ds) == 0 {
+			continue
+		}
+		buf := make([]byte, 0, len(ds)*9)
+		for _, i := range ds {
+			d := &b.rem[i]
+			var fl byte
+			if d.out {
+				fl |= declOut
+			}
+			if d.byKey {
+				fl |= declByKey
+			}
+			buf = binary.LittleEndian.AppendUint32(buf, uint32(d.local))
+			buf = append(buf, fl)
+			if d.byKey {
+				buf = binary.LittleEndian.AppendUint64(buf, uint64(d.key.A))
+				buf = binary.LittleEndian.AppendUint64(buf, uint64(d.key.B))
+			} else {
+				buf = binary.LittleEndian.AppendUint32(buf, uint32(d.node))
+			}
+		}
+		send[q] = buf
+	}
+	recv, err := c.Alltoallv(send)
+	if err != nil {
+		return nil, err
+	}
+	// Their declarations: my node (resolved) and whether they hold the source.
+	type theirDecl struct {
+		node int32
+		out  bool // their node is the source
+	}
+	theirs := make([][]theirDecl, k)
+	lerr := b.err
+	n := b.Len()
+	for q := 0; q < k && lerr == nil; q++ {
+		buf := recv[q]
+		for len(buf) > 0 && lerr == nil {
+			if len(buf) < 9 {
+				lerr = fmt.Errorf("rank %d: graph: truncated edge declaration from rank %d", me, q)
+				break
+			}
+			fl := buf[4]
+			var node int32
+			if fl&declByKey != 0 {
+				if len(buf) < 21 {
+					lerr = fmt.Errorf("rank %d: graph: truncated edge declaration from rank %d", me, q)
+					break
+				}
+				key := Key{int64(binary.LittleEndian.Uint64(buf[5:])), int64(binary.LittleEndian.Uint64(buf[13:]))}
+				buf = buf[21:]
+				ok := false
+				if opts.Resolve != nil {
+					node, ok = opts.Resolve(key)
+				}
+				if !ok {
+					lerr = fmt.Errorf("rank %d: graph: rank %d names a node by key (%d, %d), which does not resolve here", me, q, key.A, key.B)
+					break
+				}
+			} else {
+				node = int32(binary.LittleEndian.Uint32(buf[5:]))
+				buf = buf[9:]
+			}
+			if node < 0 || node >= n {
+				lerr = fmt.Errorf("rank %d: graph: rank %d declares an edge with node %d here, which has %d nodes", me, q, node, n)
+				break
+			}
+			theirs[q] = append(theirs[q], theirDecl{node: node, out: fl&declOut != 0})
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+
+	g := &DAG{rank: me, size: k, chained: b.chained, peerBase: make([]int32, k+1)}
+	for q := 0; q < k; q++ {
+		g.peerBase[q+1] = g.peerBase[q] + (mine[q+1] - mine[q]) + int32(len(theirs[q]))
+		if g.peerBase[q+1] > g.peerBase[q] {
+			g.peers = append(g.peers, int32(q))
+		}
+	}
+	ns := g.peerBase[k]
+	g.slotNode = make([]int32, ns)
+	g.slotOut = make([]bool, ns)
+	g.slotPeer = make([]int32, ns)
+	// The pair's edge list holds the lower rank's declarations first, each
+	// side's in its declaration order: both ranks compute the same indices.
+	for q := 0; q < k; q++ {
+		nm, nt := mine[q+1]-mine[q], int32(len(theirs[q]))
+		mineAt, theirsAt := g.peerBase[q], g.peerBase[q]+nm
+		if q < me {
+			theirsAt, mineAt = g.peerBase[q], g.peerBase[q]+nt
+		}
+		for j, i := range byPeer[mine[q]:mine[q+1]] {
+			s := mineAt + int32(j)
+			g.slotNode[s], g.slotOut[s], g.slotPeer[s] = b.rem[i].local, b.rem[i].out, int32(q)
+		}
+		for j, d := range theirs[q] {
+			s := theirsAt + int32(j)
+			g.slotNode[s], g.slotOut[s], g.slotPeer[s] = d.node, !d.out, int32(q)
+		}
+	}
+	// CSR in both directions: local edges in declaration order, then slots.
+	g.inOff = make([]int32, n+1)
+	g.outOff = make([]int32, n+1)
+	for i := range b.esrc {
+		g.outOff[b.esrc[i]+1]++
+		g.inOff[b.edst[i]+1]++
+	}
+	for s, v := range g.slotNode {
+		if g.slotOut[s] {
+			g.outOff[v+1]++
+		} else {
+			g.inOff[v+1]++
+		}
+	}
+	for i := int32(0); i < n; i++ {
+		g.inOff[i+1] += g.inOff[i]
+		g.outOff[i+1] += g.outOff[i]
+	}
+	g.in = make([]Entry, g.inOff[n])
+	g.out = make([]Entry, g.outOff[n])
+	inAt := append([]int32(nil), g.inOff[:n]...)
+	outAt := append([]int32(nil), g.outOff[:n]...)
+	for i := range b.esrc {
+		s, d := b.esrc[i], b.edst[i]
+		g.out[outAt[s]] = Entry(d)
+		outAt[s]++
+		g.in[inAt[d]] = Entry(s)
+		inAt[d]++
+	}
+	for s, v := range g.slotNode {
+		e := Entry(^int32(s))
+		if g.slotOut[s] {
+			g.out[outAt[v]] = e
+			outAt[v]++
+		} else {
+			g.in[inAt[v]] = e
+			inAt[v]++
+		}
+	}
+	return g, nil
+}

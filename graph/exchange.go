@@ -1,0 +1,281 @@
+package graph
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// RemoteEdges lists, for one process, the predecessor of each of its matched
+// receive-like events (mpi_recv, coll_end, remote_dep_in) with the
+// predecessor's identity and final timestamp: what the simulator and the
+// critical path need about other processes. Rows are in the process's
+// merged event order; columns are dense arrays.
+//
+// The predecessor of an mpi_recv is its mpi_send; of a remote_dep_in its
+// remote_dep_out; of a coll_end the latest relevant coll_begin of the
+// instance (every member's for all-to-all collectives, the root's for
+// one-to-all, every other member's for the root of all-to-one; ties go to
+// the lowest process, thread, event), that is, the one that released it. The
+// predecessor may be on the same process (a message to itself, see
+// Matching.SelfPairs).
+type RemoteEdges struct {
+	Thread     []int32 // the receive-like event
+	Event      []int64
+	Kind       []trace.Kind
+	PredProc   []int32 // world rank of the predecessor's process
+	PredThread []int32
+	PredEvent  []int64
+	PredKind   []trace.Kind
+	PredTime   []int64
+}
+
+// Len returns the number of rows.
+func (r *RemoteEdges) Len() int { return len(r.Thread) }
+
+// pred is one predecessor candidate: an event's identity and time.
+type pred struct {
+	time   int64
+	proc   int32
+	thread int32
+	event  int64
+	kind   trace.Kind
+	ok     bool
+}
+
+// later reports whether a should replace b as the latest predecessor.
+func (a *pred) later(b *pred) bool {
+	switch {
+	case !b.ok:
+		return true
+	case a.time != b.time:
+		return a.time > b.time
+	case a.proc != b.proc:
+		return a.proc < b.proc
+	case a.thread != b.thread:
+		return a.thread < b.thread
+	}
+	return a.event < b.event
+}
+
+const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
+
+// ExchangeEdges gives every receive-like event of this rank's processes the
+// identity and current timestamp of its predecessor. times holds the
+// current time of every event node (clocksync's Local.NodeTimes after
+// synchronization, Matching.Recorded without), which spares reading the
+// scattered events; nil reads Event.Time. Send-like events travel along
+// their edges in one Alltoallv; collective nodes take the latest of their
+// inputs and pass it on in a second one, so an instance of N members costs
+// O(N) records. It is collective; an error is returned on every rank.
+func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
+	g := m.DAG
+	n := m.Len()
+	if times != nil && int32(len(times)) != n {
+		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), n)
+	}
+	rank := make([]int32, len(m.Procs))
+	for i, p := range m.Procs {
+		rank[i] = int32(p.Header.Rank)
+	}
+	preds := make([]pred, n)
+	deliver := func(to int32, p *pred) {
+		if p.later(&preds[to]) {
+			preds[to] = *p
+		}
+	}
+	send := func(bufs [][]byte, from int32, p *pred) {
+		for _, e := range g.Outs(from) {
+			if to, ok := e.Node(); ok {
+				deliver(to, p)
+				continue
+			}
+			s, _ := e.Slot()
+			peer, k := g.slotAddr(s)
+			bufs[peer] = encodePred(bufs[peer], k, p)
+		}
+	}
+	for _, sp := range m.SelfPairs {
+		v := sp[0]
+		var t int64
+		if times != nil {
+			t = times[v]
+		} else {
+			t = m.EventOf(v).Time
+		}
+		p := pred{time: t, proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
+		deliver(sp[1], &p)
+	}
+	var lerr error
+	receive := func(recv [][]byte) {
+		for q, buf := range recv {
+			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+			for ; len(buf) > 0 && lerr == nil; buf = buf[predRecSize:] {
+				if len(buf) < predRecSize {
+					lerr = fmt.Errorf("rank %d: graph: truncated edge record from rank %d", c.Rank(), q)
+					break
+				}
+				k, p := decodePred(buf)
+				if k >= uint32(cnt) || g.slotOut[base+int32(k)] {
+					lerr = fmt.Errorf("rank %d: graph: rank %d sent a timestamp for edge %d, not an input here", c.Rank(), q, k)
+					break
+				}
+				deliver(g.slotNode[base+int32(k)], &p)
+			}
+		}
+	}
+	for round := 0; round < 2; round++ {
+		bufs := make([][]byte, c.Size())
+		for v := int32(0); v < n; v++ {
+			switch {
+			case round == 0 && m.Role[v] == RoleSend:
+				var t int64
+				if times != nil {
+					t = times[v]
+				} else {
+					t = m.EventOf(v).Time
+				}
+				p := pred{time: t, proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
+				send(bufs, v, &p)
+			case round == 1 && m.Role[v] == RoleColl && preds[v].ok:
+				send(bufs, v, &preds[v])
+			}
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return nil, err
+		}
+		receive(recv)
+		if err := comm.Agree(c, lerr); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]RemoteEdges, len(m.Procs))
+	for i := range m.Procs {
+		r := &out[i]
+		n := 0
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			if m.Role[v] == RoleRecv && preds[v].ok {
+				n++
+			}
+		}
+		r.Thread, r.Event, r.Kind = make([]int32, 0, n), make([]int64, 0, n), make([]trace.Kind, 0, n)
+		r.PredProc, r.PredThread, r.PredEvent = make([]int32, 0, n), make([]int32, 0, n), make([]int64, 0, n)
+		r.PredKind, r.PredTime = make([]trace.Kind, 0, n), make([]int64, 0, n)
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			p := &preds[v]
+			if m.Role[v] != RoleRecv || !p.ok {
+				continue
+			}
+			r.Thread = append(r.Thread, m.Thread[v])
+			r.Event = append(r.Event, m.Event[v])
+			r.Kind = append(r.Kind, m.Kind[v])
+			r.PredProc = append(r.PredProc, p.proc)
+			r.PredThread = append(r.PredThread, p.thread)
+			r.PredEvent = append(r.PredEvent, p.event)
+			r.PredKind = append(r.PredKind, p.kind)
+			r.PredTime = append(r.PredTime, p.time)
+		}
+	}
+	return out, nil
+}
+
+func encodePred(buf []byte, k uint32, p *pred) []byte {
+	le := binary.LittleEndian
+	buf = le.AppendUint32(buf, k)
+	buf = le.AppendUint64(buf, uint64(p.time))
+	buf = le.AppendUint32(buf, uint32(p.proc))
+	buf = le.AppendUint32(buf, uint32(p.thread))
+	buf = le.AppendUint64(buf, uint64(p.event))
+	return append(buf, byte(p.kind))
+}
+
+func decodePred(buf []byte) (uint32, pred) {
+	le := binary.LittleEndian
+	return le.Uint32(buf), pred{
+		time: int64(le.Uint64(buf[4:])), proc: int32(le.Uint32(buf[12:])), thread: int32(le.Uint32(buf[16:])),
+		event: int64(le.Uint64(buf[20:])), kind: trace.Kind(buf[28]), ok: true,
+	}
+}
+
+// PropagateMax gives every receive-like node of m, for each of cols value
+// columns, the largest value among its predecessors (through collective
+// nodes): value fills v (length cols) for a send-like node. It is the
+// census form of ExchangeEdges — the same two Alltoallv rounds, several
+// columns at once, no identities — for counting violations under several
+// clocks. Nodes without a predecessor get math.MinInt64. The result is
+// indexed n*cols + column. Collective; an error is returned on every rank.
+func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64)) ([]int64, error) {
+	g := m.DAG
+	n := m.Len()
+	out := make([]int64, int(n)*cols)
+	for i := range out {
+		out[i] = math.MinInt64
+	}
+	esz := 4 + 8*cols
+	le := binary.LittleEndian
+	deliver := func(to int32, v []int64) {
+		o := out[int(to)*cols : int(to+1)*cols]
+		for i, x := range v {
+			o[i] = max(o[i], x)
+		}
+	}
+	send := func(bufs [][]byte, from int32, v []int64) {
+		for _, e := range g.Outs(from) {
+			if to, ok := e.Node(); ok {
+				deliver(to, v)
+				continue
+			}
+			s, _ := e.Slot()
+			peer, k := g.slotAddr(s)
+			b := le.AppendUint32(bufs[peer], k)
+			for _, x := range v {
+				b = le.AppendUint64(b, uint64(x))
+			}
+			bufs[peer] = b
+		}
+	}
+	v := make([]int64, cols)
+	for round := 0; round < 2; round++ {
+		bufs := make([][]byte, c.Size())
+		for u := int32(0); u < n; u++ {
+			switch {
+			case round == 0 && m.Role[u] == RoleSend:
+				value(u, v)
+				send(bufs, u, v)
+			case round == 1 && m.Role[u] == RoleColl:
+				send(bufs, u, out[int(u)*cols:int(u+1)*cols])
+			}
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return nil, err
+		}
+		var lerr error
+		for q, buf := range recv {
+			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+			if len(buf)%esz != 0 {
+				lerr = fmt.Errorf("rank %d: graph: census message of %d bytes from rank %d", c.Rank(), len(buf), q)
+				break
+			}
+			for ; len(buf) > 0; buf = buf[esz:] {
+				k := le.Uint32(buf)
+				if k >= uint32(cnt) || g.slotOut[base+int32(k)] {
+					lerr = fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d, not an input here", c.Rank(), q, k)
+					break
+				}
+				for i := range v {
+					v[i] = int64(le.Uint64(buf[4+8*i:]))
+				}
+				deliver(g.slotNode[base+int32(k)], v)
+			}
+		}
+		if err := comm.Agree(c, lerr); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,871 @@
+package graph
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Owners tells which analysis rank holds a trace process (partition.Plan
+// does).
+type Owners interface{ Owner(proc int) int }
+
+// Role is what a node of a Matching stands for in the happened-before
+// relation.
+type Role uint8
+
+const (
+	// RoleSend: an event whose time others must not precede (mpi_send,
+	// coll_begin, remote_dep_out).
+	RoleSend Role = iota + 1
+	// RoleRecv: an event that must not precede its sender (mpi_recv,
+	// coll_end, remote_dep_in). A matched one has exactly one input.
+	RoleRecv
+	// RoleColl: the virtual node of one collective instance; its inputs
+	// are the members' relevant coll_begin nodes and its outputs their
+	// relevant coll_end nodes, so an instance of N members costs O(N)
+	// edges.
+	RoleColl
+)
+
+// MatchOptions tune Match.
+type MatchOptions struct {
+	// MaxListed bounds the warnings listed per rank (default 10).
+	MaxListed int
+}
+
+// MatchStats counts what one rank matched (sum them over ranks for totals).
+// Messages and dependences count at the receiving process's rank,
+// collectives at the instance's coordinating rank.
+type MatchStats struct {
+	Messages           int64 // matched point-to-point messages
+	RemoteDeps         int64 // matched remote task dependences
+	Collectives        int64 // matched collective instances
+	UnmatchedSends     int64
+	UnmatchedRecvs     int64
+	UnmatchedDepOuts   int64
+	UnmatchedDepIns    int64
+	BadCollectives     int64 // instances missing members or whose members disagree
+	BadEvents          int64 // unknown communicators, peers out of range, unpaired coll_begin/coll_end
+	CollectiveCalls    int64 // coll_begin events of communicators with ≥ 2 members
+	PointToPointEvents int64 // mpi_send and mpi_recv events seen
+}
+
+func (s *MatchStats) add(o *MatchStats) {
+	s.Messages += o.Messages
+	s.RemoteDeps += o.RemoteDeps
+	s.Collectives += o.Collectives
+	s.UnmatchedSends += o.UnmatchedSends
+	s.UnmatchedRecvs += o.UnmatchedRecvs
+	s.UnmatchedDepOuts += o.UnmatchedDepOuts
+	s.UnmatchedDepIns += o.UnmatchedDepIns
+	s.BadCollectives += o.BadCollectives
+	s.BadEvents += o.BadEvents
+	s.CollectiveCalls += o.CollectiveCalls
+	s.PointToPointEvents += o.PointToPointEvents
+}
+
+// Vector returns the counts in field order, for reductions.
+func (s *MatchStats) Vector() []int64 {
+	return []int64{s.Messages, s.RemoteDeps, s.Collectives, s.UnmatchedSends, s.UnmatchedRecvs,
+		s.UnmatchedDepOuts, s.UnmatchedDepIns, s.BadCollectives, s.BadEvents, s.CollectiveCalls, s.PointToPointEvents}
+}
+
+// MatchStatsFrom is the inverse of Vector.
+func MatchStatsFrom(v []int64) MatchStats {
+	var s MatchStats
+	if len(v) == 11 {
+		s = MatchStats{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]}
+	}
+	return s
+}
+
+// Warnings counts tolerated problems and lists the first few. Lists are in
+// process order, and ranks own contiguous blocks of processes, so joining
+// the ranks' lists in rank order gives the same first entries for any
+// number of ranks.
+type Warnings struct {
+	Count int64
+	First []string
+}
+
+// Matching is one rank's part of the happened-before graph of a trace: a
+// node for every communication event of its processes (in each process's
+// merged event order, one chain per process), a virtual node per collective
+// instance it coordinates, and the matched edges between them.
+//
+// Node arrays are dense and indexed by node id. Event nodes of local
+// process i are [ProcNodes[i], ProcNodes[i+1]); collective nodes follow.
+type Matching struct {
+	DAG       *DAG
+	Procs     []*trace.Process // this rank's processes, in process order
+	Orders    [][]uint16       // MergeOrder of each process
+	ProcNodes []int32
+
+	Role   []Role
+	Proc   []int32      // local process index; −1 for a collective node
+	Thread []int32      // thread; −1 for a collective node
+	Event  []int64      // index in the thread (collective node: instance number)
+	Pos    []int64      // position in the process's merged order
+	Kind   []trace.Kind // event kind (collective node: coll_begin)
+	Comm   []int64      // collective nodes: communicator id
+	// Recorded is the event's time when Match ran (as recorded, before
+	// any correction), dense so censuses need not touch the events.
+	Recorded []int64
+	// SelfPairs are matched (send, receive) node pairs within one process:
+	// messages a process sends itself, between its threads. They are not
+	// DAG edges: a process's events share one clock, so they constrain no
+	// synchronization, and two threads' equal timestamps may put the
+	// receive first in the merged order, where an edge would close a
+	// cycle. ExchangeEdges still reports them.
+	SelfPairs [][2]int32
+
+	Stats    MatchStats
+	Warnings Warnings
+}
+
+// Len returns the number of nodes.
+func (m *Matching) Len() int32 { return int32(len(m.Role)) }
+
+// EventOf returns the event of node n (nil for a collective node).
+func (m *Matching) EventOf(n int32) *trace.Event {
+	if m.Proc[n] < 0 {
+		return nil
+	}
+	return &m.Procs[m.Proc[n]].Events[m.Thread[n]][m.Event[n]]
+}
+
+// Describe names node n for messages: "process 3 thread 0 event 17
+// (mpi_recv)", or the collective instance.
+func (m *Matching) Describe(n int32) string {
+	if m.Proc[n] < 0 {
+		return fmt.Sprintf("collective call #%d on communicator %d", m.Event[n]+1, m.Comm[n])
+	}
+	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[m.Proc[n]].Header.Rank, m.Thread[n], m.Event[n], m.Kind[n])
+}
+
+// Record kinds of the matching exchange.
+const (
+	recP2P  = 1 // a point-to-point send, to the receiver's rank
+	recDep  = 2 // a remote_dep_out, to the successor's rank
+	recColl = 3 // one member's part of a collective instance, to its coordinator's rank
+
+	sendRecSize = 1 + 4 + 4 + 8 + 8 + 4 + 4 + 8
+	collRecSize = 1 + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 4
+)
+
+// chanKey identifies a channel: point-to-point messages of one
+// (communicator, source, destination, tag) match in order, and so do remote
+// dependences of one (source, destination, predecessor task, successor task).
+//
+// The fields fill 32 bytes without padding, so maps hash a key as one block
+// of memory instead of field by field.
+type chanKey struct {
+	a, b     int64 // p2p: communicator id, tag; dependences: predecessor and successor task
+	src, dst int32
+	typ      int64
+}
+
+// sendRec is a send-like event travelling to its receiver's rank.
+type sendRec struct {
+	key    chanKey
+	rank   int32 // the analysis rank holding the sender
+	node   int32
+	thread int32
+	event  int64
+}
+
+// recvRec is a local receive-like event waiting for its sender.
+type recvRec struct {
+	key    chanKey
+	node   int32
+	thread int32
+	event  int64
+}
+
+// collRec is one member's part of a collective instance.
+type collRec struct {
+	comm      int64
+	inst      int64
+	member    int32 // world rank
+	nmembers  int32
+	op        int64
+	root      int32
+	rank      int32 // analysis rank holding the member
+	begin     int32 // node
+	end       int32 // node
+	coord     int32 // coordinating process (for warning order)
+	bthread   int32
+	bevent    int64
+	ethread   int32
+	eevent    int64
+	memberIdx int32
+}
+
+// Match builds the happened-before graph of the trace processes this rank
+// holds (procs, in process order; owners tells where the others are). It
+// is collective and distributed: every rank scans only its own processes,
+// sends each send-like record to the rank holding its receiver and each
+// collective member record to the instance's coordinator (one Alltoallv),
+// matches there, and builds the DAG (one more Alltoallv).
+//
+// Point-to-point messages match per (communicator id, source, destination,
+// tag) in order: the k-th send with a key matches the k-th receive, both in
+// their process's merged order. mpi_recv carries the actual source and
+// tag, so wildcards are already resolved. Remote task dependences match per
+// (predecessor process, successor process, predecessor task, successor
+// task) the same way. Collectives match per communicator: the k-th
+// coll_begin of every member forms instance k, coordinated by member
+// k mod N, which owns its virtual node.
+//
+// Nothing in the input makes Match fail: unmatched or inconsistent events
+// are counted in Stats and listed in Warnings, and their nodes get no edge.
+func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions) (*Matching, error) {
+	if opts.MaxListed <= 0 {
+		opts.MaxListed = 10
+	}
+	k, me := c.Size(), c.Rank()
+	m := &Matching{Procs: procs, ProcNodes: make([]int32, len(procs)+1)}
+	b := NewBuilder(me, k)
+	// Size everything first (one pass over the kinds): growing node
+	// arrays and send buffers by appending would copy them several times.
+	need := make([]int, k)
+	var nodes, nrecv int
+	for _, p := range procs {
+		m.Orders = append(m.Orders, MergeOrder(p))
+		countComm(p, owners, need, &nodes, &nrecv)
+	}
+	bufs := make([][]byte, k)
+	for q, n := range need {
+		if n > 0 {
+			bufs[q] = make([]byte, 0, n)
+		}
+	}
+	m.grow(nodes)
+	b.chained = slices.Grow(b.chained, nodes)
+	recvs := make([]recvRec, 0, nrecv)
+	w := &warner{max: opts.MaxListed}
+	for i := range procs {
+		m.scan(b, owners, int32(i), m.Orders[i], bufs, &recvs, w)
+		m.ProcNodes[i+1] = b.Len()
+	}
+	recv, err := c.Alltoallv(bufs)
+	if err != nil {
+		return nil, err
+	}
+	var nsend int
+	for _, buf := range recv {
+		nsend += len(buf) / sendRecSize // an upper bound: collective records are larger
+	}
+	sends := make([]sendRec, 0, nsend)
+	var colls []collRec
+	var lerr error
+	for q, buf := range recv {
+		for len(buf) > 0 && lerr == nil {
+			switch buf[0] {
+			case recP2P, recDep:
+				if len(buf) < sendRecSize {
+					lerr = fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
+					break
+				}
+				sends = append(sends, decodeSend(buf, int32(q)))
+				buf = buf[sendRecSize:]
+			case recColl:
+				if len(buf) < collRecSize {
+					lerr = fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
+					break
+				}
+				colls = append(colls, decodeColl(buf, int32(q)))
+				buf = buf[collRecSize:]
+			default:
+				lerr = fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
+			}
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+	m.matchChannels(b, recvs, sends, w)
+	m.matchCollectives(b, owners, colls, w)
+	m.Warnings = w.done()
+	dag, err := b.Build(c, BuildOptions{})
+	if err != nil {
+		return nil, err
+	}
+	m.DAG = dag
+	return m, nil
+}
+
+// countComm adds p's communication events to the node and receive counts
+// and the bytes of its send records to need (by destination rank): upper
+// bounds, for sizing.
+func countComm(p *trace.Process, owners Owners, need []int, nodes, nrecv *int) {
+	n := int64(p.Header.NRanks)
+	for _, ev := range p.Events {
+		for i := range ev {
+			e := &ev[i]
+			switch e.Kind {
+			case trace.MPISend:
+				if peer := e.Args[0]; peer >= 0 && peer < n {
+					need[owners.Owner(int(peer))] += sendRecSize
+				}
+				*nodes++
+			case trace.RemoteDepOut:
+				if peer := e.Args[1]; peer >= 0 && peer < n {
+					need[owners.Owner(int(peer))] += sendRecSize
+				}
+				*nodes++
+			case trace.MPIRecv, trace.RemoteDepIn:
+				*nrecv++
+				*nodes++
+			case trace.CollBegin, trace.CollEnd:
+				*nodes++
+			}
+		}
+	}
+}
+
+// grow makes room for n more event nodes.
+func (m *Matching) grow(n int) {
+	m.Role = slices.Grow(m.Role, n)
+	m.Proc = slices.Grow(m.Proc, n)
+	m.Thread = slices.Grow(m.Thread, n)
+	m.Event = slices.Grow(m.Event, n)
+	m.Pos = slices.Grow(m.Pos, n)
+	m.Kind = slices.Grow(m.Kind, n)
+	m.Comm = slices.Grow(m.Comm, n)
+	m.Recorded = slices.Grow(m.Recorded, n)
+}
+
+// addNode appends an event node.
+func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos int64, kind trace.Kind) int32 {
+	n := b.AddNode(b.Len() > m.ProcNodes[proc])
+	m.Role = append(m.Role, role)
+	m.Proc = append(m.Proc, proc)
+	m.Thread = append(m.Thread, thread)
+	m.Event = append(m.Event, event)
+	m.Pos = append(m.Pos, pos)
+	m.Kind = append(m.Kind, kind)
+	m.Comm = append(m.Comm, 0)
+	m.Recorded = append(m.Recorded, m.Procs[proc].Events[thread][event].Time)
+	return n
+}
+
+type openColl struct {
+	inst   int64
+	node   int32
+	op     int64
+	root   int32
+	thread int32
+	event  int64
+	comm   *trace.Communicator
+}
+
+// scan makes the nodes of local process i in merged order, appends send
+// and collective records to bufs and receive records to recvs.
+func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs [][]byte, recvs *[]recvRec, w *warner) {
+	p := m.Procs[i]
+	me := int32(p.Header.Rank)
+	nprocs := int32(p.Header.NRanks)
+	cur := make([]int64, len(p.Events))
+	calls := map[int64]int64{}      // communicator id → coll_begin calls so far
+	open := map[[2]int64]openColl{} // (communicator id, thread) → its open collective
+	bad := func(t int32, idx int64, kind trace.Kind, format string, args ...any) {
+		m.Stats.BadEvents++
+		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
+	}
+	for pos, t16 := range order {
+		t := int32(t16)
+		idx := cur[t]
+		cur[t]++
+		e := &p.Events[t][idx]
+		switch e.Kind {
+		case trace.MPISend, trace.MPIRecv:
+			m.Stats.PointToPointEvents++
+			peer, tag := e.Args[0], e.Args[1]
+			if peer == -1 {
+				continue // MPI_PROC_NULL: no message
+			}
+			cm, ok := p.CommByIndex(e.Args[2])
+			switch {
+			case !ok:
+				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[2])
+				continue
+			case peer < 0 || peer >= int64(nprocs):
+				bad(t, idx, e.Kind, "peer %d outside 0..%d", peer, nprocs-1)
+				continue
+			}
+			if e.Kind == trace.MPISend {
+				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind)
+				key := chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}
+				dst := owners.Owner(int(peer))
+				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
+			} else {
+				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
+				*recvs = append(*recvs, recvRec{key: chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag}, node: n, thread: t, event: idx})
+			}
+		case trace.RemoteDepOut, trace.RemoteDepIn:
+			task, peer, rtask := e.Args[0], e.Args[1], e.Args[2]
+			if peer < 0 || peer >= int64(nprocs) {
+				bad(t, idx, e.Kind, "peer %d outside 0..%d", peer, nprocs-1)
+				continue
+			}
+			if e.Kind == trace.RemoteDepOut {
+				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind)
+				key := chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}
+				dst := owners.Owner(int(peer))
+				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
+			} else {
+				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
+				*recvs = append(*recvs, recvRec{key: chanKey{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task}, node: n, thread: t, event: idx})
+			}
+		case trace.CollBegin:
+			cm, ok := p.CommByIndex(e.Args[1])
+			if !ok {
+				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
+				continue
+			}
+			if len(cm.Members) < 2 {
+				continue // nobody to wait for
+			}
+			if !slices.Contains(cm.Members, int(me)) {
+				bad(t, idx, e.Kind, "communicator %d does not list this process", cm.ID)
+				continue
+			}
+			okey := [2]int64{cm.ID, int64(t)}
+			if oc, busy := open[okey]; busy {
+				bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), cm.ID)
+			}
+			m.Stats.CollectiveCalls++
+			n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind)
+			root := int32(-1)
+			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
+				root = int32(e.Args[2])
+			}
+			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm}
+			calls[cm.ID]++
+		case trace.CollEnd:
+			cm, ok := p.CommByIndex(e.Args[1])
+			if !ok {
+				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
+				continue
+			}
+			if len(cm.Members) < 2 || !slices.Contains(cm.Members, int(me)) {
+				continue // reported at coll_begin
+			}
+			okey := [2]int64{cm.ID, int64(t)}
+			oc, ok := open[okey]
+			if !ok {
+				bad(t, idx, e.Kind, "coll_end on communicator %d without coll_begin", cm.ID)
+				continue
+			}
+			delete(open, okey)
+			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
+			nm := int32(len(cm.Members))
+			coord := int32(cm.Members[oc.inst%int64(nm)])
+			dst := owners.Owner(int(coord))
+			bufs[dst] = encodeColl(bufs[dst], collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
+				begin: oc.node, end: n, coord: coord, bthread: oc.thread, bevent: oc.event, ethread: t, eevent: idx,
+				memberIdx: int32(slices.Index(cm.Members, int(me)))})
+		}
+	}
+	// Unfinished collectives, in a stable order.
+	var left []openColl
+	for _, oc := range open {
+		left = append(left, oc)
+	}
+	slices.SortFunc(left, func(a, b openColl) int { return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.event, b.event)) })
+	for _, oc := range left {
+		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), oc.comm.ID)
+	}
+}
+
+func encodeSend(buf []byte, k chanKey, node, thread int32, event int64) []byte {
+	buf = append(buf, byte(k.typ))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(k.src))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(k.dst))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(k.a))
+	buf = binary.LittleEndian.AppendUint64(buf, uint64(k.b))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(node))
+	buf = binary.LittleEndian.AppendUint32(buf, uint32(thread))
+	return binary.LittleEndian.AppendUint64(buf, uint64(event))
+}
+
+func decodeSend(buf []byte, rank int32) sendRec {
+	le := binary.LittleEndian
+	return sendRec{
+		key:    chanKey{typ: int64(buf[0]), src: int32(le.Uint32(buf[1:])), dst: int32(le.Uint32(buf[5:])), a: int64(le.Uint64(buf[9:])), b: int64(le.Uint64(buf[17:]))},
+		rank:   rank,
+		node:   int32(le.Uint32(buf[25:])),
+		thread: int32(le.Uint32(buf[29:])),
+		event:  int64(le.Uint64(buf[33:])),
+	}
+}
+
+func encodeColl(buf []byte, r collRec) []byte {
+	le := binary.LittleEndian
+	buf = append(buf, recColl)
+	buf = le.AppendUint64(buf, uint64(r.comm))
+	buf = le.AppendUint64(buf, uint64(r.inst))
+	buf = le.AppendUint32(buf, uint32(r.member))
+	buf = le.AppendUint32(buf, uint32(r.nmembers))
+	buf = le.AppendUint64(buf, uint64(r.op))
+	buf = le.AppendUint32(buf, uint32(r.root))
+	buf = le.AppendUint32(buf, uint32(r.begin))
+	buf = le.AppendUint32(buf, uint32(r.end))
+	buf = le.AppendUint32(buf, uint32(r.coord))
+	buf = le.AppendUint32(buf, uint32(r.bthread))
+	buf = le.AppendUint64(buf, uint64(r.bevent))
+	buf = le.AppendUint32(buf, uint32(r.ethread))
+	buf = le.AppendUint64(buf, uint64(r.eevent))
+	return le.AppendUint32(buf, uint32(r.memberIdx))
+}
+
+func decodeColl(buf []byte, rank int32) collRec {
+	le := binary.LittleEndian
+	return collRec{
+		comm: int64(le.Uint64(buf[1:])), inst: int64(le.Uint64(buf[9:])),
+		member: int32(le.Uint32(buf[17:])), nmembers: int32(le.Uint32(buf[21:])),
+		op: int64(le.Uint64(buf[25:])), root: int32(le.Uint32(buf[33:])),
+		begin: int32(le.Uint32(buf[37:])), end: int32(le.Uint32(buf[41:])),
+		coord: int32(le.Uint32(buf[45:])), bthread: int32(le.Uint32(buf[49:])),
+		bevent: int64(le.Uint64(buf[53:])), ethread: int32(le.Uint32(buf[61:])),
+		eevent: int64(le.Uint64(buf[65:])), memberIdx: int32(le.Uint32(buf[73:])), rank: rank,
+	}
+}
+
+// chanHash mixes a channel key into 64 bits: the high bits choose the
+// partition, the low bits the slot in the partition's table.
+func chanHash(k *chanKey) uint64 {
+	h := uint64(k.typ) ^ uint64(uint32(k.src))<<8 ^ uint64(uint32(k.dst))<<36
+	h = (h ^ uint64(k.a)*0x9e3779b97f4a7c15) * 0xbf58476d1ce4e5b9
+	h = (h ^ uint64(k.b)*0x94d049bb133111eb ^ h>>29) * 0x9e3779b97f4a7c15
+	return h ^ h>>32
+}
+
+// matchChannels pairs the sends that arrived with the local receives, in
+// order per channel, and declares an edge for every pair.
+//
+// It is a radix-partitioned hash join: both sides are partitioned by a hash
+// of the channel (a stable counting sort that copies compact records, so a
+// channel's records stay in order and each partition is read sequentially),
+// then joined partition by partition through a small open-addressing table
+// reused between partitions. One table over all channels would miss the
+// cache on every record when channels carry one message each, as remote
+// dependences do (a channel per task pair).
+func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w *warner) {
+	type rec struct {
+		key  chanKey
+		h    uint64
+		rank int32 // sends: the sender's analysis rank
+		node int32
+		idx  int32 // in recvs or sends
+	}
+	const perPart = 2048 // records per partition: its table fits in cache
+	bits := uint(0)
+	for (len(recvs)+len(sends))>>bits > perPart {
+		bits++
+	}
+	np := 1 << bits
+	partOf := func(h uint64) int32 {
+		if bits == 0 {
+			return 0
+		}
+		return int32(h >> (64 - bits))
+	}
+	rOff, sOff := make([]int32, np+1), make([]int32, np+1)
+	rh, sh := make([]uint64, len(recvs)), make([]uint64, len(sends))
+	for i := range recvs {
+		rh[i] = chanHash(&recvs[i].key)
+		rOff[partOf(rh[i])+1]++
+	}
+	for i := range sends {
+		sh[i] = chanHash(&sends[i].key)
+		sOff[partOf(sh[i])+1]++
+	}
+	for g := 0; g < np; g++ {
+		rOff[g+1] += rOff[g]
+		sOff[g+1] += sOff[g]
+	}
+	rs, ss := make([]rec, len(recvs)), make([]rec, len(sends))
+	at := append([]int32(nil), rOff[:np]...)
+	for i := range recvs {
+		g := partOf(rh[i])
+		rs[at[g]] = rec{recvs[i].key, rh[i], 0, recvs[i].node, int32(i)}
+		at[g]++
+	}
+	at = append(at[:0], sOff[:np]...)
+	for i := range sends {
+		g := partOf(sh[i])
+		ss[at[g]] = rec{sends[i].key, sh[i], sends[i].rank, sends[i].node, int32(i)}
+		at[g]++
+	}
+	rh, sh = nil, nil
+
+	// A channel's unmatched receives form a linked list through next (by
+	// position in rs); it also counts the receives and sends it has seen.
+	type queue struct {
+		key                      chanKey
+		head, tail, nrecv, nsend int32
+	}
+	var queues []queue
+	var slots []int32 // open addressing, linear probing: index in queues, −1 empty
+	lookup := func(k *chanKey, h uint64) *queue {
+		mask := uint64(len(slots) - 1)
+		for i := h & mask; ; i = (i + 1) & mask {
+			q := slots[i]
+			if q < 0 {
+				slots[i] = int32(len(queues))
+				queues = append(queues, queue{key: *k, head: -1, tail: -1})
+				return &queues[len(queues)-1]
+			}
+			if queues[q].key == *k {
+				return &queues[q]
+			}
+		}
+	}
+	next := make([]int32, len(rs))
+	nth := make([]int32, len(rs)) // a receive's ordinal in its channel
+	type unmatched struct {
+		key   chanKey
+		nth   int32
+		send  bool
+		th    int32
+		event int64
+	}
+	var left []unmatched
+	count := func(k *chanKey, recvs, sends int64) {
+		if k.typ == recP2P {
+			m.Stats.UnmatchedRecvs += recvs
+			m.Stats.UnmatchedSends += sends
+		} else {
+			m.Stats.UnmatchedDepIns += recvs
+			m.Stats.UnmatchedDepOuts += sends
+		}
+		w.count += recvs + sends
+	}
+	b.growEdges(min(len(rs), len(ss)))
+	for g := 0; g < np; g++ {
+		n := int(rOff[g+1]-rOff[g]) + int(sOff[g+1]-sOff[g])
+		size := 16
+		for size < 2*n {
+			size *= 2
+		}
+		if cap(slots) < size {
+			slots = make([]int32, size)
+		}
+		slots = slots[:size]
+		for i := range slots {
+			slots[i] = -1
+		}
+		queues = queues[:0]
+		for r := rOff[g]; r < rOff[g+1]; r++ {
+			q := lookup(&rs[r].key, rs[r].h)
+			next[r], nth[r] = -1, q.nrecv
+			if q.head < 0 {
+				q.head = r
+			} else {
+				next[q.tail] = r
+			}
+			q.tail = r
+			q.nrecv++
+		}
+		for i := sOff[g]; i < sOff[g+1]; i++ {
+			s := &ss[i]
+			q := lookup(&s.key, s.h)
+			if q.head >= 0 {
+				if s.key.src == s.key.dst {
+					// Within one process: no clock constraint (one clock,
+					// and an edge against the merged order of two threads'
+					// equal timestamps would close a cycle).
+					m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, rs[q.head].node})
+				} else {
+					b.AddRemoteIn(rs[q.head].node, NodeRef{Rank: int(s.rank), Node: s.node})
+				}
+				if s.key.typ == recP2P {
+					m.Stats.Messages++
+				} else {
+					m.Stats.RemoteDeps++
+				}
+				q.head = next[q.head]
+			} else {
+				count(&s.key, 0, 1)
+				o := &sends[s.idx]
+				left = append(left, unmatched{s.key, q.nsend, true, o.thread, o.event})
+			}
+			q.nsend++
+		}
+		for qi := range queues {
+			for r := queues[qi].head; r >= 0; r = next[r] {
+				count(&rs[r].key, 1, 0)
+				o := &recvs[rs[r].idx]
+				left = append(left, unmatched{o.key, nth[r], false, o.thread, o.event})
+			}
+		}
+	}
+	// Listed in the receiving process's order, whatever the partition.
+	slices.SortFunc(left, func(a, b unmatched) int {
+		return cmp.Or(cmp.Compare(a.key.dst, b.key.dst), cmp.Compare(a.key.src, b.key.src), cmp.Compare(a.key.typ, b.key.typ),
+			cmp.Compare(a.key.a, b.key.a), cmp.Compare(a.key.b, b.key.b), cmp.Compare(a.nth, b.nth), boolCmp(a.send, b.send))
+	})
+	for _, u := range left[:min(len(left), w.max)] {
+		k := u.key
+		var s string
+		switch {
+		case k.typ == recP2P && u.send:
+			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %d: message #%d of this channel (thread %d event %d of process %d) was never received",
+				k.src, k.dst, k.b, k.a, u.nth+1, u.th, u.event, k.src)
+		case k.typ == recP2P:
+			s = fmt.Sprintf("unmatched mpi_recv: process %d ← %d, tag %d, communicator %d: message #%d of this channel (thread %d event %d of process %d) was never sent",
+				k.dst, k.src, k.b, k.a, u.nth+1, u.th, u.event, k.dst)
+		case u.send:
+			s = fmt.Sprintf("unmatched remote_dep_out: process %d task %#x → process %d task %#x (#%d; thread %d event %d of process %d)",
+				k.src, k.a, k.dst, k.b, u.nth+1, u.th, u.event, k.src)
+		default:
+			s = fmt.Sprintf("unmatched remote_dep_in: process %d task %#x ← process %d task %#x (#%d; thread %d event %d of process %d)",
+				k.dst, k.b, k.src, k.a, u.nth+1, u.th, u.event, k.dst)
+		}
+		w.list(int(k.dst), s)
+	}
+}
+
+func boolCmp(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}
+
+// matchCollectives groups member records per instance, checks them and
+// gives each complete instance a virtual node with edges by its class.
+func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w *warner) {
+	slices.SortFunc(recs, func(a, b collRec) int {
+		return cmp.Or(cmp.Compare(a.comm, b.comm), cmp.Compare(a.inst, b.inst), cmp.Compare(a.memberIdx, b.memberIdx))
+	})
+	for lo := 0; lo < len(recs); {
+		hi := lo + 1
+		for hi < len(recs) && recs[hi].comm == recs[lo].comm && recs[hi].inst == recs[lo].inst {
+			hi++
+		}
+		inst := recs[lo:hi]
+		lo = hi
+		if msg := checkInstance(inst); msg != "" {
+			m.Stats.BadCollectives++
+			r := &inst[0]
+			w.add(int(r.coord), fmt.Sprintf("%s call #%d on communicator %d: %s", trace.CollOp(r.op), r.inst+1, r.comm, msg))
+			continue
+		}
+		m.Stats.Collectives++
+		v := b.AddNode(false)
+		m.Role = append(m.Role, RoleColl)
+		m.Proc = append(m.Proc, -1)
+		m.Thread = append(m.Thread, -1)
+		m.Event = append(m.Event, inst[0].inst)
+		m.Pos = append(m.Pos, -1)
+		m.Kind = append(m.Kind, trace.CollBegin)
+		m.Comm = append(m.Comm, inst[0].comm)
+		m.Recorded = append(m.Recorded, 0)
+		root := inst[0].root
+		class := trace.CollOp(inst[0].op).Class()
+		for i := range inst {
+			r := &inst[i]
+			isRoot := r.member == root
+			// One-to-all: every exit after the root's enter; all-to-one:
+			// the root's exit after every other enter; all-to-all: every
+			// exit after every enter (a member's own enter included).
+			in := class == trace.AllToAll || class == trace.OneToAll && isRoot || class == trace.AllToOne && !isRoot
+			out := class == trace.AllToAll || class == trace.OneToAll && !isRoot || class == trace.AllToOne && isRoot
+			if in {
+				b.AddRemoteIn(v, NodeRef{Rank: int(r.rank), Node: r.begin})
+			}
+			if out {
+				b.AddRemoteOut(v, NodeRef{Rank: int(r.rank), Node: r.end})
+			}
+		}
+	}
+}
+
+// checkInstance returns why an instance's member records cannot be matched,
+// or "" when they can (records sorted by member index).
+func checkInstance(inst []collRec) string {
+	r0 := &inst[0]
+	n := int(r0.nmembers)
+	for i := range inst {
+		r := &inst[i]
+		switch {
+		case r.nmembers != r0.nmembers:
+			return fmt.Sprintf("members disagree on its size (%d vs %d)", r0.nmembers, r.nmembers)
+		case r.op != r0.op:
+			return fmt.Sprintf("process %d calls %s, process %d %s", r0.member, trace.CollOp(r0.op), r.member, trace.CollOp(r.op))
+		case r.root != r0.root:
+			return fmt.Sprintf("process %d names root %d, process %d root %d", r0.member, r0.root, r.member, r.root)
+		case i > 0 && r.memberIdx == inst[i-1].memberIdx:
+			return fmt.Sprintf("process %d appears twice", r.member)
+		}
+	}
+	if len(inst) != n {
+		return fmt.Sprintf("only %d of its %d members call it (collective counts differ between members)", len(inst), n)
+	}
+	if c := trace.CollOp(r0.op).Class(); c != trace.AllToAll {
+		found := false
+		for i := range inst {
+			found = found || inst[i].member == r0.root
+		}
+		if !found {
+			return fmt.Sprintf("its root %d is not a member", r0.root)
+		}
+	}
+	return ""
+}
+
+// warner counts warnings and keeps the first few, ordered by the process
+// they concern.
+type warner struct {
+	max   int
+	count int64
+	seq   int
+	items []warnItem
+}
+
+type warnItem struct {
+	proc int
+	seq  int
+	msg  string
+}
+
+// add counts and lists one warning about process proc.
+func (w *warner) add(proc int, msg string) {
+	w.count++
+	w.list(proc, msg)
+}
+
+// list records a warning already counted.
+func (w *warner) list(proc int, msg string) {
+	w.items = append(w.items, warnItem{proc, w.seq, msg})
+	w.seq++
+	if len(w.items) > 4*w.max {
+		w.trim() // keep memory bounded on a trace full of problems
+	}
+}
+
+// trim keeps the first max items in (process, insertion) order.
+func (w *warner) trim() {
+	slices.SortFunc(w.items, func(a, b warnItem) int { return cmp.Or(cmp.Compare(a.proc, b.proc), cmp.Compare(a.seq, b.seq)) })
+	w.items = w.items[:min(len(w.items), w.max)]
+}
+
+func (w *warner) done() Warnings {
+	w.trim()
+	out := Warnings{Count: w.count}
+	for _, it := range w.items {
+		out.First = append(out.First, it.msg)
+	}
+	return out
+}

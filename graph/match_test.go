@@ -1,0 +1,258 @@
+package graph
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// genProcs generates a trace and loads all its processes.
+func genProcs(t testing.TB, cfg gen.Config) []*trace.Process {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "trace")
+	if _, err := gen.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	d, err := trace.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs := make([]*trace.Process, d.NRanks())
+	for i := range procs {
+		if procs[i], err = trace.LoadProcess(d.FilePath(i), trace.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return procs
+}
+
+// matched is what every rank's Match and ExchangeEdges produced.
+type matched struct {
+	stats MatchStats
+	warns []string
+	count int64
+	edges []RemoteEdges // by global process
+}
+
+// runMatch runs Match and ExchangeEdges on k ranks (processes partitioned
+// by event count, as the driver does).
+func runMatch(t testing.TB, procs []*trace.Process, k int) *matched {
+	t.Helper()
+	w := make([]int64, len(procs))
+	for i, p := range procs {
+		w[i] = p.NumEvents()
+	}
+	plan, err := partition.Assign(w, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &matched{edges: make([]RemoteEdges, len(procs))}
+	var mu sync.Mutex
+	perRank := make([]Warnings, k)
+	err = inproc.Run(k, func(c comm.Comm) error {
+		lo, hi := plan.Range(c.Rank())
+		m, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+		if err != nil {
+			return err
+		}
+		edges, err := ExchangeEdges(c, m, m.Recorded)
+		if err != nil {
+			return err
+		}
+		copy(res.edges[lo:hi], edges)
+		mu.Lock()
+		res.stats.add(&m.Stats)
+		res.count += m.Warnings.Count
+		mu.Unlock()
+		perRank[c.Rank()] = m.Warnings
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, wr := range perRank {
+		res.warns = append(res.warns, wr.First...)
+	}
+	return res
+}
+
+// checkEdges verifies every row against the events themselves: the
+// predecessor exists, is the right kind, names the right peer, and (for a
+// trace from one clock) does not come after the receive.
+func checkEdges(t *testing.T, procs []*trace.Process, m *matched) (rows int) {
+	t.Helper()
+	for pi, r := range m.edges {
+		for i := 0; i < r.Len(); i++ {
+			e := &procs[pi].Events[r.Thread[i]][r.Event[i]]
+			pp := procs[r.PredProc[i]]
+			pe := &pp.Events[r.PredThread[i]][r.PredEvent[i]]
+			if pe.Time != r.PredTime[i] || pe.Kind != r.PredKind[i] || e.Kind != r.Kind[i] {
+				t.Fatalf("process %d row %d: row %+v disagrees with the events", pi, i, r)
+			}
+			if pe.Time > e.Time {
+				t.Fatalf("process %d: %s at %d has its predecessor %s of process %d at %d", pi, e.Kind, e.Time, pe.Kind, r.PredProc[i], pe.Time)
+			}
+			switch e.Kind {
+			case trace.MPIRecv:
+				if pe.Kind != trace.MPISend || int64(r.PredProc[i]) != e.Args[0] || pe.Args[0] != int64(pi) || pe.Args[1] != e.Args[1] {
+					t.Fatalf("process %d: recv %v matched send %v of process %d", pi, e, pe, r.PredProc[i])
+				}
+			case trace.RemoteDepIn:
+				if pe.Kind != trace.RemoteDepOut || int64(r.PredProc[i]) != e.Args[1] || pe.Args[0] != e.Args[2] || pe.Args[2] != e.Args[0] {
+					t.Fatalf("process %d: remote_dep_in %v matched %v of process %d", pi, e, pe, r.PredProc[i])
+				}
+			case trace.CollEnd:
+				if pe.Kind != trace.CollBegin || pe.Args[0] != e.Args[0] {
+					t.Fatalf("process %d: coll_end %v matched %v", pi, e, pe)
+				}
+			}
+			rows++
+		}
+	}
+	return rows
+}
+
+func TestMatchHalo(t *testing.T) {
+	const R, I = 5, 6
+	for _, ex := range []string{"halo", "allreduce"} {
+		procs := genProcs(t, gen.Config{Workload: "halo", Ranks: R, Threads: 3, Iterations: I, Exchange: ex, LatencyNS: 1000, Jitter: 0.3})
+		for k := 1; k <= 4; k++ {
+			m := runMatch(t, procs, k)
+			want := MatchStats{Messages: I * 2 * (R - 1), Collectives: 1, CollectiveCalls: R, PointToPointEvents: 2 * I * 2 * (R - 1)}
+			if ex == "allreduce" {
+				want = MatchStats{Collectives: I + 1, CollectiveCalls: R * (I + 1)}
+			}
+			if m.stats != want || m.count != 0 {
+				t.Fatalf("%s k=%d: stats %+v, want %+v; warnings %v", ex, k, m.stats, want, m.warns)
+			}
+			rows := checkEdges(t, procs, m)
+			// Every receive and every coll_end has its predecessor.
+			if wantRows := int(want.Messages) + R*int(want.Collectives); rows != wantRows {
+				t.Fatalf("%s k=%d: %d edge rows, want %d", ex, k, rows, wantRows)
+			}
+		}
+	}
+}
+
+func TestMatchStencilRemoteDeps(t *testing.T) {
+	procs := genProcs(t, gen.Config{Workload: "spread", Ranks: 4, Threads: 2, Width: 16, Steps: 6, LatencyNS: 500, Radix: 3})
+	// Count the cross-rank dependences from the events themselves.
+	var outs int64
+	for _, p := range procs {
+		for _, ev := range p.Events {
+			for i := range ev {
+				if ev[i].Kind == trace.RemoteDepOut {
+					outs++
+				}
+			}
+		}
+	}
+	if outs == 0 {
+		t.Fatal("the generated trace has no remote dependences")
+	}
+	for k := 1; k <= 4; k++ {
+		m := runMatch(t, procs, k)
+		if m.stats.RemoteDeps != outs || m.count != 0 {
+			t.Fatalf("k=%d: %+v, want %d dependences; warnings %v", k, m.stats, outs, m.warns)
+		}
+		if rows := checkEdges(t, procs, m); int64(rows) != outs {
+			t.Fatalf("k=%d: %d rows, want %d", k, rows, outs)
+		}
+	}
+}
+
+// TestMatchUnmatched removes one receive, one coll_begin/coll_end pair and
+// adds a send to an unknown communicator: counted warnings, identical for
+// every partition, no failure.
+func TestMatchUnmatched(t *testing.T) {
+	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 4, Threads: 1, Iterations: 3, LatencyNS: 1000})
+	drop := func(p *trace.Process, kind trace.Kind, nth int) {
+		ev := p.Events[0]
+		for i := range ev {
+			if ev[i].Kind == kind {
+				if nth == 0 {
+					p.Events[0] = slices.Delete(ev, i, i+1)
+					return
+				}
+				nth--
+			}
+		}
+		t.Fatalf("no %s #%d", kind, nth)
+	}
+	drop(procs[2], trace.MPIRecv, 1)   // a message from 1 or 3 is never received
+	drop(procs[1], trace.CollBegin, 0) // the final barrier misses a member
+	drop(procs[1], trace.CollEnd, 0)
+	ev := procs[3].Events[0]
+	bogus := ev[len(ev)-1]
+	bogus.Kind, bogus.Args = trace.MPISend, [trace.MaxArgs]int64{0, 1, 9, 8, 0}
+	procs[3].Events[0] = append(ev, bogus)
+	var first []string
+	for k := 1; k <= 4; k++ {
+		m := runMatch(t, procs, k)
+		if m.stats.UnmatchedSends != 1 || m.stats.UnmatchedRecvs != 0 || m.stats.BadCollectives != 1 || m.stats.BadEvents != 1 || m.count != 3 {
+			t.Fatalf("k=%d: %+v, %d warnings %v", k, m.stats, m.count, m.warns)
+		}
+		joined := strings.Join(m.warns, "\n")
+		for _, want := range []string{"unmatched mpi_send: process", "→ 2, tag 7, communicator 0", "MPI_Barrier call #1 on communicator 0: only 3 of its 4 members", "unknown communicator index 9"} {
+			if !strings.Contains(joined, want) {
+				t.Fatalf("k=%d: warnings lack %q:\n%s", k, want, joined)
+			}
+		}
+		if k == 1 {
+			first = m.warns
+		} else if !slices.Equal(first, m.warns) {
+			t.Fatalf("k=%d: warnings differ from k=1:\n%s\nvs\n%s", k, joined, strings.Join(first, "\n"))
+		}
+	}
+}
+
+func TestMergeOrder(t *testing.T) {
+	p := &trace.Process{Events: [][]trace.Event{
+		{{Time: 1}, {Time: 5}, {Time: 5}, {Time: 9}},
+		{{Time: 0}, {Time: 5}, {Time: 6}},
+		{},
+		{{Time: 5}, {Time: 10}},
+	}}
+	got := MergeOrder(p)
+	want := []uint16{1, 0, 0, 0, 1, 3, 1, 0, 3}
+	if !slices.Equal(got, want) {
+		t.Fatalf("MergeOrder = %v, want %v", got, want)
+	}
+	// Equal times across threads: sends first, receives last; a thread's
+	// own order stays.
+	recv, send, other := trace.MPIRecv, trace.MPISend, trace.RegionEnter
+	p = &trace.Process{Events: [][]trace.Event{
+		{{Time: 5, Kind: recv}, {Time: 5, Kind: send}},
+		{{Time: 5, Kind: other}, {Time: 5, Kind: recv}},
+		{{Time: 5, Kind: send}, {Time: 6, Kind: send}},
+	}}
+	got = MergeOrder(p)
+	want = []uint16{2, 1, 0, 0, 1, 2}
+	if !slices.Equal(got, want) {
+		t.Fatalf("MergeOrder = %v, want %v", got, want)
+	}
+}
+
+// TestSelfMessage: a message within one process (equal timestamps on two
+// threads) is matched and exchanged but is no DAG edge.
+func TestSelfMessage(t *testing.T) {
+	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0}}}
+	p := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 1}, Tables: trace.Tables{Comms: world},
+		Events: [][]trace.Event{
+			{{Time: 100, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
+			{{Time: 100, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
+		}}
+	m := runMatch(t, []*trace.Process{p}, 1)
+	r := m.edges[0]
+	if m.stats.Messages != 1 || r.Len() != 1 || r.Thread[0] != 0 || r.PredProc[0] != 0 || r.PredThread[0] != 1 || r.PredTime[0] != 100 {
+		t.Fatalf("%+v %+v", m.stats, r)
+	}
+}

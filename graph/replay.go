@@ -1,0 +1,482 @@
+package graph
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/ptrace-dev/ptrace/comm"
+)
+
+// ReplayOptions configure one replay of a DAG.
+type ReplayOptions struct {
+	// Backward replays the reversed graph: a node's inputs are its
+	// outputs, its chain predecessor is the next node of its chain.
+	Backward bool
+	// Min combines explicit inputs with min instead of max.
+	Min bool
+	// NoChains ignores chain edges: values flow along explicit edges only,
+	// and the replay takes as many supersteps as the longest path of
+	// explicit remote edges (a plain exchange when that is one).
+	NoChains bool
+	// Eval computes a node's value from its inputs. It is called once per
+	// node, after all of the node's inputs (chain predecessor and explicit
+	// inputs, in the replay's direction) have values; nodes of one chain
+	// are evaluated in chain order. It must not call into comm.
+	Eval func(n int32, in Input) int64
+	// TrackArg records, per node, which explicit input gave In (Result.Arg).
+	TrackArg bool
+	// TieKeys, when set, holds one key per local node; among inputs with
+	// equal values the one with the smallest key wins. Keys travel with
+	// remote values, so a key that does not depend on the partition (say,
+	// a global event id) makes Arg independent of it too. Without keys,
+	// ties go to the first input in Ins order, which depends on the
+	// partition.
+	TieKeys []int64
+	// Describe names a node in errors (default "node N of rank R").
+	Describe func(n int32) string
+}
+
+// Input is what a node's evaluation sees.
+type Input struct {
+	Prev    int64 // value of the chain predecessor (in the replay's direction)
+	HasPrev bool
+	In      int64 // max (or min) over the explicit inputs' values
+	HasIn   bool
+	Arg     Entry // the input that gave In; NoEntry without inputs
+}
+
+// Result is the outcome of a replay on one rank.
+type Result struct {
+	Values     []int64 // by local node
+	Arg        []Entry // by local node, with TrackArg; NoEntry without inputs
+	Supersteps int
+}
+
+// CycleError reports a replay that cannot finish: some nodes wait, directly
+// or not, for themselves. Every rank returns the same error.
+type CycleError struct {
+	Remaining int64  // nodes never evaluated, over all ranks
+	Example   string // one waiting node and what it waits for
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("happened-before cycle: %d events can never be replayed, e.g. %s", e.Remaining, e.Example)
+}
+
+// replayer is one rank's state during a replay: dense arrays indexed by
+// local node or slot, nothing allocated per node.
+type replayer struct {
+	c   comm.Comm
+	g   *DAG
+	o   *ReplayOptions
+	esz int // bytes per remote value: k, value[, key]
+
+	vals    []int64
+	arg     []Entry
+	pend    []int32 // inputs not yet known
+	slotVal []int64
+	slotKey []int64
+	arrived []bool // in-slots whose value has come
+	stack   []int32
+	bufs    [][]byte
+
+	evaluated int64
+	remaining int64
+	bad       error
+}
+
+// Replay evaluates every node of g once, in an order consistent with its
+// edges, on every rank together: each rank evaluates whatever is ready,
+// values for other ranks are batched per destination, and the batches move
+// in bulk-synchronous supersteps (one Alltoallv and one Allreduce each).
+// Nodes within a rank are processed with a ready stack (Kahn's algorithm)
+// that runs along chains without touching the stack, so the cost per node
+// is a few array accesses and one Eval call.
+//
+// A replay over an acyclic graph always finishes, whatever the partition;
+// a superstep without progress while nodes remain means a cycle, reported
+// as a *CycleError on every rank. Values do not depend on the partition or
+// evaluation order as long as Eval is a function of its node and inputs.
+func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
+	if o.Eval == nil {
+		return nil, errors.New("graph: Replay without Eval")
+	}
+	if o.TieKeys != nil && int32(len(o.TieKeys)) != g.Len() {
+		return nil, fmt.Errorf("graph: %d tie keys for %d nodes", len(o.TieKeys), g.Len())
+	}
+	n := g.Len()
+	r := &replayer{c: c, g: g, o: &o, esz: 12,
+		vals:    make([]int64, n),
+		pend:    make([]int32, n),
+		slotVal: make([]int64, g.Slots()),
+		arrived: make([]bool, g.Slots()),
+		bufs:    make([][]byte, c.Size()),
+	}
+	if o.TieKeys != nil {
+		r.esz = 20
+		r.slotKey = make([]int64, g.Slots())
+	}
+	if o.TrackArg {
+		r.arg = make([]Entry, n)
+	}
+	inOff := g.inOff
+	if o.Backward {
+		inOff = g.outOff
+	}
+	for i := int32(0); i < n; i++ {
+		p := inOff[i+1] - inOff[i]
+		if r.prevOf(i) >= 0 {
+			p++
+		}
+		r.pend[i] = p
+		if p == 0 {
+			r.stack = append(r.stack, i)
+		}
+	}
+	r.remaining = int64(n)
+	res := &Result{}
+	for {
+		res.Supersteps++
+		before := r.evaluated
+		r.drain()
+		send := r.bufs
+		r.bufs = make([][]byte, c.Size())
+		recv, err := c.Alltoallv(send)
+		if err != nil {
+			return nil, err
+		}
+		r.receive(recv)
+		bad := int64(0)
+		if r.bad != nil {
+			bad = 1
+		}
+		tot, err := c.AllreduceInt64(comm.Sum, []int64{r.evaluated - before, r.remaining, bad})
+		if err != nil {
+			return nil, err
+		}
+		if tot[2] > 0 {
+			return nil, comm.Agree(c, r.bad)
+		}
+		if tot[1] == 0 {
+			break
+		}
+		if tot[0] == 0 {
+			return nil, r.cycle(tot[1])
+		}
+	}
+	res.Values, res.Arg = r.vals, r.arg
+	return res, nil
+}
+
+// prevOf returns the chain predecessor of n in the replay's direction, or −1.
+func (r *replayer) prevOf(n int32) int32 {
+	if r.o.NoChains {
+		return -1
+	}
+	if r.o.Backward {
+		if n+1 < int32(len(r.g.chained)) && r.g.chained[n+1] {
+			return n + 1
+		}
+		return -1
+	}
+	if r.g.chained[n] {
+		return n - 1
+	}
+	return -1
+}
+
+// nextOf returns the chain successor of n in the replay's direction, or −1.
+func (r *replayer) nextOf(n int32) int32 {
+	if r.o.NoChains {
+		return -1
+	}
+	if r.o.Backward {
+		if r.g.chained[n] {
+			return n - 1
+		}
+		return -1
+	}
+	if n+1 < int32(len(r.g.chained)) && r.g.chained[n+1] {
+		return n + 1
+	}
+	return -1
+}
+
+// drain evaluates every node that is or becomes ready on this rank.
+func (r *replayer) drain() {
+	g, o := r.g, r.o
+	inOff, in, outOff, out := g.inOff, g.in, g.outOff, g.out
+	if o.Backward {
+		inOff, in, outOff, out = outOff, out, inOff, in
+	}
+	vals, pend, slotVal, slotKey, keys := r.vals, r.pend, r.slotVal, r.slotKey, o.TieKeys
+	useMin := o.Min
+	eval := o.Eval
+	for len(r.stack) > 0 {
+		n := r.stack[len(r.stack)-1]
+		r.stack = r.stack[:len(r.stack)-1]
+		for {
+			x := Input{Arg: NoEntry}
+			if p := r.prevOf(n); p >= 0 {
+				x.Prev, x.HasPrev = vals[p], true
+			}
+			var best int64
+			for _, e := range in[inOff[n]:inOff[n+1]] {
+				var v, key int64
+				if e >= 0 {
+					v = vals[e]
+					if keys != nil {
+						key = keys[e]
+					}
+				} else {
+					v = slotVal[^e]
+					if keys != nil {
+						key = slotKey[^e]
+					}
+				}
+				better := !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In) ||
+					(keys != nil && v == x.In && key < best)
+				if better {
+					x.In, x.Arg, best, x.HasIn = v, e, key, true
+				}
+			}
+			v := eval(n, x)
+			vals[n] = v
+			if r.arg != nil {
+				r.arg[n] = x.Arg
+			}
+			r.evaluated++
+			r.remaining--
+			for _, e := range out[outOff[n]:outOff[n+1]] {
+				if e >= 0 {
+					pend[e]--
+					if pend[e] == 0 {
+						r.stack = append(r.stack, int32(e))
+					}
+					continue
+				}
+				peer, k := g.slotAddr(^int32(e))
+				b := r.bufs[peer]
+				if b == nil {
+					b = make([]byte, 0, 64*r.esz)
+				}
+				b = binary.LittleEndian.AppendUint32(b, k)
+				b = binary.LittleEndian.AppendUint64(b, uint64(v))
+				if keys != nil {
+					b = binary.LittleEndian.AppendUint64(b, uint64(keys[n]))
+				}
+				r.bufs[peer] = b
+			}
+			nx := r.nextOf(n)
+			if nx < 0 {
+				break
+			}
+			pend[nx]--
+			if pend[nx] != 0 {
+				break
+			}
+			n = nx
+		}
+	}
+}
+
+// receive stores the values that arrived and releases the nodes waiting
+// for them.
+func (r *replayer) receive(recv [][]byte) {
+	g := r.g
+	wantOut := r.o.Backward // values arrive at in-slots of the replay's direction
+	for q, buf := range recv {
+		if len(buf) == 0 {
+			continue
+		}
+		base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+		if len(buf)%r.esz != 0 {
+			r.fail(fmt.Errorf("rank %d: graph: replay message of %d bytes from rank %d", g.rank, len(buf), q))
+			continue
+		}
+		for ; len(buf) > 0; buf = buf[r.esz:] {
+			k := binary.LittleEndian.Uint32(buf)
+			if k >= uint32(cnt) {
+				r.fail(fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d of %d", g.rank, q, k, cnt))
+				break
+			}
+			s := base + int32(k)
+			if g.slotOut[s] != wantOut || r.arrived[s] {
+				r.fail(fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k))
+				break
+			}
+			r.arrived[s] = true
+			r.slotVal[s] = int64(binary.LittleEndian.Uint64(buf[4:]))
+			if r.slotKey != nil {
+				r.slotKey[s] = int64(binary.LittleEndian.Uint64(buf[12:]))
+			}
+			n := g.slotNode[s]
+			r.pend[n]--
+			if r.pend[n] == 0 {
+				r.stack = append(r.stack, n)
+			}
+		}
+	}
+}
+
+func (r *replayer) fail(err error) {
+	if r.bad == nil {
+		r.bad = err
+	}
+}
+
+func (r *replayer) describe(n int32) string {
+	if r.o.Describe != nil {
+		return r.o.Describe(n)
+	}
+	return fmt.Sprintf("node %d of rank %d", n, r.g.rank)
+}
+
+// cycle builds the CycleError every rank returns: the lowest rank with a
+// waiting node describes one whose chain predecessor is done, so it waits
+// only on explicit inputs, and names those.
+func (r *replayer) cycle(remaining int64) error {
+	var ex string
+	g := r.g
+	inOff, in := g.inOff, g.in
+	if r.o.Backward {
+		inOff, in = g.outOff, g.out
+	}
+	for n := int32(0); n < g.Len() && ex == ""; n++ {
+		if r.pend[n] == 0 {
+			continue
+		}
+		if p := r.prevOf(n); p >= 0 && r.pend[p] > 0 {
+			continue
+		}
+		ex = r.describe(n) + " waits for "
+		sep := ""
+		for _, e := range in[inOff[n]:inOff[n+1]] {
+			if m, ok := e.Node(); ok && r.pend[m] > 0 {
+				ex += sep + r.describe(m)
+			} else if s, ok := e.Slot(); ok && !r.arrived[s] {
+				ex += sep + fmt.Sprintf("an event held by analysis rank %d", g.slotPeer[s])
+			} else {
+				continue
+			}
+			sep = " and "
+			if len(ex) > 400 {
+				ex += " …"
+				break
+			}
+		}
+	}
+	msgs, err := r.c.Gatherv(0, []byte(ex))
+	if err != nil {
+		return err
+	}
+	var first []byte
+	if r.c.Rank() == 0 {
+		for _, m := range msgs {
+			if len(m) > 0 {
+				first = m
+				break
+			}
+		}
+	}
+	first, err = r.c.Bcast(0, first)
+	if err != nil {
+		return err
+	}
+	return &CycleError{Remaining: remaining, Example: string(first)}
+}
+
+// Walk follows paths through the DAG by token passing, for walking back
+// along the inputs a replay chose (Result.Arg) across ranks. Every rank
+// starts tokens at its starts (often none). For a token at local node n
+// reached after depth steps, step returns the next entry to visit, or
+// NoEntry to end the token's path; a local entry continues at once, a slot
+// sends the token to the peer, which continues at its end of the edge in
+// the next superstep. Walk returns when no token is left anywhere. It is
+// collective; an error is returned on every rank.
+func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) Entry) error {
+	type token struct {
+		n     int32
+		depth int64
+	}
+	tot, err := c.AllreduceInt64(comm.Sum, []int64{int64(g.Len()), int64(len(starts))})
+	if err != nil {
+		return err
+	}
+	// An acyclic walk visits each node at most once per start.
+	limit := (tot[0] + 1) * max(tot[1], 1)
+	var queue []token
+	for _, s := range starts {
+		queue = append(queue, token{s, 0})
+	}
+	var bad error
+	for superstep := int64(0); ; superstep++ {
+		bufs := make([][]byte, c.Size())
+		var sent int64
+		for len(queue) > 0 && bad == nil {
+			t := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			for {
+				if t.n < 0 || t.n >= g.Len() {
+					bad = fmt.Errorf("rank %d: graph: walk reached node %d of %d", g.rank, t.n, g.Len())
+					break
+				}
+				if t.depth > limit {
+					bad = fmt.Errorf("rank %d: graph: walk longer than the graph: its steps form a cycle", g.rank)
+					break
+				}
+				e := step(t.n, t.depth)
+				if e == NoEntry {
+					break
+				}
+				if m, ok := e.Node(); ok {
+					t = token{m, t.depth + 1}
+					continue
+				}
+				s, _ := e.Slot()
+				if s >= g.Slots() {
+					bad = fmt.Errorf("rank %d: graph: walk step to slot %d of %d", g.rank, s, g.Slots())
+					break
+				}
+				peer, k := g.slotAddr(s)
+				b := binary.LittleEndian.AppendUint32(bufs[peer], k)
+				bufs[peer] = binary.LittleEndian.AppendUint64(b, uint64(t.depth+1))
+				sent++
+				break
+			}
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return err
+		}
+		for q, buf := range recv {
+			for ; len(buf) >= 12 && bad == nil; buf = buf[12:] {
+				k := binary.LittleEndian.Uint32(buf)
+				base := g.peerBase[q]
+				if int32(k) >= g.peerBase[q+1]-base {
+					bad = fmt.Errorf("rank %d: graph: walk token for edge %d from rank %d", g.rank, k, q)
+					break
+				}
+				queue = append(queue, token{g.slotNode[base+int32(k)], int64(binary.LittleEndian.Uint64(buf[4:]))})
+			}
+		}
+		flag := int64(0)
+		if bad != nil {
+			flag = 1
+		}
+		tot, err := c.AllreduceInt64(comm.Sum, []int64{sent, flag})
+		if err != nil {
+			return err
+		}
+		if tot[1] > 0 {
+			return comm.Agree(c, bad)
+		}
+		if tot[0] == 0 {
+			return nil
+		}
+		if superstep > limit {
+			return comm.Agree(c, fmt.Errorf("graph: walk longer than the graph: its steps form a cycle"))
+		}
+	}
+}
