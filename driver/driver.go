@@ -37,6 +37,10 @@ type Options struct {
 	// Progress, when set, is called on rank 0 with the current phase and
 	// the fraction of it done.
 	Progress func(phase string, frac float64)
+	// Path, when set, receives on rank 0 the whole critical path in time
+	// order (for --critical-path FILE; it moves O(path length) data to
+	// rank 0). Every rank must set it or none.
+	Path *[]report.PathNode
 	// Stats, when set, receives on rank 0 how the run went (phase times,
 	// per-rank memory). Every rank must set it or none.
 	Stats *RunStats
@@ -64,6 +68,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"summarize", func() error { return agree(c, r.summarize()) }},
 		{"simulate", r.simulate},
 		{"anomalies", r.anomalies},
+		{"critical path", r.criticalPath},
 	}
 	var times []int64
 	var peak uint64
@@ -139,6 +144,9 @@ type run struct {
 	// names their cost attribute if the trace has one.
 	tasks   []anomaly.Task
 	costKey string
+	// cp holds, per owned process, its fragment and task graphs for the
+	// critical path.
+	cp []*procGraph
 
 	first, last int64 // global time window, known after summarize
 

@@ -76,7 +76,7 @@ func TestImbalanceGroundTruth(t *testing.T) {
 			dir, exp := generate(t, cfg)
 			for k := 1; k <= 3; k++ {
 				_, js := analyze(t, dir, k)
-				checkExpected(t, fmt.Sprintf("n=%d g=%d k=%d", n, g, k), js, notYet(exp, "critical_path", "graph"))
+				checkExpected(t, fmt.Sprintf("n=%d g=%d k=%d", n, g, k), js, exp)
 			}
 		}
 	}
@@ -99,7 +99,7 @@ func TestWorkloadsExpected(t *testing.T) {
 		dir, exp := generate(t, cfg)
 		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
 		_, first := analyze(t, dir, 1)
-		checkExpected(t, name, first, notYet(exp, "critical_path", "graph"))
+		checkExpected(t, name, first, exp)
 		checkInvariants(t, name, first)
 		for k := 2; k <= min(4, cfg.Ranks); k++ {
 			_, js := analyze(t, dir, k)
@@ -153,7 +153,7 @@ func TestAnomaliesGroundTruth(t *testing.T) {
 		dir, exp := generate(t, cfg)
 		for k := 1; k <= 3; k++ {
 			_, js := analyze(t, dir, k)
-			checkExpected(t, fmt.Sprintf("%s outliers k=%d", cfg.Workload, k), js, notYet(exp, "critical_path", "graph"))
+			checkExpected(t, fmt.Sprintf("%s outliers k=%d", cfg.Workload, k), js, exp)
 		}
 	}
 	for _, wl := range []string{"stencil", "nearest", "forkjoin"} {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -56,10 +57,13 @@ func (r *run) simulate() error {
 	for i, p := range r.procs {
 		s := sim.New(p, r.opts.Strict)
 		s.SetWindow(r.first, r.last)
+		s.RecordDeps = true
 		model := ompt.NewModel()
+		model.KeepDependences()
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
-		if err := s.Run(model, stats, ready); err != nil {
+		frags := sim.NewFragPass(predTimes(r.edges, i))
+		if err := s.Run(model, stats, ready, frags); err != nil {
 			failure = fmt.Errorf("rank %d: simulation: %w", p.Header.Rank, err)
 			break
 		}
@@ -68,6 +72,7 @@ func (r *run) simulate() error {
 		}
 		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
 		r.tasks = appendTaskRecords(r.tasks, p, s, model)
+		r.cp = append(r.cp, newProcGraph(p, s, model, &frags.F))
 		if model.CostKey != "" {
 			r.costKey = model.CostKey
 		}
@@ -88,6 +93,23 @@ func (r *run) simulate() error {
 		r.fillSimSections(all, series, bin)
 	}
 	return nil
+}
+
+// predTimes returns the lookup of process i's receive-like events'
+// predecessor times (nil without edges).
+func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
+	if i >= len(edges) || edges[i].Len() == 0 {
+		return nil
+	}
+	e := &edges[i]
+	m := make(map[int64]int64, e.Len())
+	for k := range e.Thread {
+		m[sim.EventKey(int(e.Thread[k]), e.Event[k])] = e.PredTime[k]
+	}
+	return func(th int, idx int64) (int64, bool) {
+		t, ok := m[sim.EventKey(th, idx)]
+		return t, ok
+	}
 }
 
 // appendTaskRecords adds the process's executed explicit tasks, as the

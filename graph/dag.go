@@ -332,6 +332,24 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		return nil, err
 	}
 
+	// Edges this rank declared to itself by key become local edges: the
+	// j-th self declaration and the j-th resolved one are the same edge.
+	if self := byPeer[mine[me]:mine[me+1]]; len(self) > 0 {
+		for j, i := range self {
+			d, t := &b.rem[i], theirs[me][j]
+			if d.out {
+				b.esrc, b.edst = append(b.esrc, d.local), append(b.edst, t.node)
+			} else {
+				b.esrc, b.edst = append(b.esrc, t.node), append(b.edst, d.local)
+			}
+		}
+		theirs[me] = nil
+		byPeer = append(byPeer[:mine[me]:mine[me]], byPeer[mine[me+1]:]...)
+		for q := me + 1; q <= k; q++ {
+			mine[q] -= int32(len(self))
+		}
+	}
+
 	g := &DAG{rank: me, size: k, chained: b.chained, peerBase: make([]int32, k+1)}
 	for q := 0; q < k; q++ {
 		g.peerBase[q+1] = g.peerBase[q] + (mine[q+1] - mine[q]) + int32(len(theirs[q]))

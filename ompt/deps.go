@@ -32,6 +32,9 @@ type depTracker struct {
 
 	live, sweepAt int
 	doneAtSweep   int64 // completed tasks at the last sweep
+	// keep disables sweeping: the task graph needs edges from completed
+	// tasks too.
+	keep bool
 }
 
 type addrState struct {
@@ -124,7 +127,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 // sweep runs only when the states outgrew the last sweep's survivors and
 // enough tasks completed since for it to free much.
 func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, done func(int32) bool, completed int64) []int32 {
-	if d.live >= d.sweepAt && completed-d.doneAtSweep >= int64(d.live/2) {
+	if !d.keep && d.live >= d.sweepAt && completed-d.doneAtSweep >= int64(d.live/2) {
 		d.sweep(done)
 		d.doneAtSweep = completed
 	}

@@ -39,6 +39,11 @@ func NewModel() *Model {
 	return &Model{regions: map[int64]int32{}, deps: newDepTracker()}
 }
 
+// KeepDependences makes the model report every dependence edge, including
+// those from completed tasks, for a task graph (set Sim.RecordDeps too). It
+// keeps the state of every address used, instead of sweeping it.
+func (m *Model) KeepDependences() { m.deps.keep = true }
+
 // Prepare sizes the task table from the task ids the process creates and
 // counts remote dependences each task must wait for.
 func (m *Model) Prepare(s *sim.Sim) error {
@@ -80,6 +85,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		return fmt.Errorf("process creates %d tasks, more than 2^31", total)
 	}
 	s.AllocTasks(int(total))
+	s.SetTaskMap(m.Task)
 	s.ReserveEdges(ndeps)
 	m.deps.reserve(min(ndeps, 1<<20))
 	m.costKeys = map[int64]bool{}

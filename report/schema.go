@@ -179,6 +179,7 @@ type CriticalPath struct {
 	Parallelism    float64     `json:"parallelism"`
 	Nodes          int64       `json:"nodes"`
 	RankCrossings  int64       `json:"rank_crossings"`
+	ZeroSlackTasks int64       `json:"zero_slack_tasks"` // tasks on some critical path
 	ByKind         []PathShare `json:"by_kind"`
 	ByConstruct    []PathShare `json:"by_construct"`
 	ByProcess      []PathShare `json:"by_process"`

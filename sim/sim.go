@@ -32,6 +32,7 @@ type Sim struct {
 	Ready   int // tasks in state Ready (δr = Ready > 0)
 	// Completed counts tasks that reached Completed.
 	Completed int64
+
 	Now       int64 // time of the event being processed
 	Begin     int64 // first event of the process
 	End       int64 // last event of the process
@@ -44,12 +45,32 @@ type Sim struct {
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown
 
+	// RecordDeps keeps every dependence edge the model declares in
+	// DepEdges, including those from tasks already completed (they are no
+	// constraint at run time but are edges of the task graph). Duplicates
+	// may occur.
+	RecordDeps bool
+	DepEdges   [][2]Task
+
 	merge       *mergeHeap
 	lastCreated Task
+	taskOf func(id int64) Task
 	// touched lists other threads whose state the current event changed
 	// (a region's end finishing its workers' implicit tasks).
 	touched []int
 }
+
+// Pos returns the index, in thread th's events, of the event being
+// processed (or, between events, of th's next one).
+func (s *Sim) Pos(th int) int64 {
+	if s.merge == nil {
+		return -1
+	}
+	return int64(s.merge.pos[th])
+}
+
+// SetTaskMap tells passes how the model maps trace task ids to tasks.
+func (s *Sim) SetTaskMap(f func(id int64) Task) { s.taskOf = f }
 
 // Ahead returns thread th's events after the one being processed.
 func (s *Sim) Ahead(th int) []trace.Event {

@@ -85,6 +85,9 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if !s.valid(pred) || !s.valid(succ) || pred == succ {
 		return
 	}
+	if s.RecordDeps {
+		s.DepEdges = append(s.DepEdges, [2]Task{pred, succ})
+	}
 	ts := s.Tasks
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return

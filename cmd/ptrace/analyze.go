@@ -20,6 +20,7 @@ type analyzeFlags struct {
 	jsonOut    string
 	csvDir     string
 	htmlOut    string
+	pathOut    string
 	quiet      bool
 	stats      bool
 	minLatency time.Duration
@@ -53,6 +54,7 @@ the number of ranks.`,
 	f.StringVar(&af.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
 	f.StringVar(&af.csvDir, "csv", "", "write one CSV file per table into DIR")
 	f.StringVar(&af.htmlOut, "html", "", "write a self-contained HTML report with plots to FILE")
+	f.StringVar(&af.pathOut, "critical-path", "", "write the whole critical path as CSV to FILE (rank,thread,start_ns,dur_ns,kind,construct; for ptrace export --critical-path)")
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
@@ -69,10 +71,14 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var prog *progress
 	var rep *report.Report
 	var stats driver.RunStats
+	var path []report.PathNode
 	err := runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
 		opts := af.opts
 		if af.stats {
 			opts.Stats = &stats
+		}
+		if af.pathOut != "" {
+			opts.Path = &path
 		}
 		if c.Rank() == 0 && !af.quiet {
 			prog = newProgress(stderr, "analyze")
@@ -95,6 +101,11 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	}
 	if af.stats {
 		printStats(stderr, &stats)
+	}
+	if af.pathOut != "" {
+		if err := writeFileOrStdout(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathCSV(w, path) }); err != nil {
+			return fmt.Errorf("--critical-path: %w", err)
+		}
 	}
 	return emit(stdout, rep, af, time.Since(start))
 }

@@ -1,0 +1,385 @@
+package driver
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/reduce"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// procGraph is what the critical path keeps of one process's simulation:
+// its fragment graph, and its task graph's ingredients (explicit tasks that
+// ran, their run times, dependence edges, remote-dependence events).
+type procGraph struct {
+	rank   int
+	frags  *sim.Frags
+	names  map[int32]string // location id → construct name
+	funcs  []string         // string table (MPI function names)
+	taskW  []int64          // per dense task: time running, -1 if it never ran
+	deps   [][2]sim.Task
+	depOut map[int64]sim.Task // remote_dep_out event → predecessor task
+	depIn  map[int64]sim.Task // remote_dep_in event → successor task
+}
+
+func newProcGraph(p *trace.Process, s *sim.Sim, m *ompt.Model, f *sim.Frags) *procGraph {
+	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, funcs: p.Strings,
+		taskW: make([]int64, s.Tasks.Len()), deps: s.DepEdges,
+		depOut: map[int64]sim.Task{}, depIn: map[int64]sim.Task{}}
+	for t := range s.Tasks {
+		tk := &s.Tasks[t]
+		g.taskW[t] = -1
+		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
+			g.taskW[t] = tk.RunNS
+		}
+	}
+	for _, loc := range f.Loc {
+		if _, ok := g.names[loc]; !ok && loc >= 0 {
+			g.names[loc] = p.LocationName(int64(loc))
+		}
+	}
+	for th, evs := range p.Events {
+		for i := range evs {
+			switch e := &evs[i]; e.Kind {
+			case trace.RemoteDepOut:
+				if t := m.Task(e.Args[0]); t != sim.NoTask {
+					g.depOut[sim.EventKey(th, int64(i))] = t
+				}
+			case trace.RemoteDepIn:
+				if t := m.Task(e.Args[0]); t != sim.NoTask {
+					g.depIn[sim.EventKey(th, int64(i))] = t
+				}
+			}
+		}
+	}
+	return g
+}
+
+// nodeKey is a partition-independent name of node n of process proc.
+func nodeKey(proc int, n int32) int64 { return int64(proc)<<32 | int64(n) }
+
+func predKey(proc, thread int32, event int64) graph.Key {
+	return graph.Key{A: int64(proc)<<32 | int64(thread), B: event}
+}
+
+// criticalPath builds the distributed fragment DAG of all processes,
+// finds its longest path and walks it back across ranks, and computes the
+// task graph's per-root metrics (seed ompc-distributed-task-profiling.txt
+// §4.5.3). Only summaries travel to rank 0.
+func (r *run) criticalPath() error {
+	// Fragment DAG: every process's nodes, offset per process.
+	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
+	bases := make([]int32, len(r.cp))
+	var w, keys []int64
+	for i, pg := range r.cp {
+		bases[i] = b.Len()
+		f := pg.frags
+		for n := 0; n < f.Len(); n++ {
+			b.AddNode(false)
+			w = append(w, f.Weight[n])
+			keys = append(keys, nodeKey(pg.rank, int32(n)))
+		}
+		for k := range f.Src {
+			b.AddEdge(bases[i]+f.Src[k], bases[i]+f.Dst[k])
+		}
+	}
+	// A node for cross-process edges whose source cannot be found (a send
+	// outside any fragment in a damaged trace): counted, not fatal.
+	orphan := b.AddNode(false)
+	w = append(w, 0)
+	keys = append(keys, math.MaxInt64)
+	var orphans int64
+	for i, pg := range r.cp {
+		if i >= len(r.edges) {
+			break
+		}
+		e := &r.edges[i]
+		for k := range e.Thread {
+			dst, ok := pg.frags.RecvNode[sim.EventKey(int(e.Thread[k]), e.Event[k])]
+			if !ok {
+				continue
+			}
+			b.AddRemoteInKey(bases[i]+dst, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k]))
+		}
+	}
+	resolve := func(key graph.Key) (int32, bool) {
+		proc, th := int(key.A>>32), int(key.A&0xffffffff)
+		i := proc - r.lo
+		if i < 0 || i >= len(r.cp) {
+			orphans++
+			return orphan, true
+		}
+		n, ok := r.cp[i].frags.SendNode[sim.EventKey(th, key.B)]
+		if !ok {
+			orphans++
+			return orphan, true
+		}
+		return bases[i] + n, true
+	}
+	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: resolve})
+	if err != nil {
+		return err
+	}
+	lp, err := graph.LongestPaths(r.c, dag, w, keys, true)
+	if err != nil {
+		return err
+	}
+	steps, err := graph.WalkPath(r.c, dag, lp, w)
+	if err != nil {
+		return err
+	}
+	summary := r.pathSummary(steps, lp, w, bases)
+	// T1 and the zero-slack tasks.
+	var t1, zero int64
+	for i, pg := range r.cp {
+		f := pg.frags
+		for n := 0; n < f.Len(); n++ {
+			v := bases[i] + int32(n)
+			if k := f.Kind[n]; k == sim.FragTask || k == sim.FragImplicit {
+				t1 += w[v]
+			}
+		}
+		for t := range pg.taskW {
+			first := f.FirstOf[t]
+			if pg.taskW[t] < 0 || first < 0 {
+				continue
+			}
+			// A task's slack: how much longer it could start late without
+			// lengthening the run, the span less the longest path through
+			// its first fragment (which continues through the task).
+			v := bases[i] + first
+			if lp.Span-(lp.EF[v]+lp.BL[v]-w[v]) == 0 {
+				zero++
+			}
+		}
+	}
+	sums, err := r.c.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
+	if err != nil {
+		return err
+	}
+	all, err := reduce.GatherRows(r.c, []pathSummary{summary})
+	if err != nil {
+		return err
+	}
+	tg, err := r.taskGraph()
+	if err != nil {
+		return err
+	}
+	if r.c.Rank() == 0 {
+		r.rep.CriticalPath = r.cpReport(lp.Span, sums[0], sums[1], all)
+		r.rep.Graph = tg
+		if sums[2] > 0 {
+			addWarnings(r.rep, sums[2], []string{fmt.Sprintf("critical path: %d cross-process edges whose source event has no fragment (damaged trace?)", sums[2])})
+		}
+	}
+	return nil
+}
+
+// pathSummary is one rank's share of the critical path, summarised.
+type pathSummary struct {
+	Nodes     int64
+	Crossings int64
+	ByKind    map[string][2]int64 // name → ns, nodes
+	ByCons    map[string][2]int64
+	ByProc    map[int][2]int64
+	Longest   []report.PathNode
+	Segments  []report.PathNode
+	Full      []report.PathNode // only with opts.Path
+}
+
+func (r *run) pathSummary(steps []graph.PathStep, lp *graph.Longest, w []int64, bases []int32) pathSummary {
+	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
+	add := func(m map[string][2]int64, k string, ns int64) {
+		v := m[k]
+		m[k] = [2]int64{v[0] + ns, v[1] + 1}
+	}
+	procOf := func(v int32) int {
+		i, _ := slices.BinarySearch(bases, v+1)
+		return i - 1
+	}
+	var prev report.PathNode
+	prevProc, prevDepth := -1, int64(-2)
+	// broken: since the last segment began, the path left its process (or
+	// passed through nodes on another rank); only nodes reached without a
+	// break merge, so segments do not depend on the partition.
+	broken := true
+	for _, st := range steps {
+		if st.Cross {
+			s.Crossings++
+		}
+		i := procOf(st.Node)
+		if i < 0 || i >= len(r.cp) {
+			broken = true
+			continue // the orphan node
+		}
+		pg := r.cp[i]
+		f := pg.frags
+		n := st.Node - bases[i]
+		if prevDepth != st.Depth+1 || prevProc != i {
+			broken = true
+			if prevProc >= 0 && prevProc != i && prevDepth == st.Depth+1 {
+				s.Crossings++ // a change of process between two nodes on this rank
+			}
+		}
+		prevProc, prevDepth = i, st.Depth
+		s.Nodes++
+		ns := w[st.Node]
+		kind, cons := pg.describe(n)
+		add(s.ByKind, kind, ns)
+		add(s.ByCons, cons, ns)
+		v := s.ByProc[pg.rank]
+		s.ByProc[pg.rank] = [2]int64{v[0] + ns, v[1] + 1}
+		pn := report.PathNode{Rank: pg.rank, Thread: int(f.Thread[n]), Kind: kind, Construct: cons, StartNS: f.Start[n], DurNS: ns}
+		if r.opts.Path != nil {
+			s.Full = append(s.Full, pn)
+		}
+		if ns > 0 {
+			s.Longest = append(s.Longest, pn)
+			// Consecutive nodes on one thread merge into one segment.
+			if !broken && len(s.Segments) > 0 && prev.Rank == pn.Rank && prev.Thread == pn.Thread {
+				seg := &s.Segments[len(s.Segments)-1]
+				seg.DurNS = max(seg.DurNS, pn.StartNS+pn.DurNS-seg.StartNS)
+				if seg.Kind != pn.Kind {
+					seg.Kind = "mixed"
+				}
+			} else {
+				s.Segments = append(s.Segments, pn)
+			}
+			prev = pn
+			broken = false
+		}
+	}
+	s.Longest = topNodes(s.Longest, maxLongest)
+	return s
+}
+
+// maxLongest is how many of the critical path's longest nodes are listed.
+const maxLongest = 20
+
+func topNodes(ns []report.PathNode, k int) []report.PathNode {
+	slices.SortStableFunc(ns, func(a, b report.PathNode) int {
+		return cmp.Or(cmp.Compare(b.DurNS, a.DurNS), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+	})
+	if len(ns) > k {
+		ns = ns[:k]
+	}
+	return ns
+}
+
+// describe names a fragment's kind and construct for the report.
+func (pg *procGraph) describe(n int32) (kind, construct string) {
+	f := pg.frags
+	switch k := f.Kind[n]; k {
+	case sim.FragTask:
+		return "task", pg.names[f.Loc[n]]
+	case sim.FragImplicit:
+		return "serial", "serial and parallel-region code"
+	case sim.FragMPI, sim.FragPost:
+		name := "MPI"
+		if l := f.Loc[n]; l >= 0 && int(l) < len(pg.funcs) {
+			name = pg.funcs[l]
+		}
+		return "mpi", name
+	case sim.FragLatency:
+		return "latency", "remote task dependence"
+	default:
+		return "join", "synchronisation"
+	}
+}
+
+func (r *run) cpReport(span, t1, zero int64, parts []pathSummary) *report.CriticalPath {
+	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: r.rep.Trace.DurationNS, ZeroSlackTasks: zero}
+	if span > 0 {
+		cp.Parallelism = float64(t1) / float64(span)
+	}
+	if cp.RunTimeNS > 0 {
+		cp.ShareOfRunTime = float64(span) / float64(cp.RunTimeNS)
+	}
+	kinds := map[string][2]int64{}
+	cons := map[string][2]int64{}
+	procs := map[string][2]int64{}
+	var longest, segs, full []report.PathNode
+	for _, p := range parts {
+		cp.Nodes += p.Nodes
+		cp.RankCrossings += p.Crossings
+		for k, v := range p.ByKind {
+			kinds[k] = [2]int64{kinds[k][0] + v[0], kinds[k][1] + v[1]}
+		}
+		for k, v := range p.ByCons {
+			cons[k] = [2]int64{cons[k][0] + v[0], cons[k][1] + v[1]}
+		}
+		for k, v := range p.ByProc {
+			key := fmt.Sprintf("rank %d", k)
+			procs[key] = [2]int64{procs[key][0] + v[0], procs[key][1] + v[1]}
+		}
+		longest = append(longest, p.Longest...)
+		segs = append(segs, p.Segments...)
+		full = append(full, p.Full...)
+	}
+	cp.ByKind, cp.ByConstruct, cp.ByProcess = shares(kinds, span), shares(cons, span), shares(procs, span)
+	cp.Longest = topNodes(longest, maxLongest)
+	slices.SortStableFunc(segs, func(a, b report.PathNode) int {
+		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+	})
+	cp.Segments, cp.Truncated = capSegments(segs, report.MaxPathSegments)
+	if r.opts.Path != nil {
+		slices.SortStableFunc(full, func(a, b report.PathNode) int {
+			return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+		})
+		*r.opts.Path = full
+	}
+	return cp
+}
+
+// shares lists categories by decreasing time with their share of the span.
+func shares(m map[string][2]int64, span int64) []report.PathShare {
+	out := make([]report.PathShare, 0, len(m))
+	for k, v := range m {
+		s := report.PathShare{Name: k, NS: v[0], Nodes: v[1]}
+		if span > 0 {
+			s.Share = float64(v[0]) / float64(span)
+		}
+		out = append(out, s)
+	}
+	slices.SortFunc(out, func(a, b report.PathShare) int {
+		return cmp.Or(cmp.Compare(b.NS, a.NS), cmp.Compare(a.Name, b.Name))
+	})
+	return out
+}
+
+// capSegments keeps at most k segments by merging the closest neighbours on
+// the same rank and thread first; the bool says whether it had to drop any.
+func capSegments(segs []report.PathNode, k int) ([]report.PathNode, bool) {
+	if len(segs) <= k {
+		return segs, false
+	}
+	// Merge runs of the same rank and thread regardless of gaps, then drop
+	// the shortest if still too many.
+	var out []report.PathNode
+	for _, s := range segs {
+		if n := len(out); n > 0 && out[n-1].Rank == s.Rank && out[n-1].Thread == s.Thread {
+			o := &out[n-1]
+			o.DurNS = max(o.DurNS, s.StartNS+s.DurNS-o.StartNS)
+			if o.Kind != s.Kind {
+				o.Kind = "mixed"
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(out) <= k {
+		return out, true
+	}
+	keep := topNodes(slices.Clone(out), k)
+	slices.SortStableFunc(keep, func(a, b report.PathNode) int {
+		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+	})
+	return keep, true
+}

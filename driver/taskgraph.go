@@ -1,0 +1,201 @@
+package driver
+
+import (
+	"math"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/sim"
+)
+
+// taskGraph computes the graph metrics of seed §4.5.3 on the task graph:
+// explicit tasks that ran, weighted by their run time, with data
+// dependences and remote task dependences (weighted by their observed
+// latency). For each root, the longest path from it, relative to the
+// longest of all (the task graph's critical path). Rank 0 gets the section;
+// root values never travel, only counts and exact order statistics found
+// by a distributed search.
+func (r *run) taskGraph() (*report.Graph, error) {
+	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
+	var w, keys []int64
+	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
+	var edges, remote int64
+	for i, pg := range r.cp {
+		nodeOf[i] = make([]int32, len(pg.taskW))
+		for t, tw := range pg.taskW {
+			nodeOf[i][t] = -1
+			if tw >= 0 {
+				nodeOf[i][t] = b.AddNode(false)
+				w = append(w, tw)
+				keys = append(keys, nodeKey(pg.rank, int32(t)))
+			}
+		}
+		seen := map[[2]sim.Task]bool{}
+		for _, d := range pg.deps {
+			a, c := nodeOf[i][d[0]], nodeOf[i][d[1]]
+			if a < 0 || c < 0 || seen[d] {
+				continue
+			}
+			seen[d] = true
+			b.AddEdge(a, c)
+			edges++
+		}
+	}
+	// Remote dependences: a latency node on the successor's side.
+	tasks := int64(len(w))
+	for i, pg := range r.cp {
+		if i >= len(r.edges) {
+			break
+		}
+		e := &r.edges[i]
+		for k := range e.Thread {
+			ev := sim.EventKey(int(e.Thread[k]), e.Event[k])
+			succ, ok := pg.depIn[ev]
+			if !ok || nodeOf[i][succ] < 0 {
+				continue
+			}
+			l := b.AddNode(false)
+			w = append(w, 0)
+			if f := pg.frags; f != nil {
+				if n, ok := f.RecvNode[ev]; ok {
+					w[l] = f.Weight[n]
+				}
+			}
+			keys = append(keys, nodeKey(pg.rank, int32(len(pg.taskW))+int32(k)))
+			b.AddEdge(l, nodeOf[i][succ])
+			b.AddRemoteInKey(l, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k]))
+			edges++
+			remote++
+		}
+	}
+	orphan := b.AddNode(false)
+	w = append(w, 0)
+	keys = append(keys, math.MaxInt64)
+	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: func(key graph.Key) (int32, bool) {
+		proc, th := int(key.A>>32), int(key.A&0xffffffff)
+		i := proc - r.lo
+		if i < 0 || i >= len(r.cp) {
+			return orphan, true
+		}
+		t, ok := r.cp[i].depOut[sim.EventKey(th, key.B)]
+		if !ok || nodeOf[i][t] < 0 {
+			return orphan, true
+		}
+		return nodeOf[i][t], true
+	}})
+	if err != nil {
+		return nil, err
+	}
+	lp, err := graph.LongestPaths(r.c, dag, w, keys, true)
+	if err != nil {
+		return nil, err
+	}
+	// Roots and leaves among task nodes (latency nodes are edge weights).
+	var rootBL []int64
+	var leaves int64
+	for i := range r.cp {
+		for _, n := range nodeOf[i] {
+			if n < 0 {
+				continue
+			}
+			if len(dag.Ins(n)) == 0 {
+				rootBL = append(rootBL, lp.BL[n])
+			}
+			if len(dag.Outs(n)) == 0 {
+				leaves++
+			}
+		}
+	}
+	var localMax int64
+	var sumBL int64
+	for _, v := range rootBL {
+		localMax = max(localMax, v)
+		sumBL += v
+	}
+	tot, err := r.c.AllreduceInt64(comm.Sum, []int64{tasks, edges, remote, int64(len(rootBL)), leaves, sumBL})
+	if err != nil {
+		return nil, err
+	}
+	mx, err := r.c.AllreduceInt64(comm.Max, []int64{localMax})
+	if err != nil {
+		return nil, err
+	}
+	cp, nroots := mx[0], tot[3]
+	g := &report.Graph{Tasks: tot[0], Edges: tot[1], RemoteEdges: tot[2], Roots: nroots, Leaves: tot[4], CriticalPathNS: cp}
+	if nroots == 0 || cp == 0 {
+		return g, nil
+	}
+	// Counts at the extremes, within 4% of critical, and the histogram, all
+	// from exact integer comparisons with the critical path.
+	localMin := int64(math.MaxInt64)
+	for _, v := range rootBL {
+		localMin = min(localMin, v)
+	}
+	mn, err := r.c.AllreduceInt64(comm.Min, []int64{localMin})
+	if err != nil {
+		return nil, err
+	}
+	counts := make([]int64, 3+10)
+	for _, v := range rootBL {
+		if v == cp {
+			counts[0]++
+		}
+		if v == mn[0] {
+			counts[1]++
+		}
+		if 100*v >= 96*cp {
+			counts[2]++
+		}
+		// Bucket b holds relative values in (b/10, (b+1)/10].
+		bk := int((10*v+cp-1)/cp) - 1
+		counts[3+min(max(bk, 0), 9)]++
+	}
+	cs, err := r.c.AllreduceInt64(comm.Sum, counts)
+	if err != nil {
+		return nil, err
+	}
+	// The median: the order statistics at (n−1)/2 and n/2, by a binary
+	// search on values with one count reduction per step.
+	lo, err := r.kth(rootBL, (nroots-1)/2, mn[0], cp)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := r.kth(rootBL, nroots/2, mn[0], cp)
+	if err != nil {
+		return nil, err
+	}
+	fcp := float64(cp)
+	g.RootPaths = report.RootPaths{
+		Max: 1, MaxCount: cs[0], Min: float64(mn[0]) / fcp, MinCount: cs[1],
+		Mean:       float64(tot[5]) / float64(nroots) / fcp,
+		Median:     (float64(lo) + float64(hi)) / 2 / fcp,
+		Within4Pct: cs[2], Histogram: cs[3:],
+	}
+	return g, nil
+}
+
+// kth returns the k-th smallest (from 0) of the values spread over ranks,
+// all in [lo, hi]: a binary search on the value, counting with one
+// reduction per step (about 64 steps whatever the number of values).
+func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		var n int64
+		for _, v := range vals {
+			if v <= mid {
+				n++
+			}
+		}
+		tot, err := r.c.AllreduceInt64(comm.Sum, []int64{n})
+		if err != nil {
+			return 0, err
+		}
+		if tot[0] > k {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo, nil
+}

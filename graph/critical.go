@@ -1,0 +1,135 @@
+package graph
+
+import (
+	"math"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/comm"
+)
+
+// Longest holds the longest-path values of a weighted distributed DAG: for
+// every local node its earliest finish EF (the heaviest path ending with
+// it, its own weight included) and, when asked, BL (the heaviest path
+// starting with it); the span is the largest EF over all ranks.
+type Longest struct {
+	EF, BL []int64
+	Arg    []Entry // the input that gave each node's EF
+	Span   int64
+	// End names the node the critical path ends at: its rank and local id
+	// (ties between equal EFs go to the smallest key).
+	End NodeRef
+}
+
+// LongestPaths runs a forward replay (EF) and, with backward, a backward
+// one (BL) over g with node weights w. keys are partition-independent tie
+// keys (say, process<<32 | node index within the process), so the path
+// chosen among equally long ones does not depend on the partition.
+func LongestPaths(c comm.Comm, g *DAG, w, keys []int64, backward bool) (*Longest, error) {
+	eval := func(n int32, in Input) int64 {
+		v := w[n]
+		if in.HasIn {
+			v += in.In
+		}
+		if in.HasPrev {
+			v = max(v, in.Prev+w[n])
+		}
+		return v
+	}
+	fw, err := Replay(c, g, ReplayOptions{Eval: eval, TrackArg: true, TieKeys: keys})
+	if err != nil {
+		return nil, err
+	}
+	lp := &Longest{EF: fw.Values, Arg: fw.Arg}
+	if backward {
+		bw, err := Replay(c, g, ReplayOptions{Eval: eval, Backward: true})
+		if err != nil {
+			return nil, err
+		}
+		lp.BL = bw.Values
+	}
+	// The span and the node reaching it with the smallest key.
+	span := int64(0)
+	for _, v := range lp.EF {
+		span = max(span, v)
+	}
+	g1, err := c.AllreduceInt64(comm.Max, []int64{span})
+	if err != nil {
+		return nil, err
+	}
+	lp.Span = g1[0]
+	best := int64(math.MaxInt64)
+	bestNode := int32(-1)
+	for n, v := range lp.EF {
+		if v == lp.Span && len(lp.EF) > 0 && keys[n] < best {
+			best, bestNode = keys[n], int32(n)
+		}
+	}
+	g2, err := c.AllreduceInt64(comm.Min, []int64{best})
+	if err != nil {
+		return nil, err
+	}
+	owner := int64(math.MaxInt64)
+	if bestNode >= 0 && best == g2[0] {
+		owner = int64(c.Rank())
+	}
+	g3, err := c.AllreduceInt64(comm.Min, []int64{owner})
+	if err != nil {
+		return nil, err
+	}
+	lp.End = NodeRef{Rank: -1, Node: -1}
+	if g3[0] != math.MaxInt64 {
+		lp.End.Rank = int(g3[0])
+		if lp.End.Rank == c.Rank() {
+			lp.End.Node = bestNode
+		}
+	}
+	return lp, nil
+}
+
+// PathStep is one node of the critical path as the rank owning it saw it:
+// Depth counts from the path's end (0) towards its start.
+type PathStep struct {
+	Node  int32
+	Depth int64
+	// Cross is true when the path, going backwards, leaves this node for a
+	// node on another rank.
+	Cross bool
+}
+
+// WalkPath walks the critical path back from lp.End along the inputs that
+// gave each node its EF, across ranks, and returns the steps on this rank
+// in path order (start first). A node whose EF is its own weight (no input
+// contributed) starts the path.
+func WalkPath(c comm.Comm, g *DAG, lp *Longest, w []int64) ([]PathStep, error) {
+	var steps []PathStep
+	var starts []int32
+	if lp.End.Rank == c.Rank() && lp.End.Node >= 0 {
+		starts = []int32{lp.End.Node}
+	}
+	err := Walk(c, g, starts, func(n int32, depth int64) Entry {
+		// The input that gave EF: the chain predecessor when it did (it is
+		// on the same process, so the choice does not depend on the
+		// partition), else the explicit input the replay recorded. Inputs
+		// of weight zero are followed too, so the path reaches a root.
+		next := lp.Arg[n]
+		if n > 0 && g.Chained(n) && lp.EF[n-1]+w[n] == lp.EF[n] {
+			next = Entry(n - 1)
+		}
+		_, remote := next.Slot()
+		steps = append(steps, PathStep{Node: n, Depth: depth, Cross: remote})
+		return next
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(steps, func(a, b PathStep) int {
+		switch {
+		case a.Depth > b.Depth:
+			return -1
+		case a.Depth < b.Depth:
+			return 1
+		}
+		return 0
+	})
+	return steps, nil
+}

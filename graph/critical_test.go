@@ -1,0 +1,139 @@
+package graph
+
+import (
+	"math/rand"
+	"sync"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+)
+
+// refLongest is the sequential reference: EF and BL in creation order (a
+// topological order), chains included.
+func refLongest(g *randGraph) (ef, bl []int64, span int64) {
+	n := len(g.proc)
+	ef = make([]int64, n)
+	bl = make([]int64, n)
+	next := make([]int, n)
+	for i := range next {
+		next[i] = -1
+	}
+	for i, p := range g.inPrev {
+		if p >= 0 {
+			next[p] = i
+		}
+	}
+	for i := 0; i < n; i++ {
+		var m int64
+		if p := g.inPrev[i]; p >= 0 {
+			m = ef[p]
+		}
+		for _, q := range g.preds[i] {
+			m = max(m, ef[q])
+		}
+		ef[i] = m + g.w[i]
+		span = max(span, ef[i])
+	}
+	for i := n - 1; i >= 0; i-- {
+		var m int64
+		if s := next[i]; s >= 0 {
+			m = bl[s]
+		}
+		for _, s := range g.succs[i] {
+			m = max(m, bl[s])
+		}
+		bl[i] = m + g.w[i]
+	}
+	return ef, bl, span
+}
+
+// The distributed longest paths equal the reference on random DAGs for any
+// partition; zero-slack nodes are exactly those on some critical path; the
+// walked path is a path of the graph whose weights sum to the span.
+func TestLongestPathsAndWalk(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for it := 0; it < 40; it++ {
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 20+rng.Intn(150), 0.3, 3)
+		wantEF, wantBL, span := refLongest(g)
+		// On some critical path: EF + BL − w == span.
+		onCP := make([]bool, len(g.proc))
+		for i := range onCP {
+			onCP[i] = wantEF[i]+wantBL[i]-g.w[i] == span
+		}
+		k := 1 + rng.Intn(procs)
+		_, loc, parts := partitionGraph(rng, g, k)
+		var mu sync.Mutex
+		var path []int // global nodes, path order
+		steps := map[int64]int{}
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			dag, err := buildRand(c, g, loc, part)
+			if err != nil {
+				return err
+			}
+			w := make([]int64, len(part.global))
+			keys := make([]int64, len(part.global))
+			for i, n := range part.global {
+				w[i], keys[i] = g.w[n], int64(n)
+			}
+			lp, err := LongestPaths(c, dag, w, keys, true)
+			if err != nil {
+				return err
+			}
+			if lp.Span != span {
+				t.Errorf("it %d rank %d: span %d, want %d", it, c.Rank(), lp.Span, span)
+			}
+			for i, n := range part.global {
+				if lp.EF[i] != wantEF[n] || lp.BL[i] != wantBL[n] {
+					t.Errorf("it %d node %d: EF/BL %d/%d, want %d/%d", it, n, lp.EF[i], lp.BL[i], wantEF[n], wantBL[n])
+				}
+				slack := span - (lp.EF[i] + lp.BL[i] - w[i])
+				if (slack == 0) != onCP[n] {
+					t.Errorf("it %d node %d: slack %d but on a critical path: %v", it, n, slack, onCP[n])
+				}
+			}
+			st, err := WalkPath(c, dag, lp, w)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, s := range st {
+				steps[s.Depth] = part.global[s.Node]
+			}
+			mu.Unlock()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for d := int64(len(steps) - 1); d >= 0; d-- {
+			n, ok := steps[d]
+			if !ok {
+				t.Fatalf("it %d: path has no step at depth %d", it, d)
+			}
+			path = append(path, n)
+		}
+		var sum int64
+		for i, n := range path {
+			sum += g.w[n]
+			if i > 0 {
+				p := path[i-1]
+				ok := g.inPrev[n] == p
+				for _, q := range g.preds[n] {
+					ok = ok || q == p
+				}
+				if !ok {
+					t.Fatalf("it %d: path step %d→%d is no edge", it, p, n)
+				}
+			}
+		}
+		if sum != span {
+			t.Errorf("it %d: path weighs %d, span %d", it, sum, span)
+		}
+		if len(path) > 0 && (g.inPrev[path[0]] >= 0 || len(g.preds[path[0]]) > 0) {
+			t.Errorf("it %d: path starts at node %d, which has inputs", it, path[0])
+		}
+	}
+}

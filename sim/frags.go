@@ -1,0 +1,500 @@
+package sim
+
+import (
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// FragKind is what a node of the fragment graph stands for.
+type FragKind uint8
+
+const (
+	FragTask     FragKind = iota // an explicit task running, between two of its scheduling points
+	FragImplicit                 // an implicit or initial task running: parallel-region or serial code
+	FragPost                     // the start of an MPI call, where its sends leave (weight 0)
+	FragMPI                      // an MPI call's own cost: its duration less the time it waited for a partner
+	FragJoin                     // a join point: taskwait, taskgroup, barrier (weight 0)
+	FragLatency                  // the observed latency of a remote task dependence
+)
+
+var fragNames = [...]string{"task", "serial", "mpi-post", "mpi", "join", "latency"}
+
+func (k FragKind) String() string {
+	if int(k) < len(fragNames) {
+		return fragNames[k]
+	}
+	return "?"
+}
+
+// Frags is one process's fragment graph, the critical path's DAG (issue
+// #6): tasks split at their scheduling points, MPI calls, joins, with edges
+// for continuation, creation, dependences, taskwait/taskgroup/barrier joins,
+// fork/join of parallel regions and the undeferred-child wait. Node weights
+// are observed durations after clock synchronization. Cross-process edges
+// are declared through the event maps: SendNode gives the node a send-like
+// event (mpi_send, coll_begin, remote_dep_out) leaves from, RecvNode the
+// node a receive-like event (mpi_recv, coll_end, remote_dep_in) arrives at.
+type Frags struct {
+	Kind   []FragKind
+	Thread []int32
+	Task   []Task  // NoTask for joins and latencies
+	Loc    []int32 // construct (location id); for MPI nodes the function's string id
+	Start  []int64
+	Weight []int64
+
+	Src, Dst []int32 // local edges
+
+	SendNode map[int64]int32 // EventKey(thread, index) → node
+	RecvNode map[int64]int32
+
+	// FirstOf and LastOf give each task's first and last fragment (-1 when
+	// it never ran), for the task graph.
+	FirstOf, LastOf []int32
+}
+
+// EventKey names an event of a process for the event maps.
+func EventKey(thread int, index int64) int64 { return int64(thread)<<40 | index }
+
+// Len returns the number of nodes.
+func (f *Frags) Len() int { return len(f.Kind) }
+
+// PredTime reports the final time of the predecessor of a receive-like
+// event (from the cross-process edge exchange), to take an MPI call's wait
+// out of its weight and to weigh a remote dependence's latency.
+type PredTime func(thread int, index int64) (int64, bool)
+
+// FragPass builds a process's Frags beside the simulation.
+type FragPass struct {
+	F    Frags
+	pred PredTime
+
+	cur      []int32 // per thread: open fragment, -1 none
+	curTask  []Task
+	mpiDepth []int32
+	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
+
+	pend     []int32 // per task: head of pending-input cells
+	cells    []pendCell
+	created  []int32 // per task: creator's fragment ending at its creation
+	bar      []int32 // per task: the barrier of its region it must complete before
+	doneKids []int32 // per task: cells of completed children's last fragments
+	groupIn  map[int32]int32
+	barriers map[int64]int32 // region<<32 | barrier index → join node
+	forkSrc  map[int64]int32 // parallel id → encountering fragment
+	regionOf map[int64]int32 // parallel id → region instance
+}
+
+type pendCell struct {
+	node int32
+	next int32
+}
+
+// NewFragPass returns the pass; pred may be nil for a single-process trace.
+func NewFragPass(pred PredTime) *FragPass {
+	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{},
+		forkSrc: map[int64]int32{}, regionOf: map[int64]int32{}}
+}
+
+func (p *FragPass) init(s *Sim) {
+	n := len(s.Threads)
+	p.cur = make([]int32, n)
+	p.curTask = make([]Task, n)
+	p.mpiDepth = make([]int32, n)
+	p.maxPred = make([]int64, n)
+	for i := range p.cur {
+		p.cur[i] = -1
+	}
+	nt := s.Tasks.Len()
+	p.pend = fill(make([]int32, nt), -1)
+	p.created = fill(make([]int32, nt), -1)
+	p.bar = fill(make([]int32, nt), -1)
+	p.doneKids = fill(make([]int32, nt), -1)
+	p.F.FirstOf = fill(make([]int32, nt), -1)
+	p.F.LastOf = fill(make([]int32, nt), -1)
+	p.F.SendNode = map[int64]int32{}
+	p.F.RecvNode = map[int64]int32{}
+}
+
+func fill(s []int32, v int32) []int32 {
+	for i := range s {
+		s[i] = v
+	}
+	return s
+}
+
+func (p *FragPass) node(k FragKind, th int, t Task, loc int32, start int64) int32 {
+	f := &p.F
+	f.Kind = append(f.Kind, k)
+	f.Thread = append(f.Thread, int32(th))
+	f.Task = append(f.Task, t)
+	f.Loc = append(f.Loc, loc)
+	f.Start = append(f.Start, start)
+	f.Weight = append(f.Weight, 0)
+	return int32(len(f.Kind) - 1)
+}
+
+func (p *FragPass) edge(a, b int32) {
+	if a >= 0 && b >= 0 {
+		p.F.Src = append(p.F.Src, a)
+		p.F.Dst = append(p.F.Dst, b)
+	}
+}
+
+// push adds node n to the cell list at *head.
+func (p *FragPass) push(head *int32, n int32) {
+	if n < 0 {
+		return
+	}
+	p.cells = append(p.cells, pendCell{node: n, next: *head})
+	*head = int32(len(p.cells) - 1)
+}
+
+// drain adds an edge from every node of the list at *head to n and empties it.
+func (p *FragPass) drain(head *int32, n int32) {
+	for c := *head; c >= 0; c = p.cells[c].next {
+		p.edge(p.cells[c].node, n)
+	}
+	*head = -1
+}
+
+// open starts a fragment of task t on thread th, linked to the task's
+// previous fragment (continuation) or, for its first, to its creation, and
+// to whatever waited for its next fragment.
+func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) int32 {
+	n := p.node(k, th, t, s.Tasks[t].Loc, s.Now)
+	if last := p.F.LastOf[t]; last >= 0 {
+		p.edge(last, n)
+	} else {
+		p.F.FirstOf[t] = n
+		p.edge(p.created[t], n)
+	}
+	p.drain(&p.pend[t], n)
+	p.cur[th], p.curTask[th] = n, t
+	return n
+}
+
+// close ends thread th's open fragment at the current time.
+func (p *FragPass) close(s *Sim, th int) {
+	n := p.cur[th]
+	if n < 0 {
+		return
+	}
+	f := &p.F
+	d := s.Now - f.Start[n]
+	if f.Kind[n] == FragMPI && p.maxPred[th] > f.Start[n] {
+		// The call waited for its partner until the partner's event: that
+		// wait is no cost of this path.
+		d -= min(p.maxPred[th], s.Now) - f.Start[n]
+	}
+	f.Weight[n] = max(d, 0)
+	f.LastOf[p.curTask[th]] = n
+	p.cur[th] = -1
+}
+
+// activity returns what thread th runs now: its top task when running.
+func activity(s *Sim, th int) (Task, FragKind, bool) {
+	top := s.Threads[th].Current()
+	if top == NoTask || s.Tasks[top].State != Running {
+		return NoTask, 0, false
+	}
+	if s.Tasks[top].Kind == KindExplicit {
+		return top, FragTask, true
+	}
+	return top, FragImplicit, true
+}
+
+// Before does nothing: the pass reads the state once the event is applied.
+func (p *FragPass) Before(s *Sim, e *trace.Event, th int, dt int64) {
+	if p.cur == nil {
+		p.init(s)
+	}
+}
+
+// After updates the graph for event e of thread th.
+func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
+	idx := s.Pos(th)
+	switch e.Kind {
+	case trace.MPIEnter:
+		p.mpiDepth[th]++
+		if p.mpiDepth[th] > 1 {
+			return
+		}
+		t := s.Threads[th].Current()
+		if t == NoTask {
+			return
+		}
+		p.close(s, th)
+		post := p.node(FragPost, th, t, int32(e.Args[0]), s.Now)
+		if p.F.FirstOf[t] < 0 {
+			p.F.FirstOf[t] = post
+			p.edge(p.created[t], post)
+		} else {
+			p.edge(p.F.LastOf[t], post)
+		}
+		p.drain(&p.pend[t], post)
+		p.F.LastOf[t] = post
+		body := p.node(FragMPI, th, t, int32(e.Args[0]), s.Now)
+		p.edge(post, body)
+		p.cur[th], p.curTask[th] = body, t
+		p.maxPred[th] = 0
+		return
+	case trace.MPIExit:
+		if p.mpiDepth[th] > 0 {
+			p.mpiDepth[th]--
+		}
+		if p.mpiDepth[th] > 0 {
+			return
+		}
+		p.close(s, th)
+	case trace.MPISend, trace.CollBegin:
+		if n := p.sendSource(th); n >= 0 {
+			p.F.SendNode[EventKey(th, idx)] = n
+		}
+		return
+	case trace.MPIRecv, trace.CollEnd:
+		if n := p.cur[th]; n >= 0 {
+			p.F.RecvNode[EventKey(th, idx)] = n
+			if p.pred != nil {
+				if t, ok := p.pred(th, idx); ok {
+					p.maxPred[th] = max(p.maxPred[th], t)
+				}
+			}
+		}
+		return
+	case trace.RemoteDepOut:
+		if t := p.taskArg(s, e.Args[0]); t != NoTask {
+			if last := p.F.LastOf[t]; last >= 0 {
+				p.F.SendNode[EventKey(th, idx)] = last
+			}
+		}
+		return
+	case trace.RemoteDepIn:
+		t := p.taskArg(s, e.Args[0])
+		l := p.node(FragLatency, th, NoTask, -1, s.Now)
+		if p.pred != nil {
+			if pt, ok := p.pred(th, idx); ok {
+				p.F.Weight[l] = max(s.Now-pt, 0)
+				p.F.Start[l] = pt
+			}
+		}
+		p.F.RecvNode[EventKey(th, idx)] = l
+		if t != NoTask {
+			if n := p.F.FirstOf[t]; n >= 0 {
+				p.edge(l, n) // arrived after the task started (an inconsistent trace)
+			} else {
+				p.push(&p.pend[t], l)
+			}
+		}
+		return
+	case trace.TaskCreate:
+		// The creator's fragment ends where the child is created.
+		if p.cur[th] >= 0 {
+			t := p.curTask[th]
+			p.close(s, th)
+			if child := s.lastCreated; s.valid(child) {
+				p.created[child] = p.F.LastOf[t]
+				// A task joins the first barrier its creator reaches after
+				// creating it: the creator's count of barriers passed, a
+				// thread-local fact that equal timestamps cannot reorder.
+				if thr := &s.Threads[th]; len(thr.Teams) > 0 {
+					if ref := thr.Teams[len(thr.Teams)-1]; ref.Region >= 0 && int(ref.Num) < len(s.Regions[ref.Region].Epoch) {
+						p.bar[child] = s.Regions[ref.Region].Epoch[ref.Num]
+					}
+				}
+			}
+			p.open(s, th, t, p.F.Kind[p.F.LastOf[t]])
+		}
+		return
+	case trace.TaskSchedule:
+		p.close(s, th) // the prior task's fragment ends here
+		p.completed(s, e.Args[0])
+	case trace.DetachFulfill, trace.Cancel:
+		p.completed(s, e.Args[0])
+		return
+	case trace.ParallelBegin:
+		if p.cur[th] >= 0 {
+			p.close(s, th)
+		}
+		if t := s.Threads[th].Current(); t != NoTask {
+			p.forkSrc[e.Args[0]] = p.F.LastOf[t]
+		}
+	case trace.ImplicitTaskBegin:
+		if t := s.Threads[th].Current(); t != NoTask && e.Args[4]&1 == 0 { // not the initial task
+			if src, ok := p.forkSrc[e.Args[0]]; ok {
+				p.push(&p.pend[t], src)
+			}
+			p.regionOf[e.Args[0]] = s.Tasks[t].Region
+		}
+	case trace.ParallelEnd:
+		p.close(s, th)
+		if r, ok := p.regionOf[e.Args[0]]; ok && r >= 0 {
+			if t := s.Threads[th].Current(); t != NoTask {
+				for _, m := range s.Regions[r].Members {
+					if s.valid(m.Task) {
+						p.push(&p.pend[t], p.F.LastOf[m.Task])
+					}
+				}
+			}
+		}
+		delete(p.forkSrc, e.Args[0])
+		delete(p.regionOf, e.Args[0])
+	case trace.SyncWaitBegin:
+		p.close(s, th)
+		p.arrive(s, th, e.Args[0])
+	case trace.SyncWaitEnd:
+		p.close(s, th)
+		p.leave(s, th, e.Args[0])
+	}
+	// Follow what the thread runs now.
+	t, k, ok := activity(s, th)
+	switch {
+	case p.mpiDepth[th] > 0:
+	case !ok:
+		p.close(s, th)
+	case p.cur[th] < 0 || p.curTask[th] != t:
+		p.close(s, th)
+		p.open(s, th, t, k)
+	}
+	// Other threads whose state this event changed (a region's end).
+	for _, o := range s.touched {
+		if o != th && p.mpiDepth[o] == 0 {
+			if _, _, ok := activity(s, o); !ok {
+				p.close(s, o)
+			}
+		}
+	}
+}
+
+// sendSource is the node a send of thread th leaves from: the open MPI
+// call's post node, or the open fragment.
+func (p *FragPass) sendSource(th int) int32 {
+	n := p.cur[th]
+	if n >= 0 && p.F.Kind[n] == FragMPI && n > 0 && p.F.Kind[n-1] == FragPost {
+		return n - 1
+	}
+	return n
+}
+
+func (p *FragPass) taskArg(s *Sim, id int64) Task {
+	if s.taskOf == nil {
+		return NoTask
+	}
+	return s.taskOf(id)
+}
+
+// completed records a task that just finished for the joins that wait for
+// it: its parent's taskwait, its taskgroup, its region's barrier, and its
+// parent's resumption when it was undeferred.
+func (p *FragPass) completed(s *Sim, id int64) {
+	c := p.taskArg(s, id)
+	if c == NoTask || s.Tasks[c].State != Completed || s.Tasks[c].Kind != KindExplicit {
+		return
+	}
+	tk := &s.Tasks[c]
+	last := p.F.LastOf[c]
+	if last < 0 {
+		return
+	}
+	if par := tk.Parent; s.valid(par) {
+		p.push(&p.doneKids[par], last)
+		if tk.Flags&FlagUndeferred != 0 {
+			p.push(&p.pend[par], last)
+		}
+	}
+	if g := tk.Group; g >= 0 {
+		h := p.groupIn[g]
+		if _, ok := p.groupIn[g]; !ok {
+			h = -1
+		}
+		p.push(&h, last)
+		p.groupIn[g] = h
+	}
+	if r := tk.Region; r >= 0 && p.bar[c] >= 0 {
+		p.edge(last, p.barrier(r, p.bar[c]))
+	}
+}
+
+func (p *FragPass) barrier(r int32, k int32) int32 {
+	key := int64(r)<<32 | int64(uint32(k))
+	n, ok := p.barriers[key]
+	if !ok {
+		n = p.node(FragJoin, -1, NoTask, -1, 0)
+		p.barriers[key] = n
+	}
+	return n
+}
+
+// arrive links a task entering a wait to the join it waits at.
+func (p *FragPass) arrive(s *Sim, th int, kind int64) {
+	t := s.Threads[th].Current()
+	if t == NoTask || !isBarrier(kind) {
+		return
+	}
+	thr := &s.Threads[th]
+	if len(thr.Teams) == 0 {
+		return
+	}
+	ref := thr.Teams[len(thr.Teams)-1]
+	if ref.Region < 0 || int(ref.Num) >= len(s.Regions[ref.Region].Epoch) {
+		return
+	}
+	b := p.barrier(ref.Region, s.Regions[ref.Region].Epoch[ref.Num])
+	p.edge(p.F.LastOf[t], b)
+}
+
+// leave makes the waiting task's next fragment follow the join it waited at.
+func (p *FragPass) leave(s *Sim, th int, kind int64) {
+	t := s.Threads[th].Current()
+	if t == NoTask {
+		return
+	}
+	switch {
+	case kind == 5: // taskwait
+		j := p.node(FragJoin, th, NoTask, -1, s.Now)
+		p.drain(&p.doneKids[t], j)
+		p.push(&p.pend[t], j)
+	case kind == 6: // taskgroup
+		thr := &s.Threads[th]
+		if n := len(thr.Groups); n > 0 {
+			g := thr.Groups[n-1].Group
+			if h, ok := p.groupIn[g]; ok {
+				j := p.node(FragJoin, th, NoTask, -1, s.Now)
+				p.drain(&h, j)
+				delete(p.groupIn, g)
+				p.push(&p.pend[t], j)
+			}
+		}
+	case isBarrier(kind):
+		thr := &s.Threads[th]
+		if len(thr.Teams) == 0 {
+			return
+		}
+		ref := thr.Teams[len(thr.Teams)-1]
+		if ref.Region < 0 || int(ref.Num) >= len(s.Regions[ref.Region].Epoch) {
+			return
+		}
+		// LeaveBarrier already counted this barrier as passed.
+		p.push(&p.pend[t], p.barrier(ref.Region, s.Regions[ref.Region].Epoch[ref.Num]-1))
+	}
+}
+
+// isBarrier mirrors ompt.IsBarrier (OMPT sync-region kinds of barriers).
+func isBarrier(kind int64) bool {
+	switch kind {
+	case 1, 2, 3, 4, 8, 9, 10:
+		return true
+	}
+	return false
+}
+
+// Finish closes every open fragment and adds the dependence edges.
+func (p *FragPass) Finish(s *Sim) {
+	if p.cur == nil {
+		p.init(s)
+	}
+	for th := range p.cur {
+		p.close(s, th)
+	}
+	for _, d := range s.DepEdges {
+		p.edge(p.F.LastOf[d[0]], p.F.FirstOf[d[1]])
+	}
+}
