@@ -168,3 +168,120 @@ func TestAnomaliesGroundTruth(t *testing.T) {
 		}
 	}
 }
+
+// analyzePath is analyze keeping the whole critical path.
+func analyzePath(t testing.TB, dir string, k int) (*report.Report, []byte, []report.PathNode) {
+	t.Helper()
+	var rep *report.Report
+	var path []report.PathNode
+	err := inproc.Run(k, func(c comm.Comm) error {
+		r, err := driver.Run(c, driver.Options{Dir: dir, Path: &path})
+		if c.Rank() == 0 {
+			rep = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("analyze %s on %d ranks: %v", dir, k, err)
+	}
+	var buf bytes.Buffer
+	report.WriteJSON(&buf, rep)
+	return rep, buf.Bytes(), path
+}
+
+// Task patterns from 1 to 256 processes, with and without jitter: span,
+// T1 and the per-root metrics equal expected.json exactly, and the path
+// found weighs the span.
+func TestCriticalPathGroundTruth(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "stencil", Ranks: 1, Threads: 4},
+		{Workload: "stencil", Ranks: 7, Threads: 2, Jitter: 0.4, LatencyNS: 3000},
+		{Workload: "nearest", Ranks: 5, Threads: 3, Radix: 5, Fraction: 0.4, Period: 4, Jitter: 0.3, LatencyNS: 500},
+		{Workload: "spread", Ranks: 6, Threads: 2, Radix: 4, Jitter: 0.2, LatencyNS: 2000},
+		{Workload: "forkjoin", Ranks: 3, Threads: 4, Width: 9, Steps: 12, Jitter: 0.5},
+		{Workload: "forkjoin", Ranks: 2, Threads: 2},
+		{Workload: "stencil", Ranks: 256, Threads: 1, Width: 512, Steps: 6, Jitter: 0.3, LatencyNS: 1000},
+	}
+	for _, cfg := range cfgs {
+		dir, exp := generate(t, cfg)
+		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
+		var first []byte
+		for _, k := range []int{1, 3} {
+			k = min(k, cfg.Ranks)
+			rep, js, path := analyzePath(t, dir, k)
+			checkExpected(t, name, js, exp)
+			var sum int64
+			for _, n := range path {
+				sum += n.DurNS
+			}
+			if cp := rep.CriticalPath; sum != cp.LengthNS || int64(len(path)) != cp.Nodes {
+				t.Errorf("%s k=%d: path of %d nodes weighs %d, span %d over %d nodes", name, k, len(path), sum, cp.LengthNS, cp.Nodes)
+			}
+			if first == nil {
+				first = js
+			} else if !bytes.Equal(first, js) {
+				t.Errorf("%s: report on %d ranks differs", name, k)
+			}
+		}
+	}
+}
+
+// A pipeline over 1024 processes whose critical path crosses processes
+// thousands of times: exact span, identical reports for 1..4 ranks.
+func TestPipeline1024(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1024 processes")
+	}
+	dir, exp := generate(t, gen.Config{Workload: "pipeline", Ranks: 1024, Threads: 1, Steps: 3, LatencyNS: 700})
+	var first []byte
+	for k := 1; k <= 4; k++ {
+		rep, js := analyze(t, dir, k)
+		checkExpected(t, fmt.Sprintf("pipeline k=%d", k), js, exp)
+		if c := rep.CriticalPath.RankCrossings; c != 3*1024-1 {
+			t.Errorf("k=%d: %d rank crossings, want %d", k, c, 3*1024-1)
+		}
+		if first == nil {
+			first = js
+		} else if !bytes.Equal(first, js) {
+			t.Errorf("pipeline: report on %d ranks differs from 1 rank", k)
+		}
+	}
+}
+
+// Clock skew and drift are undone: after synchronization the POP values
+// are within 1% of those of the same run recorded with one clock, the
+// critical path's length within 1%, and no receive precedes its send.
+func TestSkewedMatchesUnskewed(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "halo", Ranks: 8, Threads: 3, RankImbalance: 0.6, ThreadImbalance: 0.2, LatencyNS: 4000},
+		{Workload: "halo", Ranks: 5, Threads: 2, Exchange: "allreduce", RankImbalance: 0.3, LatencyNS: 3000},
+		{Workload: "stencil", Ranks: 6, Threads: 2, Jitter: 0.2, LatencyNS: 2000},
+		{Workload: "pipeline", Ranks: 32, Threads: 1, LatencyNS: 1000},
+	} {
+		dir, _ := generate(t, cfg)
+		skewed := cfg
+		skewed.SkewNS, skewed.DriftPPM = 2_000_000, 40
+		sdir, _ := generate(t, skewed)
+		want, _ := analyze(t, dir, 2)
+		got, _ := analyze(t, sdir, 3)
+		name := fmt.Sprintf("%s/%d", cfg.Workload, cfg.Ranks)
+		if got.ClockSync.ViolationsBefore == 0 {
+			t.Errorf("%s: the skew made no violation: the test proves nothing", name)
+		}
+		if got.ClockSync.ViolationsAfter != 0 {
+			t.Errorf("%s: %d violations after synchronization", name, got.ClockSync.ViolationsAfter)
+		}
+		near := func(what string, a, b float64) {
+			if math.Abs(a-b) > 0.01*math.Max(math.Abs(b), 1e-12) {
+				t.Errorf("%s: %s %v with skew, %v without", name, what, a, b)
+			}
+		}
+		p, q := got.POP, want.POP
+		near("hybrid efficiency", p.HybridEfficiency, q.HybridEfficiency)
+		near("MPI efficiency", p.MPIParallelEfficiency, q.MPIParallelEfficiency)
+		near("MPI load balance", p.MPILoadBalance, q.MPILoadBalance)
+		near("OpenMP efficiency", p.OMPParallelEfficiency, q.OMPParallelEfficiency)
+		near("OpenMP load balance", p.OMPLoadBalance, q.OMPLoadBalance)
+		near("critical path", float64(got.CriticalPath.LengthNS), float64(want.CriticalPath.LengthNS))
+	}
+}

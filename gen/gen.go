@@ -62,7 +62,7 @@ type Config struct {
 }
 
 // Workloads lists the workload names Generate accepts.
-var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "halo"}
+var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo"}
 
 // Defaults returns cfg with every unset parameter at its workload default.
 func Defaults(cfg Config) Config {
@@ -83,6 +83,15 @@ func Defaults(cfg Config) Config {
 	case "imbalance":
 		set64(&cfg.GrainNS, 100_000)
 		set(&cfg.Iterations, 100)
+	case "pipeline":
+		set(&cfg.Width, cfg.Ranks)
+		set(&cfg.Steps, 4)
+		set64(&cfg.TaskNS, 20_000)
+		if cfg.Fraction == 0 {
+			cfg.Fraction = 1
+		}
+		set(&cfg.Radix, 1)
+		set(&cfg.Period, 1)
 	case "stencil", "nearest", "spread", "forkjoin":
 		set(&cfg.Width, 4*cfg.Ranks*cfg.Threads)
 		set(&cfg.Steps, 50)
@@ -145,7 +154,7 @@ func Generate(dir string, cfg Config) (*Result, error) {
 	switch cfg.Workload {
 	case "imbalance":
 		w = newImbalance(&cfg)
-	case "stencil", "nearest", "spread":
+	case "stencil", "nearest", "spread", "pipeline":
 		w = newPattern(&cfg)
 	case "forkjoin":
 		w = newForkJoin(&cfg)

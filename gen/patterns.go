@@ -128,6 +128,13 @@ func (w *pattern) plan() error {
 	if err := w.injectOutliers(); err != nil {
 		return err
 	}
+	if c.Workload == "pipeline" {
+		// One chain through every task in order: the critical path crosses
+		// ranks at every point boundary (a wavefront reduced to a line).
+		for k := 1; k < w.n; k++ {
+			w.preds[k] = []int32{int32(k - 1)}
+		}
+	}
 	w.order = make([][]int32, c.Ranks)
 	w.seq = make([]int64, w.n)
 	for k := 0; k < w.n; k++ {

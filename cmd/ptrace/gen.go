@@ -27,6 +27,8 @@ Workloads:
   nearest    Task-Bench nearest: --radix nearest points (random with --fraction < 1)
   spread     Task-Bench spread: --radix points spread over the width
   forkjoin   per step, --width independent tasks joined by taskwait
+  pipeline   one chain through all tasks, point by point (one point per rank by
+             default): the critical path crosses ranks at every step
   halo       MPI + OpenMP iterations with per-rank/per-thread imbalance and a
              neighbour exchange or an allreduce (--exchange)
 

@@ -51,27 +51,31 @@ func mpirun(t *testing.T, np int, args ...string) result {
 // The report under mpirun -np 1, 2, 4 equals the in-process one byte for byte.
 func TestAnalyzeUnderMPI(t *testing.T) {
 	ptraceMPI(t)
-	dir := genTrace(t, "halo", "--ranks", "4", "--threads", "3", "--rank-imbalance", "0.5", "--skew", "100us", "--drift", "5")
-	want := run(t, ptraceBin(), "analyze", "--ranks", "3", "--json", "-", dir)
-	if want.code != 0 {
-		t.Fatalf("inproc: %s", want.stderr)
-	}
-	for _, np := range []int{1, 2, 4} {
-		out := filepath.Join(t.TempDir(), "r.json")
-		r := mpirun(t, np, "analyze", "-q", "--json", out, dir)
-		if r.code != 0 {
-			t.Fatalf("np %d: exit %d: %s", np, r.code, r.stderr)
+	halo := genTrace(t, "halo", "--ranks", "4", "--threads", "3", "--rank-imbalance", "0.5", "--skew", "100us", "--drift", "5")
+	// A pipeline whose critical path crosses processes at every task.
+	pipe := genTrace(t, "pipeline", "--ranks", "256", "--threads", "1", "--steps", "2", "--skew", "50us")
+	for _, dir := range []string{halo, pipe} {
+		want := run(t, ptraceBin(), "analyze", "--ranks", "3", "--json", "-", dir)
+		if want.code != 0 {
+			t.Fatalf("inproc: %s", want.stderr)
 		}
-		got, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if string(got) != want.stdout {
-			t.Errorf("np %d: report differs from the in-process one", np)
+		for _, np := range []int{1, 2, 4} {
+			out := filepath.Join(t.TempDir(), "r.json")
+			r := mpirun(t, np, "analyze", "-q", "--json", out, dir)
+			if r.code != 0 {
+				t.Fatalf("np %d: exit %d: %s", np, r.code, r.stderr)
+			}
+			got, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != want.stdout {
+				t.Errorf("%s np %d: report differs from the in-process one", filepath.Base(filepath.Dir(dir)), np)
+			}
 		}
 	}
 	// Only rank 0 prints the summary.
-	r := mpirun(t, 2, "analyze", dir)
+	r := mpirun(t, 2, "analyze", halo)
 	if n := strings.Count(r.stdout, "ptrace report"); r.code != 0 || n != 1 {
 		t.Errorf("np 2: exit %d, %d summaries printed", r.code, n)
 	}
