@@ -47,15 +47,6 @@ func generate(t testing.TB, cfg gen.Config) (string, gen.Expected) {
 	return dir, res.Expected
 }
 
-// notYet removes expected sections whose analyses are not part of the
-// pipeline yet.
-func notYet(e gen.Expected, sections ...string) gen.Expected {
-	for _, s := range sections {
-		delete(e, s)
-	}
-	return e
-}
-
 func checkExpected(t *testing.T, name string, js []byte, e gen.Expected) {
 	t.Helper()
 	diffs, err := gen.Compare(js, e)

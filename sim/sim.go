@@ -33,10 +33,10 @@ type Sim struct {
 	// Completed counts tasks that reached Completed.
 	Completed int64
 
-	Now       int64 // time of the event being processed
-	Begin     int64 // first event of the process
-	End       int64 // last event of the process
-	Warn      Warnings
+	Now   int64 // time of the event being processed
+	Begin int64 // first event of the process
+	End   int64 // last event of the process
+	Warn  Warnings
 
 	// dependence edges: singly linked successor lists in a shared pool
 	edgeTo   []Task
@@ -54,7 +54,7 @@ type Sim struct {
 
 	merge       *mergeHeap
 	lastCreated Task
-	taskOf func(id int64) Task
+	taskOf      func(id int64) Task
 	// touched lists other threads whose state the current event changed
 	// (a region's end finishing its workers' implicit tasks).
 	touched []int

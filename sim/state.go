@@ -86,9 +86,9 @@ const (
 
 // Task flag bits (Tasks.Flags).
 const (
-	FlagFulfilled  uint8 = 1 << iota // detach event fulfilled before the task finished
-	FlagUndeferred                   // executed immediately by its creator
-	FlagDepsResolved                 // its depend clause was resolved from addresses
+	FlagFulfilled    uint8 = 1 << iota // detach event fulfilled before the task finished
+	FlagUndeferred                     // executed immediately by its creator
+	FlagDepsResolved                   // its depend clause was resolved from addresses
 )
 
 // TaskRec is one task's simulated state: 64 bytes, one cache line, since
