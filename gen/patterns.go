@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"container/heap"
 	"fmt"
 	"math/rand"
 	"sort"
@@ -207,15 +206,15 @@ func (w *pattern) schedule() {
 			succs[p] = append(succs[p], int32(k))
 		}
 		if missing[k] == 0 {
-			heap.Push(q, readyItem{0, int32(k)})
+			q.push(readyItem{0, int32(k)})
 		}
 	}
 	free := make([][]int64, c.Ranks)
 	for r := range free {
 		free[r] = make([]int64, c.Threads)
 	}
-	for q.Len() > 0 {
-		it := heap.Pop(q).(readyItem)
+	for len(*q) > 0 {
+		it := q.pop()
 		k := it.k
 		f := free[w.rank[k]]
 		best := 0
@@ -232,7 +231,7 @@ func (w *pattern) schedule() {
 			ready[s] = max(ready[s], w.end[k]+w.lat(k, s))
 			missing[s]--
 			if missing[s] == 0 {
-				heap.Push(q, readyItem{ready[s], s})
+				q.push(readyItem{ready[s], s})
 			}
 		}
 	}
@@ -247,22 +246,52 @@ type readyItem struct {
 	k int32
 }
 
+// readyQueue is a binary min-heap of ready tasks by (time, task).
 type readyQueue []readyItem
 
-func (q readyQueue) Len() int { return len(q) }
-func (q readyQueue) Less(i, j int) bool {
+func (q readyQueue) less(i, j int) bool {
 	if q[i].t != q[j].t {
 		return q[i].t < q[j].t
 	}
 	return q[i].k < q[j].k
 }
-func (q readyQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *readyQueue) Push(x any)   { *q = append(*q, x.(readyItem)) }
-func (q *readyQueue) Pop() any {
-	old := *q
-	it := old[len(old)-1]
-	*q = old[:len(old)-1]
-	return it
+
+func (q *readyQueue) push(it readyItem) {
+	*q = append(*q, it)
+	h := *q
+	for i := len(h) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(i, p) {
+			break
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
+}
+
+func (q *readyQueue) pop() readyItem {
+	h := *q
+	top := h[0]
+	n := len(h) - 1
+	h[0] = h[n]
+	h = h[:n]
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= n {
+			break
+		}
+		m := l
+		if r := l + 1; r < n && h.less(r, l) {
+			m = r
+		}
+		if !h.less(m, i) {
+			break
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+	*q = h
+	return top
 }
 
 func taskAddr(k int32) uint64 { return 0x7f0000000000 + uint64(k)*64 }

@@ -213,32 +213,73 @@ func (r *replayer) drain() {
 	vals, pend, slotVal, slotKey, keys := r.vals, r.pend, r.slotVal, r.slotKey, o.TieKeys
 	useMin := o.Min
 	eval := o.Eval
+	// Chain neighbours in the replay's direction: prevDelta is how to step
+	// from a node to its chain predecessor, chainOf tells whether node m is
+	// chained to m−1.
+	chained := g.chained
+	if o.NoChains {
+		chained = nil
+	}
+	back := o.Backward
 	for len(r.stack) > 0 {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
 		for {
 			x := Input{Arg: NoEntry}
-			if p := r.prevOf(n); p >= 0 {
-				x.Prev, x.HasPrev = vals[p], true
+			if chained != nil {
+				if !back && chained[n] {
+					x.Prev, x.HasPrev = vals[n-1], true
+				} else if back && int(n)+1 < len(chained) && chained[n+1] {
+					x.Prev, x.HasPrev = vals[n+1], true
+				}
 			}
-			var best int64
-			for _, e := range in[inOff[n]:inOff[n+1]] {
-				var v, key int64
-				if e >= 0 {
-					v = vals[e]
-					if keys != nil {
-						key = keys[e]
+			ins := in[inOff[n]:inOff[n+1]]
+			switch {
+			case keys == nil && !useMin:
+				for _, e := range ins {
+					var v int64
+					if e >= 0 {
+						v = vals[e]
+					} else {
+						v = slotVal[^e]
 					}
-				} else {
-					v = slotVal[^e]
-					if keys != nil {
-						key = slotKey[^e]
+					if !x.HasIn || v > x.In {
+						x.In, x.Arg, x.HasIn = v, e, true
 					}
 				}
-				better := !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In) ||
-					(keys != nil && v == x.In && key < best)
-				if better {
-					x.In, x.Arg, best, x.HasIn = v, e, key, true
+			case keys != nil && !useMin:
+				var best int64
+				for _, e := range ins {
+					var v, key int64
+					if e >= 0 {
+						v, key = vals[e], keys[e]
+					} else {
+						v, key = slotVal[^e], slotKey[^e]
+					}
+					if !x.HasIn || v > x.In || (v == x.In && key < best) {
+						x.In, x.Arg, best, x.HasIn = v, e, key, true
+					}
+				}
+			default:
+				var best int64
+				for _, e := range ins {
+					var v, key int64
+					if e >= 0 {
+						v = vals[e]
+						if keys != nil {
+							key = keys[e]
+						}
+					} else {
+						v = slotVal[^e]
+						if keys != nil {
+							key = slotKey[^e]
+						}
+					}
+					better := !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In) ||
+						(keys != nil && v == x.In && key < best)
+					if better {
+						x.In, x.Arg, best, x.HasIn = v, e, key, true
+					}
 				}
 			}
 			v := eval(n, x)
@@ -268,7 +309,14 @@ func (r *replayer) drain() {
 				}
 				r.bufs[peer] = b
 			}
-			nx := r.nextOf(n)
+			nx := int32(-1)
+			if chained != nil {
+				if !back && int(n)+1 < len(chained) && chained[n+1] {
+					nx = n + 1
+				} else if back && chained[n] {
+					nx = n - 1
+				}
+			}
 			if nx < 0 {
 				break
 			}

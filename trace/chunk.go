@@ -153,27 +153,39 @@ func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 		}
 		r := &reg.args[k]
 		a := av[q : q+na]
-		switch na {
-		case 5:
-			r[4] += zz(a[4])
-			fallthrough
-		case 4:
-			r[3] += zz(a[3])
-			fallthrough
-		case 3:
-			r[2] += zz(a[2])
-			fallthrough
-		case 2:
-			r[1] += zz(a[1])
-			fallthrough
-		case 1:
-			r[0] += zz(a[0])
-		}
-		q += na
 		e := &evs[i]
 		e.Time = t
 		e.Kind = k
-		e.Args = *r
+		// Update the registers and store the event from registers: loading
+		// the arguments back from the register file costs more.
+		switch na {
+		case 5:
+			r[0] += zz(a[0])
+			r[1] += zz(a[1])
+			r[2] += zz(a[2])
+			r[3] += zz(a[3])
+			r[4] += zz(a[4])
+			e.Args = [MaxArgs]int64{r[0], r[1], r[2], r[3], r[4]}
+		case 4:
+			a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
+			r[0], r[1], r[2], r[3] = a0, a1, a2, a3
+			e.Args = [MaxArgs]int64{a0, a1, a2, a3, 0}
+		case 3:
+			a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
+			r[0], r[1], r[2] = a0, a1, a2
+			e.Args = [MaxArgs]int64{a0, a1, a2, 0, 0}
+		case 2:
+			a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
+			r[0], r[1] = a0, a1
+			e.Args = [MaxArgs]int64{a0, a1, 0, 0, 0}
+		case 1:
+			a0 := r[0] + zz(a[0])
+			r[0] = a0
+			e.Args = [MaxArgs]int64{a0, 0, 0, 0, 0}
+		default:
+			e.Args = [MaxArgs]int64{}
+		}
+		q += na
 		if k == TaskDeps {
 			if q >= m {
 				return &columnError{event: i, column: "args", pos: q, msg: "the stream ends before the dependence count"}

@@ -82,7 +82,7 @@ func (r *Reader) errf(kind FrameKind, format string, args ...any) error {
 }
 
 // readFrame reads the next frame, checks its prefix and CRC and returns its
-// payload (valid until the next call). It returns io.EOF exactly at the end.
+// payload (valid until the next read from r.r). It returns io.EOF exactly at the end.
 func (r *Reader) readFrame() (FrameKind, []byte, error) {
 	r.lastOff = r.off
 	n, err := io.ReadFull(r.r, r.prefix[:])
@@ -103,22 +103,35 @@ func (r *Reader) readFrame() (FrameKind, []byte, error) {
 	if length > MaxFrameLen {
 		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("frame length %d exceeds the limit %d", length, MaxFrameLen)}
 	}
-	if cap(r.buf) < int(length) {
-		r.buf = make([]byte, length)
+	var payload []byte
+	if int(length) <= r.r.Size() {
+		// Zero copy: the payload stays in the bufio buffer, valid until the
+		// next read, and every caller is done with it by then.
+		payload, err = r.r.Peek(int(length))
+		n = len(payload)
+		if err == nil {
+			r.r.Discard(int(length))
+		} else if err == bufio.ErrBufferFull {
+			err = io.ErrUnexpectedEOF
+		}
+	} else {
+		if cap(r.buf) < int(length) {
+			r.buf = make([]byte, length)
+		}
+		payload = r.buf[:length]
+		n, err = io.ReadFull(r.r, payload)
 	}
-	r.buf = r.buf[:length]
-	n, err = io.ReadFull(r.r, r.buf)
 	if err != nil {
 		if err == io.ErrUnexpectedEOF || err == io.EOF {
 			return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("%w: %d of %d payload bytes", ErrTruncated, n, length)}
 		}
 		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: err}
 	}
-	if got := frameCRC(kind, r.buf); got != crc {
+	if got := frameCRC(kind, payload); got != crc {
 		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("checksum mismatch (stored %08x, computed %08x): corrupt data", crc, got)}
 	}
 	r.off += frameHeaderLen + int64(length)
-	return kind, r.buf, nil
+	return kind, payload, nil
 }
 
 // NextChunk decodes the next chunk into c, absorbing any table frames before

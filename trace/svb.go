@@ -36,19 +36,26 @@ func svbCode(v uint64) byte {
 
 // svbAppend encodes vals into ctrl and data (appending).
 func svbAppend(ctrl, data []byte, vals []uint64) ([]byte, []byte) {
-	var b [8]byte
+	// Room for every value at full width plus padding, so each value is one
+	// 8-byte store whose unused bytes the next value overwrites.
+	pos := len(data)
+	if need := pos + 8*len(vals) + svbPad; cap(data) < need {
+		data = append(data[:cap(data)], make([]byte, need-cap(data))...)
+	}
+	data = data[:cap(data)]
 	for i := 0; i < len(vals); i += 4 {
 		var c byte
 		for j := 0; j < 4 && i+j < len(vals); j++ {
 			v := vals[i+j]
 			code := svbCode(v)
 			c |= code << (2 * j)
-			binary.LittleEndian.PutUint64(b[:], v)
-			data = append(data, b[:svbLen[code]]...)
+			binary.LittleEndian.PutUint64(data[pos:], v)
+			pos += svbLen[code]
 		}
 		ctrl = append(ctrl, c)
 	}
-	return ctrl, append(data, 0, 0, 0, 0, 0, 0, 0, 0)
+	clear(data[pos : pos+svbPad])
+	return ctrl, data[:pos+svbPad]
 }
 
 // svbSize is, per control byte, the data bytes of its four values.

@@ -1,0 +1,51 @@
+package graph
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+)
+
+// BenchmarkLongestPaths measures the critical path's forward and backward
+// replays on one rank over a DAG shaped like a fragment graph: 2 M nodes,
+// each with about two inputs from recent nodes (continuation, creation,
+// dependences).
+func BenchmarkLongestPaths(b *testing.B) {
+	const n = 2_000_000
+	rng := rand.New(rand.NewSource(1))
+	var nodes int64
+	err := inproc.Run(1, func(c comm.Comm) error {
+		bl := NewBuilder(0, 1)
+		w := make([]int64, n)
+		keys := make([]int64, n)
+		for i := 0; i < n; i++ {
+			bl.AddNode(false)
+			w[i] = int64(rng.Intn(1000))
+			keys[i] = int64(i)
+			if i > 0 {
+				bl.AddEdge(int32(i-1-rng.Intn(min(i, 8))), int32(i))
+			}
+			if i > 64 {
+				bl.AddEdge(int32(i-1-rng.Intn(64)), int32(i))
+			}
+		}
+		g, err := bl.Build(c, BuildOptions{})
+		if err != nil {
+			return err
+		}
+		b.ResetTimer()
+		for it := 0; it < b.N; it++ {
+			if _, err := LongestPaths(c, g, w, keys, true); err != nil {
+				return err
+			}
+			nodes += n
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64(nodes)/b.Elapsed().Seconds()/1e6, "Mnodes/s")
+}
