@@ -63,7 +63,7 @@ func newDepTracker() *depTracker {
 func (d *depTracker) reserve(n int) {
 	d.states = make([]addrState, 0, n)
 	d.cells = make([]cell, 0, n)
-	d.index.init(n)
+	d.index.init(n / 4) // distinct addresses: a fraction of the entries
 }
 
 func (d *depTracker) push(list int32, task int32) int32 {
