@@ -30,12 +30,14 @@ func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
 		if !driver.IsAgreed(err) {
 			c.Abort(err) // some rank may wait in a collective: end the job
 		}
-		// Every rank knows; rank 0 reports, the others exit quietly.
-		mpi.Stop()
-		if c.Rank() != 0 {
-			os.Exit(1)
+		// Every rank knows: rank 0 reports, and nobody exits before it
+		// has (mpirun kills the job at the first non-zero exit).
+		if c.Rank() == 0 {
+			fmt.Fprintln(os.Stderr, "ptrace:", unwrapAbort(err))
 		}
-		return err
+		c.Barrier()
+		mpi.Stop()
+		os.Exit(1)
 	}
 	mpi.Stop()
 	if c.Rank() != 0 {
