@@ -28,6 +28,8 @@ type pattern struct {
 	thr   []int32 // executing thread
 	rank  []int32
 	order [][]int32 // per rank: local tasks in creation order
+	// remoteSuccs lists each task's successors on other ranks.
+	remoteSuccs [][]int32
 	seq   []int64   // per task: id sequence number on its rank's master
 	fin   []int64   // per rank: time the region ends
 	// outliers are the tasks made OutlierFactor× longer (Config.Outliers),
@@ -132,6 +134,16 @@ func (w *pattern) plan() error {
 		// ranks at every point boundary (a wavefront reduced to a line).
 		for k := 1; k < w.n; k++ {
 			w.preds[k] = []int32{int32(k - 1)}
+		}
+	}
+	// Successors on other ranks, per task, found once rather than by every
+	// rank's writer.
+	w.remoteSuccs = make([][]int32, w.n)
+	for k := 0; k < w.n; k++ {
+		for _, pr := range w.preds[k] {
+			if w.rank[pr] != w.rank[k] {
+				w.remoteSuccs[pr] = append(w.remoteSuccs[pr], int32(k))
+			}
 		}
 	}
 	w.order = make([][]int32, c.Ranks)
@@ -352,11 +364,9 @@ func (w *pattern) write(p *proc) {
 			}
 		}
 	}
-	for k := int32(0); k < int32(w.n); k++ {
-		for _, pr := range w.preds[k] {
-			if w.rank[pr] == r && w.rank[k] != r {
-				succs[pr] = append(succs[pr], k)
-			}
+	for _, pr := range w.order[r] {
+		if rs := w.remoteSuccs[pr]; len(rs) > 0 {
+			succs[pr] = rs
 		}
 	}
 	sort.Slice(arrivals, func(i, j int) bool {
