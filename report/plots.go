@@ -139,7 +139,10 @@ func readyPlot(s *Series, origin int64) (*plot.Plot, error) {
 	l.Width = vg.Points(1.5)
 	l.FillColor = color.NRGBA{R: 0x4c, G: 0xaf, B: 0x50, A: 0x50}
 	p.Add(l)
+	// Added after the data so an all-zero series (no tasks) still gets a
+	// sensible axis rather than gonum's symmetric default around 0.
 	p.Y.Min = 0
+	p.Y.Max = max(p.Y.Max, 1)
 	return p, nil
 }
 
