@@ -11,7 +11,7 @@ type location struct {
 	order []uint16
 	cur   []int
 	pos   int // next merged position to process (forward: up, backward: down)
-	mdl   model
+	mdl   OffsetModel
 	itime []int64 // interpolated time by merged position, for the corrections
 
 	// Forward state: the previous event's interpolated and logical time,
@@ -35,7 +35,7 @@ type location struct {
 	maxCorr, sumCorr int64
 }
 
-func newLocation(p *trace.Process, order []uint16, mdl model) *location {
+func newLocation(p *trace.Process, order []uint16, mdl OffsetModel) *location {
 	n := len(order)
 	return &location{evs: p.Events, order: order, cur: make([]int, len(p.Events)), mdl: mdl, itime: make([]int64, n), lastJumpPos: -1}
 }
@@ -91,7 +91,7 @@ func (l *location) forwardTo(end int, p *params) {
 		th := order[pos]
 		e := &evs[th][cur[th]]
 		cur[th]++
-		t := l.mdl.apply(e.Time)
+		t := l.mdl.Apply(e.Time)
 		itime[pos] = t
 		f, g := l.logical(t, p)
 		l.commit(t, f, g)
@@ -141,7 +141,7 @@ func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jum
 	th := l.order[pos]
 	e := &l.evs[th][l.cur[th]]
 	l.cur[th]++
-	t := l.mdl.apply(e.Time)
+	t := l.mdl.Apply(e.Time)
 	l.itime[pos] = t
 	fint, g := l.logical(t, p)
 	if !l.started {

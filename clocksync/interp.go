@@ -20,8 +20,10 @@ const (
 // the init offset is used.
 const maxDrift = 0.01
 
-// model maps a process's clock to rank 0's: t + off + round((t − at)·slope).
-type model struct {
+// OffsetModel maps a process's clock to rank 0's from its offset
+// measurements: t + off + round((t − at)·slope). The timeline export uses it
+// too, so a trace's corrected times agree everywhere.
+type OffsetModel struct {
 	source string
 	off    int64   // offset at local time at
 	at     int64   // local time of the first measurement
@@ -30,21 +32,25 @@ type model struct {
 	note   string  // why a measurement was not used
 }
 
-// apply returns rank 0's time for local time t.
-func (m *model) apply(t int64) int64 {
+// Apply returns rank 0's time for local time t.
+func (m *OffsetModel) Apply(t int64) int64 {
 	if m.slope == 0 {
 		return t + m.off
 	}
 	return t + m.off + roundHalfUp(float64(t-m.at)*m.slope)
 }
 
-// identity reports whether apply changes nothing.
-func (m *model) identity() bool { return m.off == 0 && m.slope == 0 }
+// Measured reports whether the model comes from offset measurements (not
+// from aligning first events, which the caller must do).
+func (m *OffsetModel) Measured() bool { return m.source != SourceFirstEvent }
+
+// identity reports whether Apply changes nothing.
+func (m *OffsetModel) identity() bool { return m.off == 0 && m.slope == 0 }
 
 // driftPPM is the process clock's rate error against rank 0 in ppm
 // (positive: it runs fast). The offset changes by −p/(1+p) per local ns
 // when the clock gains p per true ns.
-func (m *model) driftPPM() float64 {
+func (m *OffsetModel) driftPPM() float64 {
 	if m.slope == 0 {
 		return 0
 	}
@@ -53,15 +59,15 @@ func (m *model) driftPPM() float64 {
 
 func roundHalfUp(x float64) int64 { return int64(math.Floor(x + 0.5)) }
 
-// newModel builds the linear model of one process from its offset
+// NewOffsetModel builds the linear model of process rank from its offset
 // measurements: the first "init" and the last "finalize" ones. With both,
 // the offset is interpolated linearly between them (and extrapolated
 // beyond), which removes a constant drift exactly; with one, it is
 // constant; with none, the caller aligns first events (alignTo).
-func newModel(p *trace.Process) model {
+func NewOffsetModel(rank int, offsets []trace.ClockOffset) OffsetModel {
 	var init, fin *trace.ClockOffset
-	for i := range p.ClockOffsets {
-		o := &p.ClockOffsets[i]
+	for i := range offsets {
+		o := &offsets[i]
 		switch o.When {
 		case "init":
 			if init == nil {
@@ -75,16 +81,16 @@ func newModel(p *trace.Process) model {
 	case init != nil && fin != nil && fin.LocalNS > init.LocalNS:
 		s := float64(fin.OffsetNS-init.OffsetNS) / float64(fin.LocalNS-init.LocalNS)
 		if math.Abs(s) > maxDrift {
-			return model{source: SourceInit, off: init.OffsetNS, at: init.LocalNS, final: init.OffsetNS,
-				note: fmt.Sprintf("process %d: the finalize clock offset implies a drift of %.0f ppm; using the init offset only", p.Header.Rank, -s/(1+s)*1e6)}
+			return OffsetModel{source: SourceInit, off: init.OffsetNS, at: init.LocalNS, final: init.OffsetNS,
+				note: fmt.Sprintf("process %d: the finalize clock offset implies a drift of %.0f ppm; using the init offset only", rank, -s/(1+s)*1e6)}
 		}
-		return model{source: SourceInitFinalize, off: init.OffsetNS, at: init.LocalNS, slope: s, final: fin.OffsetNS}
+		return OffsetModel{source: SourceInitFinalize, off: init.OffsetNS, at: init.LocalNS, slope: s, final: fin.OffsetNS}
 	case init != nil:
-		return model{source: SourceInit, off: init.OffsetNS, at: init.LocalNS, final: init.OffsetNS}
+		return OffsetModel{source: SourceInit, off: init.OffsetNS, at: init.LocalNS, final: init.OffsetNS}
 	case fin != nil:
-		return model{source: SourceFinalize, off: fin.OffsetNS, at: fin.LocalNS, final: fin.OffsetNS}
+		return OffsetModel{source: SourceFinalize, off: fin.OffsetNS, at: fin.LocalNS, final: fin.OffsetNS}
 	}
-	return model{source: SourceFirstEvent}
+	return OffsetModel{source: SourceFirstEvent}
 }
 
 // firstEvent returns the earliest timestamp of p and whether it has events.

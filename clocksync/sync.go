@@ -257,7 +257,7 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 	l := &Local{Method: method, Options: o, Procs: make([]ProcessStats, len(m.Procs))}
 	locs := make([]*location, len(m.Procs))
 	for i, p := range m.Procs {
-		mdl := newModel(p)
+		mdl := NewOffsetModel(p.Header.Rank, p.ClockOffsets)
 		if mdl.source == SourceFirstEvent {
 			if f, ok := firstEvent(p); ok && p.Header.Rank != 0 && ref != math.MinInt64 {
 				mdl.off, mdl.final = ref-f, ref-f
@@ -283,7 +283,7 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*location) error {
 	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
 		t := m.Recorded[n]
-		v[0], v[1] = t, locs[m.Proc[n]].mdl.apply(t)
+		v[0], v[1] = t, locs[m.Proc[n]].mdl.Apply(t)
 	})
 	if err != nil {
 		return err
@@ -297,7 +297,7 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*
 		if t-lmin < src[2*n] {
 			s.ViolationsBefore++
 		}
-		if locs[m.Proc[n]].mdl.apply(t)-lmin < src[2*n+1] {
+		if locs[m.Proc[n]].mdl.Apply(t)-lmin < src[2*n+1] {
 			s.ViolationsInterpolated++
 		}
 	}

@@ -162,3 +162,43 @@ func (p *proc) offsets(t0, t1 int64) {
 		p.w.AddClockOffset(trace.ClockOffset{When: m.when, LocalNS: l, OffsetNS: m.t - l})
 	}
 }
+
+// runRegion is a run made of one parallel region over every thread, from
+// time 0 to end, as the imbalance and task-pattern workloads are: threads
+// begin at 0, the initial task encounters the region, every thread runs an
+// implicit task.
+type runRegion struct {
+	initial, par int64
+	impl         []int64
+	loc          int64
+}
+
+// openRun starts the run's region at time 0 (and records clock offsets
+// for [0, end]).
+func (p *proc) openRun(threads int, end, loc int64) *runRegion {
+	p.offsets(0, end)
+	for t := 0; t < threads; t++ {
+		p.threadBegin(t, 0)
+	}
+	rr := &runRegion{loc: loc, impl: make([]int64, threads)}
+	rr.initial = p.initialTask(0)
+	rr.par = p.parallelBegin(0, rr.initial, threads, loc)
+	for t := range rr.impl {
+		rr.impl[t] = p.implicitBegin(t, 0, rr.par, threads)
+	}
+	return rr
+}
+
+// closeThread ends thread t's implicit task at end.
+func (p *proc) closeThread(rr *runRegion, t int, end int64) {
+	p.implicitEnd(t, end, rr.par, rr.impl[t], len(rr.impl))
+}
+
+// closeRun ends the region, the initial task and every thread at end.
+func (p *proc) closeRun(rr *runRegion, end int64) {
+	p.parallelEnd(end, rr.par, rr.initial, rr.loc)
+	p.initialTaskEnd(end, rr.initial)
+	for t := range rr.impl {
+		p.threadEnd(t, end)
+	}
+}

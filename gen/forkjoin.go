@@ -79,16 +79,8 @@ func (w *forkJoin) write(p *proc) {
 	twLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 14, Col: 9, Func: "step"})
 	regionLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 8, Col: 1, Func: "main"})
 	barLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 20, Col: 1, Func: "main"})
-	p.offsets(0, end)
-	for t := 0; t < c.Threads; t++ {
-		p.threadBegin(t, 0)
-	}
-	initial := p.initialTask(0)
-	par := p.parallelBegin(0, initial, c.Threads, regionLoc)
-	impl := make([]int64, c.Threads)
-	for t := range impl {
-		impl[t] = p.implicitBegin(t, 0, par, c.Threads)
-	}
+	rr := p.openRun(c.Threads, end, regionLoc)
+	par, impl := rr.par, rr.impl
 	for t := 1; t < c.Threads; t++ {
 		p.syncBegin(t, 0, ompt.SyncBarrierImplicitParallel, par, impl[t], barLoc)
 	}
@@ -120,13 +112,9 @@ func (w *forkJoin) write(p *proc) {
 	p.syncBegin(0, end, ompt.SyncBarrierImplicitParallel, par, impl[0], barLoc)
 	for t := 0; t < c.Threads; t++ {
 		p.syncEnd(t, end, ompt.SyncBarrierImplicitParallel, par, impl[t], barLoc)
-		p.implicitEnd(t, end, par, impl[t], c.Threads)
+		p.closeThread(rr, t, end)
 	}
-	p.parallelEnd(end, par, initial, regionLoc)
-	p.initialTaskEnd(end, initial)
-	for t := 0; t < c.Threads; t++ {
-		p.threadEnd(t, end)
-	}
+	p.closeRun(rr, end)
 }
 
 func (w *forkJoin) expected() Expected {

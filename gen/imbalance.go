@@ -38,16 +38,8 @@ func (w *imbalance) write(p *proc) {
 	regionLoc := p.w.AddLocation(trace.Location{File: "imbalance.c", Line: 15, Col: 1, Func: "main"})
 	twLoc := p.w.AddLocation(trace.Location{File: "imbalance.c", Line: 23, Col: 9, Func: "work"})
 	barLoc := p.w.AddLocation(trace.Location{File: "imbalance.c", Line: 24, Col: 9, Func: "work"})
-	p.offsets(0, end)
-	for t := 0; t < c.Threads; t++ {
-		p.threadBegin(t, 0)
-	}
-	initial := p.initialTask(0)
-	par := p.parallelBegin(0, initial, c.Threads, regionLoc)
-	impl := make([]int64, c.Threads)
-	for t := range impl {
-		impl[t] = p.implicitBegin(t, 0, par, c.Threads)
-	}
+	rr := p.openRun(c.Threads, end, regionLoc)
+	par, impl := rr.par, rr.impl
 	for t := 0; t < c.Threads; t++ {
 		d := int64(t+1) * g
 		for it := int64(0); it < int64(c.Iterations); it++ {
@@ -59,13 +51,9 @@ func (w *imbalance) write(p *proc) {
 			p.syncBegin(t, s+d, ompt.SyncBarrierExplicit, par, impl[t], barLoc)
 			p.syncEnd(t, s+n*g, ompt.SyncBarrierExplicit, par, impl[t], barLoc)
 		}
-		p.implicitEnd(t, end, par, impl[t], c.Threads)
+		p.closeThread(rr, t, end)
 	}
-	p.parallelEnd(end, par, initial, regionLoc)
-	p.initialTaskEnd(end, initial)
-	for t := 0; t < c.Threads; t++ {
-		p.threadEnd(t, end)
-	}
+	p.closeRun(rr, end)
 }
 
 func (w *imbalance) expected() Expected {

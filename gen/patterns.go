@@ -318,16 +318,8 @@ func (w *pattern) write(p *proc) {
 	regionLoc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 30, Col: 1, Func: "main"})
 	barLoc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 55, Col: 1, Func: "main"})
 	flops := p.w.String("flops")
-	p.offsets(0, end)
-	for t := 0; t < c.Threads; t++ {
-		p.threadBegin(t, 0)
-	}
-	initial := p.initialTask(0)
-	par := p.parallelBegin(0, initial, c.Threads, regionLoc)
-	impl := make([]int64, c.Threads)
-	for t := range impl {
-		impl[t] = p.implicitBegin(t, 0, par, c.Threads)
-	}
+	rr := p.openRun(c.Threads, end, regionLoc)
+	par, impl := rr.par, rr.impl
 	// The master creates every local task at time 0.
 	var deps []trace.Dep
 	for _, k := range w.order[r] {
@@ -408,13 +400,9 @@ func (w *pattern) write(p *proc) {
 			flush(end, true)
 		}
 		p.syncEnd(t, end, ompt.SyncBarrierImplicitParallel, par, impl[t], barLoc)
-		p.implicitEnd(t, end, par, impl[t], c.Threads)
+		p.closeThread(rr, t, end)
 	}
-	p.parallelEnd(end, par, initial, regionLoc)
-	p.initialTaskEnd(end, initial)
-	for t := 0; t < c.Threads; t++ {
-		p.threadEnd(t, end)
-	}
+	p.closeRun(rr, end)
 }
 
 func (w *pattern) expected() Expected {

@@ -12,6 +12,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -156,6 +157,19 @@ func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) 
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// virtualRanks picks the inproc rank count: as asked, or one per core
+// capped by the number of processes in the trace.
+func virtualRanks(ranks int, dir string) int {
+	if ranks > 0 {
+		return ranks
+	}
+	n := 1
+	if d, err := trace.OpenDir(dir); err == nil {
+		n = d.NRanks()
+	}
+	return defaultRanks(n)
 }
 
 // defaultRanks is the number of virtual ranks when --ranks is not given.

@@ -10,7 +10,6 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/comm/mpi"
 	"github.com/ptrace-dev/ptrace/driver"
-	"github.com/ptrace-dev/ptrace/trace"
 )
 
 func backends() string { return "inproc, mpi" }
@@ -44,15 +43,4 @@ func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
 		os.Exit(0)
 	}
 	return nil
-}
-
-func virtualRanks(ranks int, dir string) int {
-	if ranks > 0 {
-		return ranks
-	}
-	n := 1
-	if d, err := trace.OpenDir(dir); err == nil {
-		n = d.NRanks()
-	}
-	return defaultRanks(n)
 }

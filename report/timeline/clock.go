@@ -1,8 +1,7 @@
 package timeline
 
 import (
-	"fmt"
-	"math"
+	"github.com/ptrace-dev/ptrace/clocksync"
 
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -43,46 +42,20 @@ type Interpolation struct {
 	ReferenceStartNS int64
 }
 
-// linear maps t to t + o0 + (o1−o0)·(t−l0)/(l1−l0).
-type linear struct {
-	l0, o0 int64
-	slope  float64 // (o1−o0)/(l1−l0)
+// offsetMap applies clocksync's offset model (the same as the analysis's
+// first step) plus a constant shift for processes aligned by first event.
+type offsetMap struct {
+	m     clocksync.OffsetModel
+	shift int64
 }
 
-func (m linear) Map(_ int, t int64) int64 {
-	if m.slope == 0 {
-		return t + m.o0
-	}
-	return t + m.o0 + int64(math.Round(m.slope*float64(t-m.l0)))
-}
+func (o offsetMap) Map(_ int, t int64) int64 { return o.m.Apply(t) + o.shift }
 
 // Process implements ClockModel.
 func (ip Interpolation) Process(pc ProcessClock) (Mapping, error) {
-	var init, fin *trace.ClockOffset
-	for i := range pc.Offsets {
-		o := &pc.Offsets[i]
-		switch o.When {
-		case "init":
-			if init == nil {
-				init = o
-			}
-		case "finalize":
-			fin = o
-		}
+	m := clocksync.NewOffsetModel(pc.Rank, pc.Offsets)
+	if !m.Measured() && ip.AlignStarts {
+		return offsetMap{m: m, shift: ip.ReferenceStartNS - pc.FirstNS}, nil
 	}
-	switch {
-	case init != nil && fin != nil && fin.LocalNS != init.LocalNS:
-		s := float64(fin.OffsetNS-init.OffsetNS) / float64(fin.LocalNS-init.LocalNS)
-		if s <= -1 {
-			return nil, fmt.Errorf("rank %d: clock offsets imply the clock runs backwards (slope %g)", pc.Rank, s)
-		}
-		return linear{l0: init.LocalNS, o0: init.OffsetNS, slope: s}, nil
-	case init != nil:
-		return linear{o0: init.OffsetNS}, nil
-	case fin != nil:
-		return linear{o0: fin.OffsetNS}, nil
-	case ip.AlignStarts:
-		return linear{o0: ip.ReferenceStartNS - pc.FirstNS}, nil
-	}
-	return linear{}, nil
+	return offsetMap{m: m}, nil
 }

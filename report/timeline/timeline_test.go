@@ -132,7 +132,11 @@ func TestExportValid(t *testing.T) {
 
 type rawClock struct{}
 
-func (rawClock) Process(ProcessClock) (Mapping, error) { return linear{}, nil }
+type identity struct{}
+
+func (identity) Map(_ int, t int64) int64 { return t }
+
+func (rawClock) Process(ProcessClock) (Mapping, error) { return identity{}, nil }
 
 // The correction matters: without it, skewed clocks make message arrows go
 // back in time; with it, none do, and the task slices have their planned
