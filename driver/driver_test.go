@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -13,7 +15,13 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+	"go.uber.org/goleak"
 )
+
+// TestMain checks that no analysis leaves goroutines behind, failed ones
+// included (inproc ranks must all return).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // analyze runs the whole pipeline on k in-process ranks and returns rank 0's
 // report and its JSON.
@@ -274,5 +282,37 @@ func TestSkewedMatchesUnskewed(t *testing.T) {
 		near("OpenMP efficiency", p.OMPParallelEfficiency, q.OMPParallelEfficiency)
 		near("OpenMP load balance", p.OMPLoadBalance, q.OMPLoadBalance)
 		near("critical path", float64(got.CriticalPath.LengthNS), float64(want.CriticalPath.LengthNS))
+	}
+}
+
+// A corrupt or missing process file fails the analysis on every rank with
+// that file's message, and (TestMain) leaves no goroutine behind.
+func TestBrokenRankFailsEverywhere(t *testing.T) {
+	src, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 4, Threads: 2})
+	for _, how := range []string{"corrupt", "missing"} {
+		dir := filepath.Join(t.TempDir(), how)
+		os.MkdirAll(dir, 0o755)
+		entries, _ := os.ReadDir(src)
+		for _, e := range entries {
+			b, _ := os.ReadFile(filepath.Join(src, e.Name()))
+			os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644)
+		}
+		victim := filepath.Join(dir, trace.FileName(3))
+		if how == "missing" {
+			os.Remove(victim)
+		} else {
+			b, _ := os.ReadFile(victim)
+			b[len(b)/3] ^= 0xff
+			os.WriteFile(victim, b, 0o644)
+		}
+		for k := 1; k <= 4; k++ {
+			err := inproc.Run(k, func(c comm.Comm) error {
+				_, err := driver.Run(c, driver.Options{Dir: dir})
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "rank-00003.ptrace") {
+				t.Errorf("%s, %d ranks: %v", how, k, err)
+			}
+		}
 	}
 }

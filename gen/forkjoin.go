@@ -158,5 +158,12 @@ func (w *forkJoin) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, len(roots), len(roots))
 	e.set("tasks.count", len(roots))
+	setConstruct(e, "forkjoin.c:12:9", func(yield func(int64)) {
+		for _, ds := range w.dur {
+			for _, d := range ds {
+				yield(d)
+			}
+		}
+	})
 	return e
 }

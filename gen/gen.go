@@ -321,3 +321,22 @@ func jittered(rng *rand.Rand, d int64, j float64) int64 {
 	v := float64(d) * (1 + j*(2*rng.Float64()-1))
 	return int64(math.Max(1, math.Round(v)))
 }
+
+// setConstruct records the task statistics of a workload whose explicit
+// tasks all come from one construct.
+func setConstruct(e Expected, name string, durs func(yield func(int64))) {
+	var n, sum int64
+	mn, mx := int64(math.MaxInt64), int64(0)
+	durs(func(d int64) {
+		n++
+		sum += d
+		mn, mx = min(mn, d), max(mx, d)
+	})
+	if n == 0 {
+		return
+	}
+	e.set("tasks.constructs", []any{map[string]any{
+		"name": name, "kind": "task", "count": n, "executed": n,
+		"sum_ns": sum, "min_ns": mn, "max_ns": mx, "mean_ns": sum / n, "share": 1.0,
+	}})
+}

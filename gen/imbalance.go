@@ -81,5 +81,14 @@ func (w *imbalance) expected() Expected {
 	e.set("breakdown.per_process", rows)
 	e.set("trace.duration_ns", life)
 	e.set("tasks.count", R*n*it)
+	setConstruct(e, "imbalance.c:21:9", func(yield func(int64)) {
+		for r := int64(0); r < R; r++ {
+			for t := int64(1); t <= n; t++ {
+				for i := int64(0); i < it; i++ {
+					yield(t * g)
+				}
+			}
+		}
+	})
 	return e
 }

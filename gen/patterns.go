@@ -472,6 +472,11 @@ func (w *pattern) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, leaves, w.n)
 	e.set("tasks.count", w.n)
+	setConstruct(e, c.Workload+".c:42:9", func(yield func(int64)) {
+		for _, d := range w.dur {
+			yield(d)
+		}
+	})
 	if c.Outliers > 0 {
 		// The report lists anomalies by start time, then rank, thread, task.
 		ks := append([]int32(nil), w.outliers...)
