@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all ptrace ptrace-mpi test clean collector examples
+.PHONY: all ptrace ptrace-mpi test fmt-check clean collector examples
 
 all: ptrace ptrace-mpi
 
@@ -16,11 +16,16 @@ ptrace-mpi:
 # The full suite: pure-Go tests, then the MPI backend and everything that runs
 # under mpirun (needs libopenmpi-dev). Under CI=true, tests that need a tool
 # (mpirun, clang, chromium) fail instead of skipping when it is missing.
-test:
+test: fmt-check
 	$(GO) vet ./...
 	$(GO) test -timeout 20m ./...
 	$(GO) vet -tags mpi ./...
 	$(GO) test -timeout 10m -tags mpi ./comm/... ./cmd/... ./driver/...
+
+# gofmt ships beside the go command.
+fmt-check:
+	@out="$$($(dir $(shell command -v $(GO)))gofmt -l .)"; \
+	if [ -n "$$out" ]; then echo "not gofmt-formatted:"; echo "$$out"; exit 1; fi
 
 clean:
 	rm -f ptrace ptrace-mpi

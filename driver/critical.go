@@ -295,7 +295,7 @@ func (pg *procGraph) describe(n int32) (kind, construct string) {
 }
 
 func (r *run) cpReport(span, t1, zero int64, parts []pathSummary) *report.CriticalPath {
-	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: r.rep.Trace.DurationNS, ZeroSlackTasks: zero}
+	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: r.last - r.first, ZeroSlackTasks: zero}
 	if span > 0 {
 		cp.Parallelism = float64(t1) / float64(span)
 	}

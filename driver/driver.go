@@ -34,6 +34,11 @@ type Options struct {
 	// Clock holds the CLC parameters; the zero value means
 	// clocksync.DefaultOptions().
 	Clock clocksync.Options
+	// WholeRun accounts every process's whole trace; by default the
+	// analysis window runs from the first exit from MPI_Init to the last
+	// entry into MPI_Finalize, as TALP measures (traces without MPI are
+	// analysed whole either way).
+	WholeRun bool
 	// Progress, when set, is called on rank 0 with the current phase and
 	// the fraction of it done.
 	Progress func(phase string, frac float64)

@@ -316,3 +316,57 @@ func TestBrokenRankFailsEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// By default the analysis measures MPI_Init's end to MPI_Finalize's start
+// (the halo workload's expected values hold only there); --whole-run adds
+// exactly the time spent in those two calls to the MPI time and accounts
+// the whole span.
+func TestWholeRun(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, RankImbalance: 0.5, LatencyNS: 2000})
+	win, _ := analyze(t, dir, 2)
+	var whole *report.Report
+	err := inproc.Run(2, func(c comm.Comm) error {
+		r, err := driver.Run(c, driver.Options{Dir: dir, WholeRun: true})
+		if c.Rank() == 0 {
+			whole = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := win.Trace.Window; w == nil || w.Bounds != "mpi" || w.DurationNS >= win.Trace.DurationNS || win.POP.ElapsedNS != w.DurationNS {
+		t.Fatalf("default window %+v, span %d, POP elapsed %d", w, win.Trace.DurationNS, win.POP.ElapsedNS)
+	}
+	if w := whole.Trace.Window; w == nil || w.Bounds != "trace" || w.DurationNS != whole.Trace.DurationNS || whole.POP.ElapsedNS != w.DurationNS {
+		t.Fatalf("whole-run window %+v, span %d, POP elapsed %d", w, whole.Trace.DurationNS, whole.POP.ElapsedNS)
+	}
+	// Time inside MPI_Init and MPI_Finalize, read off the trace itself.
+	var initFin int64
+	for i := 0; i < 3; i++ {
+		p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(i)), trace.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var enter int64
+		for _, e := range p.Events[0] {
+			if name := p.String(e.Args[0]); name == "MPI_Init" || name == "MPI_Finalize" {
+				switch e.Kind {
+				case trace.MPIEnter:
+					enter = e.Time
+				case trace.MPIExit:
+					initFin += e.Time - enter
+				}
+			}
+		}
+	}
+	if initFin == 0 {
+		t.Fatal("the halo trace spends no time in MPI_Init or MPI_Finalize")
+	}
+	if d := whole.Breakdown.MPINS - win.Breakdown.MPINS; d != initFin {
+		t.Errorf("whole-run MPI time exceeds the window's by %d ns, want %d (time in MPI_Init and MPI_Finalize)", d, initFin)
+	}
+	if whole.Breakdown.WorkNS != win.Breakdown.WorkNS {
+		t.Errorf("work %d in the whole run, %d in the window: the window cut off work", whole.Breakdown.WorkNS, win.Breakdown.WorkNS)
+	}
+}

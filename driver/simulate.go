@@ -34,21 +34,37 @@ type simRow struct {
 // simulate runs POT's simulation on every owned process and reduces the
 // breakdown, POP and task statistics to rank 0.
 func (r *run) simulate() error {
-	// The ready series uses the same bins on every rank: the global window.
-	first, last := int64(1<<62), int64(-1<<62)
+	// Every process is accounted over one global window (from the first
+	// exit from MPI_Init to the last entry into MPI_Finalize unless the
+	// whole run was asked for), and the ready series uses the same bins on
+	// every rank.
+	first, last, bounded := int64(1<<62), int64(-1<<62), int64(0)
 	for _, p := range r.procs {
 		a, b := p.TimeRange()
+		if !r.opts.WholeRun {
+			var ok bool
+			if a, b, ok = p.MPIWindow(); ok {
+				bounded = 1
+			}
+		}
 		first, last = min(first, a), max(last, b)
 	}
 	mn, err := r.c.AllreduceInt64(comm.Min, []int64{first})
 	if err != nil {
 		return err
 	}
-	mx, err := r.c.AllreduceInt64(comm.Max, []int64{last})
+	mx, err := r.c.AllreduceInt64(comm.Max, []int64{last, bounded})
 	if err != nil {
 		return err
 	}
 	r.first, r.last = mn[0], mx[0]
+	if r.c.Rank() == 0 {
+		w := &report.Window{StartNS: r.first, EndNS: r.last, DurationNS: r.last - r.first, Bounds: "trace"}
+		if mx[1] != 0 {
+			w.Bounds = "mpi"
+		}
+		r.rep.Trace.Window = w
+	}
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
 	readySum := make([]int64, readyBins)
 

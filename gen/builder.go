@@ -33,6 +33,9 @@ type proc struct {
 	clk   clock
 	seq   []int64 // per-thread id counters
 	funcs map[string]int64
+	// shift is added to every time the workload passes: a schedule planned
+	// from 0 runs after a start-up phase.
+	shift int64
 	err   error
 }
 
@@ -59,7 +62,7 @@ func (p *proc) emit(t int, k trace.Kind, time int64, args ...int64) {
 	if p.err != nil {
 		return
 	}
-	p.err = p.w.E(t, k, p.clk.local(time), args...)
+	p.err = p.w.E(t, k, p.clk.local(time+p.shift), args...)
 }
 
 func (p *proc) threadBegin(t int, time int64) {
@@ -158,8 +161,9 @@ func (p *proc) offsets(t0, t1 int64) {
 		when string
 		t    int64
 	}{{"init", t0}, {"finalize", t1}} {
-		l := p.clk.local(m.t)
-		p.w.AddClockOffset(trace.ClockOffset{When: m.when, LocalNS: l, OffsetNS: m.t - l})
+		t := m.t + p.shift
+		l := p.clk.local(t)
+		p.w.AddClockOffset(trace.ClockOffset{When: m.when, LocalNS: l, OffsetNS: t - l})
 	}
 }
 

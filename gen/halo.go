@@ -23,7 +23,13 @@ type halo struct {
 	work [][][]int64
 	fin  int64 // end of the final barrier (same on every rank)
 	bar0 []int64
+	// initNS is when MPI_Init returns on every rank; the schedule above
+	// runs from there.
+	initNS int64
 }
+
+// finalizeNS is how long MPI_Finalize takes on rank i.
+func (w *halo) finalizeNS(i int) int64 { return int64(i+1) * w.initNS / 4 }
 
 func newHalo(cfg *Config) *halo { return &halo{cfg: cfg} }
 
@@ -97,6 +103,7 @@ func (w *halo) plan() error {
 		}
 	}
 	w.bar0 = now
+	w.initNS = 2*c.ComputeNS + c.LatencyNS
 	w.fin = 0
 	for i := 0; i < R; i++ {
 		w.fin = max(w.fin, now[i]+c.LatencyNS)
@@ -113,13 +120,21 @@ func (w *halo) write(p *proc) {
 	R, T := c.Ranks, c.Threads
 	regionLoc := p.w.AddLocation(trace.Location{File: "halo.c", Line: 40, Col: 1, Func: "iterate"})
 	barLoc := p.w.AddLocation(trace.Location{File: "halo.c", Line: 48, Col: 1, Func: "iterate"})
-	p.offsets(0, w.fin)
-	for t := 0; t < T; t++ {
-		p.threadBegin(t, 0)
-	}
+	// MPI_Init runs from 0 to initNS, where the planned schedule begins;
+	// after the final barrier MPI_Finalize takes a rank-dependent time.
+	// Neither is in the analysis window, so the expected values are the
+	// schedule's alone. The clock offsets are taken at thread 0's first and
+	// last events.
+	end := w.fin + w.finalizeNS(i)
+	p.offsets(0, w.initNS+end)
+	p.threadBegin(0, 0)
 	initial := p.initialTask(0)
 	p.mpiEnter(0, 0, "MPI_Init")
+	p.shift = w.initNS
 	p.mpiExit(0, 0, "MPI_Init")
+	for t := 1; t < T; t++ {
+		p.threadBegin(t, 0)
+	}
 	var req int64
 	for k := 0; k < c.Iterations; k++ {
 		s, e := w.regionStart[i][k], w.regionEnd[i][k]
@@ -177,10 +192,10 @@ func (w *halo) write(p *proc) {
 	p.emit(0, trace.CollEnd, w.fin, int64(trace.CollBarrier), 0, -1)
 	p.mpiExit(0, w.fin, "MPI_Barrier")
 	p.mpiEnter(0, w.fin, "MPI_Finalize")
-	p.mpiExit(0, w.fin, "MPI_Finalize")
-	p.initialTaskEnd(w.fin, initial)
+	p.mpiExit(0, end, "MPI_Finalize")
+	p.initialTaskEnd(end, initial)
 	for t := 0; t < T; t++ {
-		p.threadEnd(t, w.fin)
+		p.threadEnd(t, end)
 	}
 }
 
@@ -276,6 +291,8 @@ func (w *halo) expected() Expected {
 	e.set("breakdown.overhead_ns", 0)
 	e.set("breakdown.thread_time_ns", bt)
 	e.set("breakdown.per_process", rowsB)
-	e.set("trace.duration_ns", w.fin)
+	e.set("trace.duration_ns", w.initNS+w.fin+w.finalizeNS(R-1))
+	e.set("trace.window.duration_ns", w.fin)
+	e.set("trace.window.bounds", "mpi")
 	return e
 }

@@ -30,8 +30,8 @@ type pattern struct {
 	order [][]int32 // per rank: local tasks in creation order
 	// remoteSuccs lists each task's successors on other ranks.
 	remoteSuccs [][]int32
-	seq   []int64   // per task: id sequence number on its rank's master
-	fin   []int64   // per rank: time the region ends
+	seq         []int64 // per task: id sequence number on its rank's master
+	fin         []int64 // per rank: time the region ends
 	// outliers are the tasks made OutlierFactor× longer (Config.Outliers),
 	// in increasing index order. Their cost attribute stays the nominal
 	// one, as a perturbed run would record it.

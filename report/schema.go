@@ -36,7 +36,19 @@ type TraceInfo struct {
 	LastNS     int64     `json:"last_ns"`
 	DurationNS int64     `json:"duration_ns"`
 	Hosts      int       `json:"hosts"`
+	Window     *Window   `json:"window,omitempty"`
 	Warnings   *Warnings `json:"warnings,omitempty"`
+}
+
+// Window is the part of the run the breakdown, the POP efficiencies and
+// the critical path measure. Bounds is "mpi" when it runs from the first
+// exit from MPI_Init to the last entry into MPI_Finalize (TALP's region),
+// "trace" when it is the whole trace (no MPI, or analyze --whole-run).
+type Window struct {
+	StartNS    int64  `json:"start_ns"`
+	EndNS      int64  `json:"end_ns"`
+	DurationNS int64  `json:"duration_ns"`
+	Bounds     string `json:"bounds"`
 }
 
 // Warnings counts problems the analysis tolerated, with the first few listed.

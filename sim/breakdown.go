@@ -4,7 +4,8 @@ import "github.com/ptrace-dev/ptrace/trace"
 
 // ThreadTimes is one thread's time breakdown (POT Alg. 3 extended with MPI):
 // Work + MPI + Overhead + Idle (each split in and outside parallel regions)
-// equals the process's time window.
+// equals the process's time window (Sim.SetWindow): what happens before or
+// after it is simulated, so that the state is right, but not accounted.
 type ThreadTimes struct {
 	Work           int64
 	MPI            int64
@@ -35,6 +36,9 @@ type Breakdown struct {
 	Threads []ThreadTimes
 
 	r      int64 // ∫ δr dt up to the current event
+	prev   int64 // time r is integrated to
+	rBegin int64 // ∫ δr up to the window's begin, once passed
+	rEnd   int64 // ∫ δr up to the window's end, once passed
 	cat    []category
 	since  []int64
 	rSince []int64
@@ -42,9 +46,12 @@ type Breakdown struct {
 	num    []int32 // team number in it
 }
 
-func newBreakdown(s *Sim) *Breakdown {
+// newBreakdown starts the integration at time start, at or before the
+// window's begin and the first event.
+func newBreakdown(s *Sim, start int64) *Breakdown {
 	n := len(s.Threads)
 	b := &Breakdown{
+		prev:    start,
 		Threads: make([]ThreadTimes, n),
 		cat:     make([]category, n),
 		since:   make([]int64, n),
@@ -55,17 +62,28 @@ func newBreakdown(s *Sim) *Breakdown {
 	for i := range b.since {
 		// Every thread is accounted over the whole process window: a worker
 		// created late was a processing unit left idle until then.
-		b.since[i] = s.Begin
+		b.since[i] = start
 		b.region[i] = -1
 	}
 	return b
 }
 
-// Before integrates δr over the time since the previous event.
+// Before integrates δr over the time since the previous event, noting its
+// value where the integration passes the window's bounds.
 func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
+	prev, now := b.prev, b.prev+dt
+	var rate int64
 	if s.Ready > 0 {
-		b.r += dt
+		rate = 1
 	}
+	if prev < s.Begin && s.Begin <= now {
+		b.rBegin = b.r + rate*(s.Begin-prev)
+	}
+	if prev < s.End && s.End <= now {
+		b.rEnd = b.r + rate*(s.End-prev)
+	}
+	b.r += rate * dt
+	b.prev = now
 }
 
 // quiet marks the kinds after which a thread's category cannot change:
@@ -100,10 +118,11 @@ func (b *Breakdown) update(s *Sim, th int) {
 	}
 }
 
-// Finish closes every thread at the end of the process window.
+// Finish closes every thread at the end of the integration, at or after the
+// end of the window.
 func (b *Breakdown) Finish(s *Sim) {
 	for th := range b.cat {
-		b.close(s, th, s.End)
+		b.close(s, th, b.prev)
 	}
 }
 
@@ -122,8 +141,26 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 	return catNonWork, region, num
 }
 
+// close accounts thread th's interval from since to now, cut to the window.
 func (b *Breakdown) close(s *Sim, th int, now int64) {
-	d := now - b.since[th]
+	from, to := max(b.since[th], s.Begin), min(now, s.End)
+	if to > from {
+		rFrom, rTo := b.rSince[th], b.r
+		if b.since[th] < s.Begin {
+			rFrom = b.rBegin
+		}
+		if now > s.End {
+			rTo = b.rEnd
+		}
+		b.account(s, th, to-from, rTo-rFrom)
+	}
+	b.since[th] = now
+	b.rSince[th] = b.r
+}
+
+// account adds d ns of thread th's current category, ov of them with a task
+// ready, to its times.
+func (b *Breakdown) account(s *Sim, th int, d, ov int64) {
 	t := &b.Threads[th]
 	switch b.cat[th] {
 	case catWork:
@@ -131,7 +168,6 @@ func (b *Breakdown) close(s *Sim, th int, now int64) {
 	case catMPI:
 		t.MPI += d
 	default:
-		ov := b.r - b.rSince[th]
 		if r := b.region[th]; r >= 0 {
 			t.Overhead += ov
 			t.Idle += d - ov
@@ -143,8 +179,6 @@ func (b *Breakdown) close(s *Sim, th int, now int64) {
 			t.IdleSerial += d - ov
 		}
 	}
-	b.since[th] = now
-	b.rSince[th] = b.r
 }
 
 // TALP holds one process's raw TALP components (seed

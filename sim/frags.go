@@ -179,11 +179,13 @@ func (p *FragPass) close(s *Sim, th int) {
 		return
 	}
 	f := &p.F
-	d := s.Now - f.Start[n]
-	if f.Kind[n] == FragMPI && p.maxPred[th] > f.Start[n] {
+	// Only the part inside the analysis window weighs (Sim.SetWindow).
+	from, to := max(f.Start[n], s.Begin), min(s.Now, s.End)
+	d := to - from
+	if f.Kind[n] == FragMPI && p.maxPred[th] > from {
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path.
-		d -= min(p.maxPred[th], s.Now) - f.Start[n]
+		d -= min(p.maxPred[th], to) - from
 	}
 	f.Weight[n] = max(d, 0)
 	f.LastOf[p.curTask[th]] = n
@@ -272,7 +274,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		l := p.node(FragLatency, th, NoTask, -1, s.Now)
 		if p.pred != nil {
 			if pt, ok := p.pred(th, idx); ok {
-				p.F.Weight[l] = max(s.Now-pt, 0)
+				p.F.Weight[l] = max(min(s.Now, s.End)-max(pt, s.Begin), 0)
 				p.F.Start[l] = pt
 			}
 		}
@@ -409,17 +411,21 @@ func (p *FragPass) completed(s *Sim, id int64) {
 		p.groupIn[g] = h
 	}
 	if r := tk.Region; r >= 0 && p.bar[c] >= 0 {
-		p.edge(last, p.barrier(r, p.bar[c]))
+		p.edge(last, p.barrier(s, r, p.bar[c]))
 	}
 }
 
-func (p *FragPass) barrier(r int32, k int32) int32 {
+// barrier returns the join node of barrier k of region instance r. Its
+// start is the latest arrival or task completion that feeds it so far: the
+// barrier's release, once every member is in.
+func (p *FragPass) barrier(s *Sim, r int32, k int32) int32 {
 	key := int64(r)<<32 | int64(uint32(k))
 	n, ok := p.barriers[key]
 	if !ok {
-		n = p.node(FragJoin, -1, NoTask, -1, 0)
+		n = p.node(FragJoin, -1, NoTask, -1, s.Now)
 		p.barriers[key] = n
 	}
+	p.F.Start[n] = max(p.F.Start[n], s.Now)
 	return n
 }
 
@@ -437,7 +443,7 @@ func (p *FragPass) arrive(s *Sim, th int, kind int64) {
 	if ref.Region < 0 || int(ref.Num) >= len(s.Regions[ref.Region].Epoch) {
 		return
 	}
-	b := p.barrier(ref.Region, s.Regions[ref.Region].Epoch[ref.Num])
+	b := p.barrier(s, ref.Region, s.Regions[ref.Region].Epoch[ref.Num])
 	p.edge(p.F.LastOf[t], b)
 }
 
@@ -473,7 +479,7 @@ func (p *FragPass) leave(s *Sim, th int, kind int64) {
 			return
 		}
 		// LeaveBarrier already counted this barrier as passed.
-		p.push(&p.pend[t], p.barrier(ref.Region, s.Regions[ref.Region].Epoch[ref.Num]-1))
+		p.push(&p.pend[t], p.barrier(s, ref.Region, s.Regions[ref.Region].Epoch[ref.Num]-1))
 	}
 }
 

@@ -92,6 +92,8 @@ func New(p *trace.Process, strict bool) *Sim {
 // uses the run's global window, so that a process finishing early counts its
 // threads as idle until the run ends (its processing units stay allocated),
 // and all processes share one elapsed time T, as TALP's formulas assume.
+// Events outside the window still drive the simulation; the breakdown and
+// the fragment weights count only what lies inside it.
 func (s *Sim) SetWindow(begin, end int64) {
 	s.Begin, s.End = begin, end
 }
@@ -111,13 +113,18 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	if err := m.Prepare(s); err != nil {
 		return err
 	}
-	s.Breakdown = newBreakdown(s)
-	b := s.Breakdown
 	p := s.Proc
 	var h mergeHeap
 	h.init(p.Events)
 	s.merge = &h
+	// Events before the window are simulated too: start at the earliest.
 	last := s.Begin
+	if h.len() > 0 {
+		last = min(last, h.time[h.top()])
+	}
+	s.Now = last
+	s.Breakdown = newBreakdown(s, last)
+	b := s.Breakdown
 	for h.len() > 0 {
 		th := h.top()
 		i := h.pos[th]
@@ -140,9 +147,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		}
 		h.advance(th)
 	}
-	s.Now = s.End
+	s.Now = max(s.End, last)
 	for _, ps := range append([]Pass{b}, passes...) {
-		ps.Before(s, nil, -1, s.End-last)
+		ps.Before(s, nil, -1, s.Now-last)
 		ps.Finish(s)
 	}
 	return s.Warn.Err

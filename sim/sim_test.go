@@ -23,10 +23,13 @@ func simulate(t *testing.T, path string) *sim.Sim {
 	return s
 }
 
+// POT's imbalance benchmark (seed §4.2): thread t of n runs one task of t·g
+// per iteration and waits, so work is I·g·n(n+1)/2, idleness I·g·n(n−1)/2
+// and overhead 0.
 func TestImbalanceQuick(t *testing.T) {
+	const n, g, iters = 4, 1000, 10
 	dir := t.TempDir()
-	res, err := gen.Generate(dir, gen.Config{Workload: "imbalance", Ranks: 1, Threads: 4, GrainNS: 1000, Iterations: 10})
-	if err != nil {
+	if _, err := gen.Generate(dir, gen.Config{Workload: "imbalance", Ranks: 1, Threads: n, GrainNS: g, Iterations: iters}); err != nil {
 		t.Fatal(err)
 	}
 	s := simulate(t, filepath.Join(dir, trace.FileName(0)))
@@ -37,6 +40,8 @@ func TestImbalanceQuick(t *testing.T) {
 		tot.Overhead += tt.Overhead + tt.OverheadSerial
 		tot.MPI += tt.MPI
 	}
-	t.Logf("warnings: %v %v", s.Warn.Count, s.Warn.Examples)
-	t.Logf("got %+v expected %v", tot, res.Expected["breakdown"])
+	want := sim.ThreadTimes{Work: iters * g * n * (n + 1) / 2, Idle: iters * g * n * (n - 1) / 2}
+	if tot != want || s.Warn.Total() != 0 {
+		t.Errorf("breakdown %+v, want %+v (warnings %v)", tot, want, s.Warn.Examples)
+	}
 }

@@ -1,6 +1,7 @@
 package sim_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -616,5 +617,74 @@ func TestLateWorkerImplicitEnd(t *testing.T) {
 	// barrier 60..70 (released at 70): idle.
 	if w1.Work != 25 || w1.IdleSerial != 40 || w1.Overhead != 5 || w1.Idle != 10 {
 		t.Errorf("worker %+v", w1)
+	}
+}
+
+// The window cuts the accounting, not the simulation: TestCreateRunComplete's
+// program seen through [20, 90] keeps the states of its whole run, and a
+// window wider than the trace counts the time outside as serial idleness.
+func TestWindow(t *testing.T) {
+	prog := func() *prog {
+		g := newProg(2).region(2, 0)
+		task := id(0, 4)
+		g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
+		g.barrier(0, 10, 100)
+		g.waitBegin(1, 0)
+		g.ev(1, trace.TaskSchedule, 30, implicit(1), ompt.StatusSwitch, task)
+		g.ev(1, trace.TaskSchedule, 80, task, ompt.StatusComplete, implicit(1))
+		g.waitEnd(1, 100)
+		return g.end(2, 100)
+	}
+	for _, c := range []struct {
+		begin, end            int64
+		work, mpi, over, idle int64
+	}{
+		{0, 100, 10 + 50, 0, 80, 50 + 10},
+		// thread 0: overhead 20..30, idle 30..80, overhead 80..90; thread
+		// 1: overhead 20..30, work 30..80, overhead 80..90
+		{20, 90, 50, 0, 40, 50},
+		// a window inside one interval: both threads ready-waiting 12..25
+		{12, 25, 0, 0, 26, 0},
+		{-10, 110, 10 + 50, 0, 80, 50 + 10 + 40},
+	} {
+		g := prog()
+		s := sim.New(g.p, false)
+		s.SetWindow(c.begin, c.end)
+		if err := s.Run(ompt.NewModel()); err != nil {
+			t.Fatal(err)
+		}
+		noWarnings(t, s)
+		t.Run(fmt.Sprintf("%d..%d", c.begin, c.end), func(t *testing.T) {
+			wantBreakdown(t, s, c.work, c.mpi, c.over, c.idle)
+		})
+	}
+}
+
+// Fragment weights count only their part inside the window: TestMPITime's
+// thread 0 works 0..10 and is in MPI 10..30.
+func TestWindowFragments(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	g.ev(0, trace.MPIEnter, 10, 0)
+	g.ev(0, trace.MPIExit, 30, 0)
+	g.barrier(0, 30, 40)
+	g.barrier(1, 5, 40)
+	g.end(2, 40)
+	s := sim.New(g.p, false)
+	s.SetWindow(15, 35)
+	f := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), f); err != nil {
+		t.Fatal(err)
+	}
+	var w [2]int64
+	for n := 0; n < f.F.Len(); n++ {
+		if th := f.F.Thread[n]; th >= 0 {
+			w[th] += f.F.Weight[n]
+		}
+		if k := f.F.Kind[n]; k == sim.FragMPI && f.F.Weight[n] != 15 {
+			t.Errorf("MPI fragment weighs %d, want 15 (15..30)", f.F.Weight[n])
+		}
+	}
+	if w != [2]int64{15, 0} {
+		t.Errorf("fragment weights per thread %v, want [15 0]", w)
 	}
 }

@@ -190,3 +190,49 @@ func (p *Process) TimeRange() (first, last int64) {
 	}
 	return first, last
 }
+
+// MPIWindow returns the part of the process between MPI initialization and
+// finalization: the last exit from MPI_Init or MPI_Init_thread and the first
+// entry into MPI_Finalize. Where the process has no such call the bound is
+// its first (last) timestamp, so a trace without MPI keeps its whole range;
+// found says whether either call bounds the window. Like TALP, the analysis
+// measures this window: the MPI runtime's start-up and shutdown are not the
+// application's to tune.
+func (p *Process) MPIWindow() (begin, end int64, found bool) {
+	begin, end = p.TimeRange()
+	initID := map[int64]bool{}
+	finID := int64(-1)
+	for i, s := range p.Strings {
+		switch s {
+		case "MPI_Init", "MPI_Init_thread":
+			initID[int64(i)] = true
+		case "MPI_Finalize":
+			finID = int64(i)
+		}
+	}
+	if len(initID) == 0 && finID < 0 {
+		return begin, end, false
+	}
+	initEnd, finBegin := int64(-1<<62), int64(1<<62)
+	for _, ev := range p.Events {
+		for i := range ev {
+			if e := &ev[i]; e.Kind == MPIExit && initID[e.Args[0]] {
+				initEnd = max(initEnd, e.Time)
+				break // initialization happens once per process
+			}
+		}
+		for i := len(ev) - 1; i >= 0; i-- {
+			if e := &ev[i]; e.Kind == MPIEnter && e.Args[0] == finID {
+				finBegin = min(finBegin, e.Time)
+				break
+			}
+		}
+	}
+	if initEnd >= begin && initEnd <= end {
+		begin, found = initEnd, true
+	}
+	if finBegin <= end && finBegin >= begin {
+		end, found = finBegin, true
+	}
+	return begin, end, found
+}

@@ -61,6 +61,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
+	f.BoolVar(&af.opts.WholeRun, "whole-run", false, "measure the whole trace, MPI_Init and MPI_Finalize included (default: from MPI_Init's end to MPI_Finalize's start, as TALP)")
 	f.DurationVar(&af.minLatency, "min-latency", clocksync.DefaultMinLatencyNS, "clock sync: least time from a send to its receive (l_min)")
 	f.Float64Var(&af.opts.Clock.Gamma, "clc-gamma", clocksync.DefaultGamma, "clock sync: least rate of a corrected clock against its own (γ, in (0,1])")
 	f.Int64Var(&af.opts.Clock.DeltaNS, "clc-delta", clocksync.DefaultDeltaNS, "clock sync: clock resolution in ns (δ): events told apart stay this far apart")

@@ -30,7 +30,8 @@ Workloads:
   pipeline   one chain through all tasks, point by point (one point per rank by
              default): the critical path crosses ranks at every step
   halo       MPI + OpenMP iterations with per-rank/per-thread imbalance and a
-             neighbour exchange or an allreduce (--exchange)
+             neighbour exchange or an allreduce (--exchange), between an
+             MPI_Init and an MPI_Finalize that take time outside the window
 
 Points of the task patterns are split over ranks; dependences between ranks
 are remote task dependences with --latency.`,
