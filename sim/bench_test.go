@@ -22,9 +22,10 @@ func benchEvents() int64 {
 	return 2_000_000
 }
 
-// BenchmarkSimulate measures simulation + breakdown (with task statistics
-// and the ready series) on a one-process stencil trace, and the memory the
-// simulator allocates per task.
+// BenchmarkSimulate measures simulation + breakdown on a one-process
+// stencil trace ("breakdown"; issue #4's figure), the same with the task
+// statistics and the ready series the driver adds ("all-passes"), and the
+// memory the simulator allocates per task.
 func BenchmarkSimulate(b *testing.B) {
 	dir := b.TempDir()
 	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 8, Width: 64, Jitter: 0.1, Events: benchEvents()}); err != nil {
@@ -36,22 +37,33 @@ func BenchmarkSimulate(b *testing.B) {
 	}
 	n := p.NumEvents()
 	first, last := p.TimeRange()
-	var tasks int
-	var allocPerTask float64
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		s := sim.New(p, false)
-		m := ompt.NewModel()
-		if err := s.Run(m, sim.NewTaskStats(), sim.NewReadySeries(first, (last-first)/200+1, 200)); err != nil {
-			b.Fatal(err)
+	for _, all := range []bool{false, true} {
+		name := "breakdown"
+		if all {
+			name = "all-passes"
 		}
-		runtime.ReadMemStats(&after)
-		tasks = s.Tasks.Len()
-		allocPerTask = float64(after.TotalAlloc-before.TotalAlloc) / float64(tasks)
+		b.Run(name, func(b *testing.B) {
+			var tasks int
+			var allocPerTask float64
+			for i := 0; i < b.N; i++ {
+				var before, after runtime.MemStats
+				runtime.ReadMemStats(&before)
+				s := sim.New(p, false)
+				m := ompt.NewModel()
+				var passes []sim.Pass
+				if all {
+					passes = append(passes, sim.NewTaskStats(), sim.NewReadySeries(first, (last-first)/200+1, 200))
+				}
+				if err := s.Run(m, passes...); err != nil {
+					b.Fatal(err)
+				}
+				runtime.ReadMemStats(&after)
+				tasks = s.Tasks.Len()
+				allocPerTask = float64(after.TotalAlloc-before.TotalAlloc) / float64(tasks)
+			}
+			b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+			b.ReportMetric(allocPerTask, "B/task")
+			b.ReportMetric(float64(tasks), "tasks")
+		})
 	}
-	b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")
-	b.ReportMetric(allocPerTask, "B/task")
-	b.ReportMetric(float64(tasks), "tasks")
 }
