@@ -72,6 +72,14 @@ type Comm interface {
 	// one, indexed by source rank. len(send) must equal Size(). The send[r]
 	// are handed over (see Comm).
 	Alltoallv(send [][]byte) ([][]byte, error)
+	// Exchange is a sparse Alltoallv: every rank passes the messages it
+	// sends, at most one per destination, and gets those sent to it,
+	// ordered by source rank (Msg.Peer is the destination in send, the
+	// source in the result). Empty messages are not delivered. Buffers are
+	// handed over as in Alltoallv. On inproc its cost is O(messages) plus
+	// one rendezvous, not the K² buffer headers of Alltoallv, which makes
+	// it the collective for the many supersteps of a replay.
+	Exchange(send []Msg) ([]Msg, error)
 	// Gatherv collects buf from every rank at root, indexed by rank; other ranks
 	// get nil. buf is handed over (see Comm).
 	Gatherv(root int, buf []byte) ([][]byte, error)
@@ -94,6 +102,28 @@ type Comm interface {
 	// and later operations fail with an *AbortError carrying err (inproc), or the
 	// MPI job is aborted after err is printed (mpi).
 	Abort(err error)
+}
+
+// Msg is one message of Exchange.
+type Msg struct {
+	Peer int // destination when sent, source when received
+	Buf  []byte
+}
+
+// CheckExchange validates Exchange's send list for a communicator of size
+// ranks: peers in range, none twice.
+func CheckExchange(size int, send []Msg) error {
+	seen := make(map[int]bool, len(send))
+	for _, m := range send {
+		if m.Peer < 0 || m.Peer >= size {
+			return fmt.Errorf("Exchange: destination %d out of range [0,%d)", m.Peer, size)
+		}
+		if seen[m.Peer] {
+			return fmt.Errorf("Exchange: two messages to rank %d", m.Peer)
+		}
+		seen[m.Peer] = true
+	}
+	return nil
 }
 
 // Request is a pending non-blocking operation.

@@ -226,14 +226,16 @@ func TestCriticalPathGroundTruth(t *testing.T) {
 }
 
 // A pipeline over 1024 processes whose critical path crosses processes
-// thousands of times: exact span, identical reports for 1..4 ranks.
+// thousands of times: exact span, identical reports for 1..4 ranks and for
+// 1024 in-process ranks, one per process (over 6000 supersteps of clock
+// synchronization, critical path and walk-back).
 func TestPipeline1024(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1024 processes")
 	}
 	dir, exp := generate(t, gen.Config{Workload: "pipeline", Ranks: 1024, Threads: 1, Steps: 3, LatencyNS: 700})
 	var first []byte
-	for k := 1; k <= 4; k++ {
+	for _, k := range []int{1, 2, 3, 4, 1024} {
 		rep, js := analyze(t, dir, k)
 		checkExpected(t, fmt.Sprintf("pipeline k=%d", k), js, exp)
 		if c := rep.CriticalPath.RankCrossings; c != 3*1024-1 {

@@ -79,7 +79,7 @@ type replayer struct {
 	slotKey []int64
 	arrived []bool // in-slots whose value has come
 	stack   []int32
-	bufs    [][]byte
+	out     outbox
 
 	evaluated int64
 	remaining int64
@@ -89,7 +89,8 @@ type replayer struct {
 // Replay evaluates every node of g once, in an order consistent with its
 // edges, on every rank together: each rank evaluates whatever is ready,
 // values for other ranks are batched per destination, and the batches move
-// in bulk-synchronous supersteps (one Alltoallv and one Allreduce each).
+// in bulk-synchronous supersteps (one Exchange and one Allreduce each, so
+// a superstep costs a rank O(its messages), not O(ranks)).
 // Nodes within a rank are processed with a ready stack (Kahn's algorithm)
 // that runs along chains without touching the stack, so the cost per node
 // is a few array accesses and one Eval call.
@@ -111,7 +112,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		pend:    make([]int32, n),
 		slotVal: make([]int64, g.Slots()),
 		arrived: make([]bool, g.Slots()),
-		bufs:    make([][]byte, c.Size()),
+		out:     newOutbox(c.Size()),
 	}
 	if o.TieKeys != nil {
 		r.esz = 20
@@ -140,9 +141,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		res.Supersteps++
 		before := r.evaluated
 		r.drain()
-		send := r.bufs
-		r.bufs = make([][]byte, c.Size())
-		recv, err := c.Alltoallv(send)
+		recv, err := c.Exchange(r.out.take())
 		if err != nil {
 			return nil, err
 		}
@@ -298,16 +297,12 @@ func (r *replayer) drain() {
 					continue
 				}
 				peer, k := g.slotAddr(^int32(e))
-				b := r.bufs[peer]
-				if b == nil {
-					b = make([]byte, 0, 64*r.esz)
-				}
-				b = binary.LittleEndian.AppendUint32(b, k)
-				b = binary.LittleEndian.AppendUint64(b, uint64(v))
+				b := r.out.buf(peer, 64*r.esz)
+				*b = binary.LittleEndian.AppendUint32(*b, k)
+				*b = binary.LittleEndian.AppendUint64(*b, uint64(v))
 				if keys != nil {
-					b = binary.LittleEndian.AppendUint64(b, uint64(keys[n]))
+					*b = binary.LittleEndian.AppendUint64(*b, uint64(keys[n]))
 				}
-				r.bufs[peer] = b
 			}
 			nx := int32(-1)
 			if chained != nil {
@@ -331,13 +326,11 @@ func (r *replayer) drain() {
 
 // receive stores the values that arrived and releases the nodes waiting
 // for them.
-func (r *replayer) receive(recv [][]byte) {
+func (r *replayer) receive(recv []comm.Msg) {
 	g := r.g
 	wantOut := r.o.Backward // values arrive at in-slots of the replay's direction
-	for q, buf := range recv {
-		if len(buf) == 0 {
-			continue
-		}
+	for _, m := range recv {
+		q, buf := m.Peer, m.Buf
 		base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
 		if len(buf)%r.esz != 0 {
 			r.fail(fmt.Errorf("rank %d: graph: replay message of %d bytes from rank %d", g.rank, len(buf), q))
@@ -459,8 +452,8 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 		queue = append(queue, token{s, 0})
 	}
 	var bad error
+	out := newOutbox(c.Size())
 	for superstep := int64(0); ; superstep++ {
-		bufs := make([][]byte, c.Size())
 		var sent int64
 		for len(queue) > 0 && bad == nil {
 			t := queue[len(queue)-1]
@@ -488,17 +481,19 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 					break
 				}
 				peer, k := g.slotAddr(s)
-				b := binary.LittleEndian.AppendUint32(bufs[peer], k)
-				bufs[peer] = binary.LittleEndian.AppendUint64(b, uint64(t.depth+1))
+				b := out.buf(peer, 12)
+				*b = binary.LittleEndian.AppendUint32(*b, k)
+				*b = binary.LittleEndian.AppendUint64(*b, uint64(t.depth+1))
 				sent++
 				break
 			}
 		}
-		recv, err := c.Alltoallv(bufs)
+		recv, err := c.Exchange(out.take())
 		if err != nil {
 			return err
 		}
-		for q, buf := range recv {
+		for _, m := range recv {
+			q, buf := m.Peer, m.Buf
 			for ; len(buf) >= 12 && bad == nil; buf = buf[12:] {
 				k := binary.LittleEndian.Uint32(buf)
 				base := g.peerBase[q]
@@ -527,4 +522,37 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 			return comm.Agree(c, fmt.Errorf("graph: walk longer than the graph: its steps form a cycle"))
 		}
 	}
+}
+
+// outbox batches a superstep's messages per destination rank for Exchange:
+// an index per rank (O(ranks) once per replay), a list of the ranks
+// written to, so building and handing over a superstep's messages costs
+// O(messages).
+type outbox struct {
+	at   []int32 // by rank: index in msgs + 1, 0 if none yet
+	msgs []comm.Msg
+}
+
+func newOutbox(ranks int) outbox { return outbox{at: make([]int32, ranks)} }
+
+// buf returns the buffer of the message to peer, created with capacity
+// c on first use.
+func (o *outbox) buf(peer int32, c int) *[]byte {
+	i := o.at[peer]
+	if i == 0 {
+		o.msgs = append(o.msgs, comm.Msg{Peer: int(peer), Buf: make([]byte, 0, c)})
+		i = int32(len(o.msgs))
+		o.at[peer] = i
+	}
+	return &o.msgs[i-1].Buf
+}
+
+// take hands over the batched messages and empties the outbox.
+func (o *outbox) take() []comm.Msg {
+	m := o.msgs
+	for _, x := range m {
+		o.at[x.Peer] = 0
+	}
+	o.msgs = nil
+	return m
 }

@@ -690,6 +690,11 @@ func badArguments(c comm.Comm) error {
 		{"Isend to rank Size", waitErr(c.Isend(n, tagBad, nil))},
 		{"Irecv from rank -1", waitErr(c.Irecv(-1, tagBad))},
 		{"Alltoallv with Size+1 buffers", collErr(func() error { _, err := c.Alltoallv(make([][]byte, n+1)); return err })},
+		{"Exchange to rank Size", collErr(func() error { _, err := c.Exchange([]comm.Msg{{Peer: n, Buf: []byte{1}}}); return err })},
+		{"Exchange to one rank twice", collErr(func() error {
+			_, err := c.Exchange([]comm.Msg{{Peer: me, Buf: []byte{1}}, {Peer: me, Buf: []byte{2}}})
+			return err
+		})},
 		{"Bcast from root Size", collErr(func() error { _, err := c.Bcast(n, nil); return err })},
 		{"Gatherv at root -1", collErr(func() error { _, err := c.Gatherv(-1, nil); return err })},
 		{"ReduceInt64 at root Size", collErr(func() error { _, err := c.ReduceInt64(n, comm.Sum, nil); return err })},
@@ -704,6 +709,80 @@ func badArguments(c comm.Comm) error {
 	got, err := c.AllreduceInt64(comm.Sum, []int64{1})
 	if err != nil || got[0] != int64(n) {
 		return fmt.Errorf("rank %d: Allreduce after bad calls = %v, %v; want [%d]", me, got, err, n)
+	}
+	return nil
+}
+
+// exchangeTargets are the distinct ranks s sends to in the Exchange cases:
+// itself, its neighbours and one far rank, fewer when Size is small.
+func exchangeTargets(s, n int) []int {
+	var t []int
+	for _, r := range []int{(s + 1) % n, s, (s + n/2) % n, (s*3 + 1) % n} {
+		if !slices.Contains(t, r) {
+			t = append(t, r)
+		}
+	}
+	return t
+}
+
+// exchangeSize is the size s sends to r in the Exchange cases (0: nothing
+// or an empty message, which is not delivered); large sizes go past the
+// MPI backend's one-message limit.
+func exchangeSize(s, r, n int) int {
+	if !slices.Contains(exchangeTargets(s, n), r) || (s+r)%7 == 3 {
+		return 0
+	}
+	if (s+r)%5 == 0 {
+		return 5000 + s + r
+	}
+	return 1 + (s+2*r)%13
+}
+
+// exchange checks Exchange: sparse messages, in any order, arrive once,
+// from the right sources, in rank order; empty ones are not delivered.
+func exchange(c comm.Comm) error {
+	n, me := c.Size(), c.Rank()
+	for round := 0; round < 2; round++ {
+		var send []comm.Msg
+		ts := exchangeTargets(me, n)
+		if round == 1 {
+			slices.Reverse(ts) // order does not matter
+		}
+		for _, r := range ts {
+			if exchangeTargets(me, n)[0] == r && round == 1 {
+				continue // the second round leaves one message out
+			}
+			send = append(send, comm.Msg{Peer: r, Buf: payload(me, r+round, exchangeSize(me, r, n))})
+		}
+		got, err := c.Exchange(send)
+		if err != nil {
+			return err
+		}
+		var want []int
+		for s := range n {
+			if exchangeSize(s, me, n) > 0 && (round == 0 || exchangeTargets(s, n)[0] != me) {
+				want = append(want, s)
+			}
+		}
+		if len(got) != len(want) {
+			return fmt.Errorf("rank %d: round %d: Exchange delivered %d messages, want %d (from %v)", me, round, len(got), len(want), want)
+		}
+		for i, m := range got {
+			if m.Peer != want[i] {
+				return fmt.Errorf("rank %d: round %d: message %d from rank %d, want %d (sources in rank order)", me, round, i, m.Peer, want[i])
+			}
+			if err := checkMsg(c, fmt.Sprintf("Exchange from %d", m.Peer), m.Buf, payload(m.Peer, me+round, exchangeSize(m.Peer, me, n))); err != nil {
+				return err
+			}
+		}
+	}
+	// Nothing sent anywhere.
+	got, err := c.Exchange(nil)
+	if err != nil {
+		return err
+	}
+	if len(got) != 0 {
+		return fmt.Errorf("rank %d: Exchange of nothing delivered %d messages", me, len(got))
 	}
 	return nil
 }

@@ -62,6 +62,7 @@ func Cases() []Case {
 		{"Alltoallv", alltoallvUneven},
 		{"AlltoallvEmpty", alltoallvEmpty},
 		{"AlltoallvLarge", alltoallvLarge},
+		{"Exchange", exchange},
 		{"Gatherv", gatherv},
 		{"Bcast", bcast},
 		{"AllreduceInt64", allreduceInt64},
@@ -73,12 +74,13 @@ func Cases() []Case {
 	}
 }
 
-// LargeCases returns cases whose cost per rank stays O(Size): a ring exchange
-// and a sparse Alltoallv. They are meant for thousands of in-process ranks.
+// LargeCases returns cases whose cost per rank stays O(Size): a ring exchange,
+// a sparse Alltoallv and Exchange. They are meant for thousands of in-process ranks.
 func LargeCases() []Case {
 	return []Case{
 		{"Ring", ring},
 		{"AlltoallvSparse", alltoallvSparse},
+		{"Exchange", exchange},
 	}
 }
 

@@ -117,3 +117,32 @@ func BenchmarkAllreduceInt64(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkExchange is a replay superstep's traffic: every rank sends 24
+// bytes to its two neighbours, through Exchange and, for comparison,
+// through Alltoallv.
+func BenchmarkExchange(b *testing.B) {
+	for _, k := range []int{4, 64, 1024} {
+		piece := make([]byte, 24)
+		b.Run(fmt.Sprintf("Exchange/K=%d", k), func(b *testing.B) {
+			benchRanks(b, k, func(c comm.Comm) error {
+				me := c.Rank()
+				send := []comm.Msg{{Peer: (me + 1) % k, Buf: piece}}
+				if k > 2 {
+					send = append(send, comm.Msg{Peer: (me + k - 1) % k, Buf: piece})
+				}
+				_, err := c.Exchange(send)
+				return err
+			})
+		})
+		b.Run(fmt.Sprintf("Alltoallv/K=%d", k), func(b *testing.B) {
+			benchRanks(b, k, func(c comm.Comm) error {
+				me := c.Rank()
+				send := make([][]byte, k)
+				send[(me+1)%k], send[(me+k-1)%k] = piece, piece
+				_, err := c.Alltoallv(send)
+				return err
+			})
+		})
+	}
+}

@@ -21,10 +21,13 @@ type slot struct {
 	err  error   // set when the ranks' calls disagree
 
 	arrived int
+	closed  bool  // done is closed or about to be (under collMu)
+	stopErr error // set by world.stop before it closes done
 	done    chan struct{}
 
-	bcast []byte   // Bcast: root's buffer, copied
-	bufs  [][]byte // Gatherv: by source rank; Alltoallv: K×K, row = destination
+	bcast []byte       // Bcast: root's buffer, copied
+	bufs  [][]byte     // Gatherv: by source rank; Alltoallv: K×K, row = destination
+	msgs  [][]comm.Msg // Exchange: by source rank as sent, then by destination as received
 	once  sync.Once
 
 	redIn  any // reductions: [][]T, each rank's input by reference
@@ -43,15 +46,20 @@ type call struct {
 // part (without the slot lock, into fields no other rank writes), and the last
 // rank to arrive runs complete before the others are released. join returns
 // the completed slot, or the error every rank of a mismatched call gets.
+//
+// A rank waits on its slot's channel alone: an abort or a rank's exit closes
+// every open slot (world.stop) instead of every waiter also selecting on
+// job-wide channels, which thousands of ranks would contend for.
 func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) (*slot, error) {
 	w := c.w
-	if w.isAborted() {
-		return nil, w.cause
-	}
 	seq := c.seq
 	c.seq++
 
 	w.collMu.Lock()
+	if w.stopped {
+		w.collMu.Unlock()
+		return nil, w.stoppedErr(cl.name, seq)
+	}
 	s := w.slots[seq]
 	if s == nil {
 		s = &slot{name: cl.name, root: cl.root, op: cl.op, n: cl.n, done: make(chan struct{})}
@@ -69,9 +77,10 @@ func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) 
 
 	w.collMu.Lock()
 	s.arrived++
-	last := s.arrived == w.size
+	last := s.arrived == w.size && !s.closed
 	if last {
 		delete(w.slots, seq)
+		s.closed = true
 	}
 	w.collMu.Unlock()
 	if last {
@@ -83,29 +92,43 @@ func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) 
 		close(s.done)
 	}
 
-	select {
-	case <-s.done:
-	case <-w.aborted:
-		return nil, w.cause
-	case <-w.anyExit:
-		if w.isAborted() {
-			return nil, w.cause
-		}
-		select {
-		case <-s.done:
-		default:
-			// A rank that arrived cannot exit before done, so the one that
-			// exited never will: the collective can never complete.
-			return nil, fmt.Errorf("inproc: %s (collective #%d): rank %d returned without calling it", cl.name, seq, w.firstExit)
-		}
-	}
+	<-s.done
 	if w.isAborted() {
 		return nil, w.cause
+	}
+	if s.stopErr != nil {
+		return nil, s.stopErr
 	}
 	if s.err != nil {
 		return nil, s.err
 	}
 	return s, nil
+}
+
+// stop fails every open collective and every later one: after an abort, or
+// once a rank has returned (it will never arrive at a collective it has not
+// completed). Called with collMu unlocked.
+func (w *world) stop() {
+	w.collMu.Lock()
+	defer w.collMu.Unlock()
+	if w.stopped {
+		return
+	}
+	w.stopped = true
+	for seq, s := range w.slots {
+		delete(w.slots, seq)
+		s.stopErr = w.stoppedErr(s.name, seq)
+		s.closed = true
+		close(s.done)
+	}
+}
+
+// stoppedErr is what a collective that can never complete returns.
+func (w *world) stoppedErr(name string, seq uint64) error {
+	if w.isAborted() {
+		return w.cause
+	}
+	return fmt.Errorf("inproc: %s (collective #%d): rank %d returned without calling it", name, seq, w.firstExit)
 }
 
 func (cl call) describe() string {
@@ -192,6 +215,59 @@ func (c *rankComm) Alltoallv(send [][]byte) ([][]byte, error) {
 		return nil, err
 	}
 	return s.bufs[me*k : (me+1)*k : (me+1)*k], nil
+}
+
+func (c *rankComm) Exchange(send []comm.Msg) ([]comm.Msg, error) {
+	k, me := c.w.size, c.rank
+	if err := comm.CheckExchange(k, send); err != nil {
+		return nil, fmt.Errorf("inproc: %w", err)
+	}
+	for _, m := range send {
+		if err := checkLen("Exchange", len(m.Buf)); err != nil {
+			return nil, fmt.Errorf("%w (to rank %d)", err, m.Peer)
+		}
+	}
+	s, err := c.join(call{name: "Exchange", root: -1, n: -1}, func(s *slot) {
+		s.once.Do(func() { s.msgs = make([][]comm.Msg, k) })
+		s.msgs[me] = send
+	}, func(s *slot) {
+		// The last rank routes every message: O(K + messages) once, into
+		// one array grouped by destination (counted first), the sources in
+		// rank order.
+		at := make([]int32, k+1)
+		for _, sent := range s.msgs {
+			for _, m := range sent {
+				if len(m.Buf) > 0 {
+					at[m.Peer+1]++
+				}
+			}
+		}
+		for r := range k {
+			at[r+1] += at[r]
+		}
+		flat := make([]comm.Msg, at[k])
+		fill := at[:k:k]
+		for src, sent := range s.msgs {
+			for _, m := range sent {
+				if len(m.Buf) > 0 {
+					flat[fill[m.Peer]] = comm.Msg{Peer: src, Buf: m.Buf}
+					fill[m.Peer]++
+				}
+			}
+		}
+		// fill[r] now ends rank r's messages, which begin where r−1's end.
+		for r := range s.msgs {
+			lo := int32(0)
+			if r > 0 {
+				lo = fill[r-1]
+			}
+			s.msgs[r] = flat[lo:fill[r]:fill[r]]
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.msgs[me], nil
 }
 
 func (c *rankComm) AllreduceInt64(op comm.Op, vals []int64) ([]int64, error) {

@@ -60,18 +60,18 @@ type world struct {
 	cause     *comm.AbortError // set before aborted is closed
 
 	// exited[r] is closed when rank r's fn has returned: a receive from r
-	// that has not matched by then never will. anyExit is closed with the
-	// first of them (firstExit): a collective still incomplete by then can
-	// never complete. Both turn a would-be hang into an error.
+	// that has not matched by then never will. The first exit (firstExit)
+	// stops the collectives: one still incomplete by then can never
+	// complete. Both turn a would-be hang into an error.
 	exited    []chan struct{}
 	exitOnce  sync.Once
-	anyExit   chan struct{}
 	firstExit int
 
 	boxes []mailbox // indexed by destination rank
 
-	collMu sync.Mutex
-	slots  map[uint64]*slot // open collectives by sequence number
+	collMu  sync.Mutex
+	slots   map[uint64]*slot // open collectives by sequence number
+	stopped bool             // no collective can complete any more (see stop)
 }
 
 func newWorld(k int) *world {
@@ -79,7 +79,6 @@ func newWorld(k int) *world {
 		size:    k,
 		aborted: make(chan struct{}),
 		exited:  make([]chan struct{}, k),
-		anyExit: make(chan struct{}),
 		boxes:   make([]mailbox, k),
 		slots:   make(map[uint64]*slot),
 	}
@@ -104,8 +103,10 @@ func (w *world) runRank(r int, fn func(c comm.Comm) error) {
 		// After abort, so that ranks woken by the exit see the cause first.
 		close(w.exited[r])
 		w.exitOnce.Do(func() {
+			w.collMu.Lock()
 			w.firstExit = r
-			close(w.anyExit)
+			w.collMu.Unlock()
+			w.stop()
 		})
 	}()
 	err := fn(c)
@@ -131,6 +132,7 @@ func (w *world) abort(rank int, err error) {
 			w.cause = &comm.AbortError{Rank: rank, Err: err}
 		}
 		close(w.aborted)
+		w.stop()
 	})
 }
 

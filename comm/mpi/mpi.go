@@ -791,6 +791,29 @@ func (c *Communicator) Alltoallv(send [][]byte) ([][]byte, error) {
 	return split(out, roffs, rcounts), nil
 }
 
+// Exchange sends through Alltoallv: MPI's cost for a sparse pattern is
+// O(ranks) per rank either way, and Alltoallv already handles any size.
+func (c *Communicator) Exchange(send []comm.Msg) ([]comm.Msg, error) {
+	if err := comm.CheckExchange(c.size, send); err != nil {
+		return nil, fmt.Errorf("mpi: %w", err)
+	}
+	bufs := make([][]byte, c.size)
+	for _, m := range send {
+		bufs[m.Peer] = m.Buf
+	}
+	recv, err := c.Alltoallv(bufs)
+	if err != nil {
+		return nil, err
+	}
+	var out []comm.Msg
+	for q, b := range recv {
+		if len(b) > 0 {
+			out = append(out, comm.Msg{Peer: q, Buf: b})
+		}
+	}
+	return out, nil
+}
+
 // ---- reductions ----
 
 func cop(op comm.Op) (C.int, error) {
