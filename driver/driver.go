@@ -39,6 +39,10 @@ type Options struct {
 	// entry into MPI_Finalize, as TALP measures (traces without MPI are
 	// analysed whole either way).
 	WholeRun bool
+	// Window, when set, limits the analysis to a part of the run, in ns
+	// after the trace's first event (cut to the trace); it replaces the
+	// default window.
+	Window *Window
 	// Progress, when set, is called on rank 0 with the current phase and
 	// the fraction of it done.
 	Progress func(phase string, frac float64)
@@ -50,6 +54,9 @@ type Options struct {
 	// per-rank memory). Every rank must set it or none.
 	Stats *RunStats
 }
+
+// Window is a part of the run, in ns after the trace's first event.
+type Window struct{ StartNS, EndNS int64 }
 
 // maxListedWarnings bounds the warnings listed in the report.
 const maxListedWarnings = 20

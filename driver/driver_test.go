@@ -372,3 +372,41 @@ func TestWholeRun(t *testing.T) {
 		t.Errorf("work %d in the whole run, %d in the window: the window cut off work", whole.Breakdown.WorkNS, win.Breakdown.WorkNS)
 	}
 }
+
+// analyze --window: every thread is accounted over exactly the window asked
+// for, cut to the trace; a window past the end is an error on every rank.
+func TestUserWindow(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "imbalance", Ranks: 2, Threads: 3, GrainNS: 10_000, Iterations: 20})
+	run := func(w driver.Window) (*report.Report, error) {
+		var rep *report.Report
+		err := inproc.Run(2, func(c comm.Comm) error {
+			r, err := driver.Run(c, driver.Options{Dir: dir, Window: &w})
+			if c.Rank() == 0 {
+				rep = r
+			}
+			return err
+		})
+		return rep, err
+	}
+	full, _ := analyze(t, dir, 1)
+	span := full.Trace.DurationNS
+	for _, w := range []driver.Window{{StartNS: 100_000, EndNS: 400_000}, {StartNS: 0, EndNS: span}, {StartNS: span / 2, EndNS: span * 3}} {
+		rep, err := run(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := min(w.EndNS, span) - w.StartNS
+		if got := rep.Trace.Window; got == nil || got.Bounds != "user" || got.DurationNS != want || got.StartNS != full.Trace.FirstNS+w.StartNS {
+			t.Errorf("window %+v: report window %+v, want %d ns from %d", w, got, want, full.Trace.FirstNS+w.StartNS)
+		}
+		if tt := rep.Breakdown.ThreadTimeNS; tt != 6*want {
+			t.Errorf("window %+v: thread time %d, want 6 threads × %d", w, tt, want)
+		}
+		if rep.POP.ElapsedNS != want {
+			t.Errorf("window %+v: POP elapsed %d, want %d", w, rep.POP.ElapsedNS, want)
+		}
+	}
+	if _, err := run(driver.Window{StartNS: span + 1, EndNS: span + 10}); err == nil || !strings.Contains(err.Error(), "after the end of the trace") {
+		t.Errorf("window past the end: %v", err)
+	}
+}

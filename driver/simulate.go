@@ -36,12 +36,14 @@ type simRow struct {
 func (r *run) simulate() error {
 	// Every process is accounted over one global window (from the first
 	// exit from MPI_Init to the last entry into MPI_Finalize unless the
-	// whole run was asked for), and the ready series uses the same bins on
-	// every rank.
+	// whole run or a window was asked for), and the ready series uses the
+	// same bins on every rank.
 	first, last, bounded := int64(1<<62), int64(-1<<62), int64(0)
+	tFirst, tLast := first, last
 	for _, p := range r.procs {
 		a, b := p.TimeRange()
-		if !r.opts.WholeRun {
+		tFirst, tLast = min(tFirst, a), max(tLast, b)
+		if !r.opts.WholeRun && r.opts.Window == nil {
 			var ok bool
 			if a, b, ok = p.MPIWindow(); ok {
 				bounded = 1
@@ -49,21 +51,34 @@ func (r *run) simulate() error {
 		}
 		first, last = min(first, a), max(last, b)
 	}
-	mn, err := r.c.AllreduceInt64(comm.Min, []int64{first})
+	mn, err := r.c.AllreduceInt64(comm.Min, []int64{first, tFirst})
 	if err != nil {
 		return err
 	}
-	mx, err := r.c.AllreduceInt64(comm.Max, []int64{last, bounded})
+	mx, err := r.c.AllreduceInt64(comm.Max, []int64{last, bounded, tLast})
 	if err != nil {
 		return err
 	}
 	r.first, r.last = mn[0], mx[0]
-	if r.c.Rank() == 0 {
-		w := &report.Window{StartNS: r.first, EndNS: r.last, DurationNS: r.last - r.first, Bounds: "trace"}
-		if mx[1] != 0 {
-			w.Bounds = "mpi"
+	bounds := "trace"
+	switch {
+	case r.opts.Window != nil:
+		// Relative to the trace's first event, cut to the trace.
+		w := r.opts.Window
+		r.first = min(max(mn[1]+w.StartNS, mn[1]), mx[2])
+		r.last = max(min(mn[1]+w.EndNS, mx[2]), r.first)
+		if w.EndNS < w.StartNS {
+			return fmt.Errorf("window ends (%s) before it starts (%s)", report.Dur(w.EndNS), report.Dur(w.StartNS))
 		}
-		r.rep.Trace.Window = w
+		if mn[1]+w.StartNS >= mx[2] {
+			return fmt.Errorf("window starts at %s, at or after the end of the trace (it lasts %s)", report.Dur(w.StartNS), report.Dur(mx[2]-mn[1]))
+		}
+		bounds = "user"
+	case mx[1] != 0:
+		bounds = "mpi"
+	}
+	if r.c.Rank() == 0 {
+		r.rep.Trace.Window = &report.Window{StartNS: r.first, EndNS: r.last, DurationNS: r.last - r.first, Bounds: bounds}
 	}
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
 	readySum := make([]int64, readyBins)

@@ -213,7 +213,7 @@ figure { margin: 0.5em 0; }
 <tr><td>processes</td><td>{{.R.Trace.Processes}} on {{.R.Trace.Hosts}} hosts, {{.R.Trace.Threads}} threads</td></tr>
 <tr><td>events</td><td>{{.R.Trace.Events}} ({{bytes .R.Trace.Bytes}})</td></tr>
 <tr><td>span</td><td>{{dur .R.Trace.DurationNS}}</td></tr>
-{{with .R.Trace.Window}}{{if eq .Bounds "mpi"}}<tr><td>window</td><td>{{dur .DurationNS}}, MPI_Init → MPI_Finalize (start-up and shutdown not measured)</td></tr>{{end}}{{end}}
+{{with .R.Trace.Window}}{{if eq .Bounds "mpi"}}<tr><td>window</td><td>{{dur .DurationNS}}, MPI_Init → MPI_Finalize (start-up and shutdown not measured)</td></tr>{{else if eq .Bounds "user"}}<tr><td>window</td><td>{{dur .DurationNS}}, as asked</td></tr>{{end}}{{end}}
 {{with .R.Trace.Producer}}<tr><td>producer</td><td>{{.}}</td></tr>{{end}}
 {{with .R.ClockSync}}<tr><td>clocks</td><td>{{.Method}}: {{.Messages}} messages, violations {{.ViolationsBefore}} → {{.ViolationsAfter}}, max correction {{dur .MaxCorrectionNS}} (mean {{dur .MeanCorrectionNS}})</td></tr>{{end}}
 {{if .R.Trace.Warnings}}<tr><td class="warn">warnings</td><td class="warn">{{.R.Trace.Warnings.Count}}{{range .Warnings}}<br>{{.}}{{end}}</td></tr>{{end}}

@@ -50,9 +50,14 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	}
 	p.line("size       %d processes on %d hosts, %d threads, %d events, %s", t.Processes, t.Hosts, t.Threads, t.Events, Bytes(t.Bytes))
 	p.line("span       %s", Dur(t.DurationNS))
-	if w := t.Window; w != nil && w.Bounds == "mpi" {
-		p.line("window     %s, MPI_Init → MPI_Finalize (%s … %s; start-up and shutdown not measured)",
-			Dur(w.DurationNS), Dur(w.StartNS-t.FirstNS), Dur(w.EndNS-t.FirstNS))
+	if w := t.Window; w != nil {
+		switch w.Bounds {
+		case "mpi":
+			p.line("window     %s, MPI_Init → MPI_Finalize (%s … %s; start-up and shutdown not measured)",
+				Dur(w.DurationNS), Dur(w.StartNS-t.FirstNS), Dur(w.EndNS-t.FirstNS))
+		case "user":
+			p.line("window     %s, as asked (%s … %s)", Dur(w.DurationNS), Dur(w.StartNS-t.FirstNS), Dur(w.EndNS-t.FirstNS))
+		}
 	}
 	if t.Warnings != nil && t.Warnings.Count > 0 && len(t.Warnings.First) > 0 {
 		p.warn("warnings   %d (first: %s)", t.Warnings.Count, t.Warnings.First[0])

@@ -12,6 +12,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/report/timeline"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/spf13/cobra"
 )
@@ -25,6 +26,7 @@ type analyzeFlags struct {
 	quiet      bool
 	stats      bool
 	minLatency time.Duration
+	window     string
 	opts       driver.Options
 }
 
@@ -46,6 +48,13 @@ the number of ranks.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			af.opts.Dir = args[0]
 			af.opts.Clock.MinLatencyNS = int64(af.minLatency)
+			if af.window != "" {
+				w, err := timeline.ParseWindow(af.window)
+				if err != nil {
+					return err
+				}
+				af.opts.Window = &driver.Window{StartNS: w.Start, EndNS: w.End}
+			}
 			return runAnalyze(cmd.OutOrStdout(), cmd.ErrOrStderr(), &af)
 		},
 	}
@@ -61,6 +70,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
+	f.StringVar(&af.window, "window", "", "measure only T0:T1 after the first event (e.g. 2s:10s; either side may be empty), instead of MPI_Init … MPI_Finalize")
 	f.BoolVar(&af.opts.WholeRun, "whole-run", false, "measure the whole trace, MPI_Init and MPI_Finalize included (default: from MPI_Init's end to MPI_Finalize's start, as TALP)")
 	f.DurationVar(&af.minLatency, "min-latency", clocksync.DefaultMinLatencyNS, "clock sync: least time from a send to its receive (l_min)")
 	f.Float64Var(&af.opts.Clock.Gamma, "clc-gamma", clocksync.DefaultGamma, "clock sync: least rate of a corrected clock against its own (γ, in (0,1])")

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -30,14 +31,20 @@ func main() {
 	}
 }
 
+// grain is what the runs of one task grain measured.
+type grain struct {
+	g, it, n         float64
+	work, idle, over []float64 // ns, one per analysed run
+	runs             int
+}
+
 func run(out string) error {
 	f, err := os.Open(filepath.Join(out, "index.tsv"))
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fmt.Println("| g | iterations | ideal work | measured work | divergence | ideal idleness | measured idleness | divergence | overhead |")
-	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	var grains []*grain
 	sc := bufio.NewScanner(f)
 	sc.Scan() // header
 	for sc.Scan() {
@@ -48,21 +55,50 @@ func run(out string) error {
 		g, _ := strconv.ParseFloat(c[0], 64)
 		it, _ := strconv.ParseFloat(c[1], 64)
 		n, _ := strconv.ParseFloat(c[2], 64)
-		work := it * g * 1e3 * n * (n + 1) / 2 // ns
-		idle := it * g * 1e3 * n * (n - 1) / 2
-		mw, mi, dw, di, ov := "pending: no time breakdown yet", "pending", "–", "–", "–"
+		if len(grains) == 0 || grains[len(grains)-1].g != g {
+			grains = append(grains, &grain{g: g, it: it, n: n})
+		}
+		gr := grains[len(grains)-1]
+		gr.runs++
 		if b, err := breakdown(c[3] + ".json"); err == nil && b != nil && b.WorkNS > 0 {
 			// The benchmark's ideal covers its parallel region: idleness
 			// outside it (before the workers exist, after the region) is
 			// the program's start-up, not the benchmark.
-			mw, mi = ms(float64(b.WorkNS)), ms(float64(b.IdlenessParallelNS))
-			dw = fmt.Sprintf("%+.1f %%", 100*(float64(b.WorkNS)-work)/work)
-			di = fmt.Sprintf("%+.1f %%", 100*(float64(b.IdlenessParallelNS)-idle)/idle)
-			ov = ms(float64(b.OverheadNS))
+			gr.work = append(gr.work, float64(b.WorkNS))
+			gr.idle = append(gr.idle, float64(b.IdlenessParallelNS))
+			gr.over = append(gr.over, float64(b.OverheadNS))
 		}
-		fmt.Printf("| %g µs | %g | %s | %s | %s | %s | %s | %s | %s |\n", g, it, ms(work), mw, dw, ms(idle), mi, di, ov)
 	}
-	return sc.Err()
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	fmt.Println("| g | iterations | runs | ideal work | measured work | divergence | ideal idleness | measured idleness | divergence | overhead |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|---|")
+	for _, gr := range grains {
+		work := gr.it * gr.g * 1e3 * gr.n * (gr.n + 1) / 2 // ns
+		idle := gr.it * gr.g * 1e3 * gr.n * (gr.n - 1) / 2
+		mw, mi, dw, di, ov := "no time breakdown", "–", "–", "–", "–"
+		if len(gr.work) > 0 {
+			w, i := median(gr.work), median(gr.idle)
+			mw, mi = ms(w), ms(i)
+			dw = fmt.Sprintf("%+.1f %%", 100*(w-work)/work)
+			di = fmt.Sprintf("%+.1f %%", 100*(i-idle)/idle)
+			ov = ms(median(gr.over))
+		}
+		fmt.Printf("| %g µs | %g | %d/%d | %s | %s | %s | %s | %s | %s | %s |\n", gr.g, gr.it, len(gr.work), gr.runs, ms(work), mw, dw, ms(idle), mi, di, ov)
+	}
+	return nil
+}
+
+// median of v (the mean of the middle two for an even count).
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 0 {
+		return (s[m-1] + s[m]) / 2
+	}
+	return s[m]
 }
 
 func breakdown(path string) (*report.Breakdown, error) {
