@@ -539,15 +539,20 @@ func TestRemoteDependence(t *testing.T) {
 	wantBreakdown(t, s, 20, 0, 0, 40)
 }
 
-// MPI time wins over work: a thread inside an MPI call is not working.
-func TestMPITime(t *testing.T) {
+// mpiProg: thread 0 works 0..10, is in MPI 10..30 and waits at the barrier
+// 30..40; thread 1 works 0..5 and waits 5..40.
+func mpiProg() *prog {
 	g := newProg(2).region(2, 0)
 	g.ev(0, trace.MPIEnter, 10, 0)
 	g.ev(0, trace.MPIExit, 30, 0)
 	g.barrier(0, 30, 40)
 	g.barrier(1, 5, 40)
-	g.end(2, 40)
-	s, _, err := g.run(t, false)
+	return g.end(2, 40)
+}
+
+// MPI time wins over work: a thread inside an MPI call is not working.
+func TestMPITime(t *testing.T) {
+	s, _, err := mpiProg().run(t, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -660,16 +665,9 @@ func TestWindow(t *testing.T) {
 	}
 }
 
-// Fragment weights count only their part inside the window: TestMPITime's
-// thread 0 works 0..10 and is in MPI 10..30.
+// Fragment weights count only their part inside the window.
 func TestWindowFragments(t *testing.T) {
-	g := newProg(2).region(2, 0)
-	g.ev(0, trace.MPIEnter, 10, 0)
-	g.ev(0, trace.MPIExit, 30, 0)
-	g.barrier(0, 30, 40)
-	g.barrier(1, 5, 40)
-	g.end(2, 40)
-	s := sim.New(g.p, false)
+	s := sim.New(mpiProg().p, false)
 	s.SetWindow(15, 35)
 	f := sim.NewFragPass(nil)
 	if err := s.Run(ompt.NewModel(), f); err != nil {
