@@ -142,7 +142,7 @@ func (r *run) criticalPath() error {
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
 			v := bases[i] + int32(n)
-			if k := f.Kind[n]; k == sim.FragTask || k == sim.FragImplicit {
+			if k := f.Kind[n]; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
 				t1 += w[v]
 			}
 		}
@@ -280,7 +280,9 @@ func (pg *procGraph) describe(n int32) (kind, construct string) {
 	case sim.FragTask:
 		return "task", pg.names[f.Loc[n]]
 	case sim.FragImplicit:
-		return "serial", "serial and parallel-region code"
+		return "region", "parallel-region code"
+	case sim.FragSerial:
+		return "serial", "serial code"
 	case sim.FragMPI, sim.FragPost:
 		name := "MPI"
 		if l := f.Loc[n]; l >= 0 && int(l) < len(pg.funcs) {

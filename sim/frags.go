@@ -9,14 +9,15 @@ type FragKind uint8
 
 const (
 	FragTask     FragKind = iota // an explicit task running, between two of its scheduling points
-	FragImplicit                 // an implicit or initial task running: parallel-region or serial code
+	FragImplicit                 // an implicit task of a parallel region running: parallel-region code
 	FragPost                     // the start of an MPI call, where its sends leave (weight 0)
 	FragMPI                      // an MPI call's own cost: its duration less the time it waited for a partner
 	FragJoin                     // a join point: taskwait, taskgroup, barrier (weight 0)
 	FragLatency                  // the observed latency of a remote task dependence
+	FragSerial                   // the initial task running: serial code outside parallel regions
 )
 
-var fragNames = [...]string{"task", "serial", "mpi-post", "mpi", "join", "latency"}
+var fragNames = [...]string{"task", "region", "mpi-post", "mpi", "join", "latency", "serial"}
 
 func (k FragKind) String() string {
 	if int(k) < len(fragNames) {
@@ -198,8 +199,11 @@ func activity(s *Sim, th int) (Task, FragKind, bool) {
 	if top == NoTask || s.Tasks[top].State != Running {
 		return NoTask, 0, false
 	}
-	if s.Tasks[top].Kind == KindExplicit {
+	switch s.Tasks[top].Kind {
+	case KindExplicit:
 		return top, FragTask, true
+	case KindInitial:
+		return top, FragSerial, true
 	}
 	return top, FragImplicit, true
 }

@@ -36,7 +36,7 @@ func longest(t *testing.T, f *sim.Frags) (span, work int64) {
 		seen++
 		ef[v] += f.Weight[v]
 		span = max(span, ef[v])
-		if k := f.Kind[v]; k == sim.FragTask || k == sim.FragImplicit {
+		if k := f.Kind[v]; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
 			work += f.Weight[v]
 		}
 		for _, w := range out[v] {
