@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/internal/fixture"
 	"github.com/ptrace-dev/ptrace/internal/headless"
 	"github.com/ptrace-dev/ptrace/report"
 )
@@ -56,7 +58,12 @@ func TestHTMLInChromium(t *testing.T) {
 			if _, err := gen.Generate(filepath.Join(dir, "trace"), tc.cfg); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := fixture.Report(filepath.Join(dir, "trace"))
+			var rep *report.Report
+			err := inproc.Run(1, func(c comm.Comm) error {
+				r, err := driver.Run(c, driver.Options{Dir: filepath.Join(dir, "trace")})
+				rep = r
+				return err
+			})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,7 +102,7 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 			pg.POPProcs = pg.POPProcs[:o.MaxRows]
 		}
 	}
-	if ts := r.Tasks; ts != nil && ts.ReadySeries != nil && len(ts.ReadySeries.Values) > 0 {
+	if ts := r.Tasks; ts != nil && ts.Count > 0 && ts.ReadySeries != nil && len(ts.ReadySeries.Values) > 0 {
 		p, err := readyPlot(ts.ReadySeries, pg.Origin)
 		if err != nil {
 			return nil, err
@@ -251,7 +251,7 @@ figure { margin: 0.5em 0; }
 {{if .ByKind}}<table><tr><th class="l">by kind</th><th>time</th><th>share</th><th>nodes</th></tr>{{range .ByKind}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct .Share}}</td><td>{{.Nodes}}</td></tr>{{end}}</table>{{end}}
 {{end}}
 {{with .Path}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
-{{with .R.Graph}}<p>Task graph: {{.Tasks}} tasks, {{.Edges}} edges ({{.RemoteEdges}} remote), {{.Roots}} roots, {{.Leaves}} leaves. Root longest paths relative to the critical path: mean {{eff .RootPaths.Mean}}, median {{eff .RootPaths.Median}}, min {{eff .RootPaths.Min}}, {{.RootPaths.Within4Pct}} within 4%.</p>{{end}}
+{{with .R.Graph}}{{if .Tasks}}<p>Task graph: {{.Tasks}} tasks, {{.Edges}} edges ({{.RemoteEdges}} remote), {{.Roots}} roots, {{.Leaves}} leaves. Root longest paths relative to the critical path: mean {{eff .RootPaths.Mean}}, median {{eff .RootPaths.Median}}, min {{eff .RootPaths.Min}}, {{.RootPaths.Within4Pct}} within 4%.</p>{{end}}{{end}}
 
 {{with .R.Tasks}}
 <h2>Tasks</h2>

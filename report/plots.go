@@ -24,6 +24,7 @@ var (
 	colIdle     = color.RGBA{R: 0xbd, G: 0xbd, B: 0xbd, A: 0xff}
 	colAnomaly  = color.RGBA{R: 0xd3, G: 0x2f, B: 0x2f, A: 0xff}
 	colOther    = color.RGBA{R: 0x90, G: 0x90, B: 0x90, A: 0xff}
+	colRegion   = color.RGBA{R: 0x00, G: 0x96, B: 0x88, A: 0xff} // parallel-region code on the critical path
 )
 
 // pathColor gives a critical-path segment kind its colour.
@@ -37,6 +38,8 @@ func pathColor(kind string) color.Color {
 		return color.RGBA{R: 0x7e, G: 0x57, B: 0xc2, A: 0xff}
 	case strings.Contains(kind, "overhead") || strings.Contains(kind, "create"):
 		return colOverhead
+	case kind == "region":
+		return colRegion
 	}
 	return colOther
 }

@@ -175,6 +175,10 @@ func (p *printer) graph(g *Graph) {
 }
 
 func (p *printer) graphLine(g *Graph) {
+	if g.Tasks == 0 {
+		p.line("  graph: no explicit tasks")
+		return
+	}
 	rp := g.RootPaths
 	p.line("  graph: %d tasks, %d edges (%d remote), %d roots, %d leaves; root paths relative to it: mean %.2f, median %.2f, min %.2f, %d within 4%%",
 		g.Tasks, g.Edges, g.RemoteEdges, g.Roots, g.Leaves, rp.Mean, rp.Median, rp.Min, rp.Within4Pct)
