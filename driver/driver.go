@@ -112,7 +112,12 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 // phase times (slowest rank) and each rank's peak heap. Under inproc all
 // ranks share one process, so the heap figures are the process's.
 type RunStats struct {
-	Ranks    int
+	Ranks int
+	// The assignment of processes to ranks: fewest and most processes on
+	// one rank, and the largest rank's event load over the mean (1 is
+	// perfect balance).
+	MinProcs, MaxProcs int
+	Imbalance          float64
 	Phases   []PhaseStat
 	PeakHeap []uint64 // per rank, bytes in use after the heaviest phase
 }
@@ -134,6 +139,14 @@ func (r *run) gatherStats(st *RunStats, names []string, times []int64, peak uint
 	}
 	if r.c.Rank() == 0 {
 		st.Ranks = r.c.Size()
+		if p := r.plan; p != nil {
+			st.Imbalance = p.Imbalance()
+			st.MinProcs, st.MaxProcs = len(r.dir.Files), 0
+			for k := range p.Ranks() {
+				lo, hi := p.Range(k)
+				st.MinProcs, st.MaxProcs = min(st.MinProcs, hi-lo), max(st.MaxProcs, hi-lo)
+			}
+		}
 		st.PeakHeap = heaps
 		st.Phases = make([]PhaseStat, len(mx))
 		for i, v := range mx {

@@ -189,7 +189,7 @@ func defaultRanks(processes int) int {
 }
 
 func printStats(w io.Writer, st *driver.RunStats) {
-	fmt.Fprintf(w, "analysis ranks: %d\n", st.Ranks)
+	fmt.Fprintf(w, "analysis ranks: %d, %d–%d processes each, event load max/mean %.3f\n", st.Ranks, st.MinProcs, st.MaxProcs, st.Imbalance)
 	for _, p := range st.Phases {
 		fmt.Fprintf(w, "phase %-10s %s (slowest rank)\n", p.Name, time.Duration(p.MaxNS).Round(time.Microsecond))
 	}

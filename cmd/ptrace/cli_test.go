@@ -193,3 +193,17 @@ func TestVersionAndHelp(t *testing.T) {
 		}
 	}
 }
+
+// --stats names the assignment of processes to analysis ranks: 7 processes
+// of equal size on 3 ranks, in contiguous blocks whose largest holds 3 (a
+// load 9/7 of the mean; the partition minimises the largest block: 3, 3, 1).
+func TestStatsReportsAssignment(t *testing.T) {
+	dir := genTrace(t, "imbalance", "--ranks", "7", "--threads", "2")
+	r := run(t, ptraceBin(), "analyze", "--ranks", "3", "-q", "--stats", dir)
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if want := "analysis ranks: 3, 1–3 processes each, event load max/mean 1.286"; !strings.Contains(r.stderr, want) {
+		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+}
