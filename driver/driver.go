@@ -118,8 +118,8 @@ type RunStats struct {
 	// perfect balance).
 	MinProcs, MaxProcs int
 	Imbalance          float64
-	Phases   []PhaseStat
-	PeakHeap []uint64 // per rank, bytes in use after the heaviest phase
+	Phases             []PhaseStat
+	PeakHeap           []uint64 // per rank, bytes in use after the heaviest phase
 }
 
 // PhaseStat is one phase's wall time on the slowest rank.
