@@ -3,13 +3,17 @@ package clocksync
 import "github.com/ptrace-dev/ptrace/trace"
 
 // location is one CLC location: a process with all its threads merged in
-// time order. It walks the process's merged order with one cursor per
-// thread, forward (amortization) and then backward (smoothing), and writes
-// each event's new time in place. Nothing here allocates per event.
+// time order. It walks the process's merged order forward (amortization)
+// with one scan per thread, and then backward (smoothing) on the times it
+// kept, and records each event's correction (final − interpolated time) in
+// the process's Timebase. Nothing here allocates per event but the
+// interpolated times of the merged order and the correction columns.
 type location struct {
-	evs   [][]trace.Event
+	scans []*trace.ThreadScan // forward: recorded times
+	n     []int64             // events per thread
+	cur   []int64             // backward: per thread, index of the next event down
+	tb    *trace.Timebase
 	order []uint16
-	cur   []int
 	pos   int // next merged position to process (forward: up, backward: down)
 	mdl   OffsetModel
 	itime []int64 // interpolated time by merged position, for the corrections
@@ -36,8 +40,34 @@ type location struct {
 }
 
 func newLocation(p *trace.Process, order []uint16, mdl OffsetModel) *location {
-	n := len(order)
-	return &location{evs: p.Events, order: order, cur: make([]int, len(p.Events)), mdl: mdl, itime: make([]int64, n), lastJumpPos: -1}
+	nth := p.NumThreads()
+	l := &location{scans: make([]*trace.ThreadScan, nth), n: make([]int64, nth), cur: make([]int64, nth),
+		tb: trace.NewTimebase(mdl.off, mdl.at, mdl.slope, nth), order: order, mdl: mdl,
+		itime: make([]int64, len(order)), lastJumpPos: -1}
+	for th := range l.scans {
+		l.scans[th] = p.Scan(th, nil)
+		l.n[th] = p.Events[th].N
+	}
+	return l
+}
+
+// next moves thread th's forward scan to its next event and returns it
+// with its index.
+func (l *location) next(th uint16) (*trace.Event, int64) {
+	sc := l.scans[th]
+	if !sc.Next() {
+		// The merged order counts exactly the events the scans hold.
+		panic("clocksync: merged order and thread scans disagree")
+	}
+	return sc.Event(), sc.Index()
+}
+
+// setForward records the forward time f of event idx of thread th at
+// interpolated time t (corrections start at zero, so f = t costs nothing).
+func (l *location) setForward(th uint16, idx, t, f int64) {
+	if f != t {
+		l.tb.SetCorrection(int(th), idx, l.n[th], f-t)
+	}
 }
 
 // logical returns the forward CLC time of an event at interpolated time t,
@@ -85,17 +115,16 @@ func (l *location) forwardTo(end int, p *params) {
 	if l.pos >= end {
 		return
 	}
-	order, evs, cur, itime := l.order, l.evs, l.cur, l.itime
+	order, itime := l.order, l.itime
 	pos := l.pos
 	if !l.started {
 		th := order[pos]
-		e := &evs[th][cur[th]]
-		cur[th]++
+		e, idx := l.next(th)
 		t := l.mdl.Apply(e.Time)
 		itime[pos] = t
 		f, g := l.logical(t, p)
 		l.commit(t, f, g)
-		e.Time = f
+		l.setForward(th, idx, t, f)
 		pos++
 	}
 	off, at, slope := l.mdl.off, l.mdl.at, l.mdl.slope
@@ -104,8 +133,7 @@ func (l *location) forwardTo(end int, p *params) {
 	sum, mx := l.sumCorr, l.maxCorr
 	for ; pos < end; pos++ {
 		th := order[pos]
-		e := &evs[th][cur[th]]
-		cur[th]++
+		e, idx := l.next(th)
 		t := e.Time + off
 		if slope != 0 {
 			t += roundHalfUp(float64(e.Time-at) * slope)
@@ -114,7 +142,6 @@ func (l *location) forwardTo(end int, p *params) {
 		if lastF == lastT {
 			anchT, anchF = t, t
 			lastT, lastF = t, t
-			e.Time = t
 			continue
 		}
 		g := anchF + roundHalfUp(gamma*float64(t-anchT))
@@ -126,7 +153,7 @@ func (l *location) forwardTo(end int, p *params) {
 		lastT, lastF = t, f
 		sum += f - t
 		mx = max(mx, f-t)
-		e.Time = f
+		l.setForward(th, idx, t, f)
 	}
 	l.lastT, l.lastF, l.anchT, l.anchF = lastT, lastF, anchT, anchF
 	l.sumCorr, l.maxCorr = sum, mx
@@ -139,8 +166,7 @@ func (l *location) forwardTo(end int, p *params) {
 // constraint caused and the smoothing window [x0, x1] that jump gets.
 func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jump, x0, x1 int64) {
 	th := l.order[pos]
-	e := &l.evs[th][l.cur[th]]
-	l.cur[th]++
+	e, idx := l.next(th)
 	t := l.mdl.Apply(e.Time)
 	l.itime[pos] = t
 	fint, g := l.logical(t, p)
@@ -156,7 +182,7 @@ func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jum
 	if jump > 0 {
 		l.lastJumpF, l.lastJumpPos = f, pos
 	}
-	e.Time = f
+	l.setForward(th, idx, t, f)
 	l.pos = pos + 1
 	return f, jump, x0, x1
 }
@@ -168,16 +194,15 @@ func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jum
 // a location without jumps. Only the thread-index column is read to place
 // the cursors.
 func (l *location) startBackward() {
-	for t := range l.evs {
-		l.cur[t] = len(l.evs[t])
-	}
+	l.scans = nil
+	copy(l.cur, l.n)
 	for pos := len(l.order) - 1; pos > l.lastJumpPos; pos-- {
 		l.cur[l.order[pos]]--
 	}
 	l.pos = l.lastJumpPos
 	if l.pos >= 0 && l.pos+1 < len(l.order) {
 		th := l.order[l.pos+1]
-		f := l.evs[th][l.cur[th]].Time
+		f := l.itime[l.pos+1] + l.tb.Correction(int(th), l.cur[th])
 		l.hasNext, l.bNext, l.fNext = true, f, f
 	}
 }
@@ -198,8 +223,9 @@ func (l *location) backStep(capv int64, hasCap bool, p *params) int64 {
 	pos := l.pos
 	th := l.order[pos]
 	l.cur[th]--
-	e := &l.evs[th][l.cur[th]]
-	f := e.Time
+	idx := l.cur[th]
+	t := l.itime[pos]
+	f := t + l.tb.Correction(int(th), idx)
 	b := f
 	if l.rampScale != 0 && f > l.rampX0 {
 		b += int64(float64(f-l.rampX0) * l.rampScale)
@@ -213,8 +239,10 @@ func (l *location) backStep(capv int64, hasCap bool, p *params) int64 {
 		}
 	}
 	l.sumCorr += b - f
-	l.maxCorr = max(l.maxCorr, b-l.itime[pos])
-	e.Time = b
+	l.maxCorr = max(l.maxCorr, b-t)
+	if b != f {
+		l.tb.SetCorrection(int(th), idx, l.n[th], b-t)
+	}
 	l.bNext, l.fNext, l.hasNext = b, f, true
 	l.pos = pos - 1
 	return b
@@ -231,24 +259,27 @@ func (l *location) backwardTo(lo int, p *params) {
 	if !l.hasNext {
 		l.backStep(0, false, p)
 	}
-	order, evs, cur, itime := l.order, l.evs, l.cur, l.itime
+	order, cur, itime, tb, n := l.order, l.cur, l.itime, l.tb, l.n
 	delta, x0, scale := p.delta, l.rampX0, l.rampScale
 	bNext, fNext := l.bNext, l.fNext
 	sum, mx := l.sumCorr, l.maxCorr
 	for pos := l.pos; pos >= lo; pos-- {
 		th := order[pos]
 		cur[th]--
-		e := &evs[th][cur[th]]
-		f := e.Time
+		t := itime[pos]
+		c := tb.Correction(int(th), cur[th])
+		f := t + c
 		b := f
 		if scale != 0 || bNext != fNext {
 			if scale != 0 && f > x0 {
 				b += int64(float64(f-x0) * scale)
 			}
 			b = min(b, bNext-min(delta, fNext-f))
-			e.Time = b
+			if b != f {
+				tb.SetCorrection(int(th), cur[th], n[th], b-t)
+			}
 			sum += b - f
-			mx = max(mx, b-itime[pos])
+			mx = max(mx, b-t)
 		}
 		bNext, fNext = b, f
 	}

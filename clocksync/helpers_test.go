@@ -2,7 +2,6 @@ package clocksync
 
 import (
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -33,24 +32,39 @@ func genProcs(t testing.TB, cfg gen.Config) []*trace.Process {
 	return procs
 }
 
-// cloneProcs copies processes deeply enough for Sync to change times.
-func cloneProcs(procs []*trace.Process) []*trace.Process {
-	out := make([]*trace.Process, len(procs))
-	for i, p := range procs {
-		q := *p
-		q.Events = make([][]trace.Event, len(p.Events))
-		for t := range p.Events {
-			q.Events[t] = slices.Clone(p.Events[t])
-		}
-		out[i] = &q
+// rows decodes every thread of p under tb (nil: as recorded).
+func rows(p *trace.Process, tb *trace.Timebase) [][]trace.Event {
+	out := make([][]trace.Event, p.NumThreads())
+	for th := range out {
+		out[th], _ = p.Decode(th, tb)
 	}
 	return out
 }
 
-// syncRun is the outcome of synchronizing a copy of a trace on k ranks.
+// allRows decodes every process as recorded.
+func allRows(procs []*trace.Process) [][][]trace.Event {
+	out := make([][][]trace.Event, len(procs))
+	for i, p := range procs {
+		out[i] = rows(p, nil)
+	}
+	return out
+}
+
+// mkProc encodes a process from rows, as a loaded file would hold it.
+func mkProc(h trace.Header, t trace.Tables, evs [][]trace.Event) *trace.Process {
+	p, err := trace.NewProcess(h, t, evs, nil)
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
+// syncRun is the outcome of synchronizing a trace on k ranks.
 type syncRun struct {
-	procs []*trace.Process // with corrected times
-	stats []ProcessStats   // by process
+	procs []*trace.Process  // as given
+	times []*trace.Timebase // by process: the corrected times
+	rows  [][][]trace.Event // by process: events with corrected times
+	stats []ProcessStats    // by process
 	match graph.MatchStats
 	local []*Local
 }
@@ -59,7 +73,7 @@ type syncRun struct {
 // (partitioned by event count, as the driver does); noSync runs Census.
 func runSync(t testing.TB, procs []*trace.Process, k int, o Options, noSync bool) (*syncRun, error) {
 	t.Helper()
-	res := &syncRun{procs: cloneProcs(procs), stats: make([]ProcessStats, len(procs)), local: make([]*Local, k)}
+	res := &syncRun{procs: procs, times: make([]*trace.Timebase, len(procs)), stats: make([]ProcessStats, len(procs)), local: make([]*Local, k)}
 	w := make([]int64, len(procs))
 	for i, p := range procs {
 		w[i] = p.NumEvents()
@@ -91,9 +105,14 @@ func runSync(t testing.TB, procs []*trace.Process, k int, o Options, noSync bool
 		}
 		l.CountAfter(m, edges)
 		copy(res.stats[lo:hi], l.Procs)
+		copy(res.times[lo:hi], l.Timebases)
 		res.local[c.Rank()] = l
 		return nil
 	})
+	res.rows = make([][][]trace.Event, len(procs))
+	for i, p := range procs {
+		res.rows[i] = rows(p, res.times[i])
+	}
 	for _, s := range ms {
 		v := res.match.Vector()
 		for i, x := range s.Vector() {
@@ -115,13 +134,13 @@ func mustSync(t testing.TB, procs []*trace.Process, k int, o Options) *syncRun {
 }
 
 // sameTimes reports the first event whose time differs between a and b.
-func sameTimes(t *testing.T, what string, a, b []*trace.Process) {
+func sameTimes(t *testing.T, what string, a, b [][][]trace.Event) {
 	t.Helper()
 	for i := range a {
-		for th := range a[i].Events {
-			for j := range a[i].Events[th] {
-				if x, y := a[i].Events[th][j].Time, b[i].Events[th][j].Time; x != y {
-					t.Fatalf("%s: process %d thread %d event %d (%s): %d vs %d", what, i, th, j, a[i].Events[th][j].Kind, x, y)
+		for th := range a[i] {
+			for j := range a[i][th] {
+				if x, y := a[i][th][j].Time, b[i][th][j].Time; x != y {
+					t.Fatalf("%s: process %d thread %d event %d (%s): %d vs %d", what, i, th, j, a[i][th][j].Kind, x, y)
 				}
 			}
 		}
@@ -129,10 +148,10 @@ func sameTimes(t *testing.T, what string, a, b []*trace.Process) {
 }
 
 // monotone checks that no thread's time goes back.
-func monotone(t *testing.T, procs []*trace.Process) {
+func monotone(t *testing.T, procs [][][]trace.Event) {
 	t.Helper()
 	for i, p := range procs {
-		for th, ev := range p.Events {
+		for th, ev := range p {
 			for j := 1; j < len(ev); j++ {
 				if ev[j].Time < ev[j-1].Time {
 					t.Fatalf("process %d thread %d: event %d (%s) at %d precedes event %d at %d", i, th, j, ev[j].Kind, ev[j].Time, j-1, ev[j-1].Time)

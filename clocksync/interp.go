@@ -96,9 +96,9 @@ func NewOffsetModel(rank int, offsets []trace.ClockOffset) OffsetModel {
 // firstEvent returns the earliest timestamp of p and whether it has events.
 func firstEvent(p *trace.Process) (int64, bool) {
 	first, seen := int64(0), false
-	for _, ev := range p.Events {
-		if len(ev) > 0 && (!seen || ev[0].Time < first) {
-			first, seen = ev[0].Time, true
+	for th := range p.Events {
+		if te := &p.Events[th]; te.N > 0 && (!seen || te.First < first) {
+			first, seen = te.First, true
 		}
 	}
 	return first, seen

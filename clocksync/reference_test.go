@@ -135,7 +135,7 @@ func randomTrace(rng *rand.Rand, nproc int, minLat int64) []*trace.Process {
 			off, ppm = rng.Int63n(100_001)-50_000, (2*rng.Float64()-1)*50
 		}
 		local := func(t int64) int64 { return t + off + int64(math.Round(float64(t)*ppm*1e-6)) }
-		pr := &trace.Process{Header: trace.Header{Rank: p, NRanks: nproc}, Events: evs[p]}
+		pr := &trace.Process{Header: trace.Header{Rank: p, NRanks: nproc}}
 		pr.Comms = []trace.Communicator{{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: members}}
 		noise := func() int64 { return 0 }
 		switch rng.Intn(4) {
@@ -158,7 +158,7 @@ func randomTrace(rng *rand.Rand, nproc int, minLat int64) []*trace.Process {
 				evs[p][th][i].Time = local(evs[p][th][i].Time)
 			}
 		}
-		procs[p] = pr
+		procs[p] = mkProc(pr.Header, pr.Tables, evs[p])
 	}
 	return procs
 }
@@ -180,11 +180,12 @@ type refEvent struct {
 // relevant collective enter to every relevant exit.
 func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 	P := len(procs)
+	evsOf := allRows(procs)
 	// Offset model.
 	var ref0 int64
-	first := func(p *trace.Process) (int64, bool) {
+	first := func(p int) (int64, bool) {
 		var all []int64
-		for _, ev := range p.Events {
+		for _, ev := range evsOf[p] {
 			for _, e := range ev {
 				all = append(all, e.Time)
 			}
@@ -194,7 +195,7 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 		}
 		return slices.Min(all), true
 	}
-	ref0, _ = first(procs[0])
+	ref0, _ = first(0)
 	interp := make([]func(int64) int64, P)
 	for p, pr := range procs {
 		var init, fin *trace.ClockOffset
@@ -219,7 +220,7 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 			interp[p] = func(t int64) int64 { return t + o1 }
 		default:
 			d := int64(0)
-			if f, ok := first(pr); ok && p != 0 {
+			if f, ok := first(p); ok && p != 0 {
 				d = ref0 - f
 			}
 			interp[p] = func(t int64) int64 { return t + d }
@@ -237,11 +238,12 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 		return 1
 	}
 	lists := make([][]*refEvent, P)
-	for p, pr := range procs {
-		next := make([]int, len(pr.Events))
+	for p := range procs {
+		pev := evsOf[p]
+		next := make([]int, len(pev))
 		for {
 			best := -1
-			for th, ev := range pr.Events {
+			for th, ev := range pev {
 				if next[th] == len(ev) {
 					continue
 				}
@@ -249,7 +251,7 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 					best = th
 					continue
 				}
-				a, b := &ev[next[th]], &pr.Events[best][next[best]]
+				a, b := &ev[next[th]], &pev[best][next[best]]
 				if cmp.Or(cmp.Compare(a.Time, b.Time), cmp.Compare(class(a.Kind), class(b.Kind)), cmp.Compare(th, best)) < 0 {
 					best = th
 				}
@@ -257,12 +259,12 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 			if best < 0 {
 				break
 			}
-			e := pr.Events[best][next[best]]
+			e := pev[best][next[best]]
 			lists[p] = append(lists[p], &refEvent{p: p, th: best, idx: next[best], raw: e.Time, t: interp[p](e.Time)})
 			next[best]++
 		}
 	}
-	ev := func(e *refEvent) *trace.Event { return &procs[e.p].Events[e.th][e.idx] }
+	ev := func(e *refEvent) *trace.Event { return &evsOf[e.p][e.th][e.idx] }
 	edge := func(from, to *refEvent) {
 		to.preds = append(to.preds, from)
 		from.succs = append(from.succs, to)
@@ -433,10 +435,10 @@ func refSync(t *testing.T, procs []*trace.Process, o Options) [][][]int64 {
 		}
 	}
 	out := make([][][]int64, P)
-	for p, pr := range procs {
-		out[p] = make([][]int64, len(pr.Events))
-		for th := range pr.Events {
-			out[p][th] = make([]int64, len(pr.Events[th]))
+	for p := range procs {
+		out[p] = make([][]int64, len(evsOf[p]))
+		for th := range evsOf[p] {
+			out[p][th] = make([]int64, len(evsOf[p][th]))
 		}
 		for _, e := range lists[p] {
 			out[p][e.th][e.idx] = e.b
@@ -461,17 +463,18 @@ func TestSyncMatchesReference(t *testing.T) {
 		want := refSync(t, procs, o)
 		for k := 1; k <= min(nproc, 4); k++ {
 			r := mustSync(t, procs, k, o)
-			for p, pr := range r.procs {
-				for th, ev := range pr.Events {
+			recorded := allRows(procs)
+			for p, pr := range r.rows {
+				for th, ev := range pr {
 					for i := range ev {
 						if ev[i].Time != want[p][th][i] {
 							t.Fatalf("seed %d, %d ranks, %+v: process %d thread %d event %d (%s, recorded at %d): %d, reference %d",
-								seed, k, o, p, th, i, ev[i].Kind, procs[p].Events[th][i].Time, ev[i].Time, want[p][th][i])
+								seed, k, o, p, th, i, ev[i].Kind, recorded[p][th][i].Time, ev[i].Time, want[p][th][i])
 						}
 					}
 				}
 			}
-			monotone(t, r.procs)
+			monotone(t, r.rows)
 			var before, after int64
 			for _, s := range r.stats {
 				before += s.ViolationsInterpolated

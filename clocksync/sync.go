@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Default parameters (see the package documentation for the reasons).
@@ -85,6 +86,9 @@ type Local struct {
 	// NodeTimes holds the final time of every event node of the matching
 	// (what graph.ExchangeEdges needs, without touching the events).
 	NodeTimes []int64
+	// Timebases hold, per process, the corrected time of every event
+	// (nil entries: times as recorded, method "none").
+	Timebases []*trace.Timebase
 }
 
 // Sync synchronizes the timestamps of this rank's processes (m.Procs) in
@@ -174,11 +178,14 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.Timebases = make([]*trace.Timebase, len(locs))
 	for i, loc := range locs {
 		loc.backwardTo(0, &p)
 		l.Procs[i].MaxCorrectionNS, l.Procs[i].SumCorrectionNS = loc.maxCorr, loc.sumCorr
-		loc.itime = nil
+		l.Timebases[i] = loc.tb
+		locs[i] = nil // its merged order and interpolated times go
 	}
+	m.Orders = nil
 	if err := comm.Agree(c, bad); err != nil {
 		return nil, err
 	}
@@ -198,6 +205,8 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		return nil, err
 	}
 	l.NodeTimes = m.Recorded
+	l.Timebases = make([]*trace.Timebase, len(m.Procs))
+	m.Orders = nil
 	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.Recorded[n] })
 	if err != nil {
 		return nil, err
@@ -222,7 +231,7 @@ func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
 		var v int64
 		p, r := m.Procs[i], &edges[i]
 		for j := 0; j < r.Len(); j++ {
-			if int(r.PredProc[j]) != p.Header.Rank && p.Events[r.Thread[j]][r.Event[j]].Time-l.Options.MinLatencyNS < r.PredTime[j] {
+			if int(r.PredProc[j]) != p.Header.Rank && r.Time[j]-l.Options.MinLatencyNS < r.PredTime[j] {
 				v++
 			}
 		}

@@ -60,7 +60,7 @@ func TestSkewRecoversTrueTime(t *testing.T) {
 					t.Fatalf("unskewed process %d: %+v", s.Rank, s)
 				}
 			}
-			sameTimes(t, "unskewed trace changed", base.procs, truth)
+			sameTimes(t, "unskewed trace changed", base.rows, allRows(truth))
 
 			r := mustSync(t, procs, 4, o)
 			var before, interp, after int64
@@ -74,7 +74,7 @@ func TestSkewRecoversTrueTime(t *testing.T) {
 				// The injected clock, from the two traces: thread 0's first
 				// event is at true time 0 (where the init offset is
 				// measured) and its last at the end (finalize).
-				raw, tru := procs[s.Rank].Events[0], truth[s.Rank].Events[0]
+				raw, tru := rows(procs[s.Rank], nil)[0], rows(truth[s.Rank], nil)[0]
 				off := raw[0].Time - tru[0].Time
 				end := tru[len(tru)-1].Time
 				ppm := float64(raw[len(raw)-1].Time-end-off) / float64(end) * 1e6
@@ -92,18 +92,19 @@ func TestSkewRecoversTrueTime(t *testing.T) {
 				t.Fatal("no messages matched")
 			}
 			var worst int64
-			for i, p := range r.procs {
-				for th, ev := range p.Events {
+			tru := allRows(truth)
+			for i, p := range r.rows {
+				for th, ev := range p {
 					for j := range ev {
-						d := ev[j].Time - truth[i].Events[th][j].Time
+						d := ev[j].Time - tru[i][th][j].Time
 						worst = max(worst, d, -d)
 						if d > accuracyNS || d < -accuracyNS {
-							t.Fatalf("process %d thread %d event %d (%s): corrected %d, true %d", i, th, j, ev[j].Kind, ev[j].Time, truth[i].Events[th][j].Time)
+							t.Fatalf("process %d thread %d event %d (%s): corrected %d, true %d", i, th, j, ev[j].Kind, ev[j].Time, tru[i][th][j].Time)
 						}
 					}
 				}
 			}
-			monotone(t, r.procs)
+			monotone(t, r.rows)
 			t.Logf("%d violations before, worst |corrected − true| = %d ns", before, worst)
 		})
 	}
@@ -144,12 +145,12 @@ func TestAlignmentAndCLCRepairViolations(t *testing.T) {
 			if before == 0 || after != 0 || maxCorr == 0 {
 				t.Fatalf("%s k=%d: %d violations before, %d after, max correction %d", cfg.Workload, k, before, after, maxCorr)
 			}
-			monotone(t, r.procs)
+			monotone(t, r.rows)
 			if first == nil {
 				first = r
 				continue
 			}
-			sameTimes(t, fmt.Sprintf("%s: 1 vs %d ranks", cfg.Workload, k), first.procs, r.procs)
+			sameTimes(t, fmt.Sprintf("%s: 1 vs %d ranks", cfg.Workload, k), first.rows, r.rows)
 			for i := range r.stats {
 				if r.stats[i] != first.stats[i] {
 					t.Fatalf("%s: process %d stats differ between 1 and %d ranks: %+v vs %+v", cfg.Workload, i, k, first.stats[i], r.stats[i])
@@ -173,7 +174,7 @@ func TestManyRanks(t *testing.T) {
 	}
 	small := mustSync(t, procs, 3, DefaultOptions())
 	big := mustSync(t, procs, R, DefaultOptions())
-	sameTimes(t, "3 vs 4096 ranks", small.procs, big.procs)
+	sameTimes(t, "3 vs 4096 ranks", small.rows, big.rows)
 	var before, after int64
 	for i := range big.stats {
 		if big.stats[i] != small.stats[i] {
@@ -193,16 +194,12 @@ func TestManyRanks(t *testing.T) {
 func cyclicTrace() []*trace.Process {
 	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1}}}
 	mk := func(rank int, peer int64) *trace.Process {
-		return &trace.Process{
-			Header: trace.Header{Rank: rank, NRanks: 2},
-			Tables: trace.Tables{Comms: world},
-			Events: [][]trace.Event{{
-				{Time: 10, Kind: trace.RegionEnter},
-				{Time: 20, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{peer, 3, 0, 8, 0}},
-				{Time: 30, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{peer, 3, 0, 8, 0}},
-				{Time: 40, Kind: trace.RegionExit},
-			}},
-		}
+		return mkProc(trace.Header{Rank: rank, NRanks: 2}, trace.Tables{Comms: world}, [][]trace.Event{{
+			{Time: 10, Kind: trace.RegionEnter},
+			{Time: 20, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{peer, 3, 0, 8, 0}},
+			{Time: 30, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{peer, 3, 0, 8, 0}},
+			{Time: 40, Kind: trace.RegionExit},
+		}})
 	}
 	return []*trace.Process{mk(0, 1), mk(1, 0)}
 }
@@ -236,7 +233,7 @@ func TestCensus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameTimes(t, "census changed times", r.procs, procs)
+	sameTimes(t, "census changed times", r.rows, allRows(procs))
 	var v int64
 	for _, s := range r.stats {
 		if s.ViolationsBefore != s.ViolationsAfter || s.MaxCorrectionNS != 0 {
@@ -263,18 +260,18 @@ func TestEqualTimestampsAcrossThreads(t *testing.T) {
 		return trace.Event{Time: t, Kind: k, Args: [trace.MaxArgs]int64{peer, 4, 0, 8, 0}}
 	}
 	procs := []*trace.Process{
-		{Header: trace.Header{Rank: 0, NRanks: 2}, Tables: trace.Tables{Comms: world},
-			Events: [][]trace.Event{{msg(100, trace.MPIRecv, 1)}, {msg(100, trace.MPISend, 1)}}},
-		{Header: trace.Header{Rank: 1, NRanks: 2}, Tables: trace.Tables{Comms: world},
-			Events: [][]trace.Event{{msg(50, trace.MPIRecv, 0), msg(60, trace.MPISend, 0)}}},
+		mkProc(trace.Header{Rank: 0, NRanks: 2}, trace.Tables{Comms: world},
+			[][]trace.Event{{msg(100, trace.MPIRecv, 1)}, {msg(100, trace.MPISend, 1)}}),
+		mkProc(trace.Header{Rank: 1, NRanks: 2}, trace.Tables{Comms: world},
+			[][]trace.Event{{msg(50, trace.MPIRecv, 0), msg(60, trace.MPISend, 0)}}),
 	}
 	for k := 1; k <= 2; k++ {
 		r := mustSync(t, procs, k, Options{Gamma: DefaultGamma, DeltaNS: 1, MinLatencyNS: 1})
-		monotone(t, r.procs)
-		if s, v := r.procs[0].Events[1][0].Time, r.procs[1].Events[0][0].Time; v < s+1 {
+		monotone(t, r.rows)
+		if s, v := r.rows[0][1][0].Time, r.rows[1][0][0].Time; v < s+1 {
 			t.Fatalf("k=%d: process 1 receives at %d what was sent at %d", k, v, s)
 		}
-		if s, v := r.procs[1].Events[0][1].Time, r.procs[0].Events[0][0].Time; v < s+1 {
+		if s, v := r.rows[1][0][1].Time, r.rows[0][0][0].Time; v < s+1 {
 			t.Fatalf("k=%d: process 0 receives at %d what was sent at %d", k, v, s)
 		}
 	}
@@ -293,13 +290,13 @@ func TestBadOptions(t *testing.T) {
 // process constrains no clock: matched and exchanged, no correction.
 func TestSelfMessageEqualTimes(t *testing.T) {
 	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1}}}
-	p0 := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 2}, Tables: trace.Tables{Comms: world},
-		Events: [][]trace.Event{
+	p0 := mkProc(trace.Header{Rank: 0, NRanks: 2}, trace.Tables{Comms: world},
+		[][]trace.Event{
 			{{Time: 100, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}, {Time: 200, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{1, 2, 0, 8, 0}}},
 			{{Time: 100, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
-		}}
-	p1 := &trace.Process{Header: trace.Header{Rank: 1, NRanks: 2}, Tables: trace.Tables{Comms: world},
-		Events: [][]trace.Event{{{Time: 150, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 2, 0, 8, 0}}}}}
+		})
+	p1 := mkProc(trace.Header{Rank: 1, NRanks: 2}, trace.Tables{Comms: world},
+		[][]trace.Event{{{Time: 150, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 2, 0, 8, 0}}}})
 	procs := []*trace.Process{p0, p1}
 	for k := 1; k <= 2; k++ {
 		r := mustSync(t, procs, k, DefaultOptions())
@@ -308,10 +305,10 @@ func TestSelfMessageEqualTimes(t *testing.T) {
 		}
 		// Process 1 received at 150 what process 0 sent at 200: the CLC
 		// moves the receive, nothing else.
-		if got := r.procs[1].Events[0][0].Time; got != 200 {
+		if got := r.rows[1][0][0].Time; got != 200 {
 			t.Fatalf("k=%d: receive at %d, want 200", k, got)
 		}
-		sameTimes(t, "process 0", r.procs[:1], procs[:1])
+		sameTimes(t, "process 0", r.rows[:1], allRows(procs[:1]))
 		for _, s := range r.stats {
 			if s.ViolationsAfter != 0 {
 				t.Fatalf("k=%d: %+v", k, s)

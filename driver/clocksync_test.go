@@ -90,7 +90,7 @@ func TestClockSyncSectionIndependentOfRanks(t *testing.T) {
 }
 
 // writeTrace writes processes as a trace directory (no manifest).
-func writeTrace(t *testing.T, procs []*trace.Process) string {
+func writeTrace(t *testing.T, procs []*rawProc) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, p := range procs {
@@ -116,11 +116,18 @@ func writeTrace(t *testing.T, procs []*trace.Process) string {
 	return dir
 }
 
-func twoProcs(events func(rank int, peer int64) []trace.Event) []*trace.Process {
+// rawProc is a process as a test spells it: header, tables and rows.
+type rawProc struct {
+	Header trace.Header
+	trace.Tables
+	Events [][]trace.Event
+}
+
+func twoProcs(events func(rank int, peer int64) []trace.Event) []*rawProc {
 	world := []trace.Communicator{{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1}}}
-	var out []*trace.Process
+	var out []*rawProc
 	for r := 0; r < 2; r++ {
-		out = append(out, &trace.Process{Header: trace.Header{Rank: r, NRanks: 2, ClockUnit: "ns"}, Tables: trace.Tables{Comms: world},
+		out = append(out, &rawProc{Header: trace.Header{Rank: r, NRanks: 2, ClockUnit: "ns"}, Tables: trace.Tables{Comms: world},
 			Events: [][]trace.Event{events(r, int64(1-r))}})
 	}
 	return out

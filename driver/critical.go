@@ -29,7 +29,7 @@ type procGraph struct {
 	depIn  map[int64]sim.Task // remote_dep_in event → successor task
 }
 
-func newProcGraph(p *trace.Process, s *sim.Sim, m *ompt.Model, f *sim.Frags) *procGraph {
+func newProcGraph(p *trace.Process, s *sim.Sim, m *ompt.Model, f *sim.Frags) (*procGraph, error) {
 	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, funcs: p.Strings,
 		taskW: make([]int64, s.Tasks.Len()), deps: s.DepEdges,
 		depOut: map[int64]sim.Task{}, depIn: map[int64]sim.Task{}}
@@ -45,21 +45,28 @@ func newProcGraph(p *trace.Process, s *sim.Sim, m *ompt.Model, f *sim.Frags) *pr
 			g.names[loc] = p.LocationName(int64(loc))
 		}
 	}
-	for th, evs := range p.Events {
-		for i := range evs {
-			switch e := &evs[i]; e.Kind {
+	if p.Census.Kinds[trace.RemoteDepOut]+p.Census.Kinds[trace.RemoteDepIn] == 0 {
+		return g, nil
+	}
+	var sc trace.ThreadScan
+	for th := 0; th < p.NumThreads(); th++ {
+		for sc.Reset(p, th, nil); sc.Next(); {
+			switch e := sc.Event(); e.Kind {
 			case trace.RemoteDepOut:
 				if t := m.Task(e.Args[0]); t != sim.NoTask {
-					g.depOut[sim.EventKey(th, int64(i))] = t
+					g.depOut[sim.EventKey(th, sc.Index())] = t
 				}
 			case trace.RemoteDepIn:
 				if t := m.Task(e.Args[0]); t != sim.NoTask {
-					g.depIn[sim.EventKey(th, int64(i))] = t
+					g.depIn[sim.EventKey(th, sc.Index())] = t
 				}
 			}
 		}
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
 	}
-	return g
+	return g, nil
 }
 
 // nodeKey is a partition-independent name of node n of process proc.

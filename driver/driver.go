@@ -313,6 +313,15 @@ func (r *run) strictWarnings(ws []string) error {
 	return comm.Agree(r.c, err)
 }
 
+// timebase returns the corrected times of owned process i (nil before
+// clocksync or without correction).
+func (r *run) timebase(i int) *trace.Timebase {
+	if r.clock == nil || i >= len(r.clock.Timebases) {
+		return nil
+	}
+	return r.clock.Timebases[i]
+}
+
 func (r *run) dirPath(i int) string {
 	return filepath.Join(r.dir.Path, r.dir.Files[i].File)
 }
@@ -331,8 +340,8 @@ type procRow struct {
 func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
-		first, last := p.TimeRange()
-		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: len(p.Events), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings}
+		first, last := p.TimeRange(r.timebase(i))
+		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.

@@ -351,7 +351,8 @@ func TestWholeRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		var enter int64
-		for _, e := range p.Events[0] {
+		evs, _ := p.Decode(0, nil)
+		for _, e := range evs {
 			if name := p.String(e.Args[0]); name == "MPI_Init" || name == "MPI_Finalize" {
 				switch e.Kind {
 				case trace.MPIEnter:

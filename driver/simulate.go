@@ -40,12 +40,12 @@ func (r *run) simulate() error {
 	// same bins on every rank.
 	first, last, bounded := int64(1<<62), int64(-1<<62), int64(0)
 	tFirst, tLast := first, last
-	for _, p := range r.procs {
-		a, b := p.TimeRange()
+	for i, p := range r.procs {
+		a, b := p.TimeRange(r.timebase(i))
 		tFirst, tLast = min(tFirst, a), max(tLast, b)
 		if !r.opts.WholeRun && r.opts.Window == nil {
 			var ok bool
-			if a, b, ok = p.MPIWindow(); ok {
+			if a, b, ok = p.MPIWindow(r.timebase(i)); ok {
 				bounded = 1
 			}
 		}
@@ -86,7 +86,7 @@ func (r *run) simulate() error {
 	var failure error
 	rows := make([]simRow, 0, len(r.procs))
 	for i, p := range r.procs {
-		s := sim.New(p, r.opts.Strict)
+		s := sim.New(p, r.timebase(i), r.opts.Strict)
 		s.SetWindow(r.first, r.last)
 		s.RecordDeps = true
 		model := ompt.NewModel()
@@ -103,7 +103,15 @@ func (r *run) simulate() error {
 		}
 		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
 		r.tasks = appendTaskRecords(r.tasks, p, s, model)
-		r.cp = append(r.cp, newProcGraph(p, s, model, &frags.F))
+		pg, err := newProcGraph(p, s, model, &frags.F)
+		if err != nil {
+			failure = fmt.Errorf("rank %d: %w", p.Header.Rank, err)
+			break
+		}
+		r.cp = append(r.cp, pg)
+		// Every pass over the events is done: what follows works on the
+		// tables the simulation built.
+		p.ReleaseEvents()
 		if model.CostKey != "" {
 			r.costKey = model.CostKey
 		}
@@ -173,7 +181,7 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 	row := simRow{Rank: rank, Host: host}
 	window := s.End - s.Begin
 	for th, tt := range s.Breakdown.Threads {
-		if len(s.Proc.Events[th]) == 0 {
+		if !s.HasEvents(th) {
 			continue
 		}
 		row.Threads++

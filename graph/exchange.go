@@ -25,6 +25,7 @@ import (
 type RemoteEdges struct {
 	Thread     []int32 // the receive-like event
 	Event      []int64
+	Time       []int64 // its own time (as the exchange's times give it)
 	Kind       []trace.Kind
 	PredProc   []int32 // world rank of the predecessor's process
 	PredThread []int32
@@ -67,14 +68,17 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // identity and current timestamp of its predecessor. times holds the
 // current time of every event node (clocksync's Local.NodeTimes after
 // synchronization, Matching.Recorded without), which spares reading the
-// scattered events; nil reads Event.Time. Send-like events travel along
+// scattered events; nil means Matching.Recorded. Send-like events travel along
 // their edges in one Alltoallv; collective nodes take the latest of their
 // inputs and pass it on in a second one, so an instance of N members costs
 // O(N) records. It is collective; an error is returned on every rank.
 func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
 	g := m.DAG
 	n := m.Len()
-	if times != nil && int32(len(times)) != n {
+	if times == nil {
+		times = m.Recorded
+	}
+	if int32(len(times)) != n {
 		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), n)
 	}
 	rank := make([]int32, len(m.Procs))
@@ -100,13 +104,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 	}
 	for _, sp := range m.SelfPairs {
 		v := sp[0]
-		var t int64
-		if times != nil {
-			t = times[v]
-		} else {
-			t = m.EventOf(v).Time
-		}
-		p := pred{time: t, proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
+		p := pred{time: times[v], proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
 		deliver(sp[1], &p)
 	}
 	var lerr error
@@ -132,13 +130,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		for v := int32(0); v < n; v++ {
 			switch {
 			case round == 0 && m.Role[v] == RoleSend:
-				var t int64
-				if times != nil {
-					t = times[v]
-				} else {
-					t = m.EventOf(v).Time
-				}
-				p := pred{time: t, proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
+				p := pred{time: times[v], proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
 				send(bufs, v, &p)
 			case round == 1 && m.Role[v] == RoleColl && preds[v].ok:
 				send(bufs, v, &preds[v])
@@ -163,6 +155,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			}
 		}
 		r.Thread, r.Event, r.Kind = make([]int32, 0, n), make([]int64, 0, n), make([]trace.Kind, 0, n)
+		r.Time = make([]int64, 0, n)
 		r.PredProc, r.PredThread, r.PredEvent = make([]int32, 0, n), make([]int32, 0, n), make([]int64, 0, n)
 		r.PredKind, r.PredTime = make([]trace.Kind, 0, n), make([]int64, 0, n)
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -172,6 +165,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			}
 			r.Thread = append(r.Thread, m.Thread[v])
 			r.Event = append(r.Event, m.Event[v])
+			r.Time = append(r.Time, times[v])
 			r.Kind = append(r.Kind, m.Kind[v])
 			r.PredProc = append(r.PredProc, p.proc)
 			r.PredThread = append(r.PredThread, p.thread)

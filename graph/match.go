@@ -131,14 +131,6 @@ type Matching struct {
 // Len returns the number of nodes.
 func (m *Matching) Len() int32 { return int32(len(m.Role)) }
 
-// EventOf returns the event of node n (nil for a collective node).
-func (m *Matching) EventOf(n int32) *trace.Event {
-	if m.Proc[n] < 0 {
-		return nil
-	}
-	return &m.Procs[m.Proc[n]].Events[m.Thread[n]][m.Event[n]]
-}
-
 // Describe names node n for messages: "process 3 thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
@@ -303,27 +295,31 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 // countComm adds p's communication events to the node and receive counts
 // and the bytes of its send records to need (by destination rank): upper
 // bounds, for sizing.
+//
+// Node and receive counts come from the census; the send records need the
+// peers, so only a process that sends is scanned, and only its sends are
+// looked at.
 func countComm(p *trace.Process, owners Owners, need []int, nodes, nrecv *int) {
+	k := &p.Census.Kinds
+	*nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
+	*nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
+	if k[trace.MPISend]+k[trace.RemoteDepOut] == 0 {
+		return
+	}
 	n := int64(p.Header.NRanks)
-	for _, ev := range p.Events {
-		for i := range ev {
-			e := &ev[i]
+	var sc trace.ThreadScan
+	for th := 0; th < p.NumThreads(); th++ {
+		for sc.Reset(p, th, nil); sc.Next(); {
+			e := sc.Event()
 			switch e.Kind {
 			case trace.MPISend:
 				if peer := e.Args[0]; peer >= 0 && peer < n {
 					need[owners.Owner(int(peer))] += sendRecSize
 				}
-				*nodes++
 			case trace.RemoteDepOut:
 				if peer := e.Args[1]; peer >= 0 && peer < n {
 					need[owners.Owner(int(peer))] += sendRecSize
 				}
-				*nodes++
-			case trace.MPIRecv, trace.RemoteDepIn:
-				*nrecv++
-				*nodes++
-			case trace.CollBegin, trace.CollEnd:
-				*nodes++
 			}
 		}
 	}
@@ -342,7 +338,7 @@ func (m *Matching) grow(n int) {
 }
 
 // addNode appends an event node.
-func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos int64, kind trace.Kind) int32 {
+func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos int64, kind trace.Kind, recorded int64) int32 {
 	n := b.AddNode(b.Len() > m.ProcNodes[proc])
 	m.Role = append(m.Role, role)
 	m.Proc = append(m.Proc, proc)
@@ -351,7 +347,7 @@ func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos
 	m.Pos = append(m.Pos, pos)
 	m.Kind = append(m.Kind, kind)
 	m.Comm = append(m.Comm, 0)
-	m.Recorded = append(m.Recorded, m.Procs[proc].Events[thread][event].Time)
+	m.Recorded = append(m.Recorded, recorded)
 	return n
 }
 
@@ -371,7 +367,10 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
-	cur := make([]int64, len(p.Events))
+	scans := make([]*trace.ThreadScan, p.NumThreads())
+	for t := range scans {
+		scans[t] = p.Scan(t, nil)
+	}
 	calls := map[int64]int64{}      // communicator id → coll_begin calls so far
 	open := map[[2]int64]openColl{} // (communicator id, thread) → its open collective
 	bad := func(t int32, idx int64, kind trace.Kind, format string, args ...any) {
@@ -380,9 +379,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 	}
 	for pos, t16 := range order {
 		t := int32(t16)
-		idx := cur[t]
-		cur[t]++
-		e := &p.Events[t][idx]
+		sc := scans[t]
+		if !sc.Next() {
+			break // a scan ended early (the loader validated every chunk)
+		}
+		idx := sc.Index()
+		e := sc.Event()
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:
 			m.Stats.PointToPointEvents++
@@ -400,12 +402,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				continue
 			}
 			if e.Kind == trace.MPISend {
-				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind)
+				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
 				key := chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}
 				dst := owners.Owner(int(peer))
 				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
 			} else {
-				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
+				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
 				*recvs = append(*recvs, recvRec{key: chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag}, node: n, thread: t, event: idx})
 			}
 		case trace.RemoteDepOut, trace.RemoteDepIn:
@@ -415,12 +417,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				continue
 			}
 			if e.Kind == trace.RemoteDepOut {
-				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind)
+				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
 				key := chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}
 				dst := owners.Owner(int(peer))
 				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
 			} else {
-				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
+				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
 				*recvs = append(*recvs, recvRec{key: chanKey{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task}, node: n, thread: t, event: idx})
 			}
 		case trace.CollBegin:
@@ -441,7 +443,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), cm.ID)
 			}
 			m.Stats.CollectiveCalls++
-			n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind)
+			n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
 			root := int32(-1)
 			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
 				root = int32(e.Args[2])
@@ -464,7 +466,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				continue
 			}
 			delete(open, okey)
-			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
+			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
 			nm := int32(len(cm.Members))
 			coord := int32(cm.Members[oc.inst%int64(nm)])
 			dst := owners.Owner(int(coord))

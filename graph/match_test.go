@@ -89,11 +89,14 @@ func runMatch(t testing.TB, procs []*trace.Process, k int) *matched {
 // trace from one clock) does not come after the receive.
 func checkEdges(t *testing.T, procs []*trace.Process, m *matched) (rows int) {
 	t.Helper()
+	evs := make([][][]trace.Event, len(procs))
+	for i, p := range procs {
+		evs[i] = rowsOf(p)
+	}
 	for pi, r := range m.edges {
 		for i := 0; i < r.Len(); i++ {
-			e := &procs[pi].Events[r.Thread[i]][r.Event[i]]
-			pp := procs[r.PredProc[i]]
-			pe := &pp.Events[r.PredThread[i]][r.PredEvent[i]]
+			e := &evs[pi][r.Thread[i]][r.Event[i]]
+			pe := &evs[r.PredProc[i]][r.PredThread[i]][r.PredEvent[i]]
 			if pe.Time != r.PredTime[i] || pe.Kind != r.PredKind[i] || e.Kind != r.Kind[i] {
 				t.Fatalf("process %d row %d: row %+v disagrees with the events", pi, i, r)
 			}
@@ -147,7 +150,7 @@ func TestMatchStencilRemoteDeps(t *testing.T) {
 	// Count the cross-rank dependences from the events themselves.
 	var outs int64
 	for _, p := range procs {
-		for _, ev := range p.Events {
+		for _, ev := range rowsOf(p) {
 			for i := range ev {
 				if ev[i].Kind == trace.RemoteDepOut {
 					outs++
@@ -174,12 +177,16 @@ func TestMatchStencilRemoteDeps(t *testing.T) {
 // every partition, no failure.
 func TestMatchUnmatched(t *testing.T) {
 	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 4, Threads: 1, Iterations: 3, LatencyNS: 1000})
-	drop := func(p *trace.Process, kind trace.Kind, nth int) {
-		ev := p.Events[0]
+	evs := make([][][]trace.Event, len(procs))
+	for i, p := range procs {
+		evs[i] = rowsOf(p)
+	}
+	drop := func(p int, kind trace.Kind, nth int) {
+		ev := evs[p][0]
 		for i := range ev {
 			if ev[i].Kind == kind {
 				if nth == 0 {
-					p.Events[0] = slices.Delete(ev, i, i+1)
+					evs[p][0] = slices.Delete(ev, i, i+1)
 					return
 				}
 				nth--
@@ -187,13 +194,16 @@ func TestMatchUnmatched(t *testing.T) {
 		}
 		t.Fatalf("no %s #%d", kind, nth)
 	}
-	drop(procs[2], trace.MPIRecv, 1)   // a message from 1 or 3 is never received
-	drop(procs[1], trace.CollBegin, 0) // the final barrier misses a member
-	drop(procs[1], trace.CollEnd, 0)
-	ev := procs[3].Events[0]
+	drop(2, trace.MPIRecv, 1)   // a message from 1 or 3 is never received
+	drop(1, trace.CollBegin, 0) // the final barrier misses a member
+	drop(1, trace.CollEnd, 0)
+	ev := evs[3][0]
 	bogus := ev[len(ev)-1]
 	bogus.Kind, bogus.Args = trace.MPISend, [trace.MaxArgs]int64{0, 1, 9, 8, 0}
-	procs[3].Events[0] = append(ev, bogus)
+	evs[3][0] = append(ev, bogus)
+	for i, p := range procs {
+		procs[i] = mkProc(p.Header, p.Tables, evs[i])
+	}
 	var first []string
 	for k := 1; k <= 4; k++ {
 		m := runMatch(t, procs, k)
@@ -215,12 +225,14 @@ func TestMatchUnmatched(t *testing.T) {
 }
 
 func TestMergeOrder(t *testing.T) {
-	p := &trace.Process{Events: [][]trace.Event{
-		{{Time: 1}, {Time: 5}, {Time: 5}, {Time: 9}},
-		{{Time: 0}, {Time: 5}, {Time: 6}},
+	// Region events: the tie class of everything but sends and receives.
+	r := trace.RegionEnter
+	p := mkProc(trace.Header{}, trace.Tables{}, [][]trace.Event{
+		{{Time: 1, Kind: r}, {Time: 5, Kind: r}, {Time: 5, Kind: r}, {Time: 9, Kind: r}},
+		{{Time: 0, Kind: r}, {Time: 5, Kind: r}, {Time: 6, Kind: r}},
 		{},
-		{{Time: 5}, {Time: 10}},
-	}}
+		{{Time: 5, Kind: r}, {Time: 10, Kind: r}},
+	})
 	got := MergeOrder(p)
 	want := []uint16{1, 0, 0, 0, 1, 3, 1, 0, 3}
 	if !slices.Equal(got, want) {
@@ -229,11 +241,11 @@ func TestMergeOrder(t *testing.T) {
 	// Equal times across threads: sends first, receives last; a thread's
 	// own order stays.
 	recv, send, other := trace.MPIRecv, trace.MPISend, trace.RegionEnter
-	p = &trace.Process{Events: [][]trace.Event{
+	p = mkProc(trace.Header{}, trace.Tables{}, [][]trace.Event{
 		{{Time: 5, Kind: recv}, {Time: 5, Kind: send}},
 		{{Time: 5, Kind: other}, {Time: 5, Kind: recv}},
 		{{Time: 5, Kind: send}, {Time: 6, Kind: send}},
-	}}
+	})
 	got = MergeOrder(p)
 	want = []uint16{2, 1, 0, 0, 1, 2}
 	if !slices.Equal(got, want) {
@@ -245,14 +257,32 @@ func TestMergeOrder(t *testing.T) {
 // threads) is matched and exchanged but is no DAG edge.
 func TestSelfMessage(t *testing.T) {
 	world := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0}}}
-	p := &trace.Process{Header: trace.Header{Rank: 0, NRanks: 1}, Tables: trace.Tables{Comms: world},
-		Events: [][]trace.Event{
+	p := mkProc(trace.Header{Rank: 0, NRanks: 1}, trace.Tables{Comms: world},
+		[][]trace.Event{
 			{{Time: 100, Kind: trace.MPIRecv, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
 			{{Time: 100, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{0, 1, 0, 8, 0}}},
-		}}
+		})
 	m := runMatch(t, []*trace.Process{p}, 1)
 	r := m.edges[0]
 	if m.stats.Messages != 1 || r.Len() != 1 || r.Thread[0] != 0 || r.PredProc[0] != 0 || r.PredThread[0] != 1 || r.PredTime[0] != 100 {
 		t.Fatalf("%+v %+v", m.stats, r)
 	}
+}
+
+// rowsOf decodes every thread of p as recorded.
+func rowsOf(p *trace.Process) [][]trace.Event {
+	out := make([][]trace.Event, p.NumThreads())
+	for th := range out {
+		out[th], _ = p.Decode(th, nil)
+	}
+	return out
+}
+
+// mkProc encodes a process from rows, as a loaded file would hold it.
+func mkProc(h trace.Header, t trace.Tables, evs [][]trace.Event) *trace.Process {
+	p, err := trace.NewProcess(h, t, evs, nil)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }

@@ -31,14 +31,19 @@ func tieClass(k trace.Kind) int8 {
 // as long as it stays ahead of the second smallest, so interleavings of a
 // few threads cost O(threads) per run, not per event.
 func MergeOrder(p *trace.Process) []uint16 {
-	evs := p.Events
 	n := p.NumEvents()
 	order := make([]uint16, n)
-	cur := make([]int, len(evs))
+	nth := p.NumThreads()
+	scans := make([]*trace.ThreadScan, nth)
+	live := make([]bool, nth)
+	for t := range scans {
+		scans[t] = p.Scan(t, nil)
+		live[t] = scans[t].Next()
+	}
 	// before reports whether event e of thread a comes before the head of
 	// thread b (a ≠ b).
 	before := func(e *trace.Event, a, b int) bool {
-		h := &evs[b][cur[b]]
+		h := scans[b].Event()
 		if e.Time != h.Time {
 			return e.Time < h.Time
 		}
@@ -49,31 +54,31 @@ func MergeOrder(p *trace.Process) []uint16 {
 	}
 	for pos := int64(0); pos < n; {
 		best, second := -1, -1
-		for t := range evs {
-			if cur[t] == len(evs[t]) {
+		for t := range scans {
+			if !live[t] {
 				continue
 			}
 			switch {
-			case best < 0 || before(&evs[t][cur[t]], t, best):
+			case best < 0 || before(scans[t].Event(), t, best):
 				best, second = t, best
-			case second < 0 || before(&evs[t][cur[t]], t, second):
+			case second < 0 || before(scans[t].Event(), t, second):
 				second = t
 			}
 		}
-		ev := evs[best]
-		i := cur[best]
-		if second < 0 {
-			for ; i < len(ev); i++ {
-				order[pos] = uint16(best)
-				pos++
+		if best < 0 {
+			break // a scan ended early (its error is the loader's to report)
+		}
+		sc := scans[best]
+		for {
+			order[pos] = uint16(best)
+			pos++
+			if live[best] = sc.Next(); !live[best] {
+				break
 			}
-		} else {
-			for ; i < len(ev) && before(&ev[i], best, second); i++ {
-				order[pos] = uint16(best)
-				pos++
+			if second >= 0 && !before(sc.Event(), best, second) {
+				break
 			}
 		}
-		cur[best] = i
 	}
 	return order
 }

@@ -20,8 +20,8 @@ type Model struct {
 	maxSeq  []int64 // per creating thread: highest task seq created
 	regions map[int64]int32
 	deps    *depTracker
-	skip    []int // per thread: index of the last event consumed by lookahead
-	noWait  bool  // the trace has no sync_wait events: use sync_begin/end
+	skip    []int64 // per thread: index of the last event consumed by lookahead
+	noWait  bool    // the trace has no sync_wait events: use sync_begin/end
 	preds   []int32
 	done    func(int32) bool
 
@@ -45,36 +45,32 @@ func NewModel() *Model {
 func (m *Model) KeepDependences() { m.deps.keep = true }
 
 // Prepare sizes the task table from the task ids the process creates and
-// counts remote dependences each task must wait for.
+// counts remote dependences each task must wait for. Ids are claims: a
+// thread's task sequence numbers cannot exceed its events (every id is
+// made by an event of its own thread), so a corrupt id cannot size the
+// table beyond what the file holds; such ids become unknown tasks, warned
+// about where they are used.
 func (m *Model) Prepare(s *sim.Sim) error {
 	p := s.Proc
-	nth := len(p.Events)
+	cs := &p.Census
+	nth := max(p.NumThreads(), len(cs.MaxSeq))
 	m.maxSeq = make([]int64, nth)
-	m.skip = make([]int, nth)
-	hasWait := false
-	ndeps := 0
-	note := func(id int64) {
-		t := trace.IDThread(id)
-		if id > 0 && t < nth {
-			m.maxSeq[t] = max(m.maxSeq[t], trace.IDSeq(id))
-		}
+	m.skip = make([]int64, nth)
+	for t := range m.skip {
+		m.skip[t] = -1
 	}
-	for th, evs := range p.Events {
-		m.skip[th] = -1
-		for i := range evs {
-			switch e := &evs[i]; e.Kind {
-			case trace.TaskCreate:
-				note(e.Args[0])
-			case trace.ImplicitTaskBegin:
-				note(e.Args[1])
-			case trace.SyncWaitBegin:
-				hasWait = true
-			case trace.TaskDeps:
-				ndeps += int(e.Args[1])
-			}
+	for t, seq := range cs.MaxSeq {
+		if t >= p.NumThreads() {
+			continue // ids of a thread without events: nobody made them
 		}
+		if seq > p.Events[t].N {
+			s.Warn.Add("implausible task id", "thread %d: task id sequence %d exceeds the thread's %d events; ids beyond are ignored", t, seq, p.Events[t].N)
+			seq = p.Events[t].N
+		}
+		m.maxSeq[t] = seq
 	}
-	m.noWait = !hasWait
+	m.noWait = cs.Kinds[trace.SyncWaitBegin] == 0
+	ndeps := int(min(cs.DepEntries, 1<<31-1))
 	m.base = make([]int32, nth)
 	var total int64
 	for t := range m.maxSeq {
@@ -94,9 +90,13 @@ func (m *Model) Prepare(s *sim.Sim) error {
 			m.costKeys[int64(id)] = true
 		}
 	}
-	for _, evs := range p.Events {
-		for i := range evs {
-			e := &evs[i]
+	if cs.Kinds[trace.RemoteDepIn] == 0 && (cs.Kinds[trace.TaskAttr] == 0 || len(m.costKeys) == 0) {
+		return nil
+	}
+	var sc trace.ThreadScan
+	for th := 0; th < p.NumThreads(); th++ {
+		for sc.Reset(p, th, nil); sc.Next(); {
+			e := sc.Event()
 			switch e.Kind {
 			case trace.RemoteDepIn:
 				s.AddMissing(m.Task(e.Args[0]), 1)
@@ -111,6 +111,9 @@ func (m *Model) Prepare(s *sim.Sim) error {
 					}
 				}
 			}
+		}
+		if err := sc.Err(); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -152,9 +155,8 @@ func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
 	return t
 }
 
-// Update applies event evs[i] of thread th.
-func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
-	e := &evs[i]
+// Update applies event e of thread th.
+func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	thr := &s.Threads[th]
 	switch e.Kind {
 	case trace.ImplicitTaskBegin:
@@ -208,11 +210,14 @@ func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
 		s.CreateTask(t, sim.KindExplicit, parent, th, int32(e.Args[3]), flags)
 		// OMPT delivers the dependences right after task_create: resolve them
 		// before deciding whether the task is ready.
-		for j := i + 1; j < len(evs) && evs[j].Time == e.Time; j++ {
-			d := &evs[j]
+		for j := 1; ; j++ {
+			d, deps, ok := s.Ahead(th, j)
+			if !ok || d.Time != e.Time {
+				break
+			}
 			if d.Kind == trace.TaskDeps && d.Args[0] == e.Args[0] {
-				m.addDeps(s, parent, t, d.Deps(s.Proc.Deps[th]))
-				m.skip[th] = j
+				m.addDeps(s, parent, t, deps)
+				m.skip[th] = s.Pos(th) + int64(j)
 				break
 			}
 			if d.Kind != trace.TaskDependence && d.Kind != trace.TaskAttr {
@@ -221,12 +226,12 @@ func (m *Model) Update(s *sim.Sim, th int, evs []trace.Event, i int) {
 		}
 		s.ReadyIfFree(t)
 	case trace.TaskDeps:
-		if i <= m.skip[th] {
+		if s.Pos(th) <= m.skip[th] {
 			return
 		}
 		t := m.task(s, e.Args[0], "dependences")
 		if t != sim.NoTask {
-			m.addDeps(s, s.Tasks[t].Parent, t, e.Deps(s.Proc.Deps[th]))
+			m.addDeps(s, s.Tasks[t].Parent, t, s.Deps(th))
 		}
 	case trace.TaskDependence:
 		// Address resolution already found every edge of a task whose

@@ -11,8 +11,8 @@ import (
 
 type nopModel struct{}
 
-func (nopModel) Prepare(s *sim.Sim) error                            { s.AllocTasks(1); return nil }
-func (nopModel) Update(s *sim.Sim, th int, evs []trace.Event, i int) {}
+func (nopModel) Prepare(s *sim.Sim) error                  { s.AllocTasks(1); return nil }
+func (nopModel) Update(s *sim.Sim, th int, e *trace.Event) {}
 
 func BenchmarkMergeOnly(b *testing.B) {
 	dir := b.TempDir()
@@ -20,7 +20,7 @@ func BenchmarkMergeOnly(b *testing.B) {
 	p, _ := trace.LoadProcess(filepath.Join(dir, trace.FileName(0)), trace.LoadOptions{})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		s := sim.New(p, false)
+		s := sim.New(p, nil, false)
 		s.Run(nopModel{})
 	}
 	b.ReportMetric(float64(p.NumEvents())*float64(b.N)/b.Elapsed().Seconds()/1e6, "Mevents/s")

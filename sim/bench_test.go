@@ -36,7 +36,7 @@ func BenchmarkSimulate(b *testing.B) {
 		b.Fatal(err)
 	}
 	n := p.NumEvents()
-	first, last := p.TimeRange()
+	first, last := p.TimeRange(nil)
 	for _, all := range []bool{false, true} {
 		name := "breakdown"
 		if all {
@@ -48,7 +48,7 @@ func BenchmarkSimulate(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				var before, after runtime.MemStats
 				runtime.ReadMemStats(&before)
-				s := sim.New(p, false)
+				s := sim.New(p, nil, false)
 				m := ompt.NewModel()
 				var passes []sim.Pass
 				if all {

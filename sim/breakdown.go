@@ -204,7 +204,7 @@ func (s *Sim) TALP() TALP {
 	t.ElapsedNS = s.End - s.Begin
 	var inRegion int64
 	for th, tt := range s.Breakdown.Threads {
-		if len(s.Proc.Events[th]) == 0 {
+		if !s.HasEvents(th) {
 			continue
 		}
 		t.Threads++

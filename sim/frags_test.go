@@ -58,7 +58,7 @@ func fragsOf(t *testing.T, path string) *sim.Frags {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.New(p, false)
+	s := sim.New(p, nil, false)
 	s.RecordDeps = true
 	m := ompt.NewModel()
 	m.KeepDependences()

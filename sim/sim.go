@@ -6,11 +6,12 @@ import (
 
 // Model turns a runtime's events into transitions (POT's "Update", Alg. 2).
 // Prepare runs once before the simulation (to size task tables and count
-// what must be known up front); Update runs for every event in time order;
-// it may look ahead in the thread's own events (evs[i+1:]).
+// what must be known up front); Update runs for every event in time order.
+// The event's dependence list and the thread's next events are at hand
+// through Sim.Deps and Sim.Ahead.
 type Model interface {
 	Prepare(s *Sim) error
-	Update(s *Sim, th int, evs []trace.Event, i int)
+	Update(s *Sim, th int, e *trace.Event)
 }
 
 // Pass is an analysis run beside the simulation (POT Alg. 1, "Analysis").
@@ -24,7 +25,9 @@ type Pass interface {
 
 // Sim is the simulated state of one process.
 type Sim struct {
-	Proc    *trace.Process
+	Proc *trace.Process
+	// TB corrects the process's recorded times (nil: as recorded).
+	TB      *trace.Timebase
 	Tasks   Tasks
 	Threads []Thread
 	Regions []Region
@@ -66,25 +69,41 @@ func (s *Sim) Pos(th int) int64 {
 	if s.merge == nil {
 		return -1
 	}
-	return int64(s.merge.pos[th])
+	return s.merge.index(th)
 }
 
 // SetTaskMap tells passes how the model maps trace task ids to tasks.
 func (s *Sim) SetTaskMap(f func(id int64) Task) { s.taskOf = f }
 
-// Ahead returns thread th's events after the one being processed.
-func (s *Sim) Ahead(th int) []trace.Event {
+// Deps returns the dependence list of thread th's current event (a
+// task_dependences event).
+func (s *Sim) Deps(th int) []trace.Dep {
 	if s.merge == nil {
 		return nil
 	}
-	return s.Proc.Events[th][s.merge.pos[th]+1:]
+	return s.merge.scans[th].Deps()
 }
 
-// New prepares a simulation of p. strict turns warnings into an error.
-func New(p *trace.Process, strict bool) *Sim {
-	s := &Sim{Proc: p, Threads: make([]Thread, len(p.Events))}
+// Ahead returns the j-th event (j ≥ 1) of thread th after the one being
+// processed and its dependence list; ok is false past what the scan can
+// see (the next chunk) or the thread's end. OMPT reports a task's
+// dependences right after its creation, which is as far as models look.
+func (s *Sim) Ahead(th, j int) (e *trace.Event, deps []trace.Dep, ok bool) {
+	if s.merge == nil {
+		return nil, nil, false
+	}
+	return s.merge.scans[th].Ahead(j)
+}
+
+// HasEvents reports whether thread th has any event.
+func (s *Sim) HasEvents(th int) bool { return th < len(s.Proc.Events) && s.Proc.Events[th].N > 0 }
+
+// New prepares a simulation of p with its times corrected by tb (nil: as
+// recorded). strict turns warnings into an error.
+func New(p *trace.Process, tb *trace.Timebase, strict bool) *Sim {
+	s := &Sim{Proc: p, TB: tb, Threads: make([]Thread, p.NumThreads())}
 	s.Warn.Strict = strict
-	s.Begin, s.End = p.TimeRange()
+	s.Begin, s.End = p.TimeRange(tb)
 	return s
 }
 
@@ -113,9 +132,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	if err := m.Prepare(s); err != nil {
 		return err
 	}
-	p := s.Proc
 	var h mergeHeap
-	h.init(p.Events)
+	h.init(s.Proc, s.TB)
 	s.merge = &h
 	// Events before the window are simulated too: start at the earliest.
 	last := s.Begin
@@ -127,9 +145,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	b := s.Breakdown
 	for h.len() > 0 {
 		th := h.top()
-		i := h.pos[th]
-		evs := p.Events[th]
-		e := &evs[i]
+		e := h.scans[th].Event()
 		dt := e.Time - last
 		b.Before(s, e, th, dt)
 		for _, ps := range passes {
@@ -137,7 +153,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		}
 		s.Now = e.Time
 		last = e.Time
-		m.Update(s, th, evs, i)
+		m.Update(s, th, e)
 		b.After(s, e, th)
 		for _, ps := range passes {
 			ps.After(s, e, th)
@@ -146,6 +162,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 			return s.Warn.Err
 		}
 		h.advance(th)
+	}
+	if err := h.err(); err != nil {
+		return err
 	}
 	s.Now = max(s.End, last)
 	for _, ps := range append([]Pass{b}, passes...) {
@@ -175,31 +194,59 @@ func tieClass(e *trace.Event) uint8 {
 	return 1
 }
 
-// mergeHeap is a k-way merge of the threads' event streams by (time, tie
+// mergeHeap is a k-way merge of the threads' event scans by (time, tie
 // class, thread). Each thread's head key is cached so comparisons touch two
 // small arrays, not the events.
 type mergeHeap struct {
-	evs   [][]trace.Event
-	pos   []int
+	scans []*trace.ThreadScan
+	done  []bool  // per thread: scan exhausted
+	n     []int64 // per thread: events
 	heap  []int32 // thread indices
 	time  []int64 // per thread: time of its head event
 	class []uint8 // per thread: tie class of its head event
 }
 
-func (h *mergeHeap) init(evs [][]trace.Event) {
-	h.evs = evs
-	h.pos = make([]int, len(evs))
-	h.time = make([]int64, len(evs))
-	h.class = make([]uint8, len(evs))
-	for t, e := range evs {
-		if len(e) > 0 {
+func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase) {
+	n := p.NumThreads()
+	h.scans = make([]*trace.ThreadScan, n)
+	h.done = make([]bool, n)
+	h.n = make([]int64, n)
+	h.time = make([]int64, n)
+	h.class = make([]uint8, n)
+	for t := range h.scans {
+		sc := p.Scan(t, tb)
+		h.scans[t] = sc
+		h.n[t] = p.Events[t].N
+		if sc.Next() {
+			e := sc.Event()
 			h.heap = append(h.heap, int32(t))
-			h.time[t], h.class[t] = e[0].Time, tieClass(&e[0])
+			h.time[t], h.class[t] = e.Time, tieClass(e)
+		} else {
+			h.done[t] = true
 		}
 	}
 	for i := len(h.heap)/2 - 1; i >= 0; i-- {
 		h.down(i)
 	}
+}
+
+// index returns the index of thread th's head event (its event count once
+// exhausted).
+func (h *mergeHeap) index(th int) int64 {
+	if h.done[th] {
+		return h.n[th]
+	}
+	return h.scans[th].Index()
+}
+
+// err returns the first scan error.
+func (h *mergeHeap) err() error {
+	for _, sc := range h.scans {
+		if err := sc.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (h *mergeHeap) len() int { return len(h.heap) }
@@ -217,9 +264,8 @@ func (h *mergeHeap) less(a, b int32) bool {
 
 // advance moves the top thread to its next event.
 func (h *mergeHeap) advance(th int) {
-	h.pos[th]++
-	if p := h.pos[th]; p < len(h.evs[th]) {
-		e := &h.evs[th][p]
+	if h.scans[th].Next() {
+		e := h.scans[th].Event()
 		h.time[th], h.class[th] = e.Time, tieClass(e)
 		// Most often the same thread stays first: check before sifting.
 		n := len(h.heap)
@@ -227,6 +273,7 @@ func (h *mergeHeap) advance(th int) {
 			return
 		}
 	} else {
+		h.done[th] = true
 		n := len(h.heap) - 1
 		h.heap[0] = h.heap[n]
 		h.heap = h.heap[:n]

@@ -16,7 +16,7 @@ func simulate(t *testing.T, path string) *sim.Sim {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.New(p, false)
+	s := sim.New(p, nil, false)
 	if err := s.Run(ompt.NewModel()); err != nil {
 		t.Fatal(err)
 	}

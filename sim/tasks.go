@@ -55,7 +55,11 @@ func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
 	}
 	// The creation ends at the creator's next event that is not part of
 	// it (its dependences and attributes come right after task_create).
-	for _, n := range s.Ahead(th) {
+	for j := 1; ; j++ {
+		n, _, ok := s.Ahead(th, j)
+		if !ok {
+			return
+		}
 		if n.Kind == trace.TaskDeps || n.Kind == trace.TaskDependence || n.Kind == trace.TaskAttr {
 			continue
 		}

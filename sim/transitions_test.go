@@ -13,19 +13,30 @@ import (
 // prog builds an in-memory process thread by thread, the way a collector
 // would record it.
 type prog struct {
-	p *trace.Process
+	tables trace.Tables
+	events [][]trace.Event
+	deps_  [][]trace.Dep
 }
 
 func newProg(threads int) *prog {
-	p := &trace.Process{Events: make([][]trace.Event, threads), Deps: make([][]trace.Dep, threads)}
-	p.Locations = []trace.Location{{ID: 0, File: "t.c", Line: 1}}
-	return &prog{p: p}
+	g := &prog{events: make([][]trace.Event, threads), deps_: make([][]trace.Dep, threads)}
+	g.tables.Locations = []trace.Location{{ID: 0, File: "t.c", Line: 1}}
+	return g
+}
+
+// proc encodes the program as a process, as the loader would hold it.
+func (g *prog) proc() *trace.Process {
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, g.tables, g.events, g.deps_)
+	if err != nil {
+		panic(err)
+	}
+	return p
 }
 
 func (g *prog) ev(th int, k trace.Kind, t int64, args ...int64) *prog {
 	e := trace.Event{Time: t, Kind: k}
 	copy(e.Args[:], args)
-	g.p.Events[th] = append(g.p.Events[th], e)
+	g.events[th] = append(g.events[th], e)
 	return g
 }
 
@@ -33,9 +44,9 @@ func (g *prog) deps(th int, t int64, task int64, ds ...trace.Dep) *prog {
 	e := trace.Event{Time: t, Kind: trace.TaskDeps}
 	e.Args[0] = task
 	e.Args[1] = int64(len(ds))
-	e.Args[2] = int64(len(g.p.Deps[th]))
-	g.p.Deps[th] = append(g.p.Deps[th], ds...)
-	g.p.Events[th] = append(g.p.Events[th], e)
+	e.Args[2] = int64(len(g.deps_[th]))
+	g.deps_[th] = append(g.deps_[th], ds...)
+	g.events[th] = append(g.events[th], e)
 	return g
 }
 
@@ -98,7 +109,7 @@ func (g *prog) waitEnd(th int, t int64) *prog {
 
 func (g *prog) run(t *testing.T, strict bool) (*sim.Sim, *ompt.Model, error) {
 	t.Helper()
-	s := sim.New(g.p, strict)
+	s := sim.New(g.proc(), nil, strict)
 	m := ompt.NewModel()
 	err := s.Run(m)
 	return s, m, err
@@ -258,7 +269,7 @@ func TestDependenceSemantics(t *testing.T) {
 		g.end(1, clock)
 		// A pass that records, after creation, who is ready.
 		rec := &readyAfterCreation{ids: n}
-		s := sim.New(g.p, false)
+		s := sim.New(g.proc(), nil, false)
 		m := ompt.NewModel()
 		if err := s.Run(m, rec); err != nil {
 			t.Fatal(err)
@@ -338,7 +349,7 @@ func TestUndeferredChild(t *testing.T) {
 	g.ev(0, trace.TaskSchedule, 50, parent, ompt.StatusComplete, implicit(0))
 	g.end(1, 50)
 	probe := &stateAt{when: 20, task: 3, out: &mid}
-	s := sim.New(g.p, false)
+	s := sim.New(g.proc(), nil, false)
 	m := ompt.NewModel()
 	if err := s.Run(m, probe); err != nil {
 		t.Fatal(err)
@@ -390,7 +401,7 @@ func TestDetach(t *testing.T) {
 	g.ev(0, trace.SyncEnd, 45, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
 	g.end(1, 45)
 	var mid sim.TaskState
-	s := sim.New(g.p, false)
+	s := sim.New(g.proc(), nil, false)
 	m := ompt.NewModel()
 	if err := s.Run(m, &stateAt{when: 20, task: m2(3), out: &mid}); err != nil {
 		t.Fatal(err)
@@ -449,7 +460,7 @@ func TestTaskgroup(t *testing.T) {
 	g.waitEnd(1, 60)
 	g.end(2, 60)
 	var mid sim.TaskState
-	s := sim.New(g.p, false)
+	s := sim.New(g.proc(), nil, false)
 	m := ompt.NewModel()
 	if err := s.Run(m, &stateAt{when: 40, task: 2, out: &mid}); err != nil { // implicit(0) is dense 2
 		t.Fatal(err)
@@ -477,7 +488,7 @@ func TestYield(t *testing.T) {
 	g.ev(0, trace.TaskSchedule, 30, a, ompt.StatusComplete, implicit(0))
 	g.end(1, 30)
 	var mid sim.TaskState
-	s := sim.New(g.p, false)
+	s := sim.New(g.proc(), nil, false)
 	m := ompt.NewModel()
 	if err := s.Run(m, &stateAt{when: 15, task: 3, out: &mid}); err != nil {
 		t.Fatal(err)
@@ -653,7 +664,7 @@ func TestWindow(t *testing.T) {
 		{-10, 110, 10 + 50, 0, 80, 50 + 10 + 40},
 	} {
 		g := prog()
-		s := sim.New(g.p, false)
+		s := sim.New(g.proc(), nil, false)
 		s.SetWindow(c.begin, c.end)
 		if err := s.Run(ompt.NewModel()); err != nil {
 			t.Fatal(err)
@@ -667,7 +678,7 @@ func TestWindow(t *testing.T) {
 
 // Fragment weights count only their part inside the window.
 func TestWindowFragments(t *testing.T) {
-	s := sim.New(mpiProg().p, false)
+	s := sim.New(mpiProg().proc(), nil, false)
 	s.SetWindow(15, 35)
 	f := sim.NewFragPass(nil)
 	if err := s.Run(ompt.NewModel(), f); err != nil {

@@ -76,17 +76,22 @@ func BenchmarkWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	var n int64
+	events := make([][]trace.Event, p.NumThreads())
+	deps := make([][]trace.Dep, p.NumThreads())
+	for th := range events {
+		events[th], deps[th] = p.Decode(th, nil)
+	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		w, err := trace.NewWriter(io.Discard, p.Header)
 		if err != nil {
 			b.Fatal(err)
 		}
-		for th, evs := range p.Events {
+		for th, evs := range events {
 			for j := range evs {
 				e := &evs[j]
 				if e.Kind == trace.TaskDeps {
-					w.EmitDeps(th, e.Time, e.Args[0], e.Deps(p.Deps[th]))
+					w.EmitDeps(th, e.Time, e.Args[0], e.Deps(deps[th]))
 				} else {
 					w.Emit(th, e)
 				}

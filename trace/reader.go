@@ -28,6 +28,9 @@ type Reader struct {
 	seenEnd  bool
 	lastOff  int64     // offset of the last frame read
 	lastKind FrameKind // its kind
+	// lastPayload is the encoded payload of the chunk NextChunk returned,
+	// valid until the next call (the loader keeps a copy).
+	lastPayload []byte
 }
 
 // NewReader reads and checks the header frame of r. name is used in errors.
@@ -167,6 +170,45 @@ func (r *Reader) NextChunk(c *Chunk) error {
 
 func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 	cols := &r.cols
+	if err := parseChunk(payload, cols); err != nil {
+		return err
+	}
+	if r.chunkSeq == nil {
+		r.chunkSeq = make(map[int64]int64)
+	}
+	if want := r.chunkSeq[cols.thread]; cols.seq != want {
+		return fmt.Errorf("thread %d: chunk sequence number %d, expected %d (a chunk is missing or repeated)", cols.thread, cols.seq, want)
+	}
+	r.chunkSeq[cols.thread]++
+	if err := decodeColumns(cols, c, &r.scratch); err != nil {
+		return chunkError(r.name, r.lastOff, cols, err)
+	}
+	c.Offset = r.lastOff + frameHeaderLen + int64(cols.kindsPos)
+	r.lastPayload = payload
+	return nil
+}
+
+// chunkError locates a decoding error of the chunk frame at frameOff: in
+// the kinds or args column it names the byte of the failing event.
+func chunkError(file string, frameOff int64, cols *chunkColumns, err error) error {
+	var ce *columnError
+	if errors.As(err, &ce) && (ce.column == "kinds" || ce.column == "args") {
+		pos := cols.kindsPos + ce.pos
+		if ce.column == "args" {
+			pos = cols.argsPos
+			if ce.pos <= int(cols.nargs) && len(cols.argsCtrl) == (int(cols.nargs)+3)/4 {
+				pos += svbOffset(cols.argsCtrl, ce.pos)
+			}
+		}
+		return &FormatError{File: file, Offset: frameOff + frameHeaderLen + int64(pos), Frame: FrameChunk,
+			Err: fmt.Errorf("thread %d chunk %d (frame at offset %d): %w", cols.thread, cols.seq, frameOff, err)}
+	}
+	return fmt.Errorf("thread %d chunk %d: %w", cols.thread, cols.seq, err)
+}
+
+// parseChunk reads the msgpack map of a chunk frame into cols, whose byte
+// columns then alias payload.
+func parseChunk(payload []byte, cols *chunkColumns) error {
 	*cols = chunkColumns{thread: -1, seq: -1, n: -1, nargs: -1}
 	mp := mpReader{b: payload}
 	n, err := mp.mapLen()
@@ -218,29 +260,6 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 	case cols.nargs < 0:
 		return errors.New("missing argument count")
 	}
-	if r.chunkSeq == nil {
-		r.chunkSeq = make(map[int64]int64)
-	}
-	if want := r.chunkSeq[cols.thread]; cols.seq != want {
-		return fmt.Errorf("thread %d: chunk sequence number %d, expected %d (a chunk is missing or repeated)", cols.thread, cols.seq, want)
-	}
-	r.chunkSeq[cols.thread]++
-	if err := decodeColumns(cols, c, &r.scratch); err != nil {
-		var ce *columnError
-		if errors.As(err, &ce) && (ce.column == "kinds" || ce.column == "args") {
-			pos := cols.kindsPos + ce.pos
-			if ce.column == "args" {
-				pos = cols.argsPos
-				if ce.pos <= int(cols.nargs) && len(cols.argsCtrl) == (int(cols.nargs)+3)/4 {
-					pos += svbOffset(cols.argsCtrl, ce.pos)
-				}
-			}
-			return &FormatError{File: r.name, Offset: r.lastOff + frameHeaderLen + int64(pos), Frame: FrameChunk,
-				Err: fmt.Errorf("thread %d chunk %d (frame at offset %d): %w", cols.thread, cols.seq, r.lastOff, err)}
-		}
-		return fmt.Errorf("thread %d chunk %d: %w", cols.thread, cols.seq, err)
-	}
-	c.Offset = r.lastOff + frameHeaderLen + int64(cols.kindsPos)
 	return nil
 }
 

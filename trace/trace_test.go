@@ -98,15 +98,15 @@ func TestRoundTripEveryKind(t *testing.T) {
 			t.Errorf("header %+v", p.Header)
 		}
 		for th := 0; th < 3; th++ {
-			got := p.Events[th]
+			got, gotDeps := p.Decode(th, nil)
 			if len(got) != len(want[th]) {
 				t.Fatalf("thread %d: %d events, want %d", th, len(got), len(want[th]))
 			}
 			for i := range got {
 				g, e := got[i], want[th][i]
 				if e.Kind == TaskDeps {
-					if !reflect.DeepEqual(append([]Dep{}, g.Deps(p.Deps[th])...), append([]Dep{}, wantDeps[th][i]...)) {
-						t.Fatalf("thread %d event %d deps %v, want %v", th, i, g.Deps(p.Deps[th]), wantDeps[th][i])
+					if !reflect.DeepEqual(append([]Dep{}, g.Deps(gotDeps)...), append([]Dep{}, wantDeps[th][i]...)) {
+						t.Fatalf("thread %d event %d deps %v, want %v", th, i, g.Deps(gotDeps), wantDeps[th][i])
 					}
 					g.Args[1], g.Args[2] = 0, 0
 				}

@@ -212,10 +212,10 @@ func load(t *testing.T, dir string) []*trace.Process {
 
 // count returns how many events of kind k the process holds, per thread.
 func count(p *trace.Process, k trace.Kind, keep func(e *trace.Event) bool) []int {
-	n := make([]int, len(p.Events))
-	for th, evs := range p.Events {
-		for i := range evs {
-			if evs[i].Kind == k && (keep == nil || keep(&evs[i])) {
+	n := make([]int, p.NumThreads())
+	for th := range n {
+		for sc := p.Scan(th, nil); sc.Next(); {
+			if e := sc.Event(); e.Kind == k && (keep == nil || keep(e)) {
 				n[th]++
 			}
 		}
@@ -235,10 +235,10 @@ func sum(a []int) int {
 // the initial thread starting the initial task.
 func checkThreads(t *testing.T, p *trace.Process, n int) {
 	t.Helper()
-	if len(p.Events) != n || len(p.Threads) != n {
-		t.Fatalf("%s: %d threads with events, %d in the table, want %d", p.File, len(p.Events), len(p.Threads), n)
+	if len(rowsOf(p)) != n || len(p.Threads) != n {
+		t.Fatalf("%s: %d threads with events, %d in the table, want %d", p.File, len(rowsOf(p)), len(p.Threads), n)
 	}
-	for th, evs := range p.Events {
+	for th, evs := range rowsOf(p) {
 		if len(evs) < 2 || evs[0].Kind != trace.ThreadBegin || evs[len(evs)-1].Kind != trace.ThreadEnd {
 			t.Errorf("thread %d does not run from thread_begin to thread_end", th)
 		}
@@ -253,8 +253,8 @@ func checkThreads(t *testing.T, p *trace.Process, n int) {
 		}
 	}
 	var initial *trace.Event
-	for i := range p.Events[0] {
-		if e := &p.Events[0][i]; e.Kind == trace.ImplicitTaskBegin {
+	for i := range rowsOf(p)[0] {
+		if e := &rowsOf(p)[0][i]; e.Kind == trace.ImplicitTaskBegin {
 			initial = e
 			break
 		}
@@ -304,7 +304,7 @@ func TestFib(t *testing.T) {
 	checkThreads(t, p, 2)
 	tasks := 2 * fibCalls(n)
 	created := map[int64]int{}
-	for _, evs := range p.Events {
+	for _, evs := range rowsOf(p) {
 		for _, e := range evs {
 			if e.Kind == trace.TaskCreate {
 				created[e.Args[0]]++
@@ -330,7 +330,7 @@ func TestFib(t *testing.T) {
 	// task constructs resolve to the two task pragmas of fib.c
 	lines := pragmaLines(t, filepath.Join(h.root, "examples", "fib.c"), "#pragma omp task ")
 	seen := map[int]bool{}
-	for _, evs := range p.Events {
+	for _, evs := range rowsOf(p) {
 		for _, e := range evs {
 			if e.Kind != trace.TaskCreate {
 				continue
@@ -376,7 +376,7 @@ func TestImbalance(t *testing.T) {
 	// construction: the task polls the same clock).
 	num := map[int64]int64{}    // implicit task -> thread number
 	parent := map[int64]int64{} // task -> creating implicit task
-	for _, evs := range p.Events {
+	for _, evs := range rowsOf(p) {
 		for _, e := range evs {
 			switch e.Kind {
 			case trace.ImplicitTaskBegin:
@@ -389,7 +389,7 @@ func TestImbalance(t *testing.T) {
 	// a task may run on another thread than its creator
 	start := map[int64]int64{}
 	runs := 0
-	for _, evs := range p.Events {
+	for _, evs := range rowsOf(p) {
 		for _, e := range evs {
 			switch {
 			case e.Kind == trace.TaskSchedule && e.Args[1] == ompt.StatusSwitch:
@@ -427,7 +427,8 @@ func TestCholesky(t *testing.T) {
 	createdAt := map[int64]int64{}
 	var deps, list int
 	addrs := map[uint64]bool{}
-	for th, evs := range p.Events {
+	for th := 0; th < p.NumThreads(); th++ {
+		evs, thDeps := p.Decode(th, nil)
 		for i, e := range evs {
 			switch e.Kind {
 			case trace.TaskCreate:
@@ -437,7 +438,7 @@ func TestCholesky(t *testing.T) {
 				}
 			case trace.TaskDeps:
 				deps++
-				for _, d := range e.Deps(p.Deps[th]) {
+				for _, d := range e.Deps(thDeps) {
 					list++
 					addrs[d.Addr] = true
 					if d.Type != trace.DepIn && d.Type != trace.DepInout {
@@ -454,7 +455,7 @@ func TestCholesky(t *testing.T) {
 		t.Errorf("%d distinct dependence addresses, want the %d tiles of the lower triangle", len(addrs), nt*(nt+1)/2)
 	}
 	edges := 0
-	for _, evs := range p.Events {
+	for _, evs := range rowsOf(p) {
 		for _, e := range evs {
 			if e.Kind == trace.TaskDependence {
 				edges++
@@ -520,7 +521,7 @@ func TestHaloMPI(t *testing.T) {
 			}
 		}
 		posted := map[int64]bool{} // a request may complete on another thread
-		for _, evs := range p.Events {
+		for _, evs := range rowsOf(p) {
 			for _, e := range evs {
 				if e.Kind == trace.MPIRecvPost {
 					posted[e.Args[3]] = true
@@ -529,7 +530,7 @@ func TestHaloMPI(t *testing.T) {
 		}
 		sendReqs := map[int64]int{}
 		colls := map[trace.CollOp]int{}
-		for th, evs := range p.Events {
+		for th, evs := range rowsOf(p) {
 			open := int64(-1)
 			for _, e := range evs {
 				switch e.Kind {
@@ -599,7 +600,7 @@ func matchMessages(t *testing.T, procs []*trace.Process) int {
 		return fmt.Sprintf("%d->%d tag %d comm %d %dB", from, to, tag, comm, bytes)
 	}
 	for r, p := range procs {
-		for _, evs := range p.Events {
+		for _, evs := range rowsOf(p) {
 			for _, e := range evs {
 				c, _ := p.CommByIndex(e.Args[2])
 				switch e.Kind {
@@ -663,7 +664,7 @@ func TestDetach(t *testing.T) {
 	}
 	fulfill := map[int64]int64{}
 	last := map[int64]ev{}
-	for _, evs := range p.Events {
+	for _, evs := range rowsOf(p) {
 		for _, e := range evs {
 			switch {
 			case e.Kind == trace.DetachFulfill:
@@ -790,7 +791,7 @@ func TestRobustness(t *testing.T) {
 			t.Errorf("%d tasks, want %d", got, 2*fibCalls(n))
 		}
 		flushes := 0
-		for th, evs := range p.Events {
+		for th, evs := range rowsOf(p) {
 			for i, e := range evs {
 				if e.Kind == trace.FlushBegin {
 					flushes++
@@ -846,7 +847,7 @@ func TestStressTSan(t *testing.T) {
 	deps := count(p, trace.TaskDeps, nil)
 	fb, fe := count(p, trace.FlushBegin, nil), count(p, trace.FlushEnd, nil)
 	workers := 0
-	for th, evs := range p.Events {
+	for th, evs := range rowsOf(p) {
 		if creates[th] == 0 {
 			continue // the late thread
 		}
@@ -884,4 +885,13 @@ func TestTasksTSan(t *testing.T) {
 			t.Errorf("%d tasks, want 420", n)
 		}
 	}
+}
+
+// rowsOf decodes every thread of p as recorded.
+func rowsOf(p *trace.Process) [][]trace.Event {
+	out := make([][]trace.Event, p.NumThreads())
+	for th := range out {
+		out[th], _ = p.Decode(th, nil)
+	}
+	return out
 }

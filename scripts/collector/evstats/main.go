@@ -39,8 +39,9 @@ func run(dir string) error {
 			return fmt.Errorf("load: %w", err)
 		}
 		disk += d.Files[i].Bytes
-		for _, evs := range p.Events {
-			for _, e := range evs {
+		for th := 0; th < p.NumThreads(); th++ {
+			for sc := p.Scan(th, nil); sc.Next(); {
+				e := sc.Event()
 				s, _ := trace.SchemaOf(e.Kind)
 				mem += 8 * int64(1+len(s.Fields))
 				if e.Kind == trace.TaskDeps {

@@ -1,0 +1,666 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+)
+
+// Process is one loaded trace file: header, tables and its events kept as
+// the encoded chunks of the file (about 9 bytes an event), not as decoded
+// rows. Passes read the events through scans (ThreadScan, BackScan) that
+// decode one chunk at a time into reused buffers, so memory stays about the
+// size of the file whatever the number of passes.
+//
+// LoadProcess validates every chunk once (decoding, time order) and takes
+// the Census on the way; a scan of a loaded process cannot fail.
+type Process struct {
+	File   string
+	Header Header
+	Tables
+	// Events holds each thread's events by thread index (the thread table
+	// is Tables.Threads).
+	Events []ThreadEvents
+	Census Census
+	// Warnings counts problems loading tolerated (see LoadOptions).
+	Warnings []string
+}
+
+// ThreadEvents is one thread's events, in encoded chunks.
+type ThreadEvents struct {
+	N           int64 // events
+	First, Last int64 // recorded times of the first and last event (N > 0)
+	chunks      []storedChunk
+}
+
+// storedChunk is one chunk frame's payload (an alias into the process's
+// arena) and where it sits in its thread.
+type storedChunk struct {
+	payload []byte
+	first   int64 // index in the thread of its first event
+	n       int32
+	off     int64 // file offset of the frame
+}
+
+// EventRef names one event of a process with its recorded time.
+type EventRef struct {
+	Thread int32
+	Index  int64
+	Time   int64
+}
+
+// Census is what one validating decode learns about a process, so that
+// passes can size their tables, and skip scans for kinds that do not occur,
+// without reading the events again.
+type Census struct {
+	Kinds      [NumKinds]int64 // events per kind
+	DepEntries int64           // dependence entries of all task_dependences events
+	// IDEvents counts, per id thread (IDThread of an id), the events that
+	// carry a task id created by that thread (task_create, implicit_task
+	// begin), and MaxSeq the highest sequence number among them. Ids are
+	// claims: a table may be sized by MaxSeq only where the events of
+	// that thread can justify it.
+	IDEvents []int64
+	MaxSeq   []int64
+	// MPI calls bounding the analysis window: per MPI function (string id),
+	// the first mpi_exit of each thread and the last mpi_enter of each
+	// thread. Few functions and threads call MPI, so these stay small.
+	FirstExit map[int64][]EventRef
+	LastEnter map[int64][]EventRef
+}
+
+// LoadOptions tune LoadProcess.
+type LoadOptions struct {
+	// Salvage keeps the events before a truncated or corrupt tail (as a
+	// crashed collector may leave) and records a warning instead of failing.
+	Salvage bool
+}
+
+// LoadProcess reads a whole process file into memory, keeping its chunks
+// encoded. Events of each thread must be in time order; the first violation
+// is an error naming the event's byte offset. A file without an end frame
+// loads with a warning.
+func LoadProcess(path string, opts LoadOptions) (*Process, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	return load(f, path, size, opts)
+}
+
+// LoadProcessReader is LoadProcess on a stream (a converted file, a test's
+// buffer); name is used in errors.
+func LoadProcessReader(r io.Reader, name string, opts LoadOptions) (*Process, error) {
+	return load(r, name, 0, opts)
+}
+
+func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, error) {
+	r, err := NewReader(in, path)
+	if err != nil {
+		return nil, err
+	}
+	p := &Process{File: path, Header: r.Header()}
+	a := arena{block: arenaBlock(size)}
+	var c Chunk
+	for {
+		err := r.NextChunk(&c)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			if opts.Salvage {
+				p.Warnings = append(p.Warnings, fmt.Sprintf("salvaged %d events before: %v", p.NumEvents(), err))
+				break
+			}
+			return nil, err
+		}
+		if err := p.addChunk(&c, a.copy(r.lastPayload), r.LastFrameOffset()); err != nil {
+			return nil, err
+		}
+	}
+	p.Tables = *r.Tables()
+	if !r.Complete() {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: no end frame: the traced program did not finish writing its trace (crash or kill?); analysing the %d events present", path, p.NumEvents()))
+	} else if e := p.Tables.End; e != nil {
+		for t, n := range e.Events {
+			if t < len(p.Events) && p.Events[t].N != n && !opts.Salvage {
+				return nil, &FormatError{File: path, Offset: r.LastFrameOffset(), Frame: FrameEnd,
+					Err: fmt.Errorf("thread %d: end frame counts %d events, file holds %d", t, n, p.Events[t].N)}
+			}
+		}
+		if e.Dropped > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: the collector dropped %d events (buffer full?)", path, e.Dropped))
+		}
+	}
+	return p, nil
+}
+
+// arena holds the chunk payloads of one process in large blocks: one
+// allocation per block instead of one per chunk, and no copying growth.
+type arena struct {
+	block int
+	cur   []byte
+}
+
+// arenaBlock picks the block size: the whole file when its size is known
+// and moderate (one allocation, no slack), else 4 MiB.
+func arenaBlock(size int64) int {
+	if size > 0 && size <= 64<<20 {
+		return int(size)
+	}
+	return 4 << 20
+}
+
+func (a *arena) copy(b []byte) []byte {
+	if len(b) > cap(a.cur)-len(a.cur) {
+		a.cur = make([]byte, 0, max(a.block, len(b)))
+	}
+	n := len(a.cur)
+	a.cur = append(a.cur, b...)
+	return a.cur[n:len(a.cur):len(a.cur)]
+}
+
+// addChunk checks the decoded chunk c (time order against the thread's
+// previous events), adds it to the census and stores its payload.
+func (p *Process) addChunk(c *Chunk, payload []byte, frameOff int64) error {
+	for len(p.Events) <= c.Thread {
+		p.Events = append(p.Events, ThreadEvents{})
+	}
+	te := &p.Events[c.Thread]
+	if len(c.Events) == 0 {
+		return nil
+	}
+	last := int64(math.MinInt64)
+	if te.N > 0 {
+		last = te.Last
+	}
+	cs := &p.Census
+	for i := range c.Events {
+		e := &c.Events[i]
+		if e.Time < last {
+			return &FormatError{File: p.File, Offset: c.Offset + int64(i),
+				Err: fmt.Errorf("thread %d: event %d (%s) at %d ns goes back in time (previous event at %d ns)",
+					c.Thread, te.N+int64(i), e.Kind, e.Time, last)}
+		}
+		last = e.Time
+		cs.Kinds[e.Kind]++
+		switch e.Kind {
+		case TaskCreate:
+			cs.noteID(e.Args[0])
+		case ImplicitTaskBegin:
+			cs.noteID(e.Args[1])
+		case TaskDeps:
+			cs.DepEntries += e.Args[1]
+		case MPIExit:
+			cs.firstExit(int32(c.Thread), te.N+int64(i), e)
+		case MPIEnter:
+			cs.lastEnter(int32(c.Thread), te.N+int64(i), e)
+		}
+	}
+	if te.N == 0 {
+		te.First = c.Events[0].Time
+	}
+	te.Last = last
+	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), off: frameOff})
+	te.N += int64(len(c.Events))
+	return nil
+}
+
+func (cs *Census) noteID(id int64) {
+	if id <= 0 {
+		return
+	}
+	t := IDThread(id)
+	if t >= MaxThreads {
+		return
+	}
+	for len(cs.MaxSeq) <= t {
+		cs.MaxSeq = append(cs.MaxSeq, 0)
+		cs.IDEvents = append(cs.IDEvents, 0)
+	}
+	cs.MaxSeq[t] = max(cs.MaxSeq[t], IDSeq(id))
+	cs.IDEvents[t]++
+}
+
+func (cs *Census) firstExit(th int32, idx int64, e *Event) {
+	if cs.FirstExit == nil {
+		cs.FirstExit = map[int64][]EventRef{}
+	}
+	refs := cs.FirstExit[e.Args[0]]
+	for _, r := range refs {
+		if r.Thread == th {
+			return
+		}
+	}
+	cs.FirstExit[e.Args[0]] = append(refs, EventRef{Thread: th, Index: idx, Time: e.Time})
+}
+
+func (cs *Census) lastEnter(th int32, idx int64, e *Event) {
+	if cs.LastEnter == nil {
+		cs.LastEnter = map[int64][]EventRef{}
+	}
+	refs := cs.LastEnter[e.Args[0]]
+	for i := range refs {
+		if refs[i].Thread == th {
+			refs[i] = EventRef{Thread: th, Index: idx, Time: e.Time}
+			return
+		}
+	}
+	cs.LastEnter[e.Args[0]] = append(refs, EventRef{Thread: th, Index: idx, Time: e.Time})
+}
+
+// NumEvents returns the number of events of all threads.
+func (p *Process) NumEvents() int64 {
+	var n int64
+	for i := range p.Events {
+		n += p.Events[i].N
+	}
+	return n
+}
+
+// NumThreads returns the number of thread slots (the highest thread index
+// with events, plus one).
+func (p *Process) NumThreads() int { return len(p.Events) }
+
+// TimeRange returns the first and last timestamps of the process under tb
+// (nil: as recorded); 0, 0 if it has no events. A thread's corrected times
+// keep its order, so its first and last events bound it.
+func (p *Process) TimeRange(tb *Timebase) (first, last int64) {
+	seen := false
+	for th := range p.Events {
+		te := &p.Events[th]
+		if te.N == 0 {
+			continue
+		}
+		a, b := tb.At(th, 0, te.First), tb.At(th, te.N-1, te.Last)
+		if !seen || a < first {
+			first = a
+		}
+		if !seen || b > last {
+			last = b
+		}
+		seen = true
+	}
+	return first, last
+}
+
+// MPIWindow returns the part of the process between MPI initialization and
+// finalization, under tb: the last exit from MPI_Init or MPI_Init_thread and
+// the first entry into MPI_Finalize. Where the process has no such call the
+// bound is its first (last) timestamp, so a trace without MPI keeps its
+// whole range; found says whether either call bounds the window. Like TALP,
+// the analysis measures this window: the MPI runtime's start-up and
+// shutdown are not the application's to tune.
+func (p *Process) MPIWindow(tb *Timebase) (begin, end int64, found bool) {
+	begin, end = p.TimeRange(tb)
+	initEnd, finBegin := int64(-1<<62), int64(1<<62)
+	any := false
+	for i, s := range p.Strings {
+		switch s {
+		case "MPI_Init", "MPI_Init_thread":
+			any = true
+			for _, r := range p.Census.FirstExit[int64(i)] {
+				initEnd = max(initEnd, tb.At(int(r.Thread), r.Index, r.Time))
+			}
+		case "MPI_Finalize":
+			any = true
+			for _, r := range p.Census.LastEnter[int64(i)] {
+				finBegin = min(finBegin, tb.At(int(r.Thread), r.Index, r.Time))
+			}
+		}
+	}
+	if !any {
+		return begin, end, false
+	}
+	if initEnd >= begin && initEnd <= end {
+		begin, found = initEnd, true
+	}
+	if finBegin <= end && finBegin >= begin {
+		end, found = finBegin, true
+	}
+	return begin, end, found
+}
+
+// decodeStored decodes stored chunk k of thread th into c. Every stored
+// chunk decoded once at load, so an error here means the memory changed
+// under us; it is returned, not ignored.
+func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
+	sk := &p.Events[th].chunks[k]
+	var cols chunkColumns
+	if err := parseChunk(sk.payload, &cols); err != nil {
+		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: err}
+	}
+	if err := decodeColumns(&cols, c, sc); err != nil {
+		return chunkError(p.File, sk.off, &cols, err)
+	}
+	if len(c.Events) != int(sk.n) {
+		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: errors.New("chunk changed since it was loaded")}
+	}
+	c.Offset = sk.off + frameHeaderLen + int64(cols.kindsPos)
+	return nil
+}
+
+// ThreadScan walks one thread's events forward, decoding a chunk at a time
+// into buffers it reuses. Times are corrected by its Timebase (nil: as
+// recorded).
+//
+//	s := p.Scan(th, tb)
+//	for s.Next() { e := s.Event() … }
+//
+// Event and Deps stay valid until the next call to Next. Ahead looks at
+// the events after the current one, within the current and the next chunk.
+type ThreadScan struct {
+	p    *Process
+	th   int
+	tb   *Timebase
+	k    int // chunk index of cur, −1 before the first
+	cur  Chunk
+	i    int // position of the current event in cur
+	nx   Chunk
+	nxOK bool // nx holds chunk k+1
+	sc   scratch
+	err  error
+}
+
+// Scan returns a scan of thread th's events (an empty scan for a thread
+// index without events).
+func (p *Process) Scan(th int, tb *Timebase) *ThreadScan {
+	s := &ThreadScan{}
+	s.Reset(p, th, tb)
+	return s
+}
+
+// Reset makes s a new scan of thread th, keeping its buffers.
+func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
+	s.p, s.th, s.tb = p, th, tb
+	s.k, s.i, s.nxOK, s.err = -1, 0, false, nil
+	s.cur.Events = s.cur.Events[:0]
+}
+
+// Next moves to the next event; false at the end (or on Err).
+func (s *ThreadScan) Next() bool {
+	s.i++
+	if s.i < len(s.cur.Events) {
+		return true
+	}
+	if s.th >= len(s.p.Events) || s.err != nil {
+		return false
+	}
+	chunks := s.p.Events[s.th].chunks
+	if s.k+1 >= len(chunks) {
+		s.i = len(s.cur.Events)
+		return false
+	}
+	s.k++
+	if s.nxOK {
+		s.cur, s.nx = s.nx, s.cur
+		s.nxOK = false
+	} else if !s.decode(s.k, &s.cur) {
+		return false
+	}
+	s.i = 0
+	return len(s.cur.Events) > 0
+}
+
+func (s *ThreadScan) decode(k int, c *Chunk) bool {
+	if err := s.p.decodeStored(s.th, k, c, &s.sc); err != nil {
+		s.err = err
+		return false
+	}
+	s.tb.apply(s.th, s.p.Events[s.th].chunks[k].first, c.Events)
+	return true
+}
+
+// Err returns the error that ended the scan early, if any.
+func (s *ThreadScan) Err() error { return s.err }
+
+// Event returns the current event.
+func (s *ThreadScan) Event() *Event { return &s.cur.Events[s.i] }
+
+// Index returns the current event's index in its thread.
+func (s *ThreadScan) Index() int64 { return s.p.Events[s.th].chunks[s.k].first + int64(s.i) }
+
+// Deps returns the dependence list of the current event (task_dependences).
+func (s *ThreadScan) Deps() []Dep { return s.cur.Events[s.i].Deps(s.cur.Deps) }
+
+// Offset returns the file offset of the current event's kind byte.
+func (s *ThreadScan) Offset() int64 { return s.cur.Offset + int64(s.i) }
+
+// Ahead returns the j-th event after the current one (j ≥ 1) and its
+// dependence list, looking no further than the next chunk; ok is false
+// beyond.
+func (s *ThreadScan) Ahead(j int) (e *Event, deps []Dep, ok bool) {
+	if i := s.i + j; i < len(s.cur.Events) {
+		e := &s.cur.Events[i]
+		return e, e.Deps(s.cur.Deps), true
+	}
+	i := s.i + j - len(s.cur.Events)
+	if !s.nxOK {
+		if s.k+1 >= len(s.p.Events[s.th].chunks) || !s.decode(s.k+1, &s.nx) {
+			return nil, nil, false
+		}
+		s.nxOK = true
+	}
+	if i < len(s.nx.Events) {
+		e := &s.nx.Events[i]
+		return e, e.Deps(s.nx.Deps), true
+	}
+	return nil, nil, false
+}
+
+// BackScan walks one thread's events backward from a given index.
+type BackScan struct {
+	p   *Process
+	th  int
+	tb  *Timebase
+	k   int // chunk index of cur
+	cur Chunk
+	i   int // position in cur of the current event
+	sc  scratch
+	err error
+}
+
+// ScanBack returns a backward scan of thread th whose first Prev moves to
+// event end−1.
+func (p *Process) ScanBack(th int, end int64, tb *Timebase) *BackScan {
+	s := &BackScan{p: p, th: th, tb: tb, k: -1}
+	if th >= len(p.Events) {
+		return s
+	}
+	te := &p.Events[th]
+	end = min(max(end, 0), te.N)
+	if end == 0 {
+		return s
+	}
+	// The chunk holding end−1, positioned one past it.
+	k := len(te.chunks) - 1
+	for k > 0 && te.chunks[k].first > end-1 {
+		k--
+	}
+	if !s.decode(k) {
+		return s
+	}
+	s.i = int(end - te.chunks[k].first)
+	return s
+}
+
+func (s *BackScan) decode(k int) bool {
+	if err := s.p.decodeStored(s.th, k, &s.cur, &s.sc); err != nil {
+		s.err = err
+		return false
+	}
+	s.tb.apply(s.th, s.p.Events[s.th].chunks[k].first, s.cur.Events)
+	s.k = k
+	return true
+}
+
+// Prev moves to the previous event; false before the first.
+func (s *BackScan) Prev() bool {
+	if s.k < 0 {
+		return false
+	}
+	if s.i > 0 {
+		s.i--
+		return true
+	}
+	for s.k > 0 {
+		if !s.decode(s.k - 1) {
+			s.k = -1
+			return false
+		}
+		if len(s.cur.Events) > 0 {
+			s.i = len(s.cur.Events) - 1
+			return true
+		}
+	}
+	s.k = -1
+	return false
+}
+
+// Event returns the current event.
+func (s *BackScan) Event() *Event { return &s.cur.Events[s.i] }
+
+// Index returns the current event's index in its thread.
+func (s *BackScan) Index() int64 { return s.p.Events[s.th].chunks[s.k].first + int64(s.i) }
+
+// Err returns the error that ended the scan early, if any.
+func (s *BackScan) Err() error { return s.err }
+
+// Times returns thread th's event times under tb, for tests and small
+// tools (it allocates one slice for the thread).
+func (p *Process) Times(th int, tb *Timebase) []int64 {
+	if th >= len(p.Events) {
+		return nil
+	}
+	out := make([]int64, 0, p.Events[th].N)
+	for s := p.Scan(th, tb); s.Next(); {
+		out = append(out, s.Event().Time)
+	}
+	return out
+}
+
+// NewProcess builds an in-memory process from decoded events, encoding
+// them as the writer would (for tests and converters): events[th] are
+// thread th's events in time order, deps[th] the dependence lists their
+// TaskDeps events index (Args[1] entries from Args[2]); tables come from t.
+func NewProcess(h Header, t Tables, events [][]Event, deps [][]Dep) (*Process, error) {
+	if h.Format == "" {
+		h.Format = FormatName
+	}
+	if h.Version == 0 {
+		h.Version = Version
+	}
+	if h.ClockUnit == "" {
+		h.ClockUnit = "ns"
+	}
+	pr, pw := io.Pipe()
+	bw := bufio.NewWriter(pw)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- writeProcess(bw, h, t, events, deps)
+		pw.CloseWithError(bw.Flush())
+	}()
+	p, err := LoadProcessReader(pr, "memory", LoadOptions{})
+	pr.CloseWithError(io.ErrClosedPipe)
+	if werr := <-errc; werr != nil {
+		return nil, werr
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Tables = mergeTables(p.Tables, t)
+	return p, nil
+}
+
+// mergeTables keeps what the written tables lost (thread entries the
+// writer derives) while taking the caller's communicators and offsets as
+// given.
+func mergeTables(got, want Tables) Tables {
+	want.End = got.End
+	if len(want.Threads) == 0 {
+		want.Threads = got.Threads
+	}
+	if len(want.Strings) == 0 {
+		want.Strings = got.Strings
+	}
+	return want
+}
+
+func writeProcess(out io.Writer, h Header, t Tables, events [][]Event, deps [][]Dep) error {
+	w, err := NewWriter(out, h)
+	if err != nil {
+		return err
+	}
+	for _, s := range t.Strings {
+		w.String(s)
+	}
+	for _, th := range t.Threads {
+		w.SetThread(th)
+	}
+	for _, l := range t.Locations {
+		w.AddLocation(l)
+	}
+	for _, c := range t.Comms {
+		w.AddComm(c)
+	}
+	for _, o := range t.ClockOffsets {
+		w.AddClockOffset(o)
+	}
+	for th, evs := range events {
+		var d []Dep
+		if th < len(deps) {
+			d = deps[th]
+		}
+		for i := range evs {
+			e := &evs[i]
+			if e.Kind == TaskDeps {
+				if err := w.EmitDeps(th, e.Time, e.Args[0], e.Deps(d)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.Emit(th, e); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Close()
+}
+
+// Decode returns thread th's events under tb as rows, with the dependence
+// lists their TaskDeps events index (Args[2] into the returned deps), for
+// tests and small tools: it allocates the whole thread, which no analysis
+// pass does.
+func (p *Process) Decode(th int, tb *Timebase) ([]Event, []Dep) {
+	if th >= len(p.Events) {
+		return nil, nil
+	}
+	evs := make([]Event, 0, p.Events[th].N)
+	var deps []Dep
+	for s := p.Scan(th, tb); s.Next(); {
+		e := *s.Event()
+		if e.Kind == TaskDeps {
+			d := s.Deps()
+			e.Args[2] = int64(len(deps))
+			deps = append(deps, d...)
+		}
+		evs = append(evs, e)
+	}
+	return evs, deps
+}
+
+// ReleaseEvents drops the process's events (its chunks and their arena)
+// once no pass needs them; tables, census and counts stay.
+func (p *Process) ReleaseEvents() {
+	for th := range p.Events {
+		p.Events[th].chunks = nil
+	}
+}
