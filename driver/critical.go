@@ -84,7 +84,13 @@ func (r *run) criticalPath() error {
 	// Fragment DAG: every process's nodes, offset per process.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
 	bases := make([]int32, len(r.cp))
-	var w, keys []int64
+	var nodes, edges int
+	for _, pg := range r.cp {
+		nodes += pg.frags.Len()
+		edges += len(pg.frags.Src)
+	}
+	b.Reserve(nodes+1, edges)
+	w, keys := make([]int64, 0, nodes+1), make([]int64, 0, nodes+1)
 	for i, pg := range r.cp {
 		bases[i] = b.Len()
 		f := pg.frags

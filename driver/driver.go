@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
@@ -82,30 +81,45 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"anomalies", r.anomalies},
 		{"critical path", r.criticalPath},
 	}
-	var times []int64
-	var peak uint64
+	var times, decoded, heaps []int64
+	var hs *heapSampler
+	if opts.Stats != nil {
+		hs = startHeapSampler()
+		defer hs.stop()
+	}
 	for _, ph := range phases {
 		start := time.Now()
+		before := r.decoded()
 		r.progress(ph.name, 0)
 		if err := ph.fn(); err != nil {
 			return nil, err
 		}
 		r.progress(ph.name, 1)
 		times = append(times, int64(time.Since(start)))
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		peak = max(peak, ms.HeapInuse)
+		decoded = append(decoded, r.decoded()-before)
+		if hs != nil {
+			heaps = append(heaps, int64(hs.phasePeak()))
+		}
 	}
 	if opts.Stats != nil {
 		names := make([]string, len(phases))
 		for i, ph := range phases {
 			names[i] = ph.name
 		}
-		if err := r.gatherStats(opts.Stats, names, times, peak); err != nil {
+		if err := r.gatherStats(opts.Stats, names, times, decoded, heaps); err != nil {
 			return nil, err
 		}
 	}
 	return r.rep, nil
+}
+
+// decoded returns the events this rank's processes decoded so far.
+func (r *run) decoded() int64 {
+	var n int64
+	for _, p := range r.procs {
+		n += p.Decoded
+	}
+	return n
 }
 
 // RunStats describes how an analysis ran (not what it found), for --stats:
@@ -119,21 +133,31 @@ type RunStats struct {
 	MinProcs, MaxProcs int
 	Imbalance          float64
 	Phases             []PhaseStat
-	PeakHeap           []uint64 // per rank, bytes in use after the heaviest phase
+	PeakHeap           []uint64 // per rank, the highest heap of any phase
 }
 
-// PhaseStat is one phase's wall time on the slowest rank.
+// PhaseStat is one phase's wall time on the slowest rank, the events each
+// rank decoded in it and each rank's peak heap during it (live objects,
+// sampled every few milliseconds; under inproc, the shared process's).
 type PhaseStat struct {
-	Name  string
-	MaxNS int64
+	Name     string
+	MaxNS    int64
+	Events   []int64  // per rank
+	PeakHeap []uint64 // per rank
 }
 
-func (r *run) gatherStats(st *RunStats, names []string, times []int64, peak uint64) error {
+// statsRow is one rank's per-phase figures, gathered to rank 0.
+type statsRow struct {
+	Events []int64
+	Heap   []int64
+}
+
+func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps []int64) error {
 	mx, err := r.c.ReduceInt64(0, comm.Max, times)
 	if err != nil {
 		return err
 	}
-	heaps, err := reduce.GatherRows(r.c, []uint64{peak})
+	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps}})
 	if err != nil {
 		return err
 	}
@@ -147,10 +171,16 @@ func (r *run) gatherStats(st *RunStats, names []string, times []int64, peak uint
 				st.MinProcs, st.MaxProcs = min(st.MinProcs, hi-lo), max(st.MaxProcs, hi-lo)
 			}
 		}
-		st.PeakHeap = heaps
+		st.PeakHeap = make([]uint64, len(rows))
 		st.Phases = make([]PhaseStat, len(mx))
 		for i, v := range mx {
-			st.Phases[i] = PhaseStat{Name: names[i], MaxNS: v}
+			ps := PhaseStat{Name: names[i], MaxNS: v, Events: make([]int64, len(rows)), PeakHeap: make([]uint64, len(rows))}
+			for k, row := range rows {
+				ps.Events[k] = row.Events[i]
+				ps.PeakHeap[k] = uint64(row.Heap[i])
+				st.PeakHeap[k] = max(st.PeakHeap[k], ps.PeakHeap[k])
+			}
+			st.Phases[i] = ps
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
@@ -83,6 +84,13 @@ func (r *run) simulate() error {
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
 	readySum := make([]int64, readyBins)
 
+	// Executed explicit tasks are at most the created ones: one allocation
+	// for the anomaly records of every process.
+	var created int64
+	for _, p := range r.procs {
+		created += p.Census.Kinds[trace.TaskCreate]
+	}
+	r.tasks = slices.Grow(r.tasks, int(created))
 	var failure error
 	rows := make([]simRow, 0, len(r.procs))
 	for i, p := range r.procs {

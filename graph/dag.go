@@ -129,6 +129,15 @@ func NewBuilder(rank, size int) *Builder { return &Builder{rank: rank, size: siz
 // Len returns the number of nodes added so far.
 func (b *Builder) Len() int32 { return int32(len(b.chained)) }
 
+// Reserve makes room for about nodes more nodes and edges more local
+// edges, so that building a large graph does not copy its arrays as they
+// grow.
+func (b *Builder) Reserve(nodes, edges int) {
+	b.chained = slices.Grow(b.chained, nodes)
+	b.esrc = slices.Grow(b.esrc, edges)
+	b.edst = slices.Grow(b.edst, edges)
+}
+
 // AddNode adds a node and returns its id (ids count from 0 in call order).
 // With chained, the node follows the previously added node in its chain;
 // the replay then evaluates them in that order. The first node of a chain

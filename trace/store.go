@@ -27,6 +27,9 @@ type Process struct {
 	Census Census
 	// Warnings counts problems loading tolerated (see LoadOptions).
 	Warnings []string
+	// Decoded counts the events decoded so far, the load's own decode
+	// included: what each pass over the events costs (--stats).
+	Decoded int64
 }
 
 // ThreadEvents is one thread's events, in encoded chunks.
@@ -211,6 +214,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, frameOff int64) error {
 	te.Last = last
 	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), off: frameOff})
 	te.N += int64(len(c.Events))
+	p.Decoded += int64(len(c.Events))
 	return nil
 }
 
@@ -345,6 +349,7 @@ func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: errors.New("chunk changed since it was loaded")}
 	}
 	c.Offset = sk.off + frameHeaderLen + int64(cols.kindsPos)
+	p.Decoded += int64(sk.n)
 	return nil
 }
 

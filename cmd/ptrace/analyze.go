@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
@@ -25,6 +27,7 @@ type analyzeFlags struct {
 	pathOut    string
 	quiet      bool
 	stats      bool
+	cpuProfile string
 	minLatency time.Duration
 	window     string
 	opts       driver.Options
@@ -68,7 +71,9 @@ the number of ranks.`,
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
-	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
+	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded and each analysis rank's peak heap, to stderr")
+	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
+	f.MarkHidden("cpuprofile")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
 	f.StringVar(&af.window, "window", "", "measure only T0:T1 after the first event (e.g. 2s:10s; either side may be empty), instead of MPI_Init … MPI_Finalize")
 	f.BoolVar(&af.opts.WholeRun, "whole-run", false, "measure the whole trace, MPI_Init and MPI_Finalize included (default: from MPI_Init's end to MPI_Finalize's start, as TALP)")
@@ -80,6 +85,17 @@ the number of ranks.`,
 
 func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	start := time.Now()
+	if af.cpuProfile != "" {
+		f, err := os.Create(af.cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	var prog *progress
 	var rep *report.Report
 	var stats driver.RunStats
@@ -190,8 +206,17 @@ func defaultRanks(processes int) int {
 
 func printStats(w io.Writer, st *driver.RunStats) {
 	fmt.Fprintf(w, "analysis ranks: %d, %d–%d processes each, event load max/mean %.3f\n", st.Ranks, st.MinProcs, st.MaxProcs, st.Imbalance)
+	fmt.Fprintf(w, "%-14s %12s %14s  %s\n", "phase", "wall", "events decoded", "peak heap per rank")
 	for _, p := range st.Phases {
-		fmt.Fprintf(w, "phase %-10s %s (slowest rank)\n", p.Name, time.Duration(p.MaxNS).Round(time.Microsecond))
+		var ev int64
+		for _, n := range p.Events {
+			ev += n
+		}
+		heaps := make([]string, len(p.PeakHeap))
+		for r, h := range p.PeakHeap {
+			heaps[r] = report.Bytes(int64(h))
+		}
+		fmt.Fprintf(w, "%-14s %12s %14d  %s\n", p.Name, time.Duration(p.MaxNS).Round(time.Microsecond), ev, strings.Join(heaps, " "))
 	}
 	var others uint64
 	for r, h := range st.PeakHeap {
