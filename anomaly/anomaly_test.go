@@ -21,7 +21,7 @@ func fromTrace(t *testing.T, dir string) []Task {
 	}
 	ts := make([]Task, len(recs))
 	for i, r := range recs {
-		ts[i] = Task{Rank: r.Rank, Thread: r.Thread, ID: r.ID, Construct: r.Construct, StartNS: r.StartNS, DurNS: r.DurNS, Cost: r.Cost}
+		ts[i] = Task{Rank: int32(r.Rank), Thread: int32(r.Thread), ID: r.ID, Construct: r.Construct, StartNS: r.StartNS, DurNS: r.DurNS, Cost: r.Cost}
 	}
 	return ts
 }
@@ -146,7 +146,7 @@ func TestLogLogRegression(t *testing.T) {
 	for i := 0; i < n; i++ {
 		cost := math.Exp(rng.Float64()*6 + 10) // e^10 … e^16 flops
 		d := 2 * math.Pow(cost, 0.9) * math.Exp(0.1*rng.NormFloat64())
-		ts = append(ts, Task{Rank: i % 4, Thread: i % 3, ID: int64(i), Construct: "gemm.c:10:1", StartNS: int64(i) * 1000, DurNS: int64(d), Cost: cost})
+		ts = append(ts, Task{Rank: int32(i % 4), Thread: int32(i % 3), ID: int64(i), Construct: "gemm.c:10:1", StartNS: int64(i) * 1000, DurNS: int64(d), Cost: cost})
 	}
 	planted := map[int64]bool{}
 	for i := 0; i < 20; i++ {
@@ -175,7 +175,7 @@ func TestLogLogRegression(t *testing.T) {
 func TestGrouping(t *testing.T) {
 	var ts []Task
 	for i := 0; i < 200; i++ {
-		ts = append(ts, Task{Rank: 0, Thread: i % 4, ID: int64(i), Construct: "a", StartNS: int64(i/4) * 100, DurNS: 100})
+		ts = append(ts, Task{Rank: 0, Thread: int32(i % 4), ID: int64(i), Construct: "a", StartNS: int64(i/4) * 100, DurNS: 100})
 	}
 	// Three back to back on thread 2 of rank 1, two far apart on different threads.
 	for i, at := range []int64{50_000, 50_800, 51_600} {
@@ -201,7 +201,7 @@ func TestGrouping(t *testing.T) {
 func TestSmallConstructsAndOrder(t *testing.T) {
 	var ts []Task
 	for i := 0; i < 50; i++ {
-		ts = append(ts, Task{Rank: i % 2, ID: int64(i), Construct: "big", StartNS: int64(i) * 10, DurNS: 1000 + int64(i%7)*10})
+		ts = append(ts, Task{Rank: int32(i % 2), ID: int64(i), Construct: "big", StartNS: int64(i) * 10, DurNS: 1000 + int64(i%7)*10})
 	}
 	ts = append(ts, Task{ID: 99, Construct: "tiny", DurNS: 1e9})
 	a := Detect(ts, Options{})

@@ -1,6 +1,10 @@
 package clocksync
 
-import "github.com/ptrace-dev/ptrace/trace"
+import (
+	"fmt"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
 
 // location is one CLC location: a process with all its threads merged in
 // time order. It walks the process's merged order forward (amortization)
@@ -16,7 +20,9 @@ type location struct {
 	order []uint16
 	pos   int // next merged position to process (forward: up, backward: down)
 	mdl   OffsetModel
-	itime []int64 // interpolated time by merged position, for the corrections
+	itime []int64     // interpolated time by merged position, for the corrections
+	err   error       // a scan that failed (the file changed)
+	stand trace.Event // what next returns after such a failure
 
 	// Forward state: the previous event's interpolated and logical time,
 	// the anchor of the current γ-run, the logical time at the last jump
@@ -52,12 +58,21 @@ func newLocation(p *trace.Process, order []uint16, mdl OffsetModel) *location {
 }
 
 // next moves thread th's forward scan to its next event and returns it
-// with its index.
+// with its index. The merged order counts exactly the events the scans
+// hold, so a scan ends early only when re-reading the file failed: the
+// error is kept (Sync returns it) and a stand-in event keeps the replay
+// going to its end.
 func (l *location) next(th uint16) (*trace.Event, int64) {
 	sc := l.scans[th]
 	if !sc.Next() {
-		// The merged order counts exactly the events the scans hold.
-		panic("clocksync: merged order and thread scans disagree")
+		if l.err == nil {
+			l.err = sc.Err()
+			if l.err == nil {
+				l.err = fmt.Errorf("clocksync: thread %d has fewer events than its merged order", th)
+			}
+		}
+		l.stand = trace.Event{Time: l.lastT}
+		return &l.stand, 0
 	}
 	return sc.Event(), sc.Index()
 }
@@ -65,7 +80,7 @@ func (l *location) next(th uint16) (*trace.Event, int64) {
 // setForward records the forward time f of event idx of thread th at
 // interpolated time t (corrections start at zero, so f = t costs nothing).
 func (l *location) setForward(th uint16, idx, t, f int64) {
-	if f != t {
+	if f != t && l.err == nil {
 		l.tb.SetCorrection(int(th), idx, l.n[th], f-t)
 	}
 }

@@ -69,7 +69,10 @@
 //
 // # Results
 //
-// Corrected times replace Event.Time in place. Per process: the offset
+// Events are not rewritten: each process gets a trace.Timebase (the offset
+// model, plus an int32 column of CLC corrections for threads that got any)
+// that its scans apply at decode, so corrected times cost no second copy
+// of the trace. Per process: the offset
 // model (source, offsets, drift), the largest and summed CLC correction
 // (final time − interpolated time, never negative), and violations (a
 // receive-like event earlier than its send-like event + l_min) on the

@@ -144,9 +144,16 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, loc := range locs {
+	var lerr error
+	for i, loc := range locs {
 		loc.forwardTo(len(loc.order), &p)
+		if loc.err != nil && lerr == nil {
+			lerr = fmt.Errorf("rank %d: clocksync: %s: %w", c.Rank(), m.Procs[i].File, loc.err)
+		}
 		loc.startBackward()
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
 	}
 
 	// Backward smoothing: a node's inputs are now its receivers (min of

@@ -29,10 +29,9 @@ type procGraph struct {
 	depIn  map[int64]sim.Task // remote_dep_in event → successor task
 }
 
-func newProcGraph(p *trace.Process, s *sim.Sim, m *ompt.Model, f *sim.Frags) (*procGraph, error) {
+func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
 	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, funcs: p.Strings,
-		taskW: make([]int64, s.Tasks.Len()), deps: s.DepEdges,
-		depOut: map[int64]sim.Task{}, depIn: map[int64]sim.Task{}}
+		taskW: make([]int64, s.Tasks.Len()), deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
 	for t := range s.Tasks {
 		tk := &s.Tasks[t]
 		g.taskW[t] = -1
@@ -45,28 +44,34 @@ func newProcGraph(p *trace.Process, s *sim.Sim, m *ompt.Model, f *sim.Frags) (*p
 			g.names[loc] = p.LocationName(int64(loc))
 		}
 	}
-	if p.Census.Kinds[trace.RemoteDepOut]+p.Census.Kinds[trace.RemoteDepIn] == 0 {
-		return g, nil
-	}
-	var sc trace.ThreadScan
-	for th := 0; th < p.NumThreads(); th++ {
-		for sc.Reset(p, th, nil); sc.Next(); {
-			switch e := sc.Event(); e.Kind {
-			case trace.RemoteDepOut:
-				if t := m.Task(e.Args[0]); t != sim.NoTask {
-					g.depOut[sim.EventKey(th, sc.Index())] = t
-				}
-			case trace.RemoteDepIn:
-				if t := m.Task(e.Args[0]); t != sim.NoTask {
-					g.depIn[sim.EventKey(th, sc.Index())] = t
-				}
-			}
+	return g
+}
+
+// remoteDeps is a simulation pass that records which task each
+// remote_dep_out and remote_dep_in event belongs to, for the task graph.
+type remoteDeps struct {
+	m       *ompt.Model
+	out, in map[int64]sim.Task
+}
+
+func newRemoteDeps(m *ompt.Model) *remoteDeps {
+	return &remoteDeps{m: m, out: map[int64]sim.Task{}, in: map[int64]sim.Task{}}
+}
+
+func (rd *remoteDeps) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
+func (rd *remoteDeps) Finish(s *sim.Sim)                                   {}
+
+func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
+	switch e.Kind {
+	case trace.RemoteDepOut:
+		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
+			rd.out[sim.EventKey(th, s.Pos(th))] = t
 		}
-		if err := sc.Err(); err != nil {
-			return nil, err
+	case trace.RemoteDepIn:
+		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
+			rd.in[sim.EventKey(th, s.Pos(th))] = t
 		}
 	}
-	return g, nil
 }
 
 // nodeKey is a partition-independent name of node n of process proc.

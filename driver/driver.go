@@ -52,7 +52,20 @@ type Options struct {
 	// Stats, when set, receives on rank 0 how the run went (phase times,
 	// per-rank memory). Every rank must set it or none.
 	Stats *RunStats
+	// MemoryLimit is the memory this rank may use, in bytes (0: no
+	// limit). A rank whose processes would not fit keeps no events in
+	// memory and reads them from the files on every pass (LoadOptions.
+	// Stream); Notice says so on rank 0.
+	MemoryLimit int64
+	// Notice, when set, receives on rank 0 what the user should know about
+	// how the analysis runs (not what it found).
+	Notice func(string)
 }
+
+// BytesPerTraceByte is what an analysis holds at its peak per byte of the
+// trace files it owns, with the events in memory (measured on the gen
+// workloads, docs/PERFORMANCE.md); the events themselves are one of them.
+const BytesPerTraceByte = 14
 
 // Window is a part of the run, in ns after the trace's first event.
 type Window struct{ StartNS, EndNS int64 }
@@ -272,8 +285,17 @@ func (r *run) openDir() error {
 func (r *run) load() error {
 	lo, hi := r.plan.Range(r.c.Rank())
 	r.lo = lo
+	var owned int64
 	for i := lo; i < hi; i++ {
-		p, err := trace.LoadProcess(r.dirPath(i), trace.LoadOptions{Salvage: r.opts.Salvage})
+		owned += r.dir.Files[i].Bytes
+	}
+	stream := r.opts.MemoryLimit > 0 && owned*BytesPerTraceByte > r.opts.MemoryLimit
+	if stream && r.c.Rank() == 0 && r.opts.Notice != nil {
+		r.opts.Notice(fmt.Sprintf("rank 0's %s of trace need about %s in memory, over its limit of %s: reading events from disk on every pass (--memory-limit)",
+			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
+	}
+	for i := lo; i < hi; i++ {
+		p, err := trace.LoadProcess(r.dirPath(i), trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream})
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}

@@ -102,7 +102,12 @@ func (r *run) simulate() error {
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(predTimes(r.edges, i))
-		if err := s.Run(model, stats, ready, frags); err != nil {
+		passes := []sim.Pass{stats, ready, frags}
+		rd := newRemoteDeps(model)
+		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {
+			passes = append(passes, rd)
+		}
+		if err := s.Run(model, passes...); err != nil {
 			failure = fmt.Errorf("rank %d: simulation: %w", p.Header.Rank, err)
 			break
 		}
@@ -111,12 +116,7 @@ func (r *run) simulate() error {
 		}
 		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
 		r.tasks = appendTaskRecords(r.tasks, p, s, model)
-		pg, err := newProcGraph(p, s, model, &frags.F)
-		if err != nil {
-			failure = fmt.Errorf("rank %d: %w", p.Header.Rank, err)
-			break
-		}
-		r.cp = append(r.cp, pg)
+		r.cp = append(r.cp, newProcGraph(p, s, &frags.F, rd))
 		// Every pass over the events is done: what follows works on the
 		// tables the simulation built.
 		p.ReleaseEvents()
@@ -176,7 +176,7 @@ func appendTaskRecords(out []anomaly.Task, p *trace.Process, s *sim.Sim, m *ompt
 			}
 			names[tk.Loc] = name
 		}
-		rec := anomaly.Task{Rank: p.Header.Rank, Thread: int(tk.Thread), ID: m.ID(sim.Task(t)), Construct: name, StartNS: tk.Started, DurNS: tk.RunNS}
+		rec := anomaly.Task{Rank: int32(p.Header.Rank), Thread: int32(tk.Thread), ID: m.ID(sim.Task(t)), Construct: name, StartNS: tk.Started, DurNS: tk.RunNS}
 		if m.Cost != nil {
 			rec.Cost = m.Cost[t]
 		}

@@ -223,27 +223,30 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	k, me := c.Size(), c.Rank()
 	m := &Matching{Procs: procs, ProcNodes: make([]int32, len(procs)+1)}
 	b := NewBuilder(me, k)
-	// Size everything first (one pass over the kinds): growing node
-	// arrays and send buffers by appending would copy them several times.
-	need := make([]int, k)
+	// Size the node arrays from the census: growing them by appending
+	// would copy them several times. Send records go out as they come.
 	var nodes, nrecv int
 	for _, p := range procs {
-		m.Orders = append(m.Orders, MergeOrder(p))
-		countComm(p, owners, need, &nodes, &nrecv)
+		k := &p.Census.Kinds
+		nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
+		nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
 	}
 	bufs := make([][]byte, k)
-	for q, n := range need {
-		if n > 0 {
-			bufs[q] = make([]byte, 0, n)
-		}
-	}
 	m.grow(nodes)
 	b.chained = slices.Grow(b.chained, nodes)
 	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
+	var serr error
 	for i := range procs {
-		m.scan(b, owners, int32(i), m.Orders[i], bufs, &recvs, w)
+		order, err := m.scan(b, owners, int32(i), bufs, &recvs, w)
+		if err != nil && serr == nil {
+			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
+		}
+		m.Orders = append(m.Orders, order)
 		m.ProcNodes[i+1] = b.Len()
+	}
+	if err := comm.Agree(c, serr); err != nil {
+		return nil, err
 	}
 	recv, err := c.Alltoallv(bufs)
 	if err != nil {
@@ -292,39 +295,6 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	return m, nil
 }
 
-// countComm adds p's communication events to the node and receive counts
-// and the bytes of its send records to need (by destination rank): upper
-// bounds, for sizing.
-//
-// Node and receive counts come from the census; the send records need the
-// peers, so only a process that sends is scanned, and only its sends are
-// looked at.
-func countComm(p *trace.Process, owners Owners, need []int, nodes, nrecv *int) {
-	k := &p.Census.Kinds
-	*nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
-	*nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
-	if k[trace.MPISend]+k[trace.RemoteDepOut] == 0 {
-		return
-	}
-	n := int64(p.Header.NRanks)
-	var sc trace.ThreadScan
-	for th := 0; th < p.NumThreads(); th++ {
-		for sc.Reset(p, th, nil); sc.Next(); {
-			e := sc.Event()
-			switch e.Kind {
-			case trace.MPISend:
-				if peer := e.Args[0]; peer >= 0 && peer < n {
-					need[owners.Owner(int(peer))] += sendRecSize
-				}
-			case trace.RemoteDepOut:
-				if peer := e.Args[1]; peer >= 0 && peer < n {
-					need[owners.Owner(int(peer))] += sendRecSize
-				}
-			}
-		}
-	}
-}
-
 // grow makes room for n more event nodes.
 func (m *Matching) grow(n int) {
 	m.Role = slices.Grow(m.Role, n)
@@ -362,44 +332,35 @@ type openColl struct {
 }
 
 // scan makes the nodes of local process i in merged order, appends send
-// and collective records to bufs and receive records to recvs.
-func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs [][]byte, recvs *[]recvRec, w *warner) {
+// and collective records to bufs and receive records to recvs, and
+// returns the merged order, all in one decode of the process.
+func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs *[]recvRec, w *warner) ([]uint16, error) {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
-	scans := make([]*trace.ThreadScan, p.NumThreads())
-	for t := range scans {
-		scans[t] = p.Scan(t, nil)
-	}
 	calls := map[int64]int64{}      // communicator id → coll_begin calls so far
 	open := map[[2]int64]openColl{} // (communicator id, thread) → its open collective
 	bad := func(t int32, idx int64, kind trace.Kind, format string, args ...any) {
 		m.Stats.BadEvents++
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
 	}
-	for pos, t16 := range order {
-		t := int32(t16)
-		sc := scans[t]
-		if !sc.Next() {
-			break // a scan ended early (the loader validated every chunk)
-		}
-		idx := sc.Index()
-		e := sc.Event()
+	order, err := mergeWalk(p, func(pos int64, th int, idx int64, e *trace.Event) {
+		t := int32(th)
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:
 			m.Stats.PointToPointEvents++
 			peer, tag := e.Args[0], e.Args[1]
 			if peer == -1 {
-				continue // MPI_PROC_NULL: no message
+				return // MPI_PROC_NULL: no message
 			}
 			cm, ok := p.CommByIndex(e.Args[2])
 			switch {
 			case !ok:
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[2])
-				continue
+				return
 			case peer < 0 || peer >= int64(nprocs):
 				bad(t, idx, e.Kind, "peer %d outside 0..%d", peer, nprocs-1)
-				continue
+				return
 			}
 			if e.Kind == trace.MPISend {
 				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
@@ -414,7 +375,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 			task, peer, rtask := e.Args[0], e.Args[1], e.Args[2]
 			if peer < 0 || peer >= int64(nprocs) {
 				bad(t, idx, e.Kind, "peer %d outside 0..%d", peer, nprocs-1)
-				continue
+				return
 			}
 			if e.Kind == trace.RemoteDepOut {
 				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
@@ -429,14 +390,14 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 			cm, ok := p.CommByIndex(e.Args[1])
 			if !ok {
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
-				continue
+				return
 			}
 			if len(cm.Members) < 2 {
-				continue // nobody to wait for
+				return // nobody to wait for
 			}
 			if !slices.Contains(cm.Members, int(me)) {
 				bad(t, idx, e.Kind, "communicator %d does not list this process", cm.ID)
-				continue
+				return
 			}
 			okey := [2]int64{cm.ID, int64(t)}
 			if oc, busy := open[okey]; busy {
@@ -454,16 +415,16 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 			cm, ok := p.CommByIndex(e.Args[1])
 			if !ok {
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
-				continue
+				return
 			}
 			if len(cm.Members) < 2 || !slices.Contains(cm.Members, int(me)) {
-				continue // reported at coll_begin
+				return // reported at coll_begin
 			}
 			okey := [2]int64{cm.ID, int64(t)}
 			oc, ok := open[okey]
 			if !ok {
 				bad(t, idx, e.Kind, "coll_end on communicator %d without coll_begin", cm.ID)
-				continue
+				return
 			}
 			delete(open, okey)
 			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
@@ -474,7 +435,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				begin: oc.node, end: n, coord: coord, bthread: oc.thread, bevent: oc.event, ethread: t, eevent: idx,
 				memberIdx: int32(slices.Index(cm.Members, int(me)))})
 		}
-	}
+	})
 	// Unfinished collectives, in a stable order.
 	var left []openColl
 	for _, oc := range open {
@@ -484,6 +445,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 	for _, oc := range left {
 		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), oc.comm.ID)
 	}
+	return order, err
 }
 
 func encodeSend(buf []byte, k chanKey, node, thread int32, event int64) []byte {

@@ -233,7 +233,10 @@ func TestMergeOrder(t *testing.T) {
 		{},
 		{{Time: 5, Kind: r}, {Time: 10, Kind: r}},
 	})
-	got := MergeOrder(p)
+	got, err := MergeOrder(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []uint16{1, 0, 0, 0, 1, 3, 1, 0, 3}
 	if !slices.Equal(got, want) {
 		t.Fatalf("MergeOrder = %v, want %v", got, want)
@@ -246,7 +249,9 @@ func TestMergeOrder(t *testing.T) {
 		{{Time: 5, Kind: other}, {Time: 5, Kind: recv}},
 		{{Time: 5, Kind: send}, {Time: 6, Kind: send}},
 	})
-	got = MergeOrder(p)
+	if got, err = MergeOrder(p); err != nil {
+		t.Fatal(err)
+	}
 	want = []uint16{2, 1, 0, 0, 1, 2}
 	if !slices.Equal(got, want) {
 		t.Fatalf("MergeOrder = %v, want %v", got, want)

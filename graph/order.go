@@ -30,7 +30,15 @@ func tieClass(k trace.Kind) int8 {
 // The merge takes runs: it emits from the thread with the smallest head for
 // as long as it stays ahead of the second smallest, so interleavings of a
 // few threads cost O(threads) per run, not per event.
-func MergeOrder(p *trace.Process) []uint16 {
+func MergeOrder(p *trace.Process) ([]uint16, error) {
+	return mergeWalk(p, nil)
+}
+
+// mergeWalk computes p's merged order and, when visit is not nil, calls it
+// for every event in that order (its position, thread, index in the
+// thread): one decode of the process serves the order and the visit. A
+// scan that fails (a file re-read that changed) is the error.
+func mergeWalk(p *trace.Process, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
 	n := p.NumEvents()
 	order := make([]uint16, n)
 	nth := p.NumThreads()
@@ -66,11 +74,14 @@ func MergeOrder(p *trace.Process) []uint16 {
 			}
 		}
 		if best < 0 {
-			break // a scan ended early (its error is the loader's to report)
+			break // a scan ended early: its error follows
 		}
 		sc := scans[best]
 		for {
 			order[pos] = uint16(best)
+			if visit != nil {
+				visit(pos, best, sc.Index(), sc.Event())
+			}
 			pos++
 			if live[best] = sc.Next(); !live[best] {
 				break
@@ -80,5 +91,10 @@ func MergeOrder(p *trace.Process) []uint16 {
 			}
 		}
 	}
-	return order
+	for _, sc := range scans {
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return order, nil
 }

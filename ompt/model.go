@@ -32,6 +32,7 @@ type Model struct {
 	CostKey string
 	// costKeys are the string ids of the attribute keys that mean cost.
 	costKeys map[int64]bool
+	total    int64 // task slots
 }
 
 // NewModel returns a model for one process.
@@ -90,31 +91,9 @@ func (m *Model) Prepare(s *sim.Sim) error {
 			m.costKeys[int64(id)] = true
 		}
 	}
-	if cs.Kinds[trace.RemoteDepIn] == 0 && (cs.Kinds[trace.TaskAttr] == 0 || len(m.costKeys) == 0) {
-		return nil
-	}
-	var sc trace.ThreadScan
-	for th := 0; th < p.NumThreads(); th++ {
-		for sc.Reset(p, th, nil); sc.Next(); {
-			e := sc.Event()
-			switch e.Kind {
-			case trace.RemoteDepIn:
-				s.AddMissing(m.Task(e.Args[0]), 1)
-			case trace.TaskAttr:
-				if m.costKeys[e.Args[1]] {
-					if t := m.Task(e.Args[0]); t != sim.NoTask {
-						if m.Cost == nil {
-							m.Cost = make([]float64, total)
-							m.CostKey = p.String(e.Args[1])
-						}
-						m.Cost[t] = float64(e.Args[2])
-					}
-				}
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return err
-		}
+	m.total = total
+	for id, n := range cs.RemoteIn {
+		s.AddMissing(m.Task(id), n)
 	}
 	return nil
 }
@@ -298,6 +277,16 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 	case trace.RemoteDepIn:
 		s.Release(m.task(s, e.Args[0], "remote_dep_in"))
+	case trace.TaskAttr:
+		if m.costKeys[e.Args[1]] {
+			if t := m.Task(e.Args[0]); t != sim.NoTask {
+				if m.Cost == nil {
+					m.Cost = make([]float64, m.total)
+					m.CostKey = s.Proc.String(e.Args[1])
+				}
+				m.Cost[t] = float64(e.Args[2])
+			}
+		}
 	}
 }
 

@@ -225,6 +225,7 @@ func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 type scratch struct {
 	dt, args []uint64
 	reg      registers
+	frame    []byte // a re-read frame (streaming processes)
 }
 
 func (sc *scratch) grow(b *[]uint64, n int) []uint64 {

@@ -30,6 +30,8 @@ type Process struct {
 	// Decoded counts the events decoded so far, the load's own decode
 	// included: what each pass over the events costs (--stats).
 	Decoded int64
+	// stream: chunks are read from File on every decode.
+	stream bool
 }
 
 // ThreadEvents is one thread's events, in encoded chunks.
@@ -40,11 +42,13 @@ type ThreadEvents struct {
 }
 
 // storedChunk is one chunk frame's payload (an alias into the process's
-// arena) and where it sits in its thread.
+// arena, or nil when the process streams from its file) and where it sits
+// in its thread and in the file.
 type storedChunk struct {
 	payload []byte
 	first   int64 // index in the thread of its first event
 	n       int32
+	size    int32 // payload bytes
 	off     int64 // file offset of the frame
 }
 
@@ -73,6 +77,10 @@ type Census struct {
 	// thread. Few functions and threads call MPI, so these stay small.
 	FirstExit map[int64][]EventRef
 	LastEnter map[int64][]EventRef
+	// RemoteIn counts, per task id, the remote_dep_in events naming it:
+	// the remote dependences a task waits for, known before it is
+	// simulated (sparse: only tasks of distributed task runtimes).
+	RemoteIn map[int64]int32
 }
 
 // LoadOptions tune LoadProcess.
@@ -80,6 +88,11 @@ type LoadOptions struct {
 	// Salvage keeps the events before a truncated or corrupt tail (as a
 	// crashed collector may leave) and records a warning instead of failing.
 	Salvage bool
+	// Stream keeps only the chunks' positions in memory: every pass reads
+	// them from the file again (checking each frame's CRC, so a file that
+	// changed since the load is an error, not wrong results). Memory then
+	// holds no event at all, for traces larger than the memory granted.
+	Stream bool
 }
 
 // LoadProcess reads a whole process file into memory, keeping its chunks
@@ -96,7 +109,11 @@ func LoadProcess(path string, opts LoadOptions) (*Process, error) {
 	if st, err := f.Stat(); err == nil {
 		size = st.Size()
 	}
-	return load(f, path, size, opts)
+	p, err := load(f, path, size, opts)
+	if err == nil && opts.Stream {
+		p.stream = true
+	}
+	return p, err
 }
 
 // LoadProcessReader is LoadProcess on a stream (a converted file, a test's
@@ -112,6 +129,9 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 	}
 	p := &Process{File: path, Header: r.Header()}
 	a := arena{block: arenaBlock(size)}
+	if opts.Stream && size == 0 {
+		return nil, fmt.Errorf("%s: streaming needs a regular file", path)
+	}
 	var c Chunk
 	for {
 		err := r.NextChunk(&c)
@@ -125,7 +145,14 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 			}
 			return nil, err
 		}
-		if err := p.addChunk(&c, a.copy(r.lastPayload), r.LastFrameOffset()); err != nil {
+		payload := r.lastPayload
+		size := int32(len(payload))
+		if opts.Stream {
+			payload = nil
+		} else {
+			payload = a.copy(payload)
+		}
+		if err := p.addChunk(&c, payload, size, r.LastFrameOffset()); err != nil {
 			return nil, err
 		}
 	}
@@ -173,7 +200,7 @@ func (a *arena) copy(b []byte) []byte {
 
 // addChunk checks the decoded chunk c (time order against the thread's
 // previous events), adds it to the census and stores its payload.
-func (p *Process) addChunk(c *Chunk, payload []byte, frameOff int64) error {
+func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64) error {
 	for len(p.Events) <= c.Thread {
 		p.Events = append(p.Events, ThreadEvents{})
 	}
@@ -206,13 +233,18 @@ func (p *Process) addChunk(c *Chunk, payload []byte, frameOff int64) error {
 			cs.firstExit(int32(c.Thread), te.N+int64(i), e)
 		case MPIEnter:
 			cs.lastEnter(int32(c.Thread), te.N+int64(i), e)
+		case RemoteDepIn:
+			if cs.RemoteIn == nil {
+				cs.RemoteIn = map[int64]int32{}
+			}
+			cs.RemoteIn[e.Args[0]]++
 		}
 	}
 	if te.N == 0 {
 		te.First = c.Events[0].Time
 	}
 	te.Last = last
-	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), off: frameOff})
+	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), size: size, off: frameOff})
 	te.N += int64(len(c.Events))
 	p.Decoded += int64(len(c.Events))
 	return nil
@@ -334,12 +366,19 @@ func (p *Process) MPIWindow(tb *Timebase) (begin, end int64, found bool) {
 }
 
 // decodeStored decodes stored chunk k of thread th into c. Every stored
-// chunk decoded once at load, so an error here means the memory changed
-// under us; it is returned, not ignored.
+// chunk decoded once at load; when it is read from the file again, a frame
+// that changed or vanished is an error naming the file and offset.
 func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 	sk := &p.Events[th].chunks[k]
+	payload := sk.payload
+	if p.stream {
+		var err error
+		if payload, err = p.reread(sk, sc); err != nil {
+			return err
+		}
+	}
 	var cols chunkColumns
-	if err := parseChunk(sk.payload, &cols); err != nil {
+	if err := parseChunk(payload, &cols); err != nil {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: err}
 	}
 	if err := decodeColumns(&cols, c, sc); err != nil {
@@ -352,6 +391,41 @@ func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 	p.Decoded += int64(sk.n)
 	return nil
 }
+
+// reread reads the frame of sk from the file into sc's buffer and checks
+// that it is still the frame the load decoded.
+func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
+	changed := func(format string, args ...any) error {
+		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk,
+			Err: fmt.Errorf("the file changed since it was loaded: "+format, args...)}
+	}
+	f, err := os.Open(p.File)
+	if err != nil {
+		return nil, fmt.Errorf("re-reading events: %w", err)
+	}
+	defer f.Close()
+	n := frameHeaderLen + int(sk.size)
+	if cap(sc.frame) < n {
+		sc.frame = make([]byte, n)
+	}
+	buf := sc.frame[:n]
+	if _, err := f.ReadAt(buf, sk.off); err != nil {
+		return nil, changed("%v", err)
+	}
+	kind, crc, length, err := parseFrameHeader(buf)
+	if err != nil {
+		return nil, changed("%v", err)
+	}
+	payload := buf[frameHeaderLen:]
+	if kind != FrameChunk || length != uint32(sk.size) || frameCRC(kind, payload) != crc {
+		return nil, changed("%s frame of %d bytes where a chunk of %d was", kind, length, sk.size)
+	}
+	return payload, nil
+}
+
+// Streaming reports whether the process reads its events from its file on
+// every pass.
+func (p *Process) Streaming() bool { return p.stream }
 
 // ThreadScan walks one thread's events forward, decoding a chunk at a time
 // into buffers it reuses. Times are corrected by its Timebase (nil: as

@@ -27,6 +27,7 @@ type analyzeFlags struct {
 	pathOut    string
 	quiet      bool
 	stats      bool
+	memLimit   string
 	cpuProfile string
 	minLatency time.Duration
 	window     string
@@ -72,6 +73,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded and each analysis rank's peak heap, to stderr")
+	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); a rank whose share is too small for its traces reads events from disk on every pass")
 	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
 	f.MarkHidden("cpuprofile")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
@@ -100,8 +102,14 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var rep *report.Report
 	var stats driver.RunStats
 	var path []report.PathNode
-	err := runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
+	share, err := memoryLimit(af.memLimit, ranksInProcess(af.ranks, af.opts.Dir))
+	if err != nil {
+		return err
+	}
+	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
 		opts := af.opts
+		opts.MemoryLimit = share
+		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }
 		if af.stats {
 			opts.Stats = &stats
 		}

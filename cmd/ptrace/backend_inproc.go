@@ -13,3 +13,6 @@ func backends() string { return "inproc" }
 func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
 	return inproc.Run(virtualRanks(ranks, dir), fn)
 }
+
+// ranksInProcess is the number of analysis ranks this process runs.
+func ranksInProcess(ranks int, dir string) int { return virtualRanks(ranks, dir) }

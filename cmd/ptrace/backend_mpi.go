@@ -44,3 +44,12 @@ func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
 	}
 	return nil
 }
+
+// ranksInProcess is the number of analysis ranks this process runs: one
+// under a launcher, the virtual ranks otherwise.
+func ranksInProcess(ranks int, dir string) int {
+	if mpi.UnderLauncher() {
+		return 1
+	}
+	return virtualRanks(ranks, dir)
+}

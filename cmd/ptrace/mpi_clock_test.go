@@ -174,11 +174,12 @@ func rewriteWithoutOffsets(path string) error {
 	for _, c := range p.Comms {
 		w.AddComm(c)
 	}
-	for t, ev := range p.Events {
+	for t := 0; t < p.NumThreads(); t++ {
+		ev, deps := p.Decode(t, nil)
 		for i := range ev {
 			e := &ev[i]
 			if e.Kind == trace.TaskDeps {
-				err = w.EmitDeps(t, e.Time, e.Args[0], e.Deps(p.Deps[t]))
+				err = w.EmitDeps(t, e.Time, e.Args[0], e.Deps(deps))
 			} else {
 				err = w.Emit(t, e)
 			}

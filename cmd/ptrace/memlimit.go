@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// parseBytes reads a size such as "4GiB", "512M", "2g" or "1000000".
+// Decimal (k, M, G, T) and binary (Ki, Mi, Gi, Ti) units; B is optional.
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "B")
+	t = strings.TrimSuffix(t, "b")
+	mult := int64(1)
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40},
+		{"k", 1e3}, {"K", 1e3}, {"M", 1e6}, {"m", 1e6}, {"G", 1e9}, {"g", 1e9}, {"T", 1e12}, {"t", 1e12}}
+	for _, u := range units {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	v, err := strconv.ParseFloat(strings.TrimSpace(t), 64)
+	if err != nil || v < 0 || v*float64(mult) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a size (e.g. 4GiB, 512M)", s)
+	}
+	return int64(v * float64(mult)), nil
+}
+
+// machineMemory returns the memory this process may use: the cgroup's
+// limit when one is set (a batch job's allocation), else the machine's.
+func machineMemory() int64 {
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	if b, err := os.ReadFile("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
+		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 && v < 1<<60 {
+			return v
+		}
+	}
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
+			if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// localProcesses is the number of analysis processes sharing this node
+// under mpirun (1 otherwise).
+func localProcesses() int64 {
+	for _, k := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
+		if v, err := strconv.ParseInt(os.Getenv(k), 10, 64); err == nil && v > 0 {
+			return v
+		}
+	}
+	return 1
+}
+
+// memoryLimit resolves --memory-limit for this process: the flag, or by
+// default 80 % of the machine's (or cgroup's) memory shared by the
+// analysis processes of this node. It sets the Go runtime's soft limit, so
+// the collector works harder before the process outgrows it, and returns
+// the share of one analysis rank (ranks is the number of ranks this
+// process runs: the inproc ranks, or 1 under MPI).
+func memoryLimit(flag string, ranks int) (int64, error) {
+	var limit int64
+	if flag != "" {
+		v, err := parseBytes(flag)
+		if err != nil {
+			return 0, fmt.Errorf("--memory-limit: %w", err)
+		}
+		limit = v
+	} else if m := machineMemory(); m > 0 {
+		limit = m / 10 * 8 / localProcesses()
+	}
+	if limit <= 0 {
+		return 0, nil
+	}
+	debug.SetMemoryLimit(limit)
+	return limit / int64(max(ranks, 1)), nil
+}

@@ -1,0 +1,193 @@
+package trace
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// storeFile writes a two-thread file with small chunks (so scans cross
+// chunk boundaries) and returns its path and the events written.
+func storeFile(t *testing.T) (string, [][]Event, [][][]Dep) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{NRanks: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.SetChunkEvents(7)
+	var evs [][]Event
+	var deps [][][]Dep
+	for th := 0; th < 2; th++ {
+		e, d := randomEvents(newRand(int64(10+th)), 5*int(NumKinds))
+		writeEvents(t, w, th, e, d)
+		evs, deps = append(evs, e), append(deps, d)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "p.ptrace")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path, evs, deps
+}
+
+// checkScan compares a forward scan of every thread with the written events.
+func checkScan(t *testing.T, p *Process, evs [][]Event, deps [][][]Dep) {
+	t.Helper()
+	for th := range evs {
+		i := 0
+		s := p.Scan(th, nil)
+		for ; s.Next(); i++ {
+			g, w := *s.Event(), evs[th][i]
+			if s.Index() != int64(i) {
+				t.Fatalf("thread %d: index %d at event %d", th, s.Index(), i)
+			}
+			if w.Kind == TaskDeps {
+				if !reflect.DeepEqual(append([]Dep{}, s.Deps()...), append([]Dep{}, deps[th][i]...)) {
+					t.Fatalf("thread %d event %d: deps %v, want %v", th, i, s.Deps(), deps[th][i])
+				}
+				g.Args[1], g.Args[2] = 0, 0
+			}
+			if g != w {
+				t.Fatalf("thread %d event %d: %+v, want %+v", th, i, g, w)
+			}
+			// Lookahead sees the next events, across the chunk boundary.
+			for j := 1; j <= 9; j++ {
+				a, _, ok := s.Ahead(j)
+				if want := i+j < len(evs[th]); ok != want && (ok || j <= 7) {
+					t.Fatalf("thread %d event %d: Ahead(%d) ok=%v", th, i, j, ok)
+				}
+				if ok && (a.Kind != evs[th][i+j].Kind || a.Time != evs[th][i+j].Time) {
+					t.Fatalf("thread %d event %d: Ahead(%d) = %s at %d, want %s", th, i, j, a.Kind, a.Time, evs[th][i+j].Kind)
+				}
+			}
+		}
+		if err := s.Err(); err != nil || i != len(evs[th]) {
+			t.Fatalf("thread %d: %d events (%v), want %d", th, i, err, len(evs[th]))
+		}
+		// Backward from the middle.
+		mid := int64(len(evs[th]) / 2)
+		b := p.ScanBack(th, mid, nil)
+		for k := mid - 1; k >= 0; k-- {
+			if !b.Prev() || b.Index() != k || b.Event().Time != evs[th][k].Time {
+				t.Fatalf("thread %d: backward scan lost its way at %d", th, k)
+			}
+		}
+		if b.Prev() {
+			t.Fatalf("thread %d: backward scan goes past the first event", th)
+		}
+	}
+}
+
+func TestStoreScans(t *testing.T) {
+	path, evs, deps := storeFile(t)
+	for _, stream := range []bool{false, true} {
+		p, err := LoadProcess(path, LoadOptions{Stream: stream})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Streaming() != stream || p.NumEvents() != int64(len(evs[0])+len(evs[1])) {
+			t.Fatalf("stream %v: %d events", stream, p.NumEvents())
+		}
+		checkScan(t, p, evs, deps)
+		var kinds [NumKinds]int64
+		for th := range evs {
+			for _, e := range evs[th] {
+				kinds[e.Kind]++
+			}
+		}
+		if p.Census.Kinds != kinds {
+			t.Fatalf("census kinds %v, want %v", p.Census.Kinds, kinds)
+		}
+	}
+}
+
+// TestStreamFileChanged: a pass that re-reads a file that changed or
+// vanished since the load fails with the file and offset, no panic.
+func TestStreamFileChanged(t *testing.T) {
+	path, _, _ := storeFile(t)
+	p, err := LoadProcess(path, LoadOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	b[len(b)/2] ^= 0x40
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var scanErr error
+	for th := 0; th < p.NumThreads() && scanErr == nil; th++ {
+		s := p.Scan(th, nil)
+		for s.Next() {
+		}
+		scanErr = s.Err()
+	}
+	if scanErr == nil || !strings.Contains(scanErr.Error(), "changed since it was loaded") || !strings.Contains(scanErr.Error(), path) {
+		t.Fatalf("changed file: %v", scanErr)
+	}
+	os.Remove(path)
+	s := p.Scan(0, nil)
+	for s.Next() {
+	}
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "re-reading events") {
+		t.Fatalf("vanished file: %v", err)
+	}
+}
+
+func TestTimebase(t *testing.T) {
+	path, evs, _ := storeFile(t)
+	p, err := LoadProcess(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := p.Events[1].N
+	tb := NewTimebase(1000, evs[1][0].Time, 1e-4, p.NumThreads())
+	tb.SetCorrection(1, 3, n, 0) // zero costs nothing
+	if tb.Bytes() != 0 {
+		t.Fatalf("a zero correction allocated %d bytes", tb.Bytes())
+	}
+	tb.SetCorrection(1, 3, n, 17)
+	tb.SetCorrection(1, 5, n, 1<<40) // beyond int32: the column widens
+	got := p.Times(1, tb)
+	for i, e := range evs[1] {
+		want := e.Time + 1000 + int64(float64(e.Time-evs[1][0].Time)*1e-4+0.5)
+		switch i {
+		case 3:
+			want += 17
+		case 5:
+			want += 1 << 40
+		}
+		if got[i] != want || tb.At(1, int64(i), e.Time) != want {
+			t.Fatalf("event %d: %d (At %d), want %d", i, got[i], tb.At(1, int64(i), e.Time), want)
+		}
+	}
+	if first, _ := p.TimeRange(nil); first != min(evs[0][0].Time, evs[1][0].Time) {
+		t.Fatalf("time range starts at %d", first)
+	}
+}
+
+// TestNewProcess: the in-memory builder round-trips rows and tables.
+func TestNewProcess(t *testing.T) {
+	e, d := randomEvents(newRand(4), 3*int(NumKinds))
+	var flat []Dep
+	for i := range e {
+		if e[i].Kind == TaskDeps {
+			e[i].Args[1], e[i].Args[2] = int64(len(d[i])), int64(len(flat))
+			flat = append(flat, d[i]...)
+		}
+	}
+	tables := Tables{Strings: []string{"a", "b"}, Comms: []Communicator{{Index: 0, ID: 0, Members: []int{0}}}}
+	p, err := NewProcess(Header{Rank: 0, NRanks: 1}, tables, [][]Event{e}, [][]Dep{flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gd := p.Decode(0, nil)
+	if !reflect.DeepEqual(got, e) || !reflect.DeepEqual(gd, flat) || !reflect.DeepEqual(p.Strings, tables.Strings) {
+		t.Fatal("NewProcess does not round-trip its rows")
+	}
+}
