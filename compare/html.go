@@ -37,6 +37,7 @@ type htmlPage struct {
 	Heat               []heatRow
 	Lines, Bars, Ready *fig
 	ReadyA, ReadyB     string
+	ReadyIA, ReadyIB   int
 	TopConstructs      []ConstructCmp
 	MoreConstructs     int
 }
@@ -80,7 +81,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 			b = 0
 		}
 		if ra, rb := r.Runs[a].Ready, r.Runs[b].Ready; ra != nil && rb != nil && len(ra.Values) > 0 && len(rb.Values) > 0 {
-			p, err := readyPlot(&r.Runs[a], &r.Runs[b])
+			p, err := readyPlot(r, a, b)
 			if err != nil {
 				return err
 			}
@@ -88,6 +89,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 				return err
 			}
 			pg.ReadyA, pg.ReadyB = r.Runs[a].Name, r.Runs[b].Name
+			pg.ReadyIA, pg.ReadyIB = a+1, b+1
 		}
 	}
 	return pageTmpl.Execute(w, pg)
@@ -161,7 +163,7 @@ func barPlot(r *Result) (*plot.Plot, error) {
 		bar.LineStyle.Width = 0
 		bar.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
 		p.Add(bar)
-		p.Legend.Add(fmt.Sprintf("#%d (%d cores)", i+1, r.Runs[i].Cores), bar)
+		p.Legend.Add(fmt.Sprintf("#%d (%s)", i+1, plural(r.Runs[i].Cores, "core")), bar)
 	}
 	labels := make([]string, len(cons))
 	for j, c := range cons {
@@ -178,9 +180,10 @@ func barPlot(r *Result) (*plot.Plot, error) {
 }
 
 // readyPlot overlays two runs' ready-task series, each from its own start.
-func readyPlot(a, b *Run) (*plot.Plot, error) {
+func readyPlot(r *Result, a, b int) (*plot.Plot, error) {
 	p := report.NewPlot("Ready tasks over time", "time since the run's start (ms)", "ready tasks (mean per bin)")
-	for k, run := range []*Run{a, b} {
+	for k, i := range []int{a, b} {
+		run := &r.Runs[i]
 		s := run.Ready
 		pts := make(plotter.XYs, len(s.Values)+1)
 		for i, v := range s.Values {
@@ -198,7 +201,7 @@ func readyPlot(a, b *Run) (*plot.Plot, error) {
 		l.Color = plotutil.Color(k)
 		l.Width = vg.Points(1.5)
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d cores)", clip(run.Name, 40), run.Cores), l)
+		p.Legend.Add(fmt.Sprintf("#%d (%s)", i+1, plural(run.Cores, "core")), l)
 	}
 	p.Y.Min = 0
 	p.Y.Max = math.Max(p.Y.Max, 1)
@@ -206,11 +209,12 @@ func readyPlot(a, b *Run) (*plot.Plot, error) {
 }
 
 var pageTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"dur": report.Dur,
-	"pct": report.Pct,
-	"eff": func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"g3":  func(v float64) string { return fmt.Sprintf("%.3g", v) },
-	"inc": func(i int) int { return i + 1 },
+	"dur":   report.Dur,
+	"pct":   report.Pct,
+	"eff":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"g3":    func(v float64) string { return fmt.Sprintf("%.3g", v) },
+	"inc":   func(i int) int { return i + 1 },
+	"cores": func(n int) string { return plural(n, "core") },
 }).Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>
@@ -242,7 +246,7 @@ figure { margin: 0.5em 0; }
 
 <h2>POP scaling</h2>
 <p>Global efficiency = parallel efficiency × computation scalability; computation scalability compares useful time summed over all threads against the reference{{if eq .R.Scaling "weak"}}, per unit of problem size{{end}}. <span class="muted">{{.R.Note}}.</span></p>
-<table id="heat"><tr><th class="l">efficiency</th>{{range $i, $r := .R.Runs}}<th>#{{inc $i}}<br>{{$r.Cores}} cores</th>{{end}}</tr>
+<table id="heat"><tr><th class="l">efficiency</th>{{range $i, $r := .R.Runs}}<th>#{{inc $i}}<br>{{cores $r.Cores}}</th>{{end}}</tr>
 {{range .Heat}}<tr><td class="l" style="{{.Indent}}">{{.Name}}</td>{{range .Cells}}<td style="{{.Style}}">{{eff .Value}}</td>{{end}}</tr>
 {{end}}</table>
 {{with .Lines}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
@@ -269,7 +273,7 @@ figure { margin: 0.5em 0; }
 <ul id="changes">{{range .R.Changes}}<li>{{.Text}}</li>{{end}}</ul>{{end}}
 
 {{with .Ready}}<h2>Ready tasks</h2>
-<p>{{$.ReadyA}} and {{$.ReadyB}}, each from its own start.</p>
+<p>#{{$.ReadyIA}} {{$.ReadyA}} and #{{$.ReadyIB}} {{$.ReadyB}}, each from its own start.</p>
 <figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 <p class="muted">All figures are in the JSON output (ptrace compare --json).</p>
 </body>
