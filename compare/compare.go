@@ -266,7 +266,7 @@ func Compare(inputs []Input, o Options) (*Result, error) {
 		}
 	}
 	// One program: the runs connected to the reference's group by shared
-	// task constructs (runs without tasks cannot tell and stay). Without
+	// task constructs (runs without tasks form a group of their own). Without
 	// --ref, the largest such group, and its run with the fewest cores as
 	// reference.
 	group := make([]int, len(cands))
@@ -282,7 +282,7 @@ func Compare(inputs []Input, o Options) (*Result, error) {
 	}
 	for i := range cands {
 		for j := i + 1; j < len(cands); j++ {
-			if shareConstruct(cands[i].cons, cands[j].cons) {
+			if shareConstruct(cands[i].cons, cands[j].cons) || len(cands[i].cons) == 0 && len(cands[j].cons) == 0 {
 				group[find(j)] = find(i)
 			}
 		}
@@ -308,12 +308,18 @@ func Compare(inputs []Input, o Options) (*Result, error) {
 	refName := cands[ref].run.Name
 	var kept []cand
 	for i, c := range cands {
-		if find(i) == find(ref) || len(c.cons) == 0 {
+		if find(i) == find(ref) {
 			kept = append(kept, c)
 			continue
 		}
-		res.Problems = append(res.Problems, Problem{Run: c.in.Arg, Message: fmt.Sprintf(
-			"shares no task construct with the reference %s (a different program?); left out", refName)})
+		msg := "shares no task construct with the reference %s (a different program?); left out"
+		switch {
+		case len(c.cons) == 0:
+			msg = "has no tasks, unlike the reference %s (a different program?); left out"
+		case len(cands[ref].cons) == 0:
+			msg = "has tasks, unlike the reference %s (a different program?); left out"
+		}
+		res.Problems = append(res.Problems, Problem{Run: c.in.Arg, Message: fmt.Sprintf(msg, refName)})
 	}
 	res.Reference = refName
 	runs := make([]Run, len(kept))
@@ -430,9 +436,9 @@ func boundsText(b *Bounds) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "at %s this run takes %.2f× its bound max(T1/P, T∞) = %s", plural(b.Cores, "core"), b.Distance, report.Dur(b.BoundNS))
 	if b.Limit == "span" {
-		fmt.Fprintf(&s, "; the span limits it: beyond %.3g cores (the parallelism) more cores cannot help", b.Parallelism)
+		fmt.Fprintf(&s, "; the span limits it: beyond T1/T∞ = %.3g cores more cores cannot help", b.Parallelism)
 	} else {
-		fmt.Fprintf(&s, "; the work bound T1/P limits it; the span would limit it beyond %.3g cores", b.Parallelism)
+		fmt.Fprintf(&s, "; the work bound T1/P limits it; the span would limit it beyond T1/T∞ = %.3g cores", b.Parallelism)
 	}
 	fmt.Fprintf(&s, "; a greedy scheduler would reach a speedup between %.3g and %.3g", b.SpeedupMin, b.SpeedupMax)
 	return s.String()
@@ -568,10 +574,13 @@ func changes(runs []Run, cons []map[string]report.Construct) []Change {
 			ch.MeanWasNS, ch.MeanIsNS = cons[i-1][best].MeanNS, cons[i][best].MeanNS
 			ch.Share = float64(bestExtra) / float64(added)
 			fmt.Fprintf(&s, "; %s inflated most: +%s of task time (%s of the time added)", best, report.Dur(bestExtra), report.Pct(ch.Share))
+			if na, nb := cons[i-1][best].Count, cons[i][best].Count; na != nb {
+				fmt.Fprintf(&s, ", %d → %d tasks", na, nb)
+			}
 			if ch.MeanWasNS > 0 {
 				fmt.Fprintf(&s, ", mean task %s → %s (×%.3g)", report.Dur(ch.MeanWasNS), report.Dur(ch.MeanIsNS), float64(ch.MeanIsNS)/float64(ch.MeanWasNS))
 			}
-		} else {
+		} else if len(cons[i]) > 0 {
 			s.WriteString("; no construct's task time grew")
 		}
 		ch.Text = s.String()

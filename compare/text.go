@@ -119,7 +119,7 @@ func WriteText(w io.Writer, r *Result, o TextOptions) {
 			}
 			var parts []string
 			for _, m := range run.MostInflated {
-				parts = append(parts, fmt.Sprintf("%s +%s (×%.2f, %s)", m.Construct, report.Dur(m.ExtraNS), m.Inflation, report.Pct(m.ShareOfLost)))
+				parts = append(parts, fmt.Sprintf("%s +%s (×%.2f, %s)", clip(m.Construct, 40), report.Dur(m.ExtraNS), m.Inflation, report.Pct(m.ShareOfLost)))
 			}
 			p.line("  #%d lost %s of task time: %s", i+1, report.Dur(run.LostWorkNS), strings.Join(parts, "; "))
 		}
