@@ -141,7 +141,11 @@ func TestProblemsLeaveOthers(t *testing.T) {
 	if _, err := gen.Generate(other, gen.Config{Workload: "forkjoin", Threads: 2, Width: 4, Steps: 3}); err != nil {
 		t.Fatal(err)
 	}
-	in = append(in, compare.Input{Arg: other, Report: analyze(t, other)},
+	halo := filepath.Join(t.TempDir(), "halo")
+	if _, err := gen.Generate(halo, gen.Config{Workload: "halo", Ranks: 2, Threads: 2, Iterations: 3}); err != nil {
+		t.Fatal(err)
+	}
+	in = append(in, compare.Input{Arg: other, Report: analyze(t, other)}, compare.Input{Arg: halo, Report: analyze(t, halo)},
 		compare.Input{Arg: "broken", Err: fmt.Errorf("rank-000000.ptrace: offset 123: truncated chunk")})
 	res, err := compare.Compare(in, compare.Options{})
 	if err != nil {
@@ -157,6 +161,9 @@ func TestProblemsLeaveOthers(t *testing.T) {
 	if m := msgs[other]; !strings.Contains(m, "shares no task construct") {
 		t.Errorf("forkjoin run: %q", m)
 	}
+	if m := msgs[halo]; !strings.Contains(m, "has no tasks") {
+		t.Errorf("halo run: %q", m)
+	}
 	if m := msgs["broken"]; !strings.Contains(m, "offset 123") {
 		t.Errorf("broken run: %q", m)
 	}
@@ -165,13 +172,13 @@ func TestProblemsLeaveOthers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != 1 || res.Runs[0].Name != other || len(res.Problems) != 4 {
+	if len(res.Runs) != 1 || res.Runs[0].Name != other || len(res.Problems) != 5 {
 		t.Errorf("--ref %s: runs %d, problems %v", other, len(res.Runs), res.Problems)
 	}
 	if _, err := compare.Compare(in, compare.Options{Ref: "nowhere"}); err == nil || !strings.Contains(err.Error(), "nowhere") {
 		t.Errorf("--ref nowhere: %v", err)
 	}
-	if _, err := compare.Compare(in[4:], compare.Options{}); err == nil {
+	if _, err := compare.Compare(in[5:], compare.Options{}); err == nil {
 		t.Error("no usable run: no error")
 	}
 }
