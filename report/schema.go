@@ -143,14 +143,11 @@ type ProcessTimes struct {
 // components they come from, so either accounting convention can be
 // recomputed.
 type POP struct {
-	Processes         int     `json:"processes"`
-	ThreadsPerProcess float64 `json:"threads_per_process"`
-	ElapsedNS         int64   `json:"elapsed_ns"` // T
-	UsefulNS          int64   `json:"useful_ns"`  // T^U
-	// UsefulSumNS is useful time summed over every thread of every
-	// process, exactly (T^U is an average, rounded): what compare's
-	// computation scalability divides.
-	UsefulSumNS                int64        `json:"useful_sum_ns"`
+	Processes                  int          `json:"processes"`
+	ThreadsPerProcess          float64      `json:"threads_per_process"`
+	ElapsedNS                  int64        `json:"elapsed_ns"`     // T
+	UsefulNS                   int64        `json:"useful_ns"`      // T^U
+	UsefulSumNS                int64        `json:"useful_sum_ns"`  // Σ of useful time over all threads, exact (compare's computation scalability)
 	MPINS                      int64        `json:"mpi_ns"`         // T^M
 	IdleNS                     int64        `json:"idle_ns"`        // T^I
 	IdleSerialNS               int64        `json:"idle_serial_ns"` // T^{I_serial}
