@@ -275,6 +275,9 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			OMPParallelEfficiency: q.OMPEff, OMPSerializationEfficiency: q.OMPSerial, OMPLoadBalance: q.OMPLB, OMPSchedulingEfficiency: q.OMPSched,
 		})
 	}
+	for _, row := range talp {
+		pop.UsefulSumNS += row.Useful
+	}
 	rep.POP = pop
 
 	merged := reduce.MergeConstructs(cons)

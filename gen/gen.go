@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"sync"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -40,14 +41,22 @@ type Config struct {
 	Fraction float64 // share of candidate dependences kept (1 = all)
 	TaskNS   int64   // task duration
 	Jitter   float64 // durations uniform in TaskNS·[1-Jitter, 1+Jitter]
+	// Inflation makes every task of a pattern run InflationFactor =
+	// 1 + Inflation·(Threads−1) times longer (stencil, nearest, spread):
+	// work-time inflation, so a family of runs at several thread counts
+	// has a known computation scalability (GenerateFamily).
+	Inflation float64
 
 	// halo
 	Exchange        string  // "halo" (neighbour Isend/Irecv) or "allreduce"
 	ComputeNS       int64   // per-thread compute per iteration, before imbalance
 	RankImbalance   float64 // the last rank computes (1+RankImbalance)× the first
 	ThreadImbalance float64 // the last thread computes (1+ThreadImbalance)× the first
-	SerialNS        int64   // serial compute on the master between region and MPI
-	Bytes           int64   // message size
+	// SerialNS is, for halo, the master's serial compute between region
+	// and MPI; for stencil, nearest and spread, one serial task on rank 0
+	// that every first-step task depends on (Amdahl's serial part).
+	SerialNS int64
+	Bytes    int64 // message size
 
 	LatencyNS int64 // message and remote-dependence latency
 
@@ -127,12 +136,24 @@ func (c *Config) check() error {
 		return fmt.Errorf("--skew and --drift must be non-negative (drift below 1e5 ppm)")
 	case c.LatencyNS < 0:
 		return fmt.Errorf("--latency must be non-negative")
+	case c.Inflation != 0 && !isPattern(c.Workload):
+		return fmt.Errorf("--inflation applies to the task patterns (stencil, nearest, spread), not %s", c.Workload)
+	case InflationFactor(*c) <= 0:
+		return fmt.Errorf("--inflation %g: the factor 1 + inflation·(threads−1) must be positive", c.Inflation)
+	case c.SerialNS < 0 || c.SerialNS > 0 && !isPattern(c.Workload) && c.Workload != "halo":
+		return fmt.Errorf("--serial applies to halo and the task patterns (stencil, nearest, spread), not %s", c.Workload)
 	case c.Outliers < 0:
 		return fmt.Errorf("--outliers must be non-negative")
-	case c.Outliers > 0 && c.Workload != "stencil" && c.Workload != "nearest" && c.Workload != "spread":
+	case c.Outliers > 0 && !isPattern(c.Workload):
 		return fmt.Errorf("--outliers applies to the task patterns (stencil, nearest, spread), not %s", c.Workload)
 	}
 	return nil
+}
+
+// isPattern tells the Task-Bench patterns with a width and a step count
+// (pipeline is a chain and takes no per-task options).
+func isPattern(workload string) bool {
+	return workload == "stencil" || workload == "nearest" || workload == "spread"
 }
 
 // Result summarises what Generate wrote.
@@ -305,7 +326,9 @@ func splitPath(p string) []string {
 }
 
 func (e Expected) write(path string) error {
-	e["schema"] = "ptrace.report/v1"
+	if _, ok := e["schema"]; !ok {
+		e["schema"] = "ptrace.report/v1"
+	}
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
 		return err
@@ -339,4 +362,52 @@ func setConstruct(e Expected, name string, durs func(yield func(int64))) {
 		"name": name, "kind": "task", "count": n, "executed": n,
 		"sum_ns": sum, "min_ns": mn, "max_ns": mx, "mean_ns": sum / n, "share": 1.0,
 	}})
+}
+
+// constructDurs is one construct's task durations, for setConstructs.
+type constructDurs struct {
+	name string
+	durs []int64
+}
+
+// setConstructs records the task statistics of several constructs in the
+// report's order: by total duration, largest first, then by name.
+func setConstructs(e Expected, cs []constructDurs) {
+	var total int64
+	sums := make([]int64, len(cs))
+	for i, c := range cs {
+		for _, d := range c.durs {
+			sums[i] += d
+		}
+		total += sums[i]
+	}
+	idx := make([]int, len(cs))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		i, j := idx[a], idx[b]
+		if sums[i] != sums[j] {
+			return sums[i] > sums[j]
+		}
+		return cs[i].name < cs[j].name
+	})
+	var rows []any
+	for _, i := range idx {
+		c := cs[i]
+		n := int64(len(c.durs))
+		if n == 0 {
+			continue
+		}
+		mn, mx := int64(math.MaxInt64), int64(0)
+		for _, d := range c.durs {
+			mn, mx = min(mn, d), max(mx, d)
+		}
+		rows = append(rows, map[string]any{
+			"name": c.name, "kind": "task", "count": n, "executed": n,
+			"sum_ns": sums[i], "min_ns": mn, "max_ns": mx, "mean_ns": sums[i] / n,
+			"share": float64(sums[i]) / float64(total),
+		})
+	}
+	e.set("tasks.constructs", rows)
 }

@@ -101,3 +101,41 @@ func TestOutliers(t *testing.T) {
 		t.Error("more outliers than tasks accepted")
 	}
 }
+
+// --inflation and --serial apply where they mean something; --family needs
+// a task pattern and two distinct thread counts; a family member's tasks
+// are InflationFactor× longer and the serial task is its own construct.
+func TestFamilyOptions(t *testing.T) {
+	for _, cfg := range []Config{
+		{Workload: "halo", Inflation: 0.1},
+		{Workload: "forkjoin", SerialNS: 1000},
+		{Workload: "stencil", Threads: 3, Inflation: -0.6},
+	} {
+		if _, err := Generate(t.TempDir(), cfg); err == nil {
+			t.Errorf("%+v: accepted", cfg)
+		}
+	}
+	for _, threads := range [][]int{{4}, {2, 2}} {
+		if _, err := GenerateFamily(t.TempDir(), Config{Workload: "stencil"}, threads); err == nil {
+			t.Errorf("family %v: accepted", threads)
+		}
+	}
+	if _, err := GenerateFamily(t.TempDir(), Config{Workload: "halo"}, []int{1, 2}); err == nil {
+		t.Error("halo family: accepted")
+	}
+	fr, err := GenerateFamily(t.TempDir(), Config{Workload: "stencil", Width: 8, Steps: 3, Inflation: 0.5, SerialNS: 7000}, []int{3, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if filepath.Base(fr.Dirs[0]) != "threads-1" || filepath.Base(fr.Dirs[1]) != "threads-3" {
+		t.Errorf("dirs %v, want increasing thread counts", fr.Dirs)
+	}
+	cons := fr.Runs[1].Expected["tasks"].(map[string]any)["constructs"].([]any)
+	if len(cons) != 2 {
+		t.Fatalf("constructs %v", cons)
+	}
+	pat, ser := cons[0].(map[string]any), cons[1].(map[string]any)
+	if pat["mean_ns"] != int64(100_000) || ser["name"] != SerialConstruct("stencil") || ser["sum_ns"] != int64(7000) {
+		t.Errorf("3 threads: pattern %v, serial %v (want 50 µs × 2 and one 7 µs task)", pat, ser)
+	}
+}

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"sort"
 
@@ -37,7 +38,23 @@ type pattern struct {
 	// one, as a perturbed run would record it.
 	outliers []int32
 	outlier  map[int32]bool
+	// off is 1 when a serial task (Config.SerialNS) precedes the pattern:
+	// task 0 on rank 0, on which every first-step task depends; the
+	// pattern's tasks follow at k = off + s·Width + x.
+	off int
 }
+
+// InflationFactor is how much longer every pattern task runs at the
+// configured thread count than at one thread: 1 + Inflation·(Threads−1),
+// the work-time inflation of a family of runs (gen --family). The serial
+// task runs alone and does not inflate.
+func InflationFactor(cfg Config) float64 { return 1 + cfg.Inflation*float64(cfg.Threads-1) }
+
+// SerialLine is the source line of the serial task's construct.
+const SerialLine = 36
+
+// SerialConstruct names the serial task's construct in the report.
+func SerialConstruct(workload string) string { return fmt.Sprintf("%s.c:%d:5", workload, SerialLine) }
 
 // OutlierFactor is how much longer an injected outlier task runs.
 const OutlierFactor = 8
@@ -96,7 +113,10 @@ func (w *pattern) plan() error {
 		c.Steps = int(max(1, c.Events/(perTask*int64(c.Width))))
 	}
 	W := c.Width
-	w.n = W * c.Steps
+	if c.SerialNS > 0 {
+		w.off = 1
+	}
+	w.n = W*c.Steps + w.off
 	rng := rand.New(rand.NewSource(c.Seed))
 	// The pattern of each step class (step mod period): which candidates are
 	// kept when only a fraction of dependences is connected.
@@ -114,16 +134,26 @@ func (w *pattern) plan() error {
 	w.dur = make([]int64, w.n)
 	w.preds = make([][]int32, w.n)
 	w.rank = make([]int32, w.n)
-	for k := 0; k < w.n; k++ {
-		s, x := k/W, k%W
+	if w.off == 1 {
+		w.dur[0] = c.SerialNS // rank 0, no predecessors
+	}
+	inflate := InflationFactor(*c)
+	for k := w.off; k < w.n; k++ {
+		s, x := (k-w.off)/W, (k-w.off)%W
 		w.dur[k] = jittered(rng, c.TaskNS, c.Jitter)
+		if c.Inflation != 0 {
+			w.dur[k] = int64(math.Round(float64(w.dur[k]) * inflate))
+		}
 		w.rank[k] = int32(int64(x) * int64(c.Ranks) / int64(W))
-		if s > 0 {
+		switch {
+		case s > 0:
 			ps := classes[s%c.Period][x]
 			w.preds[k] = make([]int32, len(ps))
 			for i, v := range ps {
-				w.preds[k][i] = int32((s-1)*W) + v
+				w.preds[k][i] = int32((s-1)*W+w.off) + v
 			}
+		case w.off == 1:
+			w.preds[k] = []int32{0}
 		}
 	}
 	if err := w.injectOutliers(); err != nil {
@@ -166,13 +196,13 @@ func (w *pattern) injectOutliers() error {
 	if c.Outliers == 0 {
 		return nil
 	}
-	if c.Outliers > w.n {
-		return fmt.Errorf("--outliers %d: the trace has only %d tasks", c.Outliers, w.n)
+	if c.Outliers > w.n-w.off {
+		return fmt.Errorf("--outliers %d: the pattern has only %d tasks", c.Outliers, w.n-w.off)
 	}
 	rng := rand.New(rand.NewSource(c.Seed ^ 0x0a11e5))
 	w.outlier = make(map[int32]bool, c.Outliers)
 	for len(w.outlier) < c.Outliers {
-		k := int32(rng.Intn(w.n))
+		k := int32(rng.Intn(w.n-w.off) + w.off)
 		if !w.outlier[k] {
 			w.outlier[k] = true
 			w.outliers = append(w.outliers, k)
@@ -318,6 +348,10 @@ func (w *pattern) write(p *proc) {
 	regionLoc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 30, Col: 1, Func: "main"})
 	barLoc := p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: 55, Col: 1, Func: "main"})
 	flops := p.w.String("flops")
+	serialLoc := loc
+	if w.off == 1 {
+		serialLoc = p.w.AddLocation(trace.Location{File: c.Workload + ".c", Line: SerialLine, Col: 5, Func: "init"})
+	}
 	rr := p.openRun(c.Threads, end, regionLoc)
 	par, impl := rr.par, rr.impl
 	// The master creates every local task at time 0.
@@ -330,7 +364,11 @@ func (w *pattern) write(p *proc) {
 			}
 		}
 		deps = append(deps, trace.Dep{Addr: taskAddr(k), Type: trace.DepInout})
-		id := p.create(0, 0, impl[0], loc, deps)
+		l := loc
+		if int(k) < w.off {
+			l = serialLoc
+		}
+		id := p.create(0, 0, impl[0], l, deps)
 		if id != w.id(k) {
 			p.err = fmt.Errorf("internal: task id %#x, planned %#x", id, w.id(k))
 			return
@@ -472,11 +510,18 @@ func (w *pattern) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, leaves, w.n)
 	e.set("tasks.count", w.n)
-	setConstruct(e, c.Workload+".c:42:9", func(yield func(int64)) {
-		for _, d := range w.dur {
-			yield(d)
-		}
-	})
+	if w.off == 0 {
+		setConstruct(e, c.Workload+".c:42:9", func(yield func(int64)) {
+			for _, d := range w.dur {
+				yield(d)
+			}
+		})
+	} else {
+		setConstructs(e, []constructDurs{
+			{c.Workload + ".c:42:9", w.dur[w.off:]},
+			{SerialConstruct(c.Workload), w.dur[:w.off]},
+		})
+	}
 	if c.Outliers > 0 {
 		// The report lists anomalies by start time, then rank, thread, task.
 		ks := append([]int32(nil), w.outliers...)

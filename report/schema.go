@@ -147,6 +147,7 @@ type POP struct {
 	ThreadsPerProcess          float64      `json:"threads_per_process"`
 	ElapsedNS                  int64        `json:"elapsed_ns"`     // T
 	UsefulNS                   int64        `json:"useful_ns"`      // T^U
+	UsefulSumNS                int64        `json:"useful_sum_ns"`  // Σ of useful time over all threads, exact (compare's computation scalability)
 	MPINS                      int64        `json:"mpi_ns"`         // T^M
 	IdleNS                     int64        `json:"idle_ns"`        // T^I
 	IdleSerialNS               int64        `json:"idle_serial_ns"` // T^{I_serial}

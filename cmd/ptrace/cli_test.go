@@ -186,7 +186,7 @@ func TestVersionAndHelp(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "trace format 1") {
 		t.Errorf("version: %d %q", r.code, r.stdout)
 	}
-	for _, sub := range []string{"gen", "validate", "analyze", "record", "export", "version", "demo"} {
+	for _, sub := range []string{"gen", "validate", "analyze", "record", "export", "version", "demo", "compare"} {
 		r := run(t, ptraceBin(), sub, "--help")
 		if r.code != 0 || !strings.Contains(r.stdout, "Usage:") {
 			t.Errorf("%s --help: exit %d, %q", sub, r.code, r.stdout)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 func newGenCmd() *cobra.Command {
 	var cfg gen.Config
 	var out string
+	var family []int
 	var grain, task, compute, serial, latency, skew time.Duration
 	cmd := &cobra.Command{
 		Use:   "gen WORKLOAD -o DIR",
@@ -37,6 +39,7 @@ Points of the task patterns are split over ranks; dependences between ranks
 are remote task dependences with --latency.`,
 		Example: `  ptrace gen imbalance --threads 8 --grain 100us -o /tmp/imb
   ptrace gen stencil --ranks 4 --threads 4 --width 64 --steps 100 --jitter 0.2 -o /tmp/st
+  ptrace gen stencil --family 1,2,4,8 --width 32 --steps 20 --inflation 0.1 --serial 1ms -o /tmp/fam
   ptrace gen halo --ranks 8 --threads 4 --rank-imbalance 0.5 --skew 1ms --drift 20 -o /tmp/halo`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +59,17 @@ are remote task dependences with --latency.`,
 			cfg.LatencyNS = int64(latency)
 			cfg.SkewNS = int64(skew)
 			start := time.Now()
+			if len(family) > 0 {
+				fr, err := gen.GenerateFamily(out, cfg, family)
+				if err != nil {
+					return err
+				}
+				for _, d := range fr.Dirs {
+					fmt.Fprintln(cmd.OutOrStdout(), "wrote", d)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (what ptrace compare must find) in %s\n", filepath.Join(out, "expected-compare.json"), time.Since(start).Round(time.Millisecond))
+				return nil
+			}
 			res, err := gen.Generate(out, cfg)
 			if err != nil {
 				return err
@@ -86,7 +100,9 @@ are remote task dependences with --latency.`,
 	f.DurationVar(&compute, "compute", 0, "halo: per-thread compute per iteration (default 1ms)")
 	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo: the last rank computes (1+x)× the first")
 	f.Float64Var(&cfg.ThreadImbalance, "thread-imbalance", 0, "halo: the last thread computes (1+x)× the first")
-	f.DurationVar(&serial, "serial", 0, "halo: serial work of the master per iteration (default 50µs)")
+	f.DurationVar(&serial, "serial", 0, "halo: serial work of the master per iteration (default 50µs); stencil, nearest, spread: one serial task before the first step")
+	f.Float64Var(&cfg.Inflation, "inflation", 0, "stencil, nearest, spread: tasks run 1+x·(threads−1) times longer (work-time inflation)")
+	f.IntSliceVar(&family, "family", nil, "stencil, nearest, spread: write one run per thread count (e.g. 1,2,4,8) into DIR/threads-N, and DIR/expected-compare.json for ptrace compare")
 	f.Int64Var(&cfg.Bytes, "bytes", 0, "halo: message size (default 64 KiB)")
 	f.DurationVar(&latency, "latency", 2*time.Microsecond, "message and remote-dependence latency")
 	f.DurationVar(&skew, "skew", 0, "clock offsets drawn from [-skew, skew] per process (rank 0 is the reference)")

@@ -51,7 +51,7 @@ analyze DIR", or as a plain process: "ptrace analyze DIR".`,
 		SilenceErrors: true,
 		Version:       version,
 	}
-	root.AddCommand(newGenCmd(), newValidateCmd(), newAnalyzeCmd(), newRecordCmd(), newExportCmd(), newVersionCmd(), newDemoCmd(), newDumpCmd())
+	root.AddCommand(newGenCmd(), newValidateCmd(), newAnalyzeCmd(), newCompareCmd(), newRecordCmd(), newExportCmd(), newVersionCmd(), newDemoCmd(), newDumpCmd())
 	return root
 }
 
