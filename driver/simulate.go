@@ -102,6 +102,12 @@ func (r *run) simulate() error {
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(predTimes(r.edges, i))
+		// About one fragment per task_schedule, a few per implicit task,
+		// MPI call and sync region, three edges per fragment (measured on
+		// the gen workloads: within a few percent).
+		k := &p.Census.Kinds
+		sched, other := int(k[trace.TaskSchedule]), int(k[trace.ImplicitTaskBegin]+k[trace.MPIEnter]+k[trace.SyncBegin])
+		frags.Reserve(sched+sched/20+3*other+64, 3*(sched+other)+64)
 		passes := []sim.Pass{stats, ready, frags}
 		rd := newRemoteDeps(model)
 		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -93,6 +95,21 @@ type pendCell struct {
 func NewFragPass(pred PredTime) *FragPass {
 	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{},
 		forkSrc: map[int64]int32{}, regionOf: map[int64]int32{}}
+}
+
+// Reserve makes room for about nodes fragments and edges edges, so the
+// graph's arrays are allocated once instead of copied as they grow (each
+// growth of a large slice briefly holds the old and the new array).
+func (p *FragPass) Reserve(nodes, edges int) {
+	f := &p.F
+	f.Kind = slices.Grow(f.Kind, nodes)
+	f.Thread = slices.Grow(f.Thread, nodes)
+	f.Task = slices.Grow(f.Task, nodes)
+	f.Loc = slices.Grow(f.Loc, nodes)
+	f.Start = slices.Grow(f.Start, nodes)
+	f.Weight = slices.Grow(f.Weight, nodes)
+	f.Src = slices.Grow(f.Src, edges)
+	f.Dst = slices.Grow(f.Dst, edges)
 }
 
 func (p *FragPass) init(s *Sim) {
