@@ -28,6 +28,9 @@ type Options struct {
 	Dir     string
 	Salvage bool // keep what precedes a truncated or corrupt file tail
 	Strict  bool // turn tolerated problems (warnings) into errors
+	// ForceMix analyses files whose run ids differ (files of different
+	// runs in one directory) with a warning instead of refusing them.
+	ForceMix bool
 	// NoClockSync uses timestamps as recorded (traces from one shared
 	// clock); violations are still counted. Report method "none".
 	NoClockSync bool
@@ -190,6 +193,8 @@ type dirInfo struct {
 	Files    []trace.FileInfo
 	Producer string
 	Command  []string
+	RunID    string   // rank 0's run id, which every file must share
+	Warnings []string // tolerated problems of the listing
 }
 
 func (r *run) progress(phase string, frac float64) {
@@ -207,6 +212,7 @@ func (r *run) openDir() error {
 			r.dir.Err = err.Error()
 		} else {
 			r.dir.Path, r.dir.Files = d.Path, d.Files
+			r.dir.RunID, r.dir.Warnings = d.RunID, d.Warnings
 			if d.Manifest != nil {
 				r.dir.Producer, r.dir.Command = d.Manifest.Producer, d.Manifest.Command
 			}
@@ -252,6 +258,12 @@ func (r *run) load() error {
 		}
 		if p.Header.NRanks != len(r.dir.Files) {
 			return fmt.Errorf("rank %d: %s: header says %d ranks, the trace has %d", i, p.File, p.Header.NRanks, len(r.dir.Files))
+		}
+		if err := trace.SameRun(r.dir.RunID, r.dirPath(0), p.Header, p.File); err != nil {
+			if !r.opts.ForceMix {
+				return fmt.Errorf("rank %d: %w", i, err)
+			}
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%v (--force-mix)", err))
 		}
 		if r.opts.Strict && len(p.Warnings) > 0 {
 			return fmt.Errorf("rank %d: %s (--strict)", i, p.Warnings[0])
@@ -352,6 +364,7 @@ func (r *run) summarize() error {
 	t.Dir = r.dir.Path
 	t.Producer, t.Command = r.dir.Producer, r.dir.Command
 	t.Processes = len(all)
+	addWarnings(rep, int64(len(r.dir.Warnings)), r.dir.Warnings)
 	hosts := map[string]bool{}
 	for i, row := range all {
 		t.Threads += row.Threads

@@ -429,10 +429,10 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
 				continue
 			}
-			if len(cm.Members) < 2 {
+			if cm.Size() < 2 {
 				continue // nobody to wait for
 			}
-			if !slices.Contains(cm.Members, int(me)) {
+			if !cm.Contains(int(me)) {
 				bad(t, idx, e.Kind, "communicator %d does not list this process", cm.ID)
 				continue
 			}
@@ -454,7 +454,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
 				continue
 			}
-			if len(cm.Members) < 2 || !slices.Contains(cm.Members, int(me)) {
+			if cm.Size() < 2 || !cm.Contains(int(me)) {
 				continue // reported at coll_begin
 			}
 			okey := [2]int64{cm.ID, int64(t)}
@@ -465,12 +465,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, order []uint16, bufs
 			}
 			delete(open, okey)
 			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind)
-			nm := int32(len(cm.Members))
-			coord := int32(cm.Members[oc.inst%int64(nm)])
+			nm := int32(cm.Size())
+			coord := int32(cm.Member(int(oc.inst % int64(nm))))
 			dst := owners.Owner(int(coord))
 			bufs[dst] = encodeColl(bufs[dst], collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
 				begin: oc.node, end: n, coord: coord, bthread: oc.thread, bevent: oc.event, ethread: t, eevent: idx,
-				memberIdx: int32(slices.Index(cm.Members, int(me)))})
+				memberIdx: int32(cm.IndexOf(int(me)))})
 		}
 	}
 	// Unfinished collectives, in a stable order.

@@ -49,8 +49,11 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if rd.hdr.Format != FormatName {
 		return nil, rd.errf(kind, "format %q is not %q", rd.hdr.Format, FormatName)
 	}
-	if rd.hdr.Version != Version {
-		return nil, rd.errf(kind, "unsupported format version %d (this ptrace reads version %d)", rd.hdr.Version, Version)
+	if rd.hdr.Version < MinVersion || rd.hdr.Version > Version {
+		return nil, rd.errf(kind, "unsupported format version %d (this ptrace reads versions %d to %d)", rd.hdr.Version, MinVersion, Version)
+	}
+	if rd.hdr.NRanks < 0 || rd.hdr.NRanks > MaxRanks {
+		return nil, rd.errf(kind, "world size %d outside 0..%d", rd.hdr.NRanks, MaxRanks)
 	}
 	if rd.hdr.ClockUnit != "ns" {
 		return nil, rd.errf(kind, "unsupported clock unit %q (expected \"ns\")", rd.hdr.ClockUnit)
@@ -298,9 +301,13 @@ func (r *Reader) absorb(kind FrameKind, payload []byte) error {
 		if err := unmarshal(payload, &f); err != nil {
 			return err
 		}
-		for _, cm := range f.Comms {
-			if cm.Index < 0 || cm.Index >= maxTableID {
-				return fmt.Errorf("communicator index %d out of range", cm.Index)
+		for i := range f.Comms {
+			if f.Comms[i].Index < 0 || f.Comms[i].Index >= maxTableID {
+				return fmt.Errorf("communicator index %d out of range", f.Comms[i].Index)
+			}
+			cm, err := commFromWire(&f.Comms[i], r.hdr.NRanks)
+			if err != nil {
+				return err
 			}
 			for len(t.Comms) <= cm.Index {
 				t.Comms = append(t.Comms, Communicator{Index: len(t.Comms), ID: -1})

@@ -24,6 +24,7 @@ type Writer struct {
 	name   string
 
 	chunkEvents int
+	nranks      int // world size of the header, for MPI_COMM_WORLD
 	threads     []*chunkEncoder
 	counts      []int64
 	nchunks     int64
@@ -73,6 +74,7 @@ func NewWriter(out io.Writer, h Header) (*Writer, error) {
 		w:           bufio.NewWriterSize(out, 1<<20),
 		name:        "trace",
 		chunkEvents: DefaultChunkEvents,
+		nranks:      h.NRanks,
 		strings:     make(map[string]int64),
 	}
 	w.writeMsgpack(FrameHeader, &h)
@@ -252,10 +254,6 @@ type locationsFrame struct {
 	Locations []Location `msgpack:"locations"`
 }
 
-type commsFrame struct {
-	Comms []Communicator `msgpack:"comms"`
-}
-
 type clockFrame struct {
 	Offsets []ClockOffset `msgpack:"offsets"`
 }
@@ -322,7 +320,11 @@ func (w *Writer) Close() error {
 		w.writeMsgpack(FrameLocations, &locationsFrame{Locations: w.tables.Locations})
 	}
 	if len(w.tables.Comms) > 0 {
-		w.writeMsgpack(FrameComms, &commsFrame{Comms: w.tables.Comms})
+		f := commsFrame{Comms: make([]commWire, len(w.tables.Comms))}
+		for i := range w.tables.Comms {
+			f.Comms[i] = commToWire(&w.tables.Comms[i], w.nranks)
+		}
+		w.writeMsgpack(FrameComms, &f)
 	}
 	if len(w.tables.ClockOffsets) > 0 {
 		w.writeMsgpack(FrameClock, &clockFrame{Offsets: w.tables.ClockOffsets})

@@ -67,6 +67,7 @@ the number of ranks.`,
 	f.StringVar(&af.pathOut, "critical-path", "", "write the whole critical path as CSV to FILE (rank,thread,start_ns,dur_ns,kind,construct; for ptrace export --critical-path)")
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
+	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")

@@ -501,8 +501,8 @@ func TestHaloMPI(t *testing.T) {
 			if kind == "MPI_COMM_SELF" || kind == "MPI_Comm_split" {
 				want = []int{r}
 			}
-			if fmt.Sprint(c.Members) != fmt.Sprint(want) {
-				t.Errorf("rank %d: %s has members %v, want %v", r, c.Name, c.Members, want)
+			if fmt.Sprint(c.MemberList()) != fmt.Sprint(want) {
+				t.Errorf("rank %d: %s has members %v, want %v", r, c.Name, c.MemberList(), want)
 			}
 		}
 		if w, ok := p.CommByIndex(0); !ok || w.Name != "MPI_COMM_WORLD" || w.ID != 0 {
