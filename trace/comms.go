@@ -40,9 +40,14 @@ func (c *Communicator) isWorld(nranks int) bool {
 	return true
 }
 
-// commToWire encodes c compactly for a file of an nranks world.
-func commToWire(c *Communicator, nranks int) commWire {
+// commToWire encodes c compactly for a file of an nranks world (as a member
+// list for a version 1 file).
+func commToWire(c *Communicator, nranks, version int) commWire {
 	w := commWire{Index: c.Index, ID: c.ID, Name: c.Name}
+	if version < 2 {
+		w.Members = c.MemberList()
+		return w
+	}
 	if c.isWorld(nranks) {
 		return w
 	}
@@ -95,4 +100,13 @@ func commFromWire(w *commWire, nranks int) (Communicator, error) {
 		c.Runs = RankRuns{0, nranks, 1} // MPI_COMM_WORLD, implicit
 	}
 	return c, nil
+}
+
+// MemberRange returns the list 0 … n−1 (MPI_COMM_WORLD's members).
+func MemberRange(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }

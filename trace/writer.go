@@ -25,6 +25,7 @@ type Writer struct {
 
 	chunkEvents int
 	nranks      int // world size of the header, for MPI_COMM_WORLD
+	version     int // format version of the header
 	threads     []*chunkEncoder
 	counts      []int64
 	nchunks     int64
@@ -75,6 +76,7 @@ func NewWriter(out io.Writer, h Header) (*Writer, error) {
 		name:        "trace",
 		chunkEvents: DefaultChunkEvents,
 		nranks:      h.NRanks,
+		version:     h.Version,
 		strings:     make(map[string]int64),
 	}
 	w.writeMsgpack(FrameHeader, &h)
@@ -322,7 +324,7 @@ func (w *Writer) Close() error {
 	if len(w.tables.Comms) > 0 {
 		f := commsFrame{Comms: make([]commWire, len(w.tables.Comms))}
 		for i := range w.tables.Comms {
-			f.Comms[i] = commToWire(&w.tables.Comms[i], w.nranks)
+			f.Comms[i] = commToWire(&w.tables.Comms[i], w.nranks, w.version)
 		}
 		w.writeMsgpack(FrameComms, &f)
 	}
