@@ -338,13 +338,14 @@ type procRow struct {
 	First    int64
 	Last     int64
 	Warnings []string
+	Partial  bool
 }
 
 func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
 		first, last := p.TimeRange()
-		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: len(p.Events), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings}
+		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: len(p.Events), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.
@@ -377,6 +378,7 @@ func (r *run) summarize() error {
 			t.LastNS = row.Last
 		}
 		hosts[row.Host] = true
+		t.Partial = t.Partial || row.Partial
 		addWarnings(rep, int64(len(row.Warnings)), row.Warnings)
 	}
 	t.DurationNS = t.LastNS - t.FirstNS

@@ -66,3 +66,27 @@ func TestFilesOfDifferentRunsRefused(t *testing.T) {
 		t.Errorf("unlisted file warnings: %+v", w)
 	}
 }
+
+// A file without its end frame makes the report partial (item 6).
+func TestPartialFlag(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 2, Threads: 2, Iterations: 5})
+	rep, err := runOpts(t, 1, driver.Options{Dir: dir})
+	if err != nil || rep.Trace.Partial {
+		t.Fatalf("complete trace: %v, partial %v", err, rep != nil && rep.Trace.Partial)
+	}
+	victim := filepath.Join(dir, trace.FileName(1))
+	b, _ := os.ReadFile(victim)
+	last := 0
+	for off := 0; off < len(b); {
+		last = off
+		off += 12 + int(uint32(b[off+8])<<24|uint32(b[off+9])<<16|uint32(b[off+10])<<8|uint32(b[off+11]))
+	}
+	os.WriteFile(victim, b[:last], 0o644) // drop the end frame
+	rep, err = runOpts(t, 2, driver.Options{Dir: dir, Salvage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Trace.Partial || rep.Trace.Warnings == nil || !strings.Contains(strings.Join(rep.Trace.Warnings.First, "\n"), "no end frame") {
+		t.Errorf("partial %v, warnings %+v", rep.Trace.Partial, rep.Trace.Warnings)
+	}
+}

@@ -26,6 +26,10 @@ func LoadProcess(path string, opts LoadOptions) (*Process, error) {
 		return nil, err
 	}
 	p := &Process{File: path, Header: r.Header()}
+	var slog *SalvageLog
+	if opts.Salvage {
+		slog = &SalvageLog{File: path}
+	}
 	var c Chunk
 	for {
 		err := r.NextChunk(&c)
@@ -34,49 +38,69 @@ func LoadProcess(path string, opts LoadOptions) (*Process, error) {
 		}
 		if err != nil {
 			if opts.Salvage {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("salvaged %d events before: %v", p.NumEvents(), err))
+				slog.Note("salvage: kept the %d events before a damaged part and dropped the rest of the file: %v", p.NumEvents(), err)
 				break
 			}
 			return nil, err
 		}
-		if err := p.appendChunk(&c); err != nil {
+		if err := p.appendChunk(&c, slog); err != nil {
 			return nil, err
 		}
 	}
 	p.Tables = *r.Tables()
 	if !r.Complete() {
+		p.Partial = true
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: no end frame: the traced program did not finish writing its trace (crash or kill?); analysing the %d events present", path, p.NumEvents()))
 	} else if e := p.Tables.End; e != nil {
-		for t, n := range e.Events {
-			if t < len(p.Events) && int64(len(p.Events[t])) != n && !opts.Salvage {
-				return nil, &FormatError{File: path, Offset: r.LastFrameOffset(), Frame: FrameEnd,
-					Err: fmt.Errorf("thread %d: end frame counts %d events, file holds %d", t, n, len(p.Events[t]))}
+		present := make([]int64, len(p.Events))
+		for t := range p.Events {
+			present[t] = int64(len(p.Events[t]))
+		}
+		for _, m := range CountMismatches(e, present) {
+			err := &FormatError{File: path, Offset: r.LastFrameOffset(), Frame: FrameEnd,
+				Err: fmt.Errorf("thread %d: end frame counts %d events, file holds %d", m.Thread, m.Claimed, m.Present)}
+			if slog == nil {
+				return nil, err
+			}
+			if !slog.IsCut(m.Thread) { // a cut thread's count is off by its cut
+				slog.Note("salvage: %v", err)
 			}
 		}
 		if e.Dropped > 0 {
+			p.Partial = true
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: the collector dropped %d events (buffer full?)", path, e.Dropped))
 		}
+	}
+	if slog != nil {
+		p.Warnings = append(p.Warnings, slog.Warnings()...)
+		p.Partial = p.Partial || slog.Partial()
 	}
 	return p, nil
 }
 
-func (p *Process) appendChunk(c *Chunk) error {
+// appendChunk adds c's events to its thread; a salvaging load (slog set)
+// cuts a thread at an event going back in time instead of failing.
+func (p *Process) appendChunk(c *Chunk, slog *SalvageLog) error {
 	for len(p.Events) <= c.Thread {
 		p.Events = append(p.Events, nil)
 		p.Deps = append(p.Deps, nil)
 	}
 	evs := p.Events[c.Thread]
+	if slog != nil && slog.IsCut(c.Thread) {
+		slog.Drop(c.Thread, len(c.Events))
+		return nil
+	}
 	last := int64(-1 << 63)
 	if len(evs) > 0 {
 		last = evs[len(evs)-1].Time
 	}
-	for i := range c.Events {
-		if c.Events[i].Time < last {
-			return &FormatError{File: p.File, Offset: c.Offset + int64(i),
-				Err: fmt.Errorf("thread %d: event %d (%s) at %d ns goes back in time (previous event at %d ns)",
-					c.Thread, len(evs)+i, c.Events[i].Kind, c.Events[i].Time, last)}
+	if cut := TimeOrderCut(c.Events, last); cut < len(c.Events) {
+		err := TimeOrderError(p.File, c, cut, int64(len(evs)), last)
+		if slog == nil {
+			return err
 		}
-		last = c.Events[i].Time
+		slog.Cut(c.Thread, err, len(c.Events)-cut)
+		c.Events = c.Events[:cut]
 	}
 	base := int64(len(p.Deps[c.Thread]))
 	start := len(evs)

@@ -275,6 +275,10 @@ type Process struct {
 	Deps   [][]Dep   // dependence lists of TaskDeps events, per thread
 	// Warnings counts problems loading tolerated (see LoadOptions).
 	Warnings []string
+	// Partial is set when events are missing: no end frame, a salvaged
+	// tail or cut thread, counts disagreeing with the end frame, events
+	// the collector dropped.
+	Partial bool
 }
 
 // NumEvents returns the number of events of all threads.

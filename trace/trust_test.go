@@ -318,3 +318,97 @@ func TestCommsCorruptRuns(t *testing.T) {
 		t.Errorf("reversed world: %v %v", c.MemberList(), err)
 	}
 }
+
+// replaceEnd rewrites the end frame (the last frame) of a file image.
+func replaceEnd(t *testing.T, b []byte, e End) []byte {
+	t.Helper()
+	off := 0
+	last := -1
+	for off < len(b) {
+		_, _, n, err := parseFrameHeader(b[off : off+frameHeaderLen])
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = off
+		off += frameHeaderLen + int(n)
+	}
+	var end bytes.Buffer
+	w2 := &Writer{w: bufioWriter(&end)}
+	w2.writeMsgpack(FrameEnd, &e)
+	w2.w.Flush()
+	return append(append([]byte(nil), b[:last]...), end.Bytes()...)
+}
+
+// Salvage says what it did (issue 16, item 6): a count mismatch, a dropped
+// tail and a time-order cut are each a warning and make the process
+// partial; without salvage they are errors naming file and offset.
+func TestSalvageSaysWhatItDid(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, times []int64) []byte {
+		var buf bytes.Buffer
+		w, _ := NewWriter(&buf, Header{NRanks: 1})
+		w.SetChunkEvents(2)
+		for _, tm := range times {
+			w.E(0, RegionEnter, tm, 0)
+			w.E(1, RegionEnter, 100, 0)
+		}
+		w.String("x")
+		w.Close()
+		os.WriteFile(filepath.Join(dir, name), buf.Bytes(), 0o644)
+		return buf.Bytes()
+	}
+	load := func(name string, salvage bool) (*Process, error) {
+		return LoadProcess(filepath.Join(dir, name), LoadOptions{Salvage: salvage})
+	}
+
+	// counts: the end frame claims 7 events on thread 0, 4 are present
+	b := write("counts", []int64{1, 2, 3, 4})
+	os.WriteFile(filepath.Join(dir, "counts"), replaceEnd(t, b, End{Events: []int64{7, 4}}), 0o644)
+	if _, err := load("counts", false); err == nil || !strings.Contains(err.Error(), "end frame counts 7 events, file holds 4") || !strings.Contains(err.Error(), "offset") {
+		t.Errorf("count mismatch without salvage: %v", err)
+	}
+	p, err := load("counts", true)
+	if err != nil || !p.Partial || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "end frame counts 7") {
+		t.Errorf("count mismatch with salvage: %v, partial %v, %q", err, p != nil && p.Partial, p.Warnings)
+	}
+
+	// time order: thread 0 jumps to 2^63-1 and back; salvage cuts it there
+	// and drops its later chunks, thread 1 stays whole
+	write("order", []int64{1, 2, 1<<63 - 1, 4, 5, 6})
+	if _, err := load("order", false); err == nil || !strings.Contains(err.Error(), "goes back in time") {
+		t.Errorf("time order without salvage: %v", err)
+	}
+	p, err = load("order", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Events[0]) != 3 || len(p.Events[1]) != 6 || !p.Partial || len(p.Warnings) != 1 ||
+		!strings.Contains(p.Warnings[0], "thread 0 cut") || !strings.Contains(p.Warnings[0], "dropped 3 events") {
+		t.Errorf("time order with salvage: %d+%d events, partial %v, %q", len(p.Events[0]), len(p.Events[1]), p.Partial, p.Warnings)
+	}
+
+	// a damaged tail: kept events before it, one warning, partial
+	b = write("tail", []int64{1, 2, 3, 4})
+	b[len(b)-40] ^= 0xff
+	os.WriteFile(filepath.Join(dir, "tail"), b, 0o644)
+	p, err = load("tail", true)
+	if err != nil || !p.Partial || !strings.Contains(strings.Join(p.Warnings, "\n"), "salvage: kept the") {
+		t.Errorf("damaged tail: %v %v %q", err, p != nil && p.Partial, p.Warnings)
+	}
+	// a complete file is not partial
+	write("ok", []int64{1, 2})
+	if p, err := load("ok", true); err != nil || p.Partial || len(p.Warnings) != 0 {
+		t.Errorf("complete file: %v %+v", err, p)
+	}
+}
+
+func TestSalvageHelpers(t *testing.T) {
+	evs := []Event{{Time: 1}, {Time: 3}, {Time: 2}, {Time: 9}}
+	if TimeOrderCut(evs, 0) != 2 || TimeOrderCut(evs[:2], 0) != 2 || TimeOrderCut(evs, 5) != 0 {
+		t.Error("TimeOrderCut")
+	}
+	got := CountMismatches(&End{Events: []int64{2, 3}}, []int64{2, 1, 4})
+	if len(got) != 2 || got[0] != (CountMismatch{1, 3, 1}) || got[1] != (CountMismatch{2, 0, 4}) {
+		t.Errorf("CountMismatches: %v", got)
+	}
+}
