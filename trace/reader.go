@@ -24,10 +24,11 @@ type Reader struct {
 	scratch scratch
 	prefix  [frameHeaderLen]byte
 
-	chunkSeq map[int64]int64 // next expected chunk seq per thread
-	seenEnd  bool
-	lastOff  int64     // offset of the last frame read
-	lastKind FrameKind // its kind
+	chunkSeq  map[int64]int64 // next expected chunk seq per thread
+	threadPos map[int]int     // thread index -> position in tables.Threads
+	seenEnd   bool
+	lastOff   int64     // offset of the last frame read
+	lastKind  FrameKind // its kind
 }
 
 // NewReader reads and checks the header frame of r. name is used in errors.
@@ -271,14 +272,18 @@ func (r *Reader) absorb(kind FrameKind, payload []byte) error {
 			if th.Index < 0 || th.Index >= MaxThreads {
 				return fmt.Errorf("thread index %d out of range", th.Index)
 			}
-			replaced := false
-			for i := range t.Threads {
-				if t.Threads[i].Index == th.Index {
-					t.Threads[i] = th
-					replaced = true
+			// A position per index, not a search: a frame may hold 65536
+			// entries, and a quadratic search over them is a hang.
+			if r.threadPos == nil {
+				r.threadPos = map[int]int{}
+				for i, old := range t.Threads {
+					r.threadPos[old.Index] = i
 				}
 			}
-			if !replaced {
+			if i, ok := r.threadPos[th.Index]; ok {
+				t.Threads[i] = th
+			} else {
+				r.threadPos[th.Index] = len(t.Threads)
 				t.Threads = append(t.Threads, th)
 			}
 		}

@@ -66,7 +66,7 @@ the number of ranks.`,
 	f.StringVar(&af.htmlOut, "html", "", "write a self-contained HTML report with plots to FILE")
 	f.StringVar(&af.pathOut, "critical-path", "", "write the whole critical path as CSV to FILE (rank,thread,start_ns,dur_ns,kind,construct; for ptrace export --critical-path)")
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
-	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt file tail")
+	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt part of a file and cut threads at events out of time order (each a warning; the report is marked partial)")
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print phase times and each analysis rank's peak heap to stderr")
