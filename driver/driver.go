@@ -213,6 +213,9 @@ func (r *run) openDir() error {
 		} else {
 			r.dir.Path, r.dir.Files = d.Path, d.Files
 			r.dir.RunID, r.dir.Warnings = d.RunID, d.Warnings
+			if r.opts.Strict && len(d.Warnings) > 0 {
+				r.dir.Err = d.Warnings[0] + " (--strict)"
+			}
 			if d.Manifest != nil {
 				r.dir.Producer, r.dir.Command = d.Manifest.Producer, d.Manifest.Command
 			}

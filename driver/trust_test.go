@@ -65,6 +65,9 @@ func TestFilesOfDifferentRunsRefused(t *testing.T) {
 	if w := rep.Trace.Warnings; w == nil || w.Count != 1 || !strings.Contains(w.First[0], "the manifest does not list it") {
 		t.Errorf("unlisted file warnings: %+v", w)
 	}
+	if _, err := runOpts(t, 2, driver.Options{Dir: c, Strict: true}); err == nil || !strings.Contains(err.Error(), "--strict") {
+		t.Errorf("unlisted file under --strict: %v", err)
+	}
 }
 
 // A file without its end frame makes the report partial (item 6).

@@ -80,7 +80,7 @@ func OpenDir(path string) (*Dir, error) {
 	d := &Dir{Path: path}
 	var h0 *Header // rank 0's header, once read
 	mpath := filepath.Join(path, ManifestName)
-	m, err := readManifestIn(mpath)
+	m, err := readManifestIn(mpath, len(entries))
 	switch {
 	case err == nil:
 		d.Manifest = m
@@ -203,15 +203,19 @@ func readHeaderOf(path string) (Header, error) {
 	return r.Header(), nil
 }
 
-// readManifestIn reads a manifest only if it is a regular file: a FIFO named
-// manifest.json must not hang the listing.
-func readManifestIn(path string) (*Manifest, error) {
+// readManifestIn reads a manifest only if it is a regular file (a FIFO named
+// manifest.json must not hang the listing) of a size its directory of n
+// entries justifies: one line per rank file plus the command line.
+func readManifestIn(path string, n int) (*Manifest, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkRegular(path, st); err != nil {
 		return nil, err
+	}
+	if limit := int64(1<<20) + 4096*int64(n); st.Size() > limit {
+		return nil, fmt.Errorf("%s: %d bytes, more than a manifest of %d files can hold (%d): corrupt manifest", path, st.Size(), n, limit)
 	}
 	return ReadManifest(path)
 }

@@ -412,3 +412,14 @@ func TestSalvageHelpers(t *testing.T) {
 		t.Errorf("CountMismatches: %v", got)
 	}
 }
+
+// A manifest larger than its directory can justify is refused unread.
+func TestOpenDirManifestSizeBounded(t *testing.T) {
+	dir := t.TempDir()
+	writeRankFiles(t, dir, 2, "r", true)
+	big := bytes.Repeat([]byte(" "), 2<<20)
+	os.WriteFile(filepath.Join(dir, ManifestName), big, 0o644)
+	if _, err := OpenDir(dir); err == nil || !strings.Contains(err.Error(), "corrupt manifest") {
+		t.Errorf("2 MiB manifest: %v", err)
+	}
+}
