@@ -51,14 +51,14 @@ func commToWire(c *Communicator, nranks, version int) commWire {
 	if c.isWorld(nranks) {
 		return w
 	}
-	runs := c.Runs
-	if runs == nil {
-		runs = Compress(c.Members)
+	if c.Runs != nil { // compact already
+		w.Runs = c.Runs
+		return w
 	}
-	if len(runs) < c.Size() {
+	if runs := Compress(c.Members); len(runs) < len(c.Members) {
 		w.Runs = runs
 	} else {
-		w.Members = c.MemberList()
+		w.Members = c.Members
 	}
 	return w
 }
