@@ -3,7 +3,6 @@ package trace
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -216,7 +215,7 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 // scanFile streams every chunk of a file through fn and calls done with the
 // reader at the end (its tables are complete then).
 func scanFile(path string, fn func(*Reader, *Chunk), done func(*Reader)) error {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -291,7 +290,7 @@ func ValidateDir(path string, progress func(done, total int)) ([]Problem, Valida
 }
 
 func readHeader(path string) (Header, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return Header{}, err
 	}
