@@ -423,3 +423,29 @@ func TestOpenDirManifestSizeBounded(t *testing.T) {
 		t.Errorf("2 MiB manifest: %v", err)
 	}
 }
+
+// validate names files of other runs and files not part of the trace.
+func TestValidateDirRunIdentity(t *testing.T) {
+	dir := t.TempDir()
+	writeRankFiles(t, dir, 2, "aaaa", true)
+	other := t.TempDir()
+	writeRankFiles(t, other, 3, "bbbb", false)
+	for _, r := range []int{1, 2} {
+		b, _ := os.ReadFile(filepath.Join(other, FileName(r)))
+		os.WriteFile(filepath.Join(dir, FileName(r)), b, 0o644)
+	}
+	ps, _, err := ValidateDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, p := range ps {
+		msgs = append(msgs, p.Message)
+	}
+	all := strings.Join(msgs, "\n")
+	for _, want := range []string{"rank-00002.ptrace: ignored", "has run id bbbb"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("missing %q in:\n%s", want, all)
+		}
+	}
+}

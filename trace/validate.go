@@ -250,6 +250,9 @@ func ValidateDir(path string, progress func(done, total int)) ([]Problem, Valida
 		return nil, ValidateStats{}, err
 	}
 	var all []Problem
+	for _, w := range d.Warnings { // rank files that are not part of the trace
+		all = append(all, Problem{File: path, Offset: -1, Message: w})
+	}
 	var total ValidateStats
 	for i := range d.Files {
 		fp := d.FilePath(i)
@@ -262,6 +265,9 @@ func ValidateDir(path string, progress func(done, total int)) ([]Problem, Valida
 			}
 			if h.NRanks != d.NRanks() {
 				all = append(all, Problem{File: fp, Offset: 0, Message: fmt.Sprintf("header says %d ranks, the trace has %d", h.NRanks, d.NRanks())})
+			}
+			if err := SameRun(d.RunID, d.FilePath(0), h, fp); err != nil {
+				all = append(all, Problem{File: fp, Offset: 0, Message: err.Error()})
 			}
 		}
 		ps, st, err := ValidateFile(fp)
