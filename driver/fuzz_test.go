@@ -201,7 +201,7 @@ func mutate(procs []fuzzProc, data []byte) {
 		case 4: // move the event to another thread index
 			nt := int(uint64(v) % 8)
 			if op&0x40 != 0 { // far out: the writer makes every index below a thread
-				nt = []int{255, 4095, 65535, 65536, 1 << 20}[uint64(v)%5]
+				nt = []int{255, 4095, 16383, 65536, 1 << 20}[uint64(v)%5]
 			}
 			ev := *e
 			p.events[t] = append(evs[:idx%len(evs)], evs[idx%len(evs)+1:]...)
