@@ -27,6 +27,9 @@ type Options struct {
 	Dir     string
 	Salvage bool // keep what precedes a truncated or corrupt file tail
 	Strict  bool // turn tolerated problems (warnings) into errors
+	// ForceMix analyses files whose run ids differ (files of different
+	// runs in one directory) with a warning instead of refusing them.
+	ForceMix bool
 	// NoClockSync uses timestamps as recorded (traces from one shared
 	// clock); violations are still counted. Report method "none".
 	NoClockSync bool
@@ -233,6 +236,8 @@ type dirInfo struct {
 	Files    []trace.FileInfo
 	Producer string
 	Command  []string
+	RunID    string   // rank 0's run id, which every file must share
+	Warnings []string // tolerated problems of the listing
 }
 
 func (r *run) progress(phase string, frac float64) {
@@ -250,6 +255,10 @@ func (r *run) openDir() error {
 			r.dir.Err = err.Error()
 		} else {
 			r.dir.Path, r.dir.Files = d.Path, d.Files
+			r.dir.RunID, r.dir.Warnings = d.RunID, d.Warnings
+			if r.opts.Strict && len(d.Warnings) > 0 {
+				r.dir.Err = d.Warnings[0] + " (--strict)"
+			}
 			if d.Manifest != nil {
 				r.dir.Producer, r.dir.Command = d.Manifest.Producer, d.Manifest.Command
 			}
@@ -304,6 +313,12 @@ func (r *run) load() error {
 		}
 		if p.Header.NRanks != len(r.dir.Files) {
 			return fmt.Errorf("rank %d: %s: header says %d ranks, the trace has %d", i, p.File, p.Header.NRanks, len(r.dir.Files))
+		}
+		if err := trace.SameRun(r.dir.RunID, r.dirPath(0), p.Header, p.File); err != nil {
+			if !r.opts.ForceMix {
+				return fmt.Errorf("rank %d: %w", i, err)
+			}
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%v (--force-mix)", err))
 		}
 		if r.opts.Strict && len(p.Warnings) > 0 {
 			return fmt.Errorf("rank %d: %s (--strict)", i, p.Warnings[0])
@@ -387,13 +402,14 @@ type procRow struct {
 	First    int64
 	Last     int64
 	Warnings []string
+	Partial  bool
 }
 
 func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
 		first, last := p.TimeRange(r.timebase(i))
-		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings}
+		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.
@@ -413,6 +429,7 @@ func (r *run) summarize() error {
 	t.Dir = r.dir.Path
 	t.Producer, t.Command = r.dir.Producer, r.dir.Command
 	t.Processes = len(all)
+	addWarnings(rep, int64(len(r.dir.Warnings)), r.dir.Warnings)
 	hosts := map[string]bool{}
 	for i, row := range all {
 		t.Threads += row.Threads
@@ -425,6 +442,7 @@ func (r *run) summarize() error {
 			t.LastNS = row.Last
 		}
 		hosts[row.Host] = true
+		t.Partial = t.Partial || row.Partial
 		addWarnings(rep, int64(len(row.Warnings)), row.Warnings)
 	}
 	t.DurationNS = t.LastNS - t.FirstNS

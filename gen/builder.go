@@ -147,11 +147,7 @@ func (p *proc) mpiExit(t int, time int64, name string)  { p.emit(t, trace.MPIExi
 
 // worldComm registers MPI_COMM_WORLD (table index 0) for nranks.
 func worldComm(w *trace.Writer, nranks int) {
-	members := make([]int, nranks)
-	for i := range members {
-		members[i] = i
-	}
-	w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: members})
+	w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Runs: trace.RankRuns{0, nranks, 1}})
 }
 
 // offsets records init and finalize clock-offset measurements the way the

@@ -191,6 +191,9 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	clocks := makeClocks(&cfg)
+	// A fresh identity per generated trace, as the collector draws one per
+	// run: files of two gen runs never mix silently in one directory.
+	runID := trace.NewRunID()
 	files := make([]trace.FileInfo, cfg.Ranks)
 	errs := make([]error, cfg.Ranks)
 	var wg sync.WaitGroup
@@ -201,7 +204,7 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		go func(r int) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			files[r], errs[r] = writeRank(dir, r, &cfg, w, clocks[r])
+			files[r], errs[r] = writeRank(dir, r, &cfg, w, clocks[r], runID)
 		}(r)
 	}
 	wg.Wait()
@@ -213,7 +216,7 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		res.Events += files[r].Events
 		res.Bytes += files[r].Bytes
 	}
-	m := &trace.Manifest{Ranks: cfg.Ranks, Producer: "ptrace gen", Command: cfg.command(), Files: files}
+	m := &trace.Manifest{Ranks: cfg.Ranks, RunID: runID, Producer: "ptrace gen", Command: cfg.command(), Files: files}
 	if err := trace.WriteManifest(filepath.Join(dir, trace.ManifestName), m); err != nil {
 		return nil, err
 	}
@@ -227,12 +230,12 @@ func Generate(dir string, cfg Config) (*Result, error) {
 	return res, nil
 }
 
-func writeRank(dir string, r int, cfg *Config, w workload, clk clock) (trace.FileInfo, error) {
+func writeRank(dir string, r int, cfg *Config, w workload, clk clock, runID string) (trace.FileInfo, error) {
 	path := filepath.Join(dir, trace.FileName(r))
 	tw, err := trace.Create(path, trace.Header{
 		Rank: r, NRanks: cfg.Ranks, Host: fmt.Sprintf("node%03d", r/4), PID: 10000 + r,
 		Command: cfg.command(), ClockSrc: "synthetic", Producer: "ptrace gen",
-		Runtime: "synthetic OMPT",
+		Runtime: "synthetic OMPT", RunID: runID,
 	})
 	if err != nil {
 		return trace.FileInfo{}, err

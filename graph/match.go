@@ -392,10 +392,10 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
 				return
 			}
-			if len(cm.Members) < 2 {
+			if cm.Size() < 2 {
 				return // nobody to wait for
 			}
-			if !slices.Contains(cm.Members, int(me)) {
+			if !cm.Contains(int(me)) {
 				bad(t, idx, e.Kind, "communicator %d does not list this process", cm.ID)
 				return
 			}
@@ -417,7 +417,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
 				return
 			}
-			if len(cm.Members) < 2 || !slices.Contains(cm.Members, int(me)) {
+			if cm.Size() < 2 || !cm.Contains(int(me)) {
 				return // reported at coll_begin
 			}
 			okey := [2]int64{cm.ID, int64(t)}
@@ -428,12 +428,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 			}
 			delete(open, okey)
 			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
-			nm := int32(len(cm.Members))
-			coord := int32(cm.Members[oc.inst%int64(nm)])
+			nm := int32(cm.Size())
+			coord := int32(cm.Member(int(oc.inst % int64(nm))))
 			dst := owners.Owner(int(coord))
 			bufs[dst] = encodeColl(bufs[dst], collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
 				begin: oc.node, end: n, coord: coord, bthread: oc.thread, bevent: oc.event, ethread: t, eevent: idx,
-				memberIdx: int32(slices.Index(cm.Members, int(me)))})
+				memberIdx: int32(cm.IndexOf(int(me)))})
 		}
 	})
 	// Unfinished collectives, in a stable order.

@@ -25,19 +25,23 @@ type Report struct {
 
 // TraceInfo describes the analysed trace.
 type TraceInfo struct {
-	Dir        string    `json:"dir"`
-	Producer   string    `json:"producer,omitempty"`
-	Command    []string  `json:"command,omitempty"`
-	Processes  int       `json:"processes"`
-	Threads    int       `json:"threads"`
-	Events     int64     `json:"events"`
-	Bytes      int64     `json:"bytes"`
-	FirstNS    int64     `json:"first_ns"`
-	LastNS     int64     `json:"last_ns"`
-	DurationNS int64     `json:"duration_ns"`
-	Hosts      int       `json:"hosts"`
-	Window     *Window   `json:"window,omitempty"`
-	Warnings   *Warnings `json:"warnings,omitempty"`
+	Dir        string   `json:"dir"`
+	Producer   string   `json:"producer,omitempty"`
+	Command    []string `json:"command,omitempty"`
+	Processes  int      `json:"processes"`
+	Threads    int      `json:"threads"`
+	Events     int64    `json:"events"`
+	Bytes      int64    `json:"bytes"`
+	FirstNS    int64    `json:"first_ns"`
+	LastNS     int64    `json:"last_ns"`
+	DurationNS int64    `json:"duration_ns"`
+	Hosts      int      `json:"hosts"`
+	Window     *Window  `json:"window,omitempty"`
+	// Partial is set when events of some process are missing (a file cut
+	// short, a salvaged tail or thread, counts disagreeing with the end
+	// frame, events the collector dropped): totals are lower bounds.
+	Partial  bool      `json:"partial"`
+	Warnings *Warnings `json:"warnings,omitempty"`
 }
 
 // Window is the part of the run the breakdown, the POP efficiencies and

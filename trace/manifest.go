@@ -13,6 +13,7 @@ type Manifest struct {
 	Format   string     `json:"format"`
 	Version  int        `json:"version"`
 	Ranks    int        `json:"ranks"`
+	RunID    string     `json:"run_id,omitempty"` // as in every header (version 2)
 	Producer string     `json:"producer,omitempty"`
 	Command  []string   `json:"command,omitempty"`
 	Files    []FileInfo `json:"files"`
@@ -31,8 +32,8 @@ func ReadManifest(path string) (*Manifest, error) {
 	if m.Format != FormatName {
 		return nil, fmt.Errorf("%s: format %q is not %q", path, m.Format, FormatName)
 	}
-	if m.Version != Version {
-		return nil, fmt.Errorf("%s: unsupported format version %d (this ptrace reads version %d)", path, m.Version, Version)
+	if m.Version < MinVersion || m.Version > Version {
+		return nil, fmt.Errorf("%s: unsupported format version %d (this ptrace reads versions %d to %d)", path, m.Version, MinVersion, Version)
 	}
 	return &m, nil
 }

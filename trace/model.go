@@ -12,7 +12,8 @@ import "strconv"
 // Format names and versions this package reads and writes.
 const (
 	FormatName = "ptrace"
-	Version    = 1
+	Version    = 2 // written; adds run_id and compact communicators
+	MinVersion = 1 // oldest version read
 )
 
 // MaxThreads bounds thread indices of one process, so a corrupt index cannot
@@ -28,11 +29,15 @@ type Header struct {
 	Host      string   `msgpack:"host"`
 	PID       int      `msgpack:"pid"`
 	Command   []string `msgpack:"command"`
-	ClockUnit string   `msgpack:"clock_unit"`   // always "ns" in version 1
+	ClockUnit string   `msgpack:"clock_unit"`   // always "ns" (versions 1 and 2)
 	ClockSrc  string   `msgpack:"clock_source"` // e.g. "CLOCK_MONOTONIC", "synthetic"
 	Producer  string   `msgpack:"producer"`     // "ptrace-collector 0.1", "ptrace gen"
 	Runtime   string   `msgpack:"runtime"`      // OpenMP runtime description if known
 	StartNS   int64    `msgpack:"start_ns"`     // wall-clock start, for display only
+	// RunID identifies the run (version 2): every process of one run
+	// carries the same value, 32 hex digits of a 128-bit random number
+	// agreed at MPI_Init. Empty in version 1 files.
+	RunID string `msgpack:"run_id"`
 }
 
 // Thread types as OMPT numbers them (ompt_thread_t).
@@ -66,12 +71,123 @@ type Location struct {
 
 // Communicator is one entry of the communicator table. Events refer to it by
 // Index (local to the file); ID identifies the same communicator in every
-// member's file (0 is MPI_COMM_WORLD), Members are world ranks in comm-rank order.
+// member's file (0 is MPI_COMM_WORLD). Its members, world ranks in
+// comm-rank order, are either listed (Members) or, more compactly, given
+// as strided runs (Runs, see RankRuns); use Size, Member and IndexOf, which
+// read either form. Readers keep the compact form, so a process of a
+// 100 000-rank run does not hold 100 000 members per communicator.
 type Communicator struct {
-	Index   int    `msgpack:"index"`
-	ID      int64  `msgpack:"id"`
-	Name    string `msgpack:"name"`
-	Members []int  `msgpack:"members"`
+	Index   int
+	ID      int64
+	Name    string
+	Members []int
+	Runs    RankRuns
+}
+
+// RankRuns spells a member list as runs, flat triples (first, count,
+// stride): members first, first+stride, … (count of them), run after run.
+// MPI_COMM_WORLD is one run (0, nranks, 1); a column of a process grid one
+// run with the row length as stride.
+type RankRuns []int
+
+// Size returns the number of members.
+func (c *Communicator) Size() int {
+	if c.Runs == nil {
+		return len(c.Members)
+	}
+	n := 0
+	for k := 0; k+2 < len(c.Runs); k += 3 {
+		n += c.Runs[k+1]
+	}
+	return n
+}
+
+// Member returns the world rank of communicator rank i (-1 outside).
+func (c *Communicator) Member(i int) int {
+	if c.Runs == nil {
+		if i >= 0 && i < len(c.Members) {
+			return c.Members[i]
+		}
+		return -1
+	}
+	if i < 0 {
+		return -1
+	}
+	for k := 0; k+2 < len(c.Runs); k += 3 {
+		if i < c.Runs[k+1] {
+			return c.Runs[k] + i*c.Runs[k+2]
+		}
+		i -= c.Runs[k+1]
+	}
+	return -1
+}
+
+// IndexOf returns the communicator rank of world rank r (-1: not a member).
+func (c *Communicator) IndexOf(r int) int {
+	if c.Runs == nil {
+		for i, m := range c.Members {
+			if m == r {
+				return i
+			}
+		}
+		return -1
+	}
+	base := 0
+	for k := 0; k+2 < len(c.Runs); k += 3 {
+		first, n, stride := c.Runs[k], c.Runs[k+1], c.Runs[k+2]
+		d := r - first
+		if d == 0 && n > 0 {
+			return base
+		}
+		if stride != 0 && d%stride == 0 {
+			if q := d / stride; q > 0 && q < n {
+				return base + q
+			}
+		}
+		base += n
+	}
+	return -1
+}
+
+// Contains reports whether world rank r is a member.
+func (c *Communicator) Contains(r int) bool { return c.IndexOf(r) >= 0 }
+
+// MemberList returns the members as a list (for small communicators and
+// tests: it allocates Size() ints). Runs a reader did not check (a writer's
+// input) are expanded to at most MaxRanks members.
+func (c *Communicator) MemberList() []int {
+	if c.Runs == nil {
+		return c.Members
+	}
+	var out []int
+	for k := 0; k+2 < len(c.Runs); k += 3 {
+		for j := 0; j < c.Runs[k+1] && len(out) < MaxRanks; j++ {
+			out = append(out, c.Runs[k]+j*c.Runs[k+2])
+		}
+	}
+	return out
+}
+
+// Compress returns the runs of a member list, greedily: a run extends while
+// the difference between neighbours stays the same. A repeated member is a
+// run of its own.
+func Compress(members []int) RankRuns {
+	var out RankRuns
+	for i := 0; i < len(members); {
+		stride, j := 1, i+1
+		if j < len(members) {
+			stride = members[j] - members[i]
+		}
+		for j < len(members) && members[j]-members[j-1] == stride {
+			j++
+		}
+		if stride == 0 {
+			j, stride = i+1, 1
+		}
+		out = append(out, members[i], j-i, stride)
+		i = j
+	}
+	return out
 }
 
 // ClockOffset is one measurement of this process's clock against rank 0's:

@@ -24,10 +24,11 @@ type Reader struct {
 	scratch scratch
 	prefix  [frameHeaderLen]byte
 
-	chunkSeq map[int64]int64 // next expected chunk seq per thread
-	seenEnd  bool
-	lastOff  int64     // offset of the last frame read
-	lastKind FrameKind // its kind
+	chunkSeq  map[int64]int64 // next expected chunk seq per thread
+	threadPos map[int]int     // thread index -> position in tables.Threads
+	seenEnd   bool
+	lastOff   int64     // offset of the last frame read
+	lastKind  FrameKind // its kind
 	// lastPayload is the encoded payload of the chunk NextChunk returned,
 	// valid until the next call (the loader keeps a copy).
 	lastPayload []byte
@@ -52,8 +53,11 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 	if rd.hdr.Format != FormatName {
 		return nil, rd.errf(kind, "format %q is not %q", rd.hdr.Format, FormatName)
 	}
-	if rd.hdr.Version != Version {
-		return nil, rd.errf(kind, "unsupported format version %d (this ptrace reads version %d)", rd.hdr.Version, Version)
+	if rd.hdr.Version < MinVersion || rd.hdr.Version > Version {
+		return nil, rd.errf(kind, "unsupported format version %d (this ptrace reads versions %d to %d)", rd.hdr.Version, MinVersion, Version)
+	}
+	if rd.hdr.NRanks < 0 || rd.hdr.NRanks > MaxRanks {
+		return nil, rd.errf(kind, "world size %d outside 0..%d", rd.hdr.NRanks, MaxRanks)
 	}
 	if rd.hdr.ClockUnit != "ns" {
 		return nil, rd.errf(kind, "unsupported clock unit %q (expected \"ns\")", rd.hdr.ClockUnit)
@@ -287,14 +291,18 @@ func (r *Reader) absorb(kind FrameKind, payload []byte) error {
 			if th.Index < 0 || th.Index >= MaxThreads {
 				return fmt.Errorf("thread index %d out of range", th.Index)
 			}
-			replaced := false
-			for i := range t.Threads {
-				if t.Threads[i].Index == th.Index {
-					t.Threads[i] = th
-					replaced = true
+			// A position per index, not a search: a frame may hold 65536
+			// entries, and a quadratic search over them is a hang.
+			if r.threadPos == nil {
+				r.threadPos = map[int]int{}
+				for i, old := range t.Threads {
+					r.threadPos[old.Index] = i
 				}
 			}
-			if !replaced {
+			if i, ok := r.threadPos[th.Index]; ok {
+				t.Threads[i] = th
+			} else {
+				r.threadPos[th.Index] = len(t.Threads)
 				t.Threads = append(t.Threads, th)
 			}
 		}
@@ -317,9 +325,13 @@ func (r *Reader) absorb(kind FrameKind, payload []byte) error {
 		if err := unmarshal(payload, &f); err != nil {
 			return err
 		}
-		for _, cm := range f.Comms {
-			if cm.Index < 0 || cm.Index >= maxTableID {
-				return fmt.Errorf("communicator index %d out of range", cm.Index)
+		for i := range f.Comms {
+			if f.Comms[i].Index < 0 || f.Comms[i].Index >= maxTableID {
+				return fmt.Errorf("communicator index %d out of range", f.Comms[i].Index)
+			}
+			cm, err := commFromWire(&f.Comms[i], r.hdr.NRanks)
+			if err != nil {
+				return err
 			}
 			for len(t.Comms) <= cm.Index {
 				t.Comms = append(t.Comms, Communicator{Index: len(t.Comms), ID: -1})

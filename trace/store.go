@@ -30,6 +30,10 @@ type Process struct {
 	// Decoded counts the events decoded so far, the load's own decode
 	// included: what each pass over the events costs (--stats).
 	Decoded int64
+	// Partial is set when events are missing: no end frame, a salvaged
+	// tail or cut thread, counts disagreeing with the end frame, events
+	// the collector dropped.
+	Partial bool
 	// stream: chunks are read from File on every decode.
 	stream bool
 }
@@ -100,7 +104,7 @@ type LoadOptions struct {
 // is an error naming the event's byte offset. A file without an end frame
 // loads with a warning.
 func LoadProcess(path string, opts LoadOptions) (*Process, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -132,6 +136,10 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 	if opts.Stream && size == 0 {
 		return nil, fmt.Errorf("%s: streaming needs a regular file", path)
 	}
+	var slog *SalvageLog
+	if opts.Salvage {
+		slog = &SalvageLog{File: path}
+	}
 	var c Chunk
 	for {
 		err := r.NextChunk(&c)
@@ -140,7 +148,7 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		}
 		if err != nil {
 			if opts.Salvage {
-				p.Warnings = append(p.Warnings, fmt.Sprintf("salvaged %d events before: %v", p.NumEvents(), err))
+				slog.Note("salvage: kept the %d events before a damaged part and dropped the rest of the file: %v", p.NumEvents(), err)
 				break
 			}
 			return nil, err
@@ -152,23 +160,37 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		} else {
 			payload = a.copy(payload)
 		}
-		if err := p.addChunk(&c, payload, size, r.LastFrameOffset()); err != nil {
+		if err := p.addChunk(&c, payload, size, r.LastFrameOffset(), slog); err != nil {
 			return nil, err
 		}
 	}
 	p.Tables = *r.Tables()
 	if !r.Complete() {
+		p.Partial = true
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: no end frame: the traced program did not finish writing its trace (crash or kill?); analysing the %d events present", path, p.NumEvents()))
 	} else if e := p.Tables.End; e != nil {
-		for t, n := range e.Events {
-			if t < len(p.Events) && p.Events[t].N != n && !opts.Salvage {
-				return nil, &FormatError{File: path, Offset: r.LastFrameOffset(), Frame: FrameEnd,
-					Err: fmt.Errorf("thread %d: end frame counts %d events, file holds %d", t, n, p.Events[t].N)}
+		present := make([]int64, len(p.Events))
+		for t := range p.Events {
+			present[t] = p.Events[t].N
+		}
+		for _, m := range CountMismatches(e, present) {
+			err := &FormatError{File: path, Offset: r.LastFrameOffset(), Frame: FrameEnd,
+				Err: fmt.Errorf("thread %d: end frame counts %d events, file holds %d", m.Thread, m.Claimed, m.Present)}
+			if slog == nil {
+				return nil, err
+			}
+			if !slog.IsCut(m.Thread) { // a cut thread's count is off by its cut
+				slog.Note("salvage: %v", err)
 			}
 		}
 		if e.Dropped > 0 {
+			p.Partial = true
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%s: the collector dropped %d events (buffer full?)", path, e.Dropped))
 		}
+	}
+	if slog != nil {
+		p.Warnings = append(p.Warnings, slog.Warnings()...)
+		p.Partial = p.Partial || slog.Partial()
 	}
 	return p, nil
 }
@@ -199,27 +221,37 @@ func (a *arena) copy(b []byte) []byte {
 }
 
 // addChunk checks the decoded chunk c (time order against the thread's
-// previous events), adds it to the census and stores its payload.
-func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64) error {
+// previous events), adds it to the census and stores its payload. A
+// salvaging load (slog set) cuts a thread at an event going back in time
+// instead of failing: the stored chunk then counts only the events before
+// the cut, and the thread's later chunks are dropped.
+func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64, slog *SalvageLog) error {
 	for len(p.Events) <= c.Thread {
 		p.Events = append(p.Events, ThreadEvents{})
 	}
 	te := &p.Events[c.Thread]
-	if len(c.Events) == 0 {
+	if slog != nil && slog.IsCut(c.Thread) {
+		slog.Drop(c.Thread, len(c.Events))
 		return nil
 	}
 	last := int64(math.MinInt64)
 	if te.N > 0 {
 		last = te.Last
 	}
+	if cut := TimeOrderCut(c.Events, last); cut < len(c.Events) {
+		err := TimeOrderError(p.File, c, cut, te.N, last)
+		if slog == nil {
+			return err
+		}
+		slog.Cut(c.Thread, err, len(c.Events)-cut)
+		c.Events = c.Events[:cut]
+	}
+	if len(c.Events) == 0 {
+		return nil
+	}
 	cs := &p.Census
 	for i := range c.Events {
 		e := &c.Events[i]
-		if e.Time < last {
-			return &FormatError{File: p.File, Offset: c.Offset + int64(i),
-				Err: fmt.Errorf("thread %d: event %d (%s) at %d ns goes back in time (previous event at %d ns)",
-					c.Thread, te.N+int64(i), e.Kind, e.Time, last)}
-		}
 		last = e.Time
 		cs.Kinds[e.Kind]++
 		switch e.Kind {
@@ -384,9 +416,10 @@ func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 	if err := decodeColumns(&cols, c, sc); err != nil {
 		return chunkError(p.File, sk.off, &cols, err)
 	}
-	if len(c.Events) != int(sk.n) {
+	if len(c.Events) < int(sk.n) {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: errors.New("chunk changed since it was loaded")}
 	}
+	c.Events = c.Events[:sk.n] // a salvaging load may have cut the chunk
 	c.Offset = sk.off + frameHeaderLen + int64(cols.kindsPos)
 	p.Decoded += int64(sk.n)
 	return nil

@@ -3,7 +3,6 @@ package trace
 import (
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -216,7 +215,7 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 // scanFile streams every chunk of a file through fn and calls done with the
 // reader at the end (its tables are complete then).
 func scanFile(path string, fn func(*Reader, *Chunk), done func(*Reader)) error {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -251,6 +250,9 @@ func ValidateDir(path string, progress func(done, total int)) ([]Problem, Valida
 		return nil, ValidateStats{}, err
 	}
 	var all []Problem
+	for _, w := range d.Warnings { // rank files that are not part of the trace
+		all = append(all, Problem{File: path, Offset: -1, Message: w})
+	}
 	var total ValidateStats
 	for i := range d.Files {
 		fp := d.FilePath(i)
@@ -263,6 +265,9 @@ func ValidateDir(path string, progress func(done, total int)) ([]Problem, Valida
 			}
 			if h.NRanks != d.NRanks() {
 				all = append(all, Problem{File: fp, Offset: 0, Message: fmt.Sprintf("header says %d ranks, the trace has %d", h.NRanks, d.NRanks())})
+			}
+			if err := SameRun(d.RunID, d.FilePath(0), h, fp); err != nil {
+				all = append(all, Problem{File: fp, Offset: 0, Message: err.Error()})
 			}
 		}
 		ps, st, err := ValidateFile(fp)
@@ -291,7 +296,7 @@ func ValidateDir(path string, progress func(done, total int)) ([]Problem, Valida
 }
 
 func readHeader(path string) (Header, error) {
-	f, err := os.Open(path)
+	f, err := OpenRegular(path)
 	if err != nil {
 		return Header{}, err
 	}

@@ -24,6 +24,8 @@ type Writer struct {
 	name   string
 
 	chunkEvents int
+	nranks      int // world size of the header, for MPI_COMM_WORLD
+	version     int // format version of the header
 	threads     []*chunkEncoder
 	counts      []int64
 	nchunks     int64
@@ -73,6 +75,8 @@ func NewWriter(out io.Writer, h Header) (*Writer, error) {
 		w:           bufio.NewWriterSize(out, 1<<20),
 		name:        "trace",
 		chunkEvents: DefaultChunkEvents,
+		nranks:      h.NRanks,
+		version:     h.Version,
 		strings:     make(map[string]int64),
 	}
 	w.writeMsgpack(FrameHeader, &h)
@@ -252,10 +256,6 @@ type locationsFrame struct {
 	Locations []Location `msgpack:"locations"`
 }
 
-type commsFrame struct {
-	Comms []Communicator `msgpack:"comms"`
-}
-
 type clockFrame struct {
 	Offsets []ClockOffset `msgpack:"offsets"`
 }
@@ -303,15 +303,14 @@ func (w *Writer) Close() error {
 	w.writeStrings()
 	// Every thread that has events gets a table entry, so readers can check
 	// references even when the producer forgot one.
-	for i := range w.threads {
-		found := false
-		for _, t := range w.tables.Threads {
-			if t.Index == i {
-				found = true
-				break
-			}
+	named := make([]bool, len(w.threads)) // a set: a quadratic search hurt at 10^4 threads
+	for _, t := range w.tables.Threads {
+		if t.Index >= 0 && t.Index < len(named) {
+			named[t.Index] = true
 		}
-		if !found {
+	}
+	for i := range w.threads {
+		if !named[i] {
 			w.tables.Threads = append(w.tables.Threads, Thread{Index: i, Type: ThreadOther})
 		}
 	}
@@ -322,7 +321,11 @@ func (w *Writer) Close() error {
 		w.writeMsgpack(FrameLocations, &locationsFrame{Locations: w.tables.Locations})
 	}
 	if len(w.tables.Comms) > 0 {
-		w.writeMsgpack(FrameComms, &commsFrame{Comms: w.tables.Comms})
+		f := commsFrame{Comms: make([]commWire, len(w.tables.Comms))}
+		for i := range w.tables.Comms {
+			f.Comms[i] = commToWire(&w.tables.Comms[i], w.nranks, w.version)
+		}
+		w.writeMsgpack(FrameComms, &f)
 	}
 	if len(w.tables.ClockOffsets) > 0 {
 		w.writeMsgpack(FrameClock, &clockFrame{Offsets: w.tables.ClockOffsets})

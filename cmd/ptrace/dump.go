@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -28,7 +27,7 @@ event kind and named arguments (task ids as thread.seq, names resolved).`,
 			if rank < 0 || rank >= d.NRanks() {
 				return fmt.Errorf("--rank %d: the trace has ranks 0..%d", rank, d.NRanks()-1)
 			}
-			f, err := os.Open(d.FilePath(rank))
+			f, err := trace.OpenRegular(d.FilePath(rank))
 			if err != nil {
 				return err
 			}

@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -56,7 +55,7 @@ type pending struct {
 }
 
 func readProcess(path string, rank int, costKey string) ([]Task, error) {
-	f, err := os.Open(path)
+	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -99,6 +99,8 @@ void ptr_set_runtime(const char *s);
 void ptr_note_thread_end(ptr_thread *t);
 /* MPI hooks (mpi_wrap.c drives them) */
 void ptr_set_rank(int rank, int nranks, const char *dir); /* opens the file */
+void ptr_random_run_id(uint8_t id[16]);  /* 128 random bits */
+void ptr_set_run_id(const uint8_t id[16]); /* before ptr_set_rank: goes into the header */
 const char *ptr_dir(void);
 int ptr_rank(void);
 void ptr_add_clock(const char *when, int64_t local, int64_t off, int64_t err);

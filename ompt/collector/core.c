@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -116,6 +117,7 @@ static struct {
 	char runtime[256];
 	int pid;
 	int64_t start_ns;
+	char run_id[33]; /* 32 hex digits: the run identity (format version 2) */
 	char cmd[65536];
 	size_t cmdlen;
 
@@ -449,9 +451,10 @@ static int emit_frame(int kind, struct iovec *iov, int niov, int in_signal);
 static void write_header_frames(void)
 {
 	mpw w = { hbuf, 0, sizeof hbuf, 0 };
-	mp_map(&w, 12);
+	mp_map(&w, 13);
 	mp_kv_str(&w, "format", "ptrace");
-	mp_kv_int(&w, "version", 1);
+	mp_kv_int(&w, "version", 2);
+	mp_kv_str(&w, "run_id", g.run_id);
 	mp_kv_int(&w, "rank", g.rank);
 	mp_kv_int(&w, "nranks", g.nranks);
 	mp_kv_str(&w, "host", g.host);
@@ -1089,13 +1092,48 @@ static void loc_entry(mpw *w, uint32_t i)
 
 static struct ptr_comm *comm_at(int i) { return &g.comm_blocks[i / COMM_BLOCK][i % COMM_BLOCK]; }
 
+/* Counts the strided runs (first, count, stride) that spell members in
+ * order, greedily; writes them as a flat array when w is set. */
+static uint32_t comm_runs(const int *m, int n, mpw *w)
+{
+	uint32_t nr = 0;
+	for (int i = 0; i < n;) {
+		int stride = i + 1 < n ? m[i + 1] - m[i] : 1, j = i + 1;
+		while (j < n && m[j] - m[j - 1] == stride)
+			j++;
+		if (stride == 0) /* a repeated member: never folded */
+			j = i + 1, stride = 1;
+		if (w) {
+			mp_int(w, m[i]);
+			mp_int(w, j - i);
+			mp_int(w, stride);
+		}
+		nr++;
+		i = j;
+	}
+	return nr;
+}
+
+/* Format version 2: MPI_COMM_WORLD (id 0) has no member list (it is world
+ * ranks 0 .. nranks-1), others the shorter of their strided runs and their
+ * member list, so a file's size does not grow with the world size. */
 static void comm_entry(mpw *w, uint32_t i)
 {
 	struct ptr_comm *c = comm_at((int)i);
-	mp_map(w, 4);
+	int world = c->id == 0;
+	mp_map(w, world ? 3 : 4);
 	mp_kv_int(w, "index", i);
 	mp_kv_int(w, "id", c->id);
 	mp_kv_str(w, "name", c->name);
+	if (world)
+		return;
+	uint32_t nr = comm_runs(c->members, c->n, NULL);
+	if (3 * (uint64_t)nr < (uint64_t)c->n) {
+		mp_str(w, "runs");
+		mp_arr(w, 3 * nr);
+		comm_runs(c->members, c->n, w);
+		return;
+	}
 	mp_str(w, "members");
 	mp_arr(w, (uint32_t)c->n);
 	for (int k = 0; k < c->n; k++)
@@ -1205,7 +1243,8 @@ void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes)
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return;
-	fprintf(f, "{\n  \"format\": \"ptrace\",\n  \"version\": 1,\n  \"ranks\": %d,\n  \"producer\": \"%s\",\n  \"command\": [", nranks, PTR_PRODUCER);
+	fprintf(f, "{\n  \"format\": \"ptrace\",\n  \"version\": 2,\n  \"ranks\": %d,\n  \"run_id\": \"%s\",\n  \"producer\": \"%s\",\n  \"command\": [",
+		nranks, g.run_id, PTR_PRODUCER);
 	int first = 1;
 	for (size_t i = 0; i < g.cmdlen;) {
 		size_t l = strlen(g.cmd + i);
@@ -1433,6 +1472,11 @@ static void activate_once(void)
 	if (gethostname(g.host, sizeof g.host - 1) < 0)
 		strcpy(g.host, "unknown");
 	read_cmdline();
+	/* without MPI the process is the run; MPI_Init replaces this id with
+	 * rank 0's before the rank file opens */
+	uint8_t rid[16];
+	ptr_random_run_id(rid);
+	ptr_set_run_id(rid);
 	pthread_mutex_init(&g.loc_mu, NULL);
 	pthread_key_create(&g.key, key_destructor);
 	/* location 0: unknown code address */
@@ -1460,6 +1504,36 @@ static void activate_once(void)
 }
 
 void ptr_activate(void) { pthread_once(&g.once, activate_once); }
+
+void ptr_random_run_id(uint8_t id[16])
+{
+	size_t got = 0;
+	while (got < 16) {
+		ssize_t n = getrandom(id + got, 16 - got, 0);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < 16) {
+		/* no entropy source: time, pid and an address still tell runs apart */
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		uint64_t b = ((uint64_t)getpid() << 32) ^ (uint64_t)(uintptr_t)&got ^ ptr_now();
+		memcpy(id, &a, 8);
+		memcpy(id + 8, &b, 8);
+	}
+}
+
+void ptr_set_run_id(const uint8_t id[16])
+{
+	static const char hex[] = "0123456789abcdef";
+	for (int i = 0; i < 16; i++) {
+		g.run_id[2 * i] = hex[id[i] >> 4];
+		g.run_id[2 * i + 1] = hex[id[i] & 15];
+	}
+	g.run_id[32] = 0;
+}
 
 void ptr_set_runtime(const char *s) { snprintf(g.runtime, sizeof g.runtime, "%s", s ? s : ""); }
 

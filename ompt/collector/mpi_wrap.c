@@ -347,6 +347,12 @@ static void after_init(void)
 		self[0] = world_rank;
 	add_comm(MPI_COMM_SELF, (int64_t)(world_rank + 1) << 32, "MPI_COMM_SELF", 0, self, self ? 1 : 0, NULL, 0);
 	measure_clock("init");
+	/* one run identity for all ranks, in every header: rank 0 draws it */
+	uint8_t rid[16] = { 0 };
+	if (world_rank == 0)
+		ptr_random_run_id(rid);
+	PMPI_Bcast(rid, 16, MPI_BYTE, 0, priv);
+	ptr_set_run_id(rid);
 	ptr_set_rank(world_rank, world_size, dir);
 	ptr_install_signals();
 }

@@ -3,7 +3,6 @@ package timeline
 import (
 	"errors"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -97,7 +96,7 @@ type index struct {
 }
 
 func indexProcess(path string, b *budget, progress func(read int64)) (*index, error) {
-	f, err := os.Open(path)
+	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -71,7 +70,7 @@ func (p *proc) export(path string, progress func(read int64)) error {
 	if err := p.metadata(); err != nil {
 		return err
 	}
-	f, err := os.Open(path)
+	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return err
 	}

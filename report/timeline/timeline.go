@@ -37,7 +37,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -204,7 +203,7 @@ func Export(w io.Writer, dir string, o Options) (*Stats, error) {
 // until every thread that has events has shown its first chunk, which in
 // practice is the beginning of the file.
 func firstEvent(path string) (int64, error) {
-	f, err := os.Open(path)
+	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return 0, err
 	}

@@ -492,6 +492,11 @@ func TestHaloMPI(t *testing.T) {
 		if p.Header.Rank != r || p.Header.NRanks != 2 {
 			t.Errorf("rank %d: header says rank %d of %d", r, p.Header.Rank, p.Header.NRanks)
 		}
+		// one run identity, drawn by rank 0 at MPI_Init, in every header
+		// and the manifest (format version 2)
+		if len(p.Header.RunID) != 32 || p.Header.RunID != procs[0].Header.RunID || m == nil || m.RunID != p.Header.RunID || p.Header.Version != 2 {
+			t.Errorf("rank %d: run id %q (rank 0: %q, manifest %+v), version %d", r, p.Header.RunID, procs[0].Header.RunID, m, p.Header.Version)
+		}
 		checkThreads(t, p, 2)
 		// communicators
 		commIDs[r] = map[string]int64{}
@@ -502,8 +507,8 @@ func TestHaloMPI(t *testing.T) {
 			if kind == "MPI_COMM_SELF" || kind == "MPI_Comm_split" {
 				want = []int{r}
 			}
-			if fmt.Sprint(c.Members) != fmt.Sprint(want) {
-				t.Errorf("rank %d: %s has members %v, want %v", r, c.Name, c.Members, want)
+			if fmt.Sprint(c.MemberList()) != fmt.Sprint(want) {
+				t.Errorf("rank %d: %s has members %v, want %v", r, c.Name, c.MemberList(), want)
 			}
 		}
 		if w, ok := p.CommByIndex(0); !ok || w.Name != "MPI_COMM_WORLD" || w.ID != 0 {
