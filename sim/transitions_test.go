@@ -686,3 +686,53 @@ func TestWindowFragments(t *testing.T) {
 		t.Errorf("fragment weights per thread %v, want [15 0]", w)
 	}
 }
+
+// An untied task as LLVM libomp runs it: its stub starts on thread 0 and
+// switches back to the implicit task below it (re-queued, ⑤→②), and its
+// body runs later on thread 1. The same holds for a task that yields to
+// the task below it. One task, ready while queued, no warning, one
+// fragment weighing both pieces.
+func TestUntiedRequeue(t *testing.T) {
+	for _, status := range []int64{ompt.StatusSwitch, ompt.StatusYield} {
+		g := newProg(2).region(2, 0)
+		a := id(0, 4)
+		g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+		g.waitBegin(0, 5)
+		g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
+		g.ev(0, trace.TaskSchedule, 12, a, status, implicit(0))
+		g.waitEnd(0, 80)
+		g.waitBegin(1, 0)
+		g.ev(1, trace.TaskSchedule, 20, implicit(1), ompt.StatusSwitch, a)
+		g.ev(1, trace.TaskSchedule, 70, a, ompt.StatusComplete, implicit(1))
+		g.waitEnd(1, 80)
+		g.end(2, 80)
+		var mid sim.TaskState
+		s := sim.New(g.p, false)
+		m := ompt.NewModel()
+		fp := sim.NewFragPass(nil)
+		if err := s.Run(m, &stateAt{when: 15, task: 3, out: &mid}, fp); err != nil { // a is dense 3
+			t.Fatal(err)
+		}
+		noWarnings(t, s)
+		if mid != sim.Ready {
+			t.Errorf("status %d: re-queued task is %s, want ready", status, mid)
+		}
+		tk := s.Tasks[m.Task(a)]
+		if tk.State != sim.Completed || tk.RunNS != 52 || tk.Started != 10 {
+			t.Errorf("status %d: task %s ran %d ns from %d, want completed, 52 ns from 10", status, tk.State, tk.RunNS, tk.Started)
+		}
+		// thread 0: work 0..5, overhead 5..10 (a ready), work 10..12 (stub),
+		// overhead 12..20 (a queued), idle 20..70, overhead 70..80 (barrier
+		// released). thread 1: overhead 0..10, idle 10..12, overhead
+		// 12..20, work 20..70, overhead 70..80.
+		wantBreakdown(t, s, 5+2+50, 0, 5+8+10+10+8+10, 50+2)
+		f := &fp.F
+		first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
+		if first != last || first < 0 {
+			t.Fatalf("status %d: task fragments %d..%d, want one", status, first, last)
+		}
+		if f.Weight[first] != 52 || f.Thread[first] != 1 || f.Start[first] != 18 {
+			t.Errorf("status %d: fragment weight %d thread %d start %d, want 52, 1, 18", status, f.Weight[first], f.Thread[first], f.Start[first])
+		}
+	}
+}
