@@ -139,16 +139,30 @@ func (s *Sim) StartTask(t Task, th int) {
 	}
 	ts := s.Tasks
 	thr := &s.Threads[th]
-	// Resuming a task below the top of this thread's stack.
+	// Resuming a task below the top of this thread's stack. Tasks above it
+	// that were switched out at a scheduling point without waiting for
+	// anything (③ waiting for a child that has finished, or ②) were
+	// re-queued: an untied task a runtime switched out when it created a
+	// child, resumed later wherever. Anything else above it is a mismatch.
 	for i := len(thr.Stack) - 1; i >= 0; i-- {
 		if thr.Stack[i] == t {
 			if i != len(thr.Stack)-1 {
-				s.Warn.Add("stack mismatch", "task #%d resumed under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
+				bad := 0
 				for _, u := range thr.Stack[i+1:] {
-					if ts[u].State == Running {
+					switch {
+					case ts[u].State == Ready || ts[u].State == Suspended && ts[u].Wait == WaitChild:
+						ts[u].Wait = WaitNone
+						s.setState(u, Ready)
+					case ts[u].State == Running:
+						bad++
 						s.stopRunning(u, th)
 						s.setState(u, Suspended)
+					default:
+						bad++
 					}
+				}
+				if bad > 0 {
+					s.Warn.Add("stack mismatch", "task #%d resumed under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
 				}
 				thr.Stack = thr.Stack[:i+1]
 			}

@@ -736,3 +736,69 @@ func TestUntiedRequeue(t *testing.T) {
 		}
 	}
 }
+
+// An untied task switched out at its own scheduling point (a runtime that
+// switches to the new child): the child completes and the thread returns to
+// the implicit task below, leaving the parent re-queued; the parent resumes
+// on the other thread. No warning; the parent is ready while queued.
+func TestUntiedSwitchedAtCreation(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a, c := id(0, 4), id(1, 2)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.waitBegin(0, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskCreate, 10, c, a, ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusSwitch, c)
+	g.ev(0, trace.TaskSchedule, 30, c, ompt.StatusComplete, implicit(0))
+	g.waitEnd(0, 60)
+	g.waitBegin(1, 0)
+	g.ev(1, trace.TaskSchedule, 40, implicit(1), ompt.StatusSwitch, a)
+	g.ev(1, trace.TaskSchedule, 60, a, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 60)
+	g.end(2, 60)
+	var mid sim.TaskState
+	s := sim.New(g.p, false)
+	m := ompt.NewModel()
+	if err := s.Run(m, &stateAt{when: 35, task: 3, out: &mid}); err != nil { // a is dense 3
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if mid != sim.Ready {
+		t.Errorf("switched-out parent at 35: %s, want ready", mid)
+	}
+	if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || tk.RunNS != 10+20 {
+		t.Errorf("parent %s ran %d ns, want completed after 30", tk.State, tk.RunNS)
+	}
+	// thread 0: work 0..30 (a, then c), overhead 30..40 (a queued), idle
+	// 40..60. thread 1: idle 0..30 (a, then c running, a suspended: nothing
+	// ready), overhead 30..40, work 40..60.
+	wantBreakdown(t, s, 30+20, 0, 10+10, 20+30)
+}
+
+// The fulfil statuses of task_schedule (a producer other than the
+// collector, which records them as detach_fulfill) come from
+// omp_fulfill_event with no next task: early marks the running task
+// fulfilled, late completes the detached one.
+func TestFulfilStatuses(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	a, b := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskCreate, 0, b, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 5, a, ompt.StatusEarlyFulfill, 0)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, b)
+	g.ev(0, trace.TaskSchedule, 20, b, ompt.StatusDetach, implicit(0))
+	g.ev(0, trace.TaskSchedule, 25, b, ompt.StatusLateFulfill, 0)
+	g.end(1, 30)
+	s, m, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	for _, task := range []int64{a, b} {
+		if st := state(s, m, task); st != sim.Completed {
+			t.Errorf("task %#x: %s, want completed", task, st)
+		}
+	}
+}
