@@ -80,6 +80,7 @@ type FragPass struct {
 	bar      []int32 // per task: the barrier of its region it must complete before
 	doneKids []int32 // per task: cells of completed children's last fragments
 	requeued []int32 // per task: its last fragment when it was switched out and re-queued, -1 none
+	openOn   []int32 // per task: thread whose open fragment is the task's, -1 none
 	groupIn  map[int32]int32
 	barriers map[int64]int32 // region<<32 | barrier index → join node
 	forkSrc  map[int64]int32 // parallel id → encountering fragment
@@ -113,6 +114,7 @@ func (p *FragPass) init(s *Sim) {
 	p.bar = fill(make([]int32, nt), -1)
 	p.doneKids = fill(make([]int32, nt), -1)
 	p.requeued = fill(make([]int32, nt), -1)
+	p.openOn = fill(make([]int32, nt), -1)
 	p.F.FirstOf = fill(make([]int32, nt), -1)
 	p.F.LastOf = fill(make([]int32, nt), -1)
 	p.F.SendNode = map[int64]int32{}
@@ -168,6 +170,13 @@ func (p *FragPass) drain(head *int32, n int32) {
 // queue) continues its last fragment, which nothing depends on yet: its
 // pieces are one node, weighing their run times, not one node per piece.
 func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) int32 {
+	if o := p.openOn[t]; o >= 0 && int(o) != th && p.curTask[o] == t {
+		// Its fragment is still open on the thread it was re-queued from,
+		// which reports the switch-out later (Sim.StartTask): end it now.
+		p.close(s, int(o))
+		p.requeued[t] = p.F.LastOf[t]
+	}
+	p.openOn[t] = int32(th)
 	p.since[th] = s.Now
 	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.F.Kind[last] == k {
 		p.requeued[t] = -1
@@ -212,7 +221,11 @@ func (p *FragPass) close(s *Sim, th int) {
 	} else {
 		f.Weight[n] = max(d, 0)
 	}
-	f.LastOf[p.curTask[th]] = n
+	t := p.curTask[th]
+	f.LastOf[t] = n
+	if p.openOn[t] == int32(th) {
+		p.openOn[t] = -1
+	}
 	p.cur[th] = -1
 }
 
@@ -264,6 +277,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		body := p.node(FragMPI, th, t, int32(e.Args[0]), s.Now)
 		p.edge(post, body)
 		p.cur[th], p.curTask[th] = body, t
+		p.openOn[t] = int32(th)
 		p.since[th] = s.Now
 		p.maxPred[th] = 0
 		return

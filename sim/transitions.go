@@ -170,6 +170,15 @@ func (s *Sim) StartTask(t Task, th int) {
 			return
 		}
 	}
+	if o := int(ts[t].Thread); ts[t].State == Running && o != th && o >= 0 && o < len(s.Threads) {
+		// Still running on thread o: the runtime re-queued it there and
+		// another thread took it before o reported the switch-out (LLVM
+		// libomp pushes an untied task back to its deque before the
+		// task_schedule callback). Take it off o now; o's late report is
+		// ignored (Switch).
+		s.Requeue(t, o)
+		s.touched = append(s.touched, o)
+	}
 	switch ts[t].State {
 	case Ready:
 	case Initialized:
@@ -286,6 +295,9 @@ func (s *Sim) Switch(prior, next Task, th int, how EndStatus) {
 	if s.valid(prior) && s.valid(next) && s.below(next, prior, th) {
 		s.Requeue(prior, th)
 		return
+	}
+	if s.valid(prior) && int(s.Tasks[prior].Thread) != th && s.Tasks[prior].State != NotCreated && !s.OnStack(prior, th) {
+		return // another thread took it before this report (see StartTask)
 	}
 	s.StopTask(prior, th, how)
 }

@@ -802,3 +802,41 @@ func TestFulfilStatuses(t *testing.T) {
 		}
 	}
 }
+
+// LLVM libomp pushes a re-queued untied task back to its deque before the
+// re-queuing thread reports the switch-out, so another thread may report
+// starting it first. The task moves without a warning; the late report is
+// ignored; its pieces are still one fragment.
+func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a := id(0, 4)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.waitBegin(0, 0)
+	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 16, a, ompt.StatusSwitch, implicit(0)) // reported after thread 1 took it
+	g.waitEnd(0, 60)
+	g.waitBegin(1, 0)
+	g.ev(1, trace.TaskSchedule, 15, implicit(1), ompt.StatusSwitch, a)
+	g.ev(1, trace.TaskSchedule, 55, a, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 60)
+	g.end(2, 60)
+	s := sim.New(g.p, false)
+	m := ompt.NewModel()
+	fp := sim.NewFragPass(nil)
+	if err := s.Run(m, fp); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	tk := s.Tasks[m.Task(a)]
+	if tk.State != sim.Completed || tk.RunNS != 5+40 {
+		t.Errorf("task %s ran %d ns, want completed after 45", tk.State, tk.RunNS)
+	}
+	// thread 0: overhead 0..10 (a ready), work 10..15, idle 15..55,
+	// overhead 55..60 (barrier released). thread 1: overhead 0..10, idle
+	// 10..15, work 15..55, overhead 55..60.
+	wantBreakdown(t, s, 5+40, 0, 10+5+10+5, 40+5)
+	f := &fp.F
+	if first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]; first != last || f.Weight[first] != 45 {
+		t.Errorf("fragments %d..%d weighing %d, want one of 45", first, last, f.Weight[first])
+	}
+}
