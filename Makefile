@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all ptrace ptrace-mpi test fmt-check clean collector examples
+.PHONY: all ptrace ptrace-mpi test fmt-check clean collector examples examples-real
 
 all: ptrace ptrace-mpi
 
@@ -61,10 +61,11 @@ $(COLLECTOR_DIR)/libptrace-omp.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt
 	$(COLLECTOR_CC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) -shared -o $@ \
 		$(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c -ldl -lpthread
 
-$(COLLECTOR_DIR)/libptrace.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
+$(COLLECTOR_DIR)/libptrace.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c $(COLLECTOR_SRC)/mpi_fortran.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
 	@mkdir -p $(COLLECTOR_DIR)
 	OMPI_CC=$(COLLECTOR_CC) MPICH_CC=$(COLLECTOR_CC) $(MPICC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) \
-		-DPTR_WITH_MPI -shared -o $@ $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c -ldl -lpthread
+		-DPTR_WITH_MPI -shared -o $@ $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c \
+		$(COLLECTOR_SRC)/mpi_fortran.c -ldl -lpthread
 
 $(COLLECTOR_DIR)/libptrace-noop.so: $(COLLECTOR_SRC)/noop_tool.c $(OMPT_INC)/omp-tools.h
 	@mkdir -p $(COLLECTOR_DIR)
@@ -74,7 +75,7 @@ $(COLLECTOR_DIR)/libptrace-noop.so: $(COLLECTOR_SRC)/noop_tool.c $(OMPT_INC)/omp
 EXAMPLES_DIR := build/examples
 EXAMPLES_CFLAGS ?= -O2 -g
 EXAMPLES_WARN := -std=c11 -Wall -Wextra -Werror -fopenmp
-EXAMPLES := imbalance cholesky fib
+EXAMPLES := imbalance cholesky fib untied_chain untied_fib untied_sort
 EXAMPLES_MPI := halo_mpi
 
 examples: $(addprefix $(EXAMPLES_DIR)/,$(EXAMPLES) $(EXAMPLES_MPI))
@@ -86,3 +87,35 @@ $(EXAMPLES_DIR)/%: examples/%.c
 $(EXAMPLES_DIR)/halo_mpi: examples/halo_mpi.c
 	@mkdir -p $(EXAMPLES_DIR)
 	OMPI_CC=$(COLLECTOR_CC) MPICH_CC=$(COLLECTOR_CC) $(MPICC) $(EXAMPLES_CFLAGS) $(EXAMPLES_WARN) -o $@ $< -lm
+
+# ---- programs as users usually compile them (issue #13) --------------------
+# gcc and gfortran (GCC's libgomp: ptrace record runs them with LLVM's libomp),
+# clang++ -O3 (C++ names), mpifort (Fortran MPI bindings). Apart from
+# "examples" so that the C examples build without a Fortran compiler.
+GCC ?= gcc
+GFORTRAN ?= gfortran
+CLANGXX ?= clang++
+MPIFORT ?= mpifort
+EXAMPLES_REAL := cholesky_gcc tasks_f tasks_cpp halo_mpi_f pingpong_f08
+
+examples-real: $(addprefix $(EXAMPLES_DIR)/,$(EXAMPLES_REAL))
+
+$(EXAMPLES_DIR)/cholesky_gcc: examples/cholesky.c
+	@mkdir -p $(EXAMPLES_DIR)
+	$(GCC) $(EXAMPLES_CFLAGS) $(EXAMPLES_WARN) -o $@ $< -lm
+
+$(EXAMPLES_DIR)/tasks_f: examples/tasks_f.f90
+	@mkdir -p $(EXAMPLES_DIR)/mod-tasks_f
+	$(GFORTRAN) -O2 -g -Wall -Werror -fopenmp -J $(EXAMPLES_DIR)/mod-tasks_f -o $@ $<
+
+$(EXAMPLES_DIR)/tasks_cpp: examples/tasks_cpp.cpp
+	@mkdir -p $(EXAMPLES_DIR)
+	$(CLANGXX) -O3 -g -std=c++17 -Wall -Wextra -Werror -fopenmp -o $@ $<
+
+$(EXAMPLES_DIR)/halo_mpi_f: examples/halo_mpi_f.f90
+	@mkdir -p $(EXAMPLES_DIR)/mod-halo_mpi_f
+	OMPI_FC=$(GFORTRAN) $(MPIFORT) -O2 -g -Wall -Werror -fopenmp -J $(EXAMPLES_DIR)/mod-halo_mpi_f -o $@ $<
+
+$(EXAMPLES_DIR)/pingpong_f08: examples/pingpong_f08.f90
+	@mkdir -p $(EXAMPLES_DIR)/mod-pingpong_f08
+	OMPI_FC=$(GFORTRAN) $(MPIFORT) -O2 -g -Wall -Werror -J $(EXAMPLES_DIR)/mod-pingpong_f08 -o $@ $<

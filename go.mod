@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/RoaringBitmap/roaring/v2 v2.30.0
+	github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
 	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/spf13/cobra v1.10.2
 	github.com/vmihailenco/msgpack/v5 v5.4.1

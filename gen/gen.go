@@ -71,7 +71,7 @@ type Config struct {
 }
 
 // Workloads lists the workload names Generate accepts.
-var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo"}
+var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied"}
 
 // Defaults returns cfg with every unset parameter at its workload default.
 func Defaults(cfg Config) Config {
@@ -109,6 +109,9 @@ func Defaults(cfg Config) Config {
 		if cfg.Fraction == 0 {
 			cfg.Fraction = 1
 		}
+		set64(&cfg.TaskNS, 50_000)
+	case "untied":
+		set(&cfg.Steps, 50)
 		set64(&cfg.TaskNS, 50_000)
 	case "halo":
 		set(&cfg.Iterations, 50)
@@ -181,6 +184,8 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		w = newForkJoin(&cfg)
 	case "halo":
 		w = newHalo(&cfg)
+	case "untied":
+		w = newUntied(&cfg)
 	default:
 		return nil, fmt.Errorf("unknown workload %q (have %v)", cfg.Workload, Workloads)
 	}

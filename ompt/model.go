@@ -222,25 +222,30 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 	case trace.TaskSchedule:
 		prior := m.task(s, e.Args[0], "task_schedule")
+		next := m.task(s, e.Args[2], "task_schedule")
 		if prior != sim.NoTask {
 			switch e.Args[1] {
-			case StatusComplete, StatusTaskwaitComplete, StatusEarlyFulfill:
+			case StatusComplete, StatusTaskwaitComplete:
 				s.StopTask(prior, th, sim.EndComplete)
 			case StatusDetach:
 				s.StopTask(prior, th, sim.EndDetach)
 			case StatusCancel:
 				s.StopTask(prior, th, sim.EndCancel)
 			case StatusYield:
-				s.StopTask(prior, th, sim.EndYield)
+				s.Switch(prior, next, th, sim.EndYield)
 			case StatusSwitch:
-				s.StopTask(prior, th, sim.EndSwitch)
-			case StatusLateFulfill:
+				s.Switch(prior, next, th, sim.EndSwitch)
+			case StatusEarlyFulfill, StatusLateFulfill:
+				// omp_fulfill_event, reported with no next task (OpenMP 5.1
+				// §19.5.2.9, LLVM libomp __kmpc_fulfill_event): early while
+				// the task still runs (it completes at its own end), late
+				// once it is detached (it completes now).
 				s.Fulfill(prior)
 			default:
 				s.Warn.Add("unknown task status", "task_schedule status %d at %d ns", e.Args[1], s.Now)
 			}
 		}
-		if next := m.task(s, e.Args[2], "task_schedule"); next != sim.NoTask {
+		if next != sim.NoTask {
 			s.StartTask(next, th)
 		}
 	case trace.SyncBegin:

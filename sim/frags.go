@@ -72,6 +72,7 @@ type FragPass struct {
 
 	cur      []int32 // per thread: open fragment, -1 none
 	curTask  []Task
+	since    []int64 // per thread: when the open fragment's current piece began
 	mpiDepth []int32
 	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
 
@@ -80,6 +81,8 @@ type FragPass struct {
 	created  []int32 // per task: creator's fragment ending at its creation
 	bar      []int32 // per task: the barrier of its region it must complete before
 	doneKids []int32 // per task: cells of completed children's last fragments
+	requeued []int32 // per task: its last fragment when it was switched out and re-queued, -1 none
+	openOn   []int32 // per task: thread whose open fragment is the task's, -1 none
 	groupIn  map[int32]int32
 	barriers map[int64]int32 // region<<32 | barrier index → join node
 	forkSrc  map[int64]int32 // parallel id → encountering fragment
@@ -118,6 +121,7 @@ func (p *FragPass) init(s *Sim) {
 	p.curTask = make([]Task, n)
 	p.mpiDepth = make([]int32, n)
 	p.maxPred = make([]int64, n)
+	p.since = make([]int64, n)
 	for i := range p.cur {
 		p.cur[i] = -1
 	}
@@ -126,6 +130,8 @@ func (p *FragPass) init(s *Sim) {
 	p.created = fill(make([]int32, nt), -1)
 	p.bar = fill(make([]int32, nt), -1)
 	p.doneKids = fill(make([]int32, nt), -1)
+	p.requeued = fill(make([]int32, nt), -1)
+	p.openOn = fill(make([]int32, nt), -1)
 	p.F.FirstOf = fill(make([]int32, nt), -1)
 	p.F.LastOf = fill(make([]int32, nt), -1)
 	p.F.SendNode = map[int64]int32{}
@@ -176,8 +182,27 @@ func (p *FragPass) drain(head *int32, n int32) {
 
 // open starts a fragment of task t on thread th, linked to the task's
 // previous fragment (continuation) or, for its first, to its creation, and
-// to whatever waited for its next fragment.
+// to whatever waited for its next fragment. A task resuming after it was
+// switched out and re-queued (an untied task's stub, a task yielding to its
+// queue) continues its last fragment, which nothing depends on yet: its
+// pieces are one node, weighing their run times, not one node per piece.
 func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) int32 {
+	if o := p.openOn[t]; o >= 0 && int(o) != th && p.curTask[o] == t {
+		// Its fragment is still open on the thread it was re-queued from,
+		// which reports the switch-out later (Sim.StartTask): end it now.
+		p.close(s, int(o))
+		p.requeued[t] = p.F.LastOf[t]
+	}
+	p.openOn[t] = int32(th)
+	p.since[th] = s.Now
+	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.F.Kind[last] == k {
+		p.requeued[t] = -1
+		p.F.Thread[last] = int32(th)
+		p.drain(&p.pend[t], last)
+		p.cur[th], p.curTask[th] = last, t
+		return last
+	}
+	p.requeued[t] = -1
 	n := p.node(k, th, t, s.Tasks[t].Loc, s.Now)
 	if last := p.F.LastOf[t]; last >= 0 {
 		p.edge(last, n)
@@ -198,15 +223,26 @@ func (p *FragPass) close(s *Sim, th int) {
 	}
 	f := &p.F
 	// Only the part inside the analysis window weighs (Sim.SetWindow).
-	from, to := max(f.Start[n], s.Begin), min(s.Now, s.End)
+	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
 	d := to - from
 	if f.Kind[n] == FragMPI && p.maxPred[th] > from {
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path.
 		d -= min(p.maxPred[th], to) - from
 	}
-	f.Weight[n] = max(d, 0)
-	f.LastOf[p.curTask[th]] = n
+	if p.since[th] > f.Start[n] {
+		// A later piece of a re-queued task's fragment: the node weighs
+		// all its pieces and ends where the last one ends.
+		f.Weight[n] += max(d, 0)
+		f.Start[n] = max(to-f.Weight[n], f.Start[n])
+	} else {
+		f.Weight[n] = max(d, 0)
+	}
+	t := p.curTask[th]
+	f.LastOf[t] = n
+	if p.openOn[t] == int32(th) {
+		p.openOn[t] = -1
+	}
 	p.cur[th] = -1
 }
 
@@ -258,6 +294,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		body := p.node(FragMPI, th, t, int32(e.Args[0]), s.Now)
 		p.edge(post, body)
 		p.cur[th], p.curTask[th] = body, t
+		p.openOn[t] = int32(th)
+		p.since[th] = s.Now
 		p.maxPred[th] = 0
 		return
 	case trace.MPIExit:
@@ -330,6 +368,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.TaskSchedule:
 		p.close(s, th) // the prior task's fragment ends here
 		p.completed(s, e.Args[0])
+		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
+			p.requeued[t] = p.F.LastOf[t] // switched out and re-queued (Sim.Requeue)
+		}
 	case trace.DetachFulfill, trace.Cancel:
 		p.completed(s, e.Args[0])
 		return

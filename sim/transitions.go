@@ -139,22 +139,45 @@ func (s *Sim) StartTask(t Task, th int) {
 	}
 	ts := s.Tasks
 	thr := &s.Threads[th]
-	// Resuming a task below the top of this thread's stack.
+	// Resuming a task below the top of this thread's stack. Tasks above it
+	// that were switched out at a scheduling point without waiting for
+	// anything (③ waiting for a child that has finished, or ②) were
+	// re-queued: an untied task a runtime switched out when it created a
+	// child, resumed later wherever. Anything else above it is a mismatch.
 	for i := len(thr.Stack) - 1; i >= 0; i-- {
 		if thr.Stack[i] == t {
 			if i != len(thr.Stack)-1 {
-				s.Warn.Add("stack mismatch", "task #%d resumed under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
+				bad := 0
 				for _, u := range thr.Stack[i+1:] {
-					if ts[u].State == Running {
+					switch {
+					case ts[u].State == Ready || ts[u].State == Suspended && ts[u].Wait == WaitChild:
+						ts[u].Wait = WaitNone
+						s.setState(u, Ready)
+					case ts[u].State == Running:
+						bad++
 						s.stopRunning(u, th)
 						s.setState(u, Suspended)
+					default:
+						bad++
 					}
+				}
+				if bad > 0 {
+					s.Warn.Add("stack mismatch", "task #%d resumed under %d other task(s) on thread %d at %d ns", t, len(thr.Stack)-1-i, th, s.Now)
 				}
 				thr.Stack = thr.Stack[:i+1]
 			}
 			s.resume(t, th)
 			return
 		}
+	}
+	if o := int(ts[t].Thread); ts[t].State == Running && o != th && o >= 0 && o < len(s.Threads) {
+		// Still running on thread o: the runtime re-queued it there and
+		// another thread took it before o reported the switch-out (LLVM
+		// libomp pushes an untied task back to its deque before the
+		// task_schedule callback). Take it off o now; o's late report is
+		// ignored (Switch).
+		s.Requeue(t, o)
+		s.touched = append(s.touched, o)
 	}
 	switch ts[t].State {
 	case Ready:
@@ -164,8 +187,11 @@ func (s *Sim) StartTask(t Task, th int) {
 		}
 		s.setState(t, Ready)
 	case Suspended:
-		// An untied task resumed on another thread.
+		// A task switched out (Requeue) while it waited in a
+		// synchronisation, or left on another thread's stack by a trace
+		// that never said it left: it runs here now, no longer waiting.
 		s.removeFromStacks(t, th)
+		ts[t].Wait = WaitNone
 		s.setState(t, Ready)
 	case NotCreated:
 		s.Warn.Add("task never created", "task_schedule to task #%d at %d ns", t, s.Now)
@@ -258,6 +284,83 @@ const (
 	EndYield                     // Running → Ready, stays on the stack
 	EndSwitch                    // Running → Suspended, stays on the stack
 )
+
+// Switch applies task_schedule(prior, yield or switch, next) on thread th.
+// When next lies below prior on th's stack, prior is not waiting for next:
+// it was switched out and re-queued (LLVM libomp runs an untied task's stub
+// first and re-queues it; any task may be switched out at a scheduling
+// point), so it leaves th (Requeue). Otherwise next runs nested above prior,
+// which yields (⑤→②) or is suspended (⑤→③) on th's stack.
+func (s *Sim) Switch(prior, next Task, th int, how EndStatus) {
+	if s.valid(prior) && s.valid(next) && s.below(next, prior, th) {
+		s.Requeue(prior, th)
+		return
+	}
+	if s.valid(prior) && int(s.Tasks[prior].Thread) != th && s.Tasks[prior].State != NotCreated && !s.OnStack(prior, th) {
+		return // another thread took it before this report (see StartTask)
+	}
+	s.StopTask(prior, th, how)
+}
+
+// below reports whether next is under prior on th's stack.
+func (s *Sim) below(next, prior Task, th int) bool {
+	st := s.Threads[th].Stack
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i] == prior {
+			for j := i - 1; j >= 0; j-- {
+				if st[j] == next {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return false
+}
+
+// Requeue takes task t off thread th: it stops running and goes back to the
+// runtime's queue, ready again (⑤→②, or ③→② for a task switched out at a
+// scheduling point without waiting for anything), or still suspended when
+// it waits in a synchronisation (a taskwait's end makes it ready as usual).
+// It may resume on any thread (StartTask), as untied tasks do.
+func (s *Sim) Requeue(t Task, th int) {
+	if !s.valid(t) {
+		return
+	}
+	ts := s.Tasks
+	thr := &s.Threads[th]
+	for i := len(thr.Stack) - 1; i >= 0; i-- {
+		if thr.Stack[i] == t {
+			thr.Stack = append(thr.Stack[:i], thr.Stack[i+1:]...)
+			break
+		}
+	}
+	switch ts[t].State {
+	case Running:
+		s.stopRunning(t, th)
+		ts[t].Wait = WaitNone
+		s.setState(t, Ready)
+	case Suspended:
+		if ts[t].Wait == WaitChild || ts[t].Wait == WaitNone {
+			ts[t].Wait = WaitNone
+			s.setState(t, Ready)
+		}
+	case Ready:
+		ts[t].Wait = WaitNone
+	default:
+		s.Warn.Add("bad switch", "task #%d switched out in state %s at %d ns", t, ts[t].State, s.Now)
+	}
+}
+
+// OnStack reports whether t is on thread th's stack.
+func (s *Sim) OnStack(t Task, th int) bool {
+	for _, u := range s.Threads[th].Stack {
+		if u == t {
+			return true
+		}
+	}
+	return false
+}
 
 // StopTask applies how the running task t leaves thread th.
 func (s *Sim) StopTask(t Task, th int, how EndStatus) {

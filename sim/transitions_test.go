@@ -697,3 +697,157 @@ func TestWindowFragments(t *testing.T) {
 		t.Errorf("fragment weights per thread %v, want [15 0]", w)
 	}
 }
+
+// An untied task as LLVM libomp runs it: its stub starts on thread 0 and
+// switches back to the implicit task below it (re-queued, ⑤→②), and its
+// body runs later on thread 1. The same holds for a task that yields to
+// the task below it. One task, ready while queued, no warning, one
+// fragment weighing both pieces.
+func TestUntiedRequeue(t *testing.T) {
+	for _, status := range []int64{ompt.StatusSwitch, ompt.StatusYield} {
+		g := newProg(2).region(2, 0)
+		a := id(0, 4)
+		g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+		g.waitBegin(0, 5)
+		g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
+		g.ev(0, trace.TaskSchedule, 12, a, status, implicit(0))
+		g.waitEnd(0, 80)
+		g.waitBegin(1, 0)
+		g.ev(1, trace.TaskSchedule, 20, implicit(1), ompt.StatusSwitch, a)
+		g.ev(1, trace.TaskSchedule, 70, a, ompt.StatusComplete, implicit(1))
+		g.waitEnd(1, 80)
+		g.end(2, 80)
+		var mid sim.TaskState
+		s := sim.New(g.proc(), nil, false)
+		m := ompt.NewModel()
+		fp := sim.NewFragPass(nil)
+		if err := s.Run(m, &stateAt{when: 15, task: 3, out: &mid}, fp); err != nil { // a is dense 3
+			t.Fatal(err)
+		}
+		noWarnings(t, s)
+		if mid != sim.Ready {
+			t.Errorf("status %d: re-queued task is %s, want ready", status, mid)
+		}
+		tk := s.Tasks[m.Task(a)]
+		if tk.State != sim.Completed || tk.RunNS != 52 || tk.Started != 10 {
+			t.Errorf("status %d: task %s ran %d ns from %d, want completed, 52 ns from 10", status, tk.State, tk.RunNS, tk.Started)
+		}
+		// thread 0: work 0..5, overhead 5..10 (a ready), work 10..12 (stub),
+		// overhead 12..20 (a queued), idle 20..70, overhead 70..80 (barrier
+		// released). thread 1: overhead 0..10, idle 10..12, overhead
+		// 12..20, work 20..70, overhead 70..80.
+		wantBreakdown(t, s, 5+2+50, 0, 5+8+10+10+8+10, 50+2)
+		f := &fp.F
+		first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
+		if first != last || first < 0 {
+			t.Fatalf("status %d: task fragments %d..%d, want one", status, first, last)
+		}
+		if f.Weight[first] != 52 || f.Thread[first] != 1 || f.Start[first] != 18 {
+			t.Errorf("status %d: fragment weight %d thread %d start %d, want 52, 1, 18", status, f.Weight[first], f.Thread[first], f.Start[first])
+		}
+	}
+}
+
+// An untied task switched out at its own scheduling point (a runtime that
+// switches to the new child): the child completes and the thread returns to
+// the implicit task below, leaving the parent re-queued; the parent resumes
+// on the other thread. No warning; the parent is ready while queued.
+func TestUntiedSwitchedAtCreation(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a, c := id(0, 4), id(1, 2)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.waitBegin(0, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskCreate, 10, c, a, ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusSwitch, c)
+	g.ev(0, trace.TaskSchedule, 30, c, ompt.StatusComplete, implicit(0))
+	g.waitEnd(0, 60)
+	g.waitBegin(1, 0)
+	g.ev(1, trace.TaskSchedule, 40, implicit(1), ompt.StatusSwitch, a)
+	g.ev(1, trace.TaskSchedule, 60, a, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 60)
+	g.end(2, 60)
+	var mid sim.TaskState
+	s := sim.New(g.proc(), nil, false)
+	m := ompt.NewModel()
+	if err := s.Run(m, &stateAt{when: 35, task: 3, out: &mid}); err != nil { // a is dense 3
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if mid != sim.Ready {
+		t.Errorf("switched-out parent at 35: %s, want ready", mid)
+	}
+	if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || tk.RunNS != 10+20 {
+		t.Errorf("parent %s ran %d ns, want completed after 30", tk.State, tk.RunNS)
+	}
+	// thread 0: work 0..30 (a, then c), overhead 30..40 (a queued), idle
+	// 40..60. thread 1: idle 0..30 (a, then c running, a suspended: nothing
+	// ready), overhead 30..40, work 40..60.
+	wantBreakdown(t, s, 30+20, 0, 10+10, 20+30)
+}
+
+// The fulfil statuses of task_schedule (a producer other than the
+// collector, which records them as detach_fulfill) come from
+// omp_fulfill_event with no next task: early marks the running task
+// fulfilled, late completes the detached one.
+func TestFulfilStatuses(t *testing.T) {
+	g := newProg(1).region(1, 0)
+	a, b := id(0, 4), id(0, 5)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskCreate, 0, b, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 5, a, ompt.StatusEarlyFulfill, 0)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusComplete, implicit(0))
+	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, b)
+	g.ev(0, trace.TaskSchedule, 20, b, ompt.StatusDetach, implicit(0))
+	g.ev(0, trace.TaskSchedule, 25, b, ompt.StatusLateFulfill, 0)
+	g.end(1, 30)
+	s, m, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	for _, task := range []int64{a, b} {
+		if st := state(s, m, task); st != sim.Completed {
+			t.Errorf("task %#x: %s, want completed", task, st)
+		}
+	}
+}
+
+// LLVM libomp pushes a re-queued untied task back to its deque before the
+// re-queuing thread reports the switch-out, so another thread may report
+// starting it first. The task moves without a warning; the late report is
+// ignored; its pieces are still one fragment.
+func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a := id(0, 4)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.waitBegin(0, 0)
+	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskSchedule, 16, a, ompt.StatusSwitch, implicit(0)) // reported after thread 1 took it
+	g.waitEnd(0, 60)
+	g.waitBegin(1, 0)
+	g.ev(1, trace.TaskSchedule, 15, implicit(1), ompt.StatusSwitch, a)
+	g.ev(1, trace.TaskSchedule, 55, a, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 60)
+	g.end(2, 60)
+	s := sim.New(g.proc(), nil, false)
+	m := ompt.NewModel()
+	fp := sim.NewFragPass(nil)
+	if err := s.Run(m, fp); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	tk := s.Tasks[m.Task(a)]
+	if tk.State != sim.Completed || tk.RunNS != 5+40 {
+		t.Errorf("task %s ran %d ns, want completed after 45", tk.State, tk.RunNS)
+	}
+	// thread 0: overhead 0..10 (a ready), work 10..15, idle 15..55,
+	// overhead 55..60 (barrier released). thread 1: overhead 0..10, idle
+	// 10..15, work 15..55, overhead 55..60.
+	wantBreakdown(t, s, 5+40, 0, 10+5+10+5, 40+5)
+	f := &fp.F
+	if first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]; first != last || f.Weight[first] != 45 {
+		t.Errorf("fragments %d..%d weighing %d, want one of 45", first, last, f.Weight[first])
+	}
+}

@@ -67,6 +67,10 @@ type Location struct {
 	File   string `msgpack:"file"`
 	Line   int    `msgpack:"line"`
 	Col    int    `msgpack:"col"`
+	// Approx marks a position that is not the address's own: its line
+	// table had no line there (optimised code), so File:Line are the
+	// enclosing function's (Func) own line.
+	Approx bool `msgpack:"approx,omitempty"`
 }
 
 // Communicator is one entry of the communicator table. Events refer to it by
@@ -240,6 +244,8 @@ func (t *Tables) LocationName(id int64) string {
 // Name renders a location the way reports group tasks by construct.
 func (l *Location) Name() string {
 	switch {
+	case l.Approx && l.File != "" && l.Func != "":
+		return l.Func + " at " + l.File + ":" + strconv.Itoa(l.Line) + " (approximate)"
 	case l.File != "" && l.Col > 0:
 		return l.File + ":" + strconv.Itoa(l.Line) + ":" + strconv.Itoa(l.Col)
 	case l.File != "":

@@ -27,6 +27,13 @@ event kind and named arguments (task ids as thread.seq, names resolved).`,
 			if rank < 0 || rank >= d.NRanks() {
 				return fmt.Errorf("--rank %d: the trace has ranks 0..%d", rank, d.NRanks()-1)
 			}
+			// The collector writes the string and location tables after the
+			// events (it learns them as it goes): read them in a first pass,
+			// so that every event prints with its names resolved.
+			tables, err := readTables(d.FilePath(rank))
+			if err != nil {
+				return err
+			}
 			f, err := trace.OpenRegular(d.FilePath(rank))
 			if err != nil {
 				return err
@@ -56,7 +63,7 @@ event kind and named arguments (task ids as thread.seq, names resolved).`,
 					if (from != 0 && e.Time < from) || (to != 0 && e.Time > to) {
 						continue
 					}
-					fmt.Fprintf(w, "%d t%d %s\n", e.Time, c.Thread, describe(e, c.Deps, r.Tables()))
+					fmt.Fprintf(w, "%d t%d %s\n", e.Time, c.Thread, describe(e, c.Deps, tables))
 					n++
 					if limit > 0 && n >= limit {
 						break
@@ -103,4 +110,23 @@ func describe(e *trace.Event, deps []trace.Dep, t *trace.Tables) string {
 		}
 	}
 	return b.String()
+}
+
+// readTables streams a process file once and returns its string and
+// location tables. A damaged tail ends the scan: the tables read so far are
+// returned, and the printing pass reports the damage where it meets it.
+func readTables(path string) (*trace.Tables, error) {
+	f, err := trace.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r, err := trace.NewReader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	var c trace.Chunk
+	for r.NextChunk(&c) == nil {
+	}
+	return r.Tables(), nil
 }

@@ -34,6 +34,9 @@ Workloads:
   halo       MPI + OpenMP iterations with per-rank/per-thread imbalance and a
              neighbour exchange or an allreduce (--exchange), between an
              MPI_Init and an MPI_Finalize that take time outside the window
+  untied     a chain of --steps untied tasks run as LLVM libomp runs them: a
+             stub (--task/20) re-queues each task, which waits --task/10 and
+             runs its body (--task) on the next thread (overhead = n·L·task/10)
 
 Points of the task patterns are split over ranks; dependences between ranks
 are remote task dependences with --latency.`,
@@ -90,11 +93,11 @@ are remote task dependences with --latency.`,
 	f.DurationVar(&grain, "grain", 0, "imbalance: g, the task grain (default 100µs)")
 	f.IntVar(&cfg.Iterations, "iterations", 0, "imbalance, halo: iterations (default 100, 50)")
 	f.IntVar(&cfg.Width, "width", 0, "task patterns: points per step (default 4·ranks·threads)")
-	f.IntVar(&cfg.Steps, "steps", 0, "task patterns: steps (default 50)")
+	f.IntVar(&cfg.Steps, "steps", 0, "task patterns, untied: steps (chain length for untied; default 50)")
 	f.IntVar(&cfg.Radix, "radix", 0, "nearest, spread: dependences per task (default 3)")
 	f.IntVar(&cfg.Period, "period", 0, "nearest, spread: the random pattern repeats every PERIOD steps (default 3)")
 	f.Float64Var(&cfg.Fraction, "fraction", 0, "nearest, spread: share of dependences kept (default 1)")
-	f.DurationVar(&task, "task", 0, "task patterns: task duration (default 50µs)")
+	f.DurationVar(&task, "task", 0, "task patterns, untied: task duration (default 50µs)")
 	f.Float64Var(&cfg.Jitter, "jitter", 0, "relative jitter of durations, in [0,1)")
 	f.StringVar(&cfg.Exchange, "exchange", "", "halo: halo or allreduce (default halo)")
 	f.DurationVar(&compute, "compute", 0, "halo: per-thread compute per iteration (default 1ms)")

@@ -32,6 +32,7 @@ type recordFlags struct {
 	mpi, noMPI  bool
 	noSymbolize bool
 	force       bool
+	noSwap      bool
 }
 
 func newRecordCmd() *cobra.Command {
@@ -40,8 +41,12 @@ func newRecordCmd() *cobra.Command {
 		Use:   "record [-o DIR] [--buffer-mb N] -- CMD ARGS...",
 		Short: "Run a program with the ptrace collector loaded",
 		Long: `record runs CMD with the ptrace collector loaded and writes its trace to DIR
-(default ptrace-<timestamp> in the current directory). OpenMP programs must use
-LLVM's libomp (clang -fopenmp): GCC's libgomp loads no OMPT tool.
+(default ptrace-<timestamp> in the current directory). The OpenMP runtime must
+be LLVM's libomp: GCC's libgomp loads no OMPT tool. A program built with
+gcc -fopenmp or gfortran -fopenmp (it, or a library it loads, needs libgomp)
+runs with LLVM's libomp preloaded in libgomp's place, which implements
+libgomp's GOMP_* ABI; record says so in one line. --no-libomp-swap keeps
+libgomp (and records no OpenMP events). $PTRACE_LIBOMP names the libomp to use.
 
 MPI programs: put record in front of the launcher,
     ptrace record -o DIR -- mpirun -np 4 ./app
@@ -70,6 +75,7 @@ The exit status is the program's.`,
 	f.BoolVar(&rf.noMPI, "no-mpi", false, "OpenMP events only (OMP_TOOL_LIBRARIES libptrace-omp.so)")
 	f.BoolVar(&rf.noSymbolize, "no-symbolize", false, "do not resolve code locations after the run")
 	f.BoolVar(&rf.force, "force", false, "replace a trace already in DIR")
+	f.BoolVar(&rf.noSwap, "no-libomp-swap", false, "run a program linked with GCC's libgomp as it is (no OMPT events), not with LLVM's libomp preloaded")
 	return cmd
 }
 
@@ -94,11 +100,27 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 		return err
 	}
 	env := recordEnv(os.Environ(), lib, dir, mpi, rf.bufferMB)
+	gompNote := ""
+	if prog := programOf(args); prog != "" {
+		if gomp, omp := openMPRuntimes(prog); gomp && !omp {
+			if rf.noSwap {
+				gompNote = ". It uses GCC's libgomp and --no-libomp-swap kept it"
+			} else if libomp := findLibOMP(); libomp == "" {
+				gompNote = ". It uses GCC's libgomp, and LLVM's libomp to run it with was not found (apt-get install libomp-dev, or set PTRACE_LIBOMP)"
+				fmt.Fprintf(stderr, "ptrace record: %s uses GCC's libgomp, which loads no OMPT tool, and LLVM's libomp was not found: no OpenMP events (install libomp-dev or set PTRACE_LIBOMP)\n", filepath.Base(prog))
+			} else {
+				env = preloadFirst(env, libomp)
+				fmt.Fprintf(stderr, "ptrace record: %s uses GCC's libgomp, which loads no OMPT tool: running it with LLVM's %s in its place (--no-libomp-swap to keep libgomp)\n", filepath.Base(prog), libomp)
+			}
+		}
+	}
 	code, runErr := runChild(args, env)
 	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
 	if len(files) == 0 {
 		msg := fmt.Sprintf("record: no trace was written to %s: the program started neither the OpenMP tool interface nor MPI", dir)
-		if !mpi {
+		if gompNote != "" {
+			msg += gompNote
+		} else if !mpi {
 			msg += ". Is it linked with LLVM's libomp (clang -fopenmp)? GCC's libgomp loads no OMPT tool; GCC-compiled objects work when linked with -lomp"
 		}
 		if runErr != nil {
@@ -205,6 +227,21 @@ func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []stri
 		}
 	}
 	return out
+}
+
+// preloadFirst puts lib at the head of env's LD_PRELOAD, so that its symbols
+// (libomp's GOMP_* and omp_*) bind before libgomp's.
+func preloadFirst(env []string, lib string) []string {
+	out := make([]string, 0, len(env)+1)
+	cur := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "LD_PRELOAD="); ok {
+			cur = v
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "LD_PRELOAD="+prependList(lib, cur))
 }
 
 func prependList(item, list string) string {

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/ianlancetaylor/demangle"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -40,7 +41,9 @@ func New() *Resolver {
 
 // Resolve returns a copy of locs with File/Line/Col/Func filled wherever the
 // module's debug information resolves the address; entries that do not
-// resolve, or that were resolved already, are left as they are.
+// resolve, or that were resolved already, are left as they are. Function
+// names are demangled (C++, Rust, D). An address whose line table has no
+// line gets its function's own line, with Approx set.
 func Resolve(locs []trace.Location) []trace.Location { return New().Resolve(locs) }
 
 // Resolve is the package function with this Resolver's cache.
@@ -57,11 +60,18 @@ func (r *Resolver) Resolve(locs []trace.Location) []trace.Location {
 			continue
 		}
 		pc := l.Offset - 1 + m.bias
+		f, inFunc := m.function(pc)
 		if file, line, col, ok := m.line(pc); ok {
 			l.File, l.Line, l.Col = file, line, col
+		} else if inFunc {
+			// No line for the address itself (optimised code often has
+			// line-0 rows): the enclosing function's own line, flagged.
+			if file, line, ok := m.funcLine(f); ok {
+				l.File, l.Line, l.Col, l.Approx = file, line, 0, true
+			}
 		}
-		if l.Func == "" {
-			l.Func = m.function(pc)
+		if l.Func == "" && inFunc {
+			l.Func = demangle.Filter(f.name)
 		}
 	}
 	return out
@@ -246,13 +256,26 @@ func (m *module) line(pc uint64) (string, int, int, bool) {
 	return m.rows[i].file, m.rows[i].line, m.rows[i].col, true
 }
 
-func (m *module) function(pc uint64) string {
+// function returns the function symbol covering pc.
+func (m *module) function(pc uint64) (fn, bool) {
 	i := sort.Search(len(m.funcs), func(i int) bool { return m.funcs[i].addr > pc }) - 1
 	// the covering symbol is the last one at or below pc, or an alias of it
 	for k := i; k >= 0 && k > i-8; k-- {
 		if f := m.funcs[k]; pc < f.addr+f.size {
-			return f.name
+			return f, true
 		}
 	}
-	return ""
+	return fn{}, false
+}
+
+// funcLine returns a function's own line: the first line-table row inside
+// it that names a line (its opening line, where the prologue is).
+func (m *module) funcLine(f fn) (string, int, bool) {
+	i := sort.Search(len(m.rows), func(i int) bool { return m.rows[i].addr >= f.addr })
+	for ; i < len(m.rows) && m.rows[i].addr < f.addr+f.size; i++ {
+		if r := m.rows[i]; !r.end && r.line != 0 {
+			return r.file, r.line, true
+		}
+	}
+	return "", 0, false
 }

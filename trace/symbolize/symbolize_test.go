@@ -141,3 +141,37 @@ func TestResolveUnknownModule(t *testing.T) {
 		t.Error("no error for a missing module")
 	}
 }
+
+// An address whose line-table row has line 0 (optimised code) resolves to
+// its enclosing function's own line, flagged approximate, with the C++ name
+// demangled; an address with a line keeps it.
+func TestApproximateLineAndDemangle(t *testing.T) {
+	const mangled = "_ZN9OpenMPApp11insert_taskEP11task_args_si9payload_sm"
+	m := &module{
+		funcs: []fn{{addr: 0x1000, size: 0x100, name: mangled}, {addr: 0x1100, size: 0x10, name: "main"}},
+		rows: []row{
+			{addr: 0x1000, file: "app.cc", line: 41, col: 1},
+			{addr: 0x1010, file: "app.cc", line: 44, col: 3},
+			{addr: 0x1040, file: "app.cc", line: 0},
+			{addr: 0x1080, file: "app.cc", line: 47, col: 5},
+			{addr: 0x1100, end: true},
+		},
+	}
+	r := New()
+	r.modules["/app"] = m
+	got := r.Resolve([]trace.Location{
+		{ID: 0, Module: "/app", Offset: 0x1051}, // inside the line-0 row
+		{ID: 1, Module: "/app", Offset: 0x1021}, // line 44
+	})
+	const name = "OpenMPApp::insert_task(task_args_s*, int, payload_s, unsigned long)"
+	want := trace.Location{ID: 0, Module: "/app", Offset: 0x1051, Func: name, File: "app.cc", Line: 41, Approx: true}
+	if got[0] != want {
+		t.Errorf("line-0 address: %+v, want %+v", got[0], want)
+	}
+	if n := got[0].Name(); n != name+" at app.cc:41 (approximate)" {
+		t.Errorf("name %q", n)
+	}
+	if l := got[1]; l.Line != 44 || l.Col != 3 || l.Approx || l.Func != name {
+		t.Errorf("address with a line: %+v", l)
+	}
+}

@@ -1,0 +1,105 @@
+/*
+ * OpenMP 5.x constructs beyond plain tasks, one per mode, each printing the
+ * number of explicit tasks it creates ("tasks=N"):
+ *   taskloop   taskloop grainsize(1) over 32 iterations: 32 tasks
+ *   reduction  taskgroup task_reduction(+) with 16 in_reduction tasks: 16
+ *   nested     nested parallel regions (2 × 2 threads), 4 tasks per inner
+ *              team member: 16
+ *   yield      16 tied tasks that call taskyield while others run: 16
+ *   mutex      16 tasks with depend(mutexinoutset) on one address, then one
+ *              depend(in) reader: 17
+ *   untiedyield 16 untied tasks that call taskyield: 16
+ *
+ *   usage: omp5 MODE
+ */
+#include <omp.h>
+#include <stdio.h>
+#include <string.h>
+
+static double spin(int us)
+{
+	double t0 = omp_get_wtime(), x = 0;
+	while ((omp_get_wtime() - t0) * 1e6 < us)
+		x += 1e-9;
+	return x;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	double sink = 0;
+	long sum = 0;
+	int tasks = -1;
+	if (strcmp(mode, "taskloop") == 0) {
+#pragma omp parallel
+#pragma omp single
+#pragma omp taskloop grainsize(1)
+		for (int i = 0; i < 32; i++)
+			spin(50);
+		tasks = 32;
+	} else if (strcmp(mode, "reduction") == 0) {
+#pragma omp parallel
+#pragma omp single
+#pragma omp taskgroup task_reduction(+ : sum)
+		for (int i = 0; i < 16; i++) {
+#pragma omp task in_reduction(+ : sum) firstprivate(i)
+			{
+				spin(50);
+				sum += i;
+			}
+		}
+		tasks = sum == 120 ? 16 : -2;
+	} else if (strcmp(mode, "nested") == 0) {
+		omp_set_max_active_levels(2);
+#pragma omp parallel num_threads(2)
+#pragma omp parallel num_threads(2)
+		for (int i = 0; i < 4; i++) {
+#pragma omp task
+			spin(50);
+		}
+		tasks = 16;
+	} else if (strcmp(mode, "yield") == 0 || strcmp(mode, "untiedyield") == 0) {
+		int untied = strcmp(mode, "untiedyield") == 0;
+#pragma omp parallel
+#pragma omp single
+		for (int i = 0; i < 16; i++) {
+			if (untied) {
+#pragma omp task untied
+				{
+					spin(20);
+#pragma omp taskyield
+					spin(20);
+				}
+			} else {
+#pragma omp task
+				{
+					spin(20);
+#pragma omp taskyield
+					spin(20);
+				}
+			}
+		}
+		tasks = 16;
+	} else if (strcmp(mode, "mutex") == 0) {
+		int x = 0;
+#pragma omp parallel
+#pragma omp single
+		{
+			for (int i = 0; i < 16; i++) {
+#pragma omp task depend(mutexinoutset : x) shared(x)
+				{
+					spin(20);
+					x++;
+				}
+			}
+#pragma omp task depend(in : x) shared(x, sink)
+			sink = x;
+		}
+		tasks = x == 16 ? 17 : -2;
+	} else {
+		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex\n", argv[0]);
+		return 2;
+	}
+	printf("omp5 %s: tasks=%d %g\n", mode, tasks, sink);
+	return tasks < 0;
+}

@@ -1,0 +1,567 @@
+/*
+ * Fortran MPI entry points (issue #13). A Fortran program calls the Fortran
+ * bindings (use mpi, mpif.h: mpi_send_; use mpi_f08: mpi_send_f08_), which in
+ * Open MPI call PMPI_* directly: the C wrappers of mpi_wrap.c never see those
+ * calls. Each function here converts the Fortran handles and sentinels to C
+ * and calls the C function MPI_x, which resolves to mpi_wrap.c's wrapper (it
+ * records the call) and from there to PMPI_x; results go back the Fortran
+ * way (handles, 1-based indices, status arrays, ierror).
+ *
+ * Names: gfortran appends one underscore (mpi_send_); other compilers use
+ * none, two, or upper case, so every function is exported under the four
+ * names Open MPI's libmpi_mpifh exports (mpi_send, mpi_send_, mpi_send__,
+ * MPI_SEND) and under the mpi_f08 name of libmpi_usempif08 (mpi_send_f08_),
+ * whose arguments have the same layout (TYPE(MPI_Comm) etc. are bind(C)
+ * structs of one integer, TYPE(MPI_Status) the integer status array) except
+ * that ierror is optional (NULL when absent).
+ */
+#include <dlfcn.h>
+#include <mpi.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint arrays are passed to C as int arrays");
+
+/* MPI-3 names the Fortran status size; Open MPI 4.1's mpi.h does not, and
+ * its Fortran status is the C struct's integers (MPI_STATUS_SIZE = 6). */
+#ifndef MPI_F_STATUS_SIZE
+#define MPI_F_STATUS_SIZE (sizeof(MPI_Status) / sizeof(MPI_Fint))
+#endif
+
+/* Fortran's MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE are the addresses
+ * of common blocks (Open MPI's names); they are looked up once, lazily (the
+ * first call is MPI_Init, on one thread). */
+static struct {
+	int done;
+	void *bottom[4], *in_place[4], *status_ignore[4], *statuses_ignore[4];
+} sentinels;
+
+static void lookup4(void **out, const char *base)
+{
+	char name[64];
+	size_t n = strlen(base);
+	const char *suffix[] = { "", "_", "__" };
+	for (int i = 0; i < 3; i++) {
+		memcpy(name, base, n);
+		strcpy(name + n, suffix[i]);
+		out[i] = dlsym(RTLD_DEFAULT, name);
+	}
+	for (size_t i = 0; i <= n; i++)
+		name[i] = (char)(base[i] >= 'a' && base[i] <= 'z' ? base[i] - 'a' + 'A' : base[i]);
+	out[3] = dlsym(RTLD_DEFAULT, name);
+}
+
+static void load_sentinels(void)
+{
+	if (__atomic_load_n(&sentinels.done, __ATOMIC_ACQUIRE))
+		return;
+	lookup4(sentinels.bottom, "mpi_fortran_bottom");
+	lookup4(sentinels.in_place, "mpi_fortran_in_place");
+	lookup4(sentinels.status_ignore, "mpi_fortran_status_ignore");
+	lookup4(sentinels.statuses_ignore, "mpi_fortran_statuses_ignore");
+	__atomic_store_n(&sentinels.done, 1, __ATOMIC_RELEASE);
+}
+
+static int is(void *const *set, const void *p)
+{
+	for (int i = 0; i < 4; i++)
+		if (set[i] && set[i] == p)
+			return 1;
+	return 0;
+}
+
+static void *cbuf(void *p)
+{
+	load_sentinels();
+	if (is(sentinels.bottom, p))
+		return MPI_BOTTOM;
+	if (is(sentinels.in_place, p))
+		return MPI_IN_PLACE;
+	return p;
+}
+
+static int status_ignored(MPI_Fint *f)
+{
+	load_sentinels();
+	return f == NULL || is(sentinels.status_ignore, f);
+}
+
+static int statuses_ignored(MPI_Fint *f)
+{
+	load_sentinels();
+	return f == NULL || is(sentinels.statuses_ignore, f);
+}
+
+static void set_ierr(MPI_Fint *ierr, int rc)
+{
+	if (ierr)
+		*ierr = rc;
+}
+
+static void put_status(int rc, MPI_Status *c, MPI_Fint *f)
+{
+	if (rc == MPI_SUCCESS && !status_ignored(f))
+		MPI_Status_c2f(c, f);
+}
+
+/* The four F77 names and the mpi_f08 name of lo##_ */
+#define ALIASES(lo, UP)                                                   \
+	extern __typeof__(lo##_) lo __attribute__((alias(#lo "_")));      \
+	extern __typeof__(lo##_) lo##__ __attribute__((alias(#lo "_")));  \
+	extern __typeof__(lo##_) UP __attribute__((alias(#lo "_")));      \
+	extern __typeof__(lo##_) lo##_f08_ __attribute__((alias(#lo "_")))
+
+/* ---- init, finalize, abort ----------------------------------------------- */
+
+void mpi_init_(MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Init(NULL, NULL));
+	load_sentinels();
+}
+ALIASES(mpi_init, MPI_INIT);
+
+void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
+{
+	int prov = 0;
+	int rc = MPI_Init_thread(NULL, NULL, (int)*required, &prov);
+	*provided = prov;
+	set_ierr(ierr, rc);
+	load_sentinels();
+}
+ALIASES(mpi_init_thread, MPI_INIT_THREAD);
+
+void mpi_finalize_(MPI_Fint *ierr) { set_ierr(ierr, MPI_Finalize()); }
+ALIASES(mpi_finalize, MPI_FINALIZE);
+
+void mpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Abort(MPI_Comm_f2c(*comm), (int)*errorcode));
+}
+ALIASES(mpi_abort, MPI_ABORT);
+
+/* ---- point to point ----------------------------------------------------- */
+
+#define FSEND(lo, UP, C)                                                                                      \
+	void lo##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, \
+		   MPI_Fint *ierr)                                                                            \
+	{                                                                                                     \
+		set_ierr(ierr, C(cbuf(buf), *count, MPI_Type_f2c(*type), *dest, *tag, MPI_Comm_f2c(*comm)));  \
+	}                                                                                                     \
+	ALIASES(lo, UP)
+
+FSEND(mpi_send, MPI_SEND, MPI_Send);
+FSEND(mpi_ssend, MPI_SSEND, MPI_Ssend);
+FSEND(mpi_bsend, MPI_BSEND, MPI_Bsend);
+FSEND(mpi_rsend, MPI_RSEND, MPI_Rsend);
+
+#define FISEND(lo, UP, C)                                                                                     \
+	void lo##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, \
+		   MPI_Fint *request, MPI_Fint *ierr)                                                         \
+	{                                                                                                     \
+		MPI_Request r = MPI_REQUEST_NULL;                                                             \
+		int rc = C(cbuf(buf), *count, MPI_Type_f2c(*type), *dest, *tag, MPI_Comm_f2c(*comm), &r);     \
+		if (rc == MPI_SUCCESS)                                                                        \
+			*request = MPI_Request_c2f(r);                                                        \
+		set_ierr(ierr, rc);                                                                           \
+	}                                                                                                     \
+	ALIASES(lo, UP)
+
+FISEND(mpi_isend, MPI_ISEND, MPI_Isend);
+FISEND(mpi_issend, MPI_ISSEND, MPI_Issend);
+FISEND(mpi_irecv, MPI_IRECV, MPI_Irecv);
+
+void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
+	       MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status st;
+	int rc = MPI_Recv(cbuf(buf), *count, MPI_Type_f2c(*type), *source, *tag, MPI_Comm_f2c(*comm),
+			  status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_recv, MPI_RECV);
+
+void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest, MPI_Fint *stag, void *rbuf,
+		   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm,
+		   MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status st;
+	int rc = MPI_Sendrecv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), *dest, *stag, cbuf(rbuf), *rcount,
+			      MPI_Type_f2c(*rtype), *source, *rtag, MPI_Comm_f2c(*comm),
+			      status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_sendrecv, MPI_SENDRECV);
+
+void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status st;
+	int rc = MPI_Probe(*source, *tag, MPI_Comm_f2c(*comm), status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_probe, MPI_PROBE);
+
+void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Status st;
+	int f = 0;
+	int rc = MPI_Iprobe(*source, *tag, MPI_Comm_f2c(*comm), &f, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	*flag = f != 0; /* gfortran's .true. */
+	if (f)
+		put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_iprobe, MPI_IPROBE);
+
+void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_Request_f2c(*request);
+	int rc = MPI_Request_free(&r);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_request_free, MPI_REQUEST_FREE);
+
+/* ---- completion ---------------------------------------------------------- */
+
+void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_Request_f2c(*request);
+	MPI_Status st;
+	int rc = MPI_Wait(&r, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_wait, MPI_WAIT);
+
+void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
+{
+	MPI_Request r = MPI_Request_f2c(*request);
+	MPI_Status st;
+	int f = 0;
+	int rc = MPI_Test(&r, &f, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	if (rc == MPI_SUCCESS) {
+		*request = MPI_Request_c2f(r);
+		*flag = f != 0;
+		if (f)
+			put_status(rc, &st, status);
+	}
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_test, MPI_TEST);
+
+/* Request and status arrays: converted into C arrays (on the stack when
+ * small), and back after the call. */
+#define SMALL 16
+
+struct arrays {
+	MPI_Request rq[SMALL];
+	MPI_Status st[SMALL];
+	MPI_Request *r;
+	MPI_Status *s; /* NULL: MPI_STATUSES_IGNORE */
+	int n;
+};
+
+static int arrays_in(struct arrays *a, int n, const MPI_Fint *freq, MPI_Fint *fstat)
+{
+	a->n = n < 0 ? 0 : n;
+	a->r = a->n <= SMALL ? a->rq : malloc(sizeof(MPI_Request) * (size_t)a->n);
+	a->s = NULL;
+	if (!statuses_ignored(fstat))
+		a->s = a->n <= SMALL ? a->st : malloc(sizeof(MPI_Status) * (size_t)a->n);
+	if (!a->r || (!statuses_ignored(fstat) && !a->s))
+		return 0;
+	for (int i = 0; i < a->n; i++)
+		a->r[i] = MPI_Request_f2c(freq[i]);
+	return 1;
+}
+
+static void arrays_out(struct arrays *a, int rc, MPI_Fint *freq)
+{
+	if (rc == MPI_SUCCESS)
+		for (int i = 0; i < a->n; i++)
+			freq[i] = MPI_Request_c2f(a->r[i]);
+}
+
+static void arrays_free(struct arrays *a)
+{
+	if (a->r && a->r != a->rq)
+		free(a->r);
+	if (a->s && a->s != a->st)
+		free(a->s);
+}
+
+/* The Fortran status of C status s[i]: MPI_F_STATUS_SIZE integers each. */
+static void put_statuses(int rc, struct arrays *a, MPI_Fint *fstat, int i)
+{
+	if (a->s)
+		put_status(rc, &a->s[i], fstat + (size_t)i * MPI_F_STATUS_SIZE);
+}
+
+void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	struct arrays a;
+	if (!arrays_in(&a, *count, requests, statuses)) {
+		arrays_free(&a);
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	int rc = MPI_Waitall(a.n, a.r, a.s ? a.s : MPI_STATUSES_IGNORE);
+	arrays_out(&a, rc, requests);
+	for (int i = 0; i < a.n; i++)
+		put_statuses(rc, &a, statuses, i);
+	arrays_free(&a);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_waitall, MPI_WAITALL);
+
+void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses, MPI_Fint *ierr)
+{
+	struct arrays a;
+	if (!arrays_in(&a, *count, requests, statuses)) {
+		arrays_free(&a);
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	int f = 0;
+	int rc = MPI_Testall(a.n, a.r, &f, a.s ? a.s : MPI_STATUSES_IGNORE);
+	arrays_out(&a, rc, requests);
+	*flag = f != 0;
+	if (f)
+		for (int i = 0; i < a.n; i++)
+			put_statuses(rc, &a, statuses, i);
+	arrays_free(&a);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_testall, MPI_TESTALL);
+
+static void put_index(int rc, int idx, MPI_Fint *index)
+{
+	if (rc == MPI_SUCCESS)
+		*index = idx == MPI_UNDEFINED ? MPI_UNDEFINED : idx + 1;
+}
+
+void mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
+{
+	struct arrays a;
+	if (!arrays_in(&a, *count, requests, NULL)) {
+		arrays_free(&a);
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	MPI_Status st;
+	int idx = MPI_UNDEFINED;
+	int rc = MPI_Waitany(a.n, a.r, &idx, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	arrays_out(&a, rc, requests);
+	put_index(rc, idx, index);
+	put_status(rc, &st, status);
+	arrays_free(&a);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_waitany, MPI_WAITANY);
+
+void mpi_testany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
+		  MPI_Fint *ierr)
+{
+	struct arrays a;
+	if (!arrays_in(&a, *count, requests, NULL)) {
+		arrays_free(&a);
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	MPI_Status st;
+	int idx = MPI_UNDEFINED, f = 0;
+	int rc = MPI_Testany(a.n, a.r, &idx, &f, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	arrays_out(&a, rc, requests);
+	put_index(rc, idx, index);
+	*flag = f != 0;
+	if (f)
+		put_status(rc, &st, status);
+	arrays_free(&a);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_testany, MPI_TESTANY);
+
+#define FSOME(lo, UP, C)                                                                                  \
+	void lo##_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,          \
+		   MPI_Fint *statuses, MPI_Fint *ierr)                                                    \
+	{                                                                                                 \
+		struct arrays a;                                                                          \
+		if (!arrays_in(&a, *incount, requests, statuses)) {                                       \
+			arrays_free(&a);                                                                  \
+			set_ierr(ierr, MPI_ERR_NO_MEM);                                                   \
+			return;                                                                           \
+		}                                                                                         \
+		int out = 0;                                                                              \
+		int rc = C(a.n, a.r, &out, indices, a.s ? a.s : MPI_STATUSES_IGNORE);                     \
+		arrays_out(&a, rc, requests);                                                             \
+		if (rc == MPI_SUCCESS) {                                                                  \
+			*outcount = out;                                                                  \
+			for (int i = 0; out != MPI_UNDEFINED && i < out; i++) {                           \
+				put_statuses(rc, &a, statuses, i);                                        \
+				indices[i]++;                                                             \
+			}                                                                                 \
+		}                                                                                         \
+		arrays_free(&a);                                                                          \
+		set_ierr(ierr, rc);                                                                       \
+	}                                                                                                 \
+	ALIASES(lo, UP)
+
+FSOME(mpi_waitsome, MPI_WAITSOME, MPI_Waitsome);
+FSOME(mpi_testsome, MPI_TESTSOME, MPI_Testsome);
+
+/* ---- collectives ---------------------------------------------------------- */
+
+void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) { set_ierr(ierr, MPI_Barrier(MPI_Comm_f2c(*comm))); }
+ALIASES(mpi_barrier, MPI_BARRIER);
+
+void mpi_bcast_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Bcast(cbuf(buf), *count, MPI_Type_f2c(*type), *root, MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_bcast, MPI_BCAST);
+
+void mpi_reduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *root,
+		 MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Reduce(cbuf(sbuf), cbuf(rbuf), *count, MPI_Type_f2c(*type), MPI_Op_f2c(*op), *root,
+				  MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_reduce, MPI_REDUCE);
+
+#define FREDUCE(lo, UP, C)                                                                                  \
+	void lo##_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,   \
+		   MPI_Fint *ierr)                                                                          \
+	{                                                                                                   \
+		set_ierr(ierr, C(cbuf(sbuf), cbuf(rbuf), *count, MPI_Type_f2c(*type), MPI_Op_f2c(*op),      \
+				 MPI_Comm_f2c(*comm)));                                                     \
+	}                                                                                                   \
+	ALIASES(lo, UP)
+
+FREDUCE(mpi_allreduce, MPI_ALLREDUCE, MPI_Allreduce);
+FREDUCE(mpi_reduce_scatter_block, MPI_REDUCE_SCATTER_BLOCK, MPI_Reduce_scatter_block);
+FREDUCE(mpi_scan, MPI_SCAN, MPI_Scan);
+FREDUCE(mpi_exscan, MPI_EXSCAN, MPI_Exscan);
+
+void mpi_reduce_scatter_(void *sbuf, void *rbuf, MPI_Fint *rcounts, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
+			 MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Reduce_scatter(cbuf(sbuf), cbuf(rbuf), rcounts, MPI_Type_f2c(*type), MPI_Op_f2c(*op),
+					  MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_reduce_scatter, MPI_REDUCE_SCATTER);
+
+#define FROOTED(lo, UP, C)                                                                                   \
+	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
+		   MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                                           \
+	{                                                                                                    \
+		set_ierr(ierr, C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,            \
+				 MPI_Type_f2c(*rtype), *root, MPI_Comm_f2c(*comm)));                         \
+	}                                                                                                    \
+	ALIASES(lo, UP)
+
+FROOTED(mpi_gather, MPI_GATHER, MPI_Gather);
+FROOTED(mpi_scatter, MPI_SCATTER, MPI_Scatter);
+
+#define FALL(lo, UP, C)                                                                                      \
+	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
+		   MPI_Fint *comm, MPI_Fint *ierr)                                                           \
+	{                                                                                                    \
+		set_ierr(ierr, C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,            \
+				 MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));                                \
+	}                                                                                                    \
+	ALIASES(lo, UP)
+
+FALL(mpi_allgather, MPI_ALLGATHER, MPI_Allgather);
+FALL(mpi_alltoall, MPI_ALLTOALL, MPI_Alltoall);
+
+void mpi_gatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts, MPI_Fint *displs,
+		  MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Gatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
+				   MPI_Type_f2c(*rtype), *root, MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_gatherv, MPI_GATHERV);
+
+void mpi_scatterv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *displs, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
+		   MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Scatterv(cbuf(sbuf), scounts, displs, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,
+				    MPI_Type_f2c(*rtype), *root, MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_scatterv, MPI_SCATTERV);
+
+void mpi_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts, MPI_Fint *displs,
+		     MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Allgatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
+				      MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_allgatherv, MPI_ALLGATHERV);
+
+void mpi_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
+		    MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	set_ierr(ierr, MPI_Alltoallv(cbuf(sbuf), scounts, sdispls, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, rdispls,
+				     MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_alltoallv, MPI_ALLTOALLV);
+
+/* ---- communicators ----------------------------------------------------------- */
+
+static void put_comm(int rc, MPI_Comm c, MPI_Fint *f)
+{
+	if (rc == MPI_SUCCESS)
+		*f = MPI_Comm_c2f(c);
+}
+
+void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_split(MPI_Comm_f2c(*comm), *color, *key, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_split, MPI_COMM_SPLIT);
+
+void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm,
+			  MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_split_type(MPI_Comm_f2c(*comm), *type, *key, MPI_Info_f2c(*info), &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE);
+
+void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_dup(MPI_Comm_f2c(*comm), &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_dup, MPI_COMM_DUP);
+
+void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_create(MPI_Comm_f2c(*comm), MPI_Group_f2c(*group), &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_create, MPI_COMM_CREATE);
+
+void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	int rc = MPI_Comm_free(&c);
+	put_comm(rc, c, comm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_free, MPI_COMM_FREE);
