@@ -215,8 +215,10 @@ func ReadPathCSV(r io.Reader, name string) ([]PathNode, error) {
 		if perr != nil {
 			return nil, perr
 		}
-		if n.DurNS < 0 || n.Rank < 0 || n.Thread < 0 {
-			return nil, fmt.Errorf("%s:%d: negative rank, thread or duration", name, line)
+		// Thread -1 is a node of no thread: the join points (taskwait,
+		// taskgroup, barrier) and message latencies the analysis writes.
+		if n.DurNS < 0 || n.Rank < 0 || n.Thread < -1 {
+			return nil, fmt.Errorf("%s:%d: negative rank or duration, or thread below -1 (rank %d, thread %d, dur_ns %d)", name, line, n.Rank, n.Thread, n.DurNS)
 		}
 		out = append(out, n)
 	}
