@@ -47,6 +47,8 @@ type Config struct {
 	RankImbalance   float64 // the last rank computes (1+RankImbalance)× the first
 	ThreadImbalance float64 // the last thread computes (1+ThreadImbalance)× the first
 	SerialNS        int64   // serial compute on the master between region and MPI
+	ForkNS          int64   // team creation: parallel_begin to the implicit tasks' begin
+	JoinNS          int64   // team end: the implicit tasks' end to parallel_end
 	Bytes           int64   // message size
 
 	LatencyNS int64 // message and remote-dependence latency

@@ -35,7 +35,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{ // file → data rows
-		CSVBreakdown: len(r.Breakdown.PerProcess), CSVPOP: len(r.POP.PerProcess), CSVPOPSummary: 16,
+		CSVBreakdown: len(r.Breakdown.PerProcess), CSVPOP: len(r.POP.PerProcess), CSVPOPSummary: 19, CSVAdvice: 1,
 		CSVConstructs: len(r.Tasks.Constructs), CSVPathShares: len(r.CriticalPath.ByKind) + len(r.CriticalPath.ByConstruct) + len(r.CriticalPath.ByProcess),
 		CSVPathSegments: len(r.CriticalPath.Segments), CSVAnomalies: len(r.Anomalies.Tasks), CSVAnomalyModels: len(r.Anomalies.Models),
 		CSVClockSync: len(r.ClockSync.PerProcess),
