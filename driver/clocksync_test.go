@@ -76,7 +76,7 @@ func TestClockSyncSectionIndependentOfRanks(t *testing.T) {
 		}
 		var sb strings.Builder
 		report.WriteText(&sb, rep, report.TextOptions{})
-		if !strings.Contains(sb.String(), "clocks     interpolation+clc, 80 messages, violations ") || !strings.Contains(sb.String(), " → 0, max correction") {
+		if !strings.Contains(sb.String(), "clocks     interpolation+clc, 80 messages, violations ") || !strings.Contains(sb.String(), " → 0 after the CLC; the CLC then moved") {
 			t.Fatalf("terminal summary:\n%s", sb.String())
 		}
 	}

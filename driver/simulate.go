@@ -203,11 +203,13 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			ThreadTime: window, Work: tt.Work, MPI: tt.MPI,
 			Overhead: tt.Overhead + tt.OverheadSerial, Idle: tt.Idle + tt.IdleSerial,
 			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
+			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial,
 		})
 	}
 	t := s.TALP()
 	row.TALP = reduce.TALPRow{Rank: rank, Threads: t.Threads, ElapsedNS: t.ElapsedNS, Useful: t.Useful,
-		MPI: t.MPI, Idle: t.Idle, Serial: t.Serial, LB: t.LB, Sched: t.Sched}
+		MPI: t.MPI, Idle: t.Idle, Serial: t.Serial, LB: t.LB, Sched: t.Sched,
+		ForkJoin: t.ForkJoin, IdleInMPI: t.IdleInMPI, IdleInMPISerial: t.IdleInMPISerial}
 	for _, c := range stats.Stats {
 		name := "<unknown>"
 		if c.Loc >= 0 {
@@ -252,18 +254,23 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			Rank: row.Rank, Host: row.Host, Threads: row.Threads, ThreadTimeNS: row.Times.ThreadTime,
 			WorkNS: row.Times.Work, MPINS: row.Times.MPI, OverheadNS: row.Times.Overhead, IdlenessNS: row.Times.Idle,
 			IdlenessSerialNS: row.Times.IdleSerial, IdlenessParallelNS: row.Times.Idle - row.Times.IdleSerial, Class: cl.Code,
+			ForkJoinNS: row.Times.ForkJoin, IdleDuringMPINS: row.Times.IdleInMPI, IdleSerialDuringMPINS: row.Times.IdleInMPISerial,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
 	}
 	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial
+	b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS = tot.ForkJoin, tot.IdleInMPI, tot.IdleInMPISerial
 	if tot.ThreadTime > 0 {
 		tt := float64(tot.ThreadTime)
 		b.WorkRatio, b.MPIRatio = float64(tot.Work)/tt, float64(tot.MPI)/tt
 		b.OverheadRatio, b.IdlenessRatio = float64(tot.Overhead)/tt, float64(tot.Idle)/tt
 	}
 	cl := reduce.Classify(tot, th)
-	b.Class, b.Interpretation = cl.Code, cl.Interpretation
+	adv := reduce.Advise(tot, talp, th)
+	b.Class, b.Interpretation = cl.Code, adv.Text
+	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, ImbalanceNS: adv.ImbalanceNS,
+		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS}
 	rep.Breakdown = b
 
 	p := reduce.ComputePOP(talp)
@@ -271,6 +278,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		Processes: p.N, ThreadsPerProcess: p.MeanThreads,
 		ElapsedNS: round(p.T), UsefulNS: round(p.U), MPINS: round(p.C), IdleNS: round(p.I),
 		IdleSerialNS: round(p.ISerial), IdleLBNS: round(p.ILB), IdleSchedNS: round(p.ISched), MaxNonMPINS: round(p.MaxNonMPI),
+		ForkJoinNS: round(p.ForkJoin), IdleDuringMPINS: round(p.IdleInMPI), IdleSerialDuringMPINS: round(p.IdleInMPISerial),
 		HybridEfficiency: p.HybridEff, MPIParallelEfficiency: p.MPIEff, MPILoadBalance: p.MPILB, MPICommunicationEfficiency: p.MPIComm,
 		OMPParallelEfficiency: p.OMPEff, OMPSerializationEfficiency: p.OMPSerial, OMPLoadBalance: p.OMPLB, OMPSchedulingEfficiency: p.OMPSched,
 	}
@@ -278,6 +286,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		pop.PerProcess = append(pop.PerProcess, report.POPProcess{
 			Rank: q.Rank, Threads: q.Threads, ElapsedNS: round(q.T), UsefulNS: round(q.U), MPINS: round(q.C), IdleNS: round(q.I),
 			IdleSerialNS: round(q.ISerial), IdleLBNS: round(q.ILB), IdleSchedNS: round(q.ISched),
+			ForkJoinNS: round(q.ForkJoin), IdleDuringMPINS: round(q.IdleInMPI), IdleSerialDuringMPINS: round(q.IdleInMPISerial),
 			OMPParallelEfficiency: q.OMPEff, OMPSerializationEfficiency: q.OMPSerial, OMPLoadBalance: q.OMPLB, OMPSchedulingEfficiency: q.OMPSched,
 		})
 	}

@@ -56,6 +56,8 @@ type Config struct {
 	// and MPI; for stencil, nearest and spread, one serial task on rank 0
 	// that every first-step task depends on (Amdahl's serial part).
 	SerialNS int64
+	ForkNS   int64 // halo: team creation, parallel_begin to the implicit tasks' begin
+	JoinNS   int64 // halo: team end, the implicit tasks' end to parallel_end
 	Bytes    int64 // message size
 
 	LatencyNS int64 // message and remote-dependence latency

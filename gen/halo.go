@@ -8,7 +8,8 @@ import (
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
-// halo is an MPI + OpenMP iteration: a parallel region in which thread j of
+// halo is an MPI + OpenMP iteration: a parallel region (whose team the master
+// forks in ForkNS and ends in JoinNS) in which thread j of
 // rank i computes ComputeNS scaled by a per-rank and a per-thread imbalance,
 // then serial work on the master, then either a neighbour exchange
 // (Irecv/Isend to rank±1, Waitall) or an Allreduce; a final Barrier ends the
@@ -78,7 +79,7 @@ func (w *halo) plan() error {
 			for _, d := range w.work[i][k] {
 				m = max(m, d)
 			}
-			w.regionEnd[i][k] = now[i] + m
+			w.regionEnd[i][k] = now[i] + c.ForkNS + m + c.JoinNS
 			w.mpiStart[i][k] = w.regionEnd[i][k] + c.SerialNS
 		}
 		for i := 0; i < R; i++ {
@@ -137,13 +138,16 @@ func (w *halo) write(p *proc) {
 	}
 	var req int64
 	for k := 0; k < c.Iterations; k++ {
+		// The team runs from s+ForkNS to b; the master ends the region JoinNS
+		// later.
 		s, e := w.regionStart[i][k], w.regionEnd[i][k]
+		ts, b := s+c.ForkNS, e-c.JoinNS
 		par := p.parallelBegin(s, initial, T, regionLoc)
 		for t := 0; t < T; t++ {
-			it := p.implicitBegin(t, s, par, T)
-			p.syncBegin(t, s+w.work[i][k][t], ompt.SyncBarrierImplicitParallel, par, it, barLoc)
-			p.syncEnd(t, e, ompt.SyncBarrierImplicitParallel, par, it, barLoc)
-			p.implicitEnd(t, e, par, it, T)
+			it := p.implicitBegin(t, ts, par, T)
+			p.syncBegin(t, ts+w.work[i][k][t], ompt.SyncBarrierImplicitParallel, par, it, barLoc)
+			p.syncEnd(t, b, ompt.SyncBarrierImplicitParallel, par, it, barLoc)
+			p.implicitEnd(t, b, par, it, T)
 		}
 		p.parallelEnd(e, par, initial, regionLoc)
 		ms, me := w.mpiStart[i][k], w.mpiEnd[i][k]
@@ -201,7 +205,11 @@ func (w *halo) write(p *proc) {
 
 // expected computes TALP's metrics from the planned schedule: U is compute
 // (region compute and the master's serial work), C the master's MPI time, I
-// everything else, split by parallel region.
+// everything else, split by parallel region. The master's fork and join
+// (ForkNS + JoinNS per region) are runtime overhead inside the region it
+// opens (docs/report-schema.md): scheduling time for TALP, overhead for
+// POT; the workers, outside the team meanwhile, idle serially.
+// Workers idle serially through every MPI call of the master.
 func (w *halo) expected() Expected {
 	c := w.cfg
 	R, T, I := c.Ranks, c.Threads, c.Iterations
@@ -211,23 +219,26 @@ func (w *halo) expected() Expected {
 	e := Expected{}
 	rowsB := make([]any, R)
 	rowsP := make([]any, R)
-	var bw, bm, bi, bis, bt int64
+	var bw, bm, bi, bis, bt, bov, bim int64
+	var sumFJ, sumInMPI float64
 	for i := 0; i < R; i++ {
 		elapsed := w.fin
-		var u, cc, idle, idleIn int64 // sums over threads
-		var ilb, isch float64         // per process (thread-averaged)
+		var u, cc, idle, idleIn, ov int64 // sums over threads
+		var ilb, isch float64             // per process (thread-averaged)
+		fj := c.ForkNS + c.JoinNS
 		for k := 0; k < I; k++ {
-			region := w.regionEnd[i][k] - w.regionStart[i][k]
+			team := w.regionEnd[i][k] - w.regionStart[i][k] - fj
 			minIdle := int64(math.MaxInt64)
 			var sumIdle int64
 			for j := 0; j < T; j++ {
 				d := w.work[i][k][j]
 				u += d
-				id := region - d
+				id := team - d
 				sumIdle += id
 				minIdle = min(minIdle, id)
 			}
 			idleIn += sumIdle
+			ov += fj
 			ilb += float64(sumIdle)/M - float64(minIdle)
 			isch += float64(minIdle)
 			u += c.SerialNS // master's serial work
@@ -235,10 +246,14 @@ func (w *halo) expected() Expected {
 		}
 		cc += w.fin - w.bar0[i] // final barrier
 		total := int64(T) * elapsed
-		idle = total - u - cc
+		idle = total - u - cc - ov
 		iser := float64(idle-idleIn) / M
 		Ti := float64(elapsed)
-		Ui, Ci, Ii := float64(u)/M, float64(cc)/M, float64(idle)/M
+		Ui, Ci, Ii := float64(u)/M, float64(cc)/M, float64(idle+ov)/M
+		isch += float64(ov) / M  // fork/join: region time not caused by imbalance
+		inMPI := int64(T-1) * cc // every worker, serially idle, through each MPI call
+		sumFJ += float64(ov) / M
+		sumInMPI += float64(inMPI) / M
 		sumT += Ti
 		sumU += Ui
 		sumC += Ci
@@ -247,7 +262,10 @@ func (w *halo) expected() Expected {
 		sumIlb += ilb
 		sumIsch += isch
 		maxTminusC = math.Max(maxTminusC, Ti-Ci)
-		rowsB[i] = map[string]any{"rank": i, "work_ns": u, "mpi_ns": cc, "idleness_ns": idle, "overhead_ns": 0, "thread_time_ns": total, "idleness_serial_ns": idle - idleIn}
+		rowsB[i] = map[string]any{"rank": i, "work_ns": u, "mpi_ns": cc, "idleness_ns": idle, "overhead_ns": ov, "thread_time_ns": total, "idleness_serial_ns": idle - idleIn,
+			"fork_join_ns": ov, "idle_during_mpi_ns": inMPI, "idle_serial_during_mpi_ns": inMPI}
+		bov += ov
+		bim += inMPI
 		bw += u
 		bm += cc
 		bi += idle
@@ -288,7 +306,16 @@ func (w *halo) expected() Expected {
 	e.set("breakdown.mpi_ns", bm)
 	e.set("breakdown.idleness_ns", bi)
 	e.set("breakdown.idleness_serial_ns", bis)
-	e.set("breakdown.overhead_ns", 0)
+	e.set("breakdown.overhead_ns", bov)
+	e.set("breakdown.fork_join_ns", bov)
+	e.set("breakdown.idle_during_mpi_ns", bim)
+	e.set("breakdown.idle_serial_during_mpi_ns", bim)
+	e.set("pop.fork_join_ns", int64(math.Round(sumFJ/N)))
+	e.set("pop.idle_during_mpi_ns", int64(math.Round(sumInMPI/N)))
+	e.set("pop.idle_serial_during_mpi_ns", int64(math.Round(sumInMPI/N)))
+	e.tol("pop.fork_join_ns", 1)
+	e.tol("pop.idle_during_mpi_ns", 1)
+	e.tol("pop.idle_serial_during_mpi_ns", 1)
 	e.set("breakdown.thread_time_ns", bt)
 	e.set("breakdown.per_process", rowsB)
 	e.set("trace.duration_ns", w.initNS+w.fin+w.finalizeNS(R-1))

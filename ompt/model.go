@@ -172,7 +172,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	case trace.ParallelBegin:
 		r := s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
 		m.regions[e.Args[0]] = r
-		s.SuspendForParallel(m.current(s, th, e.Args[1]), th)
+		s.SuspendForParallel(m.current(s, th, e.Args[1]), r, th)
 	case trace.ParallelEnd:
 		s.EndWait(m.current(s, th, e.Args[1]), th)
 		if r, ok := m.regions[e.Args[0]]; ok {

@@ -9,6 +9,12 @@ type Times struct {
 	Idle           int64 // in and outside parallel regions
 	IdleSerial     int64 // idleness outside parallel regions
 	OverheadSerial int64
+	// Raw components inside the above (sim.ThreadTimes): fork/join time
+	// (in Overhead), non-working time while another thread of the process
+	// is in MPI, and its part outside parallel regions.
+	ForkJoin        int64
+	IdleInMPI       int64
+	IdleInMPISerial int64
 }
 
 // Add accumulates o into t.
@@ -20,6 +26,9 @@ func (t *Times) Add(o Times) {
 	t.Idle += o.Idle
 	t.IdleSerial += o.IdleSerial
 	t.OverheadSerial += o.OverheadSerial
+	t.ForkJoin += o.ForkJoin
+	t.IdleInMPI += o.IdleInMPI
+	t.IdleInMPISerial += o.IdleInMPISerial
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's
@@ -53,18 +62,74 @@ func interpretation(code string) string {
 	return "effectively parallel; focus on serial performance"
 }
 
-// Classify applies Tallent's table to a breakdown. MPI time is neither
+// Classify applies Tallent's table to a breakdown. The table is about
+// parallel execution: idleness and overhead count inside parallel regions
+// only (a thread idle outside any region is waiting for serial code, which
+// no task granularity changes; Advise names it). MPI time is neither
 // idleness nor overhead: it is judged by the POP MPI efficiencies.
 func Classify(t Times, th Thresholds) Class {
 	if t.ThreadTime <= 0 {
 		return Class{Code: "LL", Interpretation: interpretation("LL")}
 	}
 	code := []byte("LL")
-	if float64(t.Idle)/float64(t.ThreadTime) > th.Idleness {
+	if float64(t.Idle-t.IdleSerial)/float64(t.ThreadTime) > th.Idleness {
 		code[0] = 'H'
 	}
-	if float64(t.Overhead)/float64(t.ThreadTime) > th.Overhead {
+	if float64(t.Overhead-t.OverheadSerial)/float64(t.ThreadTime) > th.Overhead {
 		code[1] = 'H'
 	}
 	return Class{Code: string(code), Interpretation: interpretation(string(code))}
+}
+
+// Advice names what dominates the non-working time of the threads, from
+// the numbers: the candidates partition non-work (idleness + overhead).
+type Advice struct {
+	// Dominant is "serial", "imbalance", "starvation", "overhead", or
+	// "none" when non-work stays below the idleness threshold.
+	Dominant string
+	Text     string
+	// SerialNS: idle or overhead outside parallel regions (threads wait for
+	// serial code between regions). ImbalanceNS: inside regions, waiting for
+	// the slowest thread of each region (TALP's I_lb, summed over threads).
+	// StarvationNS: the rest of the idleness inside regions (no task ready).
+	// OverheadNS: runtime overhead inside regions (task management with
+	// tasks ready, team fork and join). All summed over threads.
+	SerialNS, ImbalanceNS, StarvationNS, OverheadNS int64
+}
+
+// Advise decides what dominates non-working time from the breakdown totals
+// and the processes' TALP rows (for the load-imbalance share of the
+// in-region non-work), and says what to do about it.
+func Advise(t Times, talp []TALPRow, th Thresholds) Advice {
+	var lb int64
+	for _, r := range talp {
+		lb += r.LB
+	}
+	parIdle, parOv := t.Idle-t.IdleSerial, t.Overhead-t.OverheadSerial
+	// In-region non-work is T^I_lb + T^I_sch = parIdle + parOv. Overhead is
+	// measured exactly; TALP's imbalance (the members' waits for the
+	// slowest, which may include overhead) is cut to the idleness, the rest
+	// of which is starvation.
+	imb := max(0, min(lb, parIdle))
+	a := Advice{SerialNS: t.IdleSerial + t.OverheadSerial, ImbalanceNS: imb, StarvationNS: max(0, parIdle-imb), OverheadNS: parOv}
+	nonWork := a.SerialNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS
+	if t.ThreadTime <= 0 || float64(nonWork)/float64(t.ThreadTime) <= th.Idleness {
+		a.Dominant, a.Text = "none", "effectively parallel; focus on serial performance"
+		return a
+	}
+	a.Dominant, a.Text = "serial", "serial code between parallel regions dominates: threads wait outside any region; parallelize or shorten it"
+	best := a.SerialNS
+	for _, c := range []struct {
+		ns       int64
+		dom, txt string
+	}{
+		{a.ImbalanceNS, "imbalance", "load imbalance inside parallel regions dominates: threads wait for the slowest one; balance the work (finer chunks, dynamic schedule, tasks)"},
+		{a.StarvationNS, "starvation", "threads starve for ready tasks inside parallel regions: refine task granularity or expose more concurrency"},
+		{a.OverheadNS, "overhead", "runtime overhead dominates (task management, team fork/join): coarsen task granularity, merge parallel regions"},
+	} {
+		if c.ns > best {
+			best, a.Dominant, a.Text = c.ns, c.dom, c.txt
+		}
+	}
+	return a
 }

@@ -12,28 +12,34 @@ type TALPRow struct {
 	Serial    int64 // Σ_j (T^I_{i,j} − Σ_p T^I_{i,j,p})
 	LB        int64 // M_i · T^{I_lb}_i
 	Sched     int64 // M_i · T^{I_sch}_i
+	// Raw components inside Idle, for other conventions (sim.TALP).
+	ForkJoin        int64 // Σ_j fork/join time (inside Sched)
+	IdleInMPI       int64 // Σ_j non-work while another thread is in MPI
+	IdleInMPISerial int64 // the part of IdleInMPI inside Serial
 }
 
 // ProcessPOP is one process's averages (seconds of an average thread, in ns)
 // and OpenMP efficiencies.
 type ProcessPOP struct {
-	Rank                               int
-	Threads                            int
-	T, U, C, I, ISerial, ILB, ISched   float64
-	OMPEff, OMPSerial, OMPLB, OMPSched float64
+	Rank                                 int
+	Threads                              int
+	T, U, C, I, ISerial, ILB, ISched     float64
+	ForkJoin, IdleInMPI, IdleInMPISerial float64
+	OMPEff, OMPSerial, OMPLB, OMPSched   float64
 }
 
 // POP holds TALP's hybrid efficiencies over all processes and the
 // components they come from.
 type POP struct {
-	N                                  int
-	MeanThreads                        float64
-	T, U, C, I, ISerial, ILB, ISched   float64 // T^k: averages over processes of per-thread averages
-	MaxNonMPI                          float64 // max_i (T_i − T_i^M)
-	HybridEff                          float64
-	MPIEff, MPILB, MPIComm             float64
-	OMPEff, OMPSerial, OMPLB, OMPSched float64
-	PerProcess                         []ProcessPOP
+	N                                    int
+	MeanThreads                          float64
+	T, U, C, I, ISerial, ILB, ISched     float64 // T^k: averages over processes of per-thread averages
+	ForkJoin, IdleInMPI, IdleInMPISerial float64 // the same averages of the raw components
+	MaxNonMPI                            float64 // max_i (T_i − T_i^M)
+	HybridEff                            float64
+	MPIEff, MPILB, MPIComm               float64
+	OMPEff, OMPSerial, OMPLB, OMPSched   float64
+	PerProcess                           []ProcessPOP
 }
 
 // ComputePOP applies the formulas of seed talp-pop-hybrid-metrics.txt to
@@ -50,13 +56,14 @@ func ComputePOP(rows []TALPRow) POP {
 	if p.N == 0 {
 		return p
 	}
-	var sT, sU, sC, sI, sSer, sLB, sSch, sM float64
+	var sT, sU, sC, sI, sSer, sLB, sSch, sM, sFJ, sIM, sIMS float64
 	p.PerProcess = make([]ProcessPOP, len(rows))
 	for k, r := range rows {
 		M := float64(max(r.Threads, 1))
 		q := ProcessPOP{Rank: r.Rank, Threads: r.Threads,
 			T: float64(r.ElapsedNS), U: float64(r.Useful) / M, C: float64(r.MPI) / M, I: float64(r.Idle) / M,
-			ISerial: float64(r.Serial) / M, ILB: float64(r.LB) / M, ISched: float64(r.Sched) / M}
+			ISerial: float64(r.Serial) / M, ILB: float64(r.LB) / M, ISched: float64(r.Sched) / M,
+			ForkJoin: float64(r.ForkJoin) / M, IdleInMPI: float64(r.IdleInMPI) / M, IdleInMPISerial: float64(r.IdleInMPISerial) / M}
 		// Per-process OpenMP efficiencies: the seed's formulas with T = T_i.
 		q.OMPEff = ratio(q.T-q.I, q.T)
 		q.OMPSerial = ratio(q.T-q.ISerial, q.T)
@@ -70,6 +77,9 @@ func ComputePOP(rows []TALPRow) POP {
 		sSer += q.ISerial
 		sLB += q.ILB
 		sSch += q.ISched
+		sFJ += q.ForkJoin
+		sIM += q.IdleInMPI
+		sIMS += q.IdleInMPISerial
 		sM += M
 		if v := q.T - q.C; k == 0 || v > p.MaxNonMPI {
 			p.MaxNonMPI = v
@@ -79,6 +89,7 @@ func ComputePOP(rows []TALPRow) POP {
 	p.MeanThreads = sM / N
 	p.T, p.U, p.C, p.I = sT/N, sU/N, sC/N, sI/N
 	p.ISerial, p.ILB, p.ISched = sSer/N, sLB/N, sSch/N
+	p.ForkJoin, p.IdleInMPI, p.IdleInMPISerial = sFJ/N, sIM/N, sIMS/N
 	T := p.T
 	// OpenMP metrics.
 	p.OMPSerial = ratio(T-p.ISerial, T)                               // OMP_Serial = (T − T^{I_serial}) / T

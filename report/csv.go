@@ -23,6 +23,7 @@ const (
 	CSVAnomalies     = "anomalies.csv"
 	CSVClockSync     = "clocksync_per_process.csv"
 	CSVAnomalyModels = "anomaly_models.csv"
+	CSVAdvice        = "advice.csv"
 )
 
 // PathCSVHeader is the header of the critical-path segment table, which
@@ -47,16 +48,24 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		tables[name] = t
 	}
 	if b := r.Breakdown; b != nil {
-		t := table{header: []string{"rank", "host", "threads", "thread_time_ns", "work_ns", "mpi_ns", "overhead_ns", "idleness_ns", "idleness_serial_ns", "idleness_parallel_ns", "class"}}
+		t := table{header: []string{"rank", "host", "threads", "thread_time_ns", "work_ns", "mpi_ns", "overhead_ns", "idleness_ns", "idleness_serial_ns", "idleness_parallel_ns",
+			"fork_join_ns", "idle_during_mpi_ns", "idle_serial_during_mpi_ns", "class"}}
 		for _, p := range b.PerProcess {
-			t.rows = append(t.rows, []string{itoa(p.Rank), p.Host, itoa(p.Threads), i64(p.ThreadTimeNS), i64(p.WorkNS), i64(p.MPINS), i64(p.OverheadNS), i64(p.IdlenessNS), i64(p.IdlenessSerialNS), i64(p.IdlenessParallelNS), p.Class})
+			t.rows = append(t.rows, []string{itoa(p.Rank), p.Host, itoa(p.Threads), i64(p.ThreadTimeNS), i64(p.WorkNS), i64(p.MPINS), i64(p.OverheadNS), i64(p.IdlenessNS), i64(p.IdlenessSerialNS), i64(p.IdlenessParallelNS),
+				i64(p.ForkJoinNS), i64(p.IdleDuringMPINS), i64(p.IdleSerialDuringMPINS), p.Class})
 		}
 		add(CSVBreakdown, t)
+		if a := b.Advice; a != nil {
+			add(CSVAdvice, table{header: []string{"dominant", "text", "serial_ns", "imbalance_ns", "starvation_ns", "overhead_ns"},
+				rows: [][]string{{a.Dominant, a.Text, i64(a.SerialNS), i64(a.ImbalanceNS), i64(a.StarvationNS), i64(a.OverheadNS)}}})
+		}
 	}
 	if p := r.POP; p != nil {
-		t := table{header: []string{"rank", "threads", "elapsed_ns", "useful_ns", "mpi_ns", "idle_ns", "idle_serial_ns", "idle_lb_ns", "idle_sched_ns", "omp_parallel_efficiency", "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency"}}
+		t := table{header: []string{"rank", "threads", "elapsed_ns", "useful_ns", "mpi_ns", "idle_ns", "idle_serial_ns", "idle_lb_ns", "idle_sched_ns",
+			"fork_join_ns", "idle_during_mpi_ns", "idle_serial_during_mpi_ns", "omp_parallel_efficiency", "omp_serialization_efficiency", "omp_load_balance", "omp_scheduling_efficiency"}}
 		for _, q := range p.PerProcess {
-			t.rows = append(t.rows, []string{itoa(q.Rank), itoa(q.Threads), i64(q.ElapsedNS), i64(q.UsefulNS), i64(q.MPINS), i64(q.IdleNS), i64(q.IdleSerialNS), i64(q.IdleLBNS), i64(q.IdleSchedNS), f64(q.OMPParallelEfficiency), f64(q.OMPSerializationEfficiency), f64(q.OMPLoadBalance), f64(q.OMPSchedulingEfficiency)})
+			t.rows = append(t.rows, []string{itoa(q.Rank), itoa(q.Threads), i64(q.ElapsedNS), i64(q.UsefulNS), i64(q.MPINS), i64(q.IdleNS), i64(q.IdleSerialNS), i64(q.IdleLBNS), i64(q.IdleSchedNS),
+				i64(q.ForkJoinNS), i64(q.IdleDuringMPINS), i64(q.IdleSerialDuringMPINS), f64(q.OMPParallelEfficiency), f64(q.OMPSerializationEfficiency), f64(q.OMPLoadBalance), f64(q.OMPSchedulingEfficiency)})
 		}
 		add(CSVPOP, t)
 		s := table{header: []string{"metric", "value"}}
@@ -70,6 +79,7 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			{"omp_load_balance", f64(p.OMPLoadBalance)}, {"omp_scheduling_efficiency", f64(p.OMPSchedulingEfficiency)},
 			{"elapsed_ns", i64(p.ElapsedNS)}, {"useful_ns", i64(p.UsefulNS)}, {"mpi_ns", i64(p.MPINS)}, {"idle_ns", i64(p.IdleNS)},
 			{"idle_serial_ns", i64(p.IdleSerialNS)}, {"idle_lb_ns", i64(p.IdleLBNS)}, {"idle_sched_ns", i64(p.IdleSchedNS)}, {"max_non_mpi_ns", i64(p.MaxNonMPINS)},
+			{"fork_join_ns", i64(p.ForkJoinNS)}, {"idle_during_mpi_ns", i64(p.IdleDuringMPINS)}, {"idle_serial_during_mpi_ns", i64(p.IdleSerialDuringMPINS)},
 		} {
 			s.rows = append(s.rows, []string{kv.k, kv.v})
 		}
@@ -110,9 +120,9 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		add(CSVAnomalyModels, m)
 	}
 	if cs := r.ClockSync; cs != nil {
-		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations"}}
+		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations", "violations_interpolated"}}
 		for _, p := range cs.PerProcess {
-			t.rows = append(t.rows, []string{itoa(p.Rank), i64(p.OffsetInitNS), i64(p.OffsetFinalNS), f64(p.DriftPPM), i64(p.MaxCorrectionNS), i64(p.Violations)})
+			t.rows = append(t.rows, []string{itoa(p.Rank), i64(p.OffsetInitNS), i64(p.OffsetFinalNS), f64(p.DriftPPM), i64(p.MaxCorrectionNS), i64(p.Violations), i64(p.ViolationsInterpolated)})
 		}
 		add(CSVClockSync, t)
 	}
@@ -215,8 +225,10 @@ func ReadPathCSV(r io.Reader, name string) ([]PathNode, error) {
 		if perr != nil {
 			return nil, perr
 		}
-		if n.DurNS < 0 || n.Rank < 0 || n.Thread < 0 {
-			return nil, fmt.Errorf("%s:%d: negative rank, thread or duration", name, line)
+		// Thread -1 is a node of no thread: the join points (taskwait,
+		// taskgroup, barrier) and message latencies the analysis writes.
+		if n.DurNS < 0 || n.Rank < 0 || n.Thread < -1 {
+			return nil, fmt.Errorf("%s:%d: negative rank or duration, or thread below -1 (rank %d, thread %d, dur_ns %d)", name, line, n.Rank, n.Thread, n.DurNS)
 		}
 		out = append(out, n)
 	}

@@ -35,7 +35,7 @@ func TestWriteCSV(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]int{ // file → data rows
-		CSVBreakdown: len(r.Breakdown.PerProcess), CSVPOP: len(r.POP.PerProcess), CSVPOPSummary: 16,
+		CSVBreakdown: len(r.Breakdown.PerProcess), CSVPOP: len(r.POP.PerProcess), CSVPOPSummary: 19, CSVAdvice: 1,
 		CSVConstructs: len(r.Tasks.Constructs), CSVPathShares: len(r.CriticalPath.ByKind) + len(r.CriticalPath.ByConstruct) + len(r.CriticalPath.ByProcess),
 		CSVPathSegments: len(r.CriticalPath.Segments), CSVAnomalies: len(r.Anomalies.Tasks), CSVAnomalyModels: len(r.Anomalies.Models),
 		CSVClockSync: len(r.ClockSync.PerProcess),
@@ -81,7 +81,13 @@ func TestPathCSVRoundTrip(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0] != (PathNode{Rank: 3, Thread: 2, StartNS: 10, DurNS: 5, Kind: "task", Construct: "a.c:1"}) {
 		t.Errorf("reordered columns: %v %v", got, err)
 	}
-	for _, bad := range []string{"rank,thread\n1,2\n", "rank,thread,start_ns,dur_ns,kind,construct\n1,2,x,4,task,a\n", "rank,thread,start_ns,dur_ns,kind,construct\n1,2,3,-4,task,a\n"} {
+	// A join node has no thread (-1).
+	got, err = ReadPathCSV(strings.NewReader("rank,thread,start_ns,dur_ns,kind,construct\n1,-1,10,0,join,\n"), "x")
+	if err != nil || len(got) != 1 || got[0].Thread != -1 {
+		t.Errorf("join node: %v %v", got, err)
+	}
+	for _, bad := range []string{"rank,thread\n1,2\n", "rank,thread,start_ns,dur_ns,kind,construct\n1,2,x,4,task,a\n", "rank,thread,start_ns,dur_ns,kind,construct\n1,2,3,-4,task,a\n",
+		"rank,thread,start_ns,dur_ns,kind,construct\n1,-2,3,4,task,a\n", "rank,thread,start_ns,dur_ns,kind,construct\n-1,0,3,4,task,a\n"} {
 		if _, err := ReadPathCSV(strings.NewReader(bad), "bad.csv"); err == nil || !strings.Contains(err.Error(), "bad.csv") {
 			t.Errorf("%q: error %v", bad, err)
 		}

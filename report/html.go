@@ -180,8 +180,11 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"effStyle": func(v float64) template.CSS {
 		return effStyle(v)
 	},
-	"indent": func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
-	"hex":    func(v int64) string { return fmt.Sprintf("%#x", v) },
+	"indent":       func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
+	"hex":          func(v int64) string { return fmt.Sprintf("%#x", v) },
+	"clockSummary": ClockSummary,
+	"adviceLine":   AdviceLine,
+	"rawLine":      RawLine,
 }).Parse(pageHTML))
 
 const pageHTML = `<!DOCTYPE html>
@@ -215,7 +218,7 @@ figure { margin: 0.5em 0; }
 <tr><td>span</td><td>{{dur .R.Trace.DurationNS}}</td></tr>
 {{with .R.Trace.Window}}{{if eq .Bounds "mpi"}}<tr><td>window</td><td>{{dur .DurationNS}}, MPI_Init → MPI_Finalize (start-up and shutdown not measured)</td></tr>{{else if eq .Bounds "user"}}<tr><td>window</td><td>{{dur .DurationNS}}, as asked</td></tr>{{end}}{{end}}
 {{with .R.Trace.Producer}}<tr><td>producer</td><td>{{.}}</td></tr>{{end}}
-{{with .R.ClockSync}}<tr><td>clocks</td><td>{{.Method}}: {{.Messages}} messages, violations {{.ViolationsBefore}} → {{.ViolationsAfter}}, max correction {{dur .MaxCorrectionNS}} (mean {{dur .MeanCorrectionNS}})</td></tr>{{end}}
+{{with .R.ClockSync}}<tr><td>clocks</td><td>{{clockSummary .}}</td></tr>{{end}}
 {{if .R.Trace.Warnings}}<tr><td class="warn">warnings</td><td class="warn">{{.R.Trace.Warnings.Count}}{{range .Warnings}}<br>{{.}}{{end}}</td></tr>{{end}}
 </table>
 
@@ -223,13 +226,14 @@ figure { margin: 0.5em 0; }
 <h2>Time breakdown</h2>
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
 {{if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
-{{with $.Interp}}<p>{{.}}</p>{{end}}
+{{with .Advice}}<p id="advice">{{adviceLine .}}</p>{{else}}{{with $.Interp}}<p>{{.}}</p>{{end}}{{end}}
+{{if or .ForkJoinNS .IdleDuringMPINS}}<p class="muted" id="raw-components">inside overhead and idleness: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}</p>{{end}}
 {{end}}
 {{with .Breakdown}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 
 {{with .R.POP}}
 <h2>POP efficiencies</h2>
-<p class="muted">TALP's hybrid model: {{.Processes}} processes × {{.ThreadsPerProcess}} threads, elapsed {{dur .ElapsedNS}}; per thread useful {{dur .UsefulNS}}, MPI {{dur .MPINS}}, idle {{dur .IdleNS}} (serial {{dur .IdleSerialNS}}, load balance {{dur .IdleLBNS}}, scheduling {{dur .IdleSchedNS}}).</p>
+<p class="muted">TALP's hybrid model: {{.Processes}} processes × {{.ThreadsPerProcess}} threads, elapsed {{dur .ElapsedNS}}; per thread useful {{dur .UsefulNS}}, MPI {{dur .MPINS}}, idle {{dur .IdleNS}} (serial {{dur .IdleSerialNS}}, load balance {{dur .IdleLBNS}}, scheduling {{dur .IdleSchedNS}}).{{if or .ForkJoinNS .IdleDuringMPINS}} Per thread, inside idle: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}.{{end}}</p>
 {{end}}
 {{if .POPRows}}
 <table id="pop-tree">
@@ -239,8 +243,8 @@ figure { margin: 0.5em 0; }
 {{end}}
 {{if .POPProcs}}
 <table id="pop-per-process">
-<tr><th>rank</th><th>threads</th><th>elapsed</th><th>useful</th><th>OpenMP parallel</th><th>serialization</th><th>load balance</th><th>scheduling</th></tr>
-{{range .POPProcs}}<tr><td>{{.Rank}}</td><td>{{.Threads}}</td><td>{{dur .ElapsedNS}}</td><td>{{dur .UsefulNS}}</td><td style="{{effStyle .OMPParallelEfficiency}}">{{eff .OMPParallelEfficiency}}</td><td style="{{effStyle .OMPSerializationEfficiency}}">{{eff .OMPSerializationEfficiency}}</td><td style="{{effStyle .OMPLoadBalance}}">{{eff .OMPLoadBalance}}</td><td style="{{effStyle .OMPSchedulingEfficiency}}">{{eff .OMPSchedulingEfficiency}}</td></tr>
+<tr><th>rank</th><th>threads</th><th>elapsed</th><th>useful</th><th>fork/join</th><th>idle during MPI</th><th>OpenMP parallel</th><th>serialization</th><th>load balance</th><th>scheduling</th></tr>
+{{range .POPProcs}}<tr><td>{{.Rank}}</td><td>{{.Threads}}</td><td>{{dur .ElapsedNS}}</td><td>{{dur .UsefulNS}}</td><td>{{dur .ForkJoinNS}}</td><td>{{dur .IdleDuringMPINS}} (serial {{dur .IdleSerialDuringMPINS}})</td><td style="{{effStyle .OMPParallelEfficiency}}">{{eff .OMPParallelEfficiency}}</td><td style="{{effStyle .OMPSerializationEfficiency}}">{{eff .OMPSerializationEfficiency}}</td><td style="{{effStyle .OMPLoadBalance}}">{{eff .OMPLoadBalance}}</td><td style="{{effStyle .OMPSchedulingEfficiency}}">{{eff .OMPSchedulingEfficiency}}</td></tr>
 {{end}}</table>
 {{if .POPMore}}<p class="muted">… {{.POPMore}} more processes in the CSV tables.</p>{{end}}
 {{end}}
@@ -278,8 +282,8 @@ figure { margin: 0.5em 0; }
 
 {{with .R.ClockSync}}{{if .PerProcess}}
 <h2>Clock synchronisation</h2>
-<table><tr><th>rank</th><th>offset at init</th><th>offset at finalize</th><th>drift (ppm)</th><th>max correction</th><th>violations</th></tr>
-{{range .PerProcess}}<tr><td>{{.Rank}}</td><td>{{dur .OffsetInitNS}}</td><td>{{dur .OffsetFinalNS}}</td><td>{{printf "%.3g" .DriftPPM}}</td><td>{{dur .MaxCorrectionNS}}</td><td>{{.Violations}}</td></tr>
+<table><tr><th>rank</th><th>offset at init</th><th>offset at finalize</th><th>drift (ppm)</th><th>CLC max correction</th><th>violations recorded</th><th>after offsets</th></tr>
+{{range .PerProcess}}<tr><td>{{.Rank}}</td><td>{{dur .OffsetInitNS}}</td><td>{{dur .OffsetFinalNS}}</td><td>{{printf "%.3g" .DriftPPM}}</td><td>{{dur .MaxCorrectionNS}}</td><td>{{.Violations}}</td><td>{{.ViolationsInterpolated}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 <p class="muted">Times in tables are relative to the first event of the trace; all figures are in the JSON report.</p>
 </body>

@@ -10,7 +10,7 @@ func sampleReport() *Report {
 	r.Trace = TraceInfo{Dir: "/tmp/halo", Producer: "ptrace gen", Processes: 2, Threads: 8, Events: 123456,
 		Bytes: 3 << 20, FirstNS: 1_000_000, LastNS: 11_000_000, DurationNS: T, Hosts: 1,
 		Warnings: &Warnings{Count: 2, First: []string{"rank 1: no end frame", "rank 1: dropped 3 events"}}}
-	r.ClockSync = &ClockSync{Method: "interpolation+clc", Messages: 400, ViolationsBefore: 17, ViolationsAfter: 0,
+	r.ClockSync = &ClockSync{Method: "interpolation+clc", Messages: 400, ViolationsBefore: 17, ViolationsInterpolated: 2, ViolationsAfter: 0,
 		MaxCorrectionNS: 12_345, MeanCorrectionNS: 2_100, MinLatencyNS: 1000,
 		PerProcess: []ClockProcess{{Rank: 0}, {Rank: 1, OffsetInitNS: 200_000, OffsetFinalNS: 200_400, DriftPPM: 40, MaxCorrectionNS: 12_345, Violations: 17}}}
 	r.Breakdown = &Breakdown{ThreadTimeNS: 8 * T, WorkNS: 56_000_000, MPINS: 8_000_000, OverheadNS: 4_000_000, IdlenessNS: 12_000_000,
@@ -18,17 +18,23 @@ func sampleReport() *Report {
 		WorkRatio: 0.7, MPIRatio: 0.1, OverheadRatio: 0.05, IdlenessRatio: 0.15, Class: "HL",
 		Interpretation: "idleness dominates non-work: expose more parallelism (finer tasks)",
 		Thresholds:     Thresholds{Idleness: 0.1, Overhead: 0.1},
+		ForkJoinNS:     300_000, IdleDuringMPINS: 2_400_000, IdleSerialDuringMPINS: 2_100_000,
+		Advice: &Advice{Dominant: "imbalance", Text: "load imbalance inside parallel regions dominates", SerialNS: 5_000_000,
+			ImbalanceNS: 5_500_000, StarvationNS: 1_500_000, OverheadNS: 4_000_000},
 		PerProcess: []ProcessTimes{
-			{Rank: 0, Host: "node000", Threads: 4, ThreadTimeNS: 4 * T, WorkNS: 30_000_000, MPINS: 3_000_000, OverheadNS: 2_000_000, IdlenessNS: 5_000_000, Class: "LL"},
-			{Rank: 1, Host: "node000", Threads: 4, ThreadTimeNS: 4 * T, WorkNS: 26_000_000, MPINS: 5_000_000, OverheadNS: 2_000_000, IdlenessNS: 7_000_000, Class: "HL"},
+			{Rank: 0, Host: "node000", Threads: 4, ThreadTimeNS: 4 * T, WorkNS: 30_000_000, MPINS: 3_000_000, OverheadNS: 2_000_000, IdlenessNS: 5_000_000, Class: "LL",
+				ForkJoinNS: 150_000, IdleDuringMPINS: 900_000, IdleSerialDuringMPINS: 800_000},
+			{Rank: 1, Host: "node000", Threads: 4, ThreadTimeNS: 4 * T, WorkNS: 26_000_000, MPINS: 5_000_000, OverheadNS: 2_000_000, IdlenessNS: 7_000_000, Class: "HL",
+				ForkJoinNS: 150_000, IdleDuringMPINS: 1_500_000, IdleSerialDuringMPINS: 1_300_000},
 		}}
 	r.POP = &POP{Processes: 2, ThreadsPerProcess: 4, ElapsedNS: T, UsefulNS: 7_000_000, MPINS: 1_000_000, IdleNS: 2_000_000,
 		IdleSerialNS: 600_000, IdleLBNS: 900_000, IdleSchedNS: 500_000, MaxNonMPINS: 9_200_000,
+		ForkJoinNS: 37_500, IdleDuringMPINS: 300_000, IdleSerialDuringMPINS: 262_500,
 		HybridEfficiency: 0.7, MPIParallelEfficiency: 0.9, MPILoadBalance: 0.9 / 0.92, MPICommunicationEfficiency: 0.92,
 		OMPParallelEfficiency: 0.8, OMPSerializationEfficiency: 0.94, OMPLoadBalance: 0.55, OMPSchedulingEfficiency: 0.93,
 		PerProcess: []POPProcess{
-			{Rank: 0, Threads: 4, ElapsedNS: T, UsefulNS: 7_500_000, OMPParallelEfficiency: 0.85, OMPSerializationEfficiency: 0.95, OMPLoadBalance: 0.92, OMPSchedulingEfficiency: 0.97},
-			{Rank: 1, Threads: 4, ElapsedNS: T, UsefulNS: 6_500_000, OMPParallelEfficiency: 0.75, OMPSerializationEfficiency: 0.93, OMPLoadBalance: 0.45, OMPSchedulingEfficiency: 0.89},
+			{Rank: 0, Threads: 4, ElapsedNS: T, UsefulNS: 7_500_000, ForkJoinNS: 37_500, IdleDuringMPINS: 225_000, IdleSerialDuringMPINS: 200_000, OMPParallelEfficiency: 0.85, OMPSerializationEfficiency: 0.95, OMPLoadBalance: 0.92, OMPSchedulingEfficiency: 0.97},
+			{Rank: 1, Threads: 4, ElapsedNS: T, UsefulNS: 6_500_000, ForkJoinNS: 37_500, IdleDuringMPINS: 375_000, IdleSerialDuringMPINS: 325_000, OMPParallelEfficiency: 0.75, OMPSerializationEfficiency: 0.93, OMPLoadBalance: 0.45, OMPSchedulingEfficiency: 0.89},
 		}}
 	r.CriticalPath = &CriticalPath{LengthNS: 6_000_000, RunTimeNS: T, ShareOfRunTime: 0.6, WorkNS: 48_000_000, Parallelism: 8, Nodes: 42, RankCrossings: 3,
 		ByKind:      []PathShare{{Name: "task", NS: 5_000_000, Share: 5.0 / 6, Nodes: 38}, {Name: "message", NS: 1_000_000, Share: 1.0 / 6, Nodes: 4}},

@@ -105,21 +105,40 @@ type ClockProcess struct {
 // "breakdown"): for every thread, work + mpi + overhead + idleness equals its
 // accounted time.
 type Breakdown struct {
-	ThreadTimeNS       int64          `json:"thread_time_ns"`
-	WorkNS             int64          `json:"work_ns"`
-	MPINS              int64          `json:"mpi_ns"`
-	OverheadNS         int64          `json:"overhead_ns"`
-	IdlenessNS         int64          `json:"idleness_ns"`
-	IdlenessSerialNS   int64          `json:"idleness_serial_ns"`
-	IdlenessParallelNS int64          `json:"idleness_parallel_ns"`
-	WorkRatio          float64        `json:"work_ratio"`
-	MPIRatio           float64        `json:"mpi_ratio"`
-	OverheadRatio      float64        `json:"overhead_ratio"`
-	IdlenessRatio      float64        `json:"idleness_ratio"`
-	Class              string         `json:"class"` // Tallent's LL, LH, HL, HH
-	Interpretation     string         `json:"interpretation"`
-	Thresholds         Thresholds     `json:"thresholds"`
-	PerProcess         []ProcessTimes `json:"per_process"`
+	ThreadTimeNS       int64 `json:"thread_time_ns"`
+	WorkNS             int64 `json:"work_ns"`
+	MPINS              int64 `json:"mpi_ns"`
+	OverheadNS         int64 `json:"overhead_ns"`
+	IdlenessNS         int64 `json:"idleness_ns"`
+	IdlenessSerialNS   int64 `json:"idleness_serial_ns"`
+	IdlenessParallelNS int64 `json:"idleness_parallel_ns"`
+	// Raw components inside the above, for other conventions: the team
+	// fork/join time (in OverheadNS), non-working time while another thread
+	// of the process is in MPI, and its part outside parallel regions.
+	ForkJoinNS            int64          `json:"fork_join_ns"`
+	IdleDuringMPINS       int64          `json:"idle_during_mpi_ns"`
+	IdleSerialDuringMPINS int64          `json:"idle_serial_during_mpi_ns"`
+	WorkRatio             float64        `json:"work_ratio"`
+	MPIRatio              float64        `json:"mpi_ratio"`
+	OverheadRatio         float64        `json:"overhead_ratio"`
+	IdlenessRatio         float64        `json:"idleness_ratio"`
+	Class                 string         `json:"class"` // Tallent's LL, LH, HL, HH
+	Interpretation        string         `json:"interpretation"`
+	Advice                *Advice        `json:"advice,omitempty"`
+	Thresholds            Thresholds     `json:"thresholds"`
+	PerProcess            []ProcessTimes `json:"per_process"`
+}
+
+// Advice is what dominates the threads' non-working time, with the
+// numbers it was decided from (sums over threads, ns); they partition
+// idleness + overhead.
+type Advice struct {
+	Dominant     string `json:"dominant"` // serial, imbalance, starvation, overhead or none
+	Text         string `json:"text"`
+	SerialNS     int64  `json:"serial_ns"`
+	ImbalanceNS  int64  `json:"imbalance_ns"`
+	StarvationNS int64  `json:"starvation_ns"`
+	OverheadNS   int64  `json:"overhead_ns"`
 }
 
 // Thresholds are the ratios above which idleness or overhead count as high.
@@ -130,34 +149,41 @@ type Thresholds struct {
 
 // ProcessTimes is one process's breakdown, summed over its threads.
 type ProcessTimes struct {
-	Rank               int    `json:"rank"`
-	Host               string `json:"host"`
-	Threads            int    `json:"threads"`
-	ThreadTimeNS       int64  `json:"thread_time_ns"`
-	WorkNS             int64  `json:"work_ns"`
-	MPINS              int64  `json:"mpi_ns"`
-	OverheadNS         int64  `json:"overhead_ns"`
-	IdlenessNS         int64  `json:"idleness_ns"`
-	IdlenessSerialNS   int64  `json:"idleness_serial_ns"`
-	IdlenessParallelNS int64  `json:"idleness_parallel_ns"`
-	Class              string `json:"class"`
+	Rank                  int    `json:"rank"`
+	Host                  string `json:"host"`
+	Threads               int    `json:"threads"`
+	ThreadTimeNS          int64  `json:"thread_time_ns"`
+	WorkNS                int64  `json:"work_ns"`
+	MPINS                 int64  `json:"mpi_ns"`
+	OverheadNS            int64  `json:"overhead_ns"`
+	IdlenessNS            int64  `json:"idleness_ns"`
+	IdlenessSerialNS      int64  `json:"idleness_serial_ns"`
+	IdlenessParallelNS    int64  `json:"idleness_parallel_ns"`
+	ForkJoinNS            int64  `json:"fork_join_ns"`
+	IdleDuringMPINS       int64  `json:"idle_during_mpi_ns"`
+	IdleSerialDuringMPINS int64  `json:"idle_serial_during_mpi_ns"`
+	Class                 string `json:"class"`
 }
 
 // POP holds TALP's hybrid efficiencies (section "pop") and the raw
 // components they come from, so either accounting convention can be
 // recomputed.
 type POP struct {
-	Processes                  int          `json:"processes"`
-	ThreadsPerProcess          float64      `json:"threads_per_process"`
-	ElapsedNS                  int64        `json:"elapsed_ns"`     // T
-	UsefulNS                   int64        `json:"useful_ns"`      // T^U
-	UsefulSumNS                int64        `json:"useful_sum_ns"`  // Σ of useful time over all threads, exact (compare's computation scalability)
-	MPINS                      int64        `json:"mpi_ns"`         // T^M
-	IdleNS                     int64        `json:"idle_ns"`        // T^I
-	IdleSerialNS               int64        `json:"idle_serial_ns"` // T^{I_serial}
-	IdleLBNS                   int64        `json:"idle_lb_ns"`     // T^{I_lb}
-	IdleSchedNS                int64        `json:"idle_sched_ns"`  // T^{I_sch}
-	MaxNonMPINS                int64        `json:"max_non_mpi_ns"` // max_i (T_i − T_i^M)
+	Processes         int     `json:"processes"`
+	ThreadsPerProcess float64 `json:"threads_per_process"`
+	ElapsedNS         int64   `json:"elapsed_ns"`     // T
+	UsefulNS          int64   `json:"useful_ns"`      // T^U
+	UsefulSumNS       int64   `json:"useful_sum_ns"`  // Σ of useful time over all threads, exact (compare's computation scalability)
+	MPINS             int64   `json:"mpi_ns"`         // T^M
+	IdleNS            int64   `json:"idle_ns"`        // T^I
+	IdleSerialNS      int64   `json:"idle_serial_ns"` // T^{I_serial}
+	IdleLBNS          int64   `json:"idle_lb_ns"`     // T^{I_lb}
+	IdleSchedNS       int64   `json:"idle_sched_ns"`  // T^{I_sch}
+	MaxNonMPINS       int64   `json:"max_non_mpi_ns"` // max_i (T_i − T_i^M)
+	// Raw components inside IdleNS, for other conventions (report-schema.md).
+	ForkJoinNS                 int64        `json:"fork_join_ns"`              // team fork and join (in IdleLBNS/IdleSchedNS)
+	IdleDuringMPINS            int64        `json:"idle_during_mpi_ns"`        // non-work while another thread of the process is in MPI
+	IdleSerialDuringMPINS      int64        `json:"idle_serial_during_mpi_ns"` // its part outside parallel regions (in IdleSerialNS)
 	HybridEfficiency           float64      `json:"hybrid_efficiency"`
 	MPIParallelEfficiency      float64      `json:"mpi_parallel_efficiency"`
 	MPILoadBalance             float64      `json:"mpi_load_balance"`
@@ -180,6 +206,9 @@ type POPProcess struct {
 	IdleSerialNS               int64   `json:"idle_serial_ns"`
 	IdleLBNS                   int64   `json:"idle_lb_ns"`
 	IdleSchedNS                int64   `json:"idle_sched_ns"`
+	ForkJoinNS                 int64   `json:"fork_join_ns"`
+	IdleDuringMPINS            int64   `json:"idle_during_mpi_ns"`
+	IdleSerialDuringMPINS      int64   `json:"idle_serial_during_mpi_ns"`
 	OMPParallelEfficiency      float64 `json:"omp_parallel_efficiency"`
 	OMPSerializationEfficiency float64 `json:"omp_serialization_efficiency"`
 	OMPLoadBalance             float64 `json:"omp_load_balance"`

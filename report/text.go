@@ -88,14 +88,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 }
 
 func (p *printer) clockSync(cs *ClockSync) {
-	s := fmt.Sprintf("clocks     %s", cs.Method)
-	if cs.Messages > 0 || cs.ViolationsBefore > 0 {
-		s += fmt.Sprintf(", %d messages, violations %d → %d", cs.Messages, cs.ViolationsBefore, cs.ViolationsAfter)
-	}
-	s += fmt.Sprintf(", max correction %s (mean %s)", Dur(cs.MaxCorrectionNS), Dur(cs.MeanCorrectionNS))
-	if cs.UnmatchedSends+cs.UnmatchedReceives > 0 {
-		s += fmt.Sprintf(", unmatched %d sends / %d receives", cs.UnmatchedSends, cs.UnmatchedReceives)
-	}
+	s := "clocks     " + ClockSummary(cs)
 	if cs.ViolationsAfter > 0 {
 		p.warn("%s", s)
 	} else {
@@ -115,8 +108,13 @@ func (p *printer) breakdown(b *Breakdown) {
 		reading := TallentReading[b.Class]
 		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)
 	}
-	if b.Interpretation != "" && !strings.Contains(TallentReading[b.Class], b.Interpretation) {
+	if a := b.Advice; a != nil {
+		p.line("  %s", AdviceLine(a))
+	} else if b.Interpretation != "" && !strings.Contains(TallentReading[b.Class], b.Interpretation) {
 		p.line("  %s", b.Interpretation)
+	}
+	if b.ForkJoinNS > 0 || b.IdleDuringMPINS > 0 {
+		p.line("  inside overhead and idleness: %s", RawLine(b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS))
 	}
 }
 
@@ -153,6 +151,9 @@ func (p *printer) pop(pop *POP) {
 	}
 	p.line("  per thread: useful %s, MPI %s, idle %s (serial %s, load balance %s, scheduling %s)",
 		Dur(pop.UsefulNS), Dur(pop.MPINS), Dur(pop.IdleNS), Dur(pop.IdleSerialNS), Dur(pop.IdleLBNS), Dur(pop.IdleSchedNS))
+	if pop.ForkJoinNS > 0 || pop.IdleDuringMPINS > 0 {
+		p.line("  per thread, inside idle: %s", RawLine(pop.ForkJoinNS, pop.IdleDuringMPINS, pop.IdleSerialDuringMPINS))
+	}
 }
 
 func (p *printer) criticalPath(cp *CriticalPath, g *Graph) {

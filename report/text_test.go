@@ -24,10 +24,11 @@ func TestTextShowsKeyFigures(t *testing.T) {
 		Dur(r.Trace.DurationNS),
 		"warnings   2",
 		// clock sync
-		r.ClockSync.Method, "violations 17 → 0", Dur(r.ClockSync.MaxCorrectionNS),
+		r.ClockSync.Method, "violations 17 recorded → 2 after the offset interpolation → 0 after the CLC",
+		"the CLC then moved events forward by up to " + Dur(r.ClockSync.MaxCorrectionNS),
 		// breakdown: ratios and Tallent's class with its reading
 		"work " + Pct(r.Breakdown.WorkRatio), "MPI " + Pct(r.Breakdown.MPIRatio), "overhead " + Pct(r.Breakdown.OverheadRatio), "idleness " + Pct(r.Breakdown.IdlenessRatio),
-		"class HL", TallentReading["HL"], r.Breakdown.Interpretation,
+		"class HL", TallentReading["HL"], r.Breakdown.Advice.Text,
 		// critical path line
 		Dur(r.CriticalPath.LengthNS) + " = " + Pct(r.CriticalPath.ShareOfRunTime) + " of run time",
 		"parallelism 8", "42 nodes", "3 rank crossings", "task 83.3%",
@@ -116,6 +117,25 @@ func TestTextOptionalSections(t *testing.T) {
 		set(x)
 		if s := text(x, TextOptions{}); len(s) <= len(out)-20 {
 			t.Errorf("section renders nothing: %s", s)
+		}
+	}
+}
+
+// The clock line says which step removed the violations and what the CLC
+// changed, also when it changed nothing.
+func TestClockSummaryWords(t *testing.T) {
+	for _, c := range []struct {
+		cs   ClockSync
+		want string
+	}{
+		{ClockSync{Method: "interpolation+clc", Messages: 80, ViolationsBefore: 91},
+			"interpolation+clc, 80 messages, violations 91 recorded → 0 after the offset interpolation → 0 after the CLC; the CLC then moved no event"},
+		{ClockSync{Method: "alignment+clc", Messages: 5, ViolationsBefore: 4, ViolationsInterpolated: 3, MaxCorrectionNS: 1500, MeanCorrectionNS: 20},
+			"alignment+clc, 5 messages, violations 4 recorded → 3 after the first-event alignment → 0 after the CLC; the CLC then moved events forward by up to 1.5 µs (mean 20 ns over all events)"},
+		{ClockSync{Method: "none", Messages: 5, ViolationsBefore: 4, ViolationsAfter: 4}, "none, 5 messages, violations 4 recorded"},
+	} {
+		if got := ClockSummary(&c.cs); got != c.want {
+			t.Errorf("ClockSummary(%+v)\n got %q\nwant %q", c.cs, got, c.want)
 		}
 	}
 }

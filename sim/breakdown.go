@@ -6,13 +6,28 @@ import "github.com/ptrace-dev/ptrace/trace"
 // Work + MPI + Overhead + Idle (each split in and outside parallel regions)
 // equals the process's time window (Sim.SetWindow): what happens before or
 // after it is simulated, so that the state is right, but not accounted.
+//
+// ForkJoin and the IdleInMPI pair are raw components inside the others, kept
+// so that other accounting conventions can be recomputed (docs/report-schema.md).
 type ThreadTimes struct {
 	Work           int64
 	MPI            int64
-	Overhead       int64 // not working, some task ready, inside a parallel region
+	Overhead       int64 // not working, some task ready (or forking/joining a team), inside a parallel region
 	Idle           int64 // not working, no task ready, inside a parallel region
 	OverheadSerial int64 // the same outside any parallel region
 	IdleSerial     int64
+	// ForkJoin is the part of Overhead (OverheadSerial when the region is
+	// unknown) the thread spent creating or ending a team: from
+	// parallel_begin to its implicit task's begin and from that task's end
+	// to parallel_end. Team creation is work the runtime does for the
+	// region, overhead in POT's (Tallent's) sense, not a lack of work.
+	ForkJoin int64
+	// IdleInMPI is the thread's non-working time (idle or overhead, not
+	// ForkJoin) while another thread of its process is inside MPI;
+	// IdleInMPISerial the part of it outside any parallel region (workers
+	// waiting while the master communicates between regions).
+	IdleInMPI       int64
+	IdleInMPISerial int64
 }
 
 // Total returns the accounted time.
@@ -26,6 +41,7 @@ const (
 	catNonWork category = iota
 	catWork
 	catMPI
+	catForkJoin // the encountering thread forks or joins a team
 )
 
 // Breakdown integrates POT's δr and δw per thread (Alg. 3). It is lazy: a
@@ -39,11 +55,16 @@ type Breakdown struct {
 	prev   int64 // time r is integrated to
 	rBegin int64 // ∫ δr up to the window's begin, once passed
 	rEnd   int64 // ∫ δr up to the window's end, once passed
-	cat    []category
-	since  []int64
-	rSince []int64
-	region []int32 // top-level region instance during the open interval
-	num    []int32 // team number in it
+	// m integrates δm, 1 while some thread of the process is in MPI, the
+	// same way, for ThreadTimes.IdleInMPI.
+	m, mBegin, mEnd int64
+	inMPI           int // threads whose open interval is catMPI
+	cat             []category
+	since           []int64
+	rSince          []int64
+	mSince          []int64
+	region          []int32 // top-level region instance during the open interval
+	num             []int32 // team number in it
 }
 
 // newBreakdown starts the integration at time start, at or before the
@@ -56,6 +77,7 @@ func newBreakdown(s *Sim, start int64) *Breakdown {
 		cat:     make([]category, n),
 		since:   make([]int64, n),
 		rSince:  make([]int64, n),
+		mSince:  make([]int64, n),
 		region:  make([]int32, n),
 		num:     make([]int32, n),
 	}
@@ -76,13 +98,20 @@ func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
 	if s.Ready > 0 {
 		rate = 1
 	}
+	var mRate int64
+	if b.inMPI > 0 {
+		mRate = 1
+	}
 	if prev < s.Begin && s.Begin <= now {
 		b.rBegin = b.r + rate*(s.Begin-prev)
+		b.mBegin = b.m + mRate*(s.Begin-prev)
 	}
 	if prev < s.End && s.End <= now {
 		b.rEnd = b.r + rate*(s.End-prev)
+		b.mEnd = b.m + mRate*(s.End-prev)
 	}
 	b.r += rate * dt
+	b.m += mRate * dt
 	b.prev = now
 }
 
@@ -114,6 +143,12 @@ func (b *Breakdown) update(s *Sim, th int) {
 	cat, region, num := b.classify(s, th)
 	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
 		b.close(s, th, s.Now)
+		if b.cat[th] == catMPI {
+			b.inMPI--
+		}
+		if cat == catMPI {
+			b.inMPI++
+		}
 		b.cat[th], b.region[th], b.num[th] = cat, region, num
 	}
 }
@@ -135,8 +170,18 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 	if thr.MPI > 0 {
 		return catMPI, region, num
 	}
-	if top := thr.Current(); top != NoTask && s.Tasks[top].State == Running {
-		return catWork, region, num
+	if top := thr.Current(); top != NoTask {
+		switch tk := &s.Tasks[top]; {
+		case tk.State == Running:
+			return catWork, region, num
+		case tk.State == Suspended && tk.Wait == WaitParallel:
+			// Forking or joining a team: outside any team the time belongs
+			// to the region being forked or joined, as its master (0).
+			if region < 0 && thr.Fork > 0 {
+				region, num = thr.Fork-1, 0
+			}
+			return catForkJoin, region, num
+		}
 	}
 	return catNonWork, region, num
 }
@@ -146,28 +191,44 @@ func (b *Breakdown) close(s *Sim, th int, now int64) {
 	from, to := max(b.since[th], s.Begin), min(now, s.End)
 	if to > from {
 		rFrom, rTo := b.rSince[th], b.r
+		mFrom, mTo := b.mSince[th], b.m
 		if b.since[th] < s.Begin {
-			rFrom = b.rBegin
+			rFrom, mFrom = b.rBegin, b.mBegin
 		}
 		if now > s.End {
-			rTo = b.rEnd
+			rTo, mTo = b.rEnd, b.mEnd
 		}
-		b.account(s, th, to-from, rTo-rFrom)
+		b.account(s, th, to-from, rTo-rFrom, mTo-mFrom)
 	}
 	b.since[th] = now
 	b.rSince[th] = b.r
+	b.mSince[th] = b.m
 }
 
 // account adds d ns of thread th's current category, ov of them with a task
-// ready, to its times.
-func (b *Breakdown) account(s *Sim, th int, d, ov int64) {
+// ready and im with another thread in MPI, to its times.
+func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
 	t := &b.Threads[th]
 	switch b.cat[th] {
 	case catWork:
 		t.Work += d
 	case catMPI:
 		t.MPI += d
+	case catForkJoin:
+		// Not in the region's per-member idleness: TALP's load balance
+		// compares the members' waits, and the fork is nobody's wait (TALP
+		// books it under scheduling, see Sim.TALP).
+		t.ForkJoin += d
+		if b.region[th] >= 0 {
+			t.Overhead += d
+		} else {
+			t.OverheadSerial += d
+		}
 	default:
+		t.IdleInMPI += im
+		if b.region[th] < 0 {
+			t.IdleInMPISerial += im
+		}
 		if r := b.region[th]; r >= 0 {
 			t.Overhead += ov
 			t.Idle += d - ov
@@ -196,6 +257,12 @@ type TALP struct {
 	// thread in every team they are M times the seed's sums.
 	LB    int64
 	Sched int64
+	// Raw components inside Idle, for other conventions: Σ_j ForkJoin (inside
+	// Sched: runtime time of a region not caused by imbalance), Σ_j IdleInMPI
+	// and Σ_j IdleInMPISerial (the part inside Serial).
+	ForkJoin        int64
+	IdleInMPI       int64
+	IdleInMPISerial int64
 }
 
 // TALP computes the process's TALP components after the simulation.
@@ -211,6 +278,9 @@ func (s *Sim) TALP() TALP {
 		t.Useful += tt.Work
 		t.MPI += tt.MPI
 		t.Idle += tt.Overhead + tt.Idle + tt.OverheadSerial + tt.IdleSerial
+		t.ForkJoin += tt.ForkJoin
+		t.IdleInMPI += tt.IdleInMPI
+		t.IdleInMPISerial += tt.IdleInMPISerial
 	}
 	for i := range s.Regions {
 		reg := &s.Regions[i]
@@ -227,6 +297,9 @@ func (s *Sim) TALP() TALP {
 		}
 		t.Sched += int64(len(reg.Idle)) * mn
 	}
-	t.Serial = t.Idle - inRegion
+	// Team fork and join belong to the region they open or close, and are
+	// not load imbalance: scheduling time of the region.
+	t.Sched += t.ForkJoin
+	t.Serial = t.Idle - inRegion - t.ForkJoin
 	return t
 }

@@ -133,6 +133,11 @@ type Thread struct {
 	Teams    []TeamRef
 	Groups   []OpenGroup
 	RunSince int64 // when the task on top started running
+	// Fork is 1 + the region instance whose fork or join the thread last
+	// did (0 none): meaningful while its current task waits on WaitParallel
+	// outside any team, i.e. from parallel_begin to its implicit task's
+	// begin and from that task's end to parallel_end.
+	Fork int32
 }
 
 // TeamRef is a thread's membership in a region instance's team.

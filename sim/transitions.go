@@ -602,6 +602,9 @@ func (s *Sim) LeaveTeam(th int, r int32) {
 	if n == 0 || (r >= 0 && thr.Teams[n-1].Region != r) {
 		return
 	}
+	// Leaving its outermost team, the encountering thread joins that region
+	// until its parallel_end (Thread.Fork).
+	thr.Fork = thr.Teams[n-1].Region + 1
 	thr.Teams = thr.Teams[:n-1]
 }
 
@@ -711,8 +714,12 @@ func (s *Sim) checkBarrier(r int32) {
 	}
 }
 
-// SuspendForParallel: t encountered a parallel region and waits for it.
-func (s *Sim) SuspendForParallel(t Task, th int) { s.suspend(t, th, WaitParallel) }
+// SuspendForParallel: t encountered parallel region r and waits for it.
+// Until th's implicit task of r begins, th forks r's team (Thread.Fork).
+func (s *Sim) SuspendForParallel(t Task, r int32, th int) {
+	s.suspend(t, th, WaitParallel)
+	s.Threads[th].Fork = r + 1
+}
 
 // FinishImplicit completes an implicit or initial task and pops it.
 func (s *Sim) FinishImplicit(t Task, th int) {

@@ -15,7 +15,7 @@ func newGenCmd() *cobra.Command {
 	var cfg gen.Config
 	var out string
 	var family []int
-	var grain, task, compute, serial, latency, skew time.Duration
+	var grain, task, compute, serial, fork, join, latency, skew time.Duration
 	cmd := &cobra.Command{
 		Use:   "gen WORKLOAD -o DIR",
 		Short: "Write a synthetic trace with known results (and expected.json)",
@@ -59,6 +59,7 @@ are remote task dependences with --latency.`,
 			cfg.TaskNS = int64(task)
 			cfg.ComputeNS = int64(compute)
 			cfg.SerialNS = int64(serial)
+			cfg.ForkNS, cfg.JoinNS = int64(fork), int64(join)
 			cfg.LatencyNS = int64(latency)
 			cfg.SkewNS = int64(skew)
 			start := time.Now()
@@ -104,6 +105,8 @@ are remote task dependences with --latency.`,
 	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo: the last rank computes (1+x)× the first")
 	f.Float64Var(&cfg.ThreadImbalance, "thread-imbalance", 0, "halo: the last thread computes (1+x)× the first")
 	f.DurationVar(&serial, "serial", 0, "halo: serial work of the master per iteration (default 50µs); stencil, nearest, spread: one serial task before the first step")
+	f.DurationVar(&fork, "fork", 0, "halo: team creation per parallel region (parallel_begin to the implicit tasks)")
+	f.DurationVar(&join, "join", 0, "halo: team end per parallel region (the implicit tasks' end to parallel_end)")
 	f.Float64Var(&cfg.Inflation, "inflation", 0, "stencil, nearest, spread: tasks run 1+x·(threads−1) times longer (work-time inflation)")
 	f.IntSliceVar(&family, "family", nil, "stencil, nearest, spread: write one run per thread count (e.g. 1,2,4,8) into DIR/threads-N, and DIR/expected-compare.json for ptrace compare")
 	f.Int64Var(&cfg.Bytes, "bytes", 0, "halo: message size (default 64 KiB)")

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The sentences below are shared by the text and HTML reports so that both
+// say the same thing with the same numbers.
+
+// ClockSummary says what clock synchronization did, step by step: which
+// step removed the violations (the offset model, then the CLC) and what the
+// CLC then changed. A CLC that moved nothing is said so, rather than left
+// as "max correction 0 ns" beside vanished violations.
+func ClockSummary(cs *ClockSync) string {
+	var b strings.Builder
+	b.WriteString(cs.Method)
+	offset, clc := offsetStep(cs.Method), strings.HasSuffix(cs.Method, "clc")
+	if cs.Messages > 0 || cs.ViolationsBefore > 0 {
+		fmt.Fprintf(&b, ", %d messages, violations %d recorded", cs.Messages, cs.ViolationsBefore)
+		if offset != "" {
+			fmt.Fprintf(&b, " → %d after %s", cs.ViolationsInterpolated, offset)
+		}
+		if clc {
+			fmt.Fprintf(&b, " → %d after the CLC", cs.ViolationsAfter)
+		}
+	}
+	if clc {
+		if cs.MaxCorrectionNS == 0 {
+			b.WriteString("; the CLC then moved no event")
+		} else {
+			fmt.Fprintf(&b, "; the CLC then moved events forward by up to %s (mean %s over all events)", Dur(cs.MaxCorrectionNS), Dur(cs.MeanCorrectionNS))
+		}
+	}
+	if cs.UnmatchedSends+cs.UnmatchedReceives > 0 {
+		fmt.Fprintf(&b, ", unmatched %d sends / %d receives", cs.UnmatchedSends, cs.UnmatchedReceives)
+	}
+	return b.String()
+}
+
+// offsetStep names the offset model of a ClockSync.Method.
+func offsetStep(method string) string {
+	m := strings.TrimSuffix(strings.TrimSuffix(method, "clc"), "+")
+	switch m {
+	case "interpolation":
+		return "the offset interpolation"
+	case "alignment":
+		return "the first-event alignment"
+	case "interpolation+alignment":
+		return "the offset interpolation (first-event alignment where unmeasured)"
+	}
+	return ""
+}
+
+// RawLine lists the raw components inside the breakdown's categories that
+// let other conventions be recomputed (sums over threads).
+func RawLine(forkJoin, idleMPI, idleMPISerial int64) string {
+	return fmt.Sprintf("fork/join %s; idle while another thread is in MPI %s (serial %s)",
+		Dur(forkJoin), Dur(idleMPI), Dur(idleMPISerial))
+}
+
+// AdviceLine is the advice with the numbers it was decided from.
+func AdviceLine(a *Advice) string {
+	return fmt.Sprintf("advice (%s): %s [non-work: serial %s, imbalance %s, starvation %s, overhead %s]",
+		a.Dominant, a.Text, Dur(a.SerialNS), Dur(a.ImbalanceNS), Dur(a.StarvationNS), Dur(a.OverheadNS))
+}
