@@ -1,0 +1,64 @@
+package driver
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/ptrace-dev/ptrace/otf2"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// The two hooks of OTF2 input: openTrace lists an OTF2 archive's processes
+// (location groups) as a trace directory's files, and loadProcess converts
+// one of them into ptrace's format in memory and loads it like a native
+// process file. Everything else sees one data model.
+
+// openTrace lists a ptrace trace directory or an OTF2 archive (its anchor
+// file or the directory holding it).
+func openTrace(path string) (*trace.Dir, error) {
+	if !otf2.IsArchive(path) {
+		return trace.OpenDir(path)
+	}
+	a, err := otf2.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	d := &trace.Dir{Path: path, Manifest: &trace.Manifest{Format: "otf2", Ranks: a.NumProcesses(),
+		Producer: a.Producer(), Command: []string{a.Path}}}
+	for i := 0; i < a.NumProcesses(); i++ {
+		p := a.Process(i)
+		d.Files = append(d.Files, trace.FileInfo{Rank: i, File: p.Name, Events: p.Events, Bytes: p.Bytes})
+	}
+	return d, nil
+}
+
+// loadProcess loads process i of the trace at root; path is its file in a
+// ptrace directory (a display name for OTF2). An OTF2 process is converted
+// in memory and loaded from the bytes. Streaming from disk (--memory-limit)
+// rereads a ptrace file on every pass; a converted process has none, so it
+// stays in memory and the process says so.
+func loadProcess(root, path string, i int, opts trace.LoadOptions) (*trace.Process, error) {
+	if !otf2.IsArchive(root) {
+		return trace.LoadProcess(path, opts)
+	}
+	a, err := otf2.Open(root)
+	if err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	st, err := a.Convert(i, &buf)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	stream := opts.Stream
+	opts.Stream = false
+	p, err := trace.LoadProcessReader(&buf, path+" (converted from OTF2)", opts)
+	if err != nil {
+		return nil, err
+	}
+	p.Warnings = append(p.Warnings, st.Warnings...)
+	if stream {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: OTF2 input is converted in memory; --memory-limit cannot stream it from disk", path))
+	}
+	return p, nil
+}
