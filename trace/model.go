@@ -33,6 +33,14 @@ type Header struct {
 	Producer  string   `msgpack:"producer"`     // "ptrace-collector 0.1", "ptrace gen"
 	Runtime   string   `msgpack:"runtime"`      // OpenMP runtime description if known
 	StartNS   int64    `msgpack:"start_ns"`     // wall-clock start, for display only
+	// Optional, written by the collector (docs/trace-format.md): what
+	// stamped the events ("tsc": the invariant TSC, converted to ns of
+	// clock_source by the collector; "clock_gettime"), the TSC rate of the
+	// start-up calibration, and the cost of recording one event measured at
+	// start-up, which the analysis' instrumentation correction subtracts.
+	TimestampCounter string `msgpack:"timestamp_counter,omitempty"`
+	TSCHz            int64  `msgpack:"tsc_hz,omitempty"`
+	EventCostNS      int64  `msgpack:"event_cost_ns,omitempty"`
 }
 
 // Thread types as OMPT numbers them (ompt_thread_t).
@@ -91,6 +99,7 @@ type End struct {
 	Chunks    int64   `msgpack:"chunks"`
 	Dropped   int64   `msgpack:"dropped"` // events the collector could not record
 	Truncated bool    `msgpack:"truncated"`
+	TSCHz     int64   `msgpack:"tsc_hz,omitempty"` // TSC rate over the whole run (optional)
 }
 
 // Tables holds everything of a process but its events. Tables arrive in
