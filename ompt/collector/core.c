@@ -1511,10 +1511,28 @@ void ptr_install_signals(void)
 
 static void at_exit(void)
 {
-	/* With the OpenMP runtime active, ompt_finalize comes later (libomp shuts
-	 * down after the atexit handlers) and writes the trace then. */
-	if (!ptr_ompt_active())
+	if (!ptr_ompt_active()) {
 		ptr_finish("exit");
+		return;
+	}
+	/* With the OpenMP runtime active, ompt_finalize normally comes later
+	 * (libomp shuts down after the atexit handlers, and the workers'
+	 * thread_end events come with it). But when exit() is called inside a
+	 * parallel region (by a worker, or by the initial thread in a nested
+	 * implicit task or in a task) libomp never delivers it: the trace is
+	 * finished here. The other threads are not stopped: what each has
+	 * committed (release-published, read with acquire) is written, a record
+	 * it is writing at this moment is not, and anything it records after
+	 * the trace is closed is dropped; the file lock is held only by a
+	 * thread flushing its full buffer, a wait bounded by one flush. */
+	ptr_thread *t = ptr_tls;
+	if (t && (atomic_load_explicit(&t->type, memory_order_relaxed) == 2 || t->idepth >= 2)) {
+		ptr_finish("exit in a parallel region");
+		return;
+	}
+	/* Otherwise write what is recorded so far (no end frame): should
+	 * ompt_finalize not come after all, the events are on disk. */
+	ptr_flush_all();
 }
 
 static void at_fork_child(void)

@@ -92,6 +92,7 @@ func build() (*harness, string, error) {
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "crash"), "ompt/collector/e2e/testdata/crash.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "nofinalize"), "ompt/collector/e2e/testdata/nofinalize.c"},
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "detach"), "ompt/collector/e2e/testdata/detach.c"},
+		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "exitpar"), "ompt/collector/e2e/testdata/exitpar.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mt_mpi"), "ompt/collector/e2e/testdata/mt_mpi.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mpi_abort"), "ompt/collector/e2e/testdata/mpi_abort.c"},
 	}
@@ -744,6 +745,28 @@ func TestRobustness(t *testing.T) {
 			t.Errorf("incomplete trace: end %+v", p.End)
 		}
 	})
+	// exit() inside a parallel region: libomp delivers no ompt_finalize,
+	// and every event recorded before the exit must still be written, with
+	// the end frame (the trace validates without problems).
+	for _, how := range []string{"worker", "master", "task", "serial"} {
+		t.Run("exit-"+how, func(t *testing.T) {
+			dir, code, out := h.record(t, nil, filepath.Join(h.work, "exitpar"), how)
+			if code != 5 {
+				t.Errorf("exit status %d, want 5\n%s", code, out)
+			}
+			p := valid(t, dir)[0]
+			want := 100
+			if how == "task" || how == "serial" {
+				want = 101
+			}
+			if n := sum(count(p, trace.TaskCreate, nil)); p.End == nil || n != want {
+				t.Errorf("end %+v, %d tasks created, want an end frame and %d", p.End, n, want)
+			}
+			if done := sum(count(p, trace.TaskSchedule, func(e *trace.Event) bool { return e.Args[1] == 1 })); done < 100 {
+				t.Errorf("%d task completions, want at least the 100 before the exit", done)
+			}
+		})
+	}
 	t.Run("nofinalize", func(t *testing.T) {
 		cmd := mpirun(filepath.Join(h.work, "nofinalize"))
 		dir, _, out := h.record(t, nil, cmd...)
