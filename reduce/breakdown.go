@@ -9,6 +9,9 @@ type Times struct {
 	Idle           int64 // in and outside parallel regions
 	IdleSerial     int64 // idleness outside parallel regions
 	OverheadSerial int64
+	// Instrumentation is the recording time the instrumentation correction
+	// took out of Work.
+	Instrumentation int64
 }
 
 // Add accumulates o into t.
@@ -20,6 +23,7 @@ func (t *Times) Add(o Times) {
 	t.Idle += o.Idle
 	t.IdleSerial += o.IdleSerial
 	t.OverheadSerial += o.OverheadSerial
+	t.Instrumentation += o.Instrumentation
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's

@@ -101,21 +101,39 @@ type ClockProcess struct {
 // "breakdown"): for every thread, work + mpi + overhead + idleness equals its
 // accounted time.
 type Breakdown struct {
-	ThreadTimeNS       int64          `json:"thread_time_ns"`
-	WorkNS             int64          `json:"work_ns"`
-	MPINS              int64          `json:"mpi_ns"`
-	OverheadNS         int64          `json:"overhead_ns"`
-	IdlenessNS         int64          `json:"idleness_ns"`
-	IdlenessSerialNS   int64          `json:"idleness_serial_ns"`
-	IdlenessParallelNS int64          `json:"idleness_parallel_ns"`
-	WorkRatio          float64        `json:"work_ratio"`
-	MPIRatio           float64        `json:"mpi_ratio"`
-	OverheadRatio      float64        `json:"overhead_ratio"`
-	IdlenessRatio      float64        `json:"idleness_ratio"`
-	Class              string         `json:"class"` // Tallent's LL, LH, HL, HH
-	Interpretation     string         `json:"interpretation"`
-	Thresholds         Thresholds     `json:"thresholds"`
-	PerProcess         []ProcessTimes `json:"per_process"`
+	ThreadTimeNS       int64 `json:"thread_time_ns"`
+	WorkNS             int64 `json:"work_ns"`
+	MPINS              int64 `json:"mpi_ns"`
+	OverheadNS         int64 `json:"overhead_ns"`
+	IdlenessNS         int64 `json:"idleness_ns"`
+	IdlenessSerialNS   int64 `json:"idleness_serial_ns"`
+	IdlenessParallelNS int64 `json:"idleness_parallel_ns"`
+	// InstrumentationNS is the collector's recording time taken out of
+	// work by the instrumentation correction (0 when off or not known);
+	// work + MPI + overhead + idleness + instrumentation = thread time.
+	InstrumentationNS         int64                      `json:"instrumentation_ns"`
+	InstrumentationCorrection *InstrumentationCorrection `json:"instrumentation_correction,omitempty"`
+	WorkRatio                 float64                    `json:"work_ratio"`
+	MPIRatio                  float64                    `json:"mpi_ratio"`
+	OverheadRatio             float64                    `json:"overhead_ratio"`
+	IdlenessRatio             float64                    `json:"idleness_ratio"`
+	Class                     string                     `json:"class"` // Tallent's LL, LH, HL, HH
+	Interpretation            string                     `json:"interpretation"`
+	Thresholds                Thresholds                 `json:"thresholds"`
+	PerProcess                []ProcessTimes             `json:"per_process"`
+}
+
+// InstrumentationCorrection says how the breakdown took the collector's own
+// recording cost out of work (docs/ACCURACY.md): each event recorded inside
+// a stretch of work costs the thread EventCostNS (measured by the collector
+// at start-up, header field event_cost_ns), subtracted from that work.
+// Applied is false under analyze --no-instrumentation-correction, or when no
+// trace carries a cost (then nothing is subtracted).
+type InstrumentationCorrection struct {
+	Applied     bool  `json:"applied"`
+	EventCostNS int64 `json:"event_cost_ns"` // the largest of the processes'
+	Events      int64 `json:"events"`        // events corrected
+	CorrectedNS int64 `json:"corrected_ns"`  // = instrumentation_ns
 }
 
 // Thresholds are the ratios above which idleness or overhead count as high.
@@ -136,6 +154,7 @@ type ProcessTimes struct {
 	IdlenessNS         int64  `json:"idleness_ns"`
 	IdlenessSerialNS   int64  `json:"idleness_serial_ns"`
 	IdlenessParallelNS int64  `json:"idleness_parallel_ns"`
+	InstrumentationNS  int64  `json:"instrumentation_ns"`
 	Class              string `json:"class"`
 }
 
