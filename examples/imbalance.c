@@ -5,6 +5,13 @@
  * a barrier; I iterations. Ideal values: work = I·g·n(n+1)/2 and idleness =
  * I·g·n(n-1)/2 per process.
  *
+ * The program also times itself, for comparison with what a trace says
+ * (scripts/collector/accuracy.sh): each thread adds up the time its tasks
+ * spin and the time its implicit task runs between the barrier and the
+ * taskwait (clock reads at both ends, in the program's own code), and the
+ * second output line gives these busy times and the region's span:
+ *   imbalance-own: span_ns=S busy_ns=B0,B1,... work_ns=ΣB nonwork_ns=n·S−ΣB
+ *
  *   usage: imbalance [g_us=16] [iterations=100]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -20,11 +27,22 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+#define MAXT 256
+
+/* per-thread busy time, one cache line each */
+static struct {
+	double ns;
+	char pad[56];
+} busy[MAXT];
+
 static void spin(double ns)
 {
-	double end = now_ns() + ns;
-	while (now_ns() < end)
+	double start = now_ns(), end = start + ns, t;
+	while ((t = now_ns()) < end)
 		;
+	int me = omp_get_thread_num();
+	if (me < MAXT)
+		busy[me].ns += t - start;
 }
 
 int main(int argc, char **argv)
@@ -50,14 +68,26 @@ int main(int argc, char **argv)
 #pragma omp single
 		n = omp_get_num_threads();
 		int t = omp_get_thread_num() + 1;
+		double own = 0, a = now_ns();
 		for (int it = 0; it < iters; it++) {
 #pragma omp task firstprivate(t)
 			spin(t * g * 1e3);
+			own += now_ns() - a;
 #pragma omp taskwait
 #pragma omp barrier
+			a = now_ns();
 		}
+		if (t - 1 < MAXT)
+			busy[t - 1].ns += own;
 	}
-	double el = (now_ns() - t0) * 1e-9;
-	printf("imbalance: threads=%d g=%.3fus iterations=%d tasks=%d elapsed=%.6fs\n", n, g, iters, n * iters, el);
+	double span = now_ns() - t0;
+	printf("imbalance: threads=%d g=%.3fus iterations=%d tasks=%d elapsed=%.6fs\n", n, g, iters, n * iters, span * 1e-9);
+	double sum = 0;
+	printf("imbalance-own: span_ns=%.0f busy_ns=", span);
+	for (int i = 0; i < n && i < MAXT; i++) {
+		printf("%s%.0f", i ? "," : "", busy[i].ns);
+		sum += busy[i].ns;
+	}
+	printf(" work_ns=%.0f nonwork_ns=%.0f\n", sum, n * span - sum);
 	return 0;
 }
