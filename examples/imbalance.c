@@ -11,6 +11,7 @@
  * taskwait (clock reads at both ends, in the program's own code), and the
  * second output line gives these busy times and the region's span:
  *   imbalance-own: span_ns=S busy_ns=B0,B1,... work_ns=ΣB nonwork_ns=n·S−ΣB
+ *                  region_ns=T0,T1   (CLOCK_MONOTONIC around the region)
  *
  *   usage: imbalance [g_us=16] [iterations=100]
  */
@@ -88,6 +89,6 @@ int main(int argc, char **argv)
 		printf("%s%.0f", i ? "," : "", busy[i].ns);
 		sum += busy[i].ns;
 	}
-	printf(" work_ns=%.0f nonwork_ns=%.0f\n", sum, n * span - sum);
+	printf(" work_ns=%.0f nonwork_ns=%.0f region_ns=%.0f,%.0f\n", sum, n * span - sum, t0, t0 + span);
 	return 0;
 }

@@ -606,16 +606,25 @@ static int emit_frame(int kind, struct iovec *iov, int niov, int in_signal)
 #include <cpuid.h>
 #endif
 
-/* A TSC reading and the CLOCK_MONOTONIC time at it (the mean of the two
- * clock reads around it). */
+/* A TSC reading and the CLOCK_MONOTONIC time at it: the mean of the two
+ * clock reads around it, from the tightest of 5 tries (a thread preempted
+ * between the reads would put the pair microseconds off). */
 static uint64_t tsc_pair(int64_t *ns)
 {
 #if defined(__x86_64__)
-	int64_t a = (int64_t)ptr_now();
-	uint64_t c = __rdtsc();
-	int64_t b = (int64_t)ptr_now();
-	*ns = a + (b - a) / 2;
-	return c;
+	int64_t best = -1;
+	uint64_t cb = 0;
+	for (int i = 0; i < 5; i++) {
+		int64_t a = (int64_t)ptr_now();
+		uint64_t c = __rdtsc();
+		int64_t b = (int64_t)ptr_now();
+		if (best < 0 || b - a < best) {
+			best = b - a;
+			cb = c;
+			*ns = a + (b - a) / 2;
+		}
+	}
+	return cb;
 #else
 	*ns = (int64_t)ptr_now();
 	return 0;
@@ -710,8 +719,26 @@ static void calibrate(void)
 	}
 }
 
+/* Whether the kernel keeps its own clock on the TSC: it switches to another
+ * clocksource (hpet, acpi_pm) when it finds the TSCs of the CPUs out of step
+ * or unstable. Unreadable (no sysfs): trust the CPU flag. */
+static int kernel_trusts_tsc(void)
+{
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	char b[64];
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	b[n] = 0;
+	return strncmp(b, "tsc", 3) == 0 || strncmp(b, "kvm-clock", 9) == 0 || strncmp(b, "hyperv_clocksource_tsc_page", 27) == 0;
+}
+
 /* Chooses the stamp source: the TSC where the CPU says it is invariant
- * (constant rate, running in every power state) unless PTRACE_CLOCK=monotonic. */
+ * (constant rate, running in every power state) and the kernel's clock is
+ * built on it, unless PTRACE_CLOCK=monotonic. */
 static void choose_clock(void)
 {
 	ptr_tsc = 0;
@@ -719,7 +746,7 @@ static void choose_clock(void)
 	const char *e = getenv("PTRACE_CLOCK");
 	unsigned a, b, c, d;
 	if ((!e || strcmp(e, "monotonic") != 0) && __get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007 &&
-	    __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)))
+	    __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) && kernel_trusts_tsc())
 		ptr_tsc = 1;
 #endif
 }
