@@ -20,14 +20,22 @@
 # descheduled thread) does not make the figure. The machine this was written
 # on is shared: read the spread, not only the median.
 #
-#   [REPEAT=5] [GRAINS="16 4 1"] [ANALYZE_FLAGS=...] scripts/collector/accuracy.sh [OUT=build/accuracy]
+#   [REPEAT=5] [GRAINS="16 4 1"] [LIBS="name=lib.so ..."] [ANALYZE_FLAGS=...] \
+#       scripts/collector/accuracy.sh [OUT=build/accuracy]
 #   TABLE_ONLY=1 ANALYZE_FLAGS=--no-instrumentation-correction scripts/collector/accuracy.sh OUT
 #       (re-analyses the traces already in OUT)
 #
-# OUT/g-<g>us-r<k>/       the traces
-# OUT/g-<g>us-r<k>.json   ptrace analyze --json output (if the analysis ran)
-# OUT/index.tsv           per run: g_us, iterations, threads, trace directory,
-#                         own work and non-work (ns), traced and untraced wall (s)
+# LIBS compares collector builds under the same load (default: this tree's
+# libptrace-omp.so, named "ptrace"): for every grain and repeat each library
+# traces one run (with its own untraced partner), the libraries' order
+# rotating, so a change in the machine's load hits them alike. The shared
+# VM this was written on ran at load averages of 10–30 on 2 cores: compare
+# libraries within one harness run, not across runs.
+#
+# OUT/NAME/g-<g>us-r<k>/       the traces of library NAME
+# OUT/NAME/g-<g>us-r<k>.json   ptrace analyze --json output (if the analysis ran)
+# OUT/NAME/index.tsv           per run: g_us, iterations, threads, trace directory,
+#                              own work and non-work (ns), traced and untraced wall (s)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,7 +44,8 @@ N=2
 REPEAT=${REPEAT:-5}
 GRAINS=${GRAINS:-16 4 1}
 export OMP_NUM_THREADS=$N
-LIB=$ROOT/build/collector/libptrace-omp.so
+LIBS=${LIBS:-ptrace=$ROOT/build/collector/libptrace-omp.so}
+read -r -a libs <<<"$LIBS"
 
 make -s -C "$ROOT" collector examples ptrace >/dev/null
 PTRACE=$ROOT/ptrace
@@ -56,38 +65,56 @@ analyze() {
 	fi
 }
 
+# one NAME LIB G IT K: a traced run with LIB and its untraced partner
+one() {
+	local name=$1 lib=$2 g=$3 it=$4 k=$5 out traced plain a
+	local dir=$OUT/$name/g-${g}us-r$k
+	rm -rf "$dir"
+	for order in $((k % 2)) $(((k + 1) % 2)); do
+		if [ "$order" = 1 ]; then
+			a=$(now)
+			out=$(PTRACE_DIR=$dir OMP_TOOL_LIBRARIES=$lib "$BIN" "$g" "$it")
+			traced=$((($(now) - a) / 1000))
+		else
+			a=$(now)
+			"$BIN" "$g" "$it" >/dev/null
+			plain=$((($(now) - a) / 1000))
+		fi
+	done
+	"$PTRACE" validate "$dir" >/dev/null
+	analyze "$dir"
+	own=$(sed -n 's/^imbalance-own:.* work_ns=\([0-9]*\) nonwork_ns=\([0-9]*\).*/\1\t\2/p' <<<"$out")
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$g" "$it" "$N" "$dir" "$own" \
+		"$(awk -v t="$traced" 'BEGIN{printf "%.6f", t/1e6}')" "$(awk -v t="$plain" 'BEGIN{printf "%.6f", t/1e6}')" >>"$OUT/$name/index.tsv"
+}
+
 if [ -n "${TABLE_ONLY:-}" ]; then
-	tail -n +2 "$OUT/index.tsv" | cut -f4 | while read -r dir; do analyze "$dir"; done
+	for spec in "${libs[@]}"; do
+		tail -n +2 "$OUT/${spec%%=*}/index.tsv" | cut -f4 | while read -r dir; do analyze "$dir"; done
+	done
 else
-	mkdir -p "$OUT"
-	printf 'g_us\titerations\tthreads\ttrace\town_work_ns\town_nonwork_ns\ttraced_wall_s\tplain_wall_s\n' >"$OUT/index.tsv"
+	for spec in "${libs[@]}"; do
+		mkdir -p "$OUT/${spec%%=*}"
+		printf 'g_us\titerations\tthreads\ttrace\town_work_ns\town_nonwork_ns\ttraced_wall_s\tplain_wall_s\n' >"$OUT/${spec%%=*}/index.tsv"
+	done
 	echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 	for g in $GRAINS; do
 		it=$((100000 / g))
 		((it > 10000)) && it=10000
 		((it < 100)) && it=100
 		for ((k = 1; k <= REPEAT; k++)); do
-			dir=$OUT/g-${g}us-r$k
-			rm -rf "$dir"
-			for order in $((k % 2)) $(((k + 1) % 2)); do
-				if [ "$order" = 1 ]; then
-					a=$(now)
-					out=$(PTRACE_DIR=$dir OMP_TOOL_LIBRARIES=$LIB "$BIN" "$g" "$it")
-					traced=$((($(now) - a) / 1000))
-				else
-					a=$(now)
-					"$BIN" "$g" "$it" >/dev/null
-					plain=$((($(now) - a) / 1000))
-				fi
+			for ((l = 0; l < ${#libs[@]}; l++)); do
+				spec=${libs[$(((l + k) % ${#libs[@]}))]}
+				one "${spec%%=*}" "${spec#*=}" "$g" "$it" "$k"
 			done
-			"$PTRACE" validate "$dir" >/dev/null
-			analyze "$dir"
-			own=$(sed -n 's/^imbalance-own:.* work_ns=\([0-9]*\) nonwork_ns=\([0-9]*\).*/\1\t\2/p' <<<"$out")
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$g" "$it" "$N" "$dir" "$own" \
-				"$(awk -v t="$traced" 'BEGIN{printf "%.6f", t/1e6}')" "$(awk -v t="$plain" 'BEGIN{printf "%.6f", t/1e6}')" >>"$OUT/index.tsv"
 		done
-		echo "g=${g}us: $REPEAT runs of $it iterations traced in $OUT/g-${g}us-r*" >&2
+		echo "g=${g}us: $REPEAT runs of $it iterations per library, load average $(cut -d' ' -f1 /proc/loadavg)" >&2
 	done
 	echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 fi
-cd "$ROOT" && go run ./scripts/collector/accuracy "$OUT"
+for spec in "${libs[@]}"; do
+	echo
+	echo "### ${spec%%=*} (${spec#*=})"
+	echo
+	(cd "$ROOT" && go run ./scripts/collector/accuracy "$OUT/${spec%%=*}")
+done

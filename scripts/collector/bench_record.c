@@ -103,6 +103,8 @@ static double clock_cost(uint64_t (*read)(void), long n)
 	return best;
 }
 
+static void empty(long i) { (void)i; }
+
 static uint64_t read_stamp(void) { return ptr_stamp(); }
 static uint64_t read_now(void) { return ptr_now(); }
 
@@ -124,6 +126,21 @@ int main(int argc, char **argv)
 	/* 1: clocks */
 	printf("stamp (ptr_stamp)        %6.1f ns\n", clock_cost(read_stamp, n / 10));
 	printf("clock_gettime            %6.1f ns\n", clock_cost(read_now, n / 10));
+	/* 2: callbacks (records thrown away between runs); first the two
+	 * measuring stamps around an empty indirect call, the floor of
+	 * entry→stamp + stamp→return */
+	{
+		static uint64_t d[200000];
+		void (*volatile e)(long) = empty;
+		long k = n / 10 < 200000 ? n / 10 : 200000;
+		for (long i = 0; i < k; i++) {
+			uint64_t a = ptr_stamp();
+			e(i);
+			d[i] = ptr_stamp() - a;
+		}
+		printf("stamps around an empty call %5.1f ns (median; both columns below include half of it or more)\n",
+		       (ptr_tsc ? tsc_ns_start : 1) * (double)median_u64(d, k));
+	}
 	/* 2: callbacks (records thrown away between runs) */
 	long m = n / 10 < 200000 ? n / 10 : 200000;
 	static const char *const none[2] = { "inside the work it interrupts", "" };
