@@ -1553,13 +1553,11 @@ static void at_exit(void)
 	 * the trace is closed is dropped; the file lock is held only by a
 	 * thread flushing its full buffer, a wait bounded by one flush. */
 	ptr_thread *t = ptr_tls;
-	if (t && (atomic_load_explicit(&t->type, memory_order_relaxed) == 2 || t->idepth >= 2)) {
+	if (t && (atomic_load_explicit(&t->type, memory_order_relaxed) == 2 || t->idepth >= 2))
 		ptr_finish("exit in a parallel region");
-		return;
-	}
-	/* Otherwise write what is recorded so far (no end frame): should
-	 * ompt_finalize not come after all, the events are on disk. */
-	ptr_flush_all();
+	/* Otherwise nothing is written here: a flush now would run on the
+	 * initial thread before its thread_end and count as the program's
+	 * serial work (10 ms per 100 000 events, more on a loaded machine). */
 }
 
 static void at_fork_child(void)

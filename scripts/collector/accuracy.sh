@@ -12,8 +12,8 @@
 # alternating from pair to pair), and the slowdown is the median over the
 # pairs of traced/untraced wall time (the whole process, trace writing at
 # exit included), printed with its min–max spread.
-# The analysis window starts at the benchmark's parallel region (the example
-# first runs a warm-up region in which libomp creates its threads).
+# The analysis window is the benchmark's parallel region (the example first
+# runs a warm-up region in which libomp creates its threads).
 # I is chosen so that each run lasts about 0.2 s (I·n·g), at least 100 and at
 # most 10 000 iterations (POT uses 10 000). Each grain is traced REPEAT times
 # (default 5) and the table shows medians, so one run the OS disturbed (a
@@ -54,13 +54,16 @@ now() { date +%s%N; }
 
 analyze() {
 	local dir=$1
-	# Measure the benchmark's region only, not the warm-up region before
-	# it where libomp creates its threads: from the second parallel_begin,
-	# in ns after the trace's first event.
-	t0=$("$PTRACE" dump "$dir" | awk 'NR == 1 || $1 < first { first = $1 }
-		$3 == "parallel_begin" && ++n == 2 { at = $1 } END { print at - first }')
+	# Measure the benchmark's region only, as the ideal and the program's
+	# own timing do: not the warm-up region before it, where libomp creates
+	# its threads, nor the program's exit after it. From the second
+	# parallel_begin to the second parallel_end, in ns after the trace's
+	# first event.
+	win=$("$PTRACE" dump "$dir" | awk 'NR == 1 || $1 < first { first = $1 }
+		$3 == "parallel_begin" && ++n == 2 { at = $1 } $3 == "parallel_end" && ++m == 2 { to = $1 }
+		END { print at - first ":" to - first }')
 	# shellcheck disable=SC2086
-	if ! "$PTRACE" analyze -q ${ANALYZE_FLAGS:-} --window "$t0:" --json "$dir.json" "$dir" 2>"$dir.analyze.err"; then
+	if ! "$PTRACE" analyze -q ${ANALYZE_FLAGS:-} --window "$win" --json "$dir.json" "$dir" 2>"$dir.analyze.err"; then
 		rm -f "$dir.json"
 	fi
 }
