@@ -61,7 +61,7 @@ analyze() {
 	# first event.
 	win=$("$PTRACE" dump "$dir" | awk 'NR == 1 || $1 < first { first = $1 }
 		$3 == "parallel_begin" && ++n == 2 { at = $1 } $3 == "parallel_end" && ++m == 2 { to = $1 }
-		END { print at - first ":" to - first }')
+		END { printf "%.0f:%.0f\n", at - first, to - first }')
 	# shellcheck disable=SC2086
 	if ! "$PTRACE" analyze -q ${ANALYZE_FLAGS:-} --window "$win" --json "$dir.json" "$dir" 2>"$dir.analyze.err"; then
 		rm -f "$dir.json"
