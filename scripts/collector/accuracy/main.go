@@ -43,6 +43,8 @@ type grain struct {
 	ownWork, ownNon  []float64 // the program's own timing, ns
 	dWork, dNon      []float64 // per run: measured vs own, relative
 	slow             []float64 // traced/untraced wall per pair
+	dIter, dIterRaw  []float64 // median iteration: trace vs own, relative
+	ownIter, trIter  []float64 // median iteration's work, ns
 	runs             int
 }
 
@@ -57,7 +59,7 @@ func run(out string) error {
 	sc.Scan() // header
 	for sc.Scan() {
 		c := strings.Split(sc.Text(), "\t")
-		if len(c) != 4 && len(c) != 8 {
+		if len(c) != 4 && len(c) != 8 && len(c) != 9 {
 			return fmt.Errorf("index.tsv: bad line %q", sc.Text())
 		}
 		g, _ := strconv.ParseFloat(c[0], 64)
@@ -69,13 +71,24 @@ func run(out string) error {
 		gr := grains[len(grains)-1]
 		gr.runs++
 		var ownW, ownN float64
-		if len(c) == 8 {
+		if len(c) >= 8 {
 			ownW, _ = strconv.ParseFloat(c[4], 64)
 			ownN, _ = strconv.ParseFloat(c[5], 64)
 			tw, _ := strconv.ParseFloat(c[6], 64)
 			pw, _ := strconv.ParseFloat(c[7], 64)
 			if tw > 0 && pw > 0 {
 				gr.slow = append(gr.slow, tw/pw)
+			}
+		}
+		if len(c) == 9 {
+			own, _ := strconv.ParseFloat(c[8], 64)
+			if raw, corr, err := iterWork(c[3]); err == nil && own > 0 {
+				gr.ownIter = append(gr.ownIter, own)
+				gr.trIter = append(gr.trIter, corr)
+				gr.dIter = append(gr.dIter, (corr-own)/own)
+				gr.dIterRaw = append(gr.dIterRaw, (raw-own)/own)
+			} else if err != nil {
+				fmt.Fprintln(os.Stderr, "accuracy:", err)
 			}
 		}
 		if b, err := breakdown(c[3] + ".json"); err == nil && b != nil && b.WorkNS > 0 {
@@ -132,8 +145,23 @@ func run(out string) error {
 		}
 		fmt.Printf("| %g µs | %d/%d | %s | %s | %s | %s | %s | %s | %s | %s |\n", gr.g, len(gr.dWork), gr.runs, ow, mw, dw, on, mn, dn, corr, sl)
 	}
+	fmt.Println()
+	fmt.Println("The median iteration (work of all threads in one iteration; an iteration in which no thread was descheduled), trace against the program's own timing, per run: median [min, max]:")
+	fmt.Println()
+	fmt.Println("| g | runs | own | trace (corrected) | divergence | divergence without the correction |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, gr := range grains {
+		if len(gr.dIter) == 0 {
+			fmt.Printf("| %g µs | 0/%d | – | – | – | – |\n", gr.g, gr.runs)
+			continue
+		}
+		fmt.Printf("| %g µs | %d/%d | %s | %s | %s | %s |\n", gr.g, len(gr.dIter), gr.runs, us(median(gr.ownIter)), us(median(gr.trIter)),
+			spread(gr.dIter, 100, "%+.1f %%"), spread(gr.dIterRaw, 100, "%+.1f %%"))
+	}
 	return nil
 }
+
+func us(ns float64) string { return fmt.Sprintf("%.2f µs", ns/1e3) }
 
 // spread formats the median of v and its range, each scaled by k.
 func spread(v []float64, k float64, f string) string {
