@@ -118,7 +118,7 @@ func (g *prog) run(t *testing.T, strict bool) (*sim.Sim, *ompt.Model, error) {
 // runCost simulates with the instrumentation correction at cost ns per event.
 func (g *prog) runCost(t *testing.T, cost int64) (*sim.Sim, *ompt.Model, error) {
 	t.Helper()
-	s := sim.New(g.p, false)
+	s := sim.New(g.proc(), nil, false)
 	s.EventCostNS = cost
 	m := ompt.NewModel()
 	err := s.Run(m)

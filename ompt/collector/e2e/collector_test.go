@@ -386,8 +386,8 @@ func testImbalance(t *testing.T, h *harness, clock string) {
 		t.Fatalf("no region_ns in the output: %v\n%s", err, out)
 	}
 	var regions [][2]int64
-	for _, e := range p.Events[0] {
-		switch e.Kind {
+	for sc := p.Scan(0, nil); sc.Next(); {
+		switch e := sc.Event(); e.Kind {
 		case trace.ParallelBegin:
 			regions = append(regions, [2]int64{e.Time, 0})
 		case trace.ParallelEnd:
