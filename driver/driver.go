@@ -41,6 +41,9 @@ type Options struct {
 	// entry into MPI_Finalize, as TALP measures (traces without MPI are
 	// analysed whole either way).
 	WholeRun bool
+	// NoInstrumentationCorrection keeps the collector's recording cost in
+	// the work it was recorded in (see sim/instrument.go).
+	NoInstrumentationCorrection bool
 	// Window, when set, limits the analysis to a part of the run, in ns
 	// after the trace's first event (cut to the trace); it replaces the
 	// default window.

@@ -30,6 +30,7 @@ type simRow struct {
 	Executed   int64 // explicit tasks run
 	WarnCount  int64
 	Warnings   []string
+	Instr      instrRow
 }
 
 // simulate runs POT's simulation on every owned process and reduces the
@@ -97,6 +98,7 @@ func (r *run) simulate() error {
 		s := sim.New(p, r.timebase(i), r.opts.Strict)
 		s.SetWindow(r.first, r.last)
 		s.RecordDeps = true
+		s.EventCostNS = r.eventCost(p)
 		model := ompt.NewModel()
 		model.KeepDependences()
 		stats := sim.NewTaskStats()
@@ -203,9 +205,10 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			ThreadTime: window, Work: tt.Work, MPI: tt.MPI,
 			Overhead: tt.Overhead + tt.OverheadSerial, Idle: tt.Idle + tt.IdleSerial,
 			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
-			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial,
+			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial, Instrumentation: tt.Instrumentation,
 		})
 	}
+	row.Instr = instrSummary(s)
 	t := s.TALP()
 	row.TALP = reduce.TALPRow{Rank: rank, Threads: t.Threads, ElapsedNS: t.ElapsedNS, Useful: t.Useful,
 		MPI: t.MPI, Idle: t.Idle, Serial: t.Serial, LB: t.LB, Sched: t.Sched,
@@ -254,13 +257,14 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			Rank: row.Rank, Host: row.Host, Threads: row.Threads, ThreadTimeNS: row.Times.ThreadTime,
 			WorkNS: row.Times.Work, MPINS: row.Times.MPI, OverheadNS: row.Times.Overhead, IdlenessNS: row.Times.Idle,
 			IdlenessSerialNS: row.Times.IdleSerial, IdlenessParallelNS: row.Times.Idle - row.Times.IdleSerial, Class: cl.Code,
-			ForkJoinNS: row.Times.ForkJoin, IdleDuringMPINS: row.Times.IdleInMPI, IdleSerialDuringMPINS: row.Times.IdleInMPISerial,
+			ForkJoinNS: row.Times.ForkJoin, IdleDuringMPINS: row.Times.IdleInMPI, IdleSerialDuringMPINS: row.Times.IdleInMPISerial, InstrumentationNS: row.Times.Instrumentation,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
 	}
 	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial
 	b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS = tot.ForkJoin, tot.IdleInMPI, tot.IdleInMPISerial
+	b.InstrumentationNS, b.InstrumentationCorrection = tot.Instrumentation, r.instrReport(rows, tot.Instrumentation)
 	if tot.ThreadTime > 0 {
 		tt := float64(tot.ThreadTime)
 		b.WorkRatio, b.MPIRatio = float64(tot.Work)/tt, float64(tot.MPI)/tt
@@ -310,6 +314,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	for _, f := range reduce.TaskFindings(merged, threads) {
 		tasks.Findings = append(tasks.Findings, report.Finding{Severity: f.Severity, Topic: f.Topic, Message: f.Message})
 	}
+	tasks.Findings = append(tasks.Findings, grainFindings(b.InstrumentationCorrection, merged)...)
 	if b.Class != "LL" {
 		tasks.Findings = append(tasks.Findings, report.Finding{Severity: "warning", Topic: "breakdown",
 			Message: fmt.Sprintf("%s: %s (idleness %.0f%%, overhead %.0f%% of thread time)", b.Class, b.Interpretation, 100*b.IdlenessRatio, 100*b.OverheadRatio)})

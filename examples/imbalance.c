@@ -5,6 +5,17 @@
  * a barrier; I iterations. Ideal values: work = I·g·n(n+1)/2 and idleness =
  * I·g·n(n-1)/2 per process.
  *
+ * The program also times itself, for comparison with what a trace says
+ * (scripts/collector/accuracy.sh): each thread adds up the time its tasks
+ * spin and the time its implicit task runs between the barrier and the
+ * taskwait (clock reads at both ends, in the program's own code), and the
+ * second output line gives these busy times and the region's span:
+ *   imbalance-own: span_ns=S busy_ns=B0,B1,... work_ns=ΣB nonwork_ns=n·S−ΣB
+ *                  region_ns=T0,T1   (CLOCK_MONOTONIC around the region)
+ *                  iter_median_ns=M  (median over iterations 1… of the
+ *                  busy time of all threads in the iteration: robust to a
+ *                  thread descheduled now and then)
+ *
  *   usage: imbalance [g_us=16] [iterations=100]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -20,11 +31,37 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-static void spin(double ns)
+#define MAXT 256
+
+/* per-thread busy time, one cache line each */
+static struct {
+	double ns;
+	char pad[56];
+} busy[MAXT];
+
+static double *iter_busy; /* [thread * iters + iteration] */
+static int iters_;
+
+static void add_busy(int me, int it, double ns)
 {
-	double end = now_ns() + ns;
-	while (now_ns() < end)
+	if (me < MAXT) {
+		busy[me].ns += ns;
+		iter_busy[(size_t)me * (size_t)iters_ + (size_t)it] += ns;
+	}
+}
+
+static void spin(double ns, int it)
+{
+	double start = now_ns(), end = start + ns, t;
+	while ((t = now_ns()) < end)
 		;
+	add_busy(omp_get_thread_num(), it, t - start);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)
@@ -36,6 +73,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	int n = 0;
+	iters_ = iters;
+	iter_busy = calloc((size_t)MAXT * (size_t)iters, sizeof *iter_busy);
+	if (!iter_busy)
+		return 1;
 	/* Warm-up: the runtime creates its threads here (4 ms on a small VM),
 	 * so the measured region starts with the whole team ready, as in POT's
 	 * runs. The region stores to a volatile: LLVM deletes a parallel region
@@ -50,14 +91,37 @@ int main(int argc, char **argv)
 #pragma omp single
 		n = omp_get_num_threads();
 		int t = omp_get_thread_num() + 1;
+		double a = now_ns();
 		for (int it = 0; it < iters; it++) {
-#pragma omp task firstprivate(t)
-			spin(t * g * 1e3);
+#pragma omp task firstprivate(t, it)
+			spin(t * g * 1e3, it);
+			add_busy(t - 1, it, now_ns() - a);
 #pragma omp taskwait
 #pragma omp barrier
+			a = now_ns();
 		}
 	}
-	double el = (now_ns() - t0) * 1e-9;
-	printf("imbalance: threads=%d g=%.3fus iterations=%d tasks=%d elapsed=%.6fs\n", n, g, iters, n * iters, el);
+	double span = now_ns() - t0;
+	printf("imbalance: threads=%d g=%.3fus iterations=%d tasks=%d elapsed=%.6fs\n", n, g, iters, n * iters, span * 1e-9);
+	double sum = 0;
+	printf("imbalance-own: span_ns=%.0f busy_ns=", span);
+	for (int i = 0; i < n && i < MAXT; i++) {
+		printf("%s%.0f", i ? "," : "", busy[i].ns);
+		sum += busy[i].ns;
+	}
+	/* per iteration (the first one, with the region's start-up, left out) */
+	double *per = calloc((size_t)iters, sizeof *per);
+	int m = 0;
+	for (int it = 1; per && it < iters; it++) {
+		for (int i = 0; i < n && i < MAXT; i++)
+			per[m] += iter_busy[(size_t)i * (size_t)iters + (size_t)it];
+		m++;
+	}
+	if (per && m > 0)
+		qsort(per, (size_t)m, sizeof *per, cmp_double);
+	printf(" work_ns=%.0f nonwork_ns=%.0f region_ns=%.0f,%.0f iter_median_ns=%.0f\n", sum, n * span - sum, t0, t0 + span,
+	       per && m > 0 ? per[m / 2] : 0.0);
+	free(per);
+	free(iter_busy);
 	return 0;
 }

@@ -15,6 +15,9 @@ type Times struct {
 	ForkJoin        int64
 	IdleInMPI       int64
 	IdleInMPISerial int64
+	// Instrumentation is the recording time the instrumentation correction
+	// took out of Work.
+	Instrumentation int64
 }
 
 // Add accumulates o into t.
@@ -29,6 +32,7 @@ func (t *Times) Add(o Times) {
 	t.ForkJoin += o.ForkJoin
 	t.IdleInMPI += o.IdleInMPI
 	t.IdleInMPISerial += o.IdleInMPISerial
+	t.Instrumentation += o.Instrumentation
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's

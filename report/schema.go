@@ -115,18 +115,23 @@ type Breakdown struct {
 	// Raw components inside the above, for other conventions: the team
 	// fork/join time (in OverheadNS), non-working time while another thread
 	// of the process is in MPI, and its part outside parallel regions.
-	ForkJoinNS            int64          `json:"fork_join_ns"`
-	IdleDuringMPINS       int64          `json:"idle_during_mpi_ns"`
-	IdleSerialDuringMPINS int64          `json:"idle_serial_during_mpi_ns"`
-	WorkRatio             float64        `json:"work_ratio"`
-	MPIRatio              float64        `json:"mpi_ratio"`
-	OverheadRatio         float64        `json:"overhead_ratio"`
-	IdlenessRatio         float64        `json:"idleness_ratio"`
-	Class                 string         `json:"class"` // Tallent's LL, LH, HL, HH
-	Interpretation        string         `json:"interpretation"`
-	Advice                *Advice        `json:"advice,omitempty"`
-	Thresholds            Thresholds     `json:"thresholds"`
-	PerProcess            []ProcessTimes `json:"per_process"`
+	ForkJoinNS            int64 `json:"fork_join_ns"`
+	IdleDuringMPINS       int64 `json:"idle_during_mpi_ns"`
+	IdleSerialDuringMPINS int64 `json:"idle_serial_during_mpi_ns"`
+	// InstrumentationNS is the collector's recording time taken out of
+	// work by the instrumentation correction (0 when off or not known);
+	// work + MPI + overhead + idleness + instrumentation = thread time.
+	InstrumentationNS         int64                      `json:"instrumentation_ns"`
+	InstrumentationCorrection *InstrumentationCorrection `json:"instrumentation_correction,omitempty"`
+	WorkRatio                 float64                    `json:"work_ratio"`
+	MPIRatio                  float64                    `json:"mpi_ratio"`
+	OverheadRatio             float64                    `json:"overhead_ratio"`
+	IdlenessRatio             float64                    `json:"idleness_ratio"`
+	Class                     string                     `json:"class"` // Tallent's LL, LH, HL, HH
+	Interpretation            string                     `json:"interpretation"`
+	Advice                    *Advice                    `json:"advice,omitempty"`
+	Thresholds                Thresholds                 `json:"thresholds"`
+	PerProcess                []ProcessTimes             `json:"per_process"`
 }
 
 // Advice is what dominates the threads' non-working time, with the
@@ -139,6 +144,19 @@ type Advice struct {
 	ImbalanceNS  int64  `json:"imbalance_ns"`
 	StarvationNS int64  `json:"starvation_ns"`
 	OverheadNS   int64  `json:"overhead_ns"`
+}
+
+// InstrumentationCorrection says how the breakdown took the collector's own
+// recording cost out of work (docs/ACCURACY.md): each event recorded inside
+// a stretch of work costs the thread EventCostNS (measured by the collector
+// at start-up, header field event_cost_ns), subtracted from that work.
+// Applied is false under analyze --no-instrumentation-correction, or when no
+// trace carries a cost (then nothing is subtracted).
+type InstrumentationCorrection struct {
+	Applied     bool  `json:"applied"`
+	EventCostNS int64 `json:"event_cost_ns"` // the largest of the processes'
+	Events      int64 `json:"events"`        // events corrected
+	CorrectedNS int64 `json:"corrected_ns"`  // = instrumentation_ns
 }
 
 // Thresholds are the ratios above which idleness or overhead count as high.
@@ -162,6 +180,7 @@ type ProcessTimes struct {
 	ForkJoinNS            int64  `json:"fork_join_ns"`
 	IdleDuringMPINS       int64  `json:"idle_during_mpi_ns"`
 	IdleSerialDuringMPINS int64  `json:"idle_serial_during_mpi_ns"`
+	InstrumentationNS     int64  `json:"instrumentation_ns"`
 	Class                 string `json:"class"`
 }
 

@@ -104,6 +104,14 @@ func (p *printer) breakdown(b *Breakdown) {
 		idle += fmt.Sprintf(" (serial %s, in parallel %s)", Dur(b.IdlenessSerialNS), Dur(b.IdlenessParallelNS))
 	}
 	p.line("  work %s   MPI %s   overhead %s   %s", Pct(b.WorkRatio), Pct(b.MPIRatio), Pct(b.OverheadRatio), idle)
+	if c := b.InstrumentationCorrection; c != nil {
+		if c.Applied {
+			p.line("  instrumentation correction: %s taken out of work (%d events × %d ns recording cost; --no-instrumentation-correction keeps it)",
+				Dur(c.CorrectedNS), c.Events, c.EventCostNS)
+		} else {
+			p.line("  instrumentation correction off: work includes the collector's recording cost (%d ns per event)", c.EventCostNS)
+		}
+	}
 	if b.Class != "" {
 		reading := TallentReading[b.Class]
 		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)

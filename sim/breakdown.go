@@ -28,11 +28,14 @@ type ThreadTimes struct {
 	// waiting while the master communicates between regions).
 	IdleInMPI       int64
 	IdleInMPISerial int64
+	// Instrumentation is the recording cost taken out of Work by the
+	// instrumentation correction (instrument.go).
+	Instrumentation int64
 }
 
 // Total returns the accounted time.
 func (t ThreadTimes) Total() int64 {
-	return t.Work + t.MPI + t.Overhead + t.Idle + t.OverheadSerial + t.IdleSerial
+	return t.Work + t.MPI + t.Overhead + t.Idle + t.OverheadSerial + t.IdleSerial + t.Instrumentation
 }
 
 type category uint8
@@ -65,6 +68,7 @@ type Breakdown struct {
 	mSince          []int64
 	region          []int32 // top-level region instance during the open interval
 	num             []int32 // team number in it
+	instr           instrCorrection
 }
 
 // newBreakdown starts the integration at time start, at or before the
@@ -80,6 +84,7 @@ func newBreakdown(s *Sim, start int64) *Breakdown {
 		mSince:  make([]int64, n),
 		region:  make([]int32, n),
 		num:     make([]int32, n),
+		instr:   newInstrCorrection(s.EventCostNS, n),
 	}
 	for i := range b.since {
 		// Every thread is accounted over the whole process window: a worker
@@ -130,9 +135,12 @@ var quiet = func() (q [trace.NumKinds]bool) {
 // After closes the thread's interval if the event changed what it does.
 func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 	if quiet[e.Kind] {
+		b.instr.event(s, b, th, catWork)
 		return
 	}
+	was := b.cat[th]
 	b.update(s, th)
+	b.instr.event(s, b, th, was)
 	for _, o := range s.touched {
 		b.update(s, o)
 	}
@@ -203,6 +211,7 @@ func (b *Breakdown) close(s *Sim, th int, now int64) {
 	b.since[th] = now
 	b.rSince[th] = b.r
 	b.mSince[th] = b.m
+	b.instr.pending[th] = 0
 }
 
 // account adds d ns of thread th's current category, ov of them with a task
@@ -211,7 +220,9 @@ func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
 	t := &b.Threads[th]
 	switch b.cat[th] {
 	case catWork:
-		t.Work += d
+		c := b.instr.take(th, d)
+		t.Work += d - c
+		t.Instrumentation += c
 	case catMPI:
 		t.MPI += d
 	case catForkJoin:
@@ -275,7 +286,7 @@ func (s *Sim) TALP() TALP {
 			continue
 		}
 		t.Threads++
-		t.Useful += tt.Work
+		t.Useful += tt.Work + tt.Instrumentation // TALP keeps the recorded time
 		t.MPI += tt.MPI
 		t.Idle += tt.Overhead + tt.Idle + tt.OverheadSerial + tt.IdleSerial
 		t.ForkJoin += tt.ForkJoin

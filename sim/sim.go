@@ -47,6 +47,9 @@ type Sim struct {
 
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown
+	// EventCostNS, when > 0, turns on the instrumentation correction
+	// (instrument.go); set before Run.
+	EventCostNS int64
 
 	// RecordDeps keeps every dependence edge the model declares in
 	// DepEdges, including those from tasks already completed (they are no

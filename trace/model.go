@@ -38,6 +38,14 @@ type Header struct {
 	// carries the same value, 32 hex digits of a 128-bit random number
 	// agreed at MPI_Init. Empty in version 1 files.
 	RunID string `msgpack:"run_id"`
+	// Optional, written by the collector (docs/trace-format.md): what
+	// stamped the events ("tsc": the invariant TSC, converted to ns of
+	// clock_source by the collector; "clock_gettime"), the TSC rate of the
+	// start-up calibration, and the cost of recording one event measured at
+	// start-up, which the analysis' instrumentation correction subtracts.
+	TimestampCounter string `msgpack:"timestamp_counter,omitempty"`
+	TSCHz            int64  `msgpack:"tsc_hz,omitempty"`
+	EventCostNS      int64  `msgpack:"event_cost_ns,omitempty"`
 }
 
 // Thread types as OMPT numbers them (ompt_thread_t).
@@ -211,6 +219,7 @@ type End struct {
 	Chunks    int64   `msgpack:"chunks"`
 	Dropped   int64   `msgpack:"dropped"` // events the collector could not record
 	Truncated bool    `msgpack:"truncated"`
+	TSCHz     int64   `msgpack:"tsc_hz,omitempty"` // TSC rate over the whole run (optional)
 }
 
 // Tables holds everything of a process but its events. Tables arrive in

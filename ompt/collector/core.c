@@ -31,6 +31,7 @@
 
 __thread ptr_thread *ptr_tls __attribute__((tls_model("initial-exec")));
 uint64_t ptr_clock_base;
+int ptr_tsc;
 
 /* Arguments per kind (docs/trace-format.md); task_dependences has one fixed
  * argument (task) followed by its list. */
@@ -162,6 +163,19 @@ static struct {
 	int64_t reg[K_NUM][5];
 	uint64_t addr;
 } E;
+
+/* TSC stamps to CLOCK_MONOTONIC ns: points (stamp, ns) taken at activation
+ * and at every drain, under the file lock; a stamp is mapped linearly
+ * between the points around it, past the last one with the slope over all
+ * points (the run's TSC rate). Point 0 is (0, ns at ptr_clock_base). */
+#define MAX_CPTS 4096
+static struct {
+	uint64_t stamp;
+	int64_t ns;
+} cpts[MAX_CPTS];
+static int ncpts;
+static double tsc_ns_start; /* ns per tick, from the start-up calibration */
+static int64_t event_cost_ns; /* start-up calibration of one recorded event */
 
 static uint8_t tbuf[TBUF_CAP]; /* table frames, under the file lock */
 static uint8_t hbuf[sizeof g.cmd + 4096]; /* header and strings frames */
@@ -451,7 +465,7 @@ static int emit_frame(int kind, struct iovec *iov, int niov, int in_signal);
 static void write_header_frames(void)
 {
 	mpw w = { hbuf, 0, sizeof hbuf, 0 };
-	mp_map(&w, 13);
+	mp_map(&w, ptr_tsc ? 16 : 15); /* 13 fields, then the stamping ones */
 	mp_kv_str(&w, "format", "ptrace");
 	mp_kv_int(&w, "version", 2);
 	mp_kv_str(&w, "run_id", g.run_id);
@@ -474,6 +488,12 @@ static void write_header_frames(void)
 	mp_kv_str(&w, "producer", PTR_PRODUCER);
 	mp_kv_str(&w, "runtime", g.runtime);
 	mp_kv_int(&w, "start_ns", g.start_ns);
+	/* optional (docs/trace-format.md): how events were stamped, and what
+	 * recording one costs, for the analysis' instrumentation correction */
+	mp_kv_str(&w, "timestamp_counter", ptr_tsc ? "tsc" : "clock_gettime");
+	if (ptr_tsc)
+		mp_kv_int(&w, "tsc_hz", (int64_t)(1e9 / tsc_ns_start));
+	mp_kv_int(&w, "event_cost_ns", event_cost_ns);
 	struct iovec iov = { hbuf, w.n };
 	emit_frame(1, &iov, 1, 0);
 
@@ -583,6 +603,158 @@ static int emit_frame(int kind, struct iovec *iov, int niov, int in_signal)
 }
 
 /* ------------------------------------------------------------------------ */
+/* Clock: TSC stamps to ns                                                  */
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+/* A TSC reading and the CLOCK_MONOTONIC time at it: the mean of the two
+ * clock reads around it, from the tightest of 5 tries (a thread preempted
+ * between the reads would put the pair microseconds off). */
+static uint64_t tsc_pair(int64_t *ns)
+{
+#if defined(__x86_64__)
+	int64_t best = -1;
+	uint64_t cb = 0;
+	for (int i = 0; i < 5; i++) {
+		int64_t a = (int64_t)ptr_now();
+		uint64_t c = __rdtsc();
+		int64_t b = (int64_t)ptr_now();
+		if (best < 0 || b - a < best) {
+			best = b - a;
+			cb = c;
+			*ns = a + (b - a) / 2;
+		}
+	}
+	return cb;
+#else
+	*ns = (int64_t)ptr_now();
+	return 0;
+#endif
+}
+
+/* Appends a point (under the file lock, or before any thread records). */
+static void clock_point(void)
+{
+	if (!ptr_tsc)
+		return;
+	int64_t ns;
+	uint64_t c = tsc_pair(&ns) - ptr_clock_base;
+	if (ncpts > 0 && (c <= cpts[ncpts - 1].stamp || ns < cpts[ncpts - 1].ns))
+		return;
+	if (ncpts == MAX_CPTS)
+		ncpts--; /* keep the latest: the mapping of older stamps barely moves */
+	cpts[ncpts].stamp = c;
+	cpts[ncpts].ns = ns;
+	ncpts++;
+}
+
+/* ns per tick over all points, or the start-up calibration's. */
+static double tsc_slope(void)
+{
+	if (ncpts >= 2 && cpts[ncpts - 1].stamp > cpts[0].stamp && cpts[ncpts - 1].ns - cpts[0].ns > 1000000)
+		return (double)(cpts[ncpts - 1].ns - cpts[0].ns) / (double)(cpts[ncpts - 1].stamp - cpts[0].stamp);
+	return tsc_ns_start;
+}
+
+static int64_t stamp_ns(uint64_t s)
+{
+	if (!ptr_tsc)
+		return (int64_t)(ptr_clock_base + s);
+	if ((int64_t)s < 0) /* a CPU whose TSC lags the first one's */
+		s = 0;
+	int i = ncpts - 1;
+	while (i > 0 && cpts[i].stamp > s)
+		i--;
+	double slope;
+	if (i + 1 < ncpts)
+		slope = (double)(cpts[i + 1].ns - cpts[i].ns) / (double)(cpts[i + 1].stamp - cpts[i].stamp);
+	else
+		slope = tsc_slope();
+	return cpts[i].ns + (int64_t)((double)(s - cpts[i].stamp) * slope);
+}
+
+/* One task_create as the OMPT callback records it (calibration). */
+static __attribute__((noinline)) void cal_event(ptr_thread *t, const void *code)
+{
+	uint64_t s = ptr_stamp();
+	uint64_t id = ptr_new_id(t);
+	ptr_ev4_at(t, s, K_TASK_CREATE, id, 1, 4, ptr_loc(t, code));
+}
+
+/* Start-up calibration (about 0.2 ms): the cost of recording one event,
+ * the least of 7 batches of 400 (the OS only ever adds to a batch), on a
+ * scratch thread whose records are thrown away; and, around it, the TSC
+ * rate. */
+static void calibrate(void)
+{
+	static ptr_thread cal;
+	static uint64_t cbuf[4096];
+	void (*volatile fn)(ptr_thread *, const void *) = cal_event;
+	const void *code = (const void *)calibrate;
+	cal.buf = cbuf;
+	cal.cap = 4096 - 8;
+	for (int i = 0; i < PTR_LOC_CACHE; i++) {
+		cal.loc_cache[i].addr = code;
+		cal.loc_cache[i].id = 1;
+	}
+	int64_t ns0, ns1;
+	uint64_t c0 = tsc_pair(&ns0);
+	int64_t best = -1;
+	for (int b = 0; b < 7; b++) {
+		cal.pos = 0;
+		int64_t t0 = (int64_t)ptr_now();
+		for (int i = 0; i < 400; i++)
+			fn(&cal, code);
+		int64_t d = ((int64_t)ptr_now() - t0) / 400;
+		if (best < 0 || d < best)
+			best = d;
+	}
+	uint64_t c1 = tsc_pair(&ns1);
+	event_cost_ns = best;
+	if (ptr_tsc) {
+		double slope = c1 > c0 ? (double)(ns1 - ns0) / (double)(c1 - c0) : 0;
+		if (slope > 0.1 && slope < 10) /* 0.1–10 GHz: believable */
+			tsc_ns_start = slope;
+		else
+			ptr_tsc = 0;
+	}
+}
+
+/* Whether the kernel keeps its own clock on the TSC: it switches to another
+ * clocksource (hpet, acpi_pm) when it finds the TSCs of the CPUs out of step
+ * or unstable. Unreadable (no sysfs): trust the CPU flag. */
+static int kernel_trusts_tsc(void)
+{
+	int fd = open("/sys/devices/system/clocksource/clocksource0/current_clocksource", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	char b[64];
+	ssize_t n = read(fd, b, sizeof b - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	b[n] = 0;
+	return strncmp(b, "tsc", 3) == 0 || strncmp(b, "kvm-clock", 9) == 0 || strncmp(b, "hyperv_clocksource_tsc_page", 27) == 0;
+}
+
+/* Chooses the stamp source: the TSC where the CPU says it is invariant
+ * (constant rate, running in every power state) and the kernel's clock is
+ * built on it, unless PTRACE_CLOCK=monotonic. */
+static void choose_clock(void)
+{
+	ptr_tsc = 0;
+#if defined(__x86_64__)
+	const char *e = getenv("PTRACE_CLOCK");
+	unsigned a, b, c, d;
+	if ((!e || strcmp(e, "monotonic") != 0) && __get_cpuid(0x80000000, &a, &b, &c, &d) && a >= 0x80000007 &&
+	    __get_cpuid(0x80000007, &a, &b, &c, &d) && (d & (1u << 8)) && kernel_trusts_tsc())
+		ptr_tsc = 1;
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
 /* Chunk encoding (under the file lock)                                     */
 
 static inline uint64_t zig(uint64_t delta)
@@ -682,7 +854,7 @@ static void encode_range(ptr_thread *t, size_t from, size_t to, int in_signal)
 		size_t words = rec_words(r);
 		if (E.n == CHUNK_EVENTS || E.na > ARGS_CAP)
 			enc_flush(t, in_signal);
-		int64_t time = (int64_t)(ptr_clock_base + (r[0] >> 8));
+		int64_t time = stamp_ns(r[0] >> 8);
 		if (E.n == 0)
 			E.t0 = E.last = time;
 		E.kinds[E.n++] = (uint8_t)k;
@@ -821,15 +993,16 @@ ptr_thread *ptr_self_slow(void)
 void ptr_note_thread_end(ptr_thread *t) { t->ended = 1; }
 
 /* Buffer full: write it out between flush_begin and flush_end events. */
-void ptr_overflow(ptr_thread *t, size_t need)
+uint64_t ptr_overflow(ptr_thread *t, size_t need)
 {
 	/* flush_begin always fits: the slack after cap is reserved for it */
 	uint64_t *w = t->buf + t->pos;
-	w[0] = (ptr_now() - ptr_clock_base) << 8 | K_FLUSH_BEGIN;
+	w[0] = ptr_stamp() << 8 | K_FLUSH_BEGIN;
 	ptr_commit(t, 1);
 	file_lock();
 	size_t *done = done_words(t);
 	if (t->index >= 0 && !atomic_load(&g.closed)) {
+		clock_point();
 		drain_thread(t, done, 0);
 	} else {
 		atomic_fetch_add(&g.dropped, count_records(t->buf, *done, t->pos));
@@ -843,8 +1016,10 @@ void ptr_overflow(ptr_thread *t, size_t need)
 	if (need + 1 > t->cap) /* cannot happen: callers bound their records */
 		abort();
 	w = t->buf;
-	w[0] = (ptr_now() - ptr_clock_base) << 8 | K_FLUSH_END;
+	uint64_t end = ptr_stamp();
+	w[0] = end << 8 | K_FLUSH_END;
 	ptr_commit(t, 1);
+	return end;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1190,7 +1365,8 @@ static void write_end(void)
 {
 	int nt = nthreads();
 	mpw w = { tbuf, 0, TBUF_CAP, 0 };
-	mp_map(&w, 4);
+	double slope = ptr_tsc ? tsc_slope() : 0;
+	mp_map(&w, slope > 0 ? 5 : 4);
 	mp_str(&w, "events");
 	mp_arr(&w, (uint32_t)nt);
 	for (int i = 0; i < nt; i++) {
@@ -1201,6 +1377,8 @@ static void write_end(void)
 	mp_kv_int(&w, "dropped", atomic_load(&g.dropped));
 	mp_str(&w, "truncated");
 	mp_u8(&w, g.truncated ? 0xc3 : 0xc2);
+	if (slope > 0) /* the TSC rate over the whole run (start-to-end calibration) */
+		mp_kv_int(&w, "tsc_hz", (int64_t)(1e9 / slope));
 	struct iovec iov = { tbuf, w.n };
 	emit_frame(8, &iov, 1, 0);
 }
@@ -1208,6 +1386,7 @@ static void write_end(void)
 /* Writes every thread's committed events (under lock). */
 static void drain_all(int in_signal)
 {
+	clock_point();
 	int nt = nthreads();
 	for (int i = 0; i < nt; i++) {
 		ptr_thread *t = atomic_load_explicit(&g.threads[i], memory_order_acquire);
@@ -1398,10 +1577,26 @@ void ptr_install_signals(void)
 
 static void at_exit(void)
 {
-	/* With the OpenMP runtime active, ompt_finalize comes later (libomp shuts
-	 * down after the atexit handlers) and writes the trace then. */
-	if (!ptr_ompt_active())
+	if (!ptr_ompt_active()) {
 		ptr_finish("exit");
+		return;
+	}
+	/* With the OpenMP runtime active, ompt_finalize normally comes later
+	 * (libomp shuts down after the atexit handlers, and the workers'
+	 * thread_end events come with it). But when exit() is called inside a
+	 * parallel region (by a worker, or by the initial thread in a nested
+	 * implicit task or in a task) libomp never delivers it: the trace is
+	 * finished here. The other threads are not stopped: what each has
+	 * committed (release-published, read with acquire) is written, a record
+	 * it is writing at this moment is not, and anything it records after
+	 * the trace is closed is dropped; the file lock is held only by a
+	 * thread flushing its full buffer, a wait bounded by one flush. */
+	ptr_thread *t = ptr_tls;
+	if (t && (atomic_load_explicit(&t->type, memory_order_relaxed) == 2 || t->idepth >= 2))
+		ptr_finish("exit in a parallel region");
+	/* Otherwise nothing is written here: a flush now would run on the
+	 * initial thread before its thread_end and count as the program's
+	 * serial work (10 ms per 100 000 events, more on a loaded machine). */
 }
 
 static void at_fork_child(void)
@@ -1464,7 +1659,17 @@ static void activate_once(void)
 	if (m > 65536)
 		m = 65536;
 	g.buf_words = (size_t)(m * 1024 * 1024) / 8 - 8;
-	ptr_clock_base = ptr_now();
+	choose_clock();
+	if (ptr_tsc) {
+		int64_t ns;
+		ptr_clock_base = tsc_pair(&ns);
+		cpts[0].stamp = 0;
+		cpts[0].ns = ns;
+		ncpts = 1;
+	} else {
+		ptr_clock_base = ptr_now();
+	}
+	calibrate();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	g.start_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;

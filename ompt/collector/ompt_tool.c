@@ -23,26 +23,28 @@ static void on_thread_begin(ompt_thread_t type, ompt_data_t *thread_data)
 
 static void on_thread_end(ompt_data_t *thread_data)
 {
+	uint64_t s = ptr_stamp();
 	(void)thread_data;
 	ptr_thread *t = ptr_self();
-	ptr_ev0(t, K_THREAD_END);
+	ptr_ev0_at(t, s, K_THREAD_END);
 	ptr_note_thread_end(t);
 }
 
 static void on_parallel_begin(ompt_data_t *enc, const ompt_frame_t *frame, ompt_data_t *par,
 			      unsigned int requested, int flags, const void *codeptr)
 {
+	uint64_t s = ptr_stamp();
 	(void)frame;
 	ptr_thread *t = ptr_self();
 	uint64_t id = ptr_new_id(t);
 	par->value = id;
-	ptr_ev5(t, K_PARALLEL_BEGIN, id, val(enc), requested, (uint32_t)flags, ptr_loc(t, codeptr));
+	ptr_ev5_at(t, s, K_PARALLEL_BEGIN, id, val(enc), requested, (uint32_t)flags, ptr_loc(t, codeptr));
 }
 
 static void on_parallel_end(ompt_data_t *par, ompt_data_t *enc, int flags, const void *codeptr)
 {
 	ptr_thread *t = ptr_self();
-	ptr_ev4(t, K_PARALLEL_END, val(par), val(enc), (uint32_t)flags, ptr_loc(t, codeptr));
+	ptr_ev4_late(t, K_PARALLEL_END, val(par), val(enc), (uint32_t)flags, ptr_loc(t, codeptr));
 }
 
 /* The current implicit task's parallel region: libomp passes no parallel
@@ -56,6 +58,7 @@ static inline uint64_t cur_par(ptr_thread *t)
 static void on_implicit_task(ompt_scope_endpoint_t ep, ompt_data_t *par, ompt_data_t *task,
 			     unsigned int team, unsigned int index, int flags)
 {
+	uint64_t s = ptr_stamp(); /* used by the end */
 	ptr_thread *t = ptr_self();
 	if (ep == ompt_scope_begin) {
 		uint64_t pid = (flags & ompt_task_initial) ? 0 : val(par);
@@ -64,7 +67,7 @@ static void on_implicit_task(ompt_scope_endpoint_t ep, ompt_data_t *par, ompt_da
 		if (t->idepth < PTR_ISTACK)
 			t->istack[t->idepth] = (struct ptr_istack){ id, pid, team, index };
 		t->idepth++;
-		ptr_ev5(t, K_IMPLICIT_BEGIN, pid, id, team, index, (uint32_t)flags);
+		ptr_ev5_late(t, K_IMPLICIT_BEGIN, pid, id, team, index, (uint32_t)flags);
 		return;
 	}
 	uint64_t id = val(task), pid = (flags & ompt_task_initial) ? 0 : val(par);
@@ -79,21 +82,23 @@ static void on_implicit_task(ompt_scope_endpoint_t ep, ompt_data_t *par, ompt_da
 			break;
 		}
 	}
-	ptr_ev5(t, K_IMPLICIT_END, pid, id, team, index, (uint32_t)flags);
+	ptr_ev5_at(t, s, K_IMPLICIT_END, pid, id, team, index, (uint32_t)flags);
 }
 
 static void on_task_create(ompt_data_t *enc, const ompt_frame_t *frame, ompt_data_t *newt, int flags,
 			   int has_deps, const void *codeptr)
 {
+	uint64_t s = ptr_stamp();
 	(void)frame, (void)has_deps;
 	ptr_thread *t = ptr_self();
 	uint64_t id = ptr_new_id(t);
 	newt->value = id;
-	ptr_ev4(t, K_TASK_CREATE, id, val(enc), (uint32_t)flags, ptr_loc(t, codeptr));
+	ptr_ev4_at(t, s, K_TASK_CREATE, id, val(enc), (uint32_t)flags, ptr_loc(t, codeptr));
 }
 
 static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int ndeps)
 {
+	uint64_t s = ptr_stamp();
 	ptr_thread *t = ptr_self();
 	size_t n = ndeps > 0 ? (size_t)ndeps : 0, max = (t->cap - 4) / 2;
 	if (max > PTR_MAX_DEPS)
@@ -104,67 +109,91 @@ static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int
 			fprintf(stderr, "ptrace collector: a dependence list of %d entries was cut to %zu\n", ndeps, max);
 		n = max;
 	}
-	uint64_t *w = ptr_rec(t, K_TASK_DEPS, 3 + 2 * n);
+	uint64_t *w = ptr_res(t, 3 + 2 * n, &s);
 	w[1] = val(task);
 	w[2] = n;
 	for (size_t i = 0; i < n; i++) {
 		w[3 + 2 * i] = deps[i].variable.value;
 		w[4 + 2 * i] = (uint64_t)deps[i].dependence_type;
 	}
-	ptr_commit(t, 3 + 2 * n);
+	ptr_put(t, w, s, K_TASK_DEPS, 3 + 2 * n);
 }
 
 static void on_task_dependence(ompt_data_t *src, ompt_data_t *sink)
 {
+	uint64_t s = ptr_stamp();
 	ptr_thread *t = ptr_self();
-	ptr_ev2(t, K_TASK_DEPENDENCE, val(src), val(sink));
+	ptr_ev2_at(t, s, K_TASK_DEPENDENCE, val(src), val(sink));
 }
 
 static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt_data_t *next)
 {
+	uint64_t s = ptr_stamp();
 	ptr_thread *t = ptr_self();
-	/* libomp reports omp_fulfill_event as a schedule with an (early or late)
-	 * fulfill status and no next task: that is the detach_fulfill event */
-	if (status == ompt_task_early_fulfill || status == ompt_task_late_fulfill) {
-		ptr_ev1(t, K_DETACH_FULFILL, val(prior));
+	switch (status) {
+	case ompt_task_early_fulfill:
+	case ompt_task_late_fulfill:
+		/* libomp reports omp_fulfill_event as a schedule with an (early
+		 * or late) fulfill status and no next task: detach_fulfill */
+		ptr_ev1_at(t, s, K_DETACH_FULFILL, val(prior));
 		return;
+	case ompt_task_complete:
+	case ompt_task_cancel:
+	case ompt_task_detach:
+		/* the prior task's work ends here */
+		ptr_ev3_at(t, s, K_TASK_SCHEDULE, val(prior), (uint64_t)status, val(next));
+		return;
+	default:
+		/* the next task's work begins after this */
+		ptr_ev3_late(t, K_TASK_SCHEDULE, val(prior), (uint64_t)status, val(next));
 	}
-	ptr_ev3(t, K_TASK_SCHEDULE, val(prior), (uint64_t)status, val(next));
 }
 
 static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t ep, ompt_data_t *par,
 			   ompt_data_t *task, const void *codeptr)
 {
+	uint64_t s = ptr_stamp();
 	ptr_thread *t = ptr_self();
 	uint64_t pid = val(par);
 	if (!pid)
 		pid = cur_par(t);
-	ptr_ev4(t, ep == ompt_scope_begin ? K_SYNC_BEGIN : K_SYNC_END, (uint64_t)kind, pid, val(task), ptr_loc(t, codeptr));
+	/* entering a sync region ends the work before it, leaving one begins
+	 * the work after it */
+	if (ep == ompt_scope_begin)
+		ptr_ev4_at(t, s, K_SYNC_BEGIN, (uint64_t)kind, pid, val(task), ptr_loc(t, codeptr));
+	else
+		ptr_ev4_late(t, K_SYNC_END, (uint64_t)kind, pid, val(task), ptr_loc(t, codeptr));
 }
 
 static void on_sync_region_wait(ompt_sync_region_t kind, ompt_scope_endpoint_t ep, ompt_data_t *par,
 				ompt_data_t *task, const void *codeptr)
 {
+	uint64_t s = ptr_stamp();
 	(void)codeptr;
 	ptr_thread *t = ptr_self();
 	uint64_t pid = val(par);
 	if (!pid)
 		pid = cur_par(t);
-	ptr_ev3(t, ep == ompt_scope_begin ? K_SYNC_WAIT_BEGIN : K_SYNC_WAIT_END, (uint64_t)kind, pid, val(task));
+	if (ep == ompt_scope_begin)
+		ptr_ev3_at(t, s, K_SYNC_WAIT_BEGIN, (uint64_t)kind, pid, val(task));
+	else
+		ptr_ev3_late(t, K_SYNC_WAIT_END, (uint64_t)kind, pid, val(task));
 }
 
 static void on_cancel(ompt_data_t *task, int flags, const void *codeptr)
 {
+	uint64_t s = ptr_stamp();
 	ptr_thread *t = ptr_self();
-	ptr_ev3(t, K_CANCEL, val(task), (uint32_t)flags, ptr_loc(t, codeptr));
+	ptr_ev3_at(t, s, K_CANCEL, val(task), (uint32_t)flags, ptr_loc(t, codeptr));
 }
 
 static void on_work(ompt_work_t ws, ompt_scope_endpoint_t ep, ompt_data_t *par, ompt_data_t *task,
 		    uint64_t count, const void *codeptr)
 {
+	uint64_t s = ptr_stamp();
 	(void)par, (void)task;
 	ptr_thread *t = ptr_self();
-	ptr_ev3(t, ep == ompt_scope_begin ? K_WORK_BEGIN : K_WORK_END, (uint64_t)ws, count, ptr_loc(t, codeptr));
+	ptr_ev3_at(t, s, ep == ompt_scope_begin ? K_WORK_BEGIN : K_WORK_END, (uint64_t)ws, count, ptr_loc(t, codeptr));
 }
 
 static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool_data)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and runs bench_record.c (record vs encode cost per event), 5 times.
+# Builds and runs bench_record.c (the collector alone: stamp, every task-path callback, encoding), 3 times.
 #   scripts/collector/bench_record.sh [TASKS=3000000]
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -9,7 +9,7 @@ ${CC:-clang} -O2 -std=c11 -Wall -Wextra -Werror -I"$ROOT/build/collector/include
 	"$ROOT/scripts/collector/bench_record.c" -ldl -lpthread
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
-for i in 1 2 3 4 5; do
+for i in 1 2 3; do
 	echo "run $i"
-	PTRACE_DIR=$TMP/run$i PTRACE_BUFFER_MB=512 "$BIN" "${1:-3000000}"
+	PTRACE_DIR=$TMP/run$i PTRACE_BUFFER_MB=512 "$BIN" "${1:-1000000}"
 done

@@ -94,6 +94,7 @@ func build() (*harness, string, error) {
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "crash"), "ompt/collector/e2e/testdata/crash.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "nofinalize"), "ompt/collector/e2e/testdata/nofinalize.c"},
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "detach"), "ompt/collector/e2e/testdata/detach.c"},
+		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "exitpar"), "ompt/collector/e2e/testdata/exitpar.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mt_mpi"), "ompt/collector/e2e/testdata/mt_mpi.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mpi_abort"), "ompt/collector/e2e/testdata/mpi_abort.c"},
 	}
@@ -354,12 +355,51 @@ func TestFib(t *testing.T) {
 
 func TestImbalance(t *testing.T) {
 	h := setup(t)
+	// once with the collector's default stamps (the TSC where usable), once
+	// with clock_gettime
+	for _, clock := range []string{"default", "monotonic"} {
+		t.Run(clock, func(t *testing.T) {
+			if clock == "monotonic" {
+				t.Setenv("PTRACE_CLOCK", "monotonic")
+			}
+			testImbalance(t, h, clock)
+		})
+	}
+}
+
+func testImbalance(t *testing.T, h *harness, clock string) {
 	const g, iters = 20, 30 // µs, iterations
 	dir, code, out := h.record(t, nil, h.example("imbalance"), strconv.Itoa(g), strconv.Itoa(iters))
 	if code != 0 {
 		t.Fatalf("exit status %d\n%s", code, out)
 	}
 	p := valid(t, dir)[0]
+	hd := p.Header
+	if hd.EventCostNS <= 0 || (hd.TimestampCounter != "tsc" && hd.TimestampCounter != "clock_gettime") ||
+		(clock == "monotonic") != (hd.TimestampCounter == "clock_gettime") || (hd.TimestampCounter == "tsc") != (hd.TSCHz > 0) {
+		t.Errorf("header: timestamp_counter %q, tsc_hz %d, event_cost_ns %d", hd.TimestampCounter, hd.TSCHz, hd.EventCostNS)
+	}
+	// The program read CLOCK_MONOTONIC just before and after its benchmark
+	// region: the trace's times, converted from TSC stamps or not, are on
+	// that clock, so the region's parallel_begin and parallel_end lie
+	// between the two reads (within 1 µs for the conversion).
+	var t0, t1 int64
+	if _, err := fmt.Sscanf(out[strings.Index(out, "region_ns="):], "region_ns=%d,%d", &t0, &t1); err != nil {
+		t.Fatalf("no region_ns in the output: %v\n%s", err, out)
+	}
+	var regions [][2]int64
+	for sc := p.Scan(0, nil); sc.Next(); {
+		switch e := sc.Event(); e.Kind {
+		case trace.ParallelBegin:
+			regions = append(regions, [2]int64{e.Time, 0})
+		case trace.ParallelEnd:
+			regions[len(regions)-1][1] = e.Time
+		}
+	}
+	const eps = 1000
+	if len(regions) != 2 || regions[1][0] < t0-eps || regions[1][1] > t1+eps || regions[1][1]-regions[1][0] < (t1-t0)/2 {
+		t.Errorf("benchmark region in the trace %v, the program measured it from %d to %d ns", regions, t0, t1)
+	}
 	const n = 2
 	checkThreads(t, p, n)
 	for th := 0; th < n; th++ {
@@ -751,6 +791,28 @@ func TestRobustness(t *testing.T) {
 			t.Errorf("incomplete trace: end %+v", p.End)
 		}
 	})
+	// exit() inside a parallel region: libomp delivers no ompt_finalize,
+	// and every event recorded before the exit must still be written, with
+	// the end frame (the trace validates without problems).
+	for _, how := range []string{"worker", "master", "task", "serial"} {
+		t.Run("exit-"+how, func(t *testing.T) {
+			dir, code, out := h.record(t, nil, filepath.Join(h.work, "exitpar"), how)
+			if code != 5 {
+				t.Errorf("exit status %d, want 5\n%s", code, out)
+			}
+			p := valid(t, dir)[0]
+			want := 100
+			if how == "task" || how == "serial" {
+				want = 101
+			}
+			if n := sum(count(p, trace.TaskCreate, nil)); p.End == nil || n != want {
+				t.Errorf("end %+v, %d tasks created, want an end frame and %d", p.End, n, want)
+			}
+			if done := sum(count(p, trace.TaskSchedule, func(e *trace.Event) bool { return e.Args[1] == 1 })); done < 100 {
+				t.Errorf("%d task completions, want at least the 100 before the exit", done)
+			}
+		})
+	}
 	t.Run("nofinalize", func(t *testing.T) {
 		cmd := mpirun(filepath.Join(h.work, "nofinalize"))
 		dir, _, out := h.record(t, nil, cmd...)

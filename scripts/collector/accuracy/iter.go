@@ -1,0 +1,131 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// iterWork returns the median over the benchmark's iterations (the first
+// left out, as the program does) of the work the trace shows in one
+// iteration, summed over threads, and the same less the instrumentation
+// correction (header event_cost_ns per event recorded inside work). A
+// median iteration is one no thread was descheduled in, so on a loaded
+// machine this says what the collector adds where the totals cannot.
+//
+// Work follows the simulation's rule for this benchmark: a thread works
+// unless it is inside a sync region's wait (sync_wait_begin … _end), and
+// it works while it runs an explicit task there. An iteration ends at the
+// thread's explicit barrier's sync_end. Events are streamed chunk by chunk.
+func iterWork(dir string) (raw, corrected float64, err error) {
+	d, err := trace.OpenDir(dir)
+	if err != nil {
+		return 0, 0, err
+	}
+	f, err := os.Open(d.FilePath(0))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	r, err := trace.NewReader(bufio.NewReaderSize(f, 1<<20), d.FilePath(0))
+	if err != nil {
+		return 0, 0, err
+	}
+	type state struct {
+		waiting, inTask, started bool
+		last, work               int64
+		events                   int64   // inside work on both sides, this iteration
+		iters                    []int64 // work per iteration
+		evs                      []int64 // such events per iteration
+	}
+	var th []*state
+	var c trace.Chunk
+	regions := 0
+	for {
+		if err := r.NextChunk(&c); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			return 0, 0, err
+		}
+		for len(th) <= c.Thread {
+			th = append(th, &state{})
+		}
+		s := th[c.Thread]
+		for i := range c.Events {
+			e := &c.Events[i]
+			if c.Thread == 0 && e.Kind == trace.ParallelBegin {
+				regions++
+			}
+			// the benchmark region: implicit tasks of its parallel region
+			// begin after the warm-up region's have ended
+			if e.Kind == trace.ImplicitTaskBegin && e.Args[0] != 0 {
+				if s.started || regions >= 2 || c.Thread > 0 {
+					s.started, s.last, s.work = true, e.Time, 0
+				}
+			}
+			if !s.started {
+				continue
+			}
+			before := !s.waiting || s.inTask
+			if before {
+				s.work += e.Time - s.last
+			}
+			s.last = e.Time
+			switch e.Kind {
+			case trace.SyncWaitBegin:
+				s.waiting = true
+			case trace.SyncWaitEnd:
+				s.waiting = false
+			case trace.TaskSchedule:
+				switch e.Args[1] {
+				case ompt.StatusSwitch:
+					s.inTask = true
+				case ompt.StatusComplete:
+					s.inTask = false
+				}
+			}
+			if before && (!s.waiting || s.inTask) {
+				s.events++
+			}
+			if e.Kind == trace.SyncEnd && e.Args[0] == ompt.SyncBarrierExplicit {
+				s.iters = append(s.iters, s.work)
+				s.evs = append(s.evs, s.events)
+				s.work, s.events = 0, 0
+			}
+		}
+	}
+	cost := r.Header().EventCostNS
+	// a worker's warm-up implicit task also passed the test above: keep
+	// each thread's last run of iterations
+	n := -1
+	for _, s := range th {
+		if len(s.iters) > 0 && (n < 0 || len(s.iters) < n) {
+			n = len(s.iters)
+		}
+	}
+	if n < 2 {
+		return 0, 0, fmt.Errorf("%s: fewer than 2 iterations", dir)
+	}
+	var tot, corr []float64
+	for k := 1; k < n; k++ {
+		var w, ev int64
+		for _, s := range th {
+			if len(s.iters) >= n {
+				off := len(s.iters) - n
+				w += s.iters[off+k]
+				ev += s.evs[off+k]
+			}
+		}
+		tot = append(tot, float64(w))
+		corr = append(corr, float64(w-cost*ev))
+	}
+	slices.Sort(tot)
+	slices.Sort(corr)
+	return tot[len(tot)/2], corr[len(corr)/2], nil
+}
