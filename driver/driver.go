@@ -245,7 +245,7 @@ func (r *run) progress(phase string, frac float64) {
 // rank) and shares the listing.
 func (r *run) openDir() error {
 	if r.c.Rank() == 0 {
-		d, err := trace.OpenDir(r.opts.Dir)
+		d, err := openTrace(r.opts.Dir)
 		if err != nil {
 			r.dir.Err = err.Error()
 		} else {
@@ -295,7 +295,7 @@ func (r *run) load() error {
 			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
 	}
 	for i := lo; i < hi; i++ {
-		p, err := trace.LoadProcess(r.dirPath(i), trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream})
+		p, err := loadProcess(r.dir.Path, r.dirPath(i), i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream})
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}
