@@ -255,3 +255,13 @@ func (c clock) signedSpan(d int64) int64 {
 
 // Creator returns the anchor file's creator (e.g. "Score-P 8.4").
 func (a *Archive) Creator() string { return a.Anchor.Creator }
+
+// ClockOffsets returns the ClockOffset definitions of location loc (from its
+// local definition file).
+func (a *Archive) ClockOffsets(loc uint64) ([]ClockOffset, error) {
+	ld, err := readLocalDefs(a.defPath(loc), a.Anchor.ChunkDefs)
+	if err != nil {
+		return nil, err
+	}
+	return ld.Offsets, nil
+}
