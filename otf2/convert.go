@@ -134,14 +134,12 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		return nil, err
 	}
 	c.st.Emitted = w.Events()
-	if c.st.Unknown > 0 {
-		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%d OTF2 records of unknown types skipped", c.st.Unknown))
-	}
 	return &c.st, nil
 }
 
-// read walks location t's event file.
-func (c *conv) read(t int, fn func(e *Event) error) error {
+// read walks location t's event file; count adds what it skipped to the
+// statistics (one of the two passes does).
+func (c *conv) read(t int, count bool, fn func(e *Event) error) error {
 	l := c.p.locations[t]
 	r, err := c.a.OpenEvents(l.ID)
 	if err != nil {
@@ -161,6 +159,14 @@ func (c *conv) read(t int, fn func(e *Event) error) error {
 			return fmt.Errorf("%s: offset %d: %w", r.name, e.Offset, err)
 		}
 	}
+	if count {
+		c.st.Records += r.Events
+		c.st.AttrLists += r.AttrLists
+		c.st.Unknown += r.Unknown
+		if r.Unknown > 0 {
+			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s (%d unknown records skipped in all)", r.UnknownFirst, r.Unknown))
+		}
+	}
 	if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events {
 		return &FormatError{File: r.name, Offset: r.chunkOff, Msg: fmt.Sprintf("truncated event file: %d events, the location definition counts %d", r.Events, l.Events)}
 	}
@@ -173,9 +179,7 @@ func (c *conv) pass1() error {
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		var recs, attrs, unk int64
-		err := c.read(t, func(e *Event) error {
-			recs++
+		err := c.read(t, true, func(e *Event) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = e.Time, true
 			}
@@ -201,8 +205,6 @@ func (c *conv) pass1() error {
 		if err != nil {
 			return err
 		}
-		c.st.Records += recs
-		_, _ = attrs, unk
 	}
 	return nil
 }
@@ -399,7 +401,7 @@ func (c *conv) pass2(t int) error {
 		h.emit(trace.ImplicitTaskBegin, t0, 0, initial, 1, 0, ompt.TaskInitial)
 		h.stack = append(h.stack, initial)
 	}
-	err := c.read(t, func(e *Event) error {
+	err := c.read(t, false, func(e *Event) error {
 		now := c.clk.ns(e.Time)
 		switch e.Type {
 		case EvEnter, EvLeave:

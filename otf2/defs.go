@@ -43,6 +43,11 @@ func readAnchor(path string) (*Anchor, error) {
 	if err != nil {
 		return nil, fmt.Errorf("anchor file: %w", err)
 	}
+	return decodeAnchor(b, path)
+}
+
+// decodeAnchor parses an anchor file held in b.
+func decodeAnchor(b []byte, path string) (*Anchor, error) {
 	d := &dec{b: b, file: path}
 	if err := d.chunkHeader(false); err != nil {
 		return nil, err
