@@ -24,7 +24,7 @@ func openTrace(path string) (*trace.Dir, error) {
 		return nil, err
 	}
 	d := &trace.Dir{Path: path, Manifest: &trace.Manifest{Format: "otf2", Ranks: a.NumProcesses(),
-		Producer: "OTF2 " + a.Creator(), Command: []string{a.Path}}}
+		Producer: a.Producer(), Command: []string{a.Path}}}
 	for i := 0; i < a.NumProcesses(); i++ {
 		p := a.Process(i)
 		d.Files = append(d.Files, trace.FileInfo{Rank: i, File: p.Name, Events: p.Events, Bytes: p.Bytes})

@@ -253,8 +253,16 @@ func (c clock) signedSpan(d int64) int64 {
 	return c.span(uint64(d))
 }
 
-// Creator returns the anchor file's creator (e.g. "Score-P 8.4").
-func (a *Archive) Creator() string { return a.Anchor.Creator }
+// Producer describes the archive: OTF2 version and creator (e.g.
+// "OTF2 3.0.2 archive (Score-P 8.4)").
+func (a *Archive) Producer() string {
+	v := a.Anchor.Version
+	s := fmt.Sprintf("OTF2 %d.%d.%d archive", v[0], v[1], v[2])
+	if a.Anchor.Creator != "" {
+		s += " (" + a.Anchor.Creator + ")"
+	}
+	return s
+}
 
 // ClockOffsets returns the ClockOffset definitions of location loc (from its
 // local definition file).

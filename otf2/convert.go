@@ -23,6 +23,7 @@ type Stats struct {
 	AttrLists int64 // attribute lists skipped
 	Unknown   int64 // records of unknown types skipped
 	Ignored   int64 // known records without a ptrace counterpart
+	Tasks     int64 // explicit tasks created
 	Warnings  []string
 }
 
@@ -134,6 +135,11 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		return nil, err
 	}
 	c.st.Emitted = w.Events()
+	if c.st.Tasks > 0 {
+		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d explicit tasks, but OTF2 records no task dependences: "+
+			"tasks count as ready at creation, so task-graph values (critical path and span through tasks, "+
+			"parallelism, idleness from readiness) are those of independent tasks", p.group.Name, c.st.Tasks))
+	}
 	return &c.st, nil
 }
 
@@ -199,6 +205,7 @@ func (c *conv) pass1() error {
 				k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 				c.seq[t]++
 				c.tasks[k] = trace.MakeID(t, c.seq[t])
+				c.st.Tasks++
 			}
 			return nil
 		})
