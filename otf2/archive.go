@@ -195,6 +195,9 @@ func (a *Archive) Process(i int) Process {
 	return out
 }
 
+// EventPath returns the event file of location loc.
+func (a *Archive) EventPath(loc uint64) string { return a.evtPath(loc) }
+
 func (a *Archive) evtPath(loc uint64) string {
 	return filepath.Join(a.Dir, strconv.FormatUint(loc, 10)+".evt")
 }

@@ -169,8 +169,21 @@ func OpenEvents(path string, chunkSize uint64) (*EventReader, error) {
 		f.Close()
 		return nil, err
 	}
+	// A file smaller than a chunk needs no chunk-sized buffer.
+	if st, err := f.Stat(); err == nil && st.Size() < int64(chunkSize) {
+		r.buf = make([]byte, st.Size())
+	}
 	r.closer = f
 	return r, nil
+}
+
+// Reset makes r decode src from its start, reusing r's buffer.
+func (r *EventReader) Reset(src io.Reader, name string) {
+	buf := r.buf[:cap(r.buf)]
+	if len(buf) < r.chunkSize {
+		buf = make([]byte, r.chunkSize)
+	}
+	*r = EventReader{r: src, name: name, chunkSize: r.chunkSize, buf: buf}
 }
 
 // NewEventReader decodes event records from r; name is used in errors.
@@ -196,7 +209,7 @@ func (r *EventReader) nextChunk() (bool, error) {
 	if r.d.b != nil {
 		r.chunkOff += int64(r.chunkSize)
 	}
-	n, err := io.ReadFull(r.r, r.buf)
+	n, err := io.ReadFull(r.r, r.buf[:min(len(r.buf), r.chunkSize)])
 	if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {
 		return false, nil
 	}
@@ -305,7 +318,12 @@ func (r *EventReader) Next(e *Event) (bool, error) {
 func decodeFields(d *dec, spec string, end int, out []uint64) error {
 	full := d.b
 	d.b = full[:end]
-	defer func() { d.b = full }()
+	err := decodeSpec(d, spec, end, out)
+	d.b = full
+	return err
+}
+
+func decodeSpec(d *dec, spec string, end int, out []uint64) error {
 	for i := 0; i < len(spec) && d.pos < end; i++ {
 		var v uint64
 		var err error

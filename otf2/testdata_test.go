@@ -1,6 +1,7 @@
 package otf2_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,4 +29,22 @@ func TestRegenTestdata(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeOTF2(t, dir, "testdata/halo", 2_100_000_000)
+}
+
+// TestWriteArchive converts the ptrace trace named by PTRACE_OTF2_FROM into
+// an OTF2 archive in PTRACE_OTF2_TO (timer PTRACE_OTF2_HZ, default 1 GHz),
+// for scripts/otf2-bench.sh.
+func TestWriteArchive(t *testing.T) {
+	from, to := os.Getenv("PTRACE_OTF2_FROM"), os.Getenv("PTRACE_OTF2_TO")
+	if from == "" || to == "" {
+		t.Skip("set PTRACE_OTF2_FROM and PTRACE_OTF2_TO to write an archive")
+	}
+	needOTF2(t)
+	hz := int64(1_000_000_000)
+	if s := os.Getenv("PTRACE_OTF2_HZ"); s != "" {
+		if _, err := fmt.Sscan(s, &hz); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeOTF2(t, from, to, hz)
 }

@@ -122,7 +122,7 @@ def main():
 
             def team(n):
                 if n not in teams:
-                    grp = d.group("team of rank %d (%d)" % (r, n), group_type=GroupType.COMM_LOCATIONS,
+                    grp = d.group("team of rank %d (%d)" % (r, n), group_type=GroupType.COMM_GROUP,
                                   paradigm=Paradigm.OPENMP, members=plocs[:n])
                     teams[n] = d.comm("thread team rank %d (%d)" % (r, n), group=grp)
                 return teams[n]
