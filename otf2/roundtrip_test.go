@@ -281,3 +281,18 @@ func dropColumnOnly(diffs []string) []string {
 	}
 	return out
 }
+
+// TestDependencesUnavailable: a task workload with dependences converts,
+// and the report warns that OTF2 carried none.
+func TestDependencesUnavailable(t *testing.T) {
+	needOTF2(t)
+	dir := filepath.Join(t.TempDir(), "native")
+	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 2, Width: 4, Steps: 3, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	anchor := writeOTF2(t, dir, filepath.Join(t.TempDir(), "otf2"), 1_000_000_000)
+	js := analyze(t, anchor, 1)
+	if !strings.Contains(string(js), "OTF2 records no task dependences") {
+		t.Errorf("the report does not warn that task dependences are unavailable:\n%.2000s", js)
+	}
+}
