@@ -14,7 +14,7 @@ usage: write_otf2.py DUMP OUTDIR TIMER_HZ
 import sys
 import otf2
 from otf2.enums import (Paradigm, RegionRole, GroupType, CollectiveOp,
-                        LocationType, LocationGroupType, MeasurementMode)
+                        LocationType, LocationGroupType, MeasurementMode, Type)
 import _otf2
 
 # ptrace kinds (trace/kind.go)
@@ -107,6 +107,9 @@ def main():
         d.group("OpenMP locations", group_type=GroupType.COMM_LOCATIONS, paradigm=Paradigm.OPENMP,
                 members=[l for ls in locs for l in ls])
         regions = {}
+        # An attribute on MPI enters, as Score-P attaches e.g. call-site or
+        # I/O handles: readers must skip the attribute lists.
+        attr = d.attribute("ptrace_event_index", "index of the ptrace event", Type.UINT64)
 
         def region(name, paradigm, role, file=None, line=0):
             key = (name, paradigm, role, file, line)
@@ -194,7 +197,10 @@ def main():
                             else RegionRole.POINT2POINT if name in ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Wait", "MPI_Waitall", "MPI_Sendrecv") \
                             else RegionRole.FUNCTION
                         reg = region(name, Paradigm.MPI, role)
-                        (w.enter if k == MPI_ENTER else w.leave)(tm, reg)
+                        if k == MPI_ENTER:
+                            w.enter(tm, reg, attributes={attr: len(name)})
+                        else:
+                            w.leave(tm, reg)
                     elif k == MPI_SEND:
                         if a[4] == 0:
                             w.mpi_send(tm, crank(a[2], a[0]), comm(a[2]), a[1], a[3])
