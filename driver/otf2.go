@@ -1,8 +1,8 @@
 package driver
 
 import (
+	"bytes"
 	"fmt"
-	"os"
 
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -10,8 +10,8 @@ import (
 
 // The two hooks of OTF2 input: openTrace lists an OTF2 archive's processes
 // (location groups) as a trace directory's files, and loadProcess converts
-// one of them into ptrace's format (a temporary file, removed at once) and
-// loads it like a native process file. Everything else sees one data model.
+// one of them into ptrace's format in memory and loads it like a native
+// process file. Everything else sees one data model.
 
 // openTrace lists a ptrace trace directory or an OTF2 archive (its anchor
 // file or the directory holding it).
@@ -33,7 +33,10 @@ func openTrace(path string) (*trace.Dir, error) {
 }
 
 // loadProcess loads process i of the trace at root; path is its file in a
-// ptrace directory (a display name for OTF2).
+// ptrace directory (a display name for OTF2). An OTF2 process is converted
+// in memory and loaded from the bytes. Streaming from disk (--memory-limit)
+// rereads a ptrace file on every pass; a converted process has none, so it
+// stays in memory and the process says so.
 func loadProcess(root, path string, i int, opts trace.LoadOptions) (*trace.Process, error) {
 	if !otf2.IsArchive(root) {
 		return trace.LoadProcess(path, opts)
@@ -42,23 +45,20 @@ func loadProcess(root, path string, i int, opts trace.LoadOptions) (*trace.Proce
 	if err != nil {
 		return nil, err
 	}
-	f, err := os.CreateTemp("", "ptrace-otf2-*.ptrace")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	st, err := a.Convert(i, f)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
+	var buf bytes.Buffer
+	st, err := a.Convert(i, &buf)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	p, err := trace.LoadProcess(f.Name(), opts)
+	stream := opts.Stream
+	opts.Stream = false
+	p, err := trace.LoadProcessReader(&buf, path+" (converted from OTF2)", opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s (converted from OTF2): %w", path, err)
+		return nil, err
 	}
-	p.File = path
 	p.Warnings = append(p.Warnings, st.Warnings...)
+	if stream {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: OTF2 input is converted in memory; --memory-limit cannot stream it from disk", path))
+	}
 	return p, nil
 }
