@@ -50,9 +50,9 @@ func (r *run) instrReport(rows []simRow, corrected int64) *report.Instrumentatio
 // the breakdown to resolve it. What the correction cannot remove stays in
 // the work around each task: the runtime's code between a callback and the
 // task body, and inside sync regions before and after their waits. On the
-// load-imbalance benchmark (docs/ACCURACY.md) that is about 220 ns per task
-// and thread against a 10 ns recording cost, 22 costs; a task of 250 costs
-// carries ~9 % of it.
+// load-imbalance benchmark (docs/ACCURACY.md) about half of the ~0.45 µs per
+// thread and iteration lies around the task, ~220 ns against a 10 ns
+// recording cost, 22 costs; a task of 250 costs carries ~9 % of it.
 const resolveFactor = 250
 
 // grainFindings warns, per task construct, when its mean task is shorter

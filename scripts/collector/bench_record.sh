@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds and runs bench_record.c (the collector alone: stamp, every task-path callback, encoding), 3 times.
-#   scripts/collector/bench_record.sh [TASKS=3000000]
+#   scripts/collector/bench_record.sh [N=1000000]  (callbacks: N/10 calls each)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 make -s -C "$ROOT" collector >/dev/null
