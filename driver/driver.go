@@ -16,6 +16,7 @@ import (
 	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -213,7 +214,10 @@ type run struct {
 	plan  *partition.Plan
 	lo    int // first owned process
 	procs []*trace.Process
-	rep   *report.Report // rank 0 only
+	// archive is the OTF2 archive this rank's processes come from, opened
+	// at the first of them (nil for a ptrace trace).
+	archive *otf2.Archive
+	rep     *report.Report // rank 0 only
 	// tasks are this rank's executed tasks for anomaly detection; costKey
 	// names their cost attribute if the trace has one.
 	tasks   []anomaly.Task
@@ -241,6 +245,7 @@ type dirInfo struct {
 	Command  []string
 	RunID    string   // rank 0's run id, which every file must share
 	Warnings []string // tolerated problems of the listing
+	OTF2     bool     // Path is an OTF2 archive, Files its processes
 }
 
 func (r *run) progress(phase string, frac float64) {
@@ -264,6 +269,7 @@ func (r *run) openDir() error {
 			}
 			if d.Manifest != nil {
 				r.dir.Producer, r.dir.Command = d.Manifest.Producer, d.Manifest.Command
+				r.dir.OTF2 = d.Manifest.Format == otf2Format
 			}
 		}
 	}
@@ -307,7 +313,7 @@ func (r *run) load() error {
 			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
 	}
 	for i := lo; i < hi; i++ {
-		p, err := loadProcess(r.dir.Path, r.dirPath(i), i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream})
+		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream})
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}

@@ -23,7 +23,7 @@ func openTrace(path string) (*trace.Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &trace.Dir{Path: path, Manifest: &trace.Manifest{Format: "otf2", Ranks: a.NumProcesses(),
+	d := &trace.Dir{Path: path, Manifest: &trace.Manifest{Format: otf2Format, Ranks: a.NumProcesses(),
 		Producer: a.Producer(), Command: []string{a.Path}}}
 	for i := 0; i < a.NumProcesses(); i++ {
 		p := a.Process(i)
@@ -32,21 +32,28 @@ func openTrace(path string) (*trace.Dir, error) {
 	return d, nil
 }
 
-// loadProcess loads process i of the trace at root; path is its file in a
-// ptrace directory (a display name for OTF2). An OTF2 process is converted
-// in memory and loaded from the bytes. Streaming from disk (--memory-limit)
-// rereads a ptrace file on every pass; a converted process has none, so it
-// stays in memory and the process says so.
-func loadProcess(root, path string, i int, opts trace.LoadOptions) (*trace.Process, error) {
-	if !otf2.IsArchive(root) {
+// otf2Format marks the listing of an OTF2 archive (trace.Manifest.Format).
+const otf2Format = "otf2"
+
+// loadProcess loads process i of the trace. An OTF2 process is converted in
+// memory and loaded from the bytes; the rank opens the archive once for all
+// its processes (its global definitions list every location). Streaming
+// from disk (--memory-limit) rereads a ptrace file on every pass; a
+// converted process has none, so it stays in memory and the process says so.
+func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error) {
+	path := r.dirPath(i)
+	if !r.dir.OTF2 {
 		return trace.LoadProcess(path, opts)
 	}
-	a, err := otf2.Open(root)
-	if err != nil {
-		return nil, err
+	if r.archive == nil {
+		a, err := otf2.Open(r.dir.Path)
+		if err != nil {
+			return nil, err
+		}
+		r.archive = a
 	}
 	var buf bytes.Buffer
-	st, err := a.Convert(i, &buf)
+	st, err := r.archive.Convert(i, &buf)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
