@@ -1,21 +1,17 @@
 package clocksync
 
-import (
-	"fmt"
-
-	"github.com/ptrace-dev/ptrace/trace"
-)
+import "github.com/ptrace-dev/ptrace/trace"
 
 // location is one CLC location: a process with all its threads merged in
 // time order. It walks the process's merged order forward (amortization)
-// with one scan per thread, and then backward (smoothing) on the times it
-// kept, and records each event's correction (final − interpolated time) in
-// the process's Timebase. Nothing here allocates per event but the
-// interpolated times of the merged order and the correction columns.
+// and then backward (smoothing) on the times the match kept in merged
+// order (graph.Matching.Times, turned into interpolated times in place), and
+// records each event's correction (final − interpolated time) in the
+// process's Timebase. It decodes no event; nothing here allocates per event
+// but the correction columns.
 type location struct {
-	scans []*trace.ThreadScan // forward: recorded times
-	n     []int64             // events per thread
-	cur   []int64             // backward: per thread, index of the next event down
+	n     []int64 // events per thread
+	cur   []int64 // per thread, index of the next event (forward: up, backward: down)
 	tb    *trace.Timebase
 	order []uint16
 	pos   int // next merged position to process (forward: up, backward: down)
@@ -45,42 +41,29 @@ type location struct {
 	maxCorr, sumCorr int64
 }
 
-func newLocation(p *trace.Process, order []uint16, mdl OffsetModel) *location {
+func newLocation(p *trace.Process, order []uint16, times []int64, mdl OffsetModel) *location {
 	nth := p.NumThreads()
-	l := &location{scans: make([]*trace.ThreadScan, nth), n: make([]int64, nth), cur: make([]int64, nth),
+	l := &location{n: make([]int64, nth), cur: make([]int64, nth),
 		tb: trace.NewTimebase(mdl.off, mdl.at, mdl.slope, nth), order: order, mdl: mdl,
-		itime: make([]int64, len(order)), lastJumpPos: -1}
-	for th := range l.scans {
-		l.scans[th] = p.Scan(th, nil)
+		itime: times, lastJumpPos: -1}
+	for th := range l.n {
 		l.n[th] = p.Events[th].N
 	}
 	return l
 }
 
-// next moves thread th's forward scan to its next event and returns it
-// with its index. The merged order counts exactly the events the scans
-// hold, so a scan ends early only when re-reading the file failed: the
-// error is kept (Sync returns it) and a stand-in event keeps the replay
-// going to its end.
-func (l *location) next(th uint16) (*trace.Event, int64) {
-	sc := l.scans[th]
-	if !sc.Next() {
-		if l.err == nil {
-			l.err = sc.Err()
-			if l.err == nil {
-				l.err = fmt.Errorf("clocksync: thread %d has fewer events than its merged order", th)
-			}
-		}
-		l.stand = trace.Event{Time: l.lastT}
-		return &l.stand, 0
-	}
-	return sc.Event(), sc.Index()
+// next returns the thread-local index of the event at merged position
+// pos, whose thread is th (positions are visited in order).
+func (l *location) next(th uint16) int64 {
+	idx := l.cur[th]
+	l.cur[th]++
+	return idx
 }
 
 // setForward records the forward time f of event idx of thread th at
 // interpolated time t (corrections start at zero, so f = t costs nothing).
 func (l *location) setForward(th uint16, idx, t, f int64) {
-	if f != t && l.err == nil {
+	if f != t {
 		l.tb.SetCorrection(int(th), idx, l.n[th], f-t)
 	}
 }
@@ -134,8 +117,8 @@ func (l *location) forwardTo(end int, p *params) {
 	pos := l.pos
 	if !l.started {
 		th := order[pos]
-		e, idx := l.next(th)
-		t := l.mdl.Apply(e.Time)
+		idx := l.next(th)
+		t := l.mdl.Apply(itime[pos])
 		itime[pos] = t
 		f, g := l.logical(t, p)
 		l.commit(t, f, g)
@@ -148,10 +131,11 @@ func (l *location) forwardTo(end int, p *params) {
 	sum, mx := l.sumCorr, l.maxCorr
 	for ; pos < end; pos++ {
 		th := order[pos]
-		e, idx := l.next(th)
-		t := e.Time + off
+		idx := l.next(th)
+		rec := itime[pos]
+		t := rec + off
 		if slope != 0 {
-			t += roundHalfUp(float64(e.Time-at) * slope)
+			t += roundHalfUp(float64(rec-at) * slope)
 		}
 		itime[pos] = t
 		if lastF == lastT {
@@ -181,8 +165,8 @@ func (l *location) forwardTo(end int, p *params) {
 // constraint caused and the smoothing window [x0, x1] that jump gets.
 func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jump, x0, x1 int64) {
 	th := l.order[pos]
-	e, idx := l.next(th)
-	t := l.mdl.Apply(e.Time)
+	idx := l.next(th)
+	t := l.mdl.Apply(l.itime[pos])
 	l.itime[pos] = t
 	fint, g := l.logical(t, p)
 	if !l.started {
@@ -209,7 +193,6 @@ func (l *location) forwardNode(pos int, in int64, hasIn bool, p *params) (f, jum
 // a location without jumps. Only the thread-index column is read to place
 // the cursors.
 func (l *location) startBackward() {
-	l.scans = nil
 	copy(l.cur, l.n)
 	for pos := len(l.order) - 1; pos > l.lastJumpPos; pos-- {
 		l.cur[l.order[pos]]--

@@ -144,16 +144,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lerr error
-	for i, loc := range locs {
+	for _, loc := range locs {
 		loc.forwardTo(len(loc.order), &p)
-		if loc.err != nil && lerr == nil {
-			lerr = fmt.Errorf("rank %d: clocksync: %s: %w", c.Rank(), m.Procs[i].File, loc.err)
-		}
 		loc.startBackward()
-	}
-	if err := comm.Agree(c, lerr); err != nil {
-		return nil, err
 	}
 
 	// Backward smoothing: a node's inputs are now its receivers (min of
@@ -192,7 +185,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		l.Timebases[i] = loc.tb
 		locs[i] = nil // its merged order and interpolated times go
 	}
-	m.Orders = nil
+	m.Orders, m.Times = nil, nil
 	if err := comm.Agree(c, bad); err != nil {
 		return nil, err
 	}
@@ -213,7 +206,7 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	}
 	l.NodeTimes = m.Recorded
 	l.Timebases = make([]*trace.Timebase, len(m.Procs))
-	m.Orders = nil
+	m.Orders, m.Times = nil, nil
 	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.Recorded[n] })
 	if err != nil {
 		return nil, err
@@ -288,7 +281,7 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 		l.Procs[i] = ProcessStats{Rank: p.Header.Rank, OffsetSource: mdl.source, OffsetInitNS: mdl.off,
 			OffsetFinalNS: mdl.final, DriftPPM: mdl.driftPPM(), Events: p.NumEvents()}
 		if method == MethodCLC {
-			locs[i] = newLocation(p, m.Orders[i], mdl)
+			locs[i] = newLocation(p, m.Orders[i], m.Times[i], mdl)
 		}
 	}
 	return l, locs, nil
