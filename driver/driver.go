@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
@@ -412,13 +413,15 @@ type procRow struct {
 	Last     int64
 	Warnings []string
 	Partial  bool
+	NoDeps   bool // tasks, but a format without dependences (OTF2)
 }
 
 func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
 		first, last := p.TimeRange(r.timebase(i))
-		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial}
+		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
+			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.
@@ -452,6 +455,9 @@ func (r *run) summarize() error {
 		}
 		hosts[row.Host] = true
 		t.Partial = t.Partial || row.Partial
+		if row.NoDeps && !slices.Contains(t.Unavailable, "task_dependences") {
+			t.Unavailable = append(t.Unavailable, "task_dependences")
+		}
 		addWarnings(rep, int64(len(row.Warnings)), row.Warnings)
 	}
 	t.DurationNS = t.LastNS - t.FirstNS

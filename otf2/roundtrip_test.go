@@ -295,4 +295,9 @@ func TestDependencesUnavailable(t *testing.T) {
 	if !strings.Contains(string(js), "OTF2 records no task dependences") {
 		t.Errorf("the report does not warn that task dependences are unavailable:\n%.2000s", js)
 	}
+	if !strings.Contains(string(js), `"unavailable": [
+      "task_dependences"
+    ]`) {
+		t.Errorf("the report does not mark task dependences unavailable:\n%.2000s", js)
+	}
 }

@@ -40,8 +40,14 @@ type TraceInfo struct {
 	// Partial is set when events of some process are missing (a file cut
 	// short, a salvaged tail or thread, counts disagreeing with the end
 	// frame, events the collector dropped): totals are lower bounds.
-	Partial  bool      `json:"partial"`
-	Warnings *Warnings `json:"warnings,omitempty"`
+	Partial bool `json:"partial"`
+	// Unavailable names what the trace's records cannot carry, so the
+	// values computed from it are not to be read as measured:
+	// "task_dependences" (OTF2 input with tasks) means the critical path,
+	// span, parallelism, graph metrics and the ready-task idleness treat
+	// tasks as independent (ready at creation).
+	Unavailable []string  `json:"unavailable,omitempty"`
+	Warnings    *Warnings `json:"warnings,omitempty"`
 }
 
 // Window is the part of the run the breakdown, the POP efficiencies and

@@ -65,6 +65,13 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	if t.Partial {
 		p.warn("partial    events are missing (see the warnings): times and counts are lower bounds")
 	}
+	for _, u := range t.Unavailable {
+		if u == "task_dependences" {
+			p.warn("no deps    the trace has no task dependences (OTF2): critical path, span, parallelism and idleness treat tasks as independent")
+		} else {
+			p.warn("missing    %s: not in the trace", u)
+		}
+	}
 	if cs := r.ClockSync; cs != nil {
 		p.clockSync(cs)
 	}
