@@ -65,7 +65,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 			continue // ids of a thread without events: nobody made them
 		}
 		if seq > p.Events[t].N {
-			s.Warn.Add("implausible task id", "thread %d: task id sequence %d exceeds the thread's %d events; ids beyond are ignored", t, seq, p.Events[t].N)
+			s.Warn.Add("implausible task id", "%s: thread %d: task id sequence %d exceeds the thread's %d events; ids beyond are ignored", p.File, t, seq, p.Events[t].N)
 			seq = p.Events[t].N
 		}
 		m.maxSeq[t] = seq

@@ -84,7 +84,7 @@ copy() { rm -rf "$OUT/$1"; cp -r "$base" "$OUT/$1"; echo "$OUT/$1"; }
 # 1. a CRC-valid task_create id with sequence 2^30
 d=$(gen c1 stencil --ranks 2 --threads 2)
 "$MUT" taskid "$d/rank-00001.ptrace" $((1 << 30))
-analyze 1-task-id-seq-2^30 error "$d"
+analyze 1-task-id-seq-2^30 warning "$d"
 
 # 2. counts in the manifest and the header
 for n in 10000000 1000000000 2000000000000000000; do
