@@ -13,6 +13,7 @@ import (
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
+	"github.com/ptrace-dev/ptrace/waitstate"
 )
 
 // readyBins is the resolution of the ready-task series.
@@ -93,6 +94,7 @@ func (r *run) simulate() error {
 	r.tasks = slices.Grow(r.tasks, int(created))
 	var failure error
 	rows := make([]simRow, 0, len(r.procs))
+	r.waits = waitstate.New(r.matching)
 	for i, p := range r.procs {
 		s := sim.New(p, r.timebase(i), r.opts.Strict)
 		s.SetWindow(r.first, r.last)
@@ -102,7 +104,7 @@ func (r *run) simulate() error {
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(predTimes(r.edges, i))
-		passes := []sim.Pass{stats, ready, frags}
+		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p)}
 		rd := newRemoteDeps(model)
 		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {
 			passes = append(passes, rd)

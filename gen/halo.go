@@ -291,8 +291,92 @@ func (w *halo) expected() Expected {
 	e.set("breakdown.overhead_ns", 0)
 	e.set("breakdown.thread_time_ns", bt)
 	e.set("breakdown.per_process", rowsB)
+	w.expectWaits(e)
 	e.set("trace.duration_ns", w.initNS+w.fin+w.finalizeNS(R-1))
 	e.set("trace.window.duration_ns", w.fin)
 	e.set("trace.window.bounds", "mpi")
 	return e
+}
+
+// expectWaits sets the wait states (Scalasca's patterns, package
+// waitstate) the schedule implies. Every rank enters its exchange at
+// mpiStart: a neighbour exchange's Waitall waits (Late Sender) until the
+// later neighbour entered its Isend, an allreduce (Wait at N×N) and the
+// final barrier (Wait at Barrier) until the last rank entered. Latency
+// only lengthens the calls, so no wait is cut by a call's end.
+func (w *halo) expectWaits(e Expected) {
+	c := w.cfg
+	R, I := c.Ranks, c.Iterations
+	var tls, tnxn, tbar, tmpi, tcalls int64
+	rows := make([]any, R)
+	lastBar := int64(math.MinInt64)
+	for i := 0; i < R; i++ {
+		lastBar = max(lastBar, w.bar0[i])
+	}
+	for i := 0; i < R; i++ {
+		var ls, nxn, bar, mpi, calls int64
+		for k := 0; k < I; k++ {
+			ms := w.mpiStart[i][k]
+			mpi += w.mpiEnd[i][k] - ms
+			// Calls count when they begin inside the window, which
+			// ends at fin.
+			in := int64(0)
+			if ms < w.fin {
+				in = 1
+			}
+			if c.Exchange == "allreduce" {
+				calls += in
+				if R > 1 {
+					last := ms
+					for r := 0; r < R; r++ {
+						last = max(last, w.mpiStart[r][k])
+					}
+					nxn += last - ms
+				}
+				continue
+			}
+			last := ms
+			nbs := 0
+			for _, nb := range []int{i - 1, i + 1} {
+				if nb >= 0 && nb < R {
+					nbs++
+					last = max(last, w.mpiStart[nb][k])
+				}
+			}
+			calls += in * int64(2*nbs+1) // Irecv and Isend per neighbour, Waitall
+			ls += last - ms
+		}
+		mpi += w.fin - w.bar0[i]
+		if w.bar0[i] < w.fin {
+			calls++ // the final barrier
+		}
+		if R > 1 {
+			bar = lastBar - w.bar0[i]
+		}
+		rows[i] = map[string]any{"rank": i, "mpi_ns": mpi, "calls": calls, "late_sender_ns": ls, "wait_nxn_ns": nxn,
+			"wait_barrier_ns": bar, "late_receiver_ns": 0, "late_broadcast_ns": 0, "early_reduce_ns": 0,
+			"other_ns": mpi - ls - nxn - bar}
+		tls += ls
+		tnxn += nxn
+		tbar += bar
+		tmpi += mpi
+		tcalls += calls
+	}
+	e.set("wait_states.mpi_ns", tmpi)
+	e.set("wait_states.calls", tcalls)
+	e.set("wait_states.late_sender_ns", tls)
+	e.set("wait_states.wait_nxn_ns", tnxn)
+	e.set("wait_states.wait_barrier_ns", tbar)
+	e.set("wait_states.late_receiver_ns", 0)
+	e.set("wait_states.late_broadcast_ns", 0)
+	e.set("wait_states.early_reduce_ns", 0)
+	e.set("wait_states.other_ns", tmpi-tls-tnxn-tbar)
+	e.set("wait_states.per_process", rows)
+	// Corrected times are exact to the nanosecond per event; allow 1 ns
+	// per call charged (skew and drift round once per event).
+	tol := float64(tcalls)
+	for _, k := range []string{"mpi_ns", "late_sender_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns"} {
+		e.tol("wait_states."+k, tol)
+		e.tol("wait_states.per_process."+k, tol)
+	}
 }

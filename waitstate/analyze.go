@@ -1,0 +1,292 @@
+package waitstate
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/reduce"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Row is one process's MPI time at one call site, split into the patterns.
+// Rank 0 receives O(processes × call sites) of them.
+type Row struct {
+	Rank   int
+	Func   string
+	Region string
+	MPINS  int64
+	Calls  int64
+	Wait   [NumPatterns]int64 // ns charged per pattern (None: unused)
+	Count  [NumPatterns]int64 // calls charged per pattern
+}
+
+// Other returns the row's MPI time no pattern explains.
+func (r *Row) Other() int64 {
+	o := r.MPINS
+	for p := None + 1; p < NumPatterns; p++ {
+		o -= r.Wait[p]
+	}
+	return o
+}
+
+// Analyze charges every recorded MPI call of this rank's processes to a
+// pattern and gathers the rows at rank 0 (nil elsewhere). edges are the
+// processes' matched predecessors (graph.ExchangeEdges) and owners maps a
+// process to its analysis rank; both serve Late Receiver, whose wait the
+// receiver knows and the sender needs. Times are cut to the window
+// [first, last]. Collective; an error is returned on every rank.
+func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, error) {
+	m := a.m
+	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
+		v[0], v[1] = a.enter[n], math.MinInt64
+		if a.enter[n] != math.MinInt64 {
+			v[1] = -a.enter[n]
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	lr, err := a.lateReceivers(c, owners, edges)
+	if err != nil {
+		return nil, err
+	}
+	var rows []Row
+	for i, p := range m.Procs {
+		cs := &a.procs[i]
+		n := len(cs.enter)
+		wait := make([]int64, n)
+		pat := make([]Pattern, n)
+		// Collectives first: a call holding both a collective and a
+		// message (none in MPI) is charged to the collective.
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			k := a.call[v]
+			if k < 0 || m.Role[v] != graph.RoleRecv {
+				continue
+			}
+			enter := cs.enter[k]
+			var w int64
+			var pt Pattern
+			switch m.Kind[v] {
+			case trace.MPIRecv:
+				if t := vals[2*v]; t != math.MinInt64 {
+					w, pt = t-enter, LateSender
+				}
+			case trace.CollEnd:
+				op := a.op[v]
+				switch {
+				case op == trace.CollBarrier:
+					w, pt = vals[2*v]-enter, WaitBarrier
+				case op.Class() == trace.AllToAll:
+					w, pt = vals[2*v]-enter, WaitNxN
+				case op.Class() == trace.OneToAll:
+					w, pt = vals[2*v]-enter, LateBroadcast
+				case op.Class() == trace.AllToOne:
+					// Until the first sender entered: before it no
+					// data could have been sent (Scalasca).
+					if t := vals[2*v+1]; t != math.MinInt64 {
+						w, pt = -t-enter, EarlyReduce
+					}
+				}
+				if vals[2*v] == math.MinInt64 {
+					pt = None
+				}
+			default:
+				continue
+			}
+			if pt == None {
+				continue
+			}
+			coll := pt != LateSender
+			switch {
+			case pat[k] == None, coll && pat[k] == LateSender:
+				pat[k], wait[k] = pt, w
+			case pat[k] == pt:
+				wait[k] = max(wait[k], w)
+			}
+		}
+		for k, w := range lr[i] {
+			if pat[k] == None {
+				pat[k], wait[k] = LateReceiver, w
+			}
+		}
+		byProc := make([]Row, len(cs.sites))
+		tb := &p.Tables
+		for s, st := range cs.sites {
+			byProc[s] = Row{Rank: p.Header.Rank, Func: tb.String(st.fn)}
+			if st.region >= 0 {
+				byProc[s].Region = tb.String(st.region)
+			}
+		}
+		for k := 0; k < n; k++ {
+			b, e := cs.enter[k], cs.exit[k]
+			row := &byProc[cs.site[k]]
+			if b < first && e > first {
+				// A call begun before the window counts for its part
+				// inside it, and as a call only when it began inside.
+				row.MPINS += clip(b, e, first, last)
+			}
+			if b < first || b >= last {
+				continue
+			}
+			row.Calls++
+			row.MPINS += clip(b, e, first, last)
+			if w := min(wait[k], e-b); pat[k] != None && w > 0 {
+				if cw := clip(b, b+w, first, last); cw > 0 {
+					row.Wait[pat[k]] += cw
+					row.Count[pat[k]]++
+				}
+			}
+		}
+		for _, row := range byProc {
+			if row.Calls > 0 || row.MPINS > 0 {
+				rows = append(rows, row)
+			}
+		}
+	}
+	return reduce.GatherRows(c, rows)
+}
+
+// clip returns the length of [b, e] inside [first, last].
+func clip(b, e, first, last int64) int64 {
+	return max(0, min(e, last)-max(b, first))
+}
+
+// blockingSend reports whether an MPI function's send can block until
+// the receive begins (synchronous mode, or a message too large for the
+// eager protocol): Late Receiver applies to them when the data shows the
+// call ended after the receive began.
+func blockingSend(fn string) bool {
+	switch strings.ToLower(fn) {
+	case "mpi_send", "mpi_ssend":
+		return true
+	}
+	return false
+}
+
+const lrRecSize = 4 + 4 + 8 + 8
+
+// lateReceivers returns, per process, the Late Receiver wait of its
+// blocking sends by call index: every receiver sends the enter time of
+// its receive call back to the sender's rank (one Alltoallv of one record
+// per point-to-point message), and a blocking send whose call ended after
+// that time waited for it from its own enter.
+func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges) ([]map[int32]int64, error) {
+	m := a.m
+	out := make([]map[int32]int64, len(m.Procs))
+	bufs := make([][]byte, c.Size())
+	le := binary.LittleEndian
+	for i := range m.Procs {
+		if i >= len(edges) {
+			break
+		}
+		e := &edges[i]
+		nodes := a.threadNodes(i)
+		for k := range e.Thread {
+			if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
+				continue
+			}
+			v := findNode(m, nodes, e.Thread[k], e.Event[k])
+			if v < 0 || a.call[v] < 0 {
+				continue
+			}
+			to := owners.Owner(int(e.PredProc[k]))
+			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
+			b = le.AppendUint32(b, uint32(e.PredThread[k]))
+			b = le.AppendUint64(b, uint64(e.PredEvent[k]))
+			bufs[to] = le.AppendUint64(b, uint64(a.enter[v]))
+		}
+	}
+	recv, err := c.Alltoallv(bufs)
+	if err != nil {
+		return nil, err
+	}
+	local := map[int]int{}
+	for i, p := range m.Procs {
+		local[p.Header.Rank] = i
+	}
+	var lerr error
+	nodes := make([][][]int32, len(m.Procs))
+	for q, buf := range recv {
+		if len(buf)%lrRecSize != 0 {
+			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of receive times from rank %d", c.Rank(), len(buf), q)
+			break
+		}
+		for ; len(buf) > 0; buf = buf[lrRecSize:] {
+			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
+			ev, t := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))
+			i, ok := local[proc]
+			if !ok {
+				lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
+				break
+			}
+			if nodes[i] == nil {
+				nodes[i] = a.threadNodes(i)
+			}
+			v := findNode(m, nodes[i], th, ev)
+			if v < 0 || a.call[v] < 0 {
+				continue
+			}
+			cs := &a.procs[i]
+			k := a.call[v]
+			if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.site[k]].fn)) {
+				continue
+			}
+			if b, e := cs.enter[k], cs.exit[k]; t > b && e > t {
+				if out[i] == nil {
+					out[i] = map[int32]int64{}
+				}
+				out[i][k] = max(out[i][k], t-b)
+			}
+		}
+		if lerr != nil {
+			break
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// threadNodes returns process i's nodes per thread, in event order.
+func (a *Analysis) threadNodes(i int) [][]int32 {
+	m := a.m
+	var out [][]int32
+	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+		th := int(m.Thread[v])
+		if th < 0 {
+			continue
+		}
+		for len(out) <= th {
+			out = append(out, nil)
+		}
+		out[th] = append(out[th], v)
+	}
+	return out
+}
+
+// findNode returns the node of (thread, event) among nodes, or −1.
+func findNode(m *graph.Matching, nodes [][]int32, th int32, ev int64) int32 {
+	if th < 0 || int(th) >= len(nodes) {
+		return -1
+	}
+	ns := nodes[th]
+	k, ok := slices.BinarySearchFunc(ns, ev, func(v int32, ev int64) int {
+		switch {
+		case m.Event[v] < ev:
+			return -1
+		case m.Event[v] > ev:
+			return 1
+		}
+		return 0
+	})
+	if !ok {
+		return -1
+	}
+	return ns[k]
+}

@@ -1,0 +1,75 @@
+package waitstate
+
+import (
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/report"
+)
+
+// Report sums the gathered rows into the report's section: totals, call
+// sites (most waiting first) and processes (in rank order). It returns nil
+// when no MPI call fell in the window, so reports of traces without MPI
+// have no section.
+func Report(rows []Row) *report.WaitStates {
+	if len(rows) == 0 {
+		return nil
+	}
+	ws := &report.WaitStates{}
+	type key struct{ fn, region string }
+	sites := map[key]int{}
+	procs := map[int]int{}
+	for k := range rows {
+		r := &rows[k]
+		add(&ws.WaitTimes, r)
+		sk := key{r.Func, r.Region}
+		s, ok := sites[sk]
+		if !ok {
+			s = len(ws.CallSites)
+			sites[sk] = s
+			ws.CallSites = append(ws.CallSites, report.WaitSite{Func: r.Func, Region: r.Region})
+		}
+		add(&ws.CallSites[s].WaitTimes, r)
+		p, ok := procs[r.Rank]
+		if !ok {
+			p = len(ws.PerProcess)
+			procs[r.Rank] = p
+			ws.PerProcess = append(ws.PerProcess, report.WaitProcess{Rank: r.Rank})
+		}
+		add(&ws.PerProcess[p].WaitTimes, r)
+	}
+	sort.SliceStable(ws.CallSites, func(i, j int) bool {
+		a, b := &ws.CallSites[i], &ws.CallSites[j]
+		if wa, wb := Waiting(&a.WaitTimes), Waiting(&b.WaitTimes); wa != wb {
+			return wa > wb
+		}
+		if a.MPINS != b.MPINS {
+			return a.MPINS > b.MPINS
+		}
+		if a.Func != b.Func {
+			return a.Func < b.Func
+		}
+		return a.Region < b.Region
+	})
+	sort.SliceStable(ws.PerProcess, func(i, j int) bool { return ws.PerProcess[i].Rank < ws.PerProcess[j].Rank })
+	return ws
+}
+
+// Waiting returns the time of t charged to any pattern.
+func Waiting(t *report.WaitTimes) int64 {
+	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS
+}
+
+func add(t *report.WaitTimes, r *Row) {
+	t.MPINS += r.MPINS
+	t.Calls += r.Calls
+	t.LateSenderNS += r.Wait[LateSender]
+	t.LateReceiverNS += r.Wait[LateReceiver]
+	t.WaitNxNNS += r.Wait[WaitNxN]
+	t.WaitBarrierNS += r.Wait[WaitBarrier]
+	t.LateBroadcastNS += r.Wait[LateBroadcast]
+	t.EarlyReduceNS += r.Wait[EarlyReduce]
+	t.OtherNS += r.Other()
+	for p := None + 1; p < NumPatterns; p++ {
+		t.WaitingCalls += r.Count[p]
+	}
+}
