@@ -1,12 +1,19 @@
 package driver_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Wait states of halo runs equal the schedule's (expected.json) on 1..3
@@ -103,4 +110,108 @@ func waitsOnly(e gen.Expected) gen.Expected {
 		delete(row.(map[string]any), "calls")
 	}
 	return gen.Expected{"wait_states": ws, "tolerance": e["tolerance"]}
+}
+
+// One call of each pattern gen does not write, on three processes with
+// one thread each (times in ns, one clock): a Bcast whose root comes last
+// (Late Broadcast 50 and 20), a Reduce whose root comes first (Early
+// Reduce 30, until the first sender), an MPI_Ssend blocked until its
+// receive began (Late Receiver 50) and an MPI_Recv posted before its send
+// (Late Sender 40); an eager MPI_Send that returned before its receive
+// began waits for nothing.
+func TestWaitStatePatterns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		k    trace.Kind
+		time int64
+		args []int64
+	}
+	bc, rd := int64(trace.CollBcast), int64(trace.CollReduce)
+	type mpiCall struct {
+		fn          string
+		enter, exit int64
+		evs         []ev
+	}
+	progs := [][]mpiCall{
+		{ // rank 0: Bcast root, Reduce root, Recv from 2
+			{"MPI_Bcast", 100, 120, []ev{{trace.CollBegin, 100, []int64{bc, 0, 0, 8, 0}}, {trace.CollEnd, 120, []int64{bc, 0, 0}}}},
+			{"MPI_Reduce", 200, 270, []ev{{trace.CollBegin, 200, []int64{rd, 0, 0, 8, 24}}, {trace.CollEnd, 270, []int64{rd, 0, 0}}}},
+			{"MPI_Recv", 410, 500, []ev{{trace.MPIRecv, 500, []int64{2, 5, 0, 8, 0}}}},
+		},
+		{ // rank 1: Bcast early, Reduce, Ssend to 2
+			{"MPI_Bcast", 50, 120, []ev{{trace.CollBegin, 50, []int64{bc, 0, 0, 0, 8}}, {trace.CollEnd, 120, []int64{bc, 0, 0}}}},
+			{"MPI_Reduce", 230, 235, []ev{{trace.CollBegin, 230, []int64{rd, 0, 0, 8, 0}}, {trace.CollEnd, 235, []int64{rd, 0, 0}}}},
+			{"MPI_Ssend", 300, 400, []ev{{trace.MPISend, 300, []int64{2, 4, 0, 8, 0}}}},
+		},
+		{ // rank 2: Bcast, Reduce last, Recv from 1, eager Send to 0
+			{"MPI_Bcast", 80, 120, []ev{{trace.CollBegin, 80, []int64{bc, 0, 0, 0, 8}}, {trace.CollEnd, 120, []int64{bc, 0, 0}}}},
+			{"MPI_Reduce", 260, 265, []ev{{trace.CollBegin, 260, []int64{rd, 0, 0, 8, 0}}, {trace.CollEnd, 265, []int64{rd, 0, 0}}}},
+			{"MPI_Recv", 350, 400, []ev{{trace.MPIRecv, 395, []int64{1, 4, 0, 8, 0}}}},
+			{"MPI_Send", 450, 452, []ev{{trace.MPISend, 450, []int64{0, 5, 0, 8, 0}}}},
+		},
+	}
+	for r, prog := range progs {
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, Host: "node", ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1, 2}})
+		emit := func(k trace.Kind, time int64, args ...int64) {
+			if err := w.E(0, k, time, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		emit(trace.ThreadBegin, 0, trace.ThreadInitial)
+		emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.MPIEnter, 0, w.String("MPI_Init"))
+		emit(trace.MPIExit, 10, w.String("MPI_Init"))
+		for _, c := range prog {
+			emit(trace.MPIEnter, c.enter, w.String(c.fn))
+			for _, e := range c.evs {
+				emit(e.k, e.time, e.args...)
+			}
+			emit(trace.MPIExit, c.exit, w.String(c.fn))
+		}
+		emit(trace.MPIEnter, 600, w.String("MPI_Finalize"))
+		emit(trace.MPIExit, 610, w.String("MPI_Finalize"))
+		emit(trace.ImplicitTaskEnd, 610, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.ThreadEnd, 610)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		var rep *report.Report
+		err := inproc.Run(k, func(c comm.Comm) error {
+			r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
+			if c.Rank() == 0 {
+				rep = r
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		ws := rep.WaitStates
+		if ws == nil {
+			t.Fatalf("k=%d: no wait states", k)
+		}
+		want := report.WaitTimes{MPINS: 70 + 40 + 20 + 70 + 5 + 5 + 90 + 100 + 50 + 2, Calls: 10, LateSenderNS: 40, LateReceiverNS: 50,
+			LateBroadcastNS: 70, EarlyReduceNS: 30, WaitingCalls: 5}
+		want.OtherNS = want.MPINS - 40 - 50 - 70 - 30
+		if ws.WaitTimes != want {
+			t.Errorf("k=%d: wait states\n%+v, want\n%+v", k, ws.WaitTimes, want)
+		}
+		for _, p := range ws.PerProcess {
+			if p.Rank == 1 && (p.LateReceiverNS != 50 || p.LateBroadcastNS != 50) {
+				t.Errorf("k=%d: rank 1: %+v, want late receiver 50 and late broadcast 50", k, p.WaitTimes)
+			}
+		}
+		var js bytes.Buffer
+		report.WriteJSON(&js, rep)
+		checkWaitInvariants(t, fmt.Sprintf("patterns k=%d", k), js.Bytes())
+	}
 }

@@ -23,7 +23,17 @@ const (
 	CSVAnomalies     = "anomalies.csv"
 	CSVClockSync     = "clocksync_per_process.csv"
 	CSVAnomalyModels = "anomaly_models.csv"
+	CSVWaitSites     = "wait_states_call_sites.csv"
+	CSVWaitProcesses = "wait_states_per_process.csv"
 )
+
+// waitHeader is the columns of WaitTimes in the wait-state tables.
+var waitHeader = []string{"mpi_ns", "calls", "late_sender_ns", "late_receiver_ns", "wait_nxn_ns", "wait_barrier_ns", "late_broadcast_ns", "early_reduce_ns", "other_ns", "waiting_calls"}
+
+func (w *WaitTimes) cells() []string {
+	return []string{i64(w.MPINS), i64(w.Calls), i64(w.LateSenderNS), i64(w.LateReceiverNS), i64(w.WaitNxNNS), i64(w.WaitBarrierNS),
+		i64(w.LateBroadcastNS), i64(w.EarlyReduceNS), i64(w.OtherNS), i64(w.WaitingCalls)}
+}
 
 // PathCSVHeader is the header of the critical-path segment table, which
 // `ptrace export --critical-path` reads back: one row per segment, times in
@@ -108,6 +118,20 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			m.rows = append(m.rows, []string{x.Construct, x.Kind, x.Attribute, i64(x.Tasks), f64(x.Intercept), f64(x.Slope), f64(x.Scale), f64(x.BoundFactor), i64(x.Found)})
 		}
 		add(CSVAnomalyModels, m)
+	}
+	if ws := r.WaitStates; ws != nil {
+		t := table{header: append([]string{"func", "region"}, waitHeader...)}
+		for i := range ws.CallSites {
+			c := &ws.CallSites[i]
+			t.rows = append(t.rows, append([]string{c.Func, c.Region}, c.cells()...))
+		}
+		add(CSVWaitSites, t)
+		u := table{header: append([]string{"rank"}, waitHeader...)}
+		for i := range ws.PerProcess {
+			q := &ws.PerProcess[i]
+			u.rows = append(u.rows, append([]string{itoa(q.Rank)}, q.cells()...))
+		}
+		add(CSVWaitProcesses, u)
 	}
 	if cs := r.ClockSync; cs != nil {
 		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations"}}
