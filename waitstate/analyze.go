@@ -77,8 +77,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					w, pt = t-enter, LateSender
 				}
 			case trace.CollEnd:
-				op := a.op[v]
+				op := trace.CollOp(a.op[v])
 				switch {
+				case !op.Valid():
 				case op == trace.CollBarrier:
 					w, pt = vals[2*v]-enter, WaitBarrier
 				case op.Class() == trace.AllToAll:

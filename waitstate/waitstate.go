@@ -72,14 +72,14 @@ type Analysis struct {
 	// none) and, for coll_end, the collective's operation.
 	enter []int64
 	call  []int32
-	op    []trace.CollOp
+	op    []uint8
 	procs []calls
 }
 
 // New prepares the analysis of m's processes.
 func New(m *graph.Matching) *Analysis {
 	n := m.Len()
-	a := &Analysis{m: m, enter: make([]int64, n), call: make([]int32, n), op: make([]trace.CollOp, n), procs: make([]calls, len(m.Procs))}
+	a := &Analysis{m: m, enter: make([]int64, n), call: make([]int32, n), op: make([]uint8, n), procs: make([]calls, len(m.Procs))}
 	for v := range a.call {
 		a.call[v] = -1
 		a.enter[v] = math.MinInt64
@@ -185,6 +185,8 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 		a.enter[v] = r.c.enter[c]
 	}
 	if e.Kind == trace.CollEnd || e.Kind == trace.CollBegin {
-		a.op[v] = trace.CollOp(e.Args[0])
+		if e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
+			a.op[v] = uint8(e.Args[0])
+		}
 	}
 }
