@@ -205,10 +205,20 @@ func TestWaitStatePatterns(t *testing.T) {
 		if ws.WaitTimes != want {
 			t.Errorf("k=%d: wait states\n%+v, want\n%+v", k, ws.WaitTimes, want)
 		}
+		// Rank 0 is the late root of the Bcast; rank 2 the late sender,
+		// the late receiver of the Ssend and the last sender of the
+		// Reduce.
+		caused := map[int]int64{0: 70, 1: 0, 2: 40 + 50 + 30}
 		for _, p := range ws.PerProcess {
 			if p.Rank == 1 && (p.LateReceiverNS != 50 || p.LateBroadcastNS != 50) {
 				t.Errorf("k=%d: rank 1: %+v, want late receiver 50 and late broadcast 50", k, p.WaitTimes)
 			}
+			if p.CausedNS != caused[p.Rank] {
+				t.Errorf("k=%d: rank %d caused %d ns of waiting, want %d", k, p.Rank, p.CausedNS, caused[p.Rank])
+			}
+		}
+		if c := ws.Causes; len(c) != 4 || c[0].Rank != 0 || c[0].Pattern != "late_broadcast" || c[0].Func != "MPI_Bcast" || c[0].NS != 70 || c[0].Calls != 2 {
+			t.Errorf("k=%d: causes %+v, want rank 0's late broadcast (70 ns, 2 calls) first of 4", k, c)
 		}
 		var js bytes.Buffer
 		report.WriteJSON(&js, rep)

@@ -309,9 +309,19 @@ func (w *halo) expectWaits(e Expected) {
 	R, I := c.Ranks, c.Iterations
 	var tls, tnxn, tbar, tmpi, tcalls int64
 	rows := make([]any, R)
-	lastBar := int64(math.MinInt64)
+	// The direct cause of a wait is the process waited for: the later
+	// neighbour, the last rank into the collective (ties: the lowest).
+	caused := make([]int64, R)
+	lastBar, lastRank := int64(math.MinInt64), 0
 	for i := 0; i < R; i++ {
-		lastBar = max(lastBar, w.bar0[i])
+		if w.bar0[i] > lastBar {
+			lastBar, lastRank = w.bar0[i], i
+		}
+	}
+	if R > 1 {
+		for i := 0; i < R; i++ {
+			caused[lastRank] += lastBar - w.bar0[i]
+		}
 	}
 	for i := 0; i < R; i++ {
 		var ls, nxn, bar, mpi, calls int64
@@ -327,21 +337,29 @@ func (w *halo) expectWaits(e Expected) {
 			if c.Exchange == "allreduce" {
 				calls += in
 				if R > 1 {
-					last := ms
+					last, who := int64(math.MinInt64), 0
 					for r := 0; r < R; r++ {
-						last = max(last, w.mpiStart[r][k])
+						if w.mpiStart[r][k] > last {
+							last, who = w.mpiStart[r][k], r
+						}
 					}
 					nxn += last - ms
+					caused[who] += last - ms
 				}
 				continue
 			}
-			last := ms
+			last, who := ms, -1
 			nbs := 0
 			for _, nb := range []int{i - 1, i + 1} {
 				if nb >= 0 && nb < R {
 					nbs++
-					last = max(last, w.mpiStart[nb][k])
+					if t := w.mpiStart[nb][k]; t > last {
+						last, who = t, nb
+					}
 				}
+			}
+			if who >= 0 {
+				caused[who] += last - ms
 			}
 			calls += in * int64(2*nbs+1) // Irecv and Isend per neighbour, Waitall
 			ls += last - ms
@@ -362,6 +380,9 @@ func (w *halo) expectWaits(e Expected) {
 		tmpi += mpi
 		tcalls += calls
 	}
+	for i := 0; i < R; i++ {
+		rows[i].(map[string]any)["caused_ns"] = caused[i]
+	}
 	e.set("wait_states.mpi_ns", tmpi)
 	e.set("wait_states.calls", tcalls)
 	e.set("wait_states.late_sender_ns", tls)
@@ -375,6 +396,7 @@ func (w *halo) expectWaits(e Expected) {
 	// Corrected times are exact to the nanosecond per event; allow 1 ns
 	// per call charged (skew and drift round once per event).
 	tol := float64(tcalls)
+	e.tol("wait_states.per_process.caused_ns", tol)
 	for _, k := range []string{"mpi_ns", "late_sender_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns"} {
 		e.tol("wait_states."+k, tol)
 		e.tol("wait_states.per_process."+k, tol)

@@ -25,6 +25,7 @@ const (
 	CSVAnomalyModels = "anomaly_models.csv"
 	CSVWaitSites     = "wait_states_call_sites.csv"
 	CSVWaitProcesses = "wait_states_per_process.csv"
+	CSVWaitCauses    = "wait_states_causes.csv"
 )
 
 // waitHeader is the columns of WaitTimes in the wait-state tables.
@@ -126,12 +127,17 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			t.rows = append(t.rows, append([]string{c.Func, c.Region}, c.cells()...))
 		}
 		add(CSVWaitSites, t)
-		u := table{header: append([]string{"rank"}, waitHeader...)}
+		u := table{header: append(append([]string{"rank"}, waitHeader...), "caused_ns")}
 		for i := range ws.PerProcess {
 			q := &ws.PerProcess[i]
-			u.rows = append(u.rows, append([]string{itoa(q.Rank)}, q.cells()...))
+			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells()...), i64(q.CausedNS)))
 		}
 		add(CSVWaitProcesses, u)
+		v := table{header: []string{"rank", "func", "region", "pattern", "ns", "share", "calls"}}
+		for _, c := range ws.Causes {
+			v.rows = append(v.rows, []string{itoa(c.Rank), c.Func, c.Region, c.Pattern, i64(c.NS), f64(c.Share), i64(c.Calls)})
+		}
+		add(CSVWaitCauses, v)
 	}
 	if cs := r.ClockSync; cs != nil {
 		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations"}}

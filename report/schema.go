@@ -366,6 +366,9 @@ type WaitStates struct {
 	WaitTimes
 	CallSites  []WaitSite    `json:"call_sites"`
 	PerProcess []WaitProcess `json:"per_process"`
+	// Causes are the waits by the process waited for (the direct cause),
+	// the waiters' call site and pattern, most first.
+	Causes []WaitCause `json:"causes"`
 }
 
 // WaitTimes is one row's MPI time split into the patterns.
@@ -395,4 +398,19 @@ type WaitSite struct {
 type WaitProcess struct {
 	Rank int `json:"rank"`
 	WaitTimes
+	// CausedNS is the waiting of other processes' calls that waited for
+	// this one's.
+	CausedNS int64 `json:"caused_ns"`
+}
+
+// WaitCause is the waiting one process caused at one call site of the
+// waiters, in one pattern.
+type WaitCause struct {
+	Rank    int     `json:"rank"`
+	Func    string  `json:"func"`
+	Region  string  `json:"region,omitempty"`
+	Pattern string  `json:"pattern"`
+	NS      int64   `json:"ns"`
+	Share   float64 `json:"share"` // of all waiting time
+	Calls   int64   `json:"calls"`
 }

@@ -321,6 +321,16 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 	if most != nil && waiting(&most.WaitTimes) > 0 {
 		p.line("  rank %d waits most: %s (%s of its MPI time)", most.Rank, Dur(waiting(&most.WaitTimes)), share(waiting(&most.WaitTimes), most.MPINS))
 	}
+	for i, c := range ws.Causes {
+		if i == o.TopFindings {
+			break
+		}
+		name := c.Func
+		if c.Region != "" {
+			name += " in " + c.Region
+		}
+		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), strings.ReplaceAll(c.Pattern, "_", " "), name, c.Calls)
+	}
 }
 
 // waiting returns the time of w charged to any pattern.

@@ -25,6 +25,18 @@ type Row struct {
 	Count  [NumPatterns]int64 // calls charged per pattern
 }
 
+// Cause is the waiting one process made others spend at one call site
+// (the waiters' site) in one pattern: the direct cause of the waits, the
+// process whose late call they waited for.
+type Cause struct {
+	Rank    int // the process waited for
+	Func    string
+	Region  string
+	Pattern Pattern
+	NS      int64
+	Calls   int64
+}
+
 // Other returns the row's MPI time no pattern explains.
 func (r *Row) Other() int64 {
 	o := r.MPINS
@@ -40,7 +52,7 @@ func (r *Row) Other() int64 {
 // process to its analysis rank; both serve Late Receiver, whose wait the
 // receiver knows and the sender needs. Times are cut to the window
 // [first, last]. Collective; an error is returned on every rank.
-func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, error) {
+func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, error) {
 	m := a.m
 	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
 		v[0], v[1] = a.enter[n], math.MinInt64
@@ -49,18 +61,28 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	lr, err := a.lateReceivers(c, owners, edges)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	pred := a.predProcs(edges)
 	var rows []Row
+	type causeKey struct {
+		rank int32
+		site site
+		proc int
+		pat  Pattern
+	}
+	causes := map[causeKey]*Cause{}
+	var causeOrder []causeKey
 	for i, p := range m.Procs {
 		cs := &a.procs[i]
 		n := len(cs.enter)
 		wait := make([]int64, n)
 		pat := make([]Pattern, n)
+		cause := make([]int32, n)
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -105,14 +127,14 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			coll := pt != LateSender
 			switch {
 			case pat[k] == None, coll && pat[k] == LateSender:
-				pat[k], wait[k] = pt, w
-			case pat[k] == pt:
-				wait[k] = max(wait[k], w)
+				pat[k], wait[k], cause[k] = pt, w, pred[v]
+			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred[v] < cause[k]):
+				wait[k], cause[k] = w, pred[v]
 			}
 		}
-		for k, w := range lr[i] {
+		for k, lw := range lr[i] {
 			if pat[k] == None {
-				pat[k], wait[k] = LateReceiver, w
+				pat[k], wait[k], cause[k] = LateReceiver, lw.wait, lw.cause
 			}
 		}
 		byProc := make([]Row, len(cs.sites))
@@ -140,6 +162,17 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				if cw := clip(b, b+w, first, last); cw > 0 {
 					row.Wait[pat[k]] += cw
 					row.Count[pat[k]]++
+					if cause[k] >= 0 {
+						ck := causeKey{cause[k], cs.sites[cs.site[k]], i, pat[k]}
+						x, ok := causes[ck]
+						if !ok {
+							x = &Cause{Rank: int(cause[k]), Func: row.Func, Region: row.Region, Pattern: pat[k]}
+							causes[ck] = x
+							causeOrder = append(causeOrder, ck)
+						}
+						x.NS += cw
+						x.Calls++
+					}
 				}
 			}
 		}
@@ -149,7 +182,56 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 		}
 	}
-	return reduce.GatherRows(c, rows)
+	// Merge over this rank's processes (sites are per process, names
+	// are not): one row per (cause, site name, pattern).
+	type nameKey struct {
+		rank       int
+		fn, region string
+		pat        Pattern
+	}
+	merged := map[nameKey]int{}
+	var cs []Cause
+	for _, ck := range causeOrder {
+		x := causes[ck]
+		nk := nameKey{x.Rank, x.Func, x.Region, x.Pattern}
+		if j, ok := merged[nk]; ok {
+			cs[j].NS += x.NS
+			cs[j].Calls += x.Calls
+			continue
+		}
+		merged[nk] = len(cs)
+		cs = append(cs, *x)
+	}
+	all, err := reduce.GatherRows(c, rows)
+	allCauses, err2 := reduce.GatherRows(c, cs)
+	if err == nil {
+		err = err2
+	}
+	return all, allCauses, err
+}
+
+// predProcs returns, per node, the world rank of its matched predecessor
+// (graph.ExchangeEdges: the sender, the root, or the collective's latest
+// member), −1 for none.
+func (a *Analysis) predProcs(edges []graph.RemoteEdges) []int32 {
+	m := a.m
+	out := make([]int32, m.Len())
+	for v := range out {
+		out[v] = -1
+	}
+	for i := range m.Procs {
+		if i >= len(edges) {
+			break
+		}
+		e := &edges[i]
+		nodes := a.threadNodes(i)
+		for k := range e.Thread {
+			if v := findNode(m, nodes, e.Thread[k], e.Event[k]); v >= 0 {
+				out[v] = e.PredProc[k]
+			}
+		}
+	}
+	return out
 }
 
 // clip returns the length of [b, e] inside [first, last].
@@ -162,23 +244,25 @@ func clip(b, e, first, last int64) int64 {
 // eager protocol): Late Receiver applies to them when the data shows the
 // call ended after the receive began.
 func blockingSend(fn string) bool {
-	switch strings.ToLower(fn) {
-	case "mpi_send", "mpi_ssend":
-		return true
-	}
-	return false
+	return strings.EqualFold(fn, "MPI_Send") || strings.EqualFold(fn, "MPI_Ssend")
 }
 
-const lrRecSize = 4 + 4 + 8 + 8
+const lrRecSize = 4 + 4 + 8 + 8 + 4
+
+// lrWait is a blocking send's Late Receiver wait and the receiver's rank.
+type lrWait struct {
+	wait  int64
+	cause int32
+}
 
 // lateReceivers returns, per process, the Late Receiver wait of its
 // blocking sends by call index: every receiver sends the enter time of
 // its receive call back to the sender's rank (one Alltoallv of one record
 // per point-to-point message), and a blocking send whose call ended after
 // that time waited for it from its own enter.
-func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges) ([]map[int32]int64, error) {
+func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges) ([]map[int32]lrWait, error) {
 	m := a.m
-	out := make([]map[int32]int64, len(m.Procs))
+	out := make([]map[int32]lrWait, len(m.Procs))
 	bufs := make([][]byte, c.Size())
 	le := binary.LittleEndian
 	for i := range m.Procs {
@@ -199,7 +283,8 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
 			b = le.AppendUint32(b, uint32(e.PredThread[k]))
 			b = le.AppendUint64(b, uint64(e.PredEvent[k]))
-			bufs[to] = le.AppendUint64(b, uint64(a.enter[v]))
+			b = le.AppendUint64(b, uint64(a.enter[v]))
+			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
 		}
 	}
 	recv, err := c.Alltoallv(bufs)
@@ -220,6 +305,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		for ; len(buf) > 0; buf = buf[lrRecSize:] {
 			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
 			ev, t := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))
+			from := int32(le.Uint32(buf[24:]))
 			i, ok := local[proc]
 			if !ok {
 				lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
@@ -239,9 +325,11 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			}
 			if b, e := cs.enter[k], cs.exit[k]; t > b && e > t {
 				if out[i] == nil {
-					out[i] = map[int32]int64{}
+					out[i] = map[int32]lrWait{}
 				}
-				out[i][k] = max(out[i][k], t-b)
+				if w, ok := out[i][k]; !ok || t-b > w.wait || t-b == w.wait && from < w.cause {
+					out[i][k] = lrWait{t - b, from}
+				}
 			}
 		}
 		if lerr != nil {

@@ -10,7 +10,7 @@ import (
 // sites (most waiting first) and processes (in rank order). It returns nil
 // when no MPI call fell in the window, so reports of traces without MPI
 // have no section.
-func Report(rows []Row) *report.WaitStates {
+func Report(rows []Row, causes []Cause) *report.WaitStates {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -51,6 +51,57 @@ func Report(rows []Row) *report.WaitStates {
 		return a.Region < b.Region
 	})
 	sort.SliceStable(ws.PerProcess, func(i, j int) bool { return ws.PerProcess[i].Rank < ws.PerProcess[j].Rank })
+	type ckey struct {
+		rank       int
+		fn, region string
+		pat        Pattern
+	}
+	byKey := map[ckey]int{}
+	for i := range ws.PerProcess {
+		procs[ws.PerProcess[i].Rank] = i
+	}
+	total := Waiting(&ws.WaitTimes)
+	ws.Causes = []report.WaitCause{}
+	for _, c := range causes {
+		if p, ok := procs[c.Rank]; ok {
+			ws.PerProcess[p].CausedNS += c.NS
+		} else {
+			procs[c.Rank] = len(ws.PerProcess)
+			ws.PerProcess = append(ws.PerProcess, report.WaitProcess{Rank: c.Rank, CausedNS: c.NS})
+		}
+		k := ckey{c.Rank, c.Func, c.Region, c.Pattern}
+		j, ok := byKey[k]
+		if !ok {
+			j = len(ws.Causes)
+			byKey[k] = j
+			ws.Causes = append(ws.Causes, report.WaitCause{Rank: c.Rank, Func: c.Func, Region: c.Region, Pattern: c.Pattern.String()})
+		}
+		ws.Causes[j].NS += c.NS
+		ws.Causes[j].Calls += c.Calls
+	}
+	// A cause may have added a process without MPI time of its own.
+	sort.SliceStable(ws.PerProcess, func(i, j int) bool { return ws.PerProcess[i].Rank < ws.PerProcess[j].Rank })
+	for i := range ws.Causes {
+		if total > 0 {
+			ws.Causes[i].Share = float64(ws.Causes[i].NS) / float64(total)
+		}
+	}
+	sort.SliceStable(ws.Causes, func(i, j int) bool {
+		a, b := &ws.Causes[i], &ws.Causes[j]
+		if a.NS != b.NS {
+			return a.NS > b.NS
+		}
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		if a.Func != b.Func {
+			return a.Func < b.Func
+		}
+		if a.Region != b.Region {
+			return a.Region < b.Region
+		}
+		return a.Pattern < b.Pattern
+	})
 	return ws
 }
 
