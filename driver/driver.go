@@ -363,12 +363,12 @@ func (r *run) exchange() error {
 // wait-state patterns and puts the section in the report (none when the
 // window holds no MPI call).
 func (r *run) waitStates() error {
-	rows, causes, err := r.waits.Analyze(r.c, r.plan, r.edges, r.first, r.last)
+	rows, causes, delays, err := r.waits.Analyze(r.c, r.plan, r.edges, r.first, r.last)
 	if err != nil {
 		return agreed(err)
 	}
 	if r.c.Rank() == 0 {
-		r.rep.WaitStates = waitstate.Report(rows, causes)
+		r.rep.WaitStates = waitstate.Report(rows, causes, delays)
 	}
 	return nil
 }

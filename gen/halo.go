@@ -312,6 +312,20 @@ func (w *halo) expectWaits(e Expected) {
 	// The direct cause of a wait is the process waited for: the later
 	// neighbour, the last rank into the collective (ties: the lowest).
 	caused := make([]int64, R)
+	// Short-term delay cost (Böhme et al.): of each wait, the part the
+	// cause's compute since its previous synchronizing call (the last
+	// exchange, or MPI_Init) exceeds the waiter's.
+	delay := make([]int64, R)
+	gap := func(i, k int) int64 {
+		if k == 0 {
+			return w.mpiStart[i][0]
+		}
+		return w.mpiStart[i][k] - w.mpiEnd[i][k-1]
+	}
+	charge := func(waiter, cause, k int, wait int64) {
+		caused[cause] += wait
+		delay[cause] += min(wait, max(0, gap(cause, k)-gap(waiter, k)))
+	}
 	lastBar, lastRank := int64(math.MinInt64), 0
 	for i := 0; i < R; i++ {
 		if w.bar0[i] > lastBar {
@@ -344,7 +358,7 @@ func (w *halo) expectWaits(e Expected) {
 						}
 					}
 					nxn += last - ms
-					caused[who] += last - ms
+					charge(i, who, k, last-ms)
 				}
 				continue
 			}
@@ -359,7 +373,7 @@ func (w *halo) expectWaits(e Expected) {
 				}
 			}
 			if who >= 0 {
-				caused[who] += last - ms
+				charge(i, who, k, last-ms)
 			}
 			calls += in * int64(2*nbs+1) // Irecv and Isend per neighbour, Waitall
 			ls += last - ms
@@ -382,6 +396,7 @@ func (w *halo) expectWaits(e Expected) {
 	}
 	for i := 0; i < R; i++ {
 		rows[i].(map[string]any)["caused_ns"] = caused[i]
+		rows[i].(map[string]any)["delay_ns"] = delay[i]
 	}
 	e.set("wait_states.mpi_ns", tmpi)
 	e.set("wait_states.calls", tcalls)
@@ -397,6 +412,7 @@ func (w *halo) expectWaits(e Expected) {
 	// per call charged (skew and drift round once per event).
 	tol := float64(tcalls)
 	e.tol("wait_states.per_process.caused_ns", tol)
+	e.tol("wait_states.per_process.delay_ns", tol)
 	for _, k := range []string{"mpi_ns", "late_sender_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns"} {
 		e.tol("wait_states."+k, tol)
 		e.tol("wait_states.per_process."+k, tol)

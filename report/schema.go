@@ -369,6 +369,9 @@ type WaitStates struct {
 	// Causes are the waits by the process waited for (the direct cause),
 	// the waiters' call site and pattern, most first.
 	Causes []WaitCause `json:"causes"`
+	// Delays charge the waiting to the excess computation that caused
+	// it (short-term delay costs), most first.
+	Delays []WaitDelay `json:"delays"`
 }
 
 // WaitTimes is one row's MPI time split into the patterns.
@@ -401,6 +404,20 @@ type WaitProcess struct {
 	// CausedNS is the waiting of other processes' calls that waited for
 	// this one's.
 	CausedNS int64 `json:"caused_ns"`
+	// DelayNS is the part of CausedNS this process's excess computation
+	// explains (short-term delay cost).
+	DelayNS int64 `json:"delay_ns"`
+}
+
+// WaitDelay is the waiting one process's excess computation in one code
+// region caused (Böhme et al.'s short-term delay cost).
+type WaitDelay struct {
+	Rank         int     `json:"rank"`
+	Code         string  `json:"code"`
+	NS           int64   `json:"ns"`
+	Share        float64 `json:"share"` // of all waiting time
+	PropagatedNS int64   `json:"propagated_ns"`
+	Waits        int64   `json:"waits"`
 }
 
 // WaitCause is the waiting one process caused at one call site of the

@@ -2,6 +2,7 @@ package waitstate
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -52,7 +53,7 @@ func (r *Row) Other() int64 {
 // process to its analysis rank; both serve Late Receiver, whose wait the
 // receiver knows and the sender needs. Times are cut to the window
 // [first, last]. Collective; an error is returned on every rank.
-func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, error) {
+func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
 	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
 		v[0], v[1] = a.enter[n], math.MinInt64
@@ -61,13 +62,17 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	lr, err := a.lateReceivers(c, owners, edges)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	pred := a.predProcs(edges)
+	pred, predTh, predEv := a.predProcs(edges)
+	// Waits travel to their cause's rank for the delay costs: cause
+	// process, its thread and event, the waiter's gap and the wait.
+	delayBufs := make([][]byte, c.Size())
+	le := binary.LittleEndian
 	var rows []Row
 	type causeKey struct {
 		rank int32
@@ -83,6 +88,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		wait := make([]int64, n)
 		pat := make([]Pattern, n)
 		cause := make([]int32, n)
+		causeNode := make([]int32, n)
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -127,9 +133,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			coll := pt != LateSender
 			switch {
 			case pat[k] == None, coll && pat[k] == LateSender:
-				pat[k], wait[k], cause[k] = pt, w, pred[v]
+				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred[v], v
 			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred[v] < cause[k]):
-				wait[k], cause[k] = w, pred[v]
+				wait[k], cause[k], causeNode[k] = w, pred[v], v
 			}
 		}
 		for k, lw := range lr[i] {
@@ -172,6 +178,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						}
 						x.NS += cw
 						x.Calls++
+						if pat[k] != LateReceiver {
+							v := causeNode[k]
+							to := owners.Owner(int(cause[k]))
+							b := le.AppendUint32(delayBufs[to], uint32(cause[k]))
+							b = le.AppendUint32(b, uint32(predTh[v]))
+							b = le.AppendUint64(b, uint64(predEv[v]))
+							b = le.AppendUint64(b, uint64(cs.gap[k]))
+							delayBufs[to] = le.AppendUint64(b, uint64(cw))
+						}
 					}
 				}
 			}
@@ -202,20 +217,124 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
+	delays, err := a.delayCosts(c, delayBufs)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	all, err := reduce.GatherRows(c, rows)
 	allCauses, err2 := reduce.GatherRows(c, cs)
-	if err == nil {
-		err = err2
+	allDelays, err3 := reduce.GatherRows(c, delays)
+	return all, allCauses, allDelays, errors.Join(err, err2, err3)
+}
+
+// Delay is the waiting one process's excess computation caused, by the
+// code it ran (Böhme et al.'s short-term delay cost): for every wait it
+// caused, the part its time outside MPI since its previous synchronizing
+// call exceeds the waiter's over the same stretch, at most the wait. What
+// remains of the waits it caused (Propagated) came from waits or delays
+// before that stretch.
+type Delay struct {
+	Rank       int
+	Label      string // the parallel region it ran last before the call waited for, or "serial code"
+	NS         int64  // short-term delay cost
+	Propagated int64
+	Waits      int64
+}
+
+const delayRecSize = 4 + 4 + 8 + 8 + 8
+
+// delayCosts receives the waits this rank's processes caused and charges
+// them to the excess computation before the calls waited for.
+func (a *Analysis) delayCosts(c comm.Comm, bufs [][]byte) ([]Delay, error) {
+	m := a.m
+	recv, err := c.Alltoallv(bufs)
+	if err != nil {
+		return nil, err
 	}
-	return all, allCauses, err
+	le := binary.LittleEndian
+	local := map[int]int{}
+	for i, p := range m.Procs {
+		local[p.Header.Rank] = i
+	}
+	type key struct {
+		proc  int
+		label int64
+	}
+	idx := map[key]int{}
+	var out []Delay
+	nodes := make([][][]int32, len(m.Procs))
+	var lerr error
+	for q, buf := range recv {
+		if len(buf)%delayRecSize != 0 {
+			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", c.Rank(), len(buf), q)
+			break
+		}
+		for ; len(buf) > 0 && lerr == nil; buf = buf[delayRecSize:] {
+			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
+			ev, gapW, w := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:])), int64(le.Uint64(buf[24:]))
+			i, ok := local[proc]
+			if !ok {
+				lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", c.Rank(), q, proc)
+				break
+			}
+			if nodes[i] == nil {
+				nodes[i] = a.threadNodes(i)
+			}
+			label := int64(-1)
+			var short int64
+			if v := findNode(m, nodes[i], th, ev); v >= 0 && a.call[v] >= 0 {
+				cs := &a.procs[i]
+				k := a.call[v]
+				label = cs.label[k]
+				if gapD := cs.gap[k]; gapD >= 0 && gapW >= 0 {
+					short = min(w, max(0, gapD-gapW))
+				}
+			}
+			kk := key{i, label}
+			j, ok := idx[kk]
+			if !ok {
+				j = len(out)
+				idx[kk] = j
+				out = append(out, Delay{Rank: proc, Label: a.labelName(i, label)})
+			}
+			out[j].NS += short
+			out[j].Propagated += w - short
+			out[j].Waits++
+		}
+		if lerr != nil {
+			break
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+	// Rows in process order, then by first appearance: the same for any
+	// number of ranks once rank 0 sums them by (rank, label).
+	slices.SortStableFunc(out, func(x, y Delay) int { return x.Rank - y.Rank })
+	return out, nil
+}
+
+// labelName names a parallel region's location: "func (file:line:col)".
+func (a *Analysis) labelName(i int, loc int64) string {
+	if loc < 0 {
+		return "serial code"
+	}
+	t := &a.m.Procs[i].Tables
+	name := t.LocationName(loc)
+	if loc < int64(len(t.Locations)) {
+		if f := t.Locations[loc].Func; f != "" && f != name {
+			return f + " (" + name + ")"
+		}
+	}
+	return name
 }
 
 // predProcs returns, per node, the world rank of its matched predecessor
 // (graph.ExchangeEdges: the sender, the root, or the collective's latest
 // member), −1 for none.
-func (a *Analysis) predProcs(edges []graph.RemoteEdges) []int32 {
+func (a *Analysis) predProcs(edges []graph.RemoteEdges) (out, thread []int32, event []int64) {
 	m := a.m
-	out := make([]int32, m.Len())
+	out, thread, event = make([]int32, m.Len()), make([]int32, m.Len()), make([]int64, m.Len())
 	for v := range out {
 		out[v] = -1
 	}
@@ -227,11 +346,11 @@ func (a *Analysis) predProcs(edges []graph.RemoteEdges) []int32 {
 		nodes := a.threadNodes(i)
 		for k := range e.Thread {
 			if v := findNode(m, nodes, e.Thread[k], e.Event[k]); v >= 0 {
-				out[v] = e.PredProc[k]
+				out[v], thread[v], event[v] = e.PredProc[k], e.PredThread[k], e.PredEvent[k]
 			}
 		}
 	}
-	return out
+	return out, thread, event
 }
 
 // clip returns the length of [b, e] inside [first, last].

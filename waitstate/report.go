@@ -10,7 +10,7 @@ import (
 // sites (most waiting first) and processes (in rank order). It returns nil
 // when no MPI call fell in the window, so reports of traces without MPI
 // have no section.
-func Report(rows []Row, causes []Cause) *report.WaitStates {
+func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	if len(rows) == 0 {
 		return nil
 	}
@@ -86,6 +86,45 @@ func Report(rows []Row, causes []Cause) *report.WaitStates {
 			ws.Causes[i].Share = float64(ws.Causes[i].NS) / float64(total)
 		}
 	}
+	type dkey struct {
+		rank int
+		code string
+	}
+	dIdx := map[dkey]int{}
+	for i := range ws.PerProcess {
+		procs[ws.PerProcess[i].Rank] = i
+	}
+	ws.Delays = []report.WaitDelay{}
+	for _, d := range delays {
+		k := dkey{d.Rank, d.Label}
+		j, ok := dIdx[k]
+		if !ok {
+			j = len(ws.Delays)
+			dIdx[k] = j
+			ws.Delays = append(ws.Delays, report.WaitDelay{Rank: d.Rank, Code: d.Label})
+		}
+		ws.Delays[j].NS += d.NS
+		ws.Delays[j].PropagatedNS += d.Propagated
+		ws.Delays[j].Waits += d.Waits
+		if p, ok := procs[d.Rank]; ok {
+			ws.PerProcess[p].DelayNS += d.NS
+		}
+	}
+	for i := range ws.Delays {
+		if total > 0 {
+			ws.Delays[i].Share = float64(ws.Delays[i].NS) / float64(total)
+		}
+	}
+	sort.SliceStable(ws.Delays, func(i, j int) bool {
+		a, b := &ws.Delays[i], &ws.Delays[j]
+		if a.NS != b.NS {
+			return a.NS > b.NS
+		}
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		return a.Code < b.Code
+	})
 	sort.SliceStable(ws.Causes, func(i, j int) bool {
 		a, b := &ws.Causes[i], &ws.Causes[j]
 		if a.NS != b.NS {

@@ -59,8 +59,14 @@ type site struct{ fn, region int64 }
 type calls struct {
 	enter, exit []int64
 	site        []int32
-	sites       []site
-	siteIdx     map[site]int32
+	// gap is the thread's time outside MPI from its previous
+	// synchronizing call (one that completed a receive-like event, or
+	// MPI_Init) to this call's enter, −1 when unknown; label the
+	// location of the last parallel region begun in it (−1: none). They
+	// measure a delay (Böhme et al.'s short-term cost).
+	gap, label []int64
+	sites      []site
+	siteIdx    map[site]int32
 }
 
 // Analysis holds what the Recorders of this rank's processes found, for
@@ -99,6 +105,11 @@ type Recorder struct {
 	depth   []int32
 	open    []int32
 	regions [][]int64
+	// Per thread since its last synchronizing call: its exit (−1 before
+	// any), the MPI time spent, the last parallel region's location,
+	// and whether the open call completed a receive-like event.
+	lastSync, mpiSince, parSince []int64
+	synced                       []bool
 }
 
 // Recorder returns the pass for local process i (p).
@@ -106,7 +117,11 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	m := a.m
 	T := p.NumThreads()
 	r := &Recorder{a: a, proc: i, c: &a.procs[i], nodes: make([][]int32, T), next: make([]int, T),
-		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T)}
+		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
+		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), synced: make([]bool, T)}
+	for th := range r.lastSync {
+		r.lastSync[th], r.parSince[th] = -1, -1
+	}
 	r.c.siteIdx = map[site]int32{}
 	// Nodes are in the process's merged order, so each thread's are in
 	// its event order.
@@ -148,15 +163,32 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			r.c.enter = append(r.c.enter, e.Time)
 			r.c.exit = append(r.c.exit, e.Time)
 			r.c.site = append(r.c.site, k)
+			gap := int64(-1)
+			if r.lastSync[th] >= 0 {
+				gap = max(0, e.Time-r.lastSync[th]-r.mpiSince[th])
+			}
+			r.c.gap = append(r.c.gap, gap)
+			r.c.label = append(r.c.label, r.parSince[th])
+			r.synced[th] = false
 		}
 		return
 	case trace.MPIExit:
 		if r.depth[th] > 0 {
 			r.depth[th]--
 			if r.depth[th] == 0 {
-				r.c.exit[r.open[th]] = e.Time
+				k := r.open[th]
+				r.c.exit[k] = e.Time
+				fn := s.Proc.Tables.String(r.c.sites[r.c.site[k]].fn)
+				if r.synced[th] || fn == "MPI_Init" || fn == "MPI_Init_thread" {
+					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
+				} else {
+					r.mpiSince[th] += e.Time - r.c.enter[k]
+				}
 			}
 		}
+		return
+	case trace.ParallelBegin:
+		r.parSince[th] = e.Args[4]
 		return
 	case trace.RegionEnter:
 		r.regions[th] = append(r.regions[th], e.Args[0])
@@ -183,6 +215,9 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 		c := r.open[th]
 		a.call[v] = c
 		a.enter[v] = r.c.enter[c]
+		if a.m.Role[v] == graph.RoleRecv {
+			r.synced[th] = true
+		}
 	}
 	if e.Kind == trace.CollEnd || e.Kind == trace.CollBegin {
 		if e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
