@@ -26,6 +26,7 @@ const (
 	CSVWaitSites     = "wait_states_call_sites.csv"
 	CSVWaitProcesses = "wait_states_per_process.csv"
 	CSVWaitCauses    = "wait_states_causes.csv"
+	CSVWaitDelays    = "wait_states_delays.csv"
 )
 
 // waitHeader is the columns of WaitTimes in the wait-state tables.
@@ -127,10 +128,10 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			t.rows = append(t.rows, append([]string{c.Func, c.Region}, c.cells()...))
 		}
 		add(CSVWaitSites, t)
-		u := table{header: append(append([]string{"rank"}, waitHeader...), "caused_ns")}
+		u := table{header: append(append([]string{"rank"}, waitHeader...), "caused_ns", "delay_ns")}
 		for i := range ws.PerProcess {
 			q := &ws.PerProcess[i]
-			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells()...), i64(q.CausedNS)))
+			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells()...), i64(q.CausedNS), i64(q.DelayNS)))
 		}
 		add(CSVWaitProcesses, u)
 		v := table{header: []string{"rank", "func", "region", "pattern", "ns", "share", "calls"}}
@@ -138,6 +139,11 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			v.rows = append(v.rows, []string{itoa(c.Rank), c.Func, c.Region, c.Pattern, i64(c.NS), f64(c.Share), i64(c.Calls)})
 		}
 		add(CSVWaitCauses, v)
+		d := table{header: []string{"rank", "code", "ns", "share", "propagated_ns", "waits"}}
+		for _, x := range ws.Delays {
+			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, i64(x.NS), f64(x.Share), i64(x.PropagatedNS), i64(x.Waits)})
+		}
+		add(CSVWaitDelays, d)
 	}
 	if cs := r.ClockSync; cs != nil {
 		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations"}}

@@ -329,8 +329,25 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		if c.Region != "" {
 			name += " in " + c.Region
 		}
-		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), strings.ReplaceAll(c.Pattern, "_", " "), name, c.Calls)
+		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), name, c.Calls)
 	}
+	for i, d := range ws.Delays {
+		if i == o.TopFindings || d.NS == 0 {
+			break
+		}
+		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, p.em(d.Code), Pct(d.Share))
+	}
+}
+
+// patternTitle names a wait_states pattern key in words.
+func patternTitle(key string) string {
+	switch key {
+	case "wait_nxn":
+		return "wait at N×N"
+	case "wait_barrier":
+		return "wait at barrier"
+	}
+	return strings.ReplaceAll(key, "_", " ")
 }
 
 // waiting returns the time of w charged to any pattern.

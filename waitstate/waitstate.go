@@ -22,6 +22,7 @@ package waitstate
 
 import (
 	"math"
+	"strings"
 
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/sim"
@@ -60,8 +61,8 @@ type calls struct {
 	enter, exit []int64
 	site        []int32
 	// gap is the thread's time outside MPI from its previous
-	// synchronizing call (one that completed a receive-like event, or
-	// MPI_Init) to this call's enter, −1 when unknown; label the
+	// synchronizing call (one that completed a receive-like event, a
+	// blocking send, or MPI_Init) to this call's enter, −1 when unknown; label the
 	// location of the last parallel region begun in it (−1: none). They
 	// measure a delay (Böhme et al.'s short-term cost).
 	gap, label []int64
@@ -109,7 +110,7 @@ type Recorder struct {
 	// any), the MPI time spent, the last parallel region's location,
 	// and whether the open call completed a receive-like event.
 	lastSync, mpiSince, parSince []int64
-	synced                       []bool
+	synced, sent                 []bool
 }
 
 // Recorder returns the pass for local process i (p).
@@ -118,7 +119,7 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	T := p.NumThreads()
 	r := &Recorder{a: a, proc: i, c: &a.procs[i], nodes: make([][]int32, T), next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
-		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), synced: make([]bool, T)}
+		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), synced: make([]bool, T), sent: make([]bool, T)}
 	for th := range r.lastSync {
 		r.lastSync[th], r.parSince[th] = -1, -1
 	}
@@ -169,7 +170,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			}
 			r.c.gap = append(r.c.gap, gap)
 			r.c.label = append(r.c.label, r.parSince[th])
-			r.synced[th] = false
+			r.synced[th], r.sent[th] = false, false
 		}
 		return
 	case trace.MPIExit:
@@ -179,7 +180,10 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 				k := r.open[th]
 				r.c.exit[k] = e.Time
 				fn := s.Proc.Tables.String(r.c.sites[r.c.site[k]].fn)
-				if r.synced[th] || fn == "MPI_Init" || fn == "MPI_Init_thread" {
+				// A blocking send bounds the interval too (the sender's
+				// side of a message); a nonblocking one does not.
+				blocking := r.sent[th] && !(len(fn) > 5 && strings.EqualFold(fn[:5], "MPI_I"))
+				if r.synced[th] || blocking || fn == "MPI_Init" || fn == "MPI_Init_thread" {
 					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
 				} else {
 					r.mpiSince[th] += e.Time - r.c.enter[k]
@@ -215,8 +219,11 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 		c := r.open[th]
 		a.call[v] = c
 		a.enter[v] = r.c.enter[c]
-		if a.m.Role[v] == graph.RoleRecv {
+		switch {
+		case a.m.Role[v] == graph.RoleRecv:
 			r.synced[th] = true
+		case e.Kind == trace.MPISend:
+			r.sent[th] = true
 		}
 	}
 	if e.Kind == trace.CollEnd || e.Kind == trace.CollBegin {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/report"
@@ -90,6 +91,18 @@ func TestWaitStatesMPI(t *testing.T) {
 	}
 	if found["late_sender"] != 2 || found["wait_nxn"] != 1 {
 		t.Errorf("causes %+v, want rank 1 for the late sender and rank 0 for the allreduce", ws.Causes)
+	}
+	// The root causes: the excess computation of rank 1's slow_compute
+	// (before its send) and of rank 0's imbalanced_compute (before its
+	// allreduce), each about 18 ms per iteration.
+	culprit := map[int]string{}
+	for _, d := range ws.Delays {
+		if near(d.NS) && culprit[d.Rank] == "" {
+			culprit[d.Rank] = d.Code
+		}
+	}
+	if !strings.HasPrefix(culprit[1], "slow_compute (") || !strings.HasPrefix(culprit[0], "imbalanced_compute (") {
+		t.Errorf("delays %+v, want rank 1's slow_compute and rank 0's imbalanced_compute", ws.Delays)
 	}
 }
 

@@ -5,8 +5,7 @@
  *  - an imbalanced allreduce: rank 0 runs imbalanced_compute (SLOW_MS),
  *    rank 1 FAST_MS, so rank 1 waits in MPI_Allreduce (wait at N×N).
  * Compute is a busy loop on the wall clock, so its duration holds on a
- * loaded machine; one OpenMP parallel region at the start makes it a hybrid
- * program as the collector sees them. */
+ * loaded machine. */
 #define _POSIX_C_SOURCE 199309L
 #include <mpi.h>
 #include <stdio.h>
@@ -36,9 +35,32 @@ static double spin(double ms)
 	return x;
 }
 
-static double slow_compute(void) { return spin(SLOW_MS); }
-static double imbalanced_compute(void) { return spin(SLOW_MS); }
-static double fast_compute(void) { return spin(FAST_MS); }
+/* Each compute phase is a parallel region of one thread, so the trace
+ * names the code (the region's location, in the function) that delayed the
+ * other rank. */
+__attribute__((noinline)) static double slow_compute(void)
+{
+	double x = 0;
+#pragma omp parallel num_threads(1) reduction(+ : x)
+	x += spin(SLOW_MS);
+	return x;
+}
+
+__attribute__((noinline)) static double imbalanced_compute(void)
+{
+	double x = 0;
+#pragma omp parallel num_threads(1) reduction(+ : x)
+	x += spin(SLOW_MS);
+	return x;
+}
+
+__attribute__((noinline)) static double fast_compute(void)
+{
+	double x = 0;
+#pragma omp parallel num_threads(1) reduction(+ : x)
+	x += spin(FAST_MS);
+	return x;
+}
 
 int main(int argc, char **argv)
 {
