@@ -364,6 +364,7 @@ func (r *run) exchange() error {
 // window holds no MPI call).
 func (r *run) waitStates() error {
 	rows, causes, delays, err := r.waits.Analyze(r.c, r.plan, r.edges, r.first, r.last)
+	r.waits = nil // its per-call tables are done with
 	if err != nil {
 		return agreed(err)
 	}
