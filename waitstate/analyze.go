@@ -48,11 +48,14 @@ func (r *Row) Other() int64 {
 }
 
 // Analyze charges every recorded MPI call of this rank's processes to a
-// pattern and gathers the rows at rank 0 (nil elsewhere). edges are the
-// processes' matched predecessors (graph.ExchangeEdges) and owners maps a
-// process to its analysis rank; both serve Late Receiver, whose wait the
-// receiver knows and the sender needs. Times are cut to the window
-// [first, last]. Collective; an error is returned on every rank.
+// pattern, each wait to the process waited for (Cause) and to that
+// process's excess computation (Delay), and gathers the rows at rank 0
+// (nil elsewhere). edges are the processes' matched predecessors
+// (graph.ExchangeEdges) and owners maps a process to its analysis rank:
+// Late Receiver waits are known at the receiver and needed at the sender,
+// delays are known at the waiter and measured at the cause. Times are cut
+// to the window [first, last]. Collective; an error is returned on every
+// rank.
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
 	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
@@ -76,8 +79,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	var rows []Row
 	type causeKey struct {
 		rank int32
-		site site
-		proc int
+		site site // of the waiter's process
+		proc int  // the waiter's, for whom site ids are meaningful
 		pat  Pattern
 	}
 	causes := map[causeKey]*Cause{}
