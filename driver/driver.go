@@ -22,6 +22,7 @@ import (
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
+	"github.com/ptrace-dev/ptrace/waitstate"
 )
 
 // Options configure an analysis.
@@ -99,6 +100,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"exchange", func() error { return agreed(r.exchange()) }},
 		{"summarize", func() error { return agree(c, r.summarize()) }},
 		{"simulate", r.simulate},
+		{"wait states", r.waitStates},
 		{"anomalies", r.anomalies},
 		{"critical path", r.criticalPath},
 	}
@@ -235,6 +237,9 @@ type run struct {
 	// receive-like events with their final timestamps (the simulator's
 	// and the critical path's cross-process input).
 	edges []graph.RemoteEdges
+	// waits holds the MPI calls the simulation recorded, for the wait
+	// states.
+	waits *waitstate.Analysis
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -376,6 +381,21 @@ func (r *run) exchange() error {
 	}
 	r.edges = edges
 	r.clock.CountAfter(r.matching, edges)
+	return nil
+}
+
+// waitStates charges the MPI calls the simulation recorded to Scalasca's
+// wait-state patterns and puts the section in the report (none when the
+// window holds no MPI call).
+func (r *run) waitStates() error {
+	rows, causes, delays, err := r.waits.Analyze(r.c, r.plan, r.edges, r.first, r.last)
+	r.waits = nil // its per-call tables are done with
+	if err != nil {
+		return agreed(err)
+	}
+	if r.c.Rank() == 0 {
+		r.rep.WaitStates = waitstate.Report(rows, causes, delays)
+	}
 	return nil
 }
 

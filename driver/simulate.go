@@ -13,6 +13,7 @@ import (
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
+	"github.com/ptrace-dev/ptrace/waitstate"
 )
 
 // readyBins is the resolution of the ready-task series.
@@ -94,6 +95,7 @@ func (r *run) simulate() error {
 	r.tasks = slices.Grow(r.tasks, int(created))
 	var failure error
 	rows := make([]simRow, 0, len(r.procs))
+	r.waits = waitstate.New(r.matching)
 	for i, p := range r.procs {
 		s := sim.New(p, r.timebase(i), r.opts.Strict)
 		s.SetWindow(r.first, r.last)
@@ -110,7 +112,7 @@ func (r *run) simulate() error {
 		k := &p.Census.Kinds
 		sched, other := int(k[trace.TaskSchedule]), int(k[trace.ImplicitTaskBegin]+k[trace.MPIEnter]+k[trace.SyncBegin])
 		frags.Reserve(sched+sched/20+3*other+64, 3*(sched+other)+64)
-		passes := []sim.Pass{stats, ready, frags}
+		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p)}
 		rd := newRemoteDeps(model)
 		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {
 			passes = append(passes, rd)

@@ -318,8 +318,130 @@ func (w *halo) expected() Expected {
 	e.tol("pop.idle_serial_during_mpi_ns", 1)
 	e.set("breakdown.thread_time_ns", bt)
 	e.set("breakdown.per_process", rowsB)
+	w.expectWaits(e)
 	e.set("trace.duration_ns", w.initNS+w.fin+w.finalizeNS(R-1))
 	e.set("trace.window.duration_ns", w.fin)
 	e.set("trace.window.bounds", "mpi")
 	return e
+}
+
+// expectWaits sets the wait states (Scalasca's patterns, package
+// waitstate) the schedule implies. Every rank enters its exchange at
+// mpiStart: a neighbour exchange's Waitall waits (Late Sender) until the
+// later neighbour entered its Isend, an allreduce (Wait at N×N) and the
+// final barrier (Wait at Barrier) until the last rank entered. Latency
+// only lengthens the calls, so no wait is cut by a call's end.
+func (w *halo) expectWaits(e Expected) {
+	c := w.cfg
+	R, I := c.Ranks, c.Iterations
+	var tls, tnxn, tbar, tmpi, tcalls int64
+	rows := make([]any, R)
+	// The direct cause of a wait is the process waited for: the later
+	// neighbour, the last rank into the collective (ties: the lowest).
+	caused := make([]int64, R)
+	// Short-term delay cost (Böhme et al.): of each wait, the part the
+	// cause's compute since its previous synchronizing call (the last
+	// exchange, or MPI_Init) exceeds the waiter's.
+	delay := make([]int64, R)
+	gap := func(i, k int) int64 {
+		if k == 0 {
+			return w.mpiStart[i][0]
+		}
+		return w.mpiStart[i][k] - w.mpiEnd[i][k-1]
+	}
+	charge := func(waiter, cause, k int, wait int64) {
+		caused[cause] += wait
+		delay[cause] += min(wait, max(0, gap(cause, k)-gap(waiter, k)))
+	}
+	lastBar, lastRank := int64(math.MinInt64), 0
+	for i := 0; i < R; i++ {
+		if w.bar0[i] > lastBar {
+			lastBar, lastRank = w.bar0[i], i
+		}
+	}
+	if R > 1 {
+		for i := 0; i < R; i++ {
+			caused[lastRank] += lastBar - w.bar0[i]
+		}
+	}
+	for i := 0; i < R; i++ {
+		var ls, nxn, bar, mpi, calls int64
+		for k := 0; k < I; k++ {
+			ms := w.mpiStart[i][k]
+			mpi += w.mpiEnd[i][k] - ms
+			// Calls count when they begin inside the window, which
+			// ends at fin.
+			in := int64(0)
+			if ms < w.fin {
+				in = 1
+			}
+			if c.Exchange == "allreduce" {
+				calls += in
+				if R > 1 {
+					last, who := int64(math.MinInt64), 0
+					for r := 0; r < R; r++ {
+						if w.mpiStart[r][k] > last {
+							last, who = w.mpiStart[r][k], r
+						}
+					}
+					nxn += last - ms
+					charge(i, who, k, last-ms)
+				}
+				continue
+			}
+			last, who := ms, -1
+			nbs := 0
+			for _, nb := range []int{i - 1, i + 1} {
+				if nb >= 0 && nb < R {
+					nbs++
+					if t := w.mpiStart[nb][k]; t > last {
+						last, who = t, nb
+					}
+				}
+			}
+			if who >= 0 {
+				charge(i, who, k, last-ms)
+			}
+			calls += in * int64(2*nbs+1) // Irecv and Isend per neighbour, Waitall
+			ls += last - ms
+		}
+		mpi += w.fin - w.bar0[i]
+		if w.bar0[i] < w.fin {
+			calls++ // the final barrier
+		}
+		if R > 1 {
+			bar = lastBar - w.bar0[i]
+		}
+		rows[i] = map[string]any{"rank": i, "mpi_ns": mpi, "calls": calls, "late_sender_ns": ls, "wait_nxn_ns": nxn,
+			"wait_barrier_ns": bar, "late_receiver_ns": 0, "late_broadcast_ns": 0, "early_reduce_ns": 0,
+			"other_ns": mpi - ls - nxn - bar}
+		tls += ls
+		tnxn += nxn
+		tbar += bar
+		tmpi += mpi
+		tcalls += calls
+	}
+	for i := 0; i < R; i++ {
+		rows[i].(map[string]any)["caused_ns"] = caused[i]
+		rows[i].(map[string]any)["delay_ns"] = delay[i]
+	}
+	e.set("wait_states.mpi_ns", tmpi)
+	e.set("wait_states.calls", tcalls)
+	e.set("wait_states.late_sender_ns", tls)
+	e.set("wait_states.wait_nxn_ns", tnxn)
+	e.set("wait_states.wait_barrier_ns", tbar)
+	e.set("wait_states.late_receiver_ns", 0)
+	e.set("wait_states.late_broadcast_ns", 0)
+	e.set("wait_states.early_reduce_ns", 0)
+	e.set("wait_states.other_ns", tmpi-tls-tnxn-tbar)
+	e.set("wait_states.per_process", rows)
+	// Corrected times are exact to the nanosecond per event; allow 1 ns
+	// per call charged (skew and drift round once per event).
+	tol := float64(tcalls)
+	e.tol("wait_states.per_process.caused_ns", tol)
+	e.tol("wait_states.per_process.delay_ns", tol)
+	for _, k := range []string{"mpi_ns", "late_sender_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns"} {
+		e.tol("wait_states."+k, tol)
+		e.tol("wait_states.per_process."+k, tol)
+	}
 }

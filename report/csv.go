@@ -24,7 +24,19 @@ const (
 	CSVClockSync     = "clocksync_per_process.csv"
 	CSVAnomalyModels = "anomaly_models.csv"
 	CSVAdvice        = "advice.csv"
+	CSVWaitSites     = "wait_states_call_sites.csv"
+	CSVWaitProcesses = "wait_states_per_process.csv"
+	CSVWaitCauses    = "wait_states_causes.csv"
+	CSVWaitDelays    = "wait_states_delays.csv"
 )
+
+// waitHeader is the columns of WaitTimes in the wait-state tables.
+var waitHeader = []string{"mpi_ns", "calls", "late_sender_ns", "late_receiver_ns", "wait_nxn_ns", "wait_barrier_ns", "late_broadcast_ns", "early_reduce_ns", "other_ns", "waiting_calls"}
+
+func (w *WaitTimes) cells() []string {
+	return []string{i64(w.MPINS), i64(w.Calls), i64(w.LateSenderNS), i64(w.LateReceiverNS), i64(w.WaitNxNNS), i64(w.WaitBarrierNS),
+		i64(w.LateBroadcastNS), i64(w.EarlyReduceNS), i64(w.OtherNS), i64(w.WaitingCalls)}
+}
 
 // PathCSVHeader is the header of the critical-path segment table, which
 // `ptrace export --critical-path` reads back: one row per segment, times in
@@ -118,6 +130,30 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			m.rows = append(m.rows, []string{x.Construct, x.Kind, x.Attribute, i64(x.Tasks), f64(x.Intercept), f64(x.Slope), f64(x.Scale), f64(x.BoundFactor), i64(x.Found)})
 		}
 		add(CSVAnomalyModels, m)
+	}
+	if ws := r.WaitStates; ws != nil {
+		t := table{header: append([]string{"func", "region"}, waitHeader...)}
+		for i := range ws.CallSites {
+			c := &ws.CallSites[i]
+			t.rows = append(t.rows, append([]string{c.Func, c.Region}, c.cells()...))
+		}
+		add(CSVWaitSites, t)
+		u := table{header: append(append([]string{"rank"}, waitHeader...), "caused_ns", "delay_ns")}
+		for i := range ws.PerProcess {
+			q := &ws.PerProcess[i]
+			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells()...), i64(q.CausedNS), i64(q.DelayNS)))
+		}
+		add(CSVWaitProcesses, u)
+		v := table{header: []string{"rank", "func", "region", "pattern", "ns", "share", "calls"}}
+		for _, c := range ws.Causes {
+			v.rows = append(v.rows, []string{itoa(c.Rank), c.Func, c.Region, c.Pattern, i64(c.NS), f64(c.Share), i64(c.Calls)})
+		}
+		add(CSVWaitCauses, v)
+		d := table{header: []string{"rank", "code", "ns", "share", "propagated_ns", "waits"}}
+		for _, x := range ws.Delays {
+			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, i64(x.NS), f64(x.Share), i64(x.PropagatedNS), i64(x.Waits)})
+		}
+		add(CSVWaitDelays, d)
 	}
 	if cs := r.ClockSync; cs != nil {
 		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations", "violations_interpolated"}}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"gonum.org/v1/plot/vg"
@@ -52,6 +53,48 @@ type effRow struct {
 	Style  template.CSS
 }
 
+type waitRow struct {
+	Rank  int
+	Cells []waitCell
+}
+
+type waitCell struct {
+	Text  string
+	Title string
+	Style template.CSS
+}
+
+// waitHeat builds the heat map: each cell is a pattern's time on one
+// process, shaded by its share of that process's MPI time.
+func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more int) {
+	cols = []string{"late sender", "late receiver", "wait at N×N", "wait at barrier", "late broadcast", "early reduce", "transfer/other", "caused", "root-cause delay"}
+	procs := append([]WaitProcess(nil), ws.PerProcess...)
+	sort.SliceStable(procs, func(i, j int) bool {
+		return waiting(&procs[i].WaitTimes) > waiting(&procs[j].WaitTimes)
+	})
+	if len(procs) > maxRows {
+		more = len(procs) - maxRows
+		procs = procs[:maxRows]
+	}
+	for _, p := range procs {
+		row := waitRow{Rank: p.Rank}
+		vals := []int64{p.LateSenderNS, p.LateReceiverNS, p.WaitNxNNS, p.WaitBarrierNS, p.LateBroadcastNS, p.EarlyReduceNS, p.OtherNS, p.CausedNS, p.DelayNS}
+		for i, v := range vals {
+			c := waitCell{Text: Dur(v)}
+			if p.MPINS > 0 && i < 7 {
+				f := math.Min(1, float64(v)/float64(p.MPINS))
+				c.Title = Pct(f) + " of its MPI time"
+				if v > 0 && i < 6 {
+					c.Style = template.CSS(fmt.Sprintf("background-color: hsl(0, 75%%, %.0f%%)", 96-36*f))
+				}
+			}
+			row.Cells = append(row.Cells, c)
+		}
+		rows = append(rows, row)
+	}
+	return cols, rows, more
+}
+
 type page struct {
 	R          *Report
 	Origin     int64
@@ -65,8 +108,13 @@ type page struct {
 	Histograms []plotFig
 	Anomalies  []Anomaly
 	AnomMore   int64
-	Class      string
-	Interp     string // the run's interpretation when it says more than Class
+	// WaitHeat is the wait states' patterns × processes heat map (rows
+	// are processes, most waiting first, at most MaxRows).
+	WaitCols []string
+	WaitHeat []waitRow
+	WaitMore int
+	Class    string
+	Interp   string // the run's interpretation when it says more than Class
 }
 
 func buildPage(r *Report, o HTMLOptions) (*page, error) {
@@ -124,6 +172,9 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 			return nil, err
 		}
 		pg.Path = &plotFig{ID: "plot-critical-path", SVG: svg}
+	}
+	if ws := r.WaitStates; ws != nil {
+		pg.WaitCols, pg.WaitHeat, pg.WaitMore = waitHeat(ws, o.MaxRows)
 	}
 	var anomalies []Anomaly
 	if a := r.Anomalies; a != nil {
@@ -268,6 +319,19 @@ figure { margin: 0.5em 0; }
 {{with .Ready}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 {{if .Histograms}}<h3>Task durations per construct</h3>
 <div class="plots">{{range .Histograms}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}</div>{{end}}
+
+{{with .R.WaitStates}}
+<h2>Wait states</h2>
+<p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
+{{if .Delays}}<ul>{{range .Delays}}{{if gt .NS 0}}<li>rank {{.Rank}}'s <b>{{.Code}}</b> costs {{pct .Share}} of all waiting (its excess time before the calls waited for)</li>{{end}}{{end}}</ul>{{end}}
+<table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th><th>transfer/other</th></tr>
+{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Region}} in {{.}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
+{{end}}</table>
+{{end}}
+{{if .WaitHeat}}<table id="wait-heat"><tr><th>rank</th>{{range .WaitCols}}<th>{{.}}</th>{{end}}</tr>
+{{range .WaitHeat}}<tr><td>{{.Rank}}</td>{{range .Cells}}<td style="{{.Style}}" title="{{.Title}}">{{.Text}}</td>{{end}}</tr>
+{{end}}</table>
+{{if gt .WaitMore 0}}<p class="muted">… {{.WaitMore}} more processes in the CSV tables.</p>{{end}}{{end}}
 
 {{with .R.Anomalies}}
 <h2>Anomalies</h2>

@@ -112,3 +112,25 @@ func TestHTMLTraceOnly(t *testing.T) {
 		t.Error("no trace facts")
 	}
 }
+
+// The wait states' heat map and root causes appear with the section, and
+// nothing of them without it.
+func TestHTMLWaitStates(t *testing.T) {
+	r := sampleReport()
+	if page := htmlOf(t, r); strings.Contains(page, "Wait states") || strings.Contains(page, "wait-heat") {
+		t.Error("wait states in a report without them")
+	}
+	r.WaitStates = &WaitStates{
+		WaitTimes:  WaitTimes{MPINS: 100, Calls: 2, LateSenderNS: 80, OtherNS: 20, WaitingCalls: 1},
+		CallSites:  []WaitSite{{Func: "MPI_Recv", WaitTimes: WaitTimes{MPINS: 100, Calls: 2, LateSenderNS: 80, OtherNS: 20}}},
+		PerProcess: []WaitProcess{{Rank: 0, WaitTimes: WaitTimes{MPINS: 100, LateSenderNS: 80, OtherNS: 20}}, {Rank: 1, CausedNS: 80, DelayNS: 60}},
+		Causes:     []WaitCause{{Rank: 1, Func: "MPI_Recv", Pattern: "late_sender", NS: 80, Share: 1, Calls: 1}},
+		Delays:     []WaitDelay{{Rank: 1, Code: "slow_compute (s.c:3:1)", NS: 60, Share: 0.75, PropagatedNS: 20, Waits: 1}},
+	}
+	page := htmlOf(t, r)
+	for _, want := range []string{`id="wait-heat"`, `id="wait-sites"`, "<b>slow_compute (s.c:3:1)</b> costs 75.0% of all waiting", `title="80.0% of its MPI time">80 ns`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ type Report struct {
 	Graph        *Graph        `json:"graph,omitempty"`
 	Tasks        *Tasks        `json:"tasks,omitempty"`
 	Anomalies    *Anomalies    `json:"anomalies,omitempty"`
+	WaitStates   *WaitStates   `json:"wait_states,omitempty"`
 }
 
 // TraceInfo describes the analysed trace.
@@ -411,4 +412,80 @@ type Anomaly struct {
 	BoundNS     int64   `json:"bound_ns"`
 	Score       float64 `json:"score"` // log residual in units of the model's scale
 	Group       int     `json:"group"` // AnomalyGroup.ID
+}
+
+// WaitStates is the MPI time of the analysis window split into Scalasca's
+// wait-state patterns (section "wait_states"; absent when the window holds
+// no MPI call). The patterns are disjoint: each MPI call is charged to at
+// most one, for at most its duration, and Other is the rest of the MPI
+// time (transfer, software overhead, calls that wait for nobody), so the
+// patterns and Other add up to MPINS.
+type WaitStates struct {
+	WaitTimes
+	CallSites  []WaitSite    `json:"call_sites"`
+	PerProcess []WaitProcess `json:"per_process"`
+	// Causes are the waits by the process waited for (the direct cause),
+	// the waiters' call site and pattern, most first.
+	Causes []WaitCause `json:"causes"`
+	// Delays charge the waiting to the excess computation that caused
+	// it (short-term delay costs), most first.
+	Delays []WaitDelay `json:"delays"`
+}
+
+// WaitTimes is one row's MPI time split into the patterns.
+type WaitTimes struct {
+	MPINS           int64 `json:"mpi_ns"`
+	Calls           int64 `json:"calls"`
+	LateSenderNS    int64 `json:"late_sender_ns"`
+	LateReceiverNS  int64 `json:"late_receiver_ns"`
+	WaitNxNNS       int64 `json:"wait_nxn_ns"`
+	WaitBarrierNS   int64 `json:"wait_barrier_ns"`
+	LateBroadcastNS int64 `json:"late_broadcast_ns"`
+	EarlyReduceNS   int64 `json:"early_reduce_ns"`
+	OtherNS         int64 `json:"other_ns"`
+	// WaitingCalls counts the calls charged to a pattern.
+	WaitingCalls int64 `json:"waiting_calls"`
+}
+
+// WaitSite is one call site (the MPI function and the innermost user
+// region around the call, if any) over all processes.
+type WaitSite struct {
+	Func   string `json:"func"`
+	Region string `json:"region,omitempty"`
+	WaitTimes
+}
+
+// WaitProcess is one process's split, over all its call sites.
+type WaitProcess struct {
+	Rank int `json:"rank"`
+	WaitTimes
+	// CausedNS is the waiting of other processes' calls that waited for
+	// this one's.
+	CausedNS int64 `json:"caused_ns"`
+	// DelayNS is the part of CausedNS this process's excess computation
+	// explains (short-term delay cost).
+	DelayNS int64 `json:"delay_ns"`
+}
+
+// WaitDelay is the waiting one process's excess computation in one code
+// region caused (Böhme et al.'s short-term delay cost).
+type WaitDelay struct {
+	Rank         int     `json:"rank"`
+	Code         string  `json:"code"`
+	NS           int64   `json:"ns"`
+	Share        float64 `json:"share"` // of all waiting time
+	PropagatedNS int64   `json:"propagated_ns"`
+	Waits        int64   `json:"waits"`
+}
+
+// WaitCause is the waiting one process caused at one call site of the
+// waiters, in one pattern.
+type WaitCause struct {
+	Rank    int     `json:"rank"`
+	Func    string  `json:"func"`
+	Region  string  `json:"region,omitempty"`
+	Pattern string  `json:"pattern"`
+	NS      int64   `json:"ns"`
+	Share   float64 `json:"share"` // of all waiting time
+	Calls   int64   `json:"calls"`
 }

@@ -81,6 +81,9 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	if pop := r.POP; pop != nil {
 		p.pop(pop)
 	}
+	if ws := r.WaitStates; ws != nil {
+		p.waitStates(ws, o)
+	}
 	if cp := r.CriticalPath; cp != nil {
 		p.criticalPath(cp, r.Graph)
 	} else if g := r.Graph; g != nil {
@@ -276,6 +279,103 @@ func (p *printer) anomalies(a *Anomalies, o TextOptions) {
 		p.line("  worst: task %#x (%s) on rank %d thread %d at %s ran %s, predicted %s",
 			worst.Task, worst.Construct, worst.Rank, worst.Thread, Dur(worst.StartNS-p.origin), Dur(worst.DurNS), Dur(worst.PredictedNS))
 	}
+}
+
+// waitPatterns names the wait-state patterns of w with their times, in
+// the report's order.
+func waitPatterns(w *WaitTimes) []struct {
+	name string
+	ns   int64
+} {
+	return []struct {
+		name string
+		ns   int64
+	}{{"late sender", w.LateSenderNS}, {"late receiver", w.LateReceiverNS}, {"wait at N×N", w.WaitNxNNS},
+		{"wait at barrier", w.WaitBarrierNS}, {"late broadcast", w.LateBroadcastNS}, {"early reduce", w.EarlyReduceNS}}
+}
+
+func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
+	p.line("")
+	p.head(fmt.Sprintf("wait states (%s of MPI time in %d calls; each call counts in one pattern at most)", Dur(ws.MPINS), ws.Calls))
+	share := func(ns, of int64) string {
+		if of <= 0 {
+			return Pct(0)
+		}
+		return Pct(float64(ns) / float64(of))
+	}
+	var parts []string
+	for _, pt := range waitPatterns(&ws.WaitTimes) {
+		if pt.ns > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s", pt.name, share(pt.ns, ws.MPINS)))
+		}
+	}
+	parts = append(parts, fmt.Sprintf("transfer/other %s", share(ws.OtherNS, ws.MPINS)))
+	p.line("  %s", strings.Join(parts, "   "))
+	shown := 0
+	for i := range ws.CallSites {
+		c := &ws.CallSites[i]
+		top := waitPatterns(&c.WaitTimes)[0]
+		for _, pt := range waitPatterns(&c.WaitTimes) {
+			if pt.ns > top.ns {
+				top = pt
+			}
+		}
+		if top.ns == 0 || shown == o.TopFindings {
+			break
+		}
+		shown++
+		name := c.Func
+		if c.Region != "" {
+			name += " in " + c.Region
+		}
+		p.line("  %s: %s %s (%s of its %s, %d of %d calls)", name, top.name, Dur(top.ns), share(top.ns, c.MPINS), Dur(c.MPINS), c.WaitingCalls, c.Calls)
+	}
+	var most *WaitProcess
+	for i := range ws.PerProcess {
+		q := &ws.PerProcess[i]
+		if most == nil || waiting(&q.WaitTimes) > waiting(&most.WaitTimes) {
+			most = q
+		}
+	}
+	if most != nil && waiting(&most.WaitTimes) > 0 {
+		p.line("  rank %d waits most: %s (%s of its MPI time)", most.Rank, Dur(waiting(&most.WaitTimes)), share(waiting(&most.WaitTimes), most.MPINS))
+	}
+	for i, c := range ws.Causes {
+		if i == o.TopFindings {
+			break
+		}
+		name := c.Func
+		if c.Region != "" {
+			name += " in " + c.Region
+		}
+		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), name, c.Calls)
+	}
+	for i, d := range ws.Delays {
+		if i == o.TopFindings || d.NS == 0 {
+			break
+		}
+		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, p.em(d.Code), Pct(d.Share))
+	}
+}
+
+// patternTitle names a wait_states pattern key in words.
+func patternTitle(key string) string {
+	switch key {
+	case "wait_nxn":
+		return "wait at N×N"
+	case "wait_barrier":
+		return "wait at barrier"
+	}
+	return strings.ReplaceAll(key, "_", " ")
+}
+
+// waiting returns the time of w charged to any pattern.
+func waiting(w *WaitTimes) int64 {
+	var n int64
+	for _, pt := range waitPatterns(w) {
+		n += pt.ns
+	}
+	return n
 }
 
 func biggestGroups(gs []AnomalyGroup) []AnomalyGroup {

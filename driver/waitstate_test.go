@@ -1,0 +1,227 @@
+package driver_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Wait states of halo runs equal the schedule's (expected.json) on 1..3
+// analysis ranks, with skewed and drifting clocks too, and the patterns
+// are disjoint parts of the MPI time, which is the breakdown's.
+func TestWaitStatesGroundTruth(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "halo", Ranks: 4, Threads: 2, RankImbalance: 0.7, LatencyNS: 4000, Iterations: 20},
+		{Workload: "halo", Ranks: 5, Threads: 3, RankImbalance: 0.4, ThreadImbalance: 0.2, Jitter: 0.2, LatencyNS: 2000,
+			SkewNS: 1_000_000, DriftPPM: 20, Iterations: 20},
+		{Workload: "halo", Ranks: 3, Threads: 2, Exchange: "allreduce", RankImbalance: 0.5, Jitter: 0.3, LatencyNS: 3000,
+			SkewNS: 500_000, DriftPPM: 10, Iterations: 20},
+		{Workload: "halo", Ranks: 1, Threads: 2, Iterations: 5},
+	}
+	for _, cfg := range cfgs {
+		dir, exp := generate(t, cfg)
+		if cfg.SkewNS > 0 {
+			exp = waitsOnly(exp)
+		}
+		for k := 1; k <= min(3, cfg.Ranks); k++ {
+			name := fmt.Sprintf("%s %s/%d×%d skew=%d k=%d", cfg.Workload, cfg.Exchange, cfg.Ranks, cfg.Threads, cfg.SkewNS, k)
+			_, js := analyze(t, dir, k)
+			checkExpected(t, name, js, exp)
+			checkWaitInvariants(t, name, js)
+		}
+	}
+}
+
+// Traces without MPI calls in the window have no wait_states section.
+func TestWaitStatesAbsentWithoutMPI(t *testing.T) {
+	for _, wl := range []string{"imbalance", "stencil"} {
+		dir, _ := generate(t, gen.Config{Workload: wl, Ranks: 2, Threads: 2, Steps: 5, Iterations: 3})
+		rep, _ := analyze(t, dir, 2)
+		if rep.WaitStates != nil {
+			t.Errorf("%s: a wait_states section (%+v) in a trace without MPI calls", wl, rep.WaitStates.WaitTimes)
+		}
+	}
+}
+
+// checkWaitInvariants: per call site and per process, the patterns and
+// other add up to the MPI time, none is negative, and every process's MPI
+// time is the breakdown's.
+func checkWaitInvariants(t *testing.T, name string, js []byte) {
+	t.Helper()
+	var r report.Report
+	if err := json.Unmarshal(js, &r); err != nil {
+		t.Fatal(err)
+	}
+	ws := r.WaitStates
+	if ws == nil {
+		t.Fatalf("%s: no wait_states section", name)
+	}
+	check := func(what string, w *report.WaitTimes) {
+		parts := []int64{w.LateSenderNS, w.LateReceiverNS, w.WaitNxNNS, w.WaitBarrierNS, w.LateBroadcastNS, w.EarlyReduceNS, w.OtherNS}
+		var sum int64
+		for _, v := range parts {
+			if v < 0 {
+				t.Errorf("%s: %s: negative part in %+v", name, what, *w)
+			}
+			sum += v
+		}
+		if sum != w.MPINS {
+			t.Errorf("%s: %s: patterns + other = %d, MPI time %d", name, what, sum, w.MPINS)
+		}
+	}
+	check("total", &ws.WaitTimes)
+	var sites, procs report.WaitTimes
+	for i := range ws.CallSites {
+		s := &ws.CallSites[i]
+		check(s.Func, &s.WaitTimes)
+		sites.MPINS += s.MPINS
+	}
+	for i := range ws.PerProcess {
+		p := &ws.PerProcess[i]
+		check(fmt.Sprintf("rank %d", p.Rank), &p.WaitTimes)
+		procs.MPINS += p.MPINS
+		if bp := r.Breakdown.PerProcess[i]; bp.Rank != p.Rank || bp.MPINS != p.MPINS {
+			t.Errorf("%s: rank %d: wait states' MPI time %d, breakdown's %d (rank %d)", name, p.Rank, p.MPINS, bp.MPINS, bp.Rank)
+		}
+	}
+	if sites.MPINS != ws.MPINS || procs.MPINS != ws.MPINS {
+		t.Errorf("%s: MPI time %d, over call sites %d, over processes %d", name, ws.MPINS, sites.MPINS, procs.MPINS)
+	}
+}
+
+// waitsOnly keeps the wait states' times of e. With skewed and drifting
+// clocks the corrected times round once per event, so the other sections'
+// exact values (which have no tolerance) and the call counts (a call at
+// the window's end may fall 1 ns inside it) are not compared.
+func waitsOnly(e gen.Expected) gen.Expected {
+	ws := e["wait_states"].(map[string]any)
+	delete(ws, "calls")
+	for _, row := range ws["per_process"].([]any) {
+		delete(row.(map[string]any), "calls")
+	}
+	return gen.Expected{"wait_states": ws, "tolerance": e["tolerance"]}
+}
+
+// One call of each pattern gen does not write, on three processes with
+// one thread each (times in ns, one clock): a Bcast whose root comes last
+// (Late Broadcast 50 and 20), a Reduce whose root comes first (Early
+// Reduce 30, until the first sender), an MPI_Ssend blocked until its
+// receive began (Late Receiver 50) and an MPI_Recv posted before its send
+// (Late Sender 40); an eager MPI_Send that returned before its receive
+// began waits for nothing.
+func TestWaitStatePatterns(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	type ev struct {
+		k    trace.Kind
+		time int64
+		args []int64
+	}
+	bc, rd := int64(trace.CollBcast), int64(trace.CollReduce)
+	type mpiCall struct {
+		fn          string
+		enter, exit int64
+		evs         []ev
+	}
+	progs := [][]mpiCall{
+		{ // rank 0: Bcast root, Reduce root, Recv from 2
+			{"MPI_Bcast", 100, 120, []ev{{trace.CollBegin, 100, []int64{bc, 0, 0, 8, 0}}, {trace.CollEnd, 120, []int64{bc, 0, 0}}}},
+			{"MPI_Reduce", 200, 270, []ev{{trace.CollBegin, 200, []int64{rd, 0, 0, 8, 24}}, {trace.CollEnd, 270, []int64{rd, 0, 0}}}},
+			{"MPI_Recv", 410, 500, []ev{{trace.MPIRecv, 500, []int64{2, 5, 0, 8, 0}}}},
+		},
+		{ // rank 1: Bcast early, Reduce, Ssend to 2
+			{"MPI_Bcast", 50, 120, []ev{{trace.CollBegin, 50, []int64{bc, 0, 0, 0, 8}}, {trace.CollEnd, 120, []int64{bc, 0, 0}}}},
+			{"MPI_Reduce", 230, 235, []ev{{trace.CollBegin, 230, []int64{rd, 0, 0, 8, 0}}, {trace.CollEnd, 235, []int64{rd, 0, 0}}}},
+			{"MPI_Ssend", 300, 400, []ev{{trace.MPISend, 300, []int64{2, 4, 0, 8, 0}}}},
+		},
+		{ // rank 2: Bcast, Reduce last, Recv from 1, eager Send to 0
+			{"MPI_Bcast", 80, 120, []ev{{trace.CollBegin, 80, []int64{bc, 0, 0, 0, 8}}, {trace.CollEnd, 120, []int64{bc, 0, 0}}}},
+			{"MPI_Reduce", 260, 265, []ev{{trace.CollBegin, 260, []int64{rd, 0, 0, 8, 0}}, {trace.CollEnd, 265, []int64{rd, 0, 0}}}},
+			{"MPI_Recv", 350, 400, []ev{{trace.MPIRecv, 395, []int64{1, 4, 0, 8, 0}}}},
+			{"MPI_Send", 450, 452, []ev{{trace.MPISend, 450, []int64{0, 5, 0, 8, 0}}}},
+		},
+	}
+	for r, prog := range progs {
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, Host: "node", ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1, 2}})
+		emit := func(k trace.Kind, time int64, args ...int64) {
+			if err := w.E(0, k, time, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		emit(trace.ThreadBegin, 0, trace.ThreadInitial)
+		emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.MPIEnter, 0, w.String("MPI_Init"))
+		emit(trace.MPIExit, 10, w.String("MPI_Init"))
+		for _, c := range prog {
+			emit(trace.MPIEnter, c.enter, w.String(c.fn))
+			for _, e := range c.evs {
+				emit(e.k, e.time, e.args...)
+			}
+			emit(trace.MPIExit, c.exit, w.String(c.fn))
+		}
+		emit(trace.MPIEnter, 600, w.String("MPI_Finalize"))
+		emit(trace.MPIExit, 610, w.String("MPI_Finalize"))
+		emit(trace.ImplicitTaskEnd, 610, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.ThreadEnd, 610)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 1; k <= 3; k++ {
+		var rep *report.Report
+		err := inproc.Run(k, func(c comm.Comm) error {
+			r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
+			if c.Rank() == 0 {
+				rep = r
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		ws := rep.WaitStates
+		if ws == nil {
+			t.Fatalf("k=%d: no wait states", k)
+		}
+		want := report.WaitTimes{MPINS: 70 + 40 + 20 + 70 + 5 + 5 + 90 + 100 + 50 + 2, Calls: 10, LateSenderNS: 40, LateReceiverNS: 50,
+			LateBroadcastNS: 70, EarlyReduceNS: 30, WaitingCalls: 5}
+		want.OtherNS = want.MPINS - 40 - 50 - 70 - 30
+		if ws.WaitTimes != want {
+			t.Errorf("k=%d: wait states\n%+v, want\n%+v", k, ws.WaitTimes, want)
+		}
+		// Rank 0 is the late root of the Bcast; rank 2 the late sender,
+		// the late receiver of the Ssend and the last sender of the
+		// Reduce.
+		caused := map[int]int64{0: 70, 1: 0, 2: 40 + 50 + 30}
+		for _, p := range ws.PerProcess {
+			if p.Rank == 1 && (p.LateReceiverNS != 50 || p.LateBroadcastNS != 50) {
+				t.Errorf("k=%d: rank 1: %+v, want late receiver 50 and late broadcast 50", k, p.WaitTimes)
+			}
+			if p.CausedNS != caused[p.Rank] {
+				t.Errorf("k=%d: rank %d caused %d ns of waiting, want %d", k, p.Rank, p.CausedNS, caused[p.Rank])
+			}
+		}
+		if c := ws.Causes; len(c) != 4 || c[0].Rank != 0 || c[0].Pattern != "late_broadcast" || c[0].Func != "MPI_Bcast" || c[0].NS != 70 || c[0].Calls != 2 {
+			t.Errorf("k=%d: causes %+v, want rank 0's late broadcast (70 ns, 2 calls) first of 4", k, c)
+		}
+		var js bytes.Buffer
+		report.WriteJSON(&js, rep)
+		checkWaitInvariants(t, fmt.Sprintf("patterns k=%d", k), js.Bytes())
+	}
+}

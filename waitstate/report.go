@@ -1,0 +1,165 @@
+package waitstate
+
+import (
+	"sort"
+
+	"github.com/ptrace-dev/ptrace/report"
+)
+
+// Report sums the gathered rows into the report's section: totals, call
+// sites (most waiting first) and processes (in rank order). It returns nil
+// when no MPI call fell in the window, so reports of traces without MPI
+// have no section.
+func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
+	if len(rows) == 0 {
+		return nil
+	}
+	ws := &report.WaitStates{}
+	type key struct{ fn, region string }
+	sites := map[key]int{}
+	procs := map[int]int{}
+	for k := range rows {
+		r := &rows[k]
+		add(&ws.WaitTimes, r)
+		sk := key{r.Func, r.Region}
+		s, ok := sites[sk]
+		if !ok {
+			s = len(ws.CallSites)
+			sites[sk] = s
+			ws.CallSites = append(ws.CallSites, report.WaitSite{Func: r.Func, Region: r.Region})
+		}
+		add(&ws.CallSites[s].WaitTimes, r)
+		p, ok := procs[r.Rank]
+		if !ok {
+			p = len(ws.PerProcess)
+			procs[r.Rank] = p
+			ws.PerProcess = append(ws.PerProcess, report.WaitProcess{Rank: r.Rank})
+		}
+		add(&ws.PerProcess[p].WaitTimes, r)
+	}
+	sort.SliceStable(ws.CallSites, func(i, j int) bool {
+		a, b := &ws.CallSites[i], &ws.CallSites[j]
+		if wa, wb := Waiting(&a.WaitTimes), Waiting(&b.WaitTimes); wa != wb {
+			return wa > wb
+		}
+		if a.MPINS != b.MPINS {
+			return a.MPINS > b.MPINS
+		}
+		if a.Func != b.Func {
+			return a.Func < b.Func
+		}
+		return a.Region < b.Region
+	})
+	sort.SliceStable(ws.PerProcess, func(i, j int) bool { return ws.PerProcess[i].Rank < ws.PerProcess[j].Rank })
+	type ckey struct {
+		rank       int
+		fn, region string
+		pat        Pattern
+	}
+	byKey := map[ckey]int{}
+	for i := range ws.PerProcess {
+		procs[ws.PerProcess[i].Rank] = i
+	}
+	total := Waiting(&ws.WaitTimes)
+	ws.Causes = []report.WaitCause{}
+	for _, c := range causes {
+		if p, ok := procs[c.Rank]; ok {
+			ws.PerProcess[p].CausedNS += c.NS
+		} else {
+			procs[c.Rank] = len(ws.PerProcess)
+			ws.PerProcess = append(ws.PerProcess, report.WaitProcess{Rank: c.Rank, CausedNS: c.NS})
+		}
+		k := ckey{c.Rank, c.Func, c.Region, c.Pattern}
+		j, ok := byKey[k]
+		if !ok {
+			j = len(ws.Causes)
+			byKey[k] = j
+			ws.Causes = append(ws.Causes, report.WaitCause{Rank: c.Rank, Func: c.Func, Region: c.Region, Pattern: c.Pattern.String()})
+		}
+		ws.Causes[j].NS += c.NS
+		ws.Causes[j].Calls += c.Calls
+	}
+	// A cause may have added a process without MPI time of its own.
+	sort.SliceStable(ws.PerProcess, func(i, j int) bool { return ws.PerProcess[i].Rank < ws.PerProcess[j].Rank })
+	for i := range ws.Causes {
+		if total > 0 {
+			ws.Causes[i].Share = float64(ws.Causes[i].NS) / float64(total)
+		}
+	}
+	type dkey struct {
+		rank int
+		code string
+	}
+	dIdx := map[dkey]int{}
+	for i := range ws.PerProcess {
+		procs[ws.PerProcess[i].Rank] = i
+	}
+	ws.Delays = []report.WaitDelay{}
+	for _, d := range delays {
+		k := dkey{d.Rank, d.Label}
+		j, ok := dIdx[k]
+		if !ok {
+			j = len(ws.Delays)
+			dIdx[k] = j
+			ws.Delays = append(ws.Delays, report.WaitDelay{Rank: d.Rank, Code: d.Label})
+		}
+		ws.Delays[j].NS += d.NS
+		ws.Delays[j].PropagatedNS += d.Propagated
+		ws.Delays[j].Waits += d.Waits
+		if p, ok := procs[d.Rank]; ok {
+			ws.PerProcess[p].DelayNS += d.NS
+		}
+	}
+	for i := range ws.Delays {
+		if total > 0 {
+			ws.Delays[i].Share = float64(ws.Delays[i].NS) / float64(total)
+		}
+	}
+	sort.SliceStable(ws.Delays, func(i, j int) bool {
+		a, b := &ws.Delays[i], &ws.Delays[j]
+		if a.NS != b.NS {
+			return a.NS > b.NS
+		}
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		return a.Code < b.Code
+	})
+	sort.SliceStable(ws.Causes, func(i, j int) bool {
+		a, b := &ws.Causes[i], &ws.Causes[j]
+		if a.NS != b.NS {
+			return a.NS > b.NS
+		}
+		if a.Rank != b.Rank {
+			return a.Rank < b.Rank
+		}
+		if a.Func != b.Func {
+			return a.Func < b.Func
+		}
+		if a.Region != b.Region {
+			return a.Region < b.Region
+		}
+		return a.Pattern < b.Pattern
+	})
+	return ws
+}
+
+// Waiting returns the time of t charged to any pattern.
+func Waiting(t *report.WaitTimes) int64 {
+	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS
+}
+
+func add(t *report.WaitTimes, r *Row) {
+	t.MPINS += r.MPINS
+	t.Calls += r.Calls
+	t.LateSenderNS += r.Wait[LateSender]
+	t.LateReceiverNS += r.Wait[LateReceiver]
+	t.WaitNxNNS += r.Wait[WaitNxN]
+	t.WaitBarrierNS += r.Wait[WaitBarrier]
+	t.LateBroadcastNS += r.Wait[LateBroadcast]
+	t.EarlyReduceNS += r.Wait[EarlyReduce]
+	t.OtherNS += r.Other()
+	for p := None + 1; p < NumPatterns; p++ {
+		t.WaitingCalls += r.Count[p]
+	}
+}
