@@ -3,7 +3,6 @@ package driver_test
 import (
 	"encoding/binary"
 	"errors"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,12 +29,7 @@ import (
 // memory limit is a failure.
 
 // fuzzProc is one decoded process file.
-type fuzzProc struct {
-	hdr    trace.Header
-	tables trace.Tables
-	events [][]trace.Event // per thread; TaskDeps Args[2] indexes deps[thread]
-	deps   [][]trace.Dep
-}
+type fuzzProc = trace.Rows
 
 var fuzzBase struct {
 	once   sync.Once
@@ -77,60 +71,31 @@ func fuzzTraces() ([][]fuzzProc, error) {
 	return fuzzBase.traces, fuzzBase.err
 }
 
-// decodeFile streams a file through trace.Reader into a fuzzProc.
+// decodeFile reads a process file as rows.
 func decodeFile(path string) (fuzzProc, error) {
-	f, err := os.Open(path)
+	r, err := trace.ReadRows(path)
 	if err != nil {
 		return fuzzProc{}, err
 	}
-	defer f.Close()
-	r, err := trace.NewReader(f, path)
-	if err != nil {
-		return fuzzProc{}, err
-	}
-	p := fuzzProc{hdr: r.Header()}
-	var c trace.Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fuzzProc{}, err
-		}
-		for len(p.events) <= c.Thread {
-			p.events = append(p.events, nil)
-			p.deps = append(p.deps, nil)
-		}
-		base := int64(len(p.deps[c.Thread]))
-		for _, e := range c.Events {
-			if e.Kind == trace.TaskDeps {
-				e.Args[2] += base
-			}
-			p.events[c.Thread] = append(p.events[c.Thread], e)
-		}
-		p.deps[c.Thread] = append(p.deps[c.Thread], c.Deps...)
-	}
-	p.tables = *r.Tables()
-	return p, nil
+	return *r, nil
 }
 
-// clone deep-copies the parts mutations touch.
-func (p *fuzzProc) clone() fuzzProc {
+// clone deep-copies the parts of p mutations touch.
+func clone(p *fuzzProc) fuzzProc {
 	q := *p
-	q.events = make([][]trace.Event, len(p.events))
-	q.deps = make([][]trace.Dep, len(p.deps))
-	for t := range p.events {
-		q.events[t] = append([]trace.Event(nil), p.events[t]...)
-		q.deps[t] = append([]trace.Dep(nil), p.deps[t]...)
+	q.Events = make([][]trace.Event, len(p.Events))
+	q.Deps = make([][]trace.Dep, len(p.Deps))
+	for t := range p.Events {
+		q.Events[t] = append([]trace.Event(nil), p.Events[t]...)
+		q.Deps[t] = append([]trace.Dep(nil), p.Deps[t]...)
 	}
-	q.tables.Comms = make([]trace.Communicator, len(p.tables.Comms))
-	for i, c := range p.tables.Comms {
+	q.Tables.Comms = make([]trace.Communicator, len(p.Tables.Comms))
+	for i, c := range p.Tables.Comms {
 		c.Members = append([]int(nil), c.Members...)
 		if c.Runs != nil {
 			c.Runs = append(trace.RankRuns(nil), c.Runs...)
 		}
-		q.tables.Comms[i] = c
+		q.Tables.Comms[i] = c
 	}
 	return q
 }
@@ -173,11 +138,11 @@ func mutate(procs []fuzzProc, data []byte) {
 			v = extremes[uint64(v)%uint64(len(extremes))]
 		}
 		p := &procs[a%len(procs)]
-		if len(p.events) == 0 {
+		if len(p.Events) == 0 {
 			continue
 		}
-		t := (a / len(procs)) % len(p.events)
-		evs := p.events[t]
+		t := (a / len(procs)) % len(p.Events)
+		evs := p.Events[t]
 		if len(evs) == 0 {
 			continue
 		}
@@ -202,26 +167,26 @@ func mutate(procs []fuzzProc, data []byte) {
 				nt = []int{255, 4095, 16383, 65536, 1 << 20}[uint64(v)%5]
 			}
 			ev := *e
-			p.events[t] = append(evs[:idx%len(evs)], evs[idx%len(evs)+1:]...)
+			p.Events[t] = append(evs[:idx%len(evs)], evs[idx%len(evs)+1:]...)
 			if nt < trace.MaxThreads {
-				for len(p.events) <= nt {
-					p.events = append(p.events, nil)
-					p.deps = append(p.deps, nil)
+				for len(p.Events) <= nt {
+					p.Events = append(p.Events, nil)
+					p.Deps = append(p.Deps, nil)
 				}
 				if ev.Kind == trace.TaskDeps { // its list stays behind
 					ev.Args[1] = 0
 				}
-				p.events[nt] = append(p.events[nt], ev)
+				p.Events[nt] = append(p.Events[nt], ev)
 			}
 		case 5: // delete or duplicate an event
 			i := idx % len(evs)
 			if op&0x40 != 0 {
-				p.events[t] = append(evs[:i+1], evs[i:]...)
+				p.Events[t] = append(evs[:i+1], evs[i:]...)
 			} else {
-				p.events[t] = append(evs[:i], evs[i+1:]...)
+				p.Events[t] = append(evs[:i], evs[i+1:]...)
 			}
 		case 6: // a dependence entry or a list's count
-			if ds := p.deps[t]; len(ds) > 0 && op&0x40 == 0 {
+			if ds := p.Deps[t]; len(ds) > 0 && op&0x40 == 0 {
 				d := &ds[idx%len(ds)]
 				if op&0x20 != 0 {
 					d.Type = uint8(v)
@@ -232,10 +197,10 @@ func mutate(procs []fuzzProc, data []byte) {
 				e.Args[1] = v % 64
 			}
 		case 7: // communicator members
-			if len(p.tables.Comms) == 0 {
+			if len(p.Tables.Comms) == 0 {
 				continue
 			}
-			c := &p.tables.Comms[idx%len(p.tables.Comms)]
+			c := &p.Tables.Comms[idx%len(p.Tables.Comms)]
 			switch {
 			case c.Runs != nil && op&0x40 == 0:
 				c.Runs[int(uint64(v>>8)%uint64(len(c.Runs)))] = int(v % (1 << 20))
@@ -247,13 +212,13 @@ func mutate(procs []fuzzProc, data []byte) {
 		case 8: // header counts and identity
 			switch op >> 4 & 3 {
 			case 0:
-				p.hdr.NRanks = int(v)
+				p.Header.NRanks = int(v)
 			case 1:
-				p.hdr.Rank = int(v)
+				p.Header.Rank = int(v)
 			case 2:
-				p.hdr.RunID = "other"
+				p.Header.RunID = "other"
 			default:
-				p.hdr.Version = int(v % 4)
+				p.Header.Version = int(v % 4)
 			}
 		case 9: // a task id made of the thread index and a huge sequence
 			e.Args[int(op>>4)%2] = tameID(e.Kind, trace.MakeID(int(uint64(v)%4), 1+int64(uint64(v>>2)%(1<<32))))
@@ -267,48 +232,16 @@ func writeTrace(dir string, procs []fuzzProc) bool {
 	for r := range procs {
 		p := &procs[r]
 		name := trace.FileName(r)
-		w, err := trace.Create(filepath.Join(dir, name), p.hdr)
-		if err != nil {
+		if err := p.WriteFile(filepath.Join(dir, name), 64); err != nil {
 			return false
-		}
-		w.SetChunkEvents(64)
-		for _, s := range p.tables.Strings {
-			w.String(s)
-		}
-		for _, th := range p.tables.Threads {
-			w.SetThread(th)
-		}
-		for _, l := range p.tables.Locations {
-			w.AddLocation(l)
-		}
-		for _, c := range p.tables.Comms {
-			w.AddComm(c)
-		}
-		for _, o := range p.tables.ClockOffsets {
-			w.AddClockOffset(o)
 		}
 		n := int64(0)
-		for t, evs := range p.events {
-			for i := range evs {
-				e := &evs[i]
-				if e.Kind == trace.TaskDeps {
-					err = w.EmitDeps(t, e.Time, e.Args[0], e.Deps(p.deps[t]))
-				} else {
-					err = w.Emit(t, e)
-				}
-				if err != nil {
-					w.Close()
-					return false
-				}
-				n++
-			}
-		}
-		if err := w.Close(); err != nil {
-			return false
+		for _, evs := range p.Events {
+			n += int64(len(evs))
 		}
 		files[r] = trace.FileInfo{Rank: r, File: name, Events: n}
 	}
-	m := &trace.Manifest{Ranks: len(procs), RunID: procs[0].hdr.RunID, Files: files}
+	m := &trace.Manifest{Ranks: len(procs), RunID: procs[0].Header.RunID, Files: files}
 	return trace.WriteManifest(filepath.Join(dir, trace.ManifestName), m) == nil
 }
 
@@ -343,7 +276,7 @@ func FuzzAnalyzeValues(f *testing.F) {
 		base := bases[int(data[0]&0x0f)%len(bases)]
 		procs := make([]fuzzProc, len(base))
 		for i := range base {
-			procs[i] = base[i].clone()
+			procs[i] = clone(&base[i])
 		}
 		mutate(procs, data[1:])
 		dir := t.TempDir()

@@ -659,11 +659,58 @@ func (p *Process) Times(th int, tb *Timebase) []int64 {
 	return out
 }
 
-// NewProcess builds an in-memory process from decoded events, encoding
-// them as the writer would (for tests and converters): events[th] are
-// thread th's events in time order, deps[th] the dependence lists their
-// TaskDeps events index (Args[1] entries from Args[2]); tables come from t.
-func NewProcess(h Header, t Tables, events [][]Event, deps [][]Dep) (*Process, error) {
+// Rows is a process spelled out as decoded rows, for tools that edit
+// traces (tests, the value fuzzer, the robustness harness): read a file as
+// rows, change them, write them back. Events[th] are thread th's events in
+// time order; a TaskDeps event's Args[1] entries start at Args[2] in
+// Deps[th]. No analysis holds a process this way.
+type Rows struct {
+	Header Header
+	Tables Tables
+	Events [][]Event
+	Deps   [][]Dep
+}
+
+// ReadRows loads a process file as rows (recorded times).
+func ReadRows(path string) (*Rows, error) {
+	p, err := LoadProcess(path, LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	return p.Rows(), nil
+}
+
+// Rows decodes the whole process as rows (recorded times).
+func (p *Process) Rows() *Rows {
+	r := &Rows{Header: p.Header, Tables: p.Tables, Events: make([][]Event, p.NumThreads()), Deps: make([][]Dep, p.NumThreads())}
+	for th := range r.Events {
+		r.Events[th], r.Deps[th] = p.Decode(th, nil)
+	}
+	return r
+}
+
+// WriteFile writes the rows as a trace file; chunkEvents > 0 sets the
+// events per chunk (the writer's default otherwise).
+func (r *Rows) WriteFile(path string, chunkEvents int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(f)
+	if err := r.Write(bw, chunkEvents); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// Write encodes the rows as a trace file into out (see WriteFile).
+func (r *Rows) Write(out io.Writer, chunkEvents int) error {
+	h, t := r.Header, &r.Tables
 	if h.Format == "" {
 		h.Format = FormatName
 	}
@@ -673,11 +720,56 @@ func NewProcess(h Header, t Tables, events [][]Event, deps [][]Dep) (*Process, e
 	if h.ClockUnit == "" {
 		h.ClockUnit = "ns"
 	}
+	w, err := NewWriter(out, h)
+	if err != nil {
+		return err
+	}
+	w.SetChunkEvents(chunkEvents)
+	for _, s := range t.Strings {
+		w.String(s)
+	}
+	for _, th := range t.Threads {
+		w.SetThread(th)
+	}
+	for _, l := range t.Locations {
+		w.AddLocation(l)
+	}
+	for _, c := range t.Comms {
+		w.AddComm(c)
+	}
+	for _, o := range t.ClockOffsets {
+		w.AddClockOffset(o)
+	}
+	for th, evs := range r.Events {
+		var d []Dep
+		if th < len(r.Deps) {
+			d = r.Deps[th]
+		}
+		for i := range evs {
+			e := &evs[i]
+			if e.Kind == TaskDeps {
+				if err := w.EmitDeps(th, e.Time, e.Args[0], e.Deps(d)); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := w.Emit(th, e); err != nil {
+				return err
+			}
+		}
+	}
+	return w.Close()
+}
+
+// NewProcess builds an in-memory process from rows, encoding them as the
+// writer would (for tests and converters); tables come from t as given.
+func NewProcess(h Header, t Tables, events [][]Event, deps [][]Dep) (*Process, error) {
 	pr, pw := io.Pipe()
 	bw := bufio.NewWriter(pw)
 	errc := make(chan error, 1)
+	rows := &Rows{Header: h, Tables: t, Events: events, Deps: deps}
 	go func() {
-		errc <- writeProcess(bw, h, t, events, deps)
+		errc <- rows.Write(bw, 0)
 		pw.CloseWithError(bw.Flush())
 	}()
 	p, err := LoadProcessReader(pr, "memory", LoadOptions{})
@@ -704,47 +796,6 @@ func mergeTables(got, want Tables) Tables {
 		want.Strings = got.Strings
 	}
 	return want
-}
-
-func writeProcess(out io.Writer, h Header, t Tables, events [][]Event, deps [][]Dep) error {
-	w, err := NewWriter(out, h)
-	if err != nil {
-		return err
-	}
-	for _, s := range t.Strings {
-		w.String(s)
-	}
-	for _, th := range t.Threads {
-		w.SetThread(th)
-	}
-	for _, l := range t.Locations {
-		w.AddLocation(l)
-	}
-	for _, c := range t.Comms {
-		w.AddComm(c)
-	}
-	for _, o := range t.ClockOffsets {
-		w.AddClockOffset(o)
-	}
-	for th, evs := range events {
-		var d []Dep
-		if th < len(deps) {
-			d = deps[th]
-		}
-		for i := range evs {
-			e := &evs[i]
-			if e.Kind == TaskDeps {
-				if err := w.EmitDeps(th, e.Time, e.Args[0], e.Deps(d)); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := w.Emit(th, e); err != nil {
-				return err
-			}
-		}
-	}
-	return w.Close()
 }
 
 // Decode returns thread th's events under tb as rows, with the dependence

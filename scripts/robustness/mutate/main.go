@@ -14,7 +14,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"os"
 	"strconv"
 
@@ -36,13 +35,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "mutate:", err)
 		os.Exit(1)
 	}
-}
-
-type proc struct {
-	hdr    trace.Header
-	tables trace.Tables
-	events [][]trace.Event
-	deps   [][]trace.Dep
 }
 
 func run(mode, file string, v int64) error {
@@ -69,16 +61,16 @@ func run(mode, file string, v int64) error {
 			return msgpack.Marshal(&h)
 		})
 	}
-	p, err := decode(file)
+	p, err := trace.ReadRows(file)
 	if err != nil {
 		return err
 	}
 	switch mode {
 	case "taskid":
 		done := false
-		for t := range p.events {
-			for i := range p.events[t] {
-				if e := &p.events[t][i]; !done && e.Kind == trace.TaskCreate {
+		for t := range p.Events {
+			for i := range p.Events[t] {
+				if e := &p.Events[t][i]; !done && e.Kind == trace.TaskCreate {
 					e.Args[0] = trace.MakeID(trace.IDThread(e.Args[0]), v)
 					done = true
 				}
@@ -88,88 +80,14 @@ func run(mode, file string, v int64) error {
 			return fmt.Errorf("%s: no task_create event", file)
 		}
 	case "time":
-		if len(p.events) == 0 || len(p.events[0]) < 3 {
+		if len(p.Events) == 0 || len(p.Events[0]) < 3 {
 			return fmt.Errorf("%s: thread 0 has fewer than 3 events", file)
 		}
-		p.events[0][len(p.events[0])/2].Time = v
+		p.Events[0][len(p.Events[0])/2].Time = v
 	default:
 		return fmt.Errorf("unknown mode %q", mode)
 	}
-	return encode(file, p)
-}
-
-func decode(file string) (*proc, error) {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := trace.NewReader(f, file)
-	if err != nil {
-		return nil, err
-	}
-	p := &proc{hdr: r.Header()}
-	var c trace.Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
-		for len(p.events) <= c.Thread {
-			p.events = append(p.events, nil)
-			p.deps = append(p.deps, nil)
-		}
-		base := int64(len(p.deps[c.Thread]))
-		for _, e := range c.Events {
-			if e.Kind == trace.TaskDeps {
-				e.Args[2] += base
-			}
-			p.events[c.Thread] = append(p.events[c.Thread], e)
-		}
-		p.deps[c.Thread] = append(p.deps[c.Thread], c.Deps...)
-	}
-	p.tables = *r.Tables()
-	return p, nil
-}
-
-func encode(file string, p *proc) error {
-	w, err := trace.Create(file, p.hdr)
-	if err != nil {
-		return err
-	}
-	for _, s := range p.tables.Strings {
-		w.String(s)
-	}
-	for _, th := range p.tables.Threads {
-		w.SetThread(th)
-	}
-	for _, l := range p.tables.Locations {
-		w.AddLocation(l)
-	}
-	for _, c := range p.tables.Comms {
-		w.AddComm(c)
-	}
-	for _, o := range p.tables.ClockOffsets {
-		w.AddClockOffset(o)
-	}
-	for t, evs := range p.events {
-		for i := range evs {
-			e := &evs[i]
-			if e.Kind == trace.TaskDeps {
-				err = w.EmitDeps(t, e.Time, e.Args[0], e.Deps(p.deps[t]))
-			} else {
-				err = w.Emit(t, e)
-			}
-			if err != nil {
-				w.Close()
-				return err
-			}
-		}
-	}
-	return w.Close()
+	return p.WriteFile(file, 0)
 }
 
 // rewriteFrame replaces the payload of the first frame of kind with what f
