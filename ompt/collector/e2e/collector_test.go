@@ -877,11 +877,23 @@ func TestRobustness(t *testing.T) {
 }
 
 // requireTSan skips (fails under CI=true) when clang cannot link a
-// ThreadSanitizer program, naming the package that holds the runtime: clang's
-// runtime libraries are only a recommendation of Debian's clang package, so
-// an install with --no-install-recommends lacks libclang_rt.tsan.
+// ThreadSanitizer program or TSan has no symbolizer, naming the package that
+// holds the missing piece: clang's runtime libraries and LLVM's tools are
+// only recommendations of Debian's clang package, so an install with
+// --no-install-recommends lacks libclang_rt.tsan and llvm-symbolizer. Without
+// the symbolizer TSan reports frames as <null> and testdata/tsan.supp, which
+// matches function names, suppresses nothing.
 func requireTSan(t *testing.T, h *harness) {
 	t.Helper()
+	if tsanSymbolizer() == "" {
+		pkg := "llvm-" + clangMajor()
+		why := fmt.Sprintf("llvm-symbolizer is not installed (Debian package %s: apt-get install -y %s); "+
+			"ThreadSanitizer needs it to match testdata/tsan.supp", pkg, pkg)
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("CI=true and %s", why)
+		}
+		t.Skip(why)
+	}
 	src := filepath.Join(h.work, "tsan-probe.c")
 	if err := os.WriteFile(src, []byte("int main(void) { return 0; }\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -898,24 +910,43 @@ func requireTSan(t *testing.T, h *harness) {
 	t.Skip(why)
 }
 
+// clangMajor is the installed clang's major version ("N" if unknown).
+func clangMajor() string {
+	v, err := exec.Command("clang", "-dumpversion").Output()
+	if err != nil {
+		return "N"
+	}
+	major, _, _ := strings.Cut(strings.TrimSpace(string(v)), ".")
+	return major
+}
+
 // tsanPackage names the Debian package with the ThreadSanitizer runtime of
 // the installed clang: libclang-rt-N-dev from LLVM 14 on.
 func tsanPackage() string {
-	v, err := exec.Command("clang", "-dumpversion").Output()
-	if err != nil {
-		return "libclang-rt-<clang major version>-dev"
-	}
-	major, _, _ := strings.Cut(strings.TrimSpace(string(v)), ".")
+	major := clangMajor()
 	if n, err := strconv.Atoi(major); err == nil && n < 14 {
 		return "libclang-common-" + major + "-dev"
 	}
 	return "libclang-rt-" + major + "-dev"
 }
 
+// tsanSymbolizer returns the llvm-symbolizer TSan is to use: on PATH (Debian's
+// unversioned llvm package) or in the LLVM of the installed clang; "" none.
+func tsanSymbolizer() string {
+	if p, err := exec.LookPath("llvm-symbolizer"); err == nil {
+		return p
+	}
+	if p := "/usr/lib/llvm-" + clangMajor() + "/bin/llvm-symbolizer"; fileExists(p) {
+		return p
+	}
+	return ""
+}
+
 // tsanEnv returns the environment for a ThreadSanitizer run.
 func tsanEnv(h *harness, dir string, extra ...string) []string {
 	return append(append(os.Environ(), "PTRACE_DIR="+dir, "PTRACE_BUFFER_MB=0.0625", "OMP_NUM_THREADS=2",
-		"TSAN_OPTIONS=halt_on_error=1 exitcode=66 suppressions="+filepath.Join(h.root, "ompt/collector/e2e/testdata/tsan.supp")), extra...)
+		"TSAN_OPTIONS=halt_on_error=1 exitcode=66 external_symbolizer_path="+tsanSymbolizer()+
+			" suppressions="+filepath.Join(h.root, "ompt/collector/e2e/testdata/tsan.supp")), extra...)
 }
 
 func (h *harness) run(t *testing.T, env []string, name string, args ...string) string {
