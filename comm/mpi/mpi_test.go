@@ -154,8 +154,12 @@ func TestMPIFault(t *testing.T) {
 	if r.err == nil {
 		t.Fatalf("mpirun exited 0 after a rank aborted\nstdout:\n%s\nstderr:\n%s", r.stdout, r.stderr)
 	}
-	if r.elapsed > 10*time.Second {
-		t.Errorf("the job took %v to end after the abort, want < 10s", r.elapsed)
+	// A job left hanging would run into runUnderMPI's 100 s timeout; this
+	// bound catches an abort that propagates only through launcher
+	// time-outs. It includes starting np processes, which took 10.8 s on a
+	// 2-core machine shared with other jobs, so it leaves room for that.
+	if r.elapsed > 30*time.Second {
+		t.Errorf("the job took %v to end after the abort, want < 30s", r.elapsed)
 	}
 	if want := "ptrace: rank 1: injected fault on rank 1"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
