@@ -81,6 +81,7 @@ typedef struct ptr_thread {
 	int ended;
 	int64_t chunk_seq;        /* under the file lock */
 	int64_t written;          /* events written, under the file lock */
+	uint64_t last;            /* the latest stamp recorded, owner only */
 	int idepth;
 	struct ptr_istack istack[PTR_ISTACK];
 	struct { const void *addr; uint32_t id; } loc_cache[PTR_LOC_CACHE];
@@ -140,6 +141,17 @@ static inline uint64_t ptr_stamp(void)
 	return ptr_now() - ptr_clock_base;
 }
 
+/* A thread's stamps never go back: a thread moved to another core may read
+ * a TSC a few ticks behind the last core's (seen on VMs), so a stamp below
+ * the thread's last one takes that one's value. */
+static inline uint64_t ptr_mono(ptr_thread *t, uint64_t stamp)
+{
+	if (__builtin_expect(stamp < t->last, 0))
+		stamp = t->last;
+	t->last = stamp;
+	return stamp;
+}
+
 static inline ptr_thread *ptr_self(void)
 {
 	ptr_thread *t = ptr_tls;
@@ -167,7 +179,7 @@ static inline uint64_t *ptr_res(ptr_thread *t, size_t n, uint64_t *s)
 /* Stamps the reserved record and publishes it. */
 static inline void ptr_put(ptr_thread *t, uint64_t *w, uint64_t stamp, unsigned kind, size_t n)
 {
-	w[0] = stamp << 8 | kind;
+	w[0] = ptr_mono(t, stamp) << 8 | kind;
 	t->pos += n;
 	atomic_store_explicit(&t->committed, t->pos, memory_order_release);
 }
@@ -176,7 +188,7 @@ static inline void ptr_put(ptr_thread *t, uint64_t *w, uint64_t stamp, unsigned 
 static inline uint64_t *ptr_rec(ptr_thread *t, unsigned kind, size_t n)
 {
 	uint64_t *w = ptr_res(t, n, NULL);
-	w[0] = ptr_stamp() << 8 | kind;
+	w[0] = ptr_mono(t, ptr_stamp()) << 8 | kind;
 	return w;
 }
 

@@ -997,7 +997,7 @@ uint64_t ptr_overflow(ptr_thread *t, size_t need)
 {
 	/* flush_begin always fits: the slack after cap is reserved for it */
 	uint64_t *w = t->buf + t->pos;
-	w[0] = ptr_stamp() << 8 | K_FLUSH_BEGIN;
+	w[0] = ptr_mono(t, ptr_stamp()) << 8 | K_FLUSH_BEGIN;
 	ptr_commit(t, 1);
 	file_lock();
 	size_t *done = done_words(t);
@@ -1016,7 +1016,7 @@ uint64_t ptr_overflow(ptr_thread *t, size_t need)
 	if (need + 1 > t->cap) /* cannot happen: callers bound their records */
 		abort();
 	w = t->buf;
-	uint64_t end = ptr_stamp();
+	uint64_t end = ptr_mono(t, ptr_stamp());
 	w[0] = end << 8 | K_FLUSH_END;
 	ptr_commit(t, 1);
 	return end;
