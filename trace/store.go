@@ -523,12 +523,21 @@ func (s *ThreadScan) Next() bool {
 }
 
 func (s *ThreadScan) decode(k int, c *Chunk) bool {
-	if err := s.p.decodeStored(s.th, k, c, &s.sc); err != nil {
+	if err := s.p.decodeCorrected(s.th, k, c, &s.sc, s.tb); err != nil {
 		s.err = err
 		return false
 	}
-	s.tb.apply(s.th, s.p.Events[s.th].chunks[k].first, c.Events)
 	return true
+}
+
+// decodeCorrected decodes stored chunk k of thread th into c with its
+// times corrected by tb: what every scan reads.
+func (p *Process) decodeCorrected(th, k int, c *Chunk, sc *scratch, tb *Timebase) error {
+	if err := p.decodeStored(th, k, c, sc); err != nil {
+		return err
+	}
+	tb.apply(th, p.Events[th].chunks[k].first, c.Events)
+	return nil
 }
 
 // Err returns the error that ended the scan early, if any.
@@ -605,11 +614,10 @@ func (p *Process) ScanBack(th int, end int64, tb *Timebase) *BackScan {
 }
 
 func (s *BackScan) decode(k int) bool {
-	if err := s.p.decodeStored(s.th, k, &s.cur, &s.sc); err != nil {
+	if err := s.p.decodeCorrected(s.th, k, &s.cur, &s.sc, s.tb); err != nil {
 		s.err = err
 		return false
 	}
-	s.tb.apply(s.th, s.p.Events[s.th].chunks[k].first, s.cur.Events)
 	s.k = k
 	return true
 }
@@ -645,19 +653,6 @@ func (s *BackScan) Index() int64 { return s.p.Events[s.th].chunks[s.k].first + i
 
 // Err returns the error that ended the scan early, if any.
 func (s *BackScan) Err() error { return s.err }
-
-// Times returns thread th's event times under tb, for tests and small
-// tools (it allocates one slice for the thread).
-func (p *Process) Times(th int, tb *Timebase) []int64 {
-	if th >= len(p.Events) {
-		return nil
-	}
-	out := make([]int64, 0, p.Events[th].N)
-	for s := p.Scan(th, tb); s.Next(); {
-		out = append(out, s.Event().Time)
-	}
-	return out
-}
 
 // Rows is a process spelled out as decoded rows, for tools that edit
 // traces (tests, the value fuzzer, the robustness harness): read a file as
