@@ -69,13 +69,11 @@ type EventRef struct {
 type Census struct {
 	Kinds      [NumKinds]int64 // events per kind
 	DepEntries int64           // dependence entries of all task_dependences events
-	// IDEvents counts, per id thread (IDThread of an id), the events that
-	// carry a task id created by that thread (task_create, implicit_task
-	// begin), and MaxSeq the highest sequence number among them. Ids are
-	// claims: a table may be sized by MaxSeq only where the events of
-	// that thread can justify it.
-	IDEvents []int64
-	MaxSeq   []int64
+	// MaxSeq is, per id thread (IDThread of an id), the highest sequence
+	// number of the task ids task_create and implicit_task begin carry.
+	// Ids are claims: a table may be sized by MaxSeq only where the events
+	// of that thread can justify it.
+	MaxSeq []int64
 	// MPI calls bounding the analysis window: per MPI function (string id),
 	// the first mpi_exit of each thread and the last mpi_enter of each
 	// thread. Few functions and threads call MPI, so these stay small.
@@ -292,10 +290,8 @@ func (cs *Census) noteID(id int64) {
 	}
 	for len(cs.MaxSeq) <= t {
 		cs.MaxSeq = append(cs.MaxSeq, 0)
-		cs.IDEvents = append(cs.IDEvents, 0)
 	}
 	cs.MaxSeq[t] = max(cs.MaxSeq[t], IDSeq(id))
-	cs.IDEvents[t]++
 }
 
 func (cs *Census) firstExit(th int32, idx int64, e *Event) {
