@@ -69,6 +69,9 @@ type Options struct {
 	// Notice, when set, receives on rank 0 what the user should know about
 	// how the analysis runs (not what it found).
 	Notice func(string)
+	// AfterPhase, when set, is called on every rank after each phase ends
+	// (for --memprofile: the heap as each phase leaves it).
+	AfterPhase func(rank int, phase string)
 }
 
 // BytesPerTraceByte is what an analysis holds at its peak per byte of the
@@ -119,6 +122,9 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		}
 		r.progress(ph.name, 1)
 		times = append(times, int64(time.Since(start)))
+		if opts.AfterPhase != nil {
+			opts.AfterPhase(c.Rank(), ph.name)
+		}
 		decoded = append(decoded, r.decoded()-before)
 		if hs != nil {
 			heaps = append(heaps, int64(hs.phasePeak()))
@@ -381,6 +387,7 @@ func (r *run) exchange() error {
 	}
 	r.edges = edges
 	r.clock.CountAfter(r.matching, edges)
+	r.clock.NodeTimes = nil // the edges carry what the passes after need
 	return nil
 }
 
@@ -390,6 +397,7 @@ func (r *run) exchange() error {
 func (r *run) waitStates() error {
 	rows, causes, delays, err := r.waits.Analyze(r.c, r.plan, r.edges, r.first, r.last)
 	r.waits = nil // its per-call tables are done with
+	r.matching = nil
 	if err != nil {
 		return agreed(err)
 	}

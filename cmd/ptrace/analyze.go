@@ -29,6 +29,7 @@ type analyzeFlags struct {
 	stats      bool
 	memLimit   string
 	cpuProfile string
+	memProfile string
 	minLatency time.Duration
 	window     string
 	opts       driver.Options
@@ -76,7 +77,9 @@ the number of ranks.`,
 	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded and each analysis rank's peak heap, to stderr")
 	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); a rank whose share is too small for its traces reads events from disk on every pass")
 	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
+	f.StringVar(&af.memProfile, "memprofile", "", "write rank 0's live heap after each phase to PREFIX.PHASE.pprof (go tool pprof)")
 	f.MarkHidden("cpuprofile")
+	f.MarkHidden("memprofile")
 	f.BoolVar(&af.opts.NoInstrumentationCorrection, "no-instrumentation-correction", false, "keep the collector's per-event recording cost (trace header event_cost_ns) in the work it was recorded in")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
 	f.StringVar(&af.window, "window", "", "measure only T0:T1 after the first event (e.g. 2s:10s; either side may be empty), instead of MPI_Init … MPI_Finalize")
@@ -100,6 +103,10 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
+	if af.memProfile != "" {
+		// Fine sampling: the phases' live sets are tens of MB.
+		runtime.MemProfileRate = 4096
+	}
 	var prog *progress
 	var rep *report.Report
 	var stats driver.RunStats
@@ -117,6 +124,9 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		if af.pathOut != "" {
 			opts.Path = &path
+		}
+		if af.memProfile != "" {
+			opts.AfterPhase = heapProfiler(af.memProfile)
 		}
 		if c.Rank() == 0 && !af.quiet {
 			prog = newProgress(stderr, "analyze")
@@ -237,5 +247,27 @@ func printStats(w io.Writer, st *driver.RunStats) {
 	}
 	if len(st.PeakHeap) > 1 && others > 0 {
 		fmt.Fprintf(w, "rank 0 / largest other rank heap: %.2f\n", float64(st.PeakHeap[0])/float64(others))
+	}
+}
+
+// heapProfiler returns a phase hook that writes rank 0's live heap after each
+// phase to PREFIX.PHASE.pprof (a failure to write is reported, not fatal).
+func heapProfiler(prefix string) func(rank int, phase string) {
+	return func(rank int, phase string) {
+		if rank != 0 {
+			return
+		}
+		runtime.GC()
+		name := prefix + "." + strings.ReplaceAll(phase, " ", "-") + ".pprof"
+		f, err := os.Create(name)
+		if err == nil {
+			err = pprof.Lookup("heap").WriteTo(f, 0)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "ptrace: --memprofile:", err)
+		}
 	}
 }
