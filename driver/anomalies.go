@@ -49,6 +49,9 @@ func (r *run) anomalies() error {
 		return err
 	}
 	found, n := models.Test(r.tasks)
+	// The records are done with: the critical path that follows must not
+	// hold them too.
+	r.tasks = nil
 	all, err := reduce.GatherRows(r.c, found)
 	if err != nil {
 		return err

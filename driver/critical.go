@@ -101,12 +101,17 @@ func (r *run) criticalPath() error {
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
 			b.AddNode(false)
-			w = append(w, f.Weight[n])
 			keys = append(keys, nodeKey(pg.rank, int32(n)))
 		}
+		// The weights move into the rank's array (the process's slice
+		// becomes a view of it) and the edges into the builder: each is
+		// held once.
+		w = append(w, f.Weight...)
+		f.Weight = w[bases[i]:len(w):len(w)]
 		for k := range f.Src {
 			b.AddEdge(bases[i]+f.Src[k], bases[i]+f.Dst[k])
 		}
+		f.Src, f.Dst = nil, nil
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
@@ -114,19 +119,6 @@ func (r *run) criticalPath() error {
 	w = append(w, 0)
 	keys = append(keys, math.MaxInt64)
 	var orphans int64
-	for i, pg := range r.cp {
-		if i >= len(r.edges) {
-			break
-		}
-		e := &r.edges[i]
-		for k := range e.Thread {
-			dst, ok := pg.frags.RecvNode[sim.EventKey(int(e.Thread[k]), e.Event[k])]
-			if !ok {
-				continue
-			}
-			b.AddRemoteInKey(bases[i]+dst, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k]))
-		}
-	}
 	resolve := func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - r.lo
@@ -140,6 +132,28 @@ func (r *run) criticalPath() error {
 			return orphan, true
 		}
 		return bases[i] + n, true
+	}
+	me := r.c.Rank()
+	for i, pg := range r.cp {
+		if i >= len(r.edges) {
+			break
+		}
+		e := &r.edges[i]
+		for k := range e.Thread {
+			dst, ok := pg.frags.RecvNode[sim.EventKey(int(e.Thread[k]), e.Event[k])]
+			if !ok {
+				continue
+			}
+			key := predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k])
+			if owner := r.plan.Owner(int(e.PredProc[k])); owner != me {
+				b.AddRemoteInKey(bases[i]+dst, owner, key)
+				continue
+			}
+			// A sender on this rank is an edge between local nodes: no
+			// declaration travels (or waits) for it.
+			src, _ := resolve(key)
+			b.AddEdge(src, bases[i]+dst)
+		}
 	}
 	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: resolve})
 	if err != nil {

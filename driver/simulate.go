@@ -126,10 +126,13 @@ func (r *run) simulate() error {
 		}
 		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
 		r.tasks = appendTaskRecords(r.tasks, p, s, model)
-		r.cp = append(r.cp, newProcGraph(p, s, &frags.F, rd))
+		r.cp = append(r.cp, newProcGraph(p, s, frags.Take(), rd))
 		// Every pass over the events is done: what follows works on the
 		// tables the simulation built.
 		p.ReleaseEvents()
+		if r.clock != nil && i < len(r.clock.Timebases) {
+			r.clock.Timebases[i] = nil
+		}
 		if model.CostKey != "" {
 			r.costKey = model.CostKey
 		}

@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"cmp"
 	"math"
+	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -31,16 +33,16 @@ func (r *run) taskGraph() (*report.Graph, error) {
 				keys = append(keys, nodeKey(pg.rank, int32(t)))
 			}
 		}
-		seen := map[[2]sim.Task]bool{}
-		for _, d := range pg.deps {
+		dup := duplicates(pg.deps)
+		for k, d := range pg.deps {
 			a, c := nodeOf[i][d[0]], nodeOf[i][d[1]]
-			if a < 0 || c < 0 || seen[d] {
+			if a < 0 || c < 0 || dup[k] {
 				continue
 			}
-			seen[d] = true
 			b.AddEdge(a, c)
 			edges++
 		}
+		pg.deps = nil
 	}
 	// Remote dependences: a latency node on the successor's side.
 	tasks := int64(len(w))
@@ -198,4 +200,30 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 		}
 	}
 	return lo, nil
+}
+
+// duplicates marks the edges that repeat an earlier one (a task reached
+// through two dependence addresses of the same predecessor): a sort of
+// their indices, 4 bytes an edge, where a set of pairs costs ten times that.
+func duplicates(deps [][2]sim.Task) []bool {
+	idx := make([]int32, len(deps))
+	for k := range idx {
+		idx[k] = int32(k)
+	}
+	slices.SortFunc(idx, func(x, y int32) int {
+		if c := cmp.Compare(deps[x][0], deps[y][0]); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(deps[x][1], deps[y][1]); c != 0 {
+			return c
+		}
+		return cmp.Compare(x, y)
+	})
+	dup := make([]bool, len(deps))
+	for k := 1; k < len(idx); k++ {
+		if deps[idx[k]] == deps[idx[k-1]] {
+			dup[idx[k]] = true
+		}
+	}
+	return dup
 }

@@ -39,7 +39,6 @@ func (k FragKind) String() string {
 type Frags struct {
 	Kind   []FragKind
 	Thread []int32
-	Task   []Task  // NoTask for joins and latencies
 	Loc    []int32 // construct (location id); for MPI nodes the function's string id
 	Start  []int64
 	Weight []int64
@@ -107,7 +106,6 @@ func (p *FragPass) Reserve(nodes, edges int) {
 	f := &p.F
 	f.Kind = slices.Grow(f.Kind, nodes)
 	f.Thread = slices.Grow(f.Thread, nodes)
-	f.Task = slices.Grow(f.Task, nodes)
 	f.Loc = slices.Grow(f.Loc, nodes)
 	f.Start = slices.Grow(f.Start, nodes)
 	f.Weight = slices.Grow(f.Weight, nodes)
@@ -138,6 +136,30 @@ func (p *FragPass) init(s *Sim) {
 	p.F.RecvNode = map[int64]int32{}
 }
 
+// Take returns the finished graph without the pass's per-task bookkeeping,
+// so that what outlives the simulation is the graph alone (LastOf, which
+// only the pass needs, is dropped too).
+//
+// Arrays reserved well beyond their use are copied to their length: what a
+// process keeps until the critical path is its graph, not the estimate.
+func (p *FragPass) Take() *Frags {
+	f := p.F
+	f.LastOf = nil
+	*p = FragPass{}
+	f.Kind, f.Thread, f.Loc = fit(f.Kind), fit(f.Thread), fit(f.Loc)
+	f.Start, f.Weight = fit(f.Start), fit(f.Weight)
+	f.Src, f.Dst = fit(f.Src), fit(f.Dst)
+	return &f
+}
+
+// fit returns s with at most an eighth of spare capacity.
+func fit[S ~[]E, E any](s S) S {
+	if cap(s)-len(s) <= len(s)/8 {
+		return s
+	}
+	return append(S(nil), s...)
+}
+
 func fill(s []int32, v int32) []int32 {
 	for i := range s {
 		s[i] = v
@@ -145,11 +167,10 @@ func fill(s []int32, v int32) []int32 {
 	return s
 }
 
-func (p *FragPass) node(k FragKind, th int, t Task, loc int32, start int64) int32 {
+func (p *FragPass) node(k FragKind, th int, loc int32, start int64) int32 {
 	f := &p.F
 	f.Kind = append(f.Kind, k)
 	f.Thread = append(f.Thread, int32(th))
-	f.Task = append(f.Task, t)
 	f.Loc = append(f.Loc, loc)
 	f.Start = append(f.Start, start)
 	f.Weight = append(f.Weight, 0)
@@ -203,7 +224,7 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) int32 {
 		return last
 	}
 	p.requeued[t] = -1
-	n := p.node(k, th, t, s.Tasks[t].Loc, s.Now)
+	n := p.node(k, th, s.Tasks[t].Loc, s.Now)
 	if last := p.F.LastOf[t]; last >= 0 {
 		p.edge(last, n)
 	} else {
@@ -282,7 +303,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			return
 		}
 		p.close(s, th)
-		post := p.node(FragPost, th, t, int32(e.Args[0]), s.Now)
+		post := p.node(FragPost, th, int32(e.Args[0]), s.Now)
 		if p.F.FirstOf[t] < 0 {
 			p.F.FirstOf[t] = post
 			p.edge(p.created[t], post)
@@ -291,7 +312,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		p.drain(&p.pend[t], post)
 		p.F.LastOf[t] = post
-		body := p.node(FragMPI, th, t, int32(e.Args[0]), s.Now)
+		body := p.node(FragMPI, th, int32(e.Args[0]), s.Now)
 		p.edge(post, body)
 		p.cur[th], p.curTask[th] = body, t
 		p.openOn[t] = int32(th)
@@ -330,7 +351,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.RemoteDepIn:
 		t := p.taskArg(s, e.Args[0])
-		l := p.node(FragLatency, th, NoTask, -1, s.Now)
+		l := p.node(FragLatency, th, -1, s.Now)
 		if p.pred != nil {
 			if pt, ok := p.pred(th, idx); ok {
 				p.F.Weight[l] = max(min(s.Now, s.End)-max(pt, s.Begin), 0)
@@ -484,7 +505,7 @@ func (p *FragPass) barrier(s *Sim, r int32, k int32) int32 {
 	key := int64(r)<<32 | int64(uint32(k))
 	n, ok := p.barriers[key]
 	if !ok {
-		n = p.node(FragJoin, -1, NoTask, -1, s.Now)
+		n = p.node(FragJoin, -1, -1, s.Now)
 		p.barriers[key] = n
 	}
 	p.F.Start[n] = max(p.F.Start[n], s.Now)
@@ -517,7 +538,7 @@ func (p *FragPass) leave(s *Sim, th int, kind int64) {
 	}
 	switch {
 	case kind == 5: // taskwait
-		j := p.node(FragJoin, th, NoTask, -1, s.Now)
+		j := p.node(FragJoin, th, -1, s.Now)
 		p.drain(&p.doneKids[t], j)
 		p.push(&p.pend[t], j)
 	case kind == 6: // taskgroup
@@ -525,7 +546,7 @@ func (p *FragPass) leave(s *Sim, th int, kind int64) {
 		if n := len(thr.Groups); n > 0 {
 			g := thr.Groups[n-1].Group
 			if h, ok := p.groupIn[g]; ok {
-				j := p.node(FragJoin, th, NoTask, -1, s.Now)
+				j := p.node(FragJoin, th, -1, s.Now)
 				p.drain(&h, j)
 				delete(p.groupIn, g)
 				p.push(&p.pend[t], j)
