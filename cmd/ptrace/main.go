@@ -26,6 +26,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	tuneGC()
 	root := newRoot()
 	if err := root.Execute(); err != nil {
 		fmt.Fprintln(os.Stderr, "ptrace:", err)
