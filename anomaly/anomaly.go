@@ -220,6 +220,12 @@ func (ms *Models) Test(tasks []Task) ([]report.Anomaly, map[string]int64) {
 	return topScores(found, ms.Opts.MaxListed), n
 }
 
+// Top keeps the anomalies that can be listed (Options.MaxListed, highest
+// scores) of lists Test returned for parts of a rank's tasks.
+func (ms *Models) Top(found []report.Anomaly) []report.Anomaly {
+	return topScores(found, ms.Opts.MaxListed)
+}
+
 // topScores keeps the max highest-scoring anomalies in a canonical order.
 func topScores(as []report.Anomaly, limit int) []report.Anomaly {
 	slices.SortStableFunc(as, func(a, b report.Anomaly) int {

@@ -3,6 +3,7 @@ package driver
 import (
 	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/reduce"
+	"github.com/ptrace-dev/ptrace/report"
 )
 
 // sampleLimit is about how many tasks per construct rank 0 fits a duration
@@ -30,7 +31,14 @@ func (r *run) anomalies() error {
 	if err != nil {
 		return err
 	}
-	sample, err := reduce.GatherRows(r.c, anomaly.Sample(r.tasks, counts, sampleLimit))
+	// Records are made one process at a time: Sample and Test look at one
+	// task at a time, and the lists they return are merged by rank 0.
+	var buf, mine []anomaly.Task
+	for _, pg := range r.cp {
+		buf = pg.records(buf)
+		mine = append(mine, anomaly.Sample(buf, counts, sampleLimit)...)
+	}
+	sample, err := reduce.GatherRows(r.c, mine)
 	if err != nil {
 		return err
 	}
@@ -48,11 +56,19 @@ func (r *run) anomalies() error {
 	if err := reduce.Broadcast(r.c, &models); err != nil {
 		return err
 	}
-	found, n := models.Test(r.tasks)
-	// The records are done with: the critical path that follows must not
-	// hold them too.
-	r.tasks = nil
-	all, err := reduce.GatherRows(r.c, found)
+	var found []report.Anomaly
+	n := map[string]int64{}
+	for _, pg := range r.cp {
+		buf = pg.records(buf)
+		f, c := models.Test(buf)
+		found = append(found, f...)
+		for k, v := range c {
+			n[k] += v
+		}
+		// The critical path that follows has no use for the table.
+		pg.tasks = taskTable{}
+	}
+	all, err := reduce.GatherRows(r.c, models.Top(found))
 	if err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ type procGraph struct {
 	deps   [][2]sim.Task
 	depOut map[int64]sim.Task // remote_dep_out event → predecessor task
 	depIn  map[int64]sim.Task // remote_dep_in event → successor task
+	tasks  taskTable          // for the anomalies phase, which drops it
 }
 
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
@@ -44,7 +45,22 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 			g.names[loc] = p.LocationName(int64(loc))
 		}
 	}
+	for t := range s.Tasks {
+		if loc := s.Tasks[t].Loc; loc >= 0 {
+			if _, ok := g.names[loc]; !ok {
+				g.names[loc] = p.LocationName(int64(loc))
+			}
+		}
+	}
 	return g
+}
+
+// taskName names a task construct by its location id.
+func (pg *procGraph) taskName(loc int32) string {
+	if loc < 0 {
+		return "<unknown>"
+	}
+	return pg.names[loc]
 }
 
 // remoteDeps is a simulation pass that records which task each

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -77,7 +76,7 @@ type Options struct {
 // BytesPerTraceByte is what an analysis holds at its peak per byte of the
 // trace files it owns, with the events in memory (measured on the gen
 // workloads, docs/PERFORMANCE.md); the events themselves are one of them.
-const BytesPerTraceByte = 14
+const BytesPerTraceByte = 8
 
 // Window is a part of the run, in ns after the trace's first event.
 type Window struct{ StartNS, EndNS int64 }
@@ -227,9 +226,7 @@ type run struct {
 	// at the first of them (nil for a ptrace trace).
 	archive *otf2.Archive
 	rep     *report.Report // rank 0 only
-	// tasks are this rank's executed tasks for anomaly detection; costKey
-	// names their cost attribute if the trace has one.
-	tasks   []anomaly.Task
+	// costKey names the tasks' cost attribute if the trace has one.
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
 	// critical path.
@@ -246,6 +243,8 @@ type run struct {
 	// waits holds the MPI calls the simulation recorded, for the wait
 	// states.
 	waits *waitstate.Analysis
+	// scans are the event scans the passes share from process to process.
+	scans trace.Scans
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -352,7 +351,7 @@ func (r *run) load() error {
 
 // match builds the happened-before graph of the owned processes.
 func (r *run) match() error {
-	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings})
+	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings, Scans: &r.scans})
 	if err != nil {
 		return err
 	}

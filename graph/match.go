@@ -36,6 +36,8 @@ const (
 type MatchOptions struct {
 	// MaxListed bounds the warnings listed per rank (default 10).
 	MaxListed int
+	// Scans, when set, recycles the event scans between processes.
+	Scans *trace.Scans
 }
 
 // MatchStats counts what one rank matched (sum them over ranks for totals).
@@ -130,6 +132,8 @@ type Matching struct {
 
 	Stats    MatchStats
 	Warnings Warnings
+
+	scans *trace.Scans
 }
 
 // Len returns the number of nodes.
@@ -225,7 +229,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		opts.MaxListed = 10
 	}
 	k, me := c.Size(), c.Rank()
-	m := &Matching{Procs: procs, ProcNodes: make([]int32, len(procs)+1)}
+	m := &Matching{Procs: procs, ProcNodes: make([]int32, len(procs)+1), scans: opts.Scans}
 	b := NewBuilder(me, k)
 	// Size the node arrays from the census: growing them by appending
 	// would copy them several times. Send records go out as they come.
@@ -350,7 +354,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
 	}
 	times := make([]int64, p.NumEvents())
-	order, err := mergeWalk(p, func(pos int64, th int, idx int64, e *trace.Event) {
+	order, err := mergeWalk(p, m.scans, func(pos int64, th int, idx int64, e *trace.Event) {
 		times[pos] = e.Time
 		t := int32(th)
 		switch e.Kind {

@@ -31,21 +31,22 @@ func tieClass(k trace.Kind) int8 {
 // as long as it stays ahead of the second smallest, so interleavings of a
 // few threads cost O(threads) per run, not per event.
 func MergeOrder(p *trace.Process) ([]uint16, error) {
-	return mergeWalk(p, nil)
+	return mergeWalk(p, nil, nil)
 }
 
 // mergeWalk computes p's merged order and, when visit is not nil, calls it
 // for every event in that order (its position, thread, index in the
 // thread): one decode of the process serves the order and the visit. A
 // scan that fails (a file re-read that changed) is the error.
-func mergeWalk(p *trace.Process, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
+func mergeWalk(p *trace.Process, pool *trace.Scans, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
 	n := p.NumEvents()
 	order := make([]uint16, n)
 	nth := p.NumThreads()
 	scans := make([]*trace.ThreadScan, nth)
 	live := make([]bool, nth)
+	defer pool.Put(scans...)
 	for t := range scans {
-		scans[t] = p.Scan(t, nil)
+		scans[t] = pool.Get(p, t, nil)
 		live[t] = scans[t].Next()
 	}
 	// before reports whether event e of thread a comes before the head of

@@ -59,11 +59,14 @@ func newDepTracker() *depTracker {
 	return d
 }
 
-// reserve pre-sizes the tracker for about n dependence entries.
+// reserve pre-sizes the tracker for about n dependence entries. Most
+// entries read an address another task wrote: distinct addresses, hence
+// states, are about a quarter of the entries (one per task on the gen
+// workloads), reader cells most of them.
 func (d *depTracker) reserve(n int) {
-	d.states = make([]addrState, 0, n)
+	d.states = make([]addrState, 0, n/4)
 	d.cells = make([]cell, 0, n)
-	d.index.init(n / 4) // distinct addresses: a fraction of the entries
+	d.index.init(n / 4)
 }
 
 func (d *depTracker) push(list int32, task int32) int32 {

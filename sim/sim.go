@@ -58,6 +58,10 @@ type Sim struct {
 	RecordDeps bool
 	DepEdges   [][2]Task
 
+	// Scans, when set, recycles the event scans of Run (set it to share
+	// their buffers between the processes of a rank).
+	Scans *trace.Scans
+
 	merge       *mergeHeap
 	lastCreated Task
 	taskOf      func(id int64) Task
@@ -136,7 +140,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		return err
 	}
 	var h mergeHeap
-	h.init(s.Proc, s.TB)
+	h.init(s.Proc, s.TB, s.Scans)
+	defer s.Scans.Put(h.scans...)
 	s.merge = &h
 	// Events before the window are simulated too: start at the earliest.
 	last := s.Begin
@@ -209,7 +214,7 @@ type mergeHeap struct {
 	class []uint8 // per thread: tie class of its head event
 }
 
-func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase) {
+func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans) {
 	n := p.NumThreads()
 	h.scans = make([]*trace.ThreadScan, n)
 	h.done = make([]bool, n)
@@ -217,7 +222,7 @@ func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase) {
 	h.time = make([]int64, n)
 	h.class = make([]uint8, n)
 	for t := range h.scans {
-		sc := p.Scan(t, tb)
+		sc := pool.Get(p, t, tb)
 		h.scans[t] = sc
 		h.n[t] = p.Events[t].N
 		if sc.Next() {

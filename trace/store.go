@@ -486,6 +486,37 @@ func (p *Process) Scan(th int, tb *Timebase) *ThreadScan {
 	return s
 }
 
+// Scans recycles thread scans, whose decode buffers (two chunks of events
+// and the column scratch, about 0.6 MB at the default chunk size) would
+// otherwise be allocated for every thread of every process in every pass.
+// The zero value is ready; a nil *Scans allocates each scan. Not safe for
+// concurrent use: each analysis rank has its own.
+type Scans struct{ free []*ThreadScan }
+
+// Get returns a scan of thread th of p, recycled when one is free.
+func (sp *Scans) Get(p *Process, th int, tb *Timebase) *ThreadScan {
+	if sp == nil || len(sp.free) == 0 {
+		return p.Scan(th, tb)
+	}
+	s := sp.free[len(sp.free)-1]
+	sp.free = sp.free[:len(sp.free)-1]
+	s.Reset(p, th, tb)
+	return s
+}
+
+// Put returns scans for reuse; they must not be used after.
+func (sp *Scans) Put(scans ...*ThreadScan) {
+	if sp == nil {
+		return
+	}
+	for _, s := range scans {
+		if s != nil {
+			s.p, s.tb = nil, nil
+			sp.free = append(sp.free, s)
+		}
+	}
+}
+
 // Reset makes s a new scan of thread th, keeping its buffers.
 func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
 	s.p, s.th, s.tb = p, th, tb
