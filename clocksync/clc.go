@@ -4,11 +4,11 @@ import "github.com/ptrace-dev/ptrace/trace"
 
 // location is one CLC location: a process with all its threads merged in
 // time order. It walks the process's merged order forward (amortization)
-// and then backward (smoothing) on the times the match kept in merged
-// order (graph.Matching.Times, turned into interpolated times in place), and
-// records each event's correction (final − interpolated time) in the
-// process's Timebase. It decodes no event; nothing here allocates per event
-// but the correction columns.
+// and then backward (smoothing) on the recorded times in merged order
+// (graph.MergedTimes, turned into interpolated times in place), and records
+// each event's correction (final − interpolated time) in the process's
+// Timebase. It decodes no event; nothing here allocates per event but the
+// correction columns.
 type location struct {
 	n     []int64 // events per thread
 	cur   []int64 // per thread, index of the next event (forward: up, backward: down)

@@ -103,11 +103,45 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		return nil, err // same options everywhere: every rank fails here
 	}
 	p := params{gamma: o.Gamma, delta: o.DeltaNS, lmin: o.MinLatencyNS}
-	l, locs, err := prepare(c, m, o, MethodCLC)
+	l, mdls, err := prepare(c, m, o, MethodCLC)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.countBefore(c, m, p.lmin, locs); err != nil {
+	if err := l.countBefore(c, m, p.lmin, mdls); err != nil {
+		return nil, err
+	}
+	var left int64
+	for i := range l.Procs {
+		left += l.Procs[i].ViolationsInterpolated
+	}
+	tot, err := c.AllreduceInt64(comm.Sum, []int64{left})
+	if err != nil {
+		return nil, err
+	}
+	if tot[0] == 0 {
+		// No receive precedes its sender by less than l_min on the
+		// interpolated times: the forward pass would keep every event at
+		// its interpolated time (LC = t until a first jump, and a jump needs
+		// such a receive; see forwardTo) and the backward pass would move
+		// nothing. The result is the offset models, found without a walk
+		// over the events.
+		l.interpolated(m, mdls)
+		return l, nil
+	}
+	// The CLC's sweeps read every event's time in merged order: one more
+	// decode of this rank's processes, made only now that there is
+	// something to correct.
+	locs := make([]*location, len(m.Procs))
+	var werr error
+	for i, proc := range m.Procs {
+		order, times, err := graph.MergedTimes(proc, nil)
+		if err != nil {
+			werr = fmt.Errorf("rank %d: clocksync: %s: %w", c.Rank(), proc.File, err)
+			break
+		}
+		locs[i] = newLocation(proc, order, times, mdls[i])
+	}
+	if err := comm.Agree(c, werr); err != nil {
 		return nil, err
 	}
 
@@ -185,7 +219,6 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		l.Timebases[i] = loc.tb
 		locs[i] = nil // its merged order and interpolated times go
 	}
-	m.Orders, m.Times = nil, nil
 	if err := comm.Agree(c, bad); err != nil {
 		return nil, err
 	}
@@ -206,7 +239,6 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	}
 	l.NodeTimes = m.Recorded
 	l.Timebases = make([]*trace.Timebase, len(m.Procs))
-	m.Orders, m.Times = nil, nil
 	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.Recorded[n] })
 	if err != nil {
 		return nil, err
@@ -246,10 +278,10 @@ func inOr(in graph.Input, none int64) int64 {
 	return none
 }
 
-// prepare builds each process's offset model and location. Processes
+// prepare builds each process's offset model. Processes
 // without measurements are aligned on their first event with rank 0's,
 // which needs one Allreduce.
-func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, []*location, error) {
+func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, []OffsetModel, error) {
 	ref := int64(math.MinInt64)
 	for _, p := range m.Procs {
 		if p.Header.Rank == 0 {
@@ -264,7 +296,7 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 	}
 	ref = r[0]
 	l := &Local{Method: method, Options: o, Procs: make([]ProcessStats, len(m.Procs))}
-	locs := make([]*location, len(m.Procs))
+	mdls := make([]OffsetModel, len(m.Procs))
 	for i, p := range m.Procs {
 		mdl := NewOffsetModel(p.Header.Rank, p.ClockOffsets)
 		if mdl.source == SourceFirstEvent {
@@ -280,19 +312,36 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 		}
 		l.Procs[i] = ProcessStats{Rank: p.Header.Rank, OffsetSource: mdl.source, OffsetInitNS: mdl.off,
 			OffsetFinalNS: mdl.final, DriftPPM: mdl.driftPPM(), Events: p.NumEvents()}
-		if method == MethodCLC {
-			locs[i] = newLocation(p, m.Orders[i], m.Times[i], mdl)
+		mdls[i] = mdl
+	}
+	return l, mdls, nil
+}
+
+// interpolated sets the result of a synchronization whose CLC corrects
+// nothing: each process's offset model as its timebase, and the nodes'
+// interpolated times (collective nodes, which carry no time of their own,
+// keep their recorded value as in Census).
+func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
+	l.Timebases = make([]*trace.Timebase, len(m.Procs))
+	for i, p := range m.Procs {
+		mdl := &mdls[i]
+		l.Timebases[i] = trace.NewTimebase(mdl.off, mdl.at, mdl.slope, p.NumThreads())
+	}
+	l.NodeTimes = make([]int64, m.Len())
+	for v := range l.NodeTimes {
+		l.NodeTimes[v] = m.Recorded[v]
+		if m.Role[v] != graph.RoleColl {
+			l.NodeTimes[v] = mdls[m.Proc[v]].Apply(m.Recorded[v])
 		}
 	}
-	return l, locs, nil
 }
 
 // countBefore counts violations on the recorded and on the interpolated
 // times, in one exchange over the explicit edges.
-func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*location) error {
+func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel) error {
 	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
 		t := m.Recorded[n]
-		v[0], v[1] = t, locs[m.Proc[n]].mdl.Apply(t)
+		v[0], v[1] = t, mdls[m.Proc[n]].Apply(t)
 	})
 	if err != nil {
 		return err
@@ -306,7 +355,7 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, locs []*
 		if t-lmin < src[2*n] {
 			s.ViolationsBefore++
 		}
-		if locs[m.Proc[n]].mdl.Apply(t)-lmin < src[2*n+1] {
+		if mdls[m.Proc[n]].Apply(t)-lmin < src[2*n+1] {
 			s.ViolationsInterpolated++
 		}
 	}

@@ -20,7 +20,19 @@ import (
 // by a distributed search.
 func (r *run) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
-	var w, keys []int64
+	// Sized once: a node per task and per remote dependence, an edge per
+	// dependence (the builder's arrays would otherwise grow by copying).
+	nodes, deps := 1, 0
+	for i, pg := range r.cp {
+		nodes += len(pg.taskW)
+		deps += len(pg.deps)
+		if i < len(r.edges) {
+			nodes += r.edges[i].Len()
+			deps += r.edges[i].Len()
+		}
+	}
+	b.Reserve(nodes, deps)
+	w, keys := make([]int64, 0, nodes), make([]int64, 0, nodes)
 	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
 	var edges, remote int64
 	for i, pg := range r.cp {

@@ -103,13 +103,8 @@ type Warnings struct {
 // Node arrays are dense and indexed by node id. Event nodes of local
 // process i are [ProcNodes[i], ProcNodes[i+1]); collective nodes follow.
 type Matching struct {
-	DAG    *DAG
-	Procs  []*trace.Process // this rank's processes, in process order
-	Orders [][]uint16       // MergeOrder of each process
-	// Times holds, per process, every event's recorded time in merged
-	// order: the match's one decode keeps them for clock synchronization,
-	// which then reads no event (8 B/event, dropped when it ends).
-	Times     [][]int64
+	DAG       *DAG
+	Procs     []*trace.Process // this rank's processes, in process order
 	ProcNodes []int32
 
 	Role   []Role
@@ -246,12 +241,9 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	w := &warner{max: opts.MaxListed}
 	var serr error
 	for i := range procs {
-		order, times, err := m.scan(b, owners, int32(i), bufs, &recvs, w)
-		if err != nil && serr == nil {
+		if err := m.scan(b, owners, int32(i), bufs, &recvs, w); err != nil && serr == nil {
 			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
 		}
-		m.Orders = append(m.Orders, order)
-		m.Times = append(m.Times, times)
 		m.ProcNodes[i+1] = b.Len()
 	}
 	if err := comm.Agree(c, serr); err != nil {
@@ -340,10 +332,10 @@ type openColl struct {
 	comm   *trace.Communicator
 }
 
-// scan makes the nodes of local process i in merged order, appends send
-// and collective records to bufs and receive records to recvs, and
-// returns the merged order, all in one decode of the process.
-func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs *[]recvRec, w *warner) ([]uint16, []int64, error) {
+// scan makes the nodes of local process i in merged order and appends send
+// and collective records to bufs and receive records to recvs, in one
+// decode of the process.
+func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs *[]recvRec, w *warner) error {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
@@ -353,9 +345,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 		m.Stats.BadEvents++
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
 	}
-	times := make([]int64, p.NumEvents())
-	order, err := mergeWalk(p, m.scans, func(pos int64, th int, idx int64, e *trace.Event) {
-		times[pos] = e.Time
+	_, err := mergeWalk(p, m.scans, false, func(pos int64, th int, idx int64, e *trace.Event) {
 		t := int32(th)
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:
@@ -456,7 +446,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 	for _, oc := range left {
 		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), oc.comm.ID)
 	}
-	return order, times, err
+	return err
 }
 
 func encodeSend(buf []byte, k chanKey, node, thread int32, event int64) []byte {

@@ -31,16 +31,32 @@ func tieClass(k trace.Kind) int8 {
 // as long as it stays ahead of the second smallest, so interleavings of a
 // few threads cost O(threads) per run, not per event.
 func MergeOrder(p *trace.Process) ([]uint16, error) {
-	return mergeWalk(p, nil, nil)
+	return mergeWalk(p, nil, true, nil)
 }
 
-// mergeWalk computes p's merged order and, when visit is not nil, calls it
-// for every event in that order (its position, thread, index in the
-// thread): one decode of the process serves the order and the visit. A
-// scan that fails (a file re-read that changed) is the error.
-func mergeWalk(p *trace.Process, pool *trace.Scans, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
+// MergedTimes returns p's merged order and the events' recorded times in
+// that order: what the CLC's sweeps read (clocksync), 10 bytes an event,
+// made when they are needed rather than kept from the match.
+func MergedTimes(p *trace.Process, pool *trace.Scans) ([]uint16, []int64, error) {
+	times := make([]int64, p.NumEvents())
+	order, err := mergeWalk(p, pool, true, func(pos int64, _ int, _ int64, e *trace.Event) { times[pos] = e.Time })
+	if err != nil {
+		return nil, nil, err
+	}
+	return order, times, nil
+}
+
+// mergeWalk walks p's events in merged order and, when visit is not nil,
+// calls it for every event (its position, thread, index in the thread): one
+// decode of the process serves the order and the visit. With keep it
+// returns the order (the thread of each position). A scan that fails (a
+// file re-read that changed) is the error.
+func mergeWalk(p *trace.Process, pool *trace.Scans, keep bool, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
 	n := p.NumEvents()
-	order := make([]uint16, n)
+	var order []uint16
+	if keep {
+		order = make([]uint16, n)
+	}
 	nth := p.NumThreads()
 	scans := make([]*trace.ThreadScan, nth)
 	live := make([]bool, nth)
@@ -79,7 +95,9 @@ func mergeWalk(p *trace.Process, pool *trace.Scans, visit func(pos int64, th int
 		}
 		sc := scans[best]
 		for {
-			order[pos] = uint16(best)
+			if keep {
+				order[pos] = uint16(best)
+			}
 			if visit != nil {
 				visit(pos, best, sc.Index(), sc.Event())
 			}
