@@ -106,9 +106,11 @@ func (r *run) criticalPath() error {
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
 	bases := make([]int32, len(r.cp))
 	var nodes, edges int
-	for _, pg := range r.cp {
+	for i, pg := range r.cp {
 		nodes += pg.frags.Len()
-		edges += len(pg.frags.Src)
+		if i < len(r.edges) {
+			edges += r.edges[i].Len() // cross-process edges into this rank's processes
+		}
 	}
 	b.Reserve(nodes+1, edges)
 	w, keys := make([]int64, 0, nodes+1), make([]int64, 0, nodes+1)
@@ -120,13 +122,11 @@ func (r *run) criticalPath() error {
 			keys = append(keys, nodeKey(pg.rank, int32(n)))
 		}
 		// The weights move into the rank's array (the process's slice
-		// becomes a view of it) and the edges into the builder: each is
-		// held once.
+		// becomes a view of it) and the edges into the builder, which keeps
+		// the process's arrays: each is held once.
 		w = append(w, f.Weight...)
 		f.Weight = w[bases[i]:len(w):len(w)]
-		for k := range f.Src {
-			b.AddEdge(bases[i]+f.Src[k], bases[i]+f.Dst[k])
-		}
+		b.AddEdges(f.Src, f.Dst, bases[i])
 		f.Src, f.Dst = nil, nil
 	}
 	// A node for cross-process edges whose source cannot be found (a send

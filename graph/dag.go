@@ -109,9 +109,19 @@ func (g *DAG) slotAddr(s int32) (peer int32, k uint32) {
 type Builder struct {
 	rank, size int
 	chained    []bool
-	esrc, edst []int32 // local edges
+	esrc, edst []int32 // local edges added one by one
+	sealed     int     // esrc[:sealed] are in segs already
+	segs       []edgeSeg
 	rem        []remoteDecl
 	err        error
+}
+
+// edgeSeg is a run of local edges in declaration order: base + src[i] →
+// base + dst[i]. Runs added with AddEdges are the caller's arrays, kept
+// until Build instead of copied.
+type edgeSeg struct {
+	src, dst []int32
+	base     int32
 }
 
 type remoteDecl struct {
@@ -178,6 +188,33 @@ func (b *Builder) AddEdge(src, dst int32) {
 	if b.checkLocal(src) && b.checkLocal(dst) {
 		b.esrc = append(b.esrc, src)
 		b.edst = append(b.edst, dst)
+	}
+}
+
+// AddEdges adds the edges base+src[i] → base+dst[i], in order, after those
+// added so far. The builder keeps src and dst until Build (the caller must
+// not change them): a large graph's edges are not copied.
+func (b *Builder) AddEdges(src, dst []int32, base int32) {
+	if len(src) != len(dst) {
+		b.fail(fmt.Errorf("graph: %d edge sources for %d destinations", len(src), len(dst)))
+		return
+	}
+	n := b.Len()
+	for i := range src {
+		if s, d := int64(base)+int64(src[i]), int64(base)+int64(dst[i]); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
+			b.fail(fmt.Errorf("graph: edge %d → %d: node does not exist (have %d)", s, d, n))
+			return
+		}
+	}
+	b.seal()
+	b.segs = append(b.segs, edgeSeg{src: src, dst: dst, base: base})
+}
+
+// seal closes the run of edges added one by one so far.
+func (b *Builder) seal() {
+	if n := len(b.esrc); n > b.sealed {
+		b.segs = append(b.segs, edgeSeg{src: b.esrc[b.sealed:n:n], dst: b.edst[b.sealed:n:n]})
+		b.sealed = n
 	}
 }
 
@@ -388,11 +425,14 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 	}
 	// CSR in both directions: local edges in declaration order, then slots.
+	b.seal()
 	g.inOff = make([]int32, n+1)
 	g.outOff = make([]int32, n+1)
-	for i := range b.esrc {
-		g.outOff[b.esrc[i]+1]++
-		g.inOff[b.edst[i]+1]++
+	for _, sg := range b.segs {
+		for i := range sg.src {
+			g.outOff[sg.base+sg.src[i]+1]++
+			g.inOff[sg.base+sg.dst[i]+1]++
+		}
 	}
 	for s, v := range g.slotNode {
 		if g.slotOut[s] {
@@ -409,12 +449,14 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	g.out = make([]Entry, g.outOff[n])
 	inAt := append([]int32(nil), g.inOff[:n]...)
 	outAt := append([]int32(nil), g.outOff[:n]...)
-	for i := range b.esrc {
-		s, d := b.esrc[i], b.edst[i]
-		g.out[outAt[s]] = Entry(d)
-		outAt[s]++
-		g.in[inAt[d]] = Entry(s)
-		inAt[d]++
+	for _, sg := range b.segs {
+		for i := range sg.src {
+			s, d := sg.base+sg.src[i], sg.base+sg.dst[i]
+			g.out[outAt[s]] = Entry(d)
+			outAt[s]++
+			g.in[inAt[d]] = Entry(s)
+			inAt[d]++
+		}
 	}
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
