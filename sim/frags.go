@@ -411,6 +411,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 	case trace.ParallelEnd:
 		p.close(s, th)
+		// The region's end finished its workers' implicit tasks (EndRegion):
+		// their fragments end now, before they join the continuation.
+		p.closeTouched(s, th)
 		if r, ok := p.regionOf[e.Args[0]]; ok && r >= 0 {
 			if t := s.Threads[th].Current(); t != NoTask {
 				for _, m := range s.Regions[r].Members {
@@ -439,7 +442,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.close(s, th)
 		p.open(s, th, t, k)
 	}
-	// Other threads whose state this event changed (a region's end).
+	p.closeTouched(s, th)
+}
+
+// closeTouched closes the fragments of other threads whose state this
+// event changed (a region's end, a task taken off the thread it was
+// re-queued from) and that run nothing now.
+func (p *FragPass) closeTouched(s *Sim, th int) {
 	for _, o := range s.touched {
 		if o != th && p.mpiDepth[o] == 0 {
 			if _, _, ok := activity(s, o); !ok {
