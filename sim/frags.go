@@ -387,6 +387,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		return
 	case trace.TaskSchedule:
+		if st := e.Args[1]; st == 5 || st == 6 {
+			// omp_fulfill_event (early or late fulfil, no next task): not a
+			// scheduling point of the task running on the thread.
+			p.completed(s, e.Args[0])
+			return
+		}
 		p.close(s, th) // the prior task's fragment ends here
 		p.completed(s, e.Args[0])
 		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
