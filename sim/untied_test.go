@@ -23,6 +23,51 @@ func runFrags(t *testing.T, g *prog) (*sim.Sim, *ompt.Model, *sim.Frags) {
 	return s, m, &fp.F
 }
 
+// pathTasks returns the length of the fragment graph's longest path and
+// the number of task fragments on it.
+func pathTasks(t *testing.T, f *sim.Frags) (span int64, tasks int) {
+	t.Helper()
+	n := f.Len()
+	indeg := make([]int, n)
+	out := make([][]int32, n)
+	for i := range f.Src {
+		out[f.Src[i]] = append(out[f.Src[i]], f.Dst[i])
+		indeg[f.Dst[i]]++
+	}
+	ef := make([]int64, n) // longest path ending at a node, the node included
+	from := make([]int32, n)
+	var q []int32
+	for i := range n {
+		from[i] = -1
+		if indeg[i] == 0 {
+			q = append(q, int32(i))
+		}
+	}
+	end := int32(-1)
+	for len(q) > 0 {
+		v := q[0]
+		q = q[1:]
+		ef[v] += f.Weight[v]
+		if end < 0 || ef[v] > ef[end] {
+			end = v
+		}
+		for _, w := range out[v] {
+			if from[w] < 0 || ef[v] > ef[w] {
+				ef[w], from[w] = ef[v], v
+			}
+			if indeg[w]--; indeg[w] == 0 {
+				q = append(q, w)
+			}
+		}
+	}
+	for v := end; v >= 0; v = from[v] {
+		if f.Kind[v] == sim.FragTask {
+			tasks++
+		}
+	}
+	return ef[end], tasks
+}
+
 // taskFragment returns the weight of task id's one fragment, -1 when it
 // has none or several (its first and last fragments differ).
 func taskFragment(f *sim.Frags, m *ompt.Model, id int64) int64 {
@@ -153,6 +198,57 @@ func TestFulfilKeepsFragment(t *testing.T) {
 		}
 		if w := taskFragment(f, m, x.task); w != x.w {
 			t.Errorf("task %#x: fragment weighs %d, want one of %d (-1: none or several)", x.task, w, x.w)
+		}
+	}
+}
+
+// A chain of three untied tasks (inout on one address) created by thread 0
+// and run by thread 1 as LLVM libomp runs them (a 1 ns stub, then a 20 ns
+// body). Each link depends on its creation too: when the creator is
+// descheduled between creating b and c long enough, the critical path runs
+// through its region code into c and holds one task node, not three — the
+// e2e untied chain's "fewer links on the path" on a loaded machine, which
+// is the right answer, not a broken chain.
+//
+// creator: creates a at 0, b at 1, c at createC; barrier from createC+1.
+// Creator path: 0 + 1 + (createC−1) + 21 (c); chain: 21·3 = 63.
+func TestUntiedChainSlowCreator(t *testing.T) {
+	for _, c := range []struct {
+		createC, span int64
+		tasks         int
+	}{
+		{createC: 30, span: 63, tasks: 3}, // 0+1+29+21 = 51 < 63
+		{createC: 61, span: 82, tasks: 1}, // 0+1+60+21 = 82 > 63
+	} {
+		g := newProg(2).region(2, 0)
+		a, b, cc := id(0, 4), id(0, 5), id(0, 6)
+		for _, x := range []struct{ task, at int64 }{{a, 0}, {b, 1}, {cc, c.createC}} {
+			g.ev(0, trace.TaskCreate, x.at, x.task, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+			g.deps(0, x.at, x.task, trace.Dep{Addr: 64, Type: trace.DepInout})
+		}
+		g.waitBegin(0, c.createC+1)
+		g.waitBegin(1, 0)
+		stub := func(task, at int64) int64 { // stub at..at+1, body at+2..at+22
+			g.ev(1, trace.TaskSchedule, at, implicit(1), ompt.StatusSwitch, task)
+			g.ev(1, trace.TaskSchedule, at+1, task, ompt.StatusSwitch, implicit(1))
+			g.ev(1, trace.TaskSchedule, at+2, implicit(1), ompt.StatusSwitch, task)
+			g.ev(1, trace.TaskSchedule, at+22, task, ompt.StatusComplete, implicit(1))
+			return at + 22
+		}
+		endB := stub(b, stub(a, 2)+1)
+		stub(cc, max(endB, c.createC)+1)
+		g.waitEnd(0, 100)
+		g.waitEnd(1, 100)
+		g.end(2, 100)
+		s, m, f := runFrags(t, g)
+		noWarnings(t, s)
+		for _, task := range []int64{a, b, cc} {
+			if w := taskFragment(f, m, task); w != 21 {
+				t.Errorf("c at %d: task %#x's fragment weighs %d, want one of 21 (-1: none or several)", c.createC, task, w)
+			}
+		}
+		if span, tasks := pathTasks(t, f); span != c.span || tasks != c.tasks {
+			t.Errorf("c created at %d: path %d ns with %d task nodes, want %d ns with %d", c.createC, span, tasks, c.span, c.tasks)
 		}
 	}
 }
