@@ -245,7 +245,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 				s.Warn.Add("unknown task status", "task_schedule status %d at %d ns", e.Args[1], s.Now)
 			}
 		}
-		if next != sim.NoTask {
+		if next != sim.NoTask && !m.lateStub(s, th, e, next) {
 			s.StartTask(next, th)
 		}
 	case trace.SyncBegin:
@@ -293,6 +293,26 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			}
 		}
 	}
+}
+
+// lateStub reports whether task_schedule e on thread th starts task t that
+// already runs on another thread only to switch it straight back to the
+// task it left: an untied task's stub (LLVM libomp re-queues the task and
+// another thread runs its body) recorded after the body's start. The stub
+// came first; its start sorts after the body's when the threads' clocks
+// differ by more than the stub's few tens of ns, or when both have the same
+// timestamp and the body's thread has the lower number. Taking the task off
+// the thread that runs its body (the lost race of StartTask) would lose the
+// body's run time, so the stub's start is skipped; its switch-out is then
+// a report for a task the thread does not hold, which Switch ignores.
+func (m *Model) lateStub(s *sim.Sim, th int, e *trace.Event, t sim.Task) bool {
+	tk := &s.Tasks[t]
+	if tk.State != sim.Running || tk.Thread < 0 || int(tk.Thread) == th || s.OnStack(t, th) {
+		return false
+	}
+	d, _, ok := s.Ahead(th, 1)
+	return ok && d.Kind == trace.TaskSchedule && d.Args[0] == e.Args[2] && d.Args[2] == e.Args[0] &&
+		(d.Args[1] == StatusSwitch || d.Args[1] == StatusYield)
 }
 
 // current maps a task argument to a dense index, falling back to the

@@ -144,7 +144,6 @@ func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 	for _, o := range s.touched {
 		b.update(s, o)
 	}
-	s.touched = s.touched[:0]
 }
 
 func (b *Breakdown) update(s *Sim, th int) {

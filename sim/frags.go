@@ -387,6 +387,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		return
 	case trace.TaskSchedule:
+		if st := e.Args[1]; st == 5 || st == 6 {
+			// omp_fulfill_event (early or late fulfil, no next task): not a
+			// scheduling point of the task running on the thread.
+			p.completed(s, e.Args[0])
+			return
+		}
 		p.close(s, th) // the prior task's fragment ends here
 		p.completed(s, e.Args[0])
 		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
@@ -411,6 +417,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 	case trace.ParallelEnd:
 		p.close(s, th)
+		// The region's end finished its workers' implicit tasks (EndRegion):
+		// their fragments end now, before they join the continuation.
+		p.closeTouched(s, th)
 		if r, ok := p.regionOf[e.Args[0]]; ok && r >= 0 {
 			if t := s.Threads[th].Current(); t != NoTask {
 				for _, m := range s.Regions[r].Members {
@@ -439,7 +448,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.close(s, th)
 		p.open(s, th, t, k)
 	}
-	// Other threads whose state this event changed (a region's end).
+	p.closeTouched(s, th)
+}
+
+// closeTouched closes the fragments of other threads whose state this
+// event changed (a region's end, a task taken off the thread it was
+// re-queued from) and that run nothing now.
+func (p *FragPass) closeTouched(s *Sim, th int) {
 	for _, o := range s.touched {
 		if o != th && p.mpiDepth[o] == 0 {
 			if _, _, ok := activity(s, o); !ok {

@@ -66,7 +66,9 @@ type Sim struct {
 	lastCreated Task
 	taskOf      func(id int64) Task
 	// touched lists other threads whose state the current event changed
-	// (a region's end finishing its workers' implicit tasks).
+	// (a region's end finishing its workers' implicit tasks, a task taken
+	// off the thread it was re-queued from); Run clears it once every
+	// pass's After has seen it.
 	touched []int
 }
 
@@ -166,6 +168,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		for _, ps := range passes {
 			ps.After(s, e, th)
 		}
+		// Every pass has seen which other threads the event changed.
+		s.touched = s.touched[:0]
 		if s.Warn.Err != nil {
 			return s.Warn.Err
 		}

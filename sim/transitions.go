@@ -181,6 +181,12 @@ func (s *Sim) StartTask(t Task, th int) {
 	}
 	switch ts[t].State {
 	case Ready:
+		if o := int(ts[t].Thread); o != th && o >= 0 && o < len(s.Threads) {
+			// It yielded to a task nested above it on thread o and resumes
+			// here: it is no longer on o (resuming o's tasks below it must
+			// not find it there).
+			s.removeFrom(t, o)
+		}
 	case Initialized:
 		if ts[t].Missing > 0 {
 			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, ts[t].Missing, s.Now)
@@ -253,6 +259,17 @@ func (s *Sim) removeFromStacks(t Task, except int) {
 				s.Threads[i].Stack = append(st[:j], st[j+1:]...)
 				break
 			}
+		}
+	}
+}
+
+// removeFrom removes t from th's stack, if there.
+func (s *Sim) removeFrom(t Task, th int) {
+	st := s.Threads[th].Stack
+	for j := len(st) - 1; j >= 0; j-- {
+		if st[j] == t {
+			s.Threads[th].Stack = append(st[:j], st[j+1:]...)
+			return
 		}
 	}
 }

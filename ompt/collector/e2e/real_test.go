@@ -124,6 +124,19 @@ func pathNodes(r *report.Report, kind string) int64 {
 	return 0
 }
 
+// pathNS returns the time the critical path spends in nodes of a kind.
+func pathNS(r *report.Report, kind string) int64 {
+	if r.CriticalPath == nil {
+		return -1
+	}
+	for _, k := range r.CriticalPath.ByKind {
+		if k.Name == kind {
+			return k.NS
+		}
+	}
+	return 0
+}
+
 // constructsAt checks that every task construct of the report names a line
 // of src holding a task pragma (prefix) and that there are want of them.
 func constructsAt(t *testing.T, r *report.Report, src, prefix string, want int) {
@@ -146,18 +159,29 @@ func constructsAt(t *testing.T, r *report.Report, src, prefix string, want int) 
 
 // An untied depend(inout) chain: LLVM libomp runs each task's stub, which
 // re-queues the task, then its body. One task per chain link, no warning,
-// and a critical path of exactly one node per task.
+// and a critical path of exactly one node per task — unless the creating
+// thread was descheduled while it created the chain (a loaded machine):
+// task k depends on its creation too, so when the creator's region code
+// between creating the first and the k-th link outweighs links 1..k−1 the
+// path rightly runs through that code into link k and has n−k+1 task
+// nodes. Each link runs at least work_us, so that code then weighs more
+// than work_us per link left out; a chain split into two nodes per link
+// or broken between two links fails either way.
 func TestUntiedChain(t *testing.T) {
 	h := setup(t)
-	const n = 50
-	dir, _ := h.mustRecord(t, nil, h.example("untied_chain"), strconv.Itoa(n), "200")
+	const n, us = 50, 200
+	dir, _ := h.mustRecord(t, nil, h.example("untied_chain"), strconv.Itoa(n), strconv.Itoa(us))
 	r := h.report(t, dir)
 	noReportWarnings(t, r)
 	if r.Tasks == nil || r.Tasks.Count != n || r.Graph == nil || r.Graph.Tasks != n || r.Graph.Edges != n-1 {
 		t.Fatalf("tasks %+v graph %+v, want %d tasks and %d edges", r.Tasks, r.Graph, n, n-1)
 	}
-	if got := pathNodes(r, "task"); got != n {
-		t.Errorf("critical path has %d task nodes, want %d (one per chain link)", got, n)
+	got := pathNodes(r, "task")
+	region := pathNS(r, "region")
+	if got > n || got < n && region <= int64(n-got)*us*1000 {
+		t.Errorf("critical path has %d task nodes and %d ns of region code, want %d (one per chain link), or region code over %d µs per link left out", got, region, n, us)
+	} else if got < n {
+		t.Logf("the creator's region code (%d ns on the path) outweighs the %d link(s) it leaves out: the creating thread was descheduled", region, n-got)
 	}
 	constructsAt(t, r, filepath.Join(h.root, "examples", "untied_chain.c"), "#pragma omp task", 1)
 }
