@@ -8,6 +8,7 @@
 // measured columns say so; no number is made up.
 //
 //	go run ./scripts/collector/accuracy OUT
+//	go run ./scripts/collector/accuracy -stamps FILE TRACE   (see stamps.go)
 package main
 
 import (
@@ -24,8 +25,15 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "-stamps" {
+		if err := stampsReport(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: accuracy OUT")
+		fmt.Fprintln(os.Stderr, "usage: accuracy OUT | accuracy -stamps FILE TRACE")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1]); err != nil {
