@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
@@ -40,6 +41,10 @@ func TestGenSyncRuntime(t *testing.T) {
 	if b := rep.Breakdown; b.WorkNS != work || b.SyncRuntimeNS != rt || b.OverheadNS != rt || b.IdlenessNS != idle || b.SyncRuntimeAsWork {
 		t.Errorf("work %d, sync runtime %d, overhead %d, idleness %d, as work %v; want %d, %d, %d, %d, false",
 			b.WorkNS, b.SyncRuntimeNS, b.OverheadNS, b.IdlenessNS, b.SyncRuntimeAsWork, work, rt, rt, idle)
+	}
+	r = run(t, ptraceBin(), "analyze", dir)
+	if want := "overhead includes 144 µs of runtime code inside barriers, taskwaits and taskgroups"; r.code != 0 || !strings.Contains(r.stdout, want) {
+		t.Errorf("analyze exit %d, the text report lacks %q:\n%s", r.code, want, r.stdout)
 	}
 	r = run(t, ptraceBin(), "analyze", "--sync-runtime-as-work", "--json", "-", dir)
 	if r.code != 0 {
