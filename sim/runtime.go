@@ -42,6 +42,12 @@ func (s *Sim) EnterSyncRuntime(th int) {
 func (s *Sim) LeaveSyncRuntime(th int) {
 	thr := &s.Threads[th]
 	t := thr.Current()
+	if t == NoTask {
+		// Nothing runs on the thread: whatever it entered is over (a
+		// worker's implicit barrier reported after its region ended).
+		thr.Sync = thr.Sync[:0]
+		return
+	}
 	for i := len(thr.Sync) - 1; i >= 0; i-- {
 		if thr.Sync[i] == t {
 			thr.Sync = thr.Sync[:i]
