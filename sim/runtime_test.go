@@ -113,3 +113,45 @@ func TestSyncRuntimeWithoutWaitEvents(t *testing.T) {
 		wantBreakdown(t, s, 80, 0, 20, 0)
 	}
 }
+
+// The open constructs of a thread stay bounded when a trace leaves them
+// unbalanced: a region's end reported with no task on the thread clears
+// them, the innermost construct's end drops those above it (tasks that
+// left the thread inside theirs), and a thread that only enters keeps at
+// most a fixed number.
+func TestSyncRuntimeBookkeeping(t *testing.T) {
+	s := &sim.Sim{Threads: make([]sim.Thread, 1)}
+	thr := &s.Threads[0]
+	thr.Stack = []sim.Task{1}
+	s.EnterSyncRuntime(0)
+	s.EnterSyncRuntime(0) // the same task again: one entry
+	thr.Stack = []sim.Task{1, 2}
+	s.EnterSyncRuntime(0)
+	if len(thr.Sync) != 2 {
+		t.Fatalf("open constructs %v, want [1 2]", thr.Sync)
+	}
+	thr.Stack = []sim.Task{1} // task 2 left the thread inside its construct
+	s.LeaveSyncRuntime(0)
+	if len(thr.Sync) != 0 {
+		t.Errorf("after task 1's end: open constructs %v, want none", thr.Sync)
+	}
+	s.EnterSyncRuntime(0)
+	thr.Stack = nil // the region ended before the worker reported its barrier's end
+	s.LeaveSyncRuntime(0)
+	if len(thr.Sync) != 0 {
+		t.Errorf("after an end with no task: open constructs %v, want none", thr.Sync)
+	}
+	for i := range 10000 {
+		thr.Stack = []sim.Task{sim.Task(i)}
+		s.EnterSyncRuntime(0)
+	}
+	if n := len(thr.Sync); n == 0 || n > 1000 || thr.Sync[n-1] != 9999 {
+		t.Errorf("after 10000 entries without ends: %d open constructs, last %d", n, thr.Sync[n-1])
+	}
+	s.SyncRuntimeAsWork = true
+	thr.Sync, thr.Stack = nil, []sim.Task{1}
+	s.EnterSyncRuntime(0)
+	if len(thr.Sync) != 0 {
+		t.Errorf("booked as work: open constructs %v, want none", thr.Sync)
+	}
+}
