@@ -46,6 +46,10 @@ type Options struct {
 	// NoInstrumentationCorrection keeps the collector's recording cost in
 	// the work it was recorded in (see sim/instrument.go).
 	NoInstrumentationCorrection bool
+	// SyncRuntimeAsWork books the runtime's code inside barriers,
+	// taskwaits and taskgroups, outside their waits, as work, as POT does,
+	// instead of overhead (see sim/runtime.go).
+	SyncRuntimeAsWork bool
 	// Window, when set, limits the analysis to a part of the run, in ns
 	// after the trace's first event (cut to the trace); it replaces the
 	// default window.

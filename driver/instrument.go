@@ -47,12 +47,14 @@ func (r *run) instrReport(rows []simRow, corrected int64) *report.Instrumentatio
 }
 
 // resolveFactor is how many per-event recording costs a task must last for
-// the breakdown to resolve it. What the correction cannot remove stays in
-// the work around each task: the runtime's code between a callback and the
-// task body, and inside sync regions before and after their waits. On the
-// load-imbalance benchmark (docs/ACCURACY.md) about half of the ~0.45 µs per
-// thread and iteration lies around the task, ~220 ns against a 10 ns
-// recording cost, 22 costs; a task of 250 costs carries ~9 % of it.
+// the breakdown to resolve it. What neither the correction nor the booking
+// of the sync regions' runtime code (sim/runtime.go) removes stays in the
+// work around each task: the runtime's code between a callback and the
+// task body, and between a barrier's return and the next taskwait, which
+// no event bounds. On the load-imbalance benchmark (docs/ACCURACY.md) that
+// is ~0.3–0.4 µs per task and its creator against a 10 ns recording cost;
+// a task of 250 costs (2.5 µs) carries ~15 % of it, the bound issue 19 sets
+// for 1 µs grains.
 const resolveFactor = 250
 
 // grainFindings warns, per task construct, when its mean task is shorter

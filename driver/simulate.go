@@ -94,6 +94,7 @@ func (r *run) simulate() error {
 		s.SetWindow(r.first, r.last)
 		s.RecordDeps = true
 		s.EventCostNS = r.eventCost(p)
+		s.SyncRuntimeAsWork = r.opts.SyncRuntimeAsWork
 		model := ompt.NewModel()
 		model.KeepDependences()
 		stats := sim.NewTaskStats()
@@ -234,6 +235,7 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			Overhead: tt.Overhead + tt.OverheadSerial, Idle: tt.Idle + tt.IdleSerial,
 			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
 			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial, Instrumentation: tt.Instrumentation,
+			SyncRuntime: tt.SyncRuntime,
 		})
 	}
 	row.Instr = instrSummary(s)
@@ -286,6 +288,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			WorkNS: row.Times.Work, MPINS: row.Times.MPI, OverheadNS: row.Times.Overhead, IdlenessNS: row.Times.Idle,
 			IdlenessSerialNS: row.Times.IdleSerial, IdlenessParallelNS: row.Times.Idle - row.Times.IdleSerial, Class: cl.Code,
 			ForkJoinNS: row.Times.ForkJoin, IdleDuringMPINS: row.Times.IdleInMPI, IdleSerialDuringMPINS: row.Times.IdleInMPISerial, InstrumentationNS: row.Times.Instrumentation,
+			SyncRuntimeNS: row.Times.SyncRuntime,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
 	}
@@ -293,6 +296,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial
 	b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS = tot.ForkJoin, tot.IdleInMPI, tot.IdleInMPISerial
 	b.InstrumentationNS, b.InstrumentationCorrection = tot.Instrumentation, r.instrReport(rows, tot.Instrumentation)
+	b.SyncRuntimeNS, b.SyncRuntimeAsWork = tot.SyncRuntime, r.opts.SyncRuntimeAsWork
 	if tot.ThreadTime > 0 {
 		tt := float64(tot.ThreadTime)
 		b.WorkRatio, b.MPIRatio = float64(tot.Work)/tt, float64(tot.MPI)/tt

@@ -16,6 +16,14 @@
  *                  busy time of all threads in the iteration: robust to a
  *                  thread descheduled now and then)
  *
+ * With IMBALANCE_STAMPS=FILE set, it also writes, per thread and iteration,
+ * its clock reads at the four ends of what it measures, one line each:
+ *   thread iteration a b spin_thread spin_start spin_end
+ * (a: after the barrier, b: before the taskwait; the spin's stamps of the
+ * task it created, taken by the thread that ran it), for
+ * scripts/collector/accuracy -stamps, which sets them against the trace's
+ * events (CLOCK_MONOTONIC ns both).
+ *
  *   usage: imbalance [g_us=16] [iterations=100]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -41,6 +49,15 @@ static struct {
 
 static double *iter_busy; /* [thread * iters + iteration] */
 static int iters_;
+/* IMBALANCE_STAMPS: [(thread * iters + iteration) * 5 + k], k = a, b,
+ * spin thread, spin start, spin end; NULL when not asked for */
+static double *stamps;
+
+static void stamp(int me, int it, int k, double v)
+{
+	if (stamps && me < MAXT)
+		stamps[((size_t)me * (size_t)iters_ + (size_t)it) * 5 + (size_t)k] = v;
+}
 
 static void add_busy(int me, int it, double ns)
 {
@@ -50,12 +67,15 @@ static void add_busy(int me, int it, double ns)
 	}
 }
 
-static void spin(double ns, int it)
+static void spin(double ns, int it, int creator)
 {
 	double start = now_ns(), end = start + ns, t;
 	while ((t = now_ns()) < end)
 		;
 	add_busy(omp_get_thread_num(), it, t - start);
+	stamp(creator, it, 2, omp_get_thread_num());
+	stamp(creator, it, 3, start);
+	stamp(creator, it, 4, t);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -77,6 +97,9 @@ int main(int argc, char **argv)
 	iter_busy = calloc((size_t)MAXT * (size_t)iters, sizeof *iter_busy);
 	if (!iter_busy)
 		return 1;
+	const char *stamps_path = getenv("IMBALANCE_STAMPS");
+	if (stamps_path && !(stamps = calloc((size_t)MAXT * (size_t)iters * 5, sizeof *stamps)))
+		return 1;
 	/* Warm-up: the runtime creates its threads here (4 ms on a small VM),
 	 * so the measured region starts with the whole team ready, as in POT's
 	 * runs. The region stores to a volatile: LLVM deletes a parallel region
@@ -93,9 +116,12 @@ int main(int argc, char **argv)
 		int t = omp_get_thread_num() + 1;
 		double a = now_ns();
 		for (int it = 0; it < iters; it++) {
+			stamp(t - 1, it, 0, a);
 #pragma omp task firstprivate(t, it)
-			spin(t * g * 1e3, it);
-			add_busy(t - 1, it, now_ns() - a);
+			spin(t * g * 1e3, it, t - 1);
+			double b = now_ns();
+			add_busy(t - 1, it, b - a);
+			stamp(t - 1, it, 1, b);
 #pragma omp taskwait
 #pragma omp barrier
 			a = now_ns();
@@ -122,6 +148,23 @@ int main(int argc, char **argv)
 	printf(" work_ns=%.0f nonwork_ns=%.0f region_ns=%.0f,%.0f iter_median_ns=%.0f\n", sum, n * span - sum, t0, t0 + span,
 	       per && m > 0 ? per[m / 2] : 0.0);
 	free(per);
+	if (stamps) {
+		FILE *f = fopen(stamps_path, "w");
+		if (!f) {
+			perror(stamps_path);
+			return 1;
+		}
+		for (int i = 0; i < n && i < MAXT; i++)
+			for (int it = 0; it < iters; it++) {
+				const double *v = &stamps[((size_t)i * (size_t)iters + (size_t)it) * 5];
+				fprintf(f, "%d %d %.0f %.0f %.0f %.0f %.0f\n", i, it, v[0], v[1], v[2], v[3], v[4]);
+			}
+		if (fclose(f) != 0) {
+			perror(stamps_path);
+			return 1;
+		}
+		free(stamps);
+	}
 	free(iter_busy);
 	return 0;
 }

@@ -124,12 +124,23 @@ func (p *proc) run(t int, cur, task, start, end int64) {
 }
 
 func (p *proc) syncBegin(t int, time int64, kind, par, task, loc int64) {
-	p.emit(t, trace.SyncBegin, time, kind, par, task, loc)
-	p.emit(t, trace.SyncWaitBegin, time, kind, par, task)
+	p.syncBeginWait(t, time, time, kind, par, task, loc)
 }
 
 func (p *proc) syncEnd(t int, time int64, kind, par, task, loc int64) {
-	p.emit(t, trace.SyncWaitEnd, time, kind, par, task)
+	p.syncEndWait(t, time, time, kind, par, task, loc)
+}
+
+// syncBeginWait enters a sync region at time and its wait at wait: the
+// runtime's code runs in between.
+func (p *proc) syncBeginWait(t int, time, wait int64, kind, par, task, loc int64) {
+	p.emit(t, trace.SyncBegin, time, kind, par, task, loc)
+	p.emit(t, trace.SyncWaitBegin, wait, kind, par, task)
+}
+
+// syncEndWait leaves the wait at wait and the region at time.
+func (p *proc) syncEndWait(t int, wait, time int64, kind, par, task, loc int64) {
+	p.emit(t, trace.SyncWaitEnd, wait, kind, par, task)
 	p.emit(t, trace.SyncEnd, time, kind, par, task, loc)
 }
 

@@ -32,6 +32,11 @@ type Config struct {
 	// imbalance
 	GrainNS    int64 // g: thread t's task runs t·g
 	Iterations int   // I (also halo iterations)
+	// SyncRuntimeNS is, for imbalance, the runtime's code inside each
+	// taskwait and barrier before and after its wait (sync_region begin to
+	// sync_region_wait begin, wait end to region end), R ns each: booked as
+	// overhead (sim/runtime.go), 4·R per thread and iteration.
+	SyncRuntimeNS int64
 
 	// stencil, nearest, spread, forkjoin
 	Width    int     // tasks per step (over all ranks; per rank for forkjoin)
@@ -147,6 +152,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("--inflation %g: the factor 1 + inflation·(threads−1) must be positive", c.Inflation)
 	case c.SerialNS < 0 || c.SerialNS > 0 && !isPattern(c.Workload) && c.Workload != "halo":
 		return fmt.Errorf("--serial applies to halo and the task patterns (stencil, nearest, spread), not %s", c.Workload)
+	case c.SyncRuntimeNS < 0 || c.SyncRuntimeNS > 0 && c.Workload != "imbalance":
+		return fmt.Errorf("--sync-runtime applies to imbalance and must be non-negative")
 	case c.Outliers < 0:
 		return fmt.Errorf("--outliers must be non-negative")
 	case c.Outliers > 0 && !isPattern(c.Workload):

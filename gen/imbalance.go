@@ -10,7 +10,11 @@ import (
 // thread t ∈ [1,n] creates one task running t·g, waits for it (taskwait) and
 // meets the others at a barrier; I iterations. With no runtime overhead the
 // ideal per-rank values are work = I·g·n(n+1)/2, idleness = I·g·n(n−1)/2,
-// overhead = 0.
+// overhead = 0. With SyncRuntimeNS = R the runtime runs R ns inside each
+// taskwait and barrier before and after the wait: an iteration lasts
+// n·g + 4R, and overhead is I·n·4R (sync_runtime_ns), work and idleness
+// unchanged (under analyze --sync-runtime-as-work, POT's booking, work is
+// I·(g·n(n+1)/2 + 4Rn) and overhead 0).
 type imbalance struct {
 	cfg *Config
 }
@@ -32,8 +36,9 @@ func (w *imbalance) plan() error {
 
 func (w *imbalance) write(p *proc) {
 	c := w.cfg
-	n, g := int64(c.Threads), c.GrainNS
-	end := int64(c.Iterations) * n * g
+	n, g, R := int64(c.Threads), c.GrainNS, c.SyncRuntimeNS
+	L := n*g + 4*R // one iteration
+	end := int64(c.Iterations) * L
 	loc := p.w.AddLocation(trace.Location{File: "imbalance.c", Line: 21, Col: 9, Func: "work"})
 	regionLoc := p.w.AddLocation(trace.Location{File: "imbalance.c", Line: 15, Col: 1, Func: "main"})
 	twLoc := p.w.AddLocation(trace.Location{File: "imbalance.c", Line: 23, Col: 9, Func: "work"})
@@ -43,13 +48,14 @@ func (w *imbalance) write(p *proc) {
 	for t := 0; t < c.Threads; t++ {
 		d := int64(t+1) * g
 		for it := int64(0); it < int64(c.Iterations); it++ {
-			s := it * n * g
+			s := it * L
 			task := p.create(t, s, impl[t], loc, nil)
-			p.syncBegin(t, s, ompt.SyncTaskwait, par, impl[t], twLoc)
-			p.run(t, impl[t], task, s, s+d)
-			p.syncEnd(t, s+d, ompt.SyncTaskwait, par, impl[t], twLoc)
-			p.syncBegin(t, s+d, ompt.SyncBarrierExplicit, par, impl[t], barLoc)
-			p.syncEnd(t, s+n*g, ompt.SyncBarrierExplicit, par, impl[t], barLoc)
+			p.syncBeginWait(t, s, s+R, ompt.SyncTaskwait, par, impl[t], twLoc)
+			p.run(t, impl[t], task, s+R, s+R+d)
+			p.syncEndWait(t, s+R+d, s+2*R+d, ompt.SyncTaskwait, par, impl[t], twLoc)
+			// the last thread's wait is empty: it completes the barrier
+			p.syncBeginWait(t, s+2*R+d, s+3*R+d, ompt.SyncBarrierExplicit, par, impl[t], barLoc)
+			p.syncEndWait(t, s+L-R, s+L, ompt.SyncBarrierExplicit, par, impl[t], barLoc)
 		}
 		p.closeThread(rr, t, end)
 	}
@@ -58,24 +64,26 @@ func (w *imbalance) write(p *proc) {
 
 func (w *imbalance) expected() Expected {
 	c := w.cfg
-	n, g, it := int64(c.Threads), c.GrainNS, int64(c.Iterations)
+	n, g, it, sr := int64(c.Threads), c.GrainNS, int64(c.Iterations), c.SyncRuntimeNS
 	work := it * g * n * (n + 1) / 2
 	idle := it * g * n * (n - 1) / 2
-	life := it * n * g
+	rt := it * n * 4 * sr // sync runtime, booked as overhead
+	life := it * (n*g + 4*sr)
 	e := Expected{}
 	rows := make([]any, c.Ranks)
 	for r := range rows {
 		rows[r] = map[string]any{
 			"rank": r, "threads": c.Threads, "thread_time_ns": n * life,
-			"work_ns": work, "idleness_ns": idle, "overhead_ns": 0, "mpi_ns": 0,
-			"idleness_serial_ns": 0,
+			"work_ns": work, "idleness_ns": idle, "overhead_ns": rt, "mpi_ns": 0,
+			"idleness_serial_ns": 0, "sync_runtime_ns": rt,
 		}
 	}
 	R := int64(c.Ranks)
 	e.set("breakdown.thread_time_ns", R*n*life)
 	e.set("breakdown.work_ns", R*work)
 	e.set("breakdown.idleness_ns", R*idle)
-	e.set("breakdown.overhead_ns", 0)
+	e.set("breakdown.overhead_ns", R*rt)
+	e.set("breakdown.sync_runtime_ns", R*rt)
 	e.set("breakdown.mpi_ns", 0)
 	e.set("breakdown.idleness_serial_ns", 0)
 	e.set("breakdown.per_process", rows)

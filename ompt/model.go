@@ -254,14 +254,22 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 		if m.noWait {
 			m.waitBegin(s, th, e.Args[0])
+		} else if runtimeEntry(e.Args[0]) {
+			s.EnterSyncRuntime(th)
 		}
 	case trace.SyncWaitBegin:
 		m.waitBegin(s, th, e.Args[0])
 	case trace.SyncWaitEnd:
 		m.waitEnd(s, th, e.Args[0])
+		if e.Args[0] == SyncTaskgroup {
+			s.EnterSyncRuntime(th) // the group's tail, to its sync_end
+		}
 	case trace.SyncEnd:
 		if m.noWait {
 			m.waitEnd(s, th, e.Args[0])
+		}
+		if runtimeEntry(e.Args[0]) || e.Args[0] == SyncTaskgroup {
+			s.LeaveSyncRuntime(th)
 		}
 		if e.Args[0] == SyncTaskgroup {
 			s.CloseGroup(th)
@@ -365,3 +373,9 @@ func (m *Model) waitEnd(s *sim.Sim, th int, kind int64) {
 		s.LeaveBarrier(th)
 	}
 }
+
+// runtimeEntry reports whether a sync region of this kind runs the
+// runtime's code from its begin to its wait (sim/runtime.go): barriers and
+// taskwait. A taskgroup's begin opens the user's body, and a reduction's
+// region holds the user's combiner.
+func runtimeEntry(kind int64) bool { return kind == SyncTaskwait || IsBarrier(kind) }

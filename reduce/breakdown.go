@@ -18,6 +18,9 @@ type Times struct {
 	// Instrumentation is the recording time the instrumentation correction
 	// took out of Work.
 	Instrumentation int64
+	// SyncRuntime is the runtime's code inside sync constructs, outside
+	// their waits, booked as overhead (inside Overhead; sim/runtime.go).
+	SyncRuntime int64
 }
 
 // Add accumulates o into t.
@@ -33,6 +36,7 @@ func (t *Times) Add(o Times) {
 	t.IdleInMPI += o.IdleInMPI
 	t.IdleInMPISerial += o.IdleInMPISerial
 	t.Instrumentation += o.Instrumentation
+	t.SyncRuntime += o.SyncRuntime
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's

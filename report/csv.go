@@ -61,10 +61,10 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 	}
 	if b := r.Breakdown; b != nil {
 		t := table{header: []string{"rank", "host", "threads", "thread_time_ns", "work_ns", "mpi_ns", "overhead_ns", "idleness_ns", "idleness_serial_ns", "idleness_parallel_ns",
-			"fork_join_ns", "idle_during_mpi_ns", "idle_serial_during_mpi_ns", "class"}}
+			"fork_join_ns", "idle_during_mpi_ns", "idle_serial_during_mpi_ns", "sync_runtime_ns", "class"}}
 		for _, p := range b.PerProcess {
 			t.rows = append(t.rows, []string{itoa(p.Rank), p.Host, itoa(p.Threads), i64(p.ThreadTimeNS), i64(p.WorkNS), i64(p.MPINS), i64(p.OverheadNS), i64(p.IdlenessNS), i64(p.IdlenessSerialNS), i64(p.IdlenessParallelNS),
-				i64(p.ForkJoinNS), i64(p.IdleDuringMPINS), i64(p.IdleSerialDuringMPINS), p.Class})
+				i64(p.ForkJoinNS), i64(p.IdleDuringMPINS), i64(p.IdleSerialDuringMPINS), i64(p.SyncRuntimeNS), p.Class})
 		}
 		add(CSVBreakdown, t)
 		if a := b.Advice; a != nil {

@@ -279,6 +279,7 @@ figure { margin: 0.5em 0; }
 {{if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
 {{with .Advice}}<p id="advice">{{adviceLine .}}</p>{{else}}{{with $.Interp}}<p>{{.}}</p>{{end}}{{end}}
 {{if or .ForkJoinNS .IdleDuringMPINS}}<p class="muted" id="raw-components">inside overhead and idleness: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}</p>{{end}}
+{{if .SyncRuntimeAsWork}}<p class="muted" id="sync-runtime">runtime code inside barriers, taskwaits and taskgroups (outside their waits) is booked as work, as in POT (--sync-runtime-as-work)</p>{{else if .SyncRuntimeNS}}<p class="muted" id="sync-runtime">overhead includes {{dur .SyncRuntimeNS}} of runtime code inside barriers, taskwaits and taskgroups, outside their waits</p>{{end}}
 {{end}}
 {{with .Breakdown}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}
 

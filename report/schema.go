@@ -130,15 +130,23 @@ type Breakdown struct {
 	// work + MPI + overhead + idleness + instrumentation = thread time.
 	InstrumentationNS         int64                      `json:"instrumentation_ns"`
 	InstrumentationCorrection *InstrumentationCorrection `json:"instrumentation_correction,omitempty"`
-	WorkRatio                 float64                    `json:"work_ratio"`
-	MPIRatio                  float64                    `json:"mpi_ratio"`
-	OverheadRatio             float64                    `json:"overhead_ratio"`
-	IdlenessRatio             float64                    `json:"idleness_ratio"`
-	Class                     string                     `json:"class"` // Tallent's LL, LH, HL, HH
-	Interpretation            string                     `json:"interpretation"`
-	Advice                    *Advice                    `json:"advice,omitempty"`
-	Thresholds                Thresholds                 `json:"thresholds"`
-	PerProcess                []ProcessTimes             `json:"per_process"`
+	// SyncRuntimeNS is the part of OverheadNS that tasks spent in the
+	// runtime's code of a barrier, taskwait or taskgroup outside its wait
+	// (sync_region begin to sync_region_wait begin, wait end to end;
+	// docs/task-model.md). SyncRuntimeAsWork is true under analyze
+	// --sync-runtime-as-work: that time is then work, as in POT, and
+	// SyncRuntimeNS is 0.
+	SyncRuntimeNS     int64          `json:"sync_runtime_ns"`
+	SyncRuntimeAsWork bool           `json:"sync_runtime_as_work"`
+	WorkRatio         float64        `json:"work_ratio"`
+	MPIRatio          float64        `json:"mpi_ratio"`
+	OverheadRatio     float64        `json:"overhead_ratio"`
+	IdlenessRatio     float64        `json:"idleness_ratio"`
+	Class             string         `json:"class"` // Tallent's LL, LH, HL, HH
+	Interpretation    string         `json:"interpretation"`
+	Advice            *Advice        `json:"advice,omitempty"`
+	Thresholds        Thresholds     `json:"thresholds"`
+	PerProcess        []ProcessTimes `json:"per_process"`
 }
 
 // Advice is what dominates the threads' non-working time, with the
@@ -188,6 +196,7 @@ type ProcessTimes struct {
 	IdleDuringMPINS       int64  `json:"idle_during_mpi_ns"`
 	IdleSerialDuringMPINS int64  `json:"idle_serial_during_mpi_ns"`
 	InstrumentationNS     int64  `json:"instrumentation_ns"`
+	SyncRuntimeNS         int64  `json:"sync_runtime_ns"`
 	Class                 string `json:"class"`
 }
 

@@ -122,6 +122,11 @@ func (p *printer) breakdown(b *Breakdown) {
 			p.line("  instrumentation correction off: work includes the collector's recording cost (%d ns per event)", c.EventCostNS)
 		}
 	}
+	if b.SyncRuntimeAsWork {
+		p.line("  runtime code inside barriers, taskwaits and taskgroups (outside their waits) is booked as work, as in POT (--sync-runtime-as-work)")
+	} else if b.SyncRuntimeNS > 0 {
+		p.line("  overhead includes %s of runtime code inside barriers, taskwaits and taskgroups, outside their waits (--sync-runtime-as-work books it as work, as POT)", Dur(b.SyncRuntimeNS))
+	}
 	if b.Class != "" {
 		reading := TallentReading[b.Class]
 		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)

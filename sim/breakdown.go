@@ -31,6 +31,10 @@ type ThreadTimes struct {
 	// Instrumentation is the recording cost taken out of Work by the
 	// instrumentation correction (instrument.go).
 	Instrumentation int64
+	// SyncRuntime is the part of Overhead (OverheadSerial outside any
+	// region) the thread's task spent running the runtime's code of a
+	// barrier, taskwait or taskgroup outside its wait (runtime.go).
+	SyncRuntime int64
 }
 
 // Total returns the accounted time.
@@ -45,6 +49,7 @@ const (
 	catWork
 	catMPI
 	catForkJoin // the encountering thread forks or joins a team
+	catRuntime  // the running task is inside a sync construct, not its wait
 )
 
 // Breakdown integrates POT's δr and δw per thread (Alg. 3). It is lazy: a
@@ -179,6 +184,8 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 	}
 	if top := thr.Current(); top != NoTask {
 		switch tk := &s.Tasks[top]; {
+		case tk.State == Running && thr.inSyncRuntime(top):
+			return catRuntime, region, num
 		case tk.State == Running:
 			return catWork, region, num
 		case tk.State == Suspended && tk.Wait == WaitParallel:
@@ -234,6 +241,12 @@ func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
 		} else {
 			t.OverheadSerial += d
 		}
+	case catRuntime:
+		// Runtime overhead whether or not a task is ready; within the
+		// region it is the member's time away from work, as a wait is.
+		t.SyncRuntime += d
+		ov = d
+		fallthrough
 	default:
 		t.IdleInMPI += im
 		if b.region[th] < 0 {

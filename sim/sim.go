@@ -50,6 +50,10 @@ type Sim struct {
 	// EventCostNS, when > 0, turns on the instrumentation correction
 	// (instrument.go); set before Run.
 	EventCostNS int64
+	// SyncRuntimeAsWork books the runtime code inside synchronisation
+	// constructs as work, as POT does, instead of overhead (runtime.go);
+	// set before Run.
+	SyncRuntimeAsWork bool
 
 	// RecordDeps keeps every dependence edge the model declares in
 	// DepEdges, including those from tasks already completed (they are no

@@ -138,6 +138,9 @@ type Thread struct {
 	// outside any team, i.e. from parallel_begin to its implicit task's
 	// begin and from that task's end to parallel_end.
 	Fork int32
+	// Sync lists the tasks on this thread inside the runtime code of a
+	// synchronisation construct (runtime.go), innermost last.
+	Sync []Task
 }
 
 // TeamRef is a thread's membership in a region instance's team.

@@ -81,6 +81,7 @@ the number of ranks.`,
 	f.MarkHidden("cpuprofile")
 	f.MarkHidden("memprofile")
 	f.BoolVar(&af.opts.NoInstrumentationCorrection, "no-instrumentation-correction", false, "keep the collector's per-event recording cost (trace header event_cost_ns) in the work it was recorded in")
+	f.BoolVar(&af.opts.SyncRuntimeAsWork, "sync-runtime-as-work", false, "book the runtime's code inside barriers, taskwaits and taskgroups outside their waits (sync_region begin to wait begin, wait end to end) as work, as POT does, instead of overhead")
 	f.BoolVar(&af.opts.NoClockSync, "no-clocksync", false, "use timestamps as recorded (all processes read one clock); violations are still counted")
 	f.StringVar(&af.window, "window", "", "measure only T0:T1 after the first event (e.g. 2s:10s; either side may be empty), instead of MPI_Init … MPI_Finalize")
 	f.BoolVar(&af.opts.WholeRun, "whole-run", false, "measure the whole trace, MPI_Init and MPI_Finalize included (default: from MPI_Init's end to MPI_Finalize's start, as TALP)")

@@ -15,7 +15,7 @@ func newGenCmd() *cobra.Command {
 	var cfg gen.Config
 	var out string
 	var family []int
-	var grain, task, compute, serial, fork, join, latency, skew time.Duration
+	var grain, task, compute, serial, fork, join, latency, skew, syncRT time.Duration
 	cmd := &cobra.Command{
 		Use:   "gen WORKLOAD -o DIR",
 		Short: "Write a synthetic trace with known results (and expected.json)",
@@ -56,6 +56,7 @@ are remote task dependences with --latency.`,
 				return fmt.Errorf("-o DIR is required")
 			}
 			cfg.GrainNS = int64(grain)
+			cfg.SyncRuntimeNS = int64(syncRT)
 			cfg.TaskNS = int64(task)
 			cfg.ComputeNS = int64(compute)
 			cfg.SerialNS = int64(serial)
@@ -105,6 +106,7 @@ are remote task dependences with --latency.`,
 	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo: the last rank computes (1+x)× the first")
 	f.Float64Var(&cfg.ThreadImbalance, "thread-imbalance", 0, "halo: the last thread computes (1+x)× the first")
 	f.DurationVar(&serial, "serial", 0, "halo: serial work of the master per iteration (default 50µs); stencil, nearest, spread: one serial task before the first step")
+	f.DurationVar(&syncRT, "sync-runtime", 0, "imbalance: the runtime's code inside each taskwait and barrier before and after its wait (booked as overhead)")
 	f.DurationVar(&fork, "fork", 0, "halo: team creation per parallel region (parallel_begin to the implicit tasks)")
 	f.DurationVar(&join, "join", 0, "halo: team end per parallel region (the implicit tasks' end to parallel_end)")
 	f.Float64Var(&cfg.Inflation, "inflation", 0, "stencil, nearest, spread: tasks run 1+x·(threads−1) times longer (work-time inflation)")

@@ -40,6 +40,12 @@
 # A third table compares the median iteration's work (all threads) of the
 # trace and of the program: an iteration no thread was descheduled in, so
 # it shows what the collector adds even on a loaded machine.
+# STAMPS=1 also has each traced run write the program's clock reads
+# (OUT/NAME/g-<g>us-r<k>.stamps, IMBALANCE_STAMPS) and prints, for the first
+# run of each grain, the gaps between them and the trace's events
+# (scripts/collector/accuracy/stamps.go): where the remaining divergence
+# lies. The stamps cost the program a few stores outside its own clock
+# reads, so leave STAMPS off for the tables above.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -84,7 +90,11 @@ one() {
 	for order in $((k % 2)) $(((k + 1) % 2)); do
 		if [ "$order" = 1 ]; then
 			a=$(now)
-			out=$(PTRACE_DIR=$dir OMP_TOOL_LIBRARIES=$lib prio "$BIN" "$g" "$it")
+			if [ -n "${STAMPS:-}" ]; then
+				out=$(IMBALANCE_STAMPS=$dir.stamps PTRACE_DIR=$dir OMP_TOOL_LIBRARIES=$lib prio "$BIN" "$g" "$it")
+			else
+				out=$(PTRACE_DIR=$dir OMP_TOOL_LIBRARIES=$lib prio "$BIN" "$g" "$it")
+			fi
 			traced=$((($(now) - a) / 1000))
 		else
 			a=$(now)
@@ -129,4 +139,15 @@ for spec in "${libs[@]}"; do
 	echo "### ${spec%%=*} (${spec#*=})"
 	echo
 	(cd "$ROOT" && go run ./scripts/collector/accuracy "$OUT/${spec%%=*}")
+	if [ -n "${STAMPS:-}" ]; then
+		for g in $GRAINS; do
+			d=$OUT/${spec%%=*}/g-${g}us-r1
+			if [ -f "$d.stamps" ]; then
+				echo
+				echo "g = $g µs, run 1: the program's clock reads against the trace's events (medians per thread and iteration)"
+				echo
+				(cd "$ROOT" && go run ./scripts/collector/accuracy -stamps "$d.stamps" "$d")
+			fi
+		done
+	fi
 done

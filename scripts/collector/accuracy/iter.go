@@ -20,10 +20,12 @@ import (
 // machine this says what the collector adds where the totals cannot.
 //
 // Work follows the simulation's rule for this benchmark: a thread works
-// unless it is inside a sync region's wait (sync_wait_begin … _end), and
-// it works while it runs an explicit task there. An iteration ends at the
-// thread's explicit barrier's sync_end. Events are streamed chunk by chunk.
-func iterWork(dir string) (raw, corrected float64, err error) {
+// unless it is inside a taskwait or barrier (sync_begin … sync_end; with
+// asWork, POT's booking, only inside its wait, sync_wait_begin … _end), and
+// it works while it runs an explicit task there (sim/runtime.go). An
+// iteration ends at the thread's explicit barrier's sync_end. Events are
+// streamed chunk by chunk.
+func iterWork(dir string, asWork bool) (raw, corrected float64, err error) {
 	d, err := trace.OpenDir(dir)
 	if err != nil {
 		return 0, 0, err
@@ -39,6 +41,7 @@ func iterWork(dir string) (raw, corrected float64, err error) {
 	}
 	type state struct {
 		waiting, inTask, started bool
+		sync                     bool // inside a taskwait or barrier
 		last, work               int64
 		events                   int64   // inside work on both sides, this iteration
 		iters                    []int64 // work per iteration
@@ -72,12 +75,22 @@ func iterWork(dir string) (raw, corrected float64, err error) {
 			if !s.started {
 				continue
 			}
-			before := !s.waiting || s.inTask
+			working := func() bool {
+				if asWork {
+					return !s.waiting || s.inTask
+				}
+				return !s.sync || s.inTask
+			}
+			before := working()
 			if before {
 				s.work += e.Time - s.last
 			}
 			s.last = e.Time
 			switch e.Kind {
+			case trace.SyncBegin:
+				s.sync = s.sync || e.Args[0] == ompt.SyncTaskwait || ompt.IsBarrier(e.Args[0])
+			case trace.SyncEnd:
+				s.sync = false
 			case trace.SyncWaitBegin:
 				s.waiting = true
 			case trace.SyncWaitEnd:
@@ -90,7 +103,7 @@ func iterWork(dir string) (raw, corrected float64, err error) {
 					s.inTask = false
 				}
 			}
-			if before && (!s.waiting || s.inTask) {
+			if before && working() {
 				s.events++
 			}
 			if e.Kind == trace.SyncEnd && e.Args[0] == ompt.SyncBarrierExplicit {

@@ -8,6 +8,7 @@
 // measured columns say so; no number is made up.
 //
 //	go run ./scripts/collector/accuracy OUT
+//	go run ./scripts/collector/accuracy -stamps FILE TRACE   (see stamps.go)
 package main
 
 import (
@@ -24,8 +25,15 @@ import (
 )
 
 func main() {
+	if len(os.Args) == 4 && os.Args[1] == "-stamps" {
+		if err := stampsReport(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "accuracy:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: accuracy OUT")
+		fmt.Fprintln(os.Stderr, "usage: accuracy OUT | accuracy -stamps FILE TRACE")
 		os.Exit(2)
 	}
 	if err := run(os.Args[1]); err != nil {
@@ -44,6 +52,7 @@ type grain struct {
 	dWork, dNon      []float64 // per run: measured vs own, relative
 	slow             []float64 // traced/untraced wall per pair
 	dIter, dIterRaw  []float64 // median iteration: trace vs own, relative
+	dIterPOT         []float64 // the same with the sync regions' runtime code as work
 	ownIter, trIter  []float64 // median iteration's work, ns
 	runs             int
 }
@@ -82,11 +91,17 @@ func run(out string) error {
 		}
 		if len(c) == 9 {
 			own, _ := strconv.ParseFloat(c[8], 64)
-			if raw, corr, err := iterWork(c[3]); err == nil && own > 0 {
+			raw, corr, err := iterWork(c[3], false)
+			var pot float64
+			if err == nil {
+				_, pot, err = iterWork(c[3], true)
+			}
+			if err == nil && own > 0 {
 				gr.ownIter = append(gr.ownIter, own)
 				gr.trIter = append(gr.trIter, corr)
 				gr.dIter = append(gr.dIter, (corr-own)/own)
 				gr.dIterRaw = append(gr.dIterRaw, (raw-own)/own)
+				gr.dIterPOT = append(gr.dIterPOT, (pot-own)/own)
 			} else if err != nil {
 				fmt.Fprintln(os.Stderr, "accuracy:", err)
 			}
@@ -148,15 +163,15 @@ func run(out string) error {
 	fmt.Println()
 	fmt.Println("The median iteration (work of all threads in one iteration; an iteration in which no thread was descheduled), trace against the program's own timing, per run: median [min, max]:")
 	fmt.Println()
-	fmt.Println("| g | runs | own | trace (corrected) | divergence | divergence without the correction |")
-	fmt.Println("|---|---|---|---|---|---|")
+	fmt.Println("| g | runs | own | trace (corrected) | divergence | without the correction | sync runtime as work (POT), corrected |")
+	fmt.Println("|---|---|---|---|---|---|---|")
 	for _, gr := range grains {
 		if len(gr.dIter) == 0 {
-			fmt.Printf("| %g µs | 0/%d | – | – | – | – |\n", gr.g, gr.runs)
+			fmt.Printf("| %g µs | 0/%d | – | – | – | – | – |\n", gr.g, gr.runs)
 			continue
 		}
-		fmt.Printf("| %g µs | %d/%d | %s | %s | %s | %s |\n", gr.g, len(gr.dIter), gr.runs, us(median(gr.ownIter)), us(median(gr.trIter)),
-			spread(gr.dIter, 100, "%+.1f %%"), spread(gr.dIterRaw, 100, "%+.1f %%"))
+		fmt.Printf("| %g µs | %d/%d | %s | %s | %s | %s | %s |\n", gr.g, len(gr.dIter), gr.runs, us(median(gr.ownIter)), us(median(gr.trIter)),
+			spread(gr.dIter, 100, "%+.1f %%"), spread(gr.dIterRaw, 100, "%+.1f %%"), spread(gr.dIterPOT, 100, "%+.1f %%"))
 	}
 	return nil
 }
