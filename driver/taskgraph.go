@@ -22,17 +22,17 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
 	// Sized once: a node per task and per remote dependence, an edge per
 	// dependence (the builder's arrays would otherwise grow by copying).
-	nodes, deps := 1, 0
+	nodes, deps, remotes := 1, 0, 0
 	for i, pg := range r.cp {
 		nodes += len(pg.taskW)
 		deps += len(pg.deps)
 		if i < len(r.edges) {
-			nodes += r.edges[i].Len()
-			deps += r.edges[i].Len()
+			remotes += r.edges[i].Len()
 		}
 	}
-	b.Reserve(nodes, deps)
-	w, keys := make([]int64, 0, nodes), make([]int64, 0, nodes)
+	b.Reserve(nodes+remotes, deps+remotes)
+	b.ReserveRemote(remotes)
+	w, keys := make([]int64, 0, nodes+remotes), make([]int64, 0, nodes+remotes)
 	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
 	var edges, remote int64
 	for i, pg := range r.cp {
@@ -45,7 +45,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 				keys = append(keys, nodeKey(pg.rank, int32(t)))
 			}
 		}
-		dup := duplicates(pg.deps)
+		dup := duplicates(pg.deps, len(pg.taskW))
 		for k, d := range pg.deps {
 			a, c := nodeOf[i][d[0]], nodeOf[i][d[1]]
 			if a < 0 || c < 0 || dup[k] {
@@ -215,9 +215,40 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 }
 
 // duplicates marks the edges that repeat an earlier one (a task reached
-// through two dependence addresses of the same predecessor): a sort of
-// their indices, 4 bytes an edge, where a set of pairs costs ten times that.
-func duplicates(deps [][2]sim.Task) []bool {
+// through two dependence addresses of the same predecessor). The model
+// declares a task's dependences together, so a successor's edges form one
+// run and are checked against each other; should a successor's edges come
+// in two runs (a task_dependence event after others), a sort of all edge
+// indices decides (4 bytes an edge, where a set of pairs costs ten times
+// that).
+func duplicates(deps [][2]sim.Task, tasks int) []bool {
+	dup := make([]bool, len(deps))
+	seen := make([]bool, tasks) // successors whose run is over
+	for a := 0; a < len(deps); {
+		succ := deps[a][1]
+		b := a + 1
+		for b < len(deps) && deps[b][1] == succ {
+			b++
+		}
+		if int(succ) < 0 || int(succ) >= tasks || seen[succ] || b-a > 64 {
+			return sortedDuplicates(deps) // also for long runs, checked pairwise here
+		}
+		seen[succ] = true
+		for k := a + 1; k < b; k++ {
+			for j := a; j < k; j++ {
+				if deps[j][0] == deps[k][0] {
+					dup[k] = true
+					break
+				}
+			}
+		}
+		a = b
+	}
+	return dup
+}
+
+// sortedDuplicates is duplicates for edges in any order.
+func sortedDuplicates(deps [][2]sim.Task) []bool {
 	idx := make([]int32, len(deps))
 	for k := range idx {
 		idx[k] = int32(k)

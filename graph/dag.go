@@ -148,6 +148,9 @@ func (b *Builder) Reserve(nodes, edges int) {
 	b.edst = slices.Grow(b.edst, edges)
 }
 
+// ReserveRemote makes room for about n more remote edge declarations.
+func (b *Builder) ReserveRemote(n int) { b.rem = slices.Grow(b.rem, n) }
+
 // AddNode adds a node and returns its id (ids count from 0 in call order).
 // With chained, the node follows the previously added node in its chain;
 // the replay then evaluates them in that order. The first node of a chain
