@@ -228,13 +228,18 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	b := NewBuilder(me, k)
 	// Size the node arrays from the census: growing them by appending
 	// would copy them several times. Send records go out as they come.
-	var nodes, nrecv int
+	var nodes, nrecv, nsend int
 	for _, p := range procs {
 		k := &p.Census.Kinds
 		nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
 		nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
+		nsend += int(k[trace.MPISend] + k[trace.RemoteDepOut])
 	}
 	bufs := make([][]byte, k)
+	if k == 1 {
+		// Every send record stays on this rank: one buffer, sized once.
+		bufs[0] = make([]byte, 0, nsend*sendRecSize)
+	}
 	m.grow(nodes)
 	b.chained = slices.Grow(b.chained, nodes)
 	recvs := make([]recvRec, 0, nrecv)
@@ -253,11 +258,11 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err != nil {
 		return nil, err
 	}
-	var nsend int
+	var nin int
 	for _, buf := range recv {
-		nsend += len(buf) / sendRecSize // an upper bound: collective records are larger
+		nin += len(buf) / sendRecSize // an upper bound: collective records are larger
 	}
-	sends := make([]sendRec, 0, nsend)
+	sends := make([]sendRec, 0, nin)
 	var colls []collRec
 	var lerr error
 	for q, buf := range recv {
