@@ -96,17 +96,7 @@ func TestGenValidateAnalyze(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("%s: analyze exit %d: %s", wl, r.code, r.stderr)
 		}
-		exp, err := gen.ReadExpected(filepath.Join(dir, "expected.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		diffs, err := gen.Compare([]byte(r.stdout), exp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range diffs {
-			t.Errorf("%s: %s", wl, d)
-		}
+		checkExpected(t, r.stdout, filepath.Join(dir, "expected.json"), wl+": ")
 	}
 }
 
@@ -205,5 +195,23 @@ func TestStatsReportsAssignment(t *testing.T) {
 	}
 	if want := "analysis ranks: 3, 1–3 processes each, event load max/mean 1.286"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+}
+
+// checkExpected reports every difference between a JSON document and the
+// expected values gen wrote to path (expected.json, expected-compare.json),
+// each prefixed with what.
+func checkExpected(t *testing.T, doc, path, what string) {
+	t.Helper()
+	exp, err := gen.ReadExpected(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	diffs, err := gen.Compare([]byte(doc), exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range diffs {
+		t.Errorf("%s%s", what, d)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/report"
 )
 
@@ -21,17 +20,7 @@ func TestGenSyncRuntime(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("analyze exit %d: %s", r.code, r.stderr)
 	}
-	exp, err := gen.ReadExpected(filepath.Join(dir, "expected.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	diffs, err := gen.Compare([]byte(r.stdout), exp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range diffs {
-		t.Error(d)
-	}
+	checkExpected(t, r.stdout, filepath.Join(dir, "expected.json"), "")
 	// per rank: work I·g·n(n+1)/2 = 20·10µs·6, runtime I·n·4R = 20·3·1.2µs
 	const work, rt, idle = 2 * 1_200_000, 2 * 72_000, 2 * 20 * 10_000 * 3
 	var rep report.Report
