@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -113,13 +114,12 @@ func (r *run) criticalPath() error {
 		}
 	}
 	b.Reserve(nodes+1, edges)
-	w, keys := make([]int64, 0, nodes+1), make([]int64, 0, nodes+1)
+	w := make([]int64, 0, nodes+1)
 	for i, pg := range r.cp {
 		bases[i] = b.Len()
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
 			b.AddNode(false)
-			keys = append(keys, nodeKey(pg.rank, int32(n)))
 		}
 		// The weights move into the rank's array (the process's slice
 		// becomes a view of it) and the edges into the builder, which keeps
@@ -133,7 +133,15 @@ func (r *run) criticalPath() error {
 	// outside any fragment in a damaged trace): counted, not fatal.
 	orphan := b.AddNode(false)
 	w = append(w, 0)
-	keys = append(keys, math.MaxInt64)
+	// Tie keys: process rank and node within the process, computed from
+	// the node id (processes' nodes are contiguous, in process order).
+	key := func(n int32) int64 {
+		if n == orphan {
+			return math.MaxInt64
+		}
+		i := sort.Search(len(bases), func(i int) bool { return bases[i] > n }) - 1
+		return nodeKey(r.cp[i].rank, n-bases[i])
+	}
 	var orphans int64
 	resolve := func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
@@ -175,7 +183,7 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
-	lp, err := graph.LongestPaths(r.c, dag, w, keys, true)
+	lp, err := graph.LongestPaths(r.c, dag, w, key, true)
 	if err != nil {
 		return err
 	}

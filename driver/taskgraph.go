@@ -101,7 +101,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	lp, err := graph.LongestPaths(r.c, dag, w, keys, true)
+	lp, err := graph.LongestPaths(r.c, dag, w, func(n int32) int64 { return keys[n] }, true)
 	if err != nil {
 		return nil, err
 	}

@@ -21,10 +21,10 @@ type Longest struct {
 }
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
-// one (BL) over g with node weights w. keys are partition-independent tie
+// one (BL) over g with node weights w. key gives partition-independent tie
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
-func LongestPaths(c comm.Comm, g *DAG, w, keys []int64, backward bool) (*Longest, error) {
+func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
 	eval := func(n int32, in Input) int64 {
 		v := w[n]
 		if in.HasIn {
@@ -35,7 +35,7 @@ func LongestPaths(c comm.Comm, g *DAG, w, keys []int64, backward bool) (*Longest
 		}
 		return v
 	}
-	fw, err := Replay(c, g, ReplayOptions{Eval: eval, TrackArg: true, TieKeys: keys})
+	fw, err := Replay(c, g, ReplayOptions{Eval: eval, TrackArg: true, TieKey: key})
 	if err != nil {
 		return nil, err
 	}
@@ -60,8 +60,10 @@ func LongestPaths(c comm.Comm, g *DAG, w, keys []int64, backward bool) (*Longest
 	best := int64(math.MaxInt64)
 	bestNode := int32(-1)
 	for n, v := range lp.EF {
-		if v == lp.Span && len(lp.EF) > 0 && keys[n] < best {
-			best, bestNode = keys[n], int32(n)
+		if v == lp.Span {
+			if k := key(int32(n)); k < best {
+				best, bestNode = k, int32(n)
+			}
 		}
 	}
 	g2, err := c.AllreduceInt64(comm.Min, []int64{best})

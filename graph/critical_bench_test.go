@@ -37,7 +37,7 @@ func BenchmarkLongestPaths(b *testing.B) {
 		}
 		b.ResetTimer()
 		for it := 0; it < b.N; it++ {
-			if _, err := LongestPaths(c, g, w, keys, true); err != nil {
+			if _, err := LongestPaths(c, g, w, keyOf(keys), true); err != nil {
 				return err
 			}
 			nodes += n

@@ -78,7 +78,7 @@ func TestLongestPathsAndWalk(t *testing.T) {
 			for i, n := range part.global {
 				w[i], keys[i] = g.w[n], int64(n)
 			}
-			lp, err := LongestPaths(c, dag, w, keys, true)
+			lp, err := LongestPaths(c, dag, w, keyOf(keys), true)
 			if err != nil {
 				return err
 			}
@@ -136,4 +136,9 @@ func TestLongestPathsAndWalk(t *testing.T) {
 			t.Errorf("it %d: path starts at node %d, which has inputs", it, path[0])
 		}
 	}
+}
+
+// keyOf serves tie keys from a slice.
+func keyOf(keys []int64) func(n int32) int64 {
+	return func(n int32) int64 { return keys[n] }
 }

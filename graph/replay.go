@@ -26,13 +26,14 @@ type ReplayOptions struct {
 	Eval func(n int32, in Input) int64
 	// TrackArg records, per node, which explicit input gave In (Result.Arg).
 	TrackArg bool
-	// TieKeys, when set, holds one key per local node; among inputs with
+	// TieKey, when set, gives each local node a key; among inputs with
 	// equal values the one with the smallest key wins. Keys travel with
 	// remote values, so a key that does not depend on the partition (say,
 	// a global event id) makes Arg independent of it too. Without keys,
 	// ties go to the first input in Ins order, which depends on the
-	// partition.
-	TieKeys []int64
+	// partition. It is called on ties and for values sent to other ranks
+	// only, so a key computed from the node id costs no array.
+	TieKey func(n int32) int64
 	// Describe names a node in errors (default "node N of rank R").
 	Describe func(n int32) string
 }
@@ -103,9 +104,6 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.Eval == nil {
 		return nil, errors.New("graph: Replay without Eval")
 	}
-	if o.TieKeys != nil && int32(len(o.TieKeys)) != g.Len() {
-		return nil, fmt.Errorf("graph: %d tie keys for %d nodes", len(o.TieKeys), g.Len())
-	}
 	n := g.Len()
 	r := &replayer{c: c, g: g, o: &o, esz: 12,
 		vals:    make([]int64, n),
@@ -114,7 +112,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
-	if o.TieKeys != nil {
+	if o.TieKey != nil {
 		r.esz = 20
 		r.slotKey = make([]int64, g.Slots())
 	}
@@ -209,7 +207,7 @@ func (r *replayer) drain() {
 	if o.Backward {
 		inOff, in, outOff, out = outOff, out, inOff, in
 	}
-	vals, pend, slotVal, slotKey, keys := r.vals, r.pend, r.slotVal, r.slotKey, o.TieKeys
+	vals, pend, slotVal, keyed := r.vals, r.pend, r.slotVal, o.TieKey != nil
 	useMin := o.Min
 	eval := o.Eval
 	// Chain neighbours in the replay's direction: prevDelta is how to step
@@ -233,8 +231,7 @@ func (r *replayer) drain() {
 				}
 			}
 			ins := in[inOff[n]:inOff[n+1]]
-			switch {
-			case keys == nil && !useMin:
+			if !keyed && !useMin {
 				for _, e := range ins {
 					var v int64
 					if e >= 0 {
@@ -246,38 +243,27 @@ func (r *replayer) drain() {
 						x.In, x.Arg, x.HasIn = v, e, true
 					}
 				}
-			case keys != nil && !useMin:
+			} else {
+				// The best input's key is looked up on the first tie only.
 				var best int64
+				known := false
 				for _, e := range ins {
-					var v, key int64
-					if e >= 0 {
-						v, key = vals[e], keys[e]
-					} else {
-						v, key = slotVal[^e], slotKey[^e]
-					}
-					if !x.HasIn || v > x.In || (v == x.In && key < best) {
-						x.In, x.Arg, best, x.HasIn = v, e, key, true
-					}
-				}
-			default:
-				var best int64
-				for _, e := range ins {
-					var v, key int64
+					var v int64
 					if e >= 0 {
 						v = vals[e]
-						if keys != nil {
-							key = keys[e]
-						}
 					} else {
 						v = slotVal[^e]
-						if keys != nil {
-							key = slotKey[^e]
-						}
 					}
-					better := !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In) ||
-						(keys != nil && v == x.In && key < best)
-					if better {
-						x.In, x.Arg, best, x.HasIn = v, e, key, true
+					switch {
+					case !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In):
+						x.In, x.Arg, x.HasIn, known = v, e, true, false
+					case keyed && v == x.In:
+						if !known {
+							best, known = r.key(x.Arg), true
+						}
+						if k := r.key(e); k < best {
+							x.Arg, best = e, k
+						}
 					}
 				}
 			}
@@ -300,8 +286,8 @@ func (r *replayer) drain() {
 				b := r.out.buf(peer, 64*r.esz)
 				*b = binary.LittleEndian.AppendUint32(*b, k)
 				*b = binary.LittleEndian.AppendUint64(*b, uint64(v))
-				if keys != nil {
-					*b = binary.LittleEndian.AppendUint64(*b, uint64(keys[n]))
+				if keyed {
+					*b = binary.LittleEndian.AppendUint64(*b, uint64(o.TieKey(n)))
 				}
 			}
 			nx := int32(-1)
@@ -322,6 +308,15 @@ func (r *replayer) drain() {
 			n = nx
 		}
 	}
+}
+
+// key returns the tie key of input e: a local node's from TieKey, a remote
+// one's as it arrived.
+func (r *replayer) key(e Entry) int64 {
+	if e >= 0 {
+		return r.o.TieKey(int32(e))
+	}
+	return r.slotKey[^e]
 }
 
 // receive stores the values that arrived and releases the nodes waiting

@@ -223,7 +223,7 @@ func TestReplayMatchesReference(t *testing.T) {
 						keys[i] = int64(n)
 					}
 					res, err := Replay(c, d, ReplayOptions{
-						Backward: mode.backward, Min: mode.min, NoChains: mode.noChains, TrackArg: true, TieKeys: keys,
+						Backward: mode.backward, Min: mode.min, NoChains: mode.noChains, TrackArg: true, TieKey: keyOf(keys),
 						Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) },
 					})
 					if err != nil {
@@ -311,7 +311,7 @@ func TestWalkFollowsArgs(t *testing.T) {
 				for i, n := range part.global {
 					keys[i] = int64(n)
 				}
-				res, err := Replay(c, d, ReplayOptions{TrackArg: true, TieKeys: keys,
+				res, err := Replay(c, d, ReplayOptions{TrackArg: true, TieKey: keyOf(keys),
 					Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }})
 				if err != nil {
 					return err
@@ -319,7 +319,7 @@ func TestWalkFollowsArgs(t *testing.T) {
 				// The walk needs the value of a remote argmax: the replay
 				// gives only its entry, so keep In per node.
 				in := make([]int64, d.Len())
-				_, err = Replay(c, d, ReplayOptions{TrackArg: false, TieKeys: keys,
+				_, err = Replay(c, d, ReplayOptions{TrackArg: false, TieKey: keyOf(keys),
 					Eval: func(n int32, x Input) int64 {
 						in[n] = x.In
 						return evalLongest(g.w[part.global[n]], x)
