@@ -158,6 +158,38 @@ func (w *forkJoin) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, len(roots), len(roots))
 	e.set("tasks.count", len(roots))
+	// Workers wait in the region's implicit barrier from its start to its
+	// end whenever they run no task; the master waits in each step's
+	// taskwait once its own tasks of the step are done; every thread of a
+	// rank that ends early is outside any construct until the run ends.
+	// Tasks of a step are all created at its start and taken greedily, so
+	// no thread waits while one is ready, and none has dependences.
+	procs := make([]ompWait, c.Ranks)
+	var barrier, taskwait int64
+	for r := 0; r < c.Ranks; r++ {
+		end := w.stepT[r][c.Steps]
+		busy := make([]int64, c.Threads)
+		for k, d := range w.dur[r] {
+			busy[w.thr[r][k]] += d
+		}
+		p := ompWait{rank: r, taskwait: end - busy[0], outside: int64(c.Threads) * (runTime - end)}
+		for t := 1; t < c.Threads; t++ {
+			p.barrier += end - busy[t]
+		}
+		p.none = p.barrier + p.taskwait + p.outside
+		procs[r] = p
+		barrier += p.barrier
+		taskwait += p.taskwait
+	}
+	var outside int64
+	for _, p := range procs {
+		outside += p.outside
+	}
+	setOMPWaits(e, procs, []ompConstruct{
+		{kind: "barrier_implicit", construct: "forkjoin.c:20:1", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Threads), waiting: barrier, none: barrier},
+		{kind: "taskwait", construct: "forkjoin.c:14:9", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Steps), waiting: taskwait, none: taskwait},
+		{kind: "outside_sync", waiting: outside, none: outside},
+	})
 	setConstruct(e, "forkjoin.c:12:9", func(yield func(int64)) {
 		for _, ds := range w.dur {
 			for _, d := range ds {
