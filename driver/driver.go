@@ -251,6 +251,7 @@ type run struct {
 	scans trace.Scans
 	// ompWaits are the OpenMP wait-state rows of every process (rank 0).
 	ompWaits []waitstate.OMPRow
+	mutexes  []waitstate.MutexRow
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -408,14 +409,14 @@ func (r *run) waitStates() error {
 	}
 	if r.c.Rank() == 0 {
 		ws := waitstate.Report(rows, causes, delays)
-		if omp := waitstate.OpenMPReport(r.ompWaits); omp != nil {
+		if omp := waitstate.OpenMPReport(r.ompWaits, r.mutexes); omp != nil {
 			if ws == nil {
 				ws = waitstate.EmptyReport()
 			}
 			ws.OpenMP = omp
 		}
 		r.rep.WaitStates = ws
-		r.ompWaits = nil
+		r.ompWaits, r.mutexes = nil, nil
 	}
 	return nil
 }

@@ -32,6 +32,7 @@ type simRow struct {
 	Warnings   []string
 	Instr      instrRow
 	OMPWaits   []waitstate.OMPRow
+	Mutexes    []waitstate.MutexRow
 }
 
 // simulate runs POT's simulation on every owned process and reduces the
@@ -124,7 +125,7 @@ func (r *run) simulate() error {
 			readySum[b] += v
 		}
 		row := r.simSummary(p.Header.Rank, p.Header.Host, s, stats)
-		row.OMPWaits = omp.Rows
+		row.OMPWaits, row.Mutexes = omp.Rows, omp.Mutexes
 		rows = append(rows, row)
 		pg := newProcGraph(p, s, frags.Take(), rd)
 		pg.tasks = newTaskTable(s, model)
@@ -299,6 +300,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
 		r.ompWaits = append(r.ompWaits, row.OMPWaits...)
+		r.mutexes = append(r.mutexes, row.Mutexes...)
 	}
 	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial

@@ -97,11 +97,13 @@ func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more 
 
 // ompPage is the OpenMP wait states as the page shows them.
 type ompPage struct {
-	WaitingNS  int64
-	Places     []NamedNS
-	Reasons    []NamedNS
-	Constructs []OMPWaitConstruct
-	More       int
+	WaitingNS   int64
+	Places      []NamedNS
+	Reasons     []NamedNS
+	Constructs  []OMPWaitConstruct
+	More        int
+	Mutexes     []OMPMutex
+	MutexWaitNS int64
 }
 
 type page struct {
@@ -188,7 +190,11 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 	}
 	if ws := r.WaitStates; ws != nil && ws.OpenMP != nil {
 		om := ws.OpenMP
-		pg.OMPWaits = &ompPage{WaitingNS: om.WaitingNS, Places: OMPPlaces(&om.OMPWaitTimes), Reasons: OMPReasons(&om.OMPWaitTimes), Constructs: om.Constructs}
+		pg.OMPWaits = &ompPage{WaitingNS: om.WaitingNS, Places: OMPPlaces(&om.OMPWaitTimes), Reasons: OMPReasons(&om.OMPWaitTimes), Constructs: om.Constructs,
+			Mutexes: om.Mutexes, MutexWaitNS: om.MutexWaitNS}
+		if len(pg.OMPWaits.Mutexes) > o.MaxRows {
+			pg.OMPWaits.Mutexes = pg.OMPWaits.Mutexes[:o.MaxRows]
+		}
 		if len(om.Constructs) > o.MaxRows {
 			pg.OMPWaits.Constructs, pg.OMPWaits.More = om.Constructs[:o.MaxRows], len(om.Constructs)-o.MaxRows
 		}
@@ -367,7 +373,11 @@ figure { margin: 0.5em 0; }
 <table id="omp-wait-constructs"><tr><th class="l">where</th><th class="l">construct</th><th class="l">region</th><th>waits</th><th>time</th><th>task ready</th><th>on dependences</th><th>no task</th></tr>
 {{range .Constructs}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Construct}}</td><td class="l">{{.Region}}</td><td>{{.Count}}</td><td>{{dur .WaitingNS}}</td><td>{{dur .TaskReadyNS}}</td><td>{{dur .DependencesNS}}</td><td>{{dur .NoTaskNS}}</td></tr>
 {{end}}</table>
-{{if gt .More 0}}<p class="muted">… {{.More}} more constructs in the CSV tables.</p>{{end}}{{end}}
+{{if gt .More 0}}<p class="muted">… {{.More}} more constructs in the CSV tables.</p>{{end}}
+{{if .Mutexes}}<p>Waiting to acquire locks and critical sections: {{dur .MutexWaitNS}}, inside the breakdown's work (the task runs while it waits).</p>
+<table id="omp-mutexes"><tr><th class="l">mutex</th><th class="l">call site</th><th>acquisitions</th><th>waiting</th><th>longest wait</th><th>held</th></tr>
+{{range .Mutexes}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Construct}}</td><td>{{.Acquisitions}}</td><td>{{dur .WaitNS}}</td><td>{{dur .MaxWaitNS}}</td><td>{{dur .HoldNS}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 
 {{with .R.Anomalies}}
 <h2>Anomalies</h2>

@@ -456,6 +456,23 @@ type OMPWaits struct {
 	// waiting first.
 	Constructs []OMPWaitConstruct `json:"constructs"`
 	PerProcess []OMPWaitProcess   `json:"per_process"`
+	// Mutexes are the locks, critical sections, ordered regions and
+	// atomics the trace records acquiring (OMPT mutex events), most
+	// waiting first; absent without such events.
+	Mutexes []OMPMutex `json:"mutexes,omitempty"`
+}
+
+// OMPMutex is the acquisitions of one kind of mutex at one call site over
+// all processes. The wait (acquire to acquired) is time the acquiring task
+// runs for the simulator: it is inside the breakdown's work, not in
+// WaitingNS.
+type OMPMutex struct {
+	Kind         string `json:"kind"`
+	Construct    string `json:"construct,omitempty"`
+	Acquisitions int64  `json:"acquisitions"`
+	WaitNS       int64  `json:"wait_ns"`
+	MaxWaitNS    int64  `json:"max_wait_ns"`
+	HoldNS       int64  `json:"hold_ns"`
 }
 
 // OMPWaitTimes is one row's waiting by place and by reason.
@@ -473,6 +490,9 @@ type OMPWaitTimes struct {
 	TaskReadyNS   int64 `json:"task_ready_ns"`
 	DependencesNS int64 `json:"dependences_ns"`
 	NoTaskNS      int64 `json:"no_task_ns"`
+	// MutexWaitNS is the time waiting to acquire mutexes (Mutexes): inside
+	// the breakdown's work, not part of WaitingNS.
+	MutexWaitNS int64 `json:"mutex_wait_ns,omitempty"`
 }
 
 // OMPWaitConstruct is the waiting at one sync construct over all

@@ -449,6 +449,19 @@ func (p *printer) ompWaits(o *OMPWaits, opts TextOptions) {
 			p.line("  %s: %s (%s: %s)", name, Dur(c.WaitingNS), top.Name, share(top.NS, c.WaitingNS))
 		}
 	}
+	if len(o.Mutexes) > 0 {
+		p.line("  mutexes (%s waiting to acquire, inside work):", Dur(o.MutexWaitNS))
+	}
+	for i, m := range o.Mutexes {
+		if i == opts.TopFindings {
+			break
+		}
+		name := m.Kind
+		if m.Construct != "" {
+			name += " " + p.em(m.Construct)
+		}
+		p.line("    %s: %s waiting in %d acquisitions (longest %s), held %s", name, Dur(m.WaitNS), m.Acquisitions, Dur(m.MaxWaitNS), Dur(m.HoldNS))
+	}
 }
 
 // patternTitle names a wait_states pattern key in words.

@@ -99,14 +99,18 @@ type ompKey struct {
 // OMPPass is the simulation pass that finds one process's OpenMP wait
 // states (a sim.Pass). Rows holds them once the simulation finished.
 type OMPPass struct {
-	Rows []OMPRow
-	rank int
+	Rows    []OMPRow
+	Mutexes []MutexRow
+	rank    int
 
-	keys   []ompKey
-	count  []int64
-	ns     [][NumReasons]int64
-	index  map[ompKey]int32
-	parLoc map[int64]int64 // open parallel region id → its location
+	keys  []ompKey
+	count []int64
+	ns    [][NumReasons]int64
+	index map[ompKey]int32
+	// parLoc maps parallel region ids to their locations; kept after the
+	// region's end, since a worker may report its implicit barrier after
+	// the encountering thread's parallel_end (ids are never reused).
+	parLoc map[int64]int64
 
 	// per thread: rows of its open sync regions (innermost last), the row
 	// of its open non-working interval (−1: working or in MPI), its start
@@ -114,6 +118,8 @@ type OMPPass struct {
 	stack                 [][]int32
 	row                   []int32
 	since, rSince, bSince []int64
+
+	mutex mutexState
 
 	started bool
 	// r integrates "some task ready", b "none ready, some blocked", up to
@@ -125,6 +131,7 @@ type OMPPass struct {
 // NewOMPPass returns the pass for process rank with T threads.
 func NewOMPPass(rank, T int) *OMPPass {
 	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, parLoc: map[int64]int64{},
+		mutex: newMutexState(T),
 		stack: make([][]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
 	out := p.rowOf(ompKey{SyncOutside, -1, -1})
 	for th := range p.row {
@@ -187,8 +194,6 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 	switch e.Kind {
 	case trace.ParallelBegin:
 		p.parLoc[e.Args[0]] = e.Args[4]
-	case trace.ParallelEnd:
-		delete(p.parLoc, e.Args[0])
 	case trace.SyncBegin:
 		region, ok := p.parLoc[e.Args[1]]
 		if !ok {
@@ -201,6 +206,9 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 		if st := p.stack[th]; len(st) > 0 {
 			p.stack[th] = st[:len(st)-1]
 		}
+	case trace.MutexAcquire, trace.MutexAcquired, trace.MutexReleased:
+		p.mutex.event(s, e, th)
+		return
 	}
 	if sim.Quiet(e.Kind) {
 		return
@@ -293,13 +301,15 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 		p.Rows = append(p.Rows, OMPRow{Rank: p.rank, Sync: k.sync, Construct: name(k.loc), Region: name(k.region), Count: p.count[i], NS: p.ns[i]})
 	}
 	p.keys, p.count, p.ns, p.index, p.parLoc = nil, nil, nil, nil, nil
+	p.Mutexes = p.mutex.rows(p.rank, name)
 }
 
 // OpenMPReport sums the gathered rows into the report's OpenMP part:
 // totals, constructs (most waiting first) and processes (in rank order).
-// It returns nil when no thread waited or entered a sync construct.
-func OpenMPReport(rows []OMPRow) *report.OMPWaits {
-	if len(rows) == 0 {
+// It returns nil when no thread waited, entered a sync construct or
+// acquired a mutex.
+func OpenMPReport(rows []OMPRow, mutexes []MutexRow) *report.OMPWaits {
+	if len(rows) == 0 && len(mutexes) == 0 {
 		return nil
 	}
 	o := &report.OMPWaits{Constructs: []report.OMPWaitConstruct{}, PerProcess: []report.OMPWaitProcess{}}
@@ -345,6 +355,40 @@ func OpenMPReport(rows []OMPRow) *report.OMPWaits {
 			return a.Construct < b.Construct
 		}
 		return a.Region < b.Region
+	})
+	type mkey struct{ kind, construct string }
+	mi := map[mkey]int{}
+	for _, m := range mutexes {
+		k := mkey{m.Kind, m.Construct}
+		j, ok := mi[k]
+		if !ok {
+			j = len(o.Mutexes)
+			mi[k] = j
+			o.Mutexes = append(o.Mutexes, report.OMPMutex{Kind: m.Kind, Construct: m.Construct})
+		}
+		x := &o.Mutexes[j]
+		x.Acquisitions += m.Acquisitions
+		x.WaitNS += m.WaitNS
+		x.MaxWaitNS = max(x.MaxWaitNS, m.MaxWaitNS)
+		x.HoldNS += m.HoldNS
+		o.MutexWaitNS += m.WaitNS
+		p, ok := procs[m.Rank]
+		if !ok {
+			p = len(o.PerProcess)
+			procs[m.Rank] = p
+			o.PerProcess = append(o.PerProcess, report.OMPWaitProcess{Rank: m.Rank})
+		}
+		o.PerProcess[p].MutexWaitNS += m.WaitNS
+	}
+	sort.SliceStable(o.Mutexes, func(i, j int) bool {
+		a, b := &o.Mutexes[i], &o.Mutexes[j]
+		if a.WaitNS != b.WaitNS {
+			return a.WaitNS > b.WaitNS
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Construct < b.Construct
 	})
 	sort.SliceStable(o.PerProcess, func(i, j int) bool { return o.PerProcess[i].Rank < o.PerProcess[j].Rank })
 	return o
