@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Lock and critical-section contention of a real run (testdata/mutex.c):
+// four threads take a named critical section, then an omp_lock, ten times
+// each, holding it 2 ms. The collector records the OMPT mutex events; the
+// report has one row per mutex at its call site with the 40 acquisitions,
+// at least the planned hold time (more when a holder is descheduled), and
+// waiting of at least ITERS·HOLD (with four threads contending it is about
+// six times that), which lies inside the breakdown's work.
+func TestMutexContention(t *testing.T) {
+	h := setup(t)
+	const src = "ompt/collector/e2e/testdata/mutex.c"
+	bin := filepath.Join(t.TempDir(), "mutex")
+	c := exec.Command("clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin, src)
+	c.Dir = h.root
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("clang: %v\n%s", err, out)
+	}
+	t.Setenv("KMP_BLOCKTIME", "0")
+	dir, code, out := h.record(t, nil, bin)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, out)
+	}
+	procs := valid(t, dir)
+	if len(procs) != 1 {
+		t.Fatalf("%d processes, want 1", len(procs))
+	}
+	acq := sum(count(procs[0], trace.MutexAcquire, nil))
+	got := sum(count(procs[0], trace.MutexAcquired, nil))
+	rel := sum(count(procs[0], trace.MutexReleased, nil))
+	if acq < 80 || got != acq || rel != acq {
+		t.Errorf("mutex events: %d acquire, %d acquired, %d released; want the same number, at least 80", acq, got, rel)
+	}
+	js := filepath.Join(t.TempDir(), "report.json")
+	if out, err := exec.Command(h.ptrace, "analyze", "-q", "--json", js, dir).CombinedOutput(); err != nil {
+		t.Fatalf("ptrace analyze: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
+		t.Fatal("no OpenMP wait states")
+	}
+	o := r.WaitStates.OpenMP
+	const iters, threads, hold = 10, 4, 2_000_000 // ns
+	critLine := pragmaLine(t, filepath.Join(h.root, src), "#pragma omp critical")
+	lockLine := pragmaLine(t, filepath.Join(h.root, src), "omp_set_lock(")
+	want := map[string]string{"critical": fmt.Sprintf("mutex.c:%d:", critLine), "lock": fmt.Sprintf("mutex.c:%d:", lockLine)}
+	var total int64
+	for kind, site := range want {
+		var m *report.OMPMutex
+		for i := range o.Mutexes {
+			if o.Mutexes[i].Kind == kind {
+				m = &o.Mutexes[i]
+			}
+		}
+		if m == nil {
+			t.Errorf("%s: no row in %+v", kind, o.Mutexes)
+			continue
+		}
+		t.Logf("%s at %s: %d acquisitions, waiting %d ns (longest %d), held %d ns", kind, m.Construct, m.Acquisitions, m.WaitNS, m.MaxWaitNS, m.HoldNS)
+		if !strings.Contains(m.Construct, site) {
+			t.Errorf("%s: call site %q, want %s…", kind, m.Construct, site)
+		}
+		if m.Acquisitions != iters*threads || m.HoldNS < 9*iters*threads*hold/10 || m.WaitNS < iters*hold || m.MaxWaitNS < hold/2 || m.MaxWaitNS > m.WaitNS {
+			t.Errorf("%s: %+v, want %d acquisitions, hold ≥ %d ns, waiting ≥ %d ns", kind, *m, iters*threads, 9*iters*threads*hold/10, iters*hold)
+		}
+		total += m.WaitNS
+	}
+	if o.MutexWaitNS < total || len(o.PerProcess) != 1 || o.PerProcess[0].MutexWaitNS != o.MutexWaitNS {
+		t.Errorf("mutex waiting %d ns in total, %+v per process; the rows add up to %d", o.MutexWaitNS, o.PerProcess, total)
+	}
+	if w := r.Breakdown.WorkNS; o.MutexWaitNS > w {
+		t.Errorf("mutex waiting %d ns exceeds the work %d ns it lies in", o.MutexWaitNS, w)
+	}
+	// The timeline marks every wait for a mutex and every hold.
+	tl := filepath.Join(t.TempDir(), "timeline.json")
+	if out, err := exec.Command(h.ptrace, "export", "--perfetto", tl, dir).CombinedOutput(); err != nil {
+		t.Fatalf("ptrace export: %v\n%s", err, out)
+	}
+	b, err = os.ReadFile(tl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		TraceEvents []struct {
+			Ph, Name, Cat string
+		} `json:"traceEvents"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	slices := map[string]int{}
+	for _, e := range doc.TraceEvents {
+		if e.Ph == "B" {
+			for _, pre := range []string{"wait for critical ", "critical ", "wait for lock ", "lock "} {
+				if strings.HasPrefix(e.Name, pre) && (e.Cat == "wait") == strings.HasPrefix(pre, "wait") {
+					slices[pre]++
+				}
+			}
+		}
+	}
+	for _, pre := range []string{"wait for critical ", "critical ", "wait for lock ", "lock "} {
+		if slices[pre] != iters*threads {
+			t.Errorf("timeline: %d slices %q…, want %d", slices[pre], pre, iters*threads)
+		}
+	}
+}
+
+// pragmaLine returns the first line of src containing s.
+func pragmaLine(t *testing.T, src, s string) int {
+	t.Helper()
+	f, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		if strings.Contains(sc.Text(), s) {
+			return n
+		}
+	}
+	t.Fatalf("%s: no line with %q", src, s)
+	return 0
+}
