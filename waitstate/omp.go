@@ -120,6 +120,9 @@ type OMPPass struct {
 	since, rSince, bSince []int64
 
 	mutex mutexState
+	// rows of the time outside any construct and of waits in a sync region
+	// whose begin was not seen
+	outside, other int32
 
 	started bool
 	// r integrates "some task ready", b "none ready, some blocked", up to
@@ -134,6 +137,7 @@ func NewOMPPass(rank, T int) *OMPPass {
 		mutex: newMutexState(T),
 		stack: make([][]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
 	out := p.rowOf(ompKey{SyncOutside, -1, -1})
+	p.outside, p.other = out, p.rowOf(ompKey{SyncOther, -1, -1})
 	for th := range p.row {
 		// Like the breakdown, every thread is accounted from the start:
 		// not working until its first event says otherwise.
@@ -238,7 +242,7 @@ func (p *OMPPass) classify(s *sim.Sim, th int) int32 {
 	}
 	top := thr.Current()
 	if top == sim.NoTask {
-		return p.rowOf(ompKey{SyncOutside, -1, -1})
+		return p.outside
 	}
 	tk := &s.Tasks[top]
 	switch {
@@ -252,9 +256,9 @@ func (p *OMPPass) classify(s *sim.Sim, th int) int32 {
 		if st := p.stack[th]; len(st) > 0 {
 			return st[len(st)-1]
 		}
-		return p.rowOf(ompKey{SyncOther, -1, -1})
+		return p.other
 	}
-	return p.rowOf(ompKey{SyncOutside, -1, -1})
+	return p.outside
 }
 
 // close accounts thread th's open interval up to now, cut to the window.
