@@ -58,14 +58,15 @@ func TestWaitStatesAbsentWithoutMPI(t *testing.T) {
 	}
 }
 
-// OpenMP wait states of forkjoin (implicit barrier, taskwait, no task
-// ready) and the task patterns (implicit barrier, waits on dependences
+// OpenMP wait states of forkjoin (implicit barrier, taskwait or taskgroup
+// end, no task ready) and the task patterns (implicit barrier, waits on dependences
 // then on nothing) equal the schedule's on 1..3 analysis ranks, and split
 // exactly the breakdown's overhead and idleness.
 func TestOMPWaitStatesGroundTruth(t *testing.T) {
 	cfgs := []gen.Config{
 		{Workload: "forkjoin", Ranks: 3, Threads: 3, Width: 7, Steps: 6, Jitter: 0.5},
 		{Workload: "forkjoin", Ranks: 1, Threads: 4, Width: 5, Steps: 4, Jitter: 0.3},
+		{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 5, Steps: 5, Jitter: 0.4, Taskgroup: true},
 		{Workload: "stencil", Ranks: 3, Threads: 3, Steps: 8, Jitter: 0.4, LatencyNS: 2000},
 		{Workload: "nearest", Ranks: 2, Threads: 2, Steps: 6, Radix: 4, Fraction: 0.5, LatencyNS: 1000},
 		{Workload: "spread", Ranks: 3, Threads: 2, Steps: 5, SerialNS: 200_000, Jitter: 0.2, LatencyNS: 500},

@@ -77,6 +77,7 @@ func (w *forkJoin) write(p *proc) {
 	end := w.stepT[r][c.Steps]
 	loc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 12, Col: 9, Func: "step"})
 	twLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 14, Col: 9, Func: "step"})
+	tgLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 11, Col: 9, Func: "step"})
 	regionLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 8, Col: 1, Func: "main"})
 	barLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 20, Col: 1, Func: "main"})
 	rr := p.openRun(c.Threads, end, regionLoc)
@@ -88,10 +89,19 @@ func (w *forkJoin) write(p *proc) {
 	byThread := make([][]int, c.Threads)
 	for s := 0; s < c.Steps; s++ {
 		s0, s1 := w.stepT[r][s], w.stepT[r][s+1]
+		if c.Taskgroup {
+			// The group opens before its tasks are created; the master
+			// waits at its end.
+			p.emit(0, trace.SyncBegin, s0, ompt.SyncTaskgroup, par, impl[0], tgLoc)
+		}
 		for x := 0; x < c.Width; x++ {
 			ids[x] = p.create(0, s0, impl[0], loc, nil)
 		}
-		p.syncBegin(0, s0, ompt.SyncTaskwait, par, impl[0], twLoc)
+		if c.Taskgroup {
+			p.emit(0, trace.SyncWaitBegin, s0, ompt.SyncTaskgroup, par, impl[0])
+		} else {
+			p.syncBegin(0, s0, ompt.SyncTaskwait, par, impl[0], twLoc)
+		}
 		for t := range byThread {
 			byThread[t] = byThread[t][:0]
 		}
@@ -107,7 +117,11 @@ func (w *forkJoin) write(p *proc) {
 				p.run(t, impl[t], ids[x], w.start[r][k], w.start[r][k]+w.dur[r][k])
 			}
 		}
-		p.syncEnd(0, s1, ompt.SyncTaskwait, par, impl[0], twLoc)
+		if c.Taskgroup {
+			p.syncEnd(0, s1, ompt.SyncTaskgroup, par, impl[0], tgLoc)
+		} else {
+			p.syncEnd(0, s1, ompt.SyncTaskwait, par, impl[0], twLoc)
+		}
 	}
 	p.syncBegin(0, end, ompt.SyncBarrierImplicitParallel, par, impl[0], barLoc)
 	for t := 0; t < c.Threads; t++ {
@@ -185,9 +199,16 @@ func (w *forkJoin) expected() Expected {
 	for _, p := range procs {
 		outside += p.outside
 	}
+	join := ompConstruct{kind: "taskwait", construct: "forkjoin.c:14:9", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Steps), waiting: taskwait, none: taskwait}
+	if c.Taskgroup {
+		join.kind, join.construct = "taskgroup", "forkjoin.c:11:9"
+		for i := range procs {
+			procs[i].taskgroup, procs[i].taskwait = procs[i].taskwait, 0
+		}
+	}
 	setOMPWaits(e, procs, []ompConstruct{
 		{kind: "barrier_implicit", construct: "forkjoin.c:20:1", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Threads), waiting: barrier, none: barrier},
-		{kind: "taskwait", construct: "forkjoin.c:14:9", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Steps), waiting: taskwait, none: taskwait},
+		join,
 		{kind: "outside_sync", waiting: outside, none: outside},
 	})
 	setConstruct(e, "forkjoin.c:12:9", func(yield func(int64)) {

@@ -5,9 +5,9 @@ import "sort"
 // ompWait is one process's expected OpenMP wait states (the report's
 // wait_states.openmp): time not working per sync construct and per reason.
 type ompWait struct {
-	rank                       int
-	barrier, taskwait, outside int64
-	ready, deps, none          int64
+	rank                                  int
+	barrier, taskwait, taskgroup, outside int64
+	ready, deps, none                     int64
 }
 
 // ompConstruct is one construct's expected row over all processes.
@@ -18,13 +18,15 @@ type ompConstruct struct {
 }
 
 // setOMPWaits records the OpenMP wait states of a workload whose threads
-// wait only in implicit barriers, taskwaits and outside any construct.
+// wait only in implicit barriers, taskwaits, taskgroups and outside any
+// construct.
 func setOMPWaits(e Expected, procs []ompWait, cons []ompConstruct) {
 	var tot ompWait
 	rows := make([]any, len(procs))
 	for i, p := range procs {
 		tot.barrier += p.barrier
 		tot.taskwait += p.taskwait
+		tot.taskgroup += p.taskgroup
 		tot.outside += p.outside
 		tot.ready += p.ready
 		tot.deps += p.deps
@@ -74,9 +76,9 @@ func setOMPWaits(e Expected, procs []ompWait, cons []ompConstruct) {
 
 func ompTimes(p ompWait) map[string]any {
 	return map[string]any{
-		"waiting_ns":          p.barrier + p.taskwait + p.outside,
+		"waiting_ns":          p.barrier + p.taskwait + p.taskgroup + p.outside,
 		"barrier_implicit_ns": p.barrier, "barrier_explicit_ns": 0, "taskwait_ns": p.taskwait,
-		"taskgroup_ns": 0, "other_sync_ns": 0, "outside_sync_ns": p.outside,
+		"taskgroup_ns": p.taskgroup, "other_sync_ns": 0, "outside_sync_ns": p.outside,
 		"task_ready_ns": p.ready, "dependences_ns": p.deps, "no_task_ns": p.none,
 	}
 }
