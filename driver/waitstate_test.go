@@ -18,7 +18,9 @@ import (
 
 // Wait states of halo runs equal the schedule's (expected.json) on 1..3
 // analysis ranks, with skewed and drifting clocks too, and the patterns
-// are disjoint parts of the MPI time, which is the breakdown's.
+// are disjoint parts of the MPI time, which is the breakdown's; the OpenMP
+// wait states split the breakdown's overhead and idleness (with team fork
+// and join and idleness during MPI).
 func TestWaitStatesGroundTruth(t *testing.T) {
 	cfgs := []gen.Config{
 		{Workload: "halo", Ranks: 4, Threads: 2, RankImbalance: 0.7, LatencyNS: 4000, Iterations: 20},
@@ -35,9 +37,10 @@ func TestWaitStatesGroundTruth(t *testing.T) {
 		}
 		for k := 1; k <= min(3, cfg.Ranks); k++ {
 			name := fmt.Sprintf("%s %s/%d×%d skew=%d k=%d", cfg.Workload, cfg.Exchange, cfg.Ranks, cfg.Threads, cfg.SkewNS, k)
-			_, js := analyze(t, dir, k)
+			rep, js := analyze(t, dir, k)
 			checkExpected(t, name, js, exp)
 			checkWaitInvariants(t, name, js)
+			checkOMPWaitInvariants(t, name, rep)
 		}
 	}
 }
