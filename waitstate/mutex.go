@@ -14,6 +14,10 @@ import (
 // this time is part of the breakdown's work, not of the OpenMP waiting the
 // OMP pass splits.
 
+// A mutex_acquire without its mutex_acquired (a failed omp_test_lock, a
+// nest lock acquired again by its owner, which OMPT reports through
+// nest_lock) counts nothing: the next acquire replaces it.
+
 // mutexNames are OMPT's ompt_mutex_t values.
 var mutexNames = [...]string{1: "lock", 2: "test_lock", 3: "nest_lock", 4: "test_nest_lock", 5: "critical", 6: "atomic", 7: "ordered"}
 

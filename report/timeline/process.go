@@ -219,6 +219,12 @@ func syncName(k int64) string {
 	return fmt.Sprintf("sync %d", k)
 }
 
+// waitSlice tells the mutex kinds whose mutex_acquire is always followed
+// by mutex_acquired: not the test locks (a failed test has none) nor nest
+// locks (a nested acquisition by the owner ends in nest_lock, which the
+// collector does not record), whose waits are not drawn.
+func waitSlice(k int64) bool { return k != 2 && k != 3 && k != 4 }
+
 // mutexName names OMPT mutex kinds (ompt_mutex_t).
 func mutexName(k int64) string {
 	switch k {
@@ -425,10 +431,15 @@ func (p *proc) event(t int, th *threadState, e *trace.Event) error {
 	case trace.SyncWaitEnd:
 		return p.close(t, th, kSyncWait, a[0], true, ts)
 	case trace.MutexAcquire:
+		if !waitSlice(a[0]) {
+			return nil
+		}
 		return p.open(t, th, vis, openSlice{kind: kMutexWait, key: a[1], start: ts, name: p.mutexName(true, a[0], a[2]), cat: "wait"})
 	case trace.MutexAcquired:
-		if err := p.close(t, th, kMutexWait, a[1], true, ts); err != nil {
-			return err
+		if waitSlice(a[0]) {
+			if err := p.close(t, th, kMutexWait, a[1], true, ts); err != nil {
+				return err
+			}
 		}
 		return p.open(t, th, vis, openSlice{kind: kMutexHold, key: a[1], start: ts, name: p.mutexName(false, a[0], a[2]), cat: "openmp"})
 	case trace.MutexReleased:

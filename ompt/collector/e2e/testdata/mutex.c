@@ -2,7 +2,10 @@
  * Lock and critical-section contention for the collector's mutex events
  * (TestMutexContention): THREADS threads take one critical section and then
  * one omp_lock ITERS times each, holding it HOLD_US of busy time, so the
- * others wait. Total hold per mutex: THREADS·ITERS·HOLD_US.
+ * others wait. Total hold per mutex: THREADS·ITERS·HOLD_US. Then each
+ * thread takes a nest lock twice (OMPT reports the first acquisition and the
+ * last release only) and spins on omp_test_lock (failed tests have an
+ * acquire and no acquired).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <omp.h>
@@ -29,9 +32,12 @@ static void busy_us(long us)
 
 int main(void)
 {
-	omp_lock_t lock;
+	omp_lock_t lock, tlock;
+	omp_nest_lock_t nlock;
 	omp_init_lock(&lock);
-	long crit = 0, locked = 0;
+	omp_init_lock(&tlock);
+	omp_init_nest_lock(&nlock);
+	long crit = 0, locked = 0, nested = 0, tested = 0;
 #pragma omp parallel num_threads(THREADS)
 	{
 		for (int i = 0; i < ITERS; i++) {
@@ -48,8 +54,21 @@ int main(void)
 			locked++;
 			omp_unset_lock(&lock);
 		}
+		omp_set_nest_lock(&nlock);
+		omp_set_nest_lock(&nlock);
+		busy_us(HOLD_US / 10);
+		nested++;
+		omp_unset_nest_lock(&nlock);
+		omp_unset_nest_lock(&nlock);
+		while (!omp_test_lock(&tlock))
+			;
+		busy_us(HOLD_US / 10);
+		tested++;
+		omp_unset_lock(&tlock);
 	}
 	omp_destroy_lock(&lock);
-	printf("critical %ld, lock %ld\n", crit, locked);
-	return crit == THREADS * ITERS && locked == THREADS * ITERS ? 0 : 1;
+	omp_destroy_lock(&tlock);
+	omp_destroy_nest_lock(&nlock);
+	printf("critical %ld, lock %ld, nest lock %ld, test lock %ld\n", crit, locked, nested, tested);
+	return crit == THREADS * ITERS && locked == THREADS * ITERS && nested == THREADS && tested == THREADS ? 0 : 1;
 }
