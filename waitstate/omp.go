@@ -283,6 +283,9 @@ func (p *OMPPass) close(s *sim.Sim, th int, now int64) {
 	p.since[th], p.rSince[th], p.bSince[th] = now, p.r, p.b
 }
 
+// unknownLoc is the name of a location the trace knows nothing of.
+const unknownLoc = "<unknown>"
+
 // Finish implements sim.Pass: it closes every thread with events (the
 // breakdown reports those) and names the rows.
 func (p *OMPPass) Finish(s *sim.Sim) {
@@ -302,7 +305,13 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 		if p.count[i] == 0 && p.ns[i] == [NumReasons]int64{} {
 			continue
 		}
-		p.Rows = append(p.Rows, OMPRow{Rank: p.rank, Sync: k.sync, Construct: name(k.loc), Region: name(k.region), Count: p.count[i], NS: p.ns[i]})
+		construct, region := name(k.loc), name(k.region)
+		if construct == unknownLoc && k.sync == SyncImplicitBarrier {
+			// A worker's implicit barrier has no code address (libomp):
+			// it is the region's, as the master's is.
+			construct = region
+		}
+		p.Rows = append(p.Rows, OMPRow{Rank: p.rank, Sync: k.sync, Construct: construct, Region: region, Count: p.count[i], NS: p.ns[i]})
 	}
 	p.keys, p.count, p.ns, p.index, p.parLoc = nil, nil, nil, nil, nil
 	p.Mutexes = p.mutex.rows(p.rank, name)
