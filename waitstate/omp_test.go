@@ -39,7 +39,8 @@ func id(th int, seq int64) int64 { return trace.MakeID(th, seq) }
 
 // Two threads in a region (times in ns). Thread 0 creates A and B (B
 // depends on A) and enters an explicit barrier at 0; thread 1 runs A 0..40
-// and enters the barrier at 45; thread 0 takes B at 50 and runs it to 70,
+// and enters the barrier at 43 (its wait from 45 to 70, runtime code
+// around it until 71); thread 0 takes B at 50 and runs it to 70,
 // when the barrier ends. Then thread 0 holds a lock 70..100 while thread 1
 // waits for it from 72 and holds it 100..110; thread 0 waits in the
 // region's implicit barrier 100..110.
@@ -68,7 +69,12 @@ func TestOMPWaitsHand(t *testing.T) {
 	g.ev(0, trace.SyncEnd, 70, ompt.SyncBarrierExplicit, par, impl0, 0)
 	g.ev(1, trace.TaskSchedule, 0, impl1, ompt.StatusSwitch, a)
 	g.ev(1, trace.TaskSchedule, 40, a, ompt.StatusComplete, impl1)
-	g.sync(1, ompt.SyncBarrierExplicit, 45, 70, par, impl1)
+	// Runtime code 43..45 and 70..71 around the wait: the breakdown's sync
+	// runtime, not waiting.
+	g.ev(1, trace.SyncBegin, 43, ompt.SyncBarrierExplicit, par, impl1, 0)
+	g.ev(1, trace.SyncWaitBegin, 45, ompt.SyncBarrierExplicit, par, impl1)
+	g.ev(1, trace.SyncWaitEnd, 70, ompt.SyncBarrierExplicit, par, impl1)
+	g.ev(1, trace.SyncEnd, 71, ompt.SyncBarrierExplicit, par, impl1, 0)
 	g.ev(0, trace.MutexAcquire, 70, 1, 0x1000, 0)
 	g.ev(0, trace.MutexAcquired, 70, 1, 0x1000, 0)
 	g.ev(0, trace.MutexReleased, 100, 1, 0x1000, 0)
@@ -116,11 +122,16 @@ func TestOMPWaitsHand(t *testing.T) {
 		if got[SyncExplicitBarrier] != c.explicit || got[SyncImplicitBarrier] != c.implicit || got[SyncOutside] != ([NumReasons]int64{}) {
 			t.Errorf("end %d: rows %+v, want explicit barrier %v, implicit %v", c.end, pass.Rows, c.explicit, c.implicit)
 		}
-		// The reasons split the breakdown's overhead and idleness.
-		var over, idle, ready, blocked int64
+		// The reasons split the breakdown's overhead (less fork/join and sync
+		// runtime) and idleness.
+		var over, idle, ready, blocked, runtime int64
 		for _, tt := range s.Breakdown.Threads {
-			over += tt.Overhead + tt.OverheadSerial - tt.ForkJoin
+			over += tt.Overhead + tt.OverheadSerial - tt.ForkJoin - tt.SyncRuntime
 			idle += tt.Idle + tt.IdleSerial
+			runtime += tt.SyncRuntime
+		}
+		if runtime != 3 {
+			t.Errorf("end %d: sync runtime %d, want 3", c.end, runtime)
 		}
 		for _, r := range pass.Rows {
 			ready += r.NS[ReasonReady]
