@@ -298,7 +298,10 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 		if loc < 0 {
 			return ""
 		}
-		return s.Proc.LocationName(loc)
+		if n := s.Proc.LocationName(loc); n != unknownLoc {
+			return n
+		}
+		return ""
 	}
 	p.Rows = p.Rows[:0]
 	for i, k := range p.keys {
@@ -306,7 +309,7 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 			continue
 		}
 		construct, region := name(k.loc), name(k.region)
-		if construct == unknownLoc && k.sync == SyncImplicitBarrier {
+		if construct == "" && k.sync == SyncImplicitBarrier {
 			// A worker's implicit barrier has no code address (libomp):
 			// it is the region's, as the master's is.
 			construct = region
