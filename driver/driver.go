@@ -249,6 +249,9 @@ type run struct {
 	waits *waitstate.Analysis
 	// scans are the event scans the passes share from process to process.
 	scans trace.Scans
+	// ompWaits are the OpenMP wait-state rows of every process (rank 0).
+	ompWaits []waitstate.OMPRow
+	mutexes  []waitstate.MutexRow
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -405,7 +408,15 @@ func (r *run) waitStates() error {
 		return agreed(err)
 	}
 	if r.c.Rank() == 0 {
-		r.rep.WaitStates = waitstate.Report(rows, causes, delays)
+		ws := waitstate.Report(rows, causes, delays)
+		if omp := waitstate.OpenMPReport(r.ompWaits, r.mutexes); omp != nil {
+			if ws == nil {
+				ws = waitstate.EmptyReport()
+			}
+			ws.OpenMP = omp
+		}
+		r.rep.WaitStates = ws
+		r.ompWaits, r.mutexes = nil, nil
 	}
 	return nil
 }

@@ -102,9 +102,10 @@ func TestWorkloadsExpected(t *testing.T) {
 	for _, cfg := range cfgs {
 		dir, exp := generate(t, cfg)
 		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
-		_, first := analyze(t, dir, 1)
+		rep, first := analyze(t, dir, 1)
 		checkExpected(t, name, first, exp)
 		checkInvariants(t, name, first)
+		checkOMPWaitInvariants(t, name, rep)
 		for k := 2; k <= min(4, cfg.Ranks); k++ {
 			_, js := analyze(t, dir, k)
 			if !bytes.Equal(js, first) {

@@ -31,6 +31,8 @@ type simRow struct {
 	WarnCount  int64
 	Warnings   []string
 	Instr      instrRow
+	OMPWaits   []waitstate.OMPRow
+	Mutexes    []waitstate.MutexRow
 }
 
 // simulate runs POT's simulation on every owned process and reduces the
@@ -109,7 +111,8 @@ func (r *run) simulate() error {
 		k := &p.Census.Kinds
 		sched, other := int(k[trace.TaskSchedule]), int(k[trace.ImplicitTaskBegin]+k[trace.MPIEnter]+k[trace.SyncBegin])
 		frags.Reserve(sched+sched/14+2*other+64, 3*(sched+other)+sched/16+64)
-		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p)}
+		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
+		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p), omp}
 		rd := newRemoteDeps(model)
 		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {
 			passes = append(passes, rd)
@@ -121,7 +124,9 @@ func (r *run) simulate() error {
 		for b, v := range ready.Values {
 			readySum[b] += v
 		}
-		rows = append(rows, r.simSummary(p.Header.Rank, p.Header.Host, s, stats))
+		row := r.simSummary(p.Header.Rank, p.Header.Host, s, stats)
+		row.OMPWaits, row.Mutexes = omp.Rows, omp.Mutexes
+		rows = append(rows, row)
 		pg := newProcGraph(p, s, frags.Take(), rd)
 		pg.tasks = newTaskTable(s, model)
 		r.cp = append(r.cp, pg)
@@ -294,6 +299,8 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			SyncRuntimeNS: row.Times.SyncRuntime,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
+		r.ompWaits = append(r.ompWaits, row.OMPWaits...)
+		r.mutexes = append(r.mutexes, row.Mutexes...)
 	}
 	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial

@@ -18,7 +18,9 @@ import (
 
 // Wait states of halo runs equal the schedule's (expected.json) on 1..3
 // analysis ranks, with skewed and drifting clocks too, and the patterns
-// are disjoint parts of the MPI time, which is the breakdown's.
+// are disjoint parts of the MPI time, which is the breakdown's; the OpenMP
+// wait states split the breakdown's overhead and idleness (with team fork
+// and join and idleness during MPI).
 func TestWaitStatesGroundTruth(t *testing.T) {
 	cfgs := []gen.Config{
 		{Workload: "halo", Ranks: 4, Threads: 2, RankImbalance: 0.7, LatencyNS: 4000, Iterations: 20},
@@ -35,20 +37,102 @@ func TestWaitStatesGroundTruth(t *testing.T) {
 		}
 		for k := 1; k <= min(3, cfg.Ranks); k++ {
 			name := fmt.Sprintf("%s %s/%d×%d skew=%d k=%d", cfg.Workload, cfg.Exchange, cfg.Ranks, cfg.Threads, cfg.SkewNS, k)
-			_, js := analyze(t, dir, k)
+			rep, js := analyze(t, dir, k)
 			checkExpected(t, name, js, exp)
 			checkWaitInvariants(t, name, js)
+			checkOMPWaitInvariants(t, name, rep)
 		}
 	}
 }
 
-// Traces without MPI calls in the window have no wait_states section.
+// Traces without MPI calls in the window have no MPI wait states: their
+// wait_states section holds the OpenMP part alone.
 func TestWaitStatesAbsentWithoutMPI(t *testing.T) {
 	for _, wl := range []string{"imbalance", "stencil"} {
 		dir, _ := generate(t, gen.Config{Workload: wl, Ranks: 2, Threads: 2, Steps: 5, Iterations: 3})
 		rep, _ := analyze(t, dir, 2)
-		if rep.WaitStates != nil {
-			t.Errorf("%s: a wait_states section (%+v) in a trace without MPI calls", wl, rep.WaitStates.WaitTimes)
+		ws := rep.WaitStates
+		if ws == nil || ws.OpenMP == nil {
+			t.Fatalf("%s: no OpenMP wait states", wl)
+		}
+		if ws.WaitTimes != (report.WaitTimes{}) || len(ws.CallSites)+len(ws.PerProcess)+len(ws.Causes)+len(ws.Delays) > 0 {
+			t.Errorf("%s: MPI wait states (%+v) in a trace without MPI calls", wl, ws.WaitTimes)
+		}
+	}
+}
+
+// OpenMP wait states of forkjoin (implicit barrier, taskwait or taskgroup
+// end, no task ready) and the task patterns (implicit barrier, waits on dependences
+// then on nothing) equal the schedule's on 1..3 analysis ranks, and split
+// exactly the breakdown's overhead and idleness.
+func TestOMPWaitStatesGroundTruth(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "forkjoin", Ranks: 3, Threads: 3, Width: 7, Steps: 6, Jitter: 0.5},
+		{Workload: "forkjoin", Ranks: 1, Threads: 4, Width: 5, Steps: 4, Jitter: 0.3},
+		{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 5, Steps: 5, Jitter: 0.4, Taskgroup: true},
+		{Workload: "stencil", Ranks: 3, Threads: 3, Steps: 8, Jitter: 0.4, LatencyNS: 2000},
+		{Workload: "nearest", Ranks: 2, Threads: 2, Steps: 6, Radix: 4, Fraction: 0.5, LatencyNS: 1000},
+		{Workload: "spread", Ranks: 3, Threads: 2, Steps: 5, SerialNS: 200_000, Jitter: 0.2, LatencyNS: 500},
+	}
+	for _, cfg := range cfgs {
+		dir, exp := generate(t, cfg)
+		for k := 1; k <= min(3, cfg.Ranks); k++ {
+			name := fmt.Sprintf("%s %d×%d k=%d", cfg.Workload, cfg.Ranks, cfg.Threads, k)
+			rep, js := analyze(t, dir, k)
+			checkExpected(t, name, js, exp)
+			checkOMPWaitInvariants(t, name, rep)
+		}
+	}
+}
+
+// checkOMPWaitInvariants: both splits of the OpenMP waiting are partitions
+// of it, per process and over constructs, and it is the breakdown's
+// overhead + idleness − fork/join − sync runtime, its overhead − fork/join
+// − sync runtime having a task ready.
+func checkOMPWaitInvariants(t *testing.T, name string, r *report.Report) {
+	t.Helper()
+	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
+		t.Fatalf("%s: no OpenMP wait states", name)
+	}
+	o := r.WaitStates.OpenMP
+	check := func(what string, w *report.OMPWaitTimes) {
+		for _, v := range []int64{w.BarrierImplicitNS, w.BarrierExplicitNS, w.TaskwaitNS, w.TaskgroupNS, w.OtherSyncNS, w.OutsideSyncNS, w.TaskReadyNS, w.DependencesNS, w.NoTaskNS} {
+			if v < 0 {
+				t.Errorf("%s: %s: negative part in %+v", name, what, *w)
+			}
+		}
+		if s := w.BarrierImplicitNS + w.BarrierExplicitNS + w.TaskwaitNS + w.TaskgroupNS + w.OtherSyncNS + w.OutsideSyncNS; s != w.WaitingNS {
+			t.Errorf("%s: %s: places add up to %d, waiting %d", name, what, s, w.WaitingNS)
+		}
+		if s := w.TaskReadyNS + w.DependencesNS + w.NoTaskNS; s != w.WaitingNS {
+			t.Errorf("%s: %s: reasons add up to %d, waiting %d", name, what, s, w.WaitingNS)
+		}
+	}
+	check("total", &o.OMPWaitTimes)
+	var cons report.OMPWaitTimes
+	for _, c := range o.Constructs {
+		if c.TaskReadyNS+c.DependencesNS+c.NoTaskNS != c.WaitingNS {
+			t.Errorf("%s: construct %+v: reasons do not add up", name, c)
+		}
+		cons.WaitingNS += c.WaitingNS
+		cons.TaskReadyNS += c.TaskReadyNS
+		cons.DependencesNS += c.DependencesNS
+		cons.NoTaskNS += c.NoTaskNS
+	}
+	if cons.WaitingNS != o.WaitingNS || cons.TaskReadyNS != o.TaskReadyNS || cons.DependencesNS != o.DependencesNS || cons.NoTaskNS != o.NoTaskNS {
+		t.Errorf("%s: constructs add up to %+v, total %+v", name, cons, o.OMPWaitTimes)
+	}
+	bp := r.Breakdown.PerProcess
+	if len(o.PerProcess) != len(bp) {
+		t.Fatalf("%s: %d processes with OpenMP wait states, %d in the breakdown", name, len(o.PerProcess), len(bp))
+	}
+	for i := range o.PerProcess {
+		p, b := &o.PerProcess[i], &bp[i]
+		check(fmt.Sprintf("rank %d", p.Rank), &p.OMPWaitTimes)
+		over := b.OverheadNS - b.ForkJoinNS - b.SyncRuntimeNS
+		if p.Rank != b.Rank || p.WaitingNS != over+b.IdlenessNS || p.TaskReadyNS != over {
+			t.Errorf("%s: rank %d: waiting %d (task ready %d), breakdown (rank %d) overhead %d idleness %d fork/join %d sync runtime %d",
+				name, p.Rank, p.WaitingNS, p.TaskReadyNS, b.Rank, b.OverheadNS, b.IdlenessNS, b.ForkJoinNS, b.SyncRuntimeNS)
 		}
 	}
 }

@@ -77,6 +77,7 @@ func (w *forkJoin) write(p *proc) {
 	end := w.stepT[r][c.Steps]
 	loc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 12, Col: 9, Func: "step"})
 	twLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 14, Col: 9, Func: "step"})
+	tgLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 11, Col: 9, Func: "step"})
 	regionLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 8, Col: 1, Func: "main"})
 	barLoc := p.w.AddLocation(trace.Location{File: "forkjoin.c", Line: 20, Col: 1, Func: "main"})
 	rr := p.openRun(c.Threads, end, regionLoc)
@@ -88,10 +89,19 @@ func (w *forkJoin) write(p *proc) {
 	byThread := make([][]int, c.Threads)
 	for s := 0; s < c.Steps; s++ {
 		s0, s1 := w.stepT[r][s], w.stepT[r][s+1]
+		if c.Taskgroup {
+			// The group opens before its tasks are created; the master
+			// waits at its end.
+			p.emit(0, trace.SyncBegin, s0, ompt.SyncTaskgroup, par, impl[0], tgLoc)
+		}
 		for x := 0; x < c.Width; x++ {
 			ids[x] = p.create(0, s0, impl[0], loc, nil)
 		}
-		p.syncBegin(0, s0, ompt.SyncTaskwait, par, impl[0], twLoc)
+		if c.Taskgroup {
+			p.emit(0, trace.SyncWaitBegin, s0, ompt.SyncTaskgroup, par, impl[0])
+		} else {
+			p.syncBegin(0, s0, ompt.SyncTaskwait, par, impl[0], twLoc)
+		}
 		for t := range byThread {
 			byThread[t] = byThread[t][:0]
 		}
@@ -107,7 +117,11 @@ func (w *forkJoin) write(p *proc) {
 				p.run(t, impl[t], ids[x], w.start[r][k], w.start[r][k]+w.dur[r][k])
 			}
 		}
-		p.syncEnd(0, s1, ompt.SyncTaskwait, par, impl[0], twLoc)
+		if c.Taskgroup {
+			p.syncEnd(0, s1, ompt.SyncTaskgroup, par, impl[0], tgLoc)
+		} else {
+			p.syncEnd(0, s1, ompt.SyncTaskwait, par, impl[0], twLoc)
+		}
 	}
 	p.syncBegin(0, end, ompt.SyncBarrierImplicitParallel, par, impl[0], barLoc)
 	for t := 0; t < c.Threads; t++ {
@@ -158,6 +172,45 @@ func (w *forkJoin) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, len(roots), len(roots))
 	e.set("tasks.count", len(roots))
+	// Workers wait in the region's implicit barrier from its start to its
+	// end whenever they run no task; the master waits in each step's
+	// taskwait once its own tasks of the step are done; every thread of a
+	// rank that ends early is outside any construct until the run ends.
+	// Tasks of a step are all created at its start and taken greedily, so
+	// no thread waits while one is ready, and none has dependences.
+	procs := make([]ompWait, c.Ranks)
+	var barrier, taskwait int64
+	for r := 0; r < c.Ranks; r++ {
+		end := w.stepT[r][c.Steps]
+		busy := make([]int64, c.Threads)
+		for k, d := range w.dur[r] {
+			busy[w.thr[r][k]] += d
+		}
+		p := ompWait{rank: r, taskwait: end - busy[0], outside: int64(c.Threads) * (runTime - end)}
+		for t := 1; t < c.Threads; t++ {
+			p.barrier += end - busy[t]
+		}
+		p.none = p.barrier + p.taskwait + p.outside
+		procs[r] = p
+		barrier += p.barrier
+		taskwait += p.taskwait
+	}
+	var outside int64
+	for _, p := range procs {
+		outside += p.outside
+	}
+	join := ompConstruct{kind: "taskwait", construct: "forkjoin.c:14:9", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Steps), waiting: taskwait, none: taskwait}
+	if c.Taskgroup {
+		join.kind, join.construct = "taskgroup", "forkjoin.c:11:9"
+		for i := range procs {
+			procs[i].taskgroup, procs[i].taskwait = procs[i].taskwait, 0
+		}
+	}
+	setOMPWaits(e, procs, []ompConstruct{
+		{kind: "barrier_implicit", construct: "forkjoin.c:20:1", region: "forkjoin.c:8:1", count: int64(c.Ranks * c.Threads), waiting: barrier, none: barrier},
+		join,
+		{kind: "outside_sync", waiting: outside, none: outside},
+	})
 	setConstruct(e, "forkjoin.c:12:9", func(yield func(int64)) {
 		for _, ds := range w.dur {
 			for _, d := range ds {

@@ -38,6 +38,10 @@ type Config struct {
 	// overhead (sim/runtime.go), 4·R per thread and iteration.
 	SyncRuntimeNS int64
 
+	// Taskgroup makes forkjoin wait for each step's tasks at the end of a
+	// taskgroup instead of a taskwait.
+	Taskgroup bool
+
 	// stencil, nearest, spread, forkjoin
 	Width    int     // tasks per step (over all ranks; per rank for forkjoin)
 	Steps    int     // steps of the pattern
@@ -154,6 +158,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("--serial applies to halo and the task patterns (stencil, nearest, spread), not %s", c.Workload)
 	case c.SyncRuntimeNS < 0 || c.SyncRuntimeNS > 0 && c.Workload != "imbalance":
 		return fmt.Errorf("--sync-runtime applies to imbalance and must be non-negative")
+	case c.Taskgroup && c.Workload != "forkjoin":
+		return fmt.Errorf("--taskgroup applies to forkjoin, not %s", c.Workload)
 	case c.Outliers < 0:
 		return fmt.Errorf("--outliers must be non-negative")
 	case c.Outliers > 0 && !isPattern(c.Workload):

@@ -26,6 +26,7 @@ type pattern struct {
 	preds [][]int32 // by task index
 	start []int64
 	end   []int64
+	ready []int64 // when its last predecessor finished (its remote dependence arrived)
 	thr   []int32 // executing thread
 	rank  []int32
 	order [][]int32 // per rank: local tasks in creation order
@@ -277,6 +278,7 @@ func (w *pattern) schedule() {
 			}
 		}
 	}
+	w.ready = ready
 	w.fin = make([]int64, c.Ranks)
 	for k := 0; k < w.n; k++ {
 		w.fin[w.rank[k]] = max(w.fin[w.rank[k]], w.end[k])
@@ -510,6 +512,7 @@ func (w *pattern) expected() Expected {
 	e.set("trace.duration_ns", runTime)
 	setGraph(e, roots, leaves, w.n)
 	e.set("tasks.count", w.n)
+	w.setOMPWaits(e, runTime)
 	if w.off == 0 {
 		setConstruct(e, c.Workload+".c:42:9", func(yield func(int64)) {
 			for _, d := range w.dur {
@@ -585,4 +588,46 @@ func setGraph(e Expected, roots []int64, leaves, tasks int) {
 	for _, k := range []string{"max", "min", "mean", "median"} {
 		e.tol("graph.root_paths."+k, 1e-9)
 	}
+}
+
+// setOMPWaits: every thread waits in the region's implicit barrier from
+// time 0 to the rank's end whenever it runs no task, and outside any
+// construct from there to the end of the run. The master creates every
+// task at time 0 and the schedule never leaves a thread waiting while a
+// task is ready, so a wait is on dependences while some task of the rank
+// has yet to become ready (before the rank's last ready time) and on
+// nothing after.
+func (w *pattern) setOMPWaits(e Expected, runTime int64) {
+	c := w.cfg
+	procs := make([]ompWait, c.Ranks)
+	last := make([]int64, c.Ranks)
+	busy := make([][][][2]int64, c.Ranks)
+	for r := range busy {
+		busy[r] = make([][][2]int64, c.Threads)
+	}
+	for k := 0; k < w.n; k++ {
+		r := w.rank[k]
+		last[r] = max(last[r], w.ready[k])
+		busy[r][w.thr[k]] = append(busy[r][w.thr[k]], [2]int64{w.start[k], w.end[k]})
+	}
+	var barrier, outside, deps int64
+	for r := range procs {
+		fin := w.fin[r]
+		p := ompWait{rank: r, outside: int64(c.Threads) * (runTime - fin)}
+		for _, b := range busy[r] {
+			sort.Slice(b, func(i, j int) bool { return b[i][0] < b[j][0] })
+			p.barrier += gapsBefore(b, fin, fin)
+			p.deps += gapsBefore(b, fin, last[r])
+		}
+		p.none = p.barrier + p.outside - p.deps
+		procs[r] = p
+		barrier += p.barrier
+		outside += p.outside
+		deps += p.deps
+	}
+	setOMPWaits(e, procs, []ompConstruct{
+		{kind: "barrier_implicit", construct: c.Workload + ".c:55:1", region: c.Workload + ".c:30:1", count: int64(c.Ranks * c.Threads),
+			waiting: barrier, deps: deps, none: barrier - deps},
+		{kind: "outside_sync", waiting: outside, none: outside},
+	})
 }

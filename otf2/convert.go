@@ -78,6 +78,7 @@ type conv struct {
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
 	locs      map[uint32]int64 // region → ptrace location id
+	noLoc     int64            // an empty location (−1 until defined)
 	strs      map[uint32]int64 // region → ptrace string id
 }
 
@@ -95,7 +96,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		local: make([]*LocalDefs, n), seq: make([]int64, n), rseq: make([]int64, n), forks: make([][]int64, n),
 		tasks: map[taskKey]int64{}, teams: map[uint32][]int64{},
 		first: make([]uint64, n), last: make([]uint64, n), seen: make([]bool, n),
-		locs: map[uint32]int64{}, strs: map[uint32]int64{}}
+		locs: map[uint32]int64{}, strs: map[uint32]int64{}, noLoc: -1}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
 		if errors.Is(err, os.ErrNotExist) {
@@ -307,6 +308,15 @@ func (c *conv) comm(comm uint32) int64 {
 	return 0
 }
 
+// unknownLoc returns an empty location (named "<unknown>"), defining it on
+// first use.
+func (c *conv) unknownLoc() int64 {
+	if c.noLoc < 0 {
+		c.noLoc = c.w.AddLocation(trace.Location{})
+	}
+	return c.noLoc
+}
+
 // regionLoc returns the ptrace location of a region (its source file and
 // line), defining it on first use.
 func (c *conv) regionLoc(reg uint32, r *Region) int64 {
@@ -471,7 +481,9 @@ func (c *conv) pass2(t int) error {
 				par := c.forks[t][h.nfork]
 				h.nfork++
 				h.forks = append(h.forks, par)
-				h.emit(trace.ParallelBegin, now, par, h.cur(), int64(e.A[1]), ompt.ParallelInvokerProgram|ompt.ParallelTeam, 0)
+				// ThreadFork names no region: the parallel region's location
+				// is unknown (not location 0, another construct's).
+				h.emit(trace.ParallelBegin, now, par, h.cur(), int64(e.A[1]), ompt.ParallelInvokerProgram|ompt.ParallelTeam, c.unknownLoc())
 			}
 		case EvThreadJoin:
 			if n := len(h.forks); n > 0 {

@@ -28,6 +28,9 @@ const (
 	CSVWaitProcesses = "wait_states_per_process.csv"
 	CSVWaitCauses    = "wait_states_causes.csv"
 	CSVWaitDelays    = "wait_states_delays.csv"
+	CSVOMPWaits      = "wait_states_openmp_constructs.csv"
+	CSVOMPProcesses  = "wait_states_openmp_per_process.csv"
+	CSVOMPMutexes    = "wait_states_openmp_mutexes.csv"
 )
 
 // waitHeader is the columns of WaitTimes in the wait-state tables.
@@ -131,7 +134,7 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		}
 		add(CSVAnomalyModels, m)
 	}
-	if ws := r.WaitStates; ws != nil {
+	if ws := r.WaitStates; ws != nil && (ws.Calls > 0 || ws.MPINS > 0) {
 		t := table{header: append([]string{"func", "region"}, waitHeader...)}
 		for i := range ws.CallSites {
 			c := &ws.CallSites[i]
@@ -154,6 +157,27 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, i64(x.NS), f64(x.Share), i64(x.PropagatedNS), i64(x.Waits)})
 		}
 		add(CSVWaitDelays, d)
+	}
+	if ws := r.WaitStates; ws != nil && ws.OpenMP != nil {
+		o := ws.OpenMP
+		t := table{header: []string{"kind", "construct", "region", "count", "waiting_ns", "task_ready_ns", "dependences_ns", "no_task_ns"}}
+		for _, c := range o.Constructs {
+			t.rows = append(t.rows, []string{c.Kind, c.Construct, c.Region, i64(c.Count), i64(c.WaitingNS), i64(c.TaskReadyNS), i64(c.DependencesNS), i64(c.NoTaskNS)})
+		}
+		add(CSVOMPWaits, t)
+		u := table{header: []string{"rank", "waiting_ns", "barrier_implicit_ns", "barrier_explicit_ns", "taskwait_ns", "taskgroup_ns", "other_sync_ns", "outside_sync_ns", "task_ready_ns", "dependences_ns", "no_task_ns", "mutex_wait_ns"}}
+		for _, q := range o.PerProcess {
+			u.rows = append(u.rows, []string{itoa(q.Rank), i64(q.WaitingNS), i64(q.BarrierImplicitNS), i64(q.BarrierExplicitNS), i64(q.TaskwaitNS), i64(q.TaskgroupNS),
+				i64(q.OtherSyncNS), i64(q.OutsideSyncNS), i64(q.TaskReadyNS), i64(q.DependencesNS), i64(q.NoTaskNS), i64(q.MutexWaitNS)})
+		}
+		add(CSVOMPProcesses, u)
+		if len(o.Mutexes) > 0 {
+			m := table{header: []string{"kind", "construct", "acquisitions", "wait_ns", "max_wait_ns", "hold_ns"}}
+			for _, x := range o.Mutexes {
+				m.rows = append(m.rows, []string{x.Kind, x.Construct, i64(x.Acquisitions), i64(x.WaitNS), i64(x.MaxWaitNS), i64(x.HoldNS)})
+			}
+			add(CSVOMPMutexes, m)
+		}
 	}
 	if cs := r.ClockSync; cs != nil {
 		t := table{header: []string{"rank", "offset_init_ns", "offset_final_ns", "drift_ppm", "max_correction_ns", "violations", "violations_interpolated"}}

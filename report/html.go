@@ -95,7 +95,19 @@ func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more 
 	return cols, rows, more
 }
 
+// ompPage is the OpenMP wait states as the page shows them.
+type ompPage struct {
+	WaitingNS   int64
+	Places      []NamedNS
+	Reasons     []NamedNS
+	Constructs  []OMPWaitConstruct
+	More        int
+	Mutexes     []OMPMutex
+	MutexWaitNS int64
+}
+
 type page struct {
+	OMPWaits   *ompPage
 	R          *Report
 	Origin     int64
 	Warnings   []string
@@ -173,8 +185,19 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 		}
 		pg.Path = &plotFig{ID: "plot-critical-path", SVG: svg}
 	}
-	if ws := r.WaitStates; ws != nil {
+	if ws := r.WaitStates; ws != nil && (ws.Calls > 0 || ws.MPINS > 0) {
 		pg.WaitCols, pg.WaitHeat, pg.WaitMore = waitHeat(ws, o.MaxRows)
+	}
+	if ws := r.WaitStates; ws != nil && ws.OpenMP != nil {
+		om := ws.OpenMP
+		pg.OMPWaits = &ompPage{WaitingNS: om.WaitingNS, Places: OMPPlaces(&om.OMPWaitTimes), Reasons: OMPReasons(&om.OMPWaitTimes), Constructs: om.Constructs,
+			Mutexes: om.Mutexes, MutexWaitNS: om.MutexWaitNS}
+		if len(pg.OMPWaits.Mutexes) > o.MaxRows {
+			pg.OMPWaits.Mutexes = pg.OMPWaits.Mutexes[:o.MaxRows]
+		}
+		if len(om.Constructs) > o.MaxRows {
+			pg.OMPWaits.Constructs, pg.OMPWaits.More = om.Constructs[:o.MaxRows], len(om.Constructs)-o.MaxRows
+		}
 	}
 	var anomalies []Anomaly
 	if a := r.Anomalies; a != nil {
@@ -227,7 +250,13 @@ var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"bytes": Bytes,
 	"pct":   Pct,
 	"rel":   func(ns, origin int64) string { return Dur(ns - origin) },
-	"eff":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"ratio": func(a, b int64) float64 {
+		if b <= 0 {
+			return 0
+		}
+		return float64(a) / float64(b)
+	},
+	"eff": func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"effStyle": func(v float64) template.CSS {
 		return effStyle(v)
 	},
@@ -321,18 +350,34 @@ figure { margin: 0.5em 0; }
 {{if .Histograms}}<h3>Task durations per construct</h3>
 <div class="plots">{{range .Histograms}}<figure id="{{.ID}}">{{.SVG}}</figure>{{end}}</div>{{end}}
 
-{{with .R.WaitStates}}
+{{with .R.WaitStates}}{{if or .Calls .MPINS}}
 <h2>Wait states</h2>
 <p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
 {{if .Delays}}<ul>{{range .Delays}}{{if gt .NS 0}}<li>rank {{.Rank}}'s <b>{{.Code}}</b> costs {{pct .Share}} of all waiting (its excess time before the calls waited for)</li>{{end}}{{end}}</ul>{{end}}
 <table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th><th>transfer/other</th></tr>
 {{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Region}} in {{.}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
 {{end}}</table>
-{{end}}
+{{end}}{{end}}
 {{if .WaitHeat}}<table id="wait-heat"><tr><th>rank</th>{{range .WaitCols}}<th>{{.}}</th>{{end}}</tr>
 {{range .WaitHeat}}<tr><td>{{.Rank}}</td>{{range .Cells}}<td style="{{.Style}}" title="{{.Title}}">{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 {{if gt .WaitMore 0}}<p class="muted">… {{.WaitMore}} more processes in the CSV tables.</p>{{end}}{{end}}
+
+{{with .OMPWaits}}
+<h2>OpenMP wait states</h2>
+<p>{{dur .WaitingNS}} of thread time neither working nor in MPI (the breakdown's overhead + idleness − fork/join − sync runtime), split by where the threads waited and, separately, by why they had no work; each split adds up to the whole.</p>
+<table id="omp-wait-split"><tr><th class="l">where</th><th>time</th><th>share</th></tr>
+{{range .Places}}{{if gt .NS 0}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct (ratio .NS $.OMPWaits.WaitingNS)}}</td></tr>{{end}}{{end}}
+<tr><th class="l">why</th><th></th><th></th></tr>
+{{range .Reasons}}{{if gt .NS 0}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct (ratio .NS $.OMPWaits.WaitingNS)}}</td></tr>{{end}}{{end}}</table>
+<table id="omp-wait-constructs"><tr><th class="l">where</th><th class="l">construct</th><th class="l">region</th><th>waits</th><th>time</th><th>task ready</th><th>on dependences</th><th>no task</th></tr>
+{{range .Constructs}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Construct}}</td><td class="l">{{.Region}}</td><td>{{.Count}}</td><td>{{dur .WaitingNS}}</td><td>{{dur .TaskReadyNS}}</td><td>{{dur .DependencesNS}}</td><td>{{dur .NoTaskNS}}</td></tr>
+{{end}}</table>
+{{if gt .More 0}}<p class="muted">… {{.More}} more constructs in the CSV tables.</p>{{end}}
+{{if .Mutexes}}<p>Waiting to acquire locks and critical sections: {{dur .MutexWaitNS}}, inside the breakdown's work (the task runs while it waits).</p>
+<table id="omp-mutexes"><tr><th class="l">mutex</th><th class="l">call site</th><th>acquisitions</th><th>waiting</th><th>longest wait</th><th>held</th></tr>
+{{range .Mutexes}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Construct}}</td><td>{{.Acquisitions}}</td><td>{{dur .WaitNS}}</td><td>{{dur .MaxWaitNS}}</td><td>{{dur .HoldNS}}</td></tr>
+{{end}}</table>{{end}}{{end}}
 
 {{with .R.Anomalies}}
 <h2>Anomalies</h2>

@@ -439,6 +439,82 @@ type WaitStates struct {
 	// Delays charge the waiting to the excess computation that caused
 	// it (short-term delay costs), most first.
 	Delays []WaitDelay `json:"delays"`
+	// OpenMP splits the threads' time neither working nor in MPI (the
+	// breakdown's overhead + idleness − fork/join − sync runtime) by where they wait and
+	// why no work was there; absent without such time.
+	OpenMP *OMPWaits `json:"openmp,omitempty"`
+}
+
+// OMPWaits is the threads' waiting outside MPI, split twice: by where the
+// thread waits (the Sync fields) and by why it had no work (the Reason
+// fields). Each split is a partition of WaitingNS, which is the
+// breakdown's overhead + idleness − fork/join − sync runtime; TaskReadyNS
+// is its overhead − fork/join − sync runtime and DependencesNS + NoTaskNS its idleness.
+type OMPWaits struct {
+	OMPWaitTimes
+	// Constructs are the sync constructs (and the time outside any), most
+	// waiting first.
+	Constructs []OMPWaitConstruct `json:"constructs"`
+	PerProcess []OMPWaitProcess   `json:"per_process"`
+	// Mutexes are the locks, critical sections, ordered regions and
+	// atomics the trace records acquiring (OMPT mutex events), most
+	// waiting first; absent without such events.
+	Mutexes []OMPMutex `json:"mutexes,omitempty"`
+}
+
+// OMPMutex is the acquisitions of one kind of mutex at one call site over
+// all processes. The wait (acquire to acquired) is time the acquiring task
+// runs for the simulator: it is inside the breakdown's work, not in
+// WaitingNS.
+type OMPMutex struct {
+	Kind         string `json:"kind"`
+	Construct    string `json:"construct,omitempty"`
+	Acquisitions int64  `json:"acquisitions"`
+	WaitNS       int64  `json:"wait_ns"`
+	MaxWaitNS    int64  `json:"max_wait_ns"`
+	HoldNS       int64  `json:"hold_ns"`
+}
+
+// OMPWaitTimes is one row's waiting by place and by reason.
+type OMPWaitTimes struct {
+	WaitingNS         int64 `json:"waiting_ns"`
+	BarrierImplicitNS int64 `json:"barrier_implicit_ns"`
+	BarrierExplicitNS int64 `json:"barrier_explicit_ns"`
+	TaskwaitNS        int64 `json:"taskwait_ns"`
+	TaskgroupNS       int64 `json:"taskgroup_ns"`
+	OtherSyncNS       int64 `json:"other_sync_ns"`
+	OutsideSyncNS     int64 `json:"outside_sync_ns"`
+	// TaskReadyNS: some task of the process was ready (runtime and
+	// scheduling overhead); DependencesNS: none was ready but created tasks
+	// waited on dependences; NoTaskNS: none was ready or waiting.
+	TaskReadyNS   int64 `json:"task_ready_ns"`
+	DependencesNS int64 `json:"dependences_ns"`
+	NoTaskNS      int64 `json:"no_task_ns"`
+	// MutexWaitNS is the time waiting to acquire mutexes (Mutexes): inside
+	// the breakdown's work, not part of WaitingNS.
+	MutexWaitNS int64 `json:"mutex_wait_ns,omitempty"`
+}
+
+// OMPWaitConstruct is the waiting at one sync construct over all
+// processes: its kind (barrier_implicit, barrier_explicit, taskwait,
+// taskgroup, other_sync, or outside_sync for the time in none), its
+// location and the parallel region's.
+type OMPWaitConstruct struct {
+	Kind      string `json:"kind"`
+	Construct string `json:"construct,omitempty"`
+	Region    string `json:"region,omitempty"`
+	// Count is how many times a thread entered it.
+	Count         int64 `json:"count"`
+	WaitingNS     int64 `json:"waiting_ns"`
+	TaskReadyNS   int64 `json:"task_ready_ns"`
+	DependencesNS int64 `json:"dependences_ns"`
+	NoTaskNS      int64 `json:"no_task_ns"`
+}
+
+// OMPWaitProcess is one process's waiting over all constructs.
+type OMPWaitProcess struct {
+	Rank int `json:"rank"`
+	OMPWaitTimes
 }
 
 // WaitTimes is one row's MPI time split into the patterns.

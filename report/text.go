@@ -82,7 +82,12 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 		p.pop(pop)
 	}
 	if ws := r.WaitStates; ws != nil {
-		p.waitStates(ws, o)
+		if ws.Calls > 0 || ws.MPINS > 0 {
+			p.waitStates(ws, o)
+		}
+		if ws.OpenMP != nil {
+			p.ompWaits(ws.OpenMP, o)
+		}
 	}
 	if cp := r.CriticalPath; cp != nil {
 		p.criticalPath(cp, r.Graph)
@@ -360,6 +365,102 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 			break
 		}
 		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, p.em(d.Code), Pct(d.Share))
+	}
+}
+
+// OMPPlaces names where threads wait, with the times of w, in the report's
+// order.
+func OMPPlaces(w *OMPWaitTimes) []NamedNS {
+	return []NamedNS{{"implicit barrier", w.BarrierImplicitNS}, {"explicit barrier", w.BarrierExplicitNS},
+		{"taskwait", w.TaskwaitNS}, {"taskgroup end", w.TaskgroupNS}, {"other sync", w.OtherSyncNS}, {"outside constructs", w.OutsideSyncNS}}
+}
+
+// OMPReasons names why threads had no work, with the times of w.
+func OMPReasons(w *OMPWaitTimes) []NamedNS {
+	return []NamedNS{{"a task was ready", w.TaskReadyNS}, {"tasks waited on dependences", w.DependencesNS}, {"no task", w.NoTaskNS}}
+}
+
+// NamedNS is a named time.
+type NamedNS struct {
+	Name string
+	NS   int64
+}
+
+// ompKindTitle names a wait_states.openmp construct kind in words.
+func ompKindTitle(kind string) string {
+	switch kind {
+	case "barrier_implicit":
+		return "implicit barrier"
+	case "barrier_explicit":
+		return "explicit barrier"
+	case "taskgroup":
+		return "taskgroup end"
+	case "other_sync":
+		return "other sync"
+	case "outside_sync":
+		return "outside constructs"
+	}
+	return kind
+}
+
+func (p *printer) ompWaits(o *OMPWaits, opts TextOptions) {
+	p.line("")
+	p.head(fmt.Sprintf("OpenMP wait states (%s of threads not working outside MPI: overhead + idleness − fork/join − sync runtime; each split is disjoint)", Dur(o.WaitingNS)))
+	share := func(ns, of int64) string {
+		if of <= 0 {
+			return Pct(0)
+		}
+		return Pct(float64(ns) / float64(of))
+	}
+	line := func(title string, xs []NamedNS) {
+		var parts []string
+		for _, x := range xs {
+			if x.NS > 0 {
+				parts = append(parts, fmt.Sprintf("%s %s", x.Name, share(x.NS, o.WaitingNS)))
+			}
+		}
+		if len(parts) > 0 {
+			p.line("  %s: %s", title, strings.Join(parts, "   "))
+		}
+	}
+	line("where", OMPPlaces(&o.OMPWaitTimes))
+	line("why", OMPReasons(&o.OMPWaitTimes))
+	for i, c := range o.Constructs {
+		if i == opts.TopFindings || c.WaitingNS == 0 {
+			break
+		}
+		name := ompKindTitle(c.Kind)
+		if c.Construct != "" {
+			name += " " + p.em(c.Construct)
+		}
+		if c.Region != "" {
+			name += " in region " + c.Region
+		}
+		why := OMPReasons(&OMPWaitTimes{TaskReadyNS: c.TaskReadyNS, DependencesNS: c.DependencesNS, NoTaskNS: c.NoTaskNS})
+		top := why[0]
+		for _, x := range why {
+			if x.NS > top.NS {
+				top = x
+			}
+		}
+		if c.Count > 0 {
+			p.line("  %s: %s in %d waits (%s: %s)", name, Dur(c.WaitingNS), c.Count, top.Name, share(top.NS, c.WaitingNS))
+		} else {
+			p.line("  %s: %s (%s: %s)", name, Dur(c.WaitingNS), top.Name, share(top.NS, c.WaitingNS))
+		}
+	}
+	if len(o.Mutexes) > 0 {
+		p.line("  mutexes (%s waiting to acquire, inside work):", Dur(o.MutexWaitNS))
+	}
+	for i, m := range o.Mutexes {
+		if i == opts.TopFindings {
+			break
+		}
+		name := m.Kind
+		if m.Construct != "" {
+			name += " " + p.em(m.Construct)
+		}
+		p.line("    %s: %s waiting in %d acquisitions (longest %s), held %s", name, Dur(m.WaitNS), m.Acquisitions, Dur(m.MaxWaitNS), Dur(m.HoldNS))
 	}
 }
 

@@ -151,6 +151,10 @@ func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 	}
 }
 
+// Quiet reports whether an event of kind k leaves every thread's category
+// (working, in MPI, forking or joining, neither) as it was.
+func Quiet(k trace.Kind) bool { return k < trace.NumKinds && quiet[k] }
+
 func (b *Breakdown) update(s *Sim, th int) {
 	cat, region, num := b.classify(s, th)
 	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {

@@ -33,6 +33,10 @@ type Sim struct {
 	Regions []Region
 	Groups  []Group
 	Ready   int // tasks in state Ready (δr = Ready > 0)
+	// Blocked counts tasks in state Initialized: created, waiting for
+	// predecessors (between events; a task is Initialized only for the
+	// instant of its creation otherwise).
+	Blocked int
 	// Completed counts tasks that reached Completed.
 	Completed int64
 
@@ -107,6 +111,11 @@ func (s *Sim) Ahead(th, j int) (e *trace.Event, deps []trace.Dep, ok bool) {
 	}
 	return s.merge.scans[th].Ahead(j)
 }
+
+// Touched lists the threads other than the event's whose state the event
+// being processed changed (a region's end finishing its workers' implicit
+// tasks), for passes' After.
+func (s *Sim) Touched() []int { return s.touched }
 
 // HasEvents reports whether thread th has any event.
 func (s *Sim) HasEvents(th int) bool { return th < len(s.Proc.Events) && s.Proc.Events[th].N > 0 }

@@ -8,7 +8,7 @@ package sim
 
 func (s *Sim) valid(t Task) bool { return t >= 0 && int(t) < len(s.Tasks) }
 
-// setState moves t to state to, keeping the ready count.
+// setState moves t to state to, keeping the ready and blocked counts.
 func (s *Sim) setState(t Task, to TaskState) {
 	ts := s.Tasks
 	from := ts[t].State
@@ -18,11 +18,17 @@ func (s *Sim) setState(t Task, to TaskState) {
 	if !legal[from][to] {
 		s.Warn.Add("illegal transition", "task #%d %s → %s at %d ns", t, from, to, s.Now)
 	}
-	if from == Ready {
+	switch from {
+	case Ready:
 		s.Ready--
+	case Initialized:
+		s.Blocked--
 	}
-	if to == Ready {
+	switch to {
+	case Ready:
 		s.Ready++
+	case Initialized:
+		s.Blocked++
 	}
 	ts[t].State = to
 }
@@ -105,6 +111,7 @@ func (s *Sim) AddEdge(pred, succ Task) {
 		// Learnt (from a runtime-reported edge) after the task looked free at
 		// the same instant: it was never really ready. Undo, not a transition.
 		s.Ready--
+		s.Blocked++
 		ts[succ].State = Initialized
 	}
 }

@@ -41,6 +41,9 @@ const (
 	FlushEnd
 	WorkBegin
 	WorkEnd
+	MutexAcquire
+	MutexAcquired
+	MutexReleased
 
 	NumKinds // one past the last valid kind
 )
@@ -107,6 +110,9 @@ var schemas = [NumKinds]Schema{
 	FlushEnd:          {Name: "flush_end"},
 	WorkBegin:         {Name: "work_begin", Args: []string{"ws_type", "count", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
 	WorkEnd:           {Name: "work_end", Args: []string{"ws_type", "count", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
+	MutexAcquire:      {Name: "mutex_acquire", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
+	MutexAcquired:     {Name: "mutex_acquired", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
+	MutexReleased:     {Name: "mutex_released", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
 }
 
 // SchemaOf returns the schema of k; ok is false for kinds this version does not know.

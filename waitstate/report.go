@@ -144,6 +144,12 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	return ws
 }
 
+// EmptyReport returns a section without MPI calls, for the OpenMP part
+// alone.
+func EmptyReport() *report.WaitStates {
+	return &report.WaitStates{CallSites: []report.WaitSite{}, PerProcess: []report.WaitProcess{}, Causes: []report.WaitCause{}, Delays: []report.WaitDelay{}}
+}
+
 // Waiting returns the time of t charged to any pattern.
 func Waiting(t *report.WaitTimes) int64 {
 	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS

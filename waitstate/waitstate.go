@@ -18,6 +18,11 @@
 // patterns of a call never exceed its MPI time and each call counts in one
 // pattern only: the categories are disjoint and add up, with Other, to the
 // MPI time.
+//
+// The OpenMP wait states come from a second simulation pass (OMPPass,
+// omp.go): the threads' time not working outside MPI, by the sync
+// construct they wait in and by why no task was there to run, and the
+// waits for locks and critical sections.
 package waitstate
 
 import (

@@ -28,7 +28,8 @@ func newExportCmd() *cobra.Command {
 		Long: `export writes the trace's timeline as Chrome trace-event JSON, which Perfetto UI
 (ui.perfetto.dev, "Open trace file") and chrome://tracing open: one process per
 rank, one track per thread, task parts named by construct, parallel and sync
-regions, MPI calls, arrows for task dependences, remote dependences and MPI
+regions with their waiting parts and the waits for locks and critical sections
+(category "wait"), MPI calls, arrows for task dependences, remote dependences and MPI
 messages, timestamps on rank 0's clock (offset interpolation between the
 init and finalize measurements). The trace is streamed, so memory stays small
 whatever its size; cut big traces with --window and --ranks.

@@ -28,7 +28,7 @@ Workloads:
   stencil    Task-Bench stencil_1d: task (s,x) depends on (s−1, x−1..x+1)
   nearest    Task-Bench nearest: --radix nearest points (random with --fraction < 1)
   spread     Task-Bench spread: --radix points spread over the width
-  forkjoin   per step, --width independent tasks joined by taskwait
+  forkjoin   per step, --width independent tasks joined by taskwait (or taskgroup)
   pipeline   one chain through all tasks, point by point (one point per rank by
              default): the critical path crosses ranks at every step
   halo       MPI + OpenMP iterations with per-rank/per-thread imbalance and a
@@ -102,6 +102,7 @@ are remote task dependences with --latency.`,
 	f.DurationVar(&task, "task", 0, "task patterns, untied: task duration (default 50µs)")
 	f.Float64Var(&cfg.Jitter, "jitter", 0, "relative jitter of durations, in [0,1)")
 	f.StringVar(&cfg.Exchange, "exchange", "", "halo: halo or allreduce (default halo)")
+	f.BoolVar(&cfg.Taskgroup, "taskgroup", false, "forkjoin: join each step's tasks at the end of a taskgroup instead of a taskwait")
 	f.DurationVar(&compute, "compute", 0, "halo: per-thread compute per iteration (default 1ms)")
 	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo: the last rank computes (1+x)× the first")
 	f.Float64Var(&cfg.ThreadImbalance, "thread-imbalance", 0, "halo: the last thread computes (1+x)× the first")

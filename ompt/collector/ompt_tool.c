@@ -196,6 +196,32 @@ static void on_work(ompt_work_t ws, ompt_scope_endpoint_t ep, ompt_data_t *par, 
 	ptr_ev3_at(t, s, ep == ompt_scope_begin ? K_WORK_BEGIN : K_WORK_END, (uint64_t)ws, count, ptr_loc(t, codeptr));
 }
 
+/* Locks, critical, ordered and atomic (where libomp implements one with a
+ * lock): the wait for a mutex is from the end of mutex_acquire (stamped
+ * after the record, so its cost is not counted as waiting) to the start of
+ * mutex_acquired. */
+static void on_mutex_acquire(ompt_mutex_t kind, unsigned int hint, unsigned int impl, ompt_wait_id_t wait_id,
+			     const void *codeptr)
+{
+	(void)hint, (void)impl;
+	ptr_thread *t = ptr_self();
+	ptr_ev3_late(t, K_MUTEX_ACQUIRE, (uint64_t)kind, (uint64_t)wait_id, ptr_loc(t, codeptr));
+}
+
+static void on_mutex_acquired(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
+{
+	uint64_t s = ptr_stamp();
+	ptr_thread *t = ptr_self();
+	ptr_ev3_at(t, s, K_MUTEX_ACQUIRED, (uint64_t)kind, (uint64_t)wait_id, ptr_loc(t, codeptr));
+}
+
+static void on_mutex_released(ompt_mutex_t kind, ompt_wait_id_t wait_id, const void *codeptr)
+{
+	uint64_t s = ptr_stamp();
+	ptr_thread *t = ptr_self();
+	ptr_ev3_at(t, s, K_MUTEX_RELEASED, (uint64_t)kind, (uint64_t)wait_id, ptr_loc(t, codeptr));
+}
+
 static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *tool_data)
 {
 	(void)device, (void)tool_data;
@@ -221,6 +247,9 @@ static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *to
 		{ ompt_callback_sync_region_wait, (ompt_callback_t)on_sync_region_wait, "sync_region_wait" },
 		{ ompt_callback_cancel, (ompt_callback_t)on_cancel, "cancel" },
 		{ ompt_callback_work, (ompt_callback_t)on_work, "work" },
+		{ ompt_callback_mutex_acquire, (ompt_callback_t)on_mutex_acquire, "mutex_acquire" },
+		{ ompt_callback_mutex_acquired, (ompt_callback_t)on_mutex_acquired, "mutex_acquired" },
+		{ ompt_callback_mutex_released, (ompt_callback_t)on_mutex_released, "mutex_released" },
 	};
 	for (size_t i = 0; i < sizeof cbs / sizeof cbs[0]; i++) {
 		int r = set(cbs[i].cb, cbs[i].fn);

@@ -20,6 +20,9 @@ const (
 	kRegion
 	kWork
 	kFlush
+	kSyncWait  // the waiting part of a sync region
+	kMutexWait // acquiring a lock, critical section, ordered region or atomic
+	kMutexHold // holding it
 )
 
 type openSlice struct {
@@ -57,8 +60,9 @@ type proc struct {
 	win      Window
 	selected map[int]bool
 	st       *Stats
-	names    map[int64][]byte // location id → quoted JSON name
-	funcs    map[int64][]byte // string id → quoted JSON name
+	names    map[int64][]byte    // location id → quoted JSON name
+	mutexes  map[[3]int64][]byte // (waiting, mutex kind, location) → quoted JSON name
+	funcs    map[int64][]byte    // string id → quoted JSON name
 	threads  map[int]*threadState
 	msgs     map[msgKey]int64 // messages counted so far per key
 	fixed    map[string][]byte
@@ -213,6 +217,51 @@ func syncName(k int64) string {
 		return "teams barrier"
 	}
 	return fmt.Sprintf("sync %d", k)
+}
+
+// waitSlice tells the mutex kinds whose mutex_acquire is always followed
+// by mutex_acquired: not the test locks (a failed test has none) nor nest
+// locks (a nested acquisition by the owner ends in nest_lock, which the
+// collector does not record), whose waits are not drawn.
+func waitSlice(k int64) bool { return k != 2 && k != 3 && k != 4 }
+
+// mutexName names OMPT mutex kinds (ompt_mutex_t).
+func mutexName(k int64) string {
+	switch k {
+	case 1, 2:
+		return "lock"
+	case 3, 4:
+		return "nest lock"
+	case 5:
+		return "critical"
+	case 6:
+		return "atomic"
+	case 7:
+		return "ordered"
+	}
+	return fmt.Sprintf("mutex %d", k)
+}
+
+// mutexName is the quoted slice name of waiting for, or holding, a mutex
+// of kind k acquired at location loc.
+func (p *proc) mutexName(waiting bool, k, loc int64) []byte {
+	key := [3]int64{0, k, loc}
+	if waiting {
+		key[0] = 1
+	}
+	if b, ok := p.mutexes[key]; ok {
+		return b
+	}
+	name := mutexName(k) + " " + p.ix.tables.LocationName(loc)
+	if waiting {
+		name = "wait for " + name
+	}
+	if p.mutexes == nil {
+		p.mutexes = map[[3]int64][]byte{}
+	}
+	b := appendJSONString(nil, name)
+	p.mutexes[key] = b
+	return b
 }
 
 // workName names OMPT work types (ompt_work_t).
@@ -377,6 +426,24 @@ func (p *proc) event(t int, th *threadState, e *trace.Event) error {
 		return p.open(t, th, vis, openSlice{kind: kSync, key: a[0], start: ts, name: p.quoted(syncName(a[0])), cat: "openmp"})
 	case trace.SyncEnd:
 		return p.close(t, th, kSync, a[0], true, ts)
+	case trace.SyncWaitBegin:
+		return p.open(t, th, vis, openSlice{kind: kSyncWait, key: a[0], start: ts, name: p.quoted("wait: " + syncName(a[0])), cat: "wait"})
+	case trace.SyncWaitEnd:
+		return p.close(t, th, kSyncWait, a[0], true, ts)
+	case trace.MutexAcquire:
+		if !waitSlice(a[0]) {
+			return nil
+		}
+		return p.open(t, th, vis, openSlice{kind: kMutexWait, key: a[1], start: ts, name: p.mutexName(true, a[0], a[2]), cat: "wait"})
+	case trace.MutexAcquired:
+		if waitSlice(a[0]) {
+			if err := p.close(t, th, kMutexWait, a[1], true, ts); err != nil {
+				return err
+			}
+		}
+		return p.open(t, th, vis, openSlice{kind: kMutexHold, key: a[1], start: ts, name: p.mutexName(false, a[0], a[2]), cat: "openmp"})
+	case trace.MutexReleased:
+		return p.close(t, th, kMutexHold, a[1], true, ts)
 	case trace.WorkBegin:
 		return p.open(t, th, vis, openSlice{kind: kWork, key: a[0], start: ts, name: p.quoted(workName(a[0])), cat: "openmp"})
 	case trace.WorkEnd:

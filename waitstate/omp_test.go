@@ -1,0 +1,148 @@
+package waitstate
+
+import (
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// prog is a hand-written process: per-thread events in time order.
+type prog struct {
+	events [][]trace.Event
+	deps   [][]trace.Dep
+}
+
+func (g *prog) ev(th int, k trace.Kind, t int64, args ...int64) {
+	e := trace.Event{Time: t, Kind: k}
+	copy(e.Args[:], args)
+	g.events[th] = append(g.events[th], e)
+}
+
+func (g *prog) create(th int, t, task, parent int64, ds ...trace.Dep) {
+	g.ev(th, trace.TaskCreate, t, task, parent, ompt.TaskExplicit, 0)
+	e := trace.Event{Time: t, Kind: trace.TaskDeps}
+	e.Args[0], e.Args[1], e.Args[2] = task, int64(len(ds)), int64(len(g.deps[th]))
+	g.deps[th] = append(g.deps[th], ds...)
+	g.events[th] = append(g.events[th], e)
+}
+
+func (g *prog) sync(th int, kind, from, to, par, task int64) {
+	g.ev(th, trace.SyncBegin, from, kind, par, task, 0)
+	g.ev(th, trace.SyncWaitBegin, from, kind, par, task)
+	g.ev(th, trace.SyncWaitEnd, to, kind, par, task)
+	g.ev(th, trace.SyncEnd, to, kind, par, task, 0)
+}
+
+func id(th int, seq int64) int64 { return trace.MakeID(th, seq) }
+
+// Two threads in a region (times in ns). Thread 0 creates A and B (B
+// depends on A) and enters an explicit barrier at 0; thread 1 runs A 0..40
+// and enters the barrier at 43 (its wait from 45 to 70, runtime code
+// around it until 71); thread 0 takes B at 50 and runs it to 70,
+// when the barrier ends. Then thread 0 holds a lock 70..100 while thread 1
+// waits for it from 72 and holds it 100..110; thread 0 waits in the
+// region's implicit barrier 100..110.
+//
+// Explicit barrier: thread 0 waits on dependences 0..40 (A runs, B
+// blocked) and with B ready 40..50; thread 1 with B ready 45..50 and on
+// nothing 50..70. Implicit barrier: thread 0 on nothing 100..110. Lock: 2
+// acquisitions, waiting 28 (thread 1, 72..100), held 30 + 10.
+func TestOMPWaitsHand(t *testing.T) {
+	g := &prog{events: make([][]trace.Event, 2), deps: make([][]trace.Dep, 2)}
+	par, init, impl0, impl1 := id(0, 2), id(0, 1), id(0, 3), id(1, 1)
+	a, b := id(0, 4), id(0, 5)
+	g.ev(0, trace.ThreadBegin, 0, 1)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ParallelBegin, 0, par, init, 2, 0, 0)
+	g.ev(0, trace.ImplicitTaskBegin, 0, par, impl0, 2, 0, ompt.TaskImplicit)
+	g.ev(1, trace.ThreadBegin, 0, 2)
+	g.ev(1, trace.ImplicitTaskBegin, 0, par, impl1, 2, 1, ompt.TaskImplicit)
+	g.create(0, 0, a, impl0, trace.Dep{Addr: 8, Type: trace.DepOut})
+	g.create(0, 0, b, impl0, trace.Dep{Addr: 8, Type: trace.DepIn})
+	g.ev(0, trace.SyncBegin, 0, ompt.SyncBarrierExplicit, par, impl0, 0)
+	g.ev(0, trace.SyncWaitBegin, 0, ompt.SyncBarrierExplicit, par, impl0)
+	g.ev(0, trace.TaskSchedule, 50, impl0, ompt.StatusSwitch, b)
+	g.ev(0, trace.TaskSchedule, 70, b, ompt.StatusComplete, impl0)
+	g.ev(0, trace.SyncWaitEnd, 70, ompt.SyncBarrierExplicit, par, impl0)
+	g.ev(0, trace.SyncEnd, 70, ompt.SyncBarrierExplicit, par, impl0, 0)
+	g.ev(1, trace.TaskSchedule, 0, impl1, ompt.StatusSwitch, a)
+	g.ev(1, trace.TaskSchedule, 40, a, ompt.StatusComplete, impl1)
+	// Runtime code 43..45 and 70..71 around the wait: the breakdown's sync
+	// runtime, not waiting.
+	g.ev(1, trace.SyncBegin, 43, ompt.SyncBarrierExplicit, par, impl1, 0)
+	g.ev(1, trace.SyncWaitBegin, 45, ompt.SyncBarrierExplicit, par, impl1)
+	g.ev(1, trace.SyncWaitEnd, 70, ompt.SyncBarrierExplicit, par, impl1)
+	g.ev(1, trace.SyncEnd, 71, ompt.SyncBarrierExplicit, par, impl1, 0)
+	g.ev(0, trace.MutexAcquire, 70, 1, 0x1000, 0)
+	g.ev(0, trace.MutexAcquired, 70, 1, 0x1000, 0)
+	g.ev(0, trace.MutexReleased, 100, 1, 0x1000, 0)
+	g.ev(1, trace.MutexAcquire, 72, 1, 0x1000, 0)
+	g.ev(1, trace.MutexAcquired, 100, 1, 0x1000, 0)
+	g.ev(1, trace.MutexReleased, 110, 1, 0x1000, 0)
+	g.sync(0, ompt.SyncBarrierImplicitParallel, 100, 110, par, impl0)
+	g.sync(1, ompt.SyncBarrierImplicitParallel, 110, 110, par, impl1)
+	for th, impl := range []int64{impl0, impl1} {
+		g.ev(th, trace.ImplicitTaskEnd, 110, par, impl, 2, int64(th), ompt.TaskImplicit)
+	}
+	g.ev(0, trace.ParallelEnd, 110, par, init, 0, 0)
+	g.ev(0, trace.ImplicitTaskEnd, 110, 0, init, 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ThreadEnd, 110)
+	g.ev(1, trace.ThreadEnd, 110)
+	tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}}}
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		end                      int64
+		explicit                 [NumReasons]int64
+		implicit                 [NumReasons]int64
+		acq, wait, maxWait, hold int64
+	}{
+		{110, [NumReasons]int64{15, 40, 20}, [NumReasons]int64{0, 0, 10}, 2, 28, 28, 40},
+		// A window ending at 90 cuts the lock's second wait and holds and
+		// leaves its second acquisition out.
+		{90, [NumReasons]int64{15, 40, 20}, [NumReasons]int64{}, 1, 18, 18, 20},
+	} {
+		s := sim.New(p, nil, true)
+		s.SetWindow(0, c.end)
+		pass := NewOMPPass(3, p.NumThreads())
+		if err := s.Run(ompt.NewModel(), pass); err != nil {
+			t.Fatal(err)
+		}
+		got := map[Sync][NumReasons]int64{}
+		for _, r := range pass.Rows {
+			if r.Rank != 3 || r.Construct != "t.c:1" && r.Sync != SyncOutside {
+				t.Errorf("end %d: row %+v", c.end, r)
+			}
+			got[r.Sync] = r.NS
+		}
+		if got[SyncExplicitBarrier] != c.explicit || got[SyncImplicitBarrier] != c.implicit || got[SyncOutside] != ([NumReasons]int64{}) {
+			t.Errorf("end %d: rows %+v, want explicit barrier %v, implicit %v", c.end, pass.Rows, c.explicit, c.implicit)
+		}
+		// The reasons split the breakdown's overhead (less fork/join and sync
+		// runtime) and idleness.
+		var over, idle, ready, blocked, runtime int64
+		for _, tt := range s.Breakdown.Threads {
+			over += tt.Overhead + tt.OverheadSerial - tt.ForkJoin - tt.SyncRuntime
+			idle += tt.Idle + tt.IdleSerial
+			runtime += tt.SyncRuntime
+		}
+		if runtime != 3 {
+			t.Errorf("end %d: sync runtime %d, want 3", c.end, runtime)
+		}
+		for _, r := range pass.Rows {
+			ready += r.NS[ReasonReady]
+			blocked += r.NS[ReasonDeps] + r.NS[ReasonNoTask]
+		}
+		if ready != over || blocked != idle {
+			t.Errorf("end %d: task ready %d, no task %d; breakdown overhead %d, idleness %d", c.end, ready, blocked, over, idle)
+		}
+		want := []MutexRow{{Rank: 3, Kind: "lock", Construct: "t.c:1", Acquisitions: c.acq, WaitNS: c.wait, MaxWaitNS: c.maxWait, HoldNS: c.hold}}
+		if len(pass.Mutexes) != 1 || pass.Mutexes[0] != want[0] {
+			t.Errorf("end %d: mutexes %+v, want %+v", c.end, pass.Mutexes, want)
+		}
+	}
+}
