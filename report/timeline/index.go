@@ -1,8 +1,10 @@
 package timeline
 
 import (
+	"cmp"
 	"errors"
 	"io"
+	"slices"
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -59,27 +61,63 @@ func (rs *runs) lookup(id int64) (int64, bool) {
 	return 0, false
 }
 
-// edges holds runtime-reported task→task dependences of one process, in
-// both directions, until both ends were drawn; at most max of them.
+// edges holds runtime-reported task→task dependences of one process until
+// both ends were drawn; at most the budget's. They are pairs sorted by
+// predecessor and by successor (34 B an edge, where maps of slices took
+// about 200): a lookup is a binary search, and taking a task's edges marks
+// them instead of deleting them. Stable sorts keep each task's edges in
+// the order the trace gave them.
 type edges struct {
-	succ, pred map[int64][]int64
-	b          *budget
-	dropped    int64
+	byPred, bySucc [][2]int64 // (pred, succ) and (succ, pred), sorted by the first after finish
+	predDone       []bool
+	succDone       []bool
+	b              *budget
+	dropped        int64
 }
 
-func newEdges(b *budget) *edges {
-	return &edges{succ: map[int64][]int64{}, pred: map[int64][]int64{}, b: b}
-}
+func newEdges(b *budget) *edges { return &edges{b: b} }
 
 func (e *edges) add(pred, succ int64) {
 	if e.b.edges <= 0 {
 		e.dropped++
 		return
 	}
-	e.succ[pred] = append(e.succ[pred], succ)
-	e.pred[succ] = append(e.pred[succ], pred)
+	e.byPred = append(e.byPred, [2]int64{pred, succ})
 	e.b.edges--
 }
+
+// finish sorts the edges once the index pass has seen them all.
+func (e *edges) finish() {
+	e.bySucc = make([][2]int64, len(e.byPred))
+	for i, p := range e.byPred {
+		e.bySucc[i] = [2]int64{p[1], p[0]}
+	}
+	byFirst := func(a, b [2]int64) int { return cmp.Compare(a[0], b[0]) }
+	slices.SortStableFunc(e.byPred, byFirst)
+	slices.SortStableFunc(e.bySucc, byFirst)
+	e.predDone, e.succDone = make([]bool, len(e.byPred)), make([]bool, len(e.bySucc))
+}
+
+// take returns the other ends of key's edges in sorted (the ones not
+// taken yet) and marks them taken.
+func take(sorted [][2]int64, done []bool, key int64) [][2]int64 {
+	i, ok := slices.BinarySearchFunc(sorted, key, func(p [2]int64, k int64) int { return cmp.Compare(p[0], k) })
+	if !ok || done[i] {
+		return nil
+	}
+	j := i
+	for j < len(sorted) && sorted[j][0] == key {
+		done[j] = true
+		j++
+	}
+	return sorted[i:j]
+}
+
+// takeSuccs returns pred's edges (second element: the successor), once.
+func (e *edges) takeSuccs(pred int64) [][2]int64 { return take(e.byPred, e.predDone, pred) }
+
+// takePreds returns succ's edges (second element: the predecessor), once.
+func (e *edges) takePreds(succ int64) [][2]int64 { return take(e.bySucc, e.succDone, succ) }
 
 // index is what the first pass over a process file learns: complete tables
 // (they may arrive after the events that use them), the construct of every
@@ -143,5 +181,6 @@ func indexProcess(path string, b *budget, progress func(read int64)) (*index, er
 		}
 	}
 	ix.tables = rd.Tables()
+	ix.edges.finish()
 	return ix, nil
 }

@@ -500,18 +500,17 @@ func (p *proc) schedule(t int, th *threadState, vis bool, ts, prior, status, nex
 	cur := p.currentImplicit(th)
 	if prior != 0 && prior != cur {
 		completed := status == ompt.StatusComplete || status == ompt.StatusCancel || status == ompt.StatusDetach
-		if completed && vis {
-			for _, s := range p.ix.edges.succ[prior] {
-				// Inside the ending part, but never before what the track
-				// already shows.
-				at := max(ts-1, th.lastEmit)
-				if err := p.flow(t, th, 's', at, flowID('d', int64(p.rank), prior, s, 0, 0), "task_dependence", "dependence"); err != nil {
-					return err
+		if completed {
+			if succs := p.ix.edges.takeSuccs(prior); vis {
+				for _, e := range succs {
+					// Inside the ending part, but never before what the
+					// track already shows.
+					at := max(ts-1, th.lastEmit)
+					if err := p.flow(t, th, 's', at, flowID('d', int64(p.rank), prior, e[1], 0, 0), "task_dependence", "dependence"); err != nil {
+						return err
+					}
 				}
 			}
-		}
-		if completed {
-			delete(p.ix.edges.succ, prior)
 		}
 		if err := p.close(t, th, kTask, prior, true, ts); err != nil {
 			return err
@@ -527,15 +526,13 @@ func (p *proc) schedule(t int, th *threadState, vis bool, ts, prior, status, nex
 		if err := p.open(t, th, vis, openSlice{kind: kTask, key: next, start: ts, name: name, cat: "task", task: next}); err != nil {
 			return err
 		}
-		if preds, ok := p.ix.edges.pred[next]; ok {
-			if vis {
-				for _, pr := range preds {
-					if err := p.flow(t, th, 'f', ts, flowID('d', int64(p.rank), pr, next, 0, 0), "task_dependence", "dependence"); err != nil {
-						return err
-					}
+		// Arrows go to the first part only: the edges are taken once.
+		if preds := p.ix.edges.takePreds(next); vis {
+			for _, e := range preds {
+				if err := p.flow(t, th, 'f', ts, flowID('d', int64(p.rank), e[1], next, 0, 0), "task_dependence", "dependence"); err != nil {
+					return err
 				}
 			}
-			delete(p.ix.edges.pred, next) // arrows go to the first part only
 		}
 	}
 	return nil
