@@ -12,9 +12,10 @@ import (
 
 // Process is one loaded trace file: header, tables and its events kept as
 // the encoded chunks of the file (about 9 bytes an event), not as decoded
-// rows. Passes read the events through scans (ThreadScan, BackScan) that
-// decode one chunk at a time into reused buffers, so memory stays about the
-// size of the file whatever the number of passes.
+// rows. Passes read the events through scans (ThreadScan a window of
+// events at a time, BackScan a chunk at a time) that decode into reused
+// buffers, so memory stays about the size of the file whatever the number
+// of passes.
 //
 // LoadProcess validates every chunk once (decoding, time order) and takes
 // the Census on the way; a scan of a loaded process cannot fail.
@@ -476,7 +477,7 @@ func (p *Process) Streaming() bool { return p.stream }
 // It decodes a window of scanWindow events at a time, continuing in the
 // same chunk when the window is consumed (the decoder keeps its place in
 // the chunk's streams), so its buffers hold about scanWindow events
-// whatever the chunk size (BufferBytes). Ahead looks at the events after
+// whatever the chunk size (about 27 KB). Ahead looks at the events after
 // the current one, up to the end of the next chunk; it decodes further and
 // grows the window as needed, which only an unusually long lookahead makes
 // larger than a few more events.
@@ -519,7 +520,7 @@ type winSeg struct {
 const (
 	// scanWindow is the events a ThreadScan decodes at a time: small
 	// enough that a scan per thread of a process with hundreds of threads
-	// costs little memory (about 30 KB each), large enough that the
+	// costs little memory (about 27 KB each), large enough that the
 	// per-window work (a call, the stream setup) vanishes against the
 	// events'. A multiple of 4 (the streams' control-byte groups).
 	scanWindow = 256
@@ -539,8 +540,7 @@ func (p *Process) Scan(th int, tb *Timebase) *ThreadScan {
 	return s
 }
 
-// Scans recycles thread scans, whose decode buffers (BufferBytes, about
-// 30 KB) would otherwise be allocated for every thread of every process in
+// Scans recycles thread scans, whose decode buffers (about 27 KB) would otherwise be allocated for every thread of every process in
 // every pass. The zero value is ready; a nil *Scans allocates each scan.
 // Not safe for concurrent use: each analysis rank has its own.
 type Scans struct{ free []*ThreadScan }
@@ -563,7 +563,9 @@ func (sp *Scans) Put(scans ...*ThreadScan) {
 	}
 	for _, s := range scans {
 		if s != nil {
-			s.p, s.tb = nil, nil
+			// Drop what points into the process: its chunks' payloads
+			// (the arena ReleaseEvents gives back) and the timebase.
+			s.p, s.tb, s.sc.dec.cols = nil, nil, chunkColumns{}
 			sp.free = append(sp.free, s)
 		}
 	}
@@ -575,7 +577,7 @@ func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
 	s.win, s.dep, s.segs = s.win[:0], s.dep[:0], s.segs[:0]
 	s.i, s.lim, s.cs, s.k, s.base, s.off = 0, 0, 0, -1, 0, 0
 	s.dk, s.err = -1, nil
-	s.sc.dec.n, s.sc.dec.i = 0, 0
+	s.sc.dec.n, s.sc.dec.i, s.sc.dec.cols = 0, 0, chunkColumns{}
 	s.trim()
 }
 
@@ -767,10 +769,10 @@ func (s *ThreadScan) Ahead(j int) (e *Event, deps []Dep, ok bool) {
 	return e, e.Deps(s.dep), true
 }
 
-// BufferBytes returns the bytes of the buffers the scan holds: its window
+// bufferBytes returns the bytes of the buffers the scan holds: its window
 // of events, their dependence lists and the decoder's column scratch (and,
 // for a streaming process, the re-read frame).
-func (s *ThreadScan) BufferBytes() int {
+func (s *ThreadScan) bufferBytes() int {
 	d := &s.sc.dec
 	return cap(s.win)*int(unsafe.Sizeof(Event{})) + cap(s.dep)*int(unsafe.Sizeof(Dep{})) +
 		cap(s.segs)*int(unsafe.Sizeof(winSeg{})) + 8*(cap(d.dv)+cap(d.av)) + cap(s.sc.frame)
@@ -801,7 +803,9 @@ func (p *Process) openStored(th, k int, sc *scratch) error {
 	return nil
 }
 
-// BackScan walks one thread's events backward from a given index.
+// BackScan walks one thread's events backward from a given index. It
+// decodes whole chunks (a chunk of events and its column scratch, unlike
+// ThreadScan's window); no analysis pass uses it today.
 type BackScan struct {
 	p   *Process
 	th  int

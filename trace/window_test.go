@@ -234,6 +234,9 @@ func TestScanBufferBytes(t *testing.T) {
 			t.Fatalf("a scan of 16384-event chunks holds %d buffer bytes, more than %d", most, limit)
 		}
 		pool.Put(s)
+		if s.sc.dec.cols.kinds != nil || s.sc.dec.cols.argsData != nil {
+			t.Fatal("a recycled scan keeps the process's chunk payload alive")
+		}
 	}
 	// A lookahead to the end of the next chunk grows the window for a
 	// while; a new window gives the memory back.
@@ -251,9 +254,6 @@ func TestScanBufferBytes(t *testing.T) {
 		t.Fatalf("after a far lookahead the scan keeps %d buffer bytes", b)
 	}
 }
-
-// bufferBytes is the scan's BufferBytes, for tests.
-func (s *ThreadScan) bufferBytes() int { return s.BufferBytes() }
 
 // windowDecode decodes cols with the chunk decoder a window of w events at
 // a time, decoding args ablock values at a time, and returns the events
