@@ -540,8 +540,9 @@ func (p *Process) Scan(th int, tb *Timebase) *ThreadScan {
 	return s
 }
 
-// Scans recycles thread scans, whose decode buffers (about 27 KB) would otherwise be allocated for every thread of every process in
-// every pass. The zero value is ready; a nil *Scans allocates each scan.
+// Scans recycles thread scans, whose decode buffers (about 27 KB) would
+// otherwise be allocated for every thread of every process in every pass.
+// The zero value is ready; a nil *Scans allocates each scan.
 // Not safe for concurrent use: each analysis rank has its own.
 type Scans struct{ free []*ThreadScan }
 
