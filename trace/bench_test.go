@@ -112,3 +112,40 @@ func writeTemp(tb testing.TB, data []byte) string {
 	}
 	return path
 }
+
+// BenchmarkScan measures the passes' read path: forward scans of every
+// thread of a loaded process, decoding its stored chunks into the scans'
+// buffers, with a lookahead after each task creation as the simulator does.
+func BenchmarkScan(b *testing.B) {
+	data := stencilFile(b, 2_000_000)
+	p, err := trace.LoadProcess(writeTemp(b, data), trace.LoadOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pool trace.Scans
+	var events, sum int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for th := 0; th < p.NumThreads(); th++ {
+			s := pool.Get(p, th, nil)
+			for s.Next() {
+				e := s.Event()
+				sum += e.Time + e.Args[0]
+				if e.Kind == trace.TaskCreate {
+					if d, _, ok := s.Ahead(1); ok {
+						sum += d.Args[0]
+					}
+				}
+				events++
+			}
+			if err := s.Err(); err != nil {
+				b.Fatal(err)
+			}
+			pool.Put(s)
+		}
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+	if sum == 0 {
+		b.Fatal("no events")
+	}
+}

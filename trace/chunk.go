@@ -107,53 +107,132 @@ func (e *columnError) Error() string {
 }
 
 // decodeColumns expands cols into c.Events and c.Deps, reusing their
-// storage and the scratch buffers in sc. It checks the column sizes first,
-// decodes the integer streams without per-value branches, then assembles
-// events with one bounds check per event; it never panics on corrupt input.
+// storage and the scratch buffers in sc: the chunk decoder run over the
+// whole chunk as one window (what the Reader hands out).
 func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
-	n := int(cols.n)
-	if cols.n < 0 || len(cols.kinds) != n {
+	d := &sc.dec
+	if err := d.open(cols, int(cols.n), int(cols.nargs)); err != nil {
+		return err
+	}
+	if cap(c.Events) < d.n {
+		c.Events = make([]Event, 0, d.n)
+	}
+	evs, deps, err := d.next(c.Events[:0], c.Deps[:0], d.n)
+	if err != nil {
+		return err
+	}
+	c.Thread = int(cols.thread)
+	c.Seq = cols.seq
+	c.Events = evs
+	c.Deps = deps
+	return nil
+}
+
+// chunkDecoder decodes one chunk's columns a window of events at a time.
+// Between windows it keeps where each stream stands (the next event, the
+// data positions of the dt and args streams, whose control bytes follow
+// from the value indices), the time of the last event and the delta
+// registers, so a reader holds a window of decoded events instead of a
+// chunk. Every check of the whole-chunk decode is made at the same point
+// of the stream and reports the same event and position, whichever window
+// it falls in: the column sizes when the chunk is opened, the kinds,
+// argument counts and dependence lists per event, the leftover arguments
+// after the chunk's last event.
+type chunkDecoder struct {
+	cols  chunkColumns
+	n     int   // events to decode (a salvaged chunk may stop before cols.n)
+	m     int   // values in the args stream
+	i     int   // next event to decode; a multiple of 4 until the end
+	t     int64 // time of event i−1 (t0 before the first)
+	dtPos int   // data position of event i's dt value
+	// av holds the decoded args values abase, abase+1, …; q indexes the
+	// next unread one, aPos is the data position of the value after av's
+	// last. ablock is how many values a refill decodes at least.
+	av     []uint64
+	q      int
+	abase  int
+	aPos   int
+	ablock int
+	dv     []uint64 // a window's dt values
+	reg    registers
+}
+
+// open checks cols' column sizes and starts decoding it; the first n events
+// (n ≤ cols.n) will be decoded, ablock args values at a time at least.
+func (d *chunkDecoder) open(cols *chunkColumns, n, ablock int) error {
+	if cols.n < 0 || int64(len(cols.kinds)) != cols.n {
 		return &columnError{event: 0, column: "kinds", msg: fmt.Sprintf("has %d bytes for n=%d events", len(cols.kinds), cols.n)}
 	}
-	if err := svbCheck(cols.dtCtrl, cols.dtData, n); err != nil {
+	if err := svbCheck(cols.dtCtrl, cols.dtData, int(cols.n)); err != nil {
 		return &columnError{column: "dt", msg: err.Error()}
 	}
-	m := int(cols.nargs)
 	if cols.nargs < 0 || cols.nargs > int64(len(cols.argsData))+1<<20 {
 		return &columnError{column: "args", msg: fmt.Sprintf("implausible value count %d", cols.nargs)}
 	}
+	m := int(cols.nargs)
 	if err := svbCheck(cols.argsCtrl, cols.argsData, m); err != nil {
 		return &columnError{column: "args", msg: err.Error()}
 	}
-	dv := sc.grow(&sc.dt, n)
-	av := sc.grow(&sc.args, m)
-	svbDecode(cols.dtCtrl, cols.dtData, dv, n)
-	svbDecode(cols.argsCtrl, cols.argsData, av, m)
+	d.cols = *cols
+	d.n, d.m = min(n, int(cols.n)), m
+	d.i, d.t, d.dtPos = 0, cols.t0, 0
+	d.av, d.q, d.abase, d.aPos, d.ablock = d.av[:0], 0, 0, 0, max(ablock, 4)
+	d.reg = registers{}
+	return nil
+}
 
-	if cap(c.Events) < n {
-		c.Events = make([]Event, n)
+// done reports whether every event to decode has been.
+func (d *chunkDecoder) done() bool { return d.i >= d.n }
+
+// next decodes up to w more events (w a multiple of 4 unless it reaches
+// the end) after evs, appending their dependence lists to deps, and
+// returns the extended slices. On error evs and deps come back as given
+// and the decoder is dead.
+func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, error) {
+	cnt := min(w, d.n-d.i)
+	if cnt <= 0 {
+		return evs, deps, nil
 	}
-	evs := c.Events[:n]
-	deps := c.Deps[:0]
-	reg := &sc.reg
-	*reg = registers{}
-	t := cols.t0
-	kinds := cols.kinds[:n]
-	dv = dv[:n]
-	q := 0
-	for i := range evs {
-		k := Kind(kinds[i])
-		if k == KindInvalid || k >= NumKinds {
-			return &columnError{event: i, column: "kinds", pos: i, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
+	l := len(evs)
+	if cap(evs)-l < cnt {
+		// A whole chunk gets its size; a window that grows, room for more.
+		size := l + cnt
+		if l > 0 {
+			size = max(size, 2*cap(evs))
 		}
-		t += zz(dv[i])
+		grown := make([]Event, l, size)
+		copy(grown, evs)
+		evs = grown
+	}
+	out := evs[l : l+cnt]
+	if cap(d.dv) < cnt {
+		d.dv = make([]uint64, cnt)
+	}
+	dv := d.dv[:cnt]
+	cols := &d.cols
+	d.dtPos += svbDecode(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], dv, cnt)
+
+	ndeps := len(deps)
+	i0 := d.i
+	kinds := cols.kinds[i0 : i0+cnt]
+	av, q := d.av, d.q
+	reg := &d.reg
+	t := d.t
+	for x := range out {
+		k := Kind(kinds[x])
+		if k == KindInvalid || k >= NumKinds {
+			return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "kinds", pos: i0 + x, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
+		}
+		t += zz(dv[x])
 		na := int(nargs[k])
-		if q+na > m {
-			return &columnError{event: i, column: "args", pos: q, msg: fmt.Sprintf("the stream ends before %s's %d arguments", k, na)}
+		if q+na > len(av) {
+			if av, q = d.refill(q, na); q+na > len(av) {
+				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: fmt.Sprintf("the stream ends before %s's %d arguments", k, na)}
+			}
 		}
 		r := &reg.args[k]
 		a := av[q : q+na]
-		e := &evs[i]
+		e := &out[x]
 		e.Time = t
 		e.Kind = k
 		// Update the registers and store the event from registers: loading
@@ -187,20 +266,25 @@ func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 		}
 		q += na
 		if k == TaskDeps {
-			if q >= m {
-				return &columnError{event: i, column: "args", pos: q, msg: "the stream ends before the dependence count"}
+			if q >= len(av) {
+				if av, q = d.refill(q, 1); q >= len(av) {
+					return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: "the stream ends before the dependence count"}
+				}
 			}
-			cnt := av[q]
+			nd := av[q]
 			q++
-			if cnt > maxListLen || cnt > uint64(m-q)/2 {
-				return &columnError{event: i, column: "args", pos: q - 1, msg: fmt.Sprintf("dependence count %d exceeds the stream or the limit %d", cnt, maxListLen)}
+			if nd > maxListLen || nd > uint64(d.m-d.abase-q)/2 {
+				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q - 1, msg: fmt.Sprintf("dependence count %d exceeds the stream or the limit %d", nd, maxListLen)}
 			}
-			e.Args[1] = int64(cnt)
+			if q+2*int(nd) > len(av) {
+				av, q = d.refill(q, 2*int(nd))
+			}
+			e.Args[1] = int64(nd)
 			e.Args[2] = int64(len(deps))
-			for d := 0; d < int(cnt); d++ {
+			for j := 0; j < int(nd); j++ {
 				ty := av[q+1]
 				if ty > 0xff {
-					return &columnError{event: i, column: "args", pos: q + 1, msg: fmt.Sprintf("dependence %d has type %d", d, ty)}
+					return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q + 1, msg: fmt.Sprintf("dependence %d has type %d", j, ty)}
 				}
 				reg.addr += uint64(zz(av[q]))
 				deps = append(deps, Dep{Addr: reg.addr, Type: uint8(ty)})
@@ -208,32 +292,45 @@ func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 			}
 		}
 	}
-	if q != m {
-		return &columnError{event: n, column: "args", pos: q, msg: fmt.Sprintf("%d values left over after the last event", m-q)}
+	d.i += cnt
+	d.t, d.q = t, q
+	if d.i == int(cols.n) && d.abase+q != d.m {
+		return evs[:l], deps[:ndeps], &columnError{event: d.i, column: "args", pos: d.abase + q, msg: fmt.Sprintf("%d values left over after the last event", d.m-d.abase-q)}
 	}
-	c.Thread = int(cols.thread)
-	c.Seq = cols.seq
-	c.Events = evs
-	c.Deps = deps
-	return nil
+	return evs[:l+cnt], deps, nil
+}
+
+// refill moves the unread args values (from q) to the front of av and
+// decodes at least need values after them, ablock at least, as far as the
+// stream goes. It returns av and the new index of the value that was at q.
+func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
+	rest := copy(d.av, d.av[q:])
+	av := d.av[:rest]
+	d.abase += q
+	end := d.abase + rest // values decoded so far: a multiple of 4 below m
+	k := min(max(need-rest, d.ablock), d.m-end)
+	if k > 0 {
+		k = min((k+3)&^3, d.m-end)
+		if cap(av) < rest+k {
+			grown := make([]uint64, rest, rest+k)
+			copy(grown, av)
+			av = grown
+		}
+		av = av[:rest+k]
+		d.aPos += svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k)
+	}
+	d.av = av
+	return av, 0
 }
 
 // zz undoes zig-zag encoding.
 func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
-// scratch holds a reader's decoding buffers, reused from chunk to chunk.
+// scratch holds a reader's decoding state and buffers, reused from chunk to
+// chunk.
 type scratch struct {
-	dt, args []uint64
-	reg      registers
-	frame    []byte // a re-read frame (streaming processes)
-}
-
-func (sc *scratch) grow(b *[]uint64, n int) []uint64 {
-	if cap(*b) < n {
-		*b = make([]uint64, n)
-	}
-	*b = (*b)[:n]
-	return *b
+	dec   chunkDecoder
+	frame []byte // a re-read frame (streaming processes)
 }
 
 // nargs is the number of encoded arguments of each kind.

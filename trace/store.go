@@ -7,13 +7,15 @@ import (
 	"io"
 	"math"
 	"os"
+	"unsafe"
 )
 
 // Process is one loaded trace file: header, tables and its events kept as
 // the encoded chunks of the file (about 9 bytes an event), not as decoded
-// rows. Passes read the events through scans (ThreadScan, BackScan) that
-// decode one chunk at a time into reused buffers, so memory stays about the
-// size of the file whatever the number of passes.
+// rows. Passes read the events through scans (ThreadScan a window of
+// events at a time, BackScan a chunk at a time) that decode into reused
+// buffers, so memory stays about the size of the file whatever the number
+// of passes.
 //
 // LoadProcess validates every chunk once (decoding, time order) and takes
 // the Census on the way; a scan of a loaded process cannot fail.
@@ -421,6 +423,16 @@ func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 	return nil
 }
 
+// decodeCorrected decodes the whole of stored chunk k of thread th into c
+// with its times corrected by tb (BackScan, Decode).
+func (p *Process) decodeCorrected(th, k int, c *Chunk, sc *scratch, tb *Timebase) error {
+	if err := p.decodeStored(th, k, c, sc); err != nil {
+		return err
+	}
+	tb.apply(th, p.Events[th].chunks[k].first, c.Events)
+	return nil
+}
+
 // reread reads the frame of sk from the file into sc's buffer and checks
 // that it is still the frame the load decoded.
 func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
@@ -456,27 +468,69 @@ func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
 // every pass.
 func (p *Process) Streaming() bool { return p.stream }
 
-// ThreadScan walks one thread's events forward, decoding a chunk at a time
-// into buffers it reuses. Times are corrected by its Timebase (nil: as
-// recorded).
+// ThreadScan walks one thread's events forward. Times are corrected by its
+// Timebase (nil: as recorded).
 //
 //	s := p.Scan(th, tb)
 //	for s.Next() { e := s.Event() … }
 //
-// Event and Deps stay valid until the next call to Next. Ahead looks at
-// the events after the current one, within the current and the next chunk.
+// It decodes a window of scanWindow events at a time, continuing in the
+// same chunk when the window is consumed (the decoder keeps its place in
+// the chunk's streams), so its buffers hold about scanWindow events
+// whatever the chunk size (about 27 KB). Ahead looks at the events after
+// the current one, up to the end of the next chunk; it decodes further and
+// grows the window as needed, which only an unusually long lookahead makes
+// larger than a few more events.
+//
+// What Event, Deps and Ahead return stays valid, and unchanged, until the
+// next call to Next: a window that grows moves to a larger array, but the
+// old one keeps the events already handed out. Next reuses the window.
 type ThreadScan struct {
-	p    *Process
-	th   int
-	tb   *Timebase
-	k    int // chunk index of cur, −1 before the first
-	cur  Chunk
-	i    int // position of the current event in cur
-	nx   Chunk
-	nxOK bool // nx holds chunk k+1
-	sc   scratch
-	err  error
+	p   *Process
+	th  int
+	tb  *Timebase
+	win []Event // decoded events; the current one is win[i]
+	dep []Dep   // dependence lists of win's task_dependences events
+	i   int
+	// lim is where Next leaves its fast path: the window's end, the next
+	// chunk's first event in the window, or the point where a window
+	// grown by Ahead slides back to the front of its array.
+	lim int
+	// segs are the chunks whose events the window holds, in order; cs is
+	// the current event's. k, base and off are the current segment's
+	// chunk, index offset (Index = base + i) and kinds offset.
+	segs      []winSeg
+	cs        int
+	k         int
+	base, off int64
+	// The decoder stands in chunk dk (−1 before the first).
+	dk  int
+	sc  scratch
+	err error
 }
+
+// winSeg is a run of the window's events from one chunk.
+type winSeg struct {
+	pos   int   // position in the window of its first event
+	k     int   // chunk
+	first int64 // index in the thread of the event at pos
+	off   int64 // file offset of that event's kind byte
+}
+
+const (
+	// scanWindow is the events a ThreadScan decodes at a time: small
+	// enough that a scan per thread of a process with hundreds of threads
+	// costs little memory (about 27 KB each), large enough that the
+	// per-window work (a call, the stream setup) vanishes against the
+	// events'. A multiple of 4 (the streams' control-byte groups).
+	scanWindow = 256
+	// scanAhead is the events Ahead decodes when it reaches past the
+	// window: OMPT's dependences follow a task creation within a few
+	// events, and a small step keeps the slide of the window's tail small.
+	scanAhead = 16
+	// scanArgs is the args values the decoder decodes at a time.
+	scanArgs = 1024
+)
 
 // Scan returns a scan of thread th's events (an empty scan for a thread
 // index without events).
@@ -486,11 +540,10 @@ func (p *Process) Scan(th int, tb *Timebase) *ThreadScan {
 	return s
 }
 
-// Scans recycles thread scans, whose decode buffers (two chunks of events
-// and the column scratch, about 0.6 MB at the default chunk size) would
+// Scans recycles thread scans, whose decode buffers (about 27 KB) would
 // otherwise be allocated for every thread of every process in every pass.
-// The zero value is ready; a nil *Scans allocates each scan. Not safe for
-// concurrent use: each analysis rank has its own.
+// The zero value is ready; a nil *Scans allocates each scan.
+// Not safe for concurrent use: each analysis rank has its own.
 type Scans struct{ free []*ThreadScan }
 
 // Get returns a scan of thread th of p, recycled when one is free.
@@ -511,7 +564,9 @@ func (sp *Scans) Put(scans ...*ThreadScan) {
 	}
 	for _, s := range scans {
 		if s != nil {
-			s.p, s.tb = nil, nil
+			// Drop what points into the process: its chunks' payloads
+			// (the arena ReleaseEvents gives back) and the timebase.
+			s.p, s.tb, s.sc.dec.cols = nil, nil, chunkColumns{}
 			sp.free = append(sp.free, s)
 		}
 	}
@@ -520,91 +575,238 @@ func (sp *Scans) Put(scans ...*ThreadScan) {
 // Reset makes s a new scan of thread th, keeping its buffers.
 func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
 	s.p, s.th, s.tb = p, th, tb
-	s.k, s.i, s.nxOK, s.err = -1, 0, false, nil
-	s.cur.Events = s.cur.Events[:0]
+	s.win, s.dep, s.segs = s.win[:0], s.dep[:0], s.segs[:0]
+	s.i, s.lim, s.cs, s.k, s.base, s.off = 0, 0, 0, -1, 0, 0
+	s.dk, s.err = -1, nil
+	s.sc.dec.n, s.sc.dec.i, s.sc.dec.cols = 0, 0, chunkColumns{}
+	s.trim()
 }
 
 // Next moves to the next event; false at the end (or on Err).
 func (s *ThreadScan) Next() bool {
 	s.i++
-	if s.i < len(s.cur.Events) {
+	if s.i < s.lim {
 		return true
 	}
-	if s.th >= len(s.p.Events) || s.err != nil {
-		return false
-	}
-	chunks := s.p.Events[s.th].chunks
-	if s.k+1 >= len(chunks) {
-		s.i = len(s.cur.Events)
-		return false
-	}
-	s.k++
-	if s.nxOK {
-		s.cur, s.nx = s.nx, s.cur
-		s.nxOK = false
-	} else if !s.decode(s.k, &s.cur) {
-		return false
-	}
-	s.i = 0
-	return len(s.cur.Events) > 0
+	return s.next()
 }
 
-func (s *ThreadScan) decode(k int, c *Chunk) bool {
-	if err := s.p.decodeCorrected(s.th, k, c, &s.sc, s.tb); err != nil {
-		s.err = err
+// next is Next's slow path: a segment boundary, the slide of a grown
+// window, or a new window.
+func (s *ThreadScan) next() bool {
+	if s.i < len(s.win) {
+		if len(s.win) > scanWindow && s.i >= s.slideAt() {
+			s.slide()
+		}
+		for s.cs+1 < len(s.segs) && s.segs[s.cs+1].pos <= s.i {
+			s.cs++
+		}
+		s.enter()
+		return true
+	}
+	// The window is consumed: decode the next one in its place.
+	s.win, s.dep, s.segs, s.cs, s.i, s.lim = s.win[:0], s.dep[:0], s.segs[:0], 0, 0, 0
+	if s.err != nil || s.th >= len(s.p.Events) {
 		return false
 	}
+	s.trim()
+	if !s.sc.dec.done() {
+		// The decoder's chunk goes on.
+		s.addSeg(s.dk)
+	}
+	if !s.decode(scanWindow, len(s.p.Events[s.th].chunks)) || len(s.win) == 0 {
+		s.win = s.win[:0]
+		return false
+	}
+	s.enter()
 	return true
 }
 
-// decodeCorrected decodes stored chunk k of thread th into c with its
-// times corrected by tb: what every scan reads.
-func (p *Process) decodeCorrected(th, k int, c *Chunk, sc *scratch, tb *Timebase) error {
-	if err := p.decodeStored(th, k, c, sc); err != nil {
-		return err
+// enter caches the current segment and sets where Next's fast path ends.
+func (s *ThreadScan) enter() {
+	g := &s.segs[s.cs]
+	s.k, s.base, s.off = g.k, g.first-int64(g.pos), g.off-int64(g.pos)
+	s.lim = len(s.win)
+	if s.cs+1 < len(s.segs) {
+		s.lim = min(s.lim, s.segs[s.cs+1].pos)
 	}
-	tb.apply(th, p.Events[th].chunks[k].first, c.Events)
-	return nil
+	if len(s.win) > scanWindow {
+		s.lim = min(s.lim, s.slideAt())
+	}
+}
+
+// slideAt is where a window grown past scanWindow events slides: once the
+// events consumed outnumber those left, so sliding costs at most a copy
+// per event consumed, however far Ahead looked.
+func (s *ThreadScan) slideAt() int { return max(scanWindow, (len(s.win)+1)/2) }
+
+// slide moves the window's events from the current one to the front of its
+// array, with their dependence lists (a window Ahead grew past scanWindow
+// events stays that small).
+func (s *ThreadScan) slide() {
+	i := s.i
+	tail := s.win[i:]
+	d0 := len(s.dep)
+	for x := range tail {
+		if tail[x].Kind == TaskDeps {
+			d0 = int(tail[x].Args[2])
+			break
+		}
+	}
+	if d0 > 0 {
+		for x := range tail {
+			if tail[x].Kind == TaskDeps {
+				tail[x].Args[2] -= int64(d0)
+			}
+		}
+		s.dep = s.dep[:copy(s.dep, s.dep[d0:])]
+	}
+	s.win = s.win[:copy(s.win, tail)]
+	// Keep the segment of the current event and the later ones.
+	for s.cs+1 < len(s.segs) && s.segs[s.cs+1].pos <= i {
+		s.cs++
+	}
+	s.segs = s.segs[:copy(s.segs, s.segs[s.cs:])]
+	for x := range s.segs {
+		s.segs[x].pos -= i
+	}
+	s.cs, s.i = 0, 0
+}
+
+// trim drops buffers that an unusual lookahead or dependence list grew, so
+// a scan keeps about scanWindow events.
+func (s *ThreadScan) trim() {
+	if cap(s.win) > 4*scanWindow {
+		s.win = nil
+	}
+	if cap(s.dep) > 4*scanWindow {
+		s.dep = nil
+	}
+	d := &s.sc.dec
+	if cap(d.dv) > 4*scanWindow {
+		d.dv = nil
+	}
+	if cap(d.av) > 4*scanArgs && d.done() {
+		d.av = nil
+	}
+	if s.win == nil {
+		s.win = make([]Event, 0, scanWindow+2*scanAhead)
+	}
+}
+
+// addSeg notes that the window's next events come from chunk k, from the
+// decoder's position.
+func (s *ThreadScan) addSeg(k int) {
+	sk := &s.p.Events[s.th].chunks[k]
+	i := int64(s.sc.dec.i)
+	s.segs = append(s.segs, winSeg{pos: len(s.win), k: k, first: sk.first + i,
+		off: sk.off + frameHeaderLen + int64(s.sc.dec.cols.kindsPos) + i})
+}
+
+// decode appends up to w events to the window, opening the chunk after the
+// decoder's when its chunk is done and that chunk is below maxk. It
+// reports whether it decoded any.
+func (s *ThreadScan) decode(w, maxk int) bool {
+	for s.sc.dec.done() {
+		k := s.dk + 1
+		if s.err != nil || k >= maxk || k >= len(s.p.Events[s.th].chunks) {
+			return false
+		}
+		if err := s.p.openStored(s.th, k, &s.sc); err != nil {
+			s.err = err
+			return false
+		}
+		s.dk = k
+		s.addSeg(k)
+	}
+	d := &s.sc.dec
+	sk := &s.p.Events[s.th].chunks[s.dk]
+	first, idx := len(s.win), sk.first+int64(d.i)
+	win, dep, err := d.next(s.win, s.dep, w)
+	s.win, s.dep = win, dep
+	if err != nil {
+		s.sc.dec.n = 0 // dead
+		s.err = chunkError(s.p.File, sk.off, &d.cols, err)
+		return false
+	}
+	s.tb.apply(s.th, idx, s.win[first:])
+	s.p.Decoded += int64(len(s.win) - first)
+	return len(s.win) > first
 }
 
 // Err returns the error that ended the scan early, if any.
 func (s *ThreadScan) Err() error { return s.err }
 
 // Event returns the current event.
-func (s *ThreadScan) Event() *Event { return &s.cur.Events[s.i] }
+func (s *ThreadScan) Event() *Event { return &s.win[s.i] }
 
 // Index returns the current event's index in its thread.
-func (s *ThreadScan) Index() int64 { return s.p.Events[s.th].chunks[s.k].first + int64(s.i) }
+func (s *ThreadScan) Index() int64 { return s.base + int64(s.i) }
 
 // Deps returns the dependence list of the current event (task_dependences).
-func (s *ThreadScan) Deps() []Dep { return s.cur.Events[s.i].Deps(s.cur.Deps) }
+func (s *ThreadScan) Deps() []Dep { return s.win[s.i].Deps(s.dep) }
 
 // Offset returns the file offset of the current event's kind byte.
-func (s *ThreadScan) Offset() int64 { return s.cur.Offset + int64(s.i) }
+func (s *ThreadScan) Offset() int64 { return s.off + int64(s.i) }
 
 // Ahead returns the j-th event after the current one (j ≥ 1) and its
-// dependence list, looking no further than the next chunk; ok is false
-// beyond.
+// dependence list, looking no further than the end of the next chunk; ok
+// is false beyond.
 func (s *ThreadScan) Ahead(j int) (e *Event, deps []Dep, ok bool) {
-	if i := s.i + j; i < len(s.cur.Events) {
-		e := &s.cur.Events[i]
-		return e, e.Deps(s.cur.Deps), true
-	}
-	i := s.i + j - len(s.cur.Events)
-	if !s.nxOK {
-		if s.k+1 >= len(s.p.Events[s.th].chunks) || !s.decode(s.k+1, &s.nx) {
+	x := s.i + j
+	if x >= len(s.win) {
+		if j < 1 || s.i >= len(s.win) {
 			return nil, nil, false
 		}
-		s.nxOK = true
+		for x >= len(s.win) {
+			// Whole groups of 4, as the streams are laid out.
+			w := max(scanAhead, (x+1-len(s.win)+3)&^3)
+			if !s.decode(w, s.k+2) {
+				return nil, nil, false
+			}
+		}
 	}
-	if i < len(s.nx.Events) {
-		e := &s.nx.Events[i]
-		return e, e.Deps(s.nx.Deps), true
-	}
-	return nil, nil, false
+	e = &s.win[x]
+	return e, e.Deps(s.dep), true
 }
 
-// BackScan walks one thread's events backward from a given index.
+// bufferBytes returns the bytes of the buffers the scan holds: its window
+// of events, their dependence lists and the decoder's column scratch (and,
+// for a streaming process, the re-read frame).
+func (s *ThreadScan) bufferBytes() int {
+	d := &s.sc.dec
+	return cap(s.win)*int(unsafe.Sizeof(Event{})) + cap(s.dep)*int(unsafe.Sizeof(Dep{})) +
+		cap(s.segs)*int(unsafe.Sizeof(winSeg{})) + 8*(cap(d.dv)+cap(d.av)) + cap(s.sc.frame)
+}
+
+// openStored starts the decoder of sc on stored chunk k of thread th. Every
+// stored chunk decoded once at load; when it is read from the file again, a
+// frame that changed or vanished is an error naming the file and offset.
+func (p *Process) openStored(th, k int, sc *scratch) error {
+	sk := &p.Events[th].chunks[k]
+	payload := sk.payload
+	if p.stream {
+		var err error
+		if payload, err = p.reread(sk, sc); err != nil {
+			return err
+		}
+	}
+	var cols chunkColumns
+	if err := parseChunk(payload, &cols); err != nil {
+		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: err}
+	}
+	if err := sc.dec.open(&cols, int(sk.n), scanArgs); err != nil {
+		return chunkError(p.File, sk.off, &cols, err)
+	}
+	if cols.n < int64(sk.n) {
+		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: errors.New("chunk changed since it was loaded")}
+	}
+	return nil
+}
+
+// BackScan walks one thread's events backward from a given index. It
+// decodes whole chunks (a chunk of events and its column scratch, unlike
+// ThreadScan's window); no analysis pass uses it today.
 type BackScan struct {
 	p   *Process
 	th  int
@@ -823,21 +1025,28 @@ func mergeTables(got, want Tables) Tables {
 // Decode returns thread th's events under tb as rows, with the dependence
 // lists their TaskDeps events index (Args[2] into the returned deps), for
 // tests and small tools: it allocates the whole thread, which no analysis
-// pass does.
+// pass does. It decodes whole chunks, apart from the scans' windows, so
+// tests can check one against the other.
 func (p *Process) Decode(th int, tb *Timebase) ([]Event, []Dep) {
 	if th >= len(p.Events) {
 		return nil, nil
 	}
 	evs := make([]Event, 0, p.Events[th].N)
 	var deps []Dep
-	for s := p.Scan(th, tb); s.Next(); {
-		e := *s.Event()
-		if e.Kind == TaskDeps {
-			d := s.Deps()
-			e.Args[2] = int64(len(deps))
-			deps = append(deps, d...)
+	var c Chunk
+	var sc scratch
+	for k := range p.Events[th].chunks {
+		if p.decodeCorrected(th, k, &c, &sc, tb) != nil {
+			break // only a streaming process whose file changed
 		}
-		evs = append(evs, e)
+		for _, e := range c.Events {
+			if e.Kind == TaskDeps {
+				d := e.Deps(c.Deps)
+				e.Args[2] = int64(len(deps))
+				deps = append(deps, d...)
+			}
+			evs = append(evs, e)
+		}
 	}
 	return evs, deps
 }

@@ -90,9 +90,10 @@ func svbCheck(ctrl, data []byte, n int) error {
 	return nil
 }
 
-// svbDecode decodes n values into out (len(out) >= n). ctrl and data must
-// have passed svbCheck.
-func svbDecode(ctrl, data []byte, out []uint64, n int) {
+// svbDecode decodes n values into out (len(out) >= n) and returns the data
+// bytes they took. ctrl and data must have passed svbCheck, or be the
+// remainders of such streams from a value index that is a multiple of 4.
+func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 	out = out[:n]
 	pos := 0
 	i := 0
@@ -114,6 +115,7 @@ func svbDecode(ctrl, data []byte, out []uint64, n int) {
 		out[i] = binary.LittleEndian.Uint64(data[pos:]) & svbMask[code]
 		pos += svbLen[code]
 	}
+	return pos
 }
 
 // svbOffset returns the data offset of value i (for error messages).
