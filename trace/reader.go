@@ -32,6 +32,7 @@ type Reader struct {
 	// lastPayload is the encoded payload of the chunk NextChunk returned,
 	// valid until the next call (the loader keeps a copy).
 	lastPayload []byte
+	lastCRC     uint32 // the last frame's checksum
 }
 
 // NewReader reads and checks the header frame of r. name is used in errors.
@@ -137,6 +138,7 @@ func (r *Reader) readFrame() (FrameKind, []byte, error) {
 	if got := frameCRC(kind, payload); got != crc {
 		return 0, nil, &FormatError{File: r.name, Offset: r.off, Frame: kind, Err: fmt.Errorf("checksum mismatch (stored %08x, computed %08x): corrupt data", crc, got)}
 	}
+	r.lastCRC = crc
 	r.off += frameHeaderLen + int64(length)
 	return kind, payload, nil
 }

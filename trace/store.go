@@ -54,8 +54,9 @@ type storedChunk struct {
 	payload []byte
 	first   int64 // index in the thread of its first event
 	n       int32
-	size    int32 // payload bytes
-	off     int64 // file offset of the frame
+	size    int32  // payload bytes
+	off     int64  // file offset of the frame
+	crc     uint32 // the frame's checksum at load: a re-read must find the same frame
 }
 
 // EventRef names one event of a process with its recorded time.
@@ -160,7 +161,7 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		} else {
 			payload = a.copy(payload)
 		}
-		if err := p.addChunk(&c, payload, size, r.LastFrameOffset(), slog); err != nil {
+		if err := p.addChunk(&c, payload, size, r.LastFrameOffset(), r.lastCRC, slog); err != nil {
 			return nil, err
 		}
 	}
@@ -225,7 +226,7 @@ func (a *arena) copy(b []byte) []byte {
 // salvaging load (slog set) cuts a thread at an event going back in time
 // instead of failing: the stored chunk then counts only the events before
 // the cut, and the thread's later chunks are dropped.
-func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64, slog *SalvageLog) error {
+func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64, crc uint32, slog *SalvageLog) error {
 	for len(p.Events) <= c.Thread {
 		p.Events = append(p.Events, ThreadEvents{})
 	}
@@ -276,7 +277,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		te.First = c.Events[0].Time
 	}
 	te.Last = last
-	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), size: size, off: frameOff})
+	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), size: size, off: frameOff, crc: crc})
 	te.N += int64(len(c.Events))
 	p.Decoded += int64(len(c.Events))
 	return nil
@@ -460,6 +461,10 @@ func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
 	payload := buf[frameHeaderLen:]
 	if kind != FrameChunk || length != uint32(sk.size) || frameCRC(kind, payload) != crc {
 		return nil, changed("%s frame of %d bytes where a chunk of %d was", kind, length, sk.size)
+	}
+	if crc != sk.crc {
+		// A valid chunk, but not the one loaded (the file was rewritten).
+		return nil, changed("a chunk frame with checksum %08x where the loaded one had %08x", crc, sk.crc)
 	}
 	return payload, nil
 }

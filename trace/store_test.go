@@ -192,3 +192,29 @@ func TestNewProcess(t *testing.T) {
 		t.Fatal("NewProcess does not round-trip its rows")
 	}
 }
+
+// TestStreamFileRewritten: a file rewritten with a frame that is valid on
+// its own (its checksum matches its new payload) but is not the chunk that
+// was loaded is a change too: the re-read compares the load's checksum.
+func TestStreamFileRewritten(t *testing.T) {
+	path, _, _ := storeFile(t)
+	p, err := LoadProcess(path, LoadOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sk := p.Events[0].chunks[0]
+	b, _ := os.ReadFile(path)
+	frame := b[sk.off : sk.off+frameHeaderLen+int64(sk.size)]
+	payload := frame[frameHeaderLen:]
+	payload[len(payload)-1] ^= 0x01
+	copy(frame, appendFrameHeader(nil, FrameChunk, payload))
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Scan(0, nil)
+	for s.Next() {
+	}
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "where the loaded one had") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("rewritten chunk: %v", err)
+	}
+}
