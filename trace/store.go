@@ -12,9 +12,8 @@ import (
 
 // Process is one loaded trace file: header, tables and its events kept as
 // the encoded chunks of the file (about 9 bytes an event), not as decoded
-// rows. Passes read the events through scans (ThreadScan a window of
-// events at a time, BackScan a chunk at a time) that decode into reused
-// buffers, so memory stays about the size of the file whatever the number
+// rows. Passes read the events through scans (ThreadScan, a window of
+// events at a time) that decode into reused buffers, so memory stays about the size of the file whatever the number
 // of passes.
 //
 // LoadProcess validates every chunk once (decoding, time order) and takes
@@ -425,7 +424,7 @@ func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 }
 
 // decodeCorrected decodes the whole of stored chunk k of thread th into c
-// with its times corrected by tb (BackScan, Decode).
+// with its times corrected by tb (Decode).
 func (p *Process) decodeCorrected(th, k int, c *Chunk, sc *scratch, tb *Timebase) error {
 	if err := p.decodeStored(th, k, c, sc); err != nil {
 		return err
@@ -808,85 +807,6 @@ func (p *Process) openStored(th, k int, sc *scratch) error {
 	}
 	return nil
 }
-
-// BackScan walks one thread's events backward from a given index. It
-// decodes whole chunks (a chunk of events and its column scratch, unlike
-// ThreadScan's window); no analysis pass uses it today.
-type BackScan struct {
-	p   *Process
-	th  int
-	tb  *Timebase
-	k   int // chunk index of cur
-	cur Chunk
-	i   int // position in cur of the current event
-	sc  scratch
-	err error
-}
-
-// ScanBack returns a backward scan of thread th whose first Prev moves to
-// event end−1.
-func (p *Process) ScanBack(th int, end int64, tb *Timebase) *BackScan {
-	s := &BackScan{p: p, th: th, tb: tb, k: -1}
-	if th >= len(p.Events) {
-		return s
-	}
-	te := &p.Events[th]
-	end = min(max(end, 0), te.N)
-	if end == 0 {
-		return s
-	}
-	// The chunk holding end−1, positioned one past it.
-	k := len(te.chunks) - 1
-	for k > 0 && te.chunks[k].first > end-1 {
-		k--
-	}
-	if !s.decode(k) {
-		return s
-	}
-	s.i = int(end - te.chunks[k].first)
-	return s
-}
-
-func (s *BackScan) decode(k int) bool {
-	if err := s.p.decodeCorrected(s.th, k, &s.cur, &s.sc, s.tb); err != nil {
-		s.err = err
-		return false
-	}
-	s.k = k
-	return true
-}
-
-// Prev moves to the previous event; false before the first.
-func (s *BackScan) Prev() bool {
-	if s.k < 0 {
-		return false
-	}
-	if s.i > 0 {
-		s.i--
-		return true
-	}
-	for s.k > 0 {
-		if !s.decode(s.k - 1) {
-			s.k = -1
-			return false
-		}
-		if len(s.cur.Events) > 0 {
-			s.i = len(s.cur.Events) - 1
-			return true
-		}
-	}
-	s.k = -1
-	return false
-}
-
-// Event returns the current event.
-func (s *BackScan) Event() *Event { return &s.cur.Events[s.i] }
-
-// Index returns the current event's index in its thread.
-func (s *BackScan) Index() int64 { return s.p.Events[s.th].chunks[s.k].first + int64(s.i) }
-
-// Err returns the error that ended the scan early, if any.
-func (s *BackScan) Err() error { return s.err }
 
 // Rows is a process spelled out as decoded rows, for tools that edit
 // traces (tests, the value fuzzer, the robustness harness): read a file as

@@ -70,17 +70,6 @@ func checkScan(t *testing.T, p *Process, evs [][]Event, deps [][][]Dep) {
 		if err := s.Err(); err != nil || i != len(evs[th]) {
 			t.Fatalf("thread %d: %d events (%v), want %d", th, i, err, len(evs[th]))
 		}
-		// Backward from the middle.
-		mid := int64(len(evs[th]) / 2)
-		b := p.ScanBack(th, mid, nil)
-		for k := mid - 1; k >= 0; k-- {
-			if !b.Prev() || b.Index() != k || b.Event().Time != evs[th][k].Time {
-				t.Fatalf("thread %d: backward scan lost its way at %d", th, k)
-			}
-		}
-		if b.Prev() {
-			t.Fatalf("thread %d: backward scan goes past the first event", th)
-		}
 	}
 }
 
