@@ -364,6 +364,12 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		if i == o.TopFindings || d.NS == 0 {
 			break
 		}
+		if d.LongTermNS > 0 && d.Share > 0 {
+			// Share is NS over all waiting, so the long-term share scales.
+			p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for), %s more through the waits it propagated",
+				d.Rank, p.em(d.Code), Pct(d.Share), Pct(d.Share*float64(d.LongTermNS)/float64(d.NS)))
+			continue
+		}
 		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, p.em(d.Code), Pct(d.Share))
 	}
 }
