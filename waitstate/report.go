@@ -118,7 +118,12 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		}
 	}
 	sort.SliceStable(ws.Delays, func(i, j int) bool {
+		// By total cost (Böhme et al.): a delay whose waits propagated
+		// far comes before one that only caused its own.
 		a, b := &ws.Delays[i], &ws.Delays[j]
+		if ta, tb := a.NS+a.LongTermNS, b.NS+b.LongTermNS; ta != tb {
+			return ta > tb
+		}
 		if a.NS != b.NS {
 			return a.NS > b.NS
 		}
