@@ -1,6 +1,7 @@
 package waitstate
 
 import (
+	"cmp"
 	"container/heap"
 	"encoding/binary"
 	"errors"
@@ -195,7 +196,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 							b = le.AppendUint64(b, uint64(predEv[v]))
 							b = le.AppendUint64(b, uint64(cs.gap[k]))
 							b = le.AppendUint64(b, uint64(cw))
-							delayBufs[to] = le.AppendUint64(b, fresh)
+							b = le.AppendUint64(b, fresh)
+							delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
 							cs.charged[k], cs.waitNode[k] = cw, v
 						}
 					}
@@ -260,23 +262,35 @@ type Delay struct {
 
 // A delay record: the cause's process, thread and event of the node
 // waited on, the waiter's gap, the wait and the amount propagated back
-// (fresh: the wait itself, charged for the first time).
-const delayRecSize = 4 + 4 + 8 + 8 + 8 + 8
+// (fresh: the wait itself, charged for the first time) and the enter time
+// of the call it was propagated from (the bound: see localKey).
+const delayRecSize = 4 + 4 + 8 + 8 + 8 + 8 + 8
 
 const fresh = math.MaxUint64
 
+// maxReplays bounds how often one wait is replayed in one round (see
+// localKey); consistent times replay it once, or a few times on ties.
+const maxReplays = 16
+
 // localKey is a wait waiting flows back through, at the rank of its
 // cause: the cause's local process and node waited on, the waiter's gap
-// and the wait. remoteKey is the same on its way there.
+// and the wait, and the enter time of the call the flow comes from: the
+// call waited for must not have begun after it, so the replay goes back in
+// time (a flow breaking that, on inconsistent times, stops there,
+// untraced). Flows between calls of the same time could circle on
+// degenerate input (zero latency and duration), so a wait is replayed at
+// most maxReplays times per round and the rounds are at most the waits
+// charged; what is left then stays untraced. remoteKey is the same on its
+// way there.
 type localKey struct {
-	proc    int
-	node    int32
-	gap, ns int64
+	proc           int
+	node           int32
+	gap, ns, bound int64
 }
 
 type remoteKey struct {
-	proc, th    int32
-	ev, gap, ns int64
+	proc, th           int32
+	ev, gap, ns, bound int64
 }
 
 // flowItem is a pending flow in the replay's queue, latest call first.
@@ -302,7 +316,10 @@ func (h flowHeap) Less(i, j int) bool {
 	if x.key.gap != y.key.gap {
 		return x.key.gap < y.key.gap
 	}
-	return x.key.ns < y.key.ns
+	if x.key.ns != y.key.ns {
+		return x.key.ns < y.key.ns
+	}
+	return x.key.bound < y.key.bound
 }
 func (h flowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
 func (h *flowHeap) Push(x any)   { *h = append(*h, x.(flowItem)) }
@@ -361,6 +378,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 	pending := map[localKey]int64{}
 	h := &flowHeap{}
 	outgoing := make([]map[remoteKey]int64, c.Size())
+	exhausted := false
 	// forward hands f back from call k of process i (the call waited
 	// for) to the wait in its previous synchronizing call, or leaves it
 	// with row j when there is none.
@@ -369,7 +387,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			return
 		}
 		cs := &a.procs[i]
-		if k < 0 || cs.prev[k] < 0 || cs.waitNode[cs.prev[k]] < 0 {
+		if exhausted || k < 0 || cs.prev[k] < 0 || cs.waitNode[cs.prev[k]] < 0 {
 			out[j].Propagated += f
 			return
 		}
@@ -377,7 +395,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		v := cs.waitNode[kp]
 		to, th, ev := a.pred[v], a.predTh[v], a.predEv[v]
 		if jl, ok := local[int(to)]; ok {
-			lk := localKey{jl, nodeOf(jl, th, ev), cs.gap[kp], cs.charged[kp]}
+			lk := localKey{jl, nodeOf(jl, th, ev), cs.gap[kp], cs.charged[kp], cs.enter[k]}
 			if _, ok := pending[lk]; !ok {
 				t := int64(math.MinInt64)
 				if lk.node >= 0 {
@@ -392,12 +410,12 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		if outgoing[r] == nil {
 			outgoing[r] = map[remoteKey]int64{}
 		}
-		outgoing[r][remoteKey{to, th, ev, cs.gap[kp], cs.charged[kp]}] += f
+		outgoing[r][remoteKey{to, th, ev, cs.gap[kp], cs.charged[kp], cs.enter[k]}] += f
 	}
 	// apply charges a wait of ns (the waiter's gap gapW) on node v of
 	// process i: the wait itself when amount is fresh, else amount
-	// propagated back through it.
-	apply := func(i int, v int32, gapW, ns int64, amount uint64) {
+	// propagated back through it from a call that began at bound.
+	apply := func(i int, v int32, gapW, ns int64, amount uint64, bound int64) {
 		label, short, k := int64(-1), int64(0), int32(-1)
 		if v >= 0 && a.call[v] >= 0 {
 			cs := &a.procs[i]
@@ -415,11 +433,15 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			out = append(out, Delay{Rank: m.Procs[i].Header.Rank, Label: a.labelName(i, label)})
 		}
 		var f int64
-		if amount == fresh {
+		switch {
+		case amount == fresh:
 			out[j].NS += short
 			out[j].Waits++
 			f = ns - short
-		} else {
+		case v < 0 || bound == math.MinInt64 || a.enter[v] > bound:
+			out[j].Propagated += int64(amount)
+			return
+		default:
 			part := share(int64(amount), short, ns)
 			out[j].LongTerm += part
 			f = int64(amount) - part
@@ -435,17 +457,17 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		for ; len(buf) > 0; buf = buf[delayRecSize:] {
 			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
 			ev, gapW, w := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:])), int64(le.Uint64(buf[24:]))
-			amount := le.Uint64(buf[32:])
+			amount, bound := le.Uint64(buf[32:]), int64(le.Uint64(buf[40:]))
 			i, ok := local[proc]
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", c.Rank(), q, proc)
 			}
 			v := nodeOf(i, th, ev)
 			if amount == fresh {
-				apply(i, v, gapW, w, amount)
+				apply(i, v, gapW, w, amount, bound)
 				continue
 			}
-			lk := localKey{i, v, gapW, w}
+			lk := localKey{i, v, gapW, w, bound}
 			if _, ok := pending[lk]; !ok {
 				t := int64(math.MinInt64)
 				if v >= 0 {
@@ -458,11 +480,16 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		return nil
 	}
 	drain := func() {
+		replays := map[localKey]int{}
 		for h.Len() > 0 {
 			it := heap.Pop(h).(flowItem)
 			f := pending[it.key]
 			delete(pending, it.key)
-			apply(it.key.proc, it.key.node, it.key.gap, it.key.ns, uint64(f))
+			bound := it.key.bound
+			if replays[it.key]++; replays[it.key] > maxReplays {
+				bound = math.MinInt64 // stop here
+			}
+			apply(it.key.proc, it.key.node, it.key.gap, it.key.ns, uint64(f), bound)
 		}
 	}
 	var lerr error
@@ -474,7 +501,16 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
-	for {
+	var nfresh int64
+	for _, buf := range recv {
+		nfresh += int64(len(buf) / delayRecSize)
+	}
+	maxRounds, err := c.AllreduceInt64(comm.Sum, []int64{nfresh})
+	if err != nil {
+		return nil, err
+	}
+	for round := int64(0); ; round++ {
+		exhausted = round > maxRounds[0]
 		drain()
 		var msgs []comm.Msg
 		for r, fl := range outgoing {
@@ -496,6 +532,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 				b = le.AppendUint64(b, uint64(k.gap))
 				b = le.AppendUint64(b, uint64(k.ns))
 				b = le.AppendUint64(b, uint64(fl[k]))
+				b = le.AppendUint64(b, uint64(k.bound))
 			}
 			msgs = append(msgs, comm.Msg{Peer: r, Buf: b})
 			outgoing[r] = nil
@@ -527,15 +564,8 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 }
 
 func cmpKeys(x, y remoteKey) int {
-	for _, d := range [...]int64{int64(x.proc) - int64(y.proc), int64(x.th) - int64(y.th), x.ev - y.ev, x.gap - y.gap, x.ns - y.ns} {
-		if d != 0 {
-			if d < 0 {
-				return -1
-			}
-			return 1
-		}
-	}
-	return 0
+	return cmp.Or(cmp.Compare(x.proc, y.proc), cmp.Compare(x.th, y.th), cmp.Compare(x.ev, y.ev),
+		cmp.Compare(x.gap, y.gap), cmp.Compare(x.ns, y.ns), cmp.Compare(x.bound, y.bound))
 }
 
 // labelName names a parallel region's location: "func (file:line:col)".
