@@ -41,6 +41,99 @@ func TestWaitStatesGroundTruth(t *testing.T) {
 			checkExpected(t, name, js, exp)
 			checkWaitInvariants(t, name, js)
 			checkOMPWaitInvariants(t, name, rep)
+			checkLongTerm(t, name, rep, exp)
+		}
+	}
+}
+
+// checkLongTerm: every process's long-term delay cost is the schedule's,
+// also where that is 0 (the report omits it then, and so does gen).
+func checkLongTerm(t *testing.T, name string, r *report.Report, e gen.Expected) {
+	t.Helper()
+	want := map[int]int64{}
+	tol := int64(0)
+	if ws, ok := e["wait_states"].(map[string]any); ok {
+		for _, row := range ws["per_process"].([]any) {
+			m := row.(map[string]any)
+			if v, ok := m["long_term_ns"]; ok {
+				want[toInt(m["rank"])] = toInt64(v)
+			}
+		}
+		if c, ok := ws["calls"]; ok {
+			tol = toInt64(c)
+		}
+	}
+	if tol == 0 {
+		tol = 1_000 // waitsOnly dropped the call count: 1 ns per call of any run here
+	}
+	for _, p := range r.WaitStates.PerProcess {
+		if d := p.LongTermNS - want[p.Rank]; d > tol || d < -tol {
+			t.Errorf("%s: rank %d: long-term delay cost %d, want %d", name, p.Rank, p.LongTermNS, want[p.Rank])
+		}
+	}
+}
+
+func toInt64(v any) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case int:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case json.Number:
+		n, _ := x.Int64()
+		return n
+	}
+	return 0
+}
+
+func toInt(v any) int { return int(toInt64(v)) }
+
+// A chain of waits in halo (3 ranks, one thread, no jitter, rank i
+// computing C·(1 + r·i/2) per iteration, latency L < r·C/4, two
+// iterations and the final barrier). Iteration 0: rank 1 waits r·C/2 for
+// rank 2 (short-term, rank 2's extra compute) and rank 0 r·C/2 for rank 1.
+// Iteration 1: rank 1 left its exchange r·C/2 late, so rank 0 waits r·C
+// for it, of which r·C/2 is rank 1's extra compute and r·C/2 propagated
+// from rank 1's wait for rank 2 (long-term cost of rank 2); rank 1 waits
+// r·C/2 − L for rank 2 (short-term). At the barrier ranks 0 and 2 wait
+// r·C/2 − L and L for rank 1, whose compute was not late (gap 0): all of
+// it propagated from rank 1's wait in iteration 1, rank 2's delay. So
+// rank 1: short-term r·C, rank 2: short-term r·C − L and long-term r·C;
+// the waits sum to 3·r·C − L, all traced to a delay.
+func TestDelayCostsChain(t *testing.T) {
+	const C, L, r = 1_000_000, 10_000, 0.4
+	rc := int64(r * C)
+	cfg := gen.Config{Workload: "halo", Ranks: 3, Threads: 1, ComputeNS: C, RankImbalance: r, LatencyNS: L, Iterations: 2}
+	dir, exp := generate(t, cfg)
+	wantShort := []int64{0, rc, rc - L}
+	wantLong := []int64{0, 0, rc}
+	for k := 1; k <= 3; k++ {
+		name := fmt.Sprintf("chain k=%d", k)
+		rep, js := analyze(t, dir, k)
+		checkExpected(t, name, js, exp)
+		checkWaitInvariants(t, name, js)
+		checkLongTerm(t, name, rep, exp)
+		ws := rep.WaitStates
+		var short, long, prop int64
+		for _, p := range ws.PerProcess {
+			if p.DelayNS != wantShort[p.Rank] || p.LongTermNS != wantLong[p.Rank] {
+				t.Errorf("%s: rank %d: short-term %d, long-term %d; want %d, %d", name, p.Rank, p.DelayNS, p.LongTermNS, wantShort[p.Rank], wantLong[p.Rank])
+			}
+		}
+		for _, d := range ws.Delays {
+			short += d.NS
+			long += d.LongTermNS
+			prop += d.PropagatedNS
+		}
+		if short+long != 3*rc-L || prop != 0 {
+			t.Errorf("%s: delays explain %d short-term + %d long-term (%d untraced), want %d in all", name, short, long, prop, 3*rc-L)
+		}
+		var text bytes.Buffer
+		report.WriteText(&text, rep, report.TextOptions{})
+		if !bytes.Contains(text.Bytes(), []byte("more through the waits it propagated")) {
+			t.Errorf("%s: the text report does not name the long-term cost:\n%s", name, text.String())
 		}
 	}
 }
@@ -180,6 +273,31 @@ func checkWaitInvariants(t *testing.T, name string, js []byte) {
 	}
 	if sites.MPINS != ws.MPINS || procs.MPINS != ws.MPINS {
 		t.Errorf("%s: MPI time %d, over call sites %d, over processes %d", name, ws.MPINS, sites.MPINS, procs.MPINS)
+	}
+	// Every wait charged to a cause other than a late receiver (those are
+	// not traced to a delay) is split into short-term and long-term delay
+	// costs and what could not be traced back (propagated_ns).
+	var caused, delays, long, procLong, short, procShort int64
+	for _, c := range ws.Causes {
+		if c.Pattern != "late_receiver" {
+			caused += c.NS
+		}
+	}
+	for _, d := range ws.Delays {
+		if d.NS < 0 || d.LongTermNS < 0 || d.PropagatedNS < 0 {
+			t.Errorf("%s: negative delay cost %+v", name, d)
+		}
+		delays += d.NS + d.LongTermNS + d.PropagatedNS
+		long += d.LongTermNS
+		short += d.NS
+	}
+	for _, p := range ws.PerProcess {
+		procLong += p.LongTermNS
+		procShort += p.DelayNS
+	}
+	if delays != caused || long != procLong || short != procShort {
+		t.Errorf("%s: delays' short-term + long-term + untraced = %d, waiting with a cause %d; long-term %d, over processes %d; short-term %d, over processes %d",
+			name, delays, caused, long, procLong, short, procShort)
 	}
 }
 

@@ -421,9 +421,14 @@ func (w *halo) expectWaits(e Expected) {
 		tmpi += mpi
 		tcalls += calls
 	}
+	long := w.longTermCosts()
 	for i := 0; i < R; i++ {
 		rows[i].(map[string]any)["caused_ns"] = caused[i]
 		rows[i].(map[string]any)["delay_ns"] = delay[i]
+		if long[i] != 0 {
+			// The report omits a zero long-term cost.
+			rows[i].(map[string]any)["long_term_ns"] = long[i]
+		}
 	}
 	e.set("wait_states.mpi_ns", tmpi)
 	e.set("wait_states.calls", tcalls)
@@ -440,8 +445,92 @@ func (w *halo) expectWaits(e Expected) {
 	tol := float64(tcalls)
 	e.tol("wait_states.per_process.caused_ns", tol)
 	e.tol("wait_states.per_process.delay_ns", tol)
+	e.tol("wait_states.per_process.long_term_ns", tol)
 	for _, k := range []string{"mpi_ns", "late_sender_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns"} {
 		e.tol("wait_states."+k, tol)
 		e.tol("wait_states.per_process."+k, tol)
 	}
+}
+
+// longTermCosts returns per rank the long-term delay cost of its delays
+// (Böhme et al.; package waitstate): every wait's part its cause's compute
+// does not explain came from the cause's own wait in its previous
+// synchronizing call (the exchange or allreduce of the iteration before;
+// for the final barrier the last one). That wait keeps for its cause the
+// share its short-term cost has of it and passes the rest further back,
+// until a call without a wait (the first iteration's, after MPI_Init).
+func (w *halo) longTermCosts() []int64 {
+	c := w.cfg
+	R, I := c.Ranks, c.Iterations
+	long := make([]int64, R)
+	if R == 1 {
+		return long
+	}
+	// Per rank, per sync call (iterations, then the barrier): the wait,
+	// its cause and its short-term cost.
+	wait, short := make([][]int64, R), make([][]int64, R)
+	cause := make([][]int, R)
+	gap := func(i, k int) int64 {
+		switch {
+		case k == I:
+			return 0 // the barrier follows the last exchange at once
+		case k == 0:
+			return w.mpiStart[i][0]
+		}
+		return w.mpiStart[i][k] - w.mpiEnd[i][k-1]
+	}
+	for i := 0; i < R; i++ {
+		wait[i], short[i], cause[i] = make([]int64, I+1), make([]int64, I+1), make([]int, I+1)
+		for k := 0; k < I; k++ {
+			ms := w.mpiStart[i][k]
+			last, who := ms, -1
+			nbs := []int{i - 1, i + 1}
+			if c.Exchange == "allreduce" {
+				nbs = nbs[:0]
+				for r := 0; r < R; r++ {
+					nbs = append(nbs, r)
+				}
+			}
+			for _, nb := range nbs {
+				if nb >= 0 && nb < R && w.mpiStart[nb][k] > last {
+					last, who = w.mpiStart[nb][k], nb
+				}
+			}
+			wait[i][k], cause[i][k] = last-ms, who
+		}
+	}
+	lastBar, lastRank := int64(math.MinInt64), 0
+	for i := 0; i < R; i++ {
+		if w.bar0[i] > lastBar {
+			lastBar, lastRank = w.bar0[i], i
+		}
+	}
+	for i := 0; i < R; i++ {
+		wait[i][I], cause[i][I] = lastBar-w.bar0[i], lastRank
+		for k := 0; k <= I; k++ {
+			if q := cause[i][k]; q >= 0 && wait[i][k] > 0 {
+				short[i][k] = min(wait[i][k], max(0, gap(q, k)-gap(i, k)))
+			}
+		}
+	}
+	for i := 0; i < R; i++ {
+		for k := 0; k <= I; k++ {
+			if cause[i][k] < 0 || wait[i][k] <= 0 {
+				continue
+			}
+			f := wait[i][k] - short[i][k]
+			// The cause's previous synchronizing call.
+			j, kk := cause[i][k], k-1
+			for f > 0 && kk >= 0 && cause[j][kk] >= 0 && wait[j][kk] > 0 {
+				part := f
+				if s, ns := short[j][kk], wait[j][kk]; s < ns {
+					part = min(f, max(0, int64(math.Round(float64(f)*float64(s)/float64(ns)))))
+				}
+				long[cause[j][kk]] += part
+				f -= part
+				j, kk = cause[j][kk], kk-1
+			}
+		}
+	}
+	return long
 }

@@ -353,7 +353,7 @@ figure { margin: 0.5em 0; }
 {{with .R.WaitStates}}{{if or .Calls .MPINS}}
 <h2>Wait states</h2>
 <p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
-{{if .Delays}}<ul>{{range .Delays}}{{if gt .NS 0}}<li>rank {{.Rank}}'s <b>{{.Code}}</b> costs {{pct .Share}} of all waiting (its excess time before the calls waited for)</li>{{end}}{{end}}</ul>{{end}}
+{{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{.Code}}</b> costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
 <table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th><th>transfer/other</th></tr>
 {{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Region}} in {{.}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
 {{end}}</table>

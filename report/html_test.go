@@ -125,10 +125,10 @@ func TestHTMLWaitStates(t *testing.T) {
 		CallSites:  []WaitSite{{Func: "MPI_Recv", WaitTimes: WaitTimes{MPINS: 100, Calls: 2, LateSenderNS: 80, OtherNS: 20}}},
 		PerProcess: []WaitProcess{{Rank: 0, WaitTimes: WaitTimes{MPINS: 100, LateSenderNS: 80, OtherNS: 20}}, {Rank: 1, CausedNS: 80, DelayNS: 60}},
 		Causes:     []WaitCause{{Rank: 1, Func: "MPI_Recv", Pattern: "late_sender", NS: 80, Share: 1, Calls: 1}},
-		Delays:     []WaitDelay{{Rank: 1, Code: "slow_compute (s.c:3:1)", NS: 60, Share: 0.75, PropagatedNS: 20, Waits: 1}},
+		Delays:     []WaitDelay{{Rank: 1, Code: "slow_compute (s.c:3:1)", NS: 60, Share: 0.75, LongTermNS: 15, PropagatedNS: 5, Waits: 1}},
 	}
 	page := htmlOf(t, r)
-	for _, want := range []string{`id="wait-heat"`, `id="wait-sites"`, "<b>slow_compute (s.c:3:1)</b> costs 75.0% of all waiting", `title="80.0% of its MPI time">80 ns`} {
+	for _, want := range []string{`id="wait-heat"`, `id="wait-sites"`, "<b>slow_compute (s.c:3:1)</b> costs 75.0% of all waiting (its excess time before the calls waited for), and 15 ns more through the waits it propagated", `title="80.0% of its MPI time">80 ns`} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}

@@ -550,17 +550,23 @@ type WaitProcess struct {
 	// DelayNS is the part of CausedNS this process's excess computation
 	// explains (short-term delay cost).
 	DelayNS int64 `json:"delay_ns"`
+	// LongTermNS is its delays' long-term cost: waiting propagated from
+	// the waits its delays caused (its rows of Delays, summed).
+	LongTermNS int64 `json:"long_term_ns,omitempty"`
 }
 
 // WaitDelay is the waiting one process's excess computation in one code
 // region caused (Böhme et al.'s short-term delay cost).
 type WaitDelay struct {
-	Rank         int     `json:"rank"`
-	Code         string  `json:"code"`
-	NS           int64   `json:"ns"`
-	Share        float64 `json:"share"` // of all waiting time
-	PropagatedNS int64   `json:"propagated_ns"`
-	Waits        int64   `json:"waits"`
+	Rank  int     `json:"rank"`
+	Code  string  `json:"code"`
+	NS    int64   `json:"ns"`
+	Share float64 `json:"share"` // of all waiting time
+	// LongTermNS is the long-term delay cost: waits propagated from the
+	// waits this delay caused, by the backward replay's shares.
+	LongTermNS   int64 `json:"long_term_ns,omitempty"`
+	PropagatedNS int64 `json:"propagated_ns"`
+	Waits        int64 `json:"waits"`
 }
 
 // WaitCause is the waiting one process caused at one call site of the

@@ -361,8 +361,13 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), name, c.Calls)
 	}
 	for i, d := range ws.Delays {
-		if i == o.TopFindings || d.NS == 0 {
+		if i == o.TopFindings || d.NS+d.LongTermNS == 0 {
 			break
+		}
+		if total := waiting(&ws.WaitTimes); d.LongTermNS > 0 && total > 0 {
+			p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for), %s more through the waits it propagated",
+				d.Rank, p.em(d.Code), Pct(d.Share), Pct(float64(d.LongTermNS)/float64(total)))
+			continue
 		}
 		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, p.em(d.Code), Pct(d.Share))
 	}

@@ -1,6 +1,8 @@
 package waitstate
 
 import (
+	"cmp"
+	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -72,6 +74,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	pred, predTh, predEv := a.predProcs(edges)
+	a.pred, a.predTh, a.predEv = pred, predTh, predEv
 	// Waits travel to their cause's rank for the delay costs: cause
 	// process, its thread and event, the waiter's gap and the wait.
 	delayBufs := make([][]byte, c.Size())
@@ -92,6 +95,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		pat := make([]Pattern, n)
 		cause := make([]int32, n)
 		causeNode := make([]int32, n)
+		cs.charged, cs.waitNode = make([]int64, n), make([]int32, n)
+		for k := range cs.waitNode {
+			cs.waitNode[k] = -1
+		}
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -188,7 +195,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 							b = le.AppendUint32(b, uint32(predTh[v]))
 							b = le.AppendUint64(b, uint64(predEv[v]))
 							b = le.AppendUint64(b, uint64(cs.gap[k]))
-							delayBufs[to] = le.AppendUint64(b, uint64(cw))
+							b = le.AppendUint64(b, uint64(cw))
+							b = le.AppendUint64(b, fresh)
+							delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
+							cs.charged[k], cs.waitNode[k] = cw, v
 						}
 					}
 				}
@@ -220,7 +230,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
-	delays, err := a.delayCosts(c, delayBufs)
+	delays, err := a.delayCosts(c, owners, delayBufs)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -231,24 +241,117 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 }
 
 // Delay is the waiting one process's excess computation caused, by the
-// code it ran (Böhme et al.'s short-term delay cost): for every wait it
-// caused, the part its time outside MPI since its previous synchronizing
-// call exceeds the waiter's over the same stretch, at most the wait. What
-// remains of the waits it caused (Propagated) came from waits or delays
-// before that stretch.
+// code it ran (Böhme et al.'s delay costs). Short-term (NS): for every wait
+// it caused, the part its time outside MPI since its previous synchronizing
+// call exceeds the waiter's over the same stretch, at most the wait. The
+// rest of such a wait came from the cause's own wait in that previous call
+// (propagation); the backward replay hands it back along the chain of
+// waits, each wait on the way keeping the share its short-term cost has of
+// it for its own delay (LongTerm) and passing on the rest. What reaches a
+// call without a wait (the cause was late for transfer time, or before the
+// window) stays with the last delay on the chain as Propagated. Over all
+// delays NS + LongTerm + Propagated is the waiting of the waits charged.
 type Delay struct {
 	Rank       int
 	Label      string // the parallel region it ran last before the call waited for, or "serial code"
 	NS         int64  // short-term delay cost
+	LongTerm   int64  // long-term delay cost: waits propagated from the waits it caused
 	Propagated int64
 	Waits      int64
 }
 
-const delayRecSize = 4 + 4 + 8 + 8 + 8
+// A delay record: the cause's process, thread and event of the node
+// waited on, the waiter's gap, the wait and the amount propagated back
+// (fresh: the wait itself, charged for the first time) and the enter time
+// of the call it was propagated from (the bound: see localKey).
+const delayRecSize = 4 + 4 + 8 + 8 + 8 + 8 + 8
 
-// delayCosts receives the waits this rank's processes caused and charges
-// them to the excess computation before the calls waited for.
-func (a *Analysis) delayCosts(c comm.Comm, bufs [][]byte) ([]Delay, error) {
+const fresh = math.MaxUint64
+
+// maxReplays bounds how often one wait is replayed in one round (see
+// localKey); consistent times replay it once, or a few times on ties.
+const maxReplays = 16
+
+// localKey is a wait waiting flows back through, at the rank of its
+// cause: the cause's local process and node waited on, the waiter's gap
+// and the wait, and the enter time of the call the flow comes from: the
+// call waited for must not have begun after it, so the replay goes back in
+// time (a flow breaking that, on inconsistent times, stops there,
+// untraced). Flows between calls of the same time could circle on
+// degenerate input (zero latency and duration), so a wait is replayed at
+// most maxReplays times per round and the rounds are at most the waits
+// charged; what is left then stays untraced. remoteKey is the same on its
+// way there.
+type localKey struct {
+	proc           int
+	node           int32
+	gap, ns, bound int64
+}
+
+type remoteKey struct {
+	proc, th           int32
+	ev, gap, ns, bound int64
+}
+
+// flowItem is a pending flow in the replay's queue, latest call first.
+type flowItem struct {
+	key  localKey
+	time int64
+}
+
+type flowHeap []flowItem
+
+func (h flowHeap) Len() int { return len(h) }
+func (h flowHeap) Less(i, j int) bool {
+	x, y := &h[i], &h[j]
+	if x.time != y.time {
+		return x.time > y.time
+	}
+	if x.key.proc != y.key.proc {
+		return x.key.proc < y.key.proc
+	}
+	if x.key.node != y.key.node {
+		return x.key.node < y.key.node
+	}
+	if x.key.gap != y.key.gap {
+		return x.key.gap < y.key.gap
+	}
+	if x.key.ns != y.key.ns {
+		return x.key.ns < y.key.ns
+	}
+	return x.key.bound < y.key.bound
+}
+func (h flowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *flowHeap) Push(x any)   { *h = append(*h, x.(flowItem)) }
+func (h *flowHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// share returns the part of amount a wait of ns keeps for its delay whose
+// short-term cost is short: in proportion, rounded, within [0, amount].
+func share(amount, short, ns int64) int64 {
+	if ns <= 0 || short <= 0 {
+		return 0
+	}
+	if short >= ns {
+		return amount
+	}
+	return min(amount, max(0, int64(math.Round(float64(amount)*float64(short)/float64(ns)))))
+}
+
+// delayCosts receives the waits this rank's processes caused, charges
+// them to the excess computation before the calls waited for (short-term)
+// and replays the propagation backwards (long-term): the part of a wait
+// the cause's computation does not explain goes to the cause's wait in
+// its previous synchronizing call, which keeps its short-term share for
+// its delay and passes the rest further back. Flows to this rank's
+// processes are merged per wait and replayed latest call first; those to
+// other ranks are exchanged in rounds (one per rank crossing of the
+// longest chain) until none is left.
+func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) ([]Delay, error) {
 	m := a.m
 	recv, err := c.Alltoallv(bufs)
 	if err != nil {
@@ -266,55 +369,203 @@ func (a *Analysis) delayCosts(c comm.Comm, bufs [][]byte) ([]Delay, error) {
 	idx := map[key]int{}
 	var out []Delay
 	nodes := make([][][]int32, len(m.Procs))
-	var lerr error
-	for q, buf := range recv {
-		if len(buf)%delayRecSize != 0 {
-			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", c.Rank(), len(buf), q)
-			break
+	nodeOf := func(i int, th int32, ev int64) int32 {
+		if nodes[i] == nil {
+			nodes[i] = a.threadNodes(i)
 		}
-		for ; len(buf) > 0 && lerr == nil; buf = buf[delayRecSize:] {
+		return findNode(m, nodes[i], th, ev)
+	}
+	pending := map[localKey]int64{}
+	h := &flowHeap{}
+	outgoing := make([]map[remoteKey]int64, c.Size())
+	exhausted := false
+	// forward hands f back from call k of process i (the call waited
+	// for) to the wait in its previous synchronizing call, or leaves it
+	// with row j when there is none.
+	forward := func(i int, k int32, f int64, j int) {
+		if f <= 0 {
+			return
+		}
+		cs := &a.procs[i]
+		if exhausted || k < 0 || cs.prev[k] < 0 || cs.waitNode[cs.prev[k]] < 0 {
+			out[j].Propagated += f
+			return
+		}
+		kp := cs.prev[k]
+		v := cs.waitNode[kp]
+		to, th, ev := a.pred[v], a.predTh[v], a.predEv[v]
+		if jl, ok := local[int(to)]; ok {
+			lk := localKey{jl, nodeOf(jl, th, ev), cs.gap[kp], cs.charged[kp], cs.enter[k]}
+			if _, ok := pending[lk]; !ok {
+				t := int64(math.MinInt64)
+				if lk.node >= 0 {
+					t = a.enter[lk.node]
+				}
+				heap.Push(h, flowItem{lk, t})
+			}
+			pending[lk] += f
+			return
+		}
+		r := owners.Owner(int(to))
+		if outgoing[r] == nil {
+			outgoing[r] = map[remoteKey]int64{}
+		}
+		outgoing[r][remoteKey{to, th, ev, cs.gap[kp], cs.charged[kp], cs.enter[k]}] += f
+	}
+	// apply charges a wait of ns (the waiter's gap gapW) on node v of
+	// process i: the wait itself when amount is fresh, else amount
+	// propagated back through it from a call that began at bound.
+	apply := func(i int, v int32, gapW, ns int64, amount uint64, bound int64) {
+		label, short, k := int64(-1), int64(0), int32(-1)
+		if v >= 0 && a.call[v] >= 0 {
+			cs := &a.procs[i]
+			k = a.call[v]
+			label = cs.label[k]
+			if gapD := cs.gap[k]; gapD >= 0 && gapW >= 0 {
+				short = min(ns, max(0, gapD-gapW))
+			}
+		}
+		kk := key{i, label}
+		j, ok := idx[kk]
+		if !ok {
+			j = len(out)
+			idx[kk] = j
+			out = append(out, Delay{Rank: m.Procs[i].Header.Rank, Label: a.labelName(i, label)})
+		}
+		var f int64
+		switch {
+		case amount == fresh:
+			out[j].NS += short
+			out[j].Waits++
+			f = ns - short
+		case v < 0 || bound == math.MinInt64 || a.enter[v] > bound:
+			out[j].Propagated += int64(amount)
+			return
+		default:
+			part := share(int64(amount), short, ns)
+			out[j].LongTerm += part
+			f = int64(amount) - part
+		}
+		forward(i, k, f, j)
+	}
+	// decode applies (fresh) or queues (flows) the records of buf from
+	// rank q.
+	decode := func(q int, buf []byte) error {
+		if len(buf)%delayRecSize != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", c.Rank(), len(buf), q)
+		}
+		for ; len(buf) > 0; buf = buf[delayRecSize:] {
 			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
 			ev, gapW, w := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:])), int64(le.Uint64(buf[24:]))
+			amount, bound := le.Uint64(buf[32:]), int64(le.Uint64(buf[40:]))
 			i, ok := local[proc]
 			if !ok {
-				lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", c.Rank(), q, proc)
-				break
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", c.Rank(), q, proc)
 			}
-			if nodes[i] == nil {
-				nodes[i] = a.threadNodes(i)
+			v := nodeOf(i, th, ev)
+			if amount == fresh {
+				apply(i, v, gapW, w, amount, bound)
+				continue
 			}
-			label := int64(-1)
-			var short int64
-			if v := findNode(m, nodes[i], th, ev); v >= 0 && a.call[v] >= 0 {
-				cs := &a.procs[i]
-				k := a.call[v]
-				label = cs.label[k]
-				if gapD := cs.gap[k]; gapD >= 0 && gapW >= 0 {
-					short = min(w, max(0, gapD-gapW))
+			lk := localKey{i, v, gapW, w, bound}
+			if _, ok := pending[lk]; !ok {
+				t := int64(math.MinInt64)
+				if v >= 0 {
+					t = a.enter[v]
 				}
+				heap.Push(h, flowItem{lk, t})
 			}
-			kk := key{i, label}
-			j, ok := idx[kk]
-			if !ok {
-				j = len(out)
-				idx[kk] = j
-				out = append(out, Delay{Rank: proc, Label: a.labelName(i, label)})
-			}
-			out[j].NS += short
-			out[j].Propagated += w - short
-			out[j].Waits++
+			pending[lk] += int64(amount)
 		}
-		if lerr != nil {
+		return nil
+	}
+	drain := func() {
+		replays := map[localKey]int{}
+		for h.Len() > 0 {
+			it := heap.Pop(h).(flowItem)
+			f := pending[it.key]
+			delete(pending, it.key)
+			bound := it.key.bound
+			if replays[it.key]++; replays[it.key] > maxReplays {
+				bound = math.MinInt64 // stop here
+			}
+			apply(it.key.proc, it.key.node, it.key.gap, it.key.ns, uint64(f), bound)
+		}
+	}
+	var lerr error
+	for q, buf := range recv {
+		if lerr = decode(q, buf); lerr != nil {
 			break
 		}
 	}
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
+	var nfresh int64
+	for _, buf := range recv {
+		nfresh += int64(len(buf) / delayRecSize)
+	}
+	maxRounds, err := c.AllreduceInt64(comm.Sum, []int64{nfresh})
+	if err != nil {
+		return nil, err
+	}
+	for round := int64(0); ; round++ {
+		exhausted = round > maxRounds[0]
+		drain()
+		var msgs []comm.Msg
+		for r, fl := range outgoing {
+			if len(fl) == 0 {
+				continue
+			}
+			keys := make([]remoteKey, 0, len(fl))
+			for k := range fl {
+				keys = append(keys, k)
+			}
+			slices.SortFunc(keys, func(x, y remoteKey) int {
+				return cmpKeys(x, y)
+			})
+			var b []byte
+			for _, k := range keys {
+				b = le.AppendUint32(b, uint32(k.proc))
+				b = le.AppendUint32(b, uint32(k.th))
+				b = le.AppendUint64(b, uint64(k.ev))
+				b = le.AppendUint64(b, uint64(k.gap))
+				b = le.AppendUint64(b, uint64(k.ns))
+				b = le.AppendUint64(b, uint64(fl[k]))
+				b = le.AppendUint64(b, uint64(k.bound))
+			}
+			msgs = append(msgs, comm.Msg{Peer: r, Buf: b})
+			outgoing[r] = nil
+		}
+		sent, err := c.AllreduceInt64(comm.Sum, []int64{int64(len(msgs))})
+		if err != nil {
+			return nil, err
+		}
+		if sent[0] == 0 {
+			break
+		}
+		got, err := c.Exchange(msgs)
+		if err != nil {
+			return nil, err
+		}
+		for _, g := range got {
+			if lerr = decode(g.Peer, g.Buf); lerr != nil {
+				break
+			}
+		}
+		if err := comm.Agree(c, lerr); err != nil {
+			return nil, err
+		}
+	}
 	// Rows in process order, then by first appearance: the same for any
 	// number of ranks once rank 0 sums them by (rank, label).
 	slices.SortStableFunc(out, func(x, y Delay) int { return x.Rank - y.Rank })
 	return out, nil
+}
+
+func cmpKeys(x, y remoteKey) int {
+	return cmp.Or(cmp.Compare(x.proc, y.proc), cmp.Compare(x.th, y.th), cmp.Compare(x.ev, y.ev),
+		cmp.Compare(x.gap, y.gap), cmp.Compare(x.ns, y.ns), cmp.Compare(x.bound, y.bound))
 }
 
 // labelName names a parallel region's location: "func (file:line:col)".

@@ -104,10 +104,12 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 			ws.Delays = append(ws.Delays, report.WaitDelay{Rank: d.Rank, Code: d.Label})
 		}
 		ws.Delays[j].NS += d.NS
+		ws.Delays[j].LongTermNS += d.LongTerm
 		ws.Delays[j].PropagatedNS += d.Propagated
 		ws.Delays[j].Waits += d.Waits
 		if p, ok := procs[d.Rank]; ok {
 			ws.PerProcess[p].DelayNS += d.NS
+			ws.PerProcess[p].LongTermNS += d.LongTerm
 		}
 	}
 	for i := range ws.Delays {
@@ -116,7 +118,12 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		}
 	}
 	sort.SliceStable(ws.Delays, func(i, j int) bool {
+		// By total cost (Böhme et al.): a delay whose waits propagated
+		// far comes before one that only caused its own.
 		a, b := &ws.Delays[i], &ws.Delays[j]
+		if ta, tb := a.NS+a.LongTermNS, b.NS+b.LongTermNS; ta != tb {
+			return ta > tb
+		}
 		if a.NS != b.NS {
 			return a.NS > b.NS
 		}

@@ -21,7 +21,8 @@ func TestReport(t *testing.T) {
 		t.Errorf("other of row 0: %d, want 10", o)
 	}
 	causes := []Cause{{Rank: 1, Func: "MPI_Recv", Pattern: LateSender, NS: 30, Calls: 1}, {Rank: 0, Func: "MPI_Allreduce", Pattern: WaitNxN, NS: 50, Calls: 1}}
-	delays := []Delay{{Rank: 1, Label: "slow", NS: 20, Propagated: 10, Waits: 1}, {Rank: 0, Label: "imbalanced", NS: 50, Waits: 1}}
+	delays := []Delay{{Rank: 1, Label: "slow", NS: 20, LongTerm: 40, Propagated: 6, Waits: 1}, {Rank: 0, Label: "imbalanced", NS: 46, LongTerm: 4, Waits: 1},
+		{Rank: 0, Label: "imbalanced", NS: 4, LongTerm: 0}}
 	ws := Report(rows, causes, delays)
 	if ws.MPINS != 115 || ws.Calls != 5 || ws.LateSenderNS != 30 || ws.WaitNxNNS != 50 || ws.OtherNS != 35 || ws.WaitingCalls != 2 {
 		t.Errorf("totals %+v", ws.WaitTimes)
@@ -30,13 +31,14 @@ func TestReport(t *testing.T) {
 		t.Errorf("call sites %+v, want Allreduce (50 ns waiting), Recv (30), Send", ws.CallSites)
 	}
 	p := ws.PerProcess
-	if len(p) != 2 || p[0].Rank != 0 || p[0].MPINS != 50 || p[0].CausedNS != 50 || p[0].DelayNS != 50 || p[1].CausedNS != 30 || p[1].DelayNS != 20 {
+	if len(p) != 2 || p[0].Rank != 0 || p[0].MPINS != 50 || p[0].CausedNS != 50 || p[0].DelayNS != 50 || p[0].LongTermNS != 4 || p[1].LongTermNS != 40 || p[1].CausedNS != 30 || p[1].DelayNS != 20 {
 		t.Errorf("per process %+v", p)
 	}
 	if c := ws.Causes; len(c) != 2 || c[0].Rank != 0 || c[0].Pattern != "wait_nxn" || c[0].Share != 50.0/80 {
 		t.Errorf("causes %+v", c)
 	}
-	if d := ws.Delays; len(d) != 2 || d[0].Code != "imbalanced" || d[1].PropagatedNS != 10 || d[1].Share != 20.0/80 {
+	// slow's total cost (20 + 40) is above imbalanced's (50 + 4).
+	if d := ws.Delays; len(d) != 2 || d[1].Code != "imbalanced" || d[1].NS != 50 || d[1].LongTermNS != 4 || d[0].PropagatedNS != 6 || d[0].Share != 20.0/80 {
 		t.Errorf("delays %+v", d)
 	}
 }

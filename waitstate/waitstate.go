@@ -71,8 +71,17 @@ type calls struct {
 	// location of the last parallel region begun in it (−1: none). They
 	// measure a delay (Böhme et al.'s short-term cost).
 	gap, label []int64
-	sites      []site
-	siteIdx    map[site]int32
+	// prev is the thread's previous synchronizing call (the one gap is
+	// measured from), −1 for none: a wait there made this call late,
+	// which is how waits propagate (long-term delay costs).
+	prev []int32
+	// The wait of each call that was sent to its cause as a delay
+	// record (Analyze): its charged time and the node it waited on (−1:
+	// none), so later waits can propagate back through it.
+	charged  []int64
+	waitNode []int32
+	sites    []site
+	siteIdx  map[site]int32
 }
 
 // Analysis holds what the Recorders of this rank's processes found, for
@@ -86,6 +95,10 @@ type Analysis struct {
 	call  []int32
 	op    []uint8
 	procs []calls
+	// Per node, its matched predecessor's process, thread and event
+	// (predProcs), kept by Analyze for the delay costs.
+	pred, predTh []int32
+	predEv       []int64
 }
 
 // New prepares the analysis of m's processes.
@@ -115,6 +128,7 @@ type Recorder struct {
 	// any), the MPI time spent, the last parallel region's location,
 	// and whether the open call completed a receive-like event.
 	lastSync, mpiSince, parSince []int64
+	lastSyncCall                 []int32
 	synced, sent                 []bool
 }
 
@@ -124,9 +138,9 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	T := p.NumThreads()
 	r := &Recorder{a: a, proc: i, c: &a.procs[i], nodes: make([][]int32, T), next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
-		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), synced: make([]bool, T), sent: make([]bool, T)}
+		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T)}
 	for th := range r.lastSync {
-		r.lastSync[th], r.parSince[th] = -1, -1
+		r.lastSync[th], r.parSince[th], r.lastSyncCall[th] = -1, -1, -1
 	}
 	r.c.siteIdx = map[site]int32{}
 	// Nodes are in the process's merged order, so each thread's are in
@@ -175,6 +189,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			}
 			r.c.gap = append(r.c.gap, gap)
 			r.c.label = append(r.c.label, r.parSince[th])
+			r.c.prev = append(r.c.prev, r.lastSyncCall[th])
 			r.synced[th], r.sent[th] = false, false
 		}
 		return
@@ -190,6 +205,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 				blocking := r.sent[th] && !(len(fn) > 5 && strings.EqualFold(fn[:5], "MPI_I"))
 				if r.synced[th] || blocking || fn == "MPI_Init" || fn == "MPI_Init_thread" {
 					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
+					r.lastSyncCall[th] = k
 				} else {
 					r.mpiSince[th] += e.Time - r.c.enter[k]
 				}
