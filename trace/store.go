@@ -395,11 +395,9 @@ func (p *Process) MPIWindow(tb *Timebase) (begin, end int64, found bool) {
 	return begin, end, found
 }
 
-// decodeStored decodes stored chunk k of thread th into c. Every stored
-// chunk decoded once at load; when it is read from the file again, a frame
-// that changed or vanished is an error naming the file and offset.
-func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
-	sk := &p.Events[th].chunks[k]
+// storedColumns parses a stored chunk's columns from its payload, re-read
+// from the file when the process streams.
+func (p *Process) storedColumns(sk *storedChunk, cols *chunkColumns, sc *scratch) error {
 	payload := sk.payload
 	if p.stream {
 		var err error
@@ -407,9 +405,20 @@ func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
 			return err
 		}
 	}
-	var cols chunkColumns
-	if err := parseChunk(payload, &cols); err != nil {
+	if err := parseChunk(payload, cols); err != nil {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: err}
+	}
+	return nil
+}
+
+// decodeStored decodes stored chunk k of thread th into c. Every stored
+// chunk decoded once at load; when it is read from the file again, a frame
+// that changed or vanished is an error naming the file and offset.
+func (p *Process) decodeStored(th, k int, c *Chunk, sc *scratch) error {
+	sk := &p.Events[th].chunks[k]
+	var cols chunkColumns
+	if err := p.storedColumns(sk, &cols, sc); err != nil {
+		return err
 	}
 	if err := decodeColumns(&cols, c, sc); err != nil {
 		return chunkError(p.File, sk.off, &cols, err)
@@ -788,16 +797,9 @@ func (s *ThreadScan) bufferBytes() int {
 // frame that changed or vanished is an error naming the file and offset.
 func (p *Process) openStored(th, k int, sc *scratch) error {
 	sk := &p.Events[th].chunks[k]
-	payload := sk.payload
-	if p.stream {
-		var err error
-		if payload, err = p.reread(sk, sc); err != nil {
-			return err
-		}
-	}
 	var cols chunkColumns
-	if err := parseChunk(payload, &cols); err != nil {
-		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: err}
+	if err := p.storedColumns(sk, &cols, sc); err != nil {
+		return err
 	}
 	if err := sc.dec.open(&cols, int(sk.n), scanArgs); err != nil {
 		return chunkError(p.File, sk.off, &cols, err)
