@@ -34,23 +34,16 @@ type procGraph struct {
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
 	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, funcs: p.Strings,
 		taskW: make([]int64, s.Tasks.Len()), deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
+	// Names of the tasks' constructs: a task fragment's location is its
+	// task's, and the anomaly records name tasks by theirs.
 	for t := range s.Tasks {
 		tk := &s.Tasks[t]
 		g.taskW[t] = -1
 		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
 			g.taskW[t] = tk.RunNS
 		}
-	}
-	for _, loc := range f.Loc {
-		if _, ok := g.names[loc]; !ok && loc >= 0 {
-			g.names[loc] = p.LocationName(int64(loc))
-		}
-	}
-	for t := range s.Tasks {
-		if loc := s.Tasks[t].Loc; loc >= 0 {
-			if _, ok := g.names[loc]; !ok {
-				g.names[loc] = p.LocationName(int64(loc))
-			}
+		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
+			g.names[tk.Loc] = p.LocationName(int64(tk.Loc))
 		}
 	}
 	return g

@@ -178,12 +178,13 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 
 // taskTable is a process's executed explicit tasks as the anomaly
 // detection sees them, kept columnar from the simulation to the anomalies
-// phase: 32 bytes a task (40 with a cost attribute) where anomaly.Task takes
-// 56, and records exist for one process at a time (records).
+// phase: 28 bytes a task (36 with a cost attribute) where anomaly.Task takes
+// 56, and records exist for one process at a time (records). Durations
+// are the task graph's (procGraph.taskW), found through the task index.
 type taskTable struct {
-	id, start, dur []int64
-	thread, loc    []int32
-	cost           []float64 // nil when the tasks carry no cost attribute
+	id, start         []int64
+	task, thread, loc []int32
+	cost              []float64 // nil when the tasks carry no cost attribute
 }
 
 func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
@@ -193,8 +194,8 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 			n++
 		}
 	}
-	tt := taskTable{id: make([]int64, 0, n), start: make([]int64, 0, n), dur: make([]int64, 0, n),
-		thread: make([]int32, 0, n), loc: make([]int32, 0, n)}
+	tt := taskTable{id: make([]int64, 0, n), start: make([]int64, 0, n),
+		task: make([]int32, 0, n), thread: make([]int32, 0, n), loc: make([]int32, 0, n)}
 	if m.Cost != nil {
 		tt.cost = make([]float64, 0, n)
 	}
@@ -205,7 +206,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 		}
 		tt.id = append(tt.id, m.ID(sim.Task(t)))
 		tt.start = append(tt.start, tk.Started)
-		tt.dur = append(tt.dur, tk.RunNS)
+		tt.task = append(tt.task, int32(t))
 		tt.thread = append(tt.thread, int32(tk.Thread))
 		tt.loc = append(tt.loc, tk.Loc)
 		if tt.cost != nil {
@@ -221,7 +222,7 @@ func (pg *procGraph) records(buf []anomaly.Task) []anomaly.Task {
 	buf = buf[:0]
 	for i := range tt.id {
 		rec := anomaly.Task{Rank: int32(pg.rank), Thread: tt.thread[i], ID: tt.id[i], Construct: pg.taskName(tt.loc[i]),
-			StartNS: tt.start[i], DurNS: tt.dur[i]}
+			StartNS: tt.start[i], DurNS: pg.taskW[tt.task[i]]}
 		if tt.cost != nil {
 			rec.Cost = tt.cost[i]
 		}
