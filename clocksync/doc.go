@@ -18,7 +18,7 @@
 // # Controlled logical clock (Becker et al., forward amortization)
 //
 // The CLC runs over one location per process, all its threads merged in
-// time order (graph.MergeOrder). The threads of a process read one
+// time order (graph.MergedTimes). The threads of a process read one
 // hardware clock, so correcting the process's time as one monotone function
 // keeps every intra-process order — task create before start, fork before
 // join, barrier enter before exit — without modelling OpenMP edges; and a

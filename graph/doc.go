@@ -31,7 +31,7 @@
 // # Message matching
 //
 // Match gives every communication event of a rank's processes a node, in
-// each process's merged event order (MergeOrder: time, then thread; sends
+// each process's merged event order (MergedTimes: time, then thread; sends
 // before receives among different threads' equal timestamps, which would
 // otherwise close false cycles), one chain per process. Messages within one
 // process are matched but are no edges (SelfPairs): one clock, no

@@ -224,7 +224,7 @@ func TestMatchUnmatched(t *testing.T) {
 	}
 }
 
-func TestMergeOrder(t *testing.T) {
+func TestMergedOrder(t *testing.T) {
 	// Region events: the tie class of everything but sends and receives.
 	r := trace.RegionEnter
 	p := mkProc(trace.Header{}, trace.Tables{}, [][]trace.Event{
@@ -233,13 +233,13 @@ func TestMergeOrder(t *testing.T) {
 		{},
 		{{Time: 5, Kind: r}, {Time: 10, Kind: r}},
 	})
-	got, err := MergeOrder(p)
+	got, _, err := MergedTimes(p, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []uint16{1, 0, 0, 0, 1, 3, 1, 0, 3}
 	if !slices.Equal(got, want) {
-		t.Fatalf("MergeOrder = %v, want %v", got, want)
+		t.Fatalf("merged order = %v, want %v", got, want)
 	}
 	// Equal times across threads: sends first, receives last; a thread's
 	// own order stays.
@@ -249,12 +249,12 @@ func TestMergeOrder(t *testing.T) {
 		{{Time: 5, Kind: other}, {Time: 5, Kind: recv}},
 		{{Time: 5, Kind: send}, {Time: 6, Kind: send}},
 	})
-	if got, err = MergeOrder(p); err != nil {
+	if got, _, err = MergedTimes(p, nil); err != nil {
 		t.Fatal(err)
 	}
 	want = []uint16{2, 1, 0, 0, 1, 2}
 	if !slices.Equal(got, want) {
-		t.Fatalf("MergeOrder = %v, want %v", got, want)
+		t.Fatalf("merged order = %v, want %v", got, want)
 	}
 }
 

@@ -17,26 +17,21 @@ func tieClass(k trace.Kind) int8 {
 	return 1
 }
 
-// MergeOrder returns a process's merged event order: all threads' events by
-// time; among different threads' events with equal times, send-like before
-// others before receive-like (see tieClass), then by thread index; each
-// thread's own events in their order. Entry i is the thread of the i-th
-// event; walking it with one cursor per thread visits every event once.
-// Two bytes per event, where a list of (thread, index) pairs would take
-// eight or more. Point-to-point channels match in this order; since a
-// channel's events are all sends or all receives, the tie classes do not
-// change which messages match.
+// MergedTimes returns a process's merged event order and the events'
+// recorded times in that order: what the CLC's sweeps read (clocksync),
+// made when they are needed rather than kept from the match. The order is
+// all threads' events by time; among different threads' events with equal
+// times, send-like before others before receive-like (see tieClass), then
+// by thread index; each thread's own events in their order. Entry i is the
+// thread of the i-th event; walking it with one cursor per thread visits
+// every event once. Two bytes per event, where a list of (thread, index)
+// pairs would take eight or more. Point-to-point channels match in this
+// order; since a channel's events are all sends or all receives, the tie
+// classes do not change which messages match.
 //
 // The merge takes runs: it emits from the thread with the smallest head for
 // as long as it stays ahead of the second smallest, so interleavings of a
 // few threads cost O(threads) per run, not per event.
-func MergeOrder(p *trace.Process) ([]uint16, error) {
-	return mergeWalk(p, nil, true, nil)
-}
-
-// MergedTimes returns p's merged order and the events' recorded times in
-// that order: what the CLC's sweeps read (clocksync), 10 bytes an event,
-// made when they are needed rather than kept from the match.
 func MergedTimes(p *trace.Process, pool *trace.Scans) ([]uint16, []int64, error) {
 	times := make([]int64, p.NumEvents())
 	order, err := mergeWalk(p, pool, true, func(pos int64, _ int, _ int64, e *trace.Event) { times[pos] = e.Time })
