@@ -861,17 +861,8 @@ func (r *Rows) WriteFile(path string, chunkEvents int) error {
 
 // Write encodes the rows as a trace file into out (see WriteFile).
 func (r *Rows) Write(out io.Writer, chunkEvents int) error {
-	h, t := r.Header, &r.Tables
-	if h.Format == "" {
-		h.Format = FormatName
-	}
-	if h.Version == 0 {
-		h.Version = Version
-	}
-	if h.ClockUnit == "" {
-		h.ClockUnit = "ns"
-	}
-	w, err := NewWriter(out, h)
+	t := &r.Tables
+	w, err := NewWriter(out, r.Header) // it fills in Format, Version and ClockUnit
 	if err != nil {
 		return err
 	}
