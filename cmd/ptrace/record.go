@@ -393,10 +393,11 @@ func prepareDir(dir string, force bool) (string, error) {
 func symbolizeDir(files []string) (resolved, total int, err error) {
 	r := symbolize.New()
 	for _, path := range files {
-		locs, err := readLocations(path)
+		tables, err := readTables(path)
 		if err != nil {
 			return resolved, total, fmt.Errorf("read locations: %w", err)
 		}
+		locs := tables.Locations
 		got := r.Resolve(locs)
 		var changed []trace.Location
 		for i := range got {
@@ -416,27 +417,6 @@ func symbolizeDir(files []string) (resolved, total int, err error) {
 		}
 	}
 	return resolved, total, nil
-}
-
-// readLocations returns a process file's location table (streaming the
-// file; a truncated or corrupt tail ends the scan).
-func readLocations(path string) ([]trace.Location, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	r, err := trace.NewReader(f, path)
-	if err != nil {
-		return nil, err
-	}
-	var c trace.Chunk
-	for {
-		if err := r.NextChunk(&c); err != nil {
-			break
-		}
-	}
-	return r.Tables().Locations, nil
 }
 
 func humanBytes(n int64) string {
