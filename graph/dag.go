@@ -260,11 +260,12 @@ func (b *Builder) AddRemoteOutKey(src int32, rank int, key Key) {
 	}
 }
 
-// growEdges makes room for n more edges, local or remote.
-func (b *Builder) growEdges(n int) {
-	b.rem = slices.Grow(b.rem, n)
-	b.esrc = slices.Grow(b.esrc, n)
-	b.edst = slices.Grow(b.edst, n)
+// growEdges makes room for local more local edges and remote more remote
+// declarations.
+func (b *Builder) growEdges(local, remote int) {
+	b.rem = slices.Grow(b.rem, remote)
+	b.esrc = slices.Grow(b.esrc, local)
+	b.edst = slices.Grow(b.edst, local)
 }
 
 // BuildOptions tune Build.

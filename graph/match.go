@@ -618,7 +618,20 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 		}
 		w.count += recvs + sends
 	}
-	b.growEdges(min(len(rs), len(ss)))
+	// Room for the edges the sends make: local ones between this rank's
+	// processes, declarations for the others (a declaration is 40 bytes;
+	// reserved for every send it would be most of the phase's zeroing).
+	var local, remote int
+	for i := range ss {
+		switch s := &ss[i]; {
+		case s.key.src == s.key.dst:
+		case int(s.rank) == b.rank:
+			local++
+		default:
+			remote++
+		}
+	}
+	b.growEdges(min(local, len(rs)), min(remote, len(rs)))
 	for g := 0; g < np; g++ {
 		n := int(rOff[g+1]-rOff[g]) + int(sOff[g+1]-sOff[g])
 		size := 16
