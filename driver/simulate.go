@@ -102,15 +102,6 @@ func (r *run) simulate() error {
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(predTimes(r.edges, i))
-		// About 1.06 fragments per task_schedule and two per implicit task,
-		// MPI call and sync region; three edges per task_schedule, implicit
-		// task, MPI call and sync region (measured on the gen workloads:
-		// stencil 22140 nodes and 62463 edges for 20832 schedules; halo
-		// 31250 and 42609 for 15624 others). Reserved past their use, the
-		// arrays cost their zeroing, and Take copies them to size.
-		k := &p.Census.Kinds
-		sched, other := int(k[trace.TaskSchedule]), int(k[trace.ImplicitTaskBegin]+k[trace.MPIEnter]+k[trace.SyncBegin])
-		frags.Reserve(sched+sched/14+2*other+64, 3*(sched+other)+sched/16+64)
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
 		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p), omp}
 		rd := newRemoteDeps(model)

@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"slices"
-
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -66,12 +64,23 @@ type PredTime func(thread int, index int64) (int64, bool)
 
 // FragPass builds a process's Frags beside the simulation.
 type FragPass struct {
-	F    Frags
+	F    Frags // filled by Finish
 	pred PredTime
 
-	cur      []int32 // per thread: open fragment, -1 none
+	// The graph while it grows, in pages that are never copied: its size
+	// is known only at the end (lazy fragments make it anything from one
+	// node per task to two per MPI call), and arrays reserved from an
+	// estimate or grown by doubling cost their zeroing and copies. Finish
+	// copies them once into F's columns, cut to size.
+	nodes paged[fragNode]
+	edges paged[[2]int32]
+
+	cur      []int32 // per thread: open fragment, -1 none, lazyOpen not yet a node
 	curTask  []Task
-	since    []int64 // per thread: when the open fragment's current piece began
+	curKind  []FragKind // per thread: kind of the open fragment
+	curLoc   []int32    // per thread: its location (the MPI function's string for FragMPI)
+	post     []int32    // per thread: the open MPI call's post node, lazyOpen not yet one, -1 outside calls
+	since    []int64    // per thread: when the open fragment's current piece began
 	mpiDepth []int32
 	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
 
@@ -88,6 +97,25 @@ type FragPass struct {
 	regionOf map[int64]int32 // parallel id → region instance
 }
 
+// lazyOpen marks a thread's open fragment that is not a node yet: a
+// fragment of serial code, parallel-region code or an MPI call's own cost
+// that nothing has depended on so far (nothing waited for its task's next
+// fragment when it opened, no event referred to it since). It becomes a
+// node when something refers to it or when it closes having weighed
+// anything; one that closes empty never exists. Such a fragment has one
+// input (its task's previous fragment) and weighs nothing, so whatever
+// would have followed it follows that input instead, with the same path
+// lengths: on MPI-heavy traces half the nodes were these (back-to-back MPI
+// calls, a worker resuming its implicit task between two explicit ones).
+const lazyOpen = -2
+
+// fragNode is a node while the graph grows.
+type fragNode struct {
+	kind          FragKind
+	thread, loc   int32
+	start, weight int64
+}
+
 type pendCell struct {
 	node int32
 	next int32
@@ -99,24 +127,13 @@ func NewFragPass(pred PredTime) *FragPass {
 		forkSrc: map[int64]int32{}, regionOf: map[int64]int32{}}
 }
 
-// Reserve makes room for about nodes fragments and edges edges, so the
-// graph's arrays are allocated once instead of copied as they grow (each
-// growth of a large slice briefly holds the old and the new array).
-func (p *FragPass) Reserve(nodes, edges int) {
-	f := &p.F
-	f.Kind = slices.Grow(f.Kind, nodes)
-	f.Thread = slices.Grow(f.Thread, nodes)
-	f.Loc = slices.Grow(f.Loc, nodes)
-	f.Start = slices.Grow(f.Start, nodes)
-	f.Weight = slices.Grow(f.Weight, nodes)
-	f.Src = slices.Grow(f.Src, edges)
-	f.Dst = slices.Grow(f.Dst, edges)
-}
-
 func (p *FragPass) init(s *Sim) {
 	n := len(s.Threads)
 	p.cur = make([]int32, n)
 	p.curTask = make([]Task, n)
+	p.curKind = make([]FragKind, n)
+	p.curLoc = make([]int32, n)
+	p.post = fill(make([]int32, n), -1)
 	p.mpiDepth = make([]int32, n)
 	p.maxPred = make([]int64, n)
 	p.since = make([]int64, n)
@@ -139,25 +156,11 @@ func (p *FragPass) init(s *Sim) {
 // Take returns the finished graph without the pass's per-task bookkeeping,
 // so that what outlives the simulation is the graph alone (LastOf, which
 // only the pass needs, is dropped too).
-//
-// Arrays reserved well beyond their use are copied to their length: what a
-// process keeps until the critical path is its graph, not the estimate.
 func (p *FragPass) Take() *Frags {
 	f := p.F
 	f.LastOf = nil
 	*p = FragPass{}
-	f.Kind, f.Thread, f.Loc = fit(f.Kind), fit(f.Thread), fit(f.Loc)
-	f.Start, f.Weight = fit(f.Start), fit(f.Weight)
-	f.Src, f.Dst = fit(f.Src), fit(f.Dst)
 	return &f
-}
-
-// fit returns s with at most an eighth of spare capacity.
-func fit[S ~[]E, E any](s S) S {
-	if cap(s)-len(s) <= len(s)/8 {
-		return s
-	}
-	return append(S(nil), s...)
 }
 
 func fill(s []int32, v int32) []int32 {
@@ -168,19 +171,12 @@ func fill(s []int32, v int32) []int32 {
 }
 
 func (p *FragPass) node(k FragKind, th int, loc int32, start int64) int32 {
-	f := &p.F
-	f.Kind = append(f.Kind, k)
-	f.Thread = append(f.Thread, int32(th))
-	f.Loc = append(f.Loc, loc)
-	f.Start = append(f.Start, start)
-	f.Weight = append(f.Weight, 0)
-	return int32(len(f.Kind) - 1)
+	return p.nodes.add(fragNode{kind: k, thread: int32(th), loc: loc, start: start})
 }
 
 func (p *FragPass) edge(a, b int32) {
 	if a >= 0 && b >= 0 {
-		p.F.Src = append(p.F.Src, a)
-		p.F.Dst = append(p.F.Dst, b)
+		p.edges.add([2]int32{a, b})
 	}
 }
 
@@ -207,7 +203,7 @@ func (p *FragPass) drain(head *int32, n int32) {
 // switched out and re-queued (an untied task's stub, a task yielding to its
 // queue) continues its last fragment, which nothing depends on yet: its
 // pieces are one node, weighing their run times, not one node per piece.
-func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) int32 {
+func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	if o := p.openOn[t]; o >= 0 && int(o) != th && p.curTask[o] == t {
 		// Its fragment is still open on the thread it was re-queued from,
 		// which reports the switch-out later (Sim.StartTask): end it now.
@@ -216,50 +212,100 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) int32 {
 	}
 	p.openOn[t] = int32(th)
 	p.since[th] = s.Now
-	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.F.Kind[last] == k {
+	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.nodes.at(last).kind == k {
 		p.requeued[t] = -1
-		p.F.Thread[last] = int32(th)
+		p.nodes.at(last).thread = int32(th)
 		p.drain(&p.pend[t], last)
-		p.cur[th], p.curTask[th] = last, t
-		return last
+		p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
+		return
 	}
 	p.requeued[t] = -1
-	n := p.node(k, th, s.Tasks[t].Loc, s.Now)
+	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Tasks[t].Loc
+	if k != FragTask && p.pend[t] < 0 {
+		return
+	}
+	n := p.materialize(s, th)
+	p.drain(&p.pend[t], n)
+}
+
+// materialize makes thread th's open fragment a node, linked to its task's
+// previous fragment or, for its first, to its creation, and returns it.
+// What waited for the task's next fragment when it opened was drained into
+// it then (open); what arrived since waits for the next one.
+func (p *FragPass) materialize(s *Sim, th int) int32 {
+	if n := p.cur[th]; n != lazyOpen {
+		return n
+	}
+	t := p.curTask[th]
+	if p.curKind[th] == FragMPI && p.post[th] == lazyOpen {
+		p.materializePost(th)
+	}
+	n := p.node(p.curKind[th], th, p.curLoc[th], p.since[th])
 	if last := p.F.LastOf[t]; last >= 0 {
 		p.edge(last, n)
 	} else {
 		p.F.FirstOf[t] = n
 		p.edge(p.created[t], n)
 	}
-	p.drain(&p.pend[t], n)
-	p.cur[th], p.curTask[th] = n, t
+	p.cur[th] = n
+	return n
+}
+
+// materializePost makes the post of thread th's open MPI call a node,
+// linked to its task's previous fragment or creation, and returns it.
+func (p *FragPass) materializePost(th int) int32 {
+	if n := p.post[th]; n != lazyOpen {
+		return n
+	}
+	t := p.curTask[th]
+	n := p.node(FragPost, th, p.curLoc[th], p.since[th])
+	if p.F.FirstOf[t] < 0 {
+		p.F.FirstOf[t] = n
+		p.edge(p.created[t], n)
+	} else {
+		p.edge(p.F.LastOf[t], n)
+	}
+	p.F.LastOf[t] = n
+	p.post[th] = n
 	return n
 }
 
 // close ends thread th's open fragment at the current time.
 func (p *FragPass) close(s *Sim, th int) {
 	n := p.cur[th]
-	if n < 0 {
+	if n == -1 {
 		return
 	}
 	f := &p.F
 	// Only the part inside the analysis window weighs (Sim.SetWindow).
 	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
 	d := to - from
-	if f.Kind[n] == FragMPI && p.maxPred[th] > from {
+	if p.curKind[th] == FragMPI && p.maxPred[th] > from {
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path.
 		d -= min(p.maxPred[th], to) - from
 	}
-	if p.since[th] > f.Start[n] {
+	t := p.curTask[th]
+	if n == lazyOpen {
+		if d <= 0 {
+			// Empty and unreferenced: it never becomes a node, and its
+			// task's last fragment stays the one before.
+			if p.openOn[t] == int32(th) {
+				p.openOn[t] = -1
+			}
+			p.cur[th] = -1
+			return
+		}
+		n = p.materialize(s, th)
+	}
+	if fn := p.nodes.at(n); p.since[th] > fn.start {
 		// A later piece of a re-queued task's fragment: the node weighs
 		// all its pieces and ends where the last one ends.
-		f.Weight[n] += max(d, 0)
-		f.Start[n] = max(to-f.Weight[n], f.Start[n])
+		fn.weight += max(d, 0)
+		fn.start = max(to-fn.weight, fn.start)
 	} else {
-		f.Weight[n] = max(d, 0)
+		fn.weight = max(d, 0)
 	}
-	t := p.curTask[th]
 	f.LastOf[t] = n
 	if p.openOn[t] == int32(th) {
 		p.openOn[t] = -1
@@ -303,21 +349,19 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			return
 		}
 		p.close(s, th)
-		post := p.node(FragPost, th, int32(e.Args[0]), s.Now)
-		if p.F.FirstOf[t] < 0 {
-			p.F.FirstOf[t] = post
-			p.edge(p.created[t], post)
-		} else {
-			p.edge(p.F.LastOf[t], post)
-		}
-		p.drain(&p.pend[t], post)
-		p.F.LastOf[t] = post
-		body := p.node(FragMPI, th, int32(e.Args[0]), s.Now)
-		p.edge(post, body)
-		p.cur[th], p.curTask[th] = body, t
+		// The call's post and its own cost (which follows the post) are
+		// lazy like any fragment: the post becomes a node when a send
+		// leaves from it or the cost node needs it, the cost node when a
+		// receive arrives at it or it weighs anything. A call without
+		// either leaves no node.
+		p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, FragMPI, int32(e.Args[0])
+		p.post[th] = lazyOpen
 		p.openOn[t] = int32(th)
 		p.since[th] = s.Now
 		p.maxPred[th] = 0
+		if p.pend[t] >= 0 {
+			p.drain(&p.pend[t], p.materializePost(th))
+		}
 		return
 	case trace.MPIExit:
 		if p.mpiDepth[th] > 0 {
@@ -327,14 +371,15 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			return
 		}
 		p.close(s, th)
+		p.post[th] = -1
 	case trace.MPISend, trace.CollBegin:
-		if n := p.sendSource(th); n >= 0 {
+		if n := p.sendSource(s, th); n >= 0 {
 			p.F.SendNode[EventKey(th, idx)] = n
 		}
 		return
 	case trace.MPIRecv, trace.CollEnd:
-		if n := p.cur[th]; n >= 0 {
-			p.F.RecvNode[EventKey(th, idx)] = n
+		if p.cur[th] != -1 {
+			p.F.RecvNode[EventKey(th, idx)] = p.materialize(s, th)
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
 					p.maxPred[th] = max(p.maxPred[th], t)
@@ -354,8 +399,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		l := p.node(FragLatency, th, -1, s.Now)
 		if p.pred != nil {
 			if pt, ok := p.pred(th, idx); ok {
-				p.F.Weight[l] = max(min(s.Now, s.End)-max(pt, s.Begin), 0)
-				p.F.Start[l] = pt
+				fn := p.nodes.at(l)
+				fn.weight = max(min(s.Now, s.End)-max(pt, s.Begin), 0)
+				fn.start = pt
 			}
 		}
 		p.F.RecvNode[EventKey(th, idx)] = l
@@ -369,8 +415,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.TaskCreate:
 		// The creator's fragment ends where the child is created.
-		if p.cur[th] >= 0 {
-			t := p.curTask[th]
+		if p.cur[th] != -1 {
+			t, k := p.curTask[th], p.curKind[th]
 			p.close(s, th)
 			if child := s.lastCreated; s.valid(child) {
 				p.created[child] = p.F.LastOf[t]
@@ -383,7 +429,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 					}
 				}
 			}
-			p.open(s, th, t, p.F.Kind[p.F.LastOf[t]])
+			p.open(s, th, t, k)
 		}
 		return
 	case trace.TaskSchedule:
@@ -402,9 +448,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.completed(s, e.Args[0])
 		return
 	case trace.ParallelBegin:
-		if p.cur[th] >= 0 {
-			p.close(s, th)
-		}
+		p.close(s, th)
 		if t := s.Threads[th].Current(); t != NoTask {
 			p.forkSrc[e.Args[0]] = p.F.LastOf[t]
 		}
@@ -444,7 +488,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case p.mpiDepth[th] > 0:
 	case !ok:
 		p.close(s, th)
-	case p.cur[th] < 0 || p.curTask[th] != t:
+	case p.cur[th] == -1 || p.curTask[th] != t:
 		p.close(s, th)
 		p.open(s, th, t, k)
 	}
@@ -466,12 +510,14 @@ func (p *FragPass) closeTouched(s *Sim, th int) {
 
 // sendSource is the node a send of thread th leaves from: the open MPI
 // call's post node, or the open fragment.
-func (p *FragPass) sendSource(th int) int32 {
-	n := p.cur[th]
-	if n >= 0 && p.F.Kind[n] == FragMPI && n > 0 && p.F.Kind[n-1] == FragPost {
-		return n - 1
+func (p *FragPass) sendSource(s *Sim, th int) int32 {
+	if p.cur[th] == -1 {
+		return -1
 	}
-	return n
+	if p.curKind[th] == FragMPI && p.post[th] != -1 {
+		return p.materializePost(th)
+	}
+	return p.materialize(s, th)
 }
 
 func (p *FragPass) taskArg(s *Sim, id int64) Task {
@@ -523,7 +569,8 @@ func (p *FragPass) barrier(s *Sim, r int32, k int32) int32 {
 		n = p.node(FragJoin, -1, -1, s.Now)
 		p.barriers[key] = n
 	}
-	p.F.Start[n] = max(p.F.Start[n], s.Now)
+	fn := p.nodes.at(n)
+	fn.start = max(fn.start, s.Now)
 	return n
 }
 
@@ -601,4 +648,59 @@ func (p *FragPass) Finish(s *Sim) {
 	for _, d := range s.DepEdges {
 		p.edge(p.F.LastOf[d[0]], p.F.FirstOf[d[1]])
 	}
+	// The graph's columns, each allocated once at its size.
+	f := &p.F
+	n := p.nodes.len()
+	f.Kind, f.Thread, f.Loc = make([]FragKind, n), make([]int32, n), make([]int32, n)
+	f.Start, f.Weight = make([]int64, n), make([]int64, n)
+	i := 0
+	for _, pg := range p.nodes.pages {
+		for k := range pg {
+			fn := &pg[k]
+			f.Kind[i], f.Thread[i], f.Loc[i], f.Start[i], f.Weight[i] = fn.kind, fn.thread, fn.loc, fn.start, fn.weight
+			i++
+		}
+	}
+	p.nodes = paged[fragNode]{}
+	m := p.edges.len()
+	f.Src, f.Dst = make([]int32, m), make([]int32, m)
+	i = 0
+	for _, pg := range p.edges.pages {
+		for _, e := range pg {
+			f.Src[i], f.Dst[i] = e[0], e[1]
+			i++
+		}
+	}
+	p.edges = paged[[2]int32]{}
 }
+
+// paged is an append-only column kept in pages of pageLen elements (the
+// first grows by appending up to that), so growing it copies nothing
+// large and reserves at most a page beyond its use.
+type paged[T any] struct {
+	pages [][]T
+	n     int
+}
+
+const (
+	pageBits = 14
+	pageLen  = 1 << pageBits
+)
+
+func (c *paged[T]) add(v T) int32 {
+	if k := len(c.pages); k == 0 || (len(c.pages[k-1]) == pageLen) {
+		if k == 0 {
+			c.pages = append(c.pages, make([]T, 0, 64))
+		} else {
+			c.pages = append(c.pages, make([]T, 0, pageLen))
+		}
+	}
+	last := &c.pages[len(c.pages)-1]
+	*last = append(*last, v)
+	c.n++
+	return int32(c.n - 1)
+}
+
+func (c *paged[T]) at(i int32) *T { return &c.pages[i>>pageBits][i&(pageLen-1)] }
+
+func (c *paged[T]) len() int { return c.n }
