@@ -143,7 +143,7 @@ func (r *run) criticalPath() error {
 			orphans++
 			return orphan, true
 		}
-		n, ok := r.cp[i].frags.SendNode[sim.EventKey(th, key.B)]
+		n, ok := r.cp[i].frags.SendNode.Get(th, key.B)
 		if !ok {
 			orphans++
 			return orphan, true
@@ -157,7 +157,7 @@ func (r *run) criticalPath() error {
 		}
 		e := &r.edges[i]
 		for k := range e.Thread {
-			dst, ok := pg.frags.RecvNode[sim.EventKey(int(e.Thread[k]), e.Event[k])]
+			dst, ok := pg.frags.RecvNode.Get(int(e.Thread[k]), e.Event[k])
 			if !ok {
 				continue
 			}

@@ -72,7 +72,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			l := b.AddNode(false)
 			w = append(w, 0)
 			if f := pg.frags; f != nil {
-				if n, ok := f.RecvNode[ev]; ok {
+				if n, ok := f.RecvNode.Get(int(e.Thread[k]), e.Event[k]); ok {
 					w[l] = f.Weight[n]
 				}
 			}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"slices"
+
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -43,8 +45,8 @@ type Frags struct {
 
 	Src, Dst []int32 // local edges
 
-	SendNode map[int64]int32 // EventKey(thread, index) → node
-	RecvNode map[int64]int32
+	SendNode EventNodes
+	RecvNode EventNodes
 
 	// FirstOf and LastOf give each task's first and last fragment (-1 when
 	// it never ran), for the task graph.
@@ -53,6 +55,46 @@ type Frags struct {
 
 // EventKey names an event of a process for the event maps.
 func EventKey(thread int, index int64) int64 { return int64(thread)<<40 | index }
+
+// EventNodes maps events of a process, named by thread and index, to
+// nodes: per thread, the events in increasing order and their nodes, as
+// the simulation meets them (12 bytes an event where a map took 30–40, and
+// no hashing on the simulation's path).
+type EventNodes struct {
+	index [][]int64
+	node  [][]int32
+}
+
+// add records that event index of thread th maps to n; a thread's events
+// come in increasing order.
+func (m *EventNodes) add(th int, index int64, n int32) {
+	for len(m.index) <= th {
+		m.index, m.node = append(m.index, nil), append(m.node, nil)
+	}
+	m.index[th] = append(m.index[th], index)
+	m.node[th] = append(m.node[th], n)
+}
+
+// Get returns the node event index of thread th maps to.
+func (m *EventNodes) Get(th int, index int64) (int32, bool) {
+	if th < 0 || th >= len(m.index) {
+		return -1, false
+	}
+	k, ok := slices.BinarySearch(m.index[th], index)
+	if !ok {
+		return -1, false
+	}
+	return m.node[th][k], true
+}
+
+// Len returns the number of events mapped.
+func (m *EventNodes) Len() int {
+	n := 0
+	for _, ix := range m.index {
+		n += len(ix)
+	}
+	return n
+}
 
 // Len returns the number of nodes.
 func (f *Frags) Len() int { return len(f.Kind) }
@@ -149,8 +191,6 @@ func (p *FragPass) init(s *Sim) {
 	p.openOn = fill(make([]int32, nt), -1)
 	p.F.FirstOf = fill(make([]int32, nt), -1)
 	p.F.LastOf = fill(make([]int32, nt), -1)
-	p.F.SendNode = map[int64]int32{}
-	p.F.RecvNode = map[int64]int32{}
 }
 
 // Take returns the finished graph without the pass's per-task bookkeeping,
@@ -374,12 +414,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.post[th] = -1
 	case trace.MPISend, trace.CollBegin:
 		if n := p.sendSource(s, th); n >= 0 {
-			p.F.SendNode[EventKey(th, idx)] = n
+			p.F.SendNode.add(th, idx, n)
 		}
 		return
 	case trace.MPIRecv, trace.CollEnd:
 		if p.cur[th] != -1 {
-			p.F.RecvNode[EventKey(th, idx)] = p.materialize(s, th)
+			p.F.RecvNode.add(th, idx, p.materialize(s, th))
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
 					p.maxPred[th] = max(p.maxPred[th], t)
@@ -390,7 +430,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.RemoteDepOut:
 		if t := p.taskArg(s, e.Args[0]); t != NoTask {
 			if last := p.F.LastOf[t]; last >= 0 {
-				p.F.SendNode[EventKey(th, idx)] = last
+				p.F.SendNode.add(th, idx, last)
 			}
 		}
 		return
@@ -404,7 +444,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 				fn.start = pt
 			}
 		}
-		p.F.RecvNode[EventKey(th, idx)] = l
+		p.F.RecvNode.add(th, idx, l)
 		if t != NoTask {
 			if n := p.F.FirstOf[t]; n >= 0 {
 				p.edge(l, n) // arrived after the task started (an inconsistent trace)
