@@ -41,11 +41,9 @@ func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backw
 	}
 	lp := &Longest{EF: fw.Values, Arg: fw.Arg}
 	if backward {
-		bw, err := Replay(c, g, ReplayOptions{Eval: eval, Backward: true})
-		if err != nil {
+		if lp.BL, err = BackLengths(c, g, w); err != nil {
 			return nil, err
 		}
-		lp.BL = bw.Values
 	}
 	// The span and the node reaching it with the smallest key.
 	span := int64(0)
@@ -86,6 +84,27 @@ func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backw
 		}
 	}
 	return lp, nil
+}
+
+// BackLengths runs the backward replay alone: for every local node, the
+// heaviest path starting with it (Longest.BL). A caller that needs BL only
+// at some nodes can run it after dropping the forward values it no longer
+// needs, so the two never coexist in full.
+func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
+	bw, err := Replay(c, g, ReplayOptions{Backward: true, Eval: func(n int32, in Input) int64 {
+		v := w[n]
+		if in.HasIn {
+			v += in.In
+		}
+		if in.HasPrev {
+			v = max(v, in.Prev+w[n])
+		}
+		return v
+	}})
+	if err != nil {
+		return nil, err
+	}
+	return bw.Values, nil
 }
 
 // PathStep is one node of the critical path as the rank owning it saw it:

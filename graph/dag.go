@@ -117,11 +117,23 @@ type Builder struct {
 }
 
 // edgeSeg is a run of local edges in declaration order: base + src[i] →
-// base + dst[i]. Runs added with AddEdges are the caller's arrays, kept
-// until Build instead of copied.
+// base + dst[i], or base + pairs[i][0] → base + pairs[i][1]. Runs added
+// with AddEdges and AddEdgePairs are the caller's arrays, kept until Build
+// instead of copied.
 type edgeSeg struct {
 	src, dst []int32
+	pairs    [][2]int32
 	base     int32
+}
+
+// each calls f for every edge of the run, in order.
+func (sg *edgeSeg) each(f func(s, d int32)) {
+	for i := range sg.src {
+		f(sg.base+sg.src[i], sg.base+sg.dst[i])
+	}
+	for _, e := range sg.pairs {
+		f(sg.base+e[0], sg.base+e[1])
+	}
 }
 
 type remoteDecl struct {
@@ -211,6 +223,21 @@ func (b *Builder) AddEdges(src, dst []int32, base int32) {
 	}
 	b.seal()
 	b.segs = append(b.segs, edgeSeg{src: src, dst: dst, base: base})
+}
+
+// AddEdgePairs adds the edges base+pairs[i][0] → base+pairs[i][1], in
+// order, after those added so far; like AddEdges, it keeps pairs until
+// Build.
+func (b *Builder) AddEdgePairs(pairs [][2]int32, base int32) {
+	n := b.Len()
+	for _, e := range pairs {
+		if s, d := int64(base)+int64(e[0]), int64(base)+int64(e[1]); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
+			b.fail(fmt.Errorf("graph: edge %d → %d: node does not exist (have %d)", s, d, n))
+			return
+		}
+	}
+	b.seal()
+	b.segs = append(b.segs, edgeSeg{pairs: pairs, base: base})
 }
 
 // seal closes the run of edges added one by one so far.
@@ -432,11 +459,11 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	b.seal()
 	g.inOff = make([]int32, n+1)
 	g.outOff = make([]int32, n+1)
-	for _, sg := range b.segs {
-		for i := range sg.src {
-			g.outOff[sg.base+sg.src[i]+1]++
-			g.inOff[sg.base+sg.dst[i]+1]++
-		}
+	for k := range b.segs {
+		b.segs[k].each(func(s, d int32) {
+			g.outOff[s+1]++
+			g.inOff[d+1]++
+		})
 	}
 	for s, v := range g.slotNode {
 		if g.slotOut[s] {
@@ -453,14 +480,13 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	g.out = make([]Entry, g.outOff[n])
 	inAt := append([]int32(nil), g.inOff[:n]...)
 	outAt := append([]int32(nil), g.outOff[:n]...)
-	for _, sg := range b.segs {
-		for i := range sg.src {
-			s, d := sg.base+sg.src[i], sg.base+sg.dst[i]
+	for k := range b.segs {
+		b.segs[k].each(func(s, d int32) {
 			g.out[outAt[s]] = Entry(d)
 			outAt[s]++
 			g.in[inAt[d]] = Entry(s)
 			inAt[d]++
-		}
+		})
 	}
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
