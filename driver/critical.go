@@ -22,10 +22,11 @@ import (
 type procGraph struct {
 	rank   int
 	frags  *sim.Frags
-	names  map[int32]string // location id → construct name
-	funcs  []string         // string table (MPI function names)
-	taskW  []int64          // per dense task: time running, -1 if it never ran
-	deps   [][2]sim.Task
+	names  map[int32]string   // location id → construct name
+	funcs  []string           // string table (MPI function names)
+	taskW  []int64            // per dense task: time running, -1 if it never ran
+	deps   [][2]sim.Task      // dependence edges: task pairs, then (taskGraph) its node pairs
+	tgBase int32              // the task graph's node of this process's first task that ran
 	depOut map[int64]sim.Task // remote_dep_out event → predecessor task
 	depIn  map[int64]sim.Task // remote_dep_in event → successor task
 	tasks  taskTable          // for the anomalies phase, which drops it
@@ -96,6 +97,13 @@ func predKey(proc, thread int32, event int64) graph.Key {
 // task graph's per-root metrics (seed ompc-distributed-task-profiling.txt
 // §4.5.3). Only summaries travel to rank 0.
 func (r *run) criticalPath() error {
+	// The task graph first: its DAG is gone before the fragment DAG is
+	// built, and the dependence pairs it reads become the fragment DAG's
+	// dependence edges below.
+	tg, err := r.taskGraph()
+	if err != nil {
+		return err
+	}
 	// Fragment DAG: every process's nodes, offset per process.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
 	bases := make([]int32, len(r.cp))
@@ -121,6 +129,26 @@ func (r *run) criticalPath() error {
 		f.Weight = w[bases[i]:len(w):len(w)]
 		b.AddEdges(f.Src, f.Dst, bases[i])
 		f.Src, f.Dst = nil, nil
+		// Task dependences, the predecessor's last fragment before the
+		// successor's first: the task graph's node pairs (tasks that ran,
+		// duplicates dropped, which changes no path) are rewritten in place
+		// into fragment pairs, so they are held once (FragPass.DepsApart).
+		if len(pg.deps) > 0 {
+			taskOf := make([]int32, 0, len(pg.taskW)) // task graph node − tgBase → task
+			for t, tw := range pg.taskW {
+				if tw >= 0 {
+					taskOf = append(taskOf, int32(t))
+				}
+			}
+			deps := pg.deps[:0]
+			for _, d := range pg.deps {
+				if a, c := f.LastOf[taskOf[d[0]-pg.tgBase]], f.FirstOf[taskOf[d[1]-pg.tgBase]]; a >= 0 && c >= 0 {
+					deps = append(deps, [2]int32{a, c})
+				}
+			}
+			b.AddEdgePairs(deps, bases[i])
+		}
+		pg.deps, f.LastOf = nil, nil
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
@@ -176,7 +204,7 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
-	lp, err := graph.LongestPaths(r.c, dag, w, key, true)
+	lp, err := graph.LongestPaths(r.c, dag, w, key, false)
 	if err != nil {
 		return err
 	}
@@ -184,9 +212,12 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
-	summary := r.pathSummary(steps, lp, w, bases)
-	// T1 and the zero-slack tasks.
-	var t1, zero int64
+	summary := r.pathSummary(steps, w, bases)
+	// T1, and EF less the weight at each task's first fragment for the
+	// slack below: the forward values are dropped before the backward
+	// replay, so the two never coexist in full.
+	var t1 int64
+	var efFirst []int64
 	for i, pg := range r.cp {
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
@@ -196,16 +227,31 @@ func (r *run) criticalPath() error {
 			}
 		}
 		for t := range pg.taskW {
-			first := f.FirstOf[t]
-			if pg.taskW[t] < 0 || first < 0 {
-				continue
+			if first := f.FirstOf[t]; pg.taskW[t] >= 0 && first >= 0 {
+				v := bases[i] + first
+				efFirst = append(efFirst, lp.EF[v]-w[v])
 			}
-			// A task's slack: how much longer it could start late without
-			// lengthening the run, the span less the longest path through
-			// its first fragment (which continues through the task).
-			v := bases[i] + first
-			if lp.Span-(lp.EF[v]+lp.BL[v]-w[v]) == 0 {
-				zero++
+		}
+	}
+	span := lp.Span
+	lp = nil
+	bl, err := graph.BackLengths(r.c, dag, w)
+	if err != nil {
+		return err
+	}
+	// A task's slack: how much longer it could start late without
+	// lengthening the run, the span less the longest path through its
+	// first fragment (which continues through the task).
+	var zero int64
+	k := 0
+	for i, pg := range r.cp {
+		f := pg.frags
+		for t := range pg.taskW {
+			if first := f.FirstOf[t]; pg.taskW[t] >= 0 && first >= 0 {
+				if span-(efFirst[k]+bl[bases[i]+first]) == 0 {
+					zero++
+				}
+				k++
 			}
 		}
 	}
@@ -217,12 +263,8 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
-	tg, err := r.taskGraph()
-	if err != nil {
-		return err
-	}
 	if r.c.Rank() == 0 {
-		r.rep.CriticalPath = r.cpReport(lp.Span, sums[0], sums[1], all)
+		r.rep.CriticalPath = r.cpReport(span, sums[0], sums[1], all)
 		r.rep.Graph = tg
 		if sums[2] > 0 {
 			addWarnings(r.rep, sums[2], []string{fmt.Sprintf("critical path: %d cross-process edges whose source event has no fragment (damaged trace?)", sums[2])})
@@ -243,7 +285,7 @@ type pathSummary struct {
 	Full      []report.PathNode // only with opts.Path
 }
 
-func (r *run) pathSummary(steps []graph.PathStep, lp *graph.Longest, w []int64, bases []int32) pathSummary {
+func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) pathSummary {
 	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
 	add := func(m map[string][2]int64, k string, ns int64) {
 		v := m[k]

@@ -102,6 +102,7 @@ func (r *run) simulate() error {
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(predTimes(r.edges, i))
+		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
 		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p), omp}
 		rd := newRemoteDeps(model)

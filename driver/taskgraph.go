@@ -22,20 +22,20 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
 	// Sized once: a node per task and per remote dependence, an edge per
 	// dependence (the builder's arrays would otherwise grow by copying).
-	nodes, deps, remotes := 1, 0, 0
+	nodes, remotes := 1, 0
 	for i, pg := range r.cp {
 		nodes += len(pg.taskW)
-		deps += len(pg.deps)
 		if i < len(r.edges) {
 			remotes += r.edges[i].Len()
 		}
 	}
-	b.Reserve(nodes+remotes, deps+remotes)
+	b.Reserve(nodes+remotes, remotes)
 	b.ReserveRemote(remotes)
 	w, keys := make([]int64, 0, nodes+remotes), make([]int64, 0, nodes+remotes)
 	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
 	var edges, remote int64
 	for i, pg := range r.cp {
+		pg.tgBase = b.Len()
 		nodeOf[i] = make([]int32, len(pg.taskW))
 		for t, tw := range pg.taskW {
 			nodeOf[i][t] = -1
@@ -45,16 +45,22 @@ func (r *run) taskGraph() (*report.Graph, error) {
 				keys = append(keys, nodeKey(pg.rank, int32(t)))
 			}
 		}
+		// The dependence pairs become the graph's edges in place (tasks
+		// that ran, without duplicates), held once: the critical path then
+		// reads them through taskOf (procGraph.tgBase).
 		dup := duplicates(pg.deps, len(pg.taskW))
+		j := 0
 		for k, d := range pg.deps {
 			a, c := nodeOf[i][d[0]], nodeOf[i][d[1]]
 			if a < 0 || c < 0 || dup[k] {
 				continue
 			}
-			b.AddEdge(a, c)
-			edges++
+			pg.deps[j] = [2]int32{a, c}
+			j++
 		}
-		pg.deps = nil
+		pg.deps = pg.deps[:j]
+		b.AddEdgePairs(pg.deps, 0)
+		edges += int64(j)
 	}
 	// Remote dependences: a latency node on the successor's side.
 	tasks := int64(len(w))

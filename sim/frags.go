@@ -109,6 +109,12 @@ type FragPass struct {
 	F    Frags // filled by Finish
 	pred PredTime
 
+	// DepsApart leaves the task dependence edges out of F.Src and F.Dst:
+	// the caller adds Sim.DepEdges itself through F.LastOf and F.FirstOf
+	// (Take then keeps LastOf), so that a trace's dependences are held once,
+	// not as task pairs and again as fragment pairs.
+	DepsApart bool
+
 	// The graph while it grows, in pages that are never copied: its size
 	// is known only at the end (lazy fragments make it anything from one
 	// node per task to two per MPI call), and arrays reserved from an
@@ -195,10 +201,12 @@ func (p *FragPass) init(s *Sim) {
 
 // Take returns the finished graph without the pass's per-task bookkeeping,
 // so that what outlives the simulation is the graph alone (LastOf, which
-// only the pass needs, is dropped too).
+// only the pass needs, is dropped too, unless DepsApart).
 func (p *FragPass) Take() *Frags {
 	f := p.F
-	f.LastOf = nil
+	if !p.DepsApart {
+		f.LastOf = nil
+	}
 	*p = FragPass{}
 	return &f
 }
@@ -685,8 +693,10 @@ func (p *FragPass) Finish(s *Sim) {
 	for th := range p.cur {
 		p.close(s, th)
 	}
-	for _, d := range s.DepEdges {
-		p.edge(p.F.LastOf[d[0]], p.F.FirstOf[d[1]])
+	if !p.DepsApart {
+		for _, d := range s.DepEdges {
+			p.edge(p.F.LastOf[d[0]], p.F.FirstOf[d[1]])
+		}
 	}
 	// The graph's columns, each allocated once at its size.
 	f := &p.F
