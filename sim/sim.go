@@ -2,6 +2,7 @@ package sim
 
 import (
 	"github.com/ptrace-dev/ptrace/trace"
+	"slices"
 )
 
 // Model turns a runtime's events into transitions (POT's "Update", Alg. 2).
@@ -143,6 +144,11 @@ func (s *Sim) SetWindow(begin, end int64) {
 func (s *Sim) ReserveEdges(n int) {
 	s.edgeTo = make([]Task, 0, n)
 	s.edgeNext = make([]int32, 0, n)
+	if s.RecordDeps {
+		// Appending millions of pairs one by one copied the list a dozen
+		// times; Run cuts it to size at the end when it overshot.
+		s.DepEdges = make([][2]Task, 0, n)
+	}
 }
 
 // AllocTasks sizes the task tables for n task slots.
@@ -195,6 +201,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	for _, ps := range append([]Pass{b}, passes...) {
 		ps.Before(s, nil, -1, s.Now-last)
 		ps.Finish(s)
+	}
+	if d := s.DepEdges; cap(d)-len(d) > len(d)/8 {
+		s.DepEdges = slices.Clone(d) // outlives the simulation (the task graph)
 	}
 	return s.Warn.Err
 }
