@@ -231,6 +231,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		cs = append(cs, *x)
 	}
 	delays, err := a.delayCosts(c, owners, delayBufs)
+	a.byThread = nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -368,12 +369,8 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 	}
 	idx := map[key]int{}
 	var out []Delay
-	nodes := make([][][]int32, len(m.Procs))
 	nodeOf := func(i int, th int32, ev int64) int32 {
-		if nodes[i] == nil {
-			nodes[i] = a.threadNodes(i)
-		}
-		return findNode(m, nodes[i], th, ev)
+		return findNode(m, a.threadNodes(i), th, ev)
 	}
 	pending := map[localKey]int64{}
 	h := &flowHeap{}
@@ -638,6 +635,25 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	out := make([]map[int32]lrWait, len(m.Procs))
 	bufs := make([][]byte, c.Size())
 	le := binary.LittleEndian
+	// One record per point-to-point message: the buffers are sized by a
+	// first count instead of grown by doubling.
+	size := make([]int, c.Size())
+	for i := range m.Procs {
+		if i >= len(edges) {
+			break
+		}
+		e := &edges[i]
+		for k := range e.Thread {
+			if e.Kind[k] == trace.MPIRecv && e.PredKind[k] == trace.MPISend {
+				size[owners.Owner(int(e.PredProc[k]))] += lrRecSize
+			}
+		}
+	}
+	for q, n := range size {
+		if n > 0 {
+			bufs[q] = make([]byte, 0, n)
+		}
+	}
 	for i := range m.Procs {
 		if i >= len(edges) {
 			break
@@ -669,7 +685,6 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		local[p.Header.Rank] = i
 	}
 	var lerr error
-	nodes := make([][][]int32, len(m.Procs))
 	for q, buf := range recv {
 		if len(buf)%lrRecSize != 0 {
 			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of receive times from rank %d", c.Rank(), len(buf), q)
@@ -684,10 +699,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 				lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
 				break
 			}
-			if nodes[i] == nil {
-				nodes[i] = a.threadNodes(i)
-			}
-			v := findNode(m, nodes[i], th, ev)
+			v := findNode(m, a.threadNodes(i), th, ev)
 			if v < 0 || a.call[v] < 0 {
 				continue
 			}
@@ -715,20 +727,38 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	return out, nil
 }
 
-// threadNodes returns process i's nodes per thread, in event order.
+// threadNodes returns process i's nodes per thread, in event order. It is
+// made once per process (Analyze's lookups of senders, receivers and
+// causes all use it) in one array sized by a first count.
 func (a *Analysis) threadNodes(i int) [][]int32 {
-	m := a.m
-	var out [][]int32
-	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		th := int(m.Thread[v])
-		if th < 0 {
-			continue
-		}
-		for len(out) <= th {
-			out = append(out, nil)
-		}
-		out[th] = append(out[th], v)
+	if a.byThread == nil {
+		a.byThread = make([][][]int32, len(a.m.Procs))
 	}
+	if out := a.byThread[i]; out != nil {
+		return out
+	}
+	m := a.m
+	var count []int32
+	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+		if th := int(m.Thread[v]); th >= 0 {
+			for len(count) <= th {
+				count = append(count, 0)
+			}
+			count[th]++
+		}
+	}
+	all := make([]int32, 0, m.ProcNodes[i+1]-m.ProcNodes[i])
+	out := make([][]int32, len(count))
+	for th, n := range count {
+		out[th] = all[len(all) : len(all) : len(all)+int(n)]
+		all = all[:len(all)+int(n)]
+	}
+	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+		if th := int(m.Thread[v]); th >= 0 {
+			out[th] = append(out[th], v)
+		}
+	}
+	a.byThread[i] = out
 	return out
 }
 

@@ -99,6 +99,9 @@ type Analysis struct {
 	// (predProcs), kept by Analyze for the delay costs.
 	pred, predTh []int32
 	predEv       []int64
+	// Per process, its nodes per thread in event order (threadNodes),
+	// made once during Analyze and dropped at its end.
+	byThread [][][]int32
 }
 
 // New prepares the analysis of m's processes.
