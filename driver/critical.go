@@ -199,10 +199,16 @@ func (r *run) criticalPath() error {
 			src, _ := resolve(key)
 			b.AddEdge(src, bases[i]+dst)
 		}
+		pg.frags.RecvNode = sim.EventNodes{}
 	}
+	// Declared: no phase after this one reads the cross-process edges.
+	r.edges = nil
 	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: resolve})
 	if err != nil {
 		return err
+	}
+	for _, pg := range r.cp {
+		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 	}
 	lp, err := graph.LongestPaths(r.c, dag, w, key, false)
 	if err != nil {
