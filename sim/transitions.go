@@ -6,6 +6,8 @@ package sim
 // input: what cannot happen in a correct trace is counted as a warning and
 // the state is repaired as plausibly as possible.
 
+import "github.com/ptrace-dev/ptrace/trace"
+
 func (s *Sim) valid(t Task) bool { return t >= 0 && int(t) < len(s.Tasks) }
 
 // setState moves t to state to, keeping the ready and blocked counts.
@@ -598,6 +600,11 @@ func (s *Sim) CloseGroup(th int) {
 // NewRegion creates a parallel-region instance with a team of n threads.
 func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
 	team = max(team, 1)
+	if s.Regions == nil && s.Proc != nil {
+		// One per parallel_begin the load counted (more only for a
+		// region whose begin is missing): reserved, not copied as it grows.
+		s.Regions = make([]Region, 0, min(s.Proc.Census.Kinds[trace.ParallelBegin], 1<<20)+1)
+	}
 	s.Regions = append(s.Regions, Region{Team: team, Epoch: make([]int32, team), TopLevel: topLevel, Idle: make([]int64, team)})
 	return int32(len(s.Regions) - 1)
 }

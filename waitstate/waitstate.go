@@ -146,8 +146,25 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 		r.lastSync[th], r.parSince[th], r.lastSyncCall[th] = -1, -1, -1
 	}
 	r.c.siteIdx = map[site]int32{}
+	// One entry per outermost call: at most one per mpi_enter the load
+	// counted, reserved so that the columns are not copied as they grow.
+	n := int(p.Census.Kinds[trace.MPIEnter])
+	c := r.c
+	c.enter, c.exit, c.gap, c.label = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
+	c.site, c.prev = make([]int32, 0, n), make([]int32, 0, n)
 	// Nodes are in the process's merged order, so each thread's are in
-	// its event order.
+	// its event order; one array for all threads, sized by a count.
+	count := make([]int, T)
+	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+		if th := m.Thread[v]; th >= 0 && int(th) < T {
+			count[th]++
+		}
+	}
+	all := make([]int32, 0, m.ProcNodes[i+1]-m.ProcNodes[i])
+	for th, k := range count {
+		r.nodes[th] = all[len(all) : len(all) : len(all)+k]
+		all = all[:len(all)+k]
+	}
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 		if th := m.Thread[v]; th >= 0 && int(th) < T {
 			r.nodes[th] = append(r.nodes[th], v)
