@@ -26,7 +26,8 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	for i, pg := range r.cp {
 		nodes += len(pg.taskW)
 		if i < len(r.edges) {
-			remotes += r.edges[i].Len()
+			// Only remote dependences make latency nodes (not messages).
+			remotes += min(r.edges[i].Len(), len(pg.depIn))
 		}
 	}
 	b.Reserve(nodes+remotes, remotes)
