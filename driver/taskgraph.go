@@ -201,7 +201,10 @@ func (r *run) taskGraph() (*report.Graph, error) {
 // reduction per step (about 64 steps whatever the number of values).
 func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 	for lo < hi {
-		mid := lo + (hi-lo)/2
+		// hi − lo may exceed int64 (values from a damaged trace span
+		// both signs): halve the difference as unsigned, or mid would
+		// leave [lo, hi) and the search never end.
+		mid := lo + int64((uint64(hi)-uint64(lo))/2)
 		var n int64
 		for _, v := range vals {
 			if v <= mid {
