@@ -150,7 +150,12 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
 			m.regions[e.Args[0]] = r
 		}
-		if team := int32(e.Args[2]); team > 0 && team != s.Regions[r].Team && s.Regions[r].Next == 0 && s.Regions[r].Arrived[0] == 0 {
+		team := int32(min(max(e.Args[2], 0), 1<<30))
+		if t := s.TeamSize(team); t < team {
+			s.Warn.Add("implausible team size", "implicit_task_begin on thread %d at %d ns: team of %d threads in a process of %d; counted as %d", th, s.Now, team, len(s.Threads), t)
+			team = t
+		}
+		if team > 0 && team != s.Regions[r].Team && s.Regions[r].Next == 0 && s.Regions[r].Arrived[0] == 0 {
 			// The actual team size replaces the requested one.
 			reg := &s.Regions[r]
 			reg.Team = team

@@ -599,7 +599,7 @@ func (s *Sim) CloseGroup(th int) {
 
 // NewRegion creates a parallel-region instance with a team of n threads.
 func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
-	team = max(team, 1)
+	team = s.TeamSize(team)
 	if s.Regions == nil && s.Proc != nil {
 		// One per parallel_begin the load counted (more only for a
 		// region whose begin is missing): reserved, not copied as it grows.
@@ -607,6 +607,14 @@ func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
 	}
 	s.Regions = append(s.Regions, Region{Team: team, Epoch: make([]int32, team), TopLevel: topLevel, Idle: make([]int64, team)})
 	return int32(len(s.Regions) - 1)
+}
+
+// TeamSize bounds a team size read from the trace, which sizes per-member
+// arrays: a team's members are threads of this process, each with its own
+// events, so no team is larger than the process's threads (a requested
+// size beyond them is the runtime's business; a claimed one is damage).
+func (s *Sim) TeamSize(claim int32) int32 {
+	return min(max(claim, 1), max(int32(len(s.Threads)), 1))
 }
 
 // JoinTeam starts implicit task t of region r as team member num on th.
