@@ -738,27 +738,35 @@ func (a *Analysis) threadNodes(i int) [][]int32 {
 		return out
 	}
 	m := a.m
-	var count []int32
+	n := 0
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		if th := int(m.Thread[v]); th >= 0 {
-			for len(count) <= th {
-				count = append(count, 0)
-			}
+		n = max(n, int(m.Thread[v])+1)
+	}
+	a.byThread[i] = nodesByThread(m, i, n)
+	return a.byThread[i]
+}
+
+// nodesByThread returns process i's nodes on threads 0…n−1, per thread in
+// event order (nodes are in the process's merged order): one array sized
+// by a first count, not n grown by appending.
+func nodesByThread(m *graph.Matching, i, n int) [][]int32 {
+	count := make([]int, n)
+	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+		if th := int(m.Thread[v]); th >= 0 && th < n {
 			count[th]++
 		}
 	}
 	all := make([]int32, 0, m.ProcNodes[i+1]-m.ProcNodes[i])
-	out := make([][]int32, len(count))
-	for th, n := range count {
-		out[th] = all[len(all) : len(all) : len(all)+int(n)]
-		all = all[:len(all)+int(n)]
+	out := make([][]int32, n)
+	for th, k := range count {
+		out[th] = all[len(all) : len(all) : len(all)+k]
+		all = all[:len(all)+k]
 	}
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		if th := int(m.Thread[v]); th >= 0 {
+		if th := int(m.Thread[v]); th >= 0 && th < n {
 			out[th] = append(out[th], v)
 		}
 	}
-	a.byThread[i] = out
 	return out
 }
 

@@ -139,7 +139,7 @@ type Recorder struct {
 func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	m := a.m
 	T := p.NumThreads()
-	r := &Recorder{a: a, proc: i, c: &a.procs[i], nodes: make([][]int32, T), next: make([]int, T),
+	r := &Recorder{a: a, proc: i, c: &a.procs[i], next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
 		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T)}
 	for th := range r.lastSync {
@@ -152,24 +152,7 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	c := r.c
 	c.enter, c.exit, c.gap, c.label = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 	c.site, c.prev = make([]int32, 0, n), make([]int32, 0, n)
-	// Nodes are in the process's merged order, so each thread's are in
-	// its event order; one array for all threads, sized by a count.
-	count := make([]int, T)
-	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		if th := m.Thread[v]; th >= 0 && int(th) < T {
-			count[th]++
-		}
-	}
-	all := make([]int32, 0, m.ProcNodes[i+1]-m.ProcNodes[i])
-	for th, k := range count {
-		r.nodes[th] = all[len(all) : len(all) : len(all)+k]
-		all = all[:len(all)+k]
-	}
-	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		if th := m.Thread[v]; th >= 0 && int(th) < T {
-			r.nodes[th] = append(r.nodes[th], v)
-		}
-	}
+	r.nodes = nodesByThread(m, i, T)
 	return r
 }
 
