@@ -139,6 +139,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 			werr = fmt.Errorf("rank %d: clocksync: %s: %w", c.Rank(), proc.File, err)
 			break
 		}
+		m.SetPositions(i, order)
 		locs[i] = newLocation(proc, order, times, mdls[i])
 	}
 	if err := comm.Agree(c, werr); err != nil {

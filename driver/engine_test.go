@@ -90,10 +90,12 @@ func TestPeakHeapBound(t *testing.T) {
 				decoded += n
 			}
 		}
-		// load, match and simulate: three decodes, no more (clock
+		// load and simulate decode everything, the match only the threads
+		// with communication events (stencil's remote dependences are on
+		// some of them): more than two decodes, at most three (clock
 		// synchronization works on the times the match kept).
-		if decoded != 3*res.Events {
-			t.Errorf("%s: the analysis decoded %d events, %d× the trace's %d", c.name, decoded, decoded/res.Events, res.Events)
+		if decoded <= 2*res.Events || decoded > 3*res.Events {
+			t.Errorf("%s: the analysis decoded %d events, %.2f× the trace's %d, want more than 2×, at most 3×", c.name, decoded, float64(decoded)/float64(res.Events), res.Events)
 		}
 	}
 }

@@ -108,12 +108,16 @@ type Matching struct {
 	ProcNodes []int32
 
 	Role   []Role
-	Proc   []int32      // local process index; −1 for a collective node
-	Thread []int32      // thread; −1 for a collective node
-	Event  []int64      // index in the thread (collective node: instance number)
-	Pos    []int64      // position in the process's merged order
-	Kind   []trace.Kind // event kind (collective node: coll_begin)
-	Comm   []int64      // collective nodes: communicator id
+	Proc   []int32 // local process index; −1 for a collective node
+	Thread []int32 // thread; −1 for a collective node
+	Event  []int64 // index in the thread (collective node: instance number)
+	// Pos is each event node's position in its process's full merged
+	// order (MergedTimes), −1 for collective nodes; nil until SetPositions
+	// (only the CLC needs it, and the match reads only the threads that
+	// communicate).
+	Pos  []int64
+	Kind []trace.Kind // event kind (collective node: coll_begin)
+	Comm []int64      // collective nodes: communicator id
 	// Recorded is the event's time when Match ran (as recorded, before
 	// any correction), dense so censuses need not touch the events.
 	Recorded []int64
@@ -307,20 +311,59 @@ func (m *Matching) grow(n int) {
 	m.Proc = slices.Grow(m.Proc, n)
 	m.Thread = slices.Grow(m.Thread, n)
 	m.Event = slices.Grow(m.Event, n)
-	m.Pos = slices.Grow(m.Pos, n)
 	m.Kind = slices.Grow(m.Kind, n)
 	m.Comm = slices.Grow(m.Comm, n)
 	m.Recorded = slices.Grow(m.Recorded, n)
 }
 
+// SetPositions fills Pos for the nodes of local process i from its full
+// merged order (MergedTimes): one walk of order with a cursor per thread
+// and one into each thread's nodes, which are in the thread's event order.
+func (m *Matching) SetPositions(i int, order []uint16) {
+	if m.Pos == nil {
+		m.Pos = make([]int64, m.Len())
+		for v := range m.Pos {
+			m.Pos[v] = -1
+		}
+	}
+	lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+	nth := 0
+	for v := lo; v < hi; v++ {
+		nth = max(nth, int(m.Thread[v])+1)
+	}
+	next := make([]int32, nth) // per thread: its next node
+	for th := range next {
+		next[th] = -1
+	}
+	// Thread t's nodes in event order, linked through succ.
+	succ := make([]int32, hi-lo)
+	for v := hi - 1; v >= lo; v-- {
+		if th := m.Thread[v]; th >= 0 {
+			succ[v-lo] = next[th]
+			next[th] = v
+		}
+	}
+	idx := make([]int64, nth) // per thread: index of its next event
+	for pos, t := range order {
+		th := int(t)
+		if th >= nth {
+			continue
+		}
+		if v := next[th]; v >= 0 && m.Event[v] == idx[th] {
+			m.Pos[v] = int64(pos)
+			next[th] = succ[v-lo]
+		}
+		idx[th]++
+	}
+}
+
 // addNode appends an event node.
-func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event, pos int64, kind trace.Kind, recorded int64) int32 {
+func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event int64, kind trace.Kind, recorded int64) int32 {
 	n := b.AddNode(b.Len() > m.ProcNodes[proc])
 	m.Role = append(m.Role, role)
 	m.Proc = append(m.Proc, proc)
 	m.Thread = append(m.Thread, thread)
 	m.Event = append(m.Event, event)
-	m.Pos = append(m.Pos, pos)
 	m.Kind = append(m.Kind, kind)
 	m.Comm = append(m.Comm, 0)
 	m.Recorded = append(m.Recorded, recorded)
@@ -350,7 +393,8 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 		m.Stats.BadEvents++
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
 	}
-	_, err := mergeWalk(p, m.scans, false, func(pos int64, th int, idx int64, e *trace.Event) {
+	// Only threads with communication events: the others hold no node.
+	_, err := mergeWalk(p, m.scans, false, true, func(_ int64, th int, idx int64, e *trace.Event) {
 		t := int32(th)
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:
@@ -369,12 +413,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 				return
 			}
 			if e.Kind == trace.MPISend {
-				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
+				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
 				key := chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}
 				dst := owners.Owner(int(peer))
 				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
 			} else {
-				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
+				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 				*recvs = append(*recvs, recvRec{key: chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag}, node: n, thread: t, event: idx})
 			}
 		case trace.RemoteDepOut, trace.RemoteDepIn:
@@ -384,12 +428,12 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 				return
 			}
 			if e.Kind == trace.RemoteDepOut {
-				n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
+				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
 				key := chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}
 				dst := owners.Owner(int(peer))
 				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
 			} else {
-				n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
+				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 				*recvs = append(*recvs, recvRec{key: chanKey{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task}, node: n, thread: t, event: idx})
 			}
 		case trace.CollBegin:
@@ -410,7 +454,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 				bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), cm.ID)
 			}
 			m.Stats.CollectiveCalls++
-			n := m.addNode(b, RoleSend, i, t, idx, int64(pos), e.Kind, e.Time)
+			n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
 			root := int32(-1)
 			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
 				root = int32(e.Args[2])
@@ -433,7 +477,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 				return
 			}
 			delete(open, okey)
-			n := m.addNode(b, RoleRecv, i, t, idx, int64(pos), e.Kind, e.Time)
+			n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 			nm := int32(cm.Size())
 			coord := int32(cm.Member(int(oc.inst % int64(nm))))
 			dst := owners.Owner(int(coord))
@@ -751,7 +795,6 @@ func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w
 		m.Proc = append(m.Proc, -1)
 		m.Thread = append(m.Thread, -1)
 		m.Event = append(m.Event, inst[0].inst)
-		m.Pos = append(m.Pos, -1)
 		m.Kind = append(m.Kind, trace.CollBegin)
 		m.Comm = append(m.Comm, inst[0].comm)
 		m.Recorded = append(m.Recorded, 0)

@@ -34,7 +34,7 @@ func tieClass(k trace.Kind) int8 {
 // few threads cost O(threads) per run, not per event.
 func MergedTimes(p *trace.Process, pool *trace.Scans) ([]uint16, []int64, error) {
 	times := make([]int64, p.NumEvents())
-	order, err := mergeWalk(p, pool, true, func(pos int64, _ int, _ int64, e *trace.Event) { times[pos] = e.Time })
+	order, err := mergeWalk(p, pool, true, false, func(pos int64, _ int, _ int64, e *trace.Event) { times[pos] = e.Time })
 	if err != nil {
 		return nil, nil, err
 	}
@@ -44,21 +44,29 @@ func MergedTimes(p *trace.Process, pool *trace.Scans) ([]uint16, []int64, error)
 // mergeWalk walks p's events in merged order and, when visit is not nil,
 // calls it for every event (its position, thread, index in the thread): one
 // decode of the process serves the order and the visit. With keep it
-// returns the order (the thread of each position). A scan that fails (a
-// file re-read that changed) is the error.
-func mergeWalk(p *trace.Process, pool *trace.Scans, keep bool, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
-	n := p.NumEvents()
-	var order []uint16
-	if keep {
-		order = make([]uint16, n)
-	}
+// returns the order (the thread of each position). With commOnly it reads
+// only the threads that have communication events (trace.ThreadEvents.Comm):
+// the merged order restricted to them is the same, since a merge that takes
+// the smallest head orders two threads' events by the comparator alone, but
+// positions then count their events only. A scan that fails (a file re-read
+// that changed) is the error.
+func mergeWalk(p *trace.Process, pool *trace.Scans, keep, commOnly bool, visit func(pos int64, th int, idx int64, e *trace.Event)) ([]uint16, error) {
 	nth := p.NumThreads()
 	scans := make([]*trace.ThreadScan, nth)
 	live := make([]bool, nth)
 	defer pool.Put(scans...)
+	var n int64
 	for t := range scans {
+		if commOnly && p.Events[t].Comm == 0 {
+			continue
+		}
+		n += p.Events[t].N
 		scans[t] = pool.Get(p, t, nil)
 		live[t] = scans[t].Next()
+	}
+	var order []uint16
+	if keep {
+		order = make([]uint16, n)
 	}
 	// before reports whether event e of thread a comes before the head of
 	// thread b (a ≠ b).
@@ -106,6 +114,9 @@ func mergeWalk(p *trace.Process, pool *trace.Scans, keep bool, visit func(pos in
 		}
 	}
 	for _, sc := range scans {
+		if sc == nil {
+			continue
+		}
 		if err := sc.Err(); err != nil {
 			return nil, err
 		}

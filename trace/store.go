@@ -43,7 +43,11 @@ type Process struct {
 type ThreadEvents struct {
 	N           int64 // events
 	First, Last int64 // recorded times of the first and last event (N > 0)
-	chunks      []storedChunk
+	// Comm counts the thread's communication events (mpi_send, mpi_recv,
+	// coll_begin, coll_end, remote_dep_out, remote_dep_in): a pass that
+	// reads only those skips the threads without any.
+	Comm   int64
+	chunks []storedChunk
 }
 
 // storedChunk is one chunk frame's payload (an alias into the process's
@@ -255,6 +259,8 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		last = e.Time
 		cs.Kinds[e.Kind]++
 		switch e.Kind {
+		case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut:
+			te.Comm++
 		case TaskCreate:
 			cs.noteID(e.Args[0])
 		case ImplicitTaskBegin:
@@ -266,6 +272,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		case MPIEnter:
 			cs.lastEnter(int32(c.Thread), te.N+int64(i), e)
 		case RemoteDepIn:
+			te.Comm++
 			if cs.RemoteIn == nil {
 				cs.RemoteIn = map[int64]int32{}
 			}
