@@ -487,10 +487,22 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			p.completed(s, e.Args[0])
 			return
 		}
+		lazy, of := p.cur[th] == lazyOpen, p.curTask[th]
+		before := int32(-1)
+		if lazy {
+			before = p.F.LastOf[of]
+		}
 		p.close(s, th) // the prior task's fragment ends here
 		p.completed(s, e.Args[0])
 		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
 			p.requeued[t] = p.F.LastOf[t] // switched out and re-queued (Sim.Requeue)
+			if lazy && of == t && p.F.LastOf[t] == before {
+				// Switched out inside an MPI call whose empty cost node
+				// never became one: its last fragment is from before the
+				// call, and the next piece must not continue it (it would
+				// not have: the cost node was its last, of another kind).
+				p.requeued[t] = -1
+			}
 		}
 	case trace.DetachFulfill, trace.Cancel:
 		p.completed(s, e.Args[0])

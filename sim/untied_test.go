@@ -252,3 +252,41 @@ func TestUntiedChainSlowCreator(t *testing.T) {
 		}
 	}
 }
+
+// A task switched out inside an MPI call whose cost never became a node
+// (zero length, nothing arrived at it) resumes in a new fragment: its
+// piece before the call is not continued, as it would not be had the cost
+// node existed (FragPass's lazy fragments).
+func TestRequeueInsideMPICall(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a := id(0, 4)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit|ompt.TaskUntied, 0)
+	g.waitBegin(0, 5)
+	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.MPIEnter, 12, 0)
+	g.ev(0, trace.TaskSchedule, 12, a, ompt.StatusSwitch, implicit(0))
+	g.ev(0, trace.MPIExit, 14, 0)
+	g.waitEnd(0, 60)
+	g.waitBegin(1, 0)
+	g.ev(1, trace.TaskSchedule, 20, implicit(1), ompt.StatusSwitch, a)
+	g.ev(1, trace.TaskSchedule, 50, a, ompt.StatusComplete, implicit(1))
+	g.waitEnd(1, 60)
+	g.end(2, 60)
+	s := sim.New(g.proc(), nil, false)
+	m := ompt.NewModel()
+	fp := sim.NewFragPass(nil)
+	if err := s.Run(m, fp); err != nil {
+		t.Fatal(err)
+	}
+	f := &fp.F
+	first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
+	if first < 0 || first == last {
+		t.Fatalf("task fragments %d..%d, want two", first, last)
+	}
+	if f.Weight[first] != 2 || f.Weight[last] != 30 {
+		t.Errorf("fragments weigh %d and %d, want 2 (10..12) and 30 (20..50)", f.Weight[first], f.Weight[last])
+	}
+	if span, _ := pathTasks(t, f); span < 32 {
+		t.Errorf("longest path %d, want at least the task's 32", span)
+	}
+}
