@@ -25,17 +25,7 @@ type Longest struct {
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
 func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	eval := func(n int32, in Input) int64 {
-		v := w[n]
-		if in.HasIn {
-			v += in.In
-		}
-		if in.HasPrev {
-			v = max(v, in.Prev+w[n])
-		}
-		return v
-	}
-	fw, err := Replay(c, g, ReplayOptions{Eval: eval, TrackArg: true, TieKey: key})
+	fw, err := Replay(c, g, ReplayOptions{Eval: heaviest(w), TrackArg: true, TieKey: key})
 	if err != nil {
 		return nil, err
 	}
@@ -86,12 +76,10 @@ func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backw
 	return lp, nil
 }
 
-// BackLengths runs the backward replay alone: for every local node, the
-// heaviest path starting with it (Longest.BL). A caller that needs BL only
-// at some nodes can run it after dropping the forward values it no longer
-// needs, so the two never coexist in full.
-func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
-	bw, err := Replay(c, g, ReplayOptions{Backward: true, Eval: func(n int32, in Input) int64 {
+// heaviest is the longest-path evaluation with node weights w: a node's
+// value is its weight plus the heaviest of its inputs (in either direction).
+func heaviest(w []int64) func(n int32, in Input) int64 {
+	return func(n int32, in Input) int64 {
 		v := w[n]
 		if in.HasIn {
 			v += in.In
@@ -100,7 +88,15 @@ func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
 			v = max(v, in.Prev+w[n])
 		}
 		return v
-	}})
+	}
+}
+
+// BackLengths runs the backward replay alone: for every local node, the
+// heaviest path starting with it (Longest.BL). A caller that needs BL only
+// at some nodes can run it after dropping the forward values it no longer
+// needs, so the two never coexist in full.
+func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
+	bw, err := Replay(c, g, ReplayOptions{Backward: true, Eval: heaviest(w)})
 	if err != nil {
 		return nil, err
 	}
