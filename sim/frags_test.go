@@ -11,9 +11,11 @@ import (
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
-// longest computes the longest path of one process's fragment graph
-// sequentially (Kahn's order), with T1, the sum of task and serial work.
-func longest(t *testing.T, f *sim.Frags) (span, work int64) {
+// kahn computes the longest paths of one process's fragment graph
+// sequentially in Kahn's order: the order, each node's EF (the heaviest
+// path ending with it, its weight included) and the first input that gave
+// it (−1 for none). A cycle fails the test.
+func kahn(t *testing.T, f *sim.Frags) (order []int32, ef []int64, from []int32) {
 	t.Helper()
 	n := f.Len()
 	indeg := make([]int, n)
@@ -22,32 +24,41 @@ func longest(t *testing.T, f *sim.Frags) (span, work int64) {
 		out[f.Src[i]] = append(out[f.Src[i]], f.Dst[i])
 		indeg[f.Dst[i]]++
 	}
-	ef := make([]int64, n)
-	var q []int32
+	ef, from = make([]int64, n), make([]int32, n)
 	for i := 0; i < n; i++ {
+		from[i] = -1
 		if indeg[i] == 0 {
-			q = append(q, int32(i))
+			order = append(order, int32(i))
 		}
 	}
-	seen := 0
-	for len(q) > 0 {
-		v := q[0]
-		q = q[1:]
-		seen++
+	for k := 0; k < len(order); k++ {
+		v := order[k]
 		ef[v] += f.Weight[v]
+		for _, w := range out[v] {
+			if from[w] < 0 || ef[v] > ef[w] {
+				ef[w], from[w] = ef[v], v
+			}
+			if indeg[w]--; indeg[w] == 0 {
+				order = append(order, w)
+			}
+		}
+	}
+	if len(order) != n {
+		t.Fatalf("fragment graph has a cycle: %d of %d nodes ordered", len(order), n)
+	}
+	return order, ef, from
+}
+
+// longest returns the length of a process's fragment graph's longest path
+// and T1, the sum of task, region and serial work.
+func longest(t *testing.T, f *sim.Frags) (span, work int64) {
+	t.Helper()
+	_, ef, _ := kahn(t, f)
+	for v := range ef {
 		span = max(span, ef[v])
 		if k := f.Kind[v]; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
 			work += f.Weight[v]
 		}
-		for _, w := range out[v] {
-			ef[w] = max(ef[w], ef[v])
-			if indeg[w]--; indeg[w] == 0 {
-				q = append(q, w)
-			}
-		}
-	}
-	if seen != n {
-		t.Fatalf("fragment graph has a cycle: %d of %d nodes ordered", seen, n)
 	}
 	return span, work
 }

@@ -30,14 +30,8 @@ func TestFragsClosedAtRegionEnd(t *testing.T) {
 	g.ev(0, trace.ThreadEnd, 30)
 	g.ev(1, trace.ImplicitTaskEnd, 100, 0, implicit(1), 0, 1, ompt.TaskImplicit)
 	g.ev(1, trace.ThreadEnd, 100)
-	s := sim.New(g.proc(), nil, false)
-	m := ompt.NewModel()
-	fp := sim.NewFragPass(nil)
-	if err := s.Run(m, fp); err != nil {
-		t.Fatal(err)
-	}
+	s, m, f := runFrags(t, g)
 	noWarnings(t, s)
-	f := &fp.F
 	span, work := longest(t, f)
 	if span != 20 || work != 27 {
 		t.Errorf("span %d work %d, want 20 and 27", span, work)

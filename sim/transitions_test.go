@@ -841,12 +841,7 @@ func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
 	g.ev(1, trace.TaskSchedule, 55, a, ompt.StatusComplete, implicit(1))
 	g.waitEnd(1, 60)
 	g.end(2, 60)
-	s := sim.New(g.proc(), nil, false)
-	m := ompt.NewModel()
-	fp := sim.NewFragPass(nil)
-	if err := s.Run(m, fp); err != nil {
-		t.Fatal(err)
-	}
+	s, m, f := runFrags(t, g)
 	noWarnings(t, s)
 	tk := s.Tasks[m.Task(a)]
 	if tk.State != sim.Completed || tk.RunNS != 5+40 {
@@ -856,7 +851,6 @@ func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
 	// overhead 55..60 (barrier released). thread 1: overhead 0..10, idle
 	// 10..15, work 15..55, overhead 55..60.
 	wantBreakdown(t, s, 5+40, 0, 10+5+10+5, 40+5)
-	f := &fp.F
 	if first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]; first != last || f.Weight[first] != 45 {
 		t.Errorf("fragments %d..%d weighing %d, want one of 45", first, last, f.Weight[first])
 	}

@@ -24,41 +24,19 @@ func runFrags(t *testing.T, g *prog) (*sim.Sim, *ompt.Model, *sim.Frags) {
 }
 
 // pathTasks returns the length of the fragment graph's longest path and
-// the number of task fragments on it.
+// the number of task fragments on it (the first node in Kahn's order that
+// reaches the length ends it).
 func pathTasks(t *testing.T, f *sim.Frags) (span int64, tasks int) {
 	t.Helper()
-	n := f.Len()
-	indeg := make([]int, n)
-	out := make([][]int32, n)
-	for i := range f.Src {
-		out[f.Src[i]] = append(out[f.Src[i]], f.Dst[i])
-		indeg[f.Dst[i]]++
-	}
-	ef := make([]int64, n) // longest path ending at a node, the node included
-	from := make([]int32, n)
-	var q []int32
-	for i := range n {
-		from[i] = -1
-		if indeg[i] == 0 {
-			q = append(q, int32(i))
-		}
-	}
+	order, ef, from := kahn(t, f)
 	end := int32(-1)
-	for len(q) > 0 {
-		v := q[0]
-		q = q[1:]
-		ef[v] += f.Weight[v]
+	for _, v := range order {
 		if end < 0 || ef[v] > ef[end] {
 			end = v
 		}
-		for _, w := range out[v] {
-			if from[w] < 0 || ef[v] > ef[w] {
-				ef[w], from[w] = ef[v], v
-			}
-			if indeg[w]--; indeg[w] == 0 {
-				q = append(q, w)
-			}
-		}
+	}
+	if end < 0 {
+		return 0, 0
 	}
 	for v := end; v >= 0; v = from[v] {
 		if f.Kind[v] == sim.FragTask {
@@ -272,13 +250,7 @@ func TestRequeueInsideMPICall(t *testing.T) {
 	g.ev(1, trace.TaskSchedule, 50, a, ompt.StatusComplete, implicit(1))
 	g.waitEnd(1, 60)
 	g.end(2, 60)
-	s := sim.New(g.proc(), nil, false)
-	m := ompt.NewModel()
-	fp := sim.NewFragPass(nil)
-	if err := s.Run(m, fp); err != nil {
-		t.Fatal(err)
-	}
-	f := &fp.F
+	_, m, f := runFrags(t, g)
 	first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
 	if first < 0 || first == last {
 		t.Fatalf("task fragments %d..%d, want two", first, last)
