@@ -335,29 +335,22 @@ func OpenMPReport(rows []OMPRow, mutexes []MutexRow) *report.OMPWaits {
 	}
 	cons := map[key]int{}
 	procs := map[int]int{}
+	proc := func(rank int) int {
+		return entry(procs, &o.PerProcess, rank, func() report.OMPWaitProcess { return report.OMPWaitProcess{Rank: rank} })
+	}
 	for i := range rows {
 		r := &rows[i]
 		addOMP(&o.OMPWaitTimes, r)
-		k := key{r.Sync, r.Construct, r.Region}
-		c, ok := cons[k]
-		if !ok {
-			c = len(o.Constructs)
-			cons[k] = c
-			o.Constructs = append(o.Constructs, report.OMPWaitConstruct{Kind: r.Sync.String(), Construct: r.Construct, Region: r.Region})
-		}
+		c := entry(cons, &o.Constructs, key{r.Sync, r.Construct, r.Region}, func() report.OMPWaitConstruct {
+			return report.OMPWaitConstruct{Kind: r.Sync.String(), Construct: r.Construct, Region: r.Region}
+		})
 		oc := &o.Constructs[c]
 		oc.Count += r.Count
 		oc.TaskReadyNS += r.NS[ReasonReady]
 		oc.DependencesNS += r.NS[ReasonDeps]
 		oc.NoTaskNS += r.NS[ReasonNoTask]
 		oc.WaitingNS += r.NS[ReasonReady] + r.NS[ReasonDeps] + r.NS[ReasonNoTask]
-		p, ok := procs[r.Rank]
-		if !ok {
-			p = len(o.PerProcess)
-			procs[r.Rank] = p
-			o.PerProcess = append(o.PerProcess, report.OMPWaitProcess{Rank: r.Rank})
-		}
-		addOMP(&o.PerProcess[p].OMPWaitTimes, r)
+		addOMP(&o.PerProcess[proc(r.Rank)].OMPWaitTimes, r)
 	}
 	sort.SliceStable(o.Constructs, func(i, j int) bool {
 		a, b := &o.Constructs[i], &o.Constructs[j]
@@ -375,26 +368,14 @@ func OpenMPReport(rows []OMPRow, mutexes []MutexRow) *report.OMPWaits {
 	type mkey struct{ kind, construct string }
 	mi := map[mkey]int{}
 	for _, m := range mutexes {
-		k := mkey{m.Kind, m.Construct}
-		j, ok := mi[k]
-		if !ok {
-			j = len(o.Mutexes)
-			mi[k] = j
-			o.Mutexes = append(o.Mutexes, report.OMPMutex{Kind: m.Kind, Construct: m.Construct})
-		}
+		j := entry(mi, &o.Mutexes, mkey{m.Kind, m.Construct}, func() report.OMPMutex { return report.OMPMutex{Kind: m.Kind, Construct: m.Construct} })
 		x := &o.Mutexes[j]
 		x.Acquisitions += m.Acquisitions
 		x.WaitNS += m.WaitNS
 		x.MaxWaitNS = max(x.MaxWaitNS, m.MaxWaitNS)
 		x.HoldNS += m.HoldNS
 		o.MutexWaitNS += m.WaitNS
-		p, ok := procs[m.Rank]
-		if !ok {
-			p = len(o.PerProcess)
-			procs[m.Rank] = p
-			o.PerProcess = append(o.PerProcess, report.OMPWaitProcess{Rank: m.Rank})
-		}
-		o.PerProcess[p].MutexWaitNS += m.WaitNS
+		o.PerProcess[proc(m.Rank)].MutexWaitNS += m.WaitNS
 	}
 	sort.SliceStable(o.Mutexes, func(i, j int) bool {
 		a, b := &o.Mutexes[i], &o.Mutexes[j]

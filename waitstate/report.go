@@ -6,6 +6,18 @@ import (
 	"github.com/ptrace-dev/ptrace/report"
 )
 
+// entry returns the index of key k's row in *rows, appending row() under a
+// new index when k has none yet: the rows keep the order keys first came.
+func entry[K comparable, R any](index map[K]int, rows *[]R, k K, row func() R) int {
+	i, ok := index[k]
+	if !ok {
+		i = len(*rows)
+		index[k] = i
+		*rows = append(*rows, row())
+	}
+	return i
+}
+
 // Report sums the gathered rows into the report's section: totals, call
 // sites (most waiting first) and processes (in rank order). It returns nil
 // when no MPI call fell in the window, so reports of traces without MPI
@@ -21,20 +33,9 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	for k := range rows {
 		r := &rows[k]
 		add(&ws.WaitTimes, r)
-		sk := key{r.Func, r.Region}
-		s, ok := sites[sk]
-		if !ok {
-			s = len(ws.CallSites)
-			sites[sk] = s
-			ws.CallSites = append(ws.CallSites, report.WaitSite{Func: r.Func, Region: r.Region})
-		}
+		s := entry(sites, &ws.CallSites, key{r.Func, r.Region}, func() report.WaitSite { return report.WaitSite{Func: r.Func, Region: r.Region} })
 		add(&ws.CallSites[s].WaitTimes, r)
-		p, ok := procs[r.Rank]
-		if !ok {
-			p = len(ws.PerProcess)
-			procs[r.Rank] = p
-			ws.PerProcess = append(ws.PerProcess, report.WaitProcess{Rank: r.Rank})
-		}
+		p := entry(procs, &ws.PerProcess, r.Rank, func() report.WaitProcess { return report.WaitProcess{Rank: r.Rank} })
 		add(&ws.PerProcess[p].WaitTimes, r)
 	}
 	sort.SliceStable(ws.CallSites, func(i, j int) bool {
@@ -63,19 +64,11 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	total := Waiting(&ws.WaitTimes)
 	ws.Causes = []report.WaitCause{}
 	for _, c := range causes {
-		if p, ok := procs[c.Rank]; ok {
-			ws.PerProcess[p].CausedNS += c.NS
-		} else {
-			procs[c.Rank] = len(ws.PerProcess)
-			ws.PerProcess = append(ws.PerProcess, report.WaitProcess{Rank: c.Rank, CausedNS: c.NS})
-		}
-		k := ckey{c.Rank, c.Func, c.Region, c.Pattern}
-		j, ok := byKey[k]
-		if !ok {
-			j = len(ws.Causes)
-			byKey[k] = j
-			ws.Causes = append(ws.Causes, report.WaitCause{Rank: c.Rank, Func: c.Func, Region: c.Region, Pattern: c.Pattern.String()})
-		}
+		p := entry(procs, &ws.PerProcess, c.Rank, func() report.WaitProcess { return report.WaitProcess{Rank: c.Rank} })
+		ws.PerProcess[p].CausedNS += c.NS
+		j := entry(byKey, &ws.Causes, ckey{c.Rank, c.Func, c.Region, c.Pattern}, func() report.WaitCause {
+			return report.WaitCause{Rank: c.Rank, Func: c.Func, Region: c.Region, Pattern: c.Pattern.String()}
+		})
 		ws.Causes[j].NS += c.NS
 		ws.Causes[j].Calls += c.Calls
 	}
@@ -96,13 +89,7 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	}
 	ws.Delays = []report.WaitDelay{}
 	for _, d := range delays {
-		k := dkey{d.Rank, d.Label}
-		j, ok := dIdx[k]
-		if !ok {
-			j = len(ws.Delays)
-			dIdx[k] = j
-			ws.Delays = append(ws.Delays, report.WaitDelay{Rank: d.Rank, Code: d.Label})
-		}
+		j := entry(dIdx, &ws.Delays, dkey{d.Rank, d.Label}, func() report.WaitDelay { return report.WaitDelay{Rank: d.Rank, Code: d.Label} })
 		ws.Delays[j].NS += d.NS
 		ws.Delays[j].LongTermNS += d.LongTerm
 		ws.Delays[j].PropagatedNS += d.Propagated
