@@ -59,21 +59,19 @@ const (
 type Breakdown struct {
 	Threads []ThreadTimes
 
-	r      int64 // ∫ δr dt up to the current event
-	prev   int64 // time r is integrated to
-	rBegin int64 // ∫ δr up to the window's begin, once passed
-	rEnd   int64 // ∫ δr up to the window's end, once passed
+	r    Integral // ∫ δr dt up to the current event
+	prev int64    // time r is integrated to
 	// m integrates δm, 1 while some thread of the process is in MPI, the
 	// same way, for ThreadTimes.IdleInMPI.
-	m, mBegin, mEnd int64
-	inMPI           int // threads whose open interval is catMPI
-	cat             []category
-	since           []int64
-	rSince          []int64
-	mSince          []int64
-	region          []int32 // top-level region instance during the open interval
-	num             []int32 // team number in it
-	instr           instrCorrection
+	m      Integral
+	inMPI  int // threads whose open interval is catMPI
+	cat    []category
+	since  []int64
+	rSince []int64
+	mSince []int64
+	region []int32 // top-level region instance during the open interval
+	num    []int32 // team number in it
+	instr  instrCorrection
 }
 
 // newBreakdown starts the integration at time start, at or before the
@@ -103,7 +101,6 @@ func newBreakdown(s *Sim, start int64) *Breakdown {
 // Before integrates δr over the time since the previous event, noting its
 // value where the integration passes the window's bounds.
 func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
-	prev, now := b.prev, b.prev+dt
 	var rate int64
 	if s.Ready > 0 {
 		rate = 1
@@ -112,17 +109,9 @@ func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
 	if b.inMPI > 0 {
 		mRate = 1
 	}
-	if prev < s.Begin && s.Begin <= now {
-		b.rBegin = b.r + rate*(s.Begin-prev)
-		b.mBegin = b.m + mRate*(s.Begin-prev)
-	}
-	if prev < s.End && s.End <= now {
-		b.rEnd = b.r + rate*(s.End-prev)
-		b.mEnd = b.m + mRate*(s.End-prev)
-	}
-	b.r += rate * dt
-	b.m += mRate * dt
-	b.prev = now
+	b.r.Add(s, b.prev, dt, rate)
+	b.m.Add(s, b.prev, dt, mRate)
+	b.prev += dt
 }
 
 // quiet marks the kinds after which a thread's category cannot change:
@@ -208,19 +197,11 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 func (b *Breakdown) close(s *Sim, th int, now int64) {
 	from, to := max(b.since[th], s.Begin), min(now, s.End)
 	if to > from {
-		rFrom, rTo := b.rSince[th], b.r
-		mFrom, mTo := b.mSince[th], b.m
-		if b.since[th] < s.Begin {
-			rFrom, mFrom = b.rBegin, b.mBegin
-		}
-		if now > s.End {
-			rTo, mTo = b.rEnd, b.mEnd
-		}
-		b.account(s, th, to-from, rTo-rFrom, mTo-mFrom)
+		b.account(s, th, to-from, b.r.Over(s, b.since[th], b.rSince[th], now), b.m.Over(s, b.since[th], b.mSince[th], now))
 	}
 	b.since[th] = now
-	b.rSince[th] = b.r
-	b.mSince[th] = b.m
+	b.rSince[th] = b.r.Value()
+	b.mSince[th] = b.m.Value()
 	b.instr.pending[th] = 0
 }
 

@@ -126,9 +126,9 @@ type OMPPass struct {
 
 	started bool
 	// r integrates "some task ready", b "none ready, some blocked", up to
-	// prev; their values at the window's bounds once passed.
-	r, b, prev                 int64
-	rBegin, rEnd, bBegin, bEnd int64
+	// prev.
+	r, b sim.Integral
+	prev int64
 }
 
 // NewOMPPass returns the pass for process rank with T threads.
@@ -168,7 +168,6 @@ func (p *OMPPass) Before(s *sim.Sim, _ *trace.Event, _ int, dt int64) {
 			p.since[th] = s.Now
 		}
 	}
-	prev, now := p.prev, p.prev+dt
 	var rr, br int64
 	switch {
 	case s.Ready > 0:
@@ -176,17 +175,9 @@ func (p *OMPPass) Before(s *sim.Sim, _ *trace.Event, _ int, dt int64) {
 	case s.Blocked > 0:
 		br = 1
 	}
-	if prev < s.Begin && s.Begin <= now {
-		p.rBegin = p.r + rr*(s.Begin-prev)
-		p.bBegin = p.b + br*(s.Begin-prev)
-	}
-	if prev < s.End && s.End <= now {
-		p.rEnd = p.r + rr*(s.End-prev)
-		p.bEnd = p.b + br*(s.End-prev)
-	}
-	p.r += rr * dt
-	p.b += br * dt
-	p.prev = now
+	p.r.Add(s, p.prev, dt, rr)
+	p.b.Add(s, p.prev, dt, br)
+	p.prev += dt
 }
 
 // After implements sim.Pass: it follows the threads' sync regions and
@@ -266,21 +257,14 @@ func (p *OMPPass) close(s *sim.Sim, th int, now int64) {
 	if k := p.row[th]; k >= 0 {
 		from, to := max(p.since[th], s.Begin), min(now, s.End)
 		if to > from {
-			rFrom, rTo, bFrom, bTo := p.rSince[th], p.r, p.bSince[th], p.b
-			if p.since[th] < s.Begin {
-				rFrom, bFrom = p.rBegin, p.bBegin
-			}
-			if now > s.End {
-				rTo, bTo = p.rEnd, p.bEnd
-			}
-			ready, deps := rTo-rFrom, bTo-bFrom
+			ready, deps := p.r.Over(s, p.since[th], p.rSince[th], now), p.b.Over(s, p.since[th], p.bSince[th], now)
 			ns := &p.ns[k]
 			ns[ReasonReady] += ready
 			ns[ReasonDeps] += deps
 			ns[ReasonNoTask] += to - from - ready - deps
 		}
 	}
-	p.since[th], p.rSince[th], p.bSince[th] = now, p.r, p.b
+	p.since[th], p.rSince[th], p.bSince[th] = now, p.r.Value(), p.b.Value()
 }
 
 // unknownLoc is the name of a location the trace knows nothing of.
