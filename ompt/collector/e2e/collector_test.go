@@ -9,7 +9,6 @@ package e2e
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -24,7 +23,6 @@ import (
 	"time"
 
 	"github.com/ptrace-dev/ptrace/ompt"
-	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -174,19 +172,7 @@ func valid(t *testing.T, dir string) []*trace.Process {
 // analyze runs "ptrace analyze --json" on the trace: it must load every event.
 func (h *harness) analyze(t *testing.T, dir string, procs []*trace.Process) {
 	t.Helper()
-	js := filepath.Join(t.TempDir(), "report.json")
-	out, err := exec.Command(h.ptrace, "analyze", "-q", "--json", js, dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("ptrace analyze %s: %v\n%s", dir, err, out)
-	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatalf("report: %v", err)
-	}
+	r := h.report(t, dir)
 	var events int64
 	for _, p := range procs {
 		events += p.NumEvents()

@@ -47,18 +47,7 @@ func TestMutexContention(t *testing.T) {
 	if got != 2*40+2*4 || rel != got || acq < got+4 {
 		t.Errorf("mutex events: %d acquire, %d acquired, %d released; want 88 acquired and released, at least 92 acquire", acq, got, rel)
 	}
-	js := filepath.Join(t.TempDir(), "report.json")
-	if out, err := exec.Command(h.ptrace, "analyze", "-q", "--json", js, dir).CombinedOutput(); err != nil {
-		t.Fatalf("ptrace analyze: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := h.report(t, dir)
 	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
 		t.Fatal("no OpenMP wait states")
 	}
@@ -114,7 +103,7 @@ func TestMutexContention(t *testing.T) {
 	if out, err := exec.Command(h.ptrace, "export", "--perfetto", tl, dir).CombinedOutput(); err != nil {
 		t.Fatalf("ptrace export: %v\n%s", err, out)
 	}
-	b, err = os.ReadFile(tl)
+	b, err := os.ReadFile(tl)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -112,29 +112,18 @@ func (h *harness) mustRecord(t *testing.T, opts []string, cmd ...string) (string
 	return dir, out
 }
 
-func pathNodes(r *report.Report, kind string) int64 {
+// pathKind returns the time and the nodes the critical path spends in
+// nodes of a kind (0 when none; −1 without a critical path).
+func pathKind(r *report.Report, kind string) (ns, nodes int64) {
 	if r.CriticalPath == nil {
-		return -1
+		return -1, -1
 	}
 	for _, k := range r.CriticalPath.ByKind {
 		if k.Name == kind {
-			return k.Nodes
+			return k.NS, k.Nodes
 		}
 	}
-	return 0
-}
-
-// pathNS returns the time the critical path spends in nodes of a kind.
-func pathNS(r *report.Report, kind string) int64 {
-	if r.CriticalPath == nil {
-		return -1
-	}
-	for _, k := range r.CriticalPath.ByKind {
-		if k.Name == kind {
-			return k.NS
-		}
-	}
-	return 0
+	return 0, 0
 }
 
 // constructsAt checks that every task construct of the report names a line
@@ -176,8 +165,8 @@ func TestUntiedChain(t *testing.T) {
 	if r.Tasks == nil || r.Tasks.Count != n || r.Graph == nil || r.Graph.Tasks != n || r.Graph.Edges != n-1 {
 		t.Fatalf("tasks %+v graph %+v, want %d tasks and %d edges", r.Tasks, r.Graph, n, n-1)
 	}
-	got := pathNodes(r, "task")
-	region := pathNS(r, "region")
+	_, got := pathKind(r, "task")
+	region, _ := pathKind(r, "region")
 	if got > n || got < n && region <= int64(n-got)*us*1000 {
 		t.Errorf("critical path has %d task nodes and %d ns of region code, want %d (one per chain link), or region code over %d µs per link left out", got, region, n, us)
 	} else if got < n {

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,18 +36,7 @@ func TestWaitStatesMPI(t *testing.T) {
 	if len(procs) != 2 {
 		t.Fatalf("%d processes, want 2", len(procs))
 	}
-	js := filepath.Join(t.TempDir(), "report.json")
-	if out, err := exec.Command(h.ptrace, "analyze", "-q", "--json", js, dir).CombinedOutput(); err != nil {
-		t.Fatalf("ptrace analyze: %v\n%s", err, out)
-	}
-	b, err := os.ReadFile(js)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r report.Report
-	if err := json.Unmarshal(b, &r); err != nil {
-		t.Fatal(err)
-	}
+	r := h.report(t, dir)
 	ws := r.WaitStates
 	if ws == nil {
 		t.Fatal("no wait_states section")
