@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -26,94 +22,67 @@ import (
 // iteration ends at the thread's explicit barrier's sync_end. Events are
 // streamed chunk by chunk.
 func iterWork(dir string, asWork bool) (raw, corrected float64, err error) {
-	d, err := trace.OpenDir(dir)
-	if err != nil {
-		return 0, 0, err
-	}
-	f, err := os.Open(d.FilePath(0))
-	if err != nil {
-		return 0, 0, err
-	}
-	defer f.Close()
-	r, err := trace.NewReader(bufio.NewReaderSize(f, 1<<20), d.FilePath(0))
-	if err != nil {
-		return 0, 0, err
-	}
 	type state struct {
-		waiting, inTask, started bool
-		sync                     bool // inside a taskwait or barrier
-		last, work               int64
-		events                   int64   // inside work on both sides, this iteration
-		iters                    []int64 // work per iteration
-		evs                      []int64 // such events per iteration
+		waiting, inTask bool
+		sync            bool // inside a taskwait or barrier
+		last, work      int64
+		events          int64   // inside work on both sides, this iteration
+		iters           []int64 // work per iteration
+		evs             []int64 // such events per iteration
 	}
 	var th []*state
-	var c trace.Chunk
-	regions := 0
-	for {
-		if err := r.NextChunk(&c); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return 0, 0, err
-		}
-		for len(th) <= c.Thread {
+	hdr, threads, err := benchEvents(dir, func(t int, e *trace.Event, begin bool) {
+		for len(th) <= t {
 			th = append(th, &state{})
 		}
-		s := th[c.Thread]
-		for i := range c.Events {
-			e := &c.Events[i]
-			if c.Thread == 0 && e.Kind == trace.ParallelBegin {
-				regions++
+		s := th[t]
+		if begin {
+			s.last, s.work = e.Time, 0
+		}
+		working := func() bool {
+			if asWork {
+				return !s.waiting || s.inTask
 			}
-			// the benchmark region: implicit tasks of its parallel region
-			// begin after the warm-up region's have ended
-			if e.Kind == trace.ImplicitTaskBegin && e.Args[0] != 0 {
-				if s.started || regions >= 2 || c.Thread > 0 {
-					s.started, s.last, s.work = true, e.Time, 0
-				}
-			}
-			if !s.started {
-				continue
-			}
-			working := func() bool {
-				if asWork {
-					return !s.waiting || s.inTask
-				}
-				return !s.sync || s.inTask
-			}
-			before := working()
-			if before {
-				s.work += e.Time - s.last
-			}
-			s.last = e.Time
-			switch e.Kind {
-			case trace.SyncBegin:
-				s.sync = s.sync || e.Args[0] == ompt.SyncTaskwait || ompt.IsBarrier(e.Args[0])
-			case trace.SyncEnd:
-				s.sync = false
-			case trace.SyncWaitBegin:
-				s.waiting = true
-			case trace.SyncWaitEnd:
-				s.waiting = false
-			case trace.TaskSchedule:
-				switch e.Args[1] {
-				case ompt.StatusSwitch:
-					s.inTask = true
-				case ompt.StatusComplete:
-					s.inTask = false
-				}
-			}
-			if before && working() {
-				s.events++
-			}
-			if e.Kind == trace.SyncEnd && e.Args[0] == ompt.SyncBarrierExplicit {
-				s.iters = append(s.iters, s.work)
-				s.evs = append(s.evs, s.events)
-				s.work, s.events = 0, 0
+			return !s.sync || s.inTask
+		}
+		before := working()
+		if before {
+			s.work += e.Time - s.last
+		}
+		s.last = e.Time
+		switch e.Kind {
+		case trace.SyncBegin:
+			s.sync = s.sync || e.Args[0] == ompt.SyncTaskwait || ompt.IsBarrier(e.Args[0])
+		case trace.SyncEnd:
+			s.sync = false
+		case trace.SyncWaitBegin:
+			s.waiting = true
+		case trace.SyncWaitEnd:
+			s.waiting = false
+		case trace.TaskSchedule:
+			switch e.Args[1] {
+			case ompt.StatusSwitch:
+				s.inTask = true
+			case ompt.StatusComplete:
+				s.inTask = false
 			}
 		}
+		if before && working() {
+			s.events++
+		}
+		if e.Kind == trace.SyncEnd && e.Args[0] == ompt.SyncBarrierExplicit {
+			s.iters = append(s.iters, s.work)
+			s.evs = append(s.evs, s.events)
+			s.work, s.events = 0, 0
+		}
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	cost := r.Header().EventCostNS
+	for len(th) < threads {
+		th = append(th, &state{})
+	}
+	cost := hdr.EventCostNS
 	// a worker's warm-up implicit task also passed the test above: keep
 	// each thread's last run of iterations
 	n := -1

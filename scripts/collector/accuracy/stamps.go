@@ -2,9 +2,7 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 
@@ -61,60 +59,36 @@ func stampsReport(stampsPath, dir string) error {
 	// (implicit task begin, then each explicit barrier's sync_end),
 	// taskwait sync_begins and the (switch, complete) pairs it ran
 	type tr struct {
-		started         bool
 		starts, tw      []int64
 		switches, compl []int64
 	}
-	d, err := trace.OpenDir(dir)
-	if err != nil {
-		return err
-	}
-	tf, err := os.Open(d.FilePath(0))
-	if err != nil {
-		return err
-	}
-	defer tf.Close()
-	r, err := trace.NewReader(bufio.NewReaderSize(tf, 1<<20), d.FilePath(0))
-	if err != nil {
-		return err
-	}
 	var ths []*tr
-	var c trace.Chunk
-	regions := 0
-	for {
-		if err := r.NextChunk(&c); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
-			return err
-		}
-		for len(ths) <= c.Thread {
+	_, threads, err := benchEvents(dir, func(t int, e *trace.Event, begin bool) {
+		for len(ths) <= t {
 			ths = append(ths, &tr{})
 		}
-		s := ths[c.Thread]
-		for i := range c.Events {
-			e := &c.Events[i]
-			if c.Thread == 0 && e.Kind == trace.ParallelBegin {
-				regions++
-			}
-			if e.Kind == trace.ImplicitTaskBegin && e.Args[0] != 0 && (s.started || regions >= 2 || c.Thread > 0) {
-				// a worker's warm-up implicit task also passes: start over
-				*s = tr{started: true, starts: []int64{e.Time}}
-				continue
-			}
-			if !s.started {
-				continue
-			}
-			switch {
-			case e.Kind == trace.SyncEnd && e.Args[0] == ompt.SyncBarrierExplicit:
-				s.starts = append(s.starts, e.Time)
-			case e.Kind == trace.SyncBegin && e.Args[0] == ompt.SyncTaskwait:
-				s.tw = append(s.tw, e.Time)
-			case e.Kind == trace.TaskSchedule && e.Args[1] == ompt.StatusSwitch:
-				s.switches = append(s.switches, e.Time)
-			case e.Kind == trace.TaskSchedule && e.Args[1] == ompt.StatusComplete:
-				s.compl = append(s.compl, e.Time)
-			}
+		s := ths[t]
+		if begin {
+			// a worker's warm-up implicit task also passes: start over
+			*s = tr{starts: []int64{e.Time}}
+			return
 		}
+		switch {
+		case e.Kind == trace.SyncEnd && e.Args[0] == ompt.SyncBarrierExplicit:
+			s.starts = append(s.starts, e.Time)
+		case e.Kind == trace.SyncBegin && e.Args[0] == ompt.SyncTaskwait:
+			s.tw = append(s.tw, e.Time)
+		case e.Kind == trace.TaskSchedule && e.Args[1] == ompt.StatusSwitch:
+			s.switches = append(s.switches, e.Time)
+		case e.Kind == trace.TaskSchedule && e.Args[1] == ompt.StatusComplete:
+			s.compl = append(s.compl, e.Time)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for len(ths) < threads {
+		ths = append(ths, &tr{})
 	}
 
 	fmt.Println("| thread | iterations | barrier return | taskwait entry | task start | task end | implicit: trace / own | task: trace / own |")
