@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -69,18 +68,11 @@ func fragsOf(t *testing.T, path string) *sim.Frags {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := sim.New(p, nil, false)
-	s.RecordDeps = true
-	m := ompt.NewModel()
-	m.KeepDependences()
-	fp := sim.NewFragPass(nil)
-	if err := s.Run(m, fp); err != nil {
-		t.Fatal(err)
-	}
+	s, _, f := simFrags(t, p)
 	if s.Warn.Total() > 0 {
 		t.Fatalf("warnings: %v", s.Warn.Examples)
 	}
-	return &fp.F
+	return f
 }
 
 // On one process the fragment graph's longest path is the pattern's span

@@ -12,7 +12,13 @@ import (
 // runFrags simulates g with the fragment pass.
 func runFrags(t *testing.T, g *prog) (*sim.Sim, *ompt.Model, *sim.Frags) {
 	t.Helper()
-	s := sim.New(g.proc(), nil, false)
+	return simFrags(t, g.proc())
+}
+
+// simFrags simulates p with the fragment pass, recording dependences.
+func simFrags(t *testing.T, p *trace.Process) (*sim.Sim, *ompt.Model, *sim.Frags) {
+	t.Helper()
+	s := sim.New(p, nil, false)
 	s.RecordDeps = true
 	m := ompt.NewModel()
 	m.KeepDependences()
