@@ -87,15 +87,6 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 	return m.node[th][k], true
 }
 
-// Len returns the number of events mapped.
-func (m *EventNodes) Len() int {
-	n := 0
-	for _, ix := range m.index {
-		n += len(ix)
-	}
-	return n
-}
-
 // Len returns the number of nodes.
 func (f *Frags) Len() int { return len(f.Kind) }
 
