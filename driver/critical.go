@@ -120,7 +120,7 @@ func (r *run) criticalPath() error {
 		bases[i] = b.Len()
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
-			b.AddNode(false)
+			b.AddNode(f.Chained[n]) // an edge from the process's node n−1
 		}
 		// The weights move into the rank's array (the process's slice
 		// becomes a view of it) and the edges into the builder, which keeps

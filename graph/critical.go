@@ -25,7 +25,7 @@ type Longest struct {
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
 func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	fw, err := Replay(c, g, ReplayOptions{Eval: heaviest(w), TrackArg: true, TieKey: key})
+	fw, err := Replay(c, g, ReplayOptions{Eval: heaviest(w), TrackArg: true, ChainArg: true, TieKey: key})
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +124,12 @@ func WalkPath(c comm.Comm, g *DAG, lp *Longest, w []int64) ([]PathStep, error) {
 		starts = []int32{lp.End.Node}
 	}
 	err := Walk(c, g, starts, func(n int32, depth int64) Entry {
-		// The input that gave EF: the chain predecessor when it did (it is
-		// on the same process, so the choice does not depend on the
-		// partition), else the explicit input the replay recorded. Inputs
-		// of weight zero are followed too, so the path reaches a root.
+		// The input that gave EF, chain predecessor or explicit input, the
+		// one with the smaller key on equal values (ReplayOptions.ChainArg),
+		// so that the path does not depend on the partition, nor on which
+		// edges the graph holds as chains. Inputs of weight zero are
+		// followed too, so the path reaches a root.
 		next := lp.Arg[n]
-		if n > 0 && g.Chained(n) && lp.EF[n-1]+w[n] == lp.EF[n] {
-			next = Entry(n - 1)
-		}
 		_, remote := next.Slot()
 		steps = append(steps, PathStep{Node: n, Depth: depth, Cross: remote})
 		return next

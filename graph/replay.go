@@ -26,6 +26,11 @@ type ReplayOptions struct {
 	Eval func(n int32, in Input) int64
 	// TrackArg records, per node, which explicit input gave In (Result.Arg).
 	TrackArg bool
+	// ChainArg, with TrackArg and TieKey, makes Arg the input that gave the
+	// node's value among the chain predecessor and the explicit inputs: the
+	// heavier (lighter with Min), on equal values the one with the smaller
+	// key, as if the chain were one more explicit edge.
+	ChainArg bool
 	// TieKey, when set, gives each local node a key; among inputs with
 	// equal values the one with the smallest key wins. Keys travel with
 	// remote values, so a key that does not depend on the partition (say,
@@ -271,6 +276,9 @@ func (r *replayer) drain() {
 			vals[n] = v
 			if r.arg != nil {
 				r.arg[n] = x.Arg
+				if x.HasPrev && o.ChainArg && keyed {
+					r.arg[n] = r.chainArg(n, x)
+				}
 			}
 			r.evaluated++
 			r.remaining--
@@ -317,6 +325,22 @@ func (r *replayer) key(e Entry) int64 {
 		return r.o.TieKey(int32(e))
 	}
 	return r.slotKey[^e]
+}
+
+// chainArg picks the input that gave x between node n's chain predecessor
+// and its best explicit input (ReplayOptions.ChainArg).
+func (r *replayer) chainArg(n int32, x Input) Entry {
+	prev := Entry(n - 1)
+	if r.o.Backward {
+		prev = Entry(n + 1)
+	}
+	switch {
+	case !x.HasIn, r.o.Min && x.Prev < x.In, !r.o.Min && x.Prev > x.In:
+		return prev
+	case x.Prev == x.In && r.key(prev) < r.key(x.Arg):
+		return prev
+	}
+	return x.Arg
 }
 
 // receive stores the values that arrived and releases the nodes waiting

@@ -19,9 +19,9 @@ func kahn(t *testing.T, f *sim.Frags) (order []int32, ef []int64, from []int32) 
 	n := f.Len()
 	indeg := make([]int, n)
 	out := make([][]int32, n)
-	for i := range f.Src {
-		out[f.Src[i]] = append(out[f.Src[i]], f.Dst[i])
-		indeg[f.Dst[i]]++
+	for _, e := range fragEdges(f) {
+		out[e[0]] = append(out[e[0]], e[1])
+		indeg[e[1]]++
 	}
 	ef, from = make([]int64, n), make([]int32, n)
 	for i := 0; i < n; i++ {
@@ -104,4 +104,18 @@ func TestFragsSingleProcessSpan(t *testing.T) {
 			t.Errorf("%s: work %d, want %d", name, work, want)
 		}
 	}
+}
+
+// fragEdges lists the graph's edges, its chains (n−1 → n) included.
+func fragEdges(f *sim.Frags) [][2]int32 {
+	var es [][2]int32
+	for n, c := range f.Chained {
+		if c {
+			es = append(es, [2]int32{int32(n) - 1, int32(n)})
+		}
+	}
+	for i := range f.Src {
+		es = append(es, [2]int32{f.Src[i], f.Dst[i]})
+	}
+	return es
 }

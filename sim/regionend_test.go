@@ -41,8 +41,8 @@ func TestFragsClosedAtRegionEnd(t *testing.T) {
 		t.Fatalf("worker's last fragment %d, want one of 2 ns from 20", last)
 	}
 	joined := false
-	for i := range f.Src {
-		joined = joined || f.Src[i] == last && f.Kind[f.Dst[i]] == sim.FragSerial
+	for _, e := range fragEdges(f) {
+		joined = joined || e[0] == last && f.Kind[e[1]] == sim.FragSerial
 	}
 	if !joined {
 		t.Errorf("worker's last fragment does not join the serial code after the region")
