@@ -32,7 +32,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	}
 	b.Reserve(nodes+remotes, remotes)
 	b.ReserveRemote(remotes)
-	w, keys := make([]int64, 0, nodes+remotes), make([]int64, 0, nodes+remotes)
+	w := make([]int64, 0, nodes+remotes)
 	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
 	var edges, remote int64
 	for i, pg := range r.cp {
@@ -43,7 +43,6 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			if tw >= 0 {
 				nodeOf[i][t] = b.AddNode(false)
 				w = append(w, tw)
-				keys = append(keys, nodeKey(pg.rank, int32(t)))
 			}
 		}
 		// The dependence pairs become the graph's edges in place (tasks
@@ -83,7 +82,6 @@ func (r *run) taskGraph() (*report.Graph, error) {
 					w[l] = f.Weight[n]
 				}
 			}
-			keys = append(keys, nodeKey(pg.rank, int32(len(pg.taskW))+int32(k)))
 			b.AddEdge(l, nodeOf[i][succ])
 			b.AddRemoteInKey(l, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k]))
 			edges++
@@ -92,7 +90,6 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	}
 	orphan := b.AddNode(false)
 	w = append(w, 0)
-	keys = append(keys, math.MaxInt64)
 	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - r.lo
@@ -108,7 +105,9 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	lp, err := graph.LongestPaths(r.c, dag, w, func(n int32) int64 { return keys[n] }, true)
+	// Only the longest path from each root is reported: the backward
+	// replay alone gives it, no forward pass, path or tie keys.
+	bl, err := graph.BackLengths(r.c, dag, w)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +120,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 				continue
 			}
 			if len(dag.Ins(n)) == 0 {
-				rootBL = append(rootBL, lp.BL[n])
+				rootBL = append(rootBL, bl[n])
 			}
 			if len(dag.Outs(n)) == 0 {
 				leaves++
