@@ -31,12 +31,14 @@ func (r *run) anomalies() error {
 	if err != nil {
 		return err
 	}
-	// Records are made one process at a time: Sample and Test look at one
-	// task at a time, and the lists they return are merged by rank 0.
+	// Records are made a chunk at a time (eachRecords): Sample and Test
+	// look at one task at a time, and the lists they return are merged by
+	// rank 0.
 	var buf, mine []anomaly.Task
 	for _, pg := range r.cp {
-		buf = pg.records(buf)
-		mine = append(mine, anomaly.Sample(buf, counts, sampleLimit)...)
+		buf = pg.eachRecords(buf, func(recs []anomaly.Task) {
+			mine = append(mine, anomaly.Sample(recs, counts, sampleLimit)...)
+		})
 	}
 	sample, err := reduce.GatherRows(r.c, mine)
 	if err != nil {
@@ -59,12 +61,13 @@ func (r *run) anomalies() error {
 	var found []report.Anomaly
 	n := map[string]int64{}
 	for _, pg := range r.cp {
-		buf = pg.records(buf)
-		f, c := models.Test(buf)
-		found = append(found, f...)
-		for k, v := range c {
-			n[k] += v
-		}
+		buf = pg.eachRecords(buf, func(recs []anomaly.Task) {
+			f, c := models.Test(recs)
+			found = append(found, f...)
+			for k, v := range c {
+				n[k] += v
+			}
+		})
 		// The critical path that follows has no use for the table.
 		pg.tasks = taskTable{}
 	}

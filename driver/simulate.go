@@ -232,17 +232,26 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 	return tt
 }
 
-// records returns the process's task records in buf's storage.
-func (pg *procGraph) records(buf []anomaly.Task) []anomaly.Task {
+// recordChunk is how many task records are made at a time: the anomaly
+// detection looks at one task at a time, so records of a whole process
+// (56 bytes a task) need never exist together.
+const recordChunk = 4096
+
+// eachRecords calls fn with the process's task records, recordChunk at a
+// time, in buf's storage (valid until fn returns); it returns buf.
+func (pg *procGraph) eachRecords(buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
 	tt := &pg.tasks
-	buf = buf[:0]
-	for i := range tt.id {
-		rec := anomaly.Task{Rank: int32(pg.rank), Thread: tt.thread[i], ID: tt.id[i], Construct: pg.taskName(tt.loc[i]),
-			StartNS: tt.start[i], DurNS: pg.taskW[tt.task[i]]}
-		if tt.cost != nil {
-			rec.Cost = tt.cost[i]
+	for lo := 0; lo < len(tt.id); lo += recordChunk {
+		buf = buf[:0]
+		for i := lo; i < min(lo+recordChunk, len(tt.id)); i++ {
+			rec := anomaly.Task{Rank: int32(pg.rank), Thread: tt.thread[i], ID: tt.id[i], Construct: pg.taskName(tt.loc[i]),
+				StartNS: tt.start[i], DurNS: pg.taskW[tt.task[i]]}
+			if tt.cost != nil {
+				rec.Cost = tt.cost[i]
+			}
+			buf = append(buf, rec)
 		}
-		buf = append(buf, rec)
+		fn(buf)
 	}
 	return buf
 }
