@@ -131,6 +131,7 @@ type FragPass struct {
 
 	pend     []int32 // per task: head of pending-input cells
 	cells    []pendCell
+	freeCell int32 // list of drained cells, -1 none
 	created  []int32 // per task: creator's fragment ending at its creation
 	bar      []int32 // per task: the barrier of its region it must complete before
 	doneKids []int32 // per task: cells of completed children's last fragments
@@ -186,6 +187,7 @@ func (p *FragPass) init(s *Sim) {
 	for i := range p.cur {
 		p.cur[i] = -1
 	}
+	p.freeCell = -1
 	nt := s.Tasks.Len()
 	p.pend = fill(make([]int32, nt), -1)
 	p.created = fill(make([]int32, nt), -1)
@@ -235,15 +237,33 @@ func (p *FragPass) push(head *int32, n int32) {
 	if n < 0 {
 		return
 	}
+	if c := p.freeCell; c >= 0 {
+		p.freeCell = p.cells[c].next
+		p.cells[c] = pendCell{node: n, next: *head}
+		*head = c
+		return
+	}
 	p.cells = append(p.cells, pendCell{node: n, next: *head})
 	*head = int32(len(p.cells) - 1)
 }
 
-// drain adds an edge from every node of the list at *head to n and empties it.
+// drain adds an edge from every node of the list at *head to n and empties
+// it; its cells are reused, so the cells held are those of lists pending at
+// one time, not of every list the process made.
 func (p *FragPass) drain(head *int32, n int32) {
-	for c := *head; c >= 0; c = p.cells[c].next {
-		p.edge(p.cells[c].node, n)
+	c := *head
+	if c < 0 {
+		return
 	}
+	for {
+		p.edge(p.cells[c].node, n)
+		if p.cells[c].next < 0 {
+			break
+		}
+		c = p.cells[c].next
+	}
+	p.cells[c].next = p.freeCell
+	p.freeCell = *head
 	*head = -1
 }
 
