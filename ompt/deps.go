@@ -21,8 +21,10 @@ import (
 // Layout: one 32-byte state per (parent, address) in a dense slice, found
 // through a uint64-keyed map; readers and set members live in a shared pool
 // of singly linked 8-byte cells. States whose tasks have all completed carry
-// no information (a dependence on a completed task is no edge) and are
-// swept, so memory follows the live tasks rather than every address used.
+// no information (a dependence on a completed task is no edge), and states
+// of a completed parent are never looked up again: both are swept, so
+// memory follows the live tasks rather than every address used (with keep,
+// which reports edges from completed tasks too, only the second).
 type depTracker struct {
 	index  addrTable // address → first state of its chain
 	states []addrState
@@ -130,7 +132,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 // sweep runs only when the states outgrew the last sweep's survivors and
 // enough tasks completed since for it to free much.
 func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, done func(int32) bool, completed int64) []int32 {
-	if !d.keep && d.live >= d.sweepAt && completed-d.doneAtSweep >= int64(d.live/2) {
+	if d.live >= d.sweepAt && completed-d.doneAtSweep >= int64(d.live/2) {
 		d.sweep(done)
 		d.doneAtSweep = completed
 	}
@@ -209,7 +211,12 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		for i := head; i >= 0; {
 			a := &d.states[i]
 			next := a.next
-			if (a.writer < 0 || done(a.writer)) && deadList(a.readers) && deadList(a.set) && deadList(a.preds) {
+			// A completed parent creates no more children, so nothing
+			// looks its states up again; with keep, that is the only way
+			// a state dies (a completed predecessor is still an edge of
+			// the task graph).
+			parentDone := a.parent >= 0 && done(a.parent)
+			if parentDone || !d.keep && (a.writer < 0 || done(a.writer)) && deadList(a.readers) && deadList(a.set) && deadList(a.preds) {
 				d.release(a.readers)
 				d.release(a.set)
 				d.release(a.preds)

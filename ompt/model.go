@@ -42,7 +42,8 @@ func NewModel() *Model {
 
 // KeepDependences makes the model report every dependence edge, including
 // those from completed tasks, for a task graph (set Sim.RecordDeps too). It
-// keeps the state of every address used, instead of sweeping it.
+// keeps the state of every address used until the tasks' parent completes,
+// instead of until the tasks do.
 func (m *Model) KeepDependences() { m.deps.keep = true }
 
 // Prepare sizes the task table from the task ids the process creates and
