@@ -44,10 +44,10 @@ type Frags struct {
 	// critical path's DAG takes them as chains (graph.Builder.AddNode), so
 	// neither the edge lists nor the DAG's adjacency hold them.
 	Chained []bool
-	Thread []int32
-	Loc    []int32 // construct (location id); for MPI nodes the function's string id
-	Start  []int64
-	Weight []int64
+	Thread  []int32
+	Loc     []int32 // construct (location id); for MPI nodes the function's string id
+	Start   []int64
+	Weight  []int64
 
 	Src, Dst []int32 // local edges, but for the chains
 
@@ -131,7 +131,7 @@ type FragPass struct {
 
 	pend     []int32 // per task: head of pending-input cells
 	cells    []pendCell
-	freeCell int32 // list of drained cells, -1 none
+	freeCell int32   // list of drained cells, -1 none
 	created  []int32 // per task: creator's fragment ending at its creation
 	bar      []int32 // per task: the barrier of its region it must complete before
 	doneKids []int32 // per task: cells of completed children's last fragments
