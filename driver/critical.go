@@ -47,6 +47,15 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 			g.names[tk.Loc] = p.LocationName(int64(tk.Loc))
 		}
 	}
+	// Without an explicit task that ran (an MPI code with parallel loops),
+	// the per-task arrays hold nothing the later phases read: 24 bytes for
+	// every implicit task and region id (17 MB on the 10 M-event halo).
+	if !slices.ContainsFunc(g.taskW, func(w int64) bool { return w >= 0 }) {
+		g.taskW = nil
+		if f != nil {
+			f.FirstOf, f.LastOf = nil, nil
+		}
+	}
 	return g
 }
 
