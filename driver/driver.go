@@ -394,6 +394,7 @@ func (r *run) exchange() error {
 	r.edges = edges
 	r.clock.CountAfter(r.matching, edges)
 	r.clock.NodeTimes = nil // the edges carry what the passes after need
+	r.matching.DropSyncColumns()
 	return nil
 }
 

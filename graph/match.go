@@ -138,9 +138,20 @@ type Matching struct {
 // Len returns the number of nodes.
 func (m *Matching) Len() int32 { return int32(len(m.Role)) }
 
+// DropSyncColumns releases what only clock synchronization and the edge
+// exchange read (Proc, Pos, Comm, Recorded, SelfPairs; Describe no longer
+// names nodes then): the wait states, which keep the matching until the
+// end of the simulation, read the rest. 20 bytes a node.
+func (m *Matching) DropSyncColumns() {
+	m.Proc, m.Pos, m.Comm, m.Recorded, m.SelfPairs = nil, nil, nil, nil, nil
+}
+
 // Describe names node n for messages: "process 3 thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
+	if m.Proc == nil {
+		return fmt.Sprintf("node %d", n)
+	}
 	if m.Proc[n] < 0 {
 		return fmt.Sprintf("collective call #%d on communicator %d", m.Event[n]+1, m.Comm[n])
 	}
