@@ -3,6 +3,7 @@ package driver
 import (
 	"cmp"
 	"fmt"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -192,15 +193,20 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 	}
 }
 
-// taskTable is a process's executed explicit tasks as the anomaly
-// detection sees them, kept columnar from the simulation to the anomalies
-// phase: 28 bytes a task (36 with a cost attribute) where anomaly.Task takes
-// 56, and records exist for one process at a time (records). Durations
-// are the task graph's (procGraph.taskW), found through the task index.
+// taskTable is what the anomaly detection needs of a process's executed
+// explicit tasks beyond their run times (procGraph.taskW), kept from the
+// simulation to the anomalies phase: which tasks ran and completed (a bit
+// a task slot), and for those, in task order, start, thread and construct
+// (14 bytes; the trace ids come back from the model's index mapping, and
+// cost attributes stay per slot). A table of 28 bytes a task held 57 MB on
+// the 10 M-event stencil trace at the simulation's peak.
 type taskTable struct {
-	id, start         []int64
-	task, thread, loc []int32
-	cost              []float64 // nil when the tasks carry no cost attribute
+	completed []uint64 // bit t: explicit task t ran and completed
+	start     []int64
+	thread    []int16
+	loc       []int32
+	ids       ompt.TaskIDs
+	cost      []float64 // per task slot; nil when tasks carry no cost attribute
 }
 
 func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
@@ -210,23 +216,12 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 			n++
 		}
 	}
-	tt := taskTable{id: make([]int64, 0, n), start: make([]int64, 0, n),
-		task: make([]int32, 0, n), thread: make([]int32, 0, n), loc: make([]int32, 0, n)}
-	if m.Cost != nil {
-		tt.cost = make([]float64, 0, n)
-	}
+	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), cost: m.Cost,
+		start: make([]int64, 0, n), thread: make([]int16, 0, n), loc: make([]int32, 0, n)}
 	for t := range s.Tasks {
-		tk := &s.Tasks[t]
-		if tk.Kind != sim.KindExplicit || tk.Started < 0 || tk.State < sim.Completed {
-			continue
-		}
-		tt.id = append(tt.id, m.ID(sim.Task(t)))
-		tt.start = append(tt.start, tk.Started)
-		tt.task = append(tt.task, int32(t))
-		tt.thread = append(tt.thread, int32(tk.Thread))
-		tt.loc = append(tt.loc, tk.Loc)
-		if tt.cost != nil {
-			tt.cost = append(tt.cost, m.Cost[t])
+		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Started >= 0 && tk.State >= sim.Completed {
+			tt.completed[t/64] |= 1 << (t % 64)
+			tt.start, tt.thread, tt.loc = append(tt.start, tk.Started), append(tt.thread, tk.Thread), append(tt.loc, tk.Loc)
 		}
 	}
 	return tt
@@ -241,16 +236,24 @@ const recordChunk = 4096
 // time, in buf's storage (valid until fn returns); it returns buf.
 func (pg *procGraph) eachRecords(buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
 	tt := &pg.tasks
-	for lo := 0; lo < len(tt.id); lo += recordChunk {
-		buf = buf[:0]
-		for i := lo; i < min(lo+recordChunk, len(tt.id)); i++ {
-			rec := anomaly.Task{Rank: int32(pg.rank), Thread: tt.thread[i], ID: tt.id[i], Construct: pg.taskName(tt.loc[i]),
-				StartNS: tt.start[i], DurNS: pg.taskW[tt.task[i]]}
+	buf = buf[:0]
+	k := 0
+	for t := range tt.completed {
+		for set := tt.completed[t]; set != 0; set &= set - 1 {
+			task := t*64 + bits.TrailingZeros64(set)
+			rec := anomaly.Task{Rank: int32(pg.rank), Thread: int32(tt.thread[k]), ID: tt.ids.ID(sim.Task(task)),
+				Construct: pg.taskName(tt.loc[k]), StartNS: tt.start[k], DurNS: pg.taskW[task]}
 			if tt.cost != nil {
-				rec.Cost = tt.cost[i]
+				rec.Cost = tt.cost[task]
 			}
-			buf = append(buf, rec)
+			k++
+			if buf = append(buf, rec); len(buf) == recordChunk {
+				fn(buf)
+				buf = buf[:0]
+			}
 		}
+	}
+	if len(buf) > 0 {
 		fn(buf)
 	}
 	return buf

@@ -113,18 +113,32 @@ func (m *Model) Task(id int64) sim.Task {
 }
 
 // ID maps a dense task index back to the trace's task id.
-func (m *Model) ID(t sim.Task) int64 {
+func (m *Model) ID(t sim.Task) int64 { return m.IDs().ID(t) }
+
+// TaskIDs maps dense task indices back to trace task ids, without the
+// rest of the model (a few bytes a thread), for tables kept after the
+// simulation.
+type TaskIDs struct {
+	base   []int32
+	maxSeq []int64
+}
+
+// IDs returns the model's index-to-id mapping.
+func (m *Model) IDs() TaskIDs { return TaskIDs{base: m.base, maxSeq: m.maxSeq} }
+
+// ID returns the trace id of dense task t (0 for none).
+func (ids TaskIDs) ID(t sim.Task) int64 {
 	if t < 0 {
 		return 0
 	}
-	th := sort.Search(len(m.base), func(i int) bool { return m.base[i] > t }) - 1
-	for th > 0 && m.maxSeq[th] == 0 {
+	th := sort.Search(len(ids.base), func(i int) bool { return ids.base[i] > t }) - 1
+	for th > 0 && ids.maxSeq[th] == 0 {
 		th-- // threads that created nothing share their base with the next
 	}
 	if th < 0 {
 		return 0
 	}
-	return trace.MakeID(th, int64(t-m.base[th])+1)
+	return trace.MakeID(th, int64(t-ids.base[th])+1)
 }
 
 func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
