@@ -175,6 +175,7 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 		}
 		byThread[th] = append(byThread[th], at{e.Event[k], e.PredTime[k]})
 	}
+	e.PredTime = nil // copied: no later phase reads it
 	for _, l := range byThread {
 		// Stable, and the last of equal events wins below: as a map
 		// filled in edge order would have it.
