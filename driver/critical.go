@@ -223,7 +223,7 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
-	steps, err := graph.WalkPath(r.c, dag, lp, w)
+	steps, err := graph.WalkPath(r.c, dag, lp)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 // starting with it); the span is the largest EF over all ranks.
 type Longest struct {
 	EF, BL []int64
-	Arg    []Entry // the input that gave each node's EF
+	Arg    []Entry // the input that gave each node's EF: chain predecessor or explicit input
 	Span   int64
 	// End names the node the critical path ends at: its rank and local id
 	// (ties between equal EFs go to the smallest key).
@@ -117,7 +117,7 @@ type PathStep struct {
 // gave each node its EF, across ranks, and returns the steps on this rank
 // in path order (start first). A node whose EF is its own weight (no input
 // contributed) starts the path.
-func WalkPath(c comm.Comm, g *DAG, lp *Longest, w []int64) ([]PathStep, error) {
+func WalkPath(c comm.Comm, g *DAG, lp *Longest) ([]PathStep, error) {
 	var steps []PathStep
 	var starts []int32
 	if lp.End.Rank == c.Rank() && lp.End.Node >= 0 {

@@ -94,7 +94,7 @@ func TestLongestPathsAndWalk(t *testing.T) {
 					t.Errorf("it %d node %d: slack %d but on a critical path: %v", it, n, slack, onCP[n])
 				}
 			}
-			st, err := WalkPath(c, dag, lp, w)
+			st, err := WalkPath(c, dag, lp)
 			if err != nil {
 				return err
 			}
