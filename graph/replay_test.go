@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -453,6 +454,79 @@ func TestBuildErrorsAgreed(t *testing.T) {
 	for r, e := range errs {
 		if e == nil || !strings.Contains(e.Error(), "node 5") {
 			t.Fatalf("rank %d: %v", r, e)
+		}
+	}
+}
+
+// With ChainArg, Arg names the input that gave a node its value as if its
+// chain predecessor were one more explicit input: the critical path must
+// not depend on which edges a graph holds as chains.
+func TestChainArgAsExplicitInput(t *testing.T) {
+	for seed := int64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 50+rng.Intn(250), 0.1, 3)
+		// The same graph with every chain edge explicit.
+		flat := &randGraph{procs: g.procs, proc: g.proc, w: g.w, chains: make([][]int, procs), free: g.free}
+		for i := range g.proc {
+			flat.inPrev = append(flat.inPrev, -1)
+			flat.preds = append(flat.preds, slices.Clone(g.preds[i]))
+			flat.succs = append(flat.succs, slices.Clone(g.succs[i]))
+		}
+		for i, p := range g.inPrev {
+			if p >= 0 {
+				flat.preds[i] = append(flat.preds[i], p)
+				flat.succs[p] = append(flat.succs[p], i)
+			}
+		}
+		for _, backward := range []bool{false, true} {
+			wantV, wantA := flat.ref(backward, false, false)
+			for k := 1; k <= min(procs, 4); k++ {
+				name := fmt.Sprintf("seed%d/procs%d/back=%v/k=%d", seed, procs, backward, k)
+				_, loc, parts := partitionGraph(rng, g, k)
+				gotV := make([]int64, len(g.proc))
+				gotA := make([]int, len(g.proc))
+				err := inproc.Run(k, func(c comm.Comm) error {
+					part := parts[c.Rank()]
+					d, err := buildRand(c, g, loc, part)
+					if err != nil {
+						return err
+					}
+					keys := make([]int64, len(part.global))
+					for i, n := range part.global {
+						keys[i] = int64(n)
+					}
+					res, err := Replay(c, d, ReplayOptions{Backward: backward, TrackArg: true, ChainArg: true, TieKey: keyOf(keys),
+						Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }})
+					if err != nil {
+						return err
+					}
+					for i, n := range part.global {
+						gotV[n], gotA[n] = res.Values[i], -1
+						if m, ok := res.Arg[i].Node(); ok {
+							gotA[n] = part.global[m]
+						} else if _, ok := res.Arg[i].Slot(); ok {
+							gotA[n] = -2
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				for n := range gotV {
+					switch {
+					case gotV[n] != wantV[n]:
+						t.Fatalf("%s: node %d = %d, want %d", name, n, gotV[n], wantV[n])
+					case gotA[n] >= 0 && gotA[n] != wantA[n]:
+						t.Fatalf("%s: node %d arg %d, want %d", name, n, gotA[n], wantA[n])
+					case gotA[n] == -1 && wantA[n] != -1:
+						t.Fatalf("%s: node %d has no arg, want %d", name, n, wantA[n])
+					case gotA[n] == -2 && (wantA[n] < 0 || loc[wantA[n]].Rank == loc[n].Rank):
+						t.Fatalf("%s: node %d arg is remote, want %d", name, n, wantA[n])
+					}
+				}
+			}
 		}
 	}
 }
