@@ -210,54 +210,63 @@ func TestReplayMatchesReference(t *testing.T) {
 			wantV, wantA := g.ref(mode.backward, mode.min, mode.noChains)
 			for k := 1; k <= min(procs, 5); k++ {
 				name := fmt.Sprintf("seed%d/procs%d/back=%v,min=%v,nochain=%v/k=%d", seed, procs, mode.backward, mode.min, mode.noChains, k)
-				_, loc, parts := partitionGraph(rng, g, k)
-				gotV := make([]int64, len(g.proc))
-				gotA := make([]int, len(g.proc))
-				err := inproc.Run(k, func(c comm.Comm) error {
-					part := parts[c.Rank()]
-					d, err := buildRand(c, g, loc, part)
-					if err != nil {
-						return err
-					}
-					keys := make([]int64, len(part.global))
-					for i, n := range part.global {
-						keys[i] = int64(n)
-					}
-					res, err := Replay(c, d, ReplayOptions{
-						Backward: mode.backward, Min: mode.min, NoChains: mode.noChains, TrackArg: true, TieKey: keyOf(keys),
-						Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) },
-					})
-					if err != nil {
-						return err
-					}
-					for i, n := range part.global {
-						gotV[n] = res.Values[i]
-						gotA[n] = -1
-						if m, ok := res.Arg[i].Node(); ok {
-							gotA[n] = part.global[m]
-						} else if s, ok := res.Arg[i].Slot(); ok {
-							gotA[n] = -2 - int(s) // remote: checked by value below
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				for n := range gotV {
-					if gotV[n] != wantV[n] {
-						t.Fatalf("%s: node %d = %d, want %d", name, n, gotV[n], wantV[n])
-					}
-					switch {
-					case gotA[n] >= 0 && gotA[n] != wantA[n]:
-						t.Fatalf("%s: node %d arg %d, want %d", name, n, gotA[n], wantA[n])
-					case gotA[n] == -1 && wantA[n] != -1:
-						t.Fatalf("%s: node %d has no arg, want %d", name, n, wantA[n])
-					case gotA[n] <= -2 && (wantA[n] < 0 || loc[wantA[n]].Rank == loc[n].Rank):
-						t.Fatalf("%s: node %d arg is remote, want %d", name, n, wantA[n])
-					}
-				}
+				replayRand(t, name, rng, g, k, ReplayOptions{Backward: mode.backward, Min: mode.min, NoChains: mode.noChains}, wantV, wantA)
 			}
+		}
+	}
+}
+
+// replayRand replays g over a random partition into k ranks with the given
+// options (Eval and TieKey, global ids as keys, are set here) and checks
+// values and argmax against wantV and wantA: a local arg must be wantA's
+// node, a remote one a node of another rank.
+func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, o ReplayOptions, wantV []int64, wantA []int) {
+	t.Helper()
+	_, loc, parts := partitionGraph(rng, g, k)
+	gotV := make([]int64, len(g.proc))
+	gotA := make([]int, len(g.proc))
+	err := inproc.Run(k, func(c comm.Comm) error {
+		part := parts[c.Rank()]
+		d, err := buildRand(c, g, loc, part)
+		if err != nil {
+			return err
+		}
+		keys := make([]int64, len(part.global))
+		for i, n := range part.global {
+			keys[i] = int64(n)
+		}
+		o := o
+		o.TrackArg, o.TieKey = true, keyOf(keys)
+		o.Eval = func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }
+		res, err := Replay(c, d, o)
+		if err != nil {
+			return err
+		}
+		for i, n := range part.global {
+			gotV[n] = res.Values[i]
+			gotA[n] = -1
+			if m, ok := res.Arg[i].Node(); ok {
+				gotA[n] = part.global[m]
+			} else if s, ok := res.Arg[i].Slot(); ok {
+				gotA[n] = -2 - int(s) // remote: checked by value below
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	for n := range gotV {
+		if gotV[n] != wantV[n] {
+			t.Fatalf("%s: node %d = %d, want %d", name, n, gotV[n], wantV[n])
+		}
+		switch {
+		case gotA[n] >= 0 && gotA[n] != wantA[n]:
+			t.Fatalf("%s: node %d arg %d, want %d", name, n, gotA[n], wantA[n])
+		case gotA[n] == -1 && wantA[n] != -1:
+			t.Fatalf("%s: node %d has no arg, want %d", name, n, wantA[n])
+		case gotA[n] <= -2 && (wantA[n] < 0 || loc[wantA[n]].Rank == loc[n].Rank):
+			t.Fatalf("%s: node %d arg is remote, want %d", name, n, wantA[n])
 		}
 	}
 }
@@ -483,49 +492,7 @@ func TestChainArgAsExplicitInput(t *testing.T) {
 			wantV, wantA := flat.ref(backward, false, false)
 			for k := 1; k <= min(procs, 4); k++ {
 				name := fmt.Sprintf("seed%d/procs%d/back=%v/k=%d", seed, procs, backward, k)
-				_, loc, parts := partitionGraph(rng, g, k)
-				gotV := make([]int64, len(g.proc))
-				gotA := make([]int, len(g.proc))
-				err := inproc.Run(k, func(c comm.Comm) error {
-					part := parts[c.Rank()]
-					d, err := buildRand(c, g, loc, part)
-					if err != nil {
-						return err
-					}
-					keys := make([]int64, len(part.global))
-					for i, n := range part.global {
-						keys[i] = int64(n)
-					}
-					res, err := Replay(c, d, ReplayOptions{Backward: backward, TrackArg: true, ChainArg: true, TieKey: keyOf(keys),
-						Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }})
-					if err != nil {
-						return err
-					}
-					for i, n := range part.global {
-						gotV[n], gotA[n] = res.Values[i], -1
-						if m, ok := res.Arg[i].Node(); ok {
-							gotA[n] = part.global[m]
-						} else if _, ok := res.Arg[i].Slot(); ok {
-							gotA[n] = -2
-						}
-					}
-					return nil
-				})
-				if err != nil {
-					t.Fatalf("%s: %v", name, err)
-				}
-				for n := range gotV {
-					switch {
-					case gotV[n] != wantV[n]:
-						t.Fatalf("%s: node %d = %d, want %d", name, n, gotV[n], wantV[n])
-					case gotA[n] >= 0 && gotA[n] != wantA[n]:
-						t.Fatalf("%s: node %d arg %d, want %d", name, n, gotA[n], wantA[n])
-					case gotA[n] == -1 && wantA[n] != -1:
-						t.Fatalf("%s: node %d has no arg, want %d", name, n, wantA[n])
-					case gotA[n] == -2 && (wantA[n] < 0 || loc[wantA[n]].Rank == loc[n].Rank):
-						t.Fatalf("%s: node %d arg is remote, want %d", name, n, wantA[n])
-					}
-				}
+				replayRand(t, name, rng, g, k, ReplayOptions{Backward: backward, ChainArg: true}, wantV, wantA)
 			}
 		}
 	}
