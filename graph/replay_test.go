@@ -216,6 +216,17 @@ func TestReplayMatchesReference(t *testing.T) {
 	}
 }
 
+// buildKeyed builds a rank's share of g with its nodes' global ids as tie
+// keys.
+func buildKeyed(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, []int64, error) {
+	d, err := buildRand(c, g, loc, part)
+	keys := make([]int64, len(part.global))
+	for i, n := range part.global {
+		keys[i] = int64(n)
+	}
+	return d, keys, err
+}
+
 // replayRand replays g over a random partition into k ranks with the given
 // options (Eval and TieKey, global ids as keys, are set here) and checks
 // values and argmax against wantV and wantA: a local arg must be wantA's
@@ -227,13 +238,9 @@ func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, 
 	gotA := make([]int, len(g.proc))
 	err := inproc.Run(k, func(c comm.Comm) error {
 		part := parts[c.Rank()]
-		d, err := buildRand(c, g, loc, part)
+		d, keys, err := buildKeyed(c, g, loc, part)
 		if err != nil {
 			return err
-		}
-		keys := make([]int64, len(part.global))
-		for i, n := range part.global {
-			keys[i] = int64(n)
 		}
 		o := o
 		o.TrackArg, o.TieKey = true, keyOf(keys)
@@ -313,13 +320,9 @@ func TestWalkFollowsArgs(t *testing.T) {
 			}
 			err := inproc.Run(k, func(c comm.Comm) error {
 				part := parts[c.Rank()]
-				d, err := buildRand(c, g, loc, part)
+				d, keys, err := buildKeyed(c, g, loc, part)
 				if err != nil {
 					return err
-				}
-				keys := make([]int64, len(part.global))
-				for i, n := range part.global {
-					keys[i] = int64(n)
 				}
 				res, err := Replay(c, d, ReplayOptions{TrackArg: true, TieKey: keyOf(keys),
 					Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }})
