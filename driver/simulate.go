@@ -198,13 +198,13 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 // explicit tasks beyond their run times (procGraph.taskW), kept from the
 // simulation to the anomalies phase: which tasks ran and completed (a bit
 // a task slot), and for those, in task order, start, thread and construct
-// (14 bytes; the trace ids come back from the model's index mapping, and
+// (16 bytes; the trace ids come back from the model's index mapping, and
 // cost attributes stay per slot). A table of 28 bytes a task held 57 MB on
 // the 10 M-event stencil trace at the simulation's peak.
 type taskTable struct {
 	completed []uint64 // bit t: explicit task t ran and completed
 	start     []int64
-	thread    []int16
+	thread    []int32
 	loc       []int32
 	ids       ompt.TaskIDs
 	cost      []float64 // per task slot; nil when tasks carry no cost attribute
@@ -218,7 +218,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 		}
 	}
 	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), cost: m.Cost,
-		start: make([]int64, 0, n), thread: make([]int16, 0, n), loc: make([]int32, 0, n)}
+		start: make([]int64, 0, n), thread: make([]int32, 0, n), loc: make([]int32, 0, n)}
 	for t := range s.Tasks {
 		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Started >= 0 && tk.State >= sim.Completed {
 			tt.completed[t/64] |= 1 << (t % 64)
@@ -242,7 +242,7 @@ func (pg *procGraph) eachRecords(buf []anomaly.Task, fn func([]anomaly.Task)) []
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
-			rec := anomaly.Task{Rank: int32(pg.rank), Thread: int32(tt.thread[k]), ID: tt.ids.ID(sim.Task(task)),
+			rec := anomaly.Task{Rank: int32(pg.rank), Thread: tt.thread[k], ID: tt.ids.ID(sim.Task(task)),
 				Construct: pg.taskName(tt.loc[k]), StartNS: tt.start[k], DurNS: pg.taskW[task]}
 			if tt.cost != nil {
 				rec.Cost = tt.cost[task]

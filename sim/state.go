@@ -98,7 +98,7 @@ type TaskRec struct {
 	Kind     TaskKind
 	Wait     WaitKind
 	Flags    uint8
-	Thread   int16 // thread running or last running it, -1 never ran
+	Thread   int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
 	Missing  int32 // unfinished predecessors
 	Kids     int32 // children not yet completed (taskwait)
 	Parent   Task

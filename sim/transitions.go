@@ -223,7 +223,7 @@ func (s *Sim) StartTask(t Task, th int) {
 		ts[top].Wait = WaitChild
 	}
 	thr.Stack = append(thr.Stack, t)
-	ts[t].Thread = int16(th)
+	ts[t].Thread = int32(th)
 	if ts[t].Started < 0 {
 		ts[t].Started = s.Now
 	}
@@ -800,7 +800,7 @@ func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
 		s.Tasks[top].Wait = WaitParallel
 	}
 	thr.Stack = append(thr.Stack, t)
-	s.Tasks[t].Thread = int16(th)
+	s.Tasks[t].Thread = int32(th)
 	s.Tasks[t].Started = s.Now
 	s.setState(t, Running)
 	thr.RunSince = s.Now

@@ -855,3 +855,35 @@ func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
 		t.Errorf("fragments %d..%d weighing %d, want one of 45", first, last, f.Weight[first])
 	}
 }
+
+// A process may have up to 65 536 threads (trace.MaxThreads): the task
+// table names the thread a task ran on whatever its index (an int16 made
+// thread 40 000 read as −25 536, "never ran").
+func TestTaskThreadAbove32767(t *testing.T) {
+	const hi = 40000
+	task := id(0, 4)
+	g := newProg(hi + 1)
+	g.ev(0, trace.ThreadBegin, 0, 1)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ParallelBegin, 0, id(0, 2), id(0, 1), 2, 0, 0)
+	g.ev(0, trace.ImplicitTaskBegin, 0, id(0, 2), implicit(0), 2, 0, ompt.TaskImplicit)
+	g.ev(hi, trace.ThreadBegin, 0, 2)
+	g.ev(hi, trace.ImplicitTaskBegin, 0, id(0, 2), implicit(hi), 2, 1, ompt.TaskImplicit)
+	g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(hi, trace.TaskSchedule, 20, implicit(hi), ompt.StatusSwitch, task)
+	g.ev(hi, trace.TaskSchedule, 30, task, ompt.StatusComplete, implicit(hi))
+	for _, th := range []int{0, hi} {
+		g.ev(th, trace.ImplicitTaskEnd, 40, id(0, 2), implicit(th), 2, int64(min(th, 1)), ompt.TaskImplicit)
+	}
+	g.ev(0, trace.ParallelEnd, 40, id(0, 2), id(0, 1), 0, 0)
+	g.ev(0, trace.ImplicitTaskEnd, 40, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ThreadEnd, 40)
+	g.ev(hi, trace.ThreadEnd, 40)
+	s, m, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tk := s.Tasks[m.Task(task)]; int(tk.Thread) != hi || tk.RunNS != 10 {
+		t.Errorf("task ran on thread %d for %d ns, want %d for 10", tk.Thread, tk.RunNS, hi)
+	}
+}
