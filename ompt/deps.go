@@ -3,6 +3,7 @@ package ompt
 import (
 	"math/bits"
 
+	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -29,8 +30,7 @@ type depTracker struct {
 	index  addrTable // address → first state of its chain
 	states []addrState
 	free   []int32
-	cells  []cell
-	freeC  int32 // free list of cells, -1 none
+	cells  lists.Pool // readers, set members and predecessors of the states
 
 	live, sweepAt int
 	doneAtSweep   int64 // completed tasks at the last sweep
@@ -50,13 +50,8 @@ type addrState struct {
 	preds   int32 // cell list: predecessors of the current set group
 }
 
-type cell struct {
-	task int32
-	next int32
-}
-
 func newDepTracker() *depTracker {
-	d := &depTracker{freeC: -1, sweepAt: 1 << 12}
+	d := &depTracker{sweepAt: 1 << 12}
 	d.index.init(1 << 10)
 	return d
 }
@@ -67,36 +62,13 @@ func newDepTracker() *depTracker {
 // workloads), reader cells most of them.
 func (d *depTracker) reserve(n int) {
 	d.states = make([]addrState, 0, n/4)
-	d.cells = make([]cell, 0, n)
+	d.cells.Reserve(n)
 	d.index.init(n / 4)
 }
 
-func (d *depTracker) push(list int32, task int32) int32 {
-	var i int32
-	if d.freeC >= 0 {
-		i = d.freeC
-		d.freeC = d.cells[i].next
-	} else {
-		d.cells = append(d.cells, cell{})
-		i = int32(len(d.cells) - 1)
-	}
-	d.cells[i] = cell{task: task, next: list}
-	return i
-}
-
-// release frees a cell list.
-func (d *depTracker) release(list int32) {
-	for list >= 0 {
-		next := d.cells[list].next
-		d.cells[list].next = d.freeC
-		d.freeC = list
-		list = next
-	}
-}
-
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
-	for ; list >= 0; list = d.cells[list].next {
-		out = append(out, d.cells[list].task)
+	for ; list != lists.None; list = d.cells.Next(list) {
+		out = append(out, d.cells.Value(list))
 	}
 	return out
 }
@@ -141,33 +113,33 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 		switch dep.Type {
 		case trace.DepIn:
 			out = d.writers(out, a)
-			a.readers = d.push(a.readers, task)
+			a.readers = d.cells.Push(a.readers, task)
 		case trace.DepOut, trace.DepInout:
 			out = d.writers(out, a)
 			out = d.appendList(out, a.readers)
-			d.release(a.readers)
-			d.release(a.set)
-			d.release(a.preds)
+			d.cells.Release(a.readers)
+			d.cells.Release(a.set)
+			d.cells.Release(a.preds)
 			a.readers, a.set, a.preds, a.setKind = -1, -1, -1, 0
 			a.writer = task
 		case trace.DepMutexInoutset, trace.DepInoutset:
 			if a.setKind == dep.Type && a.readers < 0 {
 				// Joins the current group: same predecessors as its members.
 				out = d.appendList(out, a.preds)
-				a.set = d.push(a.set, task)
+				a.set = d.cells.Push(a.set, task)
 				break
 			}
 			start := len(out)
 			out = d.writers(out, a)
 			out = d.appendList(out, a.readers)
-			d.release(a.readers)
-			d.release(a.set)
-			d.release(a.preds)
+			d.cells.Release(a.readers)
+			d.cells.Release(a.set)
+			d.cells.Release(a.preds)
 			a.readers, a.set, a.preds, a.writer = -1, -1, -1, -1
 			for _, p := range out[start:] {
-				a.preds = d.push(a.preds, p)
+				a.preds = d.cells.Push(a.preds, p)
 			}
-			a.set = d.push(-1, task)
+			a.set = d.cells.Push(lists.None, task)
 			a.setKind = dep.Type
 		default:
 			// source/sink (doacross) order loop iterations, not tasks.
@@ -193,8 +165,8 @@ func (d *depTracker) writers(out []int32, a *addrState) []int32 {
 // created before any runs.
 func (d *depTracker) sweep(done func(int32) bool) {
 	deadList := func(l int32) bool {
-		for ; l >= 0; l = d.cells[l].next {
-			if !done(d.cells[l].task) {
+		for ; l != lists.None; l = d.cells.Next(l) {
+			if !done(d.cells.Value(l)) {
 				return false
 			}
 		}
@@ -217,9 +189,9 @@ func (d *depTracker) sweep(done func(int32) bool) {
 			// the task graph).
 			parentDone := a.parent >= 0 && done(a.parent)
 			if parentDone || !d.keep && (a.writer < 0 || done(a.writer)) && deadList(a.readers) && deadList(a.set) && deadList(a.preds) {
-				d.release(a.readers)
-				d.release(a.set)
-				d.release(a.preds)
+				d.cells.Release(a.readers)
+				d.cells.Release(a.set)
+				d.cells.Release(a.preds)
 				d.free = append(d.free, i)
 				d.live--
 			} else {

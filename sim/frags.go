@@ -3,6 +3,7 @@ package sim
 import (
 	"slices"
 
+	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -129,14 +130,13 @@ type FragPass struct {
 	mpiDepth []int32
 	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
 
-	pend     []int32 // per task: head of pending-input cells
-	cells    []pendCell
-	freeCell int32   // list of drained cells, -1 none
-	created  []int32 // per task: creator's fragment ending at its creation
-	bar      []int32 // per task: the barrier of its region it must complete before
-	doneKids []int32 // per task: cells of completed children's last fragments
-	requeued []int32 // per task: its last fragment when it was switched out and re-queued, -1 none
-	openOn   []int32 // per task: thread whose open fragment is the task's, -1 none
+	pend     []int32    // per task: head of pending-input cells
+	cells    lists.Pool // the pend and doneKids lists
+	created  []int32    // per task: creator's fragment ending at its creation
+	bar      []int32    // per task: the barrier of its region it must complete before
+	doneKids []int32    // per task: cells of completed children's last fragments
+	requeued []int32    // per task: its last fragment when it was switched out and re-queued, -1 none
+	openOn   []int32    // per task: thread whose open fragment is the task's, -1 none
 	groupIn  map[int32]int32
 	barriers map[int64]int32 // region<<32 | barrier index → join node
 	forkSrc  map[int64]int32 // parallel id → encountering fragment
@@ -163,11 +163,6 @@ type fragNode struct {
 	start, weight int64
 }
 
-type pendCell struct {
-	node int32
-	next int32
-}
-
 // NewFragPass returns the pass; pred may be nil for a single-process trace.
 func NewFragPass(pred PredTime) *FragPass {
 	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{},
@@ -187,7 +182,6 @@ func (p *FragPass) init(s *Sim) {
 	for i := range p.cur {
 		p.cur[i] = -1
 	}
-	p.freeCell = -1
 	nt := s.Tasks.Len()
 	p.pend = fill(make([]int32, nt), -1)
 	p.created = fill(make([]int32, nt), -1)
@@ -234,37 +228,19 @@ func (p *FragPass) edge(a, b int32) {
 
 // push adds node n to the cell list at *head.
 func (p *FragPass) push(head *int32, n int32) {
-	if n < 0 {
-		return
+	if n >= 0 {
+		*head = p.cells.Push(*head, n)
 	}
-	if c := p.freeCell; c >= 0 {
-		p.freeCell = p.cells[c].next
-		p.cells[c] = pendCell{node: n, next: *head}
-		*head = c
-		return
-	}
-	p.cells = append(p.cells, pendCell{node: n, next: *head})
-	*head = int32(len(p.cells) - 1)
 }
 
 // drain adds an edge from every node of the list at *head to n and empties
-// it; its cells are reused, so the cells held are those of lists pending at
-// one time, not of every list the process made.
+// it, its cells going back to the pool.
 func (p *FragPass) drain(head *int32, n int32) {
-	c := *head
-	if c < 0 {
-		return
+	for c := *head; c != lists.None; c = p.cells.Next(c) {
+		p.edge(p.cells.Value(c), n)
 	}
-	for {
-		p.edge(p.cells[c].node, n)
-		if p.cells[c].next < 0 {
-			break
-		}
-		c = p.cells[c].next
-	}
-	p.cells[c].next = p.freeCell
-	p.freeCell = *head
-	*head = -1
+	p.cells.Release(*head)
+	*head = lists.None
 }
 
 // open starts a fragment of task t on thread th, linked to the task's
