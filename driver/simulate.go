@@ -105,6 +105,9 @@ func (r *run) simulate() error {
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(predTimes(r.edges, i))
+		if i < len(r.edges) {
+			r.edges[i].PredTime = nil // copied into the lookup: no later phase reads it
+		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
 		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p), omp}
@@ -175,7 +178,6 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 		}
 		byThread[th] = append(byThread[th], at{e.Event[k], e.PredTime[k]})
 	}
-	e.PredTime = nil // copied: no later phase reads it
 	for _, l := range byThread {
 		// Stable, and the last of equal events wins below: as a map
 		// filled in edge order would have it.
@@ -211,16 +213,19 @@ type taskTable struct {
 }
 
 func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
+	ran := func(tk *sim.TaskRec) bool {
+		return tk.Kind == sim.KindExplicit && tk.Started >= 0 && tk.State >= sim.Completed
+	}
 	n := 0
 	for t := range s.Tasks {
-		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Started >= 0 && tk.State >= sim.Completed {
+		if ran(&s.Tasks[t]) {
 			n++
 		}
 	}
 	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), cost: m.Cost,
 		start: make([]int64, 0, n), thread: make([]int32, 0, n), loc: make([]int32, 0, n)}
 	for t := range s.Tasks {
-		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Started >= 0 && tk.State >= sim.Completed {
+		if tk := &s.Tasks[t]; ran(tk) {
 			tt.completed[t/64] |= 1 << (t % 64)
 			tt.start, tt.thread, tt.loc = append(tt.start, tk.Started), append(tt.thread, tk.Thread), append(tt.loc, tk.Loc)
 		}

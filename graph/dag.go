@@ -70,9 +70,6 @@ func (g *DAG) Len() int32 { return int32(len(g.chained)) }
 // Rank returns the analysis rank this share belongs to.
 func (g *DAG) Rank() int { return g.rank }
 
-// Chained reports whether node n follows node n−1 in a chain.
-func (g *DAG) Chained(n int32) bool { return g.chained[n] }
-
 // Ins returns the explicit inputs of n (edges into n).
 func (g *DAG) Ins(n int32) []Entry { return g.in[g.inOff[n]:g.inOff[n+1]] }
 

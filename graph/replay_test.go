@@ -348,7 +348,7 @@ func TestWalkFollowsArgs(t *testing.T) {
 					gn := part.global[n]
 					got[gn] = depth
 					a := res.Arg[n]
-					hasPrev := d.Chained(n)
+					hasPrev := d.chained[n]
 					if a == NoEntry {
 						if hasPrev {
 							return Entry(n - 1)
