@@ -102,6 +102,15 @@ func (g *prog) waitBegin(th int, t int64) *prog {
 	return g.ev(th, trace.SyncWaitBegin, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th))
 }
 
+// runInWait has thread th, waiting at the region's barrier from 0 to end,
+// run task from..to.
+func (g *prog) runInWait(th int, task, from, to, end int64) *prog {
+	g.waitBegin(th, 0)
+	g.ev(th, trace.TaskSchedule, from, implicit(th), ompt.StatusSwitch, task)
+	g.ev(th, trace.TaskSchedule, to, task, ompt.StatusComplete, implicit(th))
+	return g.waitEnd(th, end)
+}
+
 func (g *prog) waitEnd(th int, t int64) *prog {
 	g.ev(th, trace.SyncWaitEnd, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th))
 	return g.ev(th, trace.SyncEnd, t, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(th), 0)
@@ -185,10 +194,7 @@ func TestCreateRunComplete(t *testing.T) {
 	task := id(0, 4)
 	g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
 	g.barrier(0, 10, 100)
-	g.waitBegin(1, 0)                                                     // thread 1 arrived first
-	g.ev(1, trace.TaskSchedule, 30, implicit(1), ompt.StatusSwitch, task) // ready 10..30
-	g.ev(1, trace.TaskSchedule, 80, task, ompt.StatusComplete, implicit(1))
-	g.waitEnd(1, 100)
+	g.runInWait(1, task, 30, 80, 100) // thread 1 arrived first; the task is ready 10..30
 	g.end(2, 100)
 	s, m, err := g.run(t, false)
 	if err != nil {
@@ -655,10 +661,7 @@ func TestWindow(t *testing.T) {
 		task := id(0, 4)
 		g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
 		g.barrier(0, 10, 100)
-		g.waitBegin(1, 0)
-		g.ev(1, trace.TaskSchedule, 30, implicit(1), ompt.StatusSwitch, task)
-		g.ev(1, trace.TaskSchedule, 80, task, ompt.StatusComplete, implicit(1))
-		g.waitEnd(1, 100)
+		g.runInWait(1, task, 30, 80, 100)
 		return g.end(2, 100)
 	}
 	for _, c := range []struct {
@@ -722,10 +725,7 @@ func TestUntiedRequeue(t *testing.T) {
 		g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
 		g.ev(0, trace.TaskSchedule, 12, a, status, implicit(0))
 		g.waitEnd(0, 80)
-		g.waitBegin(1, 0)
-		g.ev(1, trace.TaskSchedule, 20, implicit(1), ompt.StatusSwitch, a)
-		g.ev(1, trace.TaskSchedule, 70, a, ompt.StatusComplete, implicit(1))
-		g.waitEnd(1, 80)
+		g.runInWait(1, a, 20, 70, 80)
 		g.end(2, 80)
 		var mid sim.TaskState
 		s := sim.New(g.proc(), nil, false)
@@ -772,10 +772,7 @@ func TestUntiedSwitchedAtCreation(t *testing.T) {
 	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusSwitch, c)
 	g.ev(0, trace.TaskSchedule, 30, c, ompt.StatusComplete, implicit(0))
 	g.waitEnd(0, 60)
-	g.waitBegin(1, 0)
-	g.ev(1, trace.TaskSchedule, 40, implicit(1), ompt.StatusSwitch, a)
-	g.ev(1, trace.TaskSchedule, 60, a, ompt.StatusComplete, implicit(1))
-	g.waitEnd(1, 60)
+	g.runInWait(1, a, 40, 60, 60)
 	g.end(2, 60)
 	var mid sim.TaskState
 	s := sim.New(g.proc(), nil, false)
@@ -836,10 +833,7 @@ func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
 	g.ev(0, trace.TaskSchedule, 10, implicit(0), ompt.StatusSwitch, a)
 	g.ev(0, trace.TaskSchedule, 16, a, ompt.StatusSwitch, implicit(0)) // reported after thread 1 took it
 	g.waitEnd(0, 60)
-	g.waitBegin(1, 0)
-	g.ev(1, trace.TaskSchedule, 15, implicit(1), ompt.StatusSwitch, a)
-	g.ev(1, trace.TaskSchedule, 55, a, ompt.StatusComplete, implicit(1))
-	g.waitEnd(1, 60)
+	g.runInWait(1, a, 15, 55, 60)
 	g.end(2, 60)
 	s, m, f := runFrags(t, g)
 	noWarnings(t, s)
