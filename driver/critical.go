@@ -235,12 +235,11 @@ func (r *run) criticalPath() error {
 	var efFirst []int64
 	for i, pg := range r.cp {
 		f := pg.frags
-		for n := 0; n < f.Len(); n++ {
-			v := bases[i] + int32(n)
-			if k := f.Kind[n]; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
-				t1 += w[v]
+		f.Attrs.Each(func(n int32, a sim.Attr) {
+			if k := a.Kind; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
+				t1 += w[bases[i]+n]
 			}
-		}
+		})
 		for t := range pg.taskW {
 			if first := f.FirstOf[t]; pg.taskW[t] >= 0 && first >= 0 {
 				v := bases[i] + first
@@ -337,12 +336,13 @@ func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) path
 		prevProc, prevDepth = i, st.Depth
 		s.Nodes++
 		ns := w[st.Node]
-		kind, cons := pg.describe(n)
+		a := f.Attr(n)
+		kind, cons := pg.describe(a)
 		add(s.ByKind, kind, ns)
 		add(s.ByCons, cons, ns)
 		v := s.ByProc[pg.rank]
 		s.ByProc[pg.rank] = [2]int64{v[0] + ns, v[1] + 1}
-		pn := report.PathNode{Rank: pg.rank, Thread: int(f.Thread[n]), Kind: kind, Construct: cons, StartNS: f.Start[n], DurNS: ns}
+		pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: kind, Construct: cons, StartNS: a.Start, DurNS: ns}
 		if r.opts.Path != nil {
 			s.Full = append(s.Full, pn)
 		}
@@ -380,18 +380,17 @@ func topNodes(ns []report.PathNode, k int) []report.PathNode {
 }
 
 // describe names a fragment's kind and construct for the report.
-func (pg *procGraph) describe(n int32) (kind, construct string) {
-	f := pg.frags
-	switch k := f.Kind[n]; k {
+func (pg *procGraph) describe(a sim.Attr) (kind, construct string) {
+	switch a.Kind {
 	case sim.FragTask:
-		return "task", pg.names[f.Loc[n]]
+		return "task", pg.names[a.Loc]
 	case sim.FragImplicit:
 		return "region", "parallel-region code"
 	case sim.FragSerial:
 		return "serial", "serial code"
 	case sim.FragMPI, sim.FragPost:
 		name := "MPI"
-		if l := f.Loc[n]; l >= 0 && int(l) < len(pg.funcs) {
+		if l := a.Loc; l >= 0 && int(l) < len(pg.funcs) {
 			name = pg.funcs[l]
 		}
 		return "mpi", name

@@ -38,16 +38,15 @@ func (k FragKind) String() string {
 // event (mpi_send, coll_begin, remote_dep_out) leaves from, RecvNode the
 // node a receive-like event (mpi_recv, coll_end, remote_dep_in) arrives at.
 type Frags struct {
-	Kind []FragKind
+	// Attrs holds each node's kind, thread, construct and start, compactly:
+	// only the critical path's nodes are looked up one by one.
+	Attrs Attrs
 	// Chained marks a node whose predecessor node (n−1) has an edge to it:
 	// that edge is not in Src and Dst. Most edges of an MPI-heavy process
 	// join one fragment to the next node made (42 % of halo's), and the
 	// critical path's DAG takes them as chains (graph.Builder.AddNode), so
 	// neither the edge lists nor the DAG's adjacency hold them.
 	Chained []bool
-	Thread  []int32
-	Loc     []int32 // construct (location id); for MPI nodes the function's string id
-	Start   []int64
 	Weight  []int64
 
 	Src, Dst []int32 // local edges, but for the chains
@@ -95,7 +94,10 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 }
 
 // Len returns the number of nodes.
-func (f *Frags) Len() int { return len(f.Kind) }
+func (f *Frags) Len() int { return f.Attrs.Len() }
+
+// Attr returns node n's attributes.
+func (f *Frags) Attr(n int32) Attr { return f.Attrs.At(n) }
 
 // PredTime reports the final time of the predecessor of a receive-like
 // event (from the cross-process edge exchange), to take an MPI call's wait
@@ -708,18 +710,24 @@ func (p *FragPass) Finish(s *Sim) {
 			p.edge(p.F.LastOf[d[0]], p.F.FirstOf[d[1]])
 		}
 	}
-	// The graph's columns, each allocated once at its size.
+	// The graph's columns, each allocated once at its size; the attributes
+	// only the report reads, encoded.
 	f := &p.F
 	n := p.nodes.len()
-	f.Kind, f.Chained, f.Thread, f.Loc = make([]FragKind, n), make([]bool, n), make([]int32, n), make([]int32, n)
-	f.Start, f.Weight = make([]int64, n), make([]int64, n)
+	f.Chained, f.Weight = make([]bool, n), make([]int64, n)
+	f.Attrs = Attrs{data: make([]byte, 0, 6*n), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
+	enc := attrEncoder{a: &f.Attrs}
 	i := 0
 	for _, pg := range p.nodes.pages {
 		for k := range pg {
 			fn := &pg[k]
-			f.Kind[i], f.Chained[i], f.Thread[i], f.Loc[i], f.Start[i], f.Weight[i] = fn.kind, fn.chained, fn.thread, fn.loc, fn.start, fn.weight
+			f.Chained[i], f.Weight[i] = fn.chained, fn.weight
+			enc.add(Attr{Kind: fn.kind, Thread: fn.thread, Loc: fn.loc, Start: fn.start})
 			i++
 		}
+	}
+	if d := f.Attrs.data; cap(d)-len(d) > len(d)/8 {
+		f.Attrs.data = slices.Clone(d)
 	}
 	p.nodes = paged[fragNode]{}
 	m := p.edges.len()

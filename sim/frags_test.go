@@ -55,7 +55,7 @@ func longest(t *testing.T, f *sim.Frags) (span, work int64) {
 	_, ef, _ := kahn(t, f)
 	for v := range ef {
 		span = max(span, ef[v])
-		if k := f.Kind[v]; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
+		if k := f.Attr(int32(v)).Kind; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
 			work += f.Weight[v]
 		}
 	}

@@ -37,12 +37,12 @@ func TestFragsClosedAtRegionEnd(t *testing.T) {
 		t.Errorf("span %d work %d, want 20 and 27", span, work)
 	}
 	last := f.LastOf[m.Task(implicit(1))]
-	if last < 0 || f.Weight[last] != 2 || f.Start[last] != 20 {
+	if last < 0 || f.Weight[last] != 2 || f.Attr(last).Start != 20 {
 		t.Fatalf("worker's last fragment %d, want one of 2 ns from 20", last)
 	}
 	joined := false
 	for _, e := range fragEdges(f) {
-		joined = joined || e[0] == last && f.Kind[e[1]] == sim.FragSerial
+		joined = joined || e[0] == last && f.Attr(e[1]).Kind == sim.FragSerial
 	}
 	if !joined {
 		t.Errorf("worker's last fragment does not join the serial code after the region")

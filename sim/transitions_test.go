@@ -699,10 +699,10 @@ func TestWindowFragments(t *testing.T) {
 	}
 	var w [2]int64
 	for n := 0; n < f.F.Len(); n++ {
-		if th := f.F.Thread[n]; th >= 0 {
+		if th := f.F.Attr(int32(n)).Thread; th >= 0 {
 			w[th] += f.F.Weight[n]
 		}
-		if k := f.F.Kind[n]; k == sim.FragMPI && f.F.Weight[n] != 15 {
+		if k := f.F.Attr(int32(n)).Kind; k == sim.FragMPI && f.F.Weight[n] != 15 {
 			t.Errorf("MPI fragment weighs %d, want 15 (15..30)", f.F.Weight[n])
 		}
 	}
@@ -752,8 +752,8 @@ func TestUntiedRequeue(t *testing.T) {
 		if first != last || first < 0 {
 			t.Fatalf("status %d: task fragments %d..%d, want one", status, first, last)
 		}
-		if f.Weight[first] != 52 || f.Thread[first] != 1 || f.Start[first] != 18 {
-			t.Errorf("status %d: fragment weight %d thread %d start %d, want 52, 1, 18", status, f.Weight[first], f.Thread[first], f.Start[first])
+		if a := f.Attr(first); f.Weight[first] != 52 || a.Thread != 1 || a.Start != 18 {
+			t.Errorf("status %d: fragment weight %d thread %d start %d, want 52, 1, 18", status, f.Weight[first], a.Thread, a.Start)
 		}
 	}
 }

@@ -45,7 +45,7 @@ func pathTasks(t *testing.T, f *sim.Frags) (span int64, tasks int) {
 		return 0, 0
 	}
 	for v := end; v >= 0; v = from[v] {
-		if f.Kind[v] == sim.FragTask {
+		if f.Attr(int32(v)).Kind == sim.FragTask {
 			tasks++
 		}
 	}
@@ -56,7 +56,7 @@ func pathTasks(t *testing.T, f *sim.Frags) (span int64, tasks int) {
 // has none or several (its first and last fragments differ).
 func taskFragment(f *sim.Frags, m *ompt.Model, id int64) int64 {
 	first, last := f.FirstOf[m.Task(id)], f.LastOf[m.Task(id)]
-	if first < 0 || first != last || f.Kind[first] != sim.FragTask {
+	if first < 0 || first != last || f.Attr(first).Kind != sim.FragTask {
 		return -1
 	}
 	return f.Weight[first]

@@ -1,0 +1,105 @@
+package sim
+
+import "encoding/binary"
+
+// Attr is what the report says of a fragment node: its kind, the thread it
+// ran on (−1 for a barrier's join), its construct and when it began.
+type Attr struct {
+	Kind   FragKind
+	Thread int32
+	Loc    int32 // construct (location id); for MPI nodes the function's string id
+	Start  int64
+}
+
+// Attrs holds the attributes of a process's fragment nodes compactly. Only
+// the critical path's own nodes (a few percent) are ever looked at one by
+// one, and the work total reads them in order, so they need not be four
+// columns of 17 bytes a node that stay live from the simulation to the end
+// of the critical path: each block of attrBlock nodes is a varint stream of
+// the kind and the differences of thread, location and start from the
+// node before (nodes are made in simulation order, so starts differ by
+// little), about 5–6 bytes a node.
+type Attrs struct {
+	data []byte
+	off  []int64 // per block: where its stream begins in data
+	n    int
+}
+
+const attrBlock = 64
+
+// Len returns the number of nodes.
+func (a *Attrs) Len() int { return a.n }
+
+// attrEncoder appends nodes' attributes to an Attrs.
+type attrEncoder struct {
+	a    *Attrs
+	prev Attr
+}
+
+func (e *attrEncoder) add(v Attr) {
+	a := e.a
+	if a.n%attrBlock == 0 {
+		a.off = append(a.off, int64(len(a.data)))
+		e.prev = Attr{}
+	}
+	a.data = append(a.data, byte(v.Kind))
+	a.data = binary.AppendVarint(a.data, int64(v.Thread)-int64(e.prev.Thread))
+	a.data = binary.AppendVarint(a.data, int64(v.Loc)-int64(e.prev.Loc))
+	a.data = binary.AppendVarint(a.data, v.Start-e.prev.Start) // wraps for extreme values, and unwraps the same
+	e.prev = v
+	a.n++
+}
+
+// attrReader decodes an Attrs forward from a block's beginning.
+type attrReader struct {
+	a    *Attrs
+	pos  int
+	prev Attr
+}
+
+func (r *attrReader) seekBlock(b int) {
+	r.pos, r.prev = int(r.a.off[b]), Attr{}
+}
+
+func (r *attrReader) next() Attr {
+	d := r.a.data
+	v := Attr{Kind: FragKind(d[r.pos])}
+	r.pos++
+	dt, k := binary.Varint(d[r.pos:])
+	r.pos += k
+	dl, k := binary.Varint(d[r.pos:])
+	r.pos += k
+	ds, k := binary.Varint(d[r.pos:])
+	r.pos += k
+	v.Thread = int32(int64(r.prev.Thread) + dt)
+	v.Loc = int32(int64(r.prev.Loc) + dl)
+	v.Start = r.prev.Start + ds
+	r.prev = v
+	return v
+}
+
+// At returns node n's attributes, decoding at most a block.
+func (a *Attrs) At(n int32) Attr {
+	r := attrReader{a: a}
+	b := int(n) / attrBlock
+	r.seekBlock(b)
+	var v Attr
+	for i := b * attrBlock; i <= int(n); i++ {
+		v = r.next()
+	}
+	return v
+}
+
+// Each calls fn for every node in order.
+func (a *Attrs) Each(fn func(n int32, v Attr)) {
+	r := attrReader{a: a}
+	for n := 0; n < a.n; n++ {
+		if n%attrBlock == 0 {
+			r.seekBlock(n / attrBlock)
+		}
+		fn(int32(n), r.next())
+	}
+}
+
+// Bytes returns the memory the attributes hold.
+func (a *Attrs) Bytes() int { return cap(a.data) + 8*cap(a.off) }

@@ -1,0 +1,61 @@
+package sim
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// Attributes come back exactly, by index and in order, whatever their
+// values: extreme starts and ids (a corrupt trace's), across blocks.
+func TestAttrsRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	extremes := []int64{math.MinInt64, math.MaxInt64, -1, 0, 1 << 40}
+	var want []Attr
+	start := int64(1_000_000)
+	for n := 0; n < 5*attrBlock+7; n++ {
+		a := Attr{Kind: FragKind(rng.IntN(7)), Thread: int32(rng.IntN(70)) - 1, Loc: int32(rng.IntN(40)), Start: start}
+		start += rng.Int64N(5000) - 1000
+		switch n % 29 {
+		case 3:
+			a.Start = extremes[rng.IntN(len(extremes))]
+		case 11:
+			a.Thread, a.Loc = math.MinInt32, math.MaxInt32
+		case 17:
+			a.Thread, a.Loc = math.MaxInt32, math.MinInt32
+		}
+		want = append(want, a)
+	}
+	var got Attrs
+	enc := attrEncoder{a: &got}
+	for _, a := range want {
+		enc.add(a)
+	}
+	if got.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", got.Len(), len(want))
+	}
+	for n, a := range want {
+		if g := got.At(int32(n)); g != a {
+			t.Fatalf("At(%d) = %+v, want %+v", n, g, a)
+		}
+	}
+	k := 0
+	got.Each(func(n int32, a Attr) {
+		if int(n) != k || a != want[k] {
+			t.Fatalf("Each gave node %d %+v, want %d %+v", n, a, k, want[k])
+		}
+		k++
+	})
+	if k != len(want) {
+		t.Fatalf("Each visited %d nodes, want %d", k, len(want))
+	}
+	// Nodes made in time order with small ids cost a few bytes, not 17.
+	var small Attrs
+	enc = attrEncoder{a: &small}
+	for n := 0; n < 4096; n++ {
+		enc.add(Attr{Kind: FragTask, Thread: int32(n % 4), Loc: 7, Start: 1e9 + int64(n)*3000})
+	}
+	if b := float64(small.Bytes()) / 4096; b > 6 {
+		t.Errorf("%.1f bytes a node, want at most 6", b)
+	}
+}
