@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -24,7 +25,7 @@ type procGraph struct {
 	frags  *sim.Frags
 	names  map[int32]string   // location id → construct name
 	funcs  []string           // string table (MPI function names)
-	taskW  []int64            // per dense task: time running, -1 if it never ran
+	taskW  packed.Ints        // per dense task: time running, -1 if it never ran (read in order)
 	deps   [][2]sim.Task      // dependence edges: task pairs, then (taskGraph) its node pairs
 	tgBase int32              // the task graph's node of this process's first task that ran
 	depOut map[int64]sim.Task // remote_dep_out event → predecessor task
@@ -34,29 +35,44 @@ type procGraph struct {
 
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
 	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, funcs: p.Strings,
-		taskW: make([]int64, s.Tasks.Len()), deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
+		deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
 	// Names of the tasks' constructs: a task fragment's location is its
 	// task's, and the anomaly records name tasks by theirs.
+	ran := false
+	g.taskW.Grow(len(s.Tasks), 3)
 	for t := range s.Tasks {
 		tk := &s.Tasks[t]
-		g.taskW[t] = -1
+		w := int64(-1)
 		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
-			g.taskW[t] = tk.RunNS
+			w, ran = tk.RunNS, true
 		}
+		g.taskW.Append(w)
 		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
 			g.names[tk.Loc] = p.LocationName(int64(tk.Loc))
 		}
 	}
+	g.taskW.Trim()
 	// Without an explicit task that ran (an MPI code with parallel loops),
 	// the per-task arrays hold nothing the later phases read: 24 bytes for
 	// every implicit task and region id (17 MB on the 10 M-event halo).
-	if !slices.ContainsFunc(g.taskW, func(w int64) bool { return w >= 0 }) {
-		g.taskW = nil
+	if !ran {
+		g.taskW = packed.Ints{}
 		if f != nil {
 			f.FirstOf, f.LastOf = nil, nil
 		}
 	}
 	return g
+}
+
+// eachRan calls fn for every explicit task that ran, in task order, with
+// its time running.
+func (pg *procGraph) eachRan(fn func(t int32, w int64)) {
+	r := pg.taskW.Reader()
+	for t := range pg.taskW.Len() {
+		if w := r.Next(); w >= 0 {
+			fn(int32(t), w)
+		}
+	}
 }
 
 // taskName names a task construct by its location id.
@@ -143,12 +159,8 @@ func (r *run) criticalPath() error {
 		// duplicates dropped, which changes no path) are rewritten in place
 		// into fragment pairs, so they are held once (FragPass.DepsApart).
 		if len(pg.deps) > 0 {
-			taskOf := make([]int32, 0, len(pg.taskW)) // task graph node − tgBase → task
-			for t, tw := range pg.taskW {
-				if tw >= 0 {
-					taskOf = append(taskOf, int32(t))
-				}
-			}
+			taskOf := make([]int32, 0, pg.taskW.Len()) // task graph node − tgBase → task
+			pg.eachRan(func(t int32, _ int64) { taskOf = append(taskOf, t) })
 			deps := pg.deps[:0]
 			for _, d := range pg.deps {
 				if a, c := f.LastOf[taskOf[d[0]-pg.tgBase]], f.FirstOf[taskOf[d[1]-pg.tgBase]]; a >= 0 && c >= 0 {
@@ -240,12 +252,12 @@ func (r *run) criticalPath() error {
 				t1 += w[bases[i]+n]
 			}
 		})
-		for t := range pg.taskW {
-			if first := f.FirstOf[t]; pg.taskW[t] >= 0 && first >= 0 {
+		pg.eachRan(func(t int32, _ int64) {
+			if first := f.FirstOf[t]; first >= 0 {
 				v := bases[i] + first
 				efFirst = append(efFirst, lp.EF[v]-w[v])
 			}
-		}
+		})
 	}
 	span := lp.Span
 	lp = nil
@@ -260,14 +272,14 @@ func (r *run) criticalPath() error {
 	k := 0
 	for i, pg := range r.cp {
 		f := pg.frags
-		for t := range pg.taskW {
-			if first := f.FirstOf[t]; pg.taskW[t] >= 0 && first >= 0 {
+		pg.eachRan(func(t int32, _ int64) {
+			if first := f.FirstOf[t]; first >= 0 {
 				if span-(efFirst[k]+bl[bases[i]+first]) == 0 {
 					zero++
 				}
 				k++
 			}
-		}
+		})
 	}
 	sums, err := r.c.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
 	if err != nil {

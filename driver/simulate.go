@@ -10,6 +10,7 @@ import (
 	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -199,17 +200,19 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 // taskTable is what the anomaly detection needs of a process's executed
 // explicit tasks beyond their run times (procGraph.taskW), kept from the
 // simulation to the anomalies phase: which tasks ran and completed (a bit
-// a task slot), and for those, in task order, start, thread and construct
-// (16 bytes; the trace ids come back from the model's index mapping, and
-// cost attributes stay per slot). A table of 28 bytes a task held 57 MB on
-// the 10 M-event stencil trace at the simulation's peak.
+// a task slot), and for those, in task order, start, thread and construct,
+// and their cost attribute, packed (about 5 bytes a task, 2 more with a
+// cost: the anomalies read them in order; the trace ids come back from the
+// model's index mapping). A table of 28 bytes a task held 57 MB on the
+// 10 M-event stencil trace at the simulation's peak, one of 16 bytes and a
+// cost per task slot 39 MB.
 type taskTable struct {
 	completed []uint64 // bit t: explicit task t ran and completed
-	start     []int64
-	thread    []int32
-	loc       []int32
+	start     packed.Ints
+	thread    packed.Ints
+	loc       packed.Ints
 	ids       ompt.TaskIDs
-	cost      []float64 // per task slot; nil when tasks carry no cost attribute
+	cost      packed.Ints // empty when tasks carry no cost attribute
 }
 
 func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
@@ -222,14 +225,28 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 			n++
 		}
 	}
-	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), cost: m.Cost,
-		start: make([]int64, 0, n), thread: make([]int32, 0, n), loc: make([]int32, 0, n)}
+	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), start: packed.NewDeltas()}
+	tt.start.Grow(n, 3)
+	tt.thread.Grow(n, 1)
+	tt.loc.Grow(n, 1)
+	if m.Cost != nil {
+		tt.cost.Grow(n, 2)
+	}
 	for t := range s.Tasks {
 		if tk := &s.Tasks[t]; ran(tk) {
 			tt.completed[t/64] |= 1 << (t % 64)
-			tt.start, tt.thread, tt.loc = append(tt.start, tk.Started), append(tt.thread, tk.Thread), append(tt.loc, tk.Loc)
+			tt.start.Append(tk.Started)
+			tt.thread.Append(int64(tk.Thread))
+			tt.loc.Append(int64(tk.Loc))
+			if m.Cost != nil {
+				tt.cost.Append(m.Cost[t])
+			}
 		}
 	}
+	tt.start.Trim()
+	tt.thread.Trim()
+	tt.loc.Trim()
+	tt.cost.Trim()
 	return tt
 }
 
@@ -243,16 +260,18 @@ const recordChunk = 4096
 func (pg *procGraph) eachRecords(buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
 	tt := &pg.tasks
 	buf = buf[:0]
-	k := 0
+	start, thread, loc, cost := tt.start.Reader(), tt.thread.Reader(), tt.loc.Reader(), tt.cost.Reader()
+	runs, next := pg.taskW.Reader(), 0 // runs is at task next
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
-			rec := anomaly.Task{Rank: int32(pg.rank), Thread: tt.thread[k], ID: tt.ids.ID(sim.Task(task)),
-				Construct: pg.taskName(tt.loc[k]), StartNS: tt.start[k], DurNS: pg.taskW[task]}
-			if tt.cost != nil {
-				rec.Cost = tt.cost[task]
+			runs.Skip(task - next)
+			next = task + 1
+			rec := anomaly.Task{Rank: int32(pg.rank), Thread: int32(thread.Next()), ID: tt.ids.ID(sim.Task(task)),
+				Construct: pg.taskName(int32(loc.Next())), StartNS: start.Next(), DurNS: runs.Next()}
+			if tt.cost.Len() > 0 {
+				rec.Cost = float64(cost.Next())
 			}
-			k++
 			if buf = append(buf, rec); len(buf) == recordChunk {
 				fn(buf)
 				buf = buf[:0]

@@ -24,7 +24,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	// dependence (the builder's arrays would otherwise grow by copying).
 	nodes, remotes := 1, 0
 	for i, pg := range r.cp {
-		nodes += len(pg.taskW)
+		nodes += pg.taskW.Len()
 		if i < len(r.edges) {
 			// Only remote dependences make latency nodes (not messages).
 			remotes += min(r.edges[i].Len(), len(pg.depIn))
@@ -37,18 +37,18 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	var edges, remote int64
 	for i, pg := range r.cp {
 		pg.tgBase = b.Len()
-		nodeOf[i] = make([]int32, len(pg.taskW))
-		for t, tw := range pg.taskW {
+		nodeOf[i] = make([]int32, pg.taskW.Len())
+		for t := range nodeOf[i] {
 			nodeOf[i][t] = -1
-			if tw >= 0 {
-				nodeOf[i][t] = b.AddNode(false)
-				w = append(w, tw)
-			}
 		}
+		pg.eachRan(func(t int32, tw int64) {
+			nodeOf[i][t] = b.AddNode(false)
+			w = append(w, tw)
+		})
 		// The dependence pairs become the graph's edges in place (tasks
 		// that ran, without duplicates), held once: the critical path then
 		// reads them through taskOf (procGraph.tgBase).
-		dup := duplicates(pg.deps, len(pg.taskW))
+		dup := duplicates(pg.deps, pg.taskW.Len())
 		j := 0
 		for k, d := range pg.deps {
 			a, c := nodeOf[i][d[0]], nodeOf[i][d[1]]

@@ -27,7 +27,7 @@ type Model struct {
 
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
-	Cost []float64
+	Cost []int64
 	// CostKey names the attribute Cost holds ("" when none).
 	CostKey string
 	// costKeys are the string ids of the attribute keys that mean cost.
@@ -314,10 +314,10 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if m.costKeys[e.Args[1]] {
 			if t := m.Task(e.Args[0]); t != sim.NoTask {
 				if m.Cost == nil {
-					m.Cost = make([]float64, m.total)
+					m.Cost = make([]int64, m.total)
 					m.CostKey = s.Proc.String(e.Args[1])
 				}
-				m.Cost[t] = float64(e.Args[2])
+				m.Cost[t] = e.Args[2]
 			}
 		}
 	}
