@@ -90,7 +90,10 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	}
 	orphan := b.AddNode(false)
 	w = append(w, 0)
-	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: func(key graph.Key) (int32, bool) {
+	// Only the backward replay runs on it: the inputs' side and the output
+	// counts are all it reads (4 bytes an edge less, 20 MB on the
+	// 10 M-event stencil at the critical path's peak).
+	dag, err := b.Build(r.c, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - r.lo
 		if i < 0 || i >= len(r.cp) {
@@ -122,7 +125,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			if len(dag.Ins(n)) == 0 {
 				rootBL = append(rootBL, bl[n])
 			}
-			if len(dag.Outs(n)) == 0 {
+			if dag.OutDegree(n) == 0 {
 				leaves++
 			}
 		}

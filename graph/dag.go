@@ -42,7 +42,9 @@ func (e Entry) Slot() (int32, bool) { return int32(^e), e < 0 && e != NoEntry }
 //   - chain edges: node i follows node i−1 when Chained(i) (the per-process
 //     event order, stored as one flag per node instead of an edge);
 //   - explicit edges in CSR form, both directions (Ins, Outs), whose entries
-//     are local nodes or remote slots;
+//     are local nodes or remote slots; a DAG built with
+//     BuildOptions.InsOnly has the inputs' side alone and each node's
+//     output count (a backward replay of values needs no more);
 //   - remote slots grouped by peer rank: slot peerBase[q]+k is the k-th edge
 //     between this rank and rank q, in an order both ranks agree on, so
 //     values cross ranks as (k, value) pairs without node ids.
@@ -56,6 +58,7 @@ type DAG struct {
 	in         []Entry
 	outOff     []int32
 	out        []Entry
+	outDeg     []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
 
 	slotNode []int32 // local node of each slot
 	slotOut  []bool  // the local node is the edge's source
@@ -73,8 +76,25 @@ func (g *DAG) Rank() int { return g.rank }
 // Ins returns the explicit inputs of n (edges into n).
 func (g *DAG) Ins(n int32) []Entry { return g.in[g.inOff[n]:g.inOff[n+1]] }
 
-// Outs returns the explicit outputs of n (edges out of n).
-func (g *DAG) Outs(n int32) []Entry { return g.out[g.outOff[n]:g.outOff[n+1]] }
+// Outs returns the explicit outputs of n (edges out of n); a DAG built
+// InsOnly has none to give (see OutDegree).
+func (g *DAG) Outs(n int32) []Entry {
+	if g.outOff == nil {
+		return nil
+	}
+	return g.out[g.outOff[n]:g.outOff[n+1]]
+}
+
+// OutDegree returns the number of explicit outputs of n.
+func (g *DAG) OutDegree(n int32) int32 {
+	if g.outOff == nil {
+		return g.outDeg[n]
+	}
+	return g.outOff[n+1] - g.outOff[n]
+}
+
+// InsOnly reports whether g was built without its outputs' adjacency.
+func (g *DAG) InsOnly() bool { return g.outOff == nil }
 
 // Slots returns the number of remote slots.
 func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
@@ -91,7 +111,13 @@ func (g *DAG) SlotIsOut(s int32) bool { return g.slotOut[s] }
 // Edges returns the number of explicit edges with at least one end here:
 // local edges plus remote slots.
 func (g *DAG) Edges() int64 {
-	return (int64(len(g.in)) + int64(len(g.out)) + int64(len(g.slotNode))) / 2
+	var ins int64
+	for s := range g.slotNode {
+		if !g.slotOut[s] {
+			ins++
+		}
+	}
+	return int64(len(g.in)) - ins + int64(len(g.slotNode))
 }
 
 // slotAddr returns the peer of slot s and the slot's index k in the pair's
@@ -298,6 +324,11 @@ type BuildOptions struct {
 	// (AddRemoteInKey, AddRemoteOutKey) to the node's id; ok false is an
 	// error naming the key. Needed only when keys are used.
 	Resolve func(k Key) (node int32, ok bool)
+	// InsOnly builds the inputs' adjacency alone, with each node's number
+	// of outputs: all that a backward replay of values without argmax or
+	// tie keys reads (BackLengths), for half the edge arrays. Other
+	// replays refuse such a DAG.
+	InsOnly bool
 }
 
 const (
@@ -452,47 +483,60 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			g.slotNode[s], g.slotOut[s], g.slotPeer[s] = d.node, !d.out, int32(q)
 		}
 	}
-	// CSR in both directions: local edges in declaration order, then slots.
+	// CSR in both directions (or the inputs' and the output counts):
+	// local edges in declaration order, then slots.
 	b.seal()
 	g.inOff = make([]int32, n+1)
-	g.outOff = make([]int32, n+1)
+	outCnt := make([]int32, n+1) // outCnt[v+1]: outputs of v, then offsets
 	for k := range b.segs {
 		b.segs[k].each(func(s, d int32) {
-			g.outOff[s+1]++
+			outCnt[s+1]++
 			g.inOff[d+1]++
 		})
 	}
 	for s, v := range g.slotNode {
 		if g.slotOut[s] {
-			g.outOff[v+1]++
+			outCnt[v+1]++
 		} else {
 			g.inOff[v+1]++
 		}
 	}
+	if opts.InsOnly {
+		g.outDeg = outCnt[1:]
+	} else {
+		g.outOff = outCnt
+		for i := int32(0); i < n; i++ {
+			g.outOff[i+1] += g.outOff[i]
+		}
+		g.out = make([]Entry, g.outOff[n])
+	}
 	for i := int32(0); i < n; i++ {
 		g.inOff[i+1] += g.inOff[i]
-		g.outOff[i+1] += g.outOff[i]
 	}
 	g.in = make([]Entry, g.inOff[n])
-	g.out = make([]Entry, g.outOff[n])
 	inAt := append([]int32(nil), g.inOff[:n]...)
-	outAt := append([]int32(nil), g.outOff[:n]...)
+	var outAt []int32
+	if !opts.InsOnly {
+		outAt = append([]int32(nil), g.outOff[:n]...)
+	}
 	for k := range b.segs {
 		b.segs[k].each(func(s, d int32) {
-			g.out[outAt[s]] = Entry(d)
-			outAt[s]++
+			if outAt != nil {
+				g.out[outAt[s]] = Entry(d)
+				outAt[s]++
+			}
 			g.in[inAt[d]] = Entry(s)
 			inAt[d]++
 		})
 	}
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
-		if g.slotOut[s] {
-			g.out[outAt[v]] = e
-			outAt[v]++
-		} else {
+		if !g.slotOut[s] {
 			g.in[inAt[v]] = e
 			inAt[v]++
+		} else if outAt != nil {
+			g.out[outAt[v]] = e
+			outAt[v]++
 		}
 	}
 	return g, nil

@@ -87,6 +87,12 @@ type replayer struct {
 	stack   []int32
 	out     outbox
 
+	// push: a backward replay of an InsOnly DAG (drainPush); until a node
+	// is evaluated, vals holds the best of its inputs so far, and has
+	// whether it got any.
+	push bool
+	has  []uint64
+
 	evaluated int64
 	remaining int64
 	bad       error
@@ -113,9 +119,22 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	r := &replayer{c: c, g: g, o: &o, esz: 12,
 		vals:    make([]int64, n),
 		pend:    make([]int32, n),
-		slotVal: make([]int64, g.Slots()),
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
+	}
+	if g.InsOnly() {
+		// Without the outputs' adjacency a node cannot look its inputs up
+		// when it is evaluated: each evaluated node pushes its value to
+		// its inputs instead (the replay's outputs), which is the same max
+		// whatever the order, and the same values, as long as nothing
+		// records which input gave it.
+		if !o.Backward || o.TrackArg || o.TieKey != nil {
+			return nil, errors.New("graph: a DAG built InsOnly replays backward, without Arg or tie keys")
+		}
+		r.push = true
+		r.has = make([]uint64, (n+63)/64)
+	} else {
+		r.slotVal = make([]int64, g.Slots())
 	}
 	if o.TieKey != nil {
 		r.esz = 20
@@ -124,12 +143,11 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.TrackArg {
 		r.arg = make([]Entry, n)
 	}
-	inOff := g.inOff
-	if o.Backward {
-		inOff = g.outOff
-	}
 	for i := int32(0); i < n; i++ {
-		p := inOff[i+1] - inOff[i]
+		p := g.OutDegree(i) // a backward replay's inputs are the outputs
+		if !o.Backward {
+			p = g.inOff[i+1] - g.inOff[i]
+		}
 		if r.prevOf(i) >= 0 {
 			p++
 		}
@@ -143,7 +161,11 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	for {
 		res.Supersteps++
 		before := r.evaluated
-		r.drain()
+		if r.push {
+			r.drainPush()
+		} else {
+			r.drain()
+		}
 		recv, err := c.Exchange(r.out.take())
 		if err != nil {
 			return nil, err
@@ -343,6 +365,68 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 	return x.Arg
 }
 
+// drainPush is drain for a backward replay of an InsOnly DAG: an evaluated
+// node offers its value to each of its inputs (local nodes at once, remote
+// ones batched to their rank) instead of its outputs looking it up.
+func (r *replayer) drainPush() {
+	g, o := r.g, r.o
+	vals := r.vals
+	chained := g.chained
+	if o.NoChains {
+		chained = nil
+	}
+	for len(r.stack) > 0 {
+		n := r.stack[len(r.stack)-1]
+		r.stack = r.stack[:len(r.stack)-1]
+		for {
+			x := Input{Arg: NoEntry}
+			if chained != nil && int(n)+1 < len(chained) && chained[n+1] {
+				x.Prev, x.HasPrev = vals[n+1], true
+			}
+			if r.has[n/64]&(1<<(n%64)) != 0 {
+				x.In, x.HasIn = vals[n], true
+			}
+			v := o.Eval(n, x)
+			vals[n] = v
+			r.evaluated++
+			r.remaining--
+			for _, e := range g.in[g.inOff[n]:g.inOff[n+1]] {
+				if e >= 0 {
+					r.offer(int32(e), v)
+					continue
+				}
+				peer, k := g.slotAddr(^int32(e))
+				b := r.out.buf(peer, 64*r.esz)
+				*b = binary.LittleEndian.AppendUint32(*b, k)
+				*b = binary.LittleEndian.AppendUint64(*b, uint64(v))
+			}
+			if chained == nil || !chained[n] {
+				break
+			}
+			nx := n - 1
+			r.pend[nx]--
+			if r.pend[nx] != 0 {
+				break
+			}
+			n = nx
+		}
+	}
+}
+
+// offer gives unevaluated node m the value v of one of its inputs in push
+// mode, and makes m ready when it was the last.
+func (r *replayer) offer(m int32, v int64) {
+	bit := uint64(1) << (m % 64)
+	if r.has[m/64]&bit == 0 || (r.o.Min && v < r.vals[m]) || (!r.o.Min && v > r.vals[m]) {
+		r.vals[m] = v
+		r.has[m/64] |= bit
+	}
+	r.pend[m]--
+	if r.pend[m] == 0 {
+		r.stack = append(r.stack, m)
+	}
+}
+
 // receive stores the values that arrived and releases the nodes waiting
 // for them.
 func (r *replayer) receive(recv []comm.Msg) {
@@ -367,6 +451,10 @@ func (r *replayer) receive(recv []comm.Msg) {
 				break
 			}
 			r.arrived[s] = true
+			if r.push {
+				r.offer(g.slotNode[s], int64(binary.LittleEndian.Uint64(buf[4:])))
+				continue
+			}
 			r.slotVal[s] = int64(binary.LittleEndian.Uint64(buf[4:]))
 			if r.slotKey != nil {
 				r.slotKey[s] = int64(binary.LittleEndian.Uint64(buf[12:]))
@@ -409,6 +497,11 @@ func (r *replayer) cycle(remaining int64) error {
 		}
 		if p := r.prevOf(n); p >= 0 && r.pend[p] > 0 {
 			continue
+		}
+		if inOff == nil {
+			// InsOnly: what n waits for is not listed anywhere.
+			ex = r.describe(n) + fmt.Sprintf(" waits for %d of its successors", r.pend[n])
+			break
 		}
 		ex = r.describe(n) + " waits for "
 		sep := ""

@@ -163,6 +163,11 @@ func partitionGraph(rng *rand.Rand, g *randGraph, k int) (owner []int, loc []Nod
 // by node or by key at random (the choice is a function of the edge, so
 // exactly one end declares it).
 func buildRand(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, error) {
+	return buildRandOpts(c, g, loc, part, false)
+}
+
+// buildRandOpts is buildRand, building the inputs' side alone with insOnly.
+func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, insOnly bool) (*DAG, error) {
 	b := NewBuilder(c.Rank(), c.Size())
 	for i, n := range part.global {
 		chained := g.inPrev[n] >= 0
@@ -191,7 +196,7 @@ func buildRand(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, e
 			}
 		}
 	}
-	return b.Build(c, BuildOptions{Resolve: func(k Key) (int32, bool) {
+	return b.Build(c, BuildOptions{InsOnly: insOnly, Resolve: func(k Key) (int32, bool) {
 		if k.B != 7 || k.A < 0 || int(k.A) >= len(loc) || loc[k.A].Rank != me {
 			return 0, false
 		}
@@ -496,6 +501,57 @@ func TestChainArgAsExplicitInput(t *testing.T) {
 			for k := 1; k <= min(procs, 4); k++ {
 				name := fmt.Sprintf("seed%d/procs%d/back=%v/k=%d", seed, procs, backward, k)
 				replayRand(t, name, rng, g, k, ReplayOptions{Backward: backward, ChainArg: true}, wantV, wantA)
+			}
+		}
+	}
+}
+
+// A DAG built InsOnly replays backward by pushing values to inputs: the
+// same values as the reference, with max or min, with and without chains,
+// over 1–5 ranks; and it refuses what needs the outputs' adjacency.
+func TestInsOnlyBackward(t *testing.T) {
+	for seed := int64(1); seed <= 10; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		procs := 1 + rng.Intn(9)
+		g := newRandGraph(rng, procs, 50+rng.Intn(300), 0.1, 3)
+		for _, mode := range []struct{ min, noChains bool }{{false, false}, {true, false}, {false, true}} {
+			want, _ := g.ref(true, mode.min, mode.noChains)
+			for k := 1; k <= min(procs, 5); k++ {
+				_, loc, parts := partitionGraph(rng, g, k)
+				got := make([]int64, len(g.proc))
+				err := inproc.Run(k, func(c comm.Comm) error {
+					part := parts[c.Rank()]
+					d, err := buildRandOpts(c, g, loc, part, true)
+					if err != nil {
+						return err
+					}
+					if !d.InsOnly() || d.Outs(0) != nil {
+						return fmt.Errorf("built InsOnly, has outputs")
+					}
+					for i, n := range part.global {
+						if got, want := d.OutDegree(int32(i)), int32(len(g.succs[n])); got != want {
+							return fmt.Errorf("node %d: out degree %d, want %d", n, got, want)
+						}
+					}
+					res, err := Replay(c, d, ReplayOptions{Backward: true, Min: mode.min, NoChains: mode.noChains,
+						Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }})
+					if err != nil {
+						return err
+					}
+					for i, n := range part.global {
+						got[n] = res.Values[i]
+					}
+					if _, err := Replay(c, d, ReplayOptions{Eval: func(int32, Input) int64 { return 0 }}); err == nil {
+						return fmt.Errorf("forward replay of an InsOnly DAG did not fail")
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("seed %d k %d: %v", seed, k, err)
+				}
+				if !slices.Equal(got, want) {
+					t.Fatalf("seed %d k %d min %v nochains %v: values differ from the reference", seed, k, mode.min, mode.noChains)
+				}
 			}
 		}
 	}
