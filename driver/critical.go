@@ -152,8 +152,8 @@ func (r *run) criticalPath() error {
 		// the process's arrays: each is held once.
 		w = append(w, f.Weight...)
 		f.Weight = w[bases[i]:len(w):len(w)]
-		b.AddEdges(f.Src, f.Dst, bases[i])
-		f.Src, f.Dst = nil, nil
+		b.AddPairs(f.Edges, bases[i])
+		f.Edges = packed.Pairs{}
 		// Task dependences, the predecessor's last fragment before the
 		// successor's first: the task graph's node pairs (tasks that ran,
 		// duplicates dropped, which changes no path) are rewritten in place

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
 // NodeRef names a node of a distributed DAG: the analysis rank that owns it
@@ -146,6 +147,7 @@ type Builder struct {
 type edgeSeg struct {
 	src, dst []int32
 	pairs    [][2]int32
+	packed   packed.Pairs
 	base     int32
 }
 
@@ -157,6 +159,7 @@ func (sg *edgeSeg) each(f func(s, d int32)) {
 	for _, e := range sg.pairs {
 		f(sg.base+e[0], sg.base+e[1])
 	}
+	sg.packed.Each(func(s, d int32) { f(sg.base+s, sg.base+d) })
 }
 
 type remoteDecl struct {
@@ -261,6 +264,25 @@ func (b *Builder) AddEdgePairs(pairs [][2]int32, base int32) {
 	}
 	b.seal()
 	b.segs = append(b.segs, edgeSeg{pairs: pairs, base: base})
+}
+
+// AddPairs adds the edges base+a → base+b of the packed pairs (a, b), in
+// order, after those added so far; like AddEdges, it keeps them until
+// Build.
+func (b *Builder) AddPairs(p packed.Pairs, base int32) {
+	n := b.Len()
+	ok := true
+	p.Each(func(s, d int32) {
+		if s, d := int64(base)+int64(s), int64(base)+int64(d); ok && (s < 0 || s >= int64(n) || d < 0 || d >= int64(n)) {
+			b.fail(fmt.Errorf("graph: edge %d → %d: node does not exist (have %d)", s, d, n))
+			ok = false
+		}
+	})
+	if !ok {
+		return
+	}
+	b.seal()
+	b.segs = append(b.segs, edgeSeg{packed: p, base: base})
 }
 
 // seal closes the run of edges added one by one so far.

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -49,7 +50,9 @@ type Frags struct {
 	Chained []bool
 	Weight  []int64
 
-	Src, Dst []int32 // local edges, but for the chains
+	// Edges are the local edges but for the chains, (source, target) in
+	// the order made, packed (2–4 bytes an edge instead of 8).
+	Edges packed.Pairs
 
 	SendNode EventNodes
 	RecvNode EventNodes
@@ -115,13 +118,14 @@ type FragPass struct {
 	// not as task pairs and again as fragment pairs.
 	DepsApart bool
 
-	// The graph while it grows, in pages that are never copied: its size
-	// is known only at the end (lazy fragments make it anything from one
-	// node per task to two per MPI call), and arrays reserved from an
-	// estimate or grown by doubling cost their zeroing and copies. Finish
-	// copies them once into F's columns, cut to size.
+	// The nodes while the graph grows, in pages that are never copied:
+	// its size is known only at the end (lazy fragments make it anything
+	// from one node per task to two per MPI call), and arrays reserved
+	// from an estimate or grown by doubling cost their zeroing and copies.
+	// Finish copies them once into F's columns, cut to size. The edges go
+	// straight into F.Edges, packed: their doubling copies a few bytes an
+	// edge.
 	nodes paged[fragNode]
-	edges paged[[2]int32]
 
 	cur      []int32 // per thread: open fragment, -1 none, lazyOpen not yet a node
 	curTask  []Task
@@ -224,7 +228,7 @@ func (p *FragPass) edge(a, b int32) {
 	case b == a+1 && !p.nodes.at(b).chained:
 		p.nodes.at(b).chained = true
 	default:
-		p.edges.add([2]int32{a, b})
+		p.F.Edges.Append(a, b)
 	}
 }
 
@@ -730,16 +734,7 @@ func (p *FragPass) Finish(s *Sim) {
 		f.Attrs.data = slices.Clone(d)
 	}
 	p.nodes = paged[fragNode]{}
-	m := p.edges.len()
-	f.Src, f.Dst = make([]int32, m), make([]int32, m)
-	i = 0
-	for _, pg := range p.edges.pages {
-		for _, e := range pg {
-			f.Src[i], f.Dst[i] = e[0], e[1]
-			i++
-		}
-	}
-	p.edges = paged[[2]int32]{}
+	f.Edges.Trim()
 }
 
 // paged is an append-only column kept in pages of pageLen elements (the

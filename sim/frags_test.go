@@ -114,8 +114,8 @@ func fragEdges(f *sim.Frags) [][2]int32 {
 			es = append(es, [2]int32{int32(n) - 1, int32(n)})
 		}
 	}
-	for i := range f.Src {
-		es = append(es, [2]int32{f.Src[i], f.Dst[i]})
-	}
+	f.Edges.Each(func(a, b int32) {
+		es = append(es, [2]int32{a, b})
+	})
 	return es
 }

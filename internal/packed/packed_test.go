@@ -53,3 +53,47 @@ func TestDeltasAreSmall(t *testing.T) {
 		t.Errorf("%.2f bytes a value, want about 3", b)
 	}
 }
+
+func TestPairsRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var p Pairs
+	var want [][2]int32
+	b := int32(0)
+	for i := 0; i < 20000; i++ {
+		b += int32(rng.IntN(5)) - 1
+		a := b - int32(rng.IntN(100))
+		switch i % 101 {
+		case 7:
+			a, b = math.MinInt32, math.MaxInt32
+		case 8:
+			a, b = math.MaxInt32, math.MinInt32
+		case 9:
+			a = b + 5 // a after b
+		}
+		want = append(want, [2]int32{a, b})
+		p.Append(a, b)
+	}
+	p.Trim()
+	if p.Len() != len(want) {
+		t.Fatalf("Len %d, want %d", p.Len(), len(want))
+	}
+	k := 0
+	p.Each(func(a, b int32) {
+		if [2]int32{a, b} != want[k] {
+			t.Fatalf("pair %d = (%d, %d), want %v", k, a, b, want[k])
+		}
+		k++
+	})
+	if k != len(want) {
+		t.Fatalf("Each gave %d pairs, want %d", k, len(want))
+	}
+	// Edges between nearby nodes cost a few bytes.
+	var near Pairs
+	for n := int32(1); n <= 4096; n++ {
+		near.Append(n-3, n)
+	}
+	near.Trim()
+	if b := float64(near.Bytes()) / 4096; b > 2.1 {
+		t.Errorf("%.2f bytes a pair, want about 2", b)
+	}
+}
