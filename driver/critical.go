@@ -26,8 +26,7 @@ type procGraph struct {
 	names  map[int32]string   // location id → construct name
 	funcs  []string           // string table (MPI function names)
 	taskW  packed.Ints        // per dense task: time running, -1 if it never ran (read in order)
-	deps   [][2]sim.Task      // dependence edges: task pairs, then (taskGraph) its node pairs
-	tgBase int32              // the task graph's node of this process's first task that ran
+	deps   packed.Pairs       // dependence edges: (predecessor, successor) task pairs
 	depOut map[int64]sim.Task // remote_dep_out event → predecessor task
 	depIn  map[int64]sim.Task // remote_dep_in event → successor task
 	tasks  taskTable          // for the anomalies phase, which drops it
@@ -155,21 +154,20 @@ func (r *run) criticalPath() error {
 		b.AddPairs(f.Edges, bases[i])
 		f.Edges = packed.Pairs{}
 		// Task dependences, the predecessor's last fragment before the
-		// successor's first: the task graph's node pairs (tasks that ran,
-		// duplicates dropped, which changes no path) are rewritten in place
-		// into fragment pairs, so they are held once (FragPass.DepsApart).
-		if len(pg.deps) > 0 {
-			taskOf := make([]int32, 0, pg.taskW.Len()) // task graph node − tgBase → task
-			pg.eachRan(func(t int32, _ int64) { taskOf = append(taskOf, t) })
-			deps := pg.deps[:0]
-			for _, d := range pg.deps {
-				if a, c := f.LastOf[taskOf[d[0]-pg.tgBase]], f.FirstOf[taskOf[d[1]-pg.tgBase]]; a >= 0 && c >= 0 {
-					deps = append(deps, [2]int32{a, c})
+		// successor's first, of tasks that ran, without repeats (which
+		// change no path) (FragPass.DepsApart).
+		if pg.deps.Len() > 0 {
+			var deps packed.Pairs
+			deps.Grow(pg.deps.Len(), 3)
+			uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) {
+				if a, c := f.LastOf[p], f.FirstOf[s]; a >= 0 && c >= 0 {
+					deps.Append(a, c)
 				}
-			}
-			b.AddEdgePairs(deps, bases[i])
+			})
+			deps.Trim()
+			b.AddPairs(deps, bases[i])
 		}
-		pg.deps, f.LastOf = nil, nil
+		pg.deps, f.LastOf = packed.Pairs{}, nil
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.

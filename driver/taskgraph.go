@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
 )
@@ -36,7 +37,6 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
 	var edges, remote int64
 	for i, pg := range r.cp {
-		pg.tgBase = b.Len()
 		nodeOf[i] = make([]int32, pg.taskW.Len())
 		for t := range nodeOf[i] {
 			nodeOf[i][t] = -1
@@ -45,22 +45,18 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			nodeOf[i][t] = b.AddNode(false)
 			w = append(w, tw)
 		})
-		// The dependence pairs become the graph's edges in place (tasks
-		// that ran, without duplicates), held once: the critical path then
-		// reads them through taskOf (procGraph.tgBase).
-		dup := duplicates(pg.deps, pg.taskW.Len())
-		j := 0
-		for k, d := range pg.deps {
-			a, c := nodeOf[i][d[0]], nodeOf[i][d[1]]
-			if a < 0 || c < 0 || dup[k] {
-				continue
+		// The dependence pairs of tasks that ran, without repeats, become
+		// the graph's edges, packed like the task pairs they come from.
+		var tg packed.Pairs
+		tg.Grow(pg.deps.Len(), 3)
+		uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) {
+			if a, c := nodeOf[i][p], nodeOf[i][s]; a >= 0 && c >= 0 {
+				tg.Append(a, c)
 			}
-			pg.deps[j] = [2]int32{a, c}
-			j++
-		}
-		pg.deps = pg.deps[:j]
-		b.AddEdgePairs(pg.deps, 0)
-		edges += int64(j)
+		})
+		tg.Trim()
+		b.AddPairs(tg, 0)
+		edges += int64(tg.Len())
 	}
 	// Remote dependences: a latency node on the successor's side.
 	tasks := int64(len(w))
@@ -226,40 +222,67 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 	return lo, nil
 }
 
-// duplicates marks the edges that repeat an earlier one (a task reached
-// through two dependence addresses of the same predecessor). The model
-// declares a task's dependences together, so a successor's edges form one
-// run and are checked against each other; should a successor's edges come
-// in two runs (a task_dependence event after others), a sort of all edge
-// indices decides (4 bytes an edge, where a set of pairs costs ten times
-// that).
-func duplicates(deps [][2]sim.Task, tasks int) []bool {
-	dup := make([]bool, len(deps))
-	seen := make([]bool, tasks) // successors whose run is over
-	for a := 0; a < len(deps); {
-		succ := deps[a][1]
-		b := a + 1
-		for b < len(deps) && deps[b][1] == succ {
-			b++
-		}
-		if int(succ) < 0 || int(succ) >= tasks || seen[succ] || b-a > 64 {
-			return sortedDuplicates(deps) // also for long runs, checked pairwise here
-		}
-		seen[succ] = true
-		for k := a + 1; k < b; k++ {
-			for j := a; j < k; j++ {
-				if deps[j][0] == deps[k][0] {
-					dup[k] = true
-					break
-				}
+// uniqueDeps calls fn for every dependence edge of deps, in order, but
+// those that repeat an earlier one (a task reached through two dependence
+// addresses of the same predecessor). The model declares a task's
+// dependences together, so a successor's edges form one run and are
+// checked against each other as they stream by; should a successor's edges
+// come in two runs (a task_dependence event after others) or a run be
+// longer than the pairwise check suits, the edges are unpacked and a sort
+// of their indices decides (sortedDuplicates).
+func uniqueDeps(deps packed.Pairs, tasks int, fn func(pred, succ sim.Task)) {
+	if !runsApart(deps, tasks) {
+		all := make([][2]sim.Task, 0, deps.Len())
+		deps.Each(func(p, s sim.Task) { all = append(all, [2]sim.Task{p, s}) })
+		for k, dup := range sortedDuplicates(all) {
+			if !dup {
+				fn(all[k][0], all[k][1])
 			}
 		}
-		a = b
+		return
 	}
-	return dup
+	run := make([]sim.Task, 0, maxRun) // predecessors of the current run so far
+	cur := sim.NoTask
+	deps.Each(func(p, s sim.Task) {
+		if len(run) == 0 || s != cur {
+			run, cur = run[:0], s
+		}
+		if slices.Contains(run, p) {
+			return
+		}
+		run = append(run, p)
+		fn(p, s)
+	})
 }
 
-// sortedDuplicates is duplicates for edges in any order.
+// maxRun is the longest run of one successor's edges checked pairwise.
+const maxRun = 64
+
+// runsApart reports whether each successor's edges in deps form a single
+// run of at most maxRun edges, with successors in 0..tasks−1.
+func runsApart(deps packed.Pairs, tasks int) bool {
+	seen := make([]uint64, (tasks+63)/64) // successors whose run began
+	ok, n := true, 0
+	cur := sim.NoTask
+	deps.Each(func(_, s sim.Task) {
+		switch {
+		case !ok:
+		case n > 0 && s == cur:
+			n++
+			ok = n <= maxRun
+		case s < 0 || int(s) >= tasks || seen[s/64]&(1<<(s%64)) != 0:
+			ok = false
+		default:
+			seen[s/64] |= 1 << (s % 64)
+			cur, n = s, 1
+		}
+	})
+	return ok
+}
+
+// sortedDuplicates marks the edges that repeat an earlier one, in any
+// order: a sort of all edge indices (4 bytes an edge, where a set of pairs
+// costs ten times that).
 func sortedDuplicates(deps [][2]sim.Task) []bool {
 	idx := make([]int32, len(deps))
 	for k := range idx {

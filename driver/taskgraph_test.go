@@ -5,12 +5,14 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/sim"
 )
 
-// TestDuplicates checks the run-based de-duplication of dependence edges
-// against the sort on random edge lists: successors' edges in one run each,
-// in two runs (the fallback), and runs longer than the pairwise check.
+// TestDuplicates checks the run-based de-duplication of packed dependence
+// edges against the sort on random edge lists: successors' edges in one
+// run each, in two runs (the fallback), and runs longer than the pairwise
+// check.
 func TestDuplicates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := 0; trial < 300; trial++ {
@@ -29,9 +31,17 @@ func TestDuplicates(t *testing.T) {
 			// A late edge for an earlier successor: two runs.
 			deps = append(deps, deps[rng.IntN(len(deps))])
 		}
-		got, want := duplicates(deps, tasks), sortedDuplicates(deps)
+		var want, got [][2]sim.Task
+		var p packed.Pairs
+		for k, dup := range sortedDuplicates(deps) {
+			p.Append(deps[k][0], deps[k][1])
+			if !dup {
+				want = append(want, deps[k])
+			}
+		}
+		uniqueDeps(p, tasks, func(a, b sim.Task) { got = append(got, [2]sim.Task{a, b}) })
 		if !slices.Equal(got, want) {
-			t.Fatalf("trial %d: duplicates %v, sort %v for %v", trial, got, want, deps)
+			t.Fatalf("trial %d: uniqueDeps %v, sort %v for %v", trial, got, want, deps)
 		}
 	}
 }

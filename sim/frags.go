@@ -710,9 +710,9 @@ func (p *FragPass) Finish(s *Sim) {
 		p.close(s, th)
 	}
 	if !p.DepsApart {
-		for _, d := range s.DepEdges {
-			p.edge(p.F.LastOf[d[0]], p.F.FirstOf[d[1]])
-		}
+		s.DepEdges.Each(func(pred, succ Task) {
+			p.edge(p.F.LastOf[pred], p.F.FirstOf[succ])
+		})
 	}
 	// The graph's columns, each allocated once at its size; the attributes
 	// only the report reads, encoded.

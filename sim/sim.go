@@ -1,8 +1,8 @@
 package sim
 
 import (
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
-	"slices"
 )
 
 // Model turns a runtime's events into transitions (POT's "Update", Alg. 2).
@@ -65,7 +65,7 @@ type Sim struct {
 	// constraint at run time but are edges of the task graph). Duplicates
 	// may occur.
 	RecordDeps bool
-	DepEdges   [][2]Task
+	DepEdges   packed.Pairs // (pred, succ), packed: they outlive the simulation
 
 	// Scans, when set, recycles the event scans of Run (set it to share
 	// their buffers between the processes of a rank).
@@ -145,9 +145,8 @@ func (s *Sim) ReserveEdges(n int) {
 	s.edgeTo = make([]Task, 0, n)
 	s.edgeNext = make([]int32, 0, n)
 	if s.RecordDeps {
-		// Appending millions of pairs one by one copied the list a dozen
-		// times; Run cuts it to size at the end when it overshot.
-		s.DepEdges = make([][2]Task, 0, n)
+		// About three bytes an edge packed; Run trims what is left over.
+		s.DepEdges.Grow(n, 3)
 	}
 }
 
@@ -202,9 +201,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		ps.Before(s, nil, -1, s.Now-last)
 		ps.Finish(s)
 	}
-	if d := s.DepEdges; cap(d)-len(d) > len(d)/8 {
-		s.DepEdges = slices.Clone(d) // outlives the simulation (the task graph)
-	}
+	s.DepEdges.Trim() // outlives the simulation (the task graph)
 	return s.Warn.Err
 }
 

@@ -94,7 +94,7 @@ func (s *Sim) AddEdge(pred, succ Task) {
 		return
 	}
 	if s.RecordDeps {
-		s.DepEdges = append(s.DepEdges, [2]Task{pred, succ})
+		s.DepEdges.Append(pred, succ)
 	}
 	ts := s.Tasks
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
