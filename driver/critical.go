@@ -23,13 +23,13 @@ import (
 type procGraph struct {
 	rank   int
 	frags  *sim.Frags
-	names  map[int32]string   // location id → construct name
-	funcs  []string           // string table (MPI function names)
-	taskW  packed.Ints        // per dense task: time running, -1 if it never ran (read in order)
-	deps   packed.Pairs       // dependence edges: (predecessor, successor) task pairs
-	depOut map[int64]sim.Task // remote_dep_out event → predecessor task
-	depIn  map[int64]sim.Task // remote_dep_in event → successor task
-	tasks  taskTable          // for the anomalies phase, which drops it
+	names  map[int32]string // location id → construct name
+	funcs  []string         // string table (MPI function names)
+	taskW  packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
+	deps   packed.Pairs     // dependence edges: (predecessor, successor) task pairs
+	depOut sim.EventNodes   // remote_dep_out event → predecessor task
+	depIn  sim.EventNodes   // remote_dep_in event → successor task
+	tasks  taskTable        // for the anomalies phase, which drops it
 }
 
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
@@ -86,12 +86,10 @@ func (pg *procGraph) taskName(loc int32) string {
 // remote_dep_out and remote_dep_in event belongs to, for the task graph.
 type remoteDeps struct {
 	m       *ompt.Model
-	out, in map[int64]sim.Task
+	out, in sim.EventNodes
 }
 
-func newRemoteDeps(m *ompt.Model) *remoteDeps {
-	return &remoteDeps{m: m, out: map[int64]sim.Task{}, in: map[int64]sim.Task{}}
-}
+func newRemoteDeps(m *ompt.Model) *remoteDeps { return &remoteDeps{m: m} }
 
 func (rd *remoteDeps) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
 func (rd *remoteDeps) Finish(s *sim.Sim)                                   {}
@@ -100,11 +98,11 @@ func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
 	switch e.Kind {
 	case trace.RemoteDepOut:
 		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
-			rd.out[sim.EventKey(th, s.Pos(th))] = t
+			rd.out.Add(th, s.Pos(th), t)
 		}
 	case trace.RemoteDepIn:
 		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
-			rd.in[sim.EventKey(th, s.Pos(th))] = t
+			rd.in.Add(th, s.Pos(th), t)
 		}
 	}
 }

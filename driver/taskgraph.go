@@ -28,7 +28,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		nodes += pg.taskW.Len()
 		if i < len(r.edges) {
 			// Only remote dependences make latency nodes (not messages).
-			remotes += min(r.edges[i].Len(), len(pg.depIn))
+			remotes += min(r.edges[i].Len(), pg.depIn.Len())
 		}
 	}
 	b.Reserve(nodes+remotes, remotes)
@@ -66,8 +66,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		}
 		e := &r.edges[i]
 		for k := range e.Thread {
-			ev := sim.EventKey(int(e.Thread[k]), e.Event[k])
-			succ, ok := pg.depIn[ev]
+			succ, ok := pg.depIn.Get(int(e.Thread[k]), e.Event[k])
 			if !ok || nodeOf[i][succ] < 0 {
 				continue
 			}
@@ -95,7 +94,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		if i < 0 || i >= len(r.cp) {
 			return orphan, true
 		}
-		t, ok := r.cp[i].depOut[sim.EventKey(th, key.B)]
+		t, ok := r.cp[i].depOut.Get(th, key.B)
 		if !ok || nodeOf[i][t] < 0 {
 			return orphan, true
 		}

@@ -62,26 +62,32 @@ type Frags struct {
 	FirstOf, LastOf []int32
 }
 
-// EventKey names an event of a process for the event maps.
-func EventKey(thread int, index int64) int64 { return int64(thread)<<40 | index }
-
 // EventNodes maps events of a process, named by thread and index, to
-// nodes: per thread, the events in increasing order and their nodes, as
-// the simulation meets them (12 bytes an event where a map took 30–40, and
-// no hashing on the simulation's path).
+// nodes (or tasks): per thread, the events in increasing order and their
+// values, as the simulation meets them (12 bytes an event where a map took
+// 30–40, and no hashing on the simulation's path).
 type EventNodes struct {
 	index [][]int64
 	node  [][]int32
 }
 
-// add records that event index of thread th maps to n; a thread's events
+// Add records that event index of thread th maps to n; a thread's events
 // come in increasing order.
-func (m *EventNodes) add(th int, index int64, n int32) {
+func (m *EventNodes) Add(th int, index int64, n int32) {
 	for len(m.index) <= th {
 		m.index, m.node = append(m.index, nil), append(m.node, nil)
 	}
 	m.index[th] = append(m.index[th], index)
 	m.node[th] = append(m.node[th], n)
+}
+
+// Len returns the number of events mapped.
+func (m *EventNodes) Len() int {
+	n := 0
+	for _, l := range m.index {
+		n += len(l)
+	}
+	return n
 }
 
 // Get returns the node event index of thread th maps to.
@@ -426,12 +432,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.post[th] = -1
 	case trace.MPISend, trace.CollBegin:
 		if n := p.sendSource(s, th); n >= 0 {
-			p.F.SendNode.add(th, idx, n)
+			p.F.SendNode.Add(th, idx, n)
 		}
 		return
 	case trace.MPIRecv, trace.CollEnd:
 		if p.cur[th] != -1 {
-			p.F.RecvNode.add(th, idx, p.materialize(s, th))
+			p.F.RecvNode.Add(th, idx, p.materialize(s, th))
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
 					p.maxPred[th] = max(p.maxPred[th], t)
@@ -442,7 +448,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.RemoteDepOut:
 		if t := p.taskArg(s, e.Args[0]); t != NoTask {
 			if last := p.F.LastOf[t]; last >= 0 {
-				p.F.SendNode.add(th, idx, last)
+				p.F.SendNode.Add(th, idx, last)
 			}
 		}
 		return
@@ -456,7 +462,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 				fn.start = pt
 			}
 		}
-		p.F.RecvNode.add(th, idx, l)
+		p.F.RecvNode.Add(th, idx, l)
 		if t != NoTask {
 			if n := p.F.FirstOf[t]; n >= 0 {
 				p.edge(l, n) // arrived after the task started (an inconsistent trace)
