@@ -102,15 +102,24 @@ func toInt(v any) int { return int(toInt64(v)) }
 // it propagated from rank 1's wait in iteration 1, rank 2's delay. So
 // rank 1: short-term r·C, rank 2: short-term r·C − L and long-term r·C;
 // the waits sum to 3·r·C − L, all traced to a delay.
+//
+// With C of 10 s the waits and gaps pass 2³¹ ns, which the wait states keep
+// in 32-bit columns with an escape for wider values.
 func TestDelayCostsChain(t *testing.T) {
-	const C, L, r = 1_000_000, 10_000, 0.4
-	rc := int64(r * C)
+	for _, C := range []int64{1_000_000, 10_000_000_000} {
+		testDelayCostsChain(t, C)
+	}
+}
+
+func testDelayCostsChain(t *testing.T, C int64) {
+	const L, r = 10_000, 0.4
+	rc := int64(r * float64(C))
 	cfg := gen.Config{Workload: "halo", Ranks: 3, Threads: 1, ComputeNS: C, RankImbalance: r, LatencyNS: L, Iterations: 2}
 	dir, exp := generate(t, cfg)
 	wantShort := []int64{0, rc, rc - L}
 	wantLong := []int64{0, 0, rc}
 	for k := 1; k <= 3; k++ {
-		name := fmt.Sprintf("chain k=%d", k)
+		name := fmt.Sprintf("chain C=%d k=%d", C, k)
 		rep, js := analyze(t, dir, k)
 		checkExpected(t, name, js, exp)
 		checkWaitInvariants(t, name, js)
