@@ -155,15 +155,10 @@ func (r *run) criticalPath() error {
 		// successor's first, of tasks that ran, without repeats (which
 		// change no path) (FragPass.DepsApart).
 		if pg.deps.Len() > 0 {
-			var deps packed.Pairs
-			deps.Grow(pg.deps.Len(), 3)
-			uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) {
-				if a, c := f.LastOf[p], f.FirstOf[s]; a >= 0 && c >= 0 {
-					deps.Append(a, c)
-				}
-			})
-			deps.Trim()
-			b.AddPairs(deps, bases[i])
+			b.AddPairs(uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) (int32, int32, bool) {
+				a, c := f.LastOf[p], f.FirstOf[s]
+				return a, c, a >= 0 && c >= 0
+			}), bases[i])
 		}
 		pg.deps, f.LastOf = packed.Pairs{}, nil
 	}

@@ -47,14 +47,10 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		})
 		// The dependence pairs of tasks that ran, without repeats, become
 		// the graph's edges, packed like the task pairs they come from.
-		var tg packed.Pairs
-		tg.Grow(pg.deps.Len(), 3)
-		uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) {
-			if a, c := nodeOf[i][p], nodeOf[i][s]; a >= 0 && c >= 0 {
-				tg.Append(a, c)
-			}
+		tg := uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) (int32, int32, bool) {
+			a, c := nodeOf[i][p], nodeOf[i][s]
+			return a, c, a >= 0 && c >= 0
 		})
-		tg.Trim()
 		b.AddPairs(tg, 0)
 		edges += int64(tg.Len())
 	}
@@ -221,63 +217,64 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 	return lo, nil
 }
 
-// uniqueDeps calls fn for every dependence edge of deps, in order, but
-// those that repeat an earlier one (a task reached through two dependence
-// addresses of the same predecessor). The model declares a task's
-// dependences together, so a successor's edges form one run and are
-// checked against each other as they stream by; should a successor's edges
-// come in two runs (a task_dependence event after others) or a run be
-// longer than the pairwise check suits, the edges are unpacked and a sort
-// of their indices decides (sortedDuplicates).
-func uniqueDeps(deps packed.Pairs, tasks int, fn func(pred, succ sim.Task)) {
-	if !runsApart(deps, tasks) {
+// uniqueDeps maps every dependence edge of deps, in order, but those that
+// repeat an earlier one (a task reached through two dependence addresses of
+// the same predecessor), through edge, and packs the edges it keeps. The
+// model declares a task's dependences together, so a successor's edges form
+// one run and are checked against each other as they stream by (one decode
+// of the list); should a successor's edges come in two runs (a
+// task_dependence event after others) or a run be longer than the pairwise
+// check suits, the edges are unpacked and a sort of their indices decides
+// (sortedDuplicates).
+func uniqueDeps(deps packed.Pairs, tasks int, edge func(pred, succ sim.Task) (a, b int32, ok bool)) packed.Pairs {
+	var out packed.Pairs
+	out.Grow(deps.Len(), 3)
+	keep := func(p, s sim.Task) {
+		if a, b, ok := edge(p, s); ok {
+			out.Append(a, b)
+		}
+	}
+	seen := make([]uint64, (tasks+63)/64) // successors whose run began
+	run := make([]sim.Task, 0, maxRun)    // predecessors of the current run so far
+	cur, apart := sim.NoTask, true
+	deps.Each(func(p, s sim.Task) {
+		switch {
+		case !apart:
+			return
+		case len(run) > 0 && s == cur:
+			if slices.Contains(run, p) {
+				return
+			}
+			if apart = len(run) < maxRun; !apart {
+				return
+			}
+		case s < 0 || int(s) >= tasks || seen[s/64]&(1<<(s%64)) != 0:
+			apart = false
+			return
+		default:
+			seen[s/64] |= 1 << (s % 64)
+			run, cur = run[:0], s
+		}
+		run = append(run, p)
+		keep(p, s)
+	})
+	if !apart {
+		out = packed.Pairs{}
 		all := make([][2]sim.Task, 0, deps.Len())
 		deps.Each(func(p, s sim.Task) { all = append(all, [2]sim.Task{p, s}) })
 		for k, dup := range sortedDuplicates(all) {
 			if !dup {
-				fn(all[k][0], all[k][1])
+				keep(all[k][0], all[k][1])
 			}
 		}
-		return
 	}
-	run := make([]sim.Task, 0, maxRun) // predecessors of the current run so far
-	cur := sim.NoTask
-	deps.Each(func(p, s sim.Task) {
-		if len(run) == 0 || s != cur {
-			run, cur = run[:0], s
-		}
-		if slices.Contains(run, p) {
-			return
-		}
-		run = append(run, p)
-		fn(p, s)
-	})
+	out.Trim()
+	return out
 }
 
-// maxRun is the longest run of one successor's edges checked pairwise.
+// maxRun is the longest run of one successor's distinct predecessors
+// checked pairwise.
 const maxRun = 64
-
-// runsApart reports whether each successor's edges in deps form a single
-// run of at most maxRun edges, with successors in 0..tasks−1.
-func runsApart(deps packed.Pairs, tasks int) bool {
-	seen := make([]uint64, (tasks+63)/64) // successors whose run began
-	ok, n := true, 0
-	cur := sim.NoTask
-	deps.Each(func(_, s sim.Task) {
-		switch {
-		case !ok:
-		case n > 0 && s == cur:
-			n++
-			ok = n <= maxRun
-		case s < 0 || int(s) >= tasks || seen[s/64]&(1<<(s%64)) != 0:
-			ok = false
-		default:
-			seen[s/64] |= 1 << (s % 64)
-			cur, n = s, 1
-		}
-	})
-	return ok
-}
 
 // sortedDuplicates marks the edges that repeat an earlier one, in any
 // order: a sort of all edge indices (4 bytes an edge, where a set of pairs

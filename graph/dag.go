@@ -268,19 +268,9 @@ func (b *Builder) AddEdgePairs(pairs [][2]int32, base int32) {
 
 // AddPairs adds the edges base+a → base+b of the packed pairs (a, b), in
 // order, after those added so far; like AddEdges, it keeps them until
-// Build.
+// Build, which checks that their nodes exist as it counts them (a list
+// decoded once less).
 func (b *Builder) AddPairs(p packed.Pairs, base int32) {
-	n := b.Len()
-	ok := true
-	p.Each(func(s, d int32) {
-		if s, d := int64(base)+int64(s), int64(base)+int64(d); ok && (s < 0 || s >= int64(n) || d < 0 || d >= int64(n)) {
-			b.fail(fmt.Errorf("graph: edge %d → %d: node does not exist (have %d)", s, d, n))
-			ok = false
-		}
-	})
-	if !ok {
-		return
-	}
 	b.seal()
 	b.segs = append(b.segs, edgeSeg{packed: p, base: base})
 }
@@ -510,11 +500,29 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	b.seal()
 	g.inOff = make([]int32, n+1)
 	outCnt := make([]int32, n+1) // outCnt[v+1]: outputs of v, then offsets
+	var verr error
 	for k := range b.segs {
-		b.segs[k].each(func(s, d int32) {
-			outCnt[s+1]++
-			g.inOff[d+1]++
+		sg := &b.segs[k]
+		if sg.packed.Len() == 0 {
+			sg.each(func(s, d int32) {
+				outCnt[s+1]++
+				g.inOff[d+1]++
+			})
+			continue
+		}
+		sg.packed.Each(func(s, d int32) {
+			if s, d := int64(sg.base)+int64(s), int64(sg.base)+int64(d); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
+				if verr == nil {
+					verr = fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", me, s, d, n)
+				}
+				return
+			}
+			outCnt[sg.base+s+1]++
+			g.inOff[sg.base+d+1]++
 		})
+	}
+	if err := comm.Agree(c, verr); err != nil {
+		return nil, err
 	}
 	for s, v := range g.slotNode {
 		if g.slotOut[s] {
@@ -541,15 +549,29 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	if !opts.InsOnly {
 		outAt = append([]int32(nil), g.outOff[:n]...)
 	}
+	place := func(s, d int32) {
+		if outAt != nil {
+			g.out[outAt[s]] = Entry(d)
+			outAt[s]++
+		}
+		g.in[inAt[d]] = Entry(s)
+		inAt[d]++
+	}
 	for k := range b.segs {
-		b.segs[k].each(func(s, d int32) {
-			if outAt != nil {
-				g.out[outAt[s]] = Entry(d)
-				outAt[s]++
-			}
-			g.in[inAt[d]] = Entry(s)
-			inAt[d]++
-		})
+		if sg := &b.segs[k]; sg.packed.Len() > 0 {
+			base := sg.base // place written out: one call a pair, not two
+			sg.packed.Each(func(s, d int32) {
+				s, d = base+s, base+d
+				if outAt != nil {
+					g.out[outAt[s]] = Entry(d)
+					outAt[s]++
+				}
+				g.in[inAt[d]] = Entry(s)
+				inAt[d]++
+			})
+		} else {
+			sg.each(place)
+		}
 	}
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))

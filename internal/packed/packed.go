@@ -75,8 +75,12 @@ func (r *Reader) Next() int64 {
 	if r.left == 0 {
 		return 0
 	}
-	x, k := binary.Varint(r.data[r.pos:])
-	r.pos += k
+	var x int64
+	if c := r.data[r.pos]; c < 0x80 { // varint by hand, as in Pairs.Each
+		x, r.pos = int64(c>>1)^-int64(c&1), r.pos+1
+	} else {
+		x, r.pos = varintLong(r.data, r.pos)
+	}
 	r.left--
 	if r.delta {
 		x += r.last
@@ -136,13 +140,34 @@ func (p *Pairs) Trim() {
 
 // Each calls fn for every pair in order.
 func (p *Pairs) Each(fn func(a, b int32)) {
-	var b int64
-	for pos := 0; pos < len(p.data); {
-		db, k := binary.Varint(p.data[pos:])
-		pos += k
-		da, k := binary.Varint(p.data[pos:])
-		pos += k
+	var b, db, da int64
+	d := p.data
+	for pos := 0; pos < len(d); {
+		// varint, by hand: it does not inline, and most values are a byte.
+		if c := d[pos]; c < 0x80 {
+			db, pos = int64(c>>1)^-int64(c&1), pos+1
+		} else {
+			db, pos = varintLong(d, pos)
+		}
+		if pos >= len(d) {
+			break // a corrupt list; never made by Append
+		}
+		if c := d[pos]; c < 0x80 {
+			da, pos = int64(c>>1)^-int64(c&1), pos+1
+		} else {
+			da, pos = varintLong(d, pos)
+		}
 		b += db
 		fn(int32(b-da), int32(b))
 	}
+}
+
+// varintLong decodes a varint of more than one byte at d[pos:] and
+// returns it with the position after it; out of line, so that the
+// one-byte case stays small where it is written by hand.
+//
+//go:noinline
+func varintLong(d []byte, pos int) (int64, int) {
+	x, k := binary.Varint(d[pos:])
+	return x, pos + k
 }

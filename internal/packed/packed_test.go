@@ -133,3 +133,23 @@ func TestNarrow(t *testing.T) {
 		t.Errorf("%d values kept wide, want %d", len(c.wide), wide)
 	}
 }
+
+// BenchmarkPairsEach decodes dependence-like edges: successors in runs of
+// three, predecessors a few tasks back.
+func BenchmarkPairsEach(b *testing.B) {
+	var p Pairs
+	for s := int32(0); s < 1<<20; s++ {
+		for k := int32(1); k <= 3; k++ {
+			p.Append(s-k*5, s)
+		}
+	}
+	b.SetBytes(int64(p.Len()))
+	b.ResetTimer()
+	var sum int64
+	for range b.N {
+		p.Each(func(a, b int32) { sum += int64(a) })
+	}
+	if sum == 1 {
+		b.Log(sum)
+	}
+}
