@@ -12,7 +12,6 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
-	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -96,7 +95,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		pat := make([]Pattern, n)
 		cause := make([]int32, n)
 		causeNode := make([]int32, n)
-		cs.charged, cs.waitNode = packed.MakeNarrow(n, n), make([]int32, n)
+		cs.charged, cs.waitNode = make([]int64, n), make([]int32, n)
 		for k := range cs.waitNode {
 			cs.waitNode[k] = -1
 		}
@@ -163,7 +162,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 		}
 		for k := 0; k < n; k++ {
-			b, e := cs.enter[k], cs.exit(k)
+			b, e := cs.enter[k], cs.exit[k]
 			row := &byProc[cs.site[k]]
 			if b < first && e > first {
 				// A call begun before the window counts for its part
@@ -195,12 +194,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 							b := le.AppendUint32(delayBufs[to], uint32(cause[k]))
 							b = le.AppendUint32(b, uint32(predTh[v]))
 							b = le.AppendUint64(b, uint64(predEv[v]))
-							b = le.AppendUint64(b, uint64(cs.gap.At(k)))
+							b = le.AppendUint64(b, uint64(cs.gap[k]))
 							b = le.AppendUint64(b, uint64(cw))
 							b = le.AppendUint64(b, fresh)
 							delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
-							cs.charged.Set(k, cw)
-							cs.waitNode[k] = v
+							cs.charged[k], cs.waitNode[k] = cw, v
 						}
 					}
 				}
@@ -394,7 +392,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		v := cs.waitNode[kp]
 		to, th, ev := a.pred[v], a.predTh[v], a.predEv[v]
 		if jl, ok := local[int(to)]; ok {
-			lk := localKey{jl, nodeOf(jl, th, ev), cs.gap.At(int(kp)), cs.charged.At(int(kp)), cs.enter[k]}
+			lk := localKey{jl, nodeOf(jl, th, ev), cs.gap[kp], cs.charged[kp], cs.enter[k]}
 			if _, ok := pending[lk]; !ok {
 				t := int64(math.MinInt64)
 				if lk.node >= 0 {
@@ -409,7 +407,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		if outgoing[r] == nil {
 			outgoing[r] = map[remoteKey]int64{}
 		}
-		outgoing[r][remoteKey{to, th, ev, cs.gap.At(int(kp)), cs.charged.At(int(kp)), cs.enter[k]}] += f
+		outgoing[r][remoteKey{to, th, ev, cs.gap[kp], cs.charged[kp], cs.enter[k]}] += f
 	}
 	// apply charges a wait of ns (the waiter's gap gapW) on node v of
 	// process i: the wait itself when amount is fresh, else amount
@@ -419,8 +417,8 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		if v >= 0 && a.call[v] >= 0 {
 			cs := &a.procs[i]
 			k = a.call[v]
-			label = cs.label.At(int(k))
-			if gapD := cs.gap.At(int(k)); gapD >= 0 && gapW >= 0 {
+			label = cs.label[k]
+			if gapD := cs.gap[k]; gapD >= 0 && gapW >= 0 {
 				short = min(ns, max(0, gapD-gapW))
 			}
 		}
@@ -710,7 +708,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.site[k]].fn)) {
 				continue
 			}
-			if b, e := cs.enter[k], cs.exit(int(k)); t > b && e > t {
+			if b, e := cs.enter[k], cs.exit[k]; t > b && e > t {
 				if out[i] == nil {
 					out[i] = map[int32]lrWait{}
 				}

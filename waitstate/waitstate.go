@@ -30,7 +30,6 @@ import (
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/graph"
-	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -63,19 +62,15 @@ func (p Pattern) String() string {
 type site struct{ fn, region int64 }
 
 // calls are one process's MPI calls in the order they began per thread.
-// Times that fit 32 bits nearly always (durations, gaps) and ids read from
-// the file are packed.Narrow columns: 28 bytes a call where int64 columns
-// took 40 (1.1 M calls on the 10 M-event halo trace).
 type calls struct {
-	enter []int64
-	dur   packed.Narrow // exit − enter (calls.exit)
-	site  []int32
+	enter, exit []int64
+	site        []int32
 	// gap is the thread's time outside MPI from its previous
 	// synchronizing call (one that completed a receive-like event, a
 	// blocking send, or MPI_Init) to this call's enter, −1 when unknown; label the
 	// location of the last parallel region begun in it (−1: none). They
 	// measure a delay (Böhme et al.'s short-term cost).
-	gap, label packed.Narrow
+	gap, label []int64
 	// prev is the thread's previous synchronizing call (the one gap is
 	// measured from), −1 for none: a wait there made this call late,
 	// which is how waits propagate (long-term delay costs).
@@ -83,14 +78,11 @@ type calls struct {
 	// The wait of each call that was sent to its cause as a delay
 	// record (Analyze): its charged time and the node it waited on (−1:
 	// none), so later waits can propagate back through it.
-	charged  packed.Narrow
+	charged  []int64
 	waitNode []int32
 	sites    []site
 	siteIdx  map[site]int32
 }
-
-// exit returns when call k returned.
-func (c *calls) exit(k int) int64 { return c.enter[k] + c.dur.At(k) }
 
 // Analysis holds what the Recorders of this rank's processes found, for
 // Analyze.
@@ -158,8 +150,7 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	// counted, reserved so that the columns are not copied as they grow.
 	n := int(p.Census.Kinds[trace.MPIEnter])
 	c := r.c
-	c.enter = make([]int64, 0, n)
-	c.dur, c.gap, c.label = packed.MakeNarrow(0, n), packed.MakeNarrow(0, n), packed.MakeNarrow(0, n)
+	c.enter, c.exit, c.gap, c.label = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
 	c.site, c.prev = make([]int32, 0, n), make([]int32, 0, n)
 	r.nodes = nodesByThread(m, i, T)
 	return r
@@ -193,14 +184,14 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			}
 			r.open[th] = int32(len(r.c.enter))
 			r.c.enter = append(r.c.enter, e.Time)
-			r.c.dur.Append(0)
+			r.c.exit = append(r.c.exit, e.Time)
 			r.c.site = append(r.c.site, k)
 			gap := int64(-1)
 			if r.lastSync[th] >= 0 {
 				gap = max(0, e.Time-r.lastSync[th]-r.mpiSince[th])
 			}
-			r.c.gap.Append(gap)
-			r.c.label.Append(r.parSince[th])
+			r.c.gap = append(r.c.gap, gap)
+			r.c.label = append(r.c.label, r.parSince[th])
 			r.c.prev = append(r.c.prev, r.lastSyncCall[th])
 			r.synced[th], r.sent[th] = false, false
 		}
@@ -210,7 +201,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			r.depth[th]--
 			if r.depth[th] == 0 {
 				k := r.open[th]
-				r.c.dur.Set(int(k), e.Time-r.c.enter[k])
+				r.c.exit[k] = e.Time
 				fn := s.Proc.Tables.String(r.c.sites[r.c.site[k]].fn)
 				// A blocking send bounds the interval too (the sender's
 				// side of a message); a nonblocking one does not.

@@ -98,42 +98,6 @@ func TestPairsRoundTrip(t *testing.T) {
 	}
 }
 
-// Values outside int32, and int32's own minimum (the column's mark), come
-// back exactly, also when overwritten either way.
-func TestNarrow(t *testing.T) {
-	vals := []int64{0, -1, 1, math.MaxInt32, math.MinInt32, math.MinInt32 + 1, math.MaxInt32 + 1, math.MinInt64, math.MaxInt64, 5e9, -5e9}
-	c := MakeNarrow(0, 4)
-	for _, v := range vals {
-		c.Append(v)
-	}
-	for i, v := range vals {
-		if g := c.At(i); g != v {
-			t.Fatalf("At(%d) = %d, want %d", i, g, v)
-		}
-	}
-	// Overwrite each with its mirror image: wide by narrow and back.
-	for i := range vals {
-		c.Set(i, vals[len(vals)-1-i])
-	}
-	for i := range vals {
-		if g, v := c.At(i), vals[len(vals)-1-i]; g != v {
-			t.Fatalf("after Set, At(%d) = %d, want %d", i, g, v)
-		}
-	}
-	if c.Len() != len(vals) {
-		t.Fatalf("Len %d, want %d", c.Len(), len(vals))
-	}
-	wide := 0
-	for _, v := range vals {
-		if v <= math.MinInt32 || v > math.MaxInt32 {
-			wide++
-		}
-	}
-	if len(c.wide) != wide {
-		t.Errorf("%d values kept wide, want %d", len(c.wide), wide)
-	}
-}
-
 // BenchmarkPairsEach decodes dependence-like edges: successors in runs of
 // three, predecessors a few tasks back.
 func BenchmarkPairsEach(b *testing.B) {
