@@ -12,6 +12,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -60,10 +61,17 @@ func (r *Row) Other() int64 {
 // rank.
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
+	slices.SortFunc(a.ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
+	proc := 0 // of the last node in a call: nodes come in order
 	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
-		v[0], v[1] = a.enter[n], math.MinInt64
-		if a.enter[n] != math.MinInt64 {
-			v[1] = -a.enter[n]
+		if a.call[n] >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
+			// The first process whose nodes end after n.
+			proc, _ = slices.BinarySearch(m.ProcNodes[1:], n+1)
+		}
+		t := a.enter(proc, n)
+		v[0], v[1] = t, math.MinInt64
+		if t != math.MinInt64 {
+			v[1] = -t
 		}
 	})
 	if err != nil {
@@ -73,8 +81,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	pred, predTh, predEv := a.predProcs(edges)
-	a.pred, a.predTh, a.predEv = pred, predTh, predEv
+	a.edges, a.edge = edges, a.edgeRows(edges)
 	// Waits travel to their cause's rank for the delay costs: cause
 	// process, its thread and event, the waiter's gap and the wait.
 	delayBufs := make([][]byte, c.Size())
@@ -90,13 +97,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	var causeOrder []causeKey
 	for i, p := range m.Procs {
 		cs := &a.procs[i]
-		n := len(cs.enter)
+		n := cs.len()
 		wait := make([]int64, n)
 		pat := make([]Pattern, n)
 		cause := make([]int32, n)
 		causeNode := make([]int32, n)
-		cs.charged, cs.waitNode = make([]int64, n), make([]int32, n)
+		cs.charged, cs.waitNode = narrow.Column[uint32]{}, make([]int32, n)
+		cs.charged.Reserve(n)
 		for k := range cs.waitNode {
+			cs.charged.Append(0)
 			cs.waitNode[k] = -1
 		}
 		// Collectives first: a call holding both a collective and a
@@ -106,7 +115,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			if k < 0 || m.Role[v] != graph.RoleRecv {
 				continue
 			}
-			enter := cs.enter[k]
+			enter := cs.enterAt(k)
+			pred, _, _ := a.pred(i, v)
 			var w int64
 			var pt Pattern
 			switch m.Kind[v] {
@@ -115,7 +125,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					w, pt = t-enter, LateSender
 				}
 			case trace.CollEnd:
-				op := trace.CollOp(a.op[v])
+				op := a.op(v)
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:
@@ -143,9 +153,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			coll := pt != LateSender
 			switch {
 			case pat[k] == None, coll && pat[k] == LateSender:
-				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred[v], v
-			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred[v] < cause[k]):
-				wait[k], cause[k], causeNode[k] = w, pred[v], v
+				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
+			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred < cause[k]):
+				wait[k], cause[k], causeNode[k] = w, pred, v
 			}
 		}
 		for k, lw := range lr[i] {
@@ -161,9 +171,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				byProc[s].Region = tb.String(st.region)
 			}
 		}
-		for k := 0; k < n; k++ {
-			b, e := cs.enter[k], cs.exit[k]
-			row := &byProc[cs.site[k]]
+		for k := int32(0); k < int32(n); k++ {
+			b, e := cs.enterAt(k), cs.exitAt(k)
+			row := &byProc[cs.siteAt(k)]
 			if b < first && e > first {
 				// A call begun before the window counts for its part
 				// inside it, and as a call only when it began inside.
@@ -179,7 +189,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					row.Wait[pat[k]] += cw
 					row.Count[pat[k]]++
 					if cause[k] >= 0 {
-						ck := causeKey{cause[k], cs.sites[cs.site[k]], i, pat[k]}
+						ck := causeKey{cause[k], cs.sites[cs.siteAt(k)], i, pat[k]}
 						x, ok := causes[ck]
 						if !ok {
 							x = &Cause{Rank: int(cause[k]), Func: row.Func, Region: row.Region, Pattern: pat[k]}
@@ -190,15 +200,17 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						x.Calls++
 						if pat[k] != LateReceiver {
 							v := causeNode[k]
+							_, predTh, predEv := a.pred(i, v)
 							to := owners.Owner(int(cause[k]))
 							b := le.AppendUint32(delayBufs[to], uint32(cause[k]))
-							b = le.AppendUint32(b, uint32(predTh[v]))
-							b = le.AppendUint64(b, uint64(predEv[v]))
-							b = le.AppendUint64(b, uint64(cs.gap[k]))
+							b = le.AppendUint32(b, uint32(predTh))
+							b = le.AppendUint64(b, uint64(predEv))
+							b = le.AppendUint64(b, uint64(cs.gapAt(k)))
 							b = le.AppendUint64(b, uint64(cw))
 							b = le.AppendUint64(b, fresh)
 							delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
-							cs.charged[k], cs.waitNode[k] = cw, v
+							cs.charged.Set(int(k), cw)
+							cs.waitNode[k] = v
 						}
 					}
 				}
@@ -231,7 +243,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		cs = append(cs, *x)
 	}
 	delays, err := a.delayCosts(c, owners, delayBufs)
-	a.byThread = nil
+	a.byThread, a.edges, a.edge = nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -384,19 +396,22 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			return
 		}
 		cs := &a.procs[i]
-		if exhausted || k < 0 || cs.prev[k] < 0 || cs.waitNode[cs.prev[k]] < 0 {
+		kp := int32(-1)
+		if !exhausted && k >= 0 {
+			kp = cs.prevAt(k)
+		}
+		if kp < 0 || cs.waitNode[kp] < 0 {
 			out[j].Propagated += f
 			return
 		}
-		kp := cs.prev[k]
 		v := cs.waitNode[kp]
-		to, th, ev := a.pred[v], a.predTh[v], a.predEv[v]
+		to, th, ev := a.pred(i, v)
 		if jl, ok := local[int(to)]; ok {
-			lk := localKey{jl, nodeOf(jl, th, ev), cs.gap[kp], cs.charged[kp], cs.enter[k]}
+			lk := localKey{jl, nodeOf(jl, th, ev), cs.gapAt(kp), cs.charged.At(int(kp)), cs.enterAt(k)}
 			if _, ok := pending[lk]; !ok {
 				t := int64(math.MinInt64)
 				if lk.node >= 0 {
-					t = a.enter[lk.node]
+					t = a.enter(jl, lk.node)
 				}
 				heap.Push(h, flowItem{lk, t})
 			}
@@ -407,7 +422,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		if outgoing[r] == nil {
 			outgoing[r] = map[remoteKey]int64{}
 		}
-		outgoing[r][remoteKey{to, th, ev, cs.gap[kp], cs.charged[kp], cs.enter[k]}] += f
+		outgoing[r][remoteKey{to, th, ev, cs.gapAt(kp), cs.charged.At(int(kp)), cs.enterAt(k)}] += f
 	}
 	// apply charges a wait of ns (the waiter's gap gapW) on node v of
 	// process i: the wait itself when amount is fresh, else amount
@@ -417,8 +432,8 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		if v >= 0 && a.call[v] >= 0 {
 			cs := &a.procs[i]
 			k = a.call[v]
-			label = cs.label[k]
-			if gapD := cs.gap[k]; gapD >= 0 && gapW >= 0 {
+			label = cs.labelAt(k)
+			if gapD := cs.gapAt(k); gapD >= 0 && gapW >= 0 {
 				short = min(ns, max(0, gapD-gapW))
 			}
 		}
@@ -435,7 +450,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			out[j].NS += short
 			out[j].Waits++
 			f = ns - short
-		case v < 0 || bound == math.MinInt64 || a.enter[v] > bound:
+		case v < 0 || bound == math.MinInt64 || a.enter(i, v) > bound:
 			out[j].Propagated += int64(amount)
 			return
 		default:
@@ -468,7 +483,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			if _, ok := pending[lk]; !ok {
 				t := int64(math.MinInt64)
 				if v >= 0 {
-					t = a.enter[v]
+					t = a.enter(i, v)
 				}
 				heap.Push(h, flowItem{lk, t})
 			}
@@ -580,12 +595,12 @@ func (a *Analysis) labelName(i int, loc int64) string {
 	return name
 }
 
-// predProcs returns, per node, the world rank of its matched predecessor
-// (graph.ExchangeEdges: the sender, the root, or the collective's latest
+// edgeRows returns, per node, its row in its process's edges (the
+// matched predecessor: the sender, the root, or the collective's latest
 // member), −1 for none.
-func (a *Analysis) predProcs(edges []graph.RemoteEdges) (out, thread []int32, event []int64) {
+func (a *Analysis) edgeRows(edges []graph.RemoteEdges) []int32 {
 	m := a.m
-	out, thread, event = make([]int32, m.Len()), make([]int32, m.Len()), make([]int64, m.Len())
+	out := make([]int32, m.Len())
 	for v := range out {
 		out[v] = -1
 	}
@@ -597,11 +612,22 @@ func (a *Analysis) predProcs(edges []graph.RemoteEdges) (out, thread []int32, ev
 		nodes := a.threadNodes(i)
 		for k := range e.Thread {
 			if v := findNode(m, nodes, e.Thread[k], e.Event[k]); v >= 0 {
-				out[v], thread[v], event[v] = e.PredProc[k], e.PredThread[k], e.PredEvent[k]
+				out[v] = int32(k)
 			}
 		}
 	}
-	return out, thread, event
+	return out
+}
+
+// pred returns the world rank, thread and event of the matched
+// predecessor of node v of process i; −1, 0, 0 for none.
+func (a *Analysis) pred(i int, v int32) (proc, thread int32, event int64) {
+	k := a.edge[v]
+	if k < 0 {
+		return -1, 0, 0
+	}
+	e := &a.edges[i]
+	return e.PredProc[k], e.PredThread[k], e.PredEvent[k]
 }
 
 // clip returns the length of [b, e] inside [first, last].
@@ -672,7 +698,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
 			b = le.AppendUint32(b, uint32(e.PredThread[k]))
 			b = le.AppendUint64(b, uint64(e.PredEvent[k]))
-			b = le.AppendUint64(b, uint64(a.enter[v]))
+			b = le.AppendUint64(b, uint64(a.enter(i, v)))
 			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
 		}
 	}
@@ -705,10 +731,10 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			}
 			cs := &a.procs[i]
 			k := a.call[v]
-			if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.site[k]].fn)) {
+			if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
 				continue
 			}
-			if b, e := cs.enter[k], cs.exit[k]; t > b && e > t {
+			if b, e := cs.enterAt(k), cs.exitAt(k); t > b && e > t {
 				if out[i] == nil {
 					out[i] = map[int32]lrWait{}
 				}

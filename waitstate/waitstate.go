@@ -26,10 +26,13 @@
 package waitstate
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -61,58 +64,151 @@ func (p Pattern) String() string {
 // (string ids of the process's table; −1 for no region).
 type site struct{ fn, region int64 }
 
-// calls are one process's MPI calls in the order they began per thread.
+// where is a call's site (index in sites) and the label of its gap (see
+// calls). A process has few distinct ones, so a call holds an index.
+type where struct {
+	site  int32
+	label int64
+}
+
+// whereKey finds a where from the call's own fields in one lookup.
+type whereKey struct{ fn, region, label int64 }
+
+// calls are one process's MPI calls in the order they began per thread,
+// 16 bytes a call: the columns are narrow (internal/narrow), and the rare
+// value that does not fit (a call or gap of seconds, a location id from a
+// corrupt file) is kept aside exactly.
 type calls struct {
-	enter, exit []int64
-	site        []int32
+	enter narrow.Series
+	// dur is exit − enter (wrapping, so exact for any two times).
+	dur narrow.Column[uint32]
 	// gap is the thread's time outside MPI from its previous
 	// synchronizing call (one that completed a receive-like event, a
-	// blocking send, or MPI_Init) to this call's enter, −1 when unknown; label the
-	// location of the last parallel region begun in it (−1: none). They
-	// measure a delay (Böhme et al.'s short-term cost).
-	gap, label []int64
-	// prev is the thread's previous synchronizing call (the one gap is
-	// measured from), −1 for none: a wait there made this call late,
-	// which is how waits propagate (long-term delay costs).
-	prev []int32
+	// blocking send, or MPI_Init) to this call's enter, −1 when unknown.
+	// It measures a delay (Böhme et al.'s short-term cost), labelled by
+	// the location of the last parallel region begun in it (−1: none),
+	// which where holds with the site.
+	gap   narrow.Column[int32]
+	where narrow.Column[uint16]
+	// prevBack is k − prev for call k, 0 for none: prev is the thread's
+	// previous synchronizing call (the one gap is measured from); a wait
+	// there made this call late, which is how waits propagate (long-term
+	// delay costs). Mostly a few calls back.
+	prevBack narrow.Column[uint16]
 	// The wait of each call that was sent to its cause as a delay
 	// record (Analyze): its charged time and the node it waited on (−1:
 	// none), so later waits can propagate back through it.
-	charged  []int64
+	charged  narrow.Column[uint32]
 	waitNode []int32
 	sites    []site
 	siteIdx  map[site]int32
+	wheres   []where
+	whereIdx map[whereKey]int32
+}
+
+func (c *calls) len() int              { return c.enter.Len() }
+func (c *calls) enterAt(k int32) int64 { return c.enter.At(int(k)) }
+func (c *calls) exitAt(k int32) int64  { return c.enter.At(int(k)) + c.dur.At(int(k)) }
+func (c *calls) gapAt(k int32) int64   { return c.gap.At(int(k)) }
+func (c *calls) siteAt(k int32) int32  { return c.wheres[c.where.At(int(k))].site }
+func (c *calls) labelAt(k int32) int64 { return c.wheres[c.where.At(int(k))].label }
+
+// prevAt returns call k's previous synchronizing call, −1 for none.
+func (c *calls) prevAt(k int32) int32 {
+	if b := c.prevBack.At(int(k)); b > 0 {
+		return k - int32(b)
+	}
+	return -1
+}
+
+// add appends a call begun at t at st with gap and label, after the
+// synchronizing call prev (−1: none), and returns its index.
+func (c *calls) add(t int64, st site, gap, label int64, prev int32) int32 {
+	wk := whereKey{st.fn, st.region, label}
+	w, ok := c.whereIdx[wk]
+	if !ok {
+		s, ok := c.siteIdx[st]
+		if !ok {
+			s = int32(len(c.sites))
+			c.sites = append(c.sites, st)
+			c.siteIdx[st] = s
+		}
+		w = int32(len(c.wheres))
+		c.wheres = append(c.wheres, where{s, label})
+		c.whereIdx[wk] = w
+	}
+	k := int32(c.len())
+	c.enter.Append(t)
+	c.dur.Append(0)
+	c.gap.Append(gap)
+	c.where.Append(int64(w))
+	back := int64(0)
+	if prev >= 0 {
+		back = int64(k) - int64(prev)
+	}
+	c.prevBack.Append(back)
+	return k
 }
 
 // Analysis holds what the Recorders of this rank's processes found, for
 // Analyze.
 type Analysis struct {
 	m *graph.Matching
-	// Per node: the enter time of the MPI call around it (its own time
-	// when there is none), the call's index in its process's calls (−1:
-	// none) and, for coll_end, the collective's operation.
-	enter []int64
-	call  []int32
-	op    []uint8
+	// call is, per node, the index of the MPI call around it in its
+	// process's calls, −2−j for a send-like node outside any call, whose
+	// own time is bare[j], or −1. A node's time (the enter of the call
+	// around it, else its own) is read for send-like nodes only:
+	// PropagateMax sends theirs, and the nodes the delay costs reach are
+	// predecessors, send-like too.
+	call []int32
+	bare []int64
+	// ops are the operations of the coll_end nodes, by node (sorted by
+	// Analyze): only those of coll_end are read, and they are few.
+	ops   []nodeOp
 	procs []calls
-	// Per node, its matched predecessor's process, thread and event
-	// (predProcs), kept by Analyze for the delay costs.
-	pred, predTh []int32
-	predEv       []int64
+	// edges are the processes' matched predecessors (Analyze's), and
+	// edge, per node, its row there (−1: none), for the delay costs.
+	edges []graph.RemoteEdges
+	edge  []int32
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
 }
 
+// nodeOp is the collective operation of a node.
+type nodeOp struct {
+	node int32
+	op   uint8
+}
+
 // New prepares the analysis of m's processes.
 func New(m *graph.Matching) *Analysis {
-	n := m.Len()
-	a := &Analysis{m: m, enter: make([]int64, n), call: make([]int32, n), op: make([]uint8, n), procs: make([]calls, len(m.Procs))}
+	a := &Analysis{m: m, call: make([]int32, m.Len()), procs: make([]calls, len(m.Procs))}
 	for v := range a.call {
 		a.call[v] = -1
-		a.enter[v] = math.MinInt64
 	}
 	return a
+}
+
+// enter returns the enter time of the call around node v of process i,
+// or the node's own time when it is a send-like node outside any call,
+// math.MinInt64 for neither.
+func (a *Analysis) enter(i int, v int32) int64 {
+	switch k := a.call[v]; {
+	case k >= 0:
+		return a.procs[i].enterAt(k)
+	case k <= -2:
+		return a.bare[-2-k]
+	}
+	return math.MinInt64
+}
+
+// op returns node v's collective operation, 0 when none was recorded.
+func (a *Analysis) op(v int32) trace.CollOp {
+	if j, ok := slices.BinarySearchFunc(a.ops, v, func(x nodeOp, v int32) int { return cmp.Compare(x.node, v) }); ok {
+		return trace.CollOp(a.ops[j].op)
+	}
+	return 0
 }
 
 // Recorder is the simulation pass that records process i's MPI calls.
@@ -145,13 +241,17 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	for th := range r.lastSync {
 		r.lastSync[th], r.parSince[th], r.lastSyncCall[th] = -1, -1, -1
 	}
-	r.c.siteIdx = map[site]int32{}
-	// One entry per outermost call: at most one per mpi_enter the load
-	// counted, reserved so that the columns are not copied as they grow.
-	n := int(p.Census.Kinds[trace.MPIEnter])
 	c := r.c
-	c.enter, c.exit, c.gap, c.label = make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n), make([]int64, 0, n)
-	c.site, c.prev = make([]int32, 0, n), make([]int32, 0, n)
+	c.siteIdx, c.whereIdx = map[site]int32{}, map[whereKey]int32{}
+	// One entry per outermost call: at most one per mpi_enter the load
+	// counted, reserved so that the columns are not copied as they grow
+	// (Finish gives back what nested calls left unused).
+	n := int(p.Census.Kinds[trace.MPIEnter])
+	c.enter.Reserve(n)
+	c.dur.Reserve(n)
+	c.gap.Reserve(n)
+	c.where.Reserve(n)
+	c.prevBack.Reserve(n)
 	r.nodes = nodesByThread(m, i, T)
 	return r
 }
@@ -160,7 +260,14 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 func (r *Recorder) Before(*sim.Sim, *trace.Event, int, int64) {}
 
 // Finish implements sim.Pass.
-func (r *Recorder) Finish(*sim.Sim) {}
+func (r *Recorder) Finish(*sim.Sim) {
+	c := r.c
+	c.enter.Fit()
+	c.dur.Fit()
+	c.gap.Fit()
+	c.where.Fit()
+	c.prevBack.Fit()
+}
 
 // After implements sim.Pass: it follows MPI calls and user regions and
 // ties the thread's next node, when this event is it, to the open call.
@@ -176,23 +283,11 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			if rs := r.regions[th]; len(rs) > 0 {
 				st.region = rs[len(rs)-1]
 			}
-			k, ok := r.c.siteIdx[st]
-			if !ok {
-				k = int32(len(r.c.sites))
-				r.c.sites = append(r.c.sites, st)
-				r.c.siteIdx[st] = k
-			}
-			r.open[th] = int32(len(r.c.enter))
-			r.c.enter = append(r.c.enter, e.Time)
-			r.c.exit = append(r.c.exit, e.Time)
-			r.c.site = append(r.c.site, k)
 			gap := int64(-1)
 			if r.lastSync[th] >= 0 {
 				gap = max(0, e.Time-r.lastSync[th]-r.mpiSince[th])
 			}
-			r.c.gap = append(r.c.gap, gap)
-			r.c.label = append(r.c.label, r.parSince[th])
-			r.c.prev = append(r.c.prev, r.lastSyncCall[th])
+			r.open[th] = r.c.add(e.Time, st, gap, r.parSince[th], r.lastSyncCall[th])
 			r.synced[th], r.sent[th] = false, false
 		}
 		return
@@ -201,8 +296,9 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 			r.depth[th]--
 			if r.depth[th] == 0 {
 				k := r.open[th]
-				r.c.exit[k] = e.Time
-				fn := s.Proc.Tables.String(r.c.sites[r.c.site[k]].fn)
+				enter := r.c.enterAt(k)
+				r.c.dur.Set(int(k), e.Time-enter)
+				fn := s.Proc.Tables.String(r.c.sites[r.c.siteAt(k)].fn)
 				// A blocking send bounds the interval too (the sender's
 				// side of a message); a nonblocking one does not.
 				blocking := r.sent[th] && !(len(fn) > 5 && strings.EqualFold(fn[:5], "MPI_I"))
@@ -210,7 +306,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
 					r.lastSyncCall[th] = k
 				} else {
-					r.mpiSince[th] += e.Time - r.c.enter[k]
+					r.mpiSince[th] += e.Time - enter
 				}
 			}
 		}
@@ -238,21 +334,21 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 	}
 	r.next[th]++
 	a := r.a
-	a.enter[v] = e.Time
-	if r.depth[th] > 0 {
-		c := r.open[th]
-		a.call[v] = c
-		a.enter[v] = r.c.enter[c]
+	switch {
+	case r.depth[th] > 0:
+		a.call[v] = r.open[th]
 		switch {
 		case a.m.Role[v] == graph.RoleRecv:
 			r.synced[th] = true
 		case e.Kind == trace.MPISend:
 			r.sent[th] = true
 		}
+	case a.m.Role[v] == graph.RoleSend:
+		a.call[v] = int32(-2 - len(a.bare))
+		a.bare = append(a.bare, e.Time)
 	}
-	if e.Kind == trace.CollEnd || e.Kind == trace.CollBegin {
-		if e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
-			a.op[v] = uint8(e.Args[0])
-		}
+	// Analyze reads the operation of coll_end nodes only.
+	if e.Kind == trace.CollEnd && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
+		a.ops = append(a.ops, nodeOp{v, uint8(e.Args[0])})
 	}
 }

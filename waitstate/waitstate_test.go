@@ -1,0 +1,122 @@
+package waitstate
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+type oneRank struct{}
+
+func (oneRank) Owner(int) int { return 0 }
+
+// The recorder's columns are narrow; what does not fit them comes back
+// exactly: a call of 5 s (beyond the 4.29 s of its uint32 duration), a
+// gap of 3 s (beyond int32), labels outside int32 (location ids as the
+// file gives them), more than 2¹⁶ (site, label) pairs and a previous
+// synchronizing call 70 000 calls back (both beyond uint16). One thread:
+// MPI_Init (synchronizing), a parallel region labelled 2⁴⁰ + 3, 3 s later
+// MPI_Comm_rank lasting 5 s, then 70 000 times a region labelled −2⁴⁰ + j
+// and a call of 1 ns.
+func TestRecorderWideValues(t *testing.T) {
+	const (
+		fnInit, fnRank = 0, 1
+		gap, long      = 3_000_000_000, 5_000_000_000
+		label1, label2 = 1<<40 + 3, -(1 << 40)
+		short          = 70_000
+	)
+	var evs []trace.Event
+	ev := func(k trace.Kind, tm int64, args ...int64) {
+		e := trace.Event{Time: tm, Kind: k}
+		copy(e.Args[:], args)
+		evs = append(evs, e)
+	}
+	init := trace.MakeID(0, 1)
+	ev(trace.ThreadBegin, 0, 1)
+	ev(trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+	ev(trace.MPIEnter, 0, fnInit)
+	ev(trace.MPIExit, 10, fnInit)
+	region := func(tm, id, loc int64) {
+		par, impl := trace.MakeID(0, id), trace.MakeID(0, id+1)
+		ev(trace.ParallelBegin, tm, par, init, 1, 0, loc)
+		ev(trace.ImplicitTaskBegin, tm, par, impl, 1, 0, ompt.TaskImplicit)
+		ev(trace.ImplicitTaskEnd, tm+1, par, impl, 1, 0, ompt.TaskImplicit)
+		ev(trace.ParallelEnd, tm+1, par, init, 0, loc)
+	}
+	region(10, 2, label1)
+	b := int64(10 + gap)
+	ev(trace.MPIEnter, b, fnRank)
+	ev(trace.MPIExit, b+long, fnRank)
+	tm := b + long
+	for j := range int64(short) {
+		region(tm, 4+2*j, label2+j)
+		tm++
+		ev(trace.MPIEnter, tm, fnRank)
+		ev(trace.MPIExit, tm+1, fnRank)
+		tm += 2
+	}
+	ev(trace.ImplicitTaskEnd, tm, 0, init, 1, 0, ompt.TaskInitial)
+	ev(trace.ThreadEnd, tm)
+	tables := trace.Tables{Strings: []string{"MPI_Init", "MPI_Comm_rank"}, Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}}}
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, [][]trace.Event{evs}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inproc.Run(1, func(cm comm.Comm) error {
+		m, err := graph.Match(cm, oneRank{}, []*trace.Process{p}, graph.MatchOptions{})
+		if err != nil {
+			return err
+		}
+		a := New(m)
+		if err := sim.New(p, nil, false).Run(ompt.NewModel(), a.Recorder(0, p)); err != nil {
+			return err
+		}
+		c := &a.procs[0]
+		if c.len() != 2+short {
+			return fmt.Errorf("%d calls, want %d", c.len(), 2+short)
+		}
+		check := func(what string, k int32, got, want int64) {
+			t.Helper()
+			if got != want {
+				t.Errorf("call %d: %s %d, want %d", k, what, got, want)
+			}
+		}
+		check("enter", 1, c.enterAt(1), b)
+		check("exit", 1, c.exitAt(1), b+long)
+		check("gap", 1, c.gapAt(1), gap)
+		check("label", 1, c.labelAt(1), label1)
+		check("prev", 1, int64(c.prevAt(1)), 0)
+		for _, k := range []int32{2, 1 << 16, 2 + short - 1} {
+			j := int64(k - 2)
+			e := b + long + 1 + 3*j
+			check("enter", k, c.enterAt(k), e)
+			check("exit", k, c.exitAt(k), e+1)
+			check("gap", k, c.gapAt(k), gap+1+2*j) // less the short calls' MPI time
+			check("label", k, c.labelAt(k), label2+j)
+			check("prev", k, int64(c.prevAt(k)), 0)
+		}
+		// The long call's time reaches the rows whole.
+		rows, _, _, err := a.Analyze(cm, oneRank{}, nil, 0, math.MaxInt64)
+		if err != nil {
+			return err
+		}
+		var mpi int64
+		for _, r := range rows {
+			mpi += r.MPINS
+		}
+		if want := int64(10 + long + short); mpi != want {
+			t.Errorf("MPI time %d, want %d", mpi, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
