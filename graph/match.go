@@ -576,20 +576,16 @@ func chanHash(k *chanKey) uint64 {
 // order per channel, and declares an edge for every pair.
 //
 // It is a radix-partitioned hash join: both sides are partitioned by a hash
-// of the channel (a stable counting sort that copies compact records, so a
-// channel's records stay in order and each partition is read sequentially),
-// then joined partition by partition through a small open-addressing table
-// reused between partitions. One table over all channels would miss the
-// cache on every record when channels carry one message each, as remote
-// dependences do (a channel per task pair).
+// of the channel (a stable counting sort of the records' indices, so a
+// channel's records stay in order), then joined partition by partition
+// through a small open-addressing table reused between partitions. One
+// table over all channels would miss the cache on every record when
+// channels carry one message each, as remote dependences do (a channel per
+// task pair). The partitions hold indices, not copies of the records: a
+// copy of both sides was the matching's peak (56 bytes a record, 48 MB on
+// the 10 M-event halo), and reading the records through the indices costs
+// less than writing those copies.
 func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w *warner) {
-	type rec struct {
-		key  chanKey
-		h    uint64
-		rank int32 // sends: the sender's analysis rank
-		node int32
-		idx  int32 // in recvs or sends
-	}
 	const perPart = 2048 // records per partition: its table fits in cache
 	bits := uint(0)
 	for (len(recvs)+len(sends))>>bits > perPart {
@@ -602,34 +598,32 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 		}
 		return int32(h >> (64 - bits))
 	}
+	// The partition of each record, then its index in partition order.
 	rOff, sOff := make([]int32, np+1), make([]int32, np+1)
-	rh, sh := make([]uint64, len(recvs)), make([]uint64, len(sends))
+	rs, ss := make([]int32, len(recvs)), make([]int32, len(sends))
 	for i := range recvs {
-		rh[i] = chanHash(&recvs[i].key)
-		rOff[partOf(rh[i])+1]++
+		rs[i] = partOf(chanHash(&recvs[i].key))
+		rOff[rs[i]+1]++
 	}
 	for i := range sends {
-		sh[i] = chanHash(&sends[i].key)
-		sOff[partOf(sh[i])+1]++
+		ss[i] = partOf(chanHash(&sends[i].key))
+		sOff[ss[i]+1]++
 	}
 	for g := 0; g < np; g++ {
 		rOff[g+1] += rOff[g]
 		sOff[g+1] += sOff[g]
 	}
-	rs, ss := make([]rec, len(recvs)), make([]rec, len(sends))
-	at := append([]int32(nil), rOff[:np]...)
-	for i := range recvs {
-		g := partOf(rh[i])
-		rs[at[g]] = rec{recvs[i].key, rh[i], 0, recvs[i].node, int32(i)}
-		at[g]++
+	permute := func(parts, off []int32) {
+		at := append([]int32(nil), off[:np]...)
+		idx := make([]int32, len(parts))
+		for i, g := range parts {
+			idx[at[g]] = int32(i)
+			at[g]++
+		}
+		copy(parts, idx)
 	}
-	at = append(at[:0], sOff[:np]...)
-	for i := range sends {
-		g := partOf(sh[i])
-		ss[at[g]] = rec{sends[i].key, sh[i], sends[i].rank, sends[i].node, int32(i)}
-		at[g]++
-	}
-	rh, sh = nil, nil
+	permute(rs, rOff)
+	permute(ss, sOff)
 
 	// A channel's unmatched receives form a linked list through next (by
 	// position in rs); it also counts the receives and sends it has seen.
@@ -677,8 +671,8 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 	// processes, declarations for the others (a declaration is 40 bytes;
 	// reserved for every send it would be most of the phase's zeroing).
 	var local, remote int
-	for i := range ss {
-		switch s := &ss[i]; {
+	for i := range sends {
+		switch s := &sends[i]; {
 		case s.key.src == s.key.dst:
 		case int(s.rank) == b.rank:
 			local++
@@ -702,7 +696,8 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 		}
 		queues = queues[:0]
 		for r := rOff[g]; r < rOff[g+1]; r++ {
-			q := lookup(&rs[r].key, rs[r].h)
+			k := &recvs[rs[r]].key
+			q := lookup(k, chanHash(k))
 			next[r], nth[r] = -1, q.nrecv
 			if q.head < 0 {
 				q.head = r
@@ -713,16 +708,16 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 			q.nrecv++
 		}
 		for i := sOff[g]; i < sOff[g+1]; i++ {
-			s := &ss[i]
-			q := lookup(&s.key, s.h)
+			s := &sends[ss[i]]
+			q := lookup(&s.key, chanHash(&s.key))
 			if q.head >= 0 {
-				if s.key.src == s.key.dst {
+				if r := &recvs[rs[q.head]]; s.key.src == s.key.dst {
 					// Within one process: no clock constraint (one clock,
 					// and an edge against the merged order of two threads'
 					// equal timestamps would close a cycle).
-					m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, rs[q.head].node})
+					m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, r.node})
 				} else {
-					b.AddRemoteIn(rs[q.head].node, NodeRef{Rank: int(s.rank), Node: s.node})
+					b.AddRemoteIn(r.node, NodeRef{Rank: int(s.rank), Node: s.node})
 				}
 				if s.key.typ == recP2P {
 					m.Stats.Messages++
@@ -732,15 +727,14 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 				q.head = next[q.head]
 			} else {
 				count(&s.key, 0, 1)
-				o := &sends[s.idx]
-				left = append(left, unmatched{s.key, q.nsend, true, o.thread, o.event})
+				left = append(left, unmatched{s.key, q.nsend, true, s.thread, s.event})
 			}
 			q.nsend++
 		}
 		for qi := range queues {
 			for r := queues[qi].head; r >= 0; r = next[r] {
-				count(&rs[r].key, 1, 0)
-				o := &recvs[rs[r].idx]
+				o := &recvs[rs[r]]
+				count(&o.key, 1, 0)
 				left = append(left, unmatched{o.key, nth[r], false, o.thread, o.event})
 			}
 		}
