@@ -141,12 +141,10 @@ type Builder struct {
 }
 
 // edgeSeg is a run of local edges in declaration order: base + src[i] →
-// base + dst[i], or base + pairs[i][0] → base + pairs[i][1]. Runs added
-// with AddEdges and AddEdgePairs are the caller's arrays, kept until Build
-// instead of copied.
+// base + dst[i] (edges added one by one), or the packed pairs added with
+// AddPairs (the caller's list, kept until Build instead of copied).
 type edgeSeg struct {
 	src, dst []int32
-	pairs    [][2]int32
 	packed   packed.Pairs
 	base     int32
 }
@@ -155,9 +153,6 @@ type edgeSeg struct {
 func (sg *edgeSeg) each(f func(s, d int32)) {
 	for i := range sg.src {
 		f(sg.base+sg.src[i], sg.base+sg.dst[i])
-	}
-	for _, e := range sg.pairs {
-		f(sg.base+e[0], sg.base+e[1])
 	}
 	sg.packed.Each(func(s, d int32) { f(sg.base+s, sg.base+d) })
 }
@@ -232,43 +227,9 @@ func (b *Builder) AddEdge(src, dst int32) {
 	}
 }
 
-// AddEdges adds the edges base+src[i] → base+dst[i], in order, after those
-// added so far. The builder keeps src and dst until Build (the caller must
-// not change them): a large graph's edges are not copied.
-func (b *Builder) AddEdges(src, dst []int32, base int32) {
-	if len(src) != len(dst) {
-		b.fail(fmt.Errorf("graph: %d edge sources for %d destinations", len(src), len(dst)))
-		return
-	}
-	n := b.Len()
-	for i := range src {
-		if s, d := int64(base)+int64(src[i]), int64(base)+int64(dst[i]); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
-			b.fail(fmt.Errorf("graph: edge %d → %d: node does not exist (have %d)", s, d, n))
-			return
-		}
-	}
-	b.seal()
-	b.segs = append(b.segs, edgeSeg{src: src, dst: dst, base: base})
-}
-
-// AddEdgePairs adds the edges base+pairs[i][0] → base+pairs[i][1], in
-// order, after those added so far; like AddEdges, it keeps pairs until
-// Build.
-func (b *Builder) AddEdgePairs(pairs [][2]int32, base int32) {
-	n := b.Len()
-	for _, e := range pairs {
-		if s, d := int64(base)+int64(e[0]), int64(base)+int64(e[1]); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
-			b.fail(fmt.Errorf("graph: edge %d → %d: node does not exist (have %d)", s, d, n))
-			return
-		}
-	}
-	b.seal()
-	b.segs = append(b.segs, edgeSeg{pairs: pairs, base: base})
-}
-
 // AddPairs adds the edges base+a → base+b of the packed pairs (a, b), in
-// order, after those added so far; like AddEdges, it keeps them until
-// Build, which checks that their nodes exist as it counts them (a list
+// order, after those added so far. It keeps the list until Build (the
+// caller must not change it), which checks that their nodes exist as it counts them (a list
 // decoded once less).
 func (b *Builder) AddPairs(p packed.Pairs, base int32) {
 	b.seal()
