@@ -235,14 +235,14 @@ func (r *run) criticalPath() error {
 	// slack below: the forward values are dropped before the backward
 	// replay, so the two never coexist in full.
 	var t1 int64
-	var efFirst []int64
+	slots := 0
+	for _, pg := range r.cp {
+		slots += pg.taskW.Len()
+	}
+	efFirst := make([]int64, 0, slots)
 	for i, pg := range r.cp {
 		f := pg.frags
-		f.Attrs.Each(func(n int32, a sim.Attr) {
-			if k := a.Kind; k == sim.FragTask || k == sim.FragImplicit || k == sim.FragSerial {
-				t1 += w[bases[i]+n]
-			}
-		})
+		t1 += f.Work
 		pg.eachRan(func(t int32, _ int64) {
 			if first := f.FirstOf[t]; first >= 0 {
 				v := bases[i] + first

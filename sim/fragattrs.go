@@ -12,10 +12,9 @@ type Attr struct {
 }
 
 // Attrs holds the attributes of a process's fragment nodes compactly. Only
-// the critical path's own nodes (a few percent) are ever looked at one by
-// one, and the work total reads them in order, so they need not be four
-// columns of 17 bytes a node that stay live from the simulation to the end
-// of the critical path: each block of attrBlock nodes is a varint stream of
+// the critical path's own nodes (a few percent) are ever looked at, so
+// they need not be four columns of 17 bytes a node that stay live from the
+// simulation to the end of the critical path: each block of attrBlock nodes is a varint stream of
 // the kind and the differences of thread, location and start from the
 // node before (nodes are made in simulation order, so starts differ by
 // little), about 5–6 bytes a node.
@@ -88,17 +87,6 @@ func (a *Attrs) At(n int32) Attr {
 		v = r.next()
 	}
 	return v
-}
-
-// Each calls fn for every node in order.
-func (a *Attrs) Each(fn func(n int32, v Attr)) {
-	r := attrReader{a: a}
-	for n := 0; n < a.n; n++ {
-		if n%attrBlock == 0 {
-			r.seekBlock(n / attrBlock)
-		}
-		fn(int32(n), r.next())
-	}
 }
 
 // Bytes returns the memory the attributes hold.

@@ -49,6 +49,9 @@ type Frags struct {
 	// neither the edge lists nor the DAG's adjacency hold them.
 	Chained []bool
 	Weight  []int64
+	// Work is T1, the weight of the task, region and serial-code nodes
+	// (the critical path's parallelism), summed once the weights are final.
+	Work int64
 
 	// Edges are the local edges but for the chains, (source, target) in
 	// the order made, packed (2–4 bytes an edge instead of 8).
@@ -732,6 +735,9 @@ func (p *FragPass) Finish(s *Sim) {
 		for k := range pg {
 			fn := &pg[k]
 			f.Chained[i], f.Weight[i] = fn.chained, fn.weight
+			if k := fn.kind; k == FragTask || k == FragImplicit || k == FragSerial {
+				f.Work += fn.weight
+			}
 			enc.add(Attr{Kind: fn.kind, Thread: fn.thread, Loc: fn.loc, Start: fn.start})
 			i++
 		}
