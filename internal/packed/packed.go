@@ -22,13 +22,7 @@ type Ints struct {
 func NewDeltas() Ints { return Ints{delta: true} }
 
 // Grow makes room for about n more values of about b bytes each.
-func (c *Ints) Grow(n, b int) {
-	if need := len(c.data) + n*b; need > cap(c.data) {
-		d := make([]byte, len(c.data), need)
-		copy(d, c.data)
-		c.data = d
-	}
-}
+func (c *Ints) Grow(n, b int) { c.data = reserve(c.data, n*b) }
 
 // Append adds v at the end. Differences wrap around for extreme values,
 // and wrap back the same when read.
@@ -48,15 +42,8 @@ func (c *Ints) Len() int { return c.n }
 // Bytes returns the memory the column holds.
 func (c *Ints) Bytes() int { return cap(c.data) }
 
-// Trim drops the spare capacity when it is worth a copy (more than an
-// eighth of the column): the column outlives the code that filled it.
-func (c *Ints) Trim() {
-	if cap(c.data)-len(c.data) > len(c.data)/8 {
-		d := make([]byte, len(c.data))
-		copy(d, c.data)
-		c.data = d
-	}
-}
+// Trim drops the spare capacity when it is worth a copy.
+func (c *Ints) Trim() { c.data = trim(c.data) }
 
 // Reader returns a reader at the column's first value.
 func (c *Ints) Reader() Reader { return Reader{data: c.data, delta: c.delta, left: c.n} }
@@ -107,13 +94,7 @@ type Pairs struct {
 }
 
 // Grow makes room for about n more pairs of about b bytes each.
-func (p *Pairs) Grow(n, b int) {
-	if need := len(p.data) + n*b; need > cap(p.data) {
-		d := make([]byte, len(p.data), need)
-		copy(d, p.data)
-		p.data = d
-	}
-}
+func (p *Pairs) Grow(n, b int) { p.data = reserve(p.data, n*b) }
 
 // Append adds the pair (a, b) at the end.
 func (p *Pairs) Append(a, b int32) {
@@ -130,12 +111,28 @@ func (p *Pairs) Len() int { return p.n }
 func (p *Pairs) Bytes() int { return cap(p.data) }
 
 // Trim drops the spare capacity when it is worth a copy.
-func (p *Pairs) Trim() {
-	if cap(p.data)-len(p.data) > len(p.data)/8 {
-		d := make([]byte, len(p.data))
-		copy(d, p.data)
-		p.data = d
+func (p *Pairs) Trim() { p.data = trim(p.data) }
+
+// reserve returns d with room for extra more bytes, copied once if need be
+// (reserved from an estimate, a stream is not copied as it grows).
+func reserve(d []byte, extra int) []byte {
+	if need := len(d) + extra; need > cap(d) {
+		nd := make([]byte, len(d), need)
+		copy(nd, d)
+		return nd
 	}
+	return d
+}
+
+// trim returns d without its spare capacity when that is more than an
+// eighth of it: the lists outlive the code that filled them.
+func trim(d []byte) []byte {
+	if cap(d)-len(d) > len(d)/8 {
+		nd := make([]byte, len(d))
+		copy(nd, d)
+		return nd
+	}
+	return d
 }
 
 // Each calls fn for every pair in order.
