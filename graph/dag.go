@@ -94,6 +94,11 @@ func (g *DAG) OutDegree(n int32) int32 {
 	return g.outOff[n+1] - g.outOff[n]
 }
 
+// DropInputs frees the inputs' adjacency once no replay will run on g
+// (Replay refuses it then); Outs, OutDegree and the slots stay, which is
+// what the exchanges along the edges read (ExchangeEdges, PropagateMax).
+func (g *DAG) DropInputs() { g.in, g.inOff = nil, nil }
+
 // InsOnly reports whether g was built without its outputs' adjacency.
 func (g *DAG) InsOnly() bool { return g.outOff == nil }
 
@@ -110,7 +115,7 @@ func (g *DAG) SlotNode(s int32) int32 { return g.slotNode[s] }
 func (g *DAG) SlotIsOut(s int32) bool { return g.slotOut[s] }
 
 // Edges returns the number of explicit edges with at least one end here:
-// local edges plus remote slots.
+// local edges plus remote slots (not after DropInputs).
 func (g *DAG) Edges() int64 {
 	var ins int64
 	for s := range g.slotNode {

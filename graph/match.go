@@ -139,11 +139,15 @@ type Matching struct {
 func (m *Matching) Len() int32 { return int32(len(m.Role)) }
 
 // DropSyncColumns releases what only clock synchronization and the edge
-// exchange read (Proc, Pos, Comm, Recorded, SelfPairs; Describe no longer
-// names nodes then): the wait states, which keep the matching until the
-// end of the simulation, read the rest. 20 bytes a node.
+// exchange read (Proc, Pos, Comm, Recorded, SelfPairs and the DAG's
+// inputs' side; Describe no longer names nodes then): the wait states,
+// which keep the matching until the end of the simulation, read the rest.
+// 24 bytes a node and 4 an edge.
 func (m *Matching) DropSyncColumns() {
 	m.Proc, m.Pos, m.Comm, m.Recorded, m.SelfPairs = nil, nil, nil, nil, nil
+	if m.DAG != nil {
+		m.DAG.DropInputs() // the replays are done; PropagateMax reads the outputs
+	}
 }
 
 // Describe names node n for messages: "process 3 thread 0 event 17

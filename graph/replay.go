@@ -115,6 +115,9 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.Eval == nil {
 		return nil, errors.New("graph: Replay without Eval")
 	}
+	if g.inOff == nil {
+		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
+	}
 	n := g.Len()
 	r := &replayer{c: c, g: g, o: &o, esz: 12,
 		vals:    make([]int64, n),
