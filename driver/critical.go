@@ -54,8 +54,12 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 	// Without an explicit task that ran (an MPI code with parallel loops),
 	// the per-task arrays hold nothing the later phases read: 24 bytes for
 	// every implicit task and region id (17 MB on the 10 M-event halo).
+	// Nor do its dependences and remote dependences (tasks created that
+	// never ran, in a trace cut short): the graphs have no node to put
+	// them on.
 	if !ran {
-		g.taskW = packed.Ints{}
+		g.taskW, g.deps = packed.Ints{}, packed.Pairs{}
+		g.depOut, g.depIn = sim.EventNodes{}, sim.EventNodes{}
 		if f != nil {
 			f.FirstOf, f.LastOf = nil, nil
 		}
