@@ -222,6 +222,17 @@ func mutate(procs []fuzzProc, data []byte) {
 			}
 		case 9: // a task id made of the thread index and a huge sequence
 			e.Args[int(op>>4)%2] = tameID(e.Kind, trace.MakeID(int(uint64(v)%4), 1+int64(uint64(v>>2)%(1<<32))))
+		case 10: // every event of this kind gone from the process (a runtime that never reports it, a cut trace)
+			kind := e.Kind
+			for th, evs := range p.Events {
+				kept := evs[:0]
+				for _, x := range evs {
+					if x.Kind != kind {
+						kept = append(kept, x)
+					}
+				}
+				p.Events[th] = kept
+			}
 		}
 	}
 }
