@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -48,5 +49,40 @@ func BenchmarkMatch(b *testing.B) {
 			b.ReportMetric(float64(events)*float64(b.N)/s/1e6, "Mevents/s")
 			b.ReportMetric(0, "ns/op")
 		})
+	}
+}
+
+// BenchmarkMatchRanks measures Match alone on 1 and 2 analysis ranks
+// (inproc: 2 ranks use 2 cores) with its allocations, which cost the phase
+// more than its arithmetic: on a fresh heap every new page is a fault.
+func BenchmarkMatchRanks(b *testing.B) {
+	for _, cfg := range []gen.Config{
+		{Workload: "halo", Ranks: 16, Threads: 1, Events: 4_000_000, LatencyNS: 1000},
+		{Workload: "spread", Ranks: 16, Threads: 2, Radix: 5, Events: 4_000_000, LatencyNS: 1000},
+	} {
+		procs := genProcs(b, cfg)
+		w := make([]int64, len(procs))
+		for i, p := range procs {
+			w[i] = p.NumEvents()
+		}
+		for _, k := range []int{1, 2} {
+			plan, err := partition.Assign(w, k)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.Run(fmt.Sprintf("%s/ranks=%d", cfg.Workload, k), func(b *testing.B) {
+				b.ReportAllocs()
+				for range b.N {
+					err := inproc.Run(k, func(c comm.Comm) error {
+						lo, hi := plan.Range(c.Rank())
+						_, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+						return err
+					})
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
 	}
 }
