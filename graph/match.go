@@ -162,7 +162,8 @@ func (m *Matching) Describe(n int32) string {
 	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[m.Proc[n]].Header.Rank, m.Thread[n], m.Event[n], m.Kind[n])
 }
 
-// Record kinds of the matching exchange.
+// Record kinds of the matching exchange. Records have fixed sizes; a
+// rank's buffer to each destination holds them in scan order.
 const (
 	recP2P  = 1 // a point-to-point send, to the receiver's rank
 	recDep  = 2 // a remote_dep_out, to the successor's rank
@@ -245,27 +246,25 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	k, me := c.Size(), c.Rank()
 	m := &Matching{Procs: procs, ProcNodes: make([]int32, len(procs)+1), scans: opts.Scans}
 	b := NewBuilder(me, k)
-	// Size the node arrays from the census: growing them by appending
-	// would copy them several times. Send records go out as they come.
-	var nodes, nrecv, nsend int
+	// Size the node arrays and the record buffers from the census (upper
+	// bounds: PROC_NULL and bad events make no node): growing them by
+	// appending would copy them several times.
+	var nodes, nrecv, nsend, ncoll int
 	for _, p := range procs {
 		k := &p.Census.Kinds
 		nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
 		nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
 		nsend += int(k[trace.MPISend] + k[trace.RemoteDepOut])
+		ncoll += int(k[trace.CollEnd])
 	}
-	bufs := make([][]byte, k)
-	if k == 1 {
-		// Every send record stays on this rank: one buffer, sized once.
-		bufs[0] = make([]byte, 0, nsend*sendRecSize)
-	}
+	out := newMatchOut(k, owners, nsend*sendRecSize+ncoll*collRecSize)
 	m.grow(nodes)
 	b.chained = slices.Grow(b.chained, nodes)
 	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
 	var serr error
 	for i := range procs {
-		if err := m.scan(b, owners, int32(i), bufs, &recvs, w); err != nil && serr == nil {
+		if err := m.scan(b, int32(i), out, &recvs, w); err != nil && serr == nil {
 			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
 		}
 		m.ProcNodes[i+1] = b.Len()
@@ -273,7 +272,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err := comm.Agree(c, serr); err != nil {
 		return nil, err
 	}
-	recv, err := c.Alltoallv(bufs)
+	recv, err := c.Alltoallv(out.wire())
 	if err != nil {
 		return nil, err
 	}
@@ -395,10 +394,10 @@ type openColl struct {
 	comm   *trace.Communicator
 }
 
-// scan makes the nodes of local process i in merged order and appends send
-// and collective records to bufs and receive records to recvs, in one
+// scan makes the nodes of local process i in merged order and adds send
+// and collective records to out and receive records to recvs, in one
 // decode of the process.
-func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs *[]recvRec, w *warner) error {
+func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w *warner) error {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
@@ -429,9 +428,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 			}
 			if e.Kind == trace.MPISend {
 				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-				key := chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}
-				dst := owners.Owner(int(peer))
-				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
+				out.send(&chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}, n, t, idx)
 			} else {
 				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 				*recvs = append(*recvs, recvRec{key: chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag}, node: n, thread: t, event: idx})
@@ -444,9 +441,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 			}
 			if e.Kind == trace.RemoteDepOut {
 				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-				key := chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}
-				dst := owners.Owner(int(peer))
-				bufs[dst] = encodeSend(bufs[dst], key, n, t, idx)
+				out.send(&chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}, n, t, idx)
 			} else {
 				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 				*recvs = append(*recvs, recvRec{key: chanKey{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task}, node: n, thread: t, event: idx})
@@ -495,8 +490,7 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 			n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 			nm := int32(cm.Size())
 			coord := int32(cm.Member(int(oc.inst % int64(nm))))
-			dst := owners.Owner(int(coord))
-			bufs[dst] = encodeColl(bufs[dst], collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
+			out.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
 				begin: oc.node, end: n, coord: coord, bthread: oc.thread, bevent: oc.event, ethread: t, eevent: idx,
 				memberIdx: int32(cm.IndexOf(int(me)))})
 		}
@@ -513,15 +507,165 @@ func (m *Matching) scan(b *Builder, owners Owners, i int32, bufs [][]byte, recvs
 	return err
 }
 
-func encodeSend(buf []byte, k chanKey, node, thread int32, event int64) []byte {
-	buf = append(buf, byte(k.typ))
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(k.src))
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(k.dst))
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(k.a))
-	buf = binary.LittleEndian.AppendUint64(buf, uint64(k.b))
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(node))
-	buf = binary.LittleEndian.AppendUint32(buf, uint32(thread))
-	return binary.LittleEndian.AppendUint64(buf, uint64(event))
+// matchOut collects the records a rank sends in the matching exchange: per
+// destination a stream of records in scan order, written in place into
+// chunks of one slab sized from the census, which bounds all destinations
+// together but none alone. Per-destination buffers grown by appending
+// allocate several times what they hold, and one scan-order buffer sorted
+// by destination afterwards twice; wire permutes the chunks in place.
+type matchOut struct {
+	owners Owners
+	slab   []byte
+	chunk  int     // chunk size
+	owner  []int32 // per chunk handed out: its destination
+	cur    []int32 // per destination: the chunk it fills, −1 before its first
+	fill   []int   // per destination: bytes used in cur
+}
+
+// newMatchOut makes room for about bytes of records to k ranks.
+func newMatchOut(k int, owners Owners, bytes int) *matchOut {
+	// One rank: one chunk. More: chunks of a few pages, small enough that
+	// the partly filled last chunk of each destination wastes little.
+	c := max(bytes, 64)
+	if k > 1 {
+		c = min(max(bytes/(8*k), 4<<10), 64<<10) &^ (4<<10 - 1)
+	}
+	// Destination d needs ⌈bytes_d/c⌉ chunks: at most ⌈bytes/c⌉+k−1 in all.
+	// A rank sends to few ranks when there are many, so the slack for
+	// partly filled chunks is bounded (an eighth), and the slab grows if
+	// more destinations need one: k−1 chunks for each of k ranks would be
+	// quadratic in k.
+	full := (bytes + c - 1) / c
+	n := full + min(k-1, max(full/8, 1))
+	o := &matchOut{owners: owners, slab: make([]byte, n*c), chunk: c, owner: make([]int32, 0, n),
+		cur: make([]int32, k), fill: make([]int, k)}
+	for d := range o.cur {
+		o.cur[d] = -1
+	}
+	return o
+}
+
+// put appends record r to destination d's stream.
+func (o *matchOut) put(d int, r []byte) {
+	for len(r) > 0 {
+		c := o.cur[d]
+		if c < 0 || o.fill[d] == o.chunk {
+			c = int32(len(o.owner))
+			if end := (int(c) + 1) * o.chunk; end > len(o.slab) {
+				o.slab = slices.Grow(o.slab, o.chunk)[:end] // many destinations, or the census was short
+			}
+			o.owner = append(o.owner, int32(d))
+			o.cur[d], o.fill[d] = c, 0
+		}
+		at := int(c)*o.chunk + o.fill[d]
+		n := copy(o.slab[at:at+o.chunk-o.fill[d]], r)
+		o.fill[d] += n
+		r = r[n:]
+	}
+}
+
+// dest returns the rank holding trace process proc.
+func (o *matchOut) dest(proc int32) int {
+	if len(o.cur) == 1 {
+		return 0
+	}
+	return o.owners.Owner(int(proc))
+}
+
+// send adds a send record, for the rank holding k.dst.
+func (o *matchOut) send(k *chanKey, node, thread int32, event int64) {
+	var r [sendRecSize]byte
+	le := binary.LittleEndian
+	r[0] = byte(k.typ)
+	le.PutUint32(r[1:], uint32(k.src))
+	le.PutUint32(r[5:], uint32(k.dst))
+	le.PutUint64(r[9:], uint64(k.a))
+	le.PutUint64(r[17:], uint64(k.b))
+	le.PutUint32(r[25:], uint32(node))
+	le.PutUint32(r[29:], uint32(thread))
+	le.PutUint64(r[33:], uint64(event))
+	o.put(o.dest(k.dst), r[:])
+}
+
+// coll adds a collective member record, for the rank holding c.coord.
+func (o *matchOut) coll(c *collRec) {
+	var r [collRecSize]byte
+	le := binary.LittleEndian
+	r[0] = recColl
+	le.PutUint64(r[1:], uint64(c.comm))
+	le.PutUint64(r[9:], uint64(c.inst))
+	le.PutUint32(r[17:], uint32(c.member))
+	le.PutUint32(r[21:], uint32(c.nmembers))
+	le.PutUint64(r[25:], uint64(c.op))
+	le.PutUint32(r[33:], uint32(c.root))
+	le.PutUint32(r[37:], uint32(c.begin))
+	le.PutUint32(r[41:], uint32(c.end))
+	le.PutUint32(r[45:], uint32(c.coord))
+	le.PutUint32(r[49:], uint32(c.bthread))
+	le.PutUint64(r[53:], uint64(c.bevent))
+	le.PutUint32(r[61:], uint32(c.ethread))
+	le.PutUint64(r[65:], uint64(c.eevent))
+	le.PutUint32(r[73:], uint32(c.memberIdx))
+	o.put(o.dest(c.coord), r[:])
+}
+
+// wire returns the streams for Alltoallv, by destination, as slices of
+// the slab: it moves every destination's chunks together, in their order,
+// following the permutation's cycles through one chunk of scratch.
+func (o *matchOut) wire() [][]byte {
+	k, c := len(o.cur), o.chunk
+	base := make([]int32, k+1) // destination d's chunks go to [base[d], base[d+1])
+	for _, d := range o.owner {
+		base[d+1]++
+	}
+	for d := range k {
+		base[d+1] += base[d]
+	}
+	from := make([]int32, len(o.owner)) // position p receives chunk from[p]
+	at := slices.Clone(base[:k])
+	for ch, d := range o.owner {
+		from[at[d]] = int32(ch)
+		at[d]++
+	}
+	// Only each destination's last chunk is partly filled: move what is
+	// used, not to touch fresh pages.
+	used := func(ch int32) int {
+		if d := o.owner[ch]; o.cur[d] == ch {
+			return o.fill[d]
+		}
+		return c
+	}
+	chunk := func(ch int32) []byte { return o.slab[int(ch)*c : int(ch+1)*c] }
+	var tmp []byte
+	for p := range from {
+		if from[p] == int32(p) {
+			continue // in place, or placed by an earlier cycle
+		}
+		if tmp == nil {
+			tmp = make([]byte, c)
+		}
+		saved := copy(tmp, chunk(int32(p))[:used(int32(p))])
+		for q := int32(p); ; {
+			ch := from[q]
+			from[q] = q
+			if ch == int32(p) {
+				copy(chunk(q), tmp[:saved])
+				break
+			}
+			copy(chunk(q), chunk(ch)[:used(ch)])
+			q = ch
+		}
+	}
+	bufs := make([][]byte, k)
+	for d := range bufs {
+		if n := int(base[d+1] - base[d]); n > 0 {
+			lo := int(base[d]) * c
+			hi := lo + (n-1)*c + o.fill[d]
+			bufs[d] = o.slab[lo:hi:hi]
+		}
+	}
+	o.slab, o.owner = nil, nil
+	return bufs
 }
 
 func decodeSend(buf []byte, rank int32) sendRec {
@@ -533,25 +677,6 @@ func decodeSend(buf []byte, rank int32) sendRec {
 		thread: int32(le.Uint32(buf[29:])),
 		event:  int64(le.Uint64(buf[33:])),
 	}
-}
-
-func encodeColl(buf []byte, r collRec) []byte {
-	le := binary.LittleEndian
-	buf = append(buf, recColl)
-	buf = le.AppendUint64(buf, uint64(r.comm))
-	buf = le.AppendUint64(buf, uint64(r.inst))
-	buf = le.AppendUint32(buf, uint32(r.member))
-	buf = le.AppendUint32(buf, uint32(r.nmembers))
-	buf = le.AppendUint64(buf, uint64(r.op))
-	buf = le.AppendUint32(buf, uint32(r.root))
-	buf = le.AppendUint32(buf, uint32(r.begin))
-	buf = le.AppendUint32(buf, uint32(r.end))
-	buf = le.AppendUint32(buf, uint32(r.coord))
-	buf = le.AppendUint32(buf, uint32(r.bthread))
-	buf = le.AppendUint64(buf, uint64(r.bevent))
-	buf = le.AppendUint32(buf, uint32(r.ethread))
-	buf = le.AppendUint64(buf, uint64(r.eevent))
-	return le.AppendUint32(buf, uint32(r.memberIdx))
 }
 
 func decodeColl(buf []byte, rank int32) collRec {

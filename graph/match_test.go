@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -291,3 +293,74 @@ func mkProc(h trace.Header, t trace.Tables, evs [][]trace.Event) *trace.Process 
 	}
 	return p
 }
+
+// TestMatchOutWire routes records through the outbox's chunks (shared by
+// destinations, records across chunk boundaries, a census too short) and
+// checks that every destination gets its records, in order, in one slice.
+func TestMatchOutWire(t *testing.T) {
+	for _, k := range []int{1, 3} {
+		for _, short := range []bool{false, true} {
+			plan, err := partition.Assign(make([]int64, 7), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewPCG(1, 2))
+			type rec struct {
+				coll       bool
+				proc, node int32
+			}
+			var recs []rec
+			bytes := 0
+			for n := range int32(5000) {
+				r := rec{coll: rng.IntN(4) == 0, proc: int32(rng.IntN(7)), node: n}
+				recs = append(recs, r)
+				bytes += sendRecSize
+				if r.coll {
+					bytes += collRecSize - sendRecSize
+				}
+			}
+			if short {
+				bytes /= 3
+			}
+			out := newMatchOut(k, plan, bytes)
+			want := make([][]int32, k) // per destination: the records' nodes
+			for _, r := range recs {
+				d := plan.Owner(int(r.proc))
+				want[d] = append(want[d], r.node)
+				if r.coll {
+					out.coll(&collRec{coord: r.proc, begin: r.node})
+				} else {
+					out.send(&chanKey{typ: recP2P, dst: r.proc}, r.node, 0, 0)
+				}
+			}
+			bufs := out.wire()
+			if len(bufs) != k {
+				t.Fatalf("k=%d: %d buffers", k, len(bufs))
+			}
+			for d, buf := range bufs {
+				if cap(buf) != len(buf) {
+					t.Fatalf("k=%d short=%v: buffer %d has room to append into the next", k, short, d)
+				}
+				var got []int32
+				for len(buf) > 0 {
+					switch {
+					case buf[0] == recP2P && len(buf) >= sendRecSize:
+						got = append(got, sendNode(buf))
+						buf = buf[sendRecSize:]
+					case buf[0] == recColl && len(buf) >= collRecSize:
+						got = append(got, decodeColl(buf, 0).begin)
+						buf = buf[collRecSize:]
+					default:
+						t.Fatalf("k=%d short=%v: destination %d: bad record after %d", k, short, d, len(got))
+					}
+				}
+				if !slices.Equal(got, want[d]) {
+					t.Fatalf("k=%d short=%v: destination %d got %d records, want %d (or out of order)", k, short, d, len(got), len(want[d]))
+				}
+			}
+		}
+	}
+}
+
+// sendNode reads the sender's node of a send record.
+func sendNode(r []byte) int32 { return int32(binary.LittleEndian.Uint32(r[25:])) }
