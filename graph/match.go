@@ -176,30 +176,29 @@ const (
 // chanKey identifies a channel: point-to-point messages of one
 // (communicator, source, destination, tag) match in order, and so do remote
 // dependences of one (source, destination, predecessor task, successor task).
-//
-// The fields fill 32 bytes without padding, so maps hash a key as one block
-// of memory instead of field by field.
 type chanKey struct {
 	a, b     int64 // p2p: communicator id, tag; dependences: predecessor and successor task
 	src, dst int32
-	typ      int64
+	typ      int32
 }
 
-// sendRec is a send-like event travelling to its receiver's rank.
-type sendRec struct {
-	key    chanKey
-	rank   int32 // the analysis rank holding the sender
-	node   int32
-	thread int32
-	event  int64
-}
-
-// recvRec is a local receive-like event waiting for its sender.
+// recvRec is a local receive-like event waiting for its sender: its
+// channel's key, flattened so that the node fills chanKey's padding (32
+// bytes), and its node, whose thread and event the Matching holds.
 type recvRec struct {
-	key    chanKey
-	node   int32
-	thread int32
-	event  int64
+	a, b          int64
+	src, dst, typ int32
+	node          int32
+}
+
+func (r *recvRec) key() chanKey { return chanKey{a: r.a, b: r.b, src: r.src, dst: r.dst, typ: r.typ} }
+
+// sendRec is a send record that arrived, decoded.
+type sendRec struct {
+	key          chanKey
+	rank         int32 // the analysis rank holding the sender
+	node, thread int32
+	event        int64
 }
 
 // collRec is one member's part of a collective instance.
@@ -276,39 +275,11 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err != nil {
 		return nil, err
 	}
-	var nin int
-	for _, buf := range recv {
-		nin += len(buf) / sendRecSize // an upper bound: collective records are larger
-	}
-	sends := make([]sendRec, 0, nin)
-	var colls []collRec
-	var lerr error
-	for q, buf := range recv {
-		for len(buf) > 0 && lerr == nil {
-			switch buf[0] {
-			case recP2P, recDep:
-				if len(buf) < sendRecSize {
-					lerr = fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
-					break
-				}
-				sends = append(sends, decodeSend(buf, int32(q)))
-				buf = buf[sendRecSize:]
-			case recColl:
-				if len(buf) < collRecSize {
-					lerr = fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
-					break
-				}
-				colls = append(colls, decodeColl(buf, int32(q)))
-				buf = buf[collRecSize:]
-			default:
-				lerr = fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
-			}
-		}
-	}
+	in, colls, lerr := readInbox(recv, me)
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
-	m.matchChannels(b, recvs, sends, w)
+	m.matchChannels(b, recvs, in, w)
 	m.matchCollectives(b, owners, colls, w)
 	m.Warnings = w.done()
 	dag, err := b.Build(c, BuildOptions{})
@@ -431,7 +402,7 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 				out.send(&chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}, n, t, idx)
 			} else {
 				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-				*recvs = append(*recvs, recvRec{key: chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag}, node: n, thread: t, event: idx})
+				*recvs = append(*recvs, recvRec{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag, node: n})
 			}
 		case trace.RemoteDepOut, trace.RemoteDepIn:
 			task, peer, rtask := e.Args[0], e.Args[1], e.Args[2]
@@ -444,7 +415,7 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 				out.send(&chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}, n, t, idx)
 			} else {
 				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-				*recvs = append(*recvs, recvRec{key: chanKey{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task}, node: n, thread: t, event: idx})
+				*recvs = append(*recvs, recvRec{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task, node: n})
 			}
 		case trace.CollBegin:
 			cm, ok := p.CommByIndex(e.Args[1])
@@ -668,15 +639,95 @@ func (o *matchOut) wire() [][]byte {
 	return bufs
 }
 
-func decodeSend(buf []byte, rank int32) sendRec {
-	le := binary.LittleEndian
-	return sendRec{
-		key:    chanKey{typ: int64(buf[0]), src: int32(le.Uint32(buf[1:])), dst: int32(le.Uint32(buf[5:])), a: int64(le.Uint64(buf[9:])), b: int64(le.Uint64(buf[17:]))},
-		rank:   rank,
-		node:   int32(le.Uint32(buf[25:])),
-		thread: int32(le.Uint32(buf[29:])),
-		event:  int64(le.Uint64(buf[33:])),
+// inbox holds the send records that arrived, read where they arrived:
+// those from rank q are the first first[q+1]-first[q] records of bufs[q],
+// in the sender's scan order.
+type inbox struct {
+	bufs  [][]byte
+	first []int32
+	// Sends whose edge is local to this rank and sends from other ranks
+	// (messages within one process make no edge), to size the builder.
+	local, remote int
+}
+
+// len returns the number of send records.
+func (in *inbox) len() int { return int(in.first[len(in.bufs)]) }
+
+// at returns send record i and the rank that sent it.
+func (in *inbox) at(i int32) ([]byte, int32) {
+	lo, hi := 0, len(in.bufs)-1
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); in.first[mid+1] <= i {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
 	}
+	off := int(i-in.first[lo]) * sendRecSize
+	return in.bufs[lo][off : off+sendRecSize], int32(lo)
+}
+
+// sendKey reads the channel of a send record.
+func sendKey(r []byte) chanKey {
+	le := binary.LittleEndian
+	return chanKey{typ: int32(r[0]), src: int32(le.Uint32(r[1:])), dst: int32(le.Uint32(r[5:])), a: int64(le.Uint64(r[9:])), b: int64(le.Uint64(r[17:]))}
+}
+
+// readInbox checks the records that arrived from every rank (known kinds,
+// whole records), decodes the collective ones and moves the sends of each
+// buffer together at its front, in order, where matchChannels reads them:
+// the buffers are this rank's (Alltoallv's result), and few collective
+// records interleave with the sends.
+func readInbox(recv [][]byte, me int) (*inbox, []collRec, error) {
+	in := &inbox{bufs: recv, first: make([]int32, len(recv)+1)}
+	ncoll := 0
+	for q, buf := range recv {
+		var n int32
+		for len(buf) > 0 {
+			switch buf[0] {
+			case recP2P, recDep:
+				if len(buf) < sendRecSize {
+					return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
+				}
+				switch src, dst := buf[1:5], buf[5:9]; {
+				case string(src) == string(dst):
+				case q == me:
+					in.local++
+				default:
+					in.remote++
+				}
+				n++
+				buf = buf[sendRecSize:]
+			case recColl:
+				if len(buf) < collRecSize {
+					return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
+				}
+				ncoll++
+				buf = buf[collRecSize:]
+			default:
+				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
+			}
+		}
+		in.first[q+1] = in.first[q] + n
+	}
+	colls := make([]collRec, 0, ncoll)
+	for q, buf := range recv {
+		w := 0 // the sends so far are buf[:w]
+		for r := 0; r < len(buf); {
+			if buf[r] == recColl {
+				colls = append(colls, decodeColl(buf[r:], int32(q)))
+				r += collRecSize
+				continue
+			}
+			e := r + sendRecSize // a run of sends: buf[r:e]
+			for e < len(buf) && buf[e] != recColl {
+				e += sendRecSize
+			}
+			w += copy(buf[w:], buf[r:e])
+			r = e
+		}
+	}
+	return in, colls, nil
 }
 
 func decodeColl(buf []byte, rank int32) collRec {
@@ -705,66 +756,82 @@ func chanHash(k *chanKey) uint64 {
 // order per channel, and declares an edge for every pair.
 //
 // It is a radix-partitioned hash join: both sides are partitioned by a hash
-// of the channel (a stable counting sort of the records' indices, so a
-// channel's records stay in order), then joined partition by partition
-// through a small open-addressing table reused between partitions. One
-// table over all channels would miss the cache on every record when
-// channels carry one message each, as remote dependences do (a channel per
-// task pair). The partitions hold indices, not copies of the records: a
-// copy of both sides was the matching's peak (56 bytes a record, 48 MB on
-// the 10 M-event halo), and reading the records through the indices costs
-// less than writing those copies.
-func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w *warner) {
+// of the channel (a stable counting sort, so a channel's records stay in
+// order), then joined partition by partition through a small
+// open-addressing table reused between partitions. One table over all
+// channels would miss the cache on every record when channels carry one
+// message each, as remote dependences do (a channel per task pair).
+//
+// The partitions hold indices, 4 bytes a record, not copies of the
+// records: the join reads each record where it lies, gathering a block of
+// them at a time so that the reads overlap. That costs less than writing
+// copies into fresh memory, where the first touch of a page costs as much
+// as about a hundred cache misses.
+func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warner) {
 	const perPart = 2048 // records per partition: its table fits in cache
+	ns := in.len()
 	bits := uint(0)
-	for (len(recvs)+len(sends))>>bits > perPart {
+	for (len(recvs)+ns)>>bits > perPart {
 		bits++
 	}
 	np := 1 << bits
-	partOf := func(h uint64) int32 {
+	partOf := func(k *chanKey) int32 {
 		if bits == 0 {
 			return 0
 		}
-		return int32(h >> (64 - bits))
+		return int32(chanHash(k) >> (64 - bits))
 	}
 	// The partition of each record, then its index in partition order.
 	rOff, sOff := make([]int32, np+1), make([]int32, np+1)
-	rs, ss := make([]int32, len(recvs)), make([]int32, len(sends))
 	for i := range recvs {
-		rs[i] = partOf(chanHash(&recvs[i].key))
-		rOff[rs[i]+1]++
+		k := recvs[i].key()
+		rOff[partOf(&k)+1]++
 	}
-	for i := range sends {
-		ss[i] = partOf(chanHash(&sends[i].key))
-		sOff[ss[i]+1]++
+	eachSend := func(f func(i int32, k *chanKey)) {
+		i := int32(0)
+		for q, buf := range in.bufs {
+			buf = buf[:int(in.first[q+1]-in.first[q])*sendRecSize]
+			for ; len(buf) > 0; buf = buf[sendRecSize:] {
+				k := sendKey(buf)
+				f(i, &k)
+				i++
+			}
+		}
 	}
+	eachSend(func(_ int32, k *chanKey) { sOff[partOf(k)+1]++ })
+	maxRecvs := int32(0) // in one partition
 	for g := 0; g < np; g++ {
+		maxRecvs = max(maxRecvs, rOff[g+1])
 		rOff[g+1] += rOff[g]
 		sOff[g+1] += sOff[g]
 	}
-	permute := func(parts, off []int32) {
-		at := append([]int32(nil), off[:np]...)
-		idx := make([]int32, len(parts))
-		for i, g := range parts {
-			idx[at[g]] = int32(i)
-			at[g]++
-		}
-		copy(parts, idx)
+	ri, si := make([]int32, len(recvs)), make([]int32, ns)
+	at := append([]int32(nil), rOff[:np]...)
+	for i := range recvs {
+		k := recvs[i].key()
+		g := partOf(&k)
+		ri[at[g]] = int32(i)
+		at[g]++
 	}
-	permute(rs, rOff)
-	permute(ss, sOff)
+	at = append(at[:0], sOff[:np]...)
+	eachSend(func(i int32, k *chanKey) {
+		g := partOf(k)
+		si[at[g]] = i
+		at[g]++
+	})
 
 	// A channel's unmatched receives form a linked list through next (by
-	// position in rs); it also counts the receives and sends it has seen.
+	// position in the partition); it also counts the receives and sends it
+	// has seen.
 	type queue struct {
 		key                      chanKey
 		head, tail, nrecv, nsend int32
 	}
 	var queues []queue
 	var slots []int32 // open addressing, linear probing: index in queues, −1 empty
-	lookup := func(k *chanKey, h uint64) *queue {
+	lookup := func(k *chanKey) *queue {
 		mask := uint64(len(slots) - 1)
-		for i := h & mask; ; i = (i + 1) & mask {
+		for i := chanHash(k) & mask; ; i = (i + 1) & mask {
 			q := slots[i]
 			if q < 0 {
 				slots[i] = int32(len(queues))
@@ -776,8 +843,9 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 			}
 		}
 	}
-	next := make([]int32, len(rs))
-	nth := make([]int32, len(rs)) // a receive's ordinal in its channel
+	next, rnode := make([]int32, maxRecvs), make([]int32, maxRecvs) // by position in the partition
+	var rblk [256]recvRec
+	var sblk [256]sendRec
 	type unmatched struct {
 		key   chanKey
 		nth   int32
@@ -799,21 +867,12 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 	// Room for the edges the sends make: local ones between this rank's
 	// processes, declarations for the others (a declaration is 40 bytes;
 	// reserved for every send it would be most of the phase's zeroing).
-	var local, remote int
-	for i := range sends {
-		switch s := &sends[i]; {
-		case s.key.src == s.key.dst:
-		case int(s.rank) == b.rank:
-			local++
-		default:
-			remote++
-		}
-	}
-	b.growEdges(min(local, len(rs)), min(remote, len(rs)))
+	b.growEdges(min(in.local, len(recvs)), min(in.remote, len(recvs)))
+	le := binary.LittleEndian
 	for g := 0; g < np; g++ {
-		n := int(rOff[g+1]-rOff[g]) + int(sOff[g+1]-sOff[g])
+		rp, sp := ri[rOff[g]:rOff[g+1]], si[sOff[g]:sOff[g+1]]
 		size := 16
-		for size < 2*n {
+		for size < 2*(len(rp)+len(sp)) {
 			size *= 2
 		}
 		if cap(slots) < size {
@@ -824,47 +883,70 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, sends []sendRec, w
 			slots[i] = -1
 		}
 		queues = queues[:0]
-		for r := rOff[g]; r < rOff[g+1]; r++ {
-			k := &recvs[rs[r]].key
-			q := lookup(k, chanHash(k))
-			next[r], nth[r] = -1, q.nrecv
-			if q.head < 0 {
-				q.head = r
-			} else {
-				next[q.tail] = r
+		// Each loop gathers a block of records first: those reads, at
+		// random over arrays larger than the cache, are independent and
+		// overlap; between the join's probes they would wait one by one.
+		for lo := 0; lo < len(rp); lo += len(rblk) {
+			blk := rblk[:min(len(rblk), len(rp)-lo)]
+			for j := range blk {
+				blk[j] = recvs[rp[lo+j]]
 			}
-			q.tail = r
-			q.nrecv++
-		}
-		for i := sOff[g]; i < sOff[g+1]; i++ {
-			s := &sends[ss[i]]
-			q := lookup(&s.key, chanHash(&s.key))
-			if q.head >= 0 {
-				if r := &recvs[rs[q.head]]; s.key.src == s.key.dst {
-					// Within one process: no clock constraint (one clock,
-					// and an edge against the merged order of two threads'
-					// equal timestamps would close a cycle).
-					m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, r.node})
+			for j := range blk {
+				p := int32(lo + j)
+				k := blk[j].key()
+				q := lookup(&k)
+				next[p], rnode[p] = -1, blk[j].node
+				if q.head < 0 {
+					q.head = p
 				} else {
-					b.AddRemoteIn(r.node, NodeRef{Rank: int(s.rank), Node: s.node})
+					next[q.tail] = p
 				}
-				if s.key.typ == recP2P {
-					m.Stats.Messages++
-				} else {
-					m.Stats.RemoteDeps++
-				}
-				q.head = next[q.head]
-			} else {
-				count(&s.key, 0, 1)
-				left = append(left, unmatched{s.key, q.nsend, true, s.thread, s.event})
+				q.tail = p
+				q.nrecv++
 			}
-			q.nsend++
 		}
+		for lo := 0; lo < len(sp); lo += len(sblk) {
+			blk := sblk[:min(len(sblk), len(sp)-lo)]
+			for j := range blk {
+				r, rank := in.at(sp[lo+j])
+				blk[j] = sendRec{key: sendKey(r), rank: rank, node: int32(le.Uint32(r[25:])),
+					thread: int32(le.Uint32(r[29:])), event: int64(le.Uint64(r[33:]))}
+			}
+			for j := range blk {
+				s := &blk[j]
+				q := lookup(&s.key)
+				if q.head >= 0 {
+					if s.key.src == s.key.dst {
+						// Within one process: no clock constraint (one clock,
+						// and an edge against the merged order of two threads'
+						// equal timestamps would close a cycle).
+						m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, rnode[q.head]})
+					} else {
+						b.AddRemoteIn(rnode[q.head], NodeRef{Rank: int(s.rank), Node: s.node})
+					}
+					if s.key.typ == recP2P {
+						m.Stats.Messages++
+					} else {
+						m.Stats.RemoteDeps++
+					}
+					q.head = next[q.head]
+				} else {
+					count(&s.key, 0, 1)
+					left = append(left, unmatched{s.key, q.nsend, true, s.thread, s.event})
+				}
+				q.nsend++
+			}
+		}
+		// The receives left are the channel's last ones: the sends took
+		// the first nsend.
 		for qi := range queues {
-			for r := queues[qi].head; r >= 0; r = next[r] {
-				o := &recvs[rs[r]]
-				count(&o.key, 1, 0)
-				left = append(left, unmatched{o.key, nth[r], false, o.thread, o.event})
+			q := &queues[qi]
+			nth := q.nsend
+			for p := q.head; p >= 0; p = next[p] {
+				count(&q.key, 1, 0)
+				n := rnode[p]
+				left = append(left, unmatched{q.key, nth, false, m.Thread[n], m.Event[n]})
+				nth++
 			}
 		}
 	}

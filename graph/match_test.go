@@ -362,5 +362,53 @@ func TestMatchOutWire(t *testing.T) {
 	}
 }
 
+// TestReadInbox reads sends in place among collective records and rejects
+// unknown and truncated records.
+func TestReadInbox(t *testing.T) {
+	stream := func(recs ...int32) []byte { // > 0: a send of that node, < 0: a collective record
+		out := newMatchOut(1, nil, 0)
+		for _, n := range recs {
+			if n < 0 {
+				out.coll(&collRec{begin: -n})
+			} else {
+				out.send(&chanKey{typ: recDep, src: 1, dst: n % 2}, n, 0, 0)
+			}
+		}
+		return out.wire()[0]
+	}
+	in, colls, err := readInbox([][]byte{stream(-1, 3, 4, -2, 5), nil, stream(6)}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int32
+	for i := range int32(in.len()) {
+		r, rank := in.at(i)
+		got = append(got, sendNode(r)*10+rank)
+	}
+	if want := []int32{30, 40, 50, 62}; !slices.Equal(got, want) {
+		t.Fatalf("sends (node·10+rank) %v, want %v", got, want)
+	}
+	if len(colls) != 2 || colls[0].begin != 1 || colls[1].begin != 2 || colls[1].rank != 0 {
+		t.Fatalf("collective records %+v", colls)
+	}
+	// Process 1 sends to processes 1 (no edge), 0, 1 from rank 0, 0 from rank 2.
+	if in.local != 1 || in.remote != 1 {
+		t.Fatalf("local %d, remote %d sends, want 1, 1", in.local, in.remote)
+	}
+	good := stream(3, -1)
+	for _, c := range []struct {
+		buf  []byte
+		want string
+	}{
+		{append(slices.Clip(good), 9), "rank 1: graph: unknown match record 9 from rank 0"},
+		{good[:sendRecSize-1], "rank 1: graph: truncated match record from rank 0"},
+		{good[:len(good)-1], "rank 1: graph: truncated match record from rank 0"},
+	} {
+		if _, _, err := readInbox([][]byte{c.buf, stream(4)}, 1); err == nil || err.Error() != c.want {
+			t.Fatalf("error %v, want %q", err, c.want)
+		}
+	}
+}
+
 // sendNode reads the sender's node of a send record.
 func sendNode(r []byte) int32 { return int32(binary.LittleEndian.Uint32(r[25:])) }
