@@ -378,6 +378,9 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	n := b.Len()
 	for q := 0; q < k && lerr == nil; q++ {
 		buf := recv[q]
+		// Room for every declaration: appending would copy the list as it
+		// doubles (a declaration is at least 9 bytes).
+		theirs[q] = make([]theirDecl, 0, len(buf)/9)
 		for len(buf) > 0 && lerr == nil {
 			if len(buf) < 9 {
 				lerr = fmt.Errorf("rank %d: graph: truncated edge declaration from rank %d", me, q)
@@ -510,30 +513,29 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		g.inOff[i+1] += g.inOff[i]
 	}
 	g.in = make([]Entry, g.inOff[n])
-	inAt := append([]int32(nil), g.inOff[:n]...)
-	var outAt []int32
-	if !opts.InsOnly {
-		outAt = append([]int32(nil), g.outOff[:n]...)
-	}
+	// The offsets serve as fill cursors instead of copies of them: filled,
+	// a node's offset is where the next node's list starts, and one shift
+	// restores them.
+	outs := !opts.InsOnly
 	place := func(s, d int32) {
-		if outAt != nil {
-			g.out[outAt[s]] = Entry(d)
-			outAt[s]++
+		if outs {
+			g.out[g.outOff[s]] = Entry(d)
+			g.outOff[s]++
 		}
-		g.in[inAt[d]] = Entry(s)
-		inAt[d]++
+		g.in[g.inOff[d]] = Entry(s)
+		g.inOff[d]++
 	}
 	for k := range b.segs {
 		if sg := &b.segs[k]; sg.packed.Len() > 0 {
 			base := sg.base // place written out: one call a pair, not two
 			sg.packed.Each(func(s, d int32) {
 				s, d = base+s, base+d
-				if outAt != nil {
-					g.out[outAt[s]] = Entry(d)
-					outAt[s]++
+				if outs {
+					g.out[g.outOff[s]] = Entry(d)
+					g.outOff[s]++
 				}
-				g.in[inAt[d]] = Entry(s)
-				inAt[d]++
+				g.in[g.inOff[d]] = Entry(s)
+				g.inOff[d]++
 			})
 		} else {
 			sg.each(place)
@@ -542,12 +544,18 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
 		if !g.slotOut[s] {
-			g.in[inAt[v]] = e
-			inAt[v]++
-		} else if outAt != nil {
-			g.out[outAt[v]] = e
-			outAt[v]++
+			g.in[g.inOff[v]] = e
+			g.inOff[v]++
+		} else if outs {
+			g.out[g.outOff[v]] = e
+			g.outOff[v]++
 		}
+	}
+	copy(g.inOff[1:], g.inOff[:n])
+	g.inOff[0] = 0
+	if outs {
+		copy(g.outOff[1:], g.outOff[:n])
+		g.outOff[0] = 0
 	}
 	return g, nil
 }
