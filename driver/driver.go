@@ -371,6 +371,9 @@ func (r *run) match() error {
 		return err
 	}
 	r.matching = m
+	for _, p := range r.procs {
+		p.DropCommLog() // only the matching reads it
+	}
 	return r.strictWarnings(m.Warnings.First)
 }
 

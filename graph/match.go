@@ -379,7 +379,7 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
 	}
 	// Only threads with communication events: the others hold no node.
-	_, err := mergeWalk(p, m.scans, false, true, func(_ int64, th int, idx int64, e *trace.Event) {
+	err := commWalk(p, m.scans, func(th int, idx int64, e *trace.Event) {
 		t := int32(th)
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:

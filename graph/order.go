@@ -123,3 +123,86 @@ func mergeWalk(p *trace.Process, pool *trace.Scans, keep, commOnly bool, visit f
 	}
 	return order, nil
 }
+
+// commWalk calls visit for every communication event of p in merged order
+// (mergeWalk's order restricted to them), from the communication log the
+// load kept when it did (trace.Process.CommScan), else by a merged walk of
+// the threads that communicate.
+//
+// Threads are in time order (the load checks it), so the merged walk takes
+// every event of a time before any event of a later one, and the order of
+// two threads' events at one time is that of merging the two threads'
+// events at that time by (tie class, thread), up to the two events: it
+// depends on the events at that time before them, and on nothing else. The
+// log counts those (CommScan.Pre; all have tie class 1), so merging the
+// logs with those counts as events of their own gives the merged walk's
+// order of the communication events without decoding anything else.
+func commWalk(p *trace.Process, pool *trace.Scans, visit func(th int, idx int64, e *trace.Event)) error {
+	if order, ok := commLogOrder(p); ok {
+		scans := make([]trace.CommScan, p.NumThreads())
+		for t := range scans {
+			scans[t], _ = p.CommScan(t)
+		}
+		for _, t := range order {
+			sc := &scans[t]
+			sc.Next()
+			visit(int(t), sc.Index(), sc.Event())
+		}
+		return nil
+	}
+	_, err := mergeWalk(p, pool, false, true, func(_ int64, th int, idx int64, e *trace.Event) { visit(th, idx, e) })
+	return err
+}
+
+// commLogOrder merges the threads' communication logs as mergeWalk merges
+// events (commWalk) and returns the thread of each communication event in
+// merged order; ok is false when the process has no log.
+func commLogOrder(p *trace.Process) (order []uint16, ok bool) {
+	if !p.HasCommLog() {
+		return nil, false
+	}
+	nth := p.NumThreads()
+	scans := make([]trace.CommScan, nth)
+	live := make([]bool, nth)
+	pre := make([]int64, nth) // other events still ahead of the head
+	var n int64
+	for t := range scans {
+		scans[t], _ = p.CommScan(t)
+		if live[t] = scans[t].Next(); live[t] {
+			pre[t] = scans[t].Pre()
+		}
+		n += p.Events[t].Comm
+	}
+	class := func(t int) int8 {
+		if pre[t] > 0 {
+			return 1
+		}
+		return tieClass(scans[t].Event().Kind)
+	}
+	order = make([]uint16, 0, n)
+	for {
+		best := -1
+		var bt int64
+		var bc int8
+		for t := range scans {
+			if !live[t] {
+				continue
+			}
+			tt, c := scans[t].Event().Time, class(t)
+			if best < 0 || tt < bt || tt == bt && c < bc {
+				best, bt, bc = t, tt, c
+			}
+		}
+		if best < 0 {
+			return order, true
+		}
+		if pre[best] > 0 {
+			pre[best]--
+			continue
+		}
+		order = append(order, uint16(best))
+		if live[best] = scans[best].Next(); live[best] {
+			pre[best] = scans[best].Pre()
+		}
+	}
+}

@@ -37,6 +37,12 @@ type Process struct {
 	Partial bool
 	// stream: chunks are read from File on every decode.
 	stream bool
+	// commLog: every thread's communication events are in its log
+	// (commlog.go); commBytes is the logs' size, payload the chunks'.
+	// commCap is the file's size when known: the log's bound from the
+	// start, whatever the order of the threads' chunks in the file.
+	commLog                     bool
+	commBytes, payload, commCap int64
 }
 
 // ThreadEvents is one thread's events, in encoded chunks.
@@ -48,6 +54,7 @@ type ThreadEvents struct {
 	// reads only those skips the threads without any.
 	Comm   int64
 	chunks []storedChunk
+	comm   commLog // the communication events, while the process keeps the log
 }
 
 // storedChunk is one chunk frame's payload (an alias into the process's
@@ -135,7 +142,7 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{File: path, Header: r.Header()}
+	p := &Process{File: path, Header: r.Header(), commLog: !opts.Stream, commCap: size}
 	a := arena{block: arenaBlock(size)}
 	if opts.Stream && size == 0 {
 		return nil, fmt.Errorf("%s: streaming needs a regular file", path)
@@ -254,10 +261,18 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		return nil
 	}
 	cs := &p.Census
+	p.payload += int64(size)
 	for i := range c.Events {
 		e := &c.Events[i]
 		last = e.Time
 		cs.Kinds[e.Kind]++
+		if p.commLog {
+			if !isComm(e.Kind) {
+				te.comm.other(e.Time)
+			} else if p.commBytes += int64(te.comm.add(te.N+int64(i), e)); p.commBytes > max(p.payload, p.commCap)/4+4<<10 {
+				p.DropCommLog() // mostly communication: the matching decodes it
+			}
+		}
 		switch e.Kind {
 		case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut:
 			te.Comm++

@@ -1,0 +1,147 @@
+package trace
+
+import "encoding/binary"
+
+// The communication log: the load's validating decode sees every event, and
+// communication events (the kinds ThreadEvents.Comm counts) are few in a
+// task-based trace — remote dependences at a partition's boundary, a few
+// messages per iteration — yet the matching had to decode every event of
+// their threads again to find them. The load keeps them, per thread, in a
+// compact byte log (index and time as differences from the previous one,
+// the kind, the first CommArgs arguments as zig-zag varints: about 10 bytes
+// an event), which the matching reads instead of the chunks. Each entry also
+// counts the thread's other events at the same time just before it: where
+// threads have events at equal times, the matching's merged order breaks
+// the tie by what is at the threads' heads, communication or not. A process
+// whose log outgrows a quarter of its chunks' bytes (an MPI-heavy trace:
+// its events are mostly communication) drops it, and so does a streamed
+// one: there the matching decodes the events, as it did without the log.
+
+// CommArgs is how many leading arguments of a communication event the log
+// keeps: what the matching reads (peer, tag and communicator; task, peer
+// and remote task; operation, communicator and root).
+const CommArgs = 3
+
+// commLog is one thread's log and where its last entry left the
+// differences; pre counts the thread's other events at time runTime since
+// its last entry.
+type commLog struct {
+	buf          []byte
+	idx, time    int64
+	runTime, pre int64
+}
+
+// other notes an event that is not communication at time t.
+func (l *commLog) other(t int64) {
+	if t != l.runTime {
+		l.runTime, l.pre = t, 0
+	}
+	l.pre++
+}
+
+// isComm reports whether events of kind k are communication events.
+func isComm(k Kind) bool {
+	switch k {
+	case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut, RemoteDepIn:
+		return true
+	}
+	return false
+}
+
+// add appends event e, the idx-th of its thread, to the thread's log.
+func (l *commLog) add(idx int64, e *Event) int {
+	n := len(l.buf)
+	l.buf = binary.AppendUvarint(l.buf, uint64(idx-l.idx))
+	l.buf = binary.AppendUvarint(l.buf, uint64(e.Time-l.time))
+	pre := int64(0)
+	if e.Time == l.runTime {
+		pre = l.pre
+	}
+	l.buf = binary.AppendUvarint(l.buf, uint64(pre))
+	l.buf = append(l.buf, byte(e.Kind))
+	for _, a := range e.Args[:CommArgs] {
+		l.buf = binary.AppendVarint(l.buf, a)
+	}
+	l.idx, l.time = idx, e.Time
+	l.runTime, l.pre = e.Time, 0
+	return len(l.buf) - n
+}
+
+// HasCommLog reports whether the load kept the communication log.
+func (p *Process) HasCommLog() bool { return p.commLog }
+
+// DropCommLog releases the communication log once nothing will read it
+// (after the matching).
+func (p *Process) DropCommLog() {
+	for t := range p.Events {
+		p.Events[t].comm = commLog{}
+	}
+	p.commLog, p.commBytes = false, 0
+}
+
+// CommScan reads one thread's communication events, in thread order, from
+// the log. Arguments past CommArgs read as zero.
+type CommScan struct {
+	buf      []byte
+	idx, pre int64
+	e        Event
+}
+
+// CommScan returns a scan of thread t's communication events; ok is false
+// when the process has no log (HasCommLog).
+func (p *Process) CommScan(t int) (s CommScan, ok bool) {
+	if !p.commLog || t < 0 || t >= len(p.Events) {
+		return CommScan{}, false
+	}
+	return CommScan{buf: p.Events[t].comm.buf}, true
+}
+
+// Next advances to the next event; false at the end.
+func (s *CommScan) Next() bool {
+	if len(s.buf) == 0 {
+		return false
+	}
+	// The log is the load's own encoding of events it validated, so it
+	// cannot be malformed; a short read ends the scan rather than panic.
+	di, k := binary.Uvarint(s.buf)
+	if k <= 0 {
+		s.buf = nil
+		return false
+	}
+	dt, j := binary.Uvarint(s.buf[k:])
+	if j <= 0 {
+		s.buf = nil
+		return false
+	}
+	k += j
+	pre, j := binary.Uvarint(s.buf[k:])
+	if j <= 0 || k+j >= len(s.buf) {
+		s.buf = nil
+		return false
+	}
+	s.idx += int64(di)
+	s.e.Time += int64(dt)
+	s.pre = int64(pre)
+	s.e.Kind = Kind(s.buf[k+j])
+	s.buf = s.buf[k+j+1:]
+	for i := range CommArgs {
+		v, n := binary.Varint(s.buf)
+		if n <= 0 {
+			s.buf = nil
+			return false
+		}
+		s.e.Args[i] = v
+		s.buf = s.buf[n:]
+	}
+	return true
+}
+
+// Event is the current event (valid until the next call to Next).
+func (s *CommScan) Event() *Event { return &s.e }
+
+// Index is the current event's index in its thread.
+func (s *CommScan) Index() int64 { return s.idx }
+
+// Pre is how many other events of the thread, at the current event's time,
+// come right before it (since the previous communication event).
+func (s *CommScan) Pre() int64 { return s.pre }

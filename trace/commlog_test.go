@@ -1,0 +1,77 @@
+package trace_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// TestCommLog: the load logs each thread's communication events with their
+// indices, times and leading arguments; a streamed load keeps no log, and
+// a process that is mostly communication drops it.
+func TestCommLog(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := gen.Generate(dir, gen.Config{Workload: "spread", Ranks: 2, Threads: 3, Width: 12, Steps: 6, Radix: 3, LatencyNS: 500, Jitter: 0.2}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "rank-00000.ptrace")
+	p, err := trace.LoadProcess(path, trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !p.HasCommLog() {
+		t.Fatal("no communication log")
+	}
+	logged := 0
+	for th := range p.NumThreads() {
+		rows, _ := p.Decode(th, nil)
+		sc, ok := p.CommScan(th)
+		if !ok {
+			t.Fatalf("thread %d: no scan", th)
+		}
+		for i, e := range rows {
+			switch e.Kind {
+			case trace.MPISend, trace.MPIRecv, trace.CollBegin, trace.CollEnd, trace.RemoteDepOut, trace.RemoteDepIn:
+			default:
+				continue
+			}
+			if !sc.Next() {
+				t.Fatalf("thread %d: the log ends before event %d", th, i)
+			}
+			g := sc.Event()
+			if sc.Index() != int64(i) || g.Time != e.Time || g.Kind != e.Kind || [trace.CommArgs]int64(g.Args[:trace.CommArgs]) != [trace.CommArgs]int64(e.Args[:trace.CommArgs]) {
+				t.Fatalf("thread %d: logged %d %+v, event %d is %+v", th, sc.Index(), *g, i, e)
+			}
+			logged++
+		}
+		if sc.Next() {
+			t.Fatalf("thread %d: the log has more events than the thread", th)
+		}
+	}
+	if logged == 0 {
+		t.Fatal("the trace has no communication event")
+	}
+
+	s, err := trace.LoadProcess(path, trace.LoadOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.HasCommLog() {
+		t.Fatal("a streamed load kept a communication log")
+	}
+
+	// Sends only: the log outgrows a quarter of the chunks' bytes.
+	rows := make([]trace.Event, 5000)
+	for i := range rows {
+		rows[i] = trace.Event{Time: int64(i) * 1000, Kind: trace.MPISend, Args: [trace.MaxArgs]int64{1, int64(i), 0, 8, int64(i)}}
+	}
+	q, err := trace.NewProcess(trace.Header{Rank: 0, NRanks: 2}, trace.Tables{}, [][]trace.Event{rows}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.HasCommLog() {
+		t.Fatal("a process of sends only kept its communication log")
+	}
+}
