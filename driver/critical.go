@@ -98,6 +98,11 @@ func newRemoteDeps(m *ompt.Model) *remoteDeps { return &remoteDeps{m: m} }
 func (rd *remoteDeps) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
 func (rd *remoteDeps) Finish(s *sim.Sim)                                   {}
 
+// Kinds implements sim.Filtered.
+func (rd *remoteDeps) Kinds() (before, after sim.KindSet) {
+	return 0, sim.KindsOf(trace.RemoteDepOut, trace.RemoteDepIn)
+}
+
 func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
 	switch e.Kind {
 	case trace.RemoteDepOut:

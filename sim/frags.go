@@ -389,15 +389,22 @@ func activity(s *Sim, th int) (Task, FragKind, bool) {
 	return top, FragImplicit, true
 }
 
-// Before does nothing: the pass reads the state once the event is applied.
+// Before does nothing but set the pass up (for a process without events,
+// at the final call): the pass reads the state once the event is applied.
 func (p *FragPass) Before(s *Sim, e *trace.Event, th int, dt int64) {
 	if p.cur == nil {
 		p.init(s)
 	}
 }
 
+// Kinds implements Filtered: After follows every event, Before none.
+func (p *FragPass) Kinds() (before, after KindSet) { return 0, AllKinds }
+
 // After updates the graph for event e of thread th.
 func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
+	if p.cur == nil {
+		p.init(s)
+	}
 	idx := s.Pos(th)
 	switch e.Kind {
 	case trace.MPIEnter:

@@ -171,19 +171,20 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	s.Now = last
 	s.Breakdown = newBreakdown(s, last)
 	b := s.Breakdown
+	d := newDispatch(passes)
 	for h.len() > 0 {
 		th := h.top()
 		e := h.scans[th].Event()
 		dt := e.Time - last
 		b.Before(s, e, th, dt)
-		for _, ps := range passes {
+		for _, ps := range d.before[e.Kind] {
 			ps.Before(s, e, th, dt)
 		}
 		s.Now = e.Time
 		last = e.Time
 		m.Update(s, th, e)
 		b.After(s, e, th)
-		for _, ps := range passes {
+		for _, ps := range d.after[e.Kind] {
 			ps.After(s, e, th)
 		}
 		// Every pass has seen which other threads the event changed.

@@ -46,6 +46,9 @@ func NewTaskStats() *TaskStats { return &TaskStats{byLoc: map[int32]int{}} }
 
 func (ts *TaskStats) Before(s *Sim, e *trace.Event, th int, dt int64) {}
 
+// Kinds implements Filtered: the pass reads task creations only.
+func (ts *TaskStats) Kinds() (before, after KindSet) { return 0, KindsOf(trace.TaskCreate) }
+
 func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
 	if e.Kind != trace.TaskCreate {
 		return
@@ -153,4 +156,7 @@ func (r *ReadySeries) add(a, b, n int64) {
 }
 
 func (r *ReadySeries) After(s *Sim, e *trace.Event, th int) {}
-func (r *ReadySeries) Finish(s *Sim)                        {}
+
+// Kinds implements Filtered: the pass integrates over every interval.
+func (r *ReadySeries) Kinds() (before, after KindSet) { return AllKinds, 0 }
+func (r *ReadySeries) Finish(s *Sim)                  {}

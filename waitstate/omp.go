@@ -180,6 +180,12 @@ func (p *OMPPass) Before(s *sim.Sim, _ *trace.Event, _ int, dt int64) {
 	p.prev += dt
 }
 
+// Kinds implements sim.Filtered: Before integrates every interval; After
+// has nothing to do after an event that changes no thread's category.
+func (p *OMPPass) Kinds() (before, after sim.KindSet) {
+	return sim.AllKinds, sim.AllKinds &^ sim.QuietKinds()
+}
+
 // After implements sim.Pass: it follows the threads' sync regions and
 // closes a thread's interval when where it waits changes.
 func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {

@@ -259,6 +259,13 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 // Before implements sim.Pass.
 func (r *Recorder) Before(*sim.Sim, *trace.Event, int, int64) {}
 
+// Kinds implements sim.Filtered: After follows MPI calls, user regions and
+// team creation, and ties communication events (the only nodes).
+func (r *Recorder) Kinds() (before, after sim.KindSet) {
+	return 0, sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit,
+		trace.MPISend, trace.MPIRecv, trace.CollBegin, trace.CollEnd, trace.RemoteDepOut, trace.RemoteDepIn)
+}
+
 // Finish implements sim.Pass.
 func (r *Recorder) Finish(*sim.Sim) {
 	c := r.c

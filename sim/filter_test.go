@@ -1,0 +1,128 @@
+package sim_test
+
+import (
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// kindCounter counts the events its Before and After see, per kind.
+type kindCounter struct {
+	before, after [trace.NumKinds]int64
+	final         int
+	set           *[2]sim.KindSet // nil: not Filtered
+}
+
+func (k *kindCounter) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {
+	if e == nil {
+		k.final++
+		return
+	}
+	k.before[e.Kind]++
+}
+func (k *kindCounter) After(s *sim.Sim, e *trace.Event, th int) { k.after[e.Kind]++ }
+func (k *kindCounter) Finish(s *sim.Sim)                        {}
+
+type filteredCounter struct{ kindCounter }
+
+func (k *filteredCounter) Kinds() (before, after sim.KindSet) { return k.set[0], k.set[1] }
+
+// unfiltered hides a pass's Kinds: Run calls it for every event.
+type unfiltered struct{ sim.Pass }
+
+func genProcess(t *testing.T, cfg gen.Config) []*trace.Process {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tr")
+	if _, err := gen.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	var procs []*trace.Process
+	for r := range max(cfg.Ranks, 1) {
+		p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(r)), trace.LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, p)
+	}
+	return procs
+}
+
+// TestFilteredDispatch: a Filtered pass sees the kinds it asked for, an
+// unfiltered one every event, and both the final Before.
+func TestFilteredDispatch(t *testing.T) {
+	p := genProcess(t, gen.Config{Workload: "forkjoin", Ranks: 1, Threads: 3, Width: 8, Steps: 4})[0]
+	all := &kindCounter{}
+	f := &filteredCounter{kindCounter{set: &[2]sim.KindSet{sim.KindsOf(trace.TaskCreate), sim.KindsOf(trace.TaskSchedule, trace.SyncEnd)}}}
+	s := sim.New(p, nil, false)
+	if err := s.Run(ompt.NewModel(), all, f); err != nil {
+		t.Fatal(err)
+	}
+	for k := range trace.NumKinds {
+		n := p.Census.Kinds[k]
+		if all.before[k] != n || all.after[k] != n {
+			t.Errorf("%s: unfiltered pass saw %d / %d events, the trace has %d", k, all.before[k], all.after[k], n)
+		}
+		wb, wa := int64(0), int64(0)
+		if k == trace.TaskCreate {
+			wb = n
+		}
+		if k == trace.TaskSchedule || k == trace.SyncEnd {
+			wa = n
+		}
+		if f.before[k] != wb || f.after[k] != wa {
+			t.Errorf("%s: filtered pass saw %d / %d events, want %d / %d", k, f.before[k], f.after[k], wb, wa)
+		}
+	}
+	if p.Census.Kinds[trace.TaskCreate] == 0 || p.Census.Kinds[trace.SyncEnd] == 0 {
+		t.Fatal("the trace lacks the kinds the test filters")
+	}
+	if all.final != 1 || f.final != 1 {
+		t.Errorf("final Before: %d and %d calls, want 1", all.final, f.final)
+	}
+}
+
+// TestFilteredSameResults: the sim package's passes give the same results
+// whether Run filters their calls by kind or calls them for every event.
+func TestFilteredSameResults(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "stencil", Ranks: 2, Threads: 3, Width: 16, Steps: 8, Jitter: 0.3, LatencyNS: 500},
+		{Workload: "halo", Ranks: 2, Threads: 3, Iterations: 4, Jitter: 0.2},
+		{Workload: "untied", Threads: 3, Steps: 20},
+		{Workload: "forkjoin", Threads: 4, Width: 12, Steps: 5, Jitter: 0.2},
+	}
+	type out struct {
+		stats *sim.TaskStats
+		ready *sim.ReadySeries
+		frags *sim.FragPass
+	}
+	run := func(p *trace.Process, wrap bool) out {
+		s := sim.New(p, nil, false)
+		s.RecordDeps = true
+		m := ompt.NewModel()
+		m.KeepDependences()
+		o := out{sim.NewTaskStats(), sim.NewReadySeries(0, 1000, 64), sim.NewFragPass(nil)}
+		passes := []sim.Pass{o.stats, o.ready, o.frags}
+		if wrap {
+			for i := range passes {
+				passes[i] = unfiltered{passes[i]}
+			}
+		}
+		if err := s.Run(m, passes...); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	for _, cfg := range cfgs {
+		for _, p := range genProcess(t, cfg) {
+			a, b := run(p, false), run(p, true)
+			if !reflect.DeepEqual(a.stats, b.stats) || !reflect.DeepEqual(a.ready.Values, b.ready.Values) || !reflect.DeepEqual(a.frags.F, b.frags.F) {
+				t.Errorf("%s rank %d: the passes' results differ when Run filters their calls", cfg.Workload, p.Header.Rank)
+			}
+		}
+	}
+}
