@@ -38,7 +38,12 @@ type TaskStats struct {
 	byLoc     map[int32]int
 	Stats     []ConstructStats
 	PerThread []int64 // explicit tasks started per thread
-	createNS  []int64 // per task, filled at creation
+	createNS  []int64 // per task, filled at the creator's next event
+	// Per thread: the task it created last and when, until the thread's
+	// next event that is not part of the creation (its dependences and
+	// attributes come right after task_create) ends the creation.
+	creating  []Task
+	createdAt []int64
 }
 
 // NewTaskStats returns the pass.
@@ -46,30 +51,35 @@ func NewTaskStats() *TaskStats { return &TaskStats{byLoc: map[int32]int{}} }
 
 func (ts *TaskStats) Before(s *Sim, e *trace.Event, th int, dt int64) {}
 
-// Kinds implements Filtered: the pass reads task creations only.
-func (ts *TaskStats) Kinds() (before, after KindSet) { return 0, KindsOf(trace.TaskCreate) }
+// Kinds implements Filtered: After reads task creations and what ends
+// them, every event but a creation's dependences and attributes.
+func (ts *TaskStats) Kinds() (before, after KindSet) {
+	return 0, AllKinds &^ KindsOf(trace.TaskDeps, trace.TaskDependence, trace.TaskAttr)
+}
 
 func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
+	if th < 0 || th >= len(s.Threads) {
+		return
+	}
+	if ts.creating == nil {
+		ts.creating = make([]Task, len(s.Threads))
+		ts.createdAt = make([]int64, len(s.Threads))
+		for i := range ts.creating {
+			ts.creating[i] = NoTask
+		}
+	}
+	if t := ts.creating[th]; t != NoTask {
+		ts.createNS[t] = e.Time - ts.createdAt[th]
+		ts.creating[th] = NoTask
+	}
 	if e.Kind != trace.TaskCreate {
 		return
 	}
 	if ts.createNS == nil {
 		ts.createNS = make([]int64, s.Tasks.Len())
 	}
-	// The creation ends at the creator's next event that is not part of
-	// it (its dependences and attributes come right after task_create).
-	for j := 1; ; j++ {
-		n, _, ok := s.Ahead(th, j)
-		if !ok {
-			return
-		}
-		if n.Kind == trace.TaskDeps || n.Kind == trace.TaskDependence || n.Kind == trace.TaskAttr {
-			continue
-		}
-		if t := s.lastCreated; s.valid(t) {
-			ts.createNS[t] = n.Time - e.Time
-		}
-		return
+	if t := s.lastCreated; s.valid(t) && int(t) < len(ts.createNS) {
+		ts.creating[th], ts.createdAt[th] = t, e.Time
 	}
 }
 
