@@ -3,6 +3,7 @@ package inproc
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/ptrace-dev/ptrace/comm"
 )
@@ -145,4 +146,24 @@ func BenchmarkExchange(b *testing.B) {
 			})
 		})
 	}
+}
+
+// BenchmarkSuperstep is a replay's superstep between two ranks that take
+// turns: the rank whose turn it is works ~5 µs while the other waits in
+// the Allreduce, as when a critical path crosses ranks at every step. What
+// it measures beyond the work is the waiting rank's wake-up.
+func BenchmarkSuperstep(b *testing.B) {
+	work := func() {
+		for t := time.Now(); time.Since(t) < 5*time.Microsecond; {
+		}
+	}
+	step := 0
+	benchRanks(b, 2, func(c comm.Comm) error {
+		if step%2 == c.Rank() {
+			work()
+		}
+		step++
+		_, err := c.AllreduceInt64(comm.Sum, []int64{1})
+		return err
+	})
 }

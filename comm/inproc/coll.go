@@ -3,6 +3,7 @@ package inproc
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -92,7 +93,7 @@ func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) 
 		close(s.done)
 	}
 
-	<-s.done
+	w.wait(s.done)
 	if w.isAborted() {
 		return nil, w.cause
 	}
@@ -329,4 +330,29 @@ func reduce[T int64 | float64](c *rankComm, name string, root int, op comm.Op, v
 		return nil, err
 	}
 	return s.redOut.([]T), nil
+}
+
+// spinWait is how many times a rank polls a collective it is waiting for,
+// yielding its processor between polls, before it blocks. Ranks are
+// goroutines: one that blocks parks, and waking it when the last rank
+// arrives costs its OS thread's wake-up (10 µs or more on a VM), on every
+// superstep of a replay that crosses ranks thousands of times. Polling
+// pays only while every rank has a processor (world.spin): with more
+// ranks than processors the pollers would take turns with the ranks that
+// still work.
+const spinWait = 256
+
+// wait returns once done is closed.
+func (w *world) wait(done chan struct{}) {
+	if w.spin {
+		for range spinWait {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			runtime.Gosched()
+		}
+	}
+	<-done
 }

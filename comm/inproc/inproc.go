@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"runtime/debug"
 	"sync"
 
@@ -54,6 +55,9 @@ func Run(k int, fn func(c comm.Comm) error) error {
 // world is the state the ranks of one Run share.
 type world struct {
 	size int
+	// spin: every rank can have a processor of its own, so a rank waiting
+	// for a collective polls before it blocks (coll.go, wait).
+	spin bool
 
 	abortOnce sync.Once
 	aborted   chan struct{}    // closed on the first abort
@@ -77,6 +81,7 @@ type world struct {
 func newWorld(k int) *world {
 	w := &world{
 		size:    k,
+		spin:    k <= runtime.GOMAXPROCS(0),
 		aborted: make(chan struct{}),
 		exited:  make([]chan struct{}, k),
 		boxes:   make([]mailbox, k),
