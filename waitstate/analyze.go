@@ -77,11 +77,13 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	a.edges = edges
+	a.edge, a.rowNode = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges)
+	a.rowNode = nil // only the Late Receiver exchange reads it
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	a.edges, a.edge = edges, a.edgeRows(edges)
 	// Waits travel to their cause's rank for the delay costs: cause
 	// process, its thread and event, the waiter's gap and the wait.
 	delayBufs := make([][]byte, c.Size())
@@ -597,26 +599,40 @@ func (a *Analysis) labelName(i int, loc int64) string {
 
 // edgeRows returns, per node, its row in its process's edges (the
 // matched predecessor: the sender, the root, or the collective's latest
-// member), −1 for none.
-func (a *Analysis) edgeRows(edges []graph.RemoteEdges) []int32 {
+// member), −1 for none, and per process and row its node (−1: none).
+//
+// The exchange lists a process's rows in the order of their nodes, so one
+// walk of the nodes beside the rows finds them all; rows out of that order
+// (none today) are looked up by thread and event.
+func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]int32) {
 	m := a.m
-	out := make([]int32, m.Len())
-	for v := range out {
-		out[v] = -1
+	rows = make([]int32, m.Len())
+	for v := range rows {
+		rows[v] = -1
 	}
+	nodes = make([][]int32, len(m.Procs))
 	for i := range m.Procs {
 		if i >= len(edges) {
 			break
 		}
 		e := &edges[i]
-		nodes := a.threadNodes(i)
-		for k := range e.Thread {
-			if v := findNode(m, nodes, e.Thread[k], e.Event[k]); v >= 0 {
-				out[v] = int32(k)
+		nodes[i] = make([]int32, e.Len())
+		k := 0
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1] && k < e.Len(); v++ {
+			if m.Thread[v] == e.Thread[k] && m.Event[v] == e.Event[k] {
+				rows[v], nodes[i][k] = int32(k), v
+				k++
 			}
 		}
+		for ; k < e.Len(); k++ {
+			v := findNode(m, a.threadNodes(i), e.Thread[k], e.Event[k])
+			if v >= 0 {
+				rows[v] = int32(k)
+			}
+			nodes[i][k] = v
+		}
 	}
-	return out
+	return rows, nodes
 }
 
 // pred returns the world rank, thread and event of the matched
@@ -685,12 +701,11 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			break
 		}
 		e := &edges[i]
-		nodes := a.threadNodes(i)
 		for k := range e.Thread {
 			if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
 				continue
 			}
-			v := findNode(m, nodes, e.Thread[k], e.Event[k])
+			v := a.rowNode[i][k]
 			if v < 0 || a.call[v] < 0 {
 				continue
 			}
