@@ -42,27 +42,46 @@ type Filtered interface {
 }
 
 // dispatch lists, per event kind, the passes whose Before and After Run
-// calls.
+// calls; entry NumKinds is for invalid kinds: every pass.
 type dispatch struct {
-	before, after [256][]Pass
+	before, after [trace.NumKinds + 1][]Pass
 }
 
+// newDispatch makes the lists in one allocation: a process's simulation
+// makes them once, and a trace of thousands of small processes makes them
+// thousands of times.
 func newDispatch(passes []Pass) *dispatch {
 	d := &dispatch{}
-	for _, ps := range passes {
-		b, a := AllKinds, AllKinds
+	sets := make([][2]KindSet, len(passes))
+	n := 0
+	for i, ps := range passes {
+		sets[i] = [2]KindSet{AllKinds, AllKinds}
 		if f, ok := ps.(Filtered); ok {
-			b, a = f.Kinds()
+			sets[i][0], sets[i][1] = f.Kinds()
 		}
-		for k := range len(d.before) {
-			// An invalid kind reaches every pass, as without filters.
-			if valid := k < int(trace.NumKinds); !valid || b.Has(trace.Kind(k)) {
-				d.before[k] = append(d.before[k], ps)
-			}
-			if valid := k < int(trace.NumKinds); !valid || a.Has(trace.Kind(k)) {
-				d.after[k] = append(d.after[k], ps)
+		for k := range trace.NumKinds + 1 {
+			for j := range 2 {
+				if k == trace.NumKinds || sets[i][j].Has(k) {
+					n++
+				}
 			}
 		}
 	}
+	all := make([]Pass, 0, n)
+	fill := func(k trace.Kind, j int) []Pass {
+		start := len(all)
+		for i, ps := range passes {
+			if k == trace.NumKinds || sets[i][j].Has(k) {
+				all = append(all, ps)
+			}
+		}
+		return all[start:len(all):len(all)]
+	}
+	for k := range trace.NumKinds + 1 {
+		d.before[k], d.after[k] = fill(k, 0), fill(k, 1)
+	}
 	return d
 }
+
+// dispatchKind returns the dispatch entry of an event's kind.
+func dispatchKind(k trace.Kind) trace.Kind { return min(k, trace.NumKinds) }

@@ -177,14 +177,15 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		e := h.scans[th].Event()
 		dt := e.Time - last
 		b.Before(s, e, th, dt)
-		for _, ps := range d.before[e.Kind] {
+		k := dispatchKind(e.Kind)
+		for _, ps := range d.before[k] {
 			ps.Before(s, e, th, dt)
 		}
 		s.Now = e.Time
 		last = e.Time
 		m.Update(s, th, e)
 		b.After(s, e, th)
-		for _, ps := range d.after[e.Kind] {
+		for _, ps := range d.after[k] {
 			ps.After(s, e, th)
 		}
 		// Every pass has seen which other threads the event changed.
