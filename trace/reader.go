@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -36,8 +37,33 @@ type Reader struct {
 }
 
 // NewReader reads and checks the header frame of r. name is used in errors.
+// A regular file gets a read buffer no larger than itself.
 func NewReader(r io.Reader, name string) (*Reader, error) {
-	rd := &Reader{name: name, r: bufio.NewReaderSize(r, 1<<20)}
+	var size int64
+	if f, ok := r.(interface{ Stat() (os.FileInfo, error) }); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			size = st.Size()
+		}
+	}
+	return newReader(r, name, readBufferFor(size))
+}
+
+// readBuffer is the read buffer of a Reader: frames up to its size are
+// decoded where they lie in it.
+const readBuffer = 1 << 20
+
+// readBufferFor is the read buffer for a file of size bytes (0: unknown):
+// a small file gets a buffer its size, not readBuffer, which thousands of
+// processes' files loaded one after another would otherwise allocate each.
+func readBufferFor(size int64) int {
+	if size <= 0 {
+		return readBuffer
+	}
+	return int(min(max(size, 4<<10), readBuffer))
+}
+
+func newReader(r io.Reader, name string, buf int) (*Reader, error) {
+	rd := &Reader{name: name, r: bufio.NewReaderSize(r, buf)}
 	kind, payload, err := rd.readFrame()
 	if err == io.EOF {
 		return nil, &FormatError{File: name, Offset: 0, Err: errors.New("empty file (no header frame)")}

@@ -138,7 +138,7 @@ func LoadProcessReader(r io.Reader, name string, opts LoadOptions) (*Process, er
 }
 
 func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, error) {
-	r, err := NewReader(in, path)
+	r, err := newReader(in, path, readBufferFor(size))
 	if err != nil {
 		return nil, err
 	}
