@@ -14,8 +14,9 @@ import "encoding/binary"
 // threads have events at equal times, the matching's merged order breaks
 // the tie by what is at the threads' heads, communication or not. A process
 // whose log outgrows a quarter of its chunks' bytes (an MPI-heavy trace:
-// its events are mostly communication) drops it, and so does a streamed
-// one: there the matching decodes the events, as it did without the log.
+// its events are mostly communication) drops it, a streamed one (which
+// keeps no events in memory) a sixteenth: there the matching decodes the
+// events, as it did without the log.
 
 // CommArgs is how many leading arguments of a communication event the log
 // keeps: what the matching reads (peer, tag and communicator; task, peer

@@ -43,6 +43,7 @@ type Process struct {
 	// start, whatever the order of the threads' chunks in the file.
 	commLog                     bool
 	commBytes, payload, commCap int64
+	commShift                   uint // the log's bound: (file bytes) >> commShift
 }
 
 // ThreadEvents is one thread's events, in encoded chunks.
@@ -142,7 +143,10 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 	if err != nil {
 		return nil, err
 	}
-	p := &Process{File: path, Header: r.Header(), commLog: !opts.Stream, commCap: size}
+	p := &Process{File: path, Header: r.Header(), commLog: true, commCap: size, commShift: 2}
+	if opts.Stream {
+		p.commShift = 4
+	}
 	a := arena{block: arenaBlock(size)}
 	if opts.Stream && size == 0 {
 		return nil, fmt.Errorf("%s: streaming needs a regular file", path)
@@ -269,7 +273,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		if p.commLog {
 			if !isComm(e.Kind) {
 				te.comm.other(e.Time)
-			} else if p.commBytes += int64(te.comm.add(te.N+int64(i), e)); p.commBytes > max(p.payload, p.commCap)/4+4<<10 {
+			} else if p.commBytes += int64(te.comm.add(te.N+int64(i), e)); p.commBytes > max(p.payload, p.commCap)>>p.commShift+4<<10 {
 				p.DropCommLog() // mostly communication: the matching decodes it
 			}
 		}
