@@ -56,6 +56,45 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// FuzzLoad loads arbitrary bytes (checksums repaired) as a process, as the
+// analysis does: an error or a process, never a panic; and a process's
+// communication log holds exactly its threads' communication events, with
+// their indices, times and leading arguments, as a decode finds them.
+func FuzzLoad(f *testing.F) {
+	f.Add(smallTrace(f))
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 4})
+	evs, deps := randomEvents(newRand(5), 4*int(NumKinds))
+	writeEvents(f, w, 0, evs, deps)
+	w.Close()
+	f.Add(buf.Bytes())
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := LoadProcessReader(bytes.NewReader(fixCRCs(data)), "fuzz", LoadOptions{Salvage: len(data)%2 == 0})
+		if err != nil || !p.HasCommLog() {
+			return
+		}
+		for th := range p.NumThreads() {
+			rows, _ := p.Decode(th, nil)
+			sc, _ := p.CommScan(th)
+			for i := range rows {
+				if !isComm(rows[i].Kind) {
+					continue
+				}
+				if !sc.Next() {
+					t.Fatalf("thread %d: the log ends before event %d", th, i)
+				}
+				e := sc.Event()
+				if sc.Index() != int64(i) || e.Time != rows[i].Time || e.Kind != rows[i].Kind || [CommArgs]int64(e.Args[:CommArgs]) != [CommArgs]int64(rows[i].Args[:CommArgs]) {
+					t.Fatalf("thread %d: logged %d %+v, event %d is %+v", th, sc.Index(), *e, i, rows[i])
+				}
+			}
+			if sc.Next() {
+				t.Fatalf("thread %d: the log has more events than the thread", th)
+			}
+		}
+	})
+}
+
 // chunkPayload returns the payload of the first chunk frame of a file.
 func chunkPayload(tb testing.TB, file []byte) []byte {
 	for _, off := range frameOffsets(file) {
