@@ -82,6 +82,7 @@ typedef struct ptr_thread {
 	int ended;
 	int64_t chunk_seq;        /* under the file lock */
 	int64_t written;          /* events written, under the file lock */
+	int64_t written_ns;       /* time of the last event written, under the file lock */
 	uint64_t last;            /* the latest stamp recorded, owner only */
 	int idepth;
 	struct ptr_istack istack[PTR_ISTACK];

@@ -855,7 +855,15 @@ static void encode_range(ptr_thread *t, size_t from, size_t to, int in_signal)
 		size_t words = rec_words(r);
 		if (E.n == CHUNK_EVENTS || E.na > ARGS_CAP)
 			enc_flush(t, in_signal);
+		/* Stamps never go back (ptr_mono), but a drain maps them with the
+		 * clock points known then: a stamp past the last point with the
+		 * run's slope, the next drain's stamps between the new points
+		 * with theirs. Where the two differ by a few ns, a thread's later
+		 * event would map before its earlier one. */
 		int64_t time = stamp_ns(r[0] >> 8);
+		if (time < t->written_ns)
+			time = t->written_ns;
+		t->written_ns = time;
 		if (E.n == 0)
 			E.t0 = E.last = time;
 		E.kinds[E.n++] = (uint8_t)k;
