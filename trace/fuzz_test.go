@@ -26,17 +26,23 @@ func fixCRCs(b []byte) []byte {
 	return b
 }
 
+// randomTrace is a file of n random events of every kind on thread 0 of a
+// process of a run of nranks (a fuzz seed).
+func randomTrace(tb testing.TB, nranks int, seed int64, n int) []byte {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: nranks})
+	evs, deps := randomEvents(newRand(seed), n)
+	writeEvents(tb, w, 0, evs, deps)
+	w.Close()
+	return buf.Bytes()
+}
+
 // FuzzReader feeds arbitrary bytes (with checksums repaired) to the streaming
 // reader. It must return an error or data, never panic, hang or allocate
 // without bound.
 func FuzzReader(f *testing.F) {
 	f.Add(smallTrace(f))
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{NRanks: 1})
-	evs, deps := randomEvents(newRand(3), 2*int(NumKinds))
-	writeEvents(f, w, 0, evs, deps)
-	w.Close()
-	f.Add(buf.Bytes())
+	f.Add(randomTrace(f, 1, 3, 2*int(NumKinds)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		data = fixCRCs(data)
 		r, err := NewReader(bytes.NewReader(data), "fuzz")
@@ -62,12 +68,7 @@ func FuzzReader(f *testing.F) {
 // their indices, times and leading arguments, as a decode finds them.
 func FuzzLoad(f *testing.F) {
 	f.Add(smallTrace(f))
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{NRanks: 4})
-	evs, deps := randomEvents(newRand(5), 4*int(NumKinds))
-	writeEvents(f, w, 0, evs, deps)
-	w.Close()
-	f.Add(buf.Bytes())
+	f.Add(randomTrace(f, 4, 5, 4*int(NumKinds)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := LoadProcessReader(bytes.NewReader(fixCRCs(data)), "fuzz", LoadOptions{Salvage: len(data)%2 == 0})
 		if err != nil || !p.HasCommLog() {
