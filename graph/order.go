@@ -138,40 +138,19 @@ func mergeWalk(p *trace.Process, pool *trace.Scans, keep, commOnly bool, visit f
 // logs with those counts as events of their own gives the merged walk's
 // order of the communication events without decoding anything else.
 func commWalk(p *trace.Process, pool *trace.Scans, visit func(th int, idx int64, e *trace.Event)) error {
-	if order, ok := commLogOrder(p); ok {
-		scans := make([]trace.CommScan, p.NumThreads())
-		for t := range scans {
-			scans[t], _ = p.CommScan(t)
-		}
-		for _, t := range order {
-			sc := &scans[t]
-			sc.Next()
-			visit(int(t), sc.Index(), sc.Event())
-		}
-		return nil
-	}
-	_, err := mergeWalk(p, pool, false, true, func(_ int64, th int, idx int64, e *trace.Event) { visit(th, idx, e) })
-	return err
-}
-
-// commLogOrder merges the threads' communication logs as mergeWalk merges
-// events (commWalk) and returns the thread of each communication event in
-// merged order; ok is false when the process has no log.
-func commLogOrder(p *trace.Process) (order []uint16, ok bool) {
 	if !p.HasCommLog() {
-		return nil, false
+		_, err := mergeWalk(p, pool, false, true, func(_ int64, th int, idx int64, e *trace.Event) { visit(th, idx, e) })
+		return err
 	}
 	nth := p.NumThreads()
 	scans := make([]trace.CommScan, nth)
 	live := make([]bool, nth)
 	pre := make([]int64, nth) // other events still ahead of the head
-	var n int64
 	for t := range scans {
 		scans[t], _ = p.CommScan(t)
 		if live[t] = scans[t].Next(); live[t] {
 			pre[t] = scans[t].Pre()
 		}
-		n += p.Events[t].Comm
 	}
 	class := func(t int) int8 {
 		if pre[t] > 0 {
@@ -179,7 +158,6 @@ func commLogOrder(p *trace.Process) (order []uint16, ok bool) {
 		}
 		return tieClass(scans[t].Event().Kind)
 	}
-	order = make([]uint16, 0, n)
 	for {
 		best := -1
 		var bt int64
@@ -194,15 +172,16 @@ func commLogOrder(p *trace.Process) (order []uint16, ok bool) {
 			}
 		}
 		if best < 0 {
-			return order, true
+			return nil
 		}
 		if pre[best] > 0 {
 			pre[best]--
 			continue
 		}
-		order = append(order, uint16(best))
-		if live[best] = scans[best].Next(); live[best] {
-			pre[best] = scans[best].Pre()
+		sc := &scans[best]
+		visit(best, sc.Index(), sc.Event())
+		if live[best] = sc.Next(); live[best] {
+			pre[best] = sc.Pre()
 		}
 	}
 }

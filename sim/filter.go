@@ -47,27 +47,19 @@ type dispatch struct {
 	before, after [trace.NumKinds + 1][]Pass
 }
 
-// newDispatch makes the lists in one allocation: a process's simulation
-// makes them once, and a trace of thousands of small processes makes them
-// thousands of times.
+// newDispatch makes the lists in one allocation (room for every pass in
+// every list): a process's simulation makes them once, and a trace of
+// thousands of small processes makes them thousands of times.
 func newDispatch(passes []Pass) *dispatch {
 	d := &dispatch{}
 	sets := make([][2]KindSet, len(passes))
-	n := 0
 	for i, ps := range passes {
 		sets[i] = [2]KindSet{AllKinds, AllKinds}
 		if f, ok := ps.(Filtered); ok {
 			sets[i][0], sets[i][1] = f.Kinds()
 		}
-		for k := range trace.NumKinds + 1 {
-			for j := range 2 {
-				if k == trace.NumKinds || sets[i][j].Has(k) {
-					n++
-				}
-			}
-		}
 	}
-	all := make([]Pass, 0, n)
+	all := make([]Pass, 0, 2*int(trace.NumKinds+1)*len(passes))
 	fill := func(k trace.Kind, j int) []Pass {
 		start := len(all)
 		for i, ps := range passes {

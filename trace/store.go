@@ -270,16 +270,18 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		e := &c.Events[i]
 		last = e.Time
 		cs.Kinds[e.Kind]++
+		comm := isComm(e.Kind)
+		if comm {
+			te.Comm++
+		}
 		if p.commLog {
-			if !isComm(e.Kind) {
+			if !comm {
 				te.comm.other(e.Time)
 			} else if p.commBytes += int64(te.comm.add(te.N+int64(i), e)); p.commBytes > max(p.payload, p.commCap)>>p.commShift+4<<10 {
 				p.DropCommLog() // mostly communication: the matching decodes it
 			}
 		}
 		switch e.Kind {
-		case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut:
-			te.Comm++
 		case TaskCreate:
 			cs.noteID(e.Args[0])
 		case ImplicitTaskBegin:
@@ -291,7 +293,6 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		case MPIEnter:
 			cs.lastEnter(int32(c.Thread), te.N+int64(i), e)
 		case RemoteDepIn:
-			te.Comm++
 			if cs.RemoteIn == nil {
 				cs.RemoteIn = map[int64]int32{}
 			}

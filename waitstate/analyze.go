@@ -78,9 +78,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	a.edges = edges
-	a.edge, a.rowNode = a.edgeRows(edges)
-	lr, err := a.lateReceivers(c, owners, edges)
-	a.rowNode = nil // only the Late Receiver exchange reads it
+	var rowNode [][]int32
+	a.edge, rowNode = a.edgeRows(edges)
+	lr, err := a.lateReceivers(c, owners, edges, rowNode)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -672,7 +672,7 @@ type lrWait struct {
 // its receive call back to the sender's rank (one Alltoallv of one record
 // per point-to-point message), and a blocking send whose call ended after
 // that time waited for it from its own enter.
-func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges) ([]map[int32]lrWait, error) {
+func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]map[int32]lrWait, error) {
 	m := a.m
 	out := make([]map[int32]lrWait, len(m.Procs))
 	bufs := make([][]byte, c.Size())
@@ -705,7 +705,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
 				continue
 			}
-			v := a.rowNode[i][k]
+			v := rowNode[i][k]
 			if v < 0 || a.call[v] < 0 {
 				continue
 			}

@@ -170,8 +170,6 @@ type Analysis struct {
 	// edge, per node, its row there (−1: none), for the delay costs.
 	edges []graph.RemoteEdges
 	edge  []int32
-	// rowNode is edge's inverse, per process and row (Late Receiver).
-	rowNode [][]int32
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
