@@ -17,10 +17,12 @@ import (
 	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/ptrace-dev/ptrace/waitstate"
 )
@@ -257,6 +259,11 @@ type run struct {
 	waits *waitstate.Analysis
 	// scans are the event scans the passes share from process to process.
 	scans trace.Scans
+	// simSpare and ompSpare carry a simulation's task table, edge pool and
+	// dependence tracker to the rank's next process, and are dropped with
+	// the simulate phase.
+	simSpare sim.Spare
+	ompSpare ompt.Spare
 	// ompWaits are the OpenMP wait-state rows of every process (rank 0).
 	ompWaits []waitstate.OMPRow
 	mutexes  []waitstate.MutexRow

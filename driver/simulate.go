@@ -96,12 +96,13 @@ func (r *run) simulate() error {
 	r.waits = waitstate.New(r.matching)
 	for i, p := range r.procs {
 		s := sim.New(p, r.timebase(i), r.opts.Strict)
-		s.Scans = &r.scans
+		s.Scans, s.Spare = &r.scans, &r.simSpare
 		s.SetWindow(r.first, r.last)
 		s.RecordDeps = true
 		s.EventCostNS = r.eventCost(p)
 		s.SyncRuntimeAsWork = r.opts.SyncRuntimeAsWork
 		model := ompt.NewModel()
+		model.Spare = &r.ompSpare
 		model.KeepDependences()
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
@@ -132,6 +133,8 @@ func (r *run) simulate() error {
 		// Every pass over the events is done: what follows works on the
 		// tables the simulation built.
 		p.ReleaseEvents()
+		s.Recycle()
+		model.Recycle()
 		if r.clock != nil && i < len(r.clock.Timebases) {
 			r.clock.Timebases[i] = nil
 		}
@@ -141,6 +144,7 @@ func (r *run) simulate() error {
 		r.progress("simulate", float64(i+1)/float64(len(r.procs)))
 	}
 	r.scans = trace.Scans{} // no pass decodes events after this one
+	r.simSpare, r.ompSpare = sim.Spare{}, ompt.Spare{}
 	if err := agree(r.c, failure); err != nil {
 		return err
 	}

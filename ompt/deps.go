@@ -60,10 +60,19 @@ func newDepTracker() *depTracker {
 // entries read an address another task wrote: distinct addresses, hence
 // states, are about a quarter of the entries (one per task on the gen
 // workloads), reader cells most of them.
+// A tracker used before (Spare) is emptied and keeps its arrays where they
+// are large enough.
 func (d *depTracker) reserve(n int) {
-	d.states = make([]addrState, 0, n/4)
+	if cap(d.states) >= n/4 {
+		d.states = d.states[:0]
+	} else {
+		d.states = make([]addrState, 0, n/4)
+	}
+	d.free = d.free[:0]
+	d.cells.Reset()
 	d.cells.Reserve(n)
-	d.index.init(n / 4)
+	d.index.reset(n / 4)
+	d.live, d.sweepAt, d.doneAtSweep = 0, 1<<12, 0
 }
 
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
@@ -234,6 +243,24 @@ func (t *addrTable) init(capacity int) {
 		t.vals[i] = -1
 	}
 	t.shift = uint(64 - bits.Len64(uint64(size-1)))
+	t.n = 0
+}
+
+// reset empties the table for at least capacity entries, in place when it
+// is large enough (init allocates: a sweep reads the old table while it
+// fills the new one).
+func (t *addrTable) reset(capacity int) {
+	size := 1 << 4
+	for size < 2*capacity {
+		size <<= 1
+	}
+	if len(t.keys) < size {
+		t.init(capacity)
+		return
+	}
+	for i := range t.vals {
+		t.vals[i] = -1
+	}
 	t.n = 0
 }
 

@@ -1,6 +1,8 @@
 package ompt
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -44,5 +46,59 @@ func TestKeepSweepsCompletedParents(t *testing.T) {
 	preds := d.resolve(second, task, []trace.Dep{{Addr: addrs, Type: trace.DepIn}}, nil, done, ncompleted)
 	if len(preds) != 1 || preds[0] != w {
 		t.Fatalf("predecessors %v, want [%d] (completed, kept)", preds, w)
+	}
+}
+
+// A tracker reserved again for another process (Model.Spare) resolves that
+// process's dependences exactly as a new one does, whatever the first left
+// in its tables: states, set and reader lists, table slots of addresses the
+// second process uses too, a larger table.
+func TestReservedTrackerForgets(t *testing.T) {
+	types := []uint8{trace.DepIn, trace.DepOut, trace.DepInout, trace.DepMutexInoutset, trace.DepInoutset}
+	run := func(d *depTracker, rng *rand.Rand, tasks int) [][]int32 {
+		completed := make([]bool, tasks+8)
+		done := func(t int32) bool { return completed[t] }
+		var ncompleted int64
+		var out [][]int32
+		for task := int32(8); task < int32(tasks); task++ {
+			deps := make([]trace.Dep, 1+rng.IntN(4))
+			for k := range deps {
+				deps[k] = trace.Dep{Addr: uint64(rng.IntN(tasks/3+1)) * 64, Type: types[rng.IntN(len(types))]}
+			}
+			preds := d.resolve(int32(rng.IntN(3)), task, deps, nil, done, ncompleted)
+			out = append(out, slices.Clone(preds))
+			if rng.IntN(2) == 0 {
+				c := 8 + rng.Int32N(task-7)
+				if !completed[c] {
+					completed[c] = true
+					ncompleted++
+				}
+			}
+		}
+		return out
+	}
+	for seed := range uint64(10) {
+		for _, keep := range []bool{false, true} {
+			first, second := 20_000, 2_000+int(seed)*500
+			if seed%2 == 1 {
+				first, second = second, first
+			}
+			used := newDepTracker()
+			used.keep = keep
+			used.reserve(first)
+			run(used, rand.New(rand.NewPCG(seed, 1)), first)
+			used.reserve(second)
+			got := run(used, rand.New(rand.NewPCG(seed, 2)), second)
+
+			fresh := newDepTracker()
+			fresh.keep = keep
+			fresh.reserve(second)
+			want := run(fresh, rand.New(rand.NewPCG(seed, 2)), second)
+			for i := range want {
+				if !slices.Equal(got[i], want[i]) {
+					t.Fatalf("seed %d keep %v: task %d of the second process: predecessors %v after reuse, %v fresh", seed, keep, i+8, got[i], want[i])
+				}
+			}
+		}
 	}
 }

@@ -33,6 +33,21 @@ type Model struct {
 	// costKeys are the string ids of the attribute keys that mean cost.
 	costKeys map[int64]bool
 	total    int64 // task slots
+
+	// Spare, when set, recycles the dependence tracker's tables: Prepare
+	// takes them, Recycle gives them back (see sim.Spare).
+	Spare *Spare
+}
+
+// Spare holds a finished model's dependence tracker for the next one.
+type Spare struct{ deps *depTracker }
+
+// Recycle gives the dependence tracker to m.Spare; m must not simulate
+// afterwards. Without a Spare it does nothing.
+func (m *Model) Recycle() {
+	if m.Spare != nil {
+		m.Spare.deps, m.deps = m.deps, nil
+	}
 }
 
 // NewModel returns a model for one process.
@@ -85,6 +100,10 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	s.AllocTasks(int(total))
 	s.SetTaskMap(m.Task)
 	s.ReserveEdges(ndeps)
+	if sp := m.Spare; sp != nil && sp.deps != nil {
+		sp.deps.keep = m.deps.keep
+		m.deps, sp.deps = sp.deps, nil
+	}
 	m.deps.reserve(min(ndeps, 1<<20))
 	m.costKeys = map[int64]bool{}
 	for id, str := range p.Strings {

@@ -70,6 +70,10 @@ type Sim struct {
 	// Scans, when set, recycles the event scans of Run (set it to share
 	// their buffers between the processes of a rank).
 	Scans *trace.Scans
+	// Spare, when set, recycles the task table and the dependence-edge
+	// pool: AllocTasks and ReserveEdges take its buffers, Recycle gives
+	// them back (set it to share them between the processes of a rank).
+	Spare *Spare
 
 	merge       *mergeHeap
 	lastCreated Task
@@ -140,10 +144,42 @@ func (s *Sim) SetWindow(begin, end int64) {
 	s.Begin, s.End = begin, end
 }
 
+// Spare holds a finished simulation's task table and edge pool for the
+// next one. A rank simulates its processes one after another, each
+// allocating tables of about its own size that are garbage once its
+// results are taken: reused, they cost no allocation, no zeroing by the
+// runtime and no fresh pages (on the 10 M-event stencil, 170 MB of the
+// simulation's 700 MB of allocations).
+type Spare struct {
+	tasks    Tasks
+	edgeTo   []Task
+	edgeNext []int32
+}
+
+// Recycle gives the task table and the edge pool to s.Spare; s must not be
+// used afterwards. Without a Spare it does nothing.
+func (s *Sim) Recycle() {
+	if s.Spare == nil {
+		return
+	}
+	if cap(s.Tasks) > cap(s.Spare.tasks) {
+		s.Spare.tasks = s.Tasks[:0]
+	}
+	if cap(s.edgeTo) > cap(s.Spare.edgeTo) {
+		s.Spare.edgeTo, s.Spare.edgeNext = s.edgeTo[:0], s.edgeNext[:0]
+	}
+	s.Tasks, s.edgeTo, s.edgeNext = nil, nil, nil
+}
+
 // ReserveEdges pre-sizes the dependence-edge pool for about n edges.
 func (s *Sim) ReserveEdges(n int) {
-	s.edgeTo = make([]Task, 0, n)
-	s.edgeNext = make([]int32, 0, n)
+	if sp := s.Spare; sp != nil && cap(sp.edgeTo) >= n && cap(sp.edgeNext) >= n {
+		s.edgeTo, s.edgeNext = sp.edgeTo[:0], sp.edgeNext[:0]
+		sp.edgeTo, sp.edgeNext = nil, nil
+	} else {
+		s.edgeTo = make([]Task, 0, n)
+		s.edgeNext = make([]int32, 0, n)
+	}
 	if s.RecordDeps {
 		// About three bytes an edge packed; Run trims what is left over.
 		s.DepEdges.Grow(n, 3)
@@ -151,7 +187,16 @@ func (s *Sim) ReserveEdges(n int) {
 }
 
 // AllocTasks sizes the task tables for n task slots.
-func (s *Sim) AllocTasks(n int) { s.Tasks = newTasks(n) }
+func (s *Sim) AllocTasks(n int) {
+	var ts Tasks
+	if sp := s.Spare; sp != nil && cap(sp.tasks) >= n {
+		ts, sp.tasks = sp.tasks[:n], nil
+	} else {
+		ts = make(Tasks, n)
+	}
+	initTasks(ts)
+	s.Tasks = ts
+}
 
 // Run replays every event of the process in time order through the model
 // and the passes (Alg. 1). The breakdown pass always runs.

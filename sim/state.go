@@ -115,12 +115,11 @@ type TaskRec struct {
 // dependence edges take 8 more bytes each in the simulator's edge pool.
 type Tasks []TaskRec
 
-func newTasks(n int) Tasks {
-	ts := make(Tasks, n)
+// initTasks sets every slot of ts to a task not yet created.
+func initTasks(ts Tasks) {
 	for i := range ts {
 		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Group: -1, Region: -1, Loc: -1, succHead: -1, Started: -1}
 	}
-	return ts
 }
 
 // Len returns the number of task slots.

@@ -26,6 +26,9 @@ func (p *Pool) Reserve(n int) {
 	}
 }
 
+// Reset empties the pool, keeping its capacity.
+func (p *Pool) Reset() { p.cells, p.free = p.cells[:0], 0 }
+
 // Push puts v in front of list and returns the list.
 func (p *Pool) Push(list, v int32) int32 {
 	if p.free > 0 {
