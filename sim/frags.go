@@ -198,14 +198,61 @@ func (p *FragPass) init(s *Sim) {
 		p.cur[i] = -1
 	}
 	nt := s.Tasks.Len()
-	p.pend = fill(make([]int32, nt), -1)
-	p.created = fill(make([]int32, nt), -1)
-	p.bar = fill(make([]int32, nt), -1)
-	p.doneKids = fill(make([]int32, nt), -1)
-	p.requeued = fill(make([]int32, nt), -1)
-	p.openOn = fill(make([]int32, nt), -1)
+	var sp *fragSpare
+	if s.Spare != nil {
+		sp = &s.Spare.frag
+		p.cells, p.nodes.free = sp.cells, sp.pages
+		p.cells.Reset()
+		if sp.maps {
+			p.groupIn, p.barriers, p.forkSrc, p.regionOf = sp.groupIn, sp.barriers, sp.forkSrc, sp.regionOf
+		}
+	}
+	perTask := func(k int) []int32 {
+		if sp != nil && cap(sp.perTask[k]) >= nt {
+			return fill(sp.perTask[k][:nt], -1)
+		}
+		return fill(make([]int32, nt), -1)
+	}
+	p.pend, p.created, p.bar = perTask(0), perTask(1), perTask(2)
+	p.doneKids, p.requeued, p.openOn = perTask(3), perTask(4), perTask(5)
+	if sp != nil {
+		*sp = fragSpare{}
+	}
 	p.F.FirstOf = fill(make([]int32, nt), -1)
 	p.F.LastOf = fill(make([]int32, nt), -1)
+}
+
+// fragSpare is a FragPass's working state kept for the next process's
+// (Sim.Spare): the per-task arrays, the cell pool, the node pages and
+// the maps, none of which outlives the pass's Finish.
+type fragSpare struct {
+	perTask  [6][]int32
+	cells    lists.Pool
+	pages    [][]fragNode
+	maps     bool
+	groupIn  map[int32]int32
+	barriers map[int64]int32
+	forkSrc  map[int64]int32
+	regionOf map[int64]int32
+}
+
+// recycle gives the pass's working state to s.Spare, if any.
+func (p *FragPass) recycle(s *Sim) {
+	if s.Spare == nil {
+		return
+	}
+	for _, m := range []map[int64]int32{p.barriers, p.forkSrc, p.regionOf} {
+		clear(m)
+	}
+	clear(p.groupIn)
+	s.Spare.frag = fragSpare{
+		perTask: [6][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn},
+		cells:   p.cells, pages: p.nodes.recycle(),
+		maps: true, groupIn: p.groupIn, barriers: p.barriers, forkSrc: p.forkSrc, regionOf: p.regionOf,
+	}
+	p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn = nil, nil, nil, nil, nil, nil
+	p.cells = lists.Pool{}
+	p.groupIn, p.barriers, p.forkSrc, p.regionOf = nil, nil, nil, nil
 }
 
 // Take returns the finished graph without the pass's per-task bookkeeping,
@@ -752,8 +799,9 @@ func (p *FragPass) Finish(s *Sim) {
 	if d := f.Attrs.data; cap(d)-len(d) > len(d)/8 {
 		f.Attrs.data = slices.Clone(d)
 	}
-	p.nodes = paged[fragNode]{}
 	f.Edges.Trim()
+	p.recycle(s)
+	p.nodes = paged[fragNode]{}
 }
 
 // paged is an append-only column kept in pages of pageLen elements (the
@@ -762,6 +810,7 @@ func (p *FragPass) Finish(s *Sim) {
 type paged[T any] struct {
 	pages [][]T
 	n     int
+	free  [][]T // empty pages of pageLen to use before allocating
 }
 
 const (
@@ -771,9 +820,13 @@ const (
 
 func (c *paged[T]) add(v T) int32 {
 	if k := len(c.pages); k == 0 || (len(c.pages[k-1]) == pageLen) {
-		if k == 0 {
+		switch {
+		case len(c.free) > 0:
+			c.pages = append(c.pages, c.free[len(c.free)-1][:0])
+			c.free = c.free[:len(c.free)-1]
+		case k == 0:
 			c.pages = append(c.pages, make([]T, 0, 64))
-		} else {
+		default:
 			c.pages = append(c.pages, make([]T, 0, pageLen))
 		}
 	}
@@ -781,6 +834,19 @@ func (c *paged[T]) add(v T) int32 {
 	*last = append(*last, v)
 	c.n++
 	return int32(c.n - 1)
+}
+
+// recycle empties c and returns its full-size pages, for another column's
+// free list.
+func (c *paged[T]) recycle() [][]T {
+	free := c.free
+	for _, pg := range c.pages {
+		if cap(pg) == pageLen {
+			free = append(free, pg[:0])
+		}
+	}
+	*c = paged[T]{}
+	return free
 }
 
 func (c *paged[T]) at(i int32) *T { return &c.pages[i>>pageBits][i&(pageLen-1)] }
