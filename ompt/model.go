@@ -191,10 +191,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 		if team > 0 && team != s.Regions[r].Team && s.Regions[r].Next == 0 && s.Regions[r].Arrived[0] == 0 {
 			// The actual team size replaces the requested one.
-			reg := &s.Regions[r]
-			reg.Team = team
-			reg.Epoch = make([]int32, team)
-			reg.Idle = make([]int64, team)
+			s.SetTeamSize(r, team)
 		}
 		s.BeginImplicit(t, sim.KindImplicit, th)
 		s.JoinTeam(t, r, int32(e.Args[3]), th)

@@ -77,6 +77,7 @@ type Sim struct {
 	Spare *Spare
 
 	merge       *mergeHeap
+	slabs       teamSlabs
 	lastCreated Task
 	taskOf      func(id int64) Task
 	// touched lists other threads whose state the current event changed

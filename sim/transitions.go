@@ -605,8 +605,51 @@ func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
 		// region whose begin is missing): reserved, not copied as it grows.
 		s.Regions = make([]Region, 0, min(s.Proc.Census.Kinds[trace.ParallelBegin], 1<<20)+1)
 	}
-	s.Regions = append(s.Regions, Region{Team: team, Epoch: make([]int32, team), TopLevel: topLevel, Idle: make([]int64, team)})
-	return int32(len(s.Regions) - 1)
+	s.Regions = append(s.Regions, Region{Team: team, TopLevel: topLevel})
+	r := int32(len(s.Regions) - 1)
+	s.teamArrays(r)
+	return r
+}
+
+// SetTeamSize gives region r a team of n threads (bounded by TeamSize),
+// before any member passed a barrier: the actual size, when it differs
+// from the one requested at the region's begin.
+func (s *Sim) SetTeamSize(r, n int32) {
+	s.Regions[r].Team = s.TeamSize(n)
+	s.teamArrays(r)
+}
+
+// teamArrays gives region r zeroed per-member arrays for its team, cut
+// from blocks shared by many regions: three allocations per region were
+// most of an MPI code's simulation allocations (a region per iteration).
+func (s *Sim) teamArrays(r int32) {
+	reg := &s.Regions[r]
+	n := int(reg.Team)
+	reg.Epoch, reg.Idle = s.slabs.epoch.take(n), s.slabs.idle.take(n)
+	// Members who joined before a resize stay.
+	reg.Members = append(s.slabs.members.take(max(n, len(reg.Members)))[:0], reg.Members...)
+}
+
+// teamSlabs are the blocks regions' per-member arrays are cut from.
+type teamSlabs struct {
+	epoch   slab[int32]
+	idle    slab[int64]
+	members slab[Member]
+}
+
+// slab hands out zeroed slices of a larger block, each capped at its
+// length so that appending to one never writes into the next.
+type slab[T any] struct{ free []T }
+
+const slabLen = 4096
+
+func (b *slab[T]) take(n int) []T {
+	if len(b.free) < n {
+		b.free = make([]T, max(n, slabLen))
+	}
+	v := b.free[:n:n]
+	b.free = b.free[n:]
+	return v
 }
 
 // TeamSize bounds a team size read from the trace, which sizes per-member

@@ -881,3 +881,39 @@ func TestTaskThreadAbove32767(t *testing.T) {
 		t.Errorf("task ran on thread %d for %d ns, want %d for 10", tk.Thread, tk.RunNS, hi)
 	}
 }
+
+// A region whose parallel_begin requests 4 threads and whose implicit tasks
+// report a team of 2 (the actual size) gets a team of 2: both members, the
+// barrier released when they arrive, no warning. (The process has 4
+// threads: a request beyond the threads is bounded at the begin already.)
+func TestActualTeamSizeReplacesRequested(t *testing.T) {
+	g := newProg(4)
+	for th := 2; th < 4; th++ {
+		g.ev(th, trace.ThreadBegin, 0, 2).ev(th, trace.ThreadEnd, 40)
+	}
+	g.ev(0, trace.ThreadBegin, 0, 1)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ParallelBegin, 0, id(0, 2), id(0, 1), 4, 0, 0)
+	for th := 0; th < 2; th++ {
+		if th > 0 {
+			g.ev(th, trace.ThreadBegin, 0, 2)
+		}
+		g.ev(th, trace.ImplicitTaskBegin, 0, id(0, 2), implicit(th), 2, int64(th), ompt.TaskImplicit)
+	}
+	g.barrier(0, 10, 30).barrier(1, 30, 30)
+	g.end(2, 40)
+	s, _, err := g.run(t, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Regions) != 1 {
+		t.Fatalf("%d regions, want 1", len(s.Regions))
+	}
+	reg := s.Regions[0]
+	if reg.Team != 2 || len(reg.Epoch) != 2 || len(reg.Idle) != 2 || len(reg.Members) != 2 || !reg.Ended {
+		t.Fatalf("region: team %d, %d epochs, %d idle slots, %d members, ended %v; want a team of 2, ended", reg.Team, len(reg.Epoch), len(reg.Idle), len(reg.Members), reg.Ended)
+	}
+	if w := s.Breakdown.Threads[0].Idle; w != 20 {
+		t.Errorf("thread 0 idle %d ns, want 20 (waiting at the barrier from 10 to 30)", w)
+	}
+}
