@@ -323,6 +323,15 @@ func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) path
 	}
 	var prev report.PathNode
 	prevProc, prevDepth := -1, int64(-2)
+	// The path visits each process's nodes mostly in increasing order: a
+	// cursor per process decodes their attributes as it goes instead of
+	// from their block's start each time.
+	cursors := make([]sim.AttrCursor, len(r.cp))
+	for i, pg := range r.cp {
+		if pg.frags != nil {
+			cursors[i] = pg.frags.Attrs.Cursor()
+		}
+	}
 	// broken: since the last segment began, the path left its process (or
 	// passed through nodes on another rank); only nodes reached without a
 	// break merge, so segments do not depend on the partition.
@@ -337,7 +346,6 @@ func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) path
 			continue // the orphan node
 		}
 		pg := r.cp[i]
-		f := pg.frags
 		n := st.Node - bases[i]
 		if prevDepth != st.Depth+1 || prevProc != i {
 			broken = true
@@ -348,7 +356,7 @@ func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) path
 		prevProc, prevDepth = i, st.Depth
 		s.Nodes++
 		ns := w[st.Node]
-		a := f.Attr(n)
+		a := cursors[i].At(n)
 		kind, cons := pg.describe(a)
 		add(s.ByKind, kind, ns)
 		add(s.ByCons, cons, ns)

@@ -89,5 +89,36 @@ func (a *Attrs) At(n int32) Attr {
 	return v
 }
 
+// AttrCursor reads attributes of nodes in increasing order, as a critical
+// path visits a process's nodes: a node after the last one read in the
+// same block continues its decoding instead of starting the block again.
+// The zero AttrCursor is not usable; get one from Attrs.Cursor.
+type AttrCursor struct {
+	r    attrReader
+	last int32 // the node read last, −1 none
+	v    Attr  // its attributes
+}
+
+// Cursor returns a cursor over a's nodes.
+func (a *Attrs) Cursor() AttrCursor { return AttrCursor{r: attrReader{a: a}, last: -1} }
+
+// At returns node n's attributes.
+func (c *AttrCursor) At(n int32) Attr {
+	if n == c.last {
+		return c.v
+	}
+	b := int(n) / attrBlock
+	i := int(c.last) + 1
+	if c.last < 0 || n < c.last || b != int(c.last)/attrBlock {
+		c.r.seekBlock(b)
+		i = b * attrBlock
+	}
+	for ; i <= int(n); i++ {
+		c.v = c.r.next()
+	}
+	c.last = n
+	return c.v
+}
+
 // Bytes returns the memory the attributes hold.
 func (a *Attrs) Bytes() int { return cap(a.data) + 8*cap(a.off) }

@@ -49,3 +49,31 @@ func TestAttrsRoundTrip(t *testing.T) {
 		t.Errorf("%.1f bytes a node, want at most 6", b)
 	}
 }
+
+// A cursor gives what At gives, whatever the order of the nodes asked for:
+// increasing within a block and across blocks, repeated, backwards.
+func TestAttrCursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var a Attrs
+	enc := attrEncoder{a: &a}
+	start := int64(0)
+	for range 6*attrBlock + 5 {
+		start += rng.Int64N(1000)
+		enc.add(Attr{Kind: FragKind(rng.IntN(7)), Thread: int32(rng.IntN(8)), Loc: int32(rng.IntN(40)), Start: start})
+	}
+	c := a.Cursor()
+	n := int32(0)
+	for k := range 2000 {
+		switch rng.IntN(6) {
+		case 0:
+			n = int32(rng.IntN(a.Len())) // anywhere
+		case 1:
+			// the same node again
+		default:
+			n = min(n+int32(rng.IntN(3*attrBlock/2)), int32(a.Len()-1)) // onwards, within or past the block
+		}
+		if got, want := c.At(n), a.At(n); got != want {
+			t.Fatalf("step %d: cursor At(%d) = %+v, want %+v", k, n, got, want)
+		}
+	}
+}
