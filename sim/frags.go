@@ -153,7 +153,11 @@ type FragPass struct {
 	requeued []int32    // per task: its last fragment when it was switched out and re-queued, -1 none
 	openOn   []int32    // per task: thread whose open fragment is the task's, -1 none
 	groupIn  map[int32]int32
-	barriers map[int64]int32 // region<<32 | barrier index → join node
+	// latest is, per region instance, the join node of its latest barrier
+	// (−1 none): the one every member arrives at and most completions
+	// feed. Barriers it replaced are in barriers, by region<<32 | index.
+	latest   []barrierRef
+	barriers map[int64]int32
 	forkSrc  map[int64]int32 // parallel id → encountering fragment
 	regionOf map[int64]int32 // parallel id → region instance
 }
@@ -201,7 +205,7 @@ func (p *FragPass) init(s *Sim) {
 	var sp *fragSpare
 	if s.Spare != nil {
 		sp = &s.Spare.frag
-		p.cells, p.nodes.free = sp.cells, sp.pages
+		p.cells, p.nodes.free, p.latest = sp.cells, sp.pages, sp.latest[:0]
 		p.cells.Reset()
 		if sp.maps {
 			p.groupIn, p.barriers, p.forkSrc, p.regionOf = sp.groupIn, sp.barriers, sp.forkSrc, sp.regionOf
@@ -227,6 +231,7 @@ func (p *FragPass) init(s *Sim) {
 // the maps, none of which outlives the pass's Finish.
 type fragSpare struct {
 	perTask  [6][]int32
+	latest   []barrierRef
 	cells    lists.Pool
 	pages    [][]fragNode
 	maps     bool
@@ -247,11 +252,11 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.groupIn)
 	s.Spare.frag = fragSpare{
 		perTask: [6][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn},
-		cells:   p.cells, pages: p.nodes.recycle(),
+		latest:  p.latest, cells: p.cells, pages: p.nodes.recycle(),
 		maps: true, groupIn: p.groupIn, barriers: p.barriers, forkSrc: p.forkSrc, regionOf: p.regionOf,
 	}
 	p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn = nil, nil, nil, nil, nil, nil
-	p.cells = lists.Pool{}
+	p.cells, p.latest = lists.Pool{}, nil
 	p.groupIn, p.barriers, p.forkSrc, p.regionOf = nil, nil, nil, nil
 }
 
@@ -686,15 +691,31 @@ func (p *FragPass) completed(s *Sim, id int64) {
 	}
 }
 
+// barrierRef is a region's barrier k and its join node n.
+type barrierRef struct{ k, n int32 }
+
 // barrier returns the join node of barrier k of region instance r. Its
 // start is the latest arrival or task completion that feeds it so far: the
 // barrier's release, once every member is in.
 func (p *FragPass) barrier(s *Sim, r int32, k int32) int32 {
-	key := int64(r)<<32 | int64(uint32(k))
-	n, ok := p.barriers[key]
-	if !ok {
-		n = p.node(FragJoin, -1, -1, s.Now)
-		p.barriers[key] = n
+	for int(r) >= len(p.latest) {
+		p.latest = append(p.latest, barrierRef{n: -1})
+	}
+	var n int32
+	if b := p.latest[r]; b.n >= 0 && b.k == k {
+		n = b.n
+	} else {
+		var ok bool
+		if n, ok = p.barriers[int64(r)<<32|int64(uint32(k))]; !ok {
+			// A new barrier of the region: it becomes the latest, the
+			// one it replaces goes to the map (a node per key, in one
+			// place or the other).
+			n = p.node(FragJoin, -1, -1, s.Now)
+			if b.n >= 0 {
+				p.barriers[int64(r)<<32|int64(uint32(b.k))] = b.n
+			}
+			p.latest[r] = barrierRef{k: k, n: n}
+		}
 	}
 	fn := p.nodes.at(n)
 	fn.start = max(fn.start, s.Now)

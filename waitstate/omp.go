@@ -110,7 +110,11 @@ type OMPPass struct {
 	// parLoc maps parallel region ids to their locations; kept after the
 	// region's end, since a worker may report its implicit barrier after
 	// the encountering thread's parallel_end (ids are never reused).
-	parLoc map[int64]int64
+	parLoc regionLocs
+	// last is, per thread, the row its latest sync region went to and
+	// that row's key: the same construct in the same region, iteration
+	// after iteration, finds its row without hashing.
+	last []lastRow
 
 	// per thread: rows of its open sync regions (innermost last), the row
 	// of its open non-working interval (−1: working or in MPI), its start
@@ -133,7 +137,7 @@ type OMPPass struct {
 
 // NewOMPPass returns the pass for process rank with T threads.
 func NewOMPPass(rank, T int) *OMPPass {
-	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, parLoc: map[int64]int64{},
+	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, parLoc: newRegionLocs(), last: make([]lastRow, T),
 		mutex: newMutexState(T),
 		stack: make([][]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
 	out := p.rowOf(ompKey{SyncOutside, -1, -1})
@@ -144,6 +148,45 @@ func NewOMPPass(rank, T int) *OMPPass {
 		p.row[th] = out
 	}
 	return p
+}
+
+// lastRow is a thread's latest sync region: its row and key, and the
+// parallel region id it named.
+type lastRow struct {
+	ok       bool
+	key      ompKey
+	parallel int64
+	row      int32
+}
+
+// regionLocs maps parallel region ids to their constructs' locations for
+// as long as a late report may name them: an id stays at least
+// keepRegions newer regions (two generations of maps), so that a code
+// opening a region per iteration does not grow a map of every region it
+// ever opened.
+type regionLocs struct{ cur, old map[int64]int64 }
+
+const keepRegions = 4096
+
+func newRegionLocs() regionLocs { return regionLocs{cur: map[int64]int64{}} }
+
+func (m *regionLocs) put(id, loc int64) {
+	if len(m.cur) >= keepRegions {
+		m.old, m.cur = m.cur, m.old
+		if m.cur == nil {
+			m.cur = map[int64]int64{}
+		}
+		clear(m.cur)
+	}
+	m.cur[id] = loc
+}
+
+func (m *regionLocs) get(id int64) (int64, bool) {
+	if loc, ok := m.cur[id]; ok {
+		return loc, true
+	}
+	loc, ok := m.old[id]
+	return loc, ok
 }
 
 func (p *OMPPass) rowOf(k ompKey) int32 {
@@ -194,13 +237,22 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 	}
 	switch e.Kind {
 	case trace.ParallelBegin:
-		p.parLoc[e.Args[0]] = e.Args[4]
+		p.parLoc.put(e.Args[0], e.Args[4])
 	case trace.SyncBegin:
-		region, ok := p.parLoc[e.Args[1]]
-		if !ok {
-			region = -1
+		key := ompKey{syncOf(e.Args[0]), e.Args[3], -1}
+		l := &p.last[th]
+		// The region's location is looked up until it is found: an id
+		// named before its parallel_begin (equal times) finds it later.
+		if l.ok && l.parallel == e.Args[1] && l.key.region >= 0 {
+			key.region = l.key.region
+		} else if loc, ok := p.parLoc.get(e.Args[1]); ok {
+			key.region = loc
 		}
-		k := p.rowOf(ompKey{syncOf(e.Args[0]), e.Args[3], region})
+		if !l.ok || l.key != key {
+			*l = lastRow{ok: true, key: key, row: p.rowOf(key)}
+		}
+		l.parallel = e.Args[1]
+		k := l.row
 		p.count[k]++
 		p.stack[th] = append(p.stack[th], k)
 	case trace.SyncEnd:
@@ -306,7 +358,7 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 		}
 		p.Rows = append(p.Rows, OMPRow{Rank: p.rank, Sync: k.sync, Construct: construct, Region: region, Count: p.count[i], NS: p.ns[i]})
 	}
-	p.keys, p.count, p.ns, p.index, p.parLoc = nil, nil, nil, nil, nil
+	p.keys, p.count, p.ns, p.index, p.parLoc = nil, nil, nil, nil, regionLocs{}
 	p.Mutexes = p.mutex.rows(p.rank, name)
 }
 

@@ -146,3 +146,89 @@ func TestOMPWaitsHand(t *testing.T) {
 		}
 	}
 }
+
+// Barriers of consecutive regions go to the rows of their own regions'
+// constructs, region after region (a thread's last row is reused only for
+// the same construct in the same region).
+func TestOMPRowsFollowRegions(t *testing.T) {
+	g := &prog{events: make([][]trace.Event, 2), deps: make([][]trace.Dep, 2)}
+	init := id(0, 1)
+	g.ev(0, trace.ThreadBegin, 0, 1)
+	g.ev(1, trace.ThreadBegin, 0, 2)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+	locs := []int64{1, 2, 2, 1, 2}
+	now := int64(0)
+	for i, loc := range locs {
+		par, impl0, impl1 := id(0, int64(2+2*i)), id(0, int64(3+2*i)), id(1, int64(1+i))
+		g.ev(0, trace.ParallelBegin, now, par, init, 2, 0, loc)
+		for th, impl := range []int64{impl0, impl1} {
+			g.ev(th, trace.ImplicitTaskBegin, now, par, impl, 2, int64(th), ompt.TaskImplicit)
+		}
+		// Thread 1 arrives 10 ns after thread 0, twice (an explicit
+		// barrier, then the implicit one).
+		g.sync(0, ompt.SyncBarrierExplicit, now, now+10, par, impl0)
+		g.sync(1, ompt.SyncBarrierExplicit, now+10, now+10, par, impl1)
+		g.sync(0, ompt.SyncBarrierImplicitParallel, now+10, now+20, par, impl0)
+		g.sync(1, ompt.SyncBarrierImplicitParallel, now+20, now+20, par, impl1)
+		for th, impl := range []int64{impl0, impl1} {
+			g.ev(th, trace.ImplicitTaskEnd, now+20, par, impl, 2, int64(th), ompt.TaskImplicit)
+		}
+		g.ev(0, trace.ParallelEnd, now+20, par, init, 0, 0)
+		now += 30
+	}
+	g.ev(0, trace.ImplicitTaskEnd, now, 0, init, 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ThreadEnd, now)
+	g.ev(1, trace.ThreadEnd, now)
+	tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}, {ID: 1, File: "a.c", Line: 10}, {ID: 2, File: "b.c", Line: 20}}}
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sim.New(p, nil, true)
+	pass := NewOMPPass(0, p.NumThreads())
+	if err := s.Run(ompt.NewModel(), pass); err != nil {
+		t.Fatal(err)
+	}
+	type key struct {
+		sync   Sync
+		region string
+	}
+	got := map[key]int64{}
+	waited := map[key]int64{}
+	for _, r := range pass.Rows {
+		got[key{r.Sync, r.Region}] += r.Count
+		for _, ns := range r.NS {
+			waited[key{r.Sync, r.Region}] += ns
+		}
+	}
+	// a.c:10 opened 2 regions, b.c:20 three: each barrier entered by both
+	// threads, thread 0 waiting 10 ns at each.
+	for _, c := range []struct {
+		region      string
+		count, wait int64
+	}{{"a.c:10", 4, 20}, {"b.c:20", 6, 30}} {
+		for _, sy := range []Sync{SyncExplicitBarrier, SyncImplicitBarrier} {
+			if k := (key{sy, c.region}); got[k] != c.count || waited[k] != c.wait {
+				t.Errorf("%v in %s: entered %d times, waited %d ns; want %d, %d (rows %+v)", sy, c.region, got[k], waited[k], c.count, c.wait, pass.Rows)
+			}
+		}
+	}
+}
+
+// A region's location is kept for at least keepRegions newer regions, and
+// the map stays bounded.
+func TestRegionLocsKeep(t *testing.T) {
+	m := newRegionLocs()
+	const n = 3*keepRegions + 17
+	for id := int64(0); id < n; id++ {
+		m.put(id, id*10)
+	}
+	for id := int64(n - keepRegions); id < n; id++ {
+		if loc, ok := m.get(id); !ok || loc != id*10 {
+			t.Fatalf("region %d of %d: (%d, %v), want (%d, true)", id, n, loc, ok, id*10)
+		}
+	}
+	if len(m.cur)+len(m.old) > 2*keepRegions {
+		t.Fatalf("%d regions kept, want at most %d", len(m.cur)+len(m.old), 2*keepRegions)
+	}
+}
