@@ -25,7 +25,7 @@ type Longest struct {
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
 func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	fw, err := Replay(c, g, ReplayOptions{Eval: heaviest(w), TrackArg: true, ChainArg: true, TieKey: key})
+	fw, err := Replay(c, g, ReplayOptions{Weights: w, TrackArg: true, ChainArg: true, TieKey: key})
 	if err != nil {
 		return nil, err
 	}
@@ -76,27 +76,12 @@ func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backw
 	return lp, nil
 }
 
-// heaviest is the longest-path evaluation with node weights w: a node's
-// value is its weight plus the heaviest of its inputs (in either direction).
-func heaviest(w []int64) func(n int32, in Input) int64 {
-	return func(n int32, in Input) int64 {
-		v := w[n]
-		if in.HasIn {
-			v += in.In
-		}
-		if in.HasPrev {
-			v = max(v, in.Prev+w[n])
-		}
-		return v
-	}
-}
-
 // BackLengths runs the backward replay alone: for every local node, the
 // heaviest path starting with it (Longest.BL). A caller that needs BL only
 // at some nodes can run it after dropping the forward values it no longer
 // needs, so the two never coexist in full.
 func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
-	bw, err := Replay(c, g, ReplayOptions{Backward: true, Eval: heaviest(w)})
+	bw, err := Replay(c, g, ReplayOptions{Backward: true, Weights: w})
 	if err != nil {
 		return nil, err
 	}

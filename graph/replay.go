@@ -24,6 +24,11 @@ type ReplayOptions struct {
 	// inputs, in the replay's direction) have values; nodes of one chain
 	// are evaluated in chain order. It must not call into comm.
 	Eval func(n int32, in Input) int64
+	// Weights, instead of Eval, makes a node's value its weight plus the
+	// heavier of its explicit inputs' best and its chain predecessor's
+	// value: the heaviest path ending (backward: starting) with it, the
+	// critical path's replays, evaluated without a call per node.
+	Weights []int64
 	// TrackArg records, per node, which explicit input gave In (Result.Arg).
 	TrackArg bool
 	// ChainArg, with TrackArg and TieKey, makes Arg the input that gave the
@@ -112,8 +117,11 @@ type replayer struct {
 // as a *CycleError on every rank. Values do not depend on the partition or
 // evaluation order as long as Eval is a function of its node and inputs.
 func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
-	if o.Eval == nil {
-		return nil, errors.New("graph: Replay without Eval")
+	if (o.Eval == nil) == (o.Weights == nil) {
+		return nil, errors.New("graph: Replay needs one of Eval and Weights")
+	}
+	if o.Weights != nil && int64(len(o.Weights)) < int64(g.Len()) {
+		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), g.Len())
 	}
 	if g.inOff == nil {
 		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
@@ -207,6 +215,18 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	return res, nil
 }
 
+// heaviestOf is ReplayOptions.Weights' value of a node of weight w.
+func heaviestOf(w int64, x *Input) int64 {
+	v := w
+	if x.HasIn {
+		v += x.In
+	}
+	if x.HasPrev {
+		v = max(v, x.Prev+w)
+	}
+	return v
+}
+
 // checkEvery is how many supersteps a replay runs between two agreements
 // on whether it is done (Replay).
 const checkEvery = 4
@@ -254,7 +274,7 @@ func (r *replayer) drain() {
 	}
 	vals, pend, slotVal, keyed := r.vals, r.pend, r.slotVal, o.TieKey != nil
 	useMin := o.Min
-	eval := o.Eval
+	eval, w := o.Eval, o.Weights
 	// Chain neighbours in the replay's direction: prevDelta is how to step
 	// from a node to its chain predecessor, chainOf tells whether node m is
 	// chained to m−1.
@@ -312,7 +332,12 @@ func (r *replayer) drain() {
 					}
 				}
 			}
-			v := eval(n, x)
+			var v int64
+			if w != nil {
+				v = heaviestOf(w[n], &x)
+			} else {
+				v = eval(n, x)
+			}
 			vals[n] = v
 			if r.arg != nil {
 				r.arg[n] = x.Arg
@@ -404,7 +429,12 @@ func (r *replayer) drainPush() {
 			if r.has[n/64]&(1<<(n%64)) != 0 {
 				x.In, x.HasIn = vals[n], true
 			}
-			v := o.Eval(n, x)
+			var v int64
+			if o.Weights != nil {
+				v = heaviestOf(o.Weights[n], &x)
+			} else {
+				v = o.Eval(n, x)
+			}
 			vals[n] = v
 			r.evaluated++
 			r.remaining--

@@ -216,6 +216,8 @@ func TestReplayMatchesReference(t *testing.T) {
 			for k := 1; k <= min(procs, 5); k++ {
 				name := fmt.Sprintf("seed%d/procs%d/back=%v,min=%v,nochain=%v/k=%d", seed, procs, mode.backward, mode.min, mode.noChains, k)
 				replayRand(t, name, rng, g, k, ReplayOptions{Backward: mode.backward, Min: mode.min, NoChains: mode.noChains}, wantV, wantA)
+				// The same with the weights evaluated inline (no Eval).
+				replayRand(t, name+"/weights", rng, g, k, ReplayOptions{Backward: mode.backward, Min: mode.min, NoChains: mode.noChains, Weights: []int64{}}, wantV, wantA)
 			}
 		}
 	}
@@ -233,7 +235,8 @@ func buildKeyed(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, 
 }
 
 // replayRand replays g over a random partition into k ranks with the given
-// options (Eval and TieKey, global ids as keys, are set here) and checks
+// options (Eval unless Weights is non-nil, then the local weights, and
+// TieKey, global ids as keys, are set here) and checks
 // values and argmax against wantV and wantA: a local arg must be wantA's
 // node, a remote one a node of another rank.
 func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, o ReplayOptions, wantV []int64, wantA []int) {
@@ -249,7 +252,16 @@ func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, 
 		}
 		o := o
 		o.TrackArg, o.TieKey = true, keyOf(keys)
-		o.Eval = func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }
+		if o.Weights != nil {
+			// Weights: the local nodes' (values are never negative, so
+			// weight plus the heavier input is evalLongest).
+			o.Weights = make([]int64, len(part.global))
+			for i, n := range part.global {
+				o.Weights[i] = g.w[n]
+			}
+		} else {
+			o.Eval = func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }
+		}
 		res, err := Replay(c, d, o)
 		if err != nil {
 			return err
