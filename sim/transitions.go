@@ -638,14 +638,20 @@ type teamSlabs struct {
 }
 
 // slab hands out zeroed slices of a larger block, each capped at its
-// length so that appending to one never writes into the next.
-type slab[T any] struct{ free []T }
+// length so that appending to one never writes into the next. Blocks
+// double from a small one up to slabLen elements: a process with a few
+// regions (thousands of processes of a few hundred events) takes little.
+type slab[T any] struct {
+	free []T
+	next int // elements of the next block
+}
 
 const slabLen = 4096
 
 func (b *slab[T]) take(n int) []T {
 	if len(b.free) < n {
-		b.free = make([]T, max(n, slabLen))
+		b.next = min(max(2*b.next, 16), slabLen)
+		b.free = make([]T, max(n, b.next))
 	}
 	v := b.free[:n:n]
 	b.free = b.free[n:]
