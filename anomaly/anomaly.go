@@ -187,17 +187,44 @@ func (ms *Models) Test(tasks []Task) ([]report.Anomaly, map[string]int64) {
 	for i, c := range ms.Cons {
 		idx[c.Report.Construct] = i
 	}
+	// Per construct, its model and, for a location model, the duration at
+	// or below which no task can score above Q (the bound less a margin far
+	// beyond exp's and log's rounding): most tasks are decided without a
+	// logarithm. Tasks come in runs of one construct: the last one's index
+	// is kept.
+	type prepared struct {
+		fit    model
+		loglog bool
+		below  float64 // location model: durations ≤ below are no anomaly
+	}
+	prep := make([]prepared, len(ms.Cons))
+	for i := range ms.Cons {
+		c := &ms.Cons[i]
+		p := prepared{fit: c.Fit.model(), loglog: c.Report.Kind == "loglog", below: -1}
+		if se := p.fit.s * p.fit.seFactor(0); !p.loglog && se > 0 {
+			p.below = math.Exp(p.fit.a+c.Q*se) * (1 - 1e-9)
+		}
+		prep[i] = p
+	}
 	var found []report.Anomaly
 	n := map[string]int64{}
+	lastCons, last, lastOK := "", 0, false
 	for _, t := range tasks {
-		i, ok := idx[t.Construct]
+		if t.Construct != lastCons || lastCons == "" {
+			lastCons = t.Construct
+			last, lastOK = idx[t.Construct]
+		}
+		i, ok := last, lastOK
 		if !ok || ms.Cons[i].Report.Kind == "untested" {
 			continue
 		}
-		c := &ms.Cons[i]
-		fit := c.Fit.model()
+		c, p := &ms.Cons[i], &prep[i]
+		fit := &p.fit
+		if !p.loglog && float64(max(t.DurNS, 1)) <= p.below {
+			continue
+		}
 		x := 0.0
-		if c.Report.Kind == "loglog" {
+		if p.loglog {
 			if !(t.Cost > 0) {
 				continue
 			}
@@ -273,8 +300,11 @@ func (ms *Models) Finish(found []report.Anomaly, counts map[string]int64) *repor
 // holds them, so models fitted on samples do not depend on the partition.
 func Sample(tasks []Task, counts map[string]int64, limit int) []Task {
 	var out []Task
-	for _, t := range tasks {
-		c := counts[t.Construct]
+	lastCons, c := "", int64(0)
+	for i, t := range tasks {
+		if i == 0 || t.Construct != lastCons {
+			lastCons, c = t.Construct, counts[t.Construct]
+		}
 		if c <= int64(limit) || hash(int(t.Rank), t.ID)%uint64(c) < uint64(limit) {
 			out = append(out, t)
 		}

@@ -222,3 +222,57 @@ func TestSmallConstructsAndOrder(t *testing.T) {
 		t.Errorf("models %+v", a.Models)
 	}
 }
+
+// Test decides most tasks of a location model by comparing durations with
+// the bound, without a logarithm; what it finds is what the score says,
+// task by task, for durations on both sides of each bound and on it.
+func TestTestMatchesScores(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	var tasks []Task
+	for i := range 4000 {
+		cons := fmt.Sprintf("c%d", i%3)
+		d := math.Exp(10 + 0.3*rng.NormFloat64())
+		if i%97 == 0 {
+			d *= 20
+		}
+		tasks = append(tasks, Task{Rank: 0, ID: int64(i), Construct: cons, DurNS: int64(d)})
+	}
+	counts := map[string]int64{}
+	for _, tk := range tasks {
+		counts[tk.Construct]++
+	}
+	ms := Fit(tasks, counts, Options{})
+	// Add tasks at each construct's bound, one ns either side and on it.
+	for _, c := range ms.Cons {
+		f := c.Fit.model()
+		b := math.Exp(f.a + c.Q*f.s*f.seFactor(0))
+		for _, d := range []int64{int64(b) - 1, int64(b), int64(b) + 1, int64(math.Ceil(b))} {
+			tasks = append(tasks, Task{Rank: 1, ID: d, Construct: c.Report.Construct, DurNS: d})
+		}
+	}
+	found, _ := ms.Test(tasks)
+	got := map[[2]int64]bool{}
+	for _, a := range found {
+		got[[2]int64{int64(a.Rank), a.Task}] = true
+	}
+	want := 0
+	for _, tk := range tasks {
+		var c *ConsModel
+		for i := range ms.Cons {
+			if ms.Cons[i].Report.Construct == tk.Construct {
+				c = &ms.Cons[i]
+			}
+		}
+		f := c.Fit.model()
+		score := (math.Log(float64(max(tk.DurNS, 1))) - f.a) / (f.s * f.seFactor(0))
+		if score > c.Q != got[[2]int64{int64(tk.Rank), tk.ID}] {
+			t.Errorf("%s task of %d ns: score %.9f against bound %.9f, found %v", tk.Construct, tk.DurNS, score, c.Q, got[[2]int64{int64(tk.Rank), tk.ID}])
+		}
+		if score > c.Q {
+			want++
+		}
+	}
+	if want == 0 || want > ms.Opts.MaxListed {
+		t.Fatalf("%d anomalies expected: the test needs some, fewer than %d listed", want, ms.Opts.MaxListed)
+	}
+}

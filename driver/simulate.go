@@ -266,13 +266,17 @@ func (pg *procGraph) eachRecords(buf []anomaly.Task, fn func([]anomaly.Task)) []
 	buf = buf[:0]
 	start, thread, loc, cost := tt.start.Reader(), tt.thread.Reader(), tt.loc.Reader(), tt.cost.Reader()
 	runs, next := pg.taskW.Reader(), 0 // runs is at task next
+	lastLoc, name := int32(-2), ""     // tasks come in runs of one construct
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
 			runs.Skip(task - next)
 			next = task + 1
+			if l := int32(loc.Next()); l != lastLoc {
+				lastLoc, name = l, pg.taskName(l)
+			}
 			rec := anomaly.Task{Rank: int32(pg.rank), Thread: int32(thread.Next()), ID: tt.ids.ID(sim.Task(task)),
-				Construct: pg.taskName(int32(loc.Next())), StartNS: start.Next(), DurNS: runs.Next()}
+				Construct: name, StartNS: start.Next(), DurNS: runs.Next()}
 			if tt.cost.Len() > 0 {
 				rec.Cost = float64(cost.Next())
 			}
