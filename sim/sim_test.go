@@ -1,7 +1,9 @@
 package sim_test
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
@@ -43,5 +45,74 @@ func TestImbalanceQuick(t *testing.T) {
 	want := sim.ThreadTimes{Work: iters * g * n * (n + 1) / 2, Idle: iters * g * n * (n - 1) / 2}
 	if tot != want || s.Warn.Total() != 0 {
 		t.Errorf("breakdown %+v, want %+v (warnings %v)", tot, want, s.Warn.Examples)
+	}
+}
+
+// simulated is what a simulation leaves that later phases read.
+type simulated struct {
+	Threads []sim.ThreadTimes
+	Tasks   sim.Tasks
+	Deps    [][2]sim.Task
+	Weight  []int64
+	Chained []bool
+	Edges   [][2]int32
+	First   []int32
+	Last    []int32
+	Warn    int64
+}
+
+func simulateSpare(t *testing.T, p *trace.Process, sp *sim.Spare, osp *ompt.Spare) simulated {
+	t.Helper()
+	s := sim.New(p, nil, false)
+	s.Spare = sp
+	s.RecordDeps = true
+	m := ompt.NewModel()
+	m.Spare = osp
+	m.KeepDependences()
+	fp := sim.NewFragPass(nil)
+	if err := s.Run(m, fp); err != nil {
+		t.Fatal(err)
+	}
+	f := fp.Take()
+	out := simulated{Threads: s.Breakdown.Threads, Tasks: append(sim.Tasks(nil), s.Tasks...),
+		Weight: f.Weight, Chained: f.Chained, Edges: fragEdges(f), First: f.FirstOf, Last: f.LastOf, Warn: s.Warn.Total()}
+	s.DepEdges.Each(func(a, b sim.Task) { out.Deps = append(out.Deps, [2]sim.Task{a, b}) })
+	s.Recycle()
+	m.Recycle()
+	return out
+}
+
+// A simulation given the tables another process's left behind (Spare)
+// computes exactly what a fresh one does: after a process cut short, whose
+// tasks never completed (dependence lists, pending inputs, open fragments
+// left in the tables), and after larger and smaller processes.
+func TestSpareSameResults(t *testing.T) {
+	procs := genProcess(t, gen.Config{Workload: "stencil", Ranks: 3, Threads: 3, Width: 24, Steps: 20, Jitter: 0.3, Seed: 2})
+	procs = append(procs, genProcess(t, gen.Config{Workload: "untied", Ranks: 2, Threads: 2, Steps: 30, Jitter: 0.3, Seed: 3})...)
+	procs = append(procs, genProcess(t, gen.Config{Workload: "forkjoin", Ranks: 1, Threads: 4, Width: 8, Steps: 6, Seed: 4})...)
+	// The first stencil process cut at 60 %, salvaged.
+	b, err := os.ReadFile(procs[0].File)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.ptrace")
+	if err := os.WriteFile(cut, b[:len(b)*6/10], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	short, err := trace.LoadProcess(cut, trace.LoadOptions{Salvage: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := append([]*trace.Process{short}, procs...)
+	order = append(order, short, procs[4], procs[0])
+
+	var sp sim.Spare
+	var osp ompt.Spare
+	for i, p := range order {
+		got := simulateSpare(t, p, &sp, &osp)
+		want := simulateSpare(t, p, nil, nil)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("process %d of the sequence (%s): results after reuse differ from a fresh simulation's", i, p.File)
+		}
 	}
 }
