@@ -207,7 +207,7 @@ func (p *FragPass) init(s *Sim) {
 		sp = &s.Spare.frag
 		p.cells, p.nodes.free, p.latest = sp.cells, sp.pages, sp.latest[:0]
 		p.cells.Reset()
-		if sp.maps {
+		if sp.barriers != nil {
 			p.groupIn, p.barriers, p.forkSrc, p.regionOf = sp.groupIn, sp.barriers, sp.forkSrc, sp.regionOf
 		}
 	}
@@ -234,8 +234,7 @@ type fragSpare struct {
 	latest   []barrierRef
 	cells    lists.Pool
 	pages    [][]fragNode
-	maps     bool
-	groupIn  map[int32]int32
+	groupIn  map[int32]int32 // the maps, cleared; nil before a first pass
 	barriers map[int64]int32
 	forkSrc  map[int64]int32
 	regionOf map[int64]int32
@@ -246,14 +245,14 @@ func (p *FragPass) recycle(s *Sim) {
 	if s.Spare == nil {
 		return
 	}
-	for _, m := range []map[int64]int32{p.barriers, p.forkSrc, p.regionOf} {
-		clear(m)
-	}
 	clear(p.groupIn)
+	clear(p.barriers)
+	clear(p.forkSrc)
+	clear(p.regionOf)
 	s.Spare.frag = fragSpare{
 		perTask: [6][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn},
 		latest:  p.latest, cells: p.cells, pages: p.nodes.recycle(),
-		maps: true, groupIn: p.groupIn, barriers: p.barriers, forkSrc: p.forkSrc, regionOf: p.regionOf,
+		groupIn: p.groupIn, barriers: p.barriers, forkSrc: p.forkSrc, regionOf: p.regionOf,
 	}
 	p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn = nil, nil, nil, nil, nil, nil
 	p.cells, p.latest = lists.Pool{}, nil
