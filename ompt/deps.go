@@ -50,9 +50,12 @@ type addrState struct {
 	preds   int32 // cell list: predecessors of the current set group
 }
 
+// newDepTracker returns a tracker with a small table: Model.Prepare sizes
+// it from the process's dependence entries (reserve), most processes of an
+// MPI code have none, and a table that outgrows its size doubles.
 func newDepTracker() *depTracker {
 	d := &depTracker{sweepAt: 1 << 12}
-	d.index.init(1 << 10)
+	d.index.init(0)
 	return d
 }
 
@@ -247,14 +250,14 @@ func (t *addrTable) init(capacity int) {
 }
 
 // reset empties the table for at least capacity entries, in place when it
-// is large enough (init allocates: a sweep reads the old table while it
-// fills the new one).
+// is large enough and not much larger (emptying costs its size; init
+// allocates: a sweep reads the old table while it fills the new one).
 func (t *addrTable) reset(capacity int) {
 	size := 1 << 4
 	for size < 2*capacity {
 		size <<= 1
 	}
-	if len(t.keys) < size {
+	if len(t.keys) < size || len(t.keys) > 8*size {
 		t.init(capacity)
 		return
 	}

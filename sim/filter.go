@@ -45,13 +45,19 @@ type Filtered interface {
 // calls; entry NumKinds is for invalid kinds: every pass.
 type dispatch struct {
 	before, after [trace.NumKinds + 1][]Pass
+	all           []Pass // the lists' storage
 }
 
 // newDispatch makes the lists in one allocation (room for every pass in
 // every list): a process's simulation makes them once, and a trace of
-// thousands of small processes makes them thousands of times.
-func newDispatch(passes []Pass) *dispatch {
+// thousands of small processes makes them thousands of times, so a Spare's
+// lists are refilled instead (sp may be nil).
+func newDispatch(passes []Pass, sp *Spare) *dispatch {
 	d := &dispatch{}
+	if sp != nil && sp.disp != nil {
+		d, sp.disp = sp.disp, nil
+	}
+	all := d.all[:0]
 	sets := make([][2]KindSet, len(passes))
 	for i, ps := range passes {
 		sets[i] = [2]KindSet{AllKinds, AllKinds}
@@ -59,7 +65,9 @@ func newDispatch(passes []Pass) *dispatch {
 			sets[i][0], sets[i][1] = f.Kinds()
 		}
 	}
-	all := make([]Pass, 0, 2*int(trace.NumKinds+1)*len(passes))
+	if n := 2 * int(trace.NumKinds+1) * len(passes); cap(all) < n {
+		all = make([]Pass, 0, n)
+	}
 	fill := func(k trace.Kind, j int) []Pass {
 		start := len(all)
 		for i, ps := range passes {
@@ -72,7 +80,17 @@ func newDispatch(passes []Pass) *dispatch {
 	for k := range trace.NumKinds + 1 {
 		d.before[k], d.after[k] = fill(k, 0), fill(k, 1)
 	}
+	d.all = all
 	return d
+}
+
+// recycle gives d's lists to sp, without the passes they referred to.
+func (d *dispatch) recycle(sp *Spare) {
+	if sp == nil {
+		return
+	}
+	clear(d.all)
+	sp.disp = d
 }
 
 // dispatchKind returns the dispatch entry of an event's kind.

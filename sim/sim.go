@@ -157,6 +157,7 @@ type Spare struct {
 	edgeTo   []Task
 	edgeNext []int32
 	frag     fragSpare // FragPass's, given back by its Finish
+	disp     *dispatch // Run's per-kind pass lists
 }
 
 // Recycle gives the task table and the edge pool to s.Spare; s must not be
@@ -219,7 +220,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	s.Now = last
 	s.Breakdown = newBreakdown(s, last)
 	b := s.Breakdown
-	d := newDispatch(passes)
+	d := newDispatch(passes, s.Spare)
+	defer d.recycle(s.Spare)
 	for h.len() > 0 {
 		th := h.top()
 		e := h.scans[th].Event()
