@@ -21,15 +21,19 @@ import (
 // its fragment graph, and its task graph's ingredients (explicit tasks that
 // ran, their run times, dependence edges, remote-dependence events).
 type procGraph struct {
-	rank   int
-	frags  *sim.Frags
-	names  map[int32]string // location id → construct name
-	funcs  []string         // string table (MPI function names)
-	taskW  packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
-	deps   packed.Pairs     // dependence edges: (predecessor, successor) task pairs
-	depOut sim.EventNodes   // remote_dep_out event → predecessor task
-	depIn  sim.EventNodes   // remote_dep_in event → successor task
-	tasks  taskTable        // for the anomalies phase, which drops it
+	rank  int
+	frags *sim.Frags
+	names map[int32]string // location id → construct name
+	funcs []string         // string table (MPI function names)
+	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
+	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
+	// fragDeps are the dependence edges of tasks that ran, without
+	// repeats, as fragment pairs (the task graph makes them, the fragment
+	// DAG takes them).
+	fragDeps packed.Pairs
+	depOut   sim.EventNodes // remote_dep_out event → predecessor task
+	depIn    sim.EventNodes // remote_dep_in event → successor task
+	tasks    taskTable      // for the anomalies phase, which drops it
 }
 
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
@@ -162,14 +166,11 @@ func (r *run) criticalPath() error {
 		f.Edges = packed.Pairs{}
 		// Task dependences, the predecessor's last fragment before the
 		// successor's first, of tasks that ran, without repeats (which
-		// change no path) (FragPass.DepsApart).
-		if pg.deps.Len() > 0 {
-			b.AddPairs(uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) (int32, int32, bool) {
-				a, c := f.LastOf[p], f.FirstOf[s]
-				return a, c, a >= 0 && c >= 0
-			}), bases[i])
+		// change no path) (FragPass.DepsApart; made by taskGraph).
+		if pg.fragDeps.Len() > 0 {
+			b.AddPairs(pg.fragDeps, bases[i])
 		}
-		pg.deps, f.LastOf = packed.Pairs{}, nil
+		pg.fragDeps = packed.Pairs{}
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.

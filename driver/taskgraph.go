@@ -46,13 +46,26 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			w = append(w, tw)
 		})
 		// The dependence pairs of tasks that ran, without repeats, become
-		// the graph's edges, packed like the task pairs they come from.
-		tg := uniqueDeps(pg.deps, pg.taskW.Len(), func(p, s sim.Task) (int32, int32, bool) {
+		// the graph's edges, packed like the task pairs they come from;
+		// the same pass makes the fragment DAG's (criticalPath): the
+		// predecessor's last fragment before the successor's first.
+		maps := []edgeMap{func(p, s sim.Task) (int32, int32, bool) {
 			a, c := nodeOf[i][p], nodeOf[i][s]
 			return a, c, a >= 0 && c >= 0
-		})
-		b.AddPairs(tg, 0)
-		edges += int64(tg.Len())
+		}}
+		if f := pg.frags; f != nil {
+			maps = append(maps, func(p, s sim.Task) (int32, int32, bool) {
+				a, c := f.LastOf[p], f.FirstOf[s]
+				return a, c, a >= 0 && c >= 0
+			})
+		}
+		lists := uniqueDeps(pg.deps, pg.taskW.Len(), maps...)
+		b.AddPairs(lists[0], 0)
+		edges += int64(lists[0].Len())
+		pg.deps = packed.Pairs{}
+		if len(lists) > 1 {
+			pg.fragDeps, pg.frags.LastOf = lists[1], nil
+		}
 	}
 	// Remote dependences: a latency node on the successor's side.
 	tasks := int64(len(w))
@@ -217,21 +230,30 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 	return lo, nil
 }
 
+// edgeMap maps a dependence (pred, succ) onto a graph's nodes; ok false
+// leaves it out (a task that never ran has no node).
+type edgeMap func(pred, succ sim.Task) (a, b int32, ok bool)
+
 // uniqueDeps maps every dependence edge of deps, in order, but those that
 // repeat an earlier one (a task reached through two dependence addresses of
-// the same predecessor), through edge, and packs the edges it keeps. The
-// model declares a task's dependences together, so a successor's edges form
-// one run and are checked against each other as they stream by (one decode
-// of the list); should a successor's edges come in two runs (a
+// the same predecessor), through each of maps, and packs the edges each
+// keeps: the task graph's and the fragment DAG's lists come from one pass.
+// The model declares a task's dependences together, so a successor's edges
+// form one run and are checked against each other as they stream by (one
+// decode of the list); should a successor's edges come in two runs (a
 // task_dependence event after others) or a run be longer than the pairwise
 // check suits, the edges are unpacked and a sort of their indices decides
 // (sortedDuplicates).
-func uniqueDeps(deps packed.Pairs, tasks int, edge func(pred, succ sim.Task) (a, b int32, ok bool)) packed.Pairs {
-	var out packed.Pairs
-	out.Grow(deps.Len(), 3)
+func uniqueDeps(deps packed.Pairs, tasks int, maps ...edgeMap) []packed.Pairs {
+	out := make([]packed.Pairs, len(maps))
+	for k := range out {
+		out[k].Grow(deps.Len(), 3)
+	}
 	keep := func(p, s sim.Task) {
-		if a, b, ok := edge(p, s); ok {
-			out.Append(a, b)
+		for k, m := range maps {
+			if a, b, ok := m(p, s); ok {
+				out[k].Append(a, b)
+			}
 		}
 	}
 	seen := make([]uint64, (tasks+63)/64) // successors whose run began
@@ -259,7 +281,9 @@ func uniqueDeps(deps packed.Pairs, tasks int, edge func(pred, succ sim.Task) (a,
 		keep(p, s)
 	})
 	if !apart {
-		out = packed.Pairs{}
+		for k := range out {
+			out[k] = packed.Pairs{}
+		}
 		all := make([][2]sim.Task, 0, deps.Len())
 		deps.Each(func(p, s sim.Task) { all = append(all, [2]sim.Task{p, s}) })
 		for k, dup := range sortedDuplicates(all) {
@@ -268,7 +292,9 @@ func uniqueDeps(deps packed.Pairs, tasks int, edge func(pred, succ sim.Task) (a,
 			}
 		}
 	}
-	out.Trim()
+	for k := range out {
+		out[k].Trim()
+	}
 	return out
 }
 

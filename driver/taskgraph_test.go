@@ -39,10 +39,23 @@ func TestDuplicates(t *testing.T) {
 				want = append(want, deps[k])
 			}
 		}
-		out := uniqueDeps(p, tasks, func(a, b sim.Task) (int32, int32, bool) { return a, b, true })
-		out.Each(func(a, b sim.Task) { got = append(got, [2]sim.Task{a, b}) })
+		// Two maps at once, as the task graph makes its list and the
+		// fragment DAG's: the second keeps the edges of even successors.
+		out := uniqueDeps(p, tasks, func(a, b sim.Task) (int32, int32, bool) { return a, b, true },
+			func(a, b sim.Task) (int32, int32, bool) { return a, b, b%2 == 0 })
+		out[0].Each(func(a, b sim.Task) { got = append(got, [2]sim.Task{a, b}) })
 		if !slices.Equal(got, want) {
 			t.Fatalf("trial %d: uniqueDeps %v, sort %v for %v", trial, got, want, deps)
+		}
+		var even, wantEven [][2]sim.Task
+		out[1].Each(func(a, b sim.Task) { even = append(even, [2]sim.Task{a, b}) })
+		for _, e := range want {
+			if e[1]%2 == 0 {
+				wantEven = append(wantEven, e)
+			}
+		}
+		if !slices.Equal(even, wantEven) {
+			t.Fatalf("trial %d: second map %v, want %v", trial, even, wantEven)
 		}
 	}
 }
