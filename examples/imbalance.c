@@ -7,9 +7,10 @@
  *
  * The program also times itself, for comparison with what a trace says
  * (scripts/collector/accuracy.sh): each thread adds up the time its tasks
- * spin and the time its implicit task runs between the barrier and the
- * taskwait (clock reads at both ends, in the program's own code), and the
- * second output line gives these busy times and the region's span:
+ * run (from the spin's first clock read to a read after the task's own
+ * bookkeeping) and the time its implicit task runs between the barrier and
+ * the taskwait (clock reads at both ends, in the program's own code), and
+ * the second output line gives these busy times and the region's span:
  *   imbalance-own: span_ns=S busy_ns=B0,B1,... work_ns=ΣB nonwork_ns=n·S−ΣB
  *                  region_ns=T0,T1   (CLOCK_MONOTONIC around the region)
  *                  iter_median_ns=M  (median over iterations 1… of the
@@ -59,11 +60,19 @@ static void stamp(int me, int it, int k, double v)
 		stamps[((size_t)me * (size_t)iters_ + (size_t)it) * 5 + (size_t)k] = v;
 }
 
-static void add_busy(int me, int it, double ns)
+/* The busy time of thread me in iteration it: its slot, found before the
+ * clock read that ends a stretch, so that what follows the read is one
+ * addition and two stores. */
+static double *busy_slot(int me, int it)
 {
-	if (me < MAXT) {
+	return me < MAXT ? &iter_busy[(size_t)me * (size_t)iters_ + (size_t)it] : NULL;
+}
+
+static void add_busy(int me, double *slot, double ns)
+{
+	if (slot) {
 		busy[me].ns += ns;
-		iter_busy[(size_t)me * (size_t)iters_ + (size_t)it] += ns;
+		*slot += ns;
 	}
 }
 
@@ -72,10 +81,14 @@ static void spin(double ns, int it, int creator)
 	double start = now_ns(), end = start + ns, t;
 	while ((t = now_ns()) < end)
 		;
-	add_busy(omp_get_thread_num(), it, t - start);
-	stamp(creator, it, 2, omp_get_thread_num());
+	int me = omp_get_thread_num();
+	stamp(creator, it, 2, me);
 	stamp(creator, it, 3, start);
 	stamp(creator, it, 4, t);
+	/* The task's own bookkeeping is its work too: its busy time ends
+	 * with a clock read after it, not with the spin's last read. */
+	double *slot = busy_slot(me, it);
+	add_busy(me, slot, now_ns() - start);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -119,8 +132,9 @@ int main(int argc, char **argv)
 			stamp(t - 1, it, 0, a);
 #pragma omp task firstprivate(t, it)
 			spin(t * g * 1e3, it, t - 1);
+			double *slot = busy_slot(t - 1, it);
 			double b = now_ns();
-			add_busy(t - 1, it, b - a);
+			add_busy(t - 1, slot, b - a);
 			stamp(t - 1, it, 1, b);
 #pragma omp taskwait
 #pragma omp barrier
