@@ -830,7 +830,7 @@ func (p *FragPass) Finish(s *Sim) {
 type paged[T any] struct {
 	pages [][]T
 	n     int
-	free  [][]T // empty pages of pageLen to use before allocating
+	free  [][]T // empty pages to use before allocating
 }
 
 const (
@@ -856,14 +856,13 @@ func (c *paged[T]) add(v T) int32 {
 	return int32(c.n - 1)
 }
 
-// recycle empties c and returns its full-size pages, for another column's
-// free list.
+// recycle empties c and returns its pages, for another column's free list
+// (a page taken from it that is not full-size grows by appending, as the
+// first page does: a small process's only page is worth keeping too).
 func (c *paged[T]) recycle() [][]T {
 	free := c.free
 	for _, pg := range c.pages {
-		if cap(pg) == pageLen {
-			free = append(free, pg[:0])
-		}
+		free = append(free, pg[:0])
 	}
 	*c = paged[T]{}
 	return free
