@@ -345,8 +345,9 @@ func (r *run) load() error {
 		r.opts.Notice(fmt.Sprintf("rank 0's %s of trace need about %s in memory, over its limit of %s: reading events from disk on every pass (--memory-limit)",
 			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
 	}
+	var bufs trace.LoadBuffers // the files' loads share their buffers
 	for i := lo; i < hi; i++ {
-		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream})
+		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs})
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}

@@ -1,7 +1,9 @@
 package trace_test
 
 import (
+	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
@@ -87,5 +89,66 @@ func TestCommLog(t *testing.T) {
 	}
 	if q.HasCommLog() {
 		t.Fatal("a process of sends only kept its communication log")
+	}
+}
+
+// Loads sharing their buffers (LoadBuffers) give what fresh loads give, file
+// after file: larger and smaller files, many threads and few, a truncated
+// file salvaged, a corrupt one refused (and what it left in the buffers
+// forgotten).
+func TestLoadBuffersSameProcess(t *testing.T) {
+	var files []string
+	for k, cfg := range []gen.Config{
+		{Workload: "stencil", Ranks: 2, Threads: 4, Width: 32, Steps: 30, Jitter: 0.2},
+		{Workload: "halo", Ranks: 2, Threads: 2, Iterations: 40},
+		{Workload: "untied", Ranks: 1, Threads: 3, Steps: 20},
+	} {
+		dir := filepath.Join(t.TempDir(), "tr")
+		if _, err := gen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		for r := range max(cfg.Ranks, 1) {
+			files = append(files, filepath.Join(dir, trace.FileName(r)))
+		}
+		if k == 0 {
+			b, err := os.ReadFile(files[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			cut, bad := filepath.Join(t.TempDir(), "cut.ptrace"), filepath.Join(t.TempDir(), "bad.ptrace")
+			if os.WriteFile(cut, b[:len(b)*2/3], 0o644) != nil || os.WriteFile(bad, append(b[:len(b)/2:len(b)/2], 0xff, 0xff, 0xff), 0o644) != nil {
+				t.Fatal("writing damaged copies")
+			}
+			files = append(files, cut, bad)
+		}
+	}
+	files = append(files, files[0]) // the first again, after the others
+	var bufs trace.LoadBuffers
+	for _, f := range files {
+		opts := trace.LoadOptions{Salvage: filepath.Base(f) == "cut.ptrace"}
+		want, werr := trace.LoadProcess(f, opts)
+		opts.Buffers = &bufs
+		got, gerr := trace.LoadProcess(f, opts)
+		if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+			t.Fatalf("%s: error %v with shared buffers, %v without", f, gerr, werr)
+		}
+		if werr != nil {
+			continue
+		}
+		if got.NumEvents() != want.NumEvents() || !reflect.DeepEqual(got.Census, want.Census) ||
+			!reflect.DeepEqual(got.Tables, want.Tables) || !reflect.DeepEqual(got.Warnings, want.Warnings) {
+			t.Fatalf("%s: the process loaded with shared buffers differs (events %d / %d)", f, got.NumEvents(), want.NumEvents())
+		}
+		for th := range want.NumThreads() {
+			g, w := got.Scan(th, nil), want.Scan(th, nil)
+			for w.Next() {
+				if !g.Next() || *g.Event() != *w.Event() || !reflect.DeepEqual(g.Deps(), w.Deps()) {
+					t.Fatalf("%s: thread %d: event %d differs with shared buffers", f, th, w.Index())
+				}
+			}
+			if g.Next() {
+				t.Fatalf("%s: thread %d: more events with shared buffers", f, th)
+			}
+		}
 	}
 }

@@ -63,7 +63,22 @@ func readBufferFor(size int64) int {
 }
 
 func newReader(r io.Reader, name string, buf int) (*Reader, error) {
-	rd := &Reader{name: name, r: bufio.NewReaderSize(r, buf)}
+	return newReaderWith(r, name, buf, nil)
+}
+
+// newReaderWith is newReader with the read buffer and the decoder's
+// buffers taken from lb when it holds them (LoadBuffers).
+func newReaderWith(r io.Reader, name string, buf int, lb *LoadBuffers) (*Reader, error) {
+	rd := &Reader{name: name}
+	if lb != nil && lb.br != nil && lb.br.Size() >= buf {
+		lb.br.Reset(r)
+		rd.r, lb.br = lb.br, nil
+	} else {
+		rd.r = bufio.NewReaderSize(r, buf)
+	}
+	if lb != nil {
+		rd.scratch, lb.scratch = lb.scratch, scratch{}
+	}
 	kind, payload, err := rd.readFrame()
 	if err == io.EOF {
 		return nil, &FormatError{File: name, Offset: 0, Err: errors.New("empty file (no header frame)")}
