@@ -20,17 +20,20 @@ func KindsOf(ks ...trace.Kind) KindSet {
 // Has reports whether k is in the set.
 func (s KindSet) Has(k trace.Kind) bool { return k < trace.NumKinds && s&(1<<k) != 0 }
 
-// QuietKinds is the set of kinds after which no thread's category changes
-// (Quiet).
-func QuietKinds() KindSet {
+// KindsWhere returns the set of the valid kinds for which f holds.
+func KindsWhere(f func(trace.Kind) bool) KindSet {
 	var s KindSet
 	for k := range trace.NumKinds {
-		if quiet[k] {
+		if f(k) {
 			s |= 1 << k
 		}
 	}
 	return s
 }
+
+// QuietKinds is the set of kinds after which no thread's category changes
+// (Quiet).
+func QuietKinds() KindSet { return KindsWhere(Quiet) }
 
 // Filtered is implemented by a Pass whose Before or After does nothing for
 // events of some kinds: Run calls them only for events of the kinds in the

@@ -40,8 +40,9 @@ func (l *commLog) other(t int64) {
 	l.pre++
 }
 
-// isComm reports whether events of kind k are communication events.
-func isComm(k Kind) bool {
+// IsComm reports whether events of kind k are communication events: the
+// ones the log keeps and the matching turns into nodes.
+func IsComm(k Kind) bool {
 	switch k {
 	case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut, RemoteDepIn:
 		return true

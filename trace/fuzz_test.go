@@ -78,7 +78,7 @@ func FuzzLoad(f *testing.F) {
 			rows, _ := p.Decode(th, nil)
 			sc, _ := p.CommScan(th)
 			for i := range rows {
-				if !isComm(rows[i].Kind) {
+				if !IsComm(rows[i].Kind) {
 					continue
 				}
 				if !sc.Next() {

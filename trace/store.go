@@ -291,7 +291,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		e := &c.Events[i]
 		last = e.Time
 		cs.Kinds[e.Kind]++
-		comm := isComm(e.Kind)
+		comm := IsComm(e.Kind)
 		if comm {
 			te.Comm++
 		}

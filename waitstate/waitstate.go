@@ -262,8 +262,8 @@ func (r *Recorder) Before(*sim.Sim, *trace.Event, int, int64) {}
 // Kinds implements sim.Filtered: After follows MPI calls, user regions and
 // team creation, and ties communication events (the only nodes).
 func (r *Recorder) Kinds() (before, after sim.KindSet) {
-	return 0, sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit,
-		trace.MPISend, trace.MPIRecv, trace.CollBegin, trace.CollEnd, trace.RemoteDepOut, trace.RemoteDepIn)
+	return 0, sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit) |
+		sim.KindsWhere(trace.IsComm)
 }
 
 // Finish implements sim.Pass.
