@@ -208,13 +208,12 @@ func (ms *Models) Test(tasks []Task) ([]report.Anomaly, map[string]int64) {
 	}
 	var found []report.Anomaly
 	n := map[string]int64{}
-	lastCons, last, lastOK := "", 0, false
-	for _, t := range tasks {
-		if t.Construct != lastCons || lastCons == "" {
+	lastCons, i, ok := "", 0, false
+	for k, t := range tasks {
+		if k == 0 || t.Construct != lastCons {
 			lastCons = t.Construct
-			last, lastOK = idx[t.Construct]
+			i, ok = idx[t.Construct]
 		}
-		i, ok := last, lastOK
 		if !ok || ms.Cons[i].Report.Kind == "untested" {
 			continue
 		}
