@@ -45,7 +45,7 @@ func NewReader(r io.Reader, name string) (*Reader, error) {
 			size = st.Size()
 		}
 	}
-	return newReader(r, name, readBufferFor(size))
+	return newReaderWith(r, name, readBufferFor(size), nil)
 }
 
 // readBuffer is the read buffer of a Reader: frames up to its size are
@@ -62,12 +62,9 @@ func readBufferFor(size int64) int {
 	return int(min(max(size, 4<<10), readBuffer))
 }
 
-func newReader(r io.Reader, name string, buf int) (*Reader, error) {
-	return newReaderWith(r, name, buf, nil)
-}
-
-// newReaderWith is newReader with the read buffer and the decoder's
-// buffers taken from lb when it holds them (LoadBuffers).
+// newReaderWith reads and checks the header frame of r with a read buffer
+// of buf bytes, taking the read buffer and the decoder's buffers from lb
+// when it holds them (LoadBuffers; lb may be nil).
 func newReaderWith(r io.Reader, name string, buf int, lb *LoadBuffers) (*Reader, error) {
 	rd := &Reader{name: name}
 	if lb != nil && lb.br != nil && lb.br.Size() >= buf {
