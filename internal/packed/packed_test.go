@@ -137,3 +137,44 @@ func BenchmarkIntsReader(b *testing.B) {
 		b.Log(sum)
 	}
 }
+
+// A column grows a block at a time: what was written stays where it is
+// (no copy, no garbage), and the spare room is at most one block.
+func TestBlocksAreNeverCopied(t *testing.T) {
+	var c Ints
+	c.Grow(100, 1)
+	c.Append(1)
+	first := &c.s.block(0)[0]
+	var p Pairs
+	p.Append(1, 2)
+	firstPair := &p.s.block(0)[0]
+	for i := int64(0); i < 1_000_000; i++ {
+		c.Append(i % 300) // one or two bytes
+		p.Append(int32(i), int32(i+1))
+	}
+	if &c.s.block(0)[0] != first || &p.s.block(0)[0] != firstPair {
+		t.Fatal("the first block moved as the stream grew")
+	}
+	if len(c.s.full) < 2 || len(p.s.full) < 2 {
+		t.Fatalf("%d and %d filled blocks, want several", len(c.s.full), len(p.s.full))
+	}
+	for _, s := range []*stream{&c.s, &p.s} {
+		used := len(s.cur)
+		for _, b := range s.full {
+			used += len(b)
+			if cap(b) > maxBlock {
+				t.Errorf("a block of %d bytes, want at most %d", cap(b), maxBlock)
+			}
+		}
+		if spare := s.bytes() - used; spare > maxBlock {
+			t.Errorf("%d spare bytes, want at most one block (%d)", spare, maxBlock)
+		}
+	}
+	// The announced size is the first block's.
+	var small Ints
+	small.Grow(10, 2)
+	small.Append(5)
+	if got := cap(small.s.cur); got != minBlock {
+		t.Errorf("first block of a 20-byte announcement: %d bytes, want %d", got, minBlock)
+	}
+}
