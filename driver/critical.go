@@ -100,7 +100,12 @@ type remoteDeps struct {
 func newRemoteDeps(m *ompt.Model) *remoteDeps { return &remoteDeps{m: m} }
 
 func (rd *remoteDeps) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
-func (rd *remoteDeps) Finish(s *sim.Sim)                                   {}
+
+// Finish implements sim.Pass: the maps live until the critical path.
+func (rd *remoteDeps) Finish(s *sim.Sim) {
+	rd.out.Trim()
+	rd.in.Trim()
+}
 
 // Kinds implements sim.Filtered.
 func (rd *remoteDeps) Kinds() (before, after sim.KindSet) {

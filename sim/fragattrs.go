@@ -1,6 +1,9 @@
 package sim
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Attr is what the report says of a fragment node: its kind, the thread it
 // ran on (−1 for a barrier's join), its construct and when it began.
@@ -47,6 +50,30 @@ func (e *attrEncoder) add(v Attr) {
 	a.data = binary.AppendVarint(a.data, v.Start-e.prev.Start) // wraps for extreme values, and unwraps the same
 	e.prev = v
 	a.n++
+}
+
+// attrSizer counts the bytes an attrEncoder appends for the same nodes,
+// so that Attrs is allocated once at its size.
+type attrSizer struct {
+	n     int
+	bytes int
+	prev  Attr
+}
+
+func (z *attrSizer) add(v Attr) {
+	if z.n%attrBlock == 0 {
+		z.prev = Attr{}
+	}
+	z.bytes += 1 + varintLen(int64(v.Thread)-int64(z.prev.Thread)) +
+		varintLen(int64(v.Loc)-int64(z.prev.Loc)) + varintLen(v.Start-z.prev.Start)
+	z.prev = v
+	z.n++
+}
+
+// varintLen is the length of binary.AppendVarint(nil, x).
+func varintLen(x int64) int {
+	ux := uint64(x)<<1 ^ uint64(x>>63)
+	return (bits.Len64(ux|1) + 6) / 7
 }
 
 // attrReader decodes an Attrs forward from a block's beginning.

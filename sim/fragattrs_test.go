@@ -28,8 +28,13 @@ func TestAttrsRoundTrip(t *testing.T) {
 	}
 	var got Attrs
 	enc := attrEncoder{a: &got}
+	var size attrSizer
 	for _, a := range want {
 		enc.add(a)
+		size.add(a)
+	}
+	if len(got.data) != size.bytes {
+		t.Errorf("the sizer counts %d bytes, the encoder wrote %d", size.bytes, len(got.data))
 	}
 	if got.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", got.Len(), len(want))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"slices"
+	"sort"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/internal/packed"
@@ -68,41 +69,85 @@ type Frags struct {
 // EventNodes maps events of a process, named by thread and index, to
 // nodes (or tasks): per thread, the events in increasing order and their
 // values, as the simulation meets them (12 bytes an event where a map took
-// 30–40, and no hashing on the simulation's path).
+// 30–40, and no hashing on the simulation's path). A thread's list grows
+// in blocks (16 entries, each next one twice as large up to 4096) that are
+// never copied: the lists live until the critical path, and growing them
+// by doubling left as much garbage as they hold.
 type EventNodes struct {
-	index [][]int64
-	node  [][]int32
+	threads [][]eventBlock
 }
+
+type eventBlock struct {
+	index []int64
+	node  []int32
+}
+
+const (
+	minEventBlock = 16
+	maxEventBlock = 4096
+)
 
 // Add records that event index of thread th maps to n; a thread's events
 // come in increasing order.
 func (m *EventNodes) Add(th int, index int64, n int32) {
-	for len(m.index) <= th {
-		m.index, m.node = append(m.index, nil), append(m.node, nil)
+	for len(m.threads) <= th {
+		m.threads = append(m.threads, nil)
 	}
-	m.index[th] = append(m.index[th], index)
-	m.node[th] = append(m.node[th], n)
+	bs := m.threads[th]
+	if k := len(bs); k == 0 || len(bs[k-1].index) == cap(bs[k-1].index) {
+		size := minEventBlock
+		if k > 0 {
+			size = min(2*cap(bs[k-1].index), maxEventBlock)
+		}
+		bs = append(bs, eventBlock{index: make([]int64, 0, size), node: make([]int32, 0, size)})
+		m.threads[th] = bs
+	}
+	b := &bs[len(bs)-1]
+	b.index = append(b.index, index)
+	b.node = append(b.node, n)
+}
+
+// Trim drops each thread's spare room when it is worth a copy (at most a
+// block's): the lists outlive the pass that filled them.
+func (m *EventNodes) Trim() {
+	for _, bs := range m.threads {
+		if k := len(bs); k > 0 {
+			b := &bs[k-1]
+			if n := len(b.index); cap(b.index)-n > n/8 {
+				b.index = slices.Clone(b.index)
+				b.node = slices.Clone(b.node)
+			}
+		}
+	}
 }
 
 // Len returns the number of events mapped.
 func (m *EventNodes) Len() int {
 	n := 0
-	for _, l := range m.index {
-		n += len(l)
+	for _, bs := range m.threads {
+		for _, b := range bs {
+			n += len(b.index)
+		}
 	}
 	return n
 }
 
 // Get returns the node event index of thread th maps to.
 func (m *EventNodes) Get(th int, index int64) (int32, bool) {
-	if th < 0 || th >= len(m.index) {
+	if th < 0 || th >= len(m.threads) {
 		return -1, false
 	}
-	k, ok := slices.BinarySearch(m.index[th], index)
+	bs := m.threads[th]
+	// The last block starting at or before index.
+	k := sort.Search(len(bs), func(i int) bool { return bs[i].index[0] > index }) - 1
+	if k < 0 {
+		return -1, false
+	}
+	j, ok := slices.BinarySearch(bs[k].index, index)
 	if !ok {
 		return -1, false
 	}
-	return m.node[th][k], true
+	return bs[k].node[j], true
 }
 
 // Len returns the number of nodes.
@@ -801,8 +846,15 @@ func (p *FragPass) Finish(s *Sim) {
 	// only the report reads, encoded.
 	f := &p.F
 	n := p.nodes.len()
+	var size attrSizer
+	for _, pg := range p.nodes.pages {
+		for k := range pg {
+			fn := &pg[k]
+			size.add(Attr{Kind: fn.kind, Thread: fn.thread, Loc: fn.loc, Start: fn.start})
+		}
+	}
 	f.Chained, f.Weight = make([]bool, n), make([]int64, n)
-	f.Attrs = Attrs{data: make([]byte, 0, 6*n), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
+	f.Attrs = Attrs{data: make([]byte, 0, size.bytes), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
 	enc := attrEncoder{a: &f.Attrs}
 	i := 0
 	for _, pg := range p.nodes.pages {
@@ -816,10 +868,9 @@ func (p *FragPass) Finish(s *Sim) {
 			i++
 		}
 	}
-	if d := f.Attrs.data; cap(d)-len(d) > len(d)/8 {
-		f.Attrs.data = slices.Clone(d)
-	}
 	f.Edges.Trim()
+	f.SendNode.Trim()
+	f.RecvNode.Trim()
 	p.recycle(s)
 	p.nodes = paged[fragNode]{}
 }
