@@ -264,6 +264,7 @@ type run struct {
 	// the simulate phase.
 	simSpare sim.Spare
 	ompSpare ompt.Spare
+	preds    [][]predAt // predTimes' lists, reused from process to process
 	// ompWaits are the OpenMP wait-state rows of every process (rank 0).
 	ompWaits []waitstate.OMPRow
 	mutexes  []waitstate.MutexRow

@@ -106,7 +106,7 @@ func (r *run) simulate() error {
 		model.KeepDependences()
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
-		frags := sim.NewFragPass(predTimes(r.edges, i))
+		frags := sim.NewFragPass(predTimes(r.edges, i, &r.preds))
 		if i < len(r.edges) {
 			r.edges[i].PredTime = nil // copied into the lookup: no later phase reads it
 		}
@@ -144,7 +144,7 @@ func (r *run) simulate() error {
 		r.progress("simulate", float64(i+1)/float64(len(r.procs)))
 	}
 	r.scans = trace.Scans{} // no pass decodes events after this one
-	r.simSpare, r.ompSpare = sim.Spare{}, ompt.Spare{}
+	r.simSpare, r.ompSpare, r.preds = sim.Spare{}, ompt.Spare{}, nil
 	if err := agree(r.c, failure); err != nil {
 		return err
 	}
@@ -165,14 +165,18 @@ func (r *run) simulate() error {
 // predTimes returns the lookup of process i's receive-like events'
 // predecessor times (nil without edges): per thread, the events in order
 // and their predecessors' times, searched by bisection (16 bytes an edge
-// and no hashing where a map took 30–40).
-func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
+// and no hashing where a map took 30–40). The lists are made in *buf,
+// which the next process's lookup reuses once this one's simulation is
+// done.
+func predTimes(edges []graph.RemoteEdges, i int, buf *[][]predAt) sim.PredTime {
 	if i >= len(edges) || edges[i].Len() == 0 {
 		return nil
 	}
 	e := &edges[i]
-	type at struct{ event, time int64 }
-	var byThread [][]at
+	byThread := *buf
+	for th := range byThread {
+		byThread[th] = byThread[th][:0]
+	}
 	for k := range e.Thread {
 		th := int(e.Thread[k])
 		if th < 0 {
@@ -181,12 +185,13 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 		for len(byThread) <= th {
 			byThread = append(byThread, nil)
 		}
-		byThread[th] = append(byThread[th], at{e.Event[k], e.PredTime[k]})
+		byThread[th] = append(byThread[th], predAt{e.Event[k], e.PredTime[k]})
 	}
+	*buf = byThread
 	for _, l := range byThread {
 		// Stable, and the last of equal events wins below: as a map
 		// filled in edge order would have it.
-		slices.SortStableFunc(l, func(a, b at) int { return cmp.Compare(a.event, b.event) })
+		slices.SortStableFunc(l, func(a, b predAt) int { return cmp.Compare(a.event, b.event) })
 	}
 	return func(th int, idx int64) (int64, bool) {
 		if th < 0 || th >= len(byThread) {
@@ -200,6 +205,9 @@ func predTimes(edges []graph.RemoteEdges, i int) sim.PredTime {
 		return l[k].time, true
 	}
 }
+
+// predAt is a receive-like event and its predecessor's final time.
+type predAt struct{ event, time int64 }
 
 // taskTable is what the anomaly detection needs of a process's executed
 // explicit tasks beyond their run times (procGraph.taskW), kept from the

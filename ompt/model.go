@@ -40,13 +40,21 @@ type Model struct {
 }
 
 // Spare holds a finished model's dependence tracker for the next one.
-type Spare struct{ deps *depTracker }
+type Spare struct {
+	deps *depTracker
+	cost []int64
+}
 
-// Recycle gives the dependence tracker to m.Spare; m must not simulate
-// afterwards. Without a Spare it does nothing.
+// Recycle gives the dependence tracker and the cost column to m.Spare; m
+// must not simulate, nor Cost be read, afterwards. Without a Spare it does
+// nothing.
 func (m *Model) Recycle() {
-	if m.Spare != nil {
-		m.Spare.deps, m.deps = m.deps, nil
+	if sp := m.Spare; sp != nil {
+		sp.deps, m.deps = m.deps, nil
+		if cap(m.Cost) > cap(sp.cost) {
+			sp.cost = m.Cost[:0]
+		}
+		m.Cost = nil
 	}
 }
 
@@ -112,8 +120,8 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		}
 	}
 	m.total = total
-	for id, n := range cs.RemoteIn {
-		s.AddMissing(m.Task(id), n)
+	for _, id := range cs.RemoteIn {
+		s.AddMissing(m.Task(id), 1)
 	}
 	return nil
 }
@@ -330,7 +338,12 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if m.costKeys[e.Args[1]] {
 			if t := m.Task(e.Args[0]); t != sim.NoTask {
 				if m.Cost == nil {
-					m.Cost = make([]int64, m.total)
+					if sp := m.Spare; sp != nil && int64(cap(sp.cost)) >= m.total {
+						m.Cost, sp.cost = sp.cost[:m.total], nil
+						clear(m.Cost)
+					} else {
+						m.Cost = make([]int64, m.total)
+					}
 					m.CostKey = s.Proc.String(e.Args[1])
 				}
 				m.Cost[t] = e.Args[2]

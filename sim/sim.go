@@ -158,6 +158,7 @@ type Spare struct {
 	edgeNext []int32
 	frag     fragSpare // FragPass's, given back by its Finish
 	disp     *dispatch // Run's per-kind pass lists
+	createNS []int64   // TaskStats', given back by its Finish
 }
 
 // Recycle gives the task table and the edge pool to s.Spare; s must not be

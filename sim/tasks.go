@@ -76,7 +76,13 @@ func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
 		return
 	}
 	if ts.createNS == nil {
-		ts.createNS = make([]int64, s.Tasks.Len())
+		n := s.Tasks.Len()
+		if sp := s.Spare; sp != nil && cap(sp.createNS) >= n {
+			ts.createNS, sp.createNS = sp.createNS[:n], nil
+			clear(ts.createNS)
+		} else {
+			ts.createNS = make([]int64, n)
+		}
 	}
 	if t := s.lastCreated; s.valid(t) && int(t) < len(ts.createNS) {
 		ts.creating[th], ts.createdAt[th] = t, e.Time
@@ -122,6 +128,10 @@ func (ts *TaskStats) Finish(s *Sim) {
 			ts.Stats[i].MinNS = 0
 		}
 	}
+	if sp := s.Spare; sp != nil && cap(ts.createNS) > cap(sp.createNS) {
+		sp.createNS = ts.createNS[:0]
+	}
+	ts.createNS = nil
 }
 
 // ReadySeries integrates the number of ready tasks over fixed time bins:
