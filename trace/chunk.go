@@ -18,14 +18,31 @@ type Chunk struct {
 
 // registers are the delta-coding contexts of a chunk's args column: every
 // argument is coded as the zig-zag difference to the same argument of the
-// previous event of the same kind, and dependence addresses to the previous
-// address. Decoding then needs no per-field type switch (ids, names and
-// flags of consecutive events of one kind differ little, so deltas stay
-// small). Registers start at zero in every chunk so chunks decode
+// event of the same kind two back (version 3; the previous one in versions
+// 1 and 2), and dependence addresses to the previous address. Decoding
+// then needs no per-field type switch (ids, names and flags of events of
+// one kind differ little, so deltas stay small). Two back, because a
+// thread's events of one kind alternate: task_schedule switches from the
+// implicit task to an explicit one and back, and ids of different threads
+// differ by 2^40, so coding against the previous event cost 8 bytes for
+// both task arguments of every task_schedule (a third of a task-heavy
+// trace's bytes); barriers and taskwaits alternate the same way. Each kind
+// has two slots that take turns (flip); with alt = 0 it uses the first
+// only. Registers start at zero in every chunk so chunks decode
 // independently.
 type registers struct {
-	args [NumKinds][MaxArgs]int64
+	args [NumKinds][2][MaxArgs]int64
+	flip [NumKinds]uint8
 	addr uint64
+}
+
+// altOf returns the register alternation of a format version: 1 from
+// version 3 on, 0 before.
+func altOf(version int) uint8 {
+	if version >= 3 {
+		return 1
+	}
+	return 0
 }
 
 // chunkEncoder accumulates one thread's events for a chunk: kinds (one byte
@@ -42,6 +59,7 @@ type chunkEncoder struct {
 	dt       []uint64
 	args     []uint64
 	reg      registers
+	alt      uint8 // altOf the version written
 }
 
 func (c *chunkEncoder) reset() {
@@ -65,7 +83,9 @@ func (c *chunkEncoder) add(e *Event, deps []Dep) {
 	c.dt = append(c.dt, zig(e.Time-c.last))
 	c.last = e.Time
 	c.n++
-	r := &c.reg.args[e.Kind]
+	f := c.reg.flip[e.Kind]
+	c.reg.flip[e.Kind] = f ^ c.alt
+	r := &c.reg.args[e.Kind][f]
 	for j := 0; j < int(nargs[e.Kind]); j++ {
 		c.args = append(c.args, zig(e.Args[j]-r[j]))
 		r[j] = e.Args[j]
@@ -86,6 +106,7 @@ type chunkColumns struct {
 	kinds              []byte
 	dtCtrl, dtData     []byte
 	argsCtrl, argsData []byte
+	alt                uint8 // altOf the file's version
 	// payload-relative positions of the kinds and args data, for errors
 	kindsPos, argsPos int
 }
@@ -217,6 +238,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 	kinds := cols.kinds[i0 : i0+cnt]
 	av, q := d.av, d.q
 	reg := &d.reg
+	alt := cols.alt
 	t := d.t
 	for x := range out {
 		k := Kind(kinds[x])
@@ -230,7 +252,9 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: fmt.Sprintf("the stream ends before %s's %d arguments", k, na)}
 			}
 		}
-		r := &reg.args[k]
+		f := reg.flip[k]
+		reg.flip[k] = f ^ alt
+		r := &reg.args[k][f]
 		a := av[q : q+na]
 		e := &out[x]
 		e.Time = t

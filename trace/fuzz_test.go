@@ -117,17 +117,21 @@ func FuzzChunkPayload(f *testing.F) {
 	w.Close()
 	f.Add(chunkPayload(f, buf.Bytes()))
 	f.Fuzz(func(t *testing.T, payload []byte) {
-		r := &Reader{name: "fuzz"}
-		var c Chunk
-		if err := r.decodeChunk(payload, &c); err != nil {
-			return
-		}
-		for j := range c.Events {
-			if !c.Events[j].Kind.Valid() {
-				t.Fatalf("decoded invalid kind %d", c.Events[j].Kind)
+		// Both codings of the arguments: version 2's and version 3's.
+		for _, version := range []int{2, Version} {
+			r := &Reader{name: "fuzz"}
+			r.hdr.Version = version
+			var c Chunk
+			if err := r.decodeChunk(payload, &c); err != nil {
+				continue
 			}
-			if c.Events[j].Kind == TaskDeps && c.Events[j].Deps(c.Deps) == nil && c.Events[j].Args[1] > 0 {
-				t.Fatalf("dependence range outside the chunk")
+			for j := range c.Events {
+				if !c.Events[j].Kind.Valid() {
+					t.Fatalf("version %d: decoded invalid kind %d", version, c.Events[j].Kind)
+				}
+				if c.Events[j].Kind == TaskDeps && c.Events[j].Deps(c.Deps) == nil && c.Events[j].Args[1] > 0 {
+					t.Fatalf("version %d: dependence range outside the chunk", version)
+				}
 			}
 		}
 	})

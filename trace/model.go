@@ -12,7 +12,7 @@ import "strconv"
 // Format names and versions this package reads and writes.
 const (
 	FormatName = "ptrace"
-	Version    = 2 // written; adds run_id and compact communicators
+	Version    = 3 // written; codes arguments against the event two back of their kind
 	MinVersion = 1 // oldest version read
 )
 

@@ -214,7 +214,7 @@ func (r *Reader) NextChunk(c *Chunk) error {
 
 func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 	cols := &r.cols
-	if err := parseChunk(payload, cols); err != nil {
+	if err := parseChunk(payload, r.hdr.Version, cols); err != nil {
 		return err
 	}
 	if r.chunkSeq == nil {
@@ -250,10 +250,10 @@ func chunkError(file string, frameOff int64, cols *chunkColumns, err error) erro
 	return fmt.Errorf("thread %d chunk %d: %w", cols.thread, cols.seq, err)
 }
 
-// parseChunk reads the msgpack map of a chunk frame into cols, whose byte
-// columns then alias payload.
-func parseChunk(payload []byte, cols *chunkColumns) error {
-	*cols = chunkColumns{thread: -1, seq: -1, n: -1, nargs: -1}
+// parseChunk reads the msgpack map of a chunk frame of a file of the given
+// format version into cols, whose byte columns then alias payload.
+func parseChunk(payload []byte, version int, cols *chunkColumns) error {
+	*cols = chunkColumns{thread: -1, seq: -1, n: -1, nargs: -1, alt: altOf(version)}
 	mp := mpReader{b: payload}
 	n, err := mp.mapLen()
 	if err != nil {

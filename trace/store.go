@@ -168,7 +168,11 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 	}
 	p := &Process{File: path, Header: r.Header(), commLog: true, commCap: size, commShift: 2}
 	if opts.Stream {
-		p.commShift = 4
+		// An eighth of the file: version 3 files are 40 % smaller than
+		// version 2's for the same events (task_schedule's ids), the log
+		// is not, and a sixteenth made a stencil trace's matching decode
+		// its events a third time.
+		p.commShift = 3
 	}
 	a := arena{block: arenaBlock(size)}
 	if opts.Stream && size == 0 {
@@ -451,7 +455,7 @@ func (p *Process) storedColumns(sk *storedChunk, cols *chunkColumns, sc *scratch
 			return err
 		}
 	}
-	if err := parseChunk(payload, cols); err != nil {
+	if err := parseChunk(payload, p.Header.Version, cols); err != nil {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk, Err: err}
 	}
 	return nil

@@ -62,9 +62,12 @@ func writeEvents(t testing.TB, w *Writer, thread int, evs []Event, deps [][]Dep)
 
 func TestRoundTripEveryKind(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	for _, chunk := range []int{1, 7, 1000, DefaultChunkEvents} {
+	// Every version this package writes codes the arguments its own way
+	// (version 3 against the event two back of each kind).
+	for _, tc := range []struct{ version, chunk int }{{1, 1000}, {2, 7}, {2, DefaultChunkEvents}, {3, 1}, {3, 7}, {3, 1000}, {3, DefaultChunkEvents}} {
+		chunk := tc.chunk
 		var buf bytes.Buffer
-		w, err := NewWriter(&buf, Header{Rank: 2, NRanks: 4, Host: "node1", PID: 42, Command: []string{"./app", "-n", "3"}, ClockSrc: "synthetic"})
+		w, err := NewWriter(&buf, Header{Version: tc.version, Rank: 2, NRanks: 4, Host: "node1", PID: 42, Command: []string{"./app", "-n", "3"}, ClockSrc: "synthetic"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -89,7 +92,10 @@ func TestRoundTripEveryKind(t *testing.T) {
 		}
 		p, err := LoadProcess(path, LoadOptions{})
 		if err != nil {
-			t.Fatalf("chunk %d: %v", chunk, err)
+			t.Fatalf("version %d chunk %d: %v", tc.version, chunk, err)
+		}
+		if p.Header.Version != tc.version {
+			t.Errorf("version %d written, %d read", tc.version, p.Header.Version)
 		}
 		if len(p.Warnings) != 0 {
 			t.Errorf("warnings: %v", p.Warnings)
@@ -111,7 +117,7 @@ func TestRoundTripEveryKind(t *testing.T) {
 					g.Args[1], g.Args[2] = 0, 0
 				}
 				if g != e {
-					t.Fatalf("chunk %d thread %d event %d (%s):\n got %+v\nwant %+v", chunk, th, i, e.Kind, g, e)
+					t.Fatalf("version %d chunk %d thread %d event %d (%s):\n got %+v\nwant %+v", tc.version, chunk, th, i, e.Kind, g, e)
 				}
 			}
 		}
@@ -149,6 +155,39 @@ func smallTrace(t testing.TB) []byte {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// A worker's task_schedule events alternate between its implicit task and
+// explicit tasks another thread created (ids 2^40 apart): version 3 codes
+// each against the one two back, so the pair of ids costs a byte or two
+// instead of 16.
+func TestVersion3CodesAlternationCompactly(t *testing.T) {
+	size := func(version int) int {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{Version: version, ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		implicit := int64(1)<<40 | 1
+		for i := int64(0); i < 4096; i++ {
+			explicit := 100 + i // created by thread 0
+			tm := 1000 * (i + 1)
+			if err := w.E(1, TaskSchedule, tm, implicit, 7, explicit); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.E(1, TaskSchedule, tm+500, explicit, 1, implicit); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Len()
+	}
+	v2, v3 := size(2), size(3)
+	if v3*3 > v2 {
+		t.Errorf("version 3: %d bytes, version 2: %d; want under a third", v3, v2)
+	}
 }
 
 func TestValidateClean(t *testing.T) {

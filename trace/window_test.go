@@ -319,7 +319,7 @@ func TestWindowValidation(t *testing.T) {
 	w.Close()
 	valid := chunkPayload(t, buf.Bytes())
 	var vcols chunkColumns
-	if err := parseChunk(valid, &vcols); err != nil {
+	if err := parseChunk(valid, Version, &vcols); err != nil {
 		t.Fatal(err)
 	}
 	inputs = append(inputs, valid)
@@ -338,7 +338,7 @@ func TestWindowValidation(t *testing.T) {
 	failed, later := 0, 0
 	for n, in := range inputs {
 		var cols chunkColumns
-		if parseChunk(in, &cols) != nil {
+		if parseChunk(in, Version, &cols) != nil {
 			continue
 		}
 		var c Chunk

@@ -161,7 +161,11 @@ static struct {
 	size_t nd, na;
 	uint32_t n;
 	int64_t t0, last;
-	int64_t reg[K_NUM][5];
+	/* Format version 3: each kind's arguments are coded against the
+	 * event of that kind two back, its two register slots taking turns
+	 * (task_schedule alternates between implicit and explicit tasks). */
+	int64_t reg[K_NUM][2][5];
+	uint8_t flip[K_NUM];
 	uint64_t addr;
 } E;
 
@@ -468,7 +472,7 @@ static void write_header_frames(void)
 	mpw w = { hbuf, 0, sizeof hbuf, 0 };
 	mp_map(&w, ptr_tsc ? 16 : 15); /* 13 fields, then the stamping ones */
 	mp_kv_str(&w, "format", "ptrace");
-	mp_kv_int(&w, "version", 2);
+	mp_kv_int(&w, "version", 3);
 	mp_kv_str(&w, "run_id", g.run_id);
 	mp_kv_int(&w, "rank", g.rank);
 	mp_kv_int(&w, "nranks", g.nranks);
@@ -790,6 +794,7 @@ static void enc_reset(void)
 	E.n = 0;
 	E.nd = E.na = 0;
 	memset(E.reg, 0, sizeof E.reg);
+	memset(E.flip, 0, sizeof E.flip);
 	E.addr = 0;
 }
 
@@ -869,7 +874,8 @@ static void encode_range(ptr_thread *t, size_t from, size_t to, int in_signal)
 		E.kinds[E.n++] = (uint8_t)k;
 		E.dt[E.nd++] = zig((uint64_t)(time - E.last));
 		E.last = time;
-		int64_t *reg = E.reg[k];
+		int64_t *reg = E.reg[k][E.flip[k]];
+		E.flip[k] ^= 1;
 		for (unsigned j = 0; j < nargs[k]; j++) {
 			E.args[E.na++] = zig(r[1 + j] - (uint64_t)reg[j]);
 			reg[j] = (int64_t)r[1 + j];
@@ -1431,7 +1437,7 @@ void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes)
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return;
-	fprintf(f, "{\n  \"format\": \"ptrace\",\n  \"version\": 2,\n  \"ranks\": %d,\n  \"run_id\": \"%s\",\n  \"producer\": \"%s\",\n  \"command\": [",
+	fprintf(f, "{\n  \"format\": \"ptrace\",\n  \"version\": 3,\n  \"ranks\": %d,\n  \"run_id\": \"%s\",\n  \"producer\": \"%s\",\n  \"command\": [",
 		nranks, g.run_id, PTR_PRODUCER);
 	int first = 1;
 	for (size_t i = 0; i < g.cmdlen;) {
