@@ -58,7 +58,8 @@ func TestStreamingSameReport(t *testing.T) {
 // trace, the peak of live heap must stay within a bound of the trace's
 // bytes (measured 4.0–4.3× in memory, 3.4–3.5× streaming on format
 // version 3 files, which are 40 % smaller than version 2's of the same
-// events, docs/PERFORMANCE.md), whether the events are held in memory or
+// events, docs/PERFORMANCE.md; the bound, 6×, is 3.6× of the version 2
+// bytes, where it was 5×), whether the events are held in memory or
 // streamed from disk (the live heap then lacks the
 // encoded events, ≈ 1×, but the sampled figure also counts garbage not yet
 // collected). It fails on a regression such as events materialised as
@@ -78,7 +79,7 @@ func TestPeakHeapBound(t *testing.T) {
 		name  string
 		limit int64
 		bound float64
-	}{{"in memory", 0, 5}, {"streaming", 1, 5}} {
+	}{{"in memory", 0, 6}, {"streaming", 1, 6}} {
 		runtime.GC()
 		_, st := runOpts(t, driver.Options{Dir: dir, MemoryLimit: c.limit}, 1)
 		ratio := float64(st.PeakHeap[0]) / float64(res.Bytes)
