@@ -137,16 +137,9 @@ func predKey(proc, thread int32, event int64) graph.Key {
 // task graph's per-root metrics (seed ompc-distributed-task-profiling.txt
 // §4.5.3). Only summaries travel to rank 0.
 func (r *run) criticalPath() error {
-	// The task graph first: its DAG is gone before the fragment DAG is
-	// built, and the dependence pairs it reads become the fragment DAG's
-	// dependence edges below.
-	tg, err := r.taskGraph()
-	if err != nil {
-		return err
-	}
-	// Fragment DAG: every process's nodes, offset per process.
-	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
-	bases := make([]int32, len(r.cp))
+	// The fragment nodes' weights, packed since the simulation, into one
+	// array of the rank (each process's Weight a view of it): the task
+	// graph reads those of latency nodes, the fragment DAG all.
 	var nodes, edges int
 	for i, pg := range r.cp {
 		nodes += pg.frags.Len()
@@ -154,19 +147,30 @@ func (r *run) criticalPath() error {
 			edges += r.edges[i].Len() // cross-process edges into this rank's processes
 		}
 	}
-	b.Reserve(nodes+1, edges)
 	w := make([]int64, 0, nodes+1)
+	for _, pg := range r.cp {
+		w = pg.frags.UnpackWeights(w)
+	}
+	// The task graph first: its DAG is gone before the fragment DAG is
+	// built, and the dependence pairs it reads become the fragment DAG's
+	// dependence edges below.
+	tg, err := r.taskGraph()
+	if err != nil {
+		return err
+	}
+	// Fragment DAG: every process's nodes, offset per process, in the
+	// order of the weights.
+	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
+	bases := make([]int32, len(r.cp))
+	b.Reserve(nodes+1, edges)
 	for i, pg := range r.cp {
 		bases[i] = b.Len()
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
 			b.AddNode(f.Chained[n]) // an edge from the process's node n−1
 		}
-		// The weights move into the rank's array (the process's slice
-		// becomes a view of it) and the edges into the builder, which keeps
-		// the process's arrays: each is held once.
-		w = append(w, f.Weight...)
-		f.Weight = w[bases[i]:len(w):len(w)]
+		// The edges move into the builder, which keeps the process's
+		// arrays: each is held once.
 		b.AddPairs(f.Edges, bases[i])
 		f.Edges = packed.Pairs{}
 		// Task dependences, the predecessor's last fragment before the

@@ -49,7 +49,11 @@ type Frags struct {
 	// critical path's DAG takes them as chains (graph.Builder.AddNode), so
 	// neither the edge lists nor the DAG's adjacency hold them.
 	Chained []bool
+	// Weight is each node's weight once UnpackWeights made it: from the
+	// simulation to the critical path the weights stay packed (weights),
+	// about 3 bytes a node instead of 8.
 	Weight  []int64
+	weights packed.Ints
 	// Work is T1, the weight of the task, region and serial-code nodes
 	// (the critical path's parallelism), summed once the weights are final.
 	Work int64
@@ -152,6 +156,24 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 
 // Len returns the number of nodes.
 func (f *Frags) Len() int { return f.Attrs.Len() }
+
+// UnpackWeights appends the nodes' weights to dst, makes Weight a view of
+// them and drops the packed form: the critical path gathers every
+// process's weights into one array of its rank.
+func (f *Frags) UnpackWeights(dst []int64) []int64 {
+	start := len(dst)
+	if f.Weight != nil {
+		dst = append(dst, f.Weight...)
+	} else {
+		dst = slices.Grow(dst, f.weights.Len())
+		r := f.weights.Reader()
+		for range f.weights.Len() {
+			dst = append(dst, r.Next())
+		}
+	}
+	f.Weight, f.weights = dst[start:len(dst):len(dst)], packed.Ints{}
+	return dst
+}
 
 // Attr returns node n's attributes.
 func (f *Frags) Attr(n int32) Attr { return f.Attrs.At(n) }
@@ -853,14 +875,16 @@ func (p *FragPass) Finish(s *Sim) {
 			size.add(Attr{Kind: fn.kind, Thread: fn.thread, Loc: fn.loc, Start: fn.start})
 		}
 	}
-	f.Chained, f.Weight = make([]bool, n), make([]int64, n)
+	f.Chained, f.Weight, f.weights = make([]bool, n), nil, packed.Ints{}
+	f.weights.Grow(n, 3)
 	f.Attrs = Attrs{data: make([]byte, 0, size.bytes), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
 	enc := attrEncoder{a: &f.Attrs}
 	i := 0
 	for _, pg := range p.nodes.pages {
 		for k := range pg {
 			fn := &pg[k]
-			f.Chained[i], f.Weight[i] = fn.chained, fn.weight
+			f.Chained[i] = fn.chained
+			f.weights.Append(fn.weight)
 			if k := fn.kind; k == FragTask || k == FragImplicit || k == FragSerial {
 				f.Work += fn.weight
 			}
@@ -868,6 +892,7 @@ func (p *FragPass) Finish(s *Sim) {
 			i++
 		}
 	}
+	f.weights.Trim()
 	f.Edges.Trim()
 	f.SendNode.Trim()
 	f.RecvNode.Trim()

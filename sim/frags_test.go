@@ -3,9 +3,11 @@ package sim_test
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -118,4 +120,49 @@ func fragEdges(f *sim.Frags) [][2]int32 {
 		es = append(es, [2]int32{a, b})
 	})
 	return es
+}
+
+// The weights stay packed from the simulation until UnpackWeights appends
+// them to a rank's array; Weight is then a view of that array, and a
+// second call appends the same weights again.
+func TestUnpackWeights(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 3, Events: 20_000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(0)), trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sim.New(p, nil, false)
+	fp := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), fp); err != nil {
+		t.Fatal(err)
+	}
+	f := fp.Take()
+	if f.Weight != nil {
+		t.Fatal("Weight is set before UnpackWeights")
+	}
+	prefix := []int64{-7, -8}
+	all := f.UnpackWeights(prefix)
+	if len(all) != len(prefix)+f.Len() || all[0] != -7 || all[1] != -8 {
+		t.Fatalf("%d values after a prefix of 2, for %d nodes", len(all), f.Len())
+	}
+	if &f.Weight[0] != &all[2] || len(f.Weight) != f.Len() {
+		t.Fatal("Weight is not a view of the appended weights")
+	}
+	var sum int64
+	for _, v := range f.Weight {
+		if v < 0 {
+			t.Fatalf("negative weight %d", v)
+		}
+		sum += v
+	}
+	if sum == 0 {
+		t.Fatal("all weights are zero")
+	}
+	again := f.UnpackWeights(nil)
+	if !slices.Equal(again, all[2:]) {
+		t.Error("a second UnpackWeights gives other weights")
+	}
 }

@@ -74,6 +74,7 @@ func simulateSpare(t *testing.T, p *trace.Process, sp *sim.Spare, osp *ompt.Spar
 		t.Fatal(err)
 	}
 	f := fp.Take()
+	f.UnpackWeights(nil)
 	out := simulated{Threads: s.Breakdown.Threads, Tasks: append(sim.Tasks(nil), s.Tasks...),
 		Weight: f.Weight, Chained: f.Chained, Edges: fragEdges(f), First: f.FirstOf, Last: f.LastOf, Warn: s.Warn.Total()}
 	s.DepEdges.Each(func(a, b sim.Task) { out.Deps = append(out.Deps, [2]sim.Task{a, b}) })

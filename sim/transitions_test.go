@@ -698,6 +698,7 @@ func TestWindowFragments(t *testing.T) {
 		t.Fatal(err)
 	}
 	var w [2]int64
+	f.F.UnpackWeights(nil)
 	for n := 0; n < f.F.Len(); n++ {
 		if th := f.F.Attr(int32(n)).Thread; th >= 0 {
 			w[th] += f.F.Weight[n]
@@ -748,6 +749,7 @@ func TestUntiedRequeue(t *testing.T) {
 		// 12..20, work 20..70, overhead 70..80.
 		wantBreakdown(t, s, 5+2+50, 0, 5+8+10+10+8+10, 50+2)
 		f := &fp.F
+		f.UnpackWeights(nil)
 		first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
 		if first != last || first < 0 {
 			t.Fatalf("status %d: task fragments %d..%d, want one", status, first, last)

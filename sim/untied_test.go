@@ -26,6 +26,7 @@ func simFrags(t *testing.T, p *trace.Process) (*sim.Sim, *ompt.Model, *sim.Frags
 	if err := s.Run(m, fp); err != nil {
 		t.Fatal(err)
 	}
+	fp.F.UnpackWeights(nil)
 	return s, m, &fp.F
 }
 
