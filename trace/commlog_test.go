@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -124,6 +125,18 @@ func TestLoadBuffersSameProcess(t *testing.T) {
 	}
 	files = append(files, files[0]) // the first again, after the others
 	var bufs trace.LoadBuffers
+	// Equal strings of the processes loaded with shared buffers are one
+	// copy (LoadBuffers interns them).
+	copies := map[string]*byte{}
+	interned := func(f, s string) {
+		if s == "" {
+			return
+		}
+		if p, ok := copies[s]; ok && p != unsafe.StringData(s) {
+			t.Fatalf("%s: %q is a second copy with shared buffers", f, s)
+		}
+		copies[s] = unsafe.StringData(s)
+	}
 	for _, f := range files {
 		opts := trace.LoadOptions{Salvage: filepath.Base(f) == "cut.ptrace"}
 		want, werr := trace.LoadProcess(f, opts)
@@ -135,6 +148,11 @@ func TestLoadBuffersSameProcess(t *testing.T) {
 		if werr != nil {
 			continue
 		}
+		for _, s := range got.Strings {
+			interned(f, s)
+		}
+		interned(f, got.Header.Host)
+		interned(f, got.Header.RunID)
 		if got.NumEvents() != want.NumEvents() || !reflect.DeepEqual(got.Census, want.Census) ||
 			!reflect.DeepEqual(got.Tables, want.Tables) || !reflect.DeepEqual(got.Warnings, want.Warnings) {
 			t.Fatalf("%s: the process loaded with shared buffers differs (events %d / %d)", f, got.NumEvents(), want.NumEvents())

@@ -88,11 +88,16 @@ type Census struct {
 	// Ids are claims: a table may be sized by MaxSeq only where the events
 	// of that thread can justify it.
 	MaxSeq []int64
-	// MPI calls bounding the analysis window: per MPI function (string id),
-	// the first mpi_exit of each thread and the last mpi_enter of each
-	// thread. Few functions and threads call MPI, so these stay small.
-	FirstExit map[int64][]EventRef
-	LastEnter map[int64][]EventRef
+	// MPI calls bounding the analysis window, once the load is done: the
+	// first exit from MPI_Init or MPI_Init_thread and the last entry into
+	// MPI_Finalize, of each thread that made them.
+	InitExit      []EventRef
+	FinalizeEnter []EventRef
+	// During the load, per MPI function (string id: the names may come
+	// after the calls), the first mpi_exit and the last mpi_enter of each
+	// thread; few functions call MPI, so a list searched from the one
+	// found last beats a map for every MPI event.
+	exits, enters []fnRefs
 	// RemoteIn lists the task id of every remote_dep_in event, in file
 	// order: the remote dependences each task waits for, known before it
 	// is simulated (only distributed task runtimes have any; 8 bytes an
@@ -124,6 +129,47 @@ type LoadBuffers struct {
 	br      *bufio.Reader
 	chunk   Chunk
 	scratch scratch
+	// names interns the processes' table and header strings: the files of
+	// one run repeat the same function names, host names and command
+	// line, and thousands of copies of each were a fifth of the small
+	// objects the garbage collector marks on every cycle.
+	names map[string]string
+}
+
+// intern returns the copy of s the buffers keep.
+func (lb *LoadBuffers) intern(s string) string {
+	if v, ok := lb.names[s]; ok {
+		return v
+	}
+	if lb.names == nil {
+		lb.names = map[string]string{}
+	}
+	lb.names[s] = s
+	return s
+}
+
+// internTables makes p's strings the interned copies.
+func (lb *LoadBuffers) internTables(p *Process) {
+	h := &p.Header
+	for _, f := range []*string{&h.Format, &h.Host, &h.ClockUnit, &h.ClockSrc, &h.Producer, &h.Runtime, &h.RunID, &h.TimestampCounter} {
+		*f = lb.intern(*f)
+	}
+	for i := range h.Command {
+		h.Command[i] = lb.intern(h.Command[i])
+	}
+	for i := range p.Strings {
+		p.Strings[i] = lb.intern(p.Strings[i])
+	}
+	for i := range p.Threads {
+		p.Threads[i].Name = lb.intern(p.Threads[i].Name)
+	}
+	for i := range p.Locations {
+		l := &p.Locations[i]
+		l.Module, l.Func, l.File = lb.intern(l.Module), lb.intern(l.Func), lb.intern(l.File)
+	}
+	for i := range p.Comms {
+		p.Comms[i].Name = lb.intern(p.Comms[i].Name)
+	}
 }
 
 // LoadProcess reads a whole process file into memory, keeping its chunks
@@ -206,6 +252,10 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		}
 	}
 	p.Tables = *r.Tables()
+	p.Census.settleMPI(p.Strings)
+	if lb != nil {
+		lb.internTables(p)
+	}
 	if !r.Complete() {
 		p.Partial = true
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: no end frame: the traced program did not finish writing its trace (crash or kill?); analysing the %d events present", path, p.NumEvents()))
@@ -346,31 +396,66 @@ func (cs *Census) noteID(id int64) {
 	cs.MaxSeq[t] = max(cs.MaxSeq[t], IDSeq(id))
 }
 
-func (cs *Census) firstExit(th int32, idx int64, e *Event) {
-	if cs.FirstExit == nil {
-		cs.FirstExit = map[int64][]EventRef{}
+// fnRefs are the MPI calls of one function the census keeps, one per
+// thread.
+type fnRefs struct {
+	fn   int64
+	refs []EventRef
+}
+
+// refsOf returns the entry of fn in *l, adding it if need be.
+func refsOf(l *[]fnRefs, fn int64) *fnRefs {
+	for i := len(*l) - 1; i >= 0; i-- {
+		if (*l)[i].fn == fn {
+			return &(*l)[i]
+		}
 	}
-	refs := cs.FirstExit[e.Args[0]]
-	for _, r := range refs {
+	*l = append(*l, fnRefs{fn: fn})
+	return &(*l)[len(*l)-1]
+}
+
+func (cs *Census) firstExit(th int32, idx int64, e *Event) {
+	f := refsOf(&cs.exits, e.Args[0])
+	for _, r := range f.refs {
 		if r.Thread == th {
 			return
 		}
 	}
-	cs.FirstExit[e.Args[0]] = append(refs, EventRef{Thread: th, Index: idx, Time: e.Time})
+	f.refs = append(f.refs, EventRef{Thread: th, Index: idx, Time: e.Time})
 }
 
 func (cs *Census) lastEnter(th int32, idx int64, e *Event) {
-	if cs.LastEnter == nil {
-		cs.LastEnter = map[int64][]EventRef{}
-	}
-	refs := cs.LastEnter[e.Args[0]]
-	for i := range refs {
-		if refs[i].Thread == th {
-			refs[i] = EventRef{Thread: th, Index: idx, Time: e.Time}
+	f := refsOf(&cs.enters, e.Args[0])
+	for i := range f.refs {
+		if f.refs[i].Thread == th {
+			f.refs[i] = EventRef{Thread: th, Index: idx, Time: e.Time}
 			return
 		}
 	}
-	cs.LastEnter[e.Args[0]] = append(refs, EventRef{Thread: th, Index: idx, Time: e.Time})
+	f.refs = append(f.refs, EventRef{Thread: th, Index: idx, Time: e.Time})
+}
+
+// settleMPI keeps, once the names are known, the calls that bound the
+// analysis window and drops the others.
+func (cs *Census) settleMPI(names []string) {
+	name := func(fn int64) string {
+		if fn < 0 || fn >= int64(len(names)) {
+			return ""
+		}
+		return names[fn]
+	}
+	cs.InitExit, cs.FinalizeEnter = nil, nil
+	for _, f := range cs.exits {
+		if n := name(f.fn); n == "MPI_Init" || n == "MPI_Init_thread" {
+			cs.InitExit = append(cs.InitExit, f.refs...)
+		}
+	}
+	for _, f := range cs.enters {
+		if name(f.fn) == "MPI_Finalize" {
+			cs.FinalizeEnter = append(cs.FinalizeEnter, f.refs...)
+		}
+	}
+	cs.exits, cs.enters = nil, nil
 }
 
 // NumEvents returns the number of events of all threads.
@@ -419,19 +504,16 @@ func (p *Process) MPIWindow(tb *Timebase) (begin, end int64, found bool) {
 	begin, end = p.TimeRange(tb)
 	initEnd, finBegin := int64(-1<<62), int64(1<<62)
 	any := false
-	for i, s := range p.Strings {
-		switch s {
-		case "MPI_Init", "MPI_Init_thread":
+	for _, s := range p.Strings {
+		if s == "MPI_Init" || s == "MPI_Init_thread" || s == "MPI_Finalize" {
 			any = true
-			for _, r := range p.Census.FirstExit[int64(i)] {
-				initEnd = max(initEnd, tb.At(int(r.Thread), r.Index, r.Time))
-			}
-		case "MPI_Finalize":
-			any = true
-			for _, r := range p.Census.LastEnter[int64(i)] {
-				finBegin = min(finBegin, tb.At(int(r.Thread), r.Index, r.Time))
-			}
 		}
+	}
+	for _, r := range p.Census.InitExit {
+		initEnd = max(initEnd, tb.At(int(r.Thread), r.Index, r.Time))
+	}
+	for _, r := range p.Census.FinalizeEnter {
+		finBegin = min(finBegin, tb.At(int(r.Thread), r.Index, r.Time))
 	}
 	if !any {
 		return begin, end, false
