@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -158,6 +159,9 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
+	// The task graph's DAG and values are garbage: collected now, their
+	// pages take the fragment DAG's arrays instead of fresh ones.
+	runtime.GC()
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
@@ -172,7 +176,7 @@ func (r *run) criticalPath() error {
 		// The edges move into the builder, which keeps the process's
 		// arrays: each is held once.
 		b.AddPairs(f.Edges, bases[i])
-		f.Edges = packed.Pairs{}
+		f.Edges, f.Chained = packed.Pairs{}, nil // the builder has them now
 		// Task dependences, the predecessor's last fragment before the
 		// successor's first, of tasks that ran, without repeats (which
 		// change no path) (FragPass.DepsApart; made by taskGraph).
