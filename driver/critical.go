@@ -160,8 +160,17 @@ func (r *run) criticalPath() error {
 		return err
 	}
 	// The task graph's DAG and values are garbage: collected now, their
-	// pages take the fragment DAG's arrays instead of fresh ones.
-	runtime.GC()
+	// pages take the fragment DAG's arrays instead of fresh ones. Only
+	// when they are large: a collection costs little on a heap of large
+	// arrays, and tens of milliseconds on the small objects of thousands
+	// of small processes, whose task graphs are small.
+	tasks := 0
+	for _, pg := range r.cp {
+		tasks += pg.taskW.Len()
+	}
+	if tasks >= 1<<17 {
+		runtime.GC()
+	}
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())

@@ -132,8 +132,11 @@ type LoadBuffers struct {
 	// names interns the processes' table and header strings: the files of
 	// one run repeat the same function names, host names and command
 	// line, and thousands of copies of each were a fifth of the small
-	// objects the garbage collector marks on every cycle.
+	// objects the garbage collector marks on every cycle. prev is the
+	// string table of the process loaded last, which the next one's
+	// usually repeats entry for entry: compared first, without hashing.
 	names map[string]string
+	prev  []string
 }
 
 // intern returns the copy of s the buffers keep.
@@ -157,9 +160,14 @@ func (lb *LoadBuffers) internTables(p *Process) {
 	for i := range h.Command {
 		h.Command[i] = lb.intern(h.Command[i])
 	}
-	for i := range p.Strings {
-		p.Strings[i] = lb.intern(p.Strings[i])
+	for i, v := range p.Strings {
+		if i < len(lb.prev) && lb.prev[i] == v {
+			p.Strings[i] = lb.prev[i]
+		} else {
+			p.Strings[i] = lb.intern(v)
+		}
 	}
+	lb.prev = p.Strings
 	for i := range p.Threads {
 		p.Threads[i].Name = lb.intern(p.Threads[i].Name)
 	}
