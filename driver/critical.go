@@ -126,6 +126,18 @@ func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
 	}
 }
 
+// collectDropped runs the garbage collector after the critical path
+// dropped arrays of about n elements, when they are large: a collection
+// costs little on a heap of large arrays and lets the next step reuse
+// their pages instead of mapping fresh ones (the end of the critical path
+// is where the analysis's RSS peaks), but tens of milliseconds on the
+// small objects of thousands of small processes.
+func (r *run) collectDropped(n int) {
+	if len(r.cp) > 0 && n/len(r.cp) >= 1<<14 {
+		runtime.GC()
+	}
+}
+
 // nodeKey is a partition-independent name of node n of process proc.
 func nodeKey(proc int, n int32) int64 { return int64(proc)<<32 | int64(n) }
 
@@ -160,17 +172,12 @@ func (r *run) criticalPath() error {
 		return err
 	}
 	// The task graph's DAG and values are garbage: collected now, their
-	// pages take the fragment DAG's arrays instead of fresh ones. Only
-	// when they are large: a collection costs little on a heap of large
-	// arrays, and tens of milliseconds on the small objects of thousands
-	// of small processes, whose task graphs are small.
+	// pages take the fragment DAG's arrays instead of fresh ones.
 	tasks := 0
 	for _, pg := range r.cp {
 		tasks += pg.taskW.Len()
 	}
-	if tasks >= 1<<17 {
-		runtime.GC()
-	}
+	r.collectDropped(tasks)
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
@@ -284,6 +291,7 @@ func (r *run) criticalPath() error {
 	}
 	span := lp.Span
 	lp = nil
+	r.collectDropped(nodes) // the forward values: the backward replay's take their pages
 	bl, err := graph.BackLengths(r.c, dag, w)
 	if err != nil {
 		return err
