@@ -269,6 +269,9 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
+	// Only the backward replay runs on the DAG from here: it pushes each
+	// node's value to its inputs and needs no outputs' adjacency.
+	dag.DropOutputs()
 	summary := r.pathSummary(steps, w, bases)
 	// T1, and EF less the weight at each task's first fragment for the
 	// slack below: the forward values are dropped before the backward

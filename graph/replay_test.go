@@ -528,17 +528,21 @@ func TestInsOnlyBackward(t *testing.T) {
 		g := newRandGraph(rng, procs, 50+rng.Intn(300), 0.1, 3)
 		for _, mode := range []struct{ min, noChains bool }{{false, false}, {true, false}, {false, true}} {
 			want, _ := g.ref(true, mode.min, mode.noChains)
-			for k := 1; k <= min(procs, 5); k++ {
+			// Built InsOnly, or built whole and its outputs dropped.
+			for k, drop := 1, false; k <= min(procs, 5); k, drop = k+1, !drop {
 				_, loc, parts := partitionGraph(rng, g, k)
 				got := make([]int64, len(g.proc))
 				err := inproc.Run(k, func(c comm.Comm) error {
 					part := parts[c.Rank()]
-					d, err := buildRandOpts(c, g, loc, part, true)
+					d, err := buildRandOpts(c, g, loc, part, !drop)
 					if err != nil {
 						return err
 					}
+					if drop {
+						d.DropOutputs()
+					}
 					if !d.InsOnly() || d.Outs(0) != nil {
-						return fmt.Errorf("built InsOnly, has outputs")
+						return fmt.Errorf("InsOnly (dropped %v), has outputs", drop)
 					}
 					for i, n := range part.global {
 						if got, want := d.OutDegree(int32(i)), int32(len(g.succs[n])); got != want {
@@ -562,7 +566,7 @@ func TestInsOnlyBackward(t *testing.T) {
 					t.Fatalf("seed %d k %d: %v", seed, k, err)
 				}
 				if !slices.Equal(got, want) {
-					t.Fatalf("seed %d k %d min %v nochains %v: values differ from the reference", seed, k, mode.min, mode.noChains)
+					t.Fatalf("seed %d k %d min %v nochains %v dropped %v: values differ from the reference", seed, k, mode.min, mode.noChains, drop)
 				}
 			}
 		}
