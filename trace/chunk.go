@@ -47,9 +47,9 @@ func altOf(version int) uint8 {
 
 // chunkEncoder accumulates one thread's events for a chunk: kinds (one byte
 // each), time deltas (the first relative to t0) and the args stream (every
-// argument as the difference to the same argument of the previous event of
-// the same kind, then for task_dependences the count and address/type
-// pairs), all zig-zag coded and laid out as stream-vbyte columns at flush.
+// argument as the difference to its register, see registers, then for
+// task_dependences the count and address/type pairs), all zig-zag coded
+// and laid out as stream-vbyte columns at flush.
 type chunkEncoder struct {
 	thread   int
 	seq      int64
