@@ -1,9 +1,6 @@
 package sim
 
-import (
-	"encoding/binary"
-	"math/bits"
-)
+import "encoding/binary"
 
 // Attr is what the report says of a fragment node: its kind, the thread it
 // ran on (−1 for a barrier's join), its construct and when it began.
@@ -53,27 +50,24 @@ func (e *attrEncoder) add(v Attr) {
 }
 
 // attrSizer counts the bytes an attrEncoder appends for the same nodes,
-// so that Attrs is allocated once at its size.
+// so that Attrs is allocated once at its size: it is one, encoding into a
+// scratch Attrs that it empties after each node.
 type attrSizer struct {
-	n     int
-	bytes int
-	prev  Attr
+	enc     attrEncoder
+	scratch Attrs
+	bytes   int
+}
+
+func newAttrSizer() *attrSizer {
+	z := &attrSizer{}
+	z.enc.a = &z.scratch
+	return z
 }
 
 func (z *attrSizer) add(v Attr) {
-	if z.n%attrBlock == 0 {
-		z.prev = Attr{}
-	}
-	z.bytes += 1 + varintLen(int64(v.Thread)-int64(z.prev.Thread)) +
-		varintLen(int64(v.Loc)-int64(z.prev.Loc)) + varintLen(v.Start-z.prev.Start)
-	z.prev = v
-	z.n++
-}
-
-// varintLen is the length of binary.AppendVarint(nil, x).
-func varintLen(x int64) int {
-	ux := uint64(x)<<1 ^ uint64(x>>63)
-	return (bits.Len64(ux|1) + 6) / 7
+	z.enc.add(v)
+	z.bytes += len(z.scratch.data)
+	z.scratch.data, z.scratch.off = z.scratch.data[:0], z.scratch.off[:0]
 }
 
 // attrReader decodes an Attrs forward from a block's beginning.

@@ -28,7 +28,7 @@ func TestAttrsRoundTrip(t *testing.T) {
 	}
 	var got Attrs
 	enc := attrEncoder{a: &got}
-	var size attrSizer
+	size := newAttrSizer()
 	for _, a := range want {
 		enc.add(a)
 		size.add(a)

@@ -868,7 +868,7 @@ func (p *FragPass) Finish(s *Sim) {
 	// only the report reads, encoded.
 	f := &p.F
 	n := p.nodes.len()
-	var size attrSizer
+	size := newAttrSizer()
 	for _, pg := range p.nodes.pages {
 		for k := range pg {
 			fn := &pg[k]
