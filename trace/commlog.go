@@ -15,7 +15,7 @@ import "encoding/binary"
 // the tie by what is at the threads' heads, communication or not. A process
 // whose log outgrows a quarter of its chunks' bytes (an MPI-heavy trace:
 // its events are mostly communication) drops it, a streamed one (which
-// keeps no events in memory) a sixteenth: there the matching decodes the
+// keeps no events in memory) an eighth: there the matching decodes the
 // events, as it did without the log.
 
 // CommArgs is how many leading arguments of a communication event the log

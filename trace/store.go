@@ -443,6 +443,13 @@ func (cs *Census) lastEnter(th int32, idx int64, e *Event) {
 	f.refs = append(f.refs, EventRef{Thread: th, Index: idx, Time: e.Time})
 }
 
+// IsMPIInit reports whether MPI function fn initializes MPI. Its last
+// exit and MPI_Finalize's first entry bound the analysis window
+// (MPIWindow).
+func IsMPIInit(fn string) bool { return fn == "MPI_Init" || fn == "MPI_Init_thread" }
+
+func isMPIFinalize(fn string) bool { return fn == "MPI_Finalize" }
+
 // settleMPI keeps, once the names are known, the calls that bound the
 // analysis window and drops the others.
 func (cs *Census) settleMPI(names []string) {
@@ -454,12 +461,12 @@ func (cs *Census) settleMPI(names []string) {
 	}
 	cs.InitExit, cs.FinalizeEnter = nil, nil
 	for _, f := range cs.exits {
-		if n := name(f.fn); n == "MPI_Init" || n == "MPI_Init_thread" {
+		if IsMPIInit(name(f.fn)) {
 			cs.InitExit = append(cs.InitExit, f.refs...)
 		}
 	}
 	for _, f := range cs.enters {
-		if name(f.fn) == "MPI_Finalize" {
+		if isMPIFinalize(name(f.fn)) {
 			cs.FinalizeEnter = append(cs.FinalizeEnter, f.refs...)
 		}
 	}
@@ -513,7 +520,7 @@ func (p *Process) MPIWindow(tb *Timebase) (begin, end int64, found bool) {
 	initEnd, finBegin := int64(-1<<62), int64(1<<62)
 	any := false
 	for _, s := range p.Strings {
-		if s == "MPI_Init" || s == "MPI_Init_thread" || s == "MPI_Finalize" {
+		if IsMPIInit(s) || isMPIFinalize(s) {
 			any = true
 		}
 	}

@@ -309,7 +309,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 				// A blocking send bounds the interval too (the sender's
 				// side of a message); a nonblocking one does not.
 				blocking := r.sent[th] && !(len(fn) > 5 && strings.EqualFold(fn[:5], "MPI_I"))
-				if r.synced[th] || blocking || fn == "MPI_Init" || fn == "MPI_Init_thread" {
+				if r.synced[th] || blocking || trace.IsMPIInit(fn) {
 					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
 					r.lastSyncCall[th] = k
 				} else {
