@@ -235,17 +235,29 @@ type addrTable struct {
 	n     int
 }
 
-func (t *addrTable) init(capacity int) {
+// tableSize is the number of slots for capacity entries: a power of two,
+// at most half full.
+func tableSize(capacity int) int {
 	size := 1 << 4
 	for size < 2*capacity {
 		size <<= 1
 	}
+	return size
+}
+
+func (t *addrTable) init(capacity int) {
+	size := tableSize(capacity)
 	t.keys = make([]uint64, size)
 	t.vals = make([]int32, size)
+	t.shift = uint(64 - bits.Len64(uint64(size-1)))
+	t.empty()
+}
+
+// empty marks every slot free.
+func (t *addrTable) empty() {
 	for i := range t.vals {
 		t.vals[i] = -1
 	}
-	t.shift = uint(64 - bits.Len64(uint64(size-1)))
 	t.n = 0
 }
 
@@ -253,18 +265,11 @@ func (t *addrTable) init(capacity int) {
 // is large enough and not much larger (emptying costs its size; init
 // allocates: a sweep reads the old table while it fills the new one).
 func (t *addrTable) reset(capacity int) {
-	size := 1 << 4
-	for size < 2*capacity {
-		size <<= 1
-	}
-	if len(t.keys) < size || len(t.keys) > 8*size {
+	if size := tableSize(capacity); len(t.keys) < size || len(t.keys) > 8*size {
 		t.init(capacity)
 		return
 	}
-	for i := range t.vals {
-		t.vals[i] = -1
-	}
-	t.n = 0
+	t.empty()
 }
 
 func (t *addrTable) slot(k uint64) int { return int((k * 0x9E3779B97F4A7C15) >> t.shift) }
