@@ -373,9 +373,9 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		case TaskDeps:
 			cs.DepEntries += e.Args[1]
 		case MPIExit:
-			cs.firstExit(int32(c.Thread), te.N+int64(i), e)
+			noteCall(&cs.exits, int32(c.Thread), te.N+int64(i), e, false)
 		case MPIEnter:
-			cs.lastEnter(int32(c.Thread), te.N+int64(i), e)
+			noteCall(&cs.enters, int32(c.Thread), te.N+int64(i), e, true)
 		case RemoteDepIn:
 			cs.RemoteIn = append(cs.RemoteIn, e.Args[0])
 		}
@@ -422,25 +422,20 @@ func refsOf(l *[]fnRefs, fn int64) *fnRefs {
 	return &(*l)[len(*l)-1]
 }
 
-func (cs *Census) firstExit(th int32, idx int64, e *Event) {
-	f := refsOf(&cs.exits, e.Args[0])
-	for _, r := range f.refs {
-		if r.Thread == th {
-			return
-		}
-	}
-	f.refs = append(f.refs, EventRef{Thread: th, Index: idx, Time: e.Time})
-}
-
-func (cs *Census) lastEnter(th int32, idx int64, e *Event) {
-	f := refsOf(&cs.enters, e.Args[0])
+// noteCall records MPI call e, event idx of thread th, in l: each
+// thread's first call of the function, or with latest its latest.
+func noteCall(l *[]fnRefs, th int32, idx int64, e *Event, latest bool) {
+	f := refsOf(l, e.Args[0])
+	ref := EventRef{Thread: th, Index: idx, Time: e.Time}
 	for i := range f.refs {
 		if f.refs[i].Thread == th {
-			f.refs[i] = EventRef{Thread: th, Index: idx, Time: e.Time}
+			if latest {
+				f.refs[i] = ref
+			}
 			return
 		}
 	}
-	f.refs = append(f.refs, EventRef{Thread: th, Index: idx, Time: e.Time})
+	f.refs = append(f.refs, ref)
 }
 
 // IsMPIInit reports whether MPI function fn initializes MPI. Its last
