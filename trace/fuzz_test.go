@@ -110,12 +110,7 @@ func chunkPayload(tb testing.TB, file []byte) []byte {
 
 // FuzzChunkPayload targets the hand-written chunk decoder directly.
 func FuzzChunkPayload(f *testing.F) {
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{NRanks: 1})
-	evs, deps := randomEvents(newRand(5), 3*int(NumKinds))
-	writeEvents(f, w, 0, evs, deps)
-	w.Close()
-	f.Add(chunkPayload(f, buf.Bytes()))
+	f.Add(chunkPayload(f, randomTrace(f, 1, 5, 3*int(NumKinds))))
 	f.Fuzz(func(t *testing.T, payload []byte) {
 		// Both codings of the arguments: version 2's and version 3's.
 		for _, version := range []int{2, Version} {
