@@ -104,3 +104,20 @@ func TestFailingRankUnderMPI(t *testing.T) {
 		}
 	}
 }
+
+// The pure-Go binary under mpirun -np 2 refuses (each copy would analyse the
+// whole trace and write the same files); under -np 1 it is one analysis.
+func TestPureBinaryUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	dir := genTrace(t, "stencil", "--ranks", "2", "--threads", "2")
+	run := func(np int) result {
+		full := []string{"--oversubscribe", "--allow-run-as-root", "-np", fmt.Sprint(np), ptraceBin(), "analyze", "-q", "--json", "-", dir}
+		return runCmd(t, exec.Command("mpirun", full...))
+	}
+	if r := run(2); r.code == 0 || !strings.Contains(r.stderr, "one of 2 processes") || !strings.Contains(r.stderr, "ptrace-mpi") {
+		t.Errorf("-np 2: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if r := run(1); r.code != 0 || !strings.Contains(r.stdout, `"breakdown"`) {
+		t.Errorf("-np 1: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -20,7 +20,8 @@
 // ranks may be waiting for this one; callers should treat it as fatal and
 // Abort, which prints "ptrace: rank R: <err>" and ends the whole job.
 //
-// Built without the tag, the package has only UnderLauncher, ErrNotBuilt, a
+// Built without the tag, the package has only UnderLauncher, LauncherProcs,
+// ErrNotBuilt, a
 // Start that returns ErrNotBuilt and a Stop that does nothing; the rest needs
 // the tag and Open MPI's development files (Debian: openmpi-bin
 // libopenmpi-dev).
@@ -29,6 +30,7 @@ package mpi
 import (
 	"errors"
 	"os"
+	"strconv"
 )
 
 // ErrNotBuilt is what Start returns in a binary built without the "mpi" tag.
@@ -59,4 +61,29 @@ func underLauncher(lookup func(string) (string, bool)) bool {
 		}
 	}
 	return false
+}
+
+// LauncherProcs returns how many processes the launcher started, at least,
+// as far as the environment says (0 when it says nothing): the world size
+// when a variable gives it, else one more than the rank (a PMIx client
+// may carry only its rank). A binary without MPI uses it to refuse to run
+// as one of several copies, each of which would analyse the whole trace.
+func LauncherProcs() int { return launcherProcs(os.LookupEnv) }
+
+func launcherProcs(lookup func(string) (string, bool)) int {
+	for _, v := range [...]string{"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MV2_COMM_WORLD_SIZE", "SLURM_STEP_NUM_TASKS"} {
+		if s, ok := lookup(v); ok {
+			if n, err := strconv.Atoi(s); err == nil && n > 0 {
+				return n
+			}
+		}
+	}
+	for _, v := range [...]string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"} {
+		if s, ok := lookup(v); ok {
+			if r, err := strconv.Atoi(s); err == nil && r >= 0 {
+				return r + 1
+			}
+		}
+	}
+	return 0
 }
