@@ -1,6 +1,7 @@
 package ompt
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
@@ -19,18 +20,22 @@ import (
 //	              simulator gives them none
 //	inoutset      like mutexinoutset, with members fully concurrent
 //
-// Layout: one 32-byte state per (parent, address) in a dense slice, found
-// through a uint64-keyed map; readers and set members live in a shared pool
-// of singly linked 8-byte cells. States whose tasks have all completed carry
-// no information (a dependence on a completed task is no edge), and states
-// of a completed parent are never looked up again: both are swept, so
-// memory follows the live tasks rather than every address used (with keep,
-// which reports edges from completed tasks too, only the second).
+// Layout: the 24-byte states are the slots of an open-addressing table
+// keyed by (address, parent), so a lookup touches one slot, not an index,
+// its key and then the state; readers and set members live in a shared
+// pool of singly linked 8-byte cells; the rare set groups (mutexinoutset,
+// inoutset) keep their members and predecessors aside. States whose tasks
+// have all completed carry no information (a dependence on a completed task
+// is no edge), and states of a completed parent are never looked up again:
+// both are swept, so memory follows the live tasks rather than every
+// address used (with keep, which reports edges from completed tasks too,
+// only the second).
 type depTracker struct {
-	index  addrTable // address → first state of its chain
-	states []addrState
-	free   []int32
-	cells  lists.Pool // readers, set members and predecessors of the states
+	table  []addrState // open addressing, linear probing, at most 3/4 full
+	shift  uint        // Fibonacci hashing: the top bits of the product
+	groups []setGroup  // referred to by addrState.group
+	free   []int32     // unused groups
+	cells  lists.Pool  // readers, set members and predecessors of the states
 
 	live, sweepAt int
 	doneAtSweep   int64 // completed tasks at the last sweep
@@ -39,24 +44,55 @@ type depTracker struct {
 	keep bool
 }
 
+// addrState is one (address, parent)'s state, or an empty slot (parent
+// emptySlot).
 type addrState struct {
 	addr    uint64
 	parent  int32
-	next    int32 // next state with the same address (another parent), -1 none
-	writer  int32 // last out/inout task, -1 none (when setKind == 0)
+	writer  int32 // last out/inout task, -1 none (when group < 0)
 	readers int32 // cell list: in tasks since the last writer
-	set     int32 // cell list: members of the current set group (setKind != 0)
-	setKind uint8 // 0, DepMutexInoutset or DepInoutset
-	preds   int32 // cell list: predecessors of the current set group
+	group   int32 // the current mutexinoutset / inoutset group, -1 none
 }
+
+// setGroup is the current mutexinoutset or inoutset group of an address.
+type setGroup struct {
+	kind  uint8 // DepMutexInoutset or DepInoutset
+	set   int32 // cell list: its members
+	preds int32 // cell list: their predecessors
+}
+
+const emptySlot = math.MinInt32
 
 // newDepTracker returns a tracker with a small table: Model.Prepare sizes
 // it from the process's dependence entries (reserve), most processes of an
 // MPI code have none, and a table that outgrows its size doubles.
 func newDepTracker() *depTracker {
 	d := &depTracker{sweepAt: 1 << 12}
-	d.index.init(0)
+	d.initTable(0)
 	return d
+}
+
+// tableSize is the number of slots for capacity states: a power of two,
+// at most 3/4 full.
+func tableSize(capacity int) int {
+	size := 1 << 4
+	for 3*size < 4*capacity {
+		size <<= 1
+	}
+	return size
+}
+
+// initTable makes an empty table for capacity states, in place when the
+// current one has the size.
+func (d *depTracker) initTable(capacity int) {
+	if size := tableSize(capacity); len(d.table) != size {
+		d.table = make([]addrState, size)
+		d.shift = uint(64 - bits.Len64(uint64(size-1)))
+	}
+	for i := range d.table {
+		d.table[i].parent = emptySlot
+	}
+	d.live = 0
 }
 
 // reserve pre-sizes the tracker for about n dependence entries. Most
@@ -64,18 +100,22 @@ func newDepTracker() *depTracker {
 // states, are about a quarter of the entries (one per task on the gen
 // workloads), reader cells most of them.
 // A tracker used before (Spare) is emptied and keeps its arrays where they
-// are large enough.
+// are large enough (the table where it is not much larger: emptying it
+// costs its size).
 func (d *depTracker) reserve(n int) {
-	if cap(d.states) >= n/4 {
-		d.states = d.states[:0]
+	if size := tableSize(n / 4); len(d.table) >= size && len(d.table) <= 8*size {
+		d.initTable(len(d.table) * 3 / 4)
 	} else {
-		d.states = make([]addrState, 0, n/4)
+		d.initTable(n / 4)
 	}
-	d.free = d.free[:0]
+	d.groups, d.free = d.groups[:0], d.free[:0]
 	d.cells.Reset()
 	d.cells.Reserve(n)
-	d.index.reset(n / 4)
-	d.live, d.sweepAt, d.doneAtSweep = 0, 1<<12, 0
+	d.sweepAt, d.doneAtSweep = 1<<12, 0
+}
+
+func (d *depTracker) slot(addr uint64, parent int32) int {
+	return int(((addr ^ uint64(uint32(parent))<<48) * 0x9E3779B97F4A7C15) >> d.shift)
 }
 
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
@@ -85,29 +125,48 @@ func (d *depTracker) appendList(out []int32, list int32) []int32 {
 	return out
 }
 
+// lookup returns the state of (parent, addr), made empty if it had none.
+// The pointer is valid until the next lookup.
 func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
-	head, ok := d.index.get(addr)
-	for i := head; ok && i >= 0; i = d.states[i].next {
-		if d.states[i].parent == parent {
-			return &d.states[i]
+	mask := len(d.table) - 1
+	i := d.slot(addr, parent)
+	for ; d.table[i].parent != emptySlot; i = (i + 1) & mask {
+		if a := &d.table[i]; a.addr == addr && a.parent == parent {
+			return a
 		}
 	}
-	var i int32
-	if n := len(d.free); n > 0 {
-		i = d.free[n-1]
-		d.free = d.free[:n-1]
-	} else {
-		d.states = append(d.states, addrState{})
-		i = int32(len(d.states) - 1)
+	if 4*(d.live+1) > 3*len(d.table) {
+		d.rebuild(nil, 2*len(d.table)*3/4)
+		return d.lookup(parent, addr)
 	}
-	next := int32(-1)
-	if ok {
-		next = head
-	}
-	d.states[i] = addrState{addr: addr, parent: parent, next: next, writer: -1, readers: -1, set: -1, preds: -1}
-	d.index.put(addr, i)
+	d.table[i] = addrState{addr: addr, parent: parent, writer: -1, readers: -1, group: -1}
 	d.live++
-	return &d.states[i]
+	return &d.table[i]
+}
+
+// newGroup returns a set group with empty lists.
+func (d *depTracker) newGroup(kind uint8) int32 {
+	g := setGroup{kind: kind, set: lists.None, preds: lists.None}
+	if n := len(d.free); n > 0 {
+		i := d.free[n-1]
+		d.free = d.free[:n-1]
+		d.groups[i] = g
+		return i
+	}
+	d.groups = append(d.groups, g)
+	return int32(len(d.groups) - 1)
+}
+
+// clear empties a's writer, readers and group.
+func (d *depTracker) clear(a *addrState) {
+	d.cells.Release(a.readers)
+	if a.group >= 0 {
+		g := &d.groups[a.group]
+		d.cells.Release(g.set)
+		d.cells.Release(g.preds)
+		d.free = append(d.free, a.group)
+	}
+	a.writer, a.readers, a.group = -1, -1, -1
 }
 
 // resolve returns the predecessors of task (child of parent) for its
@@ -129,30 +188,26 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 		case trace.DepOut, trace.DepInout:
 			out = d.writers(out, a)
 			out = d.appendList(out, a.readers)
-			d.cells.Release(a.readers)
-			d.cells.Release(a.set)
-			d.cells.Release(a.preds)
-			a.readers, a.set, a.preds, a.setKind = -1, -1, -1, 0
+			d.clear(a)
 			a.writer = task
 		case trace.DepMutexInoutset, trace.DepInoutset:
-			if a.setKind == dep.Type && a.readers < 0 {
+			if a.group >= 0 && d.groups[a.group].kind == dep.Type && a.readers < 0 {
 				// Joins the current group: same predecessors as its members.
-				out = d.appendList(out, a.preds)
-				a.set = d.cells.Push(a.set, task)
+				g := &d.groups[a.group]
+				out = d.appendList(out, g.preds)
+				g.set = d.cells.Push(g.set, task)
 				break
 			}
 			start := len(out)
 			out = d.writers(out, a)
 			out = d.appendList(out, a.readers)
-			d.cells.Release(a.readers)
-			d.cells.Release(a.set)
-			d.cells.Release(a.preds)
-			a.readers, a.set, a.preds, a.writer = -1, -1, -1, -1
+			d.clear(a)
+			a.group = d.newGroup(dep.Type)
+			g := &d.groups[a.group]
 			for _, p := range out[start:] {
-				a.preds = d.cells.Push(a.preds, p)
+				g.preds = d.cells.Push(g.preds, p)
 			}
-			a.set = d.cells.Push(lists.None, task)
-			a.setKind = dep.Type
+			g.set = d.cells.Push(lists.None, task)
 		default:
 			// source/sink (doacross) order loop iterations, not tasks.
 		}
@@ -162,8 +217,8 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 
 // writers appends the current writer or set members of a.
 func (d *depTracker) writers(out []int32, a *addrState) []int32 {
-	if a.setKind != 0 {
-		return d.appendList(out, a.set)
+	if a.group >= 0 {
+		return d.appendList(out, d.groups[a.group].set)
 	}
 	if a.writer >= 0 {
 		out = append(out, a.writer)
@@ -172,9 +227,9 @@ func (d *depTracker) writers(out []int32, a *addrState) []int32 {
 }
 
 // sweep frees the states whose tasks have all completed and rebuilds the
-// address table with the survivors. When a sweep frees little, the next
-// waits longer, keeping the cost amortised O(1) even when every task is
-// created before any runs.
+// table with the survivors. When a sweep frees little, the next waits
+// longer, keeping the cost amortised O(1) even when every task is created
+// before any runs.
 func (d *depTracker) sweep(done func(int32) bool) {
 	deadList := func(l int32) bool {
 		for ; l != lists.None; l = d.cells.Next(l) {
@@ -184,133 +239,48 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		}
 		return true
 	}
-	old := d.index
-	d.index.init(max(2*d.live, 1<<10))
-	for slot, addr := range old.keys {
-		head := old.vals[slot]
-		if head < 0 {
-			continue
+	dead := func(a *addrState) bool {
+		// A completed parent creates no more children, so nothing looks
+		// its states up again; with keep, that is the only way a state
+		// dies (a completed predecessor is still an edge of the task
+		// graph).
+		if a.parent >= 0 && done(a.parent) {
+			return true
 		}
-		first, prev := int32(-1), int32(-1)
-		for i := head; i >= 0; {
-			a := &d.states[i]
-			next := a.next
-			// A completed parent creates no more children, so nothing
-			// looks its states up again; with keep, that is the only way
-			// a state dies (a completed predecessor is still an edge of
-			// the task graph).
-			parentDone := a.parent >= 0 && done(a.parent)
-			if parentDone || !d.keep && (a.writer < 0 || done(a.writer)) && deadList(a.readers) && deadList(a.set) && deadList(a.preds) {
-				d.cells.Release(a.readers)
-				d.cells.Release(a.set)
-				d.cells.Release(a.preds)
-				d.free = append(d.free, i)
-				d.live--
-			} else {
-				if prev >= 0 {
-					d.states[prev].next = i
-				} else {
-					first = i
-				}
-				a.next = -1
-				prev = i
-			}
-			i = next
+		if d.keep || a.writer >= 0 && !done(a.writer) || !deadList(a.readers) {
+			return false
 		}
-		if first >= 0 {
-			d.index.put(addr, first)
-		}
+		return a.group < 0 || deadList(d.groups[a.group].set) && deadList(d.groups[a.group].preds)
 	}
+	d.rebuild(dead, 0)
 	d.sweepAt = max(2*d.live, 1<<12)
 }
 
-// addrTable is an open-addressing hash table from addresses to state
-// indices (linear probing, Fibonacci hashing, no deletion: sweeps rebuild
-// it). Dependence addresses are looked up several times per task, and a
-// flat table with one probe beats a general map on this hot path.
-type addrTable struct {
-	keys  []uint64
-	vals  []int32 // -1: empty slot
-	shift uint
-	n     int
-}
-
-// tableSize is the number of slots for capacity entries: a power of two,
-// at most half full.
-func tableSize(capacity int) int {
-	size := 1 << 4
-	for size < 2*capacity {
-		size <<= 1
+// rebuild moves the states into a new table for at least capacity states
+// (twice the survivors, at least 1024, when capacity is 0), dropping those
+// drop reports (their lists go back to the pool).
+func (d *depTracker) rebuild(drop func(*addrState) bool, capacity int) {
+	old := d.table
+	if capacity == 0 {
+		capacity = max(2*d.live, 1<<10)
 	}
-	return size
-}
-
-func (t *addrTable) init(capacity int) {
-	size := tableSize(capacity)
-	t.keys = make([]uint64, size)
-	t.vals = make([]int32, size)
-	t.shift = uint(64 - bits.Len64(uint64(size-1)))
-	t.empty()
-}
-
-// empty marks every slot free.
-func (t *addrTable) empty() {
-	for i := range t.vals {
-		t.vals[i] = -1
-	}
-	t.n = 0
-}
-
-// reset empties the table for at least capacity entries, in place when it
-// is large enough and not much larger (emptying costs its size; init
-// allocates: a sweep reads the old table while it fills the new one).
-func (t *addrTable) reset(capacity int) {
-	if size := tableSize(capacity); len(t.keys) < size || len(t.keys) > 8*size {
-		t.init(capacity)
-		return
-	}
-	t.empty()
-}
-
-func (t *addrTable) slot(k uint64) int { return int((k * 0x9E3779B97F4A7C15) >> t.shift) }
-
-func (t *addrTable) get(k uint64) (int32, bool) {
-	mask := len(t.keys) - 1
-	for i := t.slot(k); ; i = (i + 1) & mask {
-		v := t.vals[i]
-		if v < 0 {
-			return 0, false
+	d.table = nil
+	d.initTable(capacity)
+	mask := len(d.table) - 1
+	for k := range old {
+		a := &old[k]
+		if a.parent == emptySlot {
+			continue
 		}
-		if t.keys[i] == k {
-			return v, true
+		if drop != nil && drop(a) {
+			d.clear(a)
+			continue
 		}
-	}
-}
-
-func (t *addrTable) put(k uint64, v int32) {
-	if 2*(t.n+1) > len(t.keys) {
-		t.grow()
-	}
-	mask := len(t.keys) - 1
-	for i := t.slot(k); ; i = (i + 1) & mask {
-		if t.vals[i] < 0 {
-			t.keys[i], t.vals[i] = k, v
-			t.n++
-			return
+		i := d.slot(a.addr, a.parent)
+		for d.table[i].parent != emptySlot {
+			i = (i + 1) & mask
 		}
-		if t.keys[i] == k {
-			t.vals[i] = v
-			return
-		}
-	}
-}
-
-func (t *addrTable) grow() {
-	old := *t
-	t.init(len(old.keys))
-	for i, v := range old.vals {
-		if v >= 0 {
-			t.put(old.keys[i], v)
-		}
+		d.table[i] = *a
+		d.live++
 	}
 }

@@ -102,3 +102,103 @@ func TestReservedTrackerForgets(t *testing.T) {
 		}
 	}
 }
+
+// refTracker is the depend-clause rules of depTracker's comment written
+// plainly, with a map and slices and nothing swept.
+type refTracker map[[2]uint64]*refState
+
+type refState struct {
+	writer              int32
+	readers, set, preds []int32
+	setKind             uint8
+}
+
+func (r refTracker) resolve(parent, task int32, deps []trace.Dep) []int32 {
+	var out []int32
+	for _, dep := range deps {
+		k := [2]uint64{uint64(uint32(parent)), dep.Addr}
+		a := r[k]
+		if a == nil {
+			a = &refState{writer: -1}
+			r[k] = a
+		}
+		writers := func() []int32 {
+			if a.setKind != 0 {
+				return a.set
+			}
+			if a.writer >= 0 {
+				return []int32{a.writer}
+			}
+			return nil
+		}
+		switch dep.Type {
+		case trace.DepIn:
+			out = append(out, writers()...)
+			a.readers = append(a.readers, task)
+		case trace.DepOut, trace.DepInout:
+			out = append(append(out, writers()...), a.readers...)
+			*a = refState{writer: task}
+		case trace.DepMutexInoutset, trace.DepInoutset:
+			if a.setKind == dep.Type && len(a.readers) == 0 {
+				out = append(out, a.preds...)
+				a.set = append(a.set, task)
+				break
+			}
+			preds := append(append([]int32(nil), writers()...), a.readers...)
+			out = append(out, preds...)
+			*a = refState{writer: -1, preds: preds, set: []int32{task}, setKind: dep.Type}
+		}
+	}
+	return out
+}
+
+// The tracker gives the predecessors the plain rules give: all of them with
+// keep, the running ones without (a completed task is no edge, and sweeps
+// may have forgotten it), over random clauses on few addresses and
+// parents, through sweeps, table growth and reuse.
+func TestTrackerFollowsTheRules(t *testing.T) {
+	types := []uint8{trace.DepIn, trace.DepIn, trace.DepOut, trace.DepInout, trace.DepMutexInoutset, trace.DepInoutset}
+	for seed := range uint64(12) {
+		for _, keep := range []bool{false, true} {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			d := newDepTracker()
+			d.keep = keep
+			if seed%3 == 1 {
+				d.reserve(40)
+			}
+			ref := refTracker{}
+			const tasks = 30_000
+			completed := make([]bool, tasks)
+			done := func(t int32) bool { return completed[t] }
+			var ncompleted int64
+			addrs := 1 + rng.IntN(5000)
+			for task := int32(8); task < tasks; task++ {
+				parent := rng.Int32N(4)
+				if parent == 3 {
+					parent = -1
+				}
+				deps := make([]trace.Dep, 1+rng.IntN(4))
+				for k := range deps {
+					deps[k] = trace.Dep{Addr: 0x7f00_0000_0000 + uint64(rng.IntN(addrs))*64, Type: types[rng.IntN(len(types))]}
+				}
+				got := d.resolve(parent, task, deps, nil, done, ncompleted)
+				want := ref.resolve(parent, task, deps)
+				if !keep {
+					got = slices.DeleteFunc(slices.Clone(got), done)
+					want = slices.DeleteFunc(want, done)
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if !slices.Equal(slices.Compact(got), slices.Compact(want)) {
+					t.Fatalf("seed %d keep %v task %d: predecessors %v, want %v", seed, keep, task, got, want)
+				}
+				for range rng.IntN(3) {
+					if c := 8 + rng.Int32N(task-7); !completed[c] && c > 2 {
+						completed[c] = true
+						ncompleted++
+					}
+				}
+			}
+		}
+	}
+}
