@@ -4,6 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Attributes come back exactly whatever their values: extreme starts and
@@ -80,5 +83,26 @@ func TestAttrCursor(t *testing.T) {
 		if got, want := c.At(n), a.At(n); got != want {
 			t.Fatalf("step %d: cursor At(%d) = %+v, want %+v", k, n, got, want)
 		}
+	}
+}
+
+// A node's packed head keeps every kind, the chain flag and every thread a
+// process can have, and the join's −1.
+func TestFragNodeHead(t *testing.T) {
+	for k := FragTask; k <= FragSerial; k++ {
+		for _, th := range []int{-1, 0, 1, 4095, trace.MaxThreads - 1} {
+			n := newFragNode(k, th, 7, 9)
+			if n.kind() != k || n.thread() != int32(th) || n.chained() {
+				t.Fatalf("kind %v thread %d: got %v %d %v", k, th, n.kind(), n.thread(), n.chained())
+			}
+			n.setChained()
+			n.setThread(trace.MaxThreads - 1 - th - 1)
+			if n.kind() != k || n.thread() != int32(trace.MaxThreads-2-th) || !n.chained() {
+				t.Fatalf("kind %v thread %d after set: got %v %d %v", k, th, n.kind(), n.thread(), n.chained())
+			}
+		}
+	}
+	if unsafe.Sizeof(fragNode{}) != 24 {
+		t.Errorf("fragNode is %d bytes, want 24", unsafe.Sizeof(fragNode{}))
 	}
 }

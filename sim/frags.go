@@ -241,12 +241,34 @@ type FragPass struct {
 // calls, a worker resuming its implicit task between two explicit ones).
 const lazyOpen = -2
 
-// fragNode is a node while the graph grows.
+// fragNode is a node while the graph grows: 24 bytes, its kind, chain flag
+// and thread packed in head (the pages are most of the pass's memory).
 type fragNode struct {
-	kind          FragKind
-	chained       bool
-	thread, loc   int32
+	head          uint32 // kind (bits 0–3), chained (bit 4), thread + 1 (bits 5–): −1 for a join
+	loc           int32
 	start, weight int64
+}
+
+const (
+	fragKindBits    = 4
+	fragChained     = 1 << fragKindBits
+	fragThreadShift = fragKindBits + 1
+)
+
+func newFragNode(k FragKind, th int, loc int32, start int64) fragNode {
+	return fragNode{head: uint32(k) | uint32(th+1)<<fragThreadShift, loc: loc, start: start}
+}
+
+func (n *fragNode) kind() FragKind { return FragKind(n.head & (1<<fragKindBits - 1)) }
+func (n *fragNode) chained() bool  { return n.head&fragChained != 0 }
+func (n *fragNode) thread() int32  { return int32(n.head>>fragThreadShift) - 1 }
+func (n *fragNode) setChained()    { n.head |= fragChained }
+func (n *fragNode) setThread(th int) {
+	n.head = n.head&(1<<fragThreadShift-1) | uint32(th+1)<<fragThreadShift
+}
+
+func (n *fragNode) attr() Attr {
+	return Attr{Kind: n.kind(), Thread: n.thread(), Loc: n.loc, Start: n.start}
 }
 
 // NewFragPass returns the pass; pred may be nil for a single-process trace.
@@ -346,14 +368,14 @@ func fill(s []int32, v int32) []int32 {
 }
 
 func (p *FragPass) node(k FragKind, th int, loc int32, start int64) int32 {
-	return p.nodes.add(fragNode{kind: k, thread: int32(th), loc: loc, start: start})
+	return p.nodes.add(newFragNode(k, th, loc, start))
 }
 
 func (p *FragPass) edge(a, b int32) {
 	switch {
 	case a < 0 || b < 0:
-	case b == a+1 && !p.nodes.at(b).chained:
-		p.nodes.at(b).chained = true
+	case b == a+1 && !p.nodes.at(b).chained():
+		p.nodes.at(b).setChained()
 	default:
 		p.F.Edges.Append(a, b)
 	}
@@ -391,9 +413,9 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	}
 	p.openOn[t] = int32(th)
 	p.since[th] = s.Now
-	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.nodes.at(last).kind == k {
+	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.nodes.at(last).kind() == k {
 		p.requeued[t] = -1
-		p.nodes.at(last).thread = int32(th)
+		p.nodes.at(last).setThread(th)
 		p.drain(&p.pend[t], last)
 		p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
 		return
@@ -872,7 +894,7 @@ func (p *FragPass) Finish(s *Sim) {
 	for _, pg := range p.nodes.pages {
 		for k := range pg {
 			fn := &pg[k]
-			size.add(Attr{Kind: fn.kind, Thread: fn.thread, Loc: fn.loc, Start: fn.start})
+			size.add(fn.attr())
 		}
 	}
 	f.Chained, f.Weight, f.weights = make([]bool, n), nil, packed.Ints{}
@@ -883,12 +905,12 @@ func (p *FragPass) Finish(s *Sim) {
 	for _, pg := range p.nodes.pages {
 		for k := range pg {
 			fn := &pg[k]
-			f.Chained[i] = fn.chained
+			f.Chained[i] = fn.chained()
 			f.weights.Append(fn.weight)
-			if k := fn.kind; k == FragTask || k == FragImplicit || k == FragSerial {
+			if k := fn.kind(); k == FragTask || k == FragImplicit || k == FragSerial {
 				f.Work += fn.weight
 			}
-			enc.add(Attr{Kind: fn.kind, Thread: fn.thread, Loc: fn.loc, Start: fn.start})
+			enc.add(fn.attr())
 			i++
 		}
 	}
