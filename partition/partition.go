@@ -25,7 +25,11 @@ func Assign(weights []int64, ranks int) (*Plan, error) {
 	case n == 0:
 		return nil, fmt.Errorf("partition: the trace has no processes")
 	case ranks > n:
-		return nil, fmt.Errorf("%d analysis ranks but the trace has only %d processes: run with at most %d ranks", ranks, n, n)
+		procs, most := "processes", "ranks"
+		if n == 1 {
+			procs, most = "process", "rank"
+		}
+		return nil, fmt.Errorf("%d analysis ranks but the trace has only %d %s: run with at most %d %s", ranks, n, procs, n, most)
 	}
 	w := make([]int64, n)
 	for i, v := range weights {
