@@ -110,7 +110,6 @@ func (d *depTracker) reserve(n int) {
 	}
 	d.groups, d.free = d.groups[:0], d.free[:0]
 	d.cells.Reset()
-	d.cells.Reserve(n)
 	d.sweepAt, d.doneAtSweep = 1<<12, 0
 }
 

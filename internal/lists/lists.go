@@ -10,42 +10,50 @@ const None int32 = -1
 
 type cell struct{ value, next int32 }
 
+// The cells are kept in blocks that are never copied: a pool grows by a
+// block (32 KiB) at a time and holds at most one block beyond its peak,
+// where a slice grown by doubling held up to twice its peak and left the
+// copies' garbage.
+const (
+	blockBits = 12
+	blockLen  = 1 << blockBits
+)
+
 // Pool holds lists, each named by its first cell (None when empty). The
 // zero Pool is ready to use.
 type Pool struct {
-	cells []cell
-	free  int32 // first free cell + 1, 0 when none
+	blocks []*[blockLen]cell
+	n      int32 // cells handed out, free or not
+	free   int32 // first free cell + 1, 0 when none
 }
 
-// Reserve makes room for about n elements.
-func (p *Pool) Reserve(n int) {
-	if n > cap(p.cells)-len(p.cells) {
-		c := make([]cell, len(p.cells), len(p.cells)+n)
-		copy(c, p.cells)
-		p.cells = c
-	}
-}
+// Reset empties the pool, keeping its blocks.
+func (p *Pool) Reset() { p.n, p.free = 0, 0 }
 
-// Reset empties the pool, keeping its capacity.
-func (p *Pool) Reset() { p.cells, p.free = p.cells[:0], 0 }
+func (p *Pool) cell(c int32) *cell { return &p.blocks[c>>blockBits][c&(blockLen-1)] }
 
 // Push puts v in front of list and returns the list.
 func (p *Pool) Push(list, v int32) int32 {
+	c := p.free - 1
 	if p.free > 0 {
-		c := p.free - 1
-		p.free = p.cells[c].next + 1
-		p.cells[c] = cell{value: v, next: list}
-		return c
+		p.free = p.cell(c).next + 1
+	} else {
+		if int(p.n) == len(p.blocks)*blockLen {
+			p.blocks = append(p.blocks, new([blockLen]cell))
+		}
+		c = p.n
+		p.n++
 	}
-	p.cells = append(p.cells, cell{value: v, next: list})
-	return int32(len(p.cells) - 1)
+	*p.cell(c) = cell{value: v, next: list}
+	return c
 }
 
-// Release returns list's cells to the pool.
+// Release gives every cell of list back to the pool.
 func (p *Pool) Release(list int32) {
 	for list != None {
-		next := p.cells[list].next
-		p.cells[list].next = p.free - 1
+		x := p.cell(list)
+		next := x.next
+		x.next = p.free - 1
 		p.free = list + 1
 		list = next
 	}
@@ -53,7 +61,7 @@ func (p *Pool) Release(list int32) {
 
 // Value returns the element in cell c; Next the cell after it (None at the
 // end): for c := list; c != lists.None; c = p.Next(c) { … p.Value(c) … }.
-func (p *Pool) Value(c int32) int32 { return p.cells[c].value }
+func (p *Pool) Value(c int32) int32 { return p.cell(c).value }
 
 // Next returns the cell after c, None at the end of its list.
-func (p *Pool) Next(c int32) int32 { return p.cells[c].next }
+func (p *Pool) Next(c int32) int32 { return p.cell(c).next }

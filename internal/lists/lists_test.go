@@ -33,8 +33,8 @@ func TestPool(t *testing.T) {
 	for v := int32(7); v <= 9; v++ {
 		c = p.Push(c, v)
 	}
-	if len(p.cells) != 6 {
-		t.Errorf("%d cells after reusing a's three, want 6", len(p.cells))
+	if p.n != 6 {
+		t.Errorf("%d cells after reusing a's three, want 6", p.n)
 	}
 	if got := values(&p, c); !slices.Equal(got, []int32{9, 8, 7}) {
 		t.Fatalf("c = %v, want [9 8 7]", got)
@@ -43,8 +43,43 @@ func TestPool(t *testing.T) {
 		t.Fatalf("b = %v after reuse, want [30 20 10]", got)
 	}
 	p.Release(None) // the empty list: nothing to free
-	p.Reserve(100)
-	if got := values(&p, c); !slices.Equal(got, []int32{9, 8, 7}) || cap(p.cells) < 106 {
-		t.Fatalf("after Reserve: c = %v, cap %d", got, cap(p.cells))
+}
+
+// Lists spanning several blocks keep their values as the pool grows (a
+// block is never moved), and a reset pool reuses its blocks.
+func TestPoolBlocks(t *testing.T) {
+	var p Pool
+	const n = 3*blockLen + 5
+	lists := [3]int32{None, None, None}
+	for v := int32(0); v < n; v++ {
+		lists[v%3] = p.Push(lists[v%3], v)
 	}
+	first := p.blocks[0]
+	for k := range lists {
+		got := values(&p, lists[k])
+		if len(got) != n/3+btoi(k < n%3) || got[len(got)-1] != int32(k) {
+			t.Fatalf("list %d: %d values ending %d", k, len(got), got[len(got)-1])
+		}
+	}
+	if len(p.blocks) != 4 {
+		t.Errorf("%d blocks for %d cells, want 4", len(p.blocks), n)
+	}
+	p.Reset()
+	l := None
+	for v := range int32(2 * blockLen) {
+		l = p.Push(l, v)
+	}
+	if len(p.blocks) != 4 || p.blocks[0] != first {
+		t.Errorf("after Reset: %d blocks, first moved %v", len(p.blocks), p.blocks[0] != first)
+	}
+	if got := values(&p, l); len(got) != 2*blockLen || got[0] != 2*blockLen-1 {
+		t.Errorf("after Reset: %d values, first %d", len(got), got[0])
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
