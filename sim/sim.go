@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -46,9 +47,10 @@ type Sim struct {
 	End   int64 // last event of the process
 	Warn  Warnings
 
-	// dependence edges: singly linked successor lists in a shared pool
-	edgeTo   []Task
-	edgeNext []int32
+	// succ holds the successor lists of the tasks not yet completed
+	// (TaskRec.succHead): a completed task's cells go back to the pool, so
+	// it holds the edges still to be resolved, not every edge
+	succ lists.Pool
 
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown
@@ -154,8 +156,7 @@ func (s *Sim) SetWindow(begin, end int64) {
 // 350 MB of the simulation's 700 MB of allocations, with ompt.Spare).
 type Spare struct {
 	tasks    Tasks
-	edgeTo   []Task
-	edgeNext []int32
+	succ     lists.Pool
 	frag     fragSpare // FragPass's, given back by its Finish
 	disp     *dispatch // Run's per-kind pass lists
 	createNS []int64   // TaskStats', given back by its Finish
@@ -170,20 +171,17 @@ func (s *Sim) Recycle() {
 	if cap(s.Tasks) > cap(s.Spare.tasks) {
 		s.Spare.tasks = s.Tasks[:0]
 	}
-	if cap(s.edgeTo) > cap(s.Spare.edgeTo) {
-		s.Spare.edgeTo, s.Spare.edgeNext = s.edgeTo[:0], s.edgeNext[:0]
-	}
-	s.Tasks, s.edgeTo, s.edgeNext = nil, nil, nil
+	s.Spare.succ = s.succ
+	s.Tasks, s.succ = nil, lists.Pool{}
 }
 
-// ReserveEdges pre-sizes the dependence-edge pool for about n edges.
+// ReserveEdges prepares for about n dependence edges: the successor pool
+// (the Spare's, if any; it grows a block at a time) and the record of
+// every edge.
 func (s *Sim) ReserveEdges(n int) {
-	if sp := s.Spare; sp != nil && cap(sp.edgeTo) >= n && cap(sp.edgeNext) >= n {
-		s.edgeTo, s.edgeNext = sp.edgeTo[:0], sp.edgeNext[:0]
-		sp.edgeTo, sp.edgeNext = nil, nil
-	} else {
-		s.edgeTo = make([]Task, 0, n)
-		s.edgeNext = make([]int32, 0, n)
+	if sp := s.Spare; sp != nil {
+		s.succ, sp.succ = sp.succ, lists.Pool{}
+		s.succ.Reset()
 	}
 	if s.RecordDeps {
 		// About three bytes an edge packed; Run trims what is left over.

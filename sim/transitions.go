@@ -6,7 +6,10 @@ package sim
 // input: what cannot happen in a correct trace is counted as a warning and
 // the state is repaired as plausibly as possible.
 
-import "github.com/ptrace-dev/ptrace/trace"
+import (
+	"github.com/ptrace-dev/ptrace/internal/lists"
+	"github.com/ptrace-dev/ptrace/trace"
+)
 
 func (s *Sim) valid(t Task) bool { return t >= 0 && int(t) < len(s.Tasks) }
 
@@ -100,14 +103,12 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return
 	}
-	for e := ts[pred].succHead; e >= 0; e = s.edgeNext[e] {
-		if s.edgeTo[e] == succ {
+	for e := ts[pred].succHead; e != lists.None; e = s.succ.Next(e) {
+		if s.succ.Value(e) == succ {
 			return
 		}
 	}
-	s.edgeTo = append(s.edgeTo, succ)
-	s.edgeNext = append(s.edgeNext, ts[pred].succHead)
-	ts[pred].succHead = int32(len(s.edgeTo) - 1)
+	ts[pred].succHead = s.succ.Push(ts[pred].succHead, succ)
 	ts[succ].Missing++
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
@@ -482,10 +483,11 @@ func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
-	for e := ts[t].succHead; e >= 0; e = s.edgeNext[e] {
-		s.Release(s.edgeTo[e])
+	for e := ts[t].succHead; e != lists.None; e = s.succ.Next(e) {
+		s.Release(s.succ.Value(e))
 	}
-	ts[t].succHead = -1
+	s.succ.Release(ts[t].succHead)
+	ts[t].succHead = lists.None
 	if ts[t].Kind != KindExplicit {
 		return
 	}
