@@ -66,7 +66,7 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 		g.taskW, g.deps = packed.Ints{}, packed.Pairs{}
 		g.depOut, g.depIn = sim.EventNodes{}, sim.EventNodes{}
 		if f != nil {
-			f.FirstOf, f.LastOf = nil, nil
+			f.DropTasks()
 		}
 	}
 	return g
@@ -286,7 +286,7 @@ func (r *run) criticalPath() error {
 		f := pg.frags
 		t1 += f.Work
 		pg.eachRan(func(t int32, _ int64) {
-			if first := f.FirstOf[t]; first >= 0 {
+			if first := f.FirstOf(t); first >= 0 {
 				v := bases[i] + first
 				efFirst = append(efFirst, lp.EF[v]-w[v])
 			}
@@ -307,7 +307,7 @@ func (r *run) criticalPath() error {
 	for i, pg := range r.cp {
 		f := pg.frags
 		pg.eachRan(func(t int32, _ int64) {
-			if first := f.FirstOf[t]; first >= 0 {
+			if first := f.FirstOf(t); first >= 0 {
 				if span-(efFirst[k]+bl[bases[i]+first]) == 0 {
 					zero++
 				}

@@ -55,7 +55,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		}}
 		if f := pg.frags; f != nil {
 			maps = append(maps, func(p, s sim.Task) (int32, int32, bool) {
-				a, c := f.LastOf[p], f.FirstOf[s]
+				a, c := f.LastOf(p), f.FirstOf(s)
 				return a, c, a >= 0 && c >= 0
 			})
 		}
@@ -64,7 +64,8 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		edges += int64(lists[0].Len())
 		pg.deps = packed.Pairs{}
 		if len(lists) > 1 {
-			pg.fragDeps, pg.frags.LastOf = lists[1], nil
+			pg.fragDeps = lists[1]
+			pg.frags.DropLast()
 		}
 	}
 	// Remote dependences: a latency node on the successor's side.

@@ -65,10 +65,25 @@ type Frags struct {
 	SendNode EventNodes
 	RecvNode EventNodes
 
-	// FirstOf and LastOf give each task's first and last fragment (-1 when
-	// it never ran), for the task graph.
-	FirstOf, LastOf []int32
+	// first and last give each task's first and last fragment (-1 when
+	// it never ran), for the task graph and the slack of tasks, packed:
+	// the nodes of tasks made one after another are close (about a byte a
+	// task instead of four).
+	first, last packed.Int32s
 }
+
+// FirstOf returns task t's first fragment, -1 when it never ran.
+func (f *Frags) FirstOf(t Task) int32 { return f.first.At(int(t)) }
+
+// LastOf returns task t's last fragment, -1 when it never ran. Only while
+// the pass's DepsApart kept it (FragPass.Take) and DropLast did not drop it.
+func (f *Frags) LastOf(t Task) int32 { return f.last.At(int(t)) }
+
+// DropLast drops the tasks' last fragments, once the dependences are edges.
+func (f *Frags) DropLast() { f.last = packed.Int32s{} }
+
+// DropTasks drops the tasks' first and last fragments.
+func (f *Frags) DropTasks() { f.first, f.last = packed.Int32s{}, packed.Int32s{} }
 
 // EventNodes maps events of a process, named by thread and index, to
 // nodes (or tasks): per thread, the events in increasing order and their
@@ -212,6 +227,8 @@ type FragPass struct {
 	mpiDepth []int32
 	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
 
+	firstOf  []int32    // per task: its first fragment, -1 none yet
+	lastOf   []int32    // per task: its last fragment, -1 none yet
 	pend     []int32    // per task: head of pending-input cells
 	cells    lists.Pool // the pend and doneKids lists
 	created  []int32    // per task: creator's fragment ending at its creation
@@ -308,18 +325,17 @@ func (p *FragPass) init(s *Sim) {
 	}
 	p.pend, p.created, p.bar = perTask(0), perTask(1), perTask(2)
 	p.doneKids, p.requeued, p.openOn = perTask(3), perTask(4), perTask(5)
+	p.firstOf, p.lastOf = perTask(6), perTask(7)
 	if sp != nil {
 		*sp = fragSpare{}
 	}
-	p.F.FirstOf = fill(make([]int32, nt), -1)
-	p.F.LastOf = fill(make([]int32, nt), -1)
 }
 
 // fragSpare is a FragPass's working state kept for the next process's
 // (Sim.Spare): the per-task arrays, the cell pool, the node pages and
 // the maps, none of which outlives the pass's Finish.
 type fragSpare struct {
-	perTask  [6][]int32
+	perTask  [8][]int32
 	latest   []barrierRef
 	cells    lists.Pool
 	pages    [][]fragNode
@@ -339,11 +355,12 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.forkSrc)
 	clear(p.regionOf)
 	s.Spare.frag = fragSpare{
-		perTask: [6][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn},
+		perTask: [8][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn, p.firstOf, p.lastOf},
 		latest:  p.latest, cells: p.cells, pages: p.nodes.recycle(),
 		groupIn: p.groupIn, barriers: p.barriers, forkSrc: p.forkSrc, regionOf: p.regionOf,
 	}
 	p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn = nil, nil, nil, nil, nil, nil
+	p.firstOf, p.lastOf = nil, nil
 	p.cells, p.latest = lists.Pool{}, nil
 	p.groupIn, p.barriers, p.forkSrc, p.regionOf = nil, nil, nil, nil
 }
@@ -354,7 +371,7 @@ func (p *FragPass) recycle(s *Sim) {
 func (p *FragPass) Take() *Frags {
 	f := p.F
 	if !p.DepsApart {
-		f.LastOf = nil
+		f.DropLast()
 	}
 	*p = FragPass{}
 	return &f
@@ -409,11 +426,11 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 		// Its fragment is still open on the thread it was re-queued from,
 		// which reports the switch-out later (Sim.StartTask): end it now.
 		p.close(s, int(o))
-		p.requeued[t] = p.F.LastOf[t]
+		p.requeued[t] = p.lastOf[t]
 	}
 	p.openOn[t] = int32(th)
 	p.since[th] = s.Now
-	if last := p.F.LastOf[t]; last >= 0 && p.requeued[t] == last && p.nodes.at(last).kind() == k {
+	if last := p.lastOf[t]; last >= 0 && p.requeued[t] == last && p.nodes.at(last).kind() == k {
 		p.requeued[t] = -1
 		p.nodes.at(last).setThread(th)
 		p.drain(&p.pend[t], last)
@@ -442,10 +459,10 @@ func (p *FragPass) materialize(s *Sim, th int) int32 {
 		p.materializePost(th)
 	}
 	n := p.node(p.curKind[th], th, p.curLoc[th], p.since[th])
-	if last := p.F.LastOf[t]; last >= 0 {
+	if last := p.lastOf[t]; last >= 0 {
 		p.edge(last, n)
 	} else {
-		p.F.FirstOf[t] = n
+		p.firstOf[t] = n
 		p.edge(p.created[t], n)
 	}
 	p.cur[th] = n
@@ -460,13 +477,13 @@ func (p *FragPass) materializePost(th int) int32 {
 	}
 	t := p.curTask[th]
 	n := p.node(FragPost, th, p.curLoc[th], p.since[th])
-	if p.F.FirstOf[t] < 0 {
-		p.F.FirstOf[t] = n
+	if p.firstOf[t] < 0 {
+		p.firstOf[t] = n
 		p.edge(p.created[t], n)
 	} else {
-		p.edge(p.F.LastOf[t], n)
+		p.edge(p.lastOf[t], n)
 	}
-	p.F.LastOf[t] = n
+	p.lastOf[t] = n
 	p.post[th] = n
 	return n
 }
@@ -477,7 +494,6 @@ func (p *FragPass) close(s *Sim, th int) {
 	if n == -1 {
 		return
 	}
-	f := &p.F
 	// Only the part inside the analysis window weighs (Sim.SetWindow).
 	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
 	d := to - from
@@ -507,7 +523,7 @@ func (p *FragPass) close(s *Sim, th int) {
 	} else {
 		fn.weight = max(d, 0)
 	}
-	f.LastOf[t] = n
+	p.lastOf[t] = n
 	if p.openOn[t] == int32(th) {
 		p.openOn[t] = -1
 	}
@@ -597,7 +613,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.RemoteDepOut:
 		if t := p.taskArg(s, e.Args[0]); t != NoTask {
-			if last := p.F.LastOf[t]; last >= 0 {
+			if last := p.lastOf[t]; last >= 0 {
 				p.F.SendNode.Add(th, idx, last)
 			}
 		}
@@ -614,7 +630,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		p.F.RecvNode.Add(th, idx, l)
 		if t != NoTask {
-			if n := p.F.FirstOf[t]; n >= 0 {
+			if n := p.firstOf[t]; n >= 0 {
 				p.edge(l, n) // arrived after the task started (an inconsistent trace)
 			} else {
 				p.push(&p.pend[t], l)
@@ -627,7 +643,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			t, k := p.curTask[th], p.curKind[th]
 			p.close(s, th)
 			if child := s.lastCreated; s.valid(child) {
-				p.created[child] = p.F.LastOf[t]
+				p.created[child] = p.lastOf[t]
 				// A task joins the first barrier its creator reaches after
 				// creating it: the creator's count of barriers passed, a
 				// thread-local fact that equal timestamps cannot reorder.
@@ -650,13 +666,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		lazy, of := p.cur[th] == lazyOpen, p.curTask[th]
 		before := int32(-1)
 		if lazy {
-			before = p.F.LastOf[of]
+			before = p.lastOf[of]
 		}
 		p.close(s, th) // the prior task's fragment ends here
 		p.completed(s, e.Args[0])
 		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
-			p.requeued[t] = p.F.LastOf[t] // switched out and re-queued (Sim.Requeue)
-			if lazy && of == t && p.F.LastOf[t] == before {
+			p.requeued[t] = p.lastOf[t] // switched out and re-queued (Sim.Requeue)
+			if lazy && of == t && p.lastOf[t] == before {
 				// Switched out inside an MPI call whose empty cost node
 				// never became one: its last fragment is from before the
 				// call, and the next piece must not continue it (it would
@@ -670,7 +686,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.ParallelBegin:
 		p.close(s, th)
 		if t := s.Threads[th].Current(); t != NoTask {
-			p.forkSrc[e.Args[0]] = p.F.LastOf[t]
+			p.forkSrc[e.Args[0]] = p.lastOf[t]
 		}
 	case trace.ImplicitTaskBegin:
 		if t := s.Threads[th].Current(); t != NoTask && e.Args[4]&1 == 0 { // not the initial task
@@ -688,7 +704,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			if t := s.Threads[th].Current(); t != NoTask {
 				for _, m := range s.Regions[r].Members {
 					if s.valid(m.Task) {
-						p.push(&p.pend[t], p.F.LastOf[m.Task])
+						p.push(&p.pend[t], p.lastOf[m.Task])
 					}
 				}
 			}
@@ -756,7 +772,7 @@ func (p *FragPass) completed(s *Sim, id int64) {
 		return
 	}
 	tk := &s.Tasks[c]
-	last := p.F.LastOf[c]
+	last := p.lastOf[c]
 	if last < 0 {
 		return
 	}
@@ -825,7 +841,7 @@ func (p *FragPass) arrive(s *Sim, th int, kind int64) {
 		return
 	}
 	b := p.barrier(s, ref.Region, s.Regions[ref.Region].Epoch[ref.Num])
-	p.edge(p.F.LastOf[t], b)
+	p.edge(p.lastOf[t], b)
 }
 
 // leave makes the waiting task's next fragment follow the join it waited at.
@@ -883,7 +899,7 @@ func (p *FragPass) Finish(s *Sim) {
 	}
 	if !p.DepsApart {
 		s.DepEdges.Each(func(pred, succ Task) {
-			p.edge(p.F.LastOf[pred], p.F.FirstOf[succ])
+			p.edge(p.lastOf[pred], p.firstOf[succ])
 		})
 	}
 	// The graph's columns, each allocated once at its size; the attributes
@@ -918,6 +934,7 @@ func (p *FragPass) Finish(s *Sim) {
 	f.Edges.Trim()
 	f.SendNode.Trim()
 	f.RecvNode.Trim()
+	f.first, f.last = packed.PackInt32s(p.firstOf), packed.PackInt32s(p.lastOf)
 	p.recycle(s)
 	p.nodes = paged[fragNode]{}
 }

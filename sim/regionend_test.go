@@ -36,7 +36,7 @@ func TestFragsClosedAtRegionEnd(t *testing.T) {
 	if span != 20 || work != 27 {
 		t.Errorf("span %d work %d, want 20 and 27", span, work)
 	}
-	last := f.LastOf[m.Task(implicit(1))]
+	last := f.LastOf(m.Task(implicit(1)))
 	if last < 0 || f.Weight[last] != 2 || f.Attr(last).Start != 20 {
 		t.Fatalf("worker's last fragment %d, want one of 2 ns from 20", last)
 	}

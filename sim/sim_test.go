@@ -57,7 +57,6 @@ type simulated struct {
 	Chained []bool
 	Edges   [][2]int32
 	First   []int32
-	Last    []int32
 	Warn    int64
 }
 
@@ -76,7 +75,10 @@ func simulateSpare(t *testing.T, p *trace.Process, sp *sim.Spare, osp *ompt.Spar
 	f := fp.Take()
 	f.UnpackWeights(nil)
 	out := simulated{Threads: s.Breakdown.Threads, Tasks: append(sim.Tasks(nil), s.Tasks...),
-		Weight: f.Weight, Chained: f.Chained, Edges: fragEdges(f), First: f.FirstOf, Last: f.LastOf, Warn: s.Warn.Total()}
+		Weight: f.Weight, Chained: f.Chained, Edges: fragEdges(f), Warn: s.Warn.Total()}
+	for tk := range s.Tasks {
+		out.First = append(out.First, f.FirstOf(sim.Task(tk)))
+	}
 	s.DepEdges.Each(func(a, b sim.Task) { out.Deps = append(out.Deps, [2]sim.Task{a, b}) })
 	s.Recycle()
 	m.Recycle()

@@ -750,7 +750,7 @@ func TestUntiedRequeue(t *testing.T) {
 		wantBreakdown(t, s, 5+2+50, 0, 5+8+10+10+8+10, 50+2)
 		f := &fp.F
 		f.UnpackWeights(nil)
-		first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
+		first, last := f.FirstOf(m.Task(a)), f.LastOf(m.Task(a))
 		if first != last || first < 0 {
 			t.Fatalf("status %d: task fragments %d..%d, want one", status, first, last)
 		}
@@ -847,7 +847,7 @@ func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
 	// overhead 55..60 (barrier released). thread 1: overhead 0..10, idle
 	// 10..15, work 15..55, overhead 55..60.
 	wantBreakdown(t, s, 5+40, 0, 10+5+10+5, 40+5)
-	if first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]; first != last || f.Weight[first] != 45 {
+	if first, last := f.FirstOf(m.Task(a)), f.LastOf(m.Task(a)); first != last || f.Weight[first] != 45 {
 		t.Errorf("fragments %d..%d weighing %d, want one of 45", first, last, f.Weight[first])
 	}
 }

@@ -56,7 +56,7 @@ func pathTasks(t *testing.T, f *sim.Frags) (span int64, tasks int) {
 // taskFragment returns the weight of task id's one fragment, -1 when it
 // has none or several (its first and last fragments differ).
 func taskFragment(f *sim.Frags, m *ompt.Model, id int64) int64 {
-	first, last := f.FirstOf[m.Task(id)], f.LastOf[m.Task(id)]
+	first, last := f.FirstOf(m.Task(id)), f.LastOf(m.Task(id))
 	if first < 0 || first != last || f.Attr(first).Kind != sim.FragTask {
 		return -1
 	}
@@ -252,7 +252,7 @@ func TestRequeueInsideMPICall(t *testing.T) {
 	g.runInWait(1, a, 20, 50, 60)
 	g.end(2, 60)
 	_, m, f := runFrags(t, g)
-	first, last := f.FirstOf[m.Task(a)], f.LastOf[m.Task(a)]
+	first, last := f.FirstOf(m.Task(a)), f.LastOf(m.Task(a))
 	if first < 0 || first == last {
 		t.Fatalf("task fragments %d..%d, want two", first, last)
 	}

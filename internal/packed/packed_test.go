@@ -178,3 +178,41 @@ func TestBlocksAreNeverCopied(t *testing.T) {
 		t.Errorf("first block of a 20-byte announcement: %d bytes, want %d", got, minBlock)
 	}
 }
+
+// Int32s gives back every value, whatever the blocks' ranges: constant
+// blocks, the full int32 range, a short last block, values close together.
+func TestInt32s(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	cases := [][]int32{nil, {7}, {-1, math.MaxInt32, math.MinInt32, 0}}
+	for _, n := range []int{63, 64, 65, 1000, 4097} {
+		for _, spread := range []int32{0, 1, 300, 1 << 20, math.MaxInt32} {
+			v := make([]int32, n)
+			for i := range v {
+				v[i] = int32(int64(i) + rng.Int64N(int64(spread)+1) - int64(spread)/2)
+				if rng.IntN(50) == 0 {
+					v[i] = -1
+				}
+			}
+			cases = append(cases, v)
+		}
+	}
+	for _, v := range cases {
+		c := PackInt32s(v)
+		if c.Len() != len(v) {
+			t.Fatalf("Len %d, want %d", c.Len(), len(v))
+		}
+		for i, want := range v {
+			if got := c.At(i); got != want {
+				t.Fatalf("%d values: At(%d) = %d, want %d", len(v), i, got, want)
+			}
+		}
+	}
+	// Close values cost about their differences' bits.
+	v := make([]int32, 1<<16)
+	for i := range v {
+		v[i] = 1_000_000 + int32(i) + rng.Int32N(16)
+	}
+	if c := PackInt32s(v); c.Bytes() > len(v)*5/4 {
+		t.Errorf("%d close values take %d bytes, want at most 1.25 a value (7 bits and the block header)", len(v), c.Bytes())
+	}
+}
