@@ -48,7 +48,7 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 		tk := &s.Tasks[t]
 		w := int64(-1)
 		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
-			w, ran = tk.RunNS, true
+			w, ran = s.RunNS(sim.Task(t)), true
 		}
 		g.taskW.Append(w)
 		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {

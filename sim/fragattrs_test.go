@@ -106,3 +106,11 @@ func TestFragNodeHead(t *testing.T) {
 		t.Errorf("fragNode is %d bytes, want 24", unsafe.Sizeof(fragNode{}))
 	}
 }
+
+// The task record stays 48 bytes: a task slot for every task a process
+// creates is the simulation's largest working array.
+func TestTaskRecSize(t *testing.T) {
+	if n := unsafe.Sizeof(TaskRec{}); n != 48 {
+		t.Errorf("TaskRec is %d bytes, want 48", n)
+	}
+}

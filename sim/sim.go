@@ -51,6 +51,8 @@ type Sim struct {
 	// (TaskRec.succHead): a completed task's cells go back to the pool, so
 	// it holds the edges still to be resolved, not every edge
 	succ lists.Pool
+	// longRuns holds the run times that do not fit TaskRec.run
+	longRuns map[Task]int64
 
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown

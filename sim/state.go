@@ -89,6 +89,7 @@ const (
 	FlagFulfilled    uint8 = 1 << iota // detach event fulfilled before the task finished
 	FlagUndeferred                     // executed immediately by its creator
 	FlagDepsResolved                   // its depend clause was resolved from addresses
+	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
 // TaskRec is one task's simulated state: 64 bytes, one cache line, since
@@ -106,9 +107,10 @@ type TaskRec struct {
 	Region   int32 // parallel-region instance it belongs to, -1 none
 	Loc      int32 // construct (location id), -1 unknown
 	succHead int32 // first dependence edge out of it, -1 none
-	Created  int64
-	Started  int64 // first start, -1 never
-	RunNS    int64 // time spent Running
+	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
+	// 4.3 s of a task's running fit, and 48 bytes a task instead of 64.
+	run     uint32
+	Started int64 // first start, -1 never
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);

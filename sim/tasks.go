@@ -111,7 +111,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 		if tk[t].Started < 0 {
 			continue
 		}
-		d := tk[t].RunNS
+		d := s.RunNS(Task(t))
 		c.Executed++
 		c.SumNS += d
 		if c.MinNS < 0 || d < c.MinNS {

@@ -7,6 +7,8 @@ package sim
 // the state is repaired as plausibly as possible.
 
 import (
+	"math"
+
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -56,7 +58,6 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	ts[t].Kind = kind
 	ts[t].Parent = parent
 	ts[t].Loc = loc
-	ts[t].Created = s.Now
 	ts[t].Flags |= flags
 	if kind != KindExplicit || !s.valid(parent) {
 		return
@@ -255,7 +256,28 @@ func (s *Sim) resume(t Task, th int) {
 }
 
 func (s *Sim) stopRunning(t Task, th int) {
-	s.Tasks[t].RunNS += s.Now - s.Threads[th].RunSince
+	d := s.Now - s.Threads[th].RunSince
+	tk := &s.Tasks[t]
+	if tk.Flags&FlagLongRun == 0 {
+		if r := int64(tk.run) + d; r >= 0 && r <= math.MaxUint32 {
+			tk.run = uint32(r)
+			return
+		}
+		if s.longRuns == nil {
+			s.longRuns = map[Task]int64{}
+		}
+		tk.Flags |= FlagLongRun
+		s.longRuns[t] = int64(tk.run)
+	}
+	s.longRuns[t] += d
+}
+
+// RunNS returns the time task t spent Running.
+func (s *Sim) RunNS(t Task) int64 {
+	if tk := &s.Tasks[t]; tk.Flags&FlagLongRun == 0 {
+		return int64(tk.run)
+	}
+	return s.longRuns[t]
 }
 
 func (s *Sim) removeFromStacks(t Task, except int) {

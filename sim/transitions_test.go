@@ -204,7 +204,7 @@ func TestCreateRunComplete(t *testing.T) {
 	if st := state(s, m, task); st != sim.Completed {
 		t.Errorf("task state %s", st)
 	}
-	if d := s.Tasks[m.Task(task)].RunNS; d != 50 {
+	if d := s.RunNS(m.Task(task)); d != 50 {
 		t.Errorf("task ran %d ns, want 50", d)
 	}
 	// The barrier is released at 80 (team arrived, last task done), so both
@@ -374,7 +374,7 @@ func TestUndeferredChild(t *testing.T) {
 	if mid != sim.Suspended {
 		t.Errorf("parent during its undeferred child: %s, want suspended", mid)
 	}
-	if d := s.Tasks[m.Task(parent)].RunNS; d != 20 {
+	if d := s.RunNS(m.Task(parent)); d != 20 {
 		t.Errorf("parent ran %d ns, want 20 (10 before and 10 after the child)", d)
 	}
 	wantBreakdown(t, s, 50, 0, 0, 0)
@@ -740,8 +740,8 @@ func TestUntiedRequeue(t *testing.T) {
 			t.Errorf("status %d: re-queued task is %s, want ready", status, mid)
 		}
 		tk := s.Tasks[m.Task(a)]
-		if tk.State != sim.Completed || tk.RunNS != 52 || tk.Started != 10 {
-			t.Errorf("status %d: task %s ran %d ns from %d, want completed, 52 ns from 10", status, tk.State, tk.RunNS, tk.Started)
+		if tk.State != sim.Completed || s.RunNS(m.Task(a)) != 52 || tk.Started != 10 {
+			t.Errorf("status %d: task %s ran %d ns from %d, want completed, 52 ns from 10", status, tk.State, s.RunNS(m.Task(a)), tk.Started)
 		}
 		// thread 0: work 0..5, overhead 5..10 (a ready), work 10..12 (stub),
 		// overhead 12..20 (a queued), idle 20..70, overhead 70..80 (barrier
@@ -786,8 +786,8 @@ func TestUntiedSwitchedAtCreation(t *testing.T) {
 	if mid != sim.Ready {
 		t.Errorf("switched-out parent at 35: %s, want ready", mid)
 	}
-	if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || tk.RunNS != 10+20 {
-		t.Errorf("parent %s ran %d ns, want completed after 30", tk.State, tk.RunNS)
+	if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || s.RunNS(m.Task(a)) != 10+20 {
+		t.Errorf("parent %s ran %d ns, want completed after 30", tk.State, s.RunNS(m.Task(a)))
 	}
 	// thread 0: work 0..30 (a, then c), overhead 30..40 (a queued), idle
 	// 40..60. thread 1: idle 0..30 (a, then c running, a suspended: nothing
@@ -840,8 +840,8 @@ func TestUntiedStolenBeforeSwitchOut(t *testing.T) {
 	s, m, f := runFrags(t, g)
 	noWarnings(t, s)
 	tk := s.Tasks[m.Task(a)]
-	if tk.State != sim.Completed || tk.RunNS != 5+40 {
-		t.Errorf("task %s ran %d ns, want completed after 45", tk.State, tk.RunNS)
+	if tk.State != sim.Completed || s.RunNS(m.Task(a)) != 5+40 {
+		t.Errorf("task %s ran %d ns, want completed after 45", tk.State, s.RunNS(m.Task(a)))
 	}
 	// thread 0: overhead 0..10 (a ready), work 10..15, idle 15..55,
 	// overhead 55..60 (barrier released). thread 1: overhead 0..10, idle
@@ -879,8 +879,8 @@ func TestTaskThreadAbove32767(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tk := s.Tasks[m.Task(task)]; int(tk.Thread) != hi || tk.RunNS != 10 {
-		t.Errorf("task ran on thread %d for %d ns, want %d for 10", tk.Thread, tk.RunNS, hi)
+	if tk := s.Tasks[m.Task(task)]; int(tk.Thread) != hi || s.RunNS(m.Task(task)) != 10 {
+		t.Errorf("task ran on thread %d for %d ns, want %d for 10", tk.Thread, s.RunNS(m.Task(task)), hi)
 	}
 }
 
@@ -917,5 +917,47 @@ func TestActualTeamSizeReplacesRequested(t *testing.T) {
 	}
 	if w := s.Breakdown.Threads[0].Idle; w != 20 {
 		t.Errorf("thread 0 idle %d ns, want 20 (waiting at the barrier from 10 to 30)", w)
+	}
+}
+
+// Run times past 2^32 ns (a task of minutes) and pieces that add up past
+// it are exact: the record's 32 bits give way to the simulator's map.
+func TestLongRunTimes(t *testing.T) {
+	const sec = int64(1e9)
+	for _, c := range []struct {
+		name   string
+		pieces [][2]int64 // running [from, to)
+		want   int64
+	}{
+		{"short", [][2]int64{{30, 80}}, 50},
+		{"one long piece", [][2]int64{{30, 30 + 7*sec}}, 7 * sec},
+		{"pieces past 2^32", [][2]int64{{30, 30 + 3*sec}, {4 * sec, 6 * sec}, {7 * sec, 7*sec + 5}}, 5*sec + 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newProg(2).region(2, 0)
+			task := id(0, 4)
+			g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
+			last := c.pieces[len(c.pieces)-1][1]
+			g.barrier(0, 10, last+10)
+			g.waitBegin(1, 20)
+			for k, p := range c.pieces {
+				g.ev(1, trace.TaskSchedule, p[0], implicit(1), ompt.StatusSwitch, task)
+				status := int64(ompt.StatusYield)
+				if k == len(c.pieces)-1 {
+					status = ompt.StatusComplete
+				}
+				g.ev(1, trace.TaskSchedule, p[1], task, status, implicit(1))
+			}
+			g.waitEnd(1, last+10)
+			g.end(2, last+10)
+			s, m, err := g.run(t, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			noWarnings(t, s)
+			if d := s.RunNS(m.Task(task)); d != c.want {
+				t.Errorf("task ran %d ns, want %d", d, c.want)
+			}
+		})
 	}
 }

@@ -100,8 +100,8 @@ func TestUntiedStubRecordedAfterBody(t *testing.T) {
 			g.end(2, 60)
 			s, m, f := runFrags(t, g)
 			noWarnings(t, s)
-			if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || tk.RunNS != 40 || int(tk.Thread) != c.body {
-				t.Errorf("task %s ran %d ns, last on thread %d; want completed, 40 ns on thread %d", tk.State, tk.RunNS, tk.Thread, c.body)
+			if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || s.RunNS(m.Task(a)) != 40 || int(tk.Thread) != c.body {
+				t.Errorf("task %s ran %d ns, last on thread %d; want completed, 40 ns on thread %d", tk.State, s.RunNS(m.Task(a)), tk.Thread, c.body)
 			}
 			if w := taskFragment(f, m, a); w != 40 {
 				t.Errorf("task fragment weighs %d, want one of 40 (-1: none or several)", w)
@@ -139,8 +139,8 @@ func TestYieldNestedResumedElsewhere(t *testing.T) {
 	g.end(2, 60)
 	s, m, f := runFrags(t, g)
 	noWarnings(t, s)
-	if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || tk.RunNS != 40 {
-		t.Errorf("task %s ran %d ns, want completed after 40", tk.State, tk.RunNS)
+	if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || s.RunNS(m.Task(a)) != 40 {
+		t.Errorf("task %s ran %d ns, want completed after 40", tk.State, s.RunNS(m.Task(a)))
 	}
 	// thread 0: work 0..5, overhead 5..10 (a, b ready), work 10..40 (a, then
 	// b), idle 40..55 (a runs on thread 1), overhead 55..60. thread 1:
