@@ -59,7 +59,8 @@ type Frags struct {
 	Work int64
 
 	// Edges are the local edges but for the chains, (source, target) in
-	// the order made, packed (2–4 bytes an edge instead of 8).
+	// the order made, packed with each source as its difference from the
+	// previous edge's (packed.NewPairsByA: about 2 bytes an edge, not 8).
 	Edges packed.Pairs
 
 	SendNode EventNodes
@@ -326,6 +327,7 @@ func (p *FragPass) init(s *Sim) {
 	p.pend, p.created, p.bar = perTask(0), perTask(1), perTask(2)
 	p.doneKids, p.requeued, p.openOn = perTask(3), perTask(4), perTask(5)
 	p.firstOf, p.lastOf = perTask(6), perTask(7)
+	p.F.Edges = packed.NewPairsByA()
 	if sp != nil {
 		*sp = fragSpare{}
 	}

@@ -109,17 +109,33 @@ func (r *Reader) Skip(n int) {
 // and a as its difference from b. Edges of a graph made in order join
 // nodes made close together, so a pair costs two to four bytes, not eight.
 type Pairs struct {
-	s     stream
-	n     int
-	lastB int64
+	s            stream
+	n            int
+	lastA, lastB int64
+	// byA stores a as its difference from the previous pair's a instead
+	// (NewPairsByA).
+	byA bool
 }
+
+// NewPairsByA returns an empty list that stores a as its difference from
+// the previous pair's a: for pairs whose a's follow one another rather
+// than stay near their b's, such as a fragment graph's edges (a task's
+// creation from the fragment that made it, its completion into a join
+// node many tasks complete into): 2.2 bytes a pair instead of 3.9 on the
+// stencil's.
+func NewPairsByA() Pairs { return Pairs{byA: true} }
 
 // Grow makes room for about n more pairs of about b bytes each.
 func (p *Pairs) Grow(n, b int) { p.s.grow(n * b) }
 
 // Append adds the pair (a, b) at the end.
 func (p *Pairs) Append(a, b int32) {
-	p.s.put2(int64(b)-p.lastB, int64(b)-int64(a))
+	if p.byA {
+		p.s.put2(int64(b)-p.lastB, int64(a)-p.lastA)
+		p.lastA = int64(a)
+	} else {
+		p.s.put2(int64(b)-p.lastB, int64(b)-int64(a))
+	}
 	p.lastB = int64(b)
 	p.n++
 }
@@ -135,7 +151,7 @@ func (p *Pairs) Trim() { p.s.trim() }
 
 // Each calls fn for every pair in order.
 func (p *Pairs) Each(fn func(a, b int32)) {
-	var b, db, da int64
+	var a, b, db, da int64
 	for k := 0; k <= len(p.s.full); k++ {
 		d := p.s.block(k)
 		for pos := 0; pos < len(d); {
@@ -154,7 +170,12 @@ func (p *Pairs) Each(fn func(a, b int32)) {
 				da, pos = varintLong(d, pos)
 			}
 			b += db
-			fn(int32(b-da), int32(b))
+			if p.byA {
+				a += da
+				fn(int32(a), int32(b))
+			} else {
+				fn(int32(b-da), int32(b))
+			}
 		}
 	}
 }

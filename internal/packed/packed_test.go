@@ -55,8 +55,26 @@ func TestDeltasAreSmall(t *testing.T) {
 }
 
 func TestPairsRoundTrip(t *testing.T) {
+	for _, p := range []Pairs{{}, NewPairsByA()} {
+		pairsRoundTrip(t, p)
+	}
+	// Pairs whose a's follow one another, b's repeating (completions into
+	// a join), cost about two bytes when a is stored by a.
+	byA, byB := NewPairsByA(), Pairs{}
+	for n := int32(1); n <= 4096; n++ {
+		b := 1_000_000 + n/64
+		byA.Append(n, b)
+		byB.Append(n, b)
+	}
+	byA.Trim()
+	byB.Trim()
+	if a, b := float64(byA.Bytes())/4096, float64(byB.Bytes())/4096; a > 2.1 || b < 3 {
+		t.Errorf("%.2f bytes a pair by a, %.2f by b; want about 2 and over 3", a, b)
+	}
+}
+
+func pairsRoundTrip(t *testing.T, p Pairs) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	var p Pairs
 	var want [][2]int32
 	b := int32(0)
 	for i := 0; i < 20000; i++ {
