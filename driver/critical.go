@@ -187,12 +187,13 @@ func (r *run) criticalPath() error {
 		bases[i] = b.Len()
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
-			b.AddNode(f.Chained[n]) // an edge from the process's node n−1
+			b.AddNode(f.Chained(int32(n))) // an edge from the process's node n−1
 		}
 		// The edges move into the builder, which keeps the process's
 		// arrays: each is held once.
 		b.AddPairs(f.Edges, bases[i])
-		f.Edges, f.Chained = packed.Pairs{}, nil // the builder has them now
+		f.Edges = packed.Pairs{} // the builder has them now
+		f.DropChained()
 		// Task dependences, the predecessor's last fragment before the
 		// successor's first, of tasks that ran, without repeats (which
 		// change no path) (FragPass.DepsApart; made by taskGraph).

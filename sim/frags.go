@@ -43,12 +43,13 @@ type Frags struct {
 	// Attrs holds each node's kind, thread, construct and start, compactly:
 	// only the critical path's nodes are looked up one by one.
 	Attrs Attrs
-	// Chained marks a node whose predecessor node (n−1) has an edge to it:
-	// that edge is not in Src and Dst. Most edges of an MPI-heavy process
-	// join one fragment to the next node made (42 % of halo's), and the
-	// critical path's DAG takes them as chains (graph.Builder.AddNode), so
-	// neither the edge lists nor the DAG's adjacency hold them.
-	Chained []bool
+	// chained marks, a bit a node, a node whose predecessor node (n−1)
+	// has an edge to it (Chained): that edge is not in Edges. Most edges
+	// of an MPI-heavy process join one fragment to the next node made
+	// (42 % of halo's), and the critical path's DAG takes them as chains
+	// (graph.Builder.AddNode), so neither the edge lists nor the DAG's
+	// adjacency hold them.
+	chained []uint64
 	// Weight is each node's weight once UnpackWeights made it: from the
 	// simulation to the critical path the weights stay packed (weights),
 	// about 3 bytes a node instead of 8.
@@ -72,6 +73,12 @@ type Frags struct {
 	// task instead of four).
 	first, last packed.Int32s
 }
+
+// Chained reports whether node n−1 has an edge to node n (not in Edges).
+func (f *Frags) Chained(n int32) bool { return f.chained[n/64]&(1<<(n%64)) != 0 }
+
+// DropChained drops the chain marks, once the critical path's DAG has them.
+func (f *Frags) DropChained() { f.chained = nil }
 
 // FirstOf returns task t's first fragment, -1 when it never ran.
 func (f *Frags) FirstOf(t Task) int32 { return f.first.At(int(t)) }
@@ -915,7 +922,7 @@ func (p *FragPass) Finish(s *Sim) {
 			size.add(fn.attr())
 		}
 	}
-	f.Chained, f.Weight, f.weights = make([]bool, n), nil, packed.Ints{}
+	f.chained, f.Weight, f.weights = make([]uint64, (n+63)/64), nil, packed.Ints{}
 	f.weights.Grow(n, 3)
 	f.Attrs = Attrs{data: make([]byte, 0, size.bytes), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
 	enc := attrEncoder{a: &f.Attrs}
@@ -923,7 +930,9 @@ func (p *FragPass) Finish(s *Sim) {
 	for _, pg := range p.nodes.pages {
 		for k := range pg {
 			fn := &pg[k]
-			f.Chained[i] = fn.chained()
+			if fn.chained() {
+				f.chained[i/64] |= 1 << (i % 64)
+			}
 			f.weights.Append(fn.weight)
 			if k := fn.kind(); k == FragTask || k == FragImplicit || k == FragSerial {
 				f.Work += fn.weight

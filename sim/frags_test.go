@@ -111,9 +111,9 @@ func TestFragsSingleProcessSpan(t *testing.T) {
 // fragEdges lists the graph's edges, its chains (n−1 → n) included.
 func fragEdges(f *sim.Frags) [][2]int32 {
 	var es [][2]int32
-	for n, c := range f.Chained {
-		if c {
-			es = append(es, [2]int32{int32(n) - 1, int32(n)})
+	for n := range int32(f.Len()) {
+		if f.Chained(n) {
+			es = append(es, [2]int32{n - 1, n})
 		}
 	}
 	f.Edges.Each(func(a, b int32) {

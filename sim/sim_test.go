@@ -54,7 +54,6 @@ type simulated struct {
 	Tasks   sim.Tasks
 	Deps    [][2]sim.Task
 	Weight  []int64
-	Chained []bool
 	Edges   [][2]int32
 	First   []int32
 	Warn    int64
@@ -75,7 +74,7 @@ func simulateSpare(t *testing.T, p *trace.Process, sp *sim.Spare, osp *ompt.Spar
 	f := fp.Take()
 	f.UnpackWeights(nil)
 	out := simulated{Threads: s.Breakdown.Threads, Tasks: append(sim.Tasks(nil), s.Tasks...),
-		Weight: f.Weight, Chained: f.Chained, Edges: fragEdges(f), Warn: s.Warn.Total()}
+		Weight: f.Weight, Edges: fragEdges(f), Warn: s.Warn.Total()}
 	for tk := range s.Tasks {
 		out.First = append(out.First, f.FirstOf(sim.Task(tk)))
 	}
