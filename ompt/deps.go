@@ -113,8 +113,18 @@ func (d *depTracker) reserve(n int) {
 	d.sweepAt, d.doneAtSweep = 1<<12, 0
 }
 
+// slot is where (addr, parent)'s probe starts: its page (4 KiB) spread by
+// Fibonacci hashing, plus its offset in the page. A task's dependences
+// are often its neighbours' blocks, whose states are then in the lines of
+// the table just used, where a hash of the whole address put every lookup
+// in a line of its own (a cache miss each; BenchmarkResolveStencil was
+// 1.5–2× slower so). The offset is all 12 bits, so that no two addresses
+// of a page start at the same slot however close they are (bytes of one
+// array): coarser offsets were faster still on 64-byte blocks, but piled
+// the addresses of a denser page into one long run.
 func (d *depTracker) slot(addr uint64, parent int32) int {
-	return int(((addr ^ uint64(uint32(parent))<<48) * 0x9E3779B97F4A7C15) >> d.shift)
+	page := ((addr>>12 ^ uint64(uint32(parent))<<40) * 0x9E3779B97F4A7C15) >> d.shift
+	return int((page + addr&4095) & uint64(len(d.table)-1))
 }
 
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
