@@ -8,11 +8,17 @@ import "math/bits"
 // block's range. Values that are close within a block (fragment nodes of
 // tasks made one after another) take one or two bytes instead of four.
 type Int32s struct {
-	base  []int32  // per block: its smallest value
-	at    []uint32 // per block: its first word in words
-	width []uint8  // per block: bits a value
-	words []uint64
-	n     int
+	blocks []int32sHeader
+	words  []uint64
+	n      int
+}
+
+// int32sHeader is a block's header, in one place: a lookup reads it and
+// then one or two words.
+type int32sHeader struct {
+	at    uint32 // its first word in words
+	base  int32  // its smallest value
+	width uint8  // bits a value
 }
 
 const int32sBlock = 64
@@ -20,25 +26,25 @@ const int32sBlock = 64
 // PackInt32s packs v.
 func PackInt32s(v []int32) Int32s {
 	nb := (len(v) + int32sBlock - 1) / int32sBlock
-	c := Int32s{base: make([]int32, nb), at: make([]uint32, nb), width: make([]uint8, nb), n: len(v)}
+	c := Int32s{blocks: make([]int32sHeader, nb), n: len(v)}
 	total := 0
 	for b := range nb {
 		lo, hi := blockRange(v, b)
-		c.base[b] = lo
-		c.width[b] = uint8(bits.Len32(uint32(hi - lo)))
-		c.at[b] = uint32(total)
+		w := uint8(bits.Len32(uint32(hi - lo)))
+		c.blocks[b] = int32sHeader{at: uint32(total), base: lo, width: w}
 		// 64 values of w bits are w words.
-		total += int(c.width[b])
+		total += int(w)
 	}
-	c.words = make([]uint64, total+1) // one more: a value may straddle into it
+	c.words = make([]uint64, total+2) // a value may straddle into the next word; At reads one past it
 	for b := range nb {
-		w := uint(c.width[b])
+		blk := c.blocks[b]
+		w := uint(blk.width)
 		if w == 0 {
 			continue
 		}
-		word := uint(c.at[b])
+		word := uint(blk.at)
 		for k, x := range v[b*int32sBlock : min(len(v), (b+1)*int32sBlock)] {
-			d := uint64(uint32(x - c.base[b]))
+			d := uint64(uint32(x - blk.base))
 			pos := uint(k) * w
 			i, s := word+pos/64, pos%64
 			c.words[i] |= d << s
@@ -64,19 +70,15 @@ func (c *Int32s) Len() int { return c.n }
 
 // At returns value i.
 func (c *Int32s) At(i int) int32 {
-	b := i / int32sBlock
-	w := uint(c.width[b])
-	if w == 0 {
-		return c.base[b]
-	}
+	blk := &c.blocks[i/int32sBlock]
+	w := uint(blk.width)
 	pos := uint(i%int32sBlock) * w
-	k, s := uint(c.at[b])+pos/64, pos%64
-	d := c.words[k] >> s
-	if s+w > 64 {
-		d |= c.words[k+1] << (64 - s)
-	}
-	return c.base[b] + int32(uint32(d&(1<<w-1)))
+	k, s := uint(blk.at)+pos/64, pos%64
+	// Without branches: a shift by 64 gives 0, and words ends with two
+	// spare words for the last block's reads.
+	d := c.words[k]>>s | c.words[k+1]<<(64-s)
+	return blk.base + int32(uint32(d&(1<<w-1)))
 }
 
 // Bytes returns the memory the column holds.
-func (c *Int32s) Bytes() int { return 9*len(c.base) + 8*len(c.words) }
+func (c *Int32s) Bytes() int { return 12*len(c.blocks) + 8*len(c.words) }

@@ -234,3 +234,32 @@ func TestInt32s(t *testing.T) {
 		t.Errorf("%d close values take %d bytes, want at most 1.25 a value (7 bits and the block header)", len(v), c.Bytes())
 	}
 }
+
+// BenchmarkInt32sAt looks up values at random, as the task graph looks up
+// dependences' predecessors, against a plain slice.
+func BenchmarkInt32sAt(b *testing.B) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	v := make([]int32, 1<<21)
+	for i := range v {
+		v[i] = int32(i) + rng.Int32N(200)
+	}
+	idx := make([]int, 1<<16)
+	for i := range idx {
+		idx[i] = rng.IntN(len(v))
+	}
+	c := PackInt32s(v)
+	b.Run("packed", func(b *testing.B) {
+		var sum int32
+		for i := range b.N {
+			sum += c.At(idx[i&(len(idx)-1)])
+		}
+		_ = sum
+	})
+	b.Run("slice", func(b *testing.B) {
+		var sum int32
+		for i := range b.N {
+			sum += v[idx[i&(len(idx)-1)]]
+		}
+		_ = sum
+	})
+}
