@@ -1,6 +1,8 @@
 package driver
 
 import (
+	"fmt"
+
 	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -40,9 +42,19 @@ func (r *run) anomalies() error {
 			mine = append(mine, anomaly.Sample(recs, counts, sampleLimit)...)
 		})
 	}
-	sample, err := reduce.GatherRows(r.c, mine)
+	// The sample travels in the records' own binary form (AppendTasks):
+	// reflection cost 60 ms on 20 000 records.
+	parts, err := r.c.Gatherv(0, anomaly.AppendTasks(nil, mine))
 	if err != nil {
 		return err
+	}
+	var sample []anomaly.Task
+	for k, p := range parts {
+		ts, err := anomaly.DecodeTasks(p)
+		if err != nil {
+			return fmt.Errorf("anomalies: the sample of rank %d: %w", k, err)
+		}
+		sample = append(sample, ts...)
 	}
 	var models *anomaly.Models
 	if r.c.Rank() == 0 {
