@@ -16,11 +16,11 @@ func TestEventNodes(t *testing.T) {
 			m.Add(th, 10+3*i, int32(th*1_000_000+int(i)))
 		}
 		if i == 0 {
-			defer func(first *int64) {
-				if &m.threads[0][0].index[0] != first {
+			defer func(first *uint32) {
+				if &m.threads[0][0].off[0] != first {
 					t.Error("thread 0's first block moved as the list grew")
 				}
-			}(&m.threads[0][0].index[0])
+			}(&m.threads[0][0].off[0])
 		}
 	}
 	check := func(when string) {
@@ -54,12 +54,35 @@ func TestEventNodes(t *testing.T) {
 	check("after Trim")
 	for th, bs := range m.threads {
 		for k, b := range bs {
-			if cap(b.index) > maxEventBlock {
-				t.Errorf("thread %d block %d holds %d entries, want at most %d", th, k, cap(b.index), maxEventBlock)
+			if cap(b.off) > maxEventBlock {
+				t.Errorf("thread %d block %d holds %d entries, want at most %d", th, k, cap(b.off), maxEventBlock)
 			}
 		}
-		if last := bs[len(bs)-1]; cap(last.index)-len(last.index) > len(last.index)/8 {
-			t.Errorf("thread %d: %d spare entries after Trim", th, cap(last.index)-len(last.index))
+		if last := bs[len(bs)-1]; cap(last.off)-len(last.off) > len(last.off)/8 {
+			t.Errorf("thread %d: %d spare entries after Trim", th, cap(last.off)-len(last.off))
 		}
+	}
+}
+
+// Events 2^32 or more apart in one thread (a corrupt trace's indices, or a
+// thread of billions of events) start a new block and are found.
+func TestEventNodesFarApart(t *testing.T) {
+	var m EventNodes
+	idx := []int64{5, 6, 5 + 1<<32, 7 + 1<<32, 1 << 40, 1<<40 + 1<<33}
+	for k, i := range idx {
+		m.Add(0, i, int32(k))
+	}
+	for k, i := range idx {
+		if n, ok := m.Get(0, i); !ok || n != int32(k) {
+			t.Errorf("event %d: (%d, %v), want %d", i, n, ok, k)
+		}
+	}
+	for _, i := range []int64{4, 7, 6 + 1<<32, 1<<40 + 1, 1<<40 + 1<<32 + 6, 1 << 62} {
+		if n, ok := m.Get(0, i); ok {
+			t.Errorf("event %d never added maps to %d", i, n)
+		}
+	}
+	if len(m.threads[0]) != 4 {
+		t.Errorf("%d blocks, want 4 (a new one at each jump of 2^32 or more)", len(m.threads[0]))
 	}
 }

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"slices"
 	"sort"
 
@@ -95,17 +96,20 @@ func (f *Frags) DropTasks() { f.first, f.last = packed.Int32s{}, packed.Int32s{}
 
 // EventNodes maps events of a process, named by thread and index, to
 // nodes (or tasks): per thread, the events in increasing order and their
-// values, as the simulation meets them (12 bytes an event where a map took
+// values, as the simulation meets them (8 bytes an event where a map took
 // 30–40, and no hashing on the simulation's path). A thread's list grows
 // in blocks (16 entries, each next one twice as large up to 4096) that are
 // never copied: the lists live until the critical path, and growing them
-// by doubling left as much garbage as they hold.
+// by doubling left as much garbage as they hold. A block keeps its events
+// as 32-bit offsets from its first (a block whose next event is 2^32 or
+// more beyond its first ends there).
 type EventNodes struct {
 	threads [][]eventBlock
 }
 
 type eventBlock struct {
-	index []int64
+	first int64    // the index of its first event
+	off   []uint32 // index − first
 	node  []int32
 }
 
@@ -121,16 +125,17 @@ func (m *EventNodes) Add(th int, index int64, n int32) {
 		m.threads = append(m.threads, nil)
 	}
 	bs := m.threads[th]
-	if k := len(bs); k == 0 || len(bs[k-1].index) == cap(bs[k-1].index) {
+	k := len(bs)
+	if k == 0 || len(bs[k-1].off) == cap(bs[k-1].off) || uint64(index-bs[k-1].first) > math.MaxUint32 {
 		size := minEventBlock
 		if k > 0 {
-			size = min(2*cap(bs[k-1].index), maxEventBlock)
+			size = min(2*cap(bs[k-1].off), maxEventBlock)
 		}
-		bs = append(bs, eventBlock{index: make([]int64, 0, size), node: make([]int32, 0, size)})
+		bs = append(bs, eventBlock{first: index, off: make([]uint32, 0, size), node: make([]int32, 0, size)})
 		m.threads[th] = bs
 	}
 	b := &bs[len(bs)-1]
-	b.index = append(b.index, index)
+	b.off = append(b.off, uint32(index-b.first))
 	b.node = append(b.node, n)
 }
 
@@ -140,9 +145,9 @@ func (m *EventNodes) Trim() {
 	for _, bs := range m.threads {
 		if k := len(bs); k > 0 {
 			b := &bs[k-1]
-			if n := len(b.index); cap(b.index)-n > n/8 {
-				b.index = slices.Clone(b.index)
-				b.node = slices.Clone(b.node)
+			if n := len(b.off); cap(b.off)-n > n/8 {
+				b.off = append(make([]uint32, 0, n), b.off...)
+				b.node = append(make([]int32, 0, n), b.node...)
 			}
 		}
 	}
@@ -153,7 +158,7 @@ func (m *EventNodes) Len() int {
 	n := 0
 	for _, bs := range m.threads {
 		for _, b := range bs {
-			n += len(b.index)
+			n += len(b.off)
 		}
 	}
 	return n
@@ -166,11 +171,11 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 	}
 	bs := m.threads[th]
 	// The last block starting at or before index.
-	k := sort.Search(len(bs), func(i int) bool { return bs[i].index[0] > index }) - 1
-	if k < 0 {
+	k := sort.Search(len(bs), func(i int) bool { return bs[i].first > index }) - 1
+	if k < 0 || uint64(index-bs[k].first) > math.MaxUint32 {
 		return -1, false
 	}
-	j, ok := slices.BinarySearch(bs[k].index, index)
+	j, ok := slices.BinarySearch(bs[k].off, uint32(index-bs[k].first))
 	if !ok {
 		return -1, false
 	}
