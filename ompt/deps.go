@@ -31,7 +31,7 @@ import (
 // address used (with keep, which reports edges from completed tasks too,
 // only the second).
 type depTracker struct {
-	table  []addrState // open addressing, linear probing, at most 3/4 full
+	table  []addrState // open addressing, linear probing, at most 7/8 full
 	shift  uint        // Fibonacci hashing: the top bits of the product
 	groups []setGroup  // referred to by addrState.group
 	free   []int32     // unused groups
@@ -73,10 +73,10 @@ func newDepTracker() *depTracker {
 }
 
 // tableSize is the number of slots for capacity states: a power of two,
-// at most 3/4 full.
+// at most 7/8 full.
 func tableSize(capacity int) int {
 	size := 1 << 4
-	for 3*size < 4*capacity {
+	for 7*size < 8*capacity {
 		size <<= 1
 	}
 	return size
@@ -104,7 +104,7 @@ func (d *depTracker) initTable(capacity int) {
 // costs its size).
 func (d *depTracker) reserve(n int) {
 	if size := tableSize(n / 4); len(d.table) >= size && len(d.table) <= 8*size {
-		d.initTable(len(d.table) * 3 / 4)
+		d.initTable(len(d.table) * 7 / 8)
 	} else {
 		d.initTable(n / 4)
 	}
@@ -144,8 +144,8 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 			return a
 		}
 	}
-	if 4*(d.live+1) > 3*len(d.table) {
-		d.rebuild(nil, 2*len(d.table)*3/4)
+	if 8*(d.live+1) > 7*len(d.table) {
+		d.rebuild(nil, 2*len(d.table)*7/8)
 		return d.lookup(parent, addr)
 	}
 	d.table[i] = addrState{addr: addr, parent: parent, writer: -1, readers: -1, group: -1}

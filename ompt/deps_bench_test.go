@@ -11,8 +11,17 @@ import (
 // keep, as the task graph needs: one lookup of a new address and three of
 // recent ones per task.
 func BenchmarkResolveStencil(b *testing.B) {
-	const blocks, tasks = 1024, 1 << 17
-	addr := func(k int) uint64 { return 0x7f0000000000 + uint64(k)*64 }
+	benchmarkResolve(b, func(k int) uint64 { return 0x7f0000000000 + uint64(k)*64 })
+}
+
+// BenchmarkResolveTiles is the same on 32 KiB tiles allocated one by one
+// (an address a page or more from every other).
+func BenchmarkResolveTiles(b *testing.B) {
+	benchmarkResolve(b, func(k int) uint64 { return 0x7f0000000000 + uint64(k)*(32<<10+64) })
+}
+
+func benchmarkResolve(b *testing.B, addr func(int) uint64) {
+	const blocks, tasks = 1024, 100_000
 	deps := make([][]trace.Dep, tasks)
 	for k := range deps {
 		deps[k] = []trace.Dep{{Addr: addr(k), Type: trace.DepInout}}
