@@ -158,6 +158,7 @@ func (s *Sim) SetWindow(begin, end int64) {
 // 350 MB of the simulation's 700 MB of allocations, with ompt.Spare).
 type Spare struct {
 	tasks    Tasks
+	regions  []Region // emptied: no slice of a region outlives its process
 	succ     lists.Pool
 	frag     fragSpare // FragPass's, given back by its Finish
 	disp     *dispatch // Run's per-kind pass lists
@@ -174,7 +175,12 @@ func (s *Sim) Recycle() {
 		s.Spare.tasks = s.Tasks[:0]
 	}
 	s.Spare.succ = s.succ
-	s.Tasks, s.succ = nil, lists.Pool{}
+	if cap(s.Regions) > cap(s.Spare.regions) {
+		// Cleared, so that the slabs its regions' slices point into go.
+		s.Spare.regions = s.Regions[:0]
+		clear(s.Regions[:cap(s.Regions)])
+	}
+	s.Tasks, s.succ, s.Regions = nil, lists.Pool{}, nil
 }
 
 // ReserveEdges prepares for about n dependence edges: the successor pool

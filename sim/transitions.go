@@ -626,8 +626,16 @@ func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
 	team = s.TeamSize(team)
 	if s.Regions == nil && s.Proc != nil {
 		// One per parallel_begin the load counted (more only for a
-		// region whose begin is missing): reserved, not copied as it grows.
-		s.Regions = make([]Region, 0, min(s.Proc.Census.Kinds[trace.ParallelBegin], 1<<20)+1)
+		// region whose begin is missing): reserved, not copied as it
+		// grows; the previous process's table when it is large enough (an
+		// MPI code opens a region per iteration: 35 MB of tables on the
+		// 10 M-event halo).
+		n := min(s.Proc.Census.Kinds[trace.ParallelBegin], 1<<20) + 1
+		if sp := s.Spare; sp != nil && int64(cap(sp.regions)) >= n {
+			s.Regions, sp.regions = sp.regions[:0], nil
+		} else {
+			s.Regions = make([]Region, 0, n)
+		}
 	}
 	s.Regions = append(s.Regions, Region{Team: team, TopLevel: topLevel})
 	r := int32(len(s.Regions) - 1)
