@@ -95,10 +95,11 @@ func (d *depTracker) initTable(capacity int) {
 	d.live = 0
 }
 
-// reserve pre-sizes the tracker for about n dependence entries. Most
-// entries read an address another task wrote: distinct addresses, hence
-// states, are about a quarter of the entries (one per task on the gen
-// workloads), reader cells most of them.
+// reserve pre-sizes the tracker's table for about n dependence entries.
+// Most entries read an address another task wrote: distinct addresses,
+// hence states, are about a quarter of the entries (one per task on the
+// gen workloads); the reader cells, most of the entries, grow in the pool
+// a block at a time.
 // A tracker used before (Spare) is emptied and keeps its arrays where they
 // are large enough (the table where it is not much larger: emptying it
 // costs its size).

@@ -28,7 +28,7 @@ func benchmarkResolve(b *testing.B, addr func(int) uint64) {
 		if k >= blocks {
 			for _, d := range []int{-1, 0, 1} {
 				p := k - blocks + d
-				if p >= 0 && p < k-blocks+blocks {
+				if p >= 0 {
 					deps[k] = append(deps[k], trace.Dep{Addr: addr(p), Type: trace.DepIn})
 				}
 			}

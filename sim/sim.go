@@ -165,8 +165,8 @@ type Spare struct {
 	createNS []int64   // TaskStats', given back by its Finish
 }
 
-// Recycle gives the task table and the edge pool to s.Spare; s must not be
-// used afterwards. Without a Spare it does nothing.
+// Recycle gives the task table, the successor pool and the region table to
+// s.Spare; s must not be used afterwards. Without a Spare it does nothing.
 func (s *Sim) Recycle() {
 	if s.Spare == nil {
 		return

@@ -92,8 +92,9 @@ const (
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
-// TaskRec is one task's simulated state: 64 bytes, one cache line, since
-// nearly every transition touches several fields of one task.
+// TaskRec is one task's simulated state, 48 bytes (TestTaskRecSize): the
+// table holds one for every task a process creates, and nearly every
+// transition touches several fields of one task, so they stay together.
 type TaskRec struct {
 	State    TaskState
 	Kind     TaskKind
@@ -114,7 +115,8 @@ type TaskRec struct {
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);
-// dependence edges take 8 more bytes each in the simulator's edge pool.
+// a dependence edge takes 8 more bytes in the simulator's successor pool
+// until its predecessor completes.
 type Tasks []TaskRec
 
 // initTasks sets every slot of ts to a task not yet created.
