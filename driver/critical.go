@@ -150,19 +150,12 @@ func predKey(proc, thread int32, event int64) graph.Key {
 // task graph's per-root metrics (seed ompc-distributed-task-profiling.txt
 // §4.5.3). Only summaries travel to rank 0.
 func (r *run) criticalPath() error {
-	// The fragment nodes' weights, packed since the simulation, into one
-	// array of the rank (each process's Weight a view of it): the task
-	// graph reads those of latency nodes, the fragment DAG all.
 	var nodes, edges int
 	for i, pg := range r.cp {
 		nodes += pg.frags.Len()
 		if i < len(r.edges) {
 			edges += r.edges[i].Len() // cross-process edges into this rank's processes
 		}
-	}
-	w := make([]int64, 0, nodes+1)
-	for _, pg := range r.cp {
-		w = pg.frags.UnpackWeights(w)
 	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
@@ -178,6 +171,12 @@ func (r *run) criticalPath() error {
 		tasks += pg.taskW.Len()
 	}
 	r.collectDropped(tasks)
+	// The fragment nodes' weights, packed since the simulation, into one
+	// array of the rank (each process's Weight a view of it).
+	w := make([]int64, 0, nodes+1)
+	for _, pg := range r.cp {
+		w = pg.frags.UnpackWeights(w)
+	}
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())

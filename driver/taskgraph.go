@@ -7,6 +7,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
@@ -21,37 +22,53 @@ import (
 // by a distributed search.
 func (r *run) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
-	// Sized once: a node per task and per remote dependence, an edge per
-	// dependence (the builder's arrays would otherwise grow by copying).
-	nodes, remotes := 1, 0
+	// A node per task slot, in process then task order (a task that never
+	// ran is a node without edges, which the counts below skip: no map
+	// from tasks to nodes), then one per remote dependence. Sized once: the
+	// builder's arrays would otherwise grow by copying.
+	bases := make([]int32, len(r.cp)+1)
+	remotes := 0
 	for i, pg := range r.cp {
-		nodes += pg.taskW.Len()
+		bases[i+1] = bases[i] + int32(pg.taskW.Len())
 		if i < len(r.edges) {
 			// Only remote dependences make latency nodes (not messages).
 			remotes += min(r.edges[i].Len(), pg.depIn.Len())
 		}
 	}
-	b.Reserve(nodes+remotes, remotes)
+	slots := int(bases[len(r.cp)])
+	b.Reserve(slots+remotes+1, remotes)
 	b.ReserveRemote(remotes)
-	w := make([]int64, 0, nodes+remotes)
-	nodeOf := make([][]int32, len(r.cp)) // per process, per task: node or -1
-	var edges, remote int64
+	// Run times fit 32 bits but for tasks longer than 4.29 s (kept aside
+	// exactly): 4 bytes a node where int64 weights took 8.
+	var w narrow.Column[uint32]
+	w.Reserve(slots + remotes + 1)
+	var edges, remote, tasks int64
+	ran := make([][]uint64, len(r.cp)) // per process, a bit per task that ran
+	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
 	for i, pg := range r.cp {
-		nodeOf[i] = make([]int32, pg.taskW.Len())
-		for t := range nodeOf[i] {
-			nodeOf[i][t] = -1
-		}
+		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
+		next := int32(0)
 		pg.eachRan(func(t int32, tw int64) {
-			nodeOf[i][t] = b.AddNode(false)
-			w = append(w, tw)
+			for ; next < t; next++ {
+				b.AddNode(false)
+				w.Append(0)
+			}
+			b.AddNode(false)
+			w.Append(tw)
+			next++
+			ran[i][t/64] |= 1 << (t % 64)
+			tasks++
 		})
+		for ; int(next) < pg.taskW.Len(); next++ {
+			b.AddNode(false)
+			w.Append(0)
+		}
 		// The dependence pairs of tasks that ran, without repeats, become
 		// the graph's edges, packed like the task pairs they come from;
 		// the same pass makes the fragment DAG's (criticalPath): the
 		// predecessor's last fragment before the successor's first.
 		maps := []edgeMap{func(p, s sim.Task) (int32, int32, bool) {
-			a, c := nodeOf[i][p], nodeOf[i][s]
-			return a, c, a >= 0 && c >= 0
+			return p, s, didRun(i, p) && didRun(i, s)
 		}}
 		if f := pg.frags; f != nil {
 			maps = append(maps, func(p, s sim.Task) (int32, int32, bool) {
@@ -60,7 +77,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			})
 		}
 		lists := uniqueDeps(pg.deps, pg.taskW.Len(), maps...)
-		b.AddPairs(lists[0], 0)
+		b.AddPairs(lists[0], bases[i])
 		edges += int64(lists[0].Len())
 		pg.deps = packed.Pairs{}
 		if len(lists) > 1 {
@@ -68,33 +85,44 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			pg.frags.DropLast()
 		}
 	}
-	// Remote dependences: a latency node on the successor's side.
-	tasks := int64(len(w))
+	// Remote dependences: a latency node on the successor's side, weighing
+	// the receive's fragment (read from the packed weights: the critical
+	// path unpacks them all only after this graph).
 	for i, pg := range r.cp {
 		if i >= len(r.edges) {
 			break
 		}
 		e := &r.edges[i]
+		var recv []int32 // (latency node, its receive's fragment) pairs
 		for k := range e.Thread {
 			succ, ok := pg.depIn.Get(int(e.Thread[k]), e.Event[k])
-			if !ok || nodeOf[i][succ] < 0 {
+			if !ok || !didRun(i, succ) {
 				continue
 			}
 			l := b.AddNode(false)
-			w = append(w, 0)
+			w.Append(0)
 			if f := pg.frags; f != nil {
 				if n, ok := f.RecvNode.Get(int(e.Thread[k]), e.Event[k]); ok {
-					w[l] = f.Weight[n]
+					recv = append(recv, l, n)
 				}
 			}
-			b.AddEdge(l, nodeOf[i][succ])
+			b.AddEdge(l, bases[i]+succ)
 			b.AddRemoteInKey(l, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k]))
 			edges++
 			remote++
 		}
+		if len(recv) > 0 {
+			nodes := make([]int32, len(recv)/2)
+			for j := range nodes {
+				nodes[j] = recv[2*j+1]
+			}
+			for j, lw := range pg.frags.WeightsOf(nodes) {
+				w.Set(int(recv[2*j]), lw)
+			}
+		}
 	}
 	orphan := b.AddNode(false)
-	w = append(w, 0)
+	w.Append(0)
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
@@ -105,26 +133,36 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			return orphan, true
 		}
 		t, ok := r.cp[i].depOut.Get(th, key.B)
-		if !ok || nodeOf[i][t] < 0 {
+		if !ok || !didRun(i, t) {
 			return orphan, true
 		}
-		return nodeOf[i][t], true
+		return bases[i] + t, true
 	}})
 	if err != nil {
 		return nil, err
 	}
 	// Only the longest path from each root is reported: the backward
 	// replay alone gives it, no forward pass, path or tie keys.
-	bl, err := graph.BackLengths(r.c, dag, w)
+	// Weights from the narrow column: graph.BackLengths' sum, a call a
+	// node.
+	res, err := graph.Replay(r.c, dag, graph.ReplayOptions{Backward: true, Eval: func(n int32, x graph.Input) int64 {
+		v := w.At(int(n))
+		if x.HasIn {
+			v += x.In
+		}
+		return v
+	}})
 	if err != nil {
 		return nil, err
 	}
+	bl := res.Values
 	// Roots and leaves among task nodes (latency nodes are edge weights).
 	var rootBL []int64
 	var leaves int64
-	for i := range r.cp {
-		for _, n := range nodeOf[i] {
-			if n < 0 {
+	for i, pg := range r.cp {
+		for t := range int32(pg.taskW.Len()) {
+			n := bases[i] + t
+			if !didRun(i, t) {
 				continue
 			}
 			if len(dag.Ins(n)) == 0 {

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"cmp"
+	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -201,6 +203,38 @@ func (f *Frags) UnpackWeights(dst []int64) []int64 {
 	}
 	f.Weight, f.weights = dst[start:len(dst):len(dst)], packed.Ints{}
 	return dst
+}
+
+// WeightsOf returns the weights of nodes, in their order, with one pass
+// over the packed weights (or from Weight once unpacked): the task graph
+// reads its latency nodes' few before the critical path unpacks them all.
+func (f *Frags) WeightsOf(nodes []int32) []int64 {
+	out := make([]int64, len(nodes))
+	if f.Weight != nil {
+		for k, n := range nodes {
+			out[k] = f.Weight[n]
+		}
+		return out
+	}
+	order := make([]int32, len(nodes))
+	for k := range order {
+		order[k] = int32(k)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(nodes[a], nodes[b]) })
+	r := f.weights.Reader()
+	at, w := int32(-1), int64(0) // the reader's last node and its weight
+	for _, k := range order {
+		n := nodes[k]
+		if n < 0 || int(n) >= f.weights.Len() {
+			panic(fmt.Sprintf("sim: weight of node %d of %d", n, f.weights.Len()))
+		}
+		if n > at {
+			r.Skip(int(n - at - 1))
+			w, at = r.Next(), n
+		}
+		out[k] = w
+	}
+	return out
 }
 
 // Attr returns node n's attributes.

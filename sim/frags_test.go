@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -143,6 +144,15 @@ func TestUnpackWeights(t *testing.T) {
 	if f.Weight != nil {
 		t.Fatal("Weight is set before UnpackWeights")
 	}
+	// WeightsOf reads the packed weights in one pass, whatever the order
+	// of the nodes asked for (repeats included), and Weight once unpacked.
+	rng := rand.New(rand.NewPCG(5, 6))
+	ask := make([]int32, 300)
+	for k := range ask {
+		ask[k] = int32(rng.IntN(f.Len()))
+	}
+	ask = append(ask, ask[0], int32(f.Len()-1), 0)
+	packedW := f.WeightsOf(ask)
 	prefix := []int64{-7, -8}
 	all := f.UnpackWeights(prefix)
 	if len(all) != len(prefix)+f.Len() || all[0] != -7 || all[1] != -8 {
@@ -160,6 +170,14 @@ func TestUnpackWeights(t *testing.T) {
 	}
 	if sum == 0 {
 		t.Fatal("all weights are zero")
+	}
+	for k, n := range ask {
+		if packedW[k] != f.Weight[n] {
+			t.Fatalf("WeightsOf: node %d weighs %d packed, %d unpacked", n, packedW[k], f.Weight[n])
+		}
+	}
+	if !slices.Equal(f.WeightsOf(ask), packedW) {
+		t.Error("WeightsOf after UnpackWeights differs")
 	}
 	again := f.UnpackWeights(nil)
 	if !slices.Equal(again, all[2:]) {
