@@ -254,7 +254,12 @@ func (r *run) criticalPath() error {
 	}
 	// Declared: no phase after this one reads the cross-process edges.
 	r.edges = nil
-	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: resolve})
+	// The outputs' side alone: the forward replay pushes each value to
+	// the node's outputs and records its order, and the backward replay
+	// runs in the reverse of that order, pulling from the outputs
+	// (graph.ReplayInReverse). The inputs' CSR (4 bytes an edge) is never
+	// built.
+	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: resolve, OutsOnly: true})
 	if err != nil {
 		return err
 	}
@@ -265,13 +270,11 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
+	dag.DropInputs() // their counts: no forward replay follows
 	steps, err := graph.WalkPath(r.c, dag, lp)
 	if err != nil {
 		return err
 	}
-	// Only the backward replay runs on the DAG from here: it pushes each
-	// node's value to its inputs and needs no outputs' adjacency.
-	dag.DropOutputs()
 	summary := r.pathSummary(steps, w, bases)
 	// T1, and EF less the weight at each task's first fragment for the
 	// slack below: the forward values are dropped before the backward
@@ -292,10 +295,10 @@ func (r *run) criticalPath() error {
 			}
 		})
 	}
-	span := lp.Span
+	span, order := lp.Span, lp.Order
 	lp = nil
 	r.collectDropped(nodes) // the forward values: the backward replay's take their pages
-	bl, err := graph.BackLengths(r.c, dag, w)
+	bl, err := graph.BackLengthsAfter(r.c, dag, w, order)
 	if err != nil {
 		return err
 	}

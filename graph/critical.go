@@ -18,6 +18,9 @@ type Longest struct {
 	// End names the node the critical path ends at: its rank and local id
 	// (ties between equal EFs go to the smallest key).
 	End NodeRef
+	// Order is the forward replay's order on a DAG built OutsOnly, for
+	// BackLengthsAfter.
+	Order *Order
 }
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
@@ -25,13 +28,13 @@ type Longest struct {
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
 func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	fw, err := Replay(c, g, ReplayOptions{Weights: w, TrackArg: true, ChainArg: true, TieKey: key})
+	fw, err := Replay(c, g, ReplayOptions{Weights: w, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly()})
 	if err != nil {
 		return nil, err
 	}
-	lp := &Longest{EF: fw.Values, Arg: fw.Arg}
+	lp := &Longest{EF: fw.Values, Arg: fw.Arg, Order: fw.Order}
 	if backward {
-		if lp.BL, err = BackLengths(c, g, w); err != nil {
+		if lp.BL, err = BackLengthsAfter(c, g, w, lp.Order); err != nil {
 			return nil, err
 		}
 	}
@@ -82,6 +85,21 @@ func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backw
 // needs, so the two never coexist in full.
 func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
 	bw, err := Replay(c, g, ReplayOptions{Backward: true, Weights: w})
+	if err != nil {
+		return nil, err
+	}
+	return bw.Values, nil
+}
+
+// BackLengthsAfter is BackLengths after a forward replay that recorded its
+// order (nil: none, as on a DAG built whole): on a DAG built OutsOnly it
+// runs in the reverse of that order (ReplayInReverse), with no inputs'
+// adjacency.
+func BackLengthsAfter(c comm.Comm, g *DAG, w []int64, ord *Order) ([]int64, error) {
+	if ord == nil {
+		return BackLengths(c, g, w)
+	}
+	bw, err := ReplayInReverse(c, g, ord, ReplayOptions{Weights: w})
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"fmt"
 	"math/rand"
+	"slices"
 	"sync"
 	"testing"
 
@@ -50,10 +52,15 @@ func refLongest(g *randGraph) (ef, bl []int64, span int64) {
 
 // The distributed longest paths equal the reference on random DAGs for any
 // partition; zero-slack nodes are exactly those on some critical path; the
-// walked path is a path of the graph whose weights sum to the span.
+// walked path is a path of the graph whose weights sum to the span, the
+// same on a DAG built OutsOnly (the forward replay pushes, the backward
+// runs in reverse) as on one built whole.
 func TestLongestPathsAndWalk(t *testing.T) {
-	rng := rand.New(rand.NewSource(11))
-	for it := 0; it < 40; it++ {
+	var wholePath []int
+	for it := 0; it < 80; it++ {
+		// Odd iterations: the previous graph and partition, OutsOnly.
+		outsOnly := it%2 == 1
+		rng := rand.New(rand.NewSource(int64(11 + it/2)))
 		procs := 1 + rng.Intn(6)
 		g := newRandGraph(rng, procs, 20+rng.Intn(150), 0.3, 3)
 		wantEF, wantBL, span := refLongest(g)
@@ -69,9 +76,12 @@ func TestLongestPathsAndWalk(t *testing.T) {
 		steps := map[int64]int{}
 		err := inproc.Run(k, func(c comm.Comm) error {
 			part := parts[c.Rank()]
-			dag, err := buildRand(c, g, loc, part)
+			dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: outsOnly})
 			if err != nil {
 				return err
+			}
+			if dag.OutsOnly() != outsOnly {
+				return fmt.Errorf("OutsOnly() = %v", dag.OutsOnly())
 			}
 			w := make([]int64, len(part.global))
 			keys := make([]int64, len(part.global))
@@ -134,6 +144,11 @@ func TestLongestPathsAndWalk(t *testing.T) {
 		}
 		if len(path) > 0 && (g.inPrev[path[0]] >= 0 || len(g.preds[path[0]]) > 0) {
 			t.Errorf("it %d: path starts at node %d, which has inputs", it, path[0])
+		}
+		if !outsOnly {
+			wholePath = path
+		} else if !slices.Equal(path, wholePath) {
+			t.Errorf("it %d: OutsOnly path %v, whole DAG's %v", it, path, wholePath)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -45,7 +46,9 @@ func (e Entry) Slot() (int32, bool) { return int32(^e), e < 0 && e != NoEntry }
 //   - explicit edges in CSR form, both directions (Ins, Outs), whose entries
 //     are local nodes or remote slots; a DAG built with
 //     BuildOptions.InsOnly has the inputs' side alone and each node's
-//     output count (a backward replay of values needs no more);
+//     output count (a backward replay of values needs no more), one built
+//     OutsOnly the outputs' side alone and each node's input count (a
+//     forward replay that pushes values, then ReplayInReverse);
 //   - remote slots grouped by peer rank: slot peerBase[q]+k is the k-th edge
 //     between this rank and rank q, in an order both ranks agree on, so
 //     values cross ranks as (k, value) pairs without node ids.
@@ -60,6 +63,7 @@ type DAG struct {
 	outOff     []int32
 	out        []Entry
 	outDeg     []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
+	inDeg      []int32 // built OutsOnly: each node's number of inputs (inOff, in nil)
 
 	slotNode []int32 // local node of each slot
 	slotOut  []bool  // the local node is the edge's source
@@ -74,8 +78,26 @@ func (g *DAG) Len() int32 { return int32(len(g.chained)) }
 // Rank returns the analysis rank this share belongs to.
 func (g *DAG) Rank() int { return g.rank }
 
-// Ins returns the explicit inputs of n (edges into n).
-func (g *DAG) Ins(n int32) []Entry { return g.in[g.inOff[n]:g.inOff[n+1]] }
+// Ins returns the explicit inputs of n (edges into n); a DAG built
+// OutsOnly has none to give (see InDegree).
+func (g *DAG) Ins(n int32) []Entry {
+	if g.inOff == nil {
+		return nil
+	}
+	return g.in[g.inOff[n]:g.inOff[n+1]]
+}
+
+// InDegree returns the number of explicit inputs of n (0 once DropInputs
+// dropped them).
+func (g *DAG) InDegree(n int32) int32 {
+	if g.inOff == nil {
+		if g.inDeg == nil {
+			return 0
+		}
+		return g.inDeg[n]
+	}
+	return g.inOff[n+1] - g.inOff[n]
+}
 
 // Outs returns the explicit outputs of n (edges out of n); a DAG built
 // InsOnly has none to give (see OutDegree).
@@ -97,7 +119,7 @@ func (g *DAG) OutDegree(n int32) int32 {
 // DropInputs frees the inputs' adjacency once no replay will run on g
 // (Replay refuses it then); Outs, OutDegree and the slots stay, which is
 // what the exchanges along the edges read (ExchangeEdges, PropagateMax).
-func (g *DAG) DropInputs() { g.in, g.inOff = nil, nil }
+func (g *DAG) DropInputs() { g.in, g.inOff, g.inDeg = nil, nil, nil }
 
 // DropOutputs frees the outputs' adjacency once only backward replays
 // will run on g, keeping each node's number of outputs: g is then as if
@@ -119,6 +141,10 @@ func (g *DAG) DropOutputs() {
 // dropped it.
 func (g *DAG) InsOnly() bool { return g.outOff == nil }
 
+// OutsOnly reports whether g was built without its inputs' adjacency
+// (BuildOptions.OutsOnly), keeping their counts.
+func (g *DAG) OutsOnly() bool { return g.inOff == nil && g.inDeg != nil }
+
 // Slots returns the number of remote slots.
 func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
 
@@ -139,6 +165,9 @@ func (g *DAG) Edges() int64 {
 		if !g.slotOut[s] {
 			ins++
 		}
+	}
+	if g.inOff == nil && g.outOff != nil { // OutsOnly: count the outputs' side
+		return int64(len(g.out)) - (int64(len(g.slotNode)) - ins) + int64(len(g.slotNode))
 	}
 	return int64(len(g.in)) - ins + int64(len(g.slotNode))
 }
@@ -324,6 +353,13 @@ type BuildOptions struct {
 	// tie keys reads (BackLengths), for half the edge arrays. Other
 	// replays refuse such a DAG.
 	InsOnly bool
+	// OutsOnly builds the outputs' adjacency alone, with each node's
+	// number of inputs: a forward replay then pushes each value to the
+	// node's outputs, argmax and tie keys included, and records its order
+	// (ReplayOptions.RecordOrder) for a backward replay in reverse
+	// (ReplayInReverse), which pulls from the outputs. The critical path
+	// holds half the edge arrays. Backward Replay refuses such a DAG.
+	OutsOnly bool
 }
 
 const (
@@ -338,6 +374,9 @@ const (
 func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	if c.Size() != b.size || c.Rank() != b.rank {
 		return nil, fmt.Errorf("graph: builder of rank %d/%d used on rank %d/%d", b.rank, b.size, c.Rank(), c.Size())
+	}
+	if opts.InsOnly && opts.OutsOnly {
+		return nil, errors.New("graph: a DAG cannot be built both InsOnly and OutsOnly")
 	}
 	k, me := b.size, b.rank
 	// Declarations per peer, in declaration order.
@@ -526,10 +565,15 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 		g.out = make([]Entry, g.outOff[n])
 	}
-	for i := int32(0); i < n; i++ {
-		g.inOff[i+1] += g.inOff[i]
+	ins := !opts.OutsOnly
+	if ins {
+		for i := int32(0); i < n; i++ {
+			g.inOff[i+1] += g.inOff[i]
+		}
+		g.in = make([]Entry, g.inOff[n])
+	} else {
+		g.inDeg, g.inOff = g.inOff[1:], nil
 	}
-	g.in = make([]Entry, g.inOff[n])
 	// The offsets serve as fill cursors instead of copies of them: filled,
 	// a node's offset is where the next node's list starts, and one shift
 	// restores them.
@@ -539,8 +583,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			g.out[g.outOff[s]] = Entry(d)
 			g.outOff[s]++
 		}
-		g.in[g.inOff[d]] = Entry(s)
-		g.inOff[d]++
+		if ins {
+			g.in[g.inOff[d]] = Entry(s)
+			g.inOff[d]++
+		}
 	}
 	for k := range b.segs {
 		if sg := &b.segs[k]; sg.packed.Len() > 0 {
@@ -551,8 +597,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 					g.out[g.outOff[s]] = Entry(d)
 					g.outOff[s]++
 				}
-				g.in[g.inOff[d]] = Entry(s)
-				g.inOff[d]++
+				if ins {
+					g.in[g.inOff[d]] = Entry(s)
+					g.inOff[d]++
+				}
 			})
 		} else {
 			sg.each(place)
@@ -561,15 +609,19 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
 		if !g.slotOut[s] {
-			g.in[g.inOff[v]] = e
-			g.inOff[v]++
+			if ins {
+				g.in[g.inOff[v]] = e
+				g.inOff[v]++
+			}
 		} else if outs {
 			g.out[g.outOff[v]] = e
 			g.outOff[v]++
 		}
 	}
-	copy(g.inOff[1:], g.inOff[:n])
-	g.inOff[0] = 0
+	if ins {
+		copy(g.inOff[1:], g.inOff[:n])
+		g.inOff[0] = 0
+	}
 	if outs {
 		copy(g.outOff[1:], g.outOff[:n])
 		g.outOff[0] = 0

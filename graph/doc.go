@@ -28,6 +28,15 @@
 // returns the same *CycleError naming a waiting node. Walk passes tokens
 // along chosen inputs across ranks (the critical path's walk back).
 //
+// A DAG may hold one side of its edges only: built InsOnly, a backward
+// replay pushes each value to the node's inputs; built OutsOnly, a forward
+// replay pushes it to the outputs (the argmax by tie key, as a pull would
+// choose it) and records its order superstep by superstep, and
+// ReplayInReverse then runs the backward replay in the reverse of that
+// order, pulling from the outputs: a node's outputs came after it in the
+// forward replay, on whatever rank. The critical path's fragment DAG is
+// built OutsOnly, so its inputs' adjacency is never held.
+//
 // # Message matching
 //
 // Match gives every communication event of a rank's processes a node, in

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 )
@@ -46,6 +47,9 @@ type ReplayOptions struct {
 	TieKey func(n int32) int64
 	// Describe names a node in errors (default "node N of rank R").
 	Describe func(n int32) string
+	// RecordOrder keeps the order in which this rank evaluated its nodes,
+	// superstep by superstep (Result.Order), for ReplayInReverse.
+	RecordOrder bool
 }
 
 // Input is what a node's evaluation sees.
@@ -62,6 +66,19 @@ type Result struct {
 	Values     []int64 // by local node
 	Arg        []Entry // by local node, with TrackArg; NoEntry without inputs
 	Supersteps int
+	Order      *Order // with RecordOrder
+}
+
+// Order is the order in which a forward replay evaluated one rank's
+// nodes: the reverse, superstep by superstep, is an order in which every
+// node comes after all its outputs, on every rank (ReplayInReverse).
+type Order struct {
+	nodes    []int32 // local nodes in evaluation order
+	stepEnds []int32 // nodes[:stepEnds[t]] were evaluated by the end of superstep t
+	// slotStep is, for each in-slot, the superstep in which its value was
+	// sent (the remote source's superstep); −1 for out-slots.
+	slotStep []int32
+	noChains bool
 }
 
 // CycleError reports a replay that cannot finish: some nodes wait, directly
@@ -92,11 +109,15 @@ type replayer struct {
 	stack   []int32
 	out     outbox
 
-	// push: a backward replay of an InsOnly DAG (drainPush); until a node
-	// is evaluated, vals holds the best of its inputs so far, and has
-	// whether it got any.
+	// push: a backward replay of an InsOnly DAG or a forward replay of an
+	// OutsOnly one (drainPush); until a node is evaluated, vals holds the
+	// best of its inputs so far (arg which input gave it), and has whether
+	// it got any.
 	push bool
 	has  []uint64
+
+	order *Order // with RecordOrder
+	step  int32  // the current superstep, from 0
 
 	evaluated int64
 	remaining int64
@@ -123,7 +144,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.Weights != nil && int64(len(o.Weights)) < int64(g.Len()) {
 		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), g.Len())
 	}
-	if g.inOff == nil {
+	if g.inOff == nil && !g.OutsOnly() {
 		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
 	}
 	n := g.Len()
@@ -144,6 +165,18 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 		r.push = true
 		r.has = make([]uint64, (n+63)/64)
+	} else if g.OutsOnly() {
+		// Without the inputs' adjacency each evaluated node pushes its
+		// value to its outputs; the argmax follows the pushes, ties
+		// broken by key, so it needs keys to be the pull's.
+		if o.Backward {
+			return nil, errors.New("graph: a DAG built OutsOnly replays forward (backward: ReplayInReverse)")
+		}
+		if o.TrackArg && o.TieKey == nil {
+			return nil, errors.New("graph: a DAG built OutsOnly tracks the argmax only with tie keys")
+		}
+		r.push = true
+		r.has = make([]uint64, (n+63)/64)
 	} else {
 		r.slotVal = make([]int64, g.Slots())
 	}
@@ -153,11 +186,22 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	if o.TrackArg {
 		r.arg = make([]Entry, n)
+		if r.push {
+			for i := range r.arg {
+				r.arg[i] = NoEntry
+			}
+		}
+	}
+	if o.RecordOrder {
+		r.order = &Order{nodes: make([]int32, 0, n), slotStep: make([]int32, g.Slots()), noChains: o.NoChains}
+		for s := range r.order.slotStep {
+			r.order.slotStep[s] = -1
+		}
 	}
 	for i := int32(0); i < n; i++ {
 		p := g.OutDegree(i) // a backward replay's inputs are the outputs
 		if !o.Backward {
-			p = g.inOff[i+1] - g.inOff[i]
+			p = g.InDegree(i)
 		}
 		if r.prevOf(i) >= 0 {
 			p++
@@ -177,12 +221,16 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		} else {
 			r.drain()
 		}
+		if r.order != nil {
+			r.order.stepEnds = append(r.order.stepEnds, int32(len(r.order.nodes)))
+		}
 		recv, err := c.Exchange(r.out.take())
 		if err != nil {
 			return nil, err
 		}
 		r.receive(recv)
 		r.out.recycle(recv)
+		r.step++
 		// Whether to stop is agreed every checkEvery supersteps only: a
 		// replay whose path crosses ranks at every step runs thousands of
 		// supersteps, and each agreement is one more rendezvous. A rank
@@ -211,8 +259,138 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			return nil, r.cycle(tot[1])
 		}
 	}
-	res.Values, res.Arg = r.vals, r.arg
+	res.Values, res.Arg, res.Order = r.vals, r.arg, r.order
 	return res, nil
+}
+
+// ReplayInReverse is the backward replay of g in the reverse of the order
+// a forward replay recorded (ReplayOptions.RecordOrder): superstep by
+// superstep from the last, each rank evaluates that superstep's nodes last
+// first, pulling its outputs' values (and its chain successor's), then
+// sends each remote input the value its source's superstep needs. A node's
+// outputs came after it in the forward replay (later in its superstep, or
+// in a later one, on any rank), so they are evaluated before it: no
+// inputs' adjacency, no pending counts, no ready stack. The values are
+// Replay's with Backward. It needs the outputs' adjacency (a DAG built
+// whole or OutsOnly); o takes Eval or Weights, Min and NoChains (as the
+// forward's), not TrackArg or TieKey. It is collective.
+func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result, error) {
+	n := g.Len()
+	switch {
+	case (o.Eval == nil) == (o.Weights == nil):
+		return nil, errors.New("graph: ReplayInReverse needs one of Eval and Weights")
+	case o.Weights != nil && int64(len(o.Weights)) < int64(n):
+		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
+	case g.outOff == nil:
+		return nil, errors.New("graph: ReplayInReverse of a DAG without its outputs")
+	case ord == nil || int64(len(ord.nodes)) != int64(n) || len(ord.slotStep) != int(g.Slots()):
+		return nil, errors.New("graph: ReplayInReverse needs the order of a complete forward replay of the same DAG")
+	case o.TrackArg || o.TieKey != nil:
+		return nil, errors.New("graph: ReplayInReverse computes values only")
+	case o.NoChains != ord.noChains:
+		return nil, errors.New("graph: ReplayInReverse must follow the chains as the forward replay did")
+	}
+	// In-slots by the superstep whose value they received, the one whose
+	// reverse must have their node's value.
+	steps := len(ord.stepEnds)
+	byStep := make([]int32, steps+1)
+	for s, t := range ord.slotStep {
+		if !g.slotOut[s] && t >= 0 && int(t) < steps {
+			byStep[t+1]++
+		}
+	}
+	for t := 0; t < steps; t++ {
+		byStep[t+1] += byStep[t]
+	}
+	inSlots := make([]int32, byStep[steps])
+	fill := slices.Clone(byStep[:steps])
+	for s, t := range ord.slotStep {
+		if !g.slotOut[s] && t >= 0 && int(t) < steps {
+			inSlots[fill[t]] = int32(s)
+			fill[t]++
+		}
+	}
+	fill = nil
+	vals := make([]int64, n)
+	slotVal := make([]int64, g.Slots())
+	arrived := make([]bool, g.Slots())
+	chained := g.chained
+	if o.NoChains {
+		chained = nil
+	}
+	out := newOutbox(c.Size())
+	var bad error
+	fail := func(err error) {
+		if bad == nil {
+			bad = err
+		}
+	}
+	for t := steps - 1; t >= 0; t-- {
+		lo := int32(0)
+		if t > 0 {
+			lo = ord.stepEnds[t-1]
+		}
+		for i := ord.stepEnds[t] - 1; i >= lo; i-- {
+			n := ord.nodes[i]
+			x := Input{Arg: NoEntry}
+			if chained != nil && int(n)+1 < len(chained) && chained[n+1] {
+				x.Prev, x.HasPrev = vals[n+1], true
+			}
+			for _, e := range g.out[g.outOff[n]:g.outOff[n+1]] {
+				var v int64
+				if e >= 0 {
+					v = vals[e]
+				} else {
+					v = slotVal[^e]
+				}
+				if !x.HasIn || (o.Min && v < x.In) || (!o.Min && v > x.In) {
+					x.In, x.HasIn = v, true
+				}
+			}
+			if o.Weights != nil {
+				vals[n] = heaviestOf(o.Weights[n], &x)
+			} else {
+				vals[n] = o.Eval(n, x)
+			}
+		}
+		if t == 0 {
+			break // every rank stops here: as many exchanges as supersteps less one
+		}
+		// The sources of these in-slots run in superstep t−1's reverse,
+		// next: their outputs' values go now.
+		for _, s := range inSlots[byStep[t-1]:byStep[t]] {
+			peer, k := g.slotAddr(s)
+			b := out.buf(peer, 64*12)
+			*b = binary.LittleEndian.AppendUint32(*b, k)
+			*b = binary.LittleEndian.AppendUint64(*b, uint64(vals[g.slotNode[s]]))
+		}
+		recv, err := c.Exchange(out.take())
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range recv {
+			q, buf := m.Peer, m.Buf
+			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+			if len(buf)%12 != 0 {
+				fail(fmt.Errorf("rank %d: graph: reverse replay message of %d bytes from rank %d", g.rank, len(buf), q))
+				continue
+			}
+			for ; len(buf) > 0; buf = buf[12:] {
+				k := binary.LittleEndian.Uint32(buf)
+				if k >= uint32(cnt) || !g.slotOut[base+int32(k)] || arrived[base+int32(k)] {
+					fail(fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k))
+					break
+				}
+				arrived[base+int32(k)] = true
+				slotVal[base+int32(k)] = int64(binary.LittleEndian.Uint64(buf[4:]))
+			}
+		}
+		out.recycle(recv)
+	}
+	if err := comm.Agree(c, bad); err != nil {
+		return nil, err
+	}
+	return &Result{Values: vals, Supersteps: steps}, nil
 }
 
 // heaviestOf is ReplayOptions.Weights' value of a node of weight w.
@@ -345,6 +523,9 @@ func (r *replayer) drain() {
 					r.arg[n] = r.chainArg(n, x)
 				}
 			}
+			if r.order != nil {
+				r.order.nodes = append(r.order.nodes, n)
+			}
 			r.evaluated++
 			r.remaining--
 			for _, e := range out[outOff[n]:outOff[n+1]] {
@@ -408,9 +589,10 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 	return x.Arg
 }
 
-// drainPush is drain for a backward replay of an InsOnly DAG: an evaluated
-// node offers its value to each of its inputs (local nodes at once, remote
-// ones batched to their rank) instead of its outputs looking it up.
+// drainPush is drain for a backward replay of an InsOnly DAG, or a forward
+// replay of an OutsOnly one: an evaluated node offers its value to each of
+// its inputs (backward) or outputs (forward), local nodes at once, remote
+// ones batched to their rank, instead of the receivers looking it up.
 func (r *replayer) drainPush() {
 	g, o := r.g, r.o
 	vals := r.vals
@@ -418,16 +600,24 @@ func (r *replayer) drainPush() {
 	if o.NoChains {
 		chained = nil
 	}
+	fwd, keyed := !o.Backward, o.TieKey != nil
 	for len(r.stack) > 0 {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
 		for {
 			x := Input{Arg: NoEntry}
-			if chained != nil && int(n)+1 < len(chained) && chained[n+1] {
-				x.Prev, x.HasPrev = vals[n+1], true
+			if chained != nil {
+				if fwd && chained[n] {
+					x.Prev, x.HasPrev = vals[n-1], true
+				} else if !fwd && int(n)+1 < len(chained) && chained[n+1] {
+					x.Prev, x.HasPrev = vals[n+1], true
+				}
 			}
 			if r.has[n/64]&(1<<(n%64)) != 0 {
 				x.In, x.HasIn = vals[n], true
+				if r.arg != nil {
+					x.Arg = r.arg[n]
+				}
 			}
 			var v int64
 			if o.Weights != nil {
@@ -436,22 +626,44 @@ func (r *replayer) drainPush() {
 				v = o.Eval(n, x)
 			}
 			vals[n] = v
+			if r.arg != nil && x.HasPrev && o.ChainArg && keyed {
+				r.arg[n] = r.chainArg(n, x)
+			}
+			if r.order != nil {
+				r.order.nodes = append(r.order.nodes, n)
+			}
 			r.evaluated++
 			r.remaining--
-			for _, e := range g.in[g.inOff[n]:g.inOff[n+1]] {
+			var to []Entry
+			if fwd {
+				to = g.out[g.outOff[n]:g.outOff[n+1]]
+			} else {
+				to = g.in[g.inOff[n]:g.inOff[n+1]]
+			}
+			for _, e := range to {
 				if e >= 0 {
-					r.offer(int32(e), v)
+					r.offer(int32(e), v, Entry(n))
 					continue
 				}
 				peer, k := g.slotAddr(^int32(e))
 				b := r.out.buf(peer, 64*r.esz)
 				*b = binary.LittleEndian.AppendUint32(*b, k)
 				*b = binary.LittleEndian.AppendUint64(*b, uint64(v))
+				if keyed {
+					*b = binary.LittleEndian.AppendUint64(*b, uint64(o.TieKey(n)))
+				}
 			}
-			if chained == nil || !chained[n] {
+			nx := int32(-1)
+			if chained != nil {
+				if fwd && int(n)+1 < len(chained) && chained[n+1] {
+					nx = n + 1
+				} else if !fwd && chained[n] {
+					nx = n - 1
+				}
+			}
+			if nx < 0 {
 				break
 			}
-			nx := n - 1
 			r.pend[nx]--
 			if r.pend[nx] != 0 {
 				break
@@ -461,13 +673,21 @@ func (r *replayer) drainPush() {
 	}
 }
 
-// offer gives unevaluated node m the value v of one of its inputs in push
-// mode, and makes m ready when it was the last.
-func (r *replayer) offer(m int32, v int64) {
+// offer gives unevaluated node m the value v of its input src in push
+// mode, and makes m ready when it was the last. With TrackArg, m's arg is
+// the input of the best value, on equal values the one of the smaller key
+// (as the pull's, whatever order the values come in).
+func (r *replayer) offer(m int32, v int64, src Entry) {
 	bit := uint64(1) << (m % 64)
-	if r.has[m/64]&bit == 0 || (r.o.Min && v < r.vals[m]) || (!r.o.Min && v > r.vals[m]) {
+	switch {
+	case r.has[m/64]&bit == 0 || (r.o.Min && v < r.vals[m]) || (!r.o.Min && v > r.vals[m]):
 		r.vals[m] = v
 		r.has[m/64] |= bit
+		if r.arg != nil {
+			r.arg[m] = src
+		}
+	case r.arg != nil && v == r.vals[m] && r.key(src) < r.key(r.arg[m]):
+		r.arg[m] = src
 	}
 	r.pend[m]--
 	if r.pend[m] == 0 {
@@ -499,14 +719,17 @@ func (r *replayer) receive(recv []comm.Msg) {
 				break
 			}
 			r.arrived[s] = true
-			if r.push {
-				r.offer(g.slotNode[s], int64(binary.LittleEndian.Uint64(buf[4:])))
-				continue
+			if r.order != nil {
+				r.order.slotStep[s] = r.step
 			}
-			r.slotVal[s] = int64(binary.LittleEndian.Uint64(buf[4:]))
 			if r.slotKey != nil {
 				r.slotKey[s] = int64(binary.LittleEndian.Uint64(buf[12:]))
 			}
+			if r.push {
+				r.offer(g.slotNode[s], int64(binary.LittleEndian.Uint64(buf[4:])), Entry(^s))
+				continue
+			}
+			r.slotVal[s] = int64(binary.LittleEndian.Uint64(buf[4:]))
 			n := g.slotNode[s]
 			r.pend[n]--
 			if r.pend[n] == 0 {
@@ -547,8 +770,12 @@ func (r *replayer) cycle(remaining int64) error {
 			continue
 		}
 		if inOff == nil {
-			// InsOnly: what n waits for is not listed anywhere.
-			ex = r.describe(n) + fmt.Sprintf(" waits for %d of its successors", r.pend[n])
+			// InsOnly or OutsOnly: what n waits for is not listed anywhere.
+			what := "successors"
+			if !r.o.Backward {
+				what = "predecessors"
+			}
+			ex = r.describe(n) + fmt.Sprintf(" waits for %d of its %s", r.pend[n], what)
 			break
 		}
 		ex = r.describe(n) + " waits for "

@@ -163,11 +163,12 @@ func partitionGraph(rng *rand.Rand, g *randGraph, k int) (owner []int, loc []Nod
 // by node or by key at random (the choice is a function of the edge, so
 // exactly one end declares it).
 func buildRand(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, error) {
-	return buildRandOpts(c, g, loc, part, false)
+	return buildRandOpts(c, g, loc, part, BuildOptions{})
 }
 
-// buildRandOpts is buildRand, building the inputs' side alone with insOnly.
-func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, insOnly bool) (*DAG, error) {
+// buildRandOpts is buildRand with opts' InsOnly or OutsOnly (Resolve is set
+// here).
+func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, opts BuildOptions) (*DAG, error) {
 	b := NewBuilder(c.Rank(), c.Size())
 	for i, n := range part.global {
 		chained := g.inPrev[n] >= 0
@@ -196,12 +197,13 @@ func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, insO
 			}
 		}
 	}
-	return b.Build(c, BuildOptions{InsOnly: insOnly, Resolve: func(k Key) (int32, bool) {
+	opts.Resolve = func(k Key) (int32, bool) {
 		if k.B != 7 || k.A < 0 || int(k.A) >= len(loc) || loc[k.A].Rank != me {
 			return 0, false
 		}
 		return loc[k.A].Node, true
-	}})
+	}
+	return b.Build(c, opts)
 }
 
 func TestReplayMatchesReference(t *testing.T) {
@@ -223,10 +225,35 @@ func TestReplayMatchesReference(t *testing.T) {
 	}
 }
 
+// A DAG built OutsOnly replays forward by pushing values to outputs, with
+// the reference's values and argmax (ties by key); ReplayInReverse on the
+// order it recorded gives the backward reference, on an OutsOnly DAG and on
+// a whole one replayed by pulling. Chain arguments: TestChainArgAsExplicitInput.
+func TestOutsOnlyForwardAndReverse(t *testing.T) {
+	for seed := int64(1); seed <= 12; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		procs := 1 + rng.Intn(9)
+		g := newRandGraph(rng, procs, 50+rng.Intn(300), 0.1, 3)
+		for _, mode := range []struct{ min, noChains bool }{{false, false}, {true, false}, {false, true}} {
+			wantV, wantA := g.ref(false, mode.min, mode.noChains)
+			wantB, _ := g.ref(true, mode.min, mode.noChains)
+			for k := 1; k <= min(procs, 5); k++ {
+				for _, bo := range []BuildOptions{{OutsOnly: true}, {}} {
+					name := fmt.Sprintf("seed%d/procs%d/min=%v,nochain=%v/k=%d/outsonly=%v", seed, procs, mode.min, mode.noChains, k, bo.OutsOnly)
+					o := ReplayOptions{Min: mode.min, NoChains: mode.noChains}
+					replayRandBuild(t, name, rng, g, k, bo, o, wantV, wantA, wantB)
+					o.Weights = []int64{}
+					replayRandBuild(t, name+"/weights", rng, g, k, bo, o, wantV, wantA, wantB)
+				}
+			}
+		}
+	}
+}
+
 // buildKeyed builds a rank's share of g with its nodes' global ids as tie
 // keys.
-func buildKeyed(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, []int64, error) {
-	d, err := buildRand(c, g, loc, part)
+func buildKeyed(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, opts BuildOptions) (*DAG, []int64, error) {
+	d, err := buildRandOpts(c, g, loc, part, opts)
 	keys := make([]int64, len(part.global))
 	for i, n := range part.global {
 		keys[i] = int64(n)
@@ -241,12 +268,21 @@ func buildKeyed(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, 
 // node, a remote one a node of another rank.
 func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, o ReplayOptions, wantV []int64, wantA []int) {
 	t.Helper()
+	replayRandBuild(t, name, rng, g, k, BuildOptions{}, o, wantV, wantA, nil)
+}
+
+// replayRandBuild is replayRand on a DAG built with bo; with wantBack, the
+// forward replay records its order and ReplayInReverse must give wantBack.
+func replayRandBuild(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, bo BuildOptions, o ReplayOptions, wantV []int64, wantA []int, wantBack []int64) {
+	t.Helper()
 	_, loc, parts := partitionGraph(rng, g, k)
 	gotV := make([]int64, len(g.proc))
 	gotA := make([]int, len(g.proc))
+	gotB := make([]int64, len(g.proc))
+	o.RecordOrder = wantBack != nil
 	err := inproc.Run(k, func(c comm.Comm) error {
 		part := parts[c.Rank()]
-		d, keys, err := buildKeyed(c, g, loc, part)
+		d, keys, err := buildKeyed(c, g, loc, part, bo)
 		if err != nil {
 			return err
 		}
@@ -266,6 +302,15 @@ func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, 
 		if err != nil {
 			return err
 		}
+		if wantBack != nil {
+			rb, err := ReplayInReverse(c, d, res.Order, ReplayOptions{Min: o.Min, NoChains: o.NoChains, Eval: o.Eval, Weights: o.Weights})
+			if err != nil {
+				return err
+			}
+			for i, n := range part.global {
+				gotB[n] = rb.Values[i]
+			}
+		}
 		for i, n := range part.global {
 			gotV[n] = res.Values[i]
 			gotA[n] = -1
@@ -279,6 +324,9 @@ func replayRand(t *testing.T, name string, rng *rand.Rand, g *randGraph, k int, 
 	})
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
+	}
+	if wantBack != nil && !slices.Equal(gotB, wantBack) {
+		t.Fatalf("%s: ReplayInReverse differs from the reference", name)
 	}
 	for n := range gotV {
 		if gotV[n] != wantV[n] {
@@ -337,7 +385,7 @@ func TestWalkFollowsArgs(t *testing.T) {
 			}
 			err := inproc.Run(k, func(c comm.Comm) error {
 				part := parts[c.Rank()]
-				d, keys, err := buildKeyed(c, g, loc, part)
+				d, keys, err := buildKeyed(c, g, loc, part, BuildOptions{})
 				if err != nil {
 					return err
 				}
@@ -400,10 +448,12 @@ func TestWalkFollowsArgs(t *testing.T) {
 }
 
 // TestReplayDetectsCycle: two processes each wait for the other's later
-// node. Every rank must return the same CycleError, quickly.
+// node. Every rank must return the same CycleError, quickly, whether the
+// DAG was built whole (pull) or OutsOnly (push).
 func TestReplayDetectsCycle(t *testing.T) {
 	// Process 0: a0 → b0 (chain), process 1: a1 → b1; edges b0 → a1, b1 → a0.
-	for k := 1; k <= 2; k++ {
+	for kk := 2; kk <= 5; kk++ {
+		k, outsOnly := kk/2, kk%2 == 1
 		done := make(chan error, 1)
 		errs := make([]error, k)
 		go func() {
@@ -429,7 +479,7 @@ func TestReplayDetectsCycle(t *testing.T) {
 						b.AddRemoteIn(ref(p, 0).Node, ref(1-p, 1))
 					}
 				}
-				d, err := b.Build(c, BuildOptions{})
+				d, err := b.Build(c, BuildOptions{OutsOnly: outsOnly})
 				if err != nil {
 					return err
 				}
@@ -513,6 +563,9 @@ func TestChainArgAsExplicitInput(t *testing.T) {
 			for k := 1; k <= min(procs, 4); k++ {
 				name := fmt.Sprintf("seed%d/procs%d/back=%v/k=%d", seed, procs, backward, k)
 				replayRand(t, name, rng, g, k, ReplayOptions{Backward: backward, ChainArg: true}, wantV, wantA)
+				if !backward {
+					replayRandBuild(t, name+"/outsonly", rng, g, k, BuildOptions{OutsOnly: true}, ReplayOptions{ChainArg: true}, wantV, wantA, nil)
+				}
 			}
 		}
 	}
@@ -534,7 +587,7 @@ func TestInsOnlyBackward(t *testing.T) {
 				got := make([]int64, len(g.proc))
 				err := inproc.Run(k, func(c comm.Comm) error {
 					part := parts[c.Rank()]
-					d, err := buildRandOpts(c, g, loc, part, !drop)
+					d, err := buildRandOpts(c, g, loc, part, BuildOptions{InsOnly: !drop})
 					if err != nil {
 						return err
 					}
