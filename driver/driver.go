@@ -72,6 +72,11 @@ type Options struct {
 	// memory and reads them from the files on every pass (LoadOptions.
 	// Stream); Notice says so on rank 0.
 	MemoryLimit int64
+	// Stream makes every rank read its events from the files on every
+	// pass instead of holding them (what MemoryLimit chooses for a rank
+	// whose traces would not fit): about the traces' bytes less memory,
+	// a few percent more time, the files read twice.
+	Stream bool
 	// Notice, when set, receives on rank 0 what the user should know about
 	// how the analysis runs (not what it found).
 	Notice func(string)
@@ -341,8 +346,9 @@ func (r *run) load() error {
 	for i := lo; i < hi; i++ {
 		owned += r.dir.Files[i].Bytes
 	}
-	stream := r.opts.MemoryLimit > 0 && owned*BytesPerTraceByte > r.opts.MemoryLimit
-	if stream && r.c.Rank() == 0 && r.opts.Notice != nil {
+	tooBig := r.opts.MemoryLimit > 0 && owned*BytesPerTraceByte > r.opts.MemoryLimit
+	stream := r.opts.Stream || tooBig
+	if tooBig && !r.opts.Stream && r.c.Rank() == 0 && r.opts.Notice != nil {
 		r.opts.Notice(fmt.Sprintf("rank 0's %s of trace need about %s in memory, over its limit of %s: reading events from disk on every pass (--memory-limit)",
 			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
 	}

@@ -2,8 +2,11 @@ package driver_test
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -11,6 +14,7 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // runOpts runs the pipeline with opts (Dir set by the caller) on k ranks
@@ -38,9 +42,10 @@ func runOpts(t *testing.T, opts driver.Options, k int) ([]byte, *driver.RunStats
 	return buf.Bytes(), &st
 }
 
-// TestStreamingSameReport: a memory limit too small for the trace makes
-// every rank read its events from disk on each pass; the report is the
-// same, byte for byte, and the notice says why.
+// TestStreamingSameReport: a memory limit too small for the trace, or
+// Options.Stream, makes every rank read its events from disk on each pass;
+// the report is the same, byte for byte, and the notice says why when the
+// limit chose it.
 func TestStreamingSameReport(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 5, Seed: 4, SkewNS: 50_000, DriftPPM: 20, LatencyNS: 500})
 	want, _ := runOpts(t, driver.Options{Dir: dir}, 2)
@@ -51,6 +56,45 @@ func TestStreamingSameReport(t *testing.T) {
 	}
 	if notice == "" {
 		t.Fatal("streaming without a notice")
+	}
+	// Asked for (--stream): the same report, and no notice (the user
+	// chose it).
+	notice = ""
+	got, _ = runOpts(t, driver.Options{Dir: dir, Stream: true, Notice: func(s string) { notice = s }}, 2)
+	if !bytes.Equal(want, got) {
+		t.Fatal("the report with Stream differs from the one held in memory")
+	}
+	if notice != "" {
+		t.Fatalf("notice %q for a stream the user asked for", notice)
+	}
+}
+
+// TestStreamRereadsFiles: with Stream, a rank keeps no events after the
+// load and reads them again from the files, so a file removed after the
+// load fails the analysis with its name; held in memory, the same run
+// does not read it again and succeeds.
+func TestStreamRereadsFiles(t *testing.T) {
+	src, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 2, Events: 20_000, Seed: 3})
+	for _, stream := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "trace")
+		if err := os.CopyFS(dir, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+		victim := filepath.Join(dir, trace.FileName(1))
+		err := inproc.Run(1, func(c comm.Comm) error {
+			_, err := driver.Run(c, driver.Options{Dir: dir, Stream: stream, AfterPhase: func(_ int, phase string) {
+				if phase == "load" {
+					os.Remove(victim)
+				}
+			}})
+			return err
+		})
+		switch {
+		case stream && (err == nil || !strings.Contains(err.Error(), trace.FileName(1))):
+			t.Errorf("streaming, file removed after the load: %v, want an error naming it", err)
+		case !stream && err != nil:
+			t.Errorf("held in memory, file removed after the load: %v", err)
+		}
 	}
 }
 

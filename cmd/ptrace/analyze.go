@@ -76,6 +76,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded and each analysis rank's peak heap, to stderr")
 	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); a rank whose share is too small for its traces reads events from disk on every pass")
+	f.BoolVar(&af.opts.Stream, "stream", false, "read events from the trace files on every pass instead of holding them in memory: less memory by about the traces' size, a few percent more time")
 	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
 	f.StringVar(&af.memProfile, "memprofile", "", "write rank 0's live heap after each phase to PREFIX.PHASE.pprof (go tool pprof)")
 	f.MarkHidden("cpuprofile")
