@@ -11,8 +11,14 @@ import (
 // BenchmarkLongestPaths measures the critical path's forward and backward
 // replays on one rank over a DAG shaped like a fragment graph: 2 M nodes,
 // each with about two inputs from recent nodes (continuation, creation,
-// dependences).
+// dependences); built whole (pull forward, Kahn backward) and OutsOnly
+// (push forward, backward in the recorded order), as the driver builds it.
 func BenchmarkLongestPaths(b *testing.B) {
+	b.Run("whole", func(b *testing.B) { benchLongestPaths(b, BuildOptions{}) })
+	b.Run("outsonly", func(b *testing.B) { benchLongestPaths(b, BuildOptions{OutsOnly: true}) })
+}
+
+func benchLongestPaths(b *testing.B, opts BuildOptions) {
 	const n = 2_000_000
 	rng := rand.New(rand.NewSource(1))
 	var nodes int64
@@ -31,7 +37,7 @@ func BenchmarkLongestPaths(b *testing.B) {
 				bl.AddEdge(int32(i-1-rng.Intn(64)), int32(i))
 			}
 		}
-		g, err := bl.Build(c, BuildOptions{})
+		g, err := bl.Build(c, opts)
 		if err != nil {
 			return err
 		}
