@@ -79,6 +79,7 @@ type Order struct {
 	// sent (the remote source's superstep); −1 for out-slots.
 	slotStep []int32
 	noChains bool
+	backward bool // recorded by a backward replay: no use to ReplayInReverse
 }
 
 // CycleError reports a replay that cannot finish: some nodes wait, directly
@@ -193,7 +194,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 	}
 	if o.RecordOrder {
-		r.order = &Order{nodes: make([]int32, 0, n), slotStep: make([]int32, g.Slots()), noChains: o.NoChains}
+		r.order = &Order{nodes: make([]int32, 0, n), slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
 		for s := range r.order.slotStep {
 			r.order.slotStep[s] = -1
 		}
@@ -283,7 +284,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
 	case g.outOff == nil:
 		return nil, errors.New("graph: ReplayInReverse of a DAG without its outputs")
-	case ord == nil || int64(len(ord.nodes)) != int64(n) || len(ord.slotStep) != int(g.Slots()):
+	case ord == nil || ord.backward || int64(len(ord.nodes)) != int64(n) || len(ord.slotStep) != int(g.Slots()):
 		return nil, errors.New("graph: ReplayInReverse needs the order of a complete forward replay of the same DAG")
 	case o.TrackArg || o.TieKey != nil:
 		return nil, errors.New("graph: ReplayInReverse computes values only")
@@ -310,7 +311,6 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			fill[t]++
 		}
 	}
-	fill = nil
 	vals := make([]int64, n)
 	slotVal := make([]int64, g.Slots())
 	arrived := make([]bool, g.Slots())

@@ -307,6 +307,25 @@ func replayRandBuild(t *testing.T, name string, rng *rand.Rand, g *randGraph, k 
 			if err != nil {
 				return err
 			}
+			// What it refuses: another chain rule, tie keys, no order.
+			for _, bad := range []ReplayOptions{{NoChains: !o.NoChains, Eval: o.Eval, Weights: o.Weights}, {Eval: o.Eval, Weights: o.Weights, TrackArg: true, TieKey: o.TieKey}} {
+				if _, err := ReplayInReverse(c, d, res.Order, bad); err == nil {
+					return fmt.Errorf("ReplayInReverse accepted %+v", bad)
+				}
+			}
+			if _, err := ReplayInReverse(c, d, nil, ReplayOptions{Eval: o.Eval, Weights: o.Weights}); err == nil {
+				return errors.New("ReplayInReverse accepted no order")
+			}
+			if !d.OutsOnly() {
+				// The order of a backward replay is no order for it.
+				bw, err := Replay(c, d, ReplayOptions{Backward: true, Min: o.Min, NoChains: o.NoChains, Eval: o.Eval, Weights: o.Weights, RecordOrder: true})
+				if err != nil {
+					return err
+				}
+				if _, err := ReplayInReverse(c, d, bw.Order, ReplayOptions{Min: o.Min, NoChains: o.NoChains, Eval: o.Eval, Weights: o.Weights}); err == nil {
+					return errors.New("ReplayInReverse accepted a backward replay's order")
+				}
+			}
 			for i, n := range part.global {
 				gotB[n] = rb.Values[i]
 			}
