@@ -143,9 +143,19 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	}
 	// Only the longest path from each root is reported: the backward
 	// replay alone gives it, no forward pass, path or tie keys.
+	// Leaves among task nodes (latency nodes are edge weights), counted
+	// before the replay counts the output counts down.
+	var leaves int64
+	for i, pg := range r.cp {
+		for t := range int32(pg.taskW.Len()) {
+			if didRun(i, t) && dag.OutDegree(bases[i]+t) == 0 {
+				leaves++
+			}
+		}
+	}
 	// Weights from the narrow column: graph.BackLengths' sum, a call a
-	// node.
-	res, err := graph.Replay(r.c, dag, graph.ReplayOptions{Backward: true, Eval: func(n int32, x graph.Input) int64 {
+	// node; the DAG's output counts serve as the replay's pending counts.
+	res, err := graph.Replay(r.c, dag, graph.ReplayOptions{Backward: true, ConsumeCounts: true, Eval: func(n int32, x graph.Input) int64 {
 		v := w.At(int(n))
 		if x.HasIn {
 			v += x.In
@@ -156,20 +166,12 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		return nil, err
 	}
 	bl := res.Values
-	// Roots and leaves among task nodes (latency nodes are edge weights).
+	// Roots among task nodes.
 	var rootBL []int64
-	var leaves int64
 	for i, pg := range r.cp {
 		for t := range int32(pg.taskW.Len()) {
-			n := bases[i] + t
-			if !didRun(i, t) {
-				continue
-			}
-			if len(dag.Ins(n)) == 0 {
+			if n := bases[i] + t; didRun(i, t) && len(dag.Ins(n)) == 0 {
 				rootBL = append(rootBL, bl[n])
-			}
-			if dag.OutDegree(n) == 0 {
-				leaves++
 			}
 		}
 	}

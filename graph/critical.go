@@ -24,11 +24,13 @@ type Longest struct {
 }
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
-// one (BL) over g with node weights w. key gives partition-independent tie
+// one (BL) over g with node weights w. On a DAG built OutsOnly the forward
+// replay counts down the DAG's input counts (ReplayOptions.ConsumeCounts)
+// and records its order for the backward (Longest.Order). key gives partition-independent tie
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
 func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	fw, err := Replay(c, g, ReplayOptions{Weights: w, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly()})
+	fw, err := Replay(c, g, ReplayOptions{Weights: w, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly()})
 	if err != nil {
 		return nil, err
 	}

@@ -298,9 +298,18 @@ func replayRandBuild(t *testing.T, name string, rng *rand.Rand, g *randGraph, k 
 		} else {
 			o.Eval = func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }
 		}
+		// An OutsOnly DAG's forward replay counts its input counts down.
+		o.ConsumeCounts = bo.OutsOnly
 		res, err := Replay(c, d, o)
 		if err != nil {
 			return err
+		}
+		if bo.OutsOnly {
+			for i := range part.global {
+				if d.InDegree(int32(i)) != 0 {
+					return fmt.Errorf("node %d: %d inputs left after a replay that consumed them", i, d.InDegree(int32(i)))
+				}
+			}
 		}
 		if wantBack != nil {
 			rb, err := ReplayInReverse(c, d, res.Order, ReplayOptions{Min: o.Min, NoChains: o.NoChains, Eval: o.Eval, Weights: o.Weights})
@@ -621,10 +630,17 @@ func TestInsOnlyBackward(t *testing.T) {
 							return fmt.Errorf("node %d: out degree %d, want %d", n, got, want)
 						}
 					}
-					res, err := Replay(c, d, ReplayOptions{Backward: true, Min: mode.min, NoChains: mode.noChains,
+					// Every other rank count consumes the DAG's output counts.
+					consume := k%2 == 1
+					res, err := Replay(c, d, ReplayOptions{Backward: true, Min: mode.min, NoChains: mode.noChains, ConsumeCounts: consume,
 						Eval: func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }})
 					if err != nil {
 						return err
+					}
+					for i, n := range part.global {
+						if got, want := d.OutDegree(int32(i)), int32(len(g.succs[n])); consume && got != 0 || !consume && got != want {
+							return fmt.Errorf("node %d: out degree %d after the replay (consumed %v)", n, got, consume)
+						}
 					}
 					for i, n := range part.global {
 						got[n] = res.Values[i]
