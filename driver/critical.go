@@ -10,6 +10,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
@@ -172,11 +173,14 @@ func (r *run) criticalPath() error {
 	}
 	r.collectDropped(tasks)
 	// The fragment nodes' weights, packed since the simulation, into one
-	// array of the rank (each process's Weight a view of it).
-	w := make([]int64, 0, nodes+1)
+	// column of the rank: 32 bits a node, a weight past 4.29 s kept aside
+	// exactly (the replays read them through weight, a call a node).
+	var w narrow.Column[uint32]
+	w.Reserve(nodes + 1)
 	for _, pg := range r.cp {
-		w = pg.frags.UnpackWeights(w)
+		pg.frags.DrainWeights(w.Append)
 	}
+	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
 	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
@@ -204,7 +208,7 @@ func (r *run) criticalPath() error {
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
 	orphan := b.AddNode(false)
-	w = append(w, 0)
+	w.Append(0)
 	// Tie keys: process rank and node within the process, computed from
 	// the node id (processes' nodes are contiguous, in process order).
 	key := func(n int32) int64 {
@@ -266,7 +270,7 @@ func (r *run) criticalPath() error {
 	for _, pg := range r.cp {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 	}
-	lp, err := graph.LongestPaths(r.c, dag, w, key, false)
+	lp, err := graph.LongestPathsOf(r.c, dag, weight, key, false)
 	if err != nil {
 		return err
 	}
@@ -275,7 +279,7 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
-	summary := r.pathSummary(steps, w, bases)
+	summary := r.pathSummary(steps, weight, bases)
 	// T1, and EF less the weight at each task's first fragment for the
 	// slack below: the forward values are dropped before the backward
 	// replay, so the two never coexist in full.
@@ -291,14 +295,14 @@ func (r *run) criticalPath() error {
 		pg.eachRan(func(t int32, _ int64) {
 			if first := f.FirstOf(t); first >= 0 {
 				v := bases[i] + first
-				efFirst = append(efFirst, lp.EF[v]-w[v])
+				efFirst = append(efFirst, lp.EF[v]-weight(v))
 			}
 		})
 	}
 	span, order := lp.Span, lp.Order
 	lp = nil
 	r.collectDropped(nodes) // the forward values: the backward replay's take their pages
-	bl, err := graph.BackLengthsAfter(r.c, dag, w, order)
+	bl, err := graph.BackLengthsAfterOf(r.c, dag, weight, order)
 	if err != nil {
 		return err
 	}
@@ -348,7 +352,7 @@ type pathSummary struct {
 	Full      []report.PathNode // only with opts.Path
 }
 
-func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) pathSummary {
+func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, bases []int32) pathSummary {
 	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
 	add := func(m map[string][2]int64, k string, ns int64) {
 		v := m[k]
@@ -392,7 +396,7 @@ func (r *run) pathSummary(steps []graph.PathStep, w []int64, bases []int32) path
 		}
 		prevProc, prevDepth = i, st.Depth
 		s.Nodes++
-		ns := w[st.Node]
+		ns := weight(st.Node)
 		a := cursors[i].At(n)
 		kind, cons := pg.describe(a)
 		add(s.ByKind, kind, ns)

@@ -30,13 +30,31 @@ type Longest struct {
 // keys (say, process<<32 | node index within the process), so the path
 // chosen among equally long ones does not depend on the partition.
 func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	fw, err := Replay(c, g, ReplayOptions{Weights: w, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly()})
+	return longestPaths(c, g, ReplayOptions{Weights: w}, key, backward)
+}
+
+// LongestPathsOf is LongestPaths with node n weighing weight(n), one call
+// a node (weights kept narrower than int64, say).
+func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n int32) int64, backward bool) (*Longest, error) {
+	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight)}, key, backward)
+}
+
+// weighing is ReplayOptions.Weights' evaluation with the weights of a
+// function.
+func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
+	return func(n int32, x Input) int64 { return heaviestOf(weight(n), &x) }
+}
+
+// longestPaths is LongestPaths with the weights of w (Weights or Eval).
+func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
+	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly()}
+	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
 	}
 	lp := &Longest{EF: fw.Values, Arg: fw.Arg, Order: fw.Order}
 	if backward {
-		if lp.BL, err = BackLengthsAfter(c, g, w, lp.Order); err != nil {
+		if lp.BL, err = backLengths(c, g, w, lp.Order); err != nil {
 			return nil, err
 		}
 	}
@@ -98,10 +116,23 @@ func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
 // runs in the reverse of that order (ReplayInReverse), with no inputs'
 // adjacency.
 func BackLengthsAfter(c comm.Comm, g *DAG, w []int64, ord *Order) ([]int64, error) {
+	return backLengths(c, g, ReplayOptions{Weights: w}, ord)
+}
+
+// BackLengthsAfterOf is BackLengthsAfter with node n weighing weight(n).
+func BackLengthsAfterOf(c comm.Comm, g *DAG, weight func(n int32) int64, ord *Order) ([]int64, error) {
+	return backLengths(c, g, ReplayOptions{Eval: weighing(weight)}, ord)
+}
+
+// backLengths is BackLengthsAfter with the weights of w (Weights or Eval).
+func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, error) {
+	var bw *Result
+	var err error
 	if ord == nil {
-		return BackLengths(c, g, w)
+		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Eval: w.Eval})
+	} else {
+		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Eval: w.Eval})
 	}
-	bw, err := ReplayInReverse(c, g, ord, ReplayOptions{Weights: w})
 	if err != nil {
 		return nil, err
 	}

@@ -64,6 +64,10 @@ type DAG struct {
 	out        []Entry
 	outDeg     []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
 	inDeg      []int32 // built OutsOnly: each node's number of inputs (inOff, in nil)
+	// consumed is set once a replay counted down outDeg (backward) or
+	// inDeg (forward) (ReplayOptions.ConsumeCounts): no replay in that
+	// direction can run again.
+	consumedOut, consumedIn bool
 
 	slotNode []int32 // local node of each slot
 	slotOut  []bool  // the local node is the edge's source

@@ -159,11 +159,14 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
+	if o.Backward && g.consumedOut || !o.Backward && g.consumedIn {
+		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
+	}
 	switch {
 	case o.ConsumeCounts && o.Backward && g.outDeg != nil:
-		r.pend = g.outDeg
+		r.pend, g.consumedOut = g.outDeg, true
 	case o.ConsumeCounts && !o.Backward && g.inDeg != nil:
-		r.pend = g.inDeg
+		r.pend, g.consumedIn = g.inDeg, true
 	default:
 		r.pend = make([]int32, n)
 	}

@@ -310,6 +310,9 @@ func replayRandBuild(t *testing.T, name string, rng *rand.Rand, g *randGraph, k 
 					return fmt.Errorf("node %d: %d inputs left after a replay that consumed them", i, d.InDegree(int32(i)))
 				}
 			}
+			if _, err := Replay(c, d, o); err == nil {
+				return errors.New("a second forward replay ran on consumed counts")
+			}
 		}
 		if wantBack != nil {
 			rb, err := ReplayInReverse(c, d, res.Order, ReplayOptions{Min: o.Min, NoChains: o.NoChains, Eval: o.Eval, Weights: o.Weights})

@@ -205,6 +205,23 @@ func (f *Frags) UnpackWeights(dst []int64) []int64 {
 	return dst
 }
 
+// DrainWeights calls fn with every node's weight in node order and drops
+// them (packed, or Weight once unpacked): the critical path moves them
+// into a narrower column of its rank.
+func (f *Frags) DrainWeights(fn func(w int64)) {
+	if f.Weight != nil {
+		for _, w := range f.Weight {
+			fn(w)
+		}
+	} else {
+		r := f.weights.Reader()
+		for range f.weights.Len() {
+			fn(r.Next())
+		}
+	}
+	f.Weight, f.weights = nil, packed.Ints{}
+}
+
 // WeightsOf returns the weights of nodes, in their order, with one pass
 // over the packed weights (or from Weight once unpacked): the task graph
 // reads its latency nodes' few before the critical path unpacks them all.

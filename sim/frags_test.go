@@ -123,14 +123,10 @@ func fragEdges(f *sim.Frags) [][2]int32 {
 	return es
 }
 
-// The weights stay packed from the simulation until UnpackWeights appends
-// them to a rank's array; Weight is then a view of that array, and a
-// second call appends the same weights again.
-func TestUnpackWeights(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 3, Events: 20_000, Seed: 3}); err != nil {
-		t.Fatal(err)
-	}
+// packedFrags simulates the first process of dir with a fragment pass and
+// returns its fragment graph as the pass leaves it, weights packed.
+func packedFrags(t *testing.T, dir string) *sim.Frags {
+	t.Helper()
 	p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(0)), trace.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +136,18 @@ func TestUnpackWeights(t *testing.T) {
 	if err := s.Run(ompt.NewModel(), fp); err != nil {
 		t.Fatal(err)
 	}
-	f := fp.Take()
+	return fp.Take()
+}
+
+// The weights stay packed from the simulation until UnpackWeights appends
+// them to a rank's array; Weight is then a view of that array, and a
+// second call appends the same weights again.
+func TestUnpackWeights(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 3, Events: 20_000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	f := packedFrags(t, dir)
 	if f.Weight != nil {
 		t.Fatal("Weight is set before UnpackWeights")
 	}
@@ -182,5 +189,21 @@ func TestUnpackWeights(t *testing.T) {
 	again := f.UnpackWeights(nil)
 	if !slices.Equal(again, all[2:]) {
 		t.Error("a second UnpackWeights gives other weights")
+	}
+	// DrainWeights gives them in node order, unpacked or packed, and
+	// drops them.
+	var drained []int64
+	f.DrainWeights(func(w int64) { drained = append(drained, w) })
+	if !slices.Equal(drained, again) || f.Weight != nil {
+		t.Error("DrainWeights after UnpackWeights: other weights, or Weight kept")
+	}
+	g := packedFrags(t, dir)
+	drained = drained[:0]
+	g.DrainWeights(func(w int64) { drained = append(drained, w) })
+	if !slices.Equal(drained, again) {
+		t.Error("DrainWeights of the packed weights differs")
+	}
+	if g.UnpackWeights(nil); len(g.Weight) != 0 {
+		t.Error("weights left after DrainWeights")
 	}
 }
