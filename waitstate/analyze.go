@@ -97,13 +97,23 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	causes := map[causeKey]*Cause{}
 	var causeOrder []causeKey
+	// Each call's wait, pattern and cause, per process: sized for the
+	// largest and reused, not made anew for each (on MPI-heavy traces
+	// 21 bytes a call, 22 MB of garbage on the 10 M-event halo).
+	most := 0
+	for i := range m.Procs {
+		most = max(most, a.procs[i].len())
+	}
+	waitAll, patAll := make([]int64, most), make([]Pattern, most)
+	causeAll, causeNodeAll := make([]int32, most), make([]int32, most)
 	for i, p := range m.Procs {
 		cs := &a.procs[i]
 		n := cs.len()
-		wait := make([]int64, n)
-		pat := make([]Pattern, n)
-		cause := make([]int32, n)
-		causeNode := make([]int32, n)
+		wait, pat, cause, causeNode := waitAll[:n], patAll[:n], causeAll[:n], causeNodeAll[:n]
+		clear(wait)
+		clear(pat)
+		clear(cause)
+		clear(causeNode)
 		cs.charged, cs.waitNode = narrow.Column[uint32]{}, make([]int32, n)
 		cs.charged.Reserve(n)
 		for k := range cs.waitNode {
