@@ -55,7 +55,8 @@ type Frags struct {
 	chained []uint64
 	// Weight is each node's weight once UnpackWeights made it: from the
 	// simulation to the critical path the weights stay packed (weights),
-	// about 3 bytes a node instead of 8.
+	// about 3 bytes a node instead of 8, until DrainWeights or
+	// UnpackWeights takes them.
 	Weight  []int64
 	weights packed.Ints
 	// Work is T1, the weight of the task, region and serial-code nodes
@@ -188,8 +189,9 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 func (f *Frags) Len() int { return f.Attrs.Len() }
 
 // UnpackWeights appends the nodes' weights to dst, makes Weight a view of
-// them and drops the packed form: the critical path gathers every
-// process's weights into one array of its rank.
+// them and drops the packed form, for a reader that indexes them (the
+// tests' reference paths); the critical path drains them into a narrower
+// column instead (DrainWeights).
 func (f *Frags) UnpackWeights(dst []int64) []int64 {
 	start := len(dst)
 	if f.Weight != nil {
