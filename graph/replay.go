@@ -162,14 +162,6 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.Backward && g.consumedOut || !o.Backward && g.consumedIn {
 		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
 	}
-	switch {
-	case o.ConsumeCounts && o.Backward && g.outDeg != nil:
-		r.pend, g.consumedOut = g.outDeg, true
-	case o.ConsumeCounts && !o.Backward && g.inDeg != nil:
-		r.pend, g.consumedIn = g.inDeg, true
-	default:
-		r.pend = make([]int32, n)
-	}
 	if g.InsOnly() {
 		// Without the outputs' adjacency a node cannot look its inputs up
 		// when it is evaluated: each evaluated node pushes its value to
@@ -195,6 +187,15 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		r.has = make([]uint64, (n+63)/64)
 	} else {
 		r.slotVal = make([]int64, g.Slots())
+	}
+	// Only once the replay is sure to run: a refused one leaves the counts.
+	switch {
+	case o.ConsumeCounts && o.Backward && g.outDeg != nil:
+		r.pend, g.consumedOut = g.outDeg, true
+	case o.ConsumeCounts && !o.Backward && g.inDeg != nil:
+		r.pend, g.consumedIn = g.inDeg, true
+	default:
+		r.pend = make([]int32, n)
 	}
 	if o.TieKey != nil {
 		r.esz = 20

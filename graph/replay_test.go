@@ -298,8 +298,15 @@ func replayRandBuild(t *testing.T, name string, rng *rand.Rand, g *randGraph, k 
 		} else {
 			o.Eval = func(n int32, x Input) int64 { return evalLongest(g.w[part.global[n]], x) }
 		}
-		// An OutsOnly DAG's forward replay counts its input counts down.
+		// An OutsOnly DAG's forward replay counts its input counts down;
+		// one refused before it starts (an argmax without tie keys) leaves
+		// them to the next.
 		o.ConsumeCounts = bo.OutsOnly
+		if bo.OutsOnly {
+			if _, err := Replay(c, d, ReplayOptions{TrackArg: true, ConsumeCounts: true, Eval: o.Eval, Weights: o.Weights}); err == nil {
+				return errors.New("an OutsOnly DAG tracked the argmax without tie keys")
+			}
+		}
 		res, err := Replay(c, d, o)
 		if err != nil {
 			return err
