@@ -385,20 +385,11 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			return nil, err
 		}
 		for _, m := range recv {
-			q, buf := m.Peer, m.Buf
-			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
-			if len(buf)%12 != 0 {
-				fail(fmt.Errorf("rank %d: graph: reverse replay message of %d bytes from rank %d", g.rank, len(buf), q))
-				continue
-			}
-			for ; len(buf) > 0; buf = buf[12:] {
-				k := binary.LittleEndian.Uint32(buf)
-				if k >= uint32(cnt) || !g.slotOut[base+int32(k)] || arrived[base+int32(k)] {
-					fail(fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k))
-					break
-				}
-				arrived[base+int32(k)] = true
-				slotVal[base+int32(k)] = int64(binary.LittleEndian.Uint64(buf[4:]))
+			// Values come back along the out-slots (the replay's inputs).
+			if err := g.eachArrival(m, 12, true, arrived, func(s int32, rec []byte) {
+				slotVal[s] = int64(binary.LittleEndian.Uint64(rec[4:]))
+			}); err != nil {
+				fail(err)
 			}
 		}
 		out.recycle(recv)
@@ -714,45 +705,58 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 // receive stores the values that arrived and releases the nodes waiting
 // for them.
 func (r *replayer) receive(recv []comm.Msg) {
-	g := r.g
-	wantOut := r.o.Backward // values arrive at in-slots of the replay's direction
 	for _, m := range recv {
-		q, buf := m.Peer, m.Buf
-		base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
-		if len(buf)%r.esz != 0 {
-			r.fail(fmt.Errorf("rank %d: graph: replay message of %d bytes from rank %d", g.rank, len(buf), q))
-			continue
-		}
-		for ; len(buf) > 0; buf = buf[r.esz:] {
-			k := binary.LittleEndian.Uint32(buf)
-			if k >= uint32(cnt) {
-				r.fail(fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d of %d", g.rank, q, k, cnt))
-				break
-			}
-			s := base + int32(k)
-			if g.slotOut[s] != wantOut || r.arrived[s] {
-				r.fail(fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k))
-				break
-			}
-			r.arrived[s] = true
-			if r.order != nil {
-				r.order.slotStep[s] = r.step
-			}
-			if r.slotKey != nil {
-				r.slotKey[s] = int64(binary.LittleEndian.Uint64(buf[12:]))
-			}
-			if r.push {
-				r.offer(g.slotNode[s], int64(binary.LittleEndian.Uint64(buf[4:])), Entry(^s))
-				continue
-			}
-			r.slotVal[s] = int64(binary.LittleEndian.Uint64(buf[4:]))
-			n := g.slotNode[s]
-			r.pend[n]--
-			if r.pend[n] == 0 {
-				r.stack = append(r.stack, n)
-			}
+		// Values arrive at the in-slots of the replay's direction.
+		if err := r.g.eachArrival(m, r.esz, r.o.Backward, r.arrived, r.arrive); err != nil {
+			r.fail(err)
 		}
 	}
+}
+
+// arrive takes the value (and key) of record rec, which came for slot s.
+func (r *replayer) arrive(s int32, rec []byte) {
+	if r.order != nil {
+		r.order.slotStep[s] = r.step
+	}
+	if r.slotKey != nil {
+		r.slotKey[s] = int64(binary.LittleEndian.Uint64(rec[12:]))
+	}
+	v, n := int64(binary.LittleEndian.Uint64(rec[4:])), r.g.slotNode[s]
+	if r.push {
+		r.offer(n, v, Entry(^s))
+		return
+	}
+	r.slotVal[s] = v
+	r.pend[n]--
+	if r.pend[n] == 0 {
+		r.stack = append(r.stack, n)
+	}
+}
+
+// eachArrival checks message m's records, esz bytes each (the slot's index
+// k among m.Peer's, then the value and whatever follows), against this
+// rank's slots: k in range, the local end an output (out) or an input, no
+// value before. It marks each slot arrived and calls fn with it and its
+// record; the first bad record ends the message and is returned.
+func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func(s int32, rec []byte)) error {
+	q, buf := m.Peer, m.Buf
+	base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+	if len(buf)%esz != 0 {
+		return fmt.Errorf("rank %d: graph: replay message of %d bytes from rank %d", g.rank, len(buf), q)
+	}
+	for ; len(buf) > 0; buf = buf[esz:] {
+		k := binary.LittleEndian.Uint32(buf)
+		if k >= uint32(cnt) {
+			return fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d of %d", g.rank, q, k, cnt)
+		}
+		s := base + int32(k)
+		if g.slotOut[s] != out || arrived[s] {
+			return fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k)
+		}
+		arrived[s] = true
+		fn(s, buf[:esz])
+	}
+	return nil
 }
 
 func (r *replayer) fail(err error) {
