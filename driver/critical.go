@@ -302,7 +302,7 @@ func (r *run) criticalPath() error {
 	span, order := lp.Span, lp.Order
 	lp = nil
 	r.collectDropped(nodes) // the forward values: the backward replay's take their pages
-	bl, err := graph.BackLengthsAfterOf(r.c, dag, weight, order)
+	bl, err := graph.BackLengths(r.c, dag, weight, order)
 	if err != nil {
 		return err
 	}

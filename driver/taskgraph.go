@@ -47,21 +47,17 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
 	for i, pg := range r.cp {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
-		next := int32(0)
-		pg.eachRan(func(t int32, tw int64) {
-			for ; next < t; next++ {
-				b.AddNode(false)
-				w.Append(0)
-			}
+		rd := pg.taskW.Reader()
+		for t := range pg.taskW.Len() {
 			b.AddNode(false)
+			tw := rd.Next() // -1: the task never ran (eachRan)
+			if tw < 0 {
+				w.Append(0)
+				continue
+			}
 			w.Append(tw)
-			next++
 			ran[i][t/64] |= 1 << (t % 64)
 			tasks++
-		})
-		for ; int(next) < pg.taskW.Len(); next++ {
-			b.AddNode(false)
-			w.Append(0)
 		}
 		// The dependence pairs of tasks that ran, without repeats, become
 		// the graph's edges, packed like the task pairs they come from;
@@ -153,19 +149,12 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
-	// Weights from the narrow column: graph.BackLengths' sum, a call a
-	// node; the DAG's output counts serve as the replay's pending counts.
-	res, err := graph.Replay(r.c, dag, graph.ReplayOptions{Backward: true, ConsumeCounts: true, Eval: func(n int32, x graph.Input) int64 {
-		v := w.At(int(n))
-		if x.HasIn {
-			v += x.In
-		}
-		return v
-	}})
+	// Weights from the narrow column, a call a node; the DAG's output
+	// counts serve as the replay's pending counts.
+	bl, err := graph.BackLengths(r.c, dag, func(n int32) int64 { return w.At(int(n)) }, nil)
 	if err != nil {
 		return nil, err
 	}
-	bl := res.Values
 	// Roots among task nodes.
 	var rootBL []int64
 	for i, pg := range r.cp {

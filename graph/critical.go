@@ -19,7 +19,7 @@ type Longest struct {
 	// (ties between equal EFs go to the smallest key).
 	End NodeRef
 	// Order is the forward replay's order on a DAG built OutsOnly, for
-	// BackLengthsAfter.
+	// BackLengths.
 	Order *Order
 }
 
@@ -99,37 +99,25 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	return lp, nil
 }
 
-// BackLengths runs the backward replay alone: for every local node, the
-// heaviest path starting with it (Longest.BL). A caller that needs BL only
-// at some nodes can run it after dropping the forward values it no longer
-// needs, so the two never coexist in full.
-func BackLengths(c comm.Comm, g *DAG, w []int64) ([]int64, error) {
-	bw, err := Replay(c, g, ReplayOptions{Backward: true, Weights: w})
-	if err != nil {
-		return nil, err
-	}
-	return bw.Values, nil
-}
-
-// BackLengthsAfter is BackLengths after a forward replay that recorded its
-// order (nil: none, as on a DAG built whole): on a DAG built OutsOnly it
-// runs in the reverse of that order (ReplayInReverse), with no inputs'
-// adjacency.
-func BackLengthsAfter(c comm.Comm, g *DAG, w []int64, ord *Order) ([]int64, error) {
-	return backLengths(c, g, ReplayOptions{Weights: w}, ord)
-}
-
-// BackLengthsAfterOf is BackLengthsAfter with node n weighing weight(n).
-func BackLengthsAfterOf(c comm.Comm, g *DAG, weight func(n int32) int64, ord *Order) ([]int64, error) {
+// BackLengths runs the backward replay alone, node n weighing weight(n):
+// for every local node, the heaviest path starting with it (Longest.BL).
+// A caller that needs BL only at some nodes can run it after dropping the
+// forward values it no longer needs, so the two never coexist in full.
+// After a forward replay that recorded its order on a DAG built OutsOnly
+// (Longest.Order), it runs in the reverse of that order
+// (ReplayInReverse); with ord nil it is Replay's, which on a DAG built
+// InsOnly counts down the DAG's output counts (ConsumeCounts: OutDegree
+// reads 0 afterwards).
+func BackLengths(c comm.Comm, g *DAG, weight func(n int32) int64, ord *Order) ([]int64, error) {
 	return backLengths(c, g, ReplayOptions{Eval: weighing(weight)}, ord)
 }
 
-// backLengths is BackLengthsAfter with the weights of w (Weights or Eval).
+// backLengths is BackLengths with the weights of w (Weights or Eval).
 func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, error) {
 	var bw *Result
 	var err error
 	if ord == nil {
-		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Eval: w.Eval})
+		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Eval: w.Eval, ConsumeCounts: true})
 	} else {
 		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Eval: w.Eval})
 	}

@@ -125,24 +125,7 @@ func (g *DAG) OutDegree(n int32) int32 {
 // what the exchanges along the edges read (ExchangeEdges, PropagateMax).
 func (g *DAG) DropInputs() { g.in, g.inOff, g.inDeg = nil, nil, nil }
 
-// DropOutputs frees the outputs' adjacency once only backward replays
-// will run on g, keeping each node's number of outputs: g is then as if
-// built InsOnly, and a backward replay pushes each node's value to its
-// inputs (the critical path's backward lengths, after the forward replay
-// and the path's walk; 4 bytes an edge less at the analysis's peak).
-func (g *DAG) DropOutputs() {
-	if g.outOff == nil {
-		return
-	}
-	n := len(g.outOff) - 1
-	for i := 0; i < n; i++ { // in place: entry i+1 is read before it is written
-		g.outOff[i] = g.outOff[i+1] - g.outOff[i]
-	}
-	g.outDeg, g.outOff, g.out = g.outOff[:n:n], nil, nil
-}
-
-// InsOnly reports whether g was built without its outputs' adjacency, or
-// dropped it.
+// InsOnly reports whether g was built without its outputs' adjacency.
 func (g *DAG) InsOnly() bool { return g.outOff == nil }
 
 // OutsOnly reports whether g was built without its inputs' adjacency
