@@ -145,7 +145,8 @@ func (g *DAG) SlotNode(s int32) int32 { return g.slotNode[s] }
 func (g *DAG) SlotIsOut(s int32) bool { return g.slotOut[s] }
 
 // Edges returns the number of explicit edges with at least one end here:
-// local edges plus remote slots (not after DropInputs).
+// local edges plus remote slots. Each side lists the local edges and the
+// slots of its direction, so the other direction's slots are added to it.
 func (g *DAG) Edges() int64 {
 	var ins int64
 	for s := range g.slotNode {
@@ -153,10 +154,10 @@ func (g *DAG) Edges() int64 {
 			ins++
 		}
 	}
-	if g.inOff == nil && g.outOff != nil { // OutsOnly: count the outputs' side
-		return int64(len(g.out)) - (int64(len(g.slotNode)) - ins) + int64(len(g.slotNode))
+	if g.inOff == nil { // OutsOnly, or inputs dropped: the outputs' side
+		return int64(len(g.out)) + ins
 	}
-	return int64(len(g.in)) - ins + int64(len(g.slotNode))
+	return int64(len(g.in)) + int64(len(g.slotNode)) - ins
 }
 
 // slotAddr returns the peer of slot s and the slot's index k in the pair's

@@ -19,7 +19,7 @@ func TestAddEdgesKeepsDeclarationOrder(t *testing.T) {
 	first := []edge{{0, 3}, {1, 3}}
 	run := []edge{{2, 3}, {0, 2}, {1, 2}} // nodes 4.. of the second half, base 4
 	last := []edge{{3, 7}, {0, 5}}
-	build := func(c comm.Comm, packedRun bool) *DAG {
+	build := func(c comm.Comm, packedRun bool, opts BuildOptions) *DAG {
 		b := NewBuilder(c.Rank(), c.Size())
 		for range 8 {
 			b.AddNode(false)
@@ -41,14 +41,24 @@ func TestAddEdgesKeepsDeclarationOrder(t *testing.T) {
 		for _, e := range last {
 			b.AddEdge(e.s, e.d)
 		}
-		g, err := b.Build(c, BuildOptions{})
+		g, err := b.Build(c, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return g
 	}
 	err := inproc.Run(1, func(c comm.Comm) error {
-		one, bulk := build(c, false), build(c, true)
+		one, bulk := build(c, false, BuildOptions{}), build(c, true, BuildOptions{})
+		// Built OutsOnly: the same outputs, the inputs' counts only.
+		outs := build(c, true, BuildOptions{OutsOnly: true})
+		for n := int32(0); n < one.Len(); n++ {
+			if !slices.Equal(outs.Outs(n), one.Outs(n)) || outs.InDegree(n) != int32(len(one.Ins(n))) || outs.Ins(n) != nil {
+				t.Errorf("node %d OutsOnly: outs %v, want %v; %d inputs, want %d", n, outs.Outs(n), one.Outs(n), outs.InDegree(n), len(one.Ins(n)))
+			}
+		}
+		if outs.Edges() != 7 {
+			t.Errorf("OutsOnly: edges %d, want 7", outs.Edges())
+		}
 		for n := int32(0); n < one.Len(); n++ {
 			if !slices.Equal(one.Ins(n), bulk.Ins(n)) || !slices.Equal(one.Outs(n), bulk.Outs(n)) {
 				t.Errorf("node %d: ins %v / %v, outs %v / %v", n, one.Ins(n), bulk.Ins(n), one.Outs(n), bulk.Outs(n))
