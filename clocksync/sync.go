@@ -3,6 +3,7 @@ package clocksync
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -163,7 +164,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 			if m.Role[v] == graph.RoleColl {
 				return inOr(in, math.MinInt64)
 			}
-			loc, pos := locs[m.Proc[v]], int(m.Pos[v])
+			loc, pos := locs[m.ProcOf(v)], int(m.Pos[v])
 			if pos < loc.pos {
 				fail(v, "forward")
 				return 0
@@ -194,7 +195,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 			if m.Role[v] == graph.RoleColl {
 				return inOr(in, math.MaxInt64)
 			}
-			loc, pos := locs[m.Proc[v]], int(m.Pos[v])
+			loc, pos := locs[m.ProcOf(v)], int(m.Pos[v])
 			if loc.tail(pos) {
 				return fwd.Values[v] // after the last jump: b = f
 			}
@@ -246,8 +247,8 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	}
 	for n := int32(0); n < m.Len(); n++ {
 		if m.Role[n] == graph.RoleRecv && m.Recorded[n]-o.MinLatencyNS < src[n] {
-			l.Procs[m.Proc[n]].ViolationsBefore++
-			l.Procs[m.Proc[n]].ViolationsInterpolated++
+			l.Procs[m.ProcOf(n)].ViolationsBefore++
+			l.Procs[m.ProcOf(n)].ViolationsInterpolated++
 		}
 	}
 	return l, nil
@@ -328,11 +329,10 @@ func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
 		mdl := &mdls[i]
 		l.Timebases[i] = trace.NewTimebase(mdl.off, mdl.at, mdl.slope, p.NumThreads())
 	}
-	l.NodeTimes = make([]int64, m.Len())
-	for v := range l.NodeTimes {
-		l.NodeTimes[v] = m.Recorded[v]
-		if m.Role[v] != graph.RoleColl {
-			l.NodeTimes[v] = mdls[m.Proc[v]].Apply(m.Recorded[v])
+	l.NodeTimes = slices.Clone(m.Recorded)
+	for i := range m.Procs {
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			l.NodeTimes[v] = mdls[i].Apply(m.Recorded[v])
 		}
 	}
 }
@@ -342,7 +342,7 @@ func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
 func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel) error {
 	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
 		t := m.Recorded[n]
-		v[0], v[1] = t, mdls[m.Proc[n]].Apply(t)
+		v[0], v[1] = t, mdls[m.ProcOf(n)].Apply(t)
 	})
 	if err != nil {
 		return err
@@ -352,11 +352,11 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []O
 			continue
 		}
 		t := m.Recorded[n]
-		s := &l.Procs[m.Proc[n]]
+		s := &l.Procs[m.ProcOf(n)]
 		if t-lmin < src[2*n] {
 			s.ViolationsBefore++
 		}
-		if mdls[m.Proc[n]].Apply(t)-lmin < src[2*n+1] {
+		if mdls[m.ProcOf(n)].Apply(t)-lmin < src[2*n+1] {
 			s.ViolationsInterpolated++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -72,6 +73,11 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // their edges in one Alltoallv; collective nodes take the latest of their
 // inputs and pass it on in a second one, so an instance of N members costs
 // O(N) records. It is collective; an error is returned on every rank.
+//
+// The rows are made before the exchange, one per receive-like node, and a
+// delivered predecessor is written into its row: what it holds besides
+// the rows is a row index per event node and a candidate per collective
+// node, not a candidate per node.
 func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
 	g := m.DAG
 	n := m.Len()
@@ -85,11 +91,27 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 	for i, p := range m.Procs {
 		rank[i] = int32(p.Header.Rank)
 	}
-	preds := make([]pred, n)
+	out, row := m.edgeRows(times)
+	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
+	coll := make([]pred, n-first)
 	deliver := func(to int32, p *pred) {
-		if p.later(&preds[to]) {
-			preds[to] = *p
+		if to >= first {
+			if q := &coll[to-first]; p.later(q) {
+				*q = *p
+			}
+			return
 		}
+		if m.Role[to] != RoleRecv {
+			return // not an input; Build gives a send-like node none
+		}
+		r, k := &out[m.ProcOf(to)], row[to]
+		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThread[k], event: r.PredEvent[k], ok: r.PredProc[k] >= 0}
+		if p.later(&cur) {
+			r.PredProc[k], r.PredThread[k], r.PredEvent[k], r.PredKind[k], r.PredTime[k] = p.proc, p.thread, p.event, p.kind, p.time
+		}
+	}
+	nodePred := func(v int32) pred {
+		return pred{time: times[v], proc: rank[m.ProcOf(v)], thread: m.Thread[v], event: m.EventOf(v), kind: m.Kind[v], ok: true}
 	}
 	send := func(bufs [][]byte, from int32, p *pred) {
 		for _, e := range g.Outs(from) {
@@ -103,8 +125,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		}
 	}
 	for _, sp := range m.SelfPairs {
-		v := sp[0]
-		p := pred{time: times[v], proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
+		p := nodePred(sp[0])
 		deliver(sp[1], &p)
 	}
 	var lerr error
@@ -127,13 +148,18 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 	}
 	for round := 0; round < 2; round++ {
 		bufs := make([][]byte, c.Size())
-		for v := int32(0); v < n; v++ {
-			switch {
-			case round == 0 && m.Role[v] == RoleSend:
-				p := pred{time: times[v], proc: rank[m.Proc[v]], thread: m.Thread[v], event: m.Event[v], kind: m.Kind[v], ok: true}
-				send(bufs, v, &p)
-			case round == 1 && m.Role[v] == RoleColl && preds[v].ok:
-				send(bufs, v, &preds[v])
+		if round == 0 {
+			for v := int32(0); v < first; v++ {
+				if m.Role[v] == RoleSend {
+					p := nodePred(v)
+					send(bufs, v, &p)
+				}
+			}
+		} else {
+			for v := first; v < n; v++ {
+				if p := &coll[v-first]; p.ok {
+					send(bufs, v, p)
+				}
 			}
 		}
 		recv, err := c.Alltoallv(bufs)
@@ -145,36 +171,65 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			return nil, err
 		}
 	}
-	out := make([]RemoteEdges, len(m.Procs))
-	for i := range m.Procs {
-		r := &out[i]
-		n := 0
-		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			if m.Role[v] == RoleRecv && preds[v].ok {
-				n++
-			}
-		}
-		r.Thread, r.Event, r.Kind = make([]int32, 0, n), make([]int64, 0, n), make([]trace.Kind, 0, n)
-		r.Time = make([]int64, 0, n)
-		r.PredProc, r.PredThread, r.PredEvent = make([]int32, 0, n), make([]int32, 0, n), make([]int64, 0, n)
-		r.PredKind, r.PredTime = make([]trace.Kind, 0, n), make([]int64, 0, n)
-		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			p := &preds[v]
-			if m.Role[v] != RoleRecv || !p.ok {
-				continue
-			}
-			r.Thread = append(r.Thread, m.Thread[v])
-			r.Event = append(r.Event, m.Event[v])
-			r.Time = append(r.Time, times[v])
-			r.Kind = append(r.Kind, m.Kind[v])
-			r.PredProc = append(r.PredProc, p.proc)
-			r.PredThread = append(r.PredThread, p.thread)
-			r.PredEvent = append(r.PredEvent, p.event)
-			r.PredKind = append(r.PredKind, p.kind)
-			r.PredTime = append(r.PredTime, p.time)
-		}
+	for i := range out {
+		out[i].dropUnmatched()
 	}
 	return out, nil
+}
+
+// edgeRows makes each process's rows, one per receive-like node in node
+// order with its own columns filled and PredProc −1 (no predecessor yet),
+// and each event node's row in its process.
+func (m *Matching) edgeRows(times []int64) ([]RemoteEdges, []int32) {
+	out := make([]RemoteEdges, len(m.Procs))
+	row := make([]int32, m.ProcNodes[len(m.Procs)])
+	for i := range m.Procs {
+		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+		k := int32(0)
+		for v := lo; v < hi; v++ {
+			if m.Role[v] == RoleRecv {
+				row[v] = k
+				k++
+			}
+		}
+		r := &out[i]
+		r.Thread, r.Event, r.Kind, r.Time = make([]int32, 0, k), make([]int64, 0, k), make([]trace.Kind, 0, k), make([]int64, 0, k)
+		for v := lo; v < hi; v++ {
+			if m.Role[v] == RoleRecv {
+				r.Thread = append(r.Thread, m.Thread[v])
+				r.Event = append(r.Event, m.EventOf(v))
+				r.Kind = append(r.Kind, m.Kind[v])
+				r.Time = append(r.Time, times[v])
+			}
+		}
+		r.PredProc, r.PredThread, r.PredEvent = make([]int32, k), make([]int32, k), make([]int64, k)
+		r.PredKind, r.PredTime = make([]trace.Kind, k), make([]int64, k)
+		for j := range r.PredProc {
+			r.PredProc[j] = -1
+		}
+	}
+	return out, row
+}
+
+// dropUnmatched removes the rows that got no predecessor, in place.
+func (r *RemoteEdges) dropUnmatched() {
+	w := 0
+	for j := range r.PredProc {
+		if r.PredProc[j] < 0 {
+			continue
+		}
+		r.Thread[w], r.Event[w], r.Kind[w], r.Time[w] = r.Thread[j], r.Event[j], r.Kind[j], r.Time[j]
+		r.PredProc[w], r.PredThread[w], r.PredEvent[w], r.PredKind[w], r.PredTime[w] = r.PredProc[j], r.PredThread[j], r.PredEvent[j], r.PredKind[j], r.PredTime[j]
+		w++
+	}
+	if w == len(r.PredProc) {
+		return
+	}
+	// Unmatched receives are rare (a truncated or inconsistent trace):
+	// the copies cost less than the room they would keep.
+	r.Thread, r.Event, r.Kind, r.Time = slices.Clone(r.Thread[:w]), slices.Clone(r.Event[:w]), slices.Clone(r.Kind[:w]), slices.Clone(r.Time[:w])
+	r.PredProc, r.PredThread, r.PredEvent = slices.Clone(r.PredProc[:w]), slices.Clone(r.PredThread[:w]), slices.Clone(r.PredEvent[:w])
+	r.PredKind, r.PredTime = slices.Clone(r.PredKind[:w]), slices.Clone(r.PredTime[:w])
 }
 
 func encodePred(buf []byte, k uint32, p *pred) []byte {

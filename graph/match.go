@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -105,21 +106,22 @@ type Warnings struct {
 type Matching struct {
 	DAG       *DAG
 	Procs     []*trace.Process // this rank's processes, in process order
-	ProcNodes []int32
+	ProcNodes []int32          // event nodes of process i: [ProcNodes[i], ProcNodes[i+1])
 
 	Role   []Role
-	Proc   []int32 // local process index; −1 for a collective node
 	Thread []int32 // thread; −1 for a collective node
-	Event  []int64 // index in the thread (collective node: instance number)
+	// Event is each node's index in its thread (collective node: its
+	// instance number), in 4 bytes where it fits.
+	Event narrow.Column[uint32]
 	// Pos is each event node's position in its process's full merged
 	// order (MergedTimes), −1 for collective nodes; nil until SetPositions
 	// (only the CLC needs it, and the match reads only the threads that
 	// communicate).
 	Pos  []int64
 	Kind []trace.Kind // event kind (collective node: coll_begin)
-	Comm []int64      // collective nodes: communicator id
 	// Recorded is the event's time when Match ran (as recorded, before
 	// any correction), dense so censuses need not touch the events.
+	// Collective nodes have 0.
 	Recorded []int64
 	// SelfPairs are matched (send, receive) node pairs within one process:
 	// messages a process sends itself, between its threads. They are not
@@ -132,19 +134,35 @@ type Matching struct {
 	Stats    MatchStats
 	Warnings Warnings
 
-	scans *trace.Scans
+	collComm []int64 // communicator id of collective node ProcNodes[len(Procs)] + k
+	scans    *trace.Scans
 }
 
 // Len returns the number of nodes.
 func (m *Matching) Len() int32 { return int32(len(m.Role)) }
 
+// ProcOf returns the local process index of node n, −1 for a collective
+// node. Nodes are in process order, so a process's nodes are one range:
+// no column per node.
+func (m *Matching) ProcOf(n int32) int32 {
+	if n >= m.ProcNodes[len(m.Procs)] {
+		return -1
+	}
+	i, _ := slices.BinarySearch(m.ProcNodes[1:], n+1) // first end past n
+	return int32(i)
+}
+
+// EventOf returns node n's index in its thread (a collective node's
+// instance number).
+func (m *Matching) EventOf(n int32) int64 { return m.Event.At(int(n)) }
+
 // DropSyncColumns releases what only clock synchronization and the edge
-// exchange read (Proc, Pos, Comm, Recorded, SelfPairs and the DAG's
-// inputs' side; Describe no longer names nodes then): the wait states,
-// which keep the matching until the end of the simulation, read the rest.
-// 24 bytes a node and 4 an edge.
+// exchange read (Pos, Recorded, SelfPairs, the collective nodes'
+// communicators and the DAG's inputs' side; Describe no longer names
+// nodes then): the wait states, which keep the matching until the end of
+// the simulation, read the rest. 8 bytes a node and 4 an edge.
 func (m *Matching) DropSyncColumns() {
-	m.Proc, m.Pos, m.Comm, m.Recorded, m.SelfPairs = nil, nil, nil, nil, nil
+	m.Pos, m.Recorded, m.SelfPairs, m.collComm = nil, nil, nil, nil
 	if m.DAG != nil {
 		m.DAG.DropInputs() // the replays are done; PropagateMax reads the outputs
 	}
@@ -153,13 +171,14 @@ func (m *Matching) DropSyncColumns() {
 // Describe names node n for messages: "process 3 thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
-	if m.Proc == nil {
+	if m.Recorded == nil {
 		return fmt.Sprintf("node %d", n)
 	}
-	if m.Proc[n] < 0 {
-		return fmt.Sprintf("collective call #%d on communicator %d", m.Event[n]+1, m.Comm[n])
+	p := m.ProcOf(n)
+	if p < 0 {
+		return fmt.Sprintf("collective call #%d on communicator %d", m.EventOf(n)+1, m.collComm[n-m.ProcNodes[len(m.Procs)]])
 	}
-	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[m.Proc[n]].Header.Rank, m.Thread[n], m.Event[n], m.Kind[n])
+	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[p].Header.Rank, m.Thread[n], m.EventOf(n), m.Kind[n])
 }
 
 // Record kinds of the matching exchange. Records have fixed sizes; a
@@ -293,11 +312,9 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 // grow makes room for n more event nodes.
 func (m *Matching) grow(n int) {
 	m.Role = slices.Grow(m.Role, n)
-	m.Proc = slices.Grow(m.Proc, n)
 	m.Thread = slices.Grow(m.Thread, n)
-	m.Event = slices.Grow(m.Event, n)
+	m.Event.Reserve(n)
 	m.Kind = slices.Grow(m.Kind, n)
-	m.Comm = slices.Grow(m.Comm, n)
 	m.Recorded = slices.Grow(m.Recorded, n)
 }
 
@@ -334,7 +351,7 @@ func (m *Matching) SetPositions(i int, order []uint16) {
 		if th >= nth {
 			continue
 		}
-		if v := next[th]; v >= 0 && m.Event[v] == idx[th] {
+		if v := next[th]; v >= 0 && m.EventOf(v) == idx[th] {
 			m.Pos[v] = int64(pos)
 			next[th] = succ[v-lo]
 		}
@@ -346,11 +363,9 @@ func (m *Matching) SetPositions(i int, order []uint16) {
 func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event int64, kind trace.Kind, recorded int64) int32 {
 	n := b.AddNode(b.Len() > m.ProcNodes[proc])
 	m.Role = append(m.Role, role)
-	m.Proc = append(m.Proc, proc)
 	m.Thread = append(m.Thread, thread)
-	m.Event = append(m.Event, event)
+	m.Event.Append(event)
 	m.Kind = append(m.Kind, kind)
-	m.Comm = append(m.Comm, 0)
 	m.Recorded = append(m.Recorded, recorded)
 	return n
 }
@@ -945,7 +960,7 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 			for p := q.head; p >= 0; p = next[p] {
 				count(&q.key, 1, 0)
 				n := rnode[p]
-				left = append(left, unmatched{q.key, nth, false, m.Thread[n], m.Event[n]})
+				left = append(left, unmatched{q.key, nth, false, m.Thread[n], m.EventOf(n)})
 				nth++
 			}
 		}
@@ -1008,11 +1023,10 @@ func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w
 		m.Stats.Collectives++
 		v := b.AddNode(false)
 		m.Role = append(m.Role, RoleColl)
-		m.Proc = append(m.Proc, -1)
 		m.Thread = append(m.Thread, -1)
-		m.Event = append(m.Event, inst[0].inst)
+		m.Event.Append(inst[0].inst)
 		m.Kind = append(m.Kind, trace.CollBegin)
-		m.Comm = append(m.Comm, inst[0].comm)
+		m.collComm = append(m.collComm, inst[0].comm)
 		m.Recorded = append(m.Recorded, 0)
 		root := inst[0].root
 		class := trace.CollOp(inst[0].op).Class()

@@ -212,6 +212,11 @@ func TestMatchUnmatched(t *testing.T) {
 		if m.stats.UnmatchedSends != 1 || m.stats.UnmatchedRecvs != 0 || m.stats.BadCollectives != 1 || m.stats.BadEvents != 1 || m.count != 3 {
 			t.Fatalf("k=%d: %+v, %d warnings %v", k, m.stats, m.count, m.warns)
 		}
+		// The incomplete barrier's coll_ends get no predecessor: only the
+		// matched messages have rows.
+		if rows := checkEdges(t, procs, m); rows != int(m.stats.Messages) {
+			t.Fatalf("k=%d: %d rows for %d messages", k, rows, m.stats.Messages)
+		}
 		joined := strings.Join(m.warns, "\n")
 		for _, want := range []string{"unmatched mpi_send: process", "→ 2, tag 7, communicator 0", "MPI_Barrier call #1 on communicator 0: only 3 of its 4 members", "unknown communicator index 9"} {
 			if !strings.Contains(joined, want) {

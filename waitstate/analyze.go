@@ -629,7 +629,7 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 		nodes[i] = make([]int32, e.Len())
 		k := 0
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1] && k < e.Len(); v++ {
-			if m.Thread[v] == e.Thread[k] && m.Event[v] == e.Event[k] {
+			if m.Thread[v] == e.Thread[k] && m.EventOf(v) == e.Event[k] {
 				rows[v], nodes[i][k] = int32(k), v
 				k++
 			}
@@ -829,9 +829,9 @@ func findNode(m *graph.Matching, nodes [][]int32, th int32, ev int64) int32 {
 	ns := nodes[th]
 	k, ok := slices.BinarySearchFunc(ns, ev, func(v int32, ev int64) int {
 		switch {
-		case m.Event[v] < ev:
+		case m.EventOf(v) < ev:
 			return -1
-		case m.Event[v] > ev:
+		case m.EventOf(v) > ev:
 			return 1
 		}
 		return 0

@@ -336,7 +336,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 		return
 	}
 	v := ns[k]
-	if r.a.m.Event[v] != s.Pos(th) {
+	if r.a.m.EventOf(v) != s.Pos(th) {
 		return
 	}
 	r.next[th]++
