@@ -240,11 +240,11 @@ func (r *run) criticalPath() error {
 		}
 		e := &r.edges[i]
 		for k := range e.Thread {
-			dst, ok := pg.frags.RecvNode.Get(int(e.Thread[k]), e.Event[k])
+			dst, ok := pg.frags.RecvNode.Get(int(e.Thread[k]), e.EventAt(k))
 			if !ok {
 				continue
 			}
-			key := predKey(e.PredProc[k], e.PredThread[k], e.PredEvent[k])
+			key := predKey(e.PredProc[k], e.PredThread[k], e.PredEventAt(k))
 			if owner := r.plan.Owner(int(e.PredProc[k])); owner != me {
 				b.AddRemoteInKey(bases[i]+dst, owner, key)
 				continue

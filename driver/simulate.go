@@ -185,7 +185,7 @@ func predTimes(edges []graph.RemoteEdges, i int, buf *[][]predAt) sim.PredTime {
 		for len(byThread) <= th {
 			byThread = append(byThread, nil)
 		}
-		byThread[th] = append(byThread[th], predAt{e.Event[k], e.PredTime[k]})
+		byThread[th] = append(byThread[th], predAt{e.EventAt(k), e.PredTime[k]})
 	}
 	*buf = byThread
 	for _, l := range byThread {

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -24,16 +25,22 @@ import (
 // predecessor may be on the same process (a message to itself, see
 // Matching.SelfPairs).
 type RemoteEdges struct {
-	Thread     []int32 // the receive-like event
-	Event      []int64
-	Time       []int64 // its own time (as the exchange's times give it)
+	Thread     []int32               // the receive-like event
+	Event      narrow.Column[uint32] // its index in the thread (EventAt)
+	Time       []int64               // its own time (as the exchange's times give it)
 	Kind       []trace.Kind
 	PredProc   []int32 // world rank of the predecessor's process
 	PredThread []int32
-	PredEvent  []int64
+	PredEvent  narrow.Column[uint32] // PredEventAt
 	PredKind   []trace.Kind
 	PredTime   []int64
 }
+
+// EventAt returns the index in its thread of row k's receive-like event.
+func (r *RemoteEdges) EventAt(k int) int64 { return r.Event.At(k) }
+
+// PredEventAt returns the index in its thread of row k's predecessor.
+func (r *RemoteEdges) PredEventAt(k int) int64 { return r.PredEvent.At(k) }
 
 // Len returns the number of rows.
 func (r *RemoteEdges) Len() int { return len(r.Thread) }
@@ -105,9 +112,10 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			return // not an input; Build gives a send-like node none
 		}
 		r, k := &out[m.ProcOf(to)], row[to]
-		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThread[k], event: r.PredEvent[k], ok: r.PredProc[k] >= 0}
+		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThread[k], event: r.PredEvent.At(int(k)), ok: r.PredProc[k] >= 0}
 		if p.later(&cur) {
-			r.PredProc[k], r.PredThread[k], r.PredEvent[k], r.PredKind[k], r.PredTime[k] = p.proc, p.thread, p.event, p.kind, p.time
+			r.PredProc[k], r.PredThread[k], r.PredKind[k], r.PredTime[k] = p.proc, p.thread, p.kind, p.time
+			r.PredEvent.Set(int(k), p.event)
 		}
 	}
 	nodePred := func(v int32) pred {
@@ -193,43 +201,46 @@ func (m *Matching) edgeRows(times []int64) ([]RemoteEdges, []int32) {
 			}
 		}
 		r := &out[i]
-		r.Thread, r.Event, r.Kind, r.Time = make([]int32, 0, k), make([]int64, 0, k), make([]trace.Kind, 0, k), make([]int64, 0, k)
+		r.Thread, r.Kind, r.Time = make([]int32, 0, k), make([]trace.Kind, 0, k), make([]int64, 0, k)
+		r.Event.Reserve(int(k))
 		for v := lo; v < hi; v++ {
 			if m.Role[v] == RoleRecv {
 				r.Thread = append(r.Thread, m.Thread[v])
-				r.Event = append(r.Event, m.EventOf(v))
+				r.Event.Append(m.EventOf(v))
 				r.Kind = append(r.Kind, m.Kind[v])
 				r.Time = append(r.Time, times[v])
 			}
 		}
-		r.PredProc, r.PredThread, r.PredEvent = make([]int32, k), make([]int32, k), make([]int64, k)
+		r.PredProc, r.PredThread = make([]int32, k), make([]int32, k)
 		r.PredKind, r.PredTime = make([]trace.Kind, k), make([]int64, k)
+		r.PredEvent.Reserve(int(k))
 		for j := range r.PredProc {
 			r.PredProc[j] = -1
+			r.PredEvent.Append(0)
 		}
 	}
 	return out, row
 }
 
-// dropUnmatched removes the rows that got no predecessor, in place.
+// dropUnmatched removes the rows that got no predecessor. Unmatched
+// receives are rare (a truncated or inconsistent trace): the columns are
+// made anew only then.
 func (r *RemoteEdges) dropUnmatched() {
-	w := 0
+	if !slices.ContainsFunc(r.PredProc, func(p int32) bool { return p < 0 }) {
+		return
+	}
+	var o RemoteEdges
 	for j := range r.PredProc {
 		if r.PredProc[j] < 0 {
 			continue
 		}
-		r.Thread[w], r.Event[w], r.Kind[w], r.Time[w] = r.Thread[j], r.Event[j], r.Kind[j], r.Time[j]
-		r.PredProc[w], r.PredThread[w], r.PredEvent[w], r.PredKind[w], r.PredTime[w] = r.PredProc[j], r.PredThread[j], r.PredEvent[j], r.PredKind[j], r.PredTime[j]
-		w++
+		o.Thread, o.Kind, o.Time = append(o.Thread, r.Thread[j]), append(o.Kind, r.Kind[j]), append(o.Time, r.Time[j])
+		o.Event.Append(r.Event.At(j))
+		o.PredProc, o.PredThread, o.PredKind = append(o.PredProc, r.PredProc[j]), append(o.PredThread, r.PredThread[j]), append(o.PredKind, r.PredKind[j])
+		o.PredTime = append(o.PredTime, r.PredTime[j])
+		o.PredEvent.Append(r.PredEvent.At(j))
 	}
-	if w == len(r.PredProc) {
-		return
-	}
-	// Unmatched receives are rare (a truncated or inconsistent trace):
-	// the copies cost less than the room they would keep.
-	r.Thread, r.Event, r.Kind, r.Time = slices.Clone(r.Thread[:w]), slices.Clone(r.Event[:w]), slices.Clone(r.Kind[:w]), slices.Clone(r.Time[:w])
-	r.PredProc, r.PredThread, r.PredEvent = slices.Clone(r.PredProc[:w]), slices.Clone(r.PredThread[:w]), slices.Clone(r.PredEvent[:w])
-	r.PredKind, r.PredTime = slices.Clone(r.PredKind[:w]), slices.Clone(r.PredTime[:w])
+	*r = o
 }
 
 func encodePred(buf []byte, k uint32, p *pred) []byte {

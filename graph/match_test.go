@@ -97,8 +97,8 @@ func checkEdges(t *testing.T, procs []*trace.Process, m *matched) (rows int) {
 	}
 	for pi, r := range m.edges {
 		for i := 0; i < r.Len(); i++ {
-			e := &evs[pi][r.Thread[i]][r.Event[i]]
-			pe := &evs[r.PredProc[i]][r.PredThread[i]][r.PredEvent[i]]
+			e := &evs[pi][r.Thread[i]][r.EventAt(i)]
+			pe := &evs[r.PredProc[i]][r.PredThread[i]][r.PredEventAt(i)]
 			if pe.Time != r.PredTime[i] || pe.Kind != r.PredKind[i] || e.Kind != r.Kind[i] {
 				t.Fatalf("process %d row %d: row %+v disagrees with the events", pi, i, r)
 			}

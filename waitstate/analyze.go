@@ -629,13 +629,13 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 		nodes[i] = make([]int32, e.Len())
 		k := 0
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1] && k < e.Len(); v++ {
-			if m.Thread[v] == e.Thread[k] && m.EventOf(v) == e.Event[k] {
+			if m.Thread[v] == e.Thread[k] && m.EventOf(v) == e.EventAt(k) {
 				rows[v], nodes[i][k] = int32(k), v
 				k++
 			}
 		}
 		for ; k < e.Len(); k++ {
-			v := findNode(m, a.threadNodes(i), e.Thread[k], e.Event[k])
+			v := findNode(m, a.threadNodes(i), e.Thread[k], e.EventAt(k))
 			if v >= 0 {
 				rows[v] = int32(k)
 			}
@@ -653,7 +653,7 @@ func (a *Analysis) pred(i int, v int32) (proc, thread int32, event int64) {
 		return -1, 0, 0
 	}
 	e := &a.edges[i]
-	return e.PredProc[k], e.PredThread[k], e.PredEvent[k]
+	return e.PredProc[k], e.PredThread[k], e.PredEventAt(int(k))
 }
 
 // clip returns the length of [b, e] inside [first, last].
@@ -722,7 +722,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			to := owners.Owner(int(e.PredProc[k]))
 			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
 			b = le.AppendUint32(b, uint32(e.PredThread[k]))
-			b = le.AppendUint64(b, uint64(e.PredEvent[k]))
+			b = le.AppendUint64(b, uint64(e.PredEventAt(k)))
 			b = le.AppendUint64(b, uint64(a.enter(i, v)))
 			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
 		}

@@ -45,8 +45,8 @@ func TestEdgeRows(t *testing.T) {
 				e := &edges[i]
 				for k := range e.Len() {
 					v := nodes[i][k]
-					if v < 0 || m.Thread[v] != e.Thread[k] || m.EventOf(v) != e.Event[k] || rows[v] != int32(k) {
-						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.Thread[k], e.Event[k], v)
+					if v < 0 || m.Thread[v] != e.Thread[k] || m.EventOf(v) != e.EventAt(k) || rows[v] != int32(k) {
+						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.Thread[k], e.EventAt(k), v)
 					}
 					found++
 				}
@@ -65,9 +65,11 @@ func TestEdgeRows(t *testing.T) {
 		// The same rows, each process's reversed.
 		rev := make([]graph.RemoteEdges, len(edges))
 		for i, e := range edges {
-			r := graph.RemoteEdges{Thread: slices.Clone(e.Thread), Event: slices.Clone(e.Event)}
+			r := graph.RemoteEdges{Thread: slices.Clone(e.Thread)}
 			slices.Reverse(r.Thread)
-			slices.Reverse(r.Event)
+			for k := e.Len() - 1; k >= 0; k-- {
+				r.Event.Append(e.EventAt(k))
+			}
 			rev[i] = r
 		}
 		check("reversed", rev)
