@@ -91,7 +91,7 @@ func TestAttrCursor(t *testing.T) {
 func TestFragNodeHead(t *testing.T) {
 	for k := FragTask; k <= FragSerial; k++ {
 		for _, th := range []int{-1, 0, 1, 4095, trace.MaxThreads - 1} {
-			n := newFragNode(k, th, 7, 9)
+			n := newFragNode(k, th, 7)
 			if n.kind() != k || n.thread() != int32(th) || n.chained() {
 				t.Fatalf("kind %v thread %d: got %v %d %v", k, th, n.kind(), n.thread(), n.chained())
 			}
@@ -102,8 +102,74 @@ func TestFragNodeHead(t *testing.T) {
 			}
 		}
 	}
-	if unsafe.Sizeof(fragNode{}) != 24 {
-		t.Errorf("fragNode is %d bytes, want 24", unsafe.Sizeof(fragNode{}))
+	if unsafe.Sizeof(fragNode{}) != 16 {
+		t.Errorf("fragNode is %d bytes, want 16", unsafe.Sizeof(fragNode{}))
+	}
+}
+
+// Starts and weights come back as stored, in range or not: starts before
+// their block's first or seconds after it, weights past 4.29 s or
+// negative, and a value that goes out of range and back.
+func TestFragNodesNarrowTimes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	var c fragNodes
+	var start, weight []int64
+	now := int64(1e12)
+	pick := func() int64 {
+		switch rng.IntN(8) {
+		case 0:
+			return now - rng.Int64N(1e10) // long before: a predecessor's time
+		case 1:
+			return now + rng.Int64N(1e10)
+		case 2:
+			return math.MinInt64 + rng.Int64N(3)
+		}
+		return now + rng.Int64N(1e6)
+	}
+	pickW := func() int64 {
+		switch rng.IntN(6) {
+		case 0:
+			return 1<<32 + rng.Int64N(1e10)
+		case 1:
+			return math.MaxUint32 - 1 + rng.Int64N(3)
+		case 2:
+			return -rng.Int64N(5)
+		}
+		return rng.Int64N(1e6)
+	}
+	for i := range 5000 {
+		now += rng.Int64N(1e6)
+		s := pick()
+		n := c.add(newFragNode(FragTask, 0, -1), s)
+		if n != int32(i) {
+			t.Fatalf("add returned %d, want %d", n, i)
+		}
+		start, weight = append(start, s), append(weight, 0)
+		for range 2 { // rewrite a few earlier nodes
+			j := int32(rng.IntN(len(start)))
+			start[j], weight[j] = pick(), pickW()
+			c.setStart(j, start[j])
+			c.setWeight(j, weight[j])
+		}
+	}
+	for i := range start {
+		if got := c.start(int32(i)); got != start[i] {
+			t.Fatalf("node %d: start %d, want %d", i, got, start[i])
+		}
+		if got := c.weight(int32(i)); got != weight[i] {
+			t.Fatalf("node %d: weight %d, want %d", i, got, weight[i])
+		}
+		if got := c.attr(int32(i)).Start; got != start[i] {
+			t.Fatalf("node %d: attr start %d, want %d", i, got, start[i])
+		}
+	}
+	// Entries rewritten into range leave the side map.
+	for i := range start {
+		c.setStart(int32(i), c.base[i/fragBlock])
+		c.setWeight(int32(i), 1)
+	}
+	if len(c.wide) != 0 {
+		t.Fatalf("%d values kept aside after every one came back in range", len(c.wide))
 	}
 }
 

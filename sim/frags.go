@@ -282,7 +282,7 @@ type FragPass struct {
 	// Finish copies them once into F's columns, cut to size. The edges go
 	// straight into F.Edges, packed: their doubling copies a few bytes an
 	// edge.
-	nodes paged[fragNode]
+	nodes fragNodes
 
 	cur      []int32 // per thread: open fragment, -1 none, lazyOpen not yet a node
 	curTask  []Task
@@ -324,12 +324,14 @@ type FragPass struct {
 // calls, a worker resuming its implicit task between two explicit ones).
 const lazyOpen = -2
 
-// fragNode is a node while the graph grows: 24 bytes, its kind, chain flag
-// and thread packed in head (the pages are most of the pass's memory).
+// fragNode is a node while the graph grows: 16 bytes, its kind, chain
+// flag and thread packed in head, its start and weight held narrow by
+// fragNodes (the pages are most of the pass's memory).
 type fragNode struct {
-	head          uint32 // kind (bits 0–3), chained (bit 4), thread + 1 (bits 5–): −1 for a join
-	loc           int32
-	start, weight int64
+	head  uint32 // kind (bits 0–3), chained (bit 4), thread + 1 (bits 5–): −1 for a join
+	loc   int32
+	start int32  // offset from its block's base (fragNodes.base), or the escape
+	wt    uint32 // weight, or the escape
 }
 
 const (
@@ -338,8 +340,8 @@ const (
 	fragThreadShift = fragKindBits + 1
 )
 
-func newFragNode(k FragKind, th int, loc int32, start int64) fragNode {
-	return fragNode{head: uint32(k) | uint32(th+1)<<fragThreadShift, loc: loc, start: start}
+func newFragNode(k FragKind, th int, loc int32) fragNode {
+	return fragNode{head: uint32(k) | uint32(th+1)<<fragThreadShift, loc: loc}
 }
 
 func (n *fragNode) kind() FragKind { return FragKind(n.head & (1<<fragKindBits - 1)) }
@@ -348,10 +350,6 @@ func (n *fragNode) thread() int32  { return int32(n.head>>fragThreadShift) - 1 }
 func (n *fragNode) setChained()    { n.head |= fragChained }
 func (n *fragNode) setThread(th int) {
 	n.head = n.head&(1<<fragThreadShift-1) | uint32(th+1)<<fragThreadShift
-}
-
-func (n *fragNode) attr() Attr {
-	return Attr{Kind: n.kind(), Thread: n.thread(), Loc: n.loc, Start: n.start}
 }
 
 // NewFragPass returns the pass; pred may be nil for a single-process trace.
@@ -377,7 +375,7 @@ func (p *FragPass) init(s *Sim) {
 	var sp *fragSpare
 	if s.Spare != nil {
 		sp = &s.Spare.frag
-		p.cells, p.nodes.free, p.latest = sp.cells, sp.pages, sp.latest[:0]
+		p.cells, p.nodes.pages.free, p.latest = sp.cells, sp.pages, sp.latest[:0]
 		p.cells.Reset()
 		if sp.barriers != nil {
 			p.groupIn, p.barriers, p.forkSrc, p.regionOf = sp.groupIn, sp.barriers, sp.forkSrc, sp.regionOf
@@ -452,7 +450,7 @@ func fill(s []int32, v int32) []int32 {
 }
 
 func (p *FragPass) node(k FragKind, th int, loc int32, start int64) int32 {
-	return p.nodes.add(newFragNode(k, th, loc, start))
+	return p.nodes.add(newFragNode(k, th, loc), start)
 }
 
 func (p *FragPass) edge(a, b int32) {
@@ -582,13 +580,14 @@ func (p *FragPass) close(s *Sim, th int) {
 		}
 		n = p.materialize(s, th)
 	}
-	if fn := p.nodes.at(n); p.since[th] > fn.start {
+	if start := p.nodes.start(n); p.since[th] > start {
 		// A later piece of a re-queued task's fragment: the node weighs
 		// all its pieces and ends where the last one ends.
-		fn.weight += max(d, 0)
-		fn.start = max(to-fn.weight, fn.start)
+		w := p.nodes.weight(n) + max(d, 0)
+		p.nodes.setWeight(n, w)
+		p.nodes.setStart(n, max(to-w, start))
 	} else {
-		fn.weight = max(d, 0)
+		p.nodes.setWeight(n, max(d, 0))
 	}
 	p.lastOf[t] = n
 	if p.openOn[t] == int32(th) {
@@ -690,9 +689,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		l := p.node(FragLatency, th, -1, s.Now)
 		if p.pred != nil {
 			if pt, ok := p.pred(th, idx); ok {
-				fn := p.nodes.at(l)
-				fn.weight = max(min(s.Now, s.End)-max(pt, s.Begin), 0)
-				fn.start = pt
+				p.nodes.setWeight(l, max(min(s.Now, s.End)-max(pt, s.Begin), 0))
+				p.nodes.setStart(l, pt)
 			}
 		}
 		p.F.RecvNode.Add(th, idx, l)
@@ -888,8 +886,7 @@ func (p *FragPass) barrier(s *Sim, r int32, k int32) int32 {
 			p.latest[r] = barrierRef{k: k, n: n}
 		}
 	}
-	fn := p.nodes.at(n)
-	fn.start = max(fn.start, s.Now)
+	p.nodes.setStart(n, max(p.nodes.start(n), s.Now))
 	return n
 }
 
@@ -974,30 +971,23 @@ func (p *FragPass) Finish(s *Sim) {
 	f := &p.F
 	n := p.nodes.len()
 	size := newAttrSizer()
-	for _, pg := range p.nodes.pages {
-		for k := range pg {
-			fn := &pg[k]
-			size.add(fn.attr())
-		}
+	for i := range int32(n) {
+		size.add(p.nodes.attr(i))
 	}
 	f.chained, f.Weight, f.weights = make([]uint64, (n+63)/64), nil, packed.Ints{}
 	f.weights.Grow(n, 3)
 	f.Attrs = Attrs{data: make([]byte, 0, size.bytes), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
 	enc := attrEncoder{a: &f.Attrs}
-	i := 0
-	for _, pg := range p.nodes.pages {
-		for k := range pg {
-			fn := &pg[k]
-			if fn.chained() {
-				f.chained[i/64] |= 1 << (i % 64)
-			}
-			f.weights.Append(fn.weight)
-			if k := fn.kind(); k == FragTask || k == FragImplicit || k == FragSerial {
-				f.Work += fn.weight
-			}
-			enc.add(fn.attr())
-			i++
+	for i := range int32(n) {
+		fn, w := p.nodes.at(i), p.nodes.weight(i)
+		if fn.chained() {
+			f.chained[i/64] |= 1 << (i % 64)
 		}
+		f.weights.Append(w)
+		if k := fn.kind(); k == FragTask || k == FragImplicit || k == FragSerial {
+			f.Work += w
+		}
+		enc.add(p.nodes.attr(i))
 	}
 	f.weights.Trim()
 	f.Edges.Trim()
@@ -1005,7 +995,7 @@ func (p *FragPass) Finish(s *Sim) {
 	f.RecvNode.Trim()
 	f.first, f.last = packed.PackInt32s(p.firstOf), packed.PackInt32s(p.lastOf)
 	p.recycle(s)
-	p.nodes = paged[fragNode]{}
+	p.nodes = fragNodes{}
 }
 
 // paged is an append-only column kept in pages of pageLen elements (the
