@@ -173,6 +173,14 @@ func TestFragNodesNarrowTimes(t *testing.T) {
 	}
 }
 
+// A region record stays 144 bytes: one per parallel region a process
+// opens, kept for its whole simulation.
+func TestRegionSize(t *testing.T) {
+	if n := unsafe.Sizeof(Region{}); n != 144 {
+		t.Errorf("Region is %d bytes, want 144", n)
+	}
+}
+
 // The task record stays 48 bytes: a task slot for every task a process
 // creates is the simulation's largest working array.
 func TestTaskRecSize(t *testing.T) {
