@@ -119,7 +119,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		}
 	}
 	nodePred := func(v int32) pred {
-		return pred{time: times[v], proc: rank[m.ProcOf(v)], thread: m.Thread[v], event: m.EventOf(v), kind: m.Kind[v], ok: true}
+		return pred{time: times[v], proc: rank[m.ProcOf(v)], thread: m.ThreadOf(v), event: m.EventOf(v), kind: m.Kind[v], ok: true}
 	}
 	send := func(bufs [][]byte, from int32, p *pred) {
 		for _, e := range g.Outs(from) {
@@ -205,7 +205,7 @@ func (m *Matching) edgeRows(times []int64) ([]RemoteEdges, []int32) {
 		r.Event.Reserve(int(k))
 		for v := lo; v < hi; v++ {
 			if m.Role[v] == RoleRecv {
-				r.Thread = append(r.Thread, m.Thread[v])
+				r.Thread = append(r.Thread, m.ThreadOf(v))
 				r.Event.Append(m.EventOf(v))
 				r.Kind = append(r.Kind, m.Kind[v])
 				r.Time = append(r.Time, times[v])

@@ -108,8 +108,10 @@ type Matching struct {
 	Procs     []*trace.Process // this rank's processes, in process order
 	ProcNodes []int32          // event nodes of process i: [ProcNodes[i], ProcNodes[i+1])
 
-	Role   []Role
-	Thread []int32 // thread; −1 for a collective node
+	Role []Role
+	// thread is each node's thread + 1 (0 for a collective node), in 2
+	// bytes where it fits (ThreadOf).
+	thread narrow.Column[uint16]
 	// Event is each node's index in its thread (collective node: its
 	// instance number), in 4 bytes where it fits.
 	Event narrow.Column[uint32]
@@ -152,6 +154,9 @@ func (m *Matching) ProcOf(n int32) int32 {
 	return int32(i)
 }
 
+// ThreadOf returns node n's thread, −1 for a collective node.
+func (m *Matching) ThreadOf(n int32) int32 { return int32(m.thread.At(int(n)) - 1) }
+
 // EventOf returns node n's index in its thread (a collective node's
 // instance number).
 func (m *Matching) EventOf(n int32) int64 { return m.Event.At(int(n)) }
@@ -178,7 +183,7 @@ func (m *Matching) Describe(n int32) string {
 	if p < 0 {
 		return fmt.Sprintf("collective call #%d on communicator %d", m.EventOf(n)+1, m.collComm[n-m.ProcNodes[len(m.Procs)]])
 	}
-	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[p].Header.Rank, m.Thread[n], m.EventOf(n), m.Kind[n])
+	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[p].Header.Rank, m.ThreadOf(n), m.EventOf(n), m.Kind[n])
 }
 
 // Record kinds of the matching exchange. Records have fixed sizes; a
@@ -312,7 +317,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 // grow makes room for n more event nodes.
 func (m *Matching) grow(n int) {
 	m.Role = slices.Grow(m.Role, n)
-	m.Thread = slices.Grow(m.Thread, n)
+	m.thread.Reserve(n)
 	m.Event.Reserve(n)
 	m.Kind = slices.Grow(m.Kind, n)
 	m.Recorded = slices.Grow(m.Recorded, n)
@@ -331,7 +336,7 @@ func (m *Matching) SetPositions(i int, order []uint16) {
 	lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
 	nth := 0
 	for v := lo; v < hi; v++ {
-		nth = max(nth, int(m.Thread[v])+1)
+		nth = max(nth, int(m.ThreadOf(v))+1)
 	}
 	next := make([]int32, nth) // per thread: its next node
 	for th := range next {
@@ -340,7 +345,7 @@ func (m *Matching) SetPositions(i int, order []uint16) {
 	// Thread t's nodes in event order, linked through succ.
 	succ := make([]int32, hi-lo)
 	for v := hi - 1; v >= lo; v-- {
-		if th := m.Thread[v]; th >= 0 {
+		if th := m.ThreadOf(v); th >= 0 {
 			succ[v-lo] = next[th]
 			next[th] = v
 		}
@@ -363,7 +368,7 @@ func (m *Matching) SetPositions(i int, order []uint16) {
 func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event int64, kind trace.Kind, recorded int64) int32 {
 	n := b.AddNode(b.Len() > m.ProcNodes[proc])
 	m.Role = append(m.Role, role)
-	m.Thread = append(m.Thread, thread)
+	m.thread.Append(int64(thread) + 1)
 	m.Event.Append(event)
 	m.Kind = append(m.Kind, kind)
 	m.Recorded = append(m.Recorded, recorded)
@@ -960,7 +965,7 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 			for p := q.head; p >= 0; p = next[p] {
 				count(&q.key, 1, 0)
 				n := rnode[p]
-				left = append(left, unmatched{q.key, nth, false, m.Thread[n], m.EventOf(n)})
+				left = append(left, unmatched{q.key, nth, false, m.ThreadOf(n), m.EventOf(n)})
 				nth++
 			}
 		}
@@ -1023,7 +1028,7 @@ func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w
 		m.Stats.Collectives++
 		v := b.AddNode(false)
 		m.Role = append(m.Role, RoleColl)
-		m.Thread = append(m.Thread, -1)
+		m.thread.Append(0)
 		m.Event.Append(inst[0].inst)
 		m.Kind = append(m.Kind, trace.CollBegin)
 		m.collComm = append(m.collComm, inst[0].comm)

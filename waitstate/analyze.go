@@ -629,7 +629,7 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 		nodes[i] = make([]int32, e.Len())
 		k := 0
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1] && k < e.Len(); v++ {
-			if m.Thread[v] == e.Thread[k] && m.EventOf(v) == e.EventAt(k) {
+			if m.ThreadOf(v) == e.Thread[k] && m.EventOf(v) == e.EventAt(k) {
 				rows[v], nodes[i][k] = int32(k), v
 				k++
 			}
@@ -791,7 +791,7 @@ func (a *Analysis) threadNodes(i int) [][]int32 {
 	m := a.m
 	n := 0
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		n = max(n, int(m.Thread[v])+1)
+		n = max(n, int(m.ThreadOf(v))+1)
 	}
 	a.byThread[i] = nodesByThread(m, i, n)
 	return a.byThread[i]
@@ -803,7 +803,7 @@ func (a *Analysis) threadNodes(i int) [][]int32 {
 func nodesByThread(m *graph.Matching, i, n int) [][]int32 {
 	count := make([]int, n)
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		if th := int(m.Thread[v]); th >= 0 && th < n {
+		if th := int(m.ThreadOf(v)); th >= 0 && th < n {
 			count[th]++
 		}
 	}
@@ -814,7 +814,7 @@ func nodesByThread(m *graph.Matching, i, n int) [][]int32 {
 		all = all[:len(all)+k]
 	}
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		if th := int(m.Thread[v]); th >= 0 && th < n {
+		if th := int(m.ThreadOf(v)); th >= 0 && th < n {
 			out[th] = append(out[th], v)
 		}
 	}

@@ -45,7 +45,7 @@ func TestEdgeRows(t *testing.T) {
 				e := &edges[i]
 				for k := range e.Len() {
 					v := nodes[i][k]
-					if v < 0 || m.Thread[v] != e.Thread[k] || m.EventOf(v) != e.EventAt(k) || rows[v] != int32(k) {
+					if v < 0 || m.ThreadOf(v) != e.Thread[k] || m.EventOf(v) != e.EventAt(k) || rows[v] != int32(k) {
 						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.Thread[k], e.EventAt(k), v)
 					}
 					found++
