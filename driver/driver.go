@@ -118,7 +118,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"anomalies", r.anomalies},
 		{"critical path", r.criticalPath},
 	}
-	var times, decoded, heaps []int64
+	var times, decoded, heaps, rss []int64
 	var hs *heapSampler
 	if opts.Stats != nil {
 		hs = startHeapSampler()
@@ -146,6 +146,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		decoded = append(decoded, r.decoded()-before)
 		if hs != nil {
 			heaps = append(heaps, int64(hs.phasePeak()))
+			rss = append(rss, maxRSS())
 		}
 	}
 	if opts.Stats != nil {
@@ -153,7 +154,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		for i, ph := range phases {
 			names[i] = ph.name
 		}
-		if err := r.gatherStats(opts.Stats, names, times, decoded, heaps); err != nil {
+		if err := r.gatherStats(opts.Stats, names, times, decoded, heaps, rss); err != nil {
 			return nil, err
 		}
 	}
@@ -170,8 +171,9 @@ func (r *run) decoded() int64 {
 }
 
 // RunStats describes how an analysis ran (not what it found), for --stats:
-// phase times (slowest rank) and each rank's peak heap. Under inproc all
-// ranks share one process, so the heap figures are the process's.
+// phase times (slowest rank), each rank's peak heap and its process's
+// resident set. Under inproc all ranks share one process, so the heap and
+// resident-set figures are the process's.
 type RunStats struct {
 	Ranks int
 	// The assignment of processes to ranks: fewest and most processes on
@@ -181,6 +183,9 @@ type RunStats struct {
 	Imbalance          float64
 	Phases             []PhaseStat
 	PeakHeap           []uint64 // per rank, the highest heap of any phase
+	// MaxRSS is, per rank, its process's resident-set high-water mark at
+	// the end (0 where the system does not give it).
+	MaxRSS []uint64
 }
 
 // PhaseStat is one phase's wall time on the slowest rank, the events each
@@ -191,20 +196,24 @@ type PhaseStat struct {
 	MaxNS    int64
 	Events   []int64  // per rank
 	PeakHeap []uint64 // per rank
+	// MaxRSS is, per rank, its process's resident-set high-water mark at
+	// the end of the phase: the phase where it grows set the peak.
+	MaxRSS []uint64
 }
 
 // statsRow is one rank's per-phase figures, gathered to rank 0.
 type statsRow struct {
 	Events []int64
 	Heap   []int64
+	RSS    []int64
 }
 
-func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps []int64) error {
+func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, rss []int64) error {
 	mx, err := r.c.ReduceInt64(0, comm.Max, times)
 	if err != nil {
 		return err
 	}
-	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps}})
+	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, RSS: rss}})
 	if err != nil {
 		return err
 	}
@@ -218,14 +227,18 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps []
 				st.MinProcs, st.MaxProcs = min(st.MinProcs, hi-lo), max(st.MaxProcs, hi-lo)
 			}
 		}
-		st.PeakHeap = make([]uint64, len(rows))
+		st.PeakHeap, st.MaxRSS = make([]uint64, len(rows)), make([]uint64, len(rows))
 		st.Phases = make([]PhaseStat, len(mx))
 		for i, v := range mx {
-			ps := PhaseStat{Name: names[i], MaxNS: v, Events: make([]int64, len(rows)), PeakHeap: make([]uint64, len(rows))}
+			ps := PhaseStat{Name: names[i], MaxNS: v, Events: make([]int64, len(rows)), PeakHeap: make([]uint64, len(rows)), MaxRSS: make([]uint64, len(rows))}
 			for k, row := range rows {
 				ps.Events[k] = row.Events[i]
 				ps.PeakHeap[k] = uint64(row.Heap[i])
 				st.PeakHeap[k] = max(st.PeakHeap[k], ps.PeakHeap[k])
+				if i < len(row.RSS) {
+					ps.MaxRSS[k] = uint64(row.RSS[i])
+					st.MaxRSS[k] = max(st.MaxRSS[k], ps.MaxRSS[k])
+				}
 			}
 			st.Phases[i] = ps
 		}

@@ -146,3 +146,29 @@ func TestPeakHeapBound(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsMaxRSS: --stats gives each rank its process's resident-set
+// high-water mark after every phase, which never goes down, and at the
+// end the largest of them.
+func TestStatsMaxRSS(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 5, Seed: 4})
+	_, st := runOpts(t, driver.Options{Dir: dir}, 2)
+	if len(st.MaxRSS) != 2 {
+		t.Fatalf("max RSS for %d ranks, want 2", len(st.MaxRSS))
+	}
+	for r := range 2 {
+		var prev uint64
+		for _, p := range st.Phases {
+			if len(p.MaxRSS) != 2 || p.MaxRSS[r] < prev {
+				t.Fatalf("rank %d, %s: max RSS %v after %d: it never goes down", r, p.Name, p.MaxRSS, prev)
+			}
+			prev = p.MaxRSS[r]
+		}
+		if st.MaxRSS[r] != prev {
+			t.Errorf("rank %d: max RSS %d, the last phase's %d", r, st.MaxRSS[r], prev)
+		}
+		if runtime.GOOS == "linux" && prev == 0 {
+			t.Errorf("rank %d: no max RSS on Linux", r)
+		}
+	}
+}

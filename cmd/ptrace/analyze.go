@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -74,7 +75,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt part of a file and cut threads at events out of time order (each a warning; the report is marked partial)")
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
-	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded and each analysis rank's peak heap, to stderr")
+	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far, to stderr")
 	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); a rank whose share is too small for its traces reads events from disk on every pass")
 	f.BoolVar(&af.opts.Stream, "stream", false, "read events from the trace files on every pass instead of holding them in memory: less memory by about the traces' size, a few percent more time")
 	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
@@ -228,21 +229,33 @@ func defaultRanks(processes int) int {
 
 func printStats(w io.Writer, st *driver.RunStats) {
 	fmt.Fprintf(w, "analysis ranks: %d, %d–%d processes each, event load max/mean %.3f\n", st.Ranks, st.MinProcs, st.MaxProcs, st.Imbalance)
-	fmt.Fprintf(w, "%-14s %12s %14s  %s\n", "phase", "wall", "events decoded", "peak heap per rank")
+	// The resident set's high-water mark after each phase: the phase
+	// where it grows is the one that set the process's peak (under
+	// in-process ranks one process, so every rank shows the same).
+	rss := len(st.MaxRSS) > 0 && slices.Max(st.MaxRSS) > 0
+	heapHead := "peak heap per rank"
+	if rss {
+		heapHead = fmt.Sprintf("%-*s  %s", 10*len(st.PeakHeap)-1, heapHead, "max RSS so far per rank")
+	}
+	fmt.Fprintf(w, "%-14s %12s %14s  %s\n", "phase", "wall", "events decoded", heapHead)
 	for _, p := range st.Phases {
 		var ev int64
 		for _, n := range p.Events {
 			ev += n
 		}
-		heaps := make([]string, len(p.PeakHeap))
-		for r, h := range p.PeakHeap {
-			heaps[r] = report.Bytes(int64(h))
+		cols := fmt.Sprintf("%-*s", 10*len(p.PeakHeap)-1, byteList(p.PeakHeap))
+		if rss {
+			cols += "  " + byteList(p.MaxRSS)
 		}
-		fmt.Fprintf(w, "%-14s %12s %14d  %s\n", p.Name, time.Duration(p.MaxNS).Round(time.Microsecond), ev, strings.Join(heaps, " "))
+		fmt.Fprintf(w, "%-14s %12s %14d  %s\n", p.Name, time.Duration(p.MaxNS).Round(time.Microsecond), ev, strings.TrimRight(cols, " "))
 	}
 	var others uint64
 	for r, h := range st.PeakHeap {
-		fmt.Fprintf(w, "rank %d peak heap %s\n", r, report.Bytes(int64(h)))
+		line := fmt.Sprintf("rank %d peak heap %s", r, report.Bytes(int64(h)))
+		if rss && r < len(st.MaxRSS) {
+			line += ", max RSS " + report.Bytes(int64(st.MaxRSS[r]))
+		}
+		fmt.Fprintln(w, line)
 		if r > 0 {
 			others = max(others, h)
 		}
@@ -250,6 +263,15 @@ func printStats(w io.Writer, st *driver.RunStats) {
 	if len(st.PeakHeap) > 1 && others > 0 {
 		fmt.Fprintf(w, "rank 0 / largest other rank heap: %.2f\n", float64(st.PeakHeap[0])/float64(others))
 	}
+}
+
+// byteList formats sizes for a --stats column, one per rank.
+func byteList(v []uint64) string {
+	s := make([]string, len(v))
+	for i, b := range v {
+		s[i] = fmt.Sprintf("%9s", report.Bytes(int64(b)))
+	}
+	return strings.Join(s, " ")
 }
 
 // heapProfiler returns a phase hook that writes rank 0's live heap after each
