@@ -194,9 +194,10 @@ type Region struct {
 	Idle []int64
 }
 
-// Member is one thread of a region's team with its implicit task.
+// Member is one thread of a region's team with its implicit task: 8
+// bytes, one per team thread of every region a process opens.
 type Member struct {
-	Thread int
+	Thread int32
 	Task   Task
 }
 

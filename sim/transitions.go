@@ -710,7 +710,7 @@ func (s *Sim) JoinTeam(t Task, r int32, num int32, th int) {
 		s.Tasks[t].Region = r
 	}
 	if r >= 0 {
-		s.Regions[r].Members = append(s.Regions[r].Members, Member{Thread: th, Task: t})
+		s.Regions[r].Members = append(s.Regions[r].Members, Member{Thread: int32(th), Task: t})
 	}
 }
 
@@ -740,15 +740,15 @@ func (s *Sim) EndRegion(r int32, th int) {
 	reg := &s.Regions[r]
 	reg.Ended = true
 	for _, m := range reg.Members {
-		if m.Thread == th || !s.valid(m.Task) {
+		if int(m.Thread) == th || !s.valid(m.Task) {
 			continue
 		}
-		s.touched = append(s.touched, m.Thread)
+		s.touched = append(s.touched, int(m.Thread))
 		tk := &s.Tasks[m.Task]
 		if tk.State < Completed {
 			switch tk.State {
 			case Running:
-				s.stopRunning(m.Task, m.Thread)
+				s.stopRunning(m.Task, int(m.Thread))
 			case Ready:
 				s.Ready--
 			}
