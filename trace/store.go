@@ -629,10 +629,11 @@ func (p *Process) Streaming() bool { return p.stream }
 //	s := p.Scan(th, tb)
 //	for s.Next() { e := s.Event() … }
 //
-// It decodes a window of scanWindow events at a time, continuing in the
-// same chunk when the window is consumed (the decoder keeps its place in
-// the chunk's streams), so its buffers hold about scanWindow events
-// whatever the chunk size (about 27 KB). Ahead looks at the events after
+// It decodes a window of events at a time (256, fewer for a process of
+// more than 8 threads: scanWindowFor), continuing in the same chunk when
+// the window is consumed (the decoder keeps its place in the chunk's
+// streams), so its buffers hold about a window of events whatever the
+// chunk size (about 27 KB for 256). Ahead looks at the events after
 // the current one, up to the end of the next chunk; it decodes further and
 // grows the window as needed, which only an unusually long lookahead makes
 // larger than a few more events.
@@ -662,6 +663,9 @@ type ThreadScan struct {
 	dk  int
 	sc  scratch
 	err error
+	// window is the events decoded at a time (scanWindowFor), args the
+	// args values.
+	window, args int
 }
 
 // winSeg is a run of the window's events from one chunk.
@@ -673,19 +677,33 @@ type winSeg struct {
 }
 
 const (
-	// scanWindow is the events a ThreadScan decodes at a time: small
-	// enough that a scan per thread of a process with hundreds of threads
-	// costs little memory (about 27 KB each), large enough that the
-	// per-window work (a call, the stream setup) vanishes against the
-	// events'. A multiple of 4 (the streams' control-byte groups).
+	// scanWindow is the most events a ThreadScan decodes at a time: small
+	// enough that a scan per thread costs little memory (about 27 KB each),
+	// large enough that the per-window work (a call, the stream setup)
+	// vanishes against the events'. A multiple of 4 (the streams'
+	// control-byte groups).
 	scanWindow = 256
+	// scanBudget is the events the scans of one process's threads hold
+	// together at most, down to minScanWindow a thread: the simulation and
+	// the match keep a scan per thread, and 64 threads' full windows were
+	// 3.5 MB a process, more than the events of a small one.
+	scanBudget    = 8 * scanWindow
+	minScanWindow = 32
 	// scanAhead is the events Ahead decodes when it reaches past the
 	// window: OMPT's dependences follow a task creation within a few
 	// events, and a small step keeps the slide of the window's tail small.
 	scanAhead = 16
-	// scanArgs is the args values the decoder decodes at a time.
-	scanArgs = 1024
+	// scanArgs is the args values the decoder decodes at a time per event
+	// of the window (1024 for a full one).
+	scanArgs = 4
 )
+
+// scanWindowFor returns the window of a scan of a thread of a process of
+// the given number of threads: scanWindow up to 8 threads, then
+// scanBudget shared, a multiple of 4 no smaller than minScanWindow.
+func scanWindowFor(threads int) int {
+	return max(minScanWindow, min(scanWindow, scanBudget/max(threads, 1))&^3)
+}
 
 // Scan returns a scan of thread th's events (an empty scan for a thread
 // index without events).
@@ -730,6 +748,8 @@ func (sp *Scans) Put(scans ...*ThreadScan) {
 // Reset makes s a new scan of thread th, keeping its buffers.
 func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
 	s.p, s.th, s.tb = p, th, tb
+	s.window = scanWindowFor(p.NumThreads())
+	s.args = scanArgs * s.window
 	s.win, s.dep, s.segs = s.win[:0], s.dep[:0], s.segs[:0]
 	s.i, s.lim, s.cs, s.k, s.base, s.off = 0, 0, 0, -1, 0, 0
 	s.dk, s.err = -1, nil
@@ -750,7 +770,7 @@ func (s *ThreadScan) Next() bool {
 // window, or a new window.
 func (s *ThreadScan) next() bool {
 	if s.i < len(s.win) {
-		if len(s.win) > scanWindow && s.i >= s.slideAt() {
+		if len(s.win) > s.window && s.i >= s.slideAt() {
 			s.slide()
 		}
 		for s.cs+1 < len(s.segs) && s.segs[s.cs+1].pos <= s.i {
@@ -769,7 +789,7 @@ func (s *ThreadScan) next() bool {
 		// The decoder's chunk goes on.
 		s.addSeg(s.dk)
 	}
-	if !s.decode(scanWindow, len(s.p.Events[s.th].chunks)) || len(s.win) == 0 {
+	if !s.decode(s.window, len(s.p.Events[s.th].chunks)) || len(s.win) == 0 {
 		s.win = s.win[:0]
 		return false
 	}
@@ -785,19 +805,19 @@ func (s *ThreadScan) enter() {
 	if s.cs+1 < len(s.segs) {
 		s.lim = min(s.lim, s.segs[s.cs+1].pos)
 	}
-	if len(s.win) > scanWindow {
+	if len(s.win) > s.window {
 		s.lim = min(s.lim, s.slideAt())
 	}
 }
 
-// slideAt is where a window grown past scanWindow events slides: once the
-// events consumed outnumber those left, so sliding costs at most a copy
-// per event consumed, however far Ahead looked.
-func (s *ThreadScan) slideAt() int { return max(scanWindow, (len(s.win)+1)/2) }
+// slideAt is where a window grown past its size slides: once the events
+// consumed outnumber those left, so sliding costs at most a copy per event
+// consumed, however far Ahead looked.
+func (s *ThreadScan) slideAt() int { return max(s.window, (len(s.win)+1)/2) }
 
 // slide moves the window's events from the current one to the front of its
-// array, with their dependence lists (a window Ahead grew past scanWindow
-// events stays that small).
+// array, with their dependence lists (a window Ahead grew past its size
+// stays that small).
 func (s *ThreadScan) slide() {
 	i := s.i
 	tail := s.win[i:]
@@ -828,24 +848,25 @@ func (s *ThreadScan) slide() {
 	s.cs, s.i = 0, 0
 }
 
-// trim drops buffers that an unusual lookahead or dependence list grew, so
-// a scan keeps about scanWindow events.
+// trim drops buffers that an unusual lookahead or dependence list grew
+// (or a scan of a process with fewer threads left), so a scan keeps about
+// its window of events.
 func (s *ThreadScan) trim() {
-	if cap(s.win) > 4*scanWindow {
+	if cap(s.win) > 4*s.window {
 		s.win = nil
 	}
-	if cap(s.dep) > 4*scanWindow {
+	if cap(s.dep) > 4*s.window {
 		s.dep = nil
 	}
 	d := &s.sc.dec
-	if cap(d.dv) > 4*scanWindow {
+	if cap(d.dv) > 4*s.window {
 		d.dv = nil
 	}
-	if cap(d.av) > 4*scanArgs && d.done() {
+	if cap(d.av) > 4*s.args && d.done() {
 		d.av = nil
 	}
 	if s.win == nil {
-		s.win = make([]Event, 0, scanWindow+2*scanAhead)
+		s.win = make([]Event, 0, s.window+2*scanAhead)
 	}
 }
 
@@ -867,7 +888,7 @@ func (s *ThreadScan) decode(w, maxk int) bool {
 		if s.err != nil || k >= maxk || k >= len(s.p.Events[s.th].chunks) {
 			return false
 		}
-		if err := s.p.openStored(s.th, k, &s.sc); err != nil {
+		if err := s.p.openStored(s.th, k, &s.sc, s.args); err != nil {
 			s.err = err
 			return false
 		}
@@ -937,13 +958,13 @@ func (s *ThreadScan) bufferBytes() int {
 // openStored starts the decoder of sc on stored chunk k of thread th. Every
 // stored chunk decoded once at load; when it is read from the file again, a
 // frame that changed or vanished is an error naming the file and offset.
-func (p *Process) openStored(th, k int, sc *scratch) error {
+func (p *Process) openStored(th, k int, sc *scratch, ablock int) error {
 	sk := &p.Events[th].chunks[k]
 	var cols chunkColumns
 	if err := p.storedColumns(sk, &cols, sc); err != nil {
 		return err
 	}
-	if err := sc.dec.open(&cols, int(sk.n), scanArgs); err != nil {
+	if err := sc.dec.open(&cols, int(sk.n), ablock); err != nil {
 		return chunkError(p.File, sk.off, &cols, err)
 	}
 	if cols.n < int64(sk.n) {

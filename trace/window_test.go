@@ -23,7 +23,7 @@ func windowEvents(seed int64, n int) ([]Event, [][]Dep) {
 		if evs[i].Kind == TaskDeps || i%2 == 0 {
 			evs[i].Kind = TaskDeps
 			deps[i] = nil
-			for d := 0; d < 700; d++ { // 1400 values: more than scanArgs
+			for d := 0; d < 700; d++ { // 1400 values: more than a full window's args block (1024)
 				deps[i] = append(deps[i], Dep{Addr: rng.Uint64() >> rng.Intn(64), Type: uint8(1 + rng.Intn(7))})
 			}
 			continue
@@ -109,6 +109,50 @@ func TestScanWindows(t *testing.T) {
 					checkWindowScan(t, name, p, th, tb, offs)
 				}
 			}
+		}
+	}
+}
+
+// TestScanWindowsManyThreads: a process of many threads scans each in a
+// smaller window (scanWindowFor), with the same events, indices, offsets,
+// dependence lists and lookahead as the whole-chunk decode.
+func TestScanWindowsManyThreads(t *testing.T) {
+	sizes := make([]int, 64) // windows of 32 events
+	sizes[0], sizes[5], sizes[63] = 20000, 700, 3001
+	for _, chunk := range []int{7, 4096} {
+		path := windowFile(t, chunk, sizes...)
+		offs := kindOffsets(t, path)
+		for _, stream := range []bool{false, true} {
+			p, err := LoadProcess(path, LoadOptions{Stream: stream})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if w := p.Scan(0, nil).window; w != 32 {
+				t.Fatalf("%d threads: window of %d events, want 32", p.NumThreads(), w)
+			}
+			for _, th := range []int{0, 5, 63} {
+				checkWindowScan(t, fmt.Sprintf("64 threads, chunk %d stream %v", chunk, stream), p, th, nil, offs)
+			}
+		}
+	}
+	// The smaller window is what a scan holds between lookaheads: thread
+	// 0's events alone in a process, and among 64 threads.
+	held := func(sizes ...int) int {
+		p, err := LoadProcess(windowFile(t, 16384, sizes...), LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := p.Scan(0, nil)
+		for i := 0; i < 5000 && s.Next(); i++ {
+		}
+		return cap(s.win)
+	}
+	if one, many := held(20000), held(sizes...); one != scanWindow+2*scanAhead || many != 32+2*scanAhead {
+		t.Errorf("window arrays of %d events alone, %d among 64 threads: want %d and %d", one, many, scanWindow+2*scanAhead, 32+2*scanAhead)
+	}
+	for _, c := range []struct{ threads, window int }{{0, 256}, {1, 256}, {8, 256}, {9, 224}, {16, 128}, {63, 32}, {64, 32}, {1000, 32}} {
+		if w := scanWindowFor(c.threads); w != c.window {
+			t.Errorf("%d threads: window %d, want %d", c.threads, w, c.window)
 		}
 	}
 }
