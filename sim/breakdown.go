@@ -273,6 +273,28 @@ type TALP struct {
 	IdleInMPISerial int64
 }
 
+// regionIdle sums the top-level regions' idle time the way TALP splits it.
+type regionIdle struct {
+	lb, sched, in int64 // Σ (T^I − min), Σ |team|·min, Σ T^I
+}
+
+// add counts region reg (nothing for a nested one, or one without idle
+// per member).
+func (ri *regionIdle) add(reg *Region) {
+	if !reg.TopLevel || len(reg.Idle) == 0 {
+		return
+	}
+	mn := reg.Idle[0]
+	for _, v := range reg.Idle {
+		mn = min(mn, v)
+		ri.in += v
+	}
+	for _, v := range reg.Idle {
+		ri.lb += v - mn
+	}
+	ri.sched += int64(len(reg.Idle)) * mn
+}
+
 // TALP computes the process's TALP components after the simulation.
 func (s *Sim) TALP() TALP {
 	var t TALP
@@ -290,21 +312,11 @@ func (s *Sim) TALP() TALP {
 		t.IdleInMPI += tt.IdleInMPI
 		t.IdleInMPISerial += tt.IdleInMPISerial
 	}
+	idle := s.retiredIdle // of the regions retired during the simulation
 	for i := range s.Regions {
-		reg := &s.Regions[i]
-		if !reg.TopLevel || len(reg.Idle) == 0 {
-			continue
-		}
-		mn := reg.Idle[0]
-		for _, v := range reg.Idle {
-			mn = min(mn, v)
-			inRegion += v
-		}
-		for _, v := range reg.Idle {
-			t.LB += v - mn
-		}
-		t.Sched += int64(len(reg.Idle)) * mn
+		idle.add(&s.Regions[i])
 	}
+	t.LB, t.Sched, inRegion = idle.lb, idle.sched, idle.in
 	// Team fork and join belong to the region they open or close, and are
 	// not load imbalance: scheduling time of the region.
 	t.Sched += t.ForkJoin

@@ -89,6 +89,11 @@ type Sim struct {
 	// off the thread it was re-queued from); Run clears it once every
 	// pass's After has seen it.
 	touched []int
+	// ended lists the regions the current event ended, unretired those
+	// ended that still could not be retired (retireEnded), retiredIdle
+	// the TALP idle sums of those retired.
+	ended, unretired []int32
+	retiredIdle      regionIdle
 }
 
 // Pos returns the index, in thread th's events, of the event being
@@ -245,8 +250,12 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		for _, ps := range d.after[k] {
 			ps.After(s, e, th)
 		}
-		// Every pass has seen which other threads the event changed.
+		// Every pass has seen which other threads the event changed, and
+		// what the regions it ended hold.
 		s.touched = s.touched[:0]
+		if len(s.ended) > 0 {
+			s.retireEnded()
+		}
 		if s.Warn.Err != nil {
 			return s.Warn.Err
 		}

@@ -185,10 +185,14 @@ type Region struct {
 	Arrived  [2]int32 // arrivals at barriers Next and Next+1
 	TopLevel bool
 	Ended    bool
-	Epoch    []int32  // per team thread number: barriers passed
-	Waiting  []Task   // implicit tasks waiting at barrier Next
-	Later    []Task   // and at barrier Next+1
-	Members  []Member // team threads and their implicit tasks
+	// Retired: ended, with nothing left that refers to its members
+	// (Sim.retire): its per-member arrays are released and its idle
+	// folded into the process's TALP sums.
+	Retired bool
+	Epoch   []int32  // per team thread number: barriers passed
+	Waiting []Task   // implicit tasks waiting at barrier Next
+	Later   []Task   // and at barrier Next+1
+	Members []Member // team threads and their implicit tasks
 	// Idle is TALP's T^I_{j,p}: per team thread number, its time not
 	// working and not in MPI while in this (top-level) region.
 	Idle []int64

@@ -8,6 +8,7 @@ package sim
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -647,8 +648,56 @@ func (s *Sim) NewRegion(team int32, topLevel bool) int32 {
 // before any member passed a barrier: the actual size, when it differs
 // from the one requested at the region's begin.
 func (s *Sim) SetTeamSize(r, n int32) {
+	if s.Regions[r].Retired {
+		return // ended: no member can arrive any more
+	}
 	s.Regions[r].Team = s.TeamSize(n)
 	s.teamArrays(r)
+}
+
+// retireEnded retires the regions that ended, and those that could not be
+// before, where nothing refers to their members any more. An MPI +
+// OpenMP code opens a region per iteration: their per-member arrays
+// (epochs, idle times, members: 20 bytes a team thread, and the barrier
+// queues) were kept until the process's end.
+func (s *Sim) retireEnded() {
+	s.unretired = append(s.unretired, s.ended...)
+	s.ended = s.ended[:0]
+	left := s.unretired[:0]
+	for _, r := range s.unretired {
+		if !s.retire(r) {
+			left = append(left, r)
+		}
+	}
+	s.unretired = left
+}
+
+// retire releases ended region r's per-member arrays, its idle folded
+// into the TALP sums, unless a task bound to it is not done, a thread is
+// still in its team or the breakdown still books a thread's time to it
+// (then it reports false, to be tried again).
+func (s *Sim) retire(r int32) bool {
+	reg := &s.Regions[r]
+	if reg.Retired {
+		return true
+	}
+	if !reg.Ended || reg.Pending > 0 {
+		return false
+	}
+	for th := range s.Threads {
+		for _, ref := range s.Threads[th].Teams {
+			if ref.Region == r {
+				return false
+			}
+		}
+	}
+	if b := s.Breakdown; b != nil && slices.Contains(b.region, r) {
+		return false
+	}
+	s.retiredIdle.add(reg)
+	reg.Epoch, reg.Idle, reg.Members, reg.Waiting, reg.Later = nil, nil, nil, nil, nil
+	reg.Retired = true
+	return true
 }
 
 // teamArrays gives region r zeroed per-member arrays for its team, cut
@@ -738,6 +787,9 @@ func (s *Sim) EndRegion(r int32, th int) {
 		return
 	}
 	reg := &s.Regions[r]
+	if !reg.Ended {
+		s.ended = append(s.ended, r)
+	}
 	reg.Ended = true
 	for _, m := range reg.Members {
 		if int(m.Thread) == th || !s.valid(m.Task) {

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -904,16 +905,20 @@ func TestActualTeamSizeReplacesRequested(t *testing.T) {
 	}
 	g.barrier(0, 10, 30).barrier(1, 30, 30)
 	g.end(2, 40)
-	s, _, err := g.run(t, true)
-	if err != nil {
+	s := sim.New(g.proc(), nil, true)
+	var seen regionSeen
+	if err := s.Run(ompt.NewModel(), &seen); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Regions) != 1 {
 		t.Fatalf("%d regions, want 1", len(s.Regions))
 	}
-	reg := s.Regions[0]
-	if reg.Team != 2 || len(reg.Epoch) != 2 || len(reg.Idle) != 2 || len(reg.Members) != 2 || !reg.Ended {
-		t.Fatalf("region: team %d, %d epochs, %d idle slots, %d members, ended %v; want a team of 2, ended", reg.Team, len(reg.Epoch), len(reg.Idle), len(reg.Members), reg.Ended)
+	reg, at := s.Regions[0], seen.atEnd[0]
+	if reg.Team != 2 || at.epochs != 2 || at.idle != 2 || at.members != 2 || !reg.Ended {
+		t.Fatalf("region: team %d, %d epochs, %d idle slots, %d members at its end, ended %v; want a team of 2, ended", reg.Team, at.epochs, at.idle, at.members, reg.Ended)
+	}
+	if !reg.Retired || reg.Epoch != nil || reg.Idle != nil || reg.Members != nil {
+		t.Errorf("ended region not retired: %+v", reg)
 	}
 	if w := s.Breakdown.Threads[0].Idle; w != 20 {
 		t.Errorf("thread 0 idle %d ns, want 20 (waiting at the barrier from 10 to 30)", w)
@@ -959,5 +964,107 @@ func TestLongRunTimes(t *testing.T) {
 				t.Errorf("task ran %d ns, want %d", d, c.want)
 			}
 		})
+	}
+}
+
+// regionSeen is a pass that notes, at each parallel_end, the sizes and idle
+// times of the region it ends, as they are before Run retires it.
+type regionSeen struct {
+	atEnd map[int32]regionAtEnd
+}
+
+type regionAtEnd struct {
+	epochs, idle, members int
+	topLevel              bool
+	idleNS                []int64
+}
+
+func (p *regionSeen) Before(*sim.Sim, *trace.Event, int, int64) {}
+func (p *regionSeen) Finish(*sim.Sim)                           {}
+func (p *regionSeen) After(s *sim.Sim, e *trace.Event, th int) {
+	if e.Kind != trace.ParallelEnd {
+		return
+	}
+	if p.atEnd == nil {
+		p.atEnd = map[int32]regionAtEnd{}
+	}
+	for r := range s.Regions {
+		if reg := &s.Regions[r]; reg.Ended && !reg.Retired {
+			p.atEnd[int32(r)] = regionAtEnd{len(reg.Epoch), len(reg.Idle), len(reg.Members), reg.TopLevel, append([]int64(nil), reg.Idle...)}
+		}
+	}
+}
+
+// Regions are retired as they end (their per-member arrays released), and
+// TALP's load-balance and scheduling sums are those of the idle times
+// they had at their end.
+func TestRegionsRetiredIdleKept(t *testing.T) {
+	const threads, regions = 3, 5
+	g := newProg(threads)
+	seq := make([]int64, threads) // per thread: its last task id's sequence
+	next := func(th int) int64 { seq[th]++; return id(th, seq[th]) }
+	for th := range threads {
+		g.ev(th, trace.ThreadBegin, 0, map[bool]int64{true: 1, false: 2}[th == 0])
+	}
+	initial := next(0)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, initial, 1, 0, ompt.TaskInitial)
+	for r := range regions {
+		t0 := int64(100 * (r + 1))
+		par := next(0)
+		g.ev(0, trace.ParallelBegin, t0, par, initial, threads, 0, 0)
+		tasks := make([]int64, threads)
+		for th := range threads {
+			tasks[th] = next(th)
+			g.ev(th, trace.ImplicitTaskBegin, t0, par, tasks[th], threads, int64(th), ompt.TaskImplicit)
+		}
+		for th := range threads {
+			// Members arrive at the barrier at different times: idle
+			// differs by thread and by region.
+			from := t0 + 10 + int64(th*(r+1))
+			g.ev(th, trace.SyncBegin, from, ompt.SyncBarrierImplicitParallel, par, tasks[th], 0)
+			g.ev(th, trace.SyncWaitBegin, from, ompt.SyncBarrierImplicitParallel, par, tasks[th])
+			g.ev(th, trace.SyncWaitEnd, t0+50, ompt.SyncBarrierImplicitParallel, par, tasks[th])
+			g.ev(th, trace.SyncEnd, t0+50, ompt.SyncBarrierImplicitParallel, par, tasks[th], 0)
+		}
+		for th := range threads {
+			g.ev(th, trace.ImplicitTaskEnd, t0+60, par, tasks[th], threads, int64(th), ompt.TaskImplicit)
+		}
+		g.ev(0, trace.ParallelEnd, t0+60, par, initial, 0, 0)
+	}
+	end := int64(100 * (regions + 1))
+	g.ev(0, trace.ImplicitTaskEnd, end, 0, initial, 1, 0, ompt.TaskInitial)
+	for th := range threads {
+		g.ev(th, trace.ThreadEnd, end)
+	}
+	s := sim.New(g.proc(), nil, true)
+	var seen regionSeen
+	if err := s.Run(ompt.NewModel(), &seen); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Regions) != regions {
+		t.Fatalf("%d regions, want %d", len(s.Regions), regions)
+	}
+	var lb, sched, in int64
+	for r := range s.Regions {
+		reg := &s.Regions[r]
+		if !reg.Retired || reg.Idle != nil || reg.Epoch != nil || reg.Members != nil {
+			t.Fatalf("region %d not retired: %+v", r, reg)
+		}
+		at, ok := seen.atEnd[int32(r)]
+		if !ok || !at.topLevel || len(at.idleNS) != threads {
+			t.Fatalf("region %d at its end: %+v", r, at)
+		}
+		mn := slices.Min(at.idleNS)
+		for _, v := range at.idleNS {
+			lb, in = lb+v-mn, in+v
+		}
+		sched += threads * mn
+	}
+	tl := s.TALP()
+	if in == 0 || lb == 0 {
+		t.Fatalf("no idle in the regions (%d, load imbalance %d): the test proves nothing", in, lb)
+	}
+	if tl.LB != lb || tl.Sched != sched+tl.ForkJoin || tl.Serial != tl.Idle-in-tl.ForkJoin {
+		t.Errorf("TALP LB %d sched %d serial %d, want %d, %d, %d", tl.LB, tl.Sched, tl.Serial, lb, sched+tl.ForkJoin, tl.Idle-in-tl.ForkJoin)
 	}
 }
