@@ -118,8 +118,8 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			r.PredEvent.Set(int(k), p.event)
 		}
 	}
-	nodePred := func(v int32) pred {
-		return pred{time: times[v], proc: rank[m.ProcOf(v)], thread: m.ThreadOf(v), event: m.EventOf(v), kind: m.Kind[v], ok: true}
+	nodePred := func(i, v int32) pred { // v of local process i
+		return pred{time: times[v], proc: rank[i], thread: m.ThreadOf(v), event: m.EventOf(v), kind: m.Kind[v], ok: true}
 	}
 	send := func(bufs [][]byte, from int32, p *pred) {
 		for _, e := range g.Outs(from) {
@@ -133,34 +133,31 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		}
 	}
 	for _, sp := range m.SelfPairs {
-		p := nodePred(sp[0])
+		p := nodePred(m.ProcOf(sp[0]), sp[0])
 		deliver(sp[1], &p)
 	}
 	var lerr error
+	arrived := make([]bool, g.Slots())
 	receive := func(recv [][]byte) {
 		for q, buf := range recv {
-			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
-			for ; len(buf) > 0 && lerr == nil; buf = buf[predRecSize:] {
-				if len(buf) < predRecSize {
-					lerr = fmt.Errorf("rank %d: graph: truncated edge record from rank %d", c.Rank(), q)
-					break
-				}
-				k, p := decodePred(buf)
-				if k >= uint32(cnt) || g.slotOut[base+int32(k)] {
-					lerr = fmt.Errorf("rank %d: graph: rank %d sent a timestamp for edge %d, not an input here", c.Rank(), q, k)
-					break
-				}
-				deliver(g.slotNode[base+int32(k)], &p)
+			lerr = g.eachArrival(comm.Msg{Peer: q, Buf: buf}, predRecSize, false, arrived, func(s int32, rec []byte) {
+				p := decodePred(rec)
+				deliver(g.slotNode[s], &p)
+			})
+			if lerr != nil {
+				break
 			}
 		}
 	}
 	for round := 0; round < 2; round++ {
 		bufs := make([][]byte, c.Size())
 		if round == 0 {
-			for v := int32(0); v < first; v++ {
-				if m.Role[v] == RoleSend {
-					p := nodePred(v)
-					send(bufs, v, &p)
+			for i := range int32(len(m.Procs)) {
+				for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+					if m.Role[v] == RoleSend {
+						p := nodePred(i, v)
+						send(bufs, v, &p)
+					}
 				}
 			}
 		} else {
@@ -253,9 +250,11 @@ func encodePred(buf []byte, k uint32, p *pred) []byte {
 	return append(buf, byte(p.kind))
 }
 
-func decodePred(buf []byte) (uint32, pred) {
+// decodePred reads the predecessor of a record (its slot index, first, is
+// eachArrival's).
+func decodePred(buf []byte) pred {
 	le := binary.LittleEndian
-	return le.Uint32(buf), pred{
+	return pred{
 		time: int64(le.Uint64(buf[4:])), proc: int32(le.Uint32(buf[12:])), thread: int32(le.Uint32(buf[16:])),
 		event: int64(le.Uint64(buf[20:])), kind: trace.Kind(buf[28]), ok: true,
 	}
@@ -299,6 +298,7 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 		}
 	}
 	v := make([]int64, cols)
+	arrived := make([]bool, g.Slots())
 	for round := 0; round < 2; round++ {
 		bufs := make([][]byte, c.Size())
 		for u := int32(0); u < n; u++ {
@@ -316,21 +316,14 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 		}
 		var lerr error
 		for q, buf := range recv {
-			base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
-			if len(buf)%esz != 0 {
-				lerr = fmt.Errorf("rank %d: graph: census message of %d bytes from rank %d", c.Rank(), len(buf), q)
-				break
-			}
-			for ; len(buf) > 0; buf = buf[esz:] {
-				k := le.Uint32(buf)
-				if k >= uint32(cnt) || g.slotOut[base+int32(k)] {
-					lerr = fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d, not an input here", c.Rank(), q, k)
-					break
-				}
+			lerr = g.eachArrival(comm.Msg{Peer: q, Buf: buf}, esz, false, arrived, func(s int32, rec []byte) {
 				for i := range v {
-					v[i] = int64(le.Uint64(buf[4+8*i:]))
+					v[i] = int64(le.Uint64(rec[4+8*i:]))
 				}
-				deliver(g.slotNode[base+int32(k)], v)
+				deliver(g.slotNode[s], v)
+			})
+			if lerr != nil {
+				break
 			}
 		}
 		if err := comm.Agree(c, lerr); err != nil {

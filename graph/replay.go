@@ -737,12 +737,14 @@ func (r *replayer) arrive(s int32, rec []byte) {
 // k among m.Peer's, then the value and whatever follows), against this
 // rank's slots: k in range, the local end an output (out) or an input, no
 // value before. It marks each slot arrived and calls fn with it and its
-// record; the first bad record ends the message and is returned.
+// record; the first bad record ends the message and is returned. The
+// replays and the exchanges along the edges (ExchangeEdges, PropagateMax)
+// all read their peers' records through it.
 func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func(s int32, rec []byte)) error {
 	q, buf := m.Peer, m.Buf
 	base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
 	if len(buf)%esz != 0 {
-		return fmt.Errorf("rank %d: graph: replay message of %d bytes from rank %d", g.rank, len(buf), q)
+		return fmt.Errorf("rank %d: graph: message of %d bytes along the edges from rank %d, not a whole number of %d-byte records", g.rank, len(buf), q, esz)
 	}
 	for ; len(buf) > 0; buf = buf[esz:] {
 		k := binary.LittleEndian.Uint32(buf)
