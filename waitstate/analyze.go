@@ -65,8 +65,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	proc := 0 // of the last node in a call: nodes come in order
 	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
 		if a.call[n] >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
-			// The first process whose nodes end after n.
-			proc, _ = slices.BinarySearch(m.ProcNodes[1:], n+1)
+			proc = int(m.ProcOf(n))
 		}
 		t := a.enter(proc, n)
 		v[0], v[1] = t, math.MinInt64
