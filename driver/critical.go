@@ -270,6 +270,7 @@ func (r *run) criticalPath() error {
 	for _, pg := range r.cp {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 	}
+	r.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
 	lp, err := graph.LongestPathsOf(r.c, dag, weight, key, false)
 	if err != nil {
 		return err
@@ -280,45 +281,24 @@ func (r *run) criticalPath() error {
 		return err
 	}
 	summary := r.pathSummary(steps, weight, bases)
-	// T1, and EF less the weight at each task's first fragment for the
-	// slack below: the forward values are dropped before the backward
-	// replay, so the two never coexist in full.
-	var t1 int64
-	slots := 0
-	for _, pg := range r.cp {
-		slots += pg.taskW.Len()
+	lp.Arg = nil // walked
+	// A task has zero slack (it could not start any later without
+	// lengthening the run) when its first fragment lies on a longest
+	// path. The backward replay marks those nodes from the forward values
+	// alone, in their array: no backward lengths, and no copy of the
+	// forward values at the tasks' first fragments.
+	span := lp.Span
+	on, err := graph.OnLongestPaths(r.c, dag, weight, lp)
+	if err != nil {
+		return err
 	}
-	efFirst := make([]int64, 0, slots)
+	var t1, zero int64
 	for i, pg := range r.cp {
 		f := pg.frags
 		t1 += f.Work
 		pg.eachRan(func(t int32, _ int64) {
-			if first := f.FirstOf(t); first >= 0 {
-				v := bases[i] + first
-				efFirst = append(efFirst, lp.EF[v]-weight(v))
-			}
-		})
-	}
-	span, order := lp.Span, lp.Order
-	lp = nil
-	r.collectDropped(nodes) // the forward values: the backward replay's take their pages
-	bl, err := graph.BackLengths(r.c, dag, weight, order)
-	if err != nil {
-		return err
-	}
-	// A task's slack: how much longer it could start late without
-	// lengthening the run, the span less the longest path through its
-	// first fragment (which continues through the task).
-	var zero int64
-	k := 0
-	for i, pg := range r.cp {
-		f := pg.frags
-		pg.eachRan(func(t int32, _ int64) {
-			if first := f.FirstOf(t); first >= 0 {
-				if span-(efFirst[k]+bl[bases[i]+first]) == 0 {
-					zero++
-				}
-				k++
+			if first := f.FirstOf(t); first >= 0 && on.On(bases[i]+first) {
+				zero++
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"fmt"
 	"math"
 	"slices"
 
@@ -125,6 +126,49 @@ func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, err
 		return nil, err
 	}
 	return bw.Values, nil
+}
+
+// OnLongest tells, per local node, whether it lies on a longest path
+// (OnLongestPaths).
+type OnLongest struct{ starts []int64 }
+
+// On reports whether local node n lies on some longest path of the DAG.
+func (o OnLongest) On(n int32) bool { return o.starts[n] != notOnPath }
+
+// notOnPath is a node's value in OnLongestPaths' replay when it lies on no
+// longest path: larger than any start, so the min over outputs ignores it.
+const notOnPath = math.MaxInt64
+
+// OnLongestPaths marks the nodes that lie on a longest path, from the
+// forward values alone: a node does when its EF is the span, or when some
+// output (or its chain successor) does and starts exactly at the node's EF
+// (a tight edge). That is EF + BL − w == span without BL: on any path from
+// a node, each output starts no earlier than the node's EF, so the path's
+// tail weighs span − EF exactly when every edge of it is tight and it ends
+// at the span. It runs ReplayInReverse in the order lp recorded (a DAG
+// built OutsOnly), each node's value the start of its longest path
+// through it (EF − w) or notOnPath, written over lp.EF: the forward values
+// are consumed (lp.EF is nil afterwards), and no second array of a value a
+// node is made. It is collective.
+func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest) (OnLongest, error) {
+	ef, span := lp.EF, lp.Span
+	if int64(len(ef)) != int64(g.Len()) {
+		return OnLongest{}, fmt.Errorf("graph: %d forward values for %d nodes", len(ef), g.Len())
+	}
+	lp.EF = nil
+	res, err := ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, Into: ef, Eval: func(n int32, x Input) int64 {
+		// ef[n] is still the node's EF: the replay writes a node's value
+		// after its Eval, and reads only values of nodes already evaluated.
+		f := ef[n]
+		if f == span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
+			return f - weight(n)
+		}
+		return notOnPath
+	}})
+	if err != nil {
+		return OnLongest{}, err
+	}
+	return OnLongest{starts: res.Values}, nil
 }
 
 // PathStep is one node of the critical path as the rank owning it saw it:

@@ -115,6 +115,22 @@ func TestLongestPathsAndWalk(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			if outsOnly {
+				// The marks from the forward values alone, which they
+				// consume, agree with EF + BL − w == span.
+				on, err := OnLongestPaths(c, dag, func(n int32) int64 { return w[n] }, lp)
+				if err != nil {
+					return err
+				}
+				if lp.EF != nil {
+					t.Errorf("it %d: OnLongestPaths left the forward values", it)
+				}
+				for i, n := range part.global {
+					if on.On(int32(i)) != onCP[n] {
+						t.Errorf("it %d node %d: OnLongestPaths says %v, EF + BL − w == span says %v", it, n, on.On(int32(i)), onCP[n])
+					}
+				}
+			}
 			mu.Lock()
 			for _, s := range st {
 				steps[s.Depth] = part.global[s.Node]

@@ -50,6 +50,11 @@ type ReplayOptions struct {
 	// RecordOrder keeps the order in which this rank evaluated its nodes,
 	// superstep by superstep (Result.Order), for ReplayInReverse.
 	RecordOrder bool
+	// Into, for ReplayInReverse, is where the values are written (its
+	// length the DAG's nodes) instead of a new array: Eval may read a
+	// node's own entry, which holds what the caller put there until the
+	// node is evaluated (OnLongestPaths reads the forward values there).
+	Into []int64
 	// ConsumeCounts lets a backward replay of a DAG built InsOnly count
 	// down the DAG's own output counts, or a forward replay of one built
 	// OutsOnly its input counts, instead of a copy (4 bytes a node less);
@@ -152,6 +157,9 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	if g.inOff == nil && !g.OutsOnly() {
 		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
+	}
+	if o.Into != nil {
+		return nil, errors.New("graph: Replay writes its own values (Into is ReplayInReverse's)")
 	}
 	n := g.Len()
 	r := &replayer{c: c, g: g, o: &o, esz: 12,
@@ -306,6 +314,8 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		return nil, errors.New("graph: ReplayInReverse computes values only")
 	case o.NoChains != ord.noChains:
 		return nil, errors.New("graph: ReplayInReverse must follow the chains as the forward replay did")
+	case o.Into != nil && int64(len(o.Into)) != int64(n):
+		return nil, fmt.Errorf("graph: ReplayInReverse into %d values for %d nodes", len(o.Into), n)
 	}
 	// In-slots by the superstep whose value they received, the one whose
 	// reverse must have their node's value.
@@ -327,7 +337,10 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			fill[t]++
 		}
 	}
-	vals := make([]int64, n)
+	vals := o.Into
+	if vals == nil {
+		vals = make([]int64, n)
+	}
 	slotVal := make([]int64, g.Slots())
 	arrived := make([]bool, g.Slots())
 	chained := g.chained
