@@ -69,14 +69,16 @@ type Options struct {
 	Stats *RunStats
 	// MemoryLimit is the memory this rank may use, in bytes (0: no
 	// limit). A rank whose processes would not fit keeps no events in
-	// memory and reads them from the files on every pass (LoadOptions.
-	// Stream); Notice says so on rank 0.
+	// memory even with HoldEvents (Notice says so on rank 0).
 	MemoryLimit int64
-	// Stream makes every rank read its events from the files on every
-	// pass instead of holding them (what MemoryLimit chooses for a rank
-	// whose traces would not fit): about the traces' bytes less memory,
-	// a few percent more time, the files read twice.
-	Stream bool
+	// HoldEvents keeps each process's encoded events in memory from the
+	// load to its simulation (about the traces' bytes) instead of reading
+	// them from the files again on the passes after the load (LoadOptions.
+	// Stream, the default): each file is read once, for that memory, which
+	// the peak pays in full (the simulation starts with every process's
+	// events held). Worth it where a second read is slow, say a parallel
+	// file system whose pages the node evicted.
+	HoldEvents bool
 	// Notice, when set, receives on rank 0 what the user should know about
 	// how the analysis runs (not what it found).
 	Notice func(string)
@@ -257,7 +259,10 @@ type run struct {
 	// archive is the OTF2 archive this rank's processes come from, opened
 	// at the first of them (nil for a ptrace trace).
 	archive *otf2.Archive
-	rep     *report.Report // rank 0 only
+	// overLimit: this rank's traces would not fit its memory limit held in
+	// memory (load), so it streams them even if asked to hold them.
+	overLimit bool
+	rep       *report.Report // rank 0 only
 	// costKey names the tasks' cost attribute if the trace has one.
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
@@ -360,8 +365,9 @@ func (r *run) load() error {
 		owned += r.dir.Files[i].Bytes
 	}
 	tooBig := r.opts.MemoryLimit > 0 && owned*BytesPerTraceByte > r.opts.MemoryLimit
-	stream := r.opts.Stream || tooBig
-	if tooBig && !r.opts.Stream && r.c.Rank() == 0 && r.opts.Notice != nil {
+	stream := !r.opts.HoldEvents || tooBig
+	r.overLimit = tooBig
+	if tooBig && r.opts.HoldEvents && r.c.Rank() == 0 && r.opts.Notice != nil {
 		r.opts.Notice(fmt.Sprintf("rank 0's %s of trace need about %s in memory, over its limit of %s: reading events from disk on every pass (--memory-limit)",
 			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
 	}

@@ -42,37 +42,40 @@ func runOpts(t *testing.T, opts driver.Options, k int) ([]byte, *driver.RunStats
 	return buf.Bytes(), &st
 }
 
-// TestStreamingSameReport: a memory limit too small for the trace, or
-// Options.Stream, makes every rank read its events from disk on each pass;
-// the report is the same, byte for byte, and the notice says why when the
-// limit chose it.
+// TestStreamingSameReport: by default, or with HoldEvents under a memory
+// limit too small for the trace, every rank reads its events from disk on
+// each pass; the report is the events held in memory's, byte for byte,
+// and the notice says why when the limit chose it.
 func TestStreamingSameReport(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 5, Seed: 4, SkewNS: 50_000, DriftPPM: 20, LatencyNS: 500})
-	want, _ := runOpts(t, driver.Options{Dir: dir}, 2)
 	var notice string
-	got, _ := runOpts(t, driver.Options{Dir: dir, MemoryLimit: 1, Notice: func(s string) { notice = s }}, 2)
+	want, _ := runOpts(t, driver.Options{Dir: dir, HoldEvents: true, Notice: func(s string) { notice = s }}, 2)
+	if notice != "" {
+		t.Fatalf("notice %q for events held without a limit", notice)
+	}
+	got, _ := runOpts(t, driver.Options{Dir: dir, HoldEvents: true, MemoryLimit: 1, Notice: func(s string) { notice = s }}, 2)
 	if !bytes.Equal(want, got) {
 		t.Fatal("the report read from disk differs from the one held in memory")
 	}
 	if notice == "" {
-		t.Fatal("streaming without a notice")
+		t.Fatal("streaming without a notice when the limit chose it")
 	}
-	// Asked for (--stream): the same report, and no notice (the user
-	// chose it).
+	// The default: the same report, and no notice (nothing changed the
+	// user's choice).
 	notice = ""
-	got, _ = runOpts(t, driver.Options{Dir: dir, Stream: true, Notice: func(s string) { notice = s }}, 2)
+	got, _ = runOpts(t, driver.Options{Dir: dir, Notice: func(s string) { notice = s }}, 2)
 	if !bytes.Equal(want, got) {
-		t.Fatal("the report with Stream differs from the one held in memory")
+		t.Fatal("the report streamed by default differs from the one held in memory")
 	}
 	if notice != "" {
-		t.Fatalf("notice %q for a stream the user asked for", notice)
+		t.Fatalf("notice %q for the default", notice)
 	}
 }
 
-// TestStreamRereadsFiles: with Stream, a rank keeps no events after the
-// load and reads them again from the files, so a file removed after the
-// load fails the analysis with its name; held in memory, the same run
-// does not read it again and succeeds.
+// TestStreamRereadsFiles: streaming (the default), a rank keeps no events
+// after the load and reads them again from the files, so a file removed
+// after the load fails the analysis with its name; held in memory
+// (HoldEvents), the same run does not read it again and succeeds.
 func TestStreamRereadsFiles(t *testing.T) {
 	src, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 2, Events: 20_000, Seed: 3})
 	for _, stream := range []bool{false, true} {
@@ -82,7 +85,7 @@ func TestStreamRereadsFiles(t *testing.T) {
 		}
 		victim := filepath.Join(dir, trace.FileName(1))
 		err := inproc.Run(1, func(c comm.Comm) error {
-			_, err := driver.Run(c, driver.Options{Dir: dir, Stream: stream, AfterPhase: func(_ int, phase string) {
+			_, err := driver.Run(c, driver.Options{Dir: dir, HoldEvents: !stream, AfterPhase: func(_ int, phase string) {
 				if phase == "load" {
 					os.Remove(victim)
 				}
@@ -121,11 +124,11 @@ func TestPeakHeapBound(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	for _, c := range []struct {
 		name  string
-		limit int64
+		hold  bool
 		bound float64
-	}{{"in memory", 0, 4.5}, {"streaming", 1, 3.5}} {
+	}{{"in memory", true, 4.5}, {"streaming", false, 3.5}} {
 		runtime.GC()
-		_, st := runOpts(t, driver.Options{Dir: dir, MemoryLimit: c.limit}, 1)
+		_, st := runOpts(t, driver.Options{Dir: dir, HoldEvents: c.hold}, 1)
 		ratio := float64(st.PeakHeap[0]) / float64(res.Bytes)
 		t.Logf("%s: %d events, %d bytes, peak heap %d bytes = %.1f× the trace", c.name, res.Events, res.Bytes, st.PeakHeap[0], ratio)
 		if ratio > c.bound {

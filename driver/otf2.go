@@ -37,9 +37,10 @@ const otf2Format = "otf2"
 
 // loadProcess loads process i of the trace. An OTF2 process is converted in
 // memory and loaded from the bytes; the rank opens the archive once for all
-// its processes (its global definitions list every location). Streaming
-// from disk (--memory-limit) rereads a ptrace file on every pass; a
-// converted process has none, so it stays in memory and the process says so.
+// its processes (its global definitions list every location). A ptrace
+// file is read again on the passes after the load (unless HoldEvents); a
+// converted process has no file to read again, so it stays in memory, and
+// says so when the memory limit would have had it streamed.
 func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error) {
 	path := r.dirPath(i)
 	if !r.dir.OTF2 {
@@ -57,14 +58,13 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	stream := opts.Stream
 	opts.Stream = false
 	p, err := trace.LoadProcessReader(&buf, path+" (converted from OTF2)", opts)
 	if err != nil {
 		return nil, err
 	}
 	p.Warnings = append(p.Warnings, st.Warnings...)
-	if stream {
+	if r.overLimit {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: OTF2 input is converted in memory; --memory-limit cannot stream it from disk", path))
 	}
 	return p, nil

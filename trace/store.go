@@ -43,8 +43,11 @@ type Process struct {
 	// start, whatever the order of the threads' chunks in the file.
 	commLog                     bool
 	commBytes, payload, commCap int64
-	commShift                   uint // the log's bound: (file bytes) >> commShift
 }
+
+// commLogShift bounds the communication logs: a quarter of the file's
+// bytes (file bytes >> commLogShift), past which the matching decodes.
+const commLogShift = 2
 
 // ThreadEvents is one thread's events, in encoded chunks.
 type ThreadEvents struct {
@@ -220,14 +223,7 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		// from here, and the next load resets them.
 		defer func() { lb.br, lb.scratch = r.r, r.scratch }()
 	}
-	p := &Process{File: path, Header: r.Header(), commLog: true, commCap: size, commShift: 2}
-	if opts.Stream {
-		// An eighth of the file: version 3 files are 40 % smaller than
-		// version 2's for the same events (task_schedule's ids), the log
-		// is not, and a sixteenth made a stencil trace's matching decode
-		// its events a third time.
-		p.commShift = 3
-	}
+	p := &Process{File: path, Header: r.Header(), commLog: true, commCap: size}
 	a := arena{block: arenaBlock(size)}
 	if opts.Stream && size == 0 {
 		return nil, fmt.Errorf("%s: streaming needs a regular file", path)
@@ -361,7 +357,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		if p.commLog {
 			if !comm {
 				te.comm.other(e.Time)
-			} else if p.commBytes += int64(te.comm.add(te.N+int64(i), e)); p.commBytes > max(p.payload, p.commCap)>>p.commShift+4<<10 {
+			} else if p.commBytes += int64(te.comm.add(te.N+int64(i), e)); p.commBytes > max(p.payload, p.commCap)>>commLogShift+4<<10 {
 				p.DropCommLog() // mostly communication: the matching decodes it
 			}
 		}

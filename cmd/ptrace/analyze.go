@@ -76,8 +76,13 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far, to stderr")
-	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); a rank whose share is too small for its traces reads events from disk on every pass")
-	f.BoolVar(&af.opts.Stream, "stream", false, "read events from the trace files on every pass instead of holding them in memory: less memory by about the traces' size, a few percent more time")
+	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
+	f.BoolVar(&af.opts.HoldEvents, "hold-events", false, "keep the traces' events in memory from the load to the simulation instead of reading the files again: each file read once, for about the traces' size more memory (unless --memory-limit says they do not fit)")
+	// The default since the events stopped being held (kept so that
+	// scripts that asked for it still run).
+	var stream bool
+	f.BoolVar(&stream, "stream", true, "read events from the trace files on every pass (the default; see --hold-events)")
+	f.MarkHidden("stream")
 	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
 	f.StringVar(&af.memProfile, "memprofile", "", "write rank 0's live heap after each phase to PREFIX.PHASE.pprof (go tool pprof)")
 	f.MarkHidden("cpuprofile")
