@@ -60,25 +60,30 @@ func (r *run) taskGraph() (*report.Graph, error) {
 			tasks++
 		}
 		// The dependence pairs of tasks that ran, without repeats, become
-		// the graph's edges, packed like the task pairs they come from;
-		// the same pass makes the fragment DAG's (criticalPath): the
-		// predecessor's last fragment before the successor's first.
-		maps := []edgeMap{func(p, s sim.Task) (int32, int32, bool) {
+		// the graph's edges. Mostly that is every pair as the simulation
+		// packed them: then the builder reads them in place, and the
+		// fragment DAG's pairs are made from them after this graph is
+		// gone (fragDepsOf), so the two lists are not both held while it
+		// is built. Otherwise one pass makes both lists.
+		tg := func(p, s sim.Task) (int32, int32, bool) {
 			return p, s, didRun(i, p) && didRun(i, s)
-		}}
-		if f := pg.frags; f != nil {
-			maps = append(maps, func(p, s sim.Task) (int32, int32, bool) {
-				a, c := f.LastOf(p), f.FirstOf(s)
-				return a, c, a >= 0 && c >= 0
-			})
 		}
-		lists := uniqueDeps(pg.deps, pg.taskW.Len(), maps...)
-		b.AddPairs(lists[0], bases[i])
-		edges += int64(lists[0].Len())
-		pg.deps = packed.Pairs{}
-		if len(lists) > 1 {
-			pg.fragDeps = lists[1]
-			pg.frags.DropLast()
+		if keepsAll(pg.deps, pg.taskW.Len(), tg) {
+			b.AddPairs(pg.deps, bases[i])
+			edges += int64(pg.deps.Len())
+		} else {
+			maps := []edgeMap{tg}
+			if f := pg.frags; f != nil {
+				maps = append(maps, fragEdges(f))
+			}
+			lists := uniqueDeps(pg.deps, pg.taskW.Len(), maps...)
+			b.AddPairs(lists[0], bases[i])
+			edges += int64(lists[0].Len())
+			pg.deps = packed.Pairs{}
+			if len(lists) > 1 {
+				pg.fragDeps = lists[1]
+				pg.frags.DropLast()
+			}
 		}
 	}
 	// Remote dependences: a latency node on the successor's side, weighing
@@ -267,6 +272,41 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 // leaves it out (a task that never ran has no node).
 type edgeMap func(pred, succ sim.Task) (a, b int32, ok bool)
 
+// fragEdges maps a dependence onto the fragment DAG: the predecessor's
+// last fragment before the successor's first.
+func fragEdges(f *sim.Frags) edgeMap {
+	return func(p, s sim.Task) (int32, int32, bool) {
+		a, c := f.LastOf(p), f.FirstOf(s)
+		return a, c, a >= 0 && c >= 0
+	}
+}
+
+// fragDepsOf returns the fragment DAG's dependence pairs of pg: those the
+// task graph made, or, when it read the simulation's pairs in place, made
+// from them now. The task pairs and the tasks' last fragments are dropped.
+func (pg *procGraph) fragDepsOf() packed.Pairs {
+	if pg.deps.Len() > 0 && pg.frags != nil {
+		pg.fragDeps = uniqueDeps(pg.deps, pg.taskW.Len(), fragEdges(pg.frags))[0]
+		pg.frags.DropLast()
+	}
+	pg.deps = packed.Pairs{}
+	fd := pg.fragDeps
+	pg.fragDeps = packed.Pairs{}
+	return fd
+}
+
+// keepsAll reports whether uniqueDeps would keep every pair of deps
+// through m: no pair repeats an earlier one, and m keeps each.
+func keepsAll(deps packed.Pairs, tasks int, m edgeMap) bool {
+	n := 0
+	eachUnique(deps, tasks, func(p, s sim.Task) {
+		if _, _, ok := m(p, s); ok {
+			n++
+		}
+	}, func() { n = 0 })
+	return n == deps.Len()
+}
+
 // uniqueDeps maps every dependence edge of deps, in order, but those that
 // repeat an earlier one (a task reached through two dependence addresses of
 // the same predecessor), through each of maps, and packs the edges each
@@ -282,13 +322,28 @@ func uniqueDeps(deps packed.Pairs, tasks int, maps ...edgeMap) []packed.Pairs {
 	for k := range out {
 		out[k].Grow(deps.Len(), 3)
 	}
-	keep := func(p, s sim.Task) {
+	eachUnique(deps, tasks, func(p, s sim.Task) {
 		for k, m := range maps {
 			if a, b, ok := m(p, s); ok {
 				out[k].Append(a, b)
 			}
 		}
+	}, func() {
+		for k := range out {
+			out[k] = packed.Pairs{}
+		}
+	})
+	for k := range out {
+		out[k].Trim()
 	}
+	return out
+}
+
+// eachUnique calls fn for every pair of deps, in order, but those that
+// repeat an earlier one (uniqueDeps). Should the streaming check give up
+// (a successor's pairs in two runs, or a run too long), it calls restart
+// and then fn again for every pair kept, found by a sort.
+func eachUnique(deps packed.Pairs, tasks int, fn func(p, s sim.Task), restart func()) {
 	seen := make([]uint64, (tasks+63)/64) // successors whose run began
 	run := make([]sim.Task, 0, maxRun)    // predecessors of the current run so far
 	cur, apart := sim.NoTask, true
@@ -311,24 +366,19 @@ func uniqueDeps(deps packed.Pairs, tasks int, maps ...edgeMap) []packed.Pairs {
 			run, cur = run[:0], s
 		}
 		run = append(run, p)
-		keep(p, s)
+		fn(p, s)
 	})
-	if !apart {
-		for k := range out {
-			out[k] = packed.Pairs{}
-		}
-		all := make([][2]sim.Task, 0, deps.Len())
-		deps.Each(func(p, s sim.Task) { all = append(all, [2]sim.Task{p, s}) })
-		for k, dup := range sortedDuplicates(all) {
-			if !dup {
-				keep(all[k][0], all[k][1])
-			}
+	if apart {
+		return
+	}
+	restart()
+	all := make([][2]sim.Task, 0, deps.Len())
+	deps.Each(func(p, s sim.Task) { all = append(all, [2]sim.Task{p, s}) })
+	for k, dup := range sortedDuplicates(all) {
+		if !dup {
+			fn(all[k][0], all[k][1])
 		}
 	}
-	for k := range out {
-		out[k].Trim()
-	}
-	return out
 }
 
 // maxRun is the longest run of one successor's distinct predecessors

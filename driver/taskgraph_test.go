@@ -57,5 +57,14 @@ func TestDuplicates(t *testing.T) {
 		if !slices.Equal(even, wantEven) {
 			t.Fatalf("trial %d: second map %v, want %v", trial, even, wantEven)
 		}
+		// keepsAll: whether the task graph may read the pairs in place.
+		all := func(a, b sim.Task) (int32, int32, bool) { return a, b, true }
+		evens := func(a, b sim.Task) (int32, int32, bool) { return a, b, b%2 == 0 }
+		if k := keepsAll(p, tasks, all); k != (len(want) == len(deps)) {
+			t.Fatalf("trial %d: keepsAll %v with %d of %d pairs kept", trial, k, len(want), len(deps))
+		}
+		if k := keepsAll(p, tasks, evens); k != (len(wantEven) == len(deps)) {
+			t.Fatalf("trial %d: keepsAll of the even successors %v with %d of %d pairs kept", trial, k, len(wantEven), len(deps))
+		}
 	}
 }
