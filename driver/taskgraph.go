@@ -167,7 +167,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	var rootBL []int64
 	for i, pg := range r.cp {
 		for t := range int32(pg.taskW.Len()) {
-			if n := bases[i] + t; didRun(i, t) && len(dag.Ins(n)) == 0 {
+			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
 				rootBL = append(rootBL, bl[n])
 			}
 		}

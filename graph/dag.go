@@ -48,7 +48,9 @@ func (e Entry) Slot() (int32, bool) { return int32(^e), e < 0 && e != NoEntry }
 //     BuildOptions.InsOnly has the inputs' side alone and each node's
 //     output count (a backward replay of values needs no more), one built
 //     OutsOnly the outputs' side alone and each node's input count (a
-//     forward replay that pushes values, then ReplayInReverse);
+//     forward replay that pushes values, then ReplayInReverse), that side
+//     packed as varints of the entries' distance from their node (1–2
+//     bytes an entry on a trace's graphs instead of 4);
 //   - remote slots grouped by peer rank: slot peerBase[q]+k is the k-th edge
 //     between this rank and rank q, in an order both ranks agree on, so
 //     values cross ranks as (k, value) pairs without node ids.
@@ -62,8 +64,13 @@ type DAG struct {
 	in         []Entry
 	outOff     []int32
 	out        []Entry
-	outDeg     []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
-	inDeg      []int32 // built OutsOnly: each node's number of inputs (inOff, in nil)
+	// inPk or outPk hold the one side of a DAG built InsOnly or OutsOnly,
+	// packed (packedadj.go), instead of in or out; packed counts its
+	// entries.
+	inPk, outPk []byte
+	packed      int64
+	outDeg      []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
+	inDeg       []int32 // built OutsOnly: each node's number of inputs (inOff, in nil)
 	// consumed is set once a replay counted down outDeg (backward) or
 	// inDeg (forward) (ReplayOptions.ConsumeCounts): no replay in that
 	// direction can run again.
@@ -85,10 +92,7 @@ func (g *DAG) Rank() int { return g.rank }
 // Ins returns the explicit inputs of n (edges into n); a DAG built
 // OutsOnly has none to give (see InDegree).
 func (g *DAG) Ins(n int32) []Entry {
-	if g.inOff == nil {
-		return nil
-	}
-	return g.in[g.inOff[n]:g.inOff[n+1]]
+	return g.insOf(n, nil)
 }
 
 // InDegree returns the number of explicit inputs of n (0 once DropInputs
@@ -100,16 +104,16 @@ func (g *DAG) InDegree(n int32) int32 {
 		}
 		return g.inDeg[n]
 	}
+	if g.inPk != nil {
+		return countEntries(g.inPk[g.inOff[n]:g.inOff[n+1]])
+	}
 	return g.inOff[n+1] - g.inOff[n]
 }
 
 // Outs returns the explicit outputs of n (edges out of n); a DAG built
 // InsOnly has none to give (see OutDegree).
 func (g *DAG) Outs(n int32) []Entry {
-	if g.outOff == nil {
-		return nil
-	}
-	return g.out[g.outOff[n]:g.outOff[n+1]]
+	return g.outsOf(n, nil)
 }
 
 // OutDegree returns the number of explicit outputs of n.
@@ -117,13 +121,16 @@ func (g *DAG) OutDegree(n int32) int32 {
 	if g.outOff == nil {
 		return g.outDeg[n]
 	}
+	if g.outPk != nil {
+		return countEntries(g.outPk[g.outOff[n]:g.outOff[n+1]])
+	}
 	return g.outOff[n+1] - g.outOff[n]
 }
 
 // DropInputs frees the inputs' adjacency once no replay will run on g
 // (Replay refuses it then); Outs, OutDegree and the slots stay, which is
 // what the exchanges along the edges read (ExchangeEdges, PropagateMax).
-func (g *DAG) DropInputs() { g.in, g.inOff, g.inDeg = nil, nil, nil }
+func (g *DAG) DropInputs() { g.in, g.inPk, g.inOff, g.inDeg = nil, nil, nil, nil }
 
 // InsOnly reports whether g was built without its outputs' adjacency.
 func (g *DAG) InsOnly() bool { return g.outOff == nil }
@@ -154,8 +161,13 @@ func (g *DAG) Edges() int64 {
 			ins++
 		}
 	}
-	if g.inOff == nil { // OutsOnly, or inputs dropped: the outputs' side
+	switch {
+	case g.inOff == nil && g.outPk != nil: // OutsOnly
+		return g.packed + ins
+	case g.inOff == nil: // inputs dropped: the outputs' side
 		return int64(len(g.out)) + ins
+	case g.inPk != nil: // InsOnly
+		return g.packed + int64(len(g.slotNode)) - ins
 	}
 	return int64(len(g.in)) + int64(len(g.slotNode)) - ins
 }
@@ -186,6 +198,15 @@ type edgeSeg struct {
 	src, dst []int32
 	packed   packed.Pairs
 	base     int32
+}
+
+// localEdges returns the number of edges between nodes of this rank.
+func (b *Builder) localEdges() int64 {
+	var k int64
+	for i := range b.segs {
+		k += int64(len(b.segs[i].src)) + int64(b.segs[i].packed.Len())
+	}
+	return k
 }
 
 // each calls f for every edge of the run, in order.
@@ -509,18 +530,30 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 	}
 	// CSR in both directions (or the inputs' and the output counts):
-	// local edges in declaration order, then slots.
+	// local edges in declaration order, then slots. The one side of a DAG
+	// built InsOnly or OutsOnly is packed (packedadj.go): its counts are
+	// bytes, and the other side's stay entries.
 	b.seal()
+	packIns, packOuts := opts.InsOnly, opts.OutsOnly
 	g.inOff = make([]int32, n+1)
 	outCnt := make([]int32, n+1) // outCnt[v+1]: outputs of v, then offsets
+	count := func(s, d int32) {
+		if packOuts {
+			outCnt[s+1] += entryLen(s, Entry(d))
+		} else {
+			outCnt[s+1]++
+		}
+		if packIns {
+			g.inOff[d+1] += entryLen(d, Entry(s))
+		} else {
+			g.inOff[d+1]++
+		}
+	}
 	var verr error
 	for k := range b.segs {
 		sg := &b.segs[k]
 		if sg.packed.Len() == 0 {
-			sg.each(func(s, d int32) {
-				outCnt[s+1]++
-				g.inOff[d+1]++
-			})
+			sg.each(count)
 			continue
 		}
 		sg.packed.Each(func(s, d int32) {
@@ -530,20 +563,29 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 				}
 				return
 			}
-			outCnt[sg.base+s+1]++
-			g.inOff[sg.base+d+1]++
+			count(sg.base+s, sg.base+d)
 		})
 	}
 	if err := comm.Agree(c, verr); err != nil {
 		return nil, err
 	}
+	var slotIns int64
 	for s, v := range g.slotNode {
-		if g.slotOut[s] {
+		e := Entry(^int32(s))
+		switch {
+		case g.slotOut[s] && packOuts:
+			outCnt[v+1] += entryLen(v, e)
+		case g.slotOut[s]:
 			outCnt[v+1]++
-		} else {
+		case packIns:
+			g.inOff[v+1] += entryLen(v, e)
+			slotIns++
+		default:
 			g.inOff[v+1]++
+			slotIns++
 		}
 	}
+	local := b.localEdges()
 	if opts.InsOnly {
 		g.outDeg = outCnt[1:]
 	} else {
@@ -551,14 +593,24 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		for i := int32(0); i < n; i++ {
 			g.outOff[i+1] += g.outOff[i]
 		}
-		g.out = make([]Entry, g.outOff[n])
+		if packOuts {
+			g.outPk = make([]byte, g.outOff[n])
+			g.packed = local + int64(len(g.slotNode)) - slotIns
+		} else {
+			g.out = make([]Entry, g.outOff[n])
+		}
 	}
 	ins := !opts.OutsOnly
 	if ins {
 		for i := int32(0); i < n; i++ {
 			g.inOff[i+1] += g.inOff[i]
 		}
-		g.in = make([]Entry, g.inOff[n])
+		if packIns {
+			g.inPk = make([]byte, g.inOff[n])
+			g.packed = local + slotIns
+		} else {
+			g.in = make([]Entry, g.inOff[n])
+		}
 	} else {
 		g.inDeg, g.inOff = g.inOff[1:], nil
 	}
@@ -567,28 +619,35 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	// restores them.
 	outs := !opts.InsOnly
 	place := func(s, d int32) {
-		if outs {
+		switch {
+		case packOuts:
+			g.outOff[s] += putEntry(g.outPk[g.outOff[s]:], s, Entry(d))
+		case outs:
 			g.out[g.outOff[s]] = Entry(d)
 			g.outOff[s]++
 		}
-		if ins {
+		switch {
+		case packIns:
+			g.inOff[d] += putEntry(g.inPk[g.inOff[d]:], d, Entry(s))
+		case ins:
 			g.in[g.inOff[d]] = Entry(s)
 			g.inOff[d]++
 		}
 	}
 	for k := range b.segs {
 		if sg := &b.segs[k]; sg.packed.Len() > 0 {
-			base := sg.base // place written out: one call a pair, not two
+			base := sg.base
+			if packIns || packOuts {
+				sg.packed.Each(func(s, d int32) { place(base+s, base+d) })
+				continue
+			}
+			// place written out: one call a pair, not two
 			sg.packed.Each(func(s, d int32) {
 				s, d = base+s, base+d
-				if outs {
-					g.out[g.outOff[s]] = Entry(d)
-					g.outOff[s]++
-				}
-				if ins {
-					g.in[g.inOff[d]] = Entry(s)
-					g.inOff[d]++
-				}
+				g.out[g.outOff[s]] = Entry(d)
+				g.outOff[s]++
+				g.in[g.inOff[d]] = Entry(s)
+				g.inOff[d]++
 			})
 		} else {
 			sg.each(place)
@@ -596,12 +655,15 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	}
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
-		if !g.slotOut[s] {
-			if ins {
-				g.in[g.inOff[v]] = e
-				g.inOff[v]++
-			}
-		} else if outs {
+		switch {
+		case !g.slotOut[s] && packIns:
+			g.inOff[v] += putEntry(g.inPk[g.inOff[v]:], v, e)
+		case !g.slotOut[s] && ins:
+			g.in[g.inOff[v]] = e
+			g.inOff[v]++
+		case g.slotOut[s] && packOuts:
+			g.outOff[v] += putEntry(g.outPk[g.outOff[v]:], v, e)
+		case g.slotOut[s] && outs:
 			g.out[g.outOff[v]] = e
 			g.outOff[v]++
 		}

@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"math"
+	"math/rand"
 	"slices"
 	"strings"
 	"testing"
@@ -91,5 +93,76 @@ func TestAddEdgesChecksNodes(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "does not exist") {
 		t.Fatalf("AddPairs: err = %v, want a missing node", err)
+	}
+}
+
+// TestPackedSideSameLists: the one side of a DAG built InsOnly or OutsOnly
+// is packed as varints; on random graphs spread over ranks (slots, remote
+// edges declared by node and by key, nodes far apart), it gives the whole
+// DAG's lists in the same order, their degrees and the edge count.
+func TestPackedSideSameLists(t *testing.T) {
+	for seed := int64(1); seed <= 10; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 40+rng.Intn(400), 0.2, 4)
+		k := 1 + rng.Intn(procs)
+		_, loc, parts := partitionGraph(rng, g, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			whole, err := buildRandOpts(c, g, loc, part, BuildOptions{})
+			if err != nil {
+				return err
+			}
+			ins, err := buildRandOpts(c, g, loc, part, BuildOptions{InsOnly: true})
+			if err != nil {
+				return err
+			}
+			outs, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+			if err != nil {
+				return err
+			}
+			if ins.inPk == nil || outs.outPk == nil {
+				t.Errorf("seed %d: the one-sided DAGs' lists are not packed", seed)
+			}
+			for n := int32(0); n < whole.Len(); n++ {
+				if !slices.Equal(ins.Ins(n), whole.Ins(n)) || ins.InDegree(n) != whole.InDegree(n) || ins.OutDegree(n) != whole.OutDegree(n) {
+					t.Errorf("seed %d rank %d node %d InsOnly: ins %v (%d), whole %v; outputs %d, whole %d", seed, c.Rank(), n, ins.Ins(n), ins.InDegree(n), whole.Ins(n), ins.OutDegree(n), whole.OutDegree(n))
+				}
+				if !slices.Equal(outs.Outs(n), whole.Outs(n)) || outs.OutDegree(n) != whole.OutDegree(n) || outs.InDegree(n) != whole.InDegree(n) {
+					t.Errorf("seed %d rank %d node %d OutsOnly: outs %v (%d), whole %v; inputs %d, whole %d", seed, c.Rank(), n, outs.Outs(n), outs.OutDegree(n), whole.Outs(n), outs.InDegree(n), whole.InDegree(n))
+				}
+			}
+			if ins.Edges() != whole.Edges() || outs.Edges() != whole.Edges() {
+				t.Errorf("seed %d rank %d: edges %d InsOnly, %d OutsOnly, %d whole", seed, c.Rank(), ins.Edges(), outs.Edges(), whole.Edges())
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestEntryCodes: entries far from their node, both ways, and slots up to
+// the largest, decode to themselves.
+func TestEntryCodes(t *testing.T) {
+	nodes := []int32{0, 1, 1000, math.MaxInt32 - 1}
+	entries := []Entry{0, 1, 127, 128, 1 << 20, math.MaxInt32 - 1, Entry(^int32(0)), Entry(^int32(63)), Entry(^int32(64)), Entry(^int32(math.MaxInt32 - 1))}
+	for _, n := range nodes {
+		var buf []byte
+		for _, e := range entries {
+			b := make([]byte, 10)
+			k := putEntry(b, n, e)
+			if k != entryLen(n, e) {
+				t.Errorf("node %d entry %d: %d bytes written, entryLen %d", n, e, k, entryLen(n, e))
+			}
+			buf = append(buf, b[:k]...)
+		}
+		if got := appendEntries(nil, n, buf); !slices.Equal(got, entries) {
+			t.Errorf("node %d: decoded %v, want %v", n, got, entries)
+		}
+		if c := countEntries(buf); c != int32(len(entries)) {
+			t.Errorf("node %d: %d entries counted, want %d", n, c, len(entries))
+		}
 	}
 }

@@ -224,8 +224,10 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 	}
 	for i := int32(0); i < n; i++ {
-		p := g.OutDegree(i) // a backward replay's inputs are the outputs
-		if !o.Backward {
+		var p int32
+		if o.Backward {
+			p = g.OutDegree(i) // a backward replay's inputs are the outputs
+		} else {
 			p = g.InDegree(i)
 		}
 		if r.prevOf(i) >= 0 {
@@ -365,7 +367,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			if chained != nil && int(n)+1 < len(chained) && chained[n+1] {
 				x.Prev, x.HasPrev = vals[n+1], true
 			}
-			for _, e := range g.out[g.outOff[n]:g.outOff[n+1]] {
+			take := func(e Entry) {
 				var v int64
 				if e >= 0 {
 					v = vals[e]
@@ -374,6 +376,20 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 				}
 				if !x.HasIn || (o.Min && v < x.In) || (!o.Min && v > x.In) {
 					x.In, x.HasIn = v, true
+				}
+			}
+			if g.outPk != nil {
+				for p := g.outPk[g.outOff[n]:g.outOff[n+1]]; len(p) > 0; {
+					v, k := uint64(p[0]), 1
+					if v >= 0x80 {
+						v, k = longCode(p)
+					}
+					take(decodeEntry(n, v))
+					p = p[k:]
+				}
+			} else {
+				for _, e := range g.out[g.outOff[n]:g.outOff[n+1]] {
+					take(e)
 				}
 			}
 			if o.Weights != nil {
@@ -654,13 +670,18 @@ func (r *replayer) drainPush() {
 			}
 			r.evaluated++
 			r.remaining--
-			var to []Entry
-			if fwd {
-				to = g.out[g.outOff[n]:g.outOff[n+1]]
-			} else {
-				to = g.in[g.inOff[n]:g.inOff[n+1]]
+			// Push mode runs on a one-sided DAG, whose list is packed.
+			pk, off := g.outPk, g.outOff
+			if !fwd {
+				pk, off = g.inPk, g.inOff
 			}
-			for _, e := range to {
+			for p := pk[off[n]:off[n+1]]; len(p) > 0; {
+				code, size := uint64(p[0]), 1
+				if code >= 0x80 {
+					code, size = longCode(p)
+				}
+				e := decodeEntry(n, code)
+				p = p[size:]
 				if e >= 0 {
 					r.offer(int32(e), v, Entry(n))
 					continue
