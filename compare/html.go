@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/ptrace-dev/ptrace/report"
 	"gonum.org/v1/plot"
@@ -92,7 +93,7 @@ func WriteHTML(w io.Writer, r *Result) error {
 			pg.ReadyIA, pg.ReadyIB = a+1, b+1
 		}
 	}
-	return pageTmpl.Execute(w, pg)
+	return pageTmpl().Execute(w, pg)
 }
 
 func refIndex(r *Result) int {
@@ -208,14 +209,19 @@ func readyPlot(r *Result, a, b int) (*plot.Plot, error) {
 	return p, nil
 }
 
-var pageTmpl = template.Must(template.New("compare").Funcs(template.FuncMap{
-	"dur":   report.Dur,
-	"pct":   report.Pct,
-	"eff":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"g3":    func(v float64) string { return fmt.Sprintf("%.3g", v) },
-	"inc":   func(i int) int { return i + 1 },
-	"cores": func(n int) string { return plural(n, "core") },
-}).Parse(pageHTML))
+// pageTmpl parses the page template on first use: parsing it at start-up
+// touched the template packages' code and data in every command (about
+// a megabyte of resident memory), HTML written or not.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("compare").Funcs(template.FuncMap{
+		"dur":   report.Dur,
+		"pct":   report.Pct,
+		"eff":   func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"g3":    func(v float64) string { return fmt.Sprintf("%.3g", v) },
+		"inc":   func(i int) int { return i + 1 },
+		"cores": func(n int) string { return plural(n, "core") },
+	}).Parse(pageHTML))
+})
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"gonum.org/v1/plot/vg"
 )
@@ -38,7 +39,7 @@ func WriteHTML(w io.Writer, r *Report, o HTMLOptions) error {
 	if err != nil {
 		return err
 	}
-	return pageTmpl.Execute(w, page)
+	return pageTmpl().Execute(w, page)
 }
 
 type plotFig struct {
@@ -245,27 +246,32 @@ func effStyle(v float64) template.CSS {
 	return template.CSS(fmt.Sprintf("background-color: hsl(%.0f, 70%%, 78%%)", 120*f))
 }
 
-var pageTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"dur":   Dur,
-	"bytes": Bytes,
-	"pct":   Pct,
-	"rel":   func(ns, origin int64) string { return Dur(ns - origin) },
-	"ratio": func(a, b int64) float64 {
-		if b <= 0 {
-			return 0
-		}
-		return float64(a) / float64(b)
-	},
-	"eff": func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"effStyle": func(v float64) template.CSS {
-		return effStyle(v)
-	},
-	"indent":       func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
-	"hex":          func(v int64) string { return fmt.Sprintf("%#x", v) },
-	"clockSummary": ClockSummary,
-	"adviceLine":   AdviceLine,
-	"rawLine":      RawLine,
-}).Parse(pageHTML))
+// pageTmpl parses the page template on first use: parsing it at start-up
+// touched the template packages' code and data in every command (about
+// a megabyte of resident memory), HTML written or not.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("report").Funcs(template.FuncMap{
+		"dur":   Dur,
+		"bytes": Bytes,
+		"pct":   Pct,
+		"rel":   func(ns, origin int64) string { return Dur(ns - origin) },
+		"ratio": func(a, b int64) float64 {
+			if b <= 0 {
+				return 0
+			}
+			return float64(a) / float64(b)
+		},
+		"eff": func(v float64) string { return fmt.Sprintf("%.2f", v) },
+		"effStyle": func(v float64) template.CSS {
+			return effStyle(v)
+		},
+		"indent":       func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
+		"hex":          func(v int64) string { return fmt.Sprintf("%#x", v) },
+		"clockSummary": ClockSummary,
+		"adviceLine":   AdviceLine,
+		"rawLine":      RawLine,
+	}).Parse(pageHTML))
+})
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
