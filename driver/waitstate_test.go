@@ -436,3 +436,66 @@ func TestWaitStatePatterns(t *testing.T) {
 		checkWaitInvariants(t, fmt.Sprintf("patterns k=%d", k), js.Bytes())
 	}
 }
+
+// TestLateReceiverRounds: more blocking sends than one round of Late
+// Receiver records carries (waitstate's rounds of 1 MiB, 28 bytes a
+// record): every one of them is charged, on 1 and 2 analysis ranks.
+func TestLateReceiverRounds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("80 k messages")
+	}
+	const n = 40_000 // > 1 MiB / 28 B
+	dir := t.TempDir()
+	for r := range 2 {
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 2, Host: "node", ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1}})
+		emit := func(k trace.Kind, time int64, args ...int64) {
+			if err := w.E(0, k, time, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		emit(trace.ThreadBegin, 0, trace.ThreadInitial)
+		emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.MPIEnter, 0, w.String("MPI_Init"))
+		emit(trace.MPIExit, 10, w.String("MPI_Init"))
+		for j := range int64(n) {
+			at := 1000 + 100*j
+			if r == 0 { // Ssend from at to at+50; the receive begins at at+20
+				emit(trace.MPIEnter, at, w.String("MPI_Ssend"))
+				emit(trace.MPISend, at, 1, 4, 0, 8, 0)
+				emit(trace.MPIExit, at+50, w.String("MPI_Ssend"))
+			} else {
+				emit(trace.MPIEnter, at+20, w.String("MPI_Recv"))
+				emit(trace.MPIRecv, at+40, 0, 4, 0, 8, 0)
+				emit(trace.MPIExit, at+45, w.String("MPI_Recv"))
+			}
+		}
+		end := int64(1000 + 100*n)
+		emit(trace.MPIEnter, end, w.String("MPI_Finalize"))
+		emit(trace.MPIExit, end+10, w.String("MPI_Finalize"))
+		emit(trace.ImplicitTaskEnd, end+10, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.ThreadEnd, end+10)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for k := 1; k <= 2; k++ {
+		var rep *report.Report
+		err := inproc.Run(k, func(c comm.Comm) error {
+			r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
+			if c.Rank() == 0 {
+				rep = r
+			}
+			return err
+		})
+		if err != nil {
+			t.Fatalf("k=%d: %v", k, err)
+		}
+		if ws := rep.WaitStates; ws == nil || ws.LateReceiverNS != 20*n || ws.LateSenderNS != 0 {
+			t.Fatalf("k=%d: wait states %+v, want late receiver %d ns and no late sender", k, ws, 20*n)
+		}
+	}
+}

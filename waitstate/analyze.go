@@ -62,20 +62,40 @@ func (r *Row) Other() int64 {
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
 	slices.SortFunc(a.ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
+	// Each receive-like node gets the latest enter time of its senders
+	// and, for an all-to-one collective (Early Reduce), the earliest: the
+	// second value a node only where some rank has such a collective (8
+	// bytes a communication node less on point-to-point codes).
+	var toOne int64
+	for _, op := range a.ops {
+		if o := trace.CollOp(op.op); o.Valid() && o.Class() == trace.AllToOne {
+			toOne = 1
+			break
+		}
+	}
+	some, err := c.AllreduceInt64(comm.Max, []int64{toOne})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	width := 1 + int(some[0])
 	proc := 0 // of the last node in a call: nodes come in order
-	vals, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
+	vals, err := graph.PropagateMax(c, m, width, func(n int32, v []int64) {
 		if a.call[n] >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
 		}
 		t := a.enter(proc, n)
-		v[0], v[1] = t, math.MinInt64
-		if t != math.MinInt64 {
-			v[1] = -t
+		v[0] = t
+		if width == 2 {
+			v[1] = math.MinInt64
+			if t != math.MinInt64 {
+				v[1] = -t
+			}
 		}
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	latest := func(v int32) int64 { return vals[int(v)*width] }
 	a.edges = edges
 	var rowNode [][]int32
 	a.edge, rowNode = a.edgeRows(edges)
@@ -113,12 +133,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		clear(pat)
 		clear(cause)
 		clear(causeNode)
-		cs.charged, cs.waitNode = narrow.Column[uint32]{}, make([]int32, n)
-		cs.charged.Reserve(n)
-		for k := range cs.waitNode {
-			cs.charged.Append(0)
-			cs.waitNode[k] = -1
-		}
+		cs.charged, cs.waitNode = narrow.Column[uint32]{}, nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -132,7 +147,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			var pt Pattern
 			switch m.Kind[v] {
 			case trace.MPIRecv:
-				if t := vals[2*v]; t != math.MinInt64 {
+				if t := latest(v); t != math.MinInt64 {
 					w, pt = t-enter, LateSender
 				}
 			case trace.CollEnd:
@@ -140,19 +155,20 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:
-					w, pt = vals[2*v]-enter, WaitBarrier
+					w, pt = latest(v)-enter, WaitBarrier
 				case op.Class() == trace.AllToAll:
-					w, pt = vals[2*v]-enter, WaitNxN
+					w, pt = latest(v)-enter, WaitNxN
 				case op.Class() == trace.OneToAll:
-					w, pt = vals[2*v]-enter, LateBroadcast
+					w, pt = latest(v)-enter, LateBroadcast
 				case op.Class() == trace.AllToOne:
 					// Until the first sender entered: before it no
 					// data could have been sent (Scalasca).
+					// width is 2: some rank has an all-to-one collective.
 					if t := vals[2*v+1]; t != math.MinInt64 {
 						w, pt = -t-enter, EarlyReduce
 					}
 				}
-				if vals[2*v] == math.MinInt64 {
+				if latest(v) == math.MinInt64 {
 					pt = None
 				}
 			default:
@@ -220,8 +236,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 							b = le.AppendUint64(b, uint64(cw))
 							b = le.AppendUint64(b, fresh)
 							delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
-							cs.charged.Set(int(k), cw)
-							cs.waitNode[k] = v
+							cs.setWait(k, cw, v)
 						}
 					}
 				}
@@ -411,11 +426,14 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		if !exhausted && k >= 0 {
 			kp = cs.prevAt(k)
 		}
-		if kp < 0 || cs.waitNode[kp] < 0 {
+		v := int32(-1)
+		if kp >= 0 {
+			v = cs.waitNodeAt(kp)
+		}
+		if v < 0 {
 			out[j].Propagated += f
 			return
 		}
-		v := cs.waitNode[kp]
 		to, th, ev := a.pred(i, v)
 		if jl, ok := local[int(to)]; ok {
 			lk := localKey{jl, nodeOf(jl, th, ev), cs.gapAt(kp), cs.charged.At(int(kp)), cs.enterAt(k)}
@@ -676,57 +694,43 @@ type lrWait struct {
 	cause int32
 }
 
+// lrRound bounds the records a rank sends in one round of
+// lateReceivers' exchange, so that they never take more than that (on the
+// 10 M-event halo one Alltoallv of all of them held 12 MB at once).
+const lrRound = 1 << 20
+
 // lateReceivers returns, per process, the Late Receiver wait of its
 // blocking sends by call index: every receiver sends the enter time of
-// its receive call back to the sender's rank (one Alltoallv of one record
-// per point-to-point message), and a blocking send whose call ended after
-// that time waited for it from its own enter.
+// its receive call back to the sender's rank (one record per
+// point-to-point message, in rounds of Alltoallv of at most lrRound bytes
+// a rank, as many rounds on every rank), and a blocking send whose call
+// ended after that time waited for it from its own enter.
 func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]map[int32]lrWait, error) {
 	m := a.m
 	out := make([]map[int32]lrWait, len(m.Procs))
-	bufs := make([][]byte, c.Size())
 	le := binary.LittleEndian
-	// One record per point-to-point message: the buffers are sized by a
-	// first count instead of grown by doubling.
-	size := make([]int, c.Size())
+	// The messages whose record goes, in order: process i's edge row k.
+	sends := func(i, k int) bool {
+		e := &edges[i]
+		if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
+			return false
+		}
+		v := rowNode[i][k]
+		return v >= 0 && a.call[v] >= 0
+	}
+	var records int64
 	for i := range m.Procs {
 		if i >= len(edges) {
 			break
 		}
-		e := &edges[i]
-		for k := range e.Thread {
-			if e.Kind[k] == trace.MPIRecv && e.PredKind[k] == trace.MPISend {
-				size[owners.Owner(int(e.PredProc[k]))] += lrRecSize
+		for k := range edges[i].Thread {
+			if sends(i, k) {
+				records++
 			}
 		}
 	}
-	for q, n := range size {
-		if n > 0 {
-			bufs[q] = make([]byte, 0, n)
-		}
-	}
-	for i := range m.Procs {
-		if i >= len(edges) {
-			break
-		}
-		e := &edges[i]
-		for k := range e.Thread {
-			if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
-				continue
-			}
-			v := rowNode[i][k]
-			if v < 0 || a.call[v] < 0 {
-				continue
-			}
-			to := owners.Owner(int(e.PredProc[k]))
-			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
-			b = le.AppendUint32(b, uint32(e.PredThread[k]))
-			b = le.AppendUint64(b, uint64(e.PredEventAt(k)))
-			b = le.AppendUint64(b, uint64(a.enter(i, v)))
-			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
-		}
-	}
-	recv, err := c.Alltoallv(bufs)
+	perRound := int64(lrRound / lrRecSize)
+	rounds, err := c.AllreduceInt64(comm.Max, []int64{(records + perRound - 1) / perRound})
 	if err != nil {
 		return nil, err
 	}
@@ -735,10 +739,52 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		local[p.Header.Rank] = i
 	}
 	var lerr error
+	ci, ck := 0, 0 // the next edge row to send
+	for range rounds[0] {
+		// Buffers are handed over by Alltoallv: new ones each round.
+		bufs := make([][]byte, c.Size())
+		for n := int64(0); n < perRound && ci < len(m.Procs) && ci < len(edges); {
+			if ck >= len(edges[ci].Thread) {
+				ci, ck = ci+1, 0
+				continue
+			}
+			i, k := ci, ck
+			ck++
+			if !sends(i, k) {
+				continue
+			}
+			e := &edges[i]
+			v := rowNode[i][k]
+			to := owners.Owner(int(e.PredProc[k]))
+			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
+			b = le.AppendUint32(b, uint32(e.PredThread[k]))
+			b = le.AppendUint64(b, uint64(e.PredEventAt(k)))
+			b = le.AppendUint64(b, uint64(a.enter(i, v)))
+			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
+			n++
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return nil, err
+		}
+		if lerr == nil {
+			lerr = a.lateReceived(c, recv, local, out)
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// lateReceived applies one round of lateReceivers' records: for each of
+// this rank's blocking sends, the latest receive enter inside its call.
+func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, out []map[int32]lrWait) error {
+	m := a.m
+	le := binary.LittleEndian
 	for q, buf := range recv {
 		if len(buf)%lrRecSize != 0 {
-			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of receive times from rank %d", c.Rank(), len(buf), q)
-			break
+			return fmt.Errorf("rank %d: waitstate: %d bytes of receive times from rank %d", c.Rank(), len(buf), q)
 		}
 		for ; len(buf) > 0; buf = buf[lrRecSize:] {
 			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
@@ -746,8 +792,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			from := int32(le.Uint32(buf[24:]))
 			i, ok := local[proc]
 			if !ok {
-				lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
-				break
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
 			}
 			v := findNode(m, a.threadNodes(i), th, ev)
 			if v < 0 || a.call[v] < 0 {
@@ -767,14 +812,8 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 				}
 			}
 		}
-		if lerr != nil {
-			break
-		}
 	}
-	if err := comm.Agree(c, lerr); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return nil
 }
 
 // threadNodes returns process i's nodes per thread, in event order. It is

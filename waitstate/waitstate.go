@@ -97,13 +97,39 @@ type calls struct {
 	prevBack narrow.Column[uint16]
 	// The wait of each call that was sent to its cause as a delay
 	// record (Analyze): its charged time and the node it waited on (−1:
-	// none), so later waits can propagate back through it.
+	// none), so later waits can propagate back through it. Made at the
+	// process's first such wait (setWait): a process that waited for
+	// nothing holds none (8 bytes a call).
 	charged  narrow.Column[uint32]
 	waitNode []int32
 	sites    []site
 	siteIdx  map[site]int32
 	wheres   []where
 	whereIdx map[whereKey]int32
+}
+
+// setWait records call k's wait sent as a delay record: charged cw, on
+// node v.
+func (c *calls) setWait(k int32, cw int64, v int32) {
+	if c.waitNode == nil {
+		n := c.len()
+		c.waitNode = make([]int32, n)
+		c.charged.Reserve(n)
+		for i := range c.waitNode {
+			c.waitNode[i] = -1
+			c.charged.Append(0)
+		}
+	}
+	c.charged.Set(int(k), cw)
+	c.waitNode[k] = v
+}
+
+// waitNodeAt returns the node call k's delay record waited on, −1 for none.
+func (c *calls) waitNodeAt(k int32) int32 {
+	if c.waitNode == nil {
+		return -1
+	}
+	return c.waitNode[k]
 }
 
 func (c *calls) len() int              { return c.enter.Len() }
