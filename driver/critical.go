@@ -128,15 +128,16 @@ func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
 }
 
 // collectDropped runs the garbage collector and returns the free pages to
-// the system (debug.FreeOSMemory) after the critical path dropped arrays of
-// about n elements, when they are large. The critical path's phases, the
-// task graph's and the fragment DAG's, each allocate a few large arrays
-// into a heap the simulation left full of holes; pages released first are
-// what they fault in, instead of freed pages kept on top of theirs: on the
-// 10 M-event traces, max RSS 148 → 141 MiB (stencil), 138 → 124 (nearest),
-// for 1–5 % more wall (PERFORMANCE.md, thirteenth round). On the small
-// objects of thousands of small processes a collection costs tens of
-// milliseconds, so small processes skip it.
+// the system (debug.FreeOSMemory) before a phase allocates large arrays,
+// or after it dropped arrays of about n elements, when they are large. The
+// wait states, the task graph and the fragment DAG each allocate a few
+// large arrays into a heap the simulation left full of holes; pages
+// released first are what they fault in, instead of freed pages kept on
+// top of theirs: on the 10 M-event traces, max RSS 148 → 141 MiB
+// (stencil), 138 → 124 (nearest), 134 → 128 (halo), for 1–5 % more wall
+// (PERFORMANCE.md, thirteenth round). On the small objects of thousands
+// of small processes a collection costs tens of milliseconds, so small
+// processes skip it.
 func (r *run) collectDropped(n int) {
 	if len(r.cp) > 0 && n/len(r.cp) >= 1<<14 {
 		debug.FreeOSMemory()
