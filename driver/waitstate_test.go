@@ -365,47 +365,18 @@ func TestWaitStatePatterns(t *testing.T) {
 		},
 	}
 	for r, prog := range progs {
-		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, Host: "node", ClockSrc: "synthetic"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1, 2}})
-		emit := func(k trace.Kind, time int64, args ...int64) {
-			if err := w.E(0, k, time, args...); err != nil {
-				t.Fatal(err)
+		writeMPIRank(t, dir, r, 3, 600, func(w *trace.Writer, emit emitFunc) {
+			for _, c := range prog {
+				emit(trace.MPIEnter, c.enter, w.String(c.fn))
+				for _, e := range c.evs {
+					emit(e.k, e.time, e.args...)
+				}
+				emit(trace.MPIExit, c.exit, w.String(c.fn))
 			}
-		}
-		emit(trace.ThreadBegin, 0, trace.ThreadInitial)
-		emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
-		emit(trace.MPIEnter, 0, w.String("MPI_Init"))
-		emit(trace.MPIExit, 10, w.String("MPI_Init"))
-		for _, c := range prog {
-			emit(trace.MPIEnter, c.enter, w.String(c.fn))
-			for _, e := range c.evs {
-				emit(e.k, e.time, e.args...)
-			}
-			emit(trace.MPIExit, c.exit, w.String(c.fn))
-		}
-		emit(trace.MPIEnter, 600, w.String("MPI_Finalize"))
-		emit(trace.MPIExit, 610, w.String("MPI_Finalize"))
-		emit(trace.ImplicitTaskEnd, 610, 0, trace.MakeID(0, 1), 1, 0, 1)
-		emit(trace.ThreadEnd, 610)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
 	for k := 1; k <= 3; k++ {
-		var rep *report.Report
-		err := inproc.Run(k, func(c comm.Comm) error {
-			r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
-			if c.Rank() == 0 {
-				rep = r
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatalf("k=%d: %v", k, err)
-		}
+		rep := analyzeNoSync(t, dir, k)
 		ws := rep.WaitStates
 		if ws == nil {
 			t.Fatalf("k=%d: no wait states", k)
@@ -447,55 +418,77 @@ func TestLateReceiverRounds(t *testing.T) {
 	const n = 40_000 // > 1 MiB / 28 B
 	dir := t.TempDir()
 	for r := range 2 {
-		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 2, Host: "node", ClockSrc: "synthetic"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1}})
-		emit := func(k trace.Kind, time int64, args ...int64) {
-			if err := w.E(0, k, time, args...); err != nil {
-				t.Fatal(err)
+		writeMPIRank(t, dir, r, 2, 1000+100*n, func(w *trace.Writer, emit emitFunc) {
+			for j := range int64(n) {
+				at := 1000 + 100*j
+				if r == 0 { // Ssend from at to at+50; the receive begins at at+20
+					emit(trace.MPIEnter, at, w.String("MPI_Ssend"))
+					emit(trace.MPISend, at, 1, 4, 0, 8, 0)
+					emit(trace.MPIExit, at+50, w.String("MPI_Ssend"))
+				} else {
+					emit(trace.MPIEnter, at+20, w.String("MPI_Recv"))
+					emit(trace.MPIRecv, at+40, 0, 4, 0, 8, 0)
+					emit(trace.MPIExit, at+45, w.String("MPI_Recv"))
+				}
 			}
-		}
-		emit(trace.ThreadBegin, 0, trace.ThreadInitial)
-		emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
-		emit(trace.MPIEnter, 0, w.String("MPI_Init"))
-		emit(trace.MPIExit, 10, w.String("MPI_Init"))
-		for j := range int64(n) {
-			at := 1000 + 100*j
-			if r == 0 { // Ssend from at to at+50; the receive begins at at+20
-				emit(trace.MPIEnter, at, w.String("MPI_Ssend"))
-				emit(trace.MPISend, at, 1, 4, 0, 8, 0)
-				emit(trace.MPIExit, at+50, w.String("MPI_Ssend"))
-			} else {
-				emit(trace.MPIEnter, at+20, w.String("MPI_Recv"))
-				emit(trace.MPIRecv, at+40, 0, 4, 0, 8, 0)
-				emit(trace.MPIExit, at+45, w.String("MPI_Recv"))
-			}
-		}
-		end := int64(1000 + 100*n)
-		emit(trace.MPIEnter, end, w.String("MPI_Finalize"))
-		emit(trace.MPIExit, end+10, w.String("MPI_Finalize"))
-		emit(trace.ImplicitTaskEnd, end+10, 0, trace.MakeID(0, 1), 1, 0, 1)
-		emit(trace.ThreadEnd, end+10)
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
+		})
 	}
 	for k := 1; k <= 2; k++ {
-		var rep *report.Report
-		err := inproc.Run(k, func(c comm.Comm) error {
-			r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
-			if c.Rank() == 0 {
-				rep = r
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatalf("k=%d: %v", k, err)
-		}
-		if ws := rep.WaitStates; ws == nil || ws.LateReceiverNS != 20*n || ws.LateSenderNS != 0 {
+		if ws := analyzeNoSync(t, dir, k).WaitStates; ws == nil || ws.LateReceiverNS != 20*n || ws.LateSenderNS != 0 {
 			t.Fatalf("k=%d: wait states %+v, want late receiver %d ns and no late sender", k, ws, 20*n)
 		}
 	}
+}
+
+type emitFunc func(k trace.Kind, time int64, args ...int64)
+
+// writeMPIRank writes rank r of an nranks-process MPI trace in dir: one
+// thread, MPI_Init over [0, 10], body's events, MPI_Finalize over
+// [end, end+10].
+func writeMPIRank(t *testing.T, dir string, r, nranks int, end int64, body func(w *trace.Writer, emit emitFunc)) {
+	t.Helper()
+	w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: nranks, Host: "node", ClockSrc: "synthetic"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	members := make([]int, nranks)
+	for i := range members {
+		members[i] = i
+	}
+	w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: members})
+	emit := func(k trace.Kind, time int64, args ...int64) {
+		if err := w.E(0, k, time, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emit(trace.ThreadBegin, 0, trace.ThreadInitial)
+	emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
+	emit(trace.MPIEnter, 0, w.String("MPI_Init"))
+	emit(trace.MPIExit, 10, w.String("MPI_Init"))
+	body(w, emit)
+	emit(trace.MPIEnter, end, w.String("MPI_Finalize"))
+	emit(trace.MPIExit, end+10, w.String("MPI_Finalize"))
+	emit(trace.ImplicitTaskEnd, end+10, 0, trace.MakeID(0, 1), 1, 0, 1)
+	emit(trace.ThreadEnd, end+10)
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// analyzeNoSync analyses dir on k in-process ranks without clock
+// synchronization and returns rank 0's report.
+func analyzeNoSync(t *testing.T, dir string, k int) *report.Report {
+	t.Helper()
+	var rep *report.Report
+	err := inproc.Run(k, func(c comm.Comm) error {
+		r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
+		if c.Rank() == 0 {
+			rep = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("k=%d: %v", k, err)
+	}
+	return rep
 }
