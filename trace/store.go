@@ -587,11 +587,17 @@ func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk,
 			Err: fmt.Errorf("the file changed since it was loaded: "+format, args...)}
 	}
-	f, err := os.Open(p.File)
-	if err != nil {
-		return nil, fmt.Errorf("re-reading events: %w", err)
+	if sc.file != nil && sc.file.Name() != p.File {
+		sc.closeFile()
 	}
-	defer f.Close()
+	if sc.file == nil {
+		f, err := os.Open(p.File)
+		if err != nil {
+			return nil, fmt.Errorf("re-reading events: %w", err)
+		}
+		sc.file = f
+	}
+	f := sc.file
 	n := frameHeaderLen + int(sk.size)
 	if cap(sc.frame) < n {
 		sc.frame = make([]byte, n)
@@ -728,6 +734,11 @@ func (sp *Scans) Get(p *Process, th int, tb *Timebase) *ThreadScan {
 
 // Put returns scans for reuse; they must not be used after.
 func (sp *Scans) Put(scans ...*ThreadScan) {
+	for _, s := range scans {
+		if s != nil {
+			s.sc.closeFile() // a nil Scans too: the file is done with
+		}
+	}
 	if sp == nil {
 		return
 	}
@@ -743,6 +754,9 @@ func (sp *Scans) Put(scans ...*ThreadScan) {
 
 // Reset makes s a new scan of thread th, keeping its buffers.
 func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
+	if s.p != p {
+		s.sc.closeFile()
+	}
 	s.p, s.th, s.tb = p, th, tb
 	s.window = scanWindowFor(p.NumThreads())
 	s.args = scanArgs * s.window
@@ -1112,6 +1126,7 @@ func (p *Process) Decode(th int, tb *Timebase) ([]Event, []Dep) {
 	var deps []Dep
 	var c Chunk
 	var sc scratch
+	defer sc.closeFile()
 	for k := range p.Events[th].chunks {
 		if p.decodeCorrected(th, k, &c, &sc, tb) != nil {
 			break // only a streaming process whose file changed

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -206,4 +207,57 @@ func TestStreamFileRewritten(t *testing.T) {
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "where the loaded one had") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("rewritten chunk: %v", err)
 	}
+}
+
+// TestStreamScansCloseFiles: a streaming scan keeps its file open from its
+// first re-read while it reads the process (one pread a chunk), and gives
+// it back when it is put back in its pool or moves to another process, so
+// open files never pile up across passes, and a pass after the file
+// vanished fails with its name even though an earlier one read it.
+func TestStreamScansCloseFiles(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("counts /proc/self/fd")
+	}
+	fds := func() int {
+		es, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	path, evs, _ := storeFile(t)
+	p, err := LoadProcess(path, LoadOptions{Stream: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := fds()
+	var pool Scans
+	for pass := range 3 {
+		scans := make([]*ThreadScan, p.NumThreads())
+		for th := range scans {
+			scans[th] = pool.Get(p, th, nil)
+			n := 0
+			for scans[th].Next() {
+				n++
+			}
+			if err := scans[th].Err(); err != nil || n != len(evs[th]) {
+				t.Fatalf("pass %d thread %d: %d events (%v), want %d", pass, th, n, err, len(evs[th]))
+			}
+		}
+		if got := fds(); got != base+len(scans) {
+			t.Fatalf("pass %d: %d open files while %d scans read, want %d", pass, got, len(scans), base+len(scans))
+		}
+		pool.Put(scans...)
+		if got := fds(); got != base {
+			t.Fatalf("pass %d: %d open files after the scans were put back, want %d", pass, got, base)
+		}
+	}
+	os.Remove(path)
+	s := pool.Get(p, 0, nil)
+	for s.Next() {
+	}
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "re-reading events") {
+		t.Fatalf("vanished file after three passes: %v", err)
+	}
+	pool.Put(s)
 }
