@@ -28,6 +28,7 @@ type analyzeFlags struct {
 	pathOut    string
 	quiet      bool
 	stats      bool
+	stream     bool // --stream (hidden): false holds the events
 	memLimit   string
 	cpuProfile string
 	memProfile string
@@ -53,6 +54,7 @@ the number of ranks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			af.opts.Dir = args[0]
+			af.opts.HoldEvents = af.opts.HoldEvents || !af.stream
 			af.opts.Clock.MinLatencyNS = int64(af.minLatency)
 			if af.window != "" {
 				w, err := timeline.ParseWindow(af.window)
@@ -79,9 +81,8 @@ the number of ranks.`,
 	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
 	f.BoolVar(&af.opts.HoldEvents, "hold-events", false, "keep the traces' events in memory from the load to the simulation instead of reading the files again: each file read once, for about the traces' size more memory (unless --memory-limit says they do not fit)")
 	// The default since the events stopped being held (kept so that
-	// scripts that asked for it still run).
-	var stream bool
-	f.BoolVar(&stream, "stream", true, "read events from the trace files on every pass (the default; see --hold-events)")
+	// scripts that asked for it still run); --stream=false holds them.
+	f.BoolVar(&af.stream, "stream", true, "read events from the trace files on every pass (the default; --stream=false is --hold-events)")
 	f.MarkHidden("stream")
 	f.StringVar(&af.cpuProfile, "cpuprofile", "", "write a CPU profile of the analysis to FILE (go tool pprof)")
 	f.StringVar(&af.memProfile, "memprofile", "", "write rank 0's live heap after each phase to PREFIX.PHASE.pprof (go tool pprof)")

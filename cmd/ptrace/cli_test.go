@@ -224,3 +224,35 @@ func checkExpected(t *testing.T, doc, path, what string) {
 		t.Errorf("%s%s", what, d)
 	}
 }
+
+// TestHoldEventsFlags: the events are streamed by default; --hold-events
+// (or the old --stream=false) keeps them, and then a memory limit too
+// small for them streams anyway and says so. The report is the same.
+func TestHoldEventsFlags(t *testing.T) {
+	dir := genTrace(t, "stencil", "--ranks", "2", "--threads", "2", "--events", "20000")
+	var want string
+	for _, c := range []struct {
+		args   []string
+		notice bool
+	}{
+		{nil, false},
+		{[]string{"--memory-limit", "1MB"}, false}, // streaming already: nothing to say
+		{[]string{"--hold-events"}, false},
+		{[]string{"--hold-events", "--memory-limit", "1MB"}, true},
+		{[]string{"--stream=false", "--memory-limit", "1MB"}, true},
+		{[]string{"--stream"}, false},
+	} {
+		r := run(t, ptraceBin(), append(append([]string{"analyze", "-q", "--json", "-"}, c.args...), dir)...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, r.code, r.stderr)
+		}
+		if got := strings.Contains(r.stderr, "reading events from disk"); got != c.notice {
+			t.Errorf("%v: notice %v, want %v (stderr %q)", c.args, got, c.notice, r.stderr)
+		}
+		if want == "" {
+			want = r.stdout
+		} else if r.stdout != want {
+			t.Errorf("%v: the report differs from the default's", c.args)
+		}
+	}
+}
