@@ -2,7 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"os"
 )
 
 // Chunk is a decoded run of consecutive events of one thread. Readers reuse a
@@ -356,18 +355,19 @@ func zz(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 type scratch struct {
 	dec   chunkDecoder
 	frame []byte // a re-read frame (streaming processes)
-	// file is the streaming process's file the frames are re-read from,
-	// open from the first re-read until the scan moves to another process
-	// or is put back (closeFile): one pread a chunk, not an open, a read
-	// and a close.
-	file *os.File
+	// held is the streaming process whose file this scratch holds open,
+	// from its first re-read until the scan moves to another process or is
+	// put back (release): one pread a chunk, not an open, a read and a
+	// close. The scans of a process share its one open file
+	// (Process.acquireFile).
+	held *Process
 }
 
-// closeFile closes the file a re-read left open, if any.
-func (sc *scratch) closeFile() {
-	if sc.file != nil {
-		sc.file.Close() // read only: nothing to lose
-		sc.file = nil
+// release gives back the file the scratch holds open, if any.
+func (sc *scratch) release() {
+	if sc.held != nil {
+		sc.held.releaseFile()
+		sc.held = nil
 	}
 }
 

@@ -37,6 +37,10 @@ type Process struct {
 	Partial bool
 	// stream: chunks are read from File on every decode.
 	stream bool
+	// file is File held open while fileUsers scans re-read its frames
+	// (acquireFile).
+	file      *os.File
+	fileUsers int
 	// commLog: every thread's communication events are in its log
 	// (commlog.go); commBytes is the logs' size, payload the chunks'.
 	// commCap is the file's size when known: the log's bound from the
@@ -587,17 +591,14 @@ func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
 		return &FormatError{File: p.File, Offset: sk.off, Frame: FrameChunk,
 			Err: fmt.Errorf("the file changed since it was loaded: "+format, args...)}
 	}
-	if sc.file != nil && sc.file.Name() != p.File {
-		sc.closeFile()
-	}
-	if sc.file == nil {
-		f, err := os.Open(p.File)
-		if err != nil {
-			return nil, fmt.Errorf("re-reading events: %w", err)
+	if sc.held != p {
+		sc.release()
+		if err := p.acquireFile(); err != nil {
+			return nil, err
 		}
-		sc.file = f
+		sc.held = p
 	}
-	f := sc.file
+	f := p.file
 	n := frameHeaderLen + int(sk.size)
 	if cap(sc.frame) < n {
 		sc.frame = make([]byte, n)
@@ -621,6 +622,31 @@ func (p *Process) reread(sk *storedChunk, sc *scratch) ([]byte, error) {
 	return payload, nil
 }
 
+// acquireFile opens the process's file for a scan that re-reads its
+// frames, or counts one more user of the file already open: the scans of
+// a process (one per thread, possibly hundreds) share one descriptor, so
+// the open files are the processes being read, whatever their threads. A
+// process is read by one goroutine at a time (its analysis rank).
+func (p *Process) acquireFile() error {
+	if p.fileUsers == 0 {
+		f, err := os.Open(p.File)
+		if err != nil {
+			return fmt.Errorf("re-reading events: %w", err)
+		}
+		p.file = f
+	}
+	p.fileUsers++
+	return nil
+}
+
+// releaseFile ends a scan's use of the file; the last closes it.
+func (p *Process) releaseFile() {
+	if p.fileUsers--; p.fileUsers == 0 {
+		p.file.Close() // read only: nothing to lose
+		p.file = nil
+	}
+}
+
 // Streaming reports whether the process reads its events from its file on
 // every pass.
 func (p *Process) Streaming() bool { return p.stream }
@@ -630,6 +656,7 @@ func (p *Process) Streaming() bool { return p.stream }
 //
 //	s := p.Scan(th, tb)
 //	for s.Next() { e := s.Event() … }
+//	scans.Put(s) // a streaming process's file is closed with its last scan
 //
 // It decodes a window of events at a time (256, fewer for a process of
 // more than 8 threads: scanWindowFor), continuing in the same chunk when
@@ -736,7 +763,7 @@ func (sp *Scans) Get(p *Process, th int, tb *Timebase) *ThreadScan {
 func (sp *Scans) Put(scans ...*ThreadScan) {
 	for _, s := range scans {
 		if s != nil {
-			s.sc.closeFile() // a nil Scans too: the file is done with
+			s.sc.release() // a nil Scans too: the file is done with
 		}
 	}
 	if sp == nil {
@@ -755,7 +782,7 @@ func (sp *Scans) Put(scans ...*ThreadScan) {
 // Reset makes s a new scan of thread th, keeping its buffers.
 func (s *ThreadScan) Reset(p *Process, th int, tb *Timebase) {
 	if s.p != p {
-		s.sc.closeFile()
+		s.sc.release()
 	}
 	s.p, s.th, s.tb = p, th, tb
 	s.window = scanWindowFor(p.NumThreads())
@@ -1126,7 +1153,7 @@ func (p *Process) Decode(th int, tb *Timebase) ([]Event, []Dep) {
 	var deps []Dep
 	var c Chunk
 	var sc scratch
-	defer sc.closeFile()
+	defer sc.release()
 	for k := range p.Events[th].chunks {
 		if p.decodeCorrected(th, k, &c, &sc, tb) != nil {
 			break // only a streaming process whose file changed
