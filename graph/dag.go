@@ -65,10 +65,8 @@ type DAG struct {
 	outOff     []int32
 	out        []Entry
 	// inPk or outPk hold the one side of a DAG built InsOnly or OutsOnly,
-	// packed (packedadj.go), instead of in or out; packed counts its
-	// entries.
+	// packed (packedadj.go), instead of in or out.
 	inPk, outPk []byte
-	packed      int64
 	outDeg      []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
 	inDeg       []int32 // built OutsOnly: each node's number of inputs (inOff, in nil)
 	// consumed is set once a replay counted down outDeg (backward) or
@@ -92,7 +90,13 @@ func (g *DAG) Rank() int { return g.rank }
 // Ins returns the explicit inputs of n (edges into n); a DAG built
 // OutsOnly has none to give (see InDegree).
 func (g *DAG) Ins(n int32) []Entry {
-	return g.insOf(n, nil)
+	switch {
+	case g.inPk != nil:
+		return appendEntries(nil, n, g.inPk[g.inOff[n]:g.inOff[n+1]])
+	case g.inOff == nil:
+		return nil
+	}
+	return g.in[g.inOff[n]:g.inOff[n+1]]
 }
 
 // InDegree returns the number of explicit inputs of n (0 once DropInputs
@@ -113,7 +117,13 @@ func (g *DAG) InDegree(n int32) int32 {
 // Outs returns the explicit outputs of n (edges out of n); a DAG built
 // InsOnly has none to give (see OutDegree).
 func (g *DAG) Outs(n int32) []Entry {
-	return g.outsOf(n, nil)
+	switch {
+	case g.outPk != nil:
+		return appendEntries(nil, n, g.outPk[g.outOff[n]:g.outOff[n+1]])
+	case g.outOff == nil:
+		return nil
+	}
+	return g.out[g.outOff[n]:g.outOff[n+1]]
 }
 
 // OutDegree returns the number of explicit outputs of n.
@@ -161,15 +171,10 @@ func (g *DAG) Edges() int64 {
 			ins++
 		}
 	}
-	switch {
-	case g.inOff == nil && g.outPk != nil: // OutsOnly
-		return g.packed + ins
-	case g.inOff == nil: // inputs dropped: the outputs' side
-		return int64(len(g.out)) + ins
-	case g.inPk != nil: // InsOnly
-		return g.packed + int64(len(g.slotNode)) - ins
+	if g.inOff == nil { // OutsOnly, or inputs dropped: the outputs' side
+		return entries(g.out, g.outPk) + ins
 	}
-	return int64(len(g.in)) + int64(len(g.slotNode)) - ins
+	return entries(g.in, g.inPk) + int64(len(g.slotNode)) - ins
 }
 
 // slotAddr returns the peer of slot s and the slot's index k in the pair's
@@ -198,15 +203,6 @@ type edgeSeg struct {
 	src, dst []int32
 	packed   packed.Pairs
 	base     int32
-}
-
-// localEdges returns the number of edges between nodes of this rank.
-func (b *Builder) localEdges() int64 {
-	var k int64
-	for i := range b.segs {
-		k += int64(len(b.segs[i].src)) + int64(b.segs[i].packed.Len())
-	}
-	return k
 }
 
 // each calls f for every edge of the run, in order.
@@ -569,7 +565,6 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	if err := comm.Agree(c, verr); err != nil {
 		return nil, err
 	}
-	var slotIns int64
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
 		switch {
@@ -579,13 +574,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			outCnt[v+1]++
 		case packIns:
 			g.inOff[v+1] += entryLen(v, e)
-			slotIns++
 		default:
 			g.inOff[v+1]++
-			slotIns++
 		}
 	}
-	local := b.localEdges()
 	if opts.InsOnly {
 		g.outDeg = outCnt[1:]
 	} else {
@@ -595,7 +587,6 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 		if packOuts {
 			g.outPk = make([]byte, g.outOff[n])
-			g.packed = local + int64(len(g.slotNode)) - slotIns
 		} else {
 			g.out = make([]Entry, g.outOff[n])
 		}
@@ -607,7 +598,6 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 		if packIns {
 			g.inPk = make([]byte, g.inOff[n])
-			g.packed = local + slotIns
 		} else {
 			g.in = make([]Entry, g.inOff[n])
 		}

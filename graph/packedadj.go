@@ -75,31 +75,11 @@ func countEntries(p []byte) int32 {
 	return k
 }
 
-// insOf returns n's explicit inputs: a slice of the DAG's list, or, when
-// that list is packed, decoded onto buf[:0] (nil without inputs' side).
-func (g *DAG) insOf(n int32, buf []Entry) []Entry {
-	switch {
-	case g.inPk != nil:
-		if a, b := g.inOff[n], g.inOff[n+1]; a < b {
-			return appendEntries(buf[:0], n, g.inPk[a:b])
-		}
-		return buf[:0]
-	case g.inOff == nil:
-		return nil
+// entries returns the number of entries of one side of a DAG: its list,
+// or, packed, its varints (Edges only: a pass over the bytes).
+func entries(list []Entry, pk []byte) int64 {
+	if pk != nil {
+		return int64(countEntries(pk))
 	}
-	return g.in[g.inOff[n]:g.inOff[n+1]]
-}
-
-// outsOf is insOf for the outputs.
-func (g *DAG) outsOf(n int32, buf []Entry) []Entry {
-	switch {
-	case g.outPk != nil:
-		if a, b := g.outOff[n], g.outOff[n+1]; a < b {
-			return appendEntries(buf[:0], n, g.outPk[a:b])
-		}
-		return buf[:0]
-	case g.outOff == nil:
-		return nil
-	}
-	return g.out[g.outOff[n]:g.outOff[n+1]]
+	return int64(len(list))
 }
