@@ -259,10 +259,7 @@ type run struct {
 	// archive is the OTF2 archive this rank's processes come from, opened
 	// at the first of them (nil for a ptrace trace).
 	archive *otf2.Archive
-	// overLimit: this rank's traces would not fit its memory limit held in
-	// memory (load), so it streams them even if asked to hold them.
-	overLimit bool
-	rep       *report.Report // rank 0 only
+	rep     *report.Report // rank 0 only
 	// costKey names the tasks' cost attribute if the trace has one.
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
@@ -366,14 +363,13 @@ func (r *run) load() error {
 	}
 	tooBig := r.opts.MemoryLimit > 0 && owned*BytesPerTraceByte > r.opts.MemoryLimit
 	stream := !r.opts.HoldEvents || tooBig
-	r.overLimit = tooBig
 	if tooBig && r.opts.HoldEvents && r.c.Rank() == 0 && r.opts.Notice != nil {
 		r.opts.Notice(fmt.Sprintf("rank 0's %s of trace need about %s in memory, over its limit of %s: reading events from disk on every pass (--memory-limit)",
 			report.Bytes(owned), report.Bytes(owned*BytesPerTraceByte), report.Bytes(r.opts.MemoryLimit)))
 	}
 	var bufs trace.LoadBuffers // the files' loads share their buffers
 	for i := lo; i < hi; i++ {
-		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs})
+		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs}, tooBig)
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}

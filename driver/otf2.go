@@ -40,8 +40,9 @@ const otf2Format = "otf2"
 // its processes (its global definitions list every location). A ptrace
 // file is read again on the passes after the load (unless HoldEvents); a
 // converted process has no file to read again, so it stays in memory, and
-// says so when the memory limit would have had it streamed.
-func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error) {
+// says so when the rank's traces are over its memory limit (overLimit),
+// which would have had it streamed.
+func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace.Process, error) {
 	path := r.dirPath(i)
 	if !r.dir.OTF2 {
 		return trace.LoadProcess(path, opts)
@@ -64,7 +65,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 		return nil, err
 	}
 	p.Warnings = append(p.Warnings, st.Warnings...)
-	if r.overLimit {
+	if overLimit {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: OTF2 input is converted in memory; --memory-limit cannot stream it from disk", path))
 	}
 	return p, nil

@@ -142,8 +142,9 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The builder's packed pairs are garbage now: collected, their pages
-	// take the replay's values instead of fresh ones.
+	// The builder's arrays (and the task pairs it was handed, when they
+	// are not the simulation's own) are garbage now: collected, their
+	// pages take the replay's values instead of fresh ones.
 	r.collectDropped(slots)
 	// Only the longest path from each root is reported: the backward
 	// replay alone gives it, no forward pass, path or tie keys.
