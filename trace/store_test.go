@@ -124,12 +124,19 @@ func TestStreamFileChanged(t *testing.T) {
 	if scanErr == nil || !strings.Contains(scanErr.Error(), "changed since it was loaded") || !strings.Contains(scanErr.Error(), path) {
 		t.Fatalf("changed file: %v", scanErr)
 	}
-	os.Remove(path)
+	checkVanished(t, &pool, p, "vanished file")
+}
+
+// checkVanished removes p's file and checks that a pass reading thread 0
+// from pool fails with "re-reading events" (what errors name, what).
+func checkVanished(t *testing.T, pool *Scans, p *Process, what string) {
+	t.Helper()
+	os.Remove(p.File)
 	s := pool.Get(p, 0, nil)
 	for s.Next() {
 	}
 	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "re-reading events") {
-		t.Fatalf("vanished file: %v", err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	pool.Put(s)
 }
@@ -258,12 +265,5 @@ func TestStreamScansCloseFiles(t *testing.T) {
 			t.Fatalf("pass %d: %d open files after the scans were put back, want %d", pass, got, base)
 		}
 	}
-	os.Remove(path)
-	s := pool.Get(p, 0, nil)
-	for s.Next() {
-	}
-	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "re-reading events") {
-		t.Fatalf("vanished file after three passes: %v", err)
-	}
-	pool.Put(s)
+	checkVanished(t, &pool, p, "vanished file after three passes")
 }
