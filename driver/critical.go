@@ -29,6 +29,11 @@ type procGraph struct {
 	funcs []string         // string table (MPI function names)
 	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
 	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
+	// distinct: no pair of deps repeats an earlier one (the simulation's
+	// check); kept: besides, every task they join ran, so the task graph
+	// takes every pair as it is (keepsAll, without its pass); inPlace: it
+	// did (the fragment DAG maps them too).
+	distinct, kept, inPlace bool
 	// fragDeps are the dependence edges of tasks that ran, without
 	// repeats, as fragment pairs (the task graph makes them, the fragment
 	// DAG takes them).
@@ -44,12 +49,16 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 	// Names of the tasks' constructs: a task fragment's location is its
 	// task's, and the anomaly records name tasks by theirs.
 	ran := false
+	g.distinct = s.DepEdgesDistinct()
+	g.kept = g.distinct
 	g.taskW.Grow(len(s.Tasks), 3)
 	for t := range s.Tasks {
 		tk := &s.Tasks[t]
 		w := int64(-1)
 		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
 			w, ran = s.RunNS(sim.Task(t)), true
+		} else if g.kept && s.DepEnd(sim.Task(t)) {
+			g.kept = false
 		}
 		g.taskW.Append(w)
 		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
@@ -207,9 +216,7 @@ func (r *run) criticalPath() error {
 		// Task dependences, the predecessor's last fragment before the
 		// successor's first, of tasks that ran, without repeats (which
 		// change no path) (FragPass.DepsApart; made by taskGraph).
-		if fd := pg.fragDepsOf(); fd.Len() > 0 {
-			b.AddPairs(fd, bases[i])
-		}
+		pg.addFragDeps(b, bases[i])
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
@@ -275,6 +282,8 @@ func (r *run) criticalPath() error {
 	}
 	for _, pg := range r.cp {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
+		pg.deps = packed.Pairs{}             // and mapped the task pairs
+		pg.frags.DropLast()
 	}
 	r.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
 	lp, err := graph.LongestPathsOf(r.c, dag, weight, key, false)

@@ -61,22 +61,23 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		}
 		// The dependence pairs of tasks that ran, without repeats, become
 		// the graph's edges. Mostly that is every pair as the simulation
-		// packed them: then the builder reads them in place, and the
-		// fragment DAG's pairs are made from them after this graph is
-		// gone (fragDepsOf), so the two lists are not both held while it
-		// is built. Otherwise one pass makes both lists.
+		// packed them (as its check found, or a pass here): then the
+		// builder reads them in place, and so does the fragment DAG's
+		// builder, mapped, after this graph is gone (addFragDeps): no
+		// second list. Otherwise one pass makes both lists.
 		tg := func(p, s sim.Task) (int32, int32, bool) {
 			return p, s, didRun(i, p) && didRun(i, s)
 		}
-		if keepsAll(pg.deps, pg.taskW.Len(), tg) {
+		if pg.kept || keepsAll(pg.deps, pg.taskW.Len(), pg.distinct, tg) {
 			b.AddPairs(pg.deps, bases[i])
 			edges += int64(pg.deps.Len())
+			pg.inPlace = true
 		} else {
 			maps := []edgeMap{tg}
 			if f := pg.frags; f != nil {
 				maps = append(maps, fragEdges(f))
 			}
-			lists := uniqueDeps(pg.deps, pg.taskW.Len(), maps...)
+			lists := uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, maps...)
 			b.AddPairs(lists[0], bases[i])
 			edges += int64(lists[0].Len())
 			pg.deps = packed.Pairs{}
@@ -282,25 +283,28 @@ func fragEdges(f *sim.Frags) edgeMap {
 	}
 }
 
-// fragDepsOf returns the fragment DAG's dependence pairs of pg: those the
-// task graph made, or, when it read the simulation's pairs in place, made
-// from them now. The task pairs and the tasks' last fragments are dropped.
-func (pg *procGraph) fragDepsOf() packed.Pairs {
-	if pg.deps.Len() > 0 && pg.frags != nil {
-		pg.fragDeps = uniqueDeps(pg.deps, pg.taskW.Len(), fragEdges(pg.frags))[0]
-		pg.frags.DropLast()
+// addFragDeps adds pg's dependence edges to the fragment DAG's builder b
+// (pg's nodes from base): those the task graph made, or, when it read the
+// simulation's pairs in place (none repeats), those pairs mapped as b reads
+// them, not packed again (the task pairs and the tasks' last fragments
+// must then stay until b is built).
+func (pg *procGraph) addFragDeps(b *graph.Builder, base int32) {
+	switch {
+	case pg.fragDeps.Len() > 0:
+		b.AddPairs(pg.fragDeps, base)
+	case pg.deps.Len() > 0 && pg.frags != nil && pg.inPlace:
+		b.AddPairsMapped(pg.deps, base, graph.PairMap(fragEdges(pg.frags)))
+	case pg.deps.Len() > 0 && pg.frags != nil:
+		b.AddPairs(uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, fragEdges(pg.frags))[0], base)
 	}
-	pg.deps = packed.Pairs{}
-	fd := pg.fragDeps
 	pg.fragDeps = packed.Pairs{}
-	return fd
 }
 
 // keepsAll reports whether uniqueDeps would keep every pair of deps
 // through m: no pair repeats an earlier one, and m keeps each.
-func keepsAll(deps packed.Pairs, tasks int, m edgeMap) bool {
+func keepsAll(deps packed.Pairs, tasks int, distinct bool, m edgeMap) bool {
 	n := 0
-	eachUnique(deps, tasks, func(p, s sim.Task) {
+	eachUnique(deps, tasks, distinct, func(p, s sim.Task) {
 		if _, _, ok := m(p, s); ok {
 			n++
 		}
@@ -318,12 +322,12 @@ func keepsAll(deps packed.Pairs, tasks int, m edgeMap) bool {
 // task_dependence event after others) or a run be longer than the pairwise
 // check suits, the edges are unpacked and a sort of their indices decides
 // (sortedDuplicates).
-func uniqueDeps(deps packed.Pairs, tasks int, maps ...edgeMap) []packed.Pairs {
+func uniqueDeps(deps packed.Pairs, tasks int, distinct bool, maps ...edgeMap) []packed.Pairs {
 	out := make([]packed.Pairs, len(maps))
 	for k := range out {
 		out[k].Grow(deps.Len(), 3)
 	}
-	eachUnique(deps, tasks, func(p, s sim.Task) {
+	eachUnique(deps, tasks, distinct, func(p, s sim.Task) {
 		for k, m := range maps {
 			if a, b, ok := m(p, s); ok {
 				out[k].Append(a, b)
@@ -341,33 +345,27 @@ func uniqueDeps(deps packed.Pairs, tasks int, maps ...edgeMap) []packed.Pairs {
 }
 
 // eachUnique calls fn for every pair of deps, in order, but those that
-// repeat an earlier one (uniqueDeps). Should the streaming check give up
-// (a successor's pairs in two runs, or a run too long), it calls restart
-// and then fn again for every pair kept, found by a sort.
-func eachUnique(deps packed.Pairs, tasks int, fn func(p, s sim.Task), restart func()) {
-	seen := make([]uint64, (tasks+63)/64) // successors whose run began
-	run := make([]sim.Task, 0, maxRun)    // predecessors of the current run so far
-	cur, apart := sim.NoTask, true
+// repeat an earlier one (uniqueDeps): all of them when the pairs are known
+// distinct. Should the streaming check be lost (sim.PairCheck), it calls
+// restart and then fn again for every pair kept, found by a sort.
+func eachUnique(deps packed.Pairs, tasks int, distinct bool, fn func(p, s sim.Task), restart func()) {
+	if distinct {
+		deps.Each(fn)
+		return
+	}
+	var c sim.PairCheck
+	apart := true
 	deps.Each(func(p, s sim.Task) {
 		switch {
 		case !apart:
-			return
-		case len(run) > 0 && s == cur:
-			if slices.Contains(run, p) {
-				return
-			}
-			if apart = len(run) < maxRun; !apart {
-				return
-			}
-		case s < 0 || int(s) >= tasks || seen[s/64]&(1<<(s%64)) != 0:
+		case int(s) >= tasks:
 			apart = false
-			return
+		case c.Add(p, s):
 		default:
-			seen[s/64] |= 1 << (s % 64)
-			run, cur = run[:0], s
+			if apart = !c.Lost(); apart {
+				fn(p, s)
+			}
 		}
-		run = append(run, p)
-		fn(p, s)
 	})
 	if apart {
 		return
@@ -381,10 +379,6 @@ func eachUnique(deps packed.Pairs, tasks int, fn func(p, s sim.Task), restart fu
 		}
 	}
 }
-
-// maxRun is the longest run of one successor's distinct predecessors
-// checked pairwise.
-const maxRun = 64
 
 // sortedDuplicates marks the edges that repeat an earlier one, in any
 // order: a sort of all edge indices (4 bytes an edge, where a set of pairs

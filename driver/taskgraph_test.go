@@ -15,6 +15,7 @@ import (
 // check.
 func TestDuplicates(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	known := 0 // trials the simulation's check finds distinct
 	for trial := 0; trial < 300; trial++ {
 		tasks := 2 + rng.IntN(40)
 		var deps [][2]sim.Task
@@ -39,9 +40,23 @@ func TestDuplicates(t *testing.T) {
 				want = append(want, deps[k])
 			}
 		}
+		// The check the simulation makes as it records the pairs: exact
+		// unless lost, and distinct only when no pair repeats.
+		var c sim.PairCheck
+		repeats := false
+		for _, d := range deps {
+			repeats = c.Add(d[0], d[1]) || repeats
+		}
+		if !c.Lost() && repeats != (len(want) < len(deps)) {
+			t.Fatalf("trial %d: PairCheck finds repeats %v, the sort %d of %d pairs kept", trial, repeats, len(want), len(deps))
+		}
+		distinct := !repeats && !c.Lost()
+		if distinct {
+			known++
+		}
 		// Two maps at once, as the task graph makes its list and the
 		// fragment DAG's: the second keeps the edges of even successors.
-		out := uniqueDeps(p, tasks, func(a, b sim.Task) (int32, int32, bool) { return a, b, true },
+		out := uniqueDeps(p, tasks, distinct, func(a, b sim.Task) (int32, int32, bool) { return a, b, true },
 			func(a, b sim.Task) (int32, int32, bool) { return a, b, b%2 == 0 })
 		out[0].Each(func(a, b sim.Task) { got = append(got, [2]sim.Task{a, b}) })
 		if !slices.Equal(got, want) {
@@ -60,11 +75,14 @@ func TestDuplicates(t *testing.T) {
 		// keepsAll: whether the task graph may read the pairs in place.
 		all := func(a, b sim.Task) (int32, int32, bool) { return a, b, true }
 		evens := func(a, b sim.Task) (int32, int32, bool) { return a, b, b%2 == 0 }
-		if k := keepsAll(p, tasks, all); k != (len(want) == len(deps)) {
+		if k := keepsAll(p, tasks, distinct, all); k != (len(want) == len(deps)) {
 			t.Fatalf("trial %d: keepsAll %v with %d of %d pairs kept", trial, k, len(want), len(deps))
 		}
-		if k := keepsAll(p, tasks, evens); k != (len(wantEven) == len(deps)) {
+		if k := keepsAll(p, tasks, distinct, evens); k != (len(wantEven) == len(deps)) {
 			t.Fatalf("trial %d: keepsAll of the even successors %v with %d of %d pairs kept", trial, k, len(wantEven), len(deps))
 		}
+	}
+	if known < 10 {
+		t.Errorf("the pair check found only %d of 300 lists distinct", known)
 	}
 }

@@ -203,6 +203,24 @@ type edgeSeg struct {
 	src, dst []int32
 	packed   packed.Pairs
 	base     int32
+	mapped   PairMap // the packed pairs' edges, when set (AddPairsMapped)
+}
+
+// PairMap maps a pair of a list onto an edge between local nodes (before
+// the list's base is added); ok false leaves the pair out.
+type PairMap func(a, b int32) (src, dst int32, ok bool)
+
+// eachPacked calls f for every edge of the packed pairs, in order, mapped.
+func (sg *edgeSeg) eachPacked(f func(s, d int32)) {
+	if m := sg.mapped; m != nil {
+		sg.packed.Each(func(a, b int32) {
+			if s, d, ok := m(a, b); ok {
+				f(s, d)
+			}
+		})
+		return
+	}
+	sg.packed.Each(f)
 }
 
 // each calls f for every edge of the run, in order.
@@ -290,6 +308,14 @@ func (b *Builder) AddEdge(src, dst int32) {
 func (b *Builder) AddPairs(p packed.Pairs, base int32) {
 	b.seal()
 	b.segs = append(b.segs, edgeSeg{packed: p, base: base})
+}
+
+// AddPairsMapped is AddPairs with the edges m maps the pairs onto, made
+// as Build reads the list (twice): where a list of other pairs would be
+// packed only to be read by it. m must give the same edges each time.
+func (b *Builder) AddPairsMapped(p packed.Pairs, base int32, m PairMap) {
+	b.seal()
+	b.segs = append(b.segs, edgeSeg{packed: p, base: base, mapped: m})
 }
 
 // seal closes the run of edges added one by one so far.
@@ -552,7 +578,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			sg.each(count)
 			continue
 		}
-		sg.packed.Each(func(s, d int32) {
+		sg.eachPacked(func(s, d int32) {
 			if s, d := int64(sg.base)+int64(s), int64(sg.base)+int64(d); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
 				if verr == nil {
 					verr = fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", me, s, d, n)
@@ -628,11 +654,11 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		if sg := &b.segs[k]; sg.packed.Len() > 0 {
 			base := sg.base
 			if packIns || packOuts {
-				sg.packed.Each(func(s, d int32) { place(base+s, base+d) })
+				sg.eachPacked(func(s, d int32) { place(base+s, base+d) })
 				continue
 			}
 			// place written out: one call a pair, not two
-			sg.packed.Each(func(s, d int32) {
+			sg.eachPacked(func(s, d int32) {
 				s, d = base+s, base+d
 				g.out[g.outOff[s]] = Entry(d)
 				g.outOff[s]++

@@ -13,15 +13,16 @@ import (
 )
 
 // TestAddEdgesKeepsDeclarationOrder builds one graph with edges added one
-// by one and the same graph with a run handed over packed by AddPairs
-// between single edges: the CSR rows (whose order decides untied inputs)
-// match.
+// by one and the same graph with a run handed over packed by AddPairs (or
+// as other pairs mapped onto them, AddPairsMapped) between single edges:
+// the CSR rows (whose order decides untied inputs) match.
 func TestAddEdgesKeepsDeclarationOrder(t *testing.T) {
 	type edge struct{ s, d int32 }
 	first := []edge{{0, 3}, {1, 3}}
 	run := []edge{{2, 3}, {0, 2}, {1, 2}} // nodes 4.. of the second half, base 4
 	last := []edge{{3, 7}, {0, 5}}
-	build := func(c comm.Comm, packedRun bool, opts BuildOptions) *DAG {
+	// mode 0: one by one, 1: AddPairs, 2: AddPairsMapped
+	build := func(c comm.Comm, mode int, opts BuildOptions) *DAG {
 		b := NewBuilder(c.Rank(), c.Size())
 		for range 8 {
 			b.AddNode(false)
@@ -29,7 +30,17 @@ func TestAddEdgesKeepsDeclarationOrder(t *testing.T) {
 		for _, e := range first {
 			b.AddEdge(e.s, e.d)
 		}
-		if packedRun {
+		if mode == 2 {
+			// Pairs (3s, 3d+1), and one the map leaves out.
+			var p packed.Pairs
+			for i, e := range run {
+				p.Append(3*e.s, 3*e.d+1)
+				if i == 0 {
+					p.Append(-5, 9)
+				}
+			}
+			b.AddPairsMapped(p, 4, func(a, b int32) (int32, int32, bool) { return a / 3, (b - 1) / 3, a >= 0 })
+		} else if mode == 1 {
 			var p packed.Pairs
 			for _, e := range run {
 				p.Append(e.s, e.d)
@@ -50,9 +61,15 @@ func TestAddEdgesKeepsDeclarationOrder(t *testing.T) {
 		return g
 	}
 	err := inproc.Run(1, func(c comm.Comm) error {
-		one, bulk := build(c, false, BuildOptions{}), build(c, true, BuildOptions{})
+		one, bulk := build(c, 0, BuildOptions{}), build(c, 1, BuildOptions{})
+		mapped := build(c, 2, BuildOptions{})
+		for n := int32(0); n < one.Len(); n++ {
+			if !slices.Equal(one.Ins(n), mapped.Ins(n)) || !slices.Equal(one.Outs(n), mapped.Outs(n)) {
+				t.Errorf("node %d mapped: ins %v / %v, outs %v / %v", n, one.Ins(n), mapped.Ins(n), one.Outs(n), mapped.Outs(n))
+			}
+		}
 		// Built OutsOnly: the same outputs, the inputs' counts only.
-		outs := build(c, true, BuildOptions{OutsOnly: true})
+		outs := build(c, 1, BuildOptions{OutsOnly: true})
 		for n := int32(0); n < one.Len(); n++ {
 			if !slices.Equal(outs.Outs(n), one.Outs(n)) || outs.InDegree(n) != int32(len(one.Ins(n))) || outs.Ins(n) != nil {
 				t.Errorf("node %d OutsOnly: outs %v, want %v; %d inputs, want %d", n, outs.Outs(n), one.Outs(n), outs.InDegree(n), len(one.Ins(n)))

@@ -70,6 +70,13 @@ type Sim struct {
 	// may occur.
 	RecordDeps bool
 	DepEdges   packed.Pairs // (pred, succ), packed: they outlive the simulation
+	// depCheck watches DepEdges for repeats as they are recorded, and
+	// depEnds marks the tasks they join (DepEdgesDistinct, DepEnds): the
+	// task graph then reads the pairs as they are, without a pass of its
+	// own to find out that it can.
+	depCheck  PairCheck
+	depRepeat bool
+	depEnds   []uint64
 
 	// Scans, when set, recycles the event scans of Run (set it to share
 	// their buffers between the processes of a rank).
@@ -186,6 +193,17 @@ func (s *Sim) Recycle() {
 		clear(s.Regions[:cap(s.Regions)])
 	}
 	s.Tasks, s.succ, s.Regions = nil, lists.Pool{}, nil
+}
+
+// DepEdgesDistinct reports whether no pair of DepEdges repeats an earlier
+// one, as far as the check made while they were recorded tells (false:
+// some may).
+func (s *Sim) DepEdgesDistinct() bool { return !s.depRepeat && !s.depCheck.Lost() }
+
+// DepEnd reports whether task t is an end of some pair of DepEdges.
+func (s *Sim) DepEnd(t Task) bool {
+	w := int(t / 64)
+	return w < len(s.depEnds) && s.depEnds[w]&(1<<(t%64)) != 0
 }
 
 // ReserveEdges prepares for about n dependence edges: the successor pool

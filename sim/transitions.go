@@ -100,6 +100,12 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	}
 	if s.RecordDeps {
 		s.DepEdges.Append(pred, succ)
+		s.depRepeat = s.depCheck.Add(pred, succ) || s.depRepeat
+		if s.depEnds == nil {
+			s.depEnds = make([]uint64, (len(s.Tasks)+63)/64)
+		}
+		s.depEnds[pred/64] |= 1 << (pred % 64)
+		s.depEnds[succ/64] |= 1 << (succ % 64)
 	}
 	ts := s.Tasks
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
