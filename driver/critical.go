@@ -403,7 +403,7 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 			s.Full = append(s.Full, pn)
 		}
 		if ns > 0 {
-			s.Longest = append(s.Longest, pn)
+			s.Longest = keepLongest(s.Longest, pn, maxLongest)
 			// Consecutive nodes on one thread merge into one segment.
 			if !broken && len(s.Segments) > 0 && prev.Rank == pn.Rank && prev.Thread == pn.Thread {
 				seg := &s.Segments[len(s.Segments)-1]
@@ -418,21 +418,46 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 			broken = false
 		}
 	}
-	s.Longest = topNodes(s.Longest, maxLongest)
 	return s
 }
 
 // maxLongest is how many of the critical path's longest nodes are listed.
 const maxLongest = 20
 
+// longer orders path nodes for the longest list: by duration, longest
+// first, then by start, rank and thread.
+func longer(a, b report.PathNode) int {
+	return cmp.Or(cmp.Compare(b.DurNS, a.DurNS), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+}
+
+// topNodes returns the first k of ns in a stable sort by longer.
 func topNodes(ns []report.PathNode, k int) []report.PathNode {
-	slices.SortStableFunc(ns, func(a, b report.PathNode) int {
-		return cmp.Or(cmp.Compare(b.DurNS, a.DurNS), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
-	})
+	slices.SortStableFunc(ns, longer)
 	if len(ns) > k {
 		ns = ns[:k]
 	}
 	return ns
+}
+
+// keepLongest adds pn to top, the first k (at most) of the nodes so far in
+// a stable sort by longer: after those it does not sort before, so that
+// it is topNodes of every node, made as the path streams by without
+// holding it (a node a step of a long path: 20 MB on the 10 M-event
+// halo).
+func keepLongest(top []report.PathNode, pn report.PathNode, k int) []report.PathNode {
+	i := len(top)
+	for i > 0 && longer(pn, top[i-1]) < 0 {
+		i--
+	}
+	if i >= k {
+		return top
+	}
+	if len(top) < k {
+		top = append(top, report.PathNode{})
+	}
+	copy(top[i+1:], top[i:])
+	top[i] = pn
+	return top
 }
 
 // describe names a fragment's kind and construct for the report.

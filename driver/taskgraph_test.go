@@ -1,11 +1,13 @@
 package driver
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/internal/packed"
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
 )
 
@@ -84,5 +86,24 @@ func TestDuplicates(t *testing.T) {
 	}
 	if known < 10 {
 		t.Errorf("the pair check found only %d of 300 lists distinct", known)
+	}
+}
+
+// TestKeepLongest: the longest nodes kept as a path streams by are those
+// a stable sort of the whole path lists first, ties (equal durations,
+// starts, ranks and threads) included.
+func TestKeepLongest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := 0; trial < 200; trial++ {
+		n, k := rng.IntN(60), 1+rng.IntN(25)
+		var all, top []report.PathNode
+		for i := range n {
+			pn := report.PathNode{Rank: rng.IntN(2), Thread: rng.IntN(2), StartNS: int64(rng.IntN(4)), DurNS: int64(1 + rng.IntN(4)), Construct: fmt.Sprint(i)}
+			all = append(all, pn)
+			top = keepLongest(top, pn, k)
+		}
+		if want := topNodes(slices.Clone(all), k); !slices.Equal(top, want) {
+			t.Fatalf("trial %d (k=%d): kept %v, want %v", trial, k, top, want)
+		}
 	}
 }
