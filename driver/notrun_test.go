@@ -90,17 +90,7 @@ func TestRepeatedDependences(t *testing.T) {
 		if !writeTrace(dir, procs) {
 			t.Fatal("the writer refused the trace")
 		}
-		var rep *report.Report
-		err := inproc.Run(k, func(c comm.Comm) error {
-			r, err := driver.Run(c, driver.Options{Dir: dir})
-			if c.Rank() == 0 {
-				rep = r
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatalf("%d analysis ranks: %v", k, err)
-		}
+		rep, _ := analyze(t, dir, k)
 		if rep.Graph == nil || rep.CriticalPath == nil {
 			t.Fatal("no task graph or critical path in the report")
 		}
