@@ -160,16 +160,20 @@ func (r *ReadySeries) Before(s *Sim, e *trace.Event, th int, dt int64) {
 }
 
 func (r *ReadySeries) add(a, b, n int64) {
+	a = max(a, r.Start)
 	for a < b {
-		i := (a - r.Start) / r.Bin
-		if a < r.Start {
-			a = r.Start
-			continue
-		}
-		if i >= int64(len(r.Values)) {
+		// a ≥ Start and b > a: the differences are exact as unsigned,
+		// where int64 ones overflow when a damaged trace's times span
+		// more than 2^63 ns (a negative bin index).
+		off := uint64(a) - uint64(r.Start)
+		i := off / uint64(r.Bin)
+		if i >= uint64(len(r.Values)) {
 			return
 		}
-		end := min(b, r.Start+(i+1)*r.Bin)
+		end := b
+		if left := uint64(r.Bin) - off%uint64(r.Bin); left < uint64(b)-uint64(a) {
+			end = a + int64(left) // the bin's end
+		}
 		r.Values[i] += n * (end - a)
 		a = end
 	}
