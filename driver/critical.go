@@ -57,8 +57,9 @@ func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *p
 		w := int64(-1)
 		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
 			w, ran = s.RunNS(sim.Task(t)), true
-		} else if g.kept && s.DepEnd(sim.Task(t)) {
-			g.kept = false
+		}
+		if w < 0 && g.kept && s.DepEnd(sim.Task(t)) {
+			g.kept = false // a task the graph has no node for (didRun)
 		}
 		g.taskW.Append(w)
 		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
