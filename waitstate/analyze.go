@@ -739,13 +739,11 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		local[p.Header.Rank] = i
 	}
 	var lerr error
-	// Two sets of send buffers, used in turn: in-process ranks hand
-	// buffers over by reference, and a receiver reads a round's until it
-	// enters the next round's Alltoallv, so a set is free again two rounds
-	// later. Each buffer is sized from a count of its records first. New
-	// buffers each round, grown by appending, were 60 MB of garbage on
-	// the 10 M-event halo, which kept the heap at the collector's goal.
-	var sets [2][][]byte
+	// A round's buffers are made at their size, from a count of its
+	// records: appended, they grew by copying (five times their size in
+	// garbage, 60 MB on the 10 M-event halo, which kept the heap at the
+	// collector's goal). They are new each round: a receiver in this
+	// process reads the sender's own buffers (comm.Comm's Alltoallv).
 	need := make([]int, c.Size())
 	ci, ck := 0, 0 // the next edge row to send
 	// round calls fn for the edge rows of the next round's records.
@@ -763,18 +761,16 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			}
 		}
 	}
-	for r := range rounds[0] {
-		bufs := sets[r%2]
-		if bufs == nil {
-			bufs = make([][]byte, c.Size())
-			sets[r%2] = bufs
-		}
+	for range rounds[0] {
 		clear(need)
 		at, atK := ci, ck
 		round(func(i, k int) { need[owners.Owner(int(edges[i].PredProc[k]))] += lrRecSize })
 		ci, ck = at, atK
-		for q := range bufs {
-			bufs[q] = slices.Grow(bufs[q][:0], need[q])
+		bufs := make([][]byte, c.Size())
+		for q, n := range need {
+			if n > 0 {
+				bufs[q] = make([]byte, 0, n)
+			}
 		}
 		round(func(i, k int) {
 			e := &edges[i]
