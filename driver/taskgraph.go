@@ -283,6 +283,23 @@ func fragEdges(f *sim.Frags) edgeMap {
 	}
 }
 
+// fragDepMap is fragEdges for the fragment DAG's builder, which maps the
+// pairs as it reads them, twice: the predecessors' last fragments
+// unpacked (4 bytes a task until the DAG is built; looked up in no order,
+// they were most of the builder's time packed), the successor's first
+// looked up once for its run of pairs.
+func fragDepMap(f *sim.Frags) graph.PairMap {
+	last := f.Lasts()
+	cur, first := sim.NoTask, int32(-1)
+	return func(p, s sim.Task) (int32, int32, bool) {
+		if s != cur {
+			cur, first = s, f.FirstOf(s)
+		}
+		a := last[p]
+		return a, first, a >= 0 && first >= 0
+	}
+}
+
 // addFragDeps adds pg's dependence edges to the fragment DAG's builder b
 // (pg's nodes from base): those the task graph made, or, when it read the
 // simulation's pairs in place (none repeats), those pairs mapped as b reads
@@ -293,7 +310,7 @@ func (pg *procGraph) addFragDeps(b *graph.Builder, base int32) {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
 	case pg.deps.Len() > 0 && pg.frags != nil && pg.inPlace:
-		b.AddPairsMapped(pg.deps, base, graph.PairMap(fragEdges(pg.frags)))
+		b.AddPairsMapped(pg.deps, base, fragDepMap(pg.frags))
 	case pg.deps.Len() > 0 && pg.frags != nil:
 		b.AddPairs(uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, fragEdges(pg.frags))[0], base)
 	}
