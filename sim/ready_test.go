@@ -13,7 +13,7 @@ import (
 // 2026-11-26).
 func TestReadySeriesBins(t *testing.T) {
 	r := NewReadySeries(100, 10, 4)
-	r.add(90, 125, 2) // [100, 125): bins 0, 1 and half of 2
+	r.add(90, 125, 2)   // [100, 125): bins 0, 1 and half of 2
 	r.add(135, 1000, 1) // half of bin 3, then past the end
 	if want := []int64{20, 20, 10, 5}; !slices.Equal(r.Values, want) {
 		t.Errorf("values %v, want %v", r.Values, want)
