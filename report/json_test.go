@@ -1,0 +1,31 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// TestWriteJSONAsEncoder: WriteJSON writes what json.Encoder with
+// two-space indentation writes, byte for byte (reports compared across
+// versions are compared so), on the full sample report with strings that
+// need escaping (HTML characters, quotes, control characters, non-ASCII).
+func TestWriteJSONAsEncoder(t *testing.T) {
+	r := sampleReport()
+	r.Trace.Dir = "/tmp/<a & b>/\"quoted\"\t\u00e9\u2028"
+	var got, want bytes.Buffer
+	if err := WriteJSON(&got, r); err != nil {
+		t.Fatal(err)
+	}
+	enc := json.NewEncoder(&want)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("WriteJSON differs from json.Encoder:\n%s\nwant:\n%s", got.Bytes(), want.Bytes())
+	}
+	if want.Len() < 1000 {
+		t.Fatalf("the sample report is %d bytes: not the full report", want.Len())
+	}
+}
