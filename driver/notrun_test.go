@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"math"
 	"reflect"
 	"testing"
 
@@ -20,20 +21,7 @@ func TestDependencesOfTasksThatNeverRan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := bases[1] // stencil: tasks with dependences
-	procs := make([]fuzzProc, len(base))
-	for i := range base {
-		procs[i] = clone(&base[i])
-		for th, evs := range procs[i].Events {
-			kept := evs[:0]
-			for _, e := range evs {
-				if e.Kind != trace.TaskSchedule {
-					kept = append(kept, e)
-				}
-			}
-			procs[i].Events[th] = kept
-		}
-	}
+	procs := withoutSchedules(bases[1], math.MinInt64) // stencil: tasks with dependences
 	dir := t.TempDir()
 	if !writeTrace(dir, procs) {
 		t.Fatal("the writer refused the trace")
@@ -64,19 +52,7 @@ func TestRepeatedDependences(t *testing.T) {
 		t.Fatal(err)
 	}
 	full := bases[1] // stencil: tasks with dependences
-	cut := make([]fuzzProc, len(full))
-	for i := range full {
-		cut[i] = clone(&full[i])
-		for th, evs := range cut[i].Events {
-			kept := evs[:0]
-			for _, e := range evs {
-				if e.Kind != trace.TaskSchedule || e.Time < 200_000 {
-					kept = append(kept, e)
-				}
-			}
-			cut[i].Events[th] = kept
-		}
-	}
+	cut := withoutSchedules(full, 200_000)
 	graphs := func(procs []fuzzProc, k int) (*report.Graph, *report.CriticalPath) {
 		dir := t.TempDir()
 		if !writeTrace(dir, procs) {
@@ -138,4 +114,23 @@ func doubleDependences(procs []fuzzProc) ([]fuzzProc, int) {
 		out[i] = p
 	}
 	return out, repeats
+}
+
+// withoutSchedules returns a copy of procs without their task_schedule
+// events from time from on: the tasks they would have started never run.
+func withoutSchedules(procs []fuzzProc, from int64) []fuzzProc {
+	out := make([]fuzzProc, len(procs))
+	for i := range procs {
+		out[i] = clone(&procs[i])
+		for th, evs := range out[i].Events {
+			kept := evs[:0]
+			for _, e := range evs {
+				if e.Kind != trace.TaskSchedule || e.Time < from {
+					kept = append(kept, e)
+				}
+			}
+			out[i].Events[th] = kept
+		}
+	}
+	return out
 }
