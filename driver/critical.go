@@ -31,9 +31,8 @@ type procGraph struct {
 	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
 	// distinct: no pair of deps repeats an earlier one (the simulation's
 	// check); kept: besides, every task they join ran, so the task graph
-	// takes every pair as it is (keepsAll, without its pass); inPlace: it
-	// did (the fragment DAG maps them too).
-	distinct, kept, inPlace bool
+	// takes every pair as it is (keepsAll, without its pass).
+	distinct, kept bool
 	// fragDeps are the dependence edges of tasks that ran, without
 	// repeats, as fragment pairs (the task graph makes them, the fragment
 	// DAG takes them).

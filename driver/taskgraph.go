@@ -71,7 +71,6 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		if pg.kept || keepsAll(pg.deps, pg.taskW.Len(), pg.distinct, tg) {
 			b.AddPairs(pg.deps, bases[i])
 			edges += int64(pg.deps.Len())
-			pg.inPlace = true
 		} else {
 			maps := []edgeMap{tg}
 			if f := pg.frags; f != nil {
@@ -275,20 +274,12 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 type edgeMap func(pred, succ sim.Task) (a, b int32, ok bool)
 
 // fragEdges maps a dependence onto the fragment DAG: the predecessor's
-// last fragment before the successor's first.
+// last fragment before the successor's first. The predecessors' last
+// fragments are unpacked (4 bytes a task while the map lives): looked up
+// in no order, packed they were most of the fragment DAG's build time,
+// whose builder maps the pairs twice. The successor's first is looked up
+// once for its run of pairs.
 func fragEdges(f *sim.Frags) edgeMap {
-	return func(p, s sim.Task) (int32, int32, bool) {
-		a, c := f.LastOf(p), f.FirstOf(s)
-		return a, c, a >= 0 && c >= 0
-	}
-}
-
-// fragDepMap is fragEdges for the fragment DAG's builder, which maps the
-// pairs as it reads them, twice: the predecessors' last fragments
-// unpacked (4 bytes a task until the DAG is built; looked up in no order,
-// they were most of the builder's time packed), the successor's first
-// looked up once for its run of pairs.
-func fragDepMap(f *sim.Frags) graph.PairMap {
 	last := f.Lasts()
 	cur, first := sim.NoTask, int32(-1)
 	return func(p, s sim.Task) (int32, int32, bool) {
@@ -301,18 +292,17 @@ func fragDepMap(f *sim.Frags) graph.PairMap {
 }
 
 // addFragDeps adds pg's dependence edges to the fragment DAG's builder b
-// (pg's nodes from base): those the task graph made, or, when it read the
-// simulation's pairs in place (none repeats), those pairs mapped as b reads
-// them, not packed again (the task pairs and the tasks' last fragments
-// must then stay until b is built).
+// (pg's nodes from base), after taskGraph: those it made, or, when it read
+// the simulation's pairs in place (it keeps them only then: none
+// repeats), those pairs mapped as b reads them, not packed again (the
+// task pairs and the tasks' last fragments must then stay until b is
+// built).
 func (pg *procGraph) addFragDeps(b *graph.Builder, base int32) {
 	switch {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
-	case pg.deps.Len() > 0 && pg.frags != nil && pg.inPlace:
-		b.AddPairsMapped(pg.deps, base, fragDepMap(pg.frags))
 	case pg.deps.Len() > 0 && pg.frags != nil:
-		b.AddPairs(uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, fragEdges(pg.frags))[0], base)
+		b.AddPairsMapped(pg.deps, base, graph.PairMap(fragEdges(pg.frags)))
 	}
 	pg.fragDeps = packed.Pairs{}
 }
