@@ -23,26 +23,39 @@ import (
 // included (inproc ranks must all return).
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// analyze runs the whole pipeline on k in-process ranks and returns rank 0's
-// report and its JSON.
-func analyze(t testing.TB, dir string, k int) (*report.Report, []byte) {
-	t.Helper()
+// runWith runs the whole pipeline with opts on k in-process ranks and
+// returns rank 0's report.
+func runWith(k int, opts driver.Options) (*report.Report, error) {
 	var rep *report.Report
 	err := inproc.Run(k, func(c comm.Comm) error {
-		r, err := driver.Run(c, driver.Options{Dir: dir})
+		r, err := driver.Run(c, opts)
 		if c.Rank() == 0 {
 			rep = r
 		}
 		return err
 	})
-	if err != nil {
-		t.Fatalf("analyze %s on %d ranks: %v", dir, k, err)
-	}
+	return rep, err
+}
+
+// reportJSON returns rep as WriteJSON writes it.
+func reportJSON(t testing.TB, rep *report.Report) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := report.WriteJSON(&buf, rep); err != nil {
 		t.Fatal(err)
 	}
-	return rep, buf.Bytes()
+	return buf.Bytes()
+}
+
+// analyze runs the whole pipeline on k in-process ranks and returns rank 0's
+// report and its JSON.
+func analyze(t testing.TB, dir string, k int) (*report.Report, []byte) {
+	t.Helper()
+	rep, err := runWith(k, driver.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("analyze %s on %d ranks: %v", dir, k, err)
+	}
+	return rep, reportJSON(t, rep)
 }
 
 func generate(t testing.TB, cfg gen.Config) (string, gen.Expected) {
@@ -187,21 +200,12 @@ func TestAnomaliesGroundTruth(t *testing.T) {
 // analyzePath is analyze keeping the whole critical path.
 func analyzePath(t testing.TB, dir string, k int) (*report.Report, []byte, []report.PathNode) {
 	t.Helper()
-	var rep *report.Report
 	var path []report.PathNode
-	err := inproc.Run(k, func(c comm.Comm) error {
-		r, err := driver.Run(c, driver.Options{Dir: dir, Path: &path})
-		if c.Rank() == 0 {
-			rep = r
-		}
-		return err
-	})
+	rep, err := runWith(k, driver.Options{Dir: dir, Path: &path})
 	if err != nil {
 		t.Fatalf("analyze %s on %d ranks: %v", dir, k, err)
 	}
-	var buf bytes.Buffer
-	report.WriteJSON(&buf, rep)
-	return rep, buf.Bytes(), path
+	return rep, reportJSON(t, rep), path
 }
 
 // Task patterns from 1 to 256 processes, with and without jitter: span,
@@ -342,14 +346,7 @@ func TestBrokenRankFailsEverywhere(t *testing.T) {
 func TestWholeRun(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, RankImbalance: 0.5, LatencyNS: 2000})
 	win, _ := analyze(t, dir, 2)
-	var whole *report.Report
-	err := inproc.Run(2, func(c comm.Comm) error {
-		r, err := driver.Run(c, driver.Options{Dir: dir, WholeRun: true})
-		if c.Rank() == 0 {
-			whole = r
-		}
-		return err
-	})
+	whole, err := runWith(2, driver.Options{Dir: dir, WholeRun: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,15 +392,7 @@ func TestWholeRun(t *testing.T) {
 func TestUserWindow(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "imbalance", Ranks: 2, Threads: 3, GrainNS: 10_000, Iterations: 20})
 	run := func(w driver.Window) (*report.Report, error) {
-		var rep *report.Report
-		err := inproc.Run(2, func(c comm.Comm) error {
-			r, err := driver.Run(c, driver.Options{Dir: dir, Window: &w})
-			if c.Rank() == 0 {
-				rep = r
-			}
-			return err
-		})
-		return rep, err
+		return runWith(2, driver.Options{Dir: dir, Window: &w})
 	}
 	full, _ := analyze(t, dir, 1)
 	span := full.Trace.DurationNS

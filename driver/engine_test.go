@@ -13,7 +13,6 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -21,25 +20,13 @@ import (
 // and returns rank 0's JSON and run statistics.
 func runOpts(t *testing.T, opts driver.Options, k int) ([]byte, *driver.RunStats) {
 	t.Helper()
-	var rep *report.Report
 	var st driver.RunStats
-	err := inproc.Run(k, func(c comm.Comm) error {
-		o := opts
-		o.Stats = &st
-		r, err := driver.Run(c, o)
-		if c.Rank() == 0 {
-			rep = r
-		}
-		return err
-	})
+	opts.Stats = &st
+	rep, err := runWith(k, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	if err := report.WriteJSON(&buf, rep); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes(), &st
+	return reportJSON(t, rep), &st
 }
 
 // TestStreamingSameReport: by default, or with HoldEvents under a memory

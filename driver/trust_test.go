@@ -6,26 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ptrace-dev/ptrace/comm"
-	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
-
-func runTrustOpts(t *testing.T, k int, opts driver.Options) (*report.Report, error) {
-	t.Helper()
-	var rep *report.Report
-	err := inproc.Run(k, func(c comm.Comm) error {
-		r, err := driver.Run(c, opts)
-		if c.Rank() == 0 {
-			rep = r
-		}
-		return err
-	})
-	return rep, err
-}
 
 // A rank file of another gen run (other seed, other thread count) is
 // refused with an error naming both files, or analysed with a warning under
@@ -40,13 +24,13 @@ func TestFilesOfDifferentRunsRefused(t *testing.T) {
 	}
 	os.WriteFile(filepath.Join(a, trace.FileName(1)), data, 0o644)
 	for k := 1; k <= 3; k++ {
-		_, err := runTrustOpts(t, k, driver.Options{Dir: a})
+		_, err := runWith(k, driver.Options{Dir: a})
 		if err == nil || !strings.Contains(err.Error(), "files of different runs") ||
 			!strings.Contains(err.Error(), trace.FileName(1)) || !strings.Contains(err.Error(), trace.FileName(0)) {
 			t.Errorf("%d ranks: %v", k, err)
 		}
 	}
-	rep, err := runTrustOpts(t, 2, driver.Options{Dir: a, ForceMix: true})
+	rep, err := runWith(2, driver.Options{Dir: a, ForceMix: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,14 +42,14 @@ func TestFilesOfDifferentRunsRefused(t *testing.T) {
 	d, _ := generate(t, gen.Config{Workload: "halo", Ranks: 4, Threads: 2, Iterations: 5})
 	data, _ = os.ReadFile(filepath.Join(d, trace.FileName(3)))
 	os.WriteFile(filepath.Join(c, trace.FileName(3)), data, 0o644)
-	rep, err = runTrustOpts(t, 1, driver.Options{Dir: c})
+	rep, err = runWith(1, driver.Options{Dir: c})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if w := rep.Trace.Warnings; w == nil || w.Count != 1 || !strings.Contains(w.First[0], "the manifest does not list it") {
 		t.Errorf("unlisted file warnings: %+v", w)
 	}
-	if _, err := runTrustOpts(t, 2, driver.Options{Dir: c, Strict: true}); err == nil || !strings.Contains(err.Error(), "--strict") {
+	if _, err := runWith(2, driver.Options{Dir: c, Strict: true}); err == nil || !strings.Contains(err.Error(), "--strict") {
 		t.Errorf("unlisted file under --strict: %v", err)
 	}
 }
@@ -73,7 +57,7 @@ func TestFilesOfDifferentRunsRefused(t *testing.T) {
 // A file without its end frame makes the report partial (item 6).
 func TestPartialFlag(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 2, Threads: 2, Iterations: 5})
-	rep, err := runTrustOpts(t, 1, driver.Options{Dir: dir})
+	rep, err := runWith(1, driver.Options{Dir: dir})
 	if err != nil || rep.Trace.Partial {
 		t.Fatalf("complete trace: %v, partial %v", err, rep != nil && rep.Trace.Partial)
 	}
@@ -85,7 +69,7 @@ func TestPartialFlag(t *testing.T) {
 		off += 12 + int(uint32(b[off+8])<<24|uint32(b[off+9])<<16|uint32(b[off+10])<<8|uint32(b[off+11]))
 	}
 	os.WriteFile(victim, b[:last], 0o644) // drop the end frame
-	rep, err = runTrustOpts(t, 2, driver.Options{Dir: dir, Salvage: true})
+	rep, err = runWith(2, driver.Options{Dir: dir, Salvage: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ptrace-dev/ptrace/comm"
-	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/report"
@@ -479,14 +477,7 @@ func writeMPIRank(t *testing.T, dir string, r, nranks int, end int64, body func(
 // synchronization and returns rank 0's report.
 func analyzeNoSync(t *testing.T, dir string, k int) *report.Report {
 	t.Helper()
-	var rep *report.Report
-	err := inproc.Run(k, func(c comm.Comm) error {
-		r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
-		if c.Rank() == 0 {
-			rep = r
-		}
-		return err
-	})
+	rep, err := runWith(k, driver.Options{Dir: dir, NoClockSync: true})
 	if err != nil {
 		t.Fatalf("k=%d: %v", k, err)
 	}
