@@ -223,12 +223,12 @@ func (sg *edgeSeg) eachPacked(f func(s, d int32)) {
 	sg.packed.Each(f)
 }
 
-// each calls f for every edge of the run, in order.
+// each calls f for every edge of a run of edges added one by one, in
+// order (a run of packed pairs: eachPacked, whose nodes Build checks).
 func (sg *edgeSeg) each(f func(s, d int32)) {
 	for i := range sg.src {
 		f(sg.base+sg.src[i], sg.base+sg.dst[i])
 	}
-	sg.packed.Each(func(s, d int32) { f(sg.base+s, sg.base+d) })
 }
 
 type remoteDecl struct {
