@@ -20,20 +20,23 @@ import (
 //	              simulator gives them none
 //	inoutset      like mutexinoutset, with members fully concurrent
 //
-// Layout: the 24-byte states are the slots of an open-addressing table
+// Layout: the 20-byte states are the slots of an open-addressing table
 // keyed by (address, parent), so a lookup touches one slot, not an index,
-// its key and then the state; readers and set members live in a shared
-// pool of singly linked 8-byte cells; the rare set groups (mutexinoutset,
-// inoutset) keep their members and predecessors aside. States whose tasks
-// have all completed carry no information (a dependence on a completed task
-// is no edge), and states of a completed parent are never looked up again:
-// both are swept, so memory follows the live tasks rather than every
-// address used (with keep, which reports edges from completed tasks too,
-// only the second).
+// its key and then the state. The table is sized for its states to fill 3/5
+// of it and grows past 3/4: linear probing's runs lengthen fast beyond that
+// (filled to 4/5, as a power-of-two table sized at most 7/8 full was on the
+// 10 M-event stencil, lookups took 7.5 % of the analysis's CPU; at 3/5,
+// 2 %, in a table no larger: 20-byte slots, not 24). Readers and set members
+// live in a shared pool of singly linked 8-byte cells; the rare set groups
+// (mutexinoutset, inoutset) keep their members and predecessors aside.
+// States whose tasks have all completed carry no information (a dependence
+// on a completed task is no edge), and states of a completed parent are
+// never looked up again: both are swept, so memory follows the live tasks
+// rather than every address used (with keep, which reports edges from
+// completed tasks too, only the second).
 type depTracker struct {
-	table  []addrState // open addressing, linear probing, at most 7/8 full
-	shift  uint        // Fibonacci hashing: the top bits of the product
-	groups []setGroup  // referred to by addrState.group
+	table  []addrState // open addressing, linear probing, at most 3/4 full
+	groups []setGroup  // referred to by addrState.writer
 	free   []int32     // unused groups
 	cells  lists.Pool  // readers, set members and predecessors of the states
 
@@ -45,14 +48,24 @@ type depTracker struct {
 }
 
 // addrState is one (address, parent)'s state, or an empty slot (parent
-// emptySlot).
+// emptySlot). Its fields are 32 bits, so a slot is 20 bytes, not 24.
 type addrState struct {
-	addr    uint64
-	parent  int32
-	writer  int32 // last out/inout task, -1 none (when group < 0)
+	addrLo, addrHi uint32
+	parent         int32
+	// writer is the last out/inout task (≥ 0), or the current
+	// mutexinoutset / inoutset group g as −2−g, or −1: one of them at most.
+	writer  int32
 	readers int32 // cell list: in tasks since the last writer
-	group   int32 // the current mutexinoutset / inoutset group, -1 none
 }
+
+func (a *addrState) is(addr uint64, parent int32) bool {
+	return a.addrLo == uint32(addr) && a.addrHi == uint32(addr>>32) && a.parent == parent
+}
+
+func (a *addrState) addr() uint64 { return uint64(a.addrHi)<<32 | uint64(a.addrLo) }
+
+// group returns a's set group, −1 if it has none.
+func (a *addrState) group() int32 { return max(-2-a.writer, -1) }
 
 // setGroup is the current mutexinoutset or inoutset group of an address.
 type setGroup struct {
@@ -68,26 +81,21 @@ const emptySlot = math.MinInt32
 // MPI code have none, and a table that outgrows its size doubles.
 func newDepTracker() *depTracker {
 	d := &depTracker{sweepAt: 1 << 12}
-	d.initTable(0)
+	d.initTable(tableSize(0))
 	return d
 }
 
-// tableSize is the number of slots for capacity states: a power of two,
-// at most 7/8 full.
-func tableSize(capacity int) int {
-	size := 1 << 4
-	for 7*size < 8*capacity {
-		size <<= 1
-	}
-	return size
-}
+// tableSize is the number of slots for capacity states: 5/3 as many.
+func tableSize(capacity int) int { return max(capacity*5/3, 16) }
 
-// initTable makes an empty table for capacity states, in place when the
-// current one has the size.
-func (d *depTracker) initTable(capacity int) {
-	if size := tableSize(capacity); len(d.table) != size {
+// full reports whether one more state would fill the table past 3/4.
+func (d *depTracker) full() bool { return 4*(d.live+1) > 3*len(d.table) }
+
+// initTable makes an empty table of size slots, in place when the current
+// one has that many.
+func (d *depTracker) initTable(size int) {
+	if len(d.table) != size {
 		d.table = make([]addrState, size)
-		d.shift = uint(64 - bits.Len64(uint64(size-1)))
 	}
 	for i := range d.table {
 		d.table[i].parent = emptySlot
@@ -105,9 +113,9 @@ func (d *depTracker) initTable(capacity int) {
 // costs its size).
 func (d *depTracker) reserve(n int) {
 	if size := tableSize(n / 4); len(d.table) >= size && len(d.table) <= 8*size {
-		d.initTable(len(d.table) * 7 / 8)
+		d.initTable(len(d.table))
 	} else {
-		d.initTable(n / 4)
+		d.initTable(size)
 	}
 	d.groups, d.free = d.groups[:0], d.free[:0]
 	d.cells.Reset()
@@ -115,17 +123,34 @@ func (d *depTracker) reserve(n int) {
 }
 
 // slot is where (addr, parent)'s probe starts: its page (4 KiB) spread by
-// Fibonacci hashing, plus its offset in the page. A task's dependences
-// are often its neighbours' blocks, whose states are then in the lines of
-// the table just used, where a hash of the whole address put every lookup
-// in a line of its own (a cache miss each; BenchmarkResolveStencil was
-// 1.5–2× slower so). The offset is all 12 bits, so that no two addresses
-// of a page start at the same slot however close they are (bytes of one
-// array): coarser offsets were faster still on 64-byte blocks, but piled
-// the addresses of a denser page into one long run.
+// Fibonacci hashing (the product's top bits, scaled to the table's size),
+// plus its offset in the page. A task's dependences are often its
+// neighbours' blocks, whose states are then in the lines of the table just
+// used, where a hash of the whole address put every lookup in a line of its
+// own (a cache miss each; BenchmarkResolveStencil was 1.5–2× slower so).
+// The offset is all 12 bits, so that no two addresses of a page start at
+// the same slot however close they are (bytes of one array): coarser
+// offsets were faster still on 64-byte blocks, but piled the addresses of a
+// denser page into one long run.
 func (d *depTracker) slot(addr uint64, parent int32) int {
-	page := ((addr>>12 ^ uint64(uint32(parent))<<40) * 0x9E3779B97F4A7C15) >> d.shift
-	return int((page + addr&4095) & uint64(len(d.table)-1))
+	n := uint64(len(d.table))
+	page, _ := bits.Mul64((addr>>12^uint64(uint32(parent))<<40)*0x9E3779B97F4A7C15, n)
+	i := page + addr&4095
+	if i >= n {
+		i -= n
+		if i >= n { // a table smaller than a page
+			i %= n
+		}
+	}
+	return int(i)
+}
+
+// next is the slot after i, wrapping around.
+func (d *depTracker) next(i int) int {
+	if i++; i == len(d.table) {
+		return 0
+	}
+	return i
 }
 
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
@@ -138,18 +163,17 @@ func (d *depTracker) appendList(out []int32, list int32) []int32 {
 // lookup returns the state of (parent, addr), made empty if it had none.
 // The pointer is valid until the next lookup.
 func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
-	mask := len(d.table) - 1
 	i := d.slot(addr, parent)
-	for ; d.table[i].parent != emptySlot; i = (i + 1) & mask {
-		if a := &d.table[i]; a.addr == addr && a.parent == parent {
+	for ; d.table[i].parent != emptySlot; i = d.next(i) {
+		if a := &d.table[i]; a.is(addr, parent) {
 			return a
 		}
 	}
-	if 8*(d.live+1) > 7*len(d.table) {
-		d.rebuild(nil, 2*len(d.table)*7/8)
+	if d.full() {
+		d.rebuild(nil, 2*len(d.table))
 		return d.lookup(parent, addr)
 	}
-	d.table[i] = addrState{addr: addr, parent: parent, writer: -1, readers: -1, group: -1}
+	d.table[i] = addrState{addrLo: uint32(addr), addrHi: uint32(addr >> 32), parent: parent, writer: -1, readers: -1}
 	d.live++
 	return &d.table[i]
 }
@@ -170,13 +194,13 @@ func (d *depTracker) newGroup(kind uint8) int32 {
 // clear empties a's writer, readers and group.
 func (d *depTracker) clear(a *addrState) {
 	d.cells.Release(a.readers)
-	if a.group >= 0 {
-		g := &d.groups[a.group]
+	if gi := a.group(); gi >= 0 {
+		g := &d.groups[gi]
 		d.cells.Release(g.set)
 		d.cells.Release(g.preds)
-		d.free = append(d.free, a.group)
+		d.free = append(d.free, gi)
 	}
-	a.writer, a.readers, a.group = -1, -1, -1
+	a.writer, a.readers = -1, -1
 }
 
 // resolve returns the predecessors of task (child of parent) for its
@@ -201,9 +225,9 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			d.clear(a)
 			a.writer = task
 		case trace.DepMutexInoutset, trace.DepInoutset:
-			if a.group >= 0 && d.groups[a.group].kind == dep.Type && a.readers < 0 {
+			if gi := a.group(); gi >= 0 && d.groups[gi].kind == dep.Type && a.readers < 0 {
 				// Joins the current group: same predecessors as its members.
-				g := &d.groups[a.group]
+				g := &d.groups[gi]
 				out = d.appendList(out, g.preds)
 				g.set = d.cells.Push(g.set, task)
 				break
@@ -212,8 +236,9 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			out = d.writers(out, a)
 			out = d.appendList(out, a.readers)
 			d.clear(a)
-			a.group = d.newGroup(dep.Type)
-			g := &d.groups[a.group]
+			gi := d.newGroup(dep.Type)
+			a.writer = -2 - gi
+			g := &d.groups[gi]
 			for _, p := range out[start:] {
 				g.preds = d.cells.Push(g.preds, p)
 			}
@@ -227,8 +252,8 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 
 // writers appends the current writer or set members of a.
 func (d *depTracker) writers(out []int32, a *addrState) []int32 {
-	if a.group >= 0 {
-		return d.appendList(out, d.groups[a.group].set)
+	if gi := a.group(); gi >= 0 {
+		return d.appendList(out, d.groups[gi].set)
 	}
 	if a.writer >= 0 {
 		out = append(out, a.writer)
@@ -260,23 +285,21 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		if d.keep || a.writer >= 0 && !done(a.writer) || !deadList(a.readers) {
 			return false
 		}
-		return a.group < 0 || deadList(d.groups[a.group].set) && deadList(d.groups[a.group].preds)
+		gi := a.group()
+		return gi < 0 || deadList(d.groups[gi].set) && deadList(d.groups[gi].preds)
 	}
-	d.rebuild(dead, 0)
+	// Room for as many states as there were, at most half full with the
+	// survivors.
+	d.rebuild(dead, tableSize(max(d.live, 1<<10)))
 	d.sweepAt = max(2*d.live, 1<<12)
 }
 
-// rebuild moves the states into a new table for at least capacity states
-// (twice the survivors, at least 1024, when capacity is 0), dropping those
+// rebuild moves the states into a new table of size slots, dropping those
 // drop reports (their lists go back to the pool).
-func (d *depTracker) rebuild(drop func(*addrState) bool, capacity int) {
+func (d *depTracker) rebuild(drop func(*addrState) bool, size int) {
 	old := d.table
-	if capacity == 0 {
-		capacity = max(2*d.live, 1<<10)
-	}
 	d.table = nil
-	d.initTable(capacity)
-	mask := len(d.table) - 1
+	d.initTable(size)
 	for k := range old {
 		a := &old[k]
 		if a.parent == emptySlot {
@@ -286,9 +309,9 @@ func (d *depTracker) rebuild(drop func(*addrState) bool, capacity int) {
 			d.clear(a)
 			continue
 		}
-		i := d.slot(a.addr, a.parent)
+		i := d.slot(a.addr(), a.parent)
 		for d.table[i].parent != emptySlot {
-			i = (i + 1) & mask
+			i = d.next(i)
 		}
 		d.table[i] = *a
 		d.live++
