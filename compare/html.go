@@ -3,15 +3,13 @@ package compare
 import (
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"math"
 	"sync"
 
 	"github.com/ptrace-dev/ptrace/report"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/plotutil"
-	"gonum.org/v1/plot/vg"
+	"github.com/ptrace-dev/ptrace/report/svgplot"
 )
 
 // maxBarConstructs bounds the constructs in the inflation bar chart.
@@ -63,32 +61,17 @@ func WriteHTML(w io.Writer, r *Result) error {
 		pg.MoreConstructs = len(pg.TopConstructs) - 3*maxBarConstructs
 		pg.TopConstructs = pg.TopConstructs[:3*maxBarConstructs]
 	}
-	var err error
 	if len(r.Runs) > 1 {
-		if pg.Lines, err = svgFig("plot-efficiency", effPlot(r), 560, 340); err != nil {
-			return err
-		}
+		pg.Lines = svgFig("plot-efficiency", effPlot(r), 560, 340)
 		if len(r.Constructs) > 0 {
-			p, err := barPlot(r)
-			if err != nil {
-				return err
-			}
-			if pg.Bars, err = svgFig("plot-inflation", p, 560, 320); err != nil {
-				return err
-			}
+			pg.Bars = svgFig("plot-inflation", barPlot(r), 560, 320)
 		}
 		a, b := refIndex(r), len(r.Runs)-1
 		if a == b {
 			b = 0
 		}
 		if ra, rb := r.Runs[a].Ready, r.Runs[b].Ready; ra != nil && rb != nil && len(ra.Values) > 0 && len(rb.Values) > 0 {
-			p, err := readyPlot(r, a, b)
-			if err != nil {
-				return err
-			}
-			if pg.Ready, err = svgFig("plot-ready", p, 560, 300); err != nil {
-				return err
-			}
+			pg.Ready = svgFig("plot-ready", readyPlot(r, a, b), 560, 300)
 			pg.ReadyA, pg.ReadyB = r.Runs[a].Name, r.Runs[b].Name
 			pg.ReadyIA, pg.ReadyIB = a+1, b+1
 		}
@@ -105,66 +88,52 @@ func refIndex(r *Result) int {
 	return 0
 }
 
-func svgFig(id string, p *plot.Plot, w, h float64) (*fig, error) {
-	svg, err := report.SVG(p, vg.Points(w), vg.Points(h))
-	if err != nil {
-		return nil, err
-	}
-	return &fig{ID: id, SVG: svg}, nil
+func svgFig(id string, p *svgplot.Plot, w, h float64) *fig {
+	return &fig{ID: id, SVG: report.SVG(p, w, h)}
 }
 
 // effPlot draws every factor against the runs' cores, one line each.
-func effPlot(r *Result) *plot.Plot {
-	p := report.NewPlot("Efficiency against cores", "cores", "efficiency")
-	p.Legend.Left = true
-	p.Legend.Top = false
+func effPlot(r *Result) *svgplot.Plot {
+	p := svgplot.New("Efficiency against cores", "cores", "efficiency")
+	p.LegendLeft, p.LegendBottom = true, true
 	for k, f := range FactorTree {
-		pts := make(plotter.XYs, len(r.Runs))
+		l := &svgplot.Line{X: make([]float64, len(r.Runs)), Y: make([]float64, len(r.Runs)),
+			Color: svgplot.Color(k), Width: 1.5 - 0.25*float64(f.Depth), Dashes: svgplot.Dashes(f.Depth), Shape: svgplot.Shapes(k)}
+		finite := true
 		for i := range r.Runs {
-			pts[i].X = float64(r.Runs[i].Cores)
-			pts[i].Y = f.Get(&r.Runs[i].Efficiencies)
+			l.X[i] = float64(r.Runs[i].Cores)
+			l.Y[i] = f.Get(&r.Runs[i].Efficiencies)
+			finite = finite && !math.IsNaN(l.Y[i]) && !math.IsInf(l.Y[i], 0)
 		}
-		l, s, err := plotter.NewLinePoints(pts)
-		if err != nil {
+		if !finite {
 			continue // a NaN or Inf: leave the factor out of the plot
 		}
-		l.Color = plotutil.Color(k)
-		l.Dashes = plotutil.Dashes(f.Depth)
-		l.Width = vg.Points(1.5 - 0.25*float64(f.Depth))
-		s.Color = l.Color
-		s.Shape = plotutil.Shape(k)
-		p.Add(l, s)
-		p.Legend.Add(f.Label, l, s)
+		p.Add(l)
+		p.Legend(f.Label, svgplot.Key{Color: l.Color, Width: l.Width, Dashes: l.Dashes, Shape: l.Shape})
 	}
 	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max, 1.05)
+	p.Y.Include = []float64{1.05}
 	return p
 }
 
 // barPlot groups, per construct, one bar per run: its inflation against
 // the reference.
-func barPlot(r *Result) (*plot.Plot, error) {
-	p := report.NewPlot("Work-time inflation per construct", "construct", "task time / reference's")
+func barPlot(r *Result) *svgplot.Plot {
+	p := svgplot.New("Work-time inflation per construct", "construct", "task time / reference's")
 	cons := r.Constructs
 	if len(cons) > maxBarConstructs {
 		cons = cons[:maxBarConstructs]
 	}
 	n := len(r.Runs)
-	width := vg.Points(math.Max(2, math.Min(18, 420/float64(len(cons)*n))))
+	width := math.Max(2, math.Min(18, 420/float64(len(cons)*n)))
 	for i := range r.Runs {
-		vals := make(plotter.Values, len(cons))
+		vals := make([]float64, len(cons))
 		for j, c := range cons {
 			vals[j] = c.Runs[i].Inflation
 		}
-		bar, err := plotter.NewBarChart(vals, width)
-		if err != nil {
-			return nil, fmt.Errorf("inflation bars: %w", err)
-		}
-		bar.Color = plotutil.Color(i)
-		bar.LineStyle.Width = 0
-		bar.Offset = vg.Length(float64(i)-float64(n-1)/2) * width
+		bar := &svgplot.Bars{Values: vals, Width: width, Offset: (float64(i) - float64(n-1)/2) * width, Color: svgplot.Color(i)}
 		p.Add(bar)
-		p.Legend.Add(fmt.Sprintf("#%d (%s)", i+1, plural(r.Runs[i].Cores, "core")), bar)
+		p.Legend(fmt.Sprintf("#%d (%s)", i+1, plural(r.Runs[i].Cores, "core")), svgplot.Key{Color: bar.Color, Box: true})
 	}
 	labels := make([]string, len(cons))
 	for j, c := range cons {
@@ -172,41 +141,22 @@ func barPlot(r *Result) (*plot.Plot, error) {
 	}
 	p.NominalX(labels...)
 	p.Y.Min = 0
-	one, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: 1}, {X: float64(len(cons)) - 0.5, Y: 1}})
-	if err == nil {
-		one.Dashes = []vg.Length{vg.Points(3), vg.Points(3)}
-		p.Add(one)
-	}
-	return p, nil
+	p.Add(&svgplot.Line{X: []float64{-0.5, float64(len(cons)) - 0.5}, Y: []float64{1, 1}, Color: color.RGBA{A: 255}, Width: 1, Dashes: []float64{3, 3}})
+	return p
 }
 
 // readyPlot overlays two runs' ready-task series, each from its own start.
-func readyPlot(r *Result, a, b int) (*plot.Plot, error) {
-	p := report.NewPlot("Ready tasks over time", "time since the run's start (ms)", "ready tasks (mean per bin)")
+func readyPlot(r *Result, a, b int) *svgplot.Plot {
+	p := svgplot.New("Ready tasks over time", "time since the run's start (ms)", "ready tasks (mean per bin)")
 	for k, i := range []int{a, b} {
 		run := &r.Runs[i]
-		s := run.Ready
-		pts := make(plotter.XYs, len(s.Values)+1)
-		for i, v := range s.Values {
-			pts[i].X = float64(s.StartNS-run.first+int64(i)*s.BinNS) / 1e6
-			pts[i].Y = v
-		}
-		last := len(s.Values)
-		pts[last].X = float64(s.StartNS-run.first+int64(last)*s.BinNS) / 1e6
-		pts[last].Y = s.Values[last-1]
-		l, err := plotter.NewLine(pts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: ready series: %w", run.Name, err)
-		}
-		l.StepStyle = plotter.PostStep
-		l.Color = plotutil.Color(k)
-		l.Width = vg.Points(1.5)
+		l := report.ReadyLine(run.Ready, run.first, svgplot.Color(k), color.RGBA{})
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("#%d (%s)", i+1, plural(run.Cores, "core")), l)
+		p.Legend(fmt.Sprintf("#%d (%s)", i+1, plural(run.Cores, "core")), svgplot.Key{Color: l.Color, Width: l.Width})
 	}
 	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max, 1)
-	return p, nil
+	p.Y.Include = []float64{1}
+	return p
 }
 
 // pageTmpl parses the page template on first use: parsing it at start-up

@@ -6,19 +6,14 @@ import (
 	"html/template"
 	"io"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/vg"
+	"github.com/ptrace-dev/ptrace/report/svgplot"
 )
 
 // The helpers below let other renderers (ptrace compare) draw plots and
 // colour efficiencies exactly as the analysis report does.
 
-// SVG renders p as an inline SVG element for an HTML page.
-func SVG(p *plot.Plot, w, h vg.Length) (template.HTML, error) { return svgOf(p, w, h) }
-
-// NewPlot returns a plot with the report's title, axis labels and legend
-// placement.
-func NewPlot(title, x, y string) *plot.Plot { return newPlot(title, x, y) }
+// SVG renders p as an inline SVG element of w × h points for an HTML page.
+func SVG(p *svgplot.Plot, w, h float64) template.HTML { return svgOf(p, w, h) }
 
 // EffStyle is the POP colouring of an efficiency cell: red (≤ 0.5) through
 // yellow to green (1).

@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-
-	"gonum.org/v1/plot/vg"
 )
 
 // HTMLOptions tune the HTML report.
@@ -26,7 +24,7 @@ type HTMLOptions struct {
 }
 
 // WriteHTML writes the report as one self-contained HTML page: inline CSS,
-// inline SVG plots (gonum/plot), no script, no external resource, so it can
+// inline SVG plots (svgplot), no script, no external resource, so it can
 // be mailed or archived and opens offline.
 func WriteHTML(w io.Writer, r *Report, o HTMLOptions) error {
 	if o.MaxRows <= 0 {
@@ -135,22 +133,13 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 	if r.Trace.Warnings != nil {
 		pg.Warnings = r.Trace.Warnings.First
 	}
-	wide, tall := vg.Points(560), vg.Points(300)
 	if b := r.Breakdown; b != nil {
 		pg.Class = TallentReading[b.Class]
 		if !strings.Contains(pg.Class, b.Interpretation) {
 			pg.Interp = b.Interpretation
 		}
 		if len(b.PerProcess) > 0 {
-			p, err := breakdownPlot(b)
-			if err != nil {
-				return nil, err
-			}
-			svg, err := svgOf(p, wide, tall)
-			if err != nil {
-				return nil, err
-			}
-			pg.Breakdown = &plotFig{ID: "plot-breakdown", SVG: svg}
+			pg.Breakdown = &plotFig{ID: "plot-breakdown", SVG: svgOf(breakdownPlot(b), plotWide, plotTall)}
 		}
 	}
 	if pop := r.POP; pop != nil {
@@ -164,27 +153,15 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 		}
 	}
 	if ts := r.Tasks; ts != nil && ts.Count > 0 && ts.ReadySeries != nil && len(ts.ReadySeries.Values) > 0 {
-		p, err := readyPlot(ts.ReadySeries, pg.Origin)
-		if err != nil {
-			return nil, err
-		}
-		svg, err := svgOf(p, wide, tall)
-		if err != nil {
-			return nil, err
-		}
-		pg.Ready = &plotFig{ID: "plot-ready", SVG: svg}
+		pg.Ready = &plotFig{ID: "plot-ready", SVG: svgOf(readyPlot(ts.ReadySeries, pg.Origin), plotWide, plotTall)}
 	}
 	if cp := r.CriticalPath; cp != nil && len(cp.Segments) > 0 {
 		ranks := map[int]bool{}
 		for _, s := range cp.Segments {
 			ranks[s.Rank] = true
 		}
-		h := vg.Points(math.Min(600, 120+18*float64(len(ranks))))
-		svg, err := svgOf(pathPlot(cp, pg.Origin), wide, h)
-		if err != nil {
-			return nil, err
-		}
-		pg.Path = &plotFig{ID: "plot-critical-path", SVG: svg}
+		h := math.Min(600, 120+18*float64(len(ranks)))
+		pg.Path = &plotFig{ID: "plot-critical-path", SVG: svgOf(pathPlot(cp, pg.Origin), plotWide, h)}
 	}
 	if ws := r.WaitStates; ws != nil && (ws.Calls > 0 || ws.MPINS > 0) {
 		pg.WaitCols, pg.WaitHeat, pg.WaitMore = waitHeat(ws, o.MaxRows)
@@ -222,18 +199,9 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 					mine = append(mine, a)
 				}
 			}
-			p, err := histPlot(c, mine)
-			if err != nil {
-				return nil, err
+			if p := histPlot(c, mine); p != nil {
+				pg.Histograms = append(pg.Histograms, plotFig{ID: fmt.Sprintf("plot-hist-%d", i), SVG: svgOf(p, histWide, histTall)})
 			}
-			if p == nil {
-				continue
-			}
-			svg, err := svgOf(p, vg.Points(420), vg.Points(240))
-			if err != nil {
-				return nil, err
-			}
-			pg.Histograms = append(pg.Histograms, plotFig{ID: fmt.Sprintf("plot-hist-%d", i), SVG: svg})
 		}
 	}
 	return pg, nil

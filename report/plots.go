@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -9,11 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgsvg"
+	"github.com/ptrace-dev/ptrace/report/svgplot"
 )
 
 // Colours of the time categories, shared by plots and tables.
@@ -28,7 +23,7 @@ var (
 )
 
 // pathColor gives a critical-path segment kind its colour.
-func pathColor(kind string) color.Color {
+func pathColor(kind string) color.RGBA {
 	switch {
 	case strings.Contains(kind, "task"):
 		return colWork
@@ -44,65 +39,35 @@ func pathColor(kind string) color.Color {
 	return colOther
 }
 
-// svgOf renders p as an inline SVG element (the XML prolog that vgsvg
-// writes for standalone files is dropped: it is invalid inside HTML).
-func svgOf(p *plot.Plot, w, h vg.Length) (template.HTML, error) {
-	c := vgsvg.New(w, h)
-	p.Draw(draw.New(c))
-	var b bytes.Buffer
-	if _, err := c.WriteTo(&b); err != nil {
-		return "", err
-	}
-	s := b.String()
-	i := strings.Index(s, "<svg")
-	if i < 0 {
-		return "", fmt.Errorf("plot %q: vgsvg wrote no <svg> element", p.Title.Text)
-	}
-	// The SVG is generated here from numbers and from text vgsvg escapes.
-	return template.HTML(s[i:]), nil
-}
-
-func newPlot(title, x, y string) *plot.Plot {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = x
-	p.Y.Label.Text = y
-	p.Legend.Top = true
-	return p
-}
+// Plot sizes, in points.
+const (
+	plotWide, plotTall = 560, 300
+	histWide, histTall = 420, 240
+)
 
 // breakdownPlot stacks each rank's thread time into work, MPI, overhead and
 // idleness.
-func breakdownPlot(b *Breakdown) (*plot.Plot, error) {
-	p := newPlot("Time breakdown per rank", "rank", "thread time (ms, summed over threads)")
+func breakdownPlot(b *Breakdown) *svgplot.Plot {
+	p := svgplot.New("Time breakdown per rank", "rank", "thread time (ms, summed over threads)")
 	n := len(b.PerProcess)
 	cats := []struct {
-		name string
-		col  color.Color
-		get  func(ProcessTimes) int64
+		col color.RGBA
+		get func(ProcessTimes) int64
 	}{
-		{"work", colWork, func(q ProcessTimes) int64 { return q.WorkNS }},
-		{"MPI", colMPI, func(q ProcessTimes) int64 { return q.MPINS }},
-		{"overhead", colOverhead, func(q ProcessTimes) int64 { return q.OverheadNS }},
-		{"idleness", colIdle, func(q ProcessTimes) int64 { return q.IdlenessNS }},
+		{colWork, func(q ProcessTimes) int64 { return q.WorkNS }},
+		{colMPI, func(q ProcessTimes) int64 { return q.MPINS }},
+		{colOverhead, func(q ProcessTimes) int64 { return q.OverheadNS }},
+		{colIdle, func(q ProcessTimes) int64 { return q.IdlenessNS }},
 	}
-	width := vg.Points(math.Max(1, math.Min(40, 420/float64(n)*0.8)))
-	var below *plotter.BarChart
+	width := math.Max(1, math.Min(40, 420/float64(n)*0.8))
+	var base []float64
 	for _, c := range cats {
-		vals := make(plotter.Values, n)
+		vals := make([]float64, n)
 		for i, q := range b.PerProcess {
 			vals[i] = float64(c.get(q)) / 1e6
 		}
-		bar, err := plotter.NewBarChart(vals, width)
-		if err != nil {
-			return nil, fmt.Errorf("breakdown %s: %w", c.name, err)
-		}
-		bar.Color = c.col
-		bar.LineStyle.Width = 0
-		if below != nil {
-			bar.StackOn(below)
-		}
-		below = bar
+		bar := &svgplot.Bars{Values: vals, Base: base, Width: width, Color: c.col}
+		base = bar.Tops()
 		p.Add(bar)
 		// No legend: it would cover bars; the page prints the colour key.
 	}
@@ -115,127 +80,88 @@ func breakdownPlot(b *Breakdown) (*plot.Plot, error) {
 	}
 	p.NominalX(labels...)
 	p.Y.Min = 0
-	return p, nil
+	return p
 }
 
 // readyPlot is StarVZ's ready-task panel: the number of ready tasks over
 // time, summed over processes.
-func readyPlot(s *Series, origin int64) (*plot.Plot, error) {
-	p := newPlot("Ready tasks over time", "time since trace start (ms)", "ready tasks (mean per bin)")
-	pts := make(plotter.XYs, len(s.Values)+1)
+func readyPlot(s *Series, origin int64) *svgplot.Plot {
+	p := svgplot.New("Ready tasks over time", "time since trace start (ms)", "ready tasks (mean per bin)")
+	p.Add(ReadyLine(s, origin, colWork, color.RGBA{R: 0x4c, G: 0xaf, B: 0x50, A: 0x50}))
+	// An all-zero series (no tasks) still gets a sensible axis.
+	p.Y.Min = 0
+	p.Y.Include = []float64{1}
+	return p
+}
+
+// ReadyLine draws a ready-task series as a step line, its times in ms
+// from origin, filled below in fill (alpha 0: not filled).
+func ReadyLine(s *Series, origin int64, c, fill color.RGBA) *svgplot.Line {
+	n := len(s.Values)
+	l := &svgplot.Line{X: make([]float64, n+1), Y: make([]float64, n+1), Color: c, Width: 1.5, Step: true, Fill: fill}
 	for i, v := range s.Values {
-		pts[i].X = float64(s.StartNS-origin+int64(i)*s.BinNS) / 1e6
-		pts[i].Y = v
+		l.X[i] = float64(s.StartNS-origin+int64(i)*s.BinNS) / 1e6
+		l.Y[i] = v
 	}
 	// The last bin's value holds until the bin's end.
-	last := len(s.Values)
-	pts[last].X = float64(s.StartNS-origin+int64(last)*s.BinNS) / 1e6
-	if last > 0 {
-		pts[last].Y = s.Values[last-1]
+	l.X[n] = float64(s.StartNS-origin+int64(n)*s.BinNS) / 1e6
+	if n > 0 {
+		l.Y[n] = s.Values[n-1]
 	}
-	l, err := plotter.NewLine(pts)
-	if err != nil {
-		return nil, fmt.Errorf("ready series: %w", err)
-	}
-	l.StepStyle = plotter.PostStep
-	l.Color = colWork
-	l.Width = vg.Points(1.5)
-	l.FillColor = color.NRGBA{R: 0x4c, G: 0xaf, B: 0x50, A: 0x50}
-	p.Add(l)
-	// Added after the data so an all-zero series (no tasks) still gets a
-	// sensible axis rather than gonum's symmetric default around 0.
-	p.Y.Min = 0
-	p.Y.Max = max(p.Y.Max, 1)
-	return p, nil
+	return l
 }
 
-// gantt draws critical-path segments as bars in rows, one row per rank,
-// joined by thin lines where the path moves on.
-type gantt struct {
-	segs   []PathNode
-	origin int64
-	row    map[int]int
-	ranks  []int
-}
-
-func newGantt(segs []PathNode, origin int64) *gantt {
-	g := &gantt{segs: segs, origin: origin, row: map[int]int{}}
-	for _, s := range segs {
-		if _, ok := g.row[s.Rank]; !ok {
-			g.row[s.Rank] = 0
-			g.ranks = append(g.ranks, s.Rank)
-		}
-	}
-	slices.Sort(g.ranks)
-	for i, r := range g.ranks {
-		g.row[r] = i
-	}
-	return g
-}
-
-func (g *gantt) ms(ns int64) float64 { return float64(ns-g.origin) / 1e6 }
-
-// Plot implements plot.Plotter.
-func (g *gantt) Plot(c draw.Canvas, plt *plot.Plot) {
-	trX, trY := plt.Transforms(&c)
-	link := draw.LineStyle{Color: color.Gray{Y: 0x40}, Width: vg.Points(0.5)}
-	var prev vg.Point
-	for i, s := range g.segs {
-		y := float64(g.row[s.Rank])
-		x0, x1 := trX(g.ms(s.StartNS)), trX(g.ms(s.StartNS+s.DurNS))
-		if x1-x0 < vg.Points(1) {
-			x1 = x0 + vg.Points(1) // zero-length steps stay visible
-		}
-		y0, y1 := trY(y-0.3), trY(y+0.3)
-		c.FillPolygon(pathColor(s.Kind), c.ClipPolygonXY([]vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}}))
-		mid := vg.Point{X: x0, Y: trY(y)}
-		if i > 0 {
-			c.StrokeLines(link, c.ClipLinesXY([]vg.Point{prev, mid})...)
-		}
-		prev = vg.Point{X: x1, Y: trY(y)}
-	}
-}
-
-// DataRange implements plot.DataRanger.
-func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
-	xmin, xmax = math.Inf(1), math.Inf(-1)
-	for _, s := range g.segs {
-		xmin = math.Min(xmin, g.ms(s.StartNS))
-		xmax = math.Max(xmax, g.ms(s.StartNS+s.DurNS))
-	}
-	// Room above the top row for the legend.
-	return xmin, xmax, -0.6, float64(len(g.ranks)) + 0.5
-}
-
-func pathPlot(cp *CriticalPath, origin int64) *plot.Plot {
+// pathPlot draws the critical path's segments as bars in rows, one row
+// per rank, joined by thin lines where the path moves on.
+func pathPlot(cp *CriticalPath, origin int64) *svgplot.Plot {
 	title := fmt.Sprintf("Critical path across ranks (%s, %d rank crossings)", Dur(cp.LengthNS), cp.RankCrossings)
 	if cp.Truncated {
 		title += ", first segments"
 	}
-	p := newPlot(title, "time since trace start (ms)", "")
-	g := newGantt(cp.Segments, origin)
-	p.Add(g)
-	var ticks []plot.Tick
-	step := max(1, len(g.ranks)/20)
-	for i, r := range g.ranks {
-		if i%step == 0 {
-			ticks = append(ticks, plot.Tick{Value: float64(i), Label: fmt.Sprintf("rank %d", r)})
+	p := svgplot.New(title, "time since trace start (ms)", "")
+	var ranks []int
+	row := map[int]int{}
+	for _, s := range cp.Segments {
+		if _, ok := row[s.Rank]; !ok {
+			row[s.Rank] = 0
+			ranks = append(ranks, s.Rank)
 		}
 	}
-	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	slices.Sort(ranks)
+	for i, r := range ranks {
+		row[r] = i
+	}
+	ms := func(ns int64) float64 { return float64(ns-origin) / 1e6 }
+	n := len(cp.Segments)
+	q := &svgplot.Rects{X0: make([]float64, n), X1: make([]float64, n), Y0: make([]float64, n), Y1: make([]float64, n),
+		Colors: make([]color.RGBA, n), MinWidth: 1, Link: color.RGBA{R: 0x40, G: 0x40, B: 0x40, A: 0xff}}
 	seen := map[string]bool{}
-	for _, s := range cp.Segments {
+	for i, s := range cp.Segments {
+		y := float64(row[s.Rank])
+		q.X0[i], q.X1[i] = ms(s.StartNS), ms(s.StartNS+s.DurNS)
+		q.Y0[i], q.Y1[i] = y-0.3, y+0.3
+		q.Colors[i] = pathColor(s.Kind)
 		if !seen[s.Kind] {
 			seen[s.Kind] = true
-			p.Legend.Add(s.Kind, &plotter.BarChart{Color: pathColor(s.Kind)})
+			p.Legend(s.Kind, svgplot.Key{Color: q.Colors[i], Box: true})
 		}
 	}
+	p.Add(q)
+	step := max(1, len(ranks)/20)
+	p.Y.Ticks = []svgplot.Tick{}
+	for i, r := range ranks {
+		if i%step == 0 {
+			p.Y.Ticks = append(p.Y.Ticks, svgplot.Tick{Value: float64(i), Label: fmt.Sprintf("rank %d", r)})
+		}
+	}
+	// Room above the top row for the legend.
+	p.Y.Min, p.Y.Max = -0.6, float64(len(ranks))-0.5+0.4*float64(len(seen))
 	return p
 }
 
 // histPlot draws a construct's task durations in power-of-two buckets, and
 // the construct's anomalies as red markers above the bucket they fall in.
-func histPlot(c Construct, anomalies []Anomaly) (*plot.Plot, error) {
+func histPlot(c Construct, anomalies []Anomaly) *svgplot.Plot {
 	lo, hi := -1, -1
 	for i, v := range c.Histogram {
 		if v > 0 {
@@ -253,10 +179,10 @@ func histPlot(c Construct, anomalies []Anomaly) (*plot.Plot, error) {
 		hi = max(hi, b)
 	}
 	if lo < 0 {
-		return nil, nil
+		return nil
 	}
 	lo, hi = max(0, lo-1), hi+1
-	counts := make(plotter.Values, hi-lo+1)
+	counts := make([]float64, hi-lo+1)
 	var top float64
 	for i := range counts {
 		if k := lo + i; k < len(c.Histogram) {
@@ -264,51 +190,37 @@ func histPlot(c Construct, anomalies []Anomaly) (*plot.Plot, error) {
 		}
 		top = math.Max(top, counts[i])
 	}
-	p := newPlot(c.Name, "task duration (power-of-two buckets)", "tasks")
-	bars, err := plotter.NewBarChart(counts, vg.Points(math.Min(24, 380/float64(len(counts)))))
-	if err != nil {
-		return nil, fmt.Errorf("histogram %s: %w", c.Name, err)
-	}
-	bars.XMin = float64(lo)
-	bars.Color = colWork
-	bars.LineStyle.Width = 0
-	p.Add(bars)
-	p.Legend.Add(fmt.Sprintf("%d tasks", c.Count), bars)
+	p := svgplot.New(c.Name, "task duration (power-of-two buckets)", "tasks")
+	p.Add(&svgplot.Bars{X0: float64(lo), Values: counts, Width: math.Min(24, 380/float64(len(counts))), Color: colWork})
+	p.Legend(fmt.Sprintf("%d tasks", c.Count), svgplot.Key{Color: colWork, Box: true})
 	if len(anomalies) > 0 {
-		pts := make(plotter.XYs, len(anomalies))
+		m := &svgplot.Markers{X: make([]float64, len(anomalies)), Y: make([]float64, len(anomalies)),
+			Shape: svgplot.Triangle, Radius: 3.5, Color: colAnomaly}
 		for i, a := range anomalies {
 			// Bar k spans [k−½, k+½] for durations [2^k, 2^(k+1)).
-			pts[i].X = math.Log2(float64(max(a.DurNS, 1))) - 0.5
+			m.X[i] = math.Log2(float64(max(a.DurNS, 1))) - 0.5
 			k := bucket(a.DurNS) - lo
 			h := 0.0
 			if k >= 0 && k < len(counts) {
 				h = counts[k]
 			}
-			pts[i].Y = h + 0.06*top
+			m.Y[i] = h + 0.06*top
 		}
-		sc, err := plotter.NewScatter(pts)
-		if err != nil {
-			return nil, fmt.Errorf("anomalies %s: %w", c.Name, err)
-		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: colAnomaly, Radius: vg.Points(3.5), Shape: draw.TriangleGlyph{}}
-		p.Add(sc)
-		p.Legend.Add(fmt.Sprintf("%d anomalies", len(anomalies)), sc)
+		p.Add(m)
+		p.Legend(fmt.Sprintf("%d anomalies", len(anomalies)), svgplot.Key{Color: colAnomaly, Shape: svgplot.Triangle})
 	}
-	p.X.Tick.Marker = plot.TickerFunc(func(min, max float64) []plot.Tick {
-		var ts []plot.Tick
-		step := int(math.Max(1, math.Ceil((max-min)/8)))
-		for k := lo; k <= hi; k++ {
-			label := ""
-			if (k-lo)%step == 0 {
-				label = Dur(int64(1) << uint(k))
-			}
-			ts = append(ts, plot.Tick{Value: float64(k) - 0.5, Label: label})
+	step := int(math.Max(1, math.Ceil(float64(hi-lo+1)/8)))
+	for k := lo; k <= hi; k++ {
+		label := ""
+		if (k-lo)%step == 0 {
+			label = Dur(int64(1) << uint(k))
 		}
-		return ts
-	})
+		p.X.Ticks = append(p.X.Ticks, svgplot.Tick{Value: float64(k) - 0.5, Label: label})
+	}
+	p.X.Min, p.X.Max = float64(lo)-0.5, float64(hi)+0.5
 	p.Y.Min = 0
-	p.Y.Max = top * 1.4 // room for the legend
-	return p, nil
+	p.Y.Max = math.Max(top*1.4, 1) // room for the legend
+	return p
 }
 
 // bucket is the power-of-two bucket of a duration: 2^k ≤ d < 2^(k+1).
@@ -318,3 +230,7 @@ func bucket(d int64) int {
 	}
 	return int(math.Floor(math.Log2(float64(d))))
 }
+
+// svgOf renders p as an inline SVG element of w × h points. The SVG is
+// generated from numbers and from text svgplot escapes.
+func svgOf(p *svgplot.Plot, w, h float64) template.HTML { return template.HTML(p.SVG(w, h)) }
