@@ -353,34 +353,18 @@ func (p *Plot) SVG(w, h float64) string {
 	out.printf(`</svg>`)
 	// Axes, ticks and labels.
 	out.printf(`<path d="M%s %sV%sH%s" fill="none" stroke="#000" stroke-width="0.75"/>`, num(f.left), num(f.top), num(f.bottom), num(f.right))
-	for _, t := range xticks {
-		x := f.x(t.Value)
-		if x < f.left-0.5 || x > f.right+0.5 {
-			continue
+	eachTick(xticks, f.x, f.left, f.right, func(x, mark float64, label string) {
+		out.printf(`<path d="M%s %sv%s" stroke="#000" stroke-width="0.5"/>`, num(x), num(f.bottom), num(mark))
+		if label != "" {
+			out.text(x, f.bottom+tickLen+fontSize+1, "middle", fontSize, label)
 		}
-		l := tickLen
-		if t.Label == "" {
-			l /= 2
+	})
+	eachTick(yticks, f.y, f.top, f.bottom, func(y, mark float64, label string) {
+		out.printf(`<path d="M%s %sh%s" stroke="#000" stroke-width="0.5"/>`, num(f.left), num(y), num(-mark))
+		if label != "" {
+			out.text(f.left-tickLen-2, y+fontSize*0.35, "end", fontSize, label)
 		}
-		out.printf(`<path d="M%s %sv%s" stroke="#000" stroke-width="0.5"/>`, num(x), num(f.bottom), num(l))
-		if t.Label != "" {
-			out.text(x, f.bottom+tickLen+fontSize+1, "middle", fontSize, t.Label)
-		}
-	}
-	for _, t := range yticks {
-		y := f.y(t.Value)
-		if y < f.top-0.5 || y > f.bottom+0.5 {
-			continue
-		}
-		l := tickLen
-		if t.Label == "" {
-			l /= 2
-		}
-		out.printf(`<path d="M%s %sh%s" stroke="#000" stroke-width="0.5"/>`, num(f.left), num(y), num(-l))
-		if t.Label != "" {
-			out.text(f.left-tickLen-2, y+fontSize*0.35, "end", fontSize, t.Label)
-		}
-	}
+	})
 	if p.X.Label != "" {
 		out.text((f.left+f.right)/2, h-pad-2, "middle", fontSize+1, p.X.Label)
 	}
@@ -392,6 +376,23 @@ func (p *Plot) SVG(w, h float64) string {
 	p.drawLegend(&out, f)
 	out.printf(`</svg>`)
 	return out.String()
+}
+
+// eachTick calls fn with the position of each tick that falls on its axis
+// (between lo and hi, in points) and the length of its mark, half for an
+// unlabelled tick.
+func eachTick(ts []Tick, pos func(float64) float64, lo, hi float64, fn func(at, mark float64, label string)) {
+	for _, t := range ts {
+		at := pos(t.Value)
+		if at < lo-0.5 || at > hi+0.5 {
+			continue
+		}
+		mark := tickLen
+		if t.Label == "" {
+			mark /= 2
+		}
+		fn(at, mark, t.Label)
+	}
 }
 
 // drawLegend draws the entries in a box in a corner of the plot area.
