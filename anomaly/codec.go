@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // AppendTasks appends tasks to b in a compact binary form for sending
@@ -15,21 +16,33 @@ import (
 func AppendTasks(b []byte, tasks []Task) []byte {
 	index := map[string]uint32{}
 	var names []string
-	for _, t := range tasks {
+	for i, t := range tasks {
+		if i > 0 && t.Construct == tasks[i-1].Construct {
+			continue
+		}
 		if _, ok := index[t.Construct]; !ok {
 			index[t.Construct] = uint32(len(names))
 			names = append(names, t.Construct)
 		}
 	}
 	le := binary.LittleEndian
+	size := 8 + len(tasks)*taskRecBytes
+	for _, n := range names {
+		size += 4 + len(n)
+	}
+	b = slices.Grow(b, size)
 	b = le.AppendUint32(b, uint32(len(names)))
 	for _, n := range names {
 		b = le.AppendUint32(b, uint32(len(n)))
 		b = append(b, n...)
 	}
 	b = le.AppendUint32(b, uint32(len(tasks)))
-	for _, t := range tasks {
-		b = le.AppendUint32(b, index[t.Construct])
+	k, name := uint32(0), "" // tasks come in runs of one construct
+	for i, t := range tasks {
+		if i == 0 || t.Construct != name {
+			k, name = index[t.Construct], t.Construct
+		}
+		b = le.AppendUint32(b, k)
 		b = le.AppendUint32(b, uint32(t.Rank))
 		b = le.AppendUint32(b, uint32(t.Thread))
 		b = le.AppendUint64(b, uint64(t.ID))
