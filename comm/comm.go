@@ -104,6 +104,30 @@ type Comm interface {
 	Abort(err error)
 }
 
+// SharedProcess is implemented by a Comm whose ranks share one OS process
+// (inproc). Once is a collective: every rank calls it at the same point,
+// and when any of them wants, f runs once, on the last rank to arrive,
+// before any returns. Work that is the process's rather than the rank's
+// (a garbage collection, returning free pages to the system) then runs
+// once instead of once per rank.
+type SharedProcess interface {
+	Once(want bool, f func()) error
+}
+
+// PerProcess runs f once for the OS process when want (on a SharedProcess
+// Comm: when any of its ranks wants, every rank calling PerProcess at the
+// same point); on other Comms each rank is its own process and runs f
+// where it wants, without communicating.
+func PerProcess(c Comm, want bool, f func()) error {
+	if s, ok := c.(SharedProcess); ok {
+		return s.Once(want, f)
+	}
+	if want {
+		f()
+	}
+	return nil
+}
+
 // Msg is one message of Exchange.
 type Msg struct {
 	Peer int // destination when sent, source when received

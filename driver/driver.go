@@ -140,8 +140,12 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		// heap grows 25 % past the live heap measured before the drop, so
 		// the next phase would map fresh pages beside the garbage instead
 		// of reusing it. The heap is pointer-free arrays: a collection here
-		// costs a few milliseconds and takes 15–25 MB off the peak RSS.
-		runtime.GC()
+		// costs a few milliseconds and takes 15–25 MB off the peak RSS. One
+		// collection for the process, not one per in-process rank: the
+		// stop hook's trace 224 → 216 ms a run.
+		if err := comm.PerProcess(c, true, runtime.GC); err != nil {
+			return nil, err
+		}
 		if opts.AfterPhase != nil {
 			opts.AfterPhase(c.Rank(), ph.name)
 		}

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ptrace-dev/ptrace/comm"
 )
@@ -33,6 +34,8 @@ type slot struct {
 
 	redIn  any // reductions: [][]T, each rank's input by reference
 	redOut any // reductions: []T, the result
+
+	want atomic.Bool // Once: some rank wants its f run
 }
 
 // call describes one rank's collective call.
@@ -269,6 +272,21 @@ func (c *rankComm) Exchange(send []comm.Msg) ([]comm.Msg, error) {
 		return nil, err
 	}
 	return s.msgs[me], nil
+}
+
+// Once implements comm.SharedProcess: the last rank to arrive runs f when
+// any rank wants it, and the others wait for it.
+func (c *rankComm) Once(want bool, f func()) error {
+	_, err := c.join(call{name: "Once", root: -1, n: -1}, func(s *slot) {
+		if want {
+			s.want.Store(true)
+		}
+	}, func(s *slot) {
+		if s.want.Load() {
+			f()
+		}
+	})
+	return err
 }
 
 func (c *rankComm) AllreduceInt64(op comm.Op, vals []int64) ([]int64, error) {

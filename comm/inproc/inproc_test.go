@@ -327,3 +327,32 @@ func TestIrecvAfterAbort(t *testing.T) {
 		t.Fatalf("Run = %v, want rank 0: stop", err)
 	}
 }
+
+// Once runs f once for the process when any rank wants it, none when no
+// rank does, and no rank returns before f has run.
+func TestOnce(t *testing.T) {
+	const k, rounds = 5, 40
+	var runs, done atomic.Int64
+	err := Run(k, func(c comm.Comm) error {
+		for i := range rounds {
+			// Round i: rank i%k wants it in odd rounds, nobody in even ones.
+			want := i%2 == 1 && c.Rank() == i%k
+			if err := comm.PerProcess(c, want, func() {
+				runs.Add(1)
+				done.Store(int64(i))
+			}); err != nil {
+				return err
+			}
+			if i%2 == 1 && done.Load() != int64(i) {
+				return fmt.Errorf("round %d: rank %d returned before f ran", i, c.Rank())
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := runs.Load(); got != rounds/2 {
+		t.Errorf("f ran %d times in %d rounds, %d of them wanted", got, rounds, rounds/2)
+	}
+}
