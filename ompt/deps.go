@@ -288,8 +288,8 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		gi := a.group()
 		return gi < 0 || deadList(d.groups[gi].set) && deadList(d.groups[gi].preds)
 	}
-	// Room for as many states as there were, at most half full with the
-	// survivors.
+	// Room for as many states as there were: the survivors fill at most
+	// 3/5 of it.
 	d.rebuild(dead, tableSize(max(d.live, 1<<10)))
 	d.sweepAt = max(2*d.live, 1<<12)
 }

@@ -478,8 +478,11 @@ func (a *Axis) resolve(lo, hi float64) (float64, float64, []Tick) {
 	}
 	var ticks []Tick
 	digits := decimals(step)
-	for k := math.Ceil(lo/step - 1e-9); k*step <= hi+step*1e-9; k++ {
-		v := k * step
+	// Counted, not stepped until past hi: at magnitudes where adding 1 to
+	// k no longer changes it a stepped loop would not end.
+	first := math.Ceil(lo/step - 1e-9)
+	for i := 0; i <= 20 && (first+float64(i))*step <= hi+step*1e-9; i++ {
+		v := (first + float64(i)) * step
 		ticks = append(ticks, Tick{Value: v, Label: strconv.FormatFloat(v+0, 'f', digits, 64)})
 		// Unlabelled minor ticks halfway.
 		if m := v + step/2; m < hi {

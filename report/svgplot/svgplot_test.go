@@ -59,6 +59,18 @@ func TestAxisResolve(t *testing.T) {
 	if lo, hi, _ := a.resolve(4, 4); lo >= 4 || hi <= 4 {
 		t.Errorf("one value: range [%g, %g] does not hold 4 inside", lo, hi)
 	}
+	// Huge magnitudes (times from a damaged trace) end with few ticks.
+	for _, v := range []float64{1e17, 1e300, -1e300} {
+		if _, _, ticks := a.resolve(v, v*(1+1e-15)); len(ticks) > 50 {
+			t.Errorf("around %g: %d ticks", v, len(ticks))
+		}
+		if _, _, ticks := a.resolve(v, v); len(ticks) > 50 { // v±1 is v
+			t.Errorf("at %g: %d ticks", v, len(ticks))
+		}
+	}
+	if _, _, ticks := a.resolve(-1e308, 1e308); len(ticks) > 50 {
+		t.Errorf("±1e308: %d ticks", len(ticks))
+	}
 }
 
 // parse checks that s is one well-formed svg element and returns its
