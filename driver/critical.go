@@ -6,7 +6,6 @@ import (
 	"math"
 	"runtime/debug"
 	"slices"
-	"sort"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -157,6 +156,14 @@ func (r *run) collectDropped(n int) {
 	}
 }
 
+// procOf returns the process whose nodes hold node n, given where each
+// process's nodes begin (a process without nodes begins where the next
+// does: the last of equal bases is the one holding n).
+func procOf(bases []int32, n int32) int {
+	i, _ := slices.BinarySearch(bases, n+1)
+	return i - 1
+}
+
 // nodeKey is a partition-independent name of node n of process proc.
 func nodeKey(proc int, n int32) int64 { return int64(proc)<<32 | int64(n) }
 
@@ -232,7 +239,7 @@ func (r *run) criticalPath() error {
 		if n == orphan {
 			return math.MaxInt64
 		}
-		i := sort.Search(len(bases), func(i int) bool { return bases[i] > n }) - 1
+		i := procOf(bases, n)
 		return nodeKey(r.cp[i].rank, n-bases[i])
 	}
 	var orphans int64
@@ -357,10 +364,6 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 		v := m[k]
 		m[k] = [2]int64{v[0] + ns, v[1] + 1}
 	}
-	procOf := func(v int32) int {
-		i, _ := slices.BinarySearch(bases, v+1)
-		return i - 1
-	}
 	var prev report.PathNode
 	prevProc, prevDepth := -1, int64(-2)
 	// The path visits each process's nodes mostly in increasing order: a
@@ -380,7 +383,7 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 		if st.Cross {
 			s.Crossings++
 		}
-		i := procOf(st.Node)
+		i := procOf(bases, st.Node)
 		if i < 0 || i >= len(r.cp) {
 			broken = true
 			continue // the orphan node
