@@ -136,22 +136,26 @@ func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
 }
 
 // collectDropped runs the garbage collector and returns the free pages to
-// the system (debug.FreeOSMemory) before a phase allocates large arrays,
-// or after it dropped arrays of about n elements, when they are large. The
+// the system (debug.FreeOSMemory) before a phase allocates large arrays, or
+// after it dropped arrays of about n elements, when they are large. The
 // wait states, the task graph and the fragment DAG each allocate a few
 // large arrays into a heap the simulation left full of holes; pages
-// released first are what they fault in, instead of freed pages kept on
-// top of theirs: on the 10 M-event traces, max RSS 148 → 141 MiB
-// (stencil), 138 → 124 (nearest), 134 → 128 (halo), for 1–5 % more wall
-// (PERFORMANCE.md, thirteenth round). On the small objects of thousands
-// of small processes a collection costs tens of milliseconds, so small
-// processes skip it. In-process ranks each release the pages, unlike the
-// collection after each phase (comm.PerProcess): released once for the
-// process, when every rank had arrived, the critical path's peak heap on
-// the 10 M-event halo was 104.8 MiB instead of 99.6 (PERFORMANCE.md,
-// fifteenth round).
+// released first are what they fault in, instead of freed pages kept on top
+// of theirs: on the 10 M-event traces, max RSS 148 → 141 MiB (stencil),
+// 138 → 124 (nearest), 134 → 128 (halo), for 1–5 % more wall
+// (PERFORMANCE.md, thirteenth round). On the small objects of thousands of
+// small processes a collection costs tens of milliseconds, so small
+// processes skip it; so does a rank with fewer than 2^17 elements, whose
+// later arrays fit in the pages its simulation's peak left: on the stop
+// hook's trace (91 000 nodes a rank) the calls were 6 % of the wall for
+// no change in max RSS, where on 4 M-event traces (300 000–500 000 a
+// rank) skipping them cost 2–3.5 MB.
+// In-process ranks each release the pages, unlike the collection after each
+// phase (comm.PerProcess): released once for the process, when every rank
+// had arrived, the critical path's peak heap on the 10 M-event halo was
+// 104.8 MiB instead of 99.6 (PERFORMANCE.md, fifteenth round).
 func (r *run) collectDropped(n int) {
-	if len(r.cp) > 0 && n/len(r.cp) >= 1<<14 {
+	if len(r.cp) > 0 && n >= 1<<17 && n/len(r.cp) >= 1<<14 {
 		debug.FreeOSMemory()
 	}
 }
