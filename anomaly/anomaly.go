@@ -139,28 +139,10 @@ func Fit(sample []Task, counts map[string]int64, o Options) *Models {
 	o = o.withDefaults()
 	// Per construct, what a fit reads of its tasks: pointer-free points,
 	// which sort 2–3× faster than the records (no string to move, no
-	// write barriers). Tasks come in runs of one construct.
-	sizes := map[string]int{}
+	// write barriers).
+	byCons := map[string][]point{}
 	for _, t := range sample {
-		sizes[t.Construct]++
-	}
-	byCons := make(map[string][]point, len(sizes))
-	for n, k := range sizes {
-		byCons[n] = make([]point, 0, k)
-	}
-	var run []point
-	name := ""
-	for i, t := range sample {
-		if i == 0 || t.Construct != name {
-			if i > 0 {
-				byCons[name] = run
-			}
-			name, run = t.Construct, byCons[t.Construct]
-		}
-		run = append(run, point{rank: t.Rank, thread: t.Thread, start: t.StartNS, id: t.ID, dur: t.DurNS, cost: t.Cost})
-	}
-	if len(sample) > 0 {
-		byCons[name] = run
+		byCons[t.Construct] = append(byCons[t.Construct], point{rank: t.Rank, thread: t.Thread, start: t.StartNS, id: t.ID, dur: t.DurNS, cost: t.Cost})
 	}
 	names := make([]string, 0, len(counts))
 	for n := range counts {

@@ -33,11 +33,7 @@ func WriteHTML(w io.Writer, r *Report, o HTMLOptions) error {
 	if o.MaxHistograms <= 0 {
 		o.MaxHistograms = 6
 	}
-	page, err := buildPage(r, o)
-	if err != nil {
-		return err
-	}
-	return pageTmpl().Execute(w, page)
+	return pageTmpl().Execute(w, buildPage(r, o))
 }
 
 type plotFig struct {
@@ -128,7 +124,7 @@ type page struct {
 	Interp   string // the run's interpretation when it says more than Class
 }
 
-func buildPage(r *Report, o HTMLOptions) (*page, error) {
+func buildPage(r *Report, o HTMLOptions) *page {
 	pg := &page{R: r, Origin: r.Trace.FirstNS}
 	if r.Trace.Warnings != nil {
 		pg.Warnings = r.Trace.Warnings.First
@@ -204,7 +200,7 @@ func buildPage(r *Report, o HTMLOptions) (*page, error) {
 			}
 		}
 	}
-	return pg, nil
+	return pg
 }
 
 // effStyle colours an efficiency cell from red (≤ 0.5) through yellow to
