@@ -115,8 +115,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"clocksync", func() error { return agreed(r.clocksync()) }},
 		{"exchange", func() error { return agreed(r.exchange()) }},
 		{"summarize", func() error { return agree(c, r.summarize()) }},
-		{"simulate", r.simulate},
+		// The wait states before the simulation: the matching and the
+		// MPI calls they read are gone before the simulation's tables
+		// grow.
 		{"wait states", r.waitStates},
+		{"simulate", r.simulate},
 		{"anomalies", r.anomalies},
 		{"critical path", r.criticalPath},
 	}
@@ -278,9 +281,9 @@ type run struct {
 	// receive-like events with their final timestamps (the simulator's
 	// and the critical path's cross-process input).
 	edges []graph.RemoteEdges
-	// waits holds the MPI calls the simulation recorded, for the wait
-	// states.
-	waits *waitstate.Analysis
+	// waits is the MPI wait-state section (rank 0), which the simulate
+	// phase completes with the OpenMP waits.
+	waits *report.WaitStates
 	// scans are the event scans the passes share from process to process.
 	scans trace.Scans
 	// simSpare and ompSpare carry a simulation's task table, edge pool and
@@ -289,9 +292,6 @@ type run struct {
 	simSpare sim.Spare
 	ompSpare ompt.Spare
 	preds    [][]predAt // predTimes' lists, reused from process to process
-	// ompWaits are the OpenMP wait-state rows of every process (rank 0).
-	ompWaits []waitstate.OMPRow
-	mutexes  []waitstate.MutexRow
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.
@@ -439,41 +439,42 @@ func (r *run) exchange() error {
 	r.edges = edges
 	r.clock.CountAfter(r.matching, edges)
 	r.clock.NodeTimes = nil // the edges carry what the passes after need
-	r.matching.DropSyncColumns()
 	for i := range edges {
 		edges[i].Time = nil // only the check above reads the receives' own times
 	}
 	return nil
 }
 
-// waitStates charges the MPI calls the simulation recorded to Scalasca's
-// wait-state patterns and puts the section in the report (none when the
-// window holds no MPI call).
+// waitStates records the MPI calls of every owned process (a walk of the
+// threads that make them), charges them to Scalasca's wait-state patterns
+// and keeps the section for the report (none when the window holds no MPI
+// call). The matching is done with afterwards.
 func (r *run) waitStates() error {
-	// The simulation's freed pages go back to the system before the wait
-	// states' arrays are made: they would not fit among them (on the
-	// 10 M-event halo, where this phase peaks, 4–8 MiB of RSS).
-	var nodes int
-	for _, pg := range r.cp {
-		nodes += pg.frags.Len()
+	if err := r.window(); err != nil {
+		return err
 	}
-	r.collectDropped(nodes)
-	rows, causes, delays, err := r.waits.Analyze(r.c, r.plan, r.edges, r.first, r.last)
-	r.waits = nil // its per-call tables are done with
+	a := waitstate.New(r.matching)
+	var failure error
+	for i, p := range r.procs {
+		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
+			failure = fmt.Errorf("rank %d: wait states: %w", p.Header.Rank, err)
+			break
+		}
+		r.progress("wait states", float64(i+1)/float64(len(r.procs)))
+	}
+	// The recording read the nodes' recorded times (those of the threads
+	// it did not decode); what follows reads none of these columns.
+	r.matching.DropSyncColumns()
+	if err := agree(r.c, failure); err != nil {
+		return err
+	}
+	rows, causes, delays, err := a.Analyze(r.c, r.plan, r.edges, r.first, r.last)
 	r.matching = nil
 	if err != nil {
 		return agreed(err)
 	}
 	if r.c.Rank() == 0 {
-		ws := waitstate.Report(rows, causes, delays)
-		if omp := waitstate.OpenMPReport(r.ompWaits, r.mutexes); omp != nil {
-			if ws == nil {
-				ws = waitstate.EmptyReport()
-			}
-			ws.OpenMP = omp
-		}
-		r.rep.WaitStates = ws
-		r.ompWaits, r.mutexes = nil, nil
+		r.waits = waitstate.Report(rows, causes, delays)
 	}
 	return nil
 }

@@ -41,7 +41,9 @@ type simRow struct {
 
 // simulate runs POT's simulation on every owned process and reduces the
 // breakdown, POP and task statistics to rank 0.
-func (r *run) simulate() error {
+// window sets the analysis window, r.first and r.last, the same on every
+// rank.
+func (r *run) window() error {
 	// Every process is accounted over one global window (from the first
 	// exit from MPI_Init to the last entry into MPI_Finalize unless the
 	// whole run or a window was asked for), and the ready series uses the
@@ -88,12 +90,15 @@ func (r *run) simulate() error {
 	if r.c.Rank() == 0 {
 		r.rep.Trace.Window = &report.Window{StartNS: r.first, EndNS: r.last, DurationNS: r.last - r.first, Bounds: bounds}
 	}
+	return nil
+}
+
+func (r *run) simulate() error {
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
 	readySum := make([]int64, readyBins)
 
 	var failure error
 	rows := make([]simRow, 0, len(r.procs))
-	r.waits = waitstate.New(r.matching)
 	for i, p := range r.procs {
 		s := sim.New(p, r.timebase(i), r.opts.Strict)
 		s.Scans, s.Spare = &r.scans, &r.simSpare
@@ -112,7 +117,7 @@ func (r *run) simulate() error {
 		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
-		passes := []sim.Pass{stats, ready, frags, r.waits.Recorder(i, p), omp}
+		passes := []sim.Pass{stats, ready, frags, omp}
 		rd := newRemoteDeps(model)
 		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {
 			passes = append(passes, rd)
@@ -355,6 +360,8 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	talp := make([]reduce.TALPRow, len(rows))
 	cons := make([][]reduce.ConstructRow, len(rows))
 	threads := 0
+	var ompWaits []waitstate.OMPRow
+	var mutexes []waitstate.MutexRow
 	for i, row := range rows {
 		tot.Add(row.Times)
 		talp[i] = row.TALP
@@ -369,9 +376,17 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			SyncRuntimeNS: row.Times.SyncRuntime,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
-		r.ompWaits = append(r.ompWaits, row.OMPWaits...)
-		r.mutexes = append(r.mutexes, row.Mutexes...)
+		ompWaits = append(ompWaits, row.OMPWaits...)
+		mutexes = append(mutexes, row.Mutexes...)
 	}
+	ws := r.waits
+	if omp := waitstate.OpenMPReport(ompWaits, mutexes); omp != nil {
+		if ws == nil {
+			ws = waitstate.EmptyReport()
+		}
+		ws.OpenMP = omp
+	}
+	rep.WaitStates, r.waits = ws, nil
 	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial
 	b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS = tot.ForkJoin, tot.IdleInMPI, tot.IdleInMPISerial

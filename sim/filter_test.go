@@ -126,3 +126,61 @@ func TestFilteredSameResults(t *testing.T) {
 		}
 	}
 }
+
+// orderPass records every event's thread, index in its thread and kind,
+// in the order Run passes them.
+type orderPass struct{ seen [][3]int64 }
+
+func (o *orderPass) Before(*sim.Sim, *trace.Event, int, int64) {}
+func (o *orderPass) Finish(*sim.Sim)                           {}
+func (o *orderPass) After(s *sim.Sim, e *trace.Event, th int) {
+	o.seen = append(o.seen, [3]int64{int64(th), s.Pos(th), int64(e.Kind)})
+}
+
+// TestWalkIsRunsOrder: Walk over some of the threads and kinds passes
+// those threads' events of those kinds in the order Run passes them, with
+// the same indices; the generated traces have many events of different
+// threads at one time, which only the tie class and thread order.
+func TestWalkIsRunsOrder(t *testing.T) {
+	procs := genProcess(t, gen.Config{Workload: "halo", Ranks: 2, Threads: 3, Iterations: 6, Seed: 5})
+	procs = append(procs, genProcess(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 4, Width: 12, Steps: 8, Jitter: 0.3, Seed: 2})...)
+	kinds := sim.KindsOf(trace.TaskCreate, trace.TaskSchedule, trace.MPIEnter, trace.MPIExit, trace.ImplicitTaskBegin, trace.SyncEnd)
+	for pi, p := range procs {
+		all := &orderPass{}
+		if err := sim.New(p, nil, false).Run(ompt.NewModel(), all); err != nil {
+			t.Fatal(err)
+		}
+		for _, keep := range []func(th int) bool{
+			func(int) bool { return true },
+			func(th int) bool { return th == 0 },
+			func(th int) bool { return th%2 == 1 },
+			func(th int) bool { return th >= 2 },
+		} {
+			var want, got [][3]int64
+			for _, x := range all.seen {
+				if keep(int(x[0])) && kinds.Has(trace.Kind(x[2])) {
+					want = append(want, x)
+				}
+			}
+			var pool trace.Scans
+			err := sim.Walk(p, nil, &pool, keep, kinds, func(e *trace.Event, th int, idx int64) {
+				got = append(got, [3]int64{int64(th), idx, int64(e.Kind)})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(want) == 0 || !reflect.DeepEqual(got, want) {
+				t.Fatalf("process %d: Walk passed %d events, Run %d of those threads and kinds (first difference at %d)", pi, len(got), len(want), firstDiff(got, want))
+			}
+		}
+	}
+}
+
+func firstDiff(a, b [][3]int64) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}

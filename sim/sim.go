@@ -239,7 +239,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		return err
 	}
 	var h mergeHeap
-	h.init(s.Proc, s.TB, s.Scans)
+	h.init(s.Proc, s.TB, s.Scans, nil)
 	defer s.Scans.Put(h.scans...)
 	s.merge = &h
 	// Events before the window are simulated too: start at the earliest.
@@ -311,6 +311,27 @@ func tieClass(e *trace.Event) uint8 {
 	return 1
 }
 
+// Walk calls fn for each event of p's threads that want(th), in the order
+// Run passes them to the passes (by corrected time, tie class and thread:
+// their order among all of p's events), with its index in its thread;
+// only the events whose kind is in kinds reach fn. It reads the events of
+// those threads only (scans from pool), for a pass that needs a few
+// threads' events before the simulation.
+func Walk(p *trace.Process, tb *trace.Timebase, pool *trace.Scans, want func(th int) bool, kinds KindSet, fn func(e *trace.Event, th int, idx int64)) error {
+	var h mergeHeap
+	h.init(p, tb, pool, want)
+	defer pool.Put(h.scans...)
+	for h.len() > 0 {
+		th := h.top()
+		sc := h.scans[th]
+		if e := sc.Event(); kinds.Has(e.Kind) {
+			fn(e, th, sc.Index())
+		}
+		h.advance(th)
+	}
+	return h.err()
+}
+
 // mergeHeap is a k-way merge of the threads' event scans by (time, tie
 // class, thread). Each thread's head key is cached so comparisons touch two
 // small arrays, not the events.
@@ -323,7 +344,12 @@ type mergeHeap struct {
 	class []uint8 // per thread: tie class of its head event
 }
 
-func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans) {
+// init starts the merge of p's threads, those that want(t) when want is
+// not nil: the others are never read. Merging a subset of the threads
+// orders their events as merging all of them does (each step takes the
+// least head by the same key, and a thread left out only adds events in
+// between).
+func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans, want func(t int) bool) {
 	n := p.NumThreads()
 	h.scans = make([]*trace.ThreadScan, n)
 	h.done = make([]bool, n)
@@ -331,6 +357,10 @@ func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans
 	h.time = make([]int64, n)
 	h.class = make([]uint8, n)
 	for t := range h.scans {
+		if want != nil && !want(t) {
+			h.done[t] = true
+			continue
+		}
 		sc := pool.Get(p, t, tb)
 		h.scans[t] = sc
 		h.n[t] = p.Events[t].N
@@ -359,6 +389,9 @@ func (h *mergeHeap) index(th int) int64 {
 // err returns the first scan error.
 func (h *mergeHeap) err() error {
 	for _, sc := range h.scans {
+		if sc == nil {
+			continue
+		}
 		if err := sc.Err(); err != nil {
 			return err
 		}

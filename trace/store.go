@@ -60,7 +60,10 @@ type ThreadEvents struct {
 	// Comm counts the thread's communication events (mpi_send, mpi_recv,
 	// coll_begin, coll_end, remote_dep_out, remote_dep_in): a pass that
 	// reads only those skips the threads without any.
-	Comm   int64
+	Comm int64
+	// MPI counts the thread's mpi_enter events: with Comm, which threads
+	// a pass over MPI calls reads.
+	MPI    int64
 	chunks []storedChunk
 	comm   commLog // the communication events, while the process keeps the log
 }
@@ -357,6 +360,8 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		comm := IsComm(e.Kind)
 		if comm {
 			te.Comm++
+		} else if e.Kind == MPIEnter {
+			te.MPI++
 		}
 		if p.commLog {
 			if !comm {

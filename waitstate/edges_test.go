@@ -1,6 +1,7 @@
 package waitstate
 
 import (
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -77,5 +78,87 @@ func TestEdgeRows(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRecordSkipsThreadsWithoutCalls: a thread that makes no MPI call
+// gives its send-like nodes' times from the matching's recorded times and
+// the timebase, without being read, and they are the times reading it
+// gives (with an offset model and per-event corrections), as are the
+// calls of the threads read. stencil's remote dependences are on every
+// thread; halo's MPI calls on thread 0.
+func TestRecordSkipsThreadsWithoutCalls(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "stencil", Ranks: 3, Threads: 3, Width: 12, Steps: 6, Jitter: 0.3, Seed: 4},
+		{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 5, Jitter: 0.2, LatencyNS: 1000},
+	} {
+		dir := filepath.Join(t.TempDir(), cfg.Workload)
+		if _, err := gen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		var procs []*trace.Process
+		var tbs []*trace.Timebase
+		for r := range cfg.Ranks {
+			p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(r)), trace.LoadOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			procs = append(procs, p)
+			tb := trace.NewTimebase(int64(100*r+7), 1000, 1e-5*float64(r), p.NumThreads())
+			for th := range p.NumThreads() {
+				if n := p.Events[th].N; n > 2 {
+					tb.SetCorrection(th, n/2, n, int64(th+1)*3)
+				}
+			}
+			tbs = append(tbs, tb)
+		}
+		err := inproc.Run(1, func(c comm.Comm) error {
+			m, err := graph.Match(c, oneRank{}, procs, graph.MatchOptions{})
+			if err != nil {
+				return err
+			}
+			record := func() (*Analysis, error) {
+				a := New(m)
+				for i, p := range procs {
+					if err := a.Record(i, p, tbs[i], nil); err != nil {
+						return nil, err
+					}
+				}
+				return a, nil
+			}
+			skipped, err := record()
+			if err != nil {
+				return err
+			}
+			rec := m.Recorded
+			m.Recorded = nil // every thread with nodes is read
+			read, err := record()
+			m.Recorded = rec
+			if err != nil {
+				return err
+			}
+			bare := 0
+			for v := range m.Len() {
+				s, r := skipped.enter(int(max(m.ProcOf(v), 0)), v), read.enter(int(max(m.ProcOf(v), 0)), v)
+				if s != r {
+					return fmt.Errorf("%s: node %d (%s): time %d without reading its thread, %d reading it", cfg.Workload, v, m.Describe(v), s, r)
+				}
+				if skipped.call[v] <= -2 {
+					bare++
+				}
+			}
+			for i := range procs {
+				if n := skipped.procs[i].len(); n != read.procs[i].len() || n == 0 && cfg.Workload == "halo" {
+					return fmt.Errorf("%s: process %d: %d calls, %d reading every thread", cfg.Workload, i, skipped.procs[i].len(), read.procs[i].len())
+				}
+			}
+			if cfg.Workload == "stencil" && bare == 0 {
+				return fmt.Errorf("stencil: no send-like node outside a call")
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

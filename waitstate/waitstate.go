@@ -3,11 +3,12 @@
 // Barrier, Late Broadcast, Early Reduce), per call site and per process,
 // with the rest of the MPI time as transfer/other.
 //
-// It works in two steps. During the simulation a Recorder pass (one per
-// process, a sim.Pass) sees every event with its corrected time and keeps,
-// for each MPI call (outermost mpi_enter … mpi_exit of a thread), its
-// enter and exit times and call site, and for each communication node of
-// the graph.Matching the call around it. Then Analyze, collective, sends
+// It works in two steps, before the simulation. Record (per process)
+// reads, with their corrected times, the events of the threads that make
+// MPI calls, in the simulation's order (sim.Walk), and keeps for each MPI
+// call (outermost mpi_enter … mpi_exit of a thread) its enter and exit
+// times and call site, and for each communication node of the
+// graph.Matching the call around it. Then Analyze, collective, sends
 // along the matched edges the enter time of the call around every
 // send-like event (one graph.PropagateMax), so every receive-like event
 // learns when the call that released it began, charges each call to at
@@ -237,11 +238,12 @@ func (a *Analysis) op(v int32) trace.CollOp {
 	return 0
 }
 
-// Recorder is the simulation pass that records process i's MPI calls.
+// Recorder records one process's MPI calls (Record).
 type Recorder struct {
-	a    *Analysis
-	proc int
-	c    *calls
+	a      *Analysis
+	proc   int
+	c      *calls
+	tables *trace.Tables
 	// Per thread: its nodes in event order and the next one, the nesting
 	// depth of MPI calls, the open call and the stack of user regions.
 	nodes   [][]int32
@@ -257,11 +259,51 @@ type Recorder struct {
 	synced, sent                 []bool
 }
 
-// Recorder returns the pass for local process i (p).
-func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
+// recorded are the kinds the Recorder follows: MPI calls, user regions,
+// team creation, and the communication events (the only nodes).
+var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit) |
+	sim.KindsWhere(trace.IsComm)
+
+// Record records local process i's MPI calls (p, its corrected times
+// from tb) before the simulation, so that the matching is gone by then.
+// It reads the events of the threads that make MPI calls, in the order
+// the simulation would (sim.Walk). A thread that makes none contributes
+// only the times of its send-like nodes (remote dependences of a task
+// runtime, on every thread), which the matching's recorded times and tb
+// give without decoding it; only one with a collective's end, whose
+// operation the events hold, is read.
+func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *trace.Scans) error {
+	m := a.m
+	r := a.recorder(i, p)
+	read := make([]bool, len(r.nodes))
+	for th, ns := range r.nodes {
+		read[th] = p.Events[th].MPI > 0 || m.Recorded == nil
+		for _, v := range ns {
+			read[th] = read[th] || m.Kind[v] == trace.CollEnd
+		}
+	}
+	if err := sim.Walk(p, tb, pool, func(th int) bool { return th < len(read) && read[th] }, recorded, r.event); err != nil {
+		return err
+	}
+	for th, ns := range r.nodes {
+		if read[th] {
+			continue
+		}
+		for _, v := range ns {
+			if m.Role[v] == graph.RoleSend {
+				a.call[v] = int32(-2 - len(a.bare))
+				a.bare = append(a.bare, tb.At(th, m.EventOf(v), m.Recorded[v]))
+			}
+		}
+	}
+	r.finish()
+	return nil
+}
+
+func (a *Analysis) recorder(i int, p *trace.Process) *Recorder {
 	m := a.m
 	T := p.NumThreads()
-	r := &Recorder{a: a, proc: i, c: &a.procs[i], next: make([]int, T),
+	r := &Recorder{a: a, proc: i, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
 		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T)}
 	for th := range r.lastSync {
@@ -271,7 +313,7 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	c.siteIdx, c.whereIdx = map[site]int32{}, map[whereKey]int32{}
 	// One entry per outermost call: at most one per mpi_enter the load
 	// counted, reserved so that the columns are not copied as they grow
-	// (Finish gives back what nested calls left unused).
+	// (finish gives back what nested calls left unused).
 	n := int(p.Census.Kinds[trace.MPIEnter])
 	c.enter.Reserve(n)
 	c.dur.Reserve(n)
@@ -282,18 +324,7 @@ func (a *Analysis) Recorder(i int, p *trace.Process) *Recorder {
 	return r
 }
 
-// Before implements sim.Pass.
-func (r *Recorder) Before(*sim.Sim, *trace.Event, int, int64) {}
-
-// Kinds implements sim.Filtered: After follows MPI calls, user regions and
-// team creation, and ties communication events (the only nodes).
-func (r *Recorder) Kinds() (before, after sim.KindSet) {
-	return 0, sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit) |
-		sim.KindsWhere(trace.IsComm)
-}
-
-// Finish implements sim.Pass.
-func (r *Recorder) Finish(*sim.Sim) {
+func (r *Recorder) finish() {
 	c := r.c
 	c.enter.Fit()
 	c.dur.Fit()
@@ -302,9 +333,9 @@ func (r *Recorder) Finish(*sim.Sim) {
 	c.prevBack.Fit()
 }
 
-// After implements sim.Pass: it follows MPI calls and user regions and
-// ties the thread's next node, when this event is it, to the open call.
-func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
+// event follows MPI calls and user regions and ties the thread's next
+// node, when this event (index idx of thread th) is it, to the open call.
+func (r *Recorder) event(e *trace.Event, th int, idx int64) {
 	if th < 0 || th >= len(r.nodes) {
 		return
 	}
@@ -331,7 +362,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 				k := r.open[th]
 				enter := r.c.enterAt(k)
 				r.c.dur.Set(int(k), e.Time-enter)
-				fn := s.Proc.Tables.String(r.c.sites[r.c.siteAt(k)].fn)
+				fn := r.tables.String(r.c.sites[r.c.siteAt(k)].fn)
 				// A blocking send bounds the interval too (the sender's
 				// side of a message); a nonblocking one does not.
 				blocking := r.sent[th] && !(len(fn) > 5 && strings.EqualFold(fn[:5], "MPI_I"))
@@ -362,7 +393,7 @@ func (r *Recorder) After(s *sim.Sim, e *trace.Event, th int) {
 		return
 	}
 	v := ns[k]
-	if r.a.m.EventOf(v) != s.Pos(th) {
+	if r.a.m.EventOf(v) != idx {
 		return
 	}
 	r.next[th]++

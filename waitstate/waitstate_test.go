@@ -9,7 +9,6 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/ompt"
-	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -75,7 +74,7 @@ func TestRecorderWideValues(t *testing.T) {
 			return err
 		}
 		a := New(m)
-		if err := sim.New(p, nil, false).Run(ompt.NewModel(), a.Recorder(0, p)); err != nil {
+		if err := a.Record(0, p, nil, nil); err != nil {
 			return err
 		}
 		c := &a.procs[0]
