@@ -59,7 +59,7 @@ func (e Entry) Slot() (int32, bool) { return int32(^e), e < 0 && e != NoEntry }
 // forward or backward (see Replay).
 type DAG struct {
 	rank, size int
-	chained    []bool
+	chained    chainBits
 	inOff      []int32 // Ins(n) = in[inOff[n]:inOff[n+1]]
 	in         []Entry
 	outOff     []int32
@@ -67,8 +67,8 @@ type DAG struct {
 	// inPk or outPk hold the one side of a DAG built InsOnly or OutsOnly,
 	// packed (packedadj.go), instead of in or out.
 	inPk, outPk []byte
-	outDeg      []int32 // built InsOnly: each node's number of outputs (outOff, out nil)
-	inDeg       []int32 // built OutsOnly: each node's number of inputs (inOff, in nil)
+	outDeg      counts // built InsOnly: each node's number of outputs (outOff, out nil)
+	inDeg       counts // built OutsOnly: each node's number of inputs (inOff, in nil)
 	// consumed is set once a replay counted down outDeg (backward) or
 	// inDeg (forward) (ReplayOptions.ConsumeCounts): no replay in that
 	// direction can run again.
@@ -82,7 +82,7 @@ type DAG struct {
 }
 
 // Len returns the number of local nodes.
-func (g *DAG) Len() int32 { return int32(len(g.chained)) }
+func (g *DAG) Len() int32 { return g.chained.len() }
 
 // Rank returns the analysis rank this share belongs to.
 func (g *DAG) Rank() int { return g.rank }
@@ -103,10 +103,10 @@ func (g *DAG) Ins(n int32) []Entry {
 // dropped them).
 func (g *DAG) InDegree(n int32) int32 {
 	if g.inOff == nil {
-		if g.inDeg == nil {
+		if g.inDeg.null() {
 			return 0
 		}
-		return g.inDeg[n]
+		return g.inDeg.get(n)
 	}
 	if g.inPk != nil {
 		return countEntries(g.inPk[g.inOff[n]:g.inOff[n+1]])
@@ -129,7 +129,7 @@ func (g *DAG) Outs(n int32) []Entry {
 // OutDegree returns the number of explicit outputs of n.
 func (g *DAG) OutDegree(n int32) int32 {
 	if g.outOff == nil {
-		return g.outDeg[n]
+		return g.outDeg.get(n)
 	}
 	if g.outPk != nil {
 		return countEntries(g.outPk[g.outOff[n]:g.outOff[n+1]])
@@ -140,14 +140,14 @@ func (g *DAG) OutDegree(n int32) int32 {
 // DropInputs frees the inputs' adjacency once no replay will run on g
 // (Replay refuses it then); Outs, OutDegree and the slots stay, which is
 // what the exchanges along the edges read (ExchangeEdges, PropagateMax).
-func (g *DAG) DropInputs() { g.in, g.inPk, g.inOff, g.inDeg = nil, nil, nil, nil }
+func (g *DAG) DropInputs() { g.in, g.inPk, g.inOff, g.inDeg = nil, nil, nil, counts{} }
 
 // InsOnly reports whether g was built without its outputs' adjacency.
 func (g *DAG) InsOnly() bool { return g.outOff == nil }
 
 // OutsOnly reports whether g was built without its inputs' adjacency
 // (BuildOptions.OutsOnly), keeping their counts.
-func (g *DAG) OutsOnly() bool { return g.inOff == nil && g.inDeg != nil }
+func (g *DAG) OutsOnly() bool { return g.inOff == nil && !g.inDeg.null() }
 
 // Slots returns the number of remote slots.
 func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
@@ -188,7 +188,7 @@ func (g *DAG) slotAddr(s int32) (peer int32, k uint32) {
 // all ranks into a distributed DAG with one all-to-all.
 type Builder struct {
 	rank, size int
-	chained    []bool
+	chained    chainBits
 	esrc, edst []int32 // local edges added one by one
 	sealed     int     // esrc[:sealed] are in segs already
 	segs       []edgeSeg
@@ -244,13 +244,13 @@ type remoteDecl struct {
 func NewBuilder(rank, size int) *Builder { return &Builder{rank: rank, size: size} }
 
 // Len returns the number of nodes added so far.
-func (b *Builder) Len() int32 { return int32(len(b.chained)) }
+func (b *Builder) Len() int32 { return b.chained.len() }
 
 // Reserve makes room for about nodes more nodes and edges more local
 // edges, so that building a large graph does not copy its arrays as they
 // grow.
 func (b *Builder) Reserve(nodes, edges int) {
-	b.chained = slices.Grow(b.chained, nodes)
+	b.chained.grow(nodes)
 	b.esrc = slices.Grow(b.esrc, edges)
 	b.edst = slices.Grow(b.edst, edges)
 }
@@ -263,12 +263,12 @@ func (b *Builder) ReserveRemote(n int) { b.rem = slices.Grow(b.rem, n) }
 // the replay then evaluates them in that order. The first node of a chain
 // is added with chained false.
 func (b *Builder) AddNode(chained bool) int32 {
-	if len(b.chained) >= math.MaxInt32-1 {
+	if b.chained.len() >= math.MaxInt32-1 {
 		b.fail(fmt.Errorf("graph: more than %d nodes on one rank", math.MaxInt32-1))
 		return 0
 	}
-	b.chained = append(b.chained, chained && len(b.chained) > 0)
-	return int32(len(b.chained) - 1)
+	b.chained.add(chained && b.chained.len() > 0)
+	return b.chained.len() - 1
 }
 
 func (b *Builder) fail(err error) {
@@ -605,7 +605,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 	}
 	if opts.InsOnly {
-		g.outDeg = outCnt[1:]
+		g.outDeg = countsOf(outCnt[1:])
 	} else {
 		g.outOff = outCnt
 		for i := int32(0); i < n; i++ {
@@ -628,7 +628,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			g.in = make([]Entry, g.inOff[n])
 		}
 	} else {
-		g.inDeg, g.inOff = g.inOff[1:], nil
+		g.inDeg, g.inOff = countsOf(g.inOff[1:]), nil
 	}
 	// The offsets serve as fill cursors instead of copies of them: filled,
 	// a node's offset is where the next node's list starts, and one shift

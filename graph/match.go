@@ -282,7 +282,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	}
 	out := newMatchOut(k, owners, nsend*sendRecSize+ncoll*collRecSize)
 	m.grow(nodes)
-	b.chained = slices.Grow(b.chained, nodes)
+	b.chained.grow(nodes)
 	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
 	var serr error

@@ -83,8 +83,8 @@ type Result struct {
 // nodes: the reverse, superstep by superstep, is an order in which every
 // node comes after all its outputs, on every rank (ReplayInReverse).
 type Order struct {
-	nodes    []int32 // local nodes in evaluation order
-	stepEnds []int32 // nodes[:stepEnds[t]] were evaluated by the end of superstep t
+	nodes    nodeList // local nodes in evaluation order
+	stepEnds []int32  // the first stepEnds[t] nodes were evaluated by the end of superstep t
 	// slotStep is, for each in-slot, the superstep in which its value was
 	// sent (the remote source's superstep); −1 for out-slots.
 	slotStep []int32
@@ -113,7 +113,7 @@ type replayer struct {
 
 	vals    []int64
 	arg     []Entry
-	pend    []int32 // inputs not yet known
+	pend    counts // inputs not yet known
 	slotVal []int64
 	slotKey []int64
 	arrived []bool // in-slots whose value has come
@@ -198,12 +198,12 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	// Only once the replay is sure to run: a refused one leaves the counts.
 	switch {
-	case o.ConsumeCounts && o.Backward && g.outDeg != nil:
+	case o.ConsumeCounts && o.Backward && !g.outDeg.null():
 		r.pend, g.consumedOut = g.outDeg, true
-	case o.ConsumeCounts && !o.Backward && g.inDeg != nil:
+	case o.ConsumeCounts && !o.Backward && !g.inDeg.null():
 		r.pend, g.consumedIn = g.inDeg, true
 	default:
-		r.pend = make([]int32, n)
+		r.pend = newCounts(int(n))
 	}
 	if o.TieKey != nil {
 		r.esz = 20
@@ -218,7 +218,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 	}
 	if o.RecordOrder {
-		r.order = &Order{nodes: make([]int32, 0, n), slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
+		r.order = &Order{nodes: newNodeList(int(n)), slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
 		for s := range r.order.slotStep {
 			r.order.slotStep[s] = -1
 		}
@@ -233,7 +233,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		if r.prevOf(i) >= 0 {
 			p++
 		}
-		r.pend[i] = p
+		r.pend.set(i, p)
 		if p == 0 {
 			r.stack = append(r.stack, i)
 		}
@@ -249,7 +249,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			r.drain()
 		}
 		if r.order != nil {
-			r.order.stepEnds = append(r.order.stepEnds, int32(len(r.order.nodes)))
+			r.order.stepEnds = append(r.order.stepEnds, int32(r.order.nodes.len()))
 		}
 		recv, err := c.Exchange(r.out.take())
 		if err != nil {
@@ -310,7 +310,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
 	case g.outOff == nil:
 		return nil, errors.New("graph: ReplayInReverse of a DAG without its outputs")
-	case ord == nil || ord.backward || int64(len(ord.nodes)) != int64(n) || len(ord.slotStep) != int(g.Slots()):
+	case ord == nil || ord.backward || int64(ord.nodes.len()) != int64(n) || len(ord.slotStep) != int(g.Slots()):
 		return nil, errors.New("graph: ReplayInReverse needs the order of a complete forward replay of the same DAG")
 	case o.TrackArg || o.TieKey != nil:
 		return nil, errors.New("graph: ReplayInReverse computes values only")
@@ -345,7 +345,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 	}
 	slotVal := make([]int64, g.Slots())
 	arrived := make([]bool, g.Slots())
-	chained := g.chained
+	chained := &g.chained
 	if o.NoChains {
 		chained = nil
 	}
@@ -356,15 +356,16 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			bad = err
 		}
 	}
+	nodes := ord.nodes.backward()
 	for t := steps - 1; t >= 0; t-- {
 		lo := int32(0)
 		if t > 0 {
 			lo = ord.stepEnds[t-1]
 		}
 		for i := ord.stepEnds[t] - 1; i >= lo; i-- {
-			n := ord.nodes[i]
+			n := nodes.next()
 			x := Input{Arg: NoEntry}
-			if chained != nil && int(n)+1 < len(chained) && chained[n+1] {
+			if chained != nil && chained.has(n+1) {
 				x.Prev, x.HasPrev = vals[n+1], true
 			}
 			take := func(e Entry) {
@@ -451,12 +452,12 @@ func (r *replayer) prevOf(n int32) int32 {
 		return -1
 	}
 	if r.o.Backward {
-		if n+1 < int32(len(r.g.chained)) && r.g.chained[n+1] {
+		if r.g.chained.has(n + 1) {
 			return n + 1
 		}
 		return -1
 	}
-	if r.g.chained[n] {
+	if r.g.chained.has(n) {
 		return n - 1
 	}
 	return -1
@@ -468,12 +469,12 @@ func (r *replayer) nextOf(n int32) int32 {
 		return -1
 	}
 	if r.o.Backward {
-		if r.g.chained[n] {
+		if r.g.chained.has(n) {
 			return n - 1
 		}
 		return -1
 	}
-	if n+1 < int32(len(r.g.chained)) && r.g.chained[n+1] {
+	if r.g.chained.has(n + 1) {
 		return n + 1
 	}
 	return -1
@@ -486,13 +487,13 @@ func (r *replayer) drain() {
 	if o.Backward {
 		inOff, in, outOff, out = outOff, out, inOff, in
 	}
-	vals, pend, slotVal, keyed := r.vals, r.pend, r.slotVal, o.TieKey != nil
+	vals, pend, slotVal, keyed := r.vals, &r.pend, r.slotVal, o.TieKey != nil
 	useMin := o.Min
 	eval, w := o.Eval, o.Weights
 	// Chain neighbours in the replay's direction: prevDelta is how to step
 	// from a node to its chain predecessor, chainOf tells whether node m is
 	// chained to m−1.
-	chained := g.chained
+	chained := &g.chained
 	if o.NoChains {
 		chained = nil
 	}
@@ -503,9 +504,9 @@ func (r *replayer) drain() {
 		for {
 			x := Input{Arg: NoEntry}
 			if chained != nil {
-				if !back && chained[n] {
+				if !back && chained.has(n) {
 					x.Prev, x.HasPrev = vals[n-1], true
-				} else if back && int(n)+1 < len(chained) && chained[n+1] {
+				} else if back && chained.has(n+1) {
 					x.Prev, x.HasPrev = vals[n+1], true
 				}
 			}
@@ -560,14 +561,13 @@ func (r *replayer) drain() {
 				}
 			}
 			if r.order != nil {
-				r.order.nodes = append(r.order.nodes, n)
+				r.order.nodes.add(n)
 			}
 			r.evaluated++
 			r.remaining--
 			for _, e := range out[outOff[n]:outOff[n+1]] {
 				if e >= 0 {
-					pend[e]--
-					if pend[e] == 0 {
+					if pend.dec(int32(e)) {
 						r.stack = append(r.stack, int32(e))
 					}
 					continue
@@ -582,17 +582,16 @@ func (r *replayer) drain() {
 			}
 			nx := int32(-1)
 			if chained != nil {
-				if !back && int(n)+1 < len(chained) && chained[n+1] {
+				if !back && chained.has(n+1) {
 					nx = n + 1
-				} else if back && chained[n] {
+				} else if back && chained.has(n) {
 					nx = n - 1
 				}
 			}
 			if nx < 0 {
 				break
 			}
-			pend[nx]--
-			if pend[nx] != 0 {
+			if !pend.dec(nx) {
 				break
 			}
 			n = nx
@@ -632,7 +631,7 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 func (r *replayer) drainPush() {
 	g, o := r.g, r.o
 	vals := r.vals
-	chained := g.chained
+	chained := &g.chained
 	if o.NoChains {
 		chained = nil
 	}
@@ -643,9 +642,9 @@ func (r *replayer) drainPush() {
 		for {
 			x := Input{Arg: NoEntry}
 			if chained != nil {
-				if fwd && chained[n] {
+				if fwd && chained.has(n) {
 					x.Prev, x.HasPrev = vals[n-1], true
-				} else if !fwd && int(n)+1 < len(chained) && chained[n+1] {
+				} else if !fwd && chained.has(n+1) {
 					x.Prev, x.HasPrev = vals[n+1], true
 				}
 			}
@@ -666,7 +665,7 @@ func (r *replayer) drainPush() {
 				r.arg[n] = r.chainArg(n, x)
 			}
 			if r.order != nil {
-				r.order.nodes = append(r.order.nodes, n)
+				r.order.nodes.add(n)
 			}
 			r.evaluated++
 			r.remaining--
@@ -696,17 +695,23 @@ func (r *replayer) drainPush() {
 			}
 			nx := int32(-1)
 			if chained != nil {
-				if fwd && int(n)+1 < len(chained) && chained[n+1] {
+				if fwd && chained.has(n+1) {
 					nx = n + 1
-				} else if !fwd && chained[n] {
+				} else if !fwd && chained.has(n) {
 					nx = n - 1
 				}
 			}
 			if nx < 0 {
 				break
 			}
-			r.pend[nx]--
-			if r.pend[nx] != 0 {
+			// pend.dec by hand: too large for the compiler to inline,
+			// and this is the replay's most frequent step.
+			if c := r.pend.c[nx] - 1; c < countBig-1 {
+				r.pend.c[nx] = c
+				if c != 0 {
+					break
+				}
+			} else if !r.pend.decRare(nx) {
 				break
 			}
 			n = nx
@@ -730,8 +735,12 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 	case r.arg != nil && v == r.vals[m] && r.key(src) < r.key(r.arg[m]):
 		r.arg[m] = src
 	}
-	r.pend[m]--
-	if r.pend[m] == 0 {
+	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand
+		r.pend.c[m] = c
+		if c == 0 {
+			r.stack = append(r.stack, m)
+		}
+	} else if r.pend.decRare(m) {
 		r.stack = append(r.stack, m)
 	}
 }
@@ -761,8 +770,7 @@ func (r *replayer) arrive(s int32, rec []byte) {
 		return
 	}
 	r.slotVal[s] = v
-	r.pend[n]--
-	if r.pend[n] == 0 {
+	if r.pend.dec(n) {
 		r.stack = append(r.stack, n)
 	}
 }
@@ -819,10 +827,10 @@ func (r *replayer) cycle(remaining int64) error {
 		inOff, in = g.outOff, g.out
 	}
 	for n := int32(0); n < g.Len() && ex == ""; n++ {
-		if r.pend[n] == 0 {
+		if r.pend.get(n) == 0 {
 			continue
 		}
-		if p := r.prevOf(n); p >= 0 && r.pend[p] > 0 {
+		if p := r.prevOf(n); p >= 0 && r.pend.get(p) > 0 {
 			continue
 		}
 		if inOff == nil {
@@ -831,13 +839,13 @@ func (r *replayer) cycle(remaining int64) error {
 			if !r.o.Backward {
 				what = "predecessors"
 			}
-			ex = r.describe(n) + fmt.Sprintf(" waits for %d of its %s", r.pend[n], what)
+			ex = r.describe(n) + fmt.Sprintf(" waits for %d of its %s", r.pend.get(n), what)
 			break
 		}
 		ex = r.describe(n) + " waits for "
 		sep := ""
 		for _, e := range in[inOff[n]:inOff[n+1]] {
-			if m, ok := e.Node(); ok && r.pend[m] > 0 {
+			if m, ok := e.Node(); ok && r.pend.get(m) > 0 {
 				ex += sep + r.describe(m)
 			} else if s, ok := e.Slot(); ok && !r.arrived[s] {
 				ex += sep + fmt.Sprintf("an event held by analysis rank %d", g.slotPeer[s])

@@ -451,7 +451,7 @@ func TestWalkFollowsArgs(t *testing.T) {
 					gn := part.global[n]
 					got[gn] = depth
 					a := res.Arg[n]
-					hasPrev := d.chained[n]
+					hasPrev := d.chained.has(n)
 					if a == NoEntry {
 						if hasPrev {
 							return Entry(n - 1)

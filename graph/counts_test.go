@@ -1,0 +1,71 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestCounts: counts of any size count down as int32s do, past the byte
+// and back, and a count at zero stays there.
+func TestCounts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	want := []int32{0, 1, 254, 255, 256, 1000, 3, 7000}
+	k := countsOf(want)
+	for n, w := range want {
+		if g := k.get(int32(n)); g != w {
+			t.Fatalf("node %d: count %d, want %d", n, g, w)
+		}
+	}
+	for steps := 0; steps < 200000; steps++ {
+		n := int32(rng.IntN(len(want)))
+		zero := k.dec(n)
+		if want[n] > 0 {
+			want[n]--
+			if zero != (want[n] == 0) {
+				t.Fatalf("node %d: dec to %d reported zero %v", n, want[n], zero)
+			}
+		} else if zero {
+			t.Fatalf("node %d: dec at zero reported zero", n)
+		}
+		if g := k.get(n); g != want[n] {
+			t.Fatalf("node %d: count %d, want %d", n, g, want[n])
+		}
+	}
+	if len(k.big) != 0 {
+		t.Fatalf("%d counts left in the map after all went below 255", len(k.big))
+	}
+	k.set(2, 300)
+	k.set(2, 4)
+	if k.get(2) != 4 || len(k.big) != 0 {
+		t.Fatalf("set below 255 after a large count: %d, %d in the map", k.get(2), len(k.big))
+	}
+}
+
+// TestChainBits: a bit per node as added, across words and after grow,
+// and none past the end (nor at a negative id).
+func TestChainBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	var c chainBits
+	var want []bool
+	for i := 0; i < 1000; i++ {
+		if i == 300 {
+			c.grow(5000)
+		}
+		b := rng.IntN(3) == 0
+		c.add(b)
+		want = append(want, b)
+	}
+	for i, b := range want {
+		if c.has(int32(i)) != b {
+			t.Fatalf("node %d: chained %v, want %v", i, !b, b)
+		}
+	}
+	for _, i := range []int32{-1, 1000, 1023, 1024, 1 << 20} {
+		if c.has(i) {
+			t.Fatalf("node %d out of range is chained", i)
+		}
+	}
+	if c.len() != 1000 {
+		t.Fatalf("len %d", c.len())
+	}
+}
