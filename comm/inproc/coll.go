@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -30,12 +29,48 @@ type slot struct {
 	bcast []byte       // Bcast: root's buffer, copied
 	bufs  [][]byte     // Gatherv: by source rank; Alltoallv: K×K, row = destination
 	msgs  [][]comm.Msg // Exchange: by source rank as sent, then by destination as received
-	once  sync.Once
+	at    []int32      // Exchange: the routing's counts, kept from slot to slot
 
 	redIn  any // reductions: [][]T, each rank's input by reference
 	redOut any // reductions: []T, the result
 
-	want atomic.Bool // Once: some rank wants its f run
+	want atomic.Bool  // Once: some rank wants its f run
+	left atomic.Int32 // ranks done with the slot (release)
+}
+
+// takeSlot returns a slot for a new collective cl, a free one if any, with
+// init run on it: the arrays every rank deposits into are made there, once,
+// before any rank can deposit. Called with collMu locked.
+func (w *world) takeSlot(cl call, init func(s *slot)) *slot {
+	var s *slot
+	if n := len(w.free); n > 0 {
+		s, w.free = w.free[n-1], w.free[:n-1]
+	} else {
+		s = &slot{}
+	}
+	s.name, s.root, s.op, s.n = cl.name, cl.root, cl.op, cl.n
+	s.done = make(chan struct{})
+	if init != nil {
+		init(s)
+	}
+	return s
+}
+
+// release is a rank's last use of s, after it read its result: the last of
+// the ranks to release it puts it back for later collectives, without what
+// it referenced (results handed out stay the callers'; only the slot's own
+// arrays are reused).
+func (c *rankComm) release(s *slot) {
+	w := c.w
+	if int(s.left.Add(1)) != w.size {
+		return
+	}
+	msgs, at := s.msgs, s.at
+	clear(msgs)
+	*s = slot{msgs: msgs[:0], at: at}
+	w.collMu.Lock()
+	w.free = append(w.free, s)
+	w.collMu.Unlock()
 }
 
 // call describes one rank's collective call.
@@ -54,7 +89,7 @@ type call struct {
 // A rank waits on its slot's channel alone: an abort or a rank's exit closes
 // every open slot (world.stop) instead of every waiter also selecting on
 // job-wide channels, which thousands of ranks would contend for.
-func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) (*slot, error) {
+func (c *rankComm) join(cl call, init, deposit, complete func(s *slot)) (*slot, error) {
 	w := c.w
 	seq := c.seq
 	c.seq++
@@ -66,7 +101,7 @@ func (c *rankComm) join(cl call, deposit func(s *slot), complete func(s *slot)) 
 	}
 	s := w.slots[seq]
 	if s == nil {
-		s = &slot{name: cl.name, root: cl.root, op: cl.op, n: cl.n, done: make(chan struct{})}
+		s = w.takeSlot(cl, init)
 		w.slots[seq] = s
 	} else if s.err == nil && (s.name != cl.name || s.root != cl.root || s.op != cl.op || s.n != cl.n) {
 		s.err = fmt.Errorf("inproc: collective #%d: rank %d called %s, another rank called %s: every rank must make the same collective calls in the same order",
@@ -154,7 +189,10 @@ func (c *rankComm) checkRoot(op string, root int) error {
 }
 
 func (c *rankComm) Barrier() error {
-	_, err := c.join(call{name: "Barrier", root: -1, n: -1}, nil, nil)
+	s, err := c.join(call{name: "Barrier", root: -1, n: -1}, nil, nil, nil)
+	if err == nil {
+		c.release(s)
+	}
 	return err
 }
 
@@ -163,7 +201,7 @@ func (c *rankComm) Bcast(root int, buf []byte) ([]byte, error) {
 		return nil, err
 	}
 	me := c.rank
-	s, err := c.join(call{name: "Bcast", root: root, n: -1}, func(s *slot) {
+	s, err := c.join(call{name: "Bcast", root: root, n: -1}, nil, func(s *slot) {
 		if me == root {
 			// One copy shared by all other ranks: root may reuse buf at once.
 			s.bcast = bytes.Clone(buf)
@@ -172,10 +210,12 @@ func (c *rankComm) Bcast(root int, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	out := s.bcast
+	c.release(s)
 	if me == root {
 		return buf, nil
 	}
-	return s.bcast, nil
+	return out, nil
 }
 
 func (c *rankComm) Gatherv(root int, buf []byte) ([][]byte, error) {
@@ -184,16 +224,19 @@ func (c *rankComm) Gatherv(root int, buf []byte) ([][]byte, error) {
 	}
 	k, me := c.w.size, c.rank
 	s, err := c.join(call{name: "Gatherv", root: root, n: -1}, func(s *slot) {
-		s.once.Do(func() { s.bufs = make([][]byte, k) })
+		s.bufs = make([][]byte, k) // root's result: not reused
+	}, func(s *slot) {
 		s.bufs[me] = buf
 	}, nil)
 	if err != nil {
 		return nil, err
 	}
+	out := s.bufs
+	c.release(s)
 	if me != root {
 		return nil, nil
 	}
-	return s.bufs, nil
+	return out, nil
 }
 
 func (c *rankComm) Alltoallv(send [][]byte) ([][]byte, error) {
@@ -207,10 +250,11 @@ func (c *rankComm) Alltoallv(send [][]byte) ([][]byte, error) {
 		}
 	}
 	s, err := c.join(call{name: "Alltoallv", root: -1, n: -1}, func(s *slot) {
+		s.bufs = make([][]byte, k*k) // the rows are the results: not reused
+	}, func(s *slot) {
 		// Row r of the K×K table is rank r's result; each sender fills its
 		// own column, so senders never touch the same element and the
 		// caller's outer slice is not referenced after the call.
-		s.once.Do(func() { s.bufs = make([][]byte, k*k) })
 		for r, b := range send {
 			s.bufs[r*k+me] = b
 		}
@@ -218,7 +262,9 @@ func (c *rankComm) Alltoallv(send [][]byte) ([][]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.bufs[me*k : (me+1)*k : (me+1)*k], nil
+	out := s.bufs[me*k : (me+1)*k : (me+1)*k]
+	c.release(s)
+	return out, nil
 }
 
 func (c *rankComm) Exchange(send []comm.Msg) ([]comm.Msg, error) {
@@ -232,13 +278,16 @@ func (c *rankComm) Exchange(send []comm.Msg) ([]comm.Msg, error) {
 		}
 	}
 	s, err := c.join(call{name: "Exchange", root: -1, n: -1}, func(s *slot) {
-		s.once.Do(func() { s.msgs = make([][]comm.Msg, k) })
+		s.msgs = slices.Grow(s.msgs[:0], k)[:k] // by source, then by destination: not handed out
+	}, func(s *slot) {
 		s.msgs[me] = send
 	}, func(s *slot) {
 		// The last rank routes every message: O(K + messages) once, into
 		// one array grouped by destination (counted first), the sources in
 		// rank order.
-		at := make([]int32, k+1)
+		s.at = slices.Grow(s.at[:0], k+1)[:k+1]
+		at := s.at
+		clear(at)
 		for _, sent := range s.msgs {
 			for _, m := range sent {
 				if len(m.Buf) > 0 {
@@ -271,13 +320,15 @@ func (c *rankComm) Exchange(send []comm.Msg) ([]comm.Msg, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.msgs[me], nil
+	out := s.msgs[me]
+	c.release(s)
+	return out, nil
 }
 
 // Once implements comm.SharedProcess: the last rank to arrive runs f when
 // any rank wants it, and the others wait for it.
 func (c *rankComm) Once(want bool, f func()) error {
-	_, err := c.join(call{name: "Once", root: -1, n: -1}, func(s *slot) {
+	s, err := c.join(call{name: "Once", root: -1, n: -1}, nil, func(s *slot) {
 		if want {
 			s.want.Store(true)
 		}
@@ -286,6 +337,9 @@ func (c *rankComm) Once(want bool, f func()) error {
 			f()
 		}
 	})
+	if err == nil {
+		c.release(s)
+	}
 	return err
 }
 
@@ -324,7 +378,8 @@ func reduce[T int64 | float64](c *rankComm, name string, root int, op comm.Op, v
 	}
 	k, me := c.w.size, c.rank
 	s, err := c.join(call{name: name, root: root, op: op, n: len(vals)}, func(s *slot) {
-		s.once.Do(func() { s.redIn = make([][]T, k) })
+		s.redIn = make([][]T, k)
+	}, func(s *slot) {
 		s.redIn.([][]T)[me] = vals
 	}, func(s *slot) {
 		in := s.redIn.([][]T)
@@ -344,10 +399,15 @@ func reduce[T int64 | float64](c *rankComm, name string, root int, op comm.Op, v
 		}
 		s.redIn, s.redOut = nil, res
 	})
-	if err != nil || (root >= 0 && me != root) {
+	if err != nil {
 		return nil, err
 	}
-	return s.redOut.([]T), nil
+	out := s.redOut.([]T)
+	c.release(s)
+	if root >= 0 && me != root {
+		return nil, nil
+	}
+	return out, nil
 }
 
 // spinWait is how many times a rank polls a collective it is waiting for,

@@ -76,6 +76,10 @@ type world struct {
 	collMu  sync.Mutex
 	slots   map[uint64]*slot // open collectives by sequence number
 	stopped bool             // no collective can complete any more (see stop)
+	// free are slots every rank has left (release), for the next
+	// collectives: a replay runs one per superstep, thousands, and their
+	// slots were most of what the critical path allocated and dropped.
+	free []*slot
 }
 
 func newWorld(k int) *world {

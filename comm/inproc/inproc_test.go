@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -354,5 +355,112 @@ func TestOnce(t *testing.T) {
 	}
 	if got := runs.Load(); got != rounds/2 {
 		t.Errorf("f ran %d times in %d rounds, %d of them wanted", got, rounds, rounds/2)
+	}
+}
+
+// TestResultsOutliveRecycledSlots: a collective's slot is reused once
+// every rank has left it, and what a collective returned stays as it was
+// through the collectives that reuse its slot (Exchange, Alltoallv,
+// Gatherv, the reductions and Bcast in turn, results checked at the end).
+func TestResultsOutliveRecycledSlots(t *testing.T) {
+	const k, rounds = 4, 60
+	w := newWorld(k)
+	var wg sync.WaitGroup
+	wg.Add(k)
+	errs := make([]error, k)
+	body := func(c comm.Comm) error {
+		me := c.Rank()
+		type kept struct {
+			ex  []comm.Msg
+			a2a [][]byte
+			gat [][]byte
+			sum []int64
+			bc  []byte
+		}
+		var all []kept
+		for i := range rounds {
+			var kp kept
+			var send []comm.Msg
+			for p := range k {
+				if p != me && (i+p)%2 == 0 {
+					send = append(send, comm.Msg{Peer: p, Buf: []byte{byte(me), byte(p), byte(i)}})
+				}
+			}
+			var err error
+			if kp.ex, err = c.Exchange(send); err != nil {
+				return err
+			}
+			a := make([][]byte, k)
+			for p := range a {
+				a[p] = []byte{byte(me), byte(p), byte(i)}
+			}
+			if kp.a2a, err = c.Alltoallv(a); err != nil {
+				return err
+			}
+			if kp.gat, err = c.Gatherv(i%k, []byte{byte(me), byte(i)}); err != nil {
+				return err
+			}
+			if kp.sum, err = c.AllreduceInt64(comm.Sum, []int64{int64(me + i)}); err != nil {
+				return err
+			}
+			if kp.bc, err = c.Bcast(i%k, []byte{byte(i), byte(i % k)}); err != nil {
+				return err
+			}
+			all = append(all, kp)
+		}
+		if err := c.Barrier(); err != nil {
+			return err
+		}
+		for i, kp := range all {
+			n := 0
+			for _, m := range kp.ex {
+				if m.Buf[0] != byte(m.Peer) || m.Buf[1] != byte(me) || m.Buf[2] != byte(i) {
+					return fmt.Errorf("rank %d round %d: Exchange message %v from %d changed", me, i, m.Buf, m.Peer)
+				}
+				n++
+			}
+			if want := 0; (i+me)%2 == 0 {
+				want = k - 1
+				if n != want {
+					return fmt.Errorf("rank %d round %d: %d messages, want %d", me, i, n, want)
+				}
+			} else if n != want {
+				return fmt.Errorf("rank %d round %d: %d messages, want none", me, i, n)
+			}
+			for p, b := range kp.a2a {
+				if b[0] != byte(p) || b[1] != byte(me) || b[2] != byte(i) {
+					return fmt.Errorf("rank %d round %d: Alltoallv from %d is %v", me, i, p, b)
+				}
+			}
+			if i%k == me {
+				for p, b := range kp.gat {
+					if b[0] != byte(p) || b[1] != byte(i) {
+						return fmt.Errorf("rank %d round %d: Gatherv from %d is %v", me, i, p, b)
+					}
+				}
+			}
+			if want := int64(k*(k-1)/2 + k*i); kp.sum[0] != want {
+				return fmt.Errorf("rank %d round %d: sum %d, want %d", me, i, kp.sum[0], want)
+			}
+			if kp.bc[0] != byte(i) || kp.bc[1] != byte(i%k) {
+				return fmt.Errorf("rank %d round %d: Bcast %v", me, i, kp.bc)
+			}
+		}
+		return nil
+	}
+	for r := range k {
+		go func() {
+			defer wg.Done()
+			w.runRank(r, func(c comm.Comm) error { errs[r] = body(c); return errs[r] })
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	// 301 collectives, one at a time: a rank may enter the next while
+	// another still reads the last, so a few slots serve them all.
+	if n := len(w.free); n == 0 || n > 4 {
+		t.Fatalf("%d slots made for %d collectives one after another", n, 5*rounds+1)
 	}
 }
