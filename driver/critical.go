@@ -310,8 +310,8 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
+	lp.Arg = nil // walked: gone before the summary's records are made
 	summary := r.pathSummary(steps, weight, bases)
-	lp.Arg = nil // walked
 	// A task has zero slack (it could not start any later without
 	// lengthening the run) when its first fragment lies on a longest
 	// path. The backward replay marks those nodes from the forward values
