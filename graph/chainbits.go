@@ -12,7 +12,10 @@ func (c *chainBits) len() int32 { return c.n }
 
 // has reports whether node i is chained to node i−1 (false out of range).
 func (c *chainBits) has(i int32) bool {
-	return uint32(i) < uint32(c.n) && c.w[i>>6]&(1<<(i&63)) != 0
+	// Bits past n are never set: the word's bound is the only check (a
+	// negative i is a huge word index).
+	w := uint(uint32(i)) >> 6
+	return w < uint(len(c.w)) && c.w[w]&(1<<(i&63)) != 0
 }
 
 func (c *chainBits) add(chained bool) {

@@ -3,55 +3,90 @@ package graph
 // nodeList is the nodes of an Order in evaluation order, packed: each the
 // difference from the one before, zigzag LEB128 (a chain's next node, most
 // of them, is one byte where an int32 took four; 7 MB less on the 10
-// M-event halo, at the forward replay's peak). It is read backward only
+// M-event halo, at the forward replay's peak). It grows in blocks that are
+// never copied (a doubling slice left its old array as garbage at the
+// replay's peak), and no varint straddles two. It is read backward only
 // (ReplayInReverse): a varint's last byte is the only one without the
 // continuation bit, so the bytes before the end tell where it begins.
 type nodeList struct {
-	b    []byte
+	full [][]byte // blocks filled
+	cur  []byte   // the block being filled
 	n    int
 	last int32
 }
 
-func newNodeList(capNodes int) nodeList {
-	return nodeList{b: make([]byte, 0, capNodes+capNodes/8)}
-}
+// nodeBlock is a block's size: 64 KiB, so a list wastes at most that.
+const nodeBlock = 64 << 10
 
 func (l *nodeList) add(v int32) {
+	if cap(l.cur)-len(l.cur) < 10 {
+		if l.cur != nil {
+			l.full = append(l.full, l.cur)
+		}
+		l.cur = make([]byte, 0, nodeBlock)
+	}
 	d := int64(v) - int64(l.last)
 	u := uint64(d<<1) ^ uint64(d>>63)
+	b := l.cur
 	for u >= 0x80 {
-		l.b = append(l.b, byte(u)|0x80)
+		b = append(b, byte(u)|0x80)
 		u >>= 7
 	}
-	l.b = append(l.b, byte(u))
+	l.cur = append(b, byte(u))
 	l.last, l.n = v, l.n+1
 }
 
 func (l *nodeList) len() int { return l.n }
 
-// backward reads a nodeList from its last node to its first.
+// backward reads a nodeList from its last node to its first, without
+// changing it (an order can be replayed in reverse more than once).
 type backward struct {
-	b   []byte
-	cur int32 // the node the next call returns
+	blocks [][]byte
+	bi     int   // the block being read
+	end    int   // the bytes of blocks[bi] not read yet
+	cur    int32 // the node the next call returns
 }
 
-func (l *nodeList) backward() backward { return backward{b: l.b, cur: l.last} }
+func (l *nodeList) backward() backward {
+	blocks := append(l.full[:len(l.full):len(l.full)], l.cur)
+	return backward{blocks: blocks, bi: len(blocks) - 1, end: len(l.cur), cur: l.last}
+}
 
 // next returns the current node and steps to the one before it; it must be
 // called at most len() times.
 func (r *backward) next() int32 {
 	v := r.cur
-	end := len(r.b)
-	start := end - 1
-	for start > 0 && r.b[start-1]&0x80 != 0 {
+	// Most differences are one byte: the byte before is a varint's last.
+	if e := r.end; e > 1 {
+		b := r.blocks[r.bi]
+		if x := b[e-1]; b[e-2] < 0x80 {
+			r.cur = int32(int64(v) - (int64(x>>1) ^ -int64(x&1)))
+			r.end = e - 1
+			return v
+		}
+	}
+	return r.nextLong(v)
+}
+
+func (r *backward) nextLong(v int32) int32 {
+	for r.end == 0 && r.bi > 0 {
+		r.bi--
+		r.end = len(r.blocks[r.bi])
+	}
+	if r.end == 0 {
+		return v // the first node: nothing before it
+	}
+	b := r.blocks[r.bi]
+	start := r.end - 1
+	for start > 0 && b[start-1]&0x80 != 0 {
 		start--
 	}
 	var u uint64
-	for i := end - 1; i >= start; i-- {
-		u = u<<7 | uint64(r.b[i]&0x7f)
+	for i := r.end - 1; i >= start; i-- {
+		u = u<<7 | uint64(b[i]&0x7f)
 	}
 	d := int64(u>>1) ^ -int64(u&1)
 	r.cur = int32(int64(v) - d)
-	r.b = r.b[:start]
+	r.end = start
 	return v
 }

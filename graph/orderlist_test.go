@@ -12,7 +12,7 @@ import (
 func TestNodeListBackward(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var want []int32
-	l := newNodeList(16)
+	var l nodeList
 	v := int32(0)
 	for i := 0; i < 100000; i++ {
 		switch rng.IntN(5) {
@@ -35,10 +35,17 @@ func TestNodeListBackward(t *testing.T) {
 			t.Fatalf("node %d from the end: %d, want %d", len(want)-1-i, got, want[i])
 		}
 	}
-	if len(r.b) != 0 {
-		t.Fatalf("%d bytes left after reading every node", len(r.b))
+	if r.bi != 0 || r.end != 0 {
+		t.Fatalf("bytes left after reading every node: block %d, %d bytes", r.bi, r.end)
 	}
-	if b := len(l.b); b > len(want)*3 {
+	// The list is unchanged: a second reader reads it again.
+	r2 := l.backward()
+	for i := len(want) - 1; i >= 0; i-- {
+		if got := r2.next(); got != want[i] {
+			t.Fatalf("second reading, node %d from the end: %d, want %d", len(want)-1-i, got, want[i])
+		}
+	}
+	if b := len(l.full) * nodeBlock; b > len(want)*3 {
 		t.Fatalf("%d bytes for %d nodes, 60 %% of them a chain step", b, len(want))
 	}
 }

@@ -218,7 +218,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 	}
 	if o.RecordOrder {
-		r.order = &Order{nodes: newNodeList(int(n)), slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
+		r.order = &Order{slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
 		for s := range r.order.slotStep {
 			r.order.slotStep[s] = -1
 		}
