@@ -69,3 +69,28 @@ func TestChainBits(t *testing.T) {
 		t.Fatalf("len %d", c.len())
 	}
 }
+
+// TestPackOffsets: offsets come back exactly, with blocks of 64 nodes when
+// their lists are short, shorter blocks around a node whose list is long.
+func TestPackOffsets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, big := range []int32{0, 65500, 70000} {
+		off := []int32{0}
+		for i := 0; i < 5000; i++ {
+			d := int32(rng.IntN(6))
+			if i == 777 {
+				d += big
+			}
+			off = append(off, off[len(off)-1]+d)
+		}
+		o := packOffsets(off)
+		for i, v := range off {
+			if got := o.at(int32(i)); got != v {
+				t.Fatalf("long list %d: offset %d is %d, want %d", big, i, got, v)
+			}
+		}
+		if ok := (big == 0) == (o.shift == maxOffsetShift); !ok {
+			t.Fatalf("long list %d: blocks of %d nodes", big, 1<<o.shift)
+		}
+	}
+}

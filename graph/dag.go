@@ -67,8 +67,9 @@ type DAG struct {
 	// inPk or outPk hold the one side of a DAG built InsOnly or OutsOnly,
 	// packed (packedadj.go), instead of in or out.
 	inPk, outPk []byte
-	outDeg      counts // built InsOnly: each node's number of outputs (outOff, out nil)
-	inDeg       counts // built OutsOnly: each node's number of inputs (inOff, in nil)
+	inAt, outAt offsets // their offsets (inOff and outOff are then nil)
+	outDeg      counts  // built InsOnly: each node's number of outputs (outOff, out nil)
+	inDeg       counts  // built OutsOnly: each node's number of inputs (inOff, in nil)
 	// consumed is set once a replay counted down outDeg (backward) or
 	// inDeg (forward) (ReplayOptions.ConsumeCounts): no replay in that
 	// direction can run again.
@@ -92,7 +93,8 @@ func (g *DAG) Rank() int { return g.rank }
 func (g *DAG) Ins(n int32) []Entry {
 	switch {
 	case g.inPk != nil:
-		return appendEntries(nil, n, g.inPk[g.inOff[n]:g.inOff[n+1]])
+		lo, hi := g.inAt.span(n)
+		return appendEntries(nil, n, g.inPk[lo:hi])
 	case g.inOff == nil:
 		return nil
 	}
@@ -102,14 +104,15 @@ func (g *DAG) Ins(n int32) []Entry {
 // InDegree returns the number of explicit inputs of n (0 once DropInputs
 // dropped them).
 func (g *DAG) InDegree(n int32) int32 {
+	if g.inPk != nil {
+		lo, hi := g.inAt.span(n)
+		return countEntries(g.inPk[lo:hi])
+	}
 	if g.inOff == nil {
 		if g.inDeg.null() {
 			return 0
 		}
 		return g.inDeg.get(n)
-	}
-	if g.inPk != nil {
-		return countEntries(g.inPk[g.inOff[n]:g.inOff[n+1]])
 	}
 	return g.inOff[n+1] - g.inOff[n]
 }
@@ -119,7 +122,8 @@ func (g *DAG) InDegree(n int32) int32 {
 func (g *DAG) Outs(n int32) []Entry {
 	switch {
 	case g.outPk != nil:
-		return appendEntries(nil, n, g.outPk[g.outOff[n]:g.outOff[n+1]])
+		lo, hi := g.outAt.span(n)
+		return appendEntries(nil, n, g.outPk[lo:hi])
 	case g.outOff == nil:
 		return nil
 	}
@@ -128,11 +132,12 @@ func (g *DAG) Outs(n int32) []Entry {
 
 // OutDegree returns the number of explicit outputs of n.
 func (g *DAG) OutDegree(n int32) int32 {
+	if g.outPk != nil {
+		lo, hi := g.outAt.span(n)
+		return countEntries(g.outPk[lo:hi])
+	}
 	if g.outOff == nil {
 		return g.outDeg.get(n)
-	}
-	if g.outPk != nil {
-		return countEntries(g.outPk[g.outOff[n]:g.outOff[n+1]])
 	}
 	return g.outOff[n+1] - g.outOff[n]
 }
@@ -140,14 +145,16 @@ func (g *DAG) OutDegree(n int32) int32 {
 // DropInputs frees the inputs' adjacency once no replay will run on g
 // (Replay refuses it then); Outs, OutDegree and the slots stay, which is
 // what the exchanges along the edges read (ExchangeEdges, PropagateMax).
-func (g *DAG) DropInputs() { g.in, g.inPk, g.inOff, g.inDeg = nil, nil, nil, counts{} }
+func (g *DAG) DropInputs() {
+	g.in, g.inPk, g.inOff, g.inAt, g.inDeg = nil, nil, nil, offsets{}, counts{}
+}
 
 // InsOnly reports whether g was built without its outputs' adjacency.
-func (g *DAG) InsOnly() bool { return g.outOff == nil }
+func (g *DAG) InsOnly() bool { return g.outOff == nil && g.outPk == nil }
 
 // OutsOnly reports whether g was built without its inputs' adjacency
 // (BuildOptions.OutsOnly), keeping their counts.
-func (g *DAG) OutsOnly() bool { return g.inOff == nil && !g.inDeg.null() }
+func (g *DAG) OutsOnly() bool { return g.inOff == nil && g.inPk == nil && !g.inDeg.null() }
 
 // Slots returns the number of remote slots.
 func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
@@ -171,7 +178,7 @@ func (g *DAG) Edges() int64 {
 			ins++
 		}
 	}
-	if g.inOff == nil { // OutsOnly, or inputs dropped: the outputs' side
+	if g.inOff == nil && g.inPk == nil { // OutsOnly, or inputs dropped: the outputs' side
 		return entries(g.out, g.outPk) + ins
 	}
 	return entries(g.in, g.inPk) + int64(len(g.slotNode)) - ins
@@ -687,10 +694,16 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	if ins {
 		copy(g.inOff[1:], g.inOff[:n])
 		g.inOff[0] = 0
+		if packIns {
+			g.inAt, g.inOff = packOffsets(g.inOff), nil
+		}
 	}
 	if outs {
 		copy(g.outOff[1:], g.outOff[:n])
 		g.outOff[0] = 0
+		if packOuts {
+			g.outAt, g.outOff = packOffsets(g.outOff), nil
+		}
 	}
 	return g, nil
 }

@@ -155,7 +155,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.Weights != nil && int64(len(o.Weights)) < int64(g.Len()) {
 		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), g.Len())
 	}
-	if g.inOff == nil && !g.OutsOnly() {
+	if g.inOff == nil && g.inPk == nil && !g.OutsOnly() {
 		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
 	}
 	if o.Into != nil {
@@ -308,7 +308,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		return nil, errors.New("graph: ReplayInReverse needs one of Eval and Weights")
 	case o.Weights != nil && int64(len(o.Weights)) < int64(n):
 		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
-	case g.outOff == nil:
+	case g.InsOnly():
 		return nil, errors.New("graph: ReplayInReverse of a DAG without its outputs")
 	case ord == nil || ord.backward || int64(ord.nodes.len()) != int64(n) || len(ord.slotStep) != int(g.Slots()):
 		return nil, errors.New("graph: ReplayInReverse needs the order of a complete forward replay of the same DAG")
@@ -380,7 +380,8 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 				}
 			}
 			if g.outPk != nil {
-				for p := g.outPk[g.outOff[n]:g.outOff[n+1]]; len(p) > 0; {
+				lo, hi := g.outAt.span(n)
+				for p := g.outPk[lo:hi]; len(p) > 0; {
 					v, k := uint64(p[0]), 1
 					if v >= 0x80 {
 						v, k = longCode(p)
@@ -670,11 +671,12 @@ func (r *replayer) drainPush() {
 			r.evaluated++
 			r.remaining--
 			// Push mode runs on a one-sided DAG, whose list is packed.
-			pk, off := g.outPk, g.outOff
+			pk, at := g.outPk, &g.outAt
 			if !fwd {
-				pk, off = g.inPk, g.inOff
+				pk, at = g.inPk, &g.inAt
 			}
-			for p := pk[off[n]:off[n+1]]; len(p) > 0; {
+			lo, hi := at.span(n)
+			for p := pk[lo:hi]; len(p) > 0; {
 				code, size := uint64(p[0]), 1
 				if code >= 0x80 {
 					code, size = longCode(p)
