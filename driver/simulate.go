@@ -39,8 +39,6 @@ type simRow struct {
 	Mutexes    []waitstate.MutexRow
 }
 
-// simulate runs POT's simulation on every owned process and reduces the
-// breakdown, POP and task statistics to rank 0.
 // window sets the analysis window, r.first and r.last, the same on every
 // rank.
 func (r *run) window() error {
@@ -93,6 +91,8 @@ func (r *run) window() error {
 	return nil
 }
 
+// simulate runs POT's simulation on every owned process and reduces the
+// breakdown, POP and task statistics to rank 0.
 func (r *run) simulate() error {
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
 	readySum := make([]int64, readyBins)
