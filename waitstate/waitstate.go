@@ -254,8 +254,8 @@ func (a *Analysis) op(v int32) trace.CollOp {
 	return 0
 }
 
-// Recorder records one process's MPI calls (Record).
-type Recorder struct {
+// callRecorder records one process's MPI calls (Record).
+type callRecorder struct {
 	a      *Analysis
 	proc   int
 	c      *calls
@@ -275,7 +275,7 @@ type Recorder struct {
 	synced, sent                 []bool
 }
 
-// recorded are the kinds the Recorder follows: MPI calls, user regions,
+// recorded are the kinds a callRecorder follows: MPI calls, user regions,
 // team creation, and the communication events (the only nodes).
 var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit) |
 	sim.KindsWhere(trace.IsComm)
@@ -316,10 +316,10 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 	return nil
 }
 
-func (a *Analysis) recorder(i int, p *trace.Process) *Recorder {
+func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	m := a.m
 	T := p.NumThreads()
-	r := &Recorder{a: a, proc: i, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
+	r := &callRecorder{a: a, proc: i, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
 		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T)}
 	for th := range r.lastSync {
@@ -340,7 +340,7 @@ func (a *Analysis) recorder(i int, p *trace.Process) *Recorder {
 	return r
 }
 
-func (r *Recorder) finish() {
+func (r *callRecorder) finish() {
 	c := r.c
 	c.enter.Fit()
 	c.dur.Fit()
@@ -351,7 +351,7 @@ func (r *Recorder) finish() {
 
 // event follows MPI calls and user regions and ties the thread's next
 // node, when this event (index idx of thread th) is it, to the open call.
-func (r *Recorder) event(e *trace.Event, th int, idx int64) {
+func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	if th < 0 || th >= len(r.nodes) {
 		return
 	}
