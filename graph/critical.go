@@ -13,7 +13,10 @@ import (
 // it, its own weight included) and, when asked, BL (the heaviest path
 // starting with it); the span is the largest EF over all ranks.
 type Longest struct {
+	// EF is nil when the forward values are narrow (LongestPathsOf on a
+	// DAG built OutsOnly): EFAt reads them either way.
 	EF, BL []int64
+	ef     *vstore
 	Arg    []Entry // the input that gave each node's EF: chain predecessor or explicit input
 	Span   int64
 	// End names the node the critical path ends at: its rank and local id
@@ -35,10 +38,15 @@ func LongestPaths(c comm.Comm, g *DAG, w []int64, key func(n int32) int64, backw
 }
 
 // LongestPathsOf is LongestPaths with node n weighing weight(n), one call
-// a node (weights kept narrower than int64, say).
+// a node (weights kept narrower than int64, say). On a DAG built OutsOnly
+// the forward values are kept narrow (ReplayOptions.NarrowValues: earliest
+// finishes of nodes made one after another are close), read with EFAt.
 func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n int32) int64, backward bool) (*Longest, error) {
-	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight)}, key, backward)
+	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight), NarrowValues: g.OutsOnly()}, key, backward)
 }
+
+// EFAt returns local node n's EF.
+func (lp *Longest) EFAt(n int32) int64 { return lp.ef.get(n) }
 
 // weighing is ReplayOptions.Weights' evaluation with the weights of a
 // function.
@@ -48,12 +56,12 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly()}
+	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
 	}
-	lp := &Longest{EF: fw.Values, Arg: fw.Arg, Order: fw.Order}
+	lp := &Longest{EF: fw.Values, ef: fw.vals, Arg: fw.Arg, Order: fw.Order}
 	if backward {
 		if lp.BL, err = backLengths(c, g, w, lp.Order); err != nil {
 			return nil, err
@@ -61,8 +69,9 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	}
 	// The span and the node reaching it with the smallest key.
 	span := int64(0)
-	for _, v := range lp.EF {
-		span = max(span, v)
+	n := g.Len()
+	for i := int32(0); i < n; i++ {
+		span = max(span, lp.ef.get(i))
 	}
 	g1, err := c.AllreduceInt64(comm.Max, []int64{span})
 	if err != nil {
@@ -71,10 +80,10 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	lp.Span = g1[0]
 	best := int64(math.MaxInt64)
 	bestNode := int32(-1)
-	for n, v := range lp.EF {
-		if v == lp.Span {
-			if k := key(int32(n)); k < best {
-				best, bestNode = k, int32(n)
+	for i := int32(0); i < n; i++ {
+		if lp.ef.get(i) == lp.Span {
+			if k := key(i); k < best {
+				best, bestNode = k, i
 			}
 		}
 	}
@@ -130,14 +139,10 @@ func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, err
 
 // OnLongest tells, per local node, whether it lies on a longest path
 // (OnLongestPaths).
-type OnLongest struct{ starts []int64 }
+type OnLongest struct{ on []uint64 }
 
 // On reports whether local node n lies on some longest path of the DAG.
-func (o OnLongest) On(n int32) bool { return o.starts[n] != notOnPath }
-
-// notOnPath is a node's value in OnLongestPaths' replay when it lies on no
-// longest path: larger than any start, so the min over outputs ignores it.
-const notOnPath = math.MaxInt64
+func (o OnLongest) On(n int32) bool { return o.on[n/64]&(1<<(n%64)) != 0 }
 
 // OnLongestPaths marks the nodes that lie on a longest path, from the
 // forward values alone: a node does when its EF is the span, or when some
@@ -146,29 +151,50 @@ const notOnPath = math.MaxInt64
 // a node, each output starts no earlier than the node's EF, so the path's
 // tail weighs span − EF exactly when every edge of it is tight and it ends
 // at the span. It runs ReplayInReverse in the order lp recorded (a DAG
-// built OutsOnly), each node's value the start of its longest path
-// through it (EF − w) or notOnPath, written over lp.EF: the forward values
-// are consumed (lp.EF is nil afterwards), and no second array of a value a
-// node is made. It is collective.
+// built OutsOnly), the marks kept a bit a node and each node's value
+// written over its EF: the start of its longest path through it (EF − w)
+// when it is on one, else EF + 1. An output starts no earlier than the
+// node's EF (its EF is at least that plus its weight, which is not
+// negative), so an output off every longest path, at EF + 1 or more, is
+// never taken for a tight one, and the minimum over the outputs is the
+// node's EF exactly when a tight output is on a longest path. The values
+// stay times near the node's own, which the forward values' narrow store
+// holds as it holds them (a mark outside every time, as before, would
+// not fit it). The forward values are consumed (lp.EF is nil afterwards).
+// It is collective.
 func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest) (OnLongest, error) {
-	ef, span := lp.EF, lp.Span
-	if int64(len(ef)) != int64(g.Len()) {
-		return OnLongest{}, fmt.Errorf("graph: %d forward values for %d nodes", len(ef), g.Len())
+	ef, span := lp.ef, lp.Span
+	if ef == nil || int64(ef.len()) != int64(g.Len()) {
+		return OnLongest{}, fmt.Errorf("graph: no forward values for %d nodes", g.Len())
 	}
-	lp.EF = nil
-	res, err := ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, Into: ef, Eval: func(n int32, x Input) int64 {
-		// ef[n] is still the node's EF: the replay writes a node's value
-		// after its Eval, and reads only values of nodes already evaluated.
-		f := ef[n]
-		if f == span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
-			return f - weight(n)
+	lp.EF, lp.ef = nil, nil
+	on := make([]uint64, (int(g.Len())+63)/64)
+	var negative int32 = -1
+	_, err := ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, Eval: func(n int32, x Input) int64 {
+		// ef.get(n) is still the node's EF: the replay writes a node's
+		// value after its Eval, and reads only values of nodes already
+		// evaluated.
+		f, w := ef.get(n), weight(n)
+		if w < 0 && negative < 0 {
+			negative = n
 		}
-		return notOnPath
+		if f == span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
+			on[n/64] |= 1 << (n % 64)
+			return f - w
+		}
+		return f + 1
 	}})
 	if err != nil {
 		return OnLongest{}, err
 	}
-	return OnLongest{starts: res.Values}, nil
+	var bad error
+	if negative >= 0 {
+		bad = fmt.Errorf("graph: OnLongestPaths: node %d weighs %d: weights must not be negative", negative, weight(negative))
+	}
+	if err := comm.Agree(c, bad); err != nil {
+		return OnLongest{}, err
+	}
+	return OnLongest{on: on}, nil
 }
 
 // PathStep is one node of the critical path as the rank owning it saw it:

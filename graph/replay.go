@@ -55,6 +55,14 @@ type ReplayOptions struct {
 	// node's own entry, which holds what the caller put there until the
 	// node is evaluated (OnLongestPaths reads the forward values there).
 	Into []int64
+	// NarrowValues keeps the values 32 bits from a base per 64 nodes
+	// (vstore) instead of 64 bits (Result.Values is then nil; the values
+	// are read through Result.Value): for values close to each other
+	// among nearby nodes, such as times.
+	NarrowValues bool
+	// into is Into as a store (OnLongestPaths: the forward values,
+	// narrow).
+	into *vstore
 	// ConsumeCounts lets a backward replay of a DAG built InsOnly count
 	// down the DAG's own output counts, or a forward replay of one built
 	// OutsOnly its input counts, instead of a copy (4 bytes a node less);
@@ -73,11 +81,15 @@ type Input struct {
 
 // Result is the outcome of a replay on one rank.
 type Result struct {
-	Values     []int64 // by local node
+	Values     []int64 // by local node (nil with NarrowValues: Value)
 	Arg        []Entry // by local node, with TrackArg; NoEntry without inputs
 	Supersteps int
 	Order      *Order // with RecordOrder
+	vals       *vstore
 }
+
+// Value returns local node n's value.
+func (r *Result) Value(n int32) int64 { return r.vals.get(n) }
 
 // Order is the order in which a forward replay evaluated one rank's
 // nodes: the reverse, superstep by superstep, is an order in which every
@@ -111,7 +123,7 @@ type replayer struct {
 	o   *ReplayOptions
 	esz int // bytes per remote value: k, value[, key]
 
-	vals    []int64
+	vals    *vstore
 	arg     []Entry
 	pend    counts // inputs not yet known
 	slotVal []int64
@@ -158,12 +170,15 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if g.inOff == nil && g.inPk == nil && !g.OutsOnly() {
 		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
 	}
-	if o.Into != nil {
+	if o.Into != nil || o.into != nil {
 		return nil, errors.New("graph: Replay writes its own values (Into is ReplayInReverse's)")
 	}
 	n := g.Len()
-	r := &replayer{c: c, g: g, o: &o, esz: 12,
-		vals:    make([]int64, n),
+	vals := newWideStore(int(n))
+	if o.NarrowValues {
+		vals = newNarrowStore(int(n))
+	}
+	r := &replayer{c: c, g: g, o: &o, esz: 12, vals: &vals,
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
@@ -286,7 +301,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			return nil, r.cycle(tot[1])
 		}
 	}
-	res.Values, res.Arg, res.Order = r.vals, r.arg, r.order
+	res.Values, res.Arg, res.Order, res.vals = r.vals.wide, r.arg, r.order, r.vals
 	return res, nil
 }
 
@@ -318,6 +333,8 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		return nil, errors.New("graph: ReplayInReverse must follow the chains as the forward replay did")
 	case o.Into != nil && int64(len(o.Into)) != int64(n):
 		return nil, fmt.Errorf("graph: ReplayInReverse into %d values for %d nodes", len(o.Into), n)
+	case o.into != nil && int64(o.into.len()) != int64(n):
+		return nil, fmt.Errorf("graph: ReplayInReverse into %d values for %d nodes", o.into.len(), n)
 	}
 	// In-slots by the superstep whose value they received, the one whose
 	// reverse must have their node's value.
@@ -339,9 +356,19 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			fill[t]++
 		}
 	}
-	vals := o.Into
-	if vals == nil {
-		vals = make([]int64, n)
+	var vals *vstore
+	switch {
+	case o.into != nil:
+		vals = o.into // itself: the caller's Eval may read it
+	case o.Into != nil:
+		st := wideStoreOf(o.Into)
+		vals = &st
+	case o.NarrowValues:
+		st := newNarrowStore(int(n))
+		vals = &st
+	default:
+		st := newWideStore(int(n))
+		vals = &st
 	}
 	slotVal := make([]int64, g.Slots())
 	arrived := make([]bool, g.Slots())
@@ -366,12 +393,12 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			n := nodes.next()
 			x := Input{Arg: NoEntry}
 			if chained != nil && chained.has(n+1) {
-				x.Prev, x.HasPrev = vals[n+1], true
+				x.Prev, x.HasPrev = vals.get(n+1), true
 			}
 			take := func(e Entry) {
 				var v int64
 				if e >= 0 {
-					v = vals[e]
+					v = vals.get(int32(e))
 				} else {
 					v = slotVal[^e]
 				}
@@ -395,9 +422,9 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 				}
 			}
 			if o.Weights != nil {
-				vals[n] = heaviestOf(o.Weights[n], &x)
+				vals.set(n, heaviestOf(o.Weights[n], &x))
 			} else {
-				vals[n] = o.Eval(n, x)
+				vals.set(n, o.Eval(n, x))
 			}
 		}
 		if t == 0 {
@@ -409,7 +436,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			peer, k := g.slotAddr(s)
 			b := out.buf(peer, 64*12)
 			*b = binary.LittleEndian.AppendUint32(*b, k)
-			*b = binary.LittleEndian.AppendUint64(*b, uint64(vals[g.slotNode[s]]))
+			*b = binary.LittleEndian.AppendUint64(*b, uint64(vals.get(g.slotNode[s])))
 		}
 		recv, err := c.Exchange(out.take())
 		if err != nil {
@@ -428,7 +455,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 	if err := comm.Agree(c, bad); err != nil {
 		return nil, err
 	}
-	return &Result{Values: vals, Supersteps: steps}, nil
+	return &Result{Values: vals.wide, Supersteps: steps, vals: vals}, nil
 }
 
 // heaviestOf is ReplayOptions.Weights' value of a node of weight w.
@@ -506,9 +533,9 @@ func (r *replayer) drain() {
 			x := Input{Arg: NoEntry}
 			if chained != nil {
 				if !back && chained.has(n) {
-					x.Prev, x.HasPrev = vals[n-1], true
+					x.Prev, x.HasPrev = vals.get(n-1), true
 				} else if back && chained.has(n+1) {
-					x.Prev, x.HasPrev = vals[n+1], true
+					x.Prev, x.HasPrev = vals.get(n+1), true
 				}
 			}
 			ins := in[inOff[n]:inOff[n+1]]
@@ -516,7 +543,7 @@ func (r *replayer) drain() {
 				for _, e := range ins {
 					var v int64
 					if e >= 0 {
-						v = vals[e]
+						v = vals.get(int32(e))
 					} else {
 						v = slotVal[^e]
 					}
@@ -531,7 +558,7 @@ func (r *replayer) drain() {
 				for _, e := range ins {
 					var v int64
 					if e >= 0 {
-						v = vals[e]
+						v = vals.get(int32(e))
 					} else {
 						v = slotVal[^e]
 					}
@@ -554,7 +581,7 @@ func (r *replayer) drain() {
 			} else {
 				v = eval(n, x)
 			}
-			vals[n] = v
+			vals.set(n, v)
 			if r.arg != nil {
 				r.arg[n] = x.Arg
 				if x.HasPrev && o.ChainArg && keyed {
@@ -644,13 +671,13 @@ func (r *replayer) drainPush() {
 			x := Input{Arg: NoEntry}
 			if chained != nil {
 				if fwd && chained.has(n) {
-					x.Prev, x.HasPrev = vals[n-1], true
+					x.Prev, x.HasPrev = vals.get(n-1), true
 				} else if !fwd && chained.has(n+1) {
-					x.Prev, x.HasPrev = vals[n+1], true
+					x.Prev, x.HasPrev = vals.get(n+1), true
 				}
 			}
 			if r.has[n/64]&(1<<(n%64)) != 0 {
-				x.In, x.HasIn = vals[n], true
+				x.In, x.HasIn = vals.get(n), true
 				if r.arg != nil {
 					x.Arg = r.arg[n]
 				}
@@ -661,7 +688,7 @@ func (r *replayer) drainPush() {
 			} else {
 				v = o.Eval(n, x)
 			}
-			vals[n] = v
+			vals.set(n, v)
 			if r.arg != nil && x.HasPrev && o.ChainArg && keyed {
 				r.arg[n] = r.chainArg(n, x)
 			}
@@ -728,13 +755,13 @@ func (r *replayer) drainPush() {
 func (r *replayer) offer(m int32, v int64, src Entry) {
 	bit := uint64(1) << (m % 64)
 	switch {
-	case r.has[m/64]&bit == 0 || (r.o.Min && v < r.vals[m]) || (!r.o.Min && v > r.vals[m]):
-		r.vals[m] = v
+	case r.has[m/64]&bit == 0 || (r.o.Min && v < r.vals.get(m)) || (!r.o.Min && v > r.vals.get(m)):
+		r.vals.set(m, v)
 		r.has[m/64] |= bit
 		if r.arg != nil {
 			r.arg[m] = src
 		}
-	case r.arg != nil && v == r.vals[m] && r.key(src) < r.key(r.arg[m]):
+	case r.arg != nil && v == r.vals.get(m) && r.key(src) < r.key(r.arg[m]):
 		r.arg[m] = src
 	}
 	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand
