@@ -439,6 +439,7 @@ func (r *run) exchange() error {
 	r.edges = edges
 	r.clock.CountAfter(r.matching, edges)
 	r.clock.NodeTimes = nil // the edges carry what the passes after need
+	r.matching.DropSyncColumns()
 	for i := range edges {
 		edges[i].Time = nil // only the check above reads the receives' own times
 	}
@@ -463,8 +464,8 @@ func (r *run) waitStates() error {
 		r.progress("wait states", float64(i+1)/float64(len(r.procs)))
 	}
 	// The recording read the nodes' recorded times (those of the threads
-	// it did not decode); what follows reads none of these columns.
-	r.matching.DropSyncColumns()
+	// it did not decode); what follows does not.
+	r.matching.DropRecorded()
 	if err := agree(r.c, failure); err != nil {
 		return err
 	}

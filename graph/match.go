@@ -162,16 +162,24 @@ func (m *Matching) ThreadOf(n int32) int32 { return int32(m.thread.At(int(n)) - 
 func (m *Matching) EventOf(n int32) int64 { return m.Event.At(int(n)) }
 
 // DropSyncColumns releases what only clock synchronization and the edge
-// exchange read (Pos, Recorded, SelfPairs, the collective nodes'
-// communicators and the DAG's inputs' side; Describe no longer names
-// nodes then): the wait states, which keep the matching until the end of
-// the simulation, read the rest. 8 bytes a node and 4 an edge.
+// exchange read (Pos, SelfPairs, the collective nodes' communicators and
+// the DAG's inputs' side): the wait states, which keep the matching to
+// their end, read the rest, Recorded until they have recorded the calls
+// (DropRecorded). 4 bytes an edge, and Pos's 8 a node when it was set.
 func (m *Matching) DropSyncColumns() {
-	m.Pos, m.Recorded, m.SelfPairs, m.collComm = nil, nil, nil, nil
+	m.Pos, m.SelfPairs, m.collComm = nil, nil, nil
 	if m.DAG != nil {
 		m.DAG.DropInputs() // the replays are done; PropagateMax reads the outputs
 	}
 }
+
+// DropDAG releases the happened-before DAG once nothing will send along
+// its edges (the wait states' PropagateMax is the last): 4–6 bytes a node.
+func (m *Matching) DropDAG() { m.DAG = nil }
+
+// DropRecorded releases the nodes' recorded times (8 bytes a node);
+// Describe no longer names nodes then.
+func (m *Matching) DropRecorded() { m.Recorded = nil }
 
 // Describe names node n for messages: "process 3 thread 0 event 17
 // (mpi_recv)", or the collective instance.
@@ -180,6 +188,9 @@ func (m *Matching) Describe(n int32) string {
 		return fmt.Sprintf("node %d", n)
 	}
 	p := m.ProcOf(n)
+	if p < 0 && m.collComm == nil {
+		return fmt.Sprintf("collective call #%d", m.EventOf(n)+1)
+	}
 	if p < 0 {
 		return fmt.Sprintf("collective call #%d on communicator %d", m.EventOf(n)+1, m.collComm[n-m.ProcNodes[len(m.Procs)]])
 	}

@@ -95,6 +95,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	// Nothing travels along the matched edges after this: the DAG goes
+	// before the Late Receiver rounds and the delay records are made
+	// (Analyze is the matching's last reader).
+	m.DropDAG()
 	latest := func(v int32) int64 { return vals[int(v)*width] }
 	a.edges = edges
 	var rowNode [][]int32
