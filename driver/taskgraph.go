@@ -164,8 +164,12 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Roots among task nodes.
-	var rootBL []int64
+	// Roots among task nodes, their values moved to the front of bl,
+	// which nothing reads afterwards (a root's value lands at or before
+	// its own node: nodes go in increasing order). A list of its own was
+	// 8 bytes a root plus its growth: every implicit task is a root of a
+	// program without dependences (15 MB on the 10 M-event halo).
+	rootBL := bl[:0]
 	for i, pg := range r.cp {
 		for t := range int32(pg.taskW.Len()) {
 			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
