@@ -180,6 +180,13 @@ func predKey(proc, thread int32, event int64) graph.Key {
 // task graph's per-root metrics (seed ompc-distributed-task-profiling.txt
 // §4.5.3). Only summaries travel to rank 0.
 func (r *run) criticalPath() error {
+	// The process's setting: every rank sets the same, at its own start
+	// and end of the phase (under inproc the ranks share it, and end the
+	// phase together within a collective or two).
+	if g := r.opts.GC; g.CriticalPath > 0 && g.Normal > 0 {
+		debug.SetGCPercent(g.CriticalPath)
+		defer debug.SetGCPercent(g.Normal)
+	}
 	var nodes, edges int
 	for i, pg := range r.cp {
 		nodes += pg.frags.Len()

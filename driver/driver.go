@@ -85,7 +85,17 @@ type Options struct {
 	// AfterPhase, when set, is called on every rank after each phase ends
 	// (for --memprofile: the heap as each phase leaves it).
 	AfterPhase func(rank int, phase string)
+	// GC sets the collector's growth during the critical path (the zero
+	// value leaves it as it is, say as the user's GOGC set it).
+	GC GCPercents
 }
+
+// GCPercents are the garbage collector's settings (runtime/debug.
+// SetGCPercent) for the analysis: Normal for every phase but the critical
+// path, which runs at CriticalPath (it makes its large arrays in a few
+// steps, each mostly live to the phase's end, so a lower growth costs it
+// nothing and holds its peak lower). Zero fields change nothing.
+type GCPercents struct{ Normal, CriticalPath int }
 
 // BytesPerTraceByte is what an analysis holds at its peak per byte of the
 // trace files it owns, with the events in memory (measured on the gen

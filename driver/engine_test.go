@@ -163,3 +163,23 @@ func TestStatsMaxRSS(t *testing.T) {
 		}
 	}
 }
+
+// TestCriticalPathGCPercent: with Options.GC the critical path runs at its
+// own collector growth and gives the normal one back, on every rank (the
+// report is the same as without); the zero value leaves the setting alone.
+func TestCriticalPathGCPercent(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 3, Threads: 2, Events: 20_000, Seed: 5})
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	current := func() int { g := debug.SetGCPercent(100); debug.SetGCPercent(g); return g }
+	want, _ := runOpts(t, driver.Options{Dir: dir}, 2)
+	if g := current(); g != 100 {
+		t.Fatalf("without Options.GC the run left GOGC at %d", g)
+	}
+	got, _ := runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, CriticalPath: 11}}, 2)
+	if !bytes.Equal(want, got) {
+		t.Fatal("the report differs with Options.GC")
+	}
+	if g := current(); g != 37 {
+		t.Fatalf("after the run GOGC is %d, want the normal 37", g)
+	}
+}

@@ -127,6 +127,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
 		opts := af.opts
 		opts.MemoryLimit = share
+		opts.GC = gcPercents()
 		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }
 		if af.stats {
 			opts.Stats = &stats

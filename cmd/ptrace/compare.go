@@ -149,7 +149,7 @@ func loadRun(arg string, stderr io.Writer, cf *compareFlags) compare.Input {
 			return in
 		}
 	}
-	opts := driver.Options{Dir: arg, Clock: clocksync.DefaultOptions(), WholeRun: cf.wholeRun, Salvage: cf.salvage}
+	opts := driver.Options{Dir: arg, Clock: clocksync.DefaultOptions(), WholeRun: cf.wholeRun, Salvage: cf.salvage, GC: gcPercents()}
 	var prog *progress
 	if !cf.quiet {
 		prog = newProgress(stderr, "analyze "+arg)
