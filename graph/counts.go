@@ -15,8 +15,13 @@ const countBig = 255
 // countsOf returns the counts of v.
 func countsOf(v []int32) counts {
 	k := counts{c: make([]uint8, len(v))}
+	c := k.c[:len(v)]
 	for n, x := range v {
-		k.set(int32(n), x)
+		if uint32(x) < countBig {
+			c[n] = uint8(x)
+		} else {
+			k.set(int32(n), x)
+		}
 	}
 	return k
 }
@@ -34,7 +39,7 @@ func (k *counts) get(n int32) int32 {
 
 func (k *counts) set(n, v int32) {
 	if v >= 0 && v < countBig {
-		if k.c[n] == countBig {
+		if k.big != nil && k.c[n] == countBig {
 			delete(k.big, n)
 		}
 		k.c[n] = uint8(v)
