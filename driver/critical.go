@@ -274,12 +274,12 @@ func (r *run) criticalPath() error {
 			break
 		}
 		e := &r.edges[i]
-		for k := range e.Thread {
-			dst, ok := pg.frags.RecvNode.Get(int(e.Thread[k]), e.EventAt(k))
+		for k := range e.Len() {
+			dst, ok := pg.frags.RecvNode.Get(int(e.ThreadAt(k)), e.EventAt(k))
 			if !ok {
 				continue
 			}
-			key := predKey(e.PredProc[k], e.PredThread[k], e.PredEventAt(k))
+			key := predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k))
 			if owner := r.plan.Owner(int(e.PredProc[k])); owner != me {
 				b.AddRemoteInKey(bases[i]+dst, owner, key)
 				continue

@@ -182,8 +182,8 @@ func predTimes(edges []graph.RemoteEdges, i int, buf *[][]predAt) sim.PredTime {
 	for th := range byThread {
 		byThread[th] = byThread[th][:0]
 	}
-	for k := range e.Thread {
-		th := int(e.Thread[k])
+	for k := range e.Len() {
+		th := int(e.ThreadAt(k))
 		if th < 0 {
 			continue
 		}

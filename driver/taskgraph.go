@@ -95,20 +95,20 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		}
 		e := &r.edges[i]
 		var recv []int32 // (latency node, its receive's fragment) pairs
-		for k := range e.Thread {
-			succ, ok := pg.depIn.Get(int(e.Thread[k]), e.EventAt(k))
+		for k := range e.Len() {
+			succ, ok := pg.depIn.Get(int(e.ThreadAt(k)), e.EventAt(k))
 			if !ok || !didRun(i, succ) {
 				continue
 			}
 			l := b.AddNode(false)
 			w.Append(0)
 			if f := pg.frags; f != nil {
-				if n, ok := f.RecvNode.Get(int(e.Thread[k]), e.EventAt(k)); ok {
+				if n, ok := f.RecvNode.Get(int(e.ThreadAt(k)), e.EventAt(k)); ok {
 					recv = append(recv, l, n)
 				}
 			}
 			b.AddEdge(l, bases[i]+succ)
-			b.AddRemoteInKey(l, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThread[k], e.PredEventAt(k)))
+			b.AddRemoteInKey(l, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k)))
 			edges++
 			remote++
 		}

@@ -25,16 +25,26 @@ import (
 // predecessor may be on the same process (a message to itself, see
 // Matching.SelfPairs).
 type RemoteEdges struct {
-	Thread     []int32               // the receive-like event
+	// Thread is the receive-like event's thread (ThreadAt), PredThread
+	// its predecessor's (PredThreadAt): 16 bits each, a thread past 32 766
+	// kept aside (2 bytes a row each less than int32s, from the exchange
+	// to the critical path).
+	Thread     narrow.Column[int16]
 	Event      narrow.Column[uint32] // its index in the thread (EventAt)
 	Time       []int64               // its own time (as the exchange's times give it)
 	Kind       []trace.Kind
 	PredProc   []int32 // world rank of the predecessor's process
-	PredThread []int32
+	PredThread narrow.Column[int16]
 	PredEvent  narrow.Column[uint32] // PredEventAt
 	PredKind   []trace.Kind
 	PredTime   []int64
 }
+
+// ThreadAt returns the thread of row k's receive-like event.
+func (r *RemoteEdges) ThreadAt(k int) int32 { return int32(r.Thread.At(k)) }
+
+// PredThreadAt returns the thread of row k's predecessor.
+func (r *RemoteEdges) PredThreadAt(k int) int32 { return int32(r.PredThread.At(k)) }
 
 // EventAt returns the index in its thread of row k's receive-like event.
 func (r *RemoteEdges) EventAt(k int) int64 { return r.Event.At(k) }
@@ -43,7 +53,7 @@ func (r *RemoteEdges) EventAt(k int) int64 { return r.Event.At(k) }
 func (r *RemoteEdges) PredEventAt(k int) int64 { return r.PredEvent.At(k) }
 
 // Len returns the number of rows.
-func (r *RemoteEdges) Len() int { return len(r.Thread) }
+func (r *RemoteEdges) Len() int { return r.Thread.Len() }
 
 // pred is one predecessor candidate: an event's identity and time.
 type pred struct {
@@ -112,9 +122,10 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			return // not an input; Build gives a send-like node none
 		}
 		r, k := &out[m.ProcOf(to)], row[to]
-		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThread[k], event: r.PredEvent.At(int(k)), ok: r.PredProc[k] >= 0}
+		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThreadAt(int(k)), event: r.PredEvent.At(int(k)), ok: r.PredProc[k] >= 0}
 		if p.later(&cur) {
-			r.PredProc[k], r.PredThread[k], r.PredKind[k], r.PredTime[k] = p.proc, p.thread, p.kind, p.time
+			r.PredProc[k], r.PredKind[k], r.PredTime[k] = p.proc, p.kind, p.time
+			r.PredThread.Set(int(k), int64(p.thread))
 			r.PredEvent.Set(int(k), p.event)
 		}
 	}
@@ -198,21 +209,24 @@ func (m *Matching) edgeRows(times []int64) ([]RemoteEdges, []int32) {
 			}
 		}
 		r := &out[i]
-		r.Thread, r.Kind, r.Time = make([]int32, 0, k), make([]trace.Kind, 0, k), make([]int64, 0, k)
+		r.Kind, r.Time = make([]trace.Kind, 0, k), make([]int64, 0, k)
+		r.Thread.Reserve(int(k))
 		r.Event.Reserve(int(k))
 		for v := lo; v < hi; v++ {
 			if m.Role[v] == RoleRecv {
-				r.Thread = append(r.Thread, m.ThreadOf(v))
+				r.Thread.Append(int64(m.ThreadOf(v)))
 				r.Event.Append(m.EventOf(v))
 				r.Kind = append(r.Kind, m.Kind[v])
 				r.Time = append(r.Time, times[v])
 			}
 		}
-		r.PredProc, r.PredThread = make([]int32, k), make([]int32, k)
+		r.PredProc = make([]int32, k)
 		r.PredKind, r.PredTime = make([]trace.Kind, k), make([]int64, k)
+		r.PredThread.Reserve(int(k))
 		r.PredEvent.Reserve(int(k))
 		for j := range r.PredProc {
 			r.PredProc[j] = -1
+			r.PredThread.Append(0)
 			r.PredEvent.Append(0)
 		}
 	}
@@ -231,9 +245,11 @@ func (r *RemoteEdges) dropUnmatched() {
 		if r.PredProc[j] < 0 {
 			continue
 		}
-		o.Thread, o.Kind, o.Time = append(o.Thread, r.Thread[j]), append(o.Kind, r.Kind[j]), append(o.Time, r.Time[j])
+		o.Kind, o.Time = append(o.Kind, r.Kind[j]), append(o.Time, r.Time[j])
+		o.Thread.Append(r.Thread.At(j))
 		o.Event.Append(r.Event.At(j))
-		o.PredProc, o.PredThread, o.PredKind = append(o.PredProc, r.PredProc[j]), append(o.PredThread, r.PredThread[j]), append(o.PredKind, r.PredKind[j])
+		o.PredProc, o.PredKind = append(o.PredProc, r.PredProc[j]), append(o.PredKind, r.PredKind[j])
+		o.PredThread.Append(r.PredThread.At(j))
 		o.PredTime = append(o.PredTime, r.PredTime[j])
 		o.PredEvent.Append(r.PredEvent.At(j))
 	}

@@ -97,8 +97,8 @@ func checkEdges(t *testing.T, procs []*trace.Process, m *matched) (rows int) {
 	}
 	for pi, r := range m.edges {
 		for i := 0; i < r.Len(); i++ {
-			e := &evs[pi][r.Thread[i]][r.EventAt(i)]
-			pe := &evs[r.PredProc[i]][r.PredThread[i]][r.PredEventAt(i)]
+			e := &evs[pi][r.ThreadAt(int(i))][r.EventAt(i)]
+			pe := &evs[r.PredProc[i]][r.PredThreadAt(int(i))][r.PredEventAt(i)]
 			if pe.Time != r.PredTime[i] || pe.Kind != r.PredKind[i] || e.Kind != r.Kind[i] {
 				t.Fatalf("process %d row %d: row %+v disagrees with the events", pi, i, r)
 			}
@@ -276,7 +276,7 @@ func TestSelfMessage(t *testing.T) {
 		})
 	m := runMatch(t, []*trace.Process{p}, 1)
 	r := m.edges[0]
-	if m.stats.Messages != 1 || r.Len() != 1 || r.Thread[0] != 0 || r.PredProc[0] != 0 || r.PredThread[0] != 1 || r.PredTime[0] != 100 {
+	if m.stats.Messages != 1 || r.Len() != 1 || r.ThreadAt(int(0)) != 0 || r.PredProc[0] != 0 || r.PredThreadAt(int(0)) != 1 || r.PredTime[0] != 100 {
 		t.Fatalf("%+v %+v", m.stats, r)
 	}
 }

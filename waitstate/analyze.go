@@ -650,13 +650,13 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 		nodes[i] = make([]int32, e.Len())
 		k := 0
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1] && k < e.Len(); v++ {
-			if m.ThreadOf(v) == e.Thread[k] && m.EventOf(v) == e.EventAt(k) {
+			if m.ThreadOf(v) == e.ThreadAt(k) && m.EventOf(v) == e.EventAt(k) {
 				rows[v], nodes[i][k] = int32(k), v
 				k++
 			}
 		}
 		for ; k < e.Len(); k++ {
-			v := findNode(m, a.threadNodes(i), e.Thread[k], e.EventAt(k))
+			v := findNode(m, a.threadNodes(i), e.ThreadAt(k), e.EventAt(k))
 			if v >= 0 {
 				rows[v] = int32(k)
 			}
@@ -674,7 +674,7 @@ func (a *Analysis) pred(i int, v int32) (proc, thread int32, event int64) {
 		return -1, 0, 0
 	}
 	e := &a.edges[i]
-	return e.PredProc[k], e.PredThread[k], e.PredEventAt(int(k))
+	return e.PredProc[k], e.PredThreadAt(int(k)), e.PredEventAt(int(k))
 }
 
 // clip returns the length of [b, e] inside [first, last].
@@ -727,7 +727,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		if i >= len(edges) {
 			break
 		}
-		for k := range edges[i].Thread {
+		for k := range edges[i].Len() {
 			if sends(i, k) {
 				records++
 			}
@@ -753,7 +753,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	// round calls fn for the edge rows of the next round's records.
 	round := func(fn func(i, k int)) {
 		for n := int64(0); n < perRound && ci < len(m.Procs) && ci < len(edges); {
-			if ck >= len(edges[ci].Thread) {
+			if ck >= edges[ci].Len() {
 				ci, ck = ci+1, 0
 				continue
 			}
@@ -780,7 +780,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			e := &edges[i]
 			to := owners.Owner(int(e.PredProc[k]))
 			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
-			b = le.AppendUint32(b, uint32(e.PredThread[k]))
+			b = le.AppendUint32(b, uint32(e.PredThreadAt(k)))
 			b = le.AppendUint64(b, uint64(e.PredEventAt(k)))
 			b = le.AppendUint64(b, uint64(a.enter(i, rowNode[i][k])))
 			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))

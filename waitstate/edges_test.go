@@ -3,7 +3,6 @@ package waitstate
 import (
 	"fmt"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -46,8 +45,8 @@ func TestEdgeRows(t *testing.T) {
 				e := &edges[i]
 				for k := range e.Len() {
 					v := nodes[i][k]
-					if v < 0 || m.ThreadOf(v) != e.Thread[k] || m.EventOf(v) != e.EventAt(k) || rows[v] != int32(k) {
-						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.Thread[k], e.EventAt(k), v)
+					if v < 0 || m.ThreadOf(v) != e.ThreadAt(int(k)) || m.EventOf(v) != e.EventAt(k) || rows[v] != int32(k) {
+						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.ThreadAt(int(k)), e.EventAt(k), v)
 					}
 					found++
 				}
@@ -66,9 +65,9 @@ func TestEdgeRows(t *testing.T) {
 		// The same rows, each process's reversed.
 		rev := make([]graph.RemoteEdges, len(edges))
 		for i, e := range edges {
-			r := graph.RemoteEdges{Thread: slices.Clone(e.Thread)}
-			slices.Reverse(r.Thread)
+			var r graph.RemoteEdges
 			for k := e.Len() - 1; k >= 0; k-- {
+				r.Thread.Append(int64(e.ThreadAt(k)))
 				r.Event.Append(e.EventAt(k))
 			}
 			rev[i] = r
