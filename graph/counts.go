@@ -12,20 +12,6 @@ type counts struct {
 
 const countBig = 255
 
-// countsOf returns the counts of v.
-func countsOf(v []int32) counts {
-	k := counts{c: make([]uint8, len(v))}
-	c := k.c[:len(v)]
-	for n, x := range v {
-		if uint32(x) < countBig {
-			c[n] = uint8(x)
-		} else {
-			k.set(int32(n), x)
-		}
-	}
-	return k
-}
-
 func newCounts(n int) counts { return counts{c: make([]uint8, n)} }
 
 func (k *counts) null() bool { return k.c == nil }
@@ -49,6 +35,15 @@ func (k *counts) set(n, v int32) {
 		k.big = map[int32]int32{}
 	}
 	k.c[n], k.big[n] = countBig, v
+}
+
+// inc adds one to n's count.
+func (k *counts) inc(n int32) {
+	if v := k.c[n]; v < countBig-1 {
+		k.c[n] = v + 1
+		return
+	}
+	k.set(n, k.get(n)+1)
 }
 
 // dec takes one from n's count and reports whether it reached zero; a

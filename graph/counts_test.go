@@ -5,12 +5,21 @@ import (
 	"testing"
 )
 
-// TestCounts: counts of any size count down as int32s do, past the byte
-// and back, and a count at zero stays there.
+// TestCounts: counts of any size, set or counted up, count down as int32s
+// do, past the byte and back, and a count at zero stays there.
 func TestCounts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	want := []int32{0, 1, 254, 255, 256, 1000, 3, 7000}
-	k := countsOf(want)
+	k := newCounts(len(want))
+	for n, v := range want {
+		if n%2 == 0 {
+			k.set(int32(n), v)
+			continue
+		}
+		for range v { // counted up one at a time, as Build does
+			k.inc(int32(n))
+		}
+	}
 	for n, w := range want {
 		if g := k.get(int32(n)); g != w {
 			t.Fatalf("node %d: count %d, want %d", n, g, w)
