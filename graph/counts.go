@@ -2,12 +2,17 @@ package graph
 
 // counts are the nodes' input (or output) counts that a replay counts
 // down, a byte a node: almost every node has a few, and the rare count of
-// 255 or more is kept exactly in big (an all-to-one collective's root).
-// On the 10 M-event halo this is 7 MB less than 32 bits a node at the
-// forward replay's peak.
+// 255 or more is kept exactly in big (a join of many tasks, an
+// all-to-one collective's root). On the 10 M-event halo this is 7 MB less
+// than 32 bits a node at the forward replay's peak. A large count is
+// counted up or down as many times as it is large, mostly several times
+// in a row, so the last one looked up is kept at hand: the map is read
+// once a run of them, not once a step.
 type counts struct {
-	c   []uint8
-	big map[int32]int32
+	c     []uint8
+	big   map[int32]*int32
+	last  int32  // the node lastp counts (when lastp is set)
+	lastp *int32 // its count in big
 }
 
 const countBig = 255
@@ -16,34 +21,55 @@ func newCounts(n int) counts { return counts{c: make([]uint8, n)} }
 
 func (k *counts) null() bool { return k.c == nil }
 
+// bigOf returns large count n's cell.
+func (k *counts) bigOf(n int32) *int32 {
+	if k.lastp == nil || k.last != n {
+		k.last, k.lastp = n, k.big[n]
+	}
+	return k.lastp
+}
+
 func (k *counts) get(n int32) int32 {
 	if v := k.c[n]; v < countBig {
 		return int32(v)
 	}
-	return k.big[n]
+	return *k.bigOf(n)
 }
 
 func (k *counts) set(n, v int32) {
-	if v >= 0 && v < countBig {
-		if k.big != nil && k.c[n] == countBig {
-			delete(k.big, n)
+	small := v >= 0 && v < countBig
+	switch {
+	case k.c[n] == countBig && small:
+		delete(k.big, n)
+		if k.last == n {
+			k.lastp = nil
 		}
-		k.c[n] = uint8(v)
+	case k.c[n] == countBig:
+		*k.bigOf(n) = v
+		return
+	case !small:
+		if k.big == nil {
+			k.big = map[int32]*int32{}
+		}
+		p := new(int32)
+		*p = v
+		k.big[n], k.c[n] = p, countBig
+		k.last, k.lastp = n, p
 		return
 	}
-	if k.big == nil {
-		k.big = map[int32]int32{}
-	}
-	k.c[n], k.big[n] = countBig, v
+	k.c[n] = uint8(v)
 }
 
 // inc adds one to n's count.
 func (k *counts) inc(n int32) {
-	if v := k.c[n]; v < countBig-1 {
+	switch v := k.c[n]; {
+	case v < countBig-1:
 		k.c[n] = v + 1
-		return
+	case v == countBig:
+		*k.bigOf(n)++
+	default:
+		k.set(n, countBig)
 	}
-	k.set(n, k.get(n)+1)
 }
 
 // dec takes one from n's count and reports whether it reached zero; a
@@ -59,10 +85,12 @@ func (k *counts) dec(n int32) bool {
 
 //go:noinline
 func (k *counts) decRare(n int32) bool { // kept out of dec, which inlines
-
 	if k.c[n] == 0 {
 		return false
 	}
-	k.set(n, k.big[n]-1)
-	return k.c[n] == 0
+	p := k.bigOf(n)
+	if *p--; *p < countBig {
+		k.set(n, *p)
+	}
+	return false // a large count stepped down stays above zero
 }
