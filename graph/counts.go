@@ -9,24 +9,30 @@ package graph
 // in a row, so the last one looked up is kept at hand: the map is read
 // once a run of them, not once a step.
 type counts struct {
-	c     []uint8
-	big   map[int32]*int32
+	c   []uint8
+	big *bigCounts // shared by the copies of counts (a replay's pending counts are the DAG's)
+}
+
+// bigCounts are the large counts, each in a cell, and the cell used last.
+type bigCounts struct {
+	m     map[int32]*int32
 	last  int32  // the node lastp counts (when lastp is set)
-	lastp *int32 // its count in big
+	lastp *int32 // its cell
 }
 
 const countBig = 255
 
-func newCounts(n int) counts { return counts{c: make([]uint8, n)} }
+func newCounts(n int) counts { return counts{c: make([]uint8, n), big: &bigCounts{}} }
 
 func (k *counts) null() bool { return k.c == nil }
 
 // bigOf returns large count n's cell.
 func (k *counts) bigOf(n int32) *int32 {
-	if k.lastp == nil || k.last != n {
-		k.last, k.lastp = n, k.big[n]
+	b := k.big
+	if b.lastp == nil || b.last != n {
+		b.last, b.lastp = n, b.m[n]
 	}
-	return k.lastp
+	return b.lastp
 }
 
 func (k *counts) get(n int32) int32 {
@@ -40,21 +46,21 @@ func (k *counts) set(n, v int32) {
 	small := v >= 0 && v < countBig
 	switch {
 	case k.c[n] == countBig && small:
-		delete(k.big, n)
-		if k.last == n {
-			k.lastp = nil
+		delete(k.big.m, n)
+		if k.big.last == n {
+			k.big.lastp = nil
 		}
 	case k.c[n] == countBig:
 		*k.bigOf(n) = v
 		return
 	case !small:
-		if k.big == nil {
-			k.big = map[int32]*int32{}
+		if k.big.m == nil {
+			k.big.m = map[int32]*int32{}
 		}
 		p := new(int32)
 		*p = v
-		k.big[n], k.c[n] = p, countBig
-		k.last, k.lastp = n, p
+		k.big.m[n], k.c[n] = p, countBig
+		k.big.last, k.big.lastp = n, p
 		return
 	}
 	k.c[n] = uint8(v)

@@ -40,13 +40,13 @@ func TestCounts(t *testing.T) {
 			t.Fatalf("node %d: count %d, want %d", n, g, want[n])
 		}
 	}
-	if len(k.big) != 0 {
-		t.Fatalf("%d counts left in the map after all went below 255", len(k.big))
+	if len(k.big.m) != 0 {
+		t.Fatalf("%d counts left in the map after all went below 255", len(k.big.m))
 	}
 	k.set(2, 300)
 	k.set(2, 4)
-	if k.get(2) != 4 || len(k.big) != 0 {
-		t.Fatalf("set below 255 after a large count: %d, %d in the map", k.get(2), len(k.big))
+	if k.get(2) != 4 || len(k.big.m) != 0 {
+		t.Fatalf("set below 255 after a large count: %d, %d in the map", k.get(2), len(k.big.m))
 	}
 }
 
@@ -101,5 +101,22 @@ func TestPackOffsets(t *testing.T) {
 		if ok := (big == 0) == (o.shift == maxOffsetShift); !ok {
 			t.Fatalf("long list %d: blocks of %d nodes", big, 1<<o.shift)
 		}
+	}
+}
+
+// TestCountsCopiesShare: a replay counts down a copy of the DAG's counts
+// (ConsumeCounts); a large count made or changed through either is the
+// other's too.
+func TestCountsCopiesShare(t *testing.T) {
+	k := newCounts(4)
+	pend := k
+	pend.set(1, 300)
+	if k.get(1) != 300 {
+		t.Fatalf("a large count set in a copy reads %d in the original", k.get(1))
+	}
+	k.get(1)
+	pend.dec(1)
+	if k.get(1) != 299 || pend.get(1) != 299 {
+		t.Fatalf("after a step down: %d and %d, want 299", k.get(1), pend.get(1))
 	}
 }
