@@ -91,6 +91,24 @@ type Result struct {
 // Value returns local node n's value.
 func (r *Result) Value(n int32) int64 { return r.vals.get(n) }
 
+// values returns where a replay of n nodes writes its values: into (the
+// store itself: the caller's Eval may read it), Into, or a new store,
+// narrow with NarrowValues.
+func (o *ReplayOptions) values(n int32) *vstore {
+	var v vstore
+	switch {
+	case o.into != nil:
+		return o.into
+	case o.Into != nil:
+		v = wideStoreOf(o.Into)
+	case o.NarrowValues:
+		v = newNarrowStore(int(n))
+	default:
+		v = newWideStore(int(n))
+	}
+	return &v
+}
+
 // Order is the order in which a forward replay evaluated one rank's
 // nodes: the reverse, superstep by superstep, is an order in which every
 // node comes after all its outputs, on every rank (ReplayInReverse).
@@ -174,11 +192,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		return nil, errors.New("graph: Replay writes its own values (Into is ReplayInReverse's)")
 	}
 	n := g.Len()
-	vals := newWideStore(int(n))
-	if o.NarrowValues {
-		vals = newNarrowStore(int(n))
-	}
-	r := &replayer{c: c, g: g, o: &o, esz: 12, vals: &vals,
+	r := &replayer{c: c, g: g, o: &o, esz: 12, vals: o.values(n),
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
@@ -356,20 +370,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			fill[t]++
 		}
 	}
-	var vals *vstore
-	switch {
-	case o.into != nil:
-		vals = o.into // itself: the caller's Eval may read it
-	case o.Into != nil:
-		st := wideStoreOf(o.Into)
-		vals = &st
-	case o.NarrowValues:
-		st := newNarrowStore(int(n))
-		vals = &st
-	default:
-		st := newWideStore(int(n))
-		vals = &st
-	}
+	vals := o.values(n)
 	slotVal := make([]int64, g.Slots())
 	arrived := make([]bool, g.Slots())
 	chained := &g.chained
@@ -487,23 +488,6 @@ func (r *replayer) prevOf(n int32) int32 {
 	}
 	if r.g.chained.has(n) {
 		return n - 1
-	}
-	return -1
-}
-
-// nextOf returns the chain successor of n in the replay's direction, or −1.
-func (r *replayer) nextOf(n int32) int32 {
-	if r.o.NoChains {
-		return -1
-	}
-	if r.o.Backward {
-		if r.g.chained.has(n) {
-			return n - 1
-		}
-		return -1
-	}
-	if r.g.chained.has(n + 1) {
-		return n + 1
 	}
 	return -1
 }

@@ -36,8 +36,9 @@ func newNarrowStore(n int) vstore {
 	return v
 }
 
-// get returns node n's value (0 for one never written in a narrow store's
-// block that was).
+// get returns node n's value. A node never written reads 0 in a wide
+// store or a block nothing was written to, and its block's base in one
+// that was: replays read only values they wrote.
 func (v *vstore) get(n int32) int64 {
 	if v.wide != nil {
 		return v.wide[n]
@@ -63,6 +64,9 @@ func (v *vstore) set(n int32, x int64) {
 
 func (v *vstore) setNarrow(n int32, x int64) {
 	b := v.base[n>>6]
+	// Kept as an offset when the block has a base, x is no mark, and x − b
+	// fits 32 bits without having wrapped (a wrapped difference has the
+	// wrong sign).
 	if d := x - b; b != farBase && b != unsetBase && d == int64(int32(d)) && x > farBase && (x > b) == (d > 0) {
 		v.off[n] = int32(d)
 		return
