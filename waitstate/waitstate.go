@@ -257,7 +257,6 @@ func (a *Analysis) op(v int32) trace.CollOp {
 // callRecorder records one process's MPI calls (Record).
 type callRecorder struct {
 	a      *Analysis
-	proc   int
 	c      *calls
 	tables *trace.Tables
 	// Per thread: its nodes in event order and the next one, the nesting
@@ -319,7 +318,7 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	m := a.m
 	T := p.NumThreads()
-	r := &callRecorder{a: a, proc: i, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
+	r := &callRecorder{a: a, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
 		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T)}
 	for th := range r.lastSync {
