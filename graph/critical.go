@@ -13,12 +13,10 @@ import (
 // it, its own weight included) and, when asked, BL (the heaviest path
 // starting with it); the span is the largest EF over all ranks.
 type Longest struct {
-	// EF is nil when the forward values are narrow (LongestPathsOf on a
-	// DAG built OutsOnly): EFAt reads them either way.
-	EF, BL []int64
-	ef     *vstore
-	Arg    []Entry // the input that gave each node's EF: chain predecessor or explicit input
-	Span   int64
+	ef   *vstore // EF, read with EFAt (narrow from LongestPathsOf on a DAG built OutsOnly)
+	BL   []int64
+	Arg  []Entry // the input that gave each node's EF: chain predecessor or explicit input
+	Span int64
 	// End names the node the critical path ends at: its rank and local id
 	// (ties between equal EFs go to the smallest key).
 	End NodeRef
@@ -61,7 +59,7 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	if err != nil {
 		return nil, err
 	}
-	lp := &Longest{EF: fw.Values, ef: fw.vals, Arg: fw.Arg, Order: fw.Order}
+	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order}
 	if backward {
 		if lp.BL, err = backLengths(c, g, w, lp.Order); err != nil {
 			return nil, err
@@ -160,14 +158,14 @@ func (o OnLongest) On(n int32) bool { return o.on[n/64]&(1<<(n%64)) != 0 }
 // node's EF exactly when a tight output is on a longest path. The values
 // stay times near the node's own, which the forward values' narrow store
 // holds as it holds them (a mark outside every time, as before, would
-// not fit it). The forward values are consumed (lp.EF is nil afterwards).
+// not fit it). The forward values are consumed: lp.EFAt reads them no more.
 // It is collective.
 func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest) (OnLongest, error) {
 	ef, span := lp.ef, lp.Span
 	if ef == nil || int64(ef.len()) != int64(g.Len()) {
 		return OnLongest{}, fmt.Errorf("graph: no forward values for %d nodes", g.Len())
 	}
-	lp.EF, lp.ef = nil, nil
+	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
 	var negative int32 = -1
 	_, err := ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, Eval: func(n int32, x Input) int64 {

@@ -123,7 +123,7 @@ func TestLongestPathsAndWalk(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if lp.EF != nil || lp.ef != nil {
+				if lp.ef != nil {
 					t.Errorf("it %d: OnLongestPaths left the forward values", it)
 				}
 				for i, n := range part.global {
