@@ -483,3 +483,45 @@ func analyzeNoSync(t *testing.T, dir string, k int) *report.Report {
 	}
 	return rep
 }
+
+// TestLateReceiverSenderPastFirstWord: the Late Receiver records go only
+// to senders with a blocking send site (a bit a process, summed over the
+// ranks); a blocking sender of world rank past 64 (the set's second word)
+// is still charged, and an Isend's receive, which travels nowhere now,
+// charges nothing, on 1 to 3 analysis ranks.
+func TestLateReceiverSenderPastFirstWord(t *testing.T) {
+	const procs = 70
+	dir := t.TempDir()
+	for r := range procs {
+		writeMPIRank(t, dir, r, procs, 1000, func(w *trace.Writer, emit emitFunc) {
+			switch r {
+			case 67: // Ssend from 100 to 150; the receive begins at 120
+				emit(trace.MPIEnter, 100, w.String("MPI_Ssend"))
+				emit(trace.MPISend, 100, 3, 4, 0, 8, 0)
+				emit(trace.MPIExit, 150, w.String("MPI_Ssend"))
+			case 5: // Isend to 3, received late: no Late Receiver
+				emit(trace.MPIEnter, 100, w.String("MPI_Isend"))
+				emit(trace.MPISend, 100, 3, 6, 0, 8, 0)
+				emit(trace.MPIExit, 150, w.String("MPI_Isend"))
+			case 3:
+				emit(trace.MPIEnter, 120, w.String("MPI_Recv"))
+				emit(trace.MPIRecv, 140, 67, 4, 0, 8, 0)
+				emit(trace.MPIExit, 145, w.String("MPI_Recv"))
+				emit(trace.MPIEnter, 160, w.String("MPI_Recv"))
+				emit(trace.MPIRecv, 170, 5, 6, 0, 8, 0)
+				emit(trace.MPIExit, 175, w.String("MPI_Recv"))
+			}
+		})
+	}
+	for k := 1; k <= 3; k++ {
+		ws := analyzeNoSync(t, dir, k).WaitStates
+		if ws == nil || ws.LateReceiverNS != 20 {
+			t.Fatalf("k=%d: wait states %+v, want late receiver 20 ns", k, ws)
+		}
+		for _, p := range ws.PerProcess {
+			if want := map[int]int64{67: 20}[p.Rank]; p.LateReceiverNS != want {
+				t.Errorf("k=%d: rank %d: late receiver %d ns, want %d", k, p.Rank, p.LateReceiverNS, want)
+			}
+		}
+	}
+}

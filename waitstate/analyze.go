@@ -692,6 +692,43 @@ func blockingSend(fn string) bool {
 
 const lrRecSize = 4 + 4 + 8 + 8 + 4
 
+// procSet is a set of world ranks (processes), a bit each.
+type procSet []int64
+
+func (s procSet) has(p int) bool {
+	return p >= 0 && p/64 < len(s) && s[p/64]>>(p%64)&1 != 0
+}
+
+// blockingSenders returns the processes of the whole run with a call
+// site of a blocking send (blockingSend), on every rank: only messages
+// from them can make a Late Receiver. A bit a process, summed over the
+// ranks (each process is held by one rank, so the sum is the union).
+// Collective.
+func (a *Analysis) blockingSenders(c comm.Comm) (procSet, error) {
+	m := a.m
+	most := int64(-1)
+	for _, p := range m.Procs {
+		most = max(most, int64(p.Header.Rank))
+	}
+	top, err := c.AllreduceInt64(comm.Max, []int64{most})
+	if err != nil {
+		return nil, err
+	}
+	set := make(procSet, (top[0]+64)/64)
+	for i, p := range m.Procs {
+		cs := &a.procs[i]
+		r := p.Header.Rank
+		for _, st := range cs.sites {
+			if r >= 0 && blockingSend(p.Tables.String(st.fn)) {
+				set[r/64] |= 1 << (r % 64)
+				break
+			}
+		}
+	}
+	sum, err := c.AllreduceInt64(comm.Sum, set)
+	return procSet(sum), err
+}
+
 // lrWait is a blocking send's Late Receiver wait and the receiver's rank.
 type lrWait struct {
 	wait  int64
@@ -713,10 +750,16 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	m := a.m
 	out := make([]map[int32]lrWait, len(m.Procs))
 	le := binary.LittleEndian
-	// The messages whose record goes, in order: process i's edge row k.
+	blocking, err := a.blockingSenders(c)
+	if err != nil {
+		return nil, err
+	}
+	// The messages whose record goes, in order: process i's edge row k,
+	// when its sender has a blocking send at all (none on most codes,
+	// which then exchange nothing).
 	sends := func(i, k int) bool {
 		e := &edges[i]
-		if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
+		if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend || !blocking.has(int(e.PredProc[k])) {
 			return false
 		}
 		v := rowNode[i][k]
