@@ -364,9 +364,9 @@ type pathSummary struct {
 	ByKind    map[string][2]int64 // name → ns, nodes
 	ByCons    map[string][2]int64
 	ByProc    map[int][2]int64
-	Longest   []report.PathNode
-	Segments  []report.PathNode
-	Full      []report.PathNode // only with opts.Path
+	Longest   pathNodes
+	Segments  pathNodes
+	Full      pathNodes // only with opts.Path
 }
 
 func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, bases []int32) pathSummary {
