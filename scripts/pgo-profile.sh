@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# pgo-profile.sh — remake cmd/ptrace/default.pgo, the CPU profile that
+# `go build ./cmd/ptrace` optimises with (profile-guided optimisation:
+# hot calls inlined, the simulation's per-event passes devirtualised;
+# docs/PERFORMANCE.md, "Seventeenth round").
+#
+#   scripts/pgo-profile.sh [EVENTS] [RUNS]      defaults: 10000000 2
+#   BENCH_DIR=/tmp/bench scripts/pgo-profile.sh  (reuses its traces)
+#
+# The profile is of `ptrace analyze --ranks 2 --json` on the stencil, halo
+# and nearest traces of bench-analyze.sh (RUNS runs each, merged), made
+# by a build of the current tree without a profile. Remake it when the
+# engine's hot code moves (a stale profile costs speed, never results),
+# and commit it with the change.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+events=${1:-10000000} runs=${2:-2}
+work=${BENCH_DIR:-$(mktemp -d /tmp/ptrace-pgo.XXXXXX)}
+mkdir -p "$work"
+bin=$work/ptrace-nopgo
+CGO_ENABLED=0 go build -pgo=off -o "$bin" ./cmd/ptrace
+profs=()
+for w in stencil halo nearest; do
+	[ -d "$work/$w" ] || "$bin" gen "$w" --ranks 16 --threads 4 --events "$events" --seed 7 -o "$work/$w" >/dev/null
+	for ((i = 0; i < runs; i++)); do
+		"$bin" analyze -q --ranks 2 --cpuprofile "$work/$w-$i.prof" --json "$work/r.json" "$work/$w"
+		profs+=("$work/$w-$i.prof")
+	done
+done
+go tool pprof -proto "${profs[@]}" >cmd/ptrace/default.pgo 2>/dev/null
+echo "cmd/ptrace/default.pgo: $(wc -c <cmd/ptrace/default.pgo) bytes from ${#profs[@]} profiles"
+[ -n "${BENCH_DIR:-}" ] || rm -rf "$work"
