@@ -254,6 +254,12 @@ func (r *run) criticalPath() error {
 		return nodeKey(r.cp[i].rank, n-bases[i])
 	}
 	var orphans int64
+	// The senders' nodes are looked up by cursor: a process's local
+	// senders, and the keys other ranks send, come mostly in event order.
+	sendAt := make([]sim.EventCursor, len(r.cp))
+	for i, pg := range r.cp {
+		sendAt[i] = pg.frags.SendNode.Cursor()
+	}
 	resolve := func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - r.lo
@@ -261,7 +267,7 @@ func (r *run) criticalPath() error {
 			orphans++
 			return orphan, true
 		}
-		n, ok := r.cp[i].frags.SendNode.Get(th, key.B)
+		n, ok := sendAt[i].Get(th, key.B)
 		if !ok {
 			orphans++
 			return orphan, true
@@ -274,8 +280,9 @@ func (r *run) criticalPath() error {
 			break
 		}
 		e := &r.edges[i]
+		recvAt := pg.frags.RecvNode.Cursor()
 		for k := range e.Len() {
-			dst, ok := pg.frags.RecvNode.Get(int(e.ThreadAt(k)), e.EventAt(k))
+			dst, ok := recvAt.Get(int(e.ThreadAt(k)), e.EventAt(k))
 			if !ok {
 				continue
 			}
@@ -302,6 +309,7 @@ func (r *run) criticalPath() error {
 	if err != nil {
 		return err
 	}
+	sendAt = nil
 	for _, pg := range r.cp {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 		pg.deps = packed.Pairs{}             // and mapped the task pairs

@@ -1,6 +1,9 @@
 package sim
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+)
 
 // EventNodes finds every event it was given, across its blocks, and none
 // it was not; its blocks are never copied as it grows, and Trim keeps
@@ -85,4 +88,57 @@ func TestEventNodesFarApart(t *testing.T) {
 	if len(m.threads[0]) != 4 {
 		t.Errorf("%d blocks, want 4 (a new one at each jump of 2^32 or more)", len(m.threads[0]))
 	}
+}
+
+// An EventCursor answers as Get does whatever the order of its lookups:
+// in increasing order per thread (its fast path, across blocks), with
+// small and large steps back, of events never added, and across the far
+// blocks of events 2^32 apart.
+func TestEventCursorIsGet(t *testing.T) {
+	var m EventNodes
+	rng := rand.New(rand.NewPCG(3, 4))
+	var all [3][]int64
+	for th := range 3 {
+		idx := int64(rng.IntN(5))
+		for range 3*maxEventBlock + 100 {
+			idx += 1 + int64(rng.IntN(4))
+			if rng.IntN(2000) == 0 {
+				idx += 1 << 32 // a far block
+			}
+			m.Add(th, idx, int32(rng.IntN(1<<20)))
+			all[th] = append(all[th], idx)
+		}
+	}
+	c := m.Cursor()
+	same := func(th int, idx int64) {
+		t.Helper()
+		n, ok := c.Get(th, idx)
+		wn, wok := m.Get(th, idx)
+		if n != wn || ok != wok {
+			t.Fatalf("thread %d event %d: cursor (%d, %v), Get (%d, %v)", th, idx, n, ok, wn, wok)
+		}
+	}
+	for k := range all[0] { // interleaved threads, increasing, and the gaps between
+		for th := range 4 {
+			if th < 3 {
+				same(th, all[th][k])
+				same(th, all[th][k]+1)
+			} else {
+				same(th, int64(k))
+			}
+		}
+	}
+	for range 20000 { // mostly forward, sometimes back
+		th := rng.IntN(3)
+		k := rng.IntN(len(all[th]))
+		same(th, all[th][k]+int64(rng.IntN(3))-1)
+		for range rng.IntN(12) {
+			k = min(k+rng.IntN(3), len(all[th])-1)
+			same(th, all[th][k])
+		}
+	}
+	for _, idx := range []int64{-1, 0, 1 << 62} {
+		same(0, idx)
+	}
+	same(-1, 5)
 }

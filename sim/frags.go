@@ -195,6 +195,63 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 	return bs[k].node[j], true
 }
 
+// EventCursor looks events up in an EventNodes as Get does, faster when
+// a thread's lookups come mostly in increasing order (the critical path's
+// cross-process edges, listed in their events' order): each starts from
+// where the thread's last one ended and scans a few entries before it
+// falls back to Get's binary searches.
+type EventCursor struct {
+	m  *EventNodes
+	at []eventPos // per thread: where its last lookup ended
+}
+
+type eventPos struct{ block, pos int32 }
+
+// cursorScan is how many entries a lookup scans from the last before it
+// searches: most lookups are the next entry or close to it.
+const cursorScan = 8
+
+// Cursor returns a cursor over m, which must not change while it is used.
+func (m *EventNodes) Cursor() EventCursor {
+	return EventCursor{m: m, at: make([]eventPos, len(m.threads))}
+}
+
+// Get returns the node event index of thread th maps to.
+func (c *EventCursor) Get(th int, index int64) (int32, bool) {
+	if th < 0 || th >= len(c.m.threads) {
+		return -1, false
+	}
+	bs := c.m.threads[th]
+	at := &c.at[th]
+	for k := int(at.block); k < len(bs) && k <= int(at.block)+1; k++ {
+		b := &bs[k]
+		if index < b.first || uint64(index-b.first) > math.MaxUint32 {
+			break
+		}
+		off := uint32(index - b.first)
+		j := 0
+		if k == int(at.block) {
+			j = int(at.pos)
+		}
+		for end := min(j+cursorScan, len(b.off)); j < end && b.off[j] <= off; j++ {
+			if b.off[j] == off {
+				*at = eventPos{int32(k), int32(j)}
+				return b.node[j], true
+			}
+		}
+	}
+	k := sort.Search(len(bs), func(i int) bool { return bs[i].first > index }) - 1
+	if k < 0 || uint64(index-bs[k].first) > math.MaxUint32 {
+		return -1, false
+	}
+	j, ok := slices.BinarySearch(bs[k].off, uint32(index-bs[k].first))
+	if !ok {
+		return -1, false
+	}
+	*at = eventPos{int32(k), int32(j)}
+	return bs[k].node[j], true
+}
+
 // Len returns the number of nodes.
 func (f *Frags) Len() int { return f.Attrs.Len() }
 
