@@ -16,9 +16,7 @@ type location struct {
 	order []uint16
 	pos   int // next merged position to process (forward: up, backward: down)
 	mdl   OffsetModel
-	itime []int64     // interpolated time by merged position, for the corrections
-	err   error       // a scan that failed (the file changed)
-	stand trace.Event // what next returns after such a failure
+	itime []int64 // interpolated time by merged position, for the corrections
 
 	// Forward state: the previous event's interpolated and logical time,
 	// the anchor of the current γ-run, the logical time at the last jump

@@ -44,9 +44,6 @@ func (m *OffsetModel) Apply(t int64) int64 {
 // from aligning first events, which the caller must do).
 func (m *OffsetModel) Measured() bool { return m.source != SourceFirstEvent }
 
-// identity reports whether Apply changes nothing.
-func (m *OffsetModel) identity() bool { return m.off == 0 && m.slope == 0 }
-
 // driftPPM is the process clock's rate error against rank 0 in ppm
 // (positive: it runs fast). The offset changes by −p/(1+p) per local ns
 // when the clock gains p per true ns.

@@ -121,7 +121,6 @@ func evalLongest(w int64, x Input) int64 {
 // rankPart is one rank's view of a randGraph under a partition.
 type rankPart struct {
 	global []int // local → global
-	local  map[int]NodeRef
 }
 
 // partitionGraph assigns processes to k ranks in contiguous blocks cut at
@@ -159,15 +158,10 @@ func partitionGraph(rng *rand.Rand, g *randGraph, k int) (owner []int, loc []Nod
 	return owner, loc, parts
 }
 
-// buildRand builds rank c's share, declaring each edge at a random end and
-// by node or by key at random (the choice is a function of the edge, so
-// exactly one end declares it).
-func buildRand(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*DAG, error) {
-	return buildRandOpts(c, g, loc, part, BuildOptions{})
-}
-
-// buildRandOpts is buildRand with opts' InsOnly or OutsOnly (Resolve is set
-// here).
+// buildRandOpts builds rank c's share, declaring each edge at a random end
+// and by node or by key at random (the choice is a function of the edge,
+// so exactly one end declares it), with opts' InsOnly or OutsOnly (Resolve
+// is set here).
 func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, opts BuildOptions) (*DAG, error) {
 	b := NewBuilder(c.Rank(), c.Size())
 	for i, n := range part.global {

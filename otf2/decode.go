@@ -28,10 +28,6 @@ const (
 	littleEndian = 0x42
 )
 
-// chunkHeaderLen is the size of a chunk header in chunked files: type,
-// endianness, first and last event number.
-const chunkHeaderLen = 18
-
 // errShort is wrapped into decode errors caused by data ending too early.
 var errShort = errors.New("unexpected end of data")
 

@@ -125,16 +125,6 @@ func (g *prog) run(t *testing.T, strict bool) (*sim.Sim, *ompt.Model, error) {
 	return s, m, err
 }
 
-// runCost simulates with the instrumentation correction at cost ns per event.
-func (g *prog) runCost(t *testing.T, cost int64) (*sim.Sim, *ompt.Model, error) {
-	t.Helper()
-	s := sim.New(g.proc(), nil, false)
-	s.EventCostNS = cost
-	m := ompt.NewModel()
-	err := s.Run(m)
-	return s, m, err
-}
-
 func totals(s *sim.Sim) (work, mpi, over, idle int64) {
 	for _, tt := range s.Breakdown.Threads {
 		work += tt.Work

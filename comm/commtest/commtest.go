@@ -57,6 +57,7 @@ func Cases() []Case {
 		{"FIFOPerTag", fifo},
 		{"TagsKeptApart", tags},
 		{"IsendIrecv", isendIrecv},
+		{"MessageSizes", messageSizes},
 		{"IrecvThenBlockingSend", irecvThenSend},
 		{"P2PAcrossCollectives", p2pAcrossCollectives},
 		{"Alltoallv", alltoallvUneven},

@@ -31,7 +31,6 @@ type track struct{ pid, tid int }
 type flowEnd struct {
 	ts  float64
 	cat string
-	n   int
 }
 
 type checked struct {
