@@ -59,10 +59,10 @@ const (
 type Breakdown struct {
 	Threads []ThreadTimes
 
-	r    Integral // ∫ δr dt up to the current event
-	prev int64    // time r is integrated to
-	// m integrates δm, 1 while some thread of the process is in MPI, the
-	// same way, for ThreadTimes.IdleInMPI.
+	// ∫ δr dt is the simulation's (Sim.ReadyTime). m integrates δm, 1
+	// while some thread of the process is in MPI, the same way (the
+	// simulation brings it up to date with its own, Sim.integrate), for
+	// ThreadTimes.IdleInMPI.
 	m      Integral
 	inMPI  int // threads whose open interval is catMPI
 	cat    []category
@@ -79,7 +79,6 @@ type Breakdown struct {
 func newBreakdown(s *Sim, start int64) *Breakdown {
 	n := len(s.Threads)
 	b := &Breakdown{
-		prev:    start,
 		Threads: make([]ThreadTimes, n),
 		cat:     make([]category, n),
 		since:   make([]int64, n),
@@ -98,21 +97,9 @@ func newBreakdown(s *Sim, start int64) *Breakdown {
 	return b
 }
 
-// Before integrates δr over the time since the previous event, noting its
-// value where the integration passes the window's bounds.
-func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {
-	var rate int64
-	if s.Ready > 0 {
-		rate = 1
-	}
-	var mRate int64
-	if b.inMPI > 0 {
-		mRate = 1
-	}
-	b.r.Add(s, b.prev, dt, rate)
-	b.m.Add(s, b.prev, dt, mRate)
-	b.prev += dt
-}
+// Before implements Pass: the integrals step where their rates change
+// (Sim.integrate), not at every event, so there is nothing to do.
+func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {}
 
 // quiet marks the kinds after which a thread's category cannot change:
 // creation and bookkeeping events leave the running task running.
@@ -147,7 +134,7 @@ func Quiet(k trace.Kind) bool { return k < trace.NumKinds && quiet[k] }
 func (b *Breakdown) update(s *Sim, th int) {
 	cat, region, num := b.classify(s, th)
 	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
-		b.close(s, th, s.Now)
+		b.close(s, th, s.Now) // which integrates δm up to now: it changes here
 		if b.cat[th] == catMPI {
 			b.inMPI--
 		}
@@ -162,7 +149,7 @@ func (b *Breakdown) update(s *Sim, th int) {
 // end of the window.
 func (b *Breakdown) Finish(s *Sim) {
 	for th := range b.cat {
-		b.close(s, th, b.prev)
+		b.close(s, th, s.Now)
 	}
 }
 
@@ -195,12 +182,13 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 
 // close accounts thread th's interval from since to now, cut to the window.
 func (b *Breakdown) close(s *Sim, th int, now int64) {
+	r := s.ReadyTime(now) // and b.m, up to now
 	from, to := max(b.since[th], s.Begin), min(now, s.End)
 	if to > from {
-		b.account(s, th, to-from, b.r.Over(s, b.since[th], b.rSince[th], now), b.m.Over(s, b.since[th], b.mSince[th], now))
+		b.account(s, th, to-from, r.Over(s, b.since[th], b.rSince[th], now), b.m.Over(s, b.since[th], b.mSince[th], now))
 	}
 	b.since[th] = now
-	b.rSince[th] = b.r.Value()
+	b.rSince[th] = r.Value()
 	b.mSince[th] = b.m.Value()
 	b.instr.pending[th] = 0
 }

@@ -35,6 +35,19 @@ func (k *filteredCounter) Kinds() (before, after sim.KindSet) { return k.set[0],
 // unfiltered hides a pass's Kinds: Run calls it for every event.
 type unfiltered struct{ sim.Pass }
 
+// unfilteredWatcher hides a ready watcher's Kinds, not what it watches.
+type unfilteredWatcher struct {
+	unfiltered
+	sim.ReadyWatcher
+}
+
+func unfilter(p sim.Pass) sim.Pass {
+	if w, ok := p.(sim.ReadyWatcher); ok {
+		return unfilteredWatcher{unfiltered{p}, w}
+	}
+	return unfiltered{p}
+}
+
 func genProcess(t *testing.T, cfg gen.Config) []*trace.Process {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "tr")
@@ -109,7 +122,7 @@ func TestFilteredSameResults(t *testing.T) {
 		passes := []sim.Pass{o.stats, o.ready, o.frags}
 		if wrap {
 			for i := range passes {
-				passes[i] = unfiltered{passes[i]}
+				passes[i] = unfilter(passes[i])
 			}
 		}
 		if err := s.Run(m, passes...); err != nil {

@@ -45,7 +45,18 @@ type Sim struct {
 	Now   int64 // time of the event being processed
 	Begin int64 // first event of the process
 	End   int64 // last event of the process
+	// Start is when the simulation starts: the earliest of Begin and the
+	// first event (Run sets it).
+	Start int64
 	Warn  Warnings
+
+	// The time integrals of the task counts' indicators (ReadyTime,
+	// BlockedTime) and of the breakdown's MPI one, brought up to a time
+	// only when a count changes or a reader asks (integrate): their rates
+	// hold since countsAt. watchers follow the ready count itself.
+	readyTime, blockedTime Integral
+	countsAt               int64
+	watchers               []ReadyWatcher
 
 	// succ holds the successor lists of the tasks not yet completed
 	// (TaskRec.succHead): a completed task's cells go back to the pool, so
@@ -232,6 +243,62 @@ func (s *Sim) AllocTasks(n int) {
 	s.Tasks = ts
 }
 
+// ReadyWatcher is a pass that follows the number of ready tasks over time:
+// Run calls ReadyOver for each interval (from, to] over which it held n,
+// as the count changes (not at every event), and up to the end.
+type ReadyWatcher interface {
+	ReadyOver(s *Sim, from, to int64, n int)
+}
+
+// integrate brings the integrals of the task counts' indicators up to now
+// (and the ready watchers, and the breakdown's MPI indicator): a rate is
+// constant between the changes of what it reads, so one step from the last
+// change sums what a step at every event would, and passes the window's
+// bounds at the same values. Every change of Ready, Blocked or the
+// breakdown's MPI count calls it first, at s.Now; every reader before it
+// reads.
+func (s *Sim) integrate(now int64) {
+	from := s.countsAt
+	if now == from {
+		return
+	}
+	dt := now - from
+	var ready, blocked int64
+	switch {
+	case s.Ready > 0:
+		ready = 1
+	case s.Blocked > 0:
+		blocked = 1
+	}
+	s.readyTime.Add(s, from, dt, ready)
+	s.blockedTime.Add(s, from, dt, blocked)
+	if b := s.Breakdown; b != nil {
+		var m int64
+		if b.inMPI > 0 {
+			m = 1
+		}
+		b.m.Add(s, from, dt, m)
+	}
+	for _, w := range s.watchers {
+		w.ReadyOver(s, from, now, s.Ready)
+	}
+	s.countsAt = now
+}
+
+// ReadyTime returns ∫ δr dt (δr = 1 while some task is ready, POT's Alg.
+// 3) from Start up to now, brought there first.
+func (s *Sim) ReadyTime(now int64) *Integral {
+	s.integrate(now)
+	return &s.readyTime
+}
+
+// BlockedTime returns ∫ dt over the time no task was ready and some task
+// waited for its predecessors, from Start up to now, brought there first.
+func (s *Sim) BlockedTime(now int64) *Integral {
+	s.integrate(now)
+	return &s.blockedTime
+}
+
 // Run replays every event of the process in time order through the model
 // and the passes (Alg. 1). The breakdown pass always runs.
 func (s *Sim) Run(m Model, passes ...Pass) error {
@@ -247,7 +314,14 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	if h.len() > 0 {
 		last = min(last, h.time[h.top()])
 	}
-	s.Now = last
+	s.Now, s.Start = last, last
+	s.countsAt, s.readyTime, s.blockedTime = last, Integral{}, Integral{}
+	s.watchers = s.watchers[:0]
+	for _, ps := range passes {
+		if w, ok := ps.(ReadyWatcher); ok {
+			s.watchers = append(s.watchers, w)
+		}
+	}
 	s.Breakdown = newBreakdown(s, last)
 	b := s.Breakdown
 	d := newDispatch(passes, s.Spare)
@@ -256,7 +330,13 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		th := h.top()
 		e := h.scans[th].Event()
 		dt := e.Time - last
-		b.Before(s, e, th, dt)
+		if dt < 0 {
+			// A clock that went back (a damaged trace): the integrals take
+			// this step on its own, as they did when they stepped at every
+			// event.
+			s.integrate(last)
+			s.integrate(e.Time)
+		}
 		k := dispatchKind(e.Kind)
 		for _, ps := range d.before[k] {
 			ps.Before(s, e, th, dt)
@@ -283,6 +363,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		return err
 	}
 	s.Now = max(s.End, last)
+	s.integrate(s.Now)
 	for _, ps := range append([]Pass{b}, passes...) {
 		ps.Before(s, nil, -1, s.Now-last)
 		ps.Finish(s)

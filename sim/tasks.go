@@ -140,24 +140,21 @@ func (ts *TaskStats) Finish(s *Sim) {
 type ReadySeries struct {
 	Start, Bin int64
 	Values     []int64
-	last       int64
 }
 
 // NewReadySeries returns a pass with n bins of width bin from start.
 func NewReadySeries(start, bin int64, n int) *ReadySeries {
-	return &ReadySeries{Start: start, Bin: max(bin, 1), Values: make([]int64, n), last: start}
+	return &ReadySeries{Start: start, Bin: max(bin, 1), Values: make([]int64, n)}
 }
 
-func (r *ReadySeries) Before(s *Sim, e *trace.Event, th int, dt int64) {
-	now := s.End
-	if e != nil {
-		now = e.Time
+// ReadyOver implements ReadyWatcher: n tasks were ready over (from, to].
+func (r *ReadySeries) ReadyOver(s *Sim, from, to int64, n int) {
+	if n > 0 {
+		r.add(from, to, int64(n))
 	}
-	if s.Ready > 0 {
-		r.add(r.last, now, int64(s.Ready))
-	}
-	r.last = now
 }
+
+func (r *ReadySeries) Before(s *Sim, e *trace.Event, th int, dt int64) {}
 
 func (r *ReadySeries) add(a, b, n int64) {
 	a = max(a, r.Start)
@@ -181,6 +178,7 @@ func (r *ReadySeries) add(a, b, n int64) {
 
 func (r *ReadySeries) After(s *Sim, e *trace.Event, th int) {}
 
-// Kinds implements Filtered: the pass integrates over every interval.
-func (r *ReadySeries) Kinds() (before, after KindSet) { return AllKinds, 0 }
+// Kinds implements Filtered: the pass follows the ready count
+// (ReadyOver), no event.
+func (r *ReadySeries) Kinds() (before, after KindSet) { return 0, 0 }
 func (r *ReadySeries) Finish(s *Sim)                  {}

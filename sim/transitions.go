@@ -26,6 +26,9 @@ func (s *Sim) setState(t Task, to TaskState) {
 	if !legal[from][to] {
 		s.Warn.Add("illegal transition", "task #%d %s → %s at %d ns", t, from, to, s.Now)
 	}
+	if from == Ready || from == Initialized || to == Ready || to == Initialized {
+		s.integrate(s.Now) // the counts change
+	}
 	switch from {
 	case Ready:
 		s.Ready--
@@ -121,6 +124,7 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
 		// the same instant: it was never really ready. Undo, not a transition.
+		s.integrate(s.Now)
 		s.Ready--
 		s.Blocked++
 		ts[succ].State = Initialized
@@ -808,6 +812,7 @@ func (s *Sim) EndRegion(r int32, th int) {
 			case Running:
 				s.stopRunning(m.Task, int(m.Thread))
 			case Ready:
+				s.integrate(s.Now)
 				s.Ready--
 			}
 			// Not a transition of the model: the region's end finishes it

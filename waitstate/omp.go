@@ -128,11 +128,11 @@ type OMPPass struct {
 	// whose begin was not seen
 	outside, other int32
 
+	// started: the threads' first intervals begin at the simulation's
+	// start (set at the pass's first After or Finish). The integrals of
+	// "some task ready" and "none ready, some blocked" are the
+	// simulation's (Sim.ReadyTime, Sim.BlockedTime).
 	started bool
-	// r integrates "some task ready", b "none ready, some blocked", up to
-	// prev.
-	r, b sim.Integral
-	prev int64
 }
 
 // NewOMPPass returns the pass for process rank with T threads.
@@ -201,37 +201,30 @@ func (p *OMPPass) rowOf(k ompKey) int32 {
 	return i
 }
 
-// Before implements sim.Pass: it integrates the indicators over the time
-// since the previous event (the state before this one holds over it).
-func (p *OMPPass) Before(s *sim.Sim, _ *trace.Event, _ int, dt int64) {
-	if !p.started {
-		p.started = true
-		p.prev = s.Now
-		for th := range p.since {
-			p.since[th] = s.Now
-		}
+// Before implements sim.Pass: the integrals it reads are the simulation's,
+// which step where their rates change, so there is nothing to do.
+func (p *OMPPass) Before(s *sim.Sim, _ *trace.Event, _ int, dt int64) {}
+
+// start begins every thread's first interval where the simulation starts.
+func (p *OMPPass) start(s *sim.Sim) {
+	p.started = true
+	for th := range p.since {
+		p.since[th] = s.Start
 	}
-	var rr, br int64
-	switch {
-	case s.Ready > 0:
-		rr = 1
-	case s.Blocked > 0:
-		br = 1
-	}
-	p.r.Add(s, p.prev, dt, rr)
-	p.b.Add(s, p.prev, dt, br)
-	p.prev += dt
 }
 
-// Kinds implements sim.Filtered: Before integrates every interval; After
-// has nothing to do after an event that changes no thread's category.
+// Kinds implements sim.Filtered: After has nothing to do after an event
+// that changes no thread's category; Before nothing at all.
 func (p *OMPPass) Kinds() (before, after sim.KindSet) {
-	return sim.AllKinds, sim.AllKinds &^ sim.QuietKinds()
+	return 0, sim.AllKinds &^ sim.QuietKinds()
 }
 
 // After implements sim.Pass: it follows the threads' sync regions and
 // closes a thread's interval when where it waits changes.
 func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
+	if !p.started {
+		p.start(s)
+	}
 	if th < 0 || th >= len(p.row) {
 		return
 	}
@@ -315,14 +308,14 @@ func (p *OMPPass) close(s *sim.Sim, th int, now int64) {
 	if k := p.row[th]; k >= 0 {
 		from, to := max(p.since[th], s.Begin), min(now, s.End)
 		if to > from {
-			ready, deps := p.r.Over(s, p.since[th], p.rSince[th], now), p.b.Over(s, p.since[th], p.bSince[th], now)
+			ready, deps := s.ReadyTime(now).Over(s, p.since[th], p.rSince[th], now), s.BlockedTime(now).Over(s, p.since[th], p.bSince[th], now)
 			ns := &p.ns[k]
 			ns[ReasonReady] += ready
 			ns[ReasonDeps] += deps
 			ns[ReasonNoTask] += to - from - ready - deps
 		}
 	}
-	p.since[th], p.rSince[th], p.bSince[th] = now, p.r.Value(), p.b.Value()
+	p.since[th], p.rSince[th], p.bSince[th] = now, s.ReadyTime(now).Value(), s.BlockedTime(now).Value()
 }
 
 // unknownLoc is the name of a location the trace knows nothing of.
@@ -331,9 +324,12 @@ const unknownLoc = "<unknown>"
 // Finish implements sim.Pass: it closes every thread with events (the
 // breakdown reports those) and names the rows.
 func (p *OMPPass) Finish(s *sim.Sim) {
+	if !p.started {
+		p.start(s)
+	}
 	for th := range p.row {
 		if s.HasEvents(th) {
-			p.close(s, th, p.prev)
+			p.close(s, th, s.Now)
 		}
 	}
 	name := func(loc int64) string {
