@@ -1,6 +1,9 @@
 package sim
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Attr is what the report says of a fragment node: its kind, the thread it
 // ran on (−1 for a barrier's join), its construct and when it began.
@@ -50,24 +53,32 @@ func (e *attrEncoder) add(v Attr) {
 }
 
 // attrSizer counts the bytes an attrEncoder appends for the same nodes,
-// so that Attrs is allocated once at its size: it is one, encoding into a
-// scratch Attrs that it empties after each node.
+// so that Attrs is allocated once at its size, from the varints' lengths
+// without writing them.
 type attrSizer struct {
-	enc     attrEncoder
-	scratch Attrs
-	bytes   int
+	n     int
+	prev  Attr
+	bytes int
 }
 
-func newAttrSizer() *attrSizer {
-	z := &attrSizer{}
-	z.enc.a = &z.scratch
-	return z
-}
+func newAttrSizer() *attrSizer { return &attrSizer{} }
 
 func (z *attrSizer) add(v Attr) {
-	z.enc.add(v)
-	z.bytes += len(z.scratch.data)
-	z.scratch.data, z.scratch.off = z.scratch.data[:0], z.scratch.off[:0]
+	if z.n%attrBlock == 0 {
+		z.prev = Attr{}
+	}
+	z.bytes += 1 + varintLen(int64(v.Thread)-int64(z.prev.Thread)) + varintLen(int64(v.Loc)-int64(z.prev.Loc)) + varintLen(v.Start-z.prev.Start)
+	z.prev = v
+	z.n++
+}
+
+// varintLen is the length of binary.AppendVarint's encoding of x.
+func varintLen(x int64) int {
+	ux := uint64(x) << 1
+	if x < 0 {
+		ux = ^ux
+	}
+	return (bits.Len64(ux|1) + 6) / 7
 }
 
 // attrReader decodes an Attrs forward from a block's beginning.

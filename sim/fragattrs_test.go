@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -186,5 +187,24 @@ func TestRegionSize(t *testing.T) {
 func TestTaskRecSize(t *testing.T) {
 	if n := unsafe.Sizeof(TaskRec{}); n != 48 {
 		t.Errorf("TaskRec is %d bytes, want 48", n)
+	}
+}
+
+// varintLen is the length AppendVarint writes, at every power of two and
+// next to it, both signs.
+func TestVarintLen(t *testing.T) {
+	for sh := 0; sh < 64; sh++ {
+		for _, d := range []int64{-1, 0, 1} {
+			for _, x := range []int64{int64(1)<<sh + d, -(int64(1) << sh) + d} {
+				if got, want := varintLen(x), len(binary.AppendVarint(nil, x)); got != want {
+					t.Fatalf("varintLen(%d) = %d, want %d", x, got, want)
+				}
+			}
+		}
+	}
+	for _, x := range []int64{math.MinInt64, math.MaxInt64, 0} {
+		if got, want := varintLen(x), len(binary.AppendVarint(nil, x)); got != want {
+			t.Fatalf("varintLen(%d) = %d, want %d", x, got, want)
+		}
 	}
 }
