@@ -198,12 +198,33 @@ func predTimes(edges []graph.RemoteEdges, i int, buf *[][]predAt) sim.PredTime {
 		// filled in edge order would have it.
 		slices.SortStableFunc(l, func(a, b predAt) int { return cmp.Compare(a.event, b.event) })
 	}
+	// The simulation asks in each thread's event order: a lookup starts
+	// where the thread's last one ended (every entry before next[th] is
+	// of an event before the last asked) and scans a few entries before it
+	// bisects.
+	next := make([]int, len(byThread))
 	return func(th int, idx int64) (int64, bool) {
 		if th < 0 || th >= len(byThread) {
 			return 0, false
 		}
 		l := byThread[th]
+		if k := next[th]; k == 0 || l[k-1].event < idx {
+			for j := k; j < len(l) && j < k+8; j++ {
+				if l[j].event > idx {
+					next[th] = j
+					return 0, false
+				}
+				if l[j].event == idx {
+					for j+1 < len(l) && l[j+1].event == idx {
+						j++ // the last of equal events
+					}
+					next[th] = j + 1
+					return l[j].time, true
+				}
+			}
+		}
 		k := sort.Search(len(l), func(j int) bool { return l[j].event > idx }) - 1
+		next[th] = k + 1
 		if k < 0 || l[k].event != idx {
 			return 0, false
 		}
