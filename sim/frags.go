@@ -183,16 +183,21 @@ func (m *EventNodes) Get(th int, index int64) (int32, bool) {
 		return -1, false
 	}
 	bs := m.threads[th]
+	if k, j, ok := search(bs, index); ok {
+		return bs[k].node[j], true
+	}
+	return -1, false
+}
+
+// search returns the block and the entry of index in bs.
+func search(bs []eventBlock, index int64) (k, j int, ok bool) {
 	// The last block starting at or before index.
-	k := sort.Search(len(bs), func(i int) bool { return bs[i].first > index }) - 1
+	k = sort.Search(len(bs), func(i int) bool { return bs[i].first > index }) - 1
 	if k < 0 || uint64(index-bs[k].first) > math.MaxUint32 {
-		return -1, false
+		return 0, 0, false
 	}
-	j, ok := slices.BinarySearch(bs[k].off, uint32(index-bs[k].first))
-	if !ok {
-		return -1, false
-	}
-	return bs[k].node[j], true
+	j, ok = slices.BinarySearch(bs[k].off, uint32(index-bs[k].first))
+	return k, j, ok
 }
 
 // EventCursor looks events up in an EventNodes as Get does, faster when
@@ -240,11 +245,7 @@ func (c *EventCursor) Get(th int, index int64) (int32, bool) {
 			}
 		}
 	}
-	k := sort.Search(len(bs), func(i int) bool { return bs[i].first > index }) - 1
-	if k < 0 || uint64(index-bs[k].first) > math.MaxUint32 {
-		return -1, false
-	}
-	j, ok := slices.BinarySearch(bs[k].off, uint32(index-bs[k].first))
+	k, j, ok := search(bs, index)
 	if !ok {
 		return -1, false
 	}
