@@ -695,7 +695,6 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	if p.cur == nil {
 		p.init(s)
 	}
-	idx := s.Pos(th)
 	switch e.Kind {
 	case trace.MPIEnter:
 		p.mpiDepth[th]++
@@ -732,11 +731,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.post[th] = -1
 	case trace.MPISend, trace.CollBegin:
 		if n := p.sendSource(s, th); n >= 0 {
-			p.F.SendNode.Add(th, idx, n)
+			p.F.SendNode.Add(th, s.Pos(th), n)
 		}
 		return
 	case trace.MPIRecv, trace.CollEnd:
 		if p.cur[th] != -1 {
+			idx := s.Pos(th)
 			p.F.RecvNode.Add(th, idx, p.materialize(s, th))
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
@@ -748,11 +748,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.RemoteDepOut:
 		if t := p.taskArg(s, e.Args[0]); t != NoTask {
 			if last := p.lastOf[t]; last >= 0 {
-				p.F.SendNode.Add(th, idx, last)
+				p.F.SendNode.Add(th, s.Pos(th), last)
 			}
 		}
 		return
 	case trace.RemoteDepIn:
+		idx := s.Pos(th)
 		t := p.taskArg(s, e.Args[0])
 		l := p.node(FragLatency, th, -1, s.Now)
 		if p.pred != nil {
