@@ -86,8 +86,14 @@ type call struct {
 // rank to arrive runs complete before the others are released. join returns
 // the completed slot, or the error every rank of a mismatched call gets.
 //
+// At most one collective is open (w.open): a rank enters collective seq+1
+// only once every rank has arrived at seq, and the last to arrive closes
+// it. A replay runs one collective a superstep, thousands: a field, where
+// a map of open slots by sequence number cost a hash and a cache miss
+// twice a rank and collective.
+//
 // A rank waits on its slot's channel alone: an abort or a rank's exit closes
-// every open slot (world.stop) instead of every waiter also selecting on
+// the open slot (world.stop) instead of every waiter also selecting on
 // job-wide channels, which thousands of ranks would contend for.
 func (c *rankComm) join(cl call, init, deposit, complete func(s *slot)) (*slot, error) {
 	w := c.w
@@ -99,11 +105,18 @@ func (c *rankComm) join(cl call, init, deposit, complete func(s *slot)) (*slot, 
 		w.collMu.Unlock()
 		return nil, w.stoppedErr(cl.name, seq)
 	}
-	s := w.slots[seq]
-	if s == nil {
+	s := w.open
+	switch {
+	case s == nil:
 		s = w.takeSlot(cl, init)
-		w.slots[seq] = s
-	} else if s.err == nil && (s.name != cl.name || s.root != cl.root || s.op != cl.op || s.n != cl.n) {
+		w.open, w.openSeq = s, seq
+	case w.openSeq != seq:
+		// Not possible by the argument above; failing every rank is better
+		// than a hang should it ever be wrong.
+		w.collMu.Unlock()
+		w.abort(c.rank, fmt.Errorf("inproc: rank %d entered collective #%d while #%d was open", c.rank, seq, w.openSeq))
+		return nil, w.cause
+	case s.err == nil && (s.name != cl.name || s.root != cl.root || s.op != cl.op || s.n != cl.n):
 		s.err = fmt.Errorf("inproc: collective #%d: rank %d called %s, another rank called %s: every rank must make the same collective calls in the same order",
 			seq, c.rank, cl.describe(), call{s.name, s.root, s.op, s.n}.describe())
 	}
@@ -118,7 +131,7 @@ func (c *rankComm) join(cl call, init, deposit, complete func(s *slot)) (*slot, 
 	s.arrived++
 	last := s.arrived == w.size && !s.closed
 	if last {
-		delete(w.slots, seq)
+		w.open = nil
 		s.closed = true
 	}
 	w.collMu.Unlock()
@@ -154,9 +167,9 @@ func (w *world) stop() {
 		return
 	}
 	w.stopped = true
-	for seq, s := range w.slots {
-		delete(w.slots, seq)
-		s.stopErr = w.stoppedErr(s.name, seq)
+	if s := w.open; s != nil {
+		w.open = nil
+		s.stopErr = w.stoppedErr(s.name, w.openSeq)
 		s.closed = true
 		close(s.done)
 	}

@@ -74,8 +74,9 @@ type world struct {
 	boxes []mailbox // indexed by destination rank
 
 	collMu  sync.Mutex
-	slots   map[uint64]*slot // open collectives by sequence number
-	stopped bool             // no collective can complete any more (see stop)
+	open    *slot  // the open collective, if any (coll.go, join)
+	openSeq uint64 // its sequence number
+	stopped bool   // no collective can complete any more (see stop)
 	// free are slots every rank has left (release), for the next
 	// collectives: a replay runs one per superstep, thousands, and their
 	// slots were most of what the critical path allocated and dropped.
@@ -89,7 +90,6 @@ func newWorld(k int) *world {
 		aborted: make(chan struct{}),
 		exited:  make([]chan struct{}, k),
 		boxes:   make([]mailbox, k),
-		slots:   make(map[uint64]*slot),
 	}
 	for r := range w.exited {
 		w.exited[r] = make(chan struct{})
