@@ -12,8 +12,9 @@ import (
 
 // slot is the rendezvous of one collective call: every rank deposits its part
 // into fields indexed by its own rank, the last to arrive completes the slot
-// and closes done, and then each rank picks up its result. One slot and one
-// channel per collective, whatever the number of ranks.
+// and marks it finished (world.finish), and then each rank picks up its
+// result. One slot, and at most one channel, per collective, whatever the
+// number of ranks.
 type slot struct {
 	name string  // e.g. "Bcast"; every rank must call the same
 	root int     // -1 when the collective has none
@@ -22,9 +23,15 @@ type slot struct {
 	err  error   // set when the ranks' calls disagree
 
 	arrived int
-	closed  bool  // done is closed or about to be (under collMu)
-	stopErr error // set by world.stop before it closes done
-	done    chan struct{}
+	closed  bool  // the last rank arrived, or stop failed it (under collMu)
+	stopErr error // set by world.stop before it marks the slot finished
+	// fin: complete (or failed), its results readable. When ranks poll
+	// (world.spin), only a rank that must block makes done (under collMu),
+	// which finish and stop then close: most collectives of a replay
+	// complete while their waiters poll, and no channel is made or closed.
+	// Otherwise every waiter blocks, on done made with the slot.
+	fin  atomic.Bool
+	done chan struct{}
 
 	bcast []byte       // Bcast: root's buffer, copied
 	bufs  [][]byte     // Gatherv: by source rank; Alltoallv: K×K, row = destination
@@ -49,7 +56,9 @@ func (w *world) takeSlot(cl call, init func(s *slot)) *slot {
 		s = &slot{}
 	}
 	s.name, s.root, s.op, s.n = cl.name, cl.root, cl.op, cl.n
-	s.done = make(chan struct{})
+	if !w.spin {
+		s.done = make(chan struct{})
+	}
 	if init != nil {
 		init(s)
 	}
@@ -92,8 +101,8 @@ type call struct {
 // a map of open slots by sequence number cost a hash and a cache miss
 // twice a rank and collective.
 //
-// A rank waits on its slot's channel alone: an abort or a rank's exit closes
-// the open slot (world.stop) instead of every waiter also selecting on
+// A rank waits on its slot alone: an abort or a rank's exit finishes the
+// open slot (world.stop) instead of every waiter also selecting on
 // job-wide channels, which thousands of ranks would contend for.
 func (c *rankComm) join(cl call, init, deposit, complete func(s *slot)) (*slot, error) {
 	w := c.w
@@ -141,10 +150,10 @@ func (c *rankComm) join(cl call, init, deposit, complete func(s *slot)) (*slot, 
 		if s.err == nil && complete != nil {
 			complete(s)
 		}
-		close(s.done)
+		w.finish(s)
 	}
 
-	w.wait(s.done)
+	w.wait(s)
 	if w.isAborted() {
 		return nil, w.cause
 	}
@@ -171,6 +180,25 @@ func (w *world) stop() {
 		w.open = nil
 		s.stopErr = w.stoppedErr(s.name, w.openSeq)
 		s.closed = true
+		w.finishLocked(s)
+	}
+}
+
+// finish marks s finished and wakes the ranks blocked on it.
+func (w *world) finish(s *slot) {
+	if !w.spin { // done was made with the slot, and no rank makes it later
+		s.fin.Store(true)
+		close(s.done)
+		return
+	}
+	w.collMu.Lock()
+	w.finishLocked(s)
+	w.collMu.Unlock()
+}
+
+func (w *world) finishLocked(s *slot) {
+	s.fin.Store(true)
+	if s.done != nil {
 		close(s.done)
 	}
 }
@@ -433,17 +461,27 @@ func reduce[T int64 | float64](c *rankComm, name string, root int, op comm.Op, v
 // still work.
 const spinWait = 256
 
-// wait returns once done is closed.
-func (w *world) wait(done chan struct{}) {
-	if w.spin {
-		for range spinWait {
-			select {
-			case <-done:
-				return
-			default:
-			}
-			runtime.Gosched()
-		}
+// wait returns once s is finished.
+func (w *world) wait(s *slot) {
+	if !w.spin {
+		<-s.done
+		return
 	}
+	for range spinWait {
+		if s.fin.Load() {
+			return
+		}
+		runtime.Gosched()
+	}
+	w.collMu.Lock()
+	if s.fin.Load() {
+		w.collMu.Unlock()
+		return
+	}
+	if s.done == nil {
+		s.done = make(chan struct{})
+	}
+	done := s.done
+	w.collMu.Unlock()
 	<-done
 }
