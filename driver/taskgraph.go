@@ -95,15 +95,21 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		}
 		e := &r.edges[i]
 		var recv []int32 // (latency node, its receive's fragment) pairs
+		// The edges come in their events' order: looked up by cursor.
+		depAt := pg.depIn.Cursor()
+		var recvAt sim.EventCursor
+		if f := pg.frags; f != nil {
+			recvAt = f.RecvNode.Cursor()
+		}
 		for k := range e.Len() {
-			succ, ok := pg.depIn.Get(int(e.ThreadAt(k)), e.EventAt(k))
+			succ, ok := depAt.Get(int(e.ThreadAt(k)), e.EventAt(k))
 			if !ok || !didRun(i, succ) {
 				continue
 			}
 			l := b.AddNode(false)
 			w.Append(0)
-			if f := pg.frags; f != nil {
-				if n, ok := f.RecvNode.Get(int(e.ThreadAt(k)), e.EventAt(k)); ok {
+			if pg.frags != nil {
+				if n, ok := recvAt.Get(int(e.ThreadAt(k)), e.EventAt(k)); ok {
 					recv = append(recv, l, n)
 				}
 			}
@@ -127,13 +133,17 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
+	depOutAt := make([]sim.EventCursor, len(r.cp))
+	for i, pg := range r.cp {
+		depOutAt[i] = pg.depOut.Cursor()
+	}
 	dag, err := b.Build(r.c, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - r.lo
 		if i < 0 || i >= len(r.cp) {
 			return orphan, true
 		}
-		t, ok := r.cp[i].depOut.Get(th, key.B)
+		t, ok := depOutAt[i].Get(th, key.B)
 		if !ok || !didRun(i, t) {
 			return orphan, true
 		}
