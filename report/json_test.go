@@ -29,3 +29,31 @@ func TestWriteJSONAsEncoder(t *testing.T) {
 		t.Fatalf("the sample report is %d bytes: not the full report", want.Len())
 	}
 }
+
+// FuzzIndentCompact: on any valid JSON, compacted as json.Marshal would
+// leave it, indentCompact writes what json.Indent writes.
+func FuzzIndentCompact(f *testing.F) {
+	for _, s := range []string{
+		`{}`, `[]`, `{"a":[]}`, `[{},[],{"":{}}]`, `{"k\"{[,:":"v\\\"]}"}`,
+		`[1,-2.5e10,true,false,null,"x"]`, `{"a":{"b":{"c":[1,[2,[3]]]}}}`,
+		`"\u2028<&>"`, `0`, ` { "a" : [ 1 , 2 ] } `,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if !json.Valid(data) {
+			return
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, data); err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
+			t.Fatal(err)
+		}
+		if got := indentCompact(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("indentCompact(%q) =\n%s\nwant\n%s", compact.Bytes(), got, want.Bytes())
+		}
+	})
+}
