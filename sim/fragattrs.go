@@ -44,10 +44,12 @@ func (e *attrEncoder) add(v Attr) {
 		a.off = append(a.off, int64(len(a.data)))
 		e.prev = Attr{}
 	}
-	a.data = append(a.data, byte(v.Kind))
-	a.data = binary.AppendVarint(a.data, int64(v.Thread)-int64(e.prev.Thread))
-	a.data = binary.AppendVarint(a.data, int64(v.Loc)-int64(e.prev.Loc))
-	a.data = binary.AppendVarint(a.data, v.Start-e.prev.Start) // wraps for extreme values, and unwraps the same
+	// One store of the slice: each is a write barrier while the collector
+	// runs.
+	d := append(a.data, byte(v.Kind))
+	d = binary.AppendVarint(d, int64(v.Thread)-int64(e.prev.Thread))
+	d = binary.AppendVarint(d, int64(v.Loc)-int64(e.prev.Loc))
+	a.data = binary.AppendVarint(d, v.Start-e.prev.Start) // wraps for extreme values, and unwraps the same
 	e.prev = v
 	a.n++
 }

@@ -229,8 +229,7 @@ func (s *stream) put2(x, y int64) {
 		s.room(k)
 		s.cur = append(s.cur, tmp[:k]...)
 	} else {
-		s.cur = binary.AppendVarint(s.cur, x)
-		s.cur = binary.AppendVarint(s.cur, y)
+		s.cur = binary.AppendVarint(binary.AppendVarint(s.cur, x), y)
 	}
 	s.curN++
 }
