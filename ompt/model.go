@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/ptrace-dev/ptrace/internal/idmap"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -16,9 +17,9 @@ import (
 // encountering task, MPI calls mark threads as communicating and remote
 // dependences release tasks of distributed task runtimes.
 type Model struct {
-	base    []int32 // per creating thread: dense index of its first task
-	maxSeq  []int64 // per creating thread: highest task seq created
-	regions map[int64]int32
+	base    []int32   // per creating thread: dense index of its first task
+	maxSeq  []int64   // per creating thread: highest task seq created
+	regions idmap.Map // open parallel regions: parallel id → region instance
 	deps    *depTracker
 	skip    []int64 // per thread: index of the last event consumed by lookahead
 	noWait  bool    // the trace has no sync_wait events: use sync_begin/end
@@ -60,7 +61,7 @@ func (m *Model) Recycle() {
 
 // NewModel returns a model for one process.
 func NewModel() *Model {
-	return &Model{regions: map[int64]int32{}, deps: newDepTracker()}
+	return &Model{deps: newDepTracker()}
 }
 
 // KeepDependences makes the model report every dependence edge, including
@@ -186,11 +187,11 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.BeginImplicit(t, sim.KindInitial, th)
 			return
 		}
-		r, ok := m.regions[e.Args[0]]
+		r, ok := m.regions.Get(e.Args[0])
 		if !ok {
 			// The worker's begin came before the region's (equal times).
 			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
-			m.regions[e.Args[0]] = r
+			m.regions.Set(e.Args[0], r)
 		}
 		team := int32(min(max(e.Args[2], 0), 1<<30))
 		if t := s.TeamSize(team); t < team {
@@ -215,14 +216,14 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 	case trace.ParallelBegin:
 		r := s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
-		m.regions[e.Args[0]] = r
+		m.regions.Set(e.Args[0], r)
 		s.SuspendForParallel(m.current(s, th, e.Args[1]), r, th)
 	case trace.ParallelEnd:
 		s.EndWait(m.current(s, th, e.Args[1]), th)
-		if r, ok := m.regions[e.Args[0]]; ok {
+		if r, ok := m.regions.Get(e.Args[0]); ok {
 			s.EndRegion(r, th)
 		}
-		delete(m.regions, e.Args[0])
+		m.regions.Delete(e.Args[0])
 	case trace.TaskCreate:
 		t := m.task(s, e.Args[0], "task_create")
 		parent := m.current(s, th, e.Args[1])

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/ptrace-dev/ptrace/internal/idmap"
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -376,8 +377,8 @@ type FragPass struct {
 	// feed. Barriers it replaced are in barriers, by region<<32 | index.
 	latest   []barrierRef
 	barriers map[int64]int32
-	forkSrc  map[int64]int32 // parallel id → encountering fragment
-	regionOf map[int64]int32 // parallel id → region instance
+	forkSrc  idmap.Map // parallel id → encountering fragment
+	regionOf idmap.Map // parallel id → region instance
 }
 
 // lazyOpen marks a thread's open fragment that is not a node yet: a
@@ -422,8 +423,7 @@ func (n *fragNode) setThread(th int) {
 
 // NewFragPass returns the pass; pred may be nil for a single-process trace.
 func NewFragPass(pred PredTime) *FragPass {
-	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{},
-		forkSrc: map[int64]int32{}, regionOf: map[int64]int32{}}
+	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{}}
 }
 
 func (p *FragPass) init(s *Sim) {
@@ -446,7 +446,7 @@ func (p *FragPass) init(s *Sim) {
 		p.cells, p.nodes.pages.free, p.latest = sp.cells, sp.pages, sp.latest[:0]
 		p.cells.Reset()
 		if sp.barriers != nil {
-			p.groupIn, p.barriers, p.forkSrc, p.regionOf = sp.groupIn, sp.barriers, sp.forkSrc, sp.regionOf
+			p.groupIn, p.barriers = sp.groupIn, sp.barriers
 		}
 	}
 	perTask := func(k int) []int32 {
@@ -474,8 +474,6 @@ type fragSpare struct {
 	pages    [][]fragNode
 	groupIn  map[int32]int32 // the maps, cleared; nil before a first pass
 	barriers map[int64]int32
-	forkSrc  map[int64]int32
-	regionOf map[int64]int32
 }
 
 // recycle gives the pass's working state to s.Spare, if any.
@@ -485,17 +483,17 @@ func (p *FragPass) recycle(s *Sim) {
 	}
 	clear(p.groupIn)
 	clear(p.barriers)
-	clear(p.forkSrc)
-	clear(p.regionOf)
 	s.Spare.frag = fragSpare{
 		perTask: [8][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn, p.firstOf, p.lastOf},
 		latest:  p.latest, cells: p.cells, pages: p.nodes.recycle(),
-		groupIn: p.groupIn, barriers: p.barriers, forkSrc: p.forkSrc, regionOf: p.regionOf,
+		groupIn: p.groupIn, barriers: p.barriers,
 	}
 	p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn = nil, nil, nil, nil, nil, nil
 	p.firstOf, p.lastOf = nil, nil
 	p.cells, p.latest = lists.Pool{}, nil
-	p.groupIn, p.barriers, p.forkSrc, p.regionOf = nil, nil, nil, nil
+	p.groupIn, p.barriers = nil, nil
+	p.forkSrc.Clear()
+	p.regionOf.Clear()
 }
 
 // Take returns the finished graph without the pass's per-task bookkeeping,
@@ -820,21 +818,21 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.ParallelBegin:
 		p.close(s, th)
 		if t := s.Threads[th].Current(); t != NoTask {
-			p.forkSrc[e.Args[0]] = p.lastOf[t]
+			p.forkSrc.Set(e.Args[0], p.lastOf[t])
 		}
 	case trace.ImplicitTaskBegin:
 		if t := s.Threads[th].Current(); t != NoTask && e.Args[4]&1 == 0 { // not the initial task
-			if src, ok := p.forkSrc[e.Args[0]]; ok {
+			if src, ok := p.forkSrc.Get(e.Args[0]); ok {
 				p.push(&p.pend[t], src)
 			}
-			p.regionOf[e.Args[0]] = s.Tasks[t].Region
+			p.regionOf.Set(e.Args[0], s.Tasks[t].Region)
 		}
 	case trace.ParallelEnd:
 		p.close(s, th)
 		// The region's end finished its workers' implicit tasks (EndRegion):
 		// their fragments end now, before they join the continuation.
 		p.closeTouched(s, th)
-		if r, ok := p.regionOf[e.Args[0]]; ok && r >= 0 {
+		if r, ok := p.regionOf.Get(e.Args[0]); ok && r >= 0 {
 			if t := s.Threads[th].Current(); t != NoTask {
 				for _, m := range s.Regions[r].Members {
 					if s.valid(m.Task) {
@@ -843,8 +841,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 				}
 			}
 		}
-		delete(p.forkSrc, e.Args[0])
-		delete(p.regionOf, e.Args[0])
+		p.forkSrc.Delete(e.Args[0])
+		p.regionOf.Delete(e.Args[0])
 	case trace.SyncWaitBegin:
 		p.close(s, th)
 		p.arrive(s, th, e.Args[0])
