@@ -161,32 +161,108 @@ type lastRow struct {
 
 // regionLocs maps parallel region ids to their constructs' locations for
 // as long as a late report may name them: an id stays at least
-// keepRegions newer regions (two generations of maps), so that a code
-// opening a region per iteration does not grow a map of every region it
-// ever opened.
-type regionLocs struct{ cur, old map[int64]int64 }
+// keepRegions newer regions (two generations of tables), so that a code
+// opening a region per iteration does not grow a table of every region it
+// ever opened. The last region put is kept at hand: the workers' sync
+// regions name it (Go maps, emptied and grown again every generation,
+// were 4 % of halo's simulation).
+type regionLocs struct {
+	cur, old        locTable
+	lastID, lastLoc int64
+	hasLast         bool
+}
 
 const keepRegions = 4096
 
-func newRegionLocs() regionLocs { return regionLocs{cur: map[int64]int64{}} }
+func newRegionLocs() regionLocs { return regionLocs{} }
 
 func (m *regionLocs) put(id, loc int64) {
-	if len(m.cur) >= keepRegions {
+	if m.cur.n >= keepRegions {
 		m.old, m.cur = m.cur, m.old
-		if m.cur == nil {
-			m.cur = map[int64]int64{}
-		}
-		clear(m.cur)
+		m.cur.reset()
 	}
-	m.cur[id] = loc
+	m.cur.put(id, loc)
+	m.lastID, m.lastLoc, m.hasLast = id, loc, true
 }
 
 func (m *regionLocs) get(id int64) (int64, bool) {
-	if loc, ok := m.cur[id]; ok {
+	if m.hasLast && id == m.lastID {
+		return m.lastLoc, true // the last put is in cur
+	}
+	if loc, ok := m.cur.get(id); ok {
 		return loc, true
 	}
-	loc, ok := m.old[id]
-	return loc, ok
+	return m.old.get(id)
+}
+
+// locTable is an open-addressing table from int64 ids to int64 values,
+// linearly probed, at most half full (it doubles, from 16 slots). A slot
+// is used when its stamp is the table's: reset empties it by moving the
+// stamp on, without clearing the slots.
+type locTable struct {
+	slots []locSlot
+	stamp uint32
+	n     int
+}
+
+type locSlot struct {
+	id, loc int64
+	stamp   uint32
+}
+
+// find returns the index of id's slot, or of the free slot where it goes,
+// and whether id is there.
+func (t *locTable) find(id int64) (int, bool) {
+	mask := len(t.slots) - 1
+	for i := int(uint64(id)*0x9e3779b97f4a7c15>>32) & mask; ; i = (i + 1) & mask {
+		sl := &t.slots[i]
+		if sl.stamp != t.stamp {
+			return i, false
+		}
+		if sl.id == id {
+			return i, true
+		}
+	}
+}
+
+func (t *locTable) get(id int64) (int64, bool) {
+	if t.n == 0 {
+		return 0, false
+	}
+	if i, ok := t.find(id); ok {
+		return t.slots[i].loc, true
+	}
+	return 0, false
+}
+
+func (t *locTable) put(id, loc int64) {
+	if 2*(t.n+1) > len(t.slots) {
+		t.grow()
+	}
+	i, ok := t.find(id)
+	if !ok {
+		t.n++
+	}
+	t.slots[i] = locSlot{id: id, loc: loc, stamp: t.stamp}
+}
+
+func (t *locTable) grow() {
+	old, stamp := t.slots, t.stamp
+	t.slots, t.stamp = make([]locSlot, max(16, 2*len(old))), 1
+	for _, sl := range old {
+		if sl.stamp == stamp {
+			i, _ := t.find(sl.id)
+			t.slots[i] = locSlot{id: sl.id, loc: sl.loc, stamp: t.stamp}
+		}
+	}
+}
+
+func (t *locTable) reset() {
+	t.n = 0
+	if t.stamp++; t.stamp == 0 {
+		clear(t.slots) // the stamp went round: no slot may match it
+		t.stamp = 1
+	}
 }
 
 func (p *OMPPass) rowOf(k ompKey) int32 {

@@ -1,6 +1,7 @@
 package waitstate
 
 import (
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -228,7 +229,46 @@ func TestRegionLocsKeep(t *testing.T) {
 			t.Fatalf("region %d of %d: (%d, %v), want (%d, true)", id, n, loc, ok, id*10)
 		}
 	}
-	if len(m.cur)+len(m.old) > 2*keepRegions {
-		t.Fatalf("%d regions kept, want at most %d", len(m.cur)+len(m.old), 2*keepRegions)
+	if m.cur.n+m.old.n > 2*keepRegions {
+		t.Fatalf("%d regions kept, want at most %d", m.cur.n+m.old.n, 2*keepRegions)
+	}
+}
+
+// TestRegionLocsAsMaps: regionLocs answers as two generations of Go maps
+// do (the current one swapped out once it holds keepRegions ids), under
+// random puts, repeated ids and lookups of ids recent, old and never put,
+// negative and zero ones too, across many generations (so the tables'
+// stamps move on and their slots are reused).
+func TestRegionLocsAsMaps(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	m := newRegionLocs()
+	cur, old := map[int64]int64{}, map[int64]int64{}
+	next := int64(-50)
+	for op := range 200_000 {
+		if r.IntN(3) > 0 {
+			id := next
+			if r.IntN(8) == 0 {
+				id = next - r.Int64N(3*keepRegions) // an id put before, or never
+			} else {
+				next++
+			}
+			loc := r.Int64()
+			m.put(id, loc)
+			if len(cur) >= keepRegions {
+				old, cur = cur, map[int64]int64{}
+			}
+			cur[id] = loc
+		}
+		id := next - r.Int64N(3*keepRegions)
+		if r.IntN(4) == 0 {
+			id = next - 1
+		}
+		want, wok := cur[id]
+		if !wok {
+			want, wok = old[id]
+		}
+		if got, ok := m.get(id); got != want || ok != wok {
+			t.Fatalf("op %d: get(%d) = %d, %v; want %d, %v", op, id, got, ok, want, wok)
+		}
 	}
 }
