@@ -29,8 +29,7 @@ import (
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/report"
-	"gonum.org/v1/gonum/stat"
-	"gonum.org/v1/gonum/stat/distuv"
+	"gonum.org/v1/gonum/mathext"
 )
 
 // Task is one executed task as the analysis knows it.
@@ -388,7 +387,7 @@ func logCosts(ts []point) (x []float64, ok bool) {
 		}
 		x[i] = math.Log(t.cost)
 	}
-	if stat.Variance(x, nil) < 1e-9 {
+	if variance(x) < 1e-9 {
 		return nil, false
 	}
 	return x, true
@@ -398,7 +397,7 @@ func logCosts(ts []point) (x []float64, ok bool) {
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
-	return stat.Quantile(0.5, stat.LinInterp, s, nil)
+	return sortedMedian(s)
 }
 
 // robustScale is 1.4826·MAD of r around its median, floored at minScale.
@@ -426,7 +425,7 @@ func fitLogLog(x, y []float64, minScale float64) model {
 	r := make([]float64, len(x))
 	var a, b, s float64
 	for round := 0; round < 5; round++ {
-		a, b = stat.LinearRegression(x, y, w, false)
+		a, b = linearRegression(x, y, w)
 		for i := range x {
 			r[i] = y[i] - (a + b*x[i])
 		}
@@ -483,9 +482,9 @@ func tQuantile(p, df float64) float64 {
 		df = 1
 	}
 	if df > 1e4 {
-		return distuv.UnitNormal.Quantile(p)
+		return mathext.NormalQuantile(p)
 	}
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile(p)
+	return studentsTQuantile(p, df)
 }
 
 // group clusters anomalies in time: sorted by start, an anomaly joins the
