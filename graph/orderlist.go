@@ -1,38 +1,31 @@
 package graph
 
+import "github.com/ptrace-dev/ptrace/internal/packed"
+
 // nodeList is the nodes of an Order in evaluation order, packed: each the
 // difference from the one before, zigzag LEB128 (a chain's next node, most
 // of them, is one byte where an int32 took four; 7 MB less on the 10
 // M-event halo, at the forward replay's peak). It grows in blocks that are
-// never copied (a doubling slice left its old array as garbage at the
-// replay's peak), and no varint straddles two. It is read backward only
-// (ReplayInReverse): a varint's last byte is the only one without the
-// continuation bit, so the bytes before the end tell where it begins.
+// never copied (packed.Blocks: a doubling slice left its old array as
+// garbage at the replay's peak), and no varint straddles two. It is read
+// backward only (ReplayInReverse): a varint's last byte is the only one
+// without the continuation bit, so the bytes before the end tell where it
+// begins.
 type nodeList struct {
-	full [][]byte // blocks filled
-	cur  []byte   // the block being filled
-	n    int
-	last int32
+	blocks packed.Blocks
+	n      int
+	last   int32
 }
 
-// nodeBlock is a block's size: 64 KiB, so a list wastes at most that.
-const nodeBlock = 64 << 10
-
 func (l *nodeList) add(v int32) {
-	if cap(l.cur)-len(l.cur) < 10 {
-		if l.cur != nil {
-			l.full = append(l.full, l.cur)
-		}
-		l.cur = make([]byte, 0, nodeBlock)
-	}
+	b := l.blocks.Room(10)
 	d := int64(v) - int64(l.last)
 	u := uint64(d<<1) ^ uint64(d>>63)
-	b := l.cur
 	for u >= 0x80 {
 		b = append(b, byte(u)|0x80)
 		u >>= 7
 	}
-	l.cur = append(b, byte(u))
+	l.blocks.Wrote(append(b, byte(u)))
 	l.last, l.n = v, l.n+1
 }
 
@@ -48,8 +41,8 @@ type backward struct {
 }
 
 func (l *nodeList) backward() backward {
-	blocks := append(l.full[:len(l.full):len(l.full)], l.cur)
-	return backward{blocks: blocks, bi: len(blocks) - 1, end: len(l.cur), cur: l.last}
+	blocks := l.blocks.List()
+	return backward{blocks: blocks, bi: len(blocks) - 1, end: len(blocks[len(blocks)-1]), cur: l.last}
 }
 
 // next returns the current node and steps to the one before it; it must be

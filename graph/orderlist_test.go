@@ -45,7 +45,7 @@ func TestNodeListBackward(t *testing.T) {
 			t.Fatalf("second reading, node %d from the end: %d, want %d", len(want)-1-i, got, want[i])
 		}
 	}
-	if b := len(l.full) * nodeBlock; b > len(want)*3 {
+	if b := l.blocks.Bytes(); b > len(want)*3 {
 		t.Fatalf("%d bytes for %d nodes, 60 %% of them a chain step", b, len(want))
 	}
 }

@@ -1,6 +1,10 @@
 package trace
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+
+	"github.com/ptrace-dev/ptrace/internal/packed"
+)
 
 // The communication log: the load's validating decode sees every event, and
 // communication events (the kinds ThreadEvents.Comm counts) are few in a
@@ -25,24 +29,18 @@ const CommArgs = 3
 
 // commLog is one thread's log and where its last entry left the
 // differences; pre counts the thread's other events at time runTime since
-// its last entry. The log is a list of blocks, each ended where the next
-// entry might not fit: grown by doubling and copying, it allocated twice
-// its final size (the load's main garbage, 24 of its 41 MB on halo).
+// its last entry. The log's bytes are blocks (packed.Blocks): grown by
+// doubling and copying, it allocated twice its final size (the load's
+// main garbage, 24 of its 41 MB on halo).
 type commLog struct {
-	full         [][]byte // filled blocks
-	buf          []byte   // the block being filled
+	blocks       packed.Blocks
 	idx, time    int64
 	runTime, pre int64
 }
 
-// Block sizes of a communication log: doubling from commBlockMin (a thread
-// with a few messages takes little) up to commBlockMax; an entry is at
-// most commEntryMax bytes (three uvarints, the kind, CommArgs varints).
-const (
-	commBlockMin = 256
-	commBlockMax = 64 << 10
-	commEntryMax = 3*binary.MaxVarintLen64 + 1 + CommArgs*binary.MaxVarintLen64
-)
+// commEntryMax is the most bytes an entry takes: three uvarints, the
+// kind, CommArgs varints.
+const commEntryMax = 3*binary.MaxVarintLen64 + 1 + CommArgs*binary.MaxVarintLen64
 
 // other notes an event that is not communication at time t.
 func (l *commLog) other(t int64) {
@@ -64,15 +62,9 @@ func IsComm(k Kind) bool {
 
 // add appends event e, the idx-th of its thread, to the thread's log.
 func (l *commLog) add(idx int64, e *Event) int {
-	// The slice is stored once: each store is a write barrier while the
+	// The block is stored once: each store is a write barrier while the
 	// collector runs (1 % of the load on halo).
-	buf := l.buf
-	if cap(buf)-len(buf) < commEntryMax {
-		if len(buf) > 0 {
-			l.full = append(l.full, buf)
-		}
-		buf = make([]byte, 0, min(max(2*cap(buf), commBlockMin), commBlockMax))
-	}
+	buf := l.blocks.Room(commEntryMax)
 	n := len(buf)
 	buf = binary.AppendUvarint(buf, uint64(idx-l.idx))
 	buf = binary.AppendUvarint(buf, uint64(e.Time-l.time))
@@ -85,7 +77,7 @@ func (l *commLog) add(idx int64, e *Event) int {
 	for _, a := range e.Args[:CommArgs] {
 		buf = binary.AppendVarint(buf, a)
 	}
-	l.buf = buf
+	l.blocks.Wrote(buf)
 	l.idx, l.time = idx, e.Time
 	l.runTime, l.pre = e.Time, 0
 	return len(buf) - n
@@ -118,11 +110,8 @@ func (p *Process) CommScan(t int) (s CommScan, ok bool) {
 	if !p.commLog || t < 0 || t >= len(p.Events) {
 		return CommScan{}, false
 	}
-	l := &p.Events[t].comm
-	if len(l.full) == 0 {
-		return CommScan{buf: l.buf}, true
-	}
-	return CommScan{buf: l.full[0], rest: append(l.full[1:len(l.full):len(l.full)], l.buf)}, true
+	blocks := p.Events[t].comm.blocks.List()
+	return CommScan{buf: blocks[0], rest: blocks[1:]}, true
 }
 
 // Next advances to the next event; false at the end.

@@ -1,0 +1,39 @@
+package packed
+
+// Blocks is a stream's layout for callers that encode their own entries
+// (the load's communication log, a replay's evaluation order): bytes in
+// blocks that are never copied once written, the first small and each
+// next twice the last up to maxBlock, no entry across two. Room hands out
+// the block being written with room for one more entry; Wrote takes it
+// back with the entry appended, one store of the slice an entry. The zero
+// Blocks is empty.
+type Blocks struct{ s stream }
+
+// Room returns the block being written, with at least n bytes free after
+// its length (a new block when the current one has fewer).
+func (b *Blocks) Room(n int) []byte {
+	if cur := b.s.cur; cap(cur)-len(cur) >= n {
+		return cur // inlined: most entries fit
+	}
+	return b.newBlock(n)
+}
+
+// newBlock is Room's slow path, kept out of line so that Room inlines.
+//
+//go:noinline
+func (b *Blocks) newBlock(n int) []byte {
+	b.s.room(n)
+	return b.s.cur
+}
+
+// Wrote stores the block Room returned, with one entry appended.
+func (b *Blocks) Wrote(cur []byte) { b.s.cur, b.s.curN = cur, b.s.curN+1 }
+
+// List returns the blocks in order, the one being written last: a new
+// slice of the blocks themselves.
+func (b *Blocks) List() [][]byte {
+	return append(b.s.full[:len(b.s.full):len(b.s.full)], b.s.cur)
+}
+
+// Bytes returns the memory the blocks hold.
+func (b *Blocks) Bytes() int { return b.s.bytes() }
