@@ -137,7 +137,7 @@ type OMPPass struct {
 
 // NewOMPPass returns the pass for process rank with T threads.
 func NewOMPPass(rank, T int) *OMPPass {
-	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, parLoc: newRegionLocs(), last: make([]lastRow, T),
+	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, last: make([]lastRow, T),
 		mutex: newMutexState(T),
 		stack: make([][]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
 	out := p.rowOf(ompKey{SyncOutside, -1, -1})
@@ -165,7 +165,7 @@ type lastRow struct {
 // opening a region per iteration does not grow a table of every region it
 // ever opened. The last region put is kept at hand: the workers' sync
 // regions name it (Go maps, emptied and grown again every generation,
-// were 4 % of halo's simulation).
+// were 4 % of halo's simulation). The zero value is empty.
 type regionLocs struct {
 	cur, old        locTable
 	lastID, lastLoc int64
@@ -173,8 +173,6 @@ type regionLocs struct {
 }
 
 const keepRegions = 4096
-
-func newRegionLocs() regionLocs { return regionLocs{} }
 
 func (m *regionLocs) put(id, loc int64) {
 	if m.cur.n >= keepRegions {

@@ -219,7 +219,7 @@ func TestOMPRowsFollowRegions(t *testing.T) {
 // A region's location is kept for at least keepRegions newer regions, and
 // the map stays bounded.
 func TestRegionLocsKeep(t *testing.T) {
-	m := newRegionLocs()
+	var m regionLocs
 	const n = 3*keepRegions + 17
 	for id := int64(0); id < n; id++ {
 		m.put(id, id*10)
@@ -241,7 +241,7 @@ func TestRegionLocsKeep(t *testing.T) {
 // stamps move on and their slots are reused).
 func TestRegionLocsAsMaps(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	m := newRegionLocs()
+	var m regionLocs
 	cur, old := map[int64]int64{}, map[int64]int64{}
 	next := int64(-50)
 	for op := range 200_000 {
