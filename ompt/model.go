@@ -106,7 +106,10 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	if total >= 1<<31-1 {
 		return fmt.Errorf("process creates %d tasks, more than 2^31", total)
 	}
-	s.AllocTasks(int(total))
+	// One slot more: the program's initial task before libomp reports its
+	// own (sim.Sim.Program); no trace id maps to it.
+	s.AllocTasks(int(total) + 1)
+	s.Program = sim.Task(total)
 	s.SetTaskMap(m.Task)
 	s.ReserveEdges(ndeps)
 	if sp := m.Spare; sp != nil && sp.deps != nil {
@@ -159,6 +162,9 @@ func (ids TaskIDs) ID(t sim.Task) int64 {
 	if t < 0 {
 		return 0
 	}
+	if n := len(ids.base); n == 0 || int64(t) >= int64(ids.base[n-1])+ids.maxSeq[n-1] {
+		return 0 // the program task (sim.Sim.Program), or beyond the table
+	}
 	th := sort.Search(len(ids.base), func(i int) bool { return ids.base[i] > t }) - 1
 	for th > 0 && ids.maxSeq[th] == 0 {
 		th-- // threads that created nothing share their base with the next
@@ -184,7 +190,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	case trace.ImplicitTaskBegin:
 		t := m.task(s, e.Args[1], "implicit_task")
 		if e.Args[4]&TaskInitial != 0 {
-			s.BeginImplicit(t, sim.KindInitial, th)
+			s.AdoptInitial(t, th)
 			return
 		}
 		r, ok := m.regions.Get(e.Args[0])

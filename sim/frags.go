@@ -821,6 +821,16 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			p.forkSrc.Set(e.Args[0], p.lastOf[t])
 		}
 	case trace.ImplicitTaskBegin:
+		if e.Args[4]&1 != 0 && s.valid(s.Program) {
+			// The runtime's initial task took the program task's place
+			// (Sim.AdoptInitial): it continues the program's code.
+			if p.cur[th] != -1 && p.curTask[th] == s.Program {
+				p.close(s, th)
+			}
+			if t := s.Threads[th].Current(); s.valid(t) && t != s.Program && p.lastOf[t] < 0 {
+				p.lastOf[t] = p.lastOf[s.Program]
+			}
+		}
 		if t := s.Threads[th].Current(); t != NoTask && e.Args[4]&1 == 0 { // not the initial task
 			if src, ok := p.forkSrc.Get(e.Args[0]); ok {
 				p.push(&p.pend[t], src)

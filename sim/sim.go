@@ -65,6 +65,16 @@ type Sim struct {
 	// longRuns holds the run times that do not fit TaskRec.run
 	longRuns map[Task]int64
 
+	// Program, when a task slot (the model's Prepare sets it), is the
+	// process's initial task as the program runs it before (or without)
+	// an OpenMP runtime: Run starts it on the initial thread (thread 0) at
+	// that thread's first event, so that code outside MPI and outside parallel regions is work
+	// whether or not libomp ever reported its own initial task (a pure MPI
+	// program, or the master's code before the first OpenMP construct,
+	// where libomp initialises). The runtime's initial task takes its
+	// place when it begins (AdoptInitial). NoTask: none.
+	Program Task
+
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown
 	// EventCostNS, when > 0, turns on the instrumentation correction
@@ -157,7 +167,7 @@ func (s *Sim) HasEvents(th int) bool { return th < len(s.Proc.Events) && s.Proc.
 // New prepares a simulation of p with its times corrected by tb (nil: as
 // recorded). strict turns warnings into an error.
 func New(p *trace.Process, tb *trace.Timebase, strict bool) *Sim {
-	s := &Sim{Proc: p, TB: tb, Threads: make([]Thread, p.NumThreads())}
+	s := &Sim{Proc: p, TB: tb, Threads: make([]Thread, p.NumThreads()), Program: NoTask}
 	s.Warn.Strict = strict
 	s.Begin, s.End = p.TimeRange(tb)
 	return s
@@ -324,6 +334,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	}
 	s.Breakdown = newBreakdown(s, last)
 	b := s.Breakdown
+	program := s.valid(s.Program) && s.HasEvents(0)
 	d := newDispatch(passes, s.Spare)
 	defer d.recycle(s.Spare)
 	for h.len() > 0 {
@@ -343,6 +354,11 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		}
 		s.Now = e.Time
 		last = e.Time
+		if program && th == 0 {
+			// The program runs from its initial thread's first event on.
+			program = false
+			s.BeginImplicit(s.Program, KindInitial, 0)
+		}
 		m.Update(s, th, e)
 		b.After(s, e, th)
 		for _, ps := range d.after[k] {

@@ -930,6 +930,16 @@ func (s *Sim) FinishImplicit(t Task, th int) {
 	s.complete(t)
 }
 
+// AdoptInitial starts the runtime's initial task t on th. Where the
+// program task (Sim.Program) runs on th, t takes its place: the program
+// task completes, and the code before and after is one initial task's.
+func (s *Sim) AdoptInitial(t Task, th int) {
+	if p := s.Program; s.valid(p) && s.Threads[th].Current() == p && s.Tasks[p].State == Running {
+		s.FinishImplicit(p, th)
+	}
+	s.BeginImplicit(t, KindInitial, th)
+}
+
 // BeginImplicit creates and starts an implicit (or initial) task on th.
 func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
 	s.CreateTask(t, kind, NoTask, th, -1, 0)

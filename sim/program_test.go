@@ -1,0 +1,71 @@
+package sim_test
+
+import (
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// A pure MPI process has no OpenMP event: its initial thread runs the
+// program, so its time outside MPI is work from its first event on
+// (before it nothing is known: idle, as any thread before it begins), and
+// the fragment graph holds that code as serial nodes between the calls.
+func TestProgramTaskPureMPI(t *testing.T) {
+	g := newProg(1)
+	g.ev(0, trace.MPIEnter, 10, 0) // MPI_Init
+	g.ev(0, trace.MPIExit, 20, 0)
+	g.ev(0, trace.MPIEnter, 50, 0) // computes 20..50
+	g.ev(0, trace.MPIExit, 60, 0)
+	g.ev(0, trace.MPIEnter, 90, 0) // computes 60..90
+	g.ev(0, trace.MPIExit, 100, 0)
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(0, 100)
+	f := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), f); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	// idle 0..10 (before the first event), MPI 10..20, 50..60, 90..100
+	wantBreakdown(t, s, 30+30, 30, 0, 10)
+	fr := &f.F
+	fr.UnpackWeights(nil)
+	span, work := longest(t, fr)
+	// serial 20..50 and 60..90; the calls weigh their durations
+	if work != 60 || span != 90 {
+		t.Errorf("fragment graph: span %d, work %d; want 90, 60", span, work)
+	}
+}
+
+// In a hybrid program libomp reports its initial task at the first OpenMP
+// construct; the master's code before it is the program's too: work, and
+// one chain of serial fragments into the region.
+func TestProgramTaskBeforeLibomp(t *testing.T) {
+	g := newProg(2)
+	g.ev(0, trace.MPIEnter, 0, 0) // MPI_Init
+	g.ev(0, trace.MPIExit, 10, 0)
+	// master computes 10..60 before libomp starts
+	g.region(2, 60)
+	g.barrier(0, 70, 80)
+	g.barrier(1, 80, 80)
+	g.end(2, 80)
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(10, 80)
+	f := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), f); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	m := s.Breakdown.Threads[0]
+	if m.Work != 50+10 {
+		t.Errorf("master: work %d, want 60 (50 before libomp, 10 in the region): %+v", m.Work, m)
+	}
+	fr := &f.F
+	fr.UnpackWeights(nil)
+	span, work := longest(t, fr)
+	// master 10..60 serial, then the region; the worker runs 60..80
+	if span != 70 || work != 50+10+20 {
+		t.Errorf("fragment graph: span %d, work %d; want 70, 80", span, work)
+	}
+}
