@@ -291,6 +291,9 @@ type run struct {
 	// receive-like events with their final timestamps (the simulator's
 	// and the critical path's cross-process input).
 	edges []graph.RemoteEdges
+	// lrSources holds, per owned process, the events Late Receiver
+	// edges leave from (waitStates), for the simulation's fragments.
+	lrSources [][]sim.EventRef
 	// waits is the MPI wait-state section (rank 0), which the simulate
 	// phase completes with the OpenMP waits.
 	waits *report.WaitStates
@@ -483,6 +486,19 @@ func (r *run) waitStates() error {
 	r.matching = nil
 	if err != nil {
 		return agreed(err)
+	}
+	// A send that waited for its receiver (Late Receiver) depends on the
+	// receive's start: an edge of the critical path into the sender, from
+	// an event of the receiver's that the simulation must give a node.
+	r.lrSources = make([][]sim.EventRef, len(r.procs))
+	for i := range r.procs {
+		for _, e := range a.LateReceiverEdges(i) {
+			if i >= len(r.edges) {
+				break
+			}
+			r.edges[i].Append(e.Thread, e.Event, e.Kind, e.PredProc, e.PredThread, e.PredEvent, e.PredKind, e.PredTime)
+		}
+		r.lrSources[i] = a.LateReceiverSources(i)
 	}
 	if r.c.Rank() == 0 {
 		r.waits = waitstate.Report(rows, causes, delays)

@@ -116,6 +116,9 @@ func (r *run) simulate() error {
 			r.edges[i].PredTime = nil // copied into the lookup: no later phase reads it
 		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
+		if i < len(r.lrSources) {
+			frags.Sources, r.lrSources[i] = r.lrSources[i], nil
+		}
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
 		passes := []sim.Pass{stats, ready, frags, omp}
 		rd := newRemoteDeps(model)

@@ -55,6 +55,25 @@ func (r *RemoteEdges) PredEventAt(k int) int64 { return r.PredEvent.At(k) }
 // Len returns the number of rows.
 func (r *RemoteEdges) Len() int { return r.Thread.Len() }
 
+// Append adds a row: a receive-like event (thread, event, kind) whose
+// predecessor is pred, of kind predKind, at predTime. Rows other phases
+// derive (a Late Receiver's edge) join the exchanged ones this way; the
+// receive-like event's own time is not kept (Time, once dropped, stays
+// so).
+func (r *RemoteEdges) Append(thread int32, event int64, kind trace.Kind, predProc, predThread int32, predEvent int64, predKind trace.Kind, predTime int64) {
+	if r.Time != nil {
+		r.Time = append(r.Time, 0)
+	}
+	r.Thread.Append(int64(thread))
+	r.Event.Append(event)
+	r.Kind = append(r.Kind, kind)
+	r.PredProc = append(r.PredProc, predProc)
+	r.PredThread.Append(int64(predThread))
+	r.PredEvent.Append(predEvent)
+	r.PredKind = append(r.PredKind, predKind)
+	r.PredTime = append(r.PredTime, predTime)
+}
+
 // pred is one predecessor candidate: an event's identity and time.
 type pred struct {
 	time   int64

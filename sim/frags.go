@@ -333,10 +333,24 @@ func (f *Frags) Attr(n int32) Attr { return f.Attrs.At(n) }
 // out of its weight and to weigh a remote dependence's latency.
 type PredTime func(thread int, index int64) (int64, bool)
 
+// EventRef names an event of a process: its thread and index there.
+type EventRef struct {
+	Thread int32
+	Event  int64
+}
+
 // FragPass builds a process's Frags beside the simulation.
 type FragPass struct {
 	F    Frags // filled by Finish
 	pred PredTime
+
+	// Sources are events of receives that a Late Receiver edge leaves
+	// from (the receive's start: an MPI_Irecv's mpi_recv_post, a blocking
+	// receive's mpi_recv), sorted by thread and event: each gets the post
+	// node of its call in SendNode. The senders' side of those edges
+	// comes through pred, at their mpi_send or mpi_request_done.
+	Sources []EventRef
+	srcAt   []int // per thread: the next source to meet, in Sources
 
 	// DepsApart leaves the task dependence edges out of F.Src and F.Dst:
 	// the caller adds Sim.DepEdges itself through F.LastOf and F.FirstOf
@@ -731,10 +745,22 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		if n := p.sendSource(s, th); n >= 0 {
 			p.F.SendNode.Add(th, s.Pos(th), n)
 		}
+		if e.Kind == trace.MPISend && e.Args[4] == 0 {
+			p.lateReceiver(s, th) // a blocking send may have waited for its receive
+		}
+		return
+	case trace.MPIRequestDone:
+		p.lateReceiver(s, th) // an MPI_Isend's wait may have
+		return
+	case trace.MPIRecvPost:
+		p.source(s, th)
 		return
 	case trace.MPIRecv, trace.CollEnd:
 		if p.cur[th] != -1 {
 			idx := s.Pos(th)
+			if e.Kind == trace.MPIRecv {
+				p.source(s, th)
+			}
 			p.F.RecvNode.Add(th, idx, p.materialize(s, th))
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
@@ -884,6 +910,55 @@ func (p *FragPass) closeTouched(s *Sim, th int) {
 			}
 		}
 	}
+}
+
+// lateReceiver makes the open MPI call's cost node the target of the
+// event's predecessor, when it has one: the receive a send waited for (a
+// Late Receiver, waitstate). The call's wait for it is no cost.
+func (p *FragPass) lateReceiver(s *Sim, th int) {
+	if p.pred == nil || p.cur[th] == -1 || p.curKind[th] != FragMPI {
+		return
+	}
+	idx := s.Pos(th)
+	if t, ok := p.pred(th, idx); ok {
+		p.F.RecvNode.Add(th, idx, p.materialize(s, th))
+		p.maxPred[th] = max(p.maxPred[th], t)
+	}
+}
+
+// source gives the current event of thread th, when it is one of
+// Sources, its MPI call's post node as a send-like node: where the
+// receive began.
+func (p *FragPass) source(s *Sim, th int) {
+	if len(p.Sources) == 0 {
+		return
+	}
+	if p.srcAt == nil {
+		p.srcAt = make([]int, len(s.Threads))
+		for k := range p.srcAt {
+			p.srcAt[k], _ = slices.BinarySearchFunc(p.Sources, EventRef{Thread: int32(k)}, CompareEventRefs)
+		}
+	}
+	if th >= len(p.srcAt) {
+		return
+	}
+	idx := s.Pos(th)
+	k := p.srcAt[th]
+	for k < len(p.Sources) && p.Sources[k].Thread == int32(th) && p.Sources[k].Event < idx {
+		k++
+	}
+	p.srcAt[th] = k
+	if k == len(p.Sources) || p.Sources[k] != (EventRef{int32(th), idx}) {
+		return
+	}
+	if p.cur[th] != -1 && p.curKind[th] == FragMPI && p.post[th] != -1 {
+		p.F.SendNode.Add(th, idx, p.materializePost(th))
+	}
+}
+
+// CompareEventRefs orders events by thread, then index.
+func CompareEventRefs(a, b EventRef) int {
+	return cmp.Or(cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.Event, b.Event))
 }
 
 // sendSource is the node a send of thread th leaves from: the open MPI

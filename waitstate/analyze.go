@@ -14,6 +14,7 @@ import (
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
+	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -178,7 +179,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			default:
 				continue
 			}
-			if pt == None {
+			if pt == None || w <= 0 {
+				// No wait: no pattern (a Late Receiver may still apply
+				// to the call, as in Scalasca).
 				continue
 			}
 			coll := pt != LateSender
@@ -194,6 +197,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				pat[k], wait[k], cause[k] = LateReceiver, lw.wait, lw.cause
 			}
 		}
+		lrOf := lr[i]
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
@@ -229,18 +233,31 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						}
 						x.NS += cw
 						x.Calls++
+						// The wait goes to its cause's rank for the delay
+						// costs, naming the node waited on there. A Late
+						// Receiver's is the receive node, flagged so that
+						// the call where the receive began (its MPI_Irecv)
+						// is the one measured; waits do not propagate
+						// back through a Late Receiver (setWait: the
+						// sender's node has no matched predecessor).
+						var predTh int32
+						var predEv int64
+						if pat[k] == LateReceiver {
+							lw := lrOf[k]
+							predTh, predEv = lw.recvTh|lrFlag, lw.recvEv
+						} else {
+							_, predTh, predEv = a.pred(i, causeNode[k])
+						}
+						to := owners.Owner(int(cause[k]))
+						b := le.AppendUint32(delayBufs[to], uint32(cause[k]))
+						b = le.AppendUint32(b, uint32(predTh))
+						b = le.AppendUint64(b, uint64(predEv))
+						b = le.AppendUint64(b, uint64(cs.gapAt(k)))
+						b = le.AppendUint64(b, uint64(cw))
+						b = le.AppendUint64(b, fresh)
+						delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
 						if pat[k] != LateReceiver {
-							v := causeNode[k]
-							_, predTh, predEv := a.pred(i, v)
-							to := owners.Owner(int(cause[k]))
-							b := le.AppendUint32(delayBufs[to], uint32(cause[k]))
-							b = le.AppendUint32(b, uint32(predTh))
-							b = le.AppendUint64(b, uint64(predEv))
-							b = le.AppendUint64(b, uint64(cs.gapAt(k)))
-							b = le.AppendUint64(b, uint64(cw))
-							b = le.AppendUint64(b, fresh)
-							delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
-							cs.setWait(k, cw, v)
+							cs.setWait(k, cw, causeNode[k])
 						}
 					}
 				}
@@ -310,6 +327,9 @@ type Delay struct {
 const delayRecSize = 4 + 4 + 8 + 8 + 8 + 8 + 8
 
 const fresh = math.MaxUint64
+
+// lrFlag marks a delay record's thread: the wait is a Late Receiver's.
+const lrFlag = int32(-1 << 31)
 
 // maxReplays bounds how often one wait is replayed in one round (see
 // localKey); consistent times replay it once, or a few times on ties.
@@ -457,14 +477,12 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 		}
 		outgoing[r][remoteKey{to, th, ev, cs.gapAt(kp), cs.charged.At(int(kp)), cs.enterAt(k)}] += f
 	}
-	// apply charges a wait of ns (the waiter's gap gapW) on node v of
-	// process i: the wait itself when amount is fresh, else amount
-	// propagated back through it from a call that began at bound.
-	apply := func(i int, v int32, gapW, ns int64, amount uint64, bound int64) {
-		label, short, k := int64(-1), int64(0), int32(-1)
-		if v >= 0 && a.call[v] >= 0 {
+	// charge returns the delay row of call k of process i (−1: none) and
+	// the short-term cost there of a wait of ns whose waiter's gap is gapW.
+	charge := func(i int, k int32, gapW, ns int64) (j int, short int64) {
+		label := int64(-1)
+		if k >= 0 {
 			cs := &a.procs[i]
-			k = a.call[v]
 			label = cs.labelAt(k)
 			if gapD := cs.gapAt(k); gapD >= 0 && gapW >= 0 {
 				short = min(ns, max(0, gapD-gapW))
@@ -477,12 +495,31 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			idx[kk] = j
 			out = append(out, Delay{Rank: m.Procs[i].Header.Rank, Label: a.labelName(i, label)})
 		}
+		return j, short
+	}
+	// applyCall charges a fresh wait of ns (the waiter's gap gapW) on call
+	// k of process i.
+	applyCall := func(i int, k int32, gapW, ns int64) {
+		j, short := charge(i, k, gapW, ns)
+		out[j].NS += short
+		out[j].Waits++
+		forward(i, k, ns-short, j)
+	}
+	// apply charges a wait of ns (the waiter's gap gapW) on node v of
+	// process i: the wait itself when amount is fresh, else amount
+	// propagated back through it from a call that began at bound.
+	apply := func(i int, v int32, gapW, ns int64, amount uint64, bound int64) {
+		k := int32(-1)
+		if v >= 0 && a.call[v] >= 0 {
+			k = a.call[v]
+		}
+		if amount == fresh {
+			applyCall(i, k, gapW, ns)
+			return
+		}
+		j, short := charge(i, k, gapW, ns)
 		var f int64
 		switch {
-		case amount == fresh:
-			out[j].NS += short
-			out[j].Waits++
-			f = ns - short
 		case v < 0 || bound == math.MinInt64 || a.enter(i, v) > bound:
 			out[j].Propagated += int64(amount)
 			return
@@ -506,6 +543,20 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 			i, ok := local[proc]
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", c.Rank(), q, proc)
+			}
+			if th&lrFlag != 0 {
+				// A Late Receiver's wait, on the receive that began late.
+				v := nodeOf(i, th&^lrFlag, ev)
+				k := int32(-1)
+				if v >= 0 {
+					if kc, _, _, ok := a.reqOf(v); ok {
+						k = kc
+					} else {
+						k = a.call[v]
+					}
+				}
+				applyCall(i, k, gapW, w)
+				continue
 			}
 			v := nodeOf(i, th, ev)
 			if amount == fresh {
@@ -682,57 +733,56 @@ func clip(b, e, first, last int64) int64 {
 	return max(0, min(e, last)-max(b, first))
 }
 
-// blockingSend reports whether an MPI function's send can block until
-// the receive begins (synchronous mode, or a message too large for the
-// eager protocol): Late Receiver applies to them when the data shows the
-// call ended after the receive began.
+// blockingSend reports whether an MPI function is a blocking send that
+// can wait until the receive begins (standard or synchronous mode; a
+// buffered or ready send, and MPI_Sendrecv, cannot be a Late Receiver in
+// Scalasca's definition either), waitCall whether it waits for requests
+// (one or many): an MPI_Isend completed in it can. Late Receiver applies
+// to them when the data shows the call ended after the receive began.
 func blockingSend(fn string) bool {
 	return strings.EqualFold(fn, "MPI_Send") || strings.EqualFold(fn, "MPI_Ssend")
 }
 
-const lrRecSize = 4 + 4 + 8 + 8 + 4
-
-// procSet is a set of world ranks (processes), a bit each.
-type procSet []int64
-
-func (s procSet) has(p int) bool {
-	return p >= 0 && p/64 < len(s) && s[p/64]>>(p%64)&1 != 0
-}
-
-// blockingSenders returns the processes of the whole run with a call
-// site of a blocking send (blockingSend), on every rank: only messages
-// from them can make a Late Receiver. A bit a process, summed over the
-// ranks (each process is held by one rank, so the sum is the union).
-// Collective.
-func (a *Analysis) blockingSenders(c comm.Comm) (procSet, error) {
-	m := a.m
-	most := int64(-1)
-	for _, p := range m.Procs {
-		most = max(most, int64(p.Header.Rank))
-	}
-	top, err := c.AllreduceInt64(comm.Max, []int64{most})
-	if err != nil {
-		return nil, err
-	}
-	set := make(procSet, (top[0]+64)/64)
-	for i, p := range m.Procs {
-		cs := &a.procs[i]
-		r := p.Header.Rank
-		for _, st := range cs.sites {
-			if r >= 0 && blockingSend(p.Tables.String(st.fn)) {
-				set[r/64] |= 1 << (r % 64)
-				break
-			}
+func waitCall(fn string) bool {
+	for _, w := range [...]string{"MPI_Wait", "MPI_Waitany", "MPI_Waitall", "MPI_Waitsome"} {
+		if strings.EqualFold(fn, w) {
+			return true
 		}
 	}
-	sum, err := c.AllreduceInt64(comm.Sum, set)
-	return procSet(sum), err
+	return false
 }
 
-// lrWait is a blocking send's Late Receiver wait and the receiver's rank.
+// A receive-start record of lateReceivers: the sender's process, thread
+// and event (its send node), the receive's start and the receiver's rank,
+// the receive node's thread and event and the start event's (its
+// mpi_recv_post, or the receive node itself for a blocking receive).
+const lrRecSize = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 4 + 8
+
+// lrWait is a call's Late Receiver wait, the receiver's rank and its
+// receive node (thread and event), to which the wait's delay is charged.
 type lrWait struct {
-	wait  int64
-	cause int32
+	wait   int64
+	cause  int32
+	recvTh int32
+	recvEv int64
+}
+
+// LREdge is a Late Receiver's happened-before edge, for the critical
+// path: the send that waited could not complete before the receive
+// began. Its target is an event of the sender's (the blocking send's
+// mpi_send, or the mpi_request_done of an MPI_Isend in the wait that
+// completed it), its source an event of the receiver's (the mpi_recv_post
+// of the MPI_Irecv that posted the receive, or the blocking receive's
+// mpi_recv) and the time the receive began.
+type LREdge struct {
+	Thread     int32
+	Event      int64
+	Kind       trace.Kind
+	PredProc   int32
+	PredThread int32
+	PredEvent  int64
+	PredKind   trace.Kind
+	PredTime   int64
 }
 
 // lrRound bounds the records a rank sends in one round of
@@ -740,26 +790,25 @@ type lrWait struct {
 // 10 M-event halo one Alltoallv of all of them held 12 MB at once).
 const lrRound = 1 << 20
 
-// lateReceivers returns, per process, the Late Receiver wait of its
-// blocking sends by call index: every receiver sends the enter time of
-// its receive call back to the sender's rank (one record per
-// point-to-point message, in rounds of Alltoallv of at most lrRound bytes
-// a rank, as many rounds on every rank), and a blocking send whose call
-// ended after that time waited for it from its own enter.
+// lateReceivers finds the Late Receiver waits (Scalasca's definition):
+// every receiver sends, for each point-to-point message, the time its
+// receive began (the enter of the MPI_Irecv that posted it, or of the
+// blocking receive) back to the sender's rank, in rounds of Alltoallv of
+// at most lrRound bytes a rank; a blocking send, or the wait that
+// completed an MPI_Isend, that began before that time and ended after it
+// waited for the receiver from its own enter (a wait for many requests
+// counts the longest such wait). It returns, per process, the waits by
+// call index, and the edges for the critical path at the sender, and sets
+// a.lrSources, the events they leave from, at the receiver.
 func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]map[int32]lrWait, error) {
 	m := a.m
 	out := make([]map[int32]lrWait, len(m.Procs))
+	a.lrEdges = make([][]LREdge, len(m.Procs))
 	le := binary.LittleEndian
-	blocking, err := a.blockingSenders(c)
-	if err != nil {
-		return nil, err
-	}
-	// The messages whose record goes, in order: process i's edge row k,
-	// when its sender has a blocking send at all (none on most codes,
-	// which then exchange nothing).
+	// The messages whose record goes, in order: process i's edge row k.
 	sends := func(i, k int) bool {
 		e := &edges[i]
-		if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend || !blocking.has(int(e.PredProc[k])) {
+		if e.Kind[k] != trace.MPIRecv || e.PredKind[k] != trace.MPISend {
 			return false
 		}
 		v := rowNode[i][k]
@@ -821,12 +870,21 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		}
 		round(func(i, k int) {
 			e := &edges[i]
+			v := rowNode[i][k]
+			start, sth, sev := a.enter(i, v), m.ThreadOf(v), m.EventOf(v)
+			if kc, th, idx, ok := a.reqOf(v); ok {
+				start, sth, sev = a.procs[i].enterAt(kc), th, idx
+			}
 			to := owners.Owner(int(e.PredProc[k]))
 			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
 			b = le.AppendUint32(b, uint32(e.PredThreadAt(k)))
 			b = le.AppendUint64(b, uint64(e.PredEventAt(k)))
-			b = le.AppendUint64(b, uint64(a.enter(i, rowNode[i][k])))
-			bufs[to] = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
+			b = le.AppendUint64(b, uint64(start))
+			b = le.AppendUint32(b, uint32(m.Procs[i].Header.Rank))
+			b = le.AppendUint32(b, uint32(m.ThreadOf(v)))
+			b = le.AppendUint64(b, uint64(m.EventOf(v)))
+			b = le.AppendUint32(b, uint32(sth))
+			bufs[to] = le.AppendUint64(b, uint64(sev))
 		})
 		recv, err := c.Alltoallv(bufs)
 		if err != nil {
@@ -839,11 +897,50 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
+	// The receivers learn which of their events an edge leaves from.
+	bufs := make([][]byte, c.Size())
+	for i := range a.lrEdges {
+		for _, e := range a.lrEdges[i] {
+			to := owners.Owner(int(e.PredProc))
+			b := le.AppendUint32(bufs[to], uint32(e.PredProc))
+			b = le.AppendUint32(b, uint32(e.PredThread))
+			bufs[to] = le.AppendUint64(b, uint64(e.PredEvent))
+		}
+	}
+	recv, err := c.Alltoallv(bufs)
+	if err != nil {
+		return nil, err
+	}
+	a.lrSources = make([][]sim.EventRef, len(m.Procs))
+	for q, buf := range recv {
+		if len(buf)%16 != 0 && lerr == nil {
+			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of receive starts from rank %d", c.Rank(), len(buf), q)
+			break
+		}
+		for ; len(buf) >= 16; buf = buf[16:] {
+			proc := int(le.Uint32(buf))
+			i, ok := local[proc]
+			if !ok {
+				if lerr == nil {
+					lerr = fmt.Errorf("rank %d: waitstate: rank %d sent a receive start of process %d, not held here", c.Rank(), q, proc)
+				}
+				break
+			}
+			a.lrSources[i] = append(a.lrSources[i], sim.EventRef{Thread: int32(le.Uint32(buf[4:])), Event: int64(le.Uint64(buf[8:]))})
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+	for _, l := range a.lrSources {
+		slices.SortFunc(l, sim.CompareEventRefs)
+	}
 	return out, nil
 }
 
 // lateReceived applies one round of lateReceivers' records: for each of
-// this rank's blocking sends, the latest receive enter inside its call.
+// this rank's sends that waited for its receiver, the wait of the call
+// that completed it (the latest receive start inside it) and the edge.
 func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, out []map[int32]lrWait) error {
 	m := a.m
 	le := binary.LittleEndian
@@ -855,6 +952,8 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
 			ev, t := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:]))
 			from := int32(le.Uint32(buf[24:]))
+			rth, rev := int32(le.Uint32(buf[28:])), int64(le.Uint64(buf[32:]))
+			sth, sev := int32(le.Uint32(buf[40:])), int64(le.Uint64(buf[44:]))
 			i, ok := local[proc]
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
@@ -864,19 +963,52 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 				continue
 			}
 			cs := &a.procs[i]
-			k := a.call[v]
-			if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
+			// The call that completed the send, and the event in it.
+			k, dth, dev, kind := a.call[v], th, ev, trace.MPISend
+			if kc, cth, cidx, ok := a.reqOf(v); ok {
+				k, dth, dev, kind = kc, cth, cidx, trace.MPIRequestDone
+				if !waitCall(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
+					continue
+				}
+			} else if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
 				continue
 			}
-			if b, e := cs.enterAt(k), cs.exitAt(k); t > b && e > t {
-				if out[i] == nil {
-					out[i] = map[int32]lrWait{}
-				}
-				if w, ok := out[i][k]; !ok || t-b > w.wait || t-b == w.wait && from < w.cause {
-					out[i][k] = lrWait{t - b, from}
-				}
+			b, e := cs.enterAt(k), cs.exitAt(k)
+			if t <= b || e <= t {
+				continue
+			}
+			pk := trace.MPIRecv
+			if sth != rth || sev != rev {
+				pk = trace.MPIRecvPost
+			}
+			a.lrEdges[i] = append(a.lrEdges[i], LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
+				PredThread: sth, PredEvent: sev, PredKind: pk, PredTime: t})
+			if out[i] == nil {
+				out[i] = map[int32]lrWait{}
+			}
+			if w, ok := out[i][k]; !ok || t-b > w.wait || t-b == w.wait && from < w.cause {
+				out[i][k] = lrWait{t - b, from, rth, rev}
 			}
 		}
+	}
+	return nil
+}
+
+// LateReceiverEdges returns local process i's Late Receiver edges (it is
+// the sender), after Analyze.
+func (a *Analysis) LateReceiverEdges(i int) []LREdge {
+	if i < len(a.lrEdges) {
+		return a.lrEdges[i]
+	}
+	return nil
+}
+
+// LateReceiverSources returns the events of local process i (it is the
+// receiver) that Late Receiver edges leave from, sorted by thread and
+// event, after Analyze (sim.FragPass.Sources).
+func (a *Analysis) LateReceiverSources(i int) []sim.EventRef {
+	if i < len(a.lrSources) {
+		return a.lrSources[i]
 	}
 	return nil
 }

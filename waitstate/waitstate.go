@@ -216,6 +216,40 @@ type Analysis struct {
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
+	// reqCall and reqEv give, per point-to-point node whose request
+	// another call handled, that call and event (thread<<40 | index): for
+	// a receive completed by a Wait or Test, the MPI_Irecv that posted it
+	// (its mpi_recv_post), where the receive began (Scalasca's Late
+	// Receiver compares the sender with it); for an MPI_Isend, the call
+	// that completed it (its mpi_request_done), which waited for the
+	// receiver. −1: the node's own call is both. Made at the first such
+	// node (12 bytes a node; none on a code of blocking calls).
+	reqCall []int32
+	reqEv   []int64
+	// The Late Receivers' edges by local process (the sender's) and the
+	// events they leave from (the receiver's), made by Analyze.
+	lrEdges   [][]LREdge
+	lrSources [][]sim.EventRef
+}
+
+// setReq records node v's request's other call k and event (th, idx).
+func (a *Analysis) setReq(v int32, k int32, th int, idx int64) {
+	if a.reqCall == nil {
+		a.reqCall, a.reqEv = make([]int32, len(a.call)), make([]int64, len(a.call))
+		for i := range a.reqCall {
+			a.reqCall[i] = -1
+		}
+	}
+	a.reqCall[v], a.reqEv[v] = k, int64(th)<<40|idx
+}
+
+// reqOf returns node v's request's other call and its event's thread and
+// index; ok is false when the node's own call is both.
+func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
+	if a.reqCall == nil || a.reqCall[v] < 0 {
+		return -1, 0, 0, false
+	}
+	return a.reqCall[v], int32(a.reqEv[v] >> 40), a.reqEv[v] & (1<<40 - 1), true
 }
 
 // nodeOp is the collective operation of a node.
@@ -272,12 +306,25 @@ type callRecorder struct {
 	lastSync, mpiSince, parSince []int64
 	lastSyncCall                 []int32
 	synced, sent                 []bool
+	// The requests in flight, by id (process-unique): an Irecv's post
+	// (its call and event) until its receive completes, an Isend's node
+	// until its request is done.
+	posts  map[int64]reqRef
+	isends map[int64]int32
+}
+
+// reqRef is an event inside a call: the call and the event's thread and
+// index.
+type reqRef struct {
+	call int32
+	th   int
+	idx  int64
 }
 
 // recorded are the kinds a callRecorder follows: MPI calls, user regions,
 // team creation, and the communication events (the only nodes).
-var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit) |
-	sim.KindsWhere(trace.IsComm)
+var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit,
+	trace.MPIRecvPost, trace.MPIRequestDone) | sim.KindsWhere(trace.IsComm)
 
 // Record records local process i's MPI calls (p, its corrected times
 // from tb) before the simulation, so that the matching is gone by then.
@@ -401,6 +448,22 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			r.regions[th] = rs[:len(rs)-1]
 		}
 		return
+	case trace.MPIRecvPost:
+		if req := e.Args[3]; req != 0 && r.depth[th] > 0 {
+			if r.posts == nil {
+				r.posts = map[int64]reqRef{}
+			}
+			r.posts[req] = reqRef{r.open[th], th, idx}
+		}
+		return
+	case trace.MPIRequestDone:
+		if v, ok := r.isends[e.Args[0]]; ok {
+			delete(r.isends, e.Args[0])
+			if r.depth[th] > 0 {
+				r.a.setReq(v, r.open[th], th, idx)
+			}
+		}
+		return
 	}
 	ns := r.nodes[th]
 	k := r.next[th]
@@ -421,6 +484,21 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			r.synced[th] = true
 		case e.Kind == trace.MPISend:
 			r.sent[th] = true
+		}
+		switch req := e.Args[4]; {
+		case req == 0:
+		case e.Kind == trace.MPIRecv:
+			if p, ok := r.posts[req]; ok {
+				delete(r.posts, req)
+				if p.call != r.open[th] {
+					a.setReq(v, p.call, p.th, p.idx)
+				}
+			}
+		case e.Kind == trace.MPISend:
+			if r.isends == nil {
+				r.isends = map[int64]int32{}
+			}
+			r.isends[req] = v
 		}
 	case a.m.Role[v] == graph.RoleSend:
 		a.call[v] = int32(-2 - len(a.bare))
