@@ -111,6 +111,11 @@ func TestWorkloadsExpected(t *testing.T) {
 		// (fork_join_ns), the workers idle serially meanwhile.
 		{Workload: "halo", Ranks: 3, Threads: 3, ThreadImbalance: 0.4, ForkNS: 40_000, JoinNS: 15_000, LatencyNS: 2000},
 		{Workload: "halo", Ranks: 2, Threads: 1, ForkNS: 30_000, JoinNS: 5_000, Exchange: "allreduce"},
+		// A pure MPI program: work is the time outside MPI, the waits and
+		// their delay costs are the schedule's, the critical path the window.
+		{Workload: "mpi", Ranks: 4, LatencyNS: 5000},
+		{Workload: "mpi", Ranks: 5, Iterations: 12, RankImbalance: 0.3, LatencyNS: 2000},
+		{Workload: "mpi", Ranks: 2, Iterations: 3, RankImbalance: 2},
 	}
 	for _, cfg := range cfgs {
 		dir, exp := generate(t, cfg)

@@ -81,8 +81,17 @@ type Config struct {
 	ChunkEvents int // events per chunk (0: the writer's default)
 }
 
+// ThreadsFor returns n, or 1 for a workload of single-threaded processes
+// (mpi), which takes no other thread count.
+func ThreadsFor(workload string, n int) int {
+	if workload == "mpi" {
+		return 1
+	}
+	return n
+}
+
 // Workloads lists the workload names Generate accepts.
-var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied"}
+var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied", "mpi"}
 
 // Defaults returns cfg with every unset parameter at its workload default.
 func Defaults(cfg Config) Config {
@@ -97,6 +106,9 @@ func Defaults(cfg Config) Config {
 		}
 	}
 	set(&cfg.Ranks, 1)
+	if cfg.Workload == "mpi" {
+		set(&cfg.Threads, 1) // a pure MPI program
+	}
 	set(&cfg.Threads, 4)
 	set64(&cfg.Seed, 1)
 	switch cfg.Workload {
@@ -124,6 +136,13 @@ func Defaults(cfg Config) Config {
 	case "untied":
 		set(&cfg.Steps, 50)
 		set64(&cfg.TaskNS, 50_000)
+	case "mpi":
+		set(&cfg.Iterations, 2*mpiProtocols)
+		set64(&cfg.ComputeNS, 1_000_000)
+		set64(&cfg.Bytes, 1<<20)
+		if cfg.RankImbalance == 0 {
+			cfg.RankImbalance = 0.5
+		}
 	case "halo":
 		set(&cfg.Iterations, 50)
 		set64(&cfg.ComputeNS, 1_000_000)
@@ -160,6 +179,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("--sync-runtime applies to imbalance and must be non-negative")
 	case c.Taskgroup && c.Workload != "forkjoin":
 		return fmt.Errorf("--taskgroup applies to forkjoin, not %s", c.Workload)
+	case c.Workload == "mpi" && c.Threads != 1:
+		return fmt.Errorf("--threads %d: the mpi workload is a pure MPI program, one thread per process", c.Threads)
 	case c.Outliers < 0:
 		return fmt.Errorf("--outliers must be non-negative")
 	case c.Outliers > 0 && !isPattern(c.Workload):
@@ -201,6 +222,8 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		w = newHalo(&cfg)
 	case "untied":
 		w = newUntied(&cfg)
+	case "mpi":
+		w = newPureMPI(&cfg)
 	default:
 		return nil, fmt.Errorf("unknown workload %q (have %v)", cfg.Workload, Workloads)
 	}

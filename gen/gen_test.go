@@ -14,8 +14,8 @@ import (
 func TestWorkloadsValidate(t *testing.T) {
 	for _, wl := range Workloads {
 		for _, cfg := range []Config{
-			{Workload: wl, Ranks: 3, Threads: 2, Jitter: 0.2, LatencyNS: 1000},
-			{Workload: wl, Ranks: 2, Threads: 3, SkewNS: 1_000_000, DriftPPM: 50, LatencyNS: 1000},
+			{Workload: wl, Ranks: 3, Threads: ThreadsFor(wl, 2), Jitter: 0.2, LatencyNS: 1000},
+			{Workload: wl, Ranks: 2, Threads: ThreadsFor(wl, 3), SkewNS: 1_000_000, DriftPPM: 50, LatencyNS: 1000},
 			{Workload: wl, Ranks: 1, Threads: 1},
 		} {
 			dir := filepath.Join(t.TempDir(), wl)
@@ -51,7 +51,7 @@ func TestWorkloadsValidate(t *testing.T) {
 // --events scales a workload to roughly the asked size.
 func TestEventsTarget(t *testing.T) {
 	for _, wl := range Workloads {
-		res, err := Generate(t.TempDir(), Config{Workload: wl, Ranks: 2, Threads: 4, Events: 200_000})
+		res, err := Generate(t.TempDir(), Config{Workload: wl, Ranks: 2, Threads: ThreadsFor(wl, 4), Events: 200_000})
 		if err != nil {
 			t.Fatal(err)
 		}

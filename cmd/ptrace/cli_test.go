@@ -88,7 +88,7 @@ func genTrace(t *testing.T, args ...string) string {
 // and the JSON report carries the expected values.
 func TestGenValidateAnalyze(t *testing.T) {
 	for _, wl := range gen.Workloads {
-		dir := genTrace(t, wl, "--ranks", "3", "--threads", "2")
+		dir := genTrace(t, wl, "--ranks", "3", "--threads", fmt.Sprint(gen.ThreadsFor(wl, 2)))
 		if r := run(t, ptraceBin(), "validate", dir); r.code != 0 {
 			t.Fatalf("%s: validate exit %d:\n%s%s", wl, r.code, r.stdout, r.stderr)
 		}

@@ -37,13 +37,19 @@ Workloads:
   untied     a chain of --steps untied tasks run as LLVM libomp runs them: a
              stub (--task/20) re-queues each task, which waits --task/10 and
              runs its body (--task) on the next thread (overhead = n·L·task/10)
+  mpi        a pure MPI program (one thread, no OpenMP): rank pairs exchange a
+             message with MPI_Ssend/MPI_Recv, an early MPI_Irecv + MPI_Send +
+             MPI_Wait, or a late MPI_Irecv + MPI_Isend + MPI_Wait (Late Sender
+             and Late Receiver in turn), then an imbalanced MPI_Allreduce; an
+             imbalanced MPI_Barrier at the end (--compute, --rank-imbalance)
 
 Points of the task patterns are split over ranks; dependences between ranks
 are remote task dependences with --latency.`,
 		Example: `  ptrace gen imbalance --threads 8 --grain 100us -o /tmp/imb
   ptrace gen stencil --ranks 4 --threads 4 --width 64 --steps 100 --jitter 0.2 -o /tmp/st
   ptrace gen stencil --family 1,2,4,8 --width 32 --steps 20 --inflation 0.1 --serial 1ms -o /tmp/fam
-  ptrace gen halo --ranks 8 --threads 4 --rank-imbalance 0.5 --skew 1ms --drift 20 -o /tmp/halo`,
+  ptrace gen halo --ranks 8 --threads 4 --rank-imbalance 0.5 --skew 1ms --drift 20 -o /tmp/halo
+  ptrace gen mpi --ranks 4 --latency 5us -o /tmp/mpi`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -90,7 +96,7 @@ are remote task dependences with --latency.`,
 	f.StringVarP(&out, "out", "o", "", "output directory")
 	f.StringVar(&cfg.Workload, "workload", "", "workload (or give it as the argument)")
 	f.IntVar(&cfg.Ranks, "ranks", 1, "traced MPI processes")
-	f.IntVar(&cfg.Threads, "threads", 4, "OpenMP threads per process")
+	f.IntVar(&cfg.Threads, "threads", 0, "OpenMP threads per process (default 4; 1 for mpi)")
 	f.Int64Var(&cfg.Seed, "seed", 1, "random seed (durations, random patterns, clocks)")
 	f.DurationVar(&grain, "grain", 0, "imbalance: g, the task grain (default 100µs)")
 	f.IntVar(&cfg.Iterations, "iterations", 0, "imbalance, halo: iterations (default 100, 50)")

@@ -84,7 +84,7 @@ func TestCriticalPathFileRoundTrip(t *testing.T) {
 		t.Run(wl, func(t *testing.T) {
 			dir := t.TempDir()
 			tr := filepath.Join(dir, "trace")
-			if _, err := gen.Generate(tr, gen.Config{Workload: wl, Ranks: 2, Threads: 2, Iterations: 3}); err != nil {
+			if _, err := gen.Generate(tr, gen.Config{Workload: wl, Ranks: 2, Threads: gen.ThreadsFor(wl, 2), Iterations: 3}); err != nil {
 				t.Fatal(err)
 			}
 			path := filepath.Join(dir, "cp.csv")
