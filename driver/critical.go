@@ -538,6 +538,9 @@ func (r *run) cpReport(span, t1, zero int64, parts []pathSummary) *report.Critic
 		full = append(full, p.Full...)
 	}
 	cp.ByKind, cp.ByConstruct, cp.ByProcess = shares(kinds, span), shares(cons, span), shares(procs, span)
+	if comp := cp.WorkOnPath(); comp > 0 && comp < span {
+		cp.ComputeParallelism = float64(t1) / float64(comp)
+	}
 	cp.Longest = topNodes(longest, maxLongest)
 	slices.SortStableFunc(segs, func(a, b report.PathNode) int {
 		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))

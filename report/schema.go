@@ -253,23 +253,40 @@ type POPProcess struct {
 // CriticalPath summarises the longest path through the distributed DAG
 // (section "critical_path").
 type CriticalPath struct {
-	LengthNS       int64       `json:"length_ns"`
-	RunTimeNS      int64       `json:"run_time_ns"`
-	ShareOfRunTime float64     `json:"share_of_run_time"`
-	WorkNS         int64       `json:"work_ns"` // T1
-	Parallelism    float64     `json:"parallelism"`
-	Nodes          int64       `json:"nodes"`
-	RankCrossings  int64       `json:"rank_crossings"`
-	ZeroSlackTasks int64       `json:"zero_slack_tasks"` // tasks on some critical path
-	ByKind         []PathShare `json:"by_kind"`
-	ByConstruct    []PathShare `json:"by_construct"`
-	ByProcess      []PathShare `json:"by_process"`
-	Longest        []PathNode  `json:"longest_nodes"`
+	LengthNS       int64   `json:"length_ns"`
+	RunTimeNS      int64   `json:"run_time_ns"`
+	ShareOfRunTime float64 `json:"share_of_run_time"`
+	WorkNS         int64   `json:"work_ns"` // T1
+	Parallelism    float64 `json:"parallelism"`
+	// ComputeParallelism is T1 over the computation on the path (its
+	// task, region and serial nodes), present when MPI calls or message
+	// latencies lie on it: T∞ then holds communication that is no work,
+	// and Parallelism can fall below 1.
+	ComputeParallelism float64     `json:"compute_parallelism,omitempty"`
+	Nodes              int64       `json:"nodes"`
+	RankCrossings      int64       `json:"rank_crossings"`
+	ZeroSlackTasks     int64       `json:"zero_slack_tasks"` // tasks on some critical path
+	ByKind             []PathShare `json:"by_kind"`
+	ByConstruct        []PathShare `json:"by_construct"`
+	ByProcess          []PathShare `json:"by_process"`
+	Longest            []PathNode  `json:"longest_nodes"`
 	// Segments is the path itself in time order, consecutive nodes of one
 	// thread merged, for the Gantt strip of the HTML report and the
 	// timeline export (at most MaxPathSegments; Truncated says when cut).
 	Segments  []PathNode `json:"segments,omitempty"`
 	Truncated bool       `json:"segments_truncated,omitempty"`
+}
+
+// WorkOnPath returns the computation on the path: its task, region and
+// serial nodes' time.
+func (cp *CriticalPath) WorkOnPath() int64 {
+	var w int64
+	for _, k := range cp.ByKind {
+		if k.Name == "task" || k.Name == "region" || k.Name == "serial" {
+			w += k.NS
+		}
+	}
+	return w
 }
 
 // MaxPathSegments bounds CriticalPath.Segments so the report stays

@@ -189,6 +189,10 @@ func (p *printer) criticalPath(cp *CriticalPath, g *Graph) {
 	s := fmt.Sprintf("critical path  %s = %s of run time, parallelism %.3g (work %s), %d nodes, %d rank crossings",
 		Dur(cp.LengthNS), Pct(cp.ShareOfRunTime), cp.Parallelism, Dur(cp.WorkNS), cp.Nodes, cp.RankCrossings)
 	p.head(s)
+	if cp.ComputeParallelism > 0 {
+		p.line("  parallelism is T1/T∞ and T∞ holds %s of communication (MPI calls' own time, latencies), which is no work: the computation on the path alone gives %.3g",
+			Pct(1-float64(cp.WorkOnPath())/float64(cp.LengthNS)), cp.ComputeParallelism)
+	}
 	if len(cp.ByKind) > 0 {
 		p.line("  by kind: %s", shares(cp.ByKind, 4))
 	}
