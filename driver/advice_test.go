@@ -1,9 +1,12 @@
 package driver_test
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/report"
 )
 
 // Each advice branch on a gen workload built to trigger it, and the Tallent
@@ -25,6 +28,9 @@ func TestAdviceBranches(t *testing.T) {
 		{gen.Config{Workload: "halo", Threads: 1, ForkNS: 1_000_000, JoinNS: 200_000, ComputeNS: 100_000, SerialNS: 1_000, Iterations: 5}, "overhead", "LH"},
 		// Dependent tasks that keep every thread busy.
 		{gen.Config{Workload: "stencil", Threads: 4}, "none", "LL"},
+		// The last rank computes 3× the first: the others' workers idle
+		// while their master waits in the exchange (not serial code).
+		{gen.Config{Workload: "halo", Ranks: 4, Threads: 4, RankImbalance: 2, SerialNS: 1_000, Iterations: 5}, "mpi", "LL"},
 	} {
 		dir, _ := generate(t, c.cfg)
 		r, _ := analyze(t, dir, 1)
@@ -40,7 +46,7 @@ func TestAdviceBranches(t *testing.T) {
 			t.Errorf("%s: interpretation %q is not the advice %q", c.cfg.Workload, b.Interpretation, a.Text)
 		}
 		// The advice's parts partition the non-working time.
-		if sum := a.SerialNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS; sum != b.IdlenessNS+b.OverheadNS {
+		if sum := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS; sum != b.IdlenessNS+b.OverheadNS {
 			t.Errorf("%s: advice parts sum to %d, idleness + overhead %d", c.cfg.Workload, sum, b.IdlenessNS+b.OverheadNS)
 		}
 	}
@@ -75,5 +81,36 @@ func TestHybridV2WorkedExample(t *testing.T) {
 	}
 	if active != all-w {
 		t.Errorf("ΣU+ΣC+ΣS+ΣL+ΣH = %d, N_cpu·T − ΣW = %d", active, all-w)
+	}
+}
+
+// A pure MPI program has no OpenMP: the report says so, and its text and
+// HTML leave out Tallent's class and the OpenMP efficiencies; a hybrid one
+// keeps them.
+func TestPureMPIReportsNoOpenMP(t *testing.T) {
+	for _, c := range []struct {
+		cfg    gen.Config
+		openmp bool
+	}{
+		{gen.Config{Workload: "mpi", Ranks: 4}, false},
+		{gen.Config{Workload: "halo", Ranks: 2, Threads: 2, Iterations: 3}, true},
+	} {
+		dir, _ := generate(t, c.cfg)
+		r, _ := analyze(t, dir, 2)
+		if r.Trace.NoOpenMP == c.openmp {
+			t.Errorf("%s: no_openmp %v", c.cfg.Workload, r.Trace.NoOpenMP)
+		}
+		var txt, html bytes.Buffer
+		report.WriteText(&txt, r, report.TextOptions{})
+		if err := report.WriteHTML(&html, r, report.HTMLOptions{MaxRows: 10}); err != nil {
+			t.Fatal(err)
+		}
+		for what, out := range map[string]string{"text": txt.String(), "html": html.String()} {
+			has := strings.Contains(out, "OpenMP scheduling efficiency")
+			says := strings.Contains(out, "no OpenMP in the trace")
+			if has != c.openmp || says == c.openmp {
+				t.Errorf("%s %s: OpenMP rows %v, says none %v", c.cfg.Workload, what, has, says)
+			}
+		}
 	}
 }

@@ -541,6 +541,7 @@ type procRow struct {
 	Warnings []string
 	Partial  bool
 	NoDeps   bool // tasks, but a format without dependences (OTF2)
+	OpenMP   bool // parallel regions, implicit or explicit tasks
 }
 
 func (r *run) summarize() error {
@@ -548,7 +549,8 @@ func (r *run) summarize() error {
 	for i, p := range r.procs {
 		first, last := p.TimeRange(r.timebase(i))
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
-			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0}
+			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0,
+			OpenMP: p.Census.Kinds[trace.ParallelBegin]+p.Census.Kinds[trace.ImplicitTaskBegin]+p.Census.Kinds[trace.TaskCreate] > 0}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.
@@ -570,6 +572,7 @@ func (r *run) summarize() error {
 	t.Processes = len(all)
 	addWarnings(rep, int64(len(r.dir.Warnings)), r.dir.Warnings)
 	hosts := map[string]bool{}
+	openmp := false
 	for i, row := range all {
 		t.Threads += row.Threads
 		t.Events += row.Events
@@ -582,6 +585,7 @@ func (r *run) summarize() error {
 		}
 		hosts[row.Host] = true
 		t.Partial = t.Partial || row.Partial
+		openmp = openmp || row.OpenMP
 		if row.NoDeps && !slices.Contains(t.Unavailable, "task_dependences") {
 			t.Unavailable = append(t.Unavailable, "task_dependences")
 		}
@@ -589,6 +593,7 @@ func (r *run) summarize() error {
 	}
 	t.DurationNS = t.LastNS - t.FirstNS
 	t.Hosts = len(hosts)
+	t.NoOpenMP = !openmp
 	for _, rw := range extra {
 		addWarnings(rep, rw.Count, rw.First)
 	}

@@ -424,7 +424,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	cl := reduce.Classify(tot, th)
 	adv := reduce.Advise(tot, talp, th)
 	b.Class, b.Interpretation = cl.Code, adv.Text
-	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, ImbalanceNS: adv.ImbalanceNS,
+	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, MPIWaitNS: adv.MPIWaitNS, ImbalanceNS: adv.ImbalanceNS,
 		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS}
 	rep.Breakdown = b
 

@@ -92,17 +92,21 @@ func Classify(t Times, th Thresholds) Class {
 // Advice names what dominates the non-working time of the threads, from
 // the numbers: the candidates partition non-work (idleness + overhead).
 type Advice struct {
-	// Dominant is "serial", "imbalance", "starvation", "overhead", or
-	// "none" when non-work stays below the idleness threshold.
+	// Dominant is "serial", "mpi", "imbalance", "starvation", "overhead",
+	// or "none" when non-work stays below the idleness threshold.
 	Dominant string
 	Text     string
-	// SerialNS: idle or overhead outside parallel regions (threads wait for
-	// serial code between regions). ImbalanceNS: inside regions, waiting for
+	// SerialNS: idle or overhead outside parallel regions while no thread
+	// of the process is in MPI (threads wait for serial code between
+	// regions). MPIWaitNS: the same while another thread of the process is
+	// in MPI (workers waiting for their master's MPI calls: the MPI waits,
+	// imbalance across ranks or communication, not serial code, keep
+	// them). ImbalanceNS: inside regions, waiting for
 	// the slowest thread of each region (TALP's I_lb, summed over threads).
 	// StarvationNS: the rest of the idleness inside regions (no task ready).
 	// OverheadNS: runtime overhead inside regions (task management with
 	// tasks ready, team fork and join). All summed over threads.
-	SerialNS, ImbalanceNS, StarvationNS, OverheadNS int64
+	SerialNS, MPIWaitNS, ImbalanceNS, StarvationNS, OverheadNS int64
 }
 
 // Advise decides what dominates non-working time from the breakdown totals
@@ -119,8 +123,10 @@ func Advise(t Times, talp []TALPRow, th Thresholds) Advice {
 	// slowest, which may include overhead) is cut to the idleness, the rest
 	// of which is starvation.
 	imb := max(0, min(lb, parIdle))
-	a := Advice{SerialNS: t.IdleSerial + t.OverheadSerial, ImbalanceNS: imb, StarvationNS: max(0, parIdle-imb), OverheadNS: parOv}
-	nonWork := a.SerialNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS
+	serial := t.IdleSerial + t.OverheadSerial
+	inMPI := min(max(t.IdleInMPISerial, 0), serial)
+	a := Advice{SerialNS: serial - inMPI, MPIWaitNS: inMPI, ImbalanceNS: imb, StarvationNS: max(0, parIdle-imb), OverheadNS: parOv}
+	nonWork := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS
 	if t.ThreadTime <= 0 || float64(nonWork)/float64(t.ThreadTime) <= th.Idleness {
 		a.Dominant, a.Text = "none", "effectively parallel; focus on serial performance"
 		return a
@@ -131,6 +137,7 @@ func Advise(t Times, talp []TALPRow, th Thresholds) Advice {
 		ns       int64
 		dom, txt string
 	}{
+		{a.MPIWaitNS, "mpi", "threads wait outside parallel regions while their process is in MPI: the MPI calls (imbalance across ranks, communication; see the wait states), not serial code, keep them; balance the ranks or overlap communication with computation (tasks, or work the workers can do meanwhile)"},
 		{a.ImbalanceNS, "imbalance", "load imbalance inside parallel regions dominates: threads wait for the slowest one; balance the work (finer chunks, dynamic schedule, tasks)"},
 		{a.StarvationNS, "starvation", "threads starve for ready tasks inside parallel regions: refine task granularity or expose more concurrency"},
 		{a.OverheadNS, "overhead", "runtime overhead dominates (task management, team fork/join): coarsen task granularity, merge parallel regions"},

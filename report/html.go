@@ -139,7 +139,7 @@ func buildPage(r *Report, o HTMLOptions) *page {
 		}
 	}
 	if pop := r.POP; pop != nil {
-		for _, row := range popRows(pop) {
+		for _, row := range popRows(pop, !r.Trace.NoOpenMP) {
 			pg.POPRows = append(pg.POPRows, effRow{Indent: row.Depth, Name: row.Name, Value: row.Value, Style: effStyle(row.Value)})
 		}
 		pg.POPProcs = pop.PerProcess
@@ -275,7 +275,7 @@ figure { margin: 0.5em 0; }
 {{with .R.Breakdown}}
 <h2>Time breakdown</h2>
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
-{{if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
+{{if $.R.Trace.NoOpenMP}}<p class="muted">no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply</p>{{else if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
 {{with .Advice}}<p id="advice">{{adviceLine .}}</p>{{else}}{{with $.Interp}}<p>{{.}}</p>{{end}}{{end}}
 {{if or .ForkJoinNS .IdleDuringMPINS}}<p class="muted" id="raw-components">inside overhead and idleness: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}</p>{{end}}
 {{if .SyncRuntimeAsWork}}<p class="muted" id="sync-runtime">runtime code inside barriers, taskwaits and taskgroups (outside their waits) is booked as work, as in POT (--sync-runtime-as-work)</p>{{else if .SyncRuntimeNS}}<p class="muted" id="sync-runtime">overhead includes {{dur .SyncRuntimeNS}} of runtime code inside barriers, taskwaits and taskgroups, outside their waits</p>{{end}}

@@ -49,6 +49,11 @@ type TraceInfo struct {
 	// tasks as independent (ready at creation).
 	Unavailable []string  `json:"unavailable,omitempty"`
 	Warnings    *Warnings `json:"warnings,omitempty"`
+	// NoOpenMP is set when no process has an OpenMP event (parallel
+	// region, implicit or explicit task): a pure MPI program, where
+	// Tallent's class and the OpenMP efficiencies (1 by construction) say
+	// nothing, so the text and HTML reports leave them out.
+	NoOpenMP bool `json:"no_openmp,omitempty"`
 }
 
 // Window is the part of the run the breakdown, the POP efficiencies and
@@ -153,9 +158,10 @@ type Breakdown struct {
 // numbers it was decided from (sums over threads, ns); they partition
 // idleness + overhead.
 type Advice struct {
-	Dominant     string `json:"dominant"` // serial, imbalance, starvation, overhead or none
+	Dominant     string `json:"dominant"` // serial, mpi, imbalance, starvation, overhead or none
 	Text         string `json:"text"`
 	SerialNS     int64  `json:"serial_ns"`
+	MPIWaitNS    int64  `json:"mpi_wait_ns"`
 	ImbalanceNS  int64  `json:"imbalance_ns"`
 	StarvationNS int64  `json:"starvation_ns"`
 	OverheadNS   int64  `json:"overhead_ns"`

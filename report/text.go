@@ -76,10 +76,10 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 		p.clockSync(cs)
 	}
 	if b := r.Breakdown; b != nil {
-		p.breakdown(b)
+		p.breakdown(b, !t.NoOpenMP)
 	}
 	if pop := r.POP; pop != nil {
-		p.pop(pop)
+		p.pop(pop, !t.NoOpenMP)
 	}
 	if ws := r.WaitStates; ws != nil {
 		if ws.Calls > 0 || ws.MPINS > 0 {
@@ -111,7 +111,7 @@ func (p *printer) clockSync(cs *ClockSync) {
 	}
 }
 
-func (p *printer) breakdown(b *Breakdown) {
+func (p *printer) breakdown(b *Breakdown, openmp bool) {
 	p.line("")
 	p.head(fmt.Sprintf("time breakdown (%s of thread time)", Dur(b.ThreadTimeNS)))
 	idle := fmt.Sprintf("idleness %s", Pct(b.IdlenessRatio))
@@ -132,7 +132,9 @@ func (p *printer) breakdown(b *Breakdown) {
 	} else if b.SyncRuntimeNS > 0 {
 		p.line("  overhead includes %s of runtime code inside barriers, taskwaits and taskgroups, outside their waits (--sync-runtime-as-work books it as work, as POT)", Dur(b.SyncRuntimeNS))
 	}
-	if b.Class != "" {
+	if !openmp {
+		p.line("  no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply")
+	} else if b.Class != "" {
 		reading := TallentReading[b.Class]
 		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)
 	}
@@ -149,12 +151,12 @@ func (p *printer) breakdown(b *Breakdown) {
 // popRows is the efficiency tree as TALP prints it: hybrid, then MPI with
 // its load balance and communication, then OpenMP with serialization, load
 // balance and scheduling.
-func popRows(pop *POP) []struct {
+func popRows(pop *POP, openmp bool) []struct {
 	Depth int
 	Name  string
 	Value float64
 } {
-	return []struct {
+	rows := []struct {
 		Depth int
 		Name  string
 		Value float64
@@ -168,14 +170,21 @@ func popRows(pop *POP) []struct {
 		{2, "OpenMP load balance", pop.OMPLoadBalance},
 		{2, "OpenMP scheduling efficiency", pop.OMPSchedulingEfficiency},
 	}
+	if !openmp {
+		return rows[:4] // without OpenMP the hybrid efficiency is the MPI one
+	}
+	return rows
 }
 
-func (p *printer) pop(pop *POP) {
+func (p *printer) pop(pop *POP, openmp bool) {
 	p.line("")
 	p.head(fmt.Sprintf("POP efficiencies (%d processes × %.3g threads, elapsed %s)", pop.Processes, pop.ThreadsPerProcess, Dur(pop.ElapsedNS)))
-	for _, row := range popRows(pop) {
+	for _, row := range popRows(pop, openmp) {
 		label := strings.Repeat("  ", row.Depth) + row.Name
 		p.line("  %-36s %s", label, p.eff(row.Value))
+	}
+	if !openmp {
+		p.line("  (no OpenMP: the OpenMP efficiencies are 1 by construction and left out)")
 	}
 	p.line("  per thread: useful %s, MPI %s, idle %s (serial %s, load balance %s, scheduling %s)",
 		Dur(pop.UsefulNS), Dur(pop.MPINS), Dur(pop.IdleNS), Dur(pop.IdleSerialNS), Dur(pop.IdleLBNS), Dur(pop.IdleSchedNS))

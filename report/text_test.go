@@ -59,7 +59,7 @@ func TestTextPOPTree(t *testing.T) {
 	r := sampleReport()
 	out := text(r, TextOptions{})
 	var pos []int
-	for _, row := range popRows(r.POP) {
+	for _, row := range popRows(r.POP, true) {
 		line := fmt.Sprintf("%-36s %.2f", strings.Repeat("  ", row.Depth)+row.Name, row.Value)
 		i := strings.Index(out, line)
 		if i < 0 {
