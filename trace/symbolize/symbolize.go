@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -154,6 +155,29 @@ func (m *module) load(path string, debugDirs []string) error {
 	return m.readLines(d)
 }
 
+// fileName undoes debug/dwarf's join of a DWARF 5 file entry's absolute
+// name with its directory (Go 1.26 joins them whatever the name: clang
+// 14's entry 0, "/src/app.c" in directory "/build", reads as
+// "/build/src/app.c"): where the joined name does not exist and the name
+// without the compilation directory does, that is the file.
+func fileName(name, compDir string) string {
+	if compDir == "" || compDir == "/" || !strings.HasPrefix(name, compDir+"/") {
+		return name
+	}
+	if _, err := os.Stat(name); err == nil {
+		return name
+	}
+	if abs := name[len(compDir):]; fileExists(abs) {
+		return abs
+	}
+	return name
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
 func hasLines(d *dwarf.Data) bool {
 	r := d.Reader()
 	e, err := r.Next()
@@ -182,6 +206,8 @@ func (m *module) readLines(d *dwarf.Data) error {
 		if lr == nil {
 			continue
 		}
+		compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+		names := map[*dwarf.LineFile]string{}
 		var e dwarf.LineEntry
 		for {
 			if err := lr.Next(&e); err != nil {
@@ -189,7 +215,11 @@ func (m *module) readLines(d *dwarf.Data) error {
 			}
 			name := ""
 			if e.File != nil {
-				name = e.File.Name
+				var ok bool
+				if name, ok = names[e.File]; !ok {
+					name = fileName(e.File.Name, compDir)
+					names[e.File] = name
+				}
 			}
 			m.rows = append(m.rows, row{addr: e.Address, file: name, line: e.Line, col: e.Column, end: e.EndSequence})
 		}

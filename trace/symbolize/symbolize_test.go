@@ -119,6 +119,11 @@ func testResolve(t *testing.T, cc, name string, flags []string, dir, src string)
 			if filepath.Base(g.File) != "prog.c" || g.Line != w.line || g.Func != w.fn {
 				t.Errorf("location %d (offset %#x): %s:%d:%d in %q, want prog.c:%d in %q", i, locs[i].Offset, g.File, g.Line, g.Col, g.Func, w.line, w.fn)
 			}
+			// compiled from another directory: the source's own absolute
+			// path, not joined to the compilation directory (DWARF 5)
+			if g.File != src {
+				t.Errorf("location %d: file %s, want %s", i, g.File, src)
+			}
 			// gcc and clang both emit columns (-gcolumn-info is the default)
 			if g.Col != w.col {
 				t.Errorf("location %d: column %d, want %d", i, g.Col, w.col)
