@@ -32,6 +32,7 @@ type simRow struct {
 	TALP       reduce.TALPRow
 	Constructs []reduce.ConstructRow
 	Executed   int64 // explicit tasks run
+	Requeued   int64 // times a task was switched out and re-queued
 	WarnCount  int64
 	Warnings   []string
 	Instr      instrRow
@@ -360,6 +361,7 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			CreateNS: c.CreateNS, Hist: trimHist(c.Hist[:])})
 		row.Executed += c.Executed
 	}
+	row.Requeued = s.Requeues
 	row.WarnCount = s.Warn.Total()
 	for _, w := range s.Warn.Examples {
 		row.Warnings = append(row.Warnings, fmt.Sprintf("rank %d: %s", rank, w))
@@ -423,6 +425,11 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	}
 	cl := reduce.Classify(tot, th)
 	adv := reduce.Advise(tot, talp, th)
+	var executed, requeued int64
+	for _, row := range rows {
+		executed, requeued = executed+row.Executed, requeued+row.Requeued
+	}
+	adv.NoteRequeues(executed, requeued)
 	b.Class, b.Interpretation = cl.Code, adv.Text
 	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, MPIWaitNS: adv.MPIWaitNS, ImbalanceNS: adv.ImbalanceNS,
 		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS}

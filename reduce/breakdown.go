@@ -1,5 +1,7 @@
 package reduce
 
+import "fmt"
+
 // Times is a breakdown summed over threads (and processes).
 type Times struct {
 	ThreadTime     int64
@@ -107,6 +109,19 @@ type Advice struct {
 	// OverheadNS: runtime overhead inside regions (task management with
 	// tasks ready, team fork and join). All summed over threads.
 	SerialNS, MPIWaitNS, ImbalanceNS, StarvationNS, OverheadNS int64
+}
+
+// NoteRequeues adds to overhead advice what the runtime's re-queues of
+// tasks say: when at least a quarter of the executed tasks were switched
+// out and re-queued, the overhead is mostly those round trips through the
+// queue (LLVM libomp runs an untied task's stub first and re-queues it:
+// BOTS fib 60 ms traced untied against 5 ms tied), which coarser tasks
+// would not remove the way making them tied does.
+func (a *Advice) NoteRequeues(executed, requeued int64) {
+	if a.Dominant != "overhead" || requeued == 0 || 4*requeued < executed {
+		return
+	}
+	a.Text += fmt.Sprintf("; %d of %d tasks were re-queued by the runtime before they ran on: untied tasks cost a re-queue each in LLVM libomp (it runs an untied task's stub, which puts it back in the queue), so declare tasks tied unless they must move between threads", requeued, executed)
 }
 
 // Advise decides what dominates non-working time from the breakdown totals

@@ -41,6 +41,9 @@ type Sim struct {
 	Blocked int
 	// Completed counts tasks that reached Completed.
 	Completed int64
+	// Requeues counts tasks switched out and re-queued (Requeue): an
+	// untied task's stub under LLVM libomp, a task yielding to its queue.
+	Requeues int64
 
 	Now   int64 // time of the event being processed
 	Begin int64 // first event of the process

@@ -395,6 +395,7 @@ func (s *Sim) Requeue(t Task, th int) {
 			break
 		}
 	}
+	s.Requeues++
 	switch ts[t].State {
 	case Running:
 		s.stopRunning(t, th)

@@ -1,0 +1,28 @@
+package reduce
+
+import (
+	"strings"
+	"testing"
+)
+
+// Overhead advice names the runtime's re-queues when they are what the
+// tasks cost (untied tasks under LLVM libomp), and only then.
+func TestNoteRequeues(t *testing.T) {
+	for _, c := range []struct {
+		dominant           string
+		executed, requeued int64
+		note               bool
+	}{
+		{"overhead", 1000, 1000, true}, // every task untied: one stub re-queue each
+		{"overhead", 1000, 250, true},
+		{"overhead", 1000, 249, false}, // a few yields: granularity is the advice
+		{"overhead", 1000, 0, false},
+		{"starvation", 1000, 1000, false},
+	} {
+		a := Advice{Dominant: c.dominant, Text: "base"}
+		a.NoteRequeues(c.executed, c.requeued)
+		if got := strings.Contains(a.Text, "untied tasks cost a re-queue each"); got != c.note || !strings.HasPrefix(a.Text, "base") {
+			t.Errorf("%s, %d of %d re-queued: %q", c.dominant, c.requeued, c.executed, a.Text)
+		}
+	}
+}
