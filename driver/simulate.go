@@ -343,7 +343,7 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			Overhead: tt.Overhead + tt.OverheadSerial, Idle: tt.Idle + tt.IdleSerial,
 			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
 			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial, Instrumentation: tt.Instrumentation,
-			SyncRuntime: tt.SyncRuntime,
+			SyncRuntime: tt.SyncRuntime, InitFinalize: tt.InitFinalize,
 		})
 	}
 	row.Instr = instrSummary(s)
@@ -399,7 +399,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			WorkNS: row.Times.Work, MPINS: row.Times.MPI, OverheadNS: row.Times.Overhead, IdlenessNS: row.Times.Idle,
 			IdlenessSerialNS: row.Times.IdleSerial, IdlenessParallelNS: row.Times.Idle - row.Times.IdleSerial, Class: cl.Code,
 			ForkJoinNS: row.Times.ForkJoin, IdleDuringMPINS: row.Times.IdleInMPI, IdleSerialDuringMPINS: row.Times.IdleInMPISerial, InstrumentationNS: row.Times.Instrumentation,
-			SyncRuntimeNS: row.Times.SyncRuntime,
+			SyncRuntimeNS: row.Times.SyncRuntime, InitFinalizeNS: row.Times.InitFinalize,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
 		ompWaits = append(ompWaits, row.OMPWaits...)
@@ -418,6 +418,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS = tot.ForkJoin, tot.IdleInMPI, tot.IdleInMPISerial
 	b.InstrumentationNS, b.InstrumentationCorrection = tot.Instrumentation, r.instrReport(rows, tot.Instrumentation)
 	b.SyncRuntimeNS, b.SyncRuntimeAsWork = tot.SyncRuntime, r.opts.SyncRuntimeAsWork
+	b.InitFinalizeNS = tot.InitFinalize
 	if tot.ThreadTime > 0 {
 		tt := float64(tot.ThreadTime)
 		b.WorkRatio, b.MPIRatio = float64(tot.Work)/tt, float64(tot.MPI)/tt

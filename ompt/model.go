@@ -332,6 +332,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.Discard(m.task(s, e.Args[0], "cancel"))
 		}
 	case trace.MPIEnter:
+		if thr.MPI == 0 {
+			thr.Setup = s.SetupCall(e.Args[0])
+		}
 		thr.MPI++
 	case trace.MPIExit:
 		if thr.MPI > 0 {

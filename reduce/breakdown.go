@@ -23,6 +23,9 @@ type Times struct {
 	// SyncRuntime is the runtime's code inside sync constructs, outside
 	// their waits, booked as overhead (inside Overhead; sim/runtime.go).
 	SyncRuntime int64
+	// InitFinalize is the MPI time in the processes' own MPI_Init and
+	// MPI_Finalize inside the window (inside MPI).
+	InitFinalize int64
 }
 
 // Add accumulates o into t.
@@ -39,6 +42,7 @@ func (t *Times) Add(o Times) {
 	t.IdleInMPISerial += o.IdleInMPISerial
 	t.Instrumentation += o.Instrumentation
 	t.SyncRuntime += o.SyncRuntime
+	t.InitFinalize += o.InitFinalize
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's

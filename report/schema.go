@@ -141,17 +141,23 @@ type Breakdown struct {
 	// docs/task-model.md). SyncRuntimeAsWork is true under analyze
 	// --sync-runtime-as-work: that time is then work, as in POT, and
 	// SyncRuntimeNS is 0.
-	SyncRuntimeNS     int64          `json:"sync_runtime_ns"`
-	SyncRuntimeAsWork bool           `json:"sync_runtime_as_work"`
-	WorkRatio         float64        `json:"work_ratio"`
-	MPIRatio          float64        `json:"mpi_ratio"`
-	OverheadRatio     float64        `json:"overhead_ratio"`
-	IdlenessRatio     float64        `json:"idleness_ratio"`
-	Class             string         `json:"class"` // Tallent's LL, LH, HL, HH
-	Interpretation    string         `json:"interpretation"`
-	Advice            *Advice        `json:"advice,omitempty"`
-	Thresholds        Thresholds     `json:"thresholds"`
-	PerProcess        []ProcessTimes `json:"per_process"`
+	SyncRuntimeNS     int64 `json:"sync_runtime_ns"`
+	SyncRuntimeAsWork bool  `json:"sync_runtime_as_work"`
+	// InitFinalizeNS is the part of MPINS the processes spent in their
+	// own MPI_Init or MPI_Finalize inside the window (which runs from the
+	// first exit from MPI_Init to the last entry into MPI_Finalize): a
+	// process that left MPI_Init later, or entered MPI_Finalize earlier,
+	// than another. The critical path gives that time no weight.
+	InitFinalizeNS int64          `json:"mpi_init_finalize_ns,omitempty"`
+	WorkRatio      float64        `json:"work_ratio"`
+	MPIRatio       float64        `json:"mpi_ratio"`
+	OverheadRatio  float64        `json:"overhead_ratio"`
+	IdlenessRatio  float64        `json:"idleness_ratio"`
+	Class          string         `json:"class"` // Tallent's LL, LH, HL, HH
+	Interpretation string         `json:"interpretation"`
+	Advice         *Advice        `json:"advice,omitempty"`
+	Thresholds     Thresholds     `json:"thresholds"`
+	PerProcess     []ProcessTimes `json:"per_process"`
 }
 
 // Advice is what dominates the threads' non-working time, with the
@@ -203,6 +209,7 @@ type ProcessTimes struct {
 	IdleSerialDuringMPINS int64  `json:"idle_serial_during_mpi_ns"`
 	InstrumentationNS     int64  `json:"instrumentation_ns"`
 	SyncRuntimeNS         int64  `json:"sync_runtime_ns"`
+	InitFinalizeNS        int64  `json:"mpi_init_finalize_ns,omitempty"`
 	Class                 string `json:"class"`
 }
 

@@ -146,6 +146,9 @@ func (p *printer) breakdown(b *Breakdown, openmp bool) {
 	if b.ForkJoinNS > 0 || b.IdleDuringMPINS > 0 {
 		p.line("  inside overhead and idleness: %s", RawLine(b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS))
 	}
+	if b.InitFinalizeNS > 0 {
+		p.line("  MPI includes %s in the processes' own MPI_Init and MPI_Finalize inside the window (from the first MPI_Init exit to the last MPI_Finalize entry); it is not on the critical path", Dur(b.InitFinalizeNS))
+	}
 }
 
 // popRows is the efficiency tree as TALP prints it: hybrid, then MPI with

@@ -35,6 +35,11 @@ type ThreadTimes struct {
 	// region) the thread's task spent running the runtime's code of a
 	// barrier, taskwait or taskgroup outside its wait (runtime.go).
 	SyncRuntime int64
+	// InitFinalize is the part of MPI the thread spent in its own
+	// MPI_Init(_thread) or MPI_Finalize inside the window: a process
+	// whose MPI_Init ends after the first one's, or whose MPI_Finalize
+	// begins before the last one's.
+	InitFinalize int64
 }
 
 // Total returns the accounted time.
@@ -48,6 +53,7 @@ const (
 	catNonWork category = iota
 	catWork
 	catMPI
+	catMPISetup // in its own MPI_Init or MPI_Finalize
 	catForkJoin // the encountering thread forks or joins a team
 	catRuntime  // the running task is inside a sync construct, not its wait
 )
@@ -135,10 +141,10 @@ func (b *Breakdown) update(s *Sim, th int) {
 	cat, region, num := b.classify(s, th)
 	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
 		b.close(s, th, s.Now) // which integrates δm up to now: it changes here
-		if b.cat[th] == catMPI {
+		if b.cat[th] == catMPI || b.cat[th] == catMPISetup {
 			b.inMPI--
 		}
-		if cat == catMPI {
+		if cat == catMPI || cat == catMPISetup {
 			b.inMPI++
 		}
 		b.cat[th], b.region[th], b.num[th] = cat, region, num
@@ -160,6 +166,9 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 		region, num = thr.Teams[0].Region, thr.Teams[0].Num
 	}
 	if thr.MPI > 0 {
+		if thr.Setup {
+			return catMPISetup, region, num
+		}
 		return catMPI, region, num
 	}
 	if top := thr.Current(); top != NoTask {
@@ -204,6 +213,9 @@ func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
 		t.Instrumentation += c
 	case catMPI:
 		t.MPI += d
+	case catMPISetup:
+		t.MPI += d
+		t.InitFinalize += d
 	case catForkJoin:
 		// Not in the region's per-member idleness: TALP's load balance
 		// compares the members' waits, and the fork is nobody's wait (TALP

@@ -642,7 +642,12 @@ func (p *FragPass) close(s *Sim, th int) {
 	// Only the part inside the analysis window weighs (Sim.SetWindow).
 	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
 	d := to - from
-	if p.curKind[th] == FragMPI && p.maxPred[th] > from {
+	switch {
+	case p.curKind[th] == FragMPI && s.SetupCall(int64(p.curLoc[th])):
+		// A process's own MPI_Init or MPI_Finalize inside the window
+		// waits for the others to start or end: no cost of the program.
+		d = min(d, 0)
+	case p.curKind[th] == FragMPI && p.maxPred[th] > from:
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path.
 		d -= min(p.maxPred[th], to) - from

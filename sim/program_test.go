@@ -69,3 +69,34 @@ func TestProgramTaskBeforeLibomp(t *testing.T) {
 		t.Errorf("fragment graph: span %d, work %d; want 70, 80", span, work)
 	}
 }
+
+// A process's own MPI_Init and MPI_Finalize inside the window (it left
+// MPI_Init after another process did, entered MPI_Finalize before) are MPI
+// time kept apart, and no cost on the critical path: the process waited
+// for the others to start and to end.
+func TestInitFinalizeInWindow(t *testing.T) {
+	g := newProg(1)
+	g.tables.Strings = []string{"MPI_Init", "MPI_Finalize", "MPI_Send"}
+	g.ev(0, trace.MPIEnter, 0, 0)
+	g.ev(0, trace.MPIExit, 30, 0) // the window begins at 10
+	g.ev(0, trace.MPIEnter, 40, 2)
+	g.ev(0, trace.MPIExit, 45, 2)
+	g.ev(0, trace.MPIEnter, 60, 1)
+	g.ev(0, trace.MPIExit, 110, 1) // the window ends at 100
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(10, 100)
+	f := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), f); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	wantBreakdown(t, s, 10+15, 20+5+40, 0, 0)
+	if got := s.Breakdown.Threads[0].InitFinalize; got != 20+40 {
+		t.Errorf("init/finalize %d, want 60", got)
+	}
+	fr := &f.F
+	fr.UnpackWeights(nil)
+	if span, work := longest(t, fr); span != 10+5+15 || work != 25 {
+		t.Errorf("fragment graph: span %d, work %d; want 30 (the serial code and MPI_Send), 25", span, work)
+	}
+}

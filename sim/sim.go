@@ -125,6 +125,21 @@ type Sim struct {
 	// the TALP idle sums of those retired.
 	ended, unretired []int32
 	retiredIdle      regionIdle
+	// setupFns are the string ids of MPI_Init, MPI_Init_thread and
+	// MPI_Finalize (SetupCall).
+	setupFns []int64
+}
+
+// SetupCall reports whether an MPI call of function fn (a string id)
+// starts or ends MPI: the breakdown keeps its time apart
+// (ThreadTimes.InitFinalize) and the critical path gives it no weight.
+func (s *Sim) SetupCall(fn int64) bool {
+	for _, id := range s.setupFns {
+		if id == fn {
+			return true
+		}
+	}
+	return false
 }
 
 // Pos returns the index, in thread th's events, of the event being
@@ -171,6 +186,11 @@ func (s *Sim) HasEvents(th int) bool { return th < len(s.Proc.Events) && s.Proc.
 // recorded). strict turns warnings into an error.
 func New(p *trace.Process, tb *trace.Timebase, strict bool) *Sim {
 	s := &Sim{Proc: p, TB: tb, Threads: make([]Thread, p.NumThreads()), Program: NoTask}
+	for id, str := range p.Strings {
+		if trace.IsMPISetup(str) {
+			s.setupFns = append(s.setupFns, int64(id))
+		}
+	}
 	s.Warn.Strict = strict
 	s.Begin, s.End = p.TimeRange(tb)
 	return s

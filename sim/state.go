@@ -133,6 +133,7 @@ func (ts Tasks) Len() int { return len(ts) }
 type Thread struct {
 	Stack    []Task // tasks on this thread, innermost last
 	MPI      int32  // nesting depth of MPI calls
+	Setup    bool   // the outermost MPI call is MPI_Init(_thread) or MPI_Finalize
 	Teams    []TeamRef
 	Groups   []OpenGroup
 	RunSince int64 // when the task on top started running

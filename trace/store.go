@@ -448,7 +448,13 @@ func noteCall(l *[]fnRefs, th int32, idx int64, e *Event, latest bool) {
 // (MPIWindow).
 func IsMPIInit(fn string) bool { return fn == "MPI_Init" || fn == "MPI_Init_thread" }
 
-func isMPIFinalize(fn string) bool { return fn == "MPI_Finalize" }
+// IsMPIFinalize reports whether fn is MPI_Finalize.
+func IsMPIFinalize(fn string) bool { return fn == "MPI_Finalize" }
+
+// IsMPISetup reports whether fn starts or ends MPI (MPI_Init,
+// MPI_Init_thread, MPI_Finalize): a process's own time there is no
+// communication of the program's (start-up, shut-down).
+func IsMPISetup(fn string) bool { return IsMPIInit(fn) || IsMPIFinalize(fn) }
 
 // settleMPI keeps, once the names are known, the calls that bound the
 // analysis window and drops the others.
@@ -466,7 +472,7 @@ func (cs *Census) settleMPI(names []string) {
 		}
 	}
 	for _, f := range cs.enters {
-		if isMPIFinalize(name(f.fn)) {
+		if IsMPIFinalize(name(f.fn)) {
 			cs.FinalizeEnter = append(cs.FinalizeEnter, f.refs...)
 		}
 	}
@@ -520,7 +526,7 @@ func (p *Process) MPIWindow(tb *Timebase) (begin, end int64, found bool) {
 	initEnd, finBegin := int64(-1<<62), int64(1<<62)
 	any := false
 	for _, s := range p.Strings {
-		if IsMPIInit(s) || isMPIFinalize(s) {
+		if IsMPIInit(s) || IsMPIFinalize(s) {
 			any = true
 		}
 	}
