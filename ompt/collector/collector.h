@@ -56,7 +56,10 @@ enum {
 	X(MPI_Allgather) X(MPI_Allgatherv) X(MPI_Alltoall) X(MPI_Alltoallv) \
 	X(MPI_Reduce_scatter) X(MPI_Reduce_scatter_block) X(MPI_Scan) X(MPI_Exscan) \
 	X(MPI_Comm_split) X(MPI_Comm_split_type) X(MPI_Comm_dup) X(MPI_Comm_create) \
-	X(MPI_Comm_free) X(MPI_Abort)
+	X(MPI_Comm_free) X(MPI_Abort) \
+	X(MPI_Comm_create_group) X(MPI_Comm_dup_with_info) X(MPI_Comm_idup) \
+	X(MPI_Cart_create) X(MPI_Cart_sub) X(MPI_Graph_create) X(MPI_Dist_graph_create) \
+	X(MPI_Dist_graph_create_adjacent) X(MPI_Intercomm_create) X(MPI_Intercomm_merge)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

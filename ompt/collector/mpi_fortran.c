@@ -33,7 +33,7 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint arrays are passed to C
  * first call is MPI_Init, on one thread). */
 static struct {
 	int done;
-	void *bottom[4], *in_place[4], *status_ignore[4], *statuses_ignore[4];
+	void *bottom[4], *in_place[4], *status_ignore[4], *statuses_ignore[4], *unweighted[4], *weights_empty[4];
 } sentinels;
 
 static void lookup4(void **out, const char *base)
@@ -59,6 +59,8 @@ static void load_sentinels(void)
 	lookup4(sentinels.in_place, "mpi_fortran_in_place");
 	lookup4(sentinels.status_ignore, "mpi_fortran_status_ignore");
 	lookup4(sentinels.statuses_ignore, "mpi_fortran_statuses_ignore");
+	lookup4(sentinels.unweighted, "mpi_fortran_unweighted");
+	lookup4(sentinels.weights_empty, "mpi_fortran_weights_empty");
 	__atomic_store_n(&sentinels.done, 1, __ATOMIC_RELEASE);
 }
 
@@ -565,3 +567,159 @@ void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
 	set_ierr(ierr, rc);
 }
 ALIASES(mpi_comm_free, MPI_COMM_FREE);
+
+void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_create_group(MPI_Comm_f2c(*comm), MPI_Group_f2c(*group), *tag, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_create_group, MPI_COMM_CREATE_GROUP);
+
+void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_dup_with_info(MPI_Comm_f2c(*comm), MPI_Info_f2c(*info), &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO);
+
+/* The handle is converted at once, as Open MPI's own binding does: it is
+ * valid from the call on, usable once the request completes. */
+void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Comm_idup(MPI_Comm_f2c(*comm), &nc, &r);
+	if (rc == MPI_SUCCESS) {
+		*newcomm = MPI_Comm_c2f(nc);
+		*request = MPI_Request_c2f(r);
+	}
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_idup, MPI_COMM_IDUP);
+
+/* Fortran LOGICALs (any nonzero value is .true.: gfortran's is 1, others'
+ * -1) as C ints, on the stack when few. */
+#define FEW 16
+
+struct logicals {
+	int few[FEW], *v;
+};
+
+static int logicals_in(struct logicals *l, const MPI_Fint *f, int n)
+{
+	n = n < 0 ? 0 : n;
+	l->v = n <= FEW ? l->few : malloc(sizeof(int) * (size_t)n);
+	if (!l->v)
+		return 0;
+	for (int i = 0; i < n; i++)
+		l->v[i] = f[i] != 0;
+	return 1;
+}
+
+static void logicals_free(struct logicals *l)
+{
+	if (l->v != l->few)
+		free(l->v);
+}
+
+void mpi_cart_create_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder,
+		      MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	struct logicals p;
+	if (!logicals_in(&p, periods, *ndims)) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Cart_create(MPI_Comm_f2c(*comm), *ndims, dims, p.v, *reorder != 0, &nc);
+	logicals_free(&p);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_cart_create, MPI_CART_CREATE);
+
+void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	int ndims = 0;
+	PMPI_Cartdim_get(c, &ndims);
+	struct logicals r;
+	if (!logicals_in(&r, remain_dims, ndims)) {
+		set_ierr(ierr, MPI_ERR_NO_MEM);
+		return;
+	}
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Cart_sub(c, r.v, &nc);
+	logicals_free(&r);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_cart_sub, MPI_CART_SUB);
+
+void mpi_graph_create_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder,
+		       MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Graph_create(MPI_Comm_f2c(*comm), *nnodes, index, edges, *reorder != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_graph_create, MPI_GRAPH_CREATE);
+
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are common blocks in Fortran too. */
+static const int *cweights(MPI_Fint *w)
+{
+	load_sentinels();
+	if (is(sentinels.unweighted, w))
+		return MPI_UNWEIGHTED;
+	if (is(sentinels.weights_empty, w))
+		return MPI_WEIGHTS_EMPTY;
+	return w;
+}
+
+void mpi_dist_graph_create_(MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *dests,
+			    MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Dist_graph_create(MPI_Comm_f2c(*comm), *n, sources, degrees, dests, cweights(weights),
+				       MPI_Info_f2c(*info), *reorder != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE);
+
+void mpi_dist_graph_create_adjacent_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sweights,
+				     MPI_Fint *outdegree, MPI_Fint *dests, MPI_Fint *dweights, MPI_Fint *info,
+				     MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Dist_graph_create_adjacent(MPI_Comm_f2c(*comm), *indegree, sources, cweights(sweights), *outdegree,
+						dests, cweights(dweights), MPI_Info_f2c(*info), *reorder != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT);
+
+void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader,
+			   MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Intercomm_create(MPI_Comm_f2c(*local_comm), *local_leader, MPI_Comm_f2c(*peer_comm), *remote_leader,
+				      *tag, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_intercomm_create, MPI_INTERCOMM_CREATE);
+
+void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Intercomm_merge(MPI_Comm_f2c(*intercomm), *high != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE);

@@ -1,0 +1,294 @@
+package e2e
+
+// MPI programs as users write them (issue #40): pure MPI without OpenMP,
+// communicators from every constructor that returns one, Cartesian halo
+// exchanges in C and Fortran. Each runs under mpirun, is traced with
+// "ptrace record" and analysed; the assertions are what the programs
+// themselves print (message and collective counts, the members each
+// communicator reports through an MPI_Allgather), never what ptrace printed
+// before.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// mpirunN returns the launcher command for an n-rank run followed by args.
+func mpirunN(n int, args ...string) []string {
+	return append([]string{"mpirun", "--oversubscribe", "--allow-run-as-root", "-np", strconv.Itoa(n)}, args...)
+}
+
+// buildMPI compiles a program of testdata with mpicc (clang), or with
+// mpifort (gfortran) for .f90 sources, into the test's directory.
+func (h *harness) buildMPI(t *testing.T, src string, flags ...string) string {
+	t.Helper()
+	base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
+	dir := t.TempDir()
+	bin := filepath.Join(dir, base)
+	var c *exec.Cmd
+	if strings.HasSuffix(src, ".f90") {
+		if _, err := exec.LookPath("mpifort"); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("CI=true and mpifort is not installed (apt-get install -y gfortran libopenmpi-dev)")
+			}
+			t.Skip("mpifort is not installed (apt-get install -y gfortran libopenmpi-dev)")
+		}
+		args := append([]string{"-O1", "-g", "-Wall", "-Werror", "-J", dir}, flags...)
+		c = exec.Command("mpifort", append(args, "-o", bin, src)...)
+		c.Env = append(os.Environ(), "OMPI_FC=gfortran")
+	} else {
+		args := append([]string{"-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror"}, flags...)
+		c = exec.Command("mpicc", append(args, "-o", bin, src, "-lm")...)
+		c.Env = append(os.Environ(), "OMPI_CC=clang")
+	}
+	c.Dir = h.root
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", c.Args, err, out)
+	}
+	return bin
+}
+
+func testdata(name string) string { return filepath.Join("ompt", "collector", "e2e", "testdata", name) }
+
+// allMatched checks that the report matched every message and collective
+// the program counted, and left none unmatched.
+func allMatched(t *testing.T, r *report.Report, messages, collectives int64) {
+	t.Helper()
+	cs := r.ClockSync
+	if cs == nil || cs.Messages != messages || cs.Collectives != collectives ||
+		cs.UnmatchedSends+cs.UnmatchedReceives+cs.UnmatchedCollectives != 0 {
+		t.Errorf("clocksync %+v, want %d messages and %d collectives matched, none unmatched", cs, messages, collectives)
+	}
+}
+
+var (
+	commLine  = regexp.MustCompile(`(?m)^comm (\S+) rank=(\d+) members=([\d,]+)$`)
+	interLine = regexp.MustCompile(`(?m)^inter (\S+) rank=(\d+) local=([\d,]+) remote=([\d,]+)$`)
+)
+
+func ints(t *testing.T, s string) []int {
+	t.Helper()
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(f)
+		if err != nil {
+			t.Fatalf("bad list %q", s)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// checkCommunicators compares the communicator tables of the trace with
+// the members the program printed: for each rank and constructor, the k-th
+// communicator the program printed is the k-th the rank's file lists under
+// that constructor's name, with the same members in the same order, and
+// every member's file gives it the same id, which no other communicator
+// has. An intercommunicator lists both groups, the one whose rank 0 has
+// the lower world rank first. It returns how many communicators it checked.
+func checkCommunicators(t *testing.T, procs []*trace.Process, out string) int {
+	t.Helper()
+	type want struct {
+		label   string
+		members []int
+	}
+	wants := map[int][]want{} // by world rank, in the order printed
+	for _, m := range commLine.FindAllStringSubmatch(out, -1) {
+		r, _ := strconv.Atoi(m[2])
+		wants[r] = append(wants[r], want{m[1], ints(t, m[3])})
+	}
+	for _, m := range interLine.FindAllStringSubmatch(out, -1) {
+		r, _ := strconv.Atoi(m[2])
+		local, remote := ints(t, m[3]), ints(t, m[4])
+		if remote[0] < local[0] {
+			local, remote = remote, local
+		}
+		wants[r] = append(wants[r], want{m[1], append(local, remote...)})
+	}
+	if len(wants) != len(procs) {
+		t.Fatalf("the program printed communicators of %d ranks, the trace has %d processes", len(wants), len(procs))
+	}
+	// A communicator is a constructor's k-th result with its members (one
+	// MPI_Comm_split call makes one per color).
+	type key struct {
+		label   string
+		nth     int
+		members string
+	}
+	ids := map[key]int64{}   // the id of each communicator, from its first member seen
+	owner := map[int64]key{} // which communicator each id belongs to
+	holders := map[key][]int{}
+	for _, p := range procs {
+		rank := p.Header.Rank
+		byLabel := map[string][]*trace.Communicator{}
+		for i := range p.Comms {
+			c := &p.Comms[i]
+			if name, _, ok := strings.Cut(c.Name, "#"); ok {
+				byLabel[name] = append(byLabel[name], c)
+			}
+		}
+		// The communicators printed by constructor, in order; a constructor
+		// may appear several times (two idups).
+		seen := map[string]int{}
+		printedBy := map[string]int{}
+		for _, w := range wants[rank] {
+			printedBy[w.label]++
+		}
+		for label, n := range printedBy {
+			if len(byLabel[label]) != n {
+				t.Errorf("rank %d: the program printed %d communicators from %s, the trace lists %d: %+v", rank, n, label, len(byLabel[label]), byLabel[label])
+			}
+		}
+		for _, w := range wants[rank] {
+			k := key{w.label, seen[w.label], fmt.Sprint(w.members)}
+			seen[w.label]++
+			if k.nth >= len(byLabel[w.label]) {
+				continue // reported above
+			}
+			c := byLabel[w.label][k.nth]
+			if got := c.MemberList(); !slices.Equal(got, w.members) {
+				t.Errorf("rank %d: %s (%s) lists members %v, the communicator says %v", rank, c.Name, w.label, got, w.members)
+			}
+			if id, ok := ids[k]; !ok {
+				ids[k] = c.ID
+				if o, dup := owner[c.ID]; dup {
+					t.Errorf("%s #%d and %s #%d share id %d", o.label, o.nth, k.label, k.nth, c.ID)
+				}
+				owner[c.ID] = k
+			} else if id != c.ID {
+				t.Errorf("rank %d: %s #%d has id %d, another member's file %d", rank, w.label, k.nth, c.ID, id)
+			}
+			holders[k] = append(holders[k], rank)
+		}
+	}
+	// Every member, and no other process, holds it.
+	for k, hs := range holders {
+		want := wantsOf(t, k.members)
+		slices.Sort(want)
+		slices.Sort(hs)
+		if !slices.Equal(hs, want) {
+			t.Errorf("%s #%d %s: printed by ranks %v", k.label, k.nth, k.members, hs)
+		}
+	}
+	return len(holders)
+}
+
+// wantsOf parses a member list printed by fmt.Sprint ("[2 0]").
+func wantsOf(t *testing.T, s string) []int {
+	t.Helper()
+	return ints(t, strings.ReplaceAll(strings.Trim(s, "[]"), " ", ","))
+}
+
+// Every constructor that returns a communicator (C bindings, 4 ranks, no
+// OpenMP): each communicator's members in communicator-rank order (with
+// reordering allowed for the topologies) and one id in all its members'
+// files; every message and collective on them matched, no warning.
+func TestCommunicators(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("comms.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin)...)
+	procs := valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+	// 14 constructors, Comm_idup twice; Cart_sub, Comm_split and the
+	// second Comm_idup (of the halves) make two communicators each
+	if n := checkCommunicators(t, procs, out); n != 18 {
+		t.Errorf("checked %d communicators, want 18", n)
+	}
+}
+
+// The common constructors from Fortran (use mpi): the Fortran bindings
+// are intercepted apart from the C ones (mpi_fortran.c), LOGICAL arguments
+// and MPI_UNWEIGHTED included.
+func TestCommunicatorsFortran(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("comms_f.f90"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin)...)
+	procs := valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+	// 11 constructors; Cart_sub and Comm_split make two communicators each
+	if n := checkCommunicators(t, procs, out); n != 13 {
+		t.Errorf("checked %d communicators, want 13", n)
+	}
+}
+
+var cartLine = regexp.MustCompile(`(?m)^cart rank=(\d+) cart_rank=(\d+) coords=\d+,\d+$`)
+
+// checkCart checks that every process's file lists the Cartesian
+// communicator once, under one id, with each world rank at the place
+// MPI_Comm_rank on it gave (the program's "cart" lines).
+func checkCart(t *testing.T, procs []*trace.Process, out string) {
+	t.Helper()
+	lines := cartLine.FindAllStringSubmatch(out, -1)
+	if len(lines) != len(procs) {
+		t.Fatalf("%d cart lines for %d processes:\n%s", len(lines), len(procs), out)
+	}
+	want := make([]int, len(procs))
+	for _, m := range lines {
+		w, _ := strconv.Atoi(m[1])
+		c, _ := strconv.Atoi(m[2])
+		if c < 0 || c >= len(want) {
+			t.Fatalf("cart rank %d of %d", c, len(want))
+		}
+		want[c] = w
+	}
+	id := int64(-1)
+	for _, p := range procs {
+		var carts []*trace.Communicator
+		for i := range p.Comms {
+			if strings.HasPrefix(p.Comms[i].Name, "MPI_Cart_create#") {
+				carts = append(carts, &p.Comms[i])
+			}
+		}
+		if len(carts) != 1 {
+			t.Errorf("rank %d lists %d Cartesian communicators, want 1", p.Header.Rank, len(carts))
+			continue
+		}
+		c := carts[0]
+		if got := c.MemberList(); !slices.Equal(got, want) {
+			t.Errorf("rank %d: Cartesian communicator members %v, MPI_Comm_rank says %v", p.Header.Rank, got, want)
+		}
+		if id == -1 {
+			id = c.ID
+		} else if c.ID != id {
+			t.Errorf("rank %d: Cartesian communicator id %d, another file %d", p.Header.Rank, c.ID, id)
+		}
+	}
+}
+
+// A 2-D Jacobi on a 2×2 Cartesian grid (MPI_Cart_create with reordering
+// allowed, MPI_Cart_shift, MPI_Sendrecv halos, MPI_Allreduce), in C, in
+// Fortran with use mpi and with use mpi_f08: every halo message and every
+// reduction matched, no warning, and the grid's communicator as MPI tells
+// it in every file.
+func TestCartHalo(t *testing.T) {
+	h := setup(t)
+	for _, src := range []string{"jacobi_cart.c", "jacobi_cart_f.f90", "jacobi_cart_f08.f90"} {
+		t.Run(src, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata(src))
+			dir, out := h.mustRecord(t, nil, mpirunN(4, bin, "128", "100")...)
+			procs := valid(t, dir)
+			r := h.report(t, dir)
+			noReportWarnings(t, r)
+			msgs, colls := printed(t, out, "messages="), printed(t, out, "collectives=")
+			if msgs != 800 || colls != 101 {
+				t.Errorf("the program counted %d messages and %d collectives, want 800 and 101 (2×2 grid, 100 iterations)", msgs, colls)
+			}
+			allMatched(t, r, msgs, colls)
+			checkCart(t, procs, out)
+		})
+	}
+}
