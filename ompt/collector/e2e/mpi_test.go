@@ -292,3 +292,71 @@ func TestCartHalo(t *testing.T) {
 		})
 	}
 }
+
+// pureCalls are the program's own timestamps of waits_pure.c: per rank
+// its window and its MPI calls by function, in call order.
+type pureCalls struct {
+	initExit, finEnter [2]int64
+	calls              [2]map[string][][2]int64
+}
+
+var (
+	pureWindow = regexp.MustCompile(`(?m)^window rank=(\d) init_exit=(\d+) finalize_enter=(\d+)$`)
+	pureCall   = regexp.MustCompile(`(?m)^call rank=(\d) fn=(\S+) enter=(\d+) exit=(\d+)$`)
+)
+
+func parsePure(t *testing.T, out string) *pureCalls {
+	t.Helper()
+	pc := &pureCalls{calls: [2]map[string][][2]int64{{}, {}}}
+	num := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+	ws := pureWindow.FindAllStringSubmatch(out, -1)
+	if len(ws) != 2 {
+		t.Fatalf("%d window lines, want 2:\n%s", len(ws), out)
+	}
+	for _, m := range ws {
+		r := int(num(m[1]))
+		pc.initExit[r], pc.finEnter[r] = num(m[2]), num(m[3])
+	}
+	for _, m := range pureCall.FindAllStringSubmatch(out, -1) {
+		r := int(num(m[1]))
+		pc.calls[r][m[2]] = append(pc.calls[r][m[2]], [2]int64{num(m[3]), num(m[4])})
+	}
+	return pc
+}
+
+// recordPure records waits_pure.c (iters iterations) on 2 ranks.
+func recordPure(t *testing.T, h *harness, iters int) (*report.Report, []*trace.Process, *pureCalls) {
+	t.Helper()
+	bin := h.buildMPI(t, testdata("waits_pure.c"))
+	// A rank waiting in MPI polls; yielding leaves the other its core.
+	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	dir, out := h.mustRecord(t, nil, mpirunN(2, bin, strconv.Itoa(iters))...)
+	procs := valid(t, dir)
+	r := h.report(t, dir)
+	return r, procs, parsePure(t, out)
+}
+
+// A pure MPI program (no OpenMP, one thread per rank): late sender, late
+// receivers (a rendezvous MPI_Send and an MPI_Ssend), an imbalanced
+// MPI_Allreduce and MPI_Barrier. Every message and collective matched, no
+// warning, the process files hold the program's calls.
+func TestPureMPI(t *testing.T) {
+	h := setup(t)
+	const iters = 4
+	r, procs, pc := recordPure(t, h, iters)
+	noReportWarnings(t, r)
+	// per iteration: 3 messages, an allreduce and a barrier
+	allMatched(t, r, 3*iters, 2*iters)
+	for rank, p := range procs {
+		if p.NumThreads() != 1 {
+			t.Errorf("rank %d: %d threads, want the initial thread only", rank, p.NumThreads())
+		}
+		var n int
+		for _, cs := range pc.calls[rank] {
+			n += len(cs)
+		}
+		if got := sum(count(p, trace.MPIEnter, nil)); got != n+2 { // and MPI_Init, MPI_Finalize
+			t.Errorf("rank %d: %d MPI calls recorded, the program made %d (+ init and finalize)", rank, got, n)
+		}
+	}
+}
