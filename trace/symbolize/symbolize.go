@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 
@@ -182,6 +183,17 @@ func (m *module) readLines(d *dwarf.Data) error {
 		if lr == nil {
 			continue
 		}
+		// debug/dwarf joins a DWARF 5 file entry's directory with its
+		// name even when the name is absolute (clang names the source
+		// file as it was given, with directory 0, the compilation
+		// directory): "/build" + "/src/a.c" becomes "/build/src/a.c".
+		// The unit's own name undoes it for its main file.
+		cuName, _ := cu.Val(dwarf.AttrName).(string)
+		compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
+		joined := ""
+		if path.IsAbs(cuName) && compDir != "" {
+			joined = path.Join(compDir, cuName)
+		}
 		var e dwarf.LineEntry
 		for {
 			if err := lr.Next(&e); err != nil {
@@ -190,6 +202,9 @@ func (m *module) readLines(d *dwarf.Data) error {
 			name := ""
 			if e.File != nil {
 				name = e.File.Name
+			}
+			if name == joined && joined != cuName {
+				name = cuName
 			}
 			m.rows = append(m.rows, row{addr: e.Address, file: name, line: e.Line, col: e.Column, end: e.EndSequence})
 		}
