@@ -20,9 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ENTER(fn)                       \
-	ptr_thread *t = ptr_self();     \
-	ptr_ev1(t, K_MPI_ENTER, S_##fn)
+/* mpi_enter(func, call site): the return address into the caller, which
+ * must be taken in the wrapper itself (always_inline helpers only). */
+#define ENTER(fn)                                                                   \
+	ptr_thread *t = ptr_self();                                                 \
+	ptr_ev2(t, K_MPI_ENTER, S_##fn, ptr_loc(t, ptr_call_site(__builtin_return_address(0))))
 #define EXIT(fn) ptr_ev1(t, K_MPI_EXIT, S_##fn)
 
 enum { C_BARRIER = 1, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV,

@@ -73,6 +73,9 @@ func (r *Resolver) Resolve(locs []trace.Location) []trace.Location {
 		}
 		if l.Func == "" && inFunc {
 			l.Func = demangle.Filter(f.name)
+			// the return address's place in the function: what names
+			// it without a line table ("main+0x4f")
+			l.FuncOffset = pc + 1 - f.addr
 		}
 	}
 	return out
