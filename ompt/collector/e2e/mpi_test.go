@@ -493,3 +493,135 @@ func TestPureMPIValues(t *testing.T) {
 		}
 	}
 }
+
+// sourceLines returns the lines of src (1-based).
+func sourceLines(t *testing.T, src string) []string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return append([]string{""}, strings.Split(string(b), "\n")...)
+}
+
+var siteLine = regexp.MustCompile(`^(\S+):(\d+):\d+$`)
+
+// checkSites checks that every MPI call site of the wait states names a
+// line of src, holding a call of that function (for Fortran, the line of a
+// CALL or one of its continuation lines: gfortran puts the call on the
+// statement's last line) for the functions lined, and returns the distinct
+// sites per function. gfortran -O1's own line table gives some calls of a
+// main program's first and last statements the "end program" line
+// (addr2line says so too, at the return address right after the call), so
+// for Fortran only the calls inside its loop are checked to the line.
+func checkSites(t *testing.T, r *report.Report, src string, fortran bool, lined func(fn string) bool) map[string]int {
+	t.Helper()
+	lines := sourceLines(t, src)
+	n := map[string]int{}
+	if r.WaitStates == nil {
+		t.Fatal("no wait states")
+	}
+	for _, s := range r.WaitStates.CallSites {
+		m := siteLine.FindStringSubmatch(s.Site)
+		if m == nil || !strings.HasSuffix(src, strings.TrimPrefix(m[1], ".")) && filepath.Base(m[1]) != filepath.Base(src) {
+			t.Errorf("%s: site %q is not a line of %s", s.Func, s.Site, src)
+			continue
+		}
+		l, _ := strconv.Atoi(m[2])
+		n[s.Func]++
+		if !lined(s.Func) {
+			continue
+		}
+		ok := false
+		for k := l; k >= 1 && k > l-3 && !ok; k-- {
+			text := lines[min(k, len(lines)-1)]
+			if fortran {
+				ok = strings.Contains(strings.ToLower(text), "call "+strings.ToLower(s.Func)+"(")
+			} else {
+				ok = strings.Contains(text, s.Func+"(")
+			}
+			if !fortran || k < l && !strings.HasSuffix(strings.TrimSpace(text), "&") {
+				break
+			}
+		}
+		if !ok {
+			t.Errorf("%s: site %s: line %d of %s does not call it: %q", s.Func, s.Site, l, filepath.Base(src), lines[min(l, len(lines)-1)])
+		}
+	}
+	return n
+}
+
+// MPI calls are keyed by their call site (the caller's return address,
+// resolved to file:line): the Jacobi's four MPI_Sendrecv calls are four
+// rows, each at its line, in C and through the Fortran bindings (the
+// Fortran caller's line, not the binding's). Without -g the sites are
+// function+offset, still four, and the report says that -g gives lines.
+func TestMPICallSites(t *testing.T) {
+	h := setup(t)
+	for _, c := range []struct {
+		src     string
+		fortran bool
+	}{{"jacobi_cart.c", false}, {"jacobi_cart_f.f90", true}, {"jacobi_cart_f08.f90", true}} {
+		t.Run(c.src, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata(c.src))
+			dir, _ := h.mustRecord(t, nil, mpirunN(4, bin, "64", "20")...)
+			r := h.report(t, dir)
+			lined := func(fn string) bool { return !c.fortran || fn == "MPI_Sendrecv" || fn == "MPI_Allreduce" }
+			n := checkSites(t, r, filepath.Join(h.root, testdata(c.src)), c.fortran, lined)
+			if n["MPI_Sendrecv"] != 4 || n["MPI_Allreduce"] != 1 {
+				t.Errorf("call sites per function %v, want 4 of MPI_Sendrecv and 1 of MPI_Allreduce", n)
+			}
+			if slices.Contains(r.Trace.Unavailable, "source_lines") {
+				t.Errorf("unavailable %v for a -g build", r.Trace.Unavailable)
+			}
+		})
+	}
+	t.Run("no-g", func(t *testing.T) {
+		bin := h.buildMPI(t, testdata("jacobi_cart.c"), "-g0")
+		dir, _ := h.mustRecord(t, nil, mpirunN(4, bin, "64", "20")...)
+		r := h.report(t, dir)
+		fn := regexp.MustCompile(`^main\+0x[0-9a-f]+$`)
+		sites := map[string]bool{}
+		for _, s := range r.WaitStates.CallSites {
+			if !fn.MatchString(s.Site) {
+				t.Errorf("%s: site %q, want main+0x…", s.Func, s.Site)
+			}
+			if s.Func == "MPI_Sendrecv" {
+				sites[s.Site] = true
+			}
+		}
+		if len(sites) != 4 {
+			t.Errorf("MPI_Sendrecv at %d sites, want 4", len(sites))
+		}
+		if !slices.Contains(r.Trace.Unavailable, "source_lines") {
+			t.Errorf("unavailable %v, want source_lines", r.Trace.Unavailable)
+		}
+	})
+	// The critical path's MPI nodes are named by call site too (a hybrid
+	// run: the halo example).
+	t.Run("critical-path", func(t *testing.T) {
+		dir, _ := h.mustRecord(t, nil, mpirun(h.example("halo_mpi"))...)
+		r := h.report(t, dir)
+		src := filepath.Join(h.root, "examples", "halo_mpi.c")
+		lines := sourceLines(t, src)
+		mpi := 0
+		for _, c := range r.CriticalPath.ByConstruct {
+			fn, site, ok := strings.Cut(c.Name, " at ")
+			if !strings.HasPrefix(c.Name, "MPI_") {
+				continue
+			}
+			mpi++
+			m := siteLine.FindStringSubmatch(site)
+			if !ok || m == nil || filepath.Base(m[1]) != "halo_mpi.c" {
+				t.Errorf("critical path construct %q is not an MPI call at a line of halo_mpi.c", c.Name)
+				continue
+			}
+			if l, _ := strconv.Atoi(m[2]); !strings.Contains(lines[min(l, len(lines)-1)], fn+"(") {
+				t.Errorf("critical path construct %q: line %d does not call %s", c.Name, l, fn)
+			}
+		}
+		if mpi == 0 {
+			t.Errorf("no MPI construct on the critical path: %+v", r.CriticalPath.ByConstruct)
+		}
+	})
+}
