@@ -1,14 +1,18 @@
 /*
- * PMPI wrappers (C bindings only; Fortran bindings are not intercepted).
+ * PMPI wrappers of the C bindings (mpi_fortran.c routes the Fortran
+ * bindings through them).
  *
  * Every wrapped call is bracketed by mpi_enter/mpi_exit on the calling
- * thread's buffer; message and collective events sit inside the bracket.
- * Peers are world ranks. Communicators get a table index (local) and an id
- * agreed by their members: the new communicator's rank 0 broadcasts
- * (world rank + 1) << 32 | its local creation counter. Requests map to
- * (id, kind, comm, peer, tag) in a mutex-protected table so that receives
- * completed by Wait/Test are recorded with their actual source and tag.
- * No lock of ours is held across a PMPI call.
+ * thread's buffer; mpi_enter carries the call site, message and collective
+ * events sit inside the bracket. Peers are world ranks. Communicators get a
+ * table index (local) and an id agreed by their members: the new
+ * communicator's rank 0 broadcasts (world rank + 1) << 32 | its local
+ * creation counter (an intercommunicator's high group's rank 0, through the
+ * low group: register_new; MPI_Comm_idup's is computed by every member:
+ * idup_id). Requests map to (id, kind, comm, peer, tag) in a
+ * mutex-protected table so that receives completed by Wait/Test are
+ * recorded with their actual source and tag. No lock of ours is held
+ * across a PMPI call.
  */
 #define _GNU_SOURCE
 #include "collector.h"
@@ -581,7 +585,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 		(uint64_t)(count * tsize(datatype)), id);                                                    \
 	int rc = call;                                                                                       \
 	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)                                               \
-		req_put(*request, id, REQ_SEND, &v, peer, tag, MPI_COMM_NULL);                                                     \
+		req_put(*request, id, REQ_SEND, &v, peer, tag, MPI_COMM_NULL);                               \
 	EXIT(fn);                                                                                            \
 	return rc
 
