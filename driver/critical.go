@@ -25,7 +25,7 @@ type procGraph struct {
 	rank  int
 	frags *sim.Frags
 	names map[int32]string // location id → construct name
-	funcs []string         // string table (MPI function names)
+	sites []string         // MPI call sites (sim.Frags.MPISites) by name: "MPI_Send at file:line:col"
 	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
 	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
 	// distinct: no pair of deps repeats an earlier one (the simulation's
@@ -42,8 +42,14 @@ type procGraph struct {
 }
 
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
-	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, funcs: p.Strings,
+	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{},
 		deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
+	if f != nil {
+		g.sites = make([]string, len(f.MPISites))
+		for i, st := range f.MPISites {
+			g.sites[i] = trace.CallSiteName(&p.Tables, st.Func, st.Loc)
+		}
+	}
 	// Names of the tasks' constructs: a task fragment's location is its
 	// task's, and the anomaly records name tasks by theirs.
 	ran := false
@@ -497,8 +503,8 @@ func (pg *procGraph) describe(a sim.Attr) (kind, construct string) {
 		return "serial", "serial code"
 	case sim.FragMPI, sim.FragPost:
 		name := "MPI"
-		if l := a.Loc; l >= 0 && int(l) < len(pg.funcs) {
-			name = pg.funcs[l]
+		if l := a.Loc; l >= 0 && int(l) < len(pg.sites) {
+			name = pg.sites[l]
 		}
 		return "mpi", name
 	case sim.FragLatency:

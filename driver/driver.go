@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
@@ -542,6 +543,20 @@ type procRow struct {
 	Partial  bool
 	NoDeps   bool // tasks, but a format without dependences (OTF2)
 	OpenMP   bool // parallel regions, implicit or explicit tasks
+	NoLines  bool // the program's code locations have no line table
+}
+
+// noLines reports whether the program was compiled without -g: some code
+// address of its own (not of a shared library, such as the OpenMP
+// runtime's for taskloop) resolved to a function but to no source line.
+func noLines(t *trace.Tables) bool {
+	for i := range t.Locations {
+		l := &t.Locations[i]
+		if l.Module != "" && l.Func != "" && !l.HasLine() && !strings.Contains(filepath.Base(l.Module), ".so") {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *run) summarize() error {
@@ -549,7 +564,7 @@ func (r *run) summarize() error {
 	for i, p := range r.procs {
 		first, last := p.TimeRange(r.timebase(i))
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
-			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0,
+			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0, NoLines: noLines(&p.Tables),
 			OpenMP: p.Census.Kinds[trace.ParallelBegin]+p.Census.Kinds[trace.ImplicitTaskBegin]+p.Census.Kinds[trace.TaskCreate] > 0}
 	}
 	// Every rank makes every collective call before any returns: a decode
@@ -588,6 +603,9 @@ func (r *run) summarize() error {
 		openmp = openmp || row.OpenMP
 		if row.NoDeps && !slices.Contains(t.Unavailable, "task_dependences") {
 			t.Unavailable = append(t.Unavailable, "task_dependences")
+		}
+		if row.NoLines && !slices.Contains(t.Unavailable, "source_lines") {
+			t.Unavailable = append(t.Unavailable, "source_lines")
 		}
 		addWarnings(rep, int64(len(row.Warnings)), row.Warnings)
 	}

@@ -33,6 +33,11 @@ type proc struct {
 	clk   clock
 	seq   []int64 // per-thread id counters
 	funcs map[string]int64
+	// sites are the call sites mpiEnter gives MPI functions that have no
+	// site of their own (mpiEnterAt): one per function, in order of first
+	// use from line siteLine of the workload's source src on.
+	sites map[string]int64
+	src   string
 	// shift is added to every time the workload passes: a schedule planned
 	// from 0 runs after a start-up phase.
 	shift int64
@@ -40,7 +45,7 @@ type proc struct {
 }
 
 func newProc(w *trace.Writer, rank, threads int, clk clock) *proc {
-	p := &proc{w: w, rank: rank, clk: clk, seq: make([]int64, threads), funcs: map[string]int64{}}
+	p := &proc{w: w, rank: rank, clk: clk, seq: make([]int64, threads), funcs: map[string]int64{}, sites: map[string]int64{}, src: "main.c"}
 	for t := 0; t < threads; t++ {
 		typ := trace.ThreadWorker
 		name := fmt.Sprintf("worker %d", t)
@@ -153,8 +158,27 @@ func (p *proc) fn(name string) int64 {
 	return id
 }
 
-func (p *proc) mpiEnter(t int, time int64, name string) { p.emit(t, trace.MPIEnter, time, p.fn(name)) }
-func (p *proc) mpiExit(t int, time int64, name string)  { p.emit(t, trace.MPIExit, time, p.fn(name)) }
+// siteLine is the line of the first default call site (mpiEnter).
+const siteLine = 100
+
+// mpiEnter records the entry into MPI function name at the function's
+// default call site: a line of main in p.src, the same on every process
+// (the workloads call functions in one order everywhere).
+func (p *proc) mpiEnter(t int, time int64, name string) {
+	loc, ok := p.sites[name]
+	if !ok {
+		loc = p.w.AddLocation(trace.Location{File: p.src, Line: siteLine + len(p.sites), Col: 5, Func: "main"})
+		p.sites[name] = loc
+	}
+	p.mpiEnterAt(t, time, name, loc)
+}
+
+// mpiEnterAt records the entry into MPI function name called at location loc.
+func (p *proc) mpiEnterAt(t int, time int64, name string, loc int64) {
+	p.emit(t, trace.MPIEnter, time, p.fn(name), loc)
+}
+
+func (p *proc) mpiExit(t int, time int64, name string) { p.emit(t, trace.MPIExit, time, p.fn(name)) }
 
 // worldComm registers MPI_COMM_WORLD (table index 0) for nranks.
 func worldComm(w *trace.Writer, nranks int) {

@@ -121,6 +121,12 @@ func (w *halo) write(p *proc) {
 	R, T := c.Ranks, c.Threads
 	regionLoc := p.w.AddLocation(trace.Location{File: "halo.c", Line: 40, Col: 1, Func: "iterate"})
 	barLoc := p.w.AddLocation(trace.Location{File: "halo.c", Line: 48, Col: 1, Func: "iterate"})
+	// The MPI calls' sites: the exchange after the region, the final barrier.
+	p.src = "halo.c"
+	site := func(line int, fn string) int64 {
+		return p.w.AddLocation(trace.Location{File: "halo.c", Line: line, Col: 3, Func: fn})
+	}
+	allreduceAt, irecvAt, isendAt, waitallAt := site(52, "iterate"), site(55, "exchange"), site(57, "exchange"), site(59, "exchange")
 	// MPI_Init runs from 0 to initNS, where the planned schedule begins;
 	// after the final barrier MPI_Finalize takes a rank-dependent time.
 	// Neither is in the analysis window, so the expected values are the
@@ -152,7 +158,7 @@ func (w *halo) write(p *proc) {
 		p.parallelEnd(e, par, initial, regionLoc)
 		ms, me := w.mpiStart[i][k], w.mpiEnd[i][k]
 		if c.Exchange == "allreduce" {
-			p.mpiEnter(0, ms, "MPI_Allreduce")
+			p.mpiEnterAt(0, ms, "MPI_Allreduce", allreduceAt)
 			p.emit(0, trace.CollBegin, ms, int64(trace.CollAllreduce), 0, -1, 8, 8)
 			p.emit(0, trace.CollEnd, me, int64(trace.CollAllreduce), 0, -1)
 			p.mpiExit(0, me, "MPI_Allreduce")
@@ -169,7 +175,7 @@ func (w *halo) write(p *proc) {
 			req++
 			id := trace.MakeID(0, req)
 			reqs = append(reqs, id)
-			p.mpiEnter(0, ms, "MPI_Irecv")
+			p.mpiEnterAt(0, ms, "MPI_Irecv", irecvAt)
 			p.emit(0, trace.MPIRecvPost, ms, int64(nb), haloTag, 0, id)
 			p.mpiExit(0, ms, "MPI_Irecv")
 		}
@@ -177,11 +183,11 @@ func (w *halo) write(p *proc) {
 			req++
 			id := trace.MakeID(0, req)
 			reqs = append(reqs, id)
-			p.mpiEnter(0, ms, "MPI_Isend")
+			p.mpiEnterAt(0, ms, "MPI_Isend", isendAt)
 			p.emit(0, trace.MPISend, ms, int64(nb), haloTag, 0, c.Bytes, id)
 			p.mpiExit(0, ms, "MPI_Isend")
 		}
-		p.mpiEnter(0, ms, "MPI_Waitall")
+		p.mpiEnterAt(0, ms, "MPI_Waitall", waitallAt)
 		for n, nb := range nbs {
 			p.emit(0, trace.MPIRecv, me, int64(nb), haloTag, 0, c.Bytes, reqs[n])
 		}

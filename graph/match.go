@@ -1044,10 +1044,13 @@ func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w
 		m.Kind = append(m.Kind, trace.CollBegin)
 		m.collComm = append(m.collComm, inst[0].comm)
 		m.Recorded = append(m.Recorded, 0)
-		root := inst[0].root
+		root := rootOf(inst)
 		class := trace.CollOp(inst[0].op).Class()
 		for i := range inst {
 			r := &inst[i]
+			if class != trace.AllToAll && r.root < 0 {
+				continue // a bystander in an intercommunicator's root group (rootOf)
+			}
 			isRoot := r.member == root
 			// One-to-all: every exit after the root's enter; all-to-one:
 			// the root's exit after every other enter; all-to-all: every
@@ -1064,11 +1067,27 @@ func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w
 	}
 }
 
+// rootOf returns the root the members of a collective instance name, −1
+// for none. In a rooted collective on an intercommunicator the root's own
+// group apart from the root passes MPI_PROC_NULL and takes no part: the
+// collector records no root (−1) for those members, and the others name
+// the root.
+func rootOf(inst []collRec) int32 {
+	for i := range inst {
+		if inst[i].root >= 0 {
+			return inst[i].root
+		}
+	}
+	return -1
+}
+
 // checkInstance returns why an instance's member records cannot be matched,
 // or "" when they can (records sorted by member index).
 func checkInstance(inst []collRec) string {
 	r0 := &inst[0]
 	n := int(r0.nmembers)
+	root := rootOf(inst)
+	rooted := trace.CollOp(r0.op).Class() != trace.AllToAll
 	for i := range inst {
 		r := &inst[i]
 		switch {
@@ -1076,8 +1095,8 @@ func checkInstance(inst []collRec) string {
 			return fmt.Sprintf("members disagree on its size (%d vs %d)", r0.nmembers, r.nmembers)
 		case r.op != r0.op:
 			return fmt.Sprintf("process %d calls %s, process %d %s", r0.member, trace.CollOp(r0.op), r.member, trace.CollOp(r.op))
-		case r.root != r0.root:
-			return fmt.Sprintf("process %d names root %d, process %d root %d", r0.member, r0.root, r.member, r.root)
+		case r.root != root && !(rooted && r.root < 0 && r.member != root):
+			return fmt.Sprintf("process %d names root %d, process %d root %d", r0.member, root, r.member, r.root)
 		case i > 0 && r.memberIdx == inst[i-1].memberIdx:
 			return fmt.Sprintf("process %d appears twice", r.member)
 		}
@@ -1085,13 +1104,13 @@ func checkInstance(inst []collRec) string {
 	if len(inst) != n {
 		return fmt.Sprintf("only %d of its %d members call it (collective counts differ between members)", len(inst), n)
 	}
-	if c := trace.CollOp(r0.op).Class(); c != trace.AllToAll {
+	if rooted {
 		found := false
 		for i := range inst {
-			found = found || inst[i].member == r0.root
+			found = found || inst[i].member == root && inst[i].root == root
 		}
 		if !found {
-			return fmt.Sprintf("its root %d is not a member", r0.root)
+			return fmt.Sprintf("its root %d is not a member", root)
 		}
 	}
 	return ""

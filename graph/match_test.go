@@ -417,3 +417,41 @@ func TestReadInbox(t *testing.T) {
 
 // sendNode reads the sender's node of a send record.
 func sendNode(r []byte) int32 { return int32(binary.LittleEndian.Uint32(r[25:])) }
+
+// TestInterRootedCollective: a broadcast on an intercommunicator of groups
+// {0, 2} and {1, 3} (listed low group first) from world rank 0. Rank 2, the
+// root group's other member, passes MPI_PROC_NULL and records no root: it
+// takes no part, so only the other group's exits follow the root's enter.
+// Members naming different roots are still a mismatch.
+func TestInterRootedCollective(t *testing.T) {
+	inter := trace.Communicator{Index: 1, ID: 7, Members: []int{0, 2, 1, 3}}
+	bcast := func(roots [4]int64) []*trace.Process {
+		procs := make([]*trace.Process, 4)
+		for r := range procs {
+			comms := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1, 2, 3}}, inter}
+			at := int64(100 + 10*r)
+			procs[r] = mkProc(trace.Header{Rank: r, NRanks: 4}, trace.Tables{Comms: comms}, [][]trace.Event{{
+				{Time: at, Kind: trace.CollBegin, Args: [trace.MaxArgs]int64{int64(trace.CollBcast), 1, roots[r], 8, 8}},
+				{Time: at + 100, Kind: trace.CollEnd, Args: [trace.MaxArgs]int64{int64(trace.CollBcast), 1, roots[r]}},
+			}})
+		}
+		return procs
+	}
+	for k := 1; k <= 4; k++ {
+		m := runMatch(t, bcast([4]int64{0, 0, -1, 0}), k)
+		if m.stats.Collectives != 1 || m.stats.BadCollectives != 0 || m.count != 0 {
+			t.Fatalf("k=%d: %+v, warnings %v", k, m.stats, m.warns)
+		}
+		for r, want := range []int{0, 1, 0, 1} {
+			if got := m.edges[r].Len(); got != want {
+				t.Errorf("k=%d: rank %d has %d predecessors, want %d", k, r, got, want)
+			} else if got == 1 && m.edges[r].PredProc[0] != 0 {
+				t.Errorf("k=%d: rank %d follows rank %d, want the root 0", k, r, m.edges[r].PredProc[0])
+			}
+		}
+		m = runMatch(t, bcast([4]int64{0, 0, -1, 2}), k)
+		if m.stats.BadCollectives != 1 || !strings.Contains(strings.Join(m.warns, "\n"), "names root 0, process 3 root 2") {
+			t.Fatalf("k=%d: %+v, warnings %v, want the roots' mismatch", k, m.stats, m.warns)
+		}
+	}
+}

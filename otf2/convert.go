@@ -602,11 +602,11 @@ func (c *conv) teamPos(team uint32, loc uint64, t int) (size, num int64) {
 func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 	switch r.Paradigm {
 	case paradigmMPI:
-		k := trace.MPIExit
 		if enter {
-			k = trace.MPIEnter
+			h.emit(trace.MPIEnter, now, c.regionStr(id, r), -1) // the call site is not in the archive
+		} else {
+			h.emit(trace.MPIExit, now, c.regionStr(id, r))
 		}
-		h.emit(k, now, c.regionStr(id, r))
 	case paradigmOpenMP:
 		kind := int64(0)
 		switch r.Role {

@@ -135,10 +135,10 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		add(CSVAnomalyModels, m)
 	}
 	if ws := r.WaitStates; ws != nil && (ws.Calls > 0 || ws.MPINS > 0) {
-		t := table{header: append([]string{"func", "region"}, waitHeader...)}
+		t := table{header: append([]string{"func", "site", "region"}, waitHeader...)}
 		for i := range ws.CallSites {
 			c := &ws.CallSites[i]
-			t.rows = append(t.rows, append([]string{c.Func, c.Region}, c.cells()...))
+			t.rows = append(t.rows, append([]string{c.Func, c.Site, c.Region}, c.cells()...))
 		}
 		add(CSVWaitSites, t)
 		u := table{header: append(append([]string{"rank"}, waitHeader...), "caused_ns", "delay_ns")}
@@ -147,14 +147,14 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells()...), i64(q.CausedNS), i64(q.DelayNS)))
 		}
 		add(CSVWaitProcesses, u)
-		v := table{header: []string{"rank", "func", "region", "pattern", "ns", "share", "calls"}}
+		v := table{header: []string{"rank", "func", "site", "region", "pattern", "ns", "share", "calls"}}
 		for _, c := range ws.Causes {
-			v.rows = append(v.rows, []string{itoa(c.Rank), c.Func, c.Region, c.Pattern, i64(c.NS), f64(c.Share), i64(c.Calls)})
+			v.rows = append(v.rows, []string{itoa(c.Rank), c.Func, c.Site, c.Region, c.Pattern, i64(c.NS), f64(c.Share), i64(c.Calls)})
 		}
 		add(CSVWaitCauses, v)
-		d := table{header: []string{"rank", "code", "ns", "share", "long_term_ns", "propagated_ns", "waits"}}
+		d := table{header: []string{"rank", "code", "site", "ns", "share", "long_term_ns", "propagated_ns", "waits"}}
 		for _, x := range ws.Delays {
-			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, i64(x.NS), f64(x.Share), i64(x.LongTermNS), i64(x.PropagatedNS), i64(x.Waits)})
+			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, x.Site, i64(x.NS), f64(x.Share), i64(x.LongTermNS), i64(x.PropagatedNS), i64(x.Waits)})
 		}
 		add(CSVWaitDelays, d)
 	}

@@ -269,6 +269,7 @@ figure { margin: 0.5em 0; }
 {{with .R.Trace.Window}}{{if eq .Bounds "mpi"}}<tr><td>window</td><td>{{dur .DurationNS}}, MPI_Init → MPI_Finalize (start-up and shutdown not measured)</td></tr>{{else if eq .Bounds "user"}}<tr><td>window</td><td>{{dur .DurationNS}}, as asked</td></tr>{{end}}{{end}}
 {{with .R.Trace.Producer}}<tr><td>producer</td><td>{{.}}</td></tr>{{end}}
 {{with .R.ClockSync}}<tr><td>clocks</td><td>{{clockSummary .}}</td></tr>{{end}}
+{{range .R.Trace.Unavailable}}{{if eq . "source_lines"}}<tr><td class="warn">no lines</td><td class="warn">the program has no line table (compiled without -g): code locations are named function+offset; compile with -g for file:line</td></tr>{{end}}{{end}}
 {{if .R.Trace.Warnings}}<tr><td class="warn">warnings</td><td class="warn">{{.R.Trace.Warnings.Count}}{{range .Warnings}}<br>{{.}}{{end}}</td></tr>{{end}}
 </table>
 
@@ -323,9 +324,9 @@ figure { margin: 0.5em 0; }
 {{with .R.WaitStates}}{{if or .Calls .MPINS}}
 <h2>Wait states</h2>
 <p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
-{{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{.Code}}</b> costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
+{{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{.Code}}</b>{{with .Site}} before {{.}}{{end}} costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
 <table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th><th>transfer/other</th></tr>
-{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Region}} in {{.}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
+{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Site}} at {{.}}{{end}}{{with .Region}} in {{.}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
 {{end}}</table>
 {{end}}{{end}}
 {{if .WaitHeat}}<table id="wait-heat"><tr><th>rank</th>{{range .WaitCols}}<th>{{.}}</th>{{end}}</tr>

@@ -562,10 +562,15 @@ type WaitTimes struct {
 	WaitingCalls int64 `json:"waiting_calls"`
 }
 
-// WaitSite is one call site (the MPI function and the innermost user
-// region around the call, if any) over all processes.
+// WaitSite is one call site (the MPI function, the call's location and
+// the innermost user region around the call, if any) over all processes.
+// Site is the location of the call in the program: "file:line:col" with
+// debug information, "function+0xoffset" without (compile with -g for
+// lines), empty when the trace does not record it (format versions 1–3,
+// OTF2).
 type WaitSite struct {
 	Func   string `json:"func"`
+	Site   string `json:"site,omitempty"`
 	Region string `json:"region,omitempty"`
 	WaitTimes
 }
@@ -588,8 +593,11 @@ type WaitProcess struct {
 // WaitDelay is the waiting one process's excess computation in one code
 // region caused (Böhme et al.'s short-term delay cost).
 type WaitDelay struct {
-	Rank  int     `json:"rank"`
-	Code  string  `json:"code"`
+	Rank int    `json:"rank"`
+	Code string `json:"code"`
+	// Site is the call the code ran before, the one waited for: "MPI_Send
+	// at file:line:col" (empty when unknown).
+	Site  string  `json:"site,omitempty"`
 	NS    int64   `json:"ns"`
 	Share float64 `json:"share"` // of all waiting time
 	// LongTermNS is the long-term delay cost: waits propagated from the
@@ -604,6 +612,7 @@ type WaitDelay struct {
 type WaitCause struct {
 	Rank    int     `json:"rank"`
 	Func    string  `json:"func"`
+	Site    string  `json:"site,omitempty"` // the waiters' call site (WaitSite.Site)
 	Region  string  `json:"region,omitempty"`
 	Pattern string  `json:"pattern"`
 	NS      int64   `json:"ns"`

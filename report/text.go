@@ -68,6 +68,8 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	for _, u := range t.Unavailable {
 		if u == "task_dependences" {
 			p.warn("no deps    the trace has no task dependences (OTF2): critical path, span, parallelism and idleness treat tasks as independent")
+		} else if u == "source_lines" {
+			p.warn("no lines   the program has no line table (compiled without -g): code locations are named function+offset; compile with -g for file:line")
 		} else {
 			p.warn("missing    %s: not in the trace", u)
 		}
@@ -350,11 +352,7 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 			break
 		}
 		shown++
-		name := c.Func
-		if c.Region != "" {
-			name += " in " + c.Region
-		}
-		p.line("  %s: %s %s (%s of its %s, %d of %d calls)", name, top.name, Dur(top.ns), share(top.ns, c.MPINS), Dur(c.MPINS), c.WaitingCalls, c.Calls)
+		p.line("  %s: %s %s (%s of its %s, %d of %d calls)", siteName(c.Func, c.Site, c.Region), top.name, Dur(top.ns), share(top.ns, c.MPINS), Dur(c.MPINS), c.WaitingCalls, c.Calls)
 	}
 	var most *WaitProcess
 	for i := range ws.PerProcess {
@@ -370,23 +368,35 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		if i == o.TopFindings {
 			break
 		}
-		name := c.Func
-		if c.Region != "" {
-			name += " in " + c.Region
-		}
-		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), name, c.Calls)
+		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), siteName(c.Func, c.Site, c.Region), c.Calls)
 	}
 	for i, d := range ws.Delays {
 		if i == o.TopFindings || d.NS+d.LongTermNS == 0 {
 			break
 		}
+		code := p.em(d.Code)
+		if d.Site != "" {
+			code += " before " + d.Site
+		}
 		if total := waiting(&ws.WaitTimes); d.LongTermNS > 0 && total > 0 {
 			p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for), %s more through the waits it propagated",
-				d.Rank, p.em(d.Code), Pct(d.Share), Pct(float64(d.LongTermNS)/float64(total)))
+				d.Rank, code, Pct(d.Share), Pct(float64(d.LongTermNS)/float64(total)))
 			continue
 		}
-		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, p.em(d.Code), Pct(d.Share))
+		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, code, Pct(d.Share))
 	}
+}
+
+// siteName names an MPI call site: "MPI_Recv at halo.c:52:3 in phase".
+func siteName(fn, site, region string) string {
+	name := fn
+	if site != "" {
+		name += " at " + site
+	}
+	if region != "" {
+		name += " in " + region
+	}
+	return name
 }
 
 // OMPPlaces names where threads wait, with the times of w, in the report's

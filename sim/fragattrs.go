@@ -10,7 +10,7 @@ import (
 type Attr struct {
 	Kind   FragKind
 	Thread int32
-	Loc    int32 // construct (location id); for MPI nodes the function's string id
+	Loc    int32 // construct (location id); for MPI nodes the call site (an index of Frags.MPISites)
 	Start  int64
 }
 

@@ -72,6 +72,10 @@ type Frags struct {
 	SendNode EventNodes
 	RecvNode EventNodes
 
+	// MPISites are the MPI calls' sites: the Loc of a FragMPI or FragPost
+	// node is an index here.
+	MPISites []MPISite
+
 	// first and last give each task's first and last fragment (-1 when
 	// it never ran), for the task graph and the slack of tasks, packed:
 	// the nodes of tasks made one after another are close (about a byte a
@@ -328,6 +332,10 @@ func (f *Frags) WeightsOf(nodes []int32) []int64 {
 // Attr returns node n's attributes.
 func (f *Frags) Attr(n int32) Attr { return f.Attrs.At(n) }
 
+// MPISite is an MPI call site: the function (a string id) and the call's
+// location (a location id, −1 when the trace does not say).
+type MPISite struct{ Func, Loc int64 }
+
 // PredTime reports the final time of the predecessor of a receive-like
 // event (from the cross-process edge exchange), to take an MPI call's wait
 // out of its weight and to weigh a remote dependence's latency.
@@ -370,7 +378,7 @@ type FragPass struct {
 	cur      []int32 // per thread: open fragment, -1 none, lazyOpen not yet a node
 	curTask  []Task
 	curKind  []FragKind // per thread: kind of the open fragment
-	curLoc   []int32    // per thread: its location (the MPI function's string for FragMPI)
+	curLoc   []int32    // per thread: its location (the call's index in F.MPISites for FragMPI)
 	post     []int32    // per thread: the open MPI call's post node, lazyOpen not yet one, -1 outside calls
 	since    []int64    // per thread: when the open fragment's current piece began
 	mpiDepth []int32
@@ -393,6 +401,9 @@ type FragPass struct {
 	barriers map[int64]int32
 	forkSrc  idmap.Map // parallel id → encountering fragment
 	regionOf idmap.Map // parallel id → region instance
+
+	// siteIdx indexes F.MPISites.
+	siteIdx map[MPISite]int32
 }
 
 // lazyOpen marks a thread's open fragment that is not a node yet: a
@@ -643,7 +654,7 @@ func (p *FragPass) close(s *Sim, th int) {
 	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
 	d := to - from
 	switch {
-	case p.curKind[th] == FragMPI && s.SetupCall(int64(p.curLoc[th])):
+	case p.curKind[th] == FragMPI && s.SetupCall(p.F.MPISites[p.curLoc[th]].Func):
 		// A process's own MPI_Init or MPI_Finalize inside the window
 		// waits for the others to start or end: no cost of the program.
 		d = min(d, 0)
@@ -696,6 +707,22 @@ func activity(s *Sim, th int) (Task, FragKind, bool) {
 	return top, FragImplicit, true
 }
 
+// mpiSite returns the index of the call site (function fn at location
+// loc) in F.MPISites, adding it when new.
+func (p *FragPass) mpiSite(fn, loc int64) int32 {
+	st := MPISite{fn, loc}
+	i, ok := p.siteIdx[st]
+	if !ok {
+		if p.siteIdx == nil {
+			p.siteIdx = map[MPISite]int32{}
+		}
+		i = int32(len(p.F.MPISites))
+		p.F.MPISites = append(p.F.MPISites, st)
+		p.siteIdx[st] = i
+	}
+	return i
+}
+
 // Before does nothing but set the pass up (for a process without events,
 // at the final call): the pass reads the state once the event is applied.
 func (p *FragPass) Before(s *Sim, e *trace.Event, th int, dt int64) {
@@ -728,7 +755,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		// leaves from it or the cost node needs it, the cost node when a
 		// receive arrives at it or it weighs anything. A call without
 		// either leaves no node.
-		p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, FragMPI, int32(e.Args[0])
+		p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, FragMPI, p.mpiSite(e.Args[0], e.Args[1])
 		p.post[th] = lazyOpen
 		p.openOn[t] = int32(th)
 		p.since[th] = s.Now

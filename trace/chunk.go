@@ -45,6 +45,15 @@ func altOf(version int) uint8 {
 	return 0
 }
 
+// nargsOf returns the encoded argument counts of a format version's kinds:
+// before version 4 mpi_enter carries its function only (no call site).
+func nargsOf(version int) *[256]uint8 {
+	if version >= 4 {
+		return &nargs
+	}
+	return &nargsV3
+}
+
 // chunkEncoder accumulates one thread's events for a chunk: kinds (one byte
 // each), time deltas (the first relative to t0) and the args stream (every
 // argument as the difference to its register, see registers, then for
@@ -59,7 +68,8 @@ type chunkEncoder struct {
 	dt       []uint64
 	args     []uint64
 	reg      registers
-	alt      uint8 // altOf the version written
+	alt      uint8       // altOf the version written
+	na       *[256]uint8 // nargsOf the version written
 }
 
 func (c *chunkEncoder) reset() {
@@ -86,7 +96,7 @@ func (c *chunkEncoder) add(e *Event, deps []Dep) {
 	f := c.reg.flip[e.Kind]
 	c.reg.flip[e.Kind] = f ^ c.alt
 	r := &c.reg.args[e.Kind][f]
-	for j := 0; j < int(nargs[e.Kind]); j++ {
+	for j := 0; j < int(c.na[e.Kind]); j++ {
 		c.args = append(c.args, zig(e.Args[j]-r[j]))
 		r[j] = e.Args[j]
 	}
@@ -106,7 +116,8 @@ type chunkColumns struct {
 	kinds              []byte
 	dtCtrl, dtData     []byte
 	argsCtrl, argsData []byte
-	alt                uint8 // altOf the file's version
+	alt                uint8       // altOf the file's version
+	na                 *[256]uint8 // nargsOf the file's version
 	// payload-relative positions of the kinds and args data, for errors
 	kindsPos, argsPos int
 }
@@ -246,7 +257,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 			return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "kinds", pos: i0 + x, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
 		}
 		t += zz(dv[x])
-		na := int(nargs[k])
+		na := int(cols.na[k])
 		if q+na > len(av) {
 			if av, q = d.refill(q, na); q+na > len(av) {
 				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: fmt.Sprintf("the stream ends before %s's %d arguments", k, na)}
@@ -285,6 +296,9 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 			a0 := r[0] + zz(a[0])
 			r[0] = a0
 			e.Args = [MaxArgs]int64{a0, 0, 0, 0, 0}
+			if k == MPIEnter { // versions 1 to 3: the call site is unknown
+				e.Args[1] = -1
+			}
 		default:
 			e.Args = [MaxArgs]int64{}
 		}
@@ -371,11 +385,18 @@ func (sc *scratch) release() {
 	}
 }
 
-// nargs is the number of encoded arguments of each kind.
+// nargs is the number of encoded arguments of each kind (version 4).
 var nargs = func() (n [256]uint8) {
 	for k := Kind(1); k < NumKinds; k++ {
 		n[k] = uint8(len(schemas[k].Fields))
 	}
+	return n
+}()
+
+// nargsV3 is nargs of versions 1 to 3, whose mpi_enter has no call site.
+var nargsV3 = func() (n [256]uint8) {
+	n = nargs
+	n[MPIEnter] = 1
 	return n
 }()
 

@@ -93,7 +93,7 @@ var schemas = [NumKinds]Schema{
 	SyncWaitEnd:       {Name: "sync_wait_end", Args: []string{"sync_kind", "parallel", "task"}, Fields: []Field{FUint, FParallel, FTask}},
 	DetachFulfill:     {Name: "detach_fulfill", Args: []string{"task"}, Fields: []Field{FTask}},
 	Cancel:            {Name: "cancel", Args: []string{"task", "flags", "loc"}, Fields: []Field{FTask, FUint, FLoc}},
-	MPIEnter:          {Name: "mpi_enter", Args: []string{"func"}, Fields: []Field{FString}},
+	MPIEnter:          {Name: "mpi_enter", Args: []string{"func", "loc"}, Fields: []Field{FString, FLoc}},
 	MPIExit:           {Name: "mpi_exit", Args: []string{"func"}, Fields: []Field{FString}},
 	MPISend:           {Name: "mpi_send", Args: []string{"peer", "tag", "comm", "bytes", "request"}, Fields: []Field{FInt, FInt, FComm, FUint, FRequest}},
 	MPIRecv:           {Name: "mpi_recv", Args: []string{"peer", "tag", "comm", "bytes", "request"}, Fields: []Field{FInt, FInt, FComm, FUint, FRequest}},

@@ -12,7 +12,7 @@ import "strconv"
 // Format names and versions this package reads and writes.
 const (
 	FormatName = "ptrace"
-	Version    = 3 // written; codes arguments against the event two back of their kind
+	Version    = 4 // written; mpi_enter carries the call site (3: arguments coded two back)
 	MinVersion = 1 // oldest version read
 )
 
@@ -79,6 +79,10 @@ type Location struct {
 	// table had no line there (optimised code), so File:Line are the
 	// enclosing function's (Func) own line.
 	Approx bool `msgpack:"approx,omitempty"`
+	// FuncOffset is the address's offset from the start of Func (0:
+	// unknown), which tells apart code locations of one function when
+	// there is no line table: "main+0x4f" (from version 4).
+	FuncOffset uint64 `msgpack:"func_offset,omitempty"`
 }
 
 // Communicator is one entry of the communicator table. Events refer to it by
@@ -241,8 +245,36 @@ func (t *Tables) String(id int64) string {
 	return "<undefined string>"
 }
 
-// LocationName returns "file:line:col" for a location id, or a module+offset
-// form when the location was not resolved.
+// CallSiteName names an MPI call: "MPI_Send at file:line:col" (or at
+// function+offset without a line table), the function alone when the
+// call's location fn is unknown (−1, or the collector's empty location).
+func CallSiteName(t *Tables, fn, loc int64) string {
+	name := t.String(fn)
+	if site := t.SiteName(loc); site != "" {
+		return name + " at " + site
+	}
+	return name
+}
+
+// SiteName names a code location, "" when it is unknown (−1, outside the
+// table, or an entry without address or position).
+func (t *Tables) SiteName(loc int64) string {
+	if loc < 0 || loc >= int64(len(t.Locations)) {
+		return ""
+	}
+	if n := t.Locations[loc].Name(); n != "<unknown>" {
+		return n
+	}
+	return ""
+}
+
+// HasLine reports whether the location names a source line: false for one
+// resolved without a line table (function+offset) or not at all.
+func (l *Location) HasLine() bool { return l.File != "" }
+
+// LocationName returns "file:line:col" for a location id, "function+0xoff"
+// when it was resolved without a line table, or a module+offset form when
+// it was not resolved.
 func (t *Tables) LocationName(id int64) string {
 	if id < 0 || id >= int64(len(t.Locations)) {
 		return "<unknown>"
@@ -259,6 +291,10 @@ func (l *Location) Name() string {
 		return l.File + ":" + strconv.Itoa(l.Line) + ":" + strconv.Itoa(l.Col)
 	case l.File != "":
 		return l.File + ":" + strconv.Itoa(l.Line)
+	case l.Func != "" && l.FuncOffset > 0:
+		// no line table (compiled without -g): the offset keeps apart
+		// the constructs of one function
+		return l.Func + "+0x" + strconv.FormatUint(l.FuncOffset, 16)
 	case l.Func != "":
 		return l.Func
 	case l.Module != "":

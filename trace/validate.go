@@ -169,7 +169,7 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 						sink.add("string", off, false, "thread %d: %s: %s refers to undefined string %d (table has %d)", c.Thread, e.Kind, s.Args[j], v, len(tables.Strings))
 					}
 				case FLoc:
-					if v < 0 || v >= int64(len(tables.Locations)) {
+					if v < -1 || v >= int64(len(tables.Locations)) { // −1: unknown
 						sink.add("location", off, false, "thread %d: %s: %s refers to undefined location %d (table has %d)", c.Thread, e.Kind, s.Args[j], v, len(tables.Locations))
 					}
 				case FComm:

@@ -134,7 +134,7 @@ func (w *Writer) AddDropped(n int64) { w.dropped += n }
 
 func (w *Writer) thread(t int) *chunkEncoder {
 	for len(w.threads) <= t {
-		w.threads = append(w.threads, &chunkEncoder{thread: len(w.threads), alt: altOf(w.version)})
+		w.threads = append(w.threads, &chunkEncoder{thread: len(w.threads), alt: altOf(w.version), na: nargsOf(w.version)})
 		w.counts = append(w.counts, 0)
 	}
 	return w.threads[t]

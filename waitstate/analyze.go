@@ -23,6 +23,7 @@ import (
 type Row struct {
 	Rank   int
 	Func   string
+	Site   string // the call's location (file:line:col, function+offset), "" when unknown
 	Region string
 	MPINS  int64
 	Calls  int64
@@ -36,6 +37,7 @@ type Row struct {
 type Cause struct {
 	Rank    int // the process waited for
 	Func    string
+	Site    string
 	Region  string
 	Pattern Pattern
 	NS      int64
@@ -201,7 +203,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
-			byProc[s] = Row{Rank: p.Header.Rank, Func: tb.String(st.fn)}
+			byProc[s] = Row{Rank: p.Header.Rank, Func: tb.String(st.fn), Site: tb.SiteName(st.loc)}
 			if st.region >= 0 {
 				byProc[s].Region = tb.String(st.region)
 			}
@@ -227,7 +229,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						ck := causeKey{cause[k], cs.sites[cs.siteAt(k)], i, pat[k]}
 						x, ok := causes[ck]
 						if !ok {
-							x = &Cause{Rank: int(cause[k]), Func: row.Func, Region: row.Region, Pattern: pat[k]}
+							x = &Cause{Rank: int(cause[k]), Func: row.Func, Site: row.Site, Region: row.Region, Pattern: pat[k]}
 							causes[ck] = x
 							causeOrder = append(causeOrder, ck)
 						}
@@ -272,15 +274,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// Merge over this rank's processes (sites are per process, names
 	// are not): one row per (cause, site name, pattern).
 	type nameKey struct {
-		rank       int
-		fn, region string
-		pat        Pattern
+		rank             int
+		fn, site, region string
+		pat              Pattern
 	}
 	merged := map[nameKey]int{}
 	var cs []Cause
 	for _, ck := range causeOrder {
 		x := causes[ck]
-		nk := nameKey{x.Rank, x.Func, x.Region, x.Pattern}
+		nk := nameKey{x.Rank, x.Func, x.Site, x.Region, x.Pattern}
 		if j, ok := merged[nk]; ok {
 			cs[j].NS += x.NS
 			cs[j].Calls += x.Calls
@@ -314,6 +316,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 type Delay struct {
 	Rank       int
 	Label      string // the parallel region it ran last before the call waited for, or "serial code"
+	Site       string // the call waited for: "MPI_Send at file:line:col" (the computation before it)
 	NS         int64  // short-term delay cost
 	LongTerm   int64  // long-term delay cost: waits propagated from the waits it caused
 	Propagated int64
@@ -428,6 +431,7 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 	type key struct {
 		proc  int
 		label int64
+		site  int32 // the call's site in its process's calls (−1: none)
 	}
 	idx := map[key]int{}
 	var out []Delay
@@ -480,20 +484,20 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 	// charge returns the delay row of call k of process i (−1: none) and
 	// the short-term cost there of a wait of ns whose waiter's gap is gapW.
 	charge := func(i int, k int32, gapW, ns int64) (j int, short int64) {
-		label := int64(-1)
+		label, st := int64(-1), int32(-1)
 		if k >= 0 {
 			cs := &a.procs[i]
-			label = cs.labelAt(k)
+			label, st = cs.labelAt(k), cs.siteAt(k)
 			if gapD := cs.gapAt(k); gapD >= 0 && gapW >= 0 {
 				short = min(ns, max(0, gapD-gapW))
 			}
 		}
-		kk := key{i, label}
+		kk := key{i, label, st}
 		j, ok := idx[kk]
 		if !ok {
 			j = len(out)
 			idx[kk] = j
-			out = append(out, Delay{Rank: m.Procs[i].Header.Rank, Label: a.labelName(i, label)})
+			out = append(out, Delay{Rank: m.Procs[i].Header.Rank, Label: a.labelName(i, label), Site: a.siteName(i, st)})
 		}
 		return j, short
 	}
@@ -662,6 +666,16 @@ func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) (
 func cmpKeys(x, y remoteKey) int {
 	return cmp.Or(cmp.Compare(x.proc, y.proc), cmp.Compare(x.th, y.th), cmp.Compare(x.ev, y.ev),
 		cmp.Compare(x.gap, y.gap), cmp.Compare(x.ns, y.ns), cmp.Compare(x.bound, y.bound))
+}
+
+// siteName names call site st of process i ("MPI_Send at file:line:col"),
+// "" for none.
+func (a *Analysis) siteName(i int, st int32) string {
+	if st < 0 {
+		return ""
+	}
+	x := a.procs[i].sites[st]
+	return trace.CallSiteName(&a.m.Procs[i].Tables, x.fn, x.loc)
 }
 
 // labelName names a parallel region's location: "func (file:line:col)".

@@ -27,13 +27,15 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		return nil
 	}
 	ws := &report.WaitStates{}
-	type key struct{ fn, region string }
+	type key struct{ fn, site, region string }
 	sites := map[key]int{}
 	procs := map[int]int{}
 	for k := range rows {
 		r := &rows[k]
 		add(&ws.WaitTimes, r)
-		s := entry(sites, &ws.CallSites, key{r.Func, r.Region}, func() report.WaitSite { return report.WaitSite{Func: r.Func, Region: r.Region} })
+		s := entry(sites, &ws.CallSites, key{r.Func, r.Site, r.Region}, func() report.WaitSite {
+			return report.WaitSite{Func: r.Func, Site: r.Site, Region: r.Region}
+		})
 		add(&ws.CallSites[s].WaitTimes, r)
 		p := entry(procs, &ws.PerProcess, r.Rank, func() report.WaitProcess { return report.WaitProcess{Rank: r.Rank} })
 		add(&ws.PerProcess[p].WaitTimes, r)
@@ -49,13 +51,16 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		if a.Func != b.Func {
 			return a.Func < b.Func
 		}
+		if a.Site != b.Site {
+			return a.Site < b.Site
+		}
 		return a.Region < b.Region
 	})
 	sort.SliceStable(ws.PerProcess, func(i, j int) bool { return ws.PerProcess[i].Rank < ws.PerProcess[j].Rank })
 	type ckey struct {
-		rank       int
-		fn, region string
-		pat        Pattern
+		rank             int
+		fn, site, region string
+		pat              Pattern
 	}
 	byKey := map[ckey]int{}
 	for i := range ws.PerProcess {
@@ -66,8 +71,8 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	for _, c := range causes {
 		p := entry(procs, &ws.PerProcess, c.Rank, func() report.WaitProcess { return report.WaitProcess{Rank: c.Rank} })
 		ws.PerProcess[p].CausedNS += c.NS
-		j := entry(byKey, &ws.Causes, ckey{c.Rank, c.Func, c.Region, c.Pattern}, func() report.WaitCause {
-			return report.WaitCause{Rank: c.Rank, Func: c.Func, Region: c.Region, Pattern: c.Pattern.String()}
+		j := entry(byKey, &ws.Causes, ckey{c.Rank, c.Func, c.Site, c.Region, c.Pattern}, func() report.WaitCause {
+			return report.WaitCause{Rank: c.Rank, Func: c.Func, Site: c.Site, Region: c.Region, Pattern: c.Pattern.String()}
 		})
 		ws.Causes[j].NS += c.NS
 		ws.Causes[j].Calls += c.Calls
@@ -80,8 +85,8 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		}
 	}
 	type dkey struct {
-		rank int
-		code string
+		rank       int
+		code, site string
 	}
 	dIdx := map[dkey]int{}
 	for i := range ws.PerProcess {
@@ -89,7 +94,9 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	}
 	ws.Delays = []report.WaitDelay{}
 	for _, d := range delays {
-		j := entry(dIdx, &ws.Delays, dkey{d.Rank, d.Label}, func() report.WaitDelay { return report.WaitDelay{Rank: d.Rank, Code: d.Label} })
+		j := entry(dIdx, &ws.Delays, dkey{d.Rank, d.Label, d.Site}, func() report.WaitDelay {
+			return report.WaitDelay{Rank: d.Rank, Code: d.Label, Site: d.Site}
+		})
 		ws.Delays[j].NS += d.NS
 		ws.Delays[j].LongTermNS += d.LongTerm
 		ws.Delays[j].PropagatedNS += d.Propagated
@@ -117,7 +124,10 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		if a.Rank != b.Rank {
 			return a.Rank < b.Rank
 		}
-		return a.Code < b.Code
+		if a.Code != b.Code {
+			return a.Code < b.Code
+		}
+		return a.Site < b.Site
 	})
 	sort.SliceStable(ws.Causes, func(i, j int) bool {
 		a, b := &ws.Causes[i], &ws.Causes[j]
@@ -129,6 +139,9 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		}
 		if a.Func != b.Func {
 			return a.Func < b.Func
+		}
+		if a.Site != b.Site {
+			return a.Site < b.Site
 		}
 		if a.Region != b.Region {
 			return a.Region < b.Region

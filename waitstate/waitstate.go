@@ -61,9 +61,10 @@ func (p Pattern) String() string {
 	return "pattern?"
 }
 
-// site is a call site: the MPI function and the innermost user region
-// (string ids of the process's table; −1 for no region).
-type site struct{ fn, region int64 }
+// site is a call site: the MPI function, the call's location and the
+// innermost user region (string and location ids of the process's tables;
+// −1 for no region, and for a location the trace does not give).
+type site struct{ fn, loc, region int64 }
 
 // where is a call's site (index in sites) and the label of its gap (see
 // calls). A process has few distinct ones, so a call holds an index.
@@ -73,7 +74,7 @@ type where struct {
 }
 
 // whereKey finds a where from the call's own fields in one lookup.
-type whereKey struct{ fn, region, label int64 }
+type whereKey struct{ fn, loc, region, label int64 }
 
 // calls are one process's MPI calls in the order they began per thread,
 // 16 bytes a call: the columns are narrow (internal/narrow), and the rare
@@ -157,7 +158,7 @@ func (c *calls) findWhere(wk whereKey) (int32, bool) {
 		return w, ok
 	}
 	for w, x := range c.wheres {
-		if x.label == wk.label && c.sites[x.site] == (site{wk.fn, wk.region}) {
+		if x.label == wk.label && c.sites[x.site] == (site{wk.fn, wk.loc, wk.region}) {
 			return int32(w), true
 		}
 	}
@@ -167,7 +168,7 @@ func (c *calls) findWhere(wk whereKey) (int32, bool) {
 // add appends a call begun at t at st with gap and label, after the
 // synchronizing call prev (−1: none), and returns its index.
 func (c *calls) add(t int64, st site, gap, label int64, prev int32) int32 {
-	wk := whereKey{st.fn, st.region, label}
+	wk := whereKey{st.fn, st.loc, st.region, label}
 	w, ok := c.findWhere(wk)
 	if !ok {
 		s, ok := c.siteIdx[st]
@@ -405,7 +406,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	case trace.MPIEnter:
 		r.depth[th]++
 		if r.depth[th] == 1 {
-			st := site{fn: e.Args[0], region: -1}
+			st := site{fn: e.Args[0], loc: e.Args[1], region: -1}
 			if rs := r.regions[th]; len(rs) > 0 {
 				st.region = rs[len(rs)-1]
 			}

@@ -182,7 +182,7 @@ func TestFailingRankInproc(t *testing.T) {
 
 func TestVersionAndHelp(t *testing.T) {
 	r := run(t, ptraceBin(), "version")
-	if r.code != 0 || !strings.Contains(r.stdout, "trace format 3") {
+	if r.code != 0 || !strings.Contains(r.stdout, "trace format 4") {
 		t.Errorf("version: %d %q", r.code, r.stdout)
 	}
 	for _, sub := range []string{"gen", "validate", "analyze", "record", "export", "version", "demo", "compare"} {

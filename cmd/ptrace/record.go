@@ -18,6 +18,7 @@ import (
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/ptrace-dev/ptrace/trace/symbolize"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 // Collector libraries (make collector builds them into build/collector/).
@@ -101,8 +102,10 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 	}
 	env := recordEnv(os.Environ(), lib, dir, mpi, rf.bufferMB)
 	gompNote := ""
-	if prog := programOf(args); prog != "" {
-		if gomp, omp := openMPRuntimes(prog); gomp && !omp {
+	prog := programOf(args)
+	gomp, omp := false, false
+	if prog != "" {
+		if gomp, omp = openMPRuntimes(prog); gomp && !omp {
 			if rf.noSwap {
 				gompNote = ". It uses GCC's libgomp and --no-libomp-swap kept it"
 			} else if libomp := findLibOMP(); libomp == "" {
@@ -114,15 +117,11 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			}
 		}
 	}
-	code, runErr := runChild(args, env)
+	st, runErr := runChild(args, env)
+	code := st.code
 	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
 	if len(files) == 0 {
-		msg := fmt.Sprintf("record: no trace was written to %s: the program started neither the OpenMP tool interface nor MPI", dir)
-		if gompNote != "" {
-			msg += gompNote
-		} else if !mpi {
-			msg += ". Is it linked with LLVM's libomp (clang -fopenmp)? GCC's libgomp loads no OMPT tool; GCC-compiled objects work when linked with -lomp"
-		}
+		msg := noTrace(dir, args[0], st, gompNote, prog != "" && !mpi && !gomp && !omp)
 		if runErr != nil {
 			return fmt.Errorf("%s (%v)", msg, runErr)
 		}
@@ -147,16 +146,65 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 		return fmt.Errorf("record: %w", runErr)
 	}
 	if code != 0 {
-		return &exitError{code: code, err: fmt.Errorf("record: %s exited with status %d", args[0], code)}
+		return &exitError{code: code, err: fmt.Errorf("record: %s", st.describe(args[0]))}
 	}
 	return nil
 }
 
-// runChild runs the command with env and returns its exit status (128+n
-// when killed by signal n). ptrace itself ignores SIGINT (the terminal sends
-// it to the program too) and passes SIGTERM on, so the collector can write
-// the trace before the program dies.
-func runChild(args, env []string) (int, error) {
+// childStatus is how the traced command ended.
+type childStatus struct {
+	code   int            // exit status, 128+n when killed by signal n
+	signal syscall.Signal // the signal that killed it, 0 when it exited
+}
+
+// describe says how the command name ended, naming the signal: the one
+// that killed it, or the one an exit status above 128 stands for (a
+// launcher such as mpirun exits so when a process was killed).
+func (s childStatus) describe(name string) string {
+	switch {
+	case s.signal != 0:
+		return fmt.Sprintf("%s was killed by %s", name, signalName(s.signal))
+	case s.code > 128 && s.code < 128+65:
+		return fmt.Sprintf("%s exited with status %d (128 + %d: a process killed by %s?)", name, s.code, s.code-128, signalName(syscall.Signal(s.code-128)))
+	}
+	return fmt.Sprintf("%s exited with status %d", name, s.code)
+}
+
+// signalName spells a signal as "SIGFPE (floating point exception)".
+func signalName(sig syscall.Signal) string {
+	if n := unix.SignalName(sig); n != "" {
+		return n + " (" + sig.String() + ")"
+	}
+	return sig.String()
+}
+
+// noTrace explains why dir holds no rank file after command name ended as
+// st: nothing of the collector ran before the program ended, so a
+// program killed by a signal died before it started the OpenMP tool
+// interface or MPI. noRuntime says the program links neither LLVM's
+// libomp nor GCC's libgomp and is not an MPI run (a libgomp program runs
+// with libomp in its place, gompNote says when it did not).
+func noTrace(dir, name string, st childStatus, gompNote string, noRuntime bool) string {
+	msg := "record: no trace was written to " + dir + ": "
+	if st.signal != 0 || st.code > 128 {
+		msg += st.describe(name) + " before it started the OpenMP tool interface or MPI, so nothing was recorded"
+	} else {
+		msg += "the program started neither the OpenMP tool interface nor MPI"
+	}
+	switch {
+	case gompNote != "":
+		msg += gompNote
+	case noRuntime:
+		msg += ". It is linked with no OpenMP runtime (LLVM's libomp or GCC's libgomp)"
+	}
+	return msg
+}
+
+// runChild runs the command with env and returns how it ended (status
+// 128+n when killed by signal n). ptrace itself ignores SIGINT (the
+// terminal sends it to the program too) and passes SIGTERM on, so the
+// collector can write the trace before the program dies.
+func runChild(args, env []string) (childStatus, error) {
 	c := exec.Command(args[0], args[1:]...)
 	c.Env = env
 	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -164,7 +212,7 @@ func runChild(args, env []string) (int, error) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	if err := c.Start(); err != nil {
-		return 0, fmt.Errorf("start %s: %w", args[0], err)
+		return childStatus{}, fmt.Errorf("start %s: %w", args[0], err)
 	}
 	done := make(chan struct{})
 	go func() {
@@ -184,14 +232,11 @@ func runChild(args, env []string) (int, error) {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal()), nil
+			return childStatus{128 + int(ws.Signal()), ws.Signal()}, nil
 		}
-		return ee.ExitCode(), nil
+		return childStatus{code: ee.ExitCode()}, nil
 	}
-	if err != nil {
-		return 0, err
-	}
-	return 0, nil
+	return childStatus{}, err
 }
 
 // recordEnv returns env with the collector's variables set: the MPI library

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -79,5 +80,45 @@ func TestLooksMPI(t *testing.T) {
 	}
 	if looksMPI("/bin/sh") {
 		t.Error("/bin/sh taken for an MPI program")
+	}
+}
+
+// How a traced command ended, as record words it: the signal that killed
+// it named, an exit status above 128 read as one (mpirun exits so when a
+// rank was killed), and no advice about linking libomp, which the
+// automatic libgomp swap made obsolete.
+func TestNoTraceMessage(t *testing.T) {
+	for _, c := range []struct {
+		st        childStatus
+		noRuntime bool
+		want, not []string
+	}{
+		{childStatus{136, syscall.SIGFPE}, false,
+			[]string{"./app was killed by SIGFPE (floating point exception) before it started the OpenMP tool interface or MPI"}, []string{"lomp", "libgomp"}},
+		{childStatus{code: 136}, false,
+			[]string{"mpirun exited with status 136 (128 + 8: a process killed by SIGFPE (floating point exception)?) before it started"}, nil},
+		{childStatus{code: 0}, true,
+			[]string{"started neither the OpenMP tool interface nor MPI. It is linked with no OpenMP runtime"}, []string{"-lomp", "killed"}},
+		{childStatus{code: 2}, false,
+			[]string{"started neither the OpenMP tool interface nor MPI"}, []string{"-lomp", "linked", "killed"}},
+	} {
+		name := "./app"
+		if c.st.signal == 0 && c.st.code > 128 {
+			name = "mpirun"
+		}
+		got := noTrace("/tmp/t", name, c.st, "", c.noRuntime)
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%+v: %q lacks %q", c.st, got, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(got, w) {
+				t.Errorf("%+v: %q has %q", c.st, got, w)
+			}
+		}
+	}
+	if got := (childStatus{code: 3}).describe("./app"); got != "./app exited with status 3" {
+		t.Errorf("describe: %q", got)
 	}
 }

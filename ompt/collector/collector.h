@@ -21,6 +21,7 @@
 #endif
 
 #define PTR_PRODUCER "ptrace-collector 0.1"
+#define PTR_FORMAT_VERSION 4 /* docs/trace-format.md: mpi_enter carries its call site */
 
 /* Event kinds: docs/trace-format.md, never renumber. */
 enum {
@@ -56,7 +57,10 @@ enum {
 	X(MPI_Allgather) X(MPI_Allgatherv) X(MPI_Alltoall) X(MPI_Alltoallv) \
 	X(MPI_Reduce_scatter) X(MPI_Reduce_scatter_block) X(MPI_Scan) X(MPI_Exscan) \
 	X(MPI_Comm_split) X(MPI_Comm_split_type) X(MPI_Comm_dup) X(MPI_Comm_create) \
-	X(MPI_Comm_free) X(MPI_Abort)
+	X(MPI_Comm_free) X(MPI_Abort) \
+	X(MPI_Comm_create_group) X(MPI_Comm_dup_with_info) X(MPI_Comm_idup) \
+	X(MPI_Cart_create) X(MPI_Cart_sub) X(MPI_Graph_create) X(MPI_Dist_graph_create) \
+	X(MPI_Dist_graph_create_adjacent) X(MPI_Intercomm_create) X(MPI_Intercomm_merge)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };
@@ -90,6 +94,22 @@ typedef struct ptr_thread {
 } ptr_thread;
 
 extern __thread ptr_thread *ptr_tls __attribute__((tls_model("initial-exec")));
+/* The return address of the Fortran MPI binding being called (mpi_fortran.c
+ * sets it, the C wrapper it calls takes it): the call site is the Fortran
+ * caller's, not our shim's. */
+extern __thread const void *ptr_fortran_ra __attribute__((tls_model("initial-exec")));
+
+/* The call site of an MPI call: the Fortran caller's when a Fortran binding
+ * passed one, else ra (the C wrapper's return address). */
+static inline const void *ptr_call_site(const void *ra)
+{
+	const void *f = ptr_fortran_ra;
+	if (f) {
+		ptr_fortran_ra = NULL;
+		return f;
+	}
+	return ra;
+}
 /* Timestamps in records are stamps: TSC ticks since ptr_clock_base when
  * ptr_tsc is set (an invariant TSC, x86-64), else CLOCK_MONOTONIC ns since
  * ptr_clock_base. The encoder turns stamps into CLOCK_MONOTONIC ns

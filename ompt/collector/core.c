@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 __thread ptr_thread *ptr_tls __attribute__((tls_model("initial-exec")));
+__thread const void *ptr_fortran_ra __attribute__((tls_model("initial-exec")));
 uint64_t ptr_clock_base;
 int ptr_tsc;
 
@@ -40,7 +41,7 @@ static const uint8_t nargs[K_NUM] = {
 	[K_IMPLICIT_BEGIN] = 5, [K_IMPLICIT_END] = 5, [K_TASK_CREATE] = 4, [K_TASK_DEPS] = 1,
 	[K_TASK_DEPENDENCE] = 2, [K_TASK_SCHEDULE] = 3, [K_SYNC_BEGIN] = 4, [K_SYNC_END] = 4,
 	[K_SYNC_WAIT_BEGIN] = 3, [K_SYNC_WAIT_END] = 3, [K_DETACH_FULFILL] = 1, [K_CANCEL] = 3,
-	[K_MPI_ENTER] = 1, [K_MPI_EXIT] = 1, [K_MPI_SEND] = 5, [K_MPI_RECV] = 5,
+	[K_MPI_ENTER] = 2, [K_MPI_EXIT] = 1, [K_MPI_SEND] = 5, [K_MPI_RECV] = 5,
 	[K_MPI_RECV_POST] = 4, [K_MPI_REQUEST_DONE] = 1, [K_COLL_BEGIN] = 5, [K_COLL_END] = 3,
 	[K_REMOTE_DEP_OUT] = 3, [K_REMOTE_DEP_IN] = 3, [K_REGION_ENTER] = 1, [K_REGION_EXIT] = 1,
 	[K_TASK_ATTR] = 3, [K_FLUSH_BEGIN] = 0, [K_FLUSH_END] = 0, [K_WORK_BEGIN] = 3, [K_WORK_END] = 3,
@@ -472,7 +473,7 @@ static void write_header_frames(void)
 	mpw w = { hbuf, 0, sizeof hbuf, 0 };
 	mp_map(&w, ptr_tsc ? 16 : 15); /* 13 fields, then the stamping ones */
 	mp_kv_str(&w, "format", "ptrace");
-	mp_kv_int(&w, "version", 3);
+	mp_kv_int(&w, "version", PTR_FORMAT_VERSION);
 	mp_kv_str(&w, "run_id", g.run_id);
 	mp_kv_int(&w, "rank", g.rank);
 	mp_kv_int(&w, "nranks", g.nranks);
@@ -1437,8 +1438,8 @@ void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes)
 	FILE *f = fopen(tmp, "w");
 	if (!f)
 		return;
-	fprintf(f, "{\n  \"format\": \"ptrace\",\n  \"version\": 3,\n  \"ranks\": %d,\n  \"run_id\": \"%s\",\n  \"producer\": \"%s\",\n  \"command\": [",
-		nranks, g.run_id, PTR_PRODUCER);
+	fprintf(f, "{\n  \"format\": \"ptrace\",\n  \"version\": %d,\n  \"ranks\": %d,\n  \"run_id\": \"%s\",\n  \"producer\": \"%s\",\n  \"command\": [",
+		PTR_FORMAT_VERSION, nranks, g.run_id, PTR_PRODUCER);
 	int first = 1;
 	for (size_t i = 0; i < g.cmdlen;) {
 		size_t l = strlen(g.cmd + i);

@@ -15,6 +15,9 @@
  * structs of one integer, TYPE(MPI_Status) the integer status array) except
  * that ierror is optional (NULL when absent).
  */
+#define _GNU_SOURCE
+#include "collector.h"
+
 #include <dlfcn.h>
 #include <mpi.h>
 #include <stdlib.h>
@@ -33,7 +36,7 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint arrays are passed to C
  * first call is MPI_Init, on one thread). */
 static struct {
 	int done;
-	void *bottom[4], *in_place[4], *status_ignore[4], *statuses_ignore[4];
+	void *bottom[4], *in_place[4], *status_ignore[4], *statuses_ignore[4], *unweighted[4], *weights_empty[4];
 } sentinels;
 
 static void lookup4(void **out, const char *base)
@@ -59,6 +62,8 @@ static void load_sentinels(void)
 	lookup4(sentinels.in_place, "mpi_fortran_in_place");
 	lookup4(sentinels.status_ignore, "mpi_fortran_status_ignore");
 	lookup4(sentinels.statuses_ignore, "mpi_fortran_statuses_ignore");
+	lookup4(sentinels.unweighted, "mpi_fortran_unweighted");
+	lookup4(sentinels.weights_empty, "mpi_fortran_weights_empty");
 	__atomic_store_n(&sentinels.done, 1, __ATOMIC_RELEASE);
 }
 
@@ -98,6 +103,19 @@ static void set_ierr(MPI_Fint *ierr, int rc)
 		*ierr = rc;
 }
 
+/* The call site of an MPI call made from Fortran is the Fortran caller's:
+ * each binding passes its own return address to the C wrapper it calls
+ * (collector.h, ptr_call_site). */
+#define FCALLER() (ptr_fortran_ra = __builtin_return_address(0))
+
+/* A binding that fails before calling the C function: the C wrapper will
+ * not take the call site, so it is cleared. */
+static void no_mem(MPI_Fint *ierr)
+{
+	ptr_fortran_ra = NULL;
+	set_ierr(ierr, MPI_ERR_NO_MEM);
+}
+
 static void put_status(int rc, MPI_Status *c, MPI_Fint *f)
 {
 	if (rc == MPI_SUCCESS && !status_ignored(f))
@@ -115,6 +133,7 @@ static void put_status(int rc, MPI_Status *c, MPI_Fint *f)
 
 void mpi_init_(MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Init(NULL, NULL));
 	load_sentinels();
 }
@@ -122,6 +141,7 @@ ALIASES(mpi_init, MPI_INIT);
 
 void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 {
+	FCALLER();
 	int prov = 0;
 	int rc = MPI_Init_thread(NULL, NULL, (int)*required, &prov);
 	*provided = prov;
@@ -130,11 +150,16 @@ void mpi_init_thread_(MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierr)
 }
 ALIASES(mpi_init_thread, MPI_INIT_THREAD);
 
-void mpi_finalize_(MPI_Fint *ierr) { set_ierr(ierr, MPI_Finalize()); }
+void mpi_finalize_(MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Finalize());
+}
 ALIASES(mpi_finalize, MPI_FINALIZE);
 
 void mpi_abort_(MPI_Fint *comm, MPI_Fint *errorcode, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Abort(MPI_Comm_f2c(*comm), (int)*errorcode));
 }
 ALIASES(mpi_abort, MPI_ABORT);
@@ -145,6 +170,7 @@ ALIASES(mpi_abort, MPI_ABORT);
 	void lo##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, \
 		   MPI_Fint *ierr)                                                                            \
 	{                                                                                                     \
+		FCALLER();                                                                                    \
 		set_ierr(ierr, C(cbuf(buf), *count, MPI_Type_f2c(*type), *dest, *tag, MPI_Comm_f2c(*comm)));  \
 	}                                                                                                     \
 	ALIASES(lo, UP)
@@ -158,6 +184,7 @@ FSEND(mpi_rsend, MPI_RSEND, MPI_Rsend);
 	void lo##_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *tag, MPI_Fint *comm, \
 		   MPI_Fint *request, MPI_Fint *ierr)                                                         \
 	{                                                                                                     \
+		FCALLER();                                                                                    \
 		MPI_Request r = MPI_REQUEST_NULL;                                                             \
 		int rc = C(cbuf(buf), *count, MPI_Type_f2c(*type), *dest, *tag, MPI_Comm_f2c(*comm), &r);     \
 		if (rc == MPI_SUCCESS)                                                                        \
@@ -173,6 +200,7 @@ FISEND(mpi_irecv, MPI_IRECV, MPI_Irecv);
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
 	       MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Status st;
 	int rc = MPI_Recv(cbuf(buf), *count, MPI_Type_f2c(*type), *source, *tag, MPI_Comm_f2c(*comm),
 			  status_ignored(status) ? MPI_STATUS_IGNORE : &st);
@@ -185,6 +213,7 @@ void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest
 		   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm,
 		   MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Status st;
 	int rc = MPI_Sendrecv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), *dest, *stag, cbuf(rbuf), *rcount,
 			      MPI_Type_f2c(*rtype), *source, *rtag, MPI_Comm_f2c(*comm),
@@ -196,6 +225,7 @@ ALIASES(mpi_sendrecv, MPI_SENDRECV);
 
 void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Status st;
 	int rc = MPI_Probe(*source, *tag, MPI_Comm_f2c(*comm), status_ignored(status) ? MPI_STATUS_IGNORE : &st);
 	put_status(rc, &st, status);
@@ -205,6 +235,7 @@ ALIASES(mpi_probe, MPI_PROBE);
 
 void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Status st;
 	int f = 0;
 	int rc = MPI_Iprobe(*source, *tag, MPI_Comm_f2c(*comm), &f, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
@@ -217,6 +248,7 @@ ALIASES(mpi_iprobe, MPI_IPROBE);
 
 void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Request r = MPI_Request_f2c(*request);
 	int rc = MPI_Request_free(&r);
 	if (rc == MPI_SUCCESS)
@@ -229,6 +261,7 @@ ALIASES(mpi_request_free, MPI_REQUEST_FREE);
 
 void mpi_wait_(MPI_Fint *request, MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Request r = MPI_Request_f2c(*request);
 	MPI_Status st;
 	int rc = MPI_Wait(&r, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
@@ -241,6 +274,7 @@ ALIASES(mpi_wait, MPI_WAIT);
 
 void mpi_test_(MPI_Fint *request, MPI_Fint *flag, MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Request r = MPI_Request_f2c(*request);
 	MPI_Status st;
 	int f = 0;
@@ -305,10 +339,11 @@ static void put_statuses(int rc, struct arrays *a, MPI_Fint *fstat, int i)
 
 void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
 {
+	FCALLER();
 	struct arrays a;
 	if (!arrays_in(&a, *count, requests, statuses)) {
 		arrays_free(&a);
-		set_ierr(ierr, MPI_ERR_NO_MEM);
+		no_mem(ierr);
 		return;
 	}
 	int rc = MPI_Waitall(a.n, a.r, a.s ? a.s : MPI_STATUSES_IGNORE);
@@ -322,10 +357,11 @@ ALIASES(mpi_waitall, MPI_WAITALL);
 
 void mpi_testall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag, MPI_Fint *statuses, MPI_Fint *ierr)
 {
+	FCALLER();
 	struct arrays a;
 	if (!arrays_in(&a, *count, requests, statuses)) {
 		arrays_free(&a);
-		set_ierr(ierr, MPI_ERR_NO_MEM);
+		no_mem(ierr);
 		return;
 	}
 	int f = 0;
@@ -348,10 +384,11 @@ static void put_index(int rc, int idx, MPI_Fint *index)
 
 void mpi_waitany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *status, MPI_Fint *ierr)
 {
+	FCALLER();
 	struct arrays a;
 	if (!arrays_in(&a, *count, requests, NULL)) {
 		arrays_free(&a);
-		set_ierr(ierr, MPI_ERR_NO_MEM);
+		no_mem(ierr);
 		return;
 	}
 	MPI_Status st;
@@ -368,10 +405,11 @@ ALIASES(mpi_waitany, MPI_WAITANY);
 void mpi_testany_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index, MPI_Fint *flag, MPI_Fint *status,
 		  MPI_Fint *ierr)
 {
+	FCALLER();
 	struct arrays a;
 	if (!arrays_in(&a, *count, requests, NULL)) {
 		arrays_free(&a);
-		set_ierr(ierr, MPI_ERR_NO_MEM);
+		no_mem(ierr);
 		return;
 	}
 	MPI_Status st;
@@ -391,10 +429,11 @@ ALIASES(mpi_testany, MPI_TESTANY);
 	void lo##_(MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount, MPI_Fint *indices,          \
 		   MPI_Fint *statuses, MPI_Fint *ierr)                                                    \
 	{                                                                                                 \
+		FCALLER();                                                                                \
 		struct arrays a;                                                                          \
 		if (!arrays_in(&a, *incount, requests, statuses)) {                                       \
 			arrays_free(&a);                                                                  \
-			set_ierr(ierr, MPI_ERR_NO_MEM);                                                   \
+			no_mem(ierr);                                                                     \
 			return;                                                                           \
 		}                                                                                         \
 		int out = 0;                                                                              \
@@ -417,11 +456,16 @@ FSOME(mpi_testsome, MPI_TESTSOME, MPI_Testsome);
 
 /* ---- collectives ---------------------------------------------------------- */
 
-void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr) { set_ierr(ierr, MPI_Barrier(MPI_Comm_f2c(*comm))); }
+void mpi_barrier_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Barrier(MPI_Comm_f2c(*comm)));
+}
 ALIASES(mpi_barrier, MPI_BARRIER);
 
 void mpi_bcast_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Bcast(cbuf(buf), *count, MPI_Type_f2c(*type), *root, MPI_Comm_f2c(*comm)));
 }
 ALIASES(mpi_bcast, MPI_BCAST);
@@ -429,6 +473,7 @@ ALIASES(mpi_bcast, MPI_BCAST);
 void mpi_reduce_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *root,
 		 MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Reduce(cbuf(sbuf), cbuf(rbuf), *count, MPI_Type_f2c(*type), MPI_Op_f2c(*op), *root,
 				  MPI_Comm_f2c(*comm)));
 }
@@ -438,6 +483,7 @@ ALIASES(mpi_reduce, MPI_REDUCE);
 	void lo##_(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,   \
 		   MPI_Fint *ierr)                                                                          \
 	{                                                                                                   \
+		FCALLER();                                                                                  \
 		set_ierr(ierr, C(cbuf(sbuf), cbuf(rbuf), *count, MPI_Type_f2c(*type), MPI_Op_f2c(*op),      \
 				 MPI_Comm_f2c(*comm)));                                                     \
 	}                                                                                                   \
@@ -451,6 +497,7 @@ FREDUCE(mpi_exscan, MPI_EXSCAN, MPI_Exscan);
 void mpi_reduce_scatter_(void *sbuf, void *rbuf, MPI_Fint *rcounts, MPI_Fint *type, MPI_Fint *op, MPI_Fint *comm,
 			 MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Reduce_scatter(cbuf(sbuf), cbuf(rbuf), rcounts, MPI_Type_f2c(*type), MPI_Op_f2c(*op),
 					  MPI_Comm_f2c(*comm)));
 }
@@ -460,6 +507,7 @@ ALIASES(mpi_reduce_scatter, MPI_REDUCE_SCATTER);
 	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
 		   MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)                                           \
 	{                                                                                                    \
+		FCALLER();                                                                                   \
 		set_ierr(ierr, C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,            \
 				 MPI_Type_f2c(*rtype), *root, MPI_Comm_f2c(*comm)));                         \
 	}                                                                                                    \
@@ -472,6 +520,7 @@ FROOTED(mpi_scatter, MPI_SCATTER, MPI_Scatter);
 	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
 		   MPI_Fint *comm, MPI_Fint *ierr)                                                           \
 	{                                                                                                    \
+		FCALLER();                                                                                   \
 		set_ierr(ierr, C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,            \
 				 MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));                                \
 	}                                                                                                    \
@@ -483,6 +532,7 @@ FALL(mpi_alltoall, MPI_ALLTOALL, MPI_Alltoall);
 void mpi_gatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts, MPI_Fint *displs,
 		  MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Gatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
 				   MPI_Type_f2c(*rtype), *root, MPI_Comm_f2c(*comm)));
 }
@@ -491,6 +541,7 @@ ALIASES(mpi_gatherv, MPI_GATHERV);
 void mpi_scatterv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *displs, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount,
 		   MPI_Fint *rtype, MPI_Fint *root, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Scatterv(cbuf(sbuf), scounts, displs, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,
 				    MPI_Type_f2c(*rtype), *root, MPI_Comm_f2c(*comm)));
 }
@@ -499,6 +550,7 @@ ALIASES(mpi_scatterv, MPI_SCATTERV);
 void mpi_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts, MPI_Fint *displs,
 		     MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Allgatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
 				      MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));
 }
@@ -507,6 +559,7 @@ ALIASES(mpi_allgatherv, MPI_ALLGATHERV);
 void mpi_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
 		    MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	set_ierr(ierr, MPI_Alltoallv(cbuf(sbuf), scounts, sdispls, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, rdispls,
 				     MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));
 }
@@ -522,6 +575,7 @@ static void put_comm(int rc, MPI_Comm c, MPI_Fint *f)
 
 void mpi_comm_split_(MPI_Fint *comm, MPI_Fint *color, MPI_Fint *key, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_split(MPI_Comm_f2c(*comm), *color, *key, &nc);
 	put_comm(rc, nc, newcomm);
@@ -532,6 +586,7 @@ ALIASES(mpi_comm_split, MPI_COMM_SPLIT);
 void mpi_comm_split_type_(MPI_Fint *comm, MPI_Fint *type, MPI_Fint *key, MPI_Fint *info, MPI_Fint *newcomm,
 			  MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_split_type(MPI_Comm_f2c(*comm), *type, *key, MPI_Info_f2c(*info), &nc);
 	put_comm(rc, nc, newcomm);
@@ -541,6 +596,7 @@ ALIASES(mpi_comm_split_type, MPI_COMM_SPLIT_TYPE);
 
 void mpi_comm_dup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_dup(MPI_Comm_f2c(*comm), &nc);
 	put_comm(rc, nc, newcomm);
@@ -550,6 +606,7 @@ ALIASES(mpi_comm_dup, MPI_COMM_DUP);
 
 void mpi_comm_create_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Comm nc = MPI_COMM_NULL;
 	int rc = MPI_Comm_create(MPI_Comm_f2c(*comm), MPI_Group_f2c(*group), &nc);
 	put_comm(rc, nc, newcomm);
@@ -559,9 +616,176 @@ ALIASES(mpi_comm_create, MPI_COMM_CREATE);
 
 void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
 {
+	FCALLER();
 	MPI_Comm c = MPI_Comm_f2c(*comm);
 	int rc = MPI_Comm_free(&c);
 	put_comm(rc, c, comm);
 	set_ierr(ierr, rc);
 }
 ALIASES(mpi_comm_free, MPI_COMM_FREE);
+
+void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_create_group(MPI_Comm_f2c(*comm), MPI_Group_f2c(*group), *tag, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_create_group, MPI_COMM_CREATE_GROUP);
+
+void mpi_comm_dup_with_info_(MPI_Fint *comm, MPI_Fint *info, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Comm_dup_with_info(MPI_Comm_f2c(*comm), MPI_Info_f2c(*info), &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_dup_with_info, MPI_COMM_DUP_WITH_INFO);
+
+/* The handle is converted at once, as Open MPI's own binding does: it is
+ * valid from the call on, usable once the request completes. */
+void mpi_comm_idup_(MPI_Fint *comm, MPI_Fint *newcomm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Comm_idup(MPI_Comm_f2c(*comm), &nc, &r);
+	if (rc == MPI_SUCCESS) {
+		*newcomm = MPI_Comm_c2f(nc);
+		*request = MPI_Request_c2f(r);
+	}
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_idup, MPI_COMM_IDUP);
+
+/* Fortran LOGICALs (any nonzero value is .true.: gfortran's is 1, others'
+ * -1) as C ints, on the stack when few. */
+#define FEW 16
+
+struct logicals {
+	int few[FEW], *v;
+};
+
+static int logicals_in(struct logicals *l, const MPI_Fint *f, int n)
+{
+	n = n < 0 ? 0 : n;
+	l->v = n <= FEW ? l->few : malloc(sizeof(int) * (size_t)n);
+	if (!l->v)
+		return 0;
+	for (int i = 0; i < n; i++)
+		l->v[i] = f[i] != 0;
+	return 1;
+}
+
+static void logicals_free(struct logicals *l)
+{
+	if (l->v != l->few)
+		free(l->v);
+}
+
+void mpi_cart_create_(MPI_Fint *comm, MPI_Fint *ndims, MPI_Fint *dims, MPI_Fint *periods, MPI_Fint *reorder,
+		      MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	struct logicals p;
+	if (!logicals_in(&p, periods, *ndims)) {
+		no_mem(ierr);
+		return;
+	}
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Cart_create(MPI_Comm_f2c(*comm), *ndims, dims, p.v, *reorder != 0, &nc);
+	logicals_free(&p);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_cart_create, MPI_CART_CREATE);
+
+void mpi_cart_sub_(MPI_Fint *comm, MPI_Fint *remain_dims, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	int ndims = 0;
+	PMPI_Cartdim_get(c, &ndims);
+	struct logicals r;
+	if (!logicals_in(&r, remain_dims, ndims)) {
+		no_mem(ierr);
+		return;
+	}
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Cart_sub(c, r.v, &nc);
+	logicals_free(&r);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_cart_sub, MPI_CART_SUB);
+
+void mpi_graph_create_(MPI_Fint *comm, MPI_Fint *nnodes, MPI_Fint *index, MPI_Fint *edges, MPI_Fint *reorder,
+		       MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Graph_create(MPI_Comm_f2c(*comm), *nnodes, index, edges, *reorder != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_graph_create, MPI_GRAPH_CREATE);
+
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are common blocks in Fortran too. */
+static const int *cweights(MPI_Fint *w)
+{
+	load_sentinels();
+	if (is(sentinels.unweighted, w))
+		return MPI_UNWEIGHTED;
+	if (is(sentinels.weights_empty, w))
+		return MPI_WEIGHTS_EMPTY;
+	return w;
+}
+
+void mpi_dist_graph_create_(MPI_Fint *comm, MPI_Fint *n, MPI_Fint *sources, MPI_Fint *degrees, MPI_Fint *dests,
+			    MPI_Fint *weights, MPI_Fint *info, MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Dist_graph_create(MPI_Comm_f2c(*comm), *n, sources, degrees, dests, cweights(weights),
+				       MPI_Info_f2c(*info), *reorder != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_dist_graph_create, MPI_DIST_GRAPH_CREATE);
+
+void mpi_dist_graph_create_adjacent_(MPI_Fint *comm, MPI_Fint *indegree, MPI_Fint *sources, MPI_Fint *sweights,
+				     MPI_Fint *outdegree, MPI_Fint *dests, MPI_Fint *dweights, MPI_Fint *info,
+				     MPI_Fint *reorder, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Dist_graph_create_adjacent(MPI_Comm_f2c(*comm), *indegree, sources, cweights(sweights), *outdegree,
+						dests, cweights(dweights), MPI_Info_f2c(*info), *reorder != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_dist_graph_create_adjacent, MPI_DIST_GRAPH_CREATE_ADJACENT);
+
+void mpi_intercomm_create_(MPI_Fint *local_comm, MPI_Fint *local_leader, MPI_Fint *peer_comm, MPI_Fint *remote_leader,
+			   MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Intercomm_create(MPI_Comm_f2c(*local_comm), *local_leader, MPI_Comm_f2c(*peer_comm), *remote_leader,
+				      *tag, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_intercomm_create, MPI_INTERCOMM_CREATE);
+
+void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newcomm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm nc = MPI_COMM_NULL;
+	int rc = MPI_Intercomm_merge(MPI_Comm_f2c(*intercomm), *high != 0, &nc);
+	put_comm(rc, nc, newcomm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE);

@@ -1,14 +1,18 @@
 /*
- * PMPI wrappers (C bindings only; Fortran bindings are not intercepted).
+ * PMPI wrappers of the C bindings (mpi_fortran.c routes the Fortran
+ * bindings through them).
  *
  * Every wrapped call is bracketed by mpi_enter/mpi_exit on the calling
- * thread's buffer; message and collective events sit inside the bracket.
- * Peers are world ranks. Communicators get a table index (local) and an id
- * agreed by their members: the new communicator's rank 0 broadcasts
- * (world rank + 1) << 32 | its local creation counter. Requests map to
- * (id, kind, comm, peer, tag) in a mutex-protected table so that receives
- * completed by Wait/Test are recorded with their actual source and tag.
- * No lock of ours is held across a PMPI call.
+ * thread's buffer; mpi_enter carries the call site, message and collective
+ * events sit inside the bracket. Peers are world ranks. Communicators get a
+ * table index (local) and an id agreed by their members: the new
+ * communicator's rank 0 broadcasts (world rank + 1) << 32 | its local
+ * creation counter (an intercommunicator's high group's rank 0, through the
+ * low group: register_new; MPI_Comm_idup's is computed by every member:
+ * idup_id). Requests map to (id, kind, comm, peer, tag) in a
+ * mutex-protected table so that receives completed by Wait/Test are
+ * recorded with their actual source and tag. No lock of ours is held
+ * across a PMPI call.
  */
 #define _GNU_SOURCE
 #include "collector.h"
@@ -20,9 +24,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define ENTER(fn)                       \
-	ptr_thread *t = ptr_self();     \
-	ptr_ev1(t, K_MPI_ENTER, S_##fn)
+/* mpi_enter(func, call site): the return address into the caller, which
+ * must be taken in the wrapper itself (always_inline helpers only). */
+#define ENTER(fn)                                                                   \
+	ptr_thread *t = ptr_self();                                                 \
+	ptr_ev2(t, K_MPI_ENTER, S_##fn, ptr_loc(t, ptr_call_site(__builtin_return_address(0))))
 #define EXIT(fn) ptr_ev1(t, K_MPI_EXIT, S_##fn)
 
 enum { C_BARRIER = 1, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV,
@@ -43,6 +49,8 @@ struct comm_ent {
 	int rsize;
 	int *remote;  /* world ranks of the remote group (intercommunicators) */
 	int alive;
+	int64_t id;     /* agreed by every member (both groups of an intercommunicator) */
+	uint32_t idups; /* MPI_Comm_idup calls on it so far (every member calls them in one order) */
 };
 
 static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -76,28 +84,45 @@ static int *translate(MPI_Group grp, int *n)
 	return out;
 }
 
-/* Adds a communicator (after any PMPI calls: takes the lock itself). */
+/* Adds a communicator (after any PMPI calls: takes the lock itself). The
+ * table of the file lists the members: an intercommunicator's both groups,
+ * the one whose rank 0 has the lower world rank first, so that the members
+ * of both groups write the same list (a collective on it involves both). */
 static struct comm_view add_comm(MPI_Comm h, int64_t id, const char *name, int inter, int *members, int n, int *remote,
 				 int rn)
 {
 	struct comm_view v = { -1, n, inter, rn, members, remote };
+	int *both = NULL, nboth = n;
+	if (inter && members && remote && n > 0 && rn > 0) {
+		both = malloc(sizeof(int) * (size_t)(n + rn));
+		if (both) {
+			int low_first = members[0] < remote[0];
+			memcpy(both, low_first ? members : remote, sizeof(int) * (size_t)(low_first ? n : rn));
+			memcpy(both + (low_first ? n : rn), low_first ? remote : members,
+			       sizeof(int) * (size_t)(low_first ? rn : n));
+			nboth = n + rn;
+		}
+	}
 	pthread_mutex_lock(&comm_mu);
 	if (ncomms == capcomms) {
 		int c = capcomms ? capcomms * 2 : 16;
 		struct comm_ent *p = realloc(comms, sizeof *p * (size_t)c);
 		if (!p) {
 			pthread_mutex_unlock(&comm_mu);
+			free(both);
 			return v;
 		}
 		comms = p;
 		capcomms = c;
 	}
-	int idx = ptr_add_comm(id, name, members ? members : (int[]){ 0 }, members ? n : 0);
+	const int *listed = both ? both : members;
+	int idx = ptr_add_comm(id, name, listed ? listed : (int[]){ 0 }, listed ? nboth : 0);
 	if (idx >= 0) {
-		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1 };
+		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1, id, 0 };
 		v.index = idx;
 	}
 	pthread_mutex_unlock(&comm_mu);
+	free(both);
 	return v;
 }
 
@@ -119,6 +144,8 @@ static int members_of(MPI_Comm c, int **members, int *n, int **remote, int *rn)
 	return inter;
 }
 
+static int my_rank(MPI_Comm comm);
+
 static struct comm_view lookup(MPI_Comm c)
 {
 	if (c == MPI_COMM_WORLD)
@@ -135,33 +162,117 @@ static struct comm_view lookup(MPI_Comm c)
 	pthread_mutex_unlock(&comm_mu);
 	if (c == MPI_COMM_NULL || world_rank < 0)
 		return (struct comm_view){ 0, world_size, 0, 0, NULL, NULL };
-	/* made by a constructor we do not wrap (Cart_create, Intercomm_create,
-	 * ...): registered locally, with an id only this rank uses */
+	/* made by a constructor we do not wrap (MPI_Comm_spawn, MPI_Comm_connect,
+	 * MPI_Comm_get_parent, ...): registered locally, with an id only this
+	 * rank uses */
 	int *m, n, *r, rn;
 	int inter = members_of(c, &m, &n, &r, &rn);
 	int64_t id = (int64_t)(world_rank + 1) << 32 | (int64_t)(0x80000000u | atomic_fetch_add(&comm_counter, 1));
 	return add_comm(c, id, "unknown", inter, m, n, r, rn);
 }
 
+/* World rank of the rank 0 of a group (-1: none). */
+static int leader_of(MPI_Group grp)
+{
+	int zero = 0, w = MPI_UNDEFINED, n = 0;
+	PMPI_Group_size(grp, &n);
+	if (n < 1)
+		return -1;
+	PMPI_Group_translate_ranks(grp, 1, &zero, world_group, &w);
+	return w == MPI_UNDEFINED ? -1 : w;
+}
+
+/* Whether this process is in the group of intercommunicator c whose rank 0
+ * has the lower world rank (its "low" group): both groups find the same
+ * answer without communicating. */
+static int in_low_group(MPI_Comm c)
+{
+	MPI_Group lg, rg;
+	PMPI_Comm_group(c, &lg);
+	PMPI_Comm_remote_group(c, &rg);
+	int low = leader_of(lg) < leader_of(rg);
+	PMPI_Group_free(&lg);
+	PMPI_Group_free(&rg);
+	return low;
+}
+
+/* Registers nc under an id its members agree on already. */
+static void register_agreed(MPI_Comm nc, int64_t id, const char *fn, uint32_t ctr)
+{
+	int *m, n, *r, rn;
+	int inter = members_of(nc, &m, &n, &r, &rn);
+	char name[64];
+	snprintf(name, sizeof name, "%s#%u", fn, ctr);
+	add_comm(nc, id, name, inter, m, n, r, rn);
+}
+
 /* Registers a communicator a wrapped constructor returned. Collective over
- * newcomm: its rank 0 chooses the id and broadcasts it. */
+ * nc: one member chooses the id, (its world rank + 1) << 32 | its creation
+ * counter, and the others receive it. On an intracommunicator that is its
+ * rank 0 (one broadcast). On an intercommunicator, whose broadcasts go from
+ * one group to the other, it is the rank 0 of the high group: it broadcasts
+ * to the low group, whose rank 0 broadcasts it on to the high group. */
 static void register_new(MPI_Comm nc, const char *fn)
 {
 	if (nc == MPI_COMM_NULL)
 		return;
 	uint32_t ctr = atomic_fetch_add(&comm_counter, 1) + 1;
-	int *m, n, *r, rn;
-	int inter = members_of(nc, &m, &n, &r, &rn);
-	int64_t id;
-	if (inter) {
-		id = (int64_t)(world_rank + 1) << 32 | (int64_t)(0x80000000u | ctr); /* not agreed */
-	} else {
-		id = (int64_t)(world_rank + 1) << 32 | ctr;
+	int64_t id = (int64_t)(world_rank + 1) << 32 | ctr;
+	int inter = 0;
+	PMPI_Comm_test_inter(nc, &inter);
+	if (!inter) {
 		PMPI_Bcast(&id, 1, MPI_INT64_T, 0, nc);
+	} else {
+		int lead = my_rank(nc) == 0;
+		int self = lead ? MPI_ROOT : MPI_PROC_NULL;
+		if (in_low_group(nc)) {
+			PMPI_Bcast(&id, 1, MPI_INT64_T, 0, nc);    /* from the high group's rank 0 */
+			PMPI_Bcast(&id, 1, MPI_INT64_T, self, nc); /* to the high group */
+		} else {
+			PMPI_Bcast(&id, 1, MPI_INT64_T, self, nc); /* to the low group */
+			PMPI_Bcast(&id, 1, MPI_INT64_T, 0, nc);    /* back from its rank 0 */
+		}
 	}
-	char name[64];
-	snprintf(name, sizeof name, "%s#%u", fn, ctr);
-	add_comm(nc, id, name, inter, m, n, r, rn);
+	register_agreed(nc, id, fn, ctr);
+}
+
+/* splitmix64's finalizer: a bijection of 64-bit values. */
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9u;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebu;
+	return x ^ (x >> 31);
+}
+
+/* The id of the k-th MPI_Comm_idup of the communicator whose id is parent:
+ * every member computes it alone (they call MPI_Comm_idup on a communicator
+ * in one order), so the nonblocking duplication needs no extra collective
+ * at its completion, where one could deadlock (a rank completing it in
+ * MPI_Test while another still computes). Bit 62 set keeps it apart from
+ * broadcast ids, which stay below 2^56 (world size <= 2^24). */
+static int64_t idup_id(int64_t parent, uint32_t k)
+{
+	return (int64_t)(1ull << 62 | (mix64(mix64((uint64_t)parent) + k) >> 2));
+}
+
+/* The id of c and its next idup number (under the lock): 0 when c is unknown. */
+static int next_idup(MPI_Comm c, int64_t *id, uint32_t *k)
+{
+	int found = 0;
+	pthread_mutex_lock(&comm_mu);
+	for (int i = ncomms - 1; i >= 0; i--) {
+		struct comm_ent *e = &comms[i];
+		if (e->alive && e->h == c) {
+			*id = e->id;
+			*k = ++e->idups;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&comm_mu);
+	return found;
 }
 
 static void forget_comm(MPI_Comm c)
@@ -189,12 +300,15 @@ static int64_t world_of(const struct comm_view *v, int r)
 
 /* ---- requests ----------------------------------------------------------- */
 
+enum { REQ_SEND, REQ_RECV, REQ_IDUP };
+
 struct req {
 	MPI_Request h;
-	uint64_t id;
-	int recv, tag;
-	int64_t peer;
+	uint64_t id; /* REQ_IDUP: the new communicator's agreed id */
+	int kind, tag;
+	int64_t peer; /* REQ_IDUP: its idup number on the parent */
 	struct comm_view v; /* member tables are never freed */
+	MPI_Comm nc;        /* REQ_IDUP: the new communicator */
 	struct req *next;
 };
 
@@ -209,7 +323,7 @@ static unsigned req_hash(MPI_Request h)
 	return (unsigned)((v >> 4) ^ (v >> 16)) & (REQ_BUCKETS - 1);
 }
 
-static void req_put(MPI_Request h, uint64_t id, int recv, const struct comm_view *v, int64_t peer, int tag)
+static void req_put(MPI_Request h, uint64_t id, int kind, const struct comm_view *v, int64_t peer, int tag, MPI_Comm nc)
 {
 	pthread_mutex_lock(&req_mu);
 	struct req *r = req_free;
@@ -218,7 +332,7 @@ static void req_put(MPI_Request h, uint64_t id, int recv, const struct comm_view
 	else
 		r = malloc(sizeof *r);
 	if (r) {
-		*r = (struct req){ h, id, recv, tag, peer, *v, NULL };
+		*r = (struct req){ h, id, kind, tag, peer, *v, nc, NULL };
 		unsigned b = req_hash(h);
 		r->next = req_tab[b];
 		req_tab[b] = r;
@@ -263,7 +377,12 @@ static void completed(ptr_thread *t, MPI_Request h, const MPI_Status *st)
 	struct req r;
 	if (h == MPI_REQUEST_NULL || !req_take(h, &r))
 		return;
-	if (!r.recv) {
+	if (r.kind == REQ_IDUP) {
+		/* usable from now on: registered under the id every member computed */
+		register_agreed(r.nc, (int64_t)r.id, "MPI_Comm_idup", (uint32_t)r.peer);
+		return;
+	}
+	if (r.kind == REQ_SEND) {
 		ptr_ev1(t, K_MPI_REQUEST_DONE, r.id);
 		return;
 	}
@@ -466,7 +585,7 @@ int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 		(uint64_t)(count * tsize(datatype)), id);                                                    \
 	int rc = call;                                                                                       \
 	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)                                               \
-		req_put(*request, id, 0, &v, peer, tag);                                                     \
+		req_put(*request, id, REQ_SEND, &v, peer, tag, MPI_COMM_NULL);                               \
 	EXIT(fn);                                                                                            \
 	return rc
 
@@ -503,7 +622,7 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
 	ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)peer, (uint64_t)(int64_t)(tag < 0 ? -1 : tag), (uint64_t)v.index, id);
 	int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, request);
 	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
-		req_put(*request, id, 1, &v, peer, tag);
+		req_put(*request, id, REQ_RECV, &v, peer, tag, MPI_COMM_NULL);
 	EXIT(MPI_Irecv);
 	return rc;
 }
@@ -734,9 +853,20 @@ struct coll {
 	int64_t root;
 };
 
+/* World rank of a collective's root as the caller names it: on an
+ * intercommunicator the root passes MPI_ROOT, the other group the root's
+ * rank there, and the root's group's other members MPI_PROC_NULL (they take
+ * no part: -1). */
+static int64_t root_world(const struct comm_view *v, int root)
+{
+	if (v->inter)
+		return root == MPI_ROOT ? world_rank : world_of(v, root);
+	return root < 0 ? -1 : world_of(v, root);
+}
+
 static struct coll coll_begin(ptr_thread *t, int op, const struct comm_view *v, int root, int64_t sent, int64_t recvd)
 {
-	struct coll c = { op, v->index, v->inter || root < 0 ? -1 : world_of(v, root) };
+	struct coll c = { op, v->index, root_world(v, root) };
 	ptr_ev5(t, K_COLL_BEGIN, (uint64_t)op, (uint64_t)c.index, (uint64_t)c.root, (uint64_t)(sent > 0 ? sent : 0),
 		(uint64_t)(recvd > 0 ? recvd : 0));
 	return c;
@@ -773,18 +903,36 @@ static int64_t sum(const int *a, int n)
 
 int MPI_Barrier(MPI_Comm comm) { COLL(MPI_Barrier, C_BARRIER, -1, 0, 0, PMPI_Barrier(comm)); }
 
+/* A rooted collective's caller: the root, a process the root sends to or
+ * receives from, or (intercommunicators: MPI_PROC_NULL) neither. */
+enum { R_ROOT, R_LEAF, R_NONE };
+
+static int role(const struct comm_view *v, int me, int root)
+{
+	if (v->inter)
+		return root == MPI_ROOT ? R_ROOT : root == MPI_PROC_NULL ? R_NONE : R_LEAF;
+	return me == root ? R_ROOT : R_LEAF;
+}
+
+/* The processes a root sends to or receives from: the other group of an
+ * intercommunicator. */
+static int leaves(const struct comm_view *v) { return v->inter ? v->rsize : v->size; }
+
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-	int me = my_rank(comm);
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
 	int64_t b = count * tsize(datatype);
-	COLL(MPI_Bcast, C_BCAST, root, me == root ? b : 0, me == root ? 0 : b, PMPI_Bcast(buffer, count, datatype, root, comm));
+	COLL(MPI_Bcast, C_BCAST, root, ro == R_ROOT ? b : 0, ro == R_LEAF ? b : 0,
+	     PMPI_Bcast(buffer, count, datatype, root, comm));
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
 	int64_t b = count * tsize(datatype);
-	int me = my_rank(comm);
-	COLL(MPI_Reduce, C_REDUCE, root, b, me == root ? b : 0,
+	COLL(MPI_Reduce, C_REDUCE, root, ro == R_LEAF || (ro == R_ROOT && !w.inter) ? b : 0, ro == R_ROOT ? b : 0,
 	     PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 
@@ -794,15 +942,14 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 	COLL(MPI_Allreduce, C_ALLREDUCE, -1, b, b, PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
-static int comm_size(const struct comm_view *v) { return v->size; }
-
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 	       MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	int me = my_rank(comm);
 	struct comm_view w = lookup(comm);
-	int64_t r = me == root ? (int64_t)recvcount * tsize(recvtype) * comm_size(&w) : 0;
-	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t r = ro == R_ROOT ? (int64_t)recvcount * tsize(recvtype) * leaves(&w) : 0;
+	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) ? 0
+		    : sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
 	COLL(MPI_Gather, C_GATHER, root, s, r,
 	     PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -810,10 +957,10 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	int me = my_rank(comm);
 	struct comm_view w = lookup(comm);
-	int64_t r = me == root ? sum(recvcounts, w.size) * tsize(recvtype) : 0;
-	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t r = ro == R_ROOT ? sum(recvcounts, leaves(&w)) * tsize(recvtype) : 0;
+	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) || sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
 	COLL(MPI_Gatherv, C_GATHERV, root, s, r,
 	     PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
 }
@@ -821,10 +968,10 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	int me = my_rank(comm);
 	struct comm_view w = lookup(comm);
-	int64_t s = me == root ? (int64_t)sendcount * tsize(sendtype) * comm_size(&w) : 0;
-	int64_t r = recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t s = ro == R_ROOT ? (int64_t)sendcount * tsize(sendtype) * leaves(&w) : 0;
+	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
 	COLL(MPI_Scatter, C_SCATTER, root, s, r,
 	     PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -832,10 +979,10 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
 		 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	int me = my_rank(comm);
 	struct comm_view w = lookup(comm);
-	int64_t s = me == root ? sum(sendcounts, w.size) * tsize(sendtype) : 0;
-	int64_t r = recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t s = ro == R_ROOT ? sum(sendcounts, leaves(&w)) * tsize(sendtype) : 0;
+	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
 	COLL(MPI_Scatterv, C_SCATTERV, root, s, r,
 	     PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
@@ -951,6 +1098,122 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 	if (rc == MPI_SUCCESS)
 		register_new(*newcomm, "MPI_Comm_create");
 	EXIT(MPI_Comm_create);
+	return rc;
+}
+
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Comm_create_group);
+	int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Comm_create_group");
+	EXIT(MPI_Comm_create_group);
+	return rc;
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Comm_dup_with_info);
+	int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Comm_dup_with_info");
+	EXIT(MPI_Comm_dup_with_info);
+	return rc;
+}
+
+/* The new communicator may be used only once the request completes: it is
+ * registered then (completed), under an id every member computes alone.
+ * Its handle is the one the call returns (Open MPI and MPICH set it at
+ * once; the Fortran bindings convert it at once too). */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+	ENTER(MPI_Comm_idup);
+	int64_t parent = 0;
+	uint32_t k = 0;
+	int known = next_idup(comm, &parent, &k);
+	int rc = PMPI_Comm_idup(comm, newcomm, request);
+	if (rc == MPI_SUCCESS && known && *request != MPI_REQUEST_NULL) {
+		struct comm_view none = { 0 };
+		req_put(*request, (uint64_t)idup_id(parent, k), REQ_IDUP, &none, k, 0, *newcomm);
+	}
+	EXIT(MPI_Comm_idup);
+	return rc;
+}
+
+int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+		    MPI_Comm *comm_cart)
+{
+	ENTER(MPI_Cart_create);
+	int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
+	if (rc == MPI_SUCCESS)
+		register_new(*comm_cart, "MPI_Cart_create");
+	EXIT(MPI_Cart_create);
+	return rc;
+}
+
+int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
+{
+	ENTER(MPI_Cart_sub);
+	int rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
+	if (rc == MPI_SUCCESS)
+		register_new(*new_comm, "MPI_Cart_sub");
+	EXIT(MPI_Cart_sub);
+	return rc;
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+		     MPI_Comm *comm_graph)
+{
+	ENTER(MPI_Graph_create);
+	int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
+	if (rc == MPI_SUCCESS)
+		register_new(*comm_graph, "MPI_Graph_create");
+	EXIT(MPI_Graph_create);
+	return rc;
+}
+
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[],
+			  const int weights[], MPI_Info info, int reorder, MPI_Comm *newcomm)
+{
+	ENTER(MPI_Dist_graph_create);
+	int rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newcomm, "MPI_Dist_graph_create");
+	EXIT(MPI_Dist_graph_create);
+	return rc;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
+				   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
+				   int reorder, MPI_Comm *comm_dist_graph)
+{
+	ENTER(MPI_Dist_graph_create_adjacent);
+	int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations,
+						 destweights, info, reorder, comm_dist_graph);
+	if (rc == MPI_SUCCESS)
+		register_new(*comm_dist_graph, "MPI_Dist_graph_create_adjacent");
+	EXIT(MPI_Dist_graph_create_adjacent);
+	return rc;
+}
+
+int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+			 MPI_Comm *newintercomm)
+{
+	ENTER(MPI_Intercomm_create);
+	int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newintercomm, "MPI_Intercomm_create");
+	EXIT(MPI_Intercomm_create);
+	return rc;
+}
+
+int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
+{
+	ENTER(MPI_Intercomm_merge);
+	int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
+	if (rc == MPI_SUCCESS)
+		register_new(*newintracomm, "MPI_Intercomm_merge");
+	EXIT(MPI_Intercomm_merge);
 	return rc;
 }
 

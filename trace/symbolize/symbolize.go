@@ -18,9 +18,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -73,6 +73,9 @@ func (r *Resolver) Resolve(locs []trace.Location) []trace.Location {
 		}
 		if l.Func == "" && inFunc {
 			l.Func = demangle.Filter(f.name)
+			// the return address's place in the function: what names
+			// it without a line table ("main+0x4f")
+			l.FuncOffset = pc + 1 - f.addr
 		}
 	}
 	return out
@@ -155,29 +158,6 @@ func (m *module) load(path string, debugDirs []string) error {
 	return m.readLines(d)
 }
 
-// fileName undoes debug/dwarf's join of a DWARF 5 file entry's absolute
-// name with its directory (Go 1.26 joins them whatever the name: clang
-// 14's entry 0, "/src/app.c" in directory "/build", reads as
-// "/build/src/app.c"): where the joined name does not exist and the name
-// without the compilation directory does, that is the file.
-func fileName(name, compDir string) string {
-	if compDir == "" || compDir == "/" || !strings.HasPrefix(name, compDir+"/") {
-		return name
-	}
-	if _, err := os.Stat(name); err == nil {
-		return name
-	}
-	if abs := name[len(compDir):]; fileExists(abs) {
-		return abs
-	}
-	return name
-}
-
-func fileExists(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
-}
-
 func hasLines(d *dwarf.Data) bool {
 	r := d.Reader()
 	e, err := r.Next()
@@ -206,8 +186,17 @@ func (m *module) readLines(d *dwarf.Data) error {
 		if lr == nil {
 			continue
 		}
+		// debug/dwarf joins a DWARF 5 file entry's directory with its
+		// name even when the name is absolute (clang names the source
+		// file as it was given, with directory 0, the compilation
+		// directory): "/build" + "/src/a.c" becomes "/build/src/a.c".
+		// The unit's own name undoes it for its main file.
+		cuName, _ := cu.Val(dwarf.AttrName).(string)
 		compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-		names := map[*dwarf.LineFile]string{}
+		joined := ""
+		if path.IsAbs(cuName) && compDir != "" {
+			joined = path.Join(compDir, cuName)
+		}
 		var e dwarf.LineEntry
 		for {
 			if err := lr.Next(&e); err != nil {
@@ -215,11 +204,10 @@ func (m *module) readLines(d *dwarf.Data) error {
 			}
 			name := ""
 			if e.File != nil {
-				var ok bool
-				if name, ok = names[e.File]; !ok {
-					name = fileName(e.File.Name, compDir)
-					names[e.File] = name
-				}
+				name = e.File.Name
+			}
+			if name == joined && joined != cuName {
+				name = cuName
 			}
 			m.rows = append(m.rows, row{addr: e.Address, file: name, line: e.Line, col: e.Column, end: e.EndSequence})
 		}

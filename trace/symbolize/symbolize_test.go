@@ -116,7 +116,9 @@ func testResolve(t *testing.T, cc, name string, flags []string, dir, src string)
 		}{{20, 2, "main"}, {15, 2, "second"}, {22, 4, "main"}}
 		for i, w := range want {
 			g := got[i]
-			if filepath.Base(g.File) != "prog.c" || g.Line != w.line || g.Func != w.fn {
+			// the program was compiled from src, an absolute path, in
+			// another directory: DWARF 5 names it so
+			if g.File != src || g.Line != w.line || g.Func != w.fn {
 				t.Errorf("location %d (offset %#x): %s:%d:%d in %q, want prog.c:%d in %q", i, locs[i].Offset, g.File, g.Line, g.Col, g.Func, w.line, w.fn)
 			}
 			// compiled from another directory: the source's own absolute
@@ -169,7 +171,7 @@ func TestApproximateLineAndDemangle(t *testing.T) {
 		{ID: 1, Module: "/app", Offset: 0x1021}, // line 44
 	})
 	const name = "OpenMPApp::insert_task(task_args_s*, int, payload_s, unsigned long)"
-	want := trace.Location{ID: 0, Module: "/app", Offset: 0x1051, Func: name, File: "app.cc", Line: 41, Approx: true}
+	want := trace.Location{ID: 0, Module: "/app", Offset: 0x1051, Func: name, File: "app.cc", Line: 41, Approx: true, FuncOffset: 0x51}
 	if got[0] != want {
 		t.Errorf("line-0 address: %+v, want %+v", got[0], want)
 	}
@@ -178,5 +180,50 @@ func TestApproximateLineAndDemangle(t *testing.T) {
 	}
 	if l := got[1]; l.Line != 44 || l.Col != 3 || l.Approx || l.Func != name {
 		t.Errorf("address with a line: %+v", l)
+	}
+}
+
+// Without -g (no line table) a location is its function and the return
+// address's offset in it: two calls of one function stay apart ("main+0x1c"
+// and "main+0x2a"), where the function's name alone would merge them.
+func TestResolveWithoutDebugInfo(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range compilers(t) {
+		bin := filepath.Join(dir, "prog-nog-"+cc)
+		if out, err := exec.Command(cc, "-O0", "-o", bin, src, "-ldl").CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cc, err, out)
+		}
+		out, err := exec.Command(bin).Output()
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		var locs []trace.Location
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			off, err := strconv.ParseUint(f[1], 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			locs = append(locs, trace.Location{ID: len(locs), Module: bin, Offset: off})
+		}
+		got := New().Resolve(locs)
+		if len(got) != 3 {
+			t.Fatalf("%s: %d locations", cc, len(got))
+		}
+		// calls 0 and 2 are in main, 1 in second
+		for i, fn := range []string{"main", "second", "main"} {
+			g := got[i]
+			want := fn + "+0x" + strconv.FormatUint(g.FuncOffset, 16)
+			if g.File != "" || g.Func != fn || g.FuncOffset == 0 || g.Name() != want {
+				t.Errorf("%s: location %d: %+v named %q, want function %s with an offset", cc, i, g, g.Name(), fn)
+			}
+		}
+		if got[0].Name() == got[2].Name() || got[2].FuncOffset <= got[0].FuncOffset {
+			t.Errorf("%s: main's two calls are named %q and %q", cc, got[0].Name(), got[2].Name())
+		}
 	}
 }

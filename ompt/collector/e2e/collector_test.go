@@ -95,6 +95,7 @@ func build() (*harness, string, error) {
 		{"clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "exitpar"), "ompt/collector/e2e/testdata/exitpar.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mt_mpi"), "ompt/collector/e2e/testdata/mt_mpi.c"},
 		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", filepath.Join(h.work, "mpi_abort"), "ompt/collector/e2e/testdata/mpi_abort.c"},
+		{"mpicc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", filepath.Join(h.work, "mpi_fpe"), "ompt/collector/e2e/testdata/mpi_fpe.c"},
 	}
 	for _, s := range steps {
 		c := exec.Command(s[0], s[1:]...)
@@ -741,11 +742,11 @@ func abs(v int64) int64 {
 // reports precisely; none hangs.
 func TestRobustness(t *testing.T) {
 	h := setup(t)
-	for _, c := range []struct{ how string }{{"abort"}, {"segv"}, {"term"}} {
+	for _, c := range []struct{ how, signal string }{{"abort", "SIGABRT"}, {"segv", "SIGSEGV"}, {"fpe", "SIGFPE"}, {"term", "SIGTERM"}} {
 		t.Run(c.how, func(t *testing.T) {
 			dir, code, out := h.record(t, nil, filepath.Join(h.work, "crash"), c.how)
-			if code < 128 {
-				t.Errorf("exit status %d, want death by signal\n%s", code, out)
+			if code < 128 || !strings.Contains(out, "was killed by "+c.signal) {
+				t.Errorf("exit status %d, want death by %s, named\n%s", code, c.signal, out)
 			}
 			problems, _, err := trace.ValidateDir(dir, nil)
 			if err != nil {
@@ -760,6 +761,45 @@ func TestRobustness(t *testing.T) {
 			}
 		})
 	}
+	// Killed before the OpenMP runtime starts: no trace, and record says
+	// why, naming the signal, without advice about linking libomp.
+	t.Run("fpe-first", func(t *testing.T) {
+		dir, code, out := h.record(t, nil, filepath.Join(h.work, "crash"), "fpe-first")
+		if code != 128+8 {
+			t.Errorf("exit status %d, want 136 (SIGFPE)\n%s", code, out)
+		}
+		if !strings.Contains(out, "no trace was written") || !strings.Contains(out, "killed by SIGFPE (floating point exception) before it started") ||
+			strings.Contains(out, "-lomp") || strings.Contains(out, "linked with LLVM") {
+			t.Errorf("record's message does not name the signal, or gives linking advice:\n%s", out)
+		}
+		if files, _ := filepath.Glob(filepath.Join(dir, "rank-*")); len(files) != 0 {
+			t.Errorf("rank files %v, want none", files)
+		}
+	})
+	// A pure MPI rank killed by SIGFPE after MPI_Init: every rank keeps
+	// its events (rank 1 up to the signal, rank 0 until mpirun ends it).
+	t.Run("mpi-fpe", func(t *testing.T) {
+		dir, code, out := h.record(t, nil, mpirun(filepath.Join(h.work, "mpi_fpe"))...)
+		if code != 128+8 || !strings.Contains(out, "128 + 8: a process killed by SIGFPE") {
+			t.Errorf("exit status %d, want 136 named as SIGFPE\n%s", code, out)
+		}
+		problems, _, err := trace.ValidateDir(dir, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			if !strings.Contains(p.Message, "no end frame") {
+				t.Errorf("problem %s, want only missing end frames", p)
+			}
+		}
+		procs := load(t, dir)
+		if len(procs) != 2 {
+			t.Fatalf("%d processes, want 2", len(procs))
+		}
+		if n := sum(count(procs[1], trace.CollEnd, nil)); n != 1 {
+			t.Errorf("rank 1 holds %d collective ends, want its barrier before the signal", n)
+		}
+	})
 	t.Run("handled", func(t *testing.T) {
 		dir, code, out := h.record(t, nil, filepath.Join(h.work, "crash"), "handled")
 		if code != 0 {

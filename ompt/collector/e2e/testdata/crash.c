@@ -1,6 +1,8 @@
-/* Creates tasks, then dies: "abort" (SIGABRT), "segv" (SIGSEGV), "term"
- * (SIGTERM to itself) or "exit" (exit without returning from main while
- * tasks have run). The trace must survive as far as the collector can.
+/* Creates tasks, then dies: "abort" (SIGABRT), "segv" (SIGSEGV), "fpe"
+ * (SIGFPE), "term" (SIGTERM to itself) or "exit" (exit without returning
+ * from main while tasks have run). The trace must survive as far as the
+ * collector can. "fpe-first" dies of SIGFPE before the OpenMP runtime (and
+ * so the collector) starts: nothing can be recorded.
  * "handled": the program catches SIGTERM itself, carries on with 100 more
  * tasks and ends normally: the trace must be complete. */
 #define _POSIX_C_SOURCE 200809L
@@ -23,6 +25,8 @@ int main(int argc, char **argv)
 	const char *how = argc > 1 ? argv[1] : "abort";
 	if (!strcmp(how, "handled")) /* before the OpenMP runtime (and the collector) start */
 		signal(SIGTERM, on_term);
+	if (!strcmp(how, "fpe-first"))
+		raise(SIGFPE);
 #pragma omp parallel
 #pragma omp single
 	for (int i = 0; i < 100; i++) {
@@ -38,6 +42,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(how, "term"))
 		raise(SIGTERM);
+	if (!strcmp(how, "fpe"))
+		raise(SIGFPE);
 	if (!strcmp(how, "exit"))
 		exit(3);
 	if (!strcmp(how, "handled")) {
