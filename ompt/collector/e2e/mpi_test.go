@@ -300,6 +300,38 @@ type pureCalls struct {
 	calls              [2]map[string][][2]int64
 }
 
+// slack returns, per rank, the time between the program's own stamps of
+// its MPI calls and the collector's inside them (the same clock,
+// CLOCK_MONOTONIC): Σ (collector enter − program enter) + (program exit −
+// collector exit). The wrapper's cost is microseconds a call; a rank
+// descheduled between the two clock reads on a loaded machine adds its
+// time away. That is what no tool that sees the calls from inside can see,
+// so a tolerance on values derived from the program's stamps includes it.
+func (pc *pureCalls) slack(t *testing.T, procs []*trace.Process) [2]int64 {
+	t.Helper()
+	var out [2]int64
+	for rank, p := range procs {
+		seen := map[string]int{}
+		var fn string
+		var enter int64
+		for sc := p.Scan(0, nil); sc.Next(); {
+			e := sc.Event()
+			switch e.Kind {
+			case trace.MPIEnter:
+				fn, enter = p.String(e.Args[0]), e.Time
+			case trace.MPIExit:
+				cs := pc.calls[rank][fn]
+				k := seen[fn]
+				seen[fn]++
+				if k < len(cs) {
+					out[rank] += abs(enter-cs[k][0]) + abs(cs[k][1]-e.Time)
+				}
+			}
+		}
+	}
+	return out
+}
+
 var (
 	pureWindow = regexp.MustCompile(`(?m)^window rank=(\d) init_exit=(\d+) finalize_enter=(\d+)$`)
 	pureCall   = regexp.MustCompile(`(?m)^call rank=(\d) fn=(\S+) enter=(\d+) exit=(\d+)$`)
@@ -377,9 +409,11 @@ func TestPureMPI(t *testing.T) {
 // a load average of 6–7 on 2 cores, −70 % to +400 % of the design. So the
 // ground truth is what the program's own clock saw. The tolerance: the
 // collector's enter and exit stamps lie inside the program's by the
-// wrapper's cost (a few µs per call, 16 calls per pattern at most), and
-// the clock correction moves a rank by microseconds on one host: 1 % of
-// the wait or 0.3 ms, whichever is larger.
+// wrapper's cost (a few µs per call, 16 calls per pattern at most) and,
+// on a loaded machine, by the time a rank was descheduled between the
+// two clock reads (pureCalls.slack, measured per run and added), and the
+// clock correction moves a rank by microseconds on one host: 1 % of the
+// wait or 0.3 ms, whichever is larger.
 //
 // POP efficiencies (talp-pop-hybrid-metrics, M = 1 thread, no OpenMP):
 // over the window from the first exit from MPI_Init to the last entry into
@@ -387,12 +421,15 @@ func TestPureMPI(t *testing.T) {
 // MPI calls, the rest of T is MPI (before its own MPI_Init exit and after
 // its own MPI_Finalize entry it is in those calls). Then
 // Hyb = MPI_Eff = avg U / T, MPI_LB = avg U / max U, MPI_Comm = max U / T,
-// and the OpenMP efficiencies are 1 (no thread idles). Within 0.01.
+// and the OpenMP efficiencies are 1 (no thread idles). Within 0.01 (plus
+// the slack over T).
 func TestPureMPIValues(t *testing.T) {
 	h := setup(t)
 	const iters = 4
-	r, _, pc := recordPure(t, h, iters)
+	r, procs, pc := recordPure(t, h, iters)
 	noReportWarnings(t, r)
+	slack := pc.slack(t, procs)
+	t.Logf("program vs collector stamps: %d and %d ns over all calls", slack[0], slack[1])
 
 	wait := func(c [2]int64, until int64) int64 { return max(0, min(until-c[0], c[1]-c[0])) }
 	pairs := func(a, b [][2]int64, what string) {
@@ -450,7 +487,7 @@ func TestPureMPIValues(t *testing.T) {
 			{"wait at N×N", got.WaitNxNNS, w.WaitNxNNS},
 			{"wait at barrier", got.WaitBarrierNS, w.WaitBarrierNS},
 		} {
-			if tol := max(300_000, c.want/100); abs(c.got-c.want) > tol {
+			if tol := max(300_000, c.want/100) + slack[0] + slack[1]; abs(c.got-c.want) > tol {
 				t.Errorf("rank %d: %s %d ns, the program's timestamps give %d ns (tolerance %d)", rank, c.name, c.got, c.want, tol)
 			}
 		}
@@ -488,7 +525,9 @@ func TestPureMPIValues(t *testing.T) {
 		{"OpenMP load balance", p.OMPLoadBalance, 1},
 		{"OpenMP scheduling efficiency", p.OMPSchedulingEfficiency, 1},
 	} {
-		if d := c.got - c.want; d > 0.01 || d < -0.01 {
+		// U_i moves by at most rank i's slack: within 0.01 of T more.
+		tol := 0.01 + float64(slack[0]+slack[1])/T
+		if d := c.got - c.want; d > tol || d < -tol {
 			t.Errorf("%s %.4f, the seed's formula on the program's timestamps gives %.4f", c.name, c.got, c.want)
 		}
 	}
