@@ -276,7 +276,9 @@ type run struct {
 	// archive is the OTF2 archive this rank's processes come from, opened
 	// at the first of them (nil for a ptrace trace).
 	archive *otf2.Archive
-	rep     *report.Report // rank 0 only
+	// otf2Rows says, per owned OTF2 process, what its conversion left out.
+	otf2Rows []otf2Row
+	rep      *report.Report // rank 0 only
 	// costKey names the tasks' cost attribute if the trace has one.
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
@@ -314,6 +316,7 @@ type dirInfo struct {
 	RunID    string   // rank 0's run id, which every file must share
 	Warnings []string // tolerated problems of the listing
 	OTF2     bool     // Path is an OTF2 archive, Files its processes
+	Notes    []string // what the archive holds that the analysis leaves out
 }
 
 func (r *run) progress(phase string, frac float64) {
@@ -326,11 +329,11 @@ func (r *run) progress(phase string, frac float64) {
 // rank) and shares the listing.
 func (r *run) openDir() error {
 	if r.c.Rank() == 0 {
-		d, err := openTrace(r.opts.Dir)
+		d, notes, err := openTrace(r.opts.Dir, r.opts.MemoryLimit)
 		if err != nil {
 			r.dir.Err = err.Error()
 		} else {
-			r.dir.Path, r.dir.Files = d.Path, d.Files
+			r.dir.Path, r.dir.Files, r.dir.Notes = d.Path, d.Files, notes
 			r.dir.RunID, r.dir.Warnings = d.RunID, d.Warnings
 			if r.opts.Strict && len(d.Warnings) > 0 {
 				r.dir.Err = d.Warnings[0] + " (--strict)"
@@ -524,7 +527,8 @@ type procRow struct {
 	Last     int64
 	Warnings []string
 	Partial  bool
-	NoDeps   bool // tasks, but a format without dependences (OTF2)
+	NoDeps   bool    // tasks, but a format without dependences (OTF2)
+	OTF2     otf2Row // what an OTF2 conversion left out
 }
 
 func (r *run) summarize() error {
@@ -533,6 +537,9 @@ func (r *run) summarize() error {
 		first, last := p.TimeRange(r.timebase(i))
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
 			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0}
+		if i < len(r.otf2Rows) {
+			rows[i].OTF2 = r.otf2Rows[i]
+		}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.
@@ -553,6 +560,7 @@ func (r *run) summarize() error {
 	t.Producer, t.Command = r.dir.Producer, r.dir.Command
 	t.Processes = len(all)
 	addWarnings(rep, int64(len(r.dir.Warnings)), r.dir.Warnings)
+	t.Notes = append(t.Notes, r.dir.Notes...)
 	hosts := map[string]bool{}
 	for i, row := range all {
 		t.Threads += row.Threads
@@ -573,6 +581,13 @@ func (r *run) summarize() error {
 	}
 	t.DurationNS = t.LastNS - t.FirstNS
 	t.Hosts = len(hosts)
+	if r.dir.OTF2 {
+		conv := make([]otf2Row, len(all))
+		for i := range all {
+			conv[i] = all[i].OTF2
+		}
+		t.Notes = append(t.Notes, otf2Notes(conv)...)
+	}
 	for _, rw := range extra {
 		addWarnings(rep, rw.Count, rw.First)
 	}

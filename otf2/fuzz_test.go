@@ -48,8 +48,8 @@ func FuzzDefinitions(f *testing.F) {
 	seeds(f, "testdata/halo/traces.def", "testdata/halo/traces/0.def", "testdata/halo/traces/2.def")
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, chunk := range []uint64{256, 4 << 20} {
-			decodeGlobalDefs(data, "fuzz.def", chunk)
-			decodeLocalDefs(data, "fuzz.def", chunk)
+			decodeGlobalDefs(bytes.NewReader(data), "fuzz.def", chunk, 64<<20)
+			decodeLocalDefs(bytes.NewReader(data), "fuzz.def", chunk)
 		}
 	})
 }
