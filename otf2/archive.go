@@ -2,13 +2,14 @@ package otf2
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Archive is an opened OTF2 archive: its anchor file and global definitions.
@@ -26,9 +27,20 @@ type Archive struct {
 }
 
 type process struct {
-	group     LocationGroup
-	rank      int
-	locations []Location // CPU threads sorted by id: index = ptrace thread index
+	gi   int32 // index in Defs.LocationGroups; −1: a location of no defined group
+	rank int32
+	// locations are its CPU threads sorted by id (index = ptrace thread
+	// index): a part of Defs.Locations, not a copy
+	locations []Location
+}
+
+// group returns the location group of process p (for a location of no
+// defined group, one named after the location).
+func (a *Archive) group(p *process) LocationGroup {
+	if p.gi >= 0 {
+		return a.Defs.LocationGroups[p.gi]
+	}
+	return LocationGroup{ID: undefined32, Name: a.Defs.LocationName(&p.locations[0]), Type: lgTypeProcess, Parent: undefined32, Creating: undefined32}
 }
 
 // Process describes one process (location group) for partitioning.
@@ -114,11 +126,21 @@ func (a *Archive) Warnings() (int64, []string) { return a.Defs.WarningCount(), a
 // layout groups the CPU-thread locations into processes and numbers the
 // processes by MPI world rank (or by location-group id without MPI).
 // Locations ptrace does not model (metric recorders, accelerator streams)
-// are left out and noted.
+// are left out and noted. It sorts the definitions' tables in place and
+// points into them, so that a million locations cost no second copy.
 func (a *Archive) layout() error {
 	g := a.Defs
-	groups := slices.Clone(g.LocationGroups)
+	groups := g.LocationGroups
 	sort.SliceStable(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
+	dupGroups := 0
+	for i := 1; i < len(groups); i++ {
+		if groups[i].ID == groups[i-1].ID {
+			dupGroups++
+		}
+	}
+	if dupGroups > 0 {
+		g.warn("%s: %d location groups defined twice; the first definition counts", g.path, dupGroups)
+	}
 	groupIdx := func(id uint32) int {
 		i := sort.Search(len(groups), func(i int) bool { return groups[i].ID >= id })
 		if i < len(groups) && groups[i].ID == id {
@@ -126,42 +148,10 @@ func (a *Archive) layout() error {
 		}
 		return -1
 	}
-	locs := slices.Clone(g.Locations)
+	locs := g.Locations
+	// MPI ranks first, by location id: the rank of each location group.
 	sort.SliceStable(locs, func(i, j int) bool { return locs[i].ID < locs[j].ID })
-	byGroup := make([][]Location, len(groups))
-	var orphans []Location // CPU threads of no defined location group
-	var metric, stream, accel, dup int
-	for i, l := range locs {
-		if i > 0 && locs[i-1].ID == l.ID {
-			dup++
-			continue
-		}
-		gi := groupIdx(l.Group)
-		switch {
-		case l.Type == locationTypeMetric:
-			metric++
-		case l.Type == locationTypeStream:
-			stream++
-		case l.Type != locationTypeCPU && l.Type != 0:
-			g.warn("%s: location %d has unknown type %d; left out", g.path, l.ID, l.Type)
-		case gi < 0:
-			orphans = append(orphans, l)
-		case groups[gi].Type == lgTypeAccelerator:
-			accel++
-		default:
-			byGroup[gi] = append(byGroup[gi], l)
-		}
-	}
-	if dup > 0 {
-		g.warn("%s: %d locations defined twice; the first definition counts", g.path, dup)
-	}
-	if metric > 0 {
-		a.Notes = append(a.Notes, fmt.Sprintf("%d metric locations (hardware counters, plugins) not analysed", metric))
-	}
-	if stream+accel > 0 {
-		a.Notes = append(a.Notes, fmt.Sprintf("%d accelerator (GPU) stream locations not analysed: ptrace models CPU threads", stream+accel))
-	}
-	rankOf := make([]int, len(groups))
+	rankOf := make([]int32, len(groups))
 	for i := range rankOf {
 		rankOf[i] = -1
 	}
@@ -177,43 +167,100 @@ func (a *Archive) layout() error {
 					g.warn("%s: location group %d holds MPI ranks %d and %d; the first counts", g.path, groups[gi].ID, rankOf[gi], r)
 					continue
 				}
-				rankOf[gi] = r
+				rankOf[gi] = int32(min(r, math.MaxInt32))
 			}
 		}
 	}
-	for gi, lg := range groups {
-		if len(byGroup[gi]) == 0 {
-			continue
+	// Then by group, the CPU threads of each first, by id: each
+	// process's threads are a run of the table.
+	other := func(l *Location) bool { return l.Type != locationTypeCPU && l.Type != 0 }
+	sort.SliceStable(locs, func(i, j int) bool {
+		a, b := &locs[i], &locs[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
 		}
-		if gi > 0 && groups[gi-1].ID == lg.ID {
-			continue // defined twice: the locations went to the first
+		if oa, ob := other(a), other(b); oa != ob {
+			return ob
 		}
-		a.procs = append(a.procs, process{group: lg, rank: rankOf[gi], locations: byGroup[gi]})
+		return a.ID < b.ID
+	})
+	var metric, stream, accel, dup, orphans int
+	for i := 0; i < len(locs); {
+		j := i
+		for j < len(locs) && locs[j].Group == locs[i].Group {
+			j++
+		}
+		run := locs[i:j]
+		i = j
+		gi := groupIdx(run[0].Group)
+		n := 0 // CPU threads, without duplicated ids
+		for k := range run {
+			l := &run[k]
+			switch {
+			case n > 0 && run[n-1].ID == l.ID && !other(l):
+				dup++
+			case l.Type == locationTypeMetric:
+				metric++
+			case l.Type == locationTypeStream:
+				stream++
+			case other(l):
+				g.warn("%s: location %d has unknown type %d; left out", g.path, l.ID, l.Type)
+			case gi >= 0 && groups[gi].Type == lgTypeAccelerator:
+				accel++
+			default:
+				run[n], run[k] = run[k], run[n]
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+		case gi < 0:
+			// OTF2 1.x writers may define no location groups: such a
+			// location is a process of its own.
+			for k := 0; k < n; k++ {
+				a.procs = append(a.procs, process{gi: -1, rank: -1, locations: run[k : k+1 : k+1]})
+			}
+			orphans += n
+		case gi > 0 && groups[gi-1].ID == groups[gi].ID:
+		default:
+			a.procs = append(a.procs, process{gi: int32(gi), rank: rankOf[gi], locations: run[:n:n]})
+		}
 	}
-	if len(orphans) > 0 {
-		// OTF2 1.x writers may define no location groups: such a location
-		// is a process of its own.
-		for _, l := range orphans {
-			a.procs = append(a.procs, process{group: LocationGroup{ID: undefined32, Name: g.LocationName(&l), Type: lgTypeProcess, Parent: undefined32}, rank: -1, locations: []Location{l}})
-		}
-		a.Notes = append(a.Notes, fmt.Sprintf("%d CPU locations belong to no defined location group: each is taken as a process", len(orphans)))
+	if dup > 0 {
+		g.warn("%s: %d locations defined twice; the first definition counts", g.path, dup)
+	}
+	if metric > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d metric locations (hardware counters, plugins) not analysed", metric))
+	}
+	if stream+accel > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d accelerator (GPU) stream locations not analysed: ptrace models CPU threads", stream+accel))
+	}
+	if orphans > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d CPU locations belong to no defined location group: each is taken as a process", orphans))
 	}
 	if len(a.procs) == 0 {
 		return fmt.Errorf("%s: the archive defines no CPU-thread locations (%d locations in all)", a.Path, len(locs))
+	}
+	if err := g.charge(int64(cap(a.procs)) * int64(unsafe.Sizeof(process{}))); err != nil {
+		return err
 	}
 	sort.SliceStable(a.procs, func(i, j int) bool {
 		ri, rj := a.procs[i].rank, a.procs[j].rank
 		if (ri < 0) != (rj < 0) {
 			return ri >= 0
 		}
-		return ri < rj
+		if ri != rj {
+			return ri < rj
+		}
+		// without MPI: by location-group id (their order in the table)
+		return a.procs[i].gi < a.procs[j].gi
 	})
 	for i := range a.procs {
-		if a.procs[i].rank >= 0 && a.procs[i].rank != i {
+		if r := a.procs[i].rank; r >= 0 && int(r) != i {
 			return fmt.Errorf("%s: MPI ranks of the location groups are not 0..%d (group %q has rank %d)",
-				a.Path, len(a.procs)-1, a.procs[i].group.Name, a.procs[i].rank)
+				a.Path, len(a.procs)-1, a.group(&a.procs[i]).Name, r)
 		}
-		a.procs[i].rank = i
+		a.procs[i].rank = int32(i)
 	}
 	a.noteDefinitions()
 	return nil
@@ -260,7 +307,7 @@ func (a *Archive) NumProcesses() int { return len(a.procs) }
 // Process describes process i; Bytes comes from the sizes of its event files.
 func (a *Archive) Process(i int) Process {
 	p := &a.procs[i]
-	out := Process{Rank: p.rank, Name: p.group.Name, Threads: len(p.locations)}
+	out := Process{Rank: int(p.rank), Name: a.group(p).Name, Threads: len(p.locations)}
 	for _, l := range p.locations {
 		out.Events += int64(min(l.Events, 1<<62))
 		if st, err := os.Stat(a.evtPath(l.ID)); err == nil {

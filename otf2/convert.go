@@ -138,9 +138,10 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		return nil, fmt.Errorf("otf2: process %d out of range 0..%d", i, len(a.procs)-1)
 	}
 	p := &a.procs[i]
+	grp := a.group(p)
 	n := len(p.locations)
 	if n > trace.MaxThreads {
-		return nil, fmt.Errorf("%s: process %q has %d locations, more than %d", a.Path, p.group.Name, n, trace.MaxThreads)
+		return nil, fmt.Errorf("%s: process %q has %d locations, more than %d", a.Path, grp.Name, n, trace.MaxThreads)
 	}
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
@@ -166,11 +167,11 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 			c.st.Unmodelled++
 		}
 	}
-	host, ok := a.Defs.NodeName(p.group.Parent)
+	host, ok := a.Defs.NodeName(grp.Parent)
 	if !ok || host == "" {
-		host = p.group.Name
+		host = grp.Name
 	}
-	h := trace.Header{Rank: p.rank, NRanks: len(a.procs), Host: host, ClockSrc: fmt.Sprintf("OTF2 timer, %d Hz", a.Defs.TimerResolution),
+	h := trace.Header{Rank: int(p.rank), NRanks: len(a.procs), Host: host, ClockSrc: fmt.Sprintf("OTF2 timer, %d Hz", a.Defs.TimerResolution),
 		Producer: Producer, Command: []string{a.Anchor.Creator}}
 	w, err := trace.NewWriter(out, h)
 	if err != nil {
@@ -200,11 +201,11 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	if c.st.Tasks > 0 {
 		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d explicit tasks, but OTF2 records no task dependences: "+
 			"tasks count as ready at creation, so task-graph values (critical path and span through tasks, "+
-			"parallelism, idleness from readiness) are those of independent tasks", p.group.Name, c.st.Tasks))
+			"parallelism, idleness from readiness) are those of independent tasks", grp.Name, c.st.Tasks))
 	}
 	if c.st.Unmodelled > 0 {
 		c.st.Notes = append(c.st.Notes, fmt.Sprintf("%s: %d threads are no OpenMP threads (pthreads, runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP",
-			p.group.Name, c.st.Unmodelled))
+			grp.Name, c.st.Unmodelled))
 	}
 	return &c.st, nil
 }
@@ -439,7 +440,7 @@ func (c *conv) comms() {
 		var members []int
 		switch grp.Type {
 		case groupTypeCommSelf:
-			members = []int{c.p.rank}
+			members = []int{int(c.p.rank)}
 		case groupTypeCommGroup:
 			members = make([]int, len(grp.Members))
 			ok := true
@@ -457,7 +458,7 @@ func (c *conv) comms() {
 		c.commRanks[id] = members
 		in := false
 		for _, m := range members {
-			in = in || m == c.p.rank
+			in = in || m == int(c.p.rank)
 		}
 		if !in {
 			continue
