@@ -109,6 +109,9 @@ type conv struct {
 	tasks map[taskKey]int64
 	// legacyTasks maps OTF2 1.x task ids (OmpTaskCreate) to ptrace ids.
 	legacyTasks map[uint64]int64
+	// taskRegion is the TASK region a task runs in (its construct when no
+	// task-creation region names it, as in OTF2 1.x).
+	taskRegion  map[int64]uint32
 	teams       map[uint32][]int64 // team comm → parallel id per instance
 	first, last []int64
 	seen        []bool
@@ -145,7 +148,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	}
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
-		forks: make([][]fork, n), tasks: map[taskKey]int64{}, legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
+		forks: make([][]fork, n), tasks: map[taskKey]int64{}, legacyTasks: map[uint64]int64{}, taskRegion: map[int64]uint32{}, teams: map[uint32][]int64{},
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n),
 		locs: map[uint32]int64{}, strs: map[uint32]int64{}, noLoc: -1}
 	for t, l := range p.locations {
@@ -368,7 +371,8 @@ func (c *conv) pass1() error {
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		var named *fork // the fork whose naming region is still to come
+		var named *fork    // the fork whose naming region is still to come
+		var switched int64 // the task switched to, whose TASK region is still to come
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -402,7 +406,16 @@ func (c *conv) pass1() error {
 					}
 					named = nil
 					c.omp[t] = c.omp[t] || c.legacy
+				case r.Paradigm == paradigmOpenMP && (r.Role == roleTask || r.Role == roleTaskUntied) && switched != 0:
+					if _, ok := c.taskRegion[switched]; !ok {
+						c.taskRegion[switched] = uint32(ld.Map(mapRegion, e.A[0]))
+					}
+					switched = 0
 				}
+			case EvThreadTaskSwitch:
+				switched = c.tasks[taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}]
+			case EvOmpTaskSwitch:
+				switched = c.legacyTasks[e.A[0]]
 			case EvThreadTaskCreate:
 				k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 				c.seq[t]++
@@ -751,9 +764,11 @@ func (c *conv) pass2(t int) error {
 			h.endImplicit(now, false)
 		case EvThreadTaskCreate:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			h.emit(trace.TaskCreate, now, c.tasks[k], h.cur(), ompt.TaskExplicit, h.createLocation())
+			id := c.tasks[k]
+			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvOmpTaskCreate:
-			h.emit(trace.TaskCreate, now, c.legacyTasks[e.A[0]], h.cur(), ompt.TaskExplicit, h.createLocation())
+			id := c.legacyTasks[e.A[0]]
+			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvThreadTaskSwitch:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 			next, ok := c.tasks[k]
@@ -805,13 +820,20 @@ func (c *conv) threadType(t int) int {
 	return trace.ThreadUnknown
 }
 
-// createLocation returns the location of the task-creation region the
-// thread is in, or the unknown one.
-func (h *thr) createLocation() int64 {
+// createLocation returns the location of task id's construct: the
+// task-creation region the thread is in, else the TASK region the task
+// runs in, else the unknown one.
+func (h *thr) createLocation(id int64) int64 {
 	if h.createLoc >= 0 {
 		return h.createLoc
 	}
-	return h.c.unknownLoc()
+	c := h.c
+	if reg, ok := c.taskRegion[id]; ok {
+		if r := c.a.Defs.Region(reg); r != nil {
+			return c.regionLoc(reg, r)
+		}
+	}
+	return c.unknownLoc()
 }
 
 func (h *thr) beginImplicit(now, par, size, num int64, legacy bool) {

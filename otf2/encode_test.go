@@ -228,3 +228,111 @@ func editedArchive(t testing.TB, dir string, edit func([]defRec) []defRec) strin
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
+
+// legacyOpenMPArchive writes, into dir, one process of two threads as OTF2
+// 1.0/1.1 recorded OpenMP: OmpFork and OmpJoin on the master, the parallel
+// region's Enter and Leave on each thread (its implicit task: there is no
+// ThreadTeamBegin), an implicit barrier (a 1.0 region type), and a task
+// created and run by OmpTaskCreate, OmpTaskSwitch and OmpTaskComplete.
+// Timeline (ns since the global offset):
+//
+//	master: fork 1000, region 1000–9000 (work to 5000, barrier 5000–9000), join 9100
+//	worker: region 1100–9000: creates task 77 at 2000, runs it 2000–4000,
+//	        works to 8900, barrier 8900–9000
+//
+// With modern set, the same timeline is written as OTF2 1.2 and later
+// record it: ThreadFork/ThreadJoin, ThreadTeamBegin/End on a thread-team
+// communicator, ThreadTaskCreate/Switch/Complete, regions with roles.
+func legacyOpenMPArchive(t testing.TB, dir string, modern bool) string {
+	const chunk = 256 << 10
+	g := newFile(chunk)
+	g.rec(gdClockProperties, (&enc{}).c(1_000_000_000).c(0).c(10_000))
+	for i, s := range []string{"", "!$omp parallel @omp.c:5", "!$omp ibarrier @omp.c:9", "!$omp task @omp.c:7",
+		"node", "process", "master", "worker", "omp.c", "machine"} {
+		g.rec(gdString, (&enc{}).c(uint64(i)).str(s))
+	}
+	g.rec(gdSystemTreeNode, (&enc{}).c(0).c(4).c(9).c(math.MaxUint32))
+	g.rec(gdLocationGroup, (&enc{}).c(0).c(5).u8(lgTypeProcess).c(0))
+	g.rec(gdLocation, (&enc{}).c(0).c(6).u8(locationTypeCPU).c(0).c(0))
+	g.rec(gdLocation, (&enc{}).c(1).c(7).u8(locationTypeCPU).c(0).c(0))
+	if modern {
+		lines := []uint64{5, 9, 7}
+		for i, role := range []uint8{roleParallel, roleImplicitBarrier, roleTask} {
+			g.rec(gdRegion, (&enc{}).c(uint64(i)).c(uint64(i+1)).c(0).u8(0).c(8).c(lines[i]).c(lines[i]).
+				c(uint64(i+1)).u8(role).u8(paradigmOpenMP).c(0))
+		}
+		// the thread team: OpenMP's locations, the team's group of them,
+		// its communicator
+		g.rec(gdGroup, (&enc{}).c(0).c(0).u8(0).c(2).c(0).c(1).u8(groupTypeCommLocs).u8(paradigmOpenMP).c(0))
+		g.rec(gdGroup, (&enc{}).c(1).c(0).u8(0).c(2).c(0).c(1).u8(groupTypeCommGroup).u8(paradigmOpenMP).c(0))
+		g.rec(gdComm, (&enc{}).c(0).c(0).c(1).c(math.MaxUint32).c(0))
+	} else {
+		// Regions of OTF2 1.0: id, name, description, region type, file,
+		// begin, end (types 5 OMP parallel, 15 OMP implicit barrier, 20
+		// OMP task)
+		g.rec(gdRegion, (&enc{}).c(0).c(1).c(0).u8(5).c(8).c(5).c(5))
+		g.rec(gdRegion, (&enc{}).c(1).c(2).c(0).u8(15).c(8).c(9).c(9))
+		g.rec(gdRegion, (&enc{}).c(2).c(3).c(0).u8(20).c(8).c(7).c(7))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.def"), g.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.otf2"), anchor([3]uint8{1, 1, 0}, chunk, 2, g.n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := (&enc{}).c(0).c(1).c(1) // team, creating thread, generation
+	m := newFile(chunk)
+	if modern {
+		m.time(1000).rec(EvThreadFork, (&enc{}).u8(paradigmOpenMP).c(2))
+		m.time(1000).rec(EvThreadTeamBegin, (&enc{}).c(0))
+	} else {
+		m.time(1000).single(EvOmpFork, (&enc{}).c(2))
+	}
+	m.time(1000).single(EvEnter, (&enc{}).c(0))
+	m.time(5000).single(EvEnter, (&enc{}).c(1))
+	m.time(9000).single(EvLeave, (&enc{}).c(1))
+	m.time(9000).single(EvLeave, (&enc{}).c(0))
+	if modern {
+		m.time(9000).rec(EvThreadTeamEnd, (&enc{}).c(0))
+		m.time(9100).rec(EvThreadJoin, (&enc{}).u8(paradigmOpenMP))
+	} else {
+		m.time(9100).rec(EvOmpJoin, &enc{})
+	}
+	w := newFile(chunk)
+	if modern {
+		w.time(1100).rec(EvThreadTeamBegin, (&enc{}).c(0))
+	}
+	w.time(1100).single(EvEnter, (&enc{}).c(0))
+	if modern {
+		w.time(2000).rec(EvThreadTaskCreate, task)
+		w.time(2000).rec(EvThreadTaskSwitch, task)
+	} else {
+		w.time(2000).single(EvOmpTaskCreate, (&enc{}).c(77))
+		w.time(2000).single(EvOmpTaskSwitch, (&enc{}).c(77))
+	}
+	w.time(2000).single(EvEnter, (&enc{}).c(2))
+	w.time(4000).single(EvLeave, (&enc{}).c(2))
+	if modern {
+		w.time(4000).rec(EvThreadTaskComplete, task)
+	} else {
+		w.time(4000).single(EvOmpTaskComplete, (&enc{}).c(77))
+	}
+	w.time(8900).single(EvEnter, (&enc{}).c(1))
+	w.time(9000).single(EvLeave, (&enc{}).c(1))
+	w.time(9000).single(EvLeave, (&enc{}).c(0))
+	if modern {
+		w.time(9000).rec(EvThreadTeamEnd, (&enc{}).c(0))
+	}
+	for name, f := range map[string]*file{"0": m, "1": w} {
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "traces.otf2")
+}

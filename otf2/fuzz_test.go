@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // seeds adds the committed archive's files of the given kind to f's corpus
@@ -82,5 +84,44 @@ func FuzzAnchor(f *testing.F) {
 	seeds(f, oldSeeds(f, ".otf2")...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeAnchor(data, "fuzz.otf2")
+	})
+}
+
+// FuzzConvert: whatever a location's event file holds, a conversion that
+// succeeds writes a stream ptrace loads: every problem of the archive is
+// the conversion's (an error or a warning naming the archive's file and
+// offset), never one of the converted stream.
+func FuzzConvert(f *testing.F) {
+	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt")
+	for _, p := range oldSeeds(f, ".evt") {
+		seeds(f, p)
+	}
+	src := "testdata/halo"
+	files := map[string][]byte{}
+	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[name] = b
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+		for name, b := range files {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data, 0o644)
+		a, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := a.Convert(0, &buf); err != nil {
+			return
+		}
+		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
+			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
+		}
 	})
 }

@@ -114,3 +114,44 @@ func TestOldRecordLayouts(t *testing.T) {
 		t.Errorf("window %+v, want MPI_Init's end (1000) to MPI_Finalize's start (7000)", rep.Trace.Window)
 	}
 }
+
+// TestLegacyOpenMP: OpenMP as OTF2 1.x recorded it (OmpFork/OmpJoin, the
+// parallel region's Enter/Leave as each thread's implicit task, OmpTask*)
+// analyses as the same timeline recorded with OTF2 1.2's records
+// (ThreadFork, ThreadTeamBegin, ThreadTask*): the same breakdown, POP and
+// task sections, with the work the timestamps hold.
+func TestLegacyOpenMP(t *testing.T) {
+	var reps [2]report.Report
+	var raw [2]map[string]any
+	for i, modern := range []bool{false, true} {
+		anchor := otf2.LegacyOpenMPArchive(t, t.TempDir(), modern)
+		if tool := needTool(t, "otf2-print"); tool != "" {
+			sameRecords(t, printRecords(t, tool, anchor), decodeRecords(t, anchor))
+		}
+		js := analyze(t, anchor, 1)
+		if err := json.Unmarshal(js, &reps[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(js, &raw[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{"breakdown", "pop", "tasks", "critical_path"} {
+		for _, d := range jsonDiff(s, raw[1][s], raw[0][s]) {
+			t.Errorf("OTF2 1.x records analyse differently from 1.2's: %s", d)
+		}
+	}
+	b := reps[0].Breakdown
+	if b == nil {
+		t.Fatal("no breakdown")
+	}
+	// The window is the trace (no MPI): 1000 to 9100 on both threads.
+	// Work: master 1000–5000, worker 1100–8900 (its task 2000–4000
+	// included).
+	if b.ThreadTimeNS != 2*8100 || b.WorkNS != 4000+7800 {
+		t.Errorf("thread time %d, work %d; want %d and %d", b.ThreadTimeNS, b.WorkNS, 2*8100, 4000+7800)
+	}
+	if tk := reps[0].Tasks; tk == nil || tk.Count != 1 || len(tk.Constructs) != 1 || tk.Constructs[0].Name != "omp.c:7" || tk.Constructs[0].SumNS != 2000 {
+		t.Errorf("tasks: %+v, want 1 of the construct at omp.c:7, 2000 ns", tk)
+	}
+}
