@@ -127,9 +127,15 @@ func writeOTF2(t *testing.T, dir, out string, hz int64) string {
 // report's JSON.
 func analyze(t *testing.T, dir string, k int) []byte {
 	t.Helper()
+	return analyzeWith(t, driver.Options{Dir: dir}, k)
+}
+
+func analyzeWith(t *testing.T, o driver.Options, k int) []byte {
+	t.Helper()
+	dir := o.Dir
 	var rep *report.Report
 	err := inproc.Run(k, func(c comm.Comm) error {
-		r, err := driver.Run(c, driver.Options{Dir: dir})
+		r, err := driver.Run(c, o)
 		if c.Rank() == 0 {
 			rep = r
 		}
@@ -224,6 +230,53 @@ func TestRoundTrip(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNoClockSyncKeepsOffsets: the archive's ClockOffsets are its time
+// base, applied with or without --no-clocksync (as OTF2's readers and
+// Scalasca apply them): on an archive whose clocks are skewed and drift,
+// --no-clocksync gives the wait states of the offset-corrected native
+// trace, where dropping the offsets would move every message.
+func TestNoClockSyncKeepsOffsets(t *testing.T) {
+	needOTF2(t)
+	dir := filepath.Join(t.TempDir(), "native")
+	if _, err := gen.Generate(dir, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 6, SkewNS: 2_000_000, DriftPPM: 30, LatencyNS: 2000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	anchor := writeOTF2(t, dir, filepath.Join(t.TempDir(), "otf2"), 1_000_000_000)
+	var native, conv map[string]any
+	if err := json.Unmarshal(analyze(t, dir, 1), &native); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, NoClockSync: true}, 1), &conv); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := conv["clocksync"].(map[string]any)
+	ns, _ := native["clocksync"].(map[string]any)
+	if cs["method"] != "none" || cs["violations_before"] != ns["violations_interpolated"] {
+		t.Errorf("--no-clocksync on the archive: method %v, %v violations; want none and the native trace's %v after interpolation",
+			cs["method"], cs["violations_before"], ns["violations_interpolated"])
+	}
+	if ns["max_correction_ns"] != 0.0 {
+		t.Skipf("the CLC moved events of the native trace (%v ns): the comparison needs a workload it leaves alone", ns["max_correction_ns"])
+	}
+	for _, s := range []string{"breakdown", "pop"} {
+		for _, d := range jsonDiff(s, native[s], conv[s]) {
+			t.Errorf("--no-clocksync: %s", d)
+		}
+	}
+	// The wait states' times (the parallel regions' names differ: the
+	// python writer records no parallel region for a fork to take).
+	nw, _ := native["wait_states"].(map[string]any)
+	cw, _ := conv["wait_states"].(map[string]any)
+	if nw == nil || cw == nil {
+		t.Fatal("no wait states")
+	}
+	for _, k := range []string{"per_process", "call_sites", "late_sender_ns", "wait_nxn_ns", "mpi_ns"} {
+		for _, d := range jsonDiff("wait_states."+k, nw[k], cw[k]) {
+			t.Errorf("--no-clocksync: %s", d)
+		}
 	}
 }
 
