@@ -336,3 +336,21 @@ func legacyOpenMPArchive(t testing.TB, dir string, modern bool) string {
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
+
+// pthreadArchive is oldArchive with a second CPU location in process 0
+// that joins no OpenMP team (a pthread): it runs "solve" from 1500 to 2500.
+func pthreadArchive(t testing.TB, dir string) string {
+	anchor := editedArchive(t, dir, func(recs []defRec) []defRec {
+		return append(recs, defRec{gdLocation, (&enc{}).c(2).c(10).u8(locationTypeCPU).c(0).c(0)})
+	})
+	f := newFile(256 << 10)
+	f.time(1000+1500).single(EvEnter, (&enc{}).c(5))
+	f.time(1000+2500).single(EvLeave, (&enc{}).c(5))
+	if err := os.WriteFile(filepath.Join(dir, "traces", "2.evt"), f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces", "2.def"), newFile(256<<10).bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return anchor
+}

@@ -7,3 +7,6 @@ var OldArchive = oldArchive
 // LegacyOpenMPArchive writes the OTF2 1.x OpenMP archive, or the same
 // timeline in OTF2 1.2's records (encode_test.go).
 var LegacyOpenMPArchive = legacyOpenMPArchive
+
+// PthreadArchive writes OldArchive with a pthread in process 0.
+var PthreadArchive = pthreadArchive

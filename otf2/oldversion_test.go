@@ -155,3 +155,27 @@ func TestLegacyOpenMP(t *testing.T) {
 		t.Errorf("tasks: %+v, want 1 of the construct at omp.c:7, 2000 ns", tk)
 	}
 }
+
+// TestThreadOfNoOpenMPLeftOut: a pthread beside the MPI master is not an
+// idle OpenMP worker: the breakdown and POP account the master only, the
+// report's notes say why, and the analysis is that of the archive without
+// it.
+func TestThreadOfNoOpenMPLeftOut(t *testing.T) {
+	var with, without map[string]any
+	if err := json.Unmarshal(analyze(t, otf2.PthreadArchive(t, t.TempDir()), 1), &with); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(analyze(t, otf2.OldArchive(t, t.TempDir()), 1), &without); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"breakdown", "pop", "wait_states"} {
+		for _, d := range jsonDiff(s, without[s], with[s]) {
+			t.Errorf("with a pthread: %s", d)
+		}
+	}
+	tr, _ := with["trace"].(map[string]any)
+	notes, _ := json.Marshal(tr["notes"])
+	if !strings.Contains(string(notes), "1 threads in 1 processes are no OpenMP threads") {
+		t.Errorf("notes: %s", notes)
+	}
+}

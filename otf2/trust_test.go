@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Trust: what an archive claims is checked before it is believed. These
@@ -288,5 +290,37 @@ func itoa(i uint64) string {
 		if i == 0 {
 			return string(b[p:])
 		}
+	}
+}
+
+// TestThreadOfNoOpenMP: a CPU location that joins no OpenMP team (a
+// pthread) is a thread of type unknown: its regions are converted, its
+// time is left out of the breakdown, and a note says so.
+func TestThreadOfNoOpenMP(t *testing.T) {
+	a, err := Open(pthreadArchive(t, t.TempDir()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := a.Process(0); p.Threads != 2 {
+		t.Fatalf("process 0: %+v, want 2 threads", p)
+	}
+	var buf bytes.Buffer
+	st, err := a.Convert(0, &buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Unmodelled != 1 || len(st.Notes) != 1 || st.Regions != 4 {
+		t.Errorf("unmodelled %d, regions %d, notes %q; want 1 thread, 4 region records, 1 note", st.Unmodelled, st.Regions, st.Notes)
+	}
+	p, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := map[int]int{}
+	for _, th := range p.Tables.Threads {
+		types[th.Index] = th.Type
+	}
+	if types[0] != trace.ThreadInitial || types[1] != trace.ThreadUnknown {
+		t.Errorf("thread types %v, want initial and unknown", types)
 	}
 }
