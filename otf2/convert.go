@@ -122,7 +122,8 @@ type conv struct {
 	commRanks map[uint32][]int
 	locs      map[uint32]int64 // region → ptrace location id
 	noLoc     int64            // an empty location (−1 until defined)
-	strs      map[uint32]int64 // region → ptrace string id
+	rinfo     []regInfo        // per dense region id
+	rsparse   map[uint32]*regInfo
 
 	undefRegion, undefComm, badTask counted
 }
@@ -150,7 +151,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
 		forks: make([][]fork, n), tasks: map[taskKey]int64{}, legacyTasks: map[uint64]int64{}, taskRegion: map[int64]uint32{}, teams: map[uint32][]int64{},
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n),
-		locs: map[uint32]int64{}, strs: map[uint32]int64{}, noLoc: -1}
+		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
 		if errors.Is(err, os.ErrNotExist) {
@@ -555,15 +556,6 @@ func (c *conv) regionLoc(reg uint32, r *Region) int64 {
 	return id
 }
 
-func (c *conv) regionStr(reg uint32, r *Region) int64 {
-	if id, ok := c.strs[reg]; ok {
-		return id
-	}
-	id := c.w.String(r.Name)
-	c.strs[reg] = id
-	return id
-}
-
 type parFrame struct {
 	par, impl int64
 	size, num int64
@@ -784,9 +776,13 @@ func (c *conv) pass2(t int) error {
 			h.switchTo(now, next)
 		case EvThreadTaskComplete:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			h.complete(now, c.tasks[k], evt, e.Offset, fmt.Sprintf("team %d, creator %d, generation %d", k.team, k.creator, k.gen))
+			if !h.complete(now, c.tasks[k]) {
+				c.badComplete(evt, e.Offset, fmt.Sprintf("team %d, creator %d, generation %d", k.team, k.creator, k.gen))
+			}
 		case EvOmpTaskComplete:
-			h.complete(now, c.legacyTasks[e.A[0]], evt, e.Offset, fmt.Sprintf("task %d", e.A[0]))
+			if !h.complete(now, c.legacyTasks[e.A[0]]) {
+				c.badComplete(evt, e.Offset, fmt.Sprintf("task %d", e.A[0]))
+			}
 		default:
 			c.st.Ignored[e.Type]++
 		}
@@ -870,19 +866,24 @@ func (h *thr) switchTo(now, next int64) {
 	}
 }
 
-func (h *thr) complete(now, id int64, file string, off int64, what string) {
-	c := h.c
+// complete records the completion of task id, which must be the running
+// task; it reports whether it was.
+func (h *thr) complete(now, id int64) bool {
 	if id == 0 || h.cur() != id {
-		// A completion the switches do not explain (a runtime or
-		// measurement quirk): keep the schedule as it is.
-		if c.st.BadCompletes == 0 {
-			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: offset %d: task completion (%s) of a task not running on this location, ignored", file, off, what))
-		}
-		c.st.BadCompletes++
-		return
+		return false
 	}
 	h.stack = h.stack[:len(h.stack)-1]
 	h.emit(trace.TaskSchedule, now, id, ompt.StatusComplete, h.cur())
+	return true
+}
+
+// badComplete counts a completion the switches do not explain (a runtime
+// or measurement quirk): the schedule is kept as it is.
+func (c *conv) badComplete(file string, off int64, what string) {
+	if c.st.BadCompletes == 0 {
+		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: offset %d: task completion (%s) of a task not running on this location, ignored", file, off, what))
+	}
+	c.st.BadCompletes++
 }
 
 // teamPos returns the size of an OpenMP thread team and the position of
@@ -945,70 +946,142 @@ func syncKind(r *Region) int64 {
 // paradigmMeasurement is Score-P's own activity (buffer flushes, ...).
 const paradigmMeasurement = 6
 
-// region converts Enter/Leave of a region by paradigm and role.
-func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
+// Region classes: what Enter and Leave of a region become.
+const (
+	regUnset    = iota
+	regMPI      // mpi_enter / mpi_exit
+	regSync     // sync region and its wait (kind in regInfo.arg)
+	regCreate   // names the task created inside it
+	regWork     // work_begin / work_end (OMPT work type in arg)
+	regParallel // the implicit task of OTF2 1.x
+	regNothing  // other OpenMP regions, the measurement system's
+	regCode     // region_enter / region_exit
+)
+
+// regInfo is what the conversion needs of a region, computed at its first
+// Enter or Leave: its class, and its ptrace string and location ids.
+type regInfo struct {
+	class    uint8
+	arg      int64
+	str, loc int64 // −1 until defined
+}
+
+// info returns region id's conversion facts: a slice indexed by id for the
+// definitions' dense ids, a map for the others.
+func (c *conv) info(id uint32, r *Region) *regInfo {
+	var ri *regInfo
+	if int(id) < len(c.rinfo) {
+		ri = &c.rinfo[id]
+	} else {
+		if ri = c.rsparse[id]; ri == nil {
+			ri = &regInfo{}
+			c.rsparse[id] = ri
+		}
+	}
+	if ri.class != regUnset {
+		return ri
+	}
+	ri.str, ri.loc = -1, -1
+	ri.class = regCode
 	switch r.Paradigm {
 	case paradigmMPI:
+		ri.class = regMPI
+	case paradigmMeasurement:
+		ri.class = regNothing
+	case paradigmOpenMP:
+		ri.class = regNothing
+		if kind := syncKind(r); kind != 0 {
+			ri.class, ri.arg = regSync, kind
+			break
+		}
+		switch r.Role {
+		case roleTaskCreate:
+			ri.class = regCreate
+		case roleLoop:
+			ri.class, ri.arg = regWork, ompt.WorkLoop
+		case roleSections:
+			ri.class, ri.arg = regWork, ompt.WorkSections
+		case roleSingle:
+			ri.class, ri.arg = regWork, ompt.WorkSingleExecutor
+		case roleWorkshare:
+			ri.class, ri.arg = regWork, ompt.WorkWorkshare
+		case roleParallel:
+			ri.class = regParallel
+		}
+	}
+	return ri
+}
+
+func (c *conv) infoStr(ri *regInfo, r *Region) int64 {
+	if ri.str < 0 {
+		ri.str = c.w.String(r.Name)
+	}
+	return ri.str
+}
+
+func (c *conv) infoLoc(ri *regInfo, id uint32, r *Region) int64 {
+	if ri.loc < 0 {
+		ri.loc = c.regionLoc(id, r)
+	}
+	return ri.loc
+}
+
+// region converts Enter/Leave of a region by paradigm and role.
+func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
+	ri := c.info(id, r)
+	switch ri.class {
+	case regMPI:
 		k := trace.MPIExit
 		if enter {
 			k = trace.MPIEnter
 		}
-		h.emit(k, now, c.regionStr(id, r))
-		return
-	case paradigmOpenMP:
-		if kind := syncKind(r); kind != 0 {
-			loc := c.regionLoc(id, r)
-			par, task := h.par().par, h.cur()
-			if enter {
-				h.emit(trace.SyncBegin, now, kind, par, task, loc)
-				h.emit(trace.SyncWaitBegin, now, kind, par, task)
-			} else {
-				h.emit(trace.SyncWaitEnd, now, kind, par, task)
-				h.emit(trace.SyncEnd, now, kind, par, task, loc)
-			}
-			return
+		h.emit(k, now, c.infoStr(ri, r))
+	case regSync:
+		loc := c.infoLoc(ri, id, r)
+		kind, par, task := ri.arg, h.par().par, h.cur()
+		if enter {
+			h.emit(trace.SyncBegin, now, kind, par, task, loc)
+			h.emit(trace.SyncWaitBegin, now, kind, par, task)
+		} else {
+			h.emit(trace.SyncWaitEnd, now, kind, par, task)
+			h.emit(trace.SyncEnd, now, kind, par, task, loc)
 		}
-		switch r.Role {
-		case roleTaskCreate:
+	case regCreate:
+		if enter {
+			h.createLoc = c.infoLoc(ri, id, r)
+		} else {
+			h.createLoc = -1
+		}
+	case regWork:
+		k := trace.WorkEnd
+		if enter {
+			k = trace.WorkBegin
+		}
+		h.emit(k, now, ri.arg, 0, c.infoLoc(ri, id, r))
+	case regParallel:
+		// OTF2 1.x: the parallel region's Enter and Leave on each thread
+		// are its implicit task (there is no ThreadTeamBegin).
+		if c.legacy && !c.hasTeams() {
 			if enter {
-				h.createLoc = c.regionLoc(id, r)
+				h.legacyEnter(now)
 			} else {
-				h.createLoc = -1
-			}
-		case roleLoop, roleSections, roleSingle, roleWorkshare:
-			ws := map[uint8]int64{roleLoop: ompt.WorkLoop, roleSections: ompt.WorkSections, roleSingle: ompt.WorkSingleExecutor, roleWorkshare: ompt.WorkWorkshare}[r.Role]
-			k := trace.WorkEnd
-			if enter {
-				k = trace.WorkBegin
-			}
-			h.emit(k, now, ws, 0, c.regionLoc(id, r))
-		case roleParallel:
-			// OTF2 1.x: the parallel region's Enter and Leave on each
-			// thread are its implicit task (there is no ThreadTeamBegin).
-			if c.legacy && !c.hasTeams() {
-				if enter {
-					h.legacyEnter(now)
-				} else {
-					h.endImplicit(now, true)
-				}
+				h.endImplicit(now, true)
 			}
 		}
-		// Other OpenMP regions (the task bodies, critical, master, the
-		// lock API wrappers...) carry nothing the model needs: the task
-		// switches, forks and teams do.
-		return
-	case paradigmMeasurement:
-		return
+	case regCode:
+		// Code: user and compiler-instrumented functions (and the regions
+		// of other paradigms: pthread, CUDA, I/O...), kept so that wait
+		// states and delay costs name the code an MPI call is in.
+		k := trace.RegionExit
+		if enter {
+			k = trace.RegionEnter
+		}
+		c.st.Regions++
+		h.emit(k, now, c.infoStr(ri, r))
 	}
-	// Code: user and compiler-instrumented functions (and the regions of
-	// other paradigms: pthread, CUDA, I/O...), kept so that wait states
-	// and delay costs name the code an MPI call is in.
-	k := trace.RegionExit
-	if enter {
-		k = trace.RegionEnter
-	}
-	c.st.Regions++
-	h.emit(k, now, c.regionStr(id, r))
+	// regNothing: other OpenMP regions (the task bodies, critical, master,
+	// the lock API wrappers...) carry nothing the model needs: the task
+	// switches, forks and teams do; the measurement system's are its own.
 }
 
 // hasTeams reports whether the process records ThreadTeamBegin (OTF2 1.2
