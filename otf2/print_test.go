@@ -3,7 +3,9 @@ package otf2_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -98,20 +100,50 @@ func sameRecords(t *testing.T, want, got map[uint64][]record) {
 	}
 }
 
-// committed are the public archives in testdata, each with the listing
-// otf2-print gave (otf2-print.txt) and a SOURCE.md.
-var committed = []string{"testdata/scorep-7.1-pingpong"}
+// committed returns the archives in testdata that come with the listing
+// otf2-print gave (otf2-print.txt, or .txt.gz) and a SOURCE.md: public
+// archives and Score-P traces of this repository's programs.
+func committed(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob("testdata/*/SOURCE.md")
+	if err != nil || len(m) < 8 {
+		t.Fatalf("committed archives: %v %v", m, err)
+	}
+	out := make([]string, len(m))
+	for i, p := range m {
+		out[i] = filepath.Dir(p)
+	}
+	return out
+}
+
+// readListing reads an archive's committed otf2-print listing.
+func readListing(t *testing.T, dir string) []byte {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(dir, "otf2-print.txt")); err == nil {
+		return b
+	}
+	f, err := os.Open(filepath.Join(dir, "otf2-print.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 // TestCommittedArchives: the decoder agrees with otf2-print's listing of
-// every committed public archive, record by record (no tool needed).
+// every committed archive, record by record (no tool needed).
 func TestCommittedArchives(t *testing.T) {
-	for _, dir := range committed {
+	for _, dir := range committed(t) {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			out, err := os.ReadFile(filepath.Join(dir, "otf2-print.txt"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			sameRecords(t, parsePrint(out), decodeRecords(t, filepath.Join(dir, "traces.otf2")))
+			sameRecords(t, parsePrint(readListing(t, dir)), decodeRecords(t, filepath.Join(dir, "traces.otf2")))
 		})
 	}
 }
