@@ -116,7 +116,11 @@ type conv struct {
 	first, last []int64
 	seen        []bool
 	omp         []bool // the thread joined an OpenMP team
-	legacy      bool   // OTF2 1.x OpenMP records (OmpFork without teams)
+	// postComm holds, per thread and in order of its MpiIrecvRequest
+	// records, the OTF2 communicator of the MpiIrecv that completed the
+	// request (OTF2 records it only there); undefined32 when none did.
+	postComm [][]uint32
+	legacy   bool // OTF2 1.x OpenMP records (OmpFork without teams)
 
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
@@ -150,7 +154,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
 		forks: make([][]fork, n), tasks: map[taskKey]int64{}, legacyTasks: map[uint64]int64{}, taskRegion: map[int64]uint32{}, teams: map[uint32][]int64{},
-		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n),
+		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
@@ -372,8 +376,9 @@ func (c *conv) pass1() error {
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		var named *fork    // the fork whose naming region is still to come
-		var switched int64 // the task switched to, whose TASK region is still to come
+		open := map[uint64]int{} // request id → its MpiIrecvRequest's index
+		var named *fork          // the fork whose naming region is still to come
+		var switched int64       // the task switched to, whose TASK region is still to come
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -412,6 +417,14 @@ func (c *conv) pass1() error {
 						c.taskRegion[switched] = uint32(ld.Map(mapRegion, e.A[0]))
 					}
 					switched = 0
+				}
+			case EvMpiIrecvRequest:
+				open[e.A[0]] = len(c.postComm[t])
+				c.postComm[t] = append(c.postComm[t], undefined32)
+			case EvMpiIrecv:
+				if k, ok := open[e.A[4]]; ok {
+					c.postComm[t][k] = uint32(ld.Map(mapComm, e.A[1]))
+					delete(open, e.A[4])
 				}
 			case EvThreadTaskSwitch:
 				switched = c.tasks[taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}]
@@ -586,6 +599,8 @@ type thr struct {
 	createLoc int64
 	// legacyK counts the OTF2 1.x parallel regions this thread entered
 	legacyK int
+	// nposts counts the MpiIrecvRequest records converted
+	nposts int
 }
 
 func (h *thr) cur() int64 {
@@ -679,10 +694,22 @@ func (c *conv) pass2(t int) error {
 				delete(h.reqs, e.A[0])
 			}
 		case EvMpiIrecvRequest:
+			// The communicator is the completing MpiIrecv's (pass 1); the
+			// source and tag stay unknown (−1) until the receive
+			// completes: OTF2 records them only there.
+			k := h.nposts
+			h.nposts++
+			if k >= len(c.postComm[t]) {
+				return nil
+			}
+			ci, ok := c.comm(c.postComm[t][k])
+			if !ok {
+				return nil // never completed, or on no communicator of this process
+			}
 			c.rseq[t]++
 			req := trace.MakeID(h.out, c.rseq[t])
 			h.reqs[e.A[0]] = req
-			h.emit(trace.MPIRecvPost, now, -1, -1, 0, req)
+			h.emit(trace.MPIRecvPost, now, -1, -1, ci, req)
 		case EvMpiRequestCancelled:
 			delete(h.reqs, e.A[0])
 			c.st.Ignored[e.Type]++

@@ -1,6 +1,7 @@
 package otf2_test
 
 import (
+	"bytes"
 	"encoding/csv"
 	"encoding/json"
 	"math"
@@ -13,6 +14,7 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // scoutValues reads an archive's scout.csv (cube_dump -s csv2 of
@@ -182,6 +184,39 @@ func TestHybridTasksEverywhere(t *testing.T) {
 	}
 	if rep.Trace.Processes != 2 || rep.Trace.Threads != 4 {
 		t.Errorf("%d processes, %d threads; want 2 and 4", rep.Trace.Processes, rep.Trace.Threads)
+	}
+	// each posted receive is on the communicator its completion names (a
+	// duplicate of MPI_COMM_WORLD here), which OTF2 records only there
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := a.Convert(0, &buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(&buf, "converted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted := map[int64]int64{}
+	var c trace.Chunk
+	checked := 0
+	for r.NextChunk(&c) == nil {
+		for _, e := range c.Events {
+			switch {
+			case e.Kind == trace.MPIRecvPost:
+				posted[e.Args[3]] = e.Args[2]
+			case e.Kind == trace.MPIRecv && e.Args[4] != 0:
+				if cm, ok := posted[e.Args[4]]; !ok || cm != e.Args[2] {
+					t.Errorf("receive of request %#x on communicator %d, posted on %d (%v)", e.Args[4], e.Args[2], cm, ok)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 || r.Tables().Comms[0].ID == 0 && len(r.Tables().Comms) < 2 {
+		t.Errorf("%d nonblocking receives checked, communicators %+v", checked, r.Tables().Comms)
 	}
 	// the only warning: OTF2 records no task dependences
 	if w := rep.Trace.Warnings; w == nil || w.Count != 2 || !strings.Contains(strings.Join(w.First, "\n"), "no task dependences") {
