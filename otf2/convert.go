@@ -129,7 +129,7 @@ type conv struct {
 	rinfo     []regInfo        // per dense region id
 	rsparse   map[uint32]*regInfo
 
-	undefRegion, undefComm, badTask counted
+	undefRegion, undefComm, orphan counted
 }
 
 // fork is one parallel region a thread forked: its id and the region that
@@ -202,7 +202,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	c.st.Emitted = w.Events()
 	c.undefRegion.flush(&c.st, "records of undefined regions skipped")
 	c.undefComm.flush(&c.st, "records on undefined communicators skipped")
-	c.badTask.flush(&c.st, "task records skipped")
+	c.orphan.flush(&c.st, "records without their begin or fork")
 	for t := range c.tb {
 		c.tb[t].flush(&c.st)
 	}
@@ -224,14 +224,13 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 // would go back or fall before the global offset are counted and clamped,
 // so the converted stream is valid whatever the archive says.
 type timeline struct {
-	clk   clock
-	ivs   []interval
-	cur   int
-	prev  int64
-	back  counted
-	neg   counted
-	ovf   counted
-	warns []string
+	clk  clock
+	ivs  []interval
+	cur  int
+	prev int64
+	back counted
+	neg  counted
+	ovf  counted
 }
 
 // interval is a stretch between two ClockOffset definitions: the offset at
@@ -740,7 +739,7 @@ func (c *conv) pass2(t int) error {
 				h.buf[0].args = args
 			} else {
 				// an End without its Begin: the call's span is unknown
-				c.badTask.add("%s: offset %d: MpiCollectiveEnd without MpiCollectiveBegin; its begin taken at its end", evt, e.Offset)
+				c.orphan.add("%s: offset %d: MpiCollectiveEnd without MpiCollectiveBegin; its begin taken at its end", evt, e.Offset)
 				h.emit(trace.CollBegin, now, args[:]...)
 			}
 			h.flush()
@@ -774,7 +773,7 @@ func (c *conv) pass2(t int) error {
 			h.teamK[team]++
 			ids := c.teams[team]
 			if k >= len(ids) {
-				c.badTask.add("%s: offset %d: thread team %d: instance %d has no ThreadFork on its master (nested or foreign team?); skipped", evt, e.Offset, team, k)
+				c.orphan.add("%s: offset %d: thread team %d: instance %d has no ThreadFork on its master (nested or foreign team?); skipped", evt, e.Offset, team, k)
 				return nil
 			}
 			size, num := c.teamPos(team, c.p.locations[t].ID, t)
