@@ -277,7 +277,9 @@ type run struct {
 	// archive is the OTF2 archive this rank's processes come from, opened
 	// at the first of them (nil for a ptrace trace).
 	archive *otf2.Archive
-	rep     *report.Report // rank 0 only
+	// otf2Rows says, per owned OTF2 process, what its conversion left out.
+	otf2Rows []otf2Row
+	rep      *report.Report // rank 0 only
 	// costKey names the tasks' cost attribute if the trace has one.
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
@@ -318,6 +320,7 @@ type dirInfo struct {
 	RunID    string   // rank 0's run id, which every file must share
 	Warnings []string // tolerated problems of the listing
 	OTF2     bool     // Path is an OTF2 archive, Files its processes
+	Notes    []string // what the archive holds that the analysis leaves out
 }
 
 func (r *run) progress(phase string, frac float64) {
@@ -330,11 +333,11 @@ func (r *run) progress(phase string, frac float64) {
 // rank) and shares the listing.
 func (r *run) openDir() error {
 	if r.c.Rank() == 0 {
-		d, err := openTrace(r.opts.Dir)
+		d, notes, err := openTrace(r.opts.Dir, r.opts.MemoryLimit)
 		if err != nil {
 			r.dir.Err = err.Error()
 		} else {
-			r.dir.Path, r.dir.Files = d.Path, d.Files
+			r.dir.Path, r.dir.Files, r.dir.Notes = d.Path, d.Files, notes
 			r.dir.RunID, r.dir.Warnings = d.RunID, d.Warnings
 			if r.opts.Strict && len(d.Warnings) > 0 {
 				r.dir.Err = d.Warnings[0] + " (--strict)"
@@ -541,9 +544,10 @@ type procRow struct {
 	Last     int64
 	Warnings []string
 	Partial  bool
-	NoDeps   bool // tasks, but a format without dependences (OTF2)
-	OpenMP   bool // parallel regions, implicit or explicit tasks
-	NoLines  bool // the program's code locations have no line table
+	NoDeps   bool    // tasks, but a format without dependences (OTF2)
+	OTF2     otf2Row // what an OTF2 conversion left out
+	OpenMP   bool    // parallel regions, implicit or explicit tasks
+	NoLines  bool    // the program's code locations have no line table
 }
 
 // noLines reports whether the program was compiled without -g: some code
@@ -566,6 +570,9 @@ func (r *run) summarize() error {
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
 			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0, NoLines: noLines(&p.Tables),
 			OpenMP: p.Census.Kinds[trace.ParallelBegin]+p.Census.Kinds[trace.ImplicitTaskBegin]+p.Census.Kinds[trace.TaskCreate] > 0}
+		if i < len(r.otf2Rows) {
+			rows[i].OTF2 = r.otf2Rows[i]
+		}
 	}
 	// Every rank makes every collective call before any returns: a decode
 	// error is rank 0's alone and must not leave the others waiting.
@@ -586,6 +593,7 @@ func (r *run) summarize() error {
 	t.Producer, t.Command = r.dir.Producer, r.dir.Command
 	t.Processes = len(all)
 	addWarnings(rep, int64(len(r.dir.Warnings)), r.dir.Warnings)
+	t.Notes = append(t.Notes, r.dir.Notes...)
 	hosts := map[string]bool{}
 	openmp := false
 	for i, row := range all {
@@ -612,6 +620,13 @@ func (r *run) summarize() error {
 	t.DurationNS = t.LastNS - t.FirstNS
 	t.Hosts = len(hosts)
 	t.NoOpenMP = !openmp
+	if r.dir.OTF2 {
+		conv := make([]otf2Row, len(all))
+		for i := range all {
+			conv[i] = all[i].OTF2
+		}
+		t.Notes = append(t.Notes, otf2Notes(conv)...)
+	}
 	for _, rw := range extra {
 		addWarnings(rep, rw.Count, rw.First)
 	}

@@ -3,6 +3,8 @@ package driver
 import (
 	"bytes"
 	"fmt"
+	"sort"
+	"strings"
 
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -14,14 +16,17 @@ import (
 // process file. Everything else sees one data model.
 
 // openTrace lists a ptrace trace directory or an OTF2 archive (its anchor
-// file or the directory holding it).
-func openTrace(path string) (*trace.Dir, error) {
+// file or the directory holding it), with the archive's notes (what it
+// holds that the analysis leaves out). The archive's global definitions
+// must fit in memLimit bytes (0: no limit).
+func openTrace(path string, memLimit int64) (*trace.Dir, []string, error) {
 	if !otf2.IsArchive(path) {
-		return trace.OpenDir(path)
+		d, err := trace.OpenDir(path)
+		return d, nil, err
 	}
-	a, err := otf2.Open(path)
+	a, err := otf2.OpenWith(path, otf2.Options{MemoryLimit: memLimit})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	d := &trace.Dir{Path: path, Manifest: &trace.Manifest{Format: otf2Format, Ranks: a.NumProcesses(),
 		Producer: a.Producer(), Command: []string{a.Path}}}
@@ -29,11 +34,24 @@ func openTrace(path string) (*trace.Dir, error) {
 		p := a.Process(i)
 		d.Files = append(d.Files, trace.FileInfo{Rank: i, File: p.Name, Events: p.Events, Bytes: p.Bytes})
 	}
-	return d, nil
+	n, first := a.Warnings()
+	d.Warnings = append(d.Warnings, first...)
+	if more := n - int64(len(first)); more > 0 {
+		d.Warnings = append(d.Warnings, fmt.Sprintf("%s: %d more problems in the definitions", a.Dir+".def", more))
+	}
+	return d, a.Notes, nil
 }
 
 // otf2Format marks the listing of an OTF2 archive (trace.Manifest.Format).
 const otf2Format = "otf2"
+
+// otf2Row is what converting a process left out, for the report's notes:
+// records without a ptrace counterpart by OTF2 record name, and threads of
+// no OpenMP runtime.
+type otf2Row struct {
+	Ignored    map[string]int64
+	Unmodelled int
+}
 
 // loadProcess loads process i of the trace. An OTF2 process is converted in
 // memory and loaded from the bytes; the rank opens the archive once for all
@@ -48,7 +66,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 		return trace.LoadProcess(path, opts)
 	}
 	if r.archive == nil {
-		a, err := otf2.Open(r.dir.Path)
+		a, err := otf2.OpenWith(r.dir.Path, otf2.Options{MemoryLimit: r.opts.MemoryLimit})
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +75,8 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 	var buf bytes.Buffer
 	st, err := r.archive.Convert(i, &buf)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		// the error names the archive's own file and offset
+		return nil, err
 	}
 	opts.Stream = false
 	p, err := trace.LoadProcessReader(&buf, path+" (converted from OTF2)", opts)
@@ -68,5 +87,52 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 	if overLimit {
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: OTF2 input is converted in memory; --memory-limit cannot stream it from disk", path))
 	}
+	row := otf2Row{Unmodelled: st.Unmodelled}
+	for t, n := range st.Ignored {
+		if n > 0 {
+			if row.Ignored == nil {
+				row.Ignored = map[string]int64{}
+			}
+			row.Ignored[otf2.EventName(uint8(t))] += n
+		}
+	}
+	r.otf2Rows = append(r.otf2Rows, row)
 	return p, nil
+}
+
+// otf2Notes sums the processes' rows into the report's notes.
+func otf2Notes(rows []otf2Row) []string {
+	ignored := map[string]int64{}
+	var threads, procs int
+	for _, r := range rows {
+		for k, n := range r.Ignored {
+			ignored[k] += n
+		}
+		if r.Unmodelled > 0 {
+			threads += r.Unmodelled
+			procs++
+		}
+	}
+	var notes []string
+	if threads > 0 {
+		notes = append(notes, fmt.Sprintf("%d threads in %d processes are no OpenMP threads (pthreads, runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP", threads, procs))
+	}
+	if len(ignored) > 0 {
+		names := make([]string, 0, len(ignored))
+		for k := range ignored {
+			names = append(names, k)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			if ignored[names[i]] != ignored[names[j]] {
+				return ignored[names[i]] > ignored[names[j]]
+			}
+			return names[i] < names[j]
+		})
+		parts := make([]string, len(names))
+		for i, k := range names {
+			parts[i] = fmt.Sprintf("%s %d", k, ignored[k])
+		}
+		notes = append(notes, "OTF2 records without a counterpart in ptrace's model, not used: "+strings.Join(parts, ", "))
+	}
+	return notes
 }

@@ -2,31 +2,45 @@ package otf2
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // Archive is an opened OTF2 archive: its anchor file and global definitions.
-// Event and local definition files are read per process, by WriteProcess.
+// Event and local definition files are read per process, by Convert.
 type Archive struct {
 	Anchor *Anchor
 	Defs   *Defs
 	// Path is the anchor file; Dir the directory of the per-location files.
 	Path, Dir string
 	procs     []process
-	// worldLoc maps an MPI world rank to its master location (from the MPI
-	// COMM_LOCATIONS group), when the archive has one.
-	worldLoc []uint64
+	// Notes say what the archive holds that the conversion leaves out
+	// (metric and accelerator locations, definitions of kinds ptrace does
+	// not model); they are not problems.
+	Notes []string
 }
 
 type process struct {
-	group     LocationGroup
-	rank      int
-	locations []Location // sorted by id: index = ptrace thread index
+	gi   int32 // index in Defs.LocationGroups; −1: a location of no defined group
+	rank int32
+	// locations are its CPU threads sorted by id (index = ptrace thread
+	// index): a part of Defs.Locations, not a copy
+	locations []Location
+}
+
+// group returns the location group of process p (for a location of no
+// defined group, one named after the location).
+func (a *Archive) group(p *process) LocationGroup {
+	if p.gi >= 0 {
+		return a.Defs.LocationGroups[p.gi]
+	}
+	return LocationGroup{ID: undefined32, Name: a.Defs.LocationName(&p.locations[0]), Type: lgTypeProcess, Parent: undefined32, Creating: undefined32}
 }
 
 // Process describes one process (location group) for partitioning.
@@ -36,6 +50,13 @@ type Process struct {
 	Threads int
 	Events  int64 // from the location definitions
 	Bytes   int64 // size of its event files
+}
+
+// Options bound what opening an archive may hold.
+type Options struct {
+	// MemoryLimit bounds the bytes the global definitions may hold (0: no
+	// limit); past it Open fails with the estimate.
+	MemoryLimit int64
 }
 
 // IsArchive reports whether path is an OTF2 anchor file or a directory
@@ -76,8 +97,11 @@ func anchorPath(path string) (string, error) {
 }
 
 // Open reads the anchor file (path, or the one in directory path) and the
-// global definitions.
-func Open(path string) (*Archive, error) {
+// global definitions, with no memory limit.
+func Open(path string) (*Archive, error) { return OpenWith(path, Options{}) }
+
+// OpenWith is Open with options.
+func OpenWith(path string, o Options) (*Archive, error) {
 	ap, err := anchorPath(path)
 	if err != nil {
 		return nil, err
@@ -87,11 +111,8 @@ func Open(path string) (*Archive, error) {
 		return nil, err
 	}
 	a := &Archive{Anchor: an, Path: ap, Dir: strings.TrimSuffix(ap, ".otf2")}
-	if a.Defs, err = readGlobalDefs(a.Dir+".def", an.ChunkDefs); err != nil {
+	if a.Defs, err = readGlobalDefs(a.Dir+".def", an.ChunkDefs, o.MemoryLimit); err != nil {
 		return nil, err
-	}
-	if a.Defs.TimerResolution == 0 {
-		return nil, fmt.Errorf("%s.def: no ClockProperties definition (timer resolution)", a.Dir)
 	}
 	if err := a.layout(); err != nil {
 		return nil, err
@@ -99,83 +120,184 @@ func Open(path string) (*Archive, error) {
 	return a, nil
 }
 
-// layout groups locations into processes and numbers processes by MPI
-// world rank (or by location-group id without MPI).
+// Warnings returns the definitions' problems (counted, the first listed).
+func (a *Archive) Warnings() (int64, []string) { return a.Defs.WarningCount(), a.Defs.Warnings }
+
+// layout groups the CPU-thread locations into processes and numbers the
+// processes by MPI world rank (or by location-group id without MPI).
+// Locations ptrace does not model (metric recorders, accelerator streams)
+// are left out and noted. It sorts the definitions' tables in place and
+// points into them, so that a million locations cost no second copy.
 func (a *Archive) layout() error {
 	g := a.Defs
-	byGroup := map[uint32][]Location{}
-	for _, l := range g.Locations {
-		if l.Type == locationTypeCPUThread || l.Type == 0 {
-			byGroup[l.Group] = append(byGroup[l.Group], l)
+	groups := g.LocationGroups
+	sort.SliceStable(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
+	dupGroups := 0
+	for i := 1; i < len(groups); i++ {
+		if groups[i].ID == groups[i-1].ID {
+			dupGroups++
 		}
 	}
-	groups := append([]LocationGroup(nil), g.LocationGroups...)
-	sort.Slice(groups, func(i, j int) bool { return groups[i].ID < groups[j].ID })
-	rankOf := map[uint32]int{}
-	if wl := a.mpiLocations(); wl != nil {
-		a.worldLoc = wl
-		locGroup := map[uint64]uint32{}
-		for _, l := range g.Locations {
-			locGroup[l.ID] = l.Group
+	if dupGroups > 0 {
+		g.warn("%s: %d location groups defined twice; the first definition counts", g.path, dupGroups)
+	}
+	groupIdx := func(id uint32) int {
+		i := sort.Search(len(groups), func(i int) bool { return groups[i].ID >= id })
+		if i < len(groups) && groups[i].ID == id {
+			return i
 		}
+		return -1
+	}
+	locs := g.Locations
+	// MPI ranks first, by location id: the rank of each location group.
+	sort.SliceStable(locs, func(i, j int) bool { return locs[i].ID < locs[j].ID })
+	rankOf := make([]int32, len(groups))
+	for i := range rankOf {
+		rankOf[i] = -1
+	}
+	if wl := a.mpiLocations(); wl != nil {
 		for r, loc := range wl {
-			if lg, ok := locGroup[loc]; ok {
-				rankOf[lg] = r
+			i := sort.Search(len(locs), func(i int) bool { return locs[i].ID >= loc })
+			if i == len(locs) || locs[i].ID != loc {
+				g.warn("%s: MPI rank %d's location %d is not defined", g.path, r, loc)
+				continue
+			}
+			if gi := groupIdx(locs[i].Group); gi >= 0 {
+				if rankOf[gi] >= 0 {
+					g.warn("%s: location group %d holds MPI ranks %d and %d; the first counts", g.path, groups[gi].ID, rankOf[gi], r)
+					continue
+				}
+				rankOf[gi] = int32(min(r, math.MaxInt32))
 			}
 		}
 	}
-	for _, lg := range groups {
-		locs := byGroup[lg.ID]
-		if len(locs) == 0 {
-			continue
+	// Then by group, the CPU threads of each first, by id: each
+	// process's threads are a run of the table.
+	other := func(l *Location) bool { return l.Type != locationTypeCPU && l.Type != 0 }
+	sort.SliceStable(locs, func(i, j int) bool {
+		a, b := &locs[i], &locs[j]
+		if a.Group != b.Group {
+			return a.Group < b.Group
 		}
-		sort.Slice(locs, func(i, j int) bool { return locs[i].ID < locs[j].ID })
-		r, ok := rankOf[lg.ID]
-		if !ok {
-			r = -1
+		if oa, ob := other(a), other(b); oa != ob {
+			return ob
 		}
-		a.procs = append(a.procs, process{group: lg, rank: r, locations: locs})
+		return a.ID < b.ID
+	})
+	var metric, stream, accel, dup, orphans int
+	for i := 0; i < len(locs); {
+		j := i
+		for j < len(locs) && locs[j].Group == locs[i].Group {
+			j++
+		}
+		run := locs[i:j]
+		i = j
+		gi := groupIdx(run[0].Group)
+		n := 0 // CPU threads, without duplicated ids
+		for k := range run {
+			l := &run[k]
+			switch {
+			case n > 0 && run[n-1].ID == l.ID && !other(l):
+				dup++
+			case l.Type == locationTypeMetric:
+				metric++
+			case l.Type == locationTypeStream:
+				stream++
+			case other(l):
+				g.warn("%s: location %d has unknown type %d; left out", g.path, l.ID, l.Type)
+			case gi >= 0 && groups[gi].Type == lgTypeAccelerator:
+				accel++
+			default:
+				run[n], run[k] = run[k], run[n]
+				n++
+			}
+		}
+		switch {
+		case n == 0:
+		case gi < 0:
+			// OTF2 1.x writers may define no location groups: such a
+			// location is a process of its own.
+			for k := 0; k < n; k++ {
+				a.procs = append(a.procs, process{gi: -1, rank: -1, locations: run[k : k+1 : k+1]})
+			}
+			orphans += n
+		case gi > 0 && groups[gi-1].ID == groups[gi].ID:
+		default:
+			a.procs = append(a.procs, process{gi: int32(gi), rank: rankOf[gi], locations: run[:n:n]})
+		}
+	}
+	if dup > 0 {
+		g.warn("%s: %d locations defined twice; the first definition counts", g.path, dup)
+	}
+	if metric > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d metric locations (hardware counters, plugins) not analysed", metric))
+	}
+	if stream+accel > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d accelerator (GPU) stream locations not analysed: ptrace models CPU threads", stream+accel))
+	}
+	if orphans > 0 {
+		a.Notes = append(a.Notes, fmt.Sprintf("%d CPU locations belong to no defined location group: each is taken as a process", orphans))
 	}
 	if len(a.procs) == 0 {
-		return fmt.Errorf("%s: the archive defines no locations", a.Path)
+		return fmt.Errorf("%s: the archive defines no CPU-thread locations (%d locations in all)", a.Path, len(locs))
+	}
+	if err := g.charge(int64(cap(a.procs)) * int64(unsafe.Sizeof(process{}))); err != nil {
+		return err
 	}
 	sort.SliceStable(a.procs, func(i, j int) bool {
 		ri, rj := a.procs[i].rank, a.procs[j].rank
 		if (ri < 0) != (rj < 0) {
 			return ri >= 0
 		}
-		return ri < rj
+		if ri != rj {
+			return ri < rj
+		}
+		// without MPI: by location-group id (their order in the table)
+		return a.procs[i].gi < a.procs[j].gi
 	})
 	for i := range a.procs {
-		if a.procs[i].rank >= 0 && a.procs[i].rank != i {
+		if r := a.procs[i].rank; r >= 0 && int(r) != i {
 			return fmt.Errorf("%s: MPI ranks of the location groups are not 0..%d (group %q has rank %d)",
-				a.Path, len(a.procs)-1, a.procs[i].group.Name, a.procs[i].rank)
+				a.Path, len(a.procs)-1, a.group(&a.procs[i]).Name, r)
 		}
-		a.procs[i].rank = i
+		a.procs[i].rank = int32(i)
 	}
+	a.noteDefinitions()
 	return nil
 }
 
-const (
-	locationTypeCPUThread = 1
-	groupTypeCommLocs     = 4
-	groupTypeCommGroup    = 5
-	groupTypeCommSelf     = 6
-	paradigmOpenMP        = 3
-	paradigmMPI           = 4
-	paradigmUser          = 1
-	undefined32           = 0xffffffff
-)
+// noteDefinitions notes the kinds of definitions the conversion does not
+// use (metrics, RMA windows, I/O, calling contexts...).
+func (a *Archive) noteDefinitions() {
+	g := a.Defs
+	var parts []string
+	for t, n := range g.Records {
+		if n == 0 {
+			continue
+		}
+		switch t {
+		case gdClockProperties, gdString, gdSystemTreeNode, gdLocationGroup, gdLocation, gdRegion, gdGroup,
+			gdComm, gdParadigm, gdParadigmProperty, gdAttribute, gdSystemTreeNodeProp, gdSystemTreeNodeDomain,
+			gdLocationGroupProperty, gdLocationProperty:
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d", DefName(uint8(t)), n))
+	}
+	if len(parts) > 0 {
+		a.Notes = append(a.Notes, "definitions not used: "+strings.Join(parts, ", "))
+	}
+}
 
 // mpiLocations returns the members of the MPI COMM_LOCATIONS group: the
 // location of each world rank.
 func (a *Archive) mpiLocations() []uint64 {
-	for _, grp := range a.Defs.Groups {
-		if grp.Type == groupTypeCommLocs && grp.Paradigm == paradigmMPI {
-			return grp.Members
+	var out []uint64
+	a.Defs.groups.each(func(_ uint32, grp **Group) {
+		if out == nil && (*grp).Type == groupTypeCommLocs && (*grp).Paradigm == paradigmMPI {
+			out = (*grp).Members
 		}
-	}
-	return nil
+	})
+	return out
 }
 
 // NumProcesses returns the number of processes (location groups with
@@ -185,9 +307,9 @@ func (a *Archive) NumProcesses() int { return len(a.procs) }
 // Process describes process i; Bytes comes from the sizes of its event files.
 func (a *Archive) Process(i int) Process {
 	p := &a.procs[i]
-	out := Process{Rank: p.rank, Name: p.group.Name, Threads: len(p.locations)}
+	out := Process{Rank: int(p.rank), Name: a.group(p).Name, Threads: len(p.locations)}
 	for _, l := range p.locations {
-		out.Events += int64(l.Events)
+		out.Events += int64(min(l.Events, 1<<62))
 		if st, err := os.Stat(a.evtPath(l.ID)); err == nil {
 			out.Bytes += st.Size()
 		}
@@ -237,7 +359,7 @@ func (c clock) ns(t uint64) int64 {
 // span converts a duration of d ticks to ns.
 func (c clock) span(d uint64) int64 {
 	if c.res == 1_000_000_000 {
-		return int64(d)
+		return int64(min(d, 1<<63-1))
 	}
 	hi, lo := bits.Mul64(d, 1_000_000_000)
 	lo, carry := bits.Add64(lo, c.res/2, 0)
@@ -246,7 +368,7 @@ func (c clock) span(d uint64) int64 {
 		return 1<<63 - 1
 	}
 	q, _ := bits.Div64(hi, lo, c.res)
-	return int64(q)
+	return int64(min(q, 1<<63-1))
 }
 
 func (c clock) signedSpan(d int64) int64 {
@@ -262,7 +384,7 @@ func (a *Archive) Producer() string {
 	v := a.Anchor.Version
 	s := fmt.Sprintf("OTF2 %d.%d.%d archive", v[0], v[1], v[2])
 	if a.Anchor.Creator != "" {
-		s += " (" + a.Anchor.Creator + ")"
+		s += " (" + strings.TrimSpace(strings.SplitN(a.Anchor.Creator, "\n", 2)[0]) + ")"
 	}
 	return s
 }

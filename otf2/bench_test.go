@@ -2,6 +2,7 @@ package otf2_test
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"syscall"
 	"testing"
@@ -81,4 +82,34 @@ func cpuTime() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// BenchmarkConvert converts every process of the archive named by
+// PTRACE_OTF2_BENCH (default: the small committed one) into ptrace's
+// format, files read from disk (the page cache): the decoder, the clock
+// correction, the record mapping and the writer together.
+func BenchmarkConvert(b *testing.B) {
+	path := os.Getenv("PTRACE_OTF2_BENCH")
+	if path == "" {
+		path = smallArchive
+	}
+	a, err := otf2.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	var recs int64
+	for i := 0; i < b.N; i++ {
+		for k := 0; k < a.NumProcesses(); k++ {
+			st, err := a.Convert(k, io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			recs += st.Records
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(recs)/b.Elapsed().Seconds()/1e6, "Mrecords/s")
+	b.ReportMetric(float64(recs)/(cpuTime()-cpu0)/1e6, "Mrecords/cpu-s")
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"sort"
+	"strings"
 
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -22,12 +23,34 @@ type Stats struct {
 	Emitted   int64 // ptrace events written
 	AttrLists int64 // attribute lists skipped
 	Unknown   int64 // records of unknown types skipped
-	Ignored   int64 // known records without a ptrace counterpart
-	Tasks     int64 // explicit tasks created
+	// Ignored counts known records without a ptrace counterpart, by OTF2
+	// record type (EventName names them).
+	Ignored [256]int64
+	Tasks   int64 // explicit tasks created
+	// Regions counts Enter/Leave records kept as region_enter/exit (user
+	// and compiler-instrumented code).
+	Regions int64
 	// BadCompletes counts task completions of tasks not running there
 	// (ignored; the first is described in Warnings).
 	BadCompletes int64
-	Warnings     []string
+	// Unmodelled counts threads that are neither the process's initial
+	// thread nor OpenMP threads (pthreads, runtime helpers): converted as
+	// threads of type unknown, which the breakdown and POP leave out.
+	Unmodelled int
+	// Warnings are problems the conversion tolerated (the first few of
+	// each kind, with the count); Notes say what was left out.
+	Warnings []string
+	Notes    []string
+}
+
+// IgnoredTotal returns the number of known records without a ptrace
+// counterpart.
+func (s *Stats) IgnoredTotal() int64 {
+	var n int64
+	for _, v := range s.Ignored {
+		n += v
+	}
+	return n
 }
 
 // WriteProcess converts process i (location group, a ptrace rank) into
@@ -38,25 +61,38 @@ func (a *Archive) WriteProcess(i int, w io.Writer) error {
 	return err
 }
 
-// region roles (OTF2_RegionRole) the mapping uses
-const (
-	roleLoop            = 3
-	roleSections        = 6
-	roleWorkshare       = 8
-	roleSingle          = 9
-	roleBarrier         = 15
-	roleImplicitBarrier = 16
-	roleTaskCreate      = 21
-	roleTaskWait        = 22
-)
-
-// collective operation numbers: OTF2_CollectiveOp → ptrace's op.
+// collective operation numbers: OTF2_CollectiveOp → ptrace's op. OTF2's
+// handle operations (17 to 22: communicator and window creation and
+// destruction, which Score-P records as collectives on the parent
+// communicator) have no ptrace number: 0, a synchronizing call without a
+// wait-state pattern.
 var collOps = [...]int64{
 	0: 1, 1: 2, 2: 5, 3: 6, 4: 7, 5: 8, 6: 9, 7: 10, 8: 11, 9: 12, 10: 17,
 	11: 4, 12: 3, 13: 13, 14: 14, 15: 15, 16: 16,
 }
 
 type taskKey struct{ team, creator, gen uint32 }
+
+// counted is a kind of tolerated problem: counted, the first described.
+type counted struct {
+	n     int64
+	first string
+}
+
+func (k *counted) add(format string, args ...any) {
+	if k.n == 0 {
+		k.first = fmt.Sprintf(format, args...)
+	}
+	k.n++
+}
+
+func (k *counted) flush(st *Stats, what string) {
+	if k.n == 1 {
+		st.Warnings = append(st.Warnings, k.first)
+	} else if k.n > 1 {
+		st.Warnings = append(st.Warnings, fmt.Sprintf("%s (%d %s in all)", k.first, k.n, what))
+	}
+}
 
 // conv holds one process's conversion state.
 type conv struct {
@@ -66,20 +102,42 @@ type conv struct {
 	clk   clock
 	st    Stats
 	local []*LocalDefs
-	seq   []int64 // per-thread id counters (tasks and parallel regions)
-	rseq  []int64 // per-thread request counters
-	forks [][]int64
+	tb    []timeline // per thread: the archive's clock correction
+	seq   []int64    // per-thread id counters (tasks and parallel regions)
+	rseq  []int64    // per-thread request counters
+	forks [][]fork   // per thread: its forks in order
 	tasks map[taskKey]int64
-	teams map[uint32][]int64 // team comm → parallel id per instance
-	first []uint64
-	last  []uint64
-	seen  []bool
+	// legacyTasks maps OTF2 1.x task ids (OmpTaskCreate) to ptrace ids.
+	legacyTasks map[uint64]int64
+	// taskRegion is the TASK region a task runs in (its construct when no
+	// task-creation region names it, as in OTF2 1.x).
+	taskRegion  map[int64]uint32
+	teams       map[uint32][]int64 // team comm → parallel id per instance
+	first, last []int64
+	seen        []bool
+	omp         []bool // the thread joined an OpenMP team
+	// postComm holds, per thread and in order of its MpiIrecvRequest
+	// records, the OTF2 communicator of the MpiIrecv that completed the
+	// request (OTF2 records it only there); undefined32 when none did.
+	postComm [][]uint32
+	legacy   bool // OTF2 1.x OpenMP records (OmpFork without teams)
 
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
 	locs      map[uint32]int64 // region → ptrace location id
 	noLoc     int64            // an empty location (−1 until defined)
-	strs      map[uint32]int64 // region → ptrace string id
+	rinfo     []regInfo        // per dense region id
+	rsparse   map[uint32]*regInfo
+
+	undefRegion, undefComm, orphan counted
+}
+
+// fork is one parallel region a thread forked: its id and the region that
+// names it (the first PARALLEL-role region its team's master enters).
+type fork struct {
+	par     int64
+	region  uint32
+	regions bool // region is set
 }
 
 // Convert is WriteProcess returning what it counted.
@@ -88,15 +146,16 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		return nil, fmt.Errorf("otf2: process %d out of range 0..%d", i, len(a.procs)-1)
 	}
 	p := &a.procs[i]
+	grp := a.group(p)
 	n := len(p.locations)
 	if n > trace.MaxThreads {
-		return nil, fmt.Errorf("%s: process %q has %d locations, more than %d", a.Path, p.group.Name, n, trace.MaxThreads)
+		return nil, fmt.Errorf("%s: process %q has %d locations, more than %d", a.Path, grp.Name, n, trace.MaxThreads)
 	}
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
-		local: make([]*LocalDefs, n), seq: make([]int64, n), rseq: make([]int64, n), forks: make([][]int64, n),
-		tasks: map[taskKey]int64{}, teams: map[uint32][]int64{},
-		first: make([]uint64, n), last: make([]uint64, n), seen: make([]bool, n),
-		locs: map[uint32]int64{}, strs: map[uint32]int64{}, noLoc: -1}
+		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
+		forks: make([][]fork, n), tasks: map[taskKey]int64{}, legacyTasks: map[uint64]int64{}, taskRegion: map[int64]uint32{}, teams: map[uint32][]int64{},
+		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
+		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
 		if errors.Is(err, os.ErrNotExist) {
@@ -106,15 +165,21 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 			return nil, err
 		}
 		c.local[t] = ld
+		c.tb[t] = newTimeline(c.clk, ld.Offsets, a.defPath(l.ID), &c.st)
 	}
 	if err := c.pass1(); err != nil {
 		return nil, err
 	}
-	host, ok := a.Defs.Nodes[p.group.Parent]
-	if !ok {
-		host = p.group.Name
+	for t := range p.locations {
+		if c.threadType(t) == trace.ThreadUnknown && c.seen[t] {
+			c.st.Unmodelled++
+		}
 	}
-	h := trace.Header{Rank: p.rank, NRanks: len(a.procs), Host: host, ClockSrc: fmt.Sprintf("OTF2 timer, %d Hz", a.Defs.TimerResolution),
+	host, ok := a.Defs.NodeName(grp.Parent)
+	if !ok || host == "" {
+		host = grp.Name
+	}
+	h := trace.Header{Rank: int(p.rank), NRanks: len(a.procs), Host: host, ClockSrc: fmt.Sprintf("OTF2 timer, %d Hz", a.Defs.TimerResolution),
 		Producer: Producer, Command: []string{a.Anchor.Creator}}
 	w, err := trace.NewWriter(out, h)
 	if err != nil {
@@ -122,11 +187,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	}
 	c.w = w
 	for t, l := range p.locations {
-		typ := trace.ThreadWorker
-		if t == 0 {
-			typ = trace.ThreadInitial
-		}
-		w.SetThread(trace.Thread{Index: t, TID: int64(l.ID), Type: typ, Name: l.Name})
+		w.SetThread(trace.Thread{Index: t, TID: int64(l.ID), Type: c.threadType(t), Name: a.Defs.LocationName(&l)})
 	}
 	c.comms()
 	c.offsets()
@@ -139,23 +200,138 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		return nil, err
 	}
 	c.st.Emitted = w.Events()
+	c.undefRegion.flush(&c.st, "records of undefined regions skipped")
+	c.undefComm.flush(&c.st, "records on undefined communicators skipped")
+	c.orphan.flush(&c.st, "records without their begin or fork")
+	for t := range c.tb {
+		c.tb[t].flush(&c.st)
+	}
 	if c.st.Tasks > 0 {
 		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d explicit tasks, but OTF2 records no task dependences: "+
 			"tasks count as ready at creation, so task-graph values (critical path and span through tasks, "+
-			"parallelism, idleness from readiness) are those of independent tasks", p.group.Name, c.st.Tasks))
+			"parallelism, idleness from readiness) are those of independent tasks", grp.Name, c.st.Tasks))
+	}
+	if c.st.Unmodelled > 0 {
+		c.st.Notes = append(c.st.Notes, fmt.Sprintf("%s: %d threads are no OpenMP threads (pthreads, runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP",
+			grp.Name, c.st.Unmodelled))
 	}
 	return &c.st, nil
 }
 
-// read walks location t's event file; count adds what it skipped to the
-// statistics (one of the two passes does).
-func (c *conv) read(t int, count bool, fn func(e *Event) error) error {
+// timeline converts one location's timestamps: the archive's own clock
+// correction (its ClockOffset definitions, applied as OTF2's reader and
+// Scalasca apply them), then ticks to ns since the global offset. Times that
+// would go back or fall before the global offset are counted and clamped,
+// so the converted stream is valid whatever the archive says.
+type timeline struct {
+	clk  clock
+	ivs  []interval
+	cur  int
+	prev int64
+	back counted
+	neg  counted
+	ovf  counted
+}
+
+// interval is a stretch between two ClockOffset definitions: the offset at
+// begin and its slope (OTF2's otf2_clock_interval).
+type interval struct {
+	begin, end uint64
+	offset     int64
+	slope      float64
+}
+
+func newTimeline(clk clock, offs []ClockOffset, file string, st *Stats) timeline {
+	tl := timeline{clk: clk}
+	for k := 1; k < len(offs); k++ {
+		a, b := offs[k-1], offs[k]
+		if b.Time <= a.Time {
+			// OTF2's reader refuses this ("multiple timer synchronization
+			// at the same time"); the offsets before it stand.
+			st.Warnings = append(st.Warnings, fmt.Sprintf("%s: ClockOffset %d at time %d does not follow the previous one (%d); it and later ones are ignored", file, k, b.Time, a.Time))
+			break
+		}
+		tl.ivs = append(tl.ivs, interval{begin: a.Time, end: b.Time, offset: a.Offset,
+			slope: float64(b.Offset-a.Offset) / float64(b.Time-a.Time)})
+	}
+	return tl
+}
+
+// correct applies the clock correction to raw ticks t: timestamps from one
+// interval's start to its end use it, earlier ones the first, later ones the
+// last (OTF2's otf2_evt_reader_apply_clock_correction). ok is false when the
+// corrected time leaves the 64-bit range.
+func (tl *timeline) correct(t uint64) (uint64, bool) {
+	if len(tl.ivs) == 0 {
+		return t, true
+	}
+	for tl.cur+1 < len(tl.ivs) && t > tl.ivs[tl.cur].end {
+		tl.cur++
+	}
+	for tl.cur > 0 && t < tl.ivs[tl.cur].begin {
+		tl.cur-- // a pass restarts from the beginning
+	}
+	iv := &tl.ivs[tl.cur]
+	var diff float64
+	if t >= iv.begin {
+		diff = float64(t - iv.begin)
+	} else {
+		diff = -float64(iv.begin - t)
+	}
+	adj := iv.slope * diff
+	if math.IsNaN(adj) || math.Abs(adj) > 1<<62 {
+		return t, false
+	}
+	off := iv.offset + int64(math.RoundToEven(adj))
+	if off < 0 && uint64(-off) > t || off > 0 && t+uint64(off) < t {
+		return t, false
+	}
+	return t + uint64(off), true
+}
+
+// ns returns the converted time of a record at raw ticks t (file offset at,
+// for the warnings).
+func (tl *timeline) ns(t uint64, file string, at int64) int64 {
+	ct, ok := tl.correct(t)
+	if !ok {
+		tl.ovf.add("%s: offset %d: timestamp %d leaves the 64-bit range after the clock correction; uncorrected", file, at, t)
+	}
+	v := tl.clk.ns(ct)
+	if v < 0 {
+		tl.neg.add("%s: offset %d: timestamp %d precedes the archive's global offset %d; taken as the offset", file, at, ct, tl.clk.offset)
+		v = 0
+	}
+	if v < tl.prev {
+		tl.back.add("%s: offset %d: time goes back by %d ns; taken as the previous record's", file, at, tl.prev-v)
+		v = tl.prev
+	}
+	tl.prev = v
+	return v
+}
+
+// restart makes the next pass over the location start from its beginning.
+func (tl *timeline) restart() {
+	tl.prev, tl.cur = 0, 0
+	tl.back, tl.neg, tl.ovf = counted{}, counted{}, counted{}
+}
+
+func (tl *timeline) flush(st *Stats) {
+	tl.ovf.flush(st, "timestamps")
+	tl.neg.flush(st, "timestamps")
+	tl.back.flush(st, "timestamps")
+}
+
+// read walks location t's event file; count adds what it read to the
+// statistics (the first of the two passes does).
+func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error {
 	l := c.p.locations[t]
 	r, err := c.a.OpenEvents(l.ID)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	tl := &c.tb[t]
+	tl.restart()
 	var e Event
 	for {
 		ok, err := r.Next(&e)
@@ -165,8 +341,13 @@ func (c *conv) read(t int, count bool, fn func(e *Event) error) error {
 		if !ok {
 			break
 		}
-		if err := fn(&e); err != nil {
-			return fmt.Errorf("%s: offset %d: %w", r.name, e.Offset, err)
+		now := tl.ns(e.Time, r.name, e.Offset)
+		if err := fn(&e, now); err != nil {
+			var fe *FormatError
+			if errors.As(err, &fe) {
+				return err
+			}
+			return &FormatError{File: r.name, Offset: e.Offset, Msg: err.Error()}
 		}
 	}
 	if count {
@@ -176,39 +357,86 @@ func (c *conv) read(t int, count bool, fn func(e *Event) error) error {
 		if r.Unknown > 0 {
 			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s (%d unknown records skipped in all)", r.UnknownFirst, r.Unknown))
 		}
-	}
-	if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events {
-		return &FormatError{File: r.name, Offset: r.chunkOff, Msg: fmt.Sprintf("truncated event file: %d events, the location definition counts %d", r.Events, l.Events)}
+		// The file's framing decides what the location holds; a count
+		// that disagrees (APEX writes such counts) is a warning.
+		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events {
+			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d event records, the location definition counts %d; the file's records are used", r.name, r.Events, l.Events))
+		}
 	}
 	return nil
 }
 
-// pass1 assigns the ids other threads refer to: parallel regions (made by
-// the forking thread) and explicit tasks (made by the creating thread).
+// pass1 assigns the ids other threads refer to (parallel regions made by
+// the forking thread, explicit tasks made by the creating thread), finds
+// each thread's time span and whether it is an OpenMP thread, and the
+// region naming each parallel region.
 func (c *conv) pass1() error {
+	g := c.a.Defs
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		err := c.read(t, true, func(e *Event) error {
+		open := map[uint64]int{} // request id → its MpiIrecvRequest's index
+		var named *fork          // the fork whose naming region is still to come
+		var switched int64       // the task switched to, whose TASK region is still to come
+		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
-				c.first[t], c.seen[t] = e.Time, true
+				c.first[t], c.seen[t] = now, true
 			}
-			c.last[t] = e.Time
+			c.last[t] = now
 			switch e.Type {
-			case EvThreadFork:
+			case EvThreadFork, EvOmpFork:
 				c.seq[t]++
 				pending = trace.MakeID(t, c.seq[t])
-				c.forks[t] = append(c.forks[t], pending)
+				c.forks[t] = append(c.forks[t], fork{par: pending})
+				named = &c.forks[t][len(c.forks[t])-1]
+				if e.Type == EvOmpFork {
+					c.legacy = true
+				}
 			case EvThreadTeamBegin:
+				c.omp[t] = true
 				if pending != 0 {
 					team := uint32(ld.Map(mapComm, e.A[0]))
 					c.teams[team] = append(c.teams[team], pending)
 					pending = 0
 				}
+			case EvEnter:
+				r := g.Region(uint32(ld.Map(mapRegion, e.A[0])))
+				if r == nil {
+					return nil
+				}
+				switch {
+				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
+					if named != nil && !named.regions {
+						named.region, named.regions = uint32(ld.Map(mapRegion, e.A[0])), true
+					}
+					named = nil
+					c.omp[t] = c.omp[t] || c.legacy
+				case r.Paradigm == paradigmOpenMP && (r.Role == roleTask || r.Role == roleTaskUntied) && switched != 0:
+					if _, ok := c.taskRegion[switched]; !ok {
+						c.taskRegion[switched] = uint32(ld.Map(mapRegion, e.A[0]))
+					}
+					switched = 0
+				}
+			case EvMpiIrecvRequest:
+				open[e.A[0]] = len(c.postComm[t])
+				c.postComm[t] = append(c.postComm[t], undefined32)
+			case EvMpiIrecv:
+				if k, ok := open[e.A[4]]; ok {
+					c.postComm[t][k] = uint32(ld.Map(mapComm, e.A[1]))
+					delete(open, e.A[4])
+				}
+			case EvThreadTaskSwitch:
+				switched = c.tasks[taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}]
+			case EvOmpTaskSwitch:
+				switched = c.legacyTasks[e.A[0]]
 			case EvThreadTaskCreate:
 				k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 				c.seq[t]++
 				c.tasks[k] = trace.MakeID(t, c.seq[t])
+				c.st.Tasks++
+			case EvOmpTaskCreate:
+				c.seq[t]++
+				c.legacyTasks[e.A[0]] = trace.MakeID(t, c.seq[t])
 				c.st.Tasks++
 			}
 			return nil
@@ -221,31 +449,34 @@ func (c *conv) pass1() error {
 }
 
 // comms builds the communicator table: every MPI communicator this process
-// belongs to, members as world ranks.
+// belongs to, members as world ranks. Only groups of the MPI paradigm are
+// groups of ranks: OpenMP thread teams and other groups of locations are
+// not communicators between processes.
 func (c *conv) comms() {
 	g := c.a.Defs
 	c.commIndex = map[uint32]int{}
 	c.commRanks = map[uint32][]int{}
-	ids := make([]uint32, 0, len(g.Comms))
-	for id := range g.Comms {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	nranks := len(c.a.procs)
-	for _, id := range ids {
-		cm := g.Comms[id]
-		grp := g.Groups[cm.Group]
-		if grp == nil || grp.Paradigm == paradigmOpenMP {
+	for _, id := range g.CommIDs() {
+		cm := g.Comm(id)
+		grp := g.Group(cm.Group)
+		if grp == nil || grp.Paradigm != paradigmMPI {
 			continue
 		}
 		var members []int
 		switch grp.Type {
 		case groupTypeCommSelf:
-			members = []int{c.p.rank}
+			members = []int{int(c.p.rank)}
 		case groupTypeCommGroup:
 			members = make([]int, len(grp.Members))
+			ok := true
 			for i, m := range grp.Members {
-				members[i] = int(m)
+				ok = ok && m < uint64(nranks)
+				members[i] = int(min(m, uint64(nranks)))
+			}
+			if !ok {
+				c.undefComm.add("%s: communicator %d (%q): its group %d names ranks outside the %d-rank world; the communicator is ignored", c.a.Dir+".def", id, cm.Name, cm.Group, nranks)
+				continue
 			}
 		default:
 			continue
@@ -253,7 +484,7 @@ func (c *conv) comms() {
 		c.commRanks[id] = members
 		in := false
 		for _, m := range members {
-			in = in || m == c.p.rank
+			in = in || m == int(c.p.rank)
 		}
 		if !in {
 			continue
@@ -274,19 +505,25 @@ func (c *conv) comms() {
 	}
 }
 
-// offsets converts the master location's ClockOffset definitions: the
-// first is the init measurement, the last the finalize one.
+// offsets writes the clock table. The converted times are on the archive's
+// own time base already (its ClockOffset definitions applied, as every OTF2
+// reader does), so the table says "offset 0 from the first record to the
+// last": ptrace's interpolation leaves them as they are, with or without
+// --no-clocksync, and does not align the processes' starts, which only
+// makes sense for processes without a common time base. The error bound is
+// the largest standard deviation of the master location's offsets.
 func (c *conv) offsets() {
-	offs := c.local[0].Offsets
-	for k, o := range offs {
-		when := "init"
-		if k == len(offs)-1 && k > 0 {
-			when = "finalize"
-		} else if k > 0 {
-			when = "intermediate"
-		}
-		c.w.AddClockOffset(trace.ClockOffset{When: when, LocalNS: c.clk.ns(o.Time), OffsetNS: c.clk.signedSpan(o.Offset),
-			ErrorNS: int64(math.Round(o.StdDev * 1e9 / float64(c.clk.res)))})
+	var sd float64
+	for _, o := range c.local[0].Offsets {
+		sd = max(sd, o.StdDev)
+	}
+	errNS := int64(0)
+	if v := sd * 1e9 / float64(c.clk.res); v > 0 && v < 1<<62 {
+		errNS = int64(math.Round(v))
+	}
+	c.w.AddClockOffset(trace.ClockOffset{When: "init", LocalNS: c.first[0], OffsetNS: 0, ErrorNS: errNS})
+	if c.last[0] > c.first[0] {
+		c.w.AddClockOffset(trace.ClockOffset{When: "finalize", LocalNS: c.last[0], OffsetNS: 0, ErrorNS: errNS})
 	}
 }
 
@@ -298,14 +535,13 @@ func (c *conv) peer(comm uint32, r uint64) int64 {
 	if m, ok := c.commRanks[comm]; ok && r < uint64(len(m)) {
 		return int64(m[r])
 	}
-	return int64(r)
+	return -1
 }
 
-func (c *conv) comm(comm uint32) int64 {
-	if i, ok := c.commIndex[comm]; ok {
-		return int64(i)
-	}
-	return 0
+// comm returns the ptrace index of MPI communicator comm.
+func (c *conv) comm(comm uint32) (int64, bool) {
+	i, ok := c.commIndex[comm]
+	return int64(i), ok
 }
 
 // unknownLoc returns an empty location (named "<unknown>"), defining it on
@@ -323,23 +559,19 @@ func (c *conv) regionLoc(reg uint32, r *Region) int64 {
 	if id, ok := c.locs[reg]; ok {
 		return id
 	}
-	id := c.w.AddLocation(trace.Location{Func: r.Name, File: r.file, Line: int(r.line)})
-	c.locs[reg] = id
-	return id
-}
-
-func (c *conv) regionStr(reg uint32, r *Region) int64 {
-	if id, ok := c.strs[reg]; ok {
-		return id
+	name := r.Name
+	if i := strings.Index(name, " @"); i > 0 {
+		name = name[:i] // Score-P's "!$omp parallel @file.c:12"
 	}
-	id := c.w.String(r.Name)
-	c.strs[reg] = id
+	id := c.w.AddLocation(trace.Location{Func: name, File: r.File, Line: int(r.Line)})
+	c.locs[reg] = id
 	return id
 }
 
 type parFrame struct {
 	par, impl int64
 	size, num int64
+	legacy    bool // opened by an OTF2 1.x parallel region's Enter
 }
 
 type pendingEvent struct {
@@ -351,7 +583,8 @@ type pendingEvent struct {
 // thr is the state of one thread while its events are converted.
 type thr struct {
 	c     *conv
-	t     int
+	t     int     // OTF2 location index
+	out   int     // ptrace thread index
 	stack []int64 // running tasks, innermost last
 	pars  []parFrame
 	forks []int64 // open forks on this thread
@@ -363,6 +596,10 @@ type thr struct {
 	err   error
 	// createLoc is the location of the task-creation region being entered
 	createLoc int64
+	// legacyK counts the OTF2 1.x parallel regions this thread entered
+	legacyK int
+	// nposts counts the MpiIrecvRequest records converted
+	nposts int
 }
 
 func (h *thr) cur() int64 {
@@ -389,9 +626,10 @@ func (h *thr) emit(k trace.Kind, time int64, args ...int64) {
 		h.buf = append(h.buf, e)
 		return
 	}
-	h.err = h.c.w.E(h.t, k, time, args...)
+	h.err = h.c.w.E(h.out, k, time, args...)
 }
 
+// flush writes the events held since a collective's begin.
 func (h *thr) flush() {
 	h.coll = false
 	for _, e := range h.buf {
@@ -407,36 +645,38 @@ func (c *conv) pass2(t int) error {
 	}
 	ld := c.local[t]
 	g := c.a.Defs
-	h := &thr{c: c, t: t, teamK: map[uint32]int{}, reqs: map[uint64]int64{}}
-	t0 := c.clk.ns(c.first[t])
-	typ := int64(trace.ThreadWorker)
+	h := &thr{c: c, t: t, out: t, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1}
+	t0 := c.first[t]
 	var initial int64
-	if t == 0 {
-		typ = trace.ThreadInitial
-	}
-	h.emit(trace.ThreadBegin, t0, typ)
-	if t == 0 {
-		c.seq[0]++
-		initial = trace.MakeID(0, c.seq[0])
+	h.emit(trace.ThreadBegin, t0, int64(c.threadType(t)))
+	if h.out == 0 {
+		c.seq[t]++
+		initial = trace.MakeID(h.out, c.seq[t])
 		h.emit(trace.ImplicitTaskBegin, t0, 0, initial, 1, 0, ompt.TaskInitial)
 		h.stack = append(h.stack, initial)
 	}
-	err := c.read(t, false, func(e *Event) error {
-		now := c.clk.ns(e.Time)
+	evt := c.a.evtPath(c.p.locations[t].ID)
+	err := c.read(t, false, func(e *Event, now int64) error {
 		switch e.Type {
 		case EvEnter, EvLeave:
 			id := uint32(ld.Map(mapRegion, e.A[0]))
-			r := g.Regions[id]
+			r := g.Region(id)
 			if r == nil {
-				return fmt.Errorf("%s refers to undefined region %d", EventName(e.Type), id)
+				c.undefRegion.add("%s: offset %d: %s of undefined region %d skipped", evt, e.Offset, EventName(e.Type), id)
+				return nil
 			}
 			c.region(h, e.Type == EvEnter, now, id, r)
 		case EvMpiSend, EvMpiIsend, EvMpiRecv, EvMpiIrecv:
 			cm := uint32(ld.Map(mapComm, e.A[1]))
+			ci, ok := c.comm(cm)
+			if !ok {
+				c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), cm)
+				return nil
+			}
 			var req int64
 			if e.Type == EvMpiIsend {
 				c.rseq[t]++
-				req = trace.MakeID(t, c.rseq[t])
+				req = trace.MakeID(h.out, c.rseq[t])
 				h.reqs[e.A[4]] = req
 			} else if e.Type == EvMpiIrecv {
 				req = h.reqs[e.A[4]]
@@ -446,46 +686,82 @@ func (c *conv) pass2(t int) error {
 			if e.Type == EvMpiRecv || e.Type == EvMpiIrecv {
 				k = trace.MPIRecv
 			}
-			h.emit(k, now, c.peer(cm, e.A[0]), int64(int32(uint32(e.A[2]))), c.comm(cm), int64(e.A[3]), req)
+			h.emit(k, now, c.peer(cm, e.A[0]), int64(int32(uint32(e.A[2]))), ci, int64(min(e.A[3], 1<<62)), req)
 		case EvMpiIsendComplete:
 			if req, ok := h.reqs[e.A[0]]; ok {
 				h.emit(trace.MPIRequestDone, now, req)
 				delete(h.reqs, e.A[0])
 			}
 		case EvMpiIrecvRequest:
+			// The communicator is the completing MpiIrecv's (pass 1); the
+			// source and tag stay unknown (−1) until the receive
+			// completes: OTF2 records them only there.
+			k := h.nposts
+			h.nposts++
+			if k >= len(c.postComm[t]) {
+				return nil
+			}
+			ci, ok := c.comm(c.postComm[t][k])
+			if !ok {
+				return nil // never completed, or on no communicator of this process
+			}
 			c.rseq[t]++
-			req := trace.MakeID(t, c.rseq[t])
+			req := trace.MakeID(h.out, c.rseq[t])
 			h.reqs[e.A[0]] = req
-			h.emit(trace.MPIRecvPost, now, -1, -1, 0, req)
+			h.emit(trace.MPIRecvPost, now, -1, -1, ci, req)
 		case EvMpiRequestCancelled:
 			delete(h.reqs, e.A[0])
-			c.st.Ignored++
+			c.st.Ignored[e.Type]++
 		case EvMpiCollectiveBegin:
+			// The operation, communicator and root come with the End:
+			// hold the begin (and anything before the end) until then.
 			h.flush()
-			h.emit(trace.CollBegin, now, 0, 0, -1, 0, 0)
 			h.coll = true
+			h.emit(trace.CollBegin, now, 0, 0, -1, 0, 0)
 		case EvMpiCollectiveEnd:
 			cm := uint32(ld.Map(mapComm, e.A[1]))
+			ci, ok := c.comm(cm)
+			if !ok {
+				c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), cm)
+				if len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin {
+					h.buf = h.buf[1:]
+				}
+				h.flush()
+				return nil
+			}
 			op := int64(0)
 			if e.A[0] < uint64(len(collOps)) {
 				op = collOps[e.A[0]]
 			}
 			root := c.peer(cm, e.A[2])
+			args := [trace.MaxArgs]int64{op, ci, root, int64(min(e.A[3], 1<<62)), int64(min(e.A[4], 1<<62))}
 			if len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin {
-				h.buf[0].args = [trace.MaxArgs]int64{op, c.comm(cm), root, int64(e.A[3]), int64(e.A[4])}
+				h.buf[0].args = args
+			} else {
+				// an End without its Begin: the call's span is unknown
+				c.orphan.add("%s: offset %d: MpiCollectiveEnd without MpiCollectiveBegin; its begin taken at its end", evt, e.Offset)
+				h.emit(trace.CollBegin, now, args[:]...)
 			}
 			h.flush()
-			h.emit(trace.CollEnd, now, op, c.comm(cm), root)
-		case EvThreadFork:
+			h.emit(trace.CollEnd, now, op, ci, root)
+		case EvThreadFork, EvOmpFork:
 			if h.nfork < len(c.forks[t]) {
-				par := c.forks[t][h.nfork]
+				f := c.forks[t][h.nfork]
 				h.nfork++
-				h.forks = append(h.forks, par)
-				// ThreadFork names no region: the parallel region's location
-				// is unknown (not location 0, another construct's).
-				h.emit(trace.ParallelBegin, now, par, h.cur(), int64(e.A[1]), ompt.ParallelInvokerProgram|ompt.ParallelTeam, c.unknownLoc())
+				h.forks = append(h.forks, f.par)
+				loc := c.unknownLoc()
+				if f.regions {
+					if r := g.Region(f.region); r != nil {
+						loc = c.regionLoc(f.region, r)
+					}
+				}
+				req := int64(e.A[1])
+				if e.Type == EvOmpFork {
+					req = int64(e.A[0])
+				}
+				h.emit(trace.ParallelBegin, now, f.par, h.cur(), req, ompt.ParallelInvokerProgram|ompt.ParallelTeam, loc)
 			}
-		case EvThreadJoin:
+		case EvThreadJoin, EvOmpJoin:
 			if n := len(h.forks); n > 0 {
 				par := h.forks[n-1]
 				h.forks = h.forks[:n-1]
@@ -497,56 +773,44 @@ func (c *conv) pass2(t int) error {
 			h.teamK[team]++
 			ids := c.teams[team]
 			if k >= len(ids) {
-				return fmt.Errorf("thread team %d: instance %d has no ThreadFork on its master (nested or foreign team?)", team, k)
+				c.orphan.add("%s: offset %d: thread team %d: instance %d has no ThreadFork on its master (nested or foreign team?); skipped", evt, e.Offset, team, k)
+				return nil
 			}
 			size, num := c.teamPos(team, c.p.locations[t].ID, t)
-			c.seq[t]++
-			impl := trace.MakeID(t, c.seq[t])
-			h.pars = append(h.pars, parFrame{par: ids[k], impl: impl, size: size, num: num})
-			h.stack = append(h.stack, impl)
-			h.emit(trace.ImplicitTaskBegin, now, ids[k], impl, size, num, ompt.TaskImplicit)
+			h.beginImplicit(now, ids[k], size, num, false)
 		case EvThreadTeamEnd:
-			if n := len(h.pars); n > 0 {
-				f := h.pars[n-1]
-				h.pars = h.pars[:n-1]
-				for len(h.stack) > 0 && h.cur() != f.impl {
-					h.stack = h.stack[:len(h.stack)-1]
-				}
-				if len(h.stack) > 0 {
-					h.stack = h.stack[:len(h.stack)-1]
-				}
-				h.emit(trace.ImplicitTaskEnd, now, f.par, f.impl, f.size, f.num, ompt.TaskImplicit)
-			}
+			h.endImplicit(now, false)
 		case EvThreadTaskCreate:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			h.emit(trace.TaskCreate, now, c.tasks[k], h.cur(), ompt.TaskExplicit, h.createLoc)
+			id := c.tasks[k]
+			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
+		case EvOmpTaskCreate:
+			id := c.legacyTasks[e.A[0]]
+			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvThreadTaskSwitch:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 			next, ok := c.tasks[k]
 			if !ok {
 				next = h.par().impl // an implicit task: this thread's own
 			}
-			if next != 0 && next != h.cur() {
-				h.emit(trace.TaskSchedule, now, h.cur(), ompt.StatusSwitch, next)
-				h.stack = append(h.stack, next)
+			h.switchTo(now, next)
+		case EvOmpTaskSwitch:
+			next, ok := c.legacyTasks[e.A[0]]
+			if !ok {
+				next = h.par().impl
 			}
+			h.switchTo(now, next)
 		case EvThreadTaskComplete:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			id := c.tasks[k]
-			if id == 0 || h.cur() != id {
-				// A completion the switches do not explain (a runtime or
-				// measurement quirk): keep the schedule as it is.
-				if c.st.BadCompletes == 0 {
-					c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: offset %d: ThreadTaskComplete of a task (team %d, creator %d, generation %d) not running on this location, ignored",
-						c.a.evtPath(c.p.locations[t].ID), e.Offset, k.team, k.creator, k.gen))
-				}
-				c.st.BadCompletes++
-				return nil
+			if !h.complete(now, c.tasks[k]) {
+				c.badComplete(evt, e.Offset, fmt.Sprintf("team %d, creator %d, generation %d", k.team, k.creator, k.gen))
 			}
-			h.stack = h.stack[:len(h.stack)-1]
-			h.emit(trace.TaskSchedule, now, id, ompt.StatusComplete, h.cur())
+		case EvOmpTaskComplete:
+			if !h.complete(now, c.legacyTasks[e.A[0]]) {
+				c.badComplete(evt, e.Offset, fmt.Sprintf("task %d", e.A[0]))
+			}
 		default:
-			c.st.Ignored++
+			c.st.Ignored[e.Type]++
 		}
 		return h.err
 	})
@@ -554,23 +818,109 @@ func (c *conv) pass2(t int) error {
 		return err
 	}
 	h.flush()
-	t1 := c.clk.ns(c.last[t])
-	if t == 0 {
+	t1 := c.last[t]
+	for len(h.pars) > 0 { // a team the file does not end (truncated run)
+		h.endImplicit(t1, h.par().legacy)
+	}
+	if h.out == 0 {
 		h.emit(trace.ImplicitTaskEnd, t1, 0, initial, 1, 0, ompt.TaskInitial)
 	}
 	h.emit(trace.ThreadEnd, t1)
 	return h.err
 }
 
+// threadType is thread t's type: the initial thread, an OpenMP worker, or
+// a thread of unknown kind (no OpenMP team: a pthread, a runtime helper),
+// which the breakdown and POP leave out.
+func (c *conv) threadType(t int) int {
+	switch {
+	case t == 0:
+		return trace.ThreadInitial
+	case c.omp[t]:
+		return trace.ThreadWorker
+	}
+	return trace.ThreadUnknown
+}
+
+// createLocation returns the location of task id's construct: the
+// task-creation region the thread is in, else the TASK region the task
+// runs in, else the unknown one.
+func (h *thr) createLocation(id int64) int64 {
+	if h.createLoc >= 0 {
+		return h.createLoc
+	}
+	c := h.c
+	if reg, ok := c.taskRegion[id]; ok {
+		if r := c.a.Defs.Region(reg); r != nil {
+			return c.regionLoc(reg, r)
+		}
+	}
+	return c.unknownLoc()
+}
+
+func (h *thr) beginImplicit(now, par, size, num int64, legacy bool) {
+	c := h.c
+	c.seq[h.t]++
+	impl := trace.MakeID(h.out, c.seq[h.t])
+	h.pars = append(h.pars, parFrame{par: par, impl: impl, size: size, num: num, legacy: legacy})
+	h.stack = append(h.stack, impl)
+	h.emit(trace.ImplicitTaskBegin, now, par, impl, size, num, ompt.TaskImplicit)
+}
+
+func (h *thr) endImplicit(now int64, legacy bool) {
+	n := len(h.pars)
+	if n == 0 || h.pars[n-1].legacy != legacy {
+		return
+	}
+	f := h.pars[n-1]
+	h.pars = h.pars[:n-1]
+	for len(h.stack) > 0 && h.cur() != f.impl {
+		h.stack = h.stack[:len(h.stack)-1]
+	}
+	if len(h.stack) > 0 {
+		h.stack = h.stack[:len(h.stack)-1]
+	}
+	h.emit(trace.ImplicitTaskEnd, now, f.par, f.impl, f.size, f.num, ompt.TaskImplicit)
+}
+
+// switchTo records a task switch when it changes the running task (a
+// switch back to the implicit task after a completion is already implied).
+func (h *thr) switchTo(now, next int64) {
+	if next != 0 && next != h.cur() {
+		h.emit(trace.TaskSchedule, now, h.cur(), ompt.StatusSwitch, next)
+		h.stack = append(h.stack, next)
+	}
+}
+
+// complete records the completion of task id, which must be the running
+// task; it reports whether it was.
+func (h *thr) complete(now, id int64) bool {
+	if id == 0 || h.cur() != id {
+		return false
+	}
+	h.stack = h.stack[:len(h.stack)-1]
+	h.emit(trace.TaskSchedule, now, id, ompt.StatusComplete, h.cur())
+	return true
+}
+
+// badComplete counts a completion the switches do not explain (a runtime
+// or measurement quirk): the schedule is kept as it is.
+func (c *conv) badComplete(file string, off int64, what string) {
+	if c.st.BadCompletes == 0 {
+		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: offset %d: task completion (%s) of a task not running on this location, ignored", file, off, what))
+	}
+	c.st.BadCompletes++
+}
+
 // teamPos returns the size of an OpenMP thread team and the position of
 // location loc (thread t of the process) in it.
 func (c *conv) teamPos(team uint32, loc uint64, t int) (size, num int64) {
 	g := c.a.Defs
-	cm := g.Comms[team]
+	cm := g.Comm(team)
 	if cm == nil {
 		return 1, 0
 	}
-	grp := g.Groups[cm.Group]
+	grp := g.Group(cm.Group)
 	if grp == nil {
 		return 1, 0
 	}
@@ -578,12 +928,11 @@ func (c *conv) teamPos(team uint32, loc uint64, t int) (size, num int64) {
 	var locs []uint64
 	if grp.Type == groupTypeCommGroup {
 		// indices into the paradigm's COMM_LOCATIONS group
-		for _, og := range g.Groups {
-			if og.Type == groupTypeCommLocs && og.Paradigm == grp.Paradigm {
-				locs = og.Members
-				break
+		g.groups.each(func(_ uint32, og **Group) {
+			if locs == nil && (*og).Type == groupTypeCommLocs && (*og).Paradigm == grp.Paradigm {
+				locs = (*og).Members
 			}
-		}
+		})
 	}
 	num = int64(t)
 	for i, m := range members {
@@ -598,45 +947,124 @@ func (c *conv) teamPos(team uint32, loc uint64, t int) (size, num int64) {
 	return int64(len(members)), num
 }
 
-// region converts Enter/Leave of a region by paradigm and role.
-func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
+// syncKind classifies an OpenMP synchronization region. Score-P's OMPT
+// adapter gives taskwait and taskgroup regions the role BARRIER, OPARI2
+// the role TASK_WAIT: the name tells them apart.
+func syncKind(r *Region) int64 {
+	name := r.Name
+	switch {
+	case strings.Contains(name, "taskgroup"):
+		return ompt.SyncTaskgroup
+	case strings.Contains(name, "taskwait"):
+		return ompt.SyncTaskwait
+	}
+	switch r.Role {
+	case roleImplicitBarrier:
+		return ompt.SyncBarrierImplicitParallel
+	case roleBarrier:
+		return ompt.SyncBarrierExplicit
+	case roleTaskWait:
+		return ompt.SyncTaskwait
+	}
+	return 0
+}
+
+// paradigmMeasurement is Score-P's own activity (buffer flushes, ...).
+const paradigmMeasurement = 6
+
+// Region classes: what Enter and Leave of a region become.
+const (
+	regUnset    = iota
+	regMPI      // mpi_enter / mpi_exit
+	regSync     // sync region and its wait (kind in regInfo.arg)
+	regCreate   // names the task created inside it
+	regWork     // work_begin / work_end (OMPT work type in arg)
+	regParallel // the implicit task of OTF2 1.x
+	regNothing  // other OpenMP regions, the measurement system's
+	regCode     // region_enter / region_exit
+)
+
+// regInfo is what the conversion needs of a region, computed at its first
+// Enter or Leave: its class, and its ptrace string and location ids.
+type regInfo struct {
+	class    uint8
+	arg      int64
+	str, loc int64 // −1 until defined
+}
+
+// info returns region id's conversion facts: a slice indexed by id for the
+// definitions' dense ids, a map for the others.
+func (c *conv) info(id uint32, r *Region) *regInfo {
+	var ri *regInfo
+	if int(id) < len(c.rinfo) {
+		ri = &c.rinfo[id]
+	} else {
+		if ri = c.rsparse[id]; ri == nil {
+			ri = &regInfo{}
+			c.rsparse[id] = ri
+		}
+	}
+	if ri.class != regUnset {
+		return ri
+	}
+	ri.str, ri.loc = -1, -1
+	ri.class = regCode
 	switch r.Paradigm {
 	case paradigmMPI:
-		if enter {
-			h.emit(trace.MPIEnter, now, c.regionStr(id, r), -1) // the call site is not in the archive
-		} else {
-			h.emit(trace.MPIExit, now, c.regionStr(id, r))
-		}
+		ri.class = regMPI
+	case paradigmMeasurement:
+		ri.class = regNothing
 	case paradigmOpenMP:
-		kind := int64(0)
-		switch r.Role {
-		case roleImplicitBarrier:
-			kind = ompt.SyncBarrierImplicitParallel
-		case roleBarrier:
-			kind = ompt.SyncBarrierExplicit
-		case roleTaskWait:
-			kind = ompt.SyncTaskwait
-			if r.isTaskgroup() {
-				kind = ompt.SyncTaskgroup
-			}
-		case roleTaskCreate:
-			if enter {
-				h.createLoc = c.regionLoc(id, r)
-			}
-			return
-		case roleLoop, roleSections, roleSingle, roleWorkshare:
-			ws := map[uint8]int64{roleLoop: ompt.WorkLoop, roleSections: ompt.WorkSections, roleSingle: ompt.WorkSingleExecutor, roleWorkshare: ompt.WorkWorkshare}[r.Role]
-			k := trace.WorkEnd
-			if enter {
-				k = trace.WorkBegin
-			}
-			h.emit(k, now, ws, 0, c.regionLoc(id, r))
-			return
-		default:
-			return
+		ri.class = regNothing
+		if kind := syncKind(r); kind != 0 {
+			ri.class, ri.arg = regSync, kind
+			break
 		}
-		loc := c.regionLoc(id, r)
-		par, task := h.par().par, h.cur()
+		switch r.Role {
+		case roleTaskCreate:
+			ri.class = regCreate
+		case roleLoop:
+			ri.class, ri.arg = regWork, ompt.WorkLoop
+		case roleSections:
+			ri.class, ri.arg = regWork, ompt.WorkSections
+		case roleSingle:
+			ri.class, ri.arg = regWork, ompt.WorkSingleExecutor
+		case roleWorkshare:
+			ri.class, ri.arg = regWork, ompt.WorkWorkshare
+		case roleParallel:
+			ri.class = regParallel
+		}
+	}
+	return ri
+}
+
+func (c *conv) infoStr(ri *regInfo, r *Region) int64 {
+	if ri.str < 0 {
+		ri.str = c.w.String(r.Name)
+	}
+	return ri.str
+}
+
+func (c *conv) infoLoc(ri *regInfo, id uint32, r *Region) int64 {
+	if ri.loc < 0 {
+		ri.loc = c.regionLoc(id, r)
+	}
+	return ri.loc
+}
+
+// region converts Enter/Leave of a region by paradigm and role.
+func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
+	ri := c.info(id, r)
+	switch ri.class {
+	case regMPI:
+		if enter {
+			h.emit(trace.MPIEnter, now, c.infoStr(ri, r), -1) // the call site is not in the archive
+		} else {
+			h.emit(trace.MPIExit, now, c.infoStr(ri, r))
+		}
+	case regSync:
+		loc := c.infoLoc(ri, id, r)
+		kind, par, task := ri.arg, h.par().par, h.cur()
 		if enter {
 			h.emit(trace.SyncBegin, now, kind, par, task, loc)
 			h.emit(trace.SyncWaitBegin, now, kind, par, task)
@@ -644,11 +1072,97 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 			h.emit(trace.SyncWaitEnd, now, kind, par, task)
 			h.emit(trace.SyncEnd, now, kind, par, task, loc)
 		}
-	case paradigmUser:
+	case regCreate:
+		if enter {
+			h.createLoc = c.infoLoc(ri, id, r)
+		} else {
+			h.createLoc = -1
+		}
+	case regWork:
+		k := trace.WorkEnd
+		if enter {
+			k = trace.WorkBegin
+		}
+		h.emit(k, now, ri.arg, 0, c.infoLoc(ri, id, r))
+	case regParallel:
+		// OTF2 1.x: the parallel region's Enter and Leave on each thread
+		// are its implicit task (there is no ThreadTeamBegin).
+		if c.legacy && !c.hasTeams() {
+			if enter {
+				h.legacyEnter(now)
+			} else {
+				h.endImplicit(now, true)
+			}
+		}
+	case regCode:
+		// Code: user and compiler-instrumented functions (and the regions
+		// of other paradigms: pthread, CUDA, I/O...), kept so that wait
+		// states and delay costs name the code an MPI call is in.
 		k := trace.RegionExit
 		if enter {
 			k = trace.RegionEnter
 		}
-		h.emit(k, now, c.regionStr(id, r))
+		c.st.Regions++
+		h.emit(k, now, c.infoStr(ri, r))
 	}
+	// regNothing: other OpenMP regions (the task bodies, critical, master,
+	// the lock API wrappers...) carry nothing the model needs: the task
+	// switches, forks and teams do; the measurement system's are its own.
+}
+
+// hasTeams reports whether the process records ThreadTeamBegin (OTF2 1.2
+// and later), which then marks implicit tasks instead of the parallel
+// regions' Enter and Leave.
+func (c *conv) hasTeams() bool { return len(c.teams) > 0 }
+
+// legacyEnter begins the implicit task of an OTF2 1.x parallel region on
+// this thread: the k-th region entered on a worker belongs to the k-th
+// fork of the process's master (nested parallelism is not modelled there).
+func (h *thr) legacyEnter(now int64) {
+	c := h.c
+	var par int64
+	if h.t == 0 {
+		if n := len(h.forks); n > 0 {
+			par = h.forks[n-1]
+		}
+	} else if h.legacyK < len(c.forks[0]) {
+		par = c.forks[0][h.legacyK].par
+	}
+	h.legacyK++
+	if par == 0 {
+		return
+	}
+	size := int64(0)
+	for t := range c.p.locations {
+		if c.omp[t] {
+			size++
+		}
+	}
+	h.beginImplicit(now, par, max(size, 1), int64(h.out), true)
+}
+
+// IgnoredNote describes the known records a conversion left out, by type
+// ("MPI_ISEND_COMPLETE 3, METRIC 72584"), most frequent first.
+func IgnoredNote(ignored *[256]int64) string {
+	type kv struct {
+		t uint8
+		n int64
+	}
+	var list []kv
+	for t, n := range ignored {
+		if n > 0 {
+			list = append(list, kv{uint8(t), n})
+		}
+	}
+	sort.Slice(list, func(i, j int) bool {
+		if list[i].n != list[j].n {
+			return list[i].n > list[j].n
+		}
+		return list[i].t < list[j].t
+	})
+	parts := make([]string, len(list))
+	for i, e := range list {
+		parts[i] = fmt.Sprintf("%s %d", EventName(e.t), e.n)
+	}
+	return strings.Join(parts, ", ")
 }

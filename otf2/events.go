@@ -4,7 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Event record types (OTF2's internal numbering, stable across versions).
@@ -25,6 +26,8 @@ const (
 	EvMpiCollectiveEnd    = 23
 	EvOmpFork             = 24
 	EvOmpJoin             = 25
+	EvOmpAcquireLock      = 26
+	EvOmpReleaseLock      = 27
 	EvOmpTaskCreate       = 28
 	EvOmpTaskSwitch       = 29
 	EvOmpTaskComplete     = 30
@@ -32,15 +35,26 @@ const (
 	EvThreadJoin          = 54
 	EvThreadTeamBegin     = 55
 	EvThreadTeamEnd       = 56
+	EvThreadAcquireLock   = 57
+	EvThreadReleaseLock   = 58
 	EvThreadTaskCreate    = 59
 	EvThreadTaskSwitch    = 60
 	EvThreadTaskComplete  = 61
+	EvThreadCreate        = 62
+	EvThreadBegin         = 63
+	EvThreadWait          = 64
+	EvThreadEnd           = 65
 	EvProgramBegin        = 83
 	EvProgramEnd          = 84
+	EvNbCollRequest       = 85
+	EvNbCollComplete      = 86
+	EvCommCreate          = 87
+	EvCommDestroy         = 88
 
-	// evLastKnown is the highest event record type this reader names; later
-	// ones are skipped by their record length and counted.
-	evLastKnown = 84
+	// evLastKnown is the highest event record type of OTF2 3.0; later ones
+	// (a newer OTF2) are skipped by their record length and counted as
+	// unknown.
+	evLastKnown = 88
 )
 
 // Event is one decoded event record. A holds the record's attributes in the
@@ -81,6 +95,8 @@ var eventFields = [256]string{
 	EvMpiRequestCancelled: "U",
 	EvMpiCollectiveEnd:    "buuUU",
 	EvOmpFork:             "u",
+	EvOmpAcquireLock:      "uu",
+	EvOmpReleaseLock:      "uu",
 	EvOmpTaskCreate:       "U",
 	EvOmpTaskSwitch:       "U",
 	EvOmpTaskComplete:     "U",
@@ -88,9 +104,19 @@ var eventFields = [256]string{
 	EvThreadJoin:          "b",
 	EvThreadTeamBegin:     "u",
 	EvThreadTeamEnd:       "u",
+	EvThreadAcquireLock:   "buu",
+	EvThreadReleaseLock:   "buu",
 	EvThreadTaskCreate:    "uuu",
 	EvThreadTaskSwitch:    "uuu",
 	EvThreadTaskComplete:  "uuu",
+	EvThreadCreate:        "uU",
+	EvThreadBegin:         "uU",
+	EvThreadWait:          "uU",
+	EvThreadEnd:           "uU",
+	EvNbCollRequest:       "U",
+	EvNbCollComplete:      "buuUU",
+	EvCommCreate:          "u",
+	EvCommDestroy:         "u",
 }
 
 var singleton = [256]bool{
@@ -131,6 +157,8 @@ var eventNames = [...]string{
 	76: "IO_OPERATION_TEST", 77: "IO_OPERATION_ISSUED", 78: "IO_OPERATION_COMPLETE",
 	79: "IO_OPERATION_CANCELLED", 80: "IO_ACQUIRE_LOCK", 81: "IO_RELEASE_LOCK",
 	82: "IO_TRY_LOCK", 83: "PROGRAM_BEGIN", 84: "PROGRAM_END",
+	85: "NON_BLOCKING_COLLECTIVE_REQUEST", 86: "NON_BLOCKING_COLLECTIVE_COMPLETE",
+	87: "COMM_CREATE", 88: "COMM_DESTROY",
 }
 
 // EventReader decodes the event file of one location, one chunk in memory at
@@ -160,7 +188,7 @@ type EventReader struct {
 // OpenEvents opens a location's event file written with chunkSize-byte
 // chunks (the anchor file's event chunk size).
 func OpenEvents(path string, chunkSize uint64) (*EventReader, error) {
-	f, err := os.Open(path)
+	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("event file: %w", err)
 	}
@@ -172,6 +200,8 @@ func OpenEvents(path string, chunkSize uint64) (*EventReader, error) {
 	// A file smaller than a chunk needs no chunk-sized buffer.
 	if st, err := f.Stat(); err == nil && st.Size() < int64(chunkSize) {
 		r.buf = make([]byte, st.Size())
+	} else {
+		r.buf = make([]byte, chunkSize)
 	}
 	r.closer = f
 	return r, nil
@@ -188,10 +218,12 @@ func (r *EventReader) Reset(src io.Reader, name string) {
 
 // NewEventReader decodes event records from r; name is used in errors.
 func NewEventReader(r io.Reader, name string, chunkSize uint64) (*EventReader, error) {
-	if chunkSize < 256 || chunkSize > 1<<30 {
+	if chunkSize < minChunk || chunkSize > maxChunk {
 		return nil, fmt.Errorf("%s: invalid event chunk size %d", name, chunkSize)
 	}
-	return &EventReader{r: r, name: name, chunkSize: int(chunkSize), buf: make([]byte, chunkSize)}, nil
+	// The buffer is allocated at the first chunk (OpenEvents sizes it to a
+	// file smaller than a chunk).
+	return &EventReader{r: r, name: name, chunkSize: int(chunkSize)}, nil
 }
 
 // Close closes the file when the reader opened it.
@@ -208,6 +240,9 @@ func (r *EventReader) Close() error {
 func (r *EventReader) nextChunk() (bool, error) {
 	if r.d.b != nil {
 		r.chunkOff += int64(r.chunkSize)
+	}
+	if len(r.buf) == 0 {
+		r.buf = make([]byte, r.chunkSize)
 	}
 	n, err := io.ReadFull(r.r, r.buf[:min(len(r.buf), r.chunkSize)])
 	if n == 0 && (err == io.EOF || err == io.ErrUnexpectedEOF) {

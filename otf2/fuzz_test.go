@@ -3,7 +3,10 @@ package otf2
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // seeds adds the committed archive's files of the given kind to f's corpus
@@ -18,12 +21,27 @@ func seeds(f *testing.F, files ...string) {
 	}
 }
 
+// oldSeeds returns the files of the hand-encoded archive of OTF2 1.0 to 2.3
+// record layouts (encode_test.go) whose names match suffix.
+func oldSeeds(f *testing.F, suffix string) []string {
+	dir := f.TempDir()
+	oldArchive(f, dir)
+	m, err := filepath.Glob(filepath.Join(dir, "*"+suffix))
+	if err != nil {
+		f.Fatal(err)
+	}
+	m2, _ := filepath.Glob(filepath.Join(dir, "traces", "*"+suffix))
+	return append(m, m2...)
+}
+
 // FuzzEvents: the event decoder never panics, loops or allocates beyond its
 // chunk on arbitrary bytes; it returns records or an error.
 func FuzzEvents(f *testing.F) {
-	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt", "testdata/halo/traces/2.evt")
+	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt", "testdata/halo/traces/2.evt",
+		"testdata/scorep-7.1-pingpong/traces/0.evt", "testdata/scorep-7.1-pingpong/traces/1.evt")
+	seeds(f, oldSeeds(f, ".evt")...)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, chunk := range []uint64{256, 4096} {
+		for _, chunk := range []uint64{256, 4096, 256 << 10} {
 			r, err := NewEventReader(bytes.NewReader(data), "fuzz.evt", chunk)
 			if err != nil {
 				t.Fatal(err)
@@ -45,19 +63,65 @@ func FuzzEvents(f *testing.F) {
 // FuzzDefinitions: the global and local definition decoders never panic or
 // allocate beyond the data's size on arbitrary bytes.
 func FuzzDefinitions(f *testing.F) {
-	seeds(f, "testdata/halo/traces.def", "testdata/halo/traces/0.def", "testdata/halo/traces/2.def")
+	seeds(f, "testdata/halo/traces.def", "testdata/halo/traces/0.def", "testdata/halo/traces/2.def",
+		"testdata/scorep-7.1-pingpong/traces.def", "testdata/scorep-7.1-pingpong/traces/1.def")
+	seeds(f, oldSeeds(f, ".def")...)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, chunk := range []uint64{256, 4 << 20} {
-			decodeGlobalDefs(data, "fuzz.def", chunk)
-			decodeLocalDefs(data, "fuzz.def", chunk)
+		for _, chunk := range []uint64{256, 256 << 10, 4 << 20} {
+			// The limit bounds what the definitions may hold, whatever
+			// their counts claim.
+			if g, err := decodeGlobalDefs(bytes.NewReader(data), "fuzz.def", chunk, 16<<20); err == nil && g.Memory > 16<<20 {
+				t.Fatalf("definitions hold %d bytes, over the limit", g.Memory)
+			}
+			decodeLocalDefs(bytes.NewReader(data), "fuzz.def", chunk)
 		}
 	})
 }
 
 // FuzzAnchor: the anchor-file parser on arbitrary bytes.
 func FuzzAnchor(f *testing.F) {
-	seeds(f, "testdata/halo/traces.otf2")
+	seeds(f, "testdata/halo/traces.otf2", "testdata/scorep-7.1-pingpong/traces.otf2")
+	seeds(f, oldSeeds(f, ".otf2")...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		decodeAnchor(data, "fuzz.otf2")
+	})
+}
+
+// FuzzConvert: whatever a location's event file holds, a conversion that
+// succeeds writes a stream ptrace loads: every problem of the archive is
+// the conversion's (an error or a warning naming the archive's file and
+// offset), never one of the converted stream.
+func FuzzConvert(f *testing.F) {
+	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt")
+	for _, p := range oldSeeds(f, ".evt") {
+		seeds(f, p)
+	}
+	src := "testdata/halo"
+	files := map[string][]byte{}
+	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[name] = b
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+		for name, b := range files {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data, 0o644)
+		a, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := a.Convert(0, &buf); err != nil {
+			return
+		}
+		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
+			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
+		}
 	})
 }

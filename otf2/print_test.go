@@ -3,7 +3,9 @@ package otf2_test
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"os/exec"
@@ -42,6 +44,11 @@ func printRecords(t *testing.T, tool, anchor string) map[uint64][]record {
 	if err != nil {
 		t.Fatalf("otf2-print %s: %v", anchor, err)
 	}
+	return parsePrint(out)
+}
+
+// parsePrint reads otf2-print's event listing.
+func parsePrint(out []byte) map[uint64][]record {
 	recs := map[uint64][]record{}
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -60,6 +67,85 @@ func printRecords(t *testing.T, tool, anchor string) map[uint64][]record {
 		recs[loc] = append(recs[loc], record{f[0], ts})
 	}
 	return recs
+}
+
+// sameRecords compares the decoder's records with otf2-print's, location
+// by location: counts by type, then record by record.
+func sameRecords(t *testing.T, want, got map[uint64][]record) {
+	t.Helper()
+	if len(want) == 0 || len(got) != len(want) {
+		t.Fatalf("otf2-print shows %d locations, the decoder %d", len(want), len(got))
+	}
+	for loc, w := range want {
+		g := got[loc]
+		cw, cg := map[string]int{}, map[string]int{}
+		for _, r := range w {
+			cw[r.name]++
+		}
+		for _, r := range g {
+			cg[r.name]++
+		}
+		if fmt.Sprint(cw) != fmt.Sprint(cg) {
+			t.Errorf("location %d: record counts: otf2-print %v, decoder %v", loc, cw, cg)
+		}
+		if len(w) != len(g) {
+			continue
+		}
+		for i := range w {
+			if w[i] != g[i] {
+				t.Errorf("location %d record %d: otf2-print %v, decoder %v", loc, i, w[i], g[i])
+				break
+			}
+		}
+	}
+}
+
+// committed returns the archives in testdata that come with the listing
+// otf2-print gave (otf2-print.txt, or .txt.gz) and a SOURCE.md: public
+// archives and Score-P traces of this repository's programs.
+func committed(t *testing.T) []string {
+	t.Helper()
+	m, err := filepath.Glob("testdata/*/SOURCE.md")
+	if err != nil || len(m) < 8 {
+		t.Fatalf("committed archives: %v %v", m, err)
+	}
+	out := make([]string, len(m))
+	for i, p := range m {
+		out[i] = filepath.Dir(p)
+	}
+	return out
+}
+
+// readListing reads an archive's committed otf2-print listing.
+func readListing(t *testing.T, dir string) []byte {
+	t.Helper()
+	if b, err := os.ReadFile(filepath.Join(dir, "otf2-print.txt")); err == nil {
+		return b
+	}
+	f, err := os.Open(filepath.Join(dir, "otf2-print.txt.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(z)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestCommittedArchives: the decoder agrees with otf2-print's listing of
+// every committed archive, record by record (no tool needed).
+func TestCommittedArchives(t *testing.T) {
+	for _, dir := range committed(t) {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			sameRecords(t, parsePrint(readListing(t, dir)), decodeRecords(t, filepath.Join(dir, "traces.otf2")))
+		})
+	}
 }
 
 // decodeRecords decodes every location's event file with the Go decoder.
@@ -119,33 +205,7 @@ func TestAgreesWithOTF2Print(t *testing.T) {
 				t.Fatal(err)
 			}
 			anchor := writeOTF2(t, dir, filepath.Join(t.TempDir(), "otf2"), tc.hz)
-			want := printRecords(t, tool, anchor)
-			got := decodeRecords(t, anchor)
-			if len(want) == 0 || len(got) != len(want) {
-				t.Fatalf("otf2-print shows %d locations, the decoder %d", len(want), len(got))
-			}
-			for loc, w := range want {
-				g := got[loc]
-				cw, cg := map[string]int{}, map[string]int{}
-				for _, r := range w {
-					cw[r.name]++
-				}
-				for _, r := range g {
-					cg[r.name]++
-				}
-				if fmt.Sprint(cw) != fmt.Sprint(cg) {
-					t.Errorf("location %d: record counts: otf2-print %v, decoder %v", loc, cw, cg)
-				}
-				if len(w) != len(g) {
-					continue
-				}
-				for i := range w {
-					if w[i] != g[i] {
-						t.Errorf("location %d record %d: otf2-print %v, decoder %v", loc, i, w[i], g[i])
-						break
-					}
-				}
-			}
+			sameRecords(t, printRecords(t, tool, anchor), decodeRecords(t, anchor))
 		})
 	}
 }

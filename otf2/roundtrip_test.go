@@ -127,9 +127,15 @@ func writeOTF2(t *testing.T, dir, out string, hz int64) string {
 // report's JSON.
 func analyze(t *testing.T, dir string, k int) []byte {
 	t.Helper()
+	return analyzeWith(t, driver.Options{Dir: dir}, k)
+}
+
+func analyzeWith(t *testing.T, o driver.Options, k int) []byte {
+	t.Helper()
+	dir := o.Dir
 	var rep *report.Report
 	err := inproc.Run(k, func(c comm.Comm) error {
-		r, err := driver.Run(c, driver.Options{Dir: dir})
+		r, err := driver.Run(c, o)
 		if c.Rank() == 0 {
 			rep = r
 		}
@@ -205,7 +211,19 @@ func TestRoundTrip(t *testing.T) {
 						t.Errorf("%s: the report has no %s section", src, s)
 					}
 				}
+				// The converted times are on the archive's own time base
+				// (its ClockOffsets applied, as OTF2's readers do), so the
+				// OTF2 copy reports offset 0 and no violations before the
+				// interpolation, where the native trace reports the offsets
+				// and the violations of its raw clocks; from the
+				// interpolation on, both are the same.
+				for _, d := range clockDiff(a["clocksync"], b["clocksync"]) {
+					t.Errorf("%s: clocksync: %s", src, d)
+				}
 				for _, s := range sections {
+					if s == "clocksync" {
+						continue
+					}
 					for _, d := range jsonDiff(s, a[s], b[s]) {
 						t.Errorf("%s: differs from the native trace: %s", src, d)
 					}
@@ -213,6 +231,93 @@ func TestRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestNoClockSyncKeepsOffsets: the archive's ClockOffsets are its time
+// base, applied with or without --no-clocksync (as OTF2's readers and
+// Scalasca apply them): on an archive whose clocks are skewed and drift,
+// --no-clocksync gives the wait states of the offset-corrected native
+// trace, where dropping the offsets would move every message.
+func TestNoClockSyncKeepsOffsets(t *testing.T) {
+	needOTF2(t)
+	dir := filepath.Join(t.TempDir(), "native")
+	if _, err := gen.Generate(dir, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 6, SkewNS: 2_000_000, DriftPPM: 30, LatencyNS: 2000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	anchor := writeOTF2(t, dir, filepath.Join(t.TempDir(), "otf2"), 1_000_000_000)
+	var native, conv map[string]any
+	if err := json.Unmarshal(analyze(t, dir, 1), &native); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, NoClockSync: true}, 1), &conv); err != nil {
+		t.Fatal(err)
+	}
+	cs, _ := conv["clocksync"].(map[string]any)
+	ns, _ := native["clocksync"].(map[string]any)
+	if cs["method"] != "none" || cs["violations_before"] != ns["violations_interpolated"] {
+		t.Errorf("--no-clocksync on the archive: method %v, %v violations; want none and the native trace's %v after interpolation",
+			cs["method"], cs["violations_before"], ns["violations_interpolated"])
+	}
+	if ns["max_correction_ns"] != 0.0 {
+		t.Skipf("the CLC moved events of the native trace (%v ns): the comparison needs a workload it leaves alone", ns["max_correction_ns"])
+	}
+	for _, s := range []string{"breakdown", "pop"} {
+		for _, d := range jsonDiff(s, native[s], conv[s]) {
+			t.Errorf("--no-clocksync: %s", d)
+		}
+	}
+	// The wait states' times (the parallel regions' names differ: the
+	// python writer records no parallel region for a fork to take).
+	nw, _ := native["wait_states"].(map[string]any)
+	cw, _ := conv["wait_states"].(map[string]any)
+	if nw == nil || cw == nil {
+		t.Fatal("no wait states")
+	}
+	for _, k := range []string{"per_process", "call_sites", "late_sender_ns", "wait_nxn_ns", "mpi_ns"} {
+		for _, d := range jsonDiff("wait_states."+k, nw[k], cw[k]) {
+			t.Errorf("--no-clocksync: %s", d)
+		}
+	}
+}
+
+// clockDiff compares the clocksync sections of a native trace (a) and its
+// OTF2 copy (b): equal but for what the raw clocks showed.
+func clockDiff(a, b any) []string {
+	x, _ := a.(map[string]any)
+	y, _ := b.(map[string]any)
+	if x == nil || y == nil {
+		return []string{"missing"}
+	}
+	var out []string
+	if v := y["violations_before"]; v != y["violations_interpolated"] {
+		out = append(out, fmt.Sprintf("otf2 copy: violations_before %v, want its violations_interpolated %v", v, y["violations_interpolated"]))
+	}
+	pa, _ := x["per_process"].([]any)
+	pb, _ := y["per_process"].([]any)
+	if len(pa) != len(pb) {
+		return append(out, fmt.Sprintf("%d vs %d processes", len(pa), len(pb)))
+	}
+	for i := range pb {
+		p, _ := pb[i].(map[string]any)
+		for _, k := range []string{"offset_init_ns", "offset_final_ns", "drift_ppm"} {
+			if p[k] != 0.0 {
+				out = append(out, fmt.Sprintf("otf2 copy: per_process[%d].%s = %v, want 0", i, k, p[k]))
+			}
+		}
+		if p["violations"] != p["violations_interpolated"] {
+			out = append(out, fmt.Sprintf("otf2 copy: per_process[%d].violations %v, want its violations_interpolated %v", i, p["violations"], p["violations_interpolated"]))
+		}
+		q, _ := pa[i].(map[string]any)
+		for _, k := range []string{"offset_init_ns", "offset_final_ns", "drift_ppm", "violations", "offset_source"} {
+			delete(p, k)
+			delete(q, k)
+		}
+	}
+	for _, k := range []string{"violations_before"} {
+		delete(x, k)
+		delete(y, k)
+	}
+	return append(out, jsonDiff("clocksync", x, y)...)
 }
 
 // jsonDiff lists the paths where two decoded JSON values differ.
@@ -254,6 +359,9 @@ func jsonDiff(path string, a, b any) []string {
 	if x, ok := a.(string); ok {
 		if y, ok := b.(string); ok && (stripCol(x) == y || stripCallSite(x) == y) {
 			return nil
+		}
+		if b == nil && strings.HasSuffix(path, ".site") {
+			return nil // an MPI call site: OTF2 carries none
 		}
 	}
 	if !reflect.DeepEqual(a, b) {

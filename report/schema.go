@@ -47,8 +47,13 @@ type TraceInfo struct {
 	// "task_dependences" (OTF2 input with tasks) means the critical path,
 	// span, parallelism, graph metrics and the ready-task idleness treat
 	// tasks as independent (ready at creation).
-	Unavailable []string  `json:"unavailable,omitempty"`
-	Warnings    *Warnings `json:"warnings,omitempty"`
+	Unavailable []string `json:"unavailable,omitempty"`
+	// Notes say what the input held that the analysis leaves out (an OTF2
+	// archive's metric and accelerator locations, its records without a
+	// counterpart in ptrace's model, threads of no OpenMP runtime); they
+	// are not problems.
+	Notes    []string  `json:"notes,omitempty"`
+	Warnings *Warnings `json:"warnings,omitempty"`
 	// NoOpenMP is set when no process has an OpenMP event (parallel
 	// region, implicit or explicit task): a pure MPI program, where
 	// Tallent's class and the OpenMP efficiencies (1 by construction) say

@@ -62,6 +62,9 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	if t.Warnings != nil && t.Warnings.Count > 0 && len(t.Warnings.First) > 0 {
 		p.warn("warnings   %d (first: %s)", t.Warnings.Count, t.Warnings.First[0])
 	}
+	for _, n := range t.Notes {
+		p.line("note       %s", n)
+	}
 	if t.Partial {
 		p.warn("partial    events are missing (see the warnings): times and counts are lower bounds")
 	}

@@ -80,6 +80,8 @@ type Sim struct {
 
 	// Breakdown is the built-in time-breakdown pass.
 	Breakdown *Breakdown
+	// unmodelled marks threads of type unknown (nil when there is none).
+	unmodelled []bool
 	// EventCostNS, when > 0, turns on the instrumentation correction
 	// (instrument.go); set before Run.
 	EventCostNS int64
@@ -179,8 +181,13 @@ func (s *Sim) Ahead(th, j int) (e *trace.Event, deps []trace.Dep, ok bool) {
 // tasks), for passes' After.
 func (s *Sim) Touched() []int { return s.touched }
 
-// HasEvents reports whether thread th has any event.
-func (s *Sim) HasEvents(th int) bool { return th < len(s.Proc.Events) && s.Proc.Events[th].N > 0 }
+// HasEvents reports whether thread th has any event and is a thread the
+// breakdown and POP account: a thread of type unknown (one of no OpenMP
+// runtime, e.g. a pthread of an OTF2 archive) is simulated but not
+// accounted, so that it does not count as an idle OpenMP worker.
+func (s *Sim) HasEvents(th int) bool {
+	return th < len(s.Proc.Events) && s.Proc.Events[th].N > 0 && (s.unmodelled == nil || !s.unmodelled[th])
+}
 
 // New prepares a simulation of p with its times corrected by tb (nil: as
 // recorded). strict turns warnings into an error.
@@ -192,6 +199,14 @@ func New(p *trace.Process, tb *trace.Timebase, strict bool) *Sim {
 		}
 	}
 	s.Warn.Strict = strict
+	for _, t := range p.Tables.Threads {
+		if t.Type == trace.ThreadUnknown && t.Index < len(s.Threads) {
+			if s.unmodelled == nil {
+				s.unmodelled = make([]bool, len(s.Threads))
+			}
+			s.unmodelled[t.Index] = true
+		}
+	}
 	s.Begin, s.End = p.TimeRange(tb)
 	return s
 }

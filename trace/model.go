@@ -53,6 +53,10 @@ const (
 	ThreadInitial = 1
 	ThreadWorker  = 2
 	ThreadOther   = 3
+	// ThreadUnknown marks a thread of no OpenMP runtime ptrace models (a
+	// pthread or a runtime helper of an OTF2 archive): it is simulated for
+	// its MPI and regions but left out of the breakdown and POP.
+	ThreadUnknown = 4
 )
 
 // Thread is one entry of the thread table; Index is what chunks and ids refer to.

@@ -16,7 +16,6 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/report/timeline"
-	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/spf13/cobra"
 )
 
@@ -40,10 +39,15 @@ type analyzeFlags struct {
 func newAnalyzeCmd() *cobra.Command {
 	var af analyzeFlags
 	cmd := &cobra.Command{
-		Use:   "analyze DIR",
+		Use:   "analyze DIR|ARCHIVE",
 		Short: "Analyse a trace and print the summary report",
 		Long: `analyze reads a trace directory and reports the time breakdown, POP
 efficiencies, critical path and task metrics.
+
+DIR is a ptrace trace directory (ptrace record, ptrace gen) or an OTF2
+archive: Score-P's (or Scalasca's, Vampir's, TAU's) traces.otf2 anchor file or
+the experiment directory holding it, of any OTF2 version otf2-print reads
+(docs/otf2.md says what is read and what OTF2 cannot carry).
 
 Under mpirun (with the ptrace-mpi build) every MPI rank analyses its share of
 the traced processes:
@@ -210,7 +214,9 @@ func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) 
 		return err
 	}
 	if err := fn(f); err != nil {
+		// no partial or empty output left behind
 		f.Close()
+		os.Remove(path)
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
@@ -223,8 +229,8 @@ func virtualRanks(ranks int, dir string) int {
 		return ranks
 	}
 	n := 1
-	if d, err := trace.OpenDir(dir); err == nil {
-		n = d.NRanks()
+	if np, err := numProcesses(dir); err == nil {
+		n = np
 	}
 	return defaultRanks(n)
 }

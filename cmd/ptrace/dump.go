@@ -2,10 +2,12 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/spf13/cobra"
 )
@@ -14,32 +16,34 @@ func newDumpCmd() *cobra.Command {
 	var rank, thread, limit int
 	var from, to int64
 	cmd := &cobra.Command{
-		Use:   "dump DIR",
+		Use:   "dump DIR|ARCHIVE",
 		Short: "Print a process's events as text (for inspecting traces)",
 		Long: `dump prints the events of one process of a trace, one per line: time, thread,
-event kind and named arguments (task ids as thread.seq, names resolved).`,
+event kind and named arguments (task ids as thread.seq, names resolved).
+
+DIR is a ptrace trace directory or an OTF2 archive (Score-P's traces.otf2, or
+the experiment directory holding it): a process of an archive is printed as
+ptrace converts it (docs/otf2.md), times in ns since the archive's global
+offset, on its own time base (its ClockOffsets applied).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			d, err := trace.OpenDir(args[0])
+			src, name, err := dumpSource(args[0], rank)
 			if err != nil {
 				return err
-			}
-			if rank < 0 || rank >= d.NRanks() {
-				return fmt.Errorf("--rank %d: the trace has ranks 0..%d", rank, d.NRanks()-1)
 			}
 			// The collector writes the string and location tables after the
 			// events (it learns them as it goes): read them in a first pass,
 			// so that every event prints with its names resolved.
-			tables, err := readTables(d.FilePath(rank))
+			tables, err := readTablesFrom(src, name)
 			if err != nil {
 				return err
 			}
-			f, err := trace.OpenRegular(d.FilePath(rank))
+			rd, err := src()
 			if err != nil {
 				return err
 			}
-			defer f.Close()
-			r, err := trace.NewReader(f, d.FilePath(rank))
+			defer rd.Close()
+			r, err := trace.NewReader(rd, name)
 			if err != nil {
 				return err
 			}
@@ -112,16 +116,52 @@ func describe(e *trace.Event, deps []trace.Dep, t *trace.Tables) string {
 	return b.String()
 }
 
+// source opens a process's ptrace stream from its start (again for each
+// pass).
+type source func() (io.ReadCloser, error)
+
+// dumpSource returns process rank of a ptrace trace directory (its file)
+// or of an OTF2 archive (converted in memory), with the name errors use.
+func dumpSource(dir string, rank int) (source, string, error) {
+	if otf2.IsArchive(dir) {
+		a, err := otf2.Open(dir)
+		if err != nil {
+			return nil, "", err
+		}
+		b, _, err := convertedProcess(a, rank)
+		if err != nil {
+			return nil, "", err
+		}
+		return func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil },
+			fmt.Sprintf("%s process %d (converted)", a.Path, rank), nil
+	}
+	d, err := trace.OpenDir(dir)
+	if err != nil {
+		return nil, "", err
+	}
+	if rank < 0 || rank >= d.NRanks() {
+		return nil, "", fmt.Errorf("--rank %d: the trace has ranks 0..%d", rank, d.NRanks()-1)
+	}
+	path := d.FilePath(rank)
+	return func() (io.ReadCloser, error) { return trace.OpenRegular(path) }, path, nil
+}
+
 // readTables streams a process file once and returns its string and
-// location tables. A damaged tail ends the scan: the tables read so far are
-// returned, and the printing pass reports the damage where it meets it.
+// location tables (readTablesFrom).
 func readTables(path string) (*trace.Tables, error) {
-	f, err := trace.OpenRegular(path)
+	return readTablesFrom(func() (io.ReadCloser, error) { return trace.OpenRegular(path) }, path)
+}
+
+// readTablesFrom streams a process once and returns its string and location
+// tables. A damaged tail ends the scan: the tables read so far are
+// returned, and the printing pass reports the damage where it meets it.
+func readTablesFrom(src source, name string) (*trace.Tables, error) {
+	f, err := src()
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	r, err := trace.NewReader(f, path)
+	r, err := trace.NewReader(f, name)
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/report/timeline"
 	"github.com/spf13/cobra"
@@ -23,7 +24,7 @@ type exportFlags struct {
 func newExportCmd() *cobra.Command {
 	var ef exportFlags
 	cmd := &cobra.Command{
-		Use:   "export --perfetto FILE DIR",
+		Use:   "export --perfetto FILE DIR|ARCHIVE",
 		Short: "Export a trace's timeline for Perfetto / chrome://tracing",
 		Long: `export writes the trace's timeline as Chrome trace-event JSON, which Perfetto UI
 (ui.perfetto.dev, "Open trace file") and chrome://tracing open: one process per
@@ -33,6 +34,10 @@ regions with their waiting parts and the waits for locks and critical sections
 messages, timestamps on rank 0's clock (offset interpolation between the
 init and finalize measurements). The trace is streamed, so memory stays small
 whatever its size; cut big traces with --window and --ranks.
+
+DIR may also be an OTF2 archive (Score-P's traces.otf2 or its experiment
+directory): it is converted as analyze converts it (docs/otf2.md), on the
+archive's own time base.
 
 --critical-path reads the critical-path table the analysis writes
 (analyze --csv DIR gives DIR/critical_path.csv: rank,thread,start_ns,dur_ns,
@@ -87,6 +92,20 @@ func runExport(stdout, stderr io.Writer, dir string, ef *exportFlags) error {
 		o.Progress = prog.phase
 	}
 	start := time.Now()
+	if otf2.IsArchive(dir) {
+		// The timeline streams process files twice: convert the archive
+		// into a temporary ptrace trace first, so that a conversion error
+		// leaves no output file behind.
+		tmp, err := os.MkdirTemp("", "ptrace-export-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		if _, err := convertArchive(dir, tmp); err != nil {
+			return err
+		}
+		dir = tmp
+	}
 	var st *timeline.Stats
 	err = writeFileOrStdout(ef.perfetto, stdout, func(w io.Writer) error {
 		var err error

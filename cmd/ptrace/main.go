@@ -44,7 +44,10 @@ func newRoot() *cobra.Command {
 		Short: "Post-mortem performance analysis of MPI + OpenMP task programs",
 		Long: `ptrace analyses traces of hybrid MPI + OpenMP (task-based) programs: the time
 breakdown into work, MPI, overhead and idleness, the POP hybrid efficiencies,
-task and graph metrics and a distributed critical path.
+task and graph metrics and a distributed critical path. It reads its own
+traces (ptrace record) and OTF2 archives (Score-P, Scalasca, Vampir, TAU):
+every command that takes DIR also takes a traces.otf2 anchor file or the
+experiment directory holding it.
 
 Run it on the allocation that produced the trace, as "mpirun -np N ptrace-mpi
 analyze DIR", or as a plain process: "ptrace analyze DIR".`,

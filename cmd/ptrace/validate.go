@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/spf13/cobra"
 )
@@ -12,12 +13,18 @@ import (
 func newValidateCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "validate DIR",
+		Use:   "validate DIR|ARCHIVE",
 		Short: "Check a trace: headers, chunk integrity, time order, references",
 		Long: `validate checks every file of a trace directory: the manifest and every rank's
 file present, headers consistent, frame checksums, chunk sequence, per-thread
 time order, and references from events to strings, locations, communicators,
 threads and tasks. Each problem is reported with its file and byte offset.
+
+An OTF2 archive (traces.otf2 or its experiment directory) is checked as
+analyze reads it: the anchor and global definitions, then every process's
+local definitions and event files, each record decoded and its references
+checked; what analyze would tolerate (a counted warning) is a problem here,
+named by the archive's own file and offset.
 
 Exit status: 0 when the trace is valid, 1 when problems were found, 2 when the
 check could not run.`,
@@ -25,7 +32,11 @@ check could not run.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			start := time.Now()
 			prog := newProgress(cmd.ErrOrStderr(), "validate")
-			problems, st, err := trace.ValidateDir(args[0], func(done, total int) { prog.update(float64(done) / float64(total)) })
+			validate := trace.ValidateDir
+			if otf2.IsArchive(args[0]) {
+				validate = validateArchive
+			}
+			problems, st, err := validate(args[0], func(done, total int) { prog.update(float64(done) / float64(total)) })
 			prog.done()
 			if err != nil {
 				return &exitError{code: 2, err: err}

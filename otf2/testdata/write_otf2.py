@@ -228,10 +228,14 @@ def main():
                         w.measurement_on_off(tm, mode)
                     # task dependences, sync waits (inside Enter/Leave),
                     # flushes and task attributes have no OTF2 record here
-            w0 = tr.event_writer_from_location(plocs[0])
-            for when, local, off, err in p["clock"]:
-                _otf2.DefWriter_WriteClockOffset(w0._def_handle, ticks(local), span(off),
-                                                 err * hz / 1e9)
+            # Score-P writes the process's clock offsets into the local
+            # definitions of every location (OTF2's reader corrects each
+            # location by its own).
+            for loc in plocs:
+                wl = tr.event_writer_from_location(loc)
+                for when, local, off, err in p["clock"]:
+                    _otf2.DefWriter_WriteClockOffset(wl._def_handle, ticks(local), span(off),
+                                                     err * hz / 1e9)
         # The ClockProperties' global offset: the shifted origin, so that
         # ticks convert back to the original ns exactly.
         if tr._first_timestamp is not None:

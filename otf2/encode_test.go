@@ -1,0 +1,356 @@
+package otf2
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// A hand encoder of OTF2 files, for archives as older OTF2 versions wrote
+// them (python3-otf2 writes only its own version) and for the fuzz seeds.
+// It follows OTF2_Buffer's encodings: little-endian chunks, compressed
+// integers, record lengths.
+
+// enc builds one record's attributes.
+type enc struct{ b []byte }
+
+func (e *enc) u8(v uint8) *enc { e.b = append(e.b, v); return e }
+
+// c writes a compressed unsigned integer (0, all ones, else length byte and
+// little-endian bytes).
+func (e *enc) c(v uint64) *enc {
+	switch {
+	case v == 0:
+		e.b = append(e.b, 0)
+	case v == math.MaxUint64 || v == math.MaxUint32:
+		e.b = append(e.b, 0xff)
+	default:
+		n := 0
+		for x := v; x != 0; x >>= 8 {
+			n++
+		}
+		e.b = append(e.b, byte(n))
+		for i := 0; i < n; i++ {
+			e.b = append(e.b, byte(v>>(8*i)))
+		}
+	}
+	return e
+}
+
+func (e *enc) full(v uint64) *enc { e.b = binary.LittleEndian.AppendUint64(e.b, v); return e }
+
+func (e *enc) str(s string) *enc { e.b = append(append(e.b, s...), 0); return e }
+
+// file is a chunked OTF2 file: records appended to one chunk.
+type file struct {
+	chunk int
+	b     []byte
+	n     uint64 // records
+}
+
+func newFile(chunk int) *file {
+	f := &file{chunk: chunk}
+	f.header()
+	return f
+}
+
+func (f *file) header() {
+	f.b = append(f.b, recChunkHeader, littleEndian)
+	f.b = binary.LittleEndian.AppendUint64(f.b, 0)
+	f.b = binary.LittleEndian.AppendUint64(f.b, 0)
+}
+
+// room starts a new chunk when n more bytes (and the end record) would not
+// fit the current one: an end-of-chunk record, padding, a header.
+func (f *file) room(n int) {
+	if len(f.b)%f.chunk+n+1 <= f.chunk {
+		return
+	}
+	f.b = append(f.b, recEndOfChunk)
+	for len(f.b)%f.chunk != 0 {
+		f.b = append(f.b, 0)
+	}
+	f.header()
+}
+
+// rec appends a record of type t with a length byte.
+func (f *file) rec(t uint8, e *enc) *file {
+	if len(e.b) >= 0xff {
+		panic("long records are not encoded")
+	}
+	f.room(2 + len(e.b))
+	f.b = append(f.b, t, byte(len(e.b)))
+	f.b = append(f.b, e.b...)
+	f.n++
+	return f
+}
+
+// single appends a singleton record (no length byte).
+func (f *file) single(t uint8, e *enc) *file {
+	f.room(1 + len(e.b))
+	f.b = append(append(f.b, t), e.b...)
+	return f
+}
+
+// time appends a timestamp record.
+func (f *file) time(t uint64) *file {
+	f.room(9 + 16) // a timestamp stays with its record
+	f.b = append(f.b, recTimestamp)
+	f.b = binary.LittleEndian.AppendUint64(f.b, t)
+	return f
+}
+
+// bytes ends the file (a last chunk is not padded to its size).
+func (f *file) bytes() []byte { return append(f.b, recEndOfFile) }
+
+// recorder collects records.
+type recorder struct{ add func(uint8, *enc) }
+
+func (r *recorder) rec(t uint8, e *enc) { r.add(t, e) }
+
+// anchor encodes an anchor file of OTF2 version v (anchor format 2).
+func anchor(v [3]uint8, chunk uint64, locations, defs uint64) []byte {
+	e := &enc{}
+	e.u8(recChunkHeader).u8(littleEndian).str("OTF2").u8(2).u8(2).u8(v[0]).u8(v[1]).u8(v[2])
+	e.full(chunk).full(chunk).u8(substratePOSIX).u8(compressionNone).full(locations).full(defs)
+	e.str("").str("hand encoder").str("")
+	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
+	e.full(1)
+	return e.b
+}
+
+// oldArchive writes, into dir, a 2-process MPI archive whose definitions
+// have the layout of OTF2 1.0 to 2.3: Comm without 3.0's flags,
+// LocationGroup without its creator, ClockProperties without the realtime
+// timestamp, Groups of the pre-1.2 layout, a Region of OTF2 1.0 (a region
+// type, no role or paradigm) beside regions of 1.1. Process 0 sends 42
+// bytes to process 1 inside MPI_Send, both call MPI_Allreduce, between
+// MPI_Init and MPI_Finalize; each calls a compiler-instrumented "solve".
+func oldArchive(t testing.TB, dir string) string { return editedArchive(t, dir, nil) }
+
+// defRec is one global definition record of the hand-encoded archive.
+type defRec struct {
+	t uint8
+	e *enc
+}
+
+// editedArchive writes oldArchive with its global definitions passed
+// through edit (nil: as they are).
+func editedArchive(t testing.TB, dir string, edit func([]defRec) []defRec) string {
+	const chunk = 256 << 10 // OTF2's least
+	var recs []defRec
+	g := &recorder{add: func(t uint8, e *enc) { recs = append(recs, defRec{t, e}) }}
+	g.rec(gdClockProperties, (&enc{}).c(1_000_000_000).c(1000).c(100_000))
+	for i, s := range []string{"", "MPI_Init", "MPI_Send", "MPI_Recv", "MPI_Allreduce", "MPI_Finalize", "solve", "node0",
+		"rank 0", "rank 1", "master", "MPI_COMM_WORLD", "world", "locs", "old.c", "machine"} {
+		g.rec(gdString, (&enc{}).c(uint64(i)).str(s))
+	}
+	// SystemTreeNode: id, name, class, parent
+	g.rec(gdSystemTreeNode, (&enc{}).c(0).c(7).c(15).c(math.MaxUint32))
+	// LocationGroup (before 3.0): id, name, type, parent
+	for r := uint64(0); r < 2; r++ {
+		g.rec(gdLocationGroup, (&enc{}).c(r).c(8+r).u8(lgTypeProcess).c(0))
+	}
+	// Location: id, name, type, events, group
+	for r := uint64(0); r < 2; r++ {
+		g.rec(gdLocation, (&enc{}).c(r).c(10).u8(locationTypeCPU).c(0).c(r))
+	}
+	// Region of OTF2 1.1 and later: id, name, description, type (attic),
+	// file, begin, end; then canonical name, role, paradigm, flags
+	for id, name := range []uint64{1, 2, 3, 4, 5} {
+		g.rec(gdRegion, (&enc{}).c(uint64(id)).c(name).c(0).u8(0).c(14).c(0).c(0).c(name).u8(roleFunction).u8(paradigmMPI).c(0))
+	}
+	// Region of OTF2 1.0: region type 1 (function), nothing after
+	g.rec(gdRegion, (&enc{}).c(5).c(6).c(0).u8(1).c(14).c(7).c(9))
+	// Group, pre-1.2 layout: id, name, type (6 MPI locations, 4 MPI
+	// group), members; no 1.2 attributes
+	g.rec(gdGroup, (&enc{}).c(0).c(13).u8(6).c(2).c(0).c(1))
+	g.rec(gdGroup, (&enc{}).c(1).c(12).u8(4).c(2).c(0).c(1))
+	// Comm before 3.0: id, name, group, parent
+	g.rec(gdComm, (&enc{}).c(0).c(11).c(1).c(math.MaxUint32))
+	if edit != nil {
+		recs = edit(recs)
+	}
+	gf := newFile(chunk)
+	for _, r := range recs {
+		gf.rec(r.t, r.e)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.def"), gf.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.otf2"), anchor([3]uint8{2, 3, 0}, chunk, 2, gf.n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// events: ticks since 1000, so ns since the global offset are the
+	// numbers below
+	ev := func(r uint64) []byte {
+		f := newFile(chunk)
+		at := func(ns uint64) *file { return f.time(1000 + ns) }
+		enter := func(ns, reg uint64) { at(ns).single(EvEnter, (&enc{}).c(reg)) }
+		leave := func(ns, reg uint64) { at(ns).single(EvLeave, (&enc{}).c(reg)) }
+		enter(0, 0)
+		leave(1000, 0)
+		enter(2000, 5) // solve
+		if r == 0 {
+			enter(3000, 1)
+			// MpiSend: receiver, comm, tag, length
+			at(3100).rec(EvMpiSend, (&enc{}).c(1).c(0).c(7).c(42))
+			leave(3200, 1)
+		} else {
+			enter(2500, 2)
+			at(3300).rec(EvMpiRecv, (&enc{}).c(0).c(0).c(7).c(42))
+			leave(3400, 2)
+		}
+		enter(4000+r*1000, 3)
+		at(4000+r*1000).rec(EvMpiCollectiveBegin, &enc{})
+		// MpiCollectiveEnd: op (11 allreduce), comm, root, sent, received
+		at(5500).rec(EvMpiCollectiveEnd, (&enc{}).u8(11).c(0).c(math.MaxUint32).c(8).c(8))
+		leave(5600, 3)
+		leave(6000, 5)
+		enter(7000, 4)
+		leave(8000, 4)
+		return f.bytes()
+	}
+	for r := uint64(0); r < 2; r++ {
+		if err := os.WriteFile(filepath.Join(dir, "traces", []string{"0", "1"}[r]+".evt"), ev(r), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		// the local definitions: no mapping tables (ids are global), no
+		// clock offsets
+		if err := os.WriteFile(filepath.Join(dir, "traces", []string{"0", "1"}[r]+".def"), newFile(chunk).bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "traces.otf2")
+}
+
+// legacyOpenMPArchive writes, into dir, one process of two threads as OTF2
+// 1.0/1.1 recorded OpenMP: OmpFork and OmpJoin on the master, the parallel
+// region's Enter and Leave on each thread (its implicit task: there is no
+// ThreadTeamBegin), an implicit barrier (a 1.0 region type), and a task
+// created and run by OmpTaskCreate, OmpTaskSwitch and OmpTaskComplete.
+// Timeline (ns since the global offset):
+//
+//	master: fork 1000, region 1000–9000 (work to 5000, barrier 5000–9000), join 9100
+//	worker: region 1100–9000: creates task 77 at 2000, runs it 2000–4000,
+//	        works to 8900, barrier 8900–9000
+//
+// With modern set, the same timeline is written as OTF2 1.2 and later
+// record it: ThreadFork/ThreadJoin, ThreadTeamBegin/End on a thread-team
+// communicator, ThreadTaskCreate/Switch/Complete, regions with roles.
+func legacyOpenMPArchive(t testing.TB, dir string, modern bool) string {
+	const chunk = 256 << 10
+	g := newFile(chunk)
+	g.rec(gdClockProperties, (&enc{}).c(1_000_000_000).c(0).c(10_000))
+	for i, s := range []string{"", "!$omp parallel @omp.c:5", "!$omp ibarrier @omp.c:9", "!$omp task @omp.c:7",
+		"node", "process", "master", "worker", "omp.c", "machine"} {
+		g.rec(gdString, (&enc{}).c(uint64(i)).str(s))
+	}
+	g.rec(gdSystemTreeNode, (&enc{}).c(0).c(4).c(9).c(math.MaxUint32))
+	g.rec(gdLocationGroup, (&enc{}).c(0).c(5).u8(lgTypeProcess).c(0))
+	g.rec(gdLocation, (&enc{}).c(0).c(6).u8(locationTypeCPU).c(0).c(0))
+	g.rec(gdLocation, (&enc{}).c(1).c(7).u8(locationTypeCPU).c(0).c(0))
+	if modern {
+		lines := []uint64{5, 9, 7}
+		for i, role := range []uint8{roleParallel, roleImplicitBarrier, roleTask} {
+			g.rec(gdRegion, (&enc{}).c(uint64(i)).c(uint64(i+1)).c(0).u8(0).c(8).c(lines[i]).c(lines[i]).
+				c(uint64(i+1)).u8(role).u8(paradigmOpenMP).c(0))
+		}
+		// the thread team: OpenMP's locations, the team's group of them,
+		// its communicator
+		g.rec(gdGroup, (&enc{}).c(0).c(0).u8(0).c(2).c(0).c(1).u8(groupTypeCommLocs).u8(paradigmOpenMP).c(0))
+		g.rec(gdGroup, (&enc{}).c(1).c(0).u8(0).c(2).c(0).c(1).u8(groupTypeCommGroup).u8(paradigmOpenMP).c(0))
+		g.rec(gdComm, (&enc{}).c(0).c(0).c(1).c(math.MaxUint32).c(0))
+	} else {
+		// Regions of OTF2 1.0: id, name, description, region type, file,
+		// begin, end (types 5 OMP parallel, 15 OMP implicit barrier, 20
+		// OMP task)
+		g.rec(gdRegion, (&enc{}).c(0).c(1).c(0).u8(5).c(8).c(5).c(5))
+		g.rec(gdRegion, (&enc{}).c(1).c(2).c(0).u8(15).c(8).c(9).c(9))
+		g.rec(gdRegion, (&enc{}).c(2).c(3).c(0).u8(20).c(8).c(7).c(7))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.def"), g.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.otf2"), anchor([3]uint8{1, 1, 0}, chunk, 2, g.n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	task := (&enc{}).c(0).c(1).c(1) // team, creating thread, generation
+	m := newFile(chunk)
+	if modern {
+		m.time(1000).rec(EvThreadFork, (&enc{}).u8(paradigmOpenMP).c(2))
+		m.time(1000).rec(EvThreadTeamBegin, (&enc{}).c(0))
+	} else {
+		m.time(1000).single(EvOmpFork, (&enc{}).c(2))
+	}
+	m.time(1000).single(EvEnter, (&enc{}).c(0))
+	m.time(5000).single(EvEnter, (&enc{}).c(1))
+	m.time(9000).single(EvLeave, (&enc{}).c(1))
+	m.time(9000).single(EvLeave, (&enc{}).c(0))
+	if modern {
+		m.time(9000).rec(EvThreadTeamEnd, (&enc{}).c(0))
+		m.time(9100).rec(EvThreadJoin, (&enc{}).u8(paradigmOpenMP))
+	} else {
+		m.time(9100).rec(EvOmpJoin, &enc{})
+	}
+	w := newFile(chunk)
+	if modern {
+		w.time(1100).rec(EvThreadTeamBegin, (&enc{}).c(0))
+	}
+	w.time(1100).single(EvEnter, (&enc{}).c(0))
+	if modern {
+		w.time(2000).rec(EvThreadTaskCreate, task)
+		w.time(2000).rec(EvThreadTaskSwitch, task)
+	} else {
+		w.time(2000).single(EvOmpTaskCreate, (&enc{}).c(77))
+		w.time(2000).single(EvOmpTaskSwitch, (&enc{}).c(77))
+	}
+	w.time(2000).single(EvEnter, (&enc{}).c(2))
+	w.time(4000).single(EvLeave, (&enc{}).c(2))
+	if modern {
+		w.time(4000).rec(EvThreadTaskComplete, task)
+	} else {
+		w.time(4000).single(EvOmpTaskComplete, (&enc{}).c(77))
+	}
+	w.time(8900).single(EvEnter, (&enc{}).c(1))
+	w.time(9000).single(EvLeave, (&enc{}).c(1))
+	w.time(9000).single(EvLeave, (&enc{}).c(0))
+	if modern {
+		w.time(9000).rec(EvThreadTeamEnd, (&enc{}).c(0))
+	}
+	for name, f := range map[string]*file{"0": m, "1": w} {
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "traces.otf2")
+}
+
+// pthreadArchive is oldArchive with a second CPU location in process 0
+// that joins no OpenMP team (a pthread): it runs "solve" from 1500 to 2500.
+func pthreadArchive(t testing.TB, dir string) string {
+	anchor := editedArchive(t, dir, func(recs []defRec) []defRec {
+		return append(recs, defRec{gdLocation, (&enc{}).c(2).c(10).u8(locationTypeCPU).c(0).c(0)})
+	})
+	f := newFile(256 << 10)
+	f.time(1000+1500).single(EvEnter, (&enc{}).c(5))
+	f.time(1000+2500).single(EvLeave, (&enc{}).c(5))
+	if err := os.WriteFile(filepath.Join(dir, "traces", "2.evt"), f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces", "2.def"), newFile(256<<10).bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return anchor
+}

@@ -1,0 +1,12 @@
+package otf2
+
+// OldArchive writes the hand-encoded archive of OTF2 1.0 to 2.3 record
+// layouts (encode_test.go) for the external tests.
+var OldArchive = oldArchive
+
+// LegacyOpenMPArchive writes the OTF2 1.x OpenMP archive, or the same
+// timeline in OTF2 1.2's records (encode_test.go).
+var LegacyOpenMPArchive = legacyOpenMPArchive
+
+// PthreadArchive writes OldArchive with a pthread in process 0.
+var PthreadArchive = pthreadArchive

@@ -1,0 +1,225 @@
+package otf2_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/otf2"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// scoutValues reads an archive's scout.csv (cube_dump -s csv2 of
+// Scalasca's trace.cubex, whole program, one row per location in system
+// tree order): metric name → value per location, in seconds.
+func scoutValues(t *testing.T, path string) map[string][]float64 {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.TrimLeadingSpace = true
+	recs, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]float64{}
+	for _, rec := range recs[1:] {
+		for j, name := range recs[0] {
+			if j < 2 {
+				continue // call-tree node and location ids
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(rec[j]), 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[strings.TrimSpace(name)] = append(out[strings.TrimSpace(name)], v)
+		}
+	}
+	return out
+}
+
+// near reports whether ptrace's ns equal scout's seconds as cube prints
+// them (6 significant digits).
+func near(ns int64, s float64, rel float64) bool {
+	return math.Abs(float64(ns)/1e9-s) <= rel*s+1e-6
+}
+
+// TestScalascaAgrees: on Score-P traces of this repository's programs (and
+// pipit's Score-P 7.1 ping-pong), ptrace's MPI wait states per process,
+// MPI time, OpenMP synchronization time and work equal what Scalasca
+// 2.6's scout computed on the same archives (testdata/*/scout.csv; the
+// whole program, as scout measures, so analyze --whole-run). Scout splits
+// the OpenMP time by region role (the OMPT adapter's taskwait has the role
+// BARRIER) and attributes a taskwait nested in a barrier to the barrier:
+// its sum over barriers and taskwaits is compared, and each barrier kind
+// alone where the program has no tasks. Its computation excludes the team
+// management ptrace books as work or idleness: work within 0.5 %.
+func TestScalascaAgrees(t *testing.T) {
+	m, err := filepath.Glob("testdata/*/scout.csv")
+	if err != nil || len(m) < 7 {
+		t.Fatalf("scout references: %v %v", m, err)
+	}
+	for _, path := range m {
+		dir := filepath.Dir(path)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			sc := scoutValues(t, path)
+			anchor := filepath.Join(dir, "traces.otf2")
+			a, err := otf2.Open(anchor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep report.Report
+			if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true}, 1), &rep); err != nil {
+				t.Fatal(err)
+			}
+			loc := 0
+			for rank := 0; rank < a.NumProcesses(); rank++ {
+				n := a.Process(rank).Threads
+				sum := func(metric string) float64 {
+					var s float64
+					for _, v := range sc[metric][loc : loc+n] {
+						s += v
+					}
+					return s
+				}
+				check := func(what string, ns int64, metric string, rel float64) {
+					t.Helper()
+					if _, ok := sc[metric]; !ok {
+						if ns != 0 {
+							t.Errorf("rank %d: %s %d ns; scout has no %s", rank, what, ns, metric)
+						}
+						return
+					}
+					if s := sum(metric); !near(ns, s, rel) {
+						t.Errorf("rank %d: %s %.6f s, scout's %s %.6f s", rank, what, float64(ns)/1e9, metric, s)
+					}
+				}
+				var ws report.WaitProcess
+				if rep.WaitStates != nil {
+					for _, p := range rep.WaitStates.PerProcess {
+						if p.Rank == rank {
+							ws = p
+						}
+					}
+				}
+				check("late sender", ws.LateSenderNS, "mpi_latesender", 1e-5)
+				check("late receiver", ws.LateReceiverNS, "mpi_latereceiver", 1e-5)
+				check("wait at N×N", ws.WaitNxNNS, "mpi_wait_nxn", 1e-5)
+				check("wait at barrier", ws.WaitBarrierNS, "mpi_barrier_wait", 1e-5)
+				check("early reduce", ws.EarlyReduceNS, "mpi_earlyreduce", 1e-5)
+				check("late broadcast", ws.LateBroadcastNS, "mpi_latebroadcast", 1e-5)
+				b := rep.Breakdown.PerProcess[rank]
+				check("MPI time", b.MPINS, "mpi", 1e-5)
+				check("work", b.WorkNS, "comp", 5e-3)
+				var omp report.OMPWaitProcess
+				if rep.WaitStates != nil && rep.WaitStates.OpenMP != nil {
+					for _, p := range rep.WaitStates.OpenMP.PerProcess {
+						if p.Rank == rank {
+							omp = p
+						}
+					}
+				}
+				if _, ok := sc["omp_ibarrier"]; ok {
+					syncNS := omp.BarrierImplicitNS + omp.BarrierExplicitNS + omp.TaskwaitNS + omp.TaskgroupNS
+					scoutSync := sum("omp_ibarrier") + sum("omp_ebarrier") + sum("omp_taskwait")
+					if !near(syncNS, scoutSync, 1e-5) {
+						t.Errorf("rank %d: OpenMP barriers and taskwaits %.6f s, scout's %.6f s", rank, float64(syncNS)/1e9, scoutSync)
+					}
+					if rep.Tasks == nil || rep.Tasks.Count == 0 {
+						check("implicit barriers", omp.BarrierImplicitNS, "omp_ibarrier", 1e-5)
+						check("explicit barriers", omp.BarrierExplicitNS, "omp_ebarrier", 1e-5)
+					}
+				}
+				loc += n
+			}
+			if loc != len(sc["time"]) {
+				t.Errorf("the archive has %d thread locations, scout %d", loc, len(sc["time"]))
+			}
+		})
+	}
+}
+
+// TestHybridTasksEverywhere: a Score-P 8.4 trace of halo_mpi.c (2 ranks ×
+// 2 threads, OPARI2, MPI calls from tasks on any thread: scout refuses
+// it, and ptrace once refused its thread teams as groups of ranks)
+// converts and matches every message and collective its records hold.
+func TestHybridTasksEverywhere(t *testing.T) {
+	dir := "testdata/scorep-8.4-halo-opari2"
+	counts := map[string]int64{}
+	for _, line := range strings.Split(string(readListing(t, dir)), "\n") {
+		if f := strings.Fields(line); len(f) > 2 {
+			counts[f[0]]++
+		}
+	}
+	var rep report.Report
+	if err := json.Unmarshal(analyze(t, dir, 2), &rep); err != nil {
+		t.Fatal(err)
+	}
+	cs := rep.ClockSync
+	if cs == nil {
+		t.Fatal("no clock section")
+	}
+	// every message sent is matched; every collective call of the two
+	// ranks pairs with the other's (a split communicator of one rank
+	// counts its calls alone)
+	if sends := counts["MPI_SEND"] + counts["MPI_ISEND"]; cs.Messages != sends || cs.UnmatchedSends+cs.UnmatchedReceives != 0 {
+		t.Errorf("%d messages matched (%d unmatched sends, %d receives), the archive sends %d", cs.Messages, cs.UnmatchedSends, cs.UnmatchedReceives, sends)
+	}
+	if cs.Collectives == 0 || cs.UnmatchedCollectives != 0 {
+		t.Errorf("%d collectives, %d unmatched", cs.Collectives, cs.UnmatchedCollectives)
+	}
+	if rep.Tasks == nil || rep.Tasks.Count != counts["THREAD_TASK_CREATE"] {
+		t.Errorf("tasks %+v, the archive creates %d", rep.Tasks, counts["THREAD_TASK_CREATE"])
+	}
+	if rep.Trace.Processes != 2 || rep.Trace.Threads != 4 {
+		t.Errorf("%d processes, %d threads; want 2 and 4", rep.Trace.Processes, rep.Trace.Threads)
+	}
+	// each posted receive is on the communicator its completion names (a
+	// duplicate of MPI_COMM_WORLD here), which OTF2 records only there
+	a, err := otf2.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := a.Convert(0, &buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(&buf, "converted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	posted := map[int64]int64{}
+	var c trace.Chunk
+	checked := 0
+	for r.NextChunk(&c) == nil {
+		for _, e := range c.Events {
+			switch {
+			case e.Kind == trace.MPIRecvPost:
+				posted[e.Args[3]] = e.Args[2]
+			case e.Kind == trace.MPIRecv && e.Args[4] != 0:
+				if cm, ok := posted[e.Args[4]]; !ok || cm != e.Args[2] {
+					t.Errorf("receive of request %#x on communicator %d, posted on %d (%v)", e.Args[4], e.Args[2], cm, ok)
+				}
+				checked++
+			}
+		}
+	}
+	if checked == 0 || r.Tables().Comms[0].ID == 0 && len(r.Tables().Comms) < 2 {
+		t.Errorf("%d nonblocking receives checked, communicators %+v", checked, r.Tables().Comms)
+	}
+	// the only warning: OTF2 records no task dependences
+	if w := rep.Trace.Warnings; w == nil || w.Count != 2 || !strings.Contains(strings.Join(w.First, "\n"), "no task dependences") {
+		t.Errorf("warnings: %+v", w)
+	}
+}
