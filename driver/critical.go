@@ -26,6 +26,7 @@ type procGraph struct {
 	frags *sim.Frags
 	names map[int32]string // location id → construct name
 	sites []string         // MPI call sites (sim.Frags.MPISites) by name: "MPI_Send at file:line:col"
+	strs  []string         // the string table: the user regions serial and region code ran in
 	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
 	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
 	// distinct: no pair of deps repeats an earlier one (the simulation's
@@ -42,7 +43,7 @@ type procGraph struct {
 }
 
 func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
-	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{},
+	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, strs: p.Strings,
 		deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
 	if f != nil {
 		g.sites = make([]string, len(f.MPISites))
@@ -498,8 +499,14 @@ func (pg *procGraph) describe(a sim.Attr) (kind, construct string) {
 	case sim.FragTask:
 		return "task", pg.names[a.Loc]
 	case sim.FragImplicit:
+		if l := a.Loc; l >= 0 && int(l) < len(pg.strs) {
+			return "region", pg.strs[l] + " (parallel-region code)" // the user region it ran in most
+		}
 		return "region", "parallel-region code"
 	case sim.FragSerial:
+		if l := a.Loc; l >= 0 && int(l) < len(pg.strs) {
+			return "serial", pg.strs[l] + " (serial code)"
+		}
 		return "serial", "serial code"
 	case sim.FragMPI, sim.FragPost:
 		name := "MPI"

@@ -404,7 +404,20 @@ type FragPass struct {
 
 	// siteIdx indexes F.MPISites.
 	siteIdx map[MPISite]int32
+
+	// The user regions (region_enter, region_exit: an OTF2 archive's
+	// compiler-instrumented functions, annotated phases) per thread,
+	// innermost last, and the time the open fragment of serial or
+	// parallel-region code spent in each (from codeAt on): the fragment
+	// is named by the region it spent most time in. Nil where a trace has
+	// no region events.
+	regions [][]int64
+	code    [][]regionTime
+	codeAt  []int64
 }
+
+// regionTime is the time a fragment spent in a user region (a string id).
+type regionTime struct{ region, ns int64 }
 
 // lazyOpen marks a thread's open fragment that is not a node yet: a
 // fragment of serial code, parallel-region code or an MPI call's own cost
@@ -595,6 +608,9 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	}
 	p.requeued[t] = -1
 	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Tasks[t].Loc
+	if p.regions != nil {
+		p.code[th], p.codeAt[th] = p.code[th][:0], s.Now
+	}
 	if k != FragTask && p.pend[t] < 0 {
 		return
 	}
@@ -684,6 +700,11 @@ func (p *FragPass) close(s *Sim, th int) {
 		p.nodes.setStart(n, max(to-w, start))
 	} else {
 		p.nodes.setWeight(n, max(d, 0))
+	}
+	if k := p.curKind[th]; p.regions != nil && (k == FragSerial || k == FragImplicit) {
+		if r := p.dominantRegion(th, s.Now); r >= 0 {
+			p.nodes.at(n).loc = int32(r)
+		}
 	}
 	p.lastOf[t] = n
 	if p.openOn[t] == int32(th) {
@@ -911,6 +932,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		p.forkSrc.Delete(e.Args[0])
 		p.regionOf.Delete(e.Args[0])
+	case trace.RegionEnter, trace.RegionExit:
+		p.region(s, th, e)
+		return
 	case trace.SyncWaitBegin:
 		p.close(s, th)
 		p.arrive(s, th, e.Args[0])
@@ -929,6 +953,58 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.open(s, th, t, k)
 	}
 	p.closeTouched(s, th)
+}
+
+// region follows thread th's user regions, and the open fragment's time
+// in the one it leaves.
+func (p *FragPass) region(s *Sim, th int, e *trace.Event) {
+	if p.regions == nil {
+		n := len(s.Threads)
+		p.regions, p.code, p.codeAt = make([][]int64, n), make([][]regionTime, n), make([]int64, n)
+		for o := range p.codeAt {
+			p.codeAt[o] = s.Now
+		}
+	}
+	p.tally(th, s.Now)
+	if e.Kind == trace.RegionEnter {
+		p.regions[th] = append(p.regions[th], e.Args[0])
+	} else if rs := p.regions[th]; len(rs) > 0 {
+		p.regions[th] = rs[:len(rs)-1]
+	}
+}
+
+// tally adds the time since codeAt to thread th's innermost region, when
+// it runs serial or parallel-region code.
+func (p *FragPass) tally(th int, now int64) {
+	rs := p.regions[th]
+	if k := p.curKind[th]; len(rs) > 0 && p.cur[th] != -1 && p.mpiDepth[th] == 0 && (k == FragSerial || k == FragImplicit) && now > p.codeAt[th] {
+		id, d := rs[len(rs)-1], now-p.codeAt[th]
+		c := p.code[th]
+		for i := range c {
+			if c[i].region == id {
+				c[i].ns += d
+				d = 0
+				break
+			}
+		}
+		if d > 0 {
+			p.code[th] = append(c, regionTime{id, d})
+		}
+	}
+	p.codeAt[th] = now
+}
+
+// dominantRegion returns the user region (a string id) the closing
+// fragment of thread th spent most time in, −1 for none.
+func (p *FragPass) dominantRegion(th int, now int64) int64 {
+	p.tally(th, now)
+	best := regionTime{-1, 0}
+	for _, c := range p.code[th] {
+		if c.ns > best.ns {
+			best = c
+		}
+	}
+	return best.region
 }
 
 // closeTouched closes the fragments of other threads whose state this

@@ -307,11 +307,60 @@ type callRecorder struct {
 	lastSync, mpiSince, parSince []int64
 	lastSyncCall                 []int32
 	synced, sent                 []bool
+	// Per thread since its last synchronizing call, outside MPI: the time
+	// spent in each innermost user region (region_enter: a compiler-
+	// instrumented function of an OTF2 archive, an annotated phase), from
+	// codeAt on, so that a delay names the code its excess ran in.
+	code   [][]regionTime
+	codeAt []int64
 	// The requests in flight, by id (process-unique): an Irecv's post
 	// (its call and event) until its receive completes, an Isend's node
 	// until its request is done.
 	posts  map[int64]reqRef
 	isends map[int64]int32
+}
+
+// regionTime is the time a thread spent in a user region (a string id).
+type regionTime struct{ region, ns int64 }
+
+// tally adds thread th's time outside MPI since codeAt, up to now, to its
+// innermost user region.
+func (r *callRecorder) tally(th int, now int64) {
+	if rs := r.regions[th]; len(rs) > 0 && r.depth[th] == 0 && now > r.codeAt[th] {
+		id, d := rs[len(rs)-1], now-r.codeAt[th]
+		c := r.code[th]
+		for i := range c {
+			if c[i].region == id {
+				c[i].ns += d
+				d = 0
+				break
+			}
+		}
+		if d > 0 {
+			r.code[th] = append(c, regionTime{id, d})
+		}
+	}
+	r.codeAt[th] = now
+}
+
+// label is what a call's delay is charged to: the last parallel region
+// begun since the thread's previous synchronizing call (its location),
+// else the user region it spent most of that time in (−2 − its string
+// id), else −1 (serial code).
+func (r *callRecorder) label(th int) int64 {
+	if l := r.parSince[th]; l >= 0 {
+		return l
+	}
+	best := regionTime{-1, 0}
+	for _, c := range r.code[th] {
+		if c.ns > best.ns {
+			best = c
+		}
+	}
+	if best.region < 0 {
+		return -1
+	}
+	return -2 - best.region
 }
 
 // reqRef is an event inside a call: the call and the event's thread and
@@ -368,7 +417,8 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	T := p.NumThreads()
 	r := &callRecorder{a: a, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
-		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T)}
+		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T),
+		code: make([][]regionTime, T), codeAt: make([]int64, T)}
 	for th := range r.lastSync {
 		r.lastSync[th], r.parSince[th], r.lastSyncCall[th] = -1, -1, -1
 	}
@@ -404,6 +454,9 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	}
 	switch e.Kind {
 	case trace.MPIEnter:
+		if r.depth[th] == 0 {
+			r.tally(th, e.Time)
+		}
 		r.depth[th]++
 		if r.depth[th] == 1 {
 			st := site{fn: e.Args[0], loc: e.Args[1], region: -1}
@@ -414,7 +467,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			if r.lastSync[th] >= 0 {
 				gap = max(0, e.Time-r.lastSync[th]-r.mpiSince[th])
 			}
-			r.open[th] = r.c.add(e.Time, st, gap, r.parSince[th], r.lastSyncCall[th])
+			r.open[th] = r.c.add(e.Time, st, gap, r.label(th), r.lastSyncCall[th])
 			r.synced[th], r.sent[th] = false, false
 		}
 		return
@@ -432,9 +485,11 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 				if r.synced[th] || blocking || trace.IsMPIInit(fn) {
 					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
 					r.lastSyncCall[th] = k
+					r.code[th] = r.code[th][:0]
 				} else {
 					r.mpiSince[th] += e.Time - enter
 				}
+				r.codeAt[th] = e.Time
 			}
 		}
 		return
@@ -442,9 +497,11 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		r.parSince[th] = e.Args[4]
 		return
 	case trace.RegionEnter:
+		r.tally(th, e.Time)
 		r.regions[th] = append(r.regions[th], e.Args[0])
 		return
 	case trace.RegionExit:
+		r.tally(th, e.Time)
 		if rs := r.regions[th]; len(rs) > 0 {
 			r.regions[th] = rs[:len(rs)-1]
 		}
