@@ -37,7 +37,10 @@
 // mpi_recv after its mpi_send, remote_dep_in after its remote_dep_out,
 // coll_end after the relevant coll_begin(s) (one-to-all: the root's;
 // all-to-one, at the root: every other member's; all-to-all: every
-// member's, through one virtual node per instance). The forward pass is a
+// member's, through one virtual node per instance). A collective whose
+// operation is not known orders nothing (Score-P's communicator and handle
+// operations, MPI_Comm_free among them, which is local in Open MPI; as
+// Scalasca's correction, which drops them): no edge. The forward pass is a
 // forward replay (graph.Replay) whose values are the logical times.
 //
 // # Backward amortization
