@@ -223,34 +223,52 @@ type Analysis struct {
 	// (its mpi_recv_post), where the receive began (Scalasca's Late
 	// Receiver compares the sender with it); for an MPI_Isend, the call
 	// that completed it (its mpi_request_done), which waited for the
-	// receiver. −1: the node's own call is both. Made at the first such
-	// node (12 bytes a node; none on a code of blocking calls).
-	reqCall []int32
-	reqEv   []int64
+	// receiver. Both are kept as differences from the node's own call and
+	// event (a few calls and events apart, 6 bytes a node; a difference
+	// that does not fit is kept aside exactly), 0 for none (the node's own
+	// call is both). Made at the first such node; none on a code of
+	// blocking calls.
+	reqCall narrow.Column[int16]
+	reqEv   narrow.Column[int32]
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.
 	lrEdges   [][]LREdge
 	lrSources [][]sim.EventRef
 }
 
+// eventRef packs an event's thread and index in one value (indices stay
+// below 2^40: a thread's events are counted by the trace format).
+func eventRef(th int64, idx int64) int64 { return th<<40 | idx }
+
 // setReq records node v's request's other call k and event (th, idx).
 func (a *Analysis) setReq(v int32, k int32, th int, idx int64) {
-	if a.reqCall == nil {
-		a.reqCall, a.reqEv = make([]int32, len(a.call)), make([]int64, len(a.call))
-		for i := range a.reqCall {
-			a.reqCall[i] = -1
+	if k == a.call[v] {
+		return // the node's own call: nothing to keep
+	}
+	if a.reqCall.Len() == 0 {
+		a.reqCall.Reserve(len(a.call))
+		a.reqEv.Reserve(len(a.call))
+		for range a.call {
+			a.reqCall.Append(0)
+			a.reqEv.Append(0)
 		}
 	}
-	a.reqCall[v], a.reqEv[v] = k, int64(th)<<40|idx
+	a.reqCall.Set(int(v), int64(k)-int64(a.call[v]))
+	a.reqEv.Set(int(v), eventRef(int64(th), idx)-eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)))
 }
 
 // reqOf returns node v's request's other call and its event's thread and
 // index; ok is false when the node's own call is both.
 func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
-	if a.reqCall == nil || a.reqCall[v] < 0 {
+	if a.reqCall.Len() == 0 {
 		return -1, 0, 0, false
 	}
-	return a.reqCall[v], int32(a.reqEv[v] >> 40), a.reqEv[v] & (1<<40 - 1), true
+	d := a.reqCall.At(int(v))
+	if d == 0 {
+		return -1, 0, 0, false
+	}
+	ref := eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)) + a.reqEv.At(int(v))
+	return a.call[v] + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
 }
 
 // nodeOp is the collective operation of a node.
