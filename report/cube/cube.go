@@ -48,16 +48,12 @@ type Attr struct{ Key, Value string }
 // and, for the EXCLUSIVE metric type written here, exclusive along the
 // call tree (a call path's own value, its callees' not included).
 type Metric struct {
-	Name  string // unique name, the key tools select by (cube_dump -m)
-	Disp  string // display name
-	DType DType
-	Unit  string // "sec", "occ", ...
-	URL   string
-	Descr string
-	// Expr, when set, makes the metric POSTDERIVED: CubeLib computes it
-	// with this CubePL expression from the aggregated values of others,
-	// and the file stores no values for it.
-	Expr     string
+	Name     string // unique name, the key tools select by (cube_dump -m)
+	Disp     string // display name
+	DType    DType
+	Unit     string // "sec", "occ", ...
+	URL      string
+	Descr    string
 	Children []*Metric
 
 	vals map[*Cnode]map[*Location]float64
@@ -159,9 +155,6 @@ func (f *File) number() (*layout, error) {
 		if m.DType != Double && m.DType != Uint64 {
 			return fmt.Errorf("cube: metric %q: value type %q", m.Name, m.DType)
 		}
-		if m.Expr != "" && m.DType != Double {
-			return fmt.Errorf("cube: derived metric %q must be %s", m.Name, Double)
-		}
 		ly.metID[m] = len(ly.metrics)
 		ly.metrics = append(ly.metrics, m)
 		for _, c := range m.Children {
@@ -244,9 +237,6 @@ func (f *File) number() (*layout, error) {
 		return nil, fmt.Errorf("cube: the system tree has no location")
 	}
 	for _, m := range ly.metrics {
-		if m.Expr != "" && len(m.vals) > 0 {
-			return nil, fmt.Errorf("cube: derived metric %q holds values", m.Name)
-		}
 		for c, row := range m.vals {
 			if _, ok := ly.cnodeID[c]; !ok {
 				return nil, fmt.Errorf("cube: metric %q has a value on a call path outside the call tree", m.Name)

@@ -139,12 +139,13 @@ var syncMetrics = map[string]string{
 func expectations(r *report.Report) []want {
 	sum := map[string]map[int]float64{}
 	var ranks []int
-	add := func(m string, rank int, v int64) {
+	addf := func(m string, rank int, v float64) {
 		if sum[m] == nil {
 			sum[m] = map[int]float64{}
 		}
-		sum[m][rank] += float64(v)
+		sum[m][rank] += v
 	}
+	add := func(m string, rank int, v int64) { addf(m, rank, float64(v)) }
 	var ws []want
 	at := func(m string, rank int, path string, v int64) {
 		if v != 0 {
@@ -245,6 +246,7 @@ func expectations(r *report.Report) []want {
 			var rank int
 			fmt.Sscanf(s.Name, "rank %d", &rank)
 			add("critical_path", rank, s.NS)
+			addf("critical_path_share", rank, float64(s.NS)/float64(cp.RunTimeNS))
 		}
 		if single {
 			for _, k := range cp.ByKind {
@@ -271,8 +273,7 @@ func expectations(r *report.Report) []want {
 	return ws
 }
 
-// storedMetrics are the metrics with stored values (all but the derived
-// critical_path_share), in the file's order.
+// storedMetrics are the file's metrics, in its order.
 var storedMetrics = []string{
 	"time", "work", "omp_mutex_wait", "omp_lock_contention_critical", "omp_lock_contention_api", "omp_ordered_wait", "omp_atomic_wait",
 	"mpi", "mpi_latesender", "mpi_latereceiver", "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_init_finalize",
@@ -282,7 +283,7 @@ var storedMetrics = []string{
 	"mpi_delay", "mpi_delay_short_term", "mpi_delay_long_term", "mpi_delay_propagated",
 	"mpi_caused", "mpi_caused_late_sender", "mpi_caused_late_receiver", "mpi_caused_wait_nxn", "mpi_caused_wait_barrier", "mpi_caused_late_broadcast", "mpi_caused_early_reduce",
 	"critical_path", "critical_path_task", "critical_path_region", "critical_path_serial", "critical_path_mpi", "critical_path_latency", "critical_path_join",
-	"mpi_calls", "mpi_waiting_calls", "tasks_created", "tasks_executed", "task_execution", "omp_sync_entries",
+	"critical_path_share", "mpi_calls", "mpi_waiting_calls", "tasks_created", "tasks_executed", "task_execution", "omp_sync_entries",
 }
 
 // reader is what a check reads values through: the pure-Go decoder, or

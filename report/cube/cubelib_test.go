@@ -128,8 +128,8 @@ func TestCubeLibReads(t *testing.T) {
 			checkValues(t, r, d, dm, cubeDumpTol)
 			run(t, dump, "-w", path)
 
-			// The derived share over all processes and call paths is the
-			// report's share of run time.
+			// The share over all processes and call paths is the report's
+			// share of run time.
 			agg := parseAggregate(t, run(t, dump, "-m", "critical_path_share", "-z", "incl", "-t", "aggr", "-c", "roots", "-s", "csv2", path))
 			if got, want := agg, r.CriticalPath.ShareOfRunTime; math.Abs(got-want) > cubeDumpTol*want+1e-12 {
 				t.Errorf("critical_path_share %v, report share_of_run_time %v", got, want)
@@ -211,7 +211,9 @@ func TestCubeLibSeries(t *testing.T) {
 		paths = append(paths, p)
 	}
 	out := filepath.Join(dir, "diff.cubex")
-	run(t, diff, "-o", out, paths[1], paths[0])
+	if msg := run(t, diff, "-o", out, paths[1], paths[0]); strings.Contains(msg, "wrong") {
+		t.Errorf("cube_diff complains:\n%s", msg)
+	}
 	got := parseAggregate(t, run(t, dump, "-m", "time", "-z", "incl", "-t", "aggr", "-c", "roots", "-s", "csv2", out))
 	var want float64
 	for i, r := range reps {
@@ -231,5 +233,7 @@ func TestCubeLibSeries(t *testing.T) {
 	if a, b := calltree(paths[0]), calltree(out); a != b {
 		t.Errorf("cube_diff's call tree differs from the runs':\n%s\n%s", a, b)
 	}
-	run(t, merge, "-o", filepath.Join(dir, "merge.cubex"), paths[0], paths[1])
+	if msg := run(t, merge, "-o", filepath.Join(dir, "merge.cubex"), paths[0], paths[1]); strings.Contains(msg, "wrong") {
+		t.Errorf("cube_merge complains:\n%s", msg)
+	}
 }

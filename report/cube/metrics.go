@@ -18,8 +18,6 @@ type mdef struct {
 	dtype                   DType
 	total                   bool
 	kids                    []*mdef
-	// expr makes a derived metric: see metricSet.derive.
-	expr string
 }
 
 // metricSet is one file's metric tree, every metric by name.
@@ -129,7 +127,7 @@ func metricTree() []*mdef {
 		"The part of the MPI time a process spent in its own MPI_Init, MPI_Init_thread or MPI_Finalize inside the analysis window (breakdown.mpi_init_finalize_ns): waiting for the other processes to start or to end.", true))
 	cpk := make([]*mdef, 0, len(cpKinds))
 	for _, k := range cpKinds {
-		cpk = append(cpk, sec(cpKindName(k.kind), "on the path: "+k.disp,
+		cpk = append(cpk, sec(cpKindName(k.kind), "On the path: "+k.disp,
 			"Critical-path time in "+k.disp+" (critical_path.by_kind). The report gives it over all processes only: it is resolved to a process in single-process reports; otherwise it stays in the parent's own value.", false))
 	}
 	return []*mdef{
@@ -156,17 +154,17 @@ func metricTree() []*mdef {
 			sec(mOMPOtherSync, "OMP other sync waiting", "Waiting in other sync regions, e.g. reductions (other_sync_ns).", true),
 			sec(mOMPOutside, "OMP waiting outside sync constructs", "Waiting in no sync construct: a worker between regions or after its last one, a thread whose task was switched out (outside_sync_ns).", true)),
 		sec(mOMPWhy, "OMP waiting by reason", "The same waiting as omp_waiting, split by why the thread had no work, from the simulator's task states.", true,
-			sec(mOMPTaskReady, "a task was ready", "Some task of the process was ready: runtime and scheduling overhead (task_ready_ns).", true),
-			sec(mOMPDeps, "tasks waited for dependences", "No task was ready but created tasks waited for predecessors, local depend or remote dependences (dependences_ns).", true),
-			sec(mOMPNoTask, "no task", "No task was ready or waiting (no_task_ns).", true)),
+			sec(mOMPTaskReady, "A task was ready", "Some task of the process was ready: runtime and scheduling overhead (task_ready_ns).", true),
+			sec(mOMPDeps, "Tasks waited for dependences", "No task was ready but created tasks waited for predecessors, local depend or remote dependences (dependences_ns).", true),
+			sec(mOMPNoTask, "No task", "No task was ready or waiting (no_task_ns).", true)),
 		sec(mDelay, "MPI waiting by root cause", "The MPI waiting charged to the excess computation of the process waited for (Böhme et al.'s delay costs; wait_states.delays), at that process and the code it ran: the last parallel region begun before the call waited for, or serial code.", false,
 			sec(mDelayShort, "Short-term delay cost", "Over the waits a delay caused, the part of each by which the process's time outside MPI since its previous synchronizing call exceeds the waiter's (delays[].ns).", false),
 			sec(mDelayLong, "Long-term delay cost", "Waiting propagated from the waits this delay caused (delays[].long_term_ns).", false),
 			sec(mDelayProp, "Propagated, no further delay", "Waiting handed back along a chain of waits that ended at this delay's waits without reaching another delay (delays[].propagated_ns).", false)),
 		sec(mCaused, "MPI waiting caused", "Waiting of other processes' calls that waited for this process's calls (wait_states.causes; per process caused_ns), at the waiters' call site.", false, caused...),
 		sec(mCP, "Critical path", "Time of this process's nodes on the critical path, the longest path through the distributed task and message graph (critical_path.by_process; node weights leave out waiting).", true, cpk...),
-		{name: mCPShare, disp: "Critical path share", unit: "", dtype: Double,
-			descr: "The critical path's time over the analysis window's length: for all processes critical_path.share_of_run_time, for one process its own part."},
+		{name: mCPShare, disp: "Critical path share", unit: "", dtype: Double, total: true,
+			descr: "The process's time on the critical path over the analysis window's length (critical_path.by_process over run_time_ns): summed over all processes it is critical_path.share_of_run_time."},
 		occ(mCalls, "MPI calls", "MPI calls begun in the window (wait_states calls).", true,
 			occ(mWaitingCalls, "MPI calls charged to a wait state", "Calls charged to a wait-state pattern (waiting_calls).", true)),
 		occ(mTasksCreated, "Tasks created", "Explicit tasks created, at their construct (tasks.constructs[].count). The report gives it over all processes only: resolved in single-process reports.", false),
@@ -187,14 +185,11 @@ var patternDescr = map[string]string{
 }
 
 // newMetrics builds one file's metric tree.
-func newMetrics(runTimeSec float64) *metricSet {
+func newMetrics() *metricSet {
 	ms := &metricSet{byName: map[string]*Metric{}, def: map[*Metric]*mdef{}, parent: map[*Metric]*Metric{}}
 	var build func(d *mdef, parent *Metric) *Metric
 	build = func(d *mdef, parent *Metric) *Metric {
 		m := &Metric{Name: d.name, Disp: d.disp, DType: d.dtype, Unit: d.unit, Descr: d.descr}
-		if d.name == mCPShare {
-			m.Expr = shareExpr(runTimeSec)
-		}
 		ms.byName[d.name] = m
 		ms.def[m] = d
 		if parent != nil {

@@ -190,16 +190,20 @@ func (ct *callTree) lookup(p []step) *Cnode {
 // file and line; other names (functions, module+offset) give ("", -1).
 func splitLoc(loc string) (string, int) {
 	parts := strings.Split(loc, ":")
-	if len(parts) >= 3 {
-		if l, err := strconv.Atoi(parts[len(parts)-2]); err == nil && l >= 0 {
-			if _, err := strconv.Atoi(parts[len(parts)-1]); err == nil {
-				return strings.Join(parts[:len(parts)-2], ":"), l
+	n := len(parts)
+	if n >= 3 {
+		l, err1 := strconv.Atoi(parts[n-2])
+		_, err2 := strconv.Atoi(parts[n-1])
+		if err1 == nil && err2 == nil {
+			if l < 0 {
+				return "", -1
 			}
+			return strings.Join(parts[:n-2], ":"), l
 		}
 	}
-	if len(parts) >= 2 {
-		if l, err := strconv.Atoi(parts[len(parts)-1]); err == nil && l >= 0 {
-			return strings.Join(parts[:len(parts)-1], ":"), l
+	if n >= 2 {
+		if l, err := strconv.Atoi(parts[n-1]); err == nil && l >= 0 {
+			return strings.Join(parts[:n-1], ":"), l
 		}
 	}
 	return "", -1
@@ -297,7 +301,9 @@ var mpiRoles = map[string]string{
 }
 
 // callSite identifies an MPI call site as the report's wait-state rows
-// name it. Loc is the call's own "file:line" when the report carries it.
+// name it: the function, the innermost user region around the call and
+// the call's own location ("file:line:col", or "function+0xoffset"
+// without debug information; "" when the report does not carry it).
 type callSite struct{ fn, region, loc string }
 
 func siteOf(fn, region, loc string) callSite { return callSite{fn, region, loc} }
@@ -315,7 +321,13 @@ func sitePath(s callSite) []step {
 	if role == "" {
 		role = "function"
 	}
+	// A call site without a line ("function+0xoffset" for a program
+	// without debug information, module+offset) is kept whole as the
+	// call's module, so that two such sites stay two call paths.
 	file, line := splitLoc(s.loc)
+	if file == "" {
+		file = s.loc
+	}
 	return append(p, step{order: orderMPI, reg: Region{Name: s.fn, Mod: "MPI", Begin: -1, End: -1, Paradigm: "mpi", Role: role}, mod: file, line: line})
 }
 
@@ -404,13 +416,7 @@ func (p *placer) place(name string, c *Cnode, rank int, v float64) {
 
 // render fills a file from one report on the shared call tree.
 func render(r *report.Report, ct *callTree, o Options) (*File, error) {
-	runTime := int64(0)
-	if r.CriticalPath != nil {
-		runTime = r.CriticalPath.RunTimeNS
-	} else if r.Trace.Window != nil {
-		runTime = r.Trace.Window.DurationNS
-	}
-	ms := newMetrics(float64(runTime) / 1e9)
+	ms := newMetrics()
 	f := &File{Metrics: ms.roots, Calls: []*Cnode{ct.root.cnode}}
 	f.Attrs = attributes(r, o)
 	p := &placer{ms: ms, root: ct.root.cnode, loc: map[int]*Location{}}
@@ -561,6 +567,9 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 				return nil, err
 			}
 			p.set(mCP, n, float64(s.NS))
+			if cp.RunTimeNS > 0 {
+				p.set(mCPShare, n, float64(s.NS)/float64(cp.RunTimeNS))
+			}
 		}
 		if single {
 			for i := range cp.ByKind {
@@ -835,12 +844,4 @@ func resolution(r *report.Report) string {
 	}
 	return s + "call paths only for the delay costs (process × code) and the caused waiting (process × the waiters' call site): " +
 		"the report sums call sites, constructs and the critical path's kinds over processes, so their values stay on the program (root) and in parent metrics"
-}
-
-// shareExpr is the CubePL expression of critical_path_share.
-func shareExpr(runTimeSec float64) string {
-	if runTimeSec <= 0 {
-		return "0"
-	}
-	return "metric::" + mCP + "()/" + strconv.FormatFloat(runTimeSec, 'g', -1, 64)
 }

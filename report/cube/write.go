@@ -196,11 +196,7 @@ func (f *File) anchor(ly *layout) []byte {
 	b.WriteString("<metrics>\n")
 	var metric func(m *Metric)
 	metric = func(m *Metric) {
-		typ := "EXCLUSIVE"
-		if m.Expr != "" {
-			typ = "POSTDERIVED"
-		}
-		fmt.Fprintf(&b, "<metric id=\"%d\" type=\"%s\">\n", ly.metID[m], typ)
+		fmt.Fprintf(&b, "<metric id=\"%d\" type=\"EXCLUSIVE\">\n", ly.metID[m])
 		disp := m.Disp
 		if disp == "" {
 			disp = m.Name
@@ -211,9 +207,6 @@ func (f *File) anchor(ly *layout) []byte {
 		fmt.Fprintf(&b, "<uom>%s</uom>\n", esc(m.Unit))
 		fmt.Fprintf(&b, "<url>%s</url>\n", esc(m.URL))
 		fmt.Fprintf(&b, "<descr>%s</descr>\n", esc(m.Descr))
-		if m.Expr != "" {
-			fmt.Fprintf(&b, "<cubepl>%s</cubepl>\n", esc(m.Expr))
-		}
 		for _, c := range m.Children {
 			metric(c)
 		}
