@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -205,4 +206,39 @@ func FuzzFromReport(f *testing.F) {
 			t.Fatalf("written but not decodable: %v", err)
 		}
 	})
+}
+
+// BenchmarkLargeReport renders and writes the CUBE of a report of 16 384
+// processes of 2 threads (the scale issue 44 names), with per-process
+// rows in every section the renderer reads.
+func BenchmarkLargeReport(b *testing.B) {
+	const procs = 16384
+	r := mutexReport(procs)
+	r.WaitStates.PerProcess = make([]report.WaitProcess, procs)
+	r.CriticalPath = &report.CriticalPath{RunTimeNS: 1000, LengthNS: procs}
+	for p := range procs {
+		r.WaitStates.PerProcess[p] = report.WaitProcess{Rank: p, CausedNS: 3}
+		r.WaitStates.Delays = append(r.WaitStates.Delays, report.WaitDelay{Rank: p, Code: "f (a.c:3:1)", NS: 2, PropagatedNS: 1})
+		r.WaitStates.Causes = append(r.WaitStates.Causes, report.WaitCause{Rank: p, Func: "MPI_Allreduce", Pattern: "wait_nxn", NS: 3})
+		r.CriticalPath.ByProcess = append(r.CriticalPath.ByProcess, report.PathShare{Name: "rank " + strconv.Itoa(p), NS: 1})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		f, err := cube.FromReport(r, cube.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		var n countingWriter
+		if err := f.Write(&n); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(n), "file-bytes")
+	}
+}
+
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
 }
