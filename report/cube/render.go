@@ -717,8 +717,10 @@ func (p *placer) finish() error {
 }
 
 // systemTree builds machine → host → process → thread from the report's
-// processes (breakdown rows, which name host and threads; otherwise the
-// process count) and points each rank at its first thread.
+// breakdown rows (which name host and threads) and points each rank at
+// its first thread. The names are Score-P's on Linux, so that CubeLib's
+// tools (cube_diff, cube_merge) merge the system tree of a ptrace file
+// with that of a Score-P or Scalasca file of the same run.
 func systemTree(r *report.Report, f *File, p *placer) error {
 	type proc struct {
 		rank, threads int
@@ -750,7 +752,7 @@ func systemTree(r *report.Report, f *File, p *placer) error {
 	}
 	mpiRun := r.WaitStates != nil
 	omp := !r.Trace.NoOpenMP
-	machine := &SystemNode{Name: "ptrace", Class: "machine", Descr: "the analysed trace: " + r.Trace.Dir}
+	machine := &SystemNode{Name: "machine Linux", Class: "machine", Descr: "the analysed trace: " + r.Trace.Dir}
 	hosts := map[string]*SystemNode{}
 	for _, q := range procs {
 		host := q.host
@@ -759,7 +761,7 @@ func systemTree(r *report.Report, f *File, p *placer) error {
 		}
 		h := hosts[host]
 		if h == nil {
-			h = &SystemNode{Name: host, Class: "node"}
+			h = &SystemNode{Name: "node " + host, Class: "node"}
 			hosts[host] = h
 			machine.Children = append(machine.Children, h)
 		}
