@@ -15,6 +15,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/report/cube"
 	"github.com/ptrace-dev/ptrace/report/timeline"
 	"github.com/spf13/cobra"
 )
@@ -24,6 +25,7 @@ type analyzeFlags struct {
 	jsonOut    string
 	csvDir     string
 	htmlOut    string
+	cubeOut    string
 	pathOut    string
 	quiet      bool
 	stats      bool
@@ -58,6 +60,9 @@ the number of ranks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			af.opts.Dir = args[0]
+			if err := cube.CheckName(af.cubeOut); err != nil {
+				return fmt.Errorf("--cube: %w", err)
+			}
 			af.opts.HoldEvents = af.opts.HoldEvents || !af.stream
 			af.opts.Clock.MinLatencyNS = int64(af.minLatency)
 			if af.window != "" {
@@ -76,6 +81,7 @@ the number of ranks.`,
 	f.StringVar(&af.jsonOut, "json", "", "write the JSON report to FILE (- for stdout)")
 	f.StringVar(&af.csvDir, "csv", "", "write one CSV file per table into DIR")
 	f.StringVar(&af.htmlOut, "html", "", "write a self-contained HTML report with plots to FILE")
+	f.StringVar(&af.cubeOut, "cube", "", "write the results as a CUBE4 file FILE.cubex for CubeGUI, cube_dump, cube_diff and Extra-P (docs/cube.md)")
 	f.StringVar(&af.pathOut, "critical-path", "", "write the whole critical path as CSV to FILE (rank,thread,start_ns,dur_ns,kind,construct; for ptrace export --critical-path)")
 	f.BoolVarP(&af.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt part of a file and cut threads at events out of time order (each a warning; the report is marked partial)")
@@ -198,11 +204,26 @@ func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.D
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
+	if af.cubeOut != "" {
+		if err := writeCube(af.cubeOut, rep); err != nil {
+			return fmt.Errorf("--cube: %w", err)
+		}
+	}
 	if !af.quiet && af.jsonOut != "-" && af.htmlOut != "-" {
 		report.WriteText(stdout, rep, report.TextOptions{Color: isTerminal(stdout)})
 		fmt.Fprintf(stdout, "\nanalysed in %s\n", elapsed.Round(time.Millisecond))
 	}
 	return nil
+}
+
+// writeCube renders the report as a CUBE4 experiment (package
+// report/cube) and writes it to path.
+func writeCube(path string, rep *report.Report) error {
+	f, err := cube.FromReport(rep, cube.Options{Creator: "ptrace " + version})
+	if err != nil {
+		return err
+	}
+	return f.WriteFile(path)
 }
 
 func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) error {

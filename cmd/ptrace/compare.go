@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
@@ -13,6 +15,7 @@ import (
 	"github.com/ptrace-dev/ptrace/compare"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/report/cube"
 	"github.com/spf13/cobra"
 )
 
@@ -21,6 +24,7 @@ type compareFlags struct {
 	jsonOut  string
 	csvDir   string
 	htmlOut  string
+	cubeDir  string
 	quiet    bool
 	sizes    []float64
 	opts     compare.Options
@@ -67,6 +71,7 @@ under mpirun, analyse each run with "analyze --json" and compare the reports.`,
 	f.StringVar(&cf.jsonOut, "json", "", "write the comparison as JSON to FILE (- for stdout)")
 	f.StringVar(&cf.csvDir, "csv", "", "write one CSV file per table into DIR")
 	f.StringVar(&cf.htmlOut, "html", "", "write a self-contained HTML page with plots to FILE")
+	f.StringVar(&cf.cubeDir, "cube", "", "write each compared run as a CUBE4 file, all with the same metric and call trees, to DIR/ptrace.pPROCESSES.tTHREADS[.sSIZE].rN/profile.cubex (Extra-P's layout; docs/cube.md)")
 	f.BoolVarP(&cf.quiet, "quiet", "q", false, "no terminal summary, no progress")
 	f.StringVar(&cf.opts.Ref, "ref", "", "the reference run (its RUN argument or trace directory; default: fewest cores)")
 	f.BoolVar(&cf.opts.Weak, "weak", false, "weak scaling: compare per unit of problem size (--size)")
@@ -115,6 +120,11 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
+	if cf.cubeDir != "" {
+		if err := writeCubeSeries(cf.cubeDir, inputs, res); err != nil {
+			return fmt.Errorf("--cube: %w", err)
+		}
+	}
 	if !cf.quiet && cf.jsonOut != "-" && cf.htmlOut != "-" {
 		compare.WriteText(stdout, res, compare.TextOptions{Color: isTerminal(stdout)})
 		fmt.Fprintf(stdout, "\ncompared in %s\n", time.Since(start).Round(time.Millisecond))
@@ -124,6 +134,52 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 			fmt.Fprintf(stderr, "ptrace: %s: %s\n", p.Run, p.Message)
 		}
 		return &exitError{code: 1, err: fmt.Errorf("%d of %d runs left out of the comparison", n, len(args))}
+	}
+	return nil
+}
+
+// writeCubeSeries writes the compared runs (those not left out) as CUBE
+// files with the same metric and call trees, one directory per run named
+// as Extra-P's CUBE reader expects: a prefix, then parameter names and
+// values (p processes, t threads per process, s problem size with
+// --weak), then .rN for the Nth run of the same parameters.
+func writeCubeSeries(dir string, inputs []compare.Input, res *compare.Result) error {
+	left := map[string]bool{}
+	for _, p := range res.Problems {
+		left[p.Run] = true
+	}
+	var reps []*report.Report
+	var sizes []float64
+	for _, in := range inputs {
+		if in.Err == nil && in.Report != nil && !left[in.Arg] {
+			reps = append(reps, in.Report)
+			sizes = append(sizes, in.Size)
+		}
+	}
+	files, err := cube.FromReports(reps, cube.Options{Creator: "ptrace " + version})
+	if err != nil {
+		return err
+	}
+	seen := map[string]int{}
+	for i, f := range files {
+		r := reps[i]
+		procs := r.Trace.Processes
+		if b := r.Breakdown; b != nil {
+			procs = len(b.PerProcess)
+		}
+		threads := float64(r.Trace.Threads) / float64(max(1, procs))
+		name := fmt.Sprintf("ptrace.p%d.t%s", procs, strconv.FormatFloat(threads, 'f', -1, 64))
+		if res.Scaling == "weak" {
+			name += ".s" + strconv.FormatFloat(sizes[i], 'f', -1, 64)
+		}
+		seen[name]++
+		sub := filepath.Join(dir, fmt.Sprintf("%s.r%d", name, seen[name]))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return err
+		}
+		if err := f.WriteFile(filepath.Join(sub, "profile.cubex")); err != nil {
+			return err
+		}
 	}
 	return nil
 }
