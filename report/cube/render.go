@@ -331,12 +331,16 @@ func sitePath(s callSite) []step {
 	return append(p, step{order: orderMPI, reg: Region{Name: s.fn, Mod: "MPI", Begin: -1, End: -1, Paradigm: "mpi", Role: role}, mod: file, line: line})
 }
 
-// delayPath is the call path of a delay's code: "serial code", or a
-// parallel region as "func (file:line:col)".
+// delayPath is the call path of a delay's code: "serial code", a
+// parallel region as "func (file:line:col)" or "file:line:col", or a user
+// region by its name (no location).
 func delayPath(code string) []step {
 	if code == "" || code == "serial code" {
 		return []step{{order: orderSerial, reg: Region{Name: "serial code", Begin: -1, End: -1, Paradigm: "user", Role: "artificial",
 			Descr: "code outside parallel regions"}, line: -1}}
+	}
+	if !strings.Contains(code, ":") {
+		return []step{{order: orderUser, reg: Region{Name: code, Begin: -1, End: -1, Paradigm: "user", Role: "function"}, line: -1}}
 	}
 	if i := strings.LastIndex(code, " ("); i > 0 && strings.HasSuffix(code, ")") {
 		return []step{parallelStep(code[i+2:len(code)-1], "in "+code[:i])}
@@ -374,11 +378,10 @@ func visitCallPaths(r *report.Report, fn func([]step)) {
 	}
 }
 
-// siteOfRow and siteOfCause are where a call-site field of the report's
-// rows (the MPI call's file:line) becomes the call path's: pass it as the
-// third argument when report.WaitSite and report.WaitCause carry it.
-func siteOfRow(s *report.WaitSite) callSite    { return siteOf(s.Func, s.Region, "") }
-func siteOfCause(c *report.WaitCause) callSite { return siteOf(c.Func, c.Region, "") }
+// siteOfRow and siteOfCause are the call sites of the report's rows: the
+// function, the user region around the call and the call's file:line.
+func siteOfRow(s *report.WaitSite) callSite    { return siteOf(s.Func, s.Region, s.Site) }
+func siteOfCause(c *report.WaitCause) callSite { return siteOf(c.Func, c.Region, c.Site) }
 
 // placer fills one file's metrics. Values are kept as exclusive amounts
 // in nanoseconds (or counts) per metric, call path and process while
