@@ -116,6 +116,8 @@ func TestWorkloadsExpected(t *testing.T) {
 		{Workload: "mpi", Ranks: 4, LatencyNS: 5000},
 		{Workload: "mpi", Ranks: 5, Iterations: 12, RankImbalance: 0.3, LatencyNS: 2000},
 		{Workload: "mpi", Ranks: 2, Iterations: 3, RankImbalance: 2},
+		// No latency: a send ends as its late receive begins, no Late Receiver.
+		{Workload: "mpi", Ranks: 2, Iterations: 6},
 	}
 	for _, cfg := range cfgs {
 		dir, exp := generate(t, cfg)

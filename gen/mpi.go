@@ -173,12 +173,15 @@ func scaled(C int64, imb float64, i, R int) int64 {
 
 // lateWaits sets the waits of an exchange whose send call (a's ia, its
 // send leaving at ta from call sendCall) completes with the receive call
-// (b's ib, begun at tb): the later of the two waits for the other.
+// (b's ib, begun at tb): the later of the two waits for the other. The
+// send waited for the receiver only if its call ended after the receive
+// began (Scalasca's Late Receiver): with no latency it ends as the
+// receive begins, which is no wait.
 func (w *pureMPI) lateWaits(a, ia, b, ib int, ta, tb int64, sendCall int) {
 	switch {
 	case ta > tb:
 		w.setWait(b, ib, "late_sender", ta-tb, a, sendCall)
-	case tb > ta:
+	case tb > ta && w.calls[a][ia].exit > tb:
 		w.setWait(a, ia, "late_receiver", tb-ta, b, ib)
 	}
 }
