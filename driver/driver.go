@@ -119,7 +119,12 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		fn   func() error
 	}{
 		{"open", r.openDir},
-		{"load", func() error { return agree(c, r.load()) }},
+		{"load", func() error {
+			if err := agree(c, r.load()); err != nil {
+				return err
+			}
+			return r.checkMemory()
+		}},
 		// match, clocksync and exchange are collective and fail on every
 		// rank or on none, so their errors are agreed already.
 		{"match", func() error { return agreed(r.match()) }},
@@ -136,10 +141,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	}
 	var times, decoded, heaps, rss []int64
 	var hs *heapSampler
-	if opts.Stats != nil {
+	if opts.Stats != nil || opts.MemoryLimit > 0 {
 		hs = startHeapSampler()
 		defer hs.stop()
 	}
+	guard := newMemoryGuard(hs)
 	for _, ph := range phases {
 		start := time.Now()
 		before := r.decoded()
@@ -165,8 +171,14 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		}
 		decoded = append(decoded, r.decoded()-before)
 		if hs != nil {
-			heaps = append(heaps, int64(hs.phasePeak()))
+			peak := int64(hs.phasePeak())
+			heaps = append(heaps, peak)
 			rss = append(rss, maxRSS())
+			if opts.MemoryLimit > 0 {
+				if err := guard.check(c, ph.name, peak); err != nil {
+					return nil, err
+				}
+			}
 		}
 	}
 	if opts.Stats != nil {

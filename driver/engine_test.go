@@ -40,7 +40,18 @@ func TestStreamingSameReport(t *testing.T) {
 	if notice != "" {
 		t.Fatalf("notice %q for events held without a limit", notice)
 	}
-	got, _ := runOpts(t, driver.Options{Dir: dir, HoldEvents: true, MemoryLimit: 1, Notice: func(s string) { notice = s }}, 2)
+	// A limit the analysis fits in (its low estimate is about 2 bytes a
+	// trace byte on halo), but not the events held (8 bytes a trace byte):
+	// twice the whole trace's bytes, while either rank owns at least a
+	// third of them.
+	var bytesOf int64
+	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
+	for _, f := range files {
+		st, _ := os.Stat(f)
+		bytesOf += st.Size()
+	}
+	limit := 2 * bytesOf
+	got, _ := runOpts(t, driver.Options{Dir: dir, HoldEvents: true, MemoryLimit: limit, Notice: func(s string) { notice = s }}, 2)
 	if !bytes.Equal(want, got) {
 		t.Fatal("the report read from disk differs from the one held in memory")
 	}
@@ -181,5 +192,18 @@ func TestCriticalPathGCPercent(t *testing.T) {
 	}
 	if g := current(); g != 37 {
 		t.Fatalf("after the run GOGC is %d, want the normal 37", g)
+	}
+}
+
+// --memory-limit is a bound: an analysis whose estimate does not fit is
+// refused at the start on every rank, saying what it needs.
+func TestMemoryLimitRefusesAtStart(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 2, Width: 64, Steps: 40})
+	_, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 64 << 10})
+	if err == nil || !strings.Contains(err.Error(), "needs about") || !strings.Contains(err.Error(), "--memory-limit") {
+		t.Fatalf("a 64 KiB limit: %v, want a refusal with the estimate", err)
+	}
+	if _, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 256 << 20}); err != nil {
+		t.Fatalf("256 MiB: %v", err)
 	}
 }

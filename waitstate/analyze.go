@@ -681,8 +681,8 @@ func (a *Analysis) siteName(i int, st int32) string {
 // labelName names a parallel region's location: "func (file:line:col)".
 func (a *Analysis) labelName(i int, loc int64) string {
 	t := &a.m.Procs[i].Tables
-	if loc <= -2 {
-		return t.String(-2 - loc) // a user region (callRecorder.label)
+	if loc >= regionLabel {
+		return t.String(loc - regionLabel) // a user region (callRecorder.label)
 	}
 	if loc < 0 {
 		return "serial code"

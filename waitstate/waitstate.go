@@ -361,12 +361,17 @@ func (r *callRecorder) tally(th int, now int64) {
 	r.codeAt[th] = now
 }
 
+// regionLabel is added to a user region's string id to make it a label,
+// apart from any location id (the format keeps those below 2^24; a
+// corrupt one is a claim, still below this).
+const regionLabel = 1 << 62
+
 // label is what a call's delay is charged to: the last parallel region
-// begun since the thread's previous synchronizing call (its location),
-// else the user region it spent most of that time in (−2 − its string
-// id), else −1 (serial code).
+// begun since the thread's previous synchronizing call (its location id,
+// whatever the file claims), else the user region it spent most of that
+// time in (regionLabel + its string id), else −1 (serial code).
 func (r *callRecorder) label(th int) int64 {
-	if l := r.parSince[th]; l >= 0 {
+	if l := r.parSince[th]; l != -1 {
 		return l
 	}
 	best := regionTime{-1, 0}
@@ -375,10 +380,10 @@ func (r *callRecorder) label(th int) int64 {
 			best = c
 		}
 	}
-	if best.region < 0 {
+	if best.region < 0 || best.region >= regionLabel {
 		return -1
 	}
-	return -2 - best.region
+	return regionLabel + best.region
 }
 
 // reqRef is an event inside a call: the call and the event's thread and
@@ -405,6 +410,10 @@ var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, t
 func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *trace.Scans) error {
 	m := a.m
 	r := a.recorder(i, p)
+	if p.Census.Kinds[trace.MPIEnter] == 0 && m.ProcNodes[i] == m.ProcNodes[i+1] {
+		r.finish() // an OpenMP-only process: no call, no node, nothing to read
+		return nil
+	}
 	read := make([]bool, len(r.nodes))
 	for th, ns := range r.nodes {
 		read[th] = p.Events[th].MPI > 0 || m.Recorded == nil

@@ -1,0 +1,103 @@
+package driver
+
+import (
+	"fmt"
+	"math"
+	"runtime/debug"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// The heap an analysis needs, estimated after the load from the census of
+// a rank's processes: bytes per event, per explicit task and per
+// communication event (a message's or collective's end, an MPI call).
+// Fitted on the 10 M-event gen traces (stencil, nearest, halo at 2 ranks)
+// and a recorded fib(27) (636 000 tied tasks), the phase with the largest
+// heap (--stats): the low estimate lies a few percent under each of them,
+// the high one above every one (task-heavy traces cost up to 180 bytes a
+// task: fragments and edges of recursive task creation). The low one
+// decides a refusal at the start; the heap guard catches the rest.
+const (
+	estEventLo, estEventHi = 5, 9
+	estTaskLo, estTaskHi   = 60, 180
+	estCommLo, estCommHi   = 40, 70
+	estBaseHi              = 12 << 20 // the runtime's own, once a process
+)
+
+// memoryEstimate returns the low and high estimates of the heap this
+// rank's analysis needs.
+func (r *run) memoryEstimate() (lo, hi int64) {
+	hi = estBaseHi
+	for _, p := range r.procs {
+		c := &p.Census
+		var ev, comms int64
+		for k, n := range c.Kinds {
+			ev += n
+			if trace.IsComm(trace.Kind(k)) || trace.Kind(k) == trace.MPIEnter {
+				comms += n
+			}
+		}
+		tasks := c.Kinds[trace.TaskCreate]
+		lo += estEventLo*ev + estTaskLo*tasks + estCommLo*comms
+		hi += estEventHi*ev + estTaskHi*tasks + estCommHi*comms
+	}
+	return lo, hi
+}
+
+// checkMemory refuses, on every rank, an analysis that cannot fit: some
+// rank's low estimate exceeds its share of --memory-limit. The error
+// names the rank, its estimate and the limit that would do.
+func (r *run) checkMemory() error {
+	lim := r.opts.MemoryLimit
+	lo, hi := r.memoryEstimate()
+	need := int64(0)
+	if lim > 0 && lo > lim {
+		need = hi
+	}
+	worst, err := r.c.AllreduceInt64(comm.Max, []int64{need})
+	if err != nil || worst[0] == 0 {
+		return err
+	}
+	if need > 0 {
+		// --memory-limit is the process's, shared by its in-process ranks:
+		// what would do is the need times their number.
+		flag := hi
+		if p := debug.SetMemoryLimit(-1); p > lim && p < math.MaxInt64 {
+			flag = hi * int64(math.Round(float64(p)/float64(lim)))
+		}
+		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag))}
+	}
+	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
+}
+
+// memoryGuard is the runtime side of --memory-limit: the heap sampler's
+// peak against the process's soft memory limit (debug.SetMemoryLimit,
+// which --memory-limit sets). The Go runtime keeps the heap under that
+// limit while the live data allows; a heap of live objects above it means
+// the analysis needs more, and it stops instead of running on beyond it.
+type memoryGuard struct {
+	hs    *heapSampler
+	limit int64
+}
+
+func newMemoryGuard(hs *heapSampler) memoryGuard {
+	return memoryGuard{hs: hs, limit: debug.SetMemoryLimit(-1)}
+}
+
+// check returns an error on every rank when the heap exceeded the limit
+// during phase (collective).
+func (g memoryGuard) check(c comm.Comm, phase string, peak int64) error {
+	over := int64(0)
+	if g.limit > 0 && g.limit < math.MaxInt64 && peak > g.limit {
+		over = peak
+	}
+	worst, err := c.AllreduceInt64(comm.Max, []int64{over})
+	if err != nil || worst[0] == 0 {
+		return err
+	}
+	return &AgreedError{Err: fmt.Errorf("the analysis outgrew its memory limit in the %s phase: %s of heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory): run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+		phase, report.Bytes(worst[0]), report.Bytes(g.limit), report.Bytes(worst[0]+worst[0]/4))}
+}

@@ -1,0 +1,38 @@
+package driver
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+)
+
+// The heap guard stops every rank, saying what would do, when one saw the
+// heap above the process's limit; under it, nothing happens.
+func TestMemoryGuard(t *testing.T) {
+	for _, c := range []struct {
+		peak []int64 // per rank
+		stop bool
+	}{
+		{[]int64{90, 50, 80}, false},
+		{[]int64{90, 150, 80}, true},
+	} {
+		errs := make([]error, len(c.peak))
+		err := inproc.Run(len(c.peak), func(cm comm.Comm) error {
+			errs[cm.Rank()] = memoryGuard{limit: 100}.check(cm, "simulate", c.peak[cm.Rank()])
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r, e := range errs {
+			if (e != nil) != c.stop {
+				t.Errorf("peaks %v: rank %d: %v", c.peak, r, e)
+			}
+			if e != nil && (!strings.Contains(e.Error(), "simulate phase") || !strings.Contains(e.Error(), "150 B of heap")) {
+				t.Errorf("rank %d: %v, want the phase and the largest heap", r, e)
+			}
+		}
+	}
+}
