@@ -102,6 +102,8 @@ func TestWorkloadsExpected(t *testing.T) {
 		{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.3, LatencyNS: 1500},
 		{Workload: "stencil", Ranks: 2, Threads: 3, SerialNS: 300_000, Inflation: 0.2, Jitter: 0.1, LatencyNS: 1000},
 		{Workload: "nearest", Ranks: 4, Threads: 2, Radix: 4, Fraction: 0.5, Period: 3, LatencyNS: 1000},
+		// As libomp records it: the dependences from the addresses alone.
+		{Workload: "stencil", Ranks: 2, Threads: 3, Jitter: 0.3, LatencyNS: 1500, Lean: true},
 		{Workload: "spread", Ranks: 4, Threads: 4, Radix: 3, LatencyNS: 0},
 		{Workload: "forkjoin", Ranks: 4, Threads: 3, Width: 7, Jitter: 0.5},
 		{Workload: "halo", Ranks: 4, Threads: 3, RankImbalance: 0.5, ThreadImbalance: 0.3, LatencyNS: 5000},

@@ -111,6 +111,9 @@ func (w *pattern) plan() error {
 		if c.Workload == "spread" || c.Workload == "nearest" {
 			perTask = 4 + int64(c.Radix)
 		}
+		if c.Lean {
+			perTask = 4 // create, dependences, start, complete
+		}
 		c.Steps = int(max(1, c.Events/(perTask*int64(c.Width))))
 	}
 	W := c.Width
@@ -374,6 +377,9 @@ func (w *pattern) write(p *proc) {
 		if id != w.id(k) {
 			p.err = fmt.Errorf("internal: task id %#x, planned %#x", id, w.id(k))
 			return
+		}
+		if c.Lean {
+			continue
 		}
 		p.emit(0, trace.TaskAttr, 0, id, flops, w.cost(k))
 		for _, pr := range w.preds[k] {

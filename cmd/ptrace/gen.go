@@ -123,6 +123,7 @@ are remote task dependences with --latency.`,
 	f.DurationVar(&skew, "skew", 0, "clock offsets drawn from [-skew, skew] per process (rank 0 is the reference)")
 	f.Float64Var(&cfg.DriftPPM, "drift", 0, "clock drift drawn from [-drift, drift] ppm per process")
 	f.Int64Var(&cfg.Events, "events", 0, "scale the workload to about N events")
+	f.BoolVar(&cfg.Lean, "lean", false, "stencil, nearest, spread: no task_attr and no task_dependence events (about 4 events a task, the shape of real task traces)")
 	f.IntVar(&cfg.Outliers, "outliers", 0, "stencil, nearest, spread: make N tasks (chosen by --seed) run 8× longer; listed in expected.json")
 	f.IntVar(&cfg.ChunkEvents, "chunk-events", 0, "events per chunk (default 16384)")
 	return cmd
