@@ -402,8 +402,10 @@ type FragPass struct {
 	forkSrc  idmap.Map // parallel id → encountering fragment
 	regionOf idmap.Map // parallel id → region instance
 
-	// siteIdx indexes F.MPISites.
-	siteIdx map[MPISite]int32
+	// siteIdx indexes F.MPISites; recentSites are the last ones found
+	// (an index past F.MPISites is none).
+	siteIdx     map[MPISite]int32
+	recentSites [4]int32
 
 	// The user regions (region_enter, region_exit: an OTF2 archive's
 	// compiler-instrumented functions, annotated phases) per thread,
@@ -732,6 +734,13 @@ func activity(s *Sim, th int) (Task, FragKind, bool) {
 // loc) in F.MPISites, adding it when new.
 func (p *FragPass) mpiSite(fn, loc int64) int32 {
 	st := MPISite{fn, loc}
+	// A process calls MPI from few sites, mostly in a cycle of a few: the
+	// last ones found are looked at before the map.
+	for _, k := range p.recentSites {
+		if int(k) < len(p.F.MPISites) && p.F.MPISites[k] == st {
+			return k
+		}
+	}
 	i, ok := p.siteIdx[st]
 	if !ok {
 		if p.siteIdx == nil {
@@ -741,6 +750,8 @@ func (p *FragPass) mpiSite(fn, loc int64) int32 {
 		p.F.MPISites = append(p.F.MPISites, st)
 		p.siteIdx[st] = i
 	}
+	copy(p.recentSites[1:], p.recentSites[:len(p.recentSites)-1])
+	p.recentSites[0] = i
 	return i
 }
 
