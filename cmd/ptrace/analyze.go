@@ -101,6 +101,15 @@ the number of ranks.`,
 
 func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	start := time.Now()
+	var in inputs
+	in.addTrace(af.opts.Dir)
+	if err := in.check([]output{{"--json", af.jsonOut, false}, {"--html", af.htmlOut, false}, {"--csv", af.csvDir, true},
+		{"--critical-path", af.pathOut, false}, {"--cpuprofile", af.cpuProfile, false}}); err != nil {
+		return err
+	}
+	if err := checkStdout(toStdout(af.quiet, af.jsonOut, af.htmlOut, af.pathOut)); err != nil {
+		return err
+	}
 	if af.cpuProfile != "" {
 		f, err := os.Create(af.cpuProfile)
 		if err != nil {
@@ -161,7 +170,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		printStats(stderr, &stats)
 	}
 	if af.pathOut != "" {
-		if err := writeFileOrStdout(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathCSV(w, path) }); err != nil {
+		if err := writeOutput(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathCSV(w, path) }); err != nil {
 			return fmt.Errorf("--critical-path: %w", err)
 		}
 	}
@@ -180,7 +189,7 @@ func unwrapAbort(err error) error {
 
 func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.Duration) error {
 	if af.jsonOut != "" {
-		if err := writeFileOrStdout(af.jsonOut, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+		if err := writeOutput(af.jsonOut, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
 			return err
 		}
 	}
@@ -190,7 +199,7 @@ func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.D
 		}
 	}
 	if af.htmlOut != "" {
-		if err := writeFileOrStdout(af.htmlOut, stdout, func(w io.Writer) error { return report.WriteHTML(w, rep, report.HTMLOptions{}) }); err != nil {
+		if err := writeOutput(af.htmlOut, stdout, func(w io.Writer) error { return report.WriteHTML(w, rep, report.HTMLOptions{}) }); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
@@ -199,21 +208,6 @@ func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.D
 		fmt.Fprintf(stdout, "\nanalysed in %s\n", elapsed.Round(time.Millisecond))
 	}
 	return nil
-}
-
-func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) error {
-	if path == "-" {
-		return fn(stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
 }
 
 // virtualRanks picks the inproc rank count: as asked, or one per core

@@ -84,6 +84,16 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 		return fmt.Errorf("--size applies to --weak scaling")
 	}
 	start := time.Now()
+	var in inputs
+	for _, arg := range args {
+		in.addTrace(arg)
+	}
+	if err := in.check([]output{{"--json", cf.jsonOut, false}, {"--html", cf.htmlOut, false}, {"--csv", cf.csvDir, true}}); err != nil {
+		return err
+	}
+	if err := checkStdout(toStdout(cf.quiet, cf.jsonOut, cf.htmlOut)); err != nil {
+		return err
+	}
 	inputs := make([]compare.Input, len(args))
 	for i, arg := range args {
 		inputs[i] = loadRun(arg, stderr, cf)
@@ -101,7 +111,7 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 		return err
 	}
 	if cf.jsonOut != "" {
-		if err := writeFileOrStdout(cf.jsonOut, stdout, func(w io.Writer) error { return compare.WriteJSON(w, res) }); err != nil {
+		if err := writeOutput(cf.jsonOut, stdout, func(w io.Writer) error { return compare.WriteJSON(w, res) }); err != nil {
 			return err
 		}
 	}
@@ -111,7 +121,7 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 		}
 	}
 	if cf.htmlOut != "" {
-		if err := writeFileOrStdout(cf.htmlOut, stdout, func(w io.Writer) error { return compare.WriteHTML(w, res) }); err != nil {
+		if err := writeOutput(cf.htmlOut, stdout, func(w io.Writer) error { return compare.WriteHTML(w, res) }); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
