@@ -296,3 +296,13 @@ func heapProfiler(prefix string) func(rank int, phase string) {
 		}
 	}
 }
+
+// failingRank is the rank whose error err is: the one an AbortError names,
+// else this rank (me), whose own error it is.
+func failingRank(err error, me int) int {
+	var ae *comm.AbortError
+	if errors.As(err, &ae) {
+		return ae.Rank
+	}
+	return me
+}
