@@ -312,6 +312,7 @@ type dirInfo struct {
 	Producer string
 	Command  []string
 	RunID    string   // rank 0's run id, which every file must share
+	Version  int      // rank 0's format version, which every file of the run must share
 	Warnings []string // tolerated problems of the listing
 	OTF2     bool     // Path is an OTF2 archive, Files its processes
 }
@@ -331,7 +332,7 @@ func (r *run) openDir() error {
 			r.dir.Err = err.Error()
 		} else {
 			r.dir.Path, r.dir.Files = d.Path, d.Files
-			r.dir.RunID, r.dir.Warnings = d.RunID, d.Warnings
+			r.dir.RunID, r.dir.Warnings, r.dir.Version = d.RunID, d.Warnings, d.Version
 			if r.opts.Strict && len(d.Warnings) > 0 {
 				r.dir.Err = d.Warnings[0] + " (--strict)"
 			}
@@ -398,6 +399,11 @@ func (r *run) load() error {
 				return fmt.Errorf("rank %d: %w", i, err)
 			}
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%v (--force-mix)", err))
+		} else if !r.dir.OTF2 && p.Header.Version != r.dir.Version {
+			// Files of one run come from one writer: a header whose version
+			// differs is damaged, and its chunks would be decoded with the
+			// wrong coding (every argument misread).
+			return fmt.Errorf("rank %d: %s: header field version is %d, %s's is %d (same run id): a damaged header", i, p.File, p.Header.Version, r.dirPath(0), r.dir.Version)
 		}
 		if r.opts.Strict && len(p.Warnings) > 0 {
 			return fmt.Errorf("rank %d: %s (--strict)", i, p.Warnings[0])
