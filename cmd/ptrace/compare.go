@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
@@ -148,16 +150,17 @@ func loadRun(arg string, stderr io.Writer, cf *compareFlags) compare.Input {
 		in.Err = err
 		return in
 	}
-	if st.Mode().IsRegular() {
-		b, err := os.ReadFile(arg)
-		if err != nil {
-			in.Err = err
-			return in
+	if st.Mode().IsRegular() && looksJSON(arg) {
+		var warnings []string
+		in.Report, warnings, in.Err = report.ReadJSONFile(arg)
+		if in.Err != nil {
+			// The problem list names the RUN already.
+			in.Err = errors.New(strings.TrimPrefix(in.Err.Error(), arg+": "))
 		}
-		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-			in.Report, in.Err = report.ReadJSON(bytes.NewReader(b))
-			return in
+		for _, w := range warnings {
+			fmt.Fprintln(stderr, "ptrace: warning:", w)
 		}
+		return in
 	}
 	opts := driver.Options{Dir: arg, Clock: clocksync.DefaultOptions(), WholeRun: cf.wholeRun, Salvage: cf.salvage, GC: gcPercents()}
 	var prog *progress
@@ -182,4 +185,19 @@ func loadRun(arg string, stderr io.Writer, cf *compareFlags) compare.Input {
 	}
 	in.Report = rep
 	return in
+}
+
+// looksJSON reports whether a file starts like a JSON object: its first
+// bytes are read, never the whole file (a trace file given as a RUN may
+// be gigabytes).
+func looksJSON(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [512]byte
+	n, _ := io.ReadFull(f, b[:])
+	t := bytes.TrimLeft(b[:n], " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
