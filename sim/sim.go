@@ -459,7 +459,9 @@ func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans
 	h.time = make([]int64, n)
 	h.class = make([]uint8, n)
 	for t := range h.scans {
-		if want != nil && !want(t) {
+		// A thread index without events (a file may claim thousands)
+		// gets no scan and its decode buffers.
+		if want != nil && !want(t) || p.Events[t].N == 0 {
 			h.done[t] = true
 			continue
 		}
