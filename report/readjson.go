@@ -214,6 +214,30 @@ func (c *checker) pop(r *Report) {
 	if c.err != nil {
 		return
 	}
+	c.list("pop.per_process", len(p.PerProcess))
+	if len(p.PerProcess) > r.Trace.Processes {
+		c.fail("pop.per_process", "%d rows for %d processes", len(p.PerProcess), r.Trace.Processes)
+	}
+	var rowThreads int64
+	for i, q := range p.PerProcess {
+		at := fmt.Sprintf("pop.per_process[%d].", i)
+		c.count(at+"threads", int64(q.Threads), trace.MaxThreads)
+		c.count(at+"useful_ns", q.UsefulNS, p.ElapsedNS)
+		if c.err != nil {
+			return
+		}
+		rowThreads += int64(max(q.Threads, 1))
+	}
+	// threads_per_process is the processes' mean thread count (one at
+	// least each), which sets a run's cores.
+	if len(p.PerProcess) == p.Processes {
+		if mean := float64(rowThreads) / float64(p.Processes); math.Abs(mean-p.ThreadsPerProcess) > 1e-9*mean {
+			c.fail("pop.threads_per_process", "%.6g, but pop.per_process gives %d processes %d threads (mean %.6g)", p.ThreadsPerProcess, p.Processes, rowThreads, mean)
+		}
+	}
+	if c.err != nil {
+		return
+	}
 	// Useful time summed over threads cannot exceed every thread working
 	// the whole elapsed time.
 	threads := float64(p.Processes) * p.ThreadsPerProcess
@@ -223,7 +247,8 @@ func (c *checker) pop(r *Report) {
 	for _, f := range []struct {
 		k string
 		v int64
-	}{{"useful_ns", p.UsefulNS}, {"mpi_ns", p.MPINS}, {"idle_ns", p.IdleNS}, {"max_non_mpi_ns", p.MaxNonMPINS}} {
+	}{{"useful_ns", p.UsefulNS}, {"mpi_ns", p.MPINS}, {"idle_ns", p.IdleNS}, {"max_non_mpi_ns", p.MaxNonMPINS},
+		{"idle_serial_ns", p.IdleSerialNS}, {"idle_lb_ns", p.IdleLBNS}, {"idle_sched_ns", p.IdleSchedNS}} {
 		c.count("pop."+f.k, f.v, p.ElapsedNS)
 	}
 	for _, f := range []struct {
@@ -237,17 +262,51 @@ func (c *checker) pop(r *Report) {
 	} {
 		c.ratio("pop."+f.k, f.v)
 	}
-	c.list("pop.per_process", len(p.PerProcess))
-	if len(p.PerProcess) > r.Trace.Processes {
-		c.fail("pop.per_process", "%d rows for %d processes", len(p.PerProcess), r.Trace.Processes)
+	// The efficiencies are functions of the raw components beside them
+	// (TALP's formulas, reduce.ComputePOP): a report whose values
+	// disagree with its own components is refused, not compared.
+	T := float64(p.ElapsedNS)
+	iSer, iLB := float64(p.IdleSerialNS), float64(p.IdleLBNS)
+	for _, f := range []struct {
+		k        string
+		v        float64
+		num, den float64
+	}{
+		{"hybrid_efficiency", p.HybridEfficiency, float64(p.UsefulNS), T},
+		{"mpi_parallel_efficiency", p.MPIParallelEfficiency, T - float64(p.MPINS), T},
+		{"mpi_load_balance", p.MPILoadBalance, T - float64(p.MPINS), float64(p.MaxNonMPINS)},
+		{"mpi_communication_efficiency", p.MPICommunicationEfficiency, float64(p.MaxNonMPINS), T},
+		{"omp_parallel_efficiency", p.OMPParallelEfficiency, T - float64(p.IdleNS), T},
+		{"omp_serialization_efficiency", p.OMPSerializationEfficiency, T - iSer, T},
+		{"omp_load_balance", p.OMPLoadBalance, T - iSer - iLB, T - iSer},
+		{"omp_scheduling_efficiency", p.OMPSchedulingEfficiency, T - iSer - iLB - float64(p.IdleSchedNS), T - iSer - iLB},
+	} {
+		c.formula("pop."+f.k, f.v, f.num, f.den)
 	}
-	for i, q := range p.PerProcess {
-		at := fmt.Sprintf("pop.per_process[%d].", i)
-		c.count(at+"threads", int64(q.Threads), trace.MaxThreads)
-		c.count(at+"useful_ns", q.UsefulNS, p.ElapsedNS)
-		if c.err != nil {
-			return
-		}
+}
+
+// formula checks a ratio a report computed from unrounded values whose
+// rounding to whole ns it also reports, as num/den: each rounding moves it
+// by at most about 1/den. A denominator rounded to 0 says nothing (the
+// ratio of two parts of a nanosecond may be anything).
+func (c *checker) formula(path string, v, num, den float64) {
+	if den == 0 {
+		return
+	}
+	if want := num / den; math.Abs(v-want) > 1e-9+2/math.Abs(den) {
+		c.fail(path, "%.9g, but the report's own components give %.9g", v, want)
+	}
+}
+
+// exact checks a ratio a report computed as num/den from the integers it
+// reports (0 when den is 0).
+func (c *checker) exact(path string, v, num, den float64) {
+	want := 0.0
+	if den != 0 {
+		want = num / den
+	}
+	if math.Abs(v-want) > 1e-9*math.Max(1, math.Abs(want)) {
+		c.fail(path, "%.9g, but the report's own values give %.9g", v, want)
 	}
 }
 
@@ -261,22 +320,42 @@ func (c *checker) criticalPath(cp *CriticalPath) {
 	c.count("critical_path.run_time_ns", cp.RunTimeNS, maxNS)
 	c.count("critical_path.nodes", cp.Nodes, math.MaxInt64)
 	c.list("critical_path.by_kind", len(cp.ByKind))
+	var ns, nodes int64
+	kinds := make(map[string]bool, len(cp.ByKind))
 	for i, k := range cp.ByKind {
 		at := fmt.Sprintf("critical_path.by_kind[%d].", i)
 		c.name(at+"name", k.Name)
-		c.count(at+"nodes", k.Nodes, math.MaxInt64)
+		if k.Name == "" || kinds[k.Name] {
+			c.fail(at+"name", "%q: a kind is named once", k.Name)
+		}
+		kinds[k.Name] = true
+		c.count(at+"nodes", k.Nodes, maxNS)
 		c.count(at+"ns", k.NS, maxNS)
+		if c.err != nil {
+			return
+		}
+		ns, nodes = ns+k.NS, nodes+k.Nodes
 	}
+	// The path's parts add up to it, and its ratios are its own.
+	if ns != cp.LengthNS || nodes != cp.Nodes {
+		c.fail("critical_path.by_kind", "its parts add up to %d ns and %d nodes, the path has %d ns (length_ns) and %d nodes", ns, nodes, cp.LengthNS, cp.Nodes)
+	}
+	c.exact("critical_path.parallelism", cp.Parallelism, float64(cp.WorkNS), float64(cp.LengthNS))
+	c.exact("critical_path.share_of_run_time", cp.ShareOfRunTime, float64(cp.LengthNS), float64(cp.RunTimeNS))
 }
 
 func (c *checker) tasks(k *Tasks) {
 	c.count("tasks.count", k.Count, math.MaxInt64)
 	c.list("tasks.constructs", len(k.Constructs))
 	seen := make(map[string]int, len(k.Constructs))
+	var count int64
 	for i, x := range k.Constructs {
 		at := fmt.Sprintf("tasks.constructs[%d].", i)
 		c.name(at+"name", x.Name)
 		c.name(at+"kind", x.Kind)
+		if x.Name == "" || x.Kind == "" {
+			c.fail(at+"name", "a construct has a name and a kind")
+		}
 		if j, ok := seen[x.Name]; ok {
 			c.fail(at+"name", "%q is also tasks.constructs[%d]", x.Name, j)
 		}
@@ -290,6 +369,17 @@ func (c *checker) tasks(k *Tasks) {
 		if c.err != nil {
 			return
 		}
+		if x.Executed > 0 && x.MeanNS != x.SumNS/x.Executed || x.Executed == 0 && x.MeanNS != 0 {
+			c.fail(at+"mean_ns", "%d, but sum_ns / executed is %d", x.MeanNS, x.SumNS/max(x.Executed, 1))
+			return
+		}
+		if count += x.Count; count > math.MaxInt64/2 {
+			c.fail(at+"count", "the constructs' counts overflow")
+			return
+		}
+	}
+	if len(k.Constructs) > 0 && count != k.Count {
+		c.fail("tasks.count", "%d, but the constructs count %d tasks", k.Count, count)
 	}
 	if s := k.ReadySeries; s != nil {
 		if s.BinNS <= 0 || s.BinNS > maxNS {

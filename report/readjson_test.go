@@ -151,6 +151,19 @@ func TestReadJSONFileRefusesHostileValues(t *testing.T) {
 		{"trace.processes", 1 << 30, false, "trace.processes"},
 		{"trace.last_ns", -1, false, "trace.last_ns"},
 		{"schema", "ptrace.report/v2", false, "schema"},
+		// Plausible values that contradict the report's own: the
+		// efficiencies are functions of the components beside them, the
+		// path's parts add up to it, a construct's mean is its sum over
+		// its runs.
+		{"pop.hybrid_efficiency", 0.5, false, "pop.hybrid_efficiency"},
+		{"pop.omp_load_balance", 0.25, false, "pop.omp_load_balance"},
+		{"pop.threads_per_process", 1.5, false, "pop.threads_per_process"},
+		{"critical_path.run_time_ns", 0, false, "critical_path.share_of_run_time"},
+		{"critical_path.work_ns", 7, false, "critical_path.parallelism"},
+		{"critical_path.length_ns", 1, false, "critical_path.by_kind"},
+		{"critical_path.by_kind[0].name", "", false, "critical_path.by_kind[0].name"},
+		{"tasks.constructs[0].mean_ns", 1, false, "tasks.constructs[0].mean_ns"},
+		{"tasks.constructs[0].count", 1 << 40, false, "tasks.count"},
 	} {
 		m := validReport(t)
 		set(t, m, c.path, c.v, c.del)

@@ -313,6 +313,15 @@ for c in "tpp-neg pop.threads_per_process" "tpp-1e308 pop.threads_per_process" "
 	set -- $c
 	refused "11-compare-$1" "$in/$1.json: $2" "$PT" compare -q "$in/$1.json" "$in/good.json"
 done
+# Every value of a report, set in turn to a hostile one or deleted: refused
+# or compared as before, never compared differently without a word.
+"$PT" analyze -q --json "$in/fj-b.json" "$(gen c11-fj-b forkjoin --ranks 2 --threads 4 --width 4 --steps 3)" || exit 1
+log=$OUT/11-hostile-reports.log
+/usr/bin/time -f '%e %M' -o "$OUT/11-hostile.time" python3 "$ROOT/scripts/robustness/hostile_reports.py" "$PT" "$in/good.json" "$in/fj-b.json" >"$log" 2>&1
+rc=$?
+ok=$([ "$rc" = 0 ] && echo PASS || echo FAIL)
+[ "$ok" = PASS ] || fails=$((fails + 1))
+printf '%-44s %3s %7ss %9s  %s: %s\n' 11-hostile-report-values "$rc" "$(tail -1 "$OUT/11-hostile.time" | cut -d' ' -f1)" - "$ok" "$(head -1 "$log")"
 printf '{' >"$in/huge.json"
 truncate -s 12G "$in/huge.json"
 refused 11-compare-12GB-report "more than a report can hold" "$PT" compare -q "$in/huge.json" "$in/good.json"
