@@ -338,12 +338,15 @@ refused 12-export--perfetto-its-input "--perfetto " "$PT" export -q --perfetto "
 refused 12-stdout-dev-full "no space left" sh -c 'exec "$0" analyze "$1" >/dev/full' "$PT" "$in/trace"
 refused 12-json-stdout-dev-full "no space left" sh -c 'exec "$0" analyze -q --json - "$1" >/dev/full' "$PT" "$in/trace"
 refused 12-stdout-closed "standard output is closed" sh -c 'exec "$0" analyze "$1" >&-' "$PT" "$in/trace"
+# A full disk: 1 KiB of file size allowed (ulimit -f 1; 0 would stop the
+# error message too), less than each of these outputs of the halo trace.
+cp -r "$base" "$in/halo"
 for f in --json --html --critical-path; do
 	o=$OUT/c12-out$f
 	rm -rf "$o"
 	mkdir -p "$o"
 	echo previous >"$o/report"
-	refused "12-full-disk$f" "file too large" sh -c 'ulimit -f 0; exec "$0" analyze -q "$1" "$2" "$3"' "$PT" "$f" "$o/report" "$in/trace"
+	refused "12-full-disk$f" "file too large" sh -c 'ulimit -f 1; exec "$0" analyze -q "$1" "$2" "$3"' "$PT" "$f" "$o/report" "$in/halo"
 	if [ "$(cat "$o/report")" != previous ] || [ -n "$(find "$o" -name '*.tmp')" ]; then
 		echo "  12-full-disk$f: the previous output changed or a temporary file stayed"
 		fails=$((fails + 1))
