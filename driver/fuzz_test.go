@@ -3,6 +3,7 @@ package driver_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -72,12 +73,13 @@ func fuzzTraces() ([][]fuzzProc, error) {
 			}
 			fuzzBase.traces = append(fuzzBase.traces, procs)
 		}
-		root := ""
+		root := os.TempDir()
 		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 			root = "/dev/shm"
 		}
+		removeStaleFuzzDirs(root)
 		for range fuzzBase.traces {
-			d, err := os.MkdirTemp(root, "ptrace-fuzz-")
+			d, err := os.MkdirTemp(root, fmt.Sprintf("ptrace-fuzz-%d-", os.Getpid()))
 			if err != nil {
 				fuzzBase.err = err
 				return
