@@ -226,11 +226,11 @@ if [ "${FUZZ:-1}" != 0 ]; then
 			-args -test.fuzzcachedir="$OUT/fuzzcache" >"$log" 2>&1)
 		rc=$?
 		execs=$(grep -oE 'execs: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
-		base=$(grep -oE 'baseline coverage: [0-9]+/[0-9]+ completed, now fuzzing' "$log" | grep -oE '/[0-9]+' | tr -d /)
-		ok=$([ "$rc" = 0 ] && [ -n "$base" ] && [ "${execs:-0}" -gt "$base" ] && echo PASS || echo FAIL)
+		baseline=$(grep -oE 'baseline coverage: [0-9]+/[0-9]+ completed, now fuzzing' "$log" | grep -oE '/[0-9]+' | tr -d /)
+		ok=$([ "$rc" = 0 ] && [ -n "$baseline" ] && [ "${execs:-0}" -gt "$baseline" ] && echo PASS || echo FAIL)
 		[ "$ok" = PASS ] || fails=$((fails + 1))
 		printf '%-44s %3s %8s %9s  %s: %s\n' "9-fuzz-$2-20s" "$rc" 20s - "$ok" \
-			"${execs:-0} executions ($((${execs:-0} / 20))/s) after a baseline of ${base:-?} inputs (load average $(cut -d' ' -f1 /proc/loadavg))"
+			"${execs:-0} executions ($((${execs:-0} / 20))/s) after a baseline of ${baseline:-?} inputs (load average $(cut -d' ' -f1 /proc/loadavg))"
 	done
 fi
 
