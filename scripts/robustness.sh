@@ -43,7 +43,8 @@ gen() {
 	echo "$d"
 }
 
-# analyze NAME WANT DIR [FLAGS...]: WANT is "error", "warning", "events",
+# analyze NAME WANT DIR [FLAGS...]: WANT is "error" (or "error:TEXT", an
+# error whose message holds TEXT), "warning", "events",
 # "partial" (a warning and the report marked partial) or "strict" (an error
 # naming a file and a byte offset)
 analyze() {
@@ -75,6 +76,7 @@ print(w[0])' "$json")
 	local ok=no
 	case $want in
 	error) [ "$rc" = 1 ] && [ -n "$msg" ] && ok=yes ;;
+	error:*) [ "$rc" = 1 ] && [[ $msg == *"${want#error:}"* ]] && ok=yes ;;
 	strict) [ "$rc" = 1 ] && [[ $msg == *"$dir/rank-"*" offset "* || $msg == *"end of the trace"* ]] && ok=yes ;;
 	partial) [ "$rc" = 0 ] && [ "$warn" -gt 0 ] && [ "$partial" = true ] && ok=yes ;;
 	warning) [ "$rc" = 0 ] && [ "$warn" -gt 0 ] && ok=yes ;;
@@ -83,7 +85,7 @@ print(w[0])' "$json")
 	if [ "$rc" = 124 ] || [ "$rss" -ge "$RSS_LIMIT_KB" ] 2>/dev/null; then ok=no; fi
 	[ $ok = yes ] || fails=$((fails + 1))
 	local extra=""
-	[ "$want" != error ] && [ "$want" != strict ] && extra=" [warnings $warn, partial $partial, events $events]"
+	[[ $want != error* ]] && [ "$want" != strict ] && extra=" [warnings $warn, partial $partial, events $events]"
 	printf '%-44s %3s %7ss %9s  %s: %s%s\n' "$name" "$rc" "$t" "$((rss / 1024))" \
 		"$([ $ok = yes ] && echo PASS || echo FAIL)" "${msg:0:150}" "$extra"
 }
@@ -253,9 +255,9 @@ done
 # warnings making the report partial when nothing does.
 d=$(copy c10-version)
 "$MUT" version "$d/rank-00001.ptrace" 2
-analyze 10-version-2-header error "$d"
+analyze 10-version-2-header "error:header field version is 2" "$d"
 rm "$d/manifest.json"
-analyze 10-version-2-header-no-manifest error "$d"
+analyze 10-version-2-header-no-manifest "error:header field version is 2" "$d"
 d=$(gen c10-version-1 forkjoin --ranks 1 --threads 2 --width 4 --steps 3)
 rm "$d/manifest.json"
 "$MUT" version "$d/rank-00000.ptrace" 2
