@@ -2,10 +2,12 @@ package compare
 
 import (
 	"encoding/csv"
-	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/ptrace-dev/ptrace/internal/outfile"
 )
 
 // CSV table file names; the columns are the comparison's JSON keys.
@@ -72,17 +74,9 @@ func WriteCSV(dir string, r *Result) ([]string, error) {
 }
 
 func writeTable(path string, rows [][]string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	cw := csv.NewWriter(f)
-	err = cw.WriteAll(rows)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
+	// Whole or not at all: a full disk leaves no truncated table behind.
+	return outfile.Write(path, func(w io.Writer) error {
+		cw := csv.NewWriter(w)
+		return cw.WriteAll(rows)
+	})
 }

@@ -14,14 +14,19 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/internal/fuzzbound"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 	"go.uber.org/goleak"
 )
 
 // TestMain checks that no analysis leaves goroutines behind, failed ones
-// included (inproc ranks must all return).
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// included (inproc ranks must all return), and bounds fuzzing's
+// minimisation (fuzzbound).
+func TestMain(m *testing.M) {
+	fuzzbound.Apply()
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { removeFuzzDirs() }))
+}
 
 // runWith runs the whole pipeline with opts on k in-process ranks and
 // returns rank 0's report.

@@ -3,11 +3,12 @@ package driver_test
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sync"
 	"testing"
 
@@ -35,6 +36,11 @@ var fuzzBase struct {
 	once   sync.Once
 	traces [][]fuzzProc
 	err    error
+	// dirs are where each base's mutants are written, one directory per
+	// base reused from execution to execution (on tmpfs when the machine
+	// has one): a directory made and removed per execution, on a loaded
+	// disk, was most of an execution's time.
+	dirs []string
 }
 
 // fuzzTraces generates and decodes the base traces (once per process).
@@ -67,8 +73,30 @@ func fuzzTraces() ([][]fuzzProc, error) {
 			}
 			fuzzBase.traces = append(fuzzBase.traces, procs)
 		}
+		root := os.TempDir()
+		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+			root = "/dev/shm"
+		}
+		removeStaleFuzzDirs(root)
+		for range fuzzBase.traces {
+			d, err := os.MkdirTemp(root, fmt.Sprintf("ptrace-fuzz-%d-", os.Getpid()))
+			if err != nil {
+				fuzzBase.err = err
+				return
+			}
+			fuzzBase.dirs = append(fuzzBase.dirs, d)
+		}
 	})
 	return fuzzBase.traces, fuzzBase.err
+}
+
+// removeFuzzDirs removes the mutants' directories (TestMain, after the
+// run; a fuzzing worker killed at the end leaves its own behind in the
+// temporary directory).
+func removeFuzzDirs() {
+	for _, d := range fuzzBase.dirs {
+		os.RemoveAll(d)
+	}
 }
 
 // decodeFile reads a process file as rows.
@@ -284,13 +312,14 @@ func FuzzAnalyzeValues(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		base := bases[int(data[0]&0x0f)%len(bases)]
+		bi := int(data[0]&0x0f) % len(bases)
+		base := bases[bi]
 		procs := make([]fuzzProc, len(base))
 		for i := range base {
 			procs[i] = clone(&base[i])
 		}
 		mutate(procs, data[1:])
-		dir := t.TempDir()
+		dir := fuzzBase.dirs[bi]
 		if !writeTrace(dir, procs) {
 			return
 		}
@@ -307,10 +336,12 @@ func FuzzAnalyzeValues(f *testing.F) {
 		if err != nil && errors.As(err, &ab) && ab.Err == nil {
 			t.Fatalf("abort without a cause: %v", err)
 		}
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		if ms.HeapSys > 4*fuzzMemLimit {
-			t.Fatalf("heap grew to %d MB analysing analysing a %d-process trace of a few hundred events", ms.HeapSys>>20, len(procs))
+		// The heap's mapped size, read without stopping the world as
+		// ReadMemStats does at every execution.
+		heap := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}, {Name: "/memory/classes/heap/free:bytes"}}
+		metrics.Read(heap)
+		if sys := heap[0].Value.Uint64() + heap[1].Value.Uint64() + heap[2].Value.Uint64(); sys > 4*fuzzMemLimit {
+			t.Fatalf("heap grew to %d MB analysing a %d-process trace of a few hundred events", sys>>20, len(procs))
 		}
 	})
 }

@@ -402,6 +402,12 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			SyncRuntimeNS: row.Times.SyncRuntime, InitFinalizeNS: row.Times.InitFinalize,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
+		if row.WarnCount > 0 {
+			// The model repaired events that contradict the OpenMP
+			// sequences it relies on (docs/task-model.md): what it
+			// computed from them is a guess.
+			rep.Trace.Partial = true
+		}
 		ompWaits = append(ompWaits, row.OMPWaits...)
 		mutexes = append(mutexes, row.Mutexes...)
 	}

@@ -8,7 +8,9 @@ import (
 
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/internal/ompfault"
 	"github.com/ptrace-dev/ptrace/trace"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // A rank file of another gen run (other seed, other thread count) is
@@ -75,5 +77,56 @@ func TestPartialFlag(t *testing.T) {
 	}
 	if !rep.Trace.Partial || rep.Trace.Warnings == nil || !strings.Contains(strings.Join(rep.Trace.Warnings.First, "\n"), "no end frame") {
 		t.Errorf("partial %v, warnings %+v", rep.Trace.Partial, rep.Trace.Warnings)
+	}
+}
+
+// setHeaderVersion rewrites the version field of a file's header frame,
+// leaving its chunks as they were written (version 3's coding).
+func setHeaderVersion(t *testing.T, path string, v int) {
+	t.Helper()
+	err := ompfault.RewriteFrame(path, trace.FrameHeader, func(b []byte) ([]byte, error) {
+		var h trace.Header
+		if err := msgpack.Unmarshal(b, &h); err != nil {
+			return nil, err
+		}
+		h.Version = v
+		return msgpack.Marshal(&h)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A version-2 header on a version-3 file (issue 42, item 3) decoded every
+// argument with the wrong coding: 1 084 warnings, and a report not marked
+// partial. The run's files share one writer: a header whose version
+// differs from the manifest's or from rank 0's is refused, naming the file
+// and the field; a lone file with nothing to compare is decoded as its
+// header says, and the model's warnings mark the report partial.
+func TestHeaderVersionDamage(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "forkjoin", Ranks: 2, Threads: 2, Width: 4, Steps: 3})
+	setHeaderVersion(t, filepath.Join(dir, trace.FileName(1)), 2)
+	for _, manifest := range []bool{true, false} {
+		if !manifest {
+			os.Remove(filepath.Join(dir, trace.ManifestName))
+		}
+		_, err := runWith(2, driver.Options{Dir: dir})
+		if err == nil || !strings.Contains(err.Error(), trace.FileName(1)) || !strings.Contains(err.Error(), "version") {
+			t.Errorf("manifest %v: %v", manifest, err)
+		}
+	}
+	setHeaderVersion(t, filepath.Join(dir, trace.FileName(0)), 2)
+	if _, err := runWith(1, driver.Options{Dir: dir}); err != nil {
+		t.Errorf("both headers say version 2: %v", err)
+	}
+	one, _ := generate(t, gen.Config{Workload: "forkjoin", Ranks: 1, Threads: 2, Width: 4, Steps: 3})
+	os.Remove(filepath.Join(one, trace.ManifestName))
+	setHeaderVersion(t, filepath.Join(one, trace.FileName(0)), 2)
+	rep, err := runWith(1, driver.Options{Dir: one})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Trace.Partial || rep.Trace.Warnings == nil {
+		t.Errorf("a lone version-2 header: partial %v, warnings %+v", rep.Trace.Partial, rep.Trace.Warnings)
 	}
 }

@@ -25,6 +25,7 @@ type Model struct {
 	noWait  bool    // the trace has no sync_wait events: use sync_begin/end
 	preds   []int32
 	done    func(int32) bool
+	chk     seqCheck // the OMPT sequences' claims (check.go)
 
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
@@ -96,6 +97,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		m.maxSeq[t] = seq
 	}
 	m.noWait = cs.Kinds[trace.SyncWaitBegin] == 0
+	m.chk.prepare(s)
 	ndeps := int(min(cs.DepEntries, 1<<31-1))
 	m.base = make([]int32, nth)
 	var total int64
@@ -185,6 +187,7 @@ func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
 
 // Update applies event e of thread th.
 func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
+	m.chk.event(m, s, th, e)
 	thr := &s.Threads[th]
 	switch e.Kind {
 	case trace.ImplicitTaskBegin:

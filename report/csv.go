@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/ptrace-dev/ptrace/internal/outfile"
 )
 
 // CSV table file names, one table per file as OMPC Bench writes them. The
@@ -218,16 +220,10 @@ func WriteCSV(dir string, r *Report) ([]string, error) {
 	var paths []string
 	for _, n := range names {
 		p := filepath.Join(dir, n)
-		f, err := os.Create(p)
-		if err != nil {
+		// Each table is written whole or not at all (a full disk leaves
+		// no truncated table behind).
+		if err := outfile.Write(p, tables[n].write); err != nil {
 			return paths, err
-		}
-		err = tables[n].write(f)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		if err != nil {
-			return paths, fmt.Errorf("%s: %w", p, err)
 		}
 		paths = append(paths, p)
 	}

@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"fmt"
+
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -357,6 +359,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	h.init(s.Proc, s.TB, s.Scans, nil)
 	defer s.Scans.Put(h.scans...)
 	s.merge = &h
+	cur := -1 // the thread whose event is being processed
+	s.Warn.Where = func() string { return s.where(&h, cur) }
+	defer func() { s.Warn.Where = nil }()
 	// Events before the window are simulated too: start at the earliest.
 	last := s.Begin
 	if h.len() > 0 {
@@ -377,6 +382,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	defer d.recycle(s.Spare)
 	for h.len() > 0 {
 		th := h.top()
+		cur = th
 		e := h.scans[th].Event()
 		dt := e.Time - last
 		if dt < 0 {
@@ -413,6 +419,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		}
 		h.advance(th)
 	}
+	cur = -1
 	if err := h.err(); err != nil {
 		return err
 	}
@@ -424,6 +431,20 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	}
 	s.DepEdges.Trim() // outlives the simulation (the task graph)
 	return s.Warn.Err
+}
+
+// where names the event of thread th being processed for a warning: the
+// file, the thread, the event's index in it and its byte offset (th < 0:
+// after the last event).
+func (s *Sim) where(h *mergeHeap, th int) string {
+	if s.Proc == nil {
+		return "no file"
+	}
+	if th < 0 || th >= len(h.scans) || h.scans[th] == nil || h.done[th] {
+		return s.Proc.File + ", at the end of the trace"
+	}
+	sc := h.scans[th]
+	return fmt.Sprintf("%s, thread %d, event %d at offset %d", s.Proc.File, th, sc.Index(), sc.Offset())
 }
 
 // tieClass orders events of different threads at equal times: what makes a
@@ -492,7 +513,9 @@ func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans
 	h.time = make([]int64, n)
 	h.class = make([]uint8, n)
 	for t := range h.scans {
-		if want != nil && !want(t) {
+		// A thread index without events (a file may claim thousands)
+		// gets no scan and its decode buffers.
+		if want != nil && !want(t) || p.Events[t].N == 0 {
 			h.done[t] = true
 			continue
 		}

@@ -218,6 +218,10 @@ type Warnings struct {
 	Examples []string
 	Strict   bool
 	Err      error // first warning when Strict
+	// Where, when set, names the event being processed (file, thread,
+	// event index and byte offset); Add appends it to the messages it
+	// keeps, so every warning and a --strict error say where.
+	Where func() string
 }
 
 // maxExamples bounds the warning examples kept.
@@ -231,6 +235,9 @@ func (w *Warnings) Add(kind, format string, args ...any) {
 	w.Count[kind]++
 	if len(w.Examples) < maxExamples || (w.Strict && w.Err == nil) {
 		msg := kind + ": " + fmt.Sprintf(format, args...)
+		if w.Where != nil {
+			msg += " (" + w.Where() + ")"
+		}
 		if len(w.Examples) < maxExamples {
 			w.Examples = append(w.Examples, msg)
 		}

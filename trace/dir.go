@@ -37,6 +37,9 @@ type Dir struct {
 	// RunID is the run identity of rank 0's file ("" for files written
 	// before version 2); every other file must carry the same (see SameRun).
 	RunID string
+	// Version is the format version of rank 0's file; every file of the
+	// run must have the same (its chunks are decoded by it).
+	Version int
 	// Warnings are tolerated problems of the listing, e.g. rank files the
 	// manifest does not list.
 	Warnings []string
@@ -165,7 +168,14 @@ func OpenDir(path string) (*Dir, error) {
 		return nil, &FormatError{File: d.FilePath(0), Offset: 0, Frame: FrameHeader,
 			Err: fmt.Errorf("header gives %d ranks, the manifest %d: files of different runs?", h.NRanks, len(d.Files))}
 	}
-	d.RunID = h.RunID
+	d.RunID, d.Version = h.RunID, h.Version
+	if d.Manifest != nil && d.Manifest.Version != h.Version {
+		// One writer wrote the run: a version differing between its
+		// manifest and a header is damage, and decoding the events with
+		// the wrong version's coding would misread every argument.
+		return nil, &FormatError{File: d.FilePath(0), Offset: 0, Frame: FrameHeader,
+			Err: fmt.Errorf("header field version is %d, the manifest's is %d: a damaged header, or files of different runs", h.Version, d.Manifest.Version)}
+	}
 	if d.Manifest != nil && d.Manifest.RunID != "" && d.Manifest.RunID != h.RunID {
 		return nil, fmt.Errorf("%s: run id %s, but %s has run id %q: files of different runs", mpath, d.Manifest.RunID, d.FilePath(0), h.RunID)
 	}

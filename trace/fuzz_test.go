@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"io"
+	"os"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/internal/fuzzbound"
 )
 
 // fixCRCs rewrites the checksum of every frame whose prefix parses, so the
@@ -62,13 +65,49 @@ func FuzzReader(f *testing.F) {
 	})
 }
 
+// TestMain bounds fuzzing's minimisation (internal/fuzzbound).
+func TestMain(m *testing.M) {
+	fuzzbound.Apply()
+	os.Exit(m.Run())
+}
+
+// tinyTrace is a valid process of a few hundred bytes: one thread that
+// creates and runs two tasks, one with a dependence, and an MPI send.
+func tinyTrace(tb testing.TB) []byte {
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, Header{NRanks: 2})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.SetChunkEvents(4)
+	loc := w.AddLocation(Location{File: "x.c", Line: 1})
+	it := MakeID(0, 1)
+	w.E(0, ImplicitTaskBegin, 1, 0, it, 1, 0, 1)
+	for i := int64(1); i <= 2; i++ {
+		task := MakeID(0, i+1)
+		w.E(0, TaskCreate, 10*i, task, it, 4, loc)
+		w.EmitDeps(0, 10*i, task, []Dep{{Addr: 0x10, Type: DepInout}})
+		w.E(0, TaskSchedule, 10*i+1, it, 7, task)
+		w.E(0, TaskSchedule, 10*i+5, task, 1, it)
+	}
+	w.E(0, MPISend, 40, 1, 7, 0, 8, 0)
+	w.E(0, ImplicitTaskEnd, 50, 0, it, 1, 0, 1)
+	if err := w.Close(); err != nil {
+		tb.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // FuzzLoad loads arbitrary bytes (checksums repaired) as a process, as the
 // analysis does: an error or a process, never a panic; and a process's
 // communication log holds exactly its threads' communication events, with
 // their indices, times and leading arguments, as a decode finds them.
+// Its seeds are small (a few hundred bytes to 1.5 KB): the inputs the
+// fuzzer mutates and minimises stay as small, so it executes thousands
+// of them a second (docs/PERFORMANCE.md).
 func FuzzLoad(f *testing.F) {
-	f.Add(smallTrace(f))
-	f.Add(randomTrace(f, 4, 5, 4*int(NumKinds)))
+	f.Add(tinyTrace(f))
+	f.Add(randomTrace(f, 4, 5, int(NumKinds)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		p, err := LoadProcessReader(bytes.NewReader(fixCRCs(data)), "fuzz", LoadOptions{Salvage: len(data)%2 == 0})
 		if err != nil || !p.HasCommLog() {

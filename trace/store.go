@@ -214,7 +214,17 @@ func LoadProcess(path string, opts LoadOptions) (*Process, error) {
 // LoadProcessReader is LoadProcess on a stream (a converted file, a test's
 // buffer); name is used in errors.
 func LoadProcessReader(r io.Reader, name string, opts LoadOptions) (*Process, error) {
-	return load(r, name, 0, opts)
+	// A reader that knows its length (a bytes.Buffer of a converted OTF2
+	// process) sizes the read buffer and the arena like a file: not 1 MiB
+	// and 4 MiB for a process of a few KB.
+	if opts.Stream {
+		return nil, fmt.Errorf("%s: streaming needs a regular file", name)
+	}
+	var size int64
+	if l, ok := r.(interface{ Len() int }); ok {
+		size = int64(l.Len())
+	}
+	return load(r, name, size, opts)
 }
 
 func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, error) {

@@ -71,8 +71,17 @@ func NewWriter(out io.Writer, h Header) (*Writer, error) {
 	if h.ClockUnit == "" {
 		h.ClockUnit = "ns"
 	}
+	// A large buffer for a file; none of its own (NewWriterSize returns
+	// a large enough bufio.Writer as it is) over a writer that buffers
+	// already or is memory: a process converted in memory or a small
+	// file written through Rows.WriteFile allocated 1 MiB for it.
+	size := 1 << 20
+	switch out.(type) {
+	case *bufio.Writer, *bytes.Buffer:
+		size = 4 << 10
+	}
 	w := &Writer{
-		w:           bufio.NewWriterSize(out, 1<<20),
+		w:           bufio.NewWriterSize(out, size),
 		name:        "trace",
 		chunkEvents: DefaultChunkEvents,
 		nranks:      h.NRanks,

@@ -17,6 +17,16 @@ import (
 // A mutex_acquire without its mutex_acquired (a failed omp_test_lock, a
 // nest lock acquired again by its owner, which OMPT reports through
 // nest_lock) counts nothing: the next acquire replaces it.
+//
+// Every other departure from OMPT's sequence is a claim the trace breaks,
+// a counted warning naming the event (the report is then partial): an
+// acquired without its acquire, or with another kind or wait id; a mutex
+// acquired again by the thread holding it; a release of a mutex the thread
+// does not hold, or of another kind; a blocking acquire (lock, critical,
+// atomic, ordered) that another acquire follows without its acquired; a
+// mutex still held when the trace ends; a kind OMPT does not define. Kinds
+// compare by what libomp pairs: an omp_test_lock is released as a lock, an
+// omp_test_nest_lock as a nest lock.
 
 // mutexNames are OMPT's ompt_mutex_t values.
 var mutexNames = [...]string{1: "lock", 2: "test_lock", 3: "nest_lock", 4: "test_nest_lock", 5: "critical", 6: "atomic", 7: "ordered"}
@@ -51,8 +61,8 @@ type mutexAcc struct {
 const maxHeld = 64
 
 type held struct {
-	id, since int64
-	row       int32
+	id, since, kind int64
+	row             int32
 }
 
 // mutexState follows each thread's pending acquisition and held mutexes.
@@ -64,11 +74,15 @@ type mutexState struct {
 	pendRow  []int32
 	pendID   []int64
 	pendTime []int64
-	held     [][]held
+	pendKind []int64
+	// pendMay: the pending acquire may have no acquired (a test, or a
+	// nest lock its thread held when it asked again)
+	pendMay []bool
+	held    [][]held
 }
 
 func newMutexState(T int) mutexState {
-	m := mutexState{pendRow: make([]int32, T), pendID: make([]int64, T), pendTime: make([]int64, T), held: make([][]held, T)}
+	m := mutexState{pendRow: make([]int32, T), pendID: make([]int64, T), pendTime: make([]int64, T), pendKind: make([]int64, T), pendMay: make([]bool, T), held: make([][]held, T)}
 	for th := range m.pendRow {
 		m.pendRow[th] = -1
 	}
@@ -94,19 +108,71 @@ func inWindow(s *sim.Sim, from, to int64) int64 {
 	return max(0, min(to, s.End)-max(from, s.Begin))
 }
 
+// Mutex kinds (ompt_mutex_t).
+const (
+	mutexLock         = 1
+	mutexTestLock     = 2
+	mutexNestLock     = 3
+	mutexTestNestLock = 4
+	mutexOrdered      = 7
+)
+
+// mutexClass maps a kind to the kind libomp releases it as.
+func mutexClass(kind int64) int64 {
+	switch kind {
+	case mutexTestLock:
+		return mutexLock
+	case mutexTestNestLock:
+		return mutexNestLock
+	}
+	return kind
+}
+
+func (m *mutexState) holds(th int, id int64) int {
+	hs := m.held[th]
+	for i := len(hs) - 1; i >= 0; i-- {
+		if hs[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
 func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 	kind, id := e.Args[0], e.Args[1]
+	if kind < mutexLock || kind > mutexOrdered {
+		s.Warn.Add("unknown mutex kind", "%s of mutex kind %d (OMPT defines 1..%d)", e.Kind, kind, mutexOrdered)
+	}
 	switch e.Kind {
 	case trace.MutexAcquire:
-		m.pendRow[th], m.pendID[th], m.pendTime[th] = m.rowOf(mutexKey{kind, e.Args[2]}), id, e.Time
+		if k := m.pendRow[th]; k >= 0 && !m.pendMay[th] {
+			s.Warn.Add("mutex_acquired missing", "mutex_acquire of mutex %#x (kind %d) follows the acquire of mutex %#x (kind %d) without its mutex_acquired", id, kind, m.pendID[th], m.pendKind[th])
+		}
+		m.pendRow[th], m.pendID[th], m.pendTime[th], m.pendKind[th] = m.rowOf(mutexKey{kind, e.Args[2]}), id, e.Time, kind
+		// A test may fail, and a nest lock's owner takes it again without
+		// an acquired; a blocking acquire always completes.
+		m.pendMay[th] = kind == mutexTestLock || kind == mutexTestNestLock || kind == mutexNestLock && m.holds(th, id) >= 0
 	case trace.MutexAcquired:
 		k := m.pendRow[th]
 		var wait int64
-		if k >= 0 && m.pendID[th] == id {
+		switch {
+		case k < 0:
+			s.Warn.Add("mutex_acquired without mutex_acquire", "mutex %#x (kind %d)", id, kind)
+		case m.pendID[th] != id:
+			s.Warn.Add("mutex wait id mismatch", "mutex_acquired of mutex %#x after the acquire of mutex %#x", id, m.pendID[th])
+			k = -1
+		case m.pendKind[th] != kind:
+			s.Warn.Add("mutex kind mismatch", "mutex_acquired of kind %d after an acquire of kind %d (mutex %#x)", kind, m.pendKind[th], id)
 			wait = inWindow(s, m.pendTime[th], e.Time)
-		} else {
-			// Acquired without a recorded acquire (lost events): no wait known.
+		default:
+			wait = inWindow(s, m.pendTime[th], e.Time)
+		}
+		if k < 0 {
+			// No wait known.
 			k = m.rowOf(mutexKey{kind, e.Args[2]})
+		}
+		if i := m.holds(th, id); i >= 0 {
+			s.Warn.Add("mutex acquired twice", "mutex %#x (kind %d), which this thread holds since %d ns", id, kind, m.held[th][i].since)
 		}
 		m.pendRow[th] = -1
 		a := &m.acc[k]
@@ -117,17 +183,32 @@ func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 		a.maxWait = max(a.maxWait, wait)
 		if len(m.held[th]) == maxHeld {
 			// Releases lost: forget the oldest rather than grow.
+			s.Warn.Add("mutex_released missing", "thread holds %d mutexes; the oldest, %#x, is taken as released", maxHeld, m.held[th][0].id)
 			m.held[th] = append(m.held[th][:0], m.held[th][1:]...)
 		}
-		m.held[th] = append(m.held[th], held{id: id, since: e.Time, row: k})
+		m.held[th] = append(m.held[th], held{id: id, since: e.Time, kind: kind, row: k})
 	case trace.MutexReleased:
+		i := m.holds(th, id)
+		if i < 0 {
+			s.Warn.Add("mutex_released without mutex_acquired", "mutex %#x (kind %d), which this thread does not hold", id, kind)
+			return
+		}
 		hs := m.held[th]
-		for i := len(hs) - 1; i >= 0; i-- {
-			if hs[i].id == id {
-				m.acc[hs[i].row].hold += inWindow(s, hs[i].since, e.Time)
-				m.held[th] = append(hs[:i], hs[i+1:]...)
-				break
-			}
+		if mutexClass(hs[i].kind) != mutexClass(kind) {
+			s.Warn.Add("mutex kind mismatch", "mutex_released of kind %d for mutex %#x acquired as kind %d", kind, id, hs[i].kind)
+		}
+		m.acc[hs[i].row].hold += inWindow(s, hs[i].since, e.Time)
+		m.held[th] = append(hs[:i], hs[i+1:]...)
+	}
+}
+
+// finish warns about the mutexes still held at the end of the trace: their
+// hold time is unknown (counted to the end of the window it would be a
+// guess, left out it is too little).
+func (m *mutexState) finish(s *sim.Sim) {
+	for th, hs := range m.held {
+		for _, h := range hs {
+			s.Warn.Add("mutex never released", "thread %d holds mutex %#x (kind %d) since %d ns", th, h.id, h.kind, h.since)
 		}
 	}
 }

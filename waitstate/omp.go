@@ -429,6 +429,7 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 		p.Rows = append(p.Rows, OMPRow{Rank: p.rank, Sync: k.sync, Construct: construct, Region: region, Count: p.count[i], NS: p.ns[i]})
 	}
 	p.keys, p.count, p.ns, p.index, p.parLoc = nil, nil, nil, nil, regionLocs{}
+	p.mutex.finish(s)
 	p.Mutexes = p.mutex.rows(p.rank, name)
 }
 

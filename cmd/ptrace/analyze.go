@@ -111,6 +111,15 @@ the number of ranks.`,
 
 func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	start := time.Now()
+	var in inputs
+	in.addTrace(af.opts.Dir)
+	if err := in.check([]output{{"--json", af.jsonOut, false}, {"--html", af.htmlOut, false}, {"--csv", af.csvDir, true},
+		{"--critical-path", af.pathOut, false}, {"--cube", af.cubeOut, false}, {"--cpuprofile", af.cpuProfile, false}}); err != nil {
+		return err
+	}
+	if err := checkStdout(toStdout(af.quiet, af.jsonOut, af.htmlOut, af.pathOut)); err != nil {
+		return err
+	}
 	if af.cpuProfile != "" {
 		f, err := os.Create(af.cpuProfile)
 		if err != nil {
@@ -171,7 +180,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		printStats(stderr, &stats)
 	}
 	if af.pathOut != "" {
-		if err := writeFileOrStdout(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathCSV(w, path) }); err != nil {
+		if err := writeOutput(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathCSV(w, path) }); err != nil {
 			return fmt.Errorf("--critical-path: %w", err)
 		}
 	}
@@ -190,7 +199,7 @@ func unwrapAbort(err error) error {
 
 func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.Duration) error {
 	if af.jsonOut != "" {
-		if err := writeFileOrStdout(af.jsonOut, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
+		if err := writeOutput(af.jsonOut, stdout, func(w io.Writer) error { return report.WriteJSON(w, rep) }); err != nil {
 			return err
 		}
 	}
@@ -200,7 +209,7 @@ func emit(stdout io.Writer, rep *report.Report, af *analyzeFlags, elapsed time.D
 		}
 	}
 	if af.htmlOut != "" {
-		if err := writeFileOrStdout(af.htmlOut, stdout, func(w io.Writer) error { return report.WriteHTML(w, rep, report.HTMLOptions{}) }); err != nil {
+		if err := writeOutput(af.htmlOut, stdout, func(w io.Writer) error { return report.WriteHTML(w, rep, report.HTMLOptions{}) }); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
@@ -224,23 +233,6 @@ func writeCube(path string, rep *report.Report) error {
 		return err
 	}
 	return f.WriteFile(path)
-}
-
-func writeFileOrStdout(path string, stdout io.Writer, fn func(io.Writer) error) error {
-	if path == "-" {
-		return fn(stdout)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := fn(f); err != nil {
-		// no partial or empty output left behind
-		f.Close()
-		os.Remove(path)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
 }
 
 // virtualRanks picks the inproc rank count: as asked, or one per core
@@ -328,4 +320,14 @@ func heapProfiler(prefix string) func(rank int, phase string) {
 			fmt.Fprintln(os.Stderr, "ptrace: --memprofile:", err)
 		}
 	}
+}
+
+// failingRank is the rank whose error err is: the one an AbortError names,
+// else this rank (me), whose own error it is.
+func failingRank(err error, me int) int {
+	var ae *comm.AbortError
+	if errors.As(err, &ae) {
+		return ae.Rank
+	}
+	return me
 }

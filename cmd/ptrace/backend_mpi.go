@@ -31,8 +31,12 @@ func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
 		}
 		// Every rank knows: rank 0 reports, and nobody exits before it
 		// has (mpirun kills the job at the first non-zero exit).
+		// The others say why they stop too: a rank that exits 1 in
+		// silence looks like a crash of its own in a job's log.
 		if c.Rank() == 0 {
 			fmt.Fprintln(os.Stderr, "ptrace:", unwrapAbort(err))
+		} else {
+			fmt.Fprintf(os.Stderr, "ptrace: rank %d stopped: rank %d reported an error (rank 0 prints it)\n", c.Rank(), failingRank(err, c.Rank()))
 		}
 		c.Barrier()
 		mpi.Stop()

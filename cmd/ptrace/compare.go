@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
@@ -89,6 +91,16 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 		return fmt.Errorf("--size applies to --weak scaling")
 	}
 	start := time.Now()
+	var in inputs
+	for _, arg := range args {
+		in.addTrace(arg)
+	}
+	if err := in.check([]output{{"--json", cf.jsonOut, false}, {"--html", cf.htmlOut, false}, {"--csv", cf.csvDir, true}, {"--cube", cf.cubeDir, true}}); err != nil {
+		return err
+	}
+	if err := checkStdout(toStdout(cf.quiet, cf.jsonOut, cf.htmlOut)); err != nil {
+		return err
+	}
 	inputs := make([]compare.Input, len(args))
 	for i, arg := range args {
 		inputs[i] = loadRun(arg, stderr, cf)
@@ -106,7 +118,7 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 		return err
 	}
 	if cf.jsonOut != "" {
-		if err := writeFileOrStdout(cf.jsonOut, stdout, func(w io.Writer) error { return compare.WriteJSON(w, res) }); err != nil {
+		if err := writeOutput(cf.jsonOut, stdout, func(w io.Writer) error { return compare.WriteJSON(w, res) }); err != nil {
 			return err
 		}
 	}
@@ -116,7 +128,7 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 		}
 	}
 	if cf.htmlOut != "" {
-		if err := writeFileOrStdout(cf.htmlOut, stdout, func(w io.Writer) error { return compare.WriteHTML(w, res) }); err != nil {
+		if err := writeOutput(cf.htmlOut, stdout, func(w io.Writer) error { return compare.WriteHTML(w, res) }); err != nil {
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
@@ -194,16 +206,17 @@ func loadRun(arg string, stderr io.Writer, cf *compareFlags) compare.Input {
 		in.Err = err
 		return in
 	}
-	if st.Mode().IsRegular() {
-		b, err := os.ReadFile(arg)
-		if err != nil {
-			in.Err = err
-			return in
+	if st.Mode().IsRegular() && looksJSON(arg) {
+		var warnings []string
+		in.Report, warnings, in.Err = report.ReadJSONFile(arg)
+		if in.Err != nil {
+			// The problem list names the RUN already.
+			in.Err = errors.New(strings.TrimPrefix(in.Err.Error(), arg+": "))
 		}
-		if t := bytes.TrimLeft(b, " \t\r\n"); len(t) > 0 && t[0] == '{' {
-			in.Report, in.Err = report.ReadJSON(bytes.NewReader(b))
-			return in
+		for _, w := range warnings {
+			fmt.Fprintln(stderr, "ptrace: warning:", w)
 		}
+		return in
 	}
 	opts := driver.Options{Dir: arg, Clock: clocksync.DefaultOptions(), WholeRun: cf.wholeRun, Salvage: cf.salvage, GC: gcPercents()}
 	var prog *progress
@@ -228,4 +241,19 @@ func loadRun(arg string, stderr io.Writer, cf *compareFlags) compare.Input {
 	}
 	in.Report = rep
 	return in
+}
+
+// looksJSON reports whether a file starts like a JSON object: its first
+// bytes are read, never the whole file (a trace file given as a RUN may
+// be gigabytes).
+func looksJSON(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var b [512]byte
+	n, _ := io.ReadFull(f, b[:])
+	t := bytes.TrimLeft(b[:n], " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }

@@ -119,3 +119,56 @@ func TestCompareNamesBadRuns(t *testing.T) {
 		t.Errorf("nothing to compare: exit %d: %s", r.code, r.stderr)
 	}
 }
+
+// Reports that lie are left out, named with the JSON path of the lie, and
+// the honest runs are still compared (issue 42, item 1): before, a report
+// with threads_per_process = -4 became the reference ("1 process, -4
+// cores") and the others reached a global efficiency of 1.09. A 12 GB file
+// given as a RUN is refused without being read (it was a fatal
+// out-of-memory), as a report or as a trace.
+func TestCompareRefusesHostileReports(t *testing.T) {
+	dir := genFamily(t, "1")
+	dirs := familyDirs(dir)
+	var jsons []string
+	for _, d := range dirs {
+		j := d + ".json"
+		if r := run(t, ptraceBin(), "analyze", "-q", "--json", j, d); r.code != 0 {
+			t.Fatalf("analyze %s: exit %d: %s", d, r.code, r.stderr)
+		}
+		jsons = append(jsons, j)
+	}
+	b, err := os.ReadFile(jsons[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lie := func(name, from, to string) string {
+		if !strings.Contains(string(b), from) {
+			t.Fatalf("report lacks %q", from)
+		}
+		p := filepath.Join(t.TempDir(), name)
+		os.WriteFile(p, []byte(strings.Replace(string(b), from, to, 1)), 0o644)
+		return p
+	}
+	tpp := lie("tpp.json", `"threads_per_process": 1,`, `"threads_per_process": -4,`)
+	el := lie("elapsed.json", `"elapsed_ns": `, `"elapsed_ns": -1, "x": `)
+	huge := filepath.Join(t.TempDir(), "huge.json")
+	f, _ := os.Create(huge)
+	f.WriteString("{")
+	f.Truncate(12 << 30)
+	f.Close()
+	zeros := filepath.Join(t.TempDir(), "zeros")
+	f, _ = os.Create(zeros)
+	f.Truncate(12 << 30)
+	f.Close()
+	args := append([]string{"compare", "--json", "-"}, tpp, el, huge, zeros)
+	r := run(t, ptraceBin(), append(args, jsons...)...)
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1", r.code)
+	}
+	for _, want := range []string{tpp + ": pop.threads_per_process", el + ": pop.elapsed_ns", huge + ": ", "more than a report can hold", zeros + ": ", "4 of 7 runs left out"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	checkExpected(t, r.stdout, filepath.Join(dir, "expected-compare.json"), "")
+}

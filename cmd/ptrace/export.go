@@ -63,6 +63,17 @@ func runExport(stdout, stderr io.Writer, dir string, ef *exportFlags) error {
 	if ef.perfetto == "" {
 		return errors.New("--perfetto FILE is required (the only export format so far)")
 	}
+	var in inputs
+	in.addTrace(dir)
+	if ef.critical != "" {
+		in.addFile(ef.critical)
+	}
+	if err := in.check([]output{{"--perfetto", ef.perfetto, false}}); err != nil {
+		return err
+	}
+	if err := checkStdout(toStdout(ef.quiet, ef.perfetto)); err != nil {
+		return err
+	}
 	var o timeline.Options
 	var err error
 	if ef.window != "" {
@@ -107,7 +118,7 @@ func runExport(stdout, stderr io.Writer, dir string, ef *exportFlags) error {
 		dir = tmp
 	}
 	var st *timeline.Stats
-	err = writeFileOrStdout(ef.perfetto, stdout, func(w io.Writer) error {
+	err = writeOutput(ef.perfetto, stdout, func(w io.Writer) error {
 		var err error
 		st, err = timeline.Export(w, dir, o)
 		return err

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/ptrace-dev/ptrace/internal/outfile"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/spf13/cobra"
@@ -28,7 +29,15 @@ func (e *exitError) Unwrap() error { return e.err }
 func main() {
 	tuneGC()
 	root := newRoot()
-	if err := root.Execute(); err != nil {
+	// Everything a command prints goes through a checked writer: a report
+	// lost to a full disk or a closed pipe is an error, not a success.
+	out := &outfile.Checked{W: os.Stdout}
+	root.SetOut(out)
+	err := root.Execute()
+	if err == nil && out.Err != nil {
+		err = fmt.Errorf("writing to standard output: %w (the output is lost)", out.Err)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "ptrace:", err)
 		var ee *exitError
 		if errors.As(err, &ee) {

@@ -82,7 +82,8 @@ func TestAnalyzeUnderMPI(t *testing.T) {
 }
 
 // Under MPI, one failing rank makes every rank exit non-zero within 10 s with
-// that rank's message on stderr.
+// that rank's message on stderr, and every other rank says why it stops
+// (issue 42: they exited 1 in silence).
 func TestFailingRankUnderMPI(t *testing.T) {
 	ptraceMPI(t)
 	src := genTrace(t, "stencil", "--ranks", "4", "--threads", "2")
@@ -101,6 +102,14 @@ func TestFailingRankUnderMPI(t *testing.T) {
 		}
 		if !strings.Contains(r.stderr, "rank-00002.ptrace") {
 			t.Errorf("%s: stderr lacks the failing file: %q", how, r.stderr)
+		}
+		// A missing file is found by rank 0's listing, a corrupt one by
+		// rank 2's load.
+		failing := map[string]int{"missing": 0, "corrupt": 2}[how]
+		for k := 1; k < 4; k++ {
+			if want := fmt.Sprintf("rank %d stopped: rank %d reported an error", k, failing); !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr lacks %q: %q", how, want, r.stderr)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ptrace-dev/ptrace/internal/outfile"
 	"io"
 	"os"
 	"strings"
@@ -34,6 +35,9 @@ const progressEvery = 100 * time.Millisecond
 const progressWidth = 24
 
 func isTerminal(w io.Writer) bool {
+	if c, ok := w.(*outfile.Checked); ok {
+		w = c.W
+	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
 }

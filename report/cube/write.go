@@ -7,10 +7,9 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"github.com/ptrace-dev/ptrace/internal/outfile"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -152,33 +151,13 @@ func member(tw *tar.Writer, name string, size int64) error {
 
 // WriteFile writes f to path, which must end in ".cubex" (CubeLib's tools
 // open no other name), through a temporary file in the same directory
-// renamed over path once complete: a failed write leaves no partial file.
+// renamed over path once complete (internal/outfile): a failed write
+// leaves no partial file and keeps what path held.
 func (f *File) WriteFile(path string) error {
 	if err := CheckName(path); err != nil || path == "" {
 		return cmp.Or(err, fmt.Errorf("no file name"))
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	if err := f.Write(tmp); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return nil
+	return outfile.Write(path, f.Write)
 }
 
 // anchor renders the definitions in CubeW's layout.

@@ -37,6 +37,7 @@ func TestWaitStatesMPI(t *testing.T) {
 		t.Fatalf("%d processes, want 2", len(procs))
 	}
 	r := h.report(t, dir)
+	noReportWarnings(t, r)
 	ws := r.WaitStates
 	if ws == nil {
 		t.Fatal("no wait_states section")

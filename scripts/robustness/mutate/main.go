@@ -7,23 +7,39 @@
 //	mutate time FILE NS        the middle event of thread 0 gets time NS
 //	mutate endcount FILE N     the end frame claims N more events on thread 0
 //	mutate nranks FILE N       the header claims a world of N ranks
+//	mutate version FILE N      the header claims format version N
+//	mutate ompt FILE FAULT     one OpenMP or mutex fault of issue 42
+//	                           (internal/ompfault; mutex faults get
+//	                           critical sections in every task first)
+//	mutate ompt-list           the fault names, one a line
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"os"
 	"strconv"
 
+	"github.com/ptrace-dev/ptrace/internal/ompfault"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 func main() {
+	if len(os.Args) == 2 && os.Args[1] == "ompt-list" {
+		for _, f := range ompfault.Faults {
+			fmt.Println(f.Name)
+		}
+		return
+	}
+	if len(os.Args) == 4 && os.Args[1] == "ompt" {
+		if err := ompt(os.Args[2], os.Args[3]); err != nil {
+			fmt.Fprintln(os.Stderr, "mutate:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) != 4 {
-		fmt.Fprintln(os.Stderr, "usage: mutate taskid|time|endcount|nranks FILE VALUE")
+		fmt.Fprintln(os.Stderr, "usage: mutate taskid|time|endcount|nranks|version FILE VALUE, mutate ompt FILE FAULT, mutate ompt-list")
 		os.Exit(2)
 	}
 	mode, file := os.Args[1], os.Args[2]
@@ -40,7 +56,7 @@ func main() {
 func run(mode, file string, v int64) error {
 	switch mode {
 	case "endcount":
-		return rewriteFrame(file, trace.FrameEnd, func(payload []byte) ([]byte, error) {
+		return ompfault.RewriteFrame(file, trace.FrameEnd, func(payload []byte) ([]byte, error) {
 			var e trace.End
 			if err := msgpack.Unmarshal(payload, &e); err != nil {
 				return nil, err
@@ -51,13 +67,17 @@ func run(mode, file string, v int64) error {
 			e.Events[0] += v
 			return msgpack.Marshal(&e)
 		})
-	case "nranks":
-		return rewriteFrame(file, trace.FrameHeader, func(payload []byte) ([]byte, error) {
+	case "nranks", "version":
+		return ompfault.RewriteFrame(file, trace.FrameHeader, func(payload []byte) ([]byte, error) {
 			var h trace.Header
 			if err := msgpack.Unmarshal(payload, &h); err != nil {
 				return nil, err
 			}
-			h.NRanks = int(v)
+			if mode == "nranks" {
+				h.NRanks = int(v)
+			} else {
+				h.Version = int(v)
+			}
 			return msgpack.Marshal(&h)
 		})
 	}
@@ -90,37 +110,23 @@ func run(mode, file string, v int64) error {
 	return p.WriteFile(file, 0)
 }
 
-// rewriteFrame replaces the payload of the first frame of kind with what f
-// makes of it, and repairs the frame's length and CRC-32C (docs/trace-format.md).
-func rewriteFrame(file string, kind trace.FrameKind, f func([]byte) ([]byte, error)) error {
-	b, err := os.ReadFile(file)
+// ompt applies the named fault to file.
+func ompt(file, name string) error {
+	f, ok := ompfault.ByName(name)
+	if !ok {
+		return fmt.Errorf("unknown fault %q (mutate ompt-list)", name)
+	}
+	p, err := trace.ReadRows(file)
 	if err != nil {
 		return err
 	}
-	table := crc32.MakeTable(crc32.Castagnoli)
-	for off := 0; off+12 <= len(b); {
-		n := int(binary.BigEndian.Uint32(b[off+8:]))
-		end := off + 12 + n
-		if end > len(b) {
-			break
+	if f.NeedsCriticals() {
+		if err := ompfault.AddCriticals(p); err != nil {
+			return err
 		}
-		if trace.FrameKind(b[off+1]) == kind {
-			payload, err := f(b[off+12 : end])
-			if err != nil {
-				return err
-			}
-			var out bytes.Buffer
-			out.Write(b[:off])
-			crc := crc32.Update(crc32.Checksum([]byte{byte(kind)}, table), table, payload)
-			out.Write([]byte{0x93, byte(kind), 0xce})
-			binary.Write(&out, binary.BigEndian, crc)
-			out.WriteByte(0xc6)
-			binary.Write(&out, binary.BigEndian, uint32(len(payload)))
-			out.Write(payload)
-			out.Write(b[end:])
-			return os.WriteFile(file, out.Bytes(), 0o644)
-		}
-		off = end
 	}
-	return fmt.Errorf("%s: no %s frame", file, kind)
+	if err := f.Apply(p); err != nil {
+		return err
+	}
+	return p.WriteFile(file, 0)
 }

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// digest hashes every file under dir, so a test can tell that nothing of
+// an input changed.
+func digest(t *testing.T, dir string) map[string][32]byte {
+	t.Helper()
+	out := map[string][32]byte{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		out[p] = sha256.Sum256(b)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dst, rel), b, 0o644)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// No output flag may replace what the command reads (issue 42, item 3):
+// a rank file, the manifest, the input directory, an OTF2 archive's files,
+// a report given to compare, the critical-path CSV given to export. Each
+// is refused before any work, naming the flag, and the inputs stay as
+// they were.
+func TestOutputsNeverReplaceInputs(t *testing.T) {
+	dir := genTrace(t, "forkjoin", "--ranks", "2", "--threads", "2", "--width", "4", "--steps", "3")
+	otf := filepath.Join(t.TempDir(), "halo")
+	copyTree(t, filepath.Join("..", "..", "otf2", "testdata", "halo"), otf)
+	work := t.TempDir()
+	rep := filepath.Join(work, "run.json")
+	if r := run(t, ptraceBin(), "analyze", "-q", "--json", rep, dir); r.code != 0 {
+		t.Fatalf("analyze: %s", r.stderr)
+	}
+	cp := filepath.Join(work, "path.csv")
+	if r := run(t, ptraceBin(), "analyze", "-q", "--critical-path", cp, dir); r.code != 0 {
+		t.Fatalf("analyze: %s", r.stderr)
+	}
+	link := filepath.Join(work, "link.json")
+	if err := os.Symlink(filepath.Join(dir, "rank-00001.ptrace"), link); err != nil {
+		t.Fatal(err)
+	}
+	before := [3]map[string][32]byte{digest(t, dir), digest(t, otf), digest(t, work)}
+	for _, c := range []struct {
+		args []string
+		flag string
+	}{
+		{[]string{"analyze", "-q", "--json", filepath.Join(dir, "rank-00001.ptrace"), dir}, "--json"},
+		{[]string{"analyze", "-q", "--html", filepath.Join(dir, "manifest.json"), dir}, "--html"},
+		{[]string{"analyze", "-q", "--critical-path", filepath.Join(dir, "rank-00000.ptrace"), dir}, "--critical-path"},
+		{[]string{"analyze", "-q", "--csv", dir, dir}, "--csv"},
+		{[]string{"analyze", "-q", "--json", dir, dir}, "--json"},
+		{[]string{"analyze", "-q", "--json", link, dir}, "--json"},
+		{[]string{"analyze", "-q", "--cpuprofile", filepath.Join(dir, "rank-00000.ptrace"), dir}, "--cpuprofile"},
+		{[]string{"analyze", "-q", "--json", filepath.Join(otf, "traces.otf2"), otf}, "--json"},
+		{[]string{"analyze", "-q", "--json", filepath.Join(otf, "traces.def"), filepath.Join(otf, "traces.otf2")}, "--json"},
+		{[]string{"analyze", "-q", "--html", filepath.Join(otf, "traces", "0.evt"), otf}, "--html"},
+		{[]string{"analyze", "-q", "--json", filepath.Join(work, "a.json"), "--html", filepath.Join(work, "a.json"), dir}, "--html"},
+		{[]string{"compare", "-q", "--json", rep, rep, dir}, "--json"},
+		{[]string{"compare", "-q", "--html", filepath.Join(dir, "rank-00000.ptrace"), rep, dir}, "--html"},
+		{[]string{"compare", "-q", "--csv", dir, dir}, "--csv"},
+		{[]string{"export", "-q", "--perfetto", filepath.Join(dir, "rank-00001.ptrace"), dir}, "--perfetto"},
+		{[]string{"export", "-q", "--perfetto", cp, "--critical-path", cp, dir}, "--perfetto"},
+	} {
+		r := run(t, ptraceBin(), c.args...)
+		if r.code == 0 || !strings.Contains(r.stderr, c.flag+" ") {
+			t.Errorf("%v: exit %d, stderr %q; want a refusal naming %s", c.args, r.code, r.stderr, c.flag)
+		}
+	}
+	for i, d := range []string{dir, otf, work} {
+		after := digest(t, d)
+		if len(after) != len(before[i]) {
+			t.Errorf("%s: %d files, %d before", d, len(after), len(before[i]))
+		}
+		for p, h := range before[i] {
+			if after[p] != h {
+				t.Errorf("%s changed", p)
+			}
+		}
+	}
+	// A report beside the trace files is no input: writing it is fine.
+	if r := run(t, ptraceBin(), "analyze", "-q", "--json", filepath.Join(dir, "report.json"), dir); r.code != 0 {
+		t.Errorf("report inside the trace directory: %s", r.stderr)
+	}
+}
+
+// shell runs a bash command line with $PT set to the ptrace binary.
+func shell(t *testing.T, line string) result {
+	t.Helper()
+	c := exec.Command("bash", "-c", line)
+	c.Env = append(os.Environ(), "PT="+ptraceBin())
+	return runCmd(t, c)
+}
+
+// A report that cannot be written is an error, never a success (issue 42,
+// item 3): standard output on a full device or closed, and files on a
+// full disk (bash's ulimit -f: writes past the limit fail with EFBIG, as
+// they would with ENOSPC). A failed file leaves nothing behind — no
+// truncated JSON, no empty HTML, no temporary file — and a file it was
+// to replace keeps its content.
+func TestLostOutputsFail(t *testing.T) {
+	dir := genTrace(t, "halo", "--ranks", "16", "--threads", "2", "--iterations", "10")
+	for _, c := range []struct{ line, want string }{
+		{`"$PT" analyze "$D" > /dev/full`, "no space left"},
+		{`"$PT" analyze -q --json - "$D" > /dev/full`, "no space left"},
+		{`"$PT" compare "$D" > /dev/full`, "no space left"},
+		{`"$PT" analyze "$D" >&-`, "standard output is closed"},
+		{`"$PT" analyze -q --json - "$D" >&-`, "standard output is closed"},
+		{`"$PT" export --perfetto - "$D" >&-`, "standard output is closed"},
+	} {
+		r := shell(t, "D="+dir+"; "+c.line)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want an error saying %q", c.line, r.code, r.stderr, c.want)
+		}
+	}
+	// Discarding the output on purpose is no error, nor is -q with a
+	// file when standard output is closed.
+	out := t.TempDir()
+	for _, line := range []string{
+		`"$PT" analyze "$D" > /dev/null`,
+		`"$PT" analyze -q --json "$O/ok.json" "$D" >&-`,
+	} {
+		if r := shell(t, "D="+dir+"; O="+out+"; "+line); r.code != 0 {
+			t.Errorf("%s: exit %d: %s", line, r.code, r.stderr)
+		}
+	}
+
+	old := []byte("the previous report\n")
+	for _, flag := range []string{"--json", "--html", "--critical-path", "--csv"} {
+		o := t.TempDir()
+		target := filepath.Join(o, "out")
+		if flag == "--csv" {
+			os.Mkdir(target, 0o755)
+			os.WriteFile(filepath.Join(target, "breakdown_per_process.csv"), old, 0o644)
+		} else {
+			os.WriteFile(target, old, 0o644)
+		}
+		// 1 KiB: the report's JSON, HTML and path, and some of its CSV
+		// tables, are larger.
+		r := shell(t, "ulimit -f 1; exec \"$PT\" analyze -q "+flag+" "+target+" "+dir)
+		if r.code == 0 || !strings.Contains(r.stderr, "file too large") {
+			t.Errorf("%s on a full disk: exit %d, stderr %q", flag, r.code, r.stderr)
+		}
+		if flag != "--csv" {
+			if b, err := os.ReadFile(target); err != nil || !bytes.Equal(b, old) {
+				t.Errorf("%s: %s now holds %d bytes (%v), want the previous content", flag, target, len(b), err)
+			}
+		}
+		// Tables are written one by one: each is complete, or the
+		// previous content, or absent.
+		filepath.WalkDir(o, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, _ := os.ReadFile(p)
+			switch {
+			case strings.HasSuffix(p, ".tmp"):
+				t.Errorf("%s: temporary file %s left behind", flag, p)
+			case len(b) == 0 || b[len(b)-1] != '\n':
+				t.Errorf("%s: %s is truncated (%d bytes)", flag, p, len(b))
+			}
+			return nil
+		})
+	}
+}
