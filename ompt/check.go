@@ -32,7 +32,8 @@ type seqCheck struct {
 	open map[int64]int32
 	// early holds the parallel ids a worker's implicit_task_begin named
 	// before any parallel_begin, with its time: legitimate only when the
-	// begin follows at that time.
+	// begin follows within earlyParallelNS (the threads' clocks of one
+	// process differ by that little).
 	early map[int64]int64
 	// ended holds recently ended parallel ids (a worker's late reports
 	// name them); bounded like waitstate's region table.
@@ -99,7 +100,11 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 		return
 	}
 	if len(c.early) > 0 {
-		c.checkEarly(s, e.Time)
+		slack := int64(earlyParallelNS)
+		if e.Kind == trace.ThreadEnd {
+			slack = 0 // a thread ends: no begin is coming for what it named
+		}
+		c.checkEarly(s, e.Time, slack)
 	}
 	if e.Kind < trace.NumKinds {
 		if i := locArg[e.Kind]; i >= 0 {
@@ -337,11 +342,18 @@ func (c *seqCheck) markEnded(p int64) {
 	c.ended[p] = true
 }
 
+// earlyParallelNS is how much earlier than its master's parallel_begin a
+// worker's implicit_task_begin may be stamped: the threads read one clock,
+// but a TSC converted per thread (the collector's) or per location (an
+// OTF2 archive's offsets) leaves them apart by microseconds at most.
+const earlyParallelNS = 10_000
+
 // checkEarly warns about parallel ids a worker named before their begin
-// when time has moved on without one: no parallel_begin opened them.
-func (c *seqCheck) checkEarly(s *sim.Sim, now int64) {
+// when time has moved on without one (by more than slack): no
+// parallel_begin opened them.
+func (c *seqCheck) checkEarly(s *sim.Sim, now, slack int64) {
 	for id, at := range c.early {
-		if at < now {
+		if now-at > slack {
 			s.Warn.Add("bad parallel id", "implicit_task_begin at %d ns names parallel region %s, which no parallel_begin opened", at, idStr(id))
 			delete(c.early, id)
 		}

@@ -224,8 +224,15 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.LeaveTeam(th, r)
 		}
 	case trace.ParallelBegin:
-		r := s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
-		m.regions.Set(e.Args[0], r)
+		r, ok := m.regions.Get(e.Args[0])
+		if ok {
+			// A worker's implicit task began first (its clock a little
+			// behind the master's): the region it made is this one.
+			s.Regions[r].TopLevel = len(thr.Teams) == 0
+		} else {
+			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+			m.regions.Set(e.Args[0], r)
+		}
 		s.SuspendForParallel(m.current(s, th, e.Args[1]), r, th)
 	case trace.ParallelEnd:
 		s.EndWait(m.current(s, th, e.Args[1]), th)

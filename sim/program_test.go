@@ -100,3 +100,31 @@ func TestInitFinalizeInWindow(t *testing.T) {
 		t.Errorf("fragment graph: span %d, work %d; want 30 (the serial code and MPI_Send), 25", span, work)
 	}
 }
+
+// A worker whose implicit task begins before its master's parallel_begin
+// (its clock a little behind) joins the region the master opens, not a
+// second one: one region instance, and the worker's idleness in it.
+func TestWorkerBeforeParallelBegin(t *testing.T) {
+	g := newProg(2)
+	g.ev(0, trace.ThreadBegin, 0, 1)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(1, trace.ThreadBegin, 0, 2)
+	g.ev(1, trace.ImplicitTaskBegin, 9, id(0, 2), implicit(1), 2, 1, ompt.TaskImplicit)
+	g.ev(0, trace.ParallelBegin, 10, id(0, 2), id(0, 1), 2, 0, 0)
+	g.ev(0, trace.ImplicitTaskBegin, 10, id(0, 2), implicit(0), 2, 0, ompt.TaskImplicit)
+	g.barrier(0, 50, 60)
+	g.barrier(1, 20, 60)
+	g.end(2, 60)
+	s, _, err := g.run(t, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if len(s.Regions) != 1 {
+		t.Errorf("%d region instances, want 1", len(s.Regions))
+	}
+	// 20..50 waiting for the master, 50..60 in the released barrier
+	if w := s.Breakdown.Threads[1]; w.Idle != 30 || w.Overhead != 10 {
+		t.Errorf("worker: %+v, want 30 ns idle and 10 of overhead at the region's barrier", w)
+	}
+}
