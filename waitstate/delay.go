@@ -787,8 +787,8 @@ func (s *splitter) part(w int64) int64 {
 	return p
 }
 
-// row returns the index in d.out of process i's row for call path cp
-// before its call site site, pattern pat.
+// row returns process i's row for call path cp before its call site site,
+// pattern pat (valid until the next row is made).
 func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
 	p := &d.procs[i]
 	k := rowKey{cp, site, pat}
