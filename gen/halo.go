@@ -345,20 +345,7 @@ func (w *halo) expectWaits(e Expected) {
 	// The direct cause of a wait is the process waited for: the later
 	// neighbour, the last rank into the collective (ties: the lowest).
 	caused := make([]int64, R)
-	// Short-term delay cost (Böhme et al.): of each wait, the part the
-	// cause's compute since its previous synchronizing call (the last
-	// exchange, or MPI_Init) exceeds the waiter's.
-	delay := make([]int64, R)
-	gap := func(i, k int) int64 {
-		if k == 0 {
-			return w.mpiStart[i][0]
-		}
-		return w.mpiStart[i][k] - w.mpiEnd[i][k-1]
-	}
-	charge := func(waiter, cause, k int, wait int64) {
-		caused[cause] += wait
-		delay[cause] += min(wait, max(0, gap(cause, k)-gap(waiter, k)))
-	}
+	charge := func(cause int, wait int64) { caused[cause] += wait }
 	lastBar, lastRank := int64(math.MinInt64), 0
 	for i := 0; i < R; i++ {
 		if w.bar0[i] > lastBar {
@@ -391,7 +378,7 @@ func (w *halo) expectWaits(e Expected) {
 						}
 					}
 					nxn += last - ms
-					charge(i, who, k, last-ms)
+					charge(who, last-ms)
 				}
 				continue
 			}
@@ -406,7 +393,7 @@ func (w *halo) expectWaits(e Expected) {
 				}
 			}
 			if who >= 0 {
-				charge(i, who, k, last-ms)
+				charge(who, last-ms)
 			}
 			calls += in * int64(2*nbs+1) // Irecv and Isend per neighbour, Waitall
 			ls += last - ms
@@ -427,13 +414,13 @@ func (w *halo) expectWaits(e Expected) {
 		tmpi += mpi
 		tcalls += calls
 	}
-	long := w.longTermCosts()
+	short, long := w.delayCosts()
 	for i := 0; i < R; i++ {
 		rows[i].(map[string]any)["caused_ns"] = caused[i]
-		rows[i].(map[string]any)["delay_ns"] = delay[i]
-		if long[i] != 0 {
+		rows[i].(map[string]any)["delay_ns"] = int64(math.Round(short[i]))
+		if long := int64(math.Round(long[i])); long != 0 {
 			// The report omits a zero long-term cost.
-			rows[i].(map[string]any)["long_term_ns"] = long[i]
+			rows[i].(map[string]any)["long_term_ns"] = long
 		}
 	}
 	e.set("wait_states.mpi_ns", tmpi)
@@ -458,51 +445,100 @@ func (w *halo) expectWaits(e Expected) {
 	}
 }
 
-// longTermCosts returns per rank the long-term delay cost of its delays
-// (Böhme et al.; package waitstate): every wait's part its cause's compute
-// does not explain came from the cause's own wait in its previous
-// synchronizing call (the exchange or allreduce of the iteration before;
-// for the final barrier the last one). That wait keeps for its cause the
-// share its short-term cost has of it and passes the rest further back,
-// until a call without a wait (the first iteration's, after MPI_Init).
-func (w *halo) longTermCosts() []int64 {
+// delayCosts returns per rank the short-term and long-term delay costs of
+// the schedule (delaymodel.go). Each rank's calls: MPI_Init, per iteration
+// its exchange (an MPI_Irecv and an MPI_Isend per neighbour, then
+// MPI_Waitall) or MPI_Allreduce, the final MPI_Barrier. Before an
+// iteration's first call the master ran the parallel region (fork and
+// join included) and its serial work; the calls of an exchange follow
+// each other at once. A Waitall waits for the later neighbour (the lower
+// rank on ties), synchronizing with that neighbour's Isend to it; an
+// Allreduce and the barrier synchronize every rank, waiting for the last
+// (the lowest rank on ties). Every call of a collective ends at once, so
+// no completion time is left but the Waitall's after the Isend it waited
+// for.
+func (w *halo) delayCosts() (short, long []float64) {
 	c := w.cfg
 	R, I := c.Ranks, c.Iterations
-	long := make([]int64, R)
 	if R == 1 {
-		return long
+		return make([]float64, 1), make([]float64, 1)
 	}
-	// Per rank, per sync call (iterations, then the barrier): the wait,
-	// its cause and its short-term cost.
-	wait, short := make([][]int64, R), make([][]int64, R)
-	cause := make([][]int, R)
-	gap := func(i, k int) int64 {
-		switch {
-		case k == I:
-			return 0 // the barrier follows the last exchange at once
-		case k == 0:
-			return w.mpiStart[i][0]
-		}
-		return w.mpiStart[i][k] - w.mpiEnd[i][k-1]
-	}
+	calls := make([][]dmCall, R)
+	isend := make([][][]int, R) // per rank, iteration, neighbour (0: i−1, 1: i+1): its Isend's call
+	coll := make([][]int, R)    // per rank, iteration: its Allreduce's or Waitall's call
 	for i := 0; i < R; i++ {
-		wait[i], short[i], cause[i] = make([]int64, I+1), make([]int64, I+1), make([]int, I+1)
+		calls[i] = make([]dmCall, 0, 2+5*I)
+		calls[i] = append(calls[i], dmCall{site: "MPI_Init", enter: -w.initNS, exit: 0, syncs: []dmSync{everyone(0)}})
+		isend[i], coll[i] = make([][]int, I), make([]int, I)
+		prevEnd := int64(0)
 		for k := 0; k < I; k++ {
-			ms := w.mpiStart[i][k]
-			last, who := ms, -1
-			nbs := []int{i - 1, i + 1}
+			ms, me := w.mpiStart[i][k], w.mpiEnd[i][k]
+			before := []dmCode{{"region", w.regionEnd[i][k] - w.regionStart[i][k]}, {"serial", ms - w.regionEnd[i][k]}}
+			if w.regionStart[i][k] != prevEnd {
+				panic("gen: halo's region does not follow the previous call")
+			}
+			prevEnd = me
 			if c.Exchange == "allreduce" {
-				nbs = nbs[:0]
-				for r := 0; r < R; r++ {
-					nbs = append(nbs, r)
+				coll[i][k] = len(calls[i])
+				calls[i] = append(calls[i], dmCall{site: "MPI_Allreduce", enter: ms, exit: me, codes: before, syncs: []dmSync{everyone(0)}})
+				continue
+			}
+			isend[i][k] = []int{-1, -1}
+			for _, fn := range []string{"MPI_Irecv", "MPI_Isend"} {
+				for n, nb := range []int{i - 1, i + 1} {
+					if nb < 0 || nb >= R {
+						continue
+					}
+					if fn == "MPI_Isend" {
+						isend[i][k][n] = len(calls[i])
+					}
+					calls[i] = append(calls[i], dmCall{site: fn, enter: ms, exit: ms, codes: before})
+					before = nil
 				}
 			}
-			for _, nb := range nbs {
+			coll[i][k] = len(calls[i])
+			calls[i] = append(calls[i], dmCall{site: "MPI_Waitall", enter: ms, exit: me})
+		}
+		calls[i] = append(calls[i], dmCall{site: "MPI_Barrier", enter: w.bar0[i], exit: w.fin, syncs: []dmSync{everyone(0)}})
+	}
+	for k := 0; k < I; k++ {
+		if c.Exchange == "allreduce" {
+			last, who := int64(math.MinInt64), 0
+			for r := 0; r < R; r++ {
+				if w.mpiStart[r][k] > last {
+					last, who = w.mpiStart[r][k], r
+				}
+			}
+			for i := 0; i < R; i++ {
+				if wt := last - w.mpiStart[i][k]; wt > 0 {
+					s := &calls[i][coll[i][k]].syncs[0]
+					s.wait, s.pat, s.cause, s.causeCall, s.coll = wt, "wait_nxn", who, coll[who][k], true
+				}
+			}
+			continue
+		}
+		for i := 0; i < R; i++ {
+			ms := w.mpiStart[i][k]
+			last, who := ms, -1
+			for _, nb := range []int{i - 1, i + 1} {
 				if nb >= 0 && nb < R && w.mpiStart[nb][k] > last {
 					last, who = w.mpiStart[nb][k], nb
 				}
 			}
-			wait[i][k], cause[i][k] = last-ms, who
+			if who < 0 {
+				continue
+			}
+			// who's Isend to i: its neighbour i−1 is index 0.
+			n := 0
+			if i > who {
+				n = 1
+			}
+			sc := isend[who][k][n]
+			send := &calls[who][sc]
+			send.syncs = append(send.syncs, noWait(max(0, send.exit-w.mpiEnd[i][k]), i))
+			wa := &calls[i][coll[i][k]]
+			wa.syncs = append(wa.syncs, dmSync{partners: []int{who}, wait: last - ms, pat: "late_sender", cause: who,
+				causeCall: sc, causeSync: len(send.syncs) - 1, compl: max(0, w.mpiEnd[i][k]-send.exit)})
 		}
 	}
 	lastBar, lastRank := int64(math.MinInt64), 0
@@ -512,31 +548,10 @@ func (w *halo) longTermCosts() []int64 {
 		}
 	}
 	for i := 0; i < R; i++ {
-		wait[i][I], cause[i][I] = lastBar-w.bar0[i], lastRank
-		for k := 0; k <= I; k++ {
-			if q := cause[i][k]; q >= 0 && wait[i][k] > 0 {
-				short[i][k] = min(wait[i][k], max(0, gap(q, k)-gap(i, k)))
-			}
+		if wt := lastBar - w.bar0[i]; wt > 0 {
+			s := &calls[i][len(calls[i])-1].syncs[0]
+			s.wait, s.pat, s.cause, s.causeCall, s.coll = wt, "wait_barrier", lastRank, len(calls[lastRank])-1, true
 		}
 	}
-	for i := 0; i < R; i++ {
-		for k := 0; k <= I; k++ {
-			if cause[i][k] < 0 || wait[i][k] <= 0 {
-				continue
-			}
-			f := wait[i][k] - short[i][k]
-			// The cause's previous synchronizing call.
-			j, kk := cause[i][k], k-1
-			for f > 0 && kk >= 0 && cause[j][kk] >= 0 && wait[j][kk] > 0 {
-				part := f
-				if s, ns := short[j][kk], wait[j][kk]; s < ns {
-					part = min(f, max(0, int64(math.Round(float64(f)*float64(s)/float64(ns)))))
-				}
-				long[cause[j][kk]] += part
-				f -= part
-				j, kk = cause[j][kk], kk-1
-			}
-		}
-	}
-	return long
+	return delayCosts(calls)
 }

@@ -1,8 +1,8 @@
 package gen
 
 import (
+	"fmt"
 	"math"
-	"strings"
 
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -245,38 +245,64 @@ func (w *pureMPI) write(p *proc) {
 	p.mpiExit(0, fine, "MPI_Finalize")
 }
 
-// synchronizing reports whether a call bounds the delay costs' gaps
-// (waitstate: a call that completed a receive-like event, a blocking
-// send, MPI_Init).
-func (cl *mpiCall) synchronizing() bool {
-	for _, e := range cl.evs {
-		switch e.k {
-		case trace.MPIRecv, trace.CollEnd:
-			return true
-		case trace.MPISend:
-			if !strings.HasPrefix(cl.fn, "MPI_I") {
-				return true
+// delayCosts returns per rank the short-term and long-term delay costs of
+// the schedule (delaymodel.go). Each rank runs MPI_Init, then its calls,
+// computing in serial code whenever it is outside MPI. A Late Sender's
+// receive synchronizes with the call that sent (the MPI_Ssend, MPI_Send or
+// MPI_Isend), its completion the receive's exit less the send's; a Late
+// Receiver's send (the MPI_Ssend, or the MPI_Wait of an MPI_Isend) with
+// the call the receive began in (the MPI_Recv, or the MPI_Irecv), its
+// completion, as Scalasca counts it, its exit less the receive's when that
+// is later (else 0); a collective synchronizes every rank, all leaving at
+// once.
+func (w *pureMPI) delayCosts() (short, long []float64) {
+	R := len(w.calls)
+	calls := make([][]dmCall, R)
+	for r := range calls {
+		// A call path is the function and its call site: write gives each
+		// function of a rank its own line, in the order they first come.
+		sites := map[string]string{}
+		site := func(fn string) string {
+			if s, ok := sites[fn]; ok {
+				return s
 			}
+			sites[fn] = fmt.Sprintf("%s at line %d", fn, len(sites))
+			return sites[fn]
+		}
+		calls[r] = make([]dmCall, 0, 1+len(w.calls[r]))
+		calls[r] = append(calls[r], dmCall{site: site("MPI_Init"), enter: -w.initNS, exit: 0, syncs: []dmSync{everyone(0)}})
+		prev := int64(0)
+		for _, cl := range w.calls[r] {
+			calls[r] = append(calls[r], dmCall{site: site(cl.fn), enter: cl.enter, exit: cl.exit, codes: []dmCode{{"serial", cl.enter - prev}}})
+			prev = cl.exit
 		}
 	}
-	return false
-}
-
-// gaps returns, per call of rank r, its time outside MPI since the rank's
-// previous synchronizing call (MPI_Init's end, at 0, before the first).
-func (w *pureMPI) gaps(r int) []int64 {
-	out := make([]int64, len(w.calls[r]))
-	var last, inMPI int64
-	for k := range w.calls[r] {
-		cl := &w.calls[r][k]
-		out[k] = cl.enter - last - inMPI
-		if cl.synchronizing() {
-			last, inMPI = cl.exit, 0
-		} else {
-			inMPI += cl.exit - cl.enter
+	for r := range w.calls {
+		for k := range w.calls[r] {
+			cl := &w.calls[r][k]
+			me := &calls[r][k+1]
+			if cl.fn == "MPI_Allreduce" || cl.fn == "MPI_Barrier" {
+				me.syncs = []dmSync{everyone(0)}
+				if cl.pat != "" {
+					s := &me.syncs[0]
+					s.wait, s.pat, s.cause, s.causeCall, s.coll = cl.wait, cl.pat, cl.cause, cl.causeCall+1, true
+				}
+				continue
+			}
+			if cl.pat == "" {
+				continue
+			}
+			peer := &calls[cl.cause][cl.causeCall+1]
+			compl := max(0, me.exit-peer.exit)
+			if cl.pat == "late_receiver" {
+				compl = min(0, me.exit-peer.exit)
+			}
+			peer.syncs = append(peer.syncs, noWait(max(0, peer.exit-me.exit), r))
+			me.syncs = append(me.syncs, dmSync{partners: []int{cl.cause}, wait: cl.wait, pat: cl.pat, cause: cl.cause,
+				causeCall: cl.causeCall + 1, causeSync: len(peer.syncs) - 1, compl: compl})
 		}
 	}
-	return out
+	return delayCosts(calls)
 }
 
 func (w *pureMPI) expected() Expected {
@@ -284,17 +310,13 @@ func (w *pureMPI) expected() Expected {
 	R := c.Ranks
 	e := Expected{}
 	T := w.fin
-	gaps := make([][]int64, R)
-	for r := range gaps {
-		gaps[r] = w.gaps(r)
-	}
 	var sumU, sumC float64
 	maxTminusC := 0.0
 	rowsB, rowsP, rowsW := make([]any, R), make([]any, R), make([]any, R)
 	var bw, bm, bt int64
 	totals := map[string]int64{}
 	var tmpi, tcalls int64
-	caused, delay := make([]int64, R), make([]int64, R)
+	caused := make([]int64, R)
 	for i := 0; i < R; i++ {
 		var mpi, calls int64
 		waits := map[string]int64{}
@@ -307,7 +329,6 @@ func (w *pureMPI) expected() Expected {
 			if cl.pat != "" {
 				waits[cl.pat] += cl.wait
 				caused[cl.cause] += cl.wait
-				delay[cl.cause] += min(cl.wait, max(0, gaps[cl.cause][cl.causeCall]-gaps[i][k]))
 			}
 		}
 		work := T - mpi
@@ -329,12 +350,12 @@ func (w *pureMPI) expected() Expected {
 		sumC += float64(mpi)
 		maxTminusC = math.Max(maxTminusC, float64(T-mpi))
 	}
-	long := w.longTermCosts(gaps)
+	short, long := w.delayCosts()
 	for i := 0; i < R; i++ {
 		rowsW[i].(map[string]any)["caused_ns"] = caused[i]
-		rowsW[i].(map[string]any)["delay_ns"] = delay[i]
-		if long[i] != 0 {
-			rowsW[i].(map[string]any)["long_term_ns"] = long[i] // the report omits a zero
+		rowsW[i].(map[string]any)["delay_ns"] = int64(math.Round(short[i]))
+		if long := int64(math.Round(long[i])); long != 0 {
+			rowsW[i].(map[string]any)["long_term_ns"] = long // the report omits a zero
 		}
 	}
 	N, Tf := float64(R), float64(T)
@@ -386,56 +407,4 @@ func (w *pureMPI) expected() Expected {
 	e.set("trace.window.duration_ns", T)
 	e.set("trace.window.bounds", "mpi")
 	return e
-}
-
-// longTermCosts returns per rank the long-term delay cost of its delays
-// (Böhme et al.; package waitstate): the part of a wait its cause's
-// computation does not explain came from the cause's own wait in its
-// previous synchronizing call, which keeps the share its short-term cost
-// has of it and passes the rest further back, until a call without a
-// wait. A Late Receiver's wait passes nothing back through itself (the
-// sender's send has no matched predecessor to follow).
-func (w *pureMPI) longTermCosts(gaps [][]int64) []int64 {
-	R := len(w.calls)
-	long := make([]int64, R)
-	short := func(r, k int) int64 {
-		cl := &w.calls[r][k]
-		return min(cl.wait, max(0, gaps[cl.cause][cl.causeCall]-gaps[r][k]))
-	}
-	prevSync := func(r, k int) int {
-		for j := k - 1; j >= 0; j-- {
-			if w.calls[r][j].synchronizing() {
-				return j
-			}
-		}
-		return -1 // MPI_Init: no wait
-	}
-	for i := range w.calls {
-		for k := range w.calls[i] {
-			cl := &w.calls[i][k]
-			if cl.pat == "" {
-				continue
-			}
-			f := cl.wait - short(i, k)
-			q, kc := cl.cause, cl.causeCall
-			for f > 0 {
-				kp := prevSync(q, kc)
-				if kp < 0 {
-					break
-				}
-				p := &w.calls[q][kp]
-				if p.pat == "" || p.pat == "late_receiver" {
-					break
-				}
-				part := f
-				if s := short(q, kp); s < p.wait {
-					part = min(f, max(0, int64(math.Round(float64(f)*float64(s)/float64(p.wait)))))
-				}
-				long[p.cause] += part
-				f -= part
-				q, kc = p.cause, p.causeCall
-			}
-		}
-	}
-	return long
 }

@@ -154,9 +154,9 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			v.rows = append(v.rows, []string{itoa(c.Rank), c.Func, c.Site, c.Region, c.Pattern, i64(c.NS), f64(c.Share), i64(c.Calls)})
 		}
 		add(CSVWaitCauses, v)
-		d := table{header: []string{"rank", "code", "site", "ns", "share", "long_term_ns", "propagated_ns", "waits"}}
+		d := table{header: []string{"rank", "code", "site", "pattern", "ns", "share", "long_term_ns", "propagated_ns", "waits"}}
 		for _, x := range ws.Delays {
-			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, x.Site, i64(x.NS), f64(x.Share), i64(x.LongTermNS), i64(x.PropagatedNS), i64(x.Waits)})
+			d.rows = append(d.rows, []string{itoa(x.Rank), x.Code, x.Site, x.Pattern, i64(x.NS), f64(x.Share), i64(x.LongTermNS), i64(x.PropagatedNS), i64(x.Waits)})
 		}
 		add(CSVWaitDelays, d)
 	}

@@ -610,6 +610,12 @@ type WaitDelay struct {
 	LongTermNS   int64 `json:"long_term_ns,omitempty"`
 	PropagatedNS int64 `json:"propagated_ns"`
 	Waits        int64 `json:"waits"`
+
+	// Pattern is the wait state these costs are of (late_sender, …): the
+	// waits the delay caused directly (NS) and through the waits it
+	// caused in turn (LongTermNS), as Scalasca's delay_<pattern> and
+	// delay_<pattern>_longterm.
+	Pattern string `json:"pattern"`
 }
 
 // WaitCause is the waiting one process caused at one call site of the

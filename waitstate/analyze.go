@@ -2,7 +2,6 @@ package waitstate
 
 import (
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
-	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -55,44 +53,30 @@ func (r *Row) Other() int64 {
 
 // Analyze charges every recorded MPI call of this rank's processes to a
 // pattern, each wait to the process waited for (Cause) and to that
-// process's excess computation (Delay), and gathers the rows at rank 0
-// (nil elsewhere). edges are the processes' matched predecessors
-// (graph.ExchangeEdges) and owners maps a process to its analysis rank:
-// Late Receiver waits are known at the receiver and needed at the sender,
-// delays are known at the waiter and measured at the cause. Times are cut
+// process's delays (Delay: Scalasca's delay costs, delay.go), and gathers
+// the rows at rank 0 (nil elsewhere). edges are the processes' matched
+// predecessors (graph.ExchangeEdges) and owners maps a process to its
+// analysis rank: Late Receiver waits are known at the receiver and needed
+// at the sender, delays are measured on both sides and charged at the
+// cause. Times are cut
 // to the window [first, last]. Collective; an error is returned on every
 // rank.
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
 	slices.SortFunc(a.ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
 	// Each receive-like node gets the latest enter time of its senders
-	// and, for an all-to-one collective (Early Reduce), the earliest: the
-	// second value a node only where some rank has such a collective (8
-	// bytes a communication node less on point-to-point codes).
-	var toOne int64
-	for _, op := range a.ops {
-		if o := trace.CollOp(op.op); o.Valid() && o.Class() == trace.AllToOne {
-			toOne = 1
-			break
-		}
-	}
-	some, err := c.AllreduceInt64(comm.Max, []int64{toOne})
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	width := 1 + int(some[0])
+	// (the waits) and minus the earliest exit of their calls (the delay
+	// costs' completion times: a message's sender's, a collective's first
+	// member out).
+	const width = 2
 	proc := 0 // of the last node in a call: nodes come in order
 	vals, err := graph.PropagateMax(c, m, width, func(n int32, v []int64) {
 		if a.call[n] >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
 		}
-		t := a.enter(proc, n)
-		v[0] = t
-		if width == 2 {
-			v[1] = math.MinInt64
-			if t != math.MinInt64 {
-				v[1] = -t
-			}
+		v[0], v[1] = a.enter(proc, n), math.MinInt64
+		if t := a.exit(proc, n); t != math.MinInt64 {
+			v[1] = -t
 		}
 	})
 	if err != nil {
@@ -110,10 +94,20 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// Waits travel to their cause's rank for the delay costs: cause
-	// process, its thread and event, the waiter's gap and the wait.
-	delayBufs := make([][]byte, c.Size())
-	le := binary.LittleEndian
+	// MPI_Init synchronizes every process; its completion time (the delay
+	// costs') runs from the earliest exit.
+	initMin := int64(math.MaxInt64)
+	for i := range m.Procs {
+		if k := a.procs[i].initCall; k >= 0 {
+			initMin = min(initMin, a.procs[i].exitAt(k))
+		}
+	}
+	im, err := c.AllreduceInt64(comm.Min, []int64{initMin})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	dl := newDelays(a, c, owners)
+	waits := make([][]waitOf, len(m.Procs))
 	var rows []Row
 	type causeKey struct {
 		rank int32
@@ -140,7 +134,6 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		clear(pat)
 		clear(cause)
 		clear(causeNode)
-		cs.charged, cs.waitNode = narrow.Column[uint32]{}, nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -168,12 +161,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				case op.Class() == trace.OneToAll:
 					w, pt = latest(v)-enter, LateBroadcast
 				case op.Class() == trace.AllToOne:
-					// Until the first sender entered: before it no
-					// data could have been sent (Scalasca).
-					// width is 2: some rank has an all-to-one collective.
-					if t := vals[2*v+1]; t != math.MinInt64 {
-						w, pt = -t-enter, EarlyReduce
-					}
+					// Until the last sender entered (Scalasca 2.6's
+					// Early Reduce: "the waiting time due to the latest
+					// sending process").
+					w, pt = latest(v)-enter, EarlyReduce
 				}
 				if latest(v) == math.MinInt64 {
 					pt = None
@@ -196,10 +187,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 		for k, lw := range lr[i] {
 			if pat[k] == None {
-				pat[k], wait[k], cause[k] = LateReceiver, lw.wait, lw.cause
+				pat[k], wait[k], cause[k], causeNode[k] = LateReceiver, lw.wait, lw.cause, -1
 			}
 		}
-		lrOf := lr[i]
+		var wo []waitOf // the charged waits with a cause, by call
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
@@ -235,32 +226,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						}
 						x.NS += cw
 						x.Calls++
-						// The wait goes to its cause's rank for the delay
-						// costs, naming the node waited on there. A Late
-						// Receiver's is the receive node, flagged so that
-						// the call where the receive began (its MPI_Irecv)
-						// is the one measured; waits do not propagate
-						// back through a Late Receiver (setWait: the
-						// sender's node has no matched predecessor).
-						var predTh int32
-						var predEv int64
-						if pat[k] == LateReceiver {
-							lw := lrOf[k]
-							predTh, predEv = lw.recvTh|lrFlag, lw.recvEv
-						} else {
-							_, predTh, predEv = a.pred(i, causeNode[k])
-						}
-						to := owners.Owner(int(cause[k]))
-						b := le.AppendUint32(delayBufs[to], uint32(cause[k]))
-						b = le.AppendUint32(b, uint32(predTh))
-						b = le.AppendUint64(b, uint64(predEv))
-						b = le.AppendUint64(b, uint64(cs.gapAt(k)))
-						b = le.AppendUint64(b, uint64(cw))
-						b = le.AppendUint64(b, fresh)
-						delayBufs[to] = le.AppendUint64(b, math.MaxInt64)
-						if pat[k] != LateReceiver {
-							cs.setWait(k, cw, causeNode[k])
-						}
+						// The wait goes to its cause for the delay costs.
+						wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw, cause: cause[k], node: causeNode[k]})
 					}
 				}
 			}
@@ -270,6 +237,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				rows = append(rows, row)
 			}
 		}
+		waits[i] = wo
+		dl.addSyncs(i, vals, wo, lr[i], im[0])
 	}
 	// Merge over this rank's processes (sites are per process, names
 	// are not): one row per (cause, site name, pattern).
@@ -291,7 +260,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
-	delays, err := a.delayCosts(c, owners, delayBufs)
+	delays, err := dl.costs(waits, lr)
 	a.byThread, a.edges, a.edge = nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err
@@ -302,371 +271,28 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	return all, allCauses, allDelays, errors.Join(err, err2, err3)
 }
 
-// Delay is the waiting one process's excess computation caused, by the
-// code it ran (Böhme et al.'s delay costs). Short-term (NS): for every wait
-// it caused, the part its time outside MPI since its previous synchronizing
-// call exceeds the waiter's over the same stretch, at most the wait. The
-// rest of such a wait came from the cause's own wait in that previous call
-// (propagation); the backward replay hands it back along the chain of
-// waits, each wait on the way keeping the share its short-term cost has of
-// it for its own delay (LongTerm) and passing on the rest. What reaches a
-// call without a wait (the cause was late for transfer time, or before the
-// window) stays with the last delay on the chain as Propagated. Over all
-// delays NS + LongTerm + Propagated is the waiting of the waits charged.
+// Delay is the waiting one process's delay in one call path caused, in
+// one pattern (Böhme et al.'s delay costs, as Scalasca computes them): its
+// excess time over the waiters' in their synchronization intervals, before
+// the call they waited for. NS is the short-term cost (of the waits of
+// Pattern it caused directly), LongTerm the long-term cost (of waits of
+// Pattern its waits caused in turn, propagated back through them),
+// Propagated the waiting charged to this call that no delay explains.
+// Over all delays NS + LongTerm + Propagated is the waiting of the waits
+// charged.
 type Delay struct {
 	Rank       int
-	Label      string // the parallel region it ran last before the call waited for, or "serial code"
-	Site       string // the call waited for: "MPI_Send at file:line:col" (the computation before it)
-	NS         int64  // short-term delay cost
-	LongTerm   int64  // long-term delay cost: waits propagated from the waits it caused
+	Label      string // the call path: code ("serial code", a region) or an MPI call site (its time outside waits)
+	Site       string // the call waited for: "MPI_Send at file:line:col"
+	Pattern    Pattern
+	NS         int64
+	LongTerm   int64
 	Propagated int64
 	Waits      int64
 }
 
-// A delay record: the cause's process, thread and event of the node
-// waited on, the waiter's gap, the wait and the amount propagated back
-// (fresh: the wait itself, charged for the first time) and the enter time
-// of the call it was propagated from (the bound: see localKey).
-const delayRecSize = 4 + 4 + 8 + 8 + 8 + 8 + 8
-
-const fresh = math.MaxUint64
-
 // lrFlag marks a delay record's thread: the wait is a Late Receiver's.
 const lrFlag = int32(-1 << 31)
-
-// maxReplays bounds how often one wait is replayed in one round (see
-// localKey); consistent times replay it once, or a few times on ties.
-const maxReplays = 16
-
-// localKey is a wait waiting flows back through, at the rank of its
-// cause: the cause's local process and node waited on, the waiter's gap
-// and the wait, and the enter time of the call the flow comes from: the
-// call waited for must not have begun after it, so the replay goes back in
-// time (a flow breaking that, on inconsistent times, stops there,
-// untraced). Flows between calls of the same time could circle on
-// degenerate input (zero latency and duration), so a wait is replayed at
-// most maxReplays times per round and the rounds are at most the waits
-// charged; what is left then stays untraced. remoteKey is the same on its
-// way there.
-type localKey struct {
-	proc           int
-	node           int32
-	gap, ns, bound int64
-}
-
-type remoteKey struct {
-	proc, th           int32
-	ev, gap, ns, bound int64
-}
-
-// flowItem is a pending flow in the replay's queue, latest call first.
-type flowItem struct {
-	key  localKey
-	time int64
-}
-
-type flowHeap []flowItem
-
-func (h flowHeap) Len() int { return len(h) }
-func (h flowHeap) Less(i, j int) bool {
-	x, y := &h[i], &h[j]
-	if x.time != y.time {
-		return x.time > y.time
-	}
-	if x.key.proc != y.key.proc {
-		return x.key.proc < y.key.proc
-	}
-	if x.key.node != y.key.node {
-		return x.key.node < y.key.node
-	}
-	if x.key.gap != y.key.gap {
-		return x.key.gap < y.key.gap
-	}
-	if x.key.ns != y.key.ns {
-		return x.key.ns < y.key.ns
-	}
-	return x.key.bound < y.key.bound
-}
-func (h flowHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *flowHeap) Push(x any)   { *h = append(*h, x.(flowItem)) }
-func (h *flowHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// share returns the part of amount a wait of ns keeps for its delay whose
-// short-term cost is short: in proportion, rounded, within [0, amount].
-func share(amount, short, ns int64) int64 {
-	if ns <= 0 || short <= 0 {
-		return 0
-	}
-	if short >= ns {
-		return amount
-	}
-	return min(amount, max(0, int64(math.Round(float64(amount)*float64(short)/float64(ns)))))
-}
-
-// delayCosts receives the waits this rank's processes caused, charges
-// them to the excess computation before the calls waited for (short-term)
-// and replays the propagation backwards (long-term): the part of a wait
-// the cause's computation does not explain goes to the cause's wait in
-// its previous synchronizing call, which keeps its short-term share for
-// its delay and passes the rest further back. Flows to this rank's
-// processes are merged per wait and replayed latest call first; those to
-// other ranks are exchanged in rounds (one per rank crossing of the
-// longest chain) until none is left.
-func (a *Analysis) delayCosts(c comm.Comm, owners graph.Owners, bufs [][]byte) ([]Delay, error) {
-	m := a.m
-	recv, err := c.Alltoallv(bufs)
-	if err != nil {
-		return nil, err
-	}
-	le := binary.LittleEndian
-	local := map[int]int{}
-	for i, p := range m.Procs {
-		local[p.Header.Rank] = i
-	}
-	type key struct {
-		proc  int
-		label int64
-		site  int32 // the call's site in its process's calls (−1: none)
-	}
-	idx := map[key]int{}
-	var out []Delay
-	nodeOf := func(i int, th int32, ev int64) int32 {
-		return findNode(m, a.threadNodes(i), th, ev)
-	}
-	pending := map[localKey]int64{}
-	h := &flowHeap{}
-	outgoing := make([]map[remoteKey]int64, c.Size())
-	exhausted := false
-	// forward hands f back from call k of process i (the call waited
-	// for) to the wait in its previous synchronizing call, or leaves it
-	// with row j when there is none.
-	forward := func(i int, k int32, f int64, j int) {
-		if f <= 0 {
-			return
-		}
-		cs := &a.procs[i]
-		kp := int32(-1)
-		if !exhausted && k >= 0 {
-			kp = cs.prevAt(k)
-		}
-		v := int32(-1)
-		if kp >= 0 {
-			v = cs.waitNodeAt(kp)
-		}
-		if v < 0 {
-			out[j].Propagated += f
-			return
-		}
-		to, th, ev := a.pred(i, v)
-		if jl, ok := local[int(to)]; ok {
-			lk := localKey{jl, nodeOf(jl, th, ev), cs.gapAt(kp), cs.charged.At(int(kp)), cs.enterAt(k)}
-			if _, ok := pending[lk]; !ok {
-				t := int64(math.MinInt64)
-				if lk.node >= 0 {
-					t = a.enter(jl, lk.node)
-				}
-				heap.Push(h, flowItem{lk, t})
-			}
-			pending[lk] += f
-			return
-		}
-		r := owners.Owner(int(to))
-		if outgoing[r] == nil {
-			outgoing[r] = map[remoteKey]int64{}
-		}
-		outgoing[r][remoteKey{to, th, ev, cs.gapAt(kp), cs.charged.At(int(kp)), cs.enterAt(k)}] += f
-	}
-	// charge returns the delay row of call k of process i (−1: none) and
-	// the short-term cost there of a wait of ns whose waiter's gap is gapW.
-	charge := func(i int, k int32, gapW, ns int64) (j int, short int64) {
-		label, st := int64(-1), int32(-1)
-		if k >= 0 {
-			cs := &a.procs[i]
-			label, st = cs.labelAt(k), cs.siteAt(k)
-			if gapD := cs.gapAt(k); gapD >= 0 && gapW >= 0 {
-				short = min(ns, max(0, gapD-gapW))
-			}
-		}
-		kk := key{i, label, st}
-		j, ok := idx[kk]
-		if !ok {
-			j = len(out)
-			idx[kk] = j
-			out = append(out, Delay{Rank: m.Procs[i].Header.Rank, Label: a.labelName(i, label), Site: a.siteName(i, st)})
-		}
-		return j, short
-	}
-	// applyCall charges a fresh wait of ns (the waiter's gap gapW) on call
-	// k of process i.
-	applyCall := func(i int, k int32, gapW, ns int64) {
-		j, short := charge(i, k, gapW, ns)
-		out[j].NS += short
-		out[j].Waits++
-		forward(i, k, ns-short, j)
-	}
-	// apply charges a wait of ns (the waiter's gap gapW) on node v of
-	// process i: the wait itself when amount is fresh, else amount
-	// propagated back through it from a call that began at bound.
-	apply := func(i int, v int32, gapW, ns int64, amount uint64, bound int64) {
-		k := int32(-1)
-		if v >= 0 && a.call[v] >= 0 {
-			k = a.call[v]
-		}
-		if amount == fresh {
-			applyCall(i, k, gapW, ns)
-			return
-		}
-		j, short := charge(i, k, gapW, ns)
-		var f int64
-		switch {
-		case v < 0 || bound == math.MinInt64 || a.enter(i, v) > bound:
-			out[j].Propagated += int64(amount)
-			return
-		default:
-			part := share(int64(amount), short, ns)
-			out[j].LongTerm += part
-			f = int64(amount) - part
-		}
-		forward(i, k, f, j)
-	}
-	// decode applies (fresh) or queues (flows) the records of buf from
-	// rank q.
-	decode := func(q int, buf []byte) error {
-		if len(buf)%delayRecSize != 0 {
-			return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", c.Rank(), len(buf), q)
-		}
-		for ; len(buf) > 0; buf = buf[delayRecSize:] {
-			proc, th := int(le.Uint32(buf)), int32(le.Uint32(buf[4:]))
-			ev, gapW, w := int64(le.Uint64(buf[8:])), int64(le.Uint64(buf[16:])), int64(le.Uint64(buf[24:]))
-			amount, bound := le.Uint64(buf[32:]), int64(le.Uint64(buf[40:]))
-			i, ok := local[proc]
-			if !ok {
-				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", c.Rank(), q, proc)
-			}
-			if th&lrFlag != 0 {
-				// A Late Receiver's wait, on the receive that began late.
-				v := nodeOf(i, th&^lrFlag, ev)
-				k := int32(-1)
-				if v >= 0 {
-					if kc, _, _, ok := a.reqOf(v); ok {
-						k = kc
-					} else {
-						k = a.call[v]
-					}
-				}
-				applyCall(i, k, gapW, w)
-				continue
-			}
-			v := nodeOf(i, th, ev)
-			if amount == fresh {
-				apply(i, v, gapW, w, amount, bound)
-				continue
-			}
-			lk := localKey{i, v, gapW, w, bound}
-			if _, ok := pending[lk]; !ok {
-				t := int64(math.MinInt64)
-				if v >= 0 {
-					t = a.enter(i, v)
-				}
-				heap.Push(h, flowItem{lk, t})
-			}
-			pending[lk] += int64(amount)
-		}
-		return nil
-	}
-	drain := func() {
-		replays := map[localKey]int{}
-		for h.Len() > 0 {
-			it := heap.Pop(h).(flowItem)
-			f := pending[it.key]
-			delete(pending, it.key)
-			bound := it.key.bound
-			if replays[it.key]++; replays[it.key] > maxReplays {
-				bound = math.MinInt64 // stop here
-			}
-			apply(it.key.proc, it.key.node, it.key.gap, it.key.ns, uint64(f), bound)
-		}
-	}
-	var lerr error
-	for q, buf := range recv {
-		if lerr = decode(q, buf); lerr != nil {
-			break
-		}
-	}
-	if err := comm.Agree(c, lerr); err != nil {
-		return nil, err
-	}
-	var nfresh int64
-	for _, buf := range recv {
-		nfresh += int64(len(buf) / delayRecSize)
-	}
-	maxRounds, err := c.AllreduceInt64(comm.Sum, []int64{nfresh})
-	if err != nil {
-		return nil, err
-	}
-	for round := int64(0); ; round++ {
-		exhausted = round > maxRounds[0]
-		drain()
-		var msgs []comm.Msg
-		for r, fl := range outgoing {
-			if len(fl) == 0 {
-				continue
-			}
-			keys := make([]remoteKey, 0, len(fl))
-			for k := range fl {
-				keys = append(keys, k)
-			}
-			slices.SortFunc(keys, func(x, y remoteKey) int {
-				return cmpKeys(x, y)
-			})
-			var b []byte
-			for _, k := range keys {
-				b = le.AppendUint32(b, uint32(k.proc))
-				b = le.AppendUint32(b, uint32(k.th))
-				b = le.AppendUint64(b, uint64(k.ev))
-				b = le.AppendUint64(b, uint64(k.gap))
-				b = le.AppendUint64(b, uint64(k.ns))
-				b = le.AppendUint64(b, uint64(fl[k]))
-				b = le.AppendUint64(b, uint64(k.bound))
-			}
-			msgs = append(msgs, comm.Msg{Peer: r, Buf: b})
-			outgoing[r] = nil
-		}
-		sent, err := c.AllreduceInt64(comm.Sum, []int64{int64(len(msgs))})
-		if err != nil {
-			return nil, err
-		}
-		if sent[0] == 0 {
-			break
-		}
-		got, err := c.Exchange(msgs)
-		if err != nil {
-			return nil, err
-		}
-		for _, g := range got {
-			if lerr = decode(g.Peer, g.Buf); lerr != nil {
-				break
-			}
-		}
-		if err := comm.Agree(c, lerr); err != nil {
-			return nil, err
-		}
-	}
-	// Rows in process order, then by first appearance: the same for any
-	// number of ranks once rank 0 sums them by (rank, label).
-	slices.SortStableFunc(out, func(x, y Delay) int { return x.Rank - y.Rank })
-	return out, nil
-}
-
-func cmpKeys(x, y remoteKey) int {
-	return cmp.Or(cmp.Compare(x.proc, y.proc), cmp.Compare(x.th, y.th), cmp.Compare(x.ev, y.ev),
-		cmp.Compare(x.gap, y.gap), cmp.Compare(x.ns, y.ns), cmp.Compare(x.bound, y.bound))
-}
 
 // siteName names call site st of process i ("MPI_Send at file:line:col"),
 // "" for none.
@@ -681,8 +307,8 @@ func (a *Analysis) siteName(i int, st int32) string {
 // labelName names a parallel region's location: "func (file:line:col)".
 func (a *Analysis) labelName(i int, loc int64) string {
 	t := &a.m.Procs[i].Tables
-	if loc >= regionLabel {
-		return t.String(loc - regionLabel) // a user region (callRecorder.label)
+	if loc <= -2 {
+		return t.String(-2 - loc) // a user region (callRecorder.label)
 	}
 	if loc < 0 {
 		return "serial code"
@@ -772,16 +398,22 @@ func waitCall(fn string) bool {
 // A receive-start record of lateReceivers: the sender's process, thread
 // and event (its send node), the receive's start and the receiver's rank,
 // the receive node's thread and event and the start event's (its
-// mpi_recv_post, or the receive node itself for a blocking receive).
-const lrRecSize = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 4 + 8
+// mpi_recv_post, or the receive node itself for a blocking receive), and
+// the exit of the call the receive began in.
+const lrRecSize = 4 + 4 + 8 + 8 + 4 + 4 + 8 + 4 + 8 + 8
 
 // lrWait is a call's Late Receiver wait, the receiver's rank and its
-// receive node (thread and event), to which the wait's delay is charged.
+// receive node (thread and event), to which the wait's delay is charged,
+// the sender's event that completed the send (its synchronization point)
+// and the exit of the receiver's call where the receive began.
 type lrWait struct {
-	wait   int64
-	cause  int32
-	recvTh int32
-	recvEv int64
+	wait    int64
+	cause   int32
+	recvTh  int32
+	recvEv  int64
+	sendTh  int32
+	sendEv  int64
+	reqExit int64
 }
 
 // LREdge is a Late Receiver's happened-before edge, for the critical
@@ -888,9 +520,9 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 		round(func(i, k int) {
 			e := &edges[i]
 			v := rowNode[i][k]
-			start, sth, sev := a.enter(i, v), m.ThreadOf(v), m.EventOf(v)
+			start, sth, sev, end := a.enter(i, v), m.ThreadOf(v), m.EventOf(v), a.exit(i, v)
 			if kc, th, idx, ok := a.reqOf(v); ok {
-				start, sth, sev = a.procs[i].enterAt(kc), th, idx
+				start, sth, sev, end = a.procs[i].enterAt(kc), th, idx, a.procs[i].exitAt(kc)
 			}
 			to := owners.Owner(int(e.PredProc[k]))
 			b := le.AppendUint32(bufs[to], uint32(e.PredProc[k]))
@@ -901,7 +533,8 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			b = le.AppendUint32(b, uint32(m.ThreadOf(v)))
 			b = le.AppendUint64(b, uint64(m.EventOf(v)))
 			b = le.AppendUint32(b, uint32(sth))
-			bufs[to] = le.AppendUint64(b, uint64(sev))
+			b = le.AppendUint64(b, uint64(sev))
+			bufs[to] = le.AppendUint64(b, uint64(end))
 		})
 		recv, err := c.Alltoallv(bufs)
 		if err != nil {
@@ -971,6 +604,7 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			from := int32(le.Uint32(buf[24:]))
 			rth, rev := int32(le.Uint32(buf[28:])), int64(le.Uint64(buf[32:]))
 			sth, sev := int32(le.Uint32(buf[40:])), int64(le.Uint64(buf[44:]))
+			reqExit := int64(le.Uint64(buf[52:]))
 			i, ok := local[proc]
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
@@ -1004,7 +638,7 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 				out[i] = map[int32]lrWait{}
 			}
 			if w, ok := out[i][k]; !ok || t-b > w.wait || t-b == w.wait && from < w.cause {
-				out[i][k] = lrWait{t - b, from, rth, rev}
+				out[i][k] = lrWait{t - b, from, rth, rev, dth, dev, reqExit}
 			}
 		}
 	}

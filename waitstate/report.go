@@ -87,6 +87,7 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	type dkey struct {
 		rank       int
 		code, site string
+		pat        Pattern
 	}
 	dIdx := map[dkey]int{}
 	for i := range ws.PerProcess {
@@ -94,8 +95,8 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	}
 	ws.Delays = []report.WaitDelay{}
 	for _, d := range delays {
-		j := entry(dIdx, &ws.Delays, dkey{d.Rank, d.Label, d.Site}, func() report.WaitDelay {
-			return report.WaitDelay{Rank: d.Rank, Code: d.Label, Site: d.Site}
+		j := entry(dIdx, &ws.Delays, dkey{d.Rank, d.Label, d.Site, d.Pattern}, func() report.WaitDelay {
+			return report.WaitDelay{Rank: d.Rank, Code: d.Label, Site: d.Site, Pattern: d.Pattern.String()}
 		})
 		ws.Delays[j].NS += d.NS
 		ws.Delays[j].LongTermNS += d.LongTerm
@@ -127,7 +128,10 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 		if a.Code != b.Code {
 			return a.Code < b.Code
 		}
-		return a.Site < b.Site
+		if a.Site != b.Site {
+			return a.Site < b.Site
+		}
+		return a.Pattern < b.Pattern
 	})
 	sort.SliceStable(ws.Causes, func(i, j int) bool {
 		a, b := &ws.Causes[i], &ws.Causes[j]

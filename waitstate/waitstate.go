@@ -7,12 +7,14 @@
 // reads, with their corrected times, the events of the threads that make
 // MPI calls, in the simulation's order (sim.Walk), and keeps for each MPI
 // call (outermost mpi_enter … mpi_exit of a thread) its enter and exit
-// times and call site, and for each communication node of the
-// graph.Matching the call around it. Then Analyze, collective, sends
-// along the matched edges the enter time of the call around every
-// send-like event (one graph.PropagateMax), so every receive-like event
-// learns when the call that released it began, charges each call to at
-// most one pattern and reduces rows of O(processes × call sites) to rank 0.
+// times, call site and the code the time before it ran in, and for each
+// communication node of the graph.Matching the call around it. Then
+// Analyze, collective, sends along the matched edges the enter and exit
+// times of the call around every send-like event (one graph.PropagateMax),
+// so every receive-like event learns when the call that released it began,
+// charges each call to at most one pattern, each wait to its cause's
+// delays (delay.go: Scalasca's delay costs), and reduces rows of
+// O(processes × call sites) to rank 0.
 //
 // A call's wait is the time from its enter until the partner's call began,
 // capped by the call's duration and cut to the analysis window, so the
@@ -30,7 +32,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
@@ -66,8 +67,9 @@ func (p Pattern) String() string {
 // −1 for no region, and for a location the trace does not give).
 type site struct{ fn, loc, region int64 }
 
-// where is a call's site (index in sites) and the label of its gap (see
-// calls). A process has few distinct ones, so a call holds an index.
+// where is a call's site (index in sites) and the code the time before it
+// ran in (the last, when several: see calls), a label as callRecorder.label
+// gives. A process has few distinct ones, so a call holds an index.
 type where struct {
 	site  int32
 	label int64
@@ -77,76 +79,62 @@ type where struct {
 type whereKey struct{ fn, loc, region, label int64 }
 
 // calls are one process's MPI calls in the order they began per thread,
-// 16 bytes a call: the columns are narrow (internal/narrow), and the rare
-// value that does not fit (a call or gap of seconds, a location id from a
-// corrupt file) is kept aside exactly.
+// about 12 bytes a call: the columns are narrow (internal/narrow), and the
+// rare value that does not fit (a call of seconds, a location id from a
+// corrupt file) is kept aside exactly. What the delay costs need of the
+// time between calls (Böhme et al.'s time maps) follows from them: the
+// time outside MPI before call k is its enter less the exit of the
+// thread's previous call, spent in the code its label names, or, when it
+// ran in several, as the split says.
 type calls struct {
 	enter narrow.Series
 	// dur is exit − enter (wrapping, so exact for any two times).
-	dur narrow.Column[uint32]
-	// gap is the thread's time outside MPI from its previous
-	// synchronizing call (one that completed a receive-like event, a
-	// blocking send, or MPI_Init) to this call's enter, −1 when unknown.
-	// It measures a delay (Böhme et al.'s short-term cost), labelled by
-	// the location of the last parallel region begun in it (−1: none),
-	// which where holds with the site.
-	gap   narrow.Column[int32]
+	dur   narrow.Column[uint32]
 	where narrow.Column[uint16]
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
-	// previous synchronizing call (the one gap is measured from); a wait
-	// there made this call late, which is how waits propagate (long-term
-	// delay costs). Mostly a few calls back.
+	// previous call, so a thread's calls are walked back without a column
+	// of threads. Mostly 1.
 	prevBack narrow.Column[uint16]
-	// The wait of each call that was sent to its cause as a delay
-	// record (Analyze): its charged time and the node it waited on (−1:
-	// none), so later waits can propagate back through it. Made at the
-	// process's first such wait (setWait): a process that waited for
-	// nothing holds none (8 bytes a call).
-	charged  narrow.Column[uint32]
-	waitNode []int32
 	sites    []site
 	siteIdx  map[site]int32
 	wheres   []where
 	whereIdx map[whereKey]int32
-}
-
-// setWait records call k's wait sent as a delay record: charged cw, on
-// node v.
-func (c *calls) setWait(k int32, cw int64, v int32) {
-	if c.waitNode == nil {
-		n := c.len()
-		c.waitNode = make([]int32, n)
-		c.charged.Reserve(n)
-		for i := range c.waitNode {
-			c.waitNode[i] = -1
-			c.charged.Append(0)
-		}
-	}
-	c.charged.Set(int(k), cw)
-	c.waitNode[k] = v
-}
-
-// waitNodeAt returns the node call k's delay record waited on, −1 for none.
-func (c *calls) waitNodeAt(k int32) int32 {
-	if c.waitNode == nil {
-		return -1
-	}
-	return c.waitNode[k]
+	// The calls whose time outside MPI before them ran in more than one
+	// code (user regions entered and left between two MPI calls): call
+	// splitCall[j]'s codes are splitCodes[splitOff[j]:splitOff[j+1]]
+	// (splitOff has a last entry). Empty on codes without user regions.
+	splitCall  []int32
+	splitOff   []int32
+	splitCodes []regionTime
+	// initCall is the process's MPI_Init (−1: none recorded) and initTh
+	// its thread: a synchronization point of all processes.
+	initCall int32
+	initTh   int32
 }
 
 func (c *calls) len() int              { return c.enter.Len() }
 func (c *calls) enterAt(k int32) int64 { return c.enter.At(int(k)) }
 func (c *calls) exitAt(k int32) int64  { return c.enter.At(int(k)) + c.dur.At(int(k)) }
-func (c *calls) gapAt(k int32) int64   { return c.gap.At(int(k)) }
+func (c *calls) durAt(k int32) int64   { return c.dur.At(int(k)) }
 func (c *calls) siteAt(k int32) int32  { return c.wheres[c.where.At(int(k))].site }
 func (c *calls) labelAt(k int32) int64 { return c.wheres[c.where.At(int(k))].label }
 
-// prevAt returns call k's previous synchronizing call, −1 for none.
+// prevAt returns the thread's call before call k, −1 for none.
 func (c *calls) prevAt(k int32) int32 {
 	if b := c.prevBack.At(int(k)); b > 0 {
 		return k - int32(b)
 	}
 	return -1
+}
+
+// splitAt returns the codes the time before call k ran in when there were
+// several, nil otherwise.
+func (c *calls) splitAt(k int32) []regionTime {
+	j, ok := slices.BinarySearch(c.splitCall, k)
+	if !ok {
+		return nil
+	}
+	return c.splitCodes[c.splitOff[j]:c.splitOff[j+1]]
 }
 
 // findWhere returns the where of wk: a process calls MPI from a few
@@ -165,9 +153,9 @@ func (c *calls) findWhere(wk whereKey) (int32, bool) {
 	return 0, false
 }
 
-// add appends a call begun at t at st with gap and label, after the
-// synchronizing call prev (−1: none), and returns its index.
-func (c *calls) add(t int64, st site, gap, label int64, prev int32) int32 {
+// add appends a call begun at t at st after code label, the thread's call
+// before it being prev (−1: none), and returns its index.
+func (c *calls) add(t int64, st site, label int64, prev int32) int32 {
 	wk := whereKey{st.fn, st.loc, st.region, label}
 	w, ok := c.findWhere(wk)
 	if !ok {
@@ -184,7 +172,6 @@ func (c *calls) add(t int64, st site, gap, label int64, prev int32) int32 {
 	k := int32(c.len())
 	c.enter.Append(t)
 	c.dur.Append(0)
-	c.gap.Append(gap)
 	c.where.Append(int64(w))
 	back := int64(0)
 	if prev >= 0 {
@@ -271,10 +258,12 @@ func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
 	return a.call[v] + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
 }
 
-// nodeOp is the collective operation of a node.
+// nodeOp is the collective operation of a node and its communicator
+// (an index in the process's table).
 type nodeOp struct {
 	node int32
 	op   uint8
+	comm int32
 }
 
 // New prepares the analysis of m's processes.
@@ -299,12 +288,31 @@ func (a *Analysis) enter(i int, v int32) int64 {
 	return math.MinInt64
 }
 
+// exit returns the exit time of the call around node v of process i, or
+// the node's own time outside any call, math.MinInt64 for neither.
+func (a *Analysis) exit(i int, v int32) int64 {
+	switch k := a.call[v]; {
+	case k >= 0:
+		return a.procs[i].exitAt(k)
+	case k <= -2:
+		return a.bare[-2-k]
+	}
+	return math.MinInt64
+}
+
+// opOf returns node v's collective operation (0 when none was recorded)
+// and communicator.
+func (a *Analysis) opOf(v int32) (trace.CollOp, int32) {
+	if j, ok := slices.BinarySearchFunc(a.ops, v, func(x nodeOp, v int32) int { return cmp.Compare(x.node, v) }); ok {
+		return trace.CollOp(a.ops[j].op), a.ops[j].comm
+	}
+	return 0, -1
+}
+
 // op returns node v's collective operation, 0 when none was recorded.
 func (a *Analysis) op(v int32) trace.CollOp {
-	if j, ok := slices.BinarySearchFunc(a.ops, v, func(x nodeOp, v int32) int { return cmp.Compare(x.node, v) }); ok {
-		return trace.CollOp(a.ops[j].op)
-	}
-	return 0
+	o, _ := a.opOf(v)
+	return o
 }
 
 // callRecorder records one process's MPI calls (Record).
@@ -313,22 +321,19 @@ type callRecorder struct {
 	c      *calls
 	tables *trace.Tables
 	// Per thread: its nodes in event order and the next one, the nesting
-	// depth of MPI calls, the open call and the stack of user regions.
-	nodes   [][]int32
-	next    []int
-	depth   []int32
-	open    []int32
-	regions [][]int64
-	// Per thread since its last synchronizing call: its exit (−1 before
-	// any), the MPI time spent, the last parallel region's location,
-	// and whether the open call completed a receive-like event.
-	lastSync, mpiSince, parSince []int64
-	lastSyncCall                 []int32
-	synced, sent                 []bool
-	// Per thread since its last synchronizing call, outside MPI: the time
-	// spent in each innermost user region (region_enter: a compiler-
-	// instrumented function of an OTF2 archive, an annotated phase), from
-	// codeAt on, so that a delay names the code its excess ran in.
+	// depth of MPI calls, the open call, its last call (−1: none), the
+	// stack of user regions (for call sites) and of the codes it runs in
+	// (user regions and parallel regions: label's encoding).
+	nodes    [][]int32
+	next     []int
+	depth    []int32
+	open     []int32
+	lastCall []int32
+	regions  [][]int64
+	codes    [][]int64
+	// Per thread since its last MPI call's exit: the time spent outside
+	// MPI in each code, from codeAt on (tally), for the delay costs' time
+	// maps.
 	code   [][]regionTime
 	codeAt []int64
 	// The requests in flight, by id (process-unique): an Irecv's post
@@ -338,14 +343,14 @@ type callRecorder struct {
 	isends map[int64]int32
 }
 
-// regionTime is the time a thread spent in a user region (a string id).
+// regionTime is the time a thread spent in a code (a label).
 type regionTime struct{ region, ns int64 }
 
-// tally adds thread th's time outside MPI since codeAt, up to now, to its
-// innermost user region.
+// tally adds thread th's time outside MPI since codeAt, up to now, to the
+// code it runs in.
 func (r *callRecorder) tally(th int, now int64) {
-	if rs := r.regions[th]; len(rs) > 0 && r.depth[th] == 0 && now > r.codeAt[th] {
-		id, d := rs[len(rs)-1], now-r.codeAt[th]
+	if r.depth[th] == 0 && now > r.codeAt[th] {
+		id, d := r.label(th), now-r.codeAt[th]
 		c := r.code[th]
 		for i := range c {
 			if c[i].region == id {
@@ -361,29 +366,14 @@ func (r *callRecorder) tally(th int, now int64) {
 	r.codeAt[th] = now
 }
 
-// regionLabel is added to a user region's string id to make it a label,
-// apart from any location id (the format keeps those below 2^24; a
-// corrupt one is a claim, still below this).
-const regionLabel = 1 << 62
-
-// label is what a call's delay is charged to: the last parallel region
-// begun since the thread's previous synchronizing call (its location id,
-// whatever the file claims), else the user region it spent most of that
-// time in (regionLabel + its string id), else −1 (serial code).
+// label is the code thread th runs in: the innermost of the user regions
+// (−2 − its string id) and parallel regions (its location) it is in, −1
+// for none (serial code).
 func (r *callRecorder) label(th int) int64 {
-	if l := r.parSince[th]; l != -1 {
-		return l
+	if cs := r.codes[th]; len(cs) > 0 {
+		return cs[len(cs)-1]
 	}
-	best := regionTime{-1, 0}
-	for _, c := range r.code[th] {
-		if c.ns > best.ns {
-			best = c
-		}
-	}
-	if best.region < 0 || best.region >= regionLabel {
-		return -1
-	}
-	return regionLabel + best.region
+	return -1
 }
 
 // reqRef is an event inside a call: the call and the event's thread and
@@ -395,8 +385,8 @@ type reqRef struct {
 }
 
 // recorded are the kinds a callRecorder follows: MPI calls, user regions,
-// team creation, and the communication events (the only nodes).
-var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.RegionEnter, trace.RegionExit,
+// parallel regions, and the communication events (the only nodes).
+var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.ParallelEnd, trace.RegionEnter, trace.RegionExit,
 	trace.MPIRecvPost, trace.MPIRequestDone) | sim.KindsWhere(trace.IsComm)
 
 // Record records local process i's MPI calls (p, its corrected times
@@ -443,21 +433,20 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	m := a.m
 	T := p.NumThreads()
 	r := &callRecorder{a: a, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
-		depth: make([]int32, T), open: make([]int32, T), regions: make([][]int64, T),
-		lastSync: make([]int64, T), mpiSince: make([]int64, T), parSince: make([]int64, T), lastSyncCall: make([]int32, T), synced: make([]bool, T), sent: make([]bool, T),
-		code: make([][]regionTime, T), codeAt: make([]int64, T)}
-	for th := range r.lastSync {
-		r.lastSync[th], r.parSince[th], r.lastSyncCall[th] = -1, -1, -1
+		depth: make([]int32, T), open: make([]int32, T), lastCall: make([]int32, T), regions: make([][]int64, T),
+		codes: make([][]int64, T), code: make([][]regionTime, T), codeAt: make([]int64, T)}
+	for th := range r.lastCall {
+		r.lastCall[th] = -1
 	}
 	c := r.c
 	c.siteIdx, c.whereIdx = map[site]int32{}, map[whereKey]int32{}
+	c.initCall, c.initTh = -1, -1
 	// One entry per outermost call: at most one per mpi_enter the load
 	// counted, reserved so that the columns are not copied as they grow
 	// (finish gives back what nested calls left unused).
 	n := int(p.Census.Kinds[trace.MPIEnter])
 	c.enter.Reserve(n)
 	c.dur.Reserve(n)
-	c.gap.Reserve(n)
 	c.where.Reserve(n)
 	c.prevBack.Reserve(n)
 	r.nodes = nodesByThread(m, i, T)
@@ -468,13 +457,16 @@ func (r *callRecorder) finish() {
 	c := r.c
 	c.enter.Fit()
 	c.dur.Fit()
-	c.gap.Fit()
 	c.where.Fit()
 	c.prevBack.Fit()
+	if len(c.splitCall) > 0 {
+		c.splitOff = append(c.splitOff, int32(len(c.splitCodes)))
+	}
 }
 
-// event follows MPI calls and user regions and ties the thread's next
-// node, when this event (index idx of thread th) is it, to the open call.
+// event follows MPI calls, user regions and parallel regions and ties the
+// thread's next node, when this event (index idx of thread th) is it, to
+// the open call.
 func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	if th < 0 || th >= len(r.nodes) {
 		return
@@ -490,12 +482,27 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			if rs := r.regions[th]; len(rs) > 0 {
 				st.region = rs[len(rs)-1]
 			}
-			gap := int64(-1)
-			if r.lastSync[th] >= 0 {
-				gap = max(0, e.Time-r.lastSync[th]-r.mpiSince[th])
+			c := r.c
+			prev := r.lastCall[th]
+			// The call's label is the code the time since the previous
+			// call ran in; when it ran in several, the split is kept
+			// aside (before the first call it is not read) and the label
+			// is the last.
+			label := r.label(th)
+			if cs := r.code[th]; len(cs) == 1 {
+				label = cs[0].region
 			}
-			r.open[th] = r.c.add(e.Time, st, gap, r.label(th), r.lastSyncCall[th])
-			r.synced[th], r.sent[th] = false, false
+			k := c.add(e.Time, st, label, prev)
+			if cs := r.code[th]; prev >= 0 && len(cs) > 1 {
+				c.splitCall = append(c.splitCall, k)
+				c.splitOff = append(c.splitOff, int32(len(c.splitCodes)))
+				c.splitCodes = append(c.splitCodes, cs...)
+			}
+			r.code[th] = r.code[th][:0]
+			r.open[th], r.lastCall[th] = k, k
+			if c.initCall < 0 && trace.IsMPIInit(r.tables.String(st.fn)) {
+				c.initCall, c.initTh = k, int32(th)
+			}
 		}
 		return
 	case trace.MPIExit:
@@ -503,34 +510,33 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			r.depth[th]--
 			if r.depth[th] == 0 {
 				k := r.open[th]
-				enter := r.c.enterAt(k)
-				r.c.dur.Set(int(k), e.Time-enter)
-				fn := r.tables.String(r.c.sites[r.c.siteAt(k)].fn)
-				// A blocking send bounds the interval too (the sender's
-				// side of a message); a nonblocking one does not.
-				blocking := r.sent[th] && !(len(fn) > 5 && strings.EqualFold(fn[:5], "MPI_I"))
-				if r.synced[th] || blocking || trace.IsMPIInit(fn) {
-					r.lastSync[th], r.mpiSince[th], r.parSince[th] = e.Time, 0, -1
-					r.lastSyncCall[th] = k
-					r.code[th] = r.code[th][:0]
-				} else {
-					r.mpiSince[th] += e.Time - enter
-				}
+				r.c.dur.Set(int(k), e.Time-r.c.enterAt(k))
 				r.codeAt[th] = e.Time
 			}
 		}
 		return
 	case trace.ParallelBegin:
-		r.parSince[th] = e.Args[4]
+		r.tally(th, e.Time)
+		r.codes[th] = append(r.codes[th], max(-1, e.Args[4])) // −1: a region of unknown location
+		return
+	case trace.ParallelEnd:
+		r.tally(th, e.Time)
+		if cs := r.codes[th]; len(cs) > 0 && cs[len(cs)-1] >= -1 {
+			r.codes[th] = cs[:len(cs)-1]
+		}
 		return
 	case trace.RegionEnter:
 		r.tally(th, e.Time)
 		r.regions[th] = append(r.regions[th], e.Args[0])
+		r.codes[th] = append(r.codes[th], -2-max(0, e.Args[0]))
 		return
 	case trace.RegionExit:
 		r.tally(th, e.Time)
 		if rs := r.regions[th]; len(rs) > 0 {
 			r.regions[th] = rs[:len(rs)-1]
+		}
+		if cs := r.codes[th]; len(cs) > 0 && cs[len(cs)-1] <= -2 {
+			r.codes[th] = cs[:len(cs)-1]
 		}
 		return
 	case trace.MPIRecvPost:
@@ -564,12 +570,6 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	switch {
 	case r.depth[th] > 0:
 		a.call[v] = r.open[th]
-		switch {
-		case a.m.Role[v] == graph.RoleRecv:
-			r.synced[th] = true
-		case e.Kind == trace.MPISend:
-			r.sent[th] = true
-		}
 		switch req := e.Args[4]; {
 		case req == 0:
 		case e.Kind == trace.MPIRecv:
@@ -589,8 +589,8 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		a.call[v] = int32(-2 - len(a.bare))
 		a.bare = append(a.bare, e.Time)
 	}
-	// Analyze reads the operation of coll_end nodes only.
+	// Analyze reads the operation and communicator of coll_end nodes only.
 	if e.Kind == trace.CollEnd && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
-		a.ops = append(a.ops, nodeOp{v, uint8(e.Args[0])})
+		a.ops = append(a.ops, nodeOp{v, uint8(e.Args[0]), int32(max(-1, min(e.Args[1], math.MaxInt32)))})
 	}
 }

@@ -18,17 +18,17 @@ func (oneRank) Owner(int) int { return 0 }
 
 // The recorder's columns are narrow; what does not fit them comes back
 // exactly: a call of 5 s (beyond the 4.29 s of its uint32 duration), a
-// gap of 3 s (beyond int32), labels outside int32 (location ids as the
-// file gives them), more than 2¹⁶ (site, label) pairs and a previous
-// synchronizing call 70 000 calls back (both beyond uint16). One thread:
-// MPI_Init (synchronizing), a parallel region labelled 2⁴⁰ + 3, 3 s later
-// MPI_Comm_rank lasting 5 s, then 70 000 times a region labelled −2⁴⁰ + j
-// and a call of 1 ns.
+// time outside MPI of 3 s, labels outside int32 (location ids as the file
+// gives them), more than 2¹⁶ (site, label) pairs (beyond uint16), and the
+// codes of a time outside MPI split over two of them. One thread:
+// MPI_Init, a parallel region labelled 2⁴⁰ + 3 lasting 1 ns, 3 s later
+// MPI_Comm_rank lasting 5 s, then 70 000 times a region labelled 2⁴¹ + j
+// filling the 1 ns to a call of 1 ns.
 func TestRecorderWideValues(t *testing.T) {
 	const (
 		fnInit, fnRank = 0, 1
 		gap, long      = 3_000_000_000, 5_000_000_000
-		label1, label2 = 1<<40 + 3, -(1 << 40)
+		label1, label2 = 1<<40 + 3, 1 << 41
 		short          = 70_000
 	)
 	var evs []trace.Event
@@ -59,7 +59,7 @@ func TestRecorderWideValues(t *testing.T) {
 		tm++
 		ev(trace.MPIEnter, tm, fnRank)
 		ev(trace.MPIExit, tm+1, fnRank)
-		tm += 2
+		tm++
 	}
 	ev(trace.ImplicitTaskEnd, tm, 0, init, 1, 0, ompt.TaskInitial)
 	ev(trace.ThreadEnd, tm)
@@ -89,17 +89,24 @@ func TestRecorderWideValues(t *testing.T) {
 		}
 		check("enter", 1, c.enterAt(1), b)
 		check("exit", 1, c.exitAt(1), b+long)
-		check("gap", 1, c.gapAt(1), gap)
-		check("label", 1, c.labelAt(1), label1)
+		// Before it: 1 ns in the region, the rest in serial code, the
+		// code it ran last.
+		check("label", 1, c.labelAt(1), -1)
 		check("prev", 1, int64(c.prevAt(1)), 0)
+		if sp := c.splitAt(1); len(sp) != 2 || sp[0] != (regionTime{label1, 1}) || sp[1] != (regionTime{-1, gap - 1}) {
+			t.Errorf("call 1: codes before it %v, want 1 ns in %d and %d in serial code", sp, int64(label1), gap-1)
+		}
 		for _, k := range []int32{2, 1 << 16, 2 + short - 1} {
 			j := int64(k - 2)
-			e := b + long + 1 + 3*j
+			e := b + long + 1 + 2*j
 			check("enter", k, c.enterAt(k), e)
 			check("exit", k, c.exitAt(k), e+1)
-			check("gap", k, c.gapAt(k), gap+1+2*j) // less the short calls' MPI time
+			// 1 ns in the region, which ended as the call began.
+			if sp := c.splitAt(k); sp != nil {
+				t.Errorf("call %d: codes before it %v, want one", k, sp)
+			}
 			check("label", k, c.labelAt(k), label2+j)
-			check("prev", k, int64(c.prevAt(k)), 0)
+			check("prev", k, int64(c.prevAt(k)), int64(k-1))
 		}
 		// The long call's time reaches the rows whole.
 		rows, _, _, err := a.Analyze(cm, oneRank{}, nil, 0, math.MaxInt64)

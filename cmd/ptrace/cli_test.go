@@ -229,20 +229,30 @@ func checkExpected(t *testing.T, doc, path, what string) {
 // (or the old --stream=false) keeps them, and then a memory limit too
 // small for them streams anyway and says so. The report is the same.
 func TestHoldEventsFlags(t *testing.T) {
-	dir := genTrace(t, "stencil", "--ranks", "2", "--threads", "2", "--events", "20000")
+	dir := genTrace(t, "stencil", "--ranks", "2", "--threads", "2", "--events", "400000")
+	// A limit the analysis fits in (--memory-limit is a bound: below what
+	// it needs, it refuses; one rank needs about 4 bytes a trace byte
+	// here), but the events held (8 bytes a trace byte) do not: 6.
+	var bytes int64
+	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
+	for _, f := range files {
+		st, _ := os.Stat(f)
+		bytes += st.Size()
+	}
+	lim := fmt.Sprint(6 * bytes)
 	var want string
 	for _, c := range []struct {
 		args   []string
 		notice bool
 	}{
 		{nil, false},
-		{[]string{"--memory-limit", "1MB"}, false}, // streaming already: nothing to say
+		{[]string{"--memory-limit", lim}, false}, // streaming already: nothing to say
 		{[]string{"--hold-events"}, false},
-		{[]string{"--hold-events", "--memory-limit", "1MB"}, true},
-		{[]string{"--stream=false", "--memory-limit", "1MB"}, true},
+		{[]string{"--hold-events", "--memory-limit", lim}, true},
+		{[]string{"--stream=false", "--memory-limit", lim}, true},
 		{[]string{"--stream"}, false},
 	} {
-		r := run(t, ptraceBin(), append(append([]string{"analyze", "-q", "--json", "-"}, c.args...), dir)...)
+		r := run(t, ptraceBin(), append(append([]string{"analyze", "-q", "--ranks", "1", "--json", "-"}, c.args...), dir)...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d: %s", c.args, r.code, r.stderr)
 		}

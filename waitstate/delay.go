@@ -1,0 +1,1269 @@
+package waitstate
+
+import (
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Delay costs, as Scalasca 2.6's scout computes them (Böhme et al., ICPP
+// 2010; scout's Delay.MPI.pattern, SynchpointHandler, TmapCacheHandler,
+// DelayOps, MpiDelayOps, DelayCostMap).
+//
+// A synchronization point is an event where a process synchronized with
+// others: a wait (Late Sender: the receive; Late Receiver: the send's
+// completion; a collective's), the partner's side of a point-to-point
+// wait (the send a receiver waited for, the receive request a sender
+// waited for), every member of a barrier or an N×N collective, the root
+// of a broadcast someone waited for and the last sender of a reduce whose
+// root waited, and MPI_Init. Each has its partners (the processes it
+// synchronized with), its wait and its completion time (how long the call
+// went on after the earliest partner's end).
+//
+// A wait's synchronization interval is, on each side, from that side's
+// previous synchronization point *with the other* to the one that met.
+// Each side's time map is its time in the interval per call path — the
+// code it computed in (user region, parallel region or serial code) and
+// each MPI call site, MPI time included — less the waits of the
+// synchronization points inside it, and less the previous point's own
+// call but for its completion time. The delay is the sum over call paths
+// of the cause's excess over the waiter, positive parts only (d, summing
+// to D); W is the waiting inside the cause's interval. The wait w is split
+// in proportion: each call path gets d·s as short-term cost, each wait in
+// the cause's interval its wait·s as propagated cost (of w's pattern),
+// s = min(1, w/(D+W)) for point-to-point waits, s = w/(D+W) for
+// collectives. A wait's propagated costs (per pattern: the pattern of the
+// wait they came from) are in turn split over its own cause's delay
+// (long-term cost of that pattern) and the waits in that cause's
+// interval, with scale cost/(D+W): a backward replay, which processes a
+// wait's split only once every later wait in its process has passed its
+// costs on to it.
+//
+// Every wait's time ends as short-term or long-term cost of some call
+// path, or as "propagated" (the part no delay explains: a point-to-point
+// wait longer than D+W, costs reaching a wait with no cause, D+W of 0),
+// rounded to the nanosecond so that nothing is lost or counted twice.
+//
+// Where ptrace differs from scout: a call path is the innermost user
+// region or the MPI call site (function, call site, innermost user
+// region), not the whole call stack; collectives end at their call's exit
+// (scout: the collective end event), and a broadcast's waiter, a reduce's
+// root, know only the root's end, all non-roots' ends (scout: the waiting
+// members', the last sender's); scans and MPI_Alltoallv/w synchronize like
+// other N×N collectives (scout ignores them). As scout, a collective's
+// member that synchronized with the root after the others passes its
+// share of the root's waits only from the next such member's point on
+// (groupLo), and a process's first point is MPI_Init.
+
+// costs computes the delay costs of the waits this rank's processes
+// caused: the partners' synchronization points are exchanged, every wait
+// travels with the waiter's time map to its cause's rank (in rounds of
+// bounded size), which charges its short-term cost there, and the backward
+// replay hands the rest on (long-term costs). Rows in process order, then
+// by call path, site and pattern: the same for any number of ranks.
+func (d *delays) costs(waits [][]waitOf, lr []map[int32]lrWait) ([]Delay, error) {
+	c := d.c
+	recv, err := c.Alltoallv(d.notes)
+	d.notes = nil
+	if err != nil {
+		return nil, err
+	}
+	if err := comm.Agree(c, d.applyNotes(recv)); err != nil {
+		return nil, err
+	}
+	if err := d.taskCounts(); err != nil {
+		return nil, err
+	}
+	for cursor := [2]int{}; ; {
+		bufs, more := d.records(waits, lr, &cursor)
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return nil, err
+		}
+		if err := comm.Agree(c, d.tasks(recv)); err != nil {
+			return nil, err
+		}
+		m := int64(0)
+		if more {
+			m = 1
+		}
+		left, err := c.AllreduceInt64(comm.Max, []int64{m})
+		if err != nil {
+			return nil, err
+		}
+		if left[0] == 0 {
+			break
+		}
+	}
+	if err := d.replay(); err != nil {
+		return nil, err
+	}
+	out := d.out
+	slices.SortStableFunc(out, func(x, y Delay) int {
+		return cmp.Or(cmp.Compare(x.Rank, y.Rank), cmp.Compare(x.Label, y.Label), cmp.Compare(x.Site, y.Site), cmp.Compare(x.Pattern, y.Pattern))
+	})
+	return out, nil
+}
+
+// syncPt is a synchronization point of one thread: the event (thread,
+// call, event index) and what scout's SynchpointInfo and synch ranks
+// hold.
+type syncPt struct {
+	call int32
+	th   int32
+	ev   int64
+	// partner is the world rank synchronized with; −1 for a set: set ≥ 0
+	// is a communicator's index (its members), −1 every process
+	// (MPI_Init), −2 − j the list lists[j].
+	partner int32
+	set     int32
+	pat     Pattern // the wait's, None for no wait
+	cause   int32   // the process waited for, −1
+	wait    int64
+	compl   int64
+	// slot indexes the costs passed to a wait with a cause, −1 before
+	// the first.
+	slot int32
+}
+
+// charged reports whether s is a wait charged to a cause: one with a task
+// there, to which it passes its costs.
+func (s *syncPt) charged() bool { return s.wait > 0 && s.cause >= 0 }
+
+// cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
+// code (a label: user region, parallel region, serial code).
+type cpRef struct {
+	site int32
+	code int64
+}
+
+// cpAmount is a call path's delay in one task.
+type cpAmount struct {
+	cp cpRef
+	d  int64
+}
+
+// task is a wait charged to the process that caused it, at that process's
+// synchronization point pos (−1: not found).
+type task struct {
+	den    int64 // D + W
+	pos    int32
+	lo     int32 // the first synchronization point of the cause's interval
+	waiter int32 // world rank
+	wsync  int32 // the wait's synchronization point at the waiter
+	// The call paths' delays: cps[cpOff:cpOff+cpN] of its process.
+	cpOff, cpN int32
+	pat        Pattern
+	ready      bool // its wait's costs have come (ready)
+	done       bool
+}
+
+// ready is a task whose wait's costs have come, to be done: its local
+// process and index, the costs per pattern.
+type ready struct {
+	proc, task int32
+	in         [NumPatterns]int64
+}
+
+// delayProc is one process's part of the delay analysis.
+type delayProc struct {
+	syncs []syncPt
+	lists [][]int32
+	costs [][NumPatterns]int64
+	// The waits at synchronization points finBound and later have passed
+	// their costs on (finalize).
+	finBound int32
+	tasks    []task
+	cps      []cpAmount
+	byWaiter []int32 // task indices by (waiter, wsync)
+	order    []int32 // task indices by pos, latest first
+	hi       int     // order[:hi] are done
+	siteKey  []uint64
+	codeKey  map[int64]uint64
+	rows     map[rowKey]int32
+	// colls are the process's collective calls and their communicators,
+	// by call; groups the previous synchronization points with the
+	// members of a collective's communicator, by the collective's point
+	// (made for those that caused a wait).
+	colls  []callComm
+	groups map[int32]group
+}
+
+type callComm struct{ call, comm int32 }
+
+// group is where the members of a collective's communicator last
+// synchronized with its root before it (scout's
+// findPreviousMpiGroupSynchpoints): prev for all but those that did so
+// later, at the points inter (ascending).
+type group struct {
+	prev  int32
+	inter []int32
+}
+
+type rowKey struct {
+	cp   cpRef
+	site int32
+	pat  Pattern
+}
+
+// delays is the delay analysis of this rank's processes.
+type delays struct {
+	a        *Analysis
+	c        comm.Comm
+	owners   graph.Owners
+	procs    []delayProc
+	local    map[int]int // world rank → local process
+	out      []Delay
+	tm       map[uint64]int64 // a time map being built
+	notes    [][]byte
+	queue    []ready // the replay's tasks to do
+	scratch  []syncPt
+	outgoing [][]byte
+	lerr     error
+}
+
+// Notifications of partner synchronization points (step 1), 32 bytes:
+// target process, thread and event (a node of its: see resolve), kind,
+// the partner's world rank, the partner's exit time.
+const noteSize = 4 + 4 + 8 + 4 + 4 + 8
+
+const (
+	noteSend   = iota // the sender of a Late Sender wait: its send node
+	noteRecv          // the receiver of a Late Receiver wait: its receive node
+	noteRoot          // a broadcast's root someone waited for: a node of its call
+	noteLatest        // a reduce's last sender its root waited for
+	noteColl          // a collective's latest member (records only)
+)
+
+func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
+	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.m.Procs)), local: map[int]int{},
+		tm: map[uint64]int64{}, notes: make([][]byte, c.Size()), outgoing: make([][]byte, c.Size())}
+	for i, p := range a.m.Procs {
+		d.local[p.Header.Rank] = i
+		d.procs[i].rows = map[rowKey]int32{}
+		d.procs[i].codeKey = map[int64]uint64{}
+		d.procs[i].groups = map[int32]group{}
+	}
+	return d
+}
+
+func (d *delays) note(proc int32, th int32, ev int64, kind int, from int32, t int64) {
+	le := binary.LittleEndian
+	to := d.owners.Owner(int(proc))
+	b := le.AppendUint32(d.notes[to], uint32(proc))
+	b = le.AppendUint32(b, uint32(th))
+	b = le.AppendUint64(b, uint64(ev))
+	b = le.AppendUint32(b, uint32(kind))
+	b = le.AppendUint32(b, uint32(from))
+	d.notes[to] = le.AppendUint64(b, uint64(t))
+}
+
+// waitOf is what Analyze found of one call's wait, for the delay costs.
+type waitOf struct {
+	call  int32
+	node  int32 // the node waited at (a receive, a collective's end), −1 for a Late Receiver
+	cause int32
+	pat   Pattern
+	wait  int64 // charged: inside the window
+}
+
+// waitAt returns the wait of call k among waits (by call), nil for none.
+func waitAt(waits []waitOf, k int32) *waitOf {
+	if j, ok := slices.BinarySearchFunc(waits, k, func(w waitOf, k int32) int { return cmp.Compare(w.call, k) }); ok {
+		return &waits[j]
+	}
+	return nil
+}
+
+// addSyncs makes local process i's own synchronization points: its waits,
+// the members of barriers and N×N collectives, MPI_Init; and notifies the
+// partners of its point-to-point waits and of broadcasts and reduces.
+// vals are PropagateMax's (latest enter, minus the earliest exit, per
+// node), waits Analyze's charged waits with a cause (by call), initMin the
+// earliest exit of MPI_Init over all processes.
+func (d *delays) addSyncs(i int, vals []int64, waits []waitOf, lr map[int32]lrWait, initMin int64) {
+	a, m := d.a, d.a.m
+	cs := &a.procs[i]
+	p := &d.procs[i]
+	me := int32(m.Procs[i].Header.Rank)
+	// The points grow in a buffer of the rank's, then are kept at their
+	// size (applyNotes adds the partners').
+	p.syncs = d.scratch[:0]
+	defer func() {
+		d.scratch = p.syncs[:0]
+		p.syncs = slices.Clone(p.syncs)
+	}()
+	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+		k := a.call[v]
+		if k < 0 || m.Role[v] != graph.RoleRecv {
+			continue
+		}
+		if m.Kind[v] == trace.CollEnd {
+			if op, cm := a.opOf(v); op.Valid() {
+				p.colls = append(p.colls, callComm{k, cm})
+			}
+		}
+		latest, earliest := vals[2*v], vals[2*v+1]
+		if latest == math.MinInt64 {
+			continue
+		}
+		earliest = -earliest
+		w := waitAt(waits, k)
+		th, ev := m.ThreadOf(v), m.EventOf(v)
+		exit := cs.exitAt(k)
+		own := w != nil && w.node == v
+		switch m.Kind[v] {
+		case trace.MPIRecv:
+			if !own || w.pat != LateSender {
+				continue
+			}
+			// Completion: from the sender's exit (PropagateMax's).
+			p.syncs = append(p.syncs, syncPt{call: k, th: th, ev: ev, partner: w.cause, set: -1, pat: LateSender, cause: w.cause,
+				wait: w.wait, compl: max(0, exit-earliest)})
+			if pp, pth, pev := a.pred(i, v); pp >= 0 {
+				d.note(pp, pth, pev, noteSend, me, exit)
+			}
+		case trace.CollEnd:
+			op, cm := a.opOf(v)
+			if !op.Valid() {
+				continue
+			}
+			sp := syncPt{call: k, th: th, ev: ev, partner: -1, set: cm, cause: -1}
+			if own {
+				sp.pat, sp.cause, sp.wait = w.pat, w.cause, w.wait
+			}
+			lb := min(latest, exit)
+			switch op.Class() {
+			case trace.AllToAll:
+				// Every member synchronizes with every other.
+				sp.compl = max(0, exit-max(earliest, lb))
+				p.syncs = append(p.syncs, sp)
+			case trace.OneToAll:
+				// A non-root that waited for the root.
+				if !own {
+					continue
+				}
+				sp.partner, sp.set = w.cause, -1
+				sp.compl = max(0, exit-max(min(exit, earliest), lb))
+				p.syncs = append(p.syncs, sp)
+				if pp, pth, pev := a.pred(i, v); pp >= 0 {
+					d.note(pp, pth, pev, noteRoot, me, exit)
+				}
+			case trace.AllToOne:
+				// The root, which waited for the last sender.
+				if !own {
+					continue
+				}
+				sp.partner, sp.set = w.cause, -1
+				sp.compl = max(0, exit-max(min(exit, earliest), lb))
+				p.syncs = append(p.syncs, sp)
+				if pp, pth, pev := a.pred(i, v); pp >= 0 {
+					d.note(pp, pth, pev, noteLatest, me, exit)
+				}
+			}
+		}
+	}
+	for j := range waits {
+		w := &waits[j]
+		if w.pat != LateReceiver {
+			continue
+		}
+		// The send's completion; scout's completion of it is the send's
+		// end less the receive request's end when that is later, else 0
+		// (never positive: PatternMPI_LateReceiver's bws POST_SEND).
+		k, l := w.call, lr[w.call]
+		exit := cs.exitAt(k)
+		compl := int64(0)
+		if exit <= l.reqExit {
+			compl = exit - l.reqExit
+		}
+		p.syncs = append(p.syncs, syncPt{call: k, th: l.sendTh, ev: l.sendEv, partner: w.cause, set: -1, pat: LateReceiver,
+			cause: w.cause, wait: w.wait, compl: compl})
+		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
+	}
+	if k := cs.initCall; k >= 0 {
+		p.syncs = append(p.syncs, syncPt{call: k, th: cs.initTh, ev: math.MaxInt64, partner: -1, set: -1, cause: -1,
+			compl: max(0, cs.exitAt(k)-initMin)})
+	}
+}
+
+// resolve finds the event a notification or record names at local
+// process i: kind's node (thread th, event ev) and the synchronization
+// point's call, thread and event. coll reports a collective's (found by
+// its call alone).
+func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, sev int64, coll, ok bool) {
+	a, m := d.a, d.a.m
+	if th != -1 && th&lrFlag != 0 {
+		th &^= lrFlag
+	}
+	v := findNode(m, a.threadNodes(i), th, ev)
+	if v < 0 || a.call[v] < 0 {
+		return 0, 0, 0, false, false
+	}
+	switch kind {
+	case noteRecv:
+		// The receive began where it was posted (its MPI_Irecv).
+		if kc, rth, idx, ok := a.reqOf(v); ok {
+			return kc, rth, idx, false, true
+		}
+		return a.call[v], th, ev, false, true
+	case noteRoot, noteLatest, noteColl:
+		return a.call[v], th, ev, true, true
+	}
+	return a.call[v], th, ev, false, true
+}
+
+// applyNotes adds the partners' synchronization points the notifications
+// name, then orders every process's points by thread and event.
+func (d *delays) applyNotes(recv [][]byte) error {
+	le := binary.LittleEndian
+	type rootKey struct {
+		proc int
+		th   int32
+		call int32
+	}
+	roots := map[rootKey]int{} // a broadcast root's point, by call
+	// A point per notification at most: made room for at once.
+	count := make([]int, len(d.procs))
+	for _, buf := range recv {
+		for ; len(buf) >= noteSize; buf = buf[noteSize:] {
+			if i, ok := d.local[int(le.Uint32(buf))]; ok {
+				count[i]++
+			}
+		}
+	}
+	for i := range d.procs {
+		p := &d.procs[i]
+		p.syncs = append(make([]syncPt, 0, len(p.syncs)+count[i]), p.syncs...)
+	}
+	d.scratch = nil
+	for q, buf := range recv {
+		if len(buf)%noteSize != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
+		}
+		for ; len(buf) > 0; buf = buf[noteSize:] {
+			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
+			kind, from, t := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int64(le.Uint64(buf[24:]))
+			i, ok := d.local[proc]
+			if !ok {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, proc)
+			}
+			k, sth, sev, _, ok := d.resolve(i, kind, th, ev)
+			if !ok {
+				continue
+			}
+			cs, p := &d.a.procs[i], &d.procs[i]
+			exit := cs.exitAt(k)
+			switch kind {
+			case noteSend, noteRecv:
+				p.syncs = append(p.syncs, syncPt{call: k, th: sth, ev: sev, partner: from, set: -1, cause: -1, compl: max(0, exit-t)})
+			case noteLatest:
+				lb := min(cs.enterAt(k), exit)
+				p.syncs = append(p.syncs, syncPt{call: k, th: sth, ev: sev, partner: from, set: -1, cause: -1,
+					compl: max(0, exit-max(min(exit, t), lb))})
+			case noteRoot:
+				// One point for all the waiters, whose earliest end
+				// bounds its completion.
+				rk := rootKey{i, sth, k}
+				lb := min(cs.enterAt(k), exit)
+				j, ok := roots[rk]
+				if !ok {
+					j = len(p.syncs)
+					roots[rk] = j
+					p.syncs = append(p.syncs, syncPt{call: k, th: sth, ev: sev, partner: -1, set: int32(-2 - len(p.lists)), cause: -1,
+						compl: max(0, exit-max(min(exit, t), lb))})
+					p.lists = append(p.lists, nil)
+				}
+				// From the earliest waiter's end (scout's earliest_end
+				// over the waiting members).
+				s := &p.syncs[j]
+				l := -2 - s.set
+				p.lists[l] = append(p.lists[l], from)
+				s.compl = max(s.compl, max(0, exit-max(min(exit, t), lb)))
+			}
+		}
+	}
+	for i := range d.procs {
+		p := &d.procs[i]
+		slices.SortFunc(p.colls, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
+		slices.SortStableFunc(p.syncs, func(x, y syncPt) int {
+			return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.ev, y.ev))
+		})
+		// One point per event: the first (a process's own wait before a
+		// partner's notification of the same event, which a consistent
+		// trace does not have).
+		p.syncs = slices.CompactFunc(p.syncs, func(x, y syncPt) bool { return x.th == y.th && x.call == y.call && x.ev == y.ev })
+		for _, l := range p.lists {
+			slices.Sort(l)
+		}
+		for j := range p.syncs {
+			p.syncs[j].slot = -1
+		}
+		p.finBound = int32(len(p.syncs))
+	}
+	return nil
+}
+
+// with reports whether synchronization point s of process i synchronized
+// with world rank r.
+func (d *delays) with(i int, s *syncPt, r int32) bool {
+	switch {
+	case s.partner >= 0:
+		return s.partner == r
+	case s.set == -1:
+		return true
+	case s.set >= 0:
+		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set))
+		return ok && cm.Contains(int(r))
+	}
+	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set], r)
+	return ok
+}
+
+// prevSync returns the synchronization point of process i before j on
+// its thread that synchronized with world rank r (scout's
+// findPreviousMpiSynchpoint), −1 for none, and the thread's first point.
+func (d *delays) prevSync(i int, j int32, r int32) (prev, first int32) {
+	ss := d.procs[i].syncs
+	th := ss[j].th
+	for q := j - 1; q >= 0 && ss[q].th == th; q-- {
+		if d.with(i, &ss[q], r) {
+			return q, q
+		}
+		first = q
+	}
+	if j == 0 || ss[j-1].th != th {
+		first = j
+	}
+	return -1, first
+}
+
+// cpKey is a call path's identity across processes (a hash of its name).
+func (d *delays) cpKey(i int, cp cpRef) uint64 {
+	p := &d.procs[i]
+	if cp.site >= 0 {
+		if p.siteKey == nil {
+			cs := &d.a.procs[i]
+			p.siteKey = make([]uint64, len(cs.sites))
+			t := &d.a.m.Procs[i].Tables
+			for s, st := range cs.sites {
+				h := fnv.New64a()
+				h.Write([]byte{'m', 0})
+				h.Write([]byte(t.String(st.fn)))
+				h.Write([]byte{0})
+				h.Write([]byte(t.SiteName(st.loc)))
+				h.Write([]byte{0})
+				if st.region >= 0 {
+					h.Write([]byte(t.String(st.region)))
+				}
+				p.siteKey[s] = h.Sum64()
+			}
+		}
+		return p.siteKey[cp.site]
+	}
+	if k, ok := p.codeKey[cp.code]; ok {
+		return k
+	}
+	h := fnv.New64a()
+	h.Write([]byte{'c', 0})
+	h.Write([]byte(d.a.labelName(i, cp.code)))
+	k := h.Sum64()
+	p.codeKey[cp.code] = k
+	return k
+}
+
+// timeMap builds in d.tm the time map of process i's interval from
+// synchronization point a (−1: the thread's first call) to b: the time per
+// call path from a's call's enter to b's, less the waits of the points
+// between them, less a's call but for its completion (scout's
+// getRuntimes and PruneDelayTimemap). It returns the waiting between.
+// refs, when not nil, learns each key's call path.
+func (d *delays) timeMap(i int, a, b int32, refs map[uint64]cpRef) (waits int64) {
+	clear(d.tm)
+	cs, ss := &d.a.procs[i], d.procs[i].syncs
+	add := func(cp cpRef, ns int64) {
+		if ns == 0 {
+			return
+		}
+		k := d.cpKey(i, cp)
+		d.tm[k] += ns
+		if refs != nil {
+			refs[k] = cp
+		}
+	}
+	kb, ka := ss[b].call, int32(-1)
+	if a >= 0 {
+		ka = ss[a].call
+	}
+	for k := kb; k != ka; {
+		pk := cs.prevAt(k)
+		if pk < 0 {
+			break // the thread's first call: the time before it is not in
+		}
+		if split := cs.splitAt(k); split != nil {
+			for _, rt := range split {
+				add(cpRef{site: -1, code: rt.region}, rt.ns)
+			}
+		} else {
+			add(cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk))
+		}
+		add(cpRef{site: cs.siteAt(pk)}, cs.durAt(pk))
+		k = pk
+	}
+	for j := a + 1; j < b; j++ {
+		if w := ss[j].wait; w > 0 {
+			d.tm[d.cpKey(i, cpRef{site: cs.siteAt(ss[j].call)})] -= w
+			waits += w
+		}
+	}
+	for k, v := range d.tm {
+		if v <= 0 {
+			delete(d.tm, k)
+		}
+	}
+	if a >= 0 {
+		k := d.cpKey(i, cpRef{site: cs.siteAt(ka)})
+		if v := d.tm[k] - (cs.durAt(ka) - ss[a].compl); v > 0 {
+			d.tm[k] = v
+		} else {
+			delete(d.tm, k)
+		}
+	}
+	return waits
+}
+
+// A task record (step 2): the cause's process, thread and event (a node:
+// see resolve), the kind of node, the wait, the waiter's world rank and
+// synchronization point, the pattern, the number of time map entries;
+// then the entries (key, ns).
+const recHead = 4 + 4 + 8 + 4 + 8 + 4 + 4 + 4 + 4
+
+// recRound bounds the bytes of wait records a rank sends in one round of
+// records (as lateReceivers' rounds).
+const recRound = 1 << 20
+
+// records makes the next round of wait records of this rank's processes
+// (from cursor on, about recRound bytes): every wait charged to a cause
+// with the waiter's time map of its interval, for the rank of its cause.
+// more reports whether waits are left for another round.
+func (d *delays) records(waits [][]waitOf, lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
+	a, m := d.a, d.a.m
+	le := binary.LittleEndian
+	bufs = make([][]byte, d.c.Size())
+	var keys []uint64
+	size := 0
+	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
+		i := cursor[0]
+		p := &d.procs[i]
+		me := int32(m.Procs[i].Header.Rank)
+		for ; cursor[1] < len(p.syncs); cursor[1]++ {
+			if size >= recRound {
+				return bufs, true
+			}
+			j := cursor[1]
+			s := &p.syncs[j]
+			if !s.charged() {
+				continue
+			}
+			w := waitAt(waits[i], s.call)
+			if w == nil {
+				continue // Analyze charged it: there is one
+			}
+			// The node of the cause's the wait names (none found: a
+			// task all propagated).
+			kind, th, ev := noteSend, int32(-1), int64(-1)
+			switch {
+			case s.pat == LateReceiver:
+				l := lr[i][s.call]
+				kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
+			case w.node >= 0:
+				if pp, pth, pev := a.pred(i, w.node); pp == s.cause {
+					th, ev = pth, pev
+				}
+				if m.Kind[w.node] == trace.CollEnd {
+					kind = noteColl
+				}
+			}
+			prev, _ := d.prevSync(i, int32(j), s.cause)
+			d.timeMap(i, prev, int32(j), nil)
+			keys = keys[:0]
+			for k := range d.tm {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			to := d.owners.Owner(int(s.cause))
+			b := le.AppendUint32(bufs[to], uint32(s.cause))
+			b = le.AppendUint32(b, uint32(th))
+			b = le.AppendUint64(b, uint64(ev))
+			b = le.AppendUint32(b, uint32(kind))
+			b = le.AppendUint64(b, uint64(s.wait))
+			b = le.AppendUint32(b, uint32(me))
+			b = le.AppendUint32(b, uint32(j))
+			b = le.AppendUint32(b, uint32(s.pat))
+			b = le.AppendUint32(b, uint32(len(keys)))
+			for _, k := range keys {
+				b = le.AppendUint64(b, k)
+				b = le.AppendUint64(b, uint64(d.tm[k]))
+			}
+			size += len(b) - len(bufs[to])
+			bufs[to] = b
+		}
+	}
+	return bufs, false
+}
+
+// taskCounts tells every rank how many waits its processes caused, so
+// that their tasks are made at their size: per cause, its world rank and
+// count (8 bytes).
+func (d *delays) taskCounts() error {
+	le := binary.LittleEndian
+	n := map[int32]uint32{}
+	for i := range d.procs {
+		for j := range d.procs[i].syncs {
+			if s := &d.procs[i].syncs[j]; s.charged() {
+				n[s.cause]++
+			}
+		}
+	}
+	bufs := make([][]byte, d.c.Size())
+	causes := make([]int32, 0, len(n))
+	for q := range n {
+		causes = append(causes, q)
+	}
+	slices.Sort(causes)
+	for _, q := range causes {
+		to := d.owners.Owner(int(q))
+		bufs[to] = le.AppendUint32(le.AppendUint32(bufs[to], uint32(q)), n[q])
+	}
+	recv, err := d.c.Alltoallv(bufs)
+	if err != nil {
+		return err
+	}
+	count := make([]int, len(d.procs))
+	var lerr error
+	for q, buf := range recv {
+		if len(buf)%8 != 0 {
+			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of wait counts from rank %d", d.c.Rank(), len(buf), q)
+			break
+		}
+		for ; len(buf) > 0; buf = buf[8:] {
+			if i, ok := d.local[int(le.Uint32(buf))]; ok {
+				count[i] += int(le.Uint32(buf[4:]))
+			}
+		}
+	}
+	for i := range d.procs {
+		d.procs[i].tasks = make([]task, 0, count[i])
+	}
+	return comm.Agree(d.c, lerr)
+}
+
+// splitter splits an amount over weights in proportion, rounding each
+// running total to the nanosecond (so the parts add up to the amount
+// exactly and none is negative): part(w) for weights adding up to total.
+type splitter struct {
+	amount, total, cum, done int64
+}
+
+func (s *splitter) part(w int64) int64 {
+	s.cum += w
+	// amount·cum/total, rounded, in 128 bits: cum ≤ total, so the
+	// quotient fits.
+	hi, lo := bits.Mul64(uint64(s.amount), uint64(s.cum))
+	q, r := bits.Div64(hi, lo, uint64(s.total))
+	if 2*r >= uint64(s.total) {
+		q++
+	}
+	p := int64(q) - s.done
+	s.done = int64(q)
+	return p
+}
+
+// row returns process i's row for call path cp before its call site site,
+// pattern pat (valid until the next row is made).
+func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
+	p := &d.procs[i]
+	k := rowKey{cp, site, pat}
+	j, ok := p.rows[k]
+	if !ok {
+		j = int32(len(d.out))
+		p.rows[k] = j
+		name := d.a.labelName(i, cp.code)
+		if cp.site >= 0 {
+			name = d.a.siteName(i, cp.site)
+		}
+		d.out = append(d.out, Delay{Rank: d.a.m.Procs[i].Header.Rank, Label: name, Site: d.a.siteName(i, site), Pattern: pat})
+	}
+	return &d.out[j]
+}
+
+// tasks makes a task of every wait record of a round: its delay (the
+// cause's excess over the waiter per call path), its short-term cost and
+// the costs it passes to the waits of its interval.
+func (d *delays) tasks(recv [][]byte) error {
+	le := binary.LittleEndian
+	refs := map[uint64]cpRef{}
+	type entry struct {
+		k  uint64
+		ns int64
+	}
+	var tw []entry
+	for q, buf := range recv {
+		for len(buf) > 0 {
+			if len(buf) < recHead {
+				return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", d.c.Rank(), len(buf), q)
+			}
+			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
+			kind, w := int(le.Uint32(buf[16:])), int64(le.Uint64(buf[20:]))
+			waiter, wsync := int32(le.Uint32(buf[28:])), int32(le.Uint32(buf[32:]))
+			pat, n := Pattern(le.Uint32(buf[36:])), int(le.Uint32(buf[40:]))
+			buf = buf[recHead:]
+			if pat <= None || pat >= NumPatterns || n < 0 || len(buf) < 16*n {
+				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is cut short or corrupt", d.c.Rank(), q)
+			}
+			i, ok := d.local[proc]
+			if !ok {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
+			}
+			tw = tw[:0]
+			for e := range n {
+				tw = append(tw, entry{le.Uint64(buf[16*e:]), int64(le.Uint64(buf[16*e+8:]))})
+			}
+			buf = buf[16*n:]
+			d.task(i, kind, th, ev, w, waiter, wsync, pat, func(k uint64) int64 {
+				if j, ok := slices.BinarySearchFunc(tw, k, func(e entry, k uint64) int { return cmp.Compare(e.k, k) }); ok {
+					return tw[j].ns
+				}
+				return 0
+			}, refs)
+		}
+	}
+	return nil
+}
+
+// task makes the task of one wait record at local process i.
+func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, waiterTime func(uint64) int64, refs map[uint64]cpRef) {
+	p := &d.procs[i]
+	cs := &d.a.procs[i]
+	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
+	defer func() { p.tasks = append(p.tasks, t) }()
+	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
+	if ok {
+		t.pos = d.findSync(i, call, sth, sev, coll)
+	}
+	site, code := int32(-1), int64(-1)
+	if t.pos >= 0 {
+		site, code = cs.siteAt(call), cs.labelAt(call)
+	}
+	residue := func(ns int64) {
+		if ns > 0 {
+			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += ns
+		}
+	}
+	if t.pos < 0 {
+		residue(w)
+		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
+		return
+	}
+	prev, first := d.prevSync(i, t.pos, waiter)
+	t.lo = first
+	if prev >= 0 {
+		t.lo = prev + 1
+	}
+	if coll {
+		t.lo = d.groupLo(i, t.pos, call, prev, t.lo)
+	}
+	clear(refs)
+	waits := d.timeMap(i, prev, t.pos, refs)
+	var D int64
+	t.cpOff = int32(len(p.cps))
+	for k, ns := range d.tm {
+		if dv := ns - waiterTime(k); dv > 0 {
+			p.cps = append(p.cps, cpAmount{refs[k], dv})
+			D += dv
+		}
+	}
+	cps := p.cps[t.cpOff:]
+	t.cpN = int32(len(cps))
+	slices.SortFunc(cps, func(x, y cpAmount) int {
+		return cmp.Or(cmp.Compare(x.cp.site, y.cp.site), cmp.Compare(x.cp.code, y.cp.code))
+	})
+	t.den = D + waits
+	if t.den <= 0 {
+		residue(w)
+		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
+		return
+	}
+	// Short-term: the wait in proportion to the delay and the waits of
+	// the interval, at most all of both for a point-to-point wait.
+	amount := w
+	if pat == LateSender || pat == LateReceiver {
+		amount = min(w, t.den)
+	}
+	residue(w - amount)
+	sp := splitter{amount: amount, total: t.den}
+	counted := false
+	for _, c := range cps {
+		if ns := sp.part(c.d); ns > 0 {
+			r := d.row(i, c.cp, site, pat)
+			r.NS += ns
+			r.Waits++
+			counted = true
+		}
+	}
+	if !counted {
+		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
+	}
+	d.pass(i, &t, pat, &sp, code, site)
+}
+
+// pass hands the rest of sp (after the call paths' parts) to the waits of
+// task t's interval, as costs of pattern pat; a wait that has passed its
+// costs on already, or has no cause, keeps none, and what is left over
+// (the waits of the interval before lo) neither: that part is propagated.
+func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, site int32) {
+	p := &d.procs[i]
+	var lost int64
+	for j := t.lo; j < t.pos; j++ {
+		s := &p.syncs[j]
+		if s.wait <= 0 {
+			continue
+		}
+		ns := sp.part(s.wait)
+		if !s.charged() || j >= p.finBound {
+			lost += ns
+			continue
+		}
+		if s.slot < 0 {
+			s.slot = int32(len(p.costs))
+			p.costs = append(p.costs, [NumPatterns]int64{})
+		}
+		p.costs[s.slot][pat] += ns
+	}
+	// What the waits before lo would have had (scout's rule for a
+	// collective's members, groupLo) reaches no delay.
+	lost += sp.amount - sp.done
+	if lost > 0 {
+		d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += lost
+	}
+}
+
+// findSync returns the index of process i's synchronization point at
+// (call, th, ev), any of the call's for a collective; −1 for none.
+func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
+	ss := d.procs[i].syncs
+	j, _ := slices.BinarySearchFunc(ss, syncPt{th: th, call: call}, func(x, y syncPt) int {
+		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call))
+	})
+	for ; j < len(ss) && ss[j].th == th && ss[j].call == call; j++ {
+		if coll || ss[j].ev == ev {
+			return int32(j)
+		}
+	}
+	return -1
+}
+
+// The replay's messages: the cause's process, the waiter's world rank and
+// synchronization point, its costs per pattern.
+const inflowSize = 4 + 4 + 4 + 4 + 8*int(NumPatterns)
+
+// replay passes the waits' costs back: a task, once the wait it charges
+// has received every cost it will (every later task of the waiter's
+// process is done), splits them over its delay (long-term costs) and the
+// waits of its interval. Tasks of this rank's processes are done as soon
+// as they can; costs for other ranks' tasks are exchanged in rounds (one
+// per rank crossing of the longest chain). A task waits only for tasks
+// at later points of its waiter, each reached from its own along a
+// matched edge and program order, so the tasks wait in a circle only if
+// the happened-before graph does, which the matching rejects. Should no
+// task be able to proceed on any rank all the same, each process's latest
+// wait yet to pass its costs passes them as they are (what reaches it
+// later stays propagated): the replay ends on any input.
+func (d *delays) replay() error {
+	for i := range d.procs {
+		p := &d.procs[i]
+		p.byWaiter = make([]int32, len(p.tasks))
+		p.order = make([]int32, len(p.tasks))
+		for j := range p.tasks {
+			p.byWaiter[j], p.order[j] = int32(j), int32(j)
+		}
+		slices.SortFunc(p.byWaiter, func(x, y int32) int {
+			a, b := &p.tasks[x], &p.tasks[y]
+			return cmp.Or(cmp.Compare(a.waiter, b.waiter), cmp.Compare(a.wsync, b.wsync))
+		})
+		slices.SortStableFunc(p.order, func(x, y int32) int { return cmp.Compare(p.tasks[y].pos, p.tasks[x].pos) })
+	}
+	for i := range d.procs {
+		d.advance(i)
+	}
+	le := binary.LittleEndian
+	for {
+		d.drain()
+		if d.lerr != nil {
+			break
+		}
+		var msgs []comm.Msg
+		for r, b := range d.outgoing {
+			if len(b) > 0 {
+				msgs = append(msgs, comm.Msg{Peer: r, Buf: b})
+				d.outgoing[r] = nil
+			}
+		}
+		left := int64(0)
+		for i := range d.procs {
+			left += int64(len(d.procs[i].order) - d.procs[i].hi)
+		}
+		n, err := d.c.AllreduceInt64(comm.Sum, []int64{int64(len(msgs)), left})
+		if err != nil {
+			return err
+		}
+		if n[0] == 0 && n[1] == 0 {
+			break
+		}
+		if n[0] == 0 {
+			// Stalled: force the latest waits yet to pass their costs.
+			for i := range d.procs {
+				p := &d.procs[i]
+				for q := p.finBound - 1; q >= 0; q-- {
+					if p.syncs[q].charged() {
+						d.finalize(i, q)
+						p.finBound = q
+						break
+					}
+				}
+			}
+			continue
+		}
+		got, err := d.c.Exchange(msgs)
+		if err != nil {
+			return err
+		}
+		for _, g := range got {
+			buf := g.Buf
+			if len(buf)%inflowSize != 0 {
+				d.lerr = fmt.Errorf("rank %d: waitstate: %d bytes of delay costs from rank %d", d.c.Rank(), len(buf), g.Peer)
+				break
+			}
+			for ; len(buf) > 0; buf = buf[inflowSize:] {
+				var in [NumPatterns]int64
+				for pt := range in {
+					in[pt] = int64(le.Uint64(buf[16+8*pt:]))
+				}
+				if !d.deliver(int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int32(le.Uint32(buf[8:])), in) {
+					d.lerr = fmt.Errorf("rank %d: waitstate: rank %d sent delay costs for a wait no process here caused", d.c.Rank(), g.Peer)
+				}
+			}
+		}
+		if err := comm.Agree(d.c, d.lerr); err != nil {
+			return err
+		}
+	}
+	return comm.Agree(d.c, d.lerr)
+}
+
+// deliver gives the task of the wait (waiter, wsync) at world rank proc
+// its costs; false when there is no such task here.
+func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) bool {
+	i, ok := d.local[proc]
+	if !ok {
+		return false
+	}
+	p := &d.procs[i]
+	j, ok := slices.BinarySearchFunc(p.byWaiter, [2]int32{waiter, wsync}, func(x int32, k [2]int32) int {
+		t := &p.tasks[x]
+		return cmp.Or(cmp.Compare(t.waiter, k[0]), cmp.Compare(t.wsync, k[1]))
+	})
+	if !ok {
+		return false
+	}
+	t := &p.tasks[p.byWaiter[j]]
+	if t.ready {
+		return false
+	}
+	t.ready = true
+	d.queue = append(d.queue, ready{int32(i), p.byWaiter[j], in})
+	return true
+}
+
+// finalize passes the costs of process i's wait at synchronization point
+// q to the task of its cause.
+func (d *delays) finalize(i int, q int32) {
+	p := &d.procs[i]
+	s := &p.syncs[q]
+	if !s.charged() {
+		return
+	}
+	me := int32(d.a.m.Procs[i].Header.Rank)
+	var in [NumPatterns]int64
+	if s.slot >= 0 {
+		in = p.costs[s.slot]
+	}
+	if j, ok := d.local[int(s.cause)]; ok {
+		if !d.deliver(int(d.a.m.Procs[j].Header.Rank), me, q, in) && d.lerr == nil {
+			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), s.cause, me)
+		}
+		return
+	}
+	le := binary.LittleEndian
+	to := d.owners.Owner(int(s.cause))
+	b := le.AppendUint32(d.outgoing[to], uint32(s.cause))
+	b = le.AppendUint32(b, uint32(me))
+	b = le.AppendUint32(b, uint32(q))
+	b = le.AppendUint32(b, 0)
+	for _, v := range in {
+		b = le.AppendUint64(b, uint64(v))
+	}
+	d.outgoing[to] = b
+}
+
+// advance moves process i's bound of done tasks on and finalizes the
+// waits no task left to do can still pass costs to.
+func (d *delays) advance(i int) {
+	p := &d.procs[i]
+	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].done {
+		p.hi++
+	}
+	bound := int32(0)
+	if p.hi < len(p.order) {
+		bound = max(0, p.tasks[p.order[p.hi]].pos)
+	}
+	for q := p.finBound - 1; q >= bound; q-- {
+		d.finalize(i, q)
+	}
+	p.finBound = min(p.finBound, bound)
+}
+
+// drain does the ready tasks, and those they make ready on this rank.
+func (d *delays) drain() {
+	for len(d.queue) > 0 {
+		x := d.queue[len(d.queue)-1]
+		d.queue = d.queue[:len(d.queue)-1]
+		i := int(x.proc)
+		p := &d.procs[i]
+		t := &p.tasks[x.task]
+		d.longTerm(i, t, &x.in)
+		t.done = true
+		d.advance(i)
+	}
+}
+
+// longTerm splits the costs that reached task t's wait over its delay
+// (long-term cost, per pattern) and the waits of its interval.
+func (d *delays) longTerm(i int, t *task, inflow *[NumPatterns]int64) {
+	cs := &d.a.procs[i]
+	site, code := int32(-1), int64(-1)
+	if t.pos >= 0 {
+		call := d.procs[i].syncs[t.pos].call
+		site, code = cs.siteAt(call), cs.labelAt(call)
+	}
+	for pat := None + 1; pat < NumPatterns; pat++ {
+		in := inflow[pat]
+		if in <= 0 {
+			continue
+		}
+		if t.pos < 0 || t.den <= 0 {
+			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += in
+			continue
+		}
+		sp := splitter{amount: in, total: t.den}
+		for _, c := range d.procs[i].cps[t.cpOff : t.cpOff+t.cpN] {
+			if ns := sp.part(c.d); ns > 0 {
+				d.row(i, c.cp, site, pat).LongTerm += ns
+			}
+		}
+		d.pass(i, t, pat, &sp, code, site)
+	}
+}
+
+// groupLo returns the first synchronization point of the interval of a
+// collective's root at pos whose waits receive the costs of a member's
+// wait, the member having last synchronized with the root at prev (lo
+// after it): scout hands a member's share to the waits after the group's
+// previous synchronization point (lo) when the member synchronized there,
+// but for a member that synchronized with the root later only from the
+// next such later point on, and not at all when none follows
+// (CalculateScales' sum scales, as DelayCostMap::addCosts applies them).
+func (d *delays) groupLo(i int, pos, call, prev, lo int32) int32 {
+	p := &d.procs[i]
+	g, ok := p.groups[pos]
+	if !ok {
+		g = d.group(i, pos, call)
+		p.groups[pos] = g
+	}
+	if prev <= g.prev {
+		return lo
+	}
+	j, _ := slices.BinarySearch(g.inter, prev+1)
+	if j < len(g.inter) {
+		return g.inter[j]
+	}
+	return pos
+}
+
+// group scans process i's synchronization points back from the
+// collective's at pos until every other member of its communicator is
+// met: the last point that meets all the members not met before is the
+// group's previous one, those before it that met some are intermediate.
+func (d *delays) group(i int, pos, call int32) group {
+	p := &d.procs[i]
+	j, ok := slices.BinarySearchFunc(p.colls, call, func(x callComm, c int32) int { return cmp.Compare(x.call, c) })
+	if !ok {
+		return group{prev: math.MaxInt32}
+	}
+	ci := p.colls[j].comm
+	cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(ci))
+	if !ok {
+		return group{prev: math.MaxInt32}
+	}
+	me := int32(d.a.m.Procs[i].Header.Rank)
+	member := func(r int32) bool { return r != me && cm.Contains(int(r)) }
+	left := cm.Size()
+	if cm.Contains(int(me)) {
+		left--
+	}
+	met := map[int32]bool{}
+	meet := func(r int32) {
+		if member(r) && !met[r] {
+			met[r] = true
+			left--
+		}
+	}
+	g := group{prev: -1}
+	ss := p.syncs
+	for q := pos - 1; q >= 0 && ss[q].th == ss[pos].th && left > 0; q-- {
+		s := &ss[q]
+		before := left
+		switch {
+		case s.partner >= 0:
+			meet(s.partner)
+		case s.set == -1 || s.set == ci:
+			left = 0 // every member
+		case s.set >= 0:
+			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set)); ok {
+				for k := range min(c2.Size(), trace.MaxRanks) {
+					meet(int32(c2.Member(k)))
+				}
+			}
+		default:
+			for _, r := range p.lists[-2-s.set] {
+				meet(r)
+			}
+		}
+		switch {
+		case left == 0:
+			g.prev = q
+		case left < before:
+			g.inter = append(g.inter, q)
+		}
+	}
+	slices.Reverse(g.inter)
+	return g
+}

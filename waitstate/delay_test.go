@@ -1,0 +1,167 @@
+package waitstate_test
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// mpiCall is an MPI call of a test program: function, enter, exit and the
+// events inside (kind, time, arguments).
+type mpiCall struct {
+	fn          string
+	enter, exit int64
+	evs         []mpiEvent
+}
+
+type mpiEvent struct {
+	k    trace.Kind
+	t    int64
+	args []int64
+}
+
+// writeProgram writes one trace per rank of calls (one thread, one clock,
+// MPI_Init over [0, 10] and MPI_Finalize from end) into dir.
+func writeProgram(t *testing.T, dir string, calls [][]mpiCall, end int64) {
+	t.Helper()
+	n := len(calls)
+	members := make([]int, n)
+	for i := range members {
+		members[i] = i
+	}
+	for r, prog := range calls {
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: n, Host: "node", ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: members})
+		emit := func(k trace.Kind, tm int64, args ...int64) {
+			if err := w.E(0, k, tm, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		emit(trace.ThreadBegin, 0, trace.ThreadInitial)
+		emit(trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
+		all := append(append([]mpiCall{{fn: "MPI_Init", enter: 0, exit: 10}}, prog...), mpiCall{fn: "MPI_Finalize", enter: end, exit: end + 10})
+		for _, c := range all {
+			emit(trace.MPIEnter, c.enter, w.String(c.fn), -1)
+			for _, e := range c.evs {
+				emit(e.k, e.t, e.args...)
+			}
+			emit(trace.MPIExit, c.exit, w.String(c.fn))
+		}
+		emit(trace.ImplicitTaskEnd, end+10, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(trace.ThreadEnd, end+10)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// analyze analyses dir on k in-process ranks, one clock, and returns the
+// report and its JSON.
+func analyze(t *testing.T, dir string, k int) (*report.Report, []byte) {
+	t.Helper()
+	var rep *report.Report
+	err := inproc.Run(k, func(c comm.Comm) error {
+		r, err := driver.Run(c, driver.Options{Dir: dir, NoClockSync: true})
+		if c.Rank() == 0 {
+			rep = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("k=%d: %v", k, err)
+	}
+	var js bytes.Buffer
+	if err := report.WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, js.Bytes()
+}
+
+// The delay costs of a root whose members last synchronized with it at
+// different points (times in ns; every call ends when its partner
+// arrives, so no completion time). Rank 0 sends to rank 1 at E1 = 100
+// (rank 1 waits 50 there), waits 60 for rank 2's send at X = 200, sends to
+// rank 2 at E2 = 300 (rank 2 waits 20), and enters an MPI_Allreduce last,
+// at 500, where ranks 1, 2 and 3 wait 100, 50 and 150. Serial code all
+// along. Short-term, each cause's excess over its waiter since their last
+// synchronization: rank 0's 50 (to E1), 20 (X to E2), and at the
+// Allreduce 40 of rank 1's 100 (rank 0's 340 since E1, its wait 60 at X
+// left out, against rank 1's 300), 50 of rank 2's 50 and 90 of rank 3's
+// 150 (430 since MPI_Init against 340); rank 2's 60 for X. The rest of
+// rank 3's wait (60) passes to rank 0's wait at X, whose cause, rank 2,
+// takes it as long-term cost (of wait_nxn). Rank 1's 60 would too, but
+// Scalasca hands a member's share only to the waits from the next later
+// member's last synchronization point on (rank 2's, E2): none, so it stays
+// propagated.
+func TestDelayCostsGroup(t *testing.T) {
+	dir := t.TempDir()
+	ar := int64(trace.CollAllreduce)
+	send := func(fn string, at, to int64) mpiCall {
+		return mpiCall{fn, at, at, []mpiEvent{{trace.MPISend, at, []int64{to, 1, 0, 8, 0}}}}
+	}
+	recv := func(enter, exit, from int64) mpiCall {
+		return mpiCall{"MPI_Recv", enter, exit, []mpiEvent{{trace.MPIRecv, exit, []int64{from, 1, 0, 8, 0}}}}
+	}
+	allreduce := func(enter int64) mpiCall {
+		return mpiCall{"MPI_Allreduce", enter, 500, []mpiEvent{{trace.CollBegin, enter, []int64{ar, 0, -1, 8, 8}}, {trace.CollEnd, 500, []int64{ar, 0, -1}}}}
+	}
+	writeProgram(t, dir, [][]mpiCall{
+		{send("MPI_Send", 100, 1), recv(200, 260, 2), send("MPI_Send", 300, 2), allreduce(500)},
+		{recv(50, 100, 0), allreduce(400)},
+		{send("MPI_Send", 260, 0), recv(280, 300, 0), allreduce(450)},
+		{allreduce(350)},
+	}, 600)
+	type cost struct{ short, long int64 }
+	want := map[string]cost{"0 late_sender": {70, 0}, "0 wait_nxn": {180, 0}, "2 late_sender": {60, 0}, "2 wait_nxn": {0, 60}}
+	var first []byte
+	for k := 1; k <= 3; k++ {
+		rep, js := analyze(t, dir, k)
+		if first == nil {
+			first = js
+		} else if !bytes.Equal(js, first) {
+			t.Errorf("k=%d: the report differs from 1 rank's", k)
+		}
+		got := map[string]cost{}
+		var prop int64
+		for _, d := range rep.WaitStates.Delays {
+			key := fmt.Sprintf("%d %s", d.Rank, d.Pattern)
+			c := got[key]
+			c.short += d.NS
+			c.long += d.LongTermNS
+			got[key] = c
+			prop += d.PropagatedNS
+			if d.Code != "serial code" && d.NS+d.LongTermNS > 0 {
+				t.Errorf("k=%d: delay %+v in %q, want serial code", k, d, d.Code)
+			}
+		}
+		for key, c := range got {
+			if c != want[key] {
+				t.Errorf("k=%d: rank and pattern %s: short-term %d, long-term %d; want %+v", k, key, c.short, c.long, want[key])
+			}
+		}
+		for key, c := range want {
+			if got[key] != c {
+				t.Errorf("k=%d: no delay costs for %s, want %+v", k, key, c)
+			}
+		}
+		if prop != 60 {
+			t.Errorf("k=%d: %d ns propagated, want 60", k, prop)
+		}
+		for _, p := range rep.WaitStates.PerProcess {
+			w := map[int]cost{0: {250, 0}, 2: {60, 60}}[p.Rank]
+			if p.DelayNS != w.short || p.LongTermNS != w.long {
+				t.Errorf("k=%d: rank %d: delay costs %d, %d; want %+v", k, p.Rank, p.DelayNS, p.LongTermNS, w)
+			}
+		}
+	}
+}
