@@ -378,7 +378,11 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 			break
 		}
 		code := p.em(d.Code)
-		if d.Site != "" {
+		if strings.HasPrefix(d.Code, "MPI_") {
+			// Scalasca's communication imbalance: MPI time that was no wait.
+			code = "MPI time outside waits in " + code
+		}
+		if d.Site != "" && d.Site != d.Code {
 			code += " before " + d.Site
 		}
 		if total := waiting(&ws.WaitTimes); d.LongTermNS > 0 && total > 0 {
