@@ -183,7 +183,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			heaps = append(heaps, peak)
 			rss = append(rss, maxRSS())
 			if opts.MemoryLimit > 0 {
-				if err := guard.check(c, ph.name, peak); err != nil {
+				if err := guard.check(c, ph.name, int64(hs.livePeak())); err != nil {
 					return nil, err
 				}
 			}

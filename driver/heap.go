@@ -12,11 +12,18 @@ import (
 // phase, which a reading at the phase's end misses.
 type heapSampler struct {
 	peak atomic.Uint64
+	// live is the peak of the heap the last collection found live (the
+	// runtime's /gc/heap/live:bytes): what the analysis holds, without
+	// the garbage a collector starved of CPU has not reclaimed yet.
+	live atomic.Uint64
 	done chan struct{}
 	wg   sync.WaitGroup
 }
 
-const heapMetric = "/memory/classes/heap/objects:bytes"
+const (
+	heapMetric = "/memory/classes/heap/objects:bytes"
+	liveMetric = "/gc/heap/live:bytes"
+)
 
 func readHeap(s []metrics.Sample) uint64 {
 	metrics.Read(s)
@@ -26,16 +33,34 @@ func readHeap(s []metrics.Sample) uint64 {
 	return s[0].Value.Uint64()
 }
 
+// readLive returns the live heap (s[1], read with s by readHeap).
+func readLive(s []metrics.Sample) uint64 {
+	if len(s) < 2 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[1].Value.Uint64()
+}
+
+func noteMax(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
 func startHeapSampler() *heapSampler {
 	h := &heapSampler{done: make(chan struct{})}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		s := []metrics.Sample{{Name: heapMetric}}
+		s := []metrics.Sample{{Name: heapMetric}, {Name: liveMetric}}
 		t := time.NewTicker(2 * time.Millisecond)
 		defer t.Stop()
 		for {
 			h.note(readHeap(s))
+			noteMax(&h.live, readLive(s))
 			select {
 			case <-h.done:
 				return
@@ -46,13 +71,16 @@ func startHeapSampler() *heapSampler {
 	return h
 }
 
-func (h *heapSampler) note(v uint64) {
-	for {
-		old := h.peak.Load()
-		if v <= old || h.peak.CompareAndSwap(old, v) {
-			return
-		}
-	}
+func (h *heapSampler) note(v uint64) { noteMax(&h.peak, v) }
+
+// livePeak returns the peak of the live heap since the previous call and
+// starts the next phase's from the current one.
+func (h *heapSampler) livePeak() uint64 {
+	s := []metrics.Sample{{Name: heapMetric}, {Name: liveMetric}}
+	readHeap(s)
+	cur := readLive(s)
+	noteMax(&h.live, cur)
+	return h.live.Swap(cur)
 }
 
 // phasePeak returns the peak since the previous call (the current heap

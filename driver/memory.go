@@ -73,11 +73,13 @@ func (r *run) checkMemory() error {
 	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
 }
 
-// memoryGuard is the runtime side of --memory-limit: the heap sampler's
-// peak against the process's soft memory limit (debug.SetMemoryLimit,
-// which --memory-limit sets). The Go runtime keeps the heap under that
-// limit while the live data allows; a heap of live objects above it means
-// the analysis needs more, and it stops instead of running on beyond it.
+// memoryGuard is the runtime side of --memory-limit: the peak of the live
+// heap (what the last collection found live: the analysis's data, not
+// the garbage a collector starved of CPU has yet to reclaim) against the
+// process's soft memory limit (debug.SetMemoryLimit, which --memory-limit
+// sets). The Go runtime keeps the heap under that limit while the live
+// data allows; live data above it means the analysis needs more, and it
+// stops instead of running on beyond it.
 type memoryGuard struct {
 	hs    *heapSampler
 	limit int64
@@ -98,6 +100,6 @@ func (g memoryGuard) check(c comm.Comm, phase string, peak int64) error {
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: fmt.Errorf("the analysis outgrew its memory limit in the %s phase: %s of heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory): run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+	return &AgreedError{Err: fmt.Errorf("the analysis outgrew its memory limit in the %s phase: %s of live heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory): run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
 		phase, report.Bytes(worst[0]), report.Bytes(g.limit), report.Bytes(worst[0]+worst[0]/4))}
 }

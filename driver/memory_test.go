@@ -30,7 +30,7 @@ func TestMemoryGuard(t *testing.T) {
 			if (e != nil) != c.stop {
 				t.Errorf("peaks %v: rank %d: %v", c.peak, r, e)
 			}
-			if e != nil && (!strings.Contains(e.Error(), "simulate phase") || !strings.Contains(e.Error(), "150 B of heap")) {
+			if e != nil && (!strings.Contains(e.Error(), "simulate phase") || !strings.Contains(e.Error(), "150 B of live heap")) {
 				t.Errorf("rank %d: %v, want the phase and the largest heap", r, e)
 			}
 		}
