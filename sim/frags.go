@@ -414,12 +414,9 @@ type FragPass struct {
 	// is named by the region it spent most time in. Nil where a trace has
 	// no region events.
 	regions [][]int64
-	code    [][]regionTime
+	code    [][]CodeTime
 	codeAt  []int64
 }
-
-// regionTime is the time a fragment spent in a user region (a string id).
-type regionTime struct{ region, ns int64 }
 
 // lazyOpen marks a thread's open fragment that is not a node yet: a
 // fragment of serial code, parallel-region code or an MPI call's own cost
@@ -971,7 +968,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 func (p *FragPass) region(s *Sim, th int, e *trace.Event) {
 	if p.regions == nil {
 		n := len(s.Threads)
-		p.regions, p.code, p.codeAt = make([][]int64, n), make([][]regionTime, n), make([]int64, n)
+		p.regions, p.code, p.codeAt = make([][]int64, n), make([][]CodeTime, n), make([]int64, n)
 		for o := range p.codeAt {
 			p.codeAt[o] = s.Now
 		}
@@ -989,18 +986,7 @@ func (p *FragPass) region(s *Sim, th int, e *trace.Event) {
 func (p *FragPass) tally(th int, now int64) {
 	rs := p.regions[th]
 	if k := p.curKind[th]; len(rs) > 0 && p.cur[th] != -1 && p.mpiDepth[th] == 0 && (k == FragSerial || k == FragImplicit) && now > p.codeAt[th] {
-		id, d := rs[len(rs)-1], now-p.codeAt[th]
-		c := p.code[th]
-		for i := range c {
-			if c[i].region == id {
-				c[i].ns += d
-				d = 0
-				break
-			}
-		}
-		if d > 0 {
-			p.code[th] = append(c, regionTime{id, d})
-		}
+		p.code[th] = AddCodeTime(p.code[th], rs[len(rs)-1], now-p.codeAt[th])
 	}
 	p.codeAt[th] = now
 }
@@ -1009,13 +995,7 @@ func (p *FragPass) tally(th int, now int64) {
 // fragment of thread th spent most time in, −1 for none.
 func (p *FragPass) dominantRegion(th int, now int64) int64 {
 	p.tally(th, now)
-	best := regionTime{-1, 0}
-	for _, c := range p.code[th] {
-		if c.ns > best.ns {
-			best = c
-		}
-	}
-	return best.region
+	return MostTime(p.code[th])
 }
 
 // closeTouched closes the fragments of other threads whose state this

@@ -610,7 +610,7 @@ func (d *delays) timeMap(i int, a, b int32, refs map[uint64]cpRef) (waits int64)
 		}
 		if split := cs.splitAt(k); split != nil {
 			for _, rt := range split {
-				add(cpRef{site: -1, code: rt.region}, rt.ns)
+				add(cpRef{site: -1, code: rt.Code}, rt.NS)
 			}
 		} else {
 			add(cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk))

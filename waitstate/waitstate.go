@@ -344,24 +344,13 @@ type callRecorder struct {
 }
 
 // regionTime is the time a thread spent in a code (a label).
-type regionTime struct{ region, ns int64 }
+type regionTime = sim.CodeTime
 
 // tally adds thread th's time outside MPI since codeAt, up to now, to the
 // code it runs in.
 func (r *callRecorder) tally(th int, now int64) {
 	if r.depth[th] == 0 && now > r.codeAt[th] {
-		id, d := r.label(th), now-r.codeAt[th]
-		c := r.code[th]
-		for i := range c {
-			if c[i].region == id {
-				c[i].ns += d
-				d = 0
-				break
-			}
-		}
-		if d > 0 {
-			r.code[th] = append(c, regionTime{id, d})
-		}
+		r.code[th] = sim.AddCodeTime(r.code[th], r.label(th), now-r.codeAt[th])
 	}
 	r.codeAt[th] = now
 }
@@ -490,7 +479,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			// is the last.
 			label := r.label(th)
 			if cs := r.code[th]; len(cs) == 1 {
-				label = cs[0].region
+				label = cs[0].Code
 			}
 			k := c.add(e.Time, st, label, prev)
 			if cs := r.code[th]; prev >= 0 && len(cs) > 1 {

@@ -93,7 +93,7 @@ func TestRecorderWideValues(t *testing.T) {
 		// code it ran last.
 		check("label", 1, c.labelAt(1), -1)
 		check("prev", 1, int64(c.prevAt(1)), 0)
-		if sp := c.splitAt(1); len(sp) != 2 || sp[0] != (regionTime{label1, 1}) || sp[1] != (regionTime{-1, gap - 1}) {
+		if sp := c.splitAt(1); len(sp) != 2 || sp[0] != (regionTime{Code: label1, NS: 1}) || sp[1] != (regionTime{Code: -1, NS: gap - 1}) {
 			t.Errorf("call 1: codes before it %v, want 1 ns in %d and %d in serial code", sp, int64(label1), gap-1)
 		}
 		for _, k := range []int32{2, 1 << 16, 2 + short - 1} {
