@@ -249,20 +249,11 @@ func scoutRanks(t *testing.T, path string) map[string][]float64 {
 	return out
 }
 
-// TestScalascaTimeCorrection: on Score-P 8.4 traces of public mini-apps
-// (CoMD, LULESH) and of programs of ours (testdata/*/scout-tc.csv, with
-// SOURCE.md), every process's Late Sender, Late Receiver, Wait at N×N,
-// Wait at Barrier, Early Reduce and Late Broadcast equal scout's with its
-// timestamp correction (--time-correct) under ptrace's default clock
-// synchronization, and
-// scout's without it under --no-clocksync, within 1 % or 2 µs (Scalasca
-// prints 6 significant digits; its correction moves events by up to a
-// few hundred ns where ptrace's moves none). The default correction moves
-// no event of these archives, as Scalasca's moves none beyond its 1 µs
-// minimal latency: the collectives that order nothing (Score-P's
-// communicator handle operations) and those whose members leave without
-// waiting (a Bcast's root, a Reduce's non-roots) raise no violation.
-func TestScalascaTimeCorrection(t *testing.T) {
+// scoutRuns calls fn for every archive of testdata with Scalasca's values
+// (scout-tc.csv, scout-notc.csv), once per clock-correction setting: with
+// scout's values of that setting (seconds per rank) and ptrace's report on
+// the same setting.
+func scoutRuns(t *testing.T, fn func(t *testing.T, csv string, opts driver.Options, sc map[string][]float64, js []byte)) {
 	m, err := filepath.Glob("testdata/*/scout-tc.csv")
 	if err != nil || len(m) < 6 {
 		t.Fatalf("scout references: %v %v", m, err)
@@ -278,39 +269,57 @@ func TestScalascaTimeCorrection(t *testing.T) {
 				{"scout-tc.csv", driver.Options{Dir: anchor}},
 				{"scout-notc.csv", driver.Options{Dir: anchor, NoClockSync: true}},
 			} {
-				sc := scoutRanks(t, filepath.Join(dir, c.csv))
-				var rep report.Report
-				if err := json.Unmarshal(analyzeWith(t, c.opts, 1), &rep); err != nil {
-					t.Fatal(err)
-				}
-				if cs := rep.ClockSync; !c.opts.NoClockSync && (cs == nil || cs.ViolationsAfter != 0 || cs.MaxCorrectionNS > 1000) {
-					t.Errorf("%s: clock synchronization %+v: want no violation left and no event moved by more than 1 µs", c.csv, cs)
-				}
-				if rep.WaitStates == nil || len(rep.WaitStates.PerProcess) != len(sc["rank"]) {
-					t.Fatalf("%s: wait states %+v for %d ranks", c.csv, rep.WaitStates, len(sc["rank"]))
-				}
-				for _, p := range rep.WaitStates.PerProcess {
-					for _, w := range []struct {
-						name   string
-						ns     int64
-						metric string
-					}{
-						{"late sender", p.LateSenderNS, "mpi_latesender"},
-						{"late receiver", p.LateReceiverNS, "mpi_latereceiver"},
-						{"wait at N×N", p.WaitNxNNS, "mpi_wait_nxn"},
-						{"wait at barrier", p.WaitBarrierNS, "mpi_barrier_wait"},
-						{"early reduce", p.EarlyReduceNS, "mpi_earlyreduce"},
-						{"late broadcast", p.LateBroadcastNS, "mpi_latebroadcast"},
-					} {
-						s := sc[w.metric][p.Rank]
-						if d := math.Abs(float64(w.ns)/1e9 - s); d > 0.01*s && d > 2e-6 {
-							t.Errorf("%s: rank %d: %s %.6f s, scout's %.6f s", c.csv, p.Rank, w.name, float64(w.ns)/1e9, s)
-						}
-					}
-				}
+				fn(t, c.csv, c.opts, scoutRanks(t, filepath.Join(dir, c.csv)), analyzeWith(t, c.opts, 1))
 			}
 		})
 	}
+}
+
+// TestScalascaTimeCorrection: on Score-P 8.4 traces of public mini-apps
+// (CoMD, LULESH) and of programs of ours (testdata/*/scout-tc.csv, with
+// SOURCE.md), every process's Late Sender, Late Receiver, Wait at N×N,
+// Wait at Barrier, Early Reduce and Late Broadcast equal scout's with its
+// timestamp correction (--time-correct) under ptrace's default clock
+// synchronization, and
+// scout's without it under --no-clocksync, within 1 % or 2 µs (Scalasca
+// prints 6 significant digits; its correction moves events by up to a
+// few hundred ns where ptrace's moves none). The default correction moves
+// no event of these archives, as Scalasca's moves none beyond its 1 µs
+// minimal latency: the collectives that order nothing (Score-P's
+// communicator handle operations) and those whose members leave without
+// waiting (a Bcast's root, a Reduce's non-roots) raise no violation.
+func TestScalascaTimeCorrection(t *testing.T) {
+	scoutRuns(t, func(t *testing.T, csv string, opts driver.Options, sc map[string][]float64, js []byte) {
+		var rep report.Report
+		if err := json.Unmarshal(js, &rep); err != nil {
+			t.Fatal(err)
+		}
+		if cs := rep.ClockSync; !opts.NoClockSync && (cs == nil || cs.ViolationsAfter != 0 || cs.MaxCorrectionNS > 1000) {
+			t.Errorf("%s: clock synchronization %+v: want no violation left and no event moved by more than 1 µs", csv, cs)
+		}
+		if rep.WaitStates == nil || len(rep.WaitStates.PerProcess) != len(sc["rank"]) {
+			t.Fatalf("%s: wait states %+v for %d ranks", csv, rep.WaitStates, len(sc["rank"]))
+		}
+		for _, p := range rep.WaitStates.PerProcess {
+			for _, w := range []struct {
+				name   string
+				ns     int64
+				metric string
+			}{
+				{"late sender", p.LateSenderNS, "mpi_latesender"},
+				{"late receiver", p.LateReceiverNS, "mpi_latereceiver"},
+				{"wait at N×N", p.WaitNxNNS, "mpi_wait_nxn"},
+				{"wait at barrier", p.WaitBarrierNS, "mpi_barrier_wait"},
+				{"early reduce", p.EarlyReduceNS, "mpi_earlyreduce"},
+				{"late broadcast", p.LateBroadcastNS, "mpi_latebroadcast"},
+			} {
+				s := sc[w.metric][p.Rank]
+				if d := math.Abs(float64(w.ns)/1e9 - s); d > 0.01*s && d > 2e-6 {
+					t.Errorf("%s: rank %d: %s %.6f s, scout's %.6f s", csv, p.Rank, w.name, float64(w.ns)/1e9, s)
+				}
+			}
+		}
+	})
 }
 
 // scoutPatterns are Scalasca's delay metrics by the pattern names of
@@ -332,77 +341,59 @@ var scoutPatterns = map[string]string{"late_sender": "latesender", "late_receive
 // doubles), a few ns, would pass 5 %. The delays explain every wait with a
 // cause: ns + long_term_ns + propagated_ns equals caused_ns in all.
 func TestScalascaDelayCosts(t *testing.T) {
-	m, err := filepath.Glob("testdata/*/scout-tc.csv")
-	if err != nil || len(m) < 6 {
-		t.Fatalf("scout references: %v %v", m, err)
-	}
 	near := func(ns int64, s float64) bool {
 		d := math.Abs(float64(ns)/1e9 - s)
 		return d <= 0.05*s || d <= 1e-6
 	}
-	for _, path := range m {
-		dir := filepath.Dir(path)
-		t.Run(filepath.Base(dir), func(t *testing.T) {
-			anchor := filepath.Join(dir, "traces.otf2")
-			for _, c := range []struct {
-				csv  string
-				opts driver.Options
-			}{
-				{"scout-tc.csv", driver.Options{Dir: anchor}},
-				{"scout-notc.csv", driver.Options{Dir: anchor, NoClockSync: true}},
-			} {
-				sc := scoutRanks(t, filepath.Join(dir, c.csv))
-				js := analyzeWith(t, c.opts, 1)
-				if k := min(3, len(sc["rank"])); !bytes.Equal(js, analyzeWith(t, c.opts, k)) {
-					t.Errorf("%s: the report on %d analysis ranks differs from 1", c.csv, k)
+	scoutRuns(t, func(t *testing.T, csv string, opts driver.Options, sc map[string][]float64, js []byte) {
+		if k := min(3, len(sc["rank"])); !bytes.Equal(js, analyzeWith(t, opts, k)) {
+			t.Errorf("%s: the report on %d analysis ranks differs from 1", csv, k)
+		}
+		var rep report.Report
+		if err := json.Unmarshal(js, &rep); err != nil {
+			t.Fatal(err)
+		}
+		ws := rep.WaitStates
+		if ws == nil || len(ws.PerProcess) != len(sc["rank"]) {
+			t.Fatalf("%s: wait states %+v for %d ranks", csv, ws, len(sc["rank"]))
+		}
+		type key struct {
+			rank int
+			pat  string
+		}
+		short, long := map[key]int64{}, map[key]int64{}
+		var explained, caused int64
+		for _, d := range ws.Delays {
+			if _, ok := scoutPatterns[d.Pattern]; !ok {
+				t.Errorf("%s: delay %+v of an unknown pattern", csv, d)
+			}
+			short[key{d.Rank, d.Pattern}] += d.NS
+			long[key{d.Rank, d.Pattern}] += d.LongTermNS
+			explained += d.NS + d.LongTermNS + d.PropagatedNS
+		}
+		for _, x := range ws.Causes {
+			caused += x.NS
+		}
+		if explained != caused || caused == 0 {
+			t.Errorf("%s: delays explain %d ns of the %d ns of waiting with a cause", csv, explained, caused)
+		}
+		for _, p := range ws.PerProcess {
+			var sumShort, sumLong float64
+			for pat, metric := range scoutPatterns {
+				s, l := sc["delay_"+metric][p.Rank], sc["delay_"+metric+"_longterm"][p.Rank]
+				sumShort += s
+				sumLong += l
+				if ns := short[key{p.Rank, pat}]; !near(ns, s) {
+					t.Errorf("%s: rank %d: short-term %s delay cost %.6f s, scout's delay_%s %.6f s", csv, p.Rank, pat, float64(ns)/1e9, metric, s)
 				}
-				var rep report.Report
-				if err := json.Unmarshal(js, &rep); err != nil {
-					t.Fatal(err)
-				}
-				ws := rep.WaitStates
-				if ws == nil || len(ws.PerProcess) != len(sc["rank"]) {
-					t.Fatalf("%s: wait states %+v for %d ranks", c.csv, ws, len(sc["rank"]))
-				}
-				type key struct {
-					rank int
-					pat  string
-				}
-				short, long := map[key]int64{}, map[key]int64{}
-				var explained, caused int64
-				for _, d := range ws.Delays {
-					if _, ok := scoutPatterns[d.Pattern]; !ok {
-						t.Errorf("%s: delay %+v of an unknown pattern", c.csv, d)
-					}
-					short[key{d.Rank, d.Pattern}] += d.NS
-					long[key{d.Rank, d.Pattern}] += d.LongTermNS
-					explained += d.NS + d.LongTermNS + d.PropagatedNS
-				}
-				for _, x := range ws.Causes {
-					caused += x.NS
-				}
-				if explained != caused || caused == 0 {
-					t.Errorf("%s: delays explain %d ns of the %d ns of waiting with a cause", c.csv, explained, caused)
-				}
-				for _, p := range ws.PerProcess {
-					var sumShort, sumLong float64
-					for pat, metric := range scoutPatterns {
-						s, l := sc["delay_"+metric][p.Rank], sc["delay_"+metric+"_longterm"][p.Rank]
-						sumShort += s
-						sumLong += l
-						if ns := short[key{p.Rank, pat}]; !near(ns, s) {
-							t.Errorf("%s: rank %d: short-term %s delay cost %.6f s, scout's delay_%s %.6f s", c.csv, p.Rank, pat, float64(ns)/1e9, metric, s)
-						}
-						if ns := long[key{p.Rank, pat}]; !near(ns, l) {
-							t.Errorf("%s: rank %d: long-term %s delay cost %.6f s, scout's delay_%s_longterm %.6f s", c.csv, p.Rank, pat, float64(ns)/1e9, metric, l)
-						}
-					}
-					if !near(p.DelayNS, sumShort) || !near(p.LongTermNS, sumLong) {
-						t.Errorf("%s: rank %d: delay costs %.6f s short-term, %.6f s long-term; scout's %.6f s, %.6f s", c.csv, p.Rank,
-							float64(p.DelayNS)/1e9, float64(p.LongTermNS)/1e9, sumShort, sumLong)
-					}
+				if ns := long[key{p.Rank, pat}]; !near(ns, l) {
+					t.Errorf("%s: rank %d: long-term %s delay cost %.6f s, scout's delay_%s_longterm %.6f s", csv, p.Rank, pat, float64(ns)/1e9, metric, l)
 				}
 			}
-		})
-	}
+			if !near(p.DelayNS, sumShort) || !near(p.LongTermNS, sumLong) {
+				t.Errorf("%s: rank %d: delay costs %.6f s short-term, %.6f s long-term; scout's %.6f s, %.6f s", csv, p.Rank,
+					float64(p.DelayNS)/1e9, float64(p.LongTermNS)/1e9, sumShort, sumLong)
+			}
+		}
+	})
 }
