@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/ptrace-dev/ptrace/internal/units"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -412,21 +413,9 @@ func (g *Defs) charge(n int64) error {
 	g.Memory += n
 	if g.limit > 0 && g.Memory > g.limit {
 		return fmt.Errorf("%s: the global definitions need more than %s in memory, over the limit of %s (--memory-limit)",
-			g.path, bytesString(g.Memory), bytesString(g.limit))
+			g.path, units.Bytes(g.Memory), units.Bytes(g.limit))
 	}
 	return nil
-}
-
-func bytesString(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }
 
 // forEachRecord walks the records of a chunked definition file read from r,

@@ -5,6 +5,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/ptrace-dev/ptrace/internal/units"
 )
 
 // TextOptions tune the terminal summary.
@@ -606,17 +608,7 @@ func Dur(ns int64) string {
 }
 
 // Bytes formats a byte count for people.
-func Bytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
-}
+func Bytes(n int64) string { return units.Bytes(n) }
 
 // Pct formats a ratio as a percentage.
 func Pct(r float64) string { return strings.TrimSpace(fmt.Sprintf("%5.1f%%", 100*r)) }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/internal/units"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/ptrace-dev/ptrace/trace/symbolize"
 	"github.com/spf13/cobra"
@@ -141,7 +142,7 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			bytes += st.Size()
 		}
 	}
-	fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), humanBytes(bytes), dir)
+	fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), units.Bytes(bytes), dir)
 	if runErr != nil {
 		return fmt.Errorf("record: %w", runErr)
 	}
@@ -462,16 +463,4 @@ func symbolizeDir(files []string) (resolved, total int, err error) {
 		}
 	}
 	return resolved, total, nil
-}
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", n)
 }

@@ -7,7 +7,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
-	"github.com/ptrace-dev/ptrace/internal/outfile"
 	"io"
 	"math"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/ptrace-dev/ptrace/internal/outfile"
 )
 
 // The on-disk format, as CubeW 4.8 writes it and CubeLib 4.8 reads it
