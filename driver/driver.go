@@ -181,11 +181,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		}
 		decoded = append(decoded, r.decoded()-before)
 		if hs != nil {
-			peak := int64(hs.phasePeak())
-			heaps = append(heaps, peak)
+			peak, live := hs.phasePeak()
+			heaps = append(heaps, int64(peak))
 			rss = append(rss, maxRSS())
 			if opts.MemoryLimit > 0 {
-				if err := guard.check(c, ph.name, int64(hs.livePeak())); err != nil {
+				if err := guard.check(c, ph.name, int64(live)); err != nil {
 					return nil, err
 				}
 			}

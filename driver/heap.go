@@ -73,23 +73,15 @@ func startHeapSampler() *heapSampler {
 
 func (h *heapSampler) note(v uint64) { noteMax(&h.peak, v) }
 
-// livePeak returns the peak of the live heap since the previous call and
-// starts the next phase's from the current one.
-func (h *heapSampler) livePeak() uint64 {
+// phasePeak returns the peaks of the heap and of the live heap since the
+// previous call (the current ones included) and starts the next phase's
+// from the current ones.
+func (h *heapSampler) phasePeak() (heap, live uint64) {
 	s := []metrics.Sample{{Name: heapMetric}, {Name: liveMetric}}
-	readHeap(s)
-	cur := readLive(s)
-	noteMax(&h.live, cur)
-	return h.live.Swap(cur)
-}
-
-// phasePeak returns the peak since the previous call (the current heap
-// included) and starts the next phase's from the current heap.
-func (h *heapSampler) phasePeak() uint64 {
-	s := []metrics.Sample{{Name: heapMetric}}
-	cur := readHeap(s)
+	cur, curLive := readHeap(s), readLive(s)
 	h.note(cur)
-	return h.peak.Swap(cur)
+	noteMax(&h.live, curLive)
+	return h.peak.Swap(cur), h.live.Swap(curLive)
 }
 
 func (h *heapSampler) stop() {
