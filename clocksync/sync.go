@@ -246,7 +246,7 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		return nil, err
 	}
 	for n := int32(0); n < m.Len(); n++ {
-		if m.Role[n] == graph.RoleRecv && m.Recorded[n]-o.MinLatencyNS < src[n] {
+		if m.Role[n] == graph.RoleRecv && m.Recorded[n]-o.MinLatencyNS < src.At(n)[0] {
 			l.Procs[m.ProcOf(n)].ViolationsBefore++
 			l.Procs[m.ProcOf(n)].ViolationsInterpolated++
 		}
@@ -353,10 +353,11 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []O
 		}
 		t := m.Recorded[n]
 		s := &l.Procs[m.ProcOf(n)]
-		if t-lmin < src[2*n] {
+		v := src.At(n)
+		if t-lmin < v[0] {
 			s.ViolationsBefore++
 		}
-		if mdls[m.ProcOf(n)].Apply(t)-lmin < src[2*n+1] {
+		if mdls[m.ProcOf(n)].Apply(t)-lmin < v[1] {
 			s.ViolationsInterpolated++
 		}
 	}

@@ -3,7 +3,6 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -300,19 +299,21 @@ func decodePred(buf []byte) pred {
 // nodes): value fills v (length cols) for a send-like node. It is the
 // census form of ExchangeEdges — the same two Alltoallv rounds, several
 // columns at once, no identities — for counting violations under several
-// clocks. Nodes without a predecessor get math.MinInt64. The result is
-// indexed n*cols + column. Collective; an error is returned on every rank.
-func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64)) ([]int64, error) {
+// clocks. Nodes without a predecessor get math.MinInt64; only
+// receive-like nodes have values (Maxima.At). Collective; an error is
+// returned on every rank.
+func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64)) (*Maxima, error) {
 	g := m.DAG
 	n := m.Len()
-	out := make([]int64, int(n)*cols)
-	for i := range out {
-		out[i] = math.MinInt64
-	}
+	out := newMaxima(m, cols)
 	esz := 4 + 8*cols
 	le := binary.LittleEndian
 	deliver := func(to int32, v []int64) {
-		o := out[int(to)*cols : int(to+1)*cols]
+		i := out.index(to)
+		if i < 0 {
+			return // not receive-like: a predecessor for nobody
+		}
+		o := out.vals[i*cols : (i+1)*cols]
 		for i, x := range v {
 			o[i] = max(o[i], x)
 		}
@@ -342,7 +343,7 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 				value(u, v)
 				send(bufs, u, v)
 			case round == 1 && m.Role[u] == RoleColl:
-				send(bufs, u, out[int(u)*cols:int(u+1)*cols])
+				send(bufs, u, out.At(u))
 			}
 		}
 		recv, err := c.Alltoallv(bufs)

@@ -86,11 +86,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
-	latest := func(v int32) int64 { return vals[int(v)*width] }
+	latest := func(v int32) int64 { return vals.At(v)[0] }
 	a.edges = edges
-	var rowNode [][]int32
-	a.edge, rowNode = a.edgeRows(edges)
-	lr, err := a.lateReceivers(c, owners, edges, rowNode)
+	a.edge, a.rowNode = a.edgeRows(edges)
+	lr, err := a.lateReceivers(c, owners, edges, a.rowNode)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -261,7 +260,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		cs = append(cs, *x)
 	}
 	delays, err := dl.costs(waits, lr)
-	a.byThread, a.edges, a.edge = nil, nil, nil
+	a.byThread, a.edges, a.edge, a.rowNode = nil, nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -322,20 +321,19 @@ func (a *Analysis) labelName(i int, loc int64) string {
 	return name
 }
 
-// edgeRows returns, per node, its row in its process's edges (the
-// matched predecessor: the sender, the root, or the collective's latest
-// member), −1 for none, and per process and row its node (−1: none).
+// edgeRows returns, per process and row of its edges (the matched
+// predecessor: the sender, the root, or the collective's latest member),
+// its node (−1: none), and, only when some process's rows are not in the
+// order of their nodes, per node its row (−1: none); pred otherwise finds
+// a node's row by bisection, and the 4 bytes a node are not spent.
 //
 // The exchange lists a process's rows in the order of their nodes, so one
 // walk of the nodes beside the rows finds them all; rows out of that order
 // (none today) are looked up by thread and event.
 func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]int32) {
 	m := a.m
-	rows = make([]int32, m.Len())
-	for v := range rows {
-		rows[v] = -1
-	}
 	nodes = make([][]int32, len(m.Procs))
+	inOrder := true
 	for i := range m.Procs {
 		if i >= len(edges) {
 			break
@@ -345,25 +343,52 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 		k := 0
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1] && k < e.Len(); v++ {
 			if m.ThreadOf(v) == e.ThreadAt(k) && m.EventOf(v) == e.EventAt(k) {
-				rows[v], nodes[i][k] = int32(k), v
+				nodes[i][k] = v
 				k++
 			}
 		}
+		if k < e.Len() {
+			inOrder = false
+		}
 		for ; k < e.Len(); k++ {
-			v := findNode(m, a.threadNodes(i), e.ThreadAt(k), e.EventAt(k))
+			nodes[i][k] = findNode(m, a.threadNodes(i), e.ThreadAt(k), e.EventAt(k))
+		}
+	}
+	if inOrder {
+		return nil, nodes
+	}
+	rows = make([]int32, m.Len())
+	for v := range rows {
+		rows[v] = -1
+	}
+	for _, ns := range nodes {
+		for k, v := range ns {
 			if v >= 0 {
 				rows[v] = int32(k)
 			}
-			nodes[i][k] = v
 		}
 	}
 	return rows, nodes
 }
 
+// rowOf returns node v's row in process i's edges, −1 for none.
+func (a *Analysis) rowOf(i int, v int32) int32 {
+	if a.edge != nil {
+		return a.edge[v]
+	}
+	if i < 0 || i >= len(a.rowNode) {
+		return -1
+	}
+	if k, ok := slices.BinarySearch(a.rowNode[i], v); ok {
+		return int32(k)
+	}
+	return -1
+}
+
 // pred returns the world rank, thread and event of the matched
 // predecessor of node v of process i; −1, 0, 0 for none.
 func (a *Analysis) pred(i int, v int32) (proc, thread int32, event int64) {
-	k := a.edge[v]
+	k := a.rowOf(i, v)
 	if k < 0 {
 		return -1, 0, 0
 	}
@@ -436,8 +461,10 @@ type LREdge struct {
 
 // lrRound bounds the records a rank sends in one round of
 // lateReceivers' exchange, so that they never take more than that (on the
-// 10 M-event halo one Alltoallv of all of them held 12 MB at once).
-const lrRound = 1 << 20
+// 10 M-event halo one Alltoallv of all of them held 12 MB at once; rounds
+// of 1 MiB held 4 MB, the send and receive buffers of two ranks, at the
+// wait states' peak; 256 KiB is 50 rounds there, each cheap).
+const lrRound = 1 << 18
 
 // lateReceivers finds the Late Receiver waits (Scalasca's definition):
 // every receiver sends, for each point-to-point message, the time its

@@ -287,9 +287,9 @@ func waitAt(waits []waitOf, k int32) *waitOf {
 // the members of barriers and N×N collectives, MPI_Init; and notifies the
 // partners of its point-to-point waits and of broadcasts and reduces.
 // vals are PropagateMax's (latest enter, minus the earliest exit, per
-// node), waits Analyze's charged waits with a cause (by call), initMin the
-// earliest exit of MPI_Init over all processes.
-func (d *delays) addSyncs(i int, vals []int64, waits []waitOf, lr map[int32]lrWait, initMin int64) {
+// receive-like node), waits Analyze's charged waits with a cause (by
+// call), initMin the earliest exit of MPI_Init over all processes.
+func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int32]lrWait, initMin int64) {
 	a, m := d.a, d.a.m
 	cs := &a.procs[i]
 	p := &d.procs[i]
@@ -311,7 +311,8 @@ func (d *delays) addSyncs(i int, vals []int64, waits []waitOf, lr map[int32]lrWa
 				p.colls = append(p.colls, callComm{k, cm})
 			}
 		}
-		latest, earliest := vals[2*v], vals[2*v+1]
+		mv := vals.At(v)
+		latest, earliest := mv[0], mv[1]
 		if latest == math.MinInt64 {
 			continue
 		}
@@ -608,11 +609,7 @@ func (d *delays) timeMap(i int, a, b int32, refs map[uint64]cpRef) (waits int64)
 		if pk < 0 {
 			break // the thread's first call: the time before it is not in
 		}
-		if split := cs.splitAt(k); split != nil {
-			for _, rt := range split {
-				add(cpRef{site: -1, code: rt.Code}, rt.NS)
-			}
-		} else {
+		if !cs.eachSplit(k, func(code, ns int64) { add(cpRef{site: -1, code: code}, ns) }) {
 			add(cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk))
 		}
 		add(cpRef{site: cs.siteAt(pk)}, cs.durAt(pk))

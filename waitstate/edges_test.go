@@ -38,22 +38,26 @@ func TestEdgeRows(t *testing.T) {
 			return err
 		}
 		a := New(m)
-		check := func(what string, edges []graph.RemoteEdges) {
-			rows, nodes := a.edgeRows(edges)
+		check := func(what string, edges []graph.RemoteEdges, bisect bool) {
+			a.edge, a.rowNode = a.edgeRows(edges)
+			if (a.edge == nil) != bisect {
+				t.Fatalf("%s: rows per node kept: %v, want %v", what, a.edge != nil, !bisect)
+			}
+			nodes := a.rowNode
 			found := 0
 			for i := range edges {
 				e := &edges[i]
 				for k := range e.Len() {
 					v := nodes[i][k]
-					if v < 0 || m.ThreadOf(v) != e.ThreadAt(int(k)) || m.EventOf(v) != e.EventAt(k) || rows[v] != int32(k) {
+					if v < 0 || m.ThreadOf(v) != e.ThreadAt(int(k)) || m.EventOf(v) != e.EventAt(k) || a.rowOf(i, v) != int32(k) {
 						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.ThreadAt(int(k)), e.EventAt(k), v)
 					}
 					found++
 				}
 			}
 			n := 0
-			for _, k := range rows {
-				if k >= 0 {
+			for v := int32(0); v < m.Len(); v++ {
+				if a.rowOf(int(m.ProcOf(v)), v) >= 0 {
 					n++
 				}
 			}
@@ -61,7 +65,7 @@ func TestEdgeRows(t *testing.T) {
 				t.Fatalf("%s: %d nodes with a row, %d rows", what, n, found)
 			}
 		}
-		check("node order", edges)
+		check("node order", edges, true)
 		// The same rows, each process's reversed.
 		rev := make([]graph.RemoteEdges, len(edges))
 		for i, e := range edges {
@@ -72,7 +76,7 @@ func TestEdgeRows(t *testing.T) {
 			}
 			rev[i] = r
 		}
-		check("reversed", rev)
+		check("reversed", rev, false)
 		return nil
 	})
 	if err != nil {

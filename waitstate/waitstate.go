@@ -101,11 +101,14 @@ type calls struct {
 	whereIdx map[whereKey]int32
 	// The calls whose time outside MPI before them ran in more than one
 	// code (user regions entered and left between two MPI calls): call
-	// splitCall[j]'s codes are splitCodes[splitOff[j]:splitOff[j+1]]
-	// (splitOff has a last entry). Empty on codes without user regions.
-	splitCall  []int32
-	splitOff   []int32
-	splitCodes []regionTime
+	// splitCall[j]'s codes and times are entries splitOff[j] to
+	// splitOff[j+1] of splitCode and splitNS (splitOff has a last entry),
+	// narrow: 8 bytes a code, not a CodeTime's 16. Empty on codes without
+	// user regions.
+	splitCall []int32
+	splitOff  []int32
+	splitCode narrow.Column[int32]
+	splitNS   narrow.Column[uint32]
 	// initCall is the process's MPI_Init (−1: none recorded) and initTh
 	// its thread: a synchronization point of all processes.
 	initCall int32
@@ -127,14 +130,28 @@ func (c *calls) prevAt(k int32) int32 {
 	return -1
 }
 
-// splitAt returns the codes the time before call k ran in when there were
-// several, nil otherwise.
-func (c *calls) splitAt(k int32) []regionTime {
+// eachSplit calls fn with each code the time before call k ran in and
+// the time spent there, when there were several, and reports whether
+// there were.
+func (c *calls) eachSplit(k int32, fn func(code, ns int64)) bool {
 	j, ok := slices.BinarySearch(c.splitCall, k)
 	if !ok {
-		return nil
+		return false
 	}
-	return c.splitCodes[c.splitOff[j]:c.splitOff[j+1]]
+	for x := c.splitOff[j]; x < c.splitOff[j+1]; x++ {
+		fn(c.splitCode.At(int(x)), c.splitNS.At(int(x)))
+	}
+	return true
+}
+
+// addSplit keeps the codes the time before call k ran in.
+func (c *calls) addSplit(k int32, codes []regionTime) {
+	c.splitCall = append(c.splitCall, k)
+	c.splitOff = append(c.splitOff, int32(c.splitCode.Len()))
+	for _, rt := range codes {
+		c.splitCode.Append(rt.Code)
+		c.splitNS.Append(rt.NS)
+	}
 }
 
 // findWhere returns the where of wk: a process calls MPI from a few
@@ -201,6 +218,9 @@ type Analysis struct {
 	// edge, per node, its row there (−1: none), for the delay costs.
 	edges []graph.RemoteEdges
 	edge  []int32
+	// rowNode is, per process and row of edges, its node (−1: none);
+	// edge is nil when every process's rows are in node order.
+	rowNode [][]int32
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
@@ -449,7 +469,9 @@ func (r *callRecorder) finish() {
 	c.where.Fit()
 	c.prevBack.Fit()
 	if len(c.splitCall) > 0 {
-		c.splitOff = append(c.splitOff, int32(len(c.splitCodes)))
+		c.splitOff = append(c.splitOff, int32(c.splitCode.Len()))
+		c.splitCode.Fit()
+		c.splitNS.Fit()
 	}
 }
 
@@ -483,9 +505,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			}
 			k := c.add(e.Time, st, label, prev)
 			if cs := r.code[th]; prev >= 0 && len(cs) > 1 {
-				c.splitCall = append(c.splitCall, k)
-				c.splitOff = append(c.splitOff, int32(len(c.splitCodes)))
-				c.splitCodes = append(c.splitCodes, cs...)
+				c.addSplit(k, cs)
 			}
 			r.code[th] = r.code[th][:0]
 			r.open[th], r.lastCall[th] = k, k

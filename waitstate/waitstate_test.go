@@ -93,7 +93,7 @@ func TestRecorderWideValues(t *testing.T) {
 		// code it ran last.
 		check("label", 1, c.labelAt(1), -1)
 		check("prev", 1, int64(c.prevAt(1)), 0)
-		if sp := c.splitAt(1); len(sp) != 2 || sp[0] != (regionTime{Code: label1, NS: 1}) || sp[1] != (regionTime{Code: -1, NS: gap - 1}) {
+		if sp := splitOf(c, 1); len(sp) != 2 || sp[0] != (regionTime{Code: label1, NS: 1}) || sp[1] != (regionTime{Code: -1, NS: gap - 1}) {
 			t.Errorf("call 1: codes before it %v, want 1 ns in %d and %d in serial code", sp, int64(label1), gap-1)
 		}
 		for _, k := range []int32{2, 1 << 16, 2 + short - 1} {
@@ -102,7 +102,7 @@ func TestRecorderWideValues(t *testing.T) {
 			check("enter", k, c.enterAt(k), e)
 			check("exit", k, c.exitAt(k), e+1)
 			// 1 ns in the region, which ended as the call began.
-			if sp := c.splitAt(k); sp != nil {
+			if sp := splitOf(c, k); sp != nil {
 				t.Errorf("call %d: codes before it %v, want one", k, sp)
 			}
 			check("label", k, c.labelAt(k), label2+j)
@@ -125,4 +125,11 @@ func TestRecorderWideValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// splitOf collects call k's codes (calls.eachSplit), nil when it has none.
+func splitOf(c *calls, k int32) []regionTime {
+	var out []regionTime
+	c.eachSplit(k, func(code, ns int64) { out = append(out, regionTime{Code: code, NS: ns}) })
+	return out
 }
