@@ -145,7 +145,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		{"anomalies", r.anomalies},
 		{"critical path", r.criticalPath},
 	}
-	var times, decoded, heaps, rss []int64
+	var times, decoded, heaps, lives, rss []int64
 	var hs *heapSampler
 	if opts.Stats != nil || opts.MemoryLimit > 0 {
 		hs = startHeapSampler()
@@ -183,6 +183,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		if hs != nil {
 			peak, live := hs.phasePeak()
 			heaps = append(heaps, int64(peak))
+			lives = append(lives, int64(live))
 			rss = append(rss, maxRSS())
 			if opts.MemoryLimit > 0 {
 				if err := guard.check(c, ph.name, int64(live)); err != nil {
@@ -196,7 +197,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		for i, ph := range phases {
 			names[i] = ph.name
 		}
-		if err := r.gatherStats(opts.Stats, names, times, decoded, heaps, rss); err != nil {
+		if err := r.gatherStats(opts.Stats, names, times, decoded, heaps, lives, rss); err != nil {
 			return nil, err
 		}
 	}
@@ -225,6 +226,12 @@ type RunStats struct {
 	Imbalance          float64
 	Phases             []PhaseStat
 	PeakHeap           []uint64 // per rank, the highest heap of any phase
+	// PeakLive is, per rank, the highest live heap of any phase (what a
+	// collection found live: the analysis's data without its garbage),
+	// and Estimate the heap the rank's analysis was estimated to need
+	// after the load (low and high, --memory-limit's estimate).
+	PeakLive []uint64
+	Estimate [][2]int64
 	// MaxRSS is, per rank, its process's resident-set high-water mark at
 	// the end (0 where the system does not give it).
 	MaxRSS []uint64
@@ -247,15 +254,18 @@ type PhaseStat struct {
 type statsRow struct {
 	Events []int64
 	Heap   []int64
+	Live   []int64
 	RSS    []int64
+	Est    [2]int64
 }
 
-func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, rss []int64) error {
+func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, lives, rss []int64) error {
 	mx, err := r.c.ReduceInt64(0, comm.Max, times)
 	if err != nil {
 		return err
 	}
-	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, RSS: rss}})
+	lo, hi := r.memoryEstimate()
+	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, Live: lives, RSS: rss, Est: [2]int64{lo, hi}}})
 	if err != nil {
 		return err
 	}
@@ -270,6 +280,13 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, r
 			}
 		}
 		st.PeakHeap, st.MaxRSS = make([]uint64, len(rows)), make([]uint64, len(rows))
+		st.PeakLive, st.Estimate = make([]uint64, len(rows)), make([][2]int64, len(rows))
+		for k, row := range rows {
+			for _, v := range row.Live {
+				st.PeakLive[k] = max(st.PeakLive[k], uint64(v))
+			}
+			st.Estimate[k] = row.Est
+		}
 		st.Phases = make([]PhaseStat, len(mx))
 		for i, v := range mx {
 			ps := PhaseStat{Name: names[i], MaxNS: v, Events: make([]int64, len(rows)), PeakHeap: make([]uint64, len(rows)), MaxRSS: make([]uint64, len(rows))}

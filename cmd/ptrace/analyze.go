@@ -278,8 +278,14 @@ func printStats(w io.Writer, st *driver.RunStats) {
 	var others uint64
 	for r, h := range st.PeakHeap {
 		line := fmt.Sprintf("rank %d peak heap %s", r, report.Bytes(int64(h)))
+		if r < len(st.PeakLive) {
+			line += fmt.Sprintf(" (live %s)", report.Bytes(int64(st.PeakLive[r])))
+		}
 		if rss && r < len(st.MaxRSS) {
 			line += ", max RSS " + report.Bytes(int64(st.MaxRSS[r]))
+		}
+		if r < len(st.Estimate) {
+			line += fmt.Sprintf("; estimated need %s–%s", report.Bytes(st.Estimate[r][0]), report.Bytes(st.Estimate[r][1]))
 		}
 		fmt.Fprintln(w, line)
 		if r > 0 {
