@@ -207,3 +207,32 @@ func TestMemoryLimitRefusesAtStart(t *testing.T) {
 		t.Fatalf("256 MiB: %v", err)
 	}
 }
+
+// TestMemoryEstimateBelowLive: --memory-limit refuses an analysis whose
+// low estimate exceeds the limit, so that estimate must lie under what
+// the analysis really holds (the live heap's peak), or it refuses limits
+// the analysis fits in, as it did at twice the live heap when it charged
+// every process's simulation state as if all were held at once. It must
+// not be trivially low either: within 3× of the live heap, on shapes
+// whose memory goes to different places (tasks in many processes, tasks
+// all created at once in one, MPI calls without tasks).
+func TestMemoryEstimateBelowLive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("1 M-event traces")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(25))
+	for _, cfg := range []gen.Config{
+		{Workload: "stencil", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
+		{Workload: "stencil", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1, Lean: true},
+		{Workload: "halo", Ranks: 4, Threads: 2, Events: 1_000_000, Seed: 1},
+	} {
+		dir, _ := generate(t, cfg)
+		runtime.GC()
+		_, st := runOpts(t, driver.Options{Dir: dir}, 1)
+		lo, hi, live := st.Estimate[0][0], st.Estimate[0][1], int64(st.PeakLive[0])
+		t.Logf("%s lean=%v: estimate %d–%d, live heap %d", cfg.Workload, cfg.Lean, lo, hi, live)
+		if lo > live || 3*lo < live || hi < lo {
+			t.Errorf("%s lean=%v: low estimate %d bytes (high %d) against a live heap of %d", cfg.Workload, cfg.Lean, lo, hi, live)
+		}
+	}
+}

@@ -11,18 +11,27 @@ import (
 )
 
 // The heap an analysis needs, estimated after the load from the census of
-// a rank's processes: bytes per event, per explicit task and per
-// communication event (a message's or collective's end, an MPI call).
-// Fitted on the 10 M-event gen traces (stencil, nearest, halo at 2 ranks)
-// and a recorded fib(27) (636 000 tied tasks), the phase with the largest
-// heap (--stats): the low estimate lies a few percent under each of them,
-// the high one above every one (task-heavy traces cost up to 180 bytes a
-// task: fragments and edges of recursive task creation). The low one
-// decides a refusal at the start; the heap guard catches the rest.
+// a rank's processes. Two kinds of state make it:
+//
+//   - what the rank keeps of every process until the end (the critical
+//     path's fragments and edges, the task table it reads, the
+//     communication nodes, the wait states' calls): per explicit task and
+//     per communication event (a message's or collective's end, an MPI
+//     call), summed over the processes;
+//   - the simulation's working state of the process being simulated (task
+//     records, the dependence table, the fragment pass's columns), given to
+//     the next process when one ends: per explicit task, for the largest
+//     process only.
+//
+// Fitted on the live heap (--stats) of the 10 M-event gen traces (stencil,
+// nearest, halo) at --ranks 1 and of the lean stencil (2.5 M tasks in one
+// process), the low estimate lies under each of them, the high one above.
+// The low one decides a refusal at the start; the heap guard catches the
+// rest. Held events (--hold-events) add their files' bytes.
 const (
-	estEventLo, estEventHi = 5, 9
-	estTaskLo, estTaskHi   = 60, 180
-	estCommLo, estCommHi   = 40, 70
+	keepTaskLo, keepTaskHi = 25, 60
+	keepCommLo, keepCommHi = 20, 40
+	workTaskLo, workTaskHi = 105, 220
 	estBaseHi              = 12 << 20 // the runtime's own, once a process
 )
 
@@ -30,20 +39,29 @@ const (
 // rank's analysis needs.
 func (r *run) memoryEstimate() (lo, hi int64) {
 	hi = estBaseHi
+	var workLo, workHi int64
+	held := false
 	for _, p := range r.procs {
 		c := &p.Census
-		var ev, comms int64
+		var comms int64
 		for k, n := range c.Kinds {
-			ev += n
 			if trace.IsComm(trace.Kind(k)) || trace.Kind(k) == trace.MPIEnter {
 				comms += n
 			}
 		}
 		tasks := c.Kinds[trace.TaskCreate]
-		lo += estEventLo*ev + estTaskLo*tasks + estCommLo*comms
-		hi += estEventHi*ev + estTaskHi*tasks + estCommHi*comms
+		lo += keepTaskLo*tasks + keepCommLo*comms
+		hi += keepTaskHi*tasks + keepCommHi*comms
+		workLo, workHi = max(workLo, workTaskLo*tasks), max(workHi, workTaskHi*tasks)
+		if !p.Streaming() {
+			held = true
+		}
 	}
-	return lo, hi
+	if held {
+		lo += r.owned
+		hi += r.owned
+	}
+	return lo + workLo, hi + workHi
 }
 
 // checkMemory refuses, on every rank, an analysis that cannot fit: some
