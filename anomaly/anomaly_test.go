@@ -10,18 +10,13 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/internal/tracetasks"
 )
 
 func fromTrace(t *testing.T, dir string) []Task {
 	t.Helper()
-	recs, err := tracetasks.Read(dir, "flops")
+	ts, err := readTraceTasks(dir, "flops")
 	if err != nil {
 		t.Fatal(err)
-	}
-	ts := make([]Task, len(recs))
-	for i, r := range recs {
-		ts[i] = Task{Rank: int32(r.Rank), Thread: int32(r.Thread), ID: r.ID, Construct: r.Construct, StartNS: r.StartNS, DurNS: r.DurNS, Cost: r.Cost}
 	}
 	return ts
 }

@@ -37,8 +37,8 @@ func (r *run) anomalies() error {
 	// look at one task at a time, and the lists they return are merged by
 	// rank 0.
 	var buf, mine []anomaly.Task
-	for _, pg := range r.cp {
-		buf = pg.eachRecords(buf, func(recs []anomaly.Task) {
+	for i, pg := range r.cp {
+		buf = r.tasks[i].eachRecords(pg, buf, func(recs []anomaly.Task) {
 			mine = append(mine, anomaly.Sample(recs, counts, sampleLimit)...)
 		})
 	}
@@ -72,8 +72,8 @@ func (r *run) anomalies() error {
 	}
 	var found []report.Anomaly
 	n := map[string]int64{}
-	for _, pg := range r.cp {
-		buf = pg.eachRecords(buf, func(recs []anomaly.Task) {
+	for i, pg := range r.cp {
+		buf = r.tasks[i].eachRecords(pg, buf, func(recs []anomaly.Task) {
 			f, c := models.Test(recs)
 			found = append(found, f...)
 			for k, v := range c {
@@ -81,7 +81,7 @@ func (r *run) anomalies() error {
 			}
 		})
 		// The critical path that follows has no use for the table.
-		pg.tasks = taskTable{}
+		r.tasks[i] = taskTable{}
 	}
 	all, err := reduce.GatherRows(r.c, models.Top(found))
 	if err != nil {

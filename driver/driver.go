@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/otf2"
@@ -324,7 +326,10 @@ type run struct {
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
 	// critical path.
-	cp []*procGraph
+	cp []*critpath.Proc
+	// tasks holds, per owned process, its task table for the anomalies
+	// phase, which drops it.
+	tasks []taskTable
 
 	first, last int64 // global time window, known after summarize
 
@@ -553,6 +558,34 @@ func (r *run) waitStates() error {
 	}
 	if r.c.Rank() == 0 {
 		r.waits = waitstate.Report(rows, causes, delays)
+	}
+	return nil
+}
+
+// criticalPath hands the critical path (critpath.Analyze) the owned
+// processes' graphs and cross-process edges, and puts its sections into
+// the report.
+func (r *run) criticalPath() error {
+	// The process's setting: every rank sets the same, at its own start
+	// and end of the phase (under inproc the ranks share it, and end the
+	// phase together within a collective or two).
+	if g := r.opts.GC; g.CriticalPath > 0 && g.Normal > 0 {
+		debug.SetGCPercent(g.CriticalPath)
+		defer debug.SetGCPercent(g.Normal)
+	}
+	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
+		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil}
+	// The phase drops the graphs' and the edges' arrays as it goes: no
+	// reference here may keep them.
+	r.cp, r.edges = nil, nil
+	res, err := critpath.Analyze(in)
+	if err != nil || r.c.Rank() != 0 {
+		return err
+	}
+	r.rep.CriticalPath, r.rep.Graph = res.CriticalPath, res.Graph
+	addWarnings(r.rep, res.Warnings.Count, res.Warnings.First)
+	if r.opts.Path != nil {
+		*r.opts.Path = res.Path
 	}
 	return nil
 }

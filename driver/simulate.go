@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -122,7 +123,7 @@ func (r *run) simulate() error {
 		}
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
 		passes := []sim.Pass{stats, ready, frags, omp}
-		rd := newRemoteDeps(model)
+		rd := critpath.NewRemoteDeps(model)
 		if k := &p.Census.Kinds; k[trace.RemoteDepOut]+k[trace.RemoteDepIn] > 0 {
 			passes = append(passes, rd)
 		}
@@ -136,8 +137,8 @@ func (r *run) simulate() error {
 		row := r.simSummary(p.Header.Rank, p.Header.Host, s, stats)
 		row.OMPWaits, row.Mutexes = omp.Rows, omp.Mutexes
 		rows = append(rows, row)
-		pg := newProcGraph(p, s, frags.Take(), rd)
-		pg.tasks = newTaskTable(s, model)
+		pg := critpath.NewProc(p, s, frags.Take(), rd)
+		r.tasks = append(r.tasks, newTaskTable(s, model))
 		r.cp = append(r.cp, pg)
 		// Every pass over the events is done: what follows works on the
 		// tables the simulation built.
@@ -240,7 +241,7 @@ func predTimes(edges []graph.RemoteEdges, i int, buf *[][]predAt) sim.PredTime {
 type predAt struct{ event, time int64 }
 
 // taskTable is what the anomaly detection needs of a process's executed
-// explicit tasks beyond their run times (procGraph.taskW), kept from the
+// explicit tasks beyond their run times (critpath.Proc.RunTimes), kept from the
 // simulation to the anomalies phase: which tasks ran and completed (a bit
 // a task slot), and for those, in task order, start, thread and construct,
 // and their cost attribute, packed (about 5 bytes a task, 2 more with a
@@ -297,23 +298,22 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 // (56 bytes a task) need never exist together.
 const recordChunk = 4096
 
-// eachRecords calls fn with the process's task records, recordChunk at a
-// time, in buf's storage (valid until fn returns); it returns buf.
-func (pg *procGraph) eachRecords(buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
-	tt := &pg.tasks
+// eachRecords calls fn with the task records of pg's process, recordChunk
+// at a time, in buf's storage (valid until fn returns); it returns buf.
+func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
 	buf = buf[:0]
 	start, thread, loc, cost := tt.start.Reader(), tt.thread.Reader(), tt.loc.Reader(), tt.cost.Reader()
-	runs, next := pg.taskW.Reader(), 0 // runs is at task next
-	lastLoc, name := int32(-2), ""     // tasks come in runs of one construct
+	runs, next := pg.RunTimes(), 0 // runs is at task next
+	lastLoc, name := int32(-2), "" // tasks come in runs of one construct
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
 			runs.Skip(task - next)
 			next = task + 1
 			if l := int32(loc.Next()); l != lastLoc {
-				lastLoc, name = l, pg.taskName(l)
+				lastLoc, name = l, pg.TaskName(l)
 			}
-			rec := anomaly.Task{Rank: int32(pg.rank), Thread: int32(thread.Next()), ID: tt.ids.ID(sim.Task(task)),
+			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(thread.Next()), ID: tt.ids.ID(sim.Task(task)),
 				Construct: name, StartNS: start.Next(), DurNS: runs.Next()}
 			if tt.cost.Len() > 0 {
 				rec.Cost = float64(cost.Next())

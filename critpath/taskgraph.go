@@ -1,4 +1,4 @@
-package driver
+package critpath
 
 import (
 	"cmp"
@@ -20,22 +20,22 @@ import (
 // longest of all (the task graph's critical path). Rank 0 gets the section;
 // root values never travel, only counts and exact order statistics found
 // by a distributed search.
-func (r *run) taskGraph() (*report.Graph, error) {
-	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
+func (in *Input) taskGraph() (*report.Graph, error) {
+	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
 	// A node per task slot, in process then task order (a task that never
 	// ran is a node without edges, which the counts below skip: no map
 	// from tasks to nodes), then one per remote dependence. Sized once: the
 	// builder's arrays would otherwise grow by copying.
-	bases := make([]int32, len(r.cp)+1)
+	bases := make([]int32, len(in.Procs)+1)
 	remotes := 0
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		bases[i+1] = bases[i] + int32(pg.taskW.Len())
-		if i < len(r.edges) {
+		if i < len(in.Edges) {
 			// Only remote dependences make latency nodes (not messages).
-			remotes += min(r.edges[i].Len(), pg.depIn.Len())
+			remotes += min(in.Edges[i].Len(), pg.depIn.Len())
 		}
 	}
-	slots := int(bases[len(r.cp)])
+	slots := int(bases[len(in.Procs)])
 	b.Reserve(slots+remotes+1, remotes)
 	b.ReserveRemote(remotes)
 	// Run times fit 32 bits but for tasks longer than 4.29 s (kept aside
@@ -43,9 +43,9 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	var w narrow.Column[uint32]
 	w.Reserve(slots + remotes + 1)
 	var edges, remote, tasks int64
-	ran := make([][]uint64, len(r.cp)) // per process, a bit per task that ran
+	ran := make([][]uint64, len(in.Procs)) // per process, a bit per task that ran
 	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
 		rd := pg.taskW.Reader()
 		for t := range pg.taskW.Len() {
@@ -89,11 +89,11 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	// Remote dependences: a latency node on the successor's side, weighing
 	// the receive's fragment (read from the packed weights: the critical
 	// path unpacks them all only after this graph).
-	for i, pg := range r.cp {
-		if i >= len(r.edges) {
+	for i, pg := range in.Procs {
+		if i >= len(in.Edges) {
 			break
 		}
-		e := &r.edges[i]
+		e := &in.Edges[i]
 		var recv []int32 // (latency node, its receive's fragment) pairs
 		// The edges come in their events' order: looked up by cursor.
 		depAt := pg.depIn.Cursor()
@@ -114,7 +114,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 				}
 			}
 			b.AddEdge(l, bases[i]+succ)
-			b.AddRemoteInKey(l, r.plan.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k)))
+			b.AddRemoteInKey(l, in.Owners.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k)))
 			edges++
 			remote++
 		}
@@ -133,14 +133,14 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
-	depOutAt := make([]sim.EventCursor, len(r.cp))
-	for i, pg := range r.cp {
+	depOutAt := make([]sim.EventCursor, len(in.Procs))
+	for i, pg := range in.Procs {
 		depOutAt[i] = pg.depOut.Cursor()
 	}
-	dag, err := b.Build(r.c, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
+	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
-		i := proc - r.lo
-		if i < 0 || i >= len(r.cp) {
+		i := proc - in.First
+		if i < 0 || i >= len(in.Procs) {
 			return orphan, true
 		}
 		t, ok := depOutAt[i].Get(th, key.B)
@@ -155,13 +155,13 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	// The builder's arrays (and the task pairs it was handed, when they
 	// are not the simulation's own) are garbage now: collected, their
 	// pages take the replay's values instead of fresh ones.
-	r.collectDropped(slots)
+	in.collectDropped(slots)
 	// Only the longest path from each root is reported: the backward
 	// replay alone gives it, no forward pass, path or tie keys.
 	// Leaves among task nodes (latency nodes are edge weights), counted
 	// before the replay counts the output counts down.
 	var leaves int64
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		for t := range int32(pg.taskW.Len()) {
 			if didRun(i, t) && dag.OutDegree(bases[i]+t) == 0 {
 				leaves++
@@ -170,7 +170,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	}
 	// Weights from the narrow column, a call a node; the DAG's output
 	// counts serve as the replay's pending counts.
-	bl, err := graph.BackLengths(r.c, dag, func(n int32) int64 { return w.At(int(n)) }, nil)
+	bl, err := graph.BackLengths(in.Comm, dag, func(n int32) int64 { return w.At(int(n)) }, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	// 8 bytes a root plus its growth: every implicit task is a root of a
 	// program without dependences (15 MB on the 10 M-event halo).
 	rootBL := bl[:0]
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		for t := range int32(pg.taskW.Len()) {
 			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
 				rootBL = append(rootBL, bl[n])
@@ -193,11 +193,11 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		localMax = max(localMax, v)
 		sumBL += v
 	}
-	tot, err := r.c.AllreduceInt64(comm.Sum, []int64{tasks, edges, remote, int64(len(rootBL)), leaves, sumBL})
+	tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{tasks, edges, remote, int64(len(rootBL)), leaves, sumBL})
 	if err != nil {
 		return nil, err
 	}
-	mx, err := r.c.AllreduceInt64(comm.Max, []int64{localMax})
+	mx, err := in.Comm.AllreduceInt64(comm.Max, []int64{localMax})
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +212,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 	for _, v := range rootBL {
 		localMin = min(localMin, v)
 	}
-	mn, err := r.c.AllreduceInt64(comm.Min, []int64{localMin})
+	mn, err := in.Comm.AllreduceInt64(comm.Min, []int64{localMin})
 	if err != nil {
 		return nil, err
 	}
@@ -231,17 +231,17 @@ func (r *run) taskGraph() (*report.Graph, error) {
 		bk := int((10*v+cp-1)/cp) - 1
 		counts[3+min(max(bk, 0), 9)]++
 	}
-	cs, err := r.c.AllreduceInt64(comm.Sum, counts)
+	cs, err := in.Comm.AllreduceInt64(comm.Sum, counts)
 	if err != nil {
 		return nil, err
 	}
 	// The median: the order statistics at (n−1)/2 and n/2, by a binary
 	// search on values with one count reduction per step.
-	lo, err := r.kth(rootBL, (nroots-1)/2, mn[0], cp)
+	lo, err := in.kth(rootBL, (nroots-1)/2, mn[0], cp)
 	if err != nil {
 		return nil, err
 	}
-	hi, err := r.kth(rootBL, nroots/2, mn[0], cp)
+	hi, err := in.kth(rootBL, nroots/2, mn[0], cp)
 	if err != nil {
 		return nil, err
 	}
@@ -258,7 +258,7 @@ func (r *run) taskGraph() (*report.Graph, error) {
 // kth returns the k-th smallest (from 0) of the values spread over ranks,
 // all in [lo, hi]: a binary search on the value, counting with one
 // reduction per step (about 64 steps whatever the number of values).
-func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
+func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
 	for lo < hi {
 		// hi − lo may exceed int64 (values from a damaged trace span
 		// both signs): halve the difference as unsigned, or mid would
@@ -270,7 +270,7 @@ func (r *run) kth(vals []int64, k, lo, hi int64) (int64, error) {
 				n++
 			}
 		}
-		tot, err := r.c.AllreduceInt64(comm.Sum, []int64{n})
+		tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{n})
 		if err != nil {
 			return 0, err
 		}
@@ -311,7 +311,7 @@ func fragEdges(f *sim.Frags) edgeMap {
 // repeats), those pairs mapped as b reads them, not packed again (the
 // task pairs and the tasks' last fragments must then stay until b is
 // built).
-func (pg *procGraph) addFragDeps(b *graph.Builder, base int32) {
+func (pg *Proc) addFragDeps(b *graph.Builder, base int32) {
 	switch {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)

@@ -1,10 +1,4 @@
-// Package tracetasks reads the explicit tasks of a trace directly from its
-// events — creation, cost attribute, the thread and times it ran — without
-// the simulator. It exists for tests and examples of the renderers and of
-// anomaly detection, which need per-task records before the analyses that
-// produce them are written; it holds every task in memory and is not meant
-// for big traces.
-package tracetasks
+package anomaly
 
 import (
 	"errors"
@@ -15,29 +9,23 @@ import (
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
-// Task is one explicit task of a traced process.
-type Task struct {
-	Rank, Thread int
-	ID           int64
-	Construct    string
-	CreateNS     int64
-	StartNS      int64
-	DurNS        int64 // first start to completion
-	Cost         float64
-}
-
-// Read returns the explicit tasks of every process of the trace in dir, in
-// process order, each process's tasks in completion order. Times are as
-// recorded (no clock correction). costKey names the task_attr key used as
-// Cost ("flops"); tasks without it have Cost 0.
-func Read(dir, costKey string) ([]Task, error) {
+// readTraceTasks returns the explicit tasks of every process of the trace
+// in dir, in process order, each process's tasks in completion order,
+// read directly from the events (creation, cost attribute, the thread and
+// times each ran) without the simulator: the tests' records come from the
+// trace, not from the analysis whose input they are. Times are as
+// recorded (no clock correction); a task's duration runs from its first
+// start to its completion. costKey names the task_attr key used as Cost
+// ("flops"); tasks without it have Cost 0. It holds every task in memory:
+// for small traces only.
+func readTraceTasks(dir, costKey string) ([]Task, error) {
 	d, err := trace.OpenDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var out []Task
 	for r := 0; r < d.NRanks(); r++ {
-		ts, err := readProcess(d.FilePath(r), r, costKey)
+		ts, err := readTraceProcess(d.FilePath(r), r, costKey)
 		if err != nil {
 			return nil, err
 		}
@@ -46,15 +34,14 @@ func Read(dir, costKey string) ([]Task, error) {
 	return out, nil
 }
 
-type pending struct {
+type pendingTask struct {
 	loc     int64
-	create  int64
 	start   int64
 	thread  int
 	started bool
 }
 
-func readProcess(path string, rank int, costKey string) ([]Task, error) {
+func readTraceProcess(path string, rank int, costKey string) ([]Task, error) {
 	f, err := trace.OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -68,10 +55,10 @@ func readProcess(path string, rank int, costKey string) ([]Task, error) {
 	// chunks that use them, so keep the id and resolve at the end.
 	type done struct {
 		id  int64
-		p   pending
+		p   pendingTask
 		end int64
 	}
-	tasks := map[int64]*pending{}
+	tasks := map[int64]*pendingTask{}
 	attrs := map[int64][][2]int64{}
 	var finished []done
 	var c trace.Chunk
@@ -89,10 +76,10 @@ func readProcess(path string, rank int, costKey string) ([]Task, error) {
 			case trace.TaskCreate:
 				p := tasks[e.Args[0]]
 				if p == nil {
-					p = &pending{}
+					p = &pendingTask{}
 					tasks[e.Args[0]] = p
 				}
-				p.loc, p.create = e.Args[3], e.Time
+				p.loc = e.Args[3]
 			case trace.TaskAttr:
 				attrs[e.Args[0]] = append(attrs[e.Args[0]], [2]int64{e.Args[1], e.Args[2]})
 			case trace.TaskSchedule:
@@ -114,8 +101,8 @@ func readProcess(path string, rank int, costKey string) ([]Task, error) {
 	tb := rd.Tables()
 	out := make([]Task, 0, len(finished))
 	for _, d := range finished {
-		t := Task{Rank: rank, Thread: d.p.thread, ID: d.id, Construct: tb.LocationName(d.p.loc),
-			CreateNS: d.p.create, StartNS: d.p.start, DurNS: d.end - d.p.start}
+		t := Task{Rank: int32(rank), Thread: int32(d.p.thread), ID: d.id, Construct: tb.LocationName(d.p.loc),
+			StartNS: d.p.start, DurNS: d.end - d.p.start}
 		for _, kv := range attrs[d.id] {
 			if tb.String(kv[0]) == costKey {
 				t.Cost = float64(kv[1])

@@ -1,4 +1,4 @@
-package driver
+package critpath
 
 import (
 	"cmp"
@@ -11,136 +11,10 @@ import (
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/internal/packed"
-	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
-	"github.com/ptrace-dev/ptrace/trace"
 )
-
-// procGraph is what the critical path keeps of one process's simulation:
-// its fragment graph, and its task graph's ingredients (explicit tasks that
-// ran, their run times, dependence edges, remote-dependence events).
-type procGraph struct {
-	rank  int
-	frags *sim.Frags
-	names map[int32]string // location id → construct name
-	sites []string         // MPI call sites (sim.Frags.MPISites) by name: "MPI_Send at file:line:col"
-	strs  []string         // the string table: the user regions serial and region code ran in
-	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
-	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
-	// distinct: no pair of deps repeats an earlier one (the simulation's
-	// check); kept: besides, every task they join ran, so the task graph
-	// takes every pair as it is (keepsAll, without its pass).
-	distinct, kept bool
-	// fragDeps are the dependence edges of tasks that ran, without
-	// repeats, as fragment pairs (the task graph makes them, the fragment
-	// DAG takes them).
-	fragDeps packed.Pairs
-	depOut   sim.EventNodes // remote_dep_out event → predecessor task
-	depIn    sim.EventNodes // remote_dep_in event → successor task
-	tasks    taskTable      // for the anomalies phase, which drops it
-}
-
-func newProcGraph(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *remoteDeps) *procGraph {
-	g := &procGraph{rank: p.Header.Rank, frags: f, names: map[int32]string{}, strs: p.Strings,
-		deps: s.DepEdges, depOut: rd.out, depIn: rd.in}
-	if f != nil {
-		g.sites = make([]string, len(f.MPISites))
-		for i, st := range f.MPISites {
-			g.sites[i] = trace.CallSiteName(&p.Tables, st.Func, st.Loc)
-		}
-	}
-	// Names of the tasks' constructs: a task fragment's location is its
-	// task's, and the anomaly records name tasks by theirs.
-	ran := false
-	g.distinct = s.DepEdgesDistinct()
-	g.kept = g.distinct
-	g.taskW.Grow(len(s.Tasks), 3)
-	for t := range s.Tasks {
-		tk := &s.Tasks[t]
-		w := int64(-1)
-		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
-			w, ran = s.RunNS(sim.Task(t)), true
-		}
-		if w < 0 && g.kept && s.DepEnd(sim.Task(t)) {
-			g.kept = false // a task the graph has no node for (didRun)
-		}
-		g.taskW.Append(w)
-		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
-			g.names[tk.Loc] = p.LocationName(int64(tk.Loc))
-		}
-	}
-	g.taskW.Trim()
-	// Without an explicit task that ran (an MPI code with parallel loops),
-	// the per-task arrays hold nothing the later phases read: 24 bytes for
-	// every implicit task and region id (17 MB on the 10 M-event halo).
-	// Nor do its dependences and remote dependences (tasks created that
-	// never ran, in a trace cut short): the graphs have no node to put
-	// them on.
-	if !ran {
-		g.taskW, g.deps = packed.Ints{}, packed.Pairs{}
-		g.depOut, g.depIn = sim.EventNodes{}, sim.EventNodes{}
-		if f != nil {
-			f.DropTasks()
-		}
-	}
-	return g
-}
-
-// eachRan calls fn for every explicit task that ran, in task order, with
-// its time running.
-func (pg *procGraph) eachRan(fn func(t int32, w int64)) {
-	r := pg.taskW.Reader()
-	for t := range pg.taskW.Len() {
-		if w := r.Next(); w >= 0 {
-			fn(int32(t), w)
-		}
-	}
-}
-
-// taskName names a task construct by its location id.
-func (pg *procGraph) taskName(loc int32) string {
-	if loc < 0 {
-		return "<unknown>"
-	}
-	return pg.names[loc]
-}
-
-// remoteDeps is a simulation pass that records which task each
-// remote_dep_out and remote_dep_in event belongs to, for the task graph.
-type remoteDeps struct {
-	m       *ompt.Model
-	out, in sim.EventNodes
-}
-
-func newRemoteDeps(m *ompt.Model) *remoteDeps { return &remoteDeps{m: m} }
-
-func (rd *remoteDeps) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
-
-// Finish implements sim.Pass: the maps live until the critical path.
-func (rd *remoteDeps) Finish(s *sim.Sim) {
-	rd.out.Trim()
-	rd.in.Trim()
-}
-
-// Kinds implements sim.Filtered.
-func (rd *remoteDeps) Kinds() (before, after sim.KindSet) {
-	return 0, sim.KindsOf(trace.RemoteDepOut, trace.RemoteDepIn)
-}
-
-func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
-	switch e.Kind {
-	case trace.RemoteDepOut:
-		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
-			rd.out.Add(th, s.Pos(th), t)
-		}
-	case trace.RemoteDepIn:
-		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
-			rd.in.Add(th, s.Pos(th), t)
-		}
-	}
-}
 
 // collectDropped runs the garbage collector and returns the free pages to
 // the system (debug.FreeOSMemory) before a phase allocates large arrays, or
@@ -161,8 +35,8 @@ func (rd *remoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
 // phase (comm.PerProcess): released once for the process, when every rank
 // had arrived, the critical path's peak heap on the 10 M-event halo was
 // 104.8 MiB instead of 99.6 (PERFORMANCE.md, fifteenth round).
-func (r *run) collectDropped(n int) {
-	if len(r.cp) > 0 && n >= 1<<17 && n/len(r.cp) >= 1<<14 {
+func (in *Input) collectDropped(n int) {
+	if len(in.Procs) > 0 && n >= 1<<17 && n/len(in.Procs) >= 1<<14 {
 		debug.FreeOSMemory()
 	}
 }
@@ -182,56 +56,51 @@ func predKey(proc, thread int32, event int64) graph.Key {
 	return graph.Key{A: int64(proc)<<32 | int64(thread), B: event}
 }
 
-// criticalPath builds the distributed fragment DAG of all processes,
-// finds its longest path and walks it back across ranks, and computes the
-// task graph's per-root metrics (seed ompc-distributed-task-profiling.txt
-// §4.5.3). Only summaries travel to rank 0.
-func (r *run) criticalPath() error {
-	// The process's setting: every rank sets the same, at its own start
-	// and end of the phase (under inproc the ranks share it, and end the
-	// phase together within a collective or two).
-	if g := r.opts.GC; g.CriticalPath > 0 && g.Normal > 0 {
-		debug.SetGCPercent(g.CriticalPath)
-		defer debug.SetGCPercent(g.Normal)
-	}
+// Analyze builds the distributed fragment DAG of all processes, finds its
+// longest path and walks it back across ranks, and computes the task
+// graph's per-root metrics (seed ompc-distributed-task-profiling.txt
+// §4.5.3). It is collective: every rank calls it, and only summaries
+// travel to rank 0, whose Result holds the report's sections.
+func Analyze(in *Input) (Result, error) {
+	var res Result
 	var nodes, edges int
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		nodes += pg.frags.Len()
-		if i < len(r.edges) {
-			edges += r.edges[i].Len() // cross-process edges into this rank's processes
+		if i < len(in.Edges) {
+			edges += in.Edges[i].Len() // cross-process edges into this rank's processes
 		}
 	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
 	// dependence edges below. What the simulation and the wait states
 	// dropped goes back to the system before either allocates.
-	r.collectDropped(nodes)
-	tg, err := r.taskGraph()
+	in.collectDropped(nodes)
+	tg, err := in.taskGraph()
 	if err != nil {
-		return err
+		return res, err
 	}
 	// The task graph's DAG and values are garbage: collected now, their
 	// pages take the fragment DAG's arrays instead of fresh ones.
 	tasks := 0
-	for _, pg := range r.cp {
+	for _, pg := range in.Procs {
 		tasks += pg.taskW.Len()
 	}
-	r.collectDropped(tasks)
+	in.collectDropped(tasks)
 	// The fragment nodes' weights, packed since the simulation, into one
 	// column of the rank: 32 bits a node, a weight past 4.29 s kept aside
 	// exactly (the replays read them through weight, a call a node).
 	var w narrow.Column[uint32]
 	w.Reserve(nodes + 1)
-	for _, pg := range r.cp {
+	for _, pg := range in.Procs {
 		pg.frags.DrainWeights(w.Append)
 	}
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
-	b := graph.NewBuilder(r.c.Rank(), r.c.Size())
-	bases := make([]int32, len(r.cp))
+	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
+	bases := make([]int32, len(in.Procs))
 	b.Reserve(nodes+1, edges)
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		bases[i] = b.Len()
 		f := pg.frags
 		for n := 0; n < f.Len(); n++ {
@@ -258,19 +127,19 @@ func (r *run) criticalPath() error {
 			return math.MaxInt64
 		}
 		i := procOf(bases, n)
-		return nodeKey(r.cp[i].rank, n-bases[i])
+		return nodeKey(in.Procs[i].rank, n-bases[i])
 	}
 	var orphans int64
 	// The senders' nodes are looked up by cursor: a process's local
 	// senders, and the keys other ranks send, come mostly in event order.
-	sendAt := make([]sim.EventCursor, len(r.cp))
-	for i, pg := range r.cp {
+	sendAt := make([]sim.EventCursor, len(in.Procs))
+	for i, pg := range in.Procs {
 		sendAt[i] = pg.frags.SendNode.Cursor()
 	}
 	resolve := func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
-		i := proc - r.lo
-		if i < 0 || i >= len(r.cp) {
+		i := proc - in.First
+		if i < 0 || i >= len(in.Procs) {
 			orphans++
 			return orphan, true
 		}
@@ -281,12 +150,12 @@ func (r *run) criticalPath() error {
 		}
 		return bases[i] + n, true
 	}
-	me := r.c.Rank()
-	for i, pg := range r.cp {
-		if i >= len(r.edges) {
+	me := in.Comm.Rank()
+	for i, pg := range in.Procs {
+		if i >= len(in.Edges) {
 			break
 		}
-		e := &r.edges[i]
+		e := &in.Edges[i]
 		recvAt := pg.frags.RecvNode.Cursor()
 		for k := range e.Len() {
 			dst, ok := recvAt.Get(int(e.ThreadAt(k)), e.EventAt(k))
@@ -294,7 +163,7 @@ func (r *run) criticalPath() error {
 				continue
 			}
 			key := predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k))
-			if owner := r.plan.Owner(int(e.PredProc[k])); owner != me {
+			if owner := in.Owners.Owner(int(e.PredProc[k])); owner != me {
 				b.AddRemoteInKey(bases[i]+dst, owner, key)
 				continue
 			}
@@ -305,47 +174,48 @@ func (r *run) criticalPath() error {
 		}
 		pg.frags.RecvNode = sim.EventNodes{}
 	}
-	// Declared: no phase after this one reads the cross-process edges.
-	r.edges = nil
+	// Declared: nothing after this reads the cross-process edges, and the
+	// caller holds no other reference (Input.Edges): their arrays go.
+	in.Edges = nil
 	// The outputs' side alone: the forward replay pushes each value to
 	// the node's outputs and records its order, and the backward replay
 	// runs in the reverse of that order, pulling from the outputs
 	// (graph.ReplayInReverse). The inputs' CSR (4 bytes an edge) is never
 	// built.
-	dag, err := b.Build(r.c, graph.BuildOptions{Resolve: resolve, OutsOnly: true})
+	dag, err := b.Build(in.Comm, graph.BuildOptions{Resolve: resolve, OutsOnly: true})
 	if err != nil {
-		return err
+		return res, err
 	}
 	sendAt = nil
-	for _, pg := range r.cp {
+	for _, pg := range in.Procs {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 		pg.deps = packed.Pairs{}             // and mapped the task pairs
 		pg.frags.DropLast()
 	}
-	r.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
-	lp, err := graph.LongestPathsOf(r.c, dag, weight, key, false)
+	in.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
+	lp, err := graph.LongestPathsOf(in.Comm, dag, weight, key, false)
 	if err != nil {
-		return err
+		return res, err
 	}
 	dag.DropInputs() // their counts: no forward replay follows
-	steps, err := graph.WalkPath(r.c, dag, lp)
+	steps, err := graph.WalkPath(in.Comm, dag, lp)
 	if err != nil {
-		return err
+		return res, err
 	}
 	lp.Arg = nil // walked: gone before the summary's records are made
-	summary := r.pathSummary(steps, weight, bases)
+	summary := in.pathSummary(steps, weight, bases)
 	// A task has zero slack (it could not start any later without
 	// lengthening the run) when its first fragment lies on a longest
 	// path. The backward replay marks those nodes from the forward values
 	// alone, in their array: no backward lengths, and no copy of the
 	// forward values at the tasks' first fragments.
 	span := lp.Span
-	on, err := graph.OnLongestPaths(r.c, dag, weight, lp)
+	on, err := graph.OnLongestPaths(in.Comm, dag, weight, lp)
 	if err != nil {
-		return err
+		return res, err
 	}
 	var t1, zero int64
-	for i, pg := range r.cp {
+	for i, pg := range in.Procs {
 		f := pg.frags
 		t1 += f.Work
 		pg.eachRan(func(t int32, _ int64) {
@@ -354,22 +224,22 @@ func (r *run) criticalPath() error {
 			}
 		})
 	}
-	sums, err := r.c.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
+	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
 	if err != nil {
-		return err
+		return res, err
 	}
-	all, err := reduce.GatherRows(r.c, []pathSummary{summary})
+	all, err := reduce.GatherRows(in.Comm, []pathSummary{summary})
 	if err != nil {
-		return err
+		return res, err
 	}
-	if r.c.Rank() == 0 {
-		r.rep.CriticalPath = r.cpReport(span, sums[0], sums[1], all)
-		r.rep.Graph = tg
+	if in.Comm.Rank() == 0 {
+		res.CriticalPath, res.Path = in.cpReport(span, sums[0], sums[1], all)
+		res.Graph = tg
 		if sums[2] > 0 {
-			addWarnings(r.rep, sums[2], []string{fmt.Sprintf("critical path: %d cross-process edges whose source event has no fragment (damaged trace?)", sums[2])})
+			res.Warnings = report.Warnings{Count: sums[2], First: []string{fmt.Sprintf("critical path: %d cross-process edges whose source event has no fragment (damaged trace?)", sums[2])}}
 		}
 	}
-	return nil
+	return res, nil
 }
 
 // pathSummary is one rank's share of the critical path, summarised.
@@ -381,10 +251,10 @@ type pathSummary struct {
 	ByProc    map[int][2]int64
 	Longest   pathNodes
 	Segments  pathNodes
-	Full      pathNodes // only with opts.Path
+	Full      pathNodes // only with Input.Path
 }
 
-func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, bases []int32) pathSummary {
+func (in *Input) pathSummary(steps []graph.PathStep, weight func(n int32) int64, bases []int32) pathSummary {
 	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
 	add := func(m map[string][2]int64, k string, ns int64) {
 		v := m[k]
@@ -395,8 +265,8 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 	// The path visits each process's nodes mostly in increasing order: a
 	// cursor per process decodes their attributes as it goes instead of
 	// from their block's start each time.
-	cursors := make([]sim.AttrCursor, len(r.cp))
-	for i, pg := range r.cp {
+	cursors := make([]sim.AttrCursor, len(in.Procs))
+	for i, pg := range in.Procs {
 		if pg.frags != nil {
 			cursors[i] = pg.frags.Attrs.Cursor()
 		}
@@ -410,11 +280,11 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 			s.Crossings++
 		}
 		i := procOf(bases, st.Node)
-		if i < 0 || i >= len(r.cp) {
+		if i < 0 || i >= len(in.Procs) {
 			broken = true
 			continue // the orphan node
 		}
-		pg := r.cp[i]
+		pg := in.Procs[i]
 		n := st.Node - bases[i]
 		if prevDepth != st.Depth+1 || prevProc != i {
 			broken = true
@@ -432,7 +302,7 @@ func (r *run) pathSummary(steps []graph.PathStep, weight func(n int32) int64, ba
 		v := s.ByProc[pg.rank]
 		s.ByProc[pg.rank] = [2]int64{v[0] + ns, v[1] + 1}
 		pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: kind, Construct: cons, StartNS: a.Start, DurNS: ns}
-		if r.opts.Path != nil {
+		if in.Path {
 			s.Full = append(s.Full, pn)
 		}
 		if ns > 0 {
@@ -494,7 +364,7 @@ func keepLongest(top []report.PathNode, pn report.PathNode, k int) []report.Path
 }
 
 // describe names a fragment's kind and construct for the report.
-func (pg *procGraph) describe(a sim.Attr) (kind, construct string) {
+func (pg *Proc) describe(a sim.Attr) (kind, construct string) {
 	switch a.Kind {
 	case sim.FragTask:
 		return "task", pg.names[a.Loc]
@@ -521,8 +391,10 @@ func (pg *procGraph) describe(a sim.Attr) (kind, construct string) {
 	}
 }
 
-func (r *run) cpReport(span, t1, zero int64, parts []pathSummary) *report.CriticalPath {
-	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: r.last - r.first, ZeroSlackTasks: zero}
+// cpReport merges the ranks' summaries into the report's section, and,
+// with Input.Path, the whole path in time order.
+func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.CriticalPath, []report.PathNode) {
+	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: in.RunTimeNS, ZeroSlackTasks: zero}
 	if span > 0 {
 		cp.Parallelism = float64(t1) / float64(span)
 	}
@@ -559,13 +431,12 @@ func (r *run) cpReport(span, t1, zero int64, parts []pathSummary) *report.Critic
 		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
 	})
 	cp.Segments, cp.Truncated = capSegments(segs, report.MaxPathSegments)
-	if r.opts.Path != nil {
+	if in.Path {
 		slices.SortStableFunc(full, func(a, b report.PathNode) int {
 			return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
 		})
-		*r.opts.Path = full
 	}
-	return cp
+	return cp, full
 }
 
 // shares lists categories by decreasing time with their share of the span.

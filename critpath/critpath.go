@@ -1,0 +1,58 @@
+// Package critpath owns the critical path and the task graph: what each
+// process's simulation keeps for them (Proc, and the RemoteDeps pass), the
+// distributed fragment DAG of all processes with its longest path, the walk
+// back across ranks and the path's summary (the report's critical_path
+// section: span, work, parallelism, zero-slack tasks, composition, longest
+// nodes, segments), and the task graph's per-root metrics (the graph
+// section, seed ompc-distributed-task-profiling.txt §4.5.3).
+//
+// Analyze is the phase: the driver hands it the communicator, the owned
+// processes' Procs and their cross-process edges, and takes back the
+// report's sections. The distributed steps are graph's builder and replays;
+// only summaries travel to rank 0.
+package critpath
+
+import (
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/report"
+)
+
+// Input is what the critical-path phase needs on one analysis rank. Every
+// rank calls Analyze with its own.
+type Input struct {
+	Comm comm.Comm
+	// Owners tells which analysis rank holds a trace process.
+	Owners graph.Owners
+	// First is the trace rank of this rank's first process; Procs[i] is
+	// process First+i.
+	First int
+	// Procs holds, per owned process in order, what its simulation kept
+	// (NewProc). Analyze drops their arrays as it goes: they serve one
+	// analysis.
+	Procs []*Proc
+	// Edges holds, per owned process, the predecessors of its receive-like
+	// events (graph.ExchangeEdges, with the Late Receiver edges added). A
+	// process past the end of Edges has none. Analyze sets Edges to nil
+	// once it read them, so that their arrays go back before it ends: the
+	// caller keeps no other reference.
+	Edges []graph.RemoteEdges
+	// RunTimeNS is the analysis window's length, of which the report gives
+	// the path's share.
+	RunTimeNS int64
+	// Path asks for the whole path in time order on rank 0 (Result.Path; it
+	// moves O(path length) data to rank 0). Every rank sets it or none.
+	Path bool
+}
+
+// Result is the phase's part of the report, on rank 0; the other ranks
+// get a zero Result.
+type Result struct {
+	CriticalPath *report.CriticalPath
+	Graph        *report.Graph
+	// Path is the whole critical path in time order, with Input.Path.
+	Path []report.PathNode
+	// Warnings counts what the phase tolerated (cross-process edges whose
+	// source event has no fragment, in a damaged trace), listing the first.
+	Warnings report.Warnings
+}

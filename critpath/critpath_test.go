@@ -1,0 +1,153 @@
+package critpath_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/critpath"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/internal/fuzzbound"
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+func TestMain(m *testing.M) {
+	fuzzbound.Apply()
+	goleak.VerifyTestMain(m)
+}
+
+// simulate runs the simulation of process file path with the passes the
+// critical path reads, as the driver sets them, and keeps its Proc.
+func simulate(t *testing.T, path string) (*critpath.Proc, int64, int64) {
+	t.Helper()
+	p, err := trace.LoadProcess(path, trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := p.TimeRange(nil)
+	s := sim.New(p, nil, false)
+	s.RecordDeps = true
+	m := ompt.NewModel()
+	m.KeepDependences()
+	frags := sim.NewFragPass(nil)
+	frags.DepsApart = true
+	rd := critpath.NewRemoteDeps(m)
+	if err := s.Run(m, frags, rd); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Warn.Total(); n != 0 {
+		t.Fatalf("%s: %d simulation warnings: %v", path, n, s.Warn.Examples)
+	}
+	return critpath.NewProc(p, s, frags.Take(), rd), first, last
+}
+
+// analyze runs Analyze over the processes of the trace in dir, without
+// cross-process edges, on k in-process ranks, and returns rank 0's result.
+func analyze(t *testing.T, dir string, procs, k int) critpath.Result {
+	t.Helper()
+	all := make([]*critpath.Proc, procs)
+	first, last := int64(1<<62), int64(-1<<62)
+	weights := make([]int64, procs)
+	for i := range all {
+		var a, b int64
+		all[i], a, b = simulate(t, filepath.Join(dir, trace.FileName(i)))
+		first, last = min(first, a), max(last, b)
+		weights[i] = 1
+	}
+	plan, err := partition.Assign(weights, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res critpath.Result
+	err = inproc.Run(k, func(c comm.Comm) error {
+		lo, hi := plan.Range(c.Rank())
+		in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: all[lo:hi], RunTimeNS: last - first, Path: true}
+		r, err := critpath.Analyze(in)
+		if c.Rank() == 0 {
+			res = r
+		} else if r.CriticalPath != nil || r.Graph != nil || r.Path != nil {
+			return fmt.Errorf("rank %d got a result", c.Rank())
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// The phase on its own, fed as the driver feeds it: on task patterns
+// whose processes do not communicate, the span, the work, the
+// parallelism and the task graph's per-root metrics equal gen's
+// analytic values exactly, the whole path weighs the span, and the
+// sections are the same on 1 to 3 ranks.
+func TestAnalyzeGroundTruth(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "stencil", Ranks: 1, Threads: 4, Jitter: 0.3},
+		{Workload: "stencil", Ranks: 1, Threads: 3, Jitter: 0.3, Lean: true},
+		{Workload: "nearest", Ranks: 1, Threads: 3, Radix: 5, Fraction: 0.4, Period: 4, Jitter: 0.3},
+		{Workload: "spread", Ranks: 1, Threads: 2, Radix: 4, Jitter: 0.2},
+		{Workload: "forkjoin", Ranks: 3, Threads: 4, Width: 9, Steps: 12, Jitter: 0.5},
+		{Workload: "untied", Ranks: 2, Threads: 3, Steps: 20},
+	}
+	for _, cfg := range cfgs {
+		dir := filepath.Join(t.TempDir(), "trace")
+		g, err := gen.Generate(dir, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
+		exp := gen.Expected{}
+		for _, k := range []string{"critical_path", "graph", "tolerance"} {
+			if v, ok := g.Expected[k]; ok {
+				exp[k] = v
+			}
+		}
+		if _, ok := exp["critical_path"]; !ok {
+			t.Fatalf("%s: gen expects no critical path: the test proves nothing", name)
+		}
+		var firstJS []byte
+		for k := 1; k <= cfg.Ranks; k++ {
+			res := analyze(t, dir, cfg.Ranks, k)
+			if res.CriticalPath == nil || res.Graph == nil {
+				t.Fatalf("%s k=%d: sections missing: %+v", name, k, res)
+			}
+			js, err := json.Marshal(report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph})
+			if err != nil {
+				t.Fatal(err)
+			}
+			diffs, err := gen.Compare(js, exp)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range diffs {
+				t.Errorf("%s k=%d: %s", name, k, d)
+			}
+			var sum int64
+			for _, n := range res.Path {
+				sum += n.DurNS
+			}
+			if cp := res.CriticalPath; sum != cp.LengthNS || int64(len(res.Path)) != cp.Nodes || cp.LengthNS <= 0 {
+				t.Errorf("%s k=%d: path of %d nodes weighs %d, span %d over %d nodes", name, k, len(res.Path), sum, cp.LengthNS, cp.Nodes)
+			}
+			if res.Warnings.Count != 0 {
+				t.Errorf("%s k=%d: warnings %v", name, k, res.Warnings)
+			}
+			if firstJS == nil {
+				firstJS = js
+			} else if !bytes.Equal(js, firstJS) {
+				t.Errorf("%s: sections on %d ranks differ from 1 rank:\n%s\n%s", name, k, js, firstJS)
+			}
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package critpath
+
+import (
+	"github.com/ptrace-dev/ptrace/internal/packed"
+	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Proc is what the critical path keeps of one process's simulation: its
+// fragment graph, and its task graph's ingredients (explicit tasks that
+// ran, their run times, dependence edges, remote-dependence events). The
+// anomalies phase, which runs before the critical path, reads its run
+// times and construct names too (RunTimes, TaskName).
+type Proc struct {
+	rank  int
+	frags *sim.Frags
+	names map[int32]string // location id → construct name
+	sites []string         // MPI call sites (sim.Frags.MPISites) by name: "MPI_Send at file:line:col"
+	strs  []string         // the string table: the user regions serial and region code ran in
+	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
+	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
+	// distinct: no pair of deps repeats an earlier one (the simulation's
+	// check); kept: besides, every task they join ran, so the task graph
+	// takes every pair as it is (keepsAll, without its pass).
+	distinct, kept bool
+	// fragDeps are the dependence edges of tasks that ran, without
+	// repeats, as fragment pairs (the task graph makes them, the fragment
+	// DAG takes them).
+	fragDeps packed.Pairs
+	depOut   sim.EventNodes // remote_dep_out event → predecessor task
+	depIn    sim.EventNodes // remote_dep_in event → successor task
+}
+
+// NewProc keeps what the critical path needs of process p's simulation s
+// (run with RecordDeps), its fragment graph f (sim.FragPass.Take, with
+// DepsApart) and its remote dependences rd (the pass, if it ran over s;
+// nil for a process without remote dependences). Call it after s ran and
+// before s is recycled.
+func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
+	g := &Proc{rank: p.Header.Rank, frags: f, names: map[int32]string{}, strs: p.Strings, deps: s.DepEdges}
+	if rd != nil {
+		g.depOut, g.depIn = rd.out, rd.in
+	}
+	if f != nil {
+		g.sites = make([]string, len(f.MPISites))
+		for i, st := range f.MPISites {
+			g.sites[i] = trace.CallSiteName(&p.Tables, st.Func, st.Loc)
+		}
+	}
+	// Names of the tasks' constructs: a task fragment's location is its
+	// task's, and the anomaly records name tasks by theirs.
+	ran := false
+	g.distinct = s.DepEdgesDistinct()
+	g.kept = g.distinct
+	g.taskW.Grow(len(s.Tasks), 3)
+	for t := range s.Tasks {
+		tk := &s.Tasks[t]
+		w := int64(-1)
+		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
+			w, ran = s.RunNS(sim.Task(t)), true
+		}
+		if w < 0 && g.kept && s.DepEnd(sim.Task(t)) {
+			g.kept = false // a task the graph has no node for (didRun)
+		}
+		g.taskW.Append(w)
+		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
+			g.names[tk.Loc] = p.LocationName(int64(tk.Loc))
+		}
+	}
+	g.taskW.Trim()
+	// Without an explicit task that ran (an MPI code with parallel loops),
+	// the per-task arrays hold nothing the later phases read: 24 bytes for
+	// every implicit task and region id (17 MB on the 10 M-event halo).
+	// Nor do its dependences and remote dependences (tasks created that
+	// never ran, in a trace cut short): the graphs have no node to put
+	// them on.
+	if !ran {
+		g.taskW, g.deps = packed.Ints{}, packed.Pairs{}
+		g.depOut, g.depIn = sim.EventNodes{}, sim.EventNodes{}
+		if f != nil {
+			f.DropTasks()
+		}
+	}
+	return g
+}
+
+// eachRan calls fn for every explicit task that ran, in task order, with
+// its time running.
+func (pg *Proc) eachRan(fn func(t int32, w int64)) {
+	r := pg.taskW.Reader()
+	for t := range pg.taskW.Len() {
+		if w := r.Next(); w >= 0 {
+			fn(int32(t), w)
+		}
+	}
+}
+
+// Rank is the process's rank in the trace.
+func (pg *Proc) Rank() int { return pg.rank }
+
+// RunTimes reads, per task slot in task order, the time the task ran: -1
+// for one that never ran (an implicit task, or a task created but not
+// run), as the simulation left it.
+func (pg *Proc) RunTimes() packed.Reader { return pg.taskW.Reader() }
+
+// TaskName names a task construct by its location id.
+func (pg *Proc) TaskName(loc int32) string {
+	if loc < 0 {
+		return "<unknown>"
+	}
+	return pg.names[loc]
+}
+
+// RemoteDeps is a simulation pass that records which task each
+// remote_dep_out and remote_dep_in event belongs to, for the task graph.
+type RemoteDeps struct {
+	m       *ompt.Model
+	out, in sim.EventNodes
+}
+
+// NewRemoteDeps returns the pass for a simulation driven by model m.
+func NewRemoteDeps(m *ompt.Model) *RemoteDeps { return &RemoteDeps{m: m} }
+
+// Before implements sim.Pass.
+func (rd *RemoteDeps) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
+
+// Finish implements sim.Pass: the maps live until the critical path.
+func (rd *RemoteDeps) Finish(s *sim.Sim) {
+	rd.out.Trim()
+	rd.in.Trim()
+}
+
+// Kinds implements sim.Filtered.
+func (rd *RemoteDeps) Kinds() (before, after sim.KindSet) {
+	return 0, sim.KindsOf(trace.RemoteDepOut, trace.RemoteDepIn)
+}
+
+// After implements sim.Pass.
+func (rd *RemoteDeps) After(s *sim.Sim, e *trace.Event, th int) {
+	switch e.Kind {
+	case trace.RemoteDepOut:
+		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
+			rd.out.Add(th, s.Pos(th), t)
+		}
+	case trace.RemoteDepIn:
+		if t := rd.m.Task(e.Args[0]); t != sim.NoTask {
+			rd.in.Add(th, s.Pos(th), t)
+		}
+	}
+}
