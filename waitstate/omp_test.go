@@ -2,6 +2,7 @@ package waitstate
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -270,5 +271,47 @@ func TestRegionLocsAsMaps(t *testing.T) {
 		if got, ok := m.get(id); got != want || ok != wok {
 			t.Fatalf("op %d: get(%d) = %d, %v; want %d, %v", op, id, got, ok, want, wok)
 		}
+	}
+}
+
+// LLVM's libomp reports omp_test_lock's acquire with the kind of a
+// blocking lock, and a thread spinning on a held lock's test can make one
+// for each failed try (a million under load): acquires of a lock without
+// their acquired are no break of OMPT's sequence, and the wait of the
+// acquisition runs from the last of them. A critical section's acquire
+// always completes: one left without its acquired still breaks it.
+func TestMutexFailedTestsLookLikeLocks(t *testing.T) {
+	run := func(kind int64) (*OMPPass, error) {
+		g := &prog{events: make([][]trace.Event, 1), deps: make([][]trace.Dep, 1)}
+		init := id(0, 1)
+		g.ev(0, trace.ThreadBegin, 0, 1)
+		g.ev(0, trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+		for _, at := range []int64{10, 11, 12} {
+			g.ev(0, trace.MutexAcquire, at, kind, 0x1000, 0)
+		}
+		g.ev(0, trace.MutexAcquired, 20, kind, 0x1000, 0)
+		g.ev(0, trace.MutexReleased, 30, kind, 0x1000, 0)
+		g.ev(0, trace.ImplicitTaskEnd, 40, 0, init, 1, 0, ompt.TaskInitial)
+		g.ev(0, trace.ThreadEnd, 40)
+		tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}}}
+		p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sim.New(p, nil, true) // strict: a warning is an error
+		s.SetWindow(0, 40)
+		pass := NewOMPPass(0, p.NumThreads())
+		return pass, s.Run(ompt.NewModel(), pass)
+	}
+	pass, err := run(1) // ompt_mutex_lock
+	if err != nil {
+		t.Fatalf("failed tests of a lock: %v", err)
+	}
+	want := MutexRow{Kind: "lock", Construct: "t.c:1", Acquisitions: 1, WaitNS: 8, MaxWaitNS: 8, HoldNS: 10}
+	if len(pass.Mutexes) != 1 || pass.Mutexes[0] != want {
+		t.Errorf("mutexes %+v, want %+v", pass.Mutexes, want)
+	}
+	if _, err := run(5); err == nil || !strings.Contains(err.Error(), "mutex_acquired missing") { // ompt_mutex_critical
+		t.Errorf("a critical section's acquire left without its acquired: %v, want mutex_acquired missing", err)
 	}
 }

@@ -43,9 +43,9 @@ func TestMutexContention(t *testing.T) {
 	got := sum(count(procs[0], trace.MutexAcquired, nil))
 	rel := sum(count(procs[0], trace.MutexReleased, nil))
 	// Every acquisition is released; acquires without acquired are the
-	// nested nest-lock ones (4) and failed tests.
-	if got != 2*40+2*4 || rel != got || acq < got+4 {
-		t.Errorf("mutex events: %d acquire, %d acquired, %d released; want 88 acquired and released, at least 92 acquire", acq, got, rel)
+	// nested nest-lock ones (4) and failed tests (one for certain).
+	if got != 2*40+2*4+1 || rel != got || acq < got+4+1 {
+		t.Errorf("mutex events: %d acquire, %d acquired, %d released; want 89 acquired and released, at least 94 acquire", acq, got, rel)
 	}
 	r := h.report(t, dir)
 	// Every OMPT mutex sequence of a real run is one the checks accept

@@ -5,7 +5,12 @@
  * others wait. Total hold per mutex: THREADS·ITERS·HOLD_US. Then each
  * thread takes a nest lock twice (OMPT reports the first acquisition and the
  * last release only) and spins on omp_test_lock (failed tests have an
- * acquire and no acquired).
+ * acquire and no acquired). Last, one omp_test_lock fails for certain:
+ * thread 1 tests a lock thread 0 holds, which must leave nothing that reads
+ * as a blocking acquire left incomplete. (LLVM's libomp reports a test's
+ * acquire with a lock's kind; under load the spin above made up to a
+ * million acquires without acquired, waitstate's
+ * TestMutexFailedTestsLookLikeLocks.)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <omp.h>
@@ -32,12 +37,13 @@ static void busy_us(long us)
 
 int main(void)
 {
-	omp_lock_t lock, tlock;
+	omp_lock_t lock, tlock, held;
 	omp_nest_lock_t nlock;
 	omp_init_lock(&lock);
 	omp_init_lock(&tlock);
+	omp_init_lock(&held);
 	omp_init_nest_lock(&nlock);
-	long crit = 0, locked = 0, nested = 0, tested = 0;
+	long crit = 0, locked = 0, nested = 0, tested = 0, failed = 0;
 #pragma omp parallel num_threads(THREADS)
 	{
 		for (int i = 0; i < ITERS; i++) {
@@ -65,10 +71,20 @@ int main(void)
 		busy_us(HOLD_US / 10);
 		tested++;
 		omp_unset_lock(&tlock);
+#pragma omp barrier
+		if (omp_get_thread_num() == 0)
+			omp_set_lock(&held);
+#pragma omp barrier
+		if (omp_get_thread_num() == 1 && !omp_test_lock(&held))
+			failed++;
+#pragma omp barrier
+		if (omp_get_thread_num() == 0)
+			omp_unset_lock(&held);
 	}
 	omp_destroy_lock(&lock);
 	omp_destroy_lock(&tlock);
+	omp_destroy_lock(&held);
 	omp_destroy_nest_lock(&nlock);
-	printf("critical %ld, lock %ld, nest lock %ld, test lock %ld\n", crit, locked, nested, tested);
-	return crit == THREADS * ITERS && locked == THREADS * ITERS && nested == THREADS && tested == THREADS ? 0 : 1;
+	printf("critical %ld, lock %ld, nest lock %ld, test lock %ld, failed test %ld\n", crit, locked, nested, tested, failed);
+	return crit == THREADS * ITERS && locked == THREADS * ITERS && nested == THREADS && tested == THREADS && failed == 1 ? 0 : 1;
 }
