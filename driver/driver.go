@@ -150,10 +150,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	var times, decoded, heaps, lives, rss []int64
 	var hs *heapSampler
 	if opts.Stats != nil || opts.MemoryLimit > 0 {
-		hs = startHeapSampler()
+		hs = startHeapSampler(processLimit())
 		defer hs.stop()
 	}
 	guard := newMemoryGuard(hs)
+	r.guard = guard
 	for _, ph := range phases {
 		start := time.Now()
 		before := r.decoded()
@@ -311,6 +312,7 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 type run struct {
 	c     comm.Comm
 	opts  Options
+	guard memoryGuard
 	dir   dirInfo
 	plan  *partition.Plan
 	lo    int   // first owned process

@@ -16,8 +16,13 @@ type heapSampler struct {
 	// runtime's /gc/heap/live:bytes): what the analysis holds, without
 	// the garbage a collector starved of CPU has not reclaimed yet.
 	live atomic.Uint64
-	done chan struct{}
-	wg   sync.WaitGroup
+	// over is the live heap the sampler saw above limit (the process's
+	// memory limit, 0: none), 0 until it does: the phases poll it to stop
+	// at once rather than at their end.
+	limit uint64
+	over  atomic.Uint64
+	done  chan struct{}
+	wg    sync.WaitGroup
 }
 
 const (
@@ -50,8 +55,8 @@ func noteMax(a *atomic.Uint64, v uint64) {
 	}
 }
 
-func startHeapSampler() *heapSampler {
-	h := &heapSampler{done: make(chan struct{})}
+func startHeapSampler(limit uint64) *heapSampler {
+	h := &heapSampler{limit: limit, done: make(chan struct{})}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
@@ -60,7 +65,11 @@ func startHeapSampler() *heapSampler {
 		defer t.Stop()
 		for {
 			h.note(readHeap(s))
-			noteMax(&h.live, readLive(s))
+			live := readLive(s)
+			noteMax(&h.live, live)
+			if h.limit > 0 && live > h.limit {
+				noteMax(&h.over, live)
+			}
 			select {
 			case <-h.done:
 				return

@@ -104,7 +104,30 @@ type memoryGuard struct {
 }
 
 func newMemoryGuard(hs *heapSampler) memoryGuard {
-	return memoryGuard{hs: hs, limit: debug.SetMemoryLimit(-1)}
+	return memoryGuard{hs: hs, limit: int64(processLimit())}
+}
+
+// processLimit returns the process's soft memory limit, 0 for none.
+func processLimit() uint64 {
+	if l := debug.SetMemoryLimit(-1); l > 0 && l < math.MaxInt64 {
+		return uint64(l)
+	}
+	return 0
+}
+
+// exceeded returns, once the sampler saw the live heap above the limit,
+// the error that stops phase on this rank at once: a phase that polls it
+// (the simulation, every 65 536 events) ends there instead of running on
+// far beyond the limit to its end, where check would stop it.
+func (g memoryGuard) exceeded(phase string) error {
+	if g.hs == nil {
+		return nil
+	}
+	if live := g.hs.over.Load(); live > 0 {
+		return fmt.Errorf("the analysis outgrew its memory limit in the %s phase: %s of live heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory); stopped there: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+			phase, report.Bytes(int64(live)), report.Bytes(g.limit), report.Bytes(int64(live)+int64(live)/4))
+	}
+	return nil
 }
 
 // check returns an error on every rank when the heap exceeded the limit

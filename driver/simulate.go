@@ -108,6 +108,14 @@ func (r *run) simulate() error {
 		s.RecordDeps = true
 		s.EventCostNS = r.eventCost(p)
 		s.SyncRuntimeAsWork = r.opts.SyncRuntimeAsWork
+		// A process's simulation can take minutes: its progress, and a stop
+		// at once when the live heap outgrows the memory limit.
+		s.Interrupt = func(done int64) error {
+			if n := p.NumEvents(); n > 0 {
+				r.progress("simulate", (float64(i)+min(1, float64(done)/float64(n)))/float64(len(r.procs)))
+			}
+			return r.guard.exceeded("simulate")
+		}
 		model := ompt.NewModel()
 		model.Spare = &r.ompSpare
 		model.KeepDependences()
@@ -129,6 +137,9 @@ func (r *run) simulate() error {
 		}
 		if err := s.Run(model, passes...); err != nil {
 			failure = fmt.Errorf("rank %d: simulation: %w", p.Header.Rank, err)
+			if r.guard.exceeded("simulate") != nil {
+				failure = err // the memory limit's: the rank's processes, not this one
+			}
 			break
 		}
 		for b, v := range ready.Values {

@@ -91,6 +91,11 @@ type Sim struct {
 	// constructs as work, as POT does, instead of overhead (runtime.go);
 	// set before Run.
 	SyncRuntimeAsWork bool
+	// Interrupt, when set, is called every interruptEvery events with the
+	// events simulated so far: a long simulation reports its progress
+	// through it, and an error it returns (the analysis outgrew its memory
+	// limit) ends Run with that error.
+	Interrupt func(done int64) error
 
 	// RecordDeps keeps every dependence edge the model declares in
 	// DepEdges, including those from tasks already completed (they are no
@@ -349,6 +354,10 @@ func (s *Sim) BlockedTime(now int64) *Integral {
 	return &s.blockedTime
 }
 
+// interruptEvery is how many events Run simulates between two calls of
+// Interrupt: a few milliseconds' worth.
+const interruptEvery = 1 << 16
+
 // Run replays every event of the process in time order through the model
 // and the passes (Alg. 1). The breakdown pass always runs.
 func (s *Sim) Run(m Model, passes ...Pass) error {
@@ -380,7 +389,13 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	program := s.valid(s.Program) && s.HasEvents(0)
 	d := newDispatch(passes, s.Spare)
 	defer d.recycle(s.Spare)
+	var done int64
 	for h.len() > 0 {
+		if done++; done%interruptEvery == 0 && s.Interrupt != nil {
+			if err := s.Interrupt(done); err != nil {
+				return err
+			}
+		}
 		th := h.top()
 		cur = th
 		e := h.scans[th].Event()
