@@ -230,12 +230,11 @@ func (s *Sim) SetWindow(begin, end int64) {
 // zeroing by the runtime and no fresh pages (on the 10 M-event stencil,
 // 350 MB of the simulation's 700 MB of allocations, with ompt.Spare).
 type Spare struct {
-	tasks    Tasks
-	regions  []Region // emptied: no slice of a region outlives its process
-	succ     lists.Pool
-	frag     fragSpare // FragPass's, given back by its Finish
-	disp     *dispatch // Run's per-kind pass lists
-	createNS []int64   // TaskStats', given back by its Finish
+	tasks   Tasks
+	regions []Region // emptied: no slice of a region outlives its process
+	succ    lists.Pool
+	frag    fragSpare // FragPass's, given back by its Finish
+	disp    *dispatch // Run's per-kind pass lists
 }
 
 // Recycle gives the task table, the successor pool and the region table to
