@@ -1123,7 +1123,7 @@ func (p *FragPass) completed(s *Sim, id int64) {
 			p.pushTo(&p.pend, par, last)
 		}
 	}
-	if g := tk.Group; g >= 0 {
+	if g := s.cols.group.get(c); g >= 0 {
 		h := p.groupIn[g]
 		if _, ok := p.groupIn[g]; !ok {
 			h = -1

@@ -64,9 +64,12 @@ type Sim struct {
 	watchers               []ReadyWatcher
 
 	// succ holds the successor lists of the tasks not yet completed
-	// (TaskRec.succHead): a completed task's cells go back to the pool, so
-	// it holds the edges still to be resolved, not every edge
+	// (taskCols.succHead): a completed task's cells go back to the pool,
+	// so it holds the edges still to be resolved, not every edge (and the
+	// fragment pass's lists of pending inputs)
 	succ lists.Pool
+	// cols is the tasks' state beside the task table
+	cols taskCols
 	// longRuns holds the run times that do not fit TaskRec.run
 	longRuns map[Task]int64
 
@@ -231,6 +234,7 @@ func (s *Sim) SetWindow(begin, end int64) {
 // 350 MB of the simulation's 700 MB of allocations, with ompt.Spare).
 type Spare struct {
 	tasks   Tasks
+	cols    taskCols
 	regions []Region // emptied: no slice of a region outlives its process
 	succ    lists.Pool
 	frag    fragSpare // FragPass's, given back by its Finish
@@ -246,6 +250,7 @@ func (s *Sim) Recycle() {
 	if cap(s.Tasks) > cap(s.Spare.tasks) {
 		s.Spare.tasks = s.Tasks[:0]
 	}
+	s.Spare.cols, s.cols = s.cols, taskCols{}
 	s.Spare.succ = s.succ
 	if cap(s.Regions) > cap(s.Spare.regions) {
 		// Cleared, so that the slabs its regions' slices point into go.
@@ -290,7 +295,14 @@ func (s *Sim) AllocTasks(n int) {
 	}
 	initTasks(ts)
 	s.Tasks = ts
+	if sp := s.Spare; sp != nil {
+		s.cols, sp.cols = sp.cols, taskCols{}
+	}
+	s.cols.reset(n)
 }
+
+// Missing returns the unfinished predecessors of task t.
+func (s *Sim) Missing(t Task) int32 { return s.cols.missing.get(t) }
 
 // ReadyWatcher is a pass that follows the number of ready tasks over time:
 // Run calls ReadyOver for each interval (from, to] over which it held n,

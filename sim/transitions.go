@@ -66,13 +66,13 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	if kind != KindExplicit || !s.valid(parent) {
 		return
 	}
-	ts[parent].Kids++
+	s.cols.kids.put(parent, s.cols.kids.get(parent, 0)+1, 0)
 	r := ts[parent].Region
 	ts[t].Region = r
 	if r >= 0 {
 		s.Regions[r].Pending++
 	}
-	g := ts[parent].Group
+	g := s.cols.group.get(parent)
 	if th >= 0 {
 		gs := s.Threads[th].Groups
 		for i := len(gs) - 1; i >= 0; i-- {
@@ -82,7 +82,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 			}
 		}
 	}
-	ts[t].Group = g
+	s.cols.group.set(t, g)
 	if g >= 0 {
 		s.Groups[g].Pending++
 	}
@@ -92,7 +92,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 // remote dependences that will arrive later).
 func (s *Sim) AddMissing(t Task, n int32) {
 	if s.valid(t) {
-		s.Tasks[t].Missing += n
+		s.cols.missing.set(t, s.cols.missing.get(t)+n)
 	}
 }
 
@@ -114,13 +114,14 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return
 	}
-	for e := ts[pred].succHead; e != lists.None; e = s.succ.Next(e) {
+	head := s.cols.succHead.get(pred)
+	for e := head; e != lists.None; e = s.succ.Next(e) {
 		if s.succ.Value(e) == succ {
 			return
 		}
 	}
-	ts[pred].succHead = s.succ.Push(ts[pred].succHead, succ)
-	ts[succ].Missing++
+	s.cols.succHead.set(pred, s.succ.Push(head, succ))
+	s.cols.missing.set(succ, s.cols.missing.get(succ)+1)
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
 		// the same instant: it was never really ready. Undo, not a transition.
@@ -133,7 +134,7 @@ func (s *Sim) AddEdge(pred, succ Task) {
 
 // ReadyIfFree makes an initialized task ready when no predecessor is missing.
 func (s *Sim) ReadyIfFree(t Task) {
-	if s.valid(t) && s.Tasks[t].State == Initialized && s.Tasks[t].Missing <= 0 {
+	if s.valid(t) && s.Tasks[t].State == Initialized && s.cols.missing.get(t) <= 0 {
 		s.setState(t, Ready)
 	}
 }
@@ -144,8 +145,9 @@ func (s *Sim) Release(t Task) {
 	if !s.valid(t) {
 		return
 	}
-	s.Tasks[t].Missing--
-	if s.Tasks[t].Missing < 0 {
+	m := s.cols.missing.get(t) - 1
+	s.cols.missing.set(t, m)
+	if m < 0 {
 		s.Warn.Add("dependence released twice", "task #%d at %d ns", t, s.Now)
 	}
 	s.ReadyIfFree(t)
@@ -210,8 +212,8 @@ func (s *Sim) StartTask(t Task, th int) {
 			s.removeFrom(t, o)
 		}
 	case Initialized:
-		if ts[t].Missing > 0 {
-			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, ts[t].Missing, s.Now)
+		if m := s.cols.missing.get(t); m > 0 {
+			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, m, s.Now)
 		}
 		s.setState(t, Ready)
 	case Suspended:
@@ -517,21 +519,24 @@ func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
-	for e := ts[t].succHead; e != lists.None; e = s.succ.Next(e) {
-		s.Release(s.succ.Value(e))
+	if head := s.cols.succHead.get(t); head != lists.None {
+		for e := head; e != lists.None; e = s.succ.Next(e) {
+			s.Release(s.succ.Value(e))
+		}
+		s.succ.Release(head)
+		s.cols.succHead.set(t, lists.None)
 	}
-	s.succ.Release(ts[t].succHead)
-	ts[t].succHead = lists.None
 	if ts[t].Kind != KindExplicit {
 		return
 	}
 	if p := ts[t].Parent; s.valid(p) {
-		ts[p].Kids--
-		if ts[p].Kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
+		kids := s.cols.kids.get(p, 0) - 1
+		s.cols.kids.put(p, kids, 0)
+		if kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
 			s.setState(p, Ready)
 		}
 	}
-	if g := ts[t].Group; g >= 0 {
+	if g := s.cols.group.get(t); g >= 0 {
 		grp := &s.Groups[g]
 		grp.Pending--
 		if grp.Pending == 0 && grp.Waiter != NoTask && ts[grp.Waiter].State == Suspended {
@@ -549,7 +554,7 @@ func (s *Sim) SuspendForTaskwait(t Task, th int) {
 	if !s.suspend(t, th, WaitTaskwait) {
 		return
 	}
-	if s.Tasks[t].Kids <= 0 {
+	if s.cols.kids.get(t, 0) <= 0 {
 		s.setState(t, Ready)
 	}
 }
