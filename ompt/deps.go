@@ -122,6 +122,15 @@ func (d *depTracker) reserve(n int) {
 	d.sweepAt, d.doneAtSweep = 1<<12, 0
 }
 
+// release drops the tracker's states and their arrays (beyond a small
+// table), for when no dependence is left to resolve; it stays usable.
+func (d *depTracker) release() {
+	d.table = nil
+	d.initTable(tableSize(0))
+	d.groups, d.free = nil, nil
+	d.cells = lists.Pool{}
+}
+
 // slot is where (addr, parent)'s probe starts: its page (4 KiB) spread by
 // Fibonacci hashing (the product's top bits, scaled to the table's size),
 // plus its offset in the page. A task's dependences are often its
