@@ -163,10 +163,7 @@ func (d *depTracker) next(i int) int {
 }
 
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
-	for ; list != lists.None; list = d.cells.Next(list) {
-		out = append(out, d.cells.Value(list))
-	}
-	return out
+	return d.cells.Append(out, list)
 }
 
 // lookup returns the state of (parent, addr), made empty if it had none.
@@ -227,7 +224,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 		switch dep.Type {
 		case trace.DepIn:
 			out = d.writers(out, a)
-			a.readers = d.cells.Push(a.readers, task)
+			a.readers = d.cells.PushRun(a.readers, task)
 		case trace.DepOut, trace.DepInout:
 			out = d.writers(out, a)
 			out = d.appendList(out, a.readers)
@@ -238,7 +235,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 				// Joins the current group: same predecessors as its members.
 				g := &d.groups[gi]
 				out = d.appendList(out, g.preds)
-				g.set = d.cells.Push(g.set, task)
+				g.set = d.cells.PushRun(g.set, task)
 				break
 			}
 			start := len(out)
@@ -249,9 +246,9 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			a.writer = -2 - gi
 			g := &d.groups[gi]
 			for _, p := range out[start:] {
-				g.preds = d.cells.Push(g.preds, p)
+				g.preds = d.cells.PushRun(g.preds, p)
 			}
-			g.set = d.cells.Push(lists.None, task)
+			g.set = d.cells.PushRun(lists.None, task)
 		default:
 			// source/sink (doacross) order loop iterations, not tasks.
 		}
@@ -276,10 +273,14 @@ func (d *depTracker) writers(out []int32, a *addrState) []int32 {
 // before any runs.
 func (d *depTracker) sweep(done func(int32) bool) {
 	deadList := func(l int32) bool {
-		for ; l != lists.None; l = d.cells.Next(l) {
-			if !done(d.cells.Value(l)) {
-				return false
+		for l != lists.None {
+			hi, n, next := d.cells.Item(l)
+			for v := hi; v > hi-n; v-- {
+				if !done(v) {
+					return false
+				}
 			}
+			l = next
 		}
 		return true
 	}

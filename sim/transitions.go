@@ -115,12 +115,16 @@ func (s *Sim) AddEdge(pred, succ Task) {
 		return
 	}
 	head := s.cols.succHead.get(pred)
-	for e := head; e != lists.None; e = s.succ.Next(e) {
-		if s.succ.Value(e) == succ {
+	for e := head; e != lists.None; {
+		hi, n, next := s.succ.Item(e)
+		if succ <= hi && succ > hi-n {
 			return
 		}
+		e = next
 	}
-	s.cols.succHead.set(pred, s.succ.Push(head, succ))
+	// Successors made one after another (a loop's tasks reading what one
+	// task wrote) are a run: two cells, not one each.
+	s.cols.succHead.set(pred, s.succ.PushRun(head, succ))
 	s.cols.missing.set(succ, s.cols.missing.get(succ)+1)
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
@@ -520,8 +524,12 @@ func (s *Sim) complete(t Task) {
 	s.setState(t, Completed)
 	s.Completed++
 	if head := s.cols.succHead.get(t); head != lists.None {
-		for e := head; e != lists.None; e = s.succ.Next(e) {
-			s.Release(s.succ.Value(e))
+		for e := head; e != lists.None; {
+			hi, n, next := s.succ.Item(e)
+			for v := hi; v > hi-n; v-- {
+				s.Release(v)
+			}
+			e = next
 		}
 		s.succ.Release(head)
 		s.cols.succHead.set(t, lists.None)

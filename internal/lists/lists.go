@@ -2,7 +2,9 @@
 // pool: 8 bytes an element, no allocation per list, and released cells are
 // reused, so the pool holds the elements of the lists alive at one time.
 // The dependence tracker's readers and set members and the fragment pass's
-// pending inputs are such lists.
+// pending inputs are such lists. A list of non-negative values pushed with
+// PushRun keeps a run of consecutive values in two cells (the tasks a loop
+// creates one after another, which read one address or follow one task).
 package lists
 
 // None is the empty list.
@@ -65,3 +67,51 @@ func (p *Pool) Value(c int32) int32 { return p.cell(c).value }
 
 // Next returns the cell after c, None at the end of its list.
 func (p *Pool) Next(c int32) int32 { return p.cell(c).next }
+
+// PushRun puts v (≥ 0) in front of list, as Push does, in a list read with
+// Item: when v is one past the value in front, that value's item becomes,
+// or grows, a run (a cell holding −length, then one holding the run's
+// latest value), so consecutive values take two cells however many.
+func (p *Pool) PushRun(list, v int32) int32 {
+	if list != None && v > 0 {
+		h := p.cell(list)
+		switch {
+		case h.value == v-1: // a value becomes a run of two
+			h.value = v
+			return p.Push(list, -2)
+		case h.value < 0:
+			if b := p.cell(h.next); b.value == v-1 {
+				b.value = v
+				h.value--
+				return list
+			}
+		}
+	}
+	return p.Push(list, v)
+}
+
+// Item returns the values of the item at cell c of a list made with
+// PushRun, latest first: hi, hi−1, …, hi−n+1; next is the next item's
+// cell (None at the end): for c := list; c != lists.None; { hi, n, next :=
+// p.Item(c); …; c = next }.
+func (p *Pool) Item(c int32) (hi, n, next int32) {
+	x := p.cell(c)
+	if x.value >= 0 {
+		return x.value, 1, x.next
+	}
+	b := p.cell(x.next)
+	return b.value, -x.value, b.next
+}
+
+// Append appends the values of a list made with PushRun to dst, latest
+// first.
+func (p *Pool) Append(dst []int32, list int32) []int32 {
+	for c := list; c != None; {
+		hi, n, next := p.Item(c)
+		for v := hi; v > hi-n; v-- {
+			dst = append(dst, v)
+		}
+		c = next
+	}
+	return dst
+}

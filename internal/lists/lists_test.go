@@ -83,3 +83,49 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// A list pushed with PushRun gives the values pushed, latest first, as a
+// list pushed with Push does, in fewer cells when values come one after
+// another; the pool reuses its cells alike.
+func TestPushRun(t *testing.T) {
+	var p Pool
+	for _, vals := range [][]int32{
+		{5},
+		{0, 1, 2, 3, 4},
+		{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
+		{2, 2, 3, 3, 4, 10, 11, 11, 12},
+		{0, 0, 1, 1, 0, 1},
+	} {
+		l, ref := None, None
+		for _, v := range vals {
+			l = p.PushRun(l, v)
+			ref = p.Push(ref, v)
+		}
+		got, want := p.Append(nil, l), values(&p, ref)
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: %v, want %v", vals, got, want)
+		}
+		p.Release(l)
+		p.Release(ref)
+	}
+	// A run of a thousand values in two cells.
+	l := None
+	for v := int32(100); v < 1100; v++ {
+		l = p.PushRun(l, v)
+	}
+	if hi, n, next := p.Item(l); hi != 1099 || n != 1000 || next != None {
+		t.Errorf("item (%d, %d, %d), want (1099, 1000, None)", hi, n, next)
+	}
+	if cells := p.n - p.freeCells(); cells != 2 {
+		t.Errorf("%d cells in use, want 2", cells)
+	}
+}
+
+// freeCells counts the cells on the free list.
+func (p *Pool) freeCells() int32 {
+	n := int32(0)
+	for c := p.free - 1; c >= 0; c = p.cell(c).next {
+		n++
+	}
+	return n
+}
