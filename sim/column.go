@@ -13,31 +13,40 @@ const (
 	colPageLen  = 1 << colPageBits
 )
 
-// col32 is a column of int32 values, one per task, that reads def where
-// nothing was written. Its pages start empty (no memory but their
-// header), hold one value written to some of their entries (a bit an
-// entry: 512 bytes), and become dense (4 bytes an entry) when a second
-// value is written: a column written for few tasks, or with the same
-// value for the tasks of a page (the barrier every task of a loop joins,
-// the fragment their creator left off at), costs next to nothing.
-type col32 struct {
-	def   int32
-	pages []colPage
-	// free holds the arrays of a previous use (reset), for pages that need
-	// them.
-	freeDense [][]int32
+// col is a column of values, one per task, that reads def where nothing
+// was written (col32: int32 values). Its pages start empty (no memory but
+// their header), hold one value written to some of their entries (a bit
+// an entry: 512 bytes), and become dense (4 bytes an entry for int32) when
+// a second value is written: a column written for few tasks, or with the
+// same value for the tasks of a page (the barrier every task of a loop
+// joins, the fragment their creator left off at), costs next to nothing.
+// A page whose entries all read def again goes back to empty: the
+// predecessors and successors of tasks, all set when a program creates
+// every task first, are released as the tasks complete.
+type col[T comparable] struct {
+	def   T
+	pages []colPage[T]
+	// free holds arrays for pages that need them: a previous use's (reset)
+	// and a few of the pages emptied since (more go to the collector).
+	freeDense [][]T
 	freeSet   []*[colPageLen / 64]uint64
 }
 
-type colPage struct {
-	dense []int32                  // all entries, nil unless dense
+// keepFree is how many emptied pages' arrays a column keeps for reuse.
+const keepFree = 4
+
+type col32 = col[int32]
+
+type colPage[T comparable] struct {
+	dense []T                      // all entries, nil unless dense
 	set   *[colPageLen / 64]uint64 // entries holding v, nil when none (or dense)
-	v     int32
+	v     T
+	n     int32 // entries not reading def
 }
 
 // reset makes c a column of n entries reading def, keeping the arrays it
 // had for the pages it will need.
-func (c *col32) reset(n int, def int32) {
+func (c *col[T]) reset(n int, def T) {
 	for i := range c.pages {
 		p := &c.pages[i]
 		if p.dense != nil {
@@ -52,13 +61,13 @@ func (c *col32) reset(n int, def int32) {
 		c.pages = c.pages[:np]
 		clear(c.pages)
 	} else {
-		c.pages = make([]colPage, np)
+		c.pages = make([]colPage[T], np)
 	}
 	c.def = def
 }
 
 // get returns entry i.
-func (c *col32) get(i int32) int32 {
+func (c *col[T]) get(i int32) T {
 	p := &c.pages[i>>colPageBits]
 	j := i & (colPageLen - 1)
 	if p.dense != nil {
@@ -71,15 +80,29 @@ func (c *col32) get(i int32) int32 {
 }
 
 // set writes x to entry i.
-func (c *col32) set(i, x int32) {
+func (c *col[T]) set(i int32, x T) {
 	p := &c.pages[i>>colPageBits]
 	j := i & (colPageLen - 1)
+	bit := uint64(1) << (j % 64)
 	switch {
 	case p.dense != nil:
+		if was := p.dense[j] != c.def; was != (x != c.def) {
+			if was {
+				p.n--
+			} else {
+				p.n++
+			}
+		}
 		p.dense[j] = x
+		if p.n == 0 {
+			c.empty(p)
+		}
 	case x == c.def:
-		if p.set != nil {
-			p.set[j/64] &^= 1 << (j % 64)
+		if p.set != nil && p.set[j/64]&bit != 0 {
+			p.set[j/64] &^= bit
+			if p.n--; p.n == 0 {
+				c.empty(p)
+			}
 		}
 	case p.set == nil:
 		if n := len(c.freeSet); n > 0 {
@@ -90,23 +113,42 @@ func (c *col32) set(i, x int32) {
 			p.set = new([colPageLen / 64]uint64)
 		}
 		p.v = x
-		p.set[j/64] |= 1 << (j % 64)
+		p.set[j/64] |= bit
+		p.n = 1
 	case x == p.v:
-		p.set[j/64] |= 1 << (j % 64)
+		if p.set[j/64]&bit == 0 {
+			p.set[j/64] |= bit
+			p.n++
+		}
 	default:
 		c.densify(p)
+		if p.dense[j] == c.def {
+			p.n++
+		}
 		p.dense[j] = x
 	}
 }
 
+// empty makes page p, whose entries all read def, empty again, keeping
+// its array for reuse if the column keeps few.
+func (c *col[T]) empty(p *colPage[T]) {
+	if p.dense != nil && len(c.freeDense) < keepFree {
+		c.freeDense = append(c.freeDense, p.dense)
+	}
+	if p.set != nil && len(c.freeSet) < keepFree {
+		c.freeSet = append(c.freeSet, p.set)
+	}
+	*p = colPage[T]{}
+}
+
 // densify makes page p dense.
-func (c *col32) densify(p *colPage) {
-	var d []int32
+func (c *col[T]) densify(p *colPage[T]) {
+	var d []T
 	if n := len(c.freeDense); n > 0 {
 		d = c.freeDense[n-1]
 		c.freeDense = c.freeDense[:n-1]
 	} else {
-		d = make([]int32, colPageLen)
+		d = make([]T, colPageLen)
 	}
 	for k := range d {
 		d[k] = c.def
@@ -123,7 +165,7 @@ func (c *col32) densify(p *colPage) {
 }
 
 // block appends entries [64b, 64b+64) to dst, up to n in all.
-func (c *col32) block(b, n int, dst []int32) []int32 {
+func (c *col[T]) block(b, n int, dst []T) []T {
 	for i := b * 64; i < min((b+1)*64, n); i++ {
 		dst = append(dst, c.get(int32(i)))
 	}

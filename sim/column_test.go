@@ -37,6 +37,17 @@ func TestCol32AsSlice(t *testing.T) {
 				t.Fatalf("n %d op %d: get(%d) = %d, want %d", n, op, i, got, ref[i])
 			}
 		}
+		for pi, p := range c.pages {
+			nd := int32(0)
+			for k := pi * colPageLen; k < min(n, (pi+1)*colPageLen); k++ {
+				if ref[k] != def {
+					nd++
+				}
+			}
+			if p.n != nd || nd == 0 && (p.dense != nil || p.set != nil) {
+				t.Fatalf("n %d: page %d counts %d entries set (arrays %v %v), want %d", n, pi, p.n, p.dense != nil, p.set != nil, nd)
+			}
+		}
 		var blk []int32
 		for b := range (n + 63) / 64 {
 			blk = c.block(b, n, blk[:0])
@@ -112,5 +123,27 @@ func TestTaskMapAsMap(t *testing.T) {
 				clear(ref)
 			}
 		}
+	}
+}
+
+// A page whose entries are all set back to def is emptied: the column of
+// tasks' predecessors shrinks as they complete.
+func TestCol32Empties(t *testing.T) {
+	var c col32
+	n := 8 * colPageLen
+	c.reset(n, 0)
+	for i := range int32(n) {
+		c.set(i, 1+i%3) // dense pages
+	}
+	for i := range int32(n) {
+		c.set(i, 0)
+	}
+	for k, p := range c.pages {
+		if p.dense != nil || p.set != nil || p.n != 0 {
+			t.Fatalf("page %d kept its array after every entry went back to 0", k)
+		}
+	}
+	if len(c.freeDense) > keepFree {
+		t.Errorf("%d arrays kept, want at most %d", len(c.freeDense), keepFree)
 	}
 }

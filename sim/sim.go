@@ -64,7 +64,7 @@ type Sim struct {
 	watchers               []ReadyWatcher
 
 	// succ holds the successor lists of the tasks not yet completed
-	// (taskCols.succHead): a completed task's cells go back to the pool,
+	// (taskCols.succ): a completed task's cells go back to the pool,
 	// so it holds the edges still to be resolved, not every edge (and the
 	// fragment pass's lists of pending inputs)
 	succ lists.Pool

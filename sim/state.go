@@ -131,16 +131,19 @@ func initTasks(ts Tasks) {
 // taskCols are the tasks' state that most tasks do not have, or have only
 // for a while, beside the task table.
 type taskCols struct {
-	missing  col32   // unfinished predecessors
-	succHead col32   // first dependence edge out of it, -1 none
-	group    col32   // taskgroup it belongs to, -1 none
-	kids     taskMap // children not yet completed (taskwait), of the tasks that have some
+	missing col32 // unfinished predecessors
+	// succ lists the tasks depending on it, while it is not completed: a
+	// run of the tasks a loop made one after another in itself, others in
+	// the successor pool's cells
+	succ  col[lists.Head]
+	group col32   // taskgroup it belongs to, -1 none
+	kids  taskMap // children not yet completed (taskwait), of the tasks that have some
 }
 
 // reset sizes the columns for n task slots.
 func (c *taskCols) reset(n int) {
 	c.missing.reset(n, 0)
-	c.succHead.reset(n, lists.None)
+	c.succ.reset(n, lists.Head{})
 	c.group.reset(n, -1)
 	c.kids.clear()
 }

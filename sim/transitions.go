@@ -114,17 +114,20 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return
 	}
-	head := s.cols.succHead.get(pred)
-	for e := head; e != lists.None; {
-		hi, n, next := s.succ.Item(e)
+	head := s.cols.succ.get(pred)
+	for hi, n, next := s.succ.First(head); n > 0; {
 		if succ <= hi && succ > hi-n {
 			return
 		}
-		e = next
+		if next == lists.None {
+			break
+		}
+		hi, n, next = s.succ.Item(next)
 	}
 	// Successors made one after another (a loop's tasks reading what one
-	// task wrote) are a run: two cells, not one each.
-	s.cols.succHead.set(pred, s.succ.PushRun(head, succ))
+	// task wrote) are a run, held in the head: no cell at all.
+	s.succ.PushHead(&head, succ)
+	s.cols.succ.set(pred, head)
 	s.cols.missing.set(succ, s.cols.missing.get(succ)+1)
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
@@ -523,16 +526,18 @@ func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
-	if head := s.cols.succHead.get(t); head != lists.None {
-		for e := head; e != lists.None; {
-			hi, n, next := s.succ.Item(e)
+	if head := s.cols.succ.get(t); !head.Empty() {
+		for hi, n, next := s.succ.First(head); n > 0; {
 			for v := hi; v > hi-n; v-- {
 				s.Release(v)
 			}
-			e = next
+			if next == lists.None {
+				break
+			}
+			hi, n, next = s.succ.Item(next)
 		}
-		s.succ.Release(head)
-		s.cols.succHead.set(t, lists.None)
+		s.succ.ReleaseHead(head)
+		s.cols.succ.set(t, lists.Head{})
 	}
 	if ts[t].Kind != KindExplicit {
 		return

@@ -4,7 +4,9 @@
 // The dependence tracker's readers and set members and the fragment pass's
 // pending inputs are such lists. A list of non-negative values pushed with
 // PushRun keeps a run of consecutive values in two cells (the tasks a loop
-// creates one after another, which read one address or follow one task).
+// creates one after another, which read one address or follow one task),
+// and a Head keeps a list's latest run in itself, with no cell at all
+// while the list is that one run.
 package lists
 
 // None is the empty list.
@@ -114,4 +116,63 @@ func (p *Pool) Append(dst []int32, list int32) []int32 {
 		c = next
 	}
 	return dst
+}
+
+// Head is a list of non-negative values (as PushRun makes) that holds its
+// values in itself while they are one run: 8 bytes, where the run took two
+// cells and a list head. The zero Head is the empty list.
+type Head struct {
+	// n > 0: the values a, a−1, …, a−n+1, latest first; n == 0: none;
+	// n < 0: the cells of a PushRun list starting at a.
+	a, n int32
+}
+
+// Empty reports whether h holds no value.
+func (h Head) Empty() bool { return h.n == 0 }
+
+// PushHead puts v (≥ 0) in front of the list *h.
+func (p *Pool) PushHead(h *Head, v int32) {
+	switch {
+	case h.n == 0:
+		*h = Head{v, 1}
+	case h.n > 0 && v == h.a+1 && v > 0:
+		h.a, h.n = v, h.n+1
+	case h.n > 0: // the run moves to cells, before v
+		list := p.Push(None, h.a-h.n+1)
+		for x := h.a - h.n + 2; x <= h.a; x++ {
+			list = p.PushRun(list, x)
+		}
+		*h = Head{p.PushRun(list, v), -1}
+	default:
+		h.a = p.PushRun(h.a, v)
+	}
+}
+
+// First returns the first item of h, as Item does (n == 0: h is empty).
+func (p *Pool) First(h Head) (hi, n, next int32) {
+	switch {
+	case h.n > 0:
+		return h.a, h.n, None
+	case h.n == 0:
+		return 0, 0, None
+	}
+	return p.Item(h.a)
+}
+
+// AppendHead appends h's values to dst, latest first.
+func (p *Pool) AppendHead(dst []int32, h Head) []int32 {
+	if h.n >= 0 {
+		for v := h.a; v > h.a-h.n; v-- {
+			dst = append(dst, v)
+		}
+		return dst
+	}
+	return p.Append(dst, h.a)
+}
+
+// ReleaseHead gives h's cells back to the pool.
+func (p *Pool) ReleaseHead(h Head) {
+	if h.n < 0 {
+		p.Release(h.a)
+	}
 }

@@ -129,3 +129,53 @@ func (p *Pool) freeCells() int32 {
 	}
 	return n
 }
+
+// A Head gives the values pushed, latest first, as a list pushed with
+// Push does, in no cell while they are one run.
+func TestHead(t *testing.T) {
+	var p Pool
+	for _, vals := range [][]int32{
+		{5},
+		{0, 1, 2, 3, 4},
+		{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
+		{2, 2, 3, 3, 4, 10, 11, 11, 12},
+		{0, 0, 1, 1, 0, 1},
+		{4, 5, 6, 2},
+	} {
+		var h Head
+		ref := None
+		for _, v := range vals {
+			p.PushHead(&h, v)
+			ref = p.Push(ref, v)
+		}
+		want := values(&p, ref)
+		if got := p.AppendHead(nil, h); !slices.Equal(got, want) {
+			t.Errorf("%v: %v, want %v", vals, got, want)
+		}
+		var items []int32
+		for hi, n, next := p.First(h); n > 0; {
+			for v := hi; v > hi-n; v-- {
+				items = append(items, v)
+			}
+			if next == None {
+				break
+			}
+			hi, n, next = p.Item(next)
+		}
+		if !slices.Equal(items, want) {
+			t.Errorf("%v: items %v, want %v", vals, items, want)
+		}
+		p.ReleaseHead(h)
+		p.Release(ref)
+	}
+	var h Head
+	for v := int32(3); v < 3000; v++ {
+		p.PushHead(&h, v)
+	}
+	if h.n != 2997 || p.n != p.freeCells() {
+		t.Errorf("a run of 2997: head %+v, %d cells of %d in use", h, p.n-p.freeCells(), p.n)
+	}
+	if _, n, _ := p.First(Head{}); n != 0 || !(Head{}).Empty() {
+		t.Errorf("the zero Head is not empty")
+	}
+}
