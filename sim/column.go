@@ -172,6 +172,41 @@ func (c *col[T]) block(b, n int, dst []T) []T {
 	return dst
 }
 
+// counts is a column of int32 counts per task that are nearly always
+// small: a byte a task where written (col), a count outside 0..254 kept
+// exactly in a table (a task with 255 predecessors or more, a damaged
+// trace's negative count).
+type counts struct {
+	small col[uint8]
+	big   taskMap
+}
+
+const bigCount = 255
+
+func (c *counts) reset(n int) {
+	c.small.reset(n, 0)
+	c.big.clear()
+}
+
+func (c *counts) get(t Task) int32 {
+	if x := c.small.get(t); x != bigCount {
+		return int32(x)
+	}
+	return c.big.get(t, 0)
+}
+
+func (c *counts) set(t Task, v int32) {
+	if v >= 0 && v < bigCount {
+		if c.small.get(t) == bigCount {
+			c.big.del(t)
+		}
+		c.small.set(t, uint8(v))
+		return
+	}
+	c.small.set(t, bigCount)
+	c.big.insert(t, v)
+}
+
 // taskMap maps tasks to int32 values where few tasks hold one at a time
 // (the fragment pass's pending inputs of a task, which its next fragment
 // drains; the children of a task not completed yet): an open-addressing

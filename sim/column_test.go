@@ -147,3 +147,39 @@ func TestCol32Empties(t *testing.T) {
 		t.Errorf("%d arrays kept, want at most %d", len(c.freeDense), keepFree)
 	}
 }
+
+// Counts read back what was set, small ones in a byte, others (large,
+// negative) exactly.
+func TestCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var c counts
+	const n = 3 * colPageLen
+	c.reset(n)
+	ref := make([]int32, n)
+	for op := range 100000 {
+		i := r.Int32N(n)
+		v := r.Int32N(300) - 20
+		if op%3 == 0 {
+			v = ref[i] + 1
+		}
+		c.set(i, v)
+		ref[i] = v
+		if got := c.get(i); got != v {
+			t.Fatalf("op %d: get(%d) = %d, want %d", op, i, got, v)
+		}
+	}
+	for i, v := range ref {
+		if got := c.get(int32(i)); got != v {
+			t.Fatalf("get(%d) = %d, want %d", i, got, v)
+		}
+	}
+	big := 0
+	for _, v := range ref {
+		if v < 0 || v >= bigCount {
+			big++
+		}
+	}
+	if c.big.n != big {
+		t.Errorf("%d counts in the table, want %d", c.big.n, big)
+	}
+}

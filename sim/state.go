@@ -131,7 +131,7 @@ func initTasks(ts Tasks) {
 // taskCols are the tasks' state that most tasks do not have, or have only
 // for a while, beside the task table.
 type taskCols struct {
-	missing col32 // unfinished predecessors
+	missing counts // unfinished predecessors
 	// succ lists the tasks depending on it, while it is not completed: a
 	// run of the tasks a loop made one after another in itself, others in
 	// the successor pool's cells
@@ -142,7 +142,7 @@ type taskCols struct {
 
 // reset sizes the columns for n task slots.
 func (c *taskCols) reset(n int) {
-	c.missing.reset(n, 0)
+	c.missing.reset(n)
 	c.succ.reset(n, lists.Head{})
 	c.group.reset(n, -1)
 	c.kids.clear()
