@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -107,6 +108,13 @@ func (r *run) simulate() error {
 		s.RecordDeps = true
 		s.EventCostNS = r.eventCost(p)
 		s.SyncRuntimeAsWork = r.opts.SyncRuntimeAsWork
+		// Large tables dropped mid-simulation (the dependence tracker's,
+		// once every task is created) are collected at once (sim.Sim.OnDrop).
+		s.OnDrop = func(n int64) {
+			if n >= 16<<20 {
+				runtime.GC()
+			}
+		}
 		model := ompt.NewModel()
 		model.Spare = &r.ompSpare
 		model.KeepDependences()

@@ -3,6 +3,7 @@ package ompt
 import (
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -123,6 +124,11 @@ func (d *depTracker) reserve(n int) {
 	d.groups, d.free = d.groups[:0], d.free[:0]
 	d.cells.Reset()
 	d.sweepAt, d.doneAtSweep = 1<<12, 0
+}
+
+// bytes returns the memory the tracker's tables hold.
+func (d *depTracker) bytes() int {
+	return len(d.table)*int(unsafe.Sizeof(addrState{})) + d.cells.Bytes() + len(d.groups)*int(unsafe.Sizeof(setGroup{}))
 }
 
 // release drops the tracker's states and their arrays (beyond a small

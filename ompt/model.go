@@ -270,7 +270,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			}
 		}
 		s.ReadyIfFree(t)
-		m.dependencesSeen()
+		m.dependencesSeen(s)
 	case trace.TaskDeps:
 		if s.Pos(th) > m.skip[th] { // not read with its task_create
 			t := m.task(s, e.Args[0], "dependences")
@@ -278,7 +278,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 				m.addDeps(s, s.Tasks[t].Parent, t, s.Deps(th))
 			}
 		}
-		m.dependencesSeen()
+		m.dependencesSeen(s)
 	case trace.TaskDependence:
 		// Address resolution already found every edge of a task whose
 		// dependences were recorded; the runtime's report only matters for
@@ -382,9 +382,11 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 // process's last, the tracker's tables (a state per address and parent and
 // a cell per reader: about 50 bytes a task on the lean stencil, all
 // created before any runs) are released while the tasks run.
-func (m *Model) dependencesSeen() {
+func (m *Model) dependencesSeen(s *sim.Sim) {
 	if m.depsLeft--; m.depsLeft == 0 {
+		n := m.deps.bytes()
 		m.deps.release()
+		s.Dropped(int64(n))
 	}
 }
 

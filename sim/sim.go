@@ -109,6 +109,15 @@ type Sim struct {
 	depRepeat bool
 	depEnds   []uint64
 
+	// OnDrop, when set, is called with their size in bytes when the
+	// simulation drops large working tables before its end (Dropped): the
+	// dependence tracker's, once every task is created. The heap's goal
+	// stays where those tables put it until the next collection, so the
+	// heap would grow by their size again before it shrinks: a caller that
+	// runs the collector then (runtime.GC; the heap is pointer-free
+	// arrays, a few milliseconds) keeps the peak to what was live.
+	OnDrop func(bytes int64)
+
 	// Scans, when set, recycles the event scans of Run (set it to share
 	// their buffers between the processes of a rank).
 	Scans *trace.Scans
@@ -179,6 +188,14 @@ func (s *Sim) Ahead(th, j int) (e *trace.Event, deps []trace.Dep, ok bool) {
 		return nil, nil, false
 	}
 	return s.merge.scans[th].Ahead(j)
+}
+
+// Dropped tells OnDrop, if set, that a model or pass dropped working
+// tables of about n bytes.
+func (s *Sim) Dropped(n int64) {
+	if s.OnDrop != nil {
+		s.OnDrop(n)
+	}
 }
 
 // Touched lists the threads other than the event's whose state the event

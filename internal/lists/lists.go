@@ -31,6 +31,9 @@ type Pool struct {
 	free   int32 // first free cell + 1, 0 when none
 }
 
+// Bytes returns the memory the pool holds.
+func (p *Pool) Bytes() int { return len(p.blocks) * blockLen * 8 }
+
 // Reset empties the pool, keeping its blocks.
 func (p *Pool) Reset() { p.n, p.free = 0, 0 }
 
