@@ -3,21 +3,28 @@ package sim
 import (
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/internal/lists"
 )
 
-// Random writes to a col32 read back as a plain slice written alike,
-// whether the pages stay empty, hold one value or turn dense, and after a
-// reset that reuses the arrays.
-func TestCol32AsSlice(t *testing.T) {
+// Random writes to the columns read back as a plain slice written alike,
+// whether their pages stay empty, hold one value or turn dense, and after
+// a reset that reuses their arrays.
+func TestColumnsAsSlices(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var c col32
+	var p pcol
+	var b bcol
 	for round, n := range []int{5, colPageLen, 3*colPageLen + 17, 10 * colPageLen} {
 		def := int32(round - 1)
 		c.reset(n, def)
+		p.reset(n, def)
+		b.reset(n)
 		ref := make([]int32, n)
 		for i := range ref {
 			ref[i] = def
 		}
+		bref := make([]uint8, n)
 		for op := range 20000 {
 			i := int32(r.IntN(n))
 			var v int32
@@ -29,38 +36,45 @@ func TestCol32AsSlice(t *testing.T) {
 			default:
 				v = r.Int32N(1000)
 			}
-			if op%2 == 0 {
+			switch op % 4 {
+			case 0, 2:
 				c.set(i, v)
+				p.set(i, v)
 				ref[i] = v
+				b.set(i, uint8(v))
+				bref[i] = uint8(v)
+			case 1:
+				if got := p.add(i, v); got != ref[i]+v {
+					t.Fatalf("n %d op %d: pcol add(%d, %d) = %d, want %d", n, op, i, v, got, ref[i]+v)
+				}
+				ref[i] += v
+				c.set(i, ref[i])
+				b.set(i, uint8(ref[i]))
+				bref[i] = uint8(ref[i])
 			}
 			if got := c.get(i); got != ref[i] {
-				t.Fatalf("n %d op %d: get(%d) = %d, want %d", n, op, i, got, ref[i])
+				t.Fatalf("n %d op %d: col32 get(%d) = %d, want %d", n, op, i, got, ref[i])
 			}
-		}
-		for pi, p := range c.pages {
-			nd := int32(0)
-			for k := pi * colPageLen; k < min(n, (pi+1)*colPageLen); k++ {
-				if ref[k] != def {
-					nd++
-				}
+			if got := p.get(i); got != ref[i] {
+				t.Fatalf("n %d op %d: pcol get(%d) = %d, want %d", n, op, i, got, ref[i])
 			}
-			if p.n != nd || nd == 0 && (p.dense != nil || p.set != nil) {
-				t.Fatalf("n %d: page %d counts %d entries set (arrays %v %v), want %d", n, pi, p.n, p.dense != nil, p.set != nil, nd)
+			if got := b.get(i); got != bref[i] {
+				t.Fatalf("n %d op %d: bcol get(%d) = %d, want %d", n, op, i, got, bref[i])
 			}
 		}
 		var blk []int32
-		for b := range (n + 63) / 64 {
-			blk = c.block(b, n, blk[:0])
-			for k, v := range blk {
-				if v != ref[b*64+k] {
-					t.Fatalf("n %d: block %d entry %d = %d, want %d", n, b, k, v, ref[b*64+k])
+		for k := range (n + 63) / 64 {
+			blk = p.block(k, n, blk[:0])
+			for e, v := range blk {
+				if v != ref[k*64+e] {
+					t.Fatalf("n %d: block %d entry %d = %d, want %d", n, k, e, v, ref[k*64+e])
 				}
 			}
 		}
 	}
 }
 
-// A column written at few entries, or with one value in each page,
+// A col32 written at few entries, or with one value in each page,
 // allocates no dense page.
 func TestCol32Sparse(t *testing.T) {
 	var c col32
@@ -73,13 +87,45 @@ func TestCol32Sparse(t *testing.T) {
 		c.set(int32(i), int32(i)) // a few of another value
 	}
 	dense := 0
-	for _, p := range c.pages {
-		if p.dense != nil {
+	for _, d := range c.dense {
+		if d != nil {
 			dense++
 		}
 	}
 	if want := (n + 4999) / 5000; dense > want {
 		t.Errorf("%d dense pages, want at most %d", dense, want)
+	}
+}
+
+// An hcol's lists read back as pushed, and a page whose lists are all
+// empty again goes: the successor lists of tasks shrink as they complete.
+func TestHcol(t *testing.T) {
+	var pool lists.Pool
+	var c hcol
+	n := 8 * colPageLen
+	c.reset(n)
+	for i := range int32(n) {
+		for k := range 1 + i%3 {
+			c.push(&pool, i, 2*i+k*int32(i%2)) // runs and, on odd tasks, cells
+		}
+	}
+	for i := range int32(n) {
+		got := pool.AppendHead(nil, c.get(i))
+		if len(got) != 1+int(i%3) || got[len(got)-1] != 2*i {
+			t.Fatalf("task %d: list %v", i, got)
+		}
+	}
+	for i := range int32(n) {
+		pool.ReleaseHead(c.get(i))
+		c.set(i, lists.Head{})
+	}
+	for k, d := range c.dense {
+		if d != nil || c.n[k] != 0 {
+			t.Fatalf("page %d kept after its lists emptied (%d counted)", k, c.n[k])
+		}
+	}
+	if len(c.free) > keepFree {
+		t.Errorf("%d pages kept, want at most %d", len(c.free), keepFree)
 	}
 }
 
@@ -89,6 +135,7 @@ func TestTaskMapAsMap(t *testing.T) {
 	for _, keys := range []int32{4, 64, 5000} {
 		r := rand.New(rand.NewPCG(uint64(keys), 9))
 		var m taskMap
+		m.reset(int(keys) << 12)
 		ref := map[int32]int32{}
 		for op := range 50000 {
 			k := r.Int32N(keys)
@@ -97,11 +144,11 @@ func TestTaskMapAsMap(t *testing.T) {
 			}
 			switch r.IntN(3) {
 			case 0:
-				m.put(k, -1, -1)
+				m.del(k)
 				delete(ref, k)
 			default:
 				v := r.Int32N(10)
-				m.put(k, v, -1)
+				m.insert(k, v)
 				ref[k] = v
 			}
 			if op%1000 == 0 {
@@ -119,32 +166,10 @@ func TestTaskMapAsMap(t *testing.T) {
 				t.Fatalf("keys %d op %d: get(%d) = %d (%d entries), want %d (%d)", keys, op, k, got, m.n, want, len(ref))
 			}
 			if op == 25000 {
-				m.clear()
+				m.reset(int(keys) << 12)
 				clear(ref)
 			}
 		}
-	}
-}
-
-// A page whose entries are all set back to def is emptied: the column of
-// tasks' predecessors shrinks as they complete.
-func TestCol32Empties(t *testing.T) {
-	var c col32
-	n := 8 * colPageLen
-	c.reset(n, 0)
-	for i := range int32(n) {
-		c.set(i, 1+i%3) // dense pages
-	}
-	for i := range int32(n) {
-		c.set(i, 0)
-	}
-	for k, p := range c.pages {
-		if p.dense != nil || p.set != nil || p.n != 0 {
-			t.Fatalf("page %d kept its array after every entry went back to 0", k)
-		}
-	}
-	if len(c.freeDense) > keepFree {
-		t.Errorf("%d arrays kept, want at most %d", len(c.freeDense), keepFree)
 	}
 }
 
@@ -159,10 +184,19 @@ func TestCounts(t *testing.T) {
 	for op := range 100000 {
 		i := r.Int32N(n)
 		v := r.Int32N(300) - 20
-		if op%3 == 0 {
+		switch op % 3 {
+		case 0:
 			v = ref[i] + 1
+			c.set(i, v)
+		case 1:
+			d := r.Int32N(7) - 3
+			if got := c.add(i, d); got != ref[i]+d {
+				t.Fatalf("op %d: add(%d, %d) = %d, want %d", op, i, d, got, ref[i]+d)
+			}
+			v = ref[i] + d
+		default:
+			c.set(i, v)
 		}
-		c.set(i, v)
 		ref[i] = v
 		if got := c.get(i); got != v {
 			t.Fatalf("op %d: get(%d) = %d, want %d", op, i, got, v)

@@ -386,16 +386,24 @@ type FragPass struct {
 
 	// Per task, in columns that cost memory only for the pages of tasks
 	// that set them (a task runs long after its creation when every task
-	// is created first) or in runs of one value (col32), or in tables of
-	// the tasks that hold a value now (taskMap).
-	firstOf  col32   // its first fragment, -1 none yet
-	lastOf   col32   // its last fragment, -1 none yet
-	created  col32   // its creator's fragment ending at its creation
-	bar      col32   // the barrier of its region it must complete before
-	requeued col32   // its last fragment when it was switched out and re-queued, -1 none
-	pend     taskMap // head of pending-input cells
-	doneKids taskMap // cells of completed children's last fragments
-	openOn   taskMap // thread whose open fragment is the task's
+	// is created first; a page of tasks that never wait or have children
+	// has no pending inputs nor completed children: pcol), or in runs of
+	// one value (col32).
+	firstOf  pcol  // its first fragment, -1 none yet
+	lastOf   pcol  // its last fragment, -1 none yet
+	requeued pcol  // its last fragment when it was switched out and re-queued, -1 none
+	pend     pcol  // head of pending-input cells
+	doneKids pcol  // cells of completed children's last fragments
+	created  col32 // its creator's fragment ending at its creation
+	bar      col32 // the barrier of its region it must complete before
+	// The thread whose open fragment is a task's, as a column held it:
+	// set by the thread opening it, cleared when it closes it, taken over
+	// by another thread entering MPI in it. Each thread holds at most its
+	// own current task's (holds), and opened marks the tasks some thread
+	// holds, so the rare task open on another thread is found by a look at
+	// the threads (holder), not from 4 bytes a task.
+	holds  []bool
+	opened []uint64
 	// cells holds the pend and doneKids lists: the simulation's pool of
 	// successor cells, which completed tasks give back as the lists grow.
 	cells   *lists.Pool
@@ -490,16 +498,22 @@ func (p *FragPass) init(s *Sim) {
 		if f.barriers != nil {
 			p.groupIn, p.barriers = f.groupIn, f.barriers
 		}
-		p.firstOf, p.lastOf, p.created, p.bar, p.requeued = f.cols[0], f.cols[1], f.cols[2], f.cols[3], f.cols[4]
-		p.pend, p.doneKids, p.openOn = f.maps[0], f.maps[1], f.maps[2]
+		p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = f.pcols[0], f.pcols[1], f.pcols[2], f.pcols[3], f.pcols[4]
+		p.created, p.bar, p.opened = f.cols[0], f.cols[1], f.opened
 		*f = fragSpare{}
 	}
-	for _, c := range []*col32{&p.firstOf, &p.lastOf, &p.created, &p.bar, &p.requeued} {
-		c.reset(nt, -1)
+	for _, c := range []*pcol{&p.firstOf, &p.lastOf, &p.requeued, &p.pend, &p.doneKids} {
+		c.reset(nt, -1) // lists.None for the lists
 	}
-	for _, m := range []*taskMap{&p.pend, &p.doneKids, &p.openOn} {
-		m.clear()
+	p.created.reset(nt, -1)
+	p.bar.reset(nt, -1)
+	if w := (nt + 63) / 64; cap(p.opened) >= w {
+		p.opened = p.opened[:w]
+		clear(p.opened)
+	} else {
+		p.opened = make([]uint64, w)
 	}
+	p.holds = make([]bool, n)
 	p.F.Edges = packed.NewPairsByA()
 }
 
@@ -507,8 +521,9 @@ func (p *FragPass) init(s *Sim) {
 // (Sim.Spare): the per-task columns and tables, the node pages and the
 // maps, none of which outlives the pass's Finish.
 type fragSpare struct {
-	cols     [5]col32
-	maps     [3]taskMap
+	pcols    [5]pcol
+	cols     [2]col32
+	opened   []uint64
 	latest   []barrierRef
 	pages    [][]fragNode
 	groupIn  map[int32]int32 // the maps, cleared; nil before a first pass
@@ -523,13 +538,13 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.groupIn)
 	clear(p.barriers)
 	s.Spare.frag = fragSpare{
-		cols:   [5]col32{p.firstOf, p.lastOf, p.created, p.bar, p.requeued},
-		maps:   [3]taskMap{p.pend, p.doneKids, p.openOn},
+		pcols: [5]pcol{p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids},
+		cols:  [2]col32{p.created, p.bar}, opened: p.opened,
 		latest: p.latest, pages: p.nodes.recycle(),
 		groupIn: p.groupIn, barriers: p.barriers,
 	}
-	p.firstOf, p.lastOf, p.created, p.bar, p.requeued = col32{}, col32{}, col32{}, col32{}, col32{}
-	p.pend, p.doneKids, p.openOn = taskMap{}, taskMap{}, taskMap{}
+	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = pcol{}, pcol{}, pcol{}, pcol{}, pcol{}
+	p.created, p.bar, p.opened = col32{}, col32{}, nil
 	p.cells, p.latest = nil, nil
 	p.groupIn, p.barriers = nil, nil
 	p.forkSrc.Clear()
@@ -586,29 +601,50 @@ func (p *FragPass) drain(head *int32, n int32) {
 	*head = lists.None
 }
 
-// pushTo adds node n to task t's list in m.
-func (p *FragPass) pushTo(m *taskMap, t Task, n int32) {
+// pushTo adds node n to task t's list in c.
+func (p *FragPass) pushTo(c *pcol, t Task, n int32) {
 	if n >= 0 {
-		m.insert(t, p.cells.Push(m.get(t, lists.None), n))
+		c.set(t, p.cells.Push(c.get(t), n))
 	}
 }
 
-// drainFrom drains task t's list in m into n (drain).
-func (p *FragPass) drainFrom(m *taskMap, t Task, n int32) {
-	if h := m.get(t, lists.None); h != lists.None {
+// drainFrom drains task t's list in c into n (drain).
+func (p *FragPass) drainFrom(c *pcol, t Task, n int32) {
+	if h := c.get(t); h != lists.None {
 		p.drain(&h, n)
-		m.del(t)
+		c.set(t, lists.None)
 	}
 }
 
-// setOpenOn records th as the thread whose open fragment is task t's.
-func (p *FragPass) setOpenOn(t Task, th int) { p.openOn.insert(t, int32(th)) }
+// holder returns the thread whose open fragment is task t's, -1 none.
+func (p *FragPass) holder(t Task) int {
+	if p.opened[t/64]&(1<<(t%64)) == 0 {
+		return -1
+	}
+	for o, h := range p.holds {
+		if h && p.curTask[o] == t {
+			return o
+		}
+	}
+	return -1
+}
 
-// leaveOpenOn forgets th as the thread of task t's open fragment, if it
-// is.
+// setOpenOn records th, whose current task is t, as the thread whose open
+// fragment is task t's.
+func (p *FragPass) setOpenOn(t Task, th int) {
+	if o := p.holder(t); o >= 0 {
+		p.holds[o] = false
+	}
+	p.holds[th] = true
+	p.opened[t/64] |= 1 << (t % 64)
+}
+
+// leaveOpenOn forgets th as the thread of its current task t's open
+// fragment, if it is.
 func (p *FragPass) leaveOpenOn(t Task, th int) {
-	if p.openOn.get(t, -1) == int32(th) {
-		p.openOn.del(t)
+	if p.holds[th] {
+		p.holds[th] = false
+		p.opened[t/64] &^= 1 << (t % 64)
 	}
 }
 
@@ -619,7 +655,7 @@ func (p *FragPass) leaveOpenOn(t Task, th int) {
 // queue) continues its last fragment, which nothing depends on yet: its
 // pieces are one node, weighing their run times, not one node per piece.
 func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
-	if o := p.openOn.get(t, -1); o >= 0 && int(o) != th && p.curTask[o] == t {
+	if o := p.holder(t); o >= 0 && o != th && p.curTask[o] == t {
 		// Its fragment is still open on the thread it was re-queued from,
 		// which reports the switch-out later (Sim.StartTask): end it now.
 		p.close(s, int(o))
@@ -634,12 +670,14 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 		p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
 		return
 	}
-	p.requeued.set(t, -1)
+	if p.requeued.get(t) != -1 { // a re-queued task, rarely
+		p.requeued.set(t, -1)
+	}
 	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Tasks[t].Loc
 	if p.regions != nil {
 		p.code[th], p.codeAt[th] = p.code[th][:0], s.Now
 	}
-	if k != FragTask && p.pend.get(t, lists.None) == lists.None {
+	if k != FragTask && p.pend.get(t) == lists.None {
 		return
 	}
 	n := p.materialize(s, th)
@@ -814,7 +852,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.setOpenOn(t, th)
 		p.since[th] = s.Now
 		p.maxPred[th] = 0
-		if p.pend.get(t, lists.None) != lists.None {
+		if p.pend.get(t) != lists.None {
 			p.drainFrom(&p.pend, t, p.materializePost(th))
 		}
 		return

@@ -11,8 +11,6 @@ package sim
 import (
 	"fmt"
 	"strings"
-
-	"github.com/ptrace-dev/ptrace/internal/lists"
 )
 
 // TaskState is a state of POT Fig. 2's transition system (0: not created).
@@ -135,17 +133,17 @@ type taskCols struct {
 	// succ lists the tasks depending on it, while it is not completed: a
 	// run of the tasks a loop made one after another in itself, others in
 	// the successor pool's cells
-	succ  col[lists.Head]
-	group col32   // taskgroup it belongs to, -1 none
-	kids  taskMap // children not yet completed (taskwait), of the tasks that have some
+	succ  hcol
+	group pcol // taskgroup it belongs to, -1 none
+	kids  pcol // children not yet completed (taskwait)
 }
 
 // reset sizes the columns for n task slots.
 func (c *taskCols) reset(n int) {
 	c.missing.reset(n)
-	c.succ.reset(n, lists.Head{})
+	c.succ.reset(n)
 	c.group.reset(n, -1)
-	c.kids.clear()
+	c.kids.reset(n, 0)
 }
 
 // Len returns the number of task slots.

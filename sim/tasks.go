@@ -38,13 +38,14 @@ type TaskStats struct {
 	byLoc     map[int32]int
 	Stats     []ConstructStats
 	PerThread []int64 // explicit tasks started per thread
-	// The creation intervals, summed per construct as they end (createAt
-	// indexes createSum by location; lastLoc and lastAt are the last one
-	// looked up: tasks come in runs of one construct), where a column of
-	// a value per task took 8 bytes a task.
-	createAt        map[int32]int
-	createSum       []int64
-	lastLoc, lastAt int32
+	// The creation intervals, summed per construct as they end, where a
+	// column of a value per task took 8 bytes a task: createSum[k] is
+	// construct createLoc[k]'s: a program has few constructs (recursive
+	// ones taking turns), searched in order, and a map (createAt) beyond
+	// the first few.
+	createLoc []int32
+	createSum []int64
+	createAt  map[int32]int
 	// odd holds the intervals of tasks that may be written more than once
 	// or whose construct is not known yet: a task_create whose creation
 	// failed (a task created twice, an unknown id) ends the interval of
@@ -68,7 +69,7 @@ type TaskStats struct {
 
 // NewTaskStats returns the pass.
 func NewTaskStats() *TaskStats {
-	return &TaskStats{byLoc: map[int32]int{}, createAt: map[int32]int{}, lastLoc: -2, lastT: NoTask}
+	return &TaskStats{byLoc: map[int32]int{}, lastT: NoTask}
 }
 
 func (ts *TaskStats) Before(s *Sim, e *trace.Event, th int, dt int64) {}
@@ -109,9 +110,11 @@ func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
 
 // record sets task t's creation interval to d.
 func (ts *TaskStats) record(s *Sim, t Task, d int64) {
-	if _, ok := ts.odd[t]; ok {
-		ts.odd[t] = d
-		return
+	if ts.odd != nil {
+		if _, ok := ts.odd[t]; ok {
+			ts.odd[t] = d
+			return
+		}
 	}
 	tk := &s.Tasks[t]
 	if tk.State == NotCreated {
@@ -148,17 +151,37 @@ func (ts *TaskStats) makeOdd(s *Sim, t Task) {
 
 // addCreate adds d to construct loc's creation intervals.
 func (ts *TaskStats) addCreate(loc int32, d int64) {
-	if loc != ts.lastLoc {
-		i, ok := ts.createAt[loc]
-		if !ok {
-			i = len(ts.createSum)
-			ts.createAt[loc] = i
-			ts.createSum = append(ts.createSum, 0)
-		}
-		ts.lastLoc, ts.lastAt = loc, int32(i)
-	}
-	ts.createSum[ts.lastAt] += d
+	ts.createSum[ts.construct(loc)] += d
 }
+
+// construct returns loc's index in createLoc, adding it if new.
+func (ts *TaskStats) construct(loc int32) int {
+	if ts.createAt == nil {
+		for k, l := range ts.createLoc {
+			if l == loc {
+				return k
+			}
+		}
+		if len(ts.createLoc) == fewConstructs {
+			ts.createAt = make(map[int32]int, 2*fewConstructs)
+			for k, l := range ts.createLoc {
+				ts.createAt[l] = k
+			}
+		}
+	}
+	if ts.createAt != nil {
+		if k, ok := ts.createAt[loc]; ok {
+			return k
+		}
+		ts.createAt[loc] = len(ts.createLoc)
+	}
+	ts.createLoc = append(ts.createLoc, loc)
+	ts.createSum = append(ts.createSum, 0)
+	return len(ts.createLoc) - 1
+}
+
+// fewConstructs is how many constructs TaskStats searches in order.
+const fewConstructs = 8
 
 // Finish computes the statistics from the final task table.
 func (ts *TaskStats) Finish(s *Sim) {
@@ -196,8 +219,10 @@ func (ts *TaskStats) Finish(s *Sim) {
 		if c.MinNS < 0 {
 			c.MinNS = 0
 		}
-		if k, ok := ts.createAt[c.Loc]; ok {
-			c.CreateNS = ts.createSum[k]
+		if len(ts.createLoc) > 0 {
+			if k := ts.construct(c.Loc); k < len(ts.createSum) {
+				c.CreateNS = ts.createSum[k]
+			}
 		}
 	}
 	for t, d := range ts.odd {

@@ -54,3 +54,32 @@ func TestCreationIntervals(t *testing.T) {
 		t.Errorf("warnings %v", s.Warn.Count)
 	}
 }
+
+// Constructs beyond the few searched in order keep their own intervals.
+func TestCreationIntervalsManyConstructs(t *testing.T) {
+	const n = 20
+	g := newProg(1)
+	for l := 1; l < n; l++ {
+		g.tables.Locations = append(g.tables.Locations, trace.Location{ID: l, File: "t.c", Line: 1 + l})
+	}
+	at := int64(0)
+	for k := range int64(3 * n) {
+		l := k % n
+		g.ev(0, trace.TaskCreate, at, id(0, 1+k), 0, ompt.TaskExplicit, l)
+		g.ev(0, trace.RegionEnter, at+1+l, 1) // construct l's tasks take 1+l ns
+		at += 100
+	}
+	s := sim.New(g.proc(), nil, false)
+	stats := sim.NewTaskStats()
+	if err := s.Run(ompt.NewModel(), stats); err != nil {
+		t.Fatal(err)
+	}
+	if len(stats.Stats) != n {
+		t.Fatalf("%d constructs, want %d", len(stats.Stats), n)
+	}
+	for _, c := range stats.Stats {
+		if c.Count != 3 || c.CreateNS != 3*(1+int64(c.Loc)) {
+			t.Errorf("construct %d: %d tasks, creation %d ns; want 3, %d", c.Loc, c.Count, c.CreateNS, 3*(1+int64(c.Loc)))
+		}
+	}
+}

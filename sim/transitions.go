@@ -66,7 +66,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	if kind != KindExplicit || !s.valid(parent) {
 		return
 	}
-	s.cols.kids.put(parent, s.cols.kids.get(parent, 0)+1, 0)
+	s.cols.kids.add(parent, 1)
 	r := ts[parent].Region
 	ts[t].Region = r
 	if r >= 0 {
@@ -82,7 +82,9 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 			}
 		}
 	}
-	s.cols.group.set(t, g)
+	if g >= 0 || s.cols.group.get(t) >= 0 {
+		s.cols.group.set(t, g)
+	}
 	if g >= 0 {
 		s.Groups[g].Pending++
 	}
@@ -92,7 +94,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 // remote dependences that will arrive later).
 func (s *Sim) AddMissing(t Task, n int32) {
 	if s.valid(t) {
-		s.cols.missing.set(t, s.cols.missing.get(t)+n)
+		s.cols.missing.add(t, n)
 	}
 }
 
@@ -126,9 +128,8 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	}
 	// Successors made one after another (a loop's tasks reading what one
 	// task wrote) are a run, held in the head: no cell at all.
-	s.succ.PushHead(&head, succ)
-	s.cols.succ.set(pred, head)
-	s.cols.missing.set(succ, s.cols.missing.get(succ)+1)
+	s.cols.succ.push(&s.succ, pred, succ)
+	s.cols.missing.add(succ, 1)
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
 		// the same instant: it was never really ready. Undo, not a transition.
@@ -152,8 +153,7 @@ func (s *Sim) Release(t Task) {
 	if !s.valid(t) {
 		return
 	}
-	m := s.cols.missing.get(t) - 1
-	s.cols.missing.set(t, m)
+	m := s.cols.missing.add(t, -1)
 	if m < 0 {
 		s.Warn.Add("dependence released twice", "task #%d at %d ns", t, s.Now)
 	}
@@ -543,8 +543,7 @@ func (s *Sim) complete(t Task) {
 		return
 	}
 	if p := ts[t].Parent; s.valid(p) {
-		kids := s.cols.kids.get(p, 0) - 1
-		s.cols.kids.put(p, kids, 0)
+		kids := s.cols.kids.add(p, -1)
 		if kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
 			s.setState(p, Ready)
 		}
@@ -567,7 +566,7 @@ func (s *Sim) SuspendForTaskwait(t Task, th int) {
 	if !s.suspend(t, th, WaitTaskwait) {
 		return
 	}
-	if s.cols.kids.get(t, 0) <= 0 {
+	if s.cols.kids.get(t) <= 0 {
 		s.setState(t, Ready)
 	}
 }
