@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sort"
 
@@ -115,6 +116,13 @@ func (r *run) simulate() error {
 				r.progress("simulate", (float64(i)+min(1, float64(done)/float64(n)))/float64(len(r.procs)))
 			}
 			return r.guard.exceeded("simulate")
+		}
+		// Large tables dropped mid-simulation (the dependence tracker's,
+		// once every task is created) are collected at once (sim.Sim.OnDrop).
+		s.OnDrop = func(n int64) {
+			if n >= 16<<20 {
+				runtime.GC()
+			}
 		}
 		model := ompt.NewModel()
 		model.Spare = &r.ompSpare

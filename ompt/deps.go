@@ -3,6 +3,7 @@ package ompt
 import (
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -20,15 +21,18 @@ import (
 //	              simulator gives them none
 //	inoutset      like mutexinoutset, with members fully concurrent
 //
-// Layout: the 20-byte states are the slots of an open-addressing table
+// Layout: the 24-byte states are the slots of an open-addressing table
 // keyed by (address, parent), so a lookup touches one slot, not an index,
 // its key and then the state. The table is sized for its states to fill 3/5
 // of it and grows past 3/4: linear probing's runs lengthen fast beyond that
 // (filled to 4/5, as a power-of-two table sized at most 7/8 full was on the
 // 10 M-event stencil, lookups took 7.5 % of the analysis's CPU; at 3/5,
-// 2 %, in a table no larger: 20-byte slots, not 24). Readers and set members
-// live in a shared pool of singly linked 8-byte cells; the rare set groups
-// (mutexinoutset, inoutset) keep their members and predecessors aside.
+// 2 %). A state's readers are a lists.Head: the tasks a loop creates one
+// after another are a run, kept in the slot (4 bytes more than a list's
+// head, where the run took two 8-byte cells: 40 MB less on the 10 M-event
+// lean stencil); other readers and set members live in a shared pool of
+// singly linked 8-byte cells; the rare set groups (mutexinoutset,
+// inoutset) keep their members and predecessors aside.
 // States whose tasks have all completed carry no information (a dependence
 // on a completed task is no edge), and states of a completed parent are
 // never looked up again: both are swept, so memory follows the live tasks
@@ -48,14 +52,14 @@ type depTracker struct {
 }
 
 // addrState is one (address, parent)'s state, or an empty slot (parent
-// emptySlot). Its fields are 32 bits, so a slot is 20 bytes, not 24.
+// emptySlot). Its fields are 32 bits, so a slot is 24 bytes, not 32.
 type addrState struct {
 	addrLo, addrHi uint32
 	parent         int32
 	// writer is the last out/inout task (≥ 0), or the current
 	// mutexinoutset / inoutset group g as −2−g, or −1: one of them at most.
 	writer  int32
-	readers int32 // cell list: in tasks since the last writer
+	readers lists.Head // in tasks since the last writer
 }
 
 func (a *addrState) is(addr uint64, parent int32) bool {
@@ -122,6 +126,20 @@ func (d *depTracker) reserve(n int) {
 	d.sweepAt, d.doneAtSweep = 1<<12, 0
 }
 
+// bytes returns the memory the tracker's tables hold.
+func (d *depTracker) bytes() int {
+	return len(d.table)*int(unsafe.Sizeof(addrState{})) + d.cells.Bytes() + len(d.groups)*int(unsafe.Sizeof(setGroup{}))
+}
+
+// release drops the tracker's states and their arrays (beyond a small
+// table), for when no dependence is left to resolve; it stays usable.
+func (d *depTracker) release() {
+	d.table = nil
+	d.initTable(tableSize(0))
+	d.groups, d.free = nil, nil
+	d.cells = lists.Pool{}
+}
+
 // slot is where (addr, parent)'s probe starts: its page (4 KiB) spread by
 // Fibonacci hashing (the product's top bits, scaled to the table's size),
 // plus its offset in the page. A task's dependences are often its
@@ -154,10 +172,7 @@ func (d *depTracker) next(i int) int {
 }
 
 func (d *depTracker) appendList(out []int32, list int32) []int32 {
-	for ; list != lists.None; list = d.cells.Next(list) {
-		out = append(out, d.cells.Value(list))
-	}
-	return out
+	return d.cells.Append(out, list)
 }
 
 // lookup returns the state of (parent, addr), made empty if it had none.
@@ -173,7 +188,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 		d.rebuild(nil, 2*len(d.table))
 		return d.lookup(parent, addr)
 	}
-	d.table[i] = addrState{addrLo: uint32(addr), addrHi: uint32(addr >> 32), parent: parent, writer: -1, readers: -1}
+	d.table[i] = addrState{addrLo: uint32(addr), addrHi: uint32(addr >> 32), parent: parent, writer: -1}
 	d.live++
 	return &d.table[i]
 }
@@ -193,14 +208,14 @@ func (d *depTracker) newGroup(kind uint8) int32 {
 
 // clear empties a's writer, readers and group.
 func (d *depTracker) clear(a *addrState) {
-	d.cells.Release(a.readers)
+	d.cells.ReleaseHead(a.readers)
 	if gi := a.group(); gi >= 0 {
 		g := &d.groups[gi]
 		d.cells.Release(g.set)
 		d.cells.Release(g.preds)
 		d.free = append(d.free, gi)
 	}
-	a.writer, a.readers = -1, -1
+	a.writer, a.readers = -1, lists.Head{}
 }
 
 // resolve returns the predecessors of task (child of parent) for its
@@ -218,31 +233,31 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 		switch dep.Type {
 		case trace.DepIn:
 			out = d.writers(out, a)
-			a.readers = d.cells.Push(a.readers, task)
+			d.cells.PushHead(&a.readers, task)
 		case trace.DepOut, trace.DepInout:
 			out = d.writers(out, a)
-			out = d.appendList(out, a.readers)
+			out = d.cells.AppendHead(out, a.readers)
 			d.clear(a)
 			a.writer = task
 		case trace.DepMutexInoutset, trace.DepInoutset:
-			if gi := a.group(); gi >= 0 && d.groups[gi].kind == dep.Type && a.readers < 0 {
+			if gi := a.group(); gi >= 0 && d.groups[gi].kind == dep.Type && a.readers.Empty() {
 				// Joins the current group: same predecessors as its members.
 				g := &d.groups[gi]
 				out = d.appendList(out, g.preds)
-				g.set = d.cells.Push(g.set, task)
+				g.set = d.cells.PushRun(g.set, task)
 				break
 			}
 			start := len(out)
 			out = d.writers(out, a)
-			out = d.appendList(out, a.readers)
+			out = d.cells.AppendHead(out, a.readers)
 			d.clear(a)
 			gi := d.newGroup(dep.Type)
 			a.writer = -2 - gi
 			g := &d.groups[gi]
 			for _, p := range out[start:] {
-				g.preds = d.cells.Push(g.preds, p)
+				g.preds = d.cells.PushRun(g.preds, p)
 			}
-			g.set = d.cells.Push(lists.None, task)
+			g.set = d.cells.PushRun(lists.None, task)
 		default:
 			// source/sink (doacross) order loop iterations, not tasks.
 		}
@@ -266,13 +281,25 @@ func (d *depTracker) writers(out []int32, a *addrState) []int32 {
 // longer, keeping the cost amortised O(1) even when every task is created
 // before any runs.
 func (d *depTracker) sweep(done func(int32) bool) {
-	deadList := func(l int32) bool {
-		for ; l != lists.None; l = d.cells.Next(l) {
-			if !done(d.cells.Value(l)) {
-				return false
+	deadItems := func(hi, n, next int32) bool {
+		for n > 0 {
+			for v := hi; v > hi-n; v-- {
+				if !done(v) {
+					return false
+				}
 			}
+			if next == lists.None {
+				break
+			}
+			hi, n, next = d.cells.Item(next)
 		}
 		return true
+	}
+	deadList := func(l int32) bool {
+		if l == lists.None {
+			return true
+		}
+		return deadItems(d.cells.Item(l))
 	}
 	dead := func(a *addrState) bool {
 		// A completed parent creates no more children, so nothing looks
@@ -282,7 +309,7 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		if a.parent >= 0 && done(a.parent) {
 			return true
 		}
-		if d.keep || a.writer >= 0 && !done(a.writer) || !deadList(a.readers) {
+		if d.keep || a.writer >= 0 && !done(a.writer) || !deadItems(d.cells.First(a.readers)) {
 			return false
 		}
 		gi := a.group()

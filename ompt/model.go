@@ -21,11 +21,15 @@ type Model struct {
 	maxSeq  []int64   // per creating thread: highest task seq created
 	regions idmap.Map // open parallel regions: parallel id → region instance
 	deps    *depTracker
-	skip    []int64 // per thread: index of the last event consumed by lookahead
-	noWait  bool    // the trace has no sync_wait events: use sync_begin/end
-	preds   []int32
-	done    func(int32) bool
-	chk     seqCheck // the OMPT sequences' claims (check.go)
+	// depsLeft counts the task_create and task_dependences events not
+	// simulated yet (the census's): the tracker is released once none is
+	// left, since nothing else looks an address up.
+	depsLeft int64
+	skip     []int64 // per thread: index of the last event consumed by lookahead
+	noWait   bool    // the trace has no sync_wait events: use sync_begin/end
+	preds    []int32
+	done     func(int32) bool
+	chk      seqCheck // the OMPT sequences' claims (check.go)
 
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
@@ -119,6 +123,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		m.deps, sp.deps = sp.deps, nil
 	}
 	m.deps.reserve(min(ndeps, 1<<20))
+	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
 	m.costKeys = map[int64]bool{}
 	for id, str := range p.Strings {
 		if str == "flops" || str == "bytes" || str == "cost" {
@@ -265,14 +270,15 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			}
 		}
 		s.ReadyIfFree(t)
+		m.dependencesSeen(s)
 	case trace.TaskDeps:
-		if s.Pos(th) <= m.skip[th] {
-			return
+		if s.Pos(th) > m.skip[th] { // not read with its task_create
+			t := m.task(s, e.Args[0], "dependences")
+			if t != sim.NoTask {
+				m.addDeps(s, s.Tasks[t].Parent, t, s.Deps(th))
+			}
 		}
-		t := m.task(s, e.Args[0], "dependences")
-		if t != sim.NoTask {
-			m.addDeps(s, s.Tasks[t].Parent, t, s.Deps(th))
-		}
+		m.dependencesSeen(s)
 	case trace.TaskDependence:
 		// Address resolution already found every edge of a task whose
 		// dependences were recorded; the runtime's report only matters for
@@ -369,6 +375,18 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 				m.Cost[t] = e.Args[2]
 			}
 		}
+	}
+}
+
+// dependencesSeen counts an event that may resolve dependences; after the
+// process's last, the tracker's tables (a state per address and parent and
+// a cell per reader: about 50 bytes a task on the lean stencil, all
+// created before any runs) are released while the tasks run.
+func (m *Model) dependencesSeen(s *sim.Sim) {
+	if m.depsLeft--; m.depsLeft == 0 {
+		n := m.deps.bytes()
+		m.deps.release()
+		s.Dropped(int64(n))
 	}
 }
 

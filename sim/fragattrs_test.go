@@ -182,11 +182,11 @@ func TestRegionSize(t *testing.T) {
 	}
 }
 
-// The task record stays 48 bytes: a task slot for every task a process
+// The task record stays 32 bytes: a task slot for every task a process
 // creates is the simulation's largest working array.
 func TestTaskRecSize(t *testing.T) {
-	if n := unsafe.Sizeof(TaskRec{}); n != 48 {
-		t.Errorf("TaskRec is %d bytes, want 48", n)
+	if n := unsafe.Sizeof(TaskRec{}); n != 32 {
+		t.Errorf("TaskRec is %d bytes, want 32", n)
 	}
 }
 

@@ -384,16 +384,30 @@ type FragPass struct {
 	mpiDepth []int32
 	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
 
-	firstOf  []int32    // per task: its first fragment, -1 none yet
-	lastOf   []int32    // per task: its last fragment, -1 none yet
-	pend     []int32    // per task: head of pending-input cells
-	cells    lists.Pool // the pend and doneKids lists
-	created  []int32    // per task: creator's fragment ending at its creation
-	bar      []int32    // per task: the barrier of its region it must complete before
-	doneKids []int32    // per task: cells of completed children's last fragments
-	requeued []int32    // per task: its last fragment when it was switched out and re-queued, -1 none
-	openOn   []int32    // per task: thread whose open fragment is the task's, -1 none
-	groupIn  map[int32]int32
+	// Per task, in columns that cost memory only for the pages of tasks
+	// that set them (a task runs long after its creation when every task
+	// is created first; a page of tasks that never wait or have children
+	// has no pending inputs nor completed children: pcol), or in runs of
+	// one value (col32).
+	firstOf  pcol  // its first fragment, -1 none yet
+	lastOf   pcol  // its last fragment, -1 none yet
+	requeued pcol  // its last fragment when it was switched out and re-queued, -1 none
+	pend     pcol  // head of pending-input cells
+	doneKids pcol  // cells of completed children's last fragments
+	created  col32 // its creator's fragment ending at its creation
+	bar      col32 // the barrier of its region it must complete before
+	// The thread whose open fragment is a task's, as a column held it:
+	// set by the thread opening it, cleared when it closes it, taken over
+	// by another thread entering MPI in it. Each thread holds at most its
+	// own current task's (holds), and opened marks the tasks some thread
+	// holds, so the rare task open on another thread is found by a look at
+	// the threads (holder), not from 4 bytes a task.
+	holds  []bool
+	opened []uint64
+	// cells holds the pend and doneKids lists: the simulation's pool of
+	// successor cells, which completed tasks give back as the lists grow.
+	cells   *lists.Pool
+	groupIn map[int32]int32
 	// latest is, per region instance, the join node of its latest barrier
 	// (−1 none): the one every member arrives at and most completions
 	// feed. Barriers it replaced are in barriers, by region<<32 | index.
@@ -477,37 +491,40 @@ func (p *FragPass) init(s *Sim) {
 		p.cur[i] = -1
 	}
 	nt := s.Tasks.Len()
-	var sp *fragSpare
-	if s.Spare != nil {
-		sp = &s.Spare.frag
-		p.cells, p.nodes.pages.free, p.latest = sp.cells, sp.pages, sp.latest[:0]
-		p.cells.Reset()
-		if sp.barriers != nil {
-			p.groupIn, p.barriers = sp.groupIn, sp.barriers
+	p.cells = &s.succ
+	if sp := s.Spare; sp != nil {
+		f := &sp.frag
+		p.nodes.pages.free, p.latest = f.pages, f.latest[:0]
+		if f.barriers != nil {
+			p.groupIn, p.barriers = f.groupIn, f.barriers
 		}
+		p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = f.pcols[0], f.pcols[1], f.pcols[2], f.pcols[3], f.pcols[4]
+		p.created, p.bar, p.opened = f.cols[0], f.cols[1], f.opened
+		*f = fragSpare{}
 	}
-	perTask := func(k int) []int32 {
-		if sp != nil && cap(sp.perTask[k]) >= nt {
-			return fill(sp.perTask[k][:nt], -1)
-		}
-		return fill(make([]int32, nt), -1)
+	for _, c := range []*pcol{&p.firstOf, &p.lastOf, &p.requeued, &p.pend, &p.doneKids} {
+		c.reset(nt, -1) // lists.None for the lists
 	}
-	p.pend, p.created, p.bar = perTask(0), perTask(1), perTask(2)
-	p.doneKids, p.requeued, p.openOn = perTask(3), perTask(4), perTask(5)
-	p.firstOf, p.lastOf = perTask(6), perTask(7)
+	p.created.reset(nt, -1)
+	p.bar.reset(nt, -1)
+	if w := (nt + 63) / 64; cap(p.opened) >= w {
+		p.opened = p.opened[:w]
+		clear(p.opened)
+	} else {
+		p.opened = make([]uint64, w)
+	}
+	p.holds = make([]bool, n)
 	p.F.Edges = packed.NewPairsByA()
-	if sp != nil {
-		*sp = fragSpare{}
-	}
 }
 
 // fragSpare is a FragPass's working state kept for the next process's
-// (Sim.Spare): the per-task arrays, the cell pool, the node pages and
-// the maps, none of which outlives the pass's Finish.
+// (Sim.Spare): the per-task columns and tables, the node pages and the
+// maps, none of which outlives the pass's Finish.
 type fragSpare struct {
-	perTask  [8][]int32
+	pcols    [5]pcol
+	cols     [2]col32
+	opened   []uint64
 	latest   []barrierRef
-	cells    lists.Pool
 	pages    [][]fragNode
 	groupIn  map[int32]int32 // the maps, cleared; nil before a first pass
 	barriers map[int64]int32
@@ -521,13 +538,14 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.groupIn)
 	clear(p.barriers)
 	s.Spare.frag = fragSpare{
-		perTask: [8][]int32{p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn, p.firstOf, p.lastOf},
-		latest:  p.latest, cells: p.cells, pages: p.nodes.recycle(),
+		pcols: [5]pcol{p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids},
+		cols:  [2]col32{p.created, p.bar}, opened: p.opened,
+		latest: p.latest, pages: p.nodes.recycle(),
 		groupIn: p.groupIn, barriers: p.barriers,
 	}
-	p.pend, p.created, p.bar, p.doneKids, p.requeued, p.openOn = nil, nil, nil, nil, nil, nil
-	p.firstOf, p.lastOf = nil, nil
-	p.cells, p.latest = lists.Pool{}, nil
+	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = pcol{}, pcol{}, pcol{}, pcol{}, pcol{}
+	p.created, p.bar, p.opened = col32{}, col32{}, nil
+	p.cells, p.latest = nil, nil
 	p.groupIn, p.barriers = nil, nil
 	p.forkSrc.Clear()
 	p.regionOf.Clear()
@@ -583,6 +601,53 @@ func (p *FragPass) drain(head *int32, n int32) {
 	*head = lists.None
 }
 
+// pushTo adds node n to task t's list in c.
+func (p *FragPass) pushTo(c *pcol, t Task, n int32) {
+	if n >= 0 {
+		c.set(t, p.cells.Push(c.get(t), n))
+	}
+}
+
+// drainFrom drains task t's list in c into n (drain).
+func (p *FragPass) drainFrom(c *pcol, t Task, n int32) {
+	if h := c.get(t); h != lists.None {
+		p.drain(&h, n)
+		c.set(t, lists.None)
+	}
+}
+
+// holder returns the thread whose open fragment is task t's, -1 none.
+func (p *FragPass) holder(t Task) int {
+	if p.opened[t/64]&(1<<(t%64)) == 0 {
+		return -1
+	}
+	for o, h := range p.holds {
+		if h && p.curTask[o] == t {
+			return o
+		}
+	}
+	return -1
+}
+
+// setOpenOn records th, whose current task is t, as the thread whose open
+// fragment is task t's.
+func (p *FragPass) setOpenOn(t Task, th int) {
+	if o := p.holder(t); o >= 0 {
+		p.holds[o] = false
+	}
+	p.holds[th] = true
+	p.opened[t/64] |= 1 << (t % 64)
+}
+
+// leaveOpenOn forgets th as the thread of its current task t's open
+// fragment, if it is.
+func (p *FragPass) leaveOpenOn(t Task, th int) {
+	if p.holds[th] {
+		p.holds[th] = false
+		p.opened[t/64] &^= 1 << (t % 64)
+	}
+}
+
 // open starts a fragment of task t on thread th, linked to the task's
 // previous fragment (continuation) or, for its first, to its creation, and
 // to whatever waited for its next fragment. A task resuming after it was
@@ -590,31 +655,33 @@ func (p *FragPass) drain(head *int32, n int32) {
 // queue) continues its last fragment, which nothing depends on yet: its
 // pieces are one node, weighing their run times, not one node per piece.
 func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
-	if o := p.openOn[t]; o >= 0 && int(o) != th && p.curTask[o] == t {
+	if o := p.holder(t); o >= 0 && o != th && p.curTask[o] == t {
 		// Its fragment is still open on the thread it was re-queued from,
 		// which reports the switch-out later (Sim.StartTask): end it now.
 		p.close(s, int(o))
-		p.requeued[t] = p.lastOf[t]
+		p.requeued.set(t, p.lastOf.get(t))
 	}
-	p.openOn[t] = int32(th)
+	p.setOpenOn(t, th)
 	p.since[th] = s.Now
-	if last := p.lastOf[t]; last >= 0 && p.requeued[t] == last && p.nodes.at(last).kind() == k {
-		p.requeued[t] = -1
+	if last := p.lastOf.get(t); last >= 0 && p.requeued.get(t) == last && p.nodes.at(last).kind() == k {
+		p.requeued.set(t, -1)
 		p.nodes.at(last).setThread(th)
-		p.drain(&p.pend[t], last)
+		p.drainFrom(&p.pend, t, last)
 		p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
 		return
 	}
-	p.requeued[t] = -1
+	if p.requeued.get(t) != -1 { // a re-queued task, rarely
+		p.requeued.set(t, -1)
+	}
 	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Tasks[t].Loc
 	if p.regions != nil {
 		p.code[th], p.codeAt[th] = p.code[th][:0], s.Now
 	}
-	if k != FragTask && p.pend[t] < 0 {
+	if k != FragTask && p.pend.get(t) == lists.None {
 		return
 	}
 	n := p.materialize(s, th)
-	p.drain(&p.pend[t], n)
+	p.drainFrom(&p.pend, t, n)
 }
 
 // materialize makes thread th's open fragment a node, linked to its task's
@@ -630,11 +697,11 @@ func (p *FragPass) materialize(s *Sim, th int) int32 {
 		p.materializePost(th)
 	}
 	n := p.node(p.curKind[th], th, p.curLoc[th], p.since[th])
-	if last := p.lastOf[t]; last >= 0 {
+	if last := p.lastOf.get(t); last >= 0 {
 		p.edge(last, n)
 	} else {
-		p.firstOf[t] = n
-		p.edge(p.created[t], n)
+		p.firstOf.set(t, n)
+		p.edge(p.created.get(t), n)
 	}
 	p.cur[th] = n
 	return n
@@ -648,13 +715,13 @@ func (p *FragPass) materializePost(th int) int32 {
 	}
 	t := p.curTask[th]
 	n := p.node(FragPost, th, p.curLoc[th], p.since[th])
-	if p.firstOf[t] < 0 {
-		p.firstOf[t] = n
-		p.edge(p.created[t], n)
+	if p.firstOf.get(t) < 0 {
+		p.firstOf.set(t, n)
+		p.edge(p.created.get(t), n)
 	} else {
-		p.edge(p.lastOf[t], n)
+		p.edge(p.lastOf.get(t), n)
 	}
-	p.lastOf[t] = n
+	p.lastOf.set(t, n)
 	p.post[th] = n
 	return n
 }
@@ -683,9 +750,7 @@ func (p *FragPass) close(s *Sim, th int) {
 		if d <= 0 {
 			// Empty and unreferenced: it never becomes a node, and its
 			// task's last fragment stays the one before.
-			if p.openOn[t] == int32(th) {
-				p.openOn[t] = -1
-			}
+			p.leaveOpenOn(t, th)
 			p.cur[th] = -1
 			return
 		}
@@ -705,10 +770,8 @@ func (p *FragPass) close(s *Sim, th int) {
 			p.nodes.at(n).loc = int32(r)
 		}
 	}
-	p.lastOf[t] = n
-	if p.openOn[t] == int32(th) {
-		p.openOn[t] = -1
-	}
+	p.lastOf.set(t, n)
+	p.leaveOpenOn(t, th)
 	p.cur[th] = -1
 }
 
@@ -786,11 +849,11 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		// either leaves no node.
 		p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, FragMPI, p.mpiSite(e.Args[0], e.Args[1])
 		p.post[th] = lazyOpen
-		p.openOn[t] = int32(th)
+		p.setOpenOn(t, th)
 		p.since[th] = s.Now
 		p.maxPred[th] = 0
-		if p.pend[t] >= 0 {
-			p.drain(&p.pend[t], p.materializePost(th))
+		if p.pend.get(t) != lists.None {
+			p.drainFrom(&p.pend, t, p.materializePost(th))
 		}
 		return
 	case trace.MPIExit:
@@ -832,7 +895,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.RemoteDepOut:
 		if t := p.taskArg(s, e.Args[0]); t != NoTask {
-			if last := p.lastOf[t]; last >= 0 {
+			if last := p.lastOf.get(t); last >= 0 {
 				p.F.SendNode.Add(th, s.Pos(th), last)
 			}
 		}
@@ -849,10 +912,10 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		p.F.RecvNode.Add(th, idx, l)
 		if t != NoTask {
-			if n := p.firstOf[t]; n >= 0 {
+			if n := p.firstOf.get(t); n >= 0 {
 				p.edge(l, n) // arrived after the task started (an inconsistent trace)
 			} else {
-				p.push(&p.pend[t], l)
+				p.pushTo(&p.pend, t, l)
 			}
 		}
 		return
@@ -862,13 +925,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			t, k := p.curTask[th], p.curKind[th]
 			p.close(s, th)
 			if child := s.lastCreated; s.valid(child) {
-				p.created[child] = p.lastOf[t]
+				p.created.set(child, p.lastOf.get(t))
 				// A task joins the first barrier its creator reaches after
 				// creating it: the creator's count of barriers passed, a
 				// thread-local fact that equal timestamps cannot reorder.
 				if thr := &s.Threads[th]; len(thr.Teams) > 0 {
 					if ref := thr.Teams[len(thr.Teams)-1]; ref.Region >= 0 && int(ref.Num) < len(s.Regions[ref.Region].Epoch) {
-						p.bar[child] = s.Regions[ref.Region].Epoch[ref.Num]
+						p.bar.set(child, s.Regions[ref.Region].Epoch[ref.Num])
 					}
 				}
 			}
@@ -885,18 +948,18 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		lazy, of := p.cur[th] == lazyOpen, p.curTask[th]
 		before := int32(-1)
 		if lazy {
-			before = p.lastOf[of]
+			before = p.lastOf.get(of)
 		}
 		p.close(s, th) // the prior task's fragment ends here
 		p.completed(s, e.Args[0])
 		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
-			p.requeued[t] = p.lastOf[t] // switched out and re-queued (Sim.Requeue)
-			if lazy && of == t && p.lastOf[t] == before {
+			p.requeued.set(t, p.lastOf.get(t)) // switched out and re-queued (Sim.Requeue)
+			if lazy && of == t && p.lastOf.get(t) == before {
 				// Switched out inside an MPI call whose empty cost node
 				// never became one: its last fragment is from before the
 				// call, and the next piece must not continue it (it would
 				// not have: the cost node was its last, of another kind).
-				p.requeued[t] = -1
+				p.requeued.set(t, -1)
 			}
 		}
 	case trace.DetachFulfill, trace.Cancel:
@@ -905,7 +968,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.ParallelBegin:
 		p.close(s, th)
 		if t := s.Threads[th].Current(); t != NoTask {
-			p.forkSrc.Set(e.Args[0], p.lastOf[t])
+			p.forkSrc.Set(e.Args[0], p.lastOf.get(t))
 		}
 	case trace.ImplicitTaskBegin:
 		if e.Args[4]&1 != 0 && s.valid(s.Program) {
@@ -914,13 +977,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			if p.cur[th] != -1 && p.curTask[th] == s.Program {
 				p.close(s, th)
 			}
-			if t := s.Threads[th].Current(); s.valid(t) && t != s.Program && p.lastOf[t] < 0 {
-				p.lastOf[t] = p.lastOf[s.Program]
+			if t := s.Threads[th].Current(); s.valid(t) && t != s.Program && p.lastOf.get(t) < 0 {
+				p.lastOf.set(t, p.lastOf.get(s.Program))
 			}
 		}
 		if t := s.Threads[th].Current(); t != NoTask && e.Args[4]&1 == 0 { // not the initial task
 			if src, ok := p.forkSrc.Get(e.Args[0]); ok {
-				p.push(&p.pend[t], src)
+				p.pushTo(&p.pend, t, src)
 			}
 			p.regionOf.Set(e.Args[0], s.Tasks[t].Region)
 		}
@@ -933,7 +996,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			if t := s.Threads[th].Current(); t != NoTask {
 				for _, m := range s.Regions[r].Members {
 					if s.valid(m.Task) {
-						p.push(&p.pend[t], p.lastOf[m.Task])
+						p.pushTo(&p.pend, t, p.lastOf.get(m.Task))
 					}
 				}
 			}
@@ -1088,17 +1151,17 @@ func (p *FragPass) completed(s *Sim, id int64) {
 		return
 	}
 	tk := &s.Tasks[c]
-	last := p.lastOf[c]
+	last := p.lastOf.get(c)
 	if last < 0 {
 		return
 	}
 	if par := tk.Parent; s.valid(par) {
-		p.push(&p.doneKids[par], last)
+		p.pushTo(&p.doneKids, par, last)
 		if tk.Flags&FlagUndeferred != 0 {
-			p.push(&p.pend[par], last)
+			p.pushTo(&p.pend, par, last)
 		}
 	}
-	if g := tk.Group; g >= 0 {
+	if g := s.cols.group.get(c); g >= 0 {
 		h := p.groupIn[g]
 		if _, ok := p.groupIn[g]; !ok {
 			h = -1
@@ -1106,8 +1169,8 @@ func (p *FragPass) completed(s *Sim, id int64) {
 		p.push(&h, last)
 		p.groupIn[g] = h
 	}
-	if r := tk.Region; r >= 0 && p.bar[c] >= 0 {
-		p.edge(last, p.barrier(s, r, p.bar[c]))
+	if r, k := tk.Region, p.bar.get(c); r >= 0 && k >= 0 {
+		p.edge(last, p.barrier(s, r, k))
 	}
 }
 
@@ -1156,7 +1219,7 @@ func (p *FragPass) arrive(s *Sim, th int, kind int64) {
 		return
 	}
 	b := p.barrier(s, ref.Region, s.Regions[ref.Region].Epoch[ref.Num])
-	p.edge(p.lastOf[t], b)
+	p.edge(p.lastOf.get(t), b)
 }
 
 // leave makes the waiting task's next fragment follow the join it waited at.
@@ -1168,8 +1231,8 @@ func (p *FragPass) leave(s *Sim, th int, kind int64) {
 	switch {
 	case kind == 5: // taskwait
 		j := p.node(FragJoin, th, -1, s.Now)
-		p.drain(&p.doneKids[t], j)
-		p.push(&p.pend[t], j)
+		p.drainFrom(&p.doneKids, t, j)
+		p.pushTo(&p.pend, t, j)
 	case kind == 6: // taskgroup
 		thr := &s.Threads[th]
 		if n := len(thr.Groups); n > 0 {
@@ -1178,7 +1241,7 @@ func (p *FragPass) leave(s *Sim, th int, kind int64) {
 				j := p.node(FragJoin, th, -1, s.Now)
 				p.drain(&h, j)
 				delete(p.groupIn, g)
-				p.push(&p.pend[t], j)
+				p.pushTo(&p.pend, t, j)
 			}
 		}
 	case isBarrier(kind):
@@ -1191,7 +1254,7 @@ func (p *FragPass) leave(s *Sim, th int, kind int64) {
 			return
 		}
 		// LeaveBarrier already counted this barrier as passed.
-		p.push(&p.pend[t], p.barrier(s, ref.Region, s.Regions[ref.Region].Epoch[ref.Num]-1))
+		p.pushTo(&p.pend, t, p.barrier(s, ref.Region, s.Regions[ref.Region].Epoch[ref.Num]-1))
 	}
 }
 
@@ -1214,7 +1277,7 @@ func (p *FragPass) Finish(s *Sim) {
 	}
 	if !p.DepsApart {
 		s.DepEdges.Each(func(pred, succ Task) {
-			p.edge(p.lastOf[pred], p.firstOf[succ])
+			p.edge(p.lastOf.get(pred), p.firstOf.get(succ))
 		})
 	}
 	// The graph's columns, each allocated once at its size; the attributes
@@ -1244,7 +1307,9 @@ func (p *FragPass) Finish(s *Sim) {
 	f.Edges.Trim()
 	f.SendNode.Trim()
 	f.RecvNode.Trim()
-	f.first, f.last = packed.PackInt32s(p.firstOf), packed.PackInt32s(p.lastOf)
+	nt := s.Tasks.Len()
+	f.first = packed.PackInt32Blocks(nt, func(b int, dst []int32) []int32 { return p.firstOf.block(b, nt, dst) })
+	f.last = packed.PackInt32Blocks(nt, func(b int, dst []int32) []int32 { return p.lastOf.block(b, nt, dst) })
 	p.recycle(s)
 	p.nodes = fragNodes{}
 }

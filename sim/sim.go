@@ -64,9 +64,12 @@ type Sim struct {
 	watchers               []ReadyWatcher
 
 	// succ holds the successor lists of the tasks not yet completed
-	// (TaskRec.succHead): a completed task's cells go back to the pool, so
-	// it holds the edges still to be resolved, not every edge
+	// (taskCols.succ): a completed task's cells go back to the pool,
+	// so it holds the edges still to be resolved, not every edge (and the
+	// fragment pass's lists of pending inputs)
 	succ lists.Pool
+	// cols is the tasks' state beside the task table
+	cols taskCols
 	// longRuns holds the run times that do not fit TaskRec.run
 	longRuns map[Task]int64
 
@@ -110,6 +113,15 @@ type Sim struct {
 	depCheck  PairCheck
 	depRepeat bool
 	depEnds   []uint64
+
+	// OnDrop, when set, is called with their size in bytes when the
+	// simulation drops large working tables before its end (Dropped): the
+	// dependence tracker's, once every task is created. The heap's goal
+	// stays where those tables put it until the next collection, so the
+	// heap would grow by their size again before it shrinks: a caller that
+	// runs the collector then (runtime.GC; the heap is pointer-free
+	// arrays, a few milliseconds) keeps the peak to what was live.
+	OnDrop func(bytes int64)
 
 	// Scans, when set, recycles the event scans of Run (set it to share
 	// their buffers between the processes of a rank).
@@ -183,6 +195,14 @@ func (s *Sim) Ahead(th, j int) (e *trace.Event, deps []trace.Dep, ok bool) {
 	return s.merge.scans[th].Ahead(j)
 }
 
+// Dropped tells OnDrop, if set, that a model or pass dropped working
+// tables of about n bytes.
+func (s *Sim) Dropped(n int64) {
+	if s.OnDrop != nil {
+		s.OnDrop(n)
+	}
+}
+
 // Touched lists the threads other than the event's whose state the event
 // being processed changed (a region's end finishing its workers' implicit
 // tasks), for passes' After.
@@ -235,12 +255,12 @@ func (s *Sim) SetWindow(begin, end int64) {
 // zeroing by the runtime and no fresh pages (on the 10 M-event stencil,
 // 350 MB of the simulation's 700 MB of allocations, with ompt.Spare).
 type Spare struct {
-	tasks    Tasks
-	regions  []Region // emptied: no slice of a region outlives its process
-	succ     lists.Pool
-	frag     fragSpare // FragPass's, given back by its Finish
-	disp     *dispatch // Run's per-kind pass lists
-	createNS []int64   // TaskStats', given back by its Finish
+	tasks   Tasks
+	cols    taskCols
+	regions []Region // emptied: no slice of a region outlives its process
+	succ    lists.Pool
+	frag    fragSpare // FragPass's, given back by its Finish
+	disp    *dispatch // Run's per-kind pass lists
 }
 
 // Recycle gives the task table, the successor pool and the region table to
@@ -252,6 +272,7 @@ func (s *Sim) Recycle() {
 	if cap(s.Tasks) > cap(s.Spare.tasks) {
 		s.Spare.tasks = s.Tasks[:0]
 	}
+	s.Spare.cols, s.cols = s.cols, taskCols{}
 	s.Spare.succ = s.succ
 	if cap(s.Regions) > cap(s.Spare.regions) {
 		// Cleared, so that the slabs its regions' slices point into go.
@@ -296,7 +317,14 @@ func (s *Sim) AllocTasks(n int) {
 	}
 	initTasks(ts)
 	s.Tasks = ts
+	if sp := s.Spare; sp != nil {
+		s.cols, sp.cols = sp.cols, taskCols{}
+	}
+	s.cols.reset(n)
 }
+
+// Missing returns the unfinished predecessors of task t.
+func (s *Sim) Missing(t Task) int32 { return s.cols.missing.get(t) }
 
 // ReadyWatcher is a pass that follows the number of ready tasks over time:
 // Run calls ReadyOver for each interval (from, to] over which it held n,

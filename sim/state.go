@@ -92,24 +92,24 @@ const (
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
-// TaskRec is one task's simulated state, 48 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 32 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
+// What only some tasks have lives beside it, costing memory only for those
+// (Sim.taskCols): the unfinished predecessors and the successor list of
+// tasks with dependences, the taskgroup of tasks created in one, the
+// children not yet completed of the tasks that have some.
 type TaskRec struct {
-	State    TaskState
-	Kind     TaskKind
-	Wait     WaitKind
-	Flags    uint8
-	Thread   int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
-	Missing  int32 // unfinished predecessors
-	Kids     int32 // children not yet completed (taskwait)
-	Parent   Task
-	Group    int32 // taskgroup it belongs to, -1 none
-	Region   int32 // parallel-region instance it belongs to, -1 none
-	Loc      int32 // construct (location id), -1 unknown
-	succHead int32 // first dependence edge out of it, -1 none
+	State  TaskState
+	Kind   TaskKind
+	Wait   WaitKind
+	Flags  uint8
+	Thread int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
+	Parent Task
+	Region int32 // parallel-region instance it belongs to, -1 none
+	Loc    int32 // construct (location id), -1 unknown
 	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
-	// 4.3 s of a task's running fit, and 48 bytes a task instead of 64.
+	// 4.3 s of a task's running fit, and 32 bytes a task instead of 40.
 	run     uint32
 	Started int64 // first start, -1 never
 }
@@ -122,8 +122,28 @@ type Tasks []TaskRec
 // initTasks sets every slot of ts to a task not yet created.
 func initTasks(ts Tasks) {
 	for i := range ts {
-		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Group: -1, Region: -1, Loc: -1, succHead: -1, Started: -1}
+		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Region: -1, Loc: -1, Started: -1}
 	}
+}
+
+// taskCols are the tasks' state that most tasks do not have, or have only
+// for a while, beside the task table.
+type taskCols struct {
+	missing counts // unfinished predecessors
+	// succ lists the tasks depending on it, while it is not completed: a
+	// run of the tasks a loop made one after another in itself, others in
+	// the successor pool's cells
+	succ  hcol
+	group pcol // taskgroup it belongs to, -1 none
+	kids  pcol // children not yet completed (taskwait)
+}
+
+// reset sizes the columns for n task slots.
+func (c *taskCols) reset(n int) {
+	c.missing.reset(n)
+	c.succ.reset(n)
+	c.group.reset(n, -1)
+	c.kids.reset(n, 0)
 }
 
 // Len returns the number of task slots.

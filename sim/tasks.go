@@ -38,7 +38,28 @@ type TaskStats struct {
 	byLoc     map[int32]int
 	Stats     []ConstructStats
 	PerThread []int64 // explicit tasks started per thread
-	createNS  []int64 // per task, filled at the creator's next event
+	// The creation intervals, summed per construct as they end, where a
+	// column of a value per task took 8 bytes a task: createSum[k] is
+	// construct createLoc[k]'s: a program has few constructs (recursive
+	// ones taking turns), searched in order, and a map (createAt) beyond
+	// the first few.
+	createLoc []int32
+	createSum []int64
+	createAt  map[int32]int
+	// odd holds the intervals of tasks that may be written more than once
+	// or whose construct is not known yet: a task_create whose creation
+	// failed (a task created twice, an unknown id) ends the interval of
+	// the task created last, which its own creator may write too, and
+	// before any creation that is task 0, not created yet. The last value
+	// written counts, resolved in Finish; none in a sound trace.
+	odd map[Task]int64
+	// last is the value written for s.lastCreated while it is the task
+	// created last (lastT, NoTask none): what it holds if it becomes odd.
+	lastT Task
+	lastV int64
+	// prev is s.lastCreated after the previous event: a task_create that
+	// left it unchanged created nothing.
+	prev Task
 	// Per thread: the task it created last and when, until the thread's
 	// next event that is not part of the creation (its dependences and
 	// attributes come right after task_create) ends the creation.
@@ -47,7 +68,9 @@ type TaskStats struct {
 }
 
 // NewTaskStats returns the pass.
-func NewTaskStats() *TaskStats { return &TaskStats{byLoc: map[int32]int{}} }
+func NewTaskStats() *TaskStats {
+	return &TaskStats{byLoc: map[int32]int{}, lastT: NoTask}
+}
 
 func (ts *TaskStats) Before(s *Sim, e *trace.Event, th int, dt int64) {}
 
@@ -58,6 +81,8 @@ func (ts *TaskStats) Kinds() (before, after KindSet) {
 }
 
 func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
+	created := s.lastCreated != ts.prev // this event created a task
+	ts.prev = s.lastCreated
 	if th < 0 || th >= len(s.Threads) {
 		return
 	}
@@ -69,25 +94,94 @@ func (ts *TaskStats) After(s *Sim, e *trace.Event, th int) {
 		}
 	}
 	if t := ts.creating[th]; t != NoTask {
-		ts.createNS[t] = e.Time - ts.createdAt[th]
+		ts.record(s, t, e.Time-ts.createdAt[th])
 		ts.creating[th] = NoTask
 	}
 	if e.Kind != trace.TaskCreate {
 		return
 	}
-	if ts.createNS == nil {
-		n := s.Tasks.Len()
-		if sp := s.Spare; sp != nil && cap(sp.createNS) >= n {
-			ts.createNS, sp.createNS = sp.createNS[:n], nil
-			clear(ts.createNS)
-		} else {
-			ts.createNS = make([]int64, n)
+	if t := s.lastCreated; s.valid(t) {
+		if !created {
+			ts.makeOdd(s, t) // its interval ends here too
 		}
-	}
-	if t := s.lastCreated; s.valid(t) && int(t) < len(ts.createNS) {
 		ts.creating[th], ts.createdAt[th] = t, e.Time
 	}
 }
+
+// record sets task t's creation interval to d.
+func (ts *TaskStats) record(s *Sim, t Task, d int64) {
+	if ts.odd != nil {
+		if _, ok := ts.odd[t]; ok {
+			ts.odd[t] = d
+			return
+		}
+	}
+	tk := &s.Tasks[t]
+	if tk.State == NotCreated {
+		ts.makeOdd(s, t)
+		ts.odd[t] = d
+		return
+	}
+	if t == s.lastCreated {
+		ts.lastT, ts.lastV = t, d
+	}
+	if tk.Kind == KindExplicit {
+		ts.addCreate(tk.Loc, d)
+	}
+}
+
+// makeOdd moves task t's interval, if written, from its construct's sum
+// to odd. t is s.lastCreated, so its interval, if written, is last's.
+func (ts *TaskStats) makeOdd(s *Sim, t Task) {
+	if _, ok := ts.odd[t]; ok {
+		return
+	}
+	if ts.odd == nil {
+		ts.odd = map[Task]int64{}
+	}
+	var d int64
+	if ts.lastT == t {
+		d = ts.lastV
+		if tk := &s.Tasks[t]; tk.State != NotCreated && tk.Kind == KindExplicit {
+			ts.addCreate(tk.Loc, -d)
+		}
+	}
+	ts.odd[t] = d
+}
+
+// addCreate adds d to construct loc's creation intervals.
+func (ts *TaskStats) addCreate(loc int32, d int64) {
+	ts.createSum[ts.construct(loc)] += d
+}
+
+// construct returns loc's index in createLoc, adding it if new.
+func (ts *TaskStats) construct(loc int32) int {
+	if ts.createAt == nil {
+		for k, l := range ts.createLoc {
+			if l == loc {
+				return k
+			}
+		}
+		if len(ts.createLoc) == fewConstructs {
+			ts.createAt = make(map[int32]int, 2*fewConstructs)
+			for k, l := range ts.createLoc {
+				ts.createAt[l] = k
+			}
+		}
+	}
+	if ts.createAt != nil {
+		if k, ok := ts.createAt[loc]; ok {
+			return k
+		}
+		ts.createAt[loc] = len(ts.createLoc)
+	}
+	ts.createLoc = append(ts.createLoc, loc)
+	ts.createSum = append(ts.createSum, 0)
+	return len(ts.createLoc) - 1
+}
+
+// fewConstructs is how many constructs TaskStats searches in order.
+const fewConstructs = 8
 
 // Finish computes the statistics from the final task table.
 func (ts *TaskStats) Finish(s *Sim) {
@@ -105,9 +199,6 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 		c := &ts.Stats[i]
 		c.Count++
-		if ts.createNS != nil {
-			c.CreateNS += ts.createNS[t]
-		}
 		if tk[t].Started < 0 {
 			continue
 		}
@@ -124,14 +215,21 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 	}
 	for i := range ts.Stats {
-		if ts.Stats[i].MinNS < 0 {
-			ts.Stats[i].MinNS = 0
+		c := &ts.Stats[i]
+		if c.MinNS < 0 {
+			c.MinNS = 0
+		}
+		if len(ts.createLoc) > 0 {
+			if k := ts.construct(c.Loc); k < len(ts.createSum) {
+				c.CreateNS = ts.createSum[k]
+			}
 		}
 	}
-	if sp := s.Spare; sp != nil && cap(ts.createNS) > cap(sp.createNS) {
-		sp.createNS = ts.createNS[:0]
+	for t, d := range ts.odd {
+		if tk := &s.Tasks[t]; tk.State != NotCreated && tk.Kind == KindExplicit {
+			ts.Stats[ts.byLoc[tk.Loc]].CreateNS += d
+		}
 	}
-	ts.createNS = nil
 }
 
 // ReadySeries integrates the number of ready tasks over fixed time bins:

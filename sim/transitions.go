@@ -66,13 +66,13 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	if kind != KindExplicit || !s.valid(parent) {
 		return
 	}
-	ts[parent].Kids++
+	s.cols.kids.add(parent, 1)
 	r := ts[parent].Region
 	ts[t].Region = r
 	if r >= 0 {
 		s.Regions[r].Pending++
 	}
-	g := ts[parent].Group
+	g := s.cols.group.get(parent)
 	if th >= 0 {
 		gs := s.Threads[th].Groups
 		for i := len(gs) - 1; i >= 0; i-- {
@@ -82,7 +82,9 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 			}
 		}
 	}
-	ts[t].Group = g
+	if g >= 0 || s.cols.group.get(t) >= 0 {
+		s.cols.group.set(t, g)
+	}
 	if g >= 0 {
 		s.Groups[g].Pending++
 	}
@@ -92,7 +94,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 // remote dependences that will arrive later).
 func (s *Sim) AddMissing(t Task, n int32) {
 	if s.valid(t) {
-		s.Tasks[t].Missing += n
+		s.cols.missing.add(t, n)
 	}
 }
 
@@ -114,13 +116,20 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return
 	}
-	for e := ts[pred].succHead; e != lists.None; e = s.succ.Next(e) {
-		if s.succ.Value(e) == succ {
+	head := s.cols.succ.get(pred)
+	for hi, n, next := s.succ.First(head); n > 0; {
+		if succ <= hi && succ > hi-n {
 			return
 		}
+		if next == lists.None {
+			break
+		}
+		hi, n, next = s.succ.Item(next)
 	}
-	ts[pred].succHead = s.succ.Push(ts[pred].succHead, succ)
-	ts[succ].Missing++
+	// Successors made one after another (a loop's tasks reading what one
+	// task wrote) are a run, held in the head: no cell at all.
+	s.cols.succ.push(&s.succ, pred, succ)
+	s.cols.missing.add(succ, 1)
 	if ts[succ].State == Ready {
 		// Learnt (from a runtime-reported edge) after the task looked free at
 		// the same instant: it was never really ready. Undo, not a transition.
@@ -133,7 +142,7 @@ func (s *Sim) AddEdge(pred, succ Task) {
 
 // ReadyIfFree makes an initialized task ready when no predecessor is missing.
 func (s *Sim) ReadyIfFree(t Task) {
-	if s.valid(t) && s.Tasks[t].State == Initialized && s.Tasks[t].Missing <= 0 {
+	if s.valid(t) && s.Tasks[t].State == Initialized && s.cols.missing.get(t) <= 0 {
 		s.setState(t, Ready)
 	}
 }
@@ -144,8 +153,8 @@ func (s *Sim) Release(t Task) {
 	if !s.valid(t) {
 		return
 	}
-	s.Tasks[t].Missing--
-	if s.Tasks[t].Missing < 0 {
+	m := s.cols.missing.add(t, -1)
+	if m < 0 {
 		s.Warn.Add("dependence released twice", "task #%d at %d ns", t, s.Now)
 	}
 	s.ReadyIfFree(t)
@@ -210,8 +219,8 @@ func (s *Sim) StartTask(t Task, th int) {
 			s.removeFrom(t, o)
 		}
 	case Initialized:
-		if ts[t].Missing > 0 {
-			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, ts[t].Missing, s.Now)
+		if m := s.cols.missing.get(t); m > 0 {
+			s.Warn.Add("started before its dependences", "task #%d started with %d unfinished predecessor(s) at %d ns", t, m, s.Now)
 		}
 		s.setState(t, Ready)
 	case Suspended:
@@ -517,21 +526,29 @@ func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
-	for e := ts[t].succHead; e != lists.None; e = s.succ.Next(e) {
-		s.Release(s.succ.Value(e))
+	if head := s.cols.succ.get(t); !head.Empty() {
+		for hi, n, next := s.succ.First(head); n > 0; {
+			for v := hi; v > hi-n; v-- {
+				s.Release(v)
+			}
+			if next == lists.None {
+				break
+			}
+			hi, n, next = s.succ.Item(next)
+		}
+		s.succ.ReleaseHead(head)
+		s.cols.succ.set(t, lists.Head{})
 	}
-	s.succ.Release(ts[t].succHead)
-	ts[t].succHead = lists.None
 	if ts[t].Kind != KindExplicit {
 		return
 	}
 	if p := ts[t].Parent; s.valid(p) {
-		ts[p].Kids--
-		if ts[p].Kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
+		kids := s.cols.kids.add(p, -1)
+		if kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
 			s.setState(p, Ready)
 		}
 	}
-	if g := ts[t].Group; g >= 0 {
+	if g := s.cols.group.get(t); g >= 0 {
 		grp := &s.Groups[g]
 		grp.Pending--
 		if grp.Pending == 0 && grp.Waiter != NoTask && ts[grp.Waiter].State == Suspended {
@@ -549,7 +566,7 @@ func (s *Sim) SuspendForTaskwait(t Task, th int) {
 	if !s.suspend(t, th, WaitTaskwait) {
 		return
 	}
-	if s.Tasks[t].Kids <= 0 {
+	if s.cols.kids.get(t) <= 0 {
 		s.setState(t, Ready)
 	}
 }

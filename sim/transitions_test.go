@@ -311,7 +311,7 @@ func (r *readyAfterCreation) Before(s *sim.Sim, e *trace.Event, th int, dt int64
 	for i := 0; i < r.ids; i++ {
 		k := 3 + i
 		r.ready = append(r.ready, s.Tasks[k].State == sim.Ready)
-		r.missing = append(r.missing, s.Tasks[k].Missing)
+		r.missing = append(r.missing, s.Missing(sim.Task(k)))
 	}
 }
 func (r *readyAfterCreation) After(s *sim.Sim, e *trace.Event, th int) {}

@@ -2,7 +2,11 @@
 // pool: 8 bytes an element, no allocation per list, and released cells are
 // reused, so the pool holds the elements of the lists alive at one time.
 // The dependence tracker's readers and set members and the fragment pass's
-// pending inputs are such lists.
+// pending inputs are such lists. A list of non-negative values pushed with
+// PushRun keeps a run of consecutive values in two cells (the tasks a loop
+// creates one after another, which read one address or follow one task),
+// and a Head keeps a list's latest run in itself, with no cell at all
+// while the list is that one run.
 package lists
 
 // None is the empty list.
@@ -26,6 +30,9 @@ type Pool struct {
 	n      int32 // cells handed out, free or not
 	free   int32 // first free cell + 1, 0 when none
 }
+
+// Bytes returns the memory the pool holds.
+func (p *Pool) Bytes() int { return len(p.blocks) * blockLen * 8 }
 
 // Reset empties the pool, keeping its blocks.
 func (p *Pool) Reset() { p.n, p.free = 0, 0 }
@@ -65,3 +72,110 @@ func (p *Pool) Value(c int32) int32 { return p.cell(c).value }
 
 // Next returns the cell after c, None at the end of its list.
 func (p *Pool) Next(c int32) int32 { return p.cell(c).next }
+
+// PushRun puts v (≥ 0) in front of list, as Push does, in a list read with
+// Item: when v is one past the value in front, that value's item becomes,
+// or grows, a run (a cell holding −length, then one holding the run's
+// latest value), so consecutive values take two cells however many.
+func (p *Pool) PushRun(list, v int32) int32 {
+	if list != None && v > 0 {
+		h := p.cell(list)
+		switch {
+		case h.value == v-1: // a value becomes a run of two
+			h.value = v
+			return p.Push(list, -2)
+		case h.value < 0:
+			if b := p.cell(h.next); b.value == v-1 {
+				b.value = v
+				h.value--
+				return list
+			}
+		}
+	}
+	return p.Push(list, v)
+}
+
+// Item returns the values of the item at cell c of a list made with
+// PushRun, latest first: hi, hi−1, …, hi−n+1; next is the next item's
+// cell (None at the end): for c := list; c != lists.None; { hi, n, next :=
+// p.Item(c); …; c = next }.
+func (p *Pool) Item(c int32) (hi, n, next int32) {
+	x := p.cell(c)
+	if x.value >= 0 {
+		return x.value, 1, x.next
+	}
+	b := p.cell(x.next)
+	return b.value, -x.value, b.next
+}
+
+// Append appends the values of a list made with PushRun to dst, latest
+// first.
+func (p *Pool) Append(dst []int32, list int32) []int32 {
+	for c := list; c != None; {
+		hi, n, next := p.Item(c)
+		for v := hi; v > hi-n; v-- {
+			dst = append(dst, v)
+		}
+		c = next
+	}
+	return dst
+}
+
+// Head is a list of non-negative values (as PushRun makes) that holds its
+// values in itself while they are one run: 8 bytes, where the run took two
+// cells and a list head. The zero Head is the empty list.
+type Head struct {
+	// n > 0: the values a, a−1, …, a−n+1, latest first; n == 0: none;
+	// n < 0: the cells of a PushRun list starting at a.
+	a, n int32
+}
+
+// Empty reports whether h holds no value.
+func (h Head) Empty() bool { return h.n == 0 }
+
+// PushHead puts v (≥ 0) in front of the list *h.
+func (p *Pool) PushHead(h *Head, v int32) {
+	switch {
+	case h.n == 0:
+		*h = Head{v, 1}
+	case h.n > 0 && v == h.a+1 && v > 0:
+		h.a, h.n = v, h.n+1
+	case h.n > 0: // the run moves to cells, before v
+		list := p.Push(None, h.a-h.n+1)
+		for x := h.a - h.n + 2; x <= h.a; x++ {
+			list = p.PushRun(list, x)
+		}
+		*h = Head{p.PushRun(list, v), -1}
+	default:
+		h.a = p.PushRun(h.a, v)
+	}
+}
+
+// First returns the first item of h, as Item does (n == 0: h is empty).
+func (p *Pool) First(h Head) (hi, n, next int32) {
+	switch {
+	case h.n > 0:
+		return h.a, h.n, None
+	case h.n == 0:
+		return 0, 0, None
+	}
+	return p.Item(h.a)
+}
+
+// AppendHead appends h's values to dst, latest first.
+func (p *Pool) AppendHead(dst []int32, h Head) []int32 {
+	if h.n >= 0 {
+		for v := h.a; v > h.a-h.n; v-- {
+			dst = append(dst, v)
+		}
+		return dst
+	}
+	return p.Append(dst, h.a)
+}
+
+// ReleaseHead gives h's cells back to the pool.
+func (p *Pool) ReleaseHead(h Head) {
+	if h.n < 0 {
+		p.Release(h.a)
+	}
+}

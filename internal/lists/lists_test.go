@@ -83,3 +83,99 @@ func btoi(b bool) int {
 	}
 	return 0
 }
+
+// A list pushed with PushRun gives the values pushed, latest first, as a
+// list pushed with Push does, in fewer cells when values come one after
+// another; the pool reuses its cells alike.
+func TestPushRun(t *testing.T) {
+	var p Pool
+	for _, vals := range [][]int32{
+		{5},
+		{0, 1, 2, 3, 4},
+		{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
+		{2, 2, 3, 3, 4, 10, 11, 11, 12},
+		{0, 0, 1, 1, 0, 1},
+	} {
+		l, ref := None, None
+		for _, v := range vals {
+			l = p.PushRun(l, v)
+			ref = p.Push(ref, v)
+		}
+		got, want := p.Append(nil, l), values(&p, ref)
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: %v, want %v", vals, got, want)
+		}
+		p.Release(l)
+		p.Release(ref)
+	}
+	// A run of a thousand values in two cells.
+	l := None
+	for v := int32(100); v < 1100; v++ {
+		l = p.PushRun(l, v)
+	}
+	if hi, n, next := p.Item(l); hi != 1099 || n != 1000 || next != None {
+		t.Errorf("item (%d, %d, %d), want (1099, 1000, None)", hi, n, next)
+	}
+	if cells := p.n - p.freeCells(); cells != 2 {
+		t.Errorf("%d cells in use, want 2", cells)
+	}
+}
+
+// freeCells counts the cells on the free list.
+func (p *Pool) freeCells() int32 {
+	n := int32(0)
+	for c := p.free - 1; c >= 0; c = p.cell(c).next {
+		n++
+	}
+	return n
+}
+
+// A Head gives the values pushed, latest first, as a list pushed with
+// Push does, in no cell while they are one run.
+func TestHead(t *testing.T) {
+	var p Pool
+	for _, vals := range [][]int32{
+		{5},
+		{0, 1, 2, 3, 4},
+		{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
+		{2, 2, 3, 3, 4, 10, 11, 11, 12},
+		{0, 0, 1, 1, 0, 1},
+		{4, 5, 6, 2},
+	} {
+		var h Head
+		ref := None
+		for _, v := range vals {
+			p.PushHead(&h, v)
+			ref = p.Push(ref, v)
+		}
+		want := values(&p, ref)
+		if got := p.AppendHead(nil, h); !slices.Equal(got, want) {
+			t.Errorf("%v: %v, want %v", vals, got, want)
+		}
+		var items []int32
+		for hi, n, next := p.First(h); n > 0; {
+			for v := hi; v > hi-n; v-- {
+				items = append(items, v)
+			}
+			if next == None {
+				break
+			}
+			hi, n, next = p.Item(next)
+		}
+		if !slices.Equal(items, want) {
+			t.Errorf("%v: items %v, want %v", vals, items, want)
+		}
+		p.ReleaseHead(h)
+		p.Release(ref)
+	}
+	var h Head
+	for v := int32(3); v < 3000; v++ {
+		p.PushHead(&h, v)
+	}
+	if h.n != 2997 || p.n != p.freeCells() {
+		t.Errorf("a run of 2997: head %+v, %d cells of %d in use", h, p.n-p.freeCells(), p.n)
+	}
+	if _, n, _ := p.First(Head{}); n != 0 || !(Head{}).Empty() {
+		t.Errorf("the zero Head is not empty")
+	}
+}

@@ -25,11 +25,23 @@ const int32sBlock = 64
 
 // PackInt32s packs v.
 func PackInt32s(v []int32) Int32s {
-	nb := (len(v) + int32sBlock - 1) / int32sBlock
-	c := Int32s{blocks: make([]int32sHeader, nb), n: len(v)}
+	return PackInt32Blocks(len(v), func(b int, dst []int32) []int32 {
+		return append(dst, v[b*int32sBlock:min(len(v), (b+1)*int32sBlock)]...)
+	})
+}
+
+// PackInt32Blocks packs n values that block gives 64 at a time: it
+// appends values [64b, 64b+64) (fewer in the last block) to dst and
+// returns it. A column kept in pages is packed without a copy of it
+// whole; block is called twice for each block.
+func PackInt32Blocks(n int, block func(b int, dst []int32) []int32) Int32s {
+	nb := (n + int32sBlock - 1) / int32sBlock
+	c := Int32s{blocks: make([]int32sHeader, nb), n: n}
+	buf := make([]int32, 0, int32sBlock)
 	total := 0
 	for b := range nb {
-		lo, hi := blockRange(v, b)
+		buf = block(b, buf[:0])
+		lo, hi := blockRange(buf)
 		w := uint8(bits.Len32(uint32(hi - lo)))
 		c.blocks[b] = int32sHeader{at: uint32(total), base: lo, width: w}
 		// 64 values of w bits are w words.
@@ -43,7 +55,8 @@ func PackInt32s(v []int32) Int32s {
 			continue
 		}
 		word := uint(blk.at)
-		for k, x := range v[b*int32sBlock : min(len(v), (b+1)*int32sBlock)] {
+		buf = block(b, buf[:0])
+		for k, x := range buf {
 			d := uint64(uint32(x - blk.base))
 			pos := uint(k) * w
 			i, s := word+pos/64, pos%64
@@ -56,8 +69,7 @@ func PackInt32s(v []int32) Int32s {
 	return c
 }
 
-func blockRange(v []int32, b int) (lo, hi int32) {
-	blk := v[b*int32sBlock : min(len(v), (b+1)*int32sBlock)]
+func blockRange(blk []int32) (lo, hi int32) {
 	lo, hi = blk[0], blk[0]
 	for _, x := range blk[1:] {
 		lo, hi = min(lo, x), max(hi, x)

@@ -1,0 +1,529 @@
+package sim
+
+import (
+	"math/bits"
+
+	"github.com/ptrace-dev/ptrace/internal/lists"
+)
+
+// Per-task state that most tasks never set, or set to one value in long
+// runs, costs less kept apart from the task table: columns allocated a
+// page at a time where a value is written (pcol, bcol, and hcol, whose
+// pages go when their lists are all empty again), one whose pages may
+// hold one value in a bit an entry (col32), or a small hash table of the
+// tasks that hold a value now (taskMap). Each is written for one type, not
+// as a generic: a read must stay two loads, inlined.
+
+// colPageBits sizes a column page: 4096 entries (16 KiB of int32).
+const (
+	colPageBits = 12
+	colPageLen  = 1 << colPageBits
+)
+
+// pcol is a column of int32 values, one per task, that reads def where
+// nothing was written: a page of 4096 entries is allocated where one is
+// first written. A read is two loads, as a slice's is but for the page's
+// pointer, and a write to an allocated page one store: the fragment pass's
+// first and last fragments of tasks, read and written at every fragment,
+// are pcols.
+type pcol struct {
+	def   int32
+	dense []*[colPageLen]int32
+	free  []*[colPageLen]int32 // a previous use's pages (reset)
+}
+
+func (c *pcol) reset(n int, def int32) {
+	for _, d := range c.dense {
+		if d != nil {
+			c.free = append(c.free, d)
+		}
+	}
+	np := (n + colPageLen - 1) / colPageLen
+	if cap(c.dense) >= np {
+		c.dense = c.dense[:np]
+		clear(c.dense)
+	} else {
+		c.dense = make([]*[colPageLen]int32, np)
+	}
+	c.def = def
+}
+
+func (c *pcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return c.def
+}
+
+// add adds x to entry i and returns the sum.
+func (c *pcol) add(i int32, x int32) int32 {
+	d := c.dense[i>>colPageBits]
+	if d == nil {
+		d = c.page(i >> colPageBits)
+	}
+	v := d[i&(colPageLen-1)] + x
+	d[i&(colPageLen-1)] = v
+	return v
+}
+
+func (c *pcol) set(i int32, x int32) {
+	d := c.dense[i>>colPageBits]
+	if d == nil {
+		d = c.page(i >> colPageBits)
+	}
+	d[i&(colPageLen-1)] = x
+}
+
+// page allocates page k.
+//
+//go:noinline
+func (c *pcol) page(k int32) *[colPageLen]int32 {
+	var d *[colPageLen]int32
+	if n := len(c.free); n > 0 {
+		d = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		d = new([colPageLen]int32)
+	}
+	for e := range d {
+		d[e] = c.def
+	}
+	c.dense[k] = d
+	return d
+}
+
+// block appends entries [64b, 64b+64) to dst, up to n in all.
+func (c *pcol) block(b, n int, dst []int32) []int32 {
+	lo, hi := b*64, min((b+1)*64, n)
+	if d := c.dense[lo>>colPageBits]; d != nil {
+		off := lo & (colPageLen - 1)
+		return append(dst, d[off:off+hi-lo]...)
+	}
+	for range hi - lo {
+		dst = append(dst, c.def)
+	}
+	return dst
+}
+
+// col32 is a column of int32 values, one per task, that reads def where
+// nothing was written, whose pages start empty (no memory but their
+// header), hold one value written to some of their entries (a bit an
+// entry: 512 bytes), and become dense (4 bytes an entry) when a second
+// value is written: a column written with the same value for the tasks of
+// a page (the barrier every task of a loop joins, the fragment their
+// creator left off at) costs next to nothing.
+type col32 struct {
+	def   int32
+	dense []*[colPageLen]int32 // per page: its entries once dense, else nil
+	pages []colPage
+	// free holds a previous use's arrays (reset), for pages that need them.
+	freeDense []*[colPageLen]int32
+	freeSet   []*[colPageLen / 64]uint64
+}
+
+// colPage is a page's state but for its dense entries (col32.dense).
+type colPage struct {
+	set *[colPageLen / 64]uint64 // entries holding v, nil when none (or dense)
+	v   int32
+}
+
+// reset makes c a column of n entries reading def, keeping the arrays it
+// had for the pages it will need.
+func (c *col32) reset(n int, def int32) {
+	for i, d := range c.dense {
+		if d != nil {
+			c.freeDense = append(c.freeDense, d)
+		}
+		if p := &c.pages[i]; p.set != nil {
+			c.freeSet = append(c.freeSet, p.set)
+		}
+	}
+	np := (n + colPageLen - 1) / colPageLen
+	if cap(c.pages) >= np {
+		c.pages, c.dense = c.pages[:np], c.dense[:np]
+		clear(c.pages)
+		clear(c.dense)
+	} else {
+		c.pages, c.dense = make([]colPage, np), make([]*[colPageLen]int32, np)
+	}
+	c.def = def
+}
+
+// get returns entry i.
+func (c *col32) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	p := &c.pages[i>>colPageBits]
+	if j := i & (colPageLen - 1); p.set != nil && p.set[j/64]&(1<<(j%64)) != 0 {
+		return p.v
+	}
+	return c.def
+}
+
+// set writes x to entry i.
+func (c *col32) set(i int32, x int32) {
+	k := i >> colPageBits
+	j := i & (colPageLen - 1)
+	d := c.dense[k]
+	if d != nil {
+		d[j] = x
+		return
+	}
+	p := &c.pages[k]
+	bit := uint64(1) << (j % 64)
+	switch {
+	case x == c.def:
+		if p.set != nil {
+			p.set[j/64] &^= bit
+		}
+	case p.set == nil:
+		if n := len(c.freeSet); n > 0 {
+			p.set = c.freeSet[n-1]
+			c.freeSet = c.freeSet[:n-1]
+			clear(p.set[:])
+		} else {
+			p.set = new([colPageLen / 64]uint64)
+		}
+		p.v = x
+		p.set[j/64] |= bit
+	case x == p.v:
+		p.set[j/64] |= bit
+	default:
+		c.densify(k)[j] = x
+	}
+}
+
+// densify makes page k dense and returns its entries.
+func (c *col32) densify(k int32) *[colPageLen]int32 {
+	var d *[colPageLen]int32
+	if n := len(c.freeDense); n > 0 {
+		d = c.freeDense[n-1]
+		c.freeDense = c.freeDense[:n-1]
+	} else {
+		d = new([colPageLen]int32)
+	}
+	for e := range d {
+		d[e] = c.def
+	}
+	p := &c.pages[k]
+	if s := p.set; s != nil {
+		for w, word := range s {
+			for ; word != 0; word &= word - 1 {
+				d[w*64+bits.TrailingZeros64(word)] = p.v
+			}
+		}
+		c.freeSet = append(c.freeSet, s)
+	}
+	p.set, c.dense[k] = nil, d
+	return d
+}
+
+// bcol is a column of bytes, one per task, 0 where nothing was written, in
+// pages allocated where first written with another value.
+type bcol struct {
+	dense []*[colPageLen]uint8
+	free  []*[colPageLen]uint8
+}
+
+func (c *bcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			clear(d[:])
+			c.free = append(c.free, d)
+		}
+	}
+	np := (n + colPageLen - 1) / colPageLen
+	if cap(c.dense) >= np {
+		c.dense = c.dense[:np]
+		clear(c.dense)
+	} else {
+		c.dense = make([]*[colPageLen]uint8, np)
+	}
+}
+
+func (c *bcol) get(i int32) uint8 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return 0
+}
+
+func (c *bcol) set(i int32, x uint8) {
+	d := c.dense[i>>colPageBits]
+	if d == nil {
+		if x == 0 {
+			return
+		}
+		d = c.page(i >> colPageBits)
+	}
+	d[i&(colPageLen-1)] = x
+}
+
+//go:noinline
+func (c *bcol) page(k int32) *[colPageLen]uint8 {
+	var d *[colPageLen]uint8
+	if n := len(c.free); n > 0 {
+		d = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		d = new([colPageLen]uint8)
+	}
+	c.dense[k] = d
+	return d
+}
+
+// hcol is a column of lists (lists.Head), one per task, empty where
+// nothing was written, in pages allocated where a list is first pushed to
+// and released when their lists are all empty again: the successor lists
+// of tasks all created first go as the tasks complete.
+type hcol struct {
+	dense []*[colPageLen]lists.Head
+	n     []int32 // per page: lists not empty
+	free  []*[colPageLen]lists.Head
+}
+
+func (c *hcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			clear(d[:])
+			c.free = append(c.free, d)
+		}
+	}
+	np := (n + colPageLen - 1) / colPageLen
+	if cap(c.dense) >= np {
+		c.dense, c.n = c.dense[:np], c.n[:np]
+		clear(c.dense)
+		clear(c.n)
+	} else {
+		c.dense, c.n = make([]*[colPageLen]lists.Head, np), make([]int32, np)
+	}
+}
+
+func (c *hcol) get(i int32) lists.Head {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return lists.Head{}
+}
+
+func (c *hcol) set(i int32, x lists.Head) {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	switch {
+	case d == nil:
+		if x.Empty() {
+			return
+		}
+		d = c.page(k)
+		c.n[k]++
+	case d[j].Empty() && !x.Empty():
+		c.n[k]++
+	case !d[j].Empty() && x.Empty():
+		if c.n[k]--; c.n[k] == 0 {
+			// Every list of the page is empty: the page goes (kept for
+			// reuse if the column keeps few).
+			d[j] = x
+			if len(c.free) < keepFree {
+				c.free = append(c.free, d)
+			}
+			c.dense[k] = nil
+			return
+		}
+	}
+	d[j] = x
+}
+
+// push puts v (≥ 0) in front of list i (pool.PushHead).
+func (c *hcol) push(pool *lists.Pool, i int32, v int32) {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil {
+		d = c.page(k)
+	}
+	if d[j].Empty() {
+		c.n[k]++
+	}
+	pool.PushHead(&d[j], v)
+}
+
+// keepFree is how many emptied pages a column keeps for reuse; more go to
+// the collector.
+const keepFree = 4
+
+//go:noinline
+func (c *hcol) page(k int32) *[colPageLen]lists.Head {
+	var d *[colPageLen]lists.Head
+	if n := len(c.free); n > 0 {
+		d = c.free[n-1]
+		c.free = c.free[:n-1]
+	} else {
+		d = new([colPageLen]lists.Head)
+	}
+	c.dense[k] = d
+	return d
+}
+
+// counts is a column of int32 counts per task that are nearly always
+// small: a byte a task where written (bcol), a count outside 0..254 kept
+// exactly in a table (a task with 255 predecessors or more, a damaged
+// trace's negative count).
+type counts struct {
+	small bcol
+	big   taskMap
+}
+
+const bigCount = 255
+
+func (c *counts) reset(n int) {
+	c.small.reset(n)
+	c.big.reset(n)
+}
+
+func (c *counts) get(t Task) int32 {
+	if x := c.small.get(t); x != bigCount {
+		return int32(x)
+	}
+	return c.big.get(t, 0)
+}
+
+// add adds n to t's count and returns the sum.
+func (c *counts) add(t Task, n int32) int32 {
+	if d := c.small.dense[t>>colPageBits]; d != nil {
+		j := t & (colPageLen - 1)
+		if x := d[j]; x != bigCount {
+			if v := int32(x) + n; v >= 0 && v < bigCount {
+				d[j] = uint8(v)
+				return v
+			}
+		}
+	}
+	v := c.get(t) + n
+	c.set(t, v)
+	return v
+}
+
+func (c *counts) set(t Task, v int32) {
+	if v >= 0 && v < bigCount {
+		if c.small.get(t) == bigCount {
+			c.big.del(t)
+		}
+		c.small.set(t, uint8(v))
+		return
+	}
+	c.small.set(t, bigCount)
+	c.big.insert(t, v)
+}
+
+// taskMap maps tasks to int32 values where few tasks hold one (the
+// predecessor counts that do not fit a byte): an open-addressing table of
+// the entries, deleted when no longer needed, so its size follows the
+// tasks that hold one, not the task table.
+type taskMap struct {
+	slots []mapSlot // a power of two, at most half full
+	n     int
+	shift uint8
+	// has marks the tasks holding an entry, a bit a task slot: a task
+	// without one (most, most of the time) is told so by one test.
+	has []uint64
+}
+
+type mapSlot struct{ key, val int32 } // key -1: empty
+
+// get returns t's value, or none.
+func (m *taskMap) get(t Task, none int32) int32 {
+	if m.has[t/64]&(1<<(t%64)) == 0 {
+		return none
+	}
+	for i := m.home(t); ; i = (i + 1) & uint32(len(m.slots)-1) {
+		switch m.slots[i].key {
+		case t:
+			return m.slots[i].val
+		case -1:
+			return none
+		}
+	}
+}
+
+func (m *taskMap) home(t Task) uint32 { return uint32(t) * 0x9E3779B9 >> m.shift }
+
+// insert sets t's value to v.
+func (m *taskMap) insert(t Task, v int32) {
+	m.place(t, v)
+	m.has[t/64] |= 1 << (t % 64)
+}
+
+// place sets t's value to v in the table.
+func (m *taskMap) place(t Task, v int32) {
+	if 2*(m.n+1) > len(m.slots) {
+		m.grow()
+	}
+	i := m.home(t)
+	for ; m.slots[i].key != -1; i = (i + 1) & uint32(len(m.slots)-1) {
+		if m.slots[i].key == t {
+			m.slots[i].val = v
+			return
+		}
+	}
+	m.slots[i] = mapSlot{t, v}
+	m.n++
+}
+
+// del removes t's entry, moving back the entries of its probe run that
+// would no longer be found (no tombstones: the table never fills with
+// them however many tasks come and go).
+func (m *taskMap) del(t Task) {
+	if m.has[t/64]&(1<<(t%64)) == 0 {
+		return
+	}
+	m.has[t/64] &^= 1 << (t % 64)
+	mask := uint32(len(m.slots) - 1)
+	i := m.home(t)
+	for ; m.slots[i].key != t; i = (i + 1) & mask {
+		if m.slots[i].key == -1 {
+			return
+		}
+	}
+	for j := (i + 1) & mask; m.slots[j].key != -1; j = (j + 1) & mask {
+		// The entry at j moves to the hole at i unless its home lies
+		// cyclically in (i, j].
+		if h := m.home(m.slots[j].key); (j-h)&mask >= (j-i)&mask {
+			m.slots[i] = m.slots[j]
+			i = j
+		}
+	}
+	m.slots[i].key = -1
+	m.n--
+}
+
+func (m *taskMap) grow() {
+	old := m.slots
+	size := max(2*len(old), 16)
+	m.slots = make([]mapSlot, size)
+	for i := range m.slots {
+		m.slots[i].key = -1
+	}
+	m.shift = uint8(32 - bits.TrailingZeros(uint(size)))
+	m.n = 0
+	for _, s := range old {
+		if s.key != -1 {
+			m.place(s.key, s.val)
+		}
+	}
+}
+
+// reset empties m for tasks 0..n−1, keeping its table.
+func (m *taskMap) reset(n int) {
+	if m.n > 0 {
+		for i := range m.slots {
+			m.slots[i].key = -1
+		}
+	}
+	m.n = 0
+	if w := (n + 63) / 64; cap(m.has) >= w {
+		m.has = m.has[:w]
+		clear(m.has)
+	} else {
+		m.has = make([]uint64, w)
+	}
+}

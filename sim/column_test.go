@@ -1,0 +1,219 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/internal/lists"
+)
+
+// Random writes to the columns read back as a plain slice written alike,
+// whether their pages stay empty, hold one value or turn dense, and after
+// a reset that reuses their arrays.
+func TestColumnsAsSlices(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	var c col32
+	var p pcol
+	var b bcol
+	for round, n := range []int{5, colPageLen, 3*colPageLen + 17, 10 * colPageLen} {
+		def := int32(round - 1)
+		c.reset(n, def)
+		p.reset(n, def)
+		b.reset(n)
+		ref := make([]int32, n)
+		for i := range ref {
+			ref[i] = def
+		}
+		bref := make([]uint8, n)
+		for op := range 20000 {
+			i := int32(r.IntN(n))
+			var v int32
+			switch r.IntN(4) {
+			case 0:
+				v = def
+			case 1, 2:
+				v = int32(round) + 7 // one value in most pages
+			default:
+				v = r.Int32N(1000)
+			}
+			switch op % 4 {
+			case 0, 2:
+				c.set(i, v)
+				p.set(i, v)
+				ref[i] = v
+				b.set(i, uint8(v))
+				bref[i] = uint8(v)
+			case 1:
+				if got := p.add(i, v); got != ref[i]+v {
+					t.Fatalf("n %d op %d: pcol add(%d, %d) = %d, want %d", n, op, i, v, got, ref[i]+v)
+				}
+				ref[i] += v
+				c.set(i, ref[i])
+				b.set(i, uint8(ref[i]))
+				bref[i] = uint8(ref[i])
+			}
+			if got := c.get(i); got != ref[i] {
+				t.Fatalf("n %d op %d: col32 get(%d) = %d, want %d", n, op, i, got, ref[i])
+			}
+			if got := p.get(i); got != ref[i] {
+				t.Fatalf("n %d op %d: pcol get(%d) = %d, want %d", n, op, i, got, ref[i])
+			}
+			if got := b.get(i); got != bref[i] {
+				t.Fatalf("n %d op %d: bcol get(%d) = %d, want %d", n, op, i, got, bref[i])
+			}
+		}
+		var blk []int32
+		for k := range (n + 63) / 64 {
+			blk = p.block(k, n, blk[:0])
+			for e, v := range blk {
+				if v != ref[k*64+e] {
+					t.Fatalf("n %d: block %d entry %d = %d, want %d", n, k, e, v, ref[k*64+e])
+				}
+			}
+		}
+	}
+}
+
+// A col32 written at few entries, or with one value in each page,
+// allocates no dense page.
+func TestCol32Sparse(t *testing.T) {
+	var c col32
+	n := 100 * colPageLen
+	c.reset(n, -1)
+	for i := 0; i < n; i += 3 {
+		c.set(int32(i), 0) // a task of every three joins barrier 0
+	}
+	for i := 0; i < n; i += 5000 {
+		c.set(int32(i), int32(i)) // a few of another value
+	}
+	dense := 0
+	for _, d := range c.dense {
+		if d != nil {
+			dense++
+		}
+	}
+	if want := (n + 4999) / 5000; dense > want {
+		t.Errorf("%d dense pages, want at most %d", dense, want)
+	}
+}
+
+// An hcol's lists read back as pushed, and a page whose lists are all
+// empty again goes: the successor lists of tasks shrink as they complete.
+func TestHcol(t *testing.T) {
+	var pool lists.Pool
+	var c hcol
+	n := 8 * colPageLen
+	c.reset(n)
+	for i := range int32(n) {
+		for k := range 1 + i%3 {
+			c.push(&pool, i, 2*i+k*int32(i%2)) // runs and, on odd tasks, cells
+		}
+	}
+	for i := range int32(n) {
+		got := pool.AppendHead(nil, c.get(i))
+		if len(got) != 1+int(i%3) || got[len(got)-1] != 2*i {
+			t.Fatalf("task %d: list %v", i, got)
+		}
+	}
+	for i := range int32(n) {
+		pool.ReleaseHead(c.get(i))
+		c.set(i, lists.Head{})
+	}
+	for k, d := range c.dense {
+		if d != nil || c.n[k] != 0 {
+			t.Fatalf("page %d kept after its lists emptied (%d counted)", k, c.n[k])
+		}
+	}
+	if len(c.free) > keepFree {
+		t.Errorf("%d pages kept, want at most %d", len(c.free), keepFree)
+	}
+}
+
+// Random puts, gets and deletes on a taskMap give what a Go map gives,
+// including deletions in the middle of probe runs and growth.
+func TestTaskMapAsMap(t *testing.T) {
+	for _, keys := range []int32{4, 64, 5000} {
+		r := rand.New(rand.NewPCG(uint64(keys), 9))
+		var m taskMap
+		m.reset(int(keys) << 12)
+		ref := map[int32]int32{}
+		for op := range 50000 {
+			k := r.Int32N(keys)
+			if r.IntN(3) == 0 {
+				k *= 1 << 12 // keys that share a home bucket's neighbourhood
+			}
+			switch r.IntN(3) {
+			case 0:
+				m.del(k)
+				delete(ref, k)
+			default:
+				v := r.Int32N(10)
+				m.insert(k, v)
+				ref[k] = v
+			}
+			if op%1000 == 0 {
+				for k, v := range ref {
+					if got := m.get(k, -1); got != v {
+						t.Fatalf("keys %d op %d: get(%d) = %d, want %d", keys, op, k, got, v)
+					}
+				}
+			}
+			want, ok := ref[k]
+			if !ok {
+				want = -1
+			}
+			if got := m.get(k, -1); got != want || m.n != len(ref) {
+				t.Fatalf("keys %d op %d: get(%d) = %d (%d entries), want %d (%d)", keys, op, k, got, m.n, want, len(ref))
+			}
+			if op == 25000 {
+				m.reset(int(keys) << 12)
+				clear(ref)
+			}
+		}
+	}
+}
+
+// Counts read back what was set, small ones in a byte, others (large,
+// negative) exactly.
+func TestCounts(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var c counts
+	const n = 3 * colPageLen
+	c.reset(n)
+	ref := make([]int32, n)
+	for op := range 100000 {
+		i := r.Int32N(n)
+		v := r.Int32N(300) - 20
+		switch op % 3 {
+		case 0:
+			v = ref[i] + 1
+			c.set(i, v)
+		case 1:
+			d := r.Int32N(7) - 3
+			if got := c.add(i, d); got != ref[i]+d {
+				t.Fatalf("op %d: add(%d, %d) = %d, want %d", op, i, d, got, ref[i]+d)
+			}
+			v = ref[i] + d
+		default:
+			c.set(i, v)
+		}
+		ref[i] = v
+		if got := c.get(i); got != v {
+			t.Fatalf("op %d: get(%d) = %d, want %d", op, i, got, v)
+		}
+	}
+	for i, v := range ref {
+		if got := c.get(int32(i)); got != v {
+			t.Fatalf("get(%d) = %d, want %d", i, got, v)
+		}
+	}
+	big := 0
+	for _, v := range ref {
+		if v < 0 || v >= bigCount {
+			big++
+		}
+	}
+	if c.big.n != big {
+		t.Errorf("%d counts in the table, want %d", c.big.n, big)
+	}
+}
