@@ -8,7 +8,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/internal/ompfault"
+	"github.com/ptrace-dev/ptrace/ompt/ompfault"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/vmihailenco/msgpack/v5"
 )

@@ -237,7 +237,7 @@ if [ "${FUZZ:-1}" != 0 ]; then
 fi
 
 # 10. OpenMP and mutex events are claims (issue 42, item 2): each fault of
-# internal/ompfault in a CRC-valid forkjoin trace is a counted warning and
+# ompt/ompfault in a CRC-valid forkjoin trace is a counted warning and
 # a partial report, with one analysis rank or two, and an error naming the
 # file and offset under --strict.
 fj=$(gen c10-base forkjoin --ranks 2 --threads 2 --width 4 --steps 3)

@@ -9,7 +9,7 @@
 //	mutate nranks FILE N       the header claims a world of N ranks
 //	mutate version FILE N      the header claims format version N
 //	mutate ompt FILE FAULT     one OpenMP or mutex fault of issue 42
-//	                           (internal/ompfault; mutex faults get
+//	                           (ompt/ompfault; mutex faults get
 //	                           critical sections in every task first)
 //	mutate ompt-list           the fault names, one a line
 package main
@@ -19,7 +19,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/ptrace-dev/ptrace/internal/ompfault"
+	"github.com/ptrace-dev/ptrace/ompt/ompfault"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/vmihailenco/msgpack/v5"
 )
