@@ -354,7 +354,7 @@ type run struct {
 	// the simulate phase.
 	simSpare sim.Spare
 	ompSpare ompt.Spare
-	preds    [][]predAt // predTimes' lists, reused from process to process
+	preds    critpath.PredBuf // PredTimes' lists, reused from process to process
 }
 
 // dirInfo is what rank 0 learns about the trace directory and broadcasts.

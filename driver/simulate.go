@@ -1,17 +1,14 @@
 package driver
 
 import (
-	"cmp"
 	"fmt"
 	"math/bits"
 	"runtime"
-	"slices"
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/critpath"
-	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
@@ -129,7 +126,7 @@ func (r *run) simulate() error {
 		model.KeepDependences()
 		stats := sim.NewTaskStats()
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
-		frags := sim.NewFragPass(predTimes(r.edges, i, &r.preds))
+		frags := sim.NewFragPass(critpath.PredTimes(r.edges, i, &r.preds))
 		if i < len(r.edges) {
 			r.edges[i].PredTime = nil // copied into the lookup: no later phase reads it
 		}
@@ -190,74 +187,6 @@ func (r *run) simulate() error {
 	}
 	return nil
 }
-
-// predTimes returns the lookup of process i's receive-like events'
-// predecessor times (nil without edges): per thread, the events in order
-// and their predecessors' times, searched by bisection (16 bytes an edge
-// and no hashing where a map took 30–40). The lists are made in *buf,
-// which the next process's lookup reuses once this one's simulation is
-// done.
-func predTimes(edges []graph.RemoteEdges, i int, buf *[][]predAt) sim.PredTime {
-	if i >= len(edges) || edges[i].Len() == 0 {
-		return nil
-	}
-	e := &edges[i]
-	byThread := *buf
-	for th := range byThread {
-		byThread[th] = byThread[th][:0]
-	}
-	for k := range e.Len() {
-		th := int(e.ThreadAt(k))
-		if th < 0 {
-			continue
-		}
-		for len(byThread) <= th {
-			byThread = append(byThread, nil)
-		}
-		byThread[th] = append(byThread[th], predAt{e.EventAt(k), e.PredTime[k]})
-	}
-	*buf = byThread
-	for _, l := range byThread {
-		// Stable, and the last of equal events wins below: as a map
-		// filled in edge order would have it.
-		slices.SortStableFunc(l, func(a, b predAt) int { return cmp.Compare(a.event, b.event) })
-	}
-	// The simulation asks in each thread's event order: a lookup starts
-	// where the thread's last one ended (every entry before next[th] is
-	// of an event before the last asked) and scans a few entries before it
-	// bisects.
-	next := make([]int, len(byThread))
-	return func(th int, idx int64) (int64, bool) {
-		if th < 0 || th >= len(byThread) {
-			return 0, false
-		}
-		l := byThread[th]
-		if k := next[th]; k == 0 || l[k-1].event < idx {
-			for j := k; j < len(l) && j < k+8; j++ {
-				if l[j].event > idx {
-					next[th] = j
-					return 0, false
-				}
-				if l[j].event == idx {
-					for j+1 < len(l) && l[j+1].event == idx {
-						j++ // the last of equal events
-					}
-					next[th] = j + 1
-					return l[j].time, true
-				}
-			}
-		}
-		k := sort.Search(len(l), func(j int) bool { return l[j].event > idx }) - 1
-		next[th] = k + 1
-		if k < 0 || l[k].event != idx {
-			return 0, false
-		}
-		return l[k].time, true
-	}
-}
-
-// predAt is a receive-like event and its predecessor's final time.
-type predAt struct{ event, time int64 }
 
 // taskTable is what the anomaly detection needs of a process's executed
 // explicit tasks beyond their run times (critpath.Proc.RunTimes), kept from the

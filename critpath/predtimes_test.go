@@ -1,4 +1,4 @@
-package driver
+package critpath
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"github.com/ptrace-dev/ptrace/sim"
 )
 
-// predTimes answers as a map filled in edge order would (the last row of
+// PredTimes answers as a map filled in edge order would (the last row of
 // an event wins), whatever the order of the lookups: in each thread's
 // event order as the simulation asks, with repeats, and out of it.
 func TestPredTimesLookups(t *testing.T) {
@@ -38,15 +38,15 @@ func TestPredTimesLookups(t *testing.T) {
 			t.Fatalf("thread %d event %d: (%d, %v), want (%d, %v)", th, idx, got, ok, w, wok)
 		}
 	}
-	var buf [][]predAt
-	f := predTimes([]graph.RemoteEdges{e}, 0, &buf)
+	var buf PredBuf
+	f := PredTimes([]graph.RemoteEdges{e}, 0, &buf)
 	for th := range 5 { // every event of each thread, in order, twice each
 		for idx := int64(-1); idx <= 5001; idx++ {
 			check(f, th, idx)
 			check(f, th, idx)
 		}
 	}
-	f = predTimes([]graph.RemoteEdges{e}, 0, &buf) // a fresh lookup, asked at random
+	f = PredTimes([]graph.RemoteEdges{e}, 0, &buf) // a fresh lookup, asked at random
 	for range 20000 {
 		check(f, rng.IntN(6)-1, int64(rng.IntN(5100))-50)
 	}
