@@ -208,7 +208,8 @@ func TestMemoryLimitRefusesAtStart(t *testing.T) {
 	}
 }
 
-// TestMemoryEstimateBelowLive: --memory-limit refuses an analysis whose
+// TestMemoryEstimateBelowLive (1–2 M-event traces, so that what the test
+// binary itself holds is small beside them): --memory-limit refuses an analysis whose
 // low estimate exceeds the limit, so that estimate must lie under what
 // the analysis really holds (the live heap's peak), or it refuses limits
 // the analysis fits in, as it did at twice the live heap when it charged
@@ -224,7 +225,7 @@ func TestMemoryEstimateBelowLive(t *testing.T) {
 	for _, cfg := range []gen.Config{
 		{Workload: "stencil", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
 		{Workload: "stencil", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1, Lean: true},
-		{Workload: "halo", Ranks: 4, Threads: 2, Events: 1_000_000, Seed: 1},
+		{Workload: "halo", Ranks: 4, Threads: 2, Events: 2_000_000, Seed: 1},
 	} {
 		dir, _ := generate(t, cfg)
 		runtime.GC()
