@@ -208,18 +208,19 @@ func TestMemoryLimitRefusesAtStart(t *testing.T) {
 	}
 }
 
-// TestMemoryEstimateBelowLive (1–2 M-event traces, so that what the test
-// binary itself holds is small beside them): --memory-limit refuses an analysis whose
+// TestMemoryEstimateBelowLive: --memory-limit refuses an analysis whose
 // low estimate exceeds the limit, so that estimate must lie under what
 // the analysis really holds (the live heap's peak), or it refuses limits
 // the analysis fits in, as it did at twice the live heap when it charged
 // every process's simulation state as if all were held at once. It must
 // not be trivially low either: within 3× of the live heap, on shapes
 // whose memory goes to different places (tasks in many processes, tasks
-// all created at once in one, MPI calls without tasks).
+// all created at once in one, MPI calls without tasks). The traces are of
+// 1–2 M events, so that what the test binary itself holds is small
+// beside them.
 func TestMemoryEstimateBelowLive(t *testing.T) {
 	if testing.Short() {
-		t.Skip("1 M-event traces")
+		t.Skip("1–2 M-event traces")
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	for _, cfg := range []gen.Config{
