@@ -6,7 +6,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -41,16 +40,6 @@ type Stats struct {
 	// each kind, with the count); Notes say what was left out.
 	Warnings []string
 	Notes    []string
-}
-
-// IgnoredTotal returns the number of known records without a ptrace
-// counterpart.
-func (s *Stats) IgnoredTotal() int64 {
-	var n int64
-	for _, v := range s.Ignored {
-		n += v
-	}
-	return n
 }
 
 // WriteProcess converts process i (location group, a ptrace rank) into
@@ -1139,30 +1128,4 @@ func (h *thr) legacyEnter(now int64) {
 		}
 	}
 	h.beginImplicit(now, par, max(size, 1), int64(h.out), true)
-}
-
-// IgnoredNote describes the known records a conversion left out, by type
-// ("MPI_ISEND_COMPLETE 3, METRIC 72584"), most frequent first.
-func IgnoredNote(ignored *[256]int64) string {
-	type kv struct {
-		t uint8
-		n int64
-	}
-	var list []kv
-	for t, n := range ignored {
-		if n > 0 {
-			list = append(list, kv{uint8(t), n})
-		}
-	}
-	sort.Slice(list, func(i, j int) bool {
-		if list[i].n != list[j].n {
-			return list[i].n > list[j].n
-		}
-		return list[i].t < list[j].t
-	})
-	parts := make([]string, len(list))
-	for i, e := range list {
-		parts[i] = fmt.Sprintf("%s %d", EventName(e.t), e.n)
-	}
-	return strings.Join(parts, ", ")
 }

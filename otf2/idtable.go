@@ -87,9 +87,6 @@ func (t *idTable[T]) ptr(id uint32) *T {
 	return nil
 }
 
-// len returns the number of defined ids.
-func (t *idTable[T]) len() int { return t.n }
-
 // each calls fn for every defined id in increasing id order among the
 // dense ones, then the sparse ones in unspecified order.
 func (t *idTable[T]) each(fn func(id uint32, v *T)) {
