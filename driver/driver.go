@@ -153,8 +153,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		hs = startHeapSampler(processLimit())
 		defer hs.stop()
 	}
-	guard := newMemoryGuard(hs)
-	r.guard = guard
+	r.guard = newMemoryGuard(hs)
 	for _, ph := range phases {
 		start := time.Now()
 		before := r.decoded()
@@ -189,7 +188,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			lives = append(lives, int64(live))
 			rss = append(rss, maxRSS())
 			if opts.MemoryLimit > 0 {
-				if err := guard.check(c, ph.name, int64(live)); err != nil {
+				if err := r.guard.check(c, ph.name, int64(live)); err != nil {
 					return nil, err
 				}
 			}

@@ -126,8 +126,7 @@ func (g memoryGuard) exceeded(phase string) error {
 		return nil
 	}
 	if live := g.hs.over.Load(); live > 0 {
-		return fmt.Errorf("the analysis outgrew its memory limit in the %s phase: %s of live heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory); stopped there: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
-			phase, report.Bytes(int64(live)), report.Bytes(g.limit), report.Bytes(int64(live)+int64(live)/4))
+		return &outgrownError{phase: phase, live: int64(live), limit: g.limit, stopped: true}
 	}
 	return nil
 }
@@ -136,13 +135,29 @@ func (g memoryGuard) exceeded(phase string) error {
 // during phase (collective).
 func (g memoryGuard) check(c comm.Comm, phase string, peak int64) error {
 	over := int64(0)
-	if g.limit > 0 && g.limit < math.MaxInt64 && peak > g.limit {
+	if g.limit > 0 && peak > g.limit {
 		over = peak
 	}
 	worst, err := c.AllreduceInt64(comm.Max, []int64{over})
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: fmt.Errorf("the analysis outgrew its memory limit in the %s phase: %s of live heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory): run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
-		phase, report.Bytes(worst[0]), report.Bytes(g.limit), report.Bytes(worst[0]+worst[0]/4))}
+	return &AgreedError{Err: &outgrownError{phase: phase, live: worst[0], limit: g.limit}}
+}
+
+// outgrownError is a live heap above the memory limit in a phase, seen
+// inside it (stopped: exceeded) or at its end (check).
+type outgrownError struct {
+	phase       string
+	live, limit int64
+	stopped     bool
+}
+
+func (e *outgrownError) Error() string {
+	where := ""
+	if e.stopped {
+		where = "; stopped there"
+	}
+	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: %s of live heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory)%s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+		e.phase, report.Bytes(e.live), report.Bytes(e.limit), where, report.Bytes(e.live+e.live/4))
 }

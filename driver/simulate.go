@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"math/bits"
 	"runtime"
@@ -142,7 +143,7 @@ func (r *run) simulate() error {
 		}
 		if err := s.Run(model, passes...); err != nil {
 			failure = fmt.Errorf("rank %d: simulation: %w", p.Header.Rank, err)
-			if r.guard.exceeded("simulate") != nil {
+			if oe := (*outgrownError)(nil); errors.As(err, &oe) {
 				failure = err // the memory limit's: the rank's processes, not this one
 			}
 			break
