@@ -20,6 +20,33 @@ const (
 	colPageLen  = 1 << colPageBits
 )
 
+// The columns' cold paths, the same for every entry type: a page taken
+// from a column's free list or made, and its page table resized for n
+// entries, all pages absent (the hot reads and writes stay each column's
+// own, for one type).
+
+// takePage returns a page from *free, or a new zeroed one.
+func takePage[P any](free *[]*P) *P {
+	if n := len(*free); n > 0 {
+		d := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return d
+	}
+	return new(P)
+}
+
+// pageTable returns dense's page table resized for n entries, every page
+// absent (after the column gave its pages to its free list).
+func pageTable[P any](dense []*P, n int) []*P {
+	np := (n + colPageLen - 1) / colPageLen
+	if cap(dense) >= np {
+		dense = dense[:np]
+		clear(dense)
+		return dense
+	}
+	return make([]*P, np)
+}
+
 // pcol is a column of int32 values, one per task, that reads def where
 // nothing was written: a page of 4096 entries is allocated where one is
 // first written. A read is two loads, as a slice's is but for the page's
@@ -38,13 +65,7 @@ func (c *pcol) reset(n int, def int32) {
 			c.free = append(c.free, d)
 		}
 	}
-	np := (n + colPageLen - 1) / colPageLen
-	if cap(c.dense) >= np {
-		c.dense = c.dense[:np]
-		clear(c.dense)
-	} else {
-		c.dense = make([]*[colPageLen]int32, np)
-	}
+	c.dense = pageTable(c.dense, n)
 	c.def = def
 }
 
@@ -78,13 +99,7 @@ func (c *pcol) set(i int32, x int32) {
 //
 //go:noinline
 func (c *pcol) page(k int32) *[colPageLen]int32 {
-	var d *[colPageLen]int32
-	if n := len(c.free); n > 0 {
-		d = c.free[n-1]
-		c.free = c.free[:n-1]
-	} else {
-		d = new([colPageLen]int32)
-	}
+	d := takePage(&c.free)
 	for e := range d {
 		d[e] = c.def
 	}
@@ -138,13 +153,12 @@ func (c *col32) reset(n int, def int32) {
 			c.freeSet = append(c.freeSet, p.set)
 		}
 	}
-	np := (n + colPageLen - 1) / colPageLen
-	if cap(c.pages) >= np {
-		c.pages, c.dense = c.pages[:np], c.dense[:np]
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.pages) >= np {
+		c.pages = c.pages[:np]
 		clear(c.pages)
-		clear(c.dense)
 	} else {
-		c.pages, c.dense = make([]colPage, np), make([]*[colPageLen]int32, np)
+		c.pages = make([]colPage, np)
 	}
 	c.def = def
 }
@@ -178,13 +192,8 @@ func (c *col32) set(i int32, x int32) {
 			p.set[j/64] &^= bit
 		}
 	case p.set == nil:
-		if n := len(c.freeSet); n > 0 {
-			p.set = c.freeSet[n-1]
-			c.freeSet = c.freeSet[:n-1]
-			clear(p.set[:])
-		} else {
-			p.set = new([colPageLen / 64]uint64)
-		}
+		p.set = takePage(&c.freeSet)
+		clear(p.set[:]) // a previous use's
 		p.v = x
 		p.set[j/64] |= bit
 	case x == p.v:
@@ -196,13 +205,7 @@ func (c *col32) set(i int32, x int32) {
 
 // densify makes page k dense and returns its entries.
 func (c *col32) densify(k int32) *[colPageLen]int32 {
-	var d *[colPageLen]int32
-	if n := len(c.freeDense); n > 0 {
-		d = c.freeDense[n-1]
-		c.freeDense = c.freeDense[:n-1]
-	} else {
-		d = new([colPageLen]int32)
-	}
+	d := takePage(&c.freeDense)
 	for e := range d {
 		d[e] = c.def
 	}
@@ -233,13 +236,7 @@ func (c *bcol) reset(n int) {
 			c.free = append(c.free, d)
 		}
 	}
-	np := (n + colPageLen - 1) / colPageLen
-	if cap(c.dense) >= np {
-		c.dense = c.dense[:np]
-		clear(c.dense)
-	} else {
-		c.dense = make([]*[colPageLen]uint8, np)
-	}
+	c.dense = pageTable(c.dense, n)
 }
 
 func (c *bcol) get(i int32) uint8 {
@@ -262,13 +259,7 @@ func (c *bcol) set(i int32, x uint8) {
 
 //go:noinline
 func (c *bcol) page(k int32) *[colPageLen]uint8 {
-	var d *[colPageLen]uint8
-	if n := len(c.free); n > 0 {
-		d = c.free[n-1]
-		c.free = c.free[:n-1]
-	} else {
-		d = new([colPageLen]uint8)
-	}
+	d := takePage(&c.free)
 	c.dense[k] = d
 	return d
 }
@@ -290,13 +281,12 @@ func (c *hcol) reset(n int) {
 			c.free = append(c.free, d)
 		}
 	}
-	np := (n + colPageLen - 1) / colPageLen
-	if cap(c.dense) >= np {
-		c.dense, c.n = c.dense[:np], c.n[:np]
-		clear(c.dense)
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.n) >= np {
+		c.n = c.n[:np]
 		clear(c.n)
 	} else {
-		c.dense, c.n = make([]*[colPageLen]lists.Head, np), make([]int32, np)
+		c.n = make([]int32, np)
 	}
 }
 
@@ -353,13 +343,7 @@ const keepFree = 4
 
 //go:noinline
 func (c *hcol) page(k int32) *[colPageLen]lists.Head {
-	var d *[colPageLen]lists.Head
-	if n := len(c.free); n > 0 {
-		d = c.free[n-1]
-		c.free = c.free[:n-1]
-	} else {
-		d = new([colPageLen]lists.Head)
-	}
+	d := takePage(&c.free)
 	c.dense[k] = d
 	return d
 }
