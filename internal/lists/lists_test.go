@@ -84,18 +84,23 @@ func btoi(b bool) int {
 	return 0
 }
 
+// runCases are values pushed in order: one, a run, runs broken up and
+// out of order, repeats, and a run ended by a value below it.
+var runCases = [][]int32{
+	{5},
+	{0, 1, 2, 3, 4},
+	{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
+	{2, 2, 3, 3, 4, 10, 11, 11, 12},
+	{0, 0, 1, 1, 0, 1},
+	{4, 5, 6, 2},
+}
+
 // A list pushed with PushRun gives the values pushed, latest first, as a
 // list pushed with Push does, in fewer cells when values come one after
 // another; the pool reuses its cells alike.
 func TestPushRun(t *testing.T) {
 	var p Pool
-	for _, vals := range [][]int32{
-		{5},
-		{0, 1, 2, 3, 4},
-		{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
-		{2, 2, 3, 3, 4, 10, 11, 11, 12},
-		{0, 0, 1, 1, 0, 1},
-	} {
+	for _, vals := range runCases {
 		l, ref := None, None
 		for _, v := range vals {
 			l = p.PushRun(l, v)
@@ -134,14 +139,7 @@ func (p *Pool) freeCells() int32 {
 // Push does, in no cell while they are one run.
 func TestHead(t *testing.T) {
 	var p Pool
-	for _, vals := range [][]int32{
-		{5},
-		{0, 1, 2, 3, 4},
-		{7, 8, 3, 4, 5, 6, 1, 0, 9, 10},
-		{2, 2, 3, 3, 4, 10, 11, 11, 12},
-		{0, 0, 1, 1, 0, 1},
-		{4, 5, 6, 2},
-	} {
+	for _, vals := range runCases {
 		var h Head
 		ref := None
 		for _, v := range vals {
