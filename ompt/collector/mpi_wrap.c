@@ -1061,64 +1061,44 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 
 /* ---- communicator constructors ------------------------------------------ */
 
+/* A constructor's body: the call, then the communicator it returns in *out
+ * registered under the id every member computes alike (register_new). */
+#define NEWCOMM(fn, out, call)              \
+	ENTER(fn);                          \
+	int rc = call;                      \
+	if (rc == MPI_SUCCESS)              \
+		register_new(*(out), #fn);  \
+	EXIT(fn);                           \
+	return rc
+
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Comm_split);
-	int rc = PMPI_Comm_split(comm, color, key, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Comm_split");
-	EXIT(MPI_Comm_split);
-	return rc;
+	NEWCOMM(MPI_Comm_split, newcomm, PMPI_Comm_split(comm, color, key, newcomm));
 }
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Comm_split_type);
-	int rc = PMPI_Comm_split_type(comm, split_type, key, info, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Comm_split_type");
-	EXIT(MPI_Comm_split_type);
-	return rc;
+	NEWCOMM(MPI_Comm_split_type, newcomm, PMPI_Comm_split_type(comm, split_type, key, info, newcomm));
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Comm_dup);
-	int rc = PMPI_Comm_dup(comm, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Comm_dup");
-	EXIT(MPI_Comm_dup);
-	return rc;
+	NEWCOMM(MPI_Comm_dup, newcomm, PMPI_Comm_dup(comm, newcomm));
 }
 
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Comm_create);
-	int rc = PMPI_Comm_create(comm, group, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Comm_create");
-	EXIT(MPI_Comm_create);
-	return rc;
+	NEWCOMM(MPI_Comm_create, newcomm, PMPI_Comm_create(comm, group, newcomm));
 }
 
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Comm_create_group);
-	int rc = PMPI_Comm_create_group(comm, group, tag, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Comm_create_group");
-	EXIT(MPI_Comm_create_group);
-	return rc;
+	NEWCOMM(MPI_Comm_create_group, newcomm, PMPI_Comm_create_group(comm, group, tag, newcomm));
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Comm_dup_with_info);
-	int rc = PMPI_Comm_dup_with_info(comm, info, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Comm_dup_with_info");
-	EXIT(MPI_Comm_dup_with_info);
-	return rc;
+	NEWCOMM(MPI_Comm_dup_with_info, newcomm, PMPI_Comm_dup_with_info(comm, info, newcomm));
 }
 
 /* The new communicator may be used only once the request completes: it is
@@ -1143,78 +1123,46 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
 		    MPI_Comm *comm_cart)
 {
-	ENTER(MPI_Cart_create);
-	int rc = PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart);
-	if (rc == MPI_SUCCESS)
-		register_new(*comm_cart, "MPI_Cart_create");
-	EXIT(MPI_Cart_create);
-	return rc;
+	NEWCOMM(MPI_Cart_create, comm_cart, PMPI_Cart_create(comm_old, ndims, dims, periods, reorder, comm_cart));
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *new_comm)
 {
-	ENTER(MPI_Cart_sub);
-	int rc = PMPI_Cart_sub(comm, remain_dims, new_comm);
-	if (rc == MPI_SUCCESS)
-		register_new(*new_comm, "MPI_Cart_sub");
-	EXIT(MPI_Cart_sub);
-	return rc;
+	NEWCOMM(MPI_Cart_sub, new_comm, PMPI_Cart_sub(comm, remain_dims, new_comm));
 }
 
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
 		     MPI_Comm *comm_graph)
 {
-	ENTER(MPI_Graph_create);
-	int rc = PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph);
-	if (rc == MPI_SUCCESS)
-		register_new(*comm_graph, "MPI_Graph_create");
-	EXIT(MPI_Graph_create);
-	return rc;
+	NEWCOMM(MPI_Graph_create, comm_graph, PMPI_Graph_create(comm_old, nnodes, index, edges, reorder, comm_graph));
 }
 
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int nodes[], const int degrees[], const int targets[],
 			  const int weights[], MPI_Info info, int reorder, MPI_Comm *newcomm)
 {
-	ENTER(MPI_Dist_graph_create);
-	int rc = PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newcomm, "MPI_Dist_graph_create");
-	EXIT(MPI_Dist_graph_create);
-	return rc;
+	NEWCOMM(MPI_Dist_graph_create, newcomm,
+		PMPI_Dist_graph_create(comm_old, n, nodes, degrees, targets, weights, info, reorder, newcomm));
 }
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[],
 				   int outdegree, const int destinations[], const int destweights[], MPI_Info info,
 				   int reorder, MPI_Comm *comm_dist_graph)
 {
-	ENTER(MPI_Dist_graph_create_adjacent);
-	int rc = PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations,
-						 destweights, info, reorder, comm_dist_graph);
-	if (rc == MPI_SUCCESS)
-		register_new(*comm_dist_graph, "MPI_Dist_graph_create_adjacent");
-	EXIT(MPI_Dist_graph_create_adjacent);
-	return rc;
+	NEWCOMM(MPI_Dist_graph_create_adjacent, comm_dist_graph,
+		PMPI_Dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, outdegree, destinations,
+						destweights, info, reorder, comm_dist_graph));
 }
 
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
 			 MPI_Comm *newintercomm)
 {
-	ENTER(MPI_Intercomm_create);
-	int rc = PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newintercomm, "MPI_Intercomm_create");
-	EXIT(MPI_Intercomm_create);
-	return rc;
+	NEWCOMM(MPI_Intercomm_create, newintercomm,
+		PMPI_Intercomm_create(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm));
 }
 
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
-	ENTER(MPI_Intercomm_merge);
-	int rc = PMPI_Intercomm_merge(intercomm, high, newintracomm);
-	if (rc == MPI_SUCCESS)
-		register_new(*newintracomm, "MPI_Intercomm_merge");
-	EXIT(MPI_Intercomm_merge);
-	return rc;
+	NEWCOMM(MPI_Intercomm_merge, newintracomm, PMPI_Intercomm_merge(intercomm, high, newintracomm));
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
