@@ -1,15 +1,12 @@
 package otf2_test
 
 import (
-	"bytes"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -56,33 +53,12 @@ func TestMappingTables(t *testing.T) {
 	if b, err := exec.Command(python, script, out).CombinedOutput(); err != nil {
 		t.Fatalf("%v\n%s", err, b)
 	}
-	a, err := otf2.Open(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := a.Convert(0, &buf); err != nil {
-		t.Fatal(err)
-	}
-	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()), "converted")
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs, tb := convertFirst(t, out)
 	var names []string
-	var c trace.Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range c.Events {
-			switch e.Kind {
-			case trace.MPIEnter, trace.MPIExit, trace.RegionEnter, trace.RegionExit:
-				names = append(names, e.Kind.String()+" "+r.Tables().String(e.Args[0]))
-			}
+	for _, e := range evs {
+		switch e.Kind {
+		case trace.MPIEnter, trace.MPIExit, trace.RegionEnter, trace.RegionExit:
+			names = append(names, e.Kind.String()+" "+tb.String(e.Args[0]))
 		}
 	}
 	want := "mpi_enter MPI_Init,mpi_exit MPI_Init,region_enter work,region_exit work,mpi_enter MPI_Finalize,mpi_exit MPI_Finalize"

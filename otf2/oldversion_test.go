@@ -40,31 +40,7 @@ func TestOldRecordLayouts(t *testing.T) {
 			}
 		}
 	}
-	a, err := otf2.Open(anchor)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := a.Convert(0, &buf); err != nil {
-		t.Fatal(err)
-	}
-	r, err := trace.NewReader(bytes.NewReader(buf.Bytes()), "converted")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []trace.Event
-	var c trace.Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, c.Events...)
-	}
-	tb := r.Tables() // complete after the last frame
+	evs, tb := convertFirst(t, anchor)
 	var got []string
 	for _, e := range evs {
 		s := e.Kind.String()
@@ -178,4 +154,35 @@ func TestThreadOfNoOpenMPLeftOut(t *testing.T) {
 	if !strings.Contains(string(notes), "1 threads in 1 processes are no OpenMP threads") {
 		t.Errorf("notes: %s", notes)
 	}
+}
+
+// convertFirst converts the archive's first process into ptrace's format
+// and returns its events and tables (complete after the last frame).
+func convertFirst(t *testing.T, anchor string) ([]trace.Event, *trace.Tables) {
+	t.Helper()
+	a, err := otf2.Open(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := a.Convert(0, &buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(&buf, "converted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []trace.Event
+	var c trace.Chunk
+	for {
+		err := r.NextChunk(&c)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, c.Events...)
+	}
+	return evs, r.Tables()
 }

@@ -187,36 +187,22 @@ func TestHybridTasksEverywhere(t *testing.T) {
 	}
 	// each posted receive is on the communicator its completion names (a
 	// duplicate of MPI_COMM_WORLD here), which OTF2 records only there
-	a, err := otf2.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if _, err := a.Convert(0, &buf); err != nil {
-		t.Fatal(err)
-	}
-	r, err := trace.NewReader(&buf, "converted")
-	if err != nil {
-		t.Fatal(err)
-	}
+	evs, tb := convertFirst(t, dir)
 	posted := map[int64]int64{}
-	var c trace.Chunk
 	checked := 0
-	for r.NextChunk(&c) == nil {
-		for _, e := range c.Events {
-			switch {
-			case e.Kind == trace.MPIRecvPost:
-				posted[e.Args[3]] = e.Args[2]
-			case e.Kind == trace.MPIRecv && e.Args[4] != 0:
-				if cm, ok := posted[e.Args[4]]; !ok || cm != e.Args[2] {
-					t.Errorf("receive of request %#x on communicator %d, posted on %d (%v)", e.Args[4], e.Args[2], cm, ok)
-				}
-				checked++
+	for _, e := range evs {
+		switch {
+		case e.Kind == trace.MPIRecvPost:
+			posted[e.Args[3]] = e.Args[2]
+		case e.Kind == trace.MPIRecv && e.Args[4] != 0:
+			if cm, ok := posted[e.Args[4]]; !ok || cm != e.Args[2] {
+				t.Errorf("receive of request %#x on communicator %d, posted on %d (%v)", e.Args[4], e.Args[2], cm, ok)
 			}
+			checked++
 		}
 	}
-	if checked == 0 || r.Tables().Comms[0].ID == 0 && len(r.Tables().Comms) < 2 {
-		t.Errorf("%d nonblocking receives checked, communicators %+v", checked, r.Tables().Comms)
+	if checked == 0 || tb.Comms[0].ID == 0 && len(tb.Comms) < 2 {
+		t.Errorf("%d nonblocking receives checked, communicators %+v", checked, tb.Comms)
 	}
 	// the only warning: OTF2 records no task dependences
 	if w := rep.Trace.Warnings; w == nil || w.Count != 2 || !strings.Contains(strings.Join(w.First, "\n"), "no task dependences") {
