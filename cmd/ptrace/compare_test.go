@@ -26,12 +26,10 @@ func familyDirs(dir string) []string {
 	return []string{gen.FamilyDir(dir, 1), gen.FamilyDir(dir, 2), gen.FamilyDir(dir, 4)}
 }
 
-// compare on trace directories and compare on the reports analyze --json
-// wrote for them print the same JSON and the same text, and the JSON holds
-// the family's expected values.
-func TestCompareTracesEqualsReports(t *testing.T) {
-	dir := genFamily(t, "2")
-	dirs := familyDirs(dir)
+// analyzeEach writes each trace directory's report beside it (DIR.json)
+// and returns their paths.
+func analyzeEach(t *testing.T, dirs []string) []string {
+	t.Helper()
 	var jsons []string
 	for _, d := range dirs {
 		j := d + ".json"
@@ -40,6 +38,16 @@ func TestCompareTracesEqualsReports(t *testing.T) {
 		}
 		jsons = append(jsons, j)
 	}
+	return jsons
+}
+
+// compare on trace directories and compare on the reports analyze --json
+// wrote for them print the same JSON and the same text, and the JSON holds
+// the family's expected values.
+func TestCompareTracesEqualsReports(t *testing.T) {
+	dir := genFamily(t, "2")
+	dirs := familyDirs(dir)
+	jsons := analyzeEach(t, dirs)
 	fromTraces := run(t, ptraceBin(), append([]string{"compare", "--json", "-"}, dirs...)...)
 	fromReports := run(t, ptraceBin(), append([]string{"compare", "--json", "-"}, jsons...)...)
 	if fromTraces.code != 0 || fromReports.code != 0 {
@@ -129,14 +137,7 @@ func TestCompareNamesBadRuns(t *testing.T) {
 func TestCompareRefusesHostileReports(t *testing.T) {
 	dir := genFamily(t, "1")
 	dirs := familyDirs(dir)
-	var jsons []string
-	for _, d := range dirs {
-		j := d + ".json"
-		if r := run(t, ptraceBin(), "analyze", "-q", "--json", j, d); r.code != 0 {
-			t.Fatalf("analyze %s: exit %d: %s", d, r.code, r.stderr)
-		}
-		jsons = append(jsons, j)
-	}
+	jsons := analyzeEach(t, dirs)
 	b, err := os.ReadFile(jsons[0])
 	if err != nil {
 		t.Fatal(err)
