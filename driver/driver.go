@@ -91,6 +91,11 @@ type Options struct {
 	// GC sets the collector's growth during the critical path (the zero
 	// value leaves it as it is, say as the user's GOGC set it).
 	GC GCPercents
+	// Workers is how many cores this rank may keep busy at once: its share
+	// of the cores of its node. Above 1, the work of one process spreads
+	// over goroutines where it can (the load decodes the chunks of a file
+	// on Workers goroutines). Results do not depend on it.
+	Workers int
 }
 
 // GCPercents are the garbage collector's settings (runtime/debug.
@@ -438,7 +443,7 @@ func (r *run) load() error {
 	}
 	var bufs trace.LoadBuffers // the files' loads share their buffers
 	for i := lo; i < hi; i++ {
-		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs}, tooBig)
+		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs, Workers: r.opts.Workers}, tooBig)
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}

@@ -51,3 +51,12 @@ func BenchmarkDecodeColumns(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 }
+
+// decodeChunk checks and decodes one chunk frame's payload, as NextChunk
+// does after reading it.
+func (r *Reader) decodeChunk(payload []byte, c *Chunk) error {
+	if err := r.checkChunk(payload, &r.cols); err != nil {
+		return err
+	}
+	return decodeChunkColumns(r.name, r.lastOff, &r.cols, c, &r.scratch)
+}

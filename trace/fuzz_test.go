@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"io"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/internal/fuzzbound"
@@ -109,7 +110,18 @@ func FuzzLoad(f *testing.F) {
 	f.Add(tinyTrace(f))
 	f.Add(randomTrace(f, 4, 5, int(NumKinds)))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := LoadProcessReader(bytes.NewReader(fixCRCs(data)), "fuzz", LoadOptions{Salvage: len(data)%2 == 0})
+		data = fixCRCs(data)
+		opts := LoadOptions{Salvage: len(data)%2 == 0}
+		p, err := LoadProcessReader(bytes.NewReader(data), "fuzz", opts)
+		// Decoding on workers changes nothing, errors included.
+		opts.Workers, opts.pipeFrom = 2, 1
+		q, qerr := LoadProcessReader(bytes.NewReader(data), "fuzz", opts)
+		if (err == nil) != (qerr == nil) || err != nil && err.Error() != qerr.Error() {
+			t.Fatalf("error %v on workers, %v on the loading goroutine", qerr, err)
+		}
+		if err == nil && !reflect.DeepEqual(p, q) {
+			t.Fatalf("the process loaded on workers differs (%d / %d events)", q.NumEvents(), p.NumEvents())
+		}
 		if err != nil || !p.HasCommLog() {
 			return
 		}

@@ -184,36 +184,50 @@ func (r *Reader) readFrame() (FrameKind, []byte, error) {
 // NextChunk decodes the next chunk into c, absorbing any table frames before
 // it. It returns io.EOF after the last frame. c's slices are reused.
 func (r *Reader) NextChunk(c *Chunk) error {
+	payload, err := r.nextChunkFrame(&r.cols)
+	if err != nil {
+		return err
+	}
+	if err := decodeChunkColumns(r.name, r.lastOff, &r.cols, c, &r.scratch); err != nil {
+		return chunkFrameError(r.name, r.lastOff, err)
+	}
+	r.lastPayload = payload
+	return nil
+}
+
+// nextChunkFrame reads up to the next chunk frame, absorbing the table
+// frames before it, and checks it (checkChunk) into cols; it returns the
+// frame's payload, valid until the next read, or io.EOF after the last
+// frame.
+func (r *Reader) nextChunkFrame(cols *chunkColumns) ([]byte, error) {
 	for {
 		kind, payload, err := r.readFrame()
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if r.seenEnd {
-			return r.errf(kind, "%s frame after the end frame", kind)
+			return nil, r.errf(kind, "%s frame after the end frame", kind)
 		}
 		switch kind {
 		case FrameChunk:
-			if err := r.decodeChunk(payload, c); err != nil {
-				var fe *FormatError
-				if errors.As(err, &fe) {
-					return fe
-				}
-				return r.errf(kind, "%v", err)
+			if err := r.checkChunk(payload, cols); err != nil {
+				return nil, chunkFrameError(r.name, r.lastOff, err)
 			}
-			return nil
+			return payload, nil
 		case FrameHeader:
-			return r.errf(kind, "second header frame")
+			return nil, r.errf(kind, "second header frame")
 		default:
 			if err := r.absorb(kind, payload); err != nil {
-				return r.errf(kind, "%v", err)
+				return nil, r.errf(kind, "%v", err)
 			}
 		}
 	}
 }
 
-func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
-	cols := &r.cols
+// checkChunk parses a chunk frame's columns into cols and checks its
+// sequence number: the part of a chunk's decoding that depends on the
+// frames before it, so it runs in file order.
+func (r *Reader) checkChunk(payload []byte, cols *chunkColumns) error {
 	if err := parseChunk(payload, r.hdr.Version, cols); err != nil {
 		return err
 	}
@@ -224,12 +238,28 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) (err error) {
 		return fmt.Errorf("thread %d: chunk sequence number %d, expected %d (a chunk is missing or repeated)", cols.thread, cols.seq, want)
 	}
 	r.chunkSeq[cols.thread]++
-	if err := decodeColumns(cols, c, &r.scratch); err != nil {
-		return chunkError(r.name, r.lastOff, cols, err)
-	}
-	c.Offset = r.lastOff + frameHeaderLen + int64(cols.kindsPos)
-	r.lastPayload = payload
 	return nil
+}
+
+// decodeChunkColumns decodes the events of the chunk frame at frameOff of
+// file name, whose columns checkChunk parsed, into c. It depends on no
+// other frame, so chunks decode on any goroutine (each with its scratch).
+func decodeChunkColumns(name string, frameOff int64, cols *chunkColumns, c *Chunk, sc *scratch) error {
+	if err := decodeColumns(cols, c, sc); err != nil {
+		return chunkError(name, frameOff, cols, err)
+	}
+	c.Offset = frameOff + frameHeaderLen + int64(cols.kindsPos)
+	return nil
+}
+
+// chunkFrameError is err, a failure to read the chunk frame at frameOff,
+// as a FormatError naming the file and the frame.
+func chunkFrameError(name string, frameOff int64, err error) error {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		return fe
+	}
+	return &FormatError{File: name, Offset: frameOff, Frame: FrameChunk, Err: err}
 }
 
 // chunkError locates a decoding error of the chunk frame at frameOff: in

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -129,6 +130,14 @@ type LoadOptions struct {
 	// gets them back (set it to share them between the files a rank loads
 	// one after another).
 	Buffers *LoadBuffers
+	// Workers is how many goroutines may decode the file's chunks while
+	// the loading one reads the frames and takes the decoded chunks in
+	// file order (decodePipe); 0 or 1 decodes on the loading goroutine.
+	// The result is the same either way.
+	Workers int
+	// pipeFrom is the smallest file that decodes on workers (0:
+	// pipeMinBytes), lowered by tests.
+	pipeFrom int64
 }
 
 // LoadBuffers are a load's read buffer and decode buffers, kept for the
@@ -147,6 +156,8 @@ type LoadBuffers struct {
 	// usually repeats entry for entry: compared first, without hashing.
 	names map[string]string
 	prev  []string
+	// jobs are the chunk buffers of a load that decodes on workers.
+	jobs []*pipeJob
 }
 
 // intern returns the copy of s the buffers keep.
@@ -249,8 +260,17 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 	if opts.Salvage {
 		slog = &SalvageLog{File: path}
 	}
+	var src chunkSource = readerSource{r, c}
+	if pipeFrom := cmp.Or(opts.pipeFrom, pipeMinBytes); opts.Workers > 1 && size >= pipeFrom {
+		jobs := new([]*pipeJob)
+		if lb != nil {
+			jobs = &lb.jobs
+		}
+		src = newDecodePipe(r, opts.Workers, jobs)
+	}
+	defer src.close()
 	for {
-		err := r.NextChunk(c)
+		c, payload, frameOff, crc, err := src.next()
 		if err == io.EOF {
 			break
 		}
@@ -261,14 +281,13 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 			}
 			return nil, err
 		}
-		payload := r.lastPayload
 		size := int32(len(payload))
 		if opts.Stream {
 			payload = nil
 		} else {
 			payload = a.copy(payload)
 		}
-		if err := p.addChunk(c, payload, size, r.LastFrameOffset(), r.lastCRC, slog); err != nil {
+		if err := p.addChunk(c, payload, size, frameOff, crc, slog); err != nil {
 			return nil, err
 		}
 	}

@@ -139,13 +139,16 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var rep *report.Report
 	var stats driver.RunStats
 	var path []report.PathNode
-	share, err := memoryLimit(af.memLimit, ranksInProcess(af.ranks, af.opts.Dir))
+	inProcess := ranksInProcess(af.ranks, af.opts.Dir)
+	share, err := memoryLimit(af.memLimit, inProcess)
 	if err != nil {
 		return err
 	}
+	workers := coresPerRank(inProcess)
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
 		opts := af.opts
 		opts.MemoryLimit = share
+		opts.Workers = workers
 		opts.GC = gcPercents()
 		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }
 		if af.stats {
@@ -246,6 +249,18 @@ func virtualRanks(ranks int, dir string) int {
 		n = np
 	}
 	return defaultRanks(n)
+}
+
+// coresPerRank is each of this process's ranks' share of the cores it may
+// use: GOMAXPROCS, which follows the CPU affinity a launcher binds a rank
+// to, and when it is the whole machine, divided among the node's analysis
+// processes.
+func coresPerRank(ranks int) int {
+	n := int64(runtime.GOMAXPROCS(0))
+	if n == int64(runtime.NumCPU()) {
+		n /= localProcesses()
+	}
+	return max(1, int(n)/max(ranks, 1))
 }
 
 // defaultRanks is the number of virtual ranks when --ranks is not given.

@@ -1,0 +1,138 @@
+package trace
+
+import (
+	"io"
+	"sync"
+)
+
+// chunkSource hands a load its chunks in file order: the chunk, its
+// encoded payload (valid until the next call), its frame's offset and
+// checksum; io.EOF after the last frame.
+type chunkSource interface {
+	next() (c *Chunk, payload []byte, frameOff int64, crc uint32, err error)
+	close()
+}
+
+// readerSource reads and decodes each chunk on the calling goroutine.
+type readerSource struct {
+	r *Reader
+	c *Chunk
+}
+
+func (s readerSource) next() (*Chunk, []byte, int64, uint32, error) {
+	if err := s.r.NextChunk(s.c); err != nil {
+		return nil, nil, 0, 0, err
+	}
+	return s.c, s.r.lastPayload, s.r.lastOff, s.r.lastCRC, nil
+}
+
+func (readerSource) close() {}
+
+// pipeMinBytes is the smallest file whose load decodes on other
+// goroutines: below it the load takes milliseconds either way.
+const pipeMinBytes = 1 << 20
+
+// decodePipe decodes a file's chunks on worker goroutines while the
+// caller's goroutine reads the frames (the reads, checksums, table frames
+// and sequence checks stay in file order there) and takes the decoded
+// chunks back in file order: a load on several cores, whose result and
+// errors are the one-goroutine load's. A chunk's events depend on no other
+// frame (decodeChunkColumns), so only the order of their use matters.
+type decodePipe struct {
+	r    *Reader
+	jobs chan *pipeJob
+	// ring holds the chunks in flight in file order: ring[head] is the
+	// next one out, n of them are in flight.
+	ring    []*pipeJob
+	head, n int
+	stop    bool // a frame failed to read, or the file ended
+	wg      sync.WaitGroup
+}
+
+// pipeJob is one chunk frame in flight.
+type pipeJob struct {
+	c        Chunk
+	cols     chunkColumns
+	payload  []byte // the frame's payload, copied out of the read buffer
+	frameOff int64
+	crc      uint32
+	err      error
+	done     chan struct{} // a value when c (or err) is ready
+}
+
+// newDecodePipe starts workers decoding goroutines for r, with up to
+// 2·workers chunks in flight (their buffers kept in jobs across loads).
+func newDecodePipe(r *Reader, workers int, jobs *[]*pipeJob) *decodePipe {
+	depth := 2 * workers
+	for len(*jobs) < depth {
+		*jobs = append(*jobs, &pipeJob{done: make(chan struct{}, 1)})
+	}
+	d := &decodePipe{r: r, jobs: make(chan *pipeJob, depth), ring: (*jobs)[:depth]}
+	for _, j := range d.ring {
+		j.err = nil
+		for len(j.done) > 0 {
+			<-j.done
+		}
+	}
+	for range workers {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			var sc scratch
+			for j := range d.jobs {
+				if err := decodeChunkColumns(r.name, j.frameOff, &j.cols, &j.c, &sc); err != nil {
+					j.err = chunkFrameError(r.name, j.frameOff, err)
+				}
+				j.done <- struct{}{}
+			}
+		}()
+	}
+	return d
+}
+
+// fill reads frames until the ring is full, handing each chunk to the
+// workers; a failed read (or the end) takes its place in the ring, after
+// the chunks before it.
+func (d *decodePipe) fill() {
+	for !d.stop && d.n < len(d.ring) {
+		j := d.ring[(d.head+d.n)%len(d.ring)]
+		d.n++
+		payload, err := d.r.nextChunkFrame(&j.cols)
+		if err == nil {
+			// The columns alias the read buffer, which the next frame
+			// overwrites: parsed again on the job's copy (the same bytes,
+			// so the same columns).
+			j.payload = append(j.payload[:0], payload...)
+			err = parseChunk(j.payload, d.r.hdr.Version, &j.cols)
+		}
+		if err != nil {
+			j.err, d.stop = err, true
+			j.done <- struct{}{}
+			return
+		}
+		j.frameOff, j.crc = d.r.lastOff, d.r.lastCRC
+		d.jobs <- j
+	}
+}
+
+func (d *decodePipe) next() (*Chunk, []byte, int64, uint32, error) {
+	d.fill() // the slot the previous call returned is free again
+	if d.n == 0 {
+		return nil, nil, 0, 0, io.EOF
+	}
+	j := d.ring[d.head]
+	<-j.done
+	d.head = (d.head + 1) % len(d.ring)
+	d.n--
+	if j.err != nil {
+		d.stop, d.n = true, 0 // nothing after a failure is used
+		return nil, nil, 0, 0, j.err
+	}
+	return &j.c, j.payload, j.frameOff, j.crc, nil
+}
+
+// close stops the workers once the chunks in flight are decoded.
+func (d *decodePipe) close() {
+	close(d.jobs)
+	d.wg.Wait()
+}
