@@ -1,9 +1,7 @@
 package anomaly
 
 import (
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -61,12 +59,7 @@ func readTraceProcess(path string, rank int, costKey string) ([]Task, error) {
 	tasks := map[int64]*pendingTask{}
 	attrs := map[int64][][2]int64{}
 	var finished []done
-	var c trace.Chunk
-	for {
-		err := rd.NextChunk(&c)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for c, err := range rd.Chunks() {
 		if err != nil {
 			return nil, err
 		}

@@ -3,7 +3,6 @@ package otf2_test
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"os"
 	"strings"
 	"testing"
@@ -173,12 +172,7 @@ func convertFirst(t *testing.T, anchor string) ([]trace.Event, *trace.Tables) {
 		t.Fatal(err)
 	}
 	var evs []trace.Event
-	var c trace.Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
+	for c, err := range r.Chunks() {
 		if err != nil {
 			t.Fatal(err)
 		}

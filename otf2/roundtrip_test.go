@@ -71,12 +71,7 @@ func dumpProcess(t *testing.T, path string, w io.Writer) {
 		t.Fatal(err)
 	}
 	var evs bytes.Buffer
-	var c trace.Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
+	for c, err := range r.Chunks() {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,12 +37,7 @@ func BenchmarkDecode(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		var c trace.Chunk
-		for {
-			err := r.NextChunk(&c)
-			if err == io.EOF {
-				break
-			}
+		for c, err := range r.Chunks() {
 			if err != nil {
 				b.Fatal(err)
 			}

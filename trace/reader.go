@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 
 	"github.com/vmihailenco/msgpack/v5"
@@ -193,6 +194,29 @@ func (r *Reader) NextChunk(c *Chunk) error {
 	}
 	r.lastPayload = payload
 	return nil
+}
+
+// Chunks iterates over the chunks NextChunk would return, each decoded
+// into one chunk the iterator reuses (valid until the loop's next round),
+// until the last frame. A failure to read or decode ends it with the
+// error, paired with a nil chunk.
+func (r *Reader) Chunks() iter.Seq2[*Chunk, error] {
+	return func(yield func(*Chunk, error) bool) {
+		var c Chunk
+		for {
+			err := r.NextChunk(&c)
+			if err == io.EOF {
+				return
+			}
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			if !yield(&c, nil) {
+				return
+			}
+		}
+	}
 }
 
 // nextChunkFrame reads up to the next chunk frame, absorbing the table

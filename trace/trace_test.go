@@ -401,13 +401,8 @@ func TestStreamingReaderBoundedBuffers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c Chunk
 	n := 0
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
+	for c, err := range r.Chunks() {
 		if err != nil {
 			t.Fatal(err)
 		}

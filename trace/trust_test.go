@@ -3,7 +3,6 @@ package trace
 import (
 	"bytes"
 	"errors"
-	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -259,11 +258,8 @@ func readComms(t *testing.T, nranks, version int, comms ...Communicator) ([]Comm
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c Chunk
-	for {
-		if err := r.NextChunk(&c); err == io.EOF {
-			break
-		} else if err != nil {
+	for _, err := range r.Chunks() {
+		if err != nil {
 			t.Fatal(err)
 		}
 	}

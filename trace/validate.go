@@ -2,7 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"io"
 	"sort"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -224,16 +223,11 @@ func scanFile(path string, fn func(*Reader, *Chunk), done func(*Reader)) error {
 	if err != nil {
 		return err
 	}
-	var c Chunk
-	for {
-		err := r.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
+	for c, err := range r.Chunks() {
 		if err != nil {
 			return err
 		}
-		fn(r, &c)
+		fn(r, c)
 	}
 	if done != nil {
 		done(r)

@@ -49,11 +49,9 @@ offset, on its own time base (its ClockOffsets applied).`,
 			}
 			w := bufio.NewWriter(cmd.OutOrStdout())
 			defer w.Flush()
-			var c trace.Chunk
 			n := 0
-			for limit <= 0 || n < limit {
-				err := r.NextChunk(&c)
-				if err == io.EOF {
+			for c, err := range r.Chunks() {
+				if limit > 0 && n >= limit {
 					break
 				}
 				if err != nil {
@@ -165,8 +163,10 @@ func readTablesFrom(src source, name string) (*trace.Tables, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c trace.Chunk
-	for r.NextChunk(&c) == nil {
+	for _, err := range r.Chunks() {
+		if err != nil {
+			break
+		}
 	}
 	return r.Tables(), nil
 }

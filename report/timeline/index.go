@@ -2,8 +2,6 @@ package timeline
 
 import (
 	"cmp"
-	"errors"
-	"io"
 	"slices"
 	"sort"
 
@@ -144,13 +142,8 @@ func indexProcess(path string, b *budget, progress func(read int64)) (*index, er
 		return nil, err
 	}
 	ix := &index{header: rd.Header(), tasks: newRuns(b), parallels: newRuns(b), edges: newEdges(b)}
-	var c trace.Chunk
 	seen := false
-	for {
-		err := rd.NextChunk(&c)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for c, err := range rd.Chunks() {
 		if err != nil {
 			return nil, err
 		}

@@ -1,9 +1,7 @@
 package timeline
 
 import (
-	"errors"
 	"fmt"
-	"io"
 
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -85,12 +83,7 @@ func (p *proc) export(path string, progress func(read int64)) error {
 	}
 	p.funcs = map[int64][]byte{}
 	p.fixed = map[string][]byte{}
-	var c trace.Chunk
-	for {
-		err := rd.NextChunk(&c)
-		if errors.Is(err, io.EOF) {
-			break
-		}
+	for c, err := range rd.Chunks() {
 		if err != nil {
 			return err
 		}

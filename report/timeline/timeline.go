@@ -212,14 +212,9 @@ func firstEvent(path string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	var c trace.Chunk
 	first := int64(math.MaxInt64)
 	seen := map[int]bool{}
-	for {
-		err := rd.NextChunk(&c)
-		if err == io.EOF {
-			break
-		}
+	for c, err := range rd.Chunks() {
 		if err != nil {
 			return 0, err
 		}

@@ -2,7 +2,6 @@ package timeline
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"os"
 	"strings"
@@ -49,12 +48,7 @@ func countKinds(t *testing.T, dir string, kinds ...trace.Kind) map[trace.Kind]in
 		if err != nil {
 			t.Fatal(err)
 		}
-		var c trace.Chunk
-		for {
-			err := rd.NextChunk(&c)
-			if errors.Is(err, io.EOF) {
-				break
-			}
+		for c, err := range rd.Chunks() {
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -292,8 +292,10 @@ func TestCxxTasks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var c trace.Chunk
-	for rd.NextChunk(&c) == nil {
+	for _, err := range rd.Chunks() {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	demangled := false
 	for _, l := range rd.Tables().Locations {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"errors"
-	"io"
 	"os"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -31,12 +29,9 @@ func benchEvents(dir string, visit func(th int, e *trace.Event, begin bool)) (tr
 		return trace.Header{}, 0, err
 	}
 	var started []bool
-	var c trace.Chunk
 	regions := 0
-	for {
-		if err := r.NextChunk(&c); errors.Is(err, io.EOF) {
-			break
-		} else if err != nil {
+	for c, err := range r.Chunks() {
+		if err != nil {
 			return trace.Header{}, 0, err
 		}
 		for len(started) <= c.Thread {
