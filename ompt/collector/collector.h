@@ -60,7 +60,9 @@ enum {
 	X(MPI_Comm_free) X(MPI_Abort) \
 	X(MPI_Comm_create_group) X(MPI_Comm_dup_with_info) X(MPI_Comm_idup) \
 	X(MPI_Cart_create) X(MPI_Cart_sub) X(MPI_Graph_create) X(MPI_Dist_graph_create) \
-	X(MPI_Dist_graph_create_adjacent) X(MPI_Intercomm_create) X(MPI_Intercomm_merge)
+	X(MPI_Dist_graph_create_adjacent) X(MPI_Intercomm_create) X(MPI_Intercomm_merge) \
+	X(MPI_Send_init) X(MPI_Ssend_init) X(MPI_Bsend_init) X(MPI_Rsend_init) X(MPI_Recv_init) \
+	X(MPI_Start) X(MPI_Startall) X(MPI_Sendrecv_replace) X(MPI_Ibsend) X(MPI_Irsend)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

@@ -196,6 +196,25 @@ FSEND(mpi_rsend, MPI_RSEND, MPI_Rsend);
 FISEND(mpi_isend, MPI_ISEND, MPI_Isend);
 FISEND(mpi_issend, MPI_ISSEND, MPI_Issend);
 FISEND(mpi_irecv, MPI_IRECV, MPI_Irecv);
+FISEND(mpi_ibsend, MPI_IBSEND, MPI_Ibsend);
+FISEND(mpi_irsend, MPI_IRSEND, MPI_Irsend);
+/* Persistent requests: the same arguments as the nonblocking calls. */
+FISEND(mpi_send_init, MPI_SEND_INIT, MPI_Send_init);
+FISEND(mpi_ssend_init, MPI_SSEND_INIT, MPI_Ssend_init);
+FISEND(mpi_bsend_init, MPI_BSEND_INIT, MPI_Bsend_init);
+FISEND(mpi_rsend_init, MPI_RSEND_INIT, MPI_Rsend_init);
+FISEND(mpi_recv_init, MPI_RECV_INIT, MPI_Recv_init);
+
+void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Request r = MPI_Request_f2c(*request);
+	int rc = MPI_Start(&r);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_start, MPI_START);
 
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
 	       MPI_Fint *status, MPI_Fint *ierr)
@@ -222,6 +241,18 @@ void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest
 	set_ierr(ierr, rc);
 }
 ALIASES(mpi_sendrecv, MPI_SENDRECV);
+
+void mpi_sendrecv_replace_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *dest, MPI_Fint *stag,
+			   MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Status st;
+	int rc = MPI_Sendrecv_replace(cbuf(buf), *count, MPI_Type_f2c(*type), *dest, *stag, *source, *rtag,
+				      MPI_Comm_f2c(*comm), status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_sendrecv_replace, MPI_SENDRECV_REPLACE);
 
 void mpi_probe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *status, MPI_Fint *ierr)
 {
@@ -336,6 +367,22 @@ static void put_statuses(int rc, struct arrays *a, MPI_Fint *fstat, int i)
 	if (a->s)
 		put_status(rc, &a->s[i], fstat + (size_t)i * MPI_F_STATUS_SIZE);
 }
+
+void mpi_startall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *ierr)
+{
+	FCALLER();
+	struct arrays a;
+	if (!arrays_in(&a, *count, requests, NULL)) {
+		arrays_free(&a);
+		no_mem(ierr);
+		return;
+	}
+	int rc = MPI_Startall(a.n, a.r);
+	arrays_out(&a, rc, requests);
+	arrays_free(&a);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_startall, MPI_STARTALL);
 
 void mpi_waitall_(MPI_Fint *count, MPI_Fint *requests, MPI_Fint *statuses, MPI_Fint *ierr)
 {

@@ -309,6 +309,12 @@ struct req {
 	int64_t peer; /* REQ_IDUP: its idup number on the parent */
 	struct comm_view v; /* member tables are never freed */
 	MPI_Comm nc;        /* REQ_IDUP: the new communicator */
+	/* A persistent request (MPI_Send_init, MPI_Recv_init) stays in the
+	 * table until MPI_Request_free; each MPI_Start makes it active under
+	 * a new id, as an MPI_Isend or MPI_Irecv would, and its completion
+	 * makes it inactive again. bytes: what one start sends. */
+	int persistent, active;
+	int64_t bytes;
 	struct req *next;
 };
 
@@ -323,7 +329,7 @@ static unsigned req_hash(MPI_Request h)
 	return (unsigned)((v >> 4) ^ (v >> 16)) & (REQ_BUCKETS - 1);
 }
 
-static void req_put(MPI_Request h, uint64_t id, int kind, const struct comm_view *v, int64_t peer, int tag, MPI_Comm nc)
+static void req_insert(struct req in)
 {
 	pthread_mutex_lock(&req_mu);
 	struct req *r = req_free;
@@ -332,29 +338,78 @@ static void req_put(MPI_Request h, uint64_t id, int kind, const struct comm_view
 	else
 		r = malloc(sizeof *r);
 	if (r) {
-		*r = (struct req){ h, id, kind, tag, peer, *v, nc, NULL };
-		unsigned b = req_hash(h);
+		*r = in;
+		unsigned b = req_hash(in.h);
 		r->next = req_tab[b];
 		req_tab[b] = r;
 	}
 	pthread_mutex_unlock(&req_mu);
 }
 
-static int req_take(MPI_Request h, struct req *out)
+static void req_put(MPI_Request h, uint64_t id, int kind, const struct comm_view *v, int64_t peer, int tag, MPI_Comm nc)
+{
+	req_insert((struct req){ .h = h, .id = id, .kind = kind, .tag = tag, .peer = peer, .v = *v, .nc = nc });
+}
+
+static void req_put_persistent(MPI_Request h, int kind, const struct comm_view *v, int64_t peer, int tag, int64_t bytes)
+{
+	req_insert((struct req){ .h = h, .kind = kind, .tag = tag, .peer = peer, .v = *v, .nc = MPI_COMM_NULL,
+				 .persistent = 1, .bytes = bytes });
+}
+
+/* Finds h's entry; with drop, removes it from the table whatever it is,
+ * without, only when it is not persistent: a persistent request's
+ * completion leaves it for its next start, inactive, and the completion
+ * of an inactive one (MPI returns at once) is no completion (0). */
+static int req_find(MPI_Request h, struct req *out, int drop)
 {
 	pthread_mutex_lock(&req_mu);
 	for (struct req **p = &req_tab[req_hash(h)]; *p; p = &(*p)->next)
 		if ((*p)->h == h) {
 			struct req *r = *p;
-			*out = *r;
-			*p = r->next;
-			r->next = req_free;
-			req_free = r;
+			int found = 1;
+			if (r->persistent && !drop) {
+				found = r->active;
+				r->active = 0;
+				*out = *r;
+			} else {
+				*out = *r;
+				*p = r->next;
+				r->next = req_free;
+				req_free = r;
+			}
 			pthread_mutex_unlock(&req_mu);
-			return 1;
+			return found;
 		}
 	pthread_mutex_unlock(&req_mu);
 	return 0;
+}
+
+/* MPI_Start of h: a persistent request ptrace knows becomes active under
+ * a new id, recorded as the MPI_Isend or the MPI_Irecv post it stands
+ * for, before the transfer starts. */
+static void req_start(ptr_thread *t, MPI_Request h)
+{
+	struct req r;
+	int found = 0;
+	pthread_mutex_lock(&req_mu);
+	for (struct req *p = req_tab[req_hash(h)]; p; p = p->next)
+		if (p->h == h && p->persistent) {
+			p->id = ptr_new_id(t);
+			p->active = 1;
+			r = *p;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&req_mu);
+	if (!found)
+		return;
+	if (r.kind == REQ_SEND)
+		ptr_ev5(t, K_MPI_SEND, (uint64_t)r.peer, (uint64_t)(int64_t)r.tag, (uint64_t)r.v.index, (uint64_t)r.bytes,
+			r.id);
+	else
+		ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)r.peer, (uint64_t)(int64_t)(r.tag < 0 ? -1 : r.tag),
+			(uint64_t)r.v.index, r.id);
 }
 
 static int64_t status_bytes(const MPI_Status *st)
@@ -375,7 +430,7 @@ static void record_recv(ptr_thread *t, const struct comm_view *v, const MPI_Stat
 static void completed(ptr_thread *t, MPI_Request h, const MPI_Status *st)
 {
 	struct req r;
-	if (h == MPI_REQUEST_NULL || !req_take(h, &r))
+	if (h == MPI_REQUEST_NULL || !req_find(h, &r, 0))
 		return;
 	if (r.kind == REQ_IDUP) {
 		/* usable from now on: registered under the id every member computed */
@@ -599,6 +654,81 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 	ISEND_BODY(MPI_Issend, PMPI_Issend(buf, count, datatype, dest, tag, comm, request));
 }
 
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	ISEND_BODY(MPI_Ibsend, PMPI_Ibsend(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request *request)
+{
+	ISEND_BODY(MPI_Irsend, PMPI_Irsend(buf, count, datatype, dest, tag, comm, request));
+}
+
+/* Persistent requests: recorded at each MPI_Start (req_start). */
+#define SEND_INIT_BODY(fn, call)                                                                         \
+	ENTER(fn);                                                                                       \
+	struct comm_view v = lookup(comm);                                                               \
+	int rc = call;                                                                                   \
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)                                           \
+		req_put_persistent(*request, REQ_SEND, &v, world_of(&v, dest), tag, count * tsize(datatype)); \
+	EXIT(fn);                                                                                        \
+	return rc
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+		  MPI_Request *request)
+{
+	SEND_INIT_BODY(MPI_Send_init, PMPI_Send_init(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	SEND_INIT_BODY(MPI_Ssend_init, PMPI_Ssend_init(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	SEND_INIT_BODY(MPI_Bsend_init, PMPI_Bsend_init(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	SEND_INIT_BODY(MPI_Rsend_init, PMPI_Rsend_init(buf, count, datatype, dest, tag, comm, request));
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+		  MPI_Request *request)
+{
+	ENTER(MPI_Recv_init);
+	struct comm_view v = lookup(comm);
+	int rc = PMPI_Recv_init(buf, count, datatype, source, tag, comm, request);
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
+		req_put_persistent(*request, REQ_RECV, &v, world_of(&v, source), tag, 0);
+	EXIT(MPI_Recv_init);
+	return rc;
+}
+
+int MPI_Start(MPI_Request *request)
+{
+	ENTER(MPI_Start);
+	req_start(t, *request);
+	int rc = PMPI_Start(request);
+	EXIT(MPI_Start);
+	return rc;
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+	ENTER(MPI_Startall);
+	for (int i = 0; i < count; i++)
+		req_start(t, requests[i]);
+	int rc = PMPI_Startall(count, requests);
+	EXIT(MPI_Startall);
+	return rc;
+}
+
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	ENTER(MPI_Recv);
@@ -644,6 +774,22 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 	return rc;
 }
 
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag, int source, int recvtag,
+			 MPI_Comm comm, MPI_Status *status)
+{
+	ENTER(MPI_Sendrecv_replace);
+	struct comm_view v = lookup(comm);
+	ptr_ev5(t, K_MPI_SEND, (uint64_t)world_of(&v, dest), (uint64_t)(int64_t)sendtag, (uint64_t)v.index,
+		(uint64_t)(count * tsize(datatype)), 0);
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc = PMPI_Sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm, st);
+	if (rc == MPI_SUCCESS)
+		record_recv(t, &v, st, 0);
+	EXIT(MPI_Sendrecv_replace);
+	return rc;
+}
+
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
 	ENTER(MPI_Probe);
@@ -667,7 +813,7 @@ int MPI_Request_free(MPI_Request *request)
 	int rc = PMPI_Request_free(request);
 	struct req r;
 	if (rc == MPI_SUCCESS && h != MPI_REQUEST_NULL)
-		req_take(h, &r); /* completes unobserved */
+		req_find(h, &r, 1); /* completes unobserved */
 	EXIT(MPI_Request_free);
 	return rc;
 }

@@ -298,6 +298,7 @@ var mpiRoles = map[string]string{
 	"MPI_Send": "point2point", "MPI_Ssend": "point2point", "MPI_Bsend": "point2point", "MPI_Rsend": "point2point",
 	"MPI_Isend": "point2point", "MPI_Issend": "point2point", "MPI_Ibsend": "point2point", "MPI_Irsend": "point2point",
 	"MPI_Recv": "point2point", "MPI_Irecv": "point2point", "MPI_Sendrecv": "point2point", "MPI_Sendrecv_replace": "point2point",
+	"MPI_Start": "point2point", "MPI_Startall": "point2point",
 }
 
 // callSite identifies an MPI call site as the report's wait-state rows

@@ -293,6 +293,60 @@ func TestCartHalo(t *testing.T) {
 	}
 }
 
+// Persistent requests, as stencil codes exchange halos: MPI_Send_init and
+// MPI_Recv_init once, then MPI_Startall + MPI_Waitall every iteration (and
+// MPI_Start + MPI_Wait, MPI_Sendrecv_replace), in C on a 2×2 Cartesian
+// grid and in Fortran on a ring. Every start is a message that matches;
+// in C the grid's rank 0 computes 2 ms more before each exchange, so its
+// two neighbours each wait about 2 ms an iteration for its messages in
+// MPI_Waitall (Late Sender, 200 ms each over 100 iterations).
+func TestPersistentRequests(t *testing.T) {
+	h := setup(t)
+	t.Run("jacobi_persistent.c", func(t *testing.T) {
+		bin := h.buildMPI(t, testdata("jacobi_persistent.c"))
+		dir, out := h.mustRecord(t, nil, mpirunN(4, bin, "128", "100", "2000")...)
+		procs := valid(t, dir)
+		r := h.report(t, dir)
+		noReportWarnings(t, r)
+		msgs, colls := printed(t, out, "messages="), printed(t, out, "collectives=")
+		if msgs != 1200 || colls != 101 {
+			t.Errorf("the program counted %d messages and %d collectives, want 1200 and 101 (2×2 grid, 100 iterations)", msgs, colls)
+		}
+		allMatched(t, r, msgs, colls)
+		checkCart(t, procs, out)
+		sites := map[string]report.WaitSite{}
+		for _, s := range r.WaitStates.CallSites {
+			if prev, ok := sites[s.Func]; !ok || s.Calls > prev.Calls {
+				sites[s.Func] = s
+			}
+		}
+		// A site's calls (the most of the function's sites): each
+		// MPI_Send_init line runs for both buffers on 4 ranks.
+		for fn, calls := range map[string]int64{"MPI_Startall": 400, "MPI_Waitall": 400, "MPI_Sendrecv_replace": 400, "MPI_Send_init": 8, "MPI_Recv_init": 8} {
+			if got := sites[fn].Calls; got != calls {
+				t.Errorf("%s: %d calls in the wait states, want %d", fn, got, calls)
+			}
+		}
+		// 400 ms if every other rank ran as it should; a quarter of it
+		// on a machine whose 2 cores the 4 ranks share with others.
+		if ls := sites["MPI_Waitall"].LateSenderNS; ls < 100e6 {
+			t.Errorf("Late Sender in MPI_Waitall %.1f ms, want at least 100 (2 neighbours × 100 iterations × 2 ms, a quarter of it)", float64(ls)/1e6)
+		}
+	})
+	t.Run("ring_persistent_f.f90", func(t *testing.T) {
+		bin := h.buildMPI(t, testdata("ring_persistent_f.f90"))
+		dir, out := h.mustRecord(t, nil, mpirunN(3, bin, "50")...)
+		valid(t, dir)
+		r := h.report(t, dir)
+		noReportWarnings(t, r)
+		msgs := printed(t, out, "messages=")
+		if msgs != 600 {
+			t.Errorf("the program counted %d messages, want 600 (3 ranks × 50 iterations × 4)", msgs)
+		}
+		allMatched(t, r, msgs, 1)
+	})
+}
+
 // pureCalls are the program's own timestamps of waits_pure.c: per rank
 // its window and its MPI calls by function, in call order.
 type pureCalls struct {
