@@ -252,14 +252,12 @@ func virtualRanks(ranks int, dir string) int {
 }
 
 // coresPerRank is each of this process's ranks' share of the cores it may
-// use: GOMAXPROCS, which follows the CPU affinity a launcher binds a rank
-// to, and when it is the whole machine, divided among the node's analysis
-// processes.
+// use: the node's cores divided among its analysis processes, and no more
+// than GOMAXPROCS, which follows the CPU affinity a launcher binds a
+// process to (a socket shared by several ranks counts once per rank: the
+// division keeps them from oversubscribing it).
 func coresPerRank(ranks int) int {
-	n := int64(runtime.GOMAXPROCS(0))
-	if n == int64(runtime.NumCPU()) {
-		n /= localProcesses()
-	}
+	n := min(int64(runtime.GOMAXPROCS(0)), int64(runtime.NumCPU())/localProcesses())
 	return max(1, int(n)/max(ranks, 1))
 }
 
