@@ -2,6 +2,7 @@ package trace_test
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -142,5 +143,26 @@ func BenchmarkScan(b *testing.B) {
 	b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
 	if sum == 0 {
 		b.Fatal("no events")
+	}
+}
+
+// BenchmarkLoad measures a process's load (LoadProcess streaming: frames,
+// checksums, column decoding, time order, census and communication log)
+// on the loading goroutine and with 2 and 4 decoding workers.
+func BenchmarkLoad(b *testing.B) {
+	path := writeTemp(b, stencilFile(b, 2_000_000))
+	for _, workers := range []int{1, 2, 4} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			var bufs trace.LoadBuffers
+			var events int64
+			for b.Loop() {
+				p, err := trace.LoadProcess(path, trace.LoadOptions{Stream: true, Buffers: &bufs, Workers: workers})
+				if err != nil {
+					b.Fatal(err)
+				}
+				events += p.NumEvents()
+			}
+			b.ReportMetric(float64(events)/b.Elapsed().Seconds()/1e6, "Mevents/s")
+		})
 	}
 }
