@@ -430,3 +430,30 @@ func TestUserWindow(t *testing.T) {
 		t.Errorf("window past the end: %v", err)
 	}
 }
+
+// A rank given several cores (Options.Workers) loads a process's file on
+// them: the report is the one of a rank given one. The trace is large
+// enough (a few MB a file) for the load to decode on workers.
+func TestWorkersSameReport(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 4, Jitter: 0.2, LatencyNS: 1000, Events: 600_000})
+	var want []byte
+	for _, workers := range []int{1, 3} {
+		rep, err := runWith(1, driver.Options{Dir: dir, Workers: workers})
+		if err != nil {
+			t.Fatalf("%d workers: %v", workers, err)
+		}
+		js := reportJSON(t, rep)
+		if want == nil {
+			want = js
+		} else if !bytes.Equal(js, want) {
+			t.Errorf("the report with %d workers differs from one worker's", workers)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(dir, trace.FileName(0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size() < 1<<20 {
+		t.Fatalf("rank 0's file has %d bytes: too few to decode on workers (1 MiB)", fi.Size())
+	}
+}
