@@ -62,7 +62,12 @@ enum {
 	X(MPI_Cart_create) X(MPI_Cart_sub) X(MPI_Graph_create) X(MPI_Dist_graph_create) \
 	X(MPI_Dist_graph_create_adjacent) X(MPI_Intercomm_create) X(MPI_Intercomm_merge) \
 	X(MPI_Send_init) X(MPI_Ssend_init) X(MPI_Bsend_init) X(MPI_Rsend_init) X(MPI_Recv_init) \
-	X(MPI_Start) X(MPI_Startall) X(MPI_Sendrecv_replace) X(MPI_Ibsend) X(MPI_Irsend)
+	X(MPI_Start) X(MPI_Startall) X(MPI_Sendrecv_replace) X(MPI_Ibsend) X(MPI_Irsend) \
+	X(MPI_Ibarrier) X(MPI_Ibcast) X(MPI_Ireduce) X(MPI_Iallreduce) X(MPI_Igather) X(MPI_Igatherv) \
+	X(MPI_Iscatter) X(MPI_Iscatterv) X(MPI_Iallgather) X(MPI_Iallgatherv) X(MPI_Ialltoall) X(MPI_Ialltoallv) \
+	X(MPI_Ireduce_scatter) X(MPI_Ireduce_scatter_block) X(MPI_Iscan) X(MPI_Iexscan) \
+	X(MPI_Neighbor_allgather) X(MPI_Neighbor_allgatherv) X(MPI_Neighbor_alltoall) X(MPI_Neighbor_alltoallv) \
+	X(MPI_Ineighbor_allgather) X(MPI_Ineighbor_alltoall) X(MPI_Ineighbor_alltoallv)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

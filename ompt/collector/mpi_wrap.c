@@ -1205,6 +1205,108 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	COLL(MPI_Exscan, C_EXSCAN, -1, b, b, PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
+/* ---- calls recorded as MPI time only -------------------------------------- */
+
+/* Nonblocking and neighbourhood collectives: their time is MPI time, as
+ * Score-P books it, but what they synchronise is not recorded (their
+ * completions in Wait and Test record nothing either). */
+#define BRACKET(fn, params, args)     \
+	int fn params                 \
+	{                             \
+		ENTER(fn);            \
+		int rc = P##fn args;  \
+		EXIT(fn);             \
+		return rc;            \
+	}
+
+BRACKET(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
+BRACKET(MPI_Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request),
+	(buffer, count, datatype, root, comm, request))
+BRACKET(MPI_Ireduce,
+	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+	 MPI_Request *request),
+	(sendbuf, recvbuf, count, datatype, op, root, comm, request))
+BRACKET(MPI_Iallreduce,
+	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *request),
+	(sendbuf, recvbuf, count, datatype, op, comm, request))
+BRACKET(MPI_Igather,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 int root, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+BRACKET(MPI_Igatherv,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+	 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request))
+BRACKET(MPI_Iscatter,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 int root, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+BRACKET(MPI_Iscatterv,
+	(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
+	 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
+BRACKET(MPI_Iallgather,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+BRACKET(MPI_Iallgatherv,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+	 const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
+BRACKET(MPI_Ialltoall,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+BRACKET(MPI_Ialltoallv,
+	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request))
+BRACKET(MPI_Ireduce_scatter,
+	(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *request),
+	(sendbuf, recvbuf, recvcounts, datatype, op, comm, request))
+BRACKET(MPI_Ireduce_scatter_block,
+	(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *request),
+	(sendbuf, recvbuf, recvcount, datatype, op, comm, request))
+BRACKET(MPI_Iscan,
+	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *request),
+	(sendbuf, recvbuf, count, datatype, op, comm, request))
+BRACKET(MPI_Iexscan,
+	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	 MPI_Request *request),
+	(sendbuf, recvbuf, count, datatype, op, comm, request))
+BRACKET(MPI_Neighbor_allgather,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 MPI_Comm comm),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+BRACKET(MPI_Neighbor_allgatherv,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+	 const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
+BRACKET(MPI_Neighbor_alltoall,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 MPI_Comm comm),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
+BRACKET(MPI_Neighbor_alltoallv,
+	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
+BRACKET(MPI_Ineighbor_allgather,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+BRACKET(MPI_Ineighbor_alltoall,
+	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+	 MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
+BRACKET(MPI_Ineighbor_alltoallv,
+	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
+	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request))
+
 /* ---- communicator constructors ------------------------------------------ */
 
 /* A constructor's body: the call, then the communicator it returns in *out

@@ -347,6 +347,40 @@ func TestPersistentRequests(t *testing.T) {
 	})
 }
 
+// Nonblocking and neighbourhood collectives (nbc.c: MPI_Iallreduce
+// overlapped with computation, MPI_Neighbor_alltoall on a periodic
+// Cartesian grid, MPI_Ibarrier tested to completion) are MPI calls, their
+// time MPI time: each is a call site with the program's number of calls,
+// and what they synchronise is not recorded, so nothing goes unmatched.
+func TestCollectivesTimeOnly(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("nbc.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, "100", "2000")...)
+	valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it := printed(t, out, "iterations="); it != 100 {
+		t.Fatalf("the program ran %d iterations, want 100", it)
+	}
+	allMatched(t, r, 0, 1)
+	calls := map[string]int64{}
+	var mpi int64
+	for _, s := range r.WaitStates.CallSites {
+		calls[s.Func] += s.Calls
+		if s.Func == "MPI_Neighbor_alltoall" {
+			mpi += s.MPINS
+		}
+	}
+	for _, fn := range []string{"MPI_Iallreduce", "MPI_Neighbor_alltoall", "MPI_Ibarrier", "MPI_Wait"} {
+		if calls[fn] != 400 {
+			t.Errorf("%s: %d calls, want 400 (4 ranks × 100 iterations)", fn, calls[fn])
+		}
+	}
+	if mpi <= 0 {
+		t.Errorf("MPI_Neighbor_alltoall: %d ns of MPI time", mpi)
+	}
+}
+
 // pureCalls are the program's own timestamps of waits_pure.c: per rank
 // its window and its MPI calls by function, in call order.
 type pureCalls struct {
