@@ -16,18 +16,33 @@ type Attr struct {
 // Attrs holds the attributes of a process's fragment nodes compactly. Only
 // the critical path's own nodes (a few percent) are ever looked at, so
 // they need not be four columns of 17 bytes a node that stay live from the
-// simulation to the end of the critical path: each block of attrBlock nodes is a varint stream of
-// the kind and the differences of thread, location and start from the
-// node before (nodes are made in simulation order, so starts differ by
-// little), about 5–6 bytes a node. The simulation writes each block as
-// it moves past its nodes (fragNodes), so the blocks are found through
-// their offsets (blockStream).
+// simulation to the end of the critical path: each block of attrBlock
+// nodes is a stream of the differences of thread, location and start from
+// the node before (nodes are made in simulation order, so starts differ by
+// little, and a node mostly runs on a thread near the one before's, at its
+// construct), about 2.5–3.5 bytes a node. The simulation writes each
+// block as it moves past its nodes (fragNodes), so the blocks are found
+// through their offsets (blockStream).
+//
+// A node is a byte holding its kind (bits 0–2), its thread's difference
+// from the node before's when it is within ±3 (bits 3–5, zigzag; 7: a
+// varint of it follows), whether its location is the node before's (bit
+// 6; else a varint of the difference follows) and the sign of its start's
+// difference (bit 7), then that difference's magnitude as a uvarint (the
+// difference's complement when negative).
 type Attrs struct {
 	s blockStream
 	n int
 }
 
-const attrBlock = fragBlock
+const (
+	attrBlock = fragBlock
+
+	attrThreadShift = 3
+	attrThreadWide  = 7 // the thread's difference follows
+	attrSameLoc     = 1 << 6
+	attrBackwards   = 1 << 7 // the start is before the node before's
+)
 
 // Len returns the number of nodes.
 func (a *Attrs) Len() int { return a.n }
@@ -37,10 +52,29 @@ func appendAttrs(d []byte, nodes []openNode) []byte {
 	var prev Attr
 	for k := range nodes {
 		v := nodes[k].attr()
-		d = append(d, byte(v.Kind))
-		d = binary.AppendVarint(d, int64(v.Thread)-int64(prev.Thread))
-		d = binary.AppendVarint(d, int64(v.Loc)-int64(prev.Loc))
-		d = binary.AppendVarint(d, v.Start-prev.Start) // wraps for extreme values, and unwraps the same
+		h := byte(v.Kind)
+		dt := int64(v.Thread) - int64(prev.Thread)
+		if dt >= -3 && dt <= 3 {
+			h |= byte(dt<<1^dt>>63) << attrThreadShift
+		} else {
+			h |= attrThreadWide << attrThreadShift
+		}
+		dl := int64(v.Loc) - int64(prev.Loc)
+		if dl == 0 {
+			h |= attrSameLoc
+		}
+		ds := uint64(v.Start - prev.Start) // wraps for extreme values, and unwraps the same
+		if int64(ds) < 0 {
+			h, ds = h|attrBackwards, ^ds
+		}
+		d = append(d, h)
+		if h>>attrThreadShift&7 == attrThreadWide {
+			d = binary.AppendVarint(d, dt)
+		}
+		if dl != 0 {
+			d = binary.AppendVarint(d, dl)
+		}
+		d = binary.AppendUvarint(d, ds)
 		prev = v
 	}
 	return d
@@ -59,18 +93,28 @@ func (r *attrReader) seekBlock(b int) {
 }
 
 func (r *attrReader) next() Attr {
-	d := r.d
-	v := Attr{Kind: FragKind(d[r.pos])}
+	d, v := r.d, r.prev
+	h := d[r.pos]
 	r.pos++
-	dt, k := binary.Varint(d[r.pos:])
+	v.Kind = FragKind(h & 7)
+	if z := int64(h >> attrThreadShift & 7); z != attrThreadWide {
+		v.Thread += int32(z>>1 ^ -(z & 1))
+	} else {
+		dt, k := binary.Varint(d[r.pos:])
+		r.pos += k
+		v.Thread = int32(int64(v.Thread) + dt)
+	}
+	if h&attrSameLoc == 0 {
+		dl, k := binary.Varint(d[r.pos:])
+		r.pos += k
+		v.Loc = int32(int64(v.Loc) + dl)
+	}
+	ds, k := binary.Uvarint(d[r.pos:])
 	r.pos += k
-	dl, k := binary.Varint(d[r.pos:])
-	r.pos += k
-	ds, k := binary.Varint(d[r.pos:])
-	r.pos += k
-	v.Thread = int32(int64(r.prev.Thread) + dt)
-	v.Loc = int32(int64(r.prev.Loc) + dl)
-	v.Start = r.prev.Start + ds
+	if h&attrBackwards != 0 {
+		ds = ^ds
+	}
+	v.Start += int64(ds)
 	r.prev = v
 	return v
 }
