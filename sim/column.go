@@ -120,6 +120,90 @@ func (c *pcol) block(b, n int, dst []int32) []int32 {
 	return dst
 }
 
+// lcol is a column of list heads (lists.Pool cells), one per task, None
+// where empty, in pages allocated where a list is first pushed to and
+// released when their lists are all empty again: a task's pending inputs
+// and completed children wait there from one of its scheduling points to
+// the next, so the pages of tasks that completed go (a recorded fib's
+// would all be dense: 4 bytes a task each). Its lists are only pushed to
+// (push) and taken whole (take), so keeping the count of non-empty ones
+// costs a compare where each is already read.
+type lcol struct {
+	dense []*[colPageLen]int32
+	n     []int32 // per page: lists not empty
+	free  []*[colPageLen]int32
+}
+
+func (c *lcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			fill(d[:], lists.None) // lists a previous use left
+			c.free = append(c.free, d)
+		}
+	}
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.n) >= np {
+		c.n = c.n[:np]
+		clear(c.n)
+	} else {
+		c.n = make([]int32, np)
+	}
+}
+
+// get returns list i.
+func (c *lcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return lists.None
+}
+
+// push puts v in front of list i (pool.Push).
+func (c *lcol) push(pool *lists.Pool, i, v int32) {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil {
+		d = c.page(k)
+	}
+	if d[j] == lists.None {
+		c.n[k]++
+	}
+	d[j] = pool.Push(d[j], v)
+}
+
+// take empties list i and returns what it held.
+func (c *lcol) take(i int32) int32 {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil || d[j] == lists.None {
+		return lists.None
+	}
+	h := d[j]
+	d[j] = lists.None
+	if c.n[k]--; c.n[k] == 0 {
+		// Every list of the page is empty: the page goes (kept for reuse
+		// if the column keeps few).
+		if len(c.free) < keepFree {
+			c.free = append(c.free, d)
+		}
+		c.dense[k] = nil
+	}
+	return h
+}
+
+//go:noinline
+func (c *lcol) page(k int32) *[colPageLen]int32 {
+	var d *[colPageLen]int32
+	if n := len(c.free); n > 0 {
+		d, c.free = c.free[n-1], c.free[:n-1] // all None
+	} else {
+		d = new([colPageLen]int32)
+		fill(d[:], lists.None)
+	}
+	c.dense[k] = d
+	return d
+}
+
 // col32 is a column of int32 values, one per task, that reads def where
 // nothing was written, whose pages start empty (no memory but their
 // header), hold one value written to some of their entries (a bit an

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
@@ -126,6 +127,67 @@ func TestHcol(t *testing.T) {
 	}
 	if len(c.free) > keepFree {
 		t.Errorf("%d pages kept, want at most %d", len(c.free), keepFree)
+	}
+}
+
+// An lcol's lists read back as a plain slice of lists pushed and taken
+// alike, and its pages go once every list in them is taken, a few kept
+// for the next pages; after a reset that reuses pages left with lists,
+// every list reads empty.
+func TestLcol(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var pool lists.Pool
+	var c lcol
+	for _, n := range []int{7, 3*colPageLen + 5, 8 * colPageLen} {
+		c.reset(n)
+		for i := range int32(n) {
+			if c.get(i) != lists.None {
+				t.Fatalf("n %d: list %d not empty after reset", n, i)
+			}
+		}
+		ref := make([][]int32, n)
+		for op := range 30000 {
+			// Lists of tasks near one another, as tasks run in turn.
+			i := int32(min(n-1, op*n/30000+r.IntN(50)))
+			if r.IntN(3) > 0 {
+				v := r.Int32N(1 << 20)
+				c.push(&pool, i, v)
+				ref[i] = append([]int32{v}, ref[i]...)
+				continue
+			}
+			h := c.take(i)
+			var got []int32
+			for x := h; x != lists.None; x = pool.Next(x) {
+				got = append(got, pool.Value(x))
+			}
+			pool.Release(h)
+			if !slices.Equal(got, ref[i]) {
+				t.Fatalf("n %d op %d: took %v from list %d, want %v", n, op, got, i, ref[i])
+			}
+			ref[i] = nil
+			if c.get(i) != lists.None {
+				t.Fatalf("n %d op %d: list %d not empty once taken", n, op, i)
+			}
+		}
+		// The tasks of the first pages complete: their lists are taken.
+		for i := range min(n, 2*colPageLen) {
+			pool.Release(c.take(int32(i)))
+			ref[i] = nil
+		}
+		for k, d := range c.dense {
+			nonEmpty := int32(0)
+			for i := k * colPageLen; i < min(n, (k+1)*colPageLen); i++ {
+				if len(ref[i]) > 0 {
+					nonEmpty++
+				}
+			}
+			if (d != nil) != (nonEmpty > 0) || c.n[k] != nonEmpty {
+				t.Fatalf("n %d: page %d present %v, counted %d, with %d lists", n, k, d != nil, c.n[k], nonEmpty)
+			}
+		}
+		if len(c.free) > keepFree {
+			t.Errorf("n %d: %d pages kept, want at most %d", n, len(c.free), keepFree)
+		}
 	}
 }
 

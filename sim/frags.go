@@ -406,8 +406,8 @@ type FragPass struct {
 	firstOf  pcol  // its first fragment, -1 none yet
 	lastOf   pcol  // its last fragment, -1 none yet
 	requeued pcol  // its last fragment when it was switched out and re-queued, -1 none
-	pend     pcol  // head of pending-input cells
-	doneKids pcol  // cells of completed children's last fragments
+	pend     lcol  // pending inputs' cells
+	doneKids lcol  // cells of completed children's last fragments
 	created  col32 // its creator's fragment ending at its creation
 	bar      col32 // the barrier of its region it must complete before
 	// The thread whose open fragment is a task's, as a column held it:
@@ -484,13 +484,16 @@ func (p *FragPass) init(s *Sim) {
 		if f.barriers != nil {
 			p.groupIn, p.barriers = f.groupIn, f.barriers
 		}
-		p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = f.pcols[0], f.pcols[1], f.pcols[2], f.pcols[3], f.pcols[4]
+		p.firstOf, p.lastOf, p.requeued = f.pcols[0], f.pcols[1], f.pcols[2]
+		p.pend, p.doneKids = f.lcols[0], f.lcols[1]
 		p.created, p.bar, p.opened = f.cols[0], f.cols[1], f.opened
 		*f = fragSpare{}
 	}
-	for _, c := range []*pcol{&p.firstOf, &p.lastOf, &p.requeued, &p.pend, &p.doneKids} {
-		c.reset(nt, -1) // lists.None for the lists
+	for _, c := range []*pcol{&p.firstOf, &p.lastOf, &p.requeued} {
+		c.reset(nt, -1)
 	}
+	p.pend.reset(nt)
+	p.doneKids.reset(nt)
 	p.created.reset(nt, -1)
 	p.bar.reset(nt, -1)
 	if w := (nt + 63) / 64; cap(p.opened) >= w {
@@ -508,7 +511,8 @@ func (p *FragPass) init(s *Sim) {
 // (Sim.Spare): the per-task columns and tables, the nodes' ring and the
 // maps, none of which outlives the pass's Finish.
 type fragSpare struct {
-	pcols    [5]pcol
+	pcols    [3]pcol
+	lcols    [2]lcol
 	cols     [2]col32
 	opened   []uint64
 	latest   []barrierRef
@@ -525,12 +529,13 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.groupIn)
 	clear(p.barriers)
 	s.Spare.frag = fragSpare{
-		pcols: [5]pcol{p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids},
+		pcols: [3]pcol{p.firstOf, p.lastOf, p.requeued},
+		lcols: [2]lcol{p.pend, p.doneKids},
 		cols:  [2]col32{p.created, p.bar}, opened: p.opened,
 		latest: p.latest, nodes: p.nodes,
 		groupIn: p.groupIn, barriers: p.barriers,
 	}
-	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = pcol{}, pcol{}, pcol{}, pcol{}, pcol{}
+	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = pcol{}, pcol{}, pcol{}, lcol{}, lcol{}
 	p.created, p.bar, p.opened = col32{}, col32{}, nil
 	p.cells, p.latest, p.nodes = nil, nil, fragNodes{}
 	p.groupIn, p.barriers = nil, nil
@@ -593,17 +598,16 @@ func (p *FragPass) drain(head *int32, n int32) {
 }
 
 // pushTo adds node n to task t's list in c.
-func (p *FragPass) pushTo(c *pcol, t Task, n int32) {
+func (p *FragPass) pushTo(c *lcol, t Task, n int32) {
 	if n >= 0 {
-		c.set(t, p.cells.Push(c.get(t), n))
+		c.push(p.cells, t, n)
 	}
 }
 
 // drainFrom drains task t's list in c into n (drain).
-func (p *FragPass) drainFrom(c *pcol, t Task, n int32) {
-	if h := c.get(t); h != lists.None {
+func (p *FragPass) drainFrom(c *lcol, t Task, n int32) {
+	if h := c.take(t); h != lists.None {
 		p.drain(&h, n)
-		c.set(t, lists.None)
 	}
 }
 
