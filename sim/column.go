@@ -204,6 +204,49 @@ func (c *lcol) page(k int32) *[colPageLen]int32 {
 	return d
 }
 
+// tcol is a column of times, one per task, -1 where nothing was written,
+// in pages of 4096 allocated where first written (32 KiB): the tasks'
+// first starts, which a producer that creates every task before the first
+// runs has none of at its peak.
+type tcol struct {
+	dense []*[colPageLen]int64
+	free  []*[colPageLen]int64
+}
+
+func (c *tcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			c.free = append(c.free, d)
+		}
+	}
+	c.dense = pageTable(c.dense, n)
+}
+
+func (c *tcol) get(i int32) int64 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return -1
+}
+
+func (c *tcol) set(i int32, x int64) {
+	d := c.dense[i>>colPageBits]
+	if d == nil {
+		d = c.page(i >> colPageBits)
+	}
+	d[i&(colPageLen-1)] = x
+}
+
+//go:noinline
+func (c *tcol) page(k int32) *[colPageLen]int64 {
+	d := takePage(&c.free)
+	for e := range d {
+		d[e] = -1
+	}
+	c.dense[k] = d
+	return d
+}
+
 // col32 is a column of int32 values, one per task, that reads def where
 // nothing was written, whose pages start empty (no memory but their
 // header), hold one value written to some of their entries (a bit an

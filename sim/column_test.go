@@ -16,16 +16,22 @@ func TestColumnsAsSlices(t *testing.T) {
 	var c col32
 	var p pcol
 	var b bcol
+	var tc tcol
 	for round, n := range []int{5, colPageLen, 3*colPageLen + 17, 10 * colPageLen} {
 		def := int32(round - 1)
 		c.reset(n, def)
 		p.reset(n, def)
 		b.reset(n)
+		tc.reset(n)
 		ref := make([]int32, n)
 		for i := range ref {
 			ref[i] = def
 		}
 		bref := make([]uint8, n)
+		tref := make([]int64, n)
+		for i := range tref {
+			tref[i] = -1
+		}
 		for op := range 20000 {
 			i := int32(r.IntN(n))
 			var v int32
@@ -44,6 +50,8 @@ func TestColumnsAsSlices(t *testing.T) {
 				ref[i] = v
 				b.set(i, uint8(v))
 				bref[i] = uint8(v)
+				tc.set(i, int64(v)<<33)
+				tref[i] = int64(v) << 33
 			case 1:
 				if got := p.add(i, v); got != ref[i]+v {
 					t.Fatalf("n %d op %d: pcol add(%d, %d) = %d, want %d", n, op, i, v, got, ref[i]+v)
@@ -61,6 +69,9 @@ func TestColumnsAsSlices(t *testing.T) {
 			}
 			if got := b.get(i); got != bref[i] {
 				t.Fatalf("n %d op %d: bcol get(%d) = %d, want %d", n, op, i, got, bref[i])
+			}
+			if got := tc.get(i); got != tref[i] {
+				t.Fatalf("n %d op %d: tcol get(%d) = %d, want %d", n, op, i, got, tref[i])
 			}
 		}
 		var blk []int32
