@@ -204,6 +204,78 @@ func (c *lcol) page(k int32) *[colPageLen]int32 {
 	return d
 }
 
+// zcol is a column of int32 counts, one per task, 0 where nothing was
+// written, in pages allocated where a count first turns non-zero and
+// released when every count of the page is 0 again: the children not yet
+// completed, which every parent of a recursive program has for a while
+// (a recorded fib's pages all dense at its end, 4 bytes a task, as a
+// pcol). Counts only change by add, so keeping the number of non-zero
+// ones costs two compares where each is already read.
+type zcol struct {
+	dense []*[colPageLen]int32
+	n     []int32 // per page: counts not 0
+	free  []*[colPageLen]int32
+}
+
+func (c *zcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			clear(d[:]) // counts a previous use left
+			c.free = append(c.free, d)
+		}
+	}
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.n) >= np {
+		c.n = c.n[:np]
+		clear(c.n)
+	} else {
+		c.n = make([]int32, np)
+	}
+}
+
+func (c *zcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return 0
+}
+
+// add adds x to count i and returns the sum.
+func (c *zcol) add(i int32, x int32) int32 {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil {
+		if x == 0 {
+			return 0
+		}
+		d = c.page(k)
+	}
+	old := d[j]
+	v := old + x
+	d[j] = v
+	switch {
+	case old == 0 && v != 0:
+		c.n[k]++
+	case old != 0 && v == 0:
+		if c.n[k]--; c.n[k] == 0 {
+			// Every count of the page is 0: the page goes (kept for reuse
+			// if the column keeps few).
+			if len(c.free) < keepFree {
+				c.free = append(c.free, d)
+			}
+			c.dense[k] = nil
+		}
+	}
+	return v
+}
+
+//go:noinline
+func (c *zcol) page(k int32) *[colPageLen]int32 {
+	d := takePage(&c.free) // a reused page is all 0
+	c.dense[k] = d
+	return d
+}
+
 // tcol is a column of times, one per task, -1 where nothing was written,
 // in pages of 4096 allocated where first written (32 KiB): the tasks'
 // first starts, which a producer that creates every task before the first

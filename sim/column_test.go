@@ -202,6 +202,61 @@ func TestLcol(t *testing.T) {
 	}
 }
 
+// A zcol's counts read back as a plain slice's added to alike (negative
+// ones too), and its pages go once every count in them is 0 again, a few
+// kept for the next pages, which read 0 where they are reused; after a
+// reset that reuses pages left with counts, every count reads 0.
+func TestZcol(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var c zcol
+	for _, n := range []int{7, 3*colPageLen + 5, 8 * colPageLen} {
+		c.reset(n)
+		ref := make([]int32, n)
+		check := func(op int, i int32) {
+			t.Helper()
+			if got := c.get(i); got != ref[i] {
+				t.Fatalf("n %d op %d: count %d = %d, want %d", n, op, i, got, ref[i])
+			}
+		}
+		for i := range int32(n) {
+			check(-1, i)
+		}
+		for op := range 30000 {
+			// Parents near one another, as tasks are made in turn.
+			i := int32(min(n-1, op*n/30000+r.IntN(50)))
+			x := int32(r.IntN(5) - 2)
+			if got := c.add(i, x); got != ref[i]+x {
+				t.Fatalf("n %d op %d: add(%d, %d) = %d, want %d", n, op, i, x, got, ref[i]+x)
+			}
+			ref[i] += x
+			check(op, i)
+			check(op, int32(r.IntN(n)))
+		}
+		// The children of the first pages' tasks complete.
+		for i := range min(n, 2*colPageLen) {
+			c.add(int32(i), -ref[i])
+			ref[i] = 0
+		}
+		for k, d := range c.dense {
+			nonZero := int32(0)
+			for i := k * colPageLen; i < min(n, (k+1)*colPageLen); i++ {
+				if ref[i] != 0 {
+					nonZero++
+				}
+			}
+			if (d != nil) != (nonZero > 0) || c.n[k] != nonZero {
+				t.Fatalf("n %d: page %d present %v, counted %d, with %d counts not 0", n, k, d != nil, c.n[k], nonZero)
+			}
+		}
+		if len(c.free) > keepFree {
+			t.Errorf("n %d: %d pages kept, want at most %d", n, len(c.free), keepFree)
+		}
+		for i := range int32(n) {
+			check(-2, i)
+		}
+	}
+}
+
 // Random puts, gets and deletes on a taskMap give what a Go map gives,
 // including deletions in the middle of probe runs and growth.
 func TestTaskMapAsMap(t *testing.T) {

@@ -136,7 +136,7 @@ type taskCols struct {
 	// the successor pool's cells
 	succ    hcol
 	group   pcol // taskgroup it belongs to, -1 none
-	kids    pcol // children not yet completed (taskwait)
+	kids    zcol // children not yet completed (taskwait)
 	started tcol // first start, -1 never
 }
 
@@ -145,7 +145,7 @@ func (c *taskCols) reset(n int) {
 	c.missing.reset(n)
 	c.succ.reset(n)
 	c.group.reset(n, -1)
-	c.kids.reset(n, 0)
+	c.kids.reset(n)
 	c.started.reset(n)
 }
 
