@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
@@ -277,46 +278,96 @@ func (c *zcol) page(k int32) *[colPageLen]int32 {
 }
 
 // tcol is a column of times, one per task, -1 where nothing was written,
-// in pages of 4096 allocated where first written (32 KiB): the tasks'
-// first starts, which a producer that creates every task before the first
-// runs has none of at its peak.
+// in pages of 4096 allocated where first written: the tasks' first starts,
+// which a producer that creates every task before the first runs has none
+// of at its peak. A page holds its times as int32 offsets from the first
+// one written there (16 KiB: the tasks of a page start within seconds of
+// one another, nearly always), and becomes a page of int64 times (32 KiB)
+// when one does not fit.
 type tcol struct {
-	dense []*[colPageLen]int64
-	free  []*[colPageLen]int64
+	narrow []*[colPageLen]int32 // per page: offsets from base, tcolNone unwritten
+	base   []int64
+	wide   []*[colPageLen]int64 // per page: the times once an offset did not fit
+	freeN  []*[colPageLen]int32
+	freeW  []*[colPageLen]int64
 }
 
+const tcolNone = math.MinInt32
+
 func (c *tcol) reset(n int) {
-	for _, d := range c.dense {
+	for k, d := range c.narrow {
 		if d != nil {
-			c.free = append(c.free, d)
+			c.freeN = append(c.freeN, d)
+		}
+		if w := c.wide[k]; w != nil {
+			c.freeW = append(c.freeW, w)
 		}
 	}
-	c.dense = pageTable(c.dense, n)
+	c.narrow, c.wide = pageTable(c.narrow, n), pageTable(c.wide, n)
+	if np := len(c.narrow); cap(c.base) >= np {
+		c.base = c.base[:np]
+	} else {
+		c.base = make([]int64, np)
+	}
 }
 
 func (c *tcol) get(i int32) int64 {
-	if d := c.dense[i>>colPageBits]; d != nil {
-		return d[i&(colPageLen-1)]
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	if d := c.narrow[k]; d != nil {
+		if o := d[j]; o != tcolNone {
+			return c.base[k] + int64(o)
+		}
+		return -1
+	}
+	if w := c.wide[k]; w != nil {
+		return w[j]
 	}
 	return -1
 }
 
 func (c *tcol) set(i int32, x int64) {
-	d := c.dense[i>>colPageBits]
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.narrow[k]
 	if d == nil {
-		d = c.page(i >> colPageBits)
+		if w := c.wide[k]; w != nil {
+			w[j] = x
+			return
+		}
+		d = c.page(k, x)
 	}
-	d[i&(colPageLen-1)] = x
+	if o := x - c.base[k]; o > tcolNone && o <= math.MaxInt32 {
+		d[j] = int32(o)
+		return
+	}
+	c.widen(k)[j] = x
 }
 
+// page allocates page k, its offsets from x.
+//
 //go:noinline
-func (c *tcol) page(k int32) *[colPageLen]int64 {
-	d := takePage(&c.free)
+func (c *tcol) page(k int32, x int64) *[colPageLen]int32 {
+	d := takePage(&c.freeN)
 	for e := range d {
-		d[e] = -1
+		d[e] = tcolNone
 	}
-	c.dense[k] = d
+	c.narrow[k], c.base[k] = d, x
 	return d
+}
+
+// widen makes page k a page of times and returns them.
+//
+//go:noinline
+func (c *tcol) widen(k int32) *[colPageLen]int64 {
+	d, w := c.narrow[k], takePage(&c.freeW)
+	for e, o := range d {
+		w[e] = -1
+		if o != tcolNone {
+			w[e] = c.base[k] + int64(o)
+		}
+	}
+	c.freeN = append(c.freeN, d)
+	c.narrow[k], c.wide[k] = nil, w
+	return w
 }
 
 // col32 is a column of int32 values, one per task, that reads def where

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -50,8 +51,13 @@ func TestColumnsAsSlices(t *testing.T) {
 				ref[i] = v
 				b.set(i, uint8(v))
 				bref[i] = uint8(v)
-				tc.set(i, int64(v)<<33)
-				tref[i] = int64(v) << 33
+				// Times within 2^31 of a page's first, and far from it.
+				x := int64(v) << 20
+				if v%5 == 0 {
+					x = int64(v) << 33
+				}
+				tc.set(i, x)
+				tref[i] = x
 			case 1:
 				if got := p.add(i, v); got != ref[i]+v {
 					t.Fatalf("n %d op %d: pcol add(%d, %d) = %d, want %d", n, op, i, v, got, ref[i]+v)
@@ -198,6 +204,43 @@ func TestLcol(t *testing.T) {
 		}
 		if len(c.free) > keepFree {
 			t.Errorf("n %d: %d pages kept, want at most %d", n, len(c.free), keepFree)
+		}
+	}
+}
+
+// A tcol keeps the times of a page that lie within 2^31 ns of its first
+// as offsets, whichever comes first, and turns a page whose times do not
+// into one of times, keeping what it held.
+func TestTcolNarrow(t *testing.T) {
+	var c tcol
+	n := 4 * colPageLen
+	c.reset(n)
+	ref := make([]int64, n)
+	for i := range ref {
+		ref[i] = -1
+	}
+	base := int64(1) << 40
+	for i := range int32(n) {
+		if i%3 != 0 {
+			ref[i] = base + int64(i%colPageLen-colPageLen/2)*500_000 // ±1 s about the page's first
+			c.set(i, ref[i])
+		}
+	}
+	// One time of page 2 far from its first; -1 and extreme values in page 3.
+	ref[2*colPageLen+7] = base + 1<<31
+	c.set(2*colPageLen+7, ref[2*colPageLen+7])
+	for _, i := range []int32{3*colPageLen + 1, 3*colPageLen + 2, 3*colPageLen + 4} {
+		ref[i] = []int64{-1, math.MinInt64, math.MaxInt64}[i%3]
+		c.set(i, ref[i])
+	}
+	for i := range int32(n) {
+		if got := c.get(i); got != ref[i] {
+			t.Fatalf("time %d = %d, want %d", i, got, ref[i])
+		}
+	}
+	for k := range 4 {
+		if wide := c.wide[k] != nil; wide != (k >= 2) || wide == (c.narrow[k] != nil) {
+			t.Errorf("page %d: wide %v, narrow %v; want wide only for pages 2 and 3", k, wide, c.narrow[k] != nil)
 		}
 	}
 }
