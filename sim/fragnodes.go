@@ -128,7 +128,7 @@ func (c *fragNodes) get(i int32) *openNode {
 	if i >= c.enc {
 		return &c.win[int(i)&(len(c.win)-1)]
 	}
-	if i == c.lateAt {
+	if i == c.lateAt && c.lateNode != nil {
 		return c.lateNode
 	}
 	return c.getLate(i)
@@ -222,5 +222,5 @@ func (c *fragNodes) patch() {
 		c.put(b, nodes[:m])
 	}
 	clear(c.late)
-	c.lateAt = -1
+	c.lateAt, c.lateNode = -1, nil
 }
