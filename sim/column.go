@@ -5,6 +5,7 @@ import (
 	"math/bits"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
 // Per-task state that most tasks never set, or set to one value in long
@@ -51,9 +52,9 @@ func pageTable[P any](dense []*P, n int) []*P {
 // pcol is a column of int32 values, one per task, that reads def where
 // nothing was written: a page of 4096 entries is allocated where one is
 // first written. A read is two loads, as a slice's is but for the page's
-// pointer, and a write to an allocated page one store: the fragment pass's
-// first and last fragments of tasks, read and written at every fragment,
-// are pcols.
+// pointer, and a write to an allocated page one store (the fragment
+// pass's first and last fragments of tasks, read and written at every
+// fragment, are fcols, which read the same way).
 type pcol struct {
 	def   int32
 	dense []*[colPageLen]int32
@@ -108,17 +109,109 @@ func (c *pcol) page(k int32) *[colPageLen]int32 {
 	return d
 }
 
-// block appends entries [64b, 64b+64) to dst, up to n in all.
-func (c *pcol) block(b, n int, dst []int32) []int32 {
-	lo, hi := b*64, min((b+1)*64, n)
-	if d := c.dense[lo>>colPageBits]; d != nil {
-		off := lo & (colPageLen - 1)
-		return append(dst, d[off:off+hi-lo]...)
+// fcol is a column of fragments, one per task (its first or its last), -1
+// where nothing was written, in pages of 4096 allocated where first
+// written, as pcol's, while their tasks run; once every task of a page
+// completed its entries are final but for a damaged trace's, and freeze
+// packs them by frame of reference (packed.Int32s: about a byte a task on
+// fib, 4 while dense), the form the fragment graph keeps (take). A write
+// to a frozen page unpacks it again.
+type fcol struct {
+	dense []*[colPageLen]int32
+	froze []packed.Int32s // per page: its entries once frozen (Len() > 0)
+	free  []*[colPageLen]int32
+}
+
+func (c *fcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			c.free = append(c.free, d)
+		}
 	}
-	for range hi - lo {
-		dst = append(dst, c.def)
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.froze) >= np {
+		c.froze = c.froze[:np]
+		clear(c.froze)
+	} else {
+		c.froze = make([]packed.Int32s, np)
 	}
-	return dst
+}
+
+func (c *fcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return c.getFrozen(i)
+}
+
+// getFrozen returns entry i of a page that is not dense.
+func (c *fcol) getFrozen(i int32) int32 {
+	if f := &c.froze[i>>colPageBits]; f.Len() > 0 {
+		return f.At(int(i & (colPageLen - 1)))
+	}
+	return -1
+}
+
+func (c *fcol) set(i int32, x int32) {
+	d := c.dense[i>>colPageBits]
+	if d == nil {
+		d = c.page(i >> colPageBits)
+	}
+	d[i&(colPageLen-1)] = x
+}
+
+// page allocates page k, with what it held frozen if it was.
+//
+//go:noinline
+func (c *fcol) page(k int32) *[colPageLen]int32 {
+	d := takePage(&c.free)
+	f := &c.froze[k]
+	for e := range d {
+		d[e] = -1
+		if e < f.Len() {
+			d[e] = f.At(e)
+		}
+	}
+	c.dense[k], *f = d, packed.Int32s{}
+	return d
+}
+
+// freeze packs the first m entries of page k (all of the column's in
+// it), if the page is dense, and gives its array back.
+func (c *fcol) freeze(k int32, m int) {
+	d := c.dense[k]
+	if d == nil {
+		return
+	}
+	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+		return append(dst, d[b*64:min(m, (b+1)*64)]...)
+	})
+	c.free = append(c.free, d)
+	c.dense[k] = nil
+}
+
+// take returns the column's n entries packed by frame of reference, as
+// the fragment graph keeps them, and forgets its frozen pages (its dense
+// ones stay for reuse, reset).
+func (c *fcol) take(n int) packed.Int32s {
+	v := packed.PackInt32Blocks(n, func(b int, dst []int32) []int32 {
+		lo, hi := b*64, min(n, (b+1)*64)
+		k, j := lo>>colPageBits, lo&(colPageLen-1)
+		if d := c.dense[k]; d != nil {
+			return append(dst, d[j:j+hi-lo]...)
+		}
+		f := &c.froze[k]
+		for e := j; e < j+hi-lo; e++ {
+			x := int32(-1)
+			if f.Len() > 0 {
+				x = f.At(e)
+			}
+			dst = append(dst, x)
+		}
+		return dst
+	})
+	clear(c.froze)
+	return v
 }
 
 // lcol is a column of list heads (lists.Pool cells), one per task, None
@@ -376,11 +469,14 @@ func (c *tcol) widen(k int32) *[colPageLen]int64 {
 // entry: 512 bytes), and become dense (4 bytes an entry) when a second
 // value is written: a column written with the same value for the tasks of
 // a page (the barrier every task of a loop joins, the fragment their
-// creator left off at) costs next to nothing.
+// creator left off at) costs next to nothing. A dense page whose entries
+// are final (the creator's fragments of tasks that all completed) may be
+// packed by frame of reference (freeze), and is unpacked again if written.
 type col32 struct {
 	def   int32
 	dense []*[colPageLen]int32 // per page: its entries once dense, else nil
 	pages []colPage
+	froze []packed.Int32s // per page: its entries once frozen (Len() > 0)
 	// free holds a previous use's arrays (reset), for pages that need them.
 	freeDense []*[colPageLen]int32
 	freeSet   []*[colPageLen / 64]uint64
@@ -405,10 +501,11 @@ func (c *col32) reset(n int, def int32) {
 	}
 	c.dense = pageTable(c.dense, n)
 	if np := len(c.dense); cap(c.pages) >= np {
-		c.pages = c.pages[:np]
+		c.pages, c.froze = c.pages[:np], c.froze[:np]
 		clear(c.pages)
+		clear(c.froze)
 	} else {
-		c.pages = make([]colPage, np)
+		c.pages, c.froze = make([]colPage, np), make([]packed.Int32s, np)
 	}
 	c.def = def
 }
@@ -419,8 +516,15 @@ func (c *col32) get(i int32) int32 {
 		return d[i&(colPageLen-1)]
 	}
 	p := &c.pages[i>>colPageBits]
-	if j := i & (colPageLen - 1); p.set != nil && p.set[j/64]&(1<<(j%64)) != 0 {
-		return p.v
+	j := i & (colPageLen - 1)
+	if p.set != nil {
+		if p.set[j/64]&(1<<(j%64)) != 0 {
+			return p.v
+		}
+		return c.def
+	}
+	if f := &c.froze[i>>colPageBits]; f.Len() > 0 {
+		return f.At(int(j))
 	}
 	return c.def
 }
@@ -432,6 +536,10 @@ func (c *col32) set(i int32, x int32) {
 	d := c.dense[k]
 	if d != nil {
 		d[j] = x
+		return
+	}
+	if c.froze[k].Len() > 0 {
+		c.densify(k)[j] = x
 		return
 	}
 	p := &c.pages[k]
@@ -453,12 +561,18 @@ func (c *col32) set(i int32, x int32) {
 	}
 }
 
-// densify makes page k dense and returns its entries.
+// densify makes page k dense, with what it held in bits or frozen, and
+// returns its entries.
 func (c *col32) densify(k int32) *[colPageLen]int32 {
 	d := takePage(&c.freeDense)
+	f := &c.froze[k]
 	for e := range d {
 		d[e] = c.def
+		if e < f.Len() {
+			d[e] = f.At(e)
+		}
 	}
+	*f = packed.Int32s{}
 	p := &c.pages[k]
 	if s := p.set; s != nil {
 		for w, word := range s {
@@ -470,6 +584,20 @@ func (c *col32) densify(k int32) *[colPageLen]int32 {
 	}
 	p.set, c.dense[k] = nil, d
 	return d
+}
+
+// freeze packs the first m entries of page k (all of the column's in it),
+// if the page is dense, and gives its array back.
+func (c *col32) freeze(k int32, m int) {
+	d := c.dense[k]
+	if d == nil {
+		return
+	}
+	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+		return append(dst, d[b*64:min(m, (b+1)*64)]...)
+	})
+	c.freeDense = append(c.freeDense, d)
+	c.dense[k] = nil
 }
 
 // bcol is a column of bytes, one per task, 0 where nothing was written, in

@@ -10,8 +10,9 @@ import (
 )
 
 // Random writes to the columns read back as a plain slice written alike,
-// whether their pages stay empty, hold one value or turn dense, and after
-// a reset that reuses their arrays.
+// whether their pages stay empty, hold one value, turn dense or (col32)
+// froze and were written again, and after a reset that reuses their
+// arrays.
 func TestColumnsAsSlices(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var c col32
@@ -66,6 +67,11 @@ func TestColumnsAsSlices(t *testing.T) {
 				c.set(i, ref[i])
 				b.set(i, uint8(ref[i]))
 				bref[i] = uint8(ref[i])
+			case 3:
+				if r.IntN(8) == 0 { // the page's tasks all completed: a dense page packs
+					k := i >> colPageBits
+					c.freeze(k, min(colPageLen, n-int(k)*colPageLen))
+				}
 			}
 			if got := c.get(i); got != ref[i] {
 				t.Fatalf("n %d op %d: col32 get(%d) = %d, want %d", n, op, i, got, ref[i])
@@ -78,15 +84,6 @@ func TestColumnsAsSlices(t *testing.T) {
 			}
 			if got := tc.get(i); got != tref[i] {
 				t.Fatalf("n %d op %d: tcol get(%d) = %d, want %d", n, op, i, got, tref[i])
-			}
-		}
-		var blk []int32
-		for k := range (n + 63) / 64 {
-			blk = p.block(k, n, blk[:0])
-			for e, v := range blk {
-				if v != ref[k*64+e] {
-					t.Fatalf("n %d: block %d entry %d = %d, want %d", n, k, e, v, ref[k*64+e])
-				}
 			}
 		}
 	}
@@ -144,6 +141,75 @@ func TestHcol(t *testing.T) {
 	}
 	if len(c.free) > keepFree {
 		t.Errorf("%d pages kept, want at most %d", len(c.free), keepFree)
+	}
+}
+
+// An fcol reads back what was written, its pages dense, frozen (packed),
+// unpacked again by a write after they froze, or never written, and take
+// packs every task's entry as the graph keeps them and forgets the frozen
+// pages; a reset reuses what it can and reads -1 everywhere.
+func TestFcol(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var c fcol
+	for _, n := range []int{1, 65, colPageLen, 5*colPageLen + 77} {
+		c.reset(n)
+		ref := make([]int32, n)
+		for i := range ref {
+			ref[i] = -1
+		}
+		np := (n + colPageLen - 1) / colPageLen
+		for op := range 20000 {
+			i := int32(r.IntN(n))
+			k := i >> colPageBits
+			switch r.IntN(10) {
+			case 0: // every task of the page completed
+				c.freeze(k, min(colPageLen, n-int(k)*colPageLen))
+				if c.dense[k] != nil {
+					t.Fatalf("n %d op %d: page %d dense after freeze", n, op, k)
+				}
+			default:
+				// Fragments of nearby tasks are close; some far, some -1.
+				v := int32(op) + r.Int32N(100)
+				switch r.IntN(20) {
+				case 0:
+					v = r.Int32()
+				case 1:
+					v = -1
+				}
+				c.set(i, v)
+				ref[i] = v
+			}
+			if j := int32(r.IntN(n)); c.get(j) != ref[j] {
+				t.Fatalf("n %d op %d: get(%d) = %d, want %d", n, op, j, c.get(j), ref[j])
+			}
+		}
+		// A page written to once, frozen, then left: it stays packed.
+		c.set(0, 42)
+		ref[0] = 42
+		c.freeze(0, min(colPageLen, n))
+		if c.dense[0] != nil || c.froze[0].Len() == 0 {
+			t.Fatalf("n %d: page 0 not frozen", n)
+		}
+		f := c.take(n)
+		if f.Len() != n {
+			t.Fatalf("n %d: %d entries taken", n, f.Len())
+		}
+		for i := range n {
+			if got := f.At(i); got != ref[i] {
+				t.Fatalf("n %d: taken entry %d = %d, want %d", n, i, got, ref[i])
+			}
+		}
+		for k := range np {
+			if c.froze[k].Len() > 0 {
+				t.Fatalf("n %d: frozen page %d kept after take", n, k)
+			}
+		}
+	}
+	c.reset(3 * colPageLen)
+	for i := range int32(3 * colPageLen) {
+		if c.get(i) != -1 {
+			t.Fatalf("entry %d = %d after reset", i, c.get(i))
+		}
 	}
 }
 

@@ -402,9 +402,13 @@ type FragPass struct {
 	// that set them (a task runs long after its creation when every task
 	// is created first; a page of tasks that never wait or have children
 	// has no pending inputs nor completed children: pcol), or in runs of
-	// one value (col32).
-	firstOf  pcol  // its first fragment, -1 none yet
-	lastOf   pcol  // its last fragment, -1 none yet
+	// one value (col32). The first and last fragments of a page's tasks
+	// are packed as the graph keeps them once all have completed (fcol:
+	// done marks the tasks counted, doneIn counts them per page).
+	done     []uint64
+	doneIn   []int32
+	firstOf  fcol  // its first fragment, -1 none yet
+	lastOf   fcol  // its last fragment, -1 none yet
 	requeued pcol  // its last fragment when it was switched out and re-queued, -1 none
 	pend     lcol  // pending inputs' cells
 	doneKids lcol  // cells of completed children's last fragments
@@ -484,24 +488,27 @@ func (p *FragPass) init(s *Sim) {
 		if f.barriers != nil {
 			p.groupIn, p.barriers = f.groupIn, f.barriers
 		}
-		p.firstOf, p.lastOf, p.requeued = f.pcols[0], f.pcols[1], f.pcols[2]
+		p.firstOf, p.lastOf, p.requeued = f.fcols[0], f.fcols[1], f.requeued
 		p.pend, p.doneKids = f.lcols[0], f.lcols[1]
+		p.done, p.doneIn = f.done, f.doneIn
 		p.created, p.bar, p.opened = f.cols[0], f.cols[1], f.opened
 		*f = fragSpare{}
 	}
-	for _, c := range []*pcol{&p.firstOf, &p.lastOf, &p.requeued} {
-		c.reset(nt, -1)
+	p.firstOf.reset(nt)
+	p.lastOf.reset(nt)
+	p.requeued.reset(nt, -1)
+	p.done = resetBits(p.done, nt)
+	if np := (nt + colPageLen - 1) / colPageLen; cap(p.doneIn) >= np {
+		p.doneIn = p.doneIn[:np]
+		clear(p.doneIn)
+	} else {
+		p.doneIn = make([]int32, np)
 	}
 	p.pend.reset(nt)
 	p.doneKids.reset(nt)
 	p.created.reset(nt, -1)
 	p.bar.reset(nt, -1)
-	if w := (nt + 63) / 64; cap(p.opened) >= w {
-		p.opened = p.opened[:w]
-		clear(p.opened)
-	} else {
-		p.opened = make([]uint64, w)
-	}
+	p.opened = resetBits(p.opened, nt)
 	p.holds = make([]bool, n)
 	p.nodes.reset()
 	p.F.Edges = packed.NewPairsByA()
@@ -511,8 +518,11 @@ func (p *FragPass) init(s *Sim) {
 // (Sim.Spare): the per-task columns and tables, the nodes' ring and the
 // maps, none of which outlives the pass's Finish.
 type fragSpare struct {
-	pcols    [3]pcol
+	fcols    [2]fcol
+	requeued pcol
 	lcols    [2]lcol
+	done     []uint64
+	doneIn   []int32
 	cols     [2]col32
 	opened   []uint64
 	latest   []barrierRef
@@ -529,13 +539,14 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.groupIn)
 	clear(p.barriers)
 	s.Spare.frag = fragSpare{
-		pcols: [3]pcol{p.firstOf, p.lastOf, p.requeued},
-		lcols: [2]lcol{p.pend, p.doneKids},
-		cols:  [2]col32{p.created, p.bar}, opened: p.opened,
+		fcols: [2]fcol{p.firstOf, p.lastOf}, requeued: p.requeued,
+		lcols: [2]lcol{p.pend, p.doneKids}, done: p.done, doneIn: p.doneIn,
+		cols: [2]col32{p.created, p.bar}, opened: p.opened,
 		latest: p.latest, nodes: p.nodes,
 		groupIn: p.groupIn, barriers: p.barriers,
 	}
-	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = pcol{}, pcol{}, pcol{}, lcol{}, lcol{}
+	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = fcol{}, fcol{}, pcol{}, lcol{}, lcol{}
+	p.done, p.doneIn = nil, nil
 	p.created, p.bar, p.opened = col32{}, col32{}, nil
 	p.cells, p.latest, p.nodes = nil, nil, fragNodes{}
 	p.groupIn, p.barriers = nil, nil
@@ -553,6 +564,16 @@ func (p *FragPass) Take() *Frags {
 	}
 	*p = FragPass{}
 	return &f
+}
+
+// resetBits returns b as a bitset of n bits, all clear.
+func resetBits(b []uint64, n int) []uint64 {
+	if w := (n + 63) / 64; cap(b) >= w {
+		b = b[:w]
+		clear(b)
+		return b
+	}
+	return make([]uint64, (n+63)/64)
 }
 
 func fill(s []int32, v int32) []int32 {
@@ -1145,6 +1166,19 @@ func (p *FragPass) completed(s *Sim, id int64) {
 	if c == NoTask || s.Tasks[c].State != Completed || s.Tasks[c].Kind != KindExplicit {
 		return
 	}
+	if p.done[c/64]&(1<<(c%64)) == 0 {
+		p.done[c/64] |= 1 << (c % 64)
+		k := c >> colPageBits
+		p.doneIn[k]++
+		if m := min(colPageLen, s.Tasks.Len()-int(k)*colPageLen); int(p.doneIn[k]) == m {
+			// Every task of the page completed: their first and last
+			// fragments are final, and their creators' fragments read no
+			// more but in a damaged trace.
+			p.firstOf.freeze(k, m)
+			p.lastOf.freeze(k, m)
+			p.created.freeze(k, m)
+		}
+	}
 	tk := &s.Tasks[c]
 	last := p.lastOf.get(c)
 	if last < 0 {
@@ -1289,7 +1323,6 @@ func (p *FragPass) Finish(s *Sim) {
 	f.SendNode.Trim()
 	f.RecvNode.Trim()
 	nt := s.Tasks.Len()
-	f.first = packed.PackInt32Blocks(nt, func(b int, dst []int32) []int32 { return p.firstOf.block(b, nt, dst) })
-	f.last = packed.PackInt32Blocks(nt, func(b int, dst []int32) []int32 { return p.lastOf.block(b, nt, dst) })
+	f.first, f.last = p.firstOf.take(nt), p.lastOf.take(nt)
 	p.recycle(s)
 }
