@@ -192,26 +192,28 @@ func (c *fcol) freeze(k int32, m int) {
 
 // take returns the column's n entries packed by frame of reference, as
 // the fragment graph keeps them, and forgets its frozen pages (its dense
-// ones stay for reuse, reset).
+// ones stay for reuse, reset): the frozen pages are joined as they are,
+// the others packed first.
 func (c *fcol) take(n int) packed.Int32s {
-	v := packed.PackInt32Blocks(n, func(b int, dst []int32) []int32 {
-		lo, hi := b*64, min(n, (b+1)*64)
-		k, j := lo>>colPageBits, lo&(colPageLen-1)
-		if d := c.dense[k]; d != nil {
-			return append(dst, d[j:j+hi-lo]...)
+	parts := make([]packed.Int32s, len(c.dense))
+	for k := range parts {
+		m := min(colPageLen, n-k*colPageLen)
+		if parts[k] = c.froze[k]; parts[k].Len() > 0 {
+			continue
 		}
-		f := &c.froze[k]
-		for e := j; e < j+hi-lo; e++ {
-			x := int32(-1)
-			if f.Len() > 0 {
-				x = f.At(e)
+		d := c.dense[k]
+		parts[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+			if d != nil {
+				return append(dst, d[b*64:min(m, (b+1)*64)]...)
 			}
-			dst = append(dst, x)
-		}
-		return dst
-	})
+			for range min(m, (b+1)*64) - b*64 {
+				dst = append(dst, -1)
+			}
+			return dst
+		})
+	}
 	clear(c.froze)
-	return v
+	return packed.JoinInt32s(parts)
 }
 
 // lcol is a column of list heads (lists.Pool cells), one per task, None
