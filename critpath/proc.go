@@ -57,7 +57,7 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 	for t := range s.Tasks {
 		tk := &s.Tasks[t]
 		w := int64(-1)
-		if tk.Kind == sim.KindExplicit && tk.Started >= 0 {
+		if tk.Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 {
 			w, ran = s.RunNS(sim.Task(t)), true
 		}
 		if w < 0 && g.kept && s.DepEnd(sim.Task(t)) {

@@ -26,14 +26,14 @@ import (
 // Fitted on the live heap (--stats) of the 10 M-event gen traces (stencil,
 // nearest, halo) at --ranks 1, the lean stencil (2.5 M tasks in one
 // process) and a recorded fib(27) (636 000 tasks): the low estimate lies
-// under each of them (lean 190.7 MiB against 216.8 live, the tightest),
-// the high one above their peak heaps. The low one decides a refusal at
+// under each of them (fib 36.4 MiB against 39.7 live, the tightest; lean
+// 143.1 against 198.2), the high one above their peak heaps. The low one decides a refusal at
 // the start; the heap guard catches the rest. Held events (--hold-events)
 // add their files' bytes.
 const (
 	keepTaskLo, keepTaskHi = 20, 50
 	keepCommLo, keepCommHi = 20, 40
-	workTaskLo, workTaskHi = 60, 120
+	workTaskLo, workTaskHi = 40, 120
 	estBaseHi              = 12 << 20 // the runtime's own, once a process
 )
 

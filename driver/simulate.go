@@ -208,12 +208,13 @@ type taskTable struct {
 }
 
 func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
-	ran := func(tk *sim.TaskRec) bool {
-		return tk.Kind == sim.KindExplicit && tk.Started >= 0 && tk.State >= sim.Completed
+	ran := func(t int) bool {
+		tk := &s.Tasks[t]
+		return tk.Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 && tk.State >= sim.Completed
 	}
 	n := 0
 	for t := range s.Tasks {
-		if ran(&s.Tasks[t]) {
+		if ran(t) {
 			n++
 		}
 	}
@@ -225,9 +226,9 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 		tt.cost.Grow(n, 2)
 	}
 	for t := range s.Tasks {
-		if tk := &s.Tasks[t]; ran(tk) {
+		if tk := &s.Tasks[t]; ran(t) {
 			tt.completed[t/64] |= 1 << (t % 64)
-			tt.start.Append(tk.Started)
+			tt.start.Append(s.Started(sim.Task(t)))
 			tt.thread.Append(int64(tk.Thread))
 			tt.loc.Append(int64(tk.Loc))
 			if m.Cost != nil {

@@ -1,9 +1,11 @@
 package sim
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
 // Per-task state that most tasks never set, or set to one value in long
@@ -50,9 +52,9 @@ func pageTable[P any](dense []*P, n int) []*P {
 // pcol is a column of int32 values, one per task, that reads def where
 // nothing was written: a page of 4096 entries is allocated where one is
 // first written. A read is two loads, as a slice's is but for the page's
-// pointer, and a write to an allocated page one store: the fragment pass's
-// first and last fragments of tasks, read and written at every fragment,
-// are pcols.
+// pointer, and a write to an allocated page one store (the fragment
+// pass's first and last fragments of tasks, read and written at every
+// fragment, are fcols, which read the same way).
 type pcol struct {
 	def   int32
 	dense []*[colPageLen]int32
@@ -107,17 +109,360 @@ func (c *pcol) page(k int32) *[colPageLen]int32 {
 	return d
 }
 
-// block appends entries [64b, 64b+64) to dst, up to n in all.
-func (c *pcol) block(b, n int, dst []int32) []int32 {
-	lo, hi := b*64, min((b+1)*64, n)
-	if d := c.dense[lo>>colPageBits]; d != nil {
-		off := lo & (colPageLen - 1)
-		return append(dst, d[off:off+hi-lo]...)
+// fcol is a column of fragments, one per task (its first or its last), -1
+// where nothing was written, in pages of 4096 allocated where first
+// written, as pcol's, while their tasks run; once every task of a page
+// completed its entries are final but for a damaged trace's, and freeze
+// packs them by frame of reference (packed.Int32s: about a byte a task on
+// fib, 4 while dense), the form the fragment graph keeps (take). A write
+// to a frozen page unpacks it again.
+type fcol struct {
+	dense []*[colPageLen]int32
+	froze []packed.Int32s // per page: its entries once frozen (Len() > 0)
+	free  []*[colPageLen]int32
+}
+
+func (c *fcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			c.free = append(c.free, d)
+		}
 	}
-	for range hi - lo {
-		dst = append(dst, c.def)
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.froze) >= np {
+		c.froze = c.froze[:np]
+		clear(c.froze)
+	} else {
+		c.froze = make([]packed.Int32s, np)
 	}
-	return dst
+}
+
+func (c *fcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return c.getFrozen(i)
+}
+
+// getFrozen returns entry i of a page that is not dense.
+func (c *fcol) getFrozen(i int32) int32 {
+	if f := &c.froze[i>>colPageBits]; f.Len() > 0 {
+		return f.At(int(i & (colPageLen - 1)))
+	}
+	return -1
+}
+
+func (c *fcol) set(i int32, x int32) {
+	d := c.dense[i>>colPageBits]
+	if d == nil {
+		d = c.page(i >> colPageBits)
+	}
+	d[i&(colPageLen-1)] = x
+}
+
+// page allocates page k, with what it held frozen if it was.
+//
+//go:noinline
+func (c *fcol) page(k int32) *[colPageLen]int32 {
+	d := takePage(&c.free)
+	f := &c.froze[k]
+	for e := range d {
+		d[e] = -1
+		if e < f.Len() {
+			d[e] = f.At(e)
+		}
+	}
+	c.dense[k], *f = d, packed.Int32s{}
+	return d
+}
+
+// freeze packs the first m entries of page k (all of the column's in
+// it), if the page is dense, and gives its array back.
+func (c *fcol) freeze(k int32, m int) {
+	d := c.dense[k]
+	if d == nil {
+		return
+	}
+	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+		return append(dst, d[b*64:min(m, (b+1)*64)]...)
+	})
+	c.free = append(c.free, d)
+	c.dense[k] = nil
+}
+
+// take returns the column's n entries packed by frame of reference, as
+// the fragment graph keeps them, and forgets its frozen pages (its dense
+// ones stay for reuse, reset): the frozen pages are joined as they are,
+// the others packed first.
+func (c *fcol) take(n int) packed.Int32s {
+	parts := make([]packed.Int32s, len(c.dense))
+	for k := range parts {
+		m := min(colPageLen, n-k*colPageLen)
+		if parts[k] = c.froze[k]; parts[k].Len() > 0 {
+			continue
+		}
+		d := c.dense[k]
+		parts[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+			if d != nil {
+				return append(dst, d[b*64:min(m, (b+1)*64)]...)
+			}
+			for range min(m, (b+1)*64) - b*64 {
+				dst = append(dst, -1)
+			}
+			return dst
+		})
+	}
+	clear(c.froze)
+	return packed.JoinInt32s(parts)
+}
+
+// lcol is a column of list heads (lists.Pool cells), one per task, None
+// where empty, in pages allocated where a list is first pushed to and
+// released when their lists are all empty again: a task's pending inputs
+// and completed children wait there from one of its scheduling points to
+// the next, so the pages of tasks that completed go (a recorded fib's
+// would all be dense: 4 bytes a task each). Its lists are only pushed to
+// (push) and taken whole (take), so keeping the count of non-empty ones
+// costs a compare where each is already read.
+type lcol struct {
+	dense []*[colPageLen]int32
+	n     []int32 // per page: lists not empty
+	free  []*[colPageLen]int32
+}
+
+func (c *lcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			fill(d[:], lists.None) // lists a previous use left
+			c.free = append(c.free, d)
+		}
+	}
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.n) >= np {
+		c.n = c.n[:np]
+		clear(c.n)
+	} else {
+		c.n = make([]int32, np)
+	}
+}
+
+// get returns list i.
+func (c *lcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return lists.None
+}
+
+// push puts v in front of list i (pool.Push).
+func (c *lcol) push(pool *lists.Pool, i, v int32) {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil {
+		d = c.page(k)
+	}
+	if d[j] == lists.None {
+		c.n[k]++
+	}
+	d[j] = pool.Push(d[j], v)
+}
+
+// take empties list i and returns what it held.
+func (c *lcol) take(i int32) int32 {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil || d[j] == lists.None {
+		return lists.None
+	}
+	h := d[j]
+	d[j] = lists.None
+	if c.n[k]--; c.n[k] == 0 {
+		// Every list of the page is empty: the page goes (kept for reuse
+		// if the column keeps few).
+		if len(c.free) < keepFree {
+			c.free = append(c.free, d)
+		}
+		c.dense[k] = nil
+	}
+	return h
+}
+
+//go:noinline
+func (c *lcol) page(k int32) *[colPageLen]int32 {
+	var d *[colPageLen]int32
+	if n := len(c.free); n > 0 {
+		d, c.free = c.free[n-1], c.free[:n-1] // all None
+	} else {
+		d = new([colPageLen]int32)
+		fill(d[:], lists.None)
+	}
+	c.dense[k] = d
+	return d
+}
+
+// zcol is a column of int32 counts, one per task, 0 where nothing was
+// written, in pages allocated where a count first turns non-zero and
+// released when every count of the page is 0 again: the children not yet
+// completed, which every parent of a recursive program has for a while
+// (a recorded fib's pages all dense at its end, 4 bytes a task, as a
+// pcol). Counts only change by add, so keeping the number of non-zero
+// ones costs two compares where each is already read.
+type zcol struct {
+	dense []*[colPageLen]int32
+	n     []int32 // per page: counts not 0
+	free  []*[colPageLen]int32
+}
+
+func (c *zcol) reset(n int) {
+	for _, d := range c.dense {
+		if d != nil {
+			clear(d[:]) // counts a previous use left
+			c.free = append(c.free, d)
+		}
+	}
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.n) >= np {
+		c.n = c.n[:np]
+		clear(c.n)
+	} else {
+		c.n = make([]int32, np)
+	}
+}
+
+func (c *zcol) get(i int32) int32 {
+	if d := c.dense[i>>colPageBits]; d != nil {
+		return d[i&(colPageLen-1)]
+	}
+	return 0
+}
+
+// add adds x to count i and returns the sum.
+func (c *zcol) add(i int32, x int32) int32 {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.dense[k]
+	if d == nil {
+		if x == 0 {
+			return 0
+		}
+		d = c.page(k)
+	}
+	old := d[j]
+	v := old + x
+	d[j] = v
+	switch {
+	case old == 0 && v != 0:
+		c.n[k]++
+	case old != 0 && v == 0:
+		if c.n[k]--; c.n[k] == 0 {
+			// Every count of the page is 0: the page goes (kept for reuse
+			// if the column keeps few).
+			if len(c.free) < keepFree {
+				c.free = append(c.free, d)
+			}
+			c.dense[k] = nil
+		}
+	}
+	return v
+}
+
+//go:noinline
+func (c *zcol) page(k int32) *[colPageLen]int32 {
+	d := takePage(&c.free) // a reused page is all 0
+	c.dense[k] = d
+	return d
+}
+
+// tcol is a column of times, one per task, -1 where nothing was written,
+// in pages of 4096 allocated where first written: the tasks' first starts,
+// which a producer that creates every task before the first runs has none
+// of at its peak. A page holds its times as int32 offsets from the first
+// one written there (16 KiB: the tasks of a page start within seconds of
+// one another, nearly always), and becomes a page of int64 times (32 KiB)
+// when one does not fit.
+type tcol struct {
+	narrow []*[colPageLen]int32 // per page: offsets from base, tcolNone unwritten
+	base   []int64
+	wide   []*[colPageLen]int64 // per page: the times once an offset did not fit
+	freeN  []*[colPageLen]int32
+	freeW  []*[colPageLen]int64
+}
+
+const tcolNone = math.MinInt32
+
+func (c *tcol) reset(n int) {
+	for k, d := range c.narrow {
+		if d != nil {
+			c.freeN = append(c.freeN, d)
+		}
+		if w := c.wide[k]; w != nil {
+			c.freeW = append(c.freeW, w)
+		}
+	}
+	c.narrow, c.wide = pageTable(c.narrow, n), pageTable(c.wide, n)
+	if np := len(c.narrow); cap(c.base) >= np {
+		c.base = c.base[:np]
+	} else {
+		c.base = make([]int64, np)
+	}
+}
+
+func (c *tcol) get(i int32) int64 {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	if d := c.narrow[k]; d != nil {
+		if o := d[j]; o != tcolNone {
+			return c.base[k] + int64(o)
+		}
+		return -1
+	}
+	if w := c.wide[k]; w != nil {
+		return w[j]
+	}
+	return -1
+}
+
+func (c *tcol) set(i int32, x int64) {
+	k, j := i>>colPageBits, i&(colPageLen-1)
+	d := c.narrow[k]
+	if d == nil {
+		if w := c.wide[k]; w != nil {
+			w[j] = x
+			return
+		}
+		d = c.page(k, x)
+	}
+	if o := x - c.base[k]; o > tcolNone && o <= math.MaxInt32 {
+		d[j] = int32(o)
+		return
+	}
+	c.widen(k)[j] = x
+}
+
+// page allocates page k, its offsets from x.
+//
+//go:noinline
+func (c *tcol) page(k int32, x int64) *[colPageLen]int32 {
+	d := takePage(&c.freeN)
+	for e := range d {
+		d[e] = tcolNone
+	}
+	c.narrow[k], c.base[k] = d, x
+	return d
+}
+
+// widen makes page k a page of times and returns them.
+//
+//go:noinline
+func (c *tcol) widen(k int32) *[colPageLen]int64 {
+	d, w := c.narrow[k], takePage(&c.freeW)
+	for e, o := range d {
+		w[e] = -1
+		if o != tcolNone {
+			w[e] = c.base[k] + int64(o)
+		}
+	}
+	c.freeN = append(c.freeN, d)
+	c.narrow[k], c.wide[k] = nil, w
+	return w
 }
 
 // col32 is a column of int32 values, one per task, that reads def where
@@ -126,11 +471,14 @@ func (c *pcol) block(b, n int, dst []int32) []int32 {
 // entry: 512 bytes), and become dense (4 bytes an entry) when a second
 // value is written: a column written with the same value for the tasks of
 // a page (the barrier every task of a loop joins, the fragment their
-// creator left off at) costs next to nothing.
+// creator left off at) costs next to nothing. A dense page whose entries
+// are final (the creator's fragments of tasks that all completed) may be
+// packed by frame of reference (freeze), and is unpacked again if written.
 type col32 struct {
 	def   int32
 	dense []*[colPageLen]int32 // per page: its entries once dense, else nil
 	pages []colPage
+	froze []packed.Int32s // per page: its entries once frozen (Len() > 0)
 	// free holds a previous use's arrays (reset), for pages that need them.
 	freeDense []*[colPageLen]int32
 	freeSet   []*[colPageLen / 64]uint64
@@ -155,10 +503,11 @@ func (c *col32) reset(n int, def int32) {
 	}
 	c.dense = pageTable(c.dense, n)
 	if np := len(c.dense); cap(c.pages) >= np {
-		c.pages = c.pages[:np]
+		c.pages, c.froze = c.pages[:np], c.froze[:np]
 		clear(c.pages)
+		clear(c.froze)
 	} else {
-		c.pages = make([]colPage, np)
+		c.pages, c.froze = make([]colPage, np), make([]packed.Int32s, np)
 	}
 	c.def = def
 }
@@ -169,8 +518,15 @@ func (c *col32) get(i int32) int32 {
 		return d[i&(colPageLen-1)]
 	}
 	p := &c.pages[i>>colPageBits]
-	if j := i & (colPageLen - 1); p.set != nil && p.set[j/64]&(1<<(j%64)) != 0 {
-		return p.v
+	j := i & (colPageLen - 1)
+	if p.set != nil {
+		if p.set[j/64]&(1<<(j%64)) != 0 {
+			return p.v
+		}
+		return c.def
+	}
+	if f := &c.froze[i>>colPageBits]; f.Len() > 0 {
+		return f.At(int(j))
 	}
 	return c.def
 }
@@ -182,6 +538,10 @@ func (c *col32) set(i int32, x int32) {
 	d := c.dense[k]
 	if d != nil {
 		d[j] = x
+		return
+	}
+	if c.froze[k].Len() > 0 {
+		c.densify(k)[j] = x
 		return
 	}
 	p := &c.pages[k]
@@ -203,12 +563,18 @@ func (c *col32) set(i int32, x int32) {
 	}
 }
 
-// densify makes page k dense and returns its entries.
+// densify makes page k dense, with what it held in bits or frozen, and
+// returns its entries.
 func (c *col32) densify(k int32) *[colPageLen]int32 {
 	d := takePage(&c.freeDense)
+	f := &c.froze[k]
 	for e := range d {
 		d[e] = c.def
+		if e < f.Len() {
+			d[e] = f.At(e)
+		}
 	}
+	*f = packed.Int32s{}
 	p := &c.pages[k]
 	if s := p.set; s != nil {
 		for w, word := range s {
@@ -220,6 +586,20 @@ func (c *col32) densify(k int32) *[colPageLen]int32 {
 	}
 	p.set, c.dense[k] = nil, d
 	return d
+}
+
+// freeze packs the first m entries of page k (all of the column's in it),
+// if the page is dense, and gives its array back.
+func (c *col32) freeze(k int32, m int) {
+	d := c.dense[k]
+	if d == nil {
+		return
+	}
+	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+		return append(dst, d[b*64:min(m, (b+1)*64)]...)
+	})
+	c.freeDense = append(c.freeDense, d)
+	c.dense[k] = nil
 }
 
 // bcol is a column of bytes, one per task, 0 where nothing was written, in

@@ -1,30 +1,39 @@
 package sim
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
 )
 
 // Random writes to the columns read back as a plain slice written alike,
-// whether their pages stay empty, hold one value or turn dense, and after
-// a reset that reuses their arrays.
+// whether their pages stay empty, hold one value, turn dense or (col32)
+// froze and were written again, and after a reset that reuses their
+// arrays.
 func TestColumnsAsSlices(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	var c col32
 	var p pcol
 	var b bcol
+	var tc tcol
 	for round, n := range []int{5, colPageLen, 3*colPageLen + 17, 10 * colPageLen} {
 		def := int32(round - 1)
 		c.reset(n, def)
 		p.reset(n, def)
 		b.reset(n)
+		tc.reset(n)
 		ref := make([]int32, n)
 		for i := range ref {
 			ref[i] = def
 		}
 		bref := make([]uint8, n)
+		tref := make([]int64, n)
+		for i := range tref {
+			tref[i] = -1
+		}
 		for op := range 20000 {
 			i := int32(r.IntN(n))
 			var v int32
@@ -43,6 +52,13 @@ func TestColumnsAsSlices(t *testing.T) {
 				ref[i] = v
 				b.set(i, uint8(v))
 				bref[i] = uint8(v)
+				// Times within 2^31 of a page's first, and far from it.
+				x := int64(v) << 20
+				if v%5 == 0 {
+					x = int64(v) << 33
+				}
+				tc.set(i, x)
+				tref[i] = x
 			case 1:
 				if got := p.add(i, v); got != ref[i]+v {
 					t.Fatalf("n %d op %d: pcol add(%d, %d) = %d, want %d", n, op, i, v, got, ref[i]+v)
@@ -51,6 +67,11 @@ func TestColumnsAsSlices(t *testing.T) {
 				c.set(i, ref[i])
 				b.set(i, uint8(ref[i]))
 				bref[i] = uint8(ref[i])
+			case 3:
+				if r.IntN(8) == 0 { // the page's tasks all completed: a dense page packs
+					k := i >> colPageBits
+					c.freeze(k, min(colPageLen, n-int(k)*colPageLen))
+				}
 			}
 			if got := c.get(i); got != ref[i] {
 				t.Fatalf("n %d op %d: col32 get(%d) = %d, want %d", n, op, i, got, ref[i])
@@ -61,14 +82,8 @@ func TestColumnsAsSlices(t *testing.T) {
 			if got := b.get(i); got != bref[i] {
 				t.Fatalf("n %d op %d: bcol get(%d) = %d, want %d", n, op, i, got, bref[i])
 			}
-		}
-		var blk []int32
-		for k := range (n + 63) / 64 {
-			blk = p.block(k, n, blk[:0])
-			for e, v := range blk {
-				if v != ref[k*64+e] {
-					t.Fatalf("n %d: block %d entry %d = %d, want %d", n, k, e, v, ref[k*64+e])
-				}
+			if got := tc.get(i); got != tref[i] {
+				t.Fatalf("n %d op %d: tcol get(%d) = %d, want %d", n, op, i, got, tref[i])
 			}
 		}
 	}
@@ -126,6 +141,228 @@ func TestHcol(t *testing.T) {
 	}
 	if len(c.free) > keepFree {
 		t.Errorf("%d pages kept, want at most %d", len(c.free), keepFree)
+	}
+}
+
+// An fcol reads back what was written, its pages dense, frozen (packed),
+// unpacked again by a write after they froze, or never written, and take
+// packs every task's entry as the graph keeps them and forgets the frozen
+// pages; a reset reuses what it can and reads -1 everywhere.
+func TestFcol(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var c fcol
+	for _, n := range []int{1, 65, colPageLen, 5*colPageLen + 77} {
+		c.reset(n)
+		ref := make([]int32, n)
+		for i := range ref {
+			ref[i] = -1
+		}
+		np := (n + colPageLen - 1) / colPageLen
+		for op := range 20000 {
+			i := int32(r.IntN(n))
+			k := i >> colPageBits
+			switch r.IntN(10) {
+			case 0: // every task of the page completed
+				c.freeze(k, min(colPageLen, n-int(k)*colPageLen))
+				if c.dense[k] != nil {
+					t.Fatalf("n %d op %d: page %d dense after freeze", n, op, k)
+				}
+			default:
+				// Fragments of nearby tasks are close; some far, some -1.
+				v := int32(op) + r.Int32N(100)
+				switch r.IntN(20) {
+				case 0:
+					v = r.Int32()
+				case 1:
+					v = -1
+				}
+				c.set(i, v)
+				ref[i] = v
+			}
+			if j := int32(r.IntN(n)); c.get(j) != ref[j] {
+				t.Fatalf("n %d op %d: get(%d) = %d, want %d", n, op, j, c.get(j), ref[j])
+			}
+		}
+		// A page written to once, frozen, then left: it stays packed.
+		c.set(0, 42)
+		ref[0] = 42
+		c.freeze(0, min(colPageLen, n))
+		if c.dense[0] != nil || c.froze[0].Len() == 0 {
+			t.Fatalf("n %d: page 0 not frozen", n)
+		}
+		f := c.take(n)
+		if f.Len() != n {
+			t.Fatalf("n %d: %d entries taken", n, f.Len())
+		}
+		for i := range n {
+			if got := f.At(i); got != ref[i] {
+				t.Fatalf("n %d: taken entry %d = %d, want %d", n, i, got, ref[i])
+			}
+		}
+		for k := range np {
+			if c.froze[k].Len() > 0 {
+				t.Fatalf("n %d: frozen page %d kept after take", n, k)
+			}
+		}
+	}
+	c.reset(3 * colPageLen)
+	for i := range int32(3 * colPageLen) {
+		if c.get(i) != -1 {
+			t.Fatalf("entry %d = %d after reset", i, c.get(i))
+		}
+	}
+}
+
+// An lcol's lists read back as a plain slice of lists pushed and taken
+// alike, and its pages go once every list in them is taken, a few kept
+// for the next pages; after a reset that reuses pages left with lists,
+// every list reads empty.
+func TestLcol(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	var pool lists.Pool
+	var c lcol
+	for _, n := range []int{7, 3*colPageLen + 5, 8 * colPageLen} {
+		c.reset(n)
+		for i := range int32(n) {
+			if c.get(i) != lists.None {
+				t.Fatalf("n %d: list %d not empty after reset", n, i)
+			}
+		}
+		ref := make([][]int32, n)
+		for op := range 30000 {
+			// Lists of tasks near one another, as tasks run in turn.
+			i := int32(min(n-1, op*n/30000+r.IntN(50)))
+			if r.IntN(3) > 0 {
+				v := r.Int32N(1 << 20)
+				c.push(&pool, i, v)
+				ref[i] = append([]int32{v}, ref[i]...)
+				continue
+			}
+			h := c.take(i)
+			var got []int32
+			for x := h; x != lists.None; x = pool.Next(x) {
+				got = append(got, pool.Value(x))
+			}
+			pool.Release(h)
+			if !slices.Equal(got, ref[i]) {
+				t.Fatalf("n %d op %d: took %v from list %d, want %v", n, op, got, i, ref[i])
+			}
+			ref[i] = nil
+			if c.get(i) != lists.None {
+				t.Fatalf("n %d op %d: list %d not empty once taken", n, op, i)
+			}
+		}
+		// The tasks of the first pages complete: their lists are taken.
+		for i := range min(n, 2*colPageLen) {
+			pool.Release(c.take(int32(i)))
+			ref[i] = nil
+		}
+		for k, d := range c.dense {
+			nonEmpty := int32(0)
+			for i := k * colPageLen; i < min(n, (k+1)*colPageLen); i++ {
+				if len(ref[i]) > 0 {
+					nonEmpty++
+				}
+			}
+			if (d != nil) != (nonEmpty > 0) || c.n[k] != nonEmpty {
+				t.Fatalf("n %d: page %d present %v, counted %d, with %d lists", n, k, d != nil, c.n[k], nonEmpty)
+			}
+		}
+		if len(c.free) > keepFree {
+			t.Errorf("n %d: %d pages kept, want at most %d", n, len(c.free), keepFree)
+		}
+	}
+}
+
+// A tcol keeps the times of a page that lie within 2^31 ns of its first
+// as offsets, whichever comes first, and turns a page whose times do not
+// into one of times, keeping what it held.
+func TestTcolNarrow(t *testing.T) {
+	var c tcol
+	n := 4 * colPageLen
+	c.reset(n)
+	ref := make([]int64, n)
+	for i := range ref {
+		ref[i] = -1
+	}
+	base := int64(1) << 40
+	for i := range int32(n) {
+		if i%3 != 0 {
+			ref[i] = base + int64(i%colPageLen-colPageLen/2)*500_000 // ±1 s about the page's first
+			c.set(i, ref[i])
+		}
+	}
+	// One time of page 2 far from its first; -1 and extreme values in page 3.
+	ref[2*colPageLen+7] = base + 1<<31
+	c.set(2*colPageLen+7, ref[2*colPageLen+7])
+	for _, i := range []int32{3*colPageLen + 1, 3*colPageLen + 2, 3*colPageLen + 4} {
+		ref[i] = []int64{-1, math.MinInt64, math.MaxInt64}[i%3]
+		c.set(i, ref[i])
+	}
+	for i := range int32(n) {
+		if got := c.get(i); got != ref[i] {
+			t.Fatalf("time %d = %d, want %d", i, got, ref[i])
+		}
+	}
+	for k := range 4 {
+		if wide := c.wide[k] != nil; wide != (k >= 2) || wide == (c.narrow[k] != nil) {
+			t.Errorf("page %d: wide %v, narrow %v; want wide only for pages 2 and 3", k, wide, c.narrow[k] != nil)
+		}
+	}
+}
+
+// A zcol's counts read back as a plain slice's added to alike (negative
+// ones too), and its pages go once every count in them is 0 again, a few
+// kept for the next pages, which read 0 where they are reused; after a
+// reset that reuses pages left with counts, every count reads 0.
+func TestZcol(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	var c zcol
+	for _, n := range []int{7, 3*colPageLen + 5, 8 * colPageLen} {
+		c.reset(n)
+		ref := make([]int32, n)
+		check := func(op int, i int32) {
+			t.Helper()
+			if got := c.get(i); got != ref[i] {
+				t.Fatalf("n %d op %d: count %d = %d, want %d", n, op, i, got, ref[i])
+			}
+		}
+		for i := range int32(n) {
+			check(-1, i)
+		}
+		for op := range 30000 {
+			// Parents near one another, as tasks are made in turn.
+			i := int32(min(n-1, op*n/30000+r.IntN(50)))
+			x := int32(r.IntN(5) - 2)
+			if got := c.add(i, x); got != ref[i]+x {
+				t.Fatalf("n %d op %d: add(%d, %d) = %d, want %d", n, op, i, x, got, ref[i]+x)
+			}
+			ref[i] += x
+			check(op, i)
+			check(op, int32(r.IntN(n)))
+		}
+		// The children of the first pages' tasks complete.
+		for i := range min(n, 2*colPageLen) {
+			c.add(int32(i), -ref[i])
+			ref[i] = 0
+		}
+		for k, d := range c.dense {
+			nonZero := int32(0)
+			for i := k * colPageLen; i < min(n, (k+1)*colPageLen); i++ {
+				if ref[i] != 0 {
+					nonZero++
+				}
+			}
+			if (d != nil) != (nonZero > 0) || c.n[k] != nonZero {
+				t.Fatalf("n %d: page %d present %v, counted %d, with %d counts not 0", n, k, d != nil, c.n[k], nonZero)
+			}
+		}
+		if len(c.free) > keepFree {
+			t.Errorf("n %d: %d pages kept, want at most %d", n, len(c.free), keepFree)
+		}
+		for i := range int32(n) {
+			check(-2, i)
+		}
 	}
 }
 

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"encoding/binary"
-	"math/bits"
 )
 
 // Attr is what the report says of a fragment node: its kind, the thread it
@@ -17,96 +16,105 @@ type Attr struct {
 // Attrs holds the attributes of a process's fragment nodes compactly. Only
 // the critical path's own nodes (a few percent) are ever looked at, so
 // they need not be four columns of 17 bytes a node that stay live from the
-// simulation to the end of the critical path: each block of attrBlock nodes is a varint stream of
-// the kind and the differences of thread, location and start from the
-// node before (nodes are made in simulation order, so starts differ by
-// little), about 5–6 bytes a node.
+// simulation to the end of the critical path: each block of attrBlock
+// nodes is a stream of the differences of thread, location and start from
+// the node before (nodes are made in simulation order, so starts differ by
+// little, and a node mostly runs on a thread near the one before's, at its
+// construct), about 2.5–3.5 bytes a node. The simulation writes each
+// block as it moves past its nodes (fragNodes), so the blocks are found
+// through their offsets (blockStream).
+//
+// A node is a byte holding its kind (bits 0–2), its thread's difference
+// from the node before's when it is within ±3 (bits 3–5, zigzag; 7: a
+// varint of it follows), whether its location is the node before's (bit
+// 6; else a varint of the difference follows) and the sign of its start's
+// difference (bit 7), then that difference's magnitude as a uvarint (the
+// difference's complement when negative).
 type Attrs struct {
-	data []byte
-	off  []int64 // per block: where its stream begins in data
-	n    int
+	s blockStream
+	n int
 }
 
-const attrBlock = 64
+const (
+	attrBlock = fragBlock
+
+	attrThreadShift = 3
+	attrThreadWide  = 7 // the thread's difference follows
+	attrSameLoc     = 1 << 6
+	attrBackwards   = 1 << 7 // the start is before the node before's
+)
 
 // Len returns the number of nodes.
 func (a *Attrs) Len() int { return a.n }
 
-// attrEncoder appends nodes' attributes to an Attrs.
-type attrEncoder struct {
-	a    *Attrs
-	prev Attr
-}
-
-func (e *attrEncoder) add(v Attr) {
-	a := e.a
-	if a.n%attrBlock == 0 {
-		a.off = append(a.off, int64(len(a.data)))
-		e.prev = Attr{}
+// appendAttrs appends the encoding of a block's nodes to d.
+func appendAttrs(d []byte, nodes []openNode) []byte {
+	var prev Attr
+	for k := range nodes {
+		v := nodes[k].attr()
+		h := byte(v.Kind)
+		dt := int64(v.Thread) - int64(prev.Thread)
+		if dt >= -3 && dt <= 3 {
+			h |= byte(dt<<1^dt>>63) << attrThreadShift
+		} else {
+			h |= attrThreadWide << attrThreadShift
+		}
+		dl := int64(v.Loc) - int64(prev.Loc)
+		if dl == 0 {
+			h |= attrSameLoc
+		}
+		ds := uint64(v.Start - prev.Start) // wraps for extreme values, and unwraps the same
+		if int64(ds) < 0 {
+			h, ds = h|attrBackwards, ^ds
+		}
+		d = append(d, h)
+		if h>>attrThreadShift&7 == attrThreadWide {
+			d = binary.AppendVarint(d, dt)
+		}
+		if dl != 0 {
+			d = binary.AppendVarint(d, dl)
+		}
+		d = binary.AppendUvarint(d, ds)
+		prev = v
 	}
-	// One store of the slice: each is a write barrier while the collector
-	// runs.
-	d := append(a.data, byte(v.Kind))
-	d = binary.AppendVarint(d, int64(v.Thread)-int64(e.prev.Thread))
-	d = binary.AppendVarint(d, int64(v.Loc)-int64(e.prev.Loc))
-	a.data = binary.AppendVarint(d, v.Start-e.prev.Start) // wraps for extreme values, and unwraps the same
-	e.prev = v
-	a.n++
-}
-
-// attrSizer counts the bytes an attrEncoder appends for the same nodes,
-// so that Attrs is allocated once at its size, from the varints' lengths
-// without writing them.
-type attrSizer struct {
-	n     int
-	prev  Attr
-	bytes int
-}
-
-func newAttrSizer() *attrSizer { return &attrSizer{} }
-
-func (z *attrSizer) add(v Attr) {
-	if z.n%attrBlock == 0 {
-		z.prev = Attr{}
-	}
-	z.bytes += 1 + varintLen(int64(v.Thread)-int64(z.prev.Thread)) + varintLen(int64(v.Loc)-int64(z.prev.Loc)) + varintLen(v.Start-z.prev.Start)
-	z.prev = v
-	z.n++
-}
-
-// varintLen is the length of binary.AppendVarint's encoding of x.
-func varintLen(x int64) int {
-	ux := uint64(x) << 1
-	if x < 0 {
-		ux = ^ux
-	}
-	return (bits.Len64(ux|1) + 6) / 7
+	return d
 }
 
 // attrReader decodes an Attrs forward from a block's beginning.
 type attrReader struct {
 	a    *Attrs
+	d    []byte // the block being read, to its chunk's end
 	pos  int
 	prev Attr
 }
 
 func (r *attrReader) seekBlock(b int) {
-	r.pos, r.prev = int(r.a.off[b]), Attr{}
+	r.d, r.pos, r.prev = r.a.s.block(b), 0, Attr{}
 }
 
 func (r *attrReader) next() Attr {
-	d := r.a.data
-	v := Attr{Kind: FragKind(d[r.pos])}
+	d, v := r.d, r.prev
+	h := d[r.pos]
 	r.pos++
-	dt, k := binary.Varint(d[r.pos:])
+	v.Kind = FragKind(h & 7)
+	if z := int64(h >> attrThreadShift & 7); z != attrThreadWide {
+		v.Thread += int32(z>>1 ^ -(z & 1))
+	} else {
+		dt, k := binary.Varint(d[r.pos:])
+		r.pos += k
+		v.Thread = int32(int64(v.Thread) + dt)
+	}
+	if h&attrSameLoc == 0 {
+		dl, k := binary.Varint(d[r.pos:])
+		r.pos += k
+		v.Loc = int32(int64(v.Loc) + dl)
+	}
+	ds, k := binary.Uvarint(d[r.pos:])
 	r.pos += k
-	dl, k := binary.Varint(d[r.pos:])
-	r.pos += k
-	ds, k := binary.Varint(d[r.pos:])
-	r.pos += k
-	v.Thread = int32(int64(r.prev.Thread) + dt)
-	v.Loc = int32(int64(r.prev.Loc) + dl)
-	v.Start = r.prev.Start + ds
+	if h&attrBackwards != 0 {
+		ds = ^ds
+	}
+	v.Start += int64(ds)
 	r.prev = v
 	return v
 }
@@ -155,4 +163,72 @@ func (c *AttrCursor) At(n int32) Attr {
 }
 
 // Bytes returns the memory the attributes hold.
-func (a *Attrs) Bytes() int { return cap(a.data) + 8*cap(a.off) }
+func (a *Attrs) Bytes() int { return a.s.bytes() }
+
+// blockStream holds the encoded blocks of a column of nodes, each block's
+// bytes in one piece of one chunk and found through its offset. The
+// simulation writes a block once it has moved past its nodes, and at its
+// end writes again the few blocks whose nodes changed since (a barrier's
+// join that completions kept moving, a fragment open for long): the
+// blocks are in no one array, nor always in order. Chunks grow from
+// minChunk to maxChunk bytes, each never copied once written (but the
+// last, trimmed), so the stream grows with no garbage and at most a chunk
+// of spare room.
+type blockStream struct {
+	chunks [][]byte
+	at     []uint64 // per block: its chunk << 32 | its offset there
+}
+
+const (
+	minChunk = 256
+	maxChunk = 64 << 10
+)
+
+// set writes d as block b's bytes: b is the next block, or one written
+// before, whose former bytes are left unused.
+func (s *blockStream) set(b int, d []byte) {
+	k := len(s.chunks) - 1
+	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < len(d) {
+		size := minChunk
+		if k >= 0 {
+			size = min(2*cap(s.chunks[k]), maxChunk)
+		}
+		s.chunks = append(s.chunks, make([]byte, 0, max(size, len(d))))
+		k++
+	}
+	pos := uint64(k)<<32 | uint64(len(s.chunks[k]))
+	s.chunks[k] = append(s.chunks[k], d...)
+	if b == len(s.at) {
+		s.at = append(s.at, pos)
+	} else {
+		s.at[b] = pos
+	}
+}
+
+// block returns block b's bytes and what follows them in their chunk: a
+// reader knows how many entries a block holds.
+func (s *blockStream) block(b int) []byte {
+	p := s.at[b]
+	return s.chunks[p>>32][uint32(p):]
+}
+
+// trim drops the last chunk's spare room when it is worth a copy, and the
+// offsets' (the stream outlives the simulation that wrote it).
+func (s *blockStream) trim() {
+	if k := len(s.chunks) - 1; k >= 0 {
+		if d := s.chunks[k]; cap(d)-len(d) > len(d)/8 {
+			s.chunks[k] = append(make([]byte, 0, len(d)), d...)
+		}
+	}
+	if cap(s.at)-len(s.at) > len(s.at)/8 {
+		s.at = append(make([]uint64, 0, len(s.at)), s.at...)
+	}
+}
+
+func (s *blockStream) bytes() int {
+	n := 8 * cap(s.at)
+	for _, c := range s.chunks {
+		n += cap(c)
+	}
+	return n
+}

@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -9,6 +8,21 @@ import (
 
 	"github.com/ptrace-dev/ptrace/trace"
 )
+
+// attrsOf encodes attributes as the simulation does, a block at a time.
+func attrsOf(v []Attr) Attrs {
+	var a Attrs
+	nodes := make([]openNode, len(v))
+	for k, x := range v {
+		nodes[k] = openNode{start: x.Start, thread: x.Thread, loc: x.Loc, kind: x.Kind}
+	}
+	for b := 0; b*attrBlock < len(v); b++ {
+		blk := nodes[b*attrBlock : min(len(v), (b+1)*attrBlock)]
+		a.s.set(b, appendAttrs(nil, blk))
+		a.n += len(blk)
+	}
+	return a
+}
 
 // Attributes come back exactly whatever their values: extreme starts and
 // ids (a corrupt trace's), across blocks.
@@ -30,16 +44,7 @@ func TestAttrsRoundTrip(t *testing.T) {
 		}
 		want = append(want, a)
 	}
-	var got Attrs
-	enc := attrEncoder{a: &got}
-	size := newAttrSizer()
-	for _, a := range want {
-		enc.add(a)
-		size.add(a)
-	}
-	if len(got.data) != size.bytes {
-		t.Errorf("the sizer counts %d bytes, the encoder wrote %d", size.bytes, len(got.data))
-	}
+	got := attrsOf(want)
 	if got.Len() != len(want) {
 		t.Fatalf("Len %d, want %d", got.Len(), len(want))
 	}
@@ -48,14 +53,16 @@ func TestAttrsRoundTrip(t *testing.T) {
 			t.Fatalf("At(%d) = %+v, want %+v", n, g, a)
 		}
 	}
-	// Nodes made in time order with small ids cost a few bytes, not 17.
-	var small Attrs
-	enc = attrEncoder{a: &small}
+	// Nodes made in time order, on threads near the one before, at one
+	// construct, cost a byte and their start's difference, not 17.
+	var v []Attr
 	for n := 0; n < 4096; n++ {
-		enc.add(Attr{Kind: FragTask, Thread: int32(n % 4), Loc: 7, Start: 1e9 + int64(n)*3000})
+		v = append(v, Attr{Kind: FragTask, Thread: int32(n % 4), Loc: 7, Start: 1e9 + int64(n)*3000})
 	}
-	if b := float64(small.Bytes()) / 4096; b > 6 {
-		t.Errorf("%.1f bytes a node, want at most 6", b)
+	small := attrsOf(v)
+	small.s.trim()
+	if b := float64(small.Bytes()) / 4096; b > 3.5 {
+		t.Errorf("%.2f bytes a node, want at most 3.5", b)
 	}
 }
 
@@ -63,13 +70,13 @@ func TestAttrsRoundTrip(t *testing.T) {
 // increasing within a block and across blocks, repeated, backwards.
 func TestAttrCursor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	var a Attrs
-	enc := attrEncoder{a: &a}
+	var v []Attr
 	start := int64(0)
 	for range 6*attrBlock + 5 {
 		start += rng.Int64N(1000)
-		enc.add(Attr{Kind: FragKind(rng.IntN(7)), Thread: int32(rng.IntN(8)), Loc: int32(rng.IntN(40)), Start: start})
+		v = append(v, Attr{Kind: FragKind(rng.IntN(7)), Thread: int32(rng.IntN(8)), Loc: int32(rng.IntN(40)), Start: start})
 	}
+	a := attrsOf(v)
 	c := a.Cursor()
 	n := int32(0)
 	for k := range 2000 {
@@ -87,90 +94,142 @@ func TestAttrCursor(t *testing.T) {
 	}
 }
 
-// A node's packed head keeps every kind, the chain flag and every thread a
-// process can have, and the join's −1.
-func TestFragNodeHead(t *testing.T) {
-	for k := FragTask; k <= FragSerial; k++ {
-		for _, th := range []int{-1, 0, 1, 4095, trace.MaxThreads - 1} {
-			n := newFragNode(k, th, 7)
-			if n.kind() != k || n.thread() != int32(th) || n.chained() {
-				t.Fatalf("kind %v thread %d: got %v %d %v", k, th, n.kind(), n.thread(), n.chained())
-			}
-			n.setChained()
-			n.setThread(trace.MaxThreads - 1 - th - 1)
-			if n.kind() != k || n.thread() != int32(trace.MaxThreads-2-th) || !n.chained() {
-				t.Fatalf("kind %v thread %d after set: got %v %d %v", k, th, n.kind(), n.thread(), n.chained())
-			}
-		}
-	}
-	if unsafe.Sizeof(fragNode{}) != 16 {
-		t.Errorf("fragNode is %d bytes, want 16", unsafe.Sizeof(fragNode{}))
-	}
-}
-
-// Starts and weights come back as stored, in range or not: starts before
-// their block's first or seconds after it, weights past 4.29 s or
-// negative, and a value that goes out of range and back.
-func TestFragNodesNarrowTimes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	var c fragNodes
-	var start, weight []int64
-	now := int64(1e12)
-	pick := func() int64 {
-		switch rng.IntN(8) {
+// The nodes encoded as the graph grows read back as a plain array of them
+// would, whatever is changed when: starts and weights far out of any
+// narrow range (negative, past 2^32, extreme), threads and locations at
+// their limits, nodes changed long after their block was encoded (once or
+// many times, kept aside and their blocks encoded again at the end),
+// nodes changed while still in the ring, graphs of every size around the
+// ring's and the blocks' (a last block part full). Work is the sum of the
+// final weights of task, region and serial nodes.
+func TestFragNodesMatchPlain(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	pickStart := func(now int64) int64 {
+		switch rng.IntN(10) {
 		case 0:
 			return now - rng.Int64N(1e10) // long before: a predecessor's time
 		case 1:
 			return now + rng.Int64N(1e10)
 		case 2:
 			return math.MinInt64 + rng.Int64N(3)
+		case 3:
+			return math.MaxInt64 - rng.Int64N(3)
 		}
 		return now + rng.Int64N(1e6)
 	}
-	pickW := func() int64 {
-		switch rng.IntN(6) {
+	pickWeight := func() int64 {
+		switch rng.IntN(8) {
 		case 0:
 			return 1<<32 + rng.Int64N(1e10)
 		case 1:
 			return math.MaxUint32 - 1 + rng.Int64N(3)
 		case 2:
 			return -rng.Int64N(5)
+		case 3:
+			return math.MinInt64 + rng.Int64N(2)
+		case 4:
+			return math.MaxInt64
 		}
 		return rng.Int64N(1e6)
 	}
-	for i := range 5000 {
-		now += rng.Int64N(1e6)
-		s := pick()
-		n := c.add(newFragNode(FragTask, 0, -1), s)
-		if n != int32(i) {
-			t.Fatalf("add returned %d, want %d", n, i)
+	threads := []int32{-1, 0, 3, trace.MaxThreads - 1}
+	locs := []int32{-1, 0, 7, math.MaxInt32, math.MinInt32}
+	var c fragNodes // reused across graphs, as the Spare reuses it
+	for _, n := range []int{0, 1, 63, 64, 65, fragWindow - 1, fragWindow, fragWindow + 1, 3*fragWindow + 17, 20_000} {
+		c.reset()
+		var want []openNode
+		var sticky []int32 // nodes changed again and again (a barrier's join)
+		now := int64(1e12)
+		for i := range n {
+			now += rng.Int64N(1e5)
+			k := FragKind(rng.IntN(7))
+			th, loc, st := threads[rng.IntN(len(threads))], locs[rng.IntN(len(locs))], pickStart(now)
+			if got := c.add(k, int(th), loc, st); got != int32(i) {
+				t.Fatalf("add returned %d, want %d", got, i)
+			}
+			want = append(want, openNode{start: st, thread: th, loc: loc, kind: k})
+			if rng.IntN(500) == 0 {
+				sticky = append(sticky, int32(i))
+			}
+			var j int32
+			switch r := rng.IntN(20); {
+			case r < 10: // a recent node: its fragment closing
+				j = int32(max(0, i-rng.IntN(200)))
+			case r < 12: // anywhere: a re-queued task's, a late completion's
+				j = int32(rng.IntN(i + 1))
+			case r < 14 && len(sticky) > 0:
+				j = sticky[rng.IntN(len(sticky))]
+			default:
+				continue
+			}
+			nd := c.get(j)
+			if *nd != want[j] {
+				t.Fatalf("graph of %d, node %d of %d: get %+v, want %+v", n, j, i, *nd, want[j])
+			}
+			switch rng.IntN(4) {
+			case 0:
+				nd.start = pickStart(now)
+			case 1:
+				nd.weight = pickWeight()
+			case 2:
+				nd.thread = threads[rng.IntN(len(threads))]
+			default:
+				nd.loc, nd.weight = locs[rng.IntN(len(locs))], nd.weight+rng.Int64N(1000)
+			}
+			want[j] = *nd
+			if p := int32(rng.IntN(i + 1)); c.peek(p) != want[p] {
+				t.Fatalf("graph of %d, node %d of %d: peek %+v, want %+v", n, p, i, c.peek(p), want[p])
+			}
 		}
-		start, weight = append(start, s), append(weight, 0)
-		for range 2 { // rewrite a few earlier nodes
-			j := int32(rng.IntN(len(start)))
-			start[j], weight[j] = pick(), pickW()
-			c.setStart(j, start[j])
-			c.setWeight(j, weight[j])
+		if c.len() != n {
+			t.Fatalf("len %d, want %d", c.len(), n)
 		}
-	}
-	for i := range start {
-		if got := c.start(int32(i)); got != start[i] {
-			t.Fatalf("node %d: start %d, want %d", i, got, start[i])
+		late := len(c.late)
+		a, w, work := c.finish()
+		f := Frags{Attrs: a, weights: w, nw: n}
+		if f.Len() != n {
+			t.Fatalf("graph of %d: %d nodes encoded", n, f.Len())
 		}
-		if got := c.weight(int32(i)); got != weight[i] {
-			t.Fatalf("node %d: weight %d, want %d", i, got, weight[i])
+		var sum int64
+		cur := a.Cursor()
+		for i, x := range want {
+			if got := a.At(int32(i)); got != x.attr() {
+				t.Fatalf("graph of %d (%d nodes kept aside): node %d: %+v, want %+v", n, late, i, got, x.attr())
+			}
+			if got := cur.At(int32(i)); got != x.attr() {
+				t.Fatalf("graph of %d: cursor at node %d: %+v, want %+v", n, i, got, x.attr())
+			}
+			if x.counts() {
+				sum += x.weight
+			}
 		}
-		if got := c.attr(int32(i)).Start; got != start[i] {
-			t.Fatalf("node %d: attr start %d, want %d", i, got, start[i])
+		if work != sum {
+			t.Errorf("graph of %d: work %d, want %d", n, work, sum)
 		}
-	}
-	// Entries rewritten into range leave the side map.
-	for i := range start {
-		c.setStart(int32(i), c.base[i/fragBlock])
-		c.setWeight(int32(i), 1)
-	}
-	if len(c.wide) != 0 {
-		t.Fatalf("%d values kept aside after every one came back in range", len(c.wide))
+		var ask []int32
+		for range 50 {
+			if n > 0 {
+				ask = append(ask, int32(rng.IntN(n)))
+			}
+		}
+		for k, x := range f.WeightsOf(ask) {
+			if x != want[ask[k]].weight {
+				t.Fatalf("graph of %d: WeightsOf node %d: %d, want %d", n, ask[k], x, want[ask[k]].weight)
+			}
+		}
+		i := 0
+		f.DrainWeights(func(x int64) {
+			if x != want[i].weight {
+				t.Fatalf("graph of %d: node %d weighs %d, want %d", n, i, x, want[i].weight)
+			}
+			i++
+		})
+		if i != n {
+			t.Fatalf("graph of %d: %d weights drained", n, i)
+		}
+		if n > 2*fragWindow && late == 0 {
+			t.Errorf("graph of %d: no node kept aside, the test changes none late", n)
+		}
 	}
 }
 
@@ -182,29 +241,10 @@ func TestRegionSize(t *testing.T) {
 	}
 }
 
-// The task record stays 32 bytes: a task slot for every task a process
+// The task record stays 24 bytes: a task slot for every task a process
 // creates is the simulation's largest working array.
 func TestTaskRecSize(t *testing.T) {
-	if n := unsafe.Sizeof(TaskRec{}); n != 32 {
-		t.Errorf("TaskRec is %d bytes, want 32", n)
-	}
-}
-
-// varintLen is the length AppendVarint writes, at every power of two and
-// next to it, both signs.
-func TestVarintLen(t *testing.T) {
-	for sh := 0; sh < 64; sh++ {
-		for _, d := range []int64{-1, 0, 1} {
-			for _, x := range []int64{int64(1)<<sh + d, -(int64(1) << sh) + d} {
-				if got, want := varintLen(x), len(binary.AppendVarint(nil, x)); got != want {
-					t.Fatalf("varintLen(%d) = %d, want %d", x, got, want)
-				}
-			}
-		}
-	}
-	for _, x := range []int64{math.MinInt64, math.MaxInt64, 0} {
-		if got, want := varintLen(x), len(binary.AppendVarint(nil, x)); got != want {
-			t.Fatalf("varintLen(%d) = %d, want %d", x, got, want)
-		}
+	if n := unsafe.Sizeof(TaskRec{}); n != 24 {
+		t.Errorf("TaskRec is %d bytes, want 24", n)
 	}
 }

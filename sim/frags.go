@@ -2,6 +2,7 @@ package sim
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -55,11 +56,13 @@ type Frags struct {
 	// adjacency hold them.
 	chained []uint64
 	// Weight is each node's weight once UnpackWeights made it: from the
-	// simulation to the critical path the weights stay packed (weights),
-	// about 3 bytes a node instead of 8, until DrainWeights or
-	// UnpackWeights takes them.
+	// simulation to the critical path the weights stay packed (weights, a
+	// uvarint each in blocks of fragBlock nodes, nw of them), about 3
+	// bytes a node instead of 8, until DrainWeights or UnpackWeights takes
+	// them.
 	Weight  []int64
-	weights packed.Ints
+	weights blockStream
+	nw      int
 	// Work is T1, the weight of the task, region and serial-code nodes
 	// (the critical path's parallelism), summed once the weights are final.
 	Work int64
@@ -270,14 +273,23 @@ func (f *Frags) UnpackWeights(dst []int64) []int64 {
 	if f.Weight != nil {
 		dst = append(dst, f.Weight...)
 	} else {
-		dst = slices.Grow(dst, f.weights.Len())
-		r := f.weights.Reader()
-		for range f.weights.Len() {
-			dst = append(dst, r.Next())
+		dst = slices.Grow(dst, f.nw)
+		f.eachWeight(func(w int64) { dst = append(dst, w) })
+	}
+	f.Weight, f.weights, f.nw = dst[start:len(dst):len(dst)], blockStream{}, 0
+	return dst
+}
+
+// eachWeight calls fn with every packed weight in node order.
+func (f *Frags) eachWeight(fn func(w int64)) {
+	for b := 0; b*fragBlock < f.nw; b++ {
+		d, pos := f.weights.block(b), 0
+		for range min(fragBlock, f.nw-b*fragBlock) {
+			w, k := binary.Uvarint(d[pos:])
+			pos += k
+			fn(int64(w))
 		}
 	}
-	f.Weight, f.weights = dst[start:len(dst):len(dst)], packed.Ints{}
-	return dst
 }
 
 // DrainWeights calls fn with every node's weight in node order and drops
@@ -289,12 +301,9 @@ func (f *Frags) DrainWeights(fn func(w int64)) {
 			fn(w)
 		}
 	} else {
-		r := f.weights.Reader()
-		for range f.weights.Len() {
-			fn(r.Next())
-		}
+		f.eachWeight(fn)
 	}
-	f.Weight, f.weights = nil, packed.Ints{}
+	f.Weight, f.weights, f.nw = nil, blockStream{}, 0
 }
 
 // WeightsOf returns the weights of nodes, in their order, with one pass
@@ -313,16 +322,22 @@ func (f *Frags) WeightsOf(nodes []int32) []int64 {
 		order[k] = int32(k)
 	}
 	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(nodes[a], nodes[b]) })
-	r := f.weights.Reader()
-	at, w := int32(-1), int64(0) // the reader's last node and its weight
+	var d []byte
+	pos, at, w := 0, int32(-1), int64(0) // the reading's position, its last node and that node's weight
 	for _, k := range order {
 		n := nodes[k]
-		if n < 0 || int(n) >= f.weights.Len() {
-			panic(fmt.Sprintf("sim: weight of node %d of %d", n, f.weights.Len()))
+		if n < 0 || int(n) >= f.nw {
+			panic(fmt.Sprintf("sim: weight of node %d of %d", n, f.nw))
 		}
 		if n > at {
-			r.Skip(int(n - at - 1))
-			w, at = r.Next(), n
+			if at < 0 || n/fragBlock != at/fragBlock {
+				d, pos, at = f.weights.block(int(n/fragBlock)), 0, n/fragBlock*fragBlock-1
+			}
+			for ; at < n; at++ {
+				x, m := binary.Uvarint(d[pos:])
+				pos += m
+				w = int64(x)
+			}
 		}
 		out[k] = w
 	}
@@ -366,14 +381,13 @@ type FragPass struct {
 	// not as task pairs and again as fragment pairs.
 	DepsApart bool
 
-	// The nodes while the graph grows, in pages that are never copied:
-	// its size is known only at the end (lazy fragments make it anything
-	// from one node per task to two per MPI call), and arrays reserved
-	// from an estimate or grown by doubling cost their zeroing and copies.
-	// Finish copies them once into F's columns, cut to size. The edges go
-	// straight into F.Edges, packed: their doubling copies a few bytes an
-	// edge.
-	nodes fragNodes
+	// The nodes while the graph grows: the latest as records, the others
+	// already encoded into the attributes and weights F takes at Finish
+	// (fragNodes). The edges go straight into F.Edges, packed: their
+	// doubling copies a few bytes an edge; the chains into chained, a bit
+	// a node (F's at Finish).
+	nodes   fragNodes
+	chained []uint64
 
 	cur      []int32 // per thread: open fragment, -1 none, lazyOpen not yet a node
 	curTask  []Task
@@ -388,12 +402,16 @@ type FragPass struct {
 	// that set them (a task runs long after its creation when every task
 	// is created first; a page of tasks that never wait or have children
 	// has no pending inputs nor completed children: pcol), or in runs of
-	// one value (col32).
-	firstOf  pcol  // its first fragment, -1 none yet
-	lastOf   pcol  // its last fragment, -1 none yet
+	// one value (col32). The first and last fragments of a page's tasks
+	// are packed as the graph keeps them once all have completed (fcol:
+	// done marks the tasks counted, doneIn counts them per page).
+	done     []uint64
+	doneIn   []int32
+	firstOf  fcol  // its first fragment, -1 none yet
+	lastOf   fcol  // its last fragment, -1 none yet
 	requeued pcol  // its last fragment when it was switched out and re-queued, -1 none
-	pend     pcol  // head of pending-input cells
-	doneKids pcol  // cells of completed children's last fragments
+	pend     lcol  // pending inputs' cells
+	doneKids lcol  // cells of completed children's last fragments
 	created  col32 // its creator's fragment ending at its creation
 	bar      col32 // the barrier of its region it must complete before
 	// The thread whose open fragment is a task's, as a column held it:
@@ -444,34 +462,6 @@ type FragPass struct {
 // calls, a worker resuming its implicit task between two explicit ones).
 const lazyOpen = -2
 
-// fragNode is a node while the graph grows: 16 bytes, its kind, chain
-// flag and thread packed in head, its start and weight held narrow by
-// fragNodes (the pages are most of the pass's memory).
-type fragNode struct {
-	head  uint32 // kind (bits 0–3), chained (bit 4), thread + 1 (bits 5–): −1 for a join
-	loc   int32
-	start int32  // offset from its block's base (fragNodes.base), or the escape
-	wt    uint32 // weight, or the escape
-}
-
-const (
-	fragKindBits    = 4
-	fragChained     = 1 << fragKindBits
-	fragThreadShift = fragKindBits + 1
-)
-
-func newFragNode(k FragKind, th int, loc int32) fragNode {
-	return fragNode{head: uint32(k) | uint32(th+1)<<fragThreadShift, loc: loc}
-}
-
-func (n *fragNode) kind() FragKind { return FragKind(n.head & (1<<fragKindBits - 1)) }
-func (n *fragNode) chained() bool  { return n.head&fragChained != 0 }
-func (n *fragNode) thread() int32  { return int32(n.head>>fragThreadShift) - 1 }
-func (n *fragNode) setChained()    { n.head |= fragChained }
-func (n *fragNode) setThread(th int) {
-	n.head = n.head&(1<<fragThreadShift-1) | uint32(th+1)<<fragThreadShift
-}
-
 // NewFragPass returns the pass; pred may be nil for a single-process trace.
 func NewFragPass(pred PredTime) *FragPass {
 	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{}}
@@ -494,38 +484,49 @@ func (p *FragPass) init(s *Sim) {
 	p.cells = &s.succ
 	if sp := s.Spare; sp != nil {
 		f := &sp.frag
-		p.nodes.pages.free, p.latest = f.pages, f.latest[:0]
+		p.nodes, p.latest = f.nodes, f.latest[:0]
 		if f.barriers != nil {
 			p.groupIn, p.barriers = f.groupIn, f.barriers
 		}
-		p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = f.pcols[0], f.pcols[1], f.pcols[2], f.pcols[3], f.pcols[4]
+		p.firstOf, p.lastOf, p.requeued = f.fcols[0], f.fcols[1], f.requeued
+		p.pend, p.doneKids = f.lcols[0], f.lcols[1]
+		p.done, p.doneIn = f.done, f.doneIn
 		p.created, p.bar, p.opened = f.cols[0], f.cols[1], f.opened
 		*f = fragSpare{}
 	}
-	for _, c := range []*pcol{&p.firstOf, &p.lastOf, &p.requeued, &p.pend, &p.doneKids} {
-		c.reset(nt, -1) // lists.None for the lists
+	p.firstOf.reset(nt)
+	p.lastOf.reset(nt)
+	p.requeued.reset(nt, -1)
+	p.done = resetBits(p.done, nt)
+	if np := (nt + colPageLen - 1) / colPageLen; cap(p.doneIn) >= np {
+		p.doneIn = p.doneIn[:np]
+		clear(p.doneIn)
+	} else {
+		p.doneIn = make([]int32, np)
 	}
+	p.pend.reset(nt)
+	p.doneKids.reset(nt)
 	p.created.reset(nt, -1)
 	p.bar.reset(nt, -1)
-	if w := (nt + 63) / 64; cap(p.opened) >= w {
-		p.opened = p.opened[:w]
-		clear(p.opened)
-	} else {
-		p.opened = make([]uint64, w)
-	}
+	p.opened = resetBits(p.opened, nt)
 	p.holds = make([]bool, n)
+	p.nodes.reset()
 	p.F.Edges = packed.NewPairsByA()
 }
 
 // fragSpare is a FragPass's working state kept for the next process's
-// (Sim.Spare): the per-task columns and tables, the node pages and the
+// (Sim.Spare): the per-task columns and tables, the nodes' ring and the
 // maps, none of which outlives the pass's Finish.
 type fragSpare struct {
-	pcols    [5]pcol
+	fcols    [2]fcol
+	requeued pcol
+	lcols    [2]lcol
+	done     []uint64
+	doneIn   []int32
 	cols     [2]col32
 	opened   []uint64
 	latest   []barrierRef
-	pages    [][]fragNode
+	nodes    fragNodes       // emptied: its ring and table
 	groupIn  map[int32]int32 // the maps, cleared; nil before a first pass
 	barriers map[int64]int32
 }
@@ -538,14 +539,16 @@ func (p *FragPass) recycle(s *Sim) {
 	clear(p.groupIn)
 	clear(p.barriers)
 	s.Spare.frag = fragSpare{
-		pcols: [5]pcol{p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids},
-		cols:  [2]col32{p.created, p.bar}, opened: p.opened,
-		latest: p.latest, pages: p.nodes.recycle(),
+		fcols: [2]fcol{p.firstOf, p.lastOf}, requeued: p.requeued,
+		lcols: [2]lcol{p.pend, p.doneKids}, done: p.done, doneIn: p.doneIn,
+		cols: [2]col32{p.created, p.bar}, opened: p.opened,
+		latest: p.latest, nodes: p.nodes,
 		groupIn: p.groupIn, barriers: p.barriers,
 	}
-	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = pcol{}, pcol{}, pcol{}, pcol{}, pcol{}
+	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = fcol{}, fcol{}, pcol{}, lcol{}, lcol{}
+	p.done, p.doneIn = nil, nil
 	p.created, p.bar, p.opened = col32{}, col32{}, nil
-	p.cells, p.latest = nil, nil
+	p.cells, p.latest, p.nodes = nil, nil, fragNodes{}
 	p.groupIn, p.barriers = nil, nil
 	p.forkSrc.Clear()
 	p.regionOf.Clear()
@@ -563,6 +566,16 @@ func (p *FragPass) Take() *Frags {
 	return &f
 }
 
+// resetBits returns b as a bitset of n bits, all clear.
+func resetBits(b []uint64, n int) []uint64 {
+	if w := (n + 63) / 64; cap(b) >= w {
+		b = b[:w]
+		clear(b)
+		return b
+	}
+	return make([]uint64, (n+63)/64)
+}
+
 func fill(s []int32, v int32) []int32 {
 	for i := range s {
 		s[i] = v
@@ -571,14 +584,18 @@ func fill(s []int32, v int32) []int32 {
 }
 
 func (p *FragPass) node(k FragKind, th int, loc int32, start int64) int32 {
-	return p.nodes.add(newFragNode(k, th, loc), start)
+	n := p.nodes.add(k, th, loc, start)
+	if n%64 == 0 {
+		p.chained = append(p.chained, 0)
+	}
+	return n
 }
 
 func (p *FragPass) edge(a, b int32) {
 	switch {
 	case a < 0 || b < 0:
-	case b == a+1 && !p.nodes.at(b).chained():
-		p.nodes.at(b).setChained()
+	case b == a+1 && p.chained[b/64]&(1<<(b%64)) == 0:
+		p.chained[b/64] |= 1 << (b % 64)
 	default:
 		p.F.Edges.Append(a, b)
 	}
@@ -602,17 +619,16 @@ func (p *FragPass) drain(head *int32, n int32) {
 }
 
 // pushTo adds node n to task t's list in c.
-func (p *FragPass) pushTo(c *pcol, t Task, n int32) {
+func (p *FragPass) pushTo(c *lcol, t Task, n int32) {
 	if n >= 0 {
-		c.set(t, p.cells.Push(c.get(t), n))
+		c.push(p.cells, t, n)
 	}
 }
 
 // drainFrom drains task t's list in c into n (drain).
-func (p *FragPass) drainFrom(c *pcol, t Task, n int32) {
-	if h := c.get(t); h != lists.None {
+func (p *FragPass) drainFrom(c *lcol, t Task, n int32) {
+	if h := c.take(t); h != lists.None {
 		p.drain(&h, n)
-		c.set(t, lists.None)
 	}
 }
 
@@ -663,9 +679,9 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	}
 	p.setOpenOn(t, th)
 	p.since[th] = s.Now
-	if last := p.lastOf.get(t); last >= 0 && p.requeued.get(t) == last && p.nodes.at(last).kind() == k {
+	if last := p.lastOf.get(t); last >= 0 && p.requeued.get(t) == last && p.nodes.peek(last).kind == k {
 		p.requeued.set(t, -1)
-		p.nodes.at(last).setThread(th)
+		p.nodes.get(last).thread = int32(th)
 		p.drainFrom(&p.pend, t, last)
 		p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
 		return
@@ -756,18 +772,17 @@ func (p *FragPass) close(s *Sim, th int) {
 		}
 		n = p.materialize(s, th)
 	}
-	if start := p.nodes.start(n); p.since[th] > start {
+	if nd := p.nodes.get(n); p.since[th] > nd.start {
 		// A later piece of a re-queued task's fragment: the node weighs
 		// all its pieces and ends where the last one ends.
-		w := p.nodes.weight(n) + max(d, 0)
-		p.nodes.setWeight(n, w)
-		p.nodes.setStart(n, max(to-w, start))
+		nd.weight += max(d, 0)
+		nd.start = max(to-nd.weight, nd.start)
 	} else {
-		p.nodes.setWeight(n, max(d, 0))
+		nd.weight = max(d, 0)
 	}
 	if k := p.curKind[th]; p.regions != nil && (k == FragSerial || k == FragImplicit) {
 		if r := p.dominantRegion(th, s.Now); r >= 0 {
-			p.nodes.at(n).loc = int32(r)
+			p.nodes.get(n).loc = int32(r)
 		}
 	}
 	p.lastOf.set(t, n)
@@ -906,8 +921,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		l := p.node(FragLatency, th, -1, s.Now)
 		if p.pred != nil {
 			if pt, ok := p.pred(th, idx); ok {
-				p.nodes.setWeight(l, max(min(s.Now, s.End)-max(pt, s.Begin), 0))
-				p.nodes.setStart(l, pt)
+				nd := p.nodes.get(l)
+				nd.weight = max(min(s.Now, s.End)-max(pt, s.Begin), 0)
+				nd.start = pt
 			}
 		}
 		p.F.RecvNode.Add(th, idx, l)
@@ -1150,6 +1166,19 @@ func (p *FragPass) completed(s *Sim, id int64) {
 	if c == NoTask || s.Tasks[c].State != Completed || s.Tasks[c].Kind != KindExplicit {
 		return
 	}
+	if p.done[c/64]&(1<<(c%64)) == 0 {
+		p.done[c/64] |= 1 << (c % 64)
+		k := c >> colPageBits
+		p.doneIn[k]++
+		if m := min(colPageLen, s.Tasks.Len()-int(k)*colPageLen); int(p.doneIn[k]) == m {
+			// Every task of the page completed: their first and last
+			// fragments are final, and their creators' fragments read no
+			// more but in a damaged trace.
+			p.firstOf.freeze(k, m)
+			p.lastOf.freeze(k, m)
+			p.created.freeze(k, m)
+		}
+	}
 	tk := &s.Tasks[c]
 	last := p.lastOf.get(c)
 	if last < 0 {
@@ -1200,7 +1229,8 @@ func (p *FragPass) barrier(s *Sim, r int32, k int32) int32 {
 			p.latest[r] = barrierRef{k: k, n: n}
 		}
 	}
-	p.nodes.setStart(n, max(p.nodes.start(n), s.Now))
+	nd := p.nodes.get(n)
+	nd.start = max(nd.start, s.Now)
 	return n
 }
 
@@ -1280,84 +1310,19 @@ func (p *FragPass) Finish(s *Sim) {
 			p.edge(p.lastOf.get(pred), p.firstOf.get(succ))
 		})
 	}
-	// The graph's columns, each allocated once at its size; the attributes
-	// only the report reads, encoded.
+	// The graph's nodes, encoded as the simulation went.
 	f := &p.F
-	n := p.nodes.len()
-	size := newAttrSizer()
-	for i := range int32(n) {
-		size.add(p.nodes.attr(i))
+	f.Weight, f.nw = nil, p.nodes.len()
+	f.Attrs, f.weights, f.Work = p.nodes.finish()
+	f.chained = p.chained
+	if cap(f.chained)-len(f.chained) > len(f.chained)/8 {
+		f.chained = append(make([]uint64, 0, len(f.chained)), f.chained...)
 	}
-	f.chained, f.Weight, f.weights = make([]uint64, (n+63)/64), nil, packed.Ints{}
-	f.weights.Grow(n, 3)
-	f.Attrs = Attrs{data: make([]byte, 0, size.bytes), off: make([]int64, 0, (n+attrBlock-1)/attrBlock)}
-	enc := attrEncoder{a: &f.Attrs}
-	for i := range int32(n) {
-		fn, w := p.nodes.at(i), p.nodes.weight(i)
-		if fn.chained() {
-			f.chained[i/64] |= 1 << (i % 64)
-		}
-		f.weights.Append(w)
-		if k := fn.kind(); k == FragTask || k == FragImplicit || k == FragSerial {
-			f.Work += w
-		}
-		enc.add(p.nodes.attr(i))
-	}
-	f.weights.Trim()
+	p.chained = nil
 	f.Edges.Trim()
 	f.SendNode.Trim()
 	f.RecvNode.Trim()
 	nt := s.Tasks.Len()
-	f.first = packed.PackInt32Blocks(nt, func(b int, dst []int32) []int32 { return p.firstOf.block(b, nt, dst) })
-	f.last = packed.PackInt32Blocks(nt, func(b int, dst []int32) []int32 { return p.lastOf.block(b, nt, dst) })
+	f.first, f.last = p.firstOf.take(nt), p.lastOf.take(nt)
 	p.recycle(s)
-	p.nodes = fragNodes{}
 }
-
-// paged is an append-only column kept in pages of pageLen elements (the
-// first grows by appending up to that), so growing it copies nothing
-// large and reserves at most a page beyond its use.
-type paged[T any] struct {
-	pages [][]T
-	n     int
-	free  [][]T // empty pages to use before allocating
-}
-
-const (
-	pageBits = 14
-	pageLen  = 1 << pageBits
-)
-
-func (c *paged[T]) add(v T) int32 {
-	if k := len(c.pages); k == 0 || (len(c.pages[k-1]) == pageLen) {
-		switch {
-		case len(c.free) > 0:
-			c.pages = append(c.pages, c.free[len(c.free)-1][:0])
-			c.free = c.free[:len(c.free)-1]
-		case k == 0:
-			c.pages = append(c.pages, make([]T, 0, 64))
-		default:
-			c.pages = append(c.pages, make([]T, 0, pageLen))
-		}
-	}
-	last := &c.pages[len(c.pages)-1]
-	*last = append(*last, v)
-	c.n++
-	return int32(c.n - 1)
-}
-
-// recycle empties c and returns its pages, for another column's free list
-// (a page taken from it that is not full-size grows by appending, as the
-// first page does: a small process's only page is worth keeping too).
-func (c *paged[T]) recycle() [][]T {
-	free := c.free
-	for _, pg := range c.pages {
-		free = append(free, pg[:0])
-	}
-	*c = paged[T]{}
-	return free
-}
-
-func (c *paged[T]) at(i int32) *T { return &c.pages[i>>pageBits][i&(pageLen-1)] }
-
-func (c *paged[T]) len() int { return c.n }

@@ -92,13 +92,15 @@ const (
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
-// TaskRec is one task's simulated state, 32 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 24 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
 // What only some tasks have lives beside it, costing memory only for those
 // (Sim.taskCols): the unfinished predecessors and the successor list of
 // tasks with dependences, the taskgroup of tasks created in one, the
-// children not yet completed of the tasks that have some.
+// children not yet completed of the tasks that have some, and the first
+// start of the tasks that started (Sim.Started: a producer that creates
+// every task before the first runs peaks with none started).
 type TaskRec struct {
 	State  TaskState
 	Kind   TaskKind
@@ -110,8 +112,7 @@ type TaskRec struct {
 	Loc    int32 // construct (location id), -1 unknown
 	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
 	// 4.3 s of a task's running fit, and 32 bytes a task instead of 40.
-	run     uint32
-	Started int64 // first start, -1 never
+	run uint32
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);
@@ -122,7 +123,7 @@ type Tasks []TaskRec
 // initTasks sets every slot of ts to a task not yet created.
 func initTasks(ts Tasks) {
 	for i := range ts {
-		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Region: -1, Loc: -1, Started: -1}
+		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Region: -1, Loc: -1}
 	}
 }
 
@@ -133,9 +134,10 @@ type taskCols struct {
 	// succ lists the tasks depending on it, while it is not completed: a
 	// run of the tasks a loop made one after another in itself, others in
 	// the successor pool's cells
-	succ  hcol
-	group pcol // taskgroup it belongs to, -1 none
-	kids  pcol // children not yet completed (taskwait)
+	succ    hcol
+	group   pcol // taskgroup it belongs to, -1 none
+	kids    zcol // children not yet completed (taskwait)
+	started tcol // first start, -1 never
 }
 
 // reset sizes the columns for n task slots.
@@ -143,7 +145,8 @@ func (c *taskCols) reset(n int) {
 	c.missing.reset(n)
 	c.succ.reset(n)
 	c.group.reset(n, -1)
-	c.kids.reset(n, 0)
+	c.kids.reset(n)
+	c.started.reset(n)
 }
 
 // Len returns the number of task slots.

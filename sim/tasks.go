@@ -199,7 +199,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 		c := &ts.Stats[i]
 		c.Count++
-		if tk[t].Started < 0 {
+		if s.Started(Task(t)) < 0 {
 			continue
 		}
 		d := s.RunNS(Task(t))

@@ -246,8 +246,8 @@ func (s *Sim) StartTask(t Task, th int) {
 	}
 	thr.Stack = append(thr.Stack, t)
 	ts[t].Thread = int32(th)
-	if ts[t].Started < 0 {
-		ts[t].Started = s.Now
+	if s.cols.started.get(t) < 0 {
+		s.cols.started.set(t, s.Now)
 	}
 	s.setState(t, Running)
 	thr.RunSince = s.Now
@@ -291,6 +291,9 @@ func (s *Sim) stopRunning(t Task, th int) {
 	}
 	s.longRuns[t] += d
 }
+
+// Started returns when task t first started Running, -1 never.
+func (s *Sim) Started(t Task) int64 { return s.cols.started.get(t) }
 
 // RunNS returns the time task t spent Running.
 func (s *Sim) RunNS(t Task) int64 {
@@ -973,7 +976,7 @@ func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
 	}
 	thr.Stack = append(thr.Stack, t)
 	s.Tasks[t].Thread = int32(th)
-	s.Tasks[t].Started = s.Now
+	s.cols.started.set(t, s.Now)
 	s.setState(t, Running)
 	thr.RunSince = s.Now
 }

@@ -731,8 +731,8 @@ func TestUntiedRequeue(t *testing.T) {
 			t.Errorf("status %d: re-queued task is %s, want ready", status, mid)
 		}
 		tk := s.Tasks[m.Task(a)]
-		if tk.State != sim.Completed || s.RunNS(m.Task(a)) != 52 || tk.Started != 10 {
-			t.Errorf("status %d: task %s ran %d ns from %d, want completed, 52 ns from 10", status, tk.State, s.RunNS(m.Task(a)), tk.Started)
+		if tk.State != sim.Completed || s.RunNS(m.Task(a)) != 52 || s.Started(m.Task(a)) != 10 {
+			t.Errorf("status %d: task %s ran %d ns from %d, want completed, 52 ns from 10", status, tk.State, s.RunNS(m.Task(a)), s.Started(m.Task(a)))
 		}
 		// thread 0: work 0..5, overhead 5..10 (a ready), work 10..12 (stub),
 		// overhead 12..20 (a queued), idle 20..70, overhead 70..80 (barrier

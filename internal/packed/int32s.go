@@ -69,6 +69,36 @@ func PackInt32Blocks(n int, block func(b int, dst []int32) []int32) Int32s {
 	return c
 }
 
+// JoinInt32s returns the values of parts, in order, as one column, as if
+// packed whole: every part but the last holds whole blocks (a multiple of
+// 64 values), which are kept as they are, not unpacked, so that a column
+// packed a part at a time (the simulation's pages of tasks, as each
+// page's tasks complete) is joined at the cost of a copy.
+func JoinInt32s(parts []Int32s) Int32s {
+	var nb, nw, n int
+	for i, p := range parts {
+		if i < len(parts)-1 && p.n%int32sBlock != 0 {
+			panic("packed: JoinInt32s of a part that does not end a block")
+		}
+		nb, nw, n = nb+len(p.blocks), nw+p.used(), n+p.n
+	}
+	c := Int32s{blocks: make([]int32sHeader, 0, nb), words: make([]uint64, 0, nw+2), n: n}
+	for _, p := range parts {
+		at := uint32(len(c.words))
+		for _, h := range p.blocks {
+			h.at += at
+			c.blocks = append(c.blocks, h)
+		}
+		c.words = append(c.words, p.words[:p.used()]...)
+	}
+	c.words = append(c.words, 0, 0) // At reads one word past a value's
+	return c
+}
+
+// used returns how many of c's words hold values (the two spare ones at
+// the end do not).
+func (c *Int32s) used() int { return max(len(c.words)-2, 0) }
+
 func blockRange(blk []int32) (lo, hi int32) {
 	lo, hi = blk[0], blk[0]
 	for _, x := range blk[1:] {

@@ -235,6 +235,48 @@ func TestInt32s(t *testing.T) {
 	}
 }
 
+// JoinInt32s gives back every value of its parts in order, whatever
+// their blocks' widths (constant, narrow, the full range), a short last
+// part or none, empty parts among them.
+func TestJoinInt32s(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, last := range []int{0, 1, 63, 64, 4000} {
+		var want []int32
+		var parts []Int32s
+		for k := range 7 {
+			n := 64 * rng.IntN(70)
+			if k == 6 {
+				n = last
+			}
+			v := make([]int32, n)
+			for i := range v {
+				switch k % 3 {
+				case 0:
+					v[i] = -1
+				case 1:
+					v[i] = int32(len(want)+i) + rng.Int32N(100)
+				default:
+					v[i] = rng.Int32() - rng.Int32()
+				}
+			}
+			want = append(want, v...)
+			parts = append(parts, PackInt32s(v))
+		}
+		c := JoinInt32s(parts)
+		if c.Len() != len(want) {
+			t.Fatalf("Len %d, want %d", c.Len(), len(want))
+		}
+		for i, w := range want {
+			if got := c.At(i); got != w {
+				t.Fatalf("last part of %d: At(%d) = %d, want %d", last, i, got, w)
+			}
+		}
+	}
+	if c := JoinInt32s(nil); c.Len() != 0 {
+		t.Errorf("joining no parts: Len %d", c.Len())
+	}
+}
+
 // BenchmarkInt32sAt looks up values at random, as the task graph looks up
 // dependences' predecessors, against a plain slice.
 func BenchmarkInt32sAt(b *testing.B) {
