@@ -22,6 +22,81 @@ import (
 // by a distributed search.
 func (in *Input) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
+	var edges, remote, tasks, leaves int64
+	ran := make([][]uint64, len(in.Procs)) // per process, a bit per task that ran
+	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
+	// The graph's edges, per process: the dependence pairs of tasks that
+	// ran, without repeats. Mostly that is every pair as the simulation
+	// packed them (as its check found, or a pass here): then the graph
+	// reads them in place, and so does the fragment DAG's builder, mapped,
+	// after this graph is gone (addFragDeps): no second list. Otherwise
+	// one pass makes both lists.
+	pairs := make([]packed.Pairs, len(in.Procs))
+	isolated := 0 // task slots of the processes without remote dependences
+	for i, pg := range in.Procs {
+		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
+		rd := pg.taskW.Reader()
+		for t := range pg.taskW.Len() {
+			if rd.Next() >= 0 { // -1: the task never ran (eachRan)
+				ran[i][t/64] |= 1 << (t % 64)
+				tasks++
+			}
+		}
+		tg := func(p, s sim.Task) (int32, int32, bool) {
+			return p, s, didRun(i, p) && didRun(i, s)
+		}
+		if pg.kept || keepsAll(pg.deps, pg.taskW.Len(), pg.distinct, tg) {
+			pairs[i] = pg.deps
+		} else {
+			maps := []edgeMap{tg}
+			if f := pg.frags; f != nil {
+				maps = append(maps, fragEdges(f))
+			}
+			lists := uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, maps...)
+			pairs[i] = lists[0]
+			pg.deps = packed.Pairs{}
+			if len(lists) > 1 {
+				pg.fragDeps = lists[1]
+				pg.frags.DropLast()
+			}
+		}
+		if pg.depOut.Len() == 0 && pg.depIn.Len() == 0 {
+			isolated += pg.taskW.Len()
+		}
+	}
+	// The task graphs of processes without remote dependences, each on
+	// its own (creationOrderBL): their roots' values at the front of
+	// rootBL, the rest of it scratch.
+	rootBL := make([]int64, isolated)
+	roots, at := 0, 0 // values of roots so far, scratch in use
+	general := make([]bool, len(in.Procs))
+	for i, pg := range in.Procs {
+		n := pg.taskW.Len()
+		if pg.depOut.Len() != 0 || pg.depIn.Len() != 0 {
+			general[i] = true
+			continue
+		}
+		var w narrow.Column[uint32]
+		w.Reserve(n)
+		rd := pg.taskW.Reader()
+		for range n {
+			w.Append(max(rd.Next(), 0))
+		}
+		val := rootBL[at : at+n]
+		r, l, ok := creationOrderBL(&pairs[i], n, func(t int32) int64 { return w.At(int(t)) }, func(t int32) bool { return didRun(i, t) }, val)
+		if !ok {
+			general[i] = true // the general graph below takes it
+			continue
+		}
+		copy(rootBL[roots:], val[:r])
+		roots, at = roots+r, at+n
+		leaves += l
+		edges += int64(pairs[i].Len())
+		pairs[i] = packed.Pairs{}
+	}
+	rootBL = rootBL[:roots]
+	// The others, and the remote dependences between them, in one
+	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
 	// ran is a node without edges, which the counts below skip: no map
 	// from tasks to nodes), then one per remote dependence. Sized once: the
@@ -29,8 +104,11 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	bases := make([]int32, len(in.Procs)+1)
 	remotes := 0
 	for i, pg := range in.Procs {
-		bases[i+1] = bases[i] + int32(pg.taskW.Len())
-		if i < len(in.Edges) {
+		bases[i+1] = bases[i]
+		if general[i] {
+			bases[i+1] += int32(pg.taskW.Len())
+		}
+		if general[i] && i < len(in.Edges) {
 			// Only remote dependences make latency nodes (not messages).
 			remotes += min(in.Edges[i].Len(), pg.depIn.Len())
 		}
@@ -42,49 +120,17 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// exactly): 4 bytes a node where int64 weights took 8.
 	var w narrow.Column[uint32]
 	w.Reserve(slots + remotes + 1)
-	var edges, remote, tasks int64
-	ran := make([][]uint64, len(in.Procs)) // per process, a bit per task that ran
-	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
 	for i, pg := range in.Procs {
-		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
+		if !general[i] {
+			continue
+		}
 		rd := pg.taskW.Reader()
-		for t := range pg.taskW.Len() {
+		for range pg.taskW.Len() {
 			b.AddNode(false)
-			tw := rd.Next() // -1: the task never ran (eachRan)
-			if tw < 0 {
-				w.Append(0)
-				continue
-			}
-			w.Append(tw)
-			ran[i][t/64] |= 1 << (t % 64)
-			tasks++
+			w.Append(max(rd.Next(), 0))
 		}
-		// The dependence pairs of tasks that ran, without repeats, become
-		// the graph's edges. Mostly that is every pair as the simulation
-		// packed them (as its check found, or a pass here): then the
-		// builder reads them in place, and so does the fragment DAG's
-		// builder, mapped, after this graph is gone (addFragDeps): no
-		// second list. Otherwise one pass makes both lists.
-		tg := func(p, s sim.Task) (int32, int32, bool) {
-			return p, s, didRun(i, p) && didRun(i, s)
-		}
-		if pg.kept || keepsAll(pg.deps, pg.taskW.Len(), pg.distinct, tg) {
-			b.AddPairs(pg.deps, bases[i])
-			edges += int64(pg.deps.Len())
-		} else {
-			maps := []edgeMap{tg}
-			if f := pg.frags; f != nil {
-				maps = append(maps, fragEdges(f))
-			}
-			lists := uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, maps...)
-			b.AddPairs(lists[0], bases[i])
-			edges += int64(lists[0].Len())
-			pg.deps = packed.Pairs{}
-			if len(lists) > 1 {
-				pg.fragDeps = lists[1]
-				pg.frags.DropLast()
-			}
-		}
+		b.AddPairs(pairs[i], bases[i])
+		edges += int64(pairs[i].Len())
 	}
 	// Remote dependences: a latency node on the successor's side, weighing
 	// the receive's fragment (read from the packed weights: the critical
@@ -92,6 +138,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	for i, pg := range in.Procs {
 		if i >= len(in.Edges) {
 			break
+		}
+		if !general[i] {
+			continue
 		}
 		e := &in.Edges[i]
 		var recv []int32 // (latency node, its receive's fragment) pairs
@@ -140,8 +189,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - in.First
-		if i < 0 || i >= len(in.Procs) {
-			return orphan, true
+		if i < 0 || i >= len(in.Procs) || !general[i] {
+			return orphan, true // no remote_dep_out of an isolated process either
 		}
 		t, ok := depOutAt[i].Get(th, key.B)
 		if !ok || !didRun(i, t) {
@@ -152,6 +201,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	pairs = nil
 	// The builder's arrays (and the task pairs it was handed, when they
 	// are not the simulation's own) are garbage now: collected, their
 	// pages take the replay's values instead of fresh ones.
@@ -160,8 +210,10 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// replay alone gives it, no forward pass, path or tie keys.
 	// Leaves among task nodes (latency nodes are edge weights), counted
 	// before the replay counts the output counts down.
-	var leaves int64
 	for i, pg := range in.Procs {
+		if !general[i] {
+			continue
+		}
 		for t := range int32(pg.taskW.Len()) {
 			if didRun(i, t) && dag.OutDegree(bases[i]+t) == 0 {
 				leaves++
@@ -176,16 +228,25 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	}
 	// Roots among task nodes, their values moved to the front of bl,
 	// which nothing reads afterwards (a root's value lands at or before
-	// its own node: nodes go in increasing order). A list of its own was
-	// 8 bytes a root plus its growth: every implicit task is a root of a
-	// program without dependences (15 MB on the 10 M-event halo).
-	rootBL := bl[:0]
+	// its own node: nodes go in increasing order), after the isolated
+	// processes'. A list of its own was 8 bytes a root plus its growth:
+	// every implicit task is a root of a program without dependences
+	// (15 MB on the 10 M-event halo).
+	broots := bl[:0]
 	for i, pg := range in.Procs {
+		if !general[i] {
+			continue
+		}
 		for t := range int32(pg.taskW.Len()) {
 			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
-				rootBL = append(rootBL, bl[n])
+				broots = append(broots, bl[n])
 			}
 		}
+	}
+	if len(rootBL) == 0 {
+		rootBL = broots
+	} else {
+		rootBL = append(rootBL, broots...)
 	}
 	var localMax int64
 	var sumBL int64

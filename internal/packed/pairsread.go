@@ -1,0 +1,152 @@
+package packed
+
+import "encoding/binary"
+
+// PairReader reads a Pairs list in order, many pairs a call (Read): where
+// Each calls a function value for every pair, a loop over a graph's
+// millions of edges reads them from a small buffer, with no call a pair.
+type PairReader struct {
+	s    *stream
+	blk  int
+	d    []byte
+	pos  int
+	a, b int64
+	byA  bool
+}
+
+// Reader returns a reader at p's first pair. p must not grow while it is
+// read.
+func (p *Pairs) Reader() PairReader {
+	return PairReader{s: &p.s, blk: -1, byA: p.byA}
+}
+
+// Read decodes the next pairs into as and bs, as many as they hold (the
+// shorter of the two) or as are left, and returns how many: 0 at the end.
+func (r *PairReader) Read(as, bs []int32) int {
+	bs = bs[:min(len(as), len(bs))]
+	k := 0
+	for k < len(bs) {
+		if r.pos >= len(r.d) {
+			if r.blk >= len(r.s.full) {
+				break
+			}
+			r.blk++
+			r.d, r.pos = r.s.block(r.blk), 0
+			continue
+		}
+		d, pos, a, b, byA := r.d, r.pos, r.a, r.b, r.byA
+		for ; k < len(bs) && pos+1 < len(d); k++ {
+			c, e := d[pos], d[pos+1]
+			var db, da int64
+			if c|e < 0x80 { // both a byte: most pairs
+				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos+2
+			} else {
+				db, pos = varintAt(d, pos)
+				if pos >= len(d) {
+					break // a corrupt list; never made by Append
+				}
+				da, pos = varintAt(d, pos)
+			}
+			b += db
+			a += da
+			if !byA {
+				a = b - da
+			}
+			as[k], bs[k] = int32(a), int32(b)
+		}
+		if pos+1 >= len(d) {
+			pos = len(d) // a block ends with a whole pair; a stray byte is corruption
+		}
+		r.pos, r.a, r.b = pos, a, b
+	}
+	return k
+}
+
+// varintAt decodes the varint at d[pos:], returning the position after
+// it (len(d) when it is cut short).
+func varintAt(d []byte, pos int) (int64, int) {
+	x, k := binary.Varint(d[pos:])
+	if k <= 0 {
+		return 0, len(d)
+	}
+	return x, pos + k
+}
+
+// PairsBackward reads a Pairs list from its last pair to its first: a
+// varint's last byte is the only one below 0x80, so the bytes before a
+// position tell where the varint that ends there begins, and the list's
+// last pair is kept whole (Pairs.lastA, lastB), from which each pair's
+// differences give the one before.
+type PairsBackward struct {
+	s    *stream
+	blk  int
+	d    []byte
+	pos  int   // d[:pos] is not read yet
+	a, b int64 // the next pair to return (a only byA)
+	left int   // pairs not returned yet
+	byA  bool
+}
+
+// Backward returns a reader at p's last pair. p must not grow while it is
+// read.
+func (p *Pairs) Backward() PairsBackward {
+	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, a: p.lastA, b: p.lastB, left: p.n, byA: p.byA}
+}
+
+// Read decodes the pairs before those it returned (from the list's last at
+// first) into as and bs, the latest first, as many as they hold or are
+// left, and returns how many: 0 past the first pair.
+func (r *PairsBackward) Read(as, bs []int32) int {
+	bs = bs[:min(len(as), len(bs), r.left)]
+	k := 0
+	for k < len(bs) {
+		if r.pos == 0 {
+			if r.blk == 0 {
+				break // a corrupt list; never made by Append
+			}
+			r.blk--
+			r.d = r.s.block(r.blk)
+			r.pos = len(r.d)
+			continue
+		}
+		d, pos, a, b := r.d, r.pos, r.a, r.b
+		for ; k < len(bs) && pos > 0; k++ {
+			var db, da int64
+			// Both varints a byte when the byte before them ends a
+			// varint (or the block starts there).
+			if pos >= 2 && d[pos-2] < 0x80 && (pos == 2 || d[pos-3] < 0x80) {
+				c, e := d[pos-2], d[pos-1]
+				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos-2
+			} else {
+				da, pos = varintBefore(d, pos)
+				db, pos = varintBefore(d, pos)
+			}
+			bs[k] = int32(b)
+			if r.byA {
+				as[k] = int32(a)
+				a -= da
+			} else {
+				as[k] = int32(b - da)
+			}
+			b -= db
+		}
+		r.pos, r.a, r.b = pos, a, b
+	}
+	r.left -= k
+	return k
+}
+
+// varintBefore decodes the varint that ends at d[end−1] and returns it
+// with its first position (0 for a list cut short, which Append never
+// makes).
+func varintBefore(d []byte, end int) (int64, int) {
+	if end <= 0 {
+		return 0, 0
+	}
+	start := end - 1
+	for start > 0 && d[start-1] >= 0x80 {
+		start--
+	}
+	x, _ := binary.Varint(d[start:end])
+	return x, start
+}
