@@ -193,7 +193,18 @@ func Analyze(in *Input) (Result, error) {
 		pg.frags.DropLast()
 	}
 	in.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
-	lp, err := graph.LongestPathsOf(in.Comm, dag, weight, key, false)
+	// The keys follow the node ids when the rank's processes come in trace
+	// order (Input.Procs), each process's nodes in theirs, the orphan
+	// last: ties among local nodes are then decided by id.
+	longest := graph.LongestPathsFollowing
+	for i := 1; i < len(in.Procs); i++ {
+		if in.Procs[i].rank <= in.Procs[i-1].rank {
+			longest = func(c comm.Comm, g *graph.DAG, weight, key func(n int32) int64) (*graph.Longest, error) {
+				return graph.LongestPathsOf(c, g, weight, key, false)
+			}
+		}
+	}
+	lp, err := longest(in.Comm, dag, weight, key)
 	if err != nil {
 		return res, err
 	}

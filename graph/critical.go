@@ -43,6 +43,14 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight), NarrowValues: g.OutsOnly()}, key, backward)
 }
 
+// LongestPathsFollowing is LongestPathsOf, without BL, for tie keys that
+// order the local nodes as their ids do (ReplayOptions.KeysFollowNodes):
+// the critical path's keys, made of the process and the node's index in
+// it, on a rank whose processes come in order.
+func LongestPathsFollowing(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n int32) int64) (*Longest, error) {
+	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight), NarrowValues: g.OutsOnly(), KeysFollowNodes: true}, key, false)
+}
+
 // EFAt returns local node n's EF.
 func (lp *Longest) EFAt(n int32) int64 { return lp.ef.get(n) }
 
@@ -54,7 +62,7 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
+	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
@@ -82,6 +90,9 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 		if lp.ef.get(i) == lp.Span {
 			if k := key(i); k < best {
 				best, bestNode = k, i
+			}
+			if w.KeysFollowNodes {
+				break // the first has the smallest key
 			}
 		}
 	}

@@ -181,3 +181,44 @@ func TestLongestPathsAndWalk(t *testing.T) {
 func keyOf(keys []int64) func(n int32) int64 {
 	return func(n int32) int64 { return keys[n] }
 }
+
+// TestKeysFollowNodes: with tie keys that order each rank's nodes as
+// their ids, deciding ties between local inputs by id
+// (ReplayOptions.KeysFollowNodes) chooses the inputs the keys choose, on
+// random DAGs with many ties (weights 0–3), any partition.
+func TestKeysFollowNodes(t *testing.T) {
+	for it := 0; it < 60; it++ {
+		rng := rand.New(rand.NewSource(int64(300 + it)))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 20+rng.Intn(150), 0.3, 3)
+		k := 1 + rng.Intn(procs)
+		_, loc, parts := partitionGraph(rng, g, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			w := func(n int32) int64 { return g.w[part.global[n]] }
+			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
+			var lps [2]*Longest
+			for i := range lps {
+				dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+				if err != nil {
+					return err
+				}
+				if i == 0 {
+					lps[i], err = LongestPathsOf(c, dag, w, key, false)
+				} else {
+					lps[i], err = LongestPathsFollowing(c, dag, w, key)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if !slices.Equal(lps[0].Arg, lps[1].Arg) || lps[0].End != lps[1].End || lps[0].Span != lps[1].Span {
+				t.Errorf("it %d rank %d: by id %v, end %v; by key %v, end %v", it, c.Rank(), lps[1].Arg, lps[1].End, lps[0].Arg, lps[0].End)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

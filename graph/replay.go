@@ -45,6 +45,12 @@ type ReplayOptions struct {
 	// partition. It is called on ties and for values sent to other ranks
 	// only, so a key computed from the node id costs no array.
 	TieKey func(n int32) int64
+	// KeysFollowNodes tells that TieKey orders the local nodes as their
+	// ids do (TieKey(a) < TieKey(b) exactly when a < b), as a key made of
+	// the process and the node's index in it does when a rank's processes
+	// come in order: two local inputs are then compared by id, without a
+	// call, and only a remote input's key is looked up.
+	KeysFollowNodes bool
 	// Describe names a node in errors (default "node N of rank R").
 	Describe func(n int32) string
 	// RecordOrder keeps the order in which this rank evaluated its nodes,
@@ -620,6 +626,14 @@ func (r *replayer) key(e Entry) int64 {
 	return r.slotKey[^e]
 }
 
+// less reports whether input a's tie key is smaller than b's.
+func (r *replayer) less(a, b Entry) bool {
+	if r.o.KeysFollowNodes && a >= 0 && b >= 0 {
+		return a < b
+	}
+	return r.key(a) < r.key(b)
+}
+
 // chainArg picks the input that gave x between node n's chain predecessor
 // and its best explicit input (ReplayOptions.ChainArg).
 func (r *replayer) chainArg(n int32, x Input) Entry {
@@ -630,7 +644,7 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 	switch {
 	case !x.HasIn, r.o.Min && x.Prev < x.In, !r.o.Min && x.Prev > x.In:
 		return prev
-	case x.Prev == x.In && r.key(prev) < r.key(x.Arg):
+	case x.Prev == x.In && r.less(prev, x.Arg):
 		return prev
 	}
 	return x.Arg
@@ -745,7 +759,7 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 		if r.arg != nil {
 			r.arg[m] = src
 		}
-	case r.arg != nil && v == r.vals.get(m) && r.key(src) < r.key(r.arg[m]):
+	case r.arg != nil && v == r.vals.get(m) && r.less(src, r.arg[m]):
 		r.arg[m] = src
 	}
 	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand
