@@ -318,27 +318,32 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 
 // kth returns the k-th smallest (from 0) of the values spread over ranks,
 // all in [lo, hi]: a binary search on the value, counting with one
-// reduction per step (about 64 steps whatever the number of values).
+// reduction per step (about 64 steps whatever the number of values). Each
+// step moves the values at or below its middle to the front of those left
+// (vals is reordered, its values kept): the next steps count only the
+// side the k-th is on, those below it once counted.
 func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
+	var below int64 // values left behind below lo
 	for lo < hi {
 		// hi − lo may exceed int64 (values from a damaged trace span
 		// both signs): halve the difference as unsigned, or mid would
 		// leave [lo, hi) and the search never end.
 		mid := lo + int64((uint64(hi)-uint64(lo))/2)
-		var n int64
-		for _, v := range vals {
+		n := 0
+		for j, v := range vals {
 			if v <= mid {
+				vals[n], vals[j] = v, vals[n]
 				n++
 			}
 		}
-		tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{n})
+		tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{below + int64(n)})
 		if err != nil {
 			return 0, err
 		}
 		if tot[0] > k {
-			hi = mid
+			hi, vals = mid, vals[:n]
 		} else {
-			lo = mid + 1
+			lo, vals, below = mid+1, vals[n:], below+int64(n)
 		}
 	}
 	return lo, nil

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
@@ -104,6 +106,54 @@ func TestKeepLongest(t *testing.T) {
 		}
 		if want := topNodes(slices.Clone(all), k); !slices.Equal(top, want) {
 			t.Fatalf("trial %d (k=%d): kept %v, want %v", trial, k, top, want)
+		}
+	}
+}
+
+// TestKth: the distributed order statistic equals the sorted values' on
+// values spread over 1–4 ranks, with repeats and extremes of both signs,
+// for every k, each search reordering the ranks' values (the next search
+// reads them so).
+func TestKth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 60 {
+		ranks := 1 + rng.IntN(4)
+		parts := make([][]int64, ranks)
+		var all []int64
+		for range rng.IntN(40) {
+			var v int64
+			switch rng.IntN(4) {
+			case 0:
+				v = rng.Int64() - 1<<62 - 1<<61 // wide, both signs
+			case 1:
+				v = int64(rng.IntN(3)) // repeats
+			default:
+				v = int64(rng.IntN(1000))
+			}
+			r := rng.IntN(ranks)
+			parts[r] = append(parts[r], v)
+			all = append(all, v)
+		}
+		if len(all) == 0 {
+			continue
+		}
+		slices.Sort(all)
+		err := inproc.Run(ranks, func(c comm.Comm) error {
+			in := &Input{Comm: c}
+			vals := parts[c.Rank()]
+			for k := range int64(len(all)) {
+				got, err := in.kth(vals, k, all[0], all[len(all)-1])
+				if err != nil {
+					return err
+				}
+				if got != all[k] {
+					t.Errorf("trial %d rank %d: k=%d gives %d, want %d (of %v)", trial, c.Rank(), k, got, all[k], all)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
 		}
 	}
 }
