@@ -87,7 +87,7 @@ func (r *Reader) Next() int64 {
 	if c := r.data[r.pos]; c < 0x80 { // varint by hand, as in Pairs.Each
 		x, r.pos = int64(c>>1)^-int64(c&1), r.pos+1
 	} else {
-		x, r.pos = varintLong(r.data, r.pos)
+		x, r.pos = varintAt(r.data, r.pos)
 	}
 	r.left--
 	if r.delta {
@@ -159,7 +159,7 @@ func (p *Pairs) Each(fn func(a, b int32)) {
 			if c := d[pos]; c < 0x80 {
 				db, pos = int64(c>>1)^-int64(c&1), pos+1
 			} else {
-				db, pos = varintLong(d, pos)
+				db, pos = varintAt(d, pos)
 			}
 			if pos >= len(d) {
 				break // a corrupt list; never made by Append
@@ -167,7 +167,7 @@ func (p *Pairs) Each(fn func(a, b int32)) {
 			if c := d[pos]; c < 0x80 {
 				da, pos = int64(c>>1)^-int64(c&1), pos+1
 			} else {
-				da, pos = varintLong(d, pos)
+				da, pos = varintAt(d, pos)
 			}
 			b += db
 			if p.byA {
@@ -292,12 +292,33 @@ func (s *stream) trim() {
 	s.next = 0
 }
 
-// varintLong decodes a varint of more than one byte at d[pos:] and
-// returns it with the position after it; out of line, so that the
-// one-byte case stays small where it is written by hand.
-//
-//go:noinline
-func varintLong(d []byte, pos int) (int64, int) {
+// varintAt decodes the varint at d[pos:], returning the position after it
+// (len(d) when it is cut short): two and three bytes by hand (run times of
+// microseconds to milliseconds, edges to nodes made a while before), longer
+// ones by binary.Varint. The readers call it past their one-byte case,
+// which they test themselves: it does not inline.
+func varintAt(d []byte, pos int) (int64, int) {
+	if pos+2 < len(d) {
+		var u uint64
+		switch b0, b1, b2 := d[pos], d[pos+1], d[pos+2]; {
+		case b0 < 0x80:
+			u, pos = uint64(b0), pos+1
+		case b1 < 0x80:
+			u, pos = uint64(b0&0x7f)|uint64(b1)<<7, pos+2
+		case b2 < 0x80:
+			u, pos = uint64(b0&0x7f)|uint64(b1&0x7f)<<7|uint64(b2)<<14, pos+3
+		default:
+			return varintSlow(d, pos)
+		}
+		return int64(u>>1) ^ -int64(u&1), pos
+	}
+	return varintSlow(d, pos)
+}
+
+func varintSlow(d []byte, pos int) (int64, int) {
 	x, k := binary.Varint(d[pos:])
+	if k <= 0 {
+		return 0, len(d)
+	}
 	return x, pos + k
 }

@@ -62,16 +62,6 @@ func (r *PairReader) Read(as, bs []int32) int {
 	return k
 }
 
-// varintAt decodes the varint at d[pos:], returning the position after
-// it (len(d) when it is cut short).
-func varintAt(d []byte, pos int) (int64, int) {
-	x, k := binary.Varint(d[pos:])
-	if k <= 0 {
-		return 0, len(d)
-	}
-	return x, pos + k
-}
-
 // PairsBackward reads a Pairs list from its last pair to its first: a
 // varint's last byte is the only one below 0x80, so the bytes before a
 // position tell where the varint that ends there begins, and the list's
