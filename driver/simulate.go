@@ -254,6 +254,7 @@ func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func(
 	start, thread, loc, cost := tt.start.Reader(), tt.thread.Reader(), tt.loc.Reader(), tt.cost.Reader()
 	runs, next := pg.RunTimes(), 0 // runs is at task next
 	lastLoc, name := int32(-2), "" // tasks come in runs of one construct
+	ids := tt.ids.Cursor()         // and in increasing order
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
@@ -262,7 +263,7 @@ func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func(
 			if l := int32(loc.Next()); l != lastLoc {
 				lastLoc, name = l, pg.TaskName(l)
 			}
-			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(thread.Next()), ID: tt.ids.ID(sim.Task(task)),
+			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(thread.Next()), ID: ids.ID(sim.Task(task)),
 				Construct: name, StartNS: start.Next(), DurNS: runs.Next()}
 			if tt.cost.Len() > 0 {
 				rec.Cost = float64(cost.Next())
