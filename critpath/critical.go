@@ -196,15 +196,16 @@ func Analyze(in *Input) (Result, error) {
 	// The keys follow the node ids when the rank's processes come in trace
 	// order (Input.Procs), each process's nodes in theirs, the orphan
 	// last: ties among local nodes are then decided by id.
-	longest := graph.LongestPathsFollowing
+	following := true
 	for i := 1; i < len(in.Procs); i++ {
-		if in.Procs[i].rank <= in.Procs[i-1].rank {
-			longest = func(c comm.Comm, g *graph.DAG, weight, key func(n int32) int64) (*graph.Longest, error) {
-				return graph.LongestPathsOf(c, g, weight, key, false)
-			}
-		}
+		following = following && in.Procs[i].rank > in.Procs[i-1].rank
 	}
-	lp, err := longest(in.Comm, dag, weight, key)
+	var lp *graph.Longest
+	if following {
+		lp, err = graph.LongestPathsFollowing(in.Comm, dag, &w, key)
+	} else {
+		lp, err = graph.LongestPathsOf(in.Comm, dag, weight, key, false)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -221,7 +222,7 @@ func Analyze(in *Input) (Result, error) {
 	// alone, in their array: no backward lengths, and no copy of the
 	// forward values at the tasks' first fragments.
 	span := lp.Span
-	on, err := graph.OnLongestPaths(in.Comm, dag, weight, lp)
+	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
 	if err != nil {
 		return res, err
 	}

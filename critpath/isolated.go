@@ -47,18 +47,18 @@ func creationOrderBL(deps *packed.Pairs, n int, w func(t int32) int64, didRun fu
 			if s != cur {
 				// s's run, read from its last pair: every output of s came
 				// after it, so its value is final.
-				if in[s/64]&(1<<(s%64)) != 0 {
+				if bitAt(in, s) {
 					return 0, 0, false // a second run of s
 				}
-				in[s/64] |= 1 << (s % 64)
-				val[s] = heaviest(w(s), val[s], out[s/64]&(1<<(s%64)) != 0)
+				setBit(in, s)
+				val[s] = heaviest(w(s), val[s], bitAt(out, s))
 				cur = s
 			}
-			switch bit := uint64(1) << (p % 64); {
-			case in[p/64]&bit != 0:
+			switch {
+			case bitAt(in, p):
 				return 0, 0, false // p's own run came after this output of p
-			case out[p/64]&bit == 0:
-				out[p/64] |= bit
+			case !bitAt(out, p):
+				setBit(out, p)
 				val[p] = val[s]
 			default:
 				val[p] = max(val[p], val[s])
@@ -71,11 +71,11 @@ func creationOrderBL(deps *packed.Pairs, n int, w func(t int32) int64, didRun fu
 		if !didRun(t) {
 			continue
 		}
-		hasOut := out[t/64]&(1<<(t%64)) != 0
+		hasOut := bitAt(out, t)
 		if !hasOut {
 			leaves++
 		}
-		if in[t/64]&(1<<(t%64)) == 0 {
+		if !bitAt(in, t) {
 			val[roots] = heaviest(w(t), val[t], hasOut)
 			roots++
 		}
@@ -91,3 +91,9 @@ func heaviest(w, best int64, has bool) int64 {
 	}
 	return w
 }
+
+// bitAt reports whether bit i of the set b is set; setBit sets it. The
+// index is unsigned: an int32's /64 and %64 are several instructions each.
+func bitAt(b []uint64, i int32) bool { return b[uint32(i)>>6]&(1<<(uint32(i)&63)) != 0 }
+
+func setBit(b []uint64, i int32) { b[uint32(i)>>6] |= 1 << (uint32(i) & 63) }

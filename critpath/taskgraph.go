@@ -3,6 +3,7 @@ package critpath
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -24,7 +25,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
 	var edges, remote, tasks, leaves int64
 	ran := make([][]uint64, len(in.Procs)) // per process, a bit per task that ran
-	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
+	didRun := func(i int, t sim.Task) bool { return bitAt(ran[i], t) }
 	// The graph's edges, per process: the dependence pairs of tasks that
 	// ran, without repeats. Mostly that is every pair as the simulation
 	// packed them (as its check found, or a pass here): then the graph
@@ -38,7 +39,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		rd := pg.taskW.Reader()
 		for t := range pg.taskW.Len() {
 			if rd.Next() >= 0 { // -1: the task never ran (eachRan)
-				ran[i][t/64] |= 1 << (t % 64)
+				setBit(ran[i], int32(t))
 				tasks++
 			}
 		}
@@ -296,13 +297,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The median: the order statistics at (n−1)/2 and n/2, by a binary
-	// search on values with one count reduction per step.
-	lo, err := in.kth(rootBL, (nroots-1)/2, mn[0], cp)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := in.kth(rootBL, nroots/2, mn[0], cp)
+	// The median: the order statistics at (n−1)/2 and n/2.
+	lo, hi, err := in.median(rootBL, nroots, mn[0], cp)
 	if err != nil {
 		return nil, err
 	}
@@ -316,12 +312,74 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	return g, nil
 }
 
+// median returns the order statistics at (n−1)/2 and n/2 (from 0) of the
+// n values spread over ranks, all in [lo, hi]; vals, this rank's, are
+// reordered. On one rank, a selection among the values; on several, a
+// binary search on the value (kth).
+func (in *Input) median(vals []int64, n, lo, hi int64) (int64, int64, error) {
+	if in.Comm.Size() == 1 && int64(len(vals)) == n {
+		k := int(n-1) / 2
+		a := selectKth(vals, k)
+		if n%2 == 1 {
+			return a, a, nil
+		}
+		return a, slices.Min(vals[k+1:]), nil // the values after the k-th are not below it
+	}
+	a, err := in.kth(vals, (n-1)/2, lo, hi)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := in.kth(vals, n/2, lo, hi)
+	return a, b, err
+}
+
+// selectKth returns the k-th smallest (from 0) of v, reordered so that no
+// value before index k is above it and none after is below it: a
+// quickselect that partitions three ways (a value repeated many times, as
+// the roots' run times of a recursive program, ends it at once), and
+// sorts what is left when its pivots split badly too often (O(n log n) at
+// worst).
+func selectKth(v []int64, k int) int64 {
+	lo, hi := 0, len(v)
+	for depth := 2 * bits.Len(uint(len(v))); hi-lo > 16; depth-- {
+		if depth == 0 {
+			break
+		}
+		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi-1]
+		p := max(min(a, b), min(max(a, b), c)) // the median of three
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch x := v[i]; {
+			case x < p:
+				v[lt], v[i] = x, v[lt]
+				lt, i = lt+1, i+1
+			case x > p:
+				gt--
+				v[gt], v[i] = x, v[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return p
+		}
+	}
+	slices.Sort(v[lo:hi])
+	return v[k]
+}
+
 // kth returns the k-th smallest (from 0) of the values spread over ranks,
 // all in [lo, hi]: a binary search on the value, counting with one
-// reduction per step (about 64 steps whatever the number of values). Each
-// step moves the values at or below its middle to the front of those left
-// (vals is reordered, its values kept): the next steps count only the
-// side the k-th is on, those below it once counted.
+// reduction per step (about 64 steps whatever the number of values). A
+// step that leaves at most 3/4 of the values it counted on the side the
+// k-th is on moves that side to the front of vals (vals is reordered, its
+// values kept): the next steps count only it, those below it once counted
+// (a step that leaves more counts them all again, cheaper than a move).
 func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
 	var below int64 // values left behind below lo
 	for lo < hi {
@@ -330,9 +388,8 @@ func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
 		// leave [lo, hi) and the search never end.
 		mid := lo + int64((uint64(hi)-uint64(lo))/2)
 		n := 0
-		for j, v := range vals {
+		for _, v := range vals {
 			if v <= mid {
-				vals[n], vals[j] = v, vals[n]
 				n++
 			}
 		}
@@ -340,10 +397,26 @@ func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		if tot[0] > k {
-			hi, vals = mid, vals[:n]
+		left := tot[0] > k
+		side := n // values on the k-th's side
+		if left {
+			hi = mid
 		} else {
-			lo, vals, below = mid+1, vals[n:], below+int64(n)
+			lo, side = mid+1, len(vals)-n
+		}
+		if 4*side > 3*len(vals) {
+			continue // counted again next time: cheaper than moved
+		}
+		j := 0
+		for i, v := range vals {
+			if (v <= mid) == left {
+				vals[j], vals[i] = v, vals[j]
+				j++
+			}
+		}
+		vals = vals[:j]
+		if !left {
+			below += int64(n)
 		}
 	}
 	return lo, nil
@@ -371,6 +444,27 @@ func fragEdges(f *sim.Frags) edgeMap {
 	}
 }
 
+// fragBatch is fragEdges for the builder, a batch of pairs a call
+// (graph.PairMap).
+func fragBatch(f *sim.Frags) graph.PairMap {
+	last := f.Lasts()
+	cur, first := sim.NoTask, int32(-1)
+	return func(ps, ss []int32) int {
+		ss = ss[:len(ps)]
+		k := 0
+		for i, p := range ps {
+			if s := ss[i]; s != cur {
+				cur, first = s, f.FirstOf(s)
+			}
+			if a := last[p]; a >= 0 && first >= 0 {
+				ps[k], ss[k] = a, first
+				k++
+			}
+		}
+		return k
+	}
+}
+
 // addFragDeps adds pg's dependence edges to the fragment DAG's builder b
 // (pg's nodes from base), after taskGraph: those it made, or, when it read
 // the simulation's pairs in place (it keeps them only then: none
@@ -382,7 +476,7 @@ func (pg *Proc) addFragDeps(b *graph.Builder, base int32) {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
 	case pg.deps.Len() > 0 && pg.frags != nil:
-		b.AddPairsMapped(pg.deps, base, graph.PairMap(fragEdges(pg.frags)))
+		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags))
 	}
 	pg.fragDeps = packed.Pairs{}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // Longest holds the longest-path values of a weighted distributed DAG: for
@@ -43,12 +44,13 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight), NarrowValues: g.OutsOnly()}, key, backward)
 }
 
-// LongestPathsFollowing is LongestPathsOf, without BL, for tie keys that
-// order the local nodes as their ids do (ReplayOptions.KeysFollowNodes):
-// the critical path's keys, made of the process and the node's index in
-// it, on a rank whose processes come in order.
-func LongestPathsFollowing(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n int32) int64) (*Longest, error) {
-	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight), NarrowValues: g.OutsOnly(), KeysFollowNodes: true}, key, false)
+// LongestPathsFollowing is LongestPathsOf, without BL, with node n
+// weighing w.At(n) (ReplayOptions.Weights32), for tie keys that order the
+// local nodes as their ids do (ReplayOptions.KeysFollowNodes): the
+// critical path's keys, made of the process and the node's index in it,
+// on a rank whose processes come in order.
+func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
+	return longestPaths(c, g, ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true}, key, false)
 }
 
 // EFAt returns local node n's EF.
@@ -62,7 +64,7 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
+	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
@@ -136,9 +138,9 @@ func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, err
 	var bw *Result
 	var err error
 	if ord == nil {
-		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Eval: w.Eval, ConsumeCounts: true})
+		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, ConsumeCounts: true})
 	} else {
-		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Eval: w.Eval})
+		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval})
 	}
 	if err != nil {
 		return nil, err
@@ -151,7 +153,7 @@ func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, err
 type OnLongest struct{ on []uint64 }
 
 // On reports whether local node n lies on some longest path of the DAG.
-func (o OnLongest) On(n int32) bool { return o.on[n/64]&(1<<(n%64)) != 0 }
+func (o OnLongest) On(n int32) bool { return bitAt(o.on, n) }
 
 // OnLongestPaths marks the nodes that lie on a longest path, from the
 // forward values alone: a node does when its EF is the span, or when some
@@ -188,7 +190,7 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 			negative = n
 		}
 		if f == span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
-			on[n/64] |= 1 << (n % 64)
+			setBit(on, n)
 			return f - w
 		}
 		return f + 1
@@ -204,6 +206,44 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 		return OnLongest{}, err
 	}
 	return OnLongest{on: on}, nil
+}
+
+// OnLongestPathsColumn is OnLongestPaths with node n weighing w.At(n),
+// read with no call a node.
+func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Longest) (OnLongest, error) {
+	ef, span := lp.ef, lp.Span
+	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
+		return OnLongest{}, fmt.Errorf("graph: no forward values or weights for %d nodes", g.Len())
+	}
+	lp.ef = nil
+	on := make([]uint64, (int(g.Len())+63)/64)
+	// Weights from a uint32 column are never negative.
+	_, err := ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
+	if err != nil {
+		return OnLongest{}, err
+	}
+	return OnLongest{on: on}, nil
+}
+
+// onLongestEval is OnLongestPaths' evaluation of a node, with weights
+// from a column.
+type onLongestEval struct {
+	ef   *vstore
+	w    *narrow.Column[uint32]
+	span int64
+	on   []uint64
+}
+
+func (e *onLongestEval) eval(n int32, x *Input) int64 {
+	// ef.get(n) is still the node's EF: the replay writes a node's value
+	// after its evaluation, and reads only values of nodes already
+	// evaluated.
+	f, w := e.ef.get(n), e.w.At(int(n))
+	if f == e.span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
+		setBit(e.on, n)
+		return f - w
+	}
+	return f + 1
 }
 
 // PathStep is one node of the critical path as the rank owning it saw it:

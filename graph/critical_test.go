@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // refLongest is the sequential reference: EF and BL in creation order (a
@@ -119,7 +120,18 @@ func TestLongestPathsAndWalk(t *testing.T) {
 			if outsOnly {
 				// The marks from the forward values alone, which they
 				// consume, agree with EF + BL − w == span.
-				on, err := OnLongestPaths(c, dag, func(n int32) int64 { return w[n] }, lp)
+				// Every other time the weights from a column, as the
+				// critical path keeps them.
+				var on OnLongest
+				if it%4 == 1 {
+					on, err = OnLongestPaths(c, dag, func(n int32) int64 { return w[n] }, lp)
+				} else {
+					var w32 narrow.Column[uint32]
+					for _, x := range w {
+						w32.Append(x)
+					}
+					on, err = OnLongestPathsColumn(c, dag, &w32, lp)
+				}
 				if err != nil {
 					return err
 				}
@@ -196,6 +208,10 @@ func TestKeysFollowNodes(t *testing.T) {
 		err := inproc.Run(k, func(c comm.Comm) error {
 			part := parts[c.Rank()]
 			w := func(n int32) int64 { return g.w[part.global[n]] }
+			var w32 narrow.Column[uint32]
+			for n := range int32(len(part.global)) {
+				w32.Append(w(n))
+			}
 			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
 			var lps [2]*Longest
 			for i := range lps {
@@ -206,7 +222,7 @@ func TestKeysFollowNodes(t *testing.T) {
 				if i == 0 {
 					lps[i], err = LongestPathsOf(c, dag, w, key, false)
 				} else {
-					lps[i], err = LongestPathsFollowing(c, dag, w, key)
+					lps[i], err = LongestPathsFollowing(c, dag, &w32, key)
 				}
 				if err != nil {
 					return err
