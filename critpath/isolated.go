@@ -1,6 +1,9 @@
 package critpath
 
-import "github.com/ptrace-dev/ptrace/internal/packed"
+import (
+	"github.com/ptrace-dev/ptrace/internal/narrow"
+	"github.com/ptrace-dev/ptrace/internal/packed"
+)
 
 // A process whose tasks have no remote dependence (an OpenMP program, or
 // an MPI code whose tasks depend only on its own) has a task graph of its
@@ -20,15 +23,15 @@ import "github.com/ptrace-dev/ptrace/internal/packed"
 // takes the general way.
 
 // creationOrderBL computes BL, the heaviest path starting with each task
-// (its own run time w(t) included), for a process's task graph whose edges
-// are deps (each (predecessor, successor) joining tasks that ran, none
-// repeated), over n task slots. It writes into val (n values, scratch)
+// (its own run time w.At(t) included), for a process's task graph whose
+// edges are deps (each (predecessor, successor) joining tasks that ran,
+// those with their bit set in ran, none repeated), over n task slots. It writes into val (n values, scratch)
 // the BL of each task with no input (a root), in task order, at the
 // front, and returns how many, with the number of tasks that ran and have
 // no output (the leaves). ok is false, with val and the counts
 // meaningless, when the pairs are not in creation order (see above) or
 // name a task outside 0..n−1.
-func creationOrderBL(deps *packed.Pairs, n int, w func(t int32) int64, didRun func(t int32) bool, val []int64) (roots int, leaves int64, ok bool) {
+func creationOrderBL(deps *packed.Pairs, n int, w *narrow.Column[uint32], ran []uint64, val []int64) (roots int, leaves int64, ok bool) {
 	val = val[:n]
 	words := (n + 63) / 64
 	bits := make([]uint64, 2*words)
@@ -51,7 +54,7 @@ func creationOrderBL(deps *packed.Pairs, n int, w func(t int32) int64, didRun fu
 					return 0, 0, false // a second run of s
 				}
 				setBit(in, s)
-				val[s] = heaviest(w(s), val[s], bitAt(out, s))
+				val[s] = heaviest(w.At(int(s)), val[s], bitAt(out, s))
 				cur = s
 			}
 			switch {
@@ -68,7 +71,7 @@ func creationOrderBL(deps *packed.Pairs, n int, w func(t int32) int64, didRun fu
 	// The roots' values, final now, move to the front in task order (a
 	// root's lands at or before its own slot).
 	for t := range int32(n) {
-		if !didRun(t) {
+		if !bitAt(ran, t) {
 			continue
 		}
 		hasOut := bitAt(out, t)
@@ -76,7 +79,7 @@ func creationOrderBL(deps *packed.Pairs, n int, w func(t int32) int64, didRun fu
 			leaves++
 		}
 		if !bitAt(in, t) {
-			val[roots] = heaviest(w(t), val[t], hasOut)
+			val[roots] = heaviest(w.At(int(t)), val[t], hasOut)
 			roots++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
@@ -96,8 +97,16 @@ func TestCreationOrderBL(t *testing.T) {
 				wantRoots = append(wantRoots, blOf(t))
 			}
 		}
+		var w32 narrow.Column[uint32]
+		ranBits := make([]uint64, (n+63)/64)
+		for i := range n {
+			w32.Append(w[i])
+			if ran[i] {
+				setBit(ranBits, int32(i))
+			}
+		}
 		val := make([]int64, n)
-		roots, leaves, ok := creationOrderBL(&p, n, func(t int32) int64 { return w[t] }, func(t int32) bool { return ran[t] }, val)
+		roots, leaves, ok := creationOrderBL(&p, n, &w32, ranBits, val)
 		switch {
 		case !ok && broken:
 			gaveUp++
@@ -119,8 +128,12 @@ func TestCreationOrderBL(t *testing.T) {
 		for _, e := range pairs {
 			p.Append(e[0], e[1])
 		}
+		var w32 narrow.Column[uint32]
+		for range 3 {
+			w32.Append(1)
+		}
 		val := make([]int64, 3)
-		if _, _, ok := creationOrderBL(&p, 3, func(int32) int64 { return 1 }, func(int32) bool { return true }, val); ok {
+		if _, _, ok := creationOrderBL(&p, 3, &w32, []uint64{7}, val); ok {
 			t.Errorf("pairs %v taken", pairs)
 		}
 	}

@@ -34,13 +34,26 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// one pass makes both lists.
 	pairs := make([]packed.Pairs, len(in.Procs))
 	isolated := 0 // task slots of the processes without remote dependences
+	// Their run times, read with the bits: a column a process, until its
+	// graph is done. Run times fit 32 bits but for tasks longer than
+	// 4.29 s (kept aside exactly): 4 bytes a node where int64 weights
+	// took 8.
+	ws := make([]narrow.Column[uint32], len(in.Procs))
 	for i, pg := range in.Procs {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
+		alone := pg.depOut.Len() == 0 && pg.depIn.Len() == 0
+		if alone {
+			ws[i].Reserve(pg.taskW.Len())
+		}
 		rd := pg.taskW.Reader()
 		for t := range pg.taskW.Len() {
-			if rd.Next() >= 0 { // -1: the task never ran (eachRan)
+			tw := rd.Next() // -1: the task never ran (eachRan)
+			if tw >= 0 {
 				setBit(ran[i], int32(t))
 				tasks++
+			}
+			if alone {
+				ws[i].Append(max(tw, 0))
 			}
 		}
 		tg := func(p, s sim.Task) (int32, int32, bool) {
@@ -77,14 +90,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			general[i] = true
 			continue
 		}
-		var w narrow.Column[uint32]
-		w.Reserve(n)
-		rd := pg.taskW.Reader()
-		for range n {
-			w.Append(max(rd.Next(), 0))
-		}
 		val := rootBL[at : at+n]
-		r, l, ok := creationOrderBL(&pairs[i], n, func(t int32) int64 { return w.At(int(t)) }, func(t int32) bool { return didRun(i, t) }, val)
+		r, l, ok := creationOrderBL(&pairs[i], n, &ws[i], ran[i], val)
+		ws[i] = narrow.Column[uint32]{}
 		if !ok {
 			general[i] = true // the general graph below takes it
 			continue
@@ -117,8 +125,6 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	slots := int(bases[len(in.Procs)])
 	b.Reserve(slots+remotes+1, remotes)
 	b.ReserveRemote(remotes)
-	// Run times fit 32 bits but for tasks longer than 4.29 s (kept aside
-	// exactly): 4 bytes a node where int64 weights took 8.
 	var w narrow.Column[uint32]
 	w.Reserve(slots + remotes + 1)
 	for i, pg := range in.Procs {

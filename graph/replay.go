@@ -755,7 +755,15 @@ func (r *replayer) drainPush() {
 			}
 			vals.set(n, v)
 			if chainArg && x.HasPrev {
-				r.arg[n] = r.chainArg(n, x)
+				// r.chainArg, its forward cases written out.
+				switch {
+				case !fwd:
+					r.arg[n] = r.chainArg(n, x)
+				case !x.HasIn || r.min == (x.Prev < x.In) && x.Prev != x.In:
+					r.arg[n] = Entry(n - 1)
+				case x.Prev == x.In && r.less(Entry(n-1), x.Arg):
+					r.arg[n] = Entry(n - 1)
+				}
 			}
 			if r.order != nil {
 				r.order.nodes.add(n)
@@ -813,14 +821,20 @@ func (r *replayer) drainPush() {
 // the input of the best value, on equal values the one of the smaller key
 // (as the pull's, whatever order the values come in).
 func (r *replayer) offer(m int32, v int64, src Entry) {
-	switch {
-	case !bitAt(r.has, m) || (r.min && v < r.vals.get(m)) || (!r.min && v > r.vals.get(m)):
+	if !bitAt(r.has, m) {
 		r.vals.set(m, v)
 		setBit(r.has, m)
 		if r.arg != nil {
 			r.arg[m] = src
 		}
-	case r.arg != nil && v == r.vals.get(m) && r.less(src, r.arg[m]):
+	} else if old := r.vals.get(m); v != old {
+		if r.min == (v < old) {
+			r.vals.set(m, v)
+			if r.arg != nil {
+				r.arg[m] = src
+			}
+		}
+	} else if r.arg != nil && r.less(src, r.arg[m]) {
 		r.arg[m] = src
 	}
 	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand

@@ -41,11 +41,28 @@ func (r *PairReader) Read(as, bs []int32) int {
 			if c|e < 0x80 { // both a byte: most pairs
 				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos+2
 			} else {
-				db, pos = varintAt(d, pos)
+				// A varint of one or two bytes inline (a fragment graph's
+				// edges between nodes made a few dozen apart), longer
+				// ones by varintAt.
+				if c < 0x80 {
+					db, pos = int64(c>>1)^-int64(c&1), pos+1
+				} else if e < 0x80 {
+					u := uint64(c&0x7f) | uint64(e)<<7
+					db, pos = int64(u>>1)^-int64(u&1), pos+2
+				} else {
+					db, pos = varintAt(d, pos)
+				}
 				if pos >= len(d) {
 					break // a corrupt list; never made by Append
 				}
-				da, pos = varintAt(d, pos)
+				if c := d[pos]; c < 0x80 {
+					da, pos = int64(c>>1)^-int64(c&1), pos+1
+				} else if pos+1 < len(d) && d[pos+1] < 0x80 {
+					u := uint64(c&0x7f) | uint64(d[pos+1])<<7
+					da, pos = int64(u>>1)^-int64(u&1), pos+2
+				} else {
+					da, pos = varintAt(d, pos)
+				}
 			}
 			b += db
 			a += da
