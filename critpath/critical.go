@@ -214,7 +214,7 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	lp.Arg = nil // walked: gone before the summary's records are made
+	// lp.Arg stays for OnLongestPathsColumn, which drops it.
 	summary := in.pathSummary(steps, weight, bases)
 	// A task has zero slack (it could not start any later without
 	// lengthening the run) when its first fragment lies on a longest

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -24,6 +25,9 @@ type Longest struct {
 	// Order is the forward replay's order on a DAG built OutsOnly, for
 	// BackLengths.
 	Order *Order
+	// ties are the forward replay's tied inputs (LongestPathsFollowing),
+	// for OnLongestPathsColumn.
+	ties *tieLog
 }
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
@@ -49,8 +53,15 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 // local nodes as their ids do (ReplayOptions.KeysFollowNodes): the
 // critical path's keys, made of the process and the node's index in it,
 // on a rank whose processes come in order.
+//
+// On a rank whose DAG has no remote slot, it also logs the tied inputs
+// (at most one a 32 nodes) for OnLongestPathsColumn.
 func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
-	return longestPaths(c, g, ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true}, key, false)
+	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true}
+	if g.Slots() == 0 && g.OutsOnly() {
+		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
+	}
+	return longestPaths(c, g, o, key, false)
 }
 
 // EFAt returns local node n's EF.
@@ -64,12 +75,12 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
+	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
 	}
-	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order}
+	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order, ties: fw.ties}
 	if backward {
 		if lp.BL, err = backLengths(c, g, w, lp.Order); err != nil {
 			return nil, err
@@ -209,7 +220,17 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 }
 
 // OnLongestPathsColumn is OnLongestPaths with node n weighing w.At(n),
-// read with no call a node.
+// read with no call a node. It consumes lp's Arg too.
+//
+// The nodes it marks are those a longest path's end reaches backwards
+// through tight inputs (an input whose EF is its output's start): the
+// argmax, the chain predecessor when it ties, and the inputs that tied
+// with the best in the forward replay, which LongestPathsFollowing logs
+// on a rank without remote slots. When every rank has its log (no slot,
+// few ties) and no weight kept aside (so that no EF wraps around, and a
+// node's outputs start no earlier than its EF), the marks are that
+// search from the ends, on the nodes of the longest paths only, not the
+// backward replay over every node (a fifth of fib(27)'s critical path).
 func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Longest) (OnLongest, error) {
 	ef, span := lp.ef, lp.Span
 	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
@@ -217,12 +238,107 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Lon
 	}
 	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
+	var search int64
+	if t := lp.ties; t != nil && !t.full && g.Slots() == 0 && w.Wide() == 0 && len(lp.Arg) == int(g.Len()) {
+		search = 1
+	}
+	all, err := c.AllreduceInt64(comm.Min, []int64{search})
+	if err != nil {
+		return OnLongest{}, err
+	}
+	if all[0] == 1 {
+		markLongest(g, ef, w, span, lp.Arg, lp.ties, on)
+		lp.Arg, lp.ties = nil, nil
+		return OnLongest{on: on}, nil
+	}
+	lp.Arg, lp.ties = nil, nil
 	// Weights from a uint32 column are never negative.
-	_, err := ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
+	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
 	if err != nil {
 		return OnLongest{}, err
 	}
 	return OnLongest{on: on}, nil
+}
+
+// markLongest marks in on the nodes that the nodes of EF span reach
+// backwards through tight inputs: the argmax arg, the chain predecessor
+// and the logged ties whose EF is the node's start.
+func markLongest(g *DAG, ef *vstore, w *narrow.Column[uint32], span int64, arg []Entry, ties *tieLog, on []uint64) {
+	t := ties.byNode()
+	var stack []int32
+	mark := func(e Entry, start int64) {
+		if n, ok := e.Node(); ok && !bitAt(on, n) && ef.get(n) == start {
+			setBit(on, n)
+			stack = append(stack, n)
+		}
+	}
+	for n := range g.Len() {
+		mark(Entry(n), span)
+	}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		start := ef.get(n) - w.At(int(n))
+		if g.chained.has(n) {
+			mark(Entry(n-1), start)
+		}
+		mark(arg[n], start)
+		for _, e := range t.of(n) {
+			mark(e, start)
+		}
+	}
+}
+
+// tieLog is the inputs a forward replay found tied with a node's best:
+// (input, node) pairs, the input that held the best before too, so that
+// every input that ever gave the node its final value is the argmax or
+// logged. Past its limit it stops (full) and OnLongestPathsColumn takes
+// the backward replay: a log of a pair a tie would hold 8 bytes for each
+// of the lean stencil's 4.8 M ties.
+type tieLog struct {
+	in, node []int32
+	limit    int
+	full     bool
+}
+
+func (t *tieLog) add(e, held Entry, n int32) {
+	if t.full || len(t.in)+2 > t.limit {
+		t.full = true
+		return
+	}
+	t.in, t.node = append(t.in, int32(e)), append(t.node, n)
+	if held != e {
+		t.in, t.node = append(t.in, int32(held)), append(t.node, n)
+	}
+}
+
+// tiesByNode are a log's inputs by node.
+type tiesByNode struct {
+	node []int32 // sorted
+	in   []Entry
+}
+
+func (t *tieLog) byNode() tiesByNode {
+	idx := make([]int, len(t.in))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(t.node[a], t.node[b]) })
+	out := tiesByNode{node: make([]int32, len(idx)), in: make([]Entry, len(idx))}
+	for k, i := range idx {
+		out.node[k], out.in[k] = t.node[i], Entry(t.in[i])
+	}
+	return out
+}
+
+// of returns the inputs logged for node n.
+func (t tiesByNode) of(n int32) []Entry {
+	lo, _ := slices.BinarySearch(t.node, n)
+	hi := lo
+	for hi < len(t.node) && t.node[hi] == n {
+		hi++
+	}
+	return t.in[lo:hi]
 }
 
 // onLongestEval is OnLongestPaths' evaluation of a node, with weights

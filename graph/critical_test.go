@@ -238,3 +238,64 @@ func TestKeysFollowNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestOnLongestSearch: the marks of OnLongestPathsColumn after
+// LongestPathsFollowing are the nodes with EF + BL − w == span, whether
+// they come from the search through the logged ties (one rank: no remote
+// slot), or from the backward replay (several ranks, or a log cut short
+// by its limit), on random DAGs with many ties (weights 0–3).
+func TestOnLongestSearch(t *testing.T) {
+	searched := 0
+	for it := 0; it < 120; it++ {
+		rng := rand.New(rand.NewSource(int64(500 + it)))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 20+rng.Intn(300), 0.3, 3)
+		wantEF, wantBL, span := refLongest(g)
+		k := 1
+		if it%3 == 2 {
+			k = 1 + rng.Intn(procs)
+		}
+		_, loc, parts := partitionGraph(rng, g, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+			if err != nil {
+				return err
+			}
+			var w32 narrow.Column[uint32]
+			for _, n := range part.global {
+				w32.Append(g.w[n])
+			}
+			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
+			lp, err := LongestPathsFollowing(c, dag, &w32, key)
+			if err != nil {
+				return err
+			}
+			if it%7 == 6 && lp.ties != nil {
+				lp.ties.full = true // as past its limit
+			}
+			if k == 1 && lp.ties != nil && !lp.ties.full {
+				searched++
+			}
+			on, err := OnLongestPathsColumn(c, dag, &w32, lp)
+			if err != nil {
+				return err
+			}
+			for i, n := range part.global {
+				if want := wantEF[n]+wantBL[n]-g.w[n] == span; on.On(int32(i)) != want {
+					t.Errorf("it %d (%d ranks) node %d: marked %v, on a longest path %v", it, k, n, on.On(int32(i)), want)
+				}
+			}
+			if lp.Arg != nil {
+				t.Errorf("it %d: the argmax left", it)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if searched < 50 {
+		t.Errorf("only %d graphs searched", searched)
+	}
+}

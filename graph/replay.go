@@ -76,6 +76,10 @@ type ReplayOptions struct {
 	// onLongest, instead of Eval, is OnLongestPaths' evaluation (with
 	// weights from a column), for ReplayInReverse.
 	onLongest *onLongestEval
+	// ties, with TrackArg on a forward push replay, logs the inputs that
+	// gave a node the same value as its best (tieLog), for
+	// OnLongestPathsColumn.
+	ties *tieLog
 	// ConsumeCounts lets a backward replay of a DAG built InsOnly count
 	// down the DAG's own output counts, or a forward replay of one built
 	// OutsOnly its input counts, instead of a copy (4 bytes a node less);
@@ -99,6 +103,7 @@ type Result struct {
 	Supersteps int
 	Order      *Order // with RecordOrder
 	vals       *vstore
+	ties       *tieLog
 }
 
 // Value returns local node n's value.
@@ -368,7 +373,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			return nil, r.cycle(tot[1])
 		}
 	}
-	res.Values, res.Arg, res.Order, res.vals = r.vals.wide, r.arg, r.order, r.vals
+	res.Values, res.Arg, res.Order, res.vals, res.ties = r.vals.wide, r.arg, r.order, r.vals, o.ties
 	return res, nil
 }
 
@@ -764,6 +769,12 @@ func (r *replayer) drainPush() {
 				case x.Prev == x.In && r.less(Entry(n-1), x.Arg):
 					r.arg[n] = Entry(n - 1)
 				}
+				if x.HasIn && x.Prev == x.In && o.ties != nil {
+					// The explicit best ties with the chain's: logged,
+					// whichever the argmax is (the chain's is found
+					// again without a log).
+					o.ties.add(x.Arg, x.Arg, n)
+				}
 			}
 			if r.order != nil {
 				r.order.nodes.add(n)
@@ -834,8 +845,13 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 				r.arg[m] = src
 			}
 		}
-	} else if r.arg != nil && r.less(src, r.arg[m]) {
-		r.arg[m] = src
+	} else if r.arg != nil {
+		if r.o.ties != nil {
+			r.o.ties.add(src, r.arg[m], m)
+		}
+		if r.less(src, r.arg[m]) {
+			r.arg[m] = src
+		}
 	}
 	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand
 		r.pend.c[m] = c

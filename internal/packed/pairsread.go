@@ -36,6 +36,47 @@ func (r *PairReader) Read(as, bs []int32) int {
 		}
 		d, pos, a, b, byA := r.d, r.pos, r.a, r.b, r.byA
 		for ; k < len(bs) && pos+1 < len(d); k++ {
+			// Four pairs of one-byte varints at once (a task's
+			// dependences on its neighbours: all of the lean stencil's),
+			// tested with one load.
+			for k+4 <= len(bs) && pos+8 <= len(d) {
+				x := binary.LittleEndian.Uint64(d[pos:])
+				if x&0x8080808080808080 != 0 {
+					break
+				}
+				// The eight varints' zigzag decoded at once: a byte c
+				// (below 0x80) is c>>1, or its complement when c is odd.
+				y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
+				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
+				if byA {
+					b += int64(int8(y))
+					a += int64(int8(y >> 8))
+					a4[0], b4[0] = int32(a), int32(b)
+					b += int64(int8(y >> 16))
+					a += int64(int8(y >> 24))
+					a4[1], b4[1] = int32(a), int32(b)
+					b += int64(int8(y >> 32))
+					a += int64(int8(y >> 40))
+					a4[2], b4[2] = int32(a), int32(b)
+					b += int64(int8(y >> 48))
+					a += int64(int8(y >> 56))
+					a4[3], b4[3] = int32(a), int32(b)
+				} else {
+					b += int64(int8(y))
+					a4[0], b4[0] = int32(b-int64(int8(y>>8))), int32(b)
+					b += int64(int8(y >> 16))
+					a4[1], b4[1] = int32(b-int64(int8(y>>24))), int32(b)
+					b += int64(int8(y >> 32))
+					a4[2], b4[2] = int32(b-int64(int8(y>>40))), int32(b)
+					b += int64(int8(y >> 48))
+					a4[3], b4[3] = int32(b-int64(int8(y>>56))), int32(b)
+					a = int64(a4[3])
+				}
+				k, pos = k+4, pos+8
+			}
+			if k == len(bs) || pos+1 >= len(d) {
+				break
+			}
 			c, e := d[pos], d[pos+1]
 			var db, da int64
 			if c|e < 0x80 { // both a byte: most pairs
@@ -118,6 +159,32 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 		}
 		d, pos, a, b := r.d, r.pos, r.a, r.b
 		for ; k < len(bs) && pos > 0; k++ {
+			// Four pairs of one-byte varints at once, as Reader reads
+			// them, when the byte before them ends a varint.
+			for k+4 <= len(bs) && pos >= 8 && (pos == 8 || d[pos-9] < 0x80) {
+				x := binary.LittleEndian.Uint64(d[pos-8:])
+				if x&0x8080808080808080 != 0 {
+					break
+				}
+				y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
+				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
+				if r.byA {
+					for j := range 4 { // from the last pair of the eight bytes
+						b4[j], a4[j] = int32(b), int32(a)
+						b -= int64(int8(y >> (48 - 16*j)))
+						a -= int64(int8(y >> (56 - 16*j)))
+					}
+				} else {
+					for j := range 4 {
+						b4[j], a4[j] = int32(b), int32(b-int64(int8(y>>(56-16*j))))
+						b -= int64(int8(y >> (48 - 16*j)))
+					}
+				}
+				k, pos = k+4, pos-8
+			}
+			if k == len(bs) || pos == 0 {
+				break
+			}
 			var db, da int64
 			// Both varints a byte when the byte before them ends a
 			// varint (or the block starts there).
