@@ -45,7 +45,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		if alone {
 			ws[i].Reserve(pg.taskW.Len())
 		}
-		rd := pg.taskW.Reader()
+		rd := pg.taskW.Values()
 		for t := range pg.taskW.Len() {
 			tw := rd.Next() // -1: the task never ran (eachRan)
 			if tw >= 0 {

@@ -299,3 +299,44 @@ func TestOnLongestSearch(t *testing.T) {
 		t.Errorf("only %d graphs searched", searched)
 	}
 }
+
+// TestManyEnds: more nodes at the span than Longest keeps (every node of
+// a DAG without edges, of one weight), and a span of 0: every node on a
+// longest path, the path's end the first node.
+func TestManyEnds(t *testing.T) {
+	for _, wt := range []int64{1, 0} {
+		err := inproc.Run(1, func(c comm.Comm) error {
+			const n = 3 * maxEnds
+			b := NewBuilder(0, 1)
+			var w32 narrow.Column[uint32]
+			for range n {
+				b.AddNode(false)
+				w32.Append(wt)
+			}
+			dag, err := b.Build(c, BuildOptions{OutsOnly: true})
+			if err != nil {
+				return err
+			}
+			lp, err := LongestPathsFollowing(c, dag, &w32, func(n int32) int64 { return int64(n) })
+			if err != nil {
+				return err
+			}
+			if lp.Span != wt || lp.End.Node != 0 || lp.ends != nil {
+				t.Errorf("weight %d: span %d, end %v, %d ends kept", wt, lp.Span, lp.End, len(lp.ends))
+			}
+			on, err := OnLongestPathsColumn(c, dag, &w32, lp)
+			if err != nil {
+				return err
+			}
+			for i := range int32(n) {
+				if !on.On(i) {
+					t.Fatalf("weight %d: node %d not marked", wt, i)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -97,6 +97,76 @@ func (r *Reader) Next() int64 {
 	return x
 }
 
+// Read decodes the next values into dst, as many as it holds or are
+// left, and returns how many: 0 at the end.
+func (r *Reader) Read(dst []int64) int {
+	k := 0
+	for k < len(dst) {
+		if r.left == 0 {
+			if r.advance(); r.left == 0 {
+				break
+			}
+		}
+		d, pos, last := r.data, r.pos, r.last
+		m := min(len(dst)-k, r.left)
+		for j := range dst[k : k+m] {
+			var x int64
+			if pos < len(d) && d[pos] < 0x80 {
+				c := d[pos]
+				x, pos = int64(c>>1)^-int64(c&1), pos+1
+			} else {
+				x, pos = varintAt(d, pos)
+			}
+			if r.delta {
+				x += last
+				last = x
+			}
+			dst[k+j] = x
+		}
+		r.pos, r.last, r.left, k = pos, last, r.left-m, k+m
+	}
+	return k
+}
+
+// Values reads a column's values in order as Reader does, a batch
+// decoded at a time (Reader.Read), so that Next inlines into a loop that
+// reads several columns a row.
+type Values struct {
+	r    Reader
+	buf  [256]int64
+	i, n int
+}
+
+// Values returns a batch reader at the column's first value.
+func (c *Ints) Values() *Values { return &Values{r: c.Reader()} }
+
+// Next returns the next value; past the end it returns 0.
+func (v *Values) Next() int64 {
+	if v.i == v.n {
+		v.fill()
+	}
+	v.i++
+	return v.buf[v.i-1]
+}
+
+func (v *Values) fill() {
+	v.i, v.n = 0, v.r.Read(v.buf[:])
+	if v.n == 0 {
+		v.buf[0], v.n = 0, 1 // past the end
+	}
+}
+
+// Skip moves past n values.
+func (v *Values) Skip(n int) {
+	for n > 0 {
+		if v.i == v.n {
+			v.fill()
+		}
+		k := min(n, v.n-v.i)
+		v.i, n = v.i+k, n-k
+	}
+}
+
 // Skip moves past n values.
 func (r *Reader) Skip(n int) {
 	for ; n > 0; n-- {

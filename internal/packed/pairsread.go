@@ -35,11 +35,13 @@ func (r *PairReader) Read(as, bs []int32) int {
 			continue
 		}
 		d, pos, a, b, byA := r.d, r.pos, r.a, r.b, r.byA
+		short := true // the last pair was two one-byte varints
 		for ; k < len(bs) && pos+1 < len(d); k++ {
 			// Four pairs of one-byte varints at once (a task's
 			// dependences on its neighbours: all of the lean stencil's),
-			// tested with one load.
-			for k+4 <= len(bs) && pos+8 <= len(d) {
+			// tested with one load, tried after a pair of one-byte
+			// varints (a fragment graph's edges are mostly longer).
+			for short && k+4 <= len(bs) && pos+8 <= len(d) {
 				x := binary.LittleEndian.Uint64(d[pos:])
 				if x&0x8080808080808080 != 0 {
 					break
@@ -79,7 +81,7 @@ func (r *PairReader) Read(as, bs []int32) int {
 			}
 			c, e := d[pos], d[pos+1]
 			var db, da int64
-			if c|e < 0x80 { // both a byte: most pairs
+			if short = c|e < 0x80; short { // both a byte: most pairs
 				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos+2
 			} else {
 				// A varint of one or two bytes inline (a fragment graph's

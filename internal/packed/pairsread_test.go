@@ -93,3 +93,40 @@ func BenchmarkPairReader(b *testing.B) {
 		b.Log(sum)
 	}
 }
+
+// TestValues: the batch reader gives the values Reader.Next gives, plain
+// and as differences, of every varint length, over block boundaries,
+// with skips, and zeros past the end.
+func TestValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for trial := range 100 {
+		var c Ints
+		if trial%2 == 1 {
+			c = NewDeltas()
+		}
+		n := rng.IntN(5000)
+		for range n {
+			switch rng.IntN(4) {
+			case 0:
+				c.Append(rng.Int64() - math.MaxInt64/2)
+			case 1:
+				c.Append(int64(rng.IntN(100)) - 50)
+			default:
+				c.Append(int64(rng.IntN(1 << 20)))
+			}
+		}
+		r, v := c.Reader(), c.Values()
+		for i := 0; i < n+3; {
+			if k := rng.IntN(8); rng.IntN(4) == 0 {
+				r.Skip(k)
+				v.Skip(k)
+				i += k
+				continue
+			}
+			if got, want := v.Next(), r.Next(); got != want {
+				t.Fatalf("trial %d value %d: %d, want %d", trial, i, got, want)
+			}
+			i++
+		}
+	}
+}
