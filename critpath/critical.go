@@ -193,7 +193,19 @@ func Analyze(in *Input) (Result, error) {
 		pg.frags.DropLast()
 	}
 	in.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
-	lp, err := graph.LongestPathsOf(in.Comm, dag, weight, key, false)
+	// The keys follow the node ids when the rank's processes come in trace
+	// order (Input.Procs), each process's nodes in theirs, the orphan
+	// last: ties among local nodes are then decided by id.
+	following := true
+	for i := 1; i < len(in.Procs); i++ {
+		following = following && in.Procs[i].rank > in.Procs[i-1].rank
+	}
+	var lp *graph.Longest
+	if following {
+		lp, err = graph.LongestPathsFollowing(in.Comm, dag, &w, key)
+	} else {
+		lp, err = graph.LongestPathsOf(in.Comm, dag, weight, key, false)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -202,7 +214,7 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	lp.Arg = nil // walked: gone before the summary's records are made
+	// lp.Arg stays for OnLongestPathsColumn, which drops it.
 	summary := in.pathSummary(steps, weight, bases)
 	// A task has zero slack (it could not start any later without
 	// lengthening the run) when its first fragment lies on a longest
@@ -210,7 +222,7 @@ func Analyze(in *Input) (Result, error) {
 	// alone, in their array: no backward lengths, and no copy of the
 	// forward values at the tasks' first fragments.
 	span := lp.Span
-	on, err := graph.OnLongestPaths(in.Comm, dag, weight, lp)
+	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
 	if err != nil {
 		return res, err
 	}

@@ -88,7 +88,7 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 // eachRan calls fn for every explicit task that ran, in task order, with
 // its time running.
 func (pg *Proc) eachRan(fn func(t int32, w int64)) {
-	r := pg.taskW.Reader()
+	r := pg.taskW.Values()
 	for t := range pg.taskW.Len() {
 		if w := r.Next(); w >= 0 {
 			fn(int32(t), w)
@@ -103,6 +103,9 @@ func (pg *Proc) Rank() int { return pg.rank }
 // for one that never ran (an implicit task, or a task created but not
 // run), as the simulation left it.
 func (pg *Proc) RunTimes() packed.Reader { return pg.taskW.Reader() }
+
+// RunTimeValues is RunTimes with a batch reader (packed.Values).
+func (pg *Proc) RunTimeValues() *packed.Values { return pg.taskW.Values() }
 
 // TaskName names a task construct by its location id.
 func (pg *Proc) TaskName(loc int32) string {

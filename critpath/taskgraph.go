@@ -3,6 +3,7 @@ package critpath
 import (
 	"cmp"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -22,6 +23,89 @@ import (
 // by a distributed search.
 func (in *Input) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
+	var edges, remote, tasks, leaves int64
+	ran := make([][]uint64, len(in.Procs)) // per process, a bit per task that ran
+	didRun := func(i int, t sim.Task) bool { return bitAt(ran[i], t) }
+	// The graph's edges, per process: the dependence pairs of tasks that
+	// ran, without repeats. Mostly that is every pair as the simulation
+	// packed them (as its check found, or a pass here): then the graph
+	// reads them in place, and so does the fragment DAG's builder, mapped,
+	// after this graph is gone (addFragDeps): no second list. Otherwise
+	// one pass makes both lists.
+	pairs := make([]packed.Pairs, len(in.Procs))
+	isolated := 0 // task slots of the processes without remote dependences
+	// Their run times, read with the bits: a column a process, until its
+	// graph is done. Run times fit 32 bits but for tasks longer than
+	// 4.29 s (kept aside exactly): 4 bytes a node where int64 weights
+	// took 8.
+	ws := make([]narrow.Column[uint32], len(in.Procs))
+	for i, pg := range in.Procs {
+		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
+		alone := pg.depOut.Len() == 0 && pg.depIn.Len() == 0
+		if alone {
+			ws[i].Reserve(pg.taskW.Len())
+		}
+		rd := pg.taskW.Values()
+		for t := range pg.taskW.Len() {
+			tw := rd.Next() // -1: the task never ran (eachRan)
+			if tw >= 0 {
+				setBit(ran[i], int32(t))
+				tasks++
+			}
+			if alone {
+				ws[i].Append(max(tw, 0))
+			}
+		}
+		tg := func(p, s sim.Task) (int32, int32, bool) {
+			return p, s, didRun(i, p) && didRun(i, s)
+		}
+		if pg.kept || keepsAll(pg.deps, pg.taskW.Len(), pg.distinct, tg) {
+			pairs[i] = pg.deps
+		} else {
+			maps := []edgeMap{tg}
+			if f := pg.frags; f != nil {
+				maps = append(maps, fragEdges(f))
+			}
+			lists := uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, maps...)
+			pairs[i] = lists[0]
+			pg.deps = packed.Pairs{}
+			if len(lists) > 1 {
+				pg.fragDeps = lists[1]
+				pg.frags.DropLast()
+			}
+		}
+		if pg.depOut.Len() == 0 && pg.depIn.Len() == 0 {
+			isolated += pg.taskW.Len()
+		}
+	}
+	// The task graphs of processes without remote dependences, each on
+	// its own (creationOrderBL): their roots' values at the front of
+	// rootBL, the rest of it scratch.
+	rootBL := make([]int64, isolated)
+	roots, at := 0, 0 // values of roots so far, scratch in use
+	general := make([]bool, len(in.Procs))
+	for i, pg := range in.Procs {
+		n := pg.taskW.Len()
+		if pg.depOut.Len() != 0 || pg.depIn.Len() != 0 {
+			general[i] = true
+			continue
+		}
+		val := rootBL[at : at+n]
+		r, l, ok := creationOrderBL(&pairs[i], n, &ws[i], ran[i], val)
+		ws[i] = narrow.Column[uint32]{}
+		if !ok {
+			general[i] = true // the general graph below takes it
+			continue
+		}
+		copy(rootBL[roots:], val[:r])
+		roots, at = roots+r, at+n
+		leaves += l
+		edges += int64(pairs[i].Len())
+		pairs[i] = packed.Pairs{}
+	}
+	rootBL = rootBL[:roots]
+	// The others, and the remote dependences between them, in one
+	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
 	// ran is a node without edges, which the counts below skip: no map
 	// from tasks to nodes), then one per remote dependence. Sized once: the
@@ -29,8 +113,11 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	bases := make([]int32, len(in.Procs)+1)
 	remotes := 0
 	for i, pg := range in.Procs {
-		bases[i+1] = bases[i] + int32(pg.taskW.Len())
-		if i < len(in.Edges) {
+		bases[i+1] = bases[i]
+		if general[i] {
+			bases[i+1] += int32(pg.taskW.Len())
+		}
+		if general[i] && i < len(in.Edges) {
 			// Only remote dependences make latency nodes (not messages).
 			remotes += min(in.Edges[i].Len(), pg.depIn.Len())
 		}
@@ -38,53 +125,19 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	slots := int(bases[len(in.Procs)])
 	b.Reserve(slots+remotes+1, remotes)
 	b.ReserveRemote(remotes)
-	// Run times fit 32 bits but for tasks longer than 4.29 s (kept aside
-	// exactly): 4 bytes a node where int64 weights took 8.
 	var w narrow.Column[uint32]
 	w.Reserve(slots + remotes + 1)
-	var edges, remote, tasks int64
-	ran := make([][]uint64, len(in.Procs)) // per process, a bit per task that ran
-	didRun := func(i int, t sim.Task) bool { return ran[i][t/64]&(1<<(t%64)) != 0 }
 	for i, pg := range in.Procs {
-		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
+		if !general[i] {
+			continue
+		}
 		rd := pg.taskW.Reader()
-		for t := range pg.taskW.Len() {
+		for range pg.taskW.Len() {
 			b.AddNode(false)
-			tw := rd.Next() // -1: the task never ran (eachRan)
-			if tw < 0 {
-				w.Append(0)
-				continue
-			}
-			w.Append(tw)
-			ran[i][t/64] |= 1 << (t % 64)
-			tasks++
+			w.Append(max(rd.Next(), 0))
 		}
-		// The dependence pairs of tasks that ran, without repeats, become
-		// the graph's edges. Mostly that is every pair as the simulation
-		// packed them (as its check found, or a pass here): then the
-		// builder reads them in place, and so does the fragment DAG's
-		// builder, mapped, after this graph is gone (addFragDeps): no
-		// second list. Otherwise one pass makes both lists.
-		tg := func(p, s sim.Task) (int32, int32, bool) {
-			return p, s, didRun(i, p) && didRun(i, s)
-		}
-		if pg.kept || keepsAll(pg.deps, pg.taskW.Len(), pg.distinct, tg) {
-			b.AddPairs(pg.deps, bases[i])
-			edges += int64(pg.deps.Len())
-		} else {
-			maps := []edgeMap{tg}
-			if f := pg.frags; f != nil {
-				maps = append(maps, fragEdges(f))
-			}
-			lists := uniqueDeps(pg.deps, pg.taskW.Len(), pg.distinct, maps...)
-			b.AddPairs(lists[0], bases[i])
-			edges += int64(lists[0].Len())
-			pg.deps = packed.Pairs{}
-			if len(lists) > 1 {
-				pg.fragDeps = lists[1]
-				pg.frags.DropLast()
-			}
-		}
+		b.AddPairs(pairs[i], bases[i])
+		edges += int64(pairs[i].Len())
 	}
 	// Remote dependences: a latency node on the successor's side, weighing
 	// the receive's fragment (read from the packed weights: the critical
@@ -92,6 +145,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	for i, pg := range in.Procs {
 		if i >= len(in.Edges) {
 			break
+		}
+		if !general[i] {
+			continue
 		}
 		e := &in.Edges[i]
 		var recv []int32 // (latency node, its receive's fragment) pairs
@@ -140,8 +196,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
 		proc, th := int(key.A>>32), int(key.A&0xffffffff)
 		i := proc - in.First
-		if i < 0 || i >= len(in.Procs) {
-			return orphan, true
+		if i < 0 || i >= len(in.Procs) || !general[i] {
+			return orphan, true // no remote_dep_out of an isolated process either
 		}
 		t, ok := depOutAt[i].Get(th, key.B)
 		if !ok || !didRun(i, t) {
@@ -152,6 +208,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
+	pairs = nil
 	// The builder's arrays (and the task pairs it was handed, when they
 	// are not the simulation's own) are garbage now: collected, their
 	// pages take the replay's values instead of fresh ones.
@@ -160,8 +217,10 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// replay alone gives it, no forward pass, path or tie keys.
 	// Leaves among task nodes (latency nodes are edge weights), counted
 	// before the replay counts the output counts down.
-	var leaves int64
 	for i, pg := range in.Procs {
+		if !general[i] {
+			continue
+		}
 		for t := range int32(pg.taskW.Len()) {
 			if didRun(i, t) && dag.OutDegree(bases[i]+t) == 0 {
 				leaves++
@@ -176,16 +235,25 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	}
 	// Roots among task nodes, their values moved to the front of bl,
 	// which nothing reads afterwards (a root's value lands at or before
-	// its own node: nodes go in increasing order). A list of its own was
-	// 8 bytes a root plus its growth: every implicit task is a root of a
-	// program without dependences (15 MB on the 10 M-event halo).
-	rootBL := bl[:0]
+	// its own node: nodes go in increasing order), after the isolated
+	// processes'. A list of its own was 8 bytes a root plus its growth:
+	// every implicit task is a root of a program without dependences
+	// (15 MB on the 10 M-event halo).
+	broots := bl[:0]
 	for i, pg := range in.Procs {
+		if !general[i] {
+			continue
+		}
 		for t := range int32(pg.taskW.Len()) {
 			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
-				rootBL = append(rootBL, bl[n])
+				broots = append(broots, bl[n])
 			}
 		}
+	}
+	if len(rootBL) == 0 {
+		rootBL = broots
+	} else {
+		rootBL = append(rootBL, broots...)
 	}
 	var localMax int64
 	var sumBL int64
@@ -235,13 +303,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The median: the order statistics at (n−1)/2 and n/2, by a binary
-	// search on values with one count reduction per step.
-	lo, err := in.kth(rootBL, (nroots-1)/2, mn[0], cp)
-	if err != nil {
-		return nil, err
-	}
-	hi, err := in.kth(rootBL, nroots/2, mn[0], cp)
+	// The median: the order statistics at (n−1)/2 and n/2.
+	lo, hi, err := in.median(rootBL, nroots, mn[0], cp)
 	if err != nil {
 		return nil, err
 	}
@@ -255,29 +318,111 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	return g, nil
 }
 
+// median returns the order statistics at (n−1)/2 and n/2 (from 0) of the
+// n values spread over ranks, all in [lo, hi]; vals, this rank's, are
+// reordered. On one rank, a selection among the values; on several, a
+// binary search on the value (kth).
+func (in *Input) median(vals []int64, n, lo, hi int64) (int64, int64, error) {
+	if in.Comm.Size() == 1 && int64(len(vals)) == n {
+		k := int(n-1) / 2
+		a := selectKth(vals, k)
+		if n%2 == 1 {
+			return a, a, nil
+		}
+		return a, slices.Min(vals[k+1:]), nil // the values after the k-th are not below it
+	}
+	a, err := in.kth(vals, (n-1)/2, lo, hi)
+	if err != nil {
+		return 0, 0, err
+	}
+	b, err := in.kth(vals, n/2, lo, hi)
+	return a, b, err
+}
+
+// selectKth returns the k-th smallest (from 0) of v, reordered so that no
+// value before index k is above it and none after is below it: a
+// quickselect that partitions three ways (a value repeated many times, as
+// the roots' run times of a recursive program, ends it at once), and
+// sorts what is left when its pivots split badly too often (O(n log n) at
+// worst).
+func selectKth(v []int64, k int) int64 {
+	lo, hi := 0, len(v)
+	for depth := 2 * bits.Len(uint(len(v))); hi-lo > 16; depth-- {
+		if depth == 0 {
+			break
+		}
+		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi-1]
+		p := max(min(a, b), min(max(a, b), c)) // the median of three
+		lt, i, gt := lo, lo, hi
+		for i < gt {
+			switch x := v[i]; {
+			case x < p:
+				v[lt], v[i] = x, v[lt]
+				lt, i = lt+1, i+1
+			case x > p:
+				gt--
+				v[gt], v[i] = x, v[gt]
+			default:
+				i++
+			}
+		}
+		switch {
+		case k < lt:
+			hi = lt
+		case k >= gt:
+			lo = gt
+		default:
+			return p
+		}
+	}
+	slices.Sort(v[lo:hi])
+	return v[k]
+}
+
 // kth returns the k-th smallest (from 0) of the values spread over ranks,
 // all in [lo, hi]: a binary search on the value, counting with one
-// reduction per step (about 64 steps whatever the number of values).
+// reduction per step (about 64 steps whatever the number of values). A
+// step that leaves at most 3/4 of the values it counted on the side the
+// k-th is on moves that side to the front of vals (vals is reordered, its
+// values kept): the next steps count only it, those below it once counted
+// (a step that leaves more counts them all again, cheaper than a move).
 func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
+	var below int64 // values left behind below lo
 	for lo < hi {
 		// hi − lo may exceed int64 (values from a damaged trace span
 		// both signs): halve the difference as unsigned, or mid would
 		// leave [lo, hi) and the search never end.
 		mid := lo + int64((uint64(hi)-uint64(lo))/2)
-		var n int64
+		n := 0
 		for _, v := range vals {
 			if v <= mid {
 				n++
 			}
 		}
-		tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{n})
+		tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{below + int64(n)})
 		if err != nil {
 			return 0, err
 		}
-		if tot[0] > k {
+		left := tot[0] > k
+		side := n // values on the k-th's side
+		if left {
 			hi = mid
 		} else {
-			lo = mid + 1
+			lo, side = mid+1, len(vals)-n
+		}
+		if 4*side > 3*len(vals) {
+			continue // counted again next time: cheaper than moved
+		}
+		j := 0
+		for i, v := range vals {
+			if (v <= mid) == left {
+				vals[j], vals[i] = v, vals[j]
+				j++
+			}
+		}
+		vals = vals[:j]
+		if !left {
+			below += int64(n)
 		}
 	}
 	return lo, nil
@@ -305,6 +450,27 @@ func fragEdges(f *sim.Frags) edgeMap {
 	}
 }
 
+// fragBatch is fragEdges for the builder, a batch of pairs a call
+// (graph.PairMap).
+func fragBatch(f *sim.Frags) graph.PairMap {
+	last := f.Lasts()
+	cur, first := sim.NoTask, int32(-1)
+	return func(ps, ss []int32) int {
+		ss = ss[:len(ps)]
+		k := 0
+		for i, p := range ps {
+			if s := ss[i]; s != cur {
+				cur, first = s, f.FirstOf(s)
+			}
+			if a := last[p]; a >= 0 && first >= 0 {
+				ps[k], ss[k] = a, first
+				k++
+			}
+		}
+		return k
+	}
+}
+
 // addFragDeps adds pg's dependence edges to the fragment DAG's builder b
 // (pg's nodes from base), after taskGraph: those it made, or, when it read
 // the simulation's pairs in place (it keeps them only then: none
@@ -316,7 +482,7 @@ func (pg *Proc) addFragDeps(b *graph.Builder, base int32) {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
 	case pg.deps.Len() > 0 && pg.frags != nil:
-		b.AddPairsMapped(pg.deps, base, graph.PairMap(fragEdges(pg.frags)))
+		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags))
 	}
 	pg.fragDeps = packed.Pairs{}
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
@@ -104,6 +106,102 @@ func TestKeepLongest(t *testing.T) {
 		}
 		if want := topNodes(slices.Clone(all), k); !slices.Equal(top, want) {
 			t.Fatalf("trial %d (k=%d): kept %v, want %v", trial, k, top, want)
+		}
+	}
+}
+
+// TestKth: the distributed order statistic equals the sorted values' on
+// values spread over 1–4 ranks, with repeats and extremes of both signs,
+// for every k (a sample of a thousand values and more), each search
+// reordering the ranks' values (the next search reads them so); and so
+// does the median.
+func TestKth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for trial := range 60 {
+		ranks := 1 + rng.IntN(4)
+		parts := make([][]int64, ranks)
+		var all []int64
+		size := rng.IntN(40)
+		if trial%5 == 0 {
+			size = 1000 + rng.IntN(2000) // past the selection's sort of 16
+		}
+		for range size {
+			var v int64
+			switch rng.IntN(4) {
+			case 0:
+				v = rng.Int64() - 1<<62 - 1<<61 // wide, both signs
+			case 1:
+				v = int64(rng.IntN(3)) // repeats
+			default:
+				v = int64(rng.IntN(1000))
+			}
+			r := rng.IntN(ranks)
+			parts[r] = append(parts[r], v)
+			all = append(all, v)
+		}
+		if len(all) == 0 {
+			continue
+		}
+		slices.Sort(all)
+		err := inproc.Run(ranks, func(c comm.Comm) error {
+			in := &Input{Comm: c}
+			vals := parts[c.Rank()]
+			for k := range int64(len(all)) {
+				if len(all) > 100 && k%97 != 0 && k != int64(len(all))-1 {
+					continue
+				}
+				got, err := in.kth(vals, k, all[0], all[len(all)-1])
+				if err != nil {
+					return err
+				}
+				if got != all[k] {
+					t.Errorf("trial %d rank %d: k=%d gives %d, want %d (of %v)", trial, c.Rank(), k, got, all[k], all)
+				}
+			}
+			// The median, by selection on one rank.
+			n := int64(len(all))
+			lo, hi, err := in.median(vals, n, all[0], all[len(all)-1])
+			if err != nil {
+				return err
+			}
+			if lo != all[(n-1)/2] || hi != all[n/2] {
+				t.Errorf("trial %d: median %d, %d, want %d, %d", trial, lo, hi, all[(n-1)/2], all[n/2])
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestSelectKth: the selection gives the sorted values' k-th and leaves
+// none above it before k and none below it after, on shapes that defeat
+// a naive pivot (sorted, reversed, one value, two values, organ pipe).
+func TestSelectKth(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	shapes := map[string]func(i, n int) int64{
+		"random":   func(i, n int) int64 { return rng.Int64N(1000) },
+		"sorted":   func(i, n int) int64 { return int64(i) },
+		"reversed": func(i, n int) int64 { return int64(n - i) },
+		"constant": func(i, n int) int64 { return 7 },
+		"two":      func(i, n int) int64 { return int64(i % 2) },
+		"pipe":     func(i, n int) int64 { return int64(min(i, n-i)) },
+	}
+	for name, f := range shapes {
+		for _, n := range []int{1, 2, 17, 100, 5000} {
+			v := make([]int64, n)
+			for i := range v {
+				v[i] = f(i, n)
+			}
+			want := slices.Sorted(slices.Values(v))
+			for _, k := range []int{0, n / 3, (n - 1) / 2, n - 1} {
+				w := slices.Clone(v)
+				got := selectKth(w, k)
+				if got != want[k] || slices.Max(w[:k+1]) != got || slices.Min(w[k:]) != got {
+					t.Fatalf("%s n=%d k=%d: %d, want %d", name, n, k, got, want[k])
+				}
+			}
 		}
 	}
 }

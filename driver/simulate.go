@@ -252,9 +252,11 @@ const recordChunk = 4096
 // at a time, in buf's storage (valid until fn returns); it returns buf.
 func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
 	buf = buf[:0]
-	start, thread, loc, cost := tt.start.Reader(), tt.thread.Reader(), tt.loc.Reader(), tt.cost.Reader()
-	runs, next := pg.RunTimes(), 0 // runs is at task next
-	lastLoc, name := int32(-2), "" // tasks come in runs of one construct
+	// Batch readers: a value is a few instructions, not a call.
+	start, thread, loc, cost := tt.start.Values(), tt.thread.Values(), tt.loc.Values(), tt.cost.Values()
+	runs, next := pg.RunTimeValues(), 0 // runs is at task next
+	lastLoc, name := int32(-2), ""      // tasks come in runs of one construct
+	ids := tt.ids.Cursor()              // and in increasing order
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
@@ -263,7 +265,7 @@ func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func(
 			if l := int32(loc.Next()); l != lastLoc {
 				lastLoc, name = l, pg.TaskName(l)
 			}
-			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(thread.Next()), ID: tt.ids.ID(sim.Task(task)),
+			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(thread.Next()), ID: ids.ID(sim.Task(task)),
 				Construct: name, StartNS: start.Next(), DurNS: runs.Next()}
 			if tt.cost.Len() > 0 {
 				rec.Cost = float64(cost.Next())

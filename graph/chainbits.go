@@ -37,3 +37,9 @@ func (c *chainBits) grow(n int) {
 		c.w = w
 	}
 }
+
+// bitAt reports whether bit i of the set b is set; setBit sets it. The
+// index is unsigned: an int32's /64 and %64 are several instructions each.
+func bitAt(b []uint64, i int32) bool { return b[uint32(i)>>6]&(1<<(uint32(i)&63)) != 0 }
+
+func setBit(b []uint64, i int32) { b[uint32(i)>>6] |= 1 << (uint32(i) & 63) }

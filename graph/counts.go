@@ -68,14 +68,21 @@ func (k *counts) set(n, v int32) {
 
 // inc adds one to n's count.
 func (k *counts) inc(n int32) {
-	switch v := k.c[n]; {
-	case v < countBig-1:
-		k.c[n] = v + 1
-	case v == countBig:
-		*k.bigOf(n)++
-	default:
-		k.set(n, countBig)
+	if c := k.c; c[n] < countBig-1 {
+		c[n]++
+	} else {
+		k.incRare(n)
 	}
+}
+
+// incRare is inc of a count at 254 or more, kept out of inc, which
+// inlines.
+func (k *counts) incRare(n int32) {
+	if k.c[n] == countBig {
+		*k.bigOf(n)++
+		return
+	}
+	k.set(n, countBig)
 }
 
 // dec takes one from n's count and reports whether it reached zero; a

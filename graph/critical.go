@@ -1,11 +1,13 @@
 package graph
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // Longest holds the longest-path values of a weighted distributed DAG: for
@@ -23,7 +25,15 @@ type Longest struct {
 	// Order is the forward replay's order on a DAG built OutsOnly, for
 	// BackLengths.
 	Order *Order
+	// ties are the forward replay's tied inputs (LongestPathsFollowing),
+	// for OnLongestPathsColumn, and ends this rank's nodes of EF Span
+	// when there are at most maxEnds (nil: not known).
+	ties *tieLog
+	ends []int32
 }
+
+// maxEnds is how many nodes at the span Longest keeps.
+const maxEnds = 1024
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
 // one (BL) over g with node weights w. On a DAG built OutsOnly the forward
@@ -43,6 +53,22 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 	return longestPaths(c, g, ReplayOptions{Eval: weighing(weight), NarrowValues: g.OutsOnly()}, key, backward)
 }
 
+// LongestPathsFollowing is LongestPathsOf, without BL, with node n
+// weighing w.At(n) (ReplayOptions.Weights32), for tie keys that order the
+// local nodes as their ids do (ReplayOptions.KeysFollowNodes): the
+// critical path's keys, made of the process and the node's index in it,
+// on a rank whose processes come in order.
+//
+// On a rank whose DAG has no remote slot, it also logs the tied inputs
+// (at most one a 32 nodes) for OnLongestPathsColumn.
+func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
+	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true}
+	if g.Slots() == 0 && g.OutsOnly() {
+		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
+	}
+	return longestPaths(c, g, o, key, false)
+}
+
 // EFAt returns local node n's EF.
 func (lp *Longest) EFAt(n int32) int64 { return lp.ef.get(n) }
 
@@ -54,22 +80,36 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues}
+	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
 	}
-	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order}
+	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order, ties: fw.ties}
 	if backward {
 		if lp.BL, err = backLengths(c, g, w, lp.Order); err != nil {
 			return nil, err
 		}
 	}
-	// The span and the node reaching it with the smallest key.
+	// The span and the node reaching it with the smallest key. With keys
+	// that follow the ids, the local maximum's first node is that node
+	// when the maximum is the span, and the nodes at the local maximum
+	// (a few, when they are few) are the ends OnLongestPathsColumn
+	// searches from: one pass.
 	span := int64(0)
 	n := g.Len()
+	first := int32(-1)
+	var ends []int32
+	many := false // more than maxEnds at the maximum: marked by a pass
 	for i := int32(0); i < n; i++ {
-		span = max(span, lp.ef.get(i))
+		switch v := lp.ef.get(i); {
+		case v > span:
+			span, first, ends, many = v, i, append(ends[:0], i), false
+		case v == span && len(ends) < maxEnds:
+			ends = append(ends, i)
+		case v == span:
+			many = true
+		}
 	}
 	g1, err := c.AllreduceInt64(comm.Max, []int64{span})
 	if err != nil {
@@ -78,10 +118,26 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	lp.Span = g1[0]
 	best := int64(math.MaxInt64)
 	bestNode := int32(-1)
-	for i := int32(0); i < n; i++ {
-		if lp.ef.get(i) == lp.Span {
-			if k := key(i); k < best {
-				best, bestNode = k, i
+	switch {
+	case w.KeysFollowNodes && span == lp.Span && first >= 0:
+		best, bestNode = key(first), first
+		if !many {
+			lp.ends = ends
+		}
+	case w.KeysFollowNodes && span == lp.Span:
+		// Every node's EF is 0 (or none is above it): the first at 0.
+		for i := int32(0); i < n; i++ {
+			if lp.ef.get(i) == lp.Span {
+				best, bestNode = key(i), i
+				break
+			}
+		}
+	case !w.KeysFollowNodes:
+		for i := int32(0); i < n; i++ {
+			if lp.ef.get(i) == lp.Span {
+				if k := key(i); k < best {
+					best, bestNode = k, i
+				}
 			}
 		}
 	}
@@ -125,9 +181,9 @@ func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, err
 	var bw *Result
 	var err error
 	if ord == nil {
-		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Eval: w.Eval, ConsumeCounts: true})
+		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, ConsumeCounts: true})
 	} else {
-		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Eval: w.Eval})
+		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval})
 	}
 	if err != nil {
 		return nil, err
@@ -140,7 +196,7 @@ func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, err
 type OnLongest struct{ on []uint64 }
 
 // On reports whether local node n lies on some longest path of the DAG.
-func (o OnLongest) On(n int32) bool { return o.on[n/64]&(1<<(n%64)) != 0 }
+func (o OnLongest) On(n int32) bool { return bitAt(o.on, n) }
 
 // OnLongestPaths marks the nodes that lie on a longest path, from the
 // forward values alone: a node does when its EF is the span, or when some
@@ -177,7 +233,7 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 			negative = n
 		}
 		if f == span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
-			on[n/64] |= 1 << (n % 64)
+			setBit(on, n)
 			return f - w
 		}
 		return f + 1
@@ -193,6 +249,156 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 		return OnLongest{}, err
 	}
 	return OnLongest{on: on}, nil
+}
+
+// OnLongestPathsColumn is OnLongestPaths with node n weighing w.At(n),
+// read with no call a node. It consumes lp's Arg too.
+//
+// The nodes it marks are those a longest path's end reaches backwards
+// through tight inputs (an input whose EF is its output's start): the
+// argmax, the chain predecessor when it ties, and the inputs that tied
+// with the best in the forward replay, which LongestPathsFollowing logs
+// on a rank without remote slots. When every rank has its log (no slot,
+// few ties) and no weight kept aside (so that no EF wraps around, and a
+// node's outputs start no earlier than its EF), the marks are that
+// search from the ends, on the nodes of the longest paths only, not the
+// backward replay over every node (a fifth of fib(27)'s critical path).
+func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Longest) (OnLongest, error) {
+	ef, span := lp.ef, lp.Span
+	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
+		return OnLongest{}, fmt.Errorf("graph: no forward values or weights for %d nodes", g.Len())
+	}
+	lp.ef = nil
+	on := make([]uint64, (int(g.Len())+63)/64)
+	var search int64
+	if t := lp.ties; t != nil && !t.full && g.Slots() == 0 && w.Wide() == 0 && len(lp.Arg) == int(g.Len()) {
+		search = 1
+	}
+	all, err := c.AllreduceInt64(comm.Min, []int64{search})
+	if err != nil {
+		return OnLongest{}, err
+	}
+	if all[0] == 1 {
+		markLongest(g, ef, w, span, lp.Arg, lp.ties, lp.ends, on)
+		lp.Arg, lp.ties, lp.ends = nil, nil, nil
+		return OnLongest{on: on}, nil
+	}
+	lp.Arg, lp.ties, lp.ends = nil, nil, nil
+	// Weights from a uint32 column are never negative.
+	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
+	if err != nil {
+		return OnLongest{}, err
+	}
+	return OnLongest{on: on}, nil
+}
+
+// markLongest marks in on the nodes that the nodes of EF span (ends, or
+// found by a pass when nil) reach backwards through tight inputs: the
+// argmax arg, the chain predecessor and the logged ties whose EF is the
+// node's start.
+func markLongest(g *DAG, ef *vstore, w *narrow.Column[uint32], span int64, arg []Entry, ties *tieLog, ends []int32, on []uint64) {
+	t := ties.byNode()
+	var stack []int32
+	mark := func(e Entry, start int64) {
+		if n, ok := e.Node(); ok && !bitAt(on, n) && ef.get(n) == start {
+			setBit(on, n)
+			stack = append(stack, n)
+		}
+	}
+	if ends != nil {
+		for _, n := range ends {
+			mark(Entry(n), span)
+		}
+	} else {
+		for n := range g.Len() {
+			mark(Entry(n), span)
+		}
+	}
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		start := ef.get(n) - w.At(int(n))
+		if g.chained.has(n) {
+			mark(Entry(n-1), start)
+		}
+		mark(arg[n], start)
+		for _, e := range t.of(n) {
+			mark(e, start)
+		}
+	}
+}
+
+// tieLog is the inputs a forward replay found tied with a node's best:
+// (input, node) pairs, the input that held the best before too, so that
+// every input that ever gave the node its final value is the argmax or
+// logged. Past its limit it stops (full) and OnLongestPathsColumn takes
+// the backward replay: a log of a pair a tie would hold 8 bytes for each
+// of the lean stencil's 4.8 M ties.
+type tieLog struct {
+	in, node []int32
+	limit    int
+	full     bool
+}
+
+func (t *tieLog) add(e, held Entry, n int32) {
+	if t.full || len(t.in)+2 > t.limit {
+		t.full = true
+		return
+	}
+	t.in, t.node = append(t.in, int32(e)), append(t.node, n)
+	if held != e {
+		t.in, t.node = append(t.in, int32(held)), append(t.node, n)
+	}
+}
+
+// tiesByNode are a log's inputs by node.
+type tiesByNode struct {
+	node []int32 // sorted
+	in   []Entry
+}
+
+func (t *tieLog) byNode() tiesByNode {
+	idx := make([]int, len(t.in))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(t.node[a], t.node[b]) })
+	out := tiesByNode{node: make([]int32, len(idx)), in: make([]Entry, len(idx))}
+	for k, i := range idx {
+		out.node[k], out.in[k] = t.node[i], Entry(t.in[i])
+	}
+	return out
+}
+
+// of returns the inputs logged for node n.
+func (t tiesByNode) of(n int32) []Entry {
+	lo, _ := slices.BinarySearch(t.node, n)
+	hi := lo
+	for hi < len(t.node) && t.node[hi] == n {
+		hi++
+	}
+	return t.in[lo:hi]
+}
+
+// onLongestEval is OnLongestPaths' evaluation of a node, with weights
+// from a column.
+type onLongestEval struct {
+	ef   *vstore
+	w    *narrow.Column[uint32]
+	span int64
+	on   []uint64
+}
+
+func (e *onLongestEval) eval(n int32, x *Input) int64 {
+	// ef.get(n) is still the node's EF: the replay writes a node's value
+	// after its evaluation, and reads only values of nodes already
+	// evaluated.
+	f, w := e.ef.get(n), e.w.At(int(n))
+	if f == e.span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
+		setBit(e.on, n)
+		return f - w
+	}
+	return f + 1
 }
 
 // PathStep is one node of the critical path as the rank owning it saw it:

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // BenchmarkLongestPaths measures the critical path's forward and backward
@@ -13,12 +14,16 @@ import (
 // each with about two inputs from recent nodes (continuation, creation,
 // dependences); built whole (pull forward, Kahn backward) and OutsOnly
 // (push forward, backward in the recorded order), as the driver builds it.
+// The "critical" case runs what the critical path runs: the forward
+// replay with keys that follow the node ids and weights from a narrow
+// column, then the marks of the nodes on a longest path.
 func BenchmarkLongestPaths(b *testing.B) {
-	b.Run("whole", func(b *testing.B) { benchLongestPaths(b, BuildOptions{}) })
-	b.Run("outsonly", func(b *testing.B) { benchLongestPaths(b, BuildOptions{OutsOnly: true}) })
+	b.Run("whole", func(b *testing.B) { benchLongestPaths(b, BuildOptions{}, false) })
+	b.Run("outsonly", func(b *testing.B) { benchLongestPaths(b, BuildOptions{OutsOnly: true}, false) })
+	b.Run("critical", func(b *testing.B) { benchLongestPaths(b, BuildOptions{OutsOnly: true}, true) })
 }
 
-func benchLongestPaths(b *testing.B, opts BuildOptions) {
+func benchLongestPaths(b *testing.B, opts BuildOptions, critical bool) {
 	const n = 2_000_000
 	rng := rand.New(rand.NewSource(1))
 	var nodes int64
@@ -35,6 +40,10 @@ func benchLongestPaths(b *testing.B, opts BuildOptions) {
 			if i > 64 {
 				src, dst = append(src, int32(i-1-rng.Intn(64))), append(dst, int32(i))
 			}
+		}
+		var w32 narrow.Column[uint32]
+		for _, x := range w {
+			w32.Append(x)
 		}
 		// A DAG built OutsOnly gives its input counts to its forward
 		// replay (ReplayOptions.ConsumeCounts): each iteration builds its
@@ -57,7 +66,15 @@ func benchLongestPaths(b *testing.B, opts BuildOptions) {
 				return err
 			}
 			b.StartTimer()
-			if _, err := LongestPaths(c, g, w, keyOf(keys), true); err != nil {
+			if critical {
+				lp, err := LongestPathsFollowing(c, g, &w32, keyOf(keys))
+				if err != nil {
+					return err
+				}
+				if _, err := OnLongestPathsColumn(c, g, &w32, lp); err != nil {
+					return err
+				}
+			} else if _, err := LongestPaths(c, g, w, keyOf(keys), true); err != nil {
 				return err
 			}
 			nodes += n

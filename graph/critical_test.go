@@ -9,6 +9,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // refLongest is the sequential reference: EF and BL in creation order (a
@@ -119,7 +120,18 @@ func TestLongestPathsAndWalk(t *testing.T) {
 			if outsOnly {
 				// The marks from the forward values alone, which they
 				// consume, agree with EF + BL − w == span.
-				on, err := OnLongestPaths(c, dag, func(n int32) int64 { return w[n] }, lp)
+				// Every other time the weights from a column, as the
+				// critical path keeps them.
+				var on OnLongest
+				if it%4 == 1 {
+					on, err = OnLongestPaths(c, dag, func(n int32) int64 { return w[n] }, lp)
+				} else {
+					var w32 narrow.Column[uint32]
+					for _, x := range w {
+						w32.Append(x)
+					}
+					on, err = OnLongestPathsColumn(c, dag, &w32, lp)
+				}
 				if err != nil {
 					return err
 				}
@@ -180,4 +192,151 @@ func TestLongestPathsAndWalk(t *testing.T) {
 // keyOf serves tie keys from a slice.
 func keyOf(keys []int64) func(n int32) int64 {
 	return func(n int32) int64 { return keys[n] }
+}
+
+// TestKeysFollowNodes: with tie keys that order each rank's nodes as
+// their ids, deciding ties between local inputs by id
+// (ReplayOptions.KeysFollowNodes) chooses the inputs the keys choose, on
+// random DAGs with many ties (weights 0–3), any partition.
+func TestKeysFollowNodes(t *testing.T) {
+	for it := 0; it < 60; it++ {
+		rng := rand.New(rand.NewSource(int64(300 + it)))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 20+rng.Intn(150), 0.3, 3)
+		k := 1 + rng.Intn(procs)
+		_, loc, parts := partitionGraph(rng, g, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			w := func(n int32) int64 { return g.w[part.global[n]] }
+			var w32 narrow.Column[uint32]
+			for n := range int32(len(part.global)) {
+				w32.Append(w(n))
+			}
+			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
+			var lps [2]*Longest
+			for i := range lps {
+				dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+				if err != nil {
+					return err
+				}
+				if i == 0 {
+					lps[i], err = LongestPathsOf(c, dag, w, key, false)
+				} else {
+					lps[i], err = LongestPathsFollowing(c, dag, &w32, key)
+				}
+				if err != nil {
+					return err
+				}
+			}
+			if !slices.Equal(lps[0].Arg, lps[1].Arg) || lps[0].End != lps[1].End || lps[0].Span != lps[1].Span {
+				t.Errorf("it %d rank %d: by id %v, end %v; by key %v, end %v", it, c.Rank(), lps[1].Arg, lps[1].End, lps[0].Arg, lps[0].End)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestOnLongestSearch: the marks of OnLongestPathsColumn after
+// LongestPathsFollowing are the nodes with EF + BL − w == span, whether
+// they come from the search through the logged ties (one rank: no remote
+// slot), or from the backward replay (several ranks, or a log cut short
+// by its limit), on random DAGs with many ties (weights 0–3).
+func TestOnLongestSearch(t *testing.T) {
+	searched := 0
+	for it := 0; it < 120; it++ {
+		rng := rand.New(rand.NewSource(int64(500 + it)))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 20+rng.Intn(300), 0.3, 3)
+		wantEF, wantBL, span := refLongest(g)
+		k := 1
+		if it%3 == 2 {
+			k = 1 + rng.Intn(procs)
+		}
+		_, loc, parts := partitionGraph(rng, g, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+			if err != nil {
+				return err
+			}
+			var w32 narrow.Column[uint32]
+			for _, n := range part.global {
+				w32.Append(g.w[n])
+			}
+			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
+			lp, err := LongestPathsFollowing(c, dag, &w32, key)
+			if err != nil {
+				return err
+			}
+			if it%7 == 6 && lp.ties != nil {
+				lp.ties.full = true // as past its limit
+			}
+			if k == 1 && lp.ties != nil && !lp.ties.full {
+				searched++
+			}
+			on, err := OnLongestPathsColumn(c, dag, &w32, lp)
+			if err != nil {
+				return err
+			}
+			for i, n := range part.global {
+				if want := wantEF[n]+wantBL[n]-g.w[n] == span; on.On(int32(i)) != want {
+					t.Errorf("it %d (%d ranks) node %d: marked %v, on a longest path %v", it, k, n, on.On(int32(i)), want)
+				}
+			}
+			if lp.Arg != nil {
+				t.Errorf("it %d: the argmax left", it)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if searched < 50 {
+		t.Errorf("only %d graphs searched", searched)
+	}
+}
+
+// TestManyEnds: more nodes at the span than Longest keeps (every node of
+// a DAG without edges, of one weight), and a span of 0: every node on a
+// longest path, the path's end the first node.
+func TestManyEnds(t *testing.T) {
+	for _, wt := range []int64{1, 0} {
+		err := inproc.Run(1, func(c comm.Comm) error {
+			const n = 3 * maxEnds
+			b := NewBuilder(0, 1)
+			var w32 narrow.Column[uint32]
+			for range n {
+				b.AddNode(false)
+				w32.Append(wt)
+			}
+			dag, err := b.Build(c, BuildOptions{OutsOnly: true})
+			if err != nil {
+				return err
+			}
+			lp, err := LongestPathsFollowing(c, dag, &w32, func(n int32) int64 { return int64(n) })
+			if err != nil {
+				return err
+			}
+			if lp.Span != wt || lp.End.Node != 0 || lp.ends != nil {
+				t.Errorf("weight %d: span %d, end %v, %d ends kept", wt, lp.Span, lp.End, len(lp.ends))
+			}
+			on, err := OnLongestPathsColumn(c, dag, &w32, lp)
+			if err != nil {
+				return err
+			}
+			for i := range int32(n) {
+				if !on.On(i) {
+					t.Fatalf("weight %d: node %d not marked", wt, i)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -213,29 +213,59 @@ type edgeSeg struct {
 	mapped   PairMap // the packed pairs' edges, when set (AddPairsMapped)
 }
 
-// PairMap maps a pair of a list onto an edge between local nodes (before
-// the list's base is added); ok false leaves the pair out.
-type PairMap func(a, b int32) (src, dst int32, ok bool)
+// PairMap maps pairs of a list onto edges between local nodes (before the
+// list's base is added), a batch at a time and in place: it turns the
+// pairs (as[i], bs[i]) into the edges (as[j], bs[j]), j below the count it
+// returns, in order, leaving out those it drops. A call a batch, not a
+// pair, so that mapping millions of pairs costs no call each.
+type PairMap func(as, bs []int32) int
 
-// eachPacked calls f for every edge of the packed pairs, in order, mapped.
-func (sg *edgeSeg) eachPacked(f func(s, d int32)) {
-	if m := sg.mapped; m != nil {
-		sg.packed.Each(func(a, b int32) {
-			if s, d, ok := m(a, b); ok {
-				f(s, d)
+// edgeBatch is how many edges a build reads at a time (eachEdges).
+const edgeBatch = 256
+
+// eachEdges calls fn with every local edge of the segments, in order, a
+// batch at a time, their bases added: the edges added one by one, and the
+// packed pairs (mapped), whose nodes it checks against n (the first edge
+// with a node that does not exist is returned, and the rest not read).
+func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
+	var as, bs [edgeBatch]int32
+	for k := range b.segs {
+		sg := &b.segs[k]
+		if sg.packed.Len() == 0 {
+			if sg.base == 0 {
+				for i := 0; i < len(sg.src); i += edgeBatch {
+					j := min(i+edgeBatch, len(sg.src))
+					fn(sg.src[i:j], sg.dst[i:j])
+				}
+				continue
 			}
-		})
-		return
+			for i := 0; i < len(sg.src); i += edgeBatch {
+				m := copy(as[:], sg.src[i:])
+				copy(bs[:m], sg.dst[i:])
+				for j := range m {
+					as[j], bs[j] = sg.base+as[j], sg.base+bs[j]
+				}
+				fn(as[:m], bs[:m])
+			}
+			continue
+		}
+		r := sg.packed.Reader()
+		for m := r.Read(as[:], bs[:]); m > 0; m = r.Read(as[:], bs[:]) {
+			if sg.mapped != nil {
+				m = sg.mapped(as[:m], bs[:m])
+			}
+			base := int64(sg.base)
+			for j := range m {
+				if s, d := base+int64(as[j]), base+int64(bs[j]); uint64(s) < uint64(n) && uint64(d) < uint64(n) {
+					as[j], bs[j] = int32(s), int32(d)
+				} else {
+					return fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", b.rank, s, d, n)
+				}
+			}
+			fn(as[:m], bs[:m])
+		}
 	}
-	sg.packed.Each(f)
-}
-
-// each calls f for every edge of a run of edges added one by one, in
-// order (a run of packed pairs: eachPacked, whose nodes Build checks).
-func (sg *edgeSeg) each(f func(s, d int32)) {
-	for i := range sg.src {
-		f(sg.base+sg.src[i], sg.base+sg.dst[i])
-	}
+	return nil
 }
 
 type remoteDecl struct {
@@ -318,8 +348,9 @@ func (b *Builder) AddPairs(p packed.Pairs, base int32) {
 }
 
 // AddPairsMapped is AddPairs with the edges m maps the pairs onto, made
-// as Build reads the list (twice): where a list of other pairs would be
-// packed only to be read by it. m must give the same edges each time.
+// as Build reads the list (twice), a batch at a time: where a list of
+// other pairs would be packed only to be read by it. m must give the same
+// edges each time.
 func (b *Builder) AddPairsMapped(p packed.Pairs, base int32, m PairMap) {
 	b.seal()
 	b.segs = append(b.segs, edgeSeg{packed: p, base: base, mapped: m})
@@ -579,39 +610,34 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	} else {
 		g.inOff = make([]int32, n+1)
 	}
-	count := func(s, d int32) {
-		switch {
-		case packOuts:
-			outCnt[s+1] += entryLen(s, Entry(d))
-		case opts.InsOnly:
-			g.outDeg.inc(s)
-		default:
-			outCnt[s+1]++
-		}
-		switch {
-		case packIns:
-			g.inOff[d+1] += entryLen(d, Entry(s))
-		case opts.OutsOnly:
-			g.inDeg.inc(d)
-		default:
-			g.inOff[d+1]++
-		}
-	}
+	// The edges' counts, a loop for each kind of DAG.
 	var verr error
-	for k := range b.segs {
-		sg := &b.segs[k]
-		if sg.packed.Len() == 0 {
-			sg.each(count)
-			continue
-		}
-		sg.eachPacked(func(s, d int32) {
-			if s, d := int64(sg.base)+int64(s), int64(sg.base)+int64(d); s < 0 || s >= int64(n) || d < 0 || d >= int64(n) {
-				if verr == nil {
-					verr = fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", me, s, d, n)
-				}
-				return
+	switch {
+	case packOuts:
+		verr = b.eachEdges(n, func(src, dst []int32) {
+			dst = dst[:len(src)]
+			for i, s := range src {
+				d := dst[i]
+				outCnt[s+1] += entryLen(s, Entry(d))
+				g.inDeg.inc(d)
 			}
-			count(sg.base+s, sg.base+d)
+		})
+	case packIns:
+		verr = b.eachEdges(n, func(src, dst []int32) {
+			dst = dst[:len(src)]
+			for i, s := range src {
+				d := dst[i]
+				g.inOff[d+1] += entryLen(d, Entry(s))
+				g.outDeg.inc(s)
+			}
+		})
+	default:
+		verr = b.eachEdges(n, func(src, dst []int32) {
+			dst = dst[:len(src)]
+			for i, s := range src {
+				outCnt[s+1]++
+				g.inOff[dst[i]+1]++
+			}
 		})
 	}
 	if err := comm.Agree(c, verr); err != nil {
@@ -660,40 +686,47 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	// a node's offset is where the next node's list starts, and one shift
 	// restores them.
 	outs := !opts.InsOnly
-	place := func(s, d int32) {
-		switch {
-		case packOuts:
-			g.outOff[s] += putEntry(g.outPk[g.outOff[s]:], s, Entry(d))
-		case outs:
-			g.out[g.outOff[s]] = Entry(d)
-			g.outOff[s]++
-		}
-		switch {
-		case packIns:
-			g.inOff[d] += putEntry(g.inPk[g.inOff[d]:], d, Entry(s))
-		case ins:
-			g.in[g.inOff[d]] = Entry(s)
-			g.inOff[d]++
-		}
-	}
-	for k := range b.segs {
-		if sg := &b.segs[k]; sg.packed.Len() > 0 {
-			base := sg.base
-			if packIns || packOuts {
-				sg.eachPacked(func(s, d int32) { place(base+s, base+d) })
-				continue
+	// Placed, a loop for each kind of DAG (the count's pass checked the
+	// nodes).
+	switch {
+	case packOuts:
+		_ = b.eachEdges(n, func(src, dst []int32) {
+			dst, pk, off := dst[:len(src)], g.outPk, g.outOff
+			for i, s := range src {
+				o := off[s]
+				if c := entryCode(s, Entry(dst[i])); c < 0x80 {
+					pk[o] = byte(c)
+					off[s] = o + 1
+				} else {
+					off[s] = o + int32(binary.PutUvarint(pk[o:], c))
+				}
 			}
-			// place written out: one call a pair, not two
-			sg.eachPacked(func(s, d int32) {
-				s, d = base+s, base+d
+		})
+	case packIns:
+		_ = b.eachEdges(n, func(src, dst []int32) {
+			dst, pk, off := dst[:len(src)], g.inPk, g.inOff
+			for i, s := range src {
+				d := dst[i]
+				o := off[d]
+				if c := entryCode(d, Entry(s)); c < 0x80 {
+					pk[o] = byte(c)
+					off[d] = o + 1
+				} else {
+					off[d] = o + int32(binary.PutUvarint(pk[o:], c))
+				}
+			}
+		})
+	default:
+		_ = b.eachEdges(n, func(src, dst []int32) {
+			dst = dst[:len(src)]
+			for i, s := range src {
+				d := dst[i]
 				g.out[g.outOff[s]] = Entry(d)
 				g.outOff[s]++
 				g.in[g.inOff[d]] = Entry(s)
 				g.inOff[d]++
-			})
-		} else {
-			sg.each(place)
-		}
+			}
+		})
 	}
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))

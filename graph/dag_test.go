@@ -39,7 +39,16 @@ func TestAddEdgesKeepsDeclarationOrder(t *testing.T) {
 					p.Append(-5, 9)
 				}
 			}
-			b.AddPairsMapped(p, 4, func(a, b int32) (int32, int32, bool) { return a / 3, (b - 1) / 3, a >= 0 })
+			b.AddPairsMapped(p, 4, func(as, bs []int32) int {
+				k := 0
+				for i, a := range as {
+					if a >= 0 {
+						as[k], bs[k] = a/3, (bs[i]-1)/3
+						k++
+					}
+				}
+				return k
+			})
 		} else if mode == 1 {
 			var p packed.Pairs
 			for _, e := range run {

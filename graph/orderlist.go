@@ -13,61 +13,106 @@ import "github.com/ptrace-dev/ptrace/internal/packed"
 // begins.
 type nodeList struct {
 	blocks packed.Blocks
-	n      int
-	last   int32
+	n      int   // nodes encoded
+	last   int32 // the last node encoded
+	// The latest nodes, not encoded yet: encoded a batch at a time, so
+	// that add inlines into the replay's loop (a call a node was most of
+	// the order's cost).
+	buf [nodeBatch]int32
+	nb  int
 }
+
+// nodeBatch is how many nodes a list encodes, and a reader decodes, at a
+// time.
+const nodeBatch = 256
 
 func (l *nodeList) add(v int32) {
-	b := l.blocks.Room(10)
-	d := int64(v) - int64(l.last)
-	u := uint64(d<<1) ^ uint64(d>>63)
-	for u >= 0x80 {
-		b = append(b, byte(u)|0x80)
-		u >>= 7
+	if l.nb == len(l.buf) {
+		l.flush()
 	}
-	l.blocks.Wrote(append(b, byte(u)))
-	l.last, l.n = v, l.n+1
+	l.buf[l.nb] = v
+	l.nb++
 }
 
-func (l *nodeList) len() int { return l.n }
+// flush encodes the nodes added since the last.
+func (l *nodeList) flush() {
+	for _, v := range l.buf[:l.nb] {
+		d := int64(v) - int64(l.last)
+		u := uint64(d<<1) ^ uint64(d>>63)
+		if u >= 0x80 || !l.blocks.Put1(byte(u)) {
+			b := l.blocks.Room(10)
+			for u >= 0x80 {
+				b = append(b, byte(u)|0x80)
+				u >>= 7
+			}
+			l.blocks.Wrote(append(b, byte(u)))
+		}
+		l.last = v
+	}
+	l.n += l.nb
+	l.nb = 0
+}
+
+func (l *nodeList) len() int { return l.n + l.nb }
 
 // backward reads a nodeList from its last node to its first, without
-// changing it (an order can be replayed in reverse more than once).
+// changing it (an order can be replayed in reverse more than once), a
+// batch of nodes decoded at a time.
 type backward struct {
 	blocks [][]byte
 	bi     int   // the block being read
 	end    int   // the bytes of blocks[bi] not read yet
-	cur    int32 // the node the next call returns
+	cur    int32 // the node the next decode returns
+	left   int   // nodes not decoded yet
+	buf    [nodeBatch]int32
+	j, m   int // buf[j:m] decoded, not returned yet, latest first
 }
 
-func (l *nodeList) backward() backward {
+func (l *nodeList) backward() *backward {
+	l.flush()
 	blocks := l.blocks.List()
-	return backward{blocks: blocks, bi: len(blocks) - 1, end: len(blocks[len(blocks)-1]), cur: l.last}
+	return &backward{blocks: blocks, bi: len(blocks) - 1, end: len(blocks[len(blocks)-1]), cur: l.last, left: l.n}
 }
 
-// next returns the current node and steps to the one before it; it must be
-// called at most len() times.
+// next returns the node before the one it returned last (the list's last
+// at first); it must be called at most len() times.
 func (r *backward) next() int32 {
-	v := r.cur
-	// Most differences are one byte: the byte before is a varint's last.
-	if e := r.end; e > 1 {
-		b := r.blocks[r.bi]
-		if x := b[e-1]; b[e-2] < 0x80 {
-			r.cur = int32(int64(v) - (int64(x>>1) ^ -int64(x&1)))
-			r.end = e - 1
-			return v
-		}
+	if r.j == r.m {
+		r.fill()
 	}
-	return r.nextLong(v)
+	r.j++
+	return r.buf[r.j-1]
 }
 
-func (r *backward) nextLong(v int32) int32 {
+// fill decodes the next batch.
+func (r *backward) fill() {
+	r.j, r.m = 0, min(r.left, nodeBatch)
+	r.left -= r.m
+	for i := range r.buf[:r.m] {
+		v := r.cur
+		r.buf[i] = v
+		// Most differences are one byte: the byte before is a varint's last.
+		if e := r.end; e > 1 {
+			b := r.blocks[r.bi]
+			if x := b[e-1]; b[e-2] < 0x80 {
+				r.cur = int32(int64(v) - (int64(x>>1) ^ -int64(x&1)))
+				r.end = e - 1
+				continue
+			}
+		}
+		r.stepLong(v)
+	}
+}
+
+// stepLong steps from node v to the one before it, whose difference is
+// more than a byte or which starts a block.
+func (r *backward) stepLong(v int32) {
 	for r.end == 0 && r.bi > 0 {
 		r.bi--
 		r.end = len(r.blocks[r.bi])
 	}
 	if r.end == 0 {
-		return v // the first node: nothing before it
+		return // the first node: nothing before it
 	}
 	b := r.blocks[r.bi]
 	start := r.end - 1
@@ -81,5 +126,4 @@ func (r *backward) nextLong(v int32) int32 {
 	d := int64(u>>1) ^ -int64(u&1)
 	r.cur = int32(int64(v) - d)
 	r.end = start
-	return v
 }

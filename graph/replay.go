@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // ReplayOptions configure one replay of a DAG.
@@ -30,6 +31,9 @@ type ReplayOptions struct {
 	// value: the heaviest path ending (backward: starting) with it, the
 	// critical path's replays, evaluated without a call per node.
 	Weights []int64
+	// Weights32, instead of Eval or Weights, is Weights held 32 bits a
+	// node (a weight past 4.29 s kept aside exactly), read with no call.
+	Weights32 *narrow.Column[uint32]
 	// TrackArg records, per node, which explicit input gave In (Result.Arg).
 	TrackArg bool
 	// ChainArg, with TrackArg and TieKey, makes Arg the input that gave the
@@ -45,6 +49,12 @@ type ReplayOptions struct {
 	// partition. It is called on ties and for values sent to other ranks
 	// only, so a key computed from the node id costs no array.
 	TieKey func(n int32) int64
+	// KeysFollowNodes tells that TieKey orders the local nodes as their
+	// ids do (TieKey(a) < TieKey(b) exactly when a < b), as a key made of
+	// the process and the node's index in it does when a rank's processes
+	// come in order: two local inputs are then compared by id, without a
+	// call, and only a remote input's key is looked up.
+	KeysFollowNodes bool
 	// Describe names a node in errors (default "node N of rank R").
 	Describe func(n int32) string
 	// RecordOrder keeps the order in which this rank evaluated its nodes,
@@ -63,6 +73,13 @@ type ReplayOptions struct {
 	// into is Into as a store (OnLongestPaths: the forward values,
 	// narrow).
 	into *vstore
+	// onLongest, instead of Eval, is OnLongestPaths' evaluation (with
+	// weights from a column), for ReplayInReverse.
+	onLongest *onLongestEval
+	// ties, with TrackArg on a forward push replay, logs the inputs that
+	// gave a node the same value as its best (tieLog), for
+	// OnLongestPathsColumn.
+	ties *tieLog
 	// ConsumeCounts lets a backward replay of a DAG built InsOnly count
 	// down the DAG's own output counts, or a forward replay of one built
 	// OutsOnly its input counts, instead of a copy (4 bytes a node less);
@@ -86,10 +103,31 @@ type Result struct {
 	Supersteps int
 	Order      *Order // with RecordOrder
 	vals       *vstore
+	ties       *tieLog
 }
 
 // Value returns local node n's value.
 func (r *Result) Value(n int32) int64 { return r.vals.get(n) }
+
+// checkWeights checks that o has one of Eval, Weights and Weights32, and
+// weights for n nodes.
+func (o *ReplayOptions) checkWeights(n int32) error {
+	k := 0
+	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.Weights32 != nil} {
+		if set {
+			k++
+		}
+	}
+	switch {
+	case k != 1:
+		return errors.New("graph: a replay needs one of Eval, Weights and Weights32")
+	case o.Weights != nil && int64(len(o.Weights)) < int64(n):
+		return fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
+	case o.Weights32 != nil && int64(o.Weights32.Len()) < int64(n):
+		return fmt.Errorf("graph: %d weights for %d nodes", o.Weights32.Len(), n)
+	}
+	return nil
+}
 
 // values returns where a replay of n nodes writes its values: into (the
 // store itself: the caller's Eval may read it), Into, or a new store,
@@ -150,6 +188,8 @@ type replayer struct {
 	stack   []int32
 	out     outbox
 
+	min bool // ReplayOptions.Min
+
 	// push: a backward replay of an InsOnly DAG or a forward replay of an
 	// OutsOnly one (drainPush); until a node is evaluated, vals holds the
 	// best of its inputs so far (arg which input gave it), and has whether
@@ -179,11 +219,8 @@ type replayer struct {
 // as a *CycleError on every rank. Values do not depend on the partition or
 // evaluation order as long as Eval is a function of its node and inputs.
 func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
-	if (o.Eval == nil) == (o.Weights == nil) {
-		return nil, errors.New("graph: Replay needs one of Eval and Weights")
-	}
-	if o.Weights != nil && int64(len(o.Weights)) < int64(g.Len()) {
-		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), g.Len())
+	if err := o.checkWeights(g.Len()); err != nil {
+		return nil, err
 	}
 	if g.inOff == nil && g.inPk == nil && !g.OutsOnly() {
 		return nil, errors.New("graph: replay of a DAG whose inputs were dropped")
@@ -192,7 +229,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		return nil, errors.New("graph: Replay writes its own values (Into is ReplayInReverse's)")
 	}
 	n := g.Len()
-	r := &replayer{c: c, g: g, o: &o, esz: 12, vals: o.values(n),
+	r := &replayer{c: c, g: g, o: &o, esz: 12, vals: o.values(n), min: o.Min,
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
@@ -226,13 +263,14 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		r.slotVal = make([]int64, g.Slots())
 	}
 	// Only once the replay is sure to run: a refused one leaves the counts.
+	consumed := true // the pending counts are the DAG's, explicit inputs counted
 	switch {
 	case o.ConsumeCounts && o.Backward && !g.outDeg.null():
 		r.pend, g.consumedOut = g.outDeg, true
 	case o.ConsumeCounts && !o.Backward && !g.inDeg.null():
 		r.pend, g.consumedIn = g.inDeg, true
 	default:
-		r.pend = newCounts(int(n))
+		r.pend, consumed = newCounts(int(n)), false
 	}
 	if o.TieKey != nil {
 		r.esz = 20
@@ -252,19 +290,39 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			r.order.slotStep[s] = -1
 		}
 	}
-	for i := int32(0); i < n; i++ {
-		var p int32
+	if consumed {
+		// The counts are there: a chain predecessor adds one, and the
+		// nodes left at zero are ready.
+		c, chains, d := r.pend.c, !o.NoChains, int32(0)
 		if o.Backward {
-			p = g.OutDegree(i) // a backward replay's inputs are the outputs
-		} else {
-			p = g.InDegree(i)
+			d = 1 // the predecessor is the next node of the chain
 		}
-		if r.prevOf(i) >= 0 {
-			p++
+		for i := int32(0); i < n; i++ {
+			if chains && g.chained.has(i+d) {
+				if v := c[i]; v < countBig-1 {
+					c[i] = v + 1
+				} else {
+					r.pend.set(i, r.pend.get(i)+1)
+				}
+			} else if c[i] == 0 {
+				r.stack = append(r.stack, i)
+			}
 		}
-		r.pend.set(i, p)
-		if p == 0 {
-			r.stack = append(r.stack, i)
+	} else {
+		for i := int32(0); i < n; i++ {
+			var p int32
+			if o.Backward {
+				p = g.OutDegree(i) // a backward replay's inputs are the outputs
+			} else {
+				p = g.InDegree(i)
+			}
+			if r.prevOf(i) >= 0 {
+				p++
+			}
+			r.pend.set(i, p)
+			if p == 0 {
+				r.stack = append(r.stack, i)
+			}
 		}
 	}
 	r.remaining = int64(n)
@@ -315,7 +373,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			return nil, r.cycle(tot[1])
 		}
 	}
-	res.Values, res.Arg, res.Order, res.vals = r.vals.wide, r.arg, r.order, r.vals
+	res.Values, res.Arg, res.Order, res.vals, res.ties = r.vals.wide, r.arg, r.order, r.vals, o.ties
 	return res, nil
 }
 
@@ -333,10 +391,8 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result, error) {
 	n := g.Len()
 	switch {
-	case (o.Eval == nil) == (o.Weights == nil):
-		return nil, errors.New("graph: ReplayInReverse needs one of Eval and Weights")
-	case o.Weights != nil && int64(len(o.Weights)) < int64(n):
-		return nil, fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
+	case o.onLongest == nil && o.checkWeights(n) != nil:
+		return nil, o.checkWeights(n)
 	case g.InsOnly():
 		return nil, errors.New("graph: ReplayInReverse of a DAG without its outputs")
 	case ord == nil || ord.backward || int64(ord.nodes.len()) != int64(n) || len(ord.slotStep) != int(g.Slots()):
@@ -370,7 +426,9 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			fill[t]++
 		}
 	}
+	ev := evaluator(&o)
 	vals := o.values(n)
+	useMin := o.Min
 	slotVal := make([]int64, g.Slots())
 	arrived := make([]bool, g.Slots())
 	chained := &g.chained
@@ -403,7 +461,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 				} else {
 					v = slotVal[^e]
 				}
-				if !x.HasIn || (o.Min && v < x.In) || (!o.Min && v > x.In) {
+				if !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In) {
 					x.In, x.HasIn = v, true
 				}
 			}
@@ -422,11 +480,18 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 					take(e)
 				}
 			}
-			if o.Weights != nil {
-				vals.set(n, heaviestOf(o.Weights[n], &x))
-			} else {
-				vals.set(n, o.Eval(n, x))
+			var v int64
+			switch { // what evalNode does, written out: it does not inline
+			case ev.w64 != nil:
+				v = heaviestOf(ev.w64[n], &x)
+			case ev.w32 != nil:
+				v = heaviestOf(ev.w32.At(int(n)), &x)
+			case ev.on != nil:
+				v = ev.on.eval(n, &x)
+			default:
+				v = ev.eval(n, x)
 			}
+			vals.set(n, v)
 		}
 		if t == 0 {
 			break // every rank stops here: as many exchanges as supersteps less one
@@ -620,6 +685,14 @@ func (r *replayer) key(e Entry) int64 {
 	return r.slotKey[^e]
 }
 
+// less reports whether input a's tie key is smaller than b's.
+func (r *replayer) less(a, b Entry) bool {
+	if r.o.KeysFollowNodes && a >= 0 && b >= 0 {
+		return a < b
+	}
+	return r.key(a) < r.key(b)
+}
+
 // chainArg picks the input that gave x between node n's chain predecessor
 // and its best explicit input (ReplayOptions.ChainArg).
 func (r *replayer) chainArg(n int32, x Input) Entry {
@@ -630,24 +703,32 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 	switch {
 	case !x.HasIn, r.o.Min && x.Prev < x.In, !r.o.Min && x.Prev > x.In:
 		return prev
-	case x.Prev == x.In && r.key(prev) < r.key(x.Arg):
+	case x.Prev == x.In && r.less(prev, x.Arg):
 		return prev
 	}
 	return x.Arg
 }
 
-// drainPush is drain for a backward replay of an InsOnly DAG, or a forward
-// replay of an OutsOnly one: an evaluated node offers its value to each of
-// its inputs (backward) or outputs (forward), local nodes at once, remote
-// ones batched to their rank, instead of the receivers looking it up.
+// drainPush is drain for a backward replay of an InsOnly DAG, or a
+// forward replay of an OutsOnly one: an evaluated node offers its value to
+// each of its inputs (backward) or outputs (forward), local nodes at once,
+// remote ones batched to their rank, instead of the receivers looking it
+// up.
 func (r *replayer) drainPush() {
 	g, o := r.g, r.o
+	ev := evaluator(o)
 	vals := r.vals
 	chained := &g.chained
 	if o.NoChains {
 		chained = nil
 	}
 	fwd, keyed := !o.Backward, o.TieKey != nil
+	chainArg := r.arg != nil && o.ChainArg && keyed
+	// Push mode runs on a one-sided DAG, whose list is packed.
+	pk, at := g.outPk, &g.outAt
+	if !fwd {
+		pk, at = g.inPk, &g.inAt
+	}
 	for len(r.stack) > 0 {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
@@ -660,32 +741,46 @@ func (r *replayer) drainPush() {
 					x.Prev, x.HasPrev = vals.get(n+1), true
 				}
 			}
-			if r.has[n/64]&(1<<(n%64)) != 0 {
+			if bitAt(r.has, n) {
 				x.In, x.HasIn = vals.get(n), true
 				if r.arg != nil {
 					x.Arg = r.arg[n]
 				}
 			}
 			var v int64
-			if o.Weights != nil {
-				v = heaviestOf(o.Weights[n], &x)
-			} else {
-				v = o.Eval(n, x)
+			switch { // what evalNode does, written out: it does not inline
+			case ev.w64 != nil:
+				v = heaviestOf(ev.w64[n], &x)
+			case ev.w32 != nil:
+				v = heaviestOf(ev.w32.At(int(n)), &x)
+			case ev.on != nil:
+				v = ev.on.eval(n, &x)
+			default:
+				v = ev.eval(n, x)
 			}
 			vals.set(n, v)
-			if r.arg != nil && x.HasPrev && o.ChainArg && keyed {
-				r.arg[n] = r.chainArg(n, x)
+			if chainArg && x.HasPrev {
+				// r.chainArg, its forward cases written out.
+				switch {
+				case !fwd:
+					r.arg[n] = r.chainArg(n, x)
+				case !x.HasIn || r.min == (x.Prev < x.In) && x.Prev != x.In:
+					r.arg[n] = Entry(n - 1)
+				case x.Prev == x.In && r.less(Entry(n-1), x.Arg):
+					r.arg[n] = Entry(n - 1)
+				}
+				if x.HasIn && x.Prev == x.In && o.ties != nil {
+					// The explicit best ties with the chain's: logged,
+					// whichever the argmax is (the chain's is found
+					// again without a log).
+					o.ties.add(x.Arg, x.Arg, n)
+				}
 			}
 			if r.order != nil {
 				r.order.nodes.add(n)
 			}
 			r.evaluated++
 			r.remaining--
-			// Push mode runs on a one-sided DAG, whose list is packed.
-			pk, at := g.outPk, &g.outAt
-			if !fwd {
-				pk, at = g.inPk, &g.inAt
-			}
 			lo, hi := at.span(n)
 			for p := pk[lo:hi]; len(p) > 0; {
 				code, size := uint64(p[0]), 1
@@ -737,16 +832,26 @@ func (r *replayer) drainPush() {
 // the input of the best value, on equal values the one of the smaller key
 // (as the pull's, whatever order the values come in).
 func (r *replayer) offer(m int32, v int64, src Entry) {
-	bit := uint64(1) << (m % 64)
-	switch {
-	case r.has[m/64]&bit == 0 || (r.o.Min && v < r.vals.get(m)) || (!r.o.Min && v > r.vals.get(m)):
+	if !bitAt(r.has, m) {
 		r.vals.set(m, v)
-		r.has[m/64] |= bit
+		setBit(r.has, m)
 		if r.arg != nil {
 			r.arg[m] = src
 		}
-	case r.arg != nil && v == r.vals.get(m) && r.key(src) < r.key(r.arg[m]):
-		r.arg[m] = src
+	} else if old := r.vals.get(m); v != old {
+		if r.min == (v < old) {
+			r.vals.set(m, v)
+			if r.arg != nil {
+				r.arg[m] = src
+			}
+		}
+	} else if r.arg != nil {
+		if r.o.ties != nil {
+			r.o.ties.add(src, r.arg[m], m)
+		}
+		if r.less(src, r.arg[m]) {
+			r.arg[m] = src
+		}
 	}
 	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand
 		r.pend.c[m] = c

@@ -40,36 +40,40 @@ func newNarrowStore(n int) vstore {
 // store or a block nothing was written to, and its block's base in one
 // that was: replays read only values they wrote.
 func (v *vstore) get(n int32) int64 {
-	if v.wide != nil {
-		return v.wide[n]
+	if v.wide == nil {
+		if b := v.base[uint32(n)>>6]; b > farBase {
+			return b + int64(v.off[n]) // inlined: a block with a base
+		}
+		return v.getRare(n)
 	}
-	switch b := v.base[n>>6]; b {
-	case farBase:
+	return v.wide[n]
+}
+
+func (v *vstore) getRare(n int32) int64 {
+	if v.base[uint32(n)>>6] == farBase {
 		return v.far[n>>6][n&63]
-	case unsetBase:
-		return 0
-	default:
-		return b + int64(v.off[n])
 	}
+	return 0 // unsetBase
 }
 
 // set writes node n's value.
 func (v *vstore) set(n int32, x int64) {
-	if v.wide != nil {
-		v.wide[n] = x
+	if v.wide == nil {
+		v.setNarrow(n, x)
 		return
 	}
-	v.setNarrow(n, x)
+	v.wide[n] = x
 }
 
 func (v *vstore) setNarrow(n int32, x int64) {
-	b := v.base[n>>6]
-	// Kept as an offset when the block has a base, x is no mark, and x − b
+	// Kept as an offset when the block has a base (no mark) and x − b
 	// fits 32 bits without having wrapped (a wrapped difference has the
-	// wrong sign).
-	if d := x - b; b != farBase && b != unsetBase && d == int64(int32(d)) && x > farBase && (x > b) == (d > 0) {
-		v.off[n] = int32(d)
-		return
+	// wrong sign); x itself may be anything, a mark's value included.
+	if b := v.base[uint32(n)>>6]; b > farBase {
+		if d := x - b; d == int64(int32(d)) && (x > b) == (d > 0) {
+			v.off[n] = int32(d)
+			return
+		}
 	}
 	v.setRare(n, x)
 }

@@ -45,6 +45,7 @@ type depTracker struct {
 	cells  lists.Pool  // readers, set members and predecessors of the states
 
 	live, sweepAt int
+	align         uint8 // the addresses' alignment, in bits (slot)
 	doneAtSweep   int64 // completed tasks at the last sweep
 	// keep disables sweeping: the task graph needs edges from completed
 	// tasks too.
@@ -52,21 +53,15 @@ type depTracker struct {
 }
 
 // addrState is one (address, parent)'s state, or an empty slot (parent
-// emptySlot). Its fields are 32 bits, so a slot is 24 bytes, not 32.
+// emptySlot): 24 bytes.
 type addrState struct {
-	addrLo, addrHi uint32
-	parent         int32
+	addr   uint64
+	parent int32
 	// writer is the last out/inout task (≥ 0), or the current
 	// mutexinoutset / inoutset group g as −2−g, or −1: one of them at most.
 	writer  int32
 	readers lists.Head // in tasks since the last writer
 }
-
-func (a *addrState) is(addr uint64, parent int32) bool {
-	return a.addrLo == uint32(addr) && a.addrHi == uint32(addr>>32) && a.parent == parent
-}
-
-func (a *addrState) addr() uint64 { return uint64(a.addrHi)<<32 | uint64(a.addrLo) }
 
 // group returns a's set group, −1 if it has none.
 func (a *addrState) group() int32 { return max(-2-a.writer, -1) }
@@ -84,7 +79,7 @@ const emptySlot = math.MinInt32
 // it from the process's dependence entries (reserve), most processes of an
 // MPI code have none, and a table that outgrows its size doubles.
 func newDepTracker() *depTracker {
-	d := &depTracker{sweepAt: 1 << 12}
+	d := &depTracker{sweepAt: 1 << 12, align: maxAlign}
 	d.initTable(tableSize(0))
 	return d
 }
@@ -123,7 +118,7 @@ func (d *depTracker) reserve(n int) {
 	}
 	d.groups, d.free = d.groups[:0], d.free[:0]
 	d.cells.Reset()
-	d.sweepAt, d.doneAtSweep = 1<<12, 0
+	d.sweepAt, d.doneAtSweep, d.align = 1<<12, 0, maxAlign
 }
 
 // bytes returns the memory the tracker's tables hold.
@@ -135,33 +130,50 @@ func (d *depTracker) bytes() int {
 // table), for when no dependence is left to resolve; it stays usable.
 func (d *depTracker) release() {
 	d.table = nil
+	d.align = maxAlign
 	d.initTable(tableSize(0))
 	d.groups, d.free = nil, nil
 	d.cells = lists.Pool{}
 }
 
-// slot is where (addr, parent)'s probe starts: its page (4 KiB) spread by
-// Fibonacci hashing (the product's top bits, scaled to the table's size),
-// plus its offset in the page. A task's dependences are often its
-// neighbours' blocks, whose states are then in the lines of the table just
-// used, where a hash of the whole address put every lookup in a line of its
-// own (a cache miss each; BenchmarkResolveStencil was 1.5–2× slower so).
-// The offset is all 12 bits, so that no two addresses of a page start at
-// the same slot however close they are (bytes of one array): coarser
-// offsets were faster still on 64-byte blocks, but piled the addresses of a
-// denser page into one long run.
+// slot is where (addr, parent)'s probe starts. Addresses are counted in
+// units of their alignment (d.align: the fewest trailing zero bits of any
+// address in the table), and cut into segments of 64 units: a segment
+// starts at a slot spread by Fibonacci hashing (the product's top bits,
+// scaled to the table's size), and its units follow every other slot. A
+// task's dependences are often its neighbours' blocks, whose states are
+// then in the lines of the table just used, where a hash of the whole
+// address put every lookup in a line of its own (a cache miss each;
+// BenchmarkResolveStencil was 1.5–2× slower so). No two addresses of a
+// segment start at the same slot, however close they are (bytes of one
+// array), and blocks named one after another start two slots apart: with
+// a page spread and the offset in it in bytes, a new 64-byte block started
+// 64 slots (1.5 KiB) after the last, a line of its own, and each creation
+// of the lean stencil missed the cache there (BenchmarkResolveLean 2.5×
+// slower). Every other slot, a segment overlapping another's interleaves
+// with it: in consecutive slots, a segment's 64 states were one run that a
+// probe starting in it walked (BenchmarkResolveDense 1.3× slower, 7 % more
+// instructions).
 func (d *depTracker) slot(addr uint64, parent int32) int {
 	n := uint64(len(d.table))
-	page, _ := bits.Mul64((addr>>12^uint64(uint32(parent))<<40)*0x9E3779B97F4A7C15, n)
-	i := page + addr&4095
+	u := addr >> d.align
+	seg, _ := bits.Mul64((u>>segmentBits^uint64(uint32(parent))<<40)*0x9E3779B97F4A7C15, n)
+	i := seg + u&(1<<segmentBits-1)<<1
 	if i >= n {
 		i -= n
-		if i >= n { // a table smaller than a page
+		if i >= n { // a table smaller than a segment
 			i %= n
 		}
 	}
 	return int(i)
 }
+
+// segmentBits sets a segment's length: 64 units.
+const segmentBits = 6
+
+// maxAlign is the alignment of an empty table, until an address that is
+// not 4 KiB-aligned comes.
+const maxAlign = 12
 
 // next is the slot after i, wrapping around.
 func (d *depTracker) next(i int) int {
@@ -178,19 +190,36 @@ func (d *depTracker) appendList(out []int32, list int32) []int32 {
 // lookup returns the state of (parent, addr), made empty if it had none.
 // The pointer is valid until the next lookup.
 func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
+	t := d.table
 	i := d.slot(addr, parent)
-	for ; d.table[i].parent != emptySlot; i = d.next(i) {
-		if a := &d.table[i]; a.is(addr, parent) {
+	for {
+		// An empty slot matches no state: no parent is emptySlot.
+		a := &t[i]
+		if a.addr == addr && a.parent == parent {
 			return a
+		}
+		if a.parent == emptySlot {
+			break
+		}
+		if i++; i == len(t) {
+			i = 0
 		}
 	}
 	if d.full() {
 		d.rebuild(nil, 2*len(d.table))
 		return d.lookup(parent, addr)
 	}
-	d.table[i] = addrState{addrLo: uint32(addr), addrHi: uint32(addr >> 32), parent: parent, writer: -1}
+	if tz := uint8(bits.TrailingZeros64(addr | 1<<maxAlign)); tz < d.align {
+		// An address less aligned than those so far: the table's slots in
+		// its units (at most maxAlign times a table, mostly at its first
+		// addresses).
+		d.align = tz
+		d.reslot()
+		return d.lookup(parent, addr)
+	}
+	t[i] = addrState{addr: addr, parent: parent, writer: -1}
 	d.live++
-	return &d.table[i]
+	return &t[i]
 }
 
 // newGroup returns a set group with empty lists.
@@ -232,12 +261,23 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 		a := d.lookup(parent, dep.Addr)
 		switch dep.Type {
 		case trace.DepIn:
-			out = d.writers(out, a)
+			if a.writer >= 0 { // d.writers, most often
+				out = append(out, a.writer)
+			} else {
+				out = d.writers(out, a)
+			}
 			d.cells.PushHead(&a.readers, task)
 		case trace.DepOut, trace.DepInout:
-			out = d.writers(out, a)
-			out = d.cells.AppendHead(out, a.readers)
-			d.clear(a)
+			switch {
+			case a.writer >= 0: // d.writers
+				out = append(out, a.writer)
+			case a.writer < -1:
+				out = d.writers(out, a)
+			}
+			if !a.readers.Empty() || a.writer < -1 { // d.clear has work
+				out = d.cells.AppendHead(out, a.readers)
+				d.clear(a)
+			}
 			a.writer = task
 		case trace.DepMutexInoutset, trace.DepInoutset:
 			if gi := a.group(); gi >= 0 && d.groups[gi].kind == dep.Type && a.readers.Empty() {
@@ -321,6 +361,29 @@ func (d *depTracker) sweep(done func(int32) bool) {
 	d.sweepAt = max(2*d.live, 1<<12)
 }
 
+// reslot places the states again in the table, where slot puts them now
+// (its alignment changed): set aside, the table emptied in place, and put
+// back, where a new table would be as large as the table (10 MB as
+// Model.Prepare reserves it for a large process) for the few states the
+// first addresses make.
+func (d *depTracker) reslot() {
+	var live []addrState
+	for k := range d.table {
+		if d.table[k].parent != emptySlot {
+			live = append(live, d.table[k])
+		}
+	}
+	d.initTable(len(d.table))
+	for k := range live {
+		i := d.slot(live[k].addr, live[k].parent)
+		for d.table[i].parent != emptySlot {
+			i = d.next(i)
+		}
+		d.table[i] = live[k]
+		d.live++
+	}
+}
+
 // rebuild moves the states into a new table of size slots, dropping those
 // drop reports (their lists go back to the pool).
 func (d *depTracker) rebuild(drop func(*addrState) bool, size int) {
@@ -336,7 +399,7 @@ func (d *depTracker) rebuild(drop func(*addrState) bool, size int) {
 			d.clear(a)
 			continue
 		}
-		i := d.slot(a.addr(), a.parent)
+		i := d.slot(a.addr, a.parent)
 		for d.table[i].parent != emptySlot {
 			i = d.next(i)
 		}

@@ -155,7 +155,8 @@ func (r refTracker) resolve(parent, task int32, deps []trace.Dep) []int32 {
 // The tracker gives the predecessors the plain rules give: all of them with
 // keep, the running ones without (a completed task is no edge, and sweeps
 // may have forgotten it), over random clauses on few addresses and
-// parents, through sweeps, table growth and reuse.
+// parents, through sweeps, table growth, reuse and changes of the
+// addresses' alignment.
 func TestTrackerFollowsTheRules(t *testing.T) {
 	types := []uint8{trace.DepIn, trace.DepIn, trace.DepOut, trace.DepInout, trace.DepMutexInoutset, trace.DepInoutset}
 	for seed := range uint64(12) {
@@ -181,10 +182,23 @@ func TestTrackerFollowsTheRules(t *testing.T) {
 				for k := range deps {
 					a := uint64(rng.IntN(addrs))
 					addr := 0x7f00_0000_0000 + a*64
-					if seed%2 == 1 {
+					switch {
+					case seed%2 == 1:
 						// Addresses alike in their low 32 bits, told
 						// apart by the high ones alone.
 						addr = 0x7f00_0000_0000 + a/64<<32 + a%64*64
+					case seed%4 == 2:
+						// Pages, then blocks, then bytes: the table's
+						// states placed again as the alignment drops,
+						// many of them the last times.
+						switch {
+						case task < tasks/3:
+							addr = 0x7f00_0000_0000 + a*4096
+						case task < 2*tasks/3:
+							addr = 0x7f00_0000_0000 + a*64
+						default:
+							addr = 0x7f00_0000_0000 + a*3
+						}
 					}
 					deps[k] = trace.Dep{Addr: addr, Type: types[rng.IntN(len(types))]}
 				}

@@ -182,6 +182,37 @@ func (ids TaskIDs) ID(t sim.Task) int64 {
 	return trace.MakeID(th, int64(t-ids.base[th])+1)
 }
 
+// IDCursor maps dense task indices back to trace ids as TaskIDs.ID does,
+// in a step or two for indices given in increasing order (a table's tasks
+// in order), where ID searches the threads each time.
+type IDCursor struct {
+	ids TaskIDs
+	th  int // the thread whose tasks the last index fell among
+}
+
+// Cursor returns a cursor over ids.
+func (ids TaskIDs) Cursor() IDCursor { return IDCursor{ids: ids} }
+
+// ID returns the trace id of dense task t (0 for none), as TaskIDs.ID.
+func (c *IDCursor) ID(t sim.Task) int64 {
+	base, maxSeq := c.ids.base, c.ids.maxSeq
+	n := len(base)
+	if t < 0 || n == 0 || int64(t) >= int64(base[n-1])+maxSeq[n-1] || base[0] > t {
+		return 0
+	}
+	if c.th >= n || base[c.th] > t {
+		c.th = 0 // an index before the last: from the first thread
+	}
+	for c.th+1 < n && base[c.th+1] <= t {
+		c.th++
+	}
+	th := c.th
+	for th > 0 && maxSeq[th] == 0 {
+		th-- // threads that created nothing share their base with the next
+	}
+	return trace.MakeID(th, int64(t-base[th])+1)
+}
+
 func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
 	t := m.Task(id)
 	if t == sim.NoTask && id != 0 {

@@ -26,6 +26,17 @@ func (b *Blocks) newBlock(n int) []byte {
 	return b.s.cur
 }
 
+// Put1 appends a one-byte entry when the block being written has room for
+// it, and reports whether it did (else the caller goes through Room): a
+// call small enough to inline into a loop that writes one entry a step.
+func (b *Blocks) Put1(x byte) bool {
+	if cur := b.s.cur; len(cur) < cap(cur) {
+		b.s.cur, b.s.curN = append(cur, x), b.s.curN+1
+		return true
+	}
+	return false
+}
+
 // Wrote stores the block Room returned, with one entry appended.
 func (b *Blocks) Wrote(cur []byte) { b.s.cur, b.s.curN = cur, b.s.curN+1 }
 

@@ -87,7 +87,7 @@ func (r *Reader) Next() int64 {
 	if c := r.data[r.pos]; c < 0x80 { // varint by hand, as in Pairs.Each
 		x, r.pos = int64(c>>1)^-int64(c&1), r.pos+1
 	} else {
-		x, r.pos = varintLong(r.data, r.pos)
+		x, r.pos = varintAt(r.data, r.pos)
 	}
 	r.left--
 	if r.delta {
@@ -95,6 +95,76 @@ func (r *Reader) Next() int64 {
 		r.last = x
 	}
 	return x
+}
+
+// Read decodes the next values into dst, as many as it holds or are
+// left, and returns how many: 0 at the end.
+func (r *Reader) Read(dst []int64) int {
+	k := 0
+	for k < len(dst) {
+		if r.left == 0 {
+			if r.advance(); r.left == 0 {
+				break
+			}
+		}
+		d, pos, last := r.data, r.pos, r.last
+		m := min(len(dst)-k, r.left)
+		for j := range dst[k : k+m] {
+			var x int64
+			if pos < len(d) && d[pos] < 0x80 {
+				c := d[pos]
+				x, pos = int64(c>>1)^-int64(c&1), pos+1
+			} else {
+				x, pos = varintAt(d, pos)
+			}
+			if r.delta {
+				x += last
+				last = x
+			}
+			dst[k+j] = x
+		}
+		r.pos, r.last, r.left, k = pos, last, r.left-m, k+m
+	}
+	return k
+}
+
+// Values reads a column's values in order as Reader does, a batch
+// decoded at a time (Reader.Read), so that Next inlines into a loop that
+// reads several columns a row.
+type Values struct {
+	r    Reader
+	buf  [256]int64
+	i, n int
+}
+
+// Values returns a batch reader at the column's first value.
+func (c *Ints) Values() *Values { return &Values{r: c.Reader()} }
+
+// Next returns the next value; past the end it returns 0.
+func (v *Values) Next() int64 {
+	if v.i == v.n {
+		v.fill()
+	}
+	v.i++
+	return v.buf[v.i-1]
+}
+
+func (v *Values) fill() {
+	v.i, v.n = 0, v.r.Read(v.buf[:])
+	if v.n == 0 {
+		v.buf[0], v.n = 0, 1 // past the end
+	}
+}
+
+// Skip moves past n values.
+func (v *Values) Skip(n int) {
+	for n > 0 {
+		if v.i == v.n {
+			v.fill()
+		}
+		k := min(n, v.n-v.i)
+		v.i, n = v.i+k, n-k
+	}
 }
 
 // Skip moves past n values.
@@ -159,7 +229,7 @@ func (p *Pairs) Each(fn func(a, b int32)) {
 			if c := d[pos]; c < 0x80 {
 				db, pos = int64(c>>1)^-int64(c&1), pos+1
 			} else {
-				db, pos = varintLong(d, pos)
+				db, pos = varintAt(d, pos)
 			}
 			if pos >= len(d) {
 				break // a corrupt list; never made by Append
@@ -167,7 +237,7 @@ func (p *Pairs) Each(fn func(a, b int32)) {
 			if c := d[pos]; c < 0x80 {
 				da, pos = int64(c>>1)^-int64(c&1), pos+1
 			} else {
-				da, pos = varintLong(d, pos)
+				da, pos = varintAt(d, pos)
 			}
 			b += db
 			if p.byA {
@@ -292,12 +362,33 @@ func (s *stream) trim() {
 	s.next = 0
 }
 
-// varintLong decodes a varint of more than one byte at d[pos:] and
-// returns it with the position after it; out of line, so that the
-// one-byte case stays small where it is written by hand.
-//
-//go:noinline
-func varintLong(d []byte, pos int) (int64, int) {
+// varintAt decodes the varint at d[pos:], returning the position after it
+// (len(d) when it is cut short): two and three bytes by hand (run times of
+// microseconds to milliseconds, edges to nodes made a while before), longer
+// ones by binary.Varint. The readers call it past their one-byte case,
+// which they test themselves: it does not inline.
+func varintAt(d []byte, pos int) (int64, int) {
+	if pos+2 < len(d) {
+		var u uint64
+		switch b0, b1, b2 := d[pos], d[pos+1], d[pos+2]; {
+		case b0 < 0x80:
+			u, pos = uint64(b0), pos+1
+		case b1 < 0x80:
+			u, pos = uint64(b0&0x7f)|uint64(b1)<<7, pos+2
+		case b2 < 0x80:
+			u, pos = uint64(b0&0x7f)|uint64(b1&0x7f)<<7|uint64(b2)<<14, pos+3
+		default:
+			return varintSlow(d, pos)
+		}
+		return int64(u>>1) ^ -int64(u&1), pos
+	}
+	return varintSlow(d, pos)
+}
+
+func varintSlow(d []byte, pos int) (int64, int) {
 	x, k := binary.Varint(d[pos:])
+	if k <= 0 {
+		return 0, len(d)
+	}
 	return x, pos + k
 }

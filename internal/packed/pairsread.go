@@ -1,0 +1,228 @@
+package packed
+
+import "encoding/binary"
+
+// PairReader reads a Pairs list in order, many pairs a call (Read): where
+// Each calls a function value for every pair, a loop over a graph's
+// millions of edges reads them from a small buffer, with no call a pair.
+type PairReader struct {
+	s    *stream
+	blk  int
+	d    []byte
+	pos  int
+	a, b int64
+	byA  bool
+}
+
+// Reader returns a reader at p's first pair. p must not grow while it is
+// read.
+func (p *Pairs) Reader() PairReader {
+	return PairReader{s: &p.s, blk: -1, byA: p.byA}
+}
+
+// Read decodes the next pairs into as and bs, as many as they hold (the
+// shorter of the two) or as are left, and returns how many: 0 at the end.
+func (r *PairReader) Read(as, bs []int32) int {
+	bs = bs[:min(len(as), len(bs))]
+	k := 0
+	for k < len(bs) {
+		if r.pos >= len(r.d) {
+			if r.blk >= len(r.s.full) {
+				break
+			}
+			r.blk++
+			r.d, r.pos = r.s.block(r.blk), 0
+			continue
+		}
+		d, pos, a, b, byA := r.d, r.pos, r.a, r.b, r.byA
+		short := true // the last pair was two one-byte varints
+		for ; k < len(bs) && pos+1 < len(d); k++ {
+			// Four pairs of one-byte varints at once (a task's
+			// dependences on its neighbours: all of the lean stencil's),
+			// tested with one load, tried after a pair of one-byte
+			// varints (a fragment graph's edges are mostly longer).
+			for short && k+4 <= len(bs) && pos+8 <= len(d) {
+				x := binary.LittleEndian.Uint64(d[pos:])
+				if x&0x8080808080808080 != 0 {
+					break
+				}
+				// The eight varints' zigzag decoded at once: a byte c
+				// (below 0x80) is c>>1, or its complement when c is odd.
+				y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
+				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
+				if byA {
+					b += int64(int8(y))
+					a += int64(int8(y >> 8))
+					a4[0], b4[0] = int32(a), int32(b)
+					b += int64(int8(y >> 16))
+					a += int64(int8(y >> 24))
+					a4[1], b4[1] = int32(a), int32(b)
+					b += int64(int8(y >> 32))
+					a += int64(int8(y >> 40))
+					a4[2], b4[2] = int32(a), int32(b)
+					b += int64(int8(y >> 48))
+					a += int64(int8(y >> 56))
+					a4[3], b4[3] = int32(a), int32(b)
+				} else {
+					b += int64(int8(y))
+					a4[0], b4[0] = int32(b-int64(int8(y>>8))), int32(b)
+					b += int64(int8(y >> 16))
+					a4[1], b4[1] = int32(b-int64(int8(y>>24))), int32(b)
+					b += int64(int8(y >> 32))
+					a4[2], b4[2] = int32(b-int64(int8(y>>40))), int32(b)
+					b += int64(int8(y >> 48))
+					a4[3], b4[3] = int32(b-int64(int8(y>>56))), int32(b)
+					a = int64(a4[3])
+				}
+				k, pos = k+4, pos+8
+			}
+			if k == len(bs) || pos+1 >= len(d) {
+				break
+			}
+			c, e := d[pos], d[pos+1]
+			var db, da int64
+			if short = c|e < 0x80; short { // both a byte: most pairs
+				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos+2
+			} else {
+				// A varint of one or two bytes inline (a fragment graph's
+				// edges between nodes made a few dozen apart), longer
+				// ones by varintAt.
+				if c < 0x80 {
+					db, pos = int64(c>>1)^-int64(c&1), pos+1
+				} else if e < 0x80 {
+					u := uint64(c&0x7f) | uint64(e)<<7
+					db, pos = int64(u>>1)^-int64(u&1), pos+2
+				} else {
+					db, pos = varintAt(d, pos)
+				}
+				if pos >= len(d) {
+					break // a corrupt list; never made by Append
+				}
+				if c := d[pos]; c < 0x80 {
+					da, pos = int64(c>>1)^-int64(c&1), pos+1
+				} else if pos+1 < len(d) && d[pos+1] < 0x80 {
+					u := uint64(c&0x7f) | uint64(d[pos+1])<<7
+					da, pos = int64(u>>1)^-int64(u&1), pos+2
+				} else {
+					da, pos = varintAt(d, pos)
+				}
+			}
+			b += db
+			a += da
+			if !byA {
+				a = b - da
+			}
+			as[k], bs[k] = int32(a), int32(b)
+		}
+		if pos+1 >= len(d) {
+			pos = len(d) // a block ends with a whole pair; a stray byte is corruption
+		}
+		r.pos, r.a, r.b = pos, a, b
+	}
+	return k
+}
+
+// PairsBackward reads a Pairs list from its last pair to its first: a
+// varint's last byte is the only one below 0x80, so the bytes before a
+// position tell where the varint that ends there begins, and the list's
+// last pair is kept whole (Pairs.lastA, lastB), from which each pair's
+// differences give the one before.
+type PairsBackward struct {
+	s    *stream
+	blk  int
+	d    []byte
+	pos  int   // d[:pos] is not read yet
+	a, b int64 // the next pair to return (a only byA)
+	left int   // pairs not returned yet
+	byA  bool
+}
+
+// Backward returns a reader at p's last pair. p must not grow while it is
+// read.
+func (p *Pairs) Backward() PairsBackward {
+	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, a: p.lastA, b: p.lastB, left: p.n, byA: p.byA}
+}
+
+// Read decodes the pairs before those it returned (from the list's last at
+// first) into as and bs, the latest first, as many as they hold or are
+// left, and returns how many: 0 past the first pair.
+func (r *PairsBackward) Read(as, bs []int32) int {
+	bs = bs[:min(len(as), len(bs), r.left)]
+	k := 0
+	for k < len(bs) {
+		if r.pos == 0 {
+			if r.blk == 0 {
+				break // a corrupt list; never made by Append
+			}
+			r.blk--
+			r.d = r.s.block(r.blk)
+			r.pos = len(r.d)
+			continue
+		}
+		d, pos, a, b := r.d, r.pos, r.a, r.b
+		for ; k < len(bs) && pos > 0; k++ {
+			// Four pairs of one-byte varints at once, as Reader reads
+			// them, when the byte before them ends a varint.
+			for k+4 <= len(bs) && pos >= 8 && (pos == 8 || d[pos-9] < 0x80) {
+				x := binary.LittleEndian.Uint64(d[pos-8:])
+				if x&0x8080808080808080 != 0 {
+					break
+				}
+				y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
+				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
+				if r.byA {
+					for j := range 4 { // from the last pair of the eight bytes
+						b4[j], a4[j] = int32(b), int32(a)
+						b -= int64(int8(y >> (48 - 16*j)))
+						a -= int64(int8(y >> (56 - 16*j)))
+					}
+				} else {
+					for j := range 4 {
+						b4[j], a4[j] = int32(b), int32(b-int64(int8(y>>(56-16*j))))
+						b -= int64(int8(y >> (48 - 16*j)))
+					}
+				}
+				k, pos = k+4, pos-8
+			}
+			if k == len(bs) || pos == 0 {
+				break
+			}
+			var db, da int64
+			// Both varints a byte when the byte before them ends a
+			// varint (or the block starts there).
+			if pos >= 2 && d[pos-2] < 0x80 && (pos == 2 || d[pos-3] < 0x80) {
+				c, e := d[pos-2], d[pos-1]
+				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos-2
+			} else {
+				da, pos = varintBefore(d, pos)
+				db, pos = varintBefore(d, pos)
+			}
+			bs[k] = int32(b)
+			if r.byA {
+				as[k] = int32(a)
+				a -= da
+			} else {
+				as[k] = int32(b - da)
+			}
+			b -= db
+		}
+		r.pos, r.a, r.b = pos, a, b
+	}
+	r.left -= k
+	return k
+}
+
+// varintBefore decodes the varint that ends at d[end−1] and returns it
+// with its first position (0 for a list cut short, which Append never
+// makes).
+func varintBefore(d []byte, end int) (int64, int) {
+	if end <= 0 {
+		return 0, 0
+	}
+	start := end - 1
+	for start > 0 && d[start-1] >= 0x80 {
+		start--
+	}
+	x, _ := binary.Varint(d[start:end])
+	return x, start
+}

@@ -1,0 +1,132 @@
+package packed
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestPairReaders: the buffered forward reader and the backward one give
+// the pairs Each gives (backward, in reverse), whatever the buffer's size,
+// on lists of both layouts with differences of every varint length, over
+// block boundaries.
+func TestPairReaders(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200 {
+		var p Pairs
+		if trial%2 == 1 {
+			p = NewPairsByA()
+		}
+		n := rng.IntN(3000)
+		if trial%50 == 0 {
+			n = 0
+		}
+		var a, b int32
+		for range n {
+			switch rng.IntN(6) {
+			case 0: // anywhere
+				a, b = rng.Int32()-math.MaxInt32/2, rng.Int32()-math.MaxInt32/2
+			case 1: // the extremes
+				a, b = int32(rng.IntN(2))*math.MaxInt32, math.MinInt32+int32(rng.IntN(3))
+			default: // near the last pair: one-byte differences
+				b += int32(rng.IntN(5)) - 1
+				a = b - int32(rng.IntN(40))
+			}
+			p.Append(a, b)
+		}
+		var want [][2]int32
+		p.Each(func(a, b int32) { want = append(want, [2]int32{a, b}) })
+		if len(want) != n {
+			t.Fatalf("trial %d: Each gave %d of %d pairs", trial, len(want), n)
+		}
+		size := 1 + rng.IntN(300)
+		as, bs := make([]int32, size), make([]int32, size+rng.IntN(3))
+		var got [][2]int32
+		r := p.Reader()
+		for k := r.Read(as, bs); k > 0; k = r.Read(as, bs) {
+			for i := range k {
+				got = append(got, [2]int32{as[i], bs[i]})
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (buffer %d): Reader gave %d pairs, differing from Each's %d", trial, size, len(got), len(want))
+		}
+		got = got[:0]
+		rb := p.Backward()
+		for k := rb.Read(as, bs); k > 0; k = rb.Read(as, bs) {
+			for i := range k {
+				got = append(got, [2]int32{as[i], bs[i]})
+			}
+		}
+		slices.Reverse(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (buffer %d): Backward gave %d pairs, differing from Each's %d", trial, size, len(got), len(want))
+		}
+		if k := rb.Read(as, bs); k != 0 {
+			t.Fatalf("trial %d: Backward read %d pairs past the first", trial, k)
+		}
+	}
+}
+
+// BenchmarkPairReader is BenchmarkPairsEach's list through the buffered
+// reader.
+func BenchmarkPairReader(b *testing.B) {
+	var p Pairs
+	for s := int32(0); s < 1<<20; s++ {
+		for k := int32(1); k <= 3; k++ {
+			p.Append(s-k*5, s)
+		}
+	}
+	b.SetBytes(int64(p.Len()))
+	var as, bs [256]int32
+	var sum int64
+	for range b.N {
+		r := p.Reader()
+		for k := r.Read(as[:], bs[:]); k > 0; k = r.Read(as[:], bs[:]) {
+			for _, a := range as[:k] {
+				sum += int64(a)
+			}
+		}
+	}
+	if sum == 1 {
+		b.Log(sum)
+	}
+}
+
+// TestValues: the batch reader gives the values Reader.Next gives, plain
+// and as differences, of every varint length, over block boundaries,
+// with skips, and zeros past the end.
+func TestValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	for trial := range 100 {
+		var c Ints
+		if trial%2 == 1 {
+			c = NewDeltas()
+		}
+		n := rng.IntN(5000)
+		for range n {
+			switch rng.IntN(4) {
+			case 0:
+				c.Append(rng.Int64() - math.MaxInt64/2)
+			case 1:
+				c.Append(int64(rng.IntN(100)) - 50)
+			default:
+				c.Append(int64(rng.IntN(1 << 20)))
+			}
+		}
+		r, v := c.Reader(), c.Values()
+		for i := 0; i < n+3; {
+			if k := rng.IntN(8); rng.IntN(4) == 0 {
+				r.Skip(k)
+				v.Skip(k)
+				i += k
+				continue
+			}
+			if got, want := v.Next(), r.Next(); got != want {
+				t.Fatalf("trial %d value %d: %d, want %d", trial, i, got, want)
+			}
+			i++
+		}
+	}
+}
