@@ -26,14 +26,9 @@ type Longest struct {
 	// BackLengths.
 	Order *Order
 	// ties are the forward replay's tied inputs (LongestPathsFollowing),
-	// for OnLongestPathsColumn, and ends this rank's nodes of EF Span
-	// when there are at most maxEnds (nil: not known).
+	// for OnLongestPathsColumn.
 	ties *tieLog
-	ends []int32
 }
-
-// maxEnds is how many nodes at the span Longest keeps.
-const maxEnds = 1024
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
 // one (BL) over g with node weights w. On a DAG built OutsOnly the forward
@@ -93,22 +88,13 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	}
 	// The span and the node reaching it with the smallest key. With keys
 	// that follow the ids, the local maximum's first node is that node
-	// when the maximum is the span, and the nodes at the local maximum
-	// (a few, when they are few) are the ends OnLongestPathsColumn
-	// searches from: one pass.
+	// when the maximum is the span: one pass.
 	span := int64(0)
 	n := g.Len()
 	first := int32(-1)
-	var ends []int32
-	many := false // more than maxEnds at the maximum: marked by a pass
 	for i := int32(0); i < n; i++ {
-		switch v := lp.ef.get(i); {
-		case v > span:
-			span, first, ends, many = v, i, append(ends[:0], i), false
-		case v == span && len(ends) < maxEnds:
-			ends = append(ends, i)
-		case v == span:
-			many = true
+		if v := lp.ef.get(i); v > span {
+			span, first = v, i
 		}
 	}
 	g1, err := c.AllreduceInt64(comm.Max, []int64{span})
@@ -121,9 +107,6 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	switch {
 	case w.KeysFollowNodes && span == lp.Span && first >= 0:
 		best, bestNode = key(first), first
-		if !many {
-			lp.ends = ends
-		}
 	case w.KeysFollowNodes && span == lp.Span:
 		// Every node's EF is 0 (or none is above it): the first at 0.
 		for i := int32(0); i < n; i++ {
@@ -279,11 +262,11 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Lon
 		return OnLongest{}, err
 	}
 	if all[0] == 1 {
-		markLongest(g, ef, w, span, lp.Arg, lp.ties, lp.ends, on)
-		lp.Arg, lp.ties, lp.ends = nil, nil, nil
+		markLongest(g, ef, w, span, lp.Arg, lp.ties, on)
+		lp.Arg, lp.ties = nil, nil
 		return OnLongest{on: on}, nil
 	}
-	lp.Arg, lp.ties, lp.ends = nil, nil, nil
+	lp.Arg, lp.ties = nil, nil
 	// Weights from a uint32 column are never negative.
 	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
 	if err != nil {
@@ -292,11 +275,10 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Lon
 	return OnLongest{on: on}, nil
 }
 
-// markLongest marks in on the nodes that the nodes of EF span (ends, or
-// found by a pass when nil) reach backwards through tight inputs: the
-// argmax arg, the chain predecessor and the logged ties whose EF is the
-// node's start.
-func markLongest(g *DAG, ef *vstore, w *narrow.Column[uint32], span int64, arg []Entry, ties *tieLog, ends []int32, on []uint64) {
+// markLongest marks in on the nodes that the nodes of EF span reach
+// backwards through tight inputs: the argmax arg, the chain predecessor
+// and the logged ties whose EF is the node's start.
+func markLongest(g *DAG, ef *vstore, w *narrow.Column[uint32], span int64, arg []Entry, ties *tieLog, on []uint64) {
 	t := ties.byNode()
 	var stack []int32
 	mark := func(e Entry, start int64) {
@@ -305,14 +287,8 @@ func markLongest(g *DAG, ef *vstore, w *narrow.Column[uint32], span int64, arg [
 			stack = append(stack, n)
 		}
 	}
-	if ends != nil {
-		for _, n := range ends {
-			mark(Entry(n), span)
-		}
-	} else {
-		for n := range g.Len() {
-			mark(Entry(n), span)
-		}
+	for n := range g.Len() {
+		mark(Entry(n), span)
 	}
 	for len(stack) > 0 {
 		n := stack[len(stack)-1]

@@ -107,23 +107,40 @@ func (r *Reader) Read(dst []int64) int {
 				break
 			}
 		}
-		d, pos, last := r.data, r.pos, r.last
+		d, pos := r.data, r.pos
 		m := min(len(dst)-k, r.left)
-		for j := range dst[k : k+m] {
-			var x int64
-			if pos < len(d) && d[pos] < 0x80 {
-				c := d[pos]
-				x, pos = int64(c>>1)^-int64(c&1), pos+1
-			} else {
-				x, pos = varintAt(d, pos)
+		out := dst[k : k+m]
+		for j := range out {
+			// Up to three bytes inline (small values, and times of
+			// microseconds to milliseconds, as differences or run
+			// times).
+			if p := d[min(pos, len(d)):]; len(p) >= 3 {
+				var u uint64
+				switch c, e, f := p[0], p[1], p[2]; {
+				case c < 0x80:
+					u, pos = uint64(c), pos+1
+				case e < 0x80:
+					u, pos = uint64(c&0x7f)|uint64(e)<<7, pos+2
+				case f < 0x80:
+					u, pos = uint64(c&0x7f)|uint64(e&0x7f)<<7|uint64(f)<<14, pos+3
+				default:
+					out[j], pos = varintAt(d, pos)
+					continue
+				}
+				out[j] = int64(u>>1) ^ -int64(u&1)
+				continue
 			}
-			if r.delta {
-				x += last
-				last = x
-			}
-			dst[k+j] = x
+			out[j], pos = varintAt(d, pos)
 		}
-		r.pos, r.last, r.left, k = pos, last, r.left-m, k+m
+		if r.delta {
+			last := r.last
+			for j, x := range out {
+				last += x
+				out[j] = last
+			}
+			r.last = last
+		}
+		r.pos, r.left, k = pos, r.left-m, k+m
 	}
 	return k
 }
@@ -279,6 +296,11 @@ func (s *stream) grow(extra int) {
 
 // put appends x as a varint.
 func (s *stream) put(x int64) {
+	if u := uint64(x<<1 ^ x>>63); u < 0x80 && len(s.cur) < cap(s.cur) {
+		s.cur = append(s.cur, byte(u)) // a byte, most values: no call
+		s.curN++
+		return
+	}
 	if cap(s.cur)-len(s.cur) < binary.MaxVarintLen64 {
 		var tmp [binary.MaxVarintLen64]byte
 		k := binary.PutVarint(tmp[:], x)
@@ -292,6 +314,12 @@ func (s *stream) put(x int64) {
 
 // put2 appends x and y as varints in one block.
 func (s *stream) put2(x, y int64) {
+	ux, uy := uint64(x<<1^x>>63), uint64(y<<1^y>>63)
+	if ux|uy < 0x80 && cap(s.cur)-len(s.cur) >= 2 {
+		s.cur = append(s.cur, byte(ux), byte(uy)) // a byte each, most pairs: no call
+		s.curN++
+		return
+	}
 	if cap(s.cur)-len(s.cur) < 2*binary.MaxVarintLen64 {
 		var tmp [2 * binary.MaxVarintLen64]byte
 		k := binary.PutVarint(tmp[:], x)

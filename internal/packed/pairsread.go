@@ -84,14 +84,19 @@ func (r *PairReader) Read(as, bs []int32) int {
 			if short = c|e < 0x80; short { // both a byte: most pairs
 				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos+2
 			} else {
-				// A varint of one or two bytes inline (a fragment graph's
-				// edges between nodes made a few dozen apart), longer
-				// ones by varintAt.
+				// A varint of one to three bytes inline (a fragment
+				// graph's edges between nodes made a few dozen apart),
+				// longer ones by varintAt.
 				if c < 0x80 {
 					db, pos = int64(c>>1)^-int64(c&1), pos+1
 				} else if e < 0x80 {
 					u := uint64(c&0x7f) | uint64(e)<<7
 					db, pos = int64(u>>1)^-int64(u&1), pos+2
+				} else if pos+2 < len(d) && d[pos+2] < 0x80 {
+					// Three bytes: a fragment graph's successor made far
+					// from the last (a join node).
+					u := uint64(c&0x7f) | uint64(e&0x7f)<<7 | uint64(d[pos+2])<<14
+					db, pos = int64(u>>1)^-int64(u&1), pos+3
 				} else {
 					db, pos = varintAt(d, pos)
 				}

@@ -130,3 +130,23 @@ func TestValues(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkValues is BenchmarkIntsReader's column through the batch
+// reader.
+func BenchmarkValues(b *testing.B) {
+	var c Ints
+	for i := int64(0); i < 1<<20; i++ {
+		c.Append(50_000 + i%1000)
+	}
+	b.SetBytes(int64(c.Len()))
+	var sum int64
+	for range b.N {
+		v := c.Values()
+		for range c.Len() {
+			sum += v.Next()
+		}
+	}
+	if sum == 1 {
+		b.Log(sum)
+	}
+}
