@@ -186,8 +186,10 @@ func (ids TaskIDs) ID(t sim.Task) int64 {
 // in a step or two for indices given in increasing order (a table's tasks
 // in order), where ID searches the threads each time.
 type IDCursor struct {
-	ids TaskIDs
-	th  int // the thread whose tasks the last index fell among
+	ids    TaskIDs
+	th     int      // the thread whose tasks the last index fell among
+	lo, hi sim.Task // its tasks' indices (hi = lo: none yet)
+	at     int64    // the id of task t among them is at + t
 }
 
 // Cursor returns a cursor over ids.
@@ -195,6 +197,13 @@ func (ids TaskIDs) Cursor() IDCursor { return IDCursor{ids: ids} }
 
 // ID returns the trace id of dense task t (0 for none), as TaskIDs.ID.
 func (c *IDCursor) ID(t sim.Task) int64 {
+	if t >= c.lo && t < c.hi { // inlined: among the last one's thread's tasks
+		return c.at + int64(t)
+	}
+	return c.id(t)
+}
+
+func (c *IDCursor) id(t sim.Task) int64 {
 	base, maxSeq := c.ids.base, c.ids.maxSeq
 	n := len(base)
 	if t < 0 || n == 0 || int64(t) >= int64(base[n-1])+maxSeq[n-1] || base[0] > t {
@@ -209,6 +218,10 @@ func (c *IDCursor) ID(t sim.Task) int64 {
 	th := c.th
 	for th > 0 && maxSeq[th] == 0 {
 		th-- // threads that created nothing share their base with the next
+	}
+	if maxSeq[th] > 0 && th == c.th {
+		c.lo, c.hi = base[th], base[th]+sim.Task(maxSeq[th])
+		c.at = trace.MakeID(th, 1) - int64(base[th]) // sequence numbers count from 1
 	}
 	return trace.MakeID(th, int64(t-base[th])+1)
 }
