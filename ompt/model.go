@@ -17,9 +17,10 @@ import (
 // encountering task, MPI calls mark threads as communicating and remote
 // dependences release tasks of distributed task runtimes.
 type Model struct {
-	base    []int32   // per creating thread: dense index of its first task
-	maxSeq  []int64   // per creating thread: highest task seq created
-	regions idmap.Map // open parallel regions: parallel id → region instance
+	base    []int32    // per creating thread: dense index of its first task
+	maxSeq  []int64    // per creating thread: highest task seq created
+	seqs    []seqRange // both together, for Task
+	regions idmap.Map  // open parallel regions: parallel id → region instance
 	deps    *depTracker
 	// depsLeft counts the task_create and task_dependences events not
 	// simulated yet (the census's): the tracker is released once none is
@@ -104,9 +105,11 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	m.chk.prepare(s)
 	ndeps := int(min(cs.DepEntries, 1<<31-1))
 	m.base = make([]int32, nth)
+	m.seqs = make([]seqRange, nth)
 	var total int64
 	for t := range m.maxSeq {
 		m.base[t] = int32(total)
+		m.seqs[t] = seqRange{base: sim.Task(total), n: m.maxSeq[t]}
 		total += m.maxSeq[t]
 	}
 	if total >= 1<<31-1 {
@@ -140,14 +143,24 @@ func (m *Model) Prepare(s *sim.Sim) error {
 // Task maps a trace task id to its dense index, NoTask for 0 or an id no
 // thread created.
 func (m *Model) Task(id int64) sim.Task {
-	if id <= 0 {
-		return sim.NoTask
-	}
+	// A negative id has a negative thread, 0 a sequence number of 0: both
+	// out of range as unsigned numbers, one compare each (a mapping for
+	// nearly every event of a task trace).
 	t, seq := trace.IDThread(id), trace.IDSeq(id)
-	if t >= len(m.maxSeq) || seq < 1 || seq > m.maxSeq[t] {
+	if uint(t) >= uint(len(m.seqs)) {
 		return sim.NoTask
 	}
-	return m.base[t] + sim.Task(seq-1)
+	if r := m.seqs[t]; uint64(seq-1) < uint64(r.n) {
+		return r.base + sim.Task(seq-1)
+	}
+	return sim.NoTask
+}
+
+// seqRange is a creating thread's tasks: dense indices base onwards, for
+// its sequence numbers 1…n.
+type seqRange struct {
+	base sim.Task
+	n    int64
 }
 
 // ID maps a dense task index back to the trace's task id.
@@ -237,7 +250,9 @@ func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
 // Update applies event e of thread th.
 func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	m.chk.event(m, s, th, e)
-	thr := &s.Threads[th]
+	// The thread's state, for the kinds that read it (a task trace's
+	// creations and schedules do not).
+	thr := func() *sim.Thread { return &s.Threads[th] }
 	switch e.Kind {
 	case trace.ImplicitTaskBegin:
 		t := m.task(s, e.Args[1], "implicit_task")
@@ -248,7 +263,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		r, ok := m.regions.Get(e.Args[0])
 		if !ok {
 			// The worker's begin came before the region's (equal times).
-			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+			r = s.NewRegion(int32(e.Args[2]), len(thr().Teams) == 0)
 			m.regions.Set(e.Args[0], r)
 		}
 		team := int32(min(max(e.Args[2], 0), 1<<30))
@@ -277,9 +292,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if ok {
 			// A worker's implicit task began first (its clock a little
 			// behind the master's): the region it made is this one.
-			s.Regions[r].TopLevel = len(thr.Teams) == 0
+			s.Regions[r].TopLevel = len(thr().Teams) == 0
 		} else {
-			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+			r = s.NewRegion(int32(e.Args[2]), len(thr().Teams) == 0)
 			m.regions.Set(e.Args[0], r)
 		}
 		s.SuspendForParallel(m.current(s, th, e.Args[1]), r, th)
@@ -361,7 +376,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 	case trace.SyncBegin:
 		if e.Args[0] == SyncTaskgroup {
-			s.OpenGroup(thr.Current(), th)
+			s.OpenGroup(thr().Current(), th)
 		}
 		if m.noWait {
 			m.waitBegin(s, th, e.Args[0])
@@ -392,13 +407,14 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.Discard(m.task(s, e.Args[0], "cancel"))
 		}
 	case trace.MPIEnter:
-		if thr.MPI == 0 {
-			thr.Setup = s.SetupCall(e.Args[0])
+		t := thr()
+		if t.MPI == 0 {
+			t.Setup = s.SetupCall(e.Args[0])
 		}
-		thr.MPI++
+		t.MPI++
 	case trace.MPIExit:
-		if thr.MPI > 0 {
-			thr.MPI--
+		if t := thr(); t.MPI > 0 {
+			t.MPI--
 		} else {
 			s.Warn.Add("unbalanced MPI", "mpi_exit without mpi_enter on thread %d at %d ns", th, s.Now)
 		}
