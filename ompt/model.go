@@ -26,6 +26,7 @@ type Model struct {
 	// simulated yet (the census's): the tracker is released once none is
 	// left, since nothing else looks an address up.
 	depsLeft int64
+	hasDeps  bool    // the process has task_dependences events (census)
 	skip     []int64 // per thread: index of the last event consumed by lookahead
 	noWait   bool    // the trace has no sync_wait events: use sync_begin/end
 	preds    []int32
@@ -127,6 +128,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	}
 	m.deps.reserve(min(ndeps, 1<<20))
 	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
+	m.hasDeps = cs.Kinds[trace.TaskDeps] > 0
 	m.costKeys = map[int64]bool{}
 	for id, str := range p.Strings {
 		if str == "flops" || str == "bytes" || str == "cost" {
@@ -313,8 +315,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 		s.CreateTask(t, sim.KindExplicit, parent, th, int32(e.Args[3]), flags)
 		// OMPT delivers the dependences right after task_create: resolve them
-		// before deciding whether the task is ready.
-		for j := 1; ; j++ {
+		// before deciding whether the task is ready (a process whose census
+		// counts no task_dependences event has none to look ahead for).
+		for j := 1; m.hasDeps; j++ {
 			d, deps, ok := s.Ahead(th, j)
 			if !ok || d.Time != e.Time {
 				break
