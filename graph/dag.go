@@ -225,8 +225,9 @@ const edgeBatch = 256
 
 // eachEdges calls fn with every local edge of the segments, in order, a
 // batch at a time, their bases added: the edges added one by one, and the
-// packed pairs (mapped), whose nodes it checks against n (the first edge
-// with a node that does not exist is returned, and the rest not read).
+// packed pairs (mapped), whose nodes it checks against n when n ≥ 0 (the
+// first edge with a node that does not exist is returned, and the rest
+// not read; a second pass over the same edges passes −1).
 func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 	var as, bs [edgeBatch]int32
 	for k := range b.segs {
@@ -255,11 +256,18 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 				m = sg.mapped(as[:m], bs[:m])
 			}
 			base := int64(sg.base)
-			for j := range m {
-				if s, d := base+int64(as[j]), base+int64(bs[j]); uint64(s) < uint64(n) && uint64(d) < uint64(n) {
-					as[j], bs[j] = int32(s), int32(d)
-				} else {
-					return fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", b.rank, s, d, n)
+			switch {
+			case n >= 0:
+				for j := range m {
+					if s, d := base+int64(as[j]), base+int64(bs[j]); uint64(s) < uint64(n) && uint64(d) < uint64(n) {
+						as[j], bs[j] = int32(s), int32(d)
+					} else {
+						return fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", b.rank, s, d, n)
+					}
+				}
+			case base != 0:
+				for j := range m {
+					as[j], bs[j] = sg.base+as[j], sg.base+bs[j]
 				}
 			}
 			fn(as[:m], bs[:m])
@@ -687,10 +695,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	// restores them.
 	outs := !opts.InsOnly
 	// Placed, a loop for each kind of DAG (the count's pass checked the
-	// nodes).
+	// nodes: no check).
 	switch {
 	case packOuts:
-		_ = b.eachEdges(n, func(src, dst []int32) {
+		_ = b.eachEdges(-1, func(src, dst []int32) {
 			dst, pk, off := dst[:len(src)], g.outPk, g.outOff
 			for i, s := range src {
 				o := off[s]
@@ -703,7 +711,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			}
 		})
 	case packIns:
-		_ = b.eachEdges(n, func(src, dst []int32) {
+		_ = b.eachEdges(-1, func(src, dst []int32) {
 			dst, pk, off := dst[:len(src)], g.inPk, g.inOff
 			for i, s := range src {
 				d := dst[i]
@@ -717,7 +725,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			}
 		})
 	default:
-		_ = b.eachEdges(n, func(src, dst []int32) {
+		_ = b.eachEdges(-1, func(src, dst []int32) {
 			dst = dst[:len(src)]
 			for i, s := range src {
 				d := dst[i]

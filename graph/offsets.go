@@ -48,14 +48,17 @@ func blocksFit(off []int32, shift uint8) bool {
 }
 
 // at returns offset i.
-func (o *offsets) at(i int32) int32 { return o.base[i>>o.shift] + int32(o.rel[i]) }
+func (o *offsets) at(i int32) int32 { return o.base[i>>(o.shift&7)] + int32(o.rel[i]) }
 
-// span returns node n's list: bytes [at(n), at(n+1)).
+// span returns node n's list: bytes [at(n), at(n+1)). (The shift is
+// masked to tell the compiler it is small: a shift by any count is
+// several instructions.)
 func (o *offsets) span(n int32) (int32, int32) {
 	rel := o.rel[n : n+2]
-	b := o.base[n>>o.shift]
-	if (n+1)>>o.shift == n>>o.shift {
+	sh := o.shift & 7
+	b := o.base[n>>sh]
+	if (n+1)>>sh == n>>sh {
 		return b + int32(rel[0]), b + int32(rel[1])
 	}
-	return b + int32(rel[0]), o.base[(n+1)>>o.shift] + int32(rel[1])
+	return b + int32(rel[0]), o.base[(n+1)>>sh] + int32(rel[1])
 }

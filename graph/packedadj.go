@@ -44,13 +44,11 @@ func longCode(p []byte) (uint64, int) {
 	// Two and three bytes by hand (a node a few hundred to tens of
 	// thousands of nodes away): binary.Uvarint's loop took 70
 	// instructions a call.
-	if len(p) >= 3 {
-		switch b1, b2 := p[1], p[2]; {
-		case b1 < 0x80:
-			return uint64(p[0]&0x7f) | uint64(b1)<<7, 2
-		case b2 < 0x80:
-			return uint64(p[0]&0x7f) | uint64(b1&0x7f)<<7 | uint64(b2)<<14, 3
-		}
+	switch {
+	case len(p) >= 2 && p[1] < 0x80:
+		return uint64(p[0]&0x7f) | uint64(p[1])<<7, 2
+	case len(p) >= 3 && p[2] < 0x80:
+		return uint64(p[0]&0x7f) | uint64(p[1]&0x7f)<<7 | uint64(p[2])<<14, 3
 	}
 	return binary.Uvarint(p)
 }

@@ -96,7 +96,7 @@ var locArg = func() (out [trace.NumKinds]int8) {
 // when it is out of range, so that no pass names a construct after a
 // location the trace does not have.
 func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
-	if th < 0 || th >= len(c.threads) {
+	if uint(th) >= uint(len(c.threads)) { // th < 0 too
 		return
 	}
 	if len(c.early) > 0 {

@@ -156,7 +156,7 @@ func (d *depTracker) release() {
 // instructions).
 func (d *depTracker) slot(addr uint64, parent int32) int {
 	n := uint64(len(d.table))
-	u := addr >> d.align
+	u := addr >> (d.align & 63)
 	seg, _ := bits.Mul64((u>>segmentBits^uint64(uint32(parent))<<40)*0x9E3779B97F4A7C15, n)
 	i := seg + u&(1<<segmentBits-1)<<1
 	if i >= n {

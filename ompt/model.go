@@ -17,14 +17,16 @@ import (
 // encountering task, MPI calls mark threads as communicating and remote
 // dependences release tasks of distributed task runtimes.
 type Model struct {
-	base    []int32   // per creating thread: dense index of its first task
-	maxSeq  []int64   // per creating thread: highest task seq created
-	regions idmap.Map // open parallel regions: parallel id → region instance
+	base    []int32    // per creating thread: dense index of its first task
+	maxSeq  []int64    // per creating thread: highest task seq created
+	seqs    []seqRange // both together, for Task
+	regions idmap.Map  // open parallel regions: parallel id → region instance
 	deps    *depTracker
 	// depsLeft counts the task_create and task_dependences events not
 	// simulated yet (the census's): the tracker is released once none is
 	// left, since nothing else looks an address up.
 	depsLeft int64
+	hasDeps  bool    // the process has task_dependences events (census)
 	skip     []int64 // per thread: index of the last event consumed by lookahead
 	noWait   bool    // the trace has no sync_wait events: use sync_begin/end
 	preds    []int32
@@ -104,9 +106,11 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	m.chk.prepare(s)
 	ndeps := int(min(cs.DepEntries, 1<<31-1))
 	m.base = make([]int32, nth)
+	m.seqs = make([]seqRange, nth)
 	var total int64
 	for t := range m.maxSeq {
 		m.base[t] = int32(total)
+		m.seqs[t] = seqRange{base: sim.Task(total), n: m.maxSeq[t]}
 		total += m.maxSeq[t]
 	}
 	if total >= 1<<31-1 {
@@ -124,6 +128,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	}
 	m.deps.reserve(min(ndeps, 1<<20))
 	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
+	m.hasDeps = cs.Kinds[trace.TaskDeps] > 0
 	m.costKeys = map[int64]bool{}
 	for id, str := range p.Strings {
 		if str == "flops" || str == "bytes" || str == "cost" {
@@ -140,14 +145,24 @@ func (m *Model) Prepare(s *sim.Sim) error {
 // Task maps a trace task id to its dense index, NoTask for 0 or an id no
 // thread created.
 func (m *Model) Task(id int64) sim.Task {
-	if id <= 0 {
-		return sim.NoTask
-	}
+	// A negative id has a negative thread, 0 a sequence number of 0: both
+	// out of range as unsigned numbers, one compare each (a mapping for
+	// nearly every event of a task trace).
 	t, seq := trace.IDThread(id), trace.IDSeq(id)
-	if t >= len(m.maxSeq) || seq < 1 || seq > m.maxSeq[t] {
+	if uint(t) >= uint(len(m.seqs)) {
 		return sim.NoTask
 	}
-	return m.base[t] + sim.Task(seq-1)
+	if r := m.seqs[t]; uint64(seq-1) < uint64(r.n) {
+		return r.base + sim.Task(seq-1)
+	}
+	return sim.NoTask
+}
+
+// seqRange is a creating thread's tasks: dense indices base onwards, for
+// its sequence numbers 1…n.
+type seqRange struct {
+	base sim.Task
+	n    int64
 }
 
 // ID maps a dense task index back to the trace's task id.
@@ -186,8 +201,10 @@ func (ids TaskIDs) ID(t sim.Task) int64 {
 // in a step or two for indices given in increasing order (a table's tasks
 // in order), where ID searches the threads each time.
 type IDCursor struct {
-	ids TaskIDs
-	th  int // the thread whose tasks the last index fell among
+	ids    TaskIDs
+	th     int      // the thread whose tasks the last index fell among
+	lo, hi sim.Task // its tasks' indices (hi = lo: none yet)
+	at     int64    // the id of task t among them is at + t
 }
 
 // Cursor returns a cursor over ids.
@@ -195,6 +212,13 @@ func (ids TaskIDs) Cursor() IDCursor { return IDCursor{ids: ids} }
 
 // ID returns the trace id of dense task t (0 for none), as TaskIDs.ID.
 func (c *IDCursor) ID(t sim.Task) int64 {
+	if t >= c.lo && t < c.hi { // inlined: among the last one's thread's tasks
+		return c.at + int64(t)
+	}
+	return c.id(t)
+}
+
+func (c *IDCursor) id(t sim.Task) int64 {
 	base, maxSeq := c.ids.base, c.ids.maxSeq
 	n := len(base)
 	if t < 0 || n == 0 || int64(t) >= int64(base[n-1])+maxSeq[n-1] || base[0] > t {
@@ -210,6 +234,10 @@ func (c *IDCursor) ID(t sim.Task) int64 {
 	for th > 0 && maxSeq[th] == 0 {
 		th-- // threads that created nothing share their base with the next
 	}
+	if maxSeq[th] > 0 && th == c.th {
+		c.lo, c.hi = base[th], base[th]+sim.Task(maxSeq[th])
+		c.at = trace.MakeID(th, 1) - int64(base[th]) // sequence numbers count from 1
+	}
 	return trace.MakeID(th, int64(t-base[th])+1)
 }
 
@@ -224,7 +252,9 @@ func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
 // Update applies event e of thread th.
 func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	m.chk.event(m, s, th, e)
-	thr := &s.Threads[th]
+	// The thread's state, for the kinds that read it (a task trace's
+	// creations and schedules do not).
+	thr := func() *sim.Thread { return &s.Threads[th] }
 	switch e.Kind {
 	case trace.ImplicitTaskBegin:
 		t := m.task(s, e.Args[1], "implicit_task")
@@ -235,7 +265,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		r, ok := m.regions.Get(e.Args[0])
 		if !ok {
 			// The worker's begin came before the region's (equal times).
-			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+			r = s.NewRegion(int32(e.Args[2]), len(thr().Teams) == 0)
 			m.regions.Set(e.Args[0], r)
 		}
 		team := int32(min(max(e.Args[2], 0), 1<<30))
@@ -264,9 +294,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if ok {
 			// A worker's implicit task began first (its clock a little
 			// behind the master's): the region it made is this one.
-			s.Regions[r].TopLevel = len(thr.Teams) == 0
+			s.Regions[r].TopLevel = len(thr().Teams) == 0
 		} else {
-			r = s.NewRegion(int32(e.Args[2]), len(thr.Teams) == 0)
+			r = s.NewRegion(int32(e.Args[2]), len(thr().Teams) == 0)
 			m.regions.Set(e.Args[0], r)
 		}
 		s.SuspendForParallel(m.current(s, th, e.Args[1]), r, th)
@@ -285,8 +315,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 		s.CreateTask(t, sim.KindExplicit, parent, th, int32(e.Args[3]), flags)
 		// OMPT delivers the dependences right after task_create: resolve them
-		// before deciding whether the task is ready.
-		for j := 1; ; j++ {
+		// before deciding whether the task is ready (a process whose census
+		// counts no task_dependences event has none to look ahead for).
+		for j := 1; m.hasDeps; j++ {
 			d, deps, ok := s.Ahead(th, j)
 			if !ok || d.Time != e.Time {
 				break
@@ -348,7 +379,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 	case trace.SyncBegin:
 		if e.Args[0] == SyncTaskgroup {
-			s.OpenGroup(thr.Current(), th)
+			s.OpenGroup(thr().Current(), th)
 		}
 		if m.noWait {
 			m.waitBegin(s, th, e.Args[0])
@@ -379,13 +410,14 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.Discard(m.task(s, e.Args[0], "cancel"))
 		}
 	case trace.MPIEnter:
-		if thr.MPI == 0 {
-			thr.Setup = s.SetupCall(e.Args[0])
+		t := thr()
+		if t.MPI == 0 {
+			t.Setup = s.SetupCall(e.Args[0])
 		}
-		thr.MPI++
+		t.MPI++
 	case trace.MPIExit:
-		if thr.MPI > 0 {
-			thr.MPI--
+		if t := thr(); t.MPI > 0 {
+			t.MPI--
 		} else {
 			s.Warn.Add("unbalanced MPI", "mpi_exit without mpi_enter on thread %d at %d ns", th, s.Now)
 		}

@@ -114,21 +114,19 @@ func (r *Reader) Read(dst []int64) int {
 			// Up to three bytes inline (small values, and times of
 			// microseconds to milliseconds, as differences or run
 			// times).
-			if p := d[min(pos, len(d)):]; len(p) >= 3 {
-				var u uint64
-				switch c, e, f := p[0], p[1], p[2]; {
-				case c < 0x80:
-					u, pos = uint64(c), pos+1
-				case e < 0x80:
-					u, pos = uint64(c&0x7f)|uint64(e)<<7, pos+2
-				case f < 0x80:
-					u, pos = uint64(c&0x7f)|uint64(e&0x7f)<<7|uint64(f)<<14, pos+3
-				default:
-					out[j], pos = varintAt(d, pos)
+			if uint(pos)+2 < uint(len(d)) {
+				if c := d[pos]; c < 0x80 {
+					out[j], pos = int64(c>>1)^-int64(c&1), pos+1
+					continue
+				} else if e := d[pos+1]; e < 0x80 {
+					u := uint64(c&0x7f) | uint64(e)<<7
+					out[j], pos = int64(u>>1)^-int64(u&1), pos+2
+					continue
+				} else if f := d[pos+2]; f < 0x80 {
+					u := uint64(c&0x7f) | uint64(e&0x7f)<<7 | uint64(f)<<14
+					out[j], pos = int64(u>>1)^-int64(u&1), pos+3
 					continue
 				}
-				out[j] = int64(u>>1) ^ -int64(u&1)
-				continue
 			}
 			out[j], pos = varintAt(d, pos)
 		}
@@ -175,6 +173,12 @@ func (v *Values) fill() {
 
 // Skip moves past n values.
 func (v *Values) Skip(n int) {
+	if n > 0 { // inlined: mostly none
+		v.skip(n)
+	}
+}
+
+func (v *Values) skip(n int) {
 	for n > 0 {
 		if v.i == v.n {
 			v.fill()
@@ -391,20 +395,22 @@ func (s *stream) trim() {
 }
 
 // varintAt decodes the varint at d[pos:], returning the position after it
-// (len(d) when it is cut short): two and three bytes by hand (run times of
+// (len(d) when it is cut short): up to four bytes by hand (run times of
 // microseconds to milliseconds, edges to nodes made a while before), longer
-// ones by binary.Varint. The readers call it past their one-byte case,
+// ones, and those in a block's last bytes, by binary.Varint. The readers call it past their one-byte case,
 // which they test themselves: it does not inline.
 func varintAt(d []byte, pos int) (int64, int) {
-	if pos+2 < len(d) {
+	if pos+3 < len(d) {
 		var u uint64
-		switch b0, b1, b2 := d[pos], d[pos+1], d[pos+2]; {
+		switch b0, b1, b2, b3 := d[pos], d[pos+1], d[pos+2], d[pos+3]; {
 		case b0 < 0x80:
 			u, pos = uint64(b0), pos+1
 		case b1 < 0x80:
 			u, pos = uint64(b0&0x7f)|uint64(b1)<<7, pos+2
 		case b2 < 0x80:
 			u, pos = uint64(b0&0x7f)|uint64(b1&0x7f)<<7|uint64(b2)<<14, pos+3
+		case b3 < 0x80:
+			u, pos = uint64(b0&0x7f)|uint64(b1&0x7f)<<7|uint64(b2&0x7f)<<14|uint64(b3)<<21, pos+4
 		default:
 			return varintSlow(d, pos)
 		}

@@ -35,66 +35,60 @@ func (r *PairReader) Read(as, bs []int32) int {
 			continue
 		}
 		d, pos, a, b, byA := r.d, r.pos, r.a, r.b, r.byA
-		short := true // the last pair was two one-byte varints
-		for ; k < len(bs) && pos+1 < len(d); k++ {
-			// Four pairs of one-byte varints at once (a task's
-			// dependences on its neighbours: all of the lean stencil's),
-			// tested with one load, tried after a pair of one-byte
-			// varints (a fragment graph's edges are mostly longer).
-			for short && k+4 <= len(bs) && pos+8 <= len(d) {
-				x := binary.LittleEndian.Uint64(d[pos:])
-				if x&0x8080808080808080 != 0 {
-					break
-				}
-				// The eight varints' zigzag decoded at once: a byte c
-				// (below 0x80) is c>>1, or its complement when c is odd.
-				y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
-				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
-				if byA {
-					b += int64(int8(y))
-					a += int64(int8(y >> 8))
-					a4[0], b4[0] = int32(a), int32(b)
-					b += int64(int8(y >> 16))
-					a += int64(int8(y >> 24))
-					a4[1], b4[1] = int32(a), int32(b)
-					b += int64(int8(y >> 32))
-					a += int64(int8(y >> 40))
-					a4[2], b4[2] = int32(a), int32(b)
-					b += int64(int8(y >> 48))
-					a += int64(int8(y >> 56))
-					a4[3], b4[3] = int32(a), int32(b)
-				} else {
-					b += int64(int8(y))
-					a4[0], b4[0] = int32(b-int64(int8(y>>8))), int32(b)
-					b += int64(int8(y >> 16))
-					a4[1], b4[1] = int32(b-int64(int8(y>>24))), int32(b)
-					b += int64(int8(y >> 32))
-					a4[2], b4[2] = int32(b-int64(int8(y>>40))), int32(b)
-					b += int64(int8(y >> 48))
-					a4[3], b4[3] = int32(b-int64(int8(y>>56))), int32(b)
-					a = int64(a4[3])
-				}
-				k, pos = k+4, pos+8
-			}
-			if k == len(bs) || pos+1 >= len(d) {
-				break
-			}
+		for k < len(bs) && pos+1 < len(d) {
 			c, e := d[pos], d[pos+1]
 			var db, da int64
-			if short = c|e < 0x80; short { // both a byte: most pairs
+			if c|e < 0x80 { // both a byte: most pairs
+				// Four such pairs at once (a task's dependences on its
+				// neighbours: all of the lean stencil's), tested with one
+				// load.
+				if k+4 <= len(bs) && pos+8 <= len(d) {
+					if x := binary.LittleEndian.Uint64(d[pos:]); x&0x8080808080808080 == 0 {
+						// The eight varints' zigzag decoded at once: a
+						// byte c (below 0x80) is c>>1, or its complement
+						// when c is odd.
+						y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
+						a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
+						if byA {
+							b += int64(int8(y))
+							a += int64(int8(y >> 8))
+							a4[0], b4[0] = int32(a), int32(b)
+							b += int64(int8(y >> 16))
+							a += int64(int8(y >> 24))
+							a4[1], b4[1] = int32(a), int32(b)
+							b += int64(int8(y >> 32))
+							a += int64(int8(y >> 40))
+							a4[2], b4[2] = int32(a), int32(b)
+							b += int64(int8(y >> 48))
+							a += int64(int8(y >> 56))
+							a4[3], b4[3] = int32(a), int32(b)
+						} else {
+							b += int64(int8(y))
+							a4[0], b4[0] = int32(b-int64(int8(y>>8))), int32(b)
+							b += int64(int8(y >> 16))
+							a4[1], b4[1] = int32(b-int64(int8(y>>24))), int32(b)
+							b += int64(int8(y >> 32))
+							a4[2], b4[2] = int32(b-int64(int8(y>>40))), int32(b)
+							b += int64(int8(y >> 48))
+							a4[3], b4[3] = int32(b-int64(int8(y>>56))), int32(b)
+							a = int64(a4[3])
+						}
+						k, pos = k+4, pos+8
+						continue
+					}
+				}
 				db, da, pos = int64(c>>1)^-int64(c&1), int64(e>>1)^-int64(e&1), pos+2
 			} else {
 				// A varint of one to three bytes inline (a fragment
-				// graph's edges between nodes made a few dozen apart),
-				// longer ones by varintAt.
+				// graph's edges between nodes made a few dozen apart, or
+				// to a join node made far before), longer ones by
+				// varintAt.
 				if c < 0x80 {
 					db, pos = int64(c>>1)^-int64(c&1), pos+1
 				} else if e < 0x80 {
 					u := uint64(c&0x7f) | uint64(e)<<7
 					db, pos = int64(u>>1)^-int64(u&1), pos+2
 				} else if pos+2 < len(d) && d[pos+2] < 0x80 {
-					// Three bytes: a fragment graph's successor made far
-					// from the last (a join node).
 					u := uint64(c&0x7f) | uint64(e&0x7f)<<7 | uint64(d[pos+2])<<14
 					db, pos = int64(u>>1)^-int64(u&1), pos+3
 				} else {
@@ -118,6 +112,7 @@ func (r *PairReader) Read(as, bs []int32) int {
 				a = b - da
 			}
 			as[k], bs[k] = int32(a), int32(b)
+			k++
 		}
 		if pos+1 >= len(d) {
 			pos = len(d) // a block ends with a whole pair; a stray byte is corruption
