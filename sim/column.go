@@ -49,6 +49,45 @@ func pageTable[P any](dense []*P, n int) []*P {
 	return make([]*P, np)
 }
 
+// countedPages is the page table of a column whose pages go when every
+// entry of theirs is empty again (lcol, zcol, hcol): n[k] counts page k's
+// entries that are not, kept by the column's writes where each entry is
+// already read.
+type countedPages[E comparable] struct {
+	dense []*[colPageLen]E
+	n     []int32 // per page: entries not empty
+	free  []*[colPageLen]E
+}
+
+// reset makes the column n entries long and all empty, its pages refilled
+// with empty (what a previous use left) and kept for reuse.
+func (c *countedPages[E]) reset(n int, empty E) {
+	for _, d := range c.dense {
+		if d != nil {
+			for i := range d {
+				d[i] = empty
+			}
+			c.free = append(c.free, d)
+		}
+	}
+	c.dense = pageTable(c.dense, n)
+	if np := len(c.dense); cap(c.n) >= np {
+		c.n = c.n[:np]
+		clear(c.n)
+	} else {
+		c.n = make([]int32, np)
+	}
+}
+
+// release drops page k, whose entries are all empty again (kept for
+// reuse if the column keeps few).
+func (c *countedPages[E]) release(k int32) {
+	if len(c.free) < keepFree {
+		c.free = append(c.free, c.dense[k])
+	}
+	c.dense[k] = nil
+}
+
 // pcol is a column of int32 values, one per task, that reads def where
 // nothing was written: a page of 4096 entries is allocated where one is
 // first written. A read is two loads, as a slice's is but for the page's
@@ -224,27 +263,9 @@ func (c *fcol) take(n int) packed.Int32s {
 // would all be dense: 4 bytes a task each). Its lists are only pushed to
 // (push) and taken whole (take), so keeping the count of non-empty ones
 // costs a compare where each is already read.
-type lcol struct {
-	dense []*[colPageLen]int32
-	n     []int32 // per page: lists not empty
-	free  []*[colPageLen]int32
-}
+type lcol struct{ countedPages[int32] }
 
-func (c *lcol) reset(n int) {
-	for _, d := range c.dense {
-		if d != nil {
-			fill(d[:], lists.None) // lists a previous use left
-			c.free = append(c.free, d)
-		}
-	}
-	c.dense = pageTable(c.dense, n)
-	if np := len(c.dense); cap(c.n) >= np {
-		c.n = c.n[:np]
-		clear(c.n)
-	} else {
-		c.n = make([]int32, np)
-	}
-}
+func (c *lcol) reset(n int) { c.countedPages.reset(n, lists.None) }
 
 // get returns list i.
 func (c *lcol) get(i int32) int32 {
@@ -277,12 +298,7 @@ func (c *lcol) take(i int32) int32 {
 	h := d[j]
 	d[j] = lists.None
 	if c.n[k]--; c.n[k] == 0 {
-		// Every list of the page is empty: the page goes (kept for reuse
-		// if the column keeps few).
-		if len(c.free) < keepFree {
-			c.free = append(c.free, d)
-		}
-		c.dense[k] = nil
+		c.release(k) // every list of the page is empty
 	}
 	return h
 }
@@ -307,27 +323,9 @@ func (c *lcol) page(k int32) *[colPageLen]int32 {
 // (a recorded fib's pages all dense at its end, 4 bytes a task, as a
 // pcol). Counts only change by add, so keeping the number of non-zero
 // ones costs two compares where each is already read.
-type zcol struct {
-	dense []*[colPageLen]int32
-	n     []int32 // per page: counts not 0
-	free  []*[colPageLen]int32
-}
+type zcol struct{ countedPages[int32] }
 
-func (c *zcol) reset(n int) {
-	for _, d := range c.dense {
-		if d != nil {
-			clear(d[:]) // counts a previous use left
-			c.free = append(c.free, d)
-		}
-	}
-	c.dense = pageTable(c.dense, n)
-	if np := len(c.dense); cap(c.n) >= np {
-		c.n = c.n[:np]
-		clear(c.n)
-	} else {
-		c.n = make([]int32, np)
-	}
-}
+func (c *zcol) reset(n int) { c.countedPages.reset(n, 0) }
 
 func (c *zcol) get(i int32) int32 {
 	if d := c.dense[i>>colPageBits]; d != nil {
@@ -354,12 +352,7 @@ func (c *zcol) add(i int32, x int32) int32 {
 		c.n[k]++
 	case old != 0 && v == 0:
 		if c.n[k]--; c.n[k] == 0 {
-			// Every count of the page is 0: the page goes (kept for reuse
-			// if the column keeps few).
-			if len(c.free) < keepFree {
-				c.free = append(c.free, d)
-			}
-			c.dense[k] = nil
+			c.release(k) // every count of the page is 0
 		}
 	}
 	return v
@@ -648,27 +641,9 @@ func (c *bcol) page(k int32) *[colPageLen]uint8 {
 // nothing was written, in pages allocated where a list is first pushed to
 // and released when their lists are all empty again: the successor lists
 // of tasks all created first go as the tasks complete.
-type hcol struct {
-	dense []*[colPageLen]lists.Head
-	n     []int32 // per page: lists not empty
-	free  []*[colPageLen]lists.Head
-}
+type hcol struct{ countedPages[lists.Head] }
 
-func (c *hcol) reset(n int) {
-	for _, d := range c.dense {
-		if d != nil {
-			clear(d[:])
-			c.free = append(c.free, d)
-		}
-	}
-	c.dense = pageTable(c.dense, n)
-	if np := len(c.dense); cap(c.n) >= np {
-		c.n = c.n[:np]
-		clear(c.n)
-	} else {
-		c.n = make([]int32, np)
-	}
-}
+func (c *hcol) reset(n int) { c.countedPages.reset(n, lists.Head{}) }
 
 func (c *hcol) get(i int32) lists.Head {
 	if d := c.dense[i>>colPageBits]; d != nil {
@@ -691,13 +666,8 @@ func (c *hcol) set(i int32, x lists.Head) {
 		c.n[k]++
 	case !d[j].Empty() && x.Empty():
 		if c.n[k]--; c.n[k] == 0 {
-			// Every list of the page is empty: the page goes (kept for
-			// reuse if the column keeps few).
 			d[j] = x
-			if len(c.free) < keepFree {
-				c.free = append(c.free, d)
-			}
-			c.dense[k] = nil
+			c.release(k) // every list of the page is empty
 			return
 		}
 	}
