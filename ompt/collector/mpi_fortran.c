@@ -205,16 +205,21 @@ FISEND(mpi_bsend_init, MPI_BSEND_INIT, MPI_Bsend_init);
 FISEND(mpi_rsend_init, MPI_RSEND_INIT, MPI_Rsend_init);
 FISEND(mpi_recv_init, MPI_RECV_INIT, MPI_Recv_init);
 
-void mpi_start_(MPI_Fint *request, MPI_Fint *ierr)
-{
-	FCALLER();
-	MPI_Request r = MPI_Request_f2c(*request);
-	int rc = MPI_Start(&r);
-	if (rc == MPI_SUCCESS)
-		*request = MPI_Request_c2f(r);
-	set_ierr(ierr, rc);
-}
-ALIASES(mpi_start, MPI_START);
+/* Calls on one request handle, which they may change (MPI_Start,
+ * MPI_Request_free). */
+#define FREQUEST(lo, UP, C)                                      \
+	void lo##_(MPI_Fint *request, MPI_Fint *ierr)            \
+	{                                                        \
+		FCALLER();                                       \
+		MPI_Request r = MPI_Request_f2c(*request);       \
+		int rc = C(&r);                                  \
+		if (rc == MPI_SUCCESS)                           \
+			*request = MPI_Request_c2f(r);           \
+		set_ierr(ierr, rc);                              \
+	}                                                        \
+	ALIASES(lo, UP)
+
+FREQUEST(mpi_start, MPI_START, MPI_Start);
 
 void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm,
 	       MPI_Fint *status, MPI_Fint *ierr)
@@ -277,16 +282,7 @@ void mpi_iprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag
 }
 ALIASES(mpi_iprobe, MPI_IPROBE);
 
-void mpi_request_free_(MPI_Fint *request, MPI_Fint *ierr)
-{
-	FCALLER();
-	MPI_Request r = MPI_Request_f2c(*request);
-	int rc = MPI_Request_free(&r);
-	if (rc == MPI_SUCCESS)
-		*request = MPI_Request_c2f(r);
-	set_ierr(ierr, rc);
-}
-ALIASES(mpi_request_free, MPI_REQUEST_FREE);
+FREQUEST(mpi_request_free, MPI_REQUEST_FREE, MPI_Request_free);
 
 /* ---- completion ---------------------------------------------------------- */
 
