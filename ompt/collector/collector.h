@@ -67,7 +67,20 @@ enum {
 	X(MPI_Iscatter) X(MPI_Iscatterv) X(MPI_Iallgather) X(MPI_Iallgatherv) X(MPI_Ialltoall) X(MPI_Ialltoallv) \
 	X(MPI_Ireduce_scatter) X(MPI_Ireduce_scatter_block) X(MPI_Iscan) X(MPI_Iexscan) \
 	X(MPI_Neighbor_allgather) X(MPI_Neighbor_allgatherv) X(MPI_Neighbor_alltoall) X(MPI_Neighbor_alltoallv) \
-	X(MPI_Ineighbor_allgather) X(MPI_Ineighbor_alltoall) X(MPI_Ineighbor_alltoallv)
+	X(MPI_Ineighbor_allgather) X(MPI_Ineighbor_alltoall) X(MPI_Ineighbor_alltoallv) \
+	X(MPI_Mprobe) X(MPI_Improbe) X(MPI_Mrecv) X(MPI_Imrecv) X(MPI_Alltoallw) X(MPI_Ineighbor_allgatherv) \
+	X(MPI_Ialltoallw) X(MPI_Neighbor_alltoallw) X(MPI_Ineighbor_alltoallw) X(MPI_File_open) X(MPI_File_close) \
+	X(MPI_File_delete) X(MPI_File_set_size) X(MPI_File_preallocate) X(MPI_File_set_view) X(MPI_File_seek) \
+	X(MPI_File_seek_shared) X(MPI_File_sync) X(MPI_File_read) X(MPI_File_read_all) X(MPI_File_read_shared) \
+	X(MPI_File_read_ordered) X(MPI_File_read_at) X(MPI_File_read_at_all) X(MPI_File_write) X(MPI_File_write_all) \
+	X(MPI_File_write_shared) X(MPI_File_write_ordered) X(MPI_File_write_at) X(MPI_File_write_at_all) \
+	X(MPI_File_iread) X(MPI_File_iread_all) X(MPI_File_iread_at) X(MPI_File_iwrite) X(MPI_File_iwrite_all) \
+	X(MPI_File_iwrite_at) X(MPI_Win_create) X(MPI_Win_allocate) X(MPI_Win_allocate_shared) \
+	X(MPI_Win_create_dynamic) X(MPI_Win_free) X(MPI_Win_fence) X(MPI_Win_lock) X(MPI_Win_unlock) \
+	X(MPI_Win_lock_all) X(MPI_Win_unlock_all) X(MPI_Win_flush) X(MPI_Win_flush_all) X(MPI_Win_flush_local) \
+	X(MPI_Win_flush_local_all) X(MPI_Win_sync) X(MPI_Win_post) X(MPI_Win_start) X(MPI_Win_complete) \
+	X(MPI_Win_wait) X(MPI_Win_test) X(MPI_Put) X(MPI_Get) X(MPI_Accumulate) X(MPI_Get_accumulate) \
+	X(MPI_Fetch_and_op) X(MPI_Compare_and_swap) X(MPI_Rput) X(MPI_Rget)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

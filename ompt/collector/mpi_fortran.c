@@ -20,6 +20,7 @@
 
 #include <dlfcn.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -232,6 +233,64 @@ void mpi_recv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *source, MPI
 	set_ierr(ierr, rc);
 }
 ALIASES(mpi_recv, MPI_RECV);
+
+/* Matched probes: the message handle converted both ways. */
+void mpi_mprobe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Status st;
+	MPI_Message m = MPI_MESSAGE_NULL;
+	int rc = MPI_Mprobe(*source, *tag, MPI_Comm_f2c(*comm), &m, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	if (rc == MPI_SUCCESS)
+		*message = MPI_Message_c2f(m);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_mprobe, MPI_MPROBE);
+
+void mpi_improbe_(MPI_Fint *source, MPI_Fint *tag, MPI_Fint *comm, MPI_Fint *flag, MPI_Fint *message, MPI_Fint *status,
+		  MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Status st;
+	MPI_Message m = MPI_MESSAGE_NULL;
+	int f = 0;
+	int rc = MPI_Improbe(*source, *tag, MPI_Comm_f2c(*comm), &f, &m, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	*flag = f != 0;
+	if (rc == MPI_SUCCESS && f) {
+		*message = MPI_Message_c2f(m);
+		put_status(rc, &st, status);
+	}
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_improbe, MPI_IMPROBE);
+
+void mpi_mrecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *status, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Status st;
+	MPI_Message m = MPI_Message_f2c(*message);
+	int rc = MPI_Mrecv(cbuf(buf), *count, MPI_Type_f2c(*type), &m, status_ignored(status) ? MPI_STATUS_IGNORE : &st);
+	if (rc == MPI_SUCCESS)
+		*message = MPI_Message_c2f(m);
+	put_status(rc, &st, status);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_mrecv, MPI_MRECV);
+
+void mpi_imrecv_(void *buf, MPI_Fint *count, MPI_Fint *type, MPI_Fint *message, MPI_Fint *request, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Message m = MPI_Message_f2c(*message);
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Imrecv(cbuf(buf), *count, MPI_Type_f2c(*type), &m, &r);
+	if (rc == MPI_SUCCESS) {
+		*message = MPI_Message_c2f(m);
+		*request = MPI_Request_c2f(r);
+	}
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_imrecv, MPI_IMRECV);
 
 void mpi_sendrecv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, MPI_Fint *dest, MPI_Fint *stag, void *rbuf,
 		   MPI_Fint *rcount, MPI_Fint *rtype, MPI_Fint *source, MPI_Fint *rtag, MPI_Fint *comm,
@@ -832,3 +891,163 @@ void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newcomm
 	set_ierr(ierr, rc);
 }
 ALIASES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE);
+
+/* ---- calls recorded as MPI time only ------------------------------------- */
+
+/* Nonblocking, neighbourhood and typed all-to-all collectives, MPI-IO and
+ * one-sided communication: their time is MPI time, what they synchronise
+ * is not recorded (as the C wrappers of mpi_wrap.c). A binding here
+ * brackets the library's own Fortran profiling entry (pmpi_x_ for use mpi
+ * and mpif.h, pmpi_x_f08_ for mpi_f08) with mpi_enter and mpi_exit and
+ * hands it the arguments untouched: no handle, buffer, string or status
+ * is converted, so nothing is lost (the character arguments' hidden
+ * lengths are the last ones, counted in n). The entry is looked up once. */
+typedef void (*fentry)(void);
+
+static fentry fpmpi(fentry *slot, const char *name)
+{
+	fentry f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	if (f)
+		return f;
+	f = (fentry)dlsym(RTLD_DEFAULT, name);
+	if (!f) {
+		fprintf(stderr, "ptrace: the MPI library has no %s, which this Fortran call needs\n", name);
+		abort();
+	}
+	__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	return f;
+}
+
+#define FP1 void *a1
+#define FP2 FP1, void *a2
+#define FP3 FP2, void *a3
+#define FP4 FP3, void *a4
+#define FP5 FP4, void *a5
+#define FP6 FP5, void *a6
+#define FP7 FP6, void *a7
+#define FP8 FP7, void *a8
+#define FP9 FP8, void *a9
+#define FP10 FP9, void *a10
+#define FP11 FP10, void *a11
+#define FP12 FP11, void *a12
+#define FP13 FP12, void *a13
+#define FA1 a1
+#define FA2 FA1, a2
+#define FA3 FA2, a3
+#define FA4 FA3, a4
+#define FA5 FA4, a5
+#define FA6 FA5, a6
+#define FA7 FA6, a7
+#define FA8 FA7, a8
+#define FA9 FA8, a9
+#define FA10 FA9, a10
+#define FA11 FA10, a11
+#define FA12 FA11, a12
+#define FA13 FA12, a13
+
+/* One entry point, name, forwarding its n arguments to the entry pname. */
+#define FTIMED(name, pname, C, n)                                                            \
+	void name(FP##n)                                                                     \
+	{                                                                                    \
+		static fentry entry;                                                         \
+		void (*f)(FP##n) = (void (*)(FP##n))fpmpi(&entry, pname);                    \
+		ptr_thread *t = ptr_self();                                                  \
+		ptr_ev2(t, K_MPI_ENTER, S_##C, ptr_loc(t, __builtin_return_address(0)));     \
+		f(FA##n);                                                                    \
+		ptr_ev1(t, K_MPI_EXIT, S_##C);                                               \
+	}
+
+/* The four F77 names share one body (pmpi_x_); mpi_f08's its own. */
+#define FTIME(lo, UP, C, n)                                              \
+	FTIMED(lo##_, "p" #lo "_", C, n)                                 \
+	FTIMED(lo##_f08_, "p" #lo "_f08_", C, n)                         \
+	extern __typeof__(lo##_) lo __attribute__((alias(#lo "_")));     \
+	extern __typeof__(lo##_) lo##__ __attribute__((alias(#lo "_"))); \
+	extern __typeof__(lo##_) UP __attribute__((alias(#lo "_")))
+
+
+FTIME(mpi_ibarrier, MPI_IBARRIER, MPI_Ibarrier, 3);
+FTIME(mpi_ibcast, MPI_IBCAST, MPI_Ibcast, 7);
+FTIME(mpi_ireduce, MPI_IREDUCE, MPI_Ireduce, 9);
+FTIME(mpi_iallreduce, MPI_IALLREDUCE, MPI_Iallreduce, 8);
+FTIME(mpi_igather, MPI_IGATHER, MPI_Igather, 10);
+FTIME(mpi_igatherv, MPI_IGATHERV, MPI_Igatherv, 11);
+FTIME(mpi_iscatter, MPI_ISCATTER, MPI_Iscatter, 10);
+FTIME(mpi_iscatterv, MPI_ISCATTERV, MPI_Iscatterv, 11);
+FTIME(mpi_iallgather, MPI_IALLGATHER, MPI_Iallgather, 9);
+FTIME(mpi_iallgatherv, MPI_IALLGATHERV, MPI_Iallgatherv, 10);
+FTIME(mpi_ialltoall, MPI_IALLTOALL, MPI_Ialltoall, 9);
+FTIME(mpi_ialltoallv, MPI_IALLTOALLV, MPI_Ialltoallv, 11);
+FTIME(mpi_ialltoallw, MPI_IALLTOALLW, MPI_Ialltoallw, 11);
+FTIME(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, MPI_Ireduce_scatter, 8);
+FTIME(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, MPI_Ireduce_scatter_block, 8);
+FTIME(mpi_iscan, MPI_ISCAN, MPI_Iscan, 8);
+FTIME(mpi_iexscan, MPI_IEXSCAN, MPI_Iexscan, 8);
+FTIME(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather, 8);
+FTIME(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, MPI_Neighbor_allgatherv, 9);
+FTIME(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall, 8);
+FTIME(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, MPI_Neighbor_alltoallv, 10);
+FTIME(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, MPI_Neighbor_alltoallw, 10);
+FTIME(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, MPI_Ineighbor_allgather, 9);
+FTIME(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, MPI_Ineighbor_allgatherv, 10);
+FTIME(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, MPI_Ineighbor_alltoall, 9);
+FTIME(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, MPI_Ineighbor_alltoallv, 11);
+FTIME(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, MPI_Ineighbor_alltoallw, 11);
+FTIME(mpi_alltoallw, MPI_ALLTOALLW, MPI_Alltoallw, 10);
+
+FTIME(mpi_file_open, MPI_FILE_OPEN, MPI_File_open, 7);
+FTIME(mpi_file_close, MPI_FILE_CLOSE, MPI_File_close, 2);
+FTIME(mpi_file_delete, MPI_FILE_DELETE, MPI_File_delete, 4);
+FTIME(mpi_file_set_size, MPI_FILE_SET_SIZE, MPI_File_set_size, 3);
+FTIME(mpi_file_preallocate, MPI_FILE_PREALLOCATE, MPI_File_preallocate, 3);
+FTIME(mpi_file_set_view, MPI_FILE_SET_VIEW, MPI_File_set_view, 8);
+FTIME(mpi_file_seek, MPI_FILE_SEEK, MPI_File_seek, 4);
+FTIME(mpi_file_seek_shared, MPI_FILE_SEEK_SHARED, MPI_File_seek_shared, 4);
+FTIME(mpi_file_sync, MPI_FILE_SYNC, MPI_File_sync, 2);
+FTIME(mpi_file_read, MPI_FILE_READ, MPI_File_read, 6);
+FTIME(mpi_file_read_all, MPI_FILE_READ_ALL, MPI_File_read_all, 6);
+FTIME(mpi_file_read_shared, MPI_FILE_READ_SHARED, MPI_File_read_shared, 6);
+FTIME(mpi_file_read_ordered, MPI_FILE_READ_ORDERED, MPI_File_read_ordered, 6);
+FTIME(mpi_file_write, MPI_FILE_WRITE, MPI_File_write, 6);
+FTIME(mpi_file_write_all, MPI_FILE_WRITE_ALL, MPI_File_write_all, 6);
+FTIME(mpi_file_write_shared, MPI_FILE_WRITE_SHARED, MPI_File_write_shared, 6);
+FTIME(mpi_file_write_ordered, MPI_FILE_WRITE_ORDERED, MPI_File_write_ordered, 6);
+FTIME(mpi_file_read_at, MPI_FILE_READ_AT, MPI_File_read_at, 7);
+FTIME(mpi_file_read_at_all, MPI_FILE_READ_AT_ALL, MPI_File_read_at_all, 7);
+FTIME(mpi_file_write_at, MPI_FILE_WRITE_AT, MPI_File_write_at, 7);
+FTIME(mpi_file_write_at_all, MPI_FILE_WRITE_AT_ALL, MPI_File_write_at_all, 7);
+FTIME(mpi_file_iread, MPI_FILE_IREAD, MPI_File_iread, 6);
+FTIME(mpi_file_iread_all, MPI_FILE_IREAD_ALL, MPI_File_iread_all, 6);
+FTIME(mpi_file_iwrite, MPI_FILE_IWRITE, MPI_File_iwrite, 6);
+FTIME(mpi_file_iwrite_all, MPI_FILE_IWRITE_ALL, MPI_File_iwrite_all, 6);
+FTIME(mpi_file_iread_at, MPI_FILE_IREAD_AT, MPI_File_iread_at, 7);
+FTIME(mpi_file_iwrite_at, MPI_FILE_IWRITE_AT, MPI_File_iwrite_at, 7);
+
+FTIME(mpi_win_create, MPI_WIN_CREATE, MPI_Win_create, 7);
+FTIME(mpi_win_allocate, MPI_WIN_ALLOCATE, MPI_Win_allocate, 7);
+FTIME(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, MPI_Win_allocate_shared, 7);
+FTIME(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, MPI_Win_create_dynamic, 4);
+FTIME(mpi_win_free, MPI_WIN_FREE, MPI_Win_free, 2);
+FTIME(mpi_win_fence, MPI_WIN_FENCE, MPI_Win_fence, 3);
+FTIME(mpi_win_lock, MPI_WIN_LOCK, MPI_Win_lock, 5);
+FTIME(mpi_win_unlock, MPI_WIN_UNLOCK, MPI_Win_unlock, 3);
+FTIME(mpi_win_lock_all, MPI_WIN_LOCK_ALL, MPI_Win_lock_all, 3);
+FTIME(mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL, MPI_Win_unlock_all, 2);
+FTIME(mpi_win_flush, MPI_WIN_FLUSH, MPI_Win_flush, 3);
+FTIME(mpi_win_flush_all, MPI_WIN_FLUSH_ALL, MPI_Win_flush_all, 2);
+FTIME(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, MPI_Win_flush_local, 3);
+FTIME(mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL, MPI_Win_flush_local_all, 2);
+FTIME(mpi_win_sync, MPI_WIN_SYNC, MPI_Win_sync, 2);
+FTIME(mpi_win_post, MPI_WIN_POST, MPI_Win_post, 4);
+FTIME(mpi_win_start, MPI_WIN_START, MPI_Win_start, 4);
+FTIME(mpi_win_complete, MPI_WIN_COMPLETE, MPI_Win_complete, 2);
+FTIME(mpi_win_wait, MPI_WIN_WAIT, MPI_Win_wait, 2);
+FTIME(mpi_win_test, MPI_WIN_TEST, MPI_Win_test, 3);
+FTIME(mpi_put, MPI_PUT, MPI_Put, 9);
+FTIME(mpi_get, MPI_GET, MPI_Get, 9);
+FTIME(mpi_accumulate, MPI_ACCUMULATE, MPI_Accumulate, 10);
+FTIME(mpi_get_accumulate, MPI_GET_ACCUMULATE, MPI_Get_accumulate, 13);
+FTIME(mpi_fetch_and_op, MPI_FETCH_AND_OP, MPI_Fetch_and_op, 8);
+FTIME(mpi_compare_and_swap, MPI_COMPARE_AND_SWAP, MPI_Compare_and_swap, 8);
+FTIME(mpi_rput, MPI_RPUT, MPI_Rput, 10);
+FTIME(mpi_rget, MPI_RGET, MPI_Rget, 10);

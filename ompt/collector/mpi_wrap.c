@@ -806,6 +806,102 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 	return rc;
 }
 
+/* Matched probes (MPI_Mprobe, MPI_Improbe): the message handle a probe
+ * returns names no communicator, so the probe keeps it beside the handle
+ * for the MPI_Mrecv or MPI_Imrecv that receives it, on any thread. A
+ * program receives a probed message right away: a small table, the oldest
+ * entry overwritten when it is full (that message's receive then goes
+ * unrecorded, an unmatched send in the analysis). */
+#define MSG_TAB 64
+static struct {
+	MPI_Message h;
+	struct comm_view v;
+} msg_tab[MSG_TAB];
+static unsigned msg_next;
+static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void msg_put(MPI_Message h, MPI_Comm comm)
+{
+	if (h == MPI_MESSAGE_NULL || h == MPI_MESSAGE_NO_PROC)
+		return;
+	struct comm_view v = lookup(comm);
+	pthread_mutex_lock(&msg_mu);
+	msg_tab[msg_next % MSG_TAB].h = h;
+	msg_tab[msg_next % MSG_TAB].v = v;
+	msg_next++;
+	pthread_mutex_unlock(&msg_mu);
+}
+
+/* Takes h's entry out of the table: 0 when it is not there. */
+static int msg_take(MPI_Message h, struct comm_view *out)
+{
+	int found = 0;
+	pthread_mutex_lock(&msg_mu);
+	for (int i = 0; i < MSG_TAB; i++)
+		if (msg_tab[i].h == h && h != MPI_MESSAGE_NULL) {
+			*out = msg_tab[i].v;
+			msg_tab[i].h = MPI_MESSAGE_NULL;
+			found = 1;
+			break;
+		}
+	pthread_mutex_unlock(&msg_mu);
+	return found;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+	ENTER(MPI_Mprobe);
+	int rc = PMPI_Mprobe(source, tag, comm, message, status);
+	if (rc == MPI_SUCCESS)
+		msg_put(*message, comm);
+	EXIT(MPI_Mprobe);
+	return rc;
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message, MPI_Status *status)
+{
+	ENTER(MPI_Improbe);
+	int rc = PMPI_Improbe(source, tag, comm, flag, message, status);
+	if (rc == MPI_SUCCESS && *flag)
+		msg_put(*message, comm);
+	EXIT(MPI_Improbe);
+	return rc;
+}
+
+/* The receive of a probed message: recorded as MPI_Recv's is, from the
+ * status (its source, tag and size), in the probe's communicator. */
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
+{
+	ENTER(MPI_Mrecv);
+	MPI_Message h = *message;
+	MPI_Status own;
+	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
+	int rc = PMPI_Mrecv(buf, count, datatype, message, st);
+	struct comm_view v;
+	if (rc == MPI_SUCCESS && msg_take(h, &v))
+		record_recv(t, &v, st, 0);
+	EXIT(MPI_Mrecv);
+	return rc;
+}
+
+/* A nonblocking one: posted from any source with any tag (the message's
+ * own are known only from the completion's status), completed as an
+ * MPI_Irecv's request. */
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Request *request)
+{
+	ENTER(MPI_Imrecv);
+	MPI_Message h = *message;
+	int rc = PMPI_Imrecv(buf, count, datatype, message, request);
+	struct comm_view v;
+	if (rc == MPI_SUCCESS && msg_take(h, &v) && *request != MPI_REQUEST_NULL) {
+		uint64_t id = ptr_new_id(t);
+		ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)(int64_t)-1, (uint64_t)(int64_t)-1, (uint64_t)v.index, id);
+		req_put(*request, id, REQ_RECV, &v, -1, -1, MPI_COMM_NULL);
+	}
+	EXIT(MPI_Imrecv);
+	return rc;
+}
+
 int MPI_Request_free(MPI_Request *request)
 {
 	ENTER(MPI_Request_free);
@@ -1173,6 +1269,26 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 	     PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
 }
 
+/* Per-peer datatypes: the bytes are each count times its own type's size. */
+static int64_t sum_typed(const int *counts, const MPI_Datatype *types, int n)
+{
+	int64_t s = 0;
+	for (int i = 0; counts && types && i < n; i++)
+		s += counts[i] * tsize(types[i]);
+	return s;
+}
+
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+		  void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int n = w.inter ? w.rsize : w.size;
+	int64_t r = sum_typed(recvcounts, recvtypes, n);
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum_typed(sendcounts, sendtypes, n);
+	COLL(MPI_Alltoallw, C_ALLTOALLV, -1, s, r,
+	     PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm));
+}
+
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
 		       MPI_Comm comm)
 {
@@ -1306,6 +1422,134 @@ BRACKET(MPI_Ineighbor_alltoallv,
 	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
 	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
 	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request))
+
+BRACKET(MPI_Ineighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
+BRACKET(MPI_Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
+BRACKET(MPI_Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
+BRACKET(MPI_Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
+	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
+
+/* MPI-IO: a program's checkpoints and output, time it spends in MPI (a
+ * collective write waits for every member), as Score-P books it. What the
+ * calls synchronise is not recorded; a nonblocking one's completion in
+ * MPI_Wait or MPI_Test records nothing. */
+BRACKET(MPI_File_open, (MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh),
+	(comm, filename, amode, info, fh))
+BRACKET(MPI_File_close, (MPI_File *fh),
+	(fh))
+BRACKET(MPI_File_delete, (const char *filename, MPI_Info info),
+	(filename, info))
+BRACKET(MPI_File_set_size, (MPI_File fh, MPI_Offset size),
+	(fh, size))
+BRACKET(MPI_File_preallocate, (MPI_File fh, MPI_Offset size),
+	(fh, size))
+BRACKET(MPI_File_set_view, (MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype, const char *datarep, MPI_Info info),
+	(fh, disp, etype, filetype, datarep, info))
+BRACKET(MPI_File_seek, (MPI_File fh, MPI_Offset offset, int whence),
+	(fh, offset, whence))
+BRACKET(MPI_File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence),
+	(fh, offset, whence))
+BRACKET(MPI_File_sync, (MPI_File fh),
+	(fh))
+BRACKET(MPI_File_read, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_read_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_read_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_read_ordered, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_read_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, offset, buf, count, datatype, status))
+BRACKET(MPI_File_read_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, offset, buf, count, datatype, status))
+BRACKET(MPI_File_write, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_write_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_write_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_write_ordered, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, buf, count, datatype, status))
+BRACKET(MPI_File_write_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, offset, buf, count, datatype, status))
+BRACKET(MPI_File_write_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status),
+	(fh, offset, buf, count, datatype, status))
+BRACKET(MPI_File_iread, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, buf, count, datatype, request))
+BRACKET(MPI_File_iread_all, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, buf, count, datatype, request))
+BRACKET(MPI_File_iread_at, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, offset, buf, count, datatype, request))
+BRACKET(MPI_File_iwrite, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, buf, count, datatype, request))
+BRACKET(MPI_File_iwrite_all, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, buf, count, datatype, request))
+BRACKET(MPI_File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, offset, buf, count, datatype, request))
+
+/* One-sided communication: the epochs' synchronisation (MPI_Win_fence,
+ * lock and unlock, post, start, complete and wait) and the transfers are
+ * MPI time; who waited for whom in an epoch is not recorded. */
+BRACKET(MPI_Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win),
+	(base, size, disp_unit, info, comm, win))
+BRACKET(MPI_Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win),
+	(size, disp_unit, info, comm, baseptr, win))
+BRACKET(MPI_Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win),
+	(size, disp_unit, info, comm, baseptr, win))
+BRACKET(MPI_Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win),
+	(info, comm, win))
+BRACKET(MPI_Win_free, (MPI_Win *win),
+	(win))
+BRACKET(MPI_Win_fence, (int assert, MPI_Win win),
+	(assert, win))
+BRACKET(MPI_Win_lock, (int lock_type, int rank, int assert, MPI_Win win),
+	(lock_type, rank, assert, win))
+BRACKET(MPI_Win_unlock, (int rank, MPI_Win win),
+	(rank, win))
+BRACKET(MPI_Win_lock_all, (int assert, MPI_Win win),
+	(assert, win))
+BRACKET(MPI_Win_unlock_all, (MPI_Win win),
+	(win))
+BRACKET(MPI_Win_flush, (int rank, MPI_Win win),
+	(rank, win))
+BRACKET(MPI_Win_flush_all, (MPI_Win win),
+	(win))
+BRACKET(MPI_Win_flush_local, (int rank, MPI_Win win),
+	(rank, win))
+BRACKET(MPI_Win_flush_local_all, (MPI_Win win),
+	(win))
+BRACKET(MPI_Win_sync, (MPI_Win win),
+	(win))
+BRACKET(MPI_Win_post, (MPI_Group group, int assert, MPI_Win win),
+	(group, assert, win))
+BRACKET(MPI_Win_start, (MPI_Group group, int assert, MPI_Win win),
+	(group, assert, win))
+BRACKET(MPI_Win_complete, (MPI_Win win),
+	(win))
+BRACKET(MPI_Win_wait, (MPI_Win win),
+	(win))
+BRACKET(MPI_Win_test, (MPI_Win win, int *flag),
+	(win, flag))
+BRACKET(MPI_Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
+BRACKET(MPI_Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
+BRACKET(MPI_Accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
+BRACKET(MPI_Get_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+	(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win))
+BRACKET(MPI_Fetch_and_op, (const void *origin_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win),
+	(origin_addr, result_addr, datatype, target_rank, target_disp, op, win))
+BRACKET(MPI_Compare_and_swap, (const void *origin_addr, const void *compare_addr, void *result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win),
+	(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win))
+BRACKET(MPI_Rput, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request),
+	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
+BRACKET(MPI_Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request),
+	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
 
 /* ---- communicator constructors ------------------------------------------ */
 

@@ -382,6 +382,78 @@ func TestCollectivesTimeOnly(t *testing.T) {
 	}
 }
 
+// The MPI a solver uses beside messages and collectives, from C, Fortran
+// (use mpi) and mpi_f08 (io_rma*.{c,f90}): one-sided puts between
+// MPI_Win_fence, matched probes (MPI_Mprobe + MPI_Mrecv; MPI_Improbe +
+// MPI_Imrecv in C), MPI_Alltoallw (C) or MPI_Iallreduce (Fortran), and
+// an MPI-IO checkpoint. Their time is MPI time, each call a call site
+// with the program's number of calls, and the probed messages are
+// received as MPI_Recv's are: all matched. Before the wrappers, a
+// program's fences read as its work and every probed message as an
+// unmatched send.
+func TestOneSidedProbesIO(t *testing.T) {
+	h := setup(t)
+	const ranks, iters = 4, 40
+	for _, tc := range []struct {
+		src   string
+		calls map[string]int64
+	}{
+		{"io_rma.c", map[string]int64{"MPI_Mprobe": ranks * iters / 2, "MPI_Mrecv": ranks * iters / 2,
+			"MPI_Imrecv": ranks * iters / 2, "MPI_Alltoallw": ranks * iters}},
+		{"io_rma_f.f90", map[string]int64{"MPI_Mprobe": ranks * iters, "MPI_Mrecv": ranks * iters, "MPI_Iallreduce": ranks * iters}},
+		{"io_rma_f08.f90", map[string]int64{"MPI_Mprobe": ranks * iters, "MPI_Mrecv": ranks * iters, "MPI_Iallreduce": ranks * iters}},
+	} {
+		t.Run(tc.src, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata(tc.src))
+			file := filepath.Join(t.TempDir(), "checkpoint")
+			dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), "2000", file)...)
+			valid(t, dir)
+			r := h.report(t, dir)
+			noReportWarnings(t, r)
+			if it := printed(t, out, "iterations="); it != iters {
+				t.Fatalf("the program ran %d iterations, want %d", it, iters)
+			}
+			msgs := printed(t, out, "messages=")
+			if msgs != ranks*iters {
+				t.Errorf("the program counted %d messages, want %d", msgs, ranks*iters)
+			}
+			allMatched(t, r, msgs, printed(t, out, "collectives="))
+			calls := map[string]int64{}
+			var fence int64
+			for _, s := range r.WaitStates.CallSites {
+				calls[s.Func] += s.Calls
+				if s.Func == "MPI_Win_fence" {
+					fence += s.MPINS
+				}
+			}
+			want := map[string]int64{"MPI_Win_fence": ranks * (iters + 1), "MPI_Put": ranks * iters,
+				"MPI_File_open": ranks, "MPI_File_write_at_all": ranks * iters / 10, "MPI_File_close": ranks}
+			for fn, n := range tc.calls {
+				want[fn] = n
+			}
+			for fn, n := range want {
+				if calls[fn] != n {
+					t.Errorf("%s: %d calls, want %d", fn, calls[fn], n)
+				}
+			}
+			// The three ranks after rank 0 wait about 2 ms an iteration for
+			// it (in MPI_Win_fence, or in the MPI_Wait of the reduction
+			// rank 0 progresses only after its computation): 240 ms of
+			// MPI time, a tenth of it on a loaded machine. It read as
+			// their work before.
+			var waited int64
+			for _, p := range r.Breakdown.PerProcess {
+				if p.Rank != 0 {
+					waited += p.MPINS
+				}
+			}
+			if floor := int64(ranks-1) * iters * 2e6 / 10; waited < floor || fence <= 0 {
+				t.Errorf("ranks 1–3: %.1f ms of MPI time, want at least %.1f; MPI_Win_fence %.1f ms", float64(waited)/1e6, float64(floor)/1e6, float64(fence)/1e6)
+			}
+		})
+	}
+}
+
 // pureCalls are the program's own timestamps of waits_pure.c: per rank
 // its window and its MPI calls by function, in call order.
 type pureCalls struct {
