@@ -313,6 +313,10 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if e.Args[2]&TaskUndeferred != 0 {
 			flags |= sim.FlagUndeferred
 		}
+		taskwait := e.Args[2]&TaskTaskwait != 0 // taskwait depend(...): LLVM libomp 14+
+		if taskwait {
+			flags |= sim.FlagUndeferred | sim.FlagTaskwait
+		}
 		s.CreateTask(t, sim.KindExplicit, parent, th, int32(e.Args[3]), flags)
 		// OMPT delivers the dependences right after task_create: resolve them
 		// before deciding whether the task is ready (a process whose census
@@ -332,6 +336,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			}
 		}
 		s.ReadyIfFree(t)
+		if taskwait {
+			s.DepWait(t, th)
+		}
 		m.dependencesSeen(s)
 	case trace.TaskDeps:
 		if s.Pos(th) > m.skip[th] { // not read with its task_create
@@ -355,7 +362,11 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if prior != sim.NoTask {
 			switch e.Args[1] {
 			case StatusComplete, StatusTaskwaitComplete:
-				s.StopTask(prior, th, sim.EndComplete)
+				if s.Tasks[prior].Flags&sim.FlagTaskwait != 0 {
+					s.EndDepWait(prior, th) // the wait's end (status taskwait_complete)
+				} else {
+					s.StopTask(prior, th, sim.EndComplete)
+				}
 			case StatusDetach:
 				s.StopTask(prior, th, sim.EndDetach)
 			case StatusCancel:

@@ -119,9 +119,25 @@ var quiet = func() (q [trace.NumKinds]bool) {
 	return
 }()
 
+// ompTaskTaskwait mirrors ompt.TaskTaskwait, OMPT's flag of the task a
+// taskwait with a depend clause creates.
+const ompTaskTaskwait = 0x10
+
+// depWaitCreate reports whether e is the task_create of a taskwait with a
+// depend clause: the one task_create that changes a thread's category (its
+// creator waits).
+func depWaitCreate(e *trace.Event) bool {
+	return e.Kind == trace.TaskCreate && e.Args[2]&ompTaskTaskwait != 0
+}
+
+// QuietEvent reports whether e leaves every thread's category as it was:
+// Quiet(e.Kind), but for a taskwait's task_create (depWaitCreate). Sim.Run
+// dispatches that one to every pass.
+func QuietEvent(e *trace.Event) bool { return Quiet(e.Kind) && !depWaitCreate(e) }
+
 // After closes the thread's interval if the event changed what it does.
 func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
-	if quiet[e.Kind] {
+	if quiet[e.Kind] && !depWaitCreate(e) {
 		b.instr.event(s, b, th, catWork)
 		return
 	}

@@ -967,6 +967,14 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			before = p.lastOf.get(of)
 		}
 		p.close(s, th) // the prior task's fragment ends here
+		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Flags&FlagTaskwait != 0 && p.firstOf.get(t) < 0 {
+			// A taskwait with a depend clause ended: its empty body is a
+			// join, after its dependences (the critical path's pairs) and
+			// before its creator's continuation (an undeferred child's).
+			j := p.node(FragJoin, th, -1, s.Now)
+			p.firstOf.set(t, j)
+			p.lastOf.set(t, j)
+		}
 		p.completed(s, e.Args[0])
 		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
 			p.requeued.set(t, p.lastOf.get(t)) // switched out and re-queued (Sim.Requeue)

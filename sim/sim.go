@@ -436,6 +436,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 			s.integrate(e.Time)
 		}
 		k := dispatchKind(e.Kind)
+		if k == trace.TaskCreate && depWaitCreate(e) {
+			k = trace.NumKinds // suspends its creator: every pass sees it
+		}
 		for _, ps := range d.before[k] {
 			ps.Before(s, e, th, dt)
 		}

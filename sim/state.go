@@ -82,6 +82,7 @@ const (
 	WaitGroup             // taskgroup descendants to complete
 	WaitParallel          // a parallel region it encountered to end
 	WaitOther             // a synchronisation the model cannot see through
+	WaitDeps              // a taskwait with a depend clause: its dependences' tasks to complete
 )
 
 // Task flag bits (Tasks.Flags).
@@ -90,6 +91,7 @@ const (
 	FlagUndeferred                     // executed immediately by its creator
 	FlagDepsResolved                   // its depend clause was resolved from addresses
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
+	FlagTaskwait                       // a taskwait with a depend clause (OMPT's taskwait task): no body, its creator waits for its dependences
 )
 
 // TaskRec is one task's simulated state, 24 bytes (TestTaskRecSize): the

@@ -188,7 +188,9 @@ func (ts *TaskStats) Finish(s *Sim) {
 	ts.PerThread = make([]int64, len(s.Threads))
 	tk := s.Tasks
 	for t := 0; t < tk.Len(); t++ {
-		if tk[t].State == NotCreated || tk[t].Kind != KindExplicit {
+		// A taskwait with a depend clause is a task to OMPT, not to the
+		// program: no construct row.
+		if tk[t].State == NotCreated || tk[t].Kind != KindExplicit || tk[t].Flags&FlagTaskwait != 0 {
 			continue
 		}
 		i, ok := ts.byLoc[tk[t].Loc]
@@ -226,7 +228,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 	}
 	for t, d := range ts.odd {
-		if tk := &s.Tasks[t]; tk.State != NotCreated && tk.Kind == KindExplicit {
+		if tk := &s.Tasks[t]; tk.State != NotCreated && tk.Kind == KindExplicit && tk.Flags&FlagTaskwait == 0 {
 			ts.Stats[ts.byLoc[tk.Loc]].CreateNS += d
 		}
 	}

@@ -144,6 +144,57 @@ func (s *Sim) AddEdge(pred, succ Task) {
 func (s *Sim) ReadyIfFree(t Task) {
 	if s.valid(t) && s.Tasks[t].State == Initialized && s.cols.missing.get(t) <= 0 {
 		s.setState(t, Ready)
+		if s.Tasks[t].Flags&FlagTaskwait != 0 {
+			s.depsMet(t)
+		}
+	}
+}
+
+// DepWait suspends the creator of tw, a taskwait with a depend clause
+// (OMPT's taskwait task: no body, FlagTaskwait), on thread th until tw's
+// predecessors completed: it is ready then, and runs again when the
+// runtime reports tw complete (EndDepWait). OpenMP defines the construct
+// as an undeferred task of an empty body with the clause: tw is one, run
+// when the wait ends.
+func (s *Sim) DepWait(tw Task, th int) {
+	if !s.valid(tw) {
+		return
+	}
+	if p := s.Tasks[tw].Parent; s.suspend(p, th, WaitDeps) && s.Tasks[tw].State == Ready {
+		s.setState(p, Ready)
+	}
+}
+
+// depsMet makes tw's creator ready when it waits for tw's dependences.
+func (s *Sim) depsMet(tw Task) {
+	if p := s.Tasks[tw].Parent; s.valid(p) && s.Tasks[p].State == Suspended && s.Tasks[p].Wait == WaitDeps {
+		s.setState(p, Ready)
+	}
+}
+
+// EndDepWait ends the taskwait tw on thread th: tw runs its empty body
+// (it takes no time and is on no thread's stack) and completes, and its
+// creator runs again.
+func (s *Sim) EndDepWait(tw Task, th int) {
+	if !s.valid(tw) {
+		return
+	}
+	ts := s.Tasks
+	switch ts[tw].State {
+	case Initialized:
+		s.Warn.Add("dependences unmet", "taskwait task #%d completed with %d predecessor(s) unfinished at %d ns", tw, s.cols.missing.get(tw), s.Now)
+		s.setState(tw, Ready)
+		s.depsMet(tw)
+	case Ready:
+	default:
+		s.Warn.Add("completed twice", "taskwait task #%d finished again (state %s) at %d ns", tw, ts[tw].State, s.Now)
+		return
+	}
+	s.setState(tw, Running)
+	s.setState(tw, Executed)
+	s.complete(tw)
+	if p := ts[tw].Parent; s.valid(p) && ts[p].Wait == WaitDeps {
+		s.EndWait(p, th)
 	}
 }
 

@@ -120,6 +120,7 @@ type OMPPass struct {
 	// of its open non-working interval (−1: working or in MPI), its start
 	// and the integrals there
 	stack                 [][]int32
+	depWait               []int32 // per thread: taskwaits with a depend clause on its stack
 	row                   []int32
 	since, rSince, bSince []int64
 
@@ -139,7 +140,7 @@ type OMPPass struct {
 func NewOMPPass(rank, T int) *OMPPass {
 	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, last: make([]lastRow, T),
 		mutex: newMutexState(T),
-		stack: make([][]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
+		stack: make([][]int32, T), depWait: make([]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
 	out := p.rowOf(ompKey{SyncOutside, -1, -1})
 	p.outside, p.other = out, p.rowOf(ompKey{SyncOther, -1, -1})
 	for th := range p.row {
@@ -326,11 +327,34 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 		if st := p.stack[th]; len(st) > 0 {
 			p.stack[th] = st[:len(st)-1]
 		}
+	case trace.TaskCreate:
+		if e.Args[2]&ompt.TaskTaskwait == 0 {
+			break
+		}
+		// A taskwait with a depend clause: OMPT reports it as a task
+		// created (its dependences) and completed (status
+		// taskwait_complete), no sync region; its creator waits at the
+		// construct between the two, as in a taskwait.
+		key := ompKey{SyncTaskwait, e.Args[3], -1}
+		if l := &p.last[th]; l.ok {
+			key.region = l.key.region
+		}
+		k := p.rowOf(key)
+		p.count[k]++
+		p.stack[th] = append(p.stack[th], k)
+		p.depWait[th]++
+	case trace.TaskSchedule:
+		if e.Args[1] == ompt.StatusTaskwaitComplete && p.depWait[th] > 0 {
+			p.depWait[th]--
+			if st := p.stack[th]; len(st) > 0 {
+				p.stack[th] = st[:len(st)-1]
+			}
+		}
 	case trace.MutexAcquire, trace.MutexAcquired, trace.MutexReleased:
 		p.mutex.event(s, e, th)
 		return
 	}
-	if sim.Quiet(e.Kind) {
+	if sim.QuietEvent(e) {
 		return
 	}
 	p.update(s, th)

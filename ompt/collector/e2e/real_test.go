@@ -385,7 +385,7 @@ func TestOpenMP5(t *testing.T) {
 		filepath.Join(h.root, "ompt", "collector", "e2e", "testdata", "omp5.c")).CombinedOutput(); err != nil {
 		t.Fatalf("build omp5.c: %v\n%s", err, out)
 	}
-	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex"} {
+	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex", "taskwaitdep"} {
 		t.Run(mode, func(t *testing.T) {
 			dir, out := h.mustRecord(t, nil, bin, mode)
 			r := h.report(t, dir)
@@ -400,6 +400,9 @@ func TestOpenMP5(t *testing.T) {
 			if got != want && !(mode == "taskloop" && got == want+1) {
 				t.Errorf("%d tasks, want %d", got, want)
 			}
+			if mode == "taskwaitdep" {
+				checkTaskwaitDep(t, r)
+			}
 			if mode == "mutex" {
 				// mutually exclusive writers are unordered; each precedes
 				// the reader
@@ -408,5 +411,34 @@ func TestOpenMP5(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkTaskwaitDep checks omp5's taskwaitdep mode: 8 tasks of 1 ms, each
+// followed by a taskwait with a depend clause on its output, so the
+// program runs them one after another. The taskwait tasks OMPT reports
+// are no tasks of the program; tasks i and i+4 write one element (4
+// edges); each taskwait is a wait at its construct; and the critical path
+// runs through every task, each one's end to its creator's continuation.
+func checkTaskwaitDep(t *testing.T, r *report.Report) {
+	t.Helper()
+	if r.Graph == nil || r.Graph.Edges != 4 {
+		t.Errorf("graph %+v, want 4 edges", r.Graph)
+	}
+	var waits int64
+	if r.WaitStates != nil && r.WaitStates.OpenMP != nil {
+		for _, c := range r.WaitStates.OpenMP.Constructs {
+			if c.Kind == "taskwait" {
+				waits += c.Count
+			}
+		}
+	}
+	if waits != 8 {
+		t.Errorf("%d taskwaits in the OpenMP wait states, want 8", waits)
+	}
+	// The tasks run one after another: T1/T∞ is 1 (1.5 when the path
+	// skipped the waits' ends, from the tasks to their creator).
+	if cp := r.CriticalPath; cp == nil || cp.Parallelism > 1.1 || cp.LengthNS < 8e6 {
+		t.Errorf("critical path %+v, want parallelism 1 and at least 8 ms (8 tasks of 1 ms one after another)", cp)
 	}
 }

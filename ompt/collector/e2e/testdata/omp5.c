@@ -9,6 +9,9 @@
  *   mutex      16 tasks with depend(mutexinoutset) on one address, then one
  *              depend(in) reader: 17
  *   untiedyield 16 untied tasks that call taskyield: 16
+ *   taskwaitdep 8 tasks of 1 ms, each waited for by a taskwait with a
+ *              depend clause on its output before the next is created: 8
+ *              (OpenMP 5.0; LLVM libomp reports each taskwait as a task)
  *
  *   usage: omp5 MODE
  */
@@ -96,8 +99,19 @@ int main(int argc, char **argv)
 			sink = x;
 		}
 		tasks = x == 16 ? 17 : -2;
+	} else if (strcmp(mode, "taskwaitdep") == 0) {
+		double a[4] = { 0 };
+#pragma omp parallel num_threads(4)
+#pragma omp single
+		for (int i = 0; i < 8; i++) {
+#pragma omp task depend(out : a[i % 4]) shared(a) firstprivate(i)
+			a[i % 4] += spin(1000);
+#pragma omp taskwait depend(in : a[i % 4])
+			sink += a[i % 4];
+		}
+		tasks = 8;
 	} else {
-		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex\n", argv[0]);
+		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep\n", argv[0]);
 		return 2;
 	}
 	printf("omp5 %s: tasks=%d %g\n", mode, tasks, sink);
