@@ -119,6 +119,11 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 		}
 	}
 	st, runErr := runChild(args, env)
+	if se := (*startError)(nil); errors.As(runErr, &se) {
+		// A mistyped name or a file that is no program: say so, not what
+		// a program that ran without recording would be told.
+		return fmt.Errorf("record: cannot run %s: %w", args[0], se.err)
+	}
 	code := st.code
 	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
 	if len(files) == 0 {
@@ -201,6 +206,12 @@ func noTrace(dir, name string, st childStatus, gompNote string, noRuntime bool) 
 	return msg
 }
 
+// startError is runChild's failure to start the command at all.
+type startError struct{ err error }
+
+func (e *startError) Error() string { return "start: " + e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }
+
 // runChild runs the command with env and returns how it ended (status
 // 128+n when killed by signal n). ptrace itself ignores SIGINT (the
 // terminal sends it to the program too) and passes SIGTERM on, so the
@@ -213,7 +224,7 @@ func runChild(args, env []string) (childStatus, error) {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	if err := c.Start(); err != nil {
-		return childStatus{}, fmt.Errorf("start %s: %w", args[0], err)
+		return childStatus{}, &startError{err}
 	}
 	done := make(chan struct{})
 	go func() {

@@ -776,6 +776,21 @@ func TestRobustness(t *testing.T) {
 			t.Errorf("rank files %v, want none", files)
 		}
 	})
+	// A command that cannot start (a mistyped name, a directory): record
+	// says so, not that the program ran without OpenMP or MPI.
+	t.Run("cannot-run", func(t *testing.T) {
+		for _, c := range []struct{ cmd, want string }{
+			{filepath.Join(h.work, "no-such-program"), "no such file or directory"},
+			{h.work, "permission denied"},
+			{"no-such-program-in-path", "executable file not found in $PATH"},
+		} {
+			_, code, out := h.record(t, nil, c.cmd)
+			if code == 0 || !strings.Contains(out, "record: cannot run "+c.cmd+": ") || !strings.Contains(out, c.want) ||
+				strings.Contains(out, "started neither") {
+				t.Errorf("%s: exit status %d, output:\n%s", c.cmd, code, out)
+			}
+		}
+	})
 	// A pure MPI rank killed by SIGFPE after MPI_Init: every rank keeps
 	// its events (rank 1 up to the signal, rank 0 until mpirun ends it).
 	t.Run("mpi-fpe", func(t *testing.T) {
