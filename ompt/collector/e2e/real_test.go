@@ -385,7 +385,7 @@ func TestOpenMP5(t *testing.T) {
 		filepath.Join(h.root, "ompt", "collector", "e2e", "testdata", "omp5.c")).CombinedOutput(); err != nil {
 		t.Fatalf("build omp5.c: %v\n%s", err, out)
 	}
-	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex", "taskwaitdep"} {
+	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex", "taskwaitdep", "targetnowait"} {
 		t.Run(mode, func(t *testing.T) {
 			dir, out := h.mustRecord(t, nil, bin, mode)
 			r := h.report(t, dir)

@@ -12,6 +12,10 @@
  *   taskwaitdep 8 tasks of 1 ms, each waited for by a taskwait with a
  *              depend clause on its output before the next is created: 8
  *              (OpenMP 5.0; LLVM libomp reports each taskwait as a task)
+ *   targetnowait 8 target nowait regions (run on the host: no device),
+ *              each followed by a task that depends on its output: 16
+ *              (a target task is an explicit task; LLVM libomp runs them
+ *              on hidden helper threads)
  *
  *   usage: omp5 MODE
  */
@@ -110,8 +114,23 @@ int main(int argc, char **argv)
 			sink += a[i % 4];
 		}
 		tasks = 8;
+	} else if (strcmp(mode, "targetnowait") == 0) {
+		double a[8] = { 0 };
+#pragma omp parallel num_threads(4)
+#pragma omp single
+		for (int i = 0; i < 8; i++) {
+#pragma omp target nowait map(tofrom : a[i : 1]) depend(out : a[i])
+			a[i] += 1;
+#pragma omp task depend(in : a[i]) shared(a, sink) firstprivate(i)
+			{
+				double v = a[i] + spin(50);
+#pragma omp atomic
+				sink += v;
+			}
+		}
+		tasks = 16;
 	} else {
-		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep\n", argv[0]);
+		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep|targetnowait\n", argv[0]);
 		return 2;
 	}
 	printf("omp5 %s: tasks=%d %g\n", mode, tasks, sink);
