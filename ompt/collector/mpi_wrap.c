@@ -808,16 +808,17 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 
 /* Matched probes (MPI_Mprobe, MPI_Improbe): the message handle a probe
  * returns names no communicator, so the probe keeps it beside the handle
- * for the MPI_Mrecv or MPI_Imrecv that receives it, on any thread. A
- * program receives a probed message right away: a small table, the oldest
- * entry overwritten when it is full (that message's receive then goes
- * unrecorded, an unmatched send in the analysis). */
-#define MSG_TAB 64
-static struct {
+ * for the MPI_Mrecv or MPI_Imrecv that receives it, on any thread. MPI
+ * requires every probed message to be received, so the table holds the
+ * messages probed and not yet received: a few, grown as needed (an entry
+ * that cannot be stored leaves that message's receive unrecorded, an
+ * unmatched send in the analysis). */
+struct msg_ent {
 	MPI_Message h;
 	struct comm_view v;
-} msg_tab[MSG_TAB];
-static unsigned msg_next;
+};
+static struct msg_ent *msg_tab;
+static int msg_n, msg_cap;
 static pthread_mutex_t msg_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void msg_put(MPI_Message h, MPI_Comm comm)
@@ -826,9 +827,16 @@ static void msg_put(MPI_Message h, MPI_Comm comm)
 		return;
 	struct comm_view v = lookup(comm);
 	pthread_mutex_lock(&msg_mu);
-	msg_tab[msg_next % MSG_TAB].h = h;
-	msg_tab[msg_next % MSG_TAB].v = v;
-	msg_next++;
+	if (msg_n == msg_cap) {
+		int cap = msg_cap ? 2 * msg_cap : 16;
+		struct msg_ent *t = realloc(msg_tab, (size_t)cap * sizeof *t);
+		if (t) {
+			msg_tab = t;
+			msg_cap = cap;
+		}
+	}
+	if (msg_n < msg_cap)
+		msg_tab[msg_n++] = (struct msg_ent){ h, v };
 	pthread_mutex_unlock(&msg_mu);
 }
 
@@ -837,10 +845,10 @@ static int msg_take(MPI_Message h, struct comm_view *out)
 {
 	int found = 0;
 	pthread_mutex_lock(&msg_mu);
-	for (int i = 0; i < MSG_TAB; i++)
-		if (msg_tab[i].h == h && h != MPI_MESSAGE_NULL) {
+	for (int i = msg_n - 1; i >= 0; i--)
+		if (msg_tab[i].h == h) {
 			*out = msg_tab[i].v;
-			msg_tab[i].h = MPI_MESSAGE_NULL;
+			msg_tab[i] = msg_tab[--msg_n];
 			found = 1;
 			break;
 		}
