@@ -36,7 +36,7 @@ func (h *harness) buildMPI(t *testing.T, src string, flags ...string) string {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, base)
 	var c *exec.Cmd
-	if strings.HasSuffix(src, ".f90") {
+	if ext := filepath.Ext(src); ext == ".f90" || ext == ".F90" { // .F90: run through the C preprocessor
 		if _, err := exec.LookPath("mpifort"); err != nil {
 			if os.Getenv("CI") == "true" {
 				t.Fatal("CI=true and mpifort is not installed (apt-get install -y gfortran libopenmpi-dev)")
@@ -56,6 +56,19 @@ func (h *harness) buildMPI(t *testing.T, src string, flags ...string) string {
 		t.Fatalf("%v: %v\n%s", c.Args, err, out)
 	}
 	return bin
+}
+
+// byFunc sums the report's MPI call sites by function: calls and MPI time.
+func byFunc(r *report.Report) (calls, mpiNS map[string]int64) {
+	calls, mpiNS = map[string]int64{}, map[string]int64{}
+	if r.WaitStates == nil {
+		return
+	}
+	for _, s := range r.WaitStates.CallSites {
+		calls[s.Func] += s.Calls
+		mpiNS[s.Func] += s.MPINS
+	}
+	return
 }
 
 func testdata(name string) string { return filepath.Join("ompt", "collector", "e2e", "testdata", name) }
@@ -364,14 +377,8 @@ func TestCollectivesTimeOnly(t *testing.T) {
 		t.Fatalf("the program ran %d iterations, want 100", it)
 	}
 	allMatched(t, r, 0, 1)
-	calls := map[string]int64{}
-	var mpi int64
-	for _, s := range r.WaitStates.CallSites {
-		calls[s.Func] += s.Calls
-		if s.Func == "MPI_Neighbor_alltoall" {
-			mpi += s.MPINS
-		}
-	}
+	calls, mpiNS := byFunc(r)
+	mpi := mpiNS["MPI_Neighbor_alltoall"]
 	for _, fn := range []string{"MPI_Iallreduce", "MPI_Neighbor_alltoall", "MPI_Ibarrier", "MPI_Wait"} {
 		if calls[fn] != 400 {
 			t.Errorf("%s: %d calls, want 400 (4 ranks × 100 iterations)", fn, calls[fn])
@@ -383,7 +390,7 @@ func TestCollectivesTimeOnly(t *testing.T) {
 }
 
 // The MPI a solver uses beside messages and collectives, from C, Fortran
-// (use mpi) and mpi_f08 (io_rma*.{c,f90}): one-sided puts between
+// (use mpi) and mpi_f08 (io_rma.c, io_rma_f.F90): one-sided puts between
 // MPI_Win_fence, matched probes (MPI_Mprobe + MPI_Mrecv; MPI_Improbe +
 // MPI_Imrecv in C), MPI_Alltoallw (C) or MPI_Iallreduce (Fortran), and
 // an MPI-IO checkpoint. Their time is MPI time, each call a call site
@@ -394,17 +401,19 @@ func TestCollectivesTimeOnly(t *testing.T) {
 func TestOneSidedProbesIO(t *testing.T) {
 	h := setup(t)
 	const ranks, iters = 4, 40
+	fortran := map[string]int64{"MPI_Mprobe": ranks * iters, "MPI_Mrecv": ranks * iters, "MPI_Iallreduce": ranks * iters}
 	for _, tc := range []struct {
-		src   string
-		calls map[string]int64
+		name, src string
+		flags     []string
+		calls     map[string]int64
 	}{
-		{"io_rma.c", map[string]int64{"MPI_Mprobe": ranks * iters / 2, "MPI_Mrecv": ranks * iters / 2,
+		{"c", "io_rma.c", nil, map[string]int64{"MPI_Mprobe": ranks * iters / 2, "MPI_Mrecv": ranks * iters / 2,
 			"MPI_Imrecv": ranks * iters / 2, "MPI_Alltoallw": ranks * iters}},
-		{"io_rma_f.f90", map[string]int64{"MPI_Mprobe": ranks * iters, "MPI_Mrecv": ranks * iters, "MPI_Iallreduce": ranks * iters}},
-		{"io_rma_f08.f90", map[string]int64{"MPI_Mprobe": ranks * iters, "MPI_Mrecv": ranks * iters, "MPI_Iallreduce": ranks * iters}},
+		{"use-mpi", "io_rma_f.F90", nil, fortran},
+		{"mpi_f08", "io_rma_f.F90", []string{"-DUSE_F08"}, fortran},
 	} {
-		t.Run(tc.src, func(t *testing.T) {
-			bin := h.buildMPI(t, testdata(tc.src))
+		t.Run(tc.name, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata(tc.src), tc.flags...)
 			file := filepath.Join(t.TempDir(), "checkpoint")
 			dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), "2000", file)...)
 			valid(t, dir)
@@ -418,14 +427,8 @@ func TestOneSidedProbesIO(t *testing.T) {
 				t.Errorf("the program counted %d messages, want %d", msgs, ranks*iters)
 			}
 			allMatched(t, r, msgs, printed(t, out, "collectives="))
-			calls := map[string]int64{}
-			var fence int64
-			for _, s := range r.WaitStates.CallSites {
-				calls[s.Func] += s.Calls
-				if s.Func == "MPI_Win_fence" {
-					fence += s.MPINS
-				}
-			}
+			calls, mpiNS := byFunc(r)
+			fence := mpiNS["MPI_Win_fence"]
 			want := map[string]int64{"MPI_Win_fence": ranks * (iters + 1), "MPI_Put": ranks * iters,
 				"MPI_File_open": ranks, "MPI_File_write_at_all": ranks * iters / 10, "MPI_File_close": ranks}
 			for fn, n := range tc.calls {

@@ -1,22 +1,30 @@
 ! One-sided halo updates, matched probes, a nonblocking reduction and an
-! MPI-IO checkpoint from Fortran with the mpi_f08 module, as io_rma.c does from C: per
+! MPI-IO checkpoint from Fortran, as io_rma.c does from C (use mpi; with
+! -DUSE_F08 the mpi_f08 module and its handle types): per
 ! iteration an MPI_Put into the right neighbour's window between two
 ! MPI_Win_fence, a ring message received with MPI_Mprobe + MPI_Mrecv, an
 ! MPI_Iallreduce overlapped with computation and waited for, and every 10
 ! iterations an MPI_File_write_at_all. Rank 0 computes LATE_US
 ! microseconds more each iteration, so the others wait in MPI_Win_fence.
 !
-! usage: io_rma_f08 ITERS LATE_US FILE; rank 0 prints
+! usage: io_rma_f ITERS LATE_US FILE; rank 0 prints
 !   iterations=I messages=M collectives=C
-program io_rma_f08
+program io_rma_f
+#ifdef USE_F08
   use mpi_f08
   implicit none
-  integer :: iters, late, nprocs, rank, ierr, it, left, right, n
   type(MPI_File) :: fh
   type(MPI_Win) :: win
   type(MPI_Message) :: msg
   type(MPI_Request) :: req, sreq
   type(MPI_Status) :: status
+#else
+  use mpi
+  implicit none
+  integer :: fh, win, msg, req, sreq
+  integer :: status(MPI_STATUS_SIZE)
+#endif
+  integer :: iters, late, nprocs, rank, ierr, it, left, right, n
   integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
   integer(kind=MPI_OFFSET_KIND) :: at
   double precision :: halo, value, got, local, global, rec(2)
@@ -26,7 +34,7 @@ program io_rma_f08
   call MPI_Init(ierr)
   iters = 20
   late = 0
-  path = 'io_rma_f08.out'
+  path = 'io_rma_f.out'
   if (command_argument_count() >= 1) then
     call get_command_argument(1, arg)
     read (arg, *) iters
@@ -94,4 +102,4 @@ contains
       if ((t1 - t0) * 1000000_8 / rate >= us) exit
     end do
   end subroutine spin
-end program io_rma_f08
+end program io_rma_f
