@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"fmt"
 	"io"
 	"sync"
 )
@@ -33,11 +34,14 @@ func (readerSource) close() {}
 const pipeMinBytes = 1 << 20
 
 // decodePipe decodes a file's chunks on worker goroutines while the
-// caller's goroutine reads the frames (the reads, checksums, table frames
-// and sequence checks stay in file order there) and takes the decoded
-// chunks back in file order: a load on several cores, whose result and
-// errors are the one-goroutine load's. A chunk's events depend on no other
-// frame (decodeChunkColumns), so only the order of their use matters.
+// caller's goroutine reads the frames (the reads, checksums and sequence
+// checks stay in file order there) and takes the decoded chunks back in
+// file order: a load on several cores, whose result and errors are the
+// one-goroutine load's. A chunk's events depend on no other frame
+// (decodeChunkColumns), so only the order of their use matters. The table
+// frames read ahead wait in the ring too and reach the reader's tables as
+// the load takes them: a chunk that fails to decode stops a salvaging load
+// with the tables of the frames before it, not of those read past it.
 type decodePipe struct {
 	r    *Reader
 	jobs chan *pipeJob
@@ -51,6 +55,7 @@ type decodePipe struct {
 	// chunk may claim tens of millions, as many as its bytes allow).
 	events int64
 	stop   bool // a frame failed to read, or the file ended
+	ended  bool // the end frame was read
 	wg     sync.WaitGroup
 }
 
@@ -58,8 +63,10 @@ type decodePipe struct {
 // writers has 4096 or 16384).
 const pipeEvents = 1 << 18
 
-// pipeJob is one chunk frame in flight.
+// pipeJob is one frame in flight: a chunk the workers decode, or a table
+// frame read ahead (kind), absorbed when the load takes it.
 type pipeJob struct {
+	kind     FrameKind
 	c        Chunk
 	cols     chunkColumns
 	payload  []byte // the frame's payload, copied out of the read buffer
@@ -115,40 +122,76 @@ func (d *decodePipe) fill() {
 	for !d.stop && d.n < len(d.ring) && (d.n == 0 || d.events < pipeEvents) {
 		j := d.ring[(d.head+d.n)%len(d.ring)]
 		d.n++
-		payload, err := d.r.nextChunkFrame(&j.cols)
-		if err == nil {
-			// The columns alias the read buffer, which the next frame
-			// overwrites: parsed again on the job's copy (the same bytes,
-			// so the same columns).
-			j.payload = append(j.payload[:0], payload...)
-			err = parseChunk(j.payload, d.r.hdr.Version, &j.cols)
-		}
-		if err != nil {
-			j.err, j.events, d.stop = err, 0, true
+		j.events = 0
+		if err := d.read(j); err != nil {
+			j.err, d.stop = err, true
 			j.done <- struct{}{}
 			return
 		}
-		j.frameOff, j.crc, j.events = d.r.lastOff, d.r.lastCRC, max(j.cols.n, 0)
+		if j.kind != FrameChunk {
+			j.done <- struct{}{}
+			continue
+		}
+		j.events = max(j.cols.n, 0)
 		d.events += j.events
 		d.jobs <- j
 	}
 }
 
+// read reads the next frame into j, as Reader.nextChunkFrame reads it but
+// for the table frames, which it keeps for next to absorb in their turn.
+func (d *decodePipe) read(j *pipeJob) error {
+	r := d.r
+	kind, payload, err := r.readFrame()
+	if err != nil {
+		return err
+	}
+	if d.ended {
+		return r.errf(kind, "%s frame after the end frame", kind)
+	}
+	j.kind, j.frameOff, j.crc = kind, r.lastOff, r.lastCRC
+	switch kind {
+	case FrameChunk:
+		if err := r.checkChunk(payload, &j.cols); err != nil {
+			return chunkFrameError(r.name, r.lastOff, err)
+		}
+		// The columns alias the read buffer, which the next frame
+		// overwrites: parsed again on the job's copy (the same bytes, so
+		// the same columns).
+		j.payload = append(j.payload[:0], payload...)
+		return parseChunk(j.payload, r.hdr.Version, &j.cols)
+	case FrameHeader:
+		return r.errf(kind, "second header frame")
+	case FrameEnd:
+		d.ended = true
+	}
+	j.payload = append(j.payload[:0], payload...)
+	return nil
+}
+
 func (d *decodePipe) next() (*Chunk, []byte, int64, uint32, error) {
-	d.fill() // the slot the previous call returned is free again
-	if d.n == 0 {
-		return nil, nil, 0, 0, io.EOF
+	for {
+		d.fill() // the slot the previous call returned is free again
+		if d.n == 0 {
+			return nil, nil, 0, 0, io.EOF
+		}
+		j := d.ring[d.head]
+		<-j.done
+		d.head = (d.head + 1) % len(d.ring)
+		d.n--
+		d.events -= j.events
+		if j.err != nil {
+			d.stop, d.n = true, 0 // nothing after a failure is used
+			return nil, nil, 0, 0, j.err
+		}
+		if j.kind == FrameChunk {
+			return &j.c, j.payload, j.frameOff, j.crc, nil
+		}
+		if err := d.r.absorb(j.kind, j.payload); err != nil {
+			d.stop, d.n = true, 0
+			return nil, nil, 0, 0, &FormatError{File: d.r.name, Offset: j.frameOff, Frame: j.kind, Err: fmt.Errorf("%v", err)}
+		}
 	}
-	j := d.ring[d.head]
-	<-j.done
-	d.head = (d.head + 1) % len(d.ring)
-	d.n--
-	d.events -= j.events
-	if j.err != nil {
-		d.stop, d.n = true, 0 // nothing after a failure is used
-		return nil, nil, 0, 0, j.err
-	}
-	return &j.c, j.payload, j.frameOff, j.crc, nil
 }
 
 // close stops the workers once the chunks in flight are decoded.
