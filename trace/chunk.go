@@ -288,13 +288,20 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 	dv := d.dv[:cnt]
 	cols := &d.cols
 	d.dtPos += svbDecode(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], dv, cnt)
+	// The times first, in a loop of their own: the events' loop below
+	// then keeps fewer values in registers.
+	t := d.t
+	for x, v := range dv {
+		t += zz(v)
+		out[x].Time = t
+	}
+	d.t = t
 
 	ndeps := len(deps)
 	i0 := d.i
 	kinds := cols.kinds[i0 : i0+cnt]
 	av, q := d.av, d.q
 	reg := &d.reg
-	t := d.t
 	for x := 0; x < len(out); x++ {
 		// The events of the common kinds, as long as their arguments are
 		// decoded; the loop stops at anything else (a dependence list, a
@@ -303,7 +310,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		if cap(av)-len(av) >= argsPad {
 			var n int
 			d.deps = deps
-			n, q, t = d.decodeRun(out[x:], kinds[x:], dv[x:], av[:len(av)+argsPad], len(av), q, t)
+			n, q = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q)
 			deps, d.deps = d.deps, nil
 			x += n
 		}
@@ -314,7 +321,6 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		if k == KindInvalid || k >= NumKinds {
 			return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "kinds", pos: i0 + x, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
 		}
-		t += zz(dv[x])
 		na := int(cols.na[k])
 		if q+na > len(av) {
 			if av, q = d.refill(q, na); q+na > len(av) {
@@ -323,7 +329,6 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		}
 		r := reg.next(k)
 		e := &out[x]
-		e.Time = t
 		e.Kind = k
 		e.Args = [MaxArgs]int64{}
 		for j, a := range av[q : q+na] {
@@ -362,19 +367,19 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		}
 	}
 	d.i += cnt
-	d.t, d.q = t, q
+	d.q = q
 	if d.i == int(cols.n) && d.abase+q != d.m {
 		return evs[:l], deps[:ndeps], &columnError{event: d.i, column: "args", pos: d.abase + q, msg: fmt.Sprintf("%d values left over after the last event", d.m-d.abase-q)}
 	}
 	return evs[:l+cnt], deps, nil
 }
 
-// taskDeps decodes into e the task_dependences event at time t whose
+// taskDeps decodes into e (its time set) the task_dependences event whose
 // arguments start at av[q], appending its list to d.deps, and returns the
 // index of the value after them, when its task, count and list are in av
 // and the list is valid; otherwise it changes nothing and reports false
 // (next's general path then decodes the event or names what is wrong).
-func (d *chunkDecoder) taskDeps(e *Event, t int64, av []uint64, q int) (int, bool) {
+func (d *chunkDecoder) taskDeps(e *Event, av []uint64, q int) (int, bool) {
 	if q+2 > len(av) {
 		return q, false
 	}
@@ -390,7 +395,7 @@ func (d *chunkDecoder) taskDeps(e *Event, t int64, av []uint64, q int) (int, boo
 	d.deps = deps
 	r := d.reg.next(TaskDeps)
 	r[0] += zz(av[q])
-	*e = Event{Time: t, Kind: TaskDeps, Args: [MaxArgs]int64{r[0], int64(nd), int64(n0)}}
+	e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
 	return q + 2 + 2*int(nd), true
 }
 
@@ -418,36 +423,32 @@ func appendDeps(deps []Dep, pairs []uint64, addr *uint64) ([]Dep, bool) {
 // fixed-size array.
 const argsPad = MaxArgs
 
-// decodeRun decodes events into out from their kinds and time deltas
-// (len(kinds), len(dv) >= len(out)) and the args values av[:m] from q
-// (len(av) >= m+argsPad), t being the time before the first, for as long
-// as each event's kind has a fast entry (its argument count, reg.fast)
-// or is a task_dependences that taskDeps takes, and its arguments are in
-// av[:m]. It returns the events decoded, the
-// index of the next args value and the time of the last event. Kept apart
-// from next, whose error paths would otherwise take the machine registers
-// this loop needs.
-func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, dv, av []uint64, m, q int, t int64) (int, int, int64) {
+// decodeRun decodes the kinds and arguments of the events of out (their
+// times set) from their kinds (len(kinds) >= len(out)) and the args values
+// av[:m] from q (len(av) >= m+argsPad), for as long as each event's kind
+// has a fast entry (its argument count, reg.fast) or is a
+// task_dependences that taskDeps takes, and its arguments are in av[:m].
+// It returns the events decoded and the index of the next args value.
+// Kept apart from next, whose error paths would otherwise take the
+// machine registers this loop needs.
+func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int) (int, int) {
 	reg := &d.reg
-	kinds, dv = kinds[:len(out)], dv[:len(out)]
+	kinds = kinds[:len(out)]
 	for x := range out {
 		k := kinds[x]
 		na := int(reg.fast[k])
 		if q+na > m {
 			if Kind(k) == TaskDeps {
 				var ok bool
-				if q, ok = d.taskDeps(&out[x], t+zz(dv[x]), av[:m], q); ok {
-					t += zz(dv[x])
+				if q, ok = d.taskDeps(&out[x], av[:m], q); ok {
 					continue
 				}
 			}
-			return x, q, t
+			return x, q
 		}
-		t += zz(dv[x])
 		r := reg.next(Kind(k))
 		a := (*[MaxArgs]uint64)(av[q:])
 		e := &out[x]
-		e.Time = t
 		e.Kind = Kind(k)
 		// Update the registers and store the event from registers: loading
 		// the arguments back from the register file costs more. Each slot
@@ -478,7 +479,7 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, dv, av []uint64, m, 
 		}
 		q += na
 	}
-	return len(out), q, t
+	return len(out), q
 }
 
 // refill moves the unread args values (from q) to the front of av and
