@@ -49,11 +49,11 @@ const kindSlots = 64
 // its next event uses (2k or 2k+1, flipped by alt), so an event finds its
 // register with one load; and per kind byte its fastArgs entry.
 type decRegisters struct {
+	fast [256]int32 // fastArgs of the chunk's version (first: one instruction to index)
 	args [2 * kindSlots][MaxArgs]int64
 	slot [kindSlots]uint8
 	alt  uint8 // altOf the chunk's version
 	addr uint64
-	fast [256]int32 // fastArgs of the chunk's version
 }
 
 // reset zeroes the registers, points every kind at its first and takes
@@ -388,35 +388,27 @@ func (d *chunkDecoder) taskDeps(e *Event, av []uint64, q int) (int, bool) {
 	if nd > maxListLen || q+2+2*int(nd) > len(av) {
 		return q, false
 	}
+	pairs := av[q+2 : q+2+2*int(nd)]
 	n0 := len(d.deps)
-	deps, ok := appendDeps(d.deps, av[q+2:q+2+2*int(nd)], &d.reg.addr)
-	if !ok {
-		return q, false
+	if cap(d.deps)-n0 < int(nd) {
+		d.deps = slices.Grow(d.deps, int(nd))
 	}
-	d.deps = deps
+	// Written past the list's end until all are known good: a bad type
+	// leaves d.deps and the address register as they were.
+	list, a := d.deps[n0:n0+int(nd)], d.reg.addr
+	for j := range list {
+		ty := pairs[2*j+1]
+		if ty > 0xff {
+			return q, false
+		}
+		a += uint64(zz(pairs[2*j]))
+		list[j] = Dep{Addr: a, Type: uint8(ty)}
+	}
+	d.deps, d.reg.addr = d.deps[:n0+int(nd)], a
 	r := d.reg.next(TaskDeps)
 	r[0] += zz(av[q])
 	e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
 	return q + 2 + 2*int(nd), true
-}
-
-// appendDeps appends the dependence list of address and type pairs to
-// deps, the addresses coded against the previous one from *addr, which it
-// moves to the last. On a type past 0xff it returns deps as given, leaves
-// *addr and reports false.
-func appendDeps(deps []Dep, pairs []uint64, addr *uint64) ([]Dep, bool) {
-	n0, a := len(deps), *addr
-	deps = slices.Grow(deps, len(pairs)/2)
-	for j := 0; j+1 < len(pairs); j += 2 {
-		ty := pairs[j+1]
-		if ty > 0xff {
-			return deps[:n0], false
-		}
-		a += uint64(zz(pairs[j]))
-		deps = append(deps, Dep{Addr: a, Type: uint8(ty)})
-	}
-	*addr = a
-	return deps, true
 }
 
 // argsPad is the room the args values keep after their last (refill
@@ -453,10 +445,10 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q in
 			}
 			return x, q
 		}
-		r := reg.next(Kind(k))
-		a := (*[MaxArgs]uint64)(unsafe.Add(avp, 8*q))
 		e := &out[x]
 		e.Kind = Kind(k)
+		r := reg.next(Kind(k))
+		a := (*[MaxArgs]uint64)(unsafe.Add(avp, 8*q))
 		// Update the registers and store the event from registers: loading
 		// the arguments back from the register file costs more. Each slot
 		// is stored once (a whole array would be zeroed first).
