@@ -3,7 +3,6 @@ package trace
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"unsafe"
 )
 
@@ -86,16 +85,14 @@ func svbCheck(ctrl, data []byte, n int) error {
 	return nil
 }
 
-// svbDataLen returns the data bytes the values of ctrl take, 32 codes at
-// a time: with a code's low bit l and high bit h, its length 0, 1, 3 or 8
-// is l + 3h + 4lh, so a word's sum is three population counts.
+// svbDataLen returns the data bytes the values of ctrl take, eight control
+// bytes a step (one bounds check for eight table lookups).
 func svbDataLen(ctrl []byte) int {
-	const lows = 0x5555555555555555
 	total := 0
 	for len(ctrl) >= 8 {
-		w := binary.LittleEndian.Uint64(ctrl)
-		l, h := w&lows, w>>1&lows
-		total += bits.OnesCount64(l) + 3*bits.OnesCount64(h) + 4*bits.OnesCount64(l&h)
+		c := (*[8]byte)(ctrl)
+		total += int(svbSize[c[0]]) + int(svbSize[c[1]]) + int(svbSize[c[2]]) + int(svbSize[c[3]]) +
+			int(svbSize[c[4]]) + int(svbSize[c[5]]) + int(svbSize[c[6]]) + int(svbSize[c[7]])
 		ctrl = ctrl[8:]
 	}
 	for _, c := range ctrl {
