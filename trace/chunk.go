@@ -2,7 +2,6 @@ package trace
 
 import (
 	"fmt"
-	"slices"
 	"unsafe"
 )
 
@@ -231,8 +230,6 @@ type chunkDecoder struct {
 	ablock int
 	dv     []uint64 // a window's dt values
 	reg    decRegisters
-	// deps is the dependence lists next appends to, while decodeRun runs.
-	deps []Dep
 }
 
 // open checks cols' column sizes and starts decoding it; the first n events
@@ -310,9 +307,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		// at a time.
 		if cap(av)-len(av) >= argsPad {
 			var n int
-			d.deps = deps
-			n, q = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q)
-			deps, d.deps = d.deps, nil
+			n, q, deps = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q, deps)
 			x += n
 		}
 		if x == len(out) {
@@ -375,42 +370,6 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 	return evs[:l+cnt], deps, nil
 }
 
-// taskDeps decodes into e (its time set) the task_dependences event whose
-// arguments start at av[q], appending its list to d.deps, and returns the
-// index of the value after them, when its task, count and list are in av
-// and the list is valid; otherwise it changes nothing and reports false
-// (next's general path then decodes the event or names what is wrong).
-func (d *chunkDecoder) taskDeps(e *Event, av []uint64, q int) (int, bool) {
-	if q+2 > len(av) {
-		return q, false
-	}
-	nd := av[q+1]
-	if nd > maxListLen || q+2+2*int(nd) > len(av) {
-		return q, false
-	}
-	pairs := av[q+2 : q+2+2*int(nd)]
-	n0 := len(d.deps)
-	if cap(d.deps)-n0 < int(nd) {
-		d.deps = slices.Grow(d.deps, int(nd))
-	}
-	// Written past the list's end until all are known good: a bad type
-	// leaves d.deps and the address register as they were.
-	list, a := d.deps[n0:n0+int(nd)], d.reg.addr
-	for j := range list {
-		ty := pairs[2*j+1]
-		if ty > 0xff {
-			return q, false
-		}
-		a += uint64(zz(pairs[2*j]))
-		list[j] = Dep{Addr: a, Type: uint8(ty)}
-	}
-	d.deps, d.reg.addr = d.deps[:n0+int(nd)], a
-	r := d.reg.next(TaskDeps)
-	r[0] += zz(av[q])
-	e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
-	return q + 2 + 2*int(nd), true
-}
-
 // argsPad is the room the args values keep after their last (refill
 // allocates it), so that decodeRun can take any event's arguments as a
 // fixed-size array.
@@ -418,13 +377,17 @@ const argsPad = MaxArgs
 
 // decodeRun decodes the kinds and arguments of the events of out (their
 // times set) from their kinds (len(kinds) >= len(out)) and the args values
-// av[:m] from q (len(av) >= m+argsPad), for as long as each event's kind
-// has a fast entry (its argument count, reg.fast) or is a
-// task_dependences that taskDeps takes, and its arguments are in av[:m].
-// It returns the events decoded and the index of the next args value.
-// Kept apart from next, whose error paths would otherwise take the
-// machine registers this loop needs.
-func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int) (int, int) {
+// av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
+// deps, for as long as each event's kind has a fast entry (its argument
+// count, reg.fast) and its arguments are in av[:m], or is a
+// task_dependences whose task, count and list are in av[:m], whose count
+// is within the limit and deps's spare room and whose types are good. It
+// returns the events decoded, the index of the next args value and deps.
+// Anything else is left to next's general path, which names what is
+// wrong at the same event and position as ever. Kept apart from next,
+// whose error paths would otherwise take the machine registers this loop
+// needs (and the lists inline: a call here made every live value spill).
+func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int, deps []Dep) (int, int, []Dep) {
 	reg := &d.reg
 	kinds = kinds[:len(out)]
 	// The arguments are read through an unsafe pointer: with q+na ≤ m
@@ -437,13 +400,32 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q in
 		k := kinds[x]
 		na := int(reg.fast[k])
 		if q+na > m {
-			if Kind(k) == TaskDeps {
-				var ok bool
-				if q, ok = d.taskDeps(&out[x], av[:m], q); ok {
-					continue
-				}
+			if Kind(k) != TaskDeps || q+2 > m {
+				return x, q, deps
 			}
-			return x, q
+			// A task creation's dependences: written into deps's spare
+			// room and kept once every type is good.
+			nd := av[q+1]
+			if nd > maxListLen || q+2+2*int(nd) > m || cap(deps)-len(deps) < int(nd) {
+				return x, q, deps
+			}
+			n0 := len(deps)
+			list, pairs, addr := deps[n0:n0+int(nd)], av[q+2:q+2+2*int(nd)], reg.addr
+			for j := range list {
+				ty := pairs[2*j+1]
+				if ty > 0xff {
+					return x, q, deps
+				}
+				addr += uint64(zz(pairs[2*j]))
+				list[j] = Dep{Addr: addr, Type: uint8(ty)}
+			}
+			deps, reg.addr = deps[:n0+int(nd)], addr
+			r := reg.next(TaskDeps)
+			r[0] += zz(av[q])
+			e := &out[x]
+			e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
+			q += 2 + 2*int(nd)
+			continue
 		}
 		e := &out[x]
 		e.Kind = Kind(k)
@@ -478,7 +460,7 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q in
 		}
 		q += na
 	}
-	return len(out), q
+	return len(out), q, deps
 }
 
 // refill moves the unread args values (from q) to the front of av and
