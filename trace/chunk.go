@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"unsafe"
 )
 
 // Chunk is a decoded run of consecutive events of one thread. Readers reuse a
@@ -34,6 +35,47 @@ type registers struct {
 	args [NumKinds][2][MaxArgs]int64
 	flip [NumKinds]uint8
 	addr uint64
+}
+
+// kindSlots bounds the kinds the decoder keeps registers for: a power of
+// two, so that a kind byte masked with kindSlots−1 indexes them without a
+// bounds check (kinds at or past NumKinds never reach the registers).
+const kindSlots = 64
+
+// decRegisters are the registers as the decoder keeps them, with what
+// decodeRun reads per event beside them (one pointer for all of it): the
+// two registers of each kind side by side; per kind the index of the one
+// its next event uses (2k or 2k+1, flipped by alt), so an event finds its
+// register with one load; and per kind byte its fastArgs entry.
+type decRegisters struct {
+	fast [256]int32 // fastArgs of the chunk's version (first: one instruction to index)
+	args [2 * kindSlots][MaxArgs]int64
+	slot [kindSlots]uint8
+	alt  uint8 // altOf the chunk's version
+	addr uint64
+}
+
+// reset zeroes the registers, points every kind at its first and takes
+// the alternation and the fast kinds of the columns' version.
+func (r *decRegisters) reset(cols *chunkColumns) {
+	clear(r.args[:])
+	r.slot, r.alt, r.addr = firstSlots, cols.alt, 0
+	r.fast = *cols.fast
+}
+
+var firstSlots = func() (s [kindSlots]uint8) {
+	for k := range s {
+		s[k] = uint8(2 * k)
+	}
+	return
+}()
+
+// next returns the register of kind k's next event and moves the kind's
+// turn (alt 1: to its other register; 0: it keeps the first).
+func (r *decRegisters) next(k Kind) *[MaxArgs]int64 {
+	s := r.slot[k&(kindSlots-1)]
+	r.slot[k&(kindSlots-1)] = s ^ r.alt
+	return &r.args[s&(2*kindSlots-1)]
 }
 
 // altOf returns the register alternation of a format version: 1 from
@@ -118,6 +160,7 @@ type chunkColumns struct {
 	argsCtrl, argsData []byte
 	alt                uint8       // altOf the file's version
 	na                 *[256]uint8 // nargsOf the file's version
+	fast               *[256]int32 // fastOf the file's version
 	// payload-relative positions of the kinds and args data, for errors
 	kindsPos, argsPos int
 }
@@ -186,7 +229,7 @@ type chunkDecoder struct {
 	aPos   int
 	ablock int
 	dv     []uint64 // a window's dt values
-	reg    registers
+	reg    decRegisters
 }
 
 // open checks cols' column sizes and starts decoding it; the first n events
@@ -209,7 +252,7 @@ func (d *chunkDecoder) open(cols *chunkColumns, n, ablock int) error {
 	d.n, d.m = min(n, int(cols.n)), m
 	d.i, d.t, d.dtPos = 0, cols.t0, 0
 	d.av, d.q, d.abase, d.aPos, d.ablock = d.av[:0], 0, 0, 0, max(ablock, 4)
-	d.reg = registers{}
+	d.reg.reset(cols)
 	return nil
 }
 
@@ -243,64 +286,53 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 	dv := d.dv[:cnt]
 	cols := &d.cols
 	d.dtPos += svbDecode(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], dv, cnt)
+	// The times first, in a loop of their own: the events' loop below
+	// then keeps fewer values in registers.
+	t := d.t
+	for x, v := range dv {
+		t += zz(v)
+		out[x].Time = t
+	}
+	d.t = t
 
 	ndeps := len(deps)
 	i0 := d.i
 	kinds := cols.kinds[i0 : i0+cnt]
 	av, q := d.av, d.q
 	reg := &d.reg
-	alt := cols.alt
-	t := d.t
-	for x := range out {
+	for x := 0; x < len(out); x++ {
+		// The events of the common kinds, as long as their arguments are
+		// decoded; the loop stops at anything else (a dependence list, a
+		// refill, an unknown kind), which the code below takes one event
+		// at a time.
+		if cap(av)-len(av) >= argsPad {
+			var n int
+			n, q, deps = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q, deps)
+			x += n
+		}
+		if x == len(out) {
+			break
+		}
 		k := Kind(kinds[x])
 		if k == KindInvalid || k >= NumKinds {
 			return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "kinds", pos: i0 + x, msg: fmt.Sprintf("unknown event kind %d", uint8(k))}
 		}
-		t += zz(dv[x])
 		na := int(cols.na[k])
 		if q+na > len(av) {
 			if av, q = d.refill(q, na); q+na > len(av) {
 				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: fmt.Sprintf("the stream ends before %s's %d arguments", k, na)}
 			}
 		}
-		f := reg.flip[k]
-		reg.flip[k] = f ^ alt
-		r := &reg.args[k][f]
-		a := av[q : q+na]
+		r := reg.next(k)
 		e := &out[x]
-		e.Time = t
 		e.Kind = k
-		// Update the registers and store the event from registers: loading
-		// the arguments back from the register file costs more.
-		switch na {
-		case 5:
-			r[0] += zz(a[0])
-			r[1] += zz(a[1])
-			r[2] += zz(a[2])
-			r[3] += zz(a[3])
-			r[4] += zz(a[4])
-			e.Args = [MaxArgs]int64{r[0], r[1], r[2], r[3], r[4]}
-		case 4:
-			a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
-			r[0], r[1], r[2], r[3] = a0, a1, a2, a3
-			e.Args = [MaxArgs]int64{a0, a1, a2, a3, 0}
-		case 3:
-			a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
-			r[0], r[1], r[2] = a0, a1, a2
-			e.Args = [MaxArgs]int64{a0, a1, a2, 0, 0}
-		case 2:
-			a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
-			r[0], r[1] = a0, a1
-			e.Args = [MaxArgs]int64{a0, a1, 0, 0, 0}
-		case 1:
-			a0 := r[0] + zz(a[0])
-			r[0] = a0
-			e.Args = [MaxArgs]int64{a0, 0, 0, 0, 0}
-			if k == MPIEnter { // versions 1 to 3: the call site is unknown
-				e.Args[1] = -1
-			}
-		default:
-			e.Args = [MaxArgs]int64{}
+		e.Args = [MaxArgs]int64{}
+		for j, a := range av[q : q+na] {
+			r[j] += zz(a)
+			e.Args[j] = r[j]
+		}
+		if k == MPIEnter && na == 1 { // versions 1 to 3: the call site is unknown
+			e.Args[1] = -1
 		}
 		q += na
 		if k == TaskDeps {
@@ -331,11 +363,104 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		}
 	}
 	d.i += cnt
-	d.t, d.q = t, q
+	d.q = q
 	if d.i == int(cols.n) && d.abase+q != d.m {
 		return evs[:l], deps[:ndeps], &columnError{event: d.i, column: "args", pos: d.abase + q, msg: fmt.Sprintf("%d values left over after the last event", d.m-d.abase-q)}
 	}
 	return evs[:l+cnt], deps, nil
+}
+
+// argsPad is the room the args values keep after their last (refill
+// allocates it), so that decodeRun can take any event's arguments as a
+// fixed-size array.
+const argsPad = MaxArgs
+
+// decodeRun decodes the kinds and arguments of the events of out (their
+// times set) from their kinds (len(kinds) >= len(out)) and the args values
+// av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
+// deps, for as long as each event's kind has a fast entry (its argument
+// count, reg.fast) and its arguments are in av[:m], or is a
+// task_dependences whose task, count and list are in av[:m], whose count
+// is within the limit and deps's spare room and whose types are good. It
+// returns the events decoded, the index of the next args value and deps.
+// Anything else is left to next's general path, which names what is
+// wrong at the same event and position as ever. Kept apart from next,
+// whose error paths would otherwise take the machine registers this loop
+// needs (and the lists inline: a call here made every live value spill).
+func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int, deps []Dep) (int, int, []Dep) {
+	reg := &d.reg
+	kinds = kinds[:len(out)]
+	// The arguments are read through an unsafe pointer: with q+na ≤ m
+	// checked, the array of MaxArgs values at q ends within
+	// av[:m+argsPad]. Slicing av there took eleven instructions an event
+	// and a register the loop had not (PERFORMANCE.md, twenty-second
+	// round).
+	avp := unsafe.Pointer(unsafe.SliceData(av[:m+argsPad]))
+	for x := range out {
+		k := kinds[x]
+		na := int(reg.fast[k])
+		if q+na > m {
+			if Kind(k) != TaskDeps || q+2 > m {
+				return x, q, deps
+			}
+			// A task creation's dependences: written into deps's spare
+			// room and kept once every type is good.
+			nd := av[q+1]
+			if nd > maxListLen || q+2+2*int(nd) > m || cap(deps)-len(deps) < int(nd) {
+				return x, q, deps
+			}
+			n0 := len(deps)
+			list, pairs, addr := deps[n0:n0+int(nd)], av[q+2:q+2+2*int(nd)], reg.addr
+			for j := range list {
+				ty := pairs[2*j+1]
+				if ty > 0xff {
+					return x, q, deps
+				}
+				addr += uint64(zz(pairs[2*j]))
+				list[j] = Dep{Addr: addr, Type: uint8(ty)}
+			}
+			deps, reg.addr = deps[:n0+int(nd)], addr
+			r := reg.next(TaskDeps)
+			r[0] += zz(av[q])
+			e := &out[x]
+			e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
+			q += 2 + 2*int(nd)
+			continue
+		}
+		e := &out[x]
+		e.Kind = Kind(k)
+		r := reg.next(Kind(k))
+		a := (*[MaxArgs]uint64)(unsafe.Add(avp, 8*q))
+		// Update the registers and store the event from registers: loading
+		// the arguments back from the register file costs more. Each slot
+		// is stored once (a whole array would be zeroed first).
+		switch na {
+		case 5:
+			a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
+			r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
+		case 4:
+			a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
+			r[0], r[1], r[2], r[3] = a0, a1, a2, a3
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
+		case 3:
+			a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
+			r[0], r[1], r[2] = a0, a1, a2
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
+		case 2:
+			a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
+			r[0], r[1] = a0, a1
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
+		case 1:
+			a0 := r[0] + zz(a[0])
+			r[0] = a0
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
+		default:
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
+		}
+		q += na
+	}
+	return len(out), q, deps
 }
 
 // refill moves the unread args values (from q) to the front of av and
@@ -349,8 +474,8 @@ func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 	k := min(max(need-rest, d.ablock), d.m-end)
 	if k > 0 {
 		k = min((k+3)&^3, d.m-end)
-		if cap(av) < rest+k {
-			grown := make([]uint64, rest, rest+k)
+		if cap(av) < rest+k+argsPad {
+			grown := make([]uint64, rest, rest+k+argsPad)
 			copy(grown, av)
 			av = grown
 		}
@@ -399,6 +524,34 @@ var nargsV3 = func() (n [256]uint8) {
 	n[MPIEnter] = 1
 	return n
 }()
+
+// fastArgs is, per kind, what decodeRun takes: the argument count of a
+// kind it decodes, and for the others (unknown kinds, task_dependences
+// with its list, and before version 4 mpi_enter, whose call site is
+// filled in) a count no args stream reaches (a frame holds at most
+// MaxFrameLen bytes, a stream at most 2^20 values more than its bytes).
+func fastArgs(na *[256]uint8, version int) (t [256]int32) {
+	for k := range t {
+		t[k] = 1 << 30
+		if k != int(KindInvalid) && k < int(NumKinds) && k != int(TaskDeps) && !(k == int(MPIEnter) && version < 4) {
+			t[k] = int32(na[k])
+		}
+	}
+	return t
+}
+
+var (
+	fastV4 = fastArgs(&nargs, 4)
+	fastV3 = fastArgs(&nargsV3, 3)
+)
+
+// fastOf returns fastArgs of a format version.
+func fastOf(version int) *[256]int32 {
+	if version >= 4 {
+		return &fastV4
+	}
+	return &fastV3
+}
 
 // maxListLen bounds a single dependence list so a corrupt count cannot make
 // the decoder allocate gigabytes.

@@ -60,3 +60,48 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) error {
 	}
 	return decodeChunkColumns(r.name, r.lastOff, &r.cols, c, &r.scratch)
 }
+
+// TestSvbDecode checks the stream-vbyte decoder against the values encoded,
+// for every count up to a few groups past the fast loop's window and for
+// long streams of mostly empty and one-byte values (whose last groups the
+// fast loop leaves to the copied tail), from every group start a window
+// decoder resumes at; and svbCheck's data length against the values'.
+func TestSvbDecode(t *testing.T) {
+	r := newRand(7)
+	for _, n := range []int{0, 1, 3, 4, 5, 8, 15, 16, 17, 31, 63, 64, 65, 100, 257, 1000, 4096} {
+		for _, mix := range [][4]int{{1, 1, 1, 1}, {6, 3, 0, 0}, {0, 0, 0, 1}, {2, 1, 1, 1}} {
+			vals := make([]uint64, n)
+			for i := range vals {
+				switch x := r.Intn(mix[0] + mix[1] + mix[2] + mix[3]); {
+				case x < mix[0]:
+				case x < mix[0]+mix[1]:
+					vals[i] = 1 + uint64(r.Intn(255))
+				case x < mix[0]+mix[1]+mix[2]:
+					vals[i] = 256 + uint64(r.Intn(1<<24-256))
+				default:
+					vals[i] = 1<<24 + r.Uint64()>>1
+				}
+			}
+			ctrl, data := svbAppend(nil, nil, vals)
+			if err := svbCheck(ctrl, data, n); err != nil {
+				t.Fatalf("n=%d mix=%v: %v", n, mix, err)
+			}
+			for from := 0; from <= n; from += 4 {
+				if from > 16 && from < n-16 {
+					from = (n - 16) &^ 3 // the start and the end are where the paths change
+				}
+				pos := svbOffset(ctrl, from)
+				out := make([]uint64, n-from)
+				got := svbDecode(ctrl[from/4:], data[pos:], out, n-from)
+				if want := len(data) - svbPad - pos; got != want {
+					t.Fatalf("n=%d mix=%v from %d: took %d data bytes, want %d", n, mix, from, got, want)
+				}
+				for i, v := range out {
+					if v != vals[from+i] {
+						t.Fatalf("n=%d mix=%v from %d: value %d is %d, want %d", n, mix, from, from+i, v, vals[from+i])
+					}
+				}
+			}
+		}
+	}
+}

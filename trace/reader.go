@@ -307,7 +307,7 @@ func chunkError(file string, frameOff int64, cols *chunkColumns, err error) erro
 // parseChunk reads the msgpack map of a chunk frame of a file of the given
 // format version into cols, whose byte columns then alias payload.
 func parseChunk(payload []byte, version int, cols *chunkColumns) error {
-	*cols = chunkColumns{thread: -1, seq: -1, n: -1, nargs: -1, alt: altOf(version), na: nargsOf(version)}
+	*cols = chunkColumns{thread: -1, seq: -1, n: -1, nargs: -1, alt: altOf(version), na: nargsOf(version), fast: fastOf(version)}
 	mp := mpReader{b: payload}
 	n, err := mp.mapLen()
 	if err != nil {
