@@ -186,7 +186,7 @@ func TestCriticalPathGCPercent(t *testing.T) {
 	if g := current(); g != 100 {
 		t.Fatalf("without Options.GC the run left GOGC at %d", g)
 	}
-	got, _ := runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, CriticalPath: 11}}, 2)
+	got, _ := runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, Simulate: 13, CriticalPath: 11}}, 2)
 	if !bytes.Equal(want, got) {
 		t.Fatal("the report differs with Options.GC")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"runtime/debug"
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
@@ -95,6 +96,10 @@ func (r *run) window() error {
 // simulate runs POT's simulation on every owned process and reduces the
 // breakdown, POP and task statistics to rank 0.
 func (r *run) simulate() error {
+	if g := r.opts.GC; g.Simulate > 0 && g.Normal > 0 {
+		debug.SetGCPercent(g.Simulate)
+		defer debug.SetGCPercent(g.Normal)
+	}
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
 	readySum := make([]int64, readyBins)
 
