@@ -540,7 +540,7 @@ func (s *Sim) complete(t Task) {
 			hi, n, next = s.succ.Item(next)
 		}
 		s.succ.ReleaseHead(head)
-		s.cols.succ.set(t, lists.Head{})
+		s.cols.succ.clear(t)
 	}
 	if ts[t].Kind != KindExplicit {
 		return

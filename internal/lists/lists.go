@@ -133,6 +133,14 @@ type Head struct {
 // Empty reports whether h holds no value.
 func (h Head) Empty() bool { return h.n == 0 }
 
+// MakeHead returns the Head whose parts are a and n, as Parts returns
+// them: for a holder of lists that keeps heads in a form of its own.
+func MakeHead(a, n int32) Head { return Head{a, n} }
+
+// Parts returns h's parts: n > 0, the run a, a−1, …, a−n+1 it holds in
+// itself; n == 0, none; n < 0, the cells of a PushRun list starting at a.
+func (h Head) Parts() (a, n int32) { return h.a, h.n }
+
 // PushHead puts v (≥ 0) in front of the list *h.
 func (p *Pool) PushHead(h *Head, v int32) {
 	switch {
@@ -141,14 +149,23 @@ func (p *Pool) PushHead(h *Head, v int32) {
 	case h.n > 0 && v == h.a+1 && v > 0:
 		h.a, h.n = v, h.n+1
 	case h.n > 0: // the run moves to cells, before v
-		list := p.Push(None, h.a-h.n+1)
-		for x := h.a - h.n + 2; x <= h.a; x++ {
-			list = p.PushRun(list, x)
-		}
-		*h = Head{p.PushRun(list, v), -1}
+		*h = Head{p.PushRun(p.Spill(*h).a, v), -1}
 	default:
 		h.a = p.PushRun(h.a, v)
 	}
+}
+
+// Spill returns h with its values in cells (a run held in h moves to two
+// cells): the same values in the same order.
+func (p *Pool) Spill(h Head) Head {
+	if h.n <= 0 {
+		return h
+	}
+	list := p.Push(None, h.a-h.n+1)
+	for x := h.a - h.n + 2; x <= h.a; x++ {
+		list = p.PushRun(list, x)
+	}
+	return Head{list, -1}
 }
 
 // First returns the first item of h, as Item does (n == 0: h is empty).
