@@ -21,18 +21,19 @@ import (
 //	              simulator gives them none
 //	inoutset      like mutexinoutset, with members fully concurrent
 //
-// Layout: the 24-byte states are the slots of an open-addressing table
+// Layout: the 20-byte states are the slots of an open-addressing table
 // keyed by (address, parent), so a lookup touches one slot, not an index,
 // its key and then the state. The table is sized for its states to fill 3/5
 // of it and grows past 3/4: linear probing's runs lengthen fast beyond that
 // (filled to 4/5, as a power-of-two table sized at most 7/8 full was on the
 // 10 M-event stencil, lookups took 7.5 % of the analysis's CPU; at 3/5,
-// 2 %). A state's readers are a lists.Head: the tasks a loop creates one
-// after another are a run, kept in the slot (4 bytes more than a list's
-// head, where the run took two 8-byte cells: 40 MB less on the 10 M-event
-// lean stencil); other readers and set members live in a shared pool of
-// singly linked 8-byte cells; the rare set groups (mutexinoutset,
-// inoutset) keep their members and predecessors aside.
+// 2 %; a table grown to what its entries will make, grown, is filled to
+// 5/7 at their end). A state's readers are a lists.Short: the tasks a loop
+// creates one after another are a run, kept in the slot (where the run
+// took two 8-byte cells: 40 MB less on the 10 M-event lean stencil);
+// other readers and set members live in a shared pool of singly linked
+// 8-byte cells; the rare set groups (mutexinoutset, inoutset) keep their
+// members and predecessors aside.
 // States whose tasks have all completed carry no information (a dependence
 // on a completed task is no edge), and states of a completed parent are
 // never looked up again: both are swept, so memory follows the live tasks
@@ -59,15 +60,29 @@ type depTracker struct {
 }
 
 // addrState is one (address, parent)'s state, or an empty slot (parent
-// emptySlot): 24 bytes.
+// emptySlot): 20 bytes, four fewer than with the address a uint64 (which
+// aligns the state to 8 bytes) and the readers a lists.Head: 14 MB less at
+// the 10 M-event lean stencil's peak, the end of its creations.
 type addrState struct {
-	addr   uint64
+	lo, hi uint32 // the address
 	parent int32
 	// writer is the last out/inout task (≥ 0), or the current
 	// mutexinoutset / inoutset group g as −2−g, or −1: one of them at most.
-	writer  int32
-	readers lists.Head // in tasks since the last writer
+	writer int32
+	// readers are the in tasks since the last writer, read against it (0
+	// without one): the tasks a loop made one after another that read what
+	// one task wrote are a run held in it.
+	readers lists.Short
 }
+
+// addr returns a's address.
+func (a *addrState) addr() uint64 { return uint64(a.hi)<<32 | uint64(a.lo) }
+
+// base is what a's readers are read against.
+func (a *addrState) base() int32 { return max(a.writer, 0) }
+
+// readerList returns a's readers.
+func (a *addrState) readerList() lists.Head { return a.readers.Head(a.base()) }
 
 // group returns a's set group, −1 if it has none.
 func (a *addrState) group() int32 { return max(-2-a.writer, -1) }
@@ -205,7 +220,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 	for {
 		// An empty slot matches no state: no parent is emptySlot.
 		a := &t[i]
-		if a.addr == addr && a.parent == parent {
+		if a.lo == uint32(addr) && a.parent == parent && a.hi == uint32(addr>>32) {
 			return a
 		}
 		if a.parent == emptySlot {
@@ -227,7 +242,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 		d.reslot()
 		return d.lookup(parent, addr)
 	}
-	t[i] = addrState{addr: addr, parent: parent, writer: -1}
+	t[i] = addrState{lo: uint32(addr), hi: uint32(addr >> 32), parent: parent, writer: -1}
 	d.live++
 	return &t[i]
 }
@@ -267,14 +282,14 @@ func (d *depTracker) newGroup(kind uint8) int32 {
 
 // clear empties a's writer, readers and group.
 func (d *depTracker) clear(a *addrState) {
-	d.cells.ReleaseHead(a.readers)
+	d.cells.ReleaseHead(a.readerList())
 	if gi := a.group(); gi >= 0 {
 		g := &d.groups[gi]
 		d.cells.Release(g.set)
 		d.cells.Release(g.preds)
 		d.free = append(d.free, gi)
 	}
-	a.writer, a.readers = -1, lists.Head{}
+	a.writer, a.readers = -1, 0
 }
 
 // resolve returns the predecessors of task (child of parent) for its
@@ -297,7 +312,9 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			} else {
 				out = d.writers(out, a)
 			}
-			d.cells.PushHead(&a.readers, task)
+			if b := a.base(); !a.readers.Grow(b, task) {
+				d.cells.PushShort(&a.readers, b, task)
+			}
 		case trace.DepOut, trace.DepInout:
 			switch {
 			case a.writer >= 0: // d.writers
@@ -306,7 +323,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 				out = d.writers(out, a)
 			}
 			if !a.readers.Empty() || a.writer < -1 { // d.clear has work
-				out = d.cells.AppendHead(out, a.readers)
+				out = d.cells.AppendHead(out, a.readerList())
 				d.clear(a)
 			}
 			a.writer = task
@@ -320,7 +337,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			}
 			start := len(out)
 			out = d.writers(out, a)
-			out = d.cells.AppendHead(out, a.readers)
+			out = d.cells.AppendHead(out, a.readerList())
 			d.clear(a)
 			gi := d.newGroup(dep.Type)
 			a.writer = -2 - gi
@@ -380,7 +397,7 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		if a.parent >= 0 && done(a.parent) {
 			return true
 		}
-		if d.keep || a.writer >= 0 && !done(a.writer) || !deadItems(d.cells.First(a.readers)) {
+		if d.keep || a.writer >= 0 && !done(a.writer) || !deadItems(d.cells.First(a.readerList())) {
 			return false
 		}
 		gi := a.group()
@@ -411,7 +428,7 @@ func (d *depTracker) reslot() {
 	}
 	d.initTable(len(d.table))
 	for k := range live {
-		i := d.slot(live[k].addr, live[k].parent)
+		i := d.slot(live[k].addr(), live[k].parent)
 		for d.table[i].parent != emptySlot {
 			i = d.next(i)
 		}
@@ -436,7 +453,7 @@ func (d *depTracker) rebuild(drop func(*addrState) bool, size int) {
 			d.swept = true
 			continue
 		}
-		i := d.slot(a.addr, a.parent)
+		i := d.slot(a.addr(), a.parent)
 		for d.table[i].parent != emptySlot {
 			i = d.next(i)
 		}

@@ -637,60 +637,21 @@ func (c *bcol) page(k int32) *[colPageLen]uint8 {
 	return d
 }
 
-// hcol is a column of lists (lists.Head), one per task, empty where
-// nothing was written, in pages allocated where a list is first pushed to
-// and released when their lists are all empty again: the successor lists
-// of tasks all created first go as the tasks complete. An entry is 4
-// bytes, not a Head's 8: a run of up to 127 values whose latest is within
-// 2^23 of its task (the tasks a loop made one after another that depend
-// on it: the lean stencil's three successors of every task) is held in
-// the entry, any other list as its first cell in the pool (a run that
-// does not fit moves to two cells, as a value that breaks it moves it
-// there): 9.5 MB less at the 10 M-event lean stencil's peak, the end of
-// its creations.
-type hcol struct{ countedPages[uint32] }
-
-// An hcol entry: 0, empty; bit 31 set, the list's cells start at the
-// other bits; else bits 30–7 the run's latest value less the task (two's
-// complement) and bits 6–0 its length.
-const (
-	hcolCells    = 1 << 31
-	hcolRunBits  = 7
-	hcolOffLimit = 1 << 23
-)
+// hcol is a column of lists, one per task, empty where nothing was
+// written, in pages allocated where a list is first pushed to and
+// released when their lists are all empty again: the successor lists of
+// tasks all created first go as the tasks complete. An entry is a
+// lists.Short read against its task, 4 bytes where a Head took 8: the
+// tasks a loop made one after another that depend on it (the lean
+// stencil's three successors of every task) are a run held in it, 9.5 MB
+// less at the 10 M-event lean stencil's peak, the end of its creations.
+type hcol struct{ countedPages[lists.Short] }
 
 func (c *hcol) reset(n int) { c.countedPages.reset(n, 0) }
 
-// headOf returns entry x of task i as a list.
-func headOf(x uint32, i int32) lists.Head {
-	switch {
-	case x == 0:
-		return lists.Head{}
-	case x&hcolCells != 0:
-		return lists.MakeHead(int32(x&^hcolCells), -1)
-	}
-	return lists.MakeHead(i+int32(x<<1)>>(hcolRunBits+1), int32(x&(1<<hcolRunBits-1)))
-}
-
-// entryOf returns list h of task i as an entry, moving a run that does not
-// fit one to cells of pool.
-func entryOf(pool *lists.Pool, h lists.Head, i int32) uint32 {
-	a, n := h.Parts()
-	switch {
-	case n == 0:
-		return 0
-	case n > 0:
-		if off := int64(a) - int64(i); n < 1<<hcolRunBits && off >= -hcolOffLimit && off < hcolOffLimit {
-			return uint32(off)<<(hcolRunBits+1)>>1 | uint32(n)
-		}
-		a, _ = pool.Spill(h).Parts()
-	}
-	return hcolCells | uint32(a)
-}
-
 func (c *hcol) get(i int32) lists.Head {
 	if d := c.dense[i>>colPageBits]; d != nil {
-		return headOf(d[i&(colPageLen-1)], i)
+		return d[i&(colPageLen-1)].Head(i)
 	}
 	return lists.Head{}
 }
@@ -699,7 +660,7 @@ func (c *hcol) get(i int32) lists.Head {
 func (c *hcol) clear(i int32) {
 	k, j := i>>colPageBits, i&(colPageLen-1)
 	d := c.dense[k]
-	if d == nil || d[j] == 0 {
+	if d == nil || d[j].Empty() {
 		return
 	}
 	d[j] = 0
@@ -715,12 +676,12 @@ func (c *hcol) push(pool *lists.Pool, i int32, v int32) {
 	if d == nil {
 		d = c.page(k)
 	}
-	if d[j] == 0 {
+	if d[j].Empty() {
 		c.n[k]++
 	}
-	h := headOf(d[j], i)
-	pool.PushHead(&h, v)
-	d[j] = entryOf(pool, h, i)
+	if !d[j].Grow(i, v) {
+		pool.PushShort(&d[j], i, v)
+	}
 }
 
 // keepFree is how many emptied pages a column keeps for reuse; more go to
@@ -728,7 +689,7 @@ func (c *hcol) push(pool *lists.Pool, i int32, v int32) {
 const keepFree = 4
 
 //go:noinline
-func (c *hcol) page(k int32) *[colPageLen]uint32 {
+func (c *hcol) page(k int32) *[colPageLen]lists.Short {
 	d := takePage(&c.free)
 	c.dense[k] = d
 	return d

@@ -133,14 +133,6 @@ type Head struct {
 // Empty reports whether h holds no value.
 func (h Head) Empty() bool { return h.n == 0 }
 
-// MakeHead returns the Head whose parts are a and n, as Parts returns
-// them: for a holder of lists that keeps heads in a form of its own.
-func MakeHead(a, n int32) Head { return Head{a, n} }
-
-// Parts returns h's parts: n > 0, the run a, a−1, …, a−n+1 it holds in
-// itself; n == 0, none; n < 0, the cells of a PushRun list starting at a.
-func (h Head) Parts() (a, n int32) { return h.a, h.n }
-
 // PushHead puts v (≥ 0) in front of the list *h.
 func (p *Pool) PushHead(h *Head, v int32) {
 	switch {
@@ -153,6 +145,82 @@ func (p *Pool) PushHead(h *Head, v int32) {
 	default:
 		h.a = p.PushRun(h.a, v)
 	}
+}
+
+// Short is a list in 4 bytes, read against a base value its holder knows
+// (a task's successors against the task, an address's readers against
+// its writer): a run of up to 127 values whose latest is within 2^23 of
+// the base is held in it, any other list as its first cell (a run that
+// does not fit moves to two cells, as a value that breaks a run moves it
+// there). The zero Short is the empty list. Bit 31 set: the cells start
+// at the other bits; else bits 30–7 are the run's latest value less the
+// base (two's complement) and bits 6–0 its length.
+type Short uint32
+
+const (
+	shortCells   = 1 << 31
+	shortRunBits = 7
+	shortOff     = 1 << 23
+)
+
+// Empty reports whether s holds no value.
+func (s Short) Empty() bool { return s == 0 }
+
+// Head returns s, read against base, as a Head.
+func (s Short) Head(base int32) Head {
+	switch {
+	case s == 0:
+		return Head{}
+	case s&shortCells != 0:
+		return Head{int32(s &^ shortCells), -1}
+	}
+	return Head{base + int32(s<<1)>>(shortRunBits+1), int32(s & (1<<shortRunBits - 1))}
+}
+
+// Short returns h as a Short read against base, moving a run that does
+// not fit one to cells.
+func (p *Pool) Short(h Head, base int32) Short {
+	switch {
+	case h.n == 0:
+		return 0
+	case h.n > 0:
+		if off := int64(h.a) - int64(base); h.n < 1<<shortRunBits && off >= -shortOff && off < shortOff {
+			return Short(uint32(off)<<(shortRunBits+1)>>1 | uint32(h.n))
+		}
+		h = p.Spill(h)
+	}
+	return shortCells | Short(h.a)
+}
+
+// PushShort puts v (≥ 0) in front of the list *s read against base.
+func (p *Pool) PushShort(s *Short, base, v int32) {
+	if !s.Grow(base, v) {
+		h := s.Head(base)
+		p.PushHead(&h, v)
+		*s = p.Short(h, base)
+	}
+}
+
+// Grow puts v in front of *s read against base and returns true where
+// that takes no cell, inlined, as when a loop's tasks push themselves one
+// after another: an empty s becomes the run v, a run in s whose latest is
+// v−1 grows (its latest's offset and its length one more) where both
+// still fit. Otherwise it changes nothing and returns false (PushShort).
+func (s *Short) Grow(base, v int32) bool {
+	const n = 1<<shortRunBits - 1
+	x, off := *s, v-base
+	if uint32(off+shortOff) >= 2*shortOff {
+		return false
+	}
+	if x == 0 {
+		*s = Short(uint32(off)<<(shortRunBits+1)>>1 | 1)
+		return true
+	}
+	if x&^n != Short(uint32(off-1)<<(shortRunBits+1)>>1) || x&n == n {
+		return false
+	}
+	*s = x + n + 2
+	return true
 }
 
 // Spill returns h with its values in cells (a run held in h moves to two
