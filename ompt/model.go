@@ -283,7 +283,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		t := m.task(s, e.Args[1], "implicit_task end")
 		r := int32(-1)
 		if t != sim.NoTask {
-			r = s.Tasks[t].Region
+			r = s.Region(t)
 		}
 		s.FinishImplicit(t, th)
 		if e.Args[4]&TaskInitial == 0 {

@@ -1001,7 +1001,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			if src, ok := p.forkSrc.Get(e.Args[0]); ok {
 				p.pushTo(&p.pend, t, src)
 			}
-			p.regionOf.Set(e.Args[0], s.Tasks[t].Region)
+			p.regionOf.Set(e.Args[0], s.Region(t))
 		}
 	case trace.ParallelEnd:
 		p.close(s, th)
@@ -1198,7 +1198,7 @@ func (p *FragPass) completed(s *Sim, id int64) {
 		p.push(&h, last)
 		p.groupIn[g] = h
 	}
-	if r, k := tk.Region, p.bar.get(c); r >= 0 && k >= 0 {
+	if r, k := s.Region(c), p.bar.get(c); r >= 0 && k >= 0 {
 		p.edge(last, p.barrier(s, r, k))
 	}
 }

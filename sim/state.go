@@ -92,7 +92,7 @@ const (
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
-// TaskRec is one task's simulated state, 24 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 20 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
 // What only some tasks have lives beside it, costing memory only for those
@@ -100,7 +100,9 @@ const (
 // tasks with dependences, the taskgroup of tasks created in one, the
 // children not yet completed of the tasks that have some, and the first
 // start of the tasks that started (Sim.Started: a producer that creates
-// every task before the first runs peaks with none started).
+// every task before the first runs peaks with none started); and what
+// nearly every task of a page shares, in a bit a task (Sim.Region: the
+// parallel region, read at a task's creation and completion only).
 type TaskRec struct {
 	State  TaskState
 	Kind   TaskKind
@@ -108,7 +110,6 @@ type TaskRec struct {
 	Flags  uint8
 	Thread int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
 	Parent Task
-	Region int32 // parallel-region instance it belongs to, -1 none
 	Loc    int32 // construct (location id), -1 unknown
 	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
 	// 4.3 s of a task's running fit, and 32 bytes a task instead of 40.
@@ -123,7 +124,7 @@ type Tasks []TaskRec
 // initTasks sets every slot of ts to a task not yet created.
 func initTasks(ts Tasks) {
 	for i := range ts {
-		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Region: -1, Loc: -1}
+		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Loc: -1}
 	}
 }
 
@@ -138,6 +139,9 @@ type taskCols struct {
 	group   pcol // taskgroup it belongs to, -1 none
 	kids    zcol // children not yet completed (taskwait)
 	started tcol // first start, -1 never
+	// region is the parallel-region instance a task belongs to, -1 none:
+	// its parent's (the tasks of a page mostly share one, a bit a task)
+	region col32
 }
 
 // reset sizes the columns for n task slots.
@@ -147,6 +151,7 @@ func (c *taskCols) reset(n int) {
 	c.group.reset(n, -1)
 	c.kids.reset(n)
 	c.started.reset(n)
+	c.region.reset(n, -1)
 }
 
 // Len returns the number of task slots.

@@ -67,8 +67,8 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 		return
 	}
 	s.cols.kids.add(parent, 1)
-	r := ts[parent].Region
-	ts[t].Region = r
+	r := s.cols.region.get(parent)
+	s.cols.region.set(t, r)
 	if r >= 0 {
 		s.Regions[r].Pending++
 	}
@@ -294,6 +294,9 @@ func (s *Sim) stopRunning(t Task, th int) {
 
 // Started returns when task t first started Running, -1 never.
 func (s *Sim) Started(t Task) int64 { return s.cols.started.get(t) }
+
+// Region returns the parallel-region instance task t belongs to, -1 none.
+func (s *Sim) Region(t Task) int32 { return s.cols.region.get(t) }
 
 // RunNS returns the time task t spent Running.
 func (s *Sim) RunNS(t Task) int64 {
@@ -558,7 +561,7 @@ func (s *Sim) complete(t Task) {
 			s.setState(grp.Waiter, Ready)
 		}
 	}
-	if r := ts[t].Region; r >= 0 {
+	if r := s.cols.region.get(t); r >= 0 {
 		s.Regions[r].Pending--
 		s.checkBarrier(r)
 	}
@@ -787,7 +790,7 @@ func (s *Sim) JoinTeam(t Task, r int32, num int32, th int) {
 	}
 	thr.Teams = append(thr.Teams, TeamRef{Region: r, Num: num})
 	if s.valid(t) {
-		s.Tasks[t].Region = r
+		s.cols.region.set(t, r)
 	}
 	if r >= 0 {
 		s.Regions[r].Members = append(s.Regions[r].Members, Member{Thread: int32(th), Task: t})
