@@ -235,7 +235,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 			tt.completed[t/64] |= 1 << (t % 64)
 			tt.start.Append(s.Started(sim.Task(t)))
 			tt.thread.Append(int64(tk.Thread))
-			tt.loc.Append(int64(tk.Loc))
+			tt.loc.Append(int64(s.Loc(sim.Task(t))))
 			if m.Cost != nil {
 				tt.cost.Append(m.Cost[t])
 			}

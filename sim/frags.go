@@ -689,7 +689,7 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	if p.requeued.get(t) != -1 { // a re-queued task, rarely
 		p.requeued.set(t, -1)
 	}
-	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Tasks[t].Loc
+	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Loc(t)
 	if p.regions != nil {
 		p.code[th], p.codeAt[th] = p.code[th][:0], s.Now
 	}

@@ -92,7 +92,7 @@ const (
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
-// TaskRec is one task's simulated state, 20 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 16 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
 // What only some tasks have lives beside it, costing memory only for those
@@ -102,7 +102,8 @@ const (
 // start of the tasks that started (Sim.Started: a producer that creates
 // every task before the first runs peaks with none started); and what
 // nearly every task of a page shares, in a bit a task (Sim.Region: the
-// parallel region, read at a task's creation and completion only).
+// parallel region, read at a task's creation and completion; Sim.Loc: the
+// construct, read when it starts to run and by the statistics).
 type TaskRec struct {
 	State  TaskState
 	Kind   TaskKind
@@ -110,7 +111,6 @@ type TaskRec struct {
 	Flags  uint8
 	Thread int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
 	Parent Task
-	Loc    int32 // construct (location id), -1 unknown
 	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
 	// 4.3 s of a task's running fit, and 32 bytes a task instead of 40.
 	run uint32
@@ -124,7 +124,7 @@ type Tasks []TaskRec
 // initTasks sets every slot of ts to a task not yet created.
 func initTasks(ts Tasks) {
 	for i := range ts {
-		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Loc: -1}
+		ts[i] = TaskRec{Thread: -1, Parent: NoTask}
 	}
 }
 
@@ -142,6 +142,7 @@ type taskCols struct {
 	// region is the parallel-region instance a task belongs to, -1 none:
 	// its parent's (the tasks of a page mostly share one, a bit a task)
 	region col32
+	loc    col32 // construct (location id), -1 unknown: as region
 }
 
 // reset sizes the columns for n task slots.
@@ -152,6 +153,7 @@ func (c *taskCols) reset(n int) {
 	c.kids.reset(n)
 	c.started.reset(n)
 	c.region.reset(n, -1)
+	c.loc.reset(n, -1)
 }
 
 // Len returns the number of task slots.

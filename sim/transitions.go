@@ -61,7 +61,7 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	s.lastCreated = t
 	ts[t].Kind = kind
 	ts[t].Parent = parent
-	ts[t].Loc = loc
+	s.cols.loc.set(t, loc)
 	ts[t].Flags |= flags
 	if kind != KindExplicit || !s.valid(parent) {
 		return
@@ -297,6 +297,9 @@ func (s *Sim) Started(t Task) int64 { return s.cols.started.get(t) }
 
 // Region returns the parallel-region instance task t belongs to, -1 none.
 func (s *Sim) Region(t Task) int32 { return s.cols.region.get(t) }
+
+// Loc returns task t's construct (a location id), -1 unknown.
+func (s *Sim) Loc(t Task) int32 { return s.cols.loc.get(t) }
 
 // RunNS returns the time task t spent Running.
 func (s *Sim) RunNS(t Task) int64 {
