@@ -92,7 +92,7 @@ const (
 	FlagLongRun                        // its run time is in Sim.longRuns (not 0 ≤ t < 2^32 ns)
 )
 
-// TaskRec is one task's simulated state, 16 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 12 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
 // What only some tasks have lives beside it, costing memory only for those
@@ -100,7 +100,8 @@ const (
 // tasks with dependences, the taskgroup of tasks created in one, the
 // children not yet completed of the tasks that have some, and the first
 // start of the tasks that started (Sim.Started: a producer that creates
-// every task before the first runs peaks with none started); and what
+// every task before the first runs peaks with none started, nor any run
+// time: Sim.RunNS); and what
 // nearly every task of a page shares, in a bit a task (Sim.Region: the
 // parallel region, read at a task's creation and completion; Sim.Loc: the
 // construct, read when it starts to run and by the statistics).
@@ -111,9 +112,6 @@ type TaskRec struct {
 	Flags  uint8
 	Thread int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
 	Parent Task
-	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
-	// 4.3 s of a task's running fit, and 32 bytes a task instead of 40.
-	run uint32
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);
@@ -143,6 +141,9 @@ type taskCols struct {
 	// its parent's (the tasks of a page mostly share one, a bit a task)
 	region col32
 	loc    col32 // construct (location id), -1 unknown: as region
+	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
+	// 4.3 s of a task's running fit in 32 bits, in pages where written.
+	run pcol
 }
 
 // reset sizes the columns for n task slots.
@@ -154,6 +155,7 @@ func (c *taskCols) reset(n int) {
 	c.started.reset(n)
 	c.region.reset(n, -1)
 	c.loc.reset(n, -1)
+	c.run.reset(n, 0)
 }
 
 // Len returns the number of task slots.

@@ -279,15 +279,16 @@ func (s *Sim) stopRunning(t Task, th int) {
 	d := s.Now - s.Threads[th].RunSince
 	tk := &s.Tasks[t]
 	if tk.Flags&FlagLongRun == 0 {
-		if r := int64(tk.run) + d; r >= 0 && r <= math.MaxUint32 {
-			tk.run = uint32(r)
+		run := int64(uint32(s.cols.run.get(t)))
+		if r := run + d; r >= 0 && r <= math.MaxUint32 {
+			s.cols.run.set(t, int32(uint32(r)))
 			return
 		}
 		if s.longRuns == nil {
 			s.longRuns = map[Task]int64{}
 		}
 		tk.Flags |= FlagLongRun
-		s.longRuns[t] = int64(tk.run)
+		s.longRuns[t] = run
 	}
 	s.longRuns[t] += d
 }
@@ -303,8 +304,8 @@ func (s *Sim) Loc(t Task) int32 { return s.cols.loc.get(t) }
 
 // RunNS returns the time task t spent Running.
 func (s *Sim) RunNS(t Task) int64 {
-	if tk := &s.Tasks[t]; tk.Flags&FlagLongRun == 0 {
-		return int64(tk.run)
+	if s.Tasks[t].Flags&FlagLongRun == 0 {
+		return int64(uint32(s.cols.run.get(t)))
 	}
 	return s.longRuns[t]
 }
