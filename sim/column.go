@@ -262,7 +262,10 @@ func (c *fcol) take(n int) packed.Int32s {
 // the next, so the pages of tasks that completed go (a recorded fib's
 // would all be dense: 4 bytes a task each). Its lists are only pushed to
 // (push) and taken whole (take), so keeping the count of non-empty ones
-// costs a compare where each is already read.
+// costs a compare where each is already read. They are PushRun lists: the
+// last fragments of children that complete one after another are mostly
+// consecutive nodes (the lean stencil's 2.5 M children of one task, which
+// only a taskwait would drain, took 20 MB of cells, 0.1 MB as runs).
 type lcol struct{ countedPages[int32] }
 
 func (c *lcol) reset(n int) { c.countedPages.reset(n, lists.None) }
@@ -275,7 +278,7 @@ func (c *lcol) get(i int32) int32 {
 	return lists.None
 }
 
-// push puts v in front of list i (pool.Push).
+// push puts v (≥ 0) in front of list i (pool.PushRun).
 func (c *lcol) push(pool *lists.Pool, i, v int32) {
 	k, j := i>>colPageBits, i&(colPageLen-1)
 	d := c.dense[k]
@@ -285,7 +288,7 @@ func (c *lcol) push(pool *lists.Pool, i, v int32) {
 	if d[j] == lists.None {
 		c.n[k]++
 	}
-	d[j] = pool.Push(d[j], v)
+	d[j] = pool.PushRun(d[j], v)
 }
 
 // take empties list i and returns what it held.

@@ -611,8 +611,14 @@ func (p *FragPass) push(head *int32, n int32) {
 // drain adds an edge from every node of the list at *head to n and empties
 // it, its cells going back to the pool.
 func (p *FragPass) drain(head *int32, n int32) {
-	for c := *head; c != lists.None; c = p.cells.Next(c) {
-		p.edge(p.cells.Value(c), n)
+	// Item reads lists made with Push (non-negative values) as those made
+	// with PushRun (lcol.push).
+	for c := *head; c != lists.None; {
+		hi, k, next := p.cells.Item(c)
+		for v := hi; v > hi-k; v-- {
+			p.edge(v, n)
+		}
+		c = next
 	}
 	p.cells.Release(*head)
 	*head = lists.None
