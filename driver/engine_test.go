@@ -199,9 +199,9 @@ func TestCriticalPathGCPercent(t *testing.T) {
 // refused at the start on every rank, saying what it needs.
 func TestMemoryLimitRefusesAtStart(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 2, Width: 64, Steps: 40})
-	_, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 64 << 10})
+	_, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 16 << 10})
 	if err == nil || !strings.Contains(err.Error(), "needs about") || !strings.Contains(err.Error(), "--memory-limit") {
-		t.Fatalf("a 64 KiB limit: %v, want a refusal with the estimate", err)
+		t.Fatalf("a 16 KiB limit: %v, want a refusal with the estimate", err)
 	}
 	if _, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 256 << 20}); err != nil {
 		t.Fatalf("256 MiB: %v", err)
