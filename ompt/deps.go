@@ -51,7 +51,7 @@ type depTracker struct {
 	// entries is the process's dependence entries (the census's claim),
 	// seen those resolved so far, and swept whether a sweep dropped any
 	// state: while none did, the states only accumulate, and the table
-	// grows to what the rest of the entries will make (grow).
+	// grows to what the rest of the entries will make (grown).
 	entries, seen int64
 	swept         bool
 	// keep disables sweeping: the task graph needs edges from completed
@@ -123,9 +123,9 @@ func (d *depTracker) initTable(size int) {
 	d.live = 0
 }
 
-// reserve pre-sizes the tracker's table for the process's entries
-// dependence entries (up to 2^20 of them: a table that outgrows its size
-// grows as grown says).
+// reserve pre-sizes the tracker's table for a process's dependence
+// entries (for 2^20 of them at most: a table that outgrows its size grows
+// as grown says).
 // Most entries read an address another task wrote: distinct addresses,
 // hence states, are about a quarter of the entries (one per task on the
 // gen workloads); the reader cells, most of the entries, grow in the pool
