@@ -64,8 +64,10 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 			g.kept = false // a task the graph has no node for (didRun)
 		}
 		g.taskW.Append(w)
-		if _, ok := g.names[tk.Loc]; !ok && tk.Loc >= 0 {
-			g.names[tk.Loc] = p.LocationName(int64(tk.Loc))
+		if l := s.Loc(sim.Task(t)); l >= 0 {
+			if _, ok := g.names[l]; !ok {
+				g.names[l] = p.LocationName(int64(l))
+			}
 		}
 	}
 	g.taskW.Trim()

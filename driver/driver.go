@@ -99,11 +99,14 @@ type Options struct {
 }
 
 // GCPercents are the garbage collector's settings (runtime/debug.
-// SetGCPercent) for the analysis: Normal for every phase but the critical
-// path, which runs at CriticalPath (it makes its large arrays in a few
-// steps, each mostly live to the phase's end, so a lower growth costs it
-// nothing and holds its peak lower). Zero fields change nothing.
-type GCPercents struct{ Normal, CriticalPath int }
+// SetGCPercent) for the analysis: Normal for every phase but the
+// simulation of task-heavy traces and the critical path, which run at
+// Simulate and CriticalPath (the critical path makes its large arrays in
+// a few steps, each mostly live to the phase's end, so a lower growth
+// costs it nothing and holds its peak lower; a task-heavy simulation's
+// tables grow steadily to its peak, where the collector's growth is the
+// garbage on top of them: run.taskHeavy). Zero fields change nothing.
+type GCPercents struct{ Normal, Simulate, CriticalPath int }
 
 // BytesPerTraceByte is what an analysis holds at its peak per byte of the
 // trace files it owns, with the events in memory (measured on the gen

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,7 +187,7 @@ func TestCriticalPathGCPercent(t *testing.T) {
 	if g := current(); g != 100 {
 		t.Fatalf("without Options.GC the run left GOGC at %d", g)
 	}
-	got, _ := runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, CriticalPath: 11}}, 2)
+	got, _ := runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, Simulate: 13, CriticalPath: 11}}, 2)
 	if !bytes.Equal(want, got) {
 		t.Fatal("the report differs with Options.GC")
 	}
@@ -195,13 +196,48 @@ func TestCriticalPathGCPercent(t *testing.T) {
 	}
 }
 
+// TestSimulateGCPercent: with Options.GC, the simulation of traces that
+// create a task every few events (the lean stencil: one in 4) runs at its
+// own collector growth, on every rank alike, and gives the normal one
+// back; traces with fewer tasks (halo: none; the plain stencil: one in 8)
+// simulate at the normal growth. The setting is read where the
+// simulation reports its progress after a process, inside the phase.
+func TestSimulateGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	current := func() int { g := debug.SetGCPercent(100); debug.SetGCPercent(g); return g }
+	for _, c := range []struct {
+		cfg  gen.Config
+		want int
+	}{
+		{gen.Config{Workload: "stencil", Lean: true, Ranks: 3, Threads: 2, Events: 30_000, Seed: 2}, 13},
+		{gen.Config{Workload: "stencil", Ranks: 3, Threads: 2, Events: 30_000, Seed: 2}, 37},
+		{gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Events: 30_000, Seed: 2}, 37},
+	} {
+		dir, _ := generate(t, c.cfg)
+		debug.SetGCPercent(37) // as the command sets the normal growth (tuneGC)
+		var seen []int
+		progress := func(phase string, frac float64) {
+			if phase == "simulate" && frac > 0 && frac < 1 {
+				seen = append(seen, current())
+			}
+		}
+		runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, Simulate: 13, CriticalPath: 11}, Progress: progress}, 1)
+		if len(seen) == 0 || slices.ContainsFunc(seen, func(g int) bool { return g != c.want }) {
+			t.Errorf("%s lean=%v: GOGC %v during the simulation, want %d", c.cfg.Workload, c.cfg.Lean, seen, c.want)
+		}
+		if g := current(); g != 37 {
+			t.Errorf("%s lean=%v: after the run GOGC is %d, want the normal 37", c.cfg.Workload, c.cfg.Lean, g)
+		}
+	}
+}
+
 // --memory-limit is a bound: an analysis whose estimate does not fit is
 // refused at the start on every rank, saying what it needs.
 func TestMemoryLimitRefusesAtStart(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 2, Width: 64, Steps: 40})
-	_, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 64 << 10})
+	_, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 16 << 10})
 	if err == nil || !strings.Contains(err.Error(), "needs about") || !strings.Contains(err.Error(), "--memory-limit") {
-		t.Fatalf("a 64 KiB limit: %v, want a refusal with the estimate", err)
+		t.Fatalf("a 16 KiB limit: %v, want a refusal with the estimate", err)
 	}
 	if _, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 256 << 20}); err != nil {
 		t.Fatalf("256 MiB: %v", err)

@@ -26,14 +26,19 @@ import (
 // Fitted on the live heap (--stats) of the 10 M-event gen traces (stencil,
 // nearest, halo) at --ranks 1, the lean stencil (2.5 M tasks in one
 // process) and a recorded fib(27) (636 000 tasks): the low estimate lies
-// under each of them (fib 36.4 MiB against 39.7 live, the tightest; lean
-// 143.1 against 198.2), the high one above their peak heaps. The low one decides a refusal at
-// the start; the heap guard catches the rest. Held events (--hold-events)
-// add their files' bytes.
+// under each of them (lean 114.4 MiB against 117.9–124.2 live, the
+// tightest; fib 29.1 against 39.6; refitted when the twenty-second round
+// took the lean stencil's live heap from 198 to 118 MiB: the working
+// state a task 40 -> 24 bytes, what is kept a task 20 -> 24, which leaves
+// the estimate of a rank of four or more equal processes where it was,
+// within 3x of its live heap under load too), the high one above their
+// peak heaps. The low one
+// decides a refusal at the start; the heap guard catches the rest. Held
+// events (--hold-events) add their files' bytes.
 const (
-	keepTaskLo, keepTaskHi = 20, 50
+	keepTaskLo, keepTaskHi = 24, 50
 	keepCommLo, keepCommHi = 20, 40
-	workTaskLo, workTaskHi = 40, 120
+	workTaskLo, workTaskHi = 24, 120
 	estBaseHi              = 12 << 20 // the runtime's own, once a process
 )
 

@@ -21,18 +21,19 @@ import (
 //	              simulator gives them none
 //	inoutset      like mutexinoutset, with members fully concurrent
 //
-// Layout: the 24-byte states are the slots of an open-addressing table
+// Layout: the 20-byte states are the slots of an open-addressing table
 // keyed by (address, parent), so a lookup touches one slot, not an index,
 // its key and then the state. The table is sized for its states to fill 3/5
 // of it and grows past 3/4: linear probing's runs lengthen fast beyond that
 // (filled to 4/5, as a power-of-two table sized at most 7/8 full was on the
 // 10 M-event stencil, lookups took 7.5 % of the analysis's CPU; at 3/5,
-// 2 %). A state's readers are a lists.Head: the tasks a loop creates one
-// after another are a run, kept in the slot (4 bytes more than a list's
-// head, where the run took two 8-byte cells: 40 MB less on the 10 M-event
-// lean stencil); other readers and set members live in a shared pool of
-// singly linked 8-byte cells; the rare set groups (mutexinoutset,
-// inoutset) keep their members and predecessors aside.
+// 2 %; a table grown to what its entries will make, grown, is filled to
+// 5/7 at their end). A state's readers are a lists.Short: the tasks a loop
+// creates one after another are a run, kept in the slot (where the run
+// took two 8-byte cells: 40 MB less on the 10 M-event lean stencil);
+// other readers and set members live in a shared pool of singly linked
+// 8-byte cells; the rare set groups (mutexinoutset, inoutset) keep their
+// members and predecessors aside.
 // States whose tasks have all completed carry no information (a dependence
 // on a completed task is no edge), and states of a completed parent are
 // never looked up again: both are swept, so memory follows the live tasks
@@ -47,21 +48,41 @@ type depTracker struct {
 	live, sweepAt int
 	align         uint8 // the addresses' alignment, in bits (slot)
 	doneAtSweep   int64 // completed tasks at the last sweep
+	// entries is the process's dependence entries (the census's claim),
+	// seen those resolved so far, and swept whether a sweep dropped any
+	// state: while none did, the states only accumulate, and the table
+	// grows to what the rest of the entries will make (grown).
+	entries, seen int64
+	swept         bool
 	// keep disables sweeping: the task graph needs edges from completed
 	// tasks too.
 	keep bool
 }
 
 // addrState is one (address, parent)'s state, or an empty slot (parent
-// emptySlot): 24 bytes.
+// emptySlot): 20 bytes, four fewer than with the address a uint64 (which
+// aligns the state to 8 bytes) and the readers a lists.Head: 14 MB less at
+// the 10 M-event lean stencil's peak, the end of its creations.
 type addrState struct {
-	addr   uint64
+	lo, hi uint32 // the address
 	parent int32
 	// writer is the last out/inout task (≥ 0), or the current
 	// mutexinoutset / inoutset group g as −2−g, or −1: one of them at most.
-	writer  int32
-	readers lists.Head // in tasks since the last writer
+	writer int32
+	// readers are the in tasks since the last writer, read against it (0
+	// without one): the tasks a loop made one after another that read what
+	// one task wrote are a run held in it.
+	readers lists.Short
 }
+
+// addr returns a's address.
+func (a *addrState) addr() uint64 { return uint64(a.hi)<<32 | uint64(a.lo) }
+
+// base is what a's readers are read against.
+func (a *addrState) base() int32 { return max(a.writer, 0) }
+
+// readerList returns a's readers.
+func (a *addrState) readerList() lists.Head { return a.readers.Head(a.base()) }
 
 // group returns a's set group, −1 if it has none.
 func (a *addrState) group() int32 { return max(-2-a.writer, -1) }
@@ -102,7 +123,9 @@ func (d *depTracker) initTable(size int) {
 	d.live = 0
 }
 
-// reserve pre-sizes the tracker's table for about n dependence entries.
+// reserve pre-sizes the tracker's table for a process's dependence
+// entries (for 2^20 of them at most: a table that outgrows its size grows
+// as grown says).
 // Most entries read an address another task wrote: distinct addresses,
 // hence states, are about a quarter of the entries (one per task on the
 // gen workloads); the reader cells, most of the entries, grow in the pool
@@ -110,7 +133,8 @@ func (d *depTracker) initTable(size int) {
 // A tracker used before (Spare) is emptied and keeps its arrays where they
 // are large enough (the table where it is not much larger: emptying it
 // costs its size).
-func (d *depTracker) reserve(n int) {
+func (d *depTracker) reserve(entries int64) {
+	n := int(min(entries, 1<<20))
 	if size := tableSize(n / 4); len(d.table) >= size && len(d.table) <= 8*size {
 		d.initTable(len(d.table))
 	} else {
@@ -119,6 +143,7 @@ func (d *depTracker) reserve(n int) {
 	d.groups, d.free = d.groups[:0], d.free[:0]
 	d.cells.Reset()
 	d.sweepAt, d.doneAtSweep, d.align = 1<<12, 0, maxAlign
+	d.entries, d.seen, d.swept = entries, 0, false
 }
 
 // bytes returns the memory the tracker's tables hold.
@@ -195,7 +220,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 	for {
 		// An empty slot matches no state: no parent is emptySlot.
 		a := &t[i]
-		if a.addr == addr && a.parent == parent {
+		if a.lo == uint32(addr) && a.parent == parent && a.hi == uint32(addr>>32) {
 			return a
 		}
 		if a.parent == emptySlot {
@@ -206,7 +231,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 		}
 	}
 	if d.full() {
-		d.rebuild(nil, 2*len(d.table))
+		d.rebuild(nil, d.grown())
 		return d.lookup(parent, addr)
 	}
 	if tz := uint8(bits.TrailingZeros64(addr | 1<<maxAlign)); tz < d.align {
@@ -217,9 +242,29 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 		d.reslot()
 		return d.lookup(parent, addr)
 	}
-	t[i] = addrState{addr: addr, parent: parent, writer: -1}
+	t[i] = addrState{lo: uint32(addr), hi: uint32(addr >> 32), parent: parent, writer: -1}
 	d.live++
 	return &t[i]
+}
+
+// grown is the size a full table grows to: twice its size, or, while no
+// sweep has dropped a state (every state made is still there, as when
+// every task is created before any runs, or with keep, while no parent
+// has completed), room for the states the process's remaining entries
+// will make at the rate its entries so far made them, filled to 5/7 (the
+// lean stencil's last doubling left its table 71 % full). Doubling, a
+// table's last growth held the old table and one twice its size at once
+// (42 + 84 MB on the 10 M-event lean stencil, 20 MB above the end of its
+// creations, the analysis's peak). Growing at most 8-fold at a time keeps
+// the table within a multiple of the states it holds, whatever the
+// census claims.
+func (d *depTracker) grown() int {
+	n := len(d.table)
+	if d.swept || d.seen <= 0 || d.entries <= d.seen {
+		return 2 * n
+	}
+	est := int64(d.live) * d.entries / d.seen
+	return int(min(max(est*7/5, int64(n)*5/4), int64(n)*8))
 }
 
 // newGroup returns a set group with empty lists.
@@ -237,14 +282,14 @@ func (d *depTracker) newGroup(kind uint8) int32 {
 
 // clear empties a's writer, readers and group.
 func (d *depTracker) clear(a *addrState) {
-	d.cells.ReleaseHead(a.readers)
+	d.cells.ReleaseHead(a.readerList())
 	if gi := a.group(); gi >= 0 {
 		g := &d.groups[gi]
 		d.cells.Release(g.set)
 		d.cells.Release(g.preds)
 		d.free = append(d.free, gi)
 	}
-	a.writer, a.readers = -1, lists.Head{}
+	a.writer, a.readers = -1, 0
 }
 
 // resolve returns the predecessors of task (child of parent) for its
@@ -257,6 +302,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 		d.sweep(done)
 		d.doneAtSweep = completed
 	}
+	d.seen += int64(len(deps))
 	for _, dep := range deps {
 		a := d.lookup(parent, dep.Addr)
 		switch dep.Type {
@@ -266,7 +312,9 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			} else {
 				out = d.writers(out, a)
 			}
-			d.cells.PushHead(&a.readers, task)
+			if b := a.base(); !a.readers.Grow(b, task) {
+				d.cells.PushShort(&a.readers, b, task)
+			}
 		case trace.DepOut, trace.DepInout:
 			switch {
 			case a.writer >= 0: // d.writers
@@ -275,7 +323,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 				out = d.writers(out, a)
 			}
 			if !a.readers.Empty() || a.writer < -1 { // d.clear has work
-				out = d.cells.AppendHead(out, a.readers)
+				out = d.cells.AppendHead(out, a.readerList())
 				d.clear(a)
 			}
 			a.writer = task
@@ -289,7 +337,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			}
 			start := len(out)
 			out = d.writers(out, a)
-			out = d.cells.AppendHead(out, a.readers)
+			out = d.cells.AppendHead(out, a.readerList())
 			d.clear(a)
 			gi := d.newGroup(dep.Type)
 			a.writer = -2 - gi
@@ -349,15 +397,20 @@ func (d *depTracker) sweep(done func(int32) bool) {
 		if a.parent >= 0 && done(a.parent) {
 			return true
 		}
-		if d.keep || a.writer >= 0 && !done(a.writer) || !deadItems(d.cells.First(a.readers)) {
+		if d.keep || a.writer >= 0 && !done(a.writer) || !deadItems(d.cells.First(a.readerList())) {
 			return false
 		}
 		gi := a.group()
 		return gi < 0 || deadList(d.groups[gi].set) && deadList(d.groups[gi].preds)
 	}
 	// Room for as many states as there were: the survivors fill at most
-	// 3/5 of it.
-	d.rebuild(dead, tableSize(max(d.live, 1<<10)))
+	// 3/5 of it; while no sweep has dropped one, the table keeps the size
+	// it grew to for the states to come (grown).
+	size := tableSize(max(d.live, 1<<10))
+	if !d.swept {
+		size = max(size, len(d.table))
+	}
+	d.rebuild(dead, size)
 	d.sweepAt = max(2*d.live, 1<<12)
 }
 
@@ -375,7 +428,7 @@ func (d *depTracker) reslot() {
 	}
 	d.initTable(len(d.table))
 	for k := range live {
-		i := d.slot(live[k].addr, live[k].parent)
+		i := d.slot(live[k].addr(), live[k].parent)
 		for d.table[i].parent != emptySlot {
 			i = d.next(i)
 		}
@@ -397,9 +450,10 @@ func (d *depTracker) rebuild(drop func(*addrState) bool, size int) {
 		}
 		if drop != nil && drop(a) {
 			d.clear(a)
+			d.swept = true
 			continue
 		}
-		i := d.slot(a.addr, a.parent)
+		i := d.slot(a.addr(), a.parent)
 		for d.table[i].parent != emptySlot {
 			i = d.next(i)
 		}

@@ -85,14 +85,14 @@ func TestReservedTrackerForgets(t *testing.T) {
 			}
 			used := newDepTracker()
 			used.keep = keep
-			used.reserve(first)
+			used.reserve(int64(first))
 			run(used, rand.New(rand.NewPCG(seed, 1)), first)
-			used.reserve(second)
+			used.reserve(int64(second))
 			got := run(used, rand.New(rand.NewPCG(seed, 2)), second)
 
 			fresh := newDepTracker()
 			fresh.keep = keep
-			fresh.reserve(second)
+			fresh.reserve(int64(second))
 			want := run(fresh, rand.New(rand.NewPCG(seed, 2)), second)
 			for i := range want {
 				if !slices.Equal(got[i], want[i]) {
@@ -220,6 +220,54 @@ func TestTrackerFollowsTheRules(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// A process that creates its tasks before any completes keeps every state
+// it made: its table grows once to the states its remaining entries will
+// make, not by doublings (whose last held the old table and one twice its
+// size at once, the lean stencil's peak), and ends filled to about 5/7;
+// a census that claims far more entries than come grows it at most 8-fold
+// at a time. The predecessors are the same as a doubling table's.
+func TestTrackerGrowsToItsEntries(t *testing.T) {
+	const tasks, width = 600_000, 16
+	deps := make([][]trace.Dep, tasks)
+	entries := 0
+	for k := range deps {
+		deps[k] = []trace.Dep{{Addr: 0x7f0000000000 + uint64(k)*64, Type: trace.DepInout}}
+		for _, j := range []int{k - width - 1, k - width, k - width + 1} {
+			if j >= 0 {
+				deps[k] = append(deps[k], trace.Dep{Addr: 0x7f0000000000 + uint64(j)*64, Type: trace.DepIn})
+			}
+		}
+		entries += len(deps[k])
+	}
+	done := func(int32) bool { return false }
+	run := func(claim int64) (*depTracker, [][]int32) {
+		d := newDepTracker()
+		d.keep = true
+		d.reserve(claim)
+		preds := make([][]int32, tasks)
+		for k := range deps {
+			preds[k] = d.resolve(-1, int32(k), deps[k], nil, done, 0)
+		}
+		return d, preds
+	}
+	d, got := run(int64(entries))
+	if fill := float64(d.live) / float64(len(d.table)); d.live != tasks || fill < 0.69 || fill > 0.75 {
+		t.Errorf("%d states fill %.3f of the table, want %d filling 5/7", d.live, fill, tasks)
+	}
+	// What the census cannot vouch for: a table reserved for 2^20 entries
+	// (262 144 states) grows past 3/4 of its 436 906 slots 8-fold, and
+	// holds the 600 000 states there.
+	liar, want := run(1 << 40)
+	if n, limit := len(liar.table), 8*tableSize(1<<18); n > limit {
+		t.Errorf("a claim of 2^40 entries grew the table to %d slots, more than %d", n, limit)
+	}
+	for k := range got {
+		if !slices.Equal(got[k], want[k]) {
+			t.Fatalf("task %d: predecessors %v, %v with another growth", k, got[k], want[k])
 		}
 	}
 }

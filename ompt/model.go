@@ -126,7 +126,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		sp.deps.keep = m.deps.keep
 		m.deps, sp.deps = sp.deps, nil
 	}
-	m.deps.reserve(min(ndeps, 1<<20))
+	m.deps.reserve(int64(ndeps))
 	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
 	m.hasDeps = cs.Kinds[trace.TaskDeps] > 0
 	m.costKeys = map[int64]bool{}
@@ -283,7 +283,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		t := m.task(s, e.Args[1], "implicit_task end")
 		r := int32(-1)
 		if t != sim.NoTask {
-			r = s.Tasks[t].Region
+			r = s.Region(t)
 		}
 		s.FinishImplicit(t, th)
 		if e.Args[4]&TaskInitial == 0 {

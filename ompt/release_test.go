@@ -73,10 +73,10 @@ func TestTrackerReleasedAfterLastCreation(t *testing.T) {
 	if err := s.Run(m, w); err != nil {
 		t.Fatal(err)
 	}
-	// The states of 3000 addresses, 24 bytes each in a table at most 3/4
+	// The states of 3000 addresses, 20 bytes each in a table at most 3/4
 	// full, and a reader cell block.
-	if len(dropped) != 1 || dropped[0] < 3000*24*4/3 {
-		t.Errorf("OnDrop calls %v, want one of at least %d bytes", dropped, 3000*24*4/3)
+	if len(dropped) != 1 || dropped[0] < 3000*20*4/3 {
+		t.Errorf("OnDrop calls %v, want one of at least %d bytes", dropped, 3000*20*4/3)
 	}
 	if !w.seen || w.live != 0 || w.slots > tableSize(0) {
 		t.Errorf("after the last creation: %d live states in %d slots, want none in %d", w.live, w.slots, tableSize(0))

@@ -132,7 +132,7 @@ func TestHcol(t *testing.T) {
 	}
 	for i := range int32(n) {
 		pool.ReleaseHead(c.get(i))
-		c.set(i, lists.Head{})
+		c.clear(i)
 	}
 	for k, d := range c.dense {
 		if d != nil || c.n[k] != 0 {
@@ -141,6 +141,22 @@ func TestHcol(t *testing.T) {
 	}
 	if len(c.free) > keepFree {
 		t.Errorf("%d pages kept, want at most %d", len(c.free), keepFree)
+	}
+	// Runs an entry holds (near their task, up to 127 long) and runs it
+	// cannot (far before or after it, longer) read back the same.
+	c.reset(1<<24 + 10)
+	const far = 1 << 24
+	for _, tc := range []struct {
+		i, first, len int32
+	}{{5, 6, 3}, {6, 7, 127}, {7, 8, 128}, {8, 9 + 1<<23 - 2, 1}, {9, 10 + 1<<23, 1}, {far, far - 1<<23, 2},
+		{far + 1, far - 1<<23 - 5, 3}, {20000, 0, 1}, {20001, 1 << 30, 300}} {
+		for v := tc.first; v < tc.first+tc.len; v++ {
+			c.push(&pool, tc.i, v)
+		}
+		got := pool.AppendHead(nil, c.get(tc.i))
+		if len(got) != int(tc.len) || got[0] != tc.first+tc.len-1 || got[len(got)-1] != tc.first {
+			t.Errorf("task %d: run %d..%d read back as %d values, %d..%d", tc.i, tc.first, tc.first+tc.len-1, len(got), got[len(got)-1], got[0])
+		}
 	}
 }
 

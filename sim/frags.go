@@ -611,8 +611,14 @@ func (p *FragPass) push(head *int32, n int32) {
 // drain adds an edge from every node of the list at *head to n and empties
 // it, its cells going back to the pool.
 func (p *FragPass) drain(head *int32, n int32) {
-	for c := *head; c != lists.None; c = p.cells.Next(c) {
-		p.edge(p.cells.Value(c), n)
+	// Item reads lists made with Push (non-negative values) as those made
+	// with PushRun (lcol.push).
+	for c := *head; c != lists.None; {
+		hi, k, next := p.cells.Item(c)
+		for v := hi; v > hi-k; v-- {
+			p.edge(v, n)
+		}
+		c = next
 	}
 	p.cells.Release(*head)
 	*head = lists.None
@@ -689,7 +695,7 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	if p.requeued.get(t) != -1 { // a re-queued task, rarely
 		p.requeued.set(t, -1)
 	}
-	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Tasks[t].Loc
+	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Loc(t)
 	if p.regions != nil {
 		p.code[th], p.codeAt[th] = p.code[th][:0], s.Now
 	}
@@ -1009,7 +1015,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			if src, ok := p.forkSrc.Get(e.Args[0]); ok {
 				p.pushTo(&p.pend, t, src)
 			}
-			p.regionOf.Set(e.Args[0], s.Tasks[t].Region)
+			p.regionOf.Set(e.Args[0], s.Region(t))
 		}
 	case trace.ParallelEnd:
 		p.close(s, th)
@@ -1206,7 +1212,7 @@ func (p *FragPass) completed(s *Sim, id int64) {
 		p.push(&h, last)
 		p.groupIn[g] = h
 	}
-	if r, k := tk.Region, p.bar.get(c); r >= 0 && k >= 0 {
+	if r, k := s.Region(c), p.bar.get(c); r >= 0 && k >= 0 {
 		p.edge(last, p.barrier(s, r, k))
 	}
 }

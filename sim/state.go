@@ -94,7 +94,7 @@ const (
 	FlagTaskwait                       // a taskwait with a depend clause (OMPT's taskwait task): no body, its creator waits for its dependences
 )
 
-// TaskRec is one task's simulated state, 24 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 12 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
 // What only some tasks have lives beside it, costing memory only for those
@@ -102,7 +102,11 @@ const (
 // tasks with dependences, the taskgroup of tasks created in one, the
 // children not yet completed of the tasks that have some, and the first
 // start of the tasks that started (Sim.Started: a producer that creates
-// every task before the first runs peaks with none started).
+// every task before the first runs peaks with none started, nor any run
+// time: Sim.RunNS); and what
+// nearly every task of a page shares, in a bit a task (Sim.Region: the
+// parallel region, read at a task's creation and completion; Sim.Loc: the
+// construct, read when it starts to run and by the statistics).
 type TaskRec struct {
 	State  TaskState
 	Kind   TaskKind
@@ -110,11 +114,6 @@ type TaskRec struct {
 	Flags  uint8
 	Thread int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
 	Parent Task
-	Region int32 // parallel-region instance it belongs to, -1 none
-	Loc    int32 // construct (location id), -1 unknown
-	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
-	// 4.3 s of a task's running fit, and 32 bytes a task instead of 40.
-	run uint32
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);
@@ -125,7 +124,7 @@ type Tasks []TaskRec
 // initTasks sets every slot of ts to a task not yet created.
 func initTasks(ts Tasks) {
 	for i := range ts {
-		ts[i] = TaskRec{Thread: -1, Parent: NoTask, Region: -1, Loc: -1}
+		ts[i] = TaskRec{Thread: -1, Parent: NoTask}
 	}
 }
 
@@ -140,6 +139,13 @@ type taskCols struct {
 	group   pcol // taskgroup it belongs to, -1 none
 	kids    zcol // children not yet completed (taskwait)
 	started tcol // first start, -1 never
+	// region is the parallel-region instance a task belongs to, -1 none:
+	// its parent's (the tasks of a page mostly share one, a bit a task)
+	region col32
+	loc    col32 // construct (location id), -1 unknown: as region
+	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
+	// 4.3 s of a task's running fit in 32 bits, in pages where written.
+	run pcol
 }
 
 // reset sizes the columns for n task slots.
@@ -149,6 +155,9 @@ func (c *taskCols) reset(n int) {
 	c.group.reset(n, -1)
 	c.kids.reset(n)
 	c.started.reset(n)
+	c.region.reset(n, -1)
+	c.loc.reset(n, -1)
+	c.run.reset(n, 0)
 }
 
 // Len returns the number of task slots.

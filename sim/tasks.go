@@ -126,7 +126,7 @@ func (ts *TaskStats) record(s *Sim, t Task, d int64) {
 		ts.lastT, ts.lastV = t, d
 	}
 	if tk.Kind == KindExplicit {
-		ts.addCreate(tk.Loc, d)
+		ts.addCreate(s.Loc(t), d)
 	}
 }
 
@@ -143,7 +143,7 @@ func (ts *TaskStats) makeOdd(s *Sim, t Task) {
 	if ts.lastT == t {
 		d = ts.lastV
 		if tk := &s.Tasks[t]; tk.State != NotCreated && tk.Kind == KindExplicit {
-			ts.addCreate(tk.Loc, -d)
+			ts.addCreate(s.Loc(t), -d)
 		}
 	}
 	ts.odd[t] = d
@@ -193,11 +193,12 @@ func (ts *TaskStats) Finish(s *Sim) {
 		if tk[t].State == NotCreated || tk[t].Kind != KindExplicit || tk[t].Flags&FlagTaskwait != 0 {
 			continue
 		}
-		i, ok := ts.byLoc[tk[t].Loc]
+		loc := s.Loc(Task(t))
+		i, ok := ts.byLoc[loc]
 		if !ok {
 			i = len(ts.Stats)
-			ts.byLoc[tk[t].Loc] = i
-			ts.Stats = append(ts.Stats, ConstructStats{Loc: tk[t].Loc, MinNS: -1})
+			ts.byLoc[loc] = i
+			ts.Stats = append(ts.Stats, ConstructStats{Loc: loc, MinNS: -1})
 		}
 		c := &ts.Stats[i]
 		c.Count++
@@ -229,7 +230,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 	}
 	for t, d := range ts.odd {
 		if tk := &s.Tasks[t]; tk.State != NotCreated && tk.Kind == KindExplicit && tk.Flags&FlagTaskwait == 0 {
-			ts.Stats[ts.byLoc[tk.Loc]].CreateNS += d
+			ts.Stats[ts.byLoc[s.Loc(t)]].CreateNS += d
 		}
 	}
 }

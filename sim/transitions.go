@@ -61,14 +61,14 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	s.lastCreated = t
 	ts[t].Kind = kind
 	ts[t].Parent = parent
-	ts[t].Loc = loc
+	s.cols.loc.set(t, loc)
 	ts[t].Flags |= flags
 	if kind != KindExplicit || !s.valid(parent) {
 		return
 	}
 	s.cols.kids.add(parent, 1)
-	r := ts[parent].Region
-	ts[t].Region = r
+	r := s.cols.region.get(parent)
+	s.cols.region.set(t, r)
 	if r >= 0 {
 		s.Regions[r].Pending++
 	}
@@ -330,15 +330,16 @@ func (s *Sim) stopRunning(t Task, th int) {
 	d := s.Now - s.Threads[th].RunSince
 	tk := &s.Tasks[t]
 	if tk.Flags&FlagLongRun == 0 {
-		if r := int64(tk.run) + d; r >= 0 && r <= math.MaxUint32 {
-			tk.run = uint32(r)
+		run := int64(uint32(s.cols.run.get(t)))
+		if r := run + d; r >= 0 && r <= math.MaxUint32 {
+			s.cols.run.set(t, int32(uint32(r)))
 			return
 		}
 		if s.longRuns == nil {
 			s.longRuns = map[Task]int64{}
 		}
 		tk.Flags |= FlagLongRun
-		s.longRuns[t] = int64(tk.run)
+		s.longRuns[t] = run
 	}
 	s.longRuns[t] += d
 }
@@ -346,10 +347,16 @@ func (s *Sim) stopRunning(t Task, th int) {
 // Started returns when task t first started Running, -1 never.
 func (s *Sim) Started(t Task) int64 { return s.cols.started.get(t) }
 
+// Region returns the parallel-region instance task t belongs to, -1 none.
+func (s *Sim) Region(t Task) int32 { return s.cols.region.get(t) }
+
+// Loc returns task t's construct (a location id), -1 unknown.
+func (s *Sim) Loc(t Task) int32 { return s.cols.loc.get(t) }
+
 // RunNS returns the time task t spent Running.
 func (s *Sim) RunNS(t Task) int64 {
-	if tk := &s.Tasks[t]; tk.Flags&FlagLongRun == 0 {
-		return int64(tk.run)
+	if s.Tasks[t].Flags&FlagLongRun == 0 {
+		return int64(uint32(s.cols.run.get(t)))
 	}
 	return s.longRuns[t]
 }
@@ -591,7 +598,7 @@ func (s *Sim) complete(t Task) {
 			hi, n, next = s.succ.Item(next)
 		}
 		s.succ.ReleaseHead(head)
-		s.cols.succ.set(t, lists.Head{})
+		s.cols.succ.clear(t)
 	}
 	if ts[t].Kind != KindExplicit {
 		return
@@ -609,7 +616,7 @@ func (s *Sim) complete(t Task) {
 			s.setState(grp.Waiter, Ready)
 		}
 	}
-	if r := ts[t].Region; r >= 0 {
+	if r := s.cols.region.get(t); r >= 0 {
 		s.Regions[r].Pending--
 		s.checkBarrier(r)
 	}
@@ -838,7 +845,7 @@ func (s *Sim) JoinTeam(t Task, r int32, num int32, th int) {
 	}
 	thr.Teams = append(thr.Teams, TeamRef{Region: r, Num: num})
 	if s.valid(t) {
-		s.Tasks[t].Region = r
+		s.cols.region.set(t, r)
 	}
 	if r >= 0 {
 		s.Regions[r].Members = append(s.Regions[r].Members, Member{Thread: int32(th), Task: t})

@@ -271,11 +271,11 @@ func TestHoldEventsFlags(t *testing.T) {
 // (the user's GOGC alone) when it is.
 func TestGCPercents(t *testing.T) {
 	t.Setenv("GOGC", "")
-	if g := gcPercents(); g.Normal != gcPercent || g.CriticalPath != criticalPathGCPercent {
+	if g := gcPercents(); g.Normal != gcPercent || g.Simulate != simulateGCPercent || g.CriticalPath != criticalPathGCPercent {
 		t.Fatalf("GOGC unset: %+v", g)
 	}
 	t.Setenv("GOGC", "200")
-	if g := gcPercents(); g.Normal != 0 || g.CriticalPath != 0 {
+	if g := gcPercents(); g.Normal != 0 || g.Simulate != 0 || g.CriticalPath != 0 {
 		t.Fatalf("GOGC=200: %+v, want none", g)
 	}
 }

@@ -117,13 +117,20 @@ const gcPercent = 25
 // round).
 const criticalPathGCPercent = 10
 
+// simulateGCPercent is the growth during the simulation, whose tables
+// grow steadily to its peak (the end of a task-heavy process's creations):
+// at +25 % the garbage between collections was 11 MiB over the lean
+// stencil's 175 MiB of live tables at that peak; at +10 % it is 0–1 MiB
+// (docs/PERFORMANCE.md, twenty-second round).
+const simulateGCPercent = 10
+
 // gcPercents returns the collector's settings ptrace runs with, for the
 // driver: none when the user set GOGC.
 func gcPercents() driver.GCPercents {
 	if os.Getenv("GOGC") != "" {
 		return driver.GCPercents{}
 	}
-	return driver.GCPercents{Normal: gcPercent, CriticalPath: criticalPathGCPercent}
+	return driver.GCPercents{Normal: gcPercent, Simulate: simulateGCPercent, CriticalPath: criticalPathGCPercent}
 }
 
 // tuneGC sets gcPercent when the user did not set GOGC.

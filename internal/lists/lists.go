@@ -141,14 +141,99 @@ func (p *Pool) PushHead(h *Head, v int32) {
 	case h.n > 0 && v == h.a+1 && v > 0:
 		h.a, h.n = v, h.n+1
 	case h.n > 0: // the run moves to cells, before v
-		list := p.Push(None, h.a-h.n+1)
-		for x := h.a - h.n + 2; x <= h.a; x++ {
-			list = p.PushRun(list, x)
-		}
-		*h = Head{p.PushRun(list, v), -1}
+		*h = Head{p.PushRun(p.Spill(*h).a, v), -1}
 	default:
 		h.a = p.PushRun(h.a, v)
 	}
+}
+
+// Short is a list in 4 bytes, read against a base value its holder knows
+// (a task's successors against the task, an address's readers against
+// its writer): a run of up to 127 values whose latest is within 2^23 of
+// the base is held in it, any other list as its first cell (a run that
+// does not fit moves to two cells, as a value that breaks a run moves it
+// there). The zero Short is the empty list. Bit 31 set: the cells start
+// at the other bits; else bits 30–7 are the run's latest value less the
+// base (two's complement) and bits 6–0 its length.
+type Short uint32
+
+const (
+	shortCells   = 1 << 31
+	shortRunBits = 7
+	shortOff     = 1 << 23
+)
+
+// Empty reports whether s holds no value.
+func (s Short) Empty() bool { return s == 0 }
+
+// Head returns s, read against base, as a Head.
+func (s Short) Head(base int32) Head {
+	switch {
+	case s == 0:
+		return Head{}
+	case s&shortCells != 0:
+		return Head{int32(s &^ shortCells), -1}
+	}
+	return Head{base + int32(s<<1)>>(shortRunBits+1), int32(s & (1<<shortRunBits - 1))}
+}
+
+// Short returns h as a Short read against base, moving a run that does
+// not fit one to cells.
+func (p *Pool) Short(h Head, base int32) Short {
+	switch {
+	case h.n == 0:
+		return 0
+	case h.n > 0:
+		if off := int64(h.a) - int64(base); h.n < 1<<shortRunBits && off >= -shortOff && off < shortOff {
+			return Short(uint32(off)<<(shortRunBits+1)>>1 | uint32(h.n))
+		}
+		h = p.Spill(h)
+	}
+	return shortCells | Short(h.a)
+}
+
+// PushShort puts v (≥ 0) in front of the list *s read against base.
+func (p *Pool) PushShort(s *Short, base, v int32) {
+	if !s.Grow(base, v) {
+		h := s.Head(base)
+		p.PushHead(&h, v)
+		*s = p.Short(h, base)
+	}
+}
+
+// Grow puts v in front of *s read against base and returns true where
+// that takes no cell, inlined, as when a loop's tasks push themselves one
+// after another: an empty s becomes the run v, a run in s whose latest is
+// v−1 grows (its latest's offset and its length one more) where both
+// still fit. Otherwise it changes nothing and returns false (PushShort).
+func (s *Short) Grow(base, v int32) bool {
+	const n = 1<<shortRunBits - 1
+	x, off := *s, v-base
+	if uint32(off+shortOff) >= 2*shortOff {
+		return false
+	}
+	if x == 0 {
+		*s = Short(uint32(off)<<(shortRunBits+1)>>1 | 1)
+		return true
+	}
+	if x&^n != Short(uint32(off-1)<<(shortRunBits+1)>>1) || x&n == n {
+		return false
+	}
+	*s = x + n + 2
+	return true
+}
+
+// Spill returns h with its values in cells (a run held in h moves to two
+// cells): the same values in the same order.
+func (p *Pool) Spill(h Head) Head {
+	if h.n <= 0 {
+		return h
+	}
+	list := p.Push(None, h.a-h.n+1)
+	for x := h.a - h.n + 2; x <= h.a; x++ {
+		list = p.PushRun(list, x)
+	}
+	return Head{list, -1}
 }
 
 // First returns the first item of h, as Item does (n == 0: h is empty).

@@ -177,3 +177,45 @@ func TestHead(t *testing.T) {
 		t.Errorf("the zero Head is not empty")
 	}
 }
+
+// A Short holds what a Head does, read against bases near and far from
+// its values: pushed values read back in order, runs that fit take no
+// cell, and one too long or too far from its base moves to cells.
+func TestShort(t *testing.T) {
+	var p Pool
+	for _, base := range []int32{0, 7, 1000, 1 << 23, 1<<23 + 20, 1 << 30} {
+		for _, vals := range runCases {
+			var s Short
+			ref := None
+			for _, v := range vals {
+				p.PushShort(&s, base, v)
+				ref = p.Push(ref, v)
+			}
+			want := values(&p, ref)
+			if got := p.AppendHead(nil, s.Head(base)); !slices.Equal(got, want) {
+				t.Errorf("base %d, %v: %v, want %v", base, vals, got, want)
+			}
+			p.ReleaseHead(s.Head(base))
+			p.Release(ref)
+		}
+	}
+	for _, c := range []struct {
+		base, first, n int32
+		cells          bool
+	}{{0, 1, 127, false}, {0, 1, 128, true}, {100, 0, 3, false}, {0, 1<<23 - 3, 3, false},
+		{0, 1<<23 - 2, 3, true}, {1 << 24, 1<<24 - 1<<23, 2, false}, {1 << 24, 1<<24 - 1<<23 - 1, 1, true}} {
+		var s Short
+		for v := c.first; v < c.first+c.n; v++ {
+			if !s.Grow(c.base, v) {
+				p.PushShort(&s, c.base, v)
+			}
+		}
+		_, n := s.Head(c.base).a, s.Head(c.base).n
+		if got := p.AppendHead(nil, s.Head(c.base)); len(got) != int(c.n) || got[0] != c.first+c.n-1 || got[len(got)-1] != c.first || (n < 0) != c.cells {
+			t.Errorf("base %d, run %d..%d: %d values %d..%d, in cells %v, want %v", c.base, c.first, c.first+c.n-1, len(got), got[len(got)-1], got[0], n < 0, c.cells)
+		}
+	}
+	if !Short(0).Empty() || !Short(0).Head(5).Empty() {
+		t.Error("the zero Short is not empty")
+	}
+}
