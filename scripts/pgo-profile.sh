@@ -8,8 +8,10 @@
 #   BENCH_DIR=/tmp/bench scripts/pgo-profile.sh  (reuses its traces)
 #
 # The profile is of `ptrace analyze --ranks 2 --json` on the stencil, halo
-# and nearest traces of bench-analyze.sh (RUNS runs each, merged), made
-# by a build of the current tree without a profile. Remake it when the
+# and nearest traces of bench-analyze.sh and of `--ranks 1` on a task-heavy
+# one (the lean stencil: about 4 events a task, as recorded task programs;
+# RUNS runs each, merged), made by a build of the current tree without a
+# profile. Remake it when the
 # engine's hot code moves (a stale profile costs speed, never results),
 # and commit it with the change.
 set -euo pipefail
@@ -20,10 +22,16 @@ mkdir -p "$work"
 bin=$work/ptrace-nopgo
 CGO_ENABLED=0 go build -pgo=off -o "$bin" ./cmd/ptrace
 profs=()
-for w in stencil halo nearest; do
-	[ -d "$work/$w" ] || "$bin" gen "$w" --ranks 16 --threads 4 --events "$events" --seed 7 -o "$work/$w" >/dev/null
+for w in stencil halo nearest lean; do
+	ranks=2
+	if [ "$w" = lean ]; then
+		ranks=1
+		[ -d "$work/$w" ] || "$bin" gen stencil --lean --ranks 1 --threads 4 --events "$events" -o "$work/$w" >/dev/null
+	else
+		[ -d "$work/$w" ] || "$bin" gen "$w" --ranks 16 --threads 4 --events "$events" --seed 7 -o "$work/$w" >/dev/null
+	fi
 	for ((i = 0; i < runs; i++)); do
-		"$bin" analyze -q --ranks 2 --cpuprofile "$work/$w-$i.prof" --json "$work/r.json" "$work/$w"
+		"$bin" analyze -q --ranks "$ranks" --cpuprofile "$work/$w-$i.prof" --json "$work/r.json" "$work/$w"
 		profs+=("$work/$w-$i.prof")
 	done
 done
