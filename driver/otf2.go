@@ -51,6 +51,9 @@ const otf2Format = "otf2"
 type otf2Row struct {
 	Ignored    map[string]int64
 	Unmodelled int
+	// Unreceived counts MPI_Mrecv/MPI_Imrecv calls of a process whose
+	// archive holds no receive record inside any of them.
+	Unreceived int64
 }
 
 // loadProcess loads process i of the trace. An OTF2 process is converted in
@@ -88,6 +91,9 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 		p.Warnings = append(p.Warnings, fmt.Sprintf("%s: OTF2 input is converted in memory; --memory-limit cannot stream it from disk", path))
 	}
 	row := otf2Row{Unmodelled: st.Unmodelled}
+	if st.ProbedRecorded == 0 {
+		row.Unreceived = st.ProbedRecvs
+	}
 	for t, n := range st.Ignored {
 		if n > 0 {
 			if row.Ignored == nil {
@@ -103,7 +109,8 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 // otf2Notes sums the processes' rows into the report's notes.
 func otf2Notes(rows []otf2Row) []string {
 	ignored := map[string]int64{}
-	var threads, procs int
+	var threads, procs, probedProcs int
+	var probed int64
 	for _, r := range rows {
 		for k, n := range r.Ignored {
 			ignored[k] += n
@@ -112,8 +119,16 @@ func otf2Notes(rows []otf2Row) []string {
 			threads += r.Unmodelled
 			procs++
 		}
+		if r.Unreceived > 0 {
+			probed += r.Unreceived
+			probedProcs++
+		}
 	}
 	var notes []string
+	if probed > 0 {
+		notes = append(notes, fmt.Sprintf("%d MPI_Mrecv/MPI_Imrecv calls (the receives of matched probes) in %d processes have no receive record: "+
+			"the archive's writer records none for them (Score-P 8.4 does not), so the messages they received count as unmatched sends", probed, probedProcs))
+	}
 	if threads > 0 {
 		notes = append(notes, fmt.Sprintf("%d threads in %d processes are no OpenMP threads (pthreads, runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP", threads, procs))
 	}

@@ -36,6 +36,11 @@ type Stats struct {
 	// thread nor OpenMP threads (pthreads, runtime helpers): converted as
 	// threads of type unknown, which the breakdown and POP leave out.
 	Unmodelled int
+	// ProbedRecvs counts MPI_Mrecv and MPI_Imrecv calls (receives of a
+	// matched probe's message), ProbedRecorded the receive records
+	// (MpiRecv, MpiIrecvRequest) inside them: Score-P 8.4 writes none, so
+	// those messages are sends without a receive.
+	ProbedRecvs, ProbedRecorded int64
 	// Warnings are problems the conversion tolerated (the first few of
 	// each kind, with the count); Notes say what was left out.
 	Warnings []string
@@ -589,6 +594,8 @@ type thr struct {
 	legacyK int
 	// nposts counts the MpiIrecvRequest records converted
 	nposts int
+	// inProbed: inside an MPI_Mrecv or MPI_Imrecv (Stats.ProbedRecvs)
+	inProbed bool
 }
 
 func (h *thr) cur() int64 {
@@ -656,6 +663,9 @@ func (c *conv) pass2(t int) error {
 			}
 			c.region(h, e.Type == EvEnter, now, id, r)
 		case EvMpiSend, EvMpiIsend, EvMpiRecv, EvMpiIrecv:
+			if h.inProbed && (e.Type == EvMpiRecv || e.Type == EvMpiIrecv) {
+				c.st.ProbedRecorded++
+			}
 			cm := uint32(ld.Map(mapComm, e.A[1]))
 			ci, ok := c.comm(cm)
 			if !ok {
@@ -682,6 +692,9 @@ func (c *conv) pass2(t int) error {
 				delete(h.reqs, e.A[0])
 			}
 		case EvMpiIrecvRequest:
+			if h.inProbed {
+				c.st.ProbedRecorded++
+			}
 			// The communicator is the completing MpiIrecv's (pass 1); the
 			// source and tag stay unknown (−1) until the receive
 			// completes: OTF2 records them only there.
@@ -979,6 +992,7 @@ type regInfo struct {
 	class    uint8
 	arg      int64
 	str, loc int64 // −1 until defined
+	probed   bool  // MPI_Mrecv or MPI_Imrecv
 }
 
 // info returns region id's conversion facts: a slice indexed by id for the
@@ -1001,6 +1015,7 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 	switch r.Paradigm {
 	case paradigmMPI:
 		ri.class = regMPI
+		ri.probed = r.Name == "MPI_Mrecv" || r.Name == "MPI_Imrecv"
 	case paradigmMeasurement:
 		ri.class = regNothing
 	case paradigmOpenMP:
@@ -1050,6 +1065,12 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 			h.emit(trace.MPIEnter, now, c.infoStr(ri, r), -1) // the call site is not in the archive
 		} else {
 			h.emit(trace.MPIExit, now, c.infoStr(ri, r))
+		}
+		if ri.probed {
+			h.inProbed = enter
+			if enter {
+				c.st.ProbedRecvs++
+			}
 		}
 	case regSync:
 		loc := c.infoLoc(ri, id, r)

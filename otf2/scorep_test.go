@@ -383,3 +383,41 @@ func TestScalascaDelayCosts(t *testing.T) {
 		}
 	})
 }
+
+// TestScorepProbesRMAIO: a Score-P trace of io_rma.c (one-sided puts
+// between fences, matched probes, Alltoallw, MPI-IO). Score-P 8.4 writes
+// no receive record for MPI_Mrecv and MPI_Imrecv, so their 16 messages are
+// unmatched sends, and the report says why in a note; the RMA and I/O
+// records are read and left out, the calls' time is MPI time, and the
+// analysis is the same on 1 and 2 ranks.
+func TestScorepProbesRMAIO(t *testing.T) {
+	anchor := filepath.Join("testdata", "scorep-8.4-io-rma", "traces.otf2")
+	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
+		t.Error("the report differs on 1 and 2 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if cs := rep.ClockSync; cs == nil || cs.UnmatchedSends != 16 || cs.UnmatchedReceives != 0 || cs.Messages != 0 {
+		t.Errorf("clocksync %+v, want the 16 ring messages unmatched sends", cs)
+	}
+	var note bool
+	for _, n := range rep.Trace.Notes {
+		note = note || strings.HasPrefix(n, "16 MPI_Mrecv/MPI_Imrecv calls (the receives of matched probes) in 4 processes have no receive record")
+	}
+	if !note {
+		t.Errorf("no note on the probed receives: %q", rep.Trace.Notes)
+	}
+	calls := map[string]int64{}
+	for _, s := range rep.WaitStates.CallSites {
+		calls[s.Func] += s.Calls
+	}
+	for fn, n := range map[string]int64{"MPI_Mprobe": 8, "MPI_Mrecv": 8, "MPI_Imrecv": 8, "MPI_Win_fence": 20, "MPI_Put": 16,
+		"MPI_Alltoallw": 16, "MPI_File_open": 4, "MPI_File_close": 4} {
+		if calls[fn] != n {
+			t.Errorf("%s: %d calls, want %d", fn, calls[fn], n)
+		}
+	}
+}
