@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"fmt"
 	"io"
 	"sync"
 )
@@ -138,34 +137,24 @@ func (d *decodePipe) fill() {
 	}
 }
 
-// read reads the next frame into j, as Reader.nextChunkFrame reads it but
-// for the table frames, which it keeps for next to absorb in their turn.
+// read reads the next frame into j (Reader.nextFrame): a chunk, its
+// columns parsed on the job's own copy of the payload, or a table frame,
+// kept for next to absorb in its turn.
 func (d *decodePipe) read(j *pipeJob) error {
 	r := d.r
-	kind, payload, err := r.readFrame()
+	kind, payload, err := r.nextFrame(&j.cols, d.ended)
 	if err != nil {
 		return err
 	}
-	if d.ended {
-		return r.errf(kind, "%s frame after the end frame", kind)
-	}
 	j.kind, j.frameOff, j.crc = kind, r.lastOff, r.lastCRC
-	switch kind {
-	case FrameChunk:
-		if err := r.checkChunk(payload, &j.cols); err != nil {
-			return chunkFrameError(r.name, r.lastOff, err)
-		}
-		// The columns alias the read buffer, which the next frame
-		// overwrites: parsed again on the job's copy (the same bytes, so
-		// the same columns).
-		j.payload = append(j.payload[:0], payload...)
-		return parseChunk(j.payload, r.hdr.Version, &j.cols)
-	case FrameHeader:
-		return r.errf(kind, "second header frame")
-	case FrameEnd:
-		d.ended = true
-	}
+	// The payload aliases the read buffer, which the next frame
+	// overwrites; a chunk's columns, which alias it too, are parsed again
+	// on the copy (the same bytes, so the same columns).
 	j.payload = append(j.payload[:0], payload...)
+	if kind == FrameChunk {
+		return parseChunk(j.payload, r.hdr.Version, &j.cols)
+	}
+	d.ended = d.ended || kind == FrameEnd
 	return nil
 }
 
@@ -189,7 +178,7 @@ func (d *decodePipe) next() (*Chunk, []byte, int64, uint32, error) {
 		}
 		if err := d.r.absorb(j.kind, j.payload); err != nil {
 			d.stop, d.n = true, 0
-			return nil, nil, 0, 0, &FormatError{File: d.r.name, Offset: j.frameOff, Frame: j.kind, Err: fmt.Errorf("%v", err)}
+			return nil, nil, 0, 0, d.r.errAt(j.frameOff, j.kind, "%v", err)
 		}
 	}
 }

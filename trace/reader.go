@@ -125,7 +125,12 @@ func (r *Reader) LastFrameOffset() int64 { return r.lastOff }
 func (r *Reader) Complete() bool { return r.seenEnd }
 
 func (r *Reader) errf(kind FrameKind, format string, args ...any) error {
-	return &FormatError{File: r.name, Offset: r.lastOff, Frame: kind, Err: fmt.Errorf(format, args...)}
+	return r.errAt(r.lastOff, kind, format, args...)
+}
+
+// errAt is errf for the frame at off (a frame read before the last one).
+func (r *Reader) errAt(off int64, kind FrameKind, format string, args ...any) error {
+	return &FormatError{File: r.name, Offset: off, Frame: kind, Err: fmt.Errorf(format, args...)}
 }
 
 // readFrame reads the next frame, checks its prefix and CRC and returns its
@@ -225,27 +230,40 @@ func (r *Reader) Chunks() iter.Seq2[*Chunk, error] {
 // frame.
 func (r *Reader) nextChunkFrame(cols *chunkColumns) ([]byte, error) {
 	for {
-		kind, payload, err := r.readFrame()
+		kind, payload, err := r.nextFrame(cols, r.seenEnd)
 		if err != nil {
 			return nil, err
 		}
-		if r.seenEnd {
-			return nil, r.errf(kind, "%s frame after the end frame", kind)
-		}
-		switch kind {
-		case FrameChunk:
-			if err := r.checkChunk(payload, cols); err != nil {
-				return nil, chunkFrameError(r.name, r.lastOff, err)
-			}
+		if kind == FrameChunk {
 			return payload, nil
-		case FrameHeader:
-			return nil, r.errf(kind, "second header frame")
-		default:
-			if err := r.absorb(kind, payload); err != nil {
-				return nil, r.errf(kind, "%v", err)
-			}
+		}
+		if err := r.absorb(kind, payload); err != nil {
+			return nil, r.errf(kind, "%v", err)
 		}
 	}
+}
+
+// nextFrame reads the next frame and checks what its place in the file
+// requires: no frame after the end frame (ended), no second header, and a
+// chunk's columns and sequence number (checkChunk, into cols). A table
+// frame comes back unabsorbed; its payload is valid until the next read.
+func (r *Reader) nextFrame(cols *chunkColumns, ended bool) (FrameKind, []byte, error) {
+	kind, payload, err := r.readFrame()
+	if err != nil {
+		return 0, nil, err
+	}
+	if ended {
+		return 0, nil, r.errf(kind, "%s frame after the end frame", kind)
+	}
+	switch kind {
+	case FrameChunk:
+		if err := r.checkChunk(payload, cols); err != nil {
+			return 0, nil, chunkFrameError(r.name, r.lastOff, err)
+		}
+	case FrameHeader:
+		return 0, nil, r.errf(kind, "second header frame")
+	}
+	return kind, payload, nil
 }
 
 // checkChunk parses a chunk frame's columns into cols and checks its
