@@ -137,7 +137,7 @@ func QuietEvent(e *trace.Event) bool { return Quiet(e.Kind) && !depWaitCreate(e)
 
 // After closes the thread's interval if the event changed what it does.
 func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
-	if quiet[e.Kind] && !depWaitCreate(e) {
+	if QuietEvent(e) {
 		b.instr.event(s, b, th, catWork)
 		return
 	}

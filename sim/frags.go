@@ -973,7 +973,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			before = p.lastOf.get(of)
 		}
 		p.close(s, th) // the prior task's fragment ends here
-		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Flags&FlagTaskwait != 0 && p.firstOf.get(t) < 0 {
+		t := p.taskArg(s, e.Args[0])
+		if s.valid(t) && s.Tasks[t].Flags&FlagTaskwait != 0 && p.firstOf.get(t) < 0 {
 			// A taskwait with a depend clause ended: its empty body is a
 			// join, after its dependences (the critical path's pairs) and
 			// before its creator's continuation (an undeferred child's).
@@ -981,8 +982,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			p.firstOf.set(t, j)
 			p.lastOf.set(t, j)
 		}
-		p.completed(s, e.Args[0])
-		if t := p.taskArg(s, e.Args[0]); s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
+		p.completedTask(s, t)
+		if s.valid(t) && s.Tasks[t].Kind == KindExplicit && (s.Tasks[t].State == Ready || s.Tasks[t].State == Suspended) && !s.OnStack(t, th) {
 			p.requeued.set(t, p.lastOf.get(t)) // switched out and re-queued (Sim.Requeue)
 			if lazy && of == t && p.lastOf.get(t) == before {
 				// Switched out inside an MPI call whose empty cost node
@@ -1175,8 +1176,10 @@ func (p *FragPass) taskArg(s *Sim, id int64) Task {
 // completed records a task that just finished for the joins that wait for
 // it: its parent's taskwait, its taskgroup, its region's barrier, and its
 // parent's resumption when it was undeferred.
-func (p *FragPass) completed(s *Sim, id int64) {
-	c := p.taskArg(s, id)
+func (p *FragPass) completed(s *Sim, id int64) { p.completedTask(s, p.taskArg(s, id)) }
+
+// completedTask is completed for task c, looked up already.
+func (p *FragPass) completedTask(s *Sim, c Task) {
 	if c == NoTask || s.Tasks[c].State != Completed || s.Tasks[c].Kind != KindExplicit {
 		return
 	}
