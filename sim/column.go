@@ -148,20 +148,19 @@ func (c *pcol) page(k int32) *[colPageLen]int32 {
 	return d
 }
 
-// fcol is a column of fragments, one per task (its first or its last), -1
-// where nothing was written, in pages of 4096 allocated where first
-// written, as pcol's, while their tasks run; once every task of a page
-// completed its entries are final but for a damaged trace's, and freeze
-// packs them by frame of reference (packed.Int32s: about a byte a task on
-// fib, 4 while dense), the form the fragment graph keeps (take). A write
-// to a frozen page unpacks it again.
-type fcol struct {
-	dense []*[colPageLen]int32
-	froze []packed.Int32s // per page: its entries once frozen (Len() > 0)
+// frozenPages are a column's pages of colPageLen entries that are arrays
+// while written and packed by frame of reference once frozen (freeze),
+// their arrays kept for the pages that need them again: fcol's and
+// col32's dense pages.
+type frozenPages struct {
+	dense []*[colPageLen]int32 // per page: its entries once dense, else nil
+	froze []packed.Int32s      // per page: its entries once frozen (Len() > 0)
 	free  []*[colPageLen]int32
 }
 
-func (c *fcol) reset(n int) {
+// resetPages gives the dense arrays back for reuse and sizes the page
+// tables for n entries, none dense or frozen.
+func (c *frozenPages) resetPages(n int) {
 	for _, d := range c.dense {
 		if d != nil {
 			c.free = append(c.free, d)
@@ -175,6 +174,46 @@ func (c *fcol) reset(n int) {
 		c.froze = make([]packed.Int32s, np)
 	}
 }
+
+// unfreeze makes page k dense and returns its entries: what it held
+// frozen, def in the others.
+func (c *frozenPages) unfreeze(k int32, def int32) *[colPageLen]int32 {
+	d := takePage(&c.free)
+	f := &c.froze[k]
+	for e := range d {
+		d[e] = def
+		if e < f.Len() {
+			d[e] = f.At(e)
+		}
+	}
+	c.dense[k], *f = d, packed.Int32s{}
+	return d
+}
+
+// freeze packs the first m entries of page k (all of the column's in
+// it), if the page is dense, and gives its array back.
+func (c *frozenPages) freeze(k int32, m int) {
+	d := c.dense[k]
+	if d == nil {
+		return
+	}
+	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
+		return append(dst, d[b*64:min(m, (b+1)*64)]...)
+	})
+	c.free = append(c.free, d)
+	c.dense[k] = nil
+}
+
+// fcol is a column of fragments, one per task (its first or its last), -1
+// where nothing was written, in pages of 4096 allocated where first
+// written, as pcol's, while their tasks run; once every task of a page
+// completed its entries are final but for a damaged trace's, and freeze
+// packs them by frame of reference (packed.Int32s: about a byte a task on
+// fib, 4 while dense), the form the fragment graph keeps (take). A write
+// to a frozen page unpacks it again.
+type fcol struct{ frozenPages }
+
+func (c *fcol) reset(n int) { c.resetPages(n) }
 
 func (c *fcol) get(i int32) int32 {
 	if d := c.dense[i>>colPageBits]; d != nil {
@@ -202,32 +241,7 @@ func (c *fcol) set(i int32, x int32) {
 // page allocates page k, with what it held frozen if it was.
 //
 //go:noinline
-func (c *fcol) page(k int32) *[colPageLen]int32 {
-	d := takePage(&c.free)
-	f := &c.froze[k]
-	for e := range d {
-		d[e] = -1
-		if e < f.Len() {
-			d[e] = f.At(e)
-		}
-	}
-	c.dense[k], *f = d, packed.Int32s{}
-	return d
-}
-
-// freeze packs the first m entries of page k (all of the column's in
-// it), if the page is dense, and gives its array back.
-func (c *fcol) freeze(k int32, m int) {
-	d := c.dense[k]
-	if d == nil {
-		return
-	}
-	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
-		return append(dst, d[b*64:min(m, (b+1)*64)]...)
-	})
-	c.free = append(c.free, d)
-	c.dense[k] = nil
-}
+func (c *fcol) page(k int32) *[colPageLen]int32 { return c.unfreeze(k, -1) }
 
 // take returns the column's n entries packed by frame of reference, as
 // the fragment graph keeps them, and forgets its frozen pages (its dense
@@ -471,13 +485,12 @@ func (c *tcol) widen(k int32) *[colPageLen]int64 {
 // are final (the creator's fragments of tasks that all completed) may be
 // packed by frame of reference (freeze), and is unpacked again if written.
 type col32 struct {
+	frozenPages
 	def   int32
-	dense []*[colPageLen]int32 // per page: its entries once dense, else nil
 	pages []colPage
-	froze []packed.Int32s // per page: its entries once frozen (Len() > 0)
-	// free holds a previous use's arrays (reset), for pages that need them.
-	freeDense []*[colPageLen]int32
-	freeSet   []*[colPageLen / 64]uint64
+	// freeSet holds a previous use's bit arrays (reset), for pages that
+	// need them.
+	freeSet []*[colPageLen / 64]uint64
 }
 
 // colPage is a page's state but for its dense entries (col32.dense).
@@ -489,21 +502,17 @@ type colPage struct {
 // reset makes c a column of n entries reading def, keeping the arrays it
 // had for the pages it will need.
 func (c *col32) reset(n int, def int32) {
-	for i, d := range c.dense {
-		if d != nil {
-			c.freeDense = append(c.freeDense, d)
-		}
+	for i := range c.pages {
 		if p := &c.pages[i]; p.set != nil {
 			c.freeSet = append(c.freeSet, p.set)
 		}
 	}
-	c.dense = pageTable(c.dense, n)
+	c.resetPages(n)
 	if np := len(c.dense); cap(c.pages) >= np {
-		c.pages, c.froze = c.pages[:np], c.froze[:np]
+		c.pages = c.pages[:np]
 		clear(c.pages)
-		clear(c.froze)
 	} else {
-		c.pages, c.froze = make([]colPage, np), make([]packed.Int32s, np)
+		c.pages = make([]colPage, np)
 	}
 	c.def = def
 }
@@ -562,15 +571,7 @@ func (c *col32) set(i int32, x int32) {
 // densify makes page k dense, with what it held in bits or frozen, and
 // returns its entries.
 func (c *col32) densify(k int32) *[colPageLen]int32 {
-	d := takePage(&c.freeDense)
-	f := &c.froze[k]
-	for e := range d {
-		d[e] = c.def
-		if e < f.Len() {
-			d[e] = f.At(e)
-		}
-	}
-	*f = packed.Int32s{}
+	d := c.unfreeze(k, c.def)
 	p := &c.pages[k]
 	if s := p.set; s != nil {
 		for w, word := range s {
@@ -580,22 +581,8 @@ func (c *col32) densify(k int32) *[colPageLen]int32 {
 		}
 		c.freeSet = append(c.freeSet, s)
 	}
-	p.set, c.dense[k] = nil, d
+	p.set = nil
 	return d
-}
-
-// freeze packs the first m entries of page k (all of the column's in it),
-// if the page is dense, and gives its array back.
-func (c *col32) freeze(k int32, m int) {
-	d := c.dense[k]
-	if d == nil {
-		return
-	}
-	c.froze[k] = packed.PackInt32Blocks(m, func(b int, dst []int32) []int32 {
-		return append(dst, d[b*64:min(m, (b+1)*64)]...)
-	})
-	c.freeDense = append(c.freeDense, d)
-	c.dense[k] = nil
 }
 
 // bcol is a column of bytes, one per task, 0 where nothing was written, in
