@@ -39,6 +39,10 @@ type seqCheck struct {
 	// name them); bounded like waitstate's region table.
 	ended, endedOld map[int64]bool
 	locs            int64 // location ids: 0 … locs−1 (0: unknown code address)
+	// league is the open host teams construct's parallel id (0: none).
+	// OpenMP allows a teams construct only outside any parallel region,
+	// so a process has at most one open at a time.
+	league int64
 }
 
 // thrSeq is one thread's open constructs, innermost last.
@@ -54,9 +58,10 @@ type syncOpen struct {
 }
 
 type implicitOpen struct {
-	parallel, task int64
+	parallel, task int64 // a league member's initial task: the league's id
 	initial        bool
 	syncDepth      int // open sync regions when it began
+	parDepth       int // open parallel regions of the thread when it began
 }
 
 type parOpen struct {
@@ -71,6 +76,7 @@ func (c *seqCheck) prepare(s *sim.Sim) {
 	c.open, c.early = map[int64]int32{}, map[int64]int64{}
 	c.ended, c.endedOld = map[int64]bool{}, map[int64]bool{}
 	c.locs = int64(len(s.Proc.Locations))
+	c.league = 0
 }
 
 // locArg is the index of the location argument of each kind (−1: none).
@@ -148,6 +154,9 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 		delete(c.early, id)
 		c.open[id] = int32(th)
 		t.parallels = append(t.parallels, parOpen{id, e.Args[1]})
+		if e.Args[3]&ParallelLeague != 0 {
+			c.league = id
+		}
 	case trace.ParallelEnd:
 		id := e.Args[0]
 		k := len(t.parallels) - 1
@@ -171,6 +180,9 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 		t.parallels = t.parallels[:k]
 		delete(c.open, id)
 		c.markEnded(id)
+		if id == c.league {
+			c.league = 0
+		}
 	case trace.ImplicitTaskBegin:
 		initial := e.Args[4]&TaskInitial != 0
 		if !initial {
@@ -192,7 +204,15 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 				m.Update(s, th, &trace.Event{Time: e.Time, Kind: trace.ImplicitTaskEnd, Args: [trace.MaxArgs]int64{prev.parallel, prev.task}})
 			}
 		}
-		t.implicits = append(t.implicits, implicitOpen{parallel: e.Args[0], task: e.Args[1], initial: initial, syncDepth: len(t.syncs)})
+		parallel := e.Args[0]
+		if initial && c.league != 0 && parallel == 0 && (e.Args[2] > 1 || e.Args[3] == 0) {
+			// A team's initial task of a host teams construct (LLVM
+			// libomp: league size and team number, naming no region; a
+			// thread's own initial task is one of one, numbered 1): the
+			// league's barriers name the league's parallel id.
+			parallel = c.league
+		}
+		t.implicits = append(t.implicits, implicitOpen{parallel: parallel, task: e.Args[1], initial: initial, syncDepth: len(t.syncs), parDepth: len(t.parallels)})
 	case trace.ImplicitTaskEnd:
 		n := len(t.implicits)
 		k := n - 1
@@ -221,11 +241,13 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 			s.Warn.Add("sync_end missing", "implicit task %s ends inside %d sync region(s) not ended (innermost of kind %d)", idStr(e.Args[1]), len(t.syncs)-it.syncDepth, t.syncs[len(t.syncs)-1].kind)
 			c.endSyncs(m, s, th, t, it.syncDepth, e.Time)
 		}
-		if it.initial {
-			for j := len(t.parallels) - 1; j >= 0; j-- {
+		if it.initial && len(t.parallels) > it.parDepth {
+			// Regions begun before it (a league's initial task runs
+			// inside the teams construct it began) are not its own.
+			for j := len(t.parallels) - 1; j >= it.parDepth; j-- {
 				s.Warn.Add("parallel_end missing", "the initial task ends while parallel region %s is not ended", idStr(t.parallels[j].parallel))
 			}
-			t.parallels = t.parallels[:0]
+			t.parallels = t.parallels[:it.parDepth]
 		}
 		t.implicits = t.implicits[:k]
 	}
@@ -317,6 +339,17 @@ func (c *seqCheck) state(top *syncOpen) string {
 // equal, or both barriers (libomp names a worker's implicit barrier
 // differently at its begin and its late end).
 func sameSync(a, b int64) bool { return a == b || IsBarrier(a) && IsBarrier(b) }
+
+// leagueMember returns the league's parallel id when thread th's
+// innermost implicit task is a team's initial task of a host teams
+// construct, 0 otherwise.
+func (c *seqCheck) leagueMember(th int) int64 {
+	t := &c.threads[th]
+	if n := len(t.implicits); n > 0 && t.implicits[n-1].initial && t.implicits[n-1].parallel != 0 {
+		return t.implicits[n-1].parallel
+	}
+	return 0
+}
 
 // inRegion reports whether parallel id p is a region thread t is in: one
 // of its open implicit tasks' or one it encountered.

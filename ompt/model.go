@@ -258,15 +258,20 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	switch e.Kind {
 	case trace.ImplicitTaskBegin:
 		t := m.task(s, e.Args[1], "implicit_task")
+		parallel := e.Args[0]
 		if e.Args[4]&TaskInitial != 0 {
-			s.AdoptInitial(t, th)
-			return
+			// A team's initial task of a host teams construct is a member
+			// of the league, whose barriers it meets (seqCheck.leagueMember).
+			if parallel = m.chk.leagueMember(th); parallel == 0 {
+				s.AdoptInitial(t, th)
+				return
+			}
 		}
-		r, ok := m.regions.Get(e.Args[0])
+		r, ok := m.regions.Get(parallel)
 		if !ok {
 			// The worker's begin came before the region's (equal times).
 			r = s.NewRegion(int32(e.Args[2]), len(thr().Teams) == 0)
-			m.regions.Set(e.Args[0], r)
+			m.regions.Set(parallel, r)
 		}
 		team := int32(min(max(e.Args[2], 0), 1<<30))
 		if t := s.TeamSize(team); t < team {
@@ -286,7 +291,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			r = s.Region(t)
 		}
 		s.FinishImplicit(t, th)
-		if e.Args[4]&TaskInitial == 0 {
+		if e.Args[4]&TaskInitial == 0 || r >= 0 && s.Tasks[t].Kind == sim.KindImplicit {
+			// A league's team task ends flagged initial, and so does
+			// (LLVM libomp 14) a later implicit task of that thread.
 			s.LeaveTeam(th, r)
 		}
 	case trace.ParallelBegin:
@@ -393,12 +400,12 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.OpenGroup(thr().Current(), th)
 		}
 		if m.noWait {
-			m.waitBegin(s, th, e.Args[0])
+			m.waitBegin(s, th, e.Args[0], e.Args[1])
 		} else if runtimeEntry(e.Args[0]) {
 			s.EnterSyncRuntime(th)
 		}
 	case trace.SyncWaitBegin:
-		m.waitBegin(s, th, e.Args[0])
+		m.waitBegin(s, th, e.Args[0], e.Args[1])
 	case trace.SyncWaitEnd:
 		m.waitEnd(s, th, e.Args[0])
 		if e.Args[0] == SyncTaskgroup {
@@ -507,7 +514,9 @@ func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
 	}
 }
 
-func (m *Model) waitBegin(s *sim.Sim, th int, kind int64) {
+// waitBegin suspends thread th's current task at a sync region's wait of
+// this kind, in parallel region parallel (0: unknown).
+func (m *Model) waitBegin(s *sim.Sim, th int, kind, parallel int64) {
 	t := s.Threads[th].Current()
 	if t == sim.NoTask {
 		return
@@ -515,6 +524,13 @@ func (m *Model) waitBegin(s *sim.Sim, th int, kind int64) {
 	switch {
 	case kind == SyncTaskwait:
 		s.SuspendForTaskwait(t, th)
+	case IsBarrier(kind) && parallel != 0 && parallel == m.chk.league:
+		// A host teams league's barrier, met inside a team's region.
+		if r, ok := m.regions.Get(parallel); ok {
+			s.ArriveBarrierOf(t, th, r)
+		} else {
+			s.ArriveBarrier(t, th)
+		}
 	case IsBarrier(kind):
 		s.ArriveBarrier(t, th)
 	case kind == SyncTaskgroup:

@@ -179,6 +179,10 @@ type Thread struct {
 	// Sync lists the tasks on this thread inside the runtime code of a
 	// synchronisation construct (runtime.go), innermost last.
 	Sync []Task
+	// Barrier is 1 + the index in Teams of the membership whose barrier
+	// the thread waits at when it is not the innermost (ArriveBarrierOf),
+	// 0 otherwise.
+	Barrier int32
 }
 
 // TeamRef is a thread's membership in a region instance's team.

@@ -923,7 +923,26 @@ func (s *Sim) ArriveBarrier(t Task, th int) {
 		s.SuspendOther(t, th)
 		return
 	}
-	ref := thr.Teams[len(thr.Teams)-1]
+	s.arriveAt(t, th, thr.Teams[len(thr.Teams)-1])
+}
+
+// ArriveBarrierOf: task t of th waits at the next barrier of region r, a
+// team th is a member of outside its innermost one: a host teams league's
+// barrier, which LLVM libomp reports from inside the implicit task of the
+// team's own region. When th is in no team of r it is ArriveBarrier.
+func (s *Sim) ArriveBarrierOf(t Task, th int, r int32) {
+	thr := &s.Threads[th]
+	for i := len(thr.Teams) - 2; i >= 0 && s.valid(t); i-- {
+		if thr.Teams[i].Region == r {
+			thr.Barrier = int32(i) + 1
+			s.arriveAt(t, th, thr.Teams[i])
+			return
+		}
+	}
+	s.ArriveBarrier(t, th)
+}
+
+func (s *Sim) arriveAt(t Task, th int, ref TeamRef) {
 	if ref.Region < 0 {
 		s.SuspendOther(t, th)
 		return
@@ -954,6 +973,12 @@ func (s *Sim) LeaveBarrier(th int) {
 		return
 	}
 	ref := thr.Teams[len(thr.Teams)-1]
+	if b := int(thr.Barrier) - 1; b >= 0 {
+		thr.Barrier = 0
+		if b < len(thr.Teams) {
+			ref = thr.Teams[b]
+		}
+	}
 	if ref.Region >= 0 {
 		s.Regions[ref.Region].Epoch[ref.Num]++
 	}

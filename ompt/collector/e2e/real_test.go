@@ -385,7 +385,7 @@ func TestOpenMP5(t *testing.T) {
 		filepath.Join(h.root, "ompt", "collector", "e2e", "testdata", "omp5.c")).CombinedOutput(); err != nil {
 		t.Fatalf("build omp5.c: %v\n%s", err, out)
 	}
-	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex", "taskwaitdep", "targetnowait"} {
+	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex", "taskwaitdep", "targetnowait", "teams", "targetteams"} {
 		t.Run(mode, func(t *testing.T) {
 			dir, out := h.mustRecord(t, nil, bin, mode)
 			r := h.report(t, dir)
@@ -403,6 +403,9 @@ func TestOpenMP5(t *testing.T) {
 			if mode == "taskwaitdep" {
 				checkTaskwaitDep(t, r)
 			}
+			if mode == "teams" || mode == "targetteams" {
+				checkLeague(t, r)
+			}
 			if mode == "mutex" {
 				// mutually exclusive writers are unordered; each precedes
 				// the reader
@@ -411,6 +414,34 @@ func TestOpenMP5(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkLeague checks omp5's teams modes: team 0 of a host league of two
+// spins 1 ms, team 1 5 ms, so team 0's thread then waits at the league's
+// barrier (LLVM libomp reports it inside the team's own parallel region,
+// naming the league) until team 1 arrives: idleness inside a region with no
+// task to run. Before, the team's region of one thread was taken for the
+// barrier's, which then passed at once: the wait read as a ready task's
+// overhead (45 ns of idleness in parallel). What follows the last arrival
+// (the runtime's release, milliseconds on a loaded machine) is a ready
+// task's time either way, so it is not asserted.
+func checkLeague(t *testing.T, r *report.Report) {
+	t.Helper()
+	if b := r.Breakdown; b == nil || b.IdlenessParallelNS < 1e6 {
+		t.Errorf("breakdown %+v, want at least 1 ms of idleness in parallel (the league's barrier)", b)
+	}
+	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
+		t.Fatal("no OpenMP wait states")
+	}
+	var noTask int64
+	for _, c := range r.WaitStates.OpenMP.Constructs {
+		if c.Kind == "barrier_implicit" {
+			noTask += c.NoTaskNS
+		}
+	}
+	if noTask < 1e6 {
+		t.Errorf("OpenMP waits %+v: %d ns at implicit barriers with no task to run, want at least 1 ms", r.WaitStates.OpenMP.OMPWaitTimes, noTask)
 	}
 }
 

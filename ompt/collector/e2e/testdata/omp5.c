@@ -16,6 +16,11 @@
  *              each followed by a task that depends on its output: 16
  *              (a target task is an explicit task; LLVM libomp runs them
  *              on hidden helper threads)
+ *   teams      a host teams construct of 2 teams (OpenMP 5.0), each a
+ *              parallel region of one thread that spins 1 ms (team 0) or
+ *              5 ms (team 1) and creates 4 tasks: 8; team 0 then waits
+ *              about 4 ms at the league's barrier
+ *   targetteams the same as target teams, run on the host (no device)
  *
  *   usage: omp5 MODE
  */
@@ -129,8 +134,30 @@ int main(int argc, char **argv)
 			}
 		}
 		tasks = 16;
+	} else if (strcmp(mode, "teams") == 0) {
+#pragma omp teams num_teams(2) thread_limit(1) reduction(+ : sink)
+#pragma omp parallel num_threads(1) reduction(+ : sink)
+		{
+			sink += spin(1000 + 4000 * omp_get_team_num());
+			for (int i = 0; i < 4; i++) {
+#pragma omp task
+				spin(50);
+			}
+		}
+		tasks = 8;
+	} else if (strcmp(mode, "targetteams") == 0) {
+#pragma omp target teams num_teams(2) thread_limit(1) reduction(+ : sink)
+#pragma omp parallel num_threads(1) reduction(+ : sink)
+		{
+			sink += spin(1000 + 4000 * omp_get_team_num());
+			for (int i = 0; i < 4; i++) {
+#pragma omp task
+				spin(50);
+			}
+		}
+		tasks = 8;
 	} else {
-		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep|targetnowait\n", argv[0]);
+		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep|targetnowait|teams|targetteams\n", argv[0]);
 		return 2;
 	}
 	printf("omp5 %s: tasks=%d %g\n", mode, tasks, sink);
