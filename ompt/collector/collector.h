@@ -80,7 +80,13 @@ enum {
 	X(MPI_Win_lock_all) X(MPI_Win_unlock_all) X(MPI_Win_flush) X(MPI_Win_flush_all) X(MPI_Win_flush_local) \
 	X(MPI_Win_flush_local_all) X(MPI_Win_sync) X(MPI_Win_post) X(MPI_Win_start) X(MPI_Win_complete) \
 	X(MPI_Win_wait) X(MPI_Win_test) X(MPI_Put) X(MPI_Get) X(MPI_Accumulate) X(MPI_Get_accumulate) \
-	X(MPI_Fetch_and_op) X(MPI_Compare_and_swap) X(MPI_Rput) X(MPI_Rget)
+	X(MPI_Fetch_and_op) X(MPI_Compare_and_swap) X(MPI_Rput) X(MPI_Rget) \
+	X(MPI_Raccumulate) X(MPI_Rget_accumulate) X(MPI_File_iread_shared) X(MPI_File_iwrite_shared) \
+	X(MPI_File_iread_at_all) X(MPI_File_iwrite_at_all) X(MPI_File_read_all_begin) X(MPI_File_read_all_end) \
+	X(MPI_File_write_all_begin) X(MPI_File_write_all_end) X(MPI_File_read_at_all_begin) \
+	X(MPI_File_read_at_all_end) X(MPI_File_write_at_all_begin) X(MPI_File_write_at_all_end) \
+	X(MPI_File_read_ordered_begin) X(MPI_File_read_ordered_end) X(MPI_File_write_ordered_begin) \
+	X(MPI_File_write_ordered_end)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

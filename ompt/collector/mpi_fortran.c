@@ -931,6 +931,7 @@ static fentry fpmpi(fentry *slot, const char *name)
 #define FP11 FP10, void *a11
 #define FP12 FP11, void *a12
 #define FP13 FP12, void *a13
+#define FP14 FP13, void *a14
 #define FA1 a1
 #define FA2 FA1, a2
 #define FA3 FA2, a3
@@ -944,6 +945,7 @@ static fentry fpmpi(fentry *slot, const char *name)
 #define FA11 FA10, a11
 #define FA12 FA11, a12
 #define FA13 FA12, a13
+#define FA14 FA13, a14
 
 /* One entry point, name, forwarding its n arguments to the entry pname. */
 #define FTIMED(name, pname, C, n)                                                            \
@@ -1022,6 +1024,22 @@ FTIME(mpi_file_iwrite, MPI_FILE_IWRITE, MPI_File_iwrite, 6);
 FTIME(mpi_file_iwrite_all, MPI_FILE_IWRITE_ALL, MPI_File_iwrite_all, 6);
 FTIME(mpi_file_iread_at, MPI_FILE_IREAD_AT, MPI_File_iread_at, 7);
 FTIME(mpi_file_iwrite_at, MPI_FILE_IWRITE_AT, MPI_File_iwrite_at, 7);
+FTIME(mpi_file_iread_shared, MPI_FILE_IREAD_SHARED, MPI_File_iread_shared, 6);
+FTIME(mpi_file_iwrite_shared, MPI_FILE_IWRITE_SHARED, MPI_File_iwrite_shared, 6);
+FTIME(mpi_file_iread_at_all, MPI_FILE_IREAD_AT_ALL, MPI_File_iread_at_all, 7);
+FTIME(mpi_file_iwrite_at_all, MPI_FILE_IWRITE_AT_ALL, MPI_File_iwrite_at_all, 7);
+FTIME(mpi_file_read_all_begin, MPI_FILE_READ_ALL_BEGIN, MPI_File_read_all_begin, 5);
+FTIME(mpi_file_read_all_end, MPI_FILE_READ_ALL_END, MPI_File_read_all_end, 4);
+FTIME(mpi_file_write_all_begin, MPI_FILE_WRITE_ALL_BEGIN, MPI_File_write_all_begin, 5);
+FTIME(mpi_file_write_all_end, MPI_FILE_WRITE_ALL_END, MPI_File_write_all_end, 4);
+FTIME(mpi_file_read_at_all_begin, MPI_FILE_READ_AT_ALL_BEGIN, MPI_File_read_at_all_begin, 6);
+FTIME(mpi_file_read_at_all_end, MPI_FILE_READ_AT_ALL_END, MPI_File_read_at_all_end, 4);
+FTIME(mpi_file_write_at_all_begin, MPI_FILE_WRITE_AT_ALL_BEGIN, MPI_File_write_at_all_begin, 6);
+FTIME(mpi_file_write_at_all_end, MPI_FILE_WRITE_AT_ALL_END, MPI_File_write_at_all_end, 4);
+FTIME(mpi_file_read_ordered_begin, MPI_FILE_READ_ORDERED_BEGIN, MPI_File_read_ordered_begin, 5);
+FTIME(mpi_file_read_ordered_end, MPI_FILE_READ_ORDERED_END, MPI_File_read_ordered_end, 4);
+FTIME(mpi_file_write_ordered_begin, MPI_FILE_WRITE_ORDERED_BEGIN, MPI_File_write_ordered_begin, 5);
+FTIME(mpi_file_write_ordered_end, MPI_FILE_WRITE_ORDERED_END, MPI_File_write_ordered_end, 4);
 
 FTIME(mpi_win_create, MPI_WIN_CREATE, MPI_Win_create, 7);
 FTIME(mpi_win_allocate, MPI_WIN_ALLOCATE, MPI_Win_allocate, 7);
@@ -1051,3 +1069,5 @@ FTIME(mpi_fetch_and_op, MPI_FETCH_AND_OP, MPI_Fetch_and_op, 8);
 FTIME(mpi_compare_and_swap, MPI_COMPARE_AND_SWAP, MPI_Compare_and_swap, 8);
 FTIME(mpi_rput, MPI_RPUT, MPI_Rput, 10);
 FTIME(mpi_rget, MPI_RGET, MPI_Rget, 10);
+FTIME(mpi_raccumulate, MPI_RACCUMULATE, MPI_Raccumulate, 11);
+FTIME(mpi_rget_accumulate, MPI_RGET_ACCUMULATE, MPI_Rget_accumulate, 14);

@@ -1498,6 +1498,40 @@ BRACKET(MPI_File_iwrite_all, (MPI_File fh, const void *buf, int count, MPI_Datat
 	(fh, buf, count, datatype, request))
 BRACKET(MPI_File_iwrite_at, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
 	(fh, offset, buf, count, datatype, request))
+BRACKET(MPI_File_iread_shared, (MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, buf, count, datatype, request))
+BRACKET(MPI_File_iwrite_shared, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, buf, count, datatype, request))
+BRACKET(MPI_File_iread_at_all, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, offset, buf, count, datatype, request))
+BRACKET(MPI_File_iwrite_at_all, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype, MPI_Request *request),
+	(fh, offset, buf, count, datatype, request))
+/* Split collectives: the begin starts the collective access, the end
+ * completes it (and waits for it). */
+BRACKET(MPI_File_read_all_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype),
+	(fh, buf, count, datatype))
+BRACKET(MPI_File_read_all_end, (MPI_File fh, void *buf, MPI_Status *status),
+	(fh, buf, status))
+BRACKET(MPI_File_write_all_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype),
+	(fh, buf, count, datatype))
+BRACKET(MPI_File_write_all_end, (MPI_File fh, const void *buf, MPI_Status *status),
+	(fh, buf, status))
+BRACKET(MPI_File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype),
+	(fh, offset, buf, count, datatype))
+BRACKET(MPI_File_read_at_all_end, (MPI_File fh, void *buf, MPI_Status *status),
+	(fh, buf, status))
+BRACKET(MPI_File_write_at_all_begin, (MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype),
+	(fh, offset, buf, count, datatype))
+BRACKET(MPI_File_write_at_all_end, (MPI_File fh, const void *buf, MPI_Status *status),
+	(fh, buf, status))
+BRACKET(MPI_File_read_ordered_begin, (MPI_File fh, void *buf, int count, MPI_Datatype datatype),
+	(fh, buf, count, datatype))
+BRACKET(MPI_File_read_ordered_end, (MPI_File fh, void *buf, MPI_Status *status),
+	(fh, buf, status))
+BRACKET(MPI_File_write_ordered_begin, (MPI_File fh, const void *buf, int count, MPI_Datatype datatype),
+	(fh, buf, count, datatype))
+BRACKET(MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status),
+	(fh, buf, status))
 
 /* One-sided communication: the epochs' synchronisation (MPI_Win_fence,
  * lock and unlock, post, start, complete and wait) and the transfers are
@@ -1558,6 +1592,10 @@ BRACKET(MPI_Rput, (const void *origin_addr, int origin_count, MPI_Datatype origi
 	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
 BRACKET(MPI_Rget, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request),
 	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request))
+BRACKET(MPI_Raccumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
+BRACKET(MPI_Rget_accumulate, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, void *result_addr, int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request),
+	(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request))
 
 /* ---- communicator constructors ------------------------------------------ */
 

@@ -5,9 +5,12 @@
  * with MPI_Mprobe + MPI_Mrecv on even iterations, MPI_Improbe +
  * MPI_Imrecv on odd ones, the way a receiver sizes a message before
  * taking it), an MPI_Alltoallw with a datatype per peer, and a collective
- * checkpoint with MPI-IO (MPI_File_write_at_all every 10 iterations).
+ * checkpoint with MPI-IO (MPI_File_write_at_all every 10 iterations, every
+ * other time as the split collective MPI_File_write_at_all_begin/_end).
  * Rank 0 computes LATE_US microseconds more each iteration, so the others
- * wait for it in MPI_Win_fence.
+ * wait for it in MPI_Win_fence. After the loop each rank writes a line
+ * through the shared file pointer (MPI_File_iwrite_shared) and adds its
+ * rank into rank 0's window (MPI_Raccumulate in a fence epoch).
  *
  * usage: io_rma ITERS LATE_US FILE; rank 0 prints
  *   iterations=I messages=M collectives=C sum=S
@@ -95,10 +98,24 @@ int main(int argc, char **argv)
 		if (it % 10 == 9) {
 			double rec[2] = { value, sum };
 			MPI_Offset at = ((MPI_Offset)(it / 10) * size + rank) * (MPI_Offset)sizeof rec;
-			MPI_File_write_at_all(fh, at, rec, 2, MPI_DOUBLE, MPI_STATUS_IGNORE);
+			if (it % 20 == 9) {
+				MPI_File_write_at_all(fh, at, rec, 2, MPI_DOUBLE, MPI_STATUS_IGNORE);
+			} else {
+				MPI_File_write_at_all_begin(fh, at, rec, 2, MPI_DOUBLE);
+				MPI_File_write_at_all_end(fh, rec, MPI_STATUS_IGNORE);
+			}
 		}
 	}
+	MPI_Request req;
+	double line = sum;
+	MPI_File_iwrite_shared(fh, &line, 1, MPI_DOUBLE, &req);
+	MPI_Wait(&req, MPI_STATUS_IGNORE);
 	MPI_File_close(&fh);
+	double mine = rank;
+	MPI_Win_fence(0, win);
+	MPI_Raccumulate(&mine, 1, MPI_DOUBLE, 0, 0, 1, MPI_DOUBLE, MPI_SUM, win, &req);
+	MPI_Wait(&req, MPI_STATUS_IGNORE);
+	MPI_Win_fence(0, win);
 	MPI_Win_free(&win);
 
 	long all[2] = { messages, collectives }, tot[2];

@@ -4,7 +4,8 @@
 ! iteration an MPI_Put into the right neighbour's window between two
 ! MPI_Win_fence, a ring message received with MPI_Mprobe + MPI_Mrecv, an
 ! MPI_Iallreduce overlapped with computation and waited for, and every 10
-! iterations an MPI_File_write_at_all. Rank 0 computes LATE_US
+! iterations an MPI_File_write_at_all (every other time as the split
+! collective MPI_File_write_at_all_begin/_end). Rank 0 computes LATE_US
 ! microseconds more each iteration, so the others wait in MPI_Win_fence.
 !
 ! usage: io_rma_f ITERS LATE_US FILE; rank 0 prints
@@ -79,7 +80,12 @@ program io_rma_f
       rec(1) = value
       rec(2) = got + halo + global
       at = (int(it / 10 - 1, MPI_OFFSET_KIND) * nprocs + rank) * 16
-      call MPI_File_write_at_all(fh, at, rec, 2, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE, ierr)
+      if (mod(it, 20) == 10) then
+        call MPI_File_write_at_all(fh, at, rec, 2, MPI_DOUBLE_PRECISION, MPI_STATUS_IGNORE, ierr)
+      else
+        call MPI_File_write_at_all_begin(fh, at, rec, 2, MPI_DOUBLE_PRECISION, ierr)
+        call MPI_File_write_at_all_end(fh, rec, MPI_STATUS_IGNORE, ierr)
+      end if
     end if
   end do
   call MPI_File_close(fh, ierr)
