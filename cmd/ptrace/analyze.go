@@ -113,8 +113,9 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	start := time.Now()
 	var in inputs
 	in.addTrace(af.opts.Dir)
-	if err := in.check([]output{{"--json", af.jsonOut, false}, {"--html", af.htmlOut, false}, {"--csv", af.csvDir, true},
-		{"--critical-path", af.pathOut, false}, {"--cube", af.cubeOut, false}, {"--cpuprofile", af.cpuProfile, false}}); err != nil {
+	outs := []output{{"--json", af.jsonOut, false}, {"--html", af.htmlOut, false}, {"--csv", af.csvDir, true},
+		{"--critical-path", af.pathOut, false}, {"--cube", af.cubeOut, false}, {"--cpuprofile", af.cpuProfile, false}}
+	if err := in.check(outs); err != nil {
 		return err
 	}
 	if err := checkStdout(toStdout(af.quiet, af.jsonOut, af.htmlOut, af.pathOut)); err != nil {
@@ -146,6 +147,15 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	}
 	workers := coresPerRank(inProcess)
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
+		// Rank 0 writes the outputs: every rank learns whether it can,
+		// so that the job ends cleanly before the analysis if not.
+		var werr error
+		if c.Rank() == 0 {
+			werr = writable(outs)
+		}
+		if err := comm.Agree(c, werr); err != nil {
+			return &driver.AgreedError{Err: err}
+		}
 		opts := af.opts
 		opts.MemoryLimit = share
 		opts.Workers = workers

@@ -95,7 +95,11 @@ func runCompare(stdout, stderr io.Writer, args []string, cf *compareFlags) error
 	for _, arg := range args {
 		in.addTrace(arg)
 	}
-	if err := in.check([]output{{"--json", cf.jsonOut, false}, {"--html", cf.htmlOut, false}, {"--csv", cf.csvDir, true}, {"--cube", cf.cubeDir, true}}); err != nil {
+	outs := []output{{"--json", cf.jsonOut, false}, {"--html", cf.htmlOut, false}, {"--csv", cf.csvDir, true}, {"--cube", cf.cubeDir, true}}
+	if err := in.check(outs); err != nil {
+		return err
+	}
+	if err := writable(outs); err != nil {
 		return err
 	}
 	if err := checkStdout(toStdout(cf.quiet, cf.jsonOut, cf.htmlOut)); err != nil {

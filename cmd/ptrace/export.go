@@ -68,7 +68,11 @@ func runExport(stdout, stderr io.Writer, dir string, ef *exportFlags) error {
 	if ef.critical != "" {
 		in.addFile(ef.critical)
 	}
-	if err := in.check([]output{{"--perfetto", ef.perfetto, false}}); err != nil {
+	outs := []output{{"--perfetto", ef.perfetto, false}}
+	if err := in.check(outs); err != nil {
+		return err
+	}
+	if err := writable(outs); err != nil {
 		return err
 	}
 	if err := checkStdout(toStdout(ef.quiet, ef.perfetto)); err != nil {

@@ -114,6 +114,23 @@ func TestFailingRankUnderMPI(t *testing.T) {
 	}
 }
 
+// An output rank 0 cannot write stops the job before the analysis, with
+// rank 0's reason, every rank told (no MPI_Abort).
+func TestUnwritableOutputUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	dir := genTrace(t, "stencil", "--ranks", "4", "--threads", "2")
+	gone := filepath.Join(t.TempDir(), "no", "such")
+	start := time.Now()
+	r := mpirun(t, 4, "analyze", "-q", "--json", filepath.Join(gone, "r.json"), dir)
+	if d := time.Since(start); d > 30*time.Second {
+		t.Errorf("took %v", d)
+	}
+	want := "--json " + gone + "/r.json: directory " + gone + " does not exist"
+	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "rank 3 stopped: rank 0 reported an error") {
+		t.Errorf("exit %d, stderr %q; want rank 0's refusal %q and the others stopped", r.code, r.stderr, want)
+	}
+}
+
 // The pure-Go binary under mpirun -np 2 refuses (each copy would analyse the
 // whole trace and write the same files); under -np 1 it is one analysis.
 func TestPureBinaryUnderMPI(t *testing.T) {

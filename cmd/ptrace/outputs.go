@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -154,6 +155,69 @@ func (in *inputs) checkOne(o output) error {
 		}
 	}
 	return nil
+}
+
+// writable checks, before the work starts, that each output can be
+// written where it is to go: a file's directory exists and takes a new
+// file, a file is not a directory, and a directory output (--csv, which
+// is created with its parents) has an existing directory above it that
+// takes one. Otherwise the analysis would run to its end and then fail
+// on a mistyped path. It creates and removes a probe file. Under MPI only
+// the rank that writes the outputs (rank 0) calls it: the others may run
+// on nodes where the path does not exist.
+func writable(outs []output) error {
+	for _, o := range outs {
+		if o.path == "" || o.path == "-" {
+			continue
+		}
+		if err := writableOne(o); err != nil {
+			return fmt.Errorf("%s %s: %w", o.flag, o.path, err)
+		}
+	}
+	return nil
+}
+
+func writableOne(o output) error {
+	st, err := os.Stat(o.path)
+	switch {
+	case err == nil && o.dir && !st.IsDir():
+		return fmt.Errorf("not a directory")
+	case err == nil && !o.dir && st.IsDir():
+		return fmt.Errorf("is a directory (give a file name)")
+	case err == nil && o.dir:
+		return probe(o.path)
+	}
+	dir := filepath.Dir(o.path)
+	if !o.dir {
+		if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+			return fmt.Errorf("directory %s does not exist", dir)
+		}
+		return probe(dir)
+	}
+	// The nearest directory that exists above a directory to create.
+	for {
+		st, err := os.Stat(dir)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", dir)
+			}
+			return probe(dir)
+		}
+		if filepath.Dir(dir) == dir {
+			return err
+		}
+		dir = filepath.Dir(dir)
+	}
+}
+
+// probe checks that dir takes a new file.
+func probe(dir string) error {
+	f, err := os.CreateTemp(dir, ".ptrace-probe-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, errors.Unwrap(err))
+	}
+	f.Close()
+	return os.Remove(f.Name())
 }
 
 // writeOutput writes path through fn: to stdout for "-", else through a

@@ -196,3 +196,41 @@ func TestLostOutputsFail(t *testing.T) {
 		})
 	}
 }
+
+// An output that cannot be written where it is to go (its directory does
+// not exist, it names a directory, a directory output lies under a file)
+// is refused before any work, naming the flag and the reason: before, the
+// analysis ran to its end and then failed to create the file. The trace
+// here is damaged, so an analysis that started would fail on it instead.
+func TestUnwritableOutputsRefusedFirst(t *testing.T) {
+	dir := damage(t, genTrace(t, "halo", "--ranks", "4", "--threads", "2", "--iterations", "4"), "corrupt")
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, []byte("x\n"), 0o644)
+	gone := filepath.Join(t.TempDir(), "no", "such")
+	for _, c := range []struct{ line, want string }{
+		{`"$PT" analyze -q --json "$G/r.json" "$D"`, "--json " + gone + "/r.json: directory " + gone + " does not exist"},
+		{`"$PT" analyze -q --ranks 2 --html "$G/r.html" "$D"`, "--html " + gone + "/r.html: directory " + gone + " does not exist"},
+		{`"$PT" analyze -q --critical-path "$T" "$D"`, "is a directory"},
+		{`"$PT" analyze -q --csv "$F/csv" "$D"`, "--csv " + file + "/csv: " + file + " is not a directory"},
+		{`"$PT" compare --json "$G/c.json" "$D" "$D"`, "--json " + gone + "/c.json: directory " + gone + " does not exist"},
+		{`"$PT" export --perfetto "$G/t.json" "$D"`, "--perfetto " + gone + "/t.json: directory " + gone + " does not exist"},
+	} {
+		r := shell(t, "D="+dir+"; G="+gone+"; F="+file+"; T="+t.TempDir()+"; "+c.line)
+		if r.code == 0 || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "rank-0000") {
+			t.Errorf("%s: exit %d, stderr %q; want a refusal saying %q before the trace is read", c.line, r.code, r.stderr, c.want)
+		}
+	}
+	// A --csv directory is created with its parents; the probe leaves
+	// nothing behind.
+	out := t.TempDir()
+	good := genTrace(t, "halo", "--ranks", "2", "--threads", "2", "--iterations", "2")
+	if r := shell(t, "D="+good+"; O="+out+"; \"$PT\" analyze -q --csv \"$O/a/b\" --json \"$O/r.json\" \"$D\""); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if m, _ := filepath.Glob(filepath.Join(out, ".ptrace-probe-*")); len(m) > 0 {
+		t.Errorf("probe files left: %v", m)
+	}
+	if _, err := os.Stat(filepath.Join(out, "a", "b", "breakdown_per_process.csv")); err != nil {
+		t.Error(err)
+	}
+}
