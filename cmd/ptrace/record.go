@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	mpiLauncher "github.com/ptrace-dev/ptrace/comm/mpi"
 	"github.com/ptrace-dev/ptrace/internal/units"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/ptrace-dev/ptrace/trace/symbolize"
@@ -58,7 +59,9 @@ several nodes add "-x LD_PRELOAD -x OMP_TOOL_LIBRARIES -x PTRACE_DIR
 -x PTRACE_BUFFER_MB" to the mpirun command.
 
 The PMPI wrappers are used when the command is an MPI launcher or a program
-linked with libmpi (--mpi / --no-mpi decide otherwise). After the run, code
+linked with libmpi (--mpi / --no-mpi decide otherwise). Inside a launcher
+(srun -n 64 ptrace record -o DIR -- ./app), each copy records its rank
+into the one directory of the job. After the run, code
 locations are resolved to file:line:col from the programs' debug information.
 
 The collector library is looked up in $PTRACE_COLLECTOR_DIR, next to the
@@ -97,11 +100,29 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	dir, err := prepareDir(rf.out, rf.force)
+	// Started by the launcher as one of its processes (mpirun -np N
+	// ptrace record -- ./app, srun ptrace record ./app), each copy records
+	// one rank of an MPI program into the job's one directory.
+	job := jobRank{}
+	if mpi && mpiLauncher.UnderLauncher() {
+		job.rank, job.ok = mpiLauncher.LauncherRank()
+	}
+	var dir, dirOut string
+	if job.ok {
+		dir, dirOut, err = prepareJobDir(rf, job.rank)
+	} else {
+		dir, err = prepareDir(rf.out, rf.force)
+	}
 	if err != nil {
 		return err
 	}
+	if dirOut != "" {
+		defer os.Remove(dirOut)
+	}
 	env := recordEnv(os.Environ(), lib, dir, mpi, rf.bufferMB)
+	if dirOut != "" {
+		env = append(env, "PTRACE_DIR_OUT="+dirOut)
+	}
 	gompNote := ""
 	prog := programOf(args)
 	gomp, omp := false, false
@@ -125,7 +146,24 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 		return fmt.Errorf("record: cannot run %s: %w", args[0], se.err)
 	}
 	code := st.code
+	if dirOut != "" {
+		// The ranks agreed on rank 0's choice at MPI_Init (nothing
+		// written: the program did not get that far).
+		if b, err := os.ReadFile(dirOut); err == nil && len(b) > 0 {
+			dir = string(b)
+		} else {
+			dir = "(none: MPI_Init was not reached)"
+		}
+	}
 	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
+	if job.ok {
+		// This rank's file only: the others are written (and symbolized)
+		// by their own copies of ptrace record, some still running.
+		files = nil
+		if f := filepath.Join(dir, fmt.Sprintf("rank-%05d.ptrace", job.rank)); fileExists(f) {
+			files = []string{f}
+		}
+	}
 	if len(files) == 0 {
 		msg := noTrace(dir, args[0], st, gompNote, prog != "" && !mpi && !gomp && !omp)
 		if runErr != nil {
@@ -137,9 +175,12 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 		resolved, total, err := symbolizeDir(files)
 		if err != nil {
 			fmt.Fprintf(stderr, "ptrace record: symbolize: %v\n", err)
-		} else if total > 0 {
+		} else if total > 0 && !job.ok {
 			fmt.Fprintf(stderr, "ptrace record: %d of %d code locations resolved to source lines\n", resolved, total)
 		}
+	}
+	if job.ok && job.rank == 0 {
+		fmt.Fprintf(stderr, "ptrace record: trace in %s (a file per rank, each written as its process ends); check it with: ptrace validate %s\n", dir, dir)
 	}
 	var bytes int64
 	for _, f := range files {
@@ -147,7 +188,9 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			bytes += st.Size()
 		}
 	}
-	fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), units.Bytes(bytes), dir)
+	if !job.ok {
+		fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), units.Bytes(bytes), dir)
+	}
 	if runErr != nil {
 		return fmt.Errorf("record: %w", runErr)
 	}
@@ -442,6 +485,50 @@ func prepareDir(dir string, force bool) (string, error) {
 		return "", fmt.Errorf("record: %w", err)
 	}
 	return abs, nil
+}
+
+// jobRank is this process's rank when a launcher started ptrace record.
+type jobRank struct {
+	rank int
+	ok   bool
+}
+
+// prepareJobDir is prepareDir for one rank of a job: the trace directory
+// is the job's, so only rank 0 checks it holds no trace (or, with
+// --force, removes it: no rank writes its file before every rank is in
+// MPI_Init, which rank 0's program enters after this). Without -o (and
+// without PTRACE_DIR in the environment) the ranks' collectors agree on
+// rank 0's choice at MPI_Init and write it to the file dirOut names.
+func prepareJobDir(rf *recordFlags, rank int) (dir, dirOut string, err error) {
+	out := rf.out
+	if out == "" {
+		out = os.Getenv("PTRACE_DIR")
+	}
+	if out == "" {
+		f, err := os.CreateTemp("", "ptrace-record-dir-")
+		if err != nil {
+			return "", "", fmt.Errorf("record: %w", err)
+		}
+		f.Close()
+		return "", f.Name(), nil
+	}
+	if rank == 0 {
+		dir, err := prepareDir(out, rf.force)
+		return dir, "", err
+	}
+	abs, err := filepath.Abs(out)
+	if err == nil {
+		err = os.MkdirAll(abs, 0o777)
+	}
+	if err != nil {
+		return "", "", fmt.Errorf("record: %w", err)
+	}
+	return abs, "", nil
+}
+
+func fileExists(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // symbolizeDir resolves the location tables of the process files and adds

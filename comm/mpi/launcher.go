@@ -87,3 +87,19 @@ func launcherProcs(lookup func(string) (string, bool)) int {
 	}
 	return 0
 }
+
+// LauncherRank returns this process's rank in the job the launcher started
+// (false when the environment does not say): Open MPI, PMI and PMIx
+// clients, MVAPICH, srun job steps.
+func LauncherRank() (int, bool) { return launcherRank(os.LookupEnv) }
+
+func launcherRank(lookup func(string) (string, bool)) (int, bool) {
+	for _, v := range [...]string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "MV2_COMM_WORLD_RANK", "SLURM_PROCID"} {
+		if s, ok := lookup(v); ok {
+			if r, err := strconv.Atoi(s); err == nil && r >= 0 {
+				return r, true
+			}
+		}
+	}
+	return 0, false
+}

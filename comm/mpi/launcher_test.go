@@ -42,3 +42,23 @@ func TestLauncherProcs(t *testing.T) {
 		}
 	}
 }
+
+func TestLauncherRank(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want int
+		ok   bool
+	}{
+		{map[string]string{}, 0, false},
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_RANK": "3"}, 3, true},
+		{map[string]string{"PMI_SIZE": "2", "PMI_RANK": "1"}, 1, true},
+		{map[string]string{"PMIX_RANK": "0"}, 0, true},
+		{map[string]string{"SLURM_STEP_NUM_TASKS": "8", "SLURM_PROCID": "5"}, 5, true},
+		{map[string]string{"OMPI_COMM_WORLD_RANK": "x", "PMI_RANK": "-1"}, 0, false},
+	} {
+		got, ok := launcherRank(func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok })
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("launcherRank(%v) = %d, %v; want %d, %v", tc.env, got, ok, tc.want, tc.ok)
+		}
+	}
+}

@@ -510,6 +510,15 @@ static void after_init(void)
 				snprintf(dir, sizeof dir, "%s", name);
 		}
 		PMPI_Bcast(dir, sizeof dir, MPI_CHAR, 0, priv);
+		/* ptrace record started by the launcher (mpirun -np N ptrace
+		 * record -- ./app) leaves the directory to this agreement and
+		 * learns it here, to find its rank's file */
+		const char *out = getenv("PTRACE_DIR_OUT");
+		FILE *f = out && out[0] ? fopen(out, "w") : NULL;
+		if (f) {
+			fputs(dir, f);
+			fclose(f);
+		}
 	}
 	int *world = malloc(sizeof(int) * (size_t)world_size);
 	if (world)

@@ -9,6 +9,7 @@ package e2e
 // before.
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -832,6 +833,88 @@ func TestMPICallSites(t *testing.T) {
 		}
 		if mpi == 0 {
 			t.Errorf("no MPI construct on the critical path: %+v", r.CriticalPath.ByConstruct)
+		}
+	})
+}
+
+// ptrace record started by the launcher, one copy a rank (mpirun -np N
+// ptrace record -- ./app: the idiom of srun, where the launcher cannot be
+// wrapped). Each copy used to make its own ptrace-<timestamp> directory
+// and symbolize every file it found there: without -o the four ranks'
+// files went to four directories, one with the manifest. Now the ranks'
+// collectors agree on rank 0's directory, each copy symbolizes its own
+// rank's file, and rank 0's says where the trace is; with -o the ranks
+// share it and only rank 0 refuses a directory holding a trace.
+func TestRecordInsideLauncher(t *testing.T) {
+	h := setup(t)
+	const ranks, iters = 4, 20
+	bin := h.buildMPI(t, testdata("io_rma.c"))
+	run := func(t *testing.T, wd string, opts ...string) (string, int) {
+		t.Helper()
+		args := append(mpirunN(ranks, h.ptrace, "record"), opts...)
+		args = append(args, "--", bin, strconv.Itoa(iters), "0", filepath.Join(t.TempDir(), "ck"))
+		c := exec.Command(args[0], args[1:]...)
+		c.Dir = wd
+		c.Env = append(os.Environ(), "PTRACE_COLLECTOR_DIR="+h.libs)
+		out, err := c.CombinedOutput()
+		code := 0
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	check := func(t *testing.T, dir, out string) {
+		t.Helper()
+		if n := len(valid(t, dir)); n != ranks {
+			t.Fatalf("%s: %d processes, want %d", dir, n, ranks)
+		}
+		r := h.report(t, dir)
+		noReportWarnings(t, r)
+		allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+		if calls, _ := byFunc(r); calls["MPI_Put"] != ranks*iters {
+			t.Errorf("MPI_Put: %d calls, want %d", calls["MPI_Put"], ranks*iters)
+		}
+		// Every rank's locations were resolved by its own copy.
+		for _, p := range r.WaitStates.CallSites {
+			if !strings.Contains(p.Site, "io_rma.c:") {
+				t.Errorf("call site %q of %s not resolved to a line of io_rma.c", p.Site, p.Func)
+			}
+		}
+		if c := strings.Count(out, "ptrace record: trace in"); c != 1 {
+			t.Errorf("%d copies said where the trace is, want rank 0's alone:\n%s", c, out)
+		}
+	}
+	t.Run("default", func(t *testing.T) {
+		wd := t.TempDir()
+		out, code := run(t, wd)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		dirs, _ := filepath.Glob(filepath.Join(wd, "ptrace-*"))
+		if len(dirs) != 1 {
+			t.Fatalf("%d trace directories %v, want one\n%s", len(dirs), dirs, out)
+		}
+		check(t, dirs[0], out)
+	})
+	t.Run("output", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "trace")
+		out, code := run(t, t.TempDir(), "-o", dir)
+		if code != 0 {
+			t.Fatalf("exit %d\n%s", code, out)
+		}
+		check(t, dir, out)
+		// The directory holds a trace now: refused (by rank 0), and the
+		// trace stays whole.
+		if out, code := run(t, t.TempDir(), "-o", dir); code == 0 || !strings.Contains(out, "holds a trace already") {
+			t.Errorf("a second record into %s: exit %d\n%s", dir, code, out)
+		}
+		valid(t, dir)
+		if out, code := run(t, t.TempDir(), "-o", dir, "--force"); code != 0 {
+			t.Fatalf("--force: exit %d\n%s", code, out)
+		} else {
+			check(t, dir, out)
 		}
 	})
 }
