@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Run on the host, and by target teams' host fallback. */
+#pragma omp declare target
 static double spin(int us)
 {
 	double t0 = omp_get_wtime(), x = 0;
@@ -35,6 +37,23 @@ static double spin(int us)
 		x += 1e-9;
 	return x;
 }
+
+/* A team of the teams modes: a parallel region of one thread that spins
+ * 1 ms (team 0) or 5 ms (team 1) and creates 4 tasks. */
+static double team_work(void)
+{
+	double sum = 0;
+#pragma omp parallel num_threads(1) reduction(+ : sum)
+	{
+		sum += spin(1000 + 4000 * omp_get_team_num());
+		for (int i = 0; i < 4; i++) {
+#pragma omp task
+			spin(50);
+		}
+	}
+	return sum;
+}
+#pragma omp end declare target
 
 int main(int argc, char **argv)
 {
@@ -136,25 +155,11 @@ int main(int argc, char **argv)
 		tasks = 16;
 	} else if (strcmp(mode, "teams") == 0) {
 #pragma omp teams num_teams(2) thread_limit(1) reduction(+ : sink)
-#pragma omp parallel num_threads(1) reduction(+ : sink)
-		{
-			sink += spin(1000 + 4000 * omp_get_team_num());
-			for (int i = 0; i < 4; i++) {
-#pragma omp task
-				spin(50);
-			}
-		}
+		sink += team_work();
 		tasks = 8;
 	} else if (strcmp(mode, "targetteams") == 0) {
 #pragma omp target teams num_teams(2) thread_limit(1) reduction(+ : sink)
-#pragma omp parallel num_threads(1) reduction(+ : sink)
-		{
-			sink += spin(1000 + 4000 * omp_get_team_num());
-			for (int i = 0; i < 4; i++) {
-#pragma omp task
-				spin(50);
-			}
-		}
+		sink += team_work();
 		tasks = 8;
 	} else {
 		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep|targetnowait|teams|targetteams\n", argv[0]);
