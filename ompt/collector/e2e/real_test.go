@@ -467,9 +467,12 @@ func checkTaskwaitDep(t *testing.T, r *report.Report) {
 	if waits != 8 {
 		t.Errorf("%d taskwaits in the OpenMP wait states, want 8", waits)
 	}
-	// The tasks run one after another: T1/T∞ is 1 (1.5 when the path
-	// skipped the waits' ends, from the tasks to their creator).
-	if cp := r.CriticalPath; cp == nil || cp.Parallelism > 1.1 || cp.LengthNS < 8e6 {
-		t.Errorf("critical path %+v, want parallelism 1 and at least 8 ms (8 tasks of 1 ms one after another)", cp)
+	// The tasks run one after another: the path goes through all 8 (it
+	// skipped the waits' ends, from the tasks to their creator, and
+	// parallelism read 1.5–1.8). T1/T∞ itself is not asserted: on a loaded
+	// machine the idle workers' descheduled time before their barrier
+	// waits is their region code, work beside the path.
+	if ns, nodes := pathKind(r, "task"); nodes != 8 || ns < 8e6 {
+		t.Errorf("critical path %+v: %d task nodes, %d ns, want the 8 tasks of 1 ms one after another", r.CriticalPath, nodes, ns)
 	}
 }
