@@ -308,6 +308,12 @@ func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []stri
 		return ""
 	}
 	set := map[string]string{"PTRACE_DIR": dir, "OMP_TOOL_LIBRARIES": prependList(lib, get("OMP_TOOL_LIBRARIES"))}
+	if dir == "" {
+		// One rank of a job without -o: its collector takes the job's
+		// directory from rank 0 at MPI_Init (prepareJobDir); an inherited
+		// PTRACE_DIR would stop that, so it is dropped below.
+		delete(set, "PTRACE_DIR")
+	}
 	if mpi {
 		set["LD_PRELOAD"] = prependList(lib, get("LD_PRELOAD"))
 	}
@@ -317,7 +323,7 @@ func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []stri
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok {
+		if _, ok := set[k]; !ok && (k != "PTRACE_DIR" || dir != "") {
 			out = append(out, kv)
 		}
 	}
