@@ -234,8 +234,19 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 		"clockSummary": ClockSummary,
 		"adviceLine":   AdviceLine,
 		"rawLine":      RawLine,
+		"code":         codeHTML,
 	}).Parse(pageHTML))
 })
+
+// codeHTML renders a code location shortened (ShortCode) with the whole
+// name as its tooltip.
+func codeHTML(s string) template.HTML {
+	short := ShortCode(s)
+	if short == s {
+		return template.HTML(template.HTMLEscapeString(s))
+	}
+	return template.HTML(`<span title="` + template.HTMLEscapeString(s) + `">` + template.HTMLEscapeString(short) + `</span>`)
+}
 
 const pageHTML = `<!DOCTYPE html>
 <html lang="en">
@@ -313,7 +324,7 @@ figure { margin: 0.5em 0; }
 <h2>Tasks</h2>
 <p>{{.Count}} tasks.</p>
 {{if .Constructs}}<table id="constructs"><tr><th class="l">construct</th><th class="l">kind</th><th>count</th><th>sum</th><th>mean</th><th>min</th><th>max</th><th>share</th><th>creation</th><th>per thread</th></tr>
-{{range .Constructs}}<tr><td class="l">{{.Name}}</td><td class="l">{{.Kind}}</td><td>{{.Count}}</td><td>{{dur .SumNS}}</td><td>{{dur .MeanNS}}</td><td>{{dur .MinNS}}</td><td>{{dur .MaxNS}}</td><td>{{pct .Share}}</td><td>{{dur .CreateNS}}</td><td>{{printf "%.3g" .TasksPerThread}}</td></tr>
+{{range .Constructs}}<tr><td class="l">{{code .Name}}</td><td class="l">{{.Kind}}</td><td>{{.Count}}</td><td>{{dur .SumNS}}</td><td>{{dur .MeanNS}}</td><td>{{dur .MinNS}}</td><td>{{dur .MaxNS}}</td><td>{{pct .Share}}</td><td>{{dur .CreateNS}}</td><td>{{printf "%.3g" .TasksPerThread}}</td></tr>
 {{end}}</table>{{end}}
 {{if .Findings}}<ul>{{range .Findings}}<li class="{{.Severity}}"><b>{{.Severity}}</b> {{.Topic}}: {{.Message}}</li>{{end}}</ul>{{end}}
 {{end}}
@@ -324,9 +335,9 @@ figure { margin: 0.5em 0; }
 {{with .R.WaitStates}}{{if or .Calls .MPINS}}
 <h2>Wait states</h2>
 <p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
-{{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{.Code}}</b>{{with .Site}} before {{.}}{{end}} costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
+{{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{code .Code}}</b>{{with .Site}} before {{code .}}{{end}} costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
 <table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th><th>transfer/other</th></tr>
-{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Site}} at {{.}}{{end}}{{with .Region}} in {{.}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
+{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Site}} at {{code .}}{{end}}{{with .Region}} in {{code .}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td><td>{{dur .OtherNS}}</td></tr>
 {{end}}</table>
 {{end}}{{end}}
 {{if .WaitHeat}}<table id="wait-heat"><tr><th>rank</th>{{range .WaitCols}}<th>{{.}}</th>{{end}}</tr>
@@ -342,22 +353,22 @@ figure { margin: 0.5em 0; }
 <tr><th class="l">why</th><th></th><th></th></tr>
 {{range .Reasons}}{{if gt .NS 0}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct (ratio .NS $.OMPWaits.WaitingNS)}}</td></tr>{{end}}{{end}}</table>
 <table id="omp-wait-constructs"><tr><th class="l">where</th><th class="l">construct</th><th class="l">region</th><th>waits</th><th>time</th><th>task ready</th><th>on dependences</th><th>no task</th></tr>
-{{range .Constructs}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Construct}}</td><td class="l">{{.Region}}</td><td>{{.Count}}</td><td>{{dur .WaitingNS}}</td><td>{{dur .TaskReadyNS}}</td><td>{{dur .DependencesNS}}</td><td>{{dur .NoTaskNS}}</td></tr>
+{{range .Constructs}}<tr><td class="l">{{.Kind}}</td><td class="l">{{code .Construct}}</td><td class="l">{{code .Region}}</td><td>{{.Count}}</td><td>{{dur .WaitingNS}}</td><td>{{dur .TaskReadyNS}}</td><td>{{dur .DependencesNS}}</td><td>{{dur .NoTaskNS}}</td></tr>
 {{end}}</table>
 {{if gt .More 0}}<p class="muted">… {{.More}} more constructs in the CSV tables.</p>{{end}}
 {{if .Mutexes}}<p>Waiting to acquire locks and critical sections: {{dur .MutexWaitNS}}, inside the breakdown's work (the task runs while it waits).</p>
 <table id="omp-mutexes"><tr><th class="l">mutex</th><th class="l">call site</th><th>acquisitions</th><th>waiting</th><th>longest wait</th><th>held</th></tr>
-{{range .Mutexes}}<tr><td class="l">{{.Kind}}</td><td class="l">{{.Construct}}</td><td>{{.Acquisitions}}</td><td>{{dur .WaitNS}}</td><td>{{dur .MaxWaitNS}}</td><td>{{dur .HoldNS}}</td></tr>
+{{range .Mutexes}}<tr><td class="l">{{.Kind}}</td><td class="l">{{code .Construct}}</td><td>{{.Acquisitions}}</td><td>{{dur .WaitNS}}</td><td>{{dur .MaxWaitNS}}</td><td>{{dur .HoldNS}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 
 {{with .R.Anomalies}}
 <h2>Anomalies</h2>
 <p>{{.Found}} of {{.Tested}} tasks above their construct's prediction bound (α = {{.Alpha}}, Bonferroni-corrected), in {{len .Groups}} groups. <span class="muted">{{.Model}}</span></p>
 {{if .Models}}<table><tr><th class="l">construct</th><th class="l">model</th><th>tasks</th><th>slope</th><th>scale</th><th>bound</th><th>found</th></tr>
-{{range .Models}}<tr><td class="l">{{.Construct}}</td><td class="l">{{.Kind}}{{with .Attribute}} on {{.}}{{end}}</td><td>{{.Tasks}}</td><td>{{printf "%.3g" .Slope}}</td><td>{{printf "%.3g" .Scale}}</td><td>×{{printf "%.3g" .BoundFactor}}</td><td>{{.Found}}</td></tr>{{end}}</table>{{end}}
+{{range .Models}}<tr><td class="l">{{code .Construct}}</td><td class="l">{{.Kind}}{{with .Attribute}} on {{.}}{{end}}</td><td>{{.Tasks}}</td><td>{{printf "%.3g" .Slope}}</td><td>{{printf "%.3g" .Scale}}</td><td>×{{printf "%.3g" .BoundFactor}}</td><td>{{.Found}}</td></tr>{{end}}</table>{{end}}
 {{end}}
 {{if .Anomalies}}<table id="anomalies"><tr><th>group</th><th>rank</th><th>thread</th><th>task</th><th class="l">construct</th><th>start</th><th>duration</th><th>predicted</th><th>score</th></tr>
-{{range .Anomalies}}<tr><td>{{.Group}}</td><td>{{.Rank}}</td><td>{{.Thread}}</td><td>{{hex .Task}}</td><td class="l">{{.Construct}}</td><td>{{rel .StartNS $.Origin}}</td><td>{{dur .DurNS}}</td><td>{{dur .PredictedNS}}</td><td>{{printf "%.1f" .Score}}</td></tr>
+{{range .Anomalies}}<tr><td>{{.Group}}</td><td>{{.Rank}}</td><td>{{.Thread}}</td><td>{{hex .Task}}</td><td class="l">{{code .Construct}}</td><td>{{rel .StartNS $.Origin}}</td><td>{{dur .DurNS}}</td><td>{{dur .PredictedNS}}</td><td>{{printf "%.1f" .Score}}</td></tr>
 {{end}}</table>
 {{if gt .AnomMore 0}}<p class="muted">… {{.AnomMore}} more in the CSV tables.</p>{{end}}{{end}}
 

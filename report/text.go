@@ -246,7 +246,7 @@ func shares(ss []PathShare, n int) string {
 			parts = append(parts, fmt.Sprintf("… %d more", len(ss)-n))
 			break
 		}
-		parts = append(parts, fmt.Sprintf("%s %s", s.Name, Pct(s.Share)))
+		parts = append(parts, fmt.Sprintf("%s %s", ShortCode(s.Name), Pct(s.Share)))
 	}
 	return strings.Join(parts, ", ")
 }
@@ -261,7 +261,7 @@ func (p *printer) tasks(ts *Tasks, o TextOptions) {
 				break
 			}
 			p.line("  %-28s %-8s %8d× mean %-9s [%s … %s]  %6s of task time, create %s",
-				c.Name, c.Kind, c.Count, Dur(c.MeanNS), Dur(c.MinNS), Dur(c.MaxNS), Pct(c.Share), Dur(c.CreateNS))
+				ShortCode(c.Name), c.Kind, c.Count, Dur(c.MeanNS), Dur(c.MinNS), Dur(c.MaxNS), Pct(c.Share), Dur(c.CreateNS))
 		}
 	}
 	if len(ts.Findings) > 0 {
@@ -310,7 +310,7 @@ func (p *printer) anomalies(a *Anomalies, o TextOptions) {
 	}
 	if worst != nil {
 		p.line("  worst: task %#x (%s) on rank %d thread %d at %s ran %s, predicted %s",
-			worst.Task, worst.Construct, worst.Rank, worst.Thread, Dur(worst.StartNS-p.origin), Dur(worst.DurNS), Dur(worst.PredictedNS))
+			worst.Task, ShortCode(worst.Construct), worst.Rank, worst.Thread, Dur(worst.StartNS-p.origin), Dur(worst.DurNS), Dur(worst.PredictedNS))
 	}
 }
 
@@ -379,13 +379,13 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		if i == o.TopFindings || d.NS+d.LongTermNS == 0 {
 			break
 		}
-		code := p.em(d.Code)
+		code := p.em(ShortCode(d.Code))
 		if strings.HasPrefix(d.Code, "MPI_") {
 			// Scalasca's communication imbalance: MPI time that was no wait.
 			code = "MPI time outside waits in " + code
 		}
 		if d.Site != "" && d.Site != d.Code {
-			code += " before " + d.Site
+			code += " before " + ShortCode(d.Site)
 		}
 		if total := waiting(&ws.WaitTimes); d.LongTermNS > 0 && total > 0 {
 			p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for), %s more through the waits it propagated",
@@ -400,10 +400,10 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 func siteName(fn, site, region string) string {
 	name := fn
 	if site != "" {
-		name += " at " + site
+		name += " at " + ShortCode(site)
 	}
 	if region != "" {
-		name += " in " + region
+		name += " in " + ShortCode(region)
 	}
 	return name
 }
@@ -471,10 +471,10 @@ func (p *printer) ompWaits(o *OMPWaits, opts TextOptions) {
 		}
 		name := ompKindTitle(c.Kind)
 		if c.Construct != "" {
-			name += " " + p.em(c.Construct)
+			name += " " + p.em(ShortCode(c.Construct))
 		}
 		if c.Region != "" {
-			name += " in region " + c.Region
+			name += " in region " + ShortCode(c.Region)
 		}
 		why := OMPReasons(&OMPWaitTimes{TaskReadyNS: c.TaskReadyNS, DependencesNS: c.DependencesNS, NoTaskNS: c.NoTaskNS})
 		top := why[0]
@@ -498,7 +498,7 @@ func (p *printer) ompWaits(o *OMPWaits, opts TextOptions) {
 		}
 		name := m.Kind
 		if m.Construct != "" {
-			name += " " + p.em(m.Construct)
+			name += " " + p.em(ShortCode(m.Construct))
 		}
 		p.line("    %s: %s waiting in %d acquisitions (longest %s), held %s", name, Dur(m.WaitNS), m.Acquisitions, Dur(m.MaxWaitNS), Dur(m.HoldNS))
 	}
