@@ -44,28 +44,41 @@ const kindSlots = 64
 
 // decRegisters are the registers as the decoder keeps them, with what
 // decodeRun reads per event beside them (one pointer for all of it): the
-// two registers of each kind side by side; per kind the index of the one
-// its next event uses (2k or 2k+1, flipped by alt), so an event finds its
-// register with one load; and per kind byte its fastArgs entry.
+// two registers of each kind side by side, each in 64 bytes so that they
+// differ in one bit of their byte offset; per kind the byte offset of the
+// one its next event uses, flipped by flip (64 with alt = 1, 0 with alt
+// = 0), so an event finds its register with one load and turns it with
+// one xor; and per kind byte its fastArgs entry.
 type decRegisters struct {
 	fast [256]int32 // fastArgs of the chunk's version (first: one instruction to index)
-	args [2 * kindSlots][MaxArgs]int64
-	slot [kindSlots]uint8
-	alt  uint8 // altOf the chunk's version
+	args [2 * kindSlots]decRegister
+	off  [kindSlots]uint16
+	flip uint16 // regSize·altOf the chunk's version
 	addr uint64
 }
+
+// decRegister is one register of decRegisters, padded to regSize bytes.
+type decRegister struct {
+	v [MaxArgs]int64
+	_ [regSize/8 - MaxArgs]int64
+}
+
+// regSize is the bytes of a decRegister: a power of two, so that the two
+// registers of a kind (2k, 2k+1) differ in the one bit regSize of their
+// byte offset.
+const regSize = 64
 
 // reset zeroes the registers, points every kind at its first and takes
 // the alternation and the fast kinds of the columns' version.
 func (r *decRegisters) reset(cols *chunkColumns) {
 	clear(r.args[:])
-	r.slot, r.alt, r.addr = firstSlots, cols.alt, 0
+	r.off, r.flip, r.addr = firstOffsets, uint16(cols.alt)*regSize, 0
 	r.fast = *cols.fast
 }
 
-var firstSlots = func() (s [kindSlots]uint8) {
+var firstOffsets = func() (s [kindSlots]uint16) {
 	for k := range s {
-		s[k] = uint8(2 * k)
+		s[k] = uint16(2 * k * regSize)
 	}
 	return
 }()
@@ -73,9 +86,9 @@ var firstSlots = func() (s [kindSlots]uint8) {
 // next returns the register of kind k's next event and moves the kind's
 // turn (alt 1: to its other register; 0: it keeps the first).
 func (r *decRegisters) next(k Kind) *[MaxArgs]int64 {
-	s := r.slot[k&(kindSlots-1)]
-	r.slot[k&(kindSlots-1)] = s ^ r.alt
-	return &r.args[s&(2*kindSlots-1)]
+	o := r.off[k&(kindSlots-1)]
+	r.off[k&(kindSlots-1)] = o ^ r.flip
+	return &r.args[(o/regSize)&(2*kindSlots-1)].v
 }
 
 // altOf returns the register alternation of a format version: 1 from
@@ -228,8 +241,9 @@ type chunkDecoder struct {
 	abase  int
 	aPos   int
 	ablock int
-	dv     []uint64 // a window's dt values
 	reg    decRegisters
+	deps   []Dep // the dependence lists decodeRun appends to, while it runs
+
 }
 
 // open checks cols' column sizes and starts decoding it; the first n events
@@ -280,20 +294,12 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		evs = grown
 	}
 	out := evs[l : l+cnt]
-	if cap(d.dv) < cnt {
-		d.dv = make([]uint64, cnt)
-	}
-	dv := d.dv[:cnt]
 	cols := &d.cols
-	d.dtPos += svbDecode(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], dv, cnt)
-	// The times first, in a loop of their own: the events' loop below
-	// then keeps fewer values in registers.
-	t := d.t
-	for x, v := range dv {
-		t += zz(v)
-		out[x].Time = t
-	}
-	d.t = t
+	// The times first, in the loop that decodes their deltas: the events'
+	// loop below then keeps fewer values in registers.
+	var dn int
+	dn, d.t = svbTimes(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], out, cnt, d.t)
+	d.dtPos += dn
 
 	ndeps := len(deps)
 	i0 := d.i
@@ -307,7 +313,9 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		// at a time.
 		if cap(av)-len(av) >= argsPad {
 			var n int
-			n, q, deps = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q, deps)
+			d.deps = deps
+			n, q = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q)
+			deps, d.deps = d.deps, nil
 			x += n
 		}
 		if x == len(out) {
@@ -378,58 +386,79 @@ const argsPad = MaxArgs
 // decodeRun decodes the kinds and arguments of the events of out (their
 // times set) from their kinds (len(kinds) >= len(out)) and the args values
 // av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
-// deps, for as long as each event's kind has a fast entry (its argument
+// d.deps, for as long as each event's kind has a fast entry (its argument
 // count, reg.fast) and its arguments are in av[:m], or is a
 // task_dependences whose task, count and list are in av[:m], whose count
-// is within the limit and deps's spare room and whose types are good. It
-// returns the events decoded, the index of the next args value and deps.
+// is within the limit and d.deps's spare room and whose types are good.
+// It returns the events decoded and the index of the next args value.
 // Anything else is left to next's general path, which names what is
 // wrong at the same event and position as ever. Kept apart from next,
 // whose error paths would otherwise take the machine registers this loop
-// needs (and the lists inline: a call here made every live value spill).
-func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int, deps []Dep) (int, int, []Dep) {
+// needs; the dependence list is d's, not a local, for the same reason
+// (read and written only at a task_dependences).
+//
+// Every access goes through an unsafe pointer its guard bounds: event x
+// and kind x with x < n = min(len(out), len(kinds)); an event's arguments,
+// the MaxArgs values at q, with q+na ≤ m checked, within av[:m+argsPad];
+// a task_dependences's task, count and pairs, av[q : q+2+2·nd], with
+// q+2+2·nd ≤ m checked; its list, deps[len : len+nd], with nd ≤
+// cap(deps)−len(deps) checked; a register, at the byte offset reg.off
+// holds (below 2·kindSlots·regSize: firstOffsets, flipped in bit regSize
+// only). Slices took eleven instructions an event more and the machine
+// registers the loop needs (PERFORMANCE.md, twenty-second and
+// twenty-third rounds).
+func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int) (int, int) {
+	n := min(len(out), len(kinds))
+	if n == 0 {
+		return 0, q
+	}
 	reg := &d.reg
-	kinds = kinds[:len(out)]
-	// The arguments are read through an unsafe pointer: with q+na ≤ m
-	// checked, the array of MaxArgs values at q ends within
-	// av[:m+argsPad]. Slicing av there took eleven instructions an event
-	// and a register the loop had not (PERFORMANCE.md, twenty-second
-	// round).
+	ep, kp := unsafe.Pointer(&out[0]), unsafe.Pointer(&kinds[0])
 	avp := unsafe.Pointer(unsafe.SliceData(av[:m+argsPad]))
-	for x := range out {
-		k := kinds[x]
+	rp := unsafe.Pointer(&reg.args)
+	x := 0
+loop:
+	for ; x < n; x++ {
+		k := *(*uint8)(unsafe.Add(kp, x))
 		na := int(reg.fast[k])
+		e := (*Event)(unsafe.Add(ep, uintptr(x)*unsafe.Sizeof(Event{})))
 		if q+na > m {
 			if Kind(k) != TaskDeps || q+2 > m {
-				return x, q, deps
+				break
 			}
-			// A task creation's dependences: written into deps's spare
-			// room and kept once every type is good.
-			nd := av[q+1]
-			if nd > maxListLen || q+2+2*int(nd) > m || cap(deps)-len(deps) < int(nd) {
-				return x, q, deps
-			}
+			// A task creation's dependences: written into the spare
+			// room of d.deps and kept once every type is good.
+			nd := *(*uint64)(unsafe.Add(avp, 8*q+8))
+			deps := d.deps
 			n0 := len(deps)
-			list, pairs, addr := deps[n0:n0+int(nd)], av[q+2:q+2+2*int(nd)], reg.addr
-			for j := range list {
-				ty := pairs[2*j+1]
-				if ty > 0xff {
-					return x, q, deps
-				}
-				addr += uint64(zz(pairs[2*j]))
-				list[j] = Dep{Addr: addr, Type: uint8(ty)}
+			if nd > maxListLen || q+2+2*int(nd) > m || cap(deps)-n0 < int(nd) {
+				break
 			}
-			deps, reg.addr = deps[:n0+int(nd)], addr
-			r := reg.next(TaskDeps)
-			r[0] += zz(av[q])
-			e := &out[x]
+			lp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(deps)), uintptr(n0)*unsafe.Sizeof(Dep{}))
+			pp := unsafe.Add(avp, 8*q+16)
+			addr := reg.addr
+			for j := uintptr(0); j < uintptr(nd); j++ {
+				pair := (*[2]uint64)(unsafe.Add(pp, 16*j))
+				ty := pair[1]
+				if ty > 0xff {
+					break loop
+				}
+				addr += uint64(zz(pair[0]))
+				*(*Dep)(unsafe.Add(lp, j*unsafe.Sizeof(Dep{}))) = Dep{Addr: addr, Type: uint8(ty)}
+			}
+			d.deps, reg.addr = deps[:n0+int(nd)], addr
+			o := reg.off[TaskDeps]
+			reg.off[TaskDeps] = o ^ reg.flip
+			r := (*[MaxArgs]int64)(unsafe.Add(rp, o))
+			r[0] += zz(*(*uint64)(unsafe.Add(avp, 8*q)))
 			e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
 			q += 2 + 2*int(nd)
 			continue
 		}
-		e := &out[x]
 		e.Kind = Kind(k)
-		r := reg.next(Kind(k))
+		o := reg.off[k&(kindSlots-1)]
+		reg.off[k&(kindSlots-1)] = o ^ reg.flip
+		r := (*[MaxArgs]int64)(unsafe.Add(rp, o))
 		a := (*[MaxArgs]uint64)(unsafe.Add(avp, 8*q))
 		// Update the registers and store the event from registers: loading
 		// the arguments back from the register file costs more. Each slot
@@ -460,7 +489,7 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q in
 		}
 		q += na
 	}
-	return len(out), q, deps
+	return x, q
 }
 
 // refill moves the unread args values (from q) to the front of av and

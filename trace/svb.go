@@ -201,6 +201,75 @@ func svbGroupsDecode(ctrl, data []byte, out []uint64) (pos, i int) {
 	return int(p), 4 * int(g)
 }
 
+// svbTimes decodes n time deltas (n ≤ len(out)) as svbDecode does and
+// sets the times of out[:n]: each the time before it (t for the first)
+// plus its zig-zag delta. It returns the data bytes the deltas took and
+// the last time. ctrl and data as for svbDecode.
+func svbTimes(ctrl, data []byte, out []Event, n int, t int64) (int, int64) {
+	out = out[:n]
+	pos, i, t := svbTimeGroups(ctrl, data, out, t)
+	base := 0
+	if i+4 <= n {
+		// As in svbDecode: the groups left start within svbWindow of the
+		// data's end, decoded from a copy with room after it.
+		var tail [2 * svbWindow]byte
+		base = pos
+		copy(tail[:], data[pos:])
+		data = tail[:]
+		var j int
+		pos, j, t = svbTimeGroups(ctrl[i/4:], data, out[i:], t)
+		i += j
+	}
+	for ; i < n; i++ {
+		code := (ctrl[i/4] >> (2 * (i % 4))) & 3
+		t += zz(binary.LittleEndian.Uint64(data[pos:]) & svbMask[code])
+		out[i].Time = t
+		pos += svbLen[code]
+	}
+	return base + pos, t
+}
+
+// svbTimeGroups is svbGroupsDecode for svbTimes: it sets the times of
+// whole groups of four events of out while their deltas start at least
+// svbWindow bytes before the end of data, and returns the data bytes and
+// the events they took and the last time. A group whose four deltas are
+// zero (control byte 0: three in four of a generated stencil's) only
+// stores its times.
+//
+// Safe, as svbGroupsDecode: g < ng ≤ len(ctrl) and 4g+3 < 4ng ≤
+// len(out); a group reads data[p+off : p+off+8] with off ≤ 24 and p ≤
+// lim = len(data)−64.
+func svbTimeGroups(ctrl, data []byte, out []Event, t int64) (pos, i int, last int64) {
+	ng := min(len(out)/4, len(ctrl))
+	if ng == 0 || len(data) < svbWindow {
+		return 0, 0, t
+	}
+	lim := uintptr(len(data) - svbWindow)
+	cp, dp, op := unsafe.Pointer(&ctrl[0]), unsafe.Pointer(&data[0]), unsafe.Pointer(&out[0])
+	p := uintptr(0)
+	g := uintptr(0)
+	for ; g < uintptr(ng) && p <= lim; g++ {
+		c := *(*byte)(unsafe.Add(cp, g))
+		o := (*[4]Event)(unsafe.Add(op, 4*unsafe.Sizeof(Event{})*g))
+		if c == 0 {
+			o[0].Time, o[1].Time, o[2].Time, o[3].Time = t, t, t, t
+			continue
+		}
+		w, m := svbGroups[c], &svbMasks[c]
+		q := unsafe.Add(dp, p)
+		t += zz(*(*uint64)(q) & m[0])
+		o[0].Time = t
+		t += zz(*(*uint64)(unsafe.Add(q, w&31)) & m[1])
+		o[1].Time = t
+		t += zz(*(*uint64)(unsafe.Add(q, w>>8&31)) & m[2])
+		o[2].Time = t
+		t += zz(*(*uint64)(unsafe.Add(q, w>>16&31)) & m[3])
+		o[3].Time = t
+		p += uintptr(w >> 24)
+	}
+	return int(p), 4 * int(g), t
+}
+
 // svbOffset returns the data offset of value i (for error messages).
 func svbOffset(ctrl []byte, i int) int {
 	pos := 0
