@@ -101,35 +101,38 @@ func svbDataLen(ctrl []byte) int {
 	return total
 }
 
-// svbGroups[c] is what svbDecode needs of control byte c: the data
-// offsets of its values 1 to 3 from the group's first byte (bits 0–7,
-// 8–15, 16–23; value 0 is at 0) and the group's data bytes (bits 24–31).
-// With the offsets known up front, the four loads of a group do not wait
-// for each other, and the position moves once a group.
-var svbGroups = func() (t [256]uint32) {
+// svbTab[c] is what svbGroupsDecode and svbTimeGroups need of control
+// byte c in one place: the masks that keep, of each of its four 8-byte
+// loads, the bytes of its value; the data offsets of its values 1 to 3
+// from the group's first byte (value 0 is at 0); and the group's data
+// bytes. With the offsets known up front, the four loads of a group do
+// not wait for each other, and the position moves once a group. Each
+// offset is a word the load's address takes as it is: packed in a uint32
+// they took a shift and a mask each, and as bytes an address of their own
+// (the compiler folds a byte load's constant offset only into an address
+// with an index of scale 1). 64 bytes an entry, 16 KiB in all, of which a
+// trace's streams use a few entries.
+var svbTab = func() (t [256]svbEntry) {
 	for c := range t {
 		pos := 0
-		for j := 0; j < 4; j++ {
+		for j := range 4 {
 			if j > 0 {
-				t[c] |= uint32(pos) << (8 * (j - 1))
+				t[c].off[j-1] = uintptr(pos)
 			}
-			pos += svbLen[(c>>(2*j))&3]
+			code := (c >> (2 * j)) & 3
+			t[c].mask[j] = svbMask[code]
+			pos += svbLen[code]
 		}
-		t[c] |= uint32(pos) << 24
+		t[c].off[3] = uintptr(pos)
 	}
 	return
 }()
 
-// svbMasks[c] are the masks that keep, of each of control byte c's four
-// 8-byte loads, the bytes of its value.
-var svbMasks = func() (t [256][4]uint64) {
-	for c := range t {
-		for j := range 4 {
-			t[c][j] = svbMask[(c>>(2*j))&3]
-		}
-	}
-	return
-}()
+// svbEntry is an entry of svbTab.
+type svbEntry struct {
+	mask [4]uint64
+	off  [4]uintptr // values 1, 2, 3; then the group's size
+}
 
 // svbWindow is the data svbGroupsDecode reads a group from: its values
 // start at most 24 bytes in and take 8 bytes each, and the group moves the
@@ -141,7 +144,7 @@ const svbWindow = 64
 // remainders of such streams from a value index that is a multiple of 4.
 func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 	out = out[:n]
-	pos, i := svbGroupsDecode(ctrl, data, out)
+	pos, i := svbGroupsDecode(ctrl, data, out, &svbTab)
 	base := 0
 	if i+4 <= n {
 		// The groups left start within svbWindow of the data's end (where
@@ -152,7 +155,7 @@ func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 		copy(tail[:], data[pos:])
 		data = tail[:]
 		var j int
-		pos, j = svbGroupsDecode(ctrl[i/4:], data, out[i:])
+		pos, j = svbGroupsDecode(ctrl[i/4:], data, out[i:], &svbTab)
 		i += j
 	}
 	for ; i < n; i++ {
@@ -171,12 +174,12 @@ func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 // every access (the comment in it says how), and the compiler, short of
 // machine registers with slices (a pointer, length and capacity each, and
 // the masking of resliced pointers), spilled and reloaded six values a
-// group and checked the bounds twice: 57 instructions a group against 36
-// here, a third of the column decode's instructions on the Decode
-// benchmark (docs/PERFORMANCE.md, twenty-second round). TestSvbDecode
-// covers it across the window's edge; the fuzz targets run it on
-// arbitrary streams that passed svbCheck.
-func svbGroupsDecode(ctrl, data []byte, out []uint64) (pos, i int) {
+// group and checked the bounds twice: 57 instructions a group against 29
+// here (docs/PERFORMANCE.md, twenty-second and twenty-third rounds).
+// tab is svbTab, passed so that its address stays in a machine register.
+// TestSvbDecode covers it across the window's edge; the fuzz targets run
+// it on arbitrary streams that passed svbCheck.
+func svbGroupsDecode(ctrl, data []byte, out []uint64, tab *[256]svbEntry) (pos, i int) {
 	ng := min(len(out)/4, len(ctrl))
 	if ng == 0 || len(data) < svbWindow {
 		return 0, 0
@@ -188,15 +191,14 @@ func svbGroupsDecode(ctrl, data []byte, out []uint64) (pos, i int) {
 	// Safe: g < ng ≤ len(ctrl) and 4g+3 < 4ng ≤ len(out); a group reads
 	// data[p+off : p+off+8] with off ≤ 24 and p ≤ lim = len(data)−64.
 	for ; g < uintptr(ng) && p <= lim; g++ {
-		c := *(*byte)(unsafe.Add(cp, g))
-		w, m := svbGroups[c], &svbMasks[c]
+		t := &tab[*(*byte)(unsafe.Add(cp, g))]
 		q := unsafe.Add(dp, p)
 		o := (*[4]uint64)(unsafe.Add(op, 32*g))
-		o[0] = *(*uint64)(q) & m[0]
-		o[1] = *(*uint64)(unsafe.Add(q, w&31)) & m[1]
-		o[2] = *(*uint64)(unsafe.Add(q, w>>8&31)) & m[2]
-		o[3] = *(*uint64)(unsafe.Add(q, w>>16&31)) & m[3]
-		p += uintptr(w >> 24)
+		o[0] = *(*uint64)(q) & t.mask[0]
+		o[1] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
+		o[2] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
+		o[3] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
+		p += t.off[3]
 	}
 	return int(p), 4 * int(g)
 }
@@ -207,7 +209,7 @@ func svbGroupsDecode(ctrl, data []byte, out []uint64) (pos, i int) {
 // the last time. ctrl and data as for svbDecode.
 func svbTimes(ctrl, data []byte, out []Event, n int, t int64) (int, int64) {
 	out = out[:n]
-	pos, i, t := svbTimeGroups(ctrl, data, out, t)
+	pos, i, t := svbTimeGroups(ctrl, data, out, t, &svbTab)
 	base := 0
 	if i+4 <= n {
 		// As in svbDecode: the groups left start within svbWindow of the
@@ -217,7 +219,7 @@ func svbTimes(ctrl, data []byte, out []Event, n int, t int64) (int, int64) {
 		copy(tail[:], data[pos:])
 		data = tail[:]
 		var j int
-		pos, j, t = svbTimeGroups(ctrl[i/4:], data, out[i:], t)
+		pos, j, t = svbTimeGroups(ctrl[i/4:], data, out[i:], t, &svbTab)
 		i += j
 	}
 	for ; i < n; i++ {
@@ -239,7 +241,7 @@ func svbTimes(ctrl, data []byte, out []Event, n int, t int64) (int, int64) {
 // Safe, as svbGroupsDecode: g < ng ≤ len(ctrl) and 4g+3 < 4ng ≤
 // len(out); a group reads data[p+off : p+off+8] with off ≤ 24 and p ≤
 // lim = len(data)−64.
-func svbTimeGroups(ctrl, data []byte, out []Event, t int64) (pos, i int, last int64) {
+func svbTimeGroups(ctrl, data []byte, out []Event, t int64, tab *[256]svbEntry) (pos, i int, last int64) {
 	ng := min(len(out)/4, len(ctrl))
 	if ng == 0 || len(data) < svbWindow {
 		return 0, 0, t
@@ -255,17 +257,17 @@ func svbTimeGroups(ctrl, data []byte, out []Event, t int64) (pos, i int, last in
 			o[0].Time, o[1].Time, o[2].Time, o[3].Time = t, t, t, t
 			continue
 		}
-		w, m := svbGroups[c], &svbMasks[c]
+		e := &tab[c]
 		q := unsafe.Add(dp, p)
-		t += zz(*(*uint64)(q) & m[0])
+		t += zz(*(*uint64)(q) & e.mask[0])
 		o[0].Time = t
-		t += zz(*(*uint64)(unsafe.Add(q, w&31)) & m[1])
+		t += zz(*(*uint64)(unsafe.Add(q, e.off[0])) & e.mask[1])
 		o[1].Time = t
-		t += zz(*(*uint64)(unsafe.Add(q, w>>8&31)) & m[2])
+		t += zz(*(*uint64)(unsafe.Add(q, e.off[1])) & e.mask[2])
 		o[2].Time = t
-		t += zz(*(*uint64)(unsafe.Add(q, w>>16&31)) & m[3])
+		t += zz(*(*uint64)(unsafe.Add(q, e.off[2])) & e.mask[3])
 		o[3].Time = t
-		p += uintptr(w >> 24)
+		p += e.off[3]
 	}
 	return int(p), 4 * int(g), t
 }
