@@ -50,7 +50,7 @@ const kindSlots = 64
 // = 0), so an event finds its register with one load and turns it with
 // one xor; and per kind byte its fastArgs entry.
 type decRegisters struct {
-	fast [256]int32 // fastArgs of the chunk's version (first: one instruction to index)
+	fast [256]uint32 // fastArgs of the chunk's version (first, and unsigned: one instruction to index)
 	args [2 * kindSlots]decRegister
 	off  [kindSlots]uint16
 	flip uint16 // regSize·altOf the chunk's version
@@ -171,9 +171,9 @@ type chunkColumns struct {
 	kinds              []byte
 	dtCtrl, dtData     []byte
 	argsCtrl, argsData []byte
-	alt                uint8       // altOf the file's version
-	na                 *[256]uint8 // nargsOf the file's version
-	fast               *[256]int32 // fastOf the file's version
+	alt                uint8        // altOf the file's version
+	na                 *[256]uint8  // nargsOf the file's version
+	fast               *[256]uint32 // fastOf the file's version
 	// payload-relative positions of the kinds and args data, for errors
 	kindsPos, argsPos int
 }
@@ -242,8 +242,10 @@ type chunkDecoder struct {
 	aPos   int
 	ablock int
 	reg    decRegisters
-	deps   []Dep // the dependence lists decodeRun appends to, while it runs
-
+	// deps[:ndeps] are the dependence lists while decodeRun runs, which
+	// writes the lists into deps's spare room and moves ndeps.
+	deps  []Dep
+	ndeps int
 }
 
 // open checks cols' column sizes and starts decoding it; the first n events
@@ -311,12 +313,14 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		// decoded; the loop stops at anything else (a dependence list, a
 		// refill, an unknown kind), which the code below takes one event
 		// at a time.
-		if cap(av)-len(av) >= argsPad {
-			var n int
-			d.deps = deps
-			n, q = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q)
-			deps, d.deps = d.deps, nil
-			x += n
+		// decodeRun turns the registers of alt = 1 (versions 3 and on);
+		// the older versions take the general path.
+		if cap(av)-len(av) >= argsPad && reg.flip != 0 {
+			d.deps, d.ndeps = deps, len(deps)
+			left, ap := d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q)
+			deps, d.deps = d.deps[:d.ndeps], nil
+			x = len(out) - left
+			q = int(uintptr(ap)-uintptr(unsafe.Pointer(unsafe.SliceData(av)))) / 8
 		}
 		if x == len(out) {
 			break
@@ -386,110 +390,141 @@ const argsPad = MaxArgs
 // decodeRun decodes the kinds and arguments of the events of out (their
 // times set) from their kinds (len(kinds) >= len(out)) and the args values
 // av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
-// d.deps, for as long as each event's kind has a fast entry (its argument
-// count, reg.fast) and its arguments are in av[:m], or is a
-// task_dependences whose task, count and list are in av[:m], whose count
-// is within the limit and d.deps's spare room and whose types are good.
-// It returns the events decoded and the index of the next args value.
-// Anything else is left to next's general path, which names what is
-// wrong at the same event and position as ever. Kept apart from next,
-// whose error paths would otherwise take the machine registers this loop
-// needs; the dependence list is d's, not a local, for the same reason
-// (read and written only at a task_dependences).
+// d.deps[:d.ndeps], for as long as each event's kind has a fast entry
+// (its argument count, reg.fast) and its arguments are in av[:m], or is
+// a task_dependences whose task, count and list are in av[:m], whose
+// count is within the limit and the spare room of d.deps and whose types
+// are good. It returns the events of out left undecoded and where the
+// next event's arguments start in av. Anything else is left to next's
+// general path, which names what is wrong at the same event and position
+// as ever. Kept apart from next, whose error paths would otherwise take
+// the machine registers this loop needs; the dependence list is d's, not
+// a local, for the same reason (read and written only at a
+// task_dependences). It turns the registers of alt = 1 only (reg.flip
+// regSize; next calls it for those).
 //
-// Every access goes through an unsafe pointer its guard bounds: event x
-// and kind x with x < n = min(len(out), len(kinds)); an event's arguments,
-// the MaxArgs values at q, with q+na ≤ m checked, within av[:m+argsPad];
-// a task_dependences's task, count and pairs, av[q : q+2+2·nd], with
-// q+2+2·nd ≤ m checked; its list, deps[len : len+nd], with nd ≤
-// cap(deps)−len(deps) checked; a register, at the byte offset reg.off
-// holds (below 2·kindSlots·regSize: firstOffsets, flipped in bit regSize
-// only). Slices took eleven instructions an event more and the machine
-// registers the loop needs (PERFORMANCE.md, twenty-second and
+// Every access goes through an unsafe pointer its guard bounds: the
+// event and kind at e and kp while left > 0 (left starts at
+// min(len(out), len(kinds)), and they move on only while some are left);
+// an event's arguments, the MaxArgs values at ap, with ap+8·na ≤ &av[m]
+// checked, within av[:m+argsPad]; a task_dependences's task, count and
+// pairs, the 2+2·nd values at ap, with their end checked the same way;
+// its list, deps[ndeps : ndeps+nd], with nd ≤ cap(deps)−ndeps checked; a
+// register, at the byte offset reg.off holds (below 2·kindSlots·regSize:
+// firstOffsets, flipped in bit regSize only; a kind past kindSlots has no
+// fast entry). Slices took eleven instructions an event more and the
+// machine registers the loop needs (PERFORMANCE.md, twenty-second and
 // twenty-third rounds).
-func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int) (int, int) {
-	n := min(len(out), len(kinds))
-	if n == 0 {
-		return 0, q
+func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int) (left int, ap unsafe.Pointer) {
+	left = min(len(out), len(kinds))
+	avp := unsafe.Pointer(unsafe.SliceData(av[:m+argsPad]))
+	ap = unsafe.Add(avp, 8*q)
+	if left == 0 {
+		return 0, ap
 	}
 	reg := &d.reg
-	ep, kp := unsafe.Pointer(&out[0]), unsafe.Pointer(&kinds[0])
-	avp := unsafe.Pointer(unsafe.SliceData(av[:m+argsPad]))
-	rp := unsafe.Pointer(&reg.args)
-	x := 0
+	// e and kp point at the next event and its kind, moved on only when
+	// there is a next (never past the slices); left counts the events
+	// from e on. ap points at the next event's first argument; alim is
+	// the address of av[m], for comparisons only. The caller works out
+	// the events and values done: fewer values live in the loop than with
+	// indexes, so that they fit the machine's registers.
+	e, kp := &out[0], unsafe.Pointer(&kinds[0])
+	alim := uintptr(avp) + 8*uintptr(m)
 loop:
-	for ; x < n; x++ {
-		k := *(*uint8)(unsafe.Add(kp, x))
-		na := int(reg.fast[k])
-		e := (*Event)(unsafe.Add(ep, uintptr(x)*unsafe.Sizeof(Event{})))
-		if q+na > m {
-			if Kind(k) != TaskDeps || q+2 > m {
+	for {
+		k := *(*uint8)(kp)
+		na := uintptr(reg.fast[k])
+		if uintptr(ap)+8*na > alim {
+			if Kind(k) != TaskDeps || uintptr(ap)+16 > alim {
 				break
 			}
 			// A task creation's dependences: written into the spare
 			// room of d.deps and kept once every type is good.
-			nd := *(*uint64)(unsafe.Add(avp, 8*q+8))
-			deps := d.deps
-			n0 := len(deps)
-			if nd > maxListLen || q+2+2*int(nd) > m || cap(deps)-n0 < int(nd) {
+			a := (*[2]uint64)(ap)
+			nd, n0 := uintptr(a[1]), d.ndeps
+			if nd > maxListLen || uintptr(ap)+16+16*nd > alim || uintptr(cap(d.deps)-n0) < nd {
 				break
 			}
-			lp := unsafe.Add(unsafe.Pointer(unsafe.SliceData(deps)), uintptr(n0)*unsafe.Sizeof(Dep{}))
-			pp := unsafe.Add(avp, 8*q+16)
 			addr := reg.addr
-			for j := uintptr(0); j < uintptr(nd); j++ {
-				pair := (*[2]uint64)(unsafe.Add(pp, 16*j))
+			// lp is &deps[ndeps] where the list has an entry (not past the
+			// slice's end); j is the byte offset of both the pair (from
+			// ap+16) and the entry (from lp): a Dep takes 16 bytes, as a
+			// pair does.
+			var lp unsafe.Pointer
+			if nd > 0 {
+				lp = unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.deps)), uintptr(n0)*unsafe.Sizeof(Dep{}))
+			}
+			for j := uintptr(0); j < 16*nd; j += 16 {
+				pair := (*[2]uint64)(unsafe.Add(ap, 16+j))
 				ty := pair[1]
 				if ty > 0xff {
 					break loop
 				}
 				addr += uint64(zz(pair[0]))
-				*(*Dep)(unsafe.Add(lp, j*unsafe.Sizeof(Dep{}))) = Dep{Addr: addr, Type: uint8(ty)}
+				l := (*Dep)(unsafe.Add(lp, j))
+				l.Addr, l.Type = addr, uint8(ty)
 			}
-			d.deps, reg.addr = deps[:n0+int(nd)], addr
+			reg.addr = addr
+			// n0 and nd again from memory: kept in machine registers
+			// over the list's loop, they made it spill its own.
+			n0, nd = d.ndeps, uintptr(a[1])
+			d.ndeps = n0 + int(nd)
 			o := reg.off[TaskDeps]
-			reg.off[TaskDeps] = o ^ reg.flip
-			r := (*[MaxArgs]int64)(unsafe.Add(rp, o))
-			r[0] += zz(*(*uint64)(unsafe.Add(avp, 8*q)))
-			e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
-			q += 2 + 2*int(nd)
-			continue
+			reg.off[TaskDeps] = o ^ regSize
+			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
+			v := r[0] + zz(a[0])
+			r[0] = v
+			e.Kind = TaskDeps
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = v, int64(nd), int64(n0), 0, 0
+			ap = unsafe.Add(ap, 16+16*nd)
+		} else {
+			e.Kind = Kind(k)
+			o := reg.off[k&(kindSlots-1)]
+			reg.off[k&(kindSlots-1)] = o ^ regSize
+			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
+			a := (*[MaxArgs]uint64)(ap)
+			// Update the registers and store the event from registers:
+			// loading the arguments back from the register file costs
+			// more. Each slot is stored once (a whole array would be
+			// zeroed first).
+			switch na {
+			case 5:
+				a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
+				r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
+				ap = unsafe.Add(ap, 40)
+			case 4:
+				a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
+				r[0], r[1], r[2], r[3] = a0, a1, a2, a3
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
+				ap = unsafe.Add(ap, 32)
+			case 3:
+				a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
+				r[0], r[1], r[2] = a0, a1, a2
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
+				ap = unsafe.Add(ap, 24)
+			case 2:
+				a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
+				r[0], r[1] = a0, a1
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
+				ap = unsafe.Add(ap, 16)
+			case 1:
+				a0 := r[0] + zz(a[0])
+				r[0] = a0
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
+				ap = unsafe.Add(ap, 8)
+			default:
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
+			}
 		}
-		e.Kind = Kind(k)
-		o := reg.off[k&(kindSlots-1)]
-		reg.off[k&(kindSlots-1)] = o ^ reg.flip
-		r := (*[MaxArgs]int64)(unsafe.Add(rp, o))
-		a := (*[MaxArgs]uint64)(unsafe.Add(avp, 8*q))
-		// Update the registers and store the event from registers: loading
-		// the arguments back from the register file costs more. Each slot
-		// is stored once (a whole array would be zeroed first).
-		switch na {
-		case 5:
-			a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
-			r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
-		case 4:
-			a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
-			r[0], r[1], r[2], r[3] = a0, a1, a2, a3
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
-		case 3:
-			a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
-			r[0], r[1], r[2] = a0, a1, a2
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
-		case 2:
-			a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
-			r[0], r[1] = a0, a1
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
-		case 1:
-			a0 := r[0] + zz(a[0])
-			r[0] = a0
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
-		default:
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
+		if left--; left == 0 {
+			return 0, ap
 		}
-		q += na
+		e = (*Event)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Event{})))
+		kp = unsafe.Add(kp, 1)
 	}
-	return x, q
+	return left, ap
 }
 
 // refill moves the unread args values (from q) to the front of av and
@@ -559,11 +594,11 @@ var nargsV3 = func() (n [256]uint8) {
 // with its list, and before version 4 mpi_enter, whose call site is
 // filled in) a count no args stream reaches (a frame holds at most
 // MaxFrameLen bytes, a stream at most 2^20 values more than its bytes).
-func fastArgs(na *[256]uint8, version int) (t [256]int32) {
+func fastArgs(na *[256]uint8, version int) (t [256]uint32) {
 	for k := range t {
 		t[k] = 1 << 30
 		if k != int(KindInvalid) && k < int(NumKinds) && k != int(TaskDeps) && !(k == int(MPIEnter) && version < 4) {
-			t[k] = int32(na[k])
+			t[k] = uint32(na[k])
 		}
 	}
 	return t
@@ -575,7 +610,7 @@ var (
 )
 
 // fastOf returns fastArgs of a format version.
-func fastOf(version int) *[256]int32 {
+func fastOf(version int) *[256]uint32 {
 	if version >= 4 {
 		return &fastV4
 	}
@@ -585,3 +620,9 @@ func fastOf(version int) *[256]int32 {
 // maxListLen bounds a single dependence list so a corrupt count cannot make
 // the decoder allocate gigabytes.
 const maxListLen = 1 << 24
+
+// A pair of values and a Dep take the same 16 bytes (decodeRun).
+var (
+	_ [16 - unsafe.Sizeof(Dep{})]struct{}
+	_ [unsafe.Sizeof(Dep{}) - 16]struct{}
+)
