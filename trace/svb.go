@@ -190,6 +190,42 @@ func svbGroupsDecode(ctrl, data []byte, out []uint64, tab *[256]svbEntry) (pos, 
 	g := uintptr(0)
 	// Safe: g < ng ≤ len(ctrl) and 4g+3 < 4ng ≤ len(out); a group reads
 	// data[p+off : p+off+8] with off ≤ 24 and p ≤ lim = len(data)−64.
+	// Four groups a turn while four are left and the last starts within
+	// lim (a group moves p by at most 32): one test of the bounds for
+	// them all.
+	for ; g+3 < uintptr(ng) && p+96 <= lim; g += 4 {
+		o := (*[16]uint64)(unsafe.Add(op, 32*g))
+		var t *svbEntry
+		var q unsafe.Pointer
+		t = &tab[*(*byte)(unsafe.Add(cp, g+0))]
+		q = unsafe.Add(dp, p)
+		o[0] = *(*uint64)(q) & t.mask[0]
+		o[1] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
+		o[2] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
+		o[3] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
+		p += t.off[3]
+		t = &tab[*(*byte)(unsafe.Add(cp, g+1))]
+		q = unsafe.Add(dp, p)
+		o[4] = *(*uint64)(q) & t.mask[0]
+		o[5] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
+		o[6] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
+		o[7] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
+		p += t.off[3]
+		t = &tab[*(*byte)(unsafe.Add(cp, g+2))]
+		q = unsafe.Add(dp, p)
+		o[8] = *(*uint64)(q) & t.mask[0]
+		o[9] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
+		o[10] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
+		o[11] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
+		p += t.off[3]
+		t = &tab[*(*byte)(unsafe.Add(cp, g+3))]
+		q = unsafe.Add(dp, p)
+		o[12] = *(*uint64)(q) & t.mask[0]
+		o[13] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
+		o[14] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
+		o[15] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
+		p += t.off[3]
+	}
 	for ; g < uintptr(ng) && p <= lim; g++ {
 		t := &tab[*(*byte)(unsafe.Add(cp, g))]
 		q := unsafe.Add(dp, p)
