@@ -197,8 +197,31 @@ func (e *columnError) Error() string {
 // decodeColumns expands cols into c.Events and c.Deps, reusing their
 // storage and the scratch buffers in sc: the chunk decoder run over the
 // whole chunk as one window (what the Reader hands out).
+//
+// It decodes first without summing the data streams' lengths from their
+// control bytes (svbDataLen: five instructions an event, PERFORMANCE.md,
+// twenty-third round), and takes the result when the decode read every
+// value and found each stream's data exactly as long as its values and
+// padding: then the sums were what the decode read, and the checks
+// would have passed. Anything else (an error, a stream that ends early,
+// one longer than its values) decodes the chunk again with every check
+// in its order, so that a damaged chunk reports what it always did.
 func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 	d := &sc.dec
+	if checkColumns(cols, false) == nil {
+		// n is the kinds column's length (checked): a claim the frame
+		// holds.
+		if cap(c.Events) < int(cols.n) {
+			c.Events = make([]Event, 0, cols.n)
+		}
+		d.start(cols, int(cols.n), int(cols.nargs))
+		evs, deps, err := d.next(c.Events[:0], c.Deps[:0], d.n)
+		if err == nil && !d.short && d.abase+len(d.av) == d.m &&
+			d.dtPos == len(cols.dtData)-svbPad && d.aPos == len(cols.argsData)-svbPad {
+			c.Thread, c.Seq, c.Events, c.Deps = int(cols.thread), cols.seq, evs, deps
+			return nil
+		}
+	}
 	if err := d.open(cols, int(cols.n), int(cols.nargs)); err != nil {
 		return err
 	}
@@ -209,10 +232,7 @@ func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 	if err != nil {
 		return err
 	}
-	c.Thread = int(cols.thread)
-	c.Seq = cols.seq
-	c.Events = evs
-	c.Deps = deps
+	c.Thread, c.Seq, c.Events, c.Deps = int(cols.thread), cols.seq, evs, deps
 	return nil
 }
 
@@ -241,7 +261,10 @@ type chunkDecoder struct {
 	abase  int
 	aPos   int
 	ablock int
-	reg    decRegisters
+	// short is set when a data stream ended before its values did: only
+	// when its length was not checked (checkColumns).
+	short bool
+	reg   decRegisters
 	// deps[:ndeps] are the dependence lists while decodeRun runs, which
 	// writes the lists into deps's spare room and moves ndeps.
 	deps  []Dep
@@ -251,25 +274,43 @@ type chunkDecoder struct {
 // open checks cols' column sizes and starts decoding it; the first n events
 // (n ≤ cols.n) will be decoded, ablock args values at a time at least.
 func (d *chunkDecoder) open(cols *chunkColumns, n, ablock int) error {
+	if err := checkColumns(cols, true); err != nil {
+		return err
+	}
+	d.start(cols, n, ablock)
+	return nil
+}
+
+// checkColumns checks cols' column sizes, with (lengths) or without the
+// data streams' lengths against their control bytes. Without them the
+// decode is still safe (every read of a data stream is bounded by the
+// stream's end), but it may read past the values into the padding or
+// stop short (chunkDecoder.short): decodeColumns says what it then does.
+func checkColumns(cols *chunkColumns, lengths bool) error {
 	if cols.n < 0 || int64(len(cols.kinds)) != cols.n {
 		return &columnError{event: 0, column: "kinds", msg: fmt.Sprintf("has %d bytes for n=%d events", len(cols.kinds), cols.n)}
 	}
-	if err := svbCheck(cols.dtCtrl, cols.dtData, int(cols.n)); err != nil {
+	if err := svbCheck(cols.dtCtrl, cols.dtData, int(cols.n), lengths); err != nil {
 		return &columnError{column: "dt", msg: err.Error()}
 	}
 	if cols.nargs < 0 || cols.nargs > int64(len(cols.argsData))+1<<20 {
 		return &columnError{column: "args", msg: fmt.Sprintf("implausible value count %d", cols.nargs)}
 	}
-	m := int(cols.nargs)
-	if err := svbCheck(cols.argsCtrl, cols.argsData, m); err != nil {
+	if err := svbCheck(cols.argsCtrl, cols.argsData, int(cols.nargs), lengths); err != nil {
 		return &columnError{column: "args", msg: err.Error()}
 	}
+	return nil
+}
+
+// start starts decoding cols, whose column sizes checkColumns has
+// checked; the first n events (n ≤ cols.n) will be decoded, ablock args
+// values at a time at least.
+func (d *chunkDecoder) start(cols *chunkColumns, n, ablock int) {
 	d.cols = *cols
-	d.n, d.m = min(n, int(cols.n)), m
-	d.i, d.t, d.dtPos = 0, cols.t0, 0
+	d.n, d.m = min(n, int(cols.n)), int(cols.nargs)
+	d.i, d.t, d.dtPos, d.short = 0, cols.t0, 0, false
 	d.av, d.q, d.abase, d.aPos, d.ablock = d.av[:0], 0, 0, 0, max(ablock, 4)
 	d.reg.reset(cols)
-	return nil
 }
 
 // done reports whether every event to decode has been.
@@ -300,8 +341,11 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 	// The times first, in the loop that decodes their deltas: the events'
 	// loop below then keeps fewer values in registers.
 	var dn int
-	dn, d.t = svbTimes(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], out, cnt, d.t)
-	d.dtPos += dn
+	dn, t := svbTimes(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], out, cnt, d.t)
+	if dn < 0 {
+		d.short, dn = true, 0
+	}
+	d.t, d.dtPos = t, d.dtPos+dn
 
 	ndeps := len(deps)
 	i0 := d.i
@@ -544,7 +588,11 @@ func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 			av = grown
 		}
 		av = av[:rest+k]
-		d.aPos += svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k)
+		if dn := svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k); dn >= 0 {
+			d.aPos += dn
+		} else {
+			d.short = true
+		}
 	}
 	d.av = av
 	return av, 0

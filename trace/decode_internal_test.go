@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -83,7 +84,7 @@ func TestSvbDecode(t *testing.T) {
 				}
 			}
 			ctrl, data := svbAppend(nil, nil, vals)
-			if err := svbCheck(ctrl, data, n); err != nil {
+			if err := svbCheck(ctrl, data, n, true); err != nil {
 				t.Fatalf("n=%d mix=%v: %v", n, mix, err)
 			}
 			for from := 0; from <= n; from += 4 {
@@ -101,6 +102,49 @@ func TestSvbDecode(t *testing.T) {
 						t.Fatalf("n=%d mix=%v from %d: value %d is %d, want %d", n, mix, from, from+i, v, vals[from+i])
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestDecodeStreamLengths: a chunk whose dt or args data stream is longer
+// or shorter than its control bytes describe is rejected, naming the
+// column and both lengths, although decodeColumns first decodes without
+// summing them; and the chunk as written decodes.
+func TestDecodeStreamLengths(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
+	w.SetChunkEvents(3000)
+	evs, deps := windowEvents(47, 3000)
+	writeEvents(t, w, 0, evs, deps)
+	w.Close()
+	valid := chunkPayload(t, buf.Bytes())
+	var cols chunkColumns
+	if err := parseChunk(valid, Version, &cols); err != nil {
+		t.Fatal(err)
+	}
+	var c Chunk
+	var sc scratch
+	if err := decodeColumns(&cols, &c, &sc); err != nil || len(c.Events) != 3000 {
+		t.Fatalf("valid chunk: %d events, %v", len(c.Events), err)
+	}
+	for _, col := range []string{"dt", "args"} {
+		for _, delta := range []int{-svbPad - 1, -svbPad, -1, 1, 7, 64, 200} {
+			m := cols
+			data := &m.dtData
+			if col == "args" {
+				data = &m.argsData
+			}
+			described := len(*data) - svbPad
+			if delta < 0 {
+				*data = (*data)[:len(*data)+delta]
+			} else {
+				*data = append(append([]byte(nil), *data...), make([]byte, delta)...)
+			}
+			err := decodeColumns(&m, &c, &sc)
+			want := fmt.Sprintf("event 0: %s column value 0: data stream has %d bytes, its control stream describes %d plus %d of padding", col, len(*data), described, svbPad)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s data %+d bytes: %v, want %s", col, delta, err, want)
 			}
 		}
 	}

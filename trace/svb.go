@@ -69,15 +69,21 @@ var svbSize = func() (t [256]uint8) {
 	return
 }()
 
-// svbCheck verifies that ctrl and data hold exactly n values plus padding,
-// so svbDecode cannot run past them.
-func svbCheck(ctrl, data []byte, n int) error {
+// svbCheck verifies that ctrl holds the codes of exactly n values and, if
+// lengths, that data holds their bytes plus padding, so that svbDecode
+// cannot run past them. Without lengths svbDecode and svbTimes are still
+// safe, but they may read the padding or report that the data ended
+// first (−1).
+func svbCheck(ctrl, data []byte, n int, lengths bool) error {
 	if len(ctrl) != (n+3)/4 {
 		return fmt.Errorf("control stream has %d bytes for %d values, want %d", len(ctrl), n, (n+3)/4)
 	}
 	if n%4 != 0 && ctrl[len(ctrl)-1]>>(2*(n%4)) != 0 {
 		// Codes past the last value must be zero.
 		return fmt.Errorf("control byte %d has codes past the last value", len(ctrl)-1)
+	}
+	if !lengths {
+		return nil
 	}
 	if total := svbDataLen(ctrl); len(data) != total+svbPad {
 		return fmt.Errorf("data stream has %d bytes, its control stream describes %d plus %d of padding", len(data), total, svbPad)
@@ -141,7 +147,10 @@ const svbWindow = 64
 
 // svbDecode decodes n values into out (len(out) >= n) and returns the data
 // bytes they took. ctrl and data must have passed svbCheck, or be the
-// remainders of such streams from a value index that is a multiple of 4.
+// remainders of such streams from a value index that is a multiple of 4;
+// if svbCheck did not check the data's length, it may return more bytes
+// than data has (the values read the padding or the copied tail's zeros)
+// or −1 (data ends before the values do).
 func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 	out = out[:n]
 	pos, i := svbGroupsDecode(ctrl, data, out, &svbTab)
@@ -159,6 +168,9 @@ func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 		i += j
 	}
 	for ; i < n; i++ {
+		if len(data)-pos < 8 {
+			return -1 // data not checked (svbCheck) and short
+		}
 		code := (ctrl[i/4] >> (2 * (i % 4))) & 3
 		out[i] = binary.LittleEndian.Uint64(data[pos:]) & svbMask[code]
 		pos += svbLen[code]
@@ -259,6 +271,9 @@ func svbTimes(ctrl, data []byte, out []Event, n int, t int64) (int, int64) {
 		i += j
 	}
 	for ; i < n; i++ {
+		if len(data)-pos < 8 {
+			return -1, t // data not checked (svbCheck) and short
+		}
 		code := (ctrl[i/4] >> (2 * (i % 4))) & 3
 		t += zz(binary.LittleEndian.Uint64(data[pos:]) & svbMask[code])
 		out[i].Time = t
