@@ -62,15 +62,17 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) error {
 	return decodeChunkColumns(r.name, r.lastOff, &r.cols, c, &r.scratch)
 }
 
-// TestSvbDecode checks the stream-vbyte decoder against the values encoded,
-// for every count up to a few groups past the fast loop's window and for
-// long streams of mostly empty and one-byte values (whose last groups the
-// fast loop leaves to the copied tail), from every group start a window
-// decoder resumes at; and svbCheck's data length against the values'.
+// TestSvbDecode checks the stream-vbyte decoder (and svbTimes, the values
+// as time deltas) against the values encoded, for every count up to a few
+// groups past the fast loops' window and for long streams of mostly empty
+// and one-byte values (whose last groups the fast loops leave to the
+// copied tail) or of empty values only (svbTimes's runs), from every group
+// start a window decoder resumes at; and svbCheck's data length against
+// the values'.
 func TestSvbDecode(t *testing.T) {
 	r := newRand(7)
 	for _, n := range []int{0, 1, 3, 4, 5, 8, 15, 16, 17, 31, 63, 64, 65, 100, 257, 1000, 4096} {
-		for _, mix := range [][4]int{{1, 1, 1, 1}, {6, 3, 0, 0}, {0, 0, 0, 1}, {2, 1, 1, 1}} {
+		for _, mix := range [][4]int{{1, 1, 1, 1}, {6, 3, 0, 0}, {0, 0, 0, 1}, {2, 1, 1, 1}, {1, 0, 0, 0}, {60, 1, 0, 0}} {
 			vals := make([]uint64, n)
 			for i := range vals {
 				switch x := r.Intn(mix[0] + mix[1] + mix[2] + mix[3]); {
@@ -101,6 +103,22 @@ func TestSvbDecode(t *testing.T) {
 					if v != vals[from+i] {
 						t.Fatalf("n=%d mix=%v from %d: value %d is %d, want %d", n, mix, from, from+i, v, vals[from+i])
 					}
+				}
+				// The same values as time deltas from 1000.
+				evs := make([]Event, n-from)
+				got, last := svbTimes(ctrl[from/4:], data[pos:], evs, n-from, 1000)
+				if want := len(data) - svbPad - pos; got != want {
+					t.Fatalf("n=%d mix=%v from %d: times took %d data bytes, want %d", n, mix, from, got, want)
+				}
+				tm := int64(1000)
+				for i := range evs {
+					tm += zz(vals[from+i])
+					if evs[i].Time != tm {
+						t.Fatalf("n=%d mix=%v from %d: time %d is %d, want %d", n, mix, from, from+i, evs[i].Time, tm)
+					}
+				}
+				if last != tm {
+					t.Fatalf("n=%d mix=%v from %d: last time %d, want %d", n, mix, from, last, tm)
 				}
 			}
 		}
