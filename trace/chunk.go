@@ -44,28 +44,41 @@ const kindSlots = 64
 
 // decRegisters are the registers as the decoder keeps them, with what
 // decodeRun reads per event beside them (one pointer for all of it): the
-// two registers of each kind side by side; per kind the index of the one
-// its next event uses (2k or 2k+1, flipped by alt), so an event finds its
-// register with one load; and per kind byte its fastArgs entry.
+// two registers of each kind side by side, each in 64 bytes so that they
+// differ in one bit of their byte offset; per kind the byte offset of the
+// one its next event uses, flipped by flip (64 with alt = 1, 0 with alt
+// = 0), so an event finds its register with one load and turns it with
+// one xor; and per kind byte its fastArgs entry.
 type decRegisters struct {
-	fast [256]int32 // fastArgs of the chunk's version (first: one instruction to index)
-	args [2 * kindSlots][MaxArgs]int64
-	slot [kindSlots]uint8
-	alt  uint8 // altOf the chunk's version
+	fast [256]uint32 // fastArgs of the chunk's version (first, and unsigned: one instruction to index)
+	args [2 * kindSlots]decRegister
+	off  [kindSlots]uint16
+	flip uint16 // regSize·altOf the chunk's version
 	addr uint64
 }
+
+// decRegister is one register of decRegisters, padded to regSize bytes.
+type decRegister struct {
+	v [MaxArgs]int64
+	_ [regSize/8 - MaxArgs]int64
+}
+
+// regSize is the bytes of a decRegister: a power of two, so that the two
+// registers of a kind (2k, 2k+1) differ in the one bit regSize of their
+// byte offset.
+const regSize = 64
 
 // reset zeroes the registers, points every kind at its first and takes
 // the alternation and the fast kinds of the columns' version.
 func (r *decRegisters) reset(cols *chunkColumns) {
 	clear(r.args[:])
-	r.slot, r.alt, r.addr = firstSlots, cols.alt, 0
+	r.off, r.flip, r.addr = firstOffsets, uint16(cols.alt)*regSize, 0
 	r.fast = *cols.fast
 }
 
-var firstSlots = func() (s [kindSlots]uint8) {
+var firstOffsets = func() (s [kindSlots]uint16) {
 	for k := range s {
-		s[k] = uint8(2 * k)
+		s[k] = uint16(2 * k * regSize)
 	}
 	return
 }()
@@ -73,9 +86,9 @@ var firstSlots = func() (s [kindSlots]uint8) {
 // next returns the register of kind k's next event and moves the kind's
 // turn (alt 1: to its other register; 0: it keeps the first).
 func (r *decRegisters) next(k Kind) *[MaxArgs]int64 {
-	s := r.slot[k&(kindSlots-1)]
-	r.slot[k&(kindSlots-1)] = s ^ r.alt
-	return &r.args[s&(2*kindSlots-1)]
+	o := r.off[k&(kindSlots-1)]
+	r.off[k&(kindSlots-1)] = o ^ r.flip
+	return &r.args[(o/regSize)&(2*kindSlots-1)].v
 }
 
 // altOf returns the register alternation of a format version: 1 from
@@ -158,9 +171,9 @@ type chunkColumns struct {
 	kinds              []byte
 	dtCtrl, dtData     []byte
 	argsCtrl, argsData []byte
-	alt                uint8       // altOf the file's version
-	na                 *[256]uint8 // nargsOf the file's version
-	fast               *[256]int32 // fastOf the file's version
+	alt                uint8        // altOf the file's version
+	na                 *[256]uint8  // nargsOf the file's version
+	fast               *[256]uint32 // fastOf the file's version
 	// payload-relative positions of the kinds and args data, for errors
 	kindsPos, argsPos int
 }
@@ -184,8 +197,31 @@ func (e *columnError) Error() string {
 // decodeColumns expands cols into c.Events and c.Deps, reusing their
 // storage and the scratch buffers in sc: the chunk decoder run over the
 // whole chunk as one window (what the Reader hands out).
+//
+// It decodes first without summing the data streams' lengths from their
+// control bytes (svbDataLen: five instructions an event, PERFORMANCE.md,
+// twenty-third round), and takes the result when the decode read every
+// value and found each stream's data exactly as long as its values and
+// padding: then the sums were what the decode read, and the checks
+// would have passed. Anything else (an error, a stream that ends early,
+// one longer than its values) decodes the chunk again with every check
+// in its order, so that a damaged chunk reports what it always did.
 func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 	d := &sc.dec
+	if checkColumns(cols, false) == nil {
+		// n is the kinds column's length (checked): a claim the frame
+		// holds.
+		if cap(c.Events) < int(cols.n) {
+			c.Events = make([]Event, 0, cols.n)
+		}
+		d.start(cols, int(cols.n), int(cols.nargs))
+		evs, deps, err := d.next(c.Events[:0], c.Deps[:0], d.n)
+		if err == nil && !d.short && d.abase+len(d.av) == d.m &&
+			d.dtPos == len(cols.dtData)-svbPad && d.aPos == len(cols.argsData)-svbPad {
+			c.Thread, c.Seq, c.Events, c.Deps = int(cols.thread), cols.seq, evs, deps
+			return nil
+		}
+	}
 	if err := d.open(cols, int(cols.n), int(cols.nargs)); err != nil {
 		return err
 	}
@@ -196,10 +232,7 @@ func decodeColumns(cols *chunkColumns, c *Chunk, sc *scratch) error {
 	if err != nil {
 		return err
 	}
-	c.Thread = int(cols.thread)
-	c.Seq = cols.seq
-	c.Events = evs
-	c.Deps = deps
+	c.Thread, c.Seq, c.Events, c.Deps = int(cols.thread), cols.seq, evs, deps
 	return nil
 }
 
@@ -228,32 +261,56 @@ type chunkDecoder struct {
 	abase  int
 	aPos   int
 	ablock int
-	dv     []uint64 // a window's dt values
-	reg    decRegisters
+	// short is set when a data stream ended before its values did: only
+	// when its length was not checked (checkColumns).
+	short bool
+	reg   decRegisters
+	// deps[:ndeps] are the dependence lists while decodeRun runs, which
+	// writes the lists into deps's spare room and moves ndeps.
+	deps  []Dep
+	ndeps int
 }
 
 // open checks cols' column sizes and starts decoding it; the first n events
 // (n ≤ cols.n) will be decoded, ablock args values at a time at least.
 func (d *chunkDecoder) open(cols *chunkColumns, n, ablock int) error {
+	if err := checkColumns(cols, true); err != nil {
+		return err
+	}
+	d.start(cols, n, ablock)
+	return nil
+}
+
+// checkColumns checks cols' column sizes, with (lengths) or without the
+// data streams' lengths against their control bytes. Without them the
+// decode is still safe (every read of a data stream is bounded by the
+// stream's end), but it may read past the values into the padding or
+// stop short (chunkDecoder.short): decodeColumns says what it then does.
+func checkColumns(cols *chunkColumns, lengths bool) error {
 	if cols.n < 0 || int64(len(cols.kinds)) != cols.n {
 		return &columnError{event: 0, column: "kinds", msg: fmt.Sprintf("has %d bytes for n=%d events", len(cols.kinds), cols.n)}
 	}
-	if err := svbCheck(cols.dtCtrl, cols.dtData, int(cols.n)); err != nil {
+	if err := svbCheck(cols.dtCtrl, cols.dtData, int(cols.n), lengths); err != nil {
 		return &columnError{column: "dt", msg: err.Error()}
 	}
 	if cols.nargs < 0 || cols.nargs > int64(len(cols.argsData))+1<<20 {
 		return &columnError{column: "args", msg: fmt.Sprintf("implausible value count %d", cols.nargs)}
 	}
-	m := int(cols.nargs)
-	if err := svbCheck(cols.argsCtrl, cols.argsData, m); err != nil {
+	if err := svbCheck(cols.argsCtrl, cols.argsData, int(cols.nargs), lengths); err != nil {
 		return &columnError{column: "args", msg: err.Error()}
 	}
+	return nil
+}
+
+// start starts decoding cols, whose column sizes checkColumns has
+// checked; the first n events (n ≤ cols.n) will be decoded, ablock args
+// values at a time at least.
+func (d *chunkDecoder) start(cols *chunkColumns, n, ablock int) {
 	d.cols = *cols
-	d.n, d.m = min(n, int(cols.n)), m
-	d.i, d.t, d.dtPos = 0, cols.t0, 0
+	d.n, d.m = min(n, int(cols.n)), int(cols.nargs)
+	d.i, d.t, d.dtPos, d.short = 0, cols.t0, 0, false
 	d.av, d.q, d.abase, d.aPos, d.ablock = d.av[:0], 0, 0, 0, max(ablock, 4)
 	d.reg.reset(cols)
-	return nil
 }
 
 // done reports whether every event to decode has been.
@@ -280,20 +337,15 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		evs = grown
 	}
 	out := evs[l : l+cnt]
-	if cap(d.dv) < cnt {
-		d.dv = make([]uint64, cnt)
-	}
-	dv := d.dv[:cnt]
 	cols := &d.cols
-	d.dtPos += svbDecode(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], dv, cnt)
-	// The times first, in a loop of their own: the events' loop below
-	// then keeps fewer values in registers.
-	t := d.t
-	for x, v := range dv {
-		t += zz(v)
-		out[x].Time = t
+	// The times first, in the loop that decodes their deltas: the events'
+	// loop below then keeps fewer values in registers.
+	var dn int
+	dn, t := svbTimes(cols.dtCtrl[d.i/4:], cols.dtData[d.dtPos:], out, cnt, d.t)
+	if dn < 0 {
+		d.short, dn = true, 0
 	}
-	d.t = t
+	d.t, d.dtPos = t, d.dtPos+dn
 
 	ndeps := len(deps)
 	i0 := d.i
@@ -305,10 +357,14 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		// decoded; the loop stops at anything else (a dependence list, a
 		// refill, an unknown kind), which the code below takes one event
 		// at a time.
-		if cap(av)-len(av) >= argsPad {
-			var n int
-			n, q, deps = d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q, deps)
-			x += n
+		// decodeRun turns the registers of alt = 1 (versions 3 and on);
+		// the older versions take the general path.
+		if cap(av)-len(av) >= argsPad && reg.flip != 0 {
+			d.deps, d.ndeps = deps, len(deps)
+			left, ap := d.decodeRun(out[x:], kinds[x:], av[:len(av)+argsPad], len(av), q)
+			deps, d.deps = d.deps[:d.ndeps], nil
+			x = len(out) - left
+			q = int(uintptr(ap)-uintptr(unsafe.Pointer(unsafe.SliceData(av)))) / 8
 		}
 		if x == len(out) {
 			break
@@ -378,89 +434,146 @@ const argsPad = MaxArgs
 // decodeRun decodes the kinds and arguments of the events of out (their
 // times set) from their kinds (len(kinds) >= len(out)) and the args values
 // av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
-// deps, for as long as each event's kind has a fast entry (its argument
-// count, reg.fast) and its arguments are in av[:m], or is a
-// task_dependences whose task, count and list are in av[:m], whose count
-// is within the limit and deps's spare room and whose types are good. It
-// returns the events decoded, the index of the next args value and deps.
-// Anything else is left to next's general path, which names what is
-// wrong at the same event and position as ever. Kept apart from next,
-// whose error paths would otherwise take the machine registers this loop
-// needs (and the lists inline: a call here made every live value spill).
-func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int, deps []Dep) (int, int, []Dep) {
-	reg := &d.reg
-	kinds = kinds[:len(out)]
-	// The arguments are read through an unsafe pointer: with q+na ≤ m
-	// checked, the array of MaxArgs values at q ends within
-	// av[:m+argsPad]. Slicing av there took eleven instructions an event
-	// and a register the loop had not (PERFORMANCE.md, twenty-second
-	// round).
+// d.deps[:d.ndeps], for as long as each event's kind has a fast entry
+// (its argument count, reg.fast) and its arguments are in av[:m], or is
+// a task_dependences whose task, count and list are in av[:m], whose
+// count is within the limit and the spare room of d.deps and whose types
+// are good. It returns the events of out left undecoded and where the
+// next event's arguments start in av. Anything else is left to next's
+// general path, which names what is wrong at the same event and position
+// as ever. Kept apart from next, whose error paths would otherwise take
+// the machine registers this loop needs; the dependence list is d's, not
+// a local, for the same reason (read and written only at a
+// task_dependences). It turns the registers of alt = 1 only (reg.flip
+// regSize; next calls it for those).
+//
+// Every access goes through an unsafe pointer its guard bounds: the
+// event and kind at e and kp while left > 0 (left starts at
+// min(len(out), len(kinds)), and they move on only while some are left);
+// an event's arguments, the MaxArgs values at ap, with ap+8·na ≤ &av[m]
+// checked, within av[:m+argsPad]; a task_dependences's task, count and
+// pairs, the 2+2·nd values at ap, with their end checked the same way;
+// its list, deps[ndeps : ndeps+nd], with nd ≤ cap(deps)−ndeps checked; a
+// register, at the byte offset reg.off holds (below 2·kindSlots·regSize:
+// firstOffsets, flipped in bit regSize only; a kind past kindSlots has no
+// fast entry). Slices took eleven instructions an event more and the
+// machine registers the loop needs (PERFORMANCE.md, twenty-second and
+// twenty-third rounds).
+func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q int) (left int, ap unsafe.Pointer) {
+	left = min(len(out), len(kinds))
 	avp := unsafe.Pointer(unsafe.SliceData(av[:m+argsPad]))
-	for x := range out {
-		k := kinds[x]
-		na := int(reg.fast[k])
-		if q+na > m {
-			if Kind(k) != TaskDeps || q+2 > m {
-				return x, q, deps
-			}
-			// A task creation's dependences: written into deps's spare
-			// room and kept once every type is good.
-			nd := av[q+1]
-			if nd > maxListLen || q+2+2*int(nd) > m || cap(deps)-len(deps) < int(nd) {
-				return x, q, deps
-			}
-			n0 := len(deps)
-			list, pairs, addr := deps[n0:n0+int(nd)], av[q+2:q+2+2*int(nd)], reg.addr
-			for j := range list {
-				ty := pairs[2*j+1]
-				if ty > 0xff {
-					return x, q, deps
-				}
-				addr += uint64(zz(pairs[2*j]))
-				list[j] = Dep{Addr: addr, Type: uint8(ty)}
-			}
-			deps, reg.addr = deps[:n0+int(nd)], addr
-			r := reg.next(TaskDeps)
-			r[0] += zz(av[q])
-			e := &out[x]
-			e.Kind, e.Args = TaskDeps, [MaxArgs]int64{r[0], int64(nd), int64(n0)}
-			q += 2 + 2*int(nd)
-			continue
-		}
-		e := &out[x]
-		e.Kind = Kind(k)
-		r := reg.next(Kind(k))
-		a := (*[MaxArgs]uint64)(unsafe.Add(avp, 8*q))
-		// Update the registers and store the event from registers: loading
-		// the arguments back from the register file costs more. Each slot
-		// is stored once (a whole array would be zeroed first).
-		switch na {
-		case 5:
-			a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
-			r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
-		case 4:
-			a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
-			r[0], r[1], r[2], r[3] = a0, a1, a2, a3
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
-		case 3:
-			a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
-			r[0], r[1], r[2] = a0, a1, a2
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
-		case 2:
-			a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
-			r[0], r[1] = a0, a1
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
-		case 1:
-			a0 := r[0] + zz(a[0])
-			r[0] = a0
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
-		default:
-			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
-		}
-		q += na
+	ap = unsafe.Add(avp, 8*q)
+	if left == 0 {
+		return 0, ap
 	}
-	return len(out), q, deps
+	reg := &d.reg
+	// e and kp point at the next event and its kind, moved on only when
+	// there is a next (never past the slices); left counts the events
+	// from e on. ap points at the next event's first argument; alim is
+	// the address of av[m], for comparisons only. The caller works out
+	// the events and values done: fewer values live in the loop than with
+	// indexes, so that they fit the machine's registers.
+	e, kp := &out[0], unsafe.Pointer(&kinds[0])
+	alim := uintptr(avp) + 8*uintptr(m)
+loop:
+	for {
+		k := *(*uint8)(kp)
+		na := uintptr(reg.fast[k])
+		if uintptr(ap)+8*na > alim {
+			if Kind(k) != TaskDeps || uintptr(ap)+16 > alim {
+				break
+			}
+			// A task creation's dependences: written into the spare
+			// room of d.deps and kept once every type is good.
+			a := (*[2]uint64)(ap)
+			nd, n0 := uintptr(a[1]), d.ndeps
+			if nd > maxListLen || uintptr(ap)+16+16*nd > alim || uintptr(cap(d.deps)-n0) < nd {
+				break
+			}
+			addr := reg.addr
+			// lp is &deps[ndeps] where the list has an entry (not past the
+			// slice's end); j is the byte offset of both the pair (from
+			// ap+16) and the entry (from lp): a Dep takes 16 bytes, as a
+			// pair does.
+			var lp unsafe.Pointer
+			if nd > 0 {
+				lp = unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.deps)), uintptr(n0)*unsafe.Sizeof(Dep{}))
+			}
+			for j := uintptr(0); j < 16*nd; j += 16 {
+				pair := (*[2]uint64)(unsafe.Add(ap, 16+j))
+				ty := pair[1]
+				if ty > 0xff {
+					break loop
+				}
+				addr += uint64(zz(pair[0]))
+				l := (*Dep)(unsafe.Add(lp, j))
+				l.Addr, l.Type = addr, uint8(ty)
+			}
+			reg.addr = addr
+			// n0 and nd again from memory: kept in machine registers
+			// over the list's loop, they made it spill its own.
+			n0, nd = d.ndeps, uintptr(a[1])
+			d.ndeps = n0 + int(nd)
+			o := reg.off[TaskDeps]
+			reg.off[TaskDeps] = o ^ regSize
+			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
+			v := r[0] + zz(a[0])
+			r[0] = v
+			e.Kind = TaskDeps
+			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = v, int64(nd), int64(n0), 0, 0
+			ap = unsafe.Add(ap, 16+16*nd)
+		} else {
+			e.Kind = Kind(k)
+			// reg.off[k] without the mask that bounds k: a kind with a
+			// fast entry is below NumKinds ≤ kindSlots.
+			op := (*uint16)(unsafe.Add(unsafe.Pointer(&reg.off), 2*uintptr(k)))
+			o := *op
+			*op = o ^ regSize
+			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
+			a := (*[MaxArgs]uint64)(ap)
+			// Update the registers and store the event from registers:
+			// loading the arguments back from the register file costs
+			// more. Each slot is stored once (a whole array would be
+			// zeroed first).
+			// The counts in the order of their frequency in task-heavy
+			// traces (task_schedule and task_attr, task_dependence,
+			// task_create): a switch tests them by halves.
+			if na == 3 {
+				a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
+				r[0], r[1], r[2] = a0, a1, a2
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
+				ap = unsafe.Add(ap, 24)
+			} else if na == 2 {
+				a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
+				r[0], r[1] = a0, a1
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
+				ap = unsafe.Add(ap, 16)
+			} else if na == 4 {
+				a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
+				r[0], r[1], r[2], r[3] = a0, a1, a2, a3
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
+				ap = unsafe.Add(ap, 32)
+			} else if na == 1 {
+				a0 := r[0] + zz(a[0])
+				r[0] = a0
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
+				ap = unsafe.Add(ap, 8)
+			} else if na == 5 {
+				a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
+				r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
+				ap = unsafe.Add(ap, 40)
+			} else {
+				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
+			}
+		}
+		if left--; left == 0 {
+			return 0, ap
+		}
+		e = (*Event)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Event{})))
+		kp = unsafe.Add(kp, 1)
+	}
+	return left, ap
 }
 
 // refill moves the unread args values (from q) to the front of av and
@@ -480,7 +593,11 @@ func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 			av = grown
 		}
 		av = av[:rest+k]
-		d.aPos += svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k)
+		if dn := svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k); dn >= 0 {
+			d.aPos += dn
+		} else {
+			d.short = true
+		}
 	}
 	d.av = av
 	return av, 0
@@ -530,11 +647,11 @@ var nargsV3 = func() (n [256]uint8) {
 // with its list, and before version 4 mpi_enter, whose call site is
 // filled in) a count no args stream reaches (a frame holds at most
 // MaxFrameLen bytes, a stream at most 2^20 values more than its bytes).
-func fastArgs(na *[256]uint8, version int) (t [256]int32) {
+func fastArgs(na *[256]uint8, version int) (t [256]uint32) {
 	for k := range t {
 		t[k] = 1 << 30
 		if k != int(KindInvalid) && k < int(NumKinds) && k != int(TaskDeps) && !(k == int(MPIEnter) && version < 4) {
-			t[k] = int32(na[k])
+			t[k] = uint32(na[k])
 		}
 	}
 	return t
@@ -546,7 +663,7 @@ var (
 )
 
 // fastOf returns fastArgs of a format version.
-func fastOf(version int) *[256]int32 {
+func fastOf(version int) *[256]uint32 {
 	if version >= 4 {
 		return &fastV4
 	}
@@ -556,3 +673,9 @@ func fastOf(version int) *[256]int32 {
 // maxListLen bounds a single dependence list so a corrupt count cannot make
 // the decoder allocate gigabytes.
 const maxListLen = 1 << 24
+
+// A pair of values and a Dep take the same 16 bytes (decodeRun).
+var (
+	_ [16 - unsafe.Sizeof(Dep{})]struct{}
+	_ [unsafe.Sizeof(Dep{}) - 16]struct{}
+)

@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"testing"
 )
@@ -61,15 +62,17 @@ func (r *Reader) decodeChunk(payload []byte, c *Chunk) error {
 	return decodeChunkColumns(r.name, r.lastOff, &r.cols, c, &r.scratch)
 }
 
-// TestSvbDecode checks the stream-vbyte decoder against the values encoded,
-// for every count up to a few groups past the fast loop's window and for
-// long streams of mostly empty and one-byte values (whose last groups the
-// fast loop leaves to the copied tail), from every group start a window
-// decoder resumes at; and svbCheck's data length against the values'.
+// TestSvbDecode checks the stream-vbyte decoder (and svbTimes, the values
+// as time deltas) against the values encoded, for every count up to a few
+// groups past the fast loops' window and for long streams of mostly empty
+// and one-byte values (whose last groups the fast loops leave to the
+// copied tail) or of empty values only (svbTimes's runs), from every group
+// start a window decoder resumes at; and svbCheck's data length against
+// the values'.
 func TestSvbDecode(t *testing.T) {
 	r := newRand(7)
 	for _, n := range []int{0, 1, 3, 4, 5, 8, 15, 16, 17, 31, 63, 64, 65, 100, 257, 1000, 4096} {
-		for _, mix := range [][4]int{{1, 1, 1, 1}, {6, 3, 0, 0}, {0, 0, 0, 1}, {2, 1, 1, 1}} {
+		for _, mix := range [][4]int{{1, 1, 1, 1}, {6, 3, 0, 0}, {0, 0, 0, 1}, {2, 1, 1, 1}, {1, 0, 0, 0}, {60, 1, 0, 0}} {
 			vals := make([]uint64, n)
 			for i := range vals {
 				switch x := r.Intn(mix[0] + mix[1] + mix[2] + mix[3]); {
@@ -83,7 +86,7 @@ func TestSvbDecode(t *testing.T) {
 				}
 			}
 			ctrl, data := svbAppend(nil, nil, vals)
-			if err := svbCheck(ctrl, data, n); err != nil {
+			if err := svbCheck(ctrl, data, n, true); err != nil {
 				t.Fatalf("n=%d mix=%v: %v", n, mix, err)
 			}
 			for from := 0; from <= n; from += 4 {
@@ -101,6 +104,65 @@ func TestSvbDecode(t *testing.T) {
 						t.Fatalf("n=%d mix=%v from %d: value %d is %d, want %d", n, mix, from, from+i, v, vals[from+i])
 					}
 				}
+				// The same values as time deltas from 1000.
+				evs := make([]Event, n-from)
+				got, last := svbTimes(ctrl[from/4:], data[pos:], evs, n-from, 1000)
+				if want := len(data) - svbPad - pos; got != want {
+					t.Fatalf("n=%d mix=%v from %d: times took %d data bytes, want %d", n, mix, from, got, want)
+				}
+				tm := int64(1000)
+				for i := range evs {
+					tm += zz(vals[from+i])
+					if evs[i].Time != tm {
+						t.Fatalf("n=%d mix=%v from %d: time %d is %d, want %d", n, mix, from, from+i, evs[i].Time, tm)
+					}
+				}
+				if last != tm {
+					t.Fatalf("n=%d mix=%v from %d: last time %d, want %d", n, mix, from, last, tm)
+				}
+			}
+		}
+	}
+}
+
+// TestDecodeStreamLengths: a chunk whose dt or args data stream is longer
+// or shorter than its control bytes describe is rejected, naming the
+// column and both lengths, although decodeColumns first decodes without
+// summing them; and the chunk as written decodes.
+func TestDecodeStreamLengths(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
+	w.SetChunkEvents(3000)
+	evs, deps := windowEvents(47, 3000)
+	writeEvents(t, w, 0, evs, deps)
+	w.Close()
+	valid := chunkPayload(t, buf.Bytes())
+	var cols chunkColumns
+	if err := parseChunk(valid, Version, &cols); err != nil {
+		t.Fatal(err)
+	}
+	var c Chunk
+	var sc scratch
+	if err := decodeColumns(&cols, &c, &sc); err != nil || len(c.Events) != 3000 {
+		t.Fatalf("valid chunk: %d events, %v", len(c.Events), err)
+	}
+	for _, col := range []string{"dt", "args"} {
+		for _, delta := range []int{-svbPad - 1, -svbPad, -1, 1, 7, 64, 200} {
+			m := cols
+			data := &m.dtData
+			if col == "args" {
+				data = &m.argsData
+			}
+			described := len(*data) - svbPad
+			if delta < 0 {
+				*data = (*data)[:len(*data)+delta]
+			} else {
+				*data = append(append([]byte(nil), *data...), make([]byte, delta)...)
+			}
+			err := decodeColumns(&m, &c, &sc)
+			want := fmt.Sprintf("event 0: %s column value 0: data stream has %d bytes, its control stream describes %d plus %d of padding", col, len(*data), described, svbPad)
+			if err == nil || err.Error() != want {
+				t.Errorf("%s data %+d bytes: %v, want %s", col, delta, err, want)
 			}
 		}
 	}

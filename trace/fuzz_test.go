@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"os"
 	"reflect"
@@ -168,7 +169,15 @@ func FuzzChunkPayload(f *testing.F) {
 			r := &Reader{name: "fuzz"}
 			r.hdr.Version = version
 			var c Chunk
-			if err := r.decodeChunk(payload, &c); err != nil {
+			if r.checkChunk(payload, &r.cols) != nil {
+				continue
+			}
+			// decodeColumns's first try skips the data streams' lengths:
+			// what it returns must be what the decode with every check in
+			// its order returns.
+			err := decodeChunkColumns(r.name, r.lastOff, &r.cols, &c, &r.scratch)
+			checkedMatches(t, r.name, r.lastOff, &r.cols, &c, err)
+			if err != nil {
 				continue
 			}
 			for j := range c.Events {
@@ -181,4 +190,35 @@ func FuzzChunkPayload(f *testing.F) {
 			}
 		}
 	})
+}
+
+// checkedMatches fails t unless err and c (decodeChunkColumns's result on
+// cols, name and off) are what the chunk decoder returns with every
+// check made first (open, then next over the whole chunk).
+func checkedMatches(t *testing.T, name string, off int64, cols *chunkColumns, c *Chunk, err error) {
+	t.Helper()
+	var d chunkDecoder
+	want := d.open(cols, int(cols.n), int(cols.nargs))
+	var evs []Event
+	var deps []Dep
+	if want == nil {
+		evs, deps, want = d.next(nil, nil, d.n)
+	}
+	if want != nil {
+		want = chunkError(name, off, cols, want)
+	}
+	if fmt.Sprint(err) != fmt.Sprint(want) {
+		t.Fatalf("decode: %v; with every check first: %v", err, want)
+	}
+	if err != nil {
+		return
+	}
+	if len(evs) != len(c.Events) || (len(deps)+len(c.Deps) > 0 && !reflect.DeepEqual(deps, c.Deps)) {
+		t.Fatalf("decode: %d events, %d dependences; with every check first: %d, %d", len(c.Events), len(c.Deps), len(evs), len(deps))
+	}
+	for i := range evs {
+		if evs[i] != c.Events[i] {
+			t.Fatalf("event %d: %+v; with every check first: %+v", i, c.Events[i], evs[i])
+		}
+	}
 }

@@ -936,9 +936,6 @@ func (s *ThreadScan) trim() {
 		s.dep = nil
 	}
 	d := &s.sc.dec
-	if cap(d.dv) > 4*s.window {
-		d.dv = nil
-	}
 	if cap(d.av) > 4*s.args && d.done() {
 		d.av = nil
 	}
@@ -1029,7 +1026,7 @@ func (s *ThreadScan) Ahead(j int) (e *Event, deps []Dep, ok bool) {
 func (s *ThreadScan) bufferBytes() int {
 	d := &s.sc.dec
 	return cap(s.win)*int(unsafe.Sizeof(Event{})) + cap(s.dep)*int(unsafe.Sizeof(Dep{})) +
-		cap(s.segs)*int(unsafe.Sizeof(winSeg{})) + 8*(cap(d.dv)+cap(d.av)) + cap(s.sc.frame)
+		cap(s.segs)*int(unsafe.Sizeof(winSeg{})) + 8*cap(d.av) + cap(s.sc.frame)
 }
 
 // openStored starts the decoder of sc on stored chunk k of thread th. Every
