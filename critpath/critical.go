@@ -186,6 +186,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if in.AfterBuild != nil {
+		in.AfterBuild()
+	}
 	sendAt = nil
 	for _, pg := range in.Procs {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
