@@ -79,6 +79,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if in.AfterTaskGraph != nil {
+		in.AfterTaskGraph()
+	}
 	// The task graph's DAG and values are garbage: collected now, their
 	// pages take the fragment DAG's arrays instead of fresh ones.
 	tasks := 0
@@ -185,9 +188,6 @@ func Analyze(in *Input) (Result, error) {
 	dag, err := b.Build(in.Comm, graph.BuildOptions{Resolve: resolve, OutsOnly: true})
 	if err != nil {
 		return res, err
-	}
-	if in.AfterBuild != nil {
-		in.AfterBuild()
 	}
 	sendAt = nil
 	for _, pg := range in.Procs {

@@ -586,11 +586,11 @@ func (r *run) criticalPath() error {
 		defer debug.SetGCPercent(g.Normal)
 	}
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
-		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterBuild: r.joinAnomalies}
+		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
 	// The phase drops the graphs' and the edges' arrays as it goes: no
 	// reference here may keep them.
 	r.cp, r.edges = nil, nil
-	defer r.joinAnomalies() // an error before the fragment DAG's build ends
+	defer r.joinAnomalies() // an error before the task graph's end
 	res, err := critpath.Analyze(in)
 	if err == nil {
 		err = r.finishAnomalies()
