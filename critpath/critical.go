@@ -79,6 +79,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if in.AfterTaskGraph != nil {
+		in.AfterTaskGraph()
+	}
 	// The task graph's DAG and values are garbage: collected now, their
 	// pages take the fragment DAG's arrays instead of fresh ones.
 	tasks := 0

@@ -43,6 +43,11 @@ type Input struct {
 	// Path asks for the whole path in time order on rank 0 (Result.Path; it
 	// moves O(path length) data to rank 0). Every rank sets it or none.
 	Path bool
+	// AfterTaskGraph, when set, is called once the task graph is done and
+	// before the fragment DAG is built, where the phase's memory grows:
+	// the caller joins there what it ran beside the phase's start, and
+	// what it drops is collected before the DAG's arrays are made.
+	AfterTaskGraph func()
 }
 
 // Result is the phase's part of the report, on rank 0; the other ranks

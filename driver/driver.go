@@ -339,6 +339,9 @@ type run struct {
 	// tasks holds, per owned process, its task table for the anomalies
 	// phase, which drops it.
 	tasks []taskTable
+	// anom is the anomalies' test of every task, finished after the
+	// critical path (finishAnomalies).
+	anom anomalyTest
 
 	first, last int64 // global time window, known after summarize
 
@@ -583,11 +586,15 @@ func (r *run) criticalPath() error {
 		defer debug.SetGCPercent(g.Normal)
 	}
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
-		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil}
+		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
 	// The phase drops the graphs' and the edges' arrays as it goes: no
 	// reference here may keep them.
 	r.cp, r.edges = nil, nil
+	defer r.joinAnomalies() // an error before the task graph's end
 	res, err := critpath.Analyze(in)
+	if err == nil {
+		err = r.finishAnomalies()
+	}
 	if err != nil || r.c.Rank() != 0 {
 		return err
 	}

@@ -432,21 +432,25 @@ func TestUserWindow(t *testing.T) {
 }
 
 // A rank given several cores (Options.Workers) loads a process's file on
-// them: the report is the one of a rank given one. The trace is large
-// enough (a few MB a file) for the load to decode on workers.
+// them and tests the anomalies beside the critical path's start: the
+// report is the one of a rank given one, on one analysis rank or two. The
+// trace is large enough (a few MB a file) for the load to decode on
+// workers.
 func TestWorkersSameReport(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 4, Jitter: 0.2, LatencyNS: 1000, Events: 600_000})
 	var want []byte
-	for _, workers := range []int{1, 3} {
-		rep, err := runWith(1, driver.Options{Dir: dir, Workers: workers})
-		if err != nil {
-			t.Fatalf("%d workers: %v", workers, err)
-		}
-		js := reportJSON(t, rep)
-		if want == nil {
-			want = js
-		} else if !bytes.Equal(js, want) {
-			t.Errorf("the report with %d workers differs from one worker's", workers)
+	for _, ranks := range []int{1, 2} {
+		for _, workers := range []int{1, 3} {
+			rep, err := runWith(ranks, driver.Options{Dir: dir, Workers: workers})
+			if err != nil {
+				t.Fatalf("%d ranks, %d workers: %v", ranks, workers, err)
+			}
+			js := reportJSON(t, rep)
+			if want == nil {
+				want = js
+			} else if !bytes.Equal(js, want) {
+				t.Errorf("the report with %d ranks and %d workers differs from one rank's with one worker", ranks, workers)
+			}
 		}
 	}
 	fi, err := os.Stat(filepath.Join(dir, trace.FileName(0)))
