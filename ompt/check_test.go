@@ -133,3 +133,56 @@ func TestLostImplicitTaskEndRepaired(t *testing.T) {
 		}
 	}
 }
+
+// A host teams construct as LLVM libomp reports it: the league is a
+// parallel region with the league flag; each team's initial task (league
+// size, team number, no region) runs the team's own region of one thread,
+// from inside which the team meets the league's barrier, naming the
+// league; then the league's implicit barrier in the initial task. Team 1
+// ends its waits after the league's end (a worker's late reports), then
+// both threads run an ordinary region with a barrier. No warning: the
+// teams are in the league, and the initial task's end closes only the
+// regions it began.
+func TestHostTeamsLeague(t *testing.T) {
+	q := &seq{}
+	const init, league, team0, inner0, team1, inner1, r, rt0 = 1, 2, 3, 4, 1, 2, 6, 7
+	m, w := 0, 1
+	q.ev(m, trace.ThreadBegin, 0, 1).ev(w, trace.ThreadBegin, 0, 2)
+	q.ev(m, trace.ImplicitTaskBegin, 0, 0, id(m, init), 1, 1, ompt.TaskInitial)
+	q.ev(m, trace.ParallelBegin, 10, id(m, league), id(m, init), 2, ompt.ParallelLeague|2, 0)
+	for _, tm := range []struct {
+		th, task, inner int
+		num, arrive     int64
+	}{{m, team0, inner0, 0, 100}, {w, team1, inner1, 1, 500}} {
+		q.ev(tm.th, trace.ImplicitTaskBegin, 20, 0, id(tm.th, int64(tm.task)), 2, tm.num, ompt.TaskInitial)
+		q.ev(tm.th, trace.ParallelBegin, 21, id(tm.th, int64(tm.inner)), id(tm.th, int64(tm.task)), 1, 2, 0)
+		q.ev(tm.th, trace.ImplicitTaskBegin, 22, id(tm.th, int64(tm.inner)), id(tm.th, int64(tm.inner+10)), 1, 0, ompt.TaskImplicit)
+	}
+	// team 0 waits at the league's barrier from inside its own region
+	q.barrier(m, id(m, league), id(m, inner0+10), 100, 500, ompt.SyncBarrierImplementation, ompt.SyncBarrierImplementation)
+	q.ev(m, trace.ImplicitTaskEnd, 501, id(m, inner0), id(m, inner0+10), 1, 0, ompt.TaskImplicit)
+	q.ev(m, trace.ParallelEnd, 502, id(m, inner0), id(m, team0), 0, 0)
+	q.barrier(m, id(m, league), id(m, team0), 503, 510, ompt.SyncBarrierImplicit, ompt.SyncBarrierImplicit)
+	q.ev(m, trace.ImplicitTaskEnd, 511, 0, id(m, team0), 2, 0, ompt.TaskInitial)
+	q.ev(m, trace.ParallelEnd, 512, id(m, league), id(m, init), ompt.ParallelLeague|2, 0)
+	// team 1: the league's barrier, its end reported after the league's end
+	q.barrier(w, id(m, league), id(w, inner1+10), 500, 520, ompt.SyncBarrierImplementation, ompt.SyncBarrierImplementation)
+	q.ev(w, trace.ImplicitTaskEnd, 521, id(w, inner1), id(w, inner1+10), 1, 0, ompt.TaskImplicit)
+	q.ev(w, trace.ParallelEnd, 522, id(w, inner1), id(w, team1), 0, 0)
+	q.barrier(w, id(m, league), id(w, team1), 523, 530, ompt.SyncBarrierImplicit, ompt.SyncBarrierImplicit)
+	q.ev(w, trace.ImplicitTaskEnd, 531, 0, id(w, team1), 2, 1, ompt.TaskInitial)
+	// an ordinary region of both threads, with a barrier
+	q.ev(m, trace.ParallelBegin, 600, id(m, r), id(m, init), 2, 0, 0)
+	q.ev(m, trace.ImplicitTaskBegin, 600, id(m, r), id(m, rt0), 2, 0, ompt.TaskImplicit)
+	q.ev(w, trace.ImplicitTaskBegin, 601, id(m, r), id(w, 20), 2, 1, ompt.TaskImplicit)
+	q.barrier(m, id(m, r), id(m, rt0), 610, 700, ompt.SyncBarrierImplicitParallel, ompt.SyncBarrierImplicitParallel)
+	q.barrier(w, id(m, r), id(w, 20), 700, 701, ompt.SyncBarrierImplicitParallel, ompt.SyncBarrierImplicitParallel)
+	q.ev(m, trace.ImplicitTaskEnd, 702, id(m, r), id(m, rt0), 2, 0, ompt.TaskImplicit)
+	q.ev(m, trace.ParallelEnd, 703, id(m, r), id(m, init), 0, 0)
+	q.ev(w, trace.ImplicitTaskEnd, 704, id(m, r), id(w, 20), 2, 1, ompt.TaskImplicit)
+	q.ev(m, trace.ImplicitTaskEnd, 800, 0, id(m, init), 1, 1, ompt.TaskInitial)
+	q.ev(m, trace.ThreadEnd, 801).ev(w, trace.ThreadEnd, 801)
+	if s := q.run(t); s.Warn.Total() != 0 {
+		t.Errorf("warnings: %v", s.Warn.Examples)
+	}
+}

@@ -179,9 +179,9 @@ type Thread struct {
 	// Sync lists the tasks on this thread inside the runtime code of a
 	// synchronisation construct (runtime.go), innermost last.
 	Sync []Task
-	// Barrier is 1 + the index in Teams of the membership whose barrier
-	// the thread waits at when it is not the innermost (ArriveBarrierOf),
-	// 0 otherwise.
+	// Barrier is 1 + the region instance whose barrier the thread waits
+	// at when it is not its innermost team's (ArriveBarrierOf), 0
+	// otherwise.
 	Barrier int32
 }
 

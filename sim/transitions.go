@@ -919,6 +919,7 @@ func (s *Sim) EndRegion(r int32, th int) {
 // ArriveBarrier: implicit task t of th waits at its region's next barrier.
 func (s *Sim) ArriveBarrier(t Task, th int) {
 	thr := &s.Threads[th]
+	thr.Barrier = 0 // its innermost team's, whatever an earlier arrival left
 	if len(thr.Teams) == 0 || !s.valid(t) {
 		s.SuspendOther(t, th)
 		return
@@ -934,8 +935,8 @@ func (s *Sim) ArriveBarrierOf(t Task, th int, r int32) {
 	thr := &s.Threads[th]
 	for i := len(thr.Teams) - 2; i >= 0 && s.valid(t); i-- {
 		if thr.Teams[i].Region == r {
-			thr.Barrier = int32(i) + 1
 			s.arriveAt(t, th, thr.Teams[i])
+			thr.Barrier = r + 1
 			return
 		}
 	}
@@ -969,14 +970,20 @@ func (s *Sim) arriveAt(t Task, th int, ref TeamRef) {
 // LeaveBarrier: th passed its region's barrier (its wait ended).
 func (s *Sim) LeaveBarrier(th int) {
 	thr := &s.Threads[th]
+	b := thr.Barrier
+	thr.Barrier = 0
 	if len(thr.Teams) == 0 {
 		return
 	}
 	ref := thr.Teams[len(thr.Teams)-1]
-	if b := int(thr.Barrier) - 1; b >= 0 {
-		thr.Barrier = 0
-		if b < len(thr.Teams) {
-			ref = thr.Teams[b]
+	if r := b - 1; r >= 0 {
+		// The membership may be gone: the league ended (EndRegion)
+		// while this thread still waited at its barrier.
+		ref.Region = -1
+		for _, m := range thr.Teams {
+			if m.Region == r {
+				ref = m
+			}
 		}
 	}
 	if ref.Region >= 0 {
