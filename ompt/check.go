@@ -60,8 +60,9 @@ type syncOpen struct {
 type implicitOpen struct {
 	parallel, task int64 // a league member's initial task: the league's id
 	initial        bool
-	syncDepth      int // open sync regions when it began
-	parDepth       int // open parallel regions of the thread when it began
+	league         bool // a team's initial task of a host teams construct
+	syncDepth      int  // open sync regions when it began
+	parDepth       int  // open parallel regions of the thread when it began
 }
 
 type parOpen struct {
@@ -204,15 +205,15 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 				m.Update(s, th, &trace.Event{Time: e.Time, Kind: trace.ImplicitTaskEnd, Args: [trace.MaxArgs]int64{prev.parallel, prev.task}})
 			}
 		}
-		parallel := e.Args[0]
-		if initial && c.league != 0 && parallel == 0 && (e.Args[2] > 1 || e.Args[3] == 0) {
+		in := implicitOpen{parallel: e.Args[0], task: e.Args[1], initial: initial, syncDepth: len(t.syncs), parDepth: len(t.parallels)}
+		if initial && c.league != 0 && in.parallel == 0 && (e.Args[2] > 1 || e.Args[3] == 0) {
 			// A team's initial task of a host teams construct (LLVM
 			// libomp: league size and team number, naming no region; a
 			// thread's own initial task is one of one, numbered 1): the
 			// league's barriers name the league's parallel id.
-			parallel = c.league
+			in.parallel, in.league = c.league, true
 		}
-		t.implicits = append(t.implicits, implicitOpen{parallel: parallel, task: e.Args[1], initial: initial, syncDepth: len(t.syncs), parDepth: len(t.parallels)})
+		t.implicits = append(t.implicits, in)
 	case trace.ImplicitTaskEnd:
 		n := len(t.implicits)
 		k := n - 1
@@ -345,7 +346,7 @@ func sameSync(a, b int64) bool { return a == b || IsBarrier(a) && IsBarrier(b) }
 // construct, 0 otherwise.
 func (c *seqCheck) leagueMember(th int) int64 {
 	t := &c.threads[th]
-	if n := len(t.implicits); n > 0 && t.implicits[n-1].initial && t.implicits[n-1].parallel != 0 {
+	if n := len(t.implicits); n > 0 && t.implicits[n-1].league {
 		return t.implicits[n-1].parallel
 	}
 	return 0
