@@ -206,49 +206,28 @@ func svbGroupsDecode(ctrl, data []byte, out []uint64, tab *[256]svbEntry) (pos, 
 	// lim (a group moves p by at most 32): one test of the bounds for
 	// them all.
 	for ; g+3 < uintptr(ng) && p+96 <= lim; g += 4 {
-		o := (*[16]uint64)(unsafe.Add(op, 32*g))
-		var t *svbEntry
-		var q unsafe.Pointer
-		t = &tab[*(*byte)(unsafe.Add(cp, g+0))]
-		q = unsafe.Add(dp, p)
-		o[0] = *(*uint64)(q) & t.mask[0]
-		o[1] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
-		o[2] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
-		o[3] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
-		p += t.off[3]
-		t = &tab[*(*byte)(unsafe.Add(cp, g+1))]
-		q = unsafe.Add(dp, p)
-		o[4] = *(*uint64)(q) & t.mask[0]
-		o[5] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
-		o[6] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
-		o[7] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
-		p += t.off[3]
-		t = &tab[*(*byte)(unsafe.Add(cp, g+2))]
-		q = unsafe.Add(dp, p)
-		o[8] = *(*uint64)(q) & t.mask[0]
-		o[9] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
-		o[10] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
-		o[11] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
-		p += t.off[3]
-		t = &tab[*(*byte)(unsafe.Add(cp, g+3))]
-		q = unsafe.Add(dp, p)
-		o[12] = *(*uint64)(q) & t.mask[0]
-		o[13] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
-		o[14] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
-		o[15] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
-		p += t.off[3]
+		o := unsafe.Add(op, 32*g)
+		p += svbGroup(o, unsafe.Add(dp, p), &tab[*(*byte)(unsafe.Add(cp, g+0))])
+		p += svbGroup(unsafe.Add(o, 32), unsafe.Add(dp, p), &tab[*(*byte)(unsafe.Add(cp, g+1))])
+		p += svbGroup(unsafe.Add(o, 64), unsafe.Add(dp, p), &tab[*(*byte)(unsafe.Add(cp, g+2))])
+		p += svbGroup(unsafe.Add(o, 96), unsafe.Add(dp, p), &tab[*(*byte)(unsafe.Add(cp, g+3))])
 	}
 	for ; g < uintptr(ng) && p <= lim; g++ {
-		t := &tab[*(*byte)(unsafe.Add(cp, g))]
-		q := unsafe.Add(dp, p)
-		o := (*[4]uint64)(unsafe.Add(op, 32*g))
-		o[0] = *(*uint64)(q) & t.mask[0]
-		o[1] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
-		o[2] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
-		o[3] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
-		p += t.off[3]
+		p += svbGroup(unsafe.Add(op, 32*g), unsafe.Add(dp, p), &tab[*(*byte)(unsafe.Add(cp, g))])
 	}
 	return int(p), 4 * int(g)
+}
+
+// svbGroup decodes the group of four values at q into o by its control
+// byte's table entry t and returns the bytes it took; its callers bound
+// q and o (svbDecode's loops).
+func svbGroup(o, q unsafe.Pointer, t *svbEntry) uintptr {
+	v := (*[4]uint64)(o)
+	v[0] = *(*uint64)(q) & t.mask[0]
+	v[1] = *(*uint64)(unsafe.Add(q, t.off[0])) & t.mask[1]
+	v[2] = *(*uint64)(unsafe.Add(q, t.off[1])) & t.mask[2]
+	v[3] = *(*uint64)(unsafe.Add(q, t.off[2])) & t.mask[3]
+	return t.off[3]
 }
 
 // svbTimes decodes n time deltas (n ≤ len(out)) as svbDecode does and
