@@ -130,17 +130,7 @@ func TestSvbDecode(t *testing.T) {
 // column and both lengths, although decodeColumns first decodes without
 // summing them; and the chunk as written decodes.
 func TestDecodeStreamLengths(t *testing.T) {
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{NRanks: 1})
-	w.SetChunkEvents(3000)
-	evs, deps := windowEvents(47, 3000)
-	writeEvents(t, w, 0, evs, deps)
-	w.Close()
-	valid := chunkPayload(t, buf.Bytes())
-	var cols chunkColumns
-	if err := parseChunk(valid, Version, &cols); err != nil {
-		t.Fatal(err)
-	}
+	_, cols := windowChunk(t, 47, 3000)
 	var c Chunk
 	var sc scratch
 	if err := decodeColumns(&cols, &c, &sc); err != nil || len(c.Events) != 3000 {

@@ -16,6 +16,24 @@ import (
 // a long dependence list (more values than the decoder's args window) and
 // a task creation followed by a long run of attributes (a lookahead that
 // reaches far).
+// windowChunk writes the n events of windowEvents(seed, n) as one chunk
+// and returns its payload and columns.
+func windowChunk(t *testing.T, seed int64, n int) ([]byte, chunkColumns) {
+	t.Helper()
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
+	w.SetChunkEvents(n)
+	evs, deps := windowEvents(seed, n)
+	writeEvents(t, w, 0, evs, deps)
+	w.Close()
+	payload := chunkPayload(t, buf.Bytes())
+	var cols chunkColumns
+	if err := parseChunk(payload, Version, &cols); err != nil {
+		t.Fatal(err)
+	}
+	return payload, cols
+}
+
 func windowEvents(seed int64, n int) ([]Event, [][]Dep) {
 	rng := newRand(seed)
 	evs, deps := randomEvents(rng, n)
@@ -355,17 +373,7 @@ func TestWindowValidation(t *testing.T) {
 		}
 		inputs = append(inputs, []byte(v))
 	}
-	var buf bytes.Buffer
-	w, _ := NewWriter(&buf, Header{NRanks: 1})
-	w.SetChunkEvents(5000)
-	evs, deps := windowEvents(41, 5000)
-	writeEvents(t, w, 0, evs, deps)
-	w.Close()
-	valid := chunkPayload(t, buf.Bytes())
-	var vcols chunkColumns
-	if err := parseChunk(valid, Version, &vcols); err != nil {
-		t.Fatal(err)
-	}
+	valid, vcols := windowChunk(t, 41, 5000)
 	inputs = append(inputs, valid)
 	rng := newRand(43)
 	for x := 0; x < 400; x++ {
