@@ -1549,8 +1549,13 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 				struct sigaction *o = &g.old[sig];
 				int app = (o->sa_flags & SA_SIGINFO) ? o->sa_sigaction != NULL
 								       : o->sa_handler != SIG_DFL && o->sa_handler != SIG_IGN;
-				warn(app ? "signal: events so far written, the program's handler runs next"
-					 : "signal: events so far written; the trace ends here, without its end frame");
+				if (g.fd < 0)
+					/* no file: the rank was not known yet (before
+					 * MPI_Init), or the file could not be made */
+					warn("signal: no rank file was open, nothing of this process is written");
+				else
+					warn(app ? "signal: events so far written, the program's handler runs next"
+						 : "signal: events so far written; the trace ends here, without its end frame");
 			}
 			file_unlock();
 		}
