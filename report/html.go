@@ -322,7 +322,7 @@ figure { margin: 0.5em 0; }
 
 {{with .R.Tasks}}
 <h2>Tasks</h2>
-<p>{{.Count}} tasks.</p>
+<p>{{if .Count}}{{.Count}} explicit tasks.{{else}}No explicit tasks: the program's OpenMP, if any, is parallel regions and worksharing.{{end}}</p>
 {{if .Constructs}}<table id="constructs"><tr><th class="l">construct</th><th class="l">kind</th><th>count</th><th>sum</th><th>mean</th><th>min</th><th>max</th><th>share</th><th>creation</th><th>per thread</th></tr>
 {{range .Constructs}}<tr><td class="l">{{code .Name}}</td><td class="l">{{.Kind}}</td><td>{{.Count}}</td><td>{{dur .SumNS}}</td><td>{{dur .MeanNS}}</td><td>{{dur .MinNS}}</td><td>{{dur .MaxNS}}</td><td>{{pct .Share}}</td><td>{{dur .CreateNS}}</td><td>{{printf "%.3g" .TasksPerThread}}</td></tr>
 {{end}}</table>{{end}}
