@@ -21,7 +21,7 @@
 // Abort, which prints "ptrace: rank R: <err>" and ends the whole job.
 //
 // Built without the tag, the package has only UnderLauncher, LauncherProcs,
-// ErrNotBuilt, a
+// LauncherRank, ErrNotBuilt, a
 // Start that returns ErrNotBuilt and a Stop that does nothing; the rest needs
 // the tag and Open MPI's development files (Debian: openmpi-bin
 // libopenmpi-dev).
@@ -78,12 +78,8 @@ func launcherProcs(lookup func(string) (string, bool)) int {
 			}
 		}
 	}
-	for _, v := range [...]string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"} {
-		if s, ok := lookup(v); ok {
-			if r, err := strconv.Atoi(s); err == nil && r >= 0 {
-				return r + 1
-			}
-		}
+	if r, ok := launcherRank(lookup); ok {
+		return r + 1
 	}
 	return 0
 }
