@@ -116,11 +116,9 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	if dirOut != "" {
-		defer os.Remove(dirOut)
-	}
 	env := recordEnv(os.Environ(), lib, dir, mpi, rf.bufferMB)
 	if dirOut != "" {
+		defer os.Remove(dirOut)
 		env = append(env, "PTRACE_DIR_OUT="+dirOut)
 	}
 	gompNote := ""
@@ -155,14 +153,16 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			dir = "(none: MPI_Init was not reached)"
 		}
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
+	var files []string
 	if job.ok {
 		// This rank's file only: the others are written (and symbolized)
-		// by their own copies of ptrace record, some still running.
-		files = nil
+		// by their own copies of ptrace record, some still running; and
+		// no copy lists a directory of thousands of ranks' files.
 		if f := filepath.Join(dir, fmt.Sprintf("rank-%05d.ptrace", job.rank)); fileExists(f) {
 			files = []string{f}
 		}
+	} else {
+		files, _ = filepath.Glob(filepath.Join(dir, "rank-*.ptrace"))
 	}
 	if len(files) == 0 {
 		msg := noTrace(dir, args[0], st, gompNote, prog != "" && !mpi && !gomp && !omp)
@@ -179,16 +179,16 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			fmt.Fprintf(stderr, "ptrace record: %d of %d code locations resolved to source lines\n", resolved, total)
 		}
 	}
-	if job.ok && job.rank == 0 {
+	switch {
+	case job.ok && job.rank == 0:
 		fmt.Fprintf(stderr, "ptrace record: trace in %s (a file per rank, each written as its process ends); check it with: ptrace validate %s\n", dir, dir)
-	}
-	var bytes int64
-	for _, f := range files {
-		if st, err := os.Stat(f); err == nil {
-			bytes += st.Size()
+	case !job.ok:
+		var bytes int64
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil {
+				bytes += st.Size()
+			}
 		}
-	}
-	if !job.ok {
 		fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), units.Bytes(bytes), dir)
 	}
 	if runErr != nil {
@@ -310,8 +310,8 @@ func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []stri
 	set := map[string]string{"PTRACE_DIR": dir, "OMP_TOOL_LIBRARIES": prependList(lib, get("OMP_TOOL_LIBRARIES"))}
 	if dir == "" {
 		// One rank of a job without -o: its collector takes the job's
-		// directory from rank 0 at MPI_Init (prepareJobDir); an inherited
-		// PTRACE_DIR would stop that, so it is dropped below.
+		// directory from rank 0 at MPI_Init (prepareJobDir), which any
+		// PTRACE_DIR would stop; an inherited one is dropped below.
 		delete(set, "PTRACE_DIR")
 	}
 	if mpi {
@@ -323,7 +323,7 @@ func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []stri
 	out := make([]string, 0, len(env)+len(set))
 	for _, kv := range env {
 		k, _, _ := strings.Cut(kv, "=")
-		if _, ok := set[k]; !ok && (k != "PTRACE_DIR" || dir != "") {
+		if _, ok := set[k]; !ok && k != "PTRACE_DIR" {
 			out = append(out, kv)
 		}
 	}
