@@ -40,13 +40,18 @@ func takePage[P any](free *[]*P) *P {
 // pageTable returns dense's page table resized for n entries, every page
 // absent (after the column gave its pages to its free list).
 func pageTable[P any](dense []*P, n int) []*P {
-	np := (n + colPageLen - 1) / colPageLen
-	if cap(dense) >= np {
-		dense = dense[:np]
-		clear(dense)
-		return dense
+	return cleared(dense, (n+colPageLen-1)/colPageLen)
+}
+
+// cleared returns s as n zero values, in its own array when that has
+// room (the tables of one process reused for the next).
+func cleared[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		s = s[:n]
+		clear(s)
+		return s
 	}
-	return make([]*P, np)
+	return make([]T, n)
 }
 
 // countedPages is the page table of a column whose pages go when every
@@ -71,12 +76,7 @@ func (c *countedPages[E]) reset(n int, empty E) {
 		}
 	}
 	c.dense = pageTable(c.dense, n)
-	if np := len(c.dense); cap(c.n) >= np {
-		c.n = c.n[:np]
-		clear(c.n)
-	} else {
-		c.n = make([]int32, np)
-	}
+	c.n = cleared(c.n, len(c.dense))
 }
 
 // release drops page k, whose entries are all empty again (kept for
@@ -167,12 +167,7 @@ func (c *frozenPages) resetPages(n int) {
 		}
 	}
 	c.dense = pageTable(c.dense, n)
-	if np := len(c.dense); cap(c.froze) >= np {
-		c.froze = c.froze[:np]
-		clear(c.froze)
-	} else {
-		c.froze = make([]packed.Int32s, np)
-	}
+	c.froze = cleared(c.froze, len(c.dense))
 }
 
 // unfreeze makes page k dense and returns its entries: what it held
@@ -508,12 +503,7 @@ func (c *col32) reset(n int, def int32) {
 		}
 	}
 	c.resetPages(n)
-	if np := len(c.dense); cap(c.pages) >= np {
-		c.pages = c.pages[:np]
-		clear(c.pages)
-	} else {
-		c.pages = make([]colPage, np)
-	}
+	c.pages = cleared(c.pages, len(c.dense))
 	c.def = def
 }
 
@@ -841,10 +831,5 @@ func (m *taskMap) reset(n int) {
 		}
 	}
 	m.n = 0
-	if w := (n + 63) / 64; cap(m.has) >= w {
-		m.has = m.has[:w]
-		clear(m.has)
-	} else {
-		m.has = make([]uint64, w)
-	}
+	m.has = cleared(m.has, (n+63)/64)
 }

@@ -498,12 +498,7 @@ func (p *FragPass) init(s *Sim) {
 	p.lastOf.reset(nt)
 	p.requeued.reset(nt, -1)
 	p.done = resetBits(p.done, nt)
-	if np := (nt + colPageLen - 1) / colPageLen; cap(p.doneIn) >= np {
-		p.doneIn = p.doneIn[:np]
-		clear(p.doneIn)
-	} else {
-		p.doneIn = make([]int32, np)
-	}
+	p.doneIn = cleared(p.doneIn, (nt+colPageLen-1)/colPageLen)
 	p.pend.reset(nt)
 	p.doneKids.reset(nt)
 	p.created.reset(nt, -1)
@@ -567,14 +562,7 @@ func (p *FragPass) Take() *Frags {
 }
 
 // resetBits returns b as a bitset of n bits, all clear.
-func resetBits(b []uint64, n int) []uint64 {
-	if w := (n + 63) / 64; cap(b) >= w {
-		b = b[:w]
-		clear(b)
-		return b
-	}
-	return make([]uint64, (n+63)/64)
-}
+func resetBits(b []uint64, n int) []uint64 { return cleared(b, (n+63)/64) }
 
 func fill(s []int32, v int32) []int32 {
 	for i := range s {
