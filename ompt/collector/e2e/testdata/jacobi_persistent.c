@@ -21,17 +21,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-
-static void spin_us(long us)
-{
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
-	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000000L + (b.tv_nsec - a.tv_nsec) / 1000 < us);
-}
+#include "spin.h"
 
 /* The world rank of cart rank r (-1 for MPI_PROC_NULL). */
 static int world_of(MPI_Comm cart, int r)
