@@ -8,6 +8,7 @@
 #
 #   scripts/bench-ab.sh OLD NEW [RUNS] [EVENTS] [RANKS]   defaults: 5 10000000 2
 #   BENCH_DIR=/tmp/bench EXTRA=--stream scripts/bench-ab.sh /tmp/ptrace-old ./ptrace
+#   WORKLOADS=all scripts/bench-ab.sh OLD NEW 3 10000000 1   # every shape (bench-traces.sh)
 #
 # OLD and NEW are ptrace binaries (e.g. `git worktree add /tmp/old REV` and
 # `go build -o /tmp/ptrace-old ./cmd/ptrace` there). The traces are made
@@ -24,24 +25,27 @@ work=${BENCH_DIR:-$(mktemp -d /tmp/ptrace-ab.XXXXXX)}
 mkdir -p "$work"
 log=$work/ab.log
 : >"$log"
-for w in stencil halo nearest; do
-	[ -d "$work/$w" ] || "$new" gen "$w" --ranks 16 --threads 4 --events "$events" --seed 7 -o "$work/$w" >/dev/null
+# shellcheck source=bench-traces.sh
+. "$(dirname "$0")/bench-traces.sh"
+shapes=$(workloads)
+for w in $shapes; do
+	[ -d "$work/$w" ] || gen_workload "$new" "$w" "$work/$w" "$events"
 done
 for ((i = 0; i < runs; i++)); do
-	for w in stencil halo nearest; do
+	for w in $shapes; do
 		for b in "$old" "$new"; do
 			# shellcheck disable=SC2086
 			/usr/bin/time -f '%e %M' -o "$work/time" "$b" analyze -q --ranks "$ranks" ${EXTRA:-} --json "$work/r.json" "$work/$w"
 			read -r sec kb <"$work/time"
 			ev=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["trace"]["events"])' "$work/r.json")
-			bytes=$(du -sb --exclude='*.json' "$work/$w" | cut -f1)
+			bytes=$(du -sbL --exclude='*.json' "$work/$w" | cut -f1)
 			label=new
 			[ "$b" = "$new" ] || label=old
 			echo "$w $label $sec $kb $ev $bytes" >>"$log"
 		done
 	done
 done
-python3 - "$log" "$old" "$new" <<'PY'
+python3 - "$log" "$old" "$new" $shapes <<'PY'
 import collections, statistics, sys
 rows = collections.defaultdict(list)
 meta = {}
@@ -50,13 +54,13 @@ for line in open(sys.argv[1]):
     rows[(w, b)].append((float(sec), int(kb) * 1024))
     meta[w] = (int(ev), int(by))
 print(f"old: {sys.argv[2]}\nnew: {sys.argv[3]}")
-print(f"{'trace':<8} {'build':<5} {'wall_s':>6} {'range_s':>11} {'Mevents/s':>9} {'RSS_MiB':>7} {'range_MiB':>11} {'RSS/bytes':>11}")
-for w in ("stencil", "halo", "nearest"):
+print(f"{'trace':<11} {'build':<5} {'wall_s':>6} {'range_s':>11} {'Mevents/s':>9} {'RSS_MiB':>7} {'range_MiB':>11} {'RSS/bytes':>11}")
+for w in sys.argv[4:]:
     ev, by = meta[w]
     for b in ("old", "new"):
         s = [x[0] for x in rows[(w, b)]]
         m = [x[1] for x in rows[(w, b)]]
-        print(f"{w:<8} {b:<5} {statistics.median(s):>6.2f} {min(s):>5.2f}–{max(s):<5.2f} {ev / statistics.median(s) / 1e6:>9.2f} "
+        print(f"{w:<11} {b:<5} {statistics.median(s):>6.2f} {min(s):>5.2f}–{max(s):<5.2f} {ev / statistics.median(s) / 1e6:>9.2f} "
               f"{statistics.median(m) / 2**20:>7.0f} {min(m) / 2**20:>5.0f}–{max(m) / 2**20:<5.0f} {min(m) / by:>5.2f}–{max(m) / by:<5.2f}")
 PY
 [ -n "${BENCH_DIR:-}" ] || rm -rf "$work"
