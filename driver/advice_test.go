@@ -3,6 +3,7 @@ package driver_test
 import (
 	"bytes"
 	"math"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -32,6 +33,10 @@ func TestAdviceBranches(t *testing.T) {
 		// The last rank computes 3× the first: the others' workers idle
 		// while their master waits in the exchange (not serial code).
 		{gen.Config{Workload: "halo", Ranks: 4, Threads: 4, RankImbalance: 2, SerialNS: 1_000, Iterations: 5}, "mpi", "LL"},
+		// A pure MPI program that spends over a third of its time in MPI
+		// calls: no idleness or overhead at all, yet not "effectively
+		// parallel".
+		{gen.Config{Workload: "mpi", Ranks: 4, RankImbalance: 3}, "mpi_calls", "LL"},
 	} {
 		dir, _ := generate(t, c.cfg)
 		r, _ := analyze(t, dir, 1)
@@ -47,8 +52,12 @@ func TestAdviceBranches(t *testing.T) {
 			t.Errorf("%s: interpretation %q is not the advice %q", c.cfg.Workload, b.Interpretation, a.Text)
 		}
 		// The advice's parts partition the non-working time.
-		if sum := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS; sum != b.IdlenessNS+b.OverheadNS {
-			t.Errorf("%s: advice parts sum to %d, idleness + overhead %d", c.cfg.Workload, sum, b.IdlenessNS+b.OverheadNS)
+		sum := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS + a.MPICallsNS
+		if want := b.IdlenessNS + b.OverheadNS + b.MPINS - b.InitFinalizeNS; sum != want {
+			t.Errorf("%s: advice parts sum to %d, idleness + overhead + MPI calls %d", c.cfg.Workload, sum, want)
+		}
+		if a.Dominant == "mpi_calls" && !strings.Contains(a.Text, "MPI load balance") {
+			t.Errorf("%s: %q names no POP factor", c.cfg.Workload, a.Text)
 		}
 	}
 }
@@ -137,6 +146,22 @@ func TestPureMPIReportsNoOpenMP(t *testing.T) {
 			if has != c.openmp || says == c.openmp {
 				t.Errorf("%s %s: OpenMP rows %v, says none %v", c.cfg.Workload, what, has, says)
 			}
+		}
+	}
+}
+
+// Score-P's archives of pure MPI programs are not OpenMP either, though
+// the conversion gives each process an initial task as an OpenMP runtime
+// would; its archives of OpenMP programs (OMPT or OPARI2) are.
+func TestScorepPureMPIReportsNoOpenMP(t *testing.T) {
+	for name, openmp := range map[string]bool{
+		"scorep-8.4-halo-mpi-nc": false, "scorep-8.4-halo-mpi-f-nc": false, "scorep-8.4-comd-nc": false,
+		"scorep-8.4-mpi-waits": false, "scorep-7.1-pingpong": false,
+		"scorep-8.4-fib-ompt": true, "scorep-8.4-halo-opari2": true, "scorep-8.4-imbalance-ompt": true,
+	} {
+		r, _ := analyze(t, filepath.Join("..", "otf2", "testdata", name), 1)
+		if r.Trace.NoOpenMP == openmp {
+			t.Errorf("%s: no_openmp %v", name, r.Trace.NoOpenMP)
 		}
 	}
 }

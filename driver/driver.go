@@ -659,13 +659,21 @@ func noLines(t *trace.Tables) bool {
 	return false
 }
 
+// openMPUsed reports whether a process used OpenMP: a parallel region, an
+// explicit task, or an implicit task besides the initial one (which the
+// OTF2 conversion gives every process, as an OpenMP runtime gives its
+// initial thread; Score-P's archives of pure MPI programs are not OpenMP).
+func openMPUsed(c *trace.Census) bool {
+	return c.Kinds[trace.ParallelBegin]+c.Kinds[trace.TaskCreate] > 0 || c.Kinds[trace.ImplicitTaskBegin] > 1
+}
+
 func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
 		first, last := p.TimeRange(r.timebase(i))
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
 			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0, NoLines: noLines(&p.Tables),
-			OpenMP: p.Census.Kinds[trace.ParallelBegin]+p.Census.Kinds[trace.ImplicitTaskBegin]+p.Census.Kinds[trace.TaskCreate] > 0}
+			OpenMP: openMPUsed(&p.Census)}
 		if i < len(r.otf2Rows) {
 			rows[i].OTF2 = r.otf2Rows[i]
 		}
