@@ -427,7 +427,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	adv.NoteRequeues(executed, requeued)
 	b.Class, b.Interpretation = cl.Code, adv.Text
 	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, MPIWaitNS: adv.MPIWaitNS, ImbalanceNS: adv.ImbalanceNS,
-		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS}
+		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS, MPICallsNS: adv.MPICallsNS}
 	rep.Breakdown = b
 
 	p := reduce.ComputePOP(talp)

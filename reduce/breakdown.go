@@ -96,10 +96,12 @@ func Classify(t Times, th Thresholds) Class {
 }
 
 // Advice names what dominates the non-working time of the threads, from
-// the numbers: the candidates partition non-work (idleness + overhead).
+// the numbers: the candidates partition non-work (idleness + overhead +
+// the MPI calls' own time).
 type Advice struct {
 	// Dominant is "serial", "mpi", "imbalance", "starvation", "overhead",
-	// or "none" when non-work stays below the idleness threshold.
+	// "mpi_calls", or "none" when non-work stays below the idleness
+	// threshold.
 	Dominant string
 	Text     string
 	// SerialNS: idle or overhead outside parallel regions while no thread
@@ -111,8 +113,10 @@ type Advice struct {
 	// the slowest thread of each region (TALP's I_lb, summed over threads).
 	// StarvationNS: the rest of the idleness inside regions (no task ready).
 	// OverheadNS: runtime overhead inside regions (task management with
-	// tasks ready, team fork and join). All summed over threads.
-	SerialNS, MPIWaitNS, ImbalanceNS, StarvationNS, OverheadNS int64
+	// tasks ready, team fork and join). MPICallsNS: the threads' time
+	// inside MPI calls but MPI_Init and MPI_Finalize (a pure MPI program's
+	// whole non-working time). All summed over threads.
+	SerialNS, MPIWaitNS, ImbalanceNS, StarvationNS, OverheadNS, MPICallsNS int64
 }
 
 // NoteRequeues adds to overhead advice what the runtime's re-queues of
@@ -144,8 +148,9 @@ func Advise(t Times, talp []TALPRow, th Thresholds) Advice {
 	imb := max(0, min(lb, parIdle))
 	serial := t.IdleSerial + t.OverheadSerial
 	inMPI := min(max(t.IdleInMPISerial, 0), serial)
-	a := Advice{SerialNS: serial - inMPI, MPIWaitNS: inMPI, ImbalanceNS: imb, StarvationNS: max(0, parIdle-imb), OverheadNS: parOv}
-	nonWork := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS
+	a := Advice{SerialNS: serial - inMPI, MPIWaitNS: inMPI, ImbalanceNS: imb, StarvationNS: max(0, parIdle-imb), OverheadNS: parOv,
+		MPICallsNS: max(0, t.MPI-t.InitFinalize)}
+	nonWork := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS + a.MPICallsNS
 	if t.ThreadTime <= 0 || float64(nonWork)/float64(t.ThreadTime) <= th.Idleness {
 		a.Dominant, a.Text = "none", "effectively parallel; focus on serial performance"
 		return a
@@ -160,10 +165,23 @@ func Advise(t Times, talp []TALPRow, th Thresholds) Advice {
 		{a.ImbalanceNS, "imbalance", "load imbalance inside parallel regions dominates: threads wait for the slowest one; balance the work (finer chunks, dynamic schedule, tasks)"},
 		{a.StarvationNS, "starvation", "threads starve for ready tasks inside parallel regions: refine task granularity or expose more concurrency"},
 		{a.OverheadNS, "overhead", "runtime overhead dominates (task management, team fork/join): coarsen task granularity, merge parallel regions"},
+		{a.MPICallsNS, "mpi_calls", ""},
 	} {
 		if c.ns > best {
 			best, a.Dominant, a.Text = c.ns, c.dom, c.txt
 		}
 	}
+	if a.Dominant == "mpi_calls" {
+		a.Text = mpiCallsText(ComputePOP(talp))
+	}
 	return a
+}
+
+// mpiCallsText says which of POP's two MPI factors costs more when the
+// threads' time in MPI calls dominates, and what helps against it.
+func mpiCallsText(p POP) string {
+	if p.MPILB < p.MPIComm {
+		return fmt.Sprintf("the threads spend their time inside MPI calls, and the ranks' load imbalance costs more than communication (MPI load balance %.2f, communication efficiency %.2f): balance the work across ranks; the wait states name who waits for whom", p.MPILB, p.MPIComm)
+	}
+	return fmt.Sprintf("the threads spend their time inside MPI calls, and communication costs more than the ranks' load imbalance (communication efficiency %.2f, MPI load balance %.2f): send fewer and larger messages, overlap communication with computation, or use fewer processes; the wait states name the calls that wait", p.MPIComm, p.MPILB)
 }

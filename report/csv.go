@@ -73,8 +73,8 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		}
 		add(CSVBreakdown, t)
 		if a := b.Advice; a != nil {
-			add(CSVAdvice, table{header: []string{"dominant", "text", "serial_ns", "imbalance_ns", "starvation_ns", "overhead_ns"},
-				rows: [][]string{{a.Dominant, a.Text, i64(a.SerialNS), i64(a.ImbalanceNS), i64(a.StarvationNS), i64(a.OverheadNS)}}})
+			add(CSVAdvice, table{header: []string{"dominant", "text", "serial_ns", "imbalance_ns", "starvation_ns", "overhead_ns", "mpi_wait_ns", "mpi_calls_ns"},
+				rows: [][]string{{a.Dominant, a.Text, i64(a.SerialNS), i64(a.ImbalanceNS), i64(a.StarvationNS), i64(a.OverheadNS), i64(a.MPIWaitNS), i64(a.MPICallsNS)}}})
 		}
 	}
 	if p := r.POP; p != nil {

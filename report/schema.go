@@ -167,15 +167,16 @@ type Breakdown struct {
 
 // Advice is what dominates the threads' non-working time, with the
 // numbers it was decided from (sums over threads, ns); they partition
-// idleness + overhead.
+// idleness + overhead + the MPI calls' time but MPI_Init and MPI_Finalize.
 type Advice struct {
-	Dominant     string `json:"dominant"` // serial, mpi, imbalance, starvation, overhead or none
+	Dominant     string `json:"dominant"` // serial, mpi, imbalance, starvation, overhead, mpi_calls or none
 	Text         string `json:"text"`
 	SerialNS     int64  `json:"serial_ns"`
 	MPIWaitNS    int64  `json:"mpi_wait_ns"`
 	ImbalanceNS  int64  `json:"imbalance_ns"`
 	StarvationNS int64  `json:"starvation_ns"`
 	OverheadNS   int64  `json:"overhead_ns"`
+	MPICallsNS   int64  `json:"mpi_calls_ns"`
 }
 
 // InstrumentationCorrection says how the breakdown took the collector's own

@@ -61,6 +61,6 @@ func RawLine(forkJoin, idleMPI, idleMPISerial int64) string {
 
 // AdviceLine is the advice with the numbers it was decided from.
 func AdviceLine(a *Advice) string {
-	return fmt.Sprintf("advice (%s): %s [non-work: serial %s, waiting for MPI %s, imbalance %s, starvation %s, overhead %s]",
-		a.Dominant, a.Text, Dur(a.SerialNS), Dur(a.MPIWaitNS), Dur(a.ImbalanceNS), Dur(a.StarvationNS), Dur(a.OverheadNS))
+	return fmt.Sprintf("advice (%s): %s [non-work: serial %s, waiting for MPI %s, imbalance %s, starvation %s, overhead %s, in MPI calls %s]",
+		a.Dominant, a.Text, Dur(a.SerialNS), Dur(a.MPIWaitNS), Dur(a.ImbalanceNS), Dur(a.StarvationNS), Dur(a.OverheadNS), Dur(a.MPICallsNS))
 }
