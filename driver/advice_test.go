@@ -147,6 +147,9 @@ func TestPureMPIReportsNoOpenMP(t *testing.T) {
 				t.Errorf("%s %s: OpenMP rows %v, says none %v", c.cfg.Workload, what, has, says)
 			}
 		}
+		if !c.openmp && !strings.Contains(txt.String(), "anomalies  none tested") {
+			t.Errorf("%s: the anomalies' line does not say none were tested", c.cfg.Workload)
+		}
 	}
 }
 

@@ -287,6 +287,10 @@ func (p *printer) tasks(ts *Tasks, o TextOptions) {
 
 func (p *printer) anomalies(a *Anomalies, o TextOptions) {
 	p.line("")
+	if a.Tested == 0 {
+		p.head("anomalies  none tested: no construct has enough explicit tasks to model their durations")
+		return
+	}
 	s := fmt.Sprintf("anomalies  %d of %d tasks above their model's bound (α = %.2g, Bonferroni), %d groups", a.Found, a.Tested, a.Alpha, len(a.Groups))
 	if a.Found > 0 {
 		p.warn("%s", s)
