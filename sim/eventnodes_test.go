@@ -3,14 +3,15 @@ package sim
 import (
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // EventNodes finds every event it was given, across its blocks, and none
-// it was not; its blocks are never copied as it grows, and Trim keeps
+// it was not; its segments are never copied as it grows, and Trim keeps
 // what Get finds.
 func TestEventNodes(t *testing.T) {
 	var m EventNodes
-	const perThread = 3*maxEventBlock + 77
+	const perThread = 3*maxEventSeg/4 + 77
 	for i := int64(0); i < perThread; i++ {
 		for th := 0; th < 3; th++ {
 			if th == 1 && i%2 == 0 {
@@ -18,12 +19,12 @@ func TestEventNodes(t *testing.T) {
 			}
 			m.Add(th, 10+3*i, int32(th*1_000_000+int(i)))
 		}
-		if i == 0 {
-			defer func(first *uint32) {
-				if &m.threads[0][0].off[0] != first {
-					t.Error("thread 0's first block moved as the list grew")
+		if i == 1 {
+			defer func(first *byte) {
+				if &m.threads[0].segs[0][0] != first {
+					t.Error("thread 0's first segment moved as the list grew")
 				}
-			}(&m.threads[0][0].off[0])
+			}(&m.threads[0].segs[0][0])
 		}
 	}
 	check := func(when string) {
@@ -55,38 +56,49 @@ func TestEventNodes(t *testing.T) {
 	check("before Trim")
 	m.Trim()
 	check("after Trim")
-	for th, bs := range m.threads {
-		for k, b := range bs {
-			if cap(b.off) > maxEventBlock {
-				t.Errorf("thread %d block %d holds %d entries, want at most %d", th, k, cap(b.off), maxEventBlock)
+	bytes := 0
+	for th, l := range m.threads {
+		for k, s := range l.segs {
+			if cap(s) > maxEventSeg {
+				t.Errorf("thread %d segment %d holds %d bytes, want at most %d", th, k, cap(s), maxEventSeg)
 			}
+			bytes += cap(s)
 		}
-		if last := bs[len(bs)-1]; cap(last.off)-len(last.off) > len(last.off)/8 {
-			t.Errorf("thread %d: %d spare entries after Trim", th, cap(last.off)-len(last.off))
+		if last := l.segs[len(l.segs)-1]; cap(last)-len(last) > len(last)/8 {
+			t.Errorf("thread %d: %d spare bytes after Trim", th, cap(last)-len(last))
 		}
+		bytes += cap(l.blocks) * int(unsafe.Sizeof(eventBlock{}))
+	}
+	// Entries 3 apart with values 1 apart: two bytes each and a block's
+	// start, under 3 bytes an entry (two columns took 8).
+	if per := float64(bytes) / float64(m.Len()); per > 3 {
+		t.Errorf("%.2f bytes an entry, want under 3", per)
 	}
 }
 
 // Events 2^32 or more apart in one thread (a corrupt trace's indices, or a
-// thread of billions of events) start a new block and are found.
+// thread of billions of events) and values that jump across the int32
+// range are found, in one block or several.
 func TestEventNodesFarApart(t *testing.T) {
 	var m EventNodes
 	idx := []int64{5, 6, 5 + 1<<32, 7 + 1<<32, 1 << 40, 1<<40 + 1<<33}
-	for k, i := range idx {
-		m.Add(0, i, int32(k))
+	val := func(k int) int32 { return int32(k) * (1<<31 - 1) * int32(1-2*(k%2)) }
+	for rep := range 2 * eventBlockLen {
+		for k, i := range idx {
+			m.Add(0, i+int64(rep)<<50, val(k))
+		}
 	}
-	for k, i := range idx {
-		if n, ok := m.Get(0, i); !ok || n != int32(k) {
-			t.Errorf("event %d: (%d, %v), want %d", i, n, ok, k)
+	for rep := range 2 * eventBlockLen {
+		for k, i := range idx {
+			if n, ok := m.Get(0, i+int64(rep)<<50); !ok || n != val(k) {
+				t.Errorf("event %d: (%d, %v), want %d", i, n, ok, val(k))
+			}
 		}
 	}
 	for _, i := range []int64{4, 7, 6 + 1<<32, 1<<40 + 1, 1<<40 + 1<<32 + 6, 1 << 62} {
 		if n, ok := m.Get(0, i); ok {
 			t.Errorf("event %d never added maps to %d", i, n)
 		}
-	}
-	if len(m.threads[0]) != 4 {
-		t.Errorf("%d blocks, want 4 (a new one at each jump of 2^32 or more)", len(m.threads[0]))
 	}
 }
 
@@ -100,7 +112,7 @@ func TestEventCursorIsGet(t *testing.T) {
 	var all [3][]int64
 	for th := range 3 {
 		idx := int64(rng.IntN(5))
-		for range 3*maxEventBlock + 100 {
+		for range 100*eventBlockLen + 7 {
 			idx += 1 + int64(rng.IntN(4))
 			if rng.IntN(2000) == 0 {
 				idx += 1 << 32 // a far block
