@@ -10,7 +10,7 @@
 #   WORKLOADS="stencil mpi" scripts/bench-analyze.sh   # a choice
 #   WORKLOADS=all scripts/bench-analyze.sh             # every shape
 
-all_workloads="stencil halo nearest mpi pipeline spread forkjoin imbalance allreduce untied lean nearestlean"
+all_workloads="stencil halo nearest mpi pipeline spread forkjoin imbalance allreduce untied lean spreadlean"
 
 # workloads prints the list WORKLOADS asks for (default: the issue #12 set).
 workloads() {
@@ -32,7 +32,7 @@ gen_workload() {
 	allreduce) "$p" gen halo --exchange allreduce --ranks 16 --threads 4 "${common[@]}" ;;
 	untied) "$p" gen untied --ranks 1 --threads 4 "${common[@]}" ;;
 	lean) "$p" gen stencil --lean --ranks 1 --threads 4 "${common[@]}" ;;
-	nearestlean) "$p" gen nearest --lean --ranks 1 --threads 4 "${common[@]}" ;;
+	spreadlean) "$p" gen spread --lean --ranks 1 --threads 4 "${common[@]}" ;;
 	*)
 		echo "unknown workload $w (known: $all_workloads)" >&2
 		return 2
