@@ -106,7 +106,6 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	dl := newDelays(a, c, owners)
-	waits := make([][]waitOf, len(m.Procs))
 	var rows []Row
 	type causeKey struct {
 		rank int32
@@ -125,6 +124,20 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	waitAll, patAll := make([]int64, most), make([]Pattern, most)
 	causeAll, causeNodeAll := make([]int32, most), make([]int32, most)
+	// The collectives' operations, read in node order here and in
+	// addSyncs, and not after.
+	ops := opCursor{ops: a.ops}
+	dl.ops = opCursor{ops: a.ops}
+	a.ops = nil
+	// The charged waits with a cause of the process (by call), and per
+	// call its index there (−1: none): addSyncs makes its points of
+	// them, then they are done with (a process's at a time, not all
+	// processes' at once).
+	var wo []waitOf
+	woAt := make([]int32, most)
+	for k := range woAt {
+		woAt[k] = -1
+	}
 	for i, p := range m.Procs {
 		cs := &a.procs[i]
 		n := cs.len()
@@ -150,7 +163,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					w, pt = t-enter, LateSender
 				}
 			case trace.CollEnd:
-				op := a.op(v)
+				op, _ := ops.at(v)
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:
@@ -189,7 +202,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				pat[k], wait[k], cause[k], causeNode[k] = LateReceiver, lw.wait, lw.cause, -1
 			}
 		}
-		var wo []waitOf // the charged waits with a cause, by call
+		wo = wo[:0]
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
@@ -236,8 +249,13 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				rows = append(rows, row)
 			}
 		}
-		waits[i] = wo
-		dl.addSyncs(i, vals, wo, lr[i], im[0])
+		for j, w := range wo {
+			woAt[w.call] = int32(j)
+		}
+		dl.addSyncs(i, vals, wo, woAt, lr[i], im[0])
+		for _, w := range wo {
+			woAt[w.call] = -1
+		}
 	}
 	// Merge over this rank's processes (sites are per process, names
 	// are not): one row per (cause, site name, pattern).
@@ -259,7 +277,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
-	delays, err := dl.costs(waits, lr)
+	delays, err := dl.costs(lr)
 	a.byThread, a.edges, a.edge, a.rowNode = nil, nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err

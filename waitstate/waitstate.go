@@ -29,7 +29,6 @@
 package waitstate
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -320,19 +319,23 @@ func (a *Analysis) exit(i int, v int32) int64 {
 	return math.MinInt64
 }
 
-// opOf returns node v's collective operation (0 when none was recorded)
-// and communicator.
-func (a *Analysis) opOf(v int32) (trace.CollOp, int32) {
-	if j, ok := slices.BinarySearchFunc(a.ops, v, func(x nodeOp, v int32) int { return cmp.Compare(x.node, v) }); ok {
-		return trace.CollOp(a.ops[j].op), a.ops[j].comm
-	}
-	return 0, -1
+// opCursor finds the collective operations of nodes asked for in
+// ascending order (a walk of the nodes): no search a node.
+type opCursor struct {
+	ops []nodeOp // sorted by node
+	j   int
 }
 
-// op returns node v's collective operation, 0 when none was recorded.
-func (a *Analysis) op(v int32) trace.CollOp {
-	o, _ := a.opOf(v)
-	return o
+// at returns node v's collective operation (0 when none was recorded)
+// and communicator; v is no less than the node asked for before.
+func (c *opCursor) at(v int32) (trace.CollOp, int32) {
+	for c.j < len(c.ops) && c.ops[c.j].node < v {
+		c.j++
+	}
+	if c.j < len(c.ops) && c.ops[c.j].node == v {
+		return trace.CollOp(c.ops[c.j].op), c.ops[c.j].comm
+	}
+	return 0, -1
 }
 
 // callRecorder records one process's MPI calls (Record).
