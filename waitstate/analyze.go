@@ -278,7 +278,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		cs = append(cs, *x)
 	}
 	delays, err := dl.costs(lr)
-	a.byThread, a.edges, a.edge, a.rowNode = nil, nil, nil, nil
+	a.byThread, a.oneThread, a.edges, a.edge, a.rowNode = nil, nil, nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -369,7 +369,7 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 			inOrder = false
 		}
 		for ; k < e.Len(); k++ {
-			nodes[i][k] = findNode(m, a.threadNodes(i), e.ThreadAt(k), e.EventAt(k))
+			nodes[i][k] = a.nodeAt(i, e.ThreadAt(k), e.EventAt(k))
 		}
 	}
 	if inOrder {
@@ -654,7 +654,7 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
 			}
-			v := findNode(m, a.threadNodes(i), th, ev)
+			v := a.nodeAt(i, th, ev)
 			if v < 0 || a.call[v] < 0 {
 				continue
 			}
@@ -677,7 +677,7 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			if sth != rth || sev != rev {
 				pk = trace.MPIRecvPost
 			}
-			a.lrEdges[i] = append(a.lrEdges[i], LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
+			a.lrEdges[i] = append(double(a.lrEdges[i], 1), LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
 				PredThread: sth, PredEvent: sev, PredKind: pk, PredTime: t})
 			if out[i] == nil {
 				out[i] = map[int32]lrWait{}
@@ -707,6 +707,52 @@ func (a *Analysis) LateReceiverSources(i int) []sim.EventRef {
 		return a.lrSources[i]
 	}
 	return nil
+}
+
+// nodeAt returns process i's node of (thread th, event ev), or −1, by
+// bisection of the thread's nodes in event order: the process's own when
+// they are all on one thread (pure MPI), else threadNodes's list.
+func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
+	m := a.m
+	if a.oneThread == nil {
+		a.oneThread = make([]int32, len(m.Procs))
+		for j := range a.oneThread {
+			a.oneThread[j] = -2 // not known yet
+		}
+	}
+	t := a.oneThread[i]
+	if t == -2 {
+		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+		t = -1
+		if lo < hi {
+			t = m.ThreadOf(lo)
+			for v := lo + 1; v < hi && t >= 0; v++ {
+				if m.ThreadOf(v) != t {
+					t = -1
+				}
+			}
+		}
+		a.oneThread[i] = t
+	}
+	if t < 0 {
+		return findNode(m, a.threadNodes(i), th, ev)
+	}
+	if th != t {
+		return -1
+	}
+	lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+	for lo < hi {
+		h := lo + (hi-lo)/2
+		if m.EventOf(h) < ev {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < m.ProcNodes[i+1] && m.EventOf(lo) == ev {
+		return lo
+	}
+	return -1
 }
 
 // threadNodes returns process i's nodes per thread, in event order. It is

@@ -118,23 +118,55 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold.
+// hold, in 40 bytes (a process has about one a call).
 type syncPt struct {
 	ev    int64
 	wait  int64
 	compl int64
 	call  int32
-	// partner is the world rank synchronized with; −1 for a set: set ≥ 0
-	// is a communicator's index (its members), −1 every process
-	// (MPI_Init), −2 − j the list lists[j].
-	partner int32
-	set     int32
-	cause   int32 // the process waited for, −1
-	// slot indexes the costs passed to a wait with a cause, −1 before
-	// the first.
-	slot int32
-	th   uint16  // below trace.MaxThreads, as every thread index
-	pat  Pattern // the wait's, None for no wait
+	// with is whom the point synchronized with (withOf): a world rank
+	// (≥ 0), every process (−1), a communicator's members or a list of
+	// ranks (below).
+	with  int32
+	cause int32   // the process waited for, −1
+	th    uint16  // below trace.MaxThreads, as every thread index
+	pat   Pattern // the wait's, None for no wait
+}
+
+// withOf encodes a point's partner, the world rank synchronized with, or
+// for none (−1) its set: set ≥ 0 is a communicator's index (its members),
+// −1 every process (MPI_Init, a collective of no known communicator),
+// −2 − j the list lists[j]. Communicators are −2 − 2c, lists −3 − 2j; an
+// index past maxSet (no table holds so many) is maxSet, of no
+// communicator either.
+func withOf(partner, set int32) int32 {
+	switch {
+	case partner >= 0:
+		return partner
+	case set == -1:
+		return -1
+	case set >= 0:
+		return -2 - 2*min(set, maxSet)
+	}
+	return -3 - 2*min(-2-set, maxSet)
+}
+
+const maxSet = 1<<30 - 1
+
+// partner returns the world rank s synchronized with, −1 for a set.
+func (s *syncPt) partner() int32 { return max(-1, s.with) }
+
+// set returns the set s synchronized with (withOf), −1 for a partner or
+// every process.
+func (s *syncPt) set() int32 {
+	if s.with >= -1 {
+		return -1
+	}
+	x := -2 - s.with
+	if x%2 == 0 {
+		return x / 2
+	}
+	return -2 - (x-1)/2
 }
 
 // charged reports whether s is a wait charged to a cause: one with a task
@@ -210,7 +242,15 @@ type ready struct {
 type delayProc struct {
 	syncs []syncPt
 	lists [][]int32
-	costs [][NumPatterns]int64
+	// costs are the costs passed to the waits with a cause, at their
+	// points' slot (few of them reach one: hasSlot, a bit a point, saves
+	// the lookup for the others).
+	costs   [][NumPatterns]int64
+	slot    map[int32]int32
+	hasSlot []uint64
+	// syncHint is where findSync found the last point: a waiter's tasks
+	// come in the order of its points, so of the cause's.
+	syncHint int
 	// The waits at synchronization points finBound and later have passed
 	// their costs on (finalize).
 	finBound int32
@@ -302,6 +342,7 @@ func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 		d.procs[i].rows = map[rowKey]int32{}
 		d.procs[i].keySlot = map[uint64]int32{}
 		d.procs[i].refAt = map[cpRef]int32{}
+		d.procs[i].slot = map[int32]int32{}
 		d.procs[i].codeSlot = map[int64]int32{}
 	}
 	return d
@@ -310,12 +351,24 @@ func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 func (d *delays) note(proc int32, th int32, ev int64, kind int, from int32, t int64) {
 	le := binary.LittleEndian
 	to := d.owners.Owner(int(proc))
-	b := le.AppendUint32(d.notes[to], uint32(proc))
+	b := double(d.notes[to], noteSize)
+	b = le.AppendUint32(b, uint32(proc))
 	b = le.AppendUint32(b, uint32(th))
 	b = le.AppendUint64(b, uint64(ev))
 	b = le.AppendUint32(b, uint32(kind))
 	b = le.AppendUint32(b, uint32(from))
 	d.notes[to] = le.AppendUint64(b, uint64(t))
+}
+
+// double returns s with room for n more, its capacity doubled when it
+// has to grow: append grows large slices by a quarter, copying them
+// (four times their size in garbage) where they are appended to a value
+// at a time.
+func double[S ~[]E, E any](s S, n int) S {
+	if cap(s)-len(s) < n {
+		s = slices.Grow(s, max(n, len(s)))
+	}
+	return s
 }
 
 // waitOf is what Analyze found of one call's wait, for the delay costs.
@@ -375,7 +428,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.syncs = append(p.syncs, syncPt{call: k, th: uint16(th), ev: ev, partner: w.cause, set: -1, pat: LateSender, cause: w.cause,
+			p.syncs = append(p.syncs, syncPt{call: k, th: uint16(th), ev: ev, with: withOf(w.cause, -1), pat: LateSender, cause: w.cause,
 				wait: w.wait, compl: max(0, exit-earliest)})
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
@@ -385,7 +438,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 			if !op.Valid() {
 				continue
 			}
-			sp := syncPt{call: k, th: uint16(th), ev: ev, partner: -1, set: cm, cause: -1}
+			sp := syncPt{call: k, th: uint16(th), ev: ev, with: withOf(-1, cm), cause: -1}
 			if own {
 				sp.pat, sp.cause, sp.wait = w.pat, w.cause, w.wait
 			}
@@ -400,7 +453,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				if !own {
 					continue
 				}
-				sp.partner, sp.set = w.cause, -1
+				sp.with = withOf(w.cause, -1)
 				sp.compl = max(0, exit-max(min(exit, earliest), lb))
 				p.syncs = append(p.syncs, sp)
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
@@ -411,7 +464,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				if !own {
 					continue
 				}
-				sp.partner, sp.set = w.cause, -1
+				sp.with = withOf(w.cause, -1)
 				sp.compl = max(0, exit-max(min(exit, earliest), lb))
 				p.syncs = append(p.syncs, sp)
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
@@ -434,12 +487,12 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, partner: w.cause, set: -1, pat: LateReceiver,
+		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, with: withOf(w.cause, -1), pat: LateReceiver,
 			cause: w.cause, wait: w.wait, compl: compl})
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, partner: -1, set: -1, cause: -1,
+		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, with: withOf(-1, -1), cause: -1,
 			compl: max(0, cs.exitAt(k)-initMin)})
 	}
 }
@@ -449,11 +502,11 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 // point's call, thread and event. coll reports a collective's (found by
 // its call alone).
 func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, sev int64, coll, ok bool) {
-	a, m := d.a, d.a.m
+	a := d.a
 	if th != -1 && th&lrFlag != 0 {
 		th &^= lrFlag
 	}
-	v := findNode(m, a.threadNodes(i), th, ev)
+	v := a.nodeAt(i, th, ev)
 	if v < 0 || a.call[v] < 0 {
 		return 0, 0, 0, false, false
 	}
@@ -513,10 +566,10 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, partner: from, set: -1, cause: -1, compl: max(0, exit-t)})
+				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1, compl: max(0, exit-t)})
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, partner: from, set: -1, cause: -1,
+				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1,
 					compl: max(0, exit-max(min(exit, t), lb))})
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
@@ -527,14 +580,14 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, partner: -1, set: int32(-2 - len(p.lists)), cause: -1,
+					p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(-1, int32(-2-len(p.lists))), cause: -1,
 						compl: max(0, exit-max(min(exit, t), lb))})
 					p.lists = append(p.lists, nil)
 				}
 				// From the earliest waiter's end (scout's earliest_end
 				// over the waiting members).
 				s := &p.syncs[j]
-				l := -2 - s.set
+				l := -2 - s.set()
 				p.lists[l] = append(p.lists[l], from)
 				s.compl = max(s.compl, max(0, exit-max(min(exit, t), lb)))
 			}
@@ -553,10 +606,8 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		for _, l := range p.lists {
 			slices.Sort(l)
 		}
-		for j := range p.syncs {
-			p.syncs[j].slot = -1
-		}
 		p.finBound = int32(len(p.syncs))
+		p.hasSlot = make([]uint64, (len(p.syncs)+63)/64)
 	}
 	return nil
 }
@@ -565,15 +616,15 @@ func (d *delays) applyNotes(recv [][]byte) error {
 // with world rank r.
 func (d *delays) with(i int, s *syncPt, r int32) bool {
 	switch {
-	case s.partner >= 0:
-		return s.partner == r
-	case s.set == -1:
+	case s.with >= 0:
+		return s.with == r
+	case s.with == -1:
 		return true
-	case s.set >= 0:
-		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set))
+	case s.set() >= 0:
+		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set()))
 		return ok && cm.Contains(int(r))
 	}
-	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set], r)
+	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set()], r)
 	return ok
 }
 
@@ -824,7 +875,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			default:
 				// The node waited at: the point's own (a Late Sender's
 				// receive, a collective's end).
-				v := findNode(m, a.threadNodes(i), int32(s.th), s.ev)
+				v := a.nodeAt(i, int32(s.th), s.ev)
 				if v < 0 {
 					break
 				}
@@ -907,7 +958,9 @@ func (d *delays) taskCounts() error {
 		}
 	}
 	for i := range d.procs {
+		// About a call path a task: grown past that, by a quarter.
 		d.procs[i].tasks = make([]task, 0, count[i])
+		d.procs[i].cps = make([]cpAmount, 0, count[i])
 	}
 	return comm.Agree(d.c, lerr)
 }
@@ -1099,11 +1152,16 @@ func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, sit
 			lost += ns
 			continue
 		}
-		if s.slot < 0 {
-			s.slot = int32(len(p.costs))
+		x, ok := int32(0), p.hasSlot[j/64]&(1<<(j%64)) != 0
+		if ok {
+			x = p.slot[j]
+		} else {
+			x = int32(len(p.costs))
 			p.costs = append(p.costs, [NumPatterns]int64{})
+			p.slot[j] = x
+			p.hasSlot[j/64] |= 1 << (j % 64)
 		}
-		p.costs[s.slot][pat] += ns
+		p.costs[x][pat] += ns
 	}
 	// What the waits before lo would have had (scout's rule for a
 	// collective's members, groupLo) reaches no delay.
@@ -1120,12 +1178,30 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 	if th < 0 || th >= trace.MaxThreads {
 		return -1
 	}
-	t16 := uint16(th)
-	j, _ := slices.BinarySearchFunc(ss, syncPt{th: t16, call: call}, func(x, y syncPt) int {
-		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call))
-	})
-	for ; j < len(ss) && ss[j].th == t16 && ss[j].call == call; j++ {
+	// The first point of (th, call) or after: by galloping from the last
+	// one found when it is after that, else by bisection.
+	key := uint64(th)<<32 | uint64(uint32(call))
+	at := func(j int) uint64 { return uint64(ss[j].th)<<32 | uint64(uint32(ss[j].call)) }
+	p := &d.procs[i]
+	lo, hi := 0, len(ss)
+	if h := p.syncHint; h < len(ss) && at(h) < key {
+		step := 1
+		for h+step < len(ss) && at(h+step) < key {
+			step *= 2
+		}
+		lo, hi = h+step/2+1, min(h+step, len(ss))
+	}
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if at(h) < key {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	for j := lo; j < len(ss) && at(j) == key; j++ {
 		if coll || ss[j].ev == ev {
+			p.syncHint = j
 			return int32(j)
 		}
 	}
@@ -1137,7 +1213,7 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 // calls, the points and the tasks only (Analyze is the last user).
 func (d *delays) dropFinders() {
 	a := d.a
-	a.byThread, a.edge, a.rowNode, a.edges = nil, nil, nil, nil
+	a.byThread, a.oneThread, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil
 	a.call, a.bare = nil, nil
 	a.reqCall, a.reqEv = narrow.Column[int16]{}, narrow.Column[int32]{}
 	for i := range d.procs {
@@ -1307,8 +1383,8 @@ func (d *delays) finalize(i int, q int32) {
 	}
 	me := int32(d.a.m.Procs[i].Header.Rank)
 	var in [NumPatterns]int64
-	if s.slot >= 0 {
-		in = p.costs[s.slot]
+	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
+		in = p.costs[p.slot[q]]
 	}
 	if j, ok := d.local[int(s.cause)]; ok {
 		if !d.deliver(int(d.a.m.Procs[j].Header.Rank), me, q, in) && d.lerr == nil {
@@ -1450,18 +1526,18 @@ func (d *delays) group(i int, pos, call int32) group {
 		s := &ss[q]
 		before := left
 		switch {
-		case s.partner >= 0:
-			meet(s.partner)
-		case s.set == -1 || s.set == ci:
+		case s.with >= 0:
+			meet(s.with)
+		case s.set() == -1 || s.set() == ci:
 			left = 0 // every member
-		case s.set >= 0:
-			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set)); ok {
+		case s.set() >= 0:
+			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set())); ok {
 				for k := range min(c2.Size(), trace.MaxRanks) {
 					meet(int32(c2.Member(k)))
 				}
 			}
 		default:
-			for _, r := range p.lists[-2-s.set] {
+			for _, r := range p.lists[-2-s.set()] {
 				meet(r)
 			}
 		}

@@ -223,6 +223,9 @@ type Analysis struct {
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
+	// oneThread is, per process, the thread all its nodes are on (−1:
+	// several or none, −2: not known yet): nodeAt needs no byThread then.
+	oneThread []int32
 	// reqCall and reqEv give, per point-to-point node whose request
 	// another call handled, that call and event (thread<<40 | index): for
 	// a receive completed by a Wait or Test, the MPI_Irecv that posted it
@@ -291,6 +294,14 @@ func New(m *graph.Matching) *Analysis {
 	for v := range a.call {
 		a.call[v] = -1
 	}
+	// An operation per coll_end node at most, as the load counted them:
+	// made room for at once, not grown by a quarter at a time (four times
+	// its size in copies).
+	ops := 0
+	for _, p := range m.Procs {
+		ops += int(p.Census.Kinds[trace.CollEnd])
+	}
+	a.ops = make([]nodeOp, 0, min(ops, int(m.Len())))
 	return a
 }
 
