@@ -278,7 +278,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		cs = append(cs, *x)
 	}
 	delays, err := dl.costs(lr)
-	a.byThread, a.oneThread, a.edges, a.edge, a.rowNode = nil, nil, nil, nil, nil
+	a.byThread, a.oneThread, a.nodeHint, a.edges, a.edge, a.rowNode = nil, nil, nil, nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -711,13 +711,17 @@ func (a *Analysis) LateReceiverSources(i int) []sim.EventRef {
 
 // nodeAt returns process i's node of (thread th, event ev), or −1, by
 // bisection of the thread's nodes in event order: the process's own when
-// they are all on one thread (pure MPI), else threadNodes's list.
+// they are all on one thread (pure MPI), else threadNodes's list. On one
+// thread it gallops from the node found last when ev is past it (the
+// records and the tasks ask in event order, mostly).
 func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 	m := a.m
 	if a.oneThread == nil {
 		a.oneThread = make([]int32, len(m.Procs))
+		a.nodeHint = make([]int32, len(m.Procs))
 		for j := range a.oneThread {
 			a.oneThread[j] = -2 // not known yet
+			a.nodeHint[j] = m.ProcNodes[j]
 		}
 	}
 	t := a.oneThread[i]
@@ -741,6 +745,13 @@ func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 		return -1
 	}
 	lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+	if h := a.nodeHint[i]; h < hi && m.EventOf(h) < ev {
+		step := int32(1)
+		for h+step < hi && m.EventOf(h+step) < ev {
+			step *= 2
+		}
+		lo, hi = h+step/2+1, min(h+step, hi)
+	}
 	for lo < hi {
 		h := lo + (hi-lo)/2
 		if m.EventOf(h) < ev {
@@ -750,6 +761,7 @@ func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 		}
 	}
 	if lo < m.ProcNodes[i+1] && m.EventOf(lo) == ev {
+		a.nodeHint[i] = lo
 		return lo
 	}
 	return -1

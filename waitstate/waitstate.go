@@ -226,6 +226,7 @@ type Analysis struct {
 	// oneThread is, per process, the thread all its nodes are on (−1:
 	// several or none, −2: not known yet): nodeAt needs no byThread then.
 	oneThread []int32
+	nodeHint  []int32 // per process, the node nodeAt found last
 	// reqCall and reqEv give, per point-to-point node whose request
 	// another call handled, that call and event (thread<<40 | index): for
 	// a receive completed by a Wait or Test, the MPI_Irecv that posted it
