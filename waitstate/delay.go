@@ -259,7 +259,7 @@ type delayProc struct {
 	refs     []cpRef // the call paths of cps
 	refAt    map[cpRef]int32
 	slotRef  []int32  // per time map slot, the index of its last call path
-	byWaiter []int32  // task indices by (waiter, wsync)
+	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
 	waitKey  []uint64 // their (waiter, wsync), packed: deliver's search
 	order    []int32  // task indices by pos, latest first
 	hi       int      // order[:hi] are done
@@ -406,6 +406,10 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		}
 		if m.Kind[v] == trace.CollEnd {
 			if op, cm := d.ops.at(v); op.Valid() {
+				if p.colls == nil {
+					// A collective a coll_end at most, as the load counted.
+					p.colls = make([]callComm, 0, min(int(m.Procs[i].Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
+				}
 				p.colls = append(p.colls, callComm{k, cm})
 			}
 		}
@@ -1277,22 +1281,22 @@ func (d *delays) replay() error {
 	var count []int32
 	for i := range d.procs {
 		p := &d.procs[i]
-		p.byWaiter = make([]int32, len(p.tasks))
-		for j := range p.tasks {
-			p.byWaiter[j] = int32(j)
+		// Tasks come in the order of their waiters' points, from each
+		// rank: on one rank (or from one) they are in waiter order, and
+		// deliver bisects them; else an index sorts them.
+		byWaiter := func(x, y task) int {
+			return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
 		}
-		// Tasks come in the order of their waiters' points: mostly
-		// sorted already.
-		byWaiter := func(x, y int32) int {
-			a, b := &p.tasks[x], &p.tasks[y]
-			return cmp.Or(cmp.Compare(a.waiter, b.waiter), cmp.Compare(a.wsync, b.wsync))
-		}
-		if !slices.IsSortedFunc(p.byWaiter, byWaiter) {
-			slices.SortFunc(p.byWaiter, byWaiter)
-		}
-		p.waitKey = make([]uint64, len(p.tasks))
-		for k, j := range p.byWaiter {
-			p.waitKey[k] = waitKey(p.tasks[j].waiter, p.tasks[j].wsync)
+		if !slices.IsSortedFunc(p.tasks, byWaiter) {
+			p.byWaiter = make([]int32, len(p.tasks))
+			for j := range p.tasks {
+				p.byWaiter[j] = int32(j)
+			}
+			slices.SortFunc(p.byWaiter, func(x, y int32) int { return byWaiter(p.tasks[x], p.tasks[y]) })
+			p.waitKey = make([]uint64, len(p.tasks))
+			for k, j := range p.byWaiter {
+				p.waitKey[k] = waitKey(p.tasks[j].waiter, p.tasks[j].wsync)
+			}
 		}
 		// By point, latest first, in task order among equals: a
 		// counting sort (a point is −1 … len(syncs)−1).
@@ -1389,16 +1393,29 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	p := &d.procs[i]
-	j, ok := slices.BinarySearch(p.waitKey, waitKey(waiter, wsync))
-	if !ok {
-		return false
+	var j int32
+	if p.byWaiter == nil {
+		// The tasks are in waiter order themselves.
+		k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
+			return cmp.Compare(waitKey(t.waiter, t.wsync), key)
+		})
+		if !ok {
+			return false
+		}
+		j = int32(k)
+	} else {
+		k, ok := slices.BinarySearch(p.waitKey, waitKey(waiter, wsync))
+		if !ok {
+			return false
+		}
+		j = p.byWaiter[k]
 	}
-	t := &p.tasks[p.byWaiter[j]]
+	t := &p.tasks[j]
 	if t.ready {
 		return false
 	}
 	t.ready = true
-	d.queue = append(d.queue, ready{int32(i), p.byWaiter[j], in})
+	d.queue = append(d.queue, ready{int32(i), j, in})
 	return true
 }
 
