@@ -619,8 +619,8 @@ func (d *delays) applyNotes(recv [][]byte) error {
 // sortSyncs sorts a process's points by thread, call and event, stably:
 // the first own are its own (made in node order, nearly sorted), the
 // rest the partners' notifications; each part is sorted alone and the two
-// merged, the own first among equals (a stable sort of the whole moved
-// the points about ten times over).
+// merged, the own first among equals (a stable sort of the whole took 0.2
+// s of the 64-process pure-MPI trace's 1.5 s of delay costs).
 func (d *delays) sortSyncs(ss []syncPt, own int) {
 	order := func(x, y syncPt) int {
 		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.ev, y.ev))
@@ -753,7 +753,8 @@ func (d *delays) labelSlot(i int, k int32) int32 {
 
 // tmap is a time map: ns per call path slot of one process, the slots
 // touched since the last reset, and (with refs) the call path that last
-// added to each, as scout's map by name would learn it.
+// added to each, as a map by key would learn it (call paths of one name
+// share a key, so a slot).
 type tmap struct {
 	val     []int64
 	ref     []cpRef
