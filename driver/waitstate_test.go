@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/driver"
@@ -533,5 +534,50 @@ func TestLateReceiverSenderPastFirstWord(t *testing.T) {
 				t.Errorf("k=%d: rank %d: late receiver %d ns, want %d", k, p.Rank, p.LateReceiverNS, want)
 			}
 		}
+	}
+}
+
+// The wait states phase allocates what it keeps once, not per wait
+// (issue 44): on a pure-MPI trace of 32 processes its delay costs built
+// every wait's time map in two maps, grew the record buffers anew each
+// round and its largest arrays by a quarter at a time (four times their
+// size in copies), and kept every wait twice: 544 bytes a call, 312 now.
+// The bound is the phase's heap allocations (runtime/metrics, from the end
+// of the phase before it to its end) per MPI call, which neither the
+// collector's timing nor the machine's load changes.
+func TestWaitStatesAllocatePerProcess(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 32, Events: 400_000, Seed: 7})
+	read := func() (objects, bytes uint64) {
+		s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}, {Name: "/gc/heap/allocs:bytes"}}
+		metrics.Read(s)
+		return s[0].Value.Uint64(), s[1].Value.Uint64()
+	}
+	var obj0, bytes0, objects, bytes uint64
+	rep, err := runWith(1, driver.Options{Dir: dir, AfterPhase: func(_ int, phase string) {
+		switch phase {
+		case "summarize":
+			obj0, bytes0 = read()
+		case "wait states":
+			o, b := read()
+			objects, bytes = o-obj0, b-bytes0
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.WaitStates == nil {
+		t.Fatal("no wait states")
+	}
+	calls := rep.WaitStates.Calls
+	if calls < 100_000 {
+		t.Fatalf("%d MPI calls, want a trace of more than 100000", calls)
+	}
+	perObj, perByte := float64(objects)/float64(calls), float64(bytes)/float64(calls)
+	t.Logf("%d MPI calls: %.3f objects, %.0f bytes allocated a call", calls, perObj, perByte)
+	if perObj > 0.1 {
+		t.Errorf("the wait states phase allocated %.3f objects an MPI call, want at most 0.1 (allocations per call)", perObj)
+	}
+	if perByte > 400 {
+		t.Errorf("the wait states phase allocated %.0f bytes an MPI call, want at most 400", perByte)
 	}
 }

@@ -106,7 +106,6 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	dl := newDelays(a, c, owners)
-	waits := make([][]waitOf, len(m.Procs))
 	var rows []Row
 	type causeKey struct {
 		rank int32
@@ -125,6 +124,20 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	waitAll, patAll := make([]int64, most), make([]Pattern, most)
 	causeAll, causeNodeAll := make([]int32, most), make([]int32, most)
+	// The collectives' operations, read in node order here and in
+	// addSyncs, and not after.
+	ops := opCursor{ops: a.ops}
+	dl.ops = opCursor{ops: a.ops}
+	a.ops = nil
+	// The charged waits with a cause of the process (by call), and per
+	// call its index there (−1: none): addSyncs makes its points of
+	// them, then they are done with (a process's at a time, not all
+	// processes' at once).
+	var wo []waitOf
+	woAt := make([]int32, most)
+	for k := range woAt {
+		woAt[k] = -1
+	}
 	for i, p := range m.Procs {
 		cs := &a.procs[i]
 		n := cs.len()
@@ -150,7 +163,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					w, pt = t-enter, LateSender
 				}
 			case trace.CollEnd:
-				op := a.op(v)
+				op, _ := ops.at(v)
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:
@@ -189,7 +202,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				pat[k], wait[k], cause[k], causeNode[k] = LateReceiver, lw.wait, lw.cause, -1
 			}
 		}
-		var wo []waitOf // the charged waits with a cause, by call
+		wo = wo[:0]
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
@@ -236,8 +249,13 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				rows = append(rows, row)
 			}
 		}
-		waits[i] = wo
-		dl.addSyncs(i, vals, wo, lr[i], im[0])
+		for j, w := range wo {
+			woAt[w.call] = int32(j)
+		}
+		dl.addSyncs(i, vals, wo, woAt, lr[i], im[0])
+		for _, w := range wo {
+			woAt[w.call] = -1
+		}
 	}
 	// Merge over this rank's processes (sites are per process, names
 	// are not): one row per (cause, site name, pattern).
@@ -259,8 +277,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
-	delays, err := dl.costs(waits, lr)
-	a.byThread, a.edges, a.edge, a.rowNode = nil, nil, nil, nil
+	delays, err := dl.costs(lr)
+	a.byThread, a.oneThread, a.nodeHint, a.edges, a.edge, a.rowNode = nil, nil, nil, nil, nil, nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -351,7 +369,7 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, nodes [][]
 			inOrder = false
 		}
 		for ; k < e.Len(); k++ {
-			nodes[i][k] = findNode(m, a.threadNodes(i), e.ThreadAt(k), e.EventAt(k))
+			nodes[i][k] = a.nodeAt(i, e.ThreadAt(k), e.EventAt(k))
 		}
 	}
 	if inOrder {
@@ -636,7 +654,7 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
 			}
-			v := findNode(m, a.threadNodes(i), th, ev)
+			v := a.nodeAt(i, th, ev)
 			if v < 0 || a.call[v] < 0 {
 				continue
 			}
@@ -659,7 +677,7 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			if sth != rth || sev != rev {
 				pk = trace.MPIRecvPost
 			}
-			a.lrEdges[i] = append(a.lrEdges[i], LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
+			a.lrEdges[i] = append(double(a.lrEdges[i], 1), LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
 				PredThread: sth, PredEvent: sev, PredKind: pk, PredTime: t})
 			if out[i] == nil {
 				out[i] = map[int32]lrWait{}
@@ -689,6 +707,64 @@ func (a *Analysis) LateReceiverSources(i int) []sim.EventRef {
 		return a.lrSources[i]
 	}
 	return nil
+}
+
+// nodeAt returns process i's node of (thread th, event ev), or −1, by
+// bisection of the thread's nodes in event order: the process's own when
+// they are all on one thread (pure MPI), else threadNodes's list. On one
+// thread it gallops from the node found last when ev is past it (the
+// records and the tasks ask in event order, mostly).
+func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
+	m := a.m
+	if a.oneThread == nil {
+		a.oneThread = make([]int32, len(m.Procs))
+		a.nodeHint = make([]int32, len(m.Procs))
+		for j := range a.oneThread {
+			a.oneThread[j] = -2 // not known yet
+			a.nodeHint[j] = m.ProcNodes[j]
+		}
+	}
+	t := a.oneThread[i]
+	if t == -2 {
+		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+		t = -1
+		if lo < hi {
+			t = m.ThreadOf(lo)
+			for v := lo + 1; v < hi && t >= 0; v++ {
+				if m.ThreadOf(v) != t {
+					t = -1
+				}
+			}
+		}
+		a.oneThread[i] = t
+	}
+	if t < 0 {
+		return findNode(m, a.threadNodes(i), th, ev)
+	}
+	if th != t {
+		return -1
+	}
+	lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+	if h := a.nodeHint[i]; h < hi && m.EventOf(h) < ev {
+		step := int32(1)
+		for h+step < hi && m.EventOf(h+step) < ev {
+			step *= 2
+		}
+		lo, hi = h+step/2+1, min(h+step, hi)
+	}
+	for lo < hi {
+		h := lo + (hi-lo)/2
+		if m.EventOf(h) < ev {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < m.ProcNodes[i+1] && m.EventOf(lo) == ev {
+		a.nodeHint[i] = lo
+		return lo
+	}
+	return -1
 }
 
 // threadNodes returns process i's nodes per thread, in event order. It is

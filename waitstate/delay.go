@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -69,7 +70,7 @@ import (
 // bounded size), which charges its short-term cost there, and the backward
 // replay hands the rest on (long-term costs). Rows in process order, then
 // by call path, site and pattern: the same for any number of ranks.
-func (d *delays) costs(waits [][]waitOf, lr []map[int32]lrWait) ([]Delay, error) {
+func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 	c := d.c
 	recv, err := c.Alltoallv(d.notes)
 	d.notes = nil
@@ -79,11 +80,12 @@ func (d *delays) costs(waits [][]waitOf, lr []map[int32]lrWait) ([]Delay, error)
 	if err := comm.Agree(c, d.applyNotes(recv)); err != nil {
 		return nil, err
 	}
+	d.ops = opCursor{} // addSyncs is done
 	if err := d.taskCounts(); err != nil {
 		return nil, err
 	}
 	for cursor := [2]int{}; ; {
-		bufs, more := d.records(waits, lr, &cursor)
+		bufs, more := d.records(lr, &cursor)
 		recv, err := c.Alltoallv(bufs)
 		if err != nil {
 			return nil, err
@@ -103,6 +105,7 @@ func (d *delays) costs(waits [][]waitOf, lr []map[int32]lrWait) ([]Delay, error)
 			break
 		}
 	}
+	d.dropFinders()
 	if err := d.replay(); err != nil {
 		return nil, err
 	}
@@ -115,23 +118,55 @@ func (d *delays) costs(waits [][]waitOf, lr []map[int32]lrWait) ([]Delay, error)
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold.
+// hold, in 40 bytes (a process has about one a call).
 type syncPt struct {
-	call int32
-	th   int32
-	ev   int64
-	// partner is the world rank synchronized with; −1 for a set: set ≥ 0
-	// is a communicator's index (its members), −1 every process
-	// (MPI_Init), −2 − j the list lists[j].
-	partner int32
-	set     int32
-	pat     Pattern // the wait's, None for no wait
-	cause   int32   // the process waited for, −1
-	wait    int64
-	compl   int64
-	// slot indexes the costs passed to a wait with a cause, −1 before
-	// the first.
-	slot int32
+	ev    int64
+	wait  int64
+	compl int64
+	call  int32
+	// with is whom the point synchronized with (withOf): a world rank
+	// (≥ 0), every process (−1), a communicator's members or a list of
+	// ranks (below).
+	with  int32
+	cause int32   // the process waited for, −1
+	th    uint16  // below trace.MaxThreads, as every thread index
+	pat   Pattern // the wait's, None for no wait
+}
+
+// withOf encodes a point's partner, the world rank synchronized with, or
+// for none (−1) its set: set ≥ 0 is a communicator's index (its members),
+// −1 every process (MPI_Init, a collective of no known communicator),
+// −2 − j the list lists[j]. Communicators are −2 − 2c, lists −3 − 2j; an
+// index past maxSet (no table holds so many) is maxSet, of no
+// communicator either.
+func withOf(partner, set int32) int32 {
+	switch {
+	case partner >= 0:
+		return partner
+	case set == -1:
+		return -1
+	case set >= 0:
+		return -2 - 2*min(set, maxSet)
+	}
+	return -3 - 2*min(-2-set, maxSet)
+}
+
+const maxSet = 1<<30 - 1
+
+// partner returns the world rank s synchronized with, −1 for a set.
+func (s *syncPt) partner() int32 { return max(-1, s.with) }
+
+// set returns the set s synchronized with (withOf), −1 for a partner or
+// every process.
+func (s *syncPt) set() int32 {
+	if s.with >= -1 {
+		return -1
+	}
+	x := -2 - s.with
+	if x%2 == 0 {
+		return x / 2
+	}
+	return -2 - (x-1)/2
 }
 
 // charged reports whether s is a wait charged to a cause: one with a task
@@ -145,10 +180,11 @@ type cpRef struct {
 	code int64
 }
 
-// cpAmount is a call path's delay in one task.
+// cpAmount is a call path's delay in one task; the call path is an
+// index in its process's refs (few: 16 bytes an amount, not 24).
 type cpAmount struct {
-	cp cpRef
-	d  int64
+	d   int64
+	ref int32
 }
 
 // task is a wait charged to the process that caused it, at that process's
@@ -159,11 +195,40 @@ type task struct {
 	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
-	// The call paths' delays: cps[cpOff:cpOff+cpN] of its process.
-	cpOff, cpN int32
-	pat        Pattern
-	ready      bool // its wait's costs have come (ready)
-	done       bool
+	// The call paths' delays are cps[cpOff:] of its process, up to the
+	// next task's cpOff (cpsOf): 32 bytes a task.
+	cpOff int32
+	pat   Pattern
+	ready bool // its wait's costs have come (ready)
+	done  bool
+}
+
+// cpsOf returns the call paths' delays of process p's task j.
+func (p *delayProc) cpsOf(j int32) []cpAmount {
+	end := int32(len(p.cps))
+	if int(j)+1 < len(p.tasks) {
+		end = p.tasks[j+1].cpOff
+	}
+	return p.cps[p.tasks[j].cpOff:end]
+}
+
+// refIndex returns the index in p.refs of call path cp, learnt at time
+// map slot s (which learns the same call path nearly always).
+func (p *delayProc) refIndex(s int32, cp cpRef) int32 {
+	for int(s) >= len(p.slotRef) {
+		p.slotRef = append(p.slotRef, -1)
+	}
+	if r := p.slotRef[s]; r >= 0 && p.refs[r] == cp {
+		return r
+	}
+	r, ok := p.refAt[cp]
+	if !ok {
+		r = int32(len(p.refs))
+		p.refs = append(p.refs, cp)
+		p.refAt[cp] = r
+	}
+	p.slotRef[s] = r
+	return r
 }
 
 // ready is a task whose wait's costs have come, to be done: its local
@@ -177,24 +242,47 @@ type ready struct {
 type delayProc struct {
 	syncs []syncPt
 	lists [][]int32
-	costs [][NumPatterns]int64
+	// costs are the costs passed to the waits with a cause, at their
+	// points' slot (few of them reach one: hasSlot, a bit a point, saves
+	// the lookup for the others).
+	costs   [][NumPatterns]int64
+	slot    map[int32]int32
+	hasSlot []uint64
+	// syncHint is where findSync found the last point: a waiter's tasks
+	// come in the order of its points, so of the cause's.
+	syncHint int
 	// The waits at synchronization points finBound and later have passed
 	// their costs on (finalize).
 	finBound int32
 	tasks    []task
 	cps      []cpAmount
-	byWaiter []int32 // task indices by (waiter, wsync)
-	order    []int32 // task indices by pos, latest first
-	hi       int     // order[:hi] are done
-	siteKey  []uint64
-	codeKey  map[int64]uint64
-	rows     map[rowKey]int32
+	refs     []cpRef // the call paths of cps
+	refAt    map[cpRef]int32
+	slotRef  []int32  // per time map slot, the index of its last call path
+	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
+	waitKey  []uint64 // their (waiter, wsync), packed: deliver's search
+	order    []int32  // task indices by pos, latest first
+	hi       int      // order[:hi] are done
+	// The call paths by slot, one per distinct key (a hash of the name:
+	// the call paths' identity across processes), so that a time map
+	// is a dense array (tmap); a site's and a code's slot, and per
+	// where (calls.wheres) the slot of its label, −1 until known.
+	keys      []uint64
+	keySlot   map[uint64]int32
+	siteSlot  []int32
+	codeSlot  map[int64]int32
+	whereSlot []int32
+	rows      map[rowKey]int32
 	// colls are the process's collective calls and their communicators,
 	// by call; groups the previous synchronization points with the
-	// members of a collective's communicator, by the collective's point
-	// (made for those that caused a wait).
-	colls  []callComm
-	groups map[int32]group
+	// members of a collective's communicator, at the collective's points
+	// groupAt (ascending; made for those that caused a wait); hint is
+	// where the last was found: a waiter's tasks come in the order of
+	// its points, so of the causes' points too.
+	colls   []callComm
+	groupAt []int32
+	groups  []group
+	hint    int
 }
 
 type callComm struct{ call, comm int32 }
@@ -222,7 +310,10 @@ type delays struct {
 	procs    []delayProc
 	local    map[int]int // world rank → local process
 	out      []Delay
-	tm       map[uint64]int64 // a time map being built
+	tm       tmap     // the time map being built
+	ops      opCursor // addSyncs's
+	recBufs  [][]byte
+	ents     []tmEntry
 	notes    [][]byte
 	queue    []ready // the replay's tasks to do
 	scratch  []syncPt
@@ -245,12 +336,14 @@ const (
 
 func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.m.Procs)), local: map[int]int{},
-		tm: map[uint64]int64{}, notes: make([][]byte, c.Size()), outgoing: make([][]byte, c.Size())}
+		notes: make([][]byte, c.Size()), outgoing: make([][]byte, c.Size())}
 	for i, p := range a.m.Procs {
 		d.local[p.Header.Rank] = i
 		d.procs[i].rows = map[rowKey]int32{}
-		d.procs[i].codeKey = map[int64]uint64{}
-		d.procs[i].groups = map[int32]group{}
+		d.procs[i].keySlot = map[uint64]int32{}
+		d.procs[i].refAt = map[cpRef]int32{}
+		d.procs[i].slot = map[int32]int32{}
+		d.procs[i].codeSlot = map[int64]int32{}
 	}
 	return d
 }
@@ -258,12 +351,24 @@ func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 func (d *delays) note(proc int32, th int32, ev int64, kind int, from int32, t int64) {
 	le := binary.LittleEndian
 	to := d.owners.Owner(int(proc))
-	b := le.AppendUint32(d.notes[to], uint32(proc))
+	b := double(d.notes[to], noteSize)
+	b = le.AppendUint32(b, uint32(proc))
 	b = le.AppendUint32(b, uint32(th))
 	b = le.AppendUint64(b, uint64(ev))
 	b = le.AppendUint32(b, uint32(kind))
 	b = le.AppendUint32(b, uint32(from))
 	d.notes[to] = le.AppendUint64(b, uint64(t))
+}
+
+// double returns s with room for n more, its capacity doubled when it
+// has to grow: append grows large slices by a quarter, copying them
+// (four times their size in garbage) where they are appended to a value
+// at a time.
+func double[S ~[]E, E any](s S, n int) S {
+	if cap(s)-len(s) < n {
+		s = slices.Grow(s, max(n, len(s)))
+	}
+	return s
 }
 
 // waitOf is what Analyze found of one call's wait, for the delay costs.
@@ -275,21 +380,14 @@ type waitOf struct {
 	wait  int64 // charged: inside the window
 }
 
-// waitAt returns the wait of call k among waits (by call), nil for none.
-func waitAt(waits []waitOf, k int32) *waitOf {
-	if j, ok := slices.BinarySearchFunc(waits, k, func(w waitOf, k int32) int { return cmp.Compare(w.call, k) }); ok {
-		return &waits[j]
-	}
-	return nil
-}
-
 // addSyncs makes local process i's own synchronization points: its waits,
 // the members of barriers and N×N collectives, MPI_Init; and notifies the
 // partners of its point-to-point waits and of broadcasts and reduces.
 // vals are PropagateMax's (latest enter, minus the earliest exit, per
 // receive-like node), waits Analyze's charged waits with a cause (by
-// call), initMin the earliest exit of MPI_Init over all processes.
-func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int32]lrWait, initMin int64) {
+// call) and at, per call, its index there (−1: none), initMin the
+// earliest exit of MPI_Init over all processes.
+func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32, lr map[int32]lrWait, initMin int64) {
 	a, m := d.a, d.a.m
 	cs := &a.procs[i]
 	p := &d.procs[i]
@@ -307,7 +405,11 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 			continue
 		}
 		if m.Kind[v] == trace.CollEnd {
-			if op, cm := a.opOf(v); op.Valid() {
+			if op, cm := d.ops.at(v); op.Valid() {
+				if p.colls == nil {
+					// A collective a coll_end at most, as the load counted.
+					p.colls = make([]callComm, 0, min(int(m.Procs[i].Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
+				}
 				p.colls = append(p.colls, callComm{k, cm})
 			}
 		}
@@ -317,7 +419,10 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 			continue
 		}
 		earliest = -earliest
-		w := waitAt(waits, k)
+		var w *waitOf
+		if j := at[k]; j >= 0 {
+			w = &waits[j]
+		}
 		th, ev := m.ThreadOf(v), m.EventOf(v)
 		exit := cs.exitAt(k)
 		own := w != nil && w.node == v
@@ -327,17 +432,17 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.syncs = append(p.syncs, syncPt{call: k, th: th, ev: ev, partner: w.cause, set: -1, pat: LateSender, cause: w.cause,
+			p.syncs = append(p.syncs, syncPt{call: k, th: uint16(th), ev: ev, with: withOf(w.cause, -1), pat: LateSender, cause: w.cause,
 				wait: w.wait, compl: max(0, exit-earliest)})
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
 			}
 		case trace.CollEnd:
-			op, cm := a.opOf(v)
+			op, cm := d.ops.at(v)
 			if !op.Valid() {
 				continue
 			}
-			sp := syncPt{call: k, th: th, ev: ev, partner: -1, set: cm, cause: -1}
+			sp := syncPt{call: k, th: uint16(th), ev: ev, with: withOf(-1, cm), cause: -1}
 			if own {
 				sp.pat, sp.cause, sp.wait = w.pat, w.cause, w.wait
 			}
@@ -352,7 +457,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 				if !own {
 					continue
 				}
-				sp.partner, sp.set = w.cause, -1
+				sp.with = withOf(w.cause, -1)
 				sp.compl = max(0, exit-max(min(exit, earliest), lb))
 				p.syncs = append(p.syncs, sp)
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
@@ -363,7 +468,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 				if !own {
 					continue
 				}
-				sp.partner, sp.set = w.cause, -1
+				sp.with = withOf(w.cause, -1)
 				sp.compl = max(0, exit-max(min(exit, earliest), lb))
 				p.syncs = append(p.syncs, sp)
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
@@ -386,12 +491,12 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.syncs = append(p.syncs, syncPt{call: k, th: l.sendTh, ev: l.sendEv, partner: w.cause, set: -1, pat: LateReceiver,
+		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, with: withOf(w.cause, -1), pat: LateReceiver,
 			cause: w.cause, wait: w.wait, compl: compl})
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.syncs = append(p.syncs, syncPt{call: k, th: cs.initTh, ev: math.MaxInt64, partner: -1, set: -1, cause: -1,
+		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, with: withOf(-1, -1), cause: -1,
 			compl: max(0, cs.exitAt(k)-initMin)})
 	}
 }
@@ -401,11 +506,11 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, lr map[int3
 // point's call, thread and event. coll reports a collective's (found by
 // its call alone).
 func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, sev int64, coll, ok bool) {
-	a, m := d.a, d.a.m
+	a := d.a
 	if th != -1 && th&lrFlag != 0 {
 		th &^= lrFlag
 	}
-	v := findNode(m, a.threadNodes(i), th, ev)
+	v := a.nodeAt(i, th, ev)
 	if v < 0 || a.call[v] < 0 {
 		return 0, 0, 0, false, false
 	}
@@ -441,11 +546,12 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			}
 		}
 	}
+	own := make([]int, len(d.procs)) // each process's own points come first
 	for i := range d.procs {
 		p := &d.procs[i]
+		own[i] = len(p.syncs)
 		p.syncs = append(make([]syncPt, 0, len(p.syncs)+count[i]), p.syncs...)
 	}
-	d.scratch = nil
 	for q, buf := range recv {
 		if len(buf)%noteSize != 0 {
 			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
@@ -465,10 +571,10 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.syncs = append(p.syncs, syncPt{call: k, th: sth, ev: sev, partner: from, set: -1, cause: -1, compl: max(0, exit-t)})
+				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1, compl: max(0, exit-t)})
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.syncs = append(p.syncs, syncPt{call: k, th: sth, ev: sev, partner: from, set: -1, cause: -1,
+				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1,
 					compl: max(0, exit-max(min(exit, t), lb))})
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
@@ -479,14 +585,14 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.syncs = append(p.syncs, syncPt{call: k, th: sth, ev: sev, partner: -1, set: int32(-2 - len(p.lists)), cause: -1,
+					p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(-1, int32(-2-len(p.lists))), cause: -1,
 						compl: max(0, exit-max(min(exit, t), lb))})
 					p.lists = append(p.lists, nil)
 				}
 				// From the earliest waiter's end (scout's earliest_end
 				// over the waiting members).
 				s := &p.syncs[j]
-				l := -2 - s.set
+				l := -2 - s.set()
 				p.lists[l] = append(p.lists[l], from)
 				s.compl = max(s.compl, max(0, exit-max(min(exit, t), lb)))
 			}
@@ -495,9 +601,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	for i := range d.procs {
 		p := &d.procs[i]
 		slices.SortFunc(p.colls, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
-		slices.SortStableFunc(p.syncs, func(x, y syncPt) int {
-			return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.ev, y.ev))
-		})
+		d.sortSyncs(p.syncs, own[i])
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
@@ -505,27 +609,60 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		for _, l := range p.lists {
 			slices.Sort(l)
 		}
-		for j := range p.syncs {
-			p.syncs[j].slot = -1
-		}
 		p.finBound = int32(len(p.syncs))
+		p.hasSlot = make([]uint64, (len(p.syncs)+63)/64)
 	}
+	d.scratch = nil
 	return nil
+}
+
+// sortSyncs sorts a process's points by thread, call and event, stably:
+// the first own are its own (made in node order, nearly sorted), the
+// rest the partners' notifications; each part is sorted alone and the two
+// merged, the own first among equals (a stable sort of the whole took 0.2
+// s of the 64-process pure-MPI trace's 1.5 s of delay costs).
+func (d *delays) sortSyncs(ss []syncPt, own int) {
+	order := func(x, y syncPt) int {
+		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.ev, y.ev))
+	}
+	a, b := ss[:own], ss[own:]
+	if !slices.IsSortedFunc(a, order) {
+		slices.SortStableFunc(a, order)
+	}
+	if !slices.IsSortedFunc(b, order) {
+		slices.SortStableFunc(b, order)
+	}
+	if len(a) == 0 || len(b) == 0 || order(a[len(a)-1], b[0]) <= 0 {
+		return
+	}
+	// From the end: b is copied aside, a's points move up into place.
+	nb := append(d.scratch[:0], b...)
+	ia, ib := len(a)-1, len(nb)-1
+	for k := len(ss) - 1; ib >= 0; k-- {
+		if ia >= 0 && order(a[ia], nb[ib]) > 0 {
+			ss[k] = a[ia]
+			ia--
+		} else {
+			ss[k] = nb[ib]
+			ib--
+		}
+	}
+	d.scratch = nb[:0]
 }
 
 // with reports whether synchronization point s of process i synchronized
 // with world rank r.
 func (d *delays) with(i int, s *syncPt, r int32) bool {
 	switch {
-	case s.partner >= 0:
-		return s.partner == r
-	case s.set == -1:
+	case s.with >= 0:
+		return s.with == r
+	case s.with == -1:
 		return true
-	case s.set >= 0:
-		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set))
+	case s.set() >= 0:
+		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set()))
 		return ok && cm.Contains(int(r))
 	}
-	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set], r)
+	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set()], r)
 	return ok
 }
 
@@ -547,59 +684,146 @@ func (d *delays) prevSync(i int, j int32, r int32) (prev, first int32) {
 	return -1, first
 }
 
-// cpKey is a call path's identity across processes (a hash of its name).
-func (d *delays) cpKey(i int, cp cpRef) uint64 {
-	p := &d.procs[i]
-	if cp.site >= 0 {
-		if p.siteKey == nil {
-			cs := &d.a.procs[i]
-			p.siteKey = make([]uint64, len(cs.sites))
-			t := &d.a.m.Procs[i].Tables
-			for s, st := range cs.sites {
-				h := fnv.New64a()
-				h.Write([]byte{'m', 0})
-				h.Write([]byte(t.String(st.fn)))
-				h.Write([]byte{0})
-				h.Write([]byte(t.SiteName(st.loc)))
-				h.Write([]byte{0})
-				if st.region >= 0 {
-					h.Write([]byte(t.String(st.region)))
-				}
-				p.siteKey[s] = h.Sum64()
-			}
-		}
-		return p.siteKey[cp.site]
+// slotOf returns process i's slot of call path key k.
+func (p *delayProc) slotOf(k uint64) int32 {
+	if j, ok := p.keySlot[k]; ok {
+		return j
 	}
-	if k, ok := p.codeKey[cp.code]; ok {
-		return k
+	j := int32(len(p.keys))
+	p.keys = append(p.keys, k)
+	p.keySlot[k] = j
+	return j
+}
+
+// siteSlot returns the slot of process i's call site st: its key is a
+// hash of the function, call site and region names.
+func (d *delays) siteSlot(i int, st int32) int32 {
+	p := &d.procs[i]
+	if p.siteSlot == nil {
+		cs := &d.a.procs[i]
+		p.siteSlot = make([]int32, len(cs.sites))
+		t := &d.a.m.Procs[i].Tables
+		for s, x := range cs.sites {
+			h := fnv.New64a()
+			h.Write([]byte{'m', 0})
+			h.Write([]byte(t.String(x.fn)))
+			h.Write([]byte{0})
+			h.Write([]byte(t.SiteName(x.loc)))
+			h.Write([]byte{0})
+			if x.region >= 0 {
+				h.Write([]byte(t.String(x.region)))
+			}
+			p.siteSlot[s] = p.slotOf(h.Sum64())
+		}
+	}
+	return p.siteSlot[st]
+}
+
+// codeSlot returns the slot of process i's code (a label): its key is a
+// hash of the code's name.
+func (d *delays) codeSlot(i int, code int64) int32 {
+	p := &d.procs[i]
+	if j, ok := p.codeSlot[code]; ok {
+		return j
 	}
 	h := fnv.New64a()
 	h.Write([]byte{'c', 0})
-	h.Write([]byte(d.a.labelName(i, cp.code)))
-	k := h.Sum64()
-	p.codeKey[cp.code] = k
-	return k
+	h.Write([]byte(d.a.labelName(i, code)))
+	j := p.slotOf(h.Sum64())
+	p.codeSlot[code] = j
+	return j
+}
+
+// labelSlot returns the slot of the code call k of process i follows
+// (its label), by its where: no map lookup a call.
+func (d *delays) labelSlot(i int, k int32) int32 {
+	p, cs := &d.procs[i], &d.a.procs[i]
+	if p.whereSlot == nil {
+		p.whereSlot = make([]int32, len(cs.wheres))
+		for w := range p.whereSlot {
+			p.whereSlot[w] = -1
+		}
+	}
+	w := cs.where.At(int(k))
+	if p.whereSlot[w] < 0 {
+		p.whereSlot[w] = d.codeSlot(i, cs.wheres[w].label)
+	}
+	return p.whereSlot[w]
+}
+
+// tmap is a time map: ns per call path slot of one process, the slots
+// touched since the last reset, and (with refs) the call path that last
+// added to each, as a map by key would learn it (call paths of one name
+// share a key, so a slot).
+type tmap struct {
+	val     []int64
+	ref     []cpRef
+	flag    []uint8 // tmTouched, tmRef
+	touched []int32
+}
+
+const (
+	tmTouched = 1 << iota
+	tmRef
+)
+
+func (t *tmap) reset() {
+	for _, s := range t.touched {
+		t.val[s], t.flag[s] = 0, 0
+	}
+	t.touched = t.touched[:0]
+}
+
+func (t *tmap) touch(s int32) {
+	for int(s) >= len(t.val) {
+		t.val = append(t.val, 0)
+		t.ref = append(t.ref, cpRef{})
+		t.flag = append(t.flag, 0)
+	}
+	if t.flag[s]&tmTouched == 0 {
+		t.flag[s] |= tmTouched
+		t.touched = append(t.touched, s)
+	}
+}
+
+// add adds ns to slot s, call path cp (learnt with refs).
+func (t *tmap) add(s int32, cp cpRef, ns int64, refs bool) {
+	if ns == 0 {
+		return
+	}
+	t.touch(s)
+	t.val[s] += ns
+	if refs {
+		t.ref[s] = cp
+		t.flag[s] |= tmRef
+	}
+}
+
+// refOf returns the call path slot s learnt, the zero cpRef for none.
+func (t *tmap) refOf(s int32) cpRef {
+	if t.flag[s]&tmRef != 0 {
+		return t.ref[s]
+	}
+	return cpRef{}
+}
+
+// tmEntry is a time map's entry on the wire: key and ns.
+type tmEntry struct {
+	k  uint64
+	ns int64
 }
 
 // timeMap builds in d.tm the time map of process i's interval from
 // synchronization point a (−1: the thread's first call) to b: the time per
 // call path from a's call's enter to b's, less the waits of the points
 // between them, less a's call but for its completion (scout's
-// getRuntimes and PruneDelayTimemap). It returns the waiting between.
-// refs, when not nil, learns each key's call path.
-func (d *delays) timeMap(i int, a, b int32, refs map[uint64]cpRef) (waits int64) {
-	clear(d.tm)
+// getRuntimes and PruneDelayTimemap). It returns the waiting between. The
+// map's entries are its touched slots of positive value; with refs it
+// learns each slot's call path.
+func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
+	tm := &d.tm
+	tm.reset()
 	cs, ss := &d.a.procs[i], d.procs[i].syncs
-	add := func(cp cpRef, ns int64) {
-		if ns == 0 {
-			return
-		}
-		k := d.cpKey(i, cp)
-		d.tm[k] += ns
-		if refs != nil {
-			refs[k] = cp
-		}
-	}
 	kb, ka := ss[b].call, int32(-1)
 	if a >= 0 {
 		ka = ss[a].call
@@ -609,30 +833,29 @@ func (d *delays) timeMap(i int, a, b int32, refs map[uint64]cpRef) (waits int64)
 		if pk < 0 {
 			break // the thread's first call: the time before it is not in
 		}
-		if !cs.eachSplit(k, func(code, ns int64) { add(cpRef{site: -1, code: code}, ns) }) {
-			add(cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk))
+		if !cs.eachSplit(k, func(code, ns int64) { tm.add(d.codeSlot(i, code), cpRef{site: -1, code: code}, ns, refs) }) {
+			tm.add(d.labelSlot(i, k), cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk), refs)
 		}
-		add(cpRef{site: cs.siteAt(pk)}, cs.durAt(pk))
+		st := cs.siteAt(pk)
+		tm.add(d.siteSlot(i, st), cpRef{site: st}, cs.durAt(pk), refs)
 		k = pk
 	}
 	for j := a + 1; j < b; j++ {
 		if w := ss[j].wait; w > 0 {
-			d.tm[d.cpKey(i, cpRef{site: cs.siteAt(ss[j].call)})] -= w
+			s := d.siteSlot(i, cs.siteAt(ss[j].call))
+			tm.touch(s)
+			tm.val[s] -= w
 			waits += w
 		}
 	}
-	for k, v := range d.tm {
-		if v <= 0 {
-			delete(d.tm, k)
-		}
+	// No entry of zero or less (a value of 0 is no entry).
+	for _, s := range tm.touched {
+		tm.val[s] = max(0, tm.val[s])
 	}
 	if a >= 0 {
-		k := d.cpKey(i, cpRef{site: cs.siteAt(ka)})
-		if v := d.tm[k] - (cs.durAt(ka) - ss[a].compl); v > 0 {
-			d.tm[k] = v
-		} else {
-			delete(d.tm, k)
-		}
+		s := d.siteSlot(i, cs.siteAt(ka))
+		tm.touch(s)
+		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-ss[a].compl))
 	}
 	return waits
 }
@@ -651,13 +874,24 @@ const recRound = 1 << 20
 // (from cursor on, about recRound bytes): every wait charged to a cause
 // with the waiter's time map of its interval, for the rank of its cause.
 // more reports whether waits are left for another round.
-func (d *delays) records(waits [][]waitOf, lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
+//
+// The buffers are the same each round: the records of the last are done
+// with once every rank has made their tasks (costs agrees on that first).
+func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
 	a, m := d.a, d.a.m
 	le := binary.LittleEndian
-	bufs = make([][]byte, d.c.Size())
-	var keys []uint64
+	if d.recBufs == nil {
+		d.recBufs = make([][]byte, d.c.Size())
+	}
+	bufs = d.recBufs
+	for q := range bufs {
+		bufs[q] = bufs[q][:0]
+	}
 	size := 0
 	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
+		if cursor[0] > 0 {
+			lr[cursor[0]-1] = nil // the process's records are made
+		}
 		i := cursor[0]
 		p := &d.procs[i]
 		me := int32(m.Procs[i].Header.Rank)
@@ -670,10 +904,6 @@ func (d *delays) records(waits [][]waitOf, lr []map[int32]lrWait, cursor *[2]int
 			if !s.charged() {
 				continue
 			}
-			w := waitAt(waits[i], s.call)
-			if w == nil {
-				continue // Analyze charged it: there is one
-			}
 			// The node of the cause's the wait names (none found: a
 			// task all propagated).
 			kind, th, ev := noteSend, int32(-1), int64(-1)
@@ -681,21 +911,30 @@ func (d *delays) records(waits [][]waitOf, lr []map[int32]lrWait, cursor *[2]int
 			case s.pat == LateReceiver:
 				l := lr[i][s.call]
 				kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
-			case w.node >= 0:
-				if pp, pth, pev := a.pred(i, w.node); pp == s.cause {
+			default:
+				// The node waited at: the point's own (a Late Sender's
+				// receive, a collective's end).
+				v := a.nodeAt(i, int32(s.th), s.ev)
+				if v < 0 {
+					break
+				}
+				if pp, pth, pev := a.pred(i, v); pp == s.cause {
 					th, ev = pth, pev
 				}
-				if m.Kind[w.node] == trace.CollEnd {
+				if m.Kind[v] == trace.CollEnd {
 					kind = noteColl
 				}
 			}
 			prev, _ := d.prevSync(i, int32(j), s.cause)
-			d.timeMap(i, prev, int32(j), nil)
-			keys = keys[:0]
-			for k := range d.tm {
-				keys = append(keys, k)
+			d.timeMap(i, prev, int32(j), false)
+			ents := d.ents[:0]
+			for _, x := range d.tm.touched {
+				if v := d.tm.val[x]; v > 0 {
+					ents = append(ents, tmEntry{p.keys[x], v})
+				}
 			}
-			slices.Sort(keys)
+			slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
+			d.ents = ents
 			to := d.owners.Owner(int(s.cause))
 			b := le.AppendUint32(bufs[to], uint32(s.cause))
 			b = le.AppendUint32(b, uint32(th))
@@ -705,10 +944,10 @@ func (d *delays) records(waits [][]waitOf, lr []map[int32]lrWait, cursor *[2]int
 			b = le.AppendUint32(b, uint32(me))
 			b = le.AppendUint32(b, uint32(j))
 			b = le.AppendUint32(b, uint32(s.pat))
-			b = le.AppendUint32(b, uint32(len(keys)))
-			for _, k := range keys {
-				b = le.AppendUint64(b, k)
-				b = le.AppendUint64(b, uint64(d.tm[k]))
+			b = le.AppendUint32(b, uint32(len(ents)))
+			for _, e := range ents {
+				b = le.AppendUint64(b, e.k)
+				b = le.AppendUint64(b, uint64(e.ns))
 			}
 			size += len(b) - len(bufs[to])
 			bufs[to] = b
@@ -758,7 +997,10 @@ func (d *delays) taskCounts() error {
 		}
 	}
 	for i := range d.procs {
+		// About a call path a task and a quarter more (1.1 on a pure-MPI
+		// code): grown past that, by a quarter.
 		d.procs[i].tasks = make([]task, 0, count[i])
+		d.procs[i].cps = make([]cpAmount, 0, count[i]+count[i]/4)
 	}
 	return comm.Agree(d.c, lerr)
 }
@@ -807,12 +1049,8 @@ func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
 // the costs it passes to the waits of its interval.
 func (d *delays) tasks(recv [][]byte) error {
 	le := binary.LittleEndian
-	refs := map[uint64]cpRef{}
-	type entry struct {
-		k  uint64
-		ns int64
-	}
-	var tw []entry
+	tw := d.ents[:0]
+	defer func() { d.ents = tw[:0] }()
 	for q, buf := range recv {
 		for len(buf) > 0 {
 			if len(buf) < recHead {
@@ -832,26 +1070,40 @@ func (d *delays) tasks(recv [][]byte) error {
 			}
 			tw = tw[:0]
 			for e := range n {
-				tw = append(tw, entry{le.Uint64(buf[16*e:]), int64(le.Uint64(buf[16*e+8:]))})
+				tw = append(tw, tmEntry{le.Uint64(buf[16*e:]), int64(le.Uint64(buf[16*e+8:]))})
 			}
 			buf = buf[16*n:]
-			d.task(i, kind, th, ev, w, waiter, wsync, pat, func(k uint64) int64 {
-				if j, ok := slices.BinarySearchFunc(tw, k, func(e entry, k uint64) int { return cmp.Compare(e.k, k) }); ok {
-					return tw[j].ns
-				}
-				return 0
-			}, refs)
+			p := &d.procs[i]
+			p.tasks = append(p.tasks, d.task(i, kind, th, ev, w, waiter, wsync, pat, tw))
 		}
 	}
 	return nil
 }
 
-// task makes the task of one wait record at local process i.
-func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, waiterTime func(uint64) int64, refs map[uint64]cpRef) {
+// waiterTime returns the ns of key k in the waiter's time map tw
+// (sorted by key), 0 for none.
+func waiterTime(tw []tmEntry, k uint64) int64 {
+	lo, hi := 0, len(tw)
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if tw[h].k < k {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	if lo < len(tw) && tw[lo].k == k {
+		return tw[lo].ns
+	}
+	return 0
+}
+
+// task makes the task of one wait record at local process i, the
+// waiter's time map being tw.
+func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
-	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
-	defer func() { p.tasks = append(p.tasks, t) }()
+	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat, cpOff: int32(len(p.cps))}
 	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
 	if ok {
 		t.pos = d.findSync(i, call, sth, sev, coll)
@@ -868,7 +1120,7 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	if t.pos < 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return
+		return t
 	}
 	prev, first := d.prevSync(i, t.pos, waiter)
 	t.lo = first
@@ -878,26 +1130,26 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	if coll {
 		t.lo = d.groupLo(i, t.pos, call, prev, t.lo)
 	}
-	clear(refs)
-	waits := d.timeMap(i, prev, t.pos, refs)
+	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
-	t.cpOff = int32(len(p.cps))
-	for k, ns := range d.tm {
-		if dv := ns - waiterTime(k); dv > 0 {
-			p.cps = append(p.cps, cpAmount{refs[k], dv})
-			D += dv
+	for _, x := range d.tm.touched {
+		if ns := d.tm.val[x]; ns > 0 {
+			if dv := ns - waiterTime(tw, p.keys[x]); dv > 0 {
+				p.cps = append(p.cps, cpAmount{dv, p.refIndex(x, d.tm.refOf(x))})
+				D += dv
+			}
 		}
 	}
 	cps := p.cps[t.cpOff:]
-	t.cpN = int32(len(cps))
 	slices.SortFunc(cps, func(x, y cpAmount) int {
-		return cmp.Or(cmp.Compare(x.cp.site, y.cp.site), cmp.Compare(x.cp.code, y.cp.code))
+		a, b := &p.refs[x.ref], &p.refs[y.ref]
+		return cmp.Or(cmp.Compare(a.site, b.site), cmp.Compare(a.code, b.code))
 	})
 	t.den = D + waits
 	if t.den <= 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return
+		return t
 	}
 	// Short-term: the wait in proportion to the delay and the waits of
 	// the interval, at most all of both for a point-to-point wait.
@@ -910,7 +1162,7 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	counted := false
 	for _, c := range cps {
 		if ns := sp.part(c.d); ns > 0 {
-			r := d.row(i, c.cp, site, pat)
+			r := d.row(i, p.refs[c.ref], site, pat)
 			r.NS += ns
 			r.Waits++
 			counted = true
@@ -920,6 +1172,7 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 	}
 	d.pass(i, &t, pat, &sp, code, site)
+	return t
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
@@ -939,11 +1192,16 @@ func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, sit
 			lost += ns
 			continue
 		}
-		if s.slot < 0 {
-			s.slot = int32(len(p.costs))
+		x, ok := int32(0), p.hasSlot[j/64]&(1<<(j%64)) != 0
+		if ok {
+			x = p.slot[j]
+		} else {
+			x = int32(len(p.costs))
 			p.costs = append(p.costs, [NumPatterns]int64{})
+			p.slot[j] = x
+			p.hasSlot[j/64] |= 1 << (j % 64)
 		}
-		p.costs[s.slot][pat] += ns
+		p.costs[x][pat] += ns
 	}
 	// What the waits before lo would have had (scout's rule for a
 	// collective's members, groupLo) reaches no delay.
@@ -957,15 +1215,51 @@ func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, sit
 // (call, th, ev), any of the call's for a collective; −1 for none.
 func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 	ss := d.procs[i].syncs
-	j, _ := slices.BinarySearchFunc(ss, syncPt{th: th, call: call}, func(x, y syncPt) int {
-		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call))
-	})
-	for ; j < len(ss) && ss[j].th == th && ss[j].call == call; j++ {
+	if th < 0 || th >= trace.MaxThreads {
+		return -1
+	}
+	// The first point of (th, call) or after: by galloping from the last
+	// one found when it is after that, else by bisection.
+	key := uint64(th)<<32 | uint64(uint32(call))
+	at := func(j int) uint64 { return uint64(ss[j].th)<<32 | uint64(uint32(ss[j].call)) }
+	p := &d.procs[i]
+	lo, hi := 0, len(ss)
+	if h := p.syncHint; h < len(ss) && at(h) < key {
+		step := 1
+		for h+step < len(ss) && at(h+step) < key {
+			step *= 2
+		}
+		lo, hi = h+step/2+1, min(h+step, len(ss))
+	}
+	for lo < hi {
+		h := int(uint(lo+hi) >> 1)
+		if at(h) < key {
+			lo = h + 1
+		} else {
+			hi = h
+		}
+	}
+	for j := lo; j < len(ss) && at(j) == key; j++ {
 		if coll || ss[j].ev == ev {
+			p.syncHint = j
 			return int32(j)
 		}
 	}
 	return -1
+}
+
+// dropFinders lets go of what found the nodes, calls and points the
+// records and notifications name, before the replay, which reads the
+// calls, the points and the tasks only (Analyze is the last user).
+func (d *delays) dropFinders() {
+	a := d.a
+	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
+	a.call, a.bare = nil, nil
+	a.reqCall, a.reqEv = narrow.Column[int16]{}, narrow.Column[int32]{}
+	for i := range d.procs {
+		p := &d.procs[i]
+		p.colls, p.groupAt, p.groups = nil, nil, nil
+	}
 }
 
 // The replay's messages: the cause's process, the waiter's world rank and
@@ -985,18 +1279,44 @@ const inflowSize = 4 + 4 + 4 + 4 + 8*int(NumPatterns)
 // wait yet to pass its costs passes them as they are (what reaches it
 // later stays propagated): the replay ends on any input.
 func (d *delays) replay() error {
+	var count []int32
 	for i := range d.procs {
 		p := &d.procs[i]
-		p.byWaiter = make([]int32, len(p.tasks))
+		// Tasks come in the order of their waiters' points, from each
+		// rank: on one rank (or from one) they are in waiter order, and
+		// deliver bisects them; else an index sorts them.
+		byWaiter := func(x, y task) int {
+			return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
+		}
+		if !slices.IsSortedFunc(p.tasks, byWaiter) {
+			p.byWaiter = make([]int32, len(p.tasks))
+			for j := range p.tasks {
+				p.byWaiter[j] = int32(j)
+			}
+			slices.SortFunc(p.byWaiter, func(x, y int32) int { return byWaiter(p.tasks[x], p.tasks[y]) })
+			p.waitKey = make([]uint64, len(p.tasks))
+			for k, j := range p.byWaiter {
+				p.waitKey[k] = waitKey(p.tasks[j].waiter, p.tasks[j].wsync)
+			}
+		}
+		// By point, latest first, in task order among equals: a
+		// counting sort (a point is −1 … len(syncs)−1).
+		n := len(p.syncs) + 1
+		count = slices.Grow(count[:0], n+1)[:n+1]
+		clear(count)
+		at := func(t *task) int { return len(p.syncs) - 1 - int(t.pos) }
+		for j := range p.tasks {
+			count[at(&p.tasks[j])+1]++
+		}
+		for b := 1; b <= n; b++ {
+			count[b] += count[b-1]
+		}
 		p.order = make([]int32, len(p.tasks))
 		for j := range p.tasks {
-			p.byWaiter[j], p.order[j] = int32(j), int32(j)
+			b := at(&p.tasks[j])
+			p.order[count[b]] = int32(j)
+			count[b]++
 		}
-		slices.SortFunc(p.byWaiter, func(x, y int32) int {
-			a, b := &p.tasks[x], &p.tasks[y]
-			return cmp.Or(cmp.Compare(a.waiter, b.waiter), cmp.Compare(a.wsync, b.wsync))
-		})
-		slices.SortStableFunc(p.order, func(x, y int32) int { return cmp.Compare(p.tasks[y].pos, p.tasks[x].pos) })
 	}
 	for i := range d.procs {
 		d.advance(i)
@@ -1074,20 +1394,36 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	p := &d.procs[i]
-	j, ok := slices.BinarySearchFunc(p.byWaiter, [2]int32{waiter, wsync}, func(x int32, k [2]int32) int {
-		t := &p.tasks[x]
-		return cmp.Or(cmp.Compare(t.waiter, k[0]), cmp.Compare(t.wsync, k[1]))
-	})
-	if !ok {
-		return false
+	var j int32
+	if p.byWaiter == nil {
+		// The tasks are in waiter order themselves.
+		k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
+			return cmp.Compare(waitKey(t.waiter, t.wsync), key)
+		})
+		if !ok {
+			return false
+		}
+		j = int32(k)
+	} else {
+		k, ok := slices.BinarySearch(p.waitKey, waitKey(waiter, wsync))
+		if !ok {
+			return false
+		}
+		j = p.byWaiter[k]
 	}
-	t := &p.tasks[p.byWaiter[j]]
+	t := &p.tasks[j]
 	if t.ready {
 		return false
 	}
 	t.ready = true
-	d.queue = append(d.queue, ready{int32(i), p.byWaiter[j], in})
+	d.queue = append(d.queue, ready{int32(i), j, in})
 	return true
+}
+
+// waitKey packs a wait's (waiter, wsync) so that the keys sort as the
+// pairs do (both are int32).
+func waitKey(waiter, wsync int32) uint64 {
+	return uint64(uint32(waiter)^1<<31)<<32 | uint64(uint32(wsync)^1<<31)
 }
 
 // finalize passes the costs of process i's wait at synchronization point
@@ -1100,8 +1436,8 @@ func (d *delays) finalize(i int, q int32) {
 	}
 	me := int32(d.a.m.Procs[i].Header.Rank)
 	var in [NumPatterns]int64
-	if s.slot >= 0 {
-		in = p.costs[s.slot]
+	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
+		in = p.costs[p.slot[q]]
 	}
 	if j, ok := d.local[int(s.cause)]; ok {
 		if !d.deliver(int(d.a.m.Procs[j].Header.Rank), me, q, in) && d.lerr == nil {
@@ -1145,17 +1481,17 @@ func (d *delays) drain() {
 		d.queue = d.queue[:len(d.queue)-1]
 		i := int(x.proc)
 		p := &d.procs[i]
-		t := &p.tasks[x.task]
-		d.longTerm(i, t, &x.in)
-		t.done = true
+		d.longTerm(i, x.task, &x.in)
+		p.tasks[x.task].done = true
 		d.advance(i)
 	}
 }
 
 // longTerm splits the costs that reached task t's wait over its delay
 // (long-term cost, per pattern) and the waits of its interval.
-func (d *delays) longTerm(i int, t *task, inflow *[NumPatterns]int64) {
-	cs := &d.a.procs[i]
+func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
+	cs, p := &d.a.procs[i], &d.procs[i]
+	t := &p.tasks[j]
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
 		call := d.procs[i].syncs[t.pos].call
@@ -1171,9 +1507,9 @@ func (d *delays) longTerm(i int, t *task, inflow *[NumPatterns]int64) {
 			continue
 		}
 		sp := splitter{amount: in, total: t.den}
-		for _, c := range d.procs[i].cps[t.cpOff : t.cpOff+t.cpN] {
+		for _, c := range p.cpsOf(j) {
 			if ns := sp.part(c.d); ns > 0 {
-				d.row(i, c.cp, site, pat).LongTerm += ns
+				d.row(i, p.refs[c.ref], site, pat).LongTerm += ns
 			}
 		}
 		d.pass(i, t, pat, &sp, code, site)
@@ -1190,17 +1526,21 @@ func (d *delays) longTerm(i int, t *task, inflow *[NumPatterns]int64) {
 // (CalculateScales' sum scales, as DelayCostMap::addCosts applies them).
 func (d *delays) groupLo(i int, pos, call, prev, lo int32) int32 {
 	p := &d.procs[i]
-	g, ok := p.groups[pos]
-	if !ok {
-		g = d.group(i, pos, call)
-		p.groups[pos] = g
+	j := p.hint + 1
+	if j >= len(p.groupAt) || p.groupAt[j] != pos {
+		var ok bool
+		if j, ok = slices.BinarySearch(p.groupAt, pos); !ok {
+			p.groupAt = slices.Insert(p.groupAt, j, pos)
+			p.groups = slices.Insert(p.groups, j, d.group(i, pos, call))
+		}
 	}
+	p.hint = j
+	g := &p.groups[j]
 	if prev <= g.prev {
 		return lo
 	}
-	j, _ := slices.BinarySearch(g.inter, prev+1)
-	if j < len(g.inter) {
-		return g.inter[j]
+	if q, _ := slices.BinarySearch(g.inter, prev+1); q < len(g.inter) {
+		return g.inter[q]
 	}
 	return pos
 }
@@ -1239,18 +1579,18 @@ func (d *delays) group(i int, pos, call int32) group {
 		s := &ss[q]
 		before := left
 		switch {
-		case s.partner >= 0:
-			meet(s.partner)
-		case s.set == -1 || s.set == ci:
+		case s.with >= 0:
+			meet(s.with)
+		case s.set() == -1 || s.set() == ci:
 			left = 0 // every member
-		case s.set >= 0:
-			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set)); ok {
+		case s.set() >= 0:
+			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set())); ok {
 				for k := range min(c2.Size(), trace.MaxRanks) {
 					meet(int32(c2.Member(k)))
 				}
 			}
 		default:
-			for _, r := range p.lists[-2-s.set] {
+			for _, r := range p.lists[-2-s.set()] {
 				meet(r)
 			}
 		}

@@ -29,7 +29,6 @@
 package waitstate
 
 import (
-	"cmp"
 	"math"
 	"slices"
 
@@ -224,6 +223,10 @@ type Analysis struct {
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
+	// oneThread is, per process, the thread all its nodes are on (−1:
+	// several or none, −2: not known yet): nodeAt needs no byThread then.
+	oneThread []int32
+	nodeHint  []int32 // per process, the node nodeAt found last
 	// reqCall and reqEv give, per point-to-point node whose request
 	// another call handled, that call and event (thread<<40 | index): for
 	// a receive completed by a Wait or Test, the MPI_Irecv that posted it
@@ -292,6 +295,14 @@ func New(m *graph.Matching) *Analysis {
 	for v := range a.call {
 		a.call[v] = -1
 	}
+	// An operation per coll_end node at most, as the load counted them:
+	// made room for at once, not grown by a quarter at a time (four times
+	// its size in copies).
+	ops := 0
+	for _, p := range m.Procs {
+		ops += int(p.Census.Kinds[trace.CollEnd])
+	}
+	a.ops = make([]nodeOp, 0, min(ops, int(m.Len())))
 	return a
 }
 
@@ -320,19 +331,23 @@ func (a *Analysis) exit(i int, v int32) int64 {
 	return math.MinInt64
 }
 
-// opOf returns node v's collective operation (0 when none was recorded)
-// and communicator.
-func (a *Analysis) opOf(v int32) (trace.CollOp, int32) {
-	if j, ok := slices.BinarySearchFunc(a.ops, v, func(x nodeOp, v int32) int { return cmp.Compare(x.node, v) }); ok {
-		return trace.CollOp(a.ops[j].op), a.ops[j].comm
-	}
-	return 0, -1
+// opCursor finds the collective operations of nodes asked for in
+// ascending order (a walk of the nodes): no search a node.
+type opCursor struct {
+	ops []nodeOp // sorted by node
+	j   int
 }
 
-// op returns node v's collective operation, 0 when none was recorded.
-func (a *Analysis) op(v int32) trace.CollOp {
-	o, _ := a.opOf(v)
-	return o
+// at returns node v's collective operation (0 when none was recorded)
+// and communicator; v is no less than the node asked for before.
+func (c *opCursor) at(v int32) (trace.CollOp, int32) {
+	for c.j < len(c.ops) && c.ops[c.j].node < v {
+		c.j++
+	}
+	if c.j < len(c.ops) && c.ops[c.j].node == v {
+		return trace.CollOp(c.ops[c.j].op), c.ops[c.j].comm
+	}
+	return 0, -1
 }
 
 // callRecorder records one process's MPI calls (Record).
