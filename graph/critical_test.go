@@ -145,7 +145,7 @@ func TestLongestPathsAndWalk(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			for _, s := range st {
+			for s := range st.Steps() {
 				steps[s.Depth] = part.global[s.Node]
 			}
 			mu.Unlock()
