@@ -89,6 +89,15 @@ func Analyze(in *Input) (Result, error) {
 		tasks += pg.taskW.Len()
 	}
 	in.collectDropped(tasks)
+	// Without a cross-process edge on any rank, each process's DAG is a
+	// graph of its own: built, replayed and dropped one after the other.
+	apart, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes)})
+	if err != nil {
+		return res, err
+	}
+	if apart[0] == 0 && apart[1] > 0 {
+		return in.analyzeApart(tg)
+	}
 	// The fragment nodes' weights, packed since the simulation, into one
 	// column of the rank: 32 bits a node, a weight past 4.29 s kept aside
 	// exactly (the replays read them through weight, a call a node).
@@ -240,12 +249,19 @@ func Analyze(in *Input) (Result, error) {
 			}
 		})
 	}
+	summary := in.pathSummary(path, 0, weight, bases)
+	return in.finish(tg, span, t1, zero, orphans, &summary)
+}
+
+// finish sums the phase's counts over the ranks and brings the path's
+// summaries to rank 0, which makes the report's sections.
+func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary *pathSummary) (Result, error) {
+	var res Result
 	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
 	if err != nil {
 		return res, err
 	}
-	summary := in.pathSummary(path, weight, bases)
-	all, err := in.gatherSummaries(&summary)
+	all, err := in.gatherSummaries(summary)
 	if err != nil {
 		return res, err
 	}
@@ -361,7 +377,10 @@ type segment struct {
 	start, dur int64
 }
 
-func (in *Input) pathSummary(path *graph.Path, weight func(n int32) int64, bases []int32) pathSummary {
+// pathSummary summarises the rank's steps of the critical path, whose
+// nodes are the rank's nodes from offset on (bases: where each process's
+// begin; weight(n) weighs node n).
+func (in *Input) pathSummary(path *graph.Path, offset int32, weight func(n int32) int64, bases []int32) pathSummary {
 	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
 	names := nameTable{index: map[string]uint32{}, desc: map[descKey][2]uint32{}}
 	// Time and nodes by name id and by process, made maps at the end.
@@ -393,6 +412,7 @@ func (in *Input) pathSummary(path *graph.Path, weight func(n int32) int64, bases
 	broken := true
 	ci := -1 // the process of the node before, whose range is tried first
 	for st := range path.Steps() {
+		st.Node += offset
 		if st.Cross {
 			s.Crossings++
 		}
@@ -725,4 +745,116 @@ func (c *segmentCap) result() ([]report.PathNode, bool) {
 	}
 	slices.SortStableFunc(keep, timeOrder)
 	return keep, true
+}
+
+// analyzeApart is Analyze's fragment DAG when no process has an edge from
+// another, on any rank (Edges are empty): each process's DAG is then a
+// graph of its own, built, replayed and dropped one after the other over
+// a communicator of one rank. The whole rank's DAG and its replays'
+// arrays (the forward values, the arguments and the weights, 12 bytes a
+// node) were live at once: on the 10 M-event imbalance (16 processes of
+// fork-join tasks, 3.9 M nodes on one rank) 85 MiB at the phase's peak,
+// twice the simulation's. The values are those of the rank's DAG: it is
+// the processes' DAGs side by side, whose tie keys follow each one's node
+// ids.
+//
+// A process's longest path is its span; the run's span is the largest.
+// The path is walked in the process reaching it first (by trace rank; a
+// process's own End is its first node reaching its span), kept from the
+// walk of each process that beat the rank's best so far; the zero-slack
+// tasks are marked in each process from its own span, and counted in
+// those whose span is the run's.
+func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
+	in.Edges = nil
+	self := selfComm{}
+	var t1 int64
+	spans := make([]int64, len(in.Procs))
+	zeros := make([]int64, len(in.Procs))
+	bases := make([]int32, len(in.Procs)) // each process's nodes in the rank's numbering
+	var total int32
+	for i, pg := range in.Procs {
+		bases[i] = total
+		total += int32(pg.frags.Len())
+	}
+	best := -1 // the process whose path is kept
+	var path *graph.Path
+	var pathW narrow.Column[uint32]
+	for i, pg := range in.Procs {
+		f := pg.frags
+		t1 += f.Work
+		n := f.Len()
+		var w narrow.Column[uint32]
+		w.Reserve(n)
+		f.DrainWeights(w.Append)
+		b := graph.NewBuilder(0, 1)
+		b.Reserve(n, 0)
+		for k := range n {
+			b.AddNode(f.Chained(int32(k)))
+		}
+		b.AddPairs(f.Edges, 0)
+		f.Edges = packed.Pairs{}
+		f.DropChained()
+		pg.addFragDeps(b, 0)
+		dag, err := b.Build(self, graph.BuildOptions{OutsOnly: true})
+		if err != nil {
+			return Result{}, err
+		}
+		f.SendNode, f.RecvNode = sim.EventNodes{}, sim.EventNodes{}
+		pg.deps = packed.Pairs{}
+		f.DropLast()
+		rank := pg.rank
+		lp, err := graph.LongestPathsFollowing(self, dag, &w, func(m int32) int64 { return nodeKey(rank, m) })
+		if err != nil {
+			return Result{}, err
+		}
+		dag.DropInputs()
+		spans[i] = lp.Span
+		if n > 0 && (best < 0 || lp.Span > spans[best] || lp.Span == spans[best] && rank < in.Procs[best].rank) {
+			p, err := graph.WalkPath(self, dag, lp)
+			if err != nil {
+				return Result{}, err
+			}
+			best, path, pathW = i, p, w
+		}
+		on, err := graph.OnLongestPathsColumn(self, dag, &w, lp)
+		if err != nil {
+			return Result{}, err
+		}
+		pg.eachRan(func(t int32, _ int64) {
+			if first := f.FirstOf(t); first >= 0 && on.On(first) {
+				zeros[i]++
+			}
+		})
+	}
+	mine := int64(0)
+	if best >= 0 {
+		mine = spans[best]
+	}
+	g, err := in.Comm.AllreduceInt64(comm.Max, []int64{mine})
+	if err != nil {
+		return Result{}, err
+	}
+	span := g[0]
+	owner := int64(math.MaxInt64)
+	if best >= 0 && spans[best] == span {
+		owner = int64(in.Procs[best].rank)
+	}
+	o, err := in.Comm.AllreduceInt64(comm.Min, []int64{owner})
+	if err != nil {
+		return Result{}, err
+	}
+	var zero int64
+	for i := range in.Procs {
+		if spans[i] == span {
+			zero += zeros[i]
+		}
+	}
+	var summary pathSummary
+	if best >= 0 && o[0] == owner {
+		at := bases[best]
+		summary = in.pathSummary(path, at, func(m int32) int64 { return pathW.At(int(m - at)) }, bases)
+	} else {
+		summary = in.pathSummary(&graph.Path{}, 0, nil, bases)
+	}
+	return in.finish(tg, span, t1, zero, 0, &summary)
 }
