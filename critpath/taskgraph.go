@@ -140,8 +140,15 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		}
 	}
 	slots := int(bases[len(in.Procs)])
-	b.Reserve(slots+remotes+1, 2*remotes-declared)
+	b.Reserve(slots+remotes+1, 0)
 	b.ReserveRemote(declared)
+	// The remote dependences' local edges, latency node → successor and
+	// predecessor → latency node, packed (2–4 bytes an edge, where the
+	// builder's arrays of edges added one by one take 8): the two lists
+	// are the builder's largest on a pipeline through processes.
+	lat, pred := packed.NewPairsByA(), packed.NewPairsByA()
+	lat.Grow(remotes, 3)
+	pred.Grow(remotes-declared, 3)
 	var w narrow.Column[uint32]
 	w.Reserve(slots + remotes + 1)
 	for i, pg := range in.Procs {
@@ -216,14 +223,14 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 					recv = append(recv, l, n)
 				}
 			}
-			b.AddEdge(l, bases[i]+succ)
+			lat.Append(l, bases[i]+succ)
 			key := predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k))
 			if owner := in.Owners.Owner(int(e.PredProc[k])); owner != me {
 				b.AddRemoteInKey(l, owner, key)
 			} else {
 				// The order of a node's inputs changes no backward length.
 				src, _ := resolve(key)
-				b.AddEdge(src, l)
+				pred.Append(src, l)
 			}
 			edges++
 			remote++
@@ -238,6 +245,10 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
+	lat.Trim()
+	pred.Trim()
+	b.AddPairs(lat, 0)
+	b.AddPairs(pred, 0)
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
