@@ -778,12 +778,17 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 	}
 	best := -1 // the process whose path is kept
 	var path *graph.Path
-	var pathW narrow.Column[uint32]
+	// The weights of the process being replayed, and of the one whose
+	// path is kept: two columns made again for each process, not one a
+	// process (garbage the phase's collector, at +10 %, ran after).
+	var w, pathW narrow.Column[uint32]
+	// And the forward values and arguments of the last replay.
+	var rc graph.Recycler
 	for i, pg := range in.Procs {
 		f := pg.frags
 		t1 += f.Work
 		n := f.Len()
-		var w narrow.Column[uint32]
+		w.Reset()
 		w.Reserve(n)
 		f.DrainWeights(w.Append)
 		b := graph.NewBuilder(0, 1)
@@ -803,7 +808,8 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 		pg.deps = packed.Pairs{}
 		f.DropLast()
 		rank := pg.rank
-		lp, err := graph.LongestPathsFollowing(self, dag, &w, func(m int32) int64 { return nodeKey(rank, m) })
+		cw := &w
+		lp, err := rc.LongestPathsFollowing(self, dag, cw, func(m int32) int64 { return nodeKey(rank, m) })
 		if err != nil {
 			return Result{}, err
 		}
@@ -814,9 +820,11 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 			if err != nil {
 				return Result{}, err
 			}
-			best, path, pathW = i, p, w
+			best, path = i, p
+			w, pathW = pathW, w // this process's weights are pathW now
+			cw = &pathW
 		}
-		on, err := graph.OnLongestPathsColumn(self, dag, &w, lp)
+		on, err := rc.OnLongestPathsColumn(self, dag, cw, lp)
 		if err != nil {
 			return Result{}, err
 		}

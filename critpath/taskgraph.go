@@ -81,6 +81,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	var rootBL rootVals
 	rootBL.reserve(aloneRan)
 	scratch := make([]int64, aloneMax)
+	var rw narrow.Column[uint32] // run times, made again for each process
+	rw.Reserve(aloneMax)
 	general := make([]bool, len(in.Procs))
 	for i, pg := range in.Procs {
 		n := pg.taskW.Len()
@@ -88,13 +90,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			general[i] = true
 			continue
 		}
-		var w narrow.Column[uint32]
-		w.Reserve(n)
+		rw.Reset()
 		rd := pg.taskW.Values()
 		for range n {
-			w.Append(max(rd.Next(), 0))
+			rw.Append(max(rd.Next(), 0))
 		}
-		r, l, ok := creationOrderBL(&pairs[i], n, &w, ran[i], scratch)
+		r, l, ok := creationOrderBL(&pairs[i], n, &rw, ran[i], scratch)
 		if !ok {
 			general[i] = true // the general graph below takes it
 			continue
@@ -106,7 +107,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		edges += int64(pairs[i].Len())
 		pairs[i] = packed.Pairs{}
 	}
-	scratch = nil
+	scratch, rw = nil, narrow.Column[uint32]{}
 	// The others, and the remote dependences between them, in one
 	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
