@@ -89,6 +89,15 @@ func Analyze(in *Input) (Result, error) {
 		tasks += pg.taskW.Len()
 	}
 	in.collectDropped(tasks)
+	// Without a cross-process edge on any rank, each process's DAG is a
+	// graph of its own: built, replayed and dropped one after the other.
+	apart, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes)})
+	if err != nil {
+		return res, err
+	}
+	if apart[0] == 0 && apart[1] > 0 {
+		return in.analyzeApart(tg)
+	}
 	// The fragment nodes' weights, packed since the simulation, into one
 	// column of the rank: 32 bits a node, a weight past 4.29 s kept aside
 	// exactly (the replays read them through weight, a call a node).
@@ -213,17 +222,18 @@ func Analyze(in *Input) (Result, error) {
 		return res, err
 	}
 	dag.DropInputs() // their counts: no forward replay follows
-	steps, err := graph.WalkPath(in.Comm, dag, lp)
+	path, err := graph.WalkPath(in.Comm, dag, lp)
 	if err != nil {
 		return res, err
 	}
-	// lp.Arg stays for OnLongestPathsColumn, which drops it.
-	summary := in.pathSummary(steps, weight, bases)
 	// A task has zero slack (it could not start any later without
 	// lengthening the run) when its first fragment lies on a longest
 	// path. The backward replay marks those nodes from the forward values
 	// alone, in their array: no backward lengths, and no copy of the
-	// forward values at the tasks' first fragments.
+	// forward values at the tasks' first fragments. It consumes the
+	// forward values and the arguments, which the walk no longer needs,
+	// before the path's summary is made: on a long path the summary's
+	// lists are the phase's largest arrays after the DAG's.
 	span := lp.Span
 	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
 	if err != nil {
@@ -239,22 +249,66 @@ func Analyze(in *Input) (Result, error) {
 			}
 		})
 	}
+	summary := in.pathSummary(path, 0, weight, bases)
+	return in.finish(tg, span, t1, zero, orphans, &summary)
+}
+
+// finish sums the phase's counts over the ranks and brings the path's
+// summaries to rank 0, which makes the report's sections.
+func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary *pathSummary) (Result, error) {
+	var res Result
 	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
 	if err != nil {
 		return res, err
 	}
-	all, err := reduce.GatherRows(in.Comm, []pathSummary{summary})
+	all, err := in.gatherSummaries(summary)
 	if err != nil {
 		return res, err
 	}
 	if in.Comm.Rank() == 0 {
-		res.CriticalPath, res.Path = in.cpReport(span, sums[0], sums[1], all)
+		res.CriticalPath, res.Path, err = in.cpReport(span, sums[0], sums[1], all)
+		if err != nil {
+			return Result{}, err
+		}
 		res.Graph = tg
 		if sums[2] > 0 {
 			res.Warnings = report.Warnings{Count: sums[2], First: []string{fmt.Sprintf("critical path: %d cross-process edges whose source event has no fragment (damaged trace?)", sums[2])}}
 		}
 	}
 	return res, nil
+}
+
+// gatherSummaries brings every rank's summary to rank 0, in rank order:
+// the summaries themselves, then the bytes of their node lists, each
+// apart (Gatherv, which within the process hands the slices over).
+func (in *Input) gatherSummaries(s *pathSummary) ([]pathSummary, error) {
+	all, err := reduce.GatherRows(in.Comm, []pathSummary{*s})
+	if err != nil {
+		return nil, err
+	}
+	segs, err := in.Comm.Gatherv(0, s.Segments.join())
+	if err != nil {
+		return nil, err
+	}
+	var full [][]byte
+	if in.Path {
+		if full, err = in.Comm.Gatherv(0, s.Full.join()); err != nil {
+			return nil, err
+		}
+	}
+	if in.Comm.Rank() != 0 {
+		return nil, nil
+	}
+	if len(all) != len(segs) || in.Path && len(full) != len(all) {
+		return nil, fmt.Errorf("critical path: %d summaries, %d lists of segments", len(all), len(segs))
+	}
+	for r := range all {
+		all[r].Segments.buf = segs[r]
+		if in.Path {
+			all[r].Full.buf = full[r]
+		}
+	}
+	return all, nil
 }
 
 // pathSummary is one rank's share of the critical path, summarised.
@@ -265,17 +319,83 @@ type pathSummary struct {
 	ByCons    map[string][2]int64
 	ByProc    map[int][2]int64
 	Longest   pathNodes
-	Segments  pathNodes
-	Full      pathNodes // only with Input.Path
+	Names     []string // what Segments' and Full's kinds and constructs index
+	Segments  nodeList
+	Full      nodeList // only with Input.Path
 }
 
-func (in *Input) pathSummary(steps []graph.PathStep, weight func(n int32) int64, bases []int32) pathSummary {
-	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
-	add := func(m map[string][2]int64, k string, ns int64) {
-		v := m[k]
-		m[k] = [2]int64{v[0] + ns, v[1] + 1}
+// nameTable interns the kinds and constructs of a rank's path nodes.
+type nameTable struct {
+	names []string
+	index map[string]uint32
+	// The names of a node's kind and construct, by process and the
+	// node's kind and location: looked up once each.
+	desc     map[descKey][2]uint32
+	lastKey  descKey
+	lastDesc [2]uint32
+	hasLast  bool
+}
+
+type descKey struct {
+	proc int
+	kind sim.FragKind
+	loc  int32
+}
+
+func (t *nameTable) id(s string) uint32 {
+	i, ok := t.index[s]
+	if !ok {
+		i = uint32(len(t.names))
+		t.index[s] = i
+		t.names = append(t.names, s)
 	}
-	var prev report.PathNode
+	return i
+}
+
+// describe returns the ids of the kind and construct of node attributes
+// a of process i (Proc.describe).
+func (t *nameTable) describe(i int, pg *Proc, a sim.Attr) (kind, cons uint32) {
+	k := descKey{i, a.Kind, a.Loc}
+	if t.hasLast && k == t.lastKey {
+		return t.lastDesc[0], t.lastDesc[1]
+	}
+	d, ok := t.desc[k]
+	if !ok {
+		kn, cn := pg.describe(a)
+		d = [2]uint32{t.id(kn), t.id(cn)}
+		t.desc[k] = d
+	}
+	t.lastKey, t.lastDesc, t.hasLast = k, d, true
+	return d[0], d[1]
+}
+
+// segment is a path segment being made: consecutive nodes of one thread.
+type segment struct {
+	rank       int
+	thread     int32
+	kind, cons uint32
+	start, dur int64
+}
+
+// pathSummary summarises the rank's steps of the critical path, whose
+// nodes are the rank's nodes from offset on (bases: where each process's
+// begin; weight(n) weighs node n).
+func (in *Input) pathSummary(path *graph.Path, offset int32, weight func(n int32) int64, bases []int32) pathSummary {
+	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
+	names := nameTable{index: map[string]uint32{}, desc: map[descKey][2]uint32{}}
+	// Time and nodes by name id and by process, made maps at the end.
+	var byKind, byCons [][2]int64
+	byProc := make([][2]int64, len(in.Procs))
+	addAt := func(m *[][2]int64, k uint32, ns int64) {
+		for int(k) >= len(*m) {
+			*m = append(*m, [2]int64{})
+		}
+		(*m)[k][0] += ns
+		(*m)[k][1]++
+	}
+	mixed := uint32(math.MaxUint32)
+	var seg segment
+	hasSeg := false
 	prevProc, prevDepth := -1, int64(-2)
 	// The path visits each process's nodes mostly in increasing order: a
 	// cursor per process decodes their attributes as it goes instead of
@@ -290,15 +410,21 @@ func (in *Input) pathSummary(steps []graph.PathStep, weight func(n int32) int64,
 	// passed through nodes on another rank); only nodes reached without a
 	// break merge, so segments do not depend on the partition.
 	broken := true
-	for _, st := range steps {
+	ci := -1 // the process of the node before, whose range is tried first
+	for st := range path.Steps() {
+		st.Node += offset
 		if st.Cross {
 			s.Crossings++
 		}
-		i := procOf(bases, st.Node)
+		i := ci
+		if i < 0 || st.Node < bases[i] || i+1 < len(bases) && st.Node >= bases[i+1] {
+			i = procOf(bases, st.Node)
+		}
 		if i < 0 || i >= len(in.Procs) {
 			broken = true
 			continue // the orphan node
 		}
+		ci = i
 		pg := in.Procs[i]
 		n := st.Node - bases[i]
 		if prevDepth != st.Depth+1 || prevProc != i {
@@ -311,29 +437,52 @@ func (in *Input) pathSummary(steps []graph.PathStep, weight func(n int32) int64,
 		s.Nodes++
 		ns := weight(st.Node)
 		a := cursors[i].At(n)
-		kind, cons := pg.describe(a)
-		add(s.ByKind, kind, ns)
-		add(s.ByCons, cons, ns)
-		v := s.ByProc[pg.rank]
-		s.ByProc[pg.rank] = [2]int64{v[0] + ns, v[1] + 1}
-		pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: kind, Construct: cons, StartNS: a.Start, DurNS: ns}
+		kind, cons := names.describe(i, pg, a)
+		addAt(&byKind, kind, ns)
+		addAt(&byCons, cons, ns)
+		byProc[i][0] += ns
+		byProc[i][1]++
 		if in.Path {
-			s.Full = append(s.Full, pn)
+			s.Full.add(pg.rank, a.Thread, kind, cons, a.Start, ns)
 		}
 		if ns > 0 {
+			pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: names.names[kind], Construct: names.names[cons], StartNS: a.Start, DurNS: ns}
 			s.Longest = keepLongest(s.Longest, pn, maxLongest)
 			// Consecutive nodes on one thread merge into one segment.
-			if !broken && len(s.Segments) > 0 && prev.Rank == pn.Rank && prev.Thread == pn.Thread {
-				seg := &s.Segments[len(s.Segments)-1]
-				seg.DurNS = max(seg.DurNS, pn.StartNS+pn.DurNS-seg.StartNS)
-				if seg.Kind != pn.Kind {
-					seg.Kind = "mixed"
+			if !broken && hasSeg && seg.rank == pg.rank && seg.thread == a.Thread {
+				seg.dur = max(seg.dur, a.Start+ns-seg.start)
+				if seg.kind != kind {
+					if mixed == math.MaxUint32 {
+						mixed = names.id("mixed")
+					}
+					seg.kind = mixed
 				}
 			} else {
-				s.Segments = append(s.Segments, pn)
+				if hasSeg {
+					s.Segments.add(seg.rank, seg.thread, seg.kind, seg.cons, seg.start, seg.dur)
+				}
+				seg, hasSeg = segment{rank: pg.rank, thread: a.Thread, kind: kind, cons: cons, start: a.Start, dur: ns}, true
 			}
-			prev = pn
 			broken = false
+		}
+	}
+	if hasSeg {
+		s.Segments.add(seg.rank, seg.thread, seg.kind, seg.cons, seg.start, seg.dur)
+	}
+	s.Names = names.names
+	for k, v := range byKind {
+		if v[1] > 0 {
+			s.ByKind[names.names[k]] = v
+		}
+	}
+	for k, v := range byCons {
+		if v[1] > 0 {
+			s.ByCons[names.names[k]] = v
+		}
+	}
+	for i, v := range byProc {
+		if v[1] > 0 {
+			s.ByProc[in.Procs[i].rank] = v
 		}
 	}
 	return s
@@ -408,7 +557,7 @@ func (pg *Proc) describe(a sim.Attr) (kind, construct string) {
 
 // cpReport merges the ranks' summaries into the report's section, and,
 // with Input.Path, the whole path in time order.
-func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.CriticalPath, []report.PathNode) {
+func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.CriticalPath, []report.PathNode, error) {
 	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: in.RunTimeNS, ZeroSlackTasks: zero}
 	if span > 0 {
 		cp.Parallelism = float64(t1) / float64(span)
@@ -419,7 +568,8 @@ func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.Cr
 	kinds := map[string][2]int64{}
 	cons := map[string][2]int64{}
 	procs := map[string][2]int64{}
-	var longest, segs, full []report.PathNode
+	var longest []report.PathNode
+	var segs, nodes int64
 	for _, p := range parts {
 		cp.Nodes += p.Nodes
 		cp.RankCrossings += p.Crossings
@@ -434,24 +584,28 @@ func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.Cr
 			procs[key] = [2]int64{procs[key][0] + v[0], procs[key][1] + v[1]}
 		}
 		longest = append(longest, p.Longest...)
-		segs = append(segs, p.Segments...)
-		full = append(full, p.Full...)
+		segs += p.Segments.N
+		nodes += min(p.Full.N, int64(len(p.Full.buf))/6) // a node takes six bytes at least
 	}
 	cp.ByKind, cp.ByConstruct, cp.ByProcess = shares(kinds, span), shares(cons, span), shares(procs, span)
 	if comp := cp.WorkOnPath(); comp > 0 && comp < span {
 		cp.ComputeParallelism = float64(t1) / float64(comp)
 	}
 	cp.Longest = topNodes(longest, maxLongest)
-	slices.SortStableFunc(segs, func(a, b report.PathNode) int {
-		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
-	})
-	cp.Segments, cp.Truncated = capSegments(segs, report.MaxPathSegments)
-	if in.Path {
-		slices.SortStableFunc(full, func(a, b report.PathNode) int {
-			return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
-		})
+	capper := newSegmentCap(report.MaxPathSegments, segs)
+	if err := mergeLists(parts, func(p *pathSummary) *nodeList { return &p.Segments }, capper.add); err != nil {
+		return nil, nil, err
 	}
-	return cp, full
+	cp.Segments, cp.Truncated = capper.result()
+	var full []report.PathNode
+	if in.Path {
+		full = make([]report.PathNode, 0, nodes)
+		err := mergeLists(parts, func(p *pathSummary) *nodeList { return &p.Full }, func(pn report.PathNode) { full = append(full, pn) })
+		if err != nil {
+			return nil, nil, err
+		}
+	}
+	return cp, full, nil
 }
 
 // shares lists categories by decreasing time with their share of the span.
@@ -470,32 +624,245 @@ func shares(m map[string][2]int64, span int64) []report.PathShare {
 	return out
 }
 
-// capSegments keeps at most k segments by merging the closest neighbours on
-// the same rank and thread first; the bool says whether it had to drop any.
-func capSegments(segs []report.PathNode, k int) ([]report.PathNode, bool) {
-	if len(segs) <= k {
-		return segs, false
+// segmentCap keeps at most k of the path's segments, given in time order
+// one at a time: all of them when there are k or fewer; else it merges
+// neighbours on the same rank and thread (regardless of gaps), and keeps
+// the k longest of those if still too many, in time order. It holds O(k)
+// whatever the number of segments (capSegments of the whole list, which
+// the tests keep).
+type segmentCap struct {
+	k, total int64
+	all      []report.PathNode // with total ≤ k: every segment
+	run      report.PathNode   // the merged run being made
+	hasRun   bool
+	runs     int64             // merged runs emitted
+	first    []report.PathNode // the first k runs emitted
+	top      []rankedNode      // the k longest runs: a heap, the least long at the root
+}
+
+// rankedNode is a run with its index among the runs, which orders runs
+// that longer calls equal as the stable sort did.
+type rankedNode struct {
+	report.PathNode
+	i int64
+}
+
+func newSegmentCap(k int, total int64) *segmentCap {
+	return &segmentCap{k: int64(k), total: total}
+}
+
+func (c *segmentCap) add(s report.PathNode) {
+	if c.total <= c.k {
+		c.all = append(c.all, s)
+		return
 	}
-	// Merge runs of the same rank and thread regardless of gaps, then drop
-	// the shortest if still too many.
-	var out []report.PathNode
-	for _, s := range segs {
-		if n := len(out); n > 0 && out[n-1].Rank == s.Rank && out[n-1].Thread == s.Thread {
-			o := &out[n-1]
-			o.DurNS = max(o.DurNS, s.StartNS+s.DurNS-o.StartNS)
-			if o.Kind != s.Kind {
-				o.Kind = "mixed"
-			}
-			continue
+	if c.hasRun && c.run.Rank == s.Rank && c.run.Thread == s.Thread {
+		c.run.DurNS = max(c.run.DurNS, s.StartNS+s.DurNS-c.run.StartNS)
+		if c.run.Kind != s.Kind {
+			c.run.Kind = "mixed"
 		}
-		out = append(out, s)
+		return
 	}
-	if len(out) <= k {
-		return out, true
+	c.flush()
+	c.run, c.hasRun = s, true
+}
+
+// worse orders runs from the longest: by longer, then by index.
+func worse(a, b rankedNode) bool {
+	if c := longer(a.PathNode, b.PathNode); c != 0 {
+		return c > 0
 	}
-	keep := topNodes(slices.Clone(out), k)
-	slices.SortStableFunc(keep, func(a, b report.PathNode) int {
-		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread))
+	return a.i > b.i
+}
+
+// flush emits the run being made.
+func (c *segmentCap) flush() {
+	if !c.hasRun {
+		return
+	}
+	r := rankedNode{c.run, c.runs}
+	c.runs++
+	c.hasRun = false
+	if int64(len(c.first)) < c.k {
+		c.first = append(c.first, r.PathNode)
+	}
+	h := c.top
+	switch {
+	case int64(len(h)) < c.k:
+		h = append(h, r)
+		for i := len(h) - 1; i > 0; {
+			p := (i - 1) / 2
+			if !worse(h[i], h[p]) {
+				break
+			}
+			h[i], h[p] = h[p], h[i]
+			i = p
+		}
+	case len(h) > 0 && worse(h[0], r):
+		h[0] = r
+		for i := 0; ; {
+			l := 2*i + 1
+			if l >= len(h) {
+				break
+			}
+			m := l
+			if l+1 < len(h) && worse(h[l+1], h[l]) {
+				m = l + 1
+			}
+			if !worse(h[m], h[i]) {
+				break
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	c.top = h
+}
+
+// result returns the segments kept and whether any was dropped or merged.
+func (c *segmentCap) result() ([]report.PathNode, bool) {
+	if c.total <= c.k {
+		return c.all, false
+	}
+	c.flush()
+	if c.runs <= c.k {
+		return c.first, true
+	}
+	// The k longest as topNodes orders them, then in time order (stable:
+	// ties keep that order).
+	slices.SortFunc(c.top, func(a, b rankedNode) int {
+		if worse(a, b) {
+			return 1
+		}
+		if worse(b, a) {
+			return -1
+		}
+		return 0
 	})
+	keep := make([]report.PathNode, len(c.top))
+	for i, r := range c.top {
+		keep[i] = r.PathNode
+	}
+	slices.SortStableFunc(keep, timeOrder)
 	return keep, true
+}
+
+// analyzeApart is Analyze's fragment DAG when no process has an edge from
+// another, on any rank (Edges are empty): each process's DAG is then a
+// graph of its own, built, replayed and dropped one after the other over
+// a communicator of one rank. The whole rank's DAG and its replays'
+// arrays (the forward values, the arguments and the weights, 12 bytes a
+// node) were live at once: on the 10 M-event imbalance (16 processes of
+// fork-join tasks, 3.9 M nodes on one rank) 85 MiB at the phase's peak,
+// twice the simulation's. The values are those of the rank's DAG: it is
+// the processes' DAGs side by side, whose tie keys follow each one's node
+// ids.
+//
+// A process's longest path is its span; the run's span is the largest.
+// The path is walked in the process reaching it first (by trace rank; a
+// process's own End is its first node reaching its span), kept from the
+// walk of each process that beat the rank's best so far; the zero-slack
+// tasks are marked in each process from its own span, and counted in
+// those whose span is the run's.
+func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
+	in.Edges = nil
+	self := selfComm{}
+	var t1 int64
+	spans := make([]int64, len(in.Procs))
+	zeros := make([]int64, len(in.Procs))
+	bases := make([]int32, len(in.Procs)) // each process's nodes in the rank's numbering
+	var total int32
+	for i, pg := range in.Procs {
+		bases[i] = total
+		total += int32(pg.frags.Len())
+	}
+	best := -1 // the process whose path is kept
+	var path *graph.Path
+	// The weights of the process being replayed, and of the one whose
+	// path is kept: two columns made again for each process, not one a
+	// process (garbage the phase's collector, at +10 %, ran after).
+	var w, pathW narrow.Column[uint32]
+	// And the forward values and arguments of the last replay.
+	var rc graph.Recycler
+	for i, pg := range in.Procs {
+		f := pg.frags
+		t1 += f.Work
+		n := f.Len()
+		w.Reset()
+		w.Reserve(n)
+		f.DrainWeights(w.Append)
+		b := graph.NewBuilder(0, 1)
+		b.Reserve(n, 0)
+		for k := range n {
+			b.AddNode(f.Chained(int32(k)))
+		}
+		b.AddPairs(f.Edges, 0)
+		f.Edges = packed.Pairs{}
+		f.DropChained()
+		pg.addFragDeps(b, 0)
+		dag, err := b.Build(self, graph.BuildOptions{OutsOnly: true})
+		if err != nil {
+			return Result{}, err
+		}
+		f.SendNode, f.RecvNode = sim.EventNodes{}, sim.EventNodes{}
+		pg.deps = packed.Pairs{}
+		f.DropLast()
+		rank := pg.rank
+		cw := &w
+		lp, err := rc.LongestPathsFollowing(self, dag, cw, func(m int32) int64 { return nodeKey(rank, m) })
+		if err != nil {
+			return Result{}, err
+		}
+		dag.DropInputs()
+		spans[i] = lp.Span
+		if n > 0 && (best < 0 || lp.Span > spans[best] || lp.Span == spans[best] && rank < in.Procs[best].rank) {
+			p, err := graph.WalkPath(self, dag, lp)
+			if err != nil {
+				return Result{}, err
+			}
+			best, path = i, p
+			w, pathW = pathW, w // this process's weights are pathW now
+			cw = &pathW
+		}
+		on, err := rc.OnLongestPathsColumn(self, dag, cw, lp)
+		if err != nil {
+			return Result{}, err
+		}
+		pg.eachRan(func(t int32, _ int64) {
+			if first := f.FirstOf(t); first >= 0 && on.On(first) {
+				zeros[i]++
+			}
+		})
+	}
+	mine := int64(0)
+	if best >= 0 {
+		mine = spans[best]
+	}
+	g, err := in.Comm.AllreduceInt64(comm.Max, []int64{mine})
+	if err != nil {
+		return Result{}, err
+	}
+	span := g[0]
+	owner := int64(math.MaxInt64)
+	if best >= 0 && spans[best] == span {
+		owner = int64(in.Procs[best].rank)
+	}
+	o, err := in.Comm.AllreduceInt64(comm.Min, []int64{owner})
+	if err != nil {
+		return Result{}, err
+	}
+	var zero int64
+	for i := range in.Procs {
+		if spans[i] == span {
+			zero += zeros[i]
+		}
+	}
+	var summary pathSummary
+	if best >= 0 && o[0] == owner {
+		at := bases[best]
+		summary = in.pathSummary(path, at, func(m int32) int64 { return pathW.At(int(m - at)) }, bases)
+	} else {
+		summary = in.pathSummary(&graph.Path{}, 0, nil, bases)
+	}
+	return in.finish(tg, span, t1, zero, 0, &summary)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -28,7 +29,7 @@ func TestMain(m *testing.M) {
 
 // simulate runs the simulation of process file path with the passes the
 // critical path reads, as the driver sets them, and keeps its Proc.
-func simulate(t *testing.T, path string) (*critpath.Proc, int64, int64) {
+func simulate(t testing.TB, path string) (*critpath.Proc, int64, int64) {
 	t.Helper()
 	p, err := trace.LoadProcess(path, trace.LoadOptions{})
 	if err != nil {
@@ -148,6 +149,93 @@ func TestAnalyzeGroundTruth(t *testing.T) {
 			} else if !bytes.Equal(js, firstJS) {
 				t.Errorf("%s: sections on %d ranks differ from 1 rank:\n%s\n%s", name, k, js, firstJS)
 			}
+		}
+	}
+}
+
+// chainTrace generates a chain of untied tasks on one process of threads
+// threads, and returns its simulation's Proc as the driver keeps it.
+func chainTrace(t testing.TB, steps int) (dir string) {
+	t.Helper()
+	dir = filepath.Join(t.TempDir(), "trace")
+	if _, err := gen.Generate(dir, gen.Config{Workload: "untied", Ranks: 1, Threads: 4, Steps: steps}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// analyzeAllocs runs Analyze over the one process of dir on one rank
+// (with the whole path when path is set) and returns the bytes it
+// allocated and the nodes on the critical path.
+func analyzeAllocs(t testing.TB, dir string, path bool) (uint64, int64) {
+	t.Helper()
+	pg, first, last := simulate(t, filepath.Join(dir, trace.FileName(0)))
+	plan, err := partition.Assign([]int64{1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	var nodes int64
+	runtime.ReadMemStats(&before)
+	err = inproc.Run(1, func(c comm.Comm) error {
+		res, err := critpath.Analyze(&critpath.Input{Comm: c, Owners: plan, Procs: []*critpath.Proc{pg}, RunTimeNS: last - first, Path: path})
+		if err == nil {
+			nodes = res.CriticalPath.Nodes
+		}
+		return err
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return after.TotalAlloc - before.TotalAlloc, nodes
+}
+
+// TestLongPathAllocs: on a chain of untied tasks, whose critical path
+// holds every task (as a pipeline through ranks or an MPI ping-pong hold
+// millions of nodes), the phase allocates a bounded number of bytes a
+// path node, with the whole path asked for or not. The path's nodes and
+// segments were 64-byte report.PathNodes, copied into the gather,
+// decoded, appended, merged and cloned on rank 0 and stable-sorted, and
+// the walk's steps 24 bytes each: 1 130 bytes a node (1 690 with the
+// whole path) on this chain of 40 000, 442 MiB at the phase's peak on
+// one of 1.67 M. Packed into lists that rank 0 merges as they stream by,
+// it is 250 (330), the DAG and its replays' arrays included.
+func TestLongPathAllocs(t *testing.T) {
+	dir := chainTrace(t, 40000)
+	for _, c := range []struct {
+		path bool
+		max  uint64
+	}{{false, 500}, {true, 700}} {
+		bytes, nodes := analyzeAllocs(t, dir, c.path)
+		if nodes < 40000 {
+			t.Fatalf("a chain of 40 000 untied tasks has a path of %d nodes", nodes)
+		}
+		t.Logf("path %v: %d nodes, %d bytes a node", c.path, nodes, bytes/uint64(nodes))
+		if per := bytes / uint64(nodes); per > c.max {
+			t.Errorf("path %v: %d bytes allocated for a path of %d nodes: %d a node, above %d", c.path, bytes, nodes, per, c.max)
+		}
+	}
+}
+
+// BenchmarkLongPath is the phase on a chain of 100 000 untied tasks, a
+// path node a task (b.N runs; the simulation is outside the timing).
+func BenchmarkLongPath(b *testing.B) {
+	dir := chainTrace(b, 100000)
+	for range b.N {
+		b.StopTimer()
+		pg, first, last := simulate(b, filepath.Join(dir, trace.FileName(0)))
+		plan, err := partition.Assign([]int64{1}, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		err = inproc.Run(1, func(c comm.Comm) error {
+			_, err := critpath.Analyze(&critpath.Input{Comm: c, Owners: plan, Procs: []*critpath.Proc{pg}, RunTimeNS: last - first})
+			return err
+		})
+		if err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -26,7 +26,7 @@ func TestPathNodesRoundTrip(t *testing.T) {
 	}
 	ns = append(ns, report.PathNode{Rank: math.MaxInt32, Thread: -1, StartNS: math.MinInt64, DurNS: math.MaxInt64},
 		report.PathNode{StartNS: math.MaxInt64, DurNS: math.MinInt64})
-	in := []pathSummary{{Nodes: 3, Longest: ns[:20], Segments: ns}, {Full: ns[7:9]}}
+	in := []pathSummary{{Nodes: 3, Longest: ns[:20]}, {Longest: ns}}
 	b, err := msgpack.Marshal(in)
 	if err != nil {
 		t.Fatal(err)

@@ -33,28 +33,24 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// after this graph is gone (addFragDeps): no second list. Otherwise
 	// one pass makes both lists.
 	pairs := make([]packed.Pairs, len(in.Procs))
-	isolated := 0 // task slots of the processes without remote dependences
-	// Their run times, read with the bits: a column a process, until its
-	// graph is done. Run times fit 32 bits but for tasks longer than
-	// 4.29 s (kept aside exactly): 4 bytes a node where int64 weights
-	// took 8.
-	ws := make([]narrow.Column[uint32], len(in.Procs))
+	// Of the processes without remote dependences: the tasks that ran (at
+	// most their roots) and the most task slots of one.
+	aloneRan, aloneMax := 0, 0
 	for i, pg := range in.Procs {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
 		alone := pg.depOut.Len() == 0 && pg.depIn.Len() == 0
-		if alone {
-			ws[i].Reserve(pg.taskW.Len())
-		}
 		rd := pg.taskW.Values()
 		for t := range pg.taskW.Len() {
-			tw := rd.Next() // -1: the task never ran (eachRan)
-			if tw >= 0 {
+			if rd.Next() >= 0 { // -1: the task never ran (eachRan)
 				setBit(ran[i], int32(t))
 				tasks++
+				if alone {
+					aloneRan++
+				}
 			}
-			if alone {
-				ws[i].Append(max(tw, 0))
-			}
+		}
+		if alone {
+			aloneMax = max(aloneMax, pg.taskW.Len())
 		}
 		tg := func(p, s sim.Task) (int32, int32, bool) {
 			return p, s, didRun(i, p) && didRun(i, s)
@@ -74,15 +70,19 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 				pg.frags.DropLast()
 			}
 		}
-		if pg.depOut.Len() == 0 && pg.depIn.Len() == 0 {
-			isolated += pg.taskW.Len()
-		}
 	}
 	// The task graphs of processes without remote dependences, each on
-	// its own (creationOrderBL): their roots' values at the front of
-	// rootBL, the rest of it scratch.
-	rootBL := make([]int64, isolated)
-	roots, at := 0, 0 // values of roots so far, scratch in use
+	// its own (creationOrderBL), one after the other: its run times in a
+	// column, 4 bytes a task slot (a run time past 4.29 s kept aside
+	// exactly), and 8 of scratch, for one process at a time, where every
+	// process's were made first (on the 10 M-event forkjoin, 3.3 M tasks
+	// of 16 processes, 40 MB at the task graph's peak); the roots' values
+	// 4 bytes each while they fit 32 bits (rootVals).
+	var rootBL rootVals
+	rootBL.reserve(aloneRan)
+	scratch := make([]int64, aloneMax)
+	var rw narrow.Column[uint32] // run times, made again for each process
+	rw.Reserve(aloneMax)
 	general := make([]bool, len(in.Procs))
 	for i, pg := range in.Procs {
 		n := pg.taskW.Len()
@@ -90,20 +90,24 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			general[i] = true
 			continue
 		}
-		val := rootBL[at : at+n]
-		r, l, ok := creationOrderBL(&pairs[i], n, &ws[i], ran[i], val)
-		ws[i] = narrow.Column[uint32]{}
+		rw.Reset()
+		rd := pg.taskW.Values()
+		for range n {
+			rw.Append(max(rd.Next(), 0))
+		}
+		r, l, ok := creationOrderBL(&pairs[i], n, &rw, ran[i], scratch)
 		if !ok {
 			general[i] = true // the general graph below takes it
 			continue
 		}
-		copy(rootBL[roots:], val[:r])
-		roots, at = roots+r, at+n
+		for _, v := range scratch[:r] {
+			rootBL.add(v)
+		}
 		leaves += l
 		edges += int64(pairs[i].Len())
 		pairs[i] = packed.Pairs{}
 	}
-	rootBL = rootBL[:roots]
+	scratch, rw = nil, narrow.Column[uint32]{}
 	// The others, and the remote dependences between them, in one
 	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
@@ -111,7 +115,13 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// from tasks to nodes), then one per remote dependence. Sized once: the
 	// builder's arrays would otherwise grow by copying.
 	bases := make([]int32, len(in.Procs)+1)
-	remotes := 0
+	// Remote dependences whose predecessor is on another rank are
+	// declared to it; those of a process on this rank are local edges,
+	// declared to no one (as the fragment DAG's): a declaration held 40
+	// bytes and its exchange 30 more, for each of the 1.67 M remote
+	// dependences of a 16-process pipeline on one rank.
+	me := in.Comm.Rank()
+	remotes, declared := 0, 0
 	for i, pg := range in.Procs {
 		bases[i+1] = bases[i]
 		if general[i] {
@@ -119,12 +129,27 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		}
 		if general[i] && i < len(in.Edges) {
 			// Only remote dependences make latency nodes (not messages).
-			remotes += min(in.Edges[i].Len(), pg.depIn.Len())
+			e := &in.Edges[i]
+			remotes += min(e.Len(), pg.depIn.Len())
+			away := 0
+			for _, p := range e.PredProc {
+				if in.Owners.Owner(int(p)) != me {
+					away++
+				}
+			}
+			declared += min(away, pg.depIn.Len())
 		}
 	}
 	slots := int(bases[len(in.Procs)])
-	b.Reserve(slots+remotes+1, remotes)
-	b.ReserveRemote(remotes)
+	b.Reserve(slots+remotes+1, 0)
+	b.ReserveRemote(declared)
+	// The remote dependences' local edges, latency node → successor and
+	// predecessor → latency node, packed (2–4 bytes an edge, where the
+	// builder's arrays of edges added one by one take 8): the two lists
+	// are the builder's largest on a pipeline through processes.
+	lat, pred := packed.NewPairsByA(), packed.NewPairsByA()
+	lat.Grow(remotes, 3)
+	pred.Grow(remotes-declared, 3)
 	var w narrow.Column[uint32]
 	w.Reserve(slots + remotes + 1)
 	for i, pg := range in.Procs {
@@ -139,9 +164,39 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		b.AddPairs(pairs[i], bases[i])
 		edges += int64(pairs[i].Len())
 	}
+	// The node of a remote dependence's predecessor, from its key; the
+	// orphan node, a node without inputs, stands for those that are not
+	// found (no remote_dep_out of an isolated process either).
+	orphan := b.AddNode(false)
+	w.Append(0)
+	depOutAt := make([]sim.EventCursor, len(in.Procs))
+	for i, pg := range in.Procs {
+		depOutAt[i] = pg.depOut.Cursor()
+	}
+	resolve := func(key graph.Key) (int32, bool) {
+		proc, th := int(key.A>>32), int(key.A&0xffffffff)
+		i := proc - in.First
+		if i < 0 || i >= len(in.Procs) || !general[i] {
+			return orphan, true
+		}
+		t, ok := depOutAt[i].Get(th, key.B)
+		if !ok || !didRun(i, t) {
+			return orphan, true
+		}
+		return bases[i] + t, true
+	}
 	// Remote dependences: a latency node on the successor's side, weighing
 	// the receive's fragment (read from the packed weights: the critical
 	// path unpacks them all only after this graph).
+	// (latency node, its receive's fragment) pairs of a process, in one
+	// array for all: grown by appending, a process's after another's left
+	// 38 times a process's pairs as garbage on a 16-process pipeline.
+	var recv []int32
+	for i, pg := range in.Procs {
+		if i < len(in.Edges) && general[i] {
+			recv = slices.Grow(recv, 2*min(in.Edges[i].Len(), pg.depIn.Len()))
+		}
+	}
 	for i, pg := range in.Procs {
 		if i >= len(in.Edges) {
 			break
@@ -150,7 +205,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			continue
 		}
 		e := &in.Edges[i]
-		var recv []int32 // (latency node, its receive's fragment) pairs
+		recv = recv[:0]
 		// The edges come in their events' order: looked up by cursor.
 		depAt := pg.depIn.Cursor()
 		var recvAt sim.EventCursor
@@ -169,8 +224,15 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 					recv = append(recv, l, n)
 				}
 			}
-			b.AddEdge(l, bases[i]+succ)
-			b.AddRemoteInKey(l, in.Owners.Owner(int(e.PredProc[k])), predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k)))
+			lat.Append(l, bases[i]+succ)
+			key := predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k))
+			if owner := in.Owners.Owner(int(e.PredProc[k])); owner != me {
+				b.AddRemoteInKey(l, owner, key)
+			} else {
+				// The order of a node's inputs changes no backward length.
+				src, _ := resolve(key)
+				pred.Append(src, l)
+			}
 			edges++
 			remote++
 		}
@@ -184,27 +246,14 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
-	orphan := b.AddNode(false)
-	w.Append(0)
+	lat.Trim()
+	pred.Trim()
+	b.AddPairs(lat, 0)
+	b.AddPairs(pred, 0)
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
-	depOutAt := make([]sim.EventCursor, len(in.Procs))
-	for i, pg := range in.Procs {
-		depOutAt[i] = pg.depOut.Cursor()
-	}
-	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: func(key graph.Key) (int32, bool) {
-		proc, th := int(key.A>>32), int(key.A&0xffffffff)
-		i := proc - in.First
-		if i < 0 || i >= len(in.Procs) || !general[i] {
-			return orphan, true // no remote_dep_out of an isolated process either
-		}
-		t, ok := depOutAt[i].Get(th, key.B)
-		if !ok || !didRun(i, t) {
-			return orphan, true
-		}
-		return bases[i] + t, true
-	}})
+	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve})
 	if err != nil {
 		return nil, err
 	}
@@ -233,35 +282,25 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Roots among task nodes, their values moved to the front of bl,
-	// which nothing reads afterwards (a root's value lands at or before
-	// its own node: nodes go in increasing order), after the isolated
-	// processes'. A list of its own was 8 bytes a root plus its growth:
-	// every implicit task is a root of a program without dependences
-	// (15 MB on the 10 M-event halo).
-	broots := bl[:0]
+	// Roots among task nodes, after the isolated processes'.
 	for i, pg := range in.Procs {
 		if !general[i] {
 			continue
 		}
 		for t := range int32(pg.taskW.Len()) {
 			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
-				broots = append(broots, bl[n])
+				rootBL.add(bl[n])
 			}
 		}
 	}
-	if len(rootBL) == 0 {
-		rootBL = broots
-	} else {
-		rootBL = append(rootBL, broots...)
-	}
+	bl = nil
 	var localMax int64
 	var sumBL int64
-	for _, v := range rootBL {
+	rootBL.each(func(v int64) {
 		localMax = max(localMax, v)
 		sumBL += v
-	}
-	tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{tasks, edges, remote, int64(len(rootBL)), leaves, sumBL})
+	})
+	tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{tasks, edges, remote, int64(rootBL.len()), leaves, sumBL})
 	if err != nil {
 		return nil, err
 	}
@@ -277,15 +316,13 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// Counts at the extremes, within 4% of critical, and the histogram, all
 	// from exact integer comparisons with the critical path.
 	localMin := int64(math.MaxInt64)
-	for _, v := range rootBL {
-		localMin = min(localMin, v)
-	}
+	rootBL.each(func(v int64) { localMin = min(localMin, v) })
 	mn, err := in.Comm.AllreduceInt64(comm.Min, []int64{localMin})
 	if err != nil {
 		return nil, err
 	}
 	counts := make([]int64, 3+10)
-	for _, v := range rootBL {
+	rootBL.each(func(v int64) {
 		if v == cp {
 			counts[0]++
 		}
@@ -298,13 +335,18 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		// Bucket b holds relative values in (b/10, (b+1)/10].
 		bk := int((10*v+cp-1)/cp) - 1
 		counts[3+min(max(bk, 0), 9)]++
-	}
+	})
 	cs, err := in.Comm.AllreduceInt64(comm.Sum, counts)
 	if err != nil {
 		return nil, err
 	}
 	// The median: the order statistics at (n−1)/2 and n/2.
-	lo, hi, err := in.median(rootBL, nroots, mn[0], cp)
+	var lo, hi int64
+	if rootBL.wide {
+		lo, hi, err = median(in.Comm, rootBL.v64, nroots, mn[0], cp)
+	} else {
+		lo, hi, err = median(in.Comm, rootBL.v32, nroots, mn[0], cp)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -322,21 +364,77 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 // n values spread over ranks, all in [lo, hi]; vals, this rank's, are
 // reordered. On one rank, a selection among the values; on several, a
 // binary search on the value (kth).
-func (in *Input) median(vals []int64, n, lo, hi int64) (int64, int64, error) {
-	if in.Comm.Size() == 1 && int64(len(vals)) == n {
+func median[T rootValue](c comm.Comm, vals []T, n, lo, hi int64) (int64, int64, error) {
+	if c.Size() == 1 && int64(len(vals)) == n {
 		k := int(n-1) / 2
-		a := selectKth(vals, k)
+		a := int64(selectKth(vals, k))
 		if n%2 == 1 {
 			return a, a, nil
 		}
-		return a, slices.Min(vals[k+1:]), nil // the values after the k-th are not below it
+		return a, int64(slices.Min(vals[k+1:])), nil // the values after the k-th are not below it
 	}
-	a, err := in.kth(vals, (n-1)/2, lo, hi)
+	a, err := kth(c, vals, (n-1)/2, lo, hi)
 	if err != nil {
 		return 0, 0, err
 	}
-	b, err := in.kth(vals, n/2, lo, hi)
+	b, err := kth(c, vals, n/2, lo, hi)
 	return a, b, err
+}
+
+// rootValue is how the roots' values are held (rootVals).
+type rootValue interface{ ~uint32 | ~int64 }
+
+// rootVals are the roots' longest paths: 4 bytes each while every one
+// fits 32 bits (run times shorter than 4.29 s: every task of a program
+// without dependences is a root), else 8.
+type rootVals struct {
+	v32  []uint32
+	v64  []int64
+	wide bool
+}
+
+// reserve makes room for n more values.
+func (r *rootVals) reserve(n int) {
+	if r.wide {
+		r.v64 = slices.Grow(r.v64, n)
+	} else {
+		r.v32 = slices.Grow(r.v32, n)
+	}
+}
+
+func (r *rootVals) add(v int64) {
+	if !r.wide {
+		if v >= 0 && v <= math.MaxUint32 {
+			r.v32 = append(r.v32, uint32(v))
+			return
+		}
+		r.v64 = make([]int64, len(r.v32), max(cap(r.v32), len(r.v32)+1))
+		for i, x := range r.v32 {
+			r.v64[i] = int64(x)
+		}
+		r.v32, r.wide = nil, true
+	}
+	r.v64 = append(r.v64, v)
+}
+
+func (r *rootVals) len() int {
+	if r.wide {
+		return len(r.v64)
+	}
+	return len(r.v32)
+}
+
+// each calls fn with every value.
+func (r *rootVals) each(fn func(v int64)) {
+	if r.wide {
+		for _, v := range r.v64 {
+			fn(v)
+		}
+		return
+	}
+	for _, v := range r.v32 {
+		fn(int64(v))
+	}
 }
 
 // selectKth returns the k-th smallest (from 0) of v, reordered so that no
@@ -345,7 +443,7 @@ func (in *Input) median(vals []int64, n, lo, hi int64) (int64, int64, error) {
 // the roots' run times of a recursive program, ends it at once), and
 // sorts what is left when its pivots split badly too often (O(n log n) at
 // worst).
-func selectKth(v []int64, k int) int64 {
+func selectKth[T rootValue](v []T, k int) T {
 	lo, hi := 0, len(v)
 	for depth := 2 * bits.Len(uint(len(v))); hi-lo > 16; depth-- {
 		if depth == 0 {
@@ -386,7 +484,7 @@ func selectKth(v []int64, k int) int64 {
 // k-th is on moves that side to the front of vals (vals is reordered, its
 // values kept): the next steps count only it, those below it once counted
 // (a step that leaves more counts them all again, cheaper than a move).
-func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
+func kth[T rootValue](c comm.Comm, vals []T, k, lo, hi int64) (int64, error) {
 	var below int64 // values left behind below lo
 	for lo < hi {
 		// hi − lo may exceed int64 (values from a damaged trace span
@@ -395,11 +493,11 @@ func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
 		mid := lo + int64((uint64(hi)-uint64(lo))/2)
 		n := 0
 		for _, v := range vals {
-			if v <= mid {
+			if int64(v) <= mid {
 				n++
 			}
 		}
-		tot, err := in.Comm.AllreduceInt64(comm.Sum, []int64{below + int64(n)})
+		tot, err := c.AllreduceInt64(comm.Sum, []int64{below + int64(n)})
 		if err != nil {
 			return 0, err
 		}
@@ -415,7 +513,7 @@ func (in *Input) kth(vals []int64, k, lo, hi int64) (int64, error) {
 		}
 		j := 0
 		for i, v := range vals {
-			if (v <= mid) == left {
+			if (int64(v) <= mid) == left {
 				vals[j], vals[i] = v, vals[j]
 				j++
 			}

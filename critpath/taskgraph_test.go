@@ -2,6 +2,7 @@ package critpath
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -144,13 +145,12 @@ func TestKth(t *testing.T) {
 		}
 		slices.Sort(all)
 		err := inproc.Run(ranks, func(c comm.Comm) error {
-			in := &Input{Comm: c}
 			vals := parts[c.Rank()]
 			for k := range int64(len(all)) {
 				if len(all) > 100 && k%97 != 0 && k != int64(len(all))-1 {
 					continue
 				}
-				got, err := in.kth(vals, k, all[0], all[len(all)-1])
+				got, err := kth(c, vals, k, all[0], all[len(all)-1])
 				if err != nil {
 					return err
 				}
@@ -160,12 +160,27 @@ func TestKth(t *testing.T) {
 			}
 			// The median, by selection on one rank.
 			n := int64(len(all))
-			lo, hi, err := in.median(vals, n, all[0], all[len(all)-1])
+			lo, hi, err := median(c, vals, n, all[0], all[len(all)-1])
 			if err != nil {
 				return err
 			}
 			if lo != all[(n-1)/2] || hi != all[n/2] {
 				t.Errorf("trial %d: median %d, %d, want %d, %d", trial, lo, hi, all[(n-1)/2], all[n/2])
+			}
+			// The same values 32 bits each, as the roots' values are kept
+			// when they all fit.
+			if all[0] >= 0 && all[len(all)-1] <= math.MaxUint32 {
+				v32 := make([]uint32, len(vals))
+				for i, v := range vals {
+					v32[i] = uint32(v)
+				}
+				lo, hi, err := median(c, v32, n, all[0], all[len(all)-1])
+				if err != nil {
+					return err
+				}
+				if lo != all[(n-1)/2] || hi != all[n/2] {
+					t.Errorf("trial %d: median of uint32s %d, %d, want %d, %d", trial, lo, hi, all[(n-1)/2], all[n/2])
+				}
 			}
 			return nil
 		})
@@ -202,6 +217,27 @@ func TestSelectKth(t *testing.T) {
 					t.Fatalf("%s n=%d k=%d: %d, want %d", name, n, k, got, want[k])
 				}
 			}
+		}
+	}
+}
+
+// TestRootVals: the roots' values come back as they were added, 32 bits
+// each until one does not fit (negative, or past 2^32 − 1), 64 after.
+func TestRootVals(t *testing.T) {
+	for _, odd := range []int64{-1, math.MaxUint32 + 1, math.MinInt64} {
+		var r rootVals
+		r.reserve(3)
+		want := []int64{0, 7, math.MaxUint32, odd, 5}
+		for k, v := range want {
+			r.add(v)
+			if r.wide != (k >= 3) {
+				t.Fatalf("after %d values (the 4th %d): wide %v", k+1, odd, r.wide)
+			}
+		}
+		var got []int64
+		r.each(func(v int64) { got = append(got, v) })
+		if !slices.Equal(got, want) || r.len() != len(want) {
+			t.Errorf("with %d: %v (len %d), want %v", odd, got, r.len(), want)
 		}
 	}
 }

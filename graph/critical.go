@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 
@@ -64,6 +65,38 @@ func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key fu
 	return longestPaths(c, g, o, key, false)
 }
 
+// Recycler keeps the per-node arrays of a longest-path replay whose values
+// were consumed (OnLongestPathsColumn), its forward values and arguments,
+// for the next replay on another DAG that they have room for: the critical
+// path's processes, replayed one after the other, made them again for
+// each, 8 bytes a node of garbage that the phase's collector (at +10 %)
+// ran after. The zero Recycler holds nothing.
+type Recycler struct {
+	vals *vstore
+	arg  []Entry
+}
+
+// LongestPathsFollowing is the package's LongestPathsFollowing in the
+// arrays r holds, when they have room.
+func (r *Recycler) LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
+	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true, recycle: r}
+	if g.Slots() == 0 && g.OutsOnly() {
+		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
+	}
+	return longestPaths(c, g, o, key, false)
+}
+
+// OnLongestPathsColumn is the package's OnLongestPathsColumn, after which
+// r keeps lp's forward values and arguments for the next replay.
+func (r *Recycler) OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Longest) (OnLongest, error) {
+	ef, arg := lp.ef, lp.Arg
+	on, err := OnLongestPathsColumn(c, g, w, lp)
+	if err == nil {
+		r.vals, r.arg = ef, arg
+	}
+	return on, err
+}
+
 // EFAt returns local node n's EF.
 func (lp *Longest) EFAt(n int32) int64 { return lp.ef.get(n) }
 
@@ -75,7 +108,7 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties}
+	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties, recycle: w.recycle}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
@@ -387,12 +420,86 @@ type PathStep struct {
 	Cross bool
 }
 
+// Path is a rank's nodes of the critical path (WalkPath): 4 bytes and a
+// bit a node. A path of untied tasks in a chain, a pipeline through
+// ranks or an MPI ping-pong has millions of nodes, which as PathSteps
+// (24 bytes, in a slice grown by copying, then sorted by depth) were 80 MB
+// at the walk's peak on a 1.67 M-node chain. The walk reaches a rank's
+// nodes one depth after the other until it leaves the rank, so the depths
+// are kept per run of consecutive depths; the nodes go in chunks that
+// are never copied.
+type Path struct {
+	chunks [][]int32 // the nodes in the order the walk reached them, pathChunk a chunk
+	n      int
+	cross  []uint64 // bit k: the walk left the k-th node for another rank
+	runs   []pathRun
+}
+
+// pathChunk is how many nodes a chunk of a Path holds (the first grows up
+// to it).
+const pathChunk = 1 << 14
+
+// pathRun is a run of nodes at consecutive depths: the at-th to the
+// (at+n−1)-th node reached, at depths depth, depth+1, ...
+type pathRun struct {
+	at, n int
+	depth int64
+}
+
+// add appends node n reached at depth.
+func (p *Path) add(n int32, depth int64, cross bool) {
+	k := p.n
+	if r := len(p.runs); r > 0 && p.runs[r-1].depth+int64(p.runs[r-1].n) == depth {
+		p.runs[r-1].n++
+	} else {
+		p.runs = append(p.runs, pathRun{at: k, n: 1, depth: depth})
+	}
+	if k%64 == 0 {
+		p.cross = append(p.cross, 0)
+	}
+	if cross {
+		p.cross[k/64] |= 1 << (k % 64)
+	}
+	if c := len(p.chunks); c == 0 || len(p.chunks[c-1]) == pathChunk {
+		var next []int32
+		if c > 0 {
+			next = make([]int32, 0, pathChunk)
+		}
+		p.chunks = append(p.chunks, next)
+	}
+	last := &p.chunks[len(p.chunks)-1]
+	*last = append(*last, n)
+	p.n++
+}
+
+// node returns the k-th node reached.
+func (p *Path) node(k int) int32 { return p.chunks[k/pathChunk][k%pathChunk] }
+
+// Len returns the number of the path's nodes on this rank.
+func (p *Path) Len() int { return p.n }
+
+// Steps returns the rank's steps in path order (start first: decreasing
+// depth).
+func (p *Path) Steps() iter.Seq[PathStep] {
+	return func(yield func(PathStep) bool) {
+		for r := len(p.runs) - 1; r >= 0; r-- {
+			run := p.runs[r]
+			for k := run.at + run.n - 1; k >= run.at; k-- {
+				st := PathStep{Node: p.node(k), Depth: run.depth + int64(k-run.at), Cross: p.cross[k/64]&(1<<(k%64)) != 0}
+				if !yield(st) {
+					return
+				}
+			}
+		}
+	}
+}
+
 // WalkPath walks the critical path back from lp.End along the inputs that
 // gave each node its EF, across ranks, and returns the steps on this rank
-// in path order (start first). A node whose EF is its own weight (no input
-// contributed) starts the path.
-func WalkPath(c comm.Comm, g *DAG, lp *Longest) ([]PathStep, error) {
-	var steps []PathStep
+// (Path.Steps gives them in path order, start first). A node whose EF is
+// its own weight (no input contributed) starts the path.
+func WalkPath(c comm.Comm, g *DAG, lp *Longest) (*Path, error) {
+	p := &Path{}
 	var starts []int32
 	if lp.End.Rank == c.Rank() && lp.End.Node >= 0 {
 		starts = []int32{lp.End.Node}
@@ -405,20 +512,15 @@ func WalkPath(c comm.Comm, g *DAG, lp *Longest) ([]PathStep, error) {
 		// followed too, so the path reaches a root.
 		next := lp.Arg[n]
 		_, remote := next.Slot()
-		steps = append(steps, PathStep{Node: n, Depth: depth, Cross: remote})
+		p.add(n, depth, remote)
 		return next
 	})
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(steps, func(a, b PathStep) int {
-		switch {
-		case a.Depth > b.Depth:
-			return -1
-		case a.Depth < b.Depth:
-			return 1
-		}
-		return 0
-	})
-	return steps, nil
+	// One walk from one end: each depth is reached once, on one rank, in
+	// increasing order on each; the runs in order of their depths (stable:
+	// were a depth reached twice, its nodes keep the walk's order).
+	slices.SortStableFunc(p.runs, func(a, b pathRun) int { return cmp.Compare(a.depth, b.depth) })
+	return p, nil
 }

@@ -145,7 +145,7 @@ func TestLongestPathsAndWalk(t *testing.T) {
 				}
 			}
 			mu.Lock()
-			for _, s := range st {
+			for s := range st.Steps() {
 				steps[s.Depth] = part.global[s.Node]
 			}
 			mu.Unlock()
@@ -338,5 +338,82 @@ func TestManyEnds(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestRecycler: longest paths replayed in a Recycler's arrays, one DAG
+// after another of other sizes (the critical path's processes in turn),
+// give the values, arguments, path and marks of replays in new arrays.
+func TestRecycler(t *testing.T) {
+	rng := rand.New(rand.NewSource(21))
+	var rc Recycler
+	reused := 0
+	for it := range 30 {
+		g := newRandGraph(rng, 1+rng.Intn(3), 20+rng.Intn(400), 0.3, 3)
+		_, loc, parts := partitionGraph(rng, g, 1)
+		err := inproc.Run(1, func(c comm.Comm) error {
+			part := parts[0]
+			var w32 narrow.Column[uint32]
+			keys := make([]int64, len(part.global))
+			for i, n := range part.global {
+				w32.Append(g.w[n])
+				keys[i] = int64(i)
+			}
+			run := func(recycled bool) (ef []int64, arg []Entry, steps []PathStep, on []bool, err error) {
+				dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+				if err != nil {
+					return
+				}
+				var lp *Longest
+				if recycled {
+					lp, err = rc.LongestPathsFollowing(c, dag, &w32, keyOf(keys))
+				} else {
+					lp, err = LongestPathsFollowing(c, dag, &w32, keyOf(keys))
+				}
+				if err != nil {
+					return
+				}
+				for n := range dag.Len() {
+					ef = append(ef, lp.EFAt(n))
+				}
+				arg = slices.Clone(lp.Arg)
+				p, err := WalkPath(c, dag, lp)
+				if err != nil {
+					return
+				}
+				steps = slices.Collect(p.Steps())
+				var o OnLongest
+				if recycled {
+					o, err = rc.OnLongestPathsColumn(c, dag, &w32, lp)
+				} else {
+					o, err = OnLongestPathsColumn(c, dag, &w32, lp)
+				}
+				for n := range dag.Len() {
+					on = append(on, o.On(n))
+				}
+				return
+			}
+			ef, arg, steps, on, err := run(false)
+			if err != nil {
+				return err
+			}
+			if rc.vals != nil && cap(rc.vals.off) >= len(ef) && cap(rc.arg) >= len(ef) {
+				reused++
+			}
+			ef2, arg2, steps2, on2, err := run(true)
+			if err != nil {
+				return err
+			}
+			if !slices.Equal(ef, ef2) || !slices.Equal(arg, arg2) || !slices.Equal(steps, steps2) || !slices.Equal(on, on2) {
+				t.Errorf("it %d (%d nodes): the replay in recycled arrays differs", it, len(ef))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reused == 0 {
+		t.Error("no replay ran in recycled arrays")
 	}
 }

@@ -80,6 +80,9 @@ type ReplayOptions struct {
 	// gave a node the same value as its best (tieLog), for
 	// OnLongestPathsColumn.
 	ties *tieLog
+	// recycle, with NarrowValues and TrackArg, holds a store and an arg
+	// array an earlier replay left (Recycler), used when they have room.
+	recycle *Recycler
 	// ConsumeCounts lets a backward replay of a DAG built InsOnly count
 	// down the DAG's own output counts, or a forward replay of one built
 	// OutsOnly its input counts, instead of a copy (4 bytes a node less);
@@ -139,6 +142,10 @@ func (o *ReplayOptions) values(n int32) *vstore {
 		return o.into
 	case o.Into != nil:
 		v = wideStoreOf(o.Into)
+	case o.NarrowValues && o.recycle != nil && o.recycle.vals != nil && o.recycle.vals.reuseNarrow(int(n)):
+		vals := o.recycle.vals
+		o.recycle.vals = nil
+		return vals
 	case o.NarrowValues:
 		v = newNarrowStore(int(n))
 	default:
@@ -277,7 +284,12 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		r.slotKey = make([]int64, g.Slots())
 	}
 	if o.TrackArg {
-		r.arg = make([]Entry, n)
+		if rc := o.recycle; rc != nil && int64(cap(rc.arg)) >= int64(n) {
+			r.arg, rc.arg = rc.arg[:n], nil
+			clear(r.arg)
+		} else {
+			r.arg = make([]Entry, n)
+		}
 		if r.push {
 			for i := range r.arg {
 				r.arg[i] = NoEntry

@@ -39,6 +39,21 @@ func newNarrowStore(n int) vstore {
 // get returns node n's value. A node never written reads 0 in a wide
 // store or a block nothing was written to, and its block's base in one
 // that was: replays read only values they wrote.
+// reuseNarrow makes v an empty narrow store of n nodes in its own arrays,
+// when it is narrow and they have room; it reports whether it did.
+func (v *vstore) reuseNarrow(n int) bool {
+	blocks := (n + 63) / 64
+	if v.wide != nil || cap(v.off) < n || cap(v.base) < blocks {
+		return false
+	}
+	v.off, v.base, v.far = v.off[:n], v.base[:blocks], nil
+	clear(v.off)
+	for b := range v.base {
+		v.base[b] = unsetBase
+	}
+	return true
+}
+
 func (v *vstore) get(n int32) int64 {
 	if v.wide == nil {
 		if b := v.base[uint32(n)>>6]; b > farBase {

@@ -82,6 +82,13 @@ func (c *Column[S]) At(k int) int64 {
 	return c.wide[k]
 }
 
+// Reset empties the column and keeps its room, for a column made again
+// and again (the critical path's, one process after the other).
+func (c *Column[S]) Reset() {
+	c.v = c.v[:0]
+	clear(c.wide)
+}
+
 // Wide returns the number of values kept aside.
 func (c *Column[S]) Wide() int { return len(c.wide) }
 

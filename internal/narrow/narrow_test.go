@@ -136,3 +136,28 @@ func BenchmarkSliceAt(b *testing.B) {
 		sink = s
 	}
 }
+
+// TestColumnReset: a column reset holds nothing, the values kept aside
+// before included, and takes new ones as a new column would.
+func TestColumnReset(t *testing.T) {
+	var c Column[uint32]
+	for _, x := range []int64{1, -1, 1 << 40, 7} {
+		c.Append(x)
+	}
+	c.Reset()
+	if c.Len() != 0 || c.Wide() != 0 {
+		t.Fatalf("after Reset: %d values, %d aside", c.Len(), c.Wide())
+	}
+	want := []int64{5, 1 << 33, 0}
+	for _, x := range want {
+		c.Append(x)
+	}
+	for k, x := range want {
+		if got := c.At(k); got != x {
+			t.Errorf("value %d: %d, want %d", k, got, x)
+		}
+	}
+	if c.Wide() != 1 {
+		t.Errorf("%d values aside, want 1", c.Wide())
+	}
+}
