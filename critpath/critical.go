@@ -557,7 +557,7 @@ func (pg *Proc) describe(a sim.Attr) (kind, construct string) {
 
 // cpReport merges the ranks' summaries into the report's section, and,
 // with Input.Path, the whole path in time order.
-func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.CriticalPath, []report.PathNode, error) {
+func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.CriticalPath, report.PathSource, error) {
 	cp := &report.CriticalPath{LengthNS: span, WorkNS: t1, RunTimeNS: in.RunTimeNS, ZeroSlackTasks: zero}
 	if span > 0 {
 		cp.Parallelism = float64(t1) / float64(span)
@@ -569,7 +569,7 @@ func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.Cr
 	cons := map[string][2]int64{}
 	procs := map[string][2]int64{}
 	var longest []report.PathNode
-	var segs, nodes int64
+	var segs int64
 	for _, p := range parts {
 		cp.Nodes += p.Nodes
 		cp.RankCrossings += p.Crossings
@@ -585,7 +585,6 @@ func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.Cr
 		}
 		longest = append(longest, p.Longest...)
 		segs += p.Segments.N
-		nodes += min(p.Full.N, int64(len(p.Full.buf))/6) // a node takes six bytes at least
 	}
 	cp.ByKind, cp.ByConstruct, cp.ByProcess = shares(kinds, span), shares(cons, span), shares(procs, span)
 	if comp := cp.WorkOnPath(); comp > 0 && comp < span {
@@ -597,12 +596,10 @@ func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.Cr
 		return nil, nil, err
 	}
 	cp.Segments, cp.Truncated = capper.result()
-	var full []report.PathNode
+	var full report.PathSource
 	if in.Path {
-		full = make([]report.PathNode, 0, nodes)
-		err := mergeLists(parts, func(p *pathSummary) *nodeList { return &p.Full }, func(pn report.PathNode) { full = append(full, pn) })
-		if err != nil {
-			return nil, nil, err
+		full = func(fn func(report.PathNode)) error {
+			return mergeLists(parts, func(p *pathSummary) *nodeList { return &p.Full }, fn)
 		}
 	}
 	return cp, full, nil

@@ -41,7 +41,8 @@ type Input struct {
 	// the path's share.
 	RunTimeNS int64
 	// Path asks for the whole path in time order on rank 0 (Result.Path; it
-	// moves O(path length) data to rank 0). Every rank sets it or none.
+	// moves O(path length) data to rank 0, packed). Every rank sets it or
+	// none.
 	Path bool
 	// AfterTaskGraph, when set, is called once the task graph is done and
 	// before the fragment DAG is built, where the phase's memory grows:
@@ -55,8 +56,10 @@ type Input struct {
 type Result struct {
 	CriticalPath *report.CriticalPath
 	Graph        *report.Graph
-	// Path is the whole critical path in time order, with Input.Path.
-	Path []report.PathNode
+	// Path gives the whole critical path in time order, with Input.Path:
+	// it merges the ranks' packed lists (about 10 bytes a node) as it is
+	// read, so that a path of millions of nodes is never held as rows.
+	Path report.PathSource
 	// Warnings counts what the phase tolerated (cross-process edges whose
 	// source event has no fragment, in a damaged trace), listing the first.
 	Warnings report.Warnings

@@ -134,12 +134,12 @@ func TestAnalyzeGroundTruth(t *testing.T) {
 			for _, d := range diffs {
 				t.Errorf("%s k=%d: %s", name, k, d)
 			}
-			var sum int64
-			for _, n := range res.Path {
-				sum += n.DurNS
+			var sum, n int64
+			if err := res.Path(func(pn report.PathNode) { sum, n = sum+pn.DurNS, n+1 }); err != nil {
+				t.Fatalf("%s k=%d: reading the path: %v", name, k, err)
 			}
-			if cp := res.CriticalPath; sum != cp.LengthNS || int64(len(res.Path)) != cp.Nodes || cp.LengthNS <= 0 {
-				t.Errorf("%s k=%d: path of %d nodes weighs %d, span %d over %d nodes", name, k, len(res.Path), sum, cp.LengthNS, cp.Nodes)
+			if cp := res.CriticalPath; sum != cp.LengthNS || n != cp.Nodes || cp.LengthNS <= 0 {
+				t.Errorf("%s k=%d: path of %d nodes weighs %d, span %d over %d nodes", name, k, n, sum, cp.LengthNS, cp.Nodes)
 			}
 			if res.Warnings.Count != 0 {
 				t.Errorf("%s k=%d: warnings %v", name, k, res.Warnings)

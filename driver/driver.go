@@ -64,9 +64,10 @@ type Options struct {
 	// the fraction of it done.
 	Progress func(phase string, frac float64)
 	// Path, when set, receives on rank 0 the whole critical path in time
-	// order (for --critical-path FILE; it moves O(path length) data to
-	// rank 0). Every rank must set it or none.
-	Path *[]report.PathNode
+	// order, packed, to be read once the analysis is done (for
+	// --critical-path FILE; it moves O(path length) data to rank 0).
+	// Every rank must set it or none.
+	Path *report.PathSource
 	// Stats, when set, receives on rank 0 how the run went (phase times,
 	// per-rank memory). Every rank must set it or none.
 	Stats *RunStats

@@ -214,10 +214,14 @@ func TestAnomaliesGroundTruth(t *testing.T) {
 // analyzePath is analyze keeping the whole critical path.
 func analyzePath(t testing.TB, dir string, k int) (*report.Report, []byte, []report.PathNode) {
 	t.Helper()
-	var path []report.PathNode
-	rep, err := runWith(k, driver.Options{Dir: dir, Path: &path})
+	var src report.PathSource
+	rep, err := runWith(k, driver.Options{Dir: dir, Path: &src})
 	if err != nil {
 		t.Fatalf("analyze %s on %d ranks: %v", dir, k, err)
+	}
+	var path []report.PathNode
+	if err := src(func(n report.PathNode) { path = append(path, n) }); err != nil {
+		t.Fatalf("analyze %s on %d ranks: reading the path: %v", dir, k, err)
 	}
 	return rep, reportJSON(t, rep), path
 }

@@ -231,7 +231,45 @@ func WriteCSV(dir string, r *Report) ([]string, error) {
 }
 
 // WritePathCSV writes critical-path segments in the format ReadPathCSV reads.
-func WritePathCSV(w io.Writer, segs []PathNode) error { return pathTable(segs).write(w) }
+func WritePathCSV(w io.Writer, segs []PathNode) error {
+	return WritePathSource(w, func(fn func(PathNode)) error {
+		for _, s := range segs {
+			fn(s)
+		}
+		return nil
+	})
+}
+
+// PathSource gives a critical path's nodes in time order, one at a time,
+// to fn: the analysis keeps a long path packed (a few bytes a node) and
+// makes its rows only as they are written.
+type PathSource func(fn func(PathNode)) error
+
+// WritePathSource writes the nodes src gives as WritePathCSV does, one row
+// at a time.
+func WritePathSource(w io.Writer, src PathSource) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(PathCSVHeader); err != nil {
+		return err
+	}
+	rec := make([]string, len(PathCSVHeader))
+	var werr error
+	err := src(func(s PathNode) {
+		if werr != nil {
+			return
+		}
+		rec[0], rec[1], rec[2], rec[3], rec[4], rec[5] = itoa(s.Rank), itoa(s.Thread), i64(s.StartNS), i64(s.DurNS), s.Kind, s.Construct
+		werr = cw.Write(rec)
+	})
+	if err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	cw.Flush()
+	return cw.Error()
+}
 
 // ReadPathCSV reads a critical-path segment table (PathCSVHeader columns,
 // in any order; unknown columns are ignored). name is used in errors.

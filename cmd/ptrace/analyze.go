@@ -139,7 +139,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var prog *progress
 	var rep *report.Report
 	var stats driver.RunStats
-	var path []report.PathNode
+	var path report.PathSource
 	inProcess := ranksInProcess(af.ranks, af.opts.Dir)
 	share, err := memoryLimit(af.memLimit, inProcess)
 	if err != nil {
@@ -193,7 +193,10 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		printStats(stderr, &stats)
 	}
 	if af.pathOut != "" {
-		if err := writeOutput(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathCSV(w, path) }); err != nil {
+		if path == nil {
+			path = func(func(report.PathNode)) error { return nil }
+		}
+		if err := writeOutput(af.pathOut, stdout, func(w io.Writer) error { return report.WritePathSource(w, path) }); err != nil {
 			return fmt.Errorf("--critical-path: %w", err)
 		}
 	}
