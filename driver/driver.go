@@ -481,7 +481,11 @@ func (r *run) load() error {
 
 // match builds the happened-before graph of the owned processes.
 func (r *run) match() error {
-	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings, Scans: &r.scans})
+	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings, Scans: &r.scans,
+		// The join's records are about half the phase's peak: collected
+		// before the DAG is built, its arrays take their place (spread:
+		// 385 → 3xx MiB, docs/PERFORMANCE.md, twenty-fourth round).
+		Release: func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }})
 	if err != nil {
 		return err
 	}

@@ -335,7 +335,7 @@ func TestMatchOutWire(t *testing.T) {
 				if r.coll {
 					out.coll(&collRec{coord: r.proc, begin: r.node})
 				} else {
-					out.send(&chanKey{typ: recP2P, dst: r.proc}, r.node, 0, 0)
+					out.send(&chanKey{typ: recP2P, dst: r.proc}, r.node)
 				}
 			}
 			bufs := out.wire()
@@ -376,7 +376,7 @@ func TestReadInbox(t *testing.T) {
 			if n < 0 {
 				out.coll(&collRec{begin: -n})
 			} else {
-				out.send(&chanKey{typ: recDep, src: 1, dst: n % 2}, n, 0, 0)
+				out.send(&chanKey{typ: recDep, src: 1, dst: n % 2}, n)
 			}
 		}
 		return out.wire()[0]
