@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -338,14 +339,16 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		ncoll += int(k[trace.CollEnd])
 		nodes += collNodesBound(p)
 	}
-	out := newMatchOut(k, owners, nsend*sendRecSize+ncoll*collRecSize)
+	// Sends and collective records travel apart (two Alltoallv), so that
+	// each arrives as a dense array of one record size, read in place.
+	out, outColl := newMatchOut(k, owners, nsend*sendRecSize), newMatchOut(k, owners, ncoll*collRecSize)
 	m.grow(nodes)
 	b.chained.grow(nodes)
 	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
 	var serr error
 	for i := range procs {
-		if err := m.scan(b, int32(i), out, &recvs, w); err != nil && serr == nil {
+		if err := m.scan(b, int32(i), out, outColl, &recvs, w); err != nil && serr == nil {
 			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
 		}
 		m.ProcNodes[i+1] = b.Len()
@@ -357,7 +360,12 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err != nil {
 		return nil, err
 	}
-	in, colls, lerr := readInbox(recv, me)
+	recvColl, err := c.Alltoallv(outColl.wire())
+	if err != nil {
+		return nil, err
+	}
+	out, outColl = nil, nil
+	in, colls, lerr := readInbox(recv, recvColl, me)
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
@@ -487,7 +495,7 @@ type openColl struct {
 // scan makes the nodes of local process i in merged order and adds send
 // and collective records to out and receive records to recvs, in one
 // decode of the process.
-func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w *warner) error {
+func (m *Matching) scan(b *Builder, i int32, out, outColl *matchOut, recvs *[]recvRec, w *warner) error {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
@@ -580,7 +588,7 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 			n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 			nm := int32(cm.Size())
 			coord := int32(cm.Member(int(oc.inst % int64(nm))))
-			out.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
+			outColl.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
 				begin: oc.node, end: n, coord: coord, memberIdx: int32(cm.IndexOf(int(me)))})
 		}
 	})
@@ -786,13 +794,10 @@ func sendKey(r []byte) chanKey {
 }
 
 // readInbox checks the records that arrived from every rank (known kinds,
-// whole records), decodes the collective ones and moves the sends of each
-// buffer together at its front, in order, where matchChannels reads them:
-// the buffers are this rank's (Alltoallv's result), and few collective
-// records interleave with the sends.
-func readInbox(recv [][]byte, me int) (*inbox, []collRec, error) {
+// whole records): sends, which matchChannels reads where they arrived, and
+// collective members' records (collIn).
+func readInbox(recv, recvColl [][]byte, me int) (*inbox, *collIn, error) {
 	in := &inbox{bufs: recv, first: make([]int32, len(recv)+1)}
-	ncoll := 0
 	for q, buf := range recv {
 		var n int32
 		for len(buf) > 0 {
@@ -810,36 +815,88 @@ func readInbox(recv [][]byte, me int) (*inbox, []collRec, error) {
 				}
 				n++
 				buf = buf[sendRecSize:]
-			case recColl:
-				if len(buf) < collRecSize {
-					return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
-				}
-				ncoll++
-				buf = buf[collRecSize:]
 			default:
 				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
 			}
 		}
+		if int64(in.first[q])+int64(n) > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("rank %d: graph: more than %d match records", me, math.MaxInt32)
+		}
 		in.first[q+1] = in.first[q] + n
 	}
-	colls := make([]collRec, 0, ncoll)
-	for q, buf := range recv {
-		w := 0 // the sends so far are buf[:w]
-		for r := 0; r < len(buf); {
-			if buf[r] == recColl {
-				colls = append(colls, decodeColl(buf[r:], int32(q)))
-				r += collRecSize
-				continue
+	colls := &collIn{bufs: recvColl, first: make([]int32, len(recvColl)+1)}
+	for q, buf := range recvColl {
+		var n int32
+		for len(buf) > 0 {
+			switch {
+			case buf[0] != recColl:
+				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
+			case len(buf) < collRecSize:
+				return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
 			}
-			e := r + sendRecSize // a run of sends: buf[r:e]
-			for e < len(buf) && buf[e] != recColl {
-				e += sendRecSize
-			}
-			w += copy(buf[w:], buf[r:e])
-			r = e
+			n++
+			buf = buf[collRecSize:]
 		}
+		if int64(colls.first[q])+int64(n) > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("rank %d: graph: more than %d collective records", me, math.MaxInt32)
+		}
+		colls.first[q+1] = colls.first[q] + n
 	}
 	return in, colls, nil
+}
+
+// collIn holds the collective members' records that arrived, read where
+// they arrived (53 bytes a member, where a decoded copy took 56 more):
+// those from rank q are records first[q]… of bufs[q].
+type collIn struct {
+	bufs  [][]byte
+	first []int32
+}
+
+func (c *collIn) len() int { return int(c.first[len(c.bufs)]) }
+
+// raw returns record i and the rank that sent it.
+func (c *collIn) raw(i int32) ([]byte, int32) {
+	lo, hi := 0, len(c.bufs)-1
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); c.first[mid+1] <= i {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	off := int(i-c.first[lo]) * collRecSize
+	return c.bufs[lo][off : off+collRecSize], int32(lo)
+}
+
+// rec returns record i decoded.
+func (c *collIn) rec(i int32) collRec {
+	r, q := c.raw(i)
+	return decodeColl(r, q)
+}
+
+// inst returns record i's instance number, memberIdx its member index.
+func (c *collIn) inst(i int32) int64 {
+	r, _ := c.raw(i)
+	return int64(binary.LittleEndian.Uint64(r[9:]))
+}
+
+func (c *collIn) memberIdx(i int32) int32 {
+	r, _ := c.raw(i)
+	return int32(binary.LittleEndian.Uint32(r[49:]))
+}
+
+// each calls f with every record, in order.
+func (c *collIn) each(f func(i int32, r *collRec)) {
+	i := int32(0)
+	for q, buf := range c.bufs {
+		for n := c.first[q+1] - c.first[q]; n > 0; n-- {
+			r := decodeColl(buf, int32(q))
+			f(i, &r)
+			buf = buf[collRecSize:]
+			i++
+		}
+	}
 }
 
 func decodeColl(buf []byte, rank int32) collRec {
@@ -1163,24 +1220,23 @@ func boolCmp(a, b bool) int {
 // rank and declared to others, when every instance is complete: an
 // all-to-all member an input and an output, a rooted one either (a
 // bystander none). Room for them is made once, with the channels'.
-func collEdges(recs []collRec, me int) (local, remote int) {
-	for i := range recs {
-		r := &recs[i]
+func collEdges(recs *collIn, me int) (local, remote int) {
+	recs.each(func(_ int32, r *collRec) {
 		n := 1
 		switch {
 		case !trace.CollOp(r.op).Valid():
-			continue
+			return
 		case trace.CollOp(r.op).Class() == trace.AllToAll:
 			n = 2
 		case r.root < 0:
-			continue
+			return
 		}
 		if int(r.rank) == me {
 			local += n
 		} else {
 			remote += n
 		}
-	}
+	})
 	return local, remote
 }
 
@@ -1194,7 +1250,7 @@ func collEdges(recs []collRec, me int) (local, remote int) {
 // comparison sort of the records, which was most of the phase on a trace
 // of many collectives of many members. An instance's records, from its
 // members in process order, are mostly sorted by member index already.
-func groupInstances(recs []collRec) (idx, starts []int32) {
+func groupInstances(recs *collIn) (idx, starts []int32) {
 	type commSpan struct {
 		id     int64
 		n      int32 // records
@@ -1203,10 +1259,9 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 	}
 	at := map[int64]int32{} // communicator id → index in comms
 	var comms []commSpan
-	which := make([]int32, len(recs)) // communicator index of each record
+	which := make([]int32, recs.len()) // communicator index of each record
 	last := int32(-1)
-	for i := range recs {
-		r := &recs[i]
+	recs.each(func(i int32, r *collRec) {
 		if last < 0 || comms[last].id != r.comm {
 			c, ok := at[r.comm]
 			if !ok {
@@ -1220,7 +1275,7 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 		cs.n++
 		cs.lo, cs.hi = min(cs.lo, r.inst), max(cs.hi, r.inst)
 		which[i] = last
-	}
+	})
 	// Communicators by id: each one's place, then its records' range.
 	order := make([]int32, len(comms))
 	for i := range order {
@@ -1232,7 +1287,7 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 		comms[c].first = next
 		next += comms[c].n
 	}
-	idx = make([]int32, len(recs))
+	idx = make([]int32, recs.len())
 	fill := make([]int32, len(comms))
 	for c := range comms {
 		fill[c] = comms[c].first
@@ -1244,8 +1299,8 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 	which, fill = nil, nil
 	tmp := make([]int32, 0, 64)
 	var count []int32
-	byMember := func(a, b int32) int { return cmp.Compare(recs[a].memberIdx, recs[b].memberIdx) }
-	starts = make([]int32, 0, len(recs)/2+1)
+	byMember := func(a, b int32) int { return cmp.Compare(recs.memberIdx(a), recs.memberIdx(b)) }
+	starts = make([]int32, 0, recs.len()/2+1)
 	for _, c := range order {
 		cs := &comms[c]
 		seg := idx[cs.first : cs.first+cs.n]
@@ -1254,20 +1309,20 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 			// Sparse instance numbers (members that disagree wildly): a
 			// table by instance would be larger than the records.
 			slices.SortStableFunc(seg, func(a, b int32) int {
-				return cmp.Or(cmp.Compare(recs[a].inst, recs[b].inst), byMember(a, b))
+				return cmp.Or(cmp.Compare(recs.inst(a), recs.inst(b)), byMember(a, b))
 			})
 		} else {
 			count = slices.Grow(count[:0], int(span)+1)[:span+1]
 			clear(count)
 			for _, i := range seg {
-				count[recs[i].inst-cs.lo+1]++
+				count[recs.inst(i)-cs.lo+1]++
 			}
 			for k := 1; k < len(count); k++ {
 				count[k] += count[k-1]
 			}
 			tmp = slices.Grow(tmp[:0], len(seg))[:len(seg)]
 			for _, i := range seg {
-				k := recs[i].inst - cs.lo
+				k := recs.inst(i) - cs.lo
 				tmp[count[k]] = i
 				count[k]++
 			}
@@ -1275,7 +1330,7 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 		}
 		for lo := 0; lo < len(seg); {
 			hi := lo + 1
-			for hi < len(seg) && recs[seg[hi]].inst == recs[seg[lo]].inst {
+			for inst := recs.inst(seg[lo]); hi < len(seg) && recs.inst(seg[hi]) == inst; {
 				hi++
 			}
 			if g := seg[lo:hi]; !slices.IsSortedFunc(g, byMember) {
@@ -1285,18 +1340,18 @@ func groupInstances(recs []collRec) (idx, starts []int32) {
 			lo = hi
 		}
 	}
-	return idx, append(starts, int32(len(recs)))
+	return idx, append(starts, int32(recs.len()))
 }
 
 // matchCollectives checks the member records of each instance and gives
 // each complete instance a virtual node with edges by its class.
-func (m *Matching) matchCollectives(b *Builder, recs []collRec, w *warner) {
+func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
 	idx, starts := groupInstances(recs)
 	var inst []collRec // an instance's records, copied out in order
 	for g := 0; g+1 < len(starts); g++ {
 		inst = inst[:0]
 		for _, i := range idx[starts[g]:starts[g+1]] {
-			inst = append(inst, recs[i])
+			inst = append(inst, recs.rec(i))
 		}
 		if msg := checkInstance(inst); msg != "" {
 			m.Stats.BadCollectives++
