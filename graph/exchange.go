@@ -129,20 +129,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 	}
 	out, row := m.edgeRows(times)
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
-	// Room for the records each peer is sent in each round (appending
-	// would copy them as they double): one per outgoing slot, of a
-	// send-like node in the first round, of a collective node in the
-	// second.
-	perPeer := [2][]int{make([]int, c.Size()), make([]int, c.Size())}
-	for s := range g.Slots() {
-		if g.slotOut[s] {
-			round := 0
-			if g.slotNode[s] >= first {
-				round = 1
-			}
-			perPeer[round][g.slotPeer[s]] += predRecSize
-		}
-	}
+	perPeer := m.roundBytes(c.Size(), predRecSize)
 	coll := make([]pred, n-first)
 	deliver := func(to int32, p *pred) {
 		if to >= first {
@@ -195,12 +182,7 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		}
 	}
 	for round := 0; round < 2; round++ {
-		bufs := make([][]byte, c.Size())
-		for q, n := range perPeer[round] {
-			if n > 0 {
-				bufs[q] = make([]byte, 0, n)
-			}
-		}
+		bufs := makeRound(perPeer[round])
 		if round == 0 {
 			for i := range int32(len(m.Procs)) {
 				for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -253,6 +235,37 @@ func (x *recvRows) index(v int32) int32 {
 
 // row returns the row of receive-like node v of local process i.
 func (x *recvRows) row(i, v int32) int32 { return x.index(v) - x.first[i] }
+
+// roundBytes returns the bytes each peer is sent in each round of an
+// exchange along the edges, of records of size bytes: one per outgoing
+// slot, of a send-like node in the first round, of a collective node in
+// the second. The buffers are made that size (appending would copy them
+// as they double, up to twice what they hold).
+func (m *Matching) roundBytes(k, size int) [2][]int {
+	g, first := m.DAG, m.ProcNodes[len(m.Procs)]
+	perPeer := [2][]int{make([]int, k), make([]int, k)}
+	for s := range g.Slots() {
+		if g.slotOut[s] {
+			round := 0
+			if g.slotNode[s] >= first {
+				round = 1
+			}
+			perPeer[round][g.slotPeer[s]] += size
+		}
+	}
+	return perPeer
+}
+
+// makeRound returns the send buffers of a round, sized by roundBytes.
+func makeRound(perPeer []int) [][]byte {
+	bufs := make([][]byte, len(perPeer))
+	for q, n := range perPeer {
+		if n > 0 {
+			bufs[q] = make([]byte, 0, n)
+		}
+	}
+	return bufs
+}
 
 // edgeRows makes each process's rows, one per receive-like node in node
 // order with its own columns filled and PredProc −1 (no predecessor yet),
@@ -387,8 +400,9 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 	}
 	v := make([]int64, cols)
 	arrived := make([]bool, g.Slots())
+	perPeer := m.roundBytes(c.Size(), esz)
 	for round := 0; round < 2; round++ {
-		bufs := make([][]byte, c.Size())
+		bufs := makeRound(perPeer[round])
 		for u := int32(0); u < n; u++ {
 			switch {
 			case round == 0 && m.Role[u] == RoleSend:
