@@ -887,11 +887,14 @@ func (c *collIn) memberIdx(i int32) int32 {
 }
 
 // each calls f with every record, in order.
+// (One record is decoded into, out of the loop: f's pointer escapes, and a
+// record declared in the loop would be an allocation each.)
 func (c *collIn) each(f func(i int32, r *collRec)) {
 	i := int32(0)
+	var r collRec
 	for q, buf := range c.bufs {
 		for n := c.first[q+1] - c.first[q]; n > 0; n-- {
-			r := decodeColl(buf, int32(q))
+			r = decodeColl(buf, int32(q))
 			f(i, &r)
 			buf = buf[collRecSize:]
 			i++
