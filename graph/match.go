@@ -369,22 +369,32 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
-	// Room for every edge the channels and the collectives can make, at
-	// once (a declaration is 40 bytes; reserved for every send it would be
-	// most of the phase's zeroing).
+	release := func() error {
+		if opts.Release == nil {
+			return nil
+		}
+		return opts.Release()
+	}
+	// The join writes each matched receive's sender into its record; the
+	// edges are declared after it, in node order, once the sends and the
+	// partitions are collected, into lists sized for them and for the
+	// collectives' edges.
+	listed, found := m.matchChannels(recvs, in, me, w)
+	in = nil
+	if err := release(); err != nil {
+		return nil, err
+	}
 	cl, cr := collEdges(colls, me)
-	b.growEdges(min(in.local, len(recvs))+cl, min(in.remote, len(recvs))+cr)
-	listed := m.matchChannels(b, recvs, in, w)
-	recvs, in = nil, nil
+	b.growEdges(found.local+cl, found.remote+cr)
+	m.addChannelEdges(b, recvs, found.self)
+	recvs = nil
 	if err := m.describeUnmatched(c, listed, w); err != nil {
 		return nil, err
 	}
 	m.matchCollectives(b, colls, w)
 	colls = nil
-	if opts.Release != nil {
-		if err := opts.Release(); err != nil {
-			return nil, err
-		}
+	if err := release(); err != nil {
+		return nil, err
 	}
 	m.Warnings = w.done()
 	dag, err := b.Build(c, BuildOptions{})
@@ -937,7 +947,11 @@ func chanHash(k *chanKey) uint64 {
 // them at a time so that the reads overlap. That costs less than writing
 // copies into fresh memory, where the first touch of a page costs as much
 // as about a hundred cache misses.
-func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warner) []unmatched {
+//
+// A matched receive's record gets its sender instead of its channel
+// (markMatched): its channel is in the partition's table by then.
+func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) ([]unmatched, channelEdges) {
+	var found channelEdges
 	const perPart = 2048 // records per partition: its table fits in cache
 	ns := in.len()
 	bits := uint(0)
@@ -1071,14 +1085,16 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 				s := &blk[j]
 				q := lookup(&s.key)
 				if q.head >= 0 {
-					if s.key.src == s.key.dst {
-						// Within one process: no clock constraint (one clock,
-						// and an edge against the merged order of two threads'
-						// equal timestamps would close a cycle).
-						m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, rnode[q.head]})
-					} else {
-						b.AddRemoteIn(rnode[q.head], NodeRef{Rank: int(s.rank), Node: s.node})
+					self := s.key.src == s.key.dst
+					switch {
+					case self:
+						found.self++
+					case int(s.rank) == me:
+						found.local++
+					default:
+						found.remote++
 					}
+					recvs[rp[q.head]].markMatched(s.rank, s.node, self)
 					if s.key.typ == recP2P {
 						m.Stats.Messages++
 					} else {
@@ -1110,7 +1126,47 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 		return cmp.Or(cmp.Compare(a.key.dst, b.key.dst), cmp.Compare(a.key.src, b.key.src), cmp.Compare(a.key.typ, b.key.typ),
 			cmp.Compare(a.key.a, b.key.a), cmp.Compare(a.key.b, b.key.b), cmp.Compare(a.nth, b.nth), boolCmp(a.send, b.send))
 	})
-	return left[:min(len(left), w.max)]
+	return left[:min(len(left), w.max)], found
+}
+
+// channelEdges counts the matched messages and dependences by the edge
+// they make: between two processes of this rank, from another rank, or
+// none (within one process).
+type channelEdges struct{ local, remote, self int }
+
+// markMatched replaces a matched receive's channel with its sender (rank
+// and node), src −1 telling it from a channel's record (whose peer is a
+// process), b whether the message stays within one process.
+func (r *recvRec) markMatched(rank, node int32, self bool) {
+	r.src, r.a, r.b = -1, int64(rank)<<32|int64(uint32(node)), 0
+	if self {
+		r.b = 1
+	}
+}
+
+// addChannelEdges declares the edges of the matched receives, in node
+// order: from the sender into the receive, or a self pair within one
+// process (not a DAG edge: a process's events share one clock, so they
+// constrain no synchronization, and two threads' equal timestamps may put
+// the receive first in the merged order, where an edge would close a
+// cycle; ExchangeEdges still reports them). In node order the DAG's build
+// fills its inputs' lists in order, where the join's order was at random.
+func (m *Matching) addChannelEdges(b *Builder, recvs []recvRec, self int) {
+	if self > 0 {
+		m.SelfPairs = make([][2]int32, 0, self)
+	}
+	for i := range recvs {
+		r := &recvs[i]
+		if r.src != -1 {
+			continue // unmatched
+		}
+		rank, node := int32(r.a>>32), int32(uint32(r.a))
+		if r.b != 0 {
+			m.SelfPairs = append(m.SelfPairs, [2]int32{node, r.node()})
+		} else {
+			b.AddRemoteIn(r.node(), NodeRef{Rank: int(rank), Node: node})
+		}
+	}
 }
 
 // unmatched is an unmatched send or receive, for a warning: its channel,
