@@ -3,7 +3,6 @@ package clocksync
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -85,8 +84,13 @@ type Local struct {
 	Procs    []ProcessStats
 	Warnings []string
 	// NodeTimes holds the final time of every event node of the matching
-	// (what graph.ExchangeEdges needs, without touching the events).
+	// (what graph.ExchangeEdges needs, without touching the events); nil
+	// when the times are the recorded ones interpolated (NodeTime).
 	NodeTimes []int64
+	// models are, when the times are interpolated only, each process's
+	// offset model: NodeTime applies it to the recorded time, where a copy
+	// of the times took 8 bytes a node to the exchange's end.
+	models []OffsetModel
 	// Timebases hold, per process, the corrected time of every event
 	// (nil entries: times as recorded, method "none").
 	Timebases []*trace.Timebase
@@ -329,12 +333,16 @@ func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
 		mdl := &mdls[i]
 		l.Timebases[i] = trace.NewTimebase(mdl.off, mdl.at, mdl.slope, p.NumThreads())
 	}
-	l.NodeTimes = slices.Clone(m.Recorded)
-	for i := range m.Procs {
-		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			l.NodeTimes[v] = mdls[i].Apply(m.Recorded[v])
-		}
+	l.NodeTimes, l.models = nil, mdls
+}
+
+// NodeTime returns the final time of event node v of local process proc
+// of m (graph.ExchangeEdgesAt).
+func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
+	if l.NodeTimes == nil && l.models != nil {
+		return func(proc, v int32) int64 { return l.models[proc].Apply(m.Recorded[v]) }
 	}
+	return func(_, v int32) int64 { return l.NodeTimes[v] }
 }
 
 // countBefore counts violations on the recorded and on the interpolated

@@ -521,7 +521,7 @@ func (r *run) exchange() error {
 	// made (8 bytes a node and 4 an edge: 34 MB of the phase's peak on
 	// spread); the exchange sends along the outputs.
 	r.matching.DAG.DropInputs()
-	edges, err := graph.ExchangeEdges(r.c, r.matching, r.clock.NodeTimes)
+	edges, err := graph.ExchangeEdgesAt(r.c, r.matching, r.clock.NodeTime(r.matching))
 	if err != nil {
 		return err
 	}
