@@ -259,17 +259,37 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 }
 
 // CountAfter sets the violations after synchronization from the exchanged
-// edges (graph.ExchangeEdges, one entry per process of m): a receive-like
+// edges (graph.ExchangeEdges or ExchangeEdgesAt with NodeTime, one entry
+// per process of m): a receive-like
 // event earlier than its predecessor's final time + l_min. It checks the
 // result with data the rest of the pipeline uses, at no communication cost.
 // Messages within one process are not counted: they share one clock (see
 // graph.Matching.SelfPairs).
 func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
+	time := l.NodeTime(m)
 	for i := range l.Procs {
 		var v int64
 		p, r := m.Procs[i], &edges[i]
+		// Rows without their own times (graph.ExchangeEdgesAt) are the
+		// process's receive-like nodes with a predecessor, in node order:
+		// a row's node is the next one of its thread and event.
+		n := m.ProcNodes[i]
 		for j := 0; j < r.Len(); j++ {
-			if int(r.PredProc[j]) != p.Header.Rank && r.Time[j]-l.Options.MinLatencyNS < r.PredTime[j] {
+			var t int64
+			if r.Time != nil {
+				t = r.Time[j]
+			} else {
+				th, ev := r.ThreadAt(j), r.EventAt(j)
+				for n < m.ProcNodes[i+1] && (m.Role[n] != graph.RoleRecv || m.ThreadOf(n) != th || m.EventOf(n) != ev) {
+					n++
+				}
+				if n == m.ProcNodes[i+1] {
+					break // not the matching's rows
+				}
+				t = time(int32(i), n)
+				n++
+			}
+			if int(r.PredProc[j]) != p.Header.Rank && t-l.Options.MinLatencyNS < r.PredTime[j] {
 				v++
 			}
 		}

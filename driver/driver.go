@@ -529,9 +529,6 @@ func (r *run) exchange() error {
 	r.clock.CountAfter(r.matching, edges)
 	r.clock.NodeTimes = nil // the edges carry what the passes after need
 	r.matching.DropSyncColumns()
-	for i := range edges {
-		edges[i].Time = nil // only the check above reads the receives' own times
-	}
 	return nil
 }
 

@@ -121,21 +121,28 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 	if int32(len(times)) != m.Len() {
 		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), m.Len())
 	}
-	return ExchangeEdgesAt(c, m, func(_, v int32) int64 { return times[v] })
+	return exchangeEdges(c, m, func(_, v int32) int64 { return times[v] }, true)
 }
 
 // ExchangeEdgesAt is ExchangeEdges with the time of event node v of local
-// process proc given by time: where the times are a function of the
-// recorded ones (clocksync's interpolation), an array of them would be
-// 8 bytes a node more at the exchange's peak (46 MB on spread).
+// process proc given by time, and rows without their own times (Time
+// nil): where the times are a function of the recorded ones (clocksync's
+// interpolation), an array of them would be 8 bytes a node more at the
+// exchange's peak (46 MB on spread), and the Time column 8 bytes a row
+// (23 MB) that only a census of the synchronization reads, which can find
+// a row's node by its thread and event (clocksync's CountAfter).
 func ExchangeEdgesAt(c comm.Comm, m *Matching, time func(proc, v int32) int64) ([]RemoteEdges, error) {
+	return exchangeEdges(c, m, time, false)
+}
+
+func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, error) {
 	g := m.DAG
 	n := m.Len()
 	rank := make([]int32, len(m.Procs))
 	for i, p := range m.Procs {
 		rank[i] = int32(p.Header.Rank)
 	}
-	out, row := m.edgeRows(time)
+	out, row := m.edgeRows(time, ownTimes)
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
 	perPeer := m.roundBytes(c.Size(), predRecSize)
 	coll := make([]pred, n-first)
@@ -278,7 +285,7 @@ func makeRound(perPeer []int) [][]byte {
 // edgeRows makes each process's rows, one per receive-like node in node
 // order with its own columns filled and PredProc −1 (no predecessor yet),
 // and the rows of the event nodes.
-func (m *Matching) edgeRows(time func(proc, v int32) int64) ([]RemoteEdges, *recvRows) {
+func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, *recvRows) {
 	out := make([]RemoteEdges, len(m.Procs))
 	n := int(m.ProcNodes[len(m.Procs)])
 	row := &recvRows{has: make([]uint64, (n+63)/64), rank: make([]int32, (n+63)/64+1), first: make([]int32, len(m.Procs))}
@@ -300,7 +307,10 @@ func (m *Matching) edgeRows(time func(proc, v int32) int64) ([]RemoteEdges, *rec
 		row.first[i] = row.index(lo)
 		k := row.index(hi) - row.first[i]
 		r := &out[i]
-		r.Kind, r.Time = make([]trace.Kind, 0, k), make([]int64, 0, k)
+		r.Kind = make([]trace.Kind, 0, k)
+		if ownTimes {
+			r.Time = make([]int64, 0, k)
+		}
 		r.Thread.Reserve(int(k))
 		r.Event.Reserve(int(k))
 		for v := lo; v < hi; v++ {
@@ -308,7 +318,9 @@ func (m *Matching) edgeRows(time func(proc, v int32) int64) ([]RemoteEdges, *rec
 				r.Thread.Append(int64(m.ThreadOf(v)))
 				r.Event.Append(m.EventOf(v))
 				r.Kind = append(r.Kind, m.Kind[v])
-				r.Time = append(r.Time, time(int32(i), v))
+				if ownTimes {
+					r.Time = append(r.Time, time(int32(i), v))
+				}
 			}
 		}
 		r.PredProc = make([]int32, k)
@@ -336,7 +348,10 @@ func (r *RemoteEdges) dropUnmatched() {
 		if r.PredProc[j] < 0 {
 			continue
 		}
-		o.Kind, o.Time = append(o.Kind, r.Kind[j]), append(o.Time, r.Time[j])
+		o.Kind = append(o.Kind, r.Kind[j])
+		if r.Time != nil {
+			o.Time = append(o.Time, r.Time[j])
+		}
 		o.Thread.Append(r.Thread.At(j))
 		o.Event.Append(r.Event.At(j))
 		o.PredProc, o.PredKind = append(o.PredProc, r.PredProc[j]), append(o.PredKind, r.PredKind[j])
