@@ -168,7 +168,8 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 	nodePred := func(i, v int32) pred { // v of local process i
 		return pred{time: time(i, v), proc: rank[i], thread: m.ThreadOf(v), event: m.EventOf(v), kind: m.Kind[v], ok: true}
 	}
-	send := func(bufs [][]byte, from int32, p *pred) {
+	send := func(bufs [][]byte, from int32, p *pred) int {
+		sent := 0
 		for _, e := range g.Outs(from) {
 			if to, ok := e.Node(); ok {
 				deliver(to, p)
@@ -177,51 +178,48 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 			s, _ := e.Slot()
 			peer, k := g.slotAddr(s)
 			bufs[peer] = encodePred(bufs[peer], k, p)
+			sent += predRecSize
 		}
+		return sent
 	}
 	for _, sp := range m.SelfPairs {
 		p := nodePred(m.ProcOf(sp[0]), sp[0])
 		deliver(sp[1], &p)
 	}
-	var lerr error
 	arrived := make([]bool, g.Slots())
-	receive := func(recv [][]byte) {
+	receive := func(recv [][]byte) error {
 		for q, buf := range recv {
-			lerr = g.eachArrival(comm.Msg{Peer: q, Buf: buf}, predRecSize, false, arrived, func(s int32, rec []byte) {
+			if err := g.eachArrival(comm.Msg{Peer: q, Buf: buf}, predRecSize, false, arrived, func(s int32, rec []byte) {
 				p := decodePred(rec)
 				deliver(g.slotNode[s], &p)
-			})
-			if lerr != nil {
-				break
+			}); err != nil {
+				return err
 			}
 		}
+		return nil
 	}
-	for round := 0; round < 2; round++ {
-		bufs := makeRound(perPeer[round])
-		if round == 0 {
-			for i := range int32(len(m.Procs)) {
-				for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-					if m.Role[v] == RoleSend {
-						p := nodePred(i, v)
-						send(bufs, v, &p)
-					}
-				}
-			}
-		} else {
-			for v := first; v < n; v++ {
-				if p := &coll[v-first]; p.ok {
-					send(bufs, v, p)
-				}
-			}
+	proc := int32(0) // of the send-like node emitted last (nodes come in order)
+	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
+		if m.Role[v] != RoleSend {
+			return 0
 		}
-		recv, err := c.Alltoallv(bufs)
-		if err != nil {
-			return nil, err
+		for v >= m.ProcNodes[proc+1] {
+			proc++
 		}
-		receive(recv)
-		if err := comm.Agree(c, lerr); err != nil {
-			return nil, err
+		p := nodePred(proc, v)
+		return send(bufs, v, &p)
+	}, receive)
+	if err != nil {
+		return nil, err
+	}
+	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, v int32) int {
+		if p := &coll[v-first]; p.ok {
+			return send(bufs, v, p)
 		}
+		return 0
+	}, receive)
+	if err != nil {
+		return nil, err
 	}
 	for i := range out {
 		out[i].dropUnmatched()
@@ -271,15 +269,63 @@ func (m *Matching) roundBytes(k, size int) [2][]int {
 	return perPeer
 }
 
-// makeRound returns the send buffers of a round, sized by roundBytes.
-func makeRound(perPeer []int) [][]byte {
+// edgeBatchBytes bounds what a rank sends in one Alltoallv of an exchange
+// along the edges (roundsAlong): all of a round's records at once were
+// 53 MB of spread's exchange at two ranks, beside the rows they fill.
+const edgeBatchBytes = 4 << 20
+
+// roundsAlong runs one round of an exchange along the edges: emit appends
+// the records of node v (lo ≤ v < hi, in order) to the buffers of the
+// peers and returns their bytes; they travel in batches of about
+// edgeBatchBytes a rank, each handed to receive where it arrives, until
+// every rank has sent all of its records. perPeer (roundBytes) sizes the
+// buffers. It is collective; an error is returned on every rank.
+func roundsAlong(c comm.Comm, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
+	return roundsAlongBy(c, edgeBatchBytes, lo, hi, perPeer, emit, receive)
+}
+
+// roundsAlongBy is roundsAlong in batches of batch bytes.
+func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
+	// Each peer's buffer holds its share of a batch and is reused from
+	// batch to batch (its records have arrived once every rank agreed):
+	// fresh buffers each batch would be garbage the collector lets grow to
+	// a quarter of the live heap, more than one round's records.
+	total := 0
+	for _, n := range perPeer {
+		total += max(n, 0)
+	}
 	bufs := make([][]byte, len(perPeer))
 	for q, n := range perPeer {
 		if n > 0 {
-			bufs[q] = make([]byte, 0, n)
+			bufs[q] = make([]byte, 0, min(n, int(int64(batch)*int64(n)/int64(total))+256))
 		}
 	}
-	return bufs
+	for v := lo; ; {
+		for q := range bufs {
+			bufs[q] = bufs[q][:0]
+		}
+		for sent := 0; v < hi && sent < batch; v++ {
+			sent += emit(bufs, v)
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return err
+		}
+		if err := comm.Agree(c, receive(recv)); err != nil {
+			return err
+		}
+		more := int64(0)
+		if v < hi {
+			more = 1
+		}
+		all, err := c.AllreduceInt64(comm.Max, []int64{more})
+		if err != nil {
+			return err
+		}
+		if all[0] == 0 {
+			return nil
+		}
+	}
 }
 
 // edgeRows makes each process's rows, one per receive-like node in node
@@ -406,7 +452,8 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 			o[i] = max(o[i], x)
 		}
 	}
-	send := func(bufs [][]byte, from int32, v []int64) {
+	send := func(bufs [][]byte, from int32, v []int64) int {
+		sent := 0
 		for _, e := range g.Outs(from) {
 			if to, ok := e.Node(); ok {
 				deliver(to, v)
@@ -419,41 +466,45 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 				b = le.AppendUint64(b, uint64(x))
 			}
 			bufs[peer] = b
+			sent += esz
 		}
+		return sent
 	}
 	v := make([]int64, cols)
 	arrived := make([]bool, g.Slots())
 	perPeer := m.roundBytes(c.Size(), esz)
-	for round := 0; round < 2; round++ {
-		bufs := makeRound(perPeer[round])
-		for u := int32(0); u < n; u++ {
-			switch {
-			case round == 0 && m.Role[u] == RoleSend:
-				value(u, v)
-				send(bufs, u, v)
-			case round == 1 && m.Role[u] == RoleColl:
-				send(bufs, u, out.At(u))
-			}
-		}
-		recv, err := c.Alltoallv(bufs)
-		if err != nil {
-			return nil, err
-		}
-		var lerr error
+	receive := func(recv [][]byte) error {
 		for q, buf := range recv {
-			lerr = g.eachArrival(comm.Msg{Peer: q, Buf: buf}, esz, false, arrived, func(s int32, rec []byte) {
+			if err := g.eachArrival(comm.Msg{Peer: q, Buf: buf}, esz, false, arrived, func(s int32, rec []byte) {
 				for i := range v {
 					v[i] = int64(le.Uint64(rec[4+8*i:]))
 				}
 				deliver(g.slotNode[s], v)
-			})
-			if lerr != nil {
-				break
+			}); err != nil {
+				return err
 			}
 		}
-		if err := comm.Agree(c, lerr); err != nil {
-			return nil, err
+		return nil
+	}
+	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
+	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, u int32) int {
+		if m.Role[u] != RoleSend {
+			return 0
 		}
+		value(u, v)
+		return send(bufs, u, v)
+	}, receive)
+	if err != nil {
+		return nil, err
+	}
+	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, u int32) int {
+		if m.Role[u] != RoleColl {
+			return 0
+		}
+		return send(bufs, u, out.At(u))
+	}, receive)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
