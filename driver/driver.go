@@ -483,8 +483,9 @@ func (r *run) load() error {
 func (r *run) match() error {
 	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings, Scans: &r.scans,
 		// The join's records are about half the phase's peak: collected
-		// before the DAG is built, its arrays take their place (spread:
-		// 385 → 3xx MiB, docs/PERFORMANCE.md, twenty-fourth round).
+		// before the edges' lists and the DAG's arrays are made, these take
+		// their place (spread: 325 → 282 MiB, mpi 163–183 → 151 MiB;
+		// docs/PERFORMANCE.md, twenty-fourth round).
 		Release: func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }})
 	if err != nil {
 		return err

@@ -40,11 +40,12 @@ type MatchOptions struct {
 	MaxListed int
 	// Scans, when set, recycles the event scans between processes.
 	Scans *trace.Scans
-	// Release, when set, is called on every rank once the join's records
-	// (the exchanged sends, the receives, the collectives' members: most
-	// of the phase's peak) are dropped and before the DAG's arrays are
-	// made, to collect them (the driver's per-process collection): the
-	// collector would otherwise let the DAG's arrays grow beside them.
+	// Release, when set, is called on every rank as the join's records,
+	// most of the phase's peak, are dropped, to collect them (the driver's
+	// per-process collection): once the sends and the partitions are,
+	// before the edges' lists are made, and once the receives and the
+	// collectives' records are, before the DAG's arrays are. The collector
+	// would otherwise let the new arrays grow beside them.
 	Release func() error
 }
 
@@ -285,9 +286,10 @@ type sendRec struct {
 	node int32
 }
 
-// collRec is one member's part of a collective instance: what the
-// instance's check and edges read, 56 bytes (the members' threads and
-// events, which nothing read, took 24 more on the wire and here).
+// collRec is one member's part of a collective instance, decoded an
+// instance at a time from where it arrived (collIn): what the instance's
+// check and edges read (the members' threads and events, which nothing
+// read, took 24 bytes more on the wire).
 type collRec struct {
 	comm      int64
 	inst      int64
@@ -306,8 +308,9 @@ type collRec struct {
 // holds (procs, in process order; owners tells where the others are). It
 // is collective and distributed: every rank scans only its own processes,
 // sends each send-like record to the rank holding its receiver and each
-// collective member record to the instance's coordinator (one Alltoallv),
-// matches there, and builds the DAG (one more Alltoallv).
+// collective member record to the instance's coordinator (an Alltoallv
+// each), matches there, and builds the DAG (one more Alltoallv; two small
+// ones ask for the senders of the unmatched sends it lists).
 //
 // Point-to-point messages match per (communicator id, source, destination,
 // tag) in order: the k-th send with a key matches the k-th receive, both in
