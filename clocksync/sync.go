@@ -259,10 +259,10 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 }
 
 // CountAfter sets the violations after synchronization from the exchanged
-// edges (graph.ExchangeEdges or ExchangeEdgesAt with NodeTime, one entry
-// per process of m): a receive-like
-// event earlier than its predecessor's final time + l_min. It checks the
-// result with data the rest of the pipeline uses, at no communication cost.
+// edges (graph.ExchangeEdges, or ExchangeEdgesAt with NodeTime; one entry
+// per process of m): a receive-like event earlier than its predecessor's
+// final time + l_min. It checks the result with data the rest of the
+// pipeline uses, at no communication cost.
 // Messages within one process are not counted: they share one clock (see
 // graph.Matching.SelfPairs).
 func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
