@@ -99,7 +99,7 @@ func runSync(t testing.TB, procs []*trace.Process, k int, o Options, noSync bool
 		if err != nil {
 			return err
 		}
-		edges, err := graph.ExchangeEdges(c, m, l.NodeTimes)
+		edges, err := graph.ExchangeEdgesAt(c, m, l.NodeTime(m))
 		if err != nil {
 			return err
 		}

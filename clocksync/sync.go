@@ -3,7 +3,6 @@ package clocksync
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -85,8 +84,13 @@ type Local struct {
 	Procs    []ProcessStats
 	Warnings []string
 	// NodeTimes holds the final time of every event node of the matching
-	// (what graph.ExchangeEdges needs, without touching the events).
+	// (what graph.ExchangeEdges needs, without touching the events); nil
+	// when the times are the recorded ones interpolated (NodeTime).
 	NodeTimes []int64
+	// models are, when the times are interpolated only, each process's
+	// offset model: NodeTime applies it to the recorded time, where a copy
+	// of the times took 8 bytes a node to the exchange's end.
+	models []OffsetModel
 	// Timebases hold, per process, the corrected time of every event
 	// (nil entries: times as recorded, method "none").
 	Timebases []*trace.Timebase
@@ -255,17 +259,37 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 }
 
 // CountAfter sets the violations after synchronization from the exchanged
-// edges (graph.ExchangeEdges, one entry per process of m): a receive-like
-// event earlier than its predecessor's final time + l_min. It checks the
-// result with data the rest of the pipeline uses, at no communication cost.
+// edges (graph.ExchangeEdges, or ExchangeEdgesAt with NodeTime; one entry
+// per process of m): a receive-like event earlier than its predecessor's
+// final time + l_min. It checks the result with data the rest of the
+// pipeline uses, at no communication cost.
 // Messages within one process are not counted: they share one clock (see
 // graph.Matching.SelfPairs).
 func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
+	time := l.NodeTime(m)
 	for i := range l.Procs {
 		var v int64
 		p, r := m.Procs[i], &edges[i]
+		// Rows without their own times (graph.ExchangeEdgesAt) are the
+		// process's receive-like nodes with a predecessor, in node order:
+		// a row's node is the next one of its thread and event.
+		n := m.ProcNodes[i]
 		for j := 0; j < r.Len(); j++ {
-			if int(r.PredProc[j]) != p.Header.Rank && r.Time[j]-l.Options.MinLatencyNS < r.PredTime[j] {
+			var t int64
+			if r.Time != nil {
+				t = r.Time[j]
+			} else {
+				th, ev := r.ThreadAt(j), r.EventAt(j)
+				for n < m.ProcNodes[i+1] && (m.Role[n] != graph.RoleRecv || m.ThreadOf(n) != th || m.EventOf(n) != ev) {
+					n++
+				}
+				if n == m.ProcNodes[i+1] {
+					break // not the matching's rows
+				}
+				t = time(int32(i), n)
+				n++
+			}
+			if int(r.PredProc[j]) != p.Header.Rank && t-l.Options.MinLatencyNS < r.PredTime[j] {
 				v++
 			}
 		}
@@ -329,12 +353,16 @@ func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
 		mdl := &mdls[i]
 		l.Timebases[i] = trace.NewTimebase(mdl.off, mdl.at, mdl.slope, p.NumThreads())
 	}
-	l.NodeTimes = slices.Clone(m.Recorded)
-	for i := range m.Procs {
-		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			l.NodeTimes[v] = mdls[i].Apply(m.Recorded[v])
-		}
+	l.NodeTimes, l.models = nil, mdls
+}
+
+// NodeTime returns the final time of event node v of local process proc
+// of m (graph.ExchangeEdgesAt).
+func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
+	if l.NodeTimes == nil && l.models != nil {
+		return func(proc, v int32) int64 { return l.models[proc].Apply(m.Recorded[v]) }
 	}
+	return func(_, v int32) int64 { return l.NodeTimes[v] }
 }
 
 // countBefore counts violations on the recorded and on the interpolated

@@ -482,7 +482,12 @@ func (r *run) load() error {
 
 // match builds the happened-before graph of the owned processes.
 func (r *run) match() error {
-	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings, Scans: &r.scans})
+	m, err := graph.Match(r.c, r.plan, r.procs, graph.MatchOptions{MaxListed: maxListedWarnings, Scans: &r.scans,
+		// The join's records are about half the phase's peak: collected
+		// before the edges' lists and the DAG's arrays are made, these take
+		// their place (spread: 325 → 282 MiB, mpi 163–183 → 151 MiB;
+		// docs/PERFORMANCE.md, twenty-fourth round).
+		Release: func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }})
 	if err != nil {
 		return err
 	}
@@ -514,7 +519,11 @@ func (r *run) clocksync() error {
 // exchange hands every owned process its cross-process predecessors with
 // their final timestamps, and checks the synchronization on them.
 func (r *run) exchange() error {
-	edges, err := graph.ExchangeEdges(r.c, r.matching, r.clock.NodeTimes)
+	// The replays are done: the DAG's inputs go before the edges' rows are
+	// made (8 bytes a node and 4 an edge: 34 MB of the phase's peak on
+	// spread); the exchange sends along the outputs.
+	r.matching.DAG.DropInputs()
+	edges, err := graph.ExchangeEdgesAt(r.c, r.matching, r.clock.NodeTime(r.matching))
 	if err != nil {
 		return err
 	}
@@ -522,9 +531,6 @@ func (r *run) exchange() error {
 	r.clock.CountAfter(r.matching, edges)
 	r.clock.NodeTimes = nil // the edges carry what the passes after need
 	r.matching.DropSyncColumns()
-	for i := range edges {
-		edges[i].Time = nil // only the check above reads the receives' own times
-	}
 	return nil
 }
 

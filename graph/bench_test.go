@@ -59,6 +59,8 @@ func BenchmarkMatchRanks(b *testing.B) {
 	for _, cfg := range []gen.Config{
 		{Workload: "halo", Ranks: 16, Threads: 1, Events: 4_000_000, LatencyNS: 1000},
 		{Workload: "spread", Ranks: 16, Threads: 2, Radix: 5, Events: 4_000_000, LatencyNS: 1000},
+		// Many collectives of many members (issue 44).
+		{Workload: "mpi", Ranks: 64, Events: 4_000_000, LatencyNS: 1000},
 	} {
 		procs := genProcs(b, cfg)
 		w := make([]int64, len(procs))

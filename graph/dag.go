@@ -200,6 +200,7 @@ type Builder struct {
 	sealed     int     // esrc[:sealed] are in segs already
 	segs       []edgeSeg
 	rem        []remoteDecl
+	keys       []Key // of the declarations by key
 	err        error
 }
 
@@ -276,12 +277,14 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 	return nil
 }
 
+// remoteDecl is a declared edge to another rank, 16 bytes: a key naming
+// the remote node is kept aside (Builder.keys), where it took 24 bytes in
+// every declaration (a match declares millions, by node id).
 type remoteDecl struct {
 	local int32
 	peer  int32
-	node  int32 // remote node id unless byKey
-	key   Key
-	out   bool // the local node is the source
+	node  int32 // remote node id, or with byKey the key's index in keys
+	out   bool  // the local node is the source
 	byKey bool
 }
 
@@ -399,15 +402,25 @@ func (b *Builder) AddRemoteOut(src int32, dst NodeRef) {
 // resolves key to (BuildOptions.Resolve on that rank; rank may be this one).
 func (b *Builder) AddRemoteInKey(dst int32, rank int, key Key) {
 	if b.checkLocal(dst) && b.checkRank(rank) {
-		b.rem = append(b.rem, remoteDecl{local: dst, peer: int32(rank), node: -1, key: key, byKey: true})
+		b.rem = append(b.rem, remoteDecl{local: dst, peer: int32(rank), node: b.addKey(key), byKey: true})
 	}
+}
+
+// addKey keeps key aside and returns its index.
+func (b *Builder) addKey(k Key) int32 {
+	if len(b.keys) >= math.MaxInt32 {
+		b.fail(fmt.Errorf("graph: more than %d edges declared by key on one rank", math.MaxInt32))
+		return 0
+	}
+	b.keys = append(b.keys, k)
+	return int32(len(b.keys) - 1)
 }
 
 // AddRemoteOutKey adds an edge out of local node src to the node that rank
 // resolves key to.
 func (b *Builder) AddRemoteOutKey(src int32, rank int, key Key) {
 	if b.checkLocal(src) && b.checkRank(rank) {
-		b.rem = append(b.rem, remoteDecl{local: src, peer: int32(rank), node: -1, key: key, out: true, byKey: true})
+		b.rem = append(b.rem, remoteDecl{local: src, peer: int32(rank), node: b.addKey(key), out: true, byKey: true})
 	}
 }
 
@@ -476,7 +489,13 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		if len(ds) == 0 {
 			continue
 		}
-		buf := make([]byte, 0, len(ds)*9)
+		size := len(ds) * 9
+		for _, i := range ds {
+			if b.rem[i].byKey {
+				size += 12 // a key where a node id was
+			}
+		}
+		buf := make([]byte, 0, size)
 		for _, i := range ds {
 			d := &b.rem[i]
 			var fl byte
@@ -489,8 +508,9 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 			buf = binary.LittleEndian.AppendUint32(buf, uint32(d.local))
 			buf = append(buf, fl)
 			if d.byKey {
-				buf = binary.LittleEndian.AppendUint64(buf, uint64(d.key.A))
-				buf = binary.LittleEndian.AppendUint64(buf, uint64(d.key.B))
+				key := b.keys[d.node]
+				buf = binary.LittleEndian.AppendUint64(buf, uint64(key.A))
+				buf = binary.LittleEndian.AppendUint64(buf, uint64(key.B))
 			} else {
 				buf = binary.LittleEndian.AppendUint32(buf, uint32(d.node))
 			}

@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -114,20 +115,36 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // the rows is a row index per event node and a candidate per collective
 // node, not a candidate per node.
 func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
-	g := m.DAG
-	n := m.Len()
 	if times == nil {
 		times = m.Recorded
 	}
-	if int32(len(times)) != n {
-		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), n)
+	if int32(len(times)) != m.Len() {
+		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), m.Len())
 	}
+	return exchangeEdges(c, m, func(_, v int32) int64 { return times[v] }, true)
+}
+
+// ExchangeEdgesAt is ExchangeEdges with the time of event node v of local
+// process proc given by time, and rows without their own times (Time
+// nil): where the times are a function of the recorded ones (clocksync's
+// interpolation), an array of them would be 8 bytes a node more at the
+// exchange's peak (46 MB on spread), and the Time column 8 bytes a row
+// (23 MB) that only a census of the synchronization reads, which can find
+// a row's node by its thread and event (clocksync's CountAfter).
+func ExchangeEdgesAt(c comm.Comm, m *Matching, time func(proc, v int32) int64) ([]RemoteEdges, error) {
+	return exchangeEdges(c, m, time, false)
+}
+
+func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, error) {
+	g := m.DAG
+	n := m.Len()
 	rank := make([]int32, len(m.Procs))
 	for i, p := range m.Procs {
 		rank[i] = int32(p.Header.Rank)
 	}
-	out, row := m.edgeRows(times)
+	out, row := m.edgeRows(time, ownTimes)
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
+	perPeer := m.roundBytes(c.Size(), predRecSize)
 	coll := make([]pred, n-first)
 	deliver := func(to int32, p *pred) {
 		if to >= first {
@@ -139,7 +156,8 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		if m.Role[to] != RoleRecv {
 			return // not an input; Build gives a send-like node none
 		}
-		r, k := &out[m.ProcOf(to)], row[to]
+		i := m.ProcOf(to)
+		r, k := &out[i], row.row(i, to)
 		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThreadAt(int(k)), event: r.PredEvent.At(int(k)), ok: r.PredProc[k] >= 0}
 		if p.later(&cur) {
 			r.PredProc[k], r.PredKind[k], r.PredTime[k] = p.proc, p.kind, p.time
@@ -148,9 +166,10 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 		}
 	}
 	nodePred := func(i, v int32) pred { // v of local process i
-		return pred{time: times[v], proc: rank[i], thread: m.ThreadOf(v), event: m.EventOf(v), kind: m.Kind[v], ok: true}
+		return pred{time: time(i, v), proc: rank[i], thread: m.ThreadOf(v), event: m.EventOf(v), kind: m.Kind[v], ok: true}
 	}
-	send := func(bufs [][]byte, from int32, p *pred) {
+	send := func(bufs [][]byte, from int32, p *pred) int {
+		sent := 0
 		for _, e := range g.Outs(from) {
 			if to, ok := e.Node(); ok {
 				deliver(to, p)
@@ -159,51 +178,48 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 			s, _ := e.Slot()
 			peer, k := g.slotAddr(s)
 			bufs[peer] = encodePred(bufs[peer], k, p)
+			sent += predRecSize
 		}
+		return sent
 	}
 	for _, sp := range m.SelfPairs {
 		p := nodePred(m.ProcOf(sp[0]), sp[0])
 		deliver(sp[1], &p)
 	}
-	var lerr error
 	arrived := make([]bool, g.Slots())
-	receive := func(recv [][]byte) {
+	receive := func(recv [][]byte) error {
 		for q, buf := range recv {
-			lerr = g.eachArrival(comm.Msg{Peer: q, Buf: buf}, predRecSize, false, arrived, func(s int32, rec []byte) {
+			if err := g.eachArrival(comm.Msg{Peer: q, Buf: buf}, predRecSize, false, arrived, func(s int32, rec []byte) {
 				p := decodePred(rec)
 				deliver(g.slotNode[s], &p)
-			})
-			if lerr != nil {
-				break
+			}); err != nil {
+				return err
 			}
 		}
+		return nil
 	}
-	for round := 0; round < 2; round++ {
-		bufs := make([][]byte, c.Size())
-		if round == 0 {
-			for i := range int32(len(m.Procs)) {
-				for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-					if m.Role[v] == RoleSend {
-						p := nodePred(i, v)
-						send(bufs, v, &p)
-					}
-				}
-			}
-		} else {
-			for v := first; v < n; v++ {
-				if p := &coll[v-first]; p.ok {
-					send(bufs, v, p)
-				}
-			}
+	proc := int32(0) // of the send-like node emitted last (nodes come in order)
+	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
+		if m.Role[v] != RoleSend {
+			return 0
 		}
-		recv, err := c.Alltoallv(bufs)
-		if err != nil {
-			return nil, err
+		for v >= m.ProcNodes[proc+1] {
+			proc++
 		}
-		receive(recv)
-		if err := comm.Agree(c, lerr); err != nil {
-			return nil, err
+		p := nodePred(proc, v)
+		return send(bufs, v, &p)
+	}, receive)
+	if err != nil {
+		return nil, err
+	}
+	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, v int32) int {
+		if p := &coll[v-first]; p.ok {
+			return send(bufs, v, p)
 		}
+		return 0
+	}, receive)
+	if err != nil {
+		return nil, err
 	}
 	for i := range out {
 		out[i].dropUnmatched()
@@ -211,23 +227,136 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 	return out, nil
 }
 
+// recvRows finds the row of a receive-like event node in its process's
+// RemoteEdges: the receive-like nodes before it in the process, counted
+// from a bit a node and a count per 64 nodes (0.6 bytes a node where a row
+// index per node took 4: 23 MB at the exchange's peak on spread).
+type recvRows struct {
+	has   []uint64 // bit v: event node v is receive-like
+	rank  []int32  // receive-like nodes before word w
+	first []int32  // per process: receive-like nodes before its first node
+}
+
+// index returns the number of receive-like nodes before node v.
+func (x *recvRows) index(v int32) int32 {
+	w, b := uint32(v)>>6, uint32(v)&63
+	if int(w) >= len(x.has) {
+		return x.rank[len(x.has)] // v is the end
+	}
+	return x.rank[w] + int32(bits.OnesCount64(x.has[w]&(1<<b-1)))
+}
+
+// row returns the row of receive-like node v of local process i.
+func (x *recvRows) row(i, v int32) int32 { return x.index(v) - x.first[i] }
+
+// roundBytes returns the bytes each peer is sent in each round of an
+// exchange along the edges, of records of size bytes: one per outgoing
+// slot, of a send-like node in the first round, of a collective node in
+// the second. The buffers are made that size (appending would copy them
+// as they double, up to twice what they hold).
+func (m *Matching) roundBytes(k, size int) [2][]int {
+	g, first := m.DAG, m.ProcNodes[len(m.Procs)]
+	perPeer := [2][]int{make([]int, k), make([]int, k)}
+	for s := range g.Slots() {
+		if g.slotOut[s] {
+			round := 0
+			if g.slotNode[s] >= first {
+				round = 1
+			}
+			perPeer[round][g.slotPeer[s]] += size
+		}
+	}
+	return perPeer
+}
+
+// edgeBatchBytes bounds what a rank sends in one Alltoallv of an exchange
+// along the edges (roundsAlong): all of a round's records at once were
+// 53 MB of spread's exchange at two ranks, beside the rows they fill.
+const edgeBatchBytes = 4 << 20
+
+// roundsAlong runs one round of an exchange along the edges: emit appends
+// the records of node v (lo ≤ v < hi, in order) to the buffers of the
+// peers and returns their bytes; they travel in batches of about
+// edgeBatchBytes a rank, each handed to receive where it arrives, until
+// every rank has sent all of its records. perPeer (roundBytes) sizes the
+// buffers. It is collective; an error is returned on every rank.
+func roundsAlong(c comm.Comm, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
+	return roundsAlongBy(c, edgeBatchBytes, lo, hi, perPeer, emit, receive)
+}
+
+// roundsAlongBy is roundsAlong in batches of batch bytes.
+func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
+	// Each peer's buffer holds its share of a batch and is reused from
+	// batch to batch (its records have arrived once every rank agreed):
+	// fresh buffers each batch would be garbage the collector lets grow to
+	// a quarter of the live heap, more than one round's records.
+	total := 0
+	for _, n := range perPeer {
+		total += max(n, 0)
+	}
+	bufs := make([][]byte, len(perPeer))
+	for q, n := range perPeer {
+		if n > 0 {
+			bufs[q] = make([]byte, 0, min(n, int(int64(batch)*int64(n)/int64(total))+256))
+		}
+	}
+	for v := lo; ; {
+		for q := range bufs {
+			bufs[q] = bufs[q][:0]
+		}
+		for sent := 0; v < hi && sent < batch; v++ {
+			sent += emit(bufs, v)
+		}
+		recv, err := c.Alltoallv(bufs)
+		if err != nil {
+			return err
+		}
+		if err := comm.Agree(c, receive(recv)); err != nil {
+			return err
+		}
+		more := int64(0)
+		if v < hi {
+			more = 1
+		}
+		all, err := c.AllreduceInt64(comm.Max, []int64{more})
+		if err != nil {
+			return err
+		}
+		if all[0] == 0 {
+			return nil
+		}
+	}
+}
+
 // edgeRows makes each process's rows, one per receive-like node in node
 // order with its own columns filled and PredProc −1 (no predecessor yet),
-// and each event node's row in its process.
-func (m *Matching) edgeRows(times []int64) ([]RemoteEdges, []int32) {
+// and the rows of the event nodes.
+func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, *recvRows) {
 	out := make([]RemoteEdges, len(m.Procs))
-	row := make([]int32, m.ProcNodes[len(m.Procs)])
-	for i := range m.Procs {
-		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
-		k := int32(0)
-		for v := lo; v < hi; v++ {
-			if m.Role[v] == RoleRecv {
-				row[v] = k
-				k++
+	n := int(m.ProcNodes[len(m.Procs)])
+	row := &recvRows{has: make([]uint64, (n+63)/64), rank: make([]int32, (n+63)/64+1), first: make([]int32, len(m.Procs))}
+	count := int32(0)
+	for w := range row.has {
+		row.rank[w] = count
+		var word uint64
+		for b, r := range m.Role[w*64 : min(n, w*64+64)] {
+			if r == RoleRecv {
+				word |= 1 << b
 			}
 		}
+		row.has[w] = word
+		count += int32(bits.OnesCount64(word))
+	}
+	row.rank[len(row.has)] = count
+	for i := range m.Procs {
+		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+		row.first[i] = row.index(lo)
+		k := row.index(hi) - row.first[i]
 		r := &out[i]
-		r.Kind, r.Time = make([]trace.Kind, 0, k), make([]int64, 0, k)
+		r.Kind = make([]trace.Kind, 0, k)
+		if ownTimes {
+			r.Time = make([]int64, 0, k)
+		}
 		r.Thread.Reserve(int(k))
 		r.Event.Reserve(int(k))
 		for v := lo; v < hi; v++ {
@@ -235,7 +364,9 @@ func (m *Matching) edgeRows(times []int64) ([]RemoteEdges, []int32) {
 				r.Thread.Append(int64(m.ThreadOf(v)))
 				r.Event.Append(m.EventOf(v))
 				r.Kind = append(r.Kind, m.Kind[v])
-				r.Time = append(r.Time, times[v])
+				if ownTimes {
+					r.Time = append(r.Time, time(int32(i), v))
+				}
 			}
 		}
 		r.PredProc = make([]int32, k)
@@ -263,7 +394,10 @@ func (r *RemoteEdges) dropUnmatched() {
 		if r.PredProc[j] < 0 {
 			continue
 		}
-		o.Kind, o.Time = append(o.Kind, r.Kind[j]), append(o.Time, r.Time[j])
+		o.Kind = append(o.Kind, r.Kind[j])
+		if r.Time != nil {
+			o.Time = append(o.Time, r.Time[j])
+		}
 		o.Thread.Append(r.Thread.At(j))
 		o.Event.Append(r.Event.At(j))
 		o.PredProc, o.PredKind = append(o.PredProc, r.PredProc[j]), append(o.PredKind, r.PredKind[j])
@@ -318,7 +452,8 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 			o[i] = max(o[i], x)
 		}
 	}
-	send := func(bufs [][]byte, from int32, v []int64) {
+	send := func(bufs [][]byte, from int32, v []int64) int {
+		sent := 0
 		for _, e := range g.Outs(from) {
 			if to, ok := e.Node(); ok {
 				deliver(to, v)
@@ -331,40 +466,45 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 				b = le.AppendUint64(b, uint64(x))
 			}
 			bufs[peer] = b
+			sent += esz
 		}
+		return sent
 	}
 	v := make([]int64, cols)
 	arrived := make([]bool, g.Slots())
-	for round := 0; round < 2; round++ {
-		bufs := make([][]byte, c.Size())
-		for u := int32(0); u < n; u++ {
-			switch {
-			case round == 0 && m.Role[u] == RoleSend:
-				value(u, v)
-				send(bufs, u, v)
-			case round == 1 && m.Role[u] == RoleColl:
-				send(bufs, u, out.At(u))
-			}
-		}
-		recv, err := c.Alltoallv(bufs)
-		if err != nil {
-			return nil, err
-		}
-		var lerr error
+	perPeer := m.roundBytes(c.Size(), esz)
+	receive := func(recv [][]byte) error {
 		for q, buf := range recv {
-			lerr = g.eachArrival(comm.Msg{Peer: q, Buf: buf}, esz, false, arrived, func(s int32, rec []byte) {
+			if err := g.eachArrival(comm.Msg{Peer: q, Buf: buf}, esz, false, arrived, func(s int32, rec []byte) {
 				for i := range v {
 					v[i] = int64(le.Uint64(rec[4+8*i:]))
 				}
 				deliver(g.slotNode[s], v)
-			})
-			if lerr != nil {
-				break
+			}); err != nil {
+				return err
 			}
 		}
-		if err := comm.Agree(c, lerr); err != nil {
-			return nil, err
+		return nil
+	}
+	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
+	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, u int32) int {
+		if m.Role[u] != RoleSend {
+			return 0
 		}
+		value(u, v)
+		return send(bufs, u, v)
+	}, receive)
+	if err != nil {
+		return nil, err
+	}
+	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, u int32) int {
+		if m.Role[u] != RoleColl {
+			return 0
+		}
+		return send(bufs, u, out.At(u))
+	}, receive)
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -39,6 +40,13 @@ type MatchOptions struct {
 	MaxListed int
 	// Scans, when set, recycles the event scans between processes.
 	Scans *trace.Scans
+	// Release, when set, is called on every rank as the join's records,
+	// most of the phase's peak, are dropped, to collect them (the driver's
+	// per-process collection): once the sends and the partitions are,
+	// before the edges' lists are made, and once the receives and the
+	// collectives' records are, before the DAG's arrays are. The collector
+	// would otherwise let the new arrays grow beside them.
+	Release func() error
 }
 
 // MatchStats counts what one rank matched (sum them over ranks for totals).
@@ -204,8 +212,8 @@ const (
 	recDep  = 2 // a remote_dep_out, to the successor's rank
 	recColl = 3 // one member's part of a collective instance, to its coordinator's rank
 
-	sendRecSize = 1 + 4 + 4 + 8 + 8 + 4 + 4 + 8
-	collRecSize = 1 + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 4 + 8 + 4 + 8 + 4
+	sendRecSize = 1 + 4 + 4 + 8 + 8 + 4
+	collRecSize = 1 + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 4
 )
 
 // chanKey identifies a channel: point-to-point messages of one
@@ -218,40 +226,81 @@ type chanKey struct {
 }
 
 // recvRec is a local receive-like event waiting for its sender: its
-// channel's key, flattened so that the node fills chanKey's padding (32
-// bytes), and its node, whose thread and event the Matching holds.
+// channel's key and its node, whose thread and event the Matching holds,
+// in 24 bytes. The channel's destination is the node's process (procDst),
+// and the record kind is the top bit of nt, above the node: a chanKey and
+// a node took 32.
 type recvRec struct {
-	a, b          int64
-	src, dst, typ int32
-	node          int32
+	a, b int64
+	src  int32
+	nt   uint32 // node | 1<<31 for a remote dependence
 }
 
-func (r *recvRec) key() chanKey { return chanKey{a: r.a, b: r.b, src: r.src, dst: r.dst, typ: r.typ} }
+func newRecvRec(typ, src int32, a, b int64, node int32) recvRec {
+	nt := uint32(node)
+	if typ == recDep {
+		nt |= 1 << 31
+	}
+	return recvRec{a: a, b: b, src: src, nt: nt}
+}
 
-// sendRec is a send record that arrived, decoded.
+func (r *recvRec) node() int32 { return int32(r.nt &^ (1 << 31)) }
+
+// key returns the channel of r, whose receiving process is dst.
+func (r *recvRec) key(dst int32) chanKey {
+	typ := int32(recP2P)
+	if r.nt>>31 != 0 {
+		typ = recDep
+	}
+	return chanKey{a: r.a, b: r.b, src: r.src, dst: dst, typ: typ}
+}
+
+// procDst returns the world rank of node n's process (an event node).
+func (m *Matching) procDst(n int32) int32 { return int32(m.Procs[m.ProcOf(n)].Header.Rank) }
+
+// eachRecvKey calls f with the channel of every receive record, in order:
+// they are in node order, so a cursor over the processes' node ranges
+// gives their destinations.
+// (The key is passed by value: a pointer to it would escape, a heap
+// allocation a record.)
+func (m *Matching) eachRecvKey(recvs []recvRec, f func(i int, k chanKey)) {
+	p, dst := 0, int32(-1)
+	for i := range recvs {
+		n := recvs[i].node()
+		if dst < 0 || n >= m.ProcNodes[p+1] {
+			for n >= m.ProcNodes[p+1] {
+				p++
+			}
+			dst = int32(m.Procs[p].Header.Rank)
+		}
+		f(i, recvs[i].key(dst))
+	}
+}
+
+// sendRec is a send record that arrived, decoded. The sender's thread and
+// event are not on the wire (12 bytes a send): the few unmatched sends a
+// warning lists ask their rank for them (describeUnmatched).
 type sendRec struct {
-	key          chanKey
-	rank         int32 // the analysis rank holding the sender
-	node, thread int32
-	event        int64
+	key  chanKey
+	rank int32 // the analysis rank holding the sender
+	node int32
 }
 
-// collRec is one member's part of a collective instance.
+// collRec is one member's part of a collective instance, decoded an
+// instance at a time from where it arrived (collIn): what the instance's
+// check and edges read (the members' threads and events, which nothing
+// read, took 24 bytes more on the wire).
 type collRec struct {
 	comm      int64
 	inst      int64
+	op        int64
 	member    int32 // world rank
 	nmembers  int32
-	op        int64
 	root      int32
 	rank      int32 // analysis rank holding the member
 	begin     int32 // node
 	end       int32 // node
 	coord     int32 // coordinating process (for warning order)
-	bthread   int32
-	bevent    int64
-	ethread   int32
-	eevent    int64
 	memberIdx int32
 }
 
@@ -259,8 +308,9 @@ type collRec struct {
 // holds (procs, in process order; owners tells where the others are). It
 // is collective and distributed: every rank scans only its own processes,
 // sends each send-like record to the rank holding its receiver and each
-// collective member record to the instance's coordinator (one Alltoallv),
-// matches there, and builds the DAG (one more Alltoallv).
+// collective member record to the instance's coordinator (an Alltoallv
+// each), matches there, and builds the DAG (one more Alltoallv; two small
+// ones ask for the senders of the unmatched sends it lists).
 //
 // Point-to-point messages match per (communicator id, source, destination,
 // tag) in order: the k-th send with a key matches the k-th receive, both in
@@ -290,15 +340,18 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
 		nsend += int(k[trace.MPISend] + k[trace.RemoteDepOut])
 		ncoll += int(k[trace.CollEnd])
+		nodes += collNodesBound(p)
 	}
-	out := newMatchOut(k, owners, nsend*sendRecSize+ncoll*collRecSize)
+	// Sends and collective records travel apart (two Alltoallv), so that
+	// each arrives as a dense array of one record size, read in place.
+	out, outColl := newMatchOut(k, owners, nsend*sendRecSize), newMatchOut(k, owners, ncoll*collRecSize)
 	m.grow(nodes)
 	b.chained.grow(nodes)
 	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
 	var serr error
 	for i := range procs {
-		if err := m.scan(b, int32(i), out, &recvs, w); err != nil && serr == nil {
+		if err := m.scan(b, int32(i), out, outColl, &recvs, w); err != nil && serr == nil {
 			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
 		}
 		m.ProcNodes[i+1] = b.Len()
@@ -310,12 +363,42 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err != nil {
 		return nil, err
 	}
-	in, colls, lerr := readInbox(recv, me)
+	recvColl, err := c.Alltoallv(outColl.wire())
+	if err != nil {
+		return nil, err
+	}
+	out, outColl = nil, nil
+	in, colls, lerr := readInbox(recv, recvColl, me)
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
-	m.matchChannels(b, recvs, in, w)
-	m.matchCollectives(b, owners, colls, w)
+	release := func() error {
+		if opts.Release == nil {
+			return nil
+		}
+		return opts.Release()
+	}
+	// The join writes each matched receive's sender into its record; the
+	// edges are declared after it, in node order, once the sends and the
+	// partitions are collected, into lists sized for them and for the
+	// collectives' edges.
+	listed, found := m.matchChannels(recvs, in, me, w)
+	in = nil
+	if err := release(); err != nil {
+		return nil, err
+	}
+	cl, cr := collEdges(colls, me)
+	b.growEdges(found.local+cl, found.remote+cr)
+	m.addChannelEdges(b, recvs, found.self)
+	recvs = nil
+	if err := m.describeUnmatched(c, listed, w); err != nil {
+		return nil, err
+	}
+	m.matchCollectives(b, colls, w)
+	colls = nil
+	if err := release(); err != nil {
+		return nil, err
+	}
 	m.Warnings = w.done()
 	dag, err := b.Build(c, BuildOptions{})
 	if err != nil {
@@ -323,6 +406,32 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	}
 	m.DAG = dag
 	return m, nil
+}
+
+// collNodesBound bounds the collective nodes the instances that process p
+// coordinates can make: an instance needs its coordinator's call, and the
+// k-th call on a communicator of n members is coordinated by member k mod
+// n, so p coordinates at most ⌈calls/n⌉ of its calls there, at most
+// calls/n + 1 summed over its communicators of n members or more. Reserved
+// with the event nodes, so that the columns are not copied to add them
+// after the scan (one copy of 16 bytes a node: 53 MB on the 64-process
+// mpi trace, for 17 k collective nodes).
+func collNodesBound(p *trace.Process) int {
+	me := int(p.Header.Rank)
+	minSize, ncomms := 0, 0
+	for i := range p.Comms {
+		c := &p.Comms[i]
+		if n := c.Size(); n >= 2 && c.Contains(me) {
+			ncomms++
+			if minSize == 0 || n < minSize {
+				minSize = n
+			}
+		}
+	}
+	if ncomms == 0 {
+		return 0
+	}
+	return int(p.Census.Kinds[trace.CollBegin])/minSize + ncomms
 }
 
 // grow makes room for n more event nodes.
@@ -399,7 +508,7 @@ type openColl struct {
 // scan makes the nodes of local process i in merged order and adds send
 // and collective records to out and receive records to recvs, in one
 // decode of the process.
-func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w *warner) error {
+func (m *Matching) scan(b *Builder, i int32, out, outColl *matchOut, recvs *[]recvRec, w *warner) error {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
@@ -430,10 +539,10 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 			}
 			if e.Kind == trace.MPISend {
 				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-				out.send(&chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}, n, t, idx)
+				out.send(&chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}, n)
 			} else {
 				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-				*recvs = append(*recvs, recvRec{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag, node: n})
+				*recvs = append(*recvs, newRecvRec(recP2P, int32(peer), cm.ID, tag, n))
 			}
 		case trace.RemoteDepOut, trace.RemoteDepIn:
 			task, peer, rtask := e.Args[0], e.Args[1], e.Args[2]
@@ -443,10 +552,10 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 			}
 			if e.Kind == trace.RemoteDepOut {
 				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-				out.send(&chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}, n, t, idx)
+				out.send(&chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}, n)
 			} else {
 				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-				*recvs = append(*recvs, recvRec{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task, node: n})
+				*recvs = append(*recvs, newRecvRec(recDep, int32(peer), rtask, task, n))
 			}
 		case trace.CollBegin:
 			cm, ok := p.CommByIndex(e.Args[1])
@@ -492,9 +601,8 @@ func (m *Matching) scan(b *Builder, i int32, out *matchOut, recvs *[]recvRec, w 
 			n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 			nm := int32(cm.Size())
 			coord := int32(cm.Member(int(oc.inst % int64(nm))))
-			out.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
-				begin: oc.node, end: n, coord: coord, bthread: oc.thread, bevent: oc.event, ethread: t, eevent: idx,
-				memberIdx: int32(cm.IndexOf(int(me)))})
+			outColl.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
+				begin: oc.node, end: n, coord: coord, memberIdx: int32(cm.IndexOf(int(me)))})
 		}
 	})
 	// Unfinished collectives, in a stable order.
@@ -575,7 +683,7 @@ func (o *matchOut) dest(proc int32) int {
 }
 
 // send adds a send record, for the rank holding k.dst.
-func (o *matchOut) send(k *chanKey, node, thread int32, event int64) {
+func (o *matchOut) send(k *chanKey, node int32) {
 	var r [sendRecSize]byte
 	le := binary.LittleEndian
 	r[0] = byte(k.typ)
@@ -584,8 +692,6 @@ func (o *matchOut) send(k *chanKey, node, thread int32, event int64) {
 	le.PutUint64(r[9:], uint64(k.a))
 	le.PutUint64(r[17:], uint64(k.b))
 	le.PutUint32(r[25:], uint32(node))
-	le.PutUint32(r[29:], uint32(thread))
-	le.PutUint64(r[33:], uint64(event))
 	o.put(o.dest(k.dst), r[:])
 }
 
@@ -603,11 +709,7 @@ func (o *matchOut) coll(c *collRec) {
 	le.PutUint32(r[37:], uint32(c.begin))
 	le.PutUint32(r[41:], uint32(c.end))
 	le.PutUint32(r[45:], uint32(c.coord))
-	le.PutUint32(r[49:], uint32(c.bthread))
-	le.PutUint64(r[53:], uint64(c.bevent))
-	le.PutUint32(r[61:], uint32(c.ethread))
-	le.PutUint64(r[65:], uint64(c.eevent))
-	le.PutUint32(r[73:], uint32(c.memberIdx))
+	le.PutUint32(r[49:], uint32(c.memberIdx))
 	o.put(o.dest(c.coord), r[:])
 }
 
@@ -705,13 +807,10 @@ func sendKey(r []byte) chanKey {
 }
 
 // readInbox checks the records that arrived from every rank (known kinds,
-// whole records), decodes the collective ones and moves the sends of each
-// buffer together at its front, in order, where matchChannels reads them:
-// the buffers are this rank's (Alltoallv's result), and few collective
-// records interleave with the sends.
-func readInbox(recv [][]byte, me int) (*inbox, []collRec, error) {
+// whole records): sends, which matchChannels reads where they arrived, and
+// collective members' records (collIn).
+func readInbox(recv, recvColl [][]byte, me int) (*inbox, *collIn, error) {
 	in := &inbox{bufs: recv, first: make([]int32, len(recv)+1)}
-	ncoll := 0
 	for q, buf := range recv {
 		var n int32
 		for len(buf) > 0 {
@@ -729,36 +828,91 @@ func readInbox(recv [][]byte, me int) (*inbox, []collRec, error) {
 				}
 				n++
 				buf = buf[sendRecSize:]
-			case recColl:
-				if len(buf) < collRecSize {
-					return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
-				}
-				ncoll++
-				buf = buf[collRecSize:]
 			default:
 				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
 			}
 		}
+		if int64(in.first[q])+int64(n) > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("rank %d: graph: more than %d match records", me, math.MaxInt32)
+		}
 		in.first[q+1] = in.first[q] + n
 	}
-	colls := make([]collRec, 0, ncoll)
-	for q, buf := range recv {
-		w := 0 // the sends so far are buf[:w]
-		for r := 0; r < len(buf); {
-			if buf[r] == recColl {
-				colls = append(colls, decodeColl(buf[r:], int32(q)))
-				r += collRecSize
-				continue
+	colls := &collIn{bufs: recvColl, first: make([]int32, len(recvColl)+1)}
+	for q, buf := range recvColl {
+		var n int32
+		for len(buf) > 0 {
+			switch {
+			case buf[0] != recColl:
+				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
+			case len(buf) < collRecSize:
+				return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
 			}
-			e := r + sendRecSize // a run of sends: buf[r:e]
-			for e < len(buf) && buf[e] != recColl {
-				e += sendRecSize
-			}
-			w += copy(buf[w:], buf[r:e])
-			r = e
+			n++
+			buf = buf[collRecSize:]
 		}
+		if int64(colls.first[q])+int64(n) > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("rank %d: graph: more than %d collective records", me, math.MaxInt32)
+		}
+		colls.first[q+1] = colls.first[q] + n
 	}
 	return in, colls, nil
+}
+
+// collIn holds the collective members' records that arrived, read where
+// they arrived (53 bytes a member, where a decoded copy took 56 more):
+// those from rank q are records first[q]… of bufs[q].
+type collIn struct {
+	bufs  [][]byte
+	first []int32
+}
+
+func (c *collIn) len() int { return int(c.first[len(c.bufs)]) }
+
+// raw returns record i and the rank that sent it.
+func (c *collIn) raw(i int32) ([]byte, int32) {
+	lo, hi := 0, len(c.bufs)-1
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); c.first[mid+1] <= i {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	off := int(i-c.first[lo]) * collRecSize
+	return c.bufs[lo][off : off+collRecSize], int32(lo)
+}
+
+// rec returns record i decoded.
+func (c *collIn) rec(i int32) collRec {
+	r, q := c.raw(i)
+	return decodeColl(r, q)
+}
+
+// inst returns record i's instance number, memberIdx its member index.
+func (c *collIn) inst(i int32) int64 {
+	r, _ := c.raw(i)
+	return int64(binary.LittleEndian.Uint64(r[9:]))
+}
+
+func (c *collIn) memberIdx(i int32) int32 {
+	r, _ := c.raw(i)
+	return int32(binary.LittleEndian.Uint32(r[49:]))
+}
+
+// each calls f with every record, in order.
+// (One record is decoded into, out of the loop: f's pointer escapes, and a
+// record declared in the loop would be an allocation each.)
+func (c *collIn) each(f func(i int32, r *collRec)) {
+	i := int32(0)
+	var r collRec
+	for q, buf := range c.bufs {
+		for n := c.first[q+1] - c.first[q]; n > 0; n-- {
+			r = decodeColl(buf, int32(q))
+			f(i, &r)
+			buf = buf[collRecSize:]
+			i++
+		}
+	}
 }
 
 func decodeColl(buf []byte, rank int32) collRec {
@@ -768,9 +922,7 @@ func decodeColl(buf []byte, rank int32) collRec {
 		member: int32(le.Uint32(buf[17:])), nmembers: int32(le.Uint32(buf[21:])),
 		op: int64(le.Uint64(buf[25:])), root: int32(le.Uint32(buf[33:])),
 		begin: int32(le.Uint32(buf[37:])), end: int32(le.Uint32(buf[41:])),
-		coord: int32(le.Uint32(buf[45:])), bthread: int32(le.Uint32(buf[49:])),
-		bevent: int64(le.Uint64(buf[53:])), ethread: int32(le.Uint32(buf[61:])),
-		eevent: int64(le.Uint64(buf[65:])), memberIdx: int32(le.Uint32(buf[73:])), rank: rank,
+		coord: int32(le.Uint32(buf[45:])), memberIdx: int32(le.Uint32(buf[49:])), rank: rank,
 	}
 }
 
@@ -798,7 +950,11 @@ func chanHash(k *chanKey) uint64 {
 // them at a time so that the reads overlap. That costs less than writing
 // copies into fresh memory, where the first touch of a page costs as much
 // as about a hundred cache misses.
-func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warner) {
+//
+// A matched receive's record gets its sender instead of its channel
+// (markMatched): its channel is in the partition's table by then.
+func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) ([]unmatched, channelEdges) {
+	var found channelEdges
 	const perPart = 2048 // records per partition: its table fits in cache
 	ns := in.len()
 	bits := uint(0)
@@ -814,10 +970,7 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 	}
 	// The partition of each record, then its index in partition order.
 	rOff, sOff := make([]int32, np+1), make([]int32, np+1)
-	for i := range recvs {
-		k := recvs[i].key()
-		rOff[partOf(&k)+1]++
-	}
+	m.eachRecvKey(recvs, func(_ int, k chanKey) { rOff[partOf(&k)+1]++ })
 	eachSend := func(f func(i int32, k *chanKey)) {
 		i := int32(0)
 		for q, buf := range in.bufs {
@@ -838,12 +991,11 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 	}
 	ri, si := make([]int32, len(recvs)), make([]int32, ns)
 	at := append([]int32(nil), rOff[:np]...)
-	for i := range recvs {
-		k := recvs[i].key()
+	m.eachRecvKey(recvs, func(i int, k chanKey) {
 		g := partOf(&k)
 		ri[at[g]] = int32(i)
 		at[g]++
-	}
+	})
 	at = append(at[:0], sOff[:np]...)
 	eachSend(func(i int32, k *chanKey) {
 		g := partOf(k)
@@ -877,13 +1029,6 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 	next, rnode := make([]int32, maxRecvs), make([]int32, maxRecvs) // by position in the partition
 	var rblk [256]recvRec
 	var sblk [256]sendRec
-	type unmatched struct {
-		key   chanKey
-		nth   int32
-		send  bool
-		th    int32
-		event int64
-	}
 	var left []unmatched
 	count := func(k *chanKey, recvs, sends int64) {
 		if k.typ == recP2P {
@@ -895,10 +1040,6 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 		}
 		w.count += recvs + sends
 	}
-	// Room for the edges the sends make: local ones between this rank's
-	// processes, declarations for the others (a declaration is 40 bytes;
-	// reserved for every send it would be most of the phase's zeroing).
-	b.growEdges(min(in.local, len(recvs)), min(in.remote, len(recvs)))
 	le := binary.LittleEndian
 	for g := 0; g < np; g++ {
 		rp, sp := ri[rOff[g]:rOff[g+1]], si[sOff[g]:sOff[g+1]]
@@ -924,9 +1065,10 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 			}
 			for j := range blk {
 				p := int32(lo + j)
-				k := blk[j].key()
+				n := blk[j].node()
+				k := blk[j].key(m.procDst(n))
 				q := lookup(&k)
-				next[p], rnode[p] = -1, blk[j].node
+				next[p], rnode[p] = -1, n
 				if q.head < 0 {
 					q.head = p
 				} else {
@@ -940,21 +1082,22 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 			blk := sblk[:min(len(sblk), len(sp)-lo)]
 			for j := range blk {
 				r, rank := in.at(sp[lo+j])
-				blk[j] = sendRec{key: sendKey(r), rank: rank, node: int32(le.Uint32(r[25:])),
-					thread: int32(le.Uint32(r[29:])), event: int64(le.Uint64(r[33:]))}
+				blk[j] = sendRec{key: sendKey(r), rank: rank, node: int32(le.Uint32(r[25:]))}
 			}
 			for j := range blk {
 				s := &blk[j]
 				q := lookup(&s.key)
 				if q.head >= 0 {
-					if s.key.src == s.key.dst {
-						// Within one process: no clock constraint (one clock,
-						// and an edge against the merged order of two threads'
-						// equal timestamps would close a cycle).
-						m.SelfPairs = append(m.SelfPairs, [2]int32{s.node, rnode[q.head]})
-					} else {
-						b.AddRemoteIn(rnode[q.head], NodeRef{Rank: int(s.rank), Node: s.node})
+					self := s.key.src == s.key.dst
+					switch {
+					case self:
+						found.self++
+					case int(s.rank) == me:
+						found.local++
+					default:
+						found.remote++
 					}
+					recvs[rp[q.head]].markMatched(s.rank, s.node, self)
 					if s.key.typ == recP2P {
 						m.Stats.Messages++
 					} else {
@@ -963,7 +1106,7 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 					q.head = next[q.head]
 				} else {
 					count(&s.key, 0, 1)
-					left = append(left, unmatched{s.key, q.nsend, true, s.thread, s.event})
+					left = append(left, unmatched{key: s.key, nth: q.nsend, send: true, rank: s.rank, node: s.node})
 				}
 				q.nsend++
 			}
@@ -976,7 +1119,7 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 			for p := q.head; p >= 0; p = next[p] {
 				count(&q.key, 1, 0)
 				n := rnode[p]
-				left = append(left, unmatched{q.key, nth, false, m.ThreadOf(n), m.EventOf(n)})
+				left = append(left, unmatched{key: q.key, nth: nth, th: m.ThreadOf(n), event: m.EventOf(n)})
 				nth++
 			}
 		}
@@ -986,7 +1129,124 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 		return cmp.Or(cmp.Compare(a.key.dst, b.key.dst), cmp.Compare(a.key.src, b.key.src), cmp.Compare(a.key.typ, b.key.typ),
 			cmp.Compare(a.key.a, b.key.a), cmp.Compare(a.key.b, b.key.b), cmp.Compare(a.nth, b.nth), boolCmp(a.send, b.send))
 	})
-	for _, u := range left[:min(len(left), w.max)] {
+	return left[:min(len(left), w.max)], found
+}
+
+// channelEdges counts the matched messages and dependences by the edge
+// they make: between two processes of this rank, from another rank, or
+// none (within one process).
+type channelEdges struct{ local, remote, self int }
+
+// markMatched replaces a matched receive's channel with its sender (rank
+// and node), src −1 telling it from a channel's record (whose peer is a
+// process), b whether the message stays within one process.
+func (r *recvRec) markMatched(rank, node int32, self bool) {
+	r.src, r.a, r.b = -1, int64(rank)<<32|int64(uint32(node)), 0
+	if self {
+		r.b = 1
+	}
+}
+
+// addChannelEdges declares the edges of the matched receives, in node
+// order: from the sender into the receive, or a self pair within one
+// process (not a DAG edge: a process's events share one clock, so they
+// constrain no synchronization, and two threads' equal timestamps may put
+// the receive first in the merged order, where an edge would close a
+// cycle; ExchangeEdges still reports them). In node order the DAG's build
+// fills its inputs' lists in order, where the join's order was at random.
+func (m *Matching) addChannelEdges(b *Builder, recvs []recvRec, self int) {
+	if self > 0 {
+		m.SelfPairs = make([][2]int32, 0, self)
+	}
+	for i := range recvs {
+		r := &recvs[i]
+		if r.src != -1 {
+			continue // unmatched
+		}
+		rank, node := int32(r.a>>32), int32(uint32(r.a))
+		if r.b != 0 {
+			m.SelfPairs = append(m.SelfPairs, [2]int32{node, r.node()})
+		} else {
+			b.AddRemoteIn(r.node(), NodeRef{Rank: int(rank), Node: node})
+		}
+	}
+}
+
+// unmatched is an unmatched send or receive, for a warning: its channel,
+// its number in the channel and its thread and event, which for a send
+// its rank's describeUnmatched fills in from its node.
+type unmatched struct {
+	key        chanKey
+	nth        int32
+	send       bool
+	rank, node int32 // a send's rank and node
+	th         int32
+	event      int64
+}
+
+// describeUnmatched gives the listed unmatched sends their threads and
+// events, asking the ranks that hold them (one request and one answer in
+// two Alltoallv; a send of this rank's reads its node), and lists the
+// warnings in order. It is collective.
+func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner) error {
+	k, me := c.Size(), c.Rank()
+	le := binary.LittleEndian
+	ask := make([][]byte, k)
+	for i := range listed {
+		u := &listed[i]
+		switch {
+		case !u.send:
+		case int(u.rank) == me:
+			u.th, u.event = m.ThreadOf(u.node), m.EventOf(u.node)
+		default:
+			ask[u.rank] = le.AppendUint32(ask[u.rank], uint32(u.node))
+		}
+	}
+	asked, err := c.Alltoallv(ask)
+	if err != nil {
+		return err
+	}
+	answer := make([][]byte, k)
+	var lerr error
+	for q, buf := range asked {
+		if len(buf)%4 != 0 {
+			lerr = fmt.Errorf("rank %d: graph: truncated request for %d bytes from rank %d", me, len(buf), q)
+			break
+		}
+		for ; len(buf) >= 4; buf = buf[4:] {
+			n := int32(le.Uint32(buf))
+			if n < 0 || n >= m.ProcNodes[len(m.Procs)] {
+				lerr = fmt.Errorf("rank %d: graph: rank %d asks for node %d, which is not an event node here", me, q, n)
+				break
+			}
+			answer[q] = le.AppendUint32(answer[q], uint32(m.ThreadOf(n)))
+			answer[q] = le.AppendUint64(answer[q], uint64(m.EventOf(n)))
+		}
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return err
+	}
+	got, err := c.Alltoallv(answer)
+	if err != nil {
+		return err
+	}
+	for i := range listed {
+		u := &listed[i]
+		if !u.send || int(u.rank) == me {
+			continue
+		}
+		q := u.rank
+		if len(got[q]) < 12 {
+			lerr = fmt.Errorf("rank %d: graph: rank %d answers fewer nodes than asked", me, q)
+			break
+		}
+		u.th, u.event = int32(le.Uint32(got[q])), int64(le.Uint64(got[q][4:]))
+		got[q] = got[q][12:]
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return err
+	}
+	for _, u := range listed {
 		k := u.key
 		var s string
 		switch {
@@ -1005,6 +1265,7 @@ func (m *Matching) matchChannels(b *Builder, recvs []recvRec, in *inbox, w *warn
 		}
 		w.list(int(k.dst), s)
 	}
+	return nil
 }
 
 func boolCmp(a, b bool) int {
@@ -1017,19 +1278,143 @@ func boolCmp(a, b bool) int {
 	return 1
 }
 
-// matchCollectives groups member records per instance, checks them and
-// gives each complete instance a virtual node with edges by its class.
-func (m *Matching) matchCollectives(b *Builder, owners Owners, recs []collRec, w *warner) {
-	slices.SortFunc(recs, func(a, b collRec) int {
-		return cmp.Or(cmp.Compare(a.comm, b.comm), cmp.Compare(a.inst, b.inst), cmp.Compare(a.memberIdx, b.memberIdx))
-	})
-	for lo := 0; lo < len(recs); {
-		hi := lo + 1
-		for hi < len(recs) && recs[hi].comm == recs[lo].comm && recs[hi].inst == recs[lo].inst {
-			hi++
+// collEdges returns how many edges the member records would make, on this
+// rank and declared to others, when every instance is complete: an
+// all-to-all member an input and an output, a rooted one either (a
+// bystander none). Room for them is made once, with the channels'.
+func collEdges(recs *collIn, me int) (local, remote int) {
+	recs.each(func(_ int32, r *collRec) {
+		n := 1
+		switch {
+		case !trace.CollOp(r.op).Valid():
+			return
+		case trace.CollOp(r.op).Class() == trace.AllToAll:
+			n = 2
+		case r.root < 0:
+			return
 		}
-		inst := recs[lo:hi]
-		lo = hi
+		if int(r.rank) == me {
+			local += n
+		} else {
+			remote += n
+		}
+	})
+	return local, remote
+}
+
+// groupInstances returns the indices of the member records by instance, in
+// (communicator, instance) order and each instance's by member index
+// (equal ones in arrival order), and where each instance starts (one
+// bound more than instances).
+//
+// Records arrive by rank, so by process, each process's in its calls'
+// order: a counting sort by communicator then by instance replaces a
+// comparison sort of the records, which was most of the phase on a trace
+// of many collectives of many members. An instance's records, from its
+// members in process order, are mostly sorted by member index already.
+func groupInstances(recs *collIn) (idx, starts []int32) {
+	type commSpan struct {
+		id     int64
+		n      int32 // records
+		lo, hi int64 // instances
+		first  int32 // its first record in idx
+	}
+	at := map[int64]int32{} // communicator id → index in comms
+	var comms []commSpan
+	which := make([]int32, recs.len()) // communicator index of each record
+	last := int32(-1)
+	recs.each(func(i int32, r *collRec) {
+		if last < 0 || comms[last].id != r.comm {
+			c, ok := at[r.comm]
+			if !ok {
+				c = int32(len(comms))
+				at[r.comm] = c
+				comms = append(comms, commSpan{id: r.comm, lo: r.inst, hi: r.inst})
+			}
+			last = c
+		}
+		cs := &comms[last]
+		cs.n++
+		cs.lo, cs.hi = min(cs.lo, r.inst), max(cs.hi, r.inst)
+		which[i] = last
+	})
+	// Communicators by id: each one's place, then its records' range.
+	order := make([]int32, len(comms))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(a, b int32) int { return cmp.Compare(comms[a].id, comms[b].id) })
+	next := int32(0)
+	for _, c := range order {
+		comms[c].first = next
+		next += comms[c].n
+	}
+	idx = make([]int32, recs.len())
+	fill := make([]int32, len(comms))
+	for c := range comms {
+		fill[c] = comms[c].first
+	}
+	for i, c := range which {
+		idx[fill[c]] = int32(i)
+		fill[c]++
+	}
+	which, fill = nil, nil
+	tmp := make([]int32, 0, 64)
+	var count []int32
+	byMember := func(a, b int32) int { return cmp.Compare(recs.memberIdx(a), recs.memberIdx(b)) }
+	starts = make([]int32, 0, recs.len()/2+1)
+	for _, c := range order {
+		cs := &comms[c]
+		seg := idx[cs.first : cs.first+cs.n]
+		span := cs.hi - cs.lo + 1
+		if span > 2*int64(cs.n)+64 || span <= 0 {
+			// Sparse instance numbers (members that disagree wildly): a
+			// table by instance would be larger than the records.
+			slices.SortStableFunc(seg, func(a, b int32) int {
+				return cmp.Or(cmp.Compare(recs.inst(a), recs.inst(b)), byMember(a, b))
+			})
+		} else {
+			count = slices.Grow(count[:0], int(span)+1)[:span+1]
+			clear(count)
+			for _, i := range seg {
+				count[recs.inst(i)-cs.lo+1]++
+			}
+			for k := 1; k < len(count); k++ {
+				count[k] += count[k-1]
+			}
+			tmp = slices.Grow(tmp[:0], len(seg))[:len(seg)]
+			for _, i := range seg {
+				k := recs.inst(i) - cs.lo
+				tmp[count[k]] = i
+				count[k]++
+			}
+			copy(seg, tmp)
+		}
+		for lo := 0; lo < len(seg); {
+			hi := lo + 1
+			for inst := recs.inst(seg[lo]); hi < len(seg) && recs.inst(seg[hi]) == inst; {
+				hi++
+			}
+			if g := seg[lo:hi]; !slices.IsSortedFunc(g, byMember) {
+				slices.SortStableFunc(g, byMember)
+			}
+			starts = append(starts, cs.first+int32(lo))
+			lo = hi
+		}
+	}
+	return idx, append(starts, int32(recs.len()))
+}
+
+// matchCollectives checks the member records of each instance and gives
+// each complete instance a virtual node with edges by its class.
+func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
+	idx, starts := groupInstances(recs)
+	var inst []collRec // an instance's records, copied out in order
+	for g := 0; g+1 < len(starts); g++ {
+		inst = inst[:0]
+		for _, i := range idx[starts[g]:starts[g+1]] {
+			inst = append(inst, recs.rec(i))
+		}
 		if msg := checkInstance(inst); msg != "" {
 			m.Stats.BadCollectives++
 			r := &inst[0]

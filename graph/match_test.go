@@ -335,7 +335,7 @@ func TestMatchOutWire(t *testing.T) {
 				if r.coll {
 					out.coll(&collRec{coord: r.proc, begin: r.node})
 				} else {
-					out.send(&chanKey{typ: recP2P, dst: r.proc}, r.node, 0, 0)
+					out.send(&chanKey{typ: recP2P, dst: r.proc}, r.node)
 				}
 			}
 			bufs := out.wire()
@@ -367,8 +367,8 @@ func TestMatchOutWire(t *testing.T) {
 	}
 }
 
-// TestReadInbox reads sends in place among collective records and rejects
-// unknown and truncated records.
+// TestReadInbox reads sends and collective records in place, from the
+// ranks in order, and rejects unknown and truncated records.
 func TestReadInbox(t *testing.T) {
 	stream := func(recs ...int32) []byte { // > 0: a send of that node, < 0: a collective record
 		out := newMatchOut(1, nil, 0)
@@ -376,12 +376,12 @@ func TestReadInbox(t *testing.T) {
 			if n < 0 {
 				out.coll(&collRec{begin: -n})
 			} else {
-				out.send(&chanKey{typ: recDep, src: 1, dst: n % 2}, n, 0, 0)
+				out.send(&chanKey{typ: recDep, src: 1, dst: n % 2}, n)
 			}
 		}
 		return out.wire()[0]
 	}
-	in, colls, err := readInbox([][]byte{stream(-1, 3, 4, -2, 5), nil, stream(6)}, 0)
+	in, colls, err := readInbox([][]byte{stream(3, 4, 5), nil, stream(6)}, [][]byte{nil, stream(-1, -2), stream(-3)}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,23 +393,31 @@ func TestReadInbox(t *testing.T) {
 	if want := []int32{30, 40, 50, 62}; !slices.Equal(got, want) {
 		t.Fatalf("sends (node·10+rank) %v, want %v", got, want)
 	}
-	if len(colls) != 2 || colls[0].begin != 1 || colls[1].begin != 2 || colls[1].rank != 0 {
-		t.Fatalf("collective records %+v", colls)
+	got = got[:0]
+	for i := range int32(colls.len()) {
+		r := colls.rec(i)
+		got = append(got, r.begin*10+r.rank)
+	}
+	if want := []int32{11, 21, 32}; !slices.Equal(got, want) {
+		t.Fatalf("collective records (begin·10+rank) %v, want %v", got, want)
 	}
 	// Process 1 sends to processes 1 (no edge), 0, 1 from rank 0, 0 from rank 2.
 	if in.local != 1 || in.remote != 1 {
 		t.Fatalf("local %d, remote %d sends, want 1, 1", in.local, in.remote)
 	}
-	good := stream(3, -1)
+	good, goodColl := stream(3, 4), stream(-1, -2)
 	for _, c := range []struct {
-		buf  []byte
-		want string
+		sends, colls []byte
+		want         string
 	}{
-		{append(slices.Clip(good), 9), "rank 1: graph: unknown match record 9 from rank 0"},
-		{good[:sendRecSize-1], "rank 1: graph: truncated match record from rank 0"},
-		{good[:len(good)-1], "rank 1: graph: truncated match record from rank 0"},
+		{append(slices.Clip(good), 9), goodColl, "rank 1: graph: unknown match record 9 from rank 0"},
+		{good[:sendRecSize-1], goodColl, "rank 1: graph: truncated match record from rank 0"},
+		{good[:len(good)-1], goodColl, "rank 1: graph: truncated match record from rank 0"},
+		{goodColl, goodColl, "rank 1: graph: unknown match record 3 from rank 0"},
+		{good, good, "rank 1: graph: unknown match record 2 from rank 0"},
+		{good, goodColl[:len(goodColl)-1], "rank 1: graph: truncated match record from rank 0"},
 	} {
-		if _, _, err := readInbox([][]byte{c.buf, stream(4)}, 1); err == nil || err.Error() != c.want {
+		if _, _, err := readInbox([][]byte{c.sends, stream(4)}, [][]byte{c.colls, nil}, 1); err == nil || err.Error() != c.want {
 			t.Fatalf("error %v, want %q", err, c.want)
 		}
 	}

@@ -1,0 +1,64 @@
+package graph
+
+import (
+	"runtime"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/partition"
+)
+
+// TestMatchAllocBytes bounds the bytes Match allocates per node on one
+// rank: the node columns (16 bytes a node), the records of the join (a
+// send's 29 bytes on the wire, a receive's 24, 8 bytes of partition
+// indices, a collective member's 53 bytes read in place), the edges (8 a
+// local one) and the DAG's arrays. Each cause of the twenty-fourth round
+// (docs/PERFORMANCE.md) breaks it: a key escaping to the heap per receive
+// (32 bytes, twice), collective records decoded into copies (56 bytes a
+// member) or sorted as such, columns or edge lists grown by doubling
+// after the scan, 40-byte edge declarations.
+func TestMatchAllocBytes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates traces")
+	}
+	for _, c := range []struct {
+		cfg     gen.Config
+		perNode float64
+	}{
+		// Measured 65.5 (spread) and 78.1 (mpi) bytes a node, 75.5 and
+		// 152.5 before the round (allocations are deterministic; the
+		// scans' buffers are a fixed part on traces this small).
+		{gen.Config{Workload: "spread", Ranks: 8, Threads: 2, Radix: 5, Events: 400_000, Seed: 7}, 70},
+		{gen.Config{Workload: "mpi", Ranks: 16, Events: 400_000, Seed: 7}, 95},
+	} {
+		t.Run(c.cfg.Workload, func(t *testing.T) {
+			procs := genProcs(t, c.cfg)
+			plan, err := partition.Assign(make([]int64, len(procs)), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var before, after runtime.MemStats
+			var nodes int32
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			err = inproc.Run(1, func(c comm.Comm) error {
+				m, err := Match(c, plan, procs, MatchOptions{})
+				if err == nil {
+					nodes = m.Len()
+				}
+				return err
+			})
+			runtime.ReadMemStats(&after)
+			if err != nil {
+				t.Fatal(err)
+			}
+			per := float64(after.TotalAlloc-before.TotalAlloc) / float64(nodes)
+			t.Logf("%d nodes, %.1f bytes allocated a node", nodes, per)
+			if per > c.perNode {
+				t.Errorf("Match allocated %.1f bytes a node, want at most %.0f", per, c.perNode)
+			}
+		})
+	}
+}
