@@ -249,11 +249,15 @@ func TestMemoryLimitRefusesAtStart(t *testing.T) {
 // the analysis really holds (the live heap's peak), or it refuses limits
 // the analysis fits in, as it did at twice the live heap when it charged
 // every process's simulation state as if all were held at once. It must
-// not be trivially low either: within 3× of the live heap, on shapes
-// whose memory goes to different places (tasks in many processes, tasks
-// all created at once in one, MPI calls without tasks). The traces are of
-// 1–2 M events, so that what the test binary itself holds is small
-// beside them.
+// not be trivially low either: within 4× of the live heap (one linear
+// model for every shape errs low where per-task state is heavy); and the high
+// one, which the refusal advises as the limit that would do, must not lie
+// under it. On shapes whose memory goes to different places: tasks in many
+// processes, tasks all created at once in one, MPI calls without tasks,
+// a pure MPI program of many processes, remote dependences at every step
+// (pipeline, spread), a chain of untied tasks (a critical path through
+// every task) and fork-join. The traces are of 1–2 M events,
+// so that what the test binary itself holds is small beside them.
 func TestMemoryEstimateBelowLive(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1–2 M-event traces")
@@ -263,13 +267,18 @@ func TestMemoryEstimateBelowLive(t *testing.T) {
 		{Workload: "stencil", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
 		{Workload: "stencil", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1, Lean: true},
 		{Workload: "halo", Ranks: 4, Threads: 2, Events: 2_000_000, Seed: 1},
+		{Workload: "mpi", Ranks: 16, Events: 1_000_000, Seed: 1},
+		{Workload: "pipeline", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
+		{Workload: "spread", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
+		{Workload: "untied", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1},
+		{Workload: "forkjoin", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
 	} {
 		dir, _ := generate(t, cfg)
 		runtime.GC()
 		_, st := runOpts(t, driver.Options{Dir: dir}, 1)
 		lo, hi, live := st.Estimate[0][0], st.Estimate[0][1], int64(st.PeakLive[0])
 		t.Logf("%s lean=%v: estimate %d–%d, live heap %d", cfg.Workload, cfg.Lean, lo, hi, live)
-		if lo > live || 3*lo < live || hi < lo {
+		if lo > live || 4*lo < live || hi < live {
 			t.Errorf("%s lean=%v: low estimate %d bytes (high %d) against a live heap of %d", cfg.Workload, cfg.Lean, lo, hi, live)
 		}
 	}
