@@ -115,17 +115,10 @@ func (l *nodeList) DecodeMsgpack(dec *msgpack.Decoder) error {
 
 // decodeHeader reads what EncodeMsgpack wrote into l.
 func (l *nodeList) decodeHeader(b []byte) error {
-	uv := func() (uint64, bool) {
-		x, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return x, true
-	}
-	n, ok1 := uv()
-	runs, ok2 := uv()
-	if !ok1 || !ok2 || n > 1<<62 || runs > uint64(len(b))/2 { // a run takes two bytes at least
+	r := varints{b}
+	n, ok1 := r.uvarint()
+	runs, ok2 := r.uvarint()
+	if !ok1 || !ok2 || n > 1<<62 || runs > uint64(len(r.b))/2 { // a run takes two bytes at least
 		return errNodeList
 	}
 	*l = nodeList{N: int64(n)}
@@ -134,17 +127,16 @@ func (l *nodeList) decodeHeader(b []byte) error {
 	}
 	var off int64
 	for i := range l.Runs {
-		d, ok := uv()
-		base, m := binary.Varint(b)
-		if !ok || m <= 0 || d > 1<<62 {
+		d, ok1 := r.uvarint()
+		base, ok2 := r.varint()
+		if !ok1 || !ok2 || d > 1<<62 {
 			return errNodeList
 		}
-		b = b[m:]
 		off += int64(d)
 		l.Runs[i] = listRun{Off: off, Base: base}
 	}
-	if len(b) != 0 {
-		return fmt.Errorf("path nodes: %d bytes after the list's runs", len(b))
+	if len(r.b) != 0 {
+		return fmt.Errorf("path nodes: %d bytes after the list's runs", len(r.b))
 	}
 	return nil
 }

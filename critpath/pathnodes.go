@@ -79,22 +79,8 @@ var errPathNodes = errors.New("path nodes: truncated or malformed")
 // decodePathNodes reads what appendPathNodes wrote. The counts are checked
 // against the bytes left before anything is made from them.
 func decodePathNodes(b []byte) ([]report.PathNode, error) {
-	uv := func() (uint64, bool) {
-		x, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return x, true
-	}
-	sv := func() (int64, bool) {
-		x, n := binary.Varint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return x, true
-	}
+	r := varints{b}
+	uv, sv := r.uvarint, r.varint
 	count, ok := uv()
 	if !ok {
 		return nil, errPathNodes
@@ -103,19 +89,19 @@ func decodePathNodes(b []byte) ([]report.PathNode, error) {
 		return nil, nil
 	}
 	nn, ok := uv()
-	if !ok || nn > uint64(len(b)) { // a name takes at least a byte
+	if !ok || nn > uint64(len(r.b)) { // a name takes at least a byte
 		return nil, errPathNodes
 	}
 	names := make([]string, nn)
 	for i := range names {
 		l, ok := uv()
-		if !ok || l > uint64(len(b)) {
+		if !ok || l > uint64(len(r.b)) {
 			return nil, errPathNodes
 		}
-		names[i], b = string(b[:l]), b[l:]
+		names[i], r.b = string(r.b[:l]), r.b[l:]
 	}
-	if count > uint64(len(b))/6 { // six varints of a byte at least
-		return nil, fmt.Errorf("path nodes: %d nodes in %d bytes", count, len(b))
+	if count > uint64(len(r.b))/6 { // six varints of a byte at least
+		return nil, fmt.Errorf("path nodes: %d nodes in %d bytes", count, len(r.b))
 	}
 	out := make([]report.PathNode, count)
 	var last int64
@@ -132,8 +118,8 @@ func decodePathNodes(b []byte) ([]report.PathNode, error) {
 		last += start
 		out[k] = report.PathNode{Rank: int(rank), Thread: int(thread), Kind: names[kind], Construct: names[cons], StartNS: last, DurNS: dur}
 	}
-	if len(b) != 0 {
-		return nil, fmt.Errorf("path nodes: %d bytes after the last node", len(b))
+	if len(r.b) != 0 {
+		return nil, fmt.Errorf("path nodes: %d bytes after the last node", len(r.b))
 	}
 	return out, nil
 }
