@@ -450,7 +450,14 @@ func (r *run) load() error {
 	}
 	var bufs trace.LoadBuffers // the files' loads share their buffers
 	for i := lo; i < hi; i++ {
-		p, err := r.loadProcess(i, trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs, Workers: r.opts.Workers}, tooBig)
+		opts := trace.LoadOptions{Salvage: r.opts.Salvage, Stream: stream, Buffers: &bufs, Workers: r.opts.Workers}
+		if !r.dir.OTF2 {
+			// Files of one run come from one writer: a header whose version
+			// differs is damaged, refused before its chunks are decoded
+			// with the wrong coding.
+			opts.RunID, opts.Version = r.dir.RunID, r.dir.Version
+		}
+		p, err := r.loadProcess(i, opts, tooBig)
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}
@@ -465,11 +472,6 @@ func (r *run) load() error {
 				return fmt.Errorf("rank %d: %w", i, err)
 			}
 			p.Warnings = append(p.Warnings, fmt.Sprintf("%v (--force-mix)", err))
-		} else if !r.dir.OTF2 && p.Header.Version != r.dir.Version {
-			// Files of one run come from one writer: a header whose version
-			// differs is damaged, and its chunks would be decoded with the
-			// wrong coding (every argument misread).
-			return fmt.Errorf("rank %d: %s: header field version is %d, %s's is %d (same run id): a damaged header", i, p.File, p.Header.Version, r.dirPath(0), r.dir.Version)
 		}
 		if r.opts.Strict && len(p.Warnings) > 0 {
 			return fmt.Errorf("rank %d: %s (--strict)", i, p.Warnings[0])

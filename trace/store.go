@@ -138,6 +138,12 @@ type LoadOptions struct {
 	// pipeFrom is the smallest file that decodes on workers (0:
 	// pipeMinBytes), lowered by tests.
 	pipeFrom int64
+	// RunID and Version, when Version > 0, are the run's (its first
+	// file's header): a file of that run whose header gives another
+	// version is damaged and refused before its chunks are read, which
+	// that version's coding would misread or fail on at some event.
+	RunID   string
+	Version int
 }
 
 // LoadBuffers are a load's read buffer and decode buffers, kept for the
@@ -250,6 +256,10 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		// The buffers go back whatever happens: the reader's are its own
 		// from here, and the next load resets them.
 		defer func() { lb.br, lb.scratch = r.r, r.scratch }()
+	}
+	if h := r.Header(); opts.Version > 0 && h.RunID == opts.RunID && h.Version != opts.Version {
+		return nil, &FormatError{File: path, Offset: 0, Frame: FrameHeader,
+			Err: fmt.Errorf("header field version is %d, the run's is %d (same run id): a damaged header", h.Version, opts.Version)}
 	}
 	p := &Process{File: path, Header: r.Header(), commLog: true, commCap: size}
 	a := arena{block: arenaBlock(size)}
