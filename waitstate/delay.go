@@ -118,19 +118,101 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold, in 40 bytes (a process has about one a call).
+// hold, in 32 bytes (a process has about one a call). The wait and the
+// completion are nanoseconds in 32 bits (2.1 s): one that does not fit
+// is wideMark there and kept whole in its process's wide map (waitOf,
+// complOf).
 type syncPt struct {
-	ev    int64
-	wait  int64
-	compl int64
-	call  int32
+	ev   int64
+	call int32
 	// with is whom the point synchronized with (withOf): a world rank
 	// (≥ 0), every process (−1), a communicator's members or a list of
 	// ranks (below).
 	with  int32
-	cause int32   // the process waited for, −1
+	cause int32 // the process waited for, −1
+	wait  int32
+	compl int32
 	th    uint16  // below trace.MaxThreads, as every thread index
 	pat   Pattern // the wait's, None for no wait
+}
+
+// wideMark is a point's wait or completion kept in the wide map.
+const wideMark = math.MinInt32
+
+// ptKey is a point's event: the wide map's key. Two points of an event
+// (a process's own and a partner's notification, which a consistent trace
+// does not have) are one once sorted, the first made (applyNotes), so
+// the map holds the first's values (wideVals.at).
+type ptKey struct {
+	ev   int64
+	call int32
+	th   uint16
+}
+
+// wideVals are a point's wait and completion, whole, and where it was
+// made in its process's points (before they are sorted).
+type wideVals struct {
+	wait, compl int64
+	at          int
+}
+
+func (s *syncPt) key() ptKey { return ptKey{s.ev, s.call, s.th} }
+
+// narrow32 returns x as a point's field, wideMark when it does not fit.
+func narrow32(x int64) (int32, bool) {
+	if x <= math.MinInt32 || x > math.MaxInt32 {
+		return wideMark, false
+	}
+	return int32(x), true
+}
+
+// push appends point s, of wait w and completion c, to p's points.
+func (p *delayProc) push(s syncPt, w, c int64) {
+	var okw, okc bool
+	s.wait, okw = narrow32(w)
+	s.compl, okc = narrow32(c)
+	if !okw || !okc {
+		p.keepWide(&s, len(p.syncs), w, c)
+	}
+	p.syncs = append(p.syncs, s)
+}
+
+// keepWide keeps the whole wait and completion of point s, made at
+// index j of p's points, unless an earlier point of its event holds the
+// key (s will be dropped for it).
+func (p *delayProc) keepWide(s *syncPt, j int, w, c int64) {
+	if p.wide == nil {
+		p.wide = map[ptKey]wideVals{}
+	}
+	if e, ok := p.wide[s.key()]; !ok || e.at >= j {
+		p.wide[s.key()] = wideVals{w, c, j}
+	}
+}
+
+// setCompl sets the completion of point j (not yet sorted) to c.
+func (p *delayProc) setCompl(j int, c int64) {
+	s := &p.syncs[j]
+	w := p.waitOf(s)
+	var ok bool
+	if s.compl, ok = narrow32(c); !ok {
+		p.keepWide(s, j, w, c)
+	}
+}
+
+// waitOf returns point s's wait.
+func (p *delayProc) waitOf(s *syncPt) int64 {
+	if s.wait != wideMark {
+		return int64(s.wait)
+	}
+	return p.wide[s.key()].wait
+}
+
+// complOf returns point s's completion.
+func (p *delayProc) complOf(s *syncPt) int64 {
+	if s.compl != wideMark {
+		return int64(s.compl)
+	}
+	return p.wide[s.key()].compl
 }
 
 // withOf encodes a point's partner, the world rank synchronized with, or
@@ -171,7 +253,9 @@ func (s *syncPt) set() int32 {
 
 // charged reports whether s is a wait charged to a cause: one with a task
 // there, to which it passes its costs.
-func (s *syncPt) charged() bool { return s.wait > 0 && s.cause >= 0 }
+func (p *delayProc) charged(s *syncPt) bool {
+	return s.cause >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
+}
 
 // cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
 // code (a label: user region, parallel region, serial code).
@@ -241,6 +325,7 @@ type ready struct {
 // delayProc is one process's part of the delay analysis.
 type delayProc struct {
 	syncs []syncPt
+	wide  map[ptKey]wideVals // the points' waits or completions wider than 32 bits
 	lists [][]int32
 	// costs are the costs passed to the waits with a cause, at their
 	// points' slot (few of them reach one: hasSlot, a bit a point, saves
@@ -432,8 +517,8 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.syncs = append(p.syncs, syncPt{call: k, th: uint16(th), ev: ev, with: withOf(w.cause, -1), pat: LateSender, cause: w.cause,
-				wait: w.wait, compl: max(0, exit-earliest)})
+			p.push(syncPt{call: k, th: uint16(th), ev: ev, with: withOf(w.cause, -1), pat: LateSender, cause: w.cause},
+				w.wait, max(0, exit-earliest))
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
 			}
@@ -443,23 +528,22 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				continue
 			}
 			sp := syncPt{call: k, th: uint16(th), ev: ev, with: withOf(-1, cm), cause: -1}
+			wait := int64(0)
 			if own {
-				sp.pat, sp.cause, sp.wait = w.pat, w.cause, w.wait
+				sp.pat, sp.cause, wait = w.pat, w.cause, w.wait
 			}
 			lb := min(latest, exit)
 			switch op.Class() {
 			case trace.AllToAll:
 				// Every member synchronizes with every other.
-				sp.compl = max(0, exit-max(earliest, lb))
-				p.syncs = append(p.syncs, sp)
+				p.push(sp, wait, max(0, exit-max(earliest, lb)))
 			case trace.OneToAll:
 				// A non-root that waited for the root.
 				if !own {
 					continue
 				}
 				sp.with = withOf(w.cause, -1)
-				sp.compl = max(0, exit-max(min(exit, earliest), lb))
-				p.syncs = append(p.syncs, sp)
+				p.push(sp, wait, max(0, exit-max(min(exit, earliest), lb)))
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteRoot, me, exit)
 				}
@@ -469,8 +553,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 					continue
 				}
 				sp.with = withOf(w.cause, -1)
-				sp.compl = max(0, exit-max(min(exit, earliest), lb))
-				p.syncs = append(p.syncs, sp)
+				p.push(sp, wait, max(0, exit-max(min(exit, earliest), lb)))
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteLatest, me, exit)
 				}
@@ -491,13 +574,13 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, with: withOf(w.cause, -1), pat: LateReceiver,
-			cause: w.cause, wait: w.wait, compl: compl})
+		p.push(syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, with: withOf(w.cause, -1), pat: LateReceiver,
+			cause: w.cause}, w.wait, compl)
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, with: withOf(-1, -1), cause: -1,
-			compl: max(0, cs.exitAt(k)-initMin)})
+		p.push(syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, with: withOf(-1, -1), cause: -1},
+			0, max(0, cs.exitAt(k)-initMin))
 	}
 }
 
@@ -571,11 +654,11 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1, compl: max(0, exit-t)})
+				p.push(syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1}, 0, max(0, exit-t))
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1,
-					compl: max(0, exit-max(min(exit, t), lb))})
+				p.push(syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1},
+					0, max(0, exit-max(min(exit, t), lb)))
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
 				// bounds its completion.
@@ -585,8 +668,8 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(-1, int32(-2-len(p.lists))), cause: -1,
-						compl: max(0, exit-max(min(exit, t), lb))})
+					p.push(syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(-1, int32(-2-len(p.lists))), cause: -1},
+						0, max(0, exit-max(min(exit, t), lb)))
 					p.lists = append(p.lists, nil)
 				}
 				// From the earliest waiter's end (scout's earliest_end
@@ -594,7 +677,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				s := &p.syncs[j]
 				l := -2 - s.set()
 				p.lists[l] = append(p.lists[l], from)
-				s.compl = max(s.compl, max(0, exit-max(min(exit, t), lb)))
+				p.setCompl(j, max(p.complOf(s), max(0, exit-max(min(exit, t), lb))))
 			}
 		}
 	}
@@ -823,7 +906,8 @@ type tmEntry struct {
 func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	tm := &d.tm
 	tm.reset()
-	cs, ss := &d.a.procs[i], d.procs[i].syncs
+	p := &d.procs[i]
+	cs, ss := &d.a.procs[i], p.syncs
 	kb, ka := ss[b].call, int32(-1)
 	if a >= 0 {
 		ka = ss[a].call
@@ -841,7 +925,7 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 		k = pk
 	}
 	for j := a + 1; j < b; j++ {
-		if w := ss[j].wait; w > 0 {
+		if w := p.waitOf(&ss[j]); w > 0 {
 			s := d.siteSlot(i, cs.siteAt(ss[j].call))
 			tm.touch(s)
 			tm.val[s] -= w
@@ -855,7 +939,7 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		s := d.siteSlot(i, cs.siteAt(ka))
 		tm.touch(s)
-		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-ss[a].compl))
+		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complOf(&ss[a])))
 	}
 	return waits
 }
@@ -901,7 +985,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			}
 			j := cursor[1]
 			s := &p.syncs[j]
-			if !s.charged() {
+			if !p.charged(s) {
 				continue
 			}
 			// The node of the cause's the wait names (none found: a
@@ -940,7 +1024,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			b = le.AppendUint32(b, uint32(th))
 			b = le.AppendUint64(b, uint64(ev))
 			b = le.AppendUint32(b, uint32(kind))
-			b = le.AppendUint64(b, uint64(s.wait))
+			b = le.AppendUint64(b, uint64(p.waitOf(s)))
 			b = le.AppendUint32(b, uint32(me))
 			b = le.AppendUint32(b, uint32(j))
 			b = le.AppendUint32(b, uint32(s.pat))
@@ -964,7 +1048,7 @@ func (d *delays) taskCounts() error {
 	n := map[int32]uint32{}
 	for i := range d.procs {
 		for j := range d.procs[i].syncs {
-			if s := &d.procs[i].syncs[j]; s.charged() {
+			if s := &d.procs[i].syncs[j]; d.procs[i].charged(s) {
 				n[s.cause]++
 			}
 		}
@@ -1184,11 +1268,12 @@ func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, sit
 	var lost int64
 	for j := t.lo; j < t.pos; j++ {
 		s := &p.syncs[j]
-		if s.wait <= 0 {
+		w := p.waitOf(s)
+		if w <= 0 {
 			continue
 		}
-		ns := sp.part(s.wait)
-		if !s.charged() || j >= p.finBound {
+		ns := sp.part(w)
+		if s.cause < 0 || j >= p.finBound {
 			lost += ns
 			continue
 		}
@@ -1350,7 +1435,7 @@ func (d *delays) replay() error {
 			for i := range d.procs {
 				p := &d.procs[i]
 				for q := p.finBound - 1; q >= 0; q-- {
-					if p.syncs[q].charged() {
+					if p.charged(&p.syncs[q]) {
 						d.finalize(i, q)
 						p.finBound = q
 						break
@@ -1431,7 +1516,7 @@ func waitKey(waiter, wsync int32) uint64 {
 func (d *delays) finalize(i int, q int32) {
 	p := &d.procs[i]
 	s := &p.syncs[q]
-	if !s.charged() {
+	if !p.charged(s) {
 		return
 	}
 	me := int32(d.a.m.Procs[i].Header.Rank)
