@@ -264,9 +264,21 @@ type cpRef struct {
 	code int64
 }
 
-// cpAmount is a call path's delay in one task; the call path is an
-// index in its process's refs (few: 16 bytes an amount, not 24).
+// cpAmount is a call path's delay in one task, in 8 bytes: the delay in
+// ns, positive, in 32 bits (4.3 s; wideNS: kept whole in the process's
+// wideCP, at the amount's index), the call path an index in its
+// process's refs (few).
 type cpAmount struct {
+	d   uint32
+	ref int32
+}
+
+// wideNS marks a task's D + W or a call path's delay too wide for 32
+// bits (or negative, which neither is).
+const wideNS = math.MaxUint32
+
+// cpWide is a call path's delay while its task is made.
+type cpWide struct {
 	d   int64
 	ref int32
 }
@@ -274,26 +286,69 @@ type cpAmount struct {
 // task is a wait charged to the process that caused it, at that process's
 // synchronization point pos (−1: not found).
 type task struct {
-	den    int64 // D + W
+	den    uint32 // D + W (wideNS: in the process's wideDen, by task)
 	pos    int32
 	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
 	// The call paths' delays are cps[cpOff:] of its process, up to the
-	// next task's cpOff (cpsOf): 32 bytes a task.
+	// next task's cpOff (cpsOf): 28 bytes a task.
 	cpOff int32
 	pat   Pattern
 	ready bool // its wait's costs have come (ready)
 	done  bool
 }
 
-// cpsOf returns the call paths' delays of process p's task j.
-func (p *delayProc) cpsOf(j int32) []cpAmount {
-	end := int32(len(p.cps))
+// cpsOf returns the range of the call paths' delays of process p's task
+// j in p.cps.
+func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
+	hi = int32(len(p.cps))
 	if int(j)+1 < len(p.tasks) {
-		end = p.tasks[j+1].cpOff
+		hi = p.tasks[j+1].cpOff
 	}
-	return p.cps[p.tasks[j].cpOff:end]
+	return p.tasks[j].cpOff, hi
+}
+
+// amount returns the delay of p.cps[k].
+func (p *delayProc) amount(k int32) int64 {
+	if d := p.cps[k].d; d != wideNS {
+		return int64(d)
+	}
+	return p.wideCP[k]
+}
+
+// addAmount appends a call path's delay d to p.cps.
+func (p *delayProc) addAmount(d int64, ref int32) {
+	if d >= 0 && d < wideNS {
+		p.cps = append(p.cps, cpAmount{uint32(d), ref})
+		return
+	}
+	if p.wideCP == nil {
+		p.wideCP = map[int32]int64{}
+	}
+	p.wideCP[int32(len(p.cps))] = d
+	p.cps = append(p.cps, cpAmount{wideNS, ref})
+}
+
+// den returns task j's D + W.
+func (p *delayProc) den(j int32) int64 {
+	if d := p.tasks[j].den; d != wideNS {
+		return int64(d)
+	}
+	return p.wideDen[j]
+}
+
+// setDen sets the D + W of task t, to be p's task j.
+func (p *delayProc) setDen(t *task, j int32, den int64) {
+	if den >= 0 && den < wideNS {
+		t.den = uint32(den)
+		return
+	}
+	if p.wideDen == nil {
+		p.wideDen = map[int32]int64{}
+	}
+	p.wideDen[j] = den
+	t.den = wideNS
 }
 
 // refIndex returns the index in p.refs of call path cp, learnt at time
@@ -341,7 +396,9 @@ type delayProc struct {
 	finBound int32
 	tasks    []task
 	cps      []cpAmount
-	refs     []cpRef // the call paths of cps
+	wideCP   map[int32]int64 // the delays of cps too wide for 32 bits
+	wideDen  map[int32]int64 // the D + W of tasks too wide for 32 bits
+	refs     []cpRef         // the call paths of cps
 	refAt    map[cpRef]int32
 	slotRef  []int32  // per time map slot, the index of its last call path
 	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
@@ -400,7 +457,8 @@ type delays struct {
 	recBufs  [][]byte
 	ents     []tmEntry
 	notes    [][]byte
-	queue    []ready // the replay's tasks to do
+	queue    []ready  // the replay's tasks to do
+	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
 	outgoing [][]byte
 	lerr     error
@@ -1158,7 +1216,7 @@ func (d *delays) tasks(recv [][]byte) error {
 			}
 			buf = buf[16*n:]
 			p := &d.procs[i]
-			p.tasks = append(p.tasks, d.task(i, kind, th, ev, w, waiter, wsync, pat, tw))
+			p.tasks = append(p.tasks, d.task(i, int32(len(p.tasks)), kind, th, ev, w, waiter, wsync, pat, tw))
 		}
 	}
 	return nil
@@ -1182,9 +1240,9 @@ func waiterTime(tw []tmEntry, k uint64) int64 {
 	return 0
 }
 
-// task makes the task of one wait record at local process i, the
-// waiter's time map being tw.
-func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
+// task makes the task of one wait record at local process i, its task
+// j, the waiter's time map being tw.
+func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
 	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat, cpOff: int32(len(p.cps))}
@@ -1216,21 +1274,26 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	}
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
+	cps := d.cps[:0]
 	for _, x := range d.tm.touched {
 		if ns := d.tm.val[x]; ns > 0 {
 			if dv := ns - waiterTime(tw, p.keys[x]); dv > 0 {
-				p.cps = append(p.cps, cpAmount{dv, p.refIndex(x, d.tm.refOf(x))})
+				cps = append(cps, cpWide{dv, p.refIndex(x, d.tm.refOf(x))})
 				D += dv
 			}
 		}
 	}
-	cps := p.cps[t.cpOff:]
-	slices.SortFunc(cps, func(x, y cpAmount) int {
+	d.cps = cps
+	slices.SortFunc(cps, func(x, y cpWide) int {
 		a, b := &p.refs[x.ref], &p.refs[y.ref]
 		return cmp.Or(cmp.Compare(a.site, b.site), cmp.Compare(a.code, b.code))
 	})
-	t.den = D + waits
-	if t.den <= 0 {
+	for _, c := range cps {
+		p.addAmount(c.d, c.ref)
+	}
+	den := D + waits
+	p.setDen(&t, j, den)
+	if den <= 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 		return t
@@ -1239,10 +1302,10 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	// the interval, at most all of both for a point-to-point wait.
 	amount := w
 	if pat == LateSender || pat == LateReceiver {
-		amount = min(w, t.den)
+		amount = min(w, den)
 	}
 	residue(w - amount)
-	sp := splitter{amount: amount, total: t.den}
+	sp := splitter{amount: amount, total: den}
 	counted := false
 	for _, c := range cps {
 		if ns := sp.part(c.d); ns > 0 {
@@ -1587,14 +1650,15 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 		if in <= 0 {
 			continue
 		}
-		if t.pos < 0 || t.den <= 0 {
+		den := p.den(j)
+		if t.pos < 0 || den <= 0 {
 			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += in
 			continue
 		}
-		sp := splitter{amount: in, total: t.den}
-		for _, c := range p.cpsOf(j) {
-			if ns := sp.part(c.d); ns > 0 {
-				d.row(i, p.refs[c.ref], site, pat).LongTerm += ns
+		sp := splitter{amount: in, total: den}
+		for k, hi := p.cpsOf(j); k < hi; k++ {
+			if ns := sp.part(p.amount(k)); ns > 0 {
+				d.row(i, p.refs[p.cps[k].ref], site, pat).LongTerm += ns
 			}
 		}
 		d.pass(i, t, pat, &sp, code, site)
