@@ -118,12 +118,12 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold, in 32 bytes (a process has about one a call). The wait and the
+// hold, in 28 bytes (a process has about one a call). The event index is
+// 40 bits (evLo, evHi: event), as eventRef's. The wait and the
 // completion are nanoseconds in 32 bits (2.1 s): one that does not fit
 // is wideMark there and kept whole in its process's wide map (waitOf,
 // complOf).
 type syncPt struct {
-	ev   int64
 	call int32
 	// with is whom the point synchronized with (withOf): a world rank
 	// (≥ 0), every process (−1), a communicator's members or a list of
@@ -132,8 +132,22 @@ type syncPt struct {
 	cause int32 // the process waited for, −1
 	wait  int32
 	compl int32
-	th    uint16  // below trace.MaxThreads, as every thread index
+	evLo  uint32
+	th    uint16 // below trace.MaxThreads, as every thread index
+	evHi  uint8
 	pat   Pattern // the wait's, None for no wait
+}
+
+// evMax is the largest event index a point holds: MPI_Init's point is
+// after every event of its call (math.MaxInt64 made), no event is past it.
+const evMax = 1<<40 - 1
+
+// event returns s's event index.
+func (s *syncPt) event() int64 { return int64(s.evHi)<<32 | int64(s.evLo) }
+
+// sameEvent reports whether s and x are points of the same event.
+func (s *syncPt) sameEvent(x *syncPt) bool {
+	return s.th == x.th && s.call == x.call && s.evLo == x.evLo && s.evHi == x.evHi
 }
 
 // wideMark is a point's wait or completion kept in the wide map.
@@ -156,7 +170,7 @@ type wideVals struct {
 	at          int
 }
 
-func (s *syncPt) key() ptKey { return ptKey{s.ev, s.call, s.th} }
+func (s *syncPt) key() ptKey { return ptKey{s.event(), s.call, s.th} }
 
 // narrow32 returns x as a point's field, wideMark when it does not fit.
 func narrow32(x int64) (int32, bool) {
@@ -166,8 +180,11 @@ func narrow32(x int64) (int32, bool) {
 	return int32(x), true
 }
 
-// push appends point s, of wait w and completion c, to p's points.
-func (p *delayProc) push(s syncPt, w, c int64) {
+// push appends point s, at event index ev, of wait w and completion c,
+// to p's points.
+func (p *delayProc) push(s syncPt, ev int64, w, c int64) {
+	ev = max(0, min(ev, evMax))
+	s.evLo, s.evHi = uint32(ev), uint8(ev>>32)
 	var okw, okc bool
 	s.wait, okw = narrow32(w)
 	s.compl, okc = narrow32(c)
@@ -575,7 +592,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.push(syncPt{call: k, th: uint16(th), ev: ev, with: withOf(w.cause, -1), pat: LateSender, cause: w.cause},
+			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender, cause: w.cause}, ev,
 				w.wait, max(0, exit-earliest))
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
@@ -585,7 +602,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 			if !op.Valid() {
 				continue
 			}
-			sp := syncPt{call: k, th: uint16(th), ev: ev, with: withOf(-1, cm), cause: -1}
+			sp := syncPt{call: k, th: uint16(th), with: withOf(-1, cm), cause: -1}
 			wait := int64(0)
 			if own {
 				sp.pat, sp.cause, wait = w.pat, w.cause, w.wait
@@ -594,14 +611,14 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 			switch op.Class() {
 			case trace.AllToAll:
 				// Every member synchronizes with every other.
-				p.push(sp, wait, max(0, exit-max(earliest, lb)))
+				p.push(sp, ev, wait, max(0, exit-max(earliest, lb)))
 			case trace.OneToAll:
 				// A non-root that waited for the root.
 				if !own {
 					continue
 				}
 				sp.with = withOf(w.cause, -1)
-				p.push(sp, wait, max(0, exit-max(min(exit, earliest), lb)))
+				p.push(sp, ev, wait, max(0, exit-max(min(exit, earliest), lb)))
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteRoot, me, exit)
 				}
@@ -611,7 +628,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 					continue
 				}
 				sp.with = withOf(w.cause, -1)
-				p.push(sp, wait, max(0, exit-max(min(exit, earliest), lb)))
+				p.push(sp, ev, wait, max(0, exit-max(min(exit, earliest), lb)))
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteLatest, me, exit)
 				}
@@ -632,12 +649,12 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.push(syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, with: withOf(w.cause, -1), pat: LateReceiver,
-			cause: w.cause}, w.wait, compl)
+		p.push(syncPt{call: k, th: uint16(l.sendTh), with: withOf(w.cause, -1), pat: LateReceiver,
+			cause: w.cause}, l.sendEv, w.wait, compl)
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.push(syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, with: withOf(-1, -1), cause: -1},
+		p.push(syncPt{call: k, th: uint16(cs.initTh), with: withOf(-1, -1), cause: -1}, math.MaxInt64,
 			0, max(0, cs.exitAt(k)-initMin))
 	}
 }
@@ -712,10 +729,10 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.push(syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1}, 0, max(0, exit-t))
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev, 0, max(0, exit-t))
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.push(syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1},
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev,
 					0, max(0, exit-max(min(exit, t), lb)))
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
@@ -726,7 +743,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.push(syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(-1, int32(-2-len(p.lists))), cause: -1},
+					p.push(syncPt{call: k, th: uint16(sth), with: withOf(-1, int32(-2-len(p.lists))), cause: -1}, sev,
 						0, max(0, exit-max(min(exit, t), lb)))
 					p.lists = append(p.lists, nil)
 				}
@@ -746,7 +763,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
-		p.syncs = slices.CompactFunc(p.syncs, func(x, y syncPt) bool { return x.th == y.th && x.call == y.call && x.ev == y.ev })
+		p.syncs = slices.CompactFunc(p.syncs, func(x, y syncPt) bool { return x.sameEvent(&y) })
 		for _, l := range p.lists {
 			slices.Sort(l)
 		}
@@ -764,7 +781,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 // s of the 64-process pure-MPI trace's 1.5 s of delay costs).
 func (d *delays) sortSyncs(ss []syncPt, own int) {
 	order := func(x, y syncPt) int {
-		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.ev, y.ev))
+		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.event(), y.event()))
 	}
 	a, b := ss[:own], ss[own:]
 	if !slices.IsSortedFunc(a, order) {
@@ -1056,7 +1073,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			default:
 				// The node waited at: the point's own (a Late Sender's
 				// receive, a collective's end).
-				v := a.nodeAt(i, int32(s.th), s.ev)
+				v := a.nodeAt(i, int32(s.th), s.event())
 				if v < 0 {
 					break
 				}
@@ -1388,7 +1405,7 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 		}
 	}
 	for j := lo; j < len(ss) && at(j) == key; j++ {
-		if coll || ss[j].ev == ev {
+		if coll || ss[j].event() == ev {
 			p.syncHint = j
 			return int32(j)
 		}

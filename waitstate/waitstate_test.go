@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
@@ -132,4 +133,44 @@ func splitOf(c *calls, k int32) []regionTime {
 	var out []regionTime
 	c.eachSplit(k, func(code, ns int64) { out = append(out, regionTime{Code: code, NS: ns}) })
 	return out
+}
+
+// A synchronization point keeps its event index (40 bits), wait and
+// completion exactly, the wide ones beside it, in 28 bytes; a later point
+// of the same event keeps none of its wide values over the first's.
+func TestSyncPointFields(t *testing.T) {
+	if n := unsafe.Sizeof(syncPt{}); n != 28 {
+		t.Errorf("a point is %d bytes, want 28", n)
+	}
+	if n := unsafe.Sizeof(task{}); n != 28 {
+		t.Errorf("a task is %d bytes, want 28", n)
+	}
+	var p delayProc
+	cases := []struct{ ev, w, c, wantEv int64 }{
+		{0, 0, 0, 0},
+		{1<<32 + 5, math.MaxInt32, math.MinInt32 + 1, 1<<32 + 5},
+		{evMax, math.MaxInt32 + 1, math.MinInt32, evMax},
+		{math.MaxInt64, 5_000_000_000, -5_000_000_000, evMax},
+	}
+	for k, c := range cases {
+		p.push(syncPt{call: int32(k), th: 1}, c.ev, c.w, c.c)
+	}
+	// The same event as the last, later: its values are not the point's.
+	p.push(syncPt{call: 3, th: 1}, math.MaxInt64, 7_000_000_000, 1)
+	for k, c := range cases {
+		s := &p.syncs[k]
+		if s.event() != c.wantEv || p.waitOf(s) != c.w || p.complOf(s) != c.c {
+			t.Errorf("point %d: event %d, wait %d, completion %d; want %d, %d, %d", k, s.event(), p.waitOf(s), p.complOf(s), c.wantEv, c.w, c.c)
+		}
+	}
+	if !p.syncs[3].sameEvent(&p.syncs[4]) || p.syncs[2].sameEvent(&p.syncs[3]) {
+		t.Error("sameEvent is wrong")
+	}
+	p.setCompl(3, 6_000_000_000)
+	if got := p.complOf(&p.syncs[3]); got != 6_000_000_000 {
+		t.Errorf("completion set to 6 s is %d", got)
+	}
+	if got := p.waitOf(&p.syncs[3]); got != 5_000_000_000 {
+		t.Errorf("wait after the completion set is %d, want 5 s", got)
+	}
 }
