@@ -1420,7 +1420,7 @@ func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
 	a.call, a.bare = nil, nil
-	a.reqCall, a.reqEv = narrow.Column[int16]{}, narrow.Column[int32]{}
+	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
 	for i := range d.procs {
 		p := &d.procs[i]
 		p.colls, p.groupAt, p.groups = nil, nil, nil

@@ -174,3 +174,35 @@ func TestSyncPointFields(t *testing.T) {
 		t.Errorf("wait after the completion set is %d, want 5 s", got)
 	}
 }
+
+// nodeRank numbers exactly the MPI_Send and MPI_Recv nodes, in node order,
+// across its words' boundaries.
+func TestNodeRank(t *testing.T) {
+	kinds := []trace.Kind{trace.MPISend, trace.CollBegin, trace.MPIRecv, trace.CollEnd, trace.MPIRecv, trace.TaskCreate}
+	m := &graph.Matching{}
+	for v := range 300 {
+		m.Kind = append(m.Kind, kinds[(v*v+v/7)%len(kinds)])
+		m.Role = append(m.Role, graph.RoleSend)
+	}
+	var r nodeRank
+	n := r.number(m)
+	count := int32(0)
+	for v := range int32(300) {
+		p2p := m.Kind[v] == trace.MPISend || m.Kind[v] == trace.MPIRecv
+		j, ok := r.rank(v)
+		if ok != p2p || ok && j != count {
+			t.Fatalf("node %d (%v): rank %d, %v; want %d, %v", v, m.Kind[v], j, ok, count, p2p)
+		}
+		if p2p {
+			count++
+		}
+	}
+	if n != int(count) {
+		t.Errorf("%d point-to-point nodes, want %d", n, count)
+	}
+	for _, v := range []int32{-1, 300, 1 << 20} {
+		if _, ok := r.rank(v); ok {
+			t.Errorf("node %d, outside, has a rank", v)
+		}
+	}
+}
