@@ -118,19 +118,118 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold, in 40 bytes (a process has about one a call).
+// hold, in 28 bytes (a process has about one a call). The event index is
+// 40 bits (evLo, evHi: event), as eventRef's. The wait and the
+// completion are nanoseconds in 32 bits (2.1 s): one that does not fit
+// is wideMark there and kept whole in its process's wide map (waitOf,
+// complOf).
 type syncPt struct {
-	ev    int64
-	wait  int64
-	compl int64
-	call  int32
+	call int32
 	// with is whom the point synchronized with (withOf): a world rank
 	// (≥ 0), every process (−1), a communicator's members or a list of
 	// ranks (below).
 	with  int32
-	cause int32   // the process waited for, −1
-	th    uint16  // below trace.MaxThreads, as every thread index
+	cause int32 // the process waited for, −1
+	wait  int32
+	compl int32
+	evLo  uint32
+	th    uint16 // below trace.MaxThreads, as every thread index
+	evHi  uint8
 	pat   Pattern // the wait's, None for no wait
+}
+
+// evMax is the largest event index a point holds: MPI_Init's point is
+// after every event of its call (math.MaxInt64 made), no event is past it.
+const evMax = 1<<40 - 1
+
+// event returns s's event index.
+func (s *syncPt) event() int64 { return int64(s.evHi)<<32 | int64(s.evLo) }
+
+// sameEvent reports whether s and x are points of the same event.
+func (s *syncPt) sameEvent(x *syncPt) bool {
+	return s.th == x.th && s.call == x.call && s.evLo == x.evLo && s.evHi == x.evHi
+}
+
+// wideMark is a point's wait or completion kept in the wide map.
+const wideMark = math.MinInt32
+
+// ptKey is a point's event: the wide map's key. Two points of an event
+// (a process's own and a partner's notification, which a consistent trace
+// does not have) are one once sorted, the first made (applyNotes), so
+// the map holds the first's values (wideVals.at).
+type ptKey struct {
+	ev   int64
+	call int32
+	th   uint16
+}
+
+// wideVals are a point's wait and completion, whole, and where it was
+// made in its process's points (before they are sorted).
+type wideVals struct {
+	wait, compl int64
+	at          int
+}
+
+func (s *syncPt) key() ptKey { return ptKey{s.event(), s.call, s.th} }
+
+// narrow32 returns x as a point's field, wideMark when it does not fit.
+func narrow32(x int64) (int32, bool) {
+	if x <= math.MinInt32 || x > math.MaxInt32 {
+		return wideMark, false
+	}
+	return int32(x), true
+}
+
+// push appends point s, at event index ev, of wait w and completion c,
+// to p's points.
+func (p *delayProc) push(s syncPt, ev int64, w, c int64) {
+	ev = max(0, min(ev, evMax))
+	s.evLo, s.evHi = uint32(ev), uint8(ev>>32)
+	var okw, okc bool
+	s.wait, okw = narrow32(w)
+	s.compl, okc = narrow32(c)
+	if !okw || !okc {
+		p.keepWide(&s, len(p.syncs), w, c)
+	}
+	p.syncs = append(p.syncs, s)
+}
+
+// keepWide keeps the whole wait and completion of point s, made at
+// index j of p's points, unless an earlier point of its event holds the
+// key (s will be dropped for it).
+func (p *delayProc) keepWide(s *syncPt, j int, w, c int64) {
+	if p.wide == nil {
+		p.wide = map[ptKey]wideVals{}
+	}
+	if e, ok := p.wide[s.key()]; !ok || e.at >= j {
+		p.wide[s.key()] = wideVals{w, c, j}
+	}
+}
+
+// setCompl sets the completion of point j (not yet sorted) to c.
+func (p *delayProc) setCompl(j int, c int64) {
+	s := &p.syncs[j]
+	w := p.waitOf(s)
+	var ok bool
+	if s.compl, ok = narrow32(c); !ok {
+		p.keepWide(s, j, w, c)
+	}
+}
+
+// waitOf returns point s's wait.
+func (p *delayProc) waitOf(s *syncPt) int64 {
+	if s.wait != wideMark {
+		return int64(s.wait)
+	}
+	return p.wide[s.key()].wait
+}
+
+// complOf returns point s's completion.
+func (p *delayProc) complOf(s *syncPt) int64 {
+	if s.compl != wideMark {
+		return int64(s.compl)
+	}
+	return p.wide[s.key()].compl
 }
 
 // withOf encodes a point's partner, the world rank synchronized with, or
@@ -171,7 +270,9 @@ func (s *syncPt) set() int32 {
 
 // charged reports whether s is a wait charged to a cause: one with a task
 // there, to which it passes its costs.
-func (s *syncPt) charged() bool { return s.wait > 0 && s.cause >= 0 }
+func (p *delayProc) charged(s *syncPt) bool {
+	return s.cause >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
+}
 
 // cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
 // code (a label: user region, parallel region, serial code).
@@ -180,9 +281,21 @@ type cpRef struct {
 	code int64
 }
 
-// cpAmount is a call path's delay in one task; the call path is an
-// index in its process's refs (few: 16 bytes an amount, not 24).
+// cpAmount is a call path's delay in one task, in 8 bytes: the delay in
+// ns, positive, in 32 bits (4.3 s; wideNS: kept whole in the process's
+// wideCP, at the amount's index), the call path an index in its
+// process's refs (few).
 type cpAmount struct {
+	d   uint32
+	ref int32
+}
+
+// wideNS marks a task's D + W or a call path's delay too wide for 32
+// bits (or negative, which neither is).
+const wideNS = math.MaxUint32
+
+// cpWide is a call path's delay while its task is made.
+type cpWide struct {
 	d   int64
 	ref int32
 }
@@ -190,26 +303,69 @@ type cpAmount struct {
 // task is a wait charged to the process that caused it, at that process's
 // synchronization point pos (−1: not found).
 type task struct {
-	den    int64 // D + W
+	den    uint32 // D + W (wideNS: in the process's wideDen, by task)
 	pos    int32
 	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
 	// The call paths' delays are cps[cpOff:] of its process, up to the
-	// next task's cpOff (cpsOf): 32 bytes a task.
+	// next task's cpOff (cpsOf): 28 bytes a task.
 	cpOff int32
 	pat   Pattern
 	ready bool // its wait's costs have come (ready)
 	done  bool
 }
 
-// cpsOf returns the call paths' delays of process p's task j.
-func (p *delayProc) cpsOf(j int32) []cpAmount {
-	end := int32(len(p.cps))
+// cpsOf returns the range of the call paths' delays of process p's task
+// j in p.cps.
+func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
+	hi = int32(len(p.cps))
 	if int(j)+1 < len(p.tasks) {
-		end = p.tasks[j+1].cpOff
+		hi = p.tasks[j+1].cpOff
 	}
-	return p.cps[p.tasks[j].cpOff:end]
+	return p.tasks[j].cpOff, hi
+}
+
+// amount returns the delay of p.cps[k].
+func (p *delayProc) amount(k int32) int64 {
+	if d := p.cps[k].d; d != wideNS {
+		return int64(d)
+	}
+	return p.wideCP[k]
+}
+
+// addAmount appends a call path's delay d to p.cps.
+func (p *delayProc) addAmount(d int64, ref int32) {
+	if d >= 0 && d < wideNS {
+		p.cps = append(p.cps, cpAmount{uint32(d), ref})
+		return
+	}
+	if p.wideCP == nil {
+		p.wideCP = map[int32]int64{}
+	}
+	p.wideCP[int32(len(p.cps))] = d
+	p.cps = append(p.cps, cpAmount{wideNS, ref})
+}
+
+// den returns task j's D + W.
+func (p *delayProc) den(j int32) int64 {
+	if d := p.tasks[j].den; d != wideNS {
+		return int64(d)
+	}
+	return p.wideDen[j]
+}
+
+// setDen sets the D + W of task t, to be p's task j.
+func (p *delayProc) setDen(t *task, j int32, den int64) {
+	if den >= 0 && den < wideNS {
+		t.den = uint32(den)
+		return
+	}
+	if p.wideDen == nil {
+		p.wideDen = map[int32]int64{}
+	}
+	p.wideDen[j] = den
+	t.den = wideNS
 }
 
 // refIndex returns the index in p.refs of call path cp, learnt at time
@@ -241,6 +397,7 @@ type ready struct {
 // delayProc is one process's part of the delay analysis.
 type delayProc struct {
 	syncs []syncPt
+	wide  map[ptKey]wideVals // the points' waits or completions wider than 32 bits
 	lists [][]int32
 	// costs are the costs passed to the waits with a cause, at their
 	// points' slot (few of them reach one: hasSlot, a bit a point, saves
@@ -256,7 +413,9 @@ type delayProc struct {
 	finBound int32
 	tasks    []task
 	cps      []cpAmount
-	refs     []cpRef // the call paths of cps
+	wideCP   map[int32]int64 // the delays of cps too wide for 32 bits
+	wideDen  map[int32]int64 // the D + W of tasks too wide for 32 bits
+	refs     []cpRef         // the call paths of cps
 	refAt    map[cpRef]int32
 	slotRef  []int32  // per time map slot, the index of its last call path
 	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
@@ -315,7 +474,8 @@ type delays struct {
 	recBufs  [][]byte
 	ents     []tmEntry
 	notes    [][]byte
-	queue    []ready // the replay's tasks to do
+	queue    []ready  // the replay's tasks to do
+	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
 	outgoing [][]byte
 	lerr     error
@@ -432,8 +592,8 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.syncs = append(p.syncs, syncPt{call: k, th: uint16(th), ev: ev, with: withOf(w.cause, -1), pat: LateSender, cause: w.cause,
-				wait: w.wait, compl: max(0, exit-earliest)})
+			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender, cause: w.cause}, ev,
+				w.wait, max(0, exit-earliest))
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
 			}
@@ -442,24 +602,23 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 			if !op.Valid() {
 				continue
 			}
-			sp := syncPt{call: k, th: uint16(th), ev: ev, with: withOf(-1, cm), cause: -1}
+			sp := syncPt{call: k, th: uint16(th), with: withOf(-1, cm), cause: -1}
+			wait := int64(0)
 			if own {
-				sp.pat, sp.cause, sp.wait = w.pat, w.cause, w.wait
+				sp.pat, sp.cause, wait = w.pat, w.cause, w.wait
 			}
 			lb := min(latest, exit)
 			switch op.Class() {
 			case trace.AllToAll:
 				// Every member synchronizes with every other.
-				sp.compl = max(0, exit-max(earliest, lb))
-				p.syncs = append(p.syncs, sp)
+				p.push(sp, ev, wait, max(0, exit-max(earliest, lb)))
 			case trace.OneToAll:
 				// A non-root that waited for the root.
 				if !own {
 					continue
 				}
 				sp.with = withOf(w.cause, -1)
-				sp.compl = max(0, exit-max(min(exit, earliest), lb))
-				p.syncs = append(p.syncs, sp)
+				p.push(sp, ev, wait, max(0, exit-max(min(exit, earliest), lb)))
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteRoot, me, exit)
 				}
@@ -469,8 +628,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 					continue
 				}
 				sp.with = withOf(w.cause, -1)
-				sp.compl = max(0, exit-max(min(exit, earliest), lb))
-				p.syncs = append(p.syncs, sp)
+				p.push(sp, ev, wait, max(0, exit-max(min(exit, earliest), lb)))
 				if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteLatest, me, exit)
 				}
@@ -491,13 +649,13 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(l.sendTh), ev: l.sendEv, with: withOf(w.cause, -1), pat: LateReceiver,
-			cause: w.cause, wait: w.wait, compl: compl})
+		p.push(syncPt{call: k, th: uint16(l.sendTh), with: withOf(w.cause, -1), pat: LateReceiver,
+			cause: w.cause}, l.sendEv, w.wait, compl)
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.syncs = append(p.syncs, syncPt{call: k, th: uint16(cs.initTh), ev: math.MaxInt64, with: withOf(-1, -1), cause: -1,
-			compl: max(0, cs.exitAt(k)-initMin)})
+		p.push(syncPt{call: k, th: uint16(cs.initTh), with: withOf(-1, -1), cause: -1}, math.MaxInt64,
+			0, max(0, cs.exitAt(k)-initMin))
 	}
 }
 
@@ -571,11 +729,11 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1, compl: max(0, exit-t)})
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev, 0, max(0, exit-t))
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(from, -1), cause: -1,
-					compl: max(0, exit-max(min(exit, t), lb))})
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev,
+					0, max(0, exit-max(min(exit, t), lb)))
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
 				// bounds its completion.
@@ -585,8 +743,8 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.syncs = append(p.syncs, syncPt{call: k, th: uint16(sth), ev: sev, with: withOf(-1, int32(-2-len(p.lists))), cause: -1,
-						compl: max(0, exit-max(min(exit, t), lb))})
+					p.push(syncPt{call: k, th: uint16(sth), with: withOf(-1, int32(-2-len(p.lists))), cause: -1}, sev,
+						0, max(0, exit-max(min(exit, t), lb)))
 					p.lists = append(p.lists, nil)
 				}
 				// From the earliest waiter's end (scout's earliest_end
@@ -594,7 +752,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				s := &p.syncs[j]
 				l := -2 - s.set()
 				p.lists[l] = append(p.lists[l], from)
-				s.compl = max(s.compl, max(0, exit-max(min(exit, t), lb)))
+				p.setCompl(j, max(p.complOf(s), max(0, exit-max(min(exit, t), lb))))
 			}
 		}
 	}
@@ -605,7 +763,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
-		p.syncs = slices.CompactFunc(p.syncs, func(x, y syncPt) bool { return x.th == y.th && x.call == y.call && x.ev == y.ev })
+		p.syncs = slices.CompactFunc(p.syncs, func(x, y syncPt) bool { return x.sameEvent(&y) })
 		for _, l := range p.lists {
 			slices.Sort(l)
 		}
@@ -623,7 +781,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 // s of the 64-process pure-MPI trace's 1.5 s of delay costs).
 func (d *delays) sortSyncs(ss []syncPt, own int) {
 	order := func(x, y syncPt) int {
-		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.ev, y.ev))
+		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.event(), y.event()))
 	}
 	a, b := ss[:own], ss[own:]
 	if !slices.IsSortedFunc(a, order) {
@@ -823,7 +981,8 @@ type tmEntry struct {
 func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	tm := &d.tm
 	tm.reset()
-	cs, ss := &d.a.procs[i], d.procs[i].syncs
+	p := &d.procs[i]
+	cs, ss := &d.a.procs[i], p.syncs
 	kb, ka := ss[b].call, int32(-1)
 	if a >= 0 {
 		ka = ss[a].call
@@ -841,7 +1000,7 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 		k = pk
 	}
 	for j := a + 1; j < b; j++ {
-		if w := ss[j].wait; w > 0 {
+		if w := p.waitOf(&ss[j]); w > 0 {
 			s := d.siteSlot(i, cs.siteAt(ss[j].call))
 			tm.touch(s)
 			tm.val[s] -= w
@@ -855,7 +1014,7 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		s := d.siteSlot(i, cs.siteAt(ka))
 		tm.touch(s)
-		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-ss[a].compl))
+		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complOf(&ss[a])))
 	}
 	return waits
 }
@@ -901,7 +1060,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			}
 			j := cursor[1]
 			s := &p.syncs[j]
-			if !s.charged() {
+			if !p.charged(s) {
 				continue
 			}
 			// The node of the cause's the wait names (none found: a
@@ -914,7 +1073,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			default:
 				// The node waited at: the point's own (a Late Sender's
 				// receive, a collective's end).
-				v := a.nodeAt(i, int32(s.th), s.ev)
+				v := a.nodeAt(i, int32(s.th), s.event())
 				if v < 0 {
 					break
 				}
@@ -940,7 +1099,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			b = le.AppendUint32(b, uint32(th))
 			b = le.AppendUint64(b, uint64(ev))
 			b = le.AppendUint32(b, uint32(kind))
-			b = le.AppendUint64(b, uint64(s.wait))
+			b = le.AppendUint64(b, uint64(p.waitOf(s)))
 			b = le.AppendUint32(b, uint32(me))
 			b = le.AppendUint32(b, uint32(j))
 			b = le.AppendUint32(b, uint32(s.pat))
@@ -964,7 +1123,7 @@ func (d *delays) taskCounts() error {
 	n := map[int32]uint32{}
 	for i := range d.procs {
 		for j := range d.procs[i].syncs {
-			if s := &d.procs[i].syncs[j]; s.charged() {
+			if s := &d.procs[i].syncs[j]; d.procs[i].charged(s) {
 				n[s.cause]++
 			}
 		}
@@ -1074,7 +1233,7 @@ func (d *delays) tasks(recv [][]byte) error {
 			}
 			buf = buf[16*n:]
 			p := &d.procs[i]
-			p.tasks = append(p.tasks, d.task(i, kind, th, ev, w, waiter, wsync, pat, tw))
+			p.tasks = append(p.tasks, d.task(i, int32(len(p.tasks)), kind, th, ev, w, waiter, wsync, pat, tw))
 		}
 	}
 	return nil
@@ -1098,9 +1257,9 @@ func waiterTime(tw []tmEntry, k uint64) int64 {
 	return 0
 }
 
-// task makes the task of one wait record at local process i, the
-// waiter's time map being tw.
-func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
+// task makes the task of one wait record at local process i, its task
+// j, the waiter's time map being tw.
+func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
 	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat, cpOff: int32(len(p.cps))}
@@ -1132,21 +1291,26 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	}
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
+	cps := d.cps[:0]
 	for _, x := range d.tm.touched {
 		if ns := d.tm.val[x]; ns > 0 {
 			if dv := ns - waiterTime(tw, p.keys[x]); dv > 0 {
-				p.cps = append(p.cps, cpAmount{dv, p.refIndex(x, d.tm.refOf(x))})
+				cps = append(cps, cpWide{dv, p.refIndex(x, d.tm.refOf(x))})
 				D += dv
 			}
 		}
 	}
-	cps := p.cps[t.cpOff:]
-	slices.SortFunc(cps, func(x, y cpAmount) int {
+	d.cps = cps
+	slices.SortFunc(cps, func(x, y cpWide) int {
 		a, b := &p.refs[x.ref], &p.refs[y.ref]
 		return cmp.Or(cmp.Compare(a.site, b.site), cmp.Compare(a.code, b.code))
 	})
-	t.den = D + waits
-	if t.den <= 0 {
+	for _, c := range cps {
+		p.addAmount(c.d, c.ref)
+	}
+	den := D + waits
+	p.setDen(&t, j, den)
+	if den <= 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 		return t
@@ -1155,10 +1319,10 @@ func (d *delays) task(i int, kind int, th int32, ev int64, w int64, waiter, wsyn
 	// the interval, at most all of both for a point-to-point wait.
 	amount := w
 	if pat == LateSender || pat == LateReceiver {
-		amount = min(w, t.den)
+		amount = min(w, den)
 	}
 	residue(w - amount)
-	sp := splitter{amount: amount, total: t.den}
+	sp := splitter{amount: amount, total: den}
 	counted := false
 	for _, c := range cps {
 		if ns := sp.part(c.d); ns > 0 {
@@ -1184,11 +1348,12 @@ func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, sit
 	var lost int64
 	for j := t.lo; j < t.pos; j++ {
 		s := &p.syncs[j]
-		if s.wait <= 0 {
+		w := p.waitOf(s)
+		if w <= 0 {
 			continue
 		}
-		ns := sp.part(s.wait)
-		if !s.charged() || j >= p.finBound {
+		ns := sp.part(w)
+		if s.cause < 0 || j >= p.finBound {
 			lost += ns
 			continue
 		}
@@ -1240,7 +1405,7 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 		}
 	}
 	for j := lo; j < len(ss) && at(j) == key; j++ {
-		if coll || ss[j].ev == ev {
+		if coll || ss[j].event() == ev {
 			p.syncHint = j
 			return int32(j)
 		}
@@ -1255,7 +1420,7 @@ func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
 	a.call, a.bare = nil, nil
-	a.reqCall, a.reqEv = narrow.Column[int16]{}, narrow.Column[int32]{}
+	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
 	for i := range d.procs {
 		p := &d.procs[i]
 		p.colls, p.groupAt, p.groups = nil, nil, nil
@@ -1350,7 +1515,7 @@ func (d *delays) replay() error {
 			for i := range d.procs {
 				p := &d.procs[i]
 				for q := p.finBound - 1; q >= 0; q-- {
-					if p.syncs[q].charged() {
+					if p.charged(&p.syncs[q]) {
 						d.finalize(i, q)
 						p.finBound = q
 						break
@@ -1431,7 +1596,7 @@ func waitKey(waiter, wsync int32) uint64 {
 func (d *delays) finalize(i int, q int32) {
 	p := &d.procs[i]
 	s := &p.syncs[q]
-	if !s.charged() {
+	if !p.charged(s) {
 		return
 	}
 	me := int32(d.a.m.Procs[i].Header.Rank)
@@ -1502,14 +1667,15 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 		if in <= 0 {
 			continue
 		}
-		if t.pos < 0 || t.den <= 0 {
+		den := p.den(j)
+		if t.pos < 0 || den <= 0 {
 			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += in
 			continue
 		}
-		sp := splitter{amount: in, total: t.den}
-		for _, c := range p.cpsOf(j) {
-			if ns := sp.part(c.d); ns > 0 {
-				d.row(i, p.refs[c.ref], site, pat).LongTerm += ns
+		sp := splitter{amount: in, total: den}
+		for k, hi := p.cpsOf(j); k < hi; k++ {
+			if ns := sp.part(p.amount(k)); ns > 0 {
+				d.row(i, p.refs[p.cps[k].ref], site, pat).LongTerm += ns
 			}
 		}
 		d.pass(i, t, pat, &sp, code, site)

@@ -103,26 +103,37 @@ func analyze(t *testing.T, dir string, k int) (*report.Report, []byte) {
 // Scalasca hands a member's share only to the waits from the next later
 // member's last synchronization point on (rank 2's, E2): none, so it stays
 // propagated.
-func TestDelayCostsGroup(t *testing.T) {
+func TestDelayCostsGroup(t *testing.T) { delayCostsGroup(t, 1) }
+
+// The same in units of 0.1 s: waits and times between synchronization
+// points of seconds, wider than the 32 bits a point holds them in.
+func TestDelayCostsGroupWide(t *testing.T) { delayCostsGroup(t, 100_000_000) }
+
+// delayCostsGroup is TestDelayCostsGroup with every time after MPI_Init's
+// end times u ns.
+func delayCostsGroup(t *testing.T, u int64) {
 	dir := t.TempDir()
 	ar := int64(trace.CollAllreduce)
 	send := func(fn string, at, to int64) mpiCall {
+		at *= u
 		return mpiCall{fn, at, at, []mpiEvent{{trace.MPISend, at, []int64{to, 1, 0, 8, 0}}}}
 	}
 	recv := func(enter, exit, from int64) mpiCall {
+		enter, exit = enter*u, exit*u
 		return mpiCall{"MPI_Recv", enter, exit, []mpiEvent{{trace.MPIRecv, exit, []int64{from, 1, 0, 8, 0}}}}
 	}
 	allreduce := func(enter int64) mpiCall {
-		return mpiCall{"MPI_Allreduce", enter, 500, []mpiEvent{{trace.CollBegin, enter, []int64{ar, 0, -1, 8, 8}}, {trace.CollEnd, 500, []int64{ar, 0, -1}}}}
+		enter *= u
+		return mpiCall{"MPI_Allreduce", enter, 500 * u, []mpiEvent{{trace.CollBegin, enter, []int64{ar, 0, -1, 8, 8}}, {trace.CollEnd, 500 * u, []int64{ar, 0, -1}}}}
 	}
 	writeProgram(t, dir, [][]mpiCall{
 		{send("MPI_Send", 100, 1), recv(200, 260, 2), send("MPI_Send", 300, 2), allreduce(500)},
 		{recv(50, 100, 0), allreduce(400)},
 		{send("MPI_Send", 260, 0), recv(280, 300, 0), allreduce(450)},
 		{allreduce(350)},
-	}, 600)
+	}, 600*u)
 	type cost struct{ short, long int64 }
-	want := map[string]cost{"0 late_sender": {70, 0}, "0 wait_nxn": {180, 0}, "2 late_sender": {60, 0}, "2 wait_nxn": {0, 60}}
+	want := map[string]cost{"0 late_sender": {70 * u, 0}, "0 wait_nxn": {180 * u, 0}, "2 late_sender": {60 * u, 0}, "2 wait_nxn": {0, 60 * u}}
 	var first []byte
 	for k := 1; k <= 3; k++ {
 		rep, js := analyze(t, dir, k)
@@ -154,11 +165,11 @@ func TestDelayCostsGroup(t *testing.T) {
 				t.Errorf("k=%d: no delay costs for %s, want %+v", k, key, c)
 			}
 		}
-		if prop != 60 {
-			t.Errorf("k=%d: %d ns propagated, want 60", k, prop)
+		if prop != 60*u {
+			t.Errorf("k=%d: %d ns propagated, want %d", k, prop, 60*u)
 		}
 		for _, p := range rep.WaitStates.PerProcess {
-			w := map[int]cost{0: {250, 0}, 2: {60, 60}}[p.Rank]
+			w := map[int]cost{0: {250 * u, 0}, 2: {60 * u, 60 * u}}[p.Rank]
 			if p.DelayNS != w.short || p.LongTermNS != w.long {
 				t.Errorf("k=%d: rank %d: delay costs %d, %d; want %+v", k, p.Rank, p.DelayNS, p.LongTermNS, w)
 			}

@@ -30,6 +30,7 @@ package waitstate
 
 import (
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/graph"
@@ -227,19 +228,21 @@ type Analysis struct {
 	// several or none, −2: not known yet): nodeAt needs no byThread then.
 	oneThread []int32
 	nodeHint  []int32 // per process, the node nodeAt found last
-	// reqCall and reqEv give, per point-to-point node whose request
-	// another call handled, that call and event (thread<<40 | index): for
+	// reqCall and reqEv give, per point-to-point node (p2p numbers them)
+	// whose request another call handled, that call and event
+	// (thread<<40 | index): for
 	// a receive completed by a Wait or Test, the MPI_Irecv that posted it
 	// (its mpi_recv_post), where the receive began (Scalasca's Late
 	// Receiver compares the sender with it); for an MPI_Isend, the call
 	// that completed it (its mpi_request_done), which waited for the
 	// receiver. Both are kept as differences from the node's own call and
-	// event (a few calls and events apart, 6 bytes a node; a difference
-	// that does not fit is kept aside exactly), 0 for none (the node's own
-	// call is both). Made at the first such node; none on a code of
-	// blocking calls.
+	// event (a few calls and events apart, 6 bytes a point-to-point node;
+	// a difference that does not fit is kept aside exactly), 0 for none
+	// (the node's own call is both). Made at the first such node; none on
+	// a code of blocking calls.
 	reqCall narrow.Column[int16]
 	reqEv   narrow.Column[int32]
+	p2p     nodeRank
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.
 	lrEdges   [][]LREdge
@@ -250,21 +253,28 @@ type Analysis struct {
 // below 2^40: a thread's events are counted by the trace format).
 func eventRef(th int64, idx int64) int64 { return th<<40 | idx }
 
-// setReq records node v's request's other call k and event (th, idx).
+// setReq records node v's request's other call k and event (th, idx);
+// v is an MPI_Send or MPI_Recv node (Record's), the only ones with a
+// request.
 func (a *Analysis) setReq(v int32, k int32, th int, idx int64) {
 	if k == a.call[v] {
 		return // the node's own call: nothing to keep
 	}
 	if a.reqCall.Len() == 0 {
-		a.reqCall.Reserve(len(a.call))
-		a.reqEv.Reserve(len(a.call))
-		for range a.call {
+		n := a.p2p.number(a.m)
+		a.reqCall.Reserve(n)
+		a.reqEv.Reserve(n)
+		for range n {
 			a.reqCall.Append(0)
 			a.reqEv.Append(0)
 		}
 	}
-	a.reqCall.Set(int(v), int64(k)-int64(a.call[v]))
-	a.reqEv.Set(int(v), eventRef(int64(th), idx)-eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)))
+	j, ok := a.p2p.rank(v)
+	if !ok {
+		return // not a point-to-point node: no request is read of it
+	}
+	a.reqCall.Set(int(j), int64(k)-int64(a.call[v]))
+	a.reqEv.Set(int(j), eventRef(int64(th), idx)-eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)))
 }
 
 // reqOf returns node v's request's other call and its event's thread and
@@ -273,12 +283,62 @@ func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
 	if a.reqCall.Len() == 0 {
 		return -1, 0, 0, false
 	}
-	d := a.reqCall.At(int(v))
+	j, ok := a.p2p.rank(v)
+	if !ok {
+		return -1, 0, 0, false
+	}
+	d := a.reqCall.At(int(j))
 	if d == 0 {
 		return -1, 0, 0, false
 	}
-	ref := eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)) + a.reqEv.At(int(v))
+	ref := eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)) + a.reqEv.At(int(j))
 	return a.call[v] + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
+}
+
+// nodeRank numbers the point-to-point nodes (MPI_Send and MPI_Recv) in
+// node order, so that what only they have is a column of them, not of
+// every node (a third of the nodes on a pure-MPI trace, whose
+// collectives have two nodes per member): a bit a node and its count
+// before each word, 1/8 + 1/16 bytes a node.
+type nodeRank struct {
+	bits   []uint64
+	before []int32
+}
+
+// number makes r of m's nodes and returns the number of point-to-point
+// nodes.
+func (r *nodeRank) number(m *graph.Matching) int {
+	n := int(m.Len())
+	r.bits = make([]uint64, (n+63)/64)
+	r.before = make([]int32, len(r.bits))
+	count := 0
+	for w := range r.bits {
+		r.before[w] = int32(count)
+		var b uint64
+		for v := w * 64; v < min(n, w*64+64); v++ {
+			if k := m.Kind[v]; k == trace.MPISend || k == trace.MPIRecv {
+				b |= 1 << (v % 64)
+			}
+		}
+		r.bits[w] = b
+		count += bits.OnesCount64(b)
+	}
+	return count
+}
+
+// rank returns the number of point-to-point nodes before v, and whether
+// v is one.
+func (r *nodeRank) rank(v int32) (int32, bool) {
+	w := int(v) / 64
+	if v < 0 || w >= len(r.bits) {
+		return 0, false
+	}
+	b := r.bits[w]
+	bit := uint64(1) << (v % 64)
+	if b&bit == 0 {
+		return 0, false
+	}
+	return r.before[w] + int32(bits.OnesCount64(b&(bit-1))), true
 }
 
 // nodeOp is the collective operation of a node and its communicator

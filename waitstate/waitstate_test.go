@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
@@ -132,4 +133,76 @@ func splitOf(c *calls, k int32) []regionTime {
 	var out []regionTime
 	c.eachSplit(k, func(code, ns int64) { out = append(out, regionTime{Code: code, NS: ns}) })
 	return out
+}
+
+// A synchronization point keeps its event index (40 bits), wait and
+// completion exactly, the wide ones beside it, in 28 bytes; a later point
+// of the same event keeps none of its wide values over the first's.
+func TestSyncPointFields(t *testing.T) {
+	if n := unsafe.Sizeof(syncPt{}); n != 28 {
+		t.Errorf("a point is %d bytes, want 28", n)
+	}
+	if n := unsafe.Sizeof(task{}); n != 28 {
+		t.Errorf("a task is %d bytes, want 28", n)
+	}
+	var p delayProc
+	cases := []struct{ ev, w, c, wantEv int64 }{
+		{0, 0, 0, 0},
+		{1<<32 + 5, math.MaxInt32, math.MinInt32 + 1, 1<<32 + 5},
+		{evMax, math.MaxInt32 + 1, math.MinInt32, evMax},
+		{math.MaxInt64, 5_000_000_000, -5_000_000_000, evMax},
+	}
+	for k, c := range cases {
+		p.push(syncPt{call: int32(k), th: 1}, c.ev, c.w, c.c)
+	}
+	// The same event as the last, later: its values are not the point's.
+	p.push(syncPt{call: 3, th: 1}, math.MaxInt64, 7_000_000_000, 1)
+	for k, c := range cases {
+		s := &p.syncs[k]
+		if s.event() != c.wantEv || p.waitOf(s) != c.w || p.complOf(s) != c.c {
+			t.Errorf("point %d: event %d, wait %d, completion %d; want %d, %d, %d", k, s.event(), p.waitOf(s), p.complOf(s), c.wantEv, c.w, c.c)
+		}
+	}
+	if !p.syncs[3].sameEvent(&p.syncs[4]) || p.syncs[2].sameEvent(&p.syncs[3]) {
+		t.Error("sameEvent is wrong")
+	}
+	p.setCompl(3, 6_000_000_000)
+	if got := p.complOf(&p.syncs[3]); got != 6_000_000_000 {
+		t.Errorf("completion set to 6 s is %d", got)
+	}
+	if got := p.waitOf(&p.syncs[3]); got != 5_000_000_000 {
+		t.Errorf("wait after the completion set is %d, want 5 s", got)
+	}
+}
+
+// nodeRank numbers exactly the MPI_Send and MPI_Recv nodes, in node order,
+// across its words' boundaries.
+func TestNodeRank(t *testing.T) {
+	kinds := []trace.Kind{trace.MPISend, trace.CollBegin, trace.MPIRecv, trace.CollEnd, trace.MPIRecv, trace.TaskCreate}
+	m := &graph.Matching{}
+	for v := range 300 {
+		m.Kind = append(m.Kind, kinds[(v*v+v/7)%len(kinds)])
+		m.Role = append(m.Role, graph.RoleSend)
+	}
+	var r nodeRank
+	n := r.number(m)
+	count := int32(0)
+	for v := range int32(300) {
+		p2p := m.Kind[v] == trace.MPISend || m.Kind[v] == trace.MPIRecv
+		j, ok := r.rank(v)
+		if ok != p2p || ok && j != count {
+			t.Fatalf("node %d (%v): rank %d, %v; want %d, %v", v, m.Kind[v], j, ok, count, p2p)
+		}
+		if p2p {
+			count++
+		}
+	}
+	if n != int(count) {
+		t.Errorf("%d point-to-point nodes, want %d", n, count)
+	}
+	for _, v := range []int32{-1, 300, 1 << 20} {
+		if _, ok := r.rank(v); ok {
+			t.Errorf("node %d, outside, has a rank", v)
+		}
+	}
 }
