@@ -121,19 +121,7 @@ func Analyze(in *Input) (Result, error) {
 	b.Reserve(nodes+1, edges)
 	for i, pg := range in.Procs {
 		bases[i] = b.Len()
-		f := pg.frags
-		for n := 0; n < f.Len(); n++ {
-			b.AddNode(f.Chained(int32(n))) // an edge from the process's node n−1
-		}
-		// The edges move into the builder, which keeps the process's
-		// arrays: each is held once.
-		b.AddPairs(f.Edges, bases[i])
-		f.Edges = packed.Pairs{} // the builder has them now
-		f.DropChained()
-		// Task dependences, the predecessor's last fragment before the
-		// successor's first, of tasks that ran, without repeats (which
-		// change no path) (FragPass.DepsApart; made by taskGraph).
-		pg.addFragDeps(b, bases[i])
+		pg.addFragments(b, bases[i])
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
@@ -751,6 +739,23 @@ func (c *segmentCap) result() ([]report.PathNode, bool) {
 	return keep, true
 }
 
+// addFragments adds pg's fragment nodes to b, the first one at base, with
+// their edges: each node's from the node before it where the fragments
+// chain, the others (which move into the builder: each array is held
+// once), and the task dependences, the predecessor's last fragment before
+// the successor's first, of tasks that ran, without repeats (which change
+// no path) (FragPass.DepsApart; made by taskGraph).
+func (pg *Proc) addFragments(b *graph.Builder, base int32) {
+	f := pg.frags
+	for n := 0; n < f.Len(); n++ {
+		b.AddNode(f.Chained(int32(n)))
+	}
+	b.AddPairs(f.Edges, base)
+	f.Edges = packed.Pairs{} // the builder has them now
+	f.DropChained()
+	pg.addFragDeps(b, base)
+}
+
 // analyzeApart is Analyze's fragment DAG when no process has an edge from
 // another, on any rank (Edges are empty): each process's DAG is then a
 // graph of its own, built, replayed and dropped one after the other over
@@ -797,13 +802,7 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 		f.DrainWeights(w.Append)
 		b := graph.NewBuilder(0, 1)
 		b.Reserve(n, 0)
-		for k := range n {
-			b.AddNode(f.Chained(int32(k)))
-		}
-		b.AddPairs(f.Edges, 0)
-		f.Edges = packed.Pairs{}
-		f.DropChained()
-		pg.addFragDeps(b, 0)
+		pg.addFragments(b, 0)
 		dag, err := b.Build(self, graph.BuildOptions{OutsOnly: true})
 		if err != nil {
 			return Result{}, err
