@@ -58,7 +58,13 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 // On a rank whose DAG has no remote slot, it also logs the tied inputs
 // (at most one a 32 nodes) for OnLongestPathsColumn.
 func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
-	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true}
+	return longestPathsFollowing(c, g, w, key, nil)
+}
+
+// longestPathsFollowing is LongestPathsFollowing in the arrays r holds
+// (nil: none).
+func longestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64, r *Recycler) (*Longest, error) {
+	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true, recycle: r}
 	if g.Slots() == 0 && g.OutsOnly() {
 		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
 	}
@@ -79,11 +85,7 @@ type Recycler struct {
 // LongestPathsFollowing is the package's LongestPathsFollowing in the
 // arrays r holds, when they have room.
 func (r *Recycler) LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
-	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true, recycle: r}
-	if g.Slots() == 0 && g.OutsOnly() {
-		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
-	}
-	return longestPaths(c, g, o, key, false)
+	return longestPathsFollowing(c, g, w, key, r)
 }
 
 // OnLongestPathsColumn is the package's OnLongestPathsColumn, after which

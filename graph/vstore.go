@@ -30,15 +30,10 @@ func wideStoreOf(v []int64) vstore { return vstore{wide: v} }
 
 func newNarrowStore(n int) vstore {
 	v := vstore{base: make([]int64, (n+63)/64), off: make([]int32, n)}
-	for b := range v.base {
-		v.base[b] = unsetBase
-	}
+	v.unsetBases()
 	return v
 }
 
-// get returns node n's value. A node never written reads 0 in a wide
-// store or a block nothing was written to, and its block's base in one
-// that was: replays read only values they wrote.
 // reuseNarrow makes v an empty narrow store of n nodes in its own arrays,
 // when it is narrow and they have room; it reports whether it did.
 func (v *vstore) reuseNarrow(n int) bool {
@@ -48,12 +43,20 @@ func (v *vstore) reuseNarrow(n int) bool {
 	}
 	v.off, v.base, v.far = v.off[:n], v.base[:blocks], nil
 	clear(v.off)
-	for b := range v.base {
-		v.base[b] = unsetBase
-	}
+	v.unsetBases()
 	return true
 }
 
+// unsetBases marks every block of a narrow store as written by nobody.
+func (v *vstore) unsetBases() {
+	for b := range v.base {
+		v.base[b] = unsetBase
+	}
+}
+
+// get returns node n's value. A node never written reads 0 in a wide
+// store or a block nothing was written to, and its block's base in one
+// that was: replays read only values they wrote.
 func (v *vstore) get(n int32) int64 {
 	if v.wide == nil {
 		if b := v.base[uint32(n)>>6]; b > farBase {
