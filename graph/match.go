@@ -787,17 +787,32 @@ type inbox struct {
 func (in *inbox) len() int { return int(in.first[len(in.bufs)]) }
 
 // at returns send record i and the rank that sent it.
-func (in *inbox) at(i int32) ([]byte, int32) {
-	lo, hi := 0, len(in.bufs)-1
+func (in *inbox) at(i int32) ([]byte, int32) { return recordAt(in.bufs, in.first, sendRecSize, i) }
+
+// recordAt returns record i of records of size bytes that arrived from
+// every rank, those from rank q being records first[q]… of bufs[q], and
+// the rank that sent it.
+func recordAt(bufs [][]byte, first []int32, size int, i int32) ([]byte, int32) {
+	lo, hi := 0, len(bufs)-1
 	for lo < hi {
-		if mid := int(uint(lo+hi) >> 1); in.first[mid+1] <= i {
+		if mid := int(uint(lo+hi) >> 1); first[mid+1] <= i {
 			lo = mid + 1
 		} else {
 			hi = mid
 		}
 	}
-	off := int(i-in.first[lo]) * sendRecSize
-	return in.bufs[lo][off : off+sendRecSize], int32(lo)
+	off := int(i-first[lo]) * size
+	return bufs[lo][off : off+size], int32(lo)
+}
+
+// countRecords sets first[q+1] from first[q] and the n records that came
+// from rank q, refusing more records than an int32 numbers.
+func countRecords(first []int32, q int, n int32, me int, what string) error {
+	if int64(first[q])+int64(n) > math.MaxInt32 {
+		return fmt.Errorf("rank %d: graph: more than %d %s", me, math.MaxInt32, what)
+	}
+	first[q+1] = first[q] + n
+	return nil
 }
 
 // sendKey reads the channel of a send record.
@@ -832,10 +847,9 @@ func readInbox(recv, recvColl [][]byte, me int) (*inbox, *collIn, error) {
 				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
 			}
 		}
-		if int64(in.first[q])+int64(n) > math.MaxInt32 {
-			return nil, nil, fmt.Errorf("rank %d: graph: more than %d match records", me, math.MaxInt32)
+		if err := countRecords(in.first, q, n, me, "match records"); err != nil {
+			return nil, nil, err
 		}
-		in.first[q+1] = in.first[q] + n
 	}
 	colls := &collIn{bufs: recvColl, first: make([]int32, len(recvColl)+1)}
 	for q, buf := range recvColl {
@@ -850,10 +864,9 @@ func readInbox(recv, recvColl [][]byte, me int) (*inbox, *collIn, error) {
 			n++
 			buf = buf[collRecSize:]
 		}
-		if int64(colls.first[q])+int64(n) > math.MaxInt32 {
-			return nil, nil, fmt.Errorf("rank %d: graph: more than %d collective records", me, math.MaxInt32)
+		if err := countRecords(colls.first, q, n, me, "collective records"); err != nil {
+			return nil, nil, err
 		}
-		colls.first[q+1] = colls.first[q] + n
 	}
 	return in, colls, nil
 }
@@ -869,18 +882,7 @@ type collIn struct {
 func (c *collIn) len() int { return int(c.first[len(c.bufs)]) }
 
 // raw returns record i and the rank that sent it.
-func (c *collIn) raw(i int32) ([]byte, int32) {
-	lo, hi := 0, len(c.bufs)-1
-	for lo < hi {
-		if mid := int(uint(lo+hi) >> 1); c.first[mid+1] <= i {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	off := int(i-c.first[lo]) * collRecSize
-	return c.bufs[lo][off : off+collRecSize], int32(lo)
-}
+func (c *collIn) raw(i int32) ([]byte, int32) { return recordAt(c.bufs, c.first, collRecSize, i) }
 
 // rec returns record i decoded.
 func (c *collIn) rec(i int32) collRec {
