@@ -3,10 +3,10 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -232,22 +232,12 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 // from a bit a node and a count per 64 nodes (0.6 bytes a node where a row
 // index per node took 4: 23 MB at the exchange's peak on spread).
 type recvRows struct {
-	has   []uint64 // bit v: event node v is receive-like
-	rank  []int32  // receive-like nodes before word w
-	first []int32  // per process: receive-like nodes before its first node
-}
-
-// index returns the number of receive-like nodes before node v.
-func (x *recvRows) index(v int32) int32 {
-	w, b := uint32(v)>>6, uint32(v)&63
-	if int(w) >= len(x.has) {
-		return x.rank[len(x.has)] // v is the end
-	}
-	return x.rank[w] + int32(bits.OnesCount64(x.has[w]&(1<<b-1)))
+	recv  bitrank.Set // the receive-like event nodes
+	first []int32     // per process: receive-like nodes before its first node
 }
 
 // row returns the row of receive-like node v of local process i.
-func (x *recvRows) row(i, v int32) int32 { return x.index(v) - x.first[i] }
+func (x *recvRows) row(i, v int32) int32 { return x.recv.Before(v) - x.first[i] }
 
 // roundBytes returns the bytes each peer is sent in each round of an
 // exchange along the edges, of records of size bytes: one per outgoing
@@ -333,25 +323,12 @@ func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit fun
 // and the rows of the event nodes.
 func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, *recvRows) {
 	out := make([]RemoteEdges, len(m.Procs))
-	n := int(m.ProcNodes[len(m.Procs)])
-	row := &recvRows{has: make([]uint64, (n+63)/64), rank: make([]int32, (n+63)/64+1), first: make([]int32, len(m.Procs))}
-	count := int32(0)
-	for w := range row.has {
-		row.rank[w] = count
-		var word uint64
-		for b, r := range m.Role[w*64 : min(n, w*64+64)] {
-			if r == RoleRecv {
-				word |= 1 << b
-			}
-		}
-		row.has[w] = word
-		count += int32(bits.OnesCount64(word))
-	}
-	row.rank[len(row.has)] = count
+	row := &recvRows{first: make([]int32, len(m.Procs))}
+	row.recv = m.roleSet(1<<RoleRecv, m.ProcNodes[len(m.Procs)])
 	for i := range m.Procs {
 		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
-		row.first[i] = row.index(lo)
-		k := row.index(hi) - row.first[i]
+		row.first[i] = row.recv.Before(lo)
+		k := row.recv.Before(hi) - row.first[i]
 		r := &out[i]
 		r.Kind = make([]trace.Kind, 0, k)
 		if ownTimes {

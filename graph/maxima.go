@@ -2,7 +2,8 @@ package graph
 
 import (
 	"math"
-	"math/bits"
+
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 )
 
 // Maxima are PropagateMax's results: cols values for each receive-like
@@ -12,28 +13,14 @@ import (
 // node before (13 MB of the 10 M-event halo's wait states at two columns).
 type Maxima struct {
 	cols int
-	has  []uint64 // bit n: node n has values
-	rank []uint32 // nodes with values before word w
+	has  bitrank.Set // the nodes with values
 	vals []int64
 	none []int64 // cols × math.MinInt64, for a node without values
 }
 
 func newMaxima(m *Matching, cols int) *Maxima {
-	n := int(m.Len())
-	x := &Maxima{cols: cols, has: make([]uint64, (n+63)/64), rank: make([]uint32, (n+63)/64)}
-	count := uint32(0)
-	for w := range x.has {
-		x.rank[w] = count
-		var word uint64
-		for b, r := range m.Role[w*64 : min(n, w*64+64)] {
-			if r == RoleRecv || r == RoleColl {
-				word |= 1 << b
-			}
-		}
-		x.has[w] = word
-		count += uint32(bits.OnesCount64(word))
-	}
-	x.vals = make([]int64, int(count)*cols)
+	x := &Maxima{cols: cols, has: m.roleSet(1<<RoleRecv|1<<RoleColl, m.Len())}
+	x.vals = make([]int64, int(x.has.Len())*cols)
 	for i := range x.vals {
 		x.vals[i] = math.MinInt64
 	}
@@ -44,14 +31,28 @@ func newMaxima(m *Matching, cols int) *Maxima {
 	return x
 }
 
+// roleSet returns the set of nodes 0…n−1 whose role is in roles (a bit a
+// Role).
+func (m *Matching) roleSet(roles uint8, n int32) bitrank.Set {
+	return bitrank.Make(int(n), func(w int) uint64 {
+		var word uint64
+		for b, r := range m.Role[w*64 : min(int(n), w*64+64)] {
+			if roles&(1<<r) != 0 {
+				word |= 1 << b
+			}
+		}
+		return word
+	})
+}
+
 // index returns node n's position among the nodes with values, −1 for a
 // node without.
 func (x *Maxima) index(n int32) int {
-	w, b := int(n)/64, uint(n)%64
-	if n < 0 || w >= len(x.has) || x.has[w]&(1<<b) == 0 {
+	i, ok := x.has.Rank(n)
+	if !ok {
 		return -1
 	}
-	return int(x.rank[w]) + bits.OnesCount64(x.has[w]&(1<<b-1))
+	return int(i)
 }
 
 // At returns node n's values (the largest among its predecessors, per

@@ -30,10 +30,10 @@ package waitstate
 
 import (
 	"math"
-	"math/bits"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -298,48 +298,28 @@ func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
 // nodeRank numbers the point-to-point nodes (MPI_Send and MPI_Recv) in
 // node order, so that what only they have is a column of them, not of
 // every node (a third of the nodes on a pure-MPI trace, whose
-// collectives have two nodes per member): a bit a node and its count
-// before each word, 1/8 + 1/16 bytes a node.
-type nodeRank struct {
-	bits   []uint64
-	before []int32
-}
+// collectives have two nodes per member): 1/8 + 1/16 bytes a node.
+type nodeRank struct{ set bitrank.Set }
 
 // number makes r of m's nodes and returns the number of point-to-point
 // nodes.
 func (r *nodeRank) number(m *graph.Matching) int {
 	n := int(m.Len())
-	r.bits = make([]uint64, (n+63)/64)
-	r.before = make([]int32, len(r.bits))
-	count := 0
-	for w := range r.bits {
-		r.before[w] = int32(count)
+	r.set = bitrank.Make(n, func(w int) uint64 {
 		var b uint64
 		for v := w * 64; v < min(n, w*64+64); v++ {
 			if k := m.Kind[v]; k == trace.MPISend || k == trace.MPIRecv {
 				b |= 1 << (v % 64)
 			}
 		}
-		r.bits[w] = b
-		count += bits.OnesCount64(b)
-	}
-	return count
+		return b
+	})
+	return int(r.set.Len())
 }
 
 // rank returns the number of point-to-point nodes before v, and whether
 // v is one.
-func (r *nodeRank) rank(v int32) (int32, bool) {
-	w := int(v) / 64
-	if v < 0 || w >= len(r.bits) {
-		return 0, false
-	}
-	b := r.bits[w]
-	bit := uint64(1) << (v % 64)
-	if b&bit == 0 {
-		return 0, false
-	}
-	return r.before[w] + int32(bits.OnesCount64(b&(bit-1))), true
-}
+func (r *nodeRank) rank(v int32) (int32, bool) { return r.set.Rank(v) }
 
 // nodeOp is the collective operation of a node and its communicator
 // (an index in the process's table).
