@@ -194,9 +194,15 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 func pathTable(segs []PathNode) table {
 	t := table{header: PathCSVHeader}
 	for _, s := range segs {
-		t.rows = append(t.rows, []string{itoa(s.Rank), itoa(s.Thread), i64(s.StartNS), i64(s.DurNS), s.Kind, s.Construct})
+		t.rows = append(t.rows, pathRow(make([]string, len(PathCSVHeader)), s))
 	}
 	return t
+}
+
+// pathRow fills rec with s's columns, in PathCSVHeader's order.
+func pathRow(rec []string, s PathNode) []string {
+	rec[0], rec[1], rec[2], rec[3], rec[4], rec[5] = itoa(s.Rank), itoa(s.Thread), i64(s.StartNS), i64(s.DurNS), s.Kind, s.Construct
+	return rec
 }
 
 func (t table) write(w io.Writer) error {
@@ -258,8 +264,7 @@ func WritePathSource(w io.Writer, src PathSource) error {
 		if werr != nil {
 			return
 		}
-		rec[0], rec[1], rec[2], rec[3], rec[4], rec[5] = itoa(s.Rank), itoa(s.Thread), i64(s.StartNS), i64(s.DurNS), s.Kind, s.Construct
-		werr = cw.Write(rec)
+		werr = cw.Write(pathRow(rec, s))
 	})
 	if err == nil {
 		err = werr
