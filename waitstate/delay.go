@@ -294,6 +294,30 @@ type cpAmount struct {
 // bits (or negative, which neither is).
 const wideNS = math.MaxUint32
 
+// wideAside keeps the values of 32-bit fields that did not fit, whole,
+// by the index of the field's record. The zero wideAside is empty.
+type wideAside map[int32]int64
+
+// put returns v as record k's field: itself, or wideNS with v kept aside.
+func (w *wideAside) put(k int32, v int64) uint32 {
+	if v >= 0 && v < wideNS {
+		return uint32(v)
+	}
+	if *w == nil {
+		*w = wideAside{}
+	}
+	(*w)[k] = v
+	return wideNS
+}
+
+// get returns the value of record k's field f (put's).
+func (w wideAside) get(k int32, f uint32) int64 {
+	if f != wideNS {
+		return int64(f)
+	}
+	return w[k]
+}
+
 // cpWide is a call path's delay while its task is made.
 type cpWide struct {
 	d   int64
@@ -327,46 +351,18 @@ func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
 }
 
 // amount returns the delay of p.cps[k].
-func (p *delayProc) amount(k int32) int64 {
-	if d := p.cps[k].d; d != wideNS {
-		return int64(d)
-	}
-	return p.wideCP[k]
-}
+func (p *delayProc) amount(k int32) int64 { return p.wideCP.get(k, p.cps[k].d) }
 
 // addAmount appends a call path's delay d to p.cps.
 func (p *delayProc) addAmount(d int64, ref int32) {
-	if d >= 0 && d < wideNS {
-		p.cps = append(p.cps, cpAmount{uint32(d), ref})
-		return
-	}
-	if p.wideCP == nil {
-		p.wideCP = map[int32]int64{}
-	}
-	p.wideCP[int32(len(p.cps))] = d
-	p.cps = append(p.cps, cpAmount{wideNS, ref})
+	p.cps = append(p.cps, cpAmount{p.wideCP.put(int32(len(p.cps)), d), ref})
 }
 
 // den returns task j's D + W.
-func (p *delayProc) den(j int32) int64 {
-	if d := p.tasks[j].den; d != wideNS {
-		return int64(d)
-	}
-	return p.wideDen[j]
-}
+func (p *delayProc) den(j int32) int64 { return p.wideDen.get(j, p.tasks[j].den) }
 
 // setDen sets the D + W of task t, to be p's task j.
-func (p *delayProc) setDen(t *task, j int32, den int64) {
-	if den >= 0 && den < wideNS {
-		t.den = uint32(den)
-		return
-	}
-	if p.wideDen == nil {
-		p.wideDen = map[int32]int64{}
-	}
-	p.wideDen[j] = den
-	t.den = wideNS
-}
+func (p *delayProc) setDen(t *task, j int32, den int64) { t.den = p.wideDen.put(j, den) }
 
 // refIndex returns the index in p.refs of call path cp, learnt at time
 // map slot s (which learns the same call path nearly always).
@@ -413,9 +409,9 @@ type delayProc struct {
 	finBound int32
 	tasks    []task
 	cps      []cpAmount
-	wideCP   map[int32]int64 // the delays of cps too wide for 32 bits
-	wideDen  map[int32]int64 // the D + W of tasks too wide for 32 bits
-	refs     []cpRef         // the call paths of cps
+	wideCP   wideAside // the delays of cps too wide for 32 bits
+	wideDen  wideAside // the D + W of tasks too wide for 32 bits
+	refs     []cpRef   // the call paths of cps
 	refAt    map[cpRef]int32
 	slotRef  []int32  // per time map slot, the index of its last call path
 	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
