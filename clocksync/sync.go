@@ -85,8 +85,12 @@ type Local struct {
 	Warnings []string
 	// NodeTimes holds the final time of every event node of the matching
 	// (what graph.ExchangeEdges needs, without touching the events); nil
-	// when the times are the recorded ones interpolated (NodeTime).
+	// when the times are the recorded ones, interpolated or as they are
+	// (NodeTime).
 	NodeTimes []int64
+	// recorded is set when the final times are the recorded ones
+	// (Census): NodeTime reads the matching's.
+	recorded bool
 	// models are, when the times are interpolated only, each process's
 	// offset model: NodeTime applies it to the recorded time, where a copy
 	// of the times took 8 bytes a node to the exchange's end.
@@ -243,14 +247,14 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.NodeTimes = m.Recorded
+	l.recorded = true
 	l.Timebases = make([]*trace.Timebase, len(m.Procs))
-	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.Recorded[n] })
+	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.RecordedAt(n) })
 	if err != nil {
 		return nil, err
 	}
 	for n := int32(0); n < m.Len(); n++ {
-		if m.Role[n] == graph.RoleRecv && m.Recorded[n]-o.MinLatencyNS < src.At(n)[0] {
+		if m.Role[n] == graph.RoleRecv && m.RecordedAt(n)-o.MinLatencyNS < src.At(n)[0] {
 			l.Procs[m.ProcOf(n)].ViolationsBefore++
 			l.Procs[m.ProcOf(n)].ViolationsInterpolated++
 		}
@@ -359,8 +363,11 @@ func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
 // NodeTime returns the final time of event node v of local process proc
 // of m (graph.ExchangeEdgesAt).
 func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
-	if l.NodeTimes == nil && l.models != nil {
-		return func(proc, v int32) int64 { return l.models[proc].Apply(m.Recorded[v]) }
+	switch {
+	case l.NodeTimes == nil && l.models != nil:
+		return func(proc, v int32) int64 { return l.models[proc].Apply(m.RecordedAt(v)) }
+	case l.NodeTimes == nil && l.recorded:
+		return func(_, v int32) int64 { return m.RecordedAt(v) }
 	}
 	return func(_, v int32) int64 { return l.NodeTimes[v] }
 }
@@ -369,7 +376,7 @@ func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
 // times, in one exchange over the explicit edges.
 func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel) error {
 	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
-		t := m.Recorded[n]
+		t := m.RecordedAt(n)
 		v[0], v[1] = t, mdls[m.ProcOf(n)].Apply(t)
 	})
 	if err != nil {
@@ -379,7 +386,7 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []O
 		if m.Role[n] != graph.RoleRecv {
 			continue
 		}
-		t := m.Recorded[n]
+		t := m.RecordedAt(n)
 		s := &l.Procs[m.ProcOf(n)]
 		v := src.At(n)
 		if t-lmin < v[0] {

@@ -104,8 +104,8 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // ExchangeEdges gives every receive-like event of this rank's processes the
 // identity and current timestamp of its predecessor. times holds the
 // current time of every event node (clocksync's Local.NodeTimes after
-// synchronization, Matching.Recorded without), which spares reading the
-// scattered events; nil means Matching.Recorded. Send-like events travel along
+// synchronization, the recorded ones without), which spares reading the
+// scattered events; nil means Matching.RecordedAt. Send-like events travel along
 // their edges in one Alltoallv; collective nodes take the latest of their
 // inputs and pass it on in a second one, so an instance of N members costs
 // O(N) records. It is collective; an error is returned on every rank.
@@ -116,7 +116,7 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // node, not a candidate per node.
 func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
 	if times == nil {
-		times = m.Recorded
+		return exchangeEdges(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, true)
 	}
 	if int32(len(times)) != m.Len() {
 		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), m.Len())

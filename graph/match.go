@@ -129,10 +129,13 @@ type Matching struct {
 	// communicate).
 	Pos  []int64
 	Kind []trace.Kind // event kind (collective node: coll_begin)
-	// Recorded is the event's time when Match ran (as recorded, before
-	// any correction), dense so censuses need not touch the events.
-	// Collective nodes have 0.
-	Recorded []int64
+	// recorded is each event's time when Match ran (as recorded, before
+	// any correction; RecordedAt), dense so censuses need not touch the
+	// events, 4.1 bytes a node where it can (nodeTimes). Collective nodes
+	// have 0.
+	recorded nodeTimes
+	// dropped is set once DropRecorded released the times.
+	dropped bool
 	// SelfPairs are matched (send, receive) node pairs within one process:
 	// messages a process sends itself, between its threads. They are not
 	// DAG edges: a process's events share one clock, so they constrain no
@@ -185,14 +188,21 @@ func (m *Matching) DropSyncColumns() {
 // its edges (the wait states' PropagateMax is the last): 4–6 bytes a node.
 func (m *Matching) DropDAG() { m.DAG = nil }
 
-// DropRecorded releases the nodes' recorded times (8 bytes a node);
+// RecordedAt returns node n's time as recorded (0 for a collective
+// node); not after DropRecorded.
+func (m *Matching) RecordedAt(n int32) int64 { return m.recorded.at(n) }
+
+// HasRecorded reports whether the recorded times are still held.
+func (m *Matching) HasRecorded() bool { return !m.dropped }
+
+// DropRecorded releases the nodes' recorded times (about 4 bytes a node);
 // Describe no longer names nodes then.
-func (m *Matching) DropRecorded() { m.Recorded = nil }
+func (m *Matching) DropRecorded() { m.recorded, m.dropped = nodeTimes{}, true }
 
 // Describe names node n for messages: "process 3 thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
-	if m.Recorded == nil {
+	if m.dropped {
 		return fmt.Sprintf("node %d", n)
 	}
 	p := m.ProcOf(n)
@@ -440,7 +450,7 @@ func (m *Matching) grow(n int) {
 	m.thread.Reserve(n)
 	m.Event.Reserve(n)
 	m.Kind = slices.Grow(m.Kind, n)
-	m.Recorded = slices.Grow(m.Recorded, n)
+	m.recorded.reserve(n)
 }
 
 // SetPositions fills Pos for the nodes of local process i from its full
@@ -491,7 +501,7 @@ func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event int6
 	m.thread.Append(int64(thread) + 1)
 	m.Event.Append(event)
 	m.Kind = append(m.Kind, kind)
-	m.Recorded = append(m.Recorded, recorded)
+	m.recorded.add(recorded)
 	return n
 }
 
@@ -1440,7 +1450,7 @@ func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
 		m.Event.Append(inst[0].inst)
 		m.Kind = append(m.Kind, trace.CollBegin)
 		m.collComm = append(m.collComm, inst[0].comm)
-		m.Recorded = append(m.Recorded, 0)
+		m.recorded.add(0)
 		root := rootOf(inst)
 		class := trace.CollOp(inst[0].op).Class()
 		for i := range inst {

@@ -33,7 +33,7 @@ func TestEdgeRows(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		edges, err := graph.ExchangeEdges(c, m, m.Recorded)
+		edges, err := graph.ExchangeEdges(c, m, nil)
 		if err != nil {
 			return err
 		}
@@ -133,10 +133,8 @@ func TestRecordSkipsThreadsWithoutCalls(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			rec := m.Recorded
-			m.Recorded = nil // every thread with nodes is read
+			m.DropRecorded() // every thread with nodes is read
 			read, err := record()
-			m.Recorded = rec
 			if err != nil {
 				return err
 			}

@@ -470,7 +470,7 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 	}
 	read := make([]bool, len(r.nodes))
 	for th, ns := range r.nodes {
-		read[th] = p.Events[th].MPI > 0 || m.Recorded == nil
+		read[th] = p.Events[th].MPI > 0 || !m.HasRecorded()
 		for _, v := range ns {
 			read[th] = read[th] || m.Kind[v] == trace.CollEnd
 		}
@@ -485,7 +485,7 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 		for _, v := range ns {
 			if m.Role[v] == graph.RoleSend {
 				a.call[v] = int32(-2 - len(a.bare))
-				a.bare = append(a.bare, tb.At(th, m.EventOf(v), m.Recorded[v]))
+				a.bare = append(a.bare, tb.At(th, m.EventOf(v), m.RecordedAt(v)))
 			}
 		}
 	}
