@@ -35,7 +35,9 @@ func runOpts(t *testing.T, opts driver.Options, k int) ([]byte, *driver.RunStats
 // each pass; the report is the events held in memory's, byte for byte,
 // and the notice says why when the limit chose it.
 func TestStreamingSameReport(t *testing.T) {
-	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 5, Seed: 4, SkewNS: 50_000, DriftPPM: 20, LatencyNS: 500})
+	// Iterations enough that a process's fixed share of the estimate (6
+	// KiB) is small beside its events.
+	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 200, Seed: 4, SkewNS: 50_000, DriftPPM: 20, LatencyNS: 500})
 	var notice string
 	want, _ := runOpts(t, driver.Options{Dir: dir, HoldEvents: true, Notice: func(s string) { notice = s }}, 2)
 	if notice != "" {
@@ -256,7 +258,8 @@ func TestMemoryLimitRefusesAtStart(t *testing.T) {
 // processes, tasks all created at once in one, MPI calls without tasks,
 // a pure MPI program of many processes, remote dependences at every step
 // (pipeline, spread), a chain of untied tasks (a critical path through
-// every task) and fork-join. The traces are of 1–2 M events,
+// every task), fork-join, and thousands of processes of a few dozen
+// events each. The traces are of 1–2 M events or 1 000–2 000 processes,
 // so that what the test binary itself holds is small beside them.
 func TestMemoryEstimateBelowLive(t *testing.T) {
 	if testing.Short() {
@@ -272,6 +275,10 @@ func TestMemoryEstimateBelowLive(t *testing.T) {
 		{Workload: "spread", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
 		{Workload: "untied", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1},
 		{Workload: "forkjoin", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
+		// Many processes of few events: what a process costs whatever
+		// its events (its tables, its rows in every section).
+		{Workload: "mpi", Ranks: 2048, Events: 80_000, Seed: 1},
+		{Workload: "halo", Ranks: 1024, Threads: 2, Iterations: 1, Seed: 1},
 	} {
 		dir, _ := generate(t, cfg)
 		runtime.GC()
