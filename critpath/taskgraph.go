@@ -289,7 +289,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		}
 		for t := range int32(pg.taskW.Len()) {
 			if n := bases[i] + t; didRun(i, t) && dag.InDegree(n) == 0 {
-				rootBL.add(bl[n])
+				rootBL.add(bl.Value(n))
 			}
 		}
 	}

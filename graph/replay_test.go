@@ -635,7 +635,14 @@ func TestInsOnlyBackward(t *testing.T) {
 					consume := k%2 == 1
 					var vals []int64
 					if consume && !mode.min && !mode.noChains {
-						vals, err = BackLengths(c, d, func(n int32) int64 { return g.w[part.global[n]] }, nil)
+						var res *Result
+						res, err = BackLengths(c, d, func(n int32) int64 { return g.w[part.global[n]] }, nil)
+						if res != nil {
+							vals = make([]int64, d.Len())
+							for i := range vals {
+								vals[i] = res.Value(int32(i))
+							}
+						}
 					} else {
 						var res *Result
 						res, err = Replay(c, d, ReplayOptions{Backward: true, Min: mode.min, NoChains: mode.noChains, ConsumeCounts: consume,
