@@ -258,7 +258,7 @@ func TestMemoryLimitRefusesAtStart(t *testing.T) {
 // processes, tasks all created at once in one, MPI calls without tasks,
 // a pure MPI program of many processes, remote dependences at every step
 // (pipeline, spread), a chain of untied tasks (a critical path through
-// every task), fork-join, and thousands of processes of a few dozen
+// every task), fork-join, tasks of 65 dependence entries each, and thousands of processes of a few dozen
 // events each. The traces are of 1–2 M events or 1 000–2 000 processes,
 // so that what the test binary itself holds is small beside them.
 func TestMemoryEstimateBelowLive(t *testing.T) {
@@ -275,6 +275,8 @@ func TestMemoryEstimateBelowLive(t *testing.T) {
 		{Workload: "spread", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
 		{Workload: "untied", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1},
 		{Workload: "forkjoin", Ranks: 4, Threads: 4, Events: 1_000_000, Seed: 1},
+		// Tasks of many dependences: what an entry costs beyond its task.
+		{Workload: "nearest", Radix: 64, Ranks: 1, Threads: 4, Width: 256, Steps: 150, Seed: 1, Lean: true},
 		// Many processes of few events: what a process costs whatever
 		// its events (its tables, its rows in every section).
 		{Workload: "mpi", Ranks: 2048, Events: 80_000, Seed: 1},

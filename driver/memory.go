@@ -56,9 +56,15 @@ import (
 // rows in every section of the report. Without that term a rank of
 // thousands of processes of a few dozen events each (gen mpi --ranks
 // 8192) lived at 82.5 MiB against a high estimate of 31 and a low one of
-// 4.1 (keepProc).
+// 4.1 (keepProc). And a dependence entry (an address a task names in
+// its depend clause) costs a few bytes beyond its task's share: the
+// pairs it makes, the tracker's reader cells, the successor lists. On
+// tasks of many dependences (gen nearest --radix 64, 65 entries a task)
+// that is most of the heap: 159 MiB live against a high estimate of 95
+// without it (keepDep).
 const (
 	keepProcLo, keepProcHi         = 6 << 10, 14 << 10
+	keepDepLo, keepDepHi           = 2, 6
 	keepTaskLo, keepTaskHi         = 22, 50
 	keepCommLo, keepCommHi         = 20, 40
 	keepCallHi                     = 150
@@ -82,8 +88,9 @@ func (r *run) memoryEstimate() (lo, hi int64) {
 			}
 		}
 		tasks, calls, implicit := c.Kinds[trace.TaskCreate], c.Kinds[trace.MPIEnter], c.Kinds[trace.ImplicitTaskBegin]
-		lo += keepProcLo + keepTaskLo*tasks + keepCommLo*(comms+calls) + keepImplicitLo*implicit
-		hi += keepProcHi + keepTaskHi*tasks + keepCommHi*comms + keepCallHi*calls + keepImplicitHi*implicit
+		deps := c.DepEntries
+		lo += keepProcLo + keepTaskLo*tasks + keepDepLo*deps + keepCommLo*(comms+calls) + keepImplicitLo*implicit
+		hi += keepProcHi + keepTaskHi*tasks + keepDepHi*deps + keepCommHi*comms + keepCallHi*calls + keepImplicitHi*implicit
 		workLo, workHi = max(workLo, workTaskLo*tasks), max(workHi, workTaskHi*tasks)
 		if !p.Streaming() {
 			held = true
