@@ -100,12 +100,12 @@ type conv struct {
 	seq   []int64    // per-thread id counters (tasks and parallel regions)
 	rseq  []int64    // per-thread request counters
 	forks [][]fork   // per thread: its forks in order
-	tasks map[taskKey]int64
+	tasks taskIDs
 	// legacyTasks maps OTF2 1.x task ids (OmpTaskCreate) to ptrace ids.
 	legacyTasks map[uint64]int64
 	// taskRegion is the TASK region a task runs in (its construct when no
 	// task-creation region names it, as in OTF2 1.x).
-	taskRegion  map[int64]uint32
+	taskRegion  taskRegions
 	teams       map[uint32][]int64 // team comm → parallel id per instance
 	first, last []int64
 	seen        []bool
@@ -147,7 +147,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	}
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
-		forks: make([][]fork, n), tasks: map[taskKey]int64{}, legacyTasks: map[uint64]int64{}, taskRegion: map[int64]uint32{}, teams: map[uint32][]int64{},
+		forks: make([][]fork, n), tasks: newTaskIDs(), legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
 	for t, l := range p.locations {
@@ -406,9 +406,7 @@ func (c *conv) pass1() error {
 					named = nil
 					c.omp[t] = c.omp[t] || c.legacy
 				case r.Paradigm == paradigmOpenMP && (r.Role == roleTask || r.Role == roleTaskUntied) && switched != 0:
-					if _, ok := c.taskRegion[switched]; !ok {
-						c.taskRegion[switched] = uint32(ld.Map(mapRegion, e.A[0]))
-					}
+					c.taskRegion.setOnce(switched, uint32(ld.Map(mapRegion, e.A[0])))
 					switched = 0
 				}
 			case EvMpiIrecvRequest:
@@ -420,13 +418,13 @@ func (c *conv) pass1() error {
 					delete(open, e.A[4])
 				}
 			case EvThreadTaskSwitch:
-				switched = c.tasks[taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}]
+				switched, _ = c.tasks.get(taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])})
 			case EvOmpTaskSwitch:
 				switched = c.legacyTasks[e.A[0]]
 			case EvThreadTaskCreate:
 				k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 				c.seq[t]++
-				c.tasks[k] = trace.MakeID(t, c.seq[t])
+				c.tasks.set(k, trace.MakeID(t, c.seq[t]))
 				c.st.Tasks++
 			case EvOmpTaskCreate:
 				c.seq[t]++
@@ -784,14 +782,14 @@ func (c *conv) pass2(t int) error {
 			h.endImplicit(now, false)
 		case EvThreadTaskCreate:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			id := c.tasks[k]
+			id, _ := c.tasks.get(k)
 			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvOmpTaskCreate:
 			id := c.legacyTasks[e.A[0]]
 			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvThreadTaskSwitch:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			next, ok := c.tasks[k]
+			next, ok := c.tasks.get(k)
 			if !ok {
 				next = h.par().impl // an implicit task: this thread's own
 			}
@@ -804,7 +802,7 @@ func (c *conv) pass2(t int) error {
 			h.switchTo(now, next)
 		case EvThreadTaskComplete:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
-			if !h.complete(now, c.tasks[k]) {
+			if id, _ := c.tasks.get(k); !h.complete(now, id) {
 				c.badComplete(evt, e.Offset, fmt.Sprintf("team %d, creator %d, generation %d", k.team, k.creator, k.gen))
 			}
 		case EvOmpTaskComplete:
@@ -852,7 +850,7 @@ func (h *thr) createLocation(id int64) int64 {
 		return h.createLoc
 	}
 	c := h.c
-	if reg, ok := c.taskRegion[id]; ok {
+	if reg, ok := c.taskRegion.get(id); ok {
 		if r := c.a.Defs.Region(reg); r != nil {
 			return c.regionLoc(reg, r)
 		}
