@@ -7,6 +7,7 @@
 package driver
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -329,6 +330,9 @@ type run struct {
 	// archive is the OTF2 archive this rank's processes come from, opened
 	// at the first of them (nil for a ptrace trace).
 	archive *otf2.Archive
+	// convw buffers the conversion's writes into the load's pipe, for
+	// every OTF2 process of the rank in turn.
+	convw *bufio.Writer
 	// otf2Rows says, per owned OTF2 process, what its conversion left out.
 	otf2Rows []otf2Row
 	rep      *report.Report // rank 0 only

@@ -262,7 +262,7 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 			Err: fmt.Errorf("header field version is %d, the run's is %d (same run id): a damaged header", h.Version, opts.Version)}
 	}
 	p := &Process{File: path, Header: r.Header(), commLog: true, commCap: size}
-	a := arena{block: arenaBlock(size)}
+	a := newArena(size)
 	if opts.Stream && size == 0 {
 		return nil, fmt.Errorf("%s: streaming needs a regular file", path)
 	}
@@ -300,7 +300,14 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		if err := p.addChunk(c, payload, size, frameOff, crc, slog); err != nil {
 			return nil, err
 		}
+		if a.grow && len(payload) > 0 && c.Thread < len(p.Events) {
+			// The chunk placed (a salvaging load may have cut it instead).
+			if te := p.Events[c.Thread].chunks; len(te) > 0 && len(te[len(te)-1].payload) > 0 && &te[len(te)-1].payload[0] == &payload[0] {
+				a.placed(c.Thread, len(te)-1, len(payload))
+			}
+		}
 	}
+	a.trim(p)
 	p.Tables = *r.Tables()
 	p.Census.settleMPI(p.Strings)
 	if lb != nil {
@@ -338,27 +345,72 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 
 // arena holds the chunk payloads of one process in large blocks: one
 // allocation per block instead of one per chunk, and no copying growth.
+// A reader of unknown length (a process converted from OTF2 as it is
+// read) starts with a small block and doubles it up to 4 MiB (grow), so a
+// process of a few KB does not hold 4 MiB.
 type arena struct {
 	block int
+	grow  bool
 	cur   []byte
+	// last lists the chunks in the current block (thread, chunk index,
+	// offset), when the blocks grow.
+	last [][3]int
 }
 
-// arenaBlock picks the block size: the whole file when its size is known
-// and moderate (one allocation, no slack), else 4 MiB.
-func arenaBlock(size int64) int {
-	if size > 0 && size <= 64<<20 {
-		return int(size)
+const (
+	arenaMin = 4 << 10
+	arenaMax = 4 << 20
+)
+
+// newArena picks the block size: the whole file when its size is known
+// and moderate (one allocation, no slack), else 4 MiB, or growing blocks
+// when the size is unknown (0).
+func newArena(size int64) arena {
+	switch {
+	case size <= 0:
+		return arena{block: arenaMin, grow: true}
+	case size <= 64<<20:
+		return arena{block: int(size)}
 	}
-	return 4 << 20
+	return arena{block: arenaMax}
 }
 
 func (a *arena) copy(b []byte) []byte {
 	if len(b) > cap(a.cur)-len(a.cur) {
+		if a.grow && a.cur != nil {
+			a.block = min(2*a.block, arenaMax)
+		}
 		a.cur = make([]byte, 0, max(a.block, len(b)))
+		a.last = a.last[:0]
 	}
 	n := len(a.cur)
 	a.cur = append(a.cur, b...)
 	return a.cur[n:len(a.cur):len(a.cur)]
+}
+
+// placed notes that the payload copy returned last, n bytes, is thread
+// th's chunk i, for trim.
+func (a *arena) placed(th, i, n int) {
+	if a.grow && n > 0 {
+		a.last = append(a.last, [3]int{th, i, len(a.cur) - n})
+	}
+}
+
+// trim moves the growing arena's last block, which may be up to half
+// unused, into one of its exact size, and points the chunks placed there
+// at it: a converted process's chunks then hold their bytes and no more.
+func (a *arena) trim(p *Process) {
+	if !a.grow || cap(a.cur)-len(a.cur) <= len(a.cur)/8 {
+		return
+	}
+	exact := make([]byte, len(a.cur))
+	copy(exact, a.cur)
+	for _, ref := range a.last {
+		ch := &p.Events[ref[0]].chunks[ref[1]]
+		off, n := ref[2], len(ch.payload)
+		ch.payload = exact[off : off+n : off+n]
+	}
+	a.cur, a.last = exact, nil
 }
 
 // addChunk checks the decoded chunk c (time order against the thread's

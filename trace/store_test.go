@@ -2,6 +2,7 @@ package trace
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -266,4 +267,94 @@ func TestStreamScansCloseFiles(t *testing.T) {
 		}
 	}
 	checkVanished(t, &pool, p, "vanished file after three passes")
+}
+
+// TestLoadUnknownLength: a reader that does not say its length (a
+// process converted from OTF2 while it is read) is loaded into growing
+// blocks, the last trimmed to its bytes, and gives the events a file
+// gives, for every chunk count from one to hundreds.
+func TestLoadUnknownLength(t *testing.T) {
+	rng := newRand(9)
+	for _, chunk := range []int{1, 7, 300, DefaultChunkEvents} {
+		var buf bytes.Buffer
+		w, err := NewWriter(&buf, Header{Rank: 0, NRanks: 1, ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.SetChunkEvents(chunk)
+		var want [2][]Event
+		for th := range 2 {
+			want[th], _ = randomEvents(rng, 2000+th)
+			for i := range want[th] {
+				if want[th][i].Kind == TaskDeps {
+					want[th][i].Kind = TaskCreate // no dependence lists to compare
+				}
+			}
+			writeEvents(t, w, th, want[th], nil)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		// struct{ io.Reader } hides bytes.Reader's Len.
+		p, err := LoadProcessReader(struct{ io.Reader }{bytes.NewReader(data)}, "pipe", LoadOptions{})
+		if err != nil {
+			t.Fatalf("chunk %d: %v", chunk, err)
+		}
+		q, err := LoadProcessReader(bytes.NewReader(data), "sized", LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for th := range 2 {
+			got, _ := p.Decode(th, nil)
+			ref, _ := q.Decode(th, nil)
+			if !reflect.DeepEqual(got, ref) || len(got) != len(want[th]) {
+				t.Fatalf("chunk %d thread %d: %d events from the pipe, %d from the sized reader, %d written", chunk, th, len(got), len(ref), len(want[th]))
+			}
+		}
+	}
+}
+
+// TestArenaTrim: a growing arena doubles its blocks from 4 KiB, and trim
+// leaves its last block exactly full with every chunk's bytes intact,
+// those of earlier blocks untouched.
+func TestArenaTrim(t *testing.T) {
+	rng := newRand(5)
+	a := newArena(0)
+	p := &Process{Events: make([]ThreadEvents, 3)}
+	var want [][]byte
+	var where [][2]int
+	blocks := 0
+	for i := range 500 {
+		b := make([]byte, 1+rng.Intn(3000))
+		rng.Read(b)
+		before := cap(a.cur)
+		got := a.copy(b)
+		if cap(a.cur) != before || i == 0 {
+			blocks++
+		}
+		th := rng.Intn(3)
+		p.Events[th].chunks = append(p.Events[th].chunks, storedChunk{payload: got})
+		a.placed(th, len(p.Events[th].chunks)-1, len(got))
+		want = append(want, b)
+		where = append(where, [2]int{th, len(p.Events[th].chunks) - 1})
+	}
+	if blocks < 5 || a.block > arenaMax {
+		t.Fatalf("%d blocks, the last of %d bytes: not growing from %d", blocks, a.block, arenaMin)
+	}
+	last := append([][3]int(nil), a.last...)
+	a.trim(p)
+	for _, ref := range last { // the last block's chunks now lie in the exact one
+		if got := p.Events[ref[0]].chunks[ref[1]].payload; &got[0] != &a.cur[ref[2]] {
+			t.Fatalf("chunk %v still in the untrimmed block", ref)
+		}
+	}
+	if len(last) == 0 || len(a.cur) != cap(a.cur) {
+		t.Errorf("last block %d bytes used of %d after trim", len(a.cur), cap(a.cur))
+	}
+	for k, w := range where {
+		if got := p.Events[w[0]].chunks[w[1]].payload; !bytes.Equal(got, want[k]) {
+			t.Fatalf("chunk %d: bytes changed by trim", k)
+		}
+	}
 }
