@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"sort"
 	"strings"
 
@@ -83,8 +84,9 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 	// 7 MB, a buffer grown to twice that beside them).
 	pr, pw := io.Pipe()
 	type converted struct {
-		st  *otf2.Stats
-		err error
+		st       *otf2.Stats
+		err      error
+		panicked any // a panic of the conversion, raised again on the rank's goroutine
 	}
 	done := make(chan converted, 1)
 	if r.convw == nil {
@@ -93,17 +95,26 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions, overLimit bool) (*trace
 		r.convw.Reset(pw)
 	}
 	go func(bw *bufio.Writer) {
+		defer func() {
+			if p := recover(); p != nil {
+				pw.CloseWithError(errLoadStopped)
+				done <- converted{panicked: fmt.Sprintf("%v\n%s", p, debug.Stack())}
+			}
+		}()
 		st, err := r.archive.Convert(i, bw)
 		if err == nil {
 			err = bw.Flush()
 		}
 		pw.CloseWithError(err) // nil: the load reads EOF
-		done <- converted{st, err}
+		done <- converted{st: st, err: err}
 	}(r.convw)
 	opts.Stream = false
 	p, err := trace.LoadProcessReader(pr, path+" (converted from OTF2)", opts)
 	pr.CloseWithError(errLoadStopped) // a conversion still writing stops
 	cv := <-done
+	if cv.panicked != nil {
+		panic(cv.panicked)
+	}
 	if cv.err != nil && !errors.Is(cv.err, errLoadStopped) {
 		// the error names the archive's own file and offset
 		return nil, cv.err
