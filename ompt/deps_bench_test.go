@@ -81,7 +81,7 @@ func runResolve(b *testing.B, deps [][]trace.Dep) {
 	for range b.N {
 		d.reserve(int64(entries))
 		for k := range deps {
-			out = d.resolve(-1, int32(k), deps[k], out[:0], done, 0)
+			out = d.resolve(-1, int32(k), deps[k], -1, out[:0], done, 0)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(deps)), "ns/task")

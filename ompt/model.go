@@ -28,10 +28,14 @@ type Model struct {
 	depsLeft int64
 	hasDeps  bool    // the process has task_dependences events (census)
 	skip     []int64 // per thread: index of the last event consumed by lookahead
-	noWait   bool    // the trace has no sync_wait events: use sync_begin/end
-	preds    []int32
-	done     func(int32) bool
-	chk      seqCheck // the OMPT sequences' claims (check.go)
+	// depAt is per thread the index, among the process's dependence
+	// entries (lastUses), of its next task_dependences event's first
+	// entry.
+	depAt  []int64
+	noWait bool // the trace has no sync_wait events: use sync_begin/end
+	preds  []int32
+	done   func(int32) bool
+	chk    seqCheck // the OMPT sequences' claims (check.go)
 
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
@@ -89,6 +93,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	nth := max(p.NumThreads(), len(cs.MaxSeq))
 	m.maxSeq = make([]int64, nth)
 	m.skip = make([]int64, nth)
+	m.depAt = make([]int64, nth)
 	for t := range m.skip {
 		m.skip[t] = -1
 	}
@@ -105,6 +110,12 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	m.noWait = cs.Kinds[trace.SyncWaitBegin] == 0
 	m.chk.prepare(s)
 	ndeps := int(min(cs.DepEntries, 1<<31-1))
+	// Before the task table: its address table is gone when the
+	// simulation's tables grow.
+	var last []uint64
+	if cs.Kinds[trace.TaskDeps] > 0 {
+		last = lastUses(p, s.Scans, cs.DepEntries)
+	}
 	m.base = make([]int32, nth)
 	m.seqs = make([]seqRange, nth)
 	var total int64
@@ -127,6 +138,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		m.deps, sp.deps = sp.deps, nil
 	}
 	m.deps.reserve(int64(ndeps))
+	m.deps.last = last
 	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
 	m.hasDeps = cs.Kinds[trace.TaskDeps] > 0
 	m.costKeys = map[int64]bool{}
@@ -334,7 +346,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 				break
 			}
 			if d.Kind == trace.TaskDeps && d.Args[0] == e.Args[0] {
-				m.addDeps(s, parent, t, deps)
+				// No task_dependences event of th lies between: its
+				// entries are th's next.
+				m.addDeps(s, parent, t, deps, m.depAt[th])
 				m.skip[th] = s.Pos(th) + int64(j)
 				break
 			}
@@ -348,12 +362,14 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 		m.dependencesSeen(s)
 	case trace.TaskDeps:
+		deps := s.Deps(th)
 		if s.Pos(th) > m.skip[th] { // not read with its task_create
 			t := m.task(s, e.Args[0], "dependences")
 			if t != sim.NoTask {
-				m.addDeps(s, s.Tasks[t].Parent, t, s.Deps(th))
+				m.addDeps(s, s.Tasks[t].Parent, t, deps, m.depAt[th])
 			}
 		}
+		m.depAt[th] += int64(len(deps))
 		m.dependencesSeen(s)
 	case trace.TaskDependence:
 		// Address resolution already found every edge of a task whose
@@ -500,7 +516,9 @@ func (m *Model) current(s *sim.Sim, th int, id int64) sim.Task {
 	return s.Threads[th].Current()
 }
 
-func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
+// addDeps resolves task t's dependences, deps, the process's entries from
+// at on (depTracker.resolve).
+func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep, at int64) {
 	if t == sim.NoTask || len(deps) == 0 {
 		return
 	}
@@ -508,7 +526,7 @@ func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
 	if m.done == nil {
 		m.done = func(t int32) bool { return s.Tasks[t].State >= sim.Completed }
 	}
-	m.preds = m.deps.resolve(parent, t, deps, m.preds[:0], m.done, s.Completed)
+	m.preds = m.deps.resolve(parent, t, deps, at, m.preds[:0], m.done, s.Completed)
 	for _, p := range m.preds {
 		s.AddEdge(p, t)
 	}
