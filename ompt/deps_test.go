@@ -85,14 +85,14 @@ func TestReservedTrackerForgets(t *testing.T) {
 			}
 			used := newDepTracker()
 			used.keep = keep
-			used.reserve(int64(first))
+			used.reserve(int64(first), -1)
 			run(used, rand.New(rand.NewPCG(seed, 1)), first)
-			used.reserve(int64(second))
+			used.reserve(int64(second), -1)
 			got := run(used, rand.New(rand.NewPCG(seed, 2)), second)
 
 			fresh := newDepTracker()
 			fresh.keep = keep
-			fresh.reserve(int64(second))
+			fresh.reserve(int64(second), -1)
 			want := run(fresh, rand.New(rand.NewPCG(seed, 2)), second)
 			for i := range want {
 				if !slices.Equal(got[i], want[i]) {
@@ -165,7 +165,7 @@ func TestTrackerFollowsTheRules(t *testing.T) {
 			d := newDepTracker()
 			d.keep = keep
 			if seed%3 == 1 {
-				d.reserve(40)
+				d.reserve(40, -1)
 			}
 			ref := refTracker{}
 			const tasks = 30_000
@@ -247,7 +247,7 @@ func TestTrackerGrowsToItsEntries(t *testing.T) {
 	run := func(claim int64) (*depTracker, [][]int32) {
 		d := newDepTracker()
 		d.keep = true
-		d.reserve(claim)
+		d.reserve(claim, -1)
 		preds := make([][]int32, tasks)
 		for k := range deps {
 			preds[k] = d.resolve(-1, int32(k), deps[k], -1, nil, done, 0)

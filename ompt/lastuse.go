@@ -18,10 +18,11 @@ import (
 // An address that the entries of two threads name is not marked: the
 // simulation interleaves the threads' events as their times say, so which
 // entry comes last is its to know. nil when there is nothing to mark or a
-// thread's events cannot be read (the simulation reports that).
+// thread's events cannot be read (the simulation reports that); stay is
+// the addresses left unmarked, whose states stay to the end.
 // The work is a pass over the events and a table of the distinct
 // addresses (12 bytes a slot), dropped before the simulation begins.
-func lastUses(p *trace.Process, scans *trace.Scans, entries int64) []uint64 {
+func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint64, stay int64) {
 	u := newUseTable(entries / 4)
 	var total int64
 	for th := range p.NumThreads() {
@@ -34,7 +35,7 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) []uint64 {
 			deps := sc.Deps()
 			if total+int64(len(deps)) >= 1<<31-1 {
 				scans.Put(sc)
-				return nil // beyond an int32 index: the states stay
+				return nil, 0 // beyond an int32 index: the states stay
 			}
 			for k := range deps {
 				u.use(deps[k].Addr, int32(total)+int32(k), int32(base))
@@ -44,19 +45,22 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) []uint64 {
 		err := sc.Err()
 		scans.Put(sc)
 		if err != nil {
-			return nil
+			return nil, 0
 		}
 	}
 	if total == 0 {
-		return nil
+		return nil, 0
 	}
-	last := make([]uint64, (total+63)/64)
+	last = make([]uint64, (total+63)/64)
 	for _, v := range u.vals {
-		if v > 0 {
+		switch {
+		case v > 0:
 			last[(v-1)/64] |= 1 << ((v - 1) % 64)
+		case v < 0:
+			stay++
 		}
 	}
-	return last
+	return last, stay
 }
 
 // useTable maps addresses to their last entry (+1; 0: an empty slot; −1:

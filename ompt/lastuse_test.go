@@ -30,7 +30,10 @@ func TestLastUses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last := lastUses(p, nil, 7)
+	last, stay := lastUses(p, nil, 7)
+	if stay != 1 {
+		t.Errorf("%d addresses stay, want 1 (c)", stay)
+	}
 	var got []int
 	for x := range 7 {
 		if last[x/64]&(1<<(x%64)) != 0 {

@@ -112,9 +112,11 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	ndeps := int(min(cs.DepEntries, 1<<31-1))
 	// Before the task table: its address table is gone when the
 	// simulation's tables grow.
-	var last []uint64
+	last, stay := []uint64(nil), int64(-1)
 	if cs.Kinds[trace.TaskDeps] > 0 {
-		last = lastUses(p, s.Scans, cs.DepEntries)
+		if last, stay = lastUses(p, s.Scans, cs.DepEntries); last == nil {
+			stay = -1
+		}
 	}
 	m.base = make([]int32, nth)
 	m.seqs = make([]seqRange, nth)
@@ -137,7 +139,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		sp.deps.keep = m.deps.keep
 		m.deps, sp.deps = sp.deps, nil
 	}
-	m.deps.reserve(int64(ndeps))
+	m.deps.reserve(int64(ndeps), stay)
 	m.deps.last = last
 	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
 	m.hasDeps = cs.Kinds[trace.TaskDeps] > 0
