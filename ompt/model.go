@@ -529,9 +529,7 @@ func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep, at int
 		m.done = func(t int32) bool { return s.Tasks[t].State >= sim.Completed }
 	}
 	m.preds = m.deps.resolve(parent, t, deps, at, m.preds[:0], m.done, s.Completed)
-	for _, p := range m.preds {
-		s.AddEdge(p, t)
-	}
+	s.AddEdges(m.preds, t)
 }
 
 // waitBegin suspends thread th's current task at a sync region's wait of

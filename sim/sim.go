@@ -63,10 +63,10 @@ type Sim struct {
 	countsAt               int64
 	watchers               []ReadyWatcher
 
-	// succ holds the successor lists of the tasks not yet completed
-	// (taskCols.succ): a completed task's cells go back to the pool,
-	// so it holds the edges still to be resolved, not every edge (and the
-	// fragment pass's lists of pending inputs)
+	// succ holds the successor and registration lists of the tasks not
+	// yet completed (taskCols.succ, watch): a completed task's cells go
+	// back to the pool, so it holds the edges still to be resolved, not
+	// every edge (and the fragment pass's lists of pending inputs)
 	succ lists.Pool
 	// cols is the tasks' state beside the task table
 	cols taskCols
