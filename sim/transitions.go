@@ -107,7 +107,9 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	if s.RecordDeps {
 		s.record(pred, succ)
 	}
-	s.link(pred, succ)
+	if !s.waitsFor(succ, pred) {
+		s.link(pred, succ)
+	}
 }
 
 // record adds (pred, succ) to DepEdges and returns where it is (ok false
@@ -127,7 +129,7 @@ func (s *Sim) record(pred, succ Task) (m packed.Mark, ok bool) {
 // has completed (or was never created).
 func (s *Sim) link(pred, succ Task) {
 	ts := s.Tasks
-	if ts[pred].State >= Completed || ts[pred].State == NotCreated || s.waitsFor(succ, pred) {
+	if ts[pred].State >= Completed || ts[pred].State == NotCreated {
 		return
 	}
 	head := s.cols.succ.get(pred)
@@ -172,9 +174,22 @@ func (s *Sim) AddEdges(preds []Task, succ Task) {
 	if !s.RecordDeps || !s.valid(succ) || s.cols.missing.get(succ) != 0 || !s.created(preds) {
 		// A task waiting already (for remote dependences, or dependences
 		// that came before, in a damaged trace), or predecessors not
-		// created yet: per edge.
+		// created yet: per edge, but for the predecessors a registration
+		// stands for already.
+		var reg []Task
+		if s.RecordDeps && s.valid(succ) && s.cols.at.get(succ) > 0 {
+			reg = s.registered(succ)
+		}
 		for _, p := range preds {
-			s.AddEdge(p, succ)
+			if !s.valid(p) || !s.valid(succ) || p == succ {
+				continue
+			}
+			if s.RecordDeps {
+				s.record(p, succ)
+			}
+			if _, in := slices.BinarySearch(reg, p); !in {
+				s.link(p, succ)
+			}
 		}
 		return
 	}
@@ -220,6 +235,20 @@ func (s *Sim) watch(pred, succ Task, m packed.Mark) {
 	s.cols.at.add(succ, int32(m)+1-s.cols.at.get(succ))
 }
 
+// registered returns, sorted, the predecessors succ's registration stands
+// for: its pairs' from the registered one on.
+func (s *Sim) registered(succ Task) []Task {
+	var out []Task
+	at := s.cols.at.get(succ)
+	for m, more := packed.Mark(at-1), at > 0; more; {
+		var p Task
+		p, m, more = s.DepEdges.RunAt(m, succ)
+		out = append(out, p)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // waitsFor reports whether succ's registration stands for pred (pred is
 // among its pairs from the registered one on).
 func (s *Sim) waitsFor(succ, pred Task) bool {
@@ -260,20 +289,15 @@ func (s *Sim) advance(succ Task) {
 // distinct unfinished predecessor from it on.
 func (s *Sim) unfinished(t Task) int32 {
 	n := s.cols.missing.get(t)
-	at := s.cols.at.get(t)
-	if at <= 0 {
+	if s.cols.at.get(t) <= 0 {
 		return n
 	}
-	var seen []Task
-	ts := s.Tasks
-	for m, more := packed.Mark(at-1), true; more; {
-		var p Task
-		p, m, more = s.DepEdges.RunAt(m, t)
-		if ts[p].State < Completed && !slices.Contains(seen, p) {
-			seen = append(seen, p)
+	for _, p := range slices.Compact(s.registered(t)) {
+		if s.Tasks[p].State < Completed {
+			n++
 		}
 	}
-	return n - 1 + int32(len(seen))
+	return n - 1
 }
 
 // ReadyIfFree makes an initialized task ready when no predecessor is missing.
