@@ -77,8 +77,9 @@ func NewModel() *Model {
 
 // KeepDependences makes the model report every dependence edge, including
 // those from completed tasks, for a task graph (set Sim.RecordDeps too). It
-// keeps the state of every address used until the tasks' parent completes,
-// instead of until the tasks do.
+// keeps the state of an address until the tasks' parent completes, instead
+// of until the tasks do, unless the address's last entry comes first
+// (lastUses).
 func (m *Model) KeepDependences() { m.deps.keep = true }
 
 // Prepare sizes the task table from the task ids the process creates and
