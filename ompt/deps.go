@@ -38,7 +38,11 @@ import (
 // on a completed task is no edge), and states of a completed parent are
 // never looked up again: both are swept, so memory follows the live tasks
 // rather than every address used (with keep, which reports edges from
-// completed tasks too, only the second).
+// completed tasks too, only the second). Before either, a state goes at
+// its address's last entry in the process (lastUses: nothing looks it up
+// again), so that with keep, and while every task is created before any
+// completes, the tracker holds the addresses still to be named, not every
+// address named so far.
 type depTracker struct {
 	table  []addrState // open addressing, linear probing, at most 3/4 full
 	groups []setGroup  // referred to by addrState.writer
@@ -57,6 +61,11 @@ type depTracker struct {
 	// keep disables sweeping: the task graph needs edges from completed
 	// tasks too.
 	keep bool
+	// last marks the process's dependence entries that are their
+	// address's last (lastUses), in the order its threads made them: after
+	// one, nothing looks the address up again, and its state goes at once
+	// (nil: none known).
+	last []uint64
 }
 
 // addrState is one (address, parent)'s state, or an empty slot (parent
@@ -130,12 +139,21 @@ func (d *depTracker) initTable(size int) {
 // hence states, are about a quarter of the entries (one per task on the
 // gen workloads); the reader cells, most of the entries, grow in the pool
 // a block at a time.
+// When the entries' last uses are known (lastUses), states go as their
+// addresses' last entries come: stay (≥ 0) is the addresses whose state
+// stays to the end, and the table starts with room for them and 2^12
+// more, growing as they come (the 10 M-event lean spread held 26 at
+// once, in 8.5 MB reserved for 2^18).
 // A tracker used before (Spare) is emptied and keeps its arrays where they
 // are large enough (the table where it is not much larger: emptying it
 // costs its size).
-func (d *depTracker) reserve(entries int64) {
+func (d *depTracker) reserve(entries, stay int64) {
 	n := int(min(entries, 1<<20))
-	if size := tableSize(n / 4); len(d.table) >= size && len(d.table) <= 8*size {
+	states := n / 4
+	if stay >= 0 {
+		states = int(min(int64(states), stay+1<<12))
+	}
+	if size := tableSize(states); len(d.table) >= size && len(d.table) <= 8*size {
 		d.initTable(len(d.table))
 	} else {
 		d.initTable(size)
@@ -144,11 +162,12 @@ func (d *depTracker) reserve(entries int64) {
 	d.cells.Reset()
 	d.sweepAt, d.doneAtSweep, d.align = 1<<12, 0, maxAlign
 	d.entries, d.seen, d.swept = entries, 0, false
+	d.last = nil
 }
 
 // bytes returns the memory the tracker's tables hold.
 func (d *depTracker) bytes() int {
-	return len(d.table)*int(unsafe.Sizeof(addrState{})) + d.cells.Bytes() + len(d.groups)*int(unsafe.Sizeof(setGroup{}))
+	return len(d.table)*int(unsafe.Sizeof(addrState{})) + d.cells.Bytes() + len(d.groups)*int(unsafe.Sizeof(setGroup{})) + 8*len(d.last)
 }
 
 // release drops the tracker's states and their arrays (beyond a small
@@ -159,6 +178,7 @@ func (d *depTracker) release() {
 	d.initTable(tableSize(0))
 	d.groups, d.free = nil, nil
 	d.cells = lists.Pool{}
+	d.last = nil
 }
 
 // slot is where (addr, parent)'s probe starts. Addresses are counted in
@@ -212,16 +232,16 @@ func (d *depTracker) appendList(out []int32, list int32) []int32 {
 	return d.cells.Append(out, list)
 }
 
-// lookup returns the state of (parent, addr), made empty if it had none.
-// The pointer is valid until the next lookup.
-func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
+// find returns the slot of (parent, addr)'s state, made empty if it had
+// none; the slot is valid until the next find.
+func (d *depTracker) find(parent int32, addr uint64) int {
 	t := d.table
 	i := d.slot(addr, parent)
 	for {
 		// An empty slot matches no state: no parent is emptySlot.
 		a := &t[i]
 		if a.lo == uint32(addr) && a.parent == parent && a.hi == uint32(addr>>32) {
-			return a
+			return i
 		}
 		if a.parent == emptySlot {
 			break
@@ -232,7 +252,7 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 	}
 	if d.full() {
 		d.rebuild(nil, d.grown())
-		return d.lookup(parent, addr)
+		return d.find(parent, addr)
 	}
 	if tz := uint8(bits.TrailingZeros64(addr | 1<<maxAlign)); tz < d.align {
 		// An address less aligned than those so far: the table's slots in
@@ -240,11 +260,32 @@ func (d *depTracker) lookup(parent int32, addr uint64) *addrState {
 		// addresses).
 		d.align = tz
 		d.reslot()
-		return d.lookup(parent, addr)
+		return d.find(parent, addr)
 	}
 	t[i] = addrState{lo: uint32(addr), hi: uint32(addr >> 32), parent: parent, writer: -1}
 	d.live++
-	return &t[i]
+	return i
+}
+
+// remove drops the state in slot i (its lists back to the pool), moving
+// back the states after it whose probe passed it (linear probing's
+// deletion: every state stays reachable from where its probe starts,
+// with no tombstone to walk over).
+func (d *depTracker) remove(i int) {
+	t := d.table
+	d.clear(&t[i])
+	d.live--
+	for j := d.next(i); t[j].parent != emptySlot; j = d.next(j) {
+		// The state at j stays where its probe, from h, reaches j without
+		// passing the hole at i.
+		h := d.slot(t[j].addr(), t[j].parent)
+		if i <= j && i < h && h <= j || i > j && (i < h || h <= j) {
+			continue
+		}
+		t[i] = t[j]
+		i = j
+	}
+	t[i] = addrState{parent: emptySlot}
 }
 
 // grown is the size a full table grows to: twice its size, or, while no
@@ -294,17 +335,19 @@ func (d *depTracker) clear(a *addrState) {
 
 // resolve returns the predecessors of task (child of parent) for its
 // dependence list, updating the per-address state. Predecessors may repeat.
-// done reports completed tasks and completed counts them, for sweeping: a
-// sweep runs only when the states outgrew the last sweep's survivors and
-// enough tasks completed since for it to free much.
-func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, done func(int32) bool, completed int64) []int32 {
+// at is the index of deps[0] among the process's entries (d.last), −1 when
+// unknown. done reports completed tasks and completed counts them, for
+// sweeping: a sweep runs only when the states outgrew the last sweep's
+// survivors and enough tasks completed since for it to free much.
+func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, at int64, out []int32, done func(int32) bool, completed int64) []int32 {
 	if d.live >= d.sweepAt && completed-d.doneAtSweep >= int64(d.live/2) {
 		d.sweep(done)
 		d.doneAtSweep = completed
 	}
 	d.seen += int64(len(deps))
-	for _, dep := range deps {
-		a := d.lookup(parent, dep.Addr)
+	for k, dep := range deps {
+		i := d.find(parent, dep.Addr)
+		a := &d.table[i]
 		switch dep.Type {
 		case trace.DepIn:
 			if a.writer >= 0 { // d.writers, most often
@@ -348,6 +391,9 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, out []int32, 
 			g.set = d.cells.PushRun(lists.None, task)
 		default:
 			// source/sink (doacross) order loop iterations, not tasks.
+		}
+		if x := uint64(at) + uint64(k); at >= 0 && x < uint64(len(d.last))*64 && d.last[x/64]&(1<<(x%64)) != 0 {
+			d.remove(i)
 		}
 	}
 	return out

@@ -79,9 +79,9 @@ func runResolve(b *testing.B, deps [][]trace.Dep) {
 	var out []int32
 	b.ResetTimer()
 	for range b.N {
-		d.reserve(int64(entries))
+		d.reserve(int64(entries), -1)
 		for k := range deps {
-			out = d.resolve(-1, int32(k), deps[k], out[:0], done, 0)
+			out = d.resolve(-1, int32(k), deps[k], -1, out[:0], done, 0)
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(deps)), "ns/task")

@@ -22,7 +22,7 @@ func TestKeepSweepsCompletedParents(t *testing.T) {
 	// parent and its children complete.
 	task := int32(10)
 	for a := uint64(0); a < addrs; a++ {
-		d.resolve(first, task, []trace.Dep{{Addr: a, Type: trace.DepOut}}, nil, done, ncompleted)
+		d.resolve(first, task, []trace.Dep{{Addr: a, Type: trace.DepOut}}, -1, nil, done, ncompleted)
 		task++
 	}
 	for t := int32(0); t < task; t++ {
@@ -35,7 +35,7 @@ func TestKeepSweepsCompletedParents(t *testing.T) {
 	// states go at the next sweep.
 	w := task
 	for a := uint64(addrs); a < 2*addrs; a++ {
-		d.resolve(second, task, []trace.Dep{{Addr: a, Type: trace.DepOut}}, nil, done, ncompleted)
+		d.resolve(second, task, []trace.Dep{{Addr: a, Type: trace.DepOut}}, -1, nil, done, ncompleted)
 		task++
 	}
 	if d.live > addrs+addrs/2 {
@@ -43,7 +43,7 @@ func TestKeepSweepsCompletedParents(t *testing.T) {
 	}
 	// A completed sibling of a running parent is still a predecessor.
 	completed[w] = true
-	preds := d.resolve(second, task, []trace.Dep{{Addr: addrs, Type: trace.DepIn}}, nil, done, ncompleted)
+	preds := d.resolve(second, task, []trace.Dep{{Addr: addrs, Type: trace.DepIn}}, -1, nil, done, ncompleted)
 	if len(preds) != 1 || preds[0] != w {
 		t.Fatalf("predecessors %v, want [%d] (completed, kept)", preds, w)
 	}
@@ -65,7 +65,7 @@ func TestReservedTrackerForgets(t *testing.T) {
 			for k := range deps {
 				deps[k] = trace.Dep{Addr: uint64(rng.IntN(tasks/3+1)) * 64, Type: types[rng.IntN(len(types))]}
 			}
-			preds := d.resolve(int32(rng.IntN(3)), task, deps, nil, done, ncompleted)
+			preds := d.resolve(int32(rng.IntN(3)), task, deps, -1, nil, done, ncompleted)
 			out = append(out, slices.Clone(preds))
 			if rng.IntN(2) == 0 {
 				c := 8 + rng.Int32N(task-7)
@@ -85,14 +85,14 @@ func TestReservedTrackerForgets(t *testing.T) {
 			}
 			used := newDepTracker()
 			used.keep = keep
-			used.reserve(int64(first))
+			used.reserve(int64(first), -1)
 			run(used, rand.New(rand.NewPCG(seed, 1)), first)
-			used.reserve(int64(second))
+			used.reserve(int64(second), -1)
 			got := run(used, rand.New(rand.NewPCG(seed, 2)), second)
 
 			fresh := newDepTracker()
 			fresh.keep = keep
-			fresh.reserve(int64(second))
+			fresh.reserve(int64(second), -1)
 			want := run(fresh, rand.New(rand.NewPCG(seed, 2)), second)
 			for i := range want {
 				if !slices.Equal(got[i], want[i]) {
@@ -165,7 +165,7 @@ func TestTrackerFollowsTheRules(t *testing.T) {
 			d := newDepTracker()
 			d.keep = keep
 			if seed%3 == 1 {
-				d.reserve(40)
+				d.reserve(40, -1)
 			}
 			ref := refTracker{}
 			const tasks = 30_000
@@ -202,7 +202,7 @@ func TestTrackerFollowsTheRules(t *testing.T) {
 					}
 					deps[k] = trace.Dep{Addr: addr, Type: types[rng.IntN(len(types))]}
 				}
-				got := d.resolve(parent, task, deps, nil, done, ncompleted)
+				got := d.resolve(parent, task, deps, -1, nil, done, ncompleted)
 				want := ref.resolve(parent, task, deps)
 				if !keep {
 					got = slices.DeleteFunc(slices.Clone(got), done)
@@ -247,10 +247,10 @@ func TestTrackerGrowsToItsEntries(t *testing.T) {
 	run := func(claim int64) (*depTracker, [][]int32) {
 		d := newDepTracker()
 		d.keep = true
-		d.reserve(claim)
+		d.reserve(claim, -1)
 		preds := make([][]int32, tasks)
 		for k := range deps {
-			preds[k] = d.resolve(-1, int32(k), deps[k], nil, done, 0)
+			preds[k] = d.resolve(-1, int32(k), deps[k], -1, nil, done, 0)
 		}
 		return d, preds
 	}

@@ -28,10 +28,14 @@ type Model struct {
 	depsLeft int64
 	hasDeps  bool    // the process has task_dependences events (census)
 	skip     []int64 // per thread: index of the last event consumed by lookahead
-	noWait   bool    // the trace has no sync_wait events: use sync_begin/end
-	preds    []int32
-	done     func(int32) bool
-	chk      seqCheck // the OMPT sequences' claims (check.go)
+	// depAt is per thread the index, among the process's dependence
+	// entries (lastUses), of its next task_dependences event's first
+	// entry.
+	depAt  []int64
+	noWait bool // the trace has no sync_wait events: use sync_begin/end
+	preds  []int32
+	done   func(int32) bool
+	chk    seqCheck // the OMPT sequences' claims (check.go)
 
 	// Cost is a per-task cost attribute (task_attr "flops", "bytes" or
 	// "cost"), nil when the trace carries none.
@@ -73,8 +77,9 @@ func NewModel() *Model {
 
 // KeepDependences makes the model report every dependence edge, including
 // those from completed tasks, for a task graph (set Sim.RecordDeps too). It
-// keeps the state of every address used until the tasks' parent completes,
-// instead of until the tasks do.
+// keeps the state of an address until the tasks' parent completes, instead
+// of until the tasks do, unless the address's last entry comes first
+// (lastUses).
 func (m *Model) KeepDependences() { m.deps.keep = true }
 
 // Prepare sizes the task table from the task ids the process creates and
@@ -89,6 +94,7 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	nth := max(p.NumThreads(), len(cs.MaxSeq))
 	m.maxSeq = make([]int64, nth)
 	m.skip = make([]int64, nth)
+	m.depAt = make([]int64, nth)
 	for t := range m.skip {
 		m.skip[t] = -1
 	}
@@ -105,6 +111,14 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	m.noWait = cs.Kinds[trace.SyncWaitBegin] == 0
 	m.chk.prepare(s)
 	ndeps := int(min(cs.DepEntries, 1<<31-1))
+	// Before the task table: its address table is gone when the
+	// simulation's tables grow.
+	last, stay := []uint64(nil), int64(-1)
+	if cs.Kinds[trace.TaskDeps] > 0 {
+		if last, stay = lastUses(p, s.Scans, cs.DepEntries); last == nil {
+			stay = -1
+		}
+	}
 	m.base = make([]int32, nth)
 	m.seqs = make([]seqRange, nth)
 	var total int64
@@ -126,7 +140,8 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		sp.deps.keep = m.deps.keep
 		m.deps, sp.deps = sp.deps, nil
 	}
-	m.deps.reserve(int64(ndeps))
+	m.deps.reserve(int64(ndeps), stay)
+	m.deps.last = last
 	m.depsLeft = cs.Kinds[trace.TaskCreate] + cs.Kinds[trace.TaskDeps]
 	m.hasDeps = cs.Kinds[trace.TaskDeps] > 0
 	m.costKeys = map[int64]bool{}
@@ -334,7 +349,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 				break
 			}
 			if d.Kind == trace.TaskDeps && d.Args[0] == e.Args[0] {
-				m.addDeps(s, parent, t, deps)
+				// No task_dependences event of th lies between: its
+				// entries are th's next.
+				m.addDeps(s, parent, t, deps, m.depAt[th])
 				m.skip[th] = s.Pos(th) + int64(j)
 				break
 			}
@@ -348,12 +365,14 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		}
 		m.dependencesSeen(s)
 	case trace.TaskDeps:
+		deps := s.Deps(th)
 		if s.Pos(th) > m.skip[th] { // not read with its task_create
 			t := m.task(s, e.Args[0], "dependences")
 			if t != sim.NoTask {
-				m.addDeps(s, s.Tasks[t].Parent, t, s.Deps(th))
+				m.addDeps(s, s.Tasks[t].Parent, t, deps, m.depAt[th])
 			}
 		}
+		m.depAt[th] += int64(len(deps))
 		m.dependencesSeen(s)
 	case trace.TaskDependence:
 		// Address resolution already found every edge of a task whose
@@ -500,7 +519,9 @@ func (m *Model) current(s *sim.Sim, th int, id int64) sim.Task {
 	return s.Threads[th].Current()
 }
 
-func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
+// addDeps resolves task t's dependences, deps, the process's entries from
+// at on (depTracker.resolve).
+func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep, at int64) {
 	if t == sim.NoTask || len(deps) == 0 {
 		return
 	}
@@ -508,10 +529,8 @@ func (m *Model) addDeps(s *sim.Sim, parent, t sim.Task, deps []trace.Dep) {
 	if m.done == nil {
 		m.done = func(t int32) bool { return s.Tasks[t].State >= sim.Completed }
 	}
-	m.preds = m.deps.resolve(parent, t, deps, m.preds[:0], m.done, s.Completed)
-	for _, p := range m.preds {
-		s.AddEdge(p, t)
-	}
+	m.preds = m.deps.resolve(parent, t, deps, at, m.preds[:0], m.done, s.Completed)
+	s.AddEdges(m.preds, t)
 }
 
 // waitBegin suspends thread th's current task at a sync region's wait of

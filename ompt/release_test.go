@@ -8,16 +8,18 @@ import (
 )
 
 // watchTracker records the dependence tracker's live states and table size
-// at the first task_schedule, after every task is created.
+// at the first task_schedule, after every task is created, and the most
+// live states after any event.
 type watchTracker struct {
-	m           *Model
-	seen        bool
-	live, slots int
+	m                    *Model
+	seen                 bool
+	live, slots, maxLive int
 }
 
 func (w *watchTracker) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {}
 func (w *watchTracker) Finish(s *sim.Sim)                                   {}
 func (w *watchTracker) After(s *sim.Sim, e *trace.Event, th int) {
+	w.maxLive = max(w.maxLive, w.m.deps.live)
 	if !w.seen && e.Kind == trace.TaskSchedule {
 		w.seen, w.live, w.slots = true, w.m.deps.live, len(w.m.deps.table)
 	}
@@ -27,7 +29,9 @@ func (w *watchTracker) After(s *sim.Sim, e *trace.Event, th int) {
 // simulated, nothing can look an address up: the tracker's states go
 // (a program that creates every task before any runs holds them only
 // while it creates), and the edges are those of the dependences all the
-// same.
+// same. Before, an address's state goes at its last entry: between
+// events, a chain holds one (the address the latest task wrote), where
+// keep held them all.
 func TestTrackerReleasedAfterLastCreation(t *testing.T) {
 	const tasks = 3000
 	events := [][]trace.Event{nil}
@@ -73,10 +77,13 @@ func TestTrackerReleasedAfterLastCreation(t *testing.T) {
 	if err := s.Run(m, w); err != nil {
 		t.Fatal(err)
 	}
-	// The states of 3000 addresses, 20 bytes each in a table at most 3/4
-	// full, and a reader cell block.
-	if len(dropped) != 1 || dropped[0] < 3000*20*4/3 {
-		t.Errorf("OnDrop calls %v, want one of at least %d bytes", dropped, 3000*20*4/3)
+	// The table Prepare reserved for the 2·3000−1 entries (a state for
+	// every fourth, 20 bytes each) and a bit an entry.
+	if want := tableSize((2*tasks-1)/4)*20 + (2*tasks-1+63)/64*8; len(dropped) != 1 || dropped[0] != int64(want) {
+		t.Errorf("OnDrop calls %v, want one of %d bytes", dropped, want)
+	}
+	if w.maxLive != 1 {
+		t.Errorf("at most %d live states, want 1", w.maxLive)
 	}
 	if !w.seen || w.live != 0 || w.slots > tableSize(0) {
 		t.Errorf("after the last creation: %d live states in %d slots, want none in %d", w.live, w.slots, tableSize(0))

@@ -63,10 +63,10 @@ type Sim struct {
 	countsAt               int64
 	watchers               []ReadyWatcher
 
-	// succ holds the successor lists of the tasks not yet completed
-	// (taskCols.succ): a completed task's cells go back to the pool,
-	// so it holds the edges still to be resolved, not every edge (and the
-	// fragment pass's lists of pending inputs)
+	// succ holds the successor and registration lists of the tasks not
+	// yet completed (taskCols.succ, watch): a completed task's cells go
+	// back to the pool, so it holds the edges still to be resolved, not
+	// every edge (and the fragment pass's lists of pending inputs)
 	succ lists.Pool
 	// cols is the tasks' state beside the task table
 	cols taskCols
@@ -323,8 +323,10 @@ func (s *Sim) AllocTasks(n int) {
 	s.cols.reset(n)
 }
 
-// Missing returns the unfinished predecessors of task t.
-func (s *Sim) Missing(t Task) int32 { return s.cols.missing.get(t) }
+// Missing returns the unfinished predecessors of task t (and the remote
+// ones it waits for), a registration counted as the distinct unfinished
+// predecessors it stands for (AddEdges).
+func (s *Sim) Missing(t Task) int32 { return s.unfinished(t) }
 
 // ReadyWatcher is a pass that follows the number of ready tasks over time:
 // Run calls ReadyOver for each interval (from, to] over which it held n,

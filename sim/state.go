@@ -117,8 +117,11 @@ type TaskRec struct {
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);
-// a dependence edge takes 8 more bytes in the simulator's successor pool
-// until its predecessor completes.
+// a task waiting for its dependences is registered with one of its
+// predecessors at a time (Sim.AddEdges: 4 bytes for where it is in
+// DepEdges, and 8 in the successor pool where that predecessor has other
+// waiting tasks) until they complete; an edge AddEdge makes alone takes 8
+// bytes in the pool until its predecessor completes.
 type Tasks []TaskRec
 
 // initTasks sets every slot of ts to a task not yet created.
@@ -135,7 +138,13 @@ type taskCols struct {
 	// succ lists the tasks depending on it, while it is not completed: a
 	// run of the tasks a loop made one after another in itself, others in
 	// the successor pool's cells
-	succ    hcol
+	succ hcol
+	// watch lists the tasks registered with it (Sim.AddEdges): tasks
+	// whose first unfinished predecessor it is; at is, for a task so
+	// registered, where its pair with that predecessor is in DepEdges
+	// (its packed.Mark + 1; 0 none)
+	watch   hcol
+	at      zcol
 	group   pcol // taskgroup it belongs to, -1 none
 	kids    zcol // children not yet completed (taskwait)
 	started tcol // first start, -1 never
@@ -152,6 +161,8 @@ type taskCols struct {
 func (c *taskCols) reset(n int) {
 	c.missing.reset(n)
 	c.succ.reset(n)
+	c.watch.reset(n)
+	c.at.reset(n)
 	c.group.reset(n, -1)
 	c.kids.reset(n)
 	c.started.reset(n)

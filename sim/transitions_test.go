@@ -274,21 +274,26 @@ func TestDependenceSemantics(t *testing.T) {
 		g.ev(0, trace.SyncWaitEnd, clock, ompt.SyncTaskwait, id(0, 2), implicit(0))
 		g.ev(0, trace.SyncEnd, clock, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
 		g.end(1, clock)
-		// A pass that records, after creation, who is ready.
-		rec := &readyAfterCreation{ids: n}
-		s := sim.New(g.proc(), nil, false)
-		m := ompt.NewModel()
-		if err := s.Run(m, rec); err != nil {
-			t.Fatal(err)
-		}
-		noWarnings(t, s)
-		for i := 0; i < n; i++ {
-			free := len(c.preds[i]) == 0
-			if rec.ready[i] != free {
-				t.Errorf("%s: task %d ready at creation = %v, want %v", c.name, i, rec.ready[i], free)
+		// A pass that records, after creation, who is ready; with the
+		// edges recorded (as the driver runs it), a waiting task is
+		// registered with one predecessor (Sim.AddEdges), the same.
+		for _, record := range []bool{false, true} {
+			rec := &readyAfterCreation{ids: n}
+			s := sim.New(g.proc(), nil, false)
+			s.RecordDeps = record
+			m := ompt.NewModel()
+			if err := s.Run(m, rec); err != nil {
+				t.Fatal(err)
 			}
-			if got := rec.missing[i]; got != int32(len(c.preds[i])) {
-				t.Errorf("%s: task %d has %d predecessors, want %d (%v)", c.name, i, got, len(c.preds[i]), c.preds[i])
+			noWarnings(t, s)
+			for i := 0; i < n; i++ {
+				free := len(c.preds[i]) == 0
+				if rec.ready[i] != free {
+					t.Errorf("%s, recorded %v: task %d ready at creation = %v, want %v", c.name, record, i, rec.ready[i], free)
+				}
+				if got := rec.missing[i]; got != int32(len(c.preds[i])) {
+					t.Errorf("%s, recorded %v: task %d has %d predecessors, want %d (%v)", c.name, record, i, got, len(c.preds[i]), c.preds[i])
+				}
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package lists
 
 import (
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -33,8 +34,8 @@ func TestPool(t *testing.T) {
 	for v := int32(7); v <= 9; v++ {
 		c = p.Push(c, v)
 	}
-	if p.n != 6 {
-		t.Errorf("%d cells after reusing a's three, want 6", p.n)
+	if p.meta[0].top != 6 || p.inUse() != 6 {
+		t.Errorf("%d cells handed out, %d in use, after reusing a's three, want 6", p.meta[0].top, p.inUse())
 	}
 	if got := values(&p, c); !slices.Equal(got, []int32{9, 8, 7}) {
 		t.Fatalf("c = %v, want [9 8 7]", got)
@@ -121,16 +122,23 @@ func TestPushRun(t *testing.T) {
 	if hi, n, next := p.Item(l); hi != 1099 || n != 1000 || next != None {
 		t.Errorf("item (%d, %d, %d), want (1099, 1000, None)", hi, n, next)
 	}
-	if cells := p.n - p.freeCells(); cells != 2 {
+	if cells := p.inUse(); cells != 2 {
 		t.Errorf("%d cells in use, want 2", cells)
 	}
 }
 
-// freeCells counts the cells on the free list.
-func (p *Pool) freeCells() int32 {
+// inUse counts the cells in use, from the blocks' free lists: each
+// block's cells handed out less those on its free list.
+func (p *Pool) inUse() int32 {
 	n := int32(0)
-	for c := p.free - 1; c >= 0; c = p.cell(c).next {
-		n++
+	for b, m := range p.meta {
+		if p.blocks[b] == nil {
+			continue
+		}
+		n += m.top
+		for c := m.free - 1; c >= 0; c = p.cell(c).next {
+			n--
+		}
 	}
 	return n
 }
@@ -170,8 +178,8 @@ func TestHead(t *testing.T) {
 	for v := int32(3); v < 3000; v++ {
 		p.PushHead(&h, v)
 	}
-	if h.n != 2997 || p.n != p.freeCells() {
-		t.Errorf("a run of 2997: head %+v, %d cells of %d in use", h, p.n-p.freeCells(), p.n)
+	if h.n != 2997 || p.inUse() != 0 {
+		t.Errorf("a run of 2997: head %+v, %d cells in use", h, p.inUse())
 	}
 	if _, n, _ := p.First(Head{}); n != 0 || !(Head{}).Empty() {
 		t.Errorf("the zero Head is not empty")
@@ -217,5 +225,93 @@ func TestShort(t *testing.T) {
 	}
 	if !Short(0).Empty() || !Short(0).Head(5).Empty() {
 		t.Error("the zero Short is not empty")
+	}
+}
+
+// A block whose cells are all given back goes (keepIdle of them stay for
+// the next pushes), and the lists left keep their values.
+func TestPoolGivesBlocksBack(t *testing.T) {
+	var p Pool
+	const blocks = 10
+	var lists [blocks]int32
+	for k := range lists {
+		lists[k] = None
+		for v := range int32(blockLen) {
+			lists[k] = p.Push(lists[k], int32(k)*blockLen+v)
+		}
+	}
+	if p.Bytes() != blocks*blockLen*8 {
+		t.Fatalf("%d bytes for %d full blocks", p.Bytes(), blocks)
+	}
+	for k := range blocks - 1 {
+		p.Release(lists[k])
+	}
+	// The last block is the one pushes take cells from: it stays.
+	if want := (1 + keepIdle) * blockLen * 8; p.Bytes() != want {
+		t.Errorf("%d bytes after all lists but the last went, want %d", p.Bytes(), want)
+	}
+	l := None
+	for v := range int32(3 * blockLen) {
+		l = p.Push(l, v)
+	}
+	if want := (4 + keepIdle - 3) * blockLen * 8; p.Bytes() != want {
+		t.Errorf("%d bytes for 4 blocks of lists, want %d (3 idle ones reused)", p.Bytes(), want)
+	}
+	if got := values(&p, lists[blocks-1]); len(got) != blockLen || got[0] != blocks*blockLen-1 || got[blockLen-1] != (blocks-1)*blockLen {
+		t.Errorf("the list left: %d values %d..%d", len(got), got[len(got)-1], got[0])
+	}
+	if got := values(&p, l); len(got) != 3*blockLen || got[0] != 3*blockLen-1 {
+		t.Errorf("the new list: %d values, first %d", len(got), got[0])
+	}
+}
+
+// Lists pushed and released at random, spread over many blocks, read back
+// what was pushed, and the pool's cells in use are the lists' values.
+func TestPoolRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	var p Pool
+	heads := make([]int32, 64)
+	refs := make([][]int32, len(heads))
+	for k := range heads {
+		heads[k] = None
+	}
+	for step := range 400_000 {
+		k := rng.IntN(len(heads))
+		if rng.IntN(900) == 0 {
+			p.Release(heads[k])
+			heads[k], refs[k] = None, nil
+			continue
+		}
+		v := int32(step)
+		heads[k] = p.Push(heads[k], v)
+		refs[k] = append(refs[k], v)
+		if step%50_000 == 0 {
+			p.Reset()
+			heads[k], refs[k] = None, nil
+			for j := range heads {
+				heads[j], refs[j] = None, nil
+			}
+		}
+	}
+	n := int32(0)
+	for k := range heads {
+		want := slices.Clone(refs[k])
+		slices.Reverse(want)
+		if got := values(&p, heads[k]); !slices.Equal(got, want) {
+			t.Fatalf("list %d: %d values, want %d", k, len(got), len(want))
+		}
+		n += int32(len(want))
+	}
+	if p.inUse() != n {
+		t.Errorf("%d cells in use, want %d", p.inUse(), n)
+	}
+	var live int32
+	for b, m := range p.meta {
+		if p.blocks[b] != nil {
+			live += m.live
+		}
+	}
+	if live != n || p.Bytes() > (int(n)/blockLen+len(heads)+keepIdle+1)*blockLen*8 {
+		t.Errorf("blocks count %d live cells, %d bytes, for %d", live, p.Bytes(), n)
 	}
 }

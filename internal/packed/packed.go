@@ -10,7 +10,10 @@
 // the simulation's heap peak 25 % above its live data).
 package packed
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Ints is an append-only column of int64 values. The zero value is an
 // empty column of plain values; NewDeltas makes one that stores each value
@@ -229,6 +232,71 @@ func (p *Pairs) Append(a, b int32) {
 	}
 	p.lastB = int64(b)
 	p.n++
+}
+
+// Mark is where a pair is in a Pairs list, its block and its offset in
+// it (block<<16 | offset: a block holds at most 64 KiB), for RunAt.
+type Mark uint32
+
+// markBlocks is the blocks a Mark can tell apart: a Mark stays below 2^31.
+const markBlocks = 1 << 15
+
+// AppendMarked appends (a, b) as Append does and returns where the pair
+// is; ok is false where a Mark cannot say (a list of more than 2^15
+// blocks, or one made by NewPairsByA).
+func (p *Pairs) AppendMarked(a, b int32) (m Mark, ok bool) {
+	x, y := int64(b)-p.lastB, int64(b)-int64(a)
+	p.Append(a, b)
+	k := len(p.s.full)
+	if p.byA || k >= markBlocks {
+		return 0, false
+	}
+	n := uvarintLen(uint64(x<<1^x>>63)) + uvarintLen(uint64(y<<1^y>>63))
+	return Mark(k<<16 | (len(p.s.cur) - n)), true
+}
+
+// uvarintLen is the bytes of u as a uvarint.
+func uvarintLen(u uint64) int { return (bits.Len64(u|1) + 6) / 7 }
+
+// RunAt reads the pair at m, one that Append made with b its second value:
+// it returns the pair's first value and, when the pair after it has b
+// too (it continues a run of b's pairs), that pair's mark (more true).
+func (p *Pairs) RunAt(m Mark, b int32) (a int32, next Mark, more bool) {
+	k, pos := int(m>>16), int(m&0xffff)
+	d := p.s.block(k)
+	if pos >= len(d) {
+		return 0, 0, false // not a mark of this list's
+	}
+	var da int64
+	if c := d[pos]; c < 0x80 { // the difference from the last pair's b
+		pos++
+	} else {
+		_, pos = varintAt(d, pos)
+	}
+	if pos >= len(d) {
+		return 0, 0, false
+	}
+	if c := d[pos]; c < 0x80 {
+		da, pos = int64(c>>1)^-int64(c&1), pos+1
+	} else {
+		da, pos = varintAt(d, pos)
+	}
+	a = int32(int64(b) - da)
+	if pos >= len(d) {
+		// A pair does not straddle blocks: the next one, if any, starts
+		// the next block.
+		if k++; k >= markBlocks || k > len(p.s.full) {
+			return a, 0, false
+		}
+		d, pos = p.s.block(k), 0
+		if len(d) == 0 {
+			return a, 0, false
+		}
+	}
+	if d[pos] != 0 { // b changes (a zero difference is the byte 0)
+		return a, 0, false
+	}
+	return a, Mark(k<<16 | pos), true
 }
 
 // Len returns the number of pairs.

@@ -3,6 +3,7 @@ package packed
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -304,4 +305,59 @@ func BenchmarkInt32sAt(b *testing.B) {
 		}
 		_ = sum
 	})
+}
+
+// RunAt walks a run of pairs sharing their second value from the mark
+// AppendMarked gave its first pair, and stops where the second value
+// changes or the list ends, across blocks and with values near and far.
+func TestPairsRunAt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var p Pairs
+	type run struct {
+		b     int32
+		as    []int32
+		first Mark
+	}
+	var runs []run
+	b := int32(10)
+	for range 20_000 {
+		b += int32(rng.IntN(3)) // the same b twice in a row: two runs, read as one
+		if rng.IntN(50) == 0 {
+			b += 1 << 20
+		}
+		r := run{b: b}
+		for k := range 1 + rng.IntN(5) {
+			a := b - 1 - int32(rng.IntN(100))
+			if rng.IntN(30) == 0 {
+				a = b - int32(rng.IntN(1<<30))
+			}
+			m, ok := p.AppendMarked(a, b)
+			if !ok {
+				t.Fatal("no mark")
+			}
+			if k == 0 {
+				r.first = m
+			}
+			r.as = append(r.as, a)
+		}
+		if n := len(runs); n > 0 && runs[n-1].b == b {
+			runs[n-1].as = append(runs[n-1].as, r.as...)
+			continue
+		}
+		runs = append(runs, r)
+	}
+	if len(p.s.full) < 2 {
+		t.Fatalf("%d blocks: the runs should cross some", len(p.s.full)+1)
+	}
+	for i, r := range runs {
+		var got []int32
+		for m, more := r.first, true; more; {
+			var a int32
+			a, m, more = p.RunAt(m, r.b)
+			got = append(got, a)
+		}
+		if !slices.Equal(got, r.as) {
+			t.Fatalf("run %d of %d: %v, want %v", i, r.b, got, r.as)
+		}
+	}
 }
