@@ -78,7 +78,7 @@ $(COLLECTOR_DIR)/libptrace-noop.so: $(COLLECTOR_SRC)/noop_tool.c $(OMPT_INC)/omp
 EXAMPLES_DIR := build/examples
 EXAMPLES_CFLAGS ?= -O2 -g
 EXAMPLES_WARN := -std=c11 -Wall -Wextra -Werror -fopenmp
-EXAMPLES := imbalance cholesky fib untied_chain untied_fib untied_sort
+EXAMPLES := imbalance cholesky fib untied_chain untied_fib untied_sort deps_threads
 EXAMPLES_MPI := halo_mpi
 
 examples: $(addprefix $(EXAMPLES_DIR)/,$(EXAMPLES) $(EXAMPLES_MPI))

@@ -22,11 +22,16 @@ import (
 // the addresses left unmarked, whose states stay to the end.
 // The work is a pass over the events and a table of the distinct
 // addresses (12 bytes a slot), dropped before the simulation begins.
-func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint64, stay int64) {
+// bases gives each thread's first entry in that numbering: the model
+// counts a thread's entries from it (Model.depAt), so that a thread's
+// entry finds its own mark, not another thread's.
+func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint64, stay int64, bases []int64) {
 	u := newUseTable(entries / 4)
 	var total int64
+	bases = make([]int64, p.NumThreads())
 	for th := range p.NumThreads() {
 		base := total
+		bases[th] = base
 		sc := scans.Get(p, th, nil)
 		for sc.Next() {
 			if sc.Event().Kind != trace.TaskDeps {
@@ -35,7 +40,7 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint6
 			deps := sc.Deps()
 			if total+int64(len(deps)) >= 1<<31-1 {
 				scans.Put(sc)
-				return nil, 0 // beyond an int32 index: the states stay
+				return nil, 0, nil // beyond an int32 index: the states stay
 			}
 			for k := range deps {
 				u.use(deps[k].Addr, int32(total)+int32(k), int32(base))
@@ -45,11 +50,11 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint6
 		err := sc.Err()
 		scans.Put(sc)
 		if err != nil {
-			return nil, 0
+			return nil, 0, nil
 		}
 	}
 	if total == 0 {
-		return nil, 0
+		return nil, 0, nil
 	}
 	last = make([]uint64, (total+63)/64)
 	for _, v := range u.vals {
@@ -60,7 +65,7 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint6
 			stay++
 		}
 	}
-	return last, stay
+	return last, stay, bases
 }
 
 // useTable maps addresses to their last entry (+1; 0: an empty slot; −1:

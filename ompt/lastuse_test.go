@@ -30,7 +30,10 @@ func TestLastUses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	last, stay := lastUses(p, nil, 7)
+	last, stay, bases := lastUses(p, nil, 7)
+	if !slices.Equal(bases, []int64{0, 4}) {
+		t.Errorf("threads' first entries %v, want [0 4]", bases)
+	}
 	if stay != 1 {
 		t.Errorf("%d addresses stay, want 1 (c)", stay)
 	}

@@ -29,8 +29,8 @@ type Model struct {
 	hasDeps  bool    // the process has task_dependences events (census)
 	skip     []int64 // per thread: index of the last event consumed by lookahead
 	// depAt is per thread the index, among the process's dependence
-	// entries (lastUses), of its next task_dependences event's first
-	// entry.
+	// entries (lastUses: thread 0's, then thread 1's, …), of its next
+	// task_dependences event's first entry.
 	depAt  []int64
 	noWait bool // the trace has no sync_wait events: use sync_begin/end
 	preds  []int32
@@ -115,8 +115,11 @@ func (m *Model) Prepare(s *sim.Sim) error {
 	// simulation's tables grow.
 	last, stay := []uint64(nil), int64(-1)
 	if cs.Kinds[trace.TaskDeps] > 0 {
-		if last, stay = lastUses(p, s.Scans, cs.DepEntries); last == nil {
+		var bases []int64
+		if last, stay, bases = lastUses(p, s.Scans, cs.DepEntries); last == nil {
 			stay = -1
+		} else {
+			copy(m.depAt, bases) // each thread's entries from its own first
 		}
 	}
 	m.base = make([]int32, nth)

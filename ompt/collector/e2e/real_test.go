@@ -188,6 +188,22 @@ func TestUntiedFib(t *testing.T) {
 	constructsAt(t, r, filepath.Join(h.root, "examples", "untied_fib.c"), "#pragma omp task", 2)
 }
 
+// Tasks with dependences made on every thread: even threads name blocks
+// of their own once each, odd threads chain tasks on one block. Exactly
+// the chains' links are edges: an address's state dropped at another
+// thread's last entry (the tracker's last-use marks numbered per thread)
+// once made the odd threads' chains edgeless.
+func TestDepsOnThreads(t *testing.T) {
+	h := setup(t)
+	dir, out := h.mustRecord(t, nil, h.example("deps_threads"), "400")
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	tasks, edges := printed(t, out, "tasks="), printed(t, out, "edges=")
+	if r.Tasks == nil || r.Tasks.Count != tasks || r.Graph == nil || r.Graph.Edges != edges || edges == 0 {
+		t.Fatalf("tasks %+v graph %+v, want %d tasks and %d edges", r.Tasks, r.Graph, tasks, edges)
+	}
+}
+
 // BOTS-like untied sort: nested taskwaits, tasks resumed on other threads.
 func TestUntiedSort(t *testing.T) {
 	h := setup(t)
