@@ -143,14 +143,15 @@ func TestPeakHeapBound(t *testing.T) {
 			}
 		}
 		// load and simulate decode everything (clock synchronization works
-		// on the times the match kept), and so does the simulation's pass
-		// that finds the dependences' last entries before it (ompt
-		// lastUses: every process here has some); the match reads the
+		// on the times the match kept), and the simulation's pass that
+		// finds the dependences' last entries before it (ompt lastUses:
+		// every process here has some) the chunks holding
+		// task_dependences events, some of them; the match reads the
 		// load's log of communication events, in memory and streaming
 		// (stencil's remote dependences are a small part of its events):
-		// three decodes.
-		if decoded != 3*res.Events {
-			t.Errorf("%s: the analysis decoded %d events, %.2f× the trace's %d, want 3×", c.name, decoded, float64(decoded)/float64(res.Events), res.Events)
+		// more than two decodes, less than three.
+		if decoded <= 2*res.Events || decoded >= 3*res.Events {
+			t.Errorf("%s: the analysis decoded %d events, %.2f× the trace's %d, want between 2× and 3×", c.name, decoded, float64(decoded)/float64(res.Events), res.Events)
 		}
 	}
 }

@@ -20,7 +20,9 @@ import (
 // entry comes last is its to know. nil when there is nothing to mark or a
 // thread's events cannot be read (the simulation reports that); stay is
 // the addresses left unmarked, whose states stay to the end.
-// The work is a pass over the events and a table of the distinct
+// The work is a pass over the chunks holding task_dependences events
+// (trace.Process.EachDeps: a lean task trace's chunks of task starts and
+// ends, half of them, are not decoded) and a table of the distinct
 // addresses (12 bytes a slot), dropped before the simulation begins.
 // bases gives each thread's first entry in that numbering: the model
 // counts a thread's entries from it (Model.depAt), so that a thread's
@@ -32,24 +34,18 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint6
 	for th := range p.NumThreads() {
 		base := total
 		bases[th] = base
-		sc := scans.Get(p, th, nil)
-		for sc.Next() {
-			if sc.Event().Kind != trace.TaskDeps {
-				continue
-			}
-			deps := sc.Deps()
-			if total+int64(len(deps)) >= 1<<31-1 {
-				scans.Put(sc)
-				return nil, 0, nil // beyond an int32 index: the states stay
+		over := false
+		err := p.EachDeps(th, scans, func(deps []trace.Dep) {
+			if over || total+int64(len(deps)) >= 1<<31-1 {
+				over = true // beyond an int32 index: the states stay
+				return
 			}
 			for k := range deps {
 				u.use(deps[k].Addr, int32(total)+int32(k), int32(base))
 			}
 			total += int64(len(deps))
-		}
-		err := sc.Err()
-		scans.Put(sc)
-		if err != nil {
+		})
+		if over || err != nil {
 			return nil, 0, nil
 		}
 	}

@@ -79,6 +79,7 @@ type storedChunk struct {
 	size    int32  // payload bytes
 	off     int64  // file offset of the frame
 	crc     uint32 // the frame's checksum at load: a re-read must find the same frame
+	deps    bool   // it holds a task_dependences event (EachDeps)
 }
 
 // EventRef names one event of a process with its recorded time.
@@ -443,6 +444,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		return nil
 	}
 	cs := &p.Census
+	hasDeps := false
 	p.payload += int64(size)
 	for i := range c.Events {
 		e := &c.Events[i]
@@ -468,6 +470,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 			cs.noteID(e.Args[1])
 		case TaskDeps:
 			cs.DepEntries += e.Args[1]
+			hasDeps = true
 		case MPIExit:
 			noteCall(&cs.exits, int32(c.Thread), te.N+int64(i), e, false)
 		case MPIEnter:
@@ -480,7 +483,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 		te.First = c.Events[0].Time
 	}
 	te.Last = last
-	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), size: size, off: frameOff, crc: crc})
+	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), size: size, off: frameOff, crc: crc, deps: hasDeps})
 	te.N += int64(len(c.Events))
 	p.Decoded += int64(len(c.Events))
 	return nil
@@ -1267,6 +1270,37 @@ func (p *Process) Decode(th int, tb *Timebase) ([]Event, []Dep) {
 		}
 	}
 	return evs, deps
+}
+
+// EachDeps calls fn with the dependence list of every task_dependences
+// event of thread th, in order, decoding only the chunks that hold one
+// (the load marked them): a task trace's other chunks, its tasks' starts
+// and ends on every thread, are not read. Its buffers are a scan's of sp
+// (nil: its own). It returns the first error of a chunk read again from
+// its file (a streaming process's file changed).
+func (p *Process) EachDeps(th int, sp *Scans, fn func(deps []Dep)) error {
+	if th >= len(p.Events) {
+		return nil
+	}
+	s := sp.Get(p, th, nil)
+	c := Chunk{Events: s.win[:0], Deps: s.dep[:0]}
+	var err error
+	for k := range p.Events[th].chunks {
+		if !p.Events[th].chunks[k].deps {
+			continue
+		}
+		if err = p.decodeStored(th, k, &c, &s.sc); err != nil {
+			break
+		}
+		for i := range c.Events {
+			if e := &c.Events[i]; e.Kind == TaskDeps {
+				fn(e.Deps(c.Deps))
+			}
+		}
+	}
+	s.win, s.dep = c.Events[:0], c.Deps[:0] // grown, for the scan's next use
+	sp.Put(s)
+	return err
 }
 
 // ReleaseEvents drops the process's events (its chunks and their arena)
