@@ -664,6 +664,15 @@ func (c *hcol) push(pool *lists.Pool, i int32, v int32) {
 	}
 }
 
+// fits reports whether push(i, v) would hold v in list i's head, no cell.
+func (c *hcol) fits(i, v int32) bool {
+	h := lists.Short(0)
+	if d := c.dense[i>>colPageBits]; d != nil {
+		h = d[i&(colPageLen-1)]
+	}
+	return h.Grow(i, v)
+}
+
 // keepFree is how many emptied pages a column keeps for reuse; more go to
 // the collector.
 const keepFree = 4

@@ -193,7 +193,7 @@ func (s *Sim) AddEdges(preds []Task, succ Task) {
 		}
 		return
 	}
-	first, mark, all := NoTask, packed.Mark(0), true
+	first, mark, all, runs := NoTask, packed.Mark(0), true, true
 	ts := s.Tasks
 	for _, p := range preds {
 		if !s.valid(p) || p == succ {
@@ -201,12 +201,19 @@ func (s *Sim) AddEdges(preds []Task, succ Task) {
 		}
 		m, ok := s.record(p, succ)
 		all = all && ok
-		if first == NoTask && ts[p].State < Completed {
-			first, mark = p, m
+		if ts[p].State < Completed {
+			if first == NoTask {
+				first, mark = p, m
+			}
+			runs = runs && s.cols.succ.fits(p, succ)
 		}
 	}
 	switch {
-	case !all: // DepEdges too long to mark: per edge
+	case !all || runs:
+		// DepEdges too long to mark, or every unfinished predecessor's
+		// list takes succ into its run (tasks made one after another,
+		// a stencil's): per edge, which then costs no cell, and no pass
+		// over the pairs when a predecessor completes.
 		for _, p := range preds {
 			if s.valid(p) && p != succ {
 				s.link(p, succ)
