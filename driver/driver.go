@@ -577,8 +577,11 @@ func (r *run) waitStates() error {
 	if err := agree(r.c, failure); err != nil {
 		return err
 	}
-	rows, causes, delays, err := a.Analyze(r.c, r.plan, r.edges, r.first, r.last)
+	// The analysis holds the matching from here, and lets it go once it
+	// has found what the delay costs' tasks need of it, before the
+	// phase's peak.
 	r.matching = nil
+	rows, causes, delays, err := a.Analyze(r.c, r.plan, r.edges, r.first, r.last)
 	if err != nil {
 		return agreed(err)
 	}

@@ -318,12 +318,12 @@ func (a *Analysis) siteName(i int, st int32) string {
 		return ""
 	}
 	x := a.procs[i].sites[st]
-	return trace.CallSiteName(&a.m.Procs[i].Tables, x.fn, x.loc)
+	return trace.CallSiteName(&a.tp[i].Tables, x.fn, x.loc)
 }
 
 // labelName names a parallel region's location: "func (file:line:col)".
 func (a *Analysis) labelName(i int, loc int64) string {
-	t := &a.m.Procs[i].Tables
+	t := &a.tp[i].Tables
 	if loc <= -2 {
 		return t.String(-2 - loc) // a user region (callRecorder.label)
 	}

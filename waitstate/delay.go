@@ -84,28 +84,28 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 	if err := d.taskCounts(); err != nil {
 		return nil, err
 	}
-	for cursor := [2]int{}; ; {
-		bufs, more := d.records(lr, &cursor)
-		recv, err := c.Alltoallv(bufs)
-		if err != nil {
-			return nil, err
-		}
-		if err := comm.Agree(c, d.tasks(recv)); err != nil {
-			return nil, err
-		}
-		m := int64(0)
-		if more {
-			m = 1
-		}
-		left, err := c.AllreduceInt64(comm.Max, []int64{m})
-		if err != nil {
-			return nil, err
-		}
-		if left[0] == 0 {
-			break
-		}
+	// Two passes over the charged waits. The first tells each wait's
+	// cause where its task is (the point waited for and the interval),
+	// which needs what finds nodes, calls and points; those go before the
+	// second, which sends the waiters' time maps, and the tasks are made
+	// of them: the matching and the finders are not held beside the
+	// tasks' delays and the time maps' rounds, the phase's peak.
+	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, d.taskHeads); err != nil {
+		return nil, err
 	}
+	clear(lr)
 	d.dropFinders()
+	d.sortTasks()
+	for i := range d.procs {
+		// About a call path a task and a quarter more (1.1 on a pure-MPI
+		// code): grown past that, by a quarter. Made once the finders are
+		// gone.
+		p := &d.procs[i]
+		p.cps = make([]cpAmount, 0, len(p.tasks)+len(p.tasks)/4)
+	}
+	if err := d.rounds(d.records, d.tasks); err != nil {
+		return nil, err
+	}
 	if err := d.replay(); err != nil {
 		return nil, err
 	}
@@ -325,29 +325,54 @@ type cpWide struct {
 }
 
 // task is a wait charged to the process that caused it, at that process's
-// synchronization point pos (−1: not found).
+// synchronization point pos (−1: not found), in 28 bytes. A process's
+// tasks are in the order of their waits (waiter, wsync: sortTasks).
 type task struct {
 	den    uint32 // D + W (wideNS: in the process's wideDen, by task)
 	pos    int32
 	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
-	// The call paths' delays are cps[cpOff:] of its process, up to the
-	// next task's cpOff (cpsOf): 28 bytes a task.
+	// The call paths' delays are cps[cpOff:cpOff+ncp] of its process
+	// (cpsOf): the records that make them come in any order. ncp is
+	// wideCount for a count kept in the process's wideN.
 	cpOff int32
+	ncp   uint16
 	pat   Pattern
-	ready bool // its wait's costs have come (ready)
-	done  bool
+	flags uint8 // taskMade, taskReady, taskDone
+}
+
+const (
+	taskMade  = 1 << iota // its record came (tasks)
+	taskReady             // its wait's costs have come (ready)
+	taskDone
+)
+
+// wideCount marks a task's count of call paths kept in wideN.
+const wideCount = math.MaxUint16
+
+// setCount sets the number of call paths of task j's delay to n.
+func (p *delayProc) setCount(j int32, n int) {
+	if n < wideCount {
+		p.tasks[j].ncp = uint16(n)
+		return
+	}
+	p.tasks[j].ncp = wideCount
+	if p.wideN == nil {
+		p.wideN = wideAside{}
+	}
+	p.wideN[j] = int64(n)
 }
 
 // cpsOf returns the range of the call paths' delays of process p's task
 // j in p.cps.
 func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
-	hi = int32(len(p.cps))
-	if int(j)+1 < len(p.tasks) {
-		hi = p.tasks[j+1].cpOff
+	t := &p.tasks[j]
+	n := int32(t.ncp)
+	if t.ncp == wideCount {
+		n = int32(p.wideN[j])
 	}
-	return p.tasks[j].cpOff, hi
+	return t.cpOff, t.cpOff + n
 }
 
 // amount returns the delay of p.cps[k].
@@ -411,13 +436,12 @@ type delayProc struct {
 	cps      []cpAmount
 	wideCP   wideAside // the delays of cps too wide for 32 bits
 	wideDen  wideAside // the D + W of tasks too wide for 32 bits
+	wideN    wideAside // the counts of call paths of tasks from wideCount on
 	refs     []cpRef   // the call paths of cps
 	refAt    map[cpRef]int32
-	slotRef  []int32  // per time map slot, the index of its last call path
-	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
-	waitKey  []uint64 // their (waiter, wsync), packed: deliver's search
-	order    []int32  // task indices by pos, latest first
-	hi       int      // order[:hi] are done
+	slotRef  []int32 // per time map slot, the index of its last call path
+	order    []int32 // task indices by pos, latest first
+	hi       int     // order[:hi] are done
 	// The call paths by slot, one per distinct key (a hash of the name:
 	// the call paths' identity across processes), so that a time map
 	// is a dense array (tmap); a site's and a code's slot, and per
@@ -491,9 +515,9 @@ const (
 )
 
 func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
-	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.m.Procs)), local: map[int]int{},
+	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.tp)), local: map[int]int{},
 		notes: make([][]byte, c.Size()), outgoing: make([][]byte, c.Size())}
-	for i, p := range a.m.Procs {
+	for i, p := range a.tp {
 		d.local[p.Header.Rank] = i
 		d.procs[i].rows = map[rowKey]int32{}
 		d.procs[i].keySlot = map[uint64]int32{}
@@ -691,37 +715,51 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		call int32
 	}
 	roots := map[rootKey]int{} // a broadcast root's point, by call
-	// A point per notification at most: made room for at once.
-	count := make([]int, len(d.procs))
-	for _, buf := range recv {
-		for ; len(buf) >= noteSize; buf = buf[noteSize:] {
-			if i, ok := d.local[int(le.Uint32(buf))]; ok {
-				count[i]++
+	// Each process's notifications, in the order they came (their
+	// buffer and index there), so that the processes' points grow to
+	// their size one process at a time: grown all at once, every
+	// process's own points were held twice at once (40 MiB on the
+	// 64-process pure-MPI trace, which the collector counted live).
+	type noteAt struct{ q, k int32 }
+	start := make([]int, len(d.procs)+1)
+	for q, buf := range recv {
+		if len(buf)%noteSize != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
+		}
+		for ; len(buf) > 0; buf = buf[noteSize:] {
+			i, ok := d.local[int(le.Uint32(buf))]
+			if !ok {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, le.Uint32(buf))
 			}
+			start[i+1]++
+		}
+	}
+	for i := range d.procs {
+		start[i+1] += start[i]
+	}
+	at := make([]noteAt, start[len(d.procs)])
+	next := slices.Clone(start)
+	for q, buf := range recv {
+		for k := int32(0); len(buf) > 0; k, buf = k+1, buf[noteSize:] {
+			i := d.local[int(le.Uint32(buf))]
+			at[next[i]] = noteAt{int32(q), k}
+			next[i]++
 		}
 	}
 	own := make([]int, len(d.procs)) // each process's own points come first
 	for i := range d.procs {
 		p := &d.procs[i]
 		own[i] = len(p.syncs)
-		p.syncs = append(make([]syncPt, 0, len(p.syncs)+count[i]), p.syncs...)
-	}
-	for q, buf := range recv {
-		if len(buf)%noteSize != 0 {
-			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
-		}
-		for ; len(buf) > 0; buf = buf[noteSize:] {
-			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
+		p.syncs = append(make([]syncPt, 0, len(p.syncs)+start[i+1]-start[i]), p.syncs...)
+		for _, x := range at[start[i]:start[i+1]] {
+			buf := recv[x.q][int(x.k)*noteSize:]
+			th, ev := int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
 			kind, from, t := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int64(le.Uint64(buf[24:]))
-			i, ok := d.local[proc]
-			if !ok {
-				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, proc)
-			}
 			k, sth, sev, _, ok := d.resolve(i, kind, th, ev)
 			if !ok {
 				continue
 			}
-			cs, p := &d.a.procs[i], &d.procs[i]
+			cs := &d.a.procs[i]
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
@@ -813,7 +851,7 @@ func (d *delays) with(i int, s *syncPt, r int32) bool {
 	case s.with == -1:
 		return true
 	case s.set() >= 0:
-		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set()))
+		cm, ok := d.a.tp[i].Tables.CommByIndex(int64(s.set()))
 		return ok && cm.Contains(int(r))
 	}
 	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set()], r)
@@ -856,7 +894,7 @@ func (d *delays) siteSlot(i int, st int32) int32 {
 	if p.siteSlot == nil {
 		cs := &d.a.procs[i]
 		p.siteSlot = make([]int32, len(cs.sites))
-		t := &d.a.m.Procs[i].Tables
+		t := &d.a.tp[i].Tables
 		for s, x := range cs.sites {
 			h := fnv.New64a()
 			h.Write([]byte{'m', 0})
@@ -1015,41 +1053,75 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	return waits
 }
 
-// A task record (step 2): the cause's process, thread and event (a node:
-// see resolve), the kind of node, the wait, the waiter's world rank and
-// synchronization point, the pattern, the number of time map entries;
-// then the entries (key, ns).
-const recHead = 4 + 4 + 8 + 4 + 8 + 4 + 4 + 4 + 4
+// A wait's head (the first pass of the records): the cause's process,
+// thread and event (a node: see resolve), the kind of node, the waiter's
+// world rank and synchronization point, the pattern.
+const headSize = 4 + 4 + 8 + 4 + 4 + 4 + 4
 
-// recRound bounds the bytes of wait records a rank sends in one round of
-// records (as lateReceivers' rounds).
+// A wait's record (the second pass): the cause's process, the waiter's
+// world rank and synchronization point (the task's key), the wait, the
+// number of time map entries; then the entries (key, ns).
+const recHead = 4 + 4 + 4 + 8 + 4
+
+// recRound bounds the bytes of wait heads or records a rank sends in one
+// round (as lateReceivers' rounds).
 const recRound = 1 << 20
 
-// records makes the next round of wait records of this rank's processes
-// (from cursor on, about recRound bytes): every wait charged to a cause
-// with the waiter's time map of its interval, for the rank of its cause.
-// more reports whether waits are left for another round.
-//
-// The buffers are the same each round: the records of the last are done
-// with once every rank has made their tasks (costs agrees on that first).
-func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
-	a, m := d.a, d.a.m
-	le := binary.LittleEndian
+// rounds exchanges what next makes, a round at a time from a cursor,
+// and applies what every round brings, until no rank has more to send.
+// The buffers may be the same each round (roundBufs): those of the last
+// are done with once every rank has applied them (agreed first).
+func (d *delays) rounds(next func(cursor *[2]int) ([][]byte, bool), apply func([][]byte) error) error {
+	for cursor := [2]int{}; ; {
+		bufs, more := next(&cursor)
+		recv, err := d.c.Alltoallv(bufs)
+		if err != nil {
+			return err
+		}
+		if err := comm.Agree(d.c, apply(recv)); err != nil {
+			return err
+		}
+		m := int64(0)
+		if more {
+			m = 1
+		}
+		left, err := d.c.AllreduceInt64(comm.Max, []int64{m})
+		if err != nil {
+			return err
+		}
+		if left[0] == 0 {
+			return nil
+		}
+	}
+}
+
+// roundBufs returns the rank's round buffers, emptied.
+func (d *delays) roundBufs() [][]byte {
 	if d.recBufs == nil {
 		d.recBufs = make([][]byte, d.c.Size())
 	}
-	bufs = d.recBufs
-	for q := range bufs {
-		bufs[q] = bufs[q][:0]
+	for q := range d.recBufs {
+		d.recBufs[q] = d.recBufs[q][:0]
 	}
+	return d.recBufs
+}
+
+// heads makes the next round of wait heads of this rank's processes
+// (from cursor on, about recRound bytes): every wait charged to a cause,
+// naming the node of the cause's it waited for, for the rank of its
+// cause. more reports whether waits are left for another round.
+func (d *delays) heads(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
+	a, m := d.a, d.a.m
+	le := binary.LittleEndian
+	bufs = d.roundBufs()
 	size := 0
 	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
 		if cursor[0] > 0 {
-			lr[cursor[0]-1] = nil // the process's records are made
+			lr[cursor[0]-1] = nil // the process's heads are made
 		}
 		i := cursor[0]
 		p := &d.procs[i]
-		me := int32(m.Procs[i].Header.Rank)
+		me := int32(a.tp[i].Header.Rank)
 		for ; cursor[1] < len(p.syncs); cursor[1]++ {
 			if size >= recRound {
 				return bufs, true
@@ -1080,6 +1152,41 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 					kind = noteColl
 				}
 			}
+			to := d.owners.Owner(int(s.cause))
+			b := le.AppendUint32(bufs[to], uint32(s.cause))
+			b = le.AppendUint32(b, uint32(th))
+			b = le.AppendUint64(b, uint64(ev))
+			b = le.AppendUint32(b, uint32(kind))
+			b = le.AppendUint32(b, uint32(me))
+			b = le.AppendUint32(b, uint32(j))
+			bufs[to] = le.AppendUint32(b, uint32(s.pat))
+			size += headSize
+		}
+	}
+	return bufs, false
+}
+
+// records makes the next round of wait records of this rank's processes
+// (from cursor on, about recRound bytes): every wait charged to a cause
+// with the waiter's time map of its interval, for the rank of its cause.
+// more reports whether waits are left for another round.
+func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
+	le := binary.LittleEndian
+	bufs = d.roundBufs()
+	size := 0
+	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
+		i := cursor[0]
+		p := &d.procs[i]
+		me := int32(d.a.tp[i].Header.Rank)
+		for ; cursor[1] < len(p.syncs); cursor[1]++ {
+			if size >= recRound {
+				return bufs, true
+			}
+			j := cursor[1]
+			s := &p.syncs[j]
+			if !p.charged(s) {
+				continue
+			}
 			prev, _ := d.prevSync(i, int32(j), s.cause)
 			d.timeMap(i, prev, int32(j), false)
 			ents := d.ents[:0]
@@ -1092,13 +1199,9 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			d.ents = ents
 			to := d.owners.Owner(int(s.cause))
 			b := le.AppendUint32(bufs[to], uint32(s.cause))
-			b = le.AppendUint32(b, uint32(th))
-			b = le.AppendUint64(b, uint64(ev))
-			b = le.AppendUint32(b, uint32(kind))
-			b = le.AppendUint64(b, uint64(p.waitOf(s)))
 			b = le.AppendUint32(b, uint32(me))
 			b = le.AppendUint32(b, uint32(j))
-			b = le.AppendUint32(b, uint32(s.pat))
+			b = le.AppendUint64(b, uint64(p.waitOf(s)))
 			b = le.AppendUint32(b, uint32(len(ents)))
 			for _, e := range ents {
 				b = le.AppendUint64(b, e.k)
@@ -1152,10 +1255,7 @@ func (d *delays) taskCounts() error {
 		}
 	}
 	for i := range d.procs {
-		// About a call path a task and a quarter more (1.1 on a pure-MPI
-		// code): grown past that, by a quarter.
 		d.procs[i].tasks = make([]task, 0, count[i])
-		d.procs[i].cps = make([]cpAmount, 0, count[i]+count[i]/4)
 	}
 	return comm.Agree(d.c, lerr)
 }
@@ -1194,14 +1294,85 @@ func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
 		if cp.site >= 0 {
 			name = d.a.siteName(i, cp.site)
 		}
-		d.out = append(d.out, Delay{Rank: d.a.m.Procs[i].Header.Rank, Label: name, Site: d.a.siteName(i, site), Pattern: pat})
+		d.out = append(d.out, Delay{Rank: d.a.tp[i].Header.Rank, Label: name, Site: d.a.siteName(i, site), Pattern: pat})
 	}
 	return &d.out[j]
 }
 
-// tasks makes a task of every wait record of a round: its delay (the
-// cause's excess over the waiter per call path), its short-term cost and
-// the costs it passes to the waits of its interval.
+// taskHeads makes a task of every wait head of a round: where its wait
+// is charged (the cause's point and the first point of its interval).
+func (d *delays) taskHeads(recv [][]byte) error {
+	le := binary.LittleEndian
+	for q, buf := range recv {
+		if len(buf)%headSize != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", d.c.Rank(), len(buf), q)
+		}
+		for ; len(buf) > 0; buf = buf[headSize:] {
+			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
+			kind, waiter, wsync := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int32(le.Uint32(buf[24:]))
+			pat := Pattern(le.Uint32(buf[28:]))
+			if pat <= None || pat >= NumPatterns {
+				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is corrupt", d.c.Rank(), q)
+			}
+			i, ok := d.local[proc]
+			if !ok {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
+			}
+			p := &d.procs[i]
+			p.tasks = append(p.tasks, d.taskHead(i, kind, th, ev, waiter, wsync, pat))
+		}
+	}
+	return nil
+}
+
+// taskHead returns the task of a wait of world rank waiter at its point
+// wsync, charged at local process i to the node kind, th, ev names: the
+// point it waited for (−1: none found) and the first of its interval.
+func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
+	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
+	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
+	if !ok {
+		return t
+	}
+	if t.pos = d.findSync(i, call, sth, sev, coll); t.pos < 0 {
+		return t
+	}
+	prev, first := d.prevSync(i, t.pos, waiter)
+	t.lo = first
+	if prev >= 0 {
+		t.lo = prev + 1
+	}
+	if coll {
+		t.lo = d.groupLo(i, t.pos, call, prev, t.lo)
+	}
+	return t
+}
+
+// sortTasks puts every process's tasks in the order of their waits
+// (waiter, point), where the records and the replay find them by
+// bisection: they come so from one rank, so on one rank they are.
+func (d *delays) sortTasks() {
+	byWaiter := func(x, y task) int {
+		return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
+	}
+	for i := range d.procs {
+		if p := &d.procs[i]; !slices.IsSortedFunc(p.tasks, byWaiter) {
+			slices.SortFunc(p.tasks, byWaiter)
+		}
+	}
+}
+
+// taskOf returns the index of the task of the wait (waiter, wsync).
+func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
+	k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
+		return cmp.Compare(waitKey(t.waiter, t.wsync), key)
+	})
+	return int32(k), ok
+}
+
+// tasks completes the task of every wait record of a round: its delay
+// (the cause's excess over the waiter per call path), its short-term
+// cost and the costs it passes to the waits of its interval.
 func (d *delays) tasks(recv [][]byte) error {
 	le := binary.LittleEndian
 	tw := d.ents[:0]
@@ -1211,25 +1382,26 @@ func (d *delays) tasks(recv [][]byte) error {
 			if len(buf) < recHead {
 				return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", d.c.Rank(), len(buf), q)
 			}
-			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
-			kind, w := int(le.Uint32(buf[16:])), int64(le.Uint64(buf[20:]))
-			waiter, wsync := int32(le.Uint32(buf[28:])), int32(le.Uint32(buf[32:]))
-			pat, n := Pattern(le.Uint32(buf[36:])), int(le.Uint32(buf[40:]))
+			proc, waiter, wsync := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int32(le.Uint32(buf[8:]))
+			w, n := int64(le.Uint64(buf[12:])), int(le.Uint32(buf[20:]))
 			buf = buf[recHead:]
-			if pat <= None || pat >= NumPatterns || n < 0 || len(buf) < 16*n {
+			if len(buf)/16 < n {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is cut short or corrupt", d.c.Rank(), q)
 			}
 			i, ok := d.local[proc]
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
+			j, ok := d.procs[i].taskOf(waiter, wsync)
+			if !ok || d.procs[i].tasks[j].flags&taskMade != 0 {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
+			}
 			tw = tw[:0]
 			for e := range n {
 				tw = append(tw, tmEntry{le.Uint64(buf[16*e:]), int64(le.Uint64(buf[16*e+8:]))})
 			}
 			buf = buf[16*n:]
-			p := &d.procs[i]
-			p.tasks = append(p.tasks, d.task(i, int32(len(p.tasks)), kind, th, ev, w, waiter, wsync, pat, tw))
+			d.task(i, j, w, tw)
 		}
 	}
 	return nil
@@ -1253,18 +1425,18 @@ func waiterTime(tw []tmEntry, k uint64) int64 {
 	return 0
 }
 
-// task makes the task of one wait record at local process i, its task
-// j, the waiter's time map being tw.
-func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
+// task completes local process i's task j of a wait w, the waiter's
+// time map being tw.
+func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
-	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat, cpOff: int32(len(p.cps))}
-	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
-	if ok {
-		t.pos = d.findSync(i, call, sth, sev, coll)
-	}
+	t := &p.tasks[j]
+	t.flags |= taskMade
+	t.cpOff = int32(len(p.cps))
+	pat := t.pat
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
+		call := p.syncs[t.pos].call
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	residue := func(ns int64) {
@@ -1275,16 +1447,9 @@ func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, wai
 	if t.pos < 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return t
+		return
 	}
-	prev, first := d.prevSync(i, t.pos, waiter)
-	t.lo = first
-	if prev >= 0 {
-		t.lo = prev + 1
-	}
-	if coll {
-		t.lo = d.groupLo(i, t.pos, call, prev, t.lo)
-	}
+	prev, _ := d.prevSync(i, t.pos, t.waiter)
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
 	cps := d.cps[:0]
@@ -1304,12 +1469,13 @@ func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, wai
 	for _, c := range cps {
 		p.addAmount(c.d, c.ref)
 	}
+	p.setCount(j, len(cps))
 	den := D + waits
-	p.setDen(&t, j, den)
+	p.setDen(t, j, den)
 	if den <= 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return t
+		return
 	}
 	// Short-term: the wait in proportion to the delay and the waits of
 	// the interval, at most all of both for a point-to-point wait.
@@ -1331,8 +1497,7 @@ func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, wai
 	if !counted {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 	}
-	d.pass(i, &t, pat, &sp, code, site)
-	return t
+	d.pass(i, t, pat, &sp, code, site)
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
@@ -1410,12 +1575,13 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 }
 
 // dropFinders lets go of what found the nodes, calls and points the
-// records and notifications name, before the replay, which reads the
-// calls, the points and the tasks only (Analyze is the last user).
+// notifications and the wait heads name, and of the matching, before the
+// tasks are made of the records: those and the replay read the calls,
+// the points and the tasks only (Analyze is the last user).
 func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
-	a.call, a.bare = nil, nil
+	a.m, a.call, a.bare = nil, nil, nil
 	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
 	for i := range d.procs {
 		p := &d.procs[i]
@@ -1443,23 +1609,6 @@ func (d *delays) replay() error {
 	var count []int32
 	for i := range d.procs {
 		p := &d.procs[i]
-		// Tasks come in the order of their waiters' points, from each
-		// rank: on one rank (or from one) they are in waiter order, and
-		// deliver bisects them; else an index sorts them.
-		byWaiter := func(x, y task) int {
-			return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
-		}
-		if !slices.IsSortedFunc(p.tasks, byWaiter) {
-			p.byWaiter = make([]int32, len(p.tasks))
-			for j := range p.tasks {
-				p.byWaiter[j] = int32(j)
-			}
-			slices.SortFunc(p.byWaiter, func(x, y int32) int { return byWaiter(p.tasks[x], p.tasks[y]) })
-			p.waitKey = make([]uint64, len(p.tasks))
-			for k, j := range p.byWaiter {
-				p.waitKey[k] = waitKey(p.tasks[j].waiter, p.tasks[j].wsync)
-			}
-		}
 		// By point, latest first, in task order among equals: a
 		// counting sort (a point is −1 … len(syncs)−1).
 		n := len(p.syncs) + 1
@@ -1555,28 +1704,15 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	p := &d.procs[i]
-	var j int32
-	if p.byWaiter == nil {
-		// The tasks are in waiter order themselves.
-		k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
-			return cmp.Compare(waitKey(t.waiter, t.wsync), key)
-		})
-		if !ok {
-			return false
-		}
-		j = int32(k)
-	} else {
-		k, ok := slices.BinarySearch(p.waitKey, waitKey(waiter, wsync))
-		if !ok {
-			return false
-		}
-		j = p.byWaiter[k]
-	}
-	t := &p.tasks[j]
-	if t.ready {
+	j, ok := p.taskOf(waiter, wsync)
+	if !ok {
 		return false
 	}
-	t.ready = true
+	t := &p.tasks[j]
+	if t.flags&taskReady != 0 {
+		return false
+	}
+	t.flags |= taskReady
 	d.queue = append(d.queue, ready{int32(i), j, in})
 	return true
 }
@@ -1595,13 +1731,13 @@ func (d *delays) finalize(i int, q int32) {
 	if !p.charged(s) {
 		return
 	}
-	me := int32(d.a.m.Procs[i].Header.Rank)
+	me := int32(d.a.tp[i].Header.Rank)
 	var in [NumPatterns]int64
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
 	if j, ok := d.local[int(s.cause)]; ok {
-		if !d.deliver(int(d.a.m.Procs[j].Header.Rank), me, q, in) && d.lerr == nil {
+		if !d.deliver(int(d.a.tp[j].Header.Rank), me, q, in) && d.lerr == nil {
 			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), s.cause, me)
 		}
 		return
@@ -1622,7 +1758,7 @@ func (d *delays) finalize(i int, q int32) {
 // waits no task left to do can still pass costs to.
 func (d *delays) advance(i int) {
 	p := &d.procs[i]
-	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].done {
+	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].flags&taskDone != 0 {
 		p.hi++
 	}
 	bound := int32(0)
@@ -1643,7 +1779,7 @@ func (d *delays) drain() {
 		i := int(x.proc)
 		p := &d.procs[i]
 		d.longTerm(i, x.task, &x.in)
-		p.tasks[x.task].done = true
+		p.tasks[x.task].flags |= taskDone
 		d.advance(i)
 	}
 }
@@ -1718,11 +1854,11 @@ func (d *delays) group(i int, pos, call int32) group {
 		return group{prev: math.MaxInt32}
 	}
 	ci := p.colls[j].comm
-	cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(ci))
+	cm, ok := d.a.tp[i].Tables.CommByIndex(int64(ci))
 	if !ok {
 		return group{prev: math.MaxInt32}
 	}
-	me := int32(d.a.m.Procs[i].Header.Rank)
+	me := int32(d.a.tp[i].Header.Rank)
 	member := func(r int32) bool { return r != me && cm.Contains(int(r)) }
 	left := cm.Size()
 	if cm.Contains(int(me)) {
@@ -1746,7 +1882,7 @@ func (d *delays) group(i int, pos, call int32) group {
 		case s.set() == -1 || s.set() == ci:
 			left = 0 // every member
 		case s.set() >= 0:
-			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set())); ok {
+			if c2, ok := d.a.tp[i].Tables.CommByIndex(int64(s.set())); ok {
 				for k := range min(c2.Size(), trace.MaxRanks) {
 					meet(int32(c2.Member(k)))
 				}

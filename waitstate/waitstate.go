@@ -201,7 +201,11 @@ func (c *calls) add(t int64, st site, label int64, prev int32) int32 {
 // Analysis holds what the Recorders of this rank's processes found, for
 // Analyze.
 type Analysis struct {
-	m *graph.Matching
+	// m is the matching until the tasks of the delay costs are made
+	// (dropFinders); tp its processes, which the calls' names need to
+	// the end.
+	m  *graph.Matching
+	tp []*trace.Process
 	// call is, per node, the index of the MPI call around it in its
 	// process's calls, −2−j for a send-like node outside any call, whose
 	// own time is bare[j], or −1. A node's time (the enter of the call
@@ -331,7 +335,7 @@ type nodeOp struct {
 
 // New prepares the analysis of m's processes.
 func New(m *graph.Matching) *Analysis {
-	a := &Analysis{m: m, call: make([]int32, m.Len()), procs: make([]calls, len(m.Procs))}
+	a := &Analysis{m: m, tp: m.Procs, call: make([]int32, m.Len()), procs: make([]calls, len(m.Procs))}
 	for v := range a.call {
 		a.call[v] = -1
 	}

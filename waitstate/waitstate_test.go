@@ -175,6 +175,37 @@ func TestSyncPointFields(t *testing.T) {
 	}
 }
 
+// A task's call paths are its own range of the process's: the records
+// that make them come in any order, so a range is where its record put
+// it, of any length, a count past 16 bits kept aside.
+func TestTaskCallPathRanges(t *testing.T) {
+	counts := []int{3, 0, wideCount - 1, wideCount, 70_000, 1}
+	var p delayProc
+	p.tasks = make([]task, len(counts))
+	// Made in reverse: the last task's call paths come first.
+	for j := len(counts) - 1; j >= 0; j-- {
+		p.tasks[j].cpOff = int32(len(p.cps))
+		for range counts[j] {
+			p.addAmount(int64(j), 0)
+		}
+		p.setCount(int32(j), counts[j])
+	}
+	for j, n := range counts {
+		lo, hi := p.cpsOf(int32(j))
+		if int(hi-lo) != n {
+			t.Errorf("task %d: %d call paths, want %d", j, hi-lo, n)
+		}
+		for k := lo; k < hi; k++ {
+			if p.amount(k) != int64(j) {
+				t.Fatalf("task %d: call path %d is task %d's", j, k, p.amount(k))
+			}
+		}
+	}
+	if len(p.wideN) != 2 {
+		t.Errorf("%d counts kept aside, want 2 (%d and 70 000)", len(p.wideN), wideCount)
+	}
+}
+
 // nodeRank numbers exactly the MPI_Send and MPI_Recv nodes, in node order,
 // across its words' boundaries.
 func TestNodeRank(t *testing.T) {
