@@ -63,7 +63,9 @@ func (r *Row) Other() int64 {
 // rank.
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
-	slices.SortFunc(a.ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
+	for _, ops := range a.ops {
+		slices.SortFunc(ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
+	}
 	// Each receive-like node gets the latest enter time of its senders
 	// (the waits) and minus the earliest exit of their calls (the delay
 	// costs' completion times: a message's sender's, a collective's first
@@ -124,11 +126,6 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	waitAll, patAll := make([]int64, most), make([]Pattern, most)
 	causeAll, causeNodeAll := make([]int32, most), make([]int32, most)
-	// The collectives' operations, read in node order here and in
-	// addSyncs, and not after.
-	ops := opCursor{ops: a.ops}
-	dl.ops = opCursor{ops: a.ops}
-	a.ops = nil
 	// The charged waits with a cause of the process (by call), and per
 	// call its index there (−1: none): addSyncs makes its points of
 	// them, then they are done with (a process's at a time, not all
@@ -146,6 +143,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		clear(pat)
 		clear(cause)
 		clear(causeNode)
+		// The collectives' operations, read in node order here and in
+		// addSyncs, and not after.
+		ops := opCursor{ops: a.ops[i]}
+		dl.ops = opCursor{ops: a.ops[i]}
+		a.ops[i] = nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -197,8 +199,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				wait[k], cause[k], causeNode[k] = w, pred, v
 			}
 		}
-		for k, lw := range lr[i] {
-			if pat[k] == None {
+		for _, lw := range lr[i].waits {
+			if k := lw.call; pat[k] == None {
 				pat[k], wait[k], cause[k], causeNode[k] = LateReceiver, lw.wait, lw.cause, -1
 			}
 		}
@@ -252,7 +254,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		for j, w := range wo {
 			woAt[w.call] = int32(j)
 		}
-		dl.addSyncs(i, vals, wo, woAt, lr[i], im[0])
+		dl.addSyncs(i, vals, wo, woAt, &lr[i], im[0])
+		dl.ops = opCursor{}
+		lr[i].keepRecvs()
 		for _, w := range wo {
 			woAt[w.call] = -1
 		}
@@ -455,8 +459,63 @@ type lrWait struct {
 	recvTh  int32
 	recvEv  int64
 	sendTh  int32
+	call    int32 // the call that waited
 	sendEv  int64
 	reqExit int64
+}
+
+// lrCalls are one process's Late Receiver waits, by call: waits (48
+// bytes each) until its synchronization points are made, then recvs,
+// the receive nodes the heads name (16 bytes each: lrRecv).
+type lrCalls struct {
+	waits []lrWait
+	recvs []lrRecv
+}
+
+// lrRecv is a Late Receiver wait's call and the receiver's node.
+type lrRecv struct {
+	call   int32
+	recvTh int32
+	recvEv int64
+}
+
+// wait returns the wait of call k (ok false: none).
+func (l *lrCalls) wait(k int32) (w *lrWait, ok bool) {
+	j, ok := slices.BinarySearchFunc(l.waits, k, func(x lrWait, k int32) int { return cmp.Compare(x.call, k) })
+	if !ok {
+		return nil, false
+	}
+	return &l.waits[j], true
+}
+
+// recv returns the receiver's node of call k's wait, after keepRecvs.
+func (l *lrCalls) recv(k int32) lrRecv {
+	j, ok := slices.BinarySearchFunc(l.recvs, k, func(x lrRecv, k int32) int { return cmp.Compare(x.call, k) })
+	if !ok {
+		return lrRecv{call: k} // none: Analyze charges a Late Receiver only of the waits
+	}
+	return l.recvs[j]
+}
+
+// sortWaits orders the waits by call, and keeps one a call: the longest,
+// of the lowest cause among those, the first to come among equals.
+func (l *lrCalls) sortWaits() {
+	slices.SortStableFunc(l.waits, func(x, y lrWait) int {
+		return cmp.Or(cmp.Compare(x.call, y.call), cmp.Compare(y.wait, x.wait), cmp.Compare(x.cause, y.cause))
+	})
+	l.waits = slices.CompactFunc(l.waits, func(x, y lrWait) bool { return x.call == y.call })
+	if cap(l.waits) > len(l.waits)+len(l.waits)/8 {
+		l.waits = slices.Clone(l.waits)
+	}
+}
+
+// keepRecvs keeps of the waits what the heads read.
+func (l *lrCalls) keepRecvs() {
+	l.recvs = make([]lrRecv, len(l.waits))
+	for j, w := range l.waits {
+		l.recvs[j] = lrRecv{w.call, w.recvTh, w.recvEv}
+	}
+	l.waits = nil
 }
 
 // LREdge is a Late Receiver's happened-before edge, for the critical
@@ -465,16 +524,17 @@ type lrWait struct {
 // mpi_send, or the mpi_request_done of an MPI_Isend in the wait that
 // completed it), its source an event of the receiver's (the mpi_recv_post
 // of the MPI_Irecv that posted the receive, or the blocking receive's
-// mpi_recv) and the time the receive began.
+// mpi_recv) and the time the receive began. 40 bytes: the fields in
+// order of size.
 type LREdge struct {
-	Thread     int32
 	Event      int64
-	Kind       trace.Kind
+	PredEvent  int64
+	PredTime   int64
+	Thread     int32
 	PredProc   int32
 	PredThread int32
-	PredEvent  int64
+	Kind       trace.Kind
 	PredKind   trace.Kind
-	PredTime   int64
 }
 
 // lrRound bounds the records a rank sends in one round of
@@ -494,9 +554,9 @@ const lrRound = 1 << 18
 // counts the longest such wait). It returns, per process, the waits by
 // call index, and the edges for the critical path at the sender, and sets
 // a.lrSources, the events they leave from, at the receiver.
-func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]map[int32]lrWait, error) {
+func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]lrCalls, error) {
 	m := a.m
-	out := make([]map[int32]lrWait, len(m.Procs))
+	out := make([]lrCalls, len(m.Procs))
 	a.lrEdges = make([][]LREdge, len(m.Procs))
 	le := binary.LittleEndian
 	// The messages whose record goes, in order: process i's edge row k.
@@ -630,13 +690,21 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	for _, l := range a.lrSources {
 		slices.SortFunc(l, sim.CompareEventRefs)
 	}
+	for i := range out {
+		out[i].sortWaits()
+		// Grown by doubling: kept at their size until the driver takes
+		// them (after Analyze).
+		if l := a.lrEdges[i]; cap(l) > len(l)+len(l)/8 {
+			a.lrEdges[i] = slices.Clone(l)
+		}
+	}
 	return out, nil
 }
 
 // lateReceived applies one round of lateReceivers' records: for each of
 // this rank's sends that waited for its receiver, the wait of the call
 // that completed it (the latest receive start inside it) and the edge.
-func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, out []map[int32]lrWait) error {
+func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, out []lrCalls) error {
 	m := a.m
 	le := binary.LittleEndian
 	for q, buf := range recv {
@@ -679,12 +747,9 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			}
 			a.lrEdges[i] = append(double(a.lrEdges[i], 1), LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
 				PredThread: sth, PredEvent: sev, PredKind: pk, PredTime: t})
-			if out[i] == nil {
-				out[i] = map[int32]lrWait{}
-			}
-			if w, ok := out[i][k]; !ok || t-b > w.wait || t-b == w.wait && from < w.cause {
-				out[i][k] = lrWait{t - b, from, rth, rev, dth, dev, reqExit}
-			}
+			// Each wait of the call: lateReceivers keeps the longest.
+			out[i].waits = append(double(out[i].waits, 1), lrWait{wait: t - b, cause: from, recvTh: rth, recvEv: rev,
+				sendTh: dth, call: k, sendEv: dev, reqExit: reqExit})
 		}
 	}
 	return nil

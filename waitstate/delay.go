@@ -70,7 +70,7 @@ import (
 // bounded size), which charges its short-term cost there, and the backward
 // replay hands the rest on (long-term costs). Rows in process order, then
 // by call path, site and pattern: the same for any number of ranks.
-func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
+func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	c := d.c
 	recv, err := c.Alltoallv(d.notes)
 	d.notes = nil
@@ -101,6 +101,7 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 		// code): grown past that, by a quarter. Made once the finders are
 		// gone.
 		p := &d.procs[i]
+		p.td = makeTaskDelays(len(p.tasks))
 		p.cps = make([]cpAmount, 0, len(p.tasks)+len(p.tasks)/4)
 	}
 	if err := d.rounds(d.records, d.tasks); err != nil {
@@ -325,21 +326,33 @@ type cpWide struct {
 }
 
 // task is a wait charged to the process that caused it, at that process's
-// synchronization point pos (−1: not found), in 28 bytes. A process's
-// tasks are in the order of their waits (waiter, wsync: sortTasks).
+// synchronization point pos (−1: not found), in 20 bytes. A process's
+// tasks are in the order of their waits (waiter, wsync: sortTasks). What
+// its record gives it, its D + W and the call paths of its delay, is in
+// columns of the process's (taskDelays), made with the records: not
+// held while the heads are (where the finders are).
 type task struct {
-	den    uint32 // D + W (wideNS: in the process's wideDen, by task)
 	pos    int32
 	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
-	// The call paths' delays are cps[cpOff:cpOff+ncp] of its process
-	// (cpsOf): the records that make them come in any order. ncp is
-	// wideCount for a count kept in the process's wideN.
-	cpOff int32
-	ncp   uint16
-	pat   Pattern
-	flags uint8 // taskMade, taskReady, taskDone
+	pat    Pattern
+	flags  uint8 // taskMade, taskReady, taskDone
+}
+
+// taskDelays are a process's tasks' D + W and call paths, by task, in 10
+// bytes: den is D + W (wideNS: in the process's wideDen); the call paths'
+// delays are cps[cpOff:cpOff+ncp] of the process (cpsOf), since the
+// records that make them come in any order; ncp is wideCount for a
+// count kept in the process's wideN.
+type taskDelays struct {
+	den   []uint32
+	cpOff []int32
+	ncp   []uint16
+}
+
+func makeTaskDelays(n int) taskDelays {
+	return taskDelays{den: make([]uint32, n), cpOff: make([]int32, n), ncp: make([]uint16, n)}
 }
 
 const (
@@ -354,10 +367,10 @@ const wideCount = math.MaxUint16
 // setCount sets the number of call paths of task j's delay to n.
 func (p *delayProc) setCount(j int32, n int) {
 	if n < wideCount {
-		p.tasks[j].ncp = uint16(n)
+		p.td.ncp[j] = uint16(n)
 		return
 	}
-	p.tasks[j].ncp = wideCount
+	p.td.ncp[j] = wideCount
 	if p.wideN == nil {
 		p.wideN = wideAside{}
 	}
@@ -367,12 +380,11 @@ func (p *delayProc) setCount(j int32, n int) {
 // cpsOf returns the range of the call paths' delays of process p's task
 // j in p.cps.
 func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
-	t := &p.tasks[j]
-	n := int32(t.ncp)
-	if t.ncp == wideCount {
+	n := int32(p.td.ncp[j])
+	if n == wideCount {
 		n = int32(p.wideN[j])
 	}
-	return t.cpOff, t.cpOff + n
+	return p.td.cpOff[j], p.td.cpOff[j] + n
 }
 
 // amount returns the delay of p.cps[k].
@@ -384,10 +396,10 @@ func (p *delayProc) addAmount(d int64, ref int32) {
 }
 
 // den returns task j's D + W.
-func (p *delayProc) den(j int32) int64 { return p.wideDen.get(j, p.tasks[j].den) }
+func (p *delayProc) den(j int32) int64 { return p.wideDen.get(j, p.td.den[j]) }
 
-// setDen sets the D + W of task t, to be p's task j.
-func (p *delayProc) setDen(t *task, j int32, den int64) { t.den = p.wideDen.put(j, den) }
+// setDen sets the D + W of task j.
+func (p *delayProc) setDen(j int32, den int64) { p.td.den[j] = p.wideDen.put(j, den) }
 
 // refIndex returns the index in p.refs of call path cp, learnt at time
 // map slot s (which learns the same call path nearly always).
@@ -433,6 +445,7 @@ type delayProc struct {
 	// their costs on (finalize).
 	finBound int32
 	tasks    []task
+	td       taskDelays
 	cps      []cpAmount
 	wideCP   wideAside // the delays of cps too wide for 32 bits
 	wideDen  wideAside // the D + W of tasks too wide for 32 bits
@@ -567,7 +580,7 @@ type waitOf struct {
 // receive-like node), waits Analyze's charged waits with a cause (by
 // call) and at, per call, its index there (−1: none), initMin the
 // earliest exit of MPI_Init over all processes.
-func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32, lr map[int32]lrWait, initMin int64) {
+func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32, lr *lrCalls, initMin int64) {
 	a, m := d.a, d.a.m
 	cs := &a.procs[i]
 	p := &d.procs[i]
@@ -663,7 +676,11 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		// The send's completion; scout's completion of it is the send's
 		// end less the receive request's end when that is later, else 0
 		// (never positive: PatternMPI_LateReceiver's bws POST_SEND).
-		k, l := w.call, lr[w.call]
+		k := w.call
+		l, ok := lr.wait(k)
+		if !ok {
+			continue // Analyze charges a Late Receiver only of lr's
+		}
 		exit := cs.exitAt(k)
 		compl := int64(0)
 		if exit <= l.reqExit {
@@ -1110,14 +1127,14 @@ func (d *delays) roundBufs() [][]byte {
 // (from cursor on, about recRound bytes): every wait charged to a cause,
 // naming the node of the cause's it waited for, for the rank of its
 // cause. more reports whether waits are left for another round.
-func (d *delays) heads(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
+func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) {
 	a, m := d.a, d.a.m
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
 	size := 0
 	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
 		if cursor[0] > 0 {
-			lr[cursor[0]-1] = nil // the process's heads are made
+			lr[cursor[0]-1] = lrCalls{} // the process's heads are made
 		}
 		i := cursor[0]
 		p := &d.procs[i]
@@ -1136,7 +1153,7 @@ func (d *delays) heads(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, mo
 			kind, th, ev := noteSend, int32(-1), int64(-1)
 			switch {
 			case s.pat == LateReceiver:
-				l := lr[i][s.call]
+				l := lr[i].recv(s.call)
 				kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
 			default:
 				// The node waited at: the point's own (a Late Sender's
@@ -1432,7 +1449,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	cs := &d.a.procs[i]
 	t := &p.tasks[j]
 	t.flags |= taskMade
-	t.cpOff = int32(len(p.cps))
+	p.td.cpOff[j] = int32(len(p.cps))
 	pat := t.pat
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
@@ -1471,7 +1488,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	}
 	p.setCount(j, len(cps))
 	den := D + waits
-	p.setDen(t, j, den)
+	p.setDen(j, den)
 	if den <= 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++

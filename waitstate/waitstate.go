@@ -93,8 +93,11 @@ type calls struct {
 	where narrow.Column[uint16]
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
 	// previous call, so a thread's calls are walked back without a column
-	// of threads. Mostly 1.
+	// of threads. Empty while every call's is the call before it (a
+	// process that calls MPI from one thread: 2 bytes a call saved); made
+	// at the first that is not, with room for room calls.
 	prevBack narrow.Column[uint16]
+	room     int
 	sites    []site
 	siteIdx  map[site]int32
 	wheres   []where
@@ -124,6 +127,9 @@ func (c *calls) labelAt(k int32) int64 { return c.wheres[c.where.At(int(k))].lab
 
 // prevAt returns the thread's call before call k, −1 for none.
 func (c *calls) prevAt(k int32) int32 {
+	if c.prevBack.Len() == 0 {
+		return k - 1
+	}
 	if b := c.prevBack.At(int(k)); b > 0 {
 		return k - int32(b)
 	}
@@ -194,6 +200,15 @@ func (c *calls) add(t int64, st site, label int64, prev int32) int32 {
 	if prev >= 0 {
 		back = int64(k) - int64(prev)
 	}
+	if c.prevBack.Len() == 0 {
+		if back == min(int64(k), 1) {
+			return k // each call's previous is the one before
+		}
+		c.prevBack.Reserve(max(c.room, int(k)+1))
+		for j := range int64(k) {
+			c.prevBack.Append(min(j, 1))
+		}
+	}
 	c.prevBack.Append(back)
 	return k
 }
@@ -214,9 +229,10 @@ type Analysis struct {
 	// predecessors, send-like too.
 	call []int32
 	bare []int64
-	// ops are the operations of the coll_end nodes, by node (sorted by
-	// Analyze): only those of coll_end are read, and they are few.
-	ops   []nodeOp
+	// ops are, per process, the operations of its coll_end nodes, by
+	// node (sorted by Analyze): only those of coll_end are read. Each
+	// process's go once its points are made (12 bytes a collective call).
+	ops   [][]nodeOp
 	procs []calls
 	// edges are the processes' matched predecessors (Analyze's), and
 	// edge, per node, its row there (−1: none), for the delay costs.
@@ -339,14 +355,7 @@ func New(m *graph.Matching) *Analysis {
 	for v := range a.call {
 		a.call[v] = -1
 	}
-	// An operation per coll_end node at most, as the load counted them:
-	// made room for at once, not grown by a quarter at a time (four times
-	// its size in copies).
-	ops := 0
-	for _, p := range m.Procs {
-		ops += int(p.Census.Kinds[trace.CollEnd])
-	}
-	a.ops = make([]nodeOp, 0, min(ops, int(m.Len())))
+	a.ops = make([][]nodeOp, len(m.Procs))
 	return a
 }
 
@@ -420,6 +429,7 @@ type callRecorder struct {
 	// until its request is done.
 	posts  map[int64]reqRef
 	isends map[int64]int32
+	ops    *[]nodeOp // the process's collective operations (Analysis.ops)
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -516,8 +526,13 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	c.enter.Reserve(n)
 	c.dur.Reserve(n)
 	c.where.Reserve(n)
-	c.prevBack.Reserve(n)
+	c.room = n
 	r.nodes = nodesByThread(m, i, T)
+	// An operation per coll_end node at most, as the load counted them:
+	// made room for at once, not grown by a quarter at a time (four times
+	// its size in copies).
+	a.ops[i] = make([]nodeOp, 0, min(int(p.Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
+	r.ops = &a.ops[i]
 	return r
 }
 
@@ -659,6 +674,6 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	}
 	// Analyze reads the operation and communicator of coll_end nodes only.
 	if e.Kind == trace.CollEnd && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
-		a.ops = append(a.ops, nodeOp{v, uint8(e.Args[0]), int32(max(-1, min(e.Args[1], math.MaxInt32)))})
+		*r.ops = append(*r.ops, nodeOp{v, uint8(e.Args[0]), int32(max(-1, min(e.Args[1], math.MaxInt32)))})
 	}
 }

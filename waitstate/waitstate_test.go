@@ -142,8 +142,11 @@ func TestSyncPointFields(t *testing.T) {
 	if n := unsafe.Sizeof(syncPt{}); n != 28 {
 		t.Errorf("a point is %d bytes, want 28", n)
 	}
-	if n := unsafe.Sizeof(task{}); n != 28 {
-		t.Errorf("a task is %d bytes, want 28", n)
+	if n := unsafe.Sizeof(task{}); n != 20 {
+		t.Errorf("a task is %d bytes, want 20", n)
+	}
+	if n := unsafe.Sizeof(LREdge{}); n != 40 {
+		t.Errorf("a Late Receiver edge is %d bytes, want 40", n)
 	}
 	var p delayProc
 	cases := []struct{ ev, w, c, wantEv int64 }{
@@ -175,6 +178,45 @@ func TestSyncPointFields(t *testing.T) {
 	}
 }
 
+// A thread's previous call: none kept while each call follows the one
+// before on its thread, exact once two threads interleave, from the
+// first call on; a distance past 16 bits kept aside.
+func TestCallsPrevious(t *testing.T) {
+	var threads []int
+	threads = append(threads, 0, 0, 0, 1, 0, 1, 1)
+	for range 70_000 {
+		threads = append(threads, 0)
+	}
+	threads = append(threads, 1)
+	c := calls{siteIdx: map[site]int32{}, whereIdx: map[whereKey]int32{}, room: 4}
+	last := map[int]int32{}
+	var want []int32
+	for k, th := range threads {
+		prev, ok := last[th]
+		if !ok {
+			prev = -1
+		}
+		want = append(want, prev)
+		last[th] = c.add(int64(k), site{}, -1, prev)
+		if k == 2 && c.prevBack.Len() != 0 {
+			t.Errorf("after 3 calls of one thread, %d distances kept, want none", c.prevBack.Len())
+		}
+	}
+	for k, w := range want {
+		if got := c.prevAt(int32(k)); got != w {
+			t.Fatalf("call %d (thread %d): previous %d, want %d", k, threads[k], got, w)
+		}
+	}
+	var one calls
+	one.siteIdx, one.whereIdx = map[site]int32{}, map[whereKey]int32{}
+	for k := range int32(5) {
+		one.add(int64(k), site{}, -1, k-1)
+	}
+	if one.prevBack.Len() != 0 || one.prevAt(0) != -1 || one.prevAt(4) != 3 {
+		t.Errorf("one thread: %d distances kept, previous of 0 and 4 %d, %d; want none, -1, 3", one.prevBack.Len(), one.prevAt(0), one.prevAt(4))
+	}
+}
+
 // A task's call paths are its own range of the process's: the records
 // that make them come in any order, so a range is where its record put
 // it, of any length, a count past 16 bits kept aside.
@@ -182,9 +224,10 @@ func TestTaskCallPathRanges(t *testing.T) {
 	counts := []int{3, 0, wideCount - 1, wideCount, 70_000, 1}
 	var p delayProc
 	p.tasks = make([]task, len(counts))
+	p.td = makeTaskDelays(len(counts))
 	// Made in reverse: the last task's call paths come first.
 	for j := len(counts) - 1; j >= 0; j-- {
-		p.tasks[j].cpOff = int32(len(p.cps))
+		p.td.cpOff[j] = int32(len(p.cps))
 		for range counts[j] {
 			p.addAmount(int64(j), 0)
 		}
