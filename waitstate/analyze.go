@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -88,7 +89,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
-	latest := func(v int32) int64 { return vals.At(v)[0] }
+	// What the per-process loop reads of them, per process (vals is not
+	// read after this).
+	nv := a.nodeVals(vals)
 	a.edges = edges
 	a.edge, a.rowNode = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges, a.rowNode)
@@ -150,37 +153,40 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		a.ops[i] = nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
+		j := 0 // in nv[i]
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 			k := a.call[v]
 			if k < 0 || m.Role[v] != graph.RoleRecv {
 				continue
 			}
 			enter := cs.enterAt(k)
+			lv, _ := nv[i].at(j, enter, cs.exitAt(k))
+			j++
 			pred, _, _ := a.pred(i, v)
 			var w int64
 			var pt Pattern
 			switch m.Kind[v] {
 			case trace.MPIRecv:
-				if t := latest(v); t != math.MinInt64 {
-					w, pt = t-enter, LateSender
+				if lv != math.MinInt64 {
+					w, pt = lv-enter, LateSender
 				}
 			case trace.CollEnd:
 				op, _ := ops.at(v)
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:
-					w, pt = latest(v)-enter, WaitBarrier
+					w, pt = lv-enter, WaitBarrier
 				case op.Class() == trace.AllToAll:
-					w, pt = latest(v)-enter, WaitNxN
+					w, pt = lv-enter, WaitNxN
 				case op.Class() == trace.OneToAll:
-					w, pt = latest(v)-enter, LateBroadcast
+					w, pt = lv-enter, LateBroadcast
 				case op.Class() == trace.AllToOne:
 					// Until the last sender entered (Scalasca 2.6's
 					// Early Reduce: "the waiting time due to the latest
 					// sending process").
-					w, pt = latest(v)-enter, EarlyReduce
+					w, pt = lv-enter, EarlyReduce
 				}
-				if latest(v) == math.MinInt64 {
+				if lv == math.MinInt64 {
 					pt = None
 				}
 			default:
@@ -254,7 +260,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		for j, w := range wo {
 			woAt[w.call] = int32(j)
 		}
-		dl.addSyncs(i, vals, wo, woAt, &lr[i], im[0])
+		dl.addSyncs(i, &nv[i], wo, woAt, &lr[i], im[0])
+		nv[i] = nodeVals{}
 		dl.ops = opCursor{}
 		lr[i].keepRecvs()
 		for _, w := range wo {
@@ -290,6 +297,78 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	allCauses, err2 := reduce.GatherRows(c, cs)
 	allDelays, err3 := reduce.GatherRows(c, delays)
 	return all, allCauses, allDelays, errors.Join(err, err2, err3)
+}
+
+// nodeVals are PropagateMax's values of one process's receive-like nodes
+// inside a call, in node order (the order Analyze's loop and addSyncs
+// read them in): the latest enter of the senders as a difference from
+// the call's enter, and minus the earliest exit as one from the call's
+// exit (wrapping: exact for any times), each none (math.MinInt64) flagged
+// by a bit. About 8 bytes a node against graph.Maxima's 16 and its bit a
+// node of every node, and each process's go once its points are made:
+// on the 64-process pure-MPI trace Maxima was 26 MiB at the loop's end.
+type nodeVals struct {
+	lat, ex narrow.Column[int32]
+	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
+}
+
+// add appends the values v of the next node, in the call of enter and
+// exit.
+func (nv *nodeVals) add(v []int64, enter, exit int64) {
+	j := nv.lat.Len()
+	if j%32 == 0 {
+		nv.none = append(nv.none, 0)
+	}
+	x, y := v[0]-enter, v[1]+exit
+	if v[0] == math.MinInt64 {
+		x = 0
+		nv.none[j/32] |= 1 << (2 * (j % 32))
+	}
+	if v[1] == math.MinInt64 {
+		y = 0
+		nv.none[j/32] |= 2 << (2 * (j % 32))
+	}
+	nv.lat.Append(x)
+	nv.ex.Append(y)
+}
+
+// at returns node j's values (add's v), in the call of enter and exit.
+func (nv *nodeVals) at(j int, enter, exit int64) (latest, negEarliest int64) {
+	latest, negEarliest = nv.lat.At(j)+enter, nv.ex.At(j)-exit
+	b := nv.none[j/32] >> (2 * (j % 32))
+	if b&1 != 0 {
+		latest = math.MinInt64
+	}
+	if b&2 != 0 {
+		negEarliest = math.MinInt64
+	}
+	return latest, negEarliest
+}
+
+// nodeVals returns, per process, vals's values of its receive-like nodes
+// inside a call, the nodes Analyze's loop reads.
+func (a *Analysis) nodeVals(vals *graph.Maxima) []nodeVals {
+	m := a.m
+	out := make([]nodeVals, len(m.Procs))
+	for i := range m.Procs {
+		nv := &out[i]
+		cs := &a.procs[i]
+		n := 0
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			if a.call[v] >= 0 && m.Role[v] == graph.RoleRecv {
+				n++
+			}
+		}
+		nv.lat.Reserve(n)
+		nv.ex.Reserve(n)
+		nv.none = make([]uint64, 0, (n+31)/32)
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			if k := a.call[v]; k >= 0 && m.Role[v] == graph.RoleRecv {
+				nv.add(vals.At(v), cs.enterAt(k), cs.exitAt(k))
+			}
+		}
+	}
+	return out
 }
 
 // Delay is the waiting one process's delay in one call path caused, in

@@ -576,11 +576,11 @@ type waitOf struct {
 // addSyncs makes local process i's own synchronization points: its waits,
 // the members of barriers and N×N collectives, MPI_Init; and notifies the
 // partners of its point-to-point waits and of broadcasts and reduces.
-// vals are PropagateMax's (latest enter, minus the earliest exit, per
-// receive-like node), waits Analyze's charged waits with a cause (by
+// vals are PropagateMax's (latest enter, minus the earliest exit) of the
+// process's receive-like nodes in a call, waits Analyze's charged waits with a cause (by
 // call) and at, per call, its index there (−1: none), initMin the
 // earliest exit of MPI_Init over all processes.
-func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32, lr *lrCalls, initMin int64) {
+func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr *lrCalls, initMin int64) {
 	a, m := d.a, d.a.m
 	cs := &a.procs[i]
 	p := &d.procs[i]
@@ -592,11 +592,14 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		d.scratch = p.syncs[:0]
 		p.syncs = slices.Clone(p.syncs)
 	}()
+	jv := 0 // in vals
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 		k := a.call[v]
 		if k < 0 || m.Role[v] != graph.RoleRecv {
 			continue
 		}
+		latest, earliest := vals.at(jv, cs.enterAt(k), cs.exitAt(k))
+		jv++
 		if m.Kind[v] == trace.CollEnd {
 			if op, cm := d.ops.at(v); op.Valid() {
 				if p.colls == nil {
@@ -606,8 +609,6 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				p.colls = append(p.colls, callComm{k, cm})
 			}
 		}
-		mv := vals.At(v)
-		latest, earliest := mv[0], mv[1]
 		if latest == math.MinInt64 {
 			continue
 		}

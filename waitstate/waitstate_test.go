@@ -217,6 +217,37 @@ func TestCallsPrevious(t *testing.T) {
 	}
 }
 
+// PropagateMax's values come back exactly from their narrow columns:
+// none (math.MinInt64) on either side, differences from the call beyond
+// 32 bits, and times at the ends of int64, where the differences wrap.
+func TestNodeVals(t *testing.T) {
+	type node struct{ v0, v1, enter, exit int64 }
+	var nodes []node
+	for k := range int64(100) {
+		nodes = append(nodes, node{1000 + k, -(2000 + k), 1500, 2500}) // the usual: a few µs apart
+	}
+	nodes = append(nodes,
+		node{math.MinInt64, -5, 1, 9},
+		node{7, math.MinInt64, 1, 9},
+		node{math.MinInt64, math.MinInt64, 1, 9},
+		node{10_000_000_000, -1, 0, 3}, // a wait of 10 s
+		node{math.MaxInt64, -math.MaxInt64, math.MinInt64 + 1, math.MaxInt64},
+		node{math.MinInt64 + 1, math.MaxInt64, math.MaxInt64, math.MinInt64 + 1},
+		node{-3, 4, -1 << 62, 1 << 62})
+	var nv nodeVals
+	for _, n := range nodes {
+		nv.add([]int64{n.v0, n.v1}, n.enter, n.exit)
+	}
+	for j, n := range nodes {
+		if l, e := nv.at(j, n.enter, n.exit); l != n.v0 || e != n.v1 {
+			t.Errorf("node %d: %d, %d; want %d, %d", j, l, e, n.v0, n.v1)
+		}
+	}
+	if w := nv.lat.Wide() + nv.ex.Wide(); w > 10 {
+		t.Errorf("%d values kept aside, want at most the 10 of the last 5 nodes", w)
+	}
+}
+
 // A task's call paths are its own range of the process's: the records
 // that make them come in any order, so a range is where its record put
 // it, of any length, a count past 16 bits kept aside.
