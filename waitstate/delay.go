@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -465,19 +466,54 @@ type delayProc struct {
 	codeSlot  map[int64]int32
 	whereSlot []int32
 	rows      map[rowKey]int32
-	// colls are the process's collective calls and their communicators,
-	// by call; groups the previous synchronization points with the
+	// colls are the process's collective calls and their communicators;
+	// groups the previous synchronization points with the
 	// members of a collective's communicator, at the collective's points
 	// groupAt (ascending; made for those that caused a wait); hint is
 	// where the last was found: a waiter's tasks come in the order of
 	// its points, so of the causes' points too.
-	colls   []callComm
+	colls   collComms
 	groupAt []int32
 	groups  []group
 	hint    int
 }
 
 type callComm struct{ call, comm int32 }
+
+// collComms are a process's collective calls, a bit a call, and each
+// one's communicator (an index in its table), in call order: 1 byte where
+// it fits (8 bytes a collective call as a list of callComm). A call that
+// holds several collectives (no MPI call does) has the first's, in node
+// order.
+type collComms struct {
+	set  bitrank.Set
+	comm narrow.Column[int8]
+}
+
+// makeCollComms returns the collComms of cs, the collective calls of a
+// process of n calls in node order (sorted here).
+func makeCollComms(cs []callComm, n int) collComms {
+	slices.SortStableFunc(cs, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
+	cs = slices.CompactFunc(cs, func(x, y callComm) bool { return x.call == y.call })
+	words := make([]uint64, (n+63)/64)
+	var c collComms
+	c.comm.Reserve(len(cs))
+	for _, x := range cs {
+		words[x.call/64] |= 1 << (x.call % 64)
+		c.comm.Append(int64(x.comm))
+	}
+	c.set = bitrank.Make(n, func(w int) uint64 { return words[w] })
+	return c
+}
+
+// of returns the communicator of collective call k (ok false: none).
+func (c *collComms) of(k int32) (int32, bool) {
+	j, ok := c.set.Rank(k)
+	if !ok {
+		return 0, false
+	}
+	return int32(c.comm.At(int(j))), true
+}
 
 // group is where the members of a collective's communicator last
 // synchronized with its root before it (scout's
@@ -510,6 +546,7 @@ type delays struct {
 	queue    []ready  // the replay's tasks to do
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
+	colls    []callComm // addSyncs's collective calls, before makeCollComms
 	outgoing [][]byte
 	lerr     error
 }
@@ -588,9 +625,12 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 	// The points grow in a buffer of the rank's, then are kept at their
 	// size (applyNotes adds the partners').
 	p.syncs = d.scratch[:0]
+	colls := d.colls[:0]
 	defer func() {
 		d.scratch = p.syncs[:0]
 		p.syncs = slices.Clone(p.syncs)
+		p.colls = makeCollComms(colls, cs.len())
+		d.colls = colls[:0]
 	}()
 	jv := 0 // in vals
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
@@ -602,11 +642,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 		jv++
 		if m.Kind[v] == trace.CollEnd {
 			if op, cm := d.ops.at(v); op.Valid() {
-				if p.colls == nil {
-					// A collective a coll_end at most, as the load counted.
-					p.colls = make([]callComm, 0, min(int(m.Procs[i].Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
-				}
-				p.colls = append(p.colls, callComm{k, cm})
+				colls = append(colls, callComm{k, cm})
 			}
 		}
 		if latest == math.MinInt64 {
@@ -810,7 +846,6 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	}
 	for i := range d.procs {
 		p := &d.procs[i]
-		slices.SortFunc(p.colls, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
 		d.sortSyncs(p.syncs, own[i])
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
@@ -1603,7 +1638,7 @@ func (d *delays) dropFinders() {
 	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
 	for i := range d.procs {
 		p := &d.procs[i]
-		p.colls, p.groupAt, p.groups = nil, nil, nil
+		p.colls, p.groupAt, p.groups = collComms{}, nil, nil
 	}
 }
 
@@ -1867,11 +1902,10 @@ func (d *delays) groupLo(i int, pos, call, prev, lo int32) int32 {
 // group's previous one, those before it that met some are intermediate.
 func (d *delays) group(i int, pos, call int32) group {
 	p := &d.procs[i]
-	j, ok := slices.BinarySearchFunc(p.colls, call, func(x callComm, c int32) int { return cmp.Compare(x.call, c) })
+	ci, ok := p.colls.of(call)
 	if !ok {
 		return group{prev: math.MaxInt32}
 	}
-	ci := p.colls[j].comm
 	cm, ok := d.a.tp[i].Tables.CommByIndex(int64(ci))
 	if !ok {
 		return group{prev: math.MaxInt32}

@@ -3,6 +3,7 @@ package waitstate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -245,6 +246,25 @@ func TestNodeVals(t *testing.T) {
 	}
 	if w := nv.lat.Wide() + nv.ex.Wide(); w > 10 {
 		t.Errorf("%d values kept aside, want at most the 10 of the last 5 nodes", w)
+	}
+}
+
+// A process's collective calls keep their communicators, in call order
+// whatever order they came in, one past int8 exactly, the first of a call
+// that holds two; other calls have none.
+func TestCollComms(t *testing.T) {
+	in := []callComm{{130, 5}, {3, 0}, {64, -1}, {63, 1_000_000}, {130, 7}, {200, 2}}
+	c := makeCollComms(slices.Clone(in), 201)
+	want := map[int32]int32{3: 0, 63: 1_000_000, 64: -1, 130: 5, 200: 2}
+	for k := range int32(201) {
+		got, ok := c.of(k)
+		w, wok := want[k]
+		if ok != wok || got != w {
+			t.Errorf("call %d: communicator %d, %v; want %d, %v", k, got, ok, w, wok)
+		}
+	}
+	if c.comm.Len() != 5 || c.comm.Wide() != 1 {
+		t.Errorf("%d communicators, %d aside; want 5, 1", c.comm.Len(), c.comm.Wide())
 	}
 }
 
