@@ -569,6 +569,7 @@ func (r *run) waitStates() error {
 		defer debug.SetGCPercent(g.Normal)
 	}
 	a := waitstate.New(r.matching)
+	a.Release = func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }
 	var failure error
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {

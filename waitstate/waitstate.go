@@ -216,6 +216,12 @@ func (c *calls) add(t int64, st site, label int64, prev int32) int32 {
 // Analysis holds what the Recorders of this rank's processes found, for
 // Analyze.
 type Analysis struct {
+	// Release, when set, is called on every rank once the matching and
+	// what found nodes and points are dropped, before the tasks' records
+	// (the driver collects the garbage there: a collection under way when
+	// they were dropped counts them live, and what the records make on
+	// top of them set the phase's peak).
+	Release func() error
 	// m is the matching until the tasks of the delay costs are made
 	// (dropFinders); tp its processes, which the calls' names need to
 	// the end.

@@ -268,6 +268,46 @@ func TestCollComms(t *testing.T) {
 	}
 }
 
+// The replay's messages carry only the patterns' costs that are not 0,
+// whole (64 bits, negative too); a message cut anywhere is refused.
+func TestInflowMessages(t *testing.T) {
+	msgs := [][NumPatterns]int64{
+		{},
+		{0, 5},
+		{0, math.MaxInt64, 0, -3, 0, 0, math.MinInt64},
+		{0, 1, 2, 3, 4, 5, 6},
+	}
+	var b []byte
+	for k, in := range msgs {
+		b = appendInflow(b, int32(k), -int32(k), math.MaxInt32-int32(k), &in)
+	}
+	if want := 4*inflowHead + 8*(1+3+6); len(b) != want {
+		t.Errorf("%d bytes, want %d", len(b), want)
+	}
+	rest := b
+	for k, want := range msgs {
+		cause, waiter, wsync, in, r, ok := readInflow(rest)
+		if !ok || cause != int32(k) || waiter != -int32(k) || wsync != math.MaxInt32-int32(k) || in != want {
+			t.Fatalf("message %d: %d %d %d %v %v; want %d %d %d %v", k, cause, waiter, wsync, in, ok, k, -k, math.MaxInt32-k, want)
+		}
+		rest = r
+	}
+	if len(rest) != 0 {
+		t.Errorf("%d bytes left", len(rest))
+	}
+	last := appendInflow(nil, 1, 2, 3, &msgs[2])
+	for n := range len(last) {
+		if _, _, _, _, _, ok := readInflow(last[:n]); ok {
+			t.Errorf("a message cut to %d of %d bytes is read", n, len(last))
+		}
+	}
+	bad := slices.Clone(last)
+	bad[12] |= 1 << NumPatterns
+	if _, _, _, _, _, ok := readInflow(bad); ok {
+		t.Error("a message with a pattern past NumPatterns is read")
+	}
+}
+
 // A task's call paths are its own range of the process's: the records
 // that make them come in any order, so a range is where its record put
 // it, of any length, a count past 16 bits kept aside.
