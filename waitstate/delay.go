@@ -332,18 +332,19 @@ type cpWide struct {
 }
 
 // task is a wait charged to the process that caused it, at that process's
-// synchronization point pos (−1: not found), in 20 bytes. A process's
+// synchronization point pos (−1: not found), in 16 bytes. A process's
 // tasks are in the order of their waits (waiter, wsync: sortTasks). What
 // its record gives it, its D + W and the call paths of its delay, is in
 // columns of the process's (taskDelays), made with the records: not
-// held while the heads are (where the finders are).
+// held while the heads are (where the finders are). The first point of
+// the cause's interval whose waits receive its costs is found again each
+// time they are passed (taskLo), not kept.
 type task struct {
 	pos    int32
-	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
 	pat    Pattern
-	flags  uint8 // taskMade, taskReady, taskDone
+	flags  uint8 // taskColl, taskMade, taskReady, taskDone
 }
 
 // taskDelays are a process's tasks' D + W and call paths, by task, in 10
@@ -362,7 +363,8 @@ func makeTaskDelays(n int) taskDelays {
 }
 
 const (
-	taskMade  = 1 << iota // its record came (tasks)
+	taskColl  = 1 << iota // it waited for a collective (groupLo)
+	taskMade              // its record came (tasks)
 	taskReady             // its wait's costs have come (ready)
 	taskDone
 )
@@ -1385,25 +1387,32 @@ func (d *delays) taskHeads(recv [][]byte) error {
 
 // taskHead returns the task of a wait of world rank waiter at its point
 // wsync, charged at local process i to the node kind, th, ev names: the
-// point it waited for (−1: none found) and the first of its interval.
+// point it waited for (−1: none found).
 func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
 	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
 	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
 	if !ok {
 		return t
 	}
-	if t.pos = d.findSync(i, call, sth, sev, coll); t.pos < 0 {
-		return t
-	}
-	prev, first := d.prevSync(i, t.pos, waiter)
-	t.lo = first
-	if prev >= 0 {
-		t.lo = prev + 1
-	}
+	t.pos = d.findSync(i, call, sth, sev, coll)
 	if coll {
-		t.lo = d.groupLo(i, t.pos, call, prev, t.lo)
+		t.flags |= taskColl
 	}
 	return t
+}
+
+// taskLo returns the first synchronization point of process i whose
+// waits receive task t's costs, prev and first being prevSync's of its
+// point and waiter.
+func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
+	lo := first
+	if prev >= 0 {
+		lo = prev + 1
+	}
+	if t.flags&taskColl != 0 {
+		lo = d.groupLo(i, t.pos, d.procs[i].syncs[t.pos].call, prev, lo)
+	}
+	return lo
 }
 
 // sortTasks puts every process's tasks in the order of their waits
@@ -1507,7 +1516,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 		return
 	}
-	prev, _ := d.prevSync(i, t.pos, t.waiter)
+	prev, first := d.prevSync(i, t.pos, t.waiter)
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
 	cps := d.cps[:0]
@@ -1555,17 +1564,17 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	if !counted {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 	}
-	d.pass(i, t, pat, &sp, code, site)
+	d.pass(i, t, d.taskLo(i, t, prev, first), pat, &sp, code, site)
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
 // task t's interval, as costs of pattern pat; a wait that has passed its
 // costs on already, or has no cause, keeps none, and what is left over
 // (the waits of the interval before lo) neither: that part is propagated.
-func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, site int32) {
+func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code int64, site int32) {
 	p := &d.procs[i]
 	var lost int64
-	for j := t.lo; j < t.pos; j++ {
+	for j := lo; j < t.pos; j++ {
 		s := &p.syncs[j]
 		w := p.waitOf(s)
 		if w <= 0 {
@@ -1635,16 +1644,13 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 // dropFinders lets go of what found the nodes, calls and points the
 // notifications and the wait heads name, and of the matching, before the
 // tasks are made of the records: those and the replay read the calls,
-// the points and the tasks only (Analyze is the last user).
+// the points, the collective calls' communicators and the tasks only
+// (Analyze is the last user).
 func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
 	a.m, a.call, a.bare = nil, nil, nil
 	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
-	for i := range d.procs {
-		p := &d.procs[i]
-		p.colls, p.groupAt, p.groups = collComms{}, nil, nil
-	}
 }
 
 // The replay's messages: the cause's process, the waiter's world rank and
@@ -1890,6 +1896,7 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 		call := d.procs[i].syncs[t.pos].call
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
+	lo := int32(-1) // taskLo's, found at the first pattern that needs it
 	for pat := None + 1; pat < NumPatterns; pat++ {
 		in := inflow[pat]
 		if in <= 0 {
@@ -1900,13 +1907,17 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += in
 			continue
 		}
+		if lo < 0 {
+			prev, first := d.prevSync(i, t.pos, t.waiter)
+			lo = d.taskLo(i, t, prev, first)
+		}
 		sp := splitter{amount: in, total: den}
 		for k, hi := p.cpsOf(j); k < hi; k++ {
 			if ns := sp.part(p.amount(k)); ns > 0 {
 				d.row(i, p.refs[p.cps[k].ref], site, pat).LongTerm += ns
 			}
 		}
-		d.pass(i, t, pat, &sp, code, site)
+		d.pass(i, t, lo, pat, &sp, code, site)
 	}
 }
 

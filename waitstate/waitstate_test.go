@@ -143,8 +143,8 @@ func TestSyncPointFields(t *testing.T) {
 	if n := unsafe.Sizeof(syncPt{}); n != 28 {
 		t.Errorf("a point is %d bytes, want 28", n)
 	}
-	if n := unsafe.Sizeof(task{}); n != 20 {
-		t.Errorf("a task is %d bytes, want 20", n)
+	if n := unsafe.Sizeof(task{}); n != 16 {
+		t.Errorf("a task is %d bytes, want 16", n)
 	}
 	if n := unsafe.Sizeof(LREdge{}); n != 40 {
 		t.Errorf("a Late Receiver edge is %d bytes, want 40", n)
