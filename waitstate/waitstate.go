@@ -79,7 +79,7 @@ type where struct {
 type whereKey struct{ fn, loc, region, label int64 }
 
 // calls are one process's MPI calls in the order they began per thread,
-// about 12 bytes a call: the columns are narrow (internal/narrow), and the
+// 9 to 12 bytes a call: the columns are narrow (internal/narrow), and the
 // rare value that does not fit (a call of seconds, a location id from a
 // corrupt file) is kept aside exactly. What the delay costs need of the
 // time between calls (Böhme et al.'s time maps) follows from them: the
@@ -90,7 +90,7 @@ type calls struct {
 	enter narrow.Series
 	// dur is exit − enter (wrapping, so exact for any two times).
 	dur   narrow.Column[uint32]
-	where narrow.Column[uint16]
+	where whereCol
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
 	// previous call, so a thread's calls are walked back without a column
 	// of threads. Empty while every call's is the call before it (a
@@ -117,6 +117,45 @@ type calls struct {
 	initCall int32
 	initTh   int32
 }
+
+// whereCol is the calls' where indices: a byte each while the process
+// has fewer than 255 (call site, code) pairs, 2 bytes (and a wider one
+// aside) from the call that needs more on, the column widened then.
+type whereCol struct {
+	b    narrow.Column[uint8]
+	w    narrow.Column[uint16]
+	room int // the calls reserved for
+}
+
+// Reserve makes room for n more calls.
+func (c *whereCol) Reserve(n int) { c.b.Reserve(n); c.room = c.b.Len() + n }
+
+// Append adds x at the end.
+func (c *whereCol) Append(x int64) {
+	if c.w.Len() == 0 {
+		if x >= 0 && x < math.MaxUint8 {
+			c.b.Append(x)
+			return
+		}
+		c.w.Reserve(max(c.room, c.b.Len()+1))
+		for k := range c.b.Len() {
+			c.w.Append(c.b.At(k))
+		}
+		c.b = narrow.Column[uint8]{}
+	}
+	c.w.Append(x)
+}
+
+// At returns value k.
+func (c *whereCol) At(k int) int64 {
+	if c.w.Len() > 0 {
+		return c.w.At(k)
+	}
+	return c.b.At(k)
+}
+
+// Fit drops the reserved room as narrow.Column.Fit does.
+func (c *whereCol) Fit() { c.b.Fit(); c.w.Fit() }
 
 func (c *calls) len() int              { return c.enter.Len() }
 func (c *calls) enterAt(k int32) int64 { return c.enter.At(int(k)) }
