@@ -125,7 +125,7 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold, in 28 bytes (a process has about one a call). The event index is
+// hold, in 24 bytes (a process has about one a call). The event index is
 // 40 bits (evLo, evHi: event), as eventRef's. The wait and the
 // completion are nanoseconds in 32 bits (2.1 s): one that does not fit
 // is wideMark there and kept whole in its process's wide map (waitOf,
@@ -134,9 +134,12 @@ type syncPt struct {
 	call int32
 	// with is whom the point synchronized with (withOf): a world rank
 	// (≥ 0), every process (−1), a communicator's members or a list of
-	// ranks (below).
+	// ranks (below); but for a wait at a barrier or an N×N collective
+	// (pattern WaitBarrier, WaitNxN) it is the process waited for, and
+	// the point synchronized with its call's communicator (collComms:
+	// delays.withOf). A wait's cause is the rank it synchronized with
+	// (causeOf).
 	with  int32
-	cause int32 // the process waited for, −1
 	wait  int32
 	compl int32
 	evLo  uint32
@@ -259,26 +262,51 @@ func withOf(partner, set int32) int32 {
 
 const maxSet = 1<<30 - 1
 
-// partner returns the world rank s synchronized with, −1 for a set.
-func (s *syncPt) partner() int32 { return max(-1, s.with) }
-
 // set returns the set s synchronized with (withOf), −1 for a partner or
-// every process.
-func (s *syncPt) set() int32 {
-	if s.with >= -1 {
+// every process; s is not a wait at a collective (delays.withOf).
+func (s *syncPt) set() int32 { return setOf(s.with) }
+
+// setOf returns the set of a with (withOf), −1 for a partner or every
+// process.
+func setOf(with int32) int32 {
+	if with >= -1 {
 		return -1
 	}
-	x := -2 - s.with
+	x := -2 - with
 	if x%2 == 0 {
 		return x / 2
 	}
 	return -2 - (x-1)/2
 }
 
+// causeOf returns the process point s waited for, −1 for none: a wait
+// (a pattern) synchronized with its cause alone, but at a barrier or an
+// N×N collective, whose point holds its cause there.
+func causeOf(s *syncPt) int32 {
+	if s.pat == None || s.with < 0 {
+		return -1
+	}
+	return s.with
+}
+
+// withOf returns whom point s of process i synchronized with (withOf's
+// encoding): a wait at a barrier or an N×N collective with its call's
+// communicator's members.
+func (d *delays) withOf(i int, s *syncPt) int32 {
+	if s.pat != WaitBarrier && s.pat != WaitNxN {
+		return s.with
+	}
+	cm, ok := d.procs[i].colls.of(s.call)
+	if !ok {
+		cm = -1
+	}
+	return withOf(-1, cm)
+}
+
 // charged reports whether s is a wait charged to a cause: one with a task
 // there, to which it passes its costs.
 func (p *delayProc) charged(s *syncPt) bool {
-	return s.cause >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
+	return causeOf(s) >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
 }
 
 // cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
@@ -669,7 +697,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender, cause: w.cause}, ev,
+			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender}, ev,
 				w.wait, max(0, exit-earliest))
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
@@ -679,10 +707,13 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 			if !op.Valid() {
 				continue
 			}
-			sp := syncPt{call: k, th: uint16(th), with: withOf(-1, cm), cause: -1}
+			sp := syncPt{call: k, th: uint16(th), with: withOf(-1, cm)}
 			wait := int64(0)
 			if own {
-				sp.pat, sp.cause, wait = w.pat, w.cause, w.wait
+				// The cause where the set was: the set is the call's
+				// communicator's (withOf), the first collective's of
+				// the call (no MPI call holds two).
+				sp.pat, sp.with, wait = w.pat, withOf(w.cause, -1), w.wait
 			}
 			lb := min(latest, exit)
 			switch op.Class() {
@@ -730,12 +761,11 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.push(syncPt{call: k, th: uint16(l.sendTh), with: withOf(w.cause, -1), pat: LateReceiver,
-			cause: w.cause}, l.sendEv, w.wait, compl)
+		p.push(syncPt{call: k, th: uint16(l.sendTh), with: withOf(w.cause, -1), pat: LateReceiver}, l.sendEv, w.wait, compl)
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.push(syncPt{call: k, th: uint16(cs.initTh), with: withOf(-1, -1), cause: -1}, math.MaxInt64,
+		p.push(syncPt{call: k, th: uint16(cs.initTh), with: withOf(-1, -1)}, math.MaxInt64,
 			0, max(0, cs.exitAt(k)-initMin))
 	}
 }
@@ -824,10 +854,10 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev, 0, max(0, exit-t))
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1)}, sev, 0, max(0, exit-t))
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev,
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1)}, sev,
 					0, max(0, exit-max(min(exit, t), lb)))
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
@@ -838,7 +868,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.push(syncPt{call: k, th: uint16(sth), with: withOf(-1, int32(-2-len(p.lists))), cause: -1}, sev,
+					p.push(syncPt{call: k, th: uint16(sth), with: withOf(-1, int32(-2-len(p.lists)))}, sev,
 						0, max(0, exit-max(min(exit, t), lb)))
 					p.lists = append(p.lists, nil)
 				}
@@ -905,17 +935,19 @@ func (d *delays) sortSyncs(ss []syncPt, own int) {
 // with reports whether synchronization point s of process i synchronized
 // with world rank r.
 func (d *delays) with(i int, s *syncPt, r int32) bool {
-	switch {
-	case s.with >= 0:
-		return s.with == r
-	case s.with == -1:
+	w := d.withOf(i, s)
+	switch set := setOf(w); {
+	case w >= 0:
+		return w == r
+	case w == -1:
 		return true
-	case s.set() >= 0:
-		cm, ok := d.a.tp[i].Tables.CommByIndex(int64(s.set()))
+	case set >= 0:
+		cm, ok := d.a.tp[i].Tables.CommByIndex(int64(set))
 		return ok && cm.Contains(int(r))
+	default:
+		_, ok := slices.BinarySearch(d.procs[i].lists[-2-set], r)
+		return ok
 	}
-	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set()], r)
-	return ok
 }
 
 // prevSync returns the synchronization point of process i before j on
@@ -1205,15 +1237,15 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 				if v < 0 {
 					break
 				}
-				if pp, pth, pev := a.pred(i, v); pp == s.cause {
+				if pp, pth, pev := a.pred(i, v); pp == causeOf(s) {
 					th, ev = pth, pev
 				}
 				if m.Kind[v] == trace.CollEnd {
 					kind = noteColl
 				}
 			}
-			to := d.owners.Owner(int(s.cause))
-			b := le.AppendUint32(bufs[to], uint32(s.cause))
+			to := d.owners.Owner(int(causeOf(s)))
+			b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
 			b = le.AppendUint32(b, uint32(th))
 			b = le.AppendUint64(b, uint64(ev))
 			b = le.AppendUint32(b, uint32(kind))
@@ -1247,7 +1279,7 @@ func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 			if !p.charged(s) {
 				continue
 			}
-			prev, _ := d.prevSync(i, int32(j), s.cause)
+			prev, _ := d.prevSync(i, int32(j), causeOf(s))
 			d.timeMap(i, prev, int32(j), false)
 			ents := d.ents[:0]
 			for _, x := range d.tm.touched {
@@ -1257,8 +1289,8 @@ func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 			}
 			slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
 			d.ents = ents
-			to := d.owners.Owner(int(s.cause))
-			b := le.AppendUint32(bufs[to], uint32(s.cause))
+			to := d.owners.Owner(int(causeOf(s)))
+			b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
 			b = le.AppendUint32(b, uint32(me))
 			b = le.AppendUint32(b, uint32(j))
 			b = le.AppendUint64(b, uint64(p.waitOf(s)))
@@ -1283,7 +1315,7 @@ func (d *delays) taskCounts() error {
 	for i := range d.procs {
 		for j := range d.procs[i].syncs {
 			if s := &d.procs[i].syncs[j]; d.procs[i].charged(s) {
-				n[s.cause]++
+				n[causeOf(s)]++
 			}
 		}
 	}
@@ -1581,7 +1613,7 @@ func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code 
 			continue
 		}
 		ns := sp.part(w)
-		if s.cause < 0 || j >= p.finBound {
+		if causeOf(s) < 0 || j >= p.finBound {
 			lost += ns
 			continue
 		}
@@ -1846,14 +1878,14 @@ func (d *delays) finalize(i int, q int32) {
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
-	if j, ok := d.local[int(s.cause)]; ok {
+	if j, ok := d.local[int(causeOf(s))]; ok {
 		if !d.deliver(int(d.a.tp[j].Header.Rank), me, q, in) && d.lerr == nil {
-			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), s.cause, me)
+			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), causeOf(s), me)
 		}
 		return
 	}
-	to := d.owners.Owner(int(s.cause))
-	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), s.cause, me, q, &in)
+	to := d.owners.Owner(int(causeOf(s)))
+	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), causeOf(s), me, q, &in)
 }
 
 // advance moves process i's bound of done tasks on and finalizes the
@@ -1980,21 +2012,22 @@ func (d *delays) group(i int, pos, call int32) group {
 	g := group{prev: -1}
 	ss := p.syncs
 	for q := pos - 1; q >= 0 && ss[q].th == ss[pos].th && left > 0; q-- {
-		s := &ss[q]
+		w := d.withOf(i, &ss[q])
+		set := setOf(w)
 		before := left
 		switch {
-		case s.with >= 0:
-			meet(s.with)
-		case s.set() == -1 || s.set() == ci:
+		case w >= 0:
+			meet(w)
+		case set == -1 || set == ci:
 			left = 0 // every member
-		case s.set() >= 0:
-			if c2, ok := d.a.tp[i].Tables.CommByIndex(int64(s.set())); ok {
+		case set >= 0:
+			if c2, ok := d.a.tp[i].Tables.CommByIndex(int64(set)); ok {
 				for k := range min(c2.Size(), trace.MaxRanks) {
 					meet(int32(c2.Member(k)))
 				}
 			}
 		default:
-			for _, r := range p.lists[-2-s.set()] {
+			for _, r := range p.lists[-2-set] {
 				meet(r)
 			}
 		}

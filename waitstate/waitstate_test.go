@@ -140,8 +140,8 @@ func splitOf(c *calls, k int32) []regionTime {
 // completion exactly, the wide ones beside it, in 28 bytes; a later point
 // of the same event keeps none of its wide values over the first's.
 func TestSyncPointFields(t *testing.T) {
-	if n := unsafe.Sizeof(syncPt{}); n != 28 {
-		t.Errorf("a point is %d bytes, want 28", n)
+	if n := unsafe.Sizeof(syncPt{}); n != 24 {
+		t.Errorf("a point is %d bytes, want 24", n)
 	}
 	if n := unsafe.Sizeof(task{}); n != 16 {
 		t.Errorf("a task is %d bytes, want 16", n)
