@@ -809,8 +809,8 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	// Each process's notifications, in the order they came (their
 	// buffer and index there), so that the processes' points grow to
 	// their size one process at a time: grown all at once, every
-	// process's own points were held twice at once (40 MiB on the
-	// 64-process pure-MPI trace, which the collector counted live).
+	// process's own points were held twice at once (40 MB on the
+	// 64-process pure-MPI trace).
 	type noteAt struct{ q, k int32 }
 	start := make([]int, len(d.procs)+1)
 	for q, buf := range recv {
