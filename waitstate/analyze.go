@@ -64,6 +64,7 @@ func (r *Row) Other() int64 {
 // rank.
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
+	a.packCalls() // Record is done: the nodes' calls are read only
 	for _, ops := range a.ops {
 		slices.SortFunc(ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
 	}
@@ -74,7 +75,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	const width = 2
 	proc := 0 // of the last node in a call: nodes come in order
 	vals, err := graph.PropagateMax(c, m, width, func(n int32, v []int64) {
-		if a.call[n] >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
+		if a.callOf(n) >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
 		}
 		v[0], v[1] = a.enter(proc, n), math.MinInt64
@@ -155,7 +156,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		// message (none in MPI) is charged to the collective.
 		j := 0 // in nv[i]
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			k := a.call[v]
+			k := a.callOf(v)
 			if k < 0 || m.Role[v] != graph.RoleRecv {
 				continue
 			}
@@ -355,7 +356,7 @@ func (a *Analysis) nodeVals(vals *graph.Maxima) []nodeVals {
 		cs := &a.procs[i]
 		n := 0
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			if a.call[v] >= 0 && m.Role[v] == graph.RoleRecv {
+			if a.callOf(v) >= 0 && m.Role[v] == graph.RoleRecv {
 				n++
 			}
 		}
@@ -363,7 +364,7 @@ func (a *Analysis) nodeVals(vals *graph.Maxima) []nodeVals {
 		nv.ex.Reserve(n)
 		nv.none = make([]uint64, 0, (n+31)/32)
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			if k := a.call[v]; k >= 0 && m.Role[v] == graph.RoleRecv {
+			if k := a.callOf(v); k >= 0 && m.Role[v] == graph.RoleRecv {
 				nv.add(vals.At(v), cs.enterAt(k), cs.exitAt(k))
 			}
 		}
@@ -645,7 +646,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			return false
 		}
 		v := rowNode[i][k]
-		return v >= 0 && a.call[v] >= 0
+		return v >= 0 && a.callOf(v) >= 0
 	}
 	var records int64
 	for i := range m.Procs {
@@ -802,12 +803,12 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
 			}
 			v := a.nodeAt(i, th, ev)
-			if v < 0 || a.call[v] < 0 {
+			if v < 0 || a.callOf(v) < 0 {
 				continue
 			}
 			cs := &a.procs[i]
 			// The call that completed the send, and the event in it.
-			k, dth, dev, kind := a.call[v], th, ev, trace.MPISend
+			k, dth, dev, kind := a.callOf(v), th, ev, trace.MPISend
 			if kc, cth, cidx, ok := a.reqOf(v); ok {
 				k, dth, dev, kind = kc, cth, cidx, trace.MPIRequestDone
 				if !waitCall(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {

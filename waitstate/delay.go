@@ -669,7 +669,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 	}()
 	jv := 0 // in vals
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		k := a.call[v]
+		k := a.callOf(v)
 		if k < 0 || m.Role[v] != graph.RoleRecv {
 			continue
 		}
@@ -780,7 +780,7 @@ func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, 
 		th &^= lrFlag
 	}
 	v := a.nodeAt(i, th, ev)
-	if v < 0 || a.call[v] < 0 {
+	if v < 0 || a.callOf(v) < 0 {
 		return 0, 0, 0, false, false
 	}
 	switch kind {
@@ -789,11 +789,11 @@ func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, 
 		if kc, rth, idx, ok := a.reqOf(v); ok {
 			return kc, rth, idx, false, true
 		}
-		return a.call[v], th, ev, false, true
+		return a.callOf(v), th, ev, false, true
 	case noteRoot, noteLatest, noteColl:
-		return a.call[v], th, ev, true, true
+		return a.callOf(v), th, ev, true, true
 	}
-	return a.call[v], th, ev, false, true
+	return a.callOf(v), th, ev, false, true
 }
 
 // applyNotes adds the partners' synchronization points the notifications
@@ -1681,7 +1681,7 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
-	a.m, a.call, a.bare = nil, nil, nil
+	a.m, a.call, a.calls, a.bare = nil, nil, nodeCalls{}, nil
 	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
 }
 

@@ -274,6 +274,9 @@ type Analysis struct {
 	// predecessors, send-like too.
 	call []int32
 	bare []int64
+	// calls are call's values once Record is done (call is nil then):
+	// packed, mostly a byte a node (callOf).
+	calls nodeCalls
 	// ops are, per process, the operations of its coll_end nodes, by
 	// node (sorted by Analyze): only those of coll_end are read. Each
 	// process's go once its points are made (12 bytes a collective call).
@@ -357,7 +360,103 @@ func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
 		return -1, 0, 0, false
 	}
 	ref := eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)) + a.reqEv.At(int(j))
-	return a.call[v] + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
+	return a.callOf(v) + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
+}
+
+// callOf returns the call around node v (Analysis.call's value).
+func (a *Analysis) callOf(v int32) int32 {
+	if a.call != nil {
+		return a.call[v]
+	}
+	return a.calls.at(v)
+}
+
+// packCalls packs the nodes' calls once Record is done.
+func (a *Analysis) packCalls() {
+	if a.call != nil {
+		a.calls, a.call = packNodeCalls(a.call), nil
+	}
+}
+
+// nodeCalls are the nodes' calls (Analysis.call's values: a call's index,
+// −2−j for a send outside any call, −1), by block of 64 nodes: a block
+// whose values are −1 or calls at most 254 above its least is a byte a
+// node beside that base, another keeps its values whole. A process's
+// nodes come in the order of its calls (on one thread, of the calls'
+// beginnings), so a pure-MPI trace's blocks are bytes: 1.1 bytes a node,
+// not 4; a block with sends outside calls (a task runtime's remote
+// dependences) stays 4.
+type nodeCalls struct {
+	base  []int32 // per block: its least call, or wholeBlock
+	slot  []int32 // per block: its 64 values' place in bytes or whole, by 64
+	bytes []uint8 // value − base, noCall for −1
+	whole []int32
+}
+
+const (
+	wholeBlock = math.MinInt32
+	noCall     = math.MaxUint8
+)
+
+func packNodeCalls(call []int32) nodeCalls {
+	nb := (len(call) + 63) / 64
+	c := nodeCalls{base: make([]int32, nb), slot: make([]int32, nb)}
+	small := 0
+	fits := func(b int) (lo int32, ok bool) {
+		lo, hi := int32(math.MaxInt32), int32(-1)
+		for _, k := range call[b*64 : min(len(call), b*64+64)] {
+			switch {
+			case k >= 0:
+				lo, hi = min(lo, k), max(hi, k)
+			case k != -1:
+				return 0, false
+			}
+		}
+		if hi < 0 {
+			return 0, true
+		}
+		return lo, int64(hi)-int64(lo) < noCall
+	}
+	for b := range nb {
+		if _, ok := fits(b); ok {
+			small++
+		}
+	}
+	c.bytes = make([]uint8, 0, small*64)
+	c.whole = make([]int32, 0, (nb-small)*64)
+	for b := range nb {
+		vals := call[b*64 : min(len(call), b*64+64)]
+		lo, ok := fits(b)
+		if !ok {
+			c.base[b], c.slot[b] = wholeBlock, int32(len(c.whole)/64)
+			c.whole = append(c.whole, vals...)
+			c.whole = c.whole[:len(c.whole)+64-len(vals)] // the last block, padded
+			continue
+		}
+		c.base[b], c.slot[b] = lo, int32(len(c.bytes)/64)
+		for _, k := range vals {
+			x := uint8(noCall)
+			if k >= 0 {
+				x = uint8(k - lo)
+			}
+			c.bytes = append(c.bytes, x)
+		}
+		c.bytes = c.bytes[:len(c.bytes)+64-len(vals)]
+	}
+	return c
+}
+
+// at returns node v's call.
+func (c *nodeCalls) at(v int32) int32 {
+	b, o := v/64, int(v%64)
+	if c.base[b] == wholeBlock {
+		return c.whole[int(c.slot[b])*64+o]
+	}
+	x := c.bytes[int(c.slot[b])*64+o]
+	if x == noCall {
+		return -1
+	}
+	return c.base[b] + int32(x)
 }
 
 // nodeRank numbers the point-to-point nodes (MPI_Send and MPI_Recv) in
@@ -408,7 +507,7 @@ func New(m *graph.Matching) *Analysis {
 // or the node's own time when it is a send-like node outside any call,
 // math.MinInt64 for neither.
 func (a *Analysis) enter(i int, v int32) int64 {
-	switch k := a.call[v]; {
+	switch k := a.callOf(v); {
 	case k >= 0:
 		return a.procs[i].enterAt(k)
 	case k <= -2:
@@ -420,7 +519,7 @@ func (a *Analysis) enter(i int, v int32) int64 {
 // exit returns the exit time of the call around node v of process i, or
 // the node's own time outside any call, math.MinInt64 for neither.
 func (a *Analysis) exit(i int, v int32) int64 {
-	switch k := a.call[v]; {
+	switch k := a.callOf(v); {
 	case k >= 0:
 		return a.procs[i].exitAt(k)
 	case k <= -2:

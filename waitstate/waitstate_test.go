@@ -308,6 +308,43 @@ func TestInflowMessages(t *testing.T) {
 	}
 }
 
+// The nodes' calls come back exactly from their blocks: calls in order
+// with nodes outside any (a byte a node), a block of none, a block whose
+// calls spread past a byte, a block with sends outside calls (−2 − j),
+// and a last block cut short.
+func TestNodeCalls(t *testing.T) {
+	var call []int32
+	for v := range 64 {
+		k := int32(1000 + v/2)
+		if v%5 == 0 {
+			k = -1
+		}
+		call = append(call, k)
+	}
+	for range 64 {
+		call = append(call, -1)
+	}
+	for v := range 64 {
+		call = append(call, int32(v*5)) // 315 apart: whole
+	}
+	for v := range 64 {
+		call = append(call, int32(7+v%3))
+	}
+	call[3*64+10] = -2 - 12 // a send outside any call: whole
+	for v := range 20 {
+		call = append(call, math.MaxInt32-int32(v))
+	}
+	c := packNodeCalls(call)
+	for v, want := range call {
+		if got := c.at(int32(v)); got != want {
+			t.Fatalf("node %d: call %d, want %d", v, got, want)
+		}
+	}
+	if len(c.bytes) != 3*64 || len(c.whole) != 2*64 {
+		t.Errorf("%d bytes and %d whole values, want 192 and 128", len(c.bytes), len(c.whole))
+	}
+}
+
 // A task's call paths are its own range of the process's: the records
 // that make them come in any order, so a range is where its record put
 // it, of any length, a count past 16 bits kept aside.
