@@ -102,13 +102,14 @@ type Options struct {
 
 // GCPercents are the garbage collector's settings (runtime/debug.
 // SetGCPercent) for the analysis: Normal for every phase but the
-// simulation of task-heavy traces and the critical path, which run at
-// Simulate and CriticalPath (the critical path makes its large arrays in
-// a few steps, each mostly live to the phase's end, so a lower growth
-// costs it nothing and holds its peak lower; a task-heavy simulation's
-// tables grow steadily to its peak, where the collector's growth is the
-// garbage on top of them: run.taskHeavy). Zero fields change nothing.
-type GCPercents struct{ Normal, Simulate, CriticalPath int }
+// simulation of task-heavy traces, the MPI wait states and the critical
+// path, which run at Simulate, WaitStates and CriticalPath (the wait
+// states and the critical path make their large arrays in a few steps,
+// each mostly live to the phase's end, so a lower growth costs them
+// little and holds their peak lower; a task-heavy simulation's tables
+// grow steadily to its peak, where the collector's growth is the garbage
+// on top of them: run.taskHeavy). Zero fields change nothing.
+type GCPercents struct{ Normal, Simulate, WaitStates, CriticalPath int }
 
 // BytesPerTraceByte is what an analysis holds at its peak per byte of the
 // trace files it owns, with the events in memory (measured on the gen
@@ -566,7 +567,13 @@ func (r *run) waitStates() error {
 		r.lrSources = make([][]sim.EventRef, len(r.procs))
 		return nil
 	}
+	// The process's setting, as the critical path's.
+	if g := r.opts.GC; g.WaitStates > 0 && g.Normal > 0 {
+		debug.SetGCPercent(g.WaitStates)
+		defer debug.SetGCPercent(g.Normal)
+	}
 	a := waitstate.New(r.matching)
+	a.Release = func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }
 	var failure error
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
@@ -581,8 +588,11 @@ func (r *run) waitStates() error {
 	if err := agree(r.c, failure); err != nil {
 		return err
 	}
-	rows, causes, delays, err := a.Analyze(r.c, r.plan, r.edges, r.first, r.last)
+	// The analysis holds the matching from here, and lets it go once it
+	// has found what the delay costs' tasks need of it, before the
+	// phase's peak.
 	r.matching = nil
+	rows, causes, delays, err := a.Analyze(r.c, r.plan, r.edges, r.first, r.last)
 	if err != nil {
 		return agreed(err)
 	}

@@ -237,6 +237,29 @@ func TestSimulateGCPercent(t *testing.T) {
 	}
 }
 
+// TestWaitStatesGCPercent: with Options.GC the MPI wait states run at
+// their own collector growth (read where the phase reports its progress
+// after a process's calls are recorded) and give the normal one back.
+func TestWaitStatesGCPercent(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	current := func() int { g := debug.SetGCPercent(100); debug.SetGCPercent(g); return g }
+	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 4, Events: 20_000, Seed: 3})
+	debug.SetGCPercent(37) // as the command sets the normal growth (tuneGC)
+	var seen []int
+	progress := func(phase string, frac float64) {
+		if phase == "wait states" && frac > 0 && frac < 1 {
+			seen = append(seen, current())
+		}
+	}
+	runOpts(t, driver.Options{Dir: dir, GC: driver.GCPercents{Normal: 37, Simulate: 13, WaitStates: 17, CriticalPath: 11}, Progress: progress}, 1)
+	if len(seen) == 0 || slices.ContainsFunc(seen, func(g int) bool { return g != 17 }) {
+		t.Errorf("GOGC %v during the wait states, want 17", seen)
+	}
+	if g := current(); g != 37 {
+		t.Errorf("after the run GOGC is %d, want the normal 37", g)
+	}
+}
+
 // --memory-limit is a bound: an analysis whose estimate does not fit is
 // refused at the start on every rank, saying what it needs.
 func TestMemoryLimitRefusesAtStart(t *testing.T) {

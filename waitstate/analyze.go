@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -63,7 +64,10 @@ func (r *Row) Other() int64 {
 // rank.
 func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, first, last int64) ([]Row, []Cause, []Delay, error) {
 	m := a.m
-	slices.SortFunc(a.ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
+	a.packCalls() // Record is done: the nodes' calls are read only
+	for _, ops := range a.ops {
+		slices.SortFunc(ops, func(x, y nodeOp) int { return cmp.Compare(x.node, y.node) })
+	}
 	// Each receive-like node gets the latest enter time of its senders
 	// (the waits) and minus the earliest exit of their calls (the delay
 	// costs' completion times: a message's sender's, a collective's first
@@ -71,7 +75,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	const width = 2
 	proc := 0 // of the last node in a call: nodes come in order
 	vals, err := graph.PropagateMax(c, m, width, func(n int32, v []int64) {
-		if a.call[n] >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
+		if a.callOf(n) >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
 		}
 		v[0], v[1] = a.enter(proc, n), math.MinInt64
@@ -86,7 +90,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
-	latest := func(v int32) int64 { return vals.At(v)[0] }
+	// What the per-process loop reads of them, per process (vals is not
+	// read after this).
+	nv := a.nodeVals(vals)
 	a.edges = edges
 	a.edge, a.rowNode = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges, a.rowNode)
@@ -124,11 +130,6 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	waitAll, patAll := make([]int64, most), make([]Pattern, most)
 	causeAll, causeNodeAll := make([]int32, most), make([]int32, most)
-	// The collectives' operations, read in node order here and in
-	// addSyncs, and not after.
-	ops := opCursor{ops: a.ops}
-	dl.ops = opCursor{ops: a.ops}
-	a.ops = nil
 	// The charged waits with a cause of the process (by call), and per
 	// call its index there (−1: none): addSyncs makes its points of
 	// them, then they are done with (a process's at a time, not all
@@ -146,39 +147,47 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		clear(pat)
 		clear(cause)
 		clear(causeNode)
+		// The collectives' operations, read in node order here and in
+		// addSyncs, and not after.
+		ops := opCursor{ops: a.ops[i]}
+		dl.ops = opCursor{ops: a.ops[i]}
+		a.ops[i] = nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
+		j := 0 // in nv[i]
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			k := a.call[v]
+			k := a.callOf(v)
 			if k < 0 || m.Role[v] != graph.RoleRecv {
 				continue
 			}
 			enter := cs.enterAt(k)
+			lv, _ := nv[i].at(j, enter, cs.exitAt(k))
+			j++
 			pred, _, _ := a.pred(i, v)
 			var w int64
 			var pt Pattern
 			switch m.Kind[v] {
 			case trace.MPIRecv:
-				if t := latest(v); t != math.MinInt64 {
-					w, pt = t-enter, LateSender
+				if lv != math.MinInt64 {
+					w, pt = lv-enter, LateSender
 				}
 			case trace.CollEnd:
 				op, _ := ops.at(v)
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:
-					w, pt = latest(v)-enter, WaitBarrier
+					w, pt = lv-enter, WaitBarrier
 				case op.Class() == trace.AllToAll:
-					w, pt = latest(v)-enter, WaitNxN
+					w, pt = lv-enter, WaitNxN
 				case op.Class() == trace.OneToAll:
-					w, pt = latest(v)-enter, LateBroadcast
+					w, pt = lv-enter, LateBroadcast
 				case op.Class() == trace.AllToOne:
 					// Until the last sender entered (Scalasca 2.6's
 					// Early Reduce: "the waiting time due to the latest
 					// sending process").
-					w, pt = latest(v)-enter, EarlyReduce
+					w, pt = lv-enter, EarlyReduce
 				}
-				if latest(v) == math.MinInt64 {
+				if lv == math.MinInt64 {
 					pt = None
 				}
 			default:
@@ -197,8 +206,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				wait[k], cause[k], causeNode[k] = w, pred, v
 			}
 		}
-		for k, lw := range lr[i] {
-			if pat[k] == None {
+		for _, lw := range lr[i].waits {
+			if k := lw.call; pat[k] == None {
 				pat[k], wait[k], cause[k], causeNode[k] = LateReceiver, lw.wait, lw.cause, -1
 			}
 		}
@@ -252,7 +261,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		for j, w := range wo {
 			woAt[w.call] = int32(j)
 		}
-		dl.addSyncs(i, vals, wo, woAt, lr[i], im[0])
+		dl.addSyncs(i, &nv[i], wo, woAt, &lr[i], im[0])
+		nv[i] = nodeVals{}
+		dl.ops = opCursor{}
+		lr[i].keepRecvs()
 		for _, w := range wo {
 			woAt[w.call] = -1
 		}
@@ -288,6 +300,78 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	return all, allCauses, allDelays, errors.Join(err, err2, err3)
 }
 
+// nodeVals are PropagateMax's values of one process's receive-like nodes
+// inside a call, in node order (the order Analyze's loop and addSyncs
+// read them in): the latest enter of the senders as a difference from
+// the call's enter, and minus the earliest exit as one from the call's
+// exit (wrapping: exact for any times), each none (math.MinInt64) flagged
+// by a bit. About 8 bytes a node against graph.Maxima's 16 and its bit a
+// node of every node, and each process's go once its points are made:
+// on the 64-process pure-MPI trace Maxima was 26 MiB at the loop's end.
+type nodeVals struct {
+	lat, ex narrow.Column[int32]
+	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
+}
+
+// add appends the values v of the next node, in the call of enter and
+// exit.
+func (nv *nodeVals) add(v []int64, enter, exit int64) {
+	j := nv.lat.Len()
+	if j%32 == 0 {
+		nv.none = append(nv.none, 0)
+	}
+	x, y := v[0]-enter, v[1]+exit
+	if v[0] == math.MinInt64 {
+		x = 0
+		nv.none[j/32] |= 1 << (2 * (j % 32))
+	}
+	if v[1] == math.MinInt64 {
+		y = 0
+		nv.none[j/32] |= 2 << (2 * (j % 32))
+	}
+	nv.lat.Append(x)
+	nv.ex.Append(y)
+}
+
+// at returns node j's values (add's v), in the call of enter and exit.
+func (nv *nodeVals) at(j int, enter, exit int64) (latest, negEarliest int64) {
+	latest, negEarliest = nv.lat.At(j)+enter, nv.ex.At(j)-exit
+	b := nv.none[j/32] >> (2 * (j % 32))
+	if b&1 != 0 {
+		latest = math.MinInt64
+	}
+	if b&2 != 0 {
+		negEarliest = math.MinInt64
+	}
+	return latest, negEarliest
+}
+
+// nodeVals returns, per process, vals's values of its receive-like nodes
+// inside a call, the nodes Analyze's loop reads.
+func (a *Analysis) nodeVals(vals *graph.Maxima) []nodeVals {
+	m := a.m
+	out := make([]nodeVals, len(m.Procs))
+	for i := range m.Procs {
+		nv := &out[i]
+		cs := &a.procs[i]
+		n := 0
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			if a.callOf(v) >= 0 && m.Role[v] == graph.RoleRecv {
+				n++
+			}
+		}
+		nv.lat.Reserve(n)
+		nv.ex.Reserve(n)
+		nv.none = make([]uint64, 0, (n+31)/32)
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			if k := a.callOf(v); k >= 0 && m.Role[v] == graph.RoleRecv {
+				nv.add(vals.At(v), cs.enterAt(k), cs.exitAt(k))
+			}
+		}
+	}
+	return out
+}
+
 // Delay is the waiting one process's delay in one call path caused, in
 // one pattern (Böhme et al.'s delay costs, as Scalasca computes them): its
 // excess time over the waiters' in their synchronization intervals, before
@@ -318,12 +402,12 @@ func (a *Analysis) siteName(i int, st int32) string {
 		return ""
 	}
 	x := a.procs[i].sites[st]
-	return trace.CallSiteName(&a.m.Procs[i].Tables, x.fn, x.loc)
+	return trace.CallSiteName(&a.tp[i].Tables, x.fn, x.loc)
 }
 
 // labelName names a parallel region's location: "func (file:line:col)".
 func (a *Analysis) labelName(i int, loc int64) string {
-	t := &a.m.Procs[i].Tables
+	t := &a.tp[i].Tables
 	if loc <= -2 {
 		return t.String(-2 - loc) // a user region (callRecorder.label)
 	}
@@ -455,8 +539,63 @@ type lrWait struct {
 	recvTh  int32
 	recvEv  int64
 	sendTh  int32
+	call    int32 // the call that waited
 	sendEv  int64
 	reqExit int64
+}
+
+// lrCalls are one process's Late Receiver waits, by call: waits (48
+// bytes each) until its synchronization points are made, then recvs,
+// the receive nodes the heads name (16 bytes each: lrRecv).
+type lrCalls struct {
+	waits []lrWait
+	recvs []lrRecv
+}
+
+// lrRecv is a Late Receiver wait's call and the receiver's node.
+type lrRecv struct {
+	call   int32
+	recvTh int32
+	recvEv int64
+}
+
+// wait returns the wait of call k (ok false: none).
+func (l *lrCalls) wait(k int32) (w *lrWait, ok bool) {
+	j, ok := slices.BinarySearchFunc(l.waits, k, func(x lrWait, k int32) int { return cmp.Compare(x.call, k) })
+	if !ok {
+		return nil, false
+	}
+	return &l.waits[j], true
+}
+
+// recv returns the receiver's node of call k's wait, after keepRecvs.
+func (l *lrCalls) recv(k int32) lrRecv {
+	j, ok := slices.BinarySearchFunc(l.recvs, k, func(x lrRecv, k int32) int { return cmp.Compare(x.call, k) })
+	if !ok {
+		return lrRecv{call: k} // none: Analyze charges a Late Receiver only of the waits
+	}
+	return l.recvs[j]
+}
+
+// sortWaits orders the waits by call, and keeps one a call: the longest,
+// of the lowest cause among those, the first to come among equals.
+func (l *lrCalls) sortWaits() {
+	slices.SortStableFunc(l.waits, func(x, y lrWait) int {
+		return cmp.Or(cmp.Compare(x.call, y.call), cmp.Compare(y.wait, x.wait), cmp.Compare(x.cause, y.cause))
+	})
+	l.waits = slices.CompactFunc(l.waits, func(x, y lrWait) bool { return x.call == y.call })
+	if cap(l.waits) > len(l.waits)+len(l.waits)/8 {
+		l.waits = slices.Clone(l.waits)
+	}
+}
+
+// keepRecvs keeps of the waits what the heads read.
+func (l *lrCalls) keepRecvs() {
+	l.recvs = make([]lrRecv, len(l.waits))
+	for j, w := range l.waits {
+		l.recvs[j] = lrRecv{w.call, w.recvTh, w.recvEv}
+	}
+	l.waits = nil
 }
 
 // LREdge is a Late Receiver's happened-before edge, for the critical
@@ -465,16 +604,17 @@ type lrWait struct {
 // mpi_send, or the mpi_request_done of an MPI_Isend in the wait that
 // completed it), its source an event of the receiver's (the mpi_recv_post
 // of the MPI_Irecv that posted the receive, or the blocking receive's
-// mpi_recv) and the time the receive began.
+// mpi_recv) and the time the receive began. 40 bytes: the fields in
+// order of size.
 type LREdge struct {
-	Thread     int32
 	Event      int64
-	Kind       trace.Kind
+	PredEvent  int64
+	PredTime   int64
+	Thread     int32
 	PredProc   int32
 	PredThread int32
-	PredEvent  int64
+	Kind       trace.Kind
 	PredKind   trace.Kind
-	PredTime   int64
 }
 
 // lrRound bounds the records a rank sends in one round of
@@ -494,9 +634,9 @@ const lrRound = 1 << 18
 // counts the longest such wait). It returns, per process, the waits by
 // call index, and the edges for the critical path at the sender, and sets
 // a.lrSources, the events they leave from, at the receiver.
-func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]map[int32]lrWait, error) {
+func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges, rowNode [][]int32) ([]lrCalls, error) {
 	m := a.m
-	out := make([]map[int32]lrWait, len(m.Procs))
+	out := make([]lrCalls, len(m.Procs))
 	a.lrEdges = make([][]LREdge, len(m.Procs))
 	le := binary.LittleEndian
 	// The messages whose record goes, in order: process i's edge row k.
@@ -506,7 +646,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			return false
 		}
 		v := rowNode[i][k]
-		return v >= 0 && a.call[v] >= 0
+		return v >= 0 && a.callOf(v) >= 0
 	}
 	var records int64
 	for i := range m.Procs {
@@ -630,13 +770,21 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	for _, l := range a.lrSources {
 		slices.SortFunc(l, sim.CompareEventRefs)
 	}
+	for i := range out {
+		out[i].sortWaits()
+		// Grown by doubling: kept at their size until the driver takes
+		// them (after Analyze).
+		if l := a.lrEdges[i]; cap(l) > len(l)+len(l)/8 {
+			a.lrEdges[i] = slices.Clone(l)
+		}
+	}
 	return out, nil
 }
 
 // lateReceived applies one round of lateReceivers' records: for each of
 // this rank's sends that waited for its receiver, the wait of the call
 // that completed it (the latest receive start inside it) and the edge.
-func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, out []map[int32]lrWait) error {
+func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, out []lrCalls) error {
 	m := a.m
 	le := binary.LittleEndian
 	for q, buf := range recv {
@@ -655,12 +803,12 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a receive time for process %d, not held here", c.Rank(), q, proc)
 			}
 			v := a.nodeAt(i, th, ev)
-			if v < 0 || a.call[v] < 0 {
+			if v < 0 || a.callOf(v) < 0 {
 				continue
 			}
 			cs := &a.procs[i]
 			// The call that completed the send, and the event in it.
-			k, dth, dev, kind := a.call[v], th, ev, trace.MPISend
+			k, dth, dev, kind := a.callOf(v), th, ev, trace.MPISend
 			if kc, cth, cidx, ok := a.reqOf(v); ok {
 				k, dth, dev, kind = kc, cth, cidx, trace.MPIRequestDone
 				if !waitCall(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
@@ -679,12 +827,9 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			}
 			a.lrEdges[i] = append(double(a.lrEdges[i], 1), LREdge{Thread: dth, Event: dev, Kind: kind, PredProc: from,
 				PredThread: sth, PredEvent: sev, PredKind: pk, PredTime: t})
-			if out[i] == nil {
-				out[i] = map[int32]lrWait{}
-			}
-			if w, ok := out[i][k]; !ok || t-b > w.wait || t-b == w.wait && from < w.cause {
-				out[i][k] = lrWait{t - b, from, rth, rev, dth, dev, reqExit}
-			}
+			// Each wait of the call: lateReceivers keeps the longest.
+			out[i].waits = append(double(out[i].waits, 1), lrWait{wait: t - b, cause: from, recvTh: rth, recvEv: rev,
+				sendTh: dth, call: k, sendEv: dev, reqExit: reqExit})
 		}
 	}
 	return nil

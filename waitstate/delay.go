@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -70,7 +71,7 @@ import (
 // bounded size), which charges its short-term cost there, and the backward
 // replay hands the rest on (long-term costs). Rows in process order, then
 // by call path, site and pattern: the same for any number of ranks.
-func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
+func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	c := d.c
 	recv, err := c.Alltoallv(d.notes)
 	d.notes = nil
@@ -84,28 +85,34 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 	if err := d.taskCounts(); err != nil {
 		return nil, err
 	}
-	for cursor := [2]int{}; ; {
-		bufs, more := d.records(lr, &cursor)
-		recv, err := c.Alltoallv(bufs)
-		if err != nil {
+	// Two passes over the charged waits. The first tells each wait's
+	// cause where its task is (the point waited for and the interval),
+	// which needs what finds nodes, calls and points; those go before the
+	// second, which sends the waiters' time maps, and the tasks are made
+	// of them: the matching and the finders are not held beside the
+	// tasks' delays and the time maps' rounds, the phase's peak.
+	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, d.taskHeads); err != nil {
+		return nil, err
+	}
+	clear(lr)
+	d.dropFinders()
+	if d.a.Release != nil {
+		if err := d.a.Release(); err != nil {
 			return nil, err
-		}
-		if err := comm.Agree(c, d.tasks(recv)); err != nil {
-			return nil, err
-		}
-		m := int64(0)
-		if more {
-			m = 1
-		}
-		left, err := c.AllreduceInt64(comm.Max, []int64{m})
-		if err != nil {
-			return nil, err
-		}
-		if left[0] == 0 {
-			break
 		}
 	}
-	d.dropFinders()
+	d.sortTasks()
+	for i := range d.procs {
+		// About a call path a task and a quarter more (1.1 on a pure-MPI
+		// code): grown past that, by a quarter. Made once the finders are
+		// gone.
+		p := &d.procs[i]
+		p.td = makeTaskDelays(len(p.tasks))
+		p.cps = make([]cpAmount, 0, len(p.tasks)+len(p.tasks)/4)
+	}
+	if err := d.rounds(d.records, d.tasks); err != nil {
+		return nil, err
+	}
 	if err := d.replay(); err != nil {
 		return nil, err
 	}
@@ -118,7 +125,7 @@ func (d *delays) costs(lr []map[int32]lrWait) ([]Delay, error) {
 
 // syncPt is a synchronization point of one thread: the event (thread,
 // call, event index) and what scout's SynchpointInfo and synch ranks
-// hold, in 28 bytes (a process has about one a call). The event index is
+// hold, in 24 bytes (a process has about one a call). The event index is
 // 40 bits (evLo, evHi: event), as eventRef's. The wait and the
 // completion are nanoseconds in 32 bits (2.1 s): one that does not fit
 // is wideMark there and kept whole in its process's wide map (waitOf,
@@ -127,9 +134,12 @@ type syncPt struct {
 	call int32
 	// with is whom the point synchronized with (withOf): a world rank
 	// (≥ 0), every process (−1), a communicator's members or a list of
-	// ranks (below).
+	// ranks (below); but for a wait at a barrier or an N×N collective
+	// (pattern WaitBarrier, WaitNxN) it is the process waited for, and
+	// the point synchronized with its call's communicator (collComms:
+	// delays.withOf). A wait's cause is the rank it synchronized with
+	// (causeOf).
 	with  int32
-	cause int32 // the process waited for, −1
 	wait  int32
 	compl int32
 	evLo  uint32
@@ -252,26 +262,51 @@ func withOf(partner, set int32) int32 {
 
 const maxSet = 1<<30 - 1
 
-// partner returns the world rank s synchronized with, −1 for a set.
-func (s *syncPt) partner() int32 { return max(-1, s.with) }
-
 // set returns the set s synchronized with (withOf), −1 for a partner or
-// every process.
-func (s *syncPt) set() int32 {
-	if s.with >= -1 {
+// every process; s is not a wait at a collective (delays.withOf).
+func (s *syncPt) set() int32 { return setOf(s.with) }
+
+// setOf returns the set of a with (withOf), −1 for a partner or every
+// process.
+func setOf(with int32) int32 {
+	if with >= -1 {
 		return -1
 	}
-	x := -2 - s.with
+	x := -2 - with
 	if x%2 == 0 {
 		return x / 2
 	}
 	return -2 - (x-1)/2
 }
 
+// causeOf returns the process point s waited for, −1 for none: a wait
+// (a pattern) synchronized with its cause alone, but at a barrier or an
+// N×N collective, whose point holds its cause there.
+func causeOf(s *syncPt) int32 {
+	if s.pat == None || s.with < 0 {
+		return -1
+	}
+	return s.with
+}
+
+// withOf returns whom point s of process i synchronized with (withOf's
+// encoding): a wait at a barrier or an N×N collective with its call's
+// communicator's members.
+func (d *delays) withOf(i int, s *syncPt) int32 {
+	if s.pat != WaitBarrier && s.pat != WaitNxN {
+		return s.with
+	}
+	cm, ok := d.procs[i].colls.of(s.call)
+	if !ok {
+		cm = -1
+	}
+	return withOf(-1, cm)
+}
+
 // charged reports whether s is a wait charged to a cause: one with a task
 // there, to which it passes its costs.
 func (p *delayProc) charged(s *syncPt) bool {
-	return s.cause >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
+	return causeOf(s) >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
 }
 
 // cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
@@ -325,29 +360,67 @@ type cpWide struct {
 }
 
 // task is a wait charged to the process that caused it, at that process's
-// synchronization point pos (−1: not found).
+// synchronization point pos (−1: not found), in 16 bytes. A process's
+// tasks are in the order of their waits (waiter, wsync: sortTasks). What
+// its record gives it, its D + W and the call paths of its delay, is in
+// columns of the process's (taskDelays), made with the records: not
+// held while the heads are (where the finders are). The first point of
+// the cause's interval whose waits receive its costs is found again each
+// time they are passed (taskLo), not kept.
 type task struct {
-	den    uint32 // D + W (wideNS: in the process's wideDen, by task)
 	pos    int32
-	lo     int32 // the first synchronization point of the cause's interval
 	waiter int32 // world rank
 	wsync  int32 // the wait's synchronization point at the waiter
-	// The call paths' delays are cps[cpOff:] of its process, up to the
-	// next task's cpOff (cpsOf): 28 bytes a task.
-	cpOff int32
-	pat   Pattern
-	ready bool // its wait's costs have come (ready)
-	done  bool
+	pat    Pattern
+	flags  uint8 // taskColl, taskMade, taskReady, taskDone
+}
+
+// taskDelays are a process's tasks' D + W and call paths, by task, in 10
+// bytes: den is D + W (wideNS: in the process's wideDen); the call paths'
+// delays are cps[cpOff:cpOff+ncp] of the process (cpsOf), since the
+// records that make them come in any order; ncp is wideCount for a
+// count kept in the process's wideN.
+type taskDelays struct {
+	den   []uint32
+	cpOff []int32
+	ncp   []uint16
+}
+
+func makeTaskDelays(n int) taskDelays {
+	return taskDelays{den: make([]uint32, n), cpOff: make([]int32, n), ncp: make([]uint16, n)}
+}
+
+const (
+	taskColl  = 1 << iota // it waited for a collective (groupLo)
+	taskMade              // its record came (tasks)
+	taskReady             // its wait's costs have come (ready)
+	taskDone
+)
+
+// wideCount marks a task's count of call paths kept in wideN.
+const wideCount = math.MaxUint16
+
+// setCount sets the number of call paths of task j's delay to n.
+func (p *delayProc) setCount(j int32, n int) {
+	if n < wideCount {
+		p.td.ncp[j] = uint16(n)
+		return
+	}
+	p.td.ncp[j] = wideCount
+	if p.wideN == nil {
+		p.wideN = wideAside{}
+	}
+	p.wideN[j] = int64(n)
 }
 
 // cpsOf returns the range of the call paths' delays of process p's task
 // j in p.cps.
 func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
-	hi = int32(len(p.cps))
-	if int(j)+1 < len(p.tasks) {
-		hi = p.tasks[j+1].cpOff
+	n := int32(p.td.ncp[j])
+	if n == wideCount {
+		n = int32(p.wideN[j])
 	}
-	return p.tasks[j].cpOff, hi
+	return p.td.cpOff[j], p.td.cpOff[j] + n
 }
 
 // amount returns the delay of p.cps[k].
@@ -359,10 +432,10 @@ func (p *delayProc) addAmount(d int64, ref int32) {
 }
 
 // den returns task j's D + W.
-func (p *delayProc) den(j int32) int64 { return p.wideDen.get(j, p.tasks[j].den) }
+func (p *delayProc) den(j int32) int64 { return p.wideDen.get(j, p.td.den[j]) }
 
-// setDen sets the D + W of task t, to be p's task j.
-func (p *delayProc) setDen(t *task, j int32, den int64) { t.den = p.wideDen.put(j, den) }
+// setDen sets the D + W of task j.
+func (p *delayProc) setDen(j int32, den int64) { p.td.den[j] = p.wideDen.put(j, den) }
 
 // refIndex returns the index in p.refs of call path cp, learnt at time
 // map slot s (which learns the same call path nearly always).
@@ -408,16 +481,16 @@ type delayProc struct {
 	// their costs on (finalize).
 	finBound int32
 	tasks    []task
+	td       taskDelays
 	cps      []cpAmount
 	wideCP   wideAside // the delays of cps too wide for 32 bits
 	wideDen  wideAside // the D + W of tasks too wide for 32 bits
+	wideN    wideAside // the counts of call paths of tasks from wideCount on
 	refs     []cpRef   // the call paths of cps
 	refAt    map[cpRef]int32
-	slotRef  []int32  // per time map slot, the index of its last call path
-	byWaiter []int32  // task indices by (waiter, wsync), nil when the tasks are so
-	waitKey  []uint64 // their (waiter, wsync), packed: deliver's search
-	order    []int32  // task indices by pos, latest first
-	hi       int      // order[:hi] are done
+	slotRef  []int32 // per time map slot, the index of its last call path
+	order    []int32 // task indices by pos, latest first
+	hi       int     // order[:hi] are done
 	// The call paths by slot, one per distinct key (a hash of the name:
 	// the call paths' identity across processes), so that a time map
 	// is a dense array (tmap); a site's and a code's slot, and per
@@ -428,19 +501,54 @@ type delayProc struct {
 	codeSlot  map[int64]int32
 	whereSlot []int32
 	rows      map[rowKey]int32
-	// colls are the process's collective calls and their communicators,
-	// by call; groups the previous synchronization points with the
+	// colls are the process's collective calls and their communicators;
+	// groups the previous synchronization points with the
 	// members of a collective's communicator, at the collective's points
 	// groupAt (ascending; made for those that caused a wait); hint is
 	// where the last was found: a waiter's tasks come in the order of
 	// its points, so of the causes' points too.
-	colls   []callComm
+	colls   collComms
 	groupAt []int32
 	groups  []group
 	hint    int
 }
 
 type callComm struct{ call, comm int32 }
+
+// collComms are a process's collective calls, a bit a call, and each
+// one's communicator (an index in its table), in call order: 1 byte where
+// it fits (8 bytes a collective call as a list of callComm). A call that
+// holds several collectives (no MPI call does) has the first's, in node
+// order.
+type collComms struct {
+	set  bitrank.Set
+	comm narrow.Column[int8]
+}
+
+// makeCollComms returns the collComms of cs, the collective calls of a
+// process of n calls in node order (sorted here).
+func makeCollComms(cs []callComm, n int) collComms {
+	slices.SortStableFunc(cs, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
+	cs = slices.CompactFunc(cs, func(x, y callComm) bool { return x.call == y.call })
+	words := make([]uint64, (n+63)/64)
+	var c collComms
+	c.comm.Reserve(len(cs))
+	for _, x := range cs {
+		words[x.call/64] |= 1 << (x.call % 64)
+		c.comm.Append(int64(x.comm))
+	}
+	c.set = bitrank.Make(n, func(w int) uint64 { return words[w] })
+	return c
+}
+
+// of returns the communicator of collective call k (ok false: none).
+func (c *collComms) of(k int32) (int32, bool) {
+	j, ok := c.set.Rank(k)
+	if !ok {
+		return 0, false
+	}
+	return int32(c.comm.At(int(j))), true
+}
 
 // group is where the members of a collective's communicator last
 // synchronized with its root before it (scout's
@@ -473,6 +581,7 @@ type delays struct {
 	queue    []ready  // the replay's tasks to do
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
+	colls    []callComm // addSyncs's collective calls, before makeCollComms
 	outgoing [][]byte
 	lerr     error
 }
@@ -491,9 +600,9 @@ const (
 )
 
 func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
-	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.m.Procs)), local: map[int]int{},
+	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.tp)), local: map[int]int{},
 		notes: make([][]byte, c.Size()), outgoing: make([][]byte, c.Size())}
-	for i, p := range a.m.Procs {
+	for i, p := range a.tp {
 		d.local[p.Header.Rank] = i
 		d.procs[i].rows = map[rowKey]int32{}
 		d.procs[i].keySlot = map[uint64]int32{}
@@ -539,11 +648,11 @@ type waitOf struct {
 // addSyncs makes local process i's own synchronization points: its waits,
 // the members of barriers and N×N collectives, MPI_Init; and notifies the
 // partners of its point-to-point waits and of broadcasts and reduces.
-// vals are PropagateMax's (latest enter, minus the earliest exit, per
-// receive-like node), waits Analyze's charged waits with a cause (by
+// vals are PropagateMax's (latest enter, minus the earliest exit) of the
+// process's receive-like nodes in a call, waits Analyze's charged waits with a cause (by
 // call) and at, per call, its index there (−1: none), initMin the
 // earliest exit of MPI_Init over all processes.
-func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32, lr map[int32]lrWait, initMin int64) {
+func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr *lrCalls, initMin int64) {
 	a, m := d.a, d.a.m
 	cs := &a.procs[i]
 	p := &d.procs[i]
@@ -551,26 +660,26 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 	// The points grow in a buffer of the rank's, then are kept at their
 	// size (applyNotes adds the partners').
 	p.syncs = d.scratch[:0]
+	colls := d.colls[:0]
 	defer func() {
 		d.scratch = p.syncs[:0]
 		p.syncs = slices.Clone(p.syncs)
+		p.colls = makeCollComms(colls, cs.len())
+		d.colls = colls[:0]
 	}()
+	jv := 0 // in vals
 	for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-		k := a.call[v]
+		k := a.callOf(v)
 		if k < 0 || m.Role[v] != graph.RoleRecv {
 			continue
 		}
+		latest, earliest := vals.at(jv, cs.enterAt(k), cs.exitAt(k))
+		jv++
 		if m.Kind[v] == trace.CollEnd {
 			if op, cm := d.ops.at(v); op.Valid() {
-				if p.colls == nil {
-					// A collective a coll_end at most, as the load counted.
-					p.colls = make([]callComm, 0, min(int(m.Procs[i].Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
-				}
-				p.colls = append(p.colls, callComm{k, cm})
+				colls = append(colls, callComm{k, cm})
 			}
 		}
-		mv := vals.At(v)
-		latest, earliest := mv[0], mv[1]
 		if latest == math.MinInt64 {
 			continue
 		}
@@ -588,7 +697,7 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender, cause: w.cause}, ev,
+			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender}, ev,
 				w.wait, max(0, exit-earliest))
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
@@ -598,10 +707,13 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 			if !op.Valid() {
 				continue
 			}
-			sp := syncPt{call: k, th: uint16(th), with: withOf(-1, cm), cause: -1}
+			sp := syncPt{call: k, th: uint16(th), with: withOf(-1, cm)}
 			wait := int64(0)
 			if own {
-				sp.pat, sp.cause, wait = w.pat, w.cause, w.wait
+				// The cause where the set was: the set is the call's
+				// communicator's (withOf), the first collective's of
+				// the call (no MPI call holds two).
+				sp.pat, sp.with, wait = w.pat, withOf(w.cause, -1), w.wait
 			}
 			lb := min(latest, exit)
 			switch op.Class() {
@@ -639,18 +751,21 @@ func (d *delays) addSyncs(i int, vals *graph.Maxima, waits []waitOf, at []int32,
 		// The send's completion; scout's completion of it is the send's
 		// end less the receive request's end when that is later, else 0
 		// (never positive: PatternMPI_LateReceiver's bws POST_SEND).
-		k, l := w.call, lr[w.call]
+		k := w.call
+		l, ok := lr.wait(k)
+		if !ok {
+			continue // Analyze charges a Late Receiver only of lr's
+		}
 		exit := cs.exitAt(k)
 		compl := int64(0)
 		if exit <= l.reqExit {
 			compl = exit - l.reqExit
 		}
-		p.push(syncPt{call: k, th: uint16(l.sendTh), with: withOf(w.cause, -1), pat: LateReceiver,
-			cause: w.cause}, l.sendEv, w.wait, compl)
+		p.push(syncPt{call: k, th: uint16(l.sendTh), with: withOf(w.cause, -1), pat: LateReceiver}, l.sendEv, w.wait, compl)
 		d.note(w.cause, l.recvTh|lrFlag, l.recvEv, noteRecv, me, exit)
 	}
 	if k := cs.initCall; k >= 0 {
-		p.push(syncPt{call: k, th: uint16(cs.initTh), with: withOf(-1, -1), cause: -1}, math.MaxInt64,
+		p.push(syncPt{call: k, th: uint16(cs.initTh), with: withOf(-1, -1)}, math.MaxInt64,
 			0, max(0, cs.exitAt(k)-initMin))
 	}
 }
@@ -665,7 +780,7 @@ func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, 
 		th &^= lrFlag
 	}
 	v := a.nodeAt(i, th, ev)
-	if v < 0 || a.call[v] < 0 {
+	if v < 0 || a.callOf(v) < 0 {
 		return 0, 0, 0, false, false
 	}
 	switch kind {
@@ -674,11 +789,11 @@ func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, 
 		if kc, rth, idx, ok := a.reqOf(v); ok {
 			return kc, rth, idx, false, true
 		}
-		return a.call[v], th, ev, false, true
+		return a.callOf(v), th, ev, false, true
 	case noteRoot, noteLatest, noteColl:
-		return a.call[v], th, ev, true, true
+		return a.callOf(v), th, ev, true, true
 	}
-	return a.call[v], th, ev, false, true
+	return a.callOf(v), th, ev, false, true
 }
 
 // applyNotes adds the partners' synchronization points the notifications
@@ -691,44 +806,58 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		call int32
 	}
 	roots := map[rootKey]int{} // a broadcast root's point, by call
-	// A point per notification at most: made room for at once.
-	count := make([]int, len(d.procs))
-	for _, buf := range recv {
-		for ; len(buf) >= noteSize; buf = buf[noteSize:] {
-			if i, ok := d.local[int(le.Uint32(buf))]; ok {
-				count[i]++
+	// Each process's notifications, in the order they came (their
+	// buffer and index there), so that the processes' points grow to
+	// their size one process at a time: grown all at once, every
+	// process's own points were held twice at once (40 MB on the
+	// 64-process pure-MPI trace).
+	type noteAt struct{ q, k int32 }
+	start := make([]int, len(d.procs)+1)
+	for q, buf := range recv {
+		if len(buf)%noteSize != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
+		}
+		for ; len(buf) > 0; buf = buf[noteSize:] {
+			i, ok := d.local[int(le.Uint32(buf))]
+			if !ok {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, le.Uint32(buf))
 			}
+			start[i+1]++
+		}
+	}
+	for i := range d.procs {
+		start[i+1] += start[i]
+	}
+	at := make([]noteAt, start[len(d.procs)])
+	next := slices.Clone(start)
+	for q, buf := range recv {
+		for k := int32(0); len(buf) > 0; k, buf = k+1, buf[noteSize:] {
+			i := d.local[int(le.Uint32(buf))]
+			at[next[i]] = noteAt{int32(q), k}
+			next[i]++
 		}
 	}
 	own := make([]int, len(d.procs)) // each process's own points come first
 	for i := range d.procs {
 		p := &d.procs[i]
 		own[i] = len(p.syncs)
-		p.syncs = append(make([]syncPt, 0, len(p.syncs)+count[i]), p.syncs...)
-	}
-	for q, buf := range recv {
-		if len(buf)%noteSize != 0 {
-			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
-		}
-		for ; len(buf) > 0; buf = buf[noteSize:] {
-			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
+		p.syncs = append(make([]syncPt, 0, len(p.syncs)+start[i+1]-start[i]), p.syncs...)
+		for _, x := range at[start[i]:start[i+1]] {
+			buf := recv[x.q][int(x.k)*noteSize:]
+			th, ev := int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
 			kind, from, t := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int64(le.Uint64(buf[24:]))
-			i, ok := d.local[proc]
-			if !ok {
-				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, proc)
-			}
 			k, sth, sev, _, ok := d.resolve(i, kind, th, ev)
 			if !ok {
 				continue
 			}
-			cs, p := &d.a.procs[i], &d.procs[i]
+			cs := &d.a.procs[i]
 			exit := cs.exitAt(k)
 			switch kind {
 			case noteSend, noteRecv:
-				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev, 0, max(0, exit-t))
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1)}, sev, 0, max(0, exit-t))
 			case noteLatest:
 				lb := min(cs.enterAt(k), exit)
-				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1), cause: -1}, sev,
+				p.push(syncPt{call: k, th: uint16(sth), with: withOf(from, -1)}, sev,
 					0, max(0, exit-max(min(exit, t), lb)))
 			case noteRoot:
 				// One point for all the waiters, whose earliest end
@@ -739,7 +868,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				if !ok {
 					j = len(p.syncs)
 					roots[rk] = j
-					p.push(syncPt{call: k, th: uint16(sth), with: withOf(-1, int32(-2-len(p.lists))), cause: -1}, sev,
+					p.push(syncPt{call: k, th: uint16(sth), with: withOf(-1, int32(-2-len(p.lists)))}, sev,
 						0, max(0, exit-max(min(exit, t), lb)))
 					p.lists = append(p.lists, nil)
 				}
@@ -754,7 +883,6 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	}
 	for i := range d.procs {
 		p := &d.procs[i]
-		slices.SortFunc(p.colls, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
 		d.sortSyncs(p.syncs, own[i])
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
@@ -807,17 +935,19 @@ func (d *delays) sortSyncs(ss []syncPt, own int) {
 // with reports whether synchronization point s of process i synchronized
 // with world rank r.
 func (d *delays) with(i int, s *syncPt, r int32) bool {
-	switch {
-	case s.with >= 0:
-		return s.with == r
-	case s.with == -1:
+	w := d.withOf(i, s)
+	switch set := setOf(w); {
+	case w >= 0:
+		return w == r
+	case w == -1:
 		return true
-	case s.set() >= 0:
-		cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set()))
+	case set >= 0:
+		cm, ok := d.a.tp[i].Tables.CommByIndex(int64(set))
 		return ok && cm.Contains(int(r))
+	default:
+		_, ok := slices.BinarySearch(d.procs[i].lists[-2-set], r)
+		return ok
 	}
-	_, ok := slices.BinarySearch(d.procs[i].lists[-2-s.set()], r)
-	return ok
 }
 
 // prevSync returns the synchronization point of process i before j on
@@ -856,7 +986,7 @@ func (d *delays) siteSlot(i int, st int32) int32 {
 	if p.siteSlot == nil {
 		cs := &d.a.procs[i]
 		p.siteSlot = make([]int32, len(cs.sites))
-		t := &d.a.m.Procs[i].Tables
+		t := &d.a.tp[i].Tables
 		for s, x := range cs.sites {
 			h := fnv.New64a()
 			h.Write([]byte{'m', 0})
@@ -1015,41 +1145,75 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	return waits
 }
 
-// A task record (step 2): the cause's process, thread and event (a node:
-// see resolve), the kind of node, the wait, the waiter's world rank and
-// synchronization point, the pattern, the number of time map entries;
-// then the entries (key, ns).
-const recHead = 4 + 4 + 8 + 4 + 8 + 4 + 4 + 4 + 4
+// A wait's head (the first pass of the records): the cause's process,
+// thread and event (a node: see resolve), the kind of node, the waiter's
+// world rank and synchronization point, the pattern.
+const headSize = 4 + 4 + 8 + 4 + 4 + 4 + 4
 
-// recRound bounds the bytes of wait records a rank sends in one round of
-// records (as lateReceivers' rounds).
+// A wait's record (the second pass): the cause's process, the waiter's
+// world rank and synchronization point (the task's key), the wait, the
+// number of time map entries; then the entries (key, ns).
+const recHead = 4 + 4 + 4 + 8 + 4
+
+// recRound bounds the bytes of wait heads or records a rank sends in one
+// round (as lateReceivers' rounds).
 const recRound = 1 << 20
 
-// records makes the next round of wait records of this rank's processes
-// (from cursor on, about recRound bytes): every wait charged to a cause
-// with the waiter's time map of its interval, for the rank of its cause.
-// more reports whether waits are left for another round.
-//
-// The buffers are the same each round: the records of the last are done
-// with once every rank has made their tasks (costs agrees on that first).
-func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, more bool) {
-	a, m := d.a, d.a.m
-	le := binary.LittleEndian
+// rounds exchanges what next makes, a round at a time from a cursor,
+// and applies what every round brings, until no rank has more to send.
+// The buffers may be the same each round (roundBufs): those of the last
+// are done with once every rank has applied them (agreed first).
+func (d *delays) rounds(next func(cursor *[2]int) ([][]byte, bool), apply func([][]byte) error) error {
+	for cursor := [2]int{}; ; {
+		bufs, more := next(&cursor)
+		recv, err := d.c.Alltoallv(bufs)
+		if err != nil {
+			return err
+		}
+		if err := comm.Agree(d.c, apply(recv)); err != nil {
+			return err
+		}
+		m := int64(0)
+		if more {
+			m = 1
+		}
+		left, err := d.c.AllreduceInt64(comm.Max, []int64{m})
+		if err != nil {
+			return err
+		}
+		if left[0] == 0 {
+			return nil
+		}
+	}
+}
+
+// roundBufs returns the rank's round buffers, emptied.
+func (d *delays) roundBufs() [][]byte {
 	if d.recBufs == nil {
 		d.recBufs = make([][]byte, d.c.Size())
 	}
-	bufs = d.recBufs
-	for q := range bufs {
-		bufs[q] = bufs[q][:0]
+	for q := range d.recBufs {
+		d.recBufs[q] = d.recBufs[q][:0]
 	}
+	return d.recBufs
+}
+
+// heads makes the next round of wait heads of this rank's processes
+// (from cursor on, about recRound bytes): every wait charged to a cause,
+// naming the node of the cause's it waited for, for the rank of its
+// cause. more reports whether waits are left for another round.
+func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) {
+	a, m := d.a, d.a.m
+	le := binary.LittleEndian
+	bufs = d.roundBufs()
 	size := 0
 	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
 		if cursor[0] > 0 {
-			lr[cursor[0]-1] = nil // the process's records are made
+			lr[cursor[0]-1] = lrCalls{} // the process's heads are made
 		}
 		i := cursor[0]
 		p := &d.procs[i]
-		me := int32(m.Procs[i].Header.Rank)
+		me := int32(a.tp[i].Header.Rank)
 		for ; cursor[1] < len(p.syncs); cursor[1]++ {
 			if size >= recRound {
 				return bufs, true
@@ -1064,7 +1228,7 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			kind, th, ev := noteSend, int32(-1), int64(-1)
 			switch {
 			case s.pat == LateReceiver:
-				l := lr[i][s.call]
+				l := lr[i].recv(s.call)
 				kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
 			default:
 				// The node waited at: the point's own (a Late Sender's
@@ -1073,14 +1237,49 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 				if v < 0 {
 					break
 				}
-				if pp, pth, pev := a.pred(i, v); pp == s.cause {
+				if pp, pth, pev := a.pred(i, v); pp == causeOf(s) {
 					th, ev = pth, pev
 				}
 				if m.Kind[v] == trace.CollEnd {
 					kind = noteColl
 				}
 			}
-			prev, _ := d.prevSync(i, int32(j), s.cause)
+			to := d.owners.Owner(int(causeOf(s)))
+			b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+			b = le.AppendUint32(b, uint32(th))
+			b = le.AppendUint64(b, uint64(ev))
+			b = le.AppendUint32(b, uint32(kind))
+			b = le.AppendUint32(b, uint32(me))
+			b = le.AppendUint32(b, uint32(j))
+			bufs[to] = le.AppendUint32(b, uint32(s.pat))
+			size += headSize
+		}
+	}
+	return bufs, false
+}
+
+// records makes the next round of wait records of this rank's processes
+// (from cursor on, about recRound bytes): every wait charged to a cause
+// with the waiter's time map of its interval, for the rank of its cause.
+// more reports whether waits are left for another round.
+func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
+	le := binary.LittleEndian
+	bufs = d.roundBufs()
+	size := 0
+	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
+		i := cursor[0]
+		p := &d.procs[i]
+		me := int32(d.a.tp[i].Header.Rank)
+		for ; cursor[1] < len(p.syncs); cursor[1]++ {
+			if size >= recRound {
+				return bufs, true
+			}
+			j := cursor[1]
+			s := &p.syncs[j]
+			if !p.charged(s) {
+				continue
+			}
+			prev, _ := d.prevSync(i, int32(j), causeOf(s))
 			d.timeMap(i, prev, int32(j), false)
 			ents := d.ents[:0]
 			for _, x := range d.tm.touched {
@@ -1090,15 +1289,11 @@ func (d *delays) records(lr []map[int32]lrWait, cursor *[2]int) (bufs [][]byte, 
 			}
 			slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
 			d.ents = ents
-			to := d.owners.Owner(int(s.cause))
-			b := le.AppendUint32(bufs[to], uint32(s.cause))
-			b = le.AppendUint32(b, uint32(th))
-			b = le.AppendUint64(b, uint64(ev))
-			b = le.AppendUint32(b, uint32(kind))
-			b = le.AppendUint64(b, uint64(p.waitOf(s)))
+			to := d.owners.Owner(int(causeOf(s)))
+			b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
 			b = le.AppendUint32(b, uint32(me))
 			b = le.AppendUint32(b, uint32(j))
-			b = le.AppendUint32(b, uint32(s.pat))
+			b = le.AppendUint64(b, uint64(p.waitOf(s)))
 			b = le.AppendUint32(b, uint32(len(ents)))
 			for _, e := range ents {
 				b = le.AppendUint64(b, e.k)
@@ -1120,7 +1315,7 @@ func (d *delays) taskCounts() error {
 	for i := range d.procs {
 		for j := range d.procs[i].syncs {
 			if s := &d.procs[i].syncs[j]; d.procs[i].charged(s) {
-				n[s.cause]++
+				n[causeOf(s)]++
 			}
 		}
 	}
@@ -1152,10 +1347,7 @@ func (d *delays) taskCounts() error {
 		}
 	}
 	for i := range d.procs {
-		// About a call path a task and a quarter more (1.1 on a pure-MPI
-		// code): grown past that, by a quarter.
 		d.procs[i].tasks = make([]task, 0, count[i])
-		d.procs[i].cps = make([]cpAmount, 0, count[i]+count[i]/4)
 	}
 	return comm.Agree(d.c, lerr)
 }
@@ -1194,14 +1386,92 @@ func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
 		if cp.site >= 0 {
 			name = d.a.siteName(i, cp.site)
 		}
-		d.out = append(d.out, Delay{Rank: d.a.m.Procs[i].Header.Rank, Label: name, Site: d.a.siteName(i, site), Pattern: pat})
+		d.out = append(d.out, Delay{Rank: d.a.tp[i].Header.Rank, Label: name, Site: d.a.siteName(i, site), Pattern: pat})
 	}
 	return &d.out[j]
 }
 
-// tasks makes a task of every wait record of a round: its delay (the
-// cause's excess over the waiter per call path), its short-term cost and
-// the costs it passes to the waits of its interval.
+// taskHeads makes a task of every wait head of a round: where its wait
+// is charged (the cause's point and the first point of its interval).
+func (d *delays) taskHeads(recv [][]byte) error {
+	le := binary.LittleEndian
+	for q, buf := range recv {
+		if len(buf)%headSize != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", d.c.Rank(), len(buf), q)
+		}
+		for ; len(buf) > 0; buf = buf[headSize:] {
+			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
+			kind, waiter, wsync := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int32(le.Uint32(buf[24:]))
+			pat := Pattern(le.Uint32(buf[28:]))
+			if pat <= None || pat >= NumPatterns {
+				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is corrupt", d.c.Rank(), q)
+			}
+			i, ok := d.local[proc]
+			if !ok {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
+			}
+			p := &d.procs[i]
+			p.tasks = append(p.tasks, d.taskHead(i, kind, th, ev, waiter, wsync, pat))
+		}
+	}
+	return nil
+}
+
+// taskHead returns the task of a wait of world rank waiter at its point
+// wsync, charged at local process i to the node kind, th, ev names: the
+// point it waited for (−1: none found).
+func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
+	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
+	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
+	if !ok {
+		return t
+	}
+	t.pos = d.findSync(i, call, sth, sev, coll)
+	if coll {
+		t.flags |= taskColl
+	}
+	return t
+}
+
+// taskLo returns the first synchronization point of process i whose
+// waits receive task t's costs, prev and first being prevSync's of its
+// point and waiter.
+func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
+	lo := first
+	if prev >= 0 {
+		lo = prev + 1
+	}
+	if t.flags&taskColl != 0 {
+		lo = d.groupLo(i, t.pos, d.procs[i].syncs[t.pos].call, prev, lo)
+	}
+	return lo
+}
+
+// sortTasks puts every process's tasks in the order of their waits
+// (waiter, point), where the records and the replay find them by
+// bisection: they come so from one rank, so on one rank they are.
+func (d *delays) sortTasks() {
+	byWaiter := func(x, y task) int {
+		return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
+	}
+	for i := range d.procs {
+		if p := &d.procs[i]; !slices.IsSortedFunc(p.tasks, byWaiter) {
+			slices.SortFunc(p.tasks, byWaiter)
+		}
+	}
+}
+
+// taskOf returns the index of the task of the wait (waiter, wsync).
+func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
+	k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
+		return cmp.Compare(waitKey(t.waiter, t.wsync), key)
+	})
+	return int32(k), ok
+}
+
+// tasks completes the task of every wait record of a round: its delay
+// (the cause's excess over the waiter per call path), its short-term
+// cost and the costs it passes to the waits of its interval.
 func (d *delays) tasks(recv [][]byte) error {
 	le := binary.LittleEndian
 	tw := d.ents[:0]
@@ -1211,25 +1481,26 @@ func (d *delays) tasks(recv [][]byte) error {
 			if len(buf) < recHead {
 				return fmt.Errorf("rank %d: waitstate: %d bytes of waits from rank %d", d.c.Rank(), len(buf), q)
 			}
-			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
-			kind, w := int(le.Uint32(buf[16:])), int64(le.Uint64(buf[20:]))
-			waiter, wsync := int32(le.Uint32(buf[28:])), int32(le.Uint32(buf[32:]))
-			pat, n := Pattern(le.Uint32(buf[36:])), int(le.Uint32(buf[40:]))
+			proc, waiter, wsync := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int32(le.Uint32(buf[8:]))
+			w, n := int64(le.Uint64(buf[12:])), int(le.Uint32(buf[20:]))
 			buf = buf[recHead:]
-			if pat <= None || pat >= NumPatterns || n < 0 || len(buf) < 16*n {
+			if len(buf)/16 < n {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is cut short or corrupt", d.c.Rank(), q)
 			}
 			i, ok := d.local[proc]
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
+			j, ok := d.procs[i].taskOf(waiter, wsync)
+			if !ok || d.procs[i].tasks[j].flags&taskMade != 0 {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
+			}
 			tw = tw[:0]
 			for e := range n {
 				tw = append(tw, tmEntry{le.Uint64(buf[16*e:]), int64(le.Uint64(buf[16*e+8:]))})
 			}
 			buf = buf[16*n:]
-			p := &d.procs[i]
-			p.tasks = append(p.tasks, d.task(i, int32(len(p.tasks)), kind, th, ev, w, waiter, wsync, pat, tw))
+			d.task(i, j, w, tw)
 		}
 	}
 	return nil
@@ -1253,18 +1524,18 @@ func waiterTime(tw []tmEntry, k uint64) int64 {
 	return 0
 }
 
-// task makes the task of one wait record at local process i, its task
-// j, the waiter's time map being tw.
-func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, waiter, wsync int32, pat Pattern, tw []tmEntry) task {
+// task completes local process i's task j of a wait w, the waiter's
+// time map being tw.
+func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
-	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat, cpOff: int32(len(p.cps))}
-	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
-	if ok {
-		t.pos = d.findSync(i, call, sth, sev, coll)
-	}
+	t := &p.tasks[j]
+	t.flags |= taskMade
+	p.td.cpOff[j] = int32(len(p.cps))
+	pat := t.pat
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
+		call := p.syncs[t.pos].call
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	residue := func(ns int64) {
@@ -1275,16 +1546,9 @@ func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, wai
 	if t.pos < 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return t
+		return
 	}
-	prev, first := d.prevSync(i, t.pos, waiter)
-	t.lo = first
-	if prev >= 0 {
-		t.lo = prev + 1
-	}
-	if coll {
-		t.lo = d.groupLo(i, t.pos, call, prev, t.lo)
-	}
+	prev, first := d.prevSync(i, t.pos, t.waiter)
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
 	cps := d.cps[:0]
@@ -1304,12 +1568,13 @@ func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, wai
 	for _, c := range cps {
 		p.addAmount(c.d, c.ref)
 	}
+	p.setCount(j, len(cps))
 	den := D + waits
-	p.setDen(&t, j, den)
+	p.setDen(j, den)
 	if den <= 0 {
 		residue(w)
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return t
+		return
 	}
 	// Short-term: the wait in proportion to the delay and the waits of
 	// the interval, at most all of both for a point-to-point wait.
@@ -1331,25 +1596,24 @@ func (d *delays) task(i int, j int32, kind int, th int32, ev int64, w int64, wai
 	if !counted {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 	}
-	d.pass(i, &t, pat, &sp, code, site)
-	return t
+	d.pass(i, t, d.taskLo(i, t, prev, first), pat, &sp, code, site)
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
 // task t's interval, as costs of pattern pat; a wait that has passed its
 // costs on already, or has no cause, keeps none, and what is left over
 // (the waits of the interval before lo) neither: that part is propagated.
-func (d *delays) pass(i int, t *task, pat Pattern, sp *splitter, code int64, site int32) {
+func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code int64, site int32) {
 	p := &d.procs[i]
 	var lost int64
-	for j := t.lo; j < t.pos; j++ {
+	for j := lo; j < t.pos; j++ {
 		s := &p.syncs[j]
 		w := p.waitOf(s)
 		if w <= 0 {
 			continue
 		}
 		ns := sp.part(w)
-		if s.cause < 0 || j >= p.finBound {
+		if causeOf(s) < 0 || j >= p.finBound {
 			lost += ns
 			continue
 		}
@@ -1410,22 +1674,67 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 }
 
 // dropFinders lets go of what found the nodes, calls and points the
-// records and notifications name, before the replay, which reads the
-// calls, the points and the tasks only (Analyze is the last user).
+// notifications and the wait heads name, and of the matching, before the
+// tasks are made of the records: those and the replay read the calls,
+// the points, the collective calls' communicators and the tasks only
+// (Analyze is the last user).
 func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
-	a.call, a.bare = nil, nil
+	a.m, a.call, a.calls, a.bare = nil, nil, nodeCalls{}, nil
 	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
-	for i := range d.procs {
-		p := &d.procs[i]
-		p.colls, p.groupAt, p.groups = nil, nil, nil
-	}
 }
 
 // The replay's messages: the cause's process, the waiter's world rank and
-// synchronization point, its costs per pattern.
-const inflowSize = 4 + 4 + 4 + 4 + 8*int(NumPatterns)
+// synchronization point, a bit per pattern whose cost is not 0, then
+// those costs in pattern order: 13 bytes for a wait no cost reached (72
+// with every pattern's, which at 2 ranks held 50 MiB of buffers in the
+// first round on the 64-process pure-MPI trace).
+const inflowHead = 4 + 4 + 4 + 1
+
+// appendInflow appends the message of the costs in to b.
+func appendInflow(b []byte, cause, waiter, wsync int32, in *[NumPatterns]int64) []byte {
+	le := binary.LittleEndian
+	b = le.AppendUint32(b, uint32(cause))
+	b = le.AppendUint32(b, uint32(waiter))
+	b = le.AppendUint32(b, uint32(wsync))
+	var mask uint8
+	for pt, v := range in {
+		if v != 0 {
+			mask |= 1 << pt
+		}
+	}
+	b = append(b, mask)
+	for _, v := range in {
+		if v != 0 {
+			b = le.AppendUint64(b, uint64(v))
+		}
+	}
+	return b
+}
+
+// readInflow reads the message at the start of b: its fields and the
+// bytes after it; ok is false when b is cut short.
+func readInflow(b []byte) (cause, waiter, wsync int32, in [NumPatterns]int64, rest []byte, ok bool) {
+	le := binary.LittleEndian
+	if len(b) < inflowHead {
+		return 0, 0, 0, in, nil, false
+	}
+	cause, waiter, wsync = int32(le.Uint32(b)), int32(le.Uint32(b[4:])), int32(le.Uint32(b[8:]))
+	mask := b[12]
+	b = b[inflowHead:]
+	for pt := range in {
+		if mask&(1<<pt) == 0 {
+			continue
+		}
+		if len(b) < 8 {
+			return 0, 0, 0, in, nil, false
+		}
+		in[pt] = int64(le.Uint64(b))
+		b = b[8:]
+	}
+	return cause, waiter, wsync, in, b, mask < 1<<NumPatterns
+}
 
 // replay passes the waits' costs back: a task, once the wait it charges
 // has received every cost it will (every later task of the waiter's
@@ -1443,23 +1752,6 @@ func (d *delays) replay() error {
 	var count []int32
 	for i := range d.procs {
 		p := &d.procs[i]
-		// Tasks come in the order of their waiters' points, from each
-		// rank: on one rank (or from one) they are in waiter order, and
-		// deliver bisects them; else an index sorts them.
-		byWaiter := func(x, y task) int {
-			return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
-		}
-		if !slices.IsSortedFunc(p.tasks, byWaiter) {
-			p.byWaiter = make([]int32, len(p.tasks))
-			for j := range p.tasks {
-				p.byWaiter[j] = int32(j)
-			}
-			slices.SortFunc(p.byWaiter, func(x, y int32) int { return byWaiter(p.tasks[x], p.tasks[y]) })
-			p.waitKey = make([]uint64, len(p.tasks))
-			for k, j := range p.byWaiter {
-				p.waitKey[k] = waitKey(p.tasks[j].waiter, p.tasks[j].wsync)
-			}
-		}
 		// By point, latest first, in task order among equals: a
 		// counting sort (a point is −1 … len(syncs)−1).
 		n := len(p.syncs) + 1
@@ -1482,7 +1774,6 @@ func (d *delays) replay() error {
 	for i := range d.procs {
 		d.advance(i)
 	}
-	le := binary.LittleEndian
 	for {
 		d.drain()
 		if d.lerr != nil {
@@ -1525,19 +1816,19 @@ func (d *delays) replay() error {
 			return err
 		}
 		for _, g := range got {
-			buf := g.Buf
-			if len(buf)%inflowSize != 0 {
-				d.lerr = fmt.Errorf("rank %d: waitstate: %d bytes of delay costs from rank %d", d.c.Rank(), len(buf), g.Peer)
-				break
-			}
-			for ; len(buf) > 0; buf = buf[inflowSize:] {
-				var in [NumPatterns]int64
-				for pt := range in {
-					in[pt] = int64(le.Uint64(buf[16+8*pt:]))
+			for buf := g.Buf; len(buf) > 0 && d.lerr == nil; {
+				cause, waiter, wsync, in, rest, ok := readInflow(buf)
+				if !ok {
+					d.lerr = fmt.Errorf("rank %d: waitstate: %d bytes of delay costs from rank %d are cut short or corrupt", d.c.Rank(), len(g.Buf), g.Peer)
+					break
 				}
-				if !d.deliver(int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int32(le.Uint32(buf[8:])), in) {
+				buf = rest
+				if !d.deliver(int(cause), waiter, wsync, in) {
 					d.lerr = fmt.Errorf("rank %d: waitstate: rank %d sent delay costs for a wait no process here caused", d.c.Rank(), g.Peer)
 				}
+				// Done at once, with what it makes ready here: not all
+				// of a round's queued first (64 bytes each).
+				d.drain()
 			}
 		}
 		if err := comm.Agree(d.c, d.lerr); err != nil {
@@ -1555,28 +1846,15 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	p := &d.procs[i]
-	var j int32
-	if p.byWaiter == nil {
-		// The tasks are in waiter order themselves.
-		k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
-			return cmp.Compare(waitKey(t.waiter, t.wsync), key)
-		})
-		if !ok {
-			return false
-		}
-		j = int32(k)
-	} else {
-		k, ok := slices.BinarySearch(p.waitKey, waitKey(waiter, wsync))
-		if !ok {
-			return false
-		}
-		j = p.byWaiter[k]
-	}
-	t := &p.tasks[j]
-	if t.ready {
+	j, ok := p.taskOf(waiter, wsync)
+	if !ok {
 		return false
 	}
-	t.ready = true
+	t := &p.tasks[j]
+	if t.flags&taskReady != 0 {
+		return false
+	}
+	t.flags |= taskReady
 	d.queue = append(d.queue, ready{int32(i), j, in})
 	return true
 }
@@ -1595,34 +1873,26 @@ func (d *delays) finalize(i int, q int32) {
 	if !p.charged(s) {
 		return
 	}
-	me := int32(d.a.m.Procs[i].Header.Rank)
+	me := int32(d.a.tp[i].Header.Rank)
 	var in [NumPatterns]int64
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
-	if j, ok := d.local[int(s.cause)]; ok {
-		if !d.deliver(int(d.a.m.Procs[j].Header.Rank), me, q, in) && d.lerr == nil {
-			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), s.cause, me)
+	if j, ok := d.local[int(causeOf(s))]; ok {
+		if !d.deliver(int(d.a.tp[j].Header.Rank), me, q, in) && d.lerr == nil {
+			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), causeOf(s), me)
 		}
 		return
 	}
-	le := binary.LittleEndian
-	to := d.owners.Owner(int(s.cause))
-	b := le.AppendUint32(d.outgoing[to], uint32(s.cause))
-	b = le.AppendUint32(b, uint32(me))
-	b = le.AppendUint32(b, uint32(q))
-	b = le.AppendUint32(b, 0)
-	for _, v := range in {
-		b = le.AppendUint64(b, uint64(v))
-	}
-	d.outgoing[to] = b
+	to := d.owners.Owner(int(causeOf(s)))
+	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), causeOf(s), me, q, &in)
 }
 
 // advance moves process i's bound of done tasks on and finalizes the
 // waits no task left to do can still pass costs to.
 func (d *delays) advance(i int) {
 	p := &d.procs[i]
-	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].done {
+	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].flags&taskDone != 0 {
 		p.hi++
 	}
 	bound := int32(0)
@@ -1643,7 +1913,7 @@ func (d *delays) drain() {
 		i := int(x.proc)
 		p := &d.procs[i]
 		d.longTerm(i, x.task, &x.in)
-		p.tasks[x.task].done = true
+		p.tasks[x.task].flags |= taskDone
 		d.advance(i)
 	}
 }
@@ -1658,6 +1928,7 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 		call := d.procs[i].syncs[t.pos].call
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
+	lo := int32(-1) // taskLo's, found at the first pattern that needs it
 	for pat := None + 1; pat < NumPatterns; pat++ {
 		in := inflow[pat]
 		if in <= 0 {
@@ -1668,13 +1939,17 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += in
 			continue
 		}
+		if lo < 0 {
+			prev, first := d.prevSync(i, t.pos, t.waiter)
+			lo = d.taskLo(i, t, prev, first)
+		}
 		sp := splitter{amount: in, total: den}
 		for k, hi := p.cpsOf(j); k < hi; k++ {
 			if ns := sp.part(p.amount(k)); ns > 0 {
 				d.row(i, p.refs[p.cps[k].ref], site, pat).LongTerm += ns
 			}
 		}
-		d.pass(i, t, pat, &sp, code, site)
+		d.pass(i, t, lo, pat, &sp, code, site)
 	}
 }
 
@@ -1713,16 +1988,15 @@ func (d *delays) groupLo(i int, pos, call, prev, lo int32) int32 {
 // group's previous one, those before it that met some are intermediate.
 func (d *delays) group(i int, pos, call int32) group {
 	p := &d.procs[i]
-	j, ok := slices.BinarySearchFunc(p.colls, call, func(x callComm, c int32) int { return cmp.Compare(x.call, c) })
+	ci, ok := p.colls.of(call)
 	if !ok {
 		return group{prev: math.MaxInt32}
 	}
-	ci := p.colls[j].comm
-	cm, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(ci))
+	cm, ok := d.a.tp[i].Tables.CommByIndex(int64(ci))
 	if !ok {
 		return group{prev: math.MaxInt32}
 	}
-	me := int32(d.a.m.Procs[i].Header.Rank)
+	me := int32(d.a.tp[i].Header.Rank)
 	member := func(r int32) bool { return r != me && cm.Contains(int(r)) }
 	left := cm.Size()
 	if cm.Contains(int(me)) {
@@ -1738,21 +2012,22 @@ func (d *delays) group(i int, pos, call int32) group {
 	g := group{prev: -1}
 	ss := p.syncs
 	for q := pos - 1; q >= 0 && ss[q].th == ss[pos].th && left > 0; q-- {
-		s := &ss[q]
+		w := d.withOf(i, &ss[q])
+		set := setOf(w)
 		before := left
 		switch {
-		case s.with >= 0:
-			meet(s.with)
-		case s.set() == -1 || s.set() == ci:
+		case w >= 0:
+			meet(w)
+		case set == -1 || set == ci:
 			left = 0 // every member
-		case s.set() >= 0:
-			if c2, ok := d.a.m.Procs[i].Tables.CommByIndex(int64(s.set())); ok {
+		case set >= 0:
+			if c2, ok := d.a.tp[i].Tables.CommByIndex(int64(set)); ok {
 				for k := range min(c2.Size(), trace.MaxRanks) {
 					meet(int32(c2.Member(k)))
 				}
 			}
 		default:
-			for _, r := range p.lists[-2-s.set()] {
+			for _, r := range p.lists[-2-set] {
 				meet(r)
 			}
 		}

@@ -79,7 +79,7 @@ type where struct {
 type whereKey struct{ fn, loc, region, label int64 }
 
 // calls are one process's MPI calls in the order they began per thread,
-// about 12 bytes a call: the columns are narrow (internal/narrow), and the
+// 9 to 12 bytes a call: the columns are narrow (internal/narrow), and the
 // rare value that does not fit (a call of seconds, a location id from a
 // corrupt file) is kept aside exactly. What the delay costs need of the
 // time between calls (Böhme et al.'s time maps) follows from them: the
@@ -90,11 +90,14 @@ type calls struct {
 	enter narrow.Series
 	// dur is exit − enter (wrapping, so exact for any two times).
 	dur   narrow.Column[uint32]
-	where narrow.Column[uint16]
+	where whereCol
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
 	// previous call, so a thread's calls are walked back without a column
-	// of threads. Mostly 1.
+	// of threads. Empty while every call's is the call before it (a
+	// process that calls MPI from one thread: 2 bytes a call saved); made
+	// at the first that is not, with room for room calls.
 	prevBack narrow.Column[uint16]
+	room     int
 	sites    []site
 	siteIdx  map[site]int32
 	wheres   []where
@@ -115,6 +118,45 @@ type calls struct {
 	initTh   int32
 }
 
+// whereCol is the calls' where indices: a byte each while the process
+// has fewer than 255 (call site, code) pairs, 2 bytes (and a wider one
+// aside) from the call that needs more on, the column widened then.
+type whereCol struct {
+	b    narrow.Column[uint8]
+	w    narrow.Column[uint16]
+	room int // the calls reserved for
+}
+
+// Reserve makes room for n more calls.
+func (c *whereCol) Reserve(n int) { c.b.Reserve(n); c.room = c.b.Len() + n }
+
+// Append adds x at the end.
+func (c *whereCol) Append(x int64) {
+	if c.w.Len() == 0 {
+		if x >= 0 && x < math.MaxUint8 {
+			c.b.Append(x)
+			return
+		}
+		c.w.Reserve(max(c.room, c.b.Len()+1))
+		for k := range c.b.Len() {
+			c.w.Append(c.b.At(k))
+		}
+		c.b = narrow.Column[uint8]{}
+	}
+	c.w.Append(x)
+}
+
+// At returns value k.
+func (c *whereCol) At(k int) int64 {
+	if c.w.Len() > 0 {
+		return c.w.At(k)
+	}
+	return c.b.At(k)
+}
+
+// Fit drops the reserved room as narrow.Column.Fit does.
+func (c *whereCol) Fit() { c.b.Fit(); c.w.Fit() }
+
 func (c *calls) len() int              { return c.enter.Len() }
 func (c *calls) enterAt(k int32) int64 { return c.enter.At(int(k)) }
 func (c *calls) exitAt(k int32) int64  { return c.enter.At(int(k)) + c.dur.At(int(k)) }
@@ -124,6 +166,9 @@ func (c *calls) labelAt(k int32) int64 { return c.wheres[c.where.At(int(k))].lab
 
 // prevAt returns the thread's call before call k, −1 for none.
 func (c *calls) prevAt(k int32) int32 {
+	if c.prevBack.Len() == 0 {
+		return k - 1
+	}
 	if b := c.prevBack.At(int(k)); b > 0 {
 		return k - int32(b)
 	}
@@ -194,6 +239,15 @@ func (c *calls) add(t int64, st site, label int64, prev int32) int32 {
 	if prev >= 0 {
 		back = int64(k) - int64(prev)
 	}
+	if c.prevBack.Len() == 0 {
+		if back == min(int64(k), 1) {
+			return k // each call's previous is the one before
+		}
+		c.prevBack.Reserve(max(c.room, int(k)+1))
+		for j := range int64(k) {
+			c.prevBack.Append(min(j, 1))
+		}
+	}
 	c.prevBack.Append(back)
 	return k
 }
@@ -201,7 +255,17 @@ func (c *calls) add(t int64, st site, label int64, prev int32) int32 {
 // Analysis holds what the Recorders of this rank's processes found, for
 // Analyze.
 type Analysis struct {
-	m *graph.Matching
+	// Release, when set, is called on every rank once the matching and
+	// what found nodes and points are dropped, before the tasks' records
+	// (the driver collects the garbage there: a collection under way when
+	// they were dropped counts them live, and what the records make on
+	// top of them set the phase's peak).
+	Release func() error
+	// m is the matching until the tasks of the delay costs are made
+	// (dropFinders); tp its processes, which the calls' names need to
+	// the end.
+	m  *graph.Matching
+	tp []*trace.Process
 	// call is, per node, the index of the MPI call around it in its
 	// process's calls, −2−j for a send-like node outside any call, whose
 	// own time is bare[j], or −1. A node's time (the enter of the call
@@ -210,9 +274,13 @@ type Analysis struct {
 	// predecessors, send-like too.
 	call []int32
 	bare []int64
-	// ops are the operations of the coll_end nodes, by node (sorted by
-	// Analyze): only those of coll_end are read, and they are few.
-	ops   []nodeOp
+	// calls are call's values once Record is done (call is nil then):
+	// packed, mostly a byte a node (callOf).
+	calls nodeCalls
+	// ops are, per process, the operations of its coll_end nodes, by
+	// node (sorted by Analyze): only those of coll_end are read. Each
+	// process's go once its points are made (12 bytes a collective call).
+	ops   [][]nodeOp
 	procs []calls
 	// edges are the processes' matched predecessors (Analyze's), and
 	// edge, per node, its row there (−1: none), for the delay costs.
@@ -292,7 +360,103 @@ func (a *Analysis) reqOf(v int32) (k int32, th int32, idx int64, ok bool) {
 		return -1, 0, 0, false
 	}
 	ref := eventRef(int64(a.m.ThreadOf(v)), a.m.EventOf(v)) + a.reqEv.At(int(j))
-	return a.call[v] + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
+	return a.callOf(v) + int32(d), int32(ref >> 40), ref & (1<<40 - 1), true
+}
+
+// callOf returns the call around node v (Analysis.call's value).
+func (a *Analysis) callOf(v int32) int32 {
+	if a.call != nil {
+		return a.call[v]
+	}
+	return a.calls.at(v)
+}
+
+// packCalls packs the nodes' calls once Record is done.
+func (a *Analysis) packCalls() {
+	if a.call != nil {
+		a.calls, a.call = packNodeCalls(a.call), nil
+	}
+}
+
+// nodeCalls are the nodes' calls (Analysis.call's values: a call's index,
+// −2−j for a send outside any call, −1), by block of 64 nodes: a block
+// whose values are −1 or calls at most 254 above its least is a byte a
+// node beside that base, another keeps its values whole. A process's
+// nodes come in the order of its calls (on one thread, of the calls'
+// beginnings), so a pure-MPI trace's blocks are bytes: 1.1 bytes a node,
+// not 4; a block with sends outside calls (a task runtime's remote
+// dependences) stays 4.
+type nodeCalls struct {
+	base  []int32 // per block: its least call, or wholeBlock
+	slot  []int32 // per block: its 64 values' place in bytes or whole, by 64
+	bytes []uint8 // value − base, noCall for −1
+	whole []int32
+}
+
+const (
+	wholeBlock = math.MinInt32
+	noCall     = math.MaxUint8
+)
+
+func packNodeCalls(call []int32) nodeCalls {
+	nb := (len(call) + 63) / 64
+	c := nodeCalls{base: make([]int32, nb), slot: make([]int32, nb)}
+	small := 0
+	fits := func(b int) (lo int32, ok bool) {
+		lo, hi := int32(math.MaxInt32), int32(-1)
+		for _, k := range call[b*64 : min(len(call), b*64+64)] {
+			switch {
+			case k >= 0:
+				lo, hi = min(lo, k), max(hi, k)
+			case k != -1:
+				return 0, false
+			}
+		}
+		if hi < 0 {
+			return 0, true
+		}
+		return lo, int64(hi)-int64(lo) < noCall
+	}
+	for b := range nb {
+		if _, ok := fits(b); ok {
+			small++
+		}
+	}
+	c.bytes = make([]uint8, 0, small*64)
+	c.whole = make([]int32, 0, (nb-small)*64)
+	for b := range nb {
+		vals := call[b*64 : min(len(call), b*64+64)]
+		lo, ok := fits(b)
+		if !ok {
+			c.base[b], c.slot[b] = wholeBlock, int32(len(c.whole)/64)
+			c.whole = append(c.whole, vals...)
+			c.whole = c.whole[:len(c.whole)+64-len(vals)] // the last block, padded
+			continue
+		}
+		c.base[b], c.slot[b] = lo, int32(len(c.bytes)/64)
+		for _, k := range vals {
+			x := uint8(noCall)
+			if k >= 0 {
+				x = uint8(k - lo)
+			}
+			c.bytes = append(c.bytes, x)
+		}
+		c.bytes = c.bytes[:len(c.bytes)+64-len(vals)]
+	}
+	return c
+}
+
+// at returns node v's call.
+func (c *nodeCalls) at(v int32) int32 {
+	b, o := v/64, int(v%64)
+	if c.base[b] == wholeBlock {
+		return c.whole[int(c.slot[b])*64+o]
+	}
+	x := c.bytes[int(c.slot[b])*64+o]
+	if x == noCall {
+		return -1
+	}
+	return c.base[b] + int32(x)
 }
 
 // nodeRank numbers the point-to-point nodes (MPI_Send and MPI_Recv) in
@@ -331,18 +495,11 @@ type nodeOp struct {
 
 // New prepares the analysis of m's processes.
 func New(m *graph.Matching) *Analysis {
-	a := &Analysis{m: m, call: make([]int32, m.Len()), procs: make([]calls, len(m.Procs))}
+	a := &Analysis{m: m, tp: m.Procs, call: make([]int32, m.Len()), procs: make([]calls, len(m.Procs))}
 	for v := range a.call {
 		a.call[v] = -1
 	}
-	// An operation per coll_end node at most, as the load counted them:
-	// made room for at once, not grown by a quarter at a time (four times
-	// its size in copies).
-	ops := 0
-	for _, p := range m.Procs {
-		ops += int(p.Census.Kinds[trace.CollEnd])
-	}
-	a.ops = make([]nodeOp, 0, min(ops, int(m.Len())))
+	a.ops = make([][]nodeOp, len(m.Procs))
 	return a
 }
 
@@ -350,7 +507,7 @@ func New(m *graph.Matching) *Analysis {
 // or the node's own time when it is a send-like node outside any call,
 // math.MinInt64 for neither.
 func (a *Analysis) enter(i int, v int32) int64 {
-	switch k := a.call[v]; {
+	switch k := a.callOf(v); {
 	case k >= 0:
 		return a.procs[i].enterAt(k)
 	case k <= -2:
@@ -362,7 +519,7 @@ func (a *Analysis) enter(i int, v int32) int64 {
 // exit returns the exit time of the call around node v of process i, or
 // the node's own time outside any call, math.MinInt64 for neither.
 func (a *Analysis) exit(i int, v int32) int64 {
-	switch k := a.call[v]; {
+	switch k := a.callOf(v); {
 	case k >= 0:
 		return a.procs[i].exitAt(k)
 	case k <= -2:
@@ -416,6 +573,7 @@ type callRecorder struct {
 	// until its request is done.
 	posts  map[int64]reqRef
 	isends map[int64]int32
+	ops    *[]nodeOp // the process's collective operations (Analysis.ops)
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -512,8 +670,13 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	c.enter.Reserve(n)
 	c.dur.Reserve(n)
 	c.where.Reserve(n)
-	c.prevBack.Reserve(n)
+	c.room = n
 	r.nodes = nodesByThread(m, i, T)
+	// An operation per coll_end node at most, as the load counted them:
+	// made room for at once, not grown by a quarter at a time (four times
+	// its size in copies).
+	a.ops[i] = make([]nodeOp, 0, min(int(p.Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
+	r.ops = &a.ops[i]
 	return r
 }
 
@@ -655,6 +818,6 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	}
 	// Analyze reads the operation and communicator of coll_end nodes only.
 	if e.Kind == trace.CollEnd && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
-		a.ops = append(a.ops, nodeOp{v, uint8(e.Args[0]), int32(max(-1, min(e.Args[1], math.MaxInt32)))})
+		*r.ops = append(*r.ops, nodeOp{v, uint8(e.Args[0]), int32(max(-1, min(e.Args[1], math.MaxInt32)))})
 	}
 }

@@ -3,6 +3,7 @@ package waitstate
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"unsafe"
 
@@ -139,11 +140,14 @@ func splitOf(c *calls, k int32) []regionTime {
 // completion exactly, the wide ones beside it, in 28 bytes; a later point
 // of the same event keeps none of its wide values over the first's.
 func TestSyncPointFields(t *testing.T) {
-	if n := unsafe.Sizeof(syncPt{}); n != 28 {
-		t.Errorf("a point is %d bytes, want 28", n)
+	if n := unsafe.Sizeof(syncPt{}); n != 24 {
+		t.Errorf("a point is %d bytes, want 24", n)
 	}
-	if n := unsafe.Sizeof(task{}); n != 28 {
-		t.Errorf("a task is %d bytes, want 28", n)
+	if n := unsafe.Sizeof(task{}); n != 16 {
+		t.Errorf("a task is %d bytes, want 16", n)
+	}
+	if n := unsafe.Sizeof(LREdge{}); n != 40 {
+		t.Errorf("a Late Receiver edge is %d bytes, want 40", n)
 	}
 	var p delayProc
 	cases := []struct{ ev, w, c, wantEv int64 }{
@@ -172,6 +176,204 @@ func TestSyncPointFields(t *testing.T) {
 	}
 	if got := p.waitOf(&p.syncs[3]); got != 5_000_000_000 {
 		t.Errorf("wait after the completion set is %d, want 5 s", got)
+	}
+}
+
+// A thread's previous call: none kept while each call follows the one
+// before on its thread, exact once two threads interleave, from the
+// first call on; a distance past 16 bits kept aside.
+func TestCallsPrevious(t *testing.T) {
+	var threads []int
+	threads = append(threads, 0, 0, 0, 1, 0, 1, 1)
+	for range 70_000 {
+		threads = append(threads, 0)
+	}
+	threads = append(threads, 1)
+	c := calls{siteIdx: map[site]int32{}, whereIdx: map[whereKey]int32{}, room: 4}
+	last := map[int]int32{}
+	var want []int32
+	for k, th := range threads {
+		prev, ok := last[th]
+		if !ok {
+			prev = -1
+		}
+		want = append(want, prev)
+		last[th] = c.add(int64(k), site{}, -1, prev)
+		if k == 2 && c.prevBack.Len() != 0 {
+			t.Errorf("after 3 calls of one thread, %d distances kept, want none", c.prevBack.Len())
+		}
+	}
+	for k, w := range want {
+		if got := c.prevAt(int32(k)); got != w {
+			t.Fatalf("call %d (thread %d): previous %d, want %d", k, threads[k], got, w)
+		}
+	}
+	var one calls
+	one.siteIdx, one.whereIdx = map[site]int32{}, map[whereKey]int32{}
+	for k := range int32(5) {
+		one.add(int64(k), site{}, -1, k-1)
+	}
+	if one.prevBack.Len() != 0 || one.prevAt(0) != -1 || one.prevAt(4) != 3 {
+		t.Errorf("one thread: %d distances kept, previous of 0 and 4 %d, %d; want none, -1, 3", one.prevBack.Len(), one.prevAt(0), one.prevAt(4))
+	}
+}
+
+// PropagateMax's values come back exactly from their narrow columns:
+// none (math.MinInt64) on either side, differences from the call beyond
+// 32 bits, and times at the ends of int64, where the differences wrap.
+func TestNodeVals(t *testing.T) {
+	type node struct{ v0, v1, enter, exit int64 }
+	var nodes []node
+	for k := range int64(100) {
+		nodes = append(nodes, node{1000 + k, -(2000 + k), 1500, 2500}) // the usual: a few µs apart
+	}
+	nodes = append(nodes,
+		node{math.MinInt64, -5, 1, 9},
+		node{7, math.MinInt64, 1, 9},
+		node{math.MinInt64, math.MinInt64, 1, 9},
+		node{10_000_000_000, -1, 0, 3}, // a wait of 10 s
+		node{math.MaxInt64, -math.MaxInt64, math.MinInt64 + 1, math.MaxInt64},
+		node{math.MinInt64 + 1, math.MaxInt64, math.MaxInt64, math.MinInt64 + 1},
+		node{-3, 4, -1 << 62, 1 << 62})
+	var nv nodeVals
+	for _, n := range nodes {
+		nv.add([]int64{n.v0, n.v1}, n.enter, n.exit)
+	}
+	for j, n := range nodes {
+		if l, e := nv.at(j, n.enter, n.exit); l != n.v0 || e != n.v1 {
+			t.Errorf("node %d: %d, %d; want %d, %d", j, l, e, n.v0, n.v1)
+		}
+	}
+	if w := nv.lat.Wide() + nv.ex.Wide(); w > 10 {
+		t.Errorf("%d values kept aside, want at most the 10 of the last 5 nodes", w)
+	}
+}
+
+// A process's collective calls keep their communicators, in call order
+// whatever order they came in, one past int8 exactly, the first of a call
+// that holds two; other calls have none.
+func TestCollComms(t *testing.T) {
+	in := []callComm{{130, 5}, {3, 0}, {64, -1}, {63, 1_000_000}, {130, 7}, {200, 2}}
+	c := makeCollComms(slices.Clone(in), 201)
+	want := map[int32]int32{3: 0, 63: 1_000_000, 64: -1, 130: 5, 200: 2}
+	for k := range int32(201) {
+		got, ok := c.of(k)
+		w, wok := want[k]
+		if ok != wok || got != w {
+			t.Errorf("call %d: communicator %d, %v; want %d, %v", k, got, ok, w, wok)
+		}
+	}
+	if c.comm.Len() != 5 || c.comm.Wide() != 1 {
+		t.Errorf("%d communicators, %d aside; want 5, 1", c.comm.Len(), c.comm.Wide())
+	}
+}
+
+// The replay's messages carry only the patterns' costs that are not 0,
+// whole (64 bits, negative too); a message cut anywhere is refused.
+func TestInflowMessages(t *testing.T) {
+	msgs := [][NumPatterns]int64{
+		{},
+		{0, 5},
+		{0, math.MaxInt64, 0, -3, 0, 0, math.MinInt64},
+		{0, 1, 2, 3, 4, 5, 6},
+	}
+	var b []byte
+	for k, in := range msgs {
+		b = appendInflow(b, int32(k), -int32(k), math.MaxInt32-int32(k), &in)
+	}
+	if want := 4*inflowHead + 8*(1+3+6); len(b) != want {
+		t.Errorf("%d bytes, want %d", len(b), want)
+	}
+	rest := b
+	for k, want := range msgs {
+		cause, waiter, wsync, in, r, ok := readInflow(rest)
+		if !ok || cause != int32(k) || waiter != -int32(k) || wsync != math.MaxInt32-int32(k) || in != want {
+			t.Fatalf("message %d: %d %d %d %v %v; want %d %d %d %v", k, cause, waiter, wsync, in, ok, k, -k, math.MaxInt32-k, want)
+		}
+		rest = r
+	}
+	if len(rest) != 0 {
+		t.Errorf("%d bytes left", len(rest))
+	}
+	last := appendInflow(nil, 1, 2, 3, &msgs[2])
+	for n := range len(last) {
+		if _, _, _, _, _, ok := readInflow(last[:n]); ok {
+			t.Errorf("a message cut to %d of %d bytes is read", n, len(last))
+		}
+	}
+	bad := slices.Clone(last)
+	bad[12] |= 1 << NumPatterns
+	if _, _, _, _, _, ok := readInflow(bad); ok {
+		t.Error("a message with a pattern past NumPatterns is read")
+	}
+}
+
+// The nodes' calls come back exactly from their blocks: calls in order
+// with nodes outside any (a byte a node), a block of none, a block whose
+// calls spread past a byte, a block with sends outside calls (−2 − j),
+// and a last block cut short.
+func TestNodeCalls(t *testing.T) {
+	var call []int32
+	for v := range 64 {
+		k := int32(1000 + v/2)
+		if v%5 == 0 {
+			k = -1
+		}
+		call = append(call, k)
+	}
+	for range 64 {
+		call = append(call, -1)
+	}
+	for v := range 64 {
+		call = append(call, int32(v*5)) // 315 apart: whole
+	}
+	for v := range 64 {
+		call = append(call, int32(7+v%3))
+	}
+	call[3*64+10] = -2 - 12 // a send outside any call: whole
+	for v := range 20 {
+		call = append(call, math.MaxInt32-int32(v))
+	}
+	c := packNodeCalls(call)
+	for v, want := range call {
+		if got := c.at(int32(v)); got != want {
+			t.Fatalf("node %d: call %d, want %d", v, got, want)
+		}
+	}
+	if len(c.bytes) != 3*64 || len(c.whole) != 2*64 {
+		t.Errorf("%d bytes and %d whole values, want 192 and 128", len(c.bytes), len(c.whole))
+	}
+}
+
+// A task's call paths are its own range of the process's: the records
+// that make them come in any order, so a range is where its record put
+// it, of any length, a count past 16 bits kept aside.
+func TestTaskCallPathRanges(t *testing.T) {
+	counts := []int{3, 0, wideCount - 1, wideCount, 70_000, 1}
+	var p delayProc
+	p.tasks = make([]task, len(counts))
+	p.td = makeTaskDelays(len(counts))
+	// Made in reverse: the last task's call paths come first.
+	for j := len(counts) - 1; j >= 0; j-- {
+		p.td.cpOff[j] = int32(len(p.cps))
+		for range counts[j] {
+			p.addAmount(int64(j), 0)
+		}
+		p.setCount(int32(j), counts[j])
+	}
+	for j, n := range counts {
+		lo, hi := p.cpsOf(int32(j))
+		if int(hi-lo) != n {
+			t.Errorf("task %d: %d call paths, want %d", j, hi-lo, n)
+		}
+		for k := lo; k < hi; k++ {
+			if p.amount(k) != int64(j) {
+				t.Fatalf("task %d: call path %d is task %d's", j, k, p.amount(k))
+			}
+		}
+	}
+	if len(p.wideN) != 2 {
+		t.Errorf("%d counts kept aside, want 2 (%d and 70 000)", len(p.wideN), wideCount)
 	}
 }
 

@@ -124,13 +124,20 @@ const criticalPathGCPercent = 10
 // (docs/PERFORMANCE.md, twenty-second round).
 const simulateGCPercent = 10
 
+// waitStatesGCPercent is the growth during the MPI wait states, whose
+// points, tasks and the calls' columns are made in a few steps and live
+// to the phase's end: at +25 % the heap peaked at 1.25× the live 230 MiB
+// of the 64-process pure-MPI trace; at +10 % 20–25 MiB less, as fast
+// (docs/PERFORMANCE.md, twenty-fifth round).
+const waitStatesGCPercent = 10
+
 // gcPercents returns the collector's settings ptrace runs with, for the
 // driver: none when the user set GOGC.
 func gcPercents() driver.GCPercents {
 	if os.Getenv("GOGC") != "" {
 		return driver.GCPercents{}
 	}
-	return driver.GCPercents{Normal: gcPercent, Simulate: simulateGCPercent, CriticalPath: criticalPathGCPercent}
+	return driver.GCPercents{Normal: gcPercent, Simulate: simulateGCPercent, WaitStates: waitStatesGCPercent, CriticalPath: criticalPathGCPercent}
 }
 
 // tuneGC sets gcPercent when the user did not set GOGC.
