@@ -56,7 +56,10 @@ import (
 // rows in every section of the report. Without that term a rank of
 // thousands of processes of a few dozen events each (gen mpi --ranks
 // 8192) lived at 82.5 MiB against a high estimate of 31 and a low one of
-// 4.1 (keepProc). And a dependence entry (an address a task names in
+// 4.1 (keepProc). The twenty-fifth round's dependence tracker (states
+// dropped at their last entry, a registration per waiting task) took a
+// task's kept low share 22 -> 14 bytes: the 1 M-event lean stencil lived
+// at 10.7-10.9 MB against a low estimate of 11.4. And a dependence entry (an address a task names in
 // its depend clause) costs a few bytes beyond its task's share: the
 // pairs it makes, the tracker's reader cells, the successor lists. On
 // tasks of many dependences (gen nearest --radix 64, 65 entries a task)
@@ -65,7 +68,7 @@ import (
 const (
 	keepProcLo, keepProcHi         = 6 << 10, 14 << 10
 	keepDepLo, keepDepHi           = 2, 6
-	keepTaskLo, keepTaskHi         = 22, 50
+	keepTaskLo, keepTaskHi         = 14, 50
 	keepCommLo, keepCommHi         = 20, 40
 	keepCallHi                     = 150
 	keepImplicitLo, keepImplicitHi = 12, 48
@@ -78,7 +81,6 @@ const (
 func (r *run) memoryEstimate() (lo, hi int64) {
 	hi = estBaseHi
 	var workLo, workHi int64
-	held := false
 	for _, p := range r.procs {
 		c := &p.Census
 		var comms int64
@@ -92,13 +94,10 @@ func (r *run) memoryEstimate() (lo, hi int64) {
 		lo += keepProcLo + keepTaskLo*tasks + keepDepLo*deps + keepCommLo*(comms+calls) + keepImplicitLo*implicit
 		hi += keepProcHi + keepTaskHi*tasks + keepDepHi*deps + keepCommHi*comms + keepCallHi*calls + keepImplicitHi*implicit
 		workLo, workHi = max(workLo, workTaskLo*tasks), max(workHi, workTaskHi*tasks)
-		if !p.Streaming() {
-			held = true
-		}
-	}
-	if held {
-		lo += r.owned
-		hi += r.owned
+		// Events held in memory (--hold-events, or converted from OTF2):
+		// their encoded bytes, which for an OTF2 archive are not its own.
+		lo += p.HeldBytes()
+		hi += p.HeldBytes()
 	}
 	return lo + workLo, hi + workHi
 }

@@ -756,6 +756,17 @@ func (p *Process) releaseFile() {
 // every pass.
 func (p *Process) Streaming() bool { return p.stream }
 
+// HeldBytes returns the bytes of encoded events the process holds in
+// memory: its chunks' payloads, none when it streams them from its file.
+// A process converted from OTF2 holds its converted events, a few times
+// fewer bytes than the archive's.
+func (p *Process) HeldBytes() int64 {
+	if p.stream {
+		return 0
+	}
+	return p.payload
+}
+
 // ThreadScan walks one thread's events forward. Times are corrected by its
 // Timebase (nil: as recorded).
 //
