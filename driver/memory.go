@@ -58,8 +58,10 @@ import (
 // 8192) lived at 82.5 MiB against a high estimate of 31 and a low one of
 // 4.1 (keepProc). The twenty-fifth round's dependence tracker (states
 // dropped at their last entry, a registration per waiting task) took a
-// task's kept low share 22 -> 14 bytes: the 1 M-event lean stencil lived
-// at 10.7-10.9 MB against a low estimate of 11.4. And a dependence entry (an address a task names in
+// task's kept low share 22 -> 10 bytes and an entry's to 3: the 1 M-event
+// lean stencil (4 entries a task) lived at 10.7-12.0 MB against a low
+// estimate of 11.4, tasks of 65 entries (gen nearest --radix 64) at up to
+// 24.3 MB against four times a low estimate of 5.8. And a dependence entry (an address a task names in
 // its depend clause) costs a few bytes beyond its task's share: the
 // pairs it makes, the tracker's reader cells, the successor lists. On
 // tasks of many dependences (gen nearest --radix 64, 65 entries a task)
@@ -67,8 +69,8 @@ import (
 // without it (keepDep).
 const (
 	keepProcLo, keepProcHi         = 6 << 10, 14 << 10
-	keepDepLo, keepDepHi           = 2, 6
-	keepTaskLo, keepTaskHi         = 14, 50
+	keepDepLo, keepDepHi           = 3, 6
+	keepTaskLo, keepTaskHi         = 10, 50
 	keepCommLo, keepCommHi         = 20, 40
 	keepCallHi                     = 150
 	keepImplicitLo, keepImplicitHi = 12, 48
