@@ -203,14 +203,7 @@ func TestTrackerFollowsTheRules(t *testing.T) {
 					deps[k] = trace.Dep{Addr: addr, Type: types[rng.IntN(len(types))]}
 				}
 				got := d.resolve(parent, task, deps, -1, nil, done, ncompleted)
-				want := ref.resolve(parent, task, deps)
-				if !keep {
-					got = slices.DeleteFunc(slices.Clone(got), done)
-					want = slices.DeleteFunc(want, done)
-				}
-				slices.Sort(got)
-				slices.Sort(want)
-				if !slices.Equal(slices.Compact(got), slices.Compact(want)) {
+				if got, want, ok := samePreds(got, ref.resolve(parent, task, deps), keep, done); !ok {
 					t.Fatalf("seed %d keep %v task %d: predecessors %v, want %v", seed, keep, task, got, want)
 				}
 				for range rng.IntN(3) {
@@ -270,4 +263,19 @@ func TestTrackerGrowsToItsEntries(t *testing.T) {
 			t.Fatalf("task %d: predecessors %v, %v with another growth", k, got[k], want[k])
 		}
 	}
+}
+
+// samePreds reports whether a tracker's predecessors got are the
+// reference's, as sets, less those done when the tracker does not keep
+// completed tasks' states; it returns both as compared.
+func samePreds(got, want []int32, keep bool, done func(int32) bool) ([]int32, []int32, bool) {
+	got, want = slices.Clone(got), slices.Clone(want)
+	if !keep {
+		got = slices.DeleteFunc(got, done)
+		want = slices.DeleteFunc(want, done)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	got, want = slices.Compact(got), slices.Compact(want)
+	return got, want, slices.Equal(got, want)
 }

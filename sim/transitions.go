@@ -748,40 +748,36 @@ func (s *Sim) Discard(t Task) {
 	}
 }
 
+// drain calls fn with every task of t's list in column c, in order, then
+// gives the list's cells back and empties it.
+func (s *Sim) drain(c *hcol, t Task, fn func(Task)) {
+	head := c.get(t)
+	if head.Empty() {
+		return
+	}
+	for hi, n, next := s.succ.First(head); n > 0; {
+		for v := hi; v > hi-n; v-- {
+			fn(v)
+		}
+		if next == lists.None {
+			break
+		}
+		hi, n, next = s.succ.Item(next)
+	}
+	s.succ.ReleaseHead(head)
+	c.clear(t)
+}
+
 // complete finishes t: → Completed, then successors, parent's taskwait,
 // taskgroup and region barrier conditions.
 func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
-	if head := s.cols.succ.get(t); !head.Empty() {
-		for hi, n, next := s.succ.First(head); n > 0; {
-			for v := hi; v > hi-n; v-- {
-				s.Release(v)
-			}
-			if next == lists.None {
-				break
-			}
-			hi, n, next = s.succ.Item(next)
-		}
-		s.succ.ReleaseHead(head)
-		s.cols.succ.clear(t)
-	}
-	if head := s.cols.watch.get(t); !head.Empty() {
-		// advance registers tasks in other lists: t's cells stay until
-		// the walk is done.
-		for hi, n, next := s.succ.First(head); n > 0; {
-			for v := hi; v > hi-n; v-- {
-				s.advance(v)
-			}
-			if next == lists.None {
-				break
-			}
-			hi, n, next = s.succ.Item(next)
-		}
-		s.succ.ReleaseHead(head)
-		s.cols.watch.clear(t)
-	}
+	s.drain(&s.cols.succ, t, s.Release)
+	// advance registers tasks in other lists: t's cells stay until the
+	// walk is done.
+	s.drain(&s.cols.watch, t, s.advance)
 	if ts[t].Kind != KindExplicit {
 		return
 	}
