@@ -1198,6 +1198,28 @@ func (d *delays) roundBufs() [][]byte {
 	return d.recBufs
 }
 
+// eachCharged calls fn with every wait charged to a cause (point j of
+// process i) from cursor on, and adds the bytes fn says it appended, until
+// they pass recRound: more reports whether waits are left for another
+// round. enter is called as the cursor reaches process i.
+func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i, j int, s *syncPt) int) (more bool) {
+	size := 0
+	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
+		i := cursor[0]
+		enter(i)
+		p := &d.procs[i]
+		for ; cursor[1] < len(p.syncs); cursor[1]++ {
+			if size >= recRound {
+				return true
+			}
+			if s := &p.syncs[cursor[1]]; p.charged(s) {
+				size += fn(i, cursor[1], s)
+			}
+		}
+	}
+	return false
+}
+
 // heads makes the next round of wait heads of this rank's processes
 // (from cursor on, about recRound bytes): every wait charged to a cause,
 // naming the node of the cause's it waited for, for the rank of its
@@ -1206,56 +1228,43 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 	a, m := d.a, d.a.m
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
-	size := 0
-	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
-		if cursor[0] > 0 {
-			lr[cursor[0]-1] = lrCalls{} // the process's heads are made
+	more = d.eachCharged(cursor, func(i int) {
+		if i > 0 {
+			lr[i-1] = lrCalls{} // the process's heads are made
 		}
-		i := cursor[0]
-		p := &d.procs[i]
-		me := int32(a.tp[i].Header.Rank)
-		for ; cursor[1] < len(p.syncs); cursor[1]++ {
-			if size >= recRound {
-				return bufs, true
+	}, func(i, j int, s *syncPt) int {
+		// The node of the cause's the wait names (none found: a task all
+		// propagated).
+		kind, th, ev := noteSend, int32(-1), int64(-1)
+		switch {
+		case s.pat == LateReceiver:
+			l := lr[i].recv(s.call)
+			kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
+		default:
+			// The node waited at: the point's own (a Late Sender's
+			// receive, a collective's end).
+			v := a.nodeAt(i, int32(s.th), s.event())
+			if v < 0 {
+				break
 			}
-			j := cursor[1]
-			s := &p.syncs[j]
-			if !p.charged(s) {
-				continue
+			if pp, pth, pev := a.pred(i, v); pp == causeOf(s) {
+				th, ev = pth, pev
 			}
-			// The node of the cause's the wait names (none found: a
-			// task all propagated).
-			kind, th, ev := noteSend, int32(-1), int64(-1)
-			switch {
-			case s.pat == LateReceiver:
-				l := lr[i].recv(s.call)
-				kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
-			default:
-				// The node waited at: the point's own (a Late Sender's
-				// receive, a collective's end).
-				v := a.nodeAt(i, int32(s.th), s.event())
-				if v < 0 {
-					break
-				}
-				if pp, pth, pev := a.pred(i, v); pp == causeOf(s) {
-					th, ev = pth, pev
-				}
-				if m.Kind[v] == trace.CollEnd {
-					kind = noteColl
-				}
+			if m.Kind[v] == trace.CollEnd {
+				kind = noteColl
 			}
-			to := d.owners.Owner(int(causeOf(s)))
-			b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
-			b = le.AppendUint32(b, uint32(th))
-			b = le.AppendUint64(b, uint64(ev))
-			b = le.AppendUint32(b, uint32(kind))
-			b = le.AppendUint32(b, uint32(me))
-			b = le.AppendUint32(b, uint32(j))
-			bufs[to] = le.AppendUint32(b, uint32(s.pat))
-			size += headSize
 		}
-	}
-	return bufs, false
+		to := d.owners.Owner(int(causeOf(s)))
+		b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+		b = le.AppendUint32(b, uint32(th))
+		b = le.AppendUint64(b, uint64(ev))
+		b = le.AppendUint32(b, uint32(kind))
+		b = le.AppendUint32(b, uint32(a.tp[i].Header.Rank))
+		b = le.AppendUint32(b, uint32(j))
+		bufs[to] = le.AppendUint32(b, uint32(s.pat))
+		return headSize
+	})
+	return bufs, more
 }
 
 // records makes the next round of wait records of this rank's processes
@@ -1265,45 +1274,33 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
-	size := 0
-	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
-		i := cursor[0]
+	more = d.eachCharged(cursor, func(int) {}, func(i, j int, s *syncPt) int {
 		p := &d.procs[i]
-		me := int32(d.a.tp[i].Header.Rank)
-		for ; cursor[1] < len(p.syncs); cursor[1]++ {
-			if size >= recRound {
-				return bufs, true
+		prev, _ := d.prevSync(i, int32(j), causeOf(s))
+		d.timeMap(i, prev, int32(j), false)
+		ents := d.ents[:0]
+		for _, x := range d.tm.touched {
+			if v := d.tm.val[x]; v > 0 {
+				ents = append(ents, tmEntry{p.keys[x], v})
 			}
-			j := cursor[1]
-			s := &p.syncs[j]
-			if !p.charged(s) {
-				continue
-			}
-			prev, _ := d.prevSync(i, int32(j), causeOf(s))
-			d.timeMap(i, prev, int32(j), false)
-			ents := d.ents[:0]
-			for _, x := range d.tm.touched {
-				if v := d.tm.val[x]; v > 0 {
-					ents = append(ents, tmEntry{p.keys[x], v})
-				}
-			}
-			slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
-			d.ents = ents
-			to := d.owners.Owner(int(causeOf(s)))
-			b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
-			b = le.AppendUint32(b, uint32(me))
-			b = le.AppendUint32(b, uint32(j))
-			b = le.AppendUint64(b, uint64(p.waitOf(s)))
-			b = le.AppendUint32(b, uint32(len(ents)))
-			for _, e := range ents {
-				b = le.AppendUint64(b, e.k)
-				b = le.AppendUint64(b, uint64(e.ns))
-			}
-			size += len(b) - len(bufs[to])
-			bufs[to] = b
 		}
-	}
-	return bufs, false
+		slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
+		d.ents = ents
+		to := d.owners.Owner(int(causeOf(s)))
+		b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+		b = le.AppendUint32(b, uint32(d.a.tp[i].Header.Rank))
+		b = le.AppendUint32(b, uint32(j))
+		b = le.AppendUint64(b, uint64(p.waitOf(s)))
+		b = le.AppendUint32(b, uint32(len(ents)))
+		for _, e := range ents {
+			b = le.AppendUint64(b, e.k)
+			b = le.AppendUint64(b, uint64(e.ns))
+		}
+		n := len(b) - len(bufs[to])
+		bufs[to] = b
+		return n
+	})
+	return bufs, more
 }
 
 // taskCounts tells every rank how many waits its processes caused, so
