@@ -123,6 +123,26 @@ func FuzzLoad(f *testing.F) {
 		if err == nil && !reflect.DeepEqual(p, q) {
 			t.Fatalf("the process loaded on workers differs (%d / %d events)", q.NumEvents(), p.NumEvents())
 		}
+		// Nor does a reader that does not say its length (a process
+		// converted from OTF2 as it is read: growing arena blocks, the last
+		// trimmed): the same error, or the same events and census.
+		opts.Workers, opts.pipeFrom = 0, 0
+		u, uerr := LoadProcessReader(struct{ io.Reader }{bytes.NewReader(data)}, "fuzz", opts)
+		if (err == nil) != (uerr == nil) || err != nil && err.Error() != uerr.Error() {
+			t.Fatalf("error %v from a reader of unknown length, %v from a sized one", uerr, err)
+		}
+		if err == nil {
+			if u.Census.Kinds != p.Census.Kinds || u.NumThreads() != p.NumThreads() {
+				t.Fatalf("census %v from a reader of unknown length, %v from a sized one", u.Census.Kinds, p.Census.Kinds)
+			}
+			for th := range p.NumThreads() {
+				a, ad := p.Decode(th, nil)
+				b, bd := u.Decode(th, nil)
+				if !reflect.DeepEqual(a, b) || !reflect.DeepEqual(ad, bd) {
+					t.Fatalf("thread %d: events from a reader of unknown length differ", th)
+				}
+			}
+		}
 		if err != nil || !p.HasCommLog() {
 			return
 		}
