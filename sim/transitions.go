@@ -7,6 +7,7 @@ package sim
 // the state is repaired as plausibly as possible.
 
 import (
+	"iter"
 	"math"
 	"slices"
 
@@ -112,17 +113,28 @@ func (s *Sim) AddEdge(pred, succ Task) {
 	}
 }
 
-// record adds (pred, succ) to DepEdges and returns where it is (ok false
-// where a mark cannot say).
-func (s *Sim) record(pred, succ Task) (m packed.Mark, ok bool) {
+// record adds (pred, succ) to DepEdges.
+func (s *Sim) record(pred, succ Task) {
+	s.DepEdges.Append(pred, succ)
+	s.noteDep(pred, succ)
+}
+
+// recordMarked is record returning where the pair is (ok false where a
+// mark cannot say), for a registration.
+func (s *Sim) recordMarked(pred, succ Task) (m packed.Mark, ok bool) {
 	m, ok = s.DepEdges.AppendMarked(pred, succ)
+	s.noteDep(pred, succ)
+	return m, ok
+}
+
+// noteDep notes a recorded pair: its repeats and the tasks it joins.
+func (s *Sim) noteDep(pred, succ Task) {
 	s.depRepeat = s.depCheck.Add(pred, succ) || s.depRepeat
 	if s.depEnds == nil {
 		s.depEnds = make([]uint64, (len(s.Tasks)+63)/64)
 	}
 	s.depEnds[pred/64] |= 1 << (pred % 64)
 	s.depEnds[succ/64] |= 1 << (succ % 64)
-	return m, ok
 }
 
 // link makes succ wait for pred, in pred's successor list, unless pred
@@ -193,21 +205,25 @@ func (s *Sim) AddEdges(preds []Task, succ Task) {
 		}
 		return
 	}
-	first, mark, all, runs := NoTask, packed.Mark(0), true, true
+	// Only the first unfinished predecessor's pair needs its mark; every
+	// pair has one when the last appended has (the list only grows).
+	first, mark, runs := NoTask, packed.Mark(0), true
 	ts := s.Tasks
 	for _, p := range preds {
-		if !s.valid(p) || p == succ {
+		switch {
+		case !s.valid(p) || p == succ:
 			continue
+		case first == NoTask && ts[p].State < Completed:
+			first = p
+			mark, _ = s.recordMarked(p, succ)
+		default:
+			s.record(p, succ)
 		}
-		m, ok := s.record(p, succ)
-		all = all && ok
 		if ts[p].State < Completed {
-			if first == NoTask {
-				first, mark = p, m
-			}
 			runs = runs && s.cols.succ.fits(p, succ)
 		}
 	}
+	all := s.DepEdges.Markable()
 	switch {
 	case !all || runs:
 		// DepEdges too long to mark, or every unfinished predecessor's
@@ -242,27 +258,27 @@ func (s *Sim) watch(pred, succ Task, m packed.Mark) {
 	s.cols.at.add(succ, int32(m)+1-s.cols.at.get(succ))
 }
 
-// registered returns, sorted, the predecessors succ's registration stands
-// for: its pairs' from the registered one on.
-func (s *Sim) registered(succ Task) []Task {
-	var out []Task
-	at := s.cols.at.get(succ)
-	for m, more := packed.Mark(at-1), at > 0; more; {
-		var p Task
-		p, m, more = s.DepEdges.RunAt(m, succ)
-		out = append(out, p)
+// regPreds yields the predecessors succ's registration stands for: its
+// pairs' from the registered one on (none when succ is not registered).
+func (s *Sim) regPreds(succ Task) iter.Seq[Task] {
+	return func(yield func(Task) bool) {
+		at := s.cols.at.get(succ)
+		for m, more := packed.Mark(at-1), at > 0; more; {
+			var p Task
+			if p, m, more = s.DepEdges.RunAt(m, succ); !yield(p) {
+				return
+			}
+		}
 	}
-	slices.Sort(out)
-	return out
 }
 
-// waitsFor reports whether succ's registration stands for pred (pred is
-// among its pairs from the registered one on).
+// registered returns regPreds(succ), sorted.
+func (s *Sim) registered(succ Task) []Task { return slices.Sorted(s.regPreds(succ)) }
+
+// waitsFor reports whether succ's registration stands for pred.
 func (s *Sim) waitsFor(succ, pred Task) bool {
-	at := s.cols.at.get(succ)
-	for m, more := packed.Mark(at-1), at > 0; more; {
-		var p Task
-		if p, m, more = s.DepEdges.RunAt(m, succ); p == pred {
+	for p := range s.regPreds(succ) {
+		if p == pred {
 			return true
 		}
 	}

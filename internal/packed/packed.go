@@ -247,13 +247,17 @@ const markBlocks = 1 << 15
 func (p *Pairs) AppendMarked(a, b int32) (m Mark, ok bool) {
 	x, y := int64(b)-p.lastB, int64(b)-int64(a)
 	p.Append(a, b)
-	k := len(p.s.full)
-	if p.byA || k >= markBlocks {
+	if !p.Markable() {
 		return 0, false
 	}
+	k := len(p.s.full)
 	n := uvarintLen(uint64(x<<1^x>>63)) + uvarintLen(uint64(y<<1^y>>63))
 	return Mark(k<<16 | (len(p.s.cur) - n)), true
 }
+
+// Markable reports whether every pair appended so far has a Mark
+// (AppendMarked's ok): the list has blocks enough, and grows only.
+func (p *Pairs) Markable() bool { return !p.byA && len(p.s.full) < markBlocks }
 
 // uvarintLen is the bytes of u as a uvarint.
 func uvarintLen(u uint64) int { return (bits.Len64(u|1) + 6) / 7 }
