@@ -33,16 +33,16 @@ func newTaskIDs() taskIDs {
 	return taskIDs{runs: map[[2]uint32]*idRun{}, other: map[taskKey]int64{}}
 }
 
-// find returns k's run, making one starting at k's generation when make
-// is set.
-func (m *taskIDs) find(k taskKey, make bool) *idRun {
+// find returns k's run, making one starting at k's generation when
+// create is set.
+func (m *taskIDs) find(k taskKey, create bool) *idRun {
 	p := [2]uint32{k.team, k.creator}
 	if m.run != nil && m.last == p {
 		return m.run
 	}
 	r := m.runs[p]
 	if r == nil {
-		if !make {
+		if !create {
 			return nil
 		}
 		r = &idRun{first: k.gen}
@@ -62,9 +62,7 @@ func (m *taskIDs) set(k taskKey, id int64) {
 			r.ids[i] = id
 			return
 		case i <= uint64(len(r.ids))+maxGap:
-			for uint64(len(r.ids)) < i {
-				r.ids = append(r.ids, 0)
-			}
+			r.ids = append(r.ids, make([]int64, i-uint64(len(r.ids)))...) // the gap
 			r.ids = append(r.ids, id)
 			return
 		}

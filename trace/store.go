@@ -298,14 +298,12 @@ func load(in io.Reader, path string, size int64, opts LoadOptions) (*Process, er
 		} else {
 			payload = a.copy(payload)
 		}
-		if err := p.addChunk(c, payload, size, frameOff, crc, slog); err != nil {
+		stored, err := p.addChunk(c, payload, size, frameOff, crc, slog)
+		if err != nil {
 			return nil, err
 		}
-		if a.grow && len(payload) > 0 && c.Thread < len(p.Events) {
-			// The chunk placed (a salvaging load may have cut it instead).
-			if te := p.Events[c.Thread].chunks; len(te) > 0 && len(te[len(te)-1].payload) > 0 && &te[len(te)-1].payload[0] == &payload[0] {
-				a.placed(c.Thread, len(te)-1, len(payload))
-			}
+		if stored {
+			a.placed(c.Thread, len(p.Events[c.Thread].chunks)-1, len(payload))
 		}
 	}
 	a.trim(p)
@@ -390,7 +388,7 @@ func (a *arena) copy(b []byte) []byte {
 }
 
 // placed notes that the payload copy returned last, n bytes, is thread
-// th's chunk i, for trim.
+// th's chunk i (addChunk stored it), for trim.
 func (a *arena) placed(th, i, n int) {
 	if a.grow && n > 0 {
 		a.last = append(a.last, [3]int{th, i, len(a.cur) - n})
@@ -418,15 +416,16 @@ func (a *arena) trim(p *Process) {
 // previous events), adds it to the census and stores its payload. A
 // salvaging load (slog set) cuts a thread at an event going back in time
 // instead of failing: the stored chunk then counts only the events before
-// the cut, and the thread's later chunks are dropped.
-func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64, crc uint32, slog *SalvageLog) error {
+// the cut, and the thread's later chunks are dropped. stored reports
+// whether it became the thread's last stored chunk.
+func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64, crc uint32, slog *SalvageLog) (stored bool, err error) {
 	for len(p.Events) <= c.Thread {
 		p.Events = append(p.Events, ThreadEvents{})
 	}
 	te := &p.Events[c.Thread]
 	if slog != nil && slog.IsCut(c.Thread) {
 		slog.Drop(c.Thread, len(c.Events))
-		return nil
+		return false, nil
 	}
 	last := int64(math.MinInt64)
 	if te.N > 0 {
@@ -435,13 +434,13 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 	if cut := TimeOrderCut(c.Events, last); cut < len(c.Events) {
 		err := TimeOrderError(p.File, c, cut, te.N, last)
 		if slog == nil {
-			return err
+			return false, err
 		}
 		slog.Cut(c.Thread, err, len(c.Events)-cut)
 		c.Events = c.Events[:cut]
 	}
 	if len(c.Events) == 0 {
-		return nil
+		return false, nil
 	}
 	cs := &p.Census
 	hasDeps := false
@@ -486,7 +485,7 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 	te.chunks = append(te.chunks, storedChunk{payload: payload, first: te.N, n: int32(len(c.Events)), size: size, off: frameOff, crc: crc, deps: hasDeps})
 	te.N += int64(len(c.Events))
 	p.Decoded += int64(len(c.Events))
-	return nil
+	return true, nil
 }
 
 func (cs *Census) noteID(id int64) {
