@@ -88,12 +88,10 @@ type Local struct {
 	// when the times are the recorded ones, interpolated or as they are
 	// (NodeTime).
 	NodeTimes []int64
-	// recorded is set when the final times are the recorded ones
-	// (Census): NodeTime reads the matching's.
-	recorded bool
 	// models are, when the times are interpolated only, each process's
 	// offset model: NodeTime applies it to the recorded time, where a copy
-	// of the times took 8 bytes a node to the exchange's end.
+	// of the times took 8 bytes a node to the exchange's end. With neither
+	// (Census), the final times are the matching's recorded ones.
 	models []OffsetModel
 	// Timebases hold, per process, the corrected time of every event
 	// (nil entries: times as recorded, method "none").
@@ -247,7 +245,6 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.recorded = true
 	l.Timebases = make([]*trace.Timebase, len(m.Procs))
 	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.RecordedAt(n) })
 	if err != nil {
@@ -364,12 +361,12 @@ func (l *Local) interpolated(m *graph.Matching, mdls []OffsetModel) {
 // of m (graph.ExchangeEdgesAt).
 func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
 	switch {
-	case l.NodeTimes == nil && l.models != nil:
+	case l.NodeTimes != nil:
+		return func(_, v int32) int64 { return l.NodeTimes[v] }
+	case l.models != nil:
 		return func(proc, v int32) int64 { return l.models[proc].Apply(m.RecordedAt(v)) }
-	case l.NodeTimes == nil && l.recorded:
-		return func(_, v int32) int64 { return m.RecordedAt(v) }
 	}
-	return func(_, v int32) int64 { return l.NodeTimes[v] }
+	return func(_, v int32) int64 { return m.RecordedAt(v) }
 }
 
 // countBefore counts violations on the recorded and on the interpolated
