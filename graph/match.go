@@ -497,12 +497,18 @@ func (m *Matching) SetPositions(i int, order []uint16) {
 // addNode appends an event node.
 func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event int64, kind trace.Kind, recorded int64) int32 {
 	n := b.AddNode(b.Len() > m.ProcNodes[proc])
+	m.appendColumns(role, int64(thread)+1, event, kind, recorded)
+	return n
+}
+
+// appendColumns appends a node's row to the node columns: an event node's
+// (addNode) or a collective instance's (thread 0, its instance number).
+func (m *Matching) appendColumns(role Role, thread1, event int64, kind trace.Kind, recorded int64) {
 	m.Role = append(m.Role, role)
-	m.thread.Append(int64(thread) + 1)
+	m.thread.Append(thread1)
 	m.Event.Append(event)
 	m.Kind = append(m.Kind, kind)
 	m.recorded.add(recorded)
-	return n
 }
 
 type openColl struct {
@@ -1445,12 +1451,8 @@ func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
 			continue
 		}
 		v := b.AddNode(false)
-		m.Role = append(m.Role, RoleColl)
-		m.thread.Append(0)
-		m.Event.Append(inst[0].inst)
-		m.Kind = append(m.Kind, trace.CollBegin)
+		m.appendColumns(RoleColl, 0, inst[0].inst, trace.CollBegin, 0)
 		m.collComm = append(m.collComm, inst[0].comm)
-		m.recorded.add(0)
 		root := rootOf(inst)
 		class := trace.CollOp(inst[0].op).Class()
 		for i := range inst {
