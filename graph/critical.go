@@ -117,9 +117,11 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 	}
 	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order, ties: fw.ties}
 	if backward {
-		if lp.BL, err = backLengths(c, g, w, lp.Order); err != nil {
+		bw, err := backReplay(c, g, w, lp.Order, false)
+		if err != nil {
 			return nil, err
 		}
+		lp.BL = bw.Values
 	}
 	// The span and the node reaching it with the smallest key. With keys
 	// that follow the ids, the local maximum's first node is that node
@@ -194,26 +196,19 @@ func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64,
 // Replay's, which on a DAG built InsOnly counts down the DAG's output
 // counts (ConsumeCounts: OutDegree reads 0 afterwards).
 func BackLengths(c comm.Comm, g *DAG, weight func(n int32) int64, ord *Order) (*Result, error) {
-	o := ReplayOptions{Eval: weighing(weight), NarrowValues: true}
-	if ord == nil {
-		return Replay(c, g, ReplayOptions{Backward: true, Eval: o.Eval, NarrowValues: true, ConsumeCounts: true})
-	}
-	return ReplayInReverse(c, g, ord, o)
+	return backReplay(c, g, ReplayOptions{Eval: weighing(weight)}, ord, true)
 }
 
-// backLengths is BackLengths with the weights of w (Weights or Eval).
-func backLengths(c comm.Comm, g *DAG, w ReplayOptions, ord *Order) ([]int64, error) {
-	var bw *Result
-	var err error
+// backReplay is BackLengths' replay with the weights of w (Weights,
+// Weights32 or Eval), its values narrow when narrowValues is set
+// (LongestPaths' BL are wide: Result.Values).
+func backReplay(c comm.Comm, g *DAG, w ReplayOptions, ord *Order, narrowValues bool) (*Result, error) {
+	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, NarrowValues: narrowValues}
 	if ord == nil {
-		bw, err = Replay(c, g, ReplayOptions{Backward: true, Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, ConsumeCounts: true})
-	} else {
-		bw, err = ReplayInReverse(c, g, ord, ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval})
+		o.Backward, o.ConsumeCounts = true, true
+		return Replay(c, g, o)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return bw.Values, nil
+	return ReplayInReverse(c, g, ord, o)
 }
 
 // OnLongest tells, per local node, whether it lies on a longest path
