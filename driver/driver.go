@@ -128,6 +128,12 @@ const maxListedWarnings = 20
 // with them (37.5–40.0 MiB without, 35.2–35.4 with, 3 runs each).
 const forcedGCMin = 1 << 20
 
+// collect runs a garbage collection, once for the process's in-process
+// ranks, when the rank's traces are forcedGCMin or more: after each phase,
+// and inside the phases that drop much at one point (the match, the wait
+// states).
+func (r *run) collect() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }
+
 // Run analyses opts.Dir on this rank. Rank 0 returns the report; other ranks
 // return nil. Every rank returns an error if any rank failed: the failing
 // rank its own, the others a *comm.AbortError naming it.
@@ -186,7 +192,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 		// smaller still, and the collection costs what the whole process
 		// holds (ten collections were 36 ms of a 37 ms analysis of a few
 		// hundred events in a fuzzing worker holding 105 MB).
-		if err := comm.PerProcess(c, r.owned >= forcedGCMin, runtime.GC); err != nil {
+		if err := r.collect(); err != nil {
 			return nil, err
 		}
 		if opts.AfterPhase != nil {
@@ -494,7 +500,7 @@ func (r *run) match() error {
 		// before the edges' lists and the DAG's arrays are made, these take
 		// their place (spread: 325 → 282 MiB, mpi 163–183 → 151 MiB;
 		// docs/PERFORMANCE.md, twenty-fourth round).
-		Release: func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }})
+		Release: r.collect})
 	if err != nil {
 		return err
 	}
@@ -573,7 +579,7 @@ func (r *run) waitStates() error {
 		defer debug.SetGCPercent(g.Normal)
 	}
 	a := waitstate.New(r.matching)
-	a.Release = func() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }
+	a.Release = r.collect
 	var failure error
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
