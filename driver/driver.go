@@ -134,6 +134,18 @@ const forcedGCMin = 1 << 20
 // states).
 func (r *run) collect() error { return comm.PerProcess(r.c, r.owned >= forcedGCMin, runtime.GC) }
 
+// phaseGC sets the collector's growth to percent for a phase (GCPercents)
+// and returns what sets it back to Normal; with either 0 it changes
+// nothing.
+func (r *run) phaseGC(percent int) (restore func()) {
+	normal := r.opts.GC.Normal
+	if percent <= 0 || normal <= 0 {
+		return func() {}
+	}
+	debug.SetGCPercent(percent)
+	return func() { debug.SetGCPercent(normal) }
+}
+
 // Run analyses opts.Dir on this rank. Rank 0 returns the report; other ranks
 // return nil. Every rank returns an error if any rank failed: the failing
 // rank its own, the others a *comm.AbortError naming it.
@@ -574,10 +586,7 @@ func (r *run) waitStates() error {
 		return nil
 	}
 	// The process's setting, as the critical path's.
-	if g := r.opts.GC; g.WaitStates > 0 && g.Normal > 0 {
-		debug.SetGCPercent(g.WaitStates)
-		defer debug.SetGCPercent(g.Normal)
-	}
+	defer r.phaseGC(r.opts.GC.WaitStates)()
 	a := waitstate.New(r.matching)
 	a.Release = r.collect
 	var failure error
@@ -628,10 +637,7 @@ func (r *run) criticalPath() error {
 	// The process's setting: every rank sets the same, at its own start
 	// and end of the phase (under inproc the ranks share it, and end the
 	// phase together within a collective or two).
-	if g := r.opts.GC; g.CriticalPath > 0 && g.Normal > 0 {
-		debug.SetGCPercent(g.CriticalPath)
-		defer debug.SetGCPercent(g.Normal)
-	}
+	defer r.phaseGC(r.opts.GC.CriticalPath)()
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
 		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
 	// The phase drops the graphs' and the edges' arrays as it goes: no

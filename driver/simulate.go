@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
-	"runtime/debug"
 	"sort"
 
 	"github.com/ptrace-dev/ptrace/anomaly"
@@ -102,8 +101,7 @@ func (r *run) simulate() error {
 			return err
 		}
 		if heavy {
-			debug.SetGCPercent(g.Simulate)
-			defer debug.SetGCPercent(g.Normal)
+			defer r.phaseGC(g.Simulate)()
 		}
 	}
 	bin := max((r.last-r.first+readyBins-1)/readyBins, 1)
