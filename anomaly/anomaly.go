@@ -195,41 +195,15 @@ func Fit(sample []Task, counts map[string]int64, o Options) *Models {
 // (at most Opts.MaxListed, highest scores first) and how many there were
 // per construct.
 func (ms *Models) Test(tasks []Task) ([]report.Anomaly, map[string]int64) {
-	idx := map[string]int{}
-	for i, c := range ms.Cons {
-		idx[c.Report.Construct] = i
-	}
-	// Per construct, its model and, for a location model, the duration at
-	// or below which no task can score above Q (the bound less a margin far
-	// beyond exp's and log's rounding): most tasks are decided without a
-	// logarithm. Tasks come in runs of one construct: the last one's index
-	// is kept.
-	type prepared struct {
-		fit    model
-		loglog bool
-		below  float64 // location model: durations ≤ below are no anomaly
-	}
-	prep := make([]prepared, len(ms.Cons))
-	for i := range ms.Cons {
-		c := &ms.Cons[i]
-		p := prepared{fit: c.Fit.model(), loglog: c.Report.Kind == "loglog", below: -1}
-		if se := p.fit.s * p.fit.seFactor(0); !p.loglog && se > 0 {
-			p.below = math.Exp(p.fit.a+c.Q*se) * (1 - 1e-9)
-		}
-		prep[i] = p
-	}
+	sc := ms.Screen()
 	var found []report.Anomaly
 	n := map[string]int64{}
-	lastCons, i, ok := "", 0, false
-	for k, t := range tasks {
-		if k == 0 || t.Construct != lastCons {
-			lastCons = t.Construct
-			i, ok = idx[t.Construct]
-		}
-		if !ok || ms.Cons[i].Report.Kind == "untested" {
+	for _, t := range tasks {
+		i, ok := sc.index(t.Construct)
+		if !ok {
 			continue
 		}
-		c, p := &ms.Cons[i], &prep[i]
+		c, p := &ms.Cons[i], &sc.prep[i]
 		fit := &p.fit
 		if !p.loglog && float64(max(t.DurNS, 1)) <= p.below {
 			continue
@@ -258,6 +232,66 @@ func (ms *Models) Test(tasks []Task) ([]report.Anomaly, map[string]int64) {
 	return topScores(found, ms.Opts.MaxListed), n
 }
 
+// Screen is Test's model per construct, prepared once, and its quick
+// answer for tasks it cannot find anomalous: a caller that makes task
+// records from columns makes only the others (Clear).
+type Screen struct {
+	idx  map[string]int // construct → index in Models.Cons
+	prep []prepared
+	// The last construct looked up: tasks come in runs of one construct.
+	last  string
+	lastI int
+	ok    bool
+	init  bool
+}
+
+// prepared is a construct's model as Test reads it: for a location model,
+// also the duration at or below which no task can score above Q (the
+// bound less a margin far beyond exp's and log's rounding), so that most
+// tasks are decided without a logarithm.
+type prepared struct {
+	fit    model
+	loglog bool
+	tested bool
+	below  float64 // location model: durations ≤ below are no anomaly
+}
+
+// Screen prepares the models for Test and Clear.
+func (ms *Models) Screen() *Screen {
+	sc := &Screen{idx: make(map[string]int, len(ms.Cons)), prep: make([]prepared, len(ms.Cons))}
+	for i := range ms.Cons {
+		c := &ms.Cons[i]
+		sc.idx[c.Report.Construct] = i
+		p := prepared{fit: c.Fit.model(), loglog: c.Report.Kind == "loglog", tested: c.Report.Kind != "untested", below: -1}
+		if se := p.fit.s * p.fit.seFactor(0); !p.loglog && se > 0 {
+			p.below = math.Exp(p.fit.a+c.Q*se) * (1 - 1e-9)
+		}
+		sc.prep[i] = p
+	}
+	return sc
+}
+
+// index returns construct's model, ok false when its tasks are not tested.
+func (sc *Screen) index(construct string) (int, bool) {
+	if !sc.init || construct != sc.last {
+		i, ok := sc.idx[construct]
+		sc.last, sc.lastI, sc.ok, sc.init = construct, i, ok && sc.prep[i].tested, true
+	}
+	return sc.lastI, sc.ok
+}
+
+// Clear reports whether Test certainly finds no anomaly in a task of
+// construct that ran dur nanoseconds, whatever its other fields: its
+// construct is not tested, or its location model's bound lies above dur.
+func (sc *Screen) Clear(construct string, dur int64) bool {
+	i, ok := sc.index(construct)
+	if !ok {
+		return true
+	}
+	p := &sc.prep[i]
+	return !p.loglog && float64(max(dur, 1)) <= p.below
+}
+
 // Top keeps the anomalies that can be listed (Options.MaxListed, highest
 // scores) of lists Test returned for parts of a rank's tasks.
 func (ms *Models) Top(found []report.Anomaly) []report.Anomaly {
@@ -265,8 +299,11 @@ func (ms *Models) Top(found []report.Anomaly) []report.Anomaly {
 }
 
 // topScores keeps the max highest-scoring anomalies in a canonical order.
+// The order is total (a rank's tasks have distinct ids), so an unstable
+// sort gives the one order: a stable one moved the 100-byte records
+// O(n log² n) times.
 func topScores(as []report.Anomaly, limit int) []report.Anomaly {
-	slices.SortStableFunc(as, func(a, b report.Anomaly) int {
+	slices.SortFunc(as, func(a, b report.Anomaly) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Task, b.Task))
 	})
 	if len(as) > limit {
@@ -316,11 +353,17 @@ func Sample(tasks []Task, counts map[string]int64, limit int) []Task {
 		if i == 0 || t.Construct != lastCons {
 			lastCons, c = t.Construct, counts[t.Construct]
 		}
-		if c <= int64(limit) || hash(int(t.Rank), t.ID)%uint64(c) < uint64(limit) {
+		if InSample(t.Rank, t.ID, c, limit) {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// InSample reports whether Sample keeps task id of rank, of a construct
+// that has count tasks in the whole run.
+func InSample(rank int32, id int64, count int64, limit int) bool {
+	return count <= int64(limit) || hash(int(rank), id)%uint64(count) < uint64(limit)
 }
 
 func hash(rank int, id int64) uint64 {

@@ -271,3 +271,108 @@ func TestTestMatchesScores(t *testing.T) {
 		t.Fatalf("%d anomalies expected: the test needs some, fewer than %d listed", want, ms.Opts.MaxListed)
 	}
 }
+
+// Screen.Clear never clears a task Test finds anomalous, and clears most
+// tasks of a location model; Test over the tasks Clear leaves finds what
+// Test over all finds. The constructs: a location model, a log-log one,
+// one too small to test, and one the models do not know.
+func TestScreenClearsNoAnomaly(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	var tasks []Task
+	for i := range 6000 {
+		tk := Task{Rank: int32(i % 3), Thread: int32(i % 5), ID: int64(i), StartNS: int64(i) * 1000}
+		switch i % 4 {
+		case 0, 1:
+			tk.Construct = "loc"
+			tk.DurNS = int64(math.Exp(9 + 0.2*rng.NormFloat64()))
+		case 2:
+			tk.Construct = "reg"
+			tk.Cost = float64(1 + rng.Intn(1000))
+			tk.DurNS = int64(tk.Cost * math.Exp(5+0.1*rng.NormFloat64()))
+		case 3:
+			tk.Construct = "tiny"
+			tk.DurNS = 1 + int64(i%7)
+			if i > 20 {
+				tk.Construct = "unknown"
+			}
+		}
+		if i%101 == 0 {
+			tk.DurNS *= 30
+		}
+		tasks = append(tasks, tk)
+	}
+	counts := map[string]int64{}
+	for _, tk := range tasks {
+		if tk.Construct != "unknown" {
+			counts[tk.Construct]++
+		}
+	}
+	ms := Fit(tasks, counts, Options{Attribute: "flops"})
+	kinds := map[string]string{}
+	for _, c := range ms.Cons {
+		kinds[c.Report.Construct] = c.Report.Kind
+	}
+	if kinds["loc"] != "location" || kinds["reg"] != "loglog" || kinds["tiny"] != "untested" {
+		t.Fatalf("models %v: the test needs one of each kind", kinds)
+	}
+	all, nAll := ms.Test(tasks)
+	sc := ms.Screen()
+	var kept []Task
+	cleared := map[string]int{}
+	for _, tk := range tasks {
+		if sc.Clear(tk.Construct, tk.DurNS) {
+			cleared[tk.Construct]++
+			// The score as TestTestMatchesScores computes it: Test's own
+			// would go through the same screen.
+			for _, c := range ms.Cons {
+				if c.Report.Construct != tk.Construct || c.Report.Kind == "untested" {
+					continue
+				}
+				f := c.Fit.model()
+				x := 0.0
+				if c.Report.Kind == "loglog" {
+					x = math.Log(tk.Cost)
+				}
+				if score := (math.Log(float64(max(tk.DurNS, 1))) - f.a - f.b*x) / (f.s * f.seFactor(x)); score > c.Q {
+					t.Errorf("cleared task %+v is an anomaly (score %.3f, bound %.3f)", tk, score, c.Q)
+				}
+			}
+			continue
+		}
+		kept = append(kept, tk)
+	}
+	some, nSome := ms.Test(kept)
+	if len(all) == 0 || fmt.Sprint(all) != fmt.Sprint(some) || fmt.Sprint(nAll) != fmt.Sprint(nSome) {
+		t.Errorf("Test over the tasks kept found %d (%v), over all %d (%v)", len(some), nSome, len(all), nAll)
+	}
+	if cleared["loc"] < 2800 || cleared["reg"] != 0 || cleared["unknown"] == 0 || cleared["tiny"] == 0 {
+		t.Errorf("cleared per construct %v: most location tasks, no log-log task, every untested or unknown one", cleared)
+	}
+}
+
+// InSample is Sample's choice, task by task.
+func TestInSample(t *testing.T) {
+	var tasks []Task
+	for i := range 5000 {
+		c := "c0"
+		if i%125 == 0 {
+			c = "c1"
+		}
+		tasks = append(tasks, Task{Rank: int32(i % 7), ID: int64(i * 31), Construct: c})
+	}
+	counts := map[string]int64{"c0": 4960, "c1": 40}
+	kept := Sample(tasks, counts, 100)
+	k := 0
+	for _, tk := range tasks {
+		in := InSample(tk.Rank, tk.ID, counts[tk.Construct], 100)
+		if in != (k < len(kept) && kept[k] == tk) {
+			t.Fatalf("task %+v: InSample %v, Sample disagrees", tk, in)
+		}
+		if in {
+			k++
+		}
+	}
+	if k != len(kept) || k < 40+50 || k > 40+200 {
+		t.Errorf("%d tasks sampled (Sample %d): all 40 of c1 and about 100 of c0", k, len(kept))
+	}
+}

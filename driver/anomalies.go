@@ -38,8 +38,16 @@ func (r *run) anomalies() error {
 	// rank 0.
 	var buf, mine []anomaly.Task
 	for i, pg := range r.cp {
-		buf = r.tasks[i].eachRecords(pg, buf, func(recs []anomaly.Task) {
-			mine = append(mine, anomaly.Sample(recs, counts, sampleLimit)...)
+		rank := int32(pg.Rank())
+		lastName, count := "", int64(-1)
+		sampled := func(id int64, name string, _ int64) bool {
+			if count < 0 || name != lastName {
+				lastName, count = name, counts[name]
+			}
+			return anomaly.InSample(rank, id, count, sampleLimit)
+		}
+		buf = r.tasks[i].eachRecords(pg, buf, sampled, func(recs []anomaly.Task) {
+			mine = append(mine, recs...)
 		})
 	}
 	// The sample travels in the records' own binary form (AppendTasks):
@@ -78,8 +86,10 @@ func (r *run) anomalies() error {
 	tasks, cps := r.tasks, r.cp
 	r.tasks = nil
 	test := func() {
+		screen := models.Screen()
+		candidate := func(_ int64, name string, dur int64) bool { return !screen.Clear(name, dur) }
 		for i, pg := range cps {
-			buf = tasks[i].eachRecords(pg, buf, func(recs []anomaly.Task) {
+			buf = tasks[i].eachRecords(pg, buf, candidate, func(recs []anomaly.Task) {
 				f, c := models.Test(recs)
 				r.anom.found = append(r.anom.found, f...)
 				for k, v := range c {

@@ -282,9 +282,12 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 // (56 bytes a task) need never exist together.
 const recordChunk = 4096
 
-// eachRecords calls fn with the task records of pg's process, recordChunk
-// at a time, in buf's storage (valid until fn returns); it returns buf.
-func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func([]anomaly.Task)) []anomaly.Task {
+// eachRecords calls fn with the task records of pg's process that want
+// keeps (want nil: all), recordChunk at a time, in buf's storage (valid
+// until fn returns); it returns buf. want sees what decides a sample or
+// a test (the task's id, construct and run time) before the record is
+// made: most records need not be.
+func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, want func(id int64, construct string, dur int64) bool, fn func([]anomaly.Task)) []anomaly.Task {
 	buf = buf[:0]
 	// Batch readers: a value is a few instructions, not a call.
 	start, thread, loc, cost := tt.start.Values(), tt.thread.Values(), tt.loc.Values(), tt.cost.Values()
@@ -299,11 +302,18 @@ func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, fn func(
 			if l := int32(loc.Next()); l != lastLoc {
 				lastLoc, name = l, pg.TaskName(l)
 			}
-			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(thread.Next()), ID: ids.ID(sim.Task(task)),
-				Construct: name, StartNS: start.Next(), DurNS: runs.Next()}
+			// Every column's reader moves on, whether the record is made
+			// or not.
+			id, th, st, dur := ids.ID(sim.Task(task)), thread.Next(), start.Next(), runs.Next()
+			var c int64
 			if tt.cost.Len() > 0 {
-				rec.Cost = float64(cost.Next())
+				c = cost.Next()
 			}
+			if want != nil && !want(id, name, dur) {
+				continue
+			}
+			rec := anomaly.Task{Rank: int32(pg.Rank()), Thread: int32(th), ID: id,
+				Construct: name, StartNS: st, DurNS: dur, Cost: float64(c)}
 			if buf = append(buf, rec); len(buf) == recordChunk {
 				fn(buf)
 				buf = buf[:0]
