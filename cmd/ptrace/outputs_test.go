@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/json"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -232,5 +233,32 @@ func TestUnwritableOutputsRefusedFirst(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "a", "b", "breakdown_per_process.csv")); err != nil {
 		t.Error(err)
+	}
+}
+
+// A report written to what is not a file goes there and leaves it as it
+// is: a named pipe's reader gets the JSON (process substitution and
+// --json /dev/stdout are such pipes), and a symbolic link keeps naming
+// its file, which gets the report. Renamed over them, the report replaced
+// the pipe or the link, as it replaced /dev/null itself when run as root.
+func TestOutputsToPipesAndLinks(t *testing.T) {
+	dir := genTrace(t, "halo", "--ranks", "2", "--threads", "2", "--iterations", "5")
+	out := t.TempDir()
+	line := `mkfifo "$O/pipe" && ln -s real.json "$O/link.json" && echo old > "$O/real.json" &&
+		{ cat "$O/pipe" > "$O/got.json" & } &&
+		"$PT" analyze -q --json "$O/pipe" --html "$O/link.json" "$D" | cat && wait &&
+		test -p "$O/pipe" && test -L "$O/link.json" &&
+		"$PT" analyze -q --json /dev/stdout "$D" | cat > "$O/stdout.json"`
+	if r := shell(t, "D="+dir+"; O="+out+"; "+line); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	for _, f := range []string{"got.json", "stdout.json"} {
+		var rep map[string]any
+		if b, err := os.ReadFile(filepath.Join(out, f)); err != nil || json.Unmarshal(b, &rep) != nil || rep["schema"] == nil {
+			t.Errorf("%s: %d bytes, not the report (%v)", f, len(b), err)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "real.json")); !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("the link's file holds %.40q, not the HTML report", b)
 	}
 }

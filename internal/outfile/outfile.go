@@ -3,7 +3,10 @@
 // temporary file in the destination's directory, every write is checked,
 // the file is synced and closed, and only then renamed over the
 // destination. On a full disk the destination keeps what it held before
-// (or does not exist), and the caller gets the error.
+// (or does not exist), and the caller gets the error. A destination that
+// is no file (/dev/null, a named pipe, /dev/stdout on a pipe or a
+// terminal) is written in place, and a symbolic link to a file keeps
+// pointing at it.
 package outfile
 
 import (
@@ -21,6 +24,16 @@ import (
 // created with mode 0666 less the umask, as os.Create would create path; a
 // file being replaced keeps its permission bits.
 func Write(path string, fn func(io.Writer) error) (err error) {
+	if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// Renaming a file over a device or a pipe would replace it (run
+		// as root, --json /dev/null replaced the system's /dev/null with
+		// the report), and whatever reads the pipe would get nothing.
+		return writeInPlace(path, fn)
+	}
+	if real, rerr := filepath.EvalSymlinks(path); rerr == nil {
+		// The file a link names is replaced, not the link.
+		path = real
+	}
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -59,6 +72,28 @@ func Write(path string, fn func(io.Writer) error) (err error) {
 	}
 	if err = os.Rename(tmp, path); err != nil {
 		return err
+	}
+	return nil
+}
+
+// writeInPlace writes what fn writes to path, which exists and is no
+// regular file, as a shell's redirection would: no temporary file, no
+// truncation, every write checked.
+func writeInPlace(path string, fn func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	w := &Checked{W: f}
+	err = fn(w)
+	if err == nil {
+		err = w.Err
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
 }
