@@ -86,6 +86,16 @@ func (d *dec) compressed(max int) (uint64, error) {
 	case n > max:
 		return 0, d.errf(d.pos, "corrupt compressed integer: length byte %d exceeds %d", n, max)
 	}
+	if d.pos+9 <= len(d.b) {
+		// Eight bytes after the length byte are there to read at once
+		// and trim to its n (1..8): no loop over the bytes.
+		w := d.b[d.pos+1 : d.pos+9]
+		d.pos += 1 + n
+		if d.big {
+			return binary.BigEndian.Uint64(w) >> (64 - 8*n), nil
+		}
+		return binary.LittleEndian.Uint64(w) & (^uint64(0) >> (64 - 8*n)), nil
+	}
 	if d.pos+1+n > len(d.b) {
 		return 0, d.errf(d.pos, "compressed integer of %d bytes: %v", n, errShort)
 	}
