@@ -21,6 +21,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/procmem"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/partition"
@@ -73,9 +74,19 @@ type Options struct {
 	// per-rank memory). Every rank must set it or none.
 	Stats *RunStats
 	// MemoryLimit is the memory this rank may use, in bytes (0: no
-	// limit). A rank whose processes would not fit keeps no events in
-	// memory even with HoldEvents (Notice says so on rank 0).
+	// limit): its share of the Go runtime's memory limit, which the
+	// caller set (debug.SetMemoryLimit) to the process's limit less
+	// MemoryFloor. A rank whose processes would not fit keeps no events
+	// in memory even with HoldEvents (Notice says so on rank 0).
 	MemoryLimit int64
+	// MemoryFloor is what the process holds outside the Go runtime
+	// (procmem.Floor: its code and libraries), which the limits the
+	// errors advise add.
+	MemoryFloor int64
+	// ProcessMemoryLimit is the whole process's limit (--memory-limit),
+	// which the heap guard holds its resident set to; 0: the Go runtime's
+	// limit and MemoryFloor.
+	ProcessMemoryLimit int64
 	// HoldEvents keeps each process's encoded events in memory from the
 	// load to its simulation (about the traces' bytes) instead of reading
 	// them from the files again on the passes after the load (LoadOptions.
@@ -178,11 +189,12 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	}
 	var times, decoded, heaps, lives, rss []int64
 	var hs *heapSampler
+	r.guard = newMemoryGuard(nil, opts.ProcessMemoryLimit, opts.MemoryFloor)
 	if opts.Stats != nil || opts.MemoryLimit > 0 {
-		hs = startHeapSampler(processLimit())
+		hs = startHeapSampler(uint64(r.guard.limit))
 		defer hs.stop()
+		r.guard.hs = hs
 	}
-	r.guard = newMemoryGuard(hs)
 	for _, ph := range phases {
 		start := time.Now()
 		before := r.decoded()
@@ -217,7 +229,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			lives = append(lives, int64(live))
 			rss = append(rss, maxRSS())
 			if opts.MemoryLimit > 0 {
-				if err := r.guard.check(c, ph.name, int64(live)); err != nil {
+				if err := r.guard.check(c, ph.name, procmem.Peak()); err != nil {
 					return nil, err
 				}
 			}
@@ -465,6 +477,9 @@ func (r *run) load() error {
 		owned += r.dir.Files[i].Bytes
 	}
 	r.owned = owned
+	// Until the census gives an estimate (checkMemory), a stop advises
+	// what the events would take held in memory.
+	r.guard.advice = r.processNeed(owned * BytesPerTraceByte)
 	tooBig := r.opts.MemoryLimit > 0 && owned*BytesPerTraceByte > r.opts.MemoryLimit
 	stream := !r.opts.HoldEvents || tooBig
 	if tooBig && r.opts.HoldEvents && r.c.Rank() == 0 && r.opts.Notice != nil {

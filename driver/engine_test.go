@@ -14,6 +14,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/internal/procmem"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -320,12 +321,13 @@ func TestMemoryEstimateBelowLive(t *testing.T) {
 	}
 }
 
-// TestMemoryLimitStopsInPhase: a live heap that outgrows the process's
-// memory limit stops the analysis inside the phase that outgrew it, as
-// soon as the sampler sees it (the simulation polls it), not at the
-// phase's end with the whole phase's memory taken. The start's estimate
-// is given room (Options.MemoryLimit) and the process's soft limit is set
-// to half the live heap the simulation reaches, so only the guard acts.
+// TestMemoryLimitStopsInPhase: a process that outgrows its memory limit
+// stops the analysis inside the phase that outgrew it, as soon as the
+// sampler sees it (the simulation polls it), not at the phase's end with
+// the whole phase's memory taken. The start's estimate is given room
+// (Options.MemoryLimit) and the process's limit is set to its resident
+// set now and half the live heap the simulation reaches, so only the
+// guard acts.
 func TestMemoryLimitStopsInPhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1 M-event trace")
@@ -335,9 +337,12 @@ func TestMemoryLimitStopsInPhase(t *testing.T) {
 	runtime.GC()
 	_, st := runOpts(t, driver.Options{Dir: dir}, 1)
 	live := int64(st.PeakLive[0])
-	defer debug.SetMemoryLimit(debug.SetMemoryLimit(live / 2))
+	debug.FreeOSMemory()
+	procmem.ResetPeak() // the guard reads the peak: not the run above's
+	lim := procmem.Resident() + live/2
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 	_, err := runWith(1, driver.Options{Dir: dir, MemoryLimit: 1 << 30})
 	if err == nil || !strings.Contains(err.Error(), "in the simulate phase") || !strings.Contains(err.Error(), "stopped there") {
-		t.Fatalf("a process limit of half the live heap (%d bytes): %v, want a stop inside the simulation", live/2, err)
+		t.Fatalf("a process limit of its resident set and half the live heap (%d bytes): %v, want a stop inside the simulation", lim, err)
 	}
 }

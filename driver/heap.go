@@ -5,6 +5,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ptrace-dev/ptrace/internal/procmem"
 )
 
 // heapSampler records the peak of live heap objects between calls to
@@ -16,7 +18,7 @@ type heapSampler struct {
 	// runtime's /gc/heap/live:bytes): what the analysis holds, without
 	// the garbage a collector starved of CPU has not reclaimed yet.
 	live atomic.Uint64
-	// over is the live heap the sampler saw above limit (the process's
+	// over is the resident set the sampler saw above limit (the process's
 	// memory limit, 0: none), 0 until it does: the phases poll it to stop
 	// at once rather than at their end.
 	limit uint64
@@ -65,10 +67,11 @@ func startHeapSampler(limit uint64) *heapSampler {
 		defer t.Stop()
 		for {
 			h.note(readHeap(s))
-			live := readLive(s)
-			noteMax(&h.live, live)
-			if h.limit > 0 && live > h.limit {
-				noteMax(&h.over, live)
+			noteMax(&h.live, readLive(s))
+			if h.limit > 0 {
+				if rss := uint64(procmem.Resident()); rss > h.limit {
+					noteMax(&h.over, rss)
+				}
 			}
 			select {
 			case <-h.done:

@@ -104,12 +104,27 @@ func (r *run) memoryEstimate() (lo, hi int64) {
 	return lo + workLo, hi + workHi
 }
 
+// processNeed returns the process limit that gives this rank perRank:
+// --memory-limit is the process's, shared by its in-process ranks after
+// what the process holds outside the Go runtime, so that is perRank times
+// their number, and the floor.
+func (r *run) processNeed(perRank int64) int64 {
+	lim := r.opts.MemoryLimit
+	if p := debug.SetMemoryLimit(-1); lim > 0 && p > lim && p < math.MaxInt64 {
+		perRank *= int64(math.Round(float64(p) / float64(lim)))
+	}
+	return perRank + r.opts.MemoryFloor
+}
+
 // checkMemory refuses, on every rank, an analysis that cannot fit: some
 // rank's low estimate exceeds its share of --memory-limit. The error
-// names the rank, its estimate and the limit that would do.
+// names the rank, its estimate and the limit that would do, which the
+// heap guard's errors advise too.
 func (r *run) checkMemory() error {
 	lim := r.opts.MemoryLimit
 	lo, hi := r.memoryEstimate()
+	flag := r.processNeed(hi)
+	r.guard.advice = flag
 	need := int64(0)
 	if lim > 0 && lo > lim {
 		need = hi
@@ -119,32 +134,37 @@ func (r *run) checkMemory() error {
 		return err
 	}
 	if need > 0 {
-		// --memory-limit is the process's, shared by its in-process ranks:
-		// what would do is the need times their number.
-		flag := hi
-		if p := debug.SetMemoryLimit(-1); p > lim && p < math.MaxInt64 {
-			flag = hi * int64(math.Round(float64(p)/float64(lim)))
-		}
 		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
 			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag))}
 	}
 	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
 }
 
-// memoryGuard is the runtime side of --memory-limit: the peak of the live
-// heap (what the last collection found live: the analysis's data, not
-// the garbage a collector starved of CPU has yet to reclaim) against the
-// process's soft memory limit (debug.SetMemoryLimit, which --memory-limit
-// sets). The Go runtime keeps the heap under that limit while the live
-// data allows; live data above it means the analysis needs more, and it
-// stops instead of running on beyond it.
+// memoryGuard is the runtime side of --memory-limit: the process's
+// resident set (what a batch system's accounting and an out-of-memory
+// killer see: its code and libraries, the Go runtime's heap and its own
+// memory) against the process's limit, which is the Go runtime's soft
+// memory limit (debug.SetMemoryLimit, which --memory-limit sets) and the
+// floor the caller took off it (Options.MemoryFloor). The Go runtime
+// keeps its memory under its limit while the live data allows; a resident
+// set above the process's limit means the analysis needs more, and it
+// stops, saying so, instead of running on beyond it: an analysis that
+// finishes stayed under the limit.
 type memoryGuard struct {
 	hs    *heapSampler
-	limit int64
+	limit int64 // the process's: the runtime's and floor; 0: none
+	floor int64
+	// advice is the limit the errors advise at least: the start's high
+	// estimate of the process's analysis and the floor (checkMemory).
+	advice int64
 }
 
-func newMemoryGuard(hs *heapSampler) memoryGuard {
-	return memoryGuard{hs: hs, limit: int64(processLimit())}
+func newMemoryGuard(hs *heapSampler, limit, floor int64) memoryGuard {
+	g := memoryGuard{hs: hs, limit: limit, floor: floor}
+	if l := processLimit(); limit <= 0 && l > 0 {
+		g.limit = int64(l) + floor
+	}
+	return g
 }
 
 // processLimit returns the process's soft memory limit, 0 for none.
@@ -155,40 +175,40 @@ func processLimit() uint64 {
 	return 0
 }
 
-// exceeded returns, once the sampler saw the live heap above the limit,
-// the error that stops phase on this rank at once: a phase that polls it
-// (the simulation, every 65 536 events) ends there instead of running on
-// far beyond the limit to its end, where check would stop it.
+// exceeded returns, once the sampler saw the resident set above the
+// limit, the error that stops phase on this rank at once: a phase that
+// polls it (the simulation, every 65 536 events) ends there instead of
+// running on far beyond the limit to its end, where check would stop it.
 func (g memoryGuard) exceeded(phase string) error {
 	if g.hs == nil {
 		return nil
 	}
-	if live := g.hs.over.Load(); live > 0 {
-		return &outgrownError{phase: phase, live: int64(live), limit: g.limit, stopped: true}
+	if rss := g.hs.over.Load(); rss > 0 {
+		return &outgrownError{phase: phase, rss: int64(rss), limit: g.limit, floor: g.floor, advice: g.advice, stopped: true}
 	}
 	return nil
 }
 
-// check returns an error on every rank when the heap exceeded the limit
-// during phase (collective).
-func (g memoryGuard) check(c comm.Comm, phase string, peak int64) error {
+// check returns an error on every rank when the process's resident set
+// reached above the limit during phase (rss: its peak so far; collective).
+func (g memoryGuard) check(c comm.Comm, phase string, rss int64) error {
 	over := int64(0)
-	if g.limit > 0 && peak > g.limit {
-		over = peak
+	if g.limit > 0 && rss > g.limit {
+		over = rss
 	}
-	worst, err := c.AllreduceInt64(comm.Max, []int64{over})
+	worst, err := c.AllreduceInt64(comm.Max, []int64{over, g.advice})
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: &outgrownError{phase: phase, live: worst[0], limit: g.limit}}
+	return &AgreedError{Err: &outgrownError{phase: phase, rss: worst[0], limit: g.limit, floor: g.floor, advice: worst[1]}}
 }
 
-// outgrownError is a live heap above the memory limit in a phase, seen
+// outgrownError is a resident set above the memory limit in a phase, seen
 // inside it (stopped: exceeded) or at its end (check).
 type outgrownError struct {
-	phase       string
-	live, limit int64
-	stopped     bool
+	phase                     string
+	rss, limit, floor, advice int64
+	stopped                   bool
 }
 
 func (e *outgrownError) Error() string {
@@ -196,6 +216,13 @@ func (e *outgrownError) Error() string {
 	if e.stopped {
 		where = "; stopped there"
 	}
-	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: %s of live heap, above the limit of %s (--memory-limit, by default 80%% of the machine's memory)%s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
-		e.phase, report.Bytes(e.live), report.Bytes(e.limit), where, report.Bytes(e.live+e.live/4))
+	floor := ""
+	if e.floor > 0 {
+		floor = fmt.Sprintf(", of which its code and libraries hold %s", report.Bytes(e.floor))
+	}
+	// What the phases after this one need is not known: at least a
+	// quarter more, and the start's high estimate.
+	need := max(e.rss+e.rss/4, e.advice)
+	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above the limit of %s (--memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need))
 }

@@ -9,6 +9,7 @@ import (
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/ptrace-dev/ptrace/clocksync"
@@ -88,7 +89,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
 	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far, to stderr")
-	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit, shared by the analysis processes of the node); with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
+	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, code and libraries included, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit), shared by the analysis processes of the node; an analysis that finishes stayed under it, one that cannot stops and says what would do; with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
 	f.BoolVar(&af.opts.HoldEvents, "hold-events", false, "keep the traces' events in memory from the load to the simulation instead of reading the files again: each file read once, for about the traces' size more memory (unless --memory-limit says they do not fit)")
 	// The default since the events stopped being held (kept so that
 	// scripts that asked for it still run); --stream=false holds them.
@@ -141,23 +142,30 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var stats driver.RunStats
 	var path report.PathSource
 	inProcess := ranksInProcess(af.ranks, af.opts.Dir)
-	share, err := memoryLimit(af.memLimit, inProcess)
+	limit, err := memoryLimit(af.memLimit)
 	if err != nil {
 		return err
 	}
+	// The limit is the process's: once the communicator is up, what the
+	// process holds outside the Go runtime is known, and the rest is its
+	// ranks' (the same for every in-process rank).
+	var limitOnce sync.Once
+	var share, floor int64
+	var limitErr error
 	workers := coresPerRank(inProcess)
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
+		limitOnce.Do(func() { share, floor, limitErr = applyMemoryLimit(limit, inProcess) })
 		// Rank 0 writes the outputs: every rank learns whether it can,
 		// so that the job ends cleanly before the analysis if not.
 		var werr error
 		if c.Rank() == 0 {
 			werr = writable(outs)
 		}
-		if err := comm.Agree(c, werr); err != nil {
+		if err := comm.Agree(c, errors.Join(limitErr, werr)); err != nil {
 			return &driver.AgreedError{Err: err}
 		}
 		opts := af.opts
-		opts.MemoryLimit = share
+		opts.MemoryLimit, opts.MemoryFloor, opts.ProcessMemoryLimit = share, floor, limit
 		opts.Workers = workers
 		opts.GC = gcPercents()
 		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/internal/procmem"
+	"github.com/ptrace-dev/ptrace/report"
 )
 
 // parseBytes reads a size such as "4GiB", "512M", "2g" or "1000000".
@@ -75,28 +77,52 @@ func localProcesses() int64 {
 	return 1
 }
 
-// memoryLimit resolves --memory-limit for this process: the flag, or by
-// default 80 % of the machine's (or cgroup's) memory shared by the
-// analysis processes of this node. It sets the Go runtime's soft limit, so
-// the collector works harder before the process outgrows it, and returns
-// the share of one analysis rank (ranks is the number of ranks this
-// process runs: the inproc ranks, or 1 under MPI).
-func memoryLimit(flag string, ranks int) (int64, error) {
-	var limit int64
+// memoryLimit resolves --memory-limit for this process (0: none): the
+// node's memory for the analysis, the flag's or by default 80 % of the
+// machine's (or cgroup's), shared by the analysis processes of this node.
+// The flag was once this process's alone, which under mpirun with four
+// ranks a node gave the node four times what it said.
+func memoryLimit(flag string) (int64, error) {
+	var node int64
 	if flag != "" {
 		v, err := parseBytes(flag)
 		if err != nil {
 			return 0, fmt.Errorf("--memory-limit: %w", err)
 		}
-		limit = v
+		node = v
 	} else if m := machineMemory(); m > 0 {
-		limit = m / 10 * 8 / localProcesses()
+		node = m / 10 * 8
 	}
+	return max(node/localProcesses(), 0), nil
+}
+
+// minGoMemory is the least a memory limit must leave the Go runtime
+// beyond the floor: its own tables and the analysis of a few events.
+const minGoMemory = 4 << 20
+
+// applyMemoryLimit gives the Go runtime the part of the process's limit
+// its code, libraries and C allocations (procmem.Floor, measured once the
+// communicator is up: an MPI library has mapped and allocated what it
+// keeps) do not take, as its soft limit, so the collector works harder
+// before the process outgrows the limit. It returns the share of one
+// analysis rank (ranks is the number of ranks this process runs: the
+// inproc ranks, or 1 under MPI) and the floor.
+func applyMemoryLimit(limit int64, ranks int) (share, floor int64, err error) {
 	if limit <= 0 {
-		return 0, nil
+		return 0, 0, nil
 	}
-	debug.SetMemoryLimit(limit)
-	return limit / int64(max(ranks, 1)), nil
+	floor = procmem.Floor()
+	if limit < floor+minGoMemory {
+		return 0, floor, fmt.Errorf("--memory-limit %s is less than what the program holds before any analysis (%s of code and libraries, and the Go runtime's %s): give it more; the analysis's own need is estimated once the traces are read, and a limit below it is refused then, saying what would do",
+			report.Bytes(limit), report.Bytes(floor), report.Bytes(minGoMemory))
+	}
+	goLimit := limit - floor
+	debug.SetMemoryLimit(goLimit)
+	// The heap guard compares the process's peak resident set with the
+	// limit: what MPI_Init and the start took before is part of it, but
+	// not a peak the start reached and left.
+	procmem.ResetPeak()
+	return goLimit / int64(max(ranks, 1)), floor, nil
 }
 
 // gcPercent is the heap growth between collections that ptrace runs with

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os/exec"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// analyzeRSS runs an analysis of dir at --ranks 2 under limit (bytes, 0:
+// the default) and returns its exit status, standard error and peak
+// resident set (the kernel's, what a batch system's accounting sees).
+func analyzeRSS(t *testing.T, dir string, limit int64) (int, string, int64) {
+	t.Helper()
+	args := []string{"analyze", "-q", "--ranks", "2", "--json", "-", dir}
+	if limit > 0 {
+		args = append(args, "--memory-limit", fmt.Sprint(limit))
+	}
+	c := exec.Command(ptraceBin(), args...)
+	var errb bytes.Buffer
+	c.Stderr = &errb
+	err := c.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, errb.String(), c.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10
+}
+
+var adviceRE = regexp.MustCompile(`run with --memory-limit ([0-9.]+) (KiB|MiB|GiB) or more`)
+
+// --memory-limit bounds the process, not only its heap: an analysis that
+// finishes under a limit stayed under it (its code and libraries, about
+// 12 MiB of a pure-Go binary, count too), and one that cannot says so
+// and names a limit that does (which is then checked). The limits go
+// down from the unlimited run's peak to a fraction of it.
+func TestMemoryLimitBoundsTheProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ten analyses of a 1 M-event trace")
+	}
+	dir := genTrace(t, "stencil", "--ranks", "4", "--threads", "4", "--events", "1000000")
+	code, stderr, free := analyzeRSS(t, dir, 0)
+	if code != 0 {
+		t.Fatalf("unlimited: exit %d: %s", code, stderr)
+	}
+	fits, stops := 0, 0
+	for _, f := range []float64{1.1, 1, 0.95, 0.9, 0.85, 0.8, 0.7, 0.5, 0.3} {
+		lim := int64(f * float64(free))
+		code, stderr, rss := analyzeRSS(t, dir, lim)
+		t.Logf("limit %.2f× the unlimited peak (%d): exit %d, peak %d", f, lim, code, rss)
+		if code == 0 {
+			fits++
+			if rss > lim {
+				t.Errorf("limit %d: finished with a peak resident set of %d, above it", lim, rss)
+			}
+			continue
+		}
+		stops++
+		if strings.Contains(stderr, "before any analysis") {
+			continue // below the program's own: no analysis to advise on
+		}
+		m := adviceRE.FindStringSubmatch(stderr)
+		if m == nil {
+			t.Errorf("limit %d: exit %d without advice: %s", lim, code, stderr)
+			continue
+		}
+		var v float64
+		fmt.Sscan(m[1], &v)
+		advised := int64(v * map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]])
+		if code, stderr, rss := analyzeRSS(t, dir, advised); code != 0 || rss > advised {
+			t.Errorf("limit %d advised %d, under which the analysis exits %d with a peak of %d: %s", lim, advised, code, rss, stderr)
+		}
+	}
+	if fits == 0 || stops == 0 {
+		t.Errorf("%d limits fit and %d stopped: the test needs both", fits, stops)
+	}
+}
