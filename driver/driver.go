@@ -229,7 +229,11 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			lives = append(lives, int64(live))
 			rss = append(rss, maxRSS())
 			if opts.MemoryLimit > 0 {
-				if err := r.guard.check(c, ph.name, procmem.Peak()); err != nil {
+				rssPeak := procmem.Peak()
+				if rssPeak == 0 {
+					rssPeak = int64(live) // no /proc: as the sampler does
+				}
+				if err := r.guard.check(c, ph.name, rssPeak); err != nil {
 					return nil, err
 				}
 			}

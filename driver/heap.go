@@ -67,9 +67,14 @@ func startHeapSampler(limit uint64) *heapSampler {
 		defer t.Stop()
 		for {
 			h.note(readHeap(s))
-			noteMax(&h.live, readLive(s))
+			live := readLive(s)
+			noteMax(&h.live, live)
 			if h.limit > 0 {
-				if rss := uint64(procmem.Resident()); rss > h.limit {
+				rss := uint64(procmem.Resident())
+				if rss == 0 {
+					rss = live // no /proc: the live heap, the runtime's share of it
+				}
+				if rss > h.limit {
 					noteMax(&h.over, rss)
 				}
 			}
