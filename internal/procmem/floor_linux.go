@@ -49,24 +49,31 @@ func floorOf(smaps []byte, exe string, goRes int64) int64 {
 			continue
 		}
 		kb, err := strconv.ParseInt(string(f[1]), 10, 64)
-		if err != nil {
-			continue
+		if err != nil || kb < 0 || kb > maxKB {
+			continue // no mapping of this process is that large
 		}
 		switch string(f[0]) {
 		case "Size:":
 			if isExe {
-				files += kb << 10
+				files = min(files+kb<<10, maxBytes)
 			}
 		case "Rss:":
 			if isFile && !isExe {
-				files += kb << 10
+				files = min(files+kb<<10, maxBytes)
 			} else if !isFile {
-				anon += kb << 10
+				anon = min(anon+kb<<10, maxBytes)
 			}
 		}
 	}
-	return files + max(0, anon-goRes)
+	return min(files+max(0, anon-goRes), maxBytes)
 }
+
+// The sizes smaps may claim: a mapping of up to 2^52 bytes, sums up to
+// 2^60 (far beyond any machine; beyond them a size is damaged).
+const (
+	maxKB    = 1 << 42
+	maxBytes = 1 << 60
+)
 
 // Resident returns this process's resident set now (/proc/self/statm), 0
 // when it cannot be read.

@@ -118,3 +118,15 @@ func TestPeak(t *testing.T) {
 		t.Errorf("reset: peak %d against a resident set of %d", p, r)
 	}
 }
+
+// Whatever the smaps text, floorOf neither panics nor returns a negative
+// size.
+func FuzzFloorOf(f *testing.F) {
+	f.Add([]byte("00400000-008fa000 r-xp 00000000 08:01 1234 /bin/x\nSize: 5096 kB\nRss: 1000 kB\n"), "/bin/x", int64(0))
+	f.Add([]byte("7f00-7f01 rw-p 0 00:00 0\nRss: 99999999999999999999 kB\nSize: -5 kB\n:\n\n"), "", int64(1<<40))
+	f.Fuzz(func(t *testing.T, smaps []byte, exe string, goRes int64) {
+		if v := floorOf(smaps, exe, max(goRes, 0)); v < 0 {
+			t.Errorf("floor %d", v)
+		}
+	})
+}
