@@ -15,6 +15,7 @@ import (
 	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/internal/procmem"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/report/cube"
 	"github.com/ptrace-dev/ptrace/report/timeline"
@@ -208,7 +209,15 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 			return fmt.Errorf("--critical-path: %w", err)
 		}
 	}
-	return emit(stdout, rep, af, time.Since(start))
+	if err := emit(stdout, rep, af, time.Since(start)); err != nil {
+		return err
+	}
+	// The analysis stayed under the limit (the heap guard stops it
+	// otherwise); writing the reports is after it: said, not silent.
+	if p := procmem.Peak(); limit > 0 && p > limit {
+		fmt.Fprintf(stderr, "ptrace: warning: the reports are written, but writing them took this process to %s, above its memory limit of %s (--memory-limit)\n", report.Bytes(p), report.Bytes(limit))
+	}
+	return nil
 }
 
 // unwrapAbort turns an AbortError from a communicator into the failing

@@ -55,8 +55,10 @@ func TestMemoryLimitBoundsTheProcess(t *testing.T) {
 		t.Logf("limit %.2f× the unlimited peak (%d): exit %d, peak %d", f, lim, code, rss)
 		if code == 0 {
 			fits++
-			if rss > lim {
-				t.Errorf("limit %d: finished with a peak resident set of %d, above it", lim, rss)
+			// The analysis stays under the limit; only writing the report
+			// may take the process above it, and then it says so.
+			if rss > lim && !strings.Contains(stderr, "above its memory limit") {
+				t.Errorf("limit %d: finished with a peak resident set of %d, above it, unsaid", lim, rss)
 			}
 			continue
 		}
