@@ -83,10 +83,14 @@ type Options struct {
 	// (procmem.Floor: its code and libraries), which the limits the
 	// errors advise add.
 	MemoryFloor int64
-	// ProcessMemoryLimit is the whole process's limit (--memory-limit),
-	// which the heap guard holds its resident set to; 0: the Go runtime's
-	// limit and MemoryFloor.
+	// ProcessMemoryLimit is the whole process's limit (its share of
+	// --memory-limit), which the heap guard holds its resident set to;
+	// 0: the Go runtime's limit and MemoryFloor.
 	ProcessMemoryLimit int64
+	// NodeProcesses is how many analysis processes share the node's
+	// --memory-limit (0: one): the limits the errors advise are the
+	// node's, a process's need times it.
+	NodeProcesses int
 	// HoldEvents keeps each process's encoded events in memory from the
 	// load to its simulation (about the traces' bytes) instead of reading
 	// them from the files again on the passes after the load (LoadOptions.
@@ -190,6 +194,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	var times, decoded, heaps, lives, rss []int64
 	var hs *heapSampler
 	r.guard = newMemoryGuard(nil, opts.ProcessMemoryLimit, opts.MemoryFloor)
+	r.guard.nodeProcs = int64(max(opts.NodeProcesses, 1))
 	if opts.Stats != nil || opts.MemoryLimit > 0 {
 		hs = startHeapSampler(uint64(r.guard.limit))
 		defer hs.stop()
@@ -227,7 +232,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			peak, live := hs.phasePeak()
 			heaps = append(heaps, int64(peak))
 			lives = append(lives, int64(live))
-			rss = append(rss, maxRSS())
+			rss = append(rss, procmem.Peak())
 			if opts.MemoryLimit > 0 {
 				rssPeak := procmem.Peak()
 				if rssPeak == 0 {

@@ -123,8 +123,8 @@ func (r *run) processNeed(perRank int64) int64 {
 func (r *run) checkMemory() error {
 	lim := r.opts.MemoryLimit
 	lo, hi := r.memoryEstimate()
-	flag := r.processNeed(hi)
-	r.guard.advice = flag
+	r.guard.advice = r.processNeed(hi)
+	flag := r.guard.advice * r.guard.nodeProcs
 	need := int64(0)
 	if lim > 0 && lo > lim {
 		need = hi
@@ -154,9 +154,12 @@ type memoryGuard struct {
 	hs    *heapSampler
 	limit int64 // the process's: the runtime's and floor; 0: none
 	floor int64
-	// advice is the limit the errors advise at least: the start's high
-	// estimate of the process's analysis and the floor (checkMemory).
-	advice int64
+	// advice is the process limit the errors advise at least: the
+	// start's high estimate of the process's analysis and the floor
+	// (checkMemory); the flag they name is the node's, nodeProcs times
+	// a process's.
+	advice    int64
+	nodeProcs int64
 }
 
 func newMemoryGuard(hs *heapSampler, limit, floor int64) memoryGuard {
@@ -184,7 +187,7 @@ func (g memoryGuard) exceeded(phase string) error {
 		return nil
 	}
 	if rss := g.hs.over.Load(); rss > 0 {
-		return &outgrownError{phase: phase, rss: int64(rss), limit: g.limit, floor: g.floor, advice: g.advice, stopped: true}
+		return &outgrownError{phase: phase, rss: int64(rss), limit: g.limit, floor: g.floor, advice: g.advice, nodeProcs: g.nodeProcs, stopped: true}
 	}
 	return nil
 }
@@ -200,15 +203,15 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64) error {
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: &outgrownError{phase: phase, rss: worst[0], limit: g.limit, floor: g.floor, advice: worst[1]}}
+	return &AgreedError{Err: &outgrownError{phase: phase, rss: worst[0], limit: g.limit, floor: g.floor, advice: worst[1], nodeProcs: g.nodeProcs}}
 }
 
 // outgrownError is a resident set above the memory limit in a phase, seen
 // inside it (stopped: exceeded) or at its end (check).
 type outgrownError struct {
-	phase                     string
-	rss, limit, floor, advice int64
-	stopped                   bool
+	phase                                string
+	rss, limit, floor, advice, nodeProcs int64
+	stopped                              bool
 }
 
 func (e *outgrownError) Error() string {
@@ -221,8 +224,9 @@ func (e *outgrownError) Error() string {
 		floor = fmt.Sprintf(", of which its code and libraries hold %s", report.Bytes(e.floor))
 	}
 	// What the phases after this one need is not known: at least a
-	// quarter more, and the start's high estimate.
-	need := max(e.rss+e.rss/4, e.advice)
-	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above the limit of %s (--memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
+	// quarter more, and the start's high estimate; for every analysis
+	// process of the node.
+	need := max(e.rss+e.rss/4, e.advice) * max(e.nodeProcs, 1)
+	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (its share of --memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
 		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need))
 }

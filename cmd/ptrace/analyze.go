@@ -167,6 +167,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		opts := af.opts
 		opts.MemoryLimit, opts.MemoryFloor, opts.ProcessMemoryLimit = share, floor, limit
+		opts.NodeProcesses = int(localProcesses())
 		opts.Workers = workers
 		opts.GC = gcPercents()
 		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }

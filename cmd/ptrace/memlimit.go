@@ -113,7 +113,7 @@ func applyMemoryLimit(limit int64, ranks int) (share, floor int64, err error) {
 	}
 	floor = procmem.Floor()
 	if limit < floor+minGoMemory {
-		return 0, floor, fmt.Errorf("--memory-limit %s is less than what the program holds before any analysis (%s of code and libraries, and the Go runtime's %s): give it more; the analysis's own need is estimated once the traces are read, and a limit below it is refused then, saying what would do",
+		return 0, floor, fmt.Errorf("--memory-limit leaves this process %s (its share of the node's), less than what it holds before any analysis (%s of code and libraries, and the Go runtime's %s): give it more; the analysis's own need is estimated once the traces are read, and a limit below it is refused then, saying what would do",
 			report.Bytes(limit), report.Bytes(floor), report.Bytes(minGoMemory))
 	}
 	goLimit := limit - floor

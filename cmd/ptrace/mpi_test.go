@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -146,4 +147,58 @@ func TestPureBinaryUnderMPI(t *testing.T) {
 	if r := run(1); r.code != 0 || !strings.Contains(r.stdout, `"breakdown"`) {
 		t.Errorf("-np 1: exit %d, stderr %q", r.code, r.stderr)
 	}
+}
+
+// Under mpirun, --memory-limit is the node's, each of its analysis
+// processes taking its share once MPI_Init has mapped what it keeps (the
+// Open MPI libraries, its shared memory: about 19 MiB a process here).
+// Every process of a run that finishes stayed under its share (--stats:
+// each rank's resident-set high-water mark); a share below what a process
+// holds before any analysis stops every rank saying so; one below what
+// the analysis needs stops them naming a limit, under which the run
+// finishes, again within its shares.
+func TestMemoryLimitUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	dir := genTrace(t, "stencil", "--ranks", "4", "--threads", "4", "--events", "400000")
+	rssRE := regexp.MustCompile(`rank (\d+) peak heap .*max RSS ([0-9.]+) (KiB|MiB|GiB)`)
+	unit := map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
+	within := func(stderr string, share float64) {
+		t.Helper()
+		ms := rssRE.FindAllStringSubmatch(stderr, -1)
+		if len(ms) != 2 {
+			t.Fatalf("%d ranks' figures in --stats, want 2: %s", len(ms), stderr)
+		}
+		for _, m := range ms {
+			var v float64
+			fmt.Sscan(m[2], &v)
+			if v*unit[m[3]] > share {
+				t.Errorf("rank %s peaked at %s %s, above its share of the limit, %.0f bytes", m[1], m[2], m[3], share)
+			}
+		}
+	}
+	r := mpirun(t, 2, "analyze", "-q", "--stats", "--memory-limit", "400MiB", "--json", filepath.Join(t.TempDir(), "r.json"), dir)
+	if r.code != 0 {
+		t.Fatalf("400 MiB for the node: exit %d: %s", r.code, r.stderr)
+	}
+	within(r.stderr, 200<<20)
+
+	r = mpirun(t, 2, "analyze", "-q", "--memory-limit", "24MiB", dir)
+	if r.code == 0 || !strings.Contains(r.stderr, "before any analysis") || !strings.Contains(r.stderr, "rank 1 stopped") {
+		t.Errorf("24 MiB for the node, 12 a process: exit %d: %s", r.code, r.stderr)
+	}
+
+	r = mpirun(t, 2, "analyze", "-q", "--memory-limit", "56MiB", dir)
+	m := regexp.MustCompile(`run with --memory-limit ([0-9.]+) (KiB|MiB|GiB) or more`).FindStringSubmatch(r.stderr)
+	if r.code == 0 || m == nil {
+		t.Fatalf("56 MiB for the node: exit %d, want a stop naming a limit: %s", r.code, r.stderr)
+	}
+	// The advice is the node's, as the flag is.
+	var v float64
+	fmt.Sscan(m[1], &v)
+	node := int64(v * unit[m[2]])
+	r = mpirun(t, 2, "analyze", "-q", "--stats", "--memory-limit", fmt.Sprint(node), "--json", filepath.Join(t.TempDir(), "r.json"), dir)
+	if r.code != 0 {
+		t.Fatalf("the advised %s %s for the node: exit %d: %s", m[1], m[2], r.code, r.stderr)
+	}
+	within(r.stderr, float64(node/2))
 }
