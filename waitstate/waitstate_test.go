@@ -3,6 +3,7 @@ package waitstate
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"unsafe"
@@ -221,6 +222,9 @@ func TestCallsPrevious(t *testing.T) {
 // PropagateMax's values come back exactly from their narrow columns:
 // none (math.MinInt64) on either side, differences from the call beyond
 // 32 bits, and times at the ends of int64, where the differences wrap.
+// Each node's values are the largest of several deliveries in any order,
+// as a plain maximum over them gives, and a node none delivered to is
+// none.
 func TestNodeVals(t *testing.T) {
 	type node struct{ v0, v1, enter, exit int64 }
 	var nodes []node
@@ -235,14 +239,39 @@ func TestNodeVals(t *testing.T) {
 		node{math.MaxInt64, -math.MaxInt64, math.MinInt64 + 1, math.MaxInt64},
 		node{math.MinInt64 + 1, math.MaxInt64, math.MaxInt64, math.MinInt64 + 1},
 		node{-3, 4, -1 << 62, 1 << 62})
-	var nv nodeVals
-	for _, n := range nodes {
-		nv.add([]int64{n.v0, n.v1}, n.enter, n.exit)
+	rng := rand.New(rand.NewPCG(3, 4))
+	// The deliveries: each node's own values, and smaller ones before and
+	// after them (a message's and a collective's other members).
+	type delivery struct {
+		j      int
+		v0, v1 int64
+	}
+	var ds []delivery
+	smaller := func(x int64) int64 {
+		if x == math.MinInt64 {
+			return x
+		}
+		return x - rng.Int64N(1<<40)%max(1, x/2-math.MinInt64/2) // no wrap below MinInt64
+	}
+	for j, n := range nodes {
+		ds = append(ds, delivery{j, n.v0, n.v1})
+		for range rng.IntN(3) {
+			ds = append(ds, delivery{j, smaller(n.v0), smaller(n.v1)})
+		}
+	}
+	rng.Shuffle(len(ds), func(a, b int) { ds[a], ds[b] = ds[b], ds[a] })
+	nv := makeNodeVals(len(nodes) + 1) // the last one gets nothing
+	for _, d := range ds {
+		n := nodes[d.j]
+		nv.max(d.j, []int64{d.v0, d.v1}, n.enter, n.exit)
 	}
 	for j, n := range nodes {
 		if l, e := nv.at(j, n.enter, n.exit); l != n.v0 || e != n.v1 {
 			t.Errorf("node %d: %d, %d; want %d, %d", j, l, e, n.v0, n.v1)
 		}
+	}
+	if l, e := nv.at(len(nodes), 5, 6); l != math.MinInt64 || e != math.MinInt64 {
+		t.Errorf("node without deliveries: %d, %d; want none", l, e)
 	}
 	if w := nv.lat.Wide() + nv.ex.Wide(); w > 10 {
 		t.Errorf("%d values kept aside, want at most the 10 of the last 5 nodes", w)
