@@ -465,6 +465,57 @@ func TestInterRootedCollective(t *testing.T) {
 	}
 }
 
+// Match with DropCommLogs releases each process's communication log and
+// matches exactly as it does keeping them, on 1 and 2 ranks, and collects
+// once more (before the exchange of the records) for the logs it dropped.
+func TestMatchDropsCommLogs(t *testing.T) {
+	cfg := gen.Config{Workload: "halo", Ranks: 4, Threads: 3, Iterations: 6, LatencyNS: 1000}
+	for _, k := range []int{1, 2} {
+		keep, drop := genProcs(t, cfg), genProcs(t, cfg)
+		plan, err := partition.Assign([]int64{1, 1, 1, 1}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := make([][2]*Matching, k)
+		releases := make([][2]int, k)
+		err = inproc.Run(k, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			for j, procs := range [2][]*trace.Process{keep, drop} {
+				r := c.Rank()
+				m, err := Match(c, plan, procs[lo:hi], MatchOptions{DropCommLogs: j == 1,
+					Release: func() error { releases[r][j]++; return nil }})
+				if err != nil {
+					return err
+				}
+				ms[r][j] = m
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range keep {
+			if !keep[i].HasCommLog() || drop[i].HasCommLog() {
+				t.Fatalf("%d ranks, process %d: log kept %v without DropCommLogs, %v with; want true, false", k, i, keep[i].HasCommLog(), drop[i].HasCommLog())
+			}
+		}
+		for r, pair := range ms {
+			a, b := pair[0], pair[1]
+			if a.Len() != b.Len() || a.Stats != b.Stats || !slices.Equal(a.ProcNodes, b.ProcNodes) || a.Len() == 0 {
+				t.Fatalf("%d ranks, rank %d: %d nodes, %+v; with DropCommLogs %d, %+v", k, r, a.Len(), a.Stats, b.Len(), b.Stats)
+			}
+			for v := range a.Len() {
+				if a.Role[v] != b.Role[v] || a.Kind[v] != b.Kind[v] || a.ThreadOf(v) != b.ThreadOf(v) || a.EventOf(v) != b.EventOf(v) || a.RecordedAt(v) != b.RecordedAt(v) {
+					t.Fatalf("%d ranks, rank %d: node %d differs with DropCommLogs", k, r, v)
+				}
+			}
+			if releases[r][1] != releases[r][0]+1 {
+				t.Errorf("%d ranks, rank %d: %d collections with DropCommLogs, %d without; want one more", k, r, releases[r][1], releases[r][0])
+			}
+		}
+	}
+}
+
 // PropagateMaxTo hands each receive-like node the values of its
 // predecessors, through collective nodes: with a node's recorded time as
 // the value, the largest a node gets is its latest predecessor's time,
