@@ -589,6 +589,9 @@ func (r *run) waitStates() error {
 	defer r.phaseGC(r.opts.GC.WaitStates)()
 	a := waitstate.New(r.matching)
 	a.Release = r.collect
+	if !a.ReadsRecorded() {
+		r.matching.DropRecorded()
+	}
 	var failure error
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
