@@ -88,8 +88,9 @@ type whereKey struct{ fn, loc, region, label int64 }
 // ran in several, as the split says.
 type calls struct {
 	enter narrow.Series
-	// dur is exit − enter (wrapping, so exact for any two times).
-	dur   narrow.Column[uint32]
+	// dur is exit − enter (wrapping, so exact for any two times): a byte
+	// or two a call where the calls are short (stepCol).
+	dur   stepCol[uint8, uint16, uint32]
 	where whereCol
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
 	// previous call, so a thread's calls are walked back without a column
@@ -304,12 +305,13 @@ type Analysis struct {
 	// Receiver compares the sender with it); for an MPI_Isend, the call
 	// that completed it (its mpi_request_done), which waited for the
 	// receiver. Both are kept as differences from the node's own call and
-	// event (a few calls and events apart, 6 bytes a point-to-point node;
-	// a difference that does not fit is kept aside exactly), 0 for none
-	// (the node's own call is both). Made at the first such node; none on
-	// a code of blocking calls.
-	reqCall narrow.Column[int16]
-	reqEv   narrow.Column[int32]
+	// event (a few calls and events apart: mostly a byte each, stepCol,
+	// 6 bytes a point-to-point node before; a difference that does not
+	// fit is kept aside exactly), 0 for none (the node's own call is
+	// both). Made at the first such node; none on a code of blocking
+	// calls.
+	reqCall stepCol[int8, int16, int32]
+	reqEv   stepCol[int8, int16, int32]
 	p2p     nodeRank
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.
