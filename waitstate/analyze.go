@@ -12,6 +12,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/bitrank"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -321,11 +322,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 // bit a node of every node, kept as the values arrive
 // (graph.PropagateMaxTo), and each process's go once its points are made:
 // on the 64-process pure-MPI trace Maxima was 26 MiB at the loop's end.
-// The differences are as narrow as most of them fit (stepCol): on the
+// The differences are as narrow as most of them fit (narrow.Step): on the
 // 10 M-event halo, whose messages are sent a few µs before they are
 // waited for, 3 bytes a node.
 type nodeVals struct {
-	lat, ex stepCol[int8, int16, int32]
+	lat, ex narrow.Step[int8, int16, int32]
 	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
 }
 

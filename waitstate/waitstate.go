@@ -89,8 +89,8 @@ type whereKey struct{ fn, loc, region, label int64 }
 type calls struct {
 	enter narrow.Series
 	// dur is exit − enter (wrapping, so exact for any two times): a byte
-	// or two a call where the calls are short (stepCol).
-	dur   stepCol[uint8, uint16, uint32]
+	// or two a call where the calls are short (narrow.Step).
+	dur   narrow.Step[uint8, uint16, uint32]
 	where whereCol
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
 	// previous call, so a thread's calls are walked back without a column
@@ -305,13 +305,13 @@ type Analysis struct {
 	// Receiver compares the sender with it); for an MPI_Isend, the call
 	// that completed it (its mpi_request_done), which waited for the
 	// receiver. Both are kept as differences from the node's own call and
-	// event (a few calls and events apart: mostly a byte each, stepCol,
+	// event (a few calls and events apart: mostly a byte each, narrow.Step,
 	// 6 bytes a point-to-point node before; a difference that does not
 	// fit is kept aside exactly), 0 for none (the node's own call is
 	// both). Made at the first such node; none on a code of blocking
 	// calls.
-	reqCall stepCol[int8, int16, int32]
-	reqEv   stepCol[int8, int16, int32]
+	reqCall narrow.Step[int8, int16, int32]
+	reqEv   narrow.Step[int8, int16, int32]
 	p2p     nodeRank
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.

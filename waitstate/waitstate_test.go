@@ -273,7 +273,7 @@ func TestNodeVals(t *testing.T) {
 	if l, e := nv.at(len(nodes), 5, 6); l != math.MinInt64 || e != math.MinInt64 {
 		t.Errorf("node without deliveries: %d, %d; want none", l, e)
 	}
-	if w := nv.lat.wide() + nv.ex.wide(); w > 10 {
+	if w := nv.lat.Wide() + nv.ex.Wide(); w > 10 {
 		t.Errorf("%d values kept aside, want at most the 10 of the last 5 nodes", w)
 	}
 }

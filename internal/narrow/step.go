@@ -1,21 +1,19 @@
-package waitstate
+package narrow
 
-import "github.com/ptrace-dev/ptrace/internal/narrow"
-
-// stepCol is a column of int64 values held in the narrowest of three
-// integer types A, B, C (narrow.Column's, each value exact) that most of
-// them fit: it starts in A and moves to the next type once more than
+// Step is a column of int64 values held in the narrowest of three
+// integer types A, B, C (Column's, each value exact) that most of them
+// fit: it starts in A and moves to the next type once more than
 // 1/stepShare of its values (and over stepMinWide) are kept aside, the
-// values copied once then. A column of small values (the calls' durations
-// of a code of nonblocking calls, the distances from a request's node to
-// the call and event that posted or completed it) is a byte a value, one
-// of larger ones no wider than before: on the 10 M-event halo the
-// durations take 2 bytes a call instead of 4, the requests 2 bytes a
-// point-to-point node instead of 6. The zero stepCol is empty and ready.
-type stepCol[A, B, C narrow.Int] struct {
-	a narrow.Column[A]
-	b narrow.Column[B]
-	c narrow.Column[C]
+// values copied once then. A column of small values (the calls'
+// durations of a code of nonblocking calls, the distances from a
+// request's node to the call and event that posted or completed it, the
+// threads of a process that communicates from one) is a byte a value,
+// one of larger ones no wider than in C. The zero Step is empty and
+// ready to use.
+type Step[A, B, C Int] struct {
+	a Column[A]
+	b Column[B]
+	c Column[C]
 	w uint8 // the type in use: 0 A, 1 B, 2 C
 	// room is the length reserved for (Reserve), which a move keeps.
 	room int
@@ -27,7 +25,7 @@ const (
 )
 
 // Len returns the number of values.
-func (s *stepCol[A, B, C]) Len() int {
+func (s *Step[A, B, C]) Len() int {
 	switch s.w {
 	case 0:
 		return s.a.Len()
@@ -38,7 +36,7 @@ func (s *stepCol[A, B, C]) Len() int {
 }
 
 // Reserve makes room for n more values.
-func (s *stepCol[A, B, C]) Reserve(n int) {
+func (s *Step[A, B, C]) Reserve(n int) {
 	s.room = s.Len() + n
 	switch s.w {
 	case 0:
@@ -51,7 +49,7 @@ func (s *stepCol[A, B, C]) Reserve(n int) {
 }
 
 // Append adds x at the end.
-func (s *stepCol[A, B, C]) Append(x int64) {
+func (s *Step[A, B, C]) Append(x int64) {
 	switch s.w {
 	case 0:
 		s.a.Append(x)
@@ -64,7 +62,7 @@ func (s *stepCol[A, B, C]) Append(x int64) {
 }
 
 // Set replaces value k by x.
-func (s *stepCol[A, B, C]) Set(k int, x int64) {
+func (s *Step[A, B, C]) Set(k int, x int64) {
 	switch s.w {
 	case 0:
 		s.a.Set(k, x)
@@ -77,7 +75,7 @@ func (s *stepCol[A, B, C]) Set(k int, x int64) {
 }
 
 // At returns value k.
-func (s *stepCol[A, B, C]) At(k int) int64 {
+func (s *Step[A, B, C]) At(k int) int64 {
 	switch s.w {
 	case 0:
 		return s.a.At(k)
@@ -87,15 +85,18 @@ func (s *stepCol[A, B, C]) At(k int) int64 {
 	return s.c.At(k)
 }
 
-// Fit drops the reserved room as narrow.Column.Fit does.
-func (s *stepCol[A, B, C]) Fit() {
+// Width returns the type the values are in: 0 for A, 1 for B, 2 for C.
+func (s *Step[A, B, C]) Width() int { return int(s.w) }
+
+// Fit drops the reserved room as Column.Fit does.
+func (s *Step[A, B, C]) Fit() {
 	s.a.Fit()
 	s.b.Fit()
 	s.c.Fit()
 }
 
-// wide returns the number of values kept aside.
-func (s *stepCol[A, B, C]) wide() int {
+// Wide returns the number of values kept aside.
+func (s *Step[A, B, C]) Wide() int {
 	switch s.w {
 	case 0:
 		return s.a.Wide()
@@ -106,8 +107,8 @@ func (s *stepCol[A, B, C]) wide() int {
 }
 
 // check moves the values to the next type when too many are kept aside.
-func (s *stepCol[A, B, C]) check() {
-	n, w := s.Len(), s.wide()
+func (s *Step[A, B, C]) check() {
+	n, w := s.Len(), s.Wide()
 	if s.w == 2 || w <= stepMinWide || w <= n/stepShare {
 		return
 	}
@@ -118,13 +119,13 @@ func (s *stepCol[A, B, C]) check() {
 		for k := range n {
 			s.b.Append(s.a.At(k))
 		}
-		s.a = narrow.Column[A]{}
+		s.a = Column[A]{}
 	case 1:
 		s.c.Reserve(room)
 		for k := range n {
 			s.c.Append(s.b.At(k))
 		}
-		s.b = narrow.Column[B]{}
+		s.b = Column[B]{}
 	}
 	s.w++
 	s.check() // the values may not fit the next type either

@@ -1,4 +1,4 @@
-package waitstate
+package narrow
 
 import (
 	"math"
@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// A stepCol gives back every value a plain slice holds, appended or set
+// A Step gives back every value a plain slice holds, appended or set
 // in any order, across the boundaries of each type (the escapes, one
 // past them, the ends of int64), and moves to a wider type only when
 // more than 1/stepShare of its values do not fit: a column of small
 // values stays a byte a value, one of 16-bit values moves once, one of
 // large values twice.
-func TestStepCol(t *testing.T) {
+func TestStep(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	edges := []int64{0, 1, -1, 126, 127, 128, -127, -128, -129, 254, 255, 256,
 		32766, 32767, 32768, -32767, -32768, -32769, 65534, 65535, 65536,
@@ -35,7 +35,7 @@ func TestStepCol(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, n := range []int{0, 1, 63, 64, 65, 3000, 20000} {
-			var s stepCol[int8, int16, int32]
+			var s Step[int8, int16, int32]
 			var want []int64
 			s.Reserve(n / 2)
 			for range n {
@@ -76,7 +76,7 @@ func TestStepCol(t *testing.T) {
 		}
 	}
 	// Every edge value exactly, alone and among many.
-	var s stepCol[uint8, uint16, uint32]
+	var s Step[uint8, uint16, uint32]
 	for _, x := range edges {
 		s.Append(x)
 	}
