@@ -123,12 +123,12 @@ type Matching struct {
 	ProcNodes []int32          // event nodes of process i: [ProcNodes[i], ProcNodes[i+1])
 
 	Role []Role
-	// thread is each node's thread + 1 (0 for a collective node), in 2
-	// bytes where it fits (ThreadOf).
-	thread narrow.Column[uint16]
-	// Event is each node's index in its thread (collective node: its
-	// instance number), in 4 bytes where it fits.
-	Event narrow.Column[uint32]
+	// thread is each node's thread + 1 (0 for a collective node), in a
+	// byte while nearly all fit, 2 bytes past (ThreadOf).
+	thread narrow.Step[uint8, uint16, uint16]
+	// event is each node's index in its thread (collective node: its
+	// instance number), mostly 2 bytes (eventCol; EventOf).
+	event eventCol
 	// Pos is each event node's position in its process's full merged
 	// order (MergedTimes), −1 for collective nodes; nil until SetPositions
 	// (only the CLC needs it, and the match reads only the threads that
@@ -176,7 +176,7 @@ func (m *Matching) ThreadOf(n int32) int32 { return int32(m.thread.At(int(n)) - 
 
 // EventOf returns node n's index in its thread (a collective node's
 // instance number).
-func (m *Matching) EventOf(n int32) int64 { return m.Event.At(int(n)) }
+func (m *Matching) EventOf(n int32) int64 { return m.event.At(int(n)) }
 
 // DropSyncColumns releases what only clock synchronization and the edge
 // exchange read (Pos, SelfPairs, the collective nodes' communicators and
@@ -465,7 +465,7 @@ func collNodesBound(p *trace.Process) int {
 func (m *Matching) grow(n int) {
 	m.Role = slices.Grow(m.Role, n)
 	m.thread.Reserve(n)
-	m.Event.Reserve(n)
+	m.event.Reserve(n)
 	m.Kind = slices.Grow(m.Kind, n)
 	m.recorded.reserve(n)
 }
@@ -523,7 +523,7 @@ func (m *Matching) addNode(b *Builder, role Role, proc, thread int32, event int6
 func (m *Matching) appendColumns(role Role, thread1, event int64, kind trace.Kind, recorded int64) {
 	m.Role = append(m.Role, role)
 	m.thread.Append(thread1)
-	m.Event.Append(event)
+	m.event.Append(event)
 	m.Kind = append(m.Kind, kind)
 	m.recorded.add(recorded)
 }
