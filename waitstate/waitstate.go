@@ -104,15 +104,19 @@ type calls struct {
 	wheres   []where
 	whereIdx map[whereKey]int32
 	// The calls whose time outside MPI before them ran in more than one
-	// code (user regions entered and left between two MPI calls): call
-	// splitCall[j]'s codes and times are entries splitOff[j] to
-	// splitOff[j+1] of splitCode and splitNS (splitOff has a last entry),
-	// narrow: 8 bytes a code, not a CodeTime's 16. Empty on codes without
-	// user regions.
+	// code (user regions entered and left between two MPI calls, or a
+	// parallel region and the serial code around it): call splitCall[j]'s
+	// codes and times are entries splitOff[j] to splitOff[j+1] of
+	// splitCode and splitNS (splitOff has a last entry), as narrow as
+	// most fit (narrow.Step: a code and its time 3 bytes on the 10 M-event
+	// halo, not a CodeTime's 16). Once the calls are recorded, splitCall
+	// is a bit a call (splitAt: j is the call's rank there), not 4 bytes a
+	// split. Empty on codes without user regions.
 	splitCall []int32
+	splitAt   bitrank.Set
 	splitOff  []int32
-	splitCode narrow.Column[int32]
-	splitNS   narrow.Column[uint32]
+	splitCode narrow.Step[int8, int16, int32]
+	splitNS   narrow.Step[uint8, uint16, uint32]
 	// initCall is the process's MPI_Init (−1: none recorded) and initTh
 	// its thread: a synchronization point of all processes.
 	initCall int32
@@ -180,7 +184,15 @@ func (c *calls) prevAt(k int32) int32 {
 // the time spent there, when there were several, and reports whether
 // there were.
 func (c *calls) eachSplit(k int32, fn func(code, ns int64)) bool {
-	j, ok := slices.BinarySearch(c.splitCall, k)
+	var j int32
+	var ok bool
+	if c.splitCall != nil {
+		var x int
+		x, ok = slices.BinarySearch(c.splitCall, k)
+		j = int32(x)
+	} else {
+		j, ok = c.splitAt.Rank(k)
+	}
 	if !ok {
 		return false
 	}
@@ -740,6 +752,19 @@ func (r *callRecorder) finish() {
 		c.splitOff = append(c.splitOff, int32(c.splitCode.Len()))
 		c.splitCode.Fit()
 		c.splitNS.Fit()
+		if cap(c.splitOff) > len(c.splitOff)+len(c.splitOff)/8 {
+			c.splitOff = slices.Clone(c.splitOff)
+		}
+		// The calls with a split, a bit each (they are in call order).
+		j := 0
+		c.splitAt = bitrank.Make(c.len(), func(w int) uint64 {
+			var b uint64
+			for ; j < len(c.splitCall) && int(c.splitCall[j]) < (w+1)*64; j++ {
+				b |= 1 << (c.splitCall[j] % 64)
+			}
+			return b
+		})
+		c.splitCall = nil
 	}
 }
 

@@ -437,3 +437,41 @@ func TestNodeRank(t *testing.T) {
 		}
 	}
 }
+
+// The codes and times of the calls with a split come back exactly after
+// the recording (finish turns the list of calls into a bit a call): codes
+// and times of every width, calls across the bit words' boundaries, and
+// none for the calls without.
+func TestCallsSplits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := &calls{siteIdx: map[site]int32{}, whereIdx: map[whereKey]int32{}}
+	want := map[int32][]regionTime{}
+	codes := []int64{-1, -2, -7, 3, 0, 200, -2 - 40_000, 1 << 40}
+	for k := int32(0); k < 1000; k++ {
+		if got := c.add(int64(k)*10, site{1, 2, -1}, -1, k-1); got != k {
+			t.Fatalf("call %d added as %d", k, got)
+		}
+		if k == 0 || k == 63 || k == 64 || rng.IntN(3) == 0 {
+			var rts []regionTime
+			for range 2 + rng.IntN(3) {
+				ns := rng.Int64N(3000)
+				if rng.IntN(20) == 0 {
+					ns = rng.Int64N(1 << 36) // past 32 bits
+				}
+				rts = append(rts, regionTime{Code: codes[rng.IntN(len(codes))], NS: ns})
+			}
+			c.addSplit(k, rts)
+			want[k] = rts
+		}
+	}
+	r := &callRecorder{c: c}
+	r.finish()
+	if c.splitCall != nil {
+		t.Fatal("the list of calls with a split is kept after the recording")
+	}
+	for k := int32(0); k < 1000; k++ {
+		if got := splitOf(c, k); !slices.Equal(got, want[k]) {
+			t.Fatalf("call %d: split %v, want %v", k, got, want[k])
+		}
+	}
+}
