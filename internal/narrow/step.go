@@ -1,20 +1,34 @@
 package narrow
 
+import (
+	"slices"
+	"unsafe"
+)
+
 // Step is a column of int64 values held in the narrowest of three
-// integer types A, B, C (Column's, each value exact) that most of them
-// fit: it starts in A and moves to the next type once more than
-// 1/stepShare of its values (and over stepMinWide) are kept aside, the
-// values copied once then. A column of small values (the calls'
-// durations of a code of nonblocking calls, the distances from a
-// request's node to the call and event that posted or completed it, the
-// threads of a process that communicates from one) is a byte a value,
-// one of larger ones no wider than in C. The zero Step is empty and
-// ready to use.
+// integer types A, B, C (of 1, 2 or 4 bytes, all signed or all unsigned)
+// that most of them fit: it starts in A and moves to the next type once
+// more than 1/stepShare of its values (and over stepMinWide) are kept
+// aside, the values copied once then. As in Column, a value the type in
+// use cannot hold, or that equals its escape, is kept aside exactly. A
+// column of small values (the calls' durations of a code of nonblocking
+// calls, the distances from a request's node to the call and event that
+// posted or completed it, the threads of a process that communicates
+// from one) is a byte a value, one of larger ones no wider than in C.
+//
+// The values are bytes of the type in use, read with the width and sign
+// the Step keeps in fields, so that At is inlined (over Columns of the
+// three types it was a call, three times as slow as Column.At). The zero
+// Step is empty and ready to use.
 type Step[A, B, C Int] struct {
-	a Column[A]
-	b Column[B]
-	c Column[C]
-	w uint8 // the type in use: 0 A, 1 B, 2 C
+	d    []byte
+	wide map[int]int64
+	n    int
+	w    uint8 // the type in use: 0 A, 1 B, 2 C
+	lg   uint8 // log2 of its size in bytes
+	sh   uint8 // 64 − its bits for a signed type (sign extension), 0 unsigned
+	set  bool  // lg, sh and esc are set (the zero Step's are not)
+	esc  uint64
 	// room is the length reserved for (Reserve), which a move keeps.
 	room int
 }
@@ -24,109 +38,163 @@ const (
 	stepMinWide = 64
 )
 
-// Len returns the number of values.
-func (s *Step[A, B, C]) Len() int {
-	switch s.w {
+// init sets the fields of type w.
+func (s *Step[A, B, C]) init(w uint8) {
+	var size uintptr
+	var signed bool
+	switch w {
 	case 0:
-		return s.a.Len()
+		var z A
+		size, signed = unsafe.Sizeof(z), ^z < 0
 	case 1:
-		return s.b.Len()
+		var z B
+		size, signed = unsafe.Sizeof(z), ^z < 0
+	default:
+		var z C
+		size, signed = unsafe.Sizeof(z), ^z < 0
 	}
-	return s.c.Len()
+	bits := 8 * size
+	s.w, s.lg, s.set = w, uint8(map[uintptr]uint8{1: 0, 2: 1, 4: 2}[size]), true
+	s.sh, s.esc = 0, 1<<bits-1 // unsigned: the largest value
+	if signed {
+		s.sh, s.esc = uint8(64-bits), 1<<(bits-1) // the smallest, as its bits
+	}
 }
+
+// Len returns the number of values.
+func (s *Step[A, B, C]) Len() int { return s.n }
 
 // Reserve makes room for n more values.
 func (s *Step[A, B, C]) Reserve(n int) {
-	s.room = s.Len() + n
-	switch s.w {
+	if !s.set {
+		s.init(0)
+	}
+	s.room = s.n + n
+	s.d = slices.Grow(s.d, n<<s.lg)
+}
+
+// raw returns x in the type in use and whether it holds x (not: the
+// escape).
+func (s *Step[A, B, C]) raw(x int64) (uint64, bool) {
+	r := uint64(x) & (1<<(8<<s.lg) - 1)
+	if int64(r<<s.sh)>>s.sh == x && r != s.esc {
+		return r, true
+	}
+	return s.esc, false
+}
+
+// put writes raw value r at k.
+func (s *Step[A, B, C]) put(k int, r uint64) {
+	p := unsafe.Pointer(&s.d[k<<s.lg]) // in range: see At
+	switch s.lg {
 	case 0:
-		s.a.Reserve(n)
+		*(*uint8)(p) = uint8(r)
 	case 1:
-		s.b.Reserve(n)
+		*(*uint16)(p) = uint16(r)
 	default:
-		s.c.Reserve(n)
+		*(*uint32)(p) = uint32(r)
 	}
 }
 
 // Append adds x at the end.
 func (s *Step[A, B, C]) Append(x int64) {
-	switch s.w {
-	case 0:
-		s.a.Append(x)
-	case 1:
-		s.b.Append(x)
-	default:
-		s.c.Append(x)
+	if !s.set {
+		s.init(0)
 	}
-	s.check()
+	end := (s.n + 1) << s.lg
+	if end > cap(s.d) {
+		s.d = slices.Grow(s.d, end-len(s.d))
+	}
+	s.d = s.d[:end]
+	s.n++
+	r, ok := s.raw(x)
+	s.put(s.n-1, r)
+	if !ok {
+		s.keep(s.n-1, x)
+	}
 }
 
 // Set replaces value k by x.
 func (s *Step[A, B, C]) Set(k int, x int64) {
-	switch s.w {
-	case 0:
-		s.a.Set(k, x)
-	case 1:
-		s.b.Set(k, x)
-	default:
-		s.c.Set(k, x)
+	if uint(k) >= uint(s.n) {
+		panic("narrow: Step.Set out of range")
 	}
-	s.check()
+	r, ok := s.raw(x)
+	s.put(k, r)
+	switch {
+	case !ok:
+		s.keep(k, x)
+	case len(s.wide) > 0:
+		delete(s.wide, k)
+	}
+}
+
+// keep keeps value k, x, aside (its place holds the escape), and moves
+// the values to the next type when too many are.
+func (s *Step[A, B, C]) keep(k int, x int64) {
+	if s.wide == nil {
+		s.wide = map[int]int64{}
+	}
+	s.wide[k] = x
+	if len(s.wide) > stepMinWide {
+		s.check()
+	}
 }
 
 // At returns value k.
 func (s *Step[A, B, C]) At(k int) int64 {
-	switch s.w {
+	// d holds n values of 1<<lg bytes: value k's first byte is in range
+	// exactly when all of them are.
+	p := unsafe.Pointer(&s.d[k<<s.lg])
+	var r uint64
+	switch s.lg {
 	case 0:
-		return s.a.At(k)
+		r = uint64(*(*uint8)(p))
 	case 1:
-		return s.b.At(k)
+		r = uint64(*(*uint16)(p))
+	default:
+		r = uint64(*(*uint32)(p))
 	}
-	return s.c.At(k)
+	if r == s.esc {
+		return s.wide[k]
+	}
+	return int64(r<<s.sh) >> s.sh
 }
+
+// Wide returns the number of values kept aside.
+func (s *Step[A, B, C]) Wide() int { return len(s.wide) }
 
 // Width returns the type the values are in: 0 for A, 1 for B, 2 for C.
 func (s *Step[A, B, C]) Width() int { return int(s.w) }
 
 // Fit drops the reserved room as Column.Fit does.
 func (s *Step[A, B, C]) Fit() {
-	s.a.Fit()
-	s.b.Fit()
-	s.c.Fit()
-}
-
-// Wide returns the number of values kept aside.
-func (s *Step[A, B, C]) Wide() int {
-	switch s.w {
-	case 0:
-		return s.a.Wide()
-	case 1:
-		return s.b.Wide()
+	if cap(s.d)-len(s.d) > len(s.d)/8 {
+		s.d = slices.Clone(s.d)
 	}
-	return s.c.Wide()
 }
 
 // check moves the values to the next type when too many are kept aside.
 func (s *Step[A, B, C]) check() {
-	n, w := s.Len(), s.Wide()
-	if s.w == 2 || w <= stepMinWide || w <= n/stepShare {
+	if s.w == 2 || len(s.wide) <= s.n/stepShare {
 		return
 	}
-	room := max(s.room, n)
-	switch s.w {
-	case 0:
-		s.b.Reserve(room)
-		for k := range n {
-			s.b.Append(s.a.At(k))
+	o := *s
+	s.init(o.w + 1)
+	s.d = make([]byte, o.n<<s.lg, max(o.room, o.n)<<s.lg)
+	s.wide = nil
+	for k := range o.n {
+		x := o.At(k)
+		r, ok := s.raw(x)
+		if !ok {
+			if s.wide == nil {
+				s.wide = map[int]int64{}
+			}
+			s.wide[k] = x
 		}
-		s.a = Column[A]{}
-	case 1:
-		s.c.Reserve(room)
-		for k := range n {
-			s.c.Append(s.b.At(k))
-		}
-		s.b = Column[B]{}
+		s.put(k, r)
 	}
-	s.w++
-	s.check() // the values may not fit the next type either
+	if len(s.wide) > stepMinWide {
+		s.check() // the values may not fit the next type either
+	}
 }
