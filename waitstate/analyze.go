@@ -350,12 +350,14 @@ func makeNodeVals(n int) nodeVals {
 // were and v, in the call of enter and exit; a value of v that is
 // math.MinInt64 changes nothing.
 func (nv *nodeVals) max(j int, v []int64, enter, exit int64) {
-	latest, negEarliest := nv.at(j, enter, exit)
-	if v[0] != math.MinInt64 && v[0] > latest {
+	// A node's first value (a message's only one) is taken without
+	// reading the none it replaces.
+	b := nv.none[j/32] >> (2 * (j % 32))
+	if v[0] != math.MinInt64 && (b&1 != 0 || v[0] > nv.lat.At(j)+enter) {
 		nv.lat.Set(j, v[0]-enter)
 		nv.none[j/32] &^= 1 << (2 * (j % 32))
 	}
-	if v[1] != math.MinInt64 && v[1] > negEarliest {
+	if v[1] != math.MinInt64 && (b&2 != 0 || v[1] > nv.ex.At(j)-exit) {
 		nv.ex.Set(j, v[1]+exit)
 		nv.none[j/32] &^= 2 << (2 * (j % 32))
 	}

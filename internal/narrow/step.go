@@ -116,6 +116,14 @@ func (s *Step[A, B, C]) Append(x int64) {
 
 // Set replaces value k by x.
 func (s *Step[A, B, C]) Set(k int, x int64) {
+	if r, ok := s.raw(x); ok && len(s.wide) == 0 && uint(k) < uint(s.n) {
+		s.put(k, r) // the usual case, inlined
+		return
+	}
+	s.set2(k, x)
+}
+
+func (s *Step[A, B, C]) set2(k int, x int64) {
 	if uint(k) >= uint(s.n) {
 		panic("narrow: Step.Set out of range")
 	}
@@ -143,22 +151,24 @@ func (s *Step[A, B, C]) keep(k int, x int64) {
 
 // At returns value k.
 func (s *Step[A, B, C]) At(k int) int64 {
+	if r := s.rawAt(k); r != s.esc {
+		return int64(r<<s.sh) >> s.sh
+	}
+	return s.wide[k]
+}
+
+// rawAt returns value k's bytes.
+func (s *Step[A, B, C]) rawAt(k int) uint64 {
 	// d holds n values of 1<<lg bytes: value k's first byte is in range
 	// exactly when all of them are.
 	p := unsafe.Pointer(&s.d[k<<s.lg])
-	var r uint64
 	switch s.lg {
 	case 0:
-		r = uint64(*(*uint8)(p))
+		return uint64(*(*uint8)(p))
 	case 1:
-		r = uint64(*(*uint16)(p))
-	default:
-		r = uint64(*(*uint32)(p))
+		return uint64(*(*uint16)(p))
 	}
-	if r == s.esc {
-		return s.wide[k]
-	}
-	return int64(r<<s.sh) >> s.sh
+	return uint64(*(*uint32)(p))
 }
 
 // Wide returns the number of values kept aside.
@@ -183,8 +193,17 @@ func (s *Step[A, B, C]) check() {
 	s.init(o.w + 1)
 	s.d = make([]byte, o.n<<s.lg, max(o.room, o.n)<<s.lg)
 	s.wide = nil
+	// A value the narrower type held fits the wider one and is not its
+	// escape (an unsigned type's escape is its largest value, a signed
+	// one's its smallest): only the values kept aside are tried again.
+	mask := uint64(1)<<(8<<s.lg) - 1
 	for k := range o.n {
-		x := o.At(k)
+		r := o.rawAt(k)
+		if r != o.esc {
+			s.put(k, uint64(int64(r<<o.sh)>>o.sh)&mask)
+			continue
+		}
+		x := o.wide[k]
 		r, ok := s.raw(x)
 		if !ok {
 			if s.wide == nil {
