@@ -536,14 +536,14 @@ func (r *run) match() error {
 		// before the edges' lists and the DAG's arrays are made, these take
 		// their place (spread: 325 → 282 MiB, mpi 163–183 → 151 MiB;
 		// docs/PERFORMANCE.md, twenty-fourth round).
-		Release: r.collect})
+		Release: r.collect,
+		// Only the matching reads the logs: each goes once its process
+		// is scanned.
+		DropCommLogs: true})
 	if err != nil {
 		return err
 	}
 	r.matching = m
-	for _, p := range r.procs {
-		p.DropCommLog() // only the matching reads it
-	}
 	return r.strictWarnings(m.Warnings.First)
 }
 
@@ -613,6 +613,9 @@ func (r *run) waitStates() error {
 	defer r.phaseGC(r.opts.GC.WaitStates)()
 	a := waitstate.New(r.matching)
 	a.Release = r.collect
+	if !a.ReadsRecorded() {
+		r.matching.DropRecorded()
+	}
 	var failure error
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/binary"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
@@ -460,6 +461,141 @@ func TestInterRootedCollective(t *testing.T) {
 		m = runMatch(t, bcast([4]int64{0, 0, -1, 2}), k)
 		if m.stats.BadCollectives != 1 || !strings.Contains(strings.Join(m.warns, "\n"), "names root 0, process 3 root 2") {
 			t.Fatalf("k=%d: %+v, warnings %v, want the roots' mismatch", k, m.stats, m.warns)
+		}
+	}
+}
+
+// Match with DropCommLogs releases each process's communication log and
+// matches exactly as it does keeping them, on 1 and 2 ranks, and collects
+// once more (before the exchange of the records) for the logs it dropped.
+func TestMatchDropsCommLogs(t *testing.T) {
+	cfg := gen.Config{Workload: "halo", Ranks: 4, Threads: 3, Iterations: 6, LatencyNS: 1000}
+	for _, k := range []int{1, 2} {
+		keep, drop := genProcs(t, cfg), genProcs(t, cfg)
+		plan, err := partition.Assign([]int64{1, 1, 1, 1}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms := make([][2]*Matching, k)
+		releases := make([][2]int, k)
+		err = inproc.Run(k, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			for j, procs := range [2][]*trace.Process{keep, drop} {
+				r := c.Rank()
+				m, err := Match(c, plan, procs[lo:hi], MatchOptions{DropCommLogs: j == 1,
+					Release: func() error { releases[r][j]++; return nil }})
+				if err != nil {
+					return err
+				}
+				ms[r][j] = m
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range keep {
+			if !keep[i].HasCommLog() || drop[i].HasCommLog() {
+				t.Fatalf("%d ranks, process %d: log kept %v without DropCommLogs, %v with; want true, false", k, i, keep[i].HasCommLog(), drop[i].HasCommLog())
+			}
+		}
+		for r, pair := range ms {
+			a, b := pair[0], pair[1]
+			if a.Len() != b.Len() || a.Stats != b.Stats || !slices.Equal(a.ProcNodes, b.ProcNodes) || a.Len() == 0 {
+				t.Fatalf("%d ranks, rank %d: %d nodes, %+v; with DropCommLogs %d, %+v", k, r, a.Len(), a.Stats, b.Len(), b.Stats)
+			}
+			for v := range a.Len() {
+				if a.Role[v] != b.Role[v] || a.Kind[v] != b.Kind[v] || a.ThreadOf(v) != b.ThreadOf(v) || a.EventOf(v) != b.EventOf(v) || a.RecordedAt(v) != b.RecordedAt(v) {
+					t.Fatalf("%d ranks, rank %d: node %d differs with DropCommLogs", k, r, v)
+				}
+			}
+			if releases[r][1] != releases[r][0]+1 {
+				t.Errorf("%d ranks, rank %d: %d collections with DropCommLogs, %d without; want one more", k, r, releases[r][1], releases[r][0])
+			}
+		}
+	}
+}
+
+// PropagateMaxTo hands each receive-like node the values of its
+// predecessors, through collective nodes: with a node's recorded time as
+// the value, the largest a node gets is its latest predecessor's time,
+// which ExchangeEdges finds by another road; PropagateMax keeps the same
+// largest values; nodes without a predecessor get nothing.
+func TestPropagateMaxTo(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "halo", Ranks: 4, Threads: 2, Iterations: 5, Exchange: "allreduce", Jitter: 0.3},
+		{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 4, Jitter: 0.2, LatencyNS: 1000},
+	} {
+		procs := genProcs(t, cfg)
+		for _, k := range []int{1, 2} {
+			plan, err := partition.Assign(make([]int64, len(procs)), k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = inproc.Run(k, func(c comm.Comm) error {
+				lo, hi := plan.Range(c.Rank())
+				m, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+				if err != nil {
+					return err
+				}
+				value := func(n int32, v []int64) { v[0], v[1] = m.RecordedAt(n), -m.RecordedAt(n)-int64(n) }
+				got := map[int32][2]int64{}
+				err = PropagateMaxTo(c, m, 2, value, func(to int32, v []int64) {
+					if m.Role[to] != RoleRecv || to >= m.ProcNodes[len(m.Procs)] {
+						t.Errorf("delivered to node %d, role %d", to, m.Role[to])
+					}
+					x, ok := got[to]
+					if !ok {
+						x = [2]int64{math.MinInt64, math.MinInt64}
+					}
+					got[to] = [2]int64{max(x[0], v[0]), max(x[1], v[1])}
+				})
+				if err != nil {
+					return err
+				}
+				vals, err := PropagateMax(c, m, 2, value)
+				if err != nil {
+					return err
+				}
+				edges, err := ExchangeEdges(c, m, nil)
+				if err != nil {
+					return err
+				}
+				colls := 0
+				for i := range m.Procs {
+					row := 0
+					for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+						if m.Role[v] != RoleRecv {
+							continue
+						}
+						x, ok := got[v]
+						if !ok {
+							x = [2]int64{math.MinInt64, math.MinInt64}
+						}
+						if w := vals.At(v); w[0] != x[0] || w[1] != x[1] {
+							t.Errorf("%s, %d ranks: node %d: PropagateMax %v, PropagateMaxTo %v", cfg.Exchange, k, v, w, x)
+						}
+						e := &edges[i]
+						if row >= e.Len() || e.ThreadAt(row) != m.ThreadOf(v) || e.EventAt(row) != m.EventOf(v) {
+							t.Fatalf("%s, %d ranks: node %d has no edge row", cfg.Exchange, k, v)
+						}
+						if x[0] != e.PredTime[row] {
+							t.Errorf("%s, %d ranks: node %d (%s): latest %d, its predecessor at %d", cfg.Exchange, k, v, m.Kind[v], x[0], e.PredTime[row])
+						}
+						if m.Kind[v] == trace.CollEnd {
+							colls++
+						}
+						row++
+					}
+				}
+				if colls == 0 {
+					t.Errorf("%s, %d ranks: %d collective ends checked", cfg.Exchange, k, colls)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -7,8 +7,8 @@ import (
 )
 
 // Maxima are PropagateMax's results: cols values for each receive-like
-// node (and, as the propagation's intermediates, each collective node),
-// found through a bit a node and a count per 64 nodes. Sends, most of an
+// node (the collective nodes', the propagation's intermediates, are
+// PropagateMaxTo's), found through a bit a node and a count per 64 nodes. Sends, most of an
 // MPI trace's other nodes, hold nothing: 8·cols bytes a node went to every
 // node before (13 MB of the 10 M-event halo's wait states at two columns).
 type Maxima struct {
@@ -19,7 +19,7 @@ type Maxima struct {
 }
 
 func newMaxima(m *Matching, cols int) *Maxima {
-	x := &Maxima{cols: cols, has: m.roleSet(1<<RoleRecv|1<<RoleColl, m.Len())}
+	x := &Maxima{cols: cols, has: m.roleSet(1<<RoleRecv, m.Len())}
 	x.vals = make([]int64, int(x.has.Len())*cols)
 	for i := range x.vals {
 		x.vals[i] = math.MinInt64

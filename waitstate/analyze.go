@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/sim"
@@ -72,9 +73,13 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// (the waits) and minus the earliest exit of their calls (the delay
 	// costs' completion times: a message's sender's, a collective's first
 	// member out).
+	// They are kept, as the per-process loop reads them, in each
+	// process's nodeVals as they arrive (no graph.Maxima).
 	const width = 2
 	proc := 0 // of the last node in a call: nodes come in order
-	vals, err := graph.PropagateMax(c, m, width, func(n int32, v []int64) {
+	nv, at := a.makeNodeVals()
+	to := 0 // the process of the node delivered to last
+	err := graph.PropagateMaxTo(c, m, width, func(n int32, v []int64) {
 		if a.callOf(n) >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
 		}
@@ -82,6 +87,17 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		if t := a.exit(proc, n); t != math.MinInt64 {
 			v[1] = -t
 		}
+	}, func(n int32, v []int64) {
+		j, ok := at.Rank(n)
+		if !ok {
+			return // outside any call: not read
+		}
+		if n < m.ProcNodes[to] || n >= m.ProcNodes[to+1] {
+			to = int(m.ProcOf(n))
+		}
+		k := a.callOf(n)
+		cs := &a.procs[to]
+		nv[to].max(int(j-at.Before(m.ProcNodes[to])), v, cs.enterAt(k), cs.exitAt(k))
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -90,9 +106,6 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
-	// What the per-process loop reads of them, per process (vals is not
-	// read after this).
-	nv := a.nodeVals(vals)
 	a.edges = edges
 	a.edge, a.rowNode = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges, a.rowNode)
@@ -305,35 +318,52 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 // read them in): the latest enter of the senders as a difference from
 // the call's enter, and minus the earliest exit as one from the call's
 // exit (wrapping: exact for any times), each none (math.MinInt64) flagged
-// by a bit. About 8 bytes a node against graph.Maxima's 16 and its bit a
-// node of every node, and each process's go once its points are made:
+// by a bit. At most about 8 bytes a node against graph.Maxima's 16 and its
+// bit a node of every node, kept as the values arrive
+// (graph.PropagateMaxTo), and each process's go once its points are made:
 // on the 64-process pure-MPI trace Maxima was 26 MiB at the loop's end.
+// The differences are as narrow as most of them fit (narrow.Step): on the
+// 10 M-event halo, whose messages are sent a few µs before they are
+// waited for, 3 bytes a node.
 type nodeVals struct {
-	lat, ex narrow.Column[int32]
+	lat, ex narrow.Step[int8, int16, int32]
 	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
 }
 
-// add appends the values v of the next node, in the call of enter and
-// exit.
-func (nv *nodeVals) add(v []int64, enter, exit int64) {
-	j := nv.lat.Len()
-	if j%32 == 0 {
-		nv.none = append(nv.none, 0)
+// makeNodeVals returns n nodes' values, each none.
+func makeNodeVals(n int) nodeVals {
+	var nv nodeVals
+	nv.lat.Reserve(n)
+	nv.ex.Reserve(n)
+	for range n {
+		nv.lat.Append(0)
+		nv.ex.Append(0)
 	}
-	x, y := v[0]-enter, v[1]+exit
-	if v[0] == math.MinInt64 {
-		x = 0
-		nv.none[j/32] |= 1 << (2 * (j % 32))
+	nv.none = make([]uint64, (n+31)/32)
+	for w := range nv.none {
+		nv.none[w] = ^uint64(0)
 	}
-	if v[1] == math.MinInt64 {
-		y = 0
-		nv.none[j/32] |= 2 << (2 * (j % 32))
-	}
-	nv.lat.Append(x)
-	nv.ex.Append(y)
+	return nv
 }
 
-// at returns node j's values (add's v), in the call of enter and exit.
+// max makes node j's values (at's) the larger, per column, of what they
+// were and v, in the call of enter and exit; a value of v that is
+// math.MinInt64 changes nothing.
+func (nv *nodeVals) max(j int, v []int64, enter, exit int64) {
+	// A node's first value (a message's only one) is taken without
+	// reading the none it replaces.
+	b := nv.none[j/32] >> (2 * (j % 32))
+	if v[0] != math.MinInt64 && (b&1 != 0 || v[0] > nv.lat.At(j)+enter) {
+		nv.lat.Set(j, v[0]-enter)
+		nv.none[j/32] &^= 1 << (2 * (j % 32))
+	}
+	if v[1] != math.MinInt64 && (b&2 != 0 || v[1] > nv.ex.At(j)-exit) {
+		nv.ex.Set(j, v[1]+exit)
+		nv.none[j/32] &^= 2 << (2 * (j % 32))
+	}
+}
+
+// at returns node j's values, in the call of enter and exit.
 func (nv *nodeVals) at(j int, enter, exit int64) (latest, negEarliest int64) {
 	latest, negEarliest = nv.lat.At(j)+enter, nv.ex.At(j)-exit
 	b := nv.none[j/32] >> (2 * (j % 32))
@@ -346,30 +376,27 @@ func (nv *nodeVals) at(j int, enter, exit int64) (latest, negEarliest int64) {
 	return latest, negEarliest
 }
 
-// nodeVals returns, per process, vals's values of its receive-like nodes
-// inside a call, the nodes Analyze's loop reads.
-func (a *Analysis) nodeVals(vals *graph.Maxima) []nodeVals {
+// makeNodeVals returns, per process, the values of its receive-like
+// nodes inside a call, the nodes Analyze's loop reads, each none yet,
+// and the set of those nodes: a node's rank in it, less the rank of its
+// process's first node, is its index in its process's values.
+func (a *Analysis) makeNodeVals() ([]nodeVals, bitrank.Set) {
 	m := a.m
+	first := int(m.ProcNodes[len(m.Procs)])
+	at := bitrank.Make(first, func(w int) uint64 {
+		var b uint64
+		for v := int32(w * 64); v < int32(min(first, w*64+64)); v++ {
+			if m.Role[v] == graph.RoleRecv && a.callOf(v) >= 0 {
+				b |= 1 << (v % 64)
+			}
+		}
+		return b
+	})
 	out := make([]nodeVals, len(m.Procs))
 	for i := range m.Procs {
-		nv := &out[i]
-		cs := &a.procs[i]
-		n := 0
-		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			if a.callOf(v) >= 0 && m.Role[v] == graph.RoleRecv {
-				n++
-			}
-		}
-		nv.lat.Reserve(n)
-		nv.ex.Reserve(n)
-		nv.none = make([]uint64, 0, (n+31)/32)
-		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
-			if k := a.callOf(v); k >= 0 && m.Role[v] == graph.RoleRecv {
-				nv.add(vals.At(v), cs.enterAt(k), cs.exitAt(k))
-			}
-		}
+		out[i] = makeNodeVals(int(at.Before(m.ProcNodes[i+1]) - at.Before(m.ProcNodes[i])))
 	}
-	return out
+	return out, at
 }
 
 // Delay is the waiting one process's delay in one call path caused, in

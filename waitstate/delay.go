@@ -1679,7 +1679,7 @@ func (d *delays) dropFinders() {
 	a := d.a
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowNode, a.edges = nil, nil, nil, nil, nil, nil
 	a.m, a.call, a.calls, a.bare = nil, nil, nodeCalls{}, nil
-	a.reqCall, a.reqEv, a.p2p = narrow.Column[int16]{}, narrow.Column[int32]{}, nodeRank{}
+	a.reqCall, a.reqEv, a.p2p = narrow.Step[int8, int16, int32]{}, narrow.Step[int8, int16, int32]{}, nodeRank{}
 }
 
 // The replay's messages: the cause's process, the waiter's world rank and

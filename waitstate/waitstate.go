@@ -88,8 +88,9 @@ type whereKey struct{ fn, loc, region, label int64 }
 // ran in several, as the split says.
 type calls struct {
 	enter narrow.Series
-	// dur is exit − enter (wrapping, so exact for any two times).
-	dur   narrow.Column[uint32]
+	// dur is exit − enter (wrapping, so exact for any two times): a byte
+	// or two a call where the calls are short (narrow.Step).
+	dur   narrow.Step[uint8, uint16, uint32]
 	where whereCol
 	// prevBack is k − prev for call k, 0 for none: prev is the thread's
 	// previous call, so a thread's calls are walked back without a column
@@ -103,15 +104,19 @@ type calls struct {
 	wheres   []where
 	whereIdx map[whereKey]int32
 	// The calls whose time outside MPI before them ran in more than one
-	// code (user regions entered and left between two MPI calls): call
-	// splitCall[j]'s codes and times are entries splitOff[j] to
-	// splitOff[j+1] of splitCode and splitNS (splitOff has a last entry),
-	// narrow: 8 bytes a code, not a CodeTime's 16. Empty on codes without
-	// user regions.
+	// code (user regions entered and left between two MPI calls, or a
+	// parallel region and the serial code around it): call splitCall[j]'s
+	// codes and times are entries splitOff[j] to splitOff[j+1] of
+	// splitCode and splitNS (splitOff has a last entry), as narrow as
+	// most fit (narrow.Step: a code and its time 3 bytes on the 10 M-event
+	// halo, not a CodeTime's 16). Once the calls are recorded, splitCall
+	// is a bit a call (splitAt: j is the call's rank there), not 4 bytes a
+	// split. Empty on codes without user regions.
 	splitCall []int32
+	splitAt   bitrank.Set
 	splitOff  []int32
-	splitCode narrow.Column[int32]
-	splitNS   narrow.Column[uint32]
+	splitCode narrow.Step[int8, int16, int32]
+	splitNS   narrow.Step[uint8, uint16, uint32]
 	// initCall is the process's MPI_Init (−1: none recorded) and initTh
 	// its thread: a synchronization point of all processes.
 	initCall int32
@@ -179,7 +184,15 @@ func (c *calls) prevAt(k int32) int32 {
 // the time spent there, when there were several, and reports whether
 // there were.
 func (c *calls) eachSplit(k int32, fn func(code, ns int64)) bool {
-	j, ok := slices.BinarySearch(c.splitCall, k)
+	var j int32
+	var ok bool
+	if c.splitCall != nil {
+		var x int
+		x, ok = slices.BinarySearch(c.splitCall, k)
+		j = int32(x)
+	} else {
+		j, ok = c.splitAt.Rank(k)
+	}
 	if !ok {
 		return false
 	}
@@ -304,12 +317,13 @@ type Analysis struct {
 	// Receiver compares the sender with it); for an MPI_Isend, the call
 	// that completed it (its mpi_request_done), which waited for the
 	// receiver. Both are kept as differences from the node's own call and
-	// event (a few calls and events apart, 6 bytes a point-to-point node;
-	// a difference that does not fit is kept aside exactly), 0 for none
-	// (the node's own call is both). Made at the first such node; none on
-	// a code of blocking calls.
-	reqCall narrow.Column[int16]
-	reqEv   narrow.Column[int32]
+	// event (a few calls and events apart: mostly a byte each, narrow.Step,
+	// 6 bytes a point-to-point node before; a difference that does not
+	// fit is kept aside exactly), 0 for none (the node's own call is
+	// both). Made at the first such node; none on a code of blocking
+	// calls.
+	reqCall narrow.Step[int8, int16, int32]
+	reqEv   narrow.Step[int8, int16, int32]
 	p2p     nodeRank
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.
@@ -628,10 +642,7 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 	}
 	read := make([]bool, len(r.nodes))
 	for th, ns := range r.nodes {
-		read[th] = p.Events[th].MPI > 0 || !m.HasRecorded()
-		for _, v := range ns {
-			read[th] = read[th] || m.Kind[v] == trace.CollEnd
-		}
+		read[th] = readsThread(m, p, th, ns)
 	}
 	if err := sim.Walk(p, tb, pool, func(th int) bool { return th < len(read) && read[th] }, recorded, r.event); err != nil {
 		return err
@@ -649,6 +660,57 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 	}
 	r.finish()
 	return nil
+}
+
+// readsThread reports whether Record decodes thread th of p, whose nodes
+// are ns: a thread that makes MPI calls, or holds a collective's end
+// (whose operation only the events give), or a send-like node once the
+// matching's recorded times are gone (which give its time otherwise).
+func readsThread(m *graph.Matching, p *trace.Process, th int, ns []int32) bool {
+	if p.Events[th].MPI > 0 {
+		return true
+	}
+	for _, v := range ns {
+		if m.Kind[v] == trace.CollEnd || m.Role[v] == graph.RoleSend && !m.HasRecorded() {
+			return true
+		}
+	}
+	return false
+}
+
+// ReadsRecorded reports whether Record will read the matching's recorded
+// times: only for the send-like nodes of threads it does not decode
+// (readsThread). When it will not (an MPI code whose communication is on
+// the threads that call MPI), the caller may drop them before the calls'
+// columns grow (about 4 bytes a node: 3.3 MB of the 10 M-event halo's
+// peak).
+func (a *Analysis) ReadsRecorded() bool {
+	m := a.m
+	if !m.HasRecorded() {
+		return false
+	}
+	for i, p := range m.Procs {
+		T := p.NumThreads()
+		has := make([]uint8, T) // bit 0: a send-like node, bit 1: read
+		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
+			th := int(m.ThreadOf(v))
+			if th < 0 || th >= T {
+				continue
+			}
+			if m.Role[v] == graph.RoleSend {
+				has[th] |= 1
+			}
+			if m.Kind[v] == trace.CollEnd || p.Events[th].MPI > 0 {
+				has[th] |= 2
+			}
+		}
+		for _, h := range has {
+			if h == 1 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
@@ -690,6 +752,19 @@ func (r *callRecorder) finish() {
 		c.splitOff = append(c.splitOff, int32(c.splitCode.Len()))
 		c.splitCode.Fit()
 		c.splitNS.Fit()
+		if cap(c.splitOff) > len(c.splitOff)+len(c.splitOff)/8 {
+			c.splitOff = slices.Clone(c.splitOff)
+		}
+		// The calls with a split, a bit each (they are in call order).
+		j := 0
+		c.splitAt = bitrank.Make(c.len(), func(w int) uint64 {
+			var b uint64
+			for ; j < len(c.splitCall) && int(c.splitCall[j]) < (w+1)*64; j++ {
+				b |= 1 << (c.splitCall[j] % 64)
+			}
+			return b
+		})
+		c.splitCall = nil
 	}
 }
 

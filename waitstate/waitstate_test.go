@@ -3,6 +3,7 @@ package waitstate
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"testing"
 	"unsafe"
@@ -221,6 +222,9 @@ func TestCallsPrevious(t *testing.T) {
 // PropagateMax's values come back exactly from their narrow columns:
 // none (math.MinInt64) on either side, differences from the call beyond
 // 32 bits, and times at the ends of int64, where the differences wrap.
+// Each node's values are the largest of several deliveries in any order,
+// as a plain maximum over them gives, and a node none delivered to is
+// none.
 func TestNodeVals(t *testing.T) {
 	type node struct{ v0, v1, enter, exit int64 }
 	var nodes []node
@@ -235,14 +239,39 @@ func TestNodeVals(t *testing.T) {
 		node{math.MaxInt64, -math.MaxInt64, math.MinInt64 + 1, math.MaxInt64},
 		node{math.MinInt64 + 1, math.MaxInt64, math.MaxInt64, math.MinInt64 + 1},
 		node{-3, 4, -1 << 62, 1 << 62})
-	var nv nodeVals
-	for _, n := range nodes {
-		nv.add([]int64{n.v0, n.v1}, n.enter, n.exit)
+	rng := rand.New(rand.NewPCG(3, 4))
+	// The deliveries: each node's own values, and smaller ones before and
+	// after them (a message's and a collective's other members).
+	type delivery struct {
+		j      int
+		v0, v1 int64
+	}
+	var ds []delivery
+	smaller := func(x int64) int64 {
+		if x == math.MinInt64 {
+			return x
+		}
+		return x - rng.Int64N(1<<40)%max(1, x/2-math.MinInt64/2) // no wrap below MinInt64
+	}
+	for j, n := range nodes {
+		ds = append(ds, delivery{j, n.v0, n.v1})
+		for range rng.IntN(3) {
+			ds = append(ds, delivery{j, smaller(n.v0), smaller(n.v1)})
+		}
+	}
+	rng.Shuffle(len(ds), func(a, b int) { ds[a], ds[b] = ds[b], ds[a] })
+	nv := makeNodeVals(len(nodes) + 1) // the last one gets nothing
+	for _, d := range ds {
+		n := nodes[d.j]
+		nv.max(d.j, []int64{d.v0, d.v1}, n.enter, n.exit)
 	}
 	for j, n := range nodes {
 		if l, e := nv.at(j, n.enter, n.exit); l != n.v0 || e != n.v1 {
 			t.Errorf("node %d: %d, %d; want %d, %d", j, l, e, n.v0, n.v1)
 		}
+	}
+	if l, e := nv.at(len(nodes), 5, 6); l != math.MinInt64 || e != math.MinInt64 {
+		t.Errorf("node without deliveries: %d, %d; want none", l, e)
 	}
 	if w := nv.lat.Wide() + nv.ex.Wide(); w > 10 {
 		t.Errorf("%d values kept aside, want at most the 10 of the last 5 nodes", w)
@@ -405,6 +434,44 @@ func TestNodeRank(t *testing.T) {
 	for _, v := range []int32{-1, 300, 1 << 20} {
 		if _, ok := r.rank(v); ok {
 			t.Errorf("node %d, outside, has a rank", v)
+		}
+	}
+}
+
+// The codes and times of the calls with a split come back exactly after
+// the recording (finish turns the list of calls into a bit a call): codes
+// and times of every width, calls across the bit words' boundaries, and
+// none for the calls without.
+func TestCallsSplits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	c := &calls{siteIdx: map[site]int32{}, whereIdx: map[whereKey]int32{}}
+	want := map[int32][]regionTime{}
+	codes := []int64{-1, -2, -7, 3, 0, 200, -2 - 40_000, 1 << 40}
+	for k := int32(0); k < 1000; k++ {
+		if got := c.add(int64(k)*10, site{1, 2, -1}, -1, k-1); got != k {
+			t.Fatalf("call %d added as %d", k, got)
+		}
+		if k == 0 || k == 63 || k == 64 || rng.IntN(3) == 0 {
+			var rts []regionTime
+			for range 2 + rng.IntN(3) {
+				ns := rng.Int64N(3000)
+				if rng.IntN(20) == 0 {
+					ns = rng.Int64N(1 << 36) // past 32 bits
+				}
+				rts = append(rts, regionTime{Code: codes[rng.IntN(len(codes))], NS: ns})
+			}
+			c.addSplit(k, rts)
+			want[k] = rts
+		}
+	}
+	r := &callRecorder{c: c}
+	r.finish()
+	if c.splitCall != nil {
+		t.Fatal("the list of calls with a split is kept after the recording")
+	}
+	for k := int32(0); k < 1000; k++ {
+		if got := splitOf(c, k); !slices.Equal(got, want[k]) {
+			t.Fatalf("call %d: split %v, want %v", k, got, want[k])
 		}
 	}
 }
