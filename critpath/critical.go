@@ -106,13 +106,17 @@ func Analyze(in *Input) (Result, error) {
 		return in.analyzeApart(tg)
 	}
 	// The fragment nodes' weights, packed since the simulation, into one
-	// column of the rank: 32 bits a node, a weight past 4.29 s kept aside
-	// exactly (the replays read them through weight, a call a node).
-	var w narrow.Column[uint32]
-	w.Reserve(nodes + 1)
+	// column of the rank, packed by frame of reference (a process's
+	// fragments weigh alike: 1–3 bytes a node where 32 bits took 4), the
+	// orphan node's last (the replays read them through weight, a call a
+	// node, or the column).
+	var wb narrow.FramedBuilder
+	wb.Reserve(nodes + 1)
 	for _, pg := range in.Procs {
-		pg.frags.DrainWeights(w.Append)
+		pg.frags.DrainWeights(wb.Append)
 	}
+	wb.Append(0)
+	w := wb.Finish()
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
@@ -126,7 +130,6 @@ func Analyze(in *Input) (Result, error) {
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
 	orphan := b.AddNode(false)
-	w.Append(0)
 	// Tie keys: process rank and node within the process, computed from
 	// the node id (processes' nodes are contiguous, in process order).
 	key := func(n int32) int64 {
@@ -788,18 +791,18 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 	best := -1 // the process whose path is kept
 	var path *graph.Path
 	// The weights of the process being replayed, and of the one whose
-	// path is kept: two columns made again for each process, not one a
-	// process (garbage the phase's collector, at +10 %, ran after).
-	var w, pathW narrow.Column[uint32]
+	// path is kept.
+	var w, pathW narrow.Framed
+	var wb narrow.FramedBuilder
 	// And the forward values and arguments of the last replay.
 	var rc graph.Recycler
 	for i, pg := range in.Procs {
 		f := pg.frags
 		t1 += f.Work
 		n := f.Len()
-		w.Reset()
-		w.Reserve(n)
-		f.DrainWeights(w.Append)
+		wb.Reserve(n)
+		f.DrainWeights(wb.Append)
+		w = wb.Finish()
 		b := graph.NewBuilder(0, 1)
 		b.Reserve(n, 0)
 		pg.addFragments(b, 0)

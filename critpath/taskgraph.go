@@ -150,7 +150,11 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	lat, pred := packed.NewPairsByA(), packed.NewPairsByA()
 	lat.Grow(remotes, 3)
 	pred.Grow(remotes-declared, 3)
-	var w narrow.Column[uint32]
+	// The nodes' weights, packed by frame of reference (tasks made one
+	// after another run alike: 0–3 bytes a node where 32 bits took 4),
+	// appended in node order: the task slots', the orphan's, then each
+	// process's latency nodes' once their receives' weights are read.
+	var w narrow.FramedBuilder
 	w.Reserve(slots + remotes + 1)
 	for i, pg := range in.Procs {
 		if !general[i] {
@@ -190,11 +194,15 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// path unpacks them all only after this graph).
 	// (latency node, its receive's fragment) pairs of a process, in one
 	// array for all: grown by appending, a process's after another's left
-	// 38 times a process's pairs as garbage on a 16-process pipeline.
+	// 38 times a process's pairs as garbage on a 16-process pipeline. And
+	// the weights of a process's latency nodes, appended once read.
 	var recv []int32
+	var latW []int64
 	for i, pg := range in.Procs {
 		if i < len(in.Edges) && general[i] {
-			recv = slices.Grow(recv, 2*min(in.Edges[i].Len(), pg.depIn.Len()))
+			m := min(in.Edges[i].Len(), pg.depIn.Len())
+			recv = slices.Grow(recv, 2*m)
+			latW = slices.Grow(latW, m)
 		}
 	}
 	for i, pg := range in.Procs {
@@ -205,7 +213,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			continue
 		}
 		e := &in.Edges[i]
-		recv = recv[:0]
+		recv, latW = recv[:0], latW[:0]
+		first := b.Len() // the process's first latency node
 		// The edges come in their events' order: looked up by cursor.
 		depAt := pg.depIn.Cursor()
 		var recvAt sim.EventCursor
@@ -218,7 +227,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 				continue
 			}
 			l := b.AddNode(false)
-			w.Append(0)
+			latW = append(latW, 0)
 			if pg.frags != nil {
 				if n, ok := recvAt.Get(int(e.ThreadAt(k)), e.EventAt(k)); ok {
 					recv = append(recv, l, n)
@@ -242,10 +251,14 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 				nodes[j] = recv[2*j+1]
 			}
 			for j, lw := range pg.frags.WeightsOf(nodes) {
-				w.Set(int(recv[2*j]), lw)
+				latW[recv[2*j]-first] = lw
 			}
 		}
+		for _, lw := range latW {
+			w.Append(lw)
+		}
 	}
+	weights := w.Finish()
 	lat.Trim()
 	pred.Trim()
 	b.AddPairs(lat, 0)
@@ -276,9 +289,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
-	// Weights from the narrow column, a call a node; the DAG's output
+	// Weights from the framed column, a call a node; the DAG's output
 	// counts serve as the replay's pending counts.
-	bl, err := graph.BackLengths(in.Comm, dag, func(n int32) int64 { return w.At(int(n)) }, nil)
+	bl, err := graph.BackLengths(in.Comm, dag, func(n int32) int64 { return weights.At(int(n)) }, nil)
 	if err != nil {
 		return nil, err
 	}

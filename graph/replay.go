@@ -31,9 +31,10 @@ type ReplayOptions struct {
 	// value: the heaviest path ending (backward: starting) with it, the
 	// critical path's replays, evaluated without a call per node.
 	Weights []int64
-	// Weights32, instead of Eval or Weights, is Weights held 32 bits a
-	// node (a weight past 4.29 s kept aside exactly), read with no call.
-	Weights32 *narrow.Column[uint32]
+	// WeightsFramed, instead of Eval or Weights, is Weights packed by
+	// frame of reference (a fragment's or a task's weight 0–2 bytes
+	// instead of 8), read with no call.
+	WeightsFramed *narrow.Framed
 	// TrackArg records, per node, which explicit input gave In (Result.Arg).
 	TrackArg bool
 	// ChainArg, with TrackArg and TieKey, makes Arg the input that gave the
@@ -112,22 +113,22 @@ type Result struct {
 // Value returns local node n's value.
 func (r *Result) Value(n int32) int64 { return r.vals.get(n) }
 
-// checkWeights checks that o has one of Eval, Weights and Weights32, and
+// checkWeights checks that o has one of Eval, Weights and WeightsFramed, and
 // weights for n nodes.
 func (o *ReplayOptions) checkWeights(n int32) error {
 	k := 0
-	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.Weights32 != nil} {
+	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.WeightsFramed != nil} {
 		if set {
 			k++
 		}
 	}
 	switch {
 	case k != 1:
-		return errors.New("graph: a replay needs one of Eval, Weights and Weights32")
+		return errors.New("graph: a replay needs one of Eval, Weights and WeightsFramed")
 	case o.Weights != nil && int64(len(o.Weights)) < int64(n):
 		return fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
-	case o.Weights32 != nil && int64(o.Weights32.Len()) < int64(n):
-		return fmt.Errorf("graph: %d weights for %d nodes", o.Weights32.Len(), n)
+	case o.WeightsFramed != nil && int64(o.WeightsFramed.Len()) < int64(n):
+		return fmt.Errorf("graph: %d weights for %d nodes", o.WeightsFramed.Len(), n)
 	}
 	return nil
 }
@@ -496,8 +497,8 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			switch { // what evalNode does, written out: it does not inline
 			case ev.w64 != nil:
 				v = heaviestOf(ev.w64[n], &x)
-			case ev.w32 != nil:
-				v = heaviestOf(ev.w32.At(int(n)), &x)
+			case ev.wf != nil:
+				v = heaviestOf(ev.wf.At(int(n)), &x)
 			case ev.on != nil:
 				v = ev.on.eval(n, &x)
 			default:
@@ -763,8 +764,8 @@ func (r *replayer) drainPush() {
 			switch { // what evalNode does, written out: it does not inline
 			case ev.w64 != nil:
 				v = heaviestOf(ev.w64[n], &x)
-			case ev.w32 != nil:
-				v = heaviestOf(ev.w32.At(int(n)), &x)
+			case ev.wf != nil:
+				v = heaviestOf(ev.wf.At(int(n)), &x)
 			case ev.on != nil:
 				v = ev.on.eval(n, &x)
 			default:

@@ -1,0 +1,136 @@
+package narrow
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// framedBlock is the number of values of a Framed column that share one
+// frame of reference.
+const framedBlock = 64
+
+// Framed is a read-only column of int64 values with random access,
+// packed by frame of reference: each block of 64 values is kept as their
+// differences from the block's smallest, in the fewest bits that hold the
+// block's range (up to 64: any int64 comes back exactly). Values of
+// nearby entries that are alike (the run times of tasks made one after
+// another, the weights of a process's fragments) take from none to two
+// bytes instead of a Column[uint32]'s four, and a header of 16 bytes a
+// block. Make one with a FramedBuilder; the zero Framed is empty.
+type Framed struct {
+	heads []framedHead
+	// words hold the blocks' bits, and two spare words at the end: a
+	// value may straddle into the next word, and At reads one past it.
+	words []uint64
+	n     int
+	wide  int // blocks holding a value outside [0, 2³²)
+}
+
+// framedHead is a block's header, in one place: a lookup reads it and
+// then two words.
+type framedHead struct {
+	base  int64  // the block's smallest value
+	at    uint32 // its first word in words
+	width uint8  // bits a value
+}
+
+// Len returns the number of values.
+func (c *Framed) Len() int { return c.n }
+
+// At returns value i.
+func (c *Framed) At(i int) int64 {
+	h := &c.heads[uint(i)/framedBlock]
+	w := uint(h.width)
+	pos := uint(i) % framedBlock * w
+	k, s := uint(h.at)+pos/64, pos%64
+	// Without branches: a shift by 64 gives 0, and so 1<<64 − 1 is every
+	// bit. The sum wraps as the difference did.
+	d := c.words[k]>>s | c.words[k+1]<<(64-s)
+	return h.base + int64(d&(1<<w-1))
+}
+
+// Wide returns the number of blocks holding a value outside [0, 2³²):
+// with none, every value is one a Column[uint32] holds narrow, never
+// negative.
+func (c *Framed) Wide() int { return c.wide }
+
+// Bytes returns the memory the column holds.
+func (c *Framed) Bytes() int { return 16*len(c.heads) + 8*len(c.words) }
+
+// FramedBuilder makes a Framed column, a value at a time. The zero
+// FramedBuilder is empty and ready to use.
+type FramedBuilder struct {
+	c   Framed
+	buf [framedBlock]int64
+	k   int // values in buf
+}
+
+// Reserve makes room for the headers of n more values (their bits grow
+// as the blocks are packed).
+func (b *FramedBuilder) Reserve(n int) {
+	b.c.heads = slices.Grow(b.c.heads, (b.k+n+framedBlock-1)/framedBlock)
+}
+
+// Len returns the number of values appended.
+func (b *FramedBuilder) Len() int { return b.c.n }
+
+// Append adds x at the end.
+func (b *FramedBuilder) Append(x int64) {
+	b.buf[b.k] = x
+	b.k++
+	b.c.n++
+	if b.k == framedBlock {
+		b.pack()
+	}
+}
+
+// pack packs the values in buf as the next block.
+func (b *FramedBuilder) pack() {
+	vals := b.buf[:b.k]
+	b.k = 0
+	if len(vals) == 0 {
+		return
+	}
+	lo, hi := vals[0], vals[0]
+	for _, x := range vals[1:] {
+		lo, hi = min(lo, x), max(hi, x)
+	}
+	c := &b.c
+	if lo < 0 || hi > 1<<32-1 {
+		c.wide++
+	}
+	w := uint(bits.Len64(uint64(hi - lo))) // the difference as unsigned: any two int64s
+	at := len(c.words)
+	c.heads = append(c.heads, framedHead{base: lo, at: uint32(at), width: uint8(w)})
+	if w == 0 {
+		return
+	}
+	// framedBlock values of w bits are w words.
+	c.words = append(c.words, make([]uint64, w)...)
+	for k, x := range vals {
+		d := uint64(x - lo)
+		pos := uint(k) * w
+		i, s := uint(at)+pos/64, pos%64
+		c.words[i] |= d << s
+		if s+w > 64 {
+			c.words[i+1] |= d >> (64 - s)
+		}
+	}
+}
+
+// Finish returns the column and empties the builder. Its arrays are
+// copied to their size when their spare room is more than an eighth of
+// them.
+func (b *FramedBuilder) Finish() Framed {
+	b.pack()
+	c := b.c
+	b.c = Framed{}
+	c.words = append(c.words, 0, 0)
+	if cap(c.words)-len(c.words) > len(c.words)/8 {
+		c.words = slices.Clone(c.words)
+	}
+	if cap(c.heads)-len(c.heads) > len(c.heads)/8 {
+		c.heads = slices.Clone(c.heads)
+	}
+	return c
+}
