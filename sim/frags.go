@@ -100,16 +100,6 @@ func (f *Frags) LastOf(t Task) int32 { return f.last.At(int(t)) }
 // DropLast drops the tasks' last fragments, once the dependences are edges.
 func (f *Frags) DropLast() { f.last = packed.Int32s{} }
 
-// Lasts returns every task's last fragment (LastOf), unpacked: 4 bytes a
-// task, for lookups in no order.
-func (f *Frags) Lasts() []int32 {
-	out := make([]int32, f.last.Len())
-	for t := range out {
-		out[t] = f.last.At(t)
-	}
-	return out
-}
-
 // DropTasks drops the tasks' first and last fragments.
 func (f *Frags) DropTasks() { f.first, f.last = packed.Int32s{}, packed.Int32s{} }
 
