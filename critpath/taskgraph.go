@@ -39,9 +39,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	for i, pg := range in.Procs {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
 		alone := pg.depOut.Len() == 0 && pg.depIn.Len() == 0
-		rd := pg.taskW.Values()
 		for t := range pg.taskW.Len() {
-			if rd.Next() >= 0 { // -1: the task never ran (eachRan)
+			if pg.taskW.At(t) >= 0 { // -1: the task never ran (eachRan)
 				setBit(ran[i], int32(t))
 				tasks++
 				if alone {
@@ -91,9 +90,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			continue
 		}
 		rw.Reset()
-		rd := pg.taskW.Values()
-		for range n {
-			rw.Append(max(rd.Next(), 0))
+		for t := range n {
+			rw.Append(max(pg.taskW.At(t), 0))
 		}
 		r, l, ok := creationOrderBL(&pairs[i], n, &rw, ran[i], scratch)
 		if !ok {
@@ -160,10 +158,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		if !general[i] {
 			continue
 		}
-		rd := pg.taskW.Reader()
-		for range pg.taskW.Len() {
+		for t := range pg.taskW.Len() {
 			b.AddNode(false)
-			w.Append(max(rd.Next(), 0))
+			w.Append(max(pg.taskW.At(t), 0))
 		}
 		b.AddPairs(pairs[i], bases[i])
 		edges += int64(pairs[i].Len())
