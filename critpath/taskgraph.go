@@ -33,9 +33,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// after this graph is gone (addFragDeps): no second list. Otherwise
 	// one pass makes both lists.
 	pairs := make([]packed.Pairs, len(in.Procs))
-	// Of the processes without remote dependences: the tasks that ran (at
-	// most their roots) and the most task slots of one.
-	aloneRan, aloneMax := 0, 0
+	// Of the processes without remote dependences: the most task slots of
+	// one.
+	aloneMax := 0
 	for i, pg := range in.Procs {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
 		alone := pg.depOut.Len() == 0 && pg.depIn.Len() == 0
@@ -43,9 +43,6 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			if pg.taskW.At(t) >= 0 { // -1: the task never ran (eachRan)
 				setBit(ran[i], int32(t))
 				tasks++
-				if alone {
-					aloneRan++
-				}
 			}
 		}
 		if alone {
@@ -71,17 +68,17 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		}
 	}
 	// The task graphs of processes without remote dependences, each on
-	// its own (creationOrderBL), one after the other: its run times in a
-	// column, 4 bytes a task slot (a run time past 4.29 s kept aside
-	// exactly), and 8 of scratch, for one process at a time, where every
-	// process's were made first (on the 10 M-event forkjoin, 3.3 M tasks
-	// of 16 processes, 40 MB at the task graph's peak); the roots' values
-	// 4 bytes each while they fit 32 bits (rootVals).
+	// its own (creationOrderBL), one after the other: 8 bytes of scratch a
+	// task slot, for one process at a time, where every process's were
+	// made first (on the 10 M-event forkjoin, 3.3 M tasks of 16 processes,
+	// 40 MB at the task graph's peak), the run times read from the
+	// process's column (a copy of them took 4 bytes a task more: 10 MB at
+	// the lean stencil's peak); the roots' values 4 bytes each while they
+	// fit 32 bits (rootVals), room made for each process's once they are
+	// known (room for every task that ran held 10 MB for the lean
+	// stencil's 16 roots).
 	var rootBL rootVals
-	rootBL.reserve(aloneRan)
 	scratch := make([]int64, aloneMax)
-	var rw narrow.Column[uint32] // run times, made again for each process
-	rw.Reserve(aloneMax)
 	general := make([]bool, len(in.Procs))
 	for i, pg := range in.Procs {
 		n := pg.taskW.Len()
@@ -89,15 +86,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			general[i] = true
 			continue
 		}
-		rw.Reset()
-		for t := range n {
-			rw.Append(max(pg.taskW.At(t), 0))
-		}
-		r, l, ok := creationOrderBL(&pairs[i], n, &rw, ran[i], scratch)
+		r, l, ok := creationOrderBL(&pairs[i], n, &pg.taskW, ran[i], scratch)
 		if !ok {
 			general[i] = true // the general graph below takes it
 			continue
 		}
+		rootBL.reserve(r)
 		for _, v := range scratch[:r] {
 			rootBL.add(v)
 		}
@@ -105,7 +99,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		edges += int64(pairs[i].Len())
 		pairs[i] = packed.Pairs{}
 	}
-	scratch, rw = nil, narrow.Column[uint32]{}
+	scratch = nil
 	// The others, and the remote dependences between them, in one
 	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
