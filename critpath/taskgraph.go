@@ -280,9 +280,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
-	// Weights from the framed column, a call a node; the DAG's output
-	// counts serve as the replay's pending counts.
-	bl, err := graph.BackLengths(in.Comm, dag, func(n int32) int64 { return weights.At(int(n)) }, nil)
+	// Weights from the framed column; the DAG's output counts serve as
+	// the replay's pending counts.
+	bl, err := graph.BackLengthsFramed(in.Comm, dag, &weights, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -536,10 +536,9 @@ type edgeMap func(pred, succ sim.Task) (a, b int32, ok bool)
 
 // fragEdges maps a dependence onto the fragment DAG: the predecessor's
 // last fragment before the successor's first. The predecessors' last
-// fragments are looked up packed (sim.Frags.LastOf), in no order: unpacked
-// they took 4 bytes a task at the fragment DAG's build, its peak (6.4 MB
-// on the 10 M-event stencil). The successor's first is looked up once
-// for its run of pairs.
+// fragments are looked up packed (sim.Frags.LastOf), in no order (the
+// task graph's pass over a process's pairs that are not all kept, which
+// is rare). The successor's first is looked up once for its run of pairs.
 func fragEdges(f *sim.Frags) edgeMap {
 	cur, first := sim.NoTask, int32(-1)
 	return func(p, s sim.Task) (int32, int32, bool) {
@@ -552,17 +551,31 @@ func fragEdges(f *sim.Frags) edgeMap {
 }
 
 // fragBatch is fragEdges for the builder, a batch of pairs a call
-// (graph.PairMap).
-func fragBatch(f *sim.Frags) graph.PairMap {
+// (graph.PairMap). The predecessors' last fragments, looked up in no
+// order, are unpacked for each pass over the process's pairs (4 bytes a
+// task: packed, each lookup took most of the mapping's time), into buf,
+// which every process's map shares: a build holds one process's at a
+// time, not every process's (6.4 MB on the 10 M-event stencil at the
+// fragment DAG's build), and makes no garbage of them.
+func fragBatch(f *sim.Frags, buf *[]int32) graph.PairMap {
+	var last []int32
 	cur, first := sim.NoTask, int32(-1)
 	return func(ps, ss []int32) int {
+		if len(ps) == 0 {
+			last, cur = nil, sim.NoTask // the pass is over: buf goes to the next list
+			return 0
+		}
+		if last == nil {
+			*buf = f.LastsInto(*buf)
+			last = *buf
+		}
 		ss = ss[:len(ps)]
 		k := 0
 		for i, p := range ps {
 			if s := ss[i]; s != cur {
 				cur, first = s, f.FirstOf(s)
 			}
-			if a := f.LastOf(p); a >= 0 && first >= 0 {
+			if a := last[p]; a >= 0 && first >= 0 {
 				ps[k], ss[k] = a, first
 				k++
 			}
@@ -577,12 +590,12 @@ func fragBatch(f *sim.Frags) graph.PairMap {
 // repeats), those pairs mapped as b reads them, not packed again (the
 // task pairs and the tasks' last fragments must then stay until b is
 // built).
-func (pg *Proc) addFragDeps(b *graph.Builder, base int32) {
+func (pg *Proc) addFragDeps(b *graph.Builder, base int32, lasts *[]int32) {
 	switch {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
 	case pg.deps.Len() > 0 && pg.frags != nil:
-		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags))
+		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags, lasts))
 	}
 	pg.fragDeps = packed.Pairs{}
 }

@@ -199,6 +199,12 @@ func BackLengths(c comm.Comm, g *DAG, weight func(n int32) int64, ord *Order) (*
 	return backReplay(c, g, ReplayOptions{Eval: weighing(weight)}, ord, true)
 }
 
+// BackLengthsFramed is BackLengths with node n weighing w.At(n)
+// (ReplayOptions.WeightsFramed), read with no call a node.
+func BackLengthsFramed(c comm.Comm, g *DAG, w *narrow.Framed, ord *Order) (*Result, error) {
+	return backReplay(c, g, ReplayOptions{WeightsFramed: w}, ord, true)
+}
+
 // backReplay is BackLengths' replay with the weights of w (Weights,
 // WeightsFramed or Eval), its values narrow when narrowValues is set
 // (LongestPaths' BL are wide: Result.Values).
@@ -306,7 +312,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	lp.Arg, lp.ties = nil, nil
 	// Weights of a column without wide blocks are never negative; a wide
 	// one's are read as they are, as before.
-	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
+	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w.Cursor(), span: span, on: on}})
 	if err != nil {
 		return OnLongest{}, err
 	}
@@ -398,7 +404,7 @@ func (t tiesByNode) of(n int32) []Entry {
 // from a column.
 type onLongestEval struct {
 	ef   *vstore
-	w    *narrow.Framed
+	w    *narrow.FramedCursor // read in the reverse of the forward replay's order
 	span int64
 	on   []uint64
 }

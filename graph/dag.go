@@ -218,7 +218,10 @@ type edgeSeg struct {
 // list's base is added), a batch at a time and in place: it turns the
 // pairs (as[i], bs[i]) into the edges (as[j], bs[j]), j below the count it
 // returns, in order, leaving out those it drops. A call a batch, not a
-// pair, so that mapping millions of pairs costs no call each.
+// pair, so that mapping millions of pairs costs no call each. After the
+// last batch of each pass over the list, it is called with empty slices:
+// what it made for the pass (a table it looks the pairs up in) may go,
+// so that a build's lists are not all mapped at once.
 type PairMap func(as, bs []int32) int
 
 // edgeBatch is how many edges a build reads at a time (eachEdges).
@@ -263,6 +266,9 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 					if s, d := base+int64(as[j]), base+int64(bs[j]); uint64(s) < uint64(n) && uint64(d) < uint64(n) {
 						as[j], bs[j] = int32(s), int32(d)
 					} else {
+						if sg.mapped != nil {
+							sg.mapped(nil, nil) // the pass stops here
+						}
 						return fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", b.rank, s, d, n)
 					}
 				}
@@ -272,6 +278,9 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 				}
 			}
 			fn(as[:m], bs[:m])
+		}
+		if sg.mapped != nil {
+			sg.mapped(nil, nil) // the pass over the list is over
 		}
 	}
 	return nil
@@ -708,25 +717,36 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 		other = &g.outDeg
 	}
 	lens := make([]uint16, n+1) // each node's bytes, the last entry 0
-	var wrap uint16             // a length that wrapped past 64 KiB wraps this too
+	var wrap uint16             // a length that wrapped past 64 KiB sets its top bit
 	verr := b.eachEdges(n, func(src, dst []int32) {
 		dst = dst[:len(src)]
+		oc := other.c // counts.inc, with the array at hand
 		if outs {
 			for i, s := range src {
 				d := dst[i]
 				l := lens[s]
-				lens[s] = l + uint16(entryLen(s, Entry(d)))
-				wrap |= l &^ lens[s] & 0x8000 // the top bit cleared: wrapped (an entry is at most 5 bytes)
-				other.inc(d)
+				v := l + uint16(entryLen(s, Entry(d)))
+				lens[s] = v
+				wrap |= l &^ v // its top bit: one cleared, a length wrapped (an entry is at most 5 bytes)
+				if oc[d] < countBig-1 {
+					oc[d]++
+				} else {
+					other.incRare(d)
+				}
 			}
 			return
 		}
 		for i, s := range src {
 			d := dst[i]
 			l := lens[d]
-			lens[d] = l + uint16(entryLen(d, Entry(s)))
-			wrap |= l &^ lens[d] & 0x8000
-			other.inc(s)
+			v := l + uint16(entryLen(d, Entry(s)))
+			lens[d] = v
+			wrap |= l &^ v
+			if oc[s] < countBig-1 {
+				oc[s]++
+			} else {
+				other.incRare(s)
+			}
 		}
 	})
 	if err := comm.Agree(c, verr); err != nil {
@@ -736,12 +756,12 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 		if g.slotOut[s] == outs {
 			l := lens[v]
 			lens[v] = l + uint16(entryLen(v, Entry(^int32(s))))
-			wrap |= l &^ lens[v] & 0x8000
+			wrap |= l &^ lens[v]
 		} else {
 			other.inc(v)
 		}
 	}
-	at, ok := lenOffsets(lens, wrap == 0)
+	at, ok := lenOffsets(lens, wrap&0x8000 == 0)
 	if !ok {
 		return b.buildPackedWide(g, outs)
 	}

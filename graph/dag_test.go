@@ -265,3 +265,47 @@ func TestPackedSideLongLists(t *testing.T) {
 		}
 	}
 }
+
+// TestPairMapPassEnds: a mapped list's map hears the end of each pass
+// over it (an empty batch), before the next list's batches, so that what
+// it made for the pass can go: two ends for a build's two passes.
+func TestPairMapPassEnds(t *testing.T) {
+	err := inproc.Run(1, func(c comm.Comm) error {
+		var log []string
+		mapper := func(name string) PairMap {
+			return func(as, bs []int32) int {
+				if len(as) == 0 {
+					log = append(log, name+" end")
+					return 0
+				}
+				log = append(log, name)
+				return len(as)
+			}
+		}
+		b := NewBuilder(0, 1)
+		for range 1000 {
+			b.AddNode(false)
+		}
+		for _, name := range []string{"a", "b"} {
+			var p packed.Pairs
+			for k := range int32(300) { // two batches
+				p.Append(k, k+1+k%5)
+			}
+			b.AddPairsMapped(p, 0, mapper(name))
+		}
+		if _, err := b.Build(c, BuildOptions{OutsOnly: true}); err != nil {
+			return err
+		}
+		want := strings.Fields("a a a_end b b b_end a a a_end b b b_end")
+		for i := range want {
+			want[i] = strings.ReplaceAll(want[i], "_", " ")
+		}
+		if !slices.Equal(log, want) {
+			t.Errorf("calls %q, want %q", log, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -10,11 +10,15 @@ import "github.com/ptrace-dev/ptrace/internal/narrow"
 // same branch every time.
 type nodeEval struct {
 	w64  []int64
-	wf   *narrow.Framed
+	wf   *narrow.FramedCursor // a replay reads nodes mostly a step apart
 	on   *onLongestEval
 	eval func(n int32, x Input) int64
 }
 
 func evaluator(o *ReplayOptions) nodeEval {
-	return nodeEval{w64: o.Weights, wf: o.WeightsFramed, on: o.onLongest, eval: o.Eval}
+	ev := nodeEval{w64: o.Weights, on: o.onLongest, eval: o.Eval}
+	if o.WeightsFramed != nil {
+		ev.wf = o.WeightsFramed.Cursor()
+	}
+	return ev
 }

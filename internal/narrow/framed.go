@@ -71,6 +71,11 @@ func (b *FramedBuilder) Reserve(n int) {
 	b.c.heads = slices.Grow(b.c.heads, (b.k+n+framedBlock-1)/framedBlock)
 }
 
+// ReserveWords makes room for n more words of bits (FramedPlan.Words of
+// the values to come), so that the column is made without copies of it
+// as it grows, nor one to trim it.
+func (b *FramedBuilder) ReserveWords(n int) { b.c.words = slices.Grow(b.c.words, n+2) }
+
 // Len returns the number of values appended.
 func (b *FramedBuilder) Len() int { return b.c.n }
 
@@ -105,17 +110,67 @@ func (b *FramedBuilder) pack() {
 	if w == 0 {
 		return
 	}
-	// framedBlock values of w bits are w words.
+	// framedBlock values of w bits are w words. Without room reserved,
+	// the words double (appending grows a large slice by a quarter: about
+	// five times the column's bytes made in all, garbage but for the
+	// last).
+	if len(c.words)+int(w)+2 > cap(c.words) {
+		c.words = slices.Grow(c.words, max(cap(c.words), int(w)+2))
+	}
 	c.words = append(c.words, make([]uint64, w)...)
-	for k, x := range vals {
+	// The bits in order, a word written as it fills.
+	out := c.words[at : at+int(w)]
+	var acc uint64
+	var nb, j uint // bits in acc, words written
+	for _, x := range vals {
 		d := uint64(x - lo)
-		pos := uint(k) * w
-		i, s := uint(at)+pos/64, pos%64
-		c.words[i] |= d << s
-		if s+w > 64 {
-			c.words[i+1] |= d >> (64 - s)
+		acc |= d << (nb & 63)
+		if nb += w; nb >= 64 {
+			out[j&63] = acc
+			j++
+			nb -= 64
+			acc = d >> 1 >> ((w - nb - 1) & 63) // the bits that did not fit: d >> (w − nb), none for a shift of 64
 		}
 	}
+	if nb > 0 {
+		out[j&63] = acc // a last block of fewer values
+	}
+}
+
+// FramedPlan counts the words of bits a Framed column of the values it
+// is given takes, for FramedBuilder.ReserveWords. The zero FramedPlan is
+// empty and ready to use.
+type FramedPlan struct {
+	lo, hi int64
+	k      int // values of the block being counted
+	words  int
+}
+
+// Add counts x, the next value.
+func (p *FramedPlan) Add(x int64) {
+	if p.k == 0 {
+		p.lo, p.hi = x, x
+	} else {
+		p.lo, p.hi = min(p.lo, x), max(p.hi, x)
+	}
+	if p.k++; p.k == framedBlock {
+		p.close()
+	}
+}
+
+func (p *FramedPlan) close() {
+	if p.k > 0 {
+		p.words += bits.Len64(uint64(p.hi - p.lo))
+		p.k = 0
+	}
+}
+
+// Words returns the words of bits of the values added (a block's values
+// of w bits are w words).
+func (p *FramedPlan) Words() int {
+	q := *p
+	q.close()
+	return q.words
 }
 
 // Finish returns the column and empties the builder. Its arrays are
@@ -133,4 +188,47 @@ func (b *FramedBuilder) Finish() Framed {
 		c.heads = slices.Clone(c.heads)
 	}
 	return c
+}
+
+// FramedCursor reads a Framed column at indices that mostly move a step at
+// a time, either way (a replay's order of nodes): it keeps the block read
+// last decoded, and decodes the next or the previous one when the reads
+// move on to it, about a nanosecond a value where At's lookups, each a
+// chain of dependent loads, took several in a replay. A read elsewhere is
+// At's, so that reads in no order cost no block decode each.
+type FramedCursor struct {
+	c   *Framed
+	blk int // the block in buf, −2: none
+	buf [framedBlock]int64
+}
+
+// Cursor returns a cursor over c, which must not change while it is used.
+func (c *Framed) Cursor() *FramedCursor { return &FramedCursor{c: c, blk: -2} }
+
+// At returns value i.
+func (r *FramedCursor) At(i int) int64 {
+	if i/framedBlock == r.blk {
+		return r.buf[i%framedBlock]
+	}
+	return r.miss(i)
+}
+
+func (r *FramedCursor) miss(i int) int64 {
+	b := i / framedBlock
+	if b != r.blk+1 && b != r.blk-1 && r.blk != -2 {
+		return r.c.At(i)
+	}
+	c := r.c
+	h := c.heads[b]
+	m := min(framedBlock, c.n-b*framedBlock)
+	w := uint(h.width)
+	words, mask := c.words[h.at:], uint64(1)<<w-1 // 1<<64 − 1: every bit
+	var pos uint
+	for k := range m {
+		q, s := pos/64, pos%64
+		r.buf[k] = h.base + int64((words[q]>>s|words[q+1]<<(64-s))&mask)
+		pos += w
+	}
+	r.blk = b
+	return r.buf[i%framedBlock]
 }

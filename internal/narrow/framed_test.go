@@ -6,11 +6,23 @@ import (
 	"testing"
 )
 
-// framedOf packs vals, checking the builder's count as it goes.
+// framedOf packs vals, checking the builder's count as it goes; with
+// room for the words a plan counts (every other size of vals), checking
+// that they were enough and not copied.
 func framedOf(t *testing.T, vals []int64) Framed {
 	t.Helper()
 	var b FramedBuilder
 	b.Reserve(len(vals) / 2)
+	planned, words := len(vals)%2 == 0, 0
+	if planned {
+		var p FramedPlan
+		for _, x := range vals {
+			p.Add(x)
+		}
+		words = p.Words()
+		b.ReserveWords(words)
+	}
+	room := cap(b.c.words)
 	for i, x := range vals {
 		if b.Len() != i {
 			t.Fatalf("builder holds %d values after %d appends", b.Len(), i)
@@ -20,6 +32,9 @@ func framedOf(t *testing.T, vals []int64) Framed {
 	c := b.Finish()
 	if b.Len() != 0 {
 		t.Fatalf("builder not emptied by Finish: %d values", b.Len())
+	}
+	if planned && (len(c.words)-2 != words || words >= 64 && cap(c.words) != room) {
+		t.Fatalf("%d values: %d words planned (room %d), made %d (room %d)", len(vals), words, room, len(c.words)-2, cap(c.words))
 	}
 	return c
 }
@@ -150,6 +165,44 @@ func TestFramedBytes(t *testing.T) {
 		checkFramed(t, tc.name, &c, tc.vals)
 		if b := float64(c.Bytes()) / n; b > tc.max {
 			t.Errorf("%s: %.2f bytes a value, want at most %.2f", tc.name, b, tc.max)
+		}
+	}
+}
+
+// A cursor gives every value At gives, read in steps either way, in no
+// order, and across short last blocks.
+func TestFramedCursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 63, 64, 65, 1000, 4097} {
+		vals := make([]int64, n)
+		for i := range vals {
+			switch rng.IntN(4) {
+			case 0:
+				vals[i] = rng.Int64()
+			case 1:
+				vals[i] = -rng.Int64N(100)
+			default:
+				vals[i] = 40_000 + rng.Int64N(1<<17)
+			}
+		}
+		c := framedOf(t, vals)
+		r := c.Cursor()
+		check := func(i int) {
+			if got := r.At(i); got != vals[i] {
+				t.Fatalf("%d values: cursor at %d gives %d, want %d", n, i, got, vals[i])
+			}
+		}
+		for i := range n {
+			check(i)
+		}
+		for i := n - 1; i >= 0; i-- {
+			check(i)
+		}
+		for range 3 * n {
+			check(rng.IntN(n))
+		}
+		for i := 0; i < n; i += 1 + rng.IntN(130) {
+			check(i)
 		}
 	}
 }
