@@ -70,15 +70,48 @@ func Analyze(in *Input) (Result, error) {
 			edges += in.Edges[i].Len() // cross-process edges into this rank's processes
 		}
 	}
+	// Without a cross-process edge on any rank, each process's DAG is a
+	// graph of its own: built, replayed and dropped one after the other,
+	// when some rank holds several. A rank of one process builds the one
+	// DAG below: the recorded fib(27) (one process, 636 000 tasks) peaked
+	// 6–13 MiB higher in the phase, and 11–17 MiB of RSS, the other way.
+	several := int64(0)
+	if len(in.Procs) > 1 {
+		several = 1
+	}
+	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes), several})
+	if err != nil {
+		return res, err
+	}
+	apart := sums[0] == 0 && sums[1] > 0 && sums[2] > 0
+	// What the simulation and the wait states dropped goes back to the
+	// system before the graphs allocate.
+	in.collectDropped(nodes)
+	// The fragment nodes' weights, packed since the simulation, into one
+	// column of the rank, packed by frame of reference (a process's
+	// fragments weigh alike: 1–3 bytes a node where 32 bits took 4), the
+	// orphan node's last (the replays read them through weight, a call a
+	// node, or the column). Its words are counted first (a pass over the
+	// packed weights): grown as they came, they made about three times
+	// their bytes of garbage, which the phase's collector at +10 % ran
+	// after (9 more collections on the 10 M-event stencil). Made before
+	// the task graph, whose latency nodes read it, since it is smaller
+	// than the packed weights (3.6 MB for 5.4 on the 10 M-event stencil
+	// at the task graph's peak, the phase's). Processes apart drain
+	// theirs one at a time (analyzeApart).
+	var w narrow.Framed
+	if !apart {
+		w = drainWeights(in.Procs, nodes)
+		in.fragW = &w
+	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
-	// dependence edges below. What the simulation and the wait states
-	// dropped goes back to the system before either allocates.
-	in.collectDropped(nodes)
+	// dependence edges below.
 	tg, err := in.taskGraph()
 	if err != nil {
 		return res, err
 	}
+	in.fragW = nil
 	if in.AfterTaskGraph != nil {
 		in.AfterTaskGraph()
 	}
@@ -89,31 +122,9 @@ func Analyze(in *Input) (Result, error) {
 		tasks += pg.taskW.Len()
 	}
 	in.collectDropped(tasks)
-	// Without a cross-process edge on any rank, each process's DAG is a
-	// graph of its own: built, replayed and dropped one after the other,
-	// when some rank holds several. A rank of one process builds the one
-	// DAG below: the recorded fib(27) (one process, 636 000 tasks) peaked
-	// 6–13 MiB higher in the phase, and 11–17 MiB of RSS, the other way.
-	several := int64(0)
-	if len(in.Procs) > 1 {
-		several = 1
-	}
-	apart, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes), several})
-	if err != nil {
-		return res, err
-	}
-	if apart[0] == 0 && apart[1] > 0 && apart[2] > 0 {
+	if apart {
 		return in.analyzeApart(tg)
 	}
-	// The fragment nodes' weights, packed since the simulation, into one
-	// column of the rank, packed by frame of reference (a process's
-	// fragments weigh alike: 1–3 bytes a node where 32 bits took 4), the
-	// orphan node's last (the replays read them through weight, a call a
-	// node, or the column). Its words are counted first (a pass over the
-	// packed weights): grown as they came, they made about three times
-	// their bytes of garbage, which the phase's collector at +10 % ran
-	// after (9 more collections on the 10 M-event stencil).
-	w := drainWeights(in.Procs, nodes)
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.

@@ -189,6 +189,16 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// the weights of a process's latency nodes, appended once read.
 	var recv []int32
 	var latW []int64
+	// Where each process's fragment nodes begin in the rank's numbering
+	// (Input.fragW's).
+	fragBase := make([]int32, len(in.Procs))
+	for i := 1; i < len(in.Procs); i++ {
+		if f := in.Procs[i-1].frags; f != nil {
+			fragBase[i] = fragBase[i-1] + int32(f.Len())
+		} else {
+			fragBase[i] = fragBase[i-1]
+		}
+	}
 	for i, pg := range in.Procs {
 		if i < len(in.Edges) && general[i] {
 			m := min(in.Edges[i].Len(), pg.depIn.Len())
@@ -236,7 +246,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			edges++
 			remote++
 		}
-		if len(recv) > 0 {
+		switch {
+		case len(recv) > 0 && in.fragW != nil:
+			for j := 0; j < len(recv); j += 2 {
+				latW[recv[j]-first] = in.fragW.At(int(fragBase[i] + recv[j+1]))
+			}
+		case len(recv) > 0:
 			nodes := make([]int32, len(recv)/2)
 			for j := range nodes {
 				nodes[j] = recv[2*j+1]
