@@ -413,10 +413,12 @@ func (e *onLongestEval) eval(n int32, x *Input) int64 {
 	// ef.get(n) is still the node's EF: the replay writes a node's value
 	// after its evaluation, and reads only values of nodes already
 	// evaluated.
-	f, w := e.ef.get(n), e.w.At(int(n))
+	// The weight is read for the nodes on a longest path alone: a lookup
+	// in the framed column is a chain of dependent loads.
+	f := e.ef.get(n)
 	if f == e.span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
 		setBit(e.on, n)
-		return f - w
+		return f - e.w.At(int(n))
 	}
 	return f + 1
 }

@@ -190,32 +190,63 @@ func (b *FramedBuilder) Finish() Framed {
 	return c
 }
 
-// FramedCursor reads a Framed column at indices that mostly move a step at
-// a time, either way (a replay's order of nodes): it keeps the block read
-// last decoded, and decodes the next or the previous one when the reads
-// move on to it, about a nanosecond a value where At's lookups, each a
-// chain of dependent loads, took several in a replay. A read elsewhere is
-// At's, so that reads in no order cost no block decode each.
+// FramedCursor reads a Framed column at indices that mostly move a step
+// at a time, either way, along a number of runs at once (a replay's
+// order of nodes: the chains of processes' threads, interleaved). It
+// keeps up to cursorBlocks blocks decoded, a block in the slot of its
+// number, and decodes a block when a read finds its slot empty or the
+// block before or after it decoded (the reads move along): about a
+// nanosecond a value where At's lookups, each a chain of dependent loads,
+// took several in a replay. Any other read is At's, so that reads in no
+// order decode no block each. (128 slots: on the 10 M-event halo, 32
+// decoded too few of the interleaved chains' blocks, 512 no better.)
 type FramedCursor struct {
-	c   *Framed
-	blk int // the block in buf, −2: none
-	buf [framedBlock]int64
+	c    *Framed
+	mask uint    // slots − 1
+	tag  []int32 // the block in each slot, −1: none
+	buf  [][framedBlock]int64
 }
 
+// cursorBlocks is the most blocks a FramedCursor keeps decoded (64 KiB);
+// a column of fewer blocks gets as many slots as it has blocks, rounded up
+// to a power of two.
+const cursorBlocks = 128
+
 // Cursor returns a cursor over c, which must not change while it is used.
-func (c *Framed) Cursor() *FramedCursor { return &FramedCursor{c: c, blk: -2} }
+func (c *Framed) Cursor() *FramedCursor {
+	n := 1
+	for n < cursorBlocks && n < len(c.heads) {
+		n *= 2
+	}
+	r := &FramedCursor{c: c, mask: uint(n - 1), tag: make([]int32, n), buf: make([][framedBlock]int64, n)}
+	for k := range r.tag {
+		r.tag[k] = -1
+	}
+	return r
+}
 
 // At returns value i.
 func (r *FramedCursor) At(i int) int64 {
-	if i/framedBlock == r.blk {
-		return r.buf[i%framedBlock]
+	b := uint(i) / framedBlock
+	s := b & r.mask
+	if uint(r.tag[s]) == b {
+		return r.buf[s][uint(i)%framedBlock]
 	}
-	return r.miss(i)
+	return r.fill(i)
 }
 
-func (r *FramedCursor) miss(i int) int64 {
+// holds reports whether block b is decoded.
+func (r *FramedCursor) holds(b int) bool {
+	return b >= 0 && int(r.tag[uint(b)&r.mask]) == b
+}
+
+// fill decodes value i's block into its slot, or, when the reads do not
+// move along (the slot holds another block, and neither neighbour of i's
+// is decoded), reads value i as At does; it returns the value.
+func (r *FramedCursor) fill(i int) int64 {
 	b := i / framedBlock
-	if b != r.blk+1 && b != r.blk-1 && r.blk != -2 {
+	s := uint(b) & r.mask
+	if r.tag[s] >= 0 && !r.holds(b-1) && !r.holds(b+1) {
 		return r.c.At(i)
 	}
 	c := r.c
@@ -223,12 +254,13 @@ func (r *FramedCursor) miss(i int) int64 {
 	m := min(framedBlock, c.n-b*framedBlock)
 	w := uint(h.width)
 	words, mask := c.words[h.at:], uint64(1)<<w-1 // 1<<64 − 1: every bit
+	dst := &r.buf[s]
 	var pos uint
 	for k := range m {
-		q, s := pos/64, pos%64
-		r.buf[k] = h.base + int64((words[q]>>s|words[q+1]<<(64-s))&mask)
+		q, sh := pos/64, pos%64
+		dst[k] = h.base + int64((words[q]>>sh|words[q+1]<<(64-sh))&mask)
 		pos += w
 	}
-	r.blk = b
-	return r.buf[i%framedBlock]
+	r.tag[s] = int32(b)
+	return dst[i%framedBlock]
 }

@@ -170,10 +170,11 @@ func TestFramedBytes(t *testing.T) {
 }
 
 // A cursor gives every value At gives, read in steps either way, in no
-// order, and across short last blocks.
+// order, along many runs at once (more blocks than it keeps), and across
+// short last blocks.
 func TestFramedCursor(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, n := range []int{1, 63, 64, 65, 1000, 4097} {
+	for _, n := range []int{1, 63, 64, 65, 1000, 4097, 40_000} {
 		vals := make([]int64, n)
 		for i := range vals {
 			switch rng.IntN(4) {
@@ -203,6 +204,16 @@ func TestFramedCursor(t *testing.T) {
 		}
 		for i := 0; i < n; i += 1 + rng.IntN(130) {
 			check(i)
+		}
+		// 300 runs, each a step at a time, forward or back, interleaved.
+		at := make([]int, 300)
+		for k := range at {
+			at[k] = rng.IntN(n)
+		}
+		for range 20 * n {
+			k := rng.IntN(len(at))
+			at[k] = min(max(at[k]+[]int{-1, 1}[k%2], 0), n-1)
+			check(at[k])
 		}
 	}
 }
