@@ -186,6 +186,11 @@ type replayer struct {
 	g   *DAG
 	o   *ReplayOptions
 	esz int // bytes per remote value: k, value[, key]
+	// ev evaluates a node in drainPush: made once for the replay, not
+	// for each superstep (its framed weights' cursor holds 64 KiB: made
+	// for each of a replay's thousands of supersteps across ranks, they
+	// held 30 MB more at the critical path's peak).
+	ev nodeEval
 
 	vals    *vstore
 	arg     []Entry
@@ -241,6 +246,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
+	r.ev = evaluator(r.o)
 	if o.Backward && g.consumedOut || !o.Backward && g.consumedIn {
 		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
 	}
@@ -729,7 +735,7 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 // up.
 func (r *replayer) drainPush() {
 	g, o := r.g, r.o
-	ev := evaluator(o)
+	ev := r.ev // a copy: the cursor it points to is the replay's
 	vals := r.vals
 	chained := &g.chained
 	if o.NoChains {
