@@ -70,15 +70,48 @@ func Analyze(in *Input) (Result, error) {
 			edges += in.Edges[i].Len() // cross-process edges into this rank's processes
 		}
 	}
+	// Without a cross-process edge on any rank, each process's DAG is a
+	// graph of its own: built, replayed and dropped one after the other,
+	// when some rank holds several. A rank of one process builds the one
+	// DAG below: the recorded fib(27) (one process, 636 000 tasks) peaked
+	// 6–13 MiB higher in the phase, and 11–17 MiB of RSS, the other way.
+	several := int64(0)
+	if len(in.Procs) > 1 {
+		several = 1
+	}
+	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes), several})
+	if err != nil {
+		return res, err
+	}
+	apart := sums[0] == 0 && sums[1] > 0 && sums[2] > 0
+	// What the simulation and the wait states dropped goes back to the
+	// system before the graphs allocate.
+	in.collectDropped(nodes)
+	// The fragment nodes' weights, packed since the simulation, into one
+	// column of the rank, packed by frame of reference (a process's
+	// fragments weigh alike: 1–3 bytes a node where 32 bits took 4), the
+	// orphan node's last (the replays read them through weight, a call a
+	// node, or the column). Its words are counted first (a pass over the
+	// packed weights): grown as they came, they made about three times
+	// their bytes of garbage, which the phase's collector at +10 % ran
+	// after (9 more collections on the 10 M-event stencil). Made before
+	// the task graph, whose latency nodes read it, since it is smaller
+	// than the packed weights (3.6 MB for 5.4 on the 10 M-event stencil
+	// at the task graph's peak, the phase's). Processes apart drain
+	// theirs one at a time (analyzeApart).
+	var w narrow.Framed
+	if !apart {
+		w = drainWeights(in.Procs, nodes)
+		in.fragW = &w
+	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
-	// dependence edges below. What the simulation and the wait states
-	// dropped goes back to the system before either allocates.
-	in.collectDropped(nodes)
+	// dependence edges below.
 	tg, err := in.taskGraph()
 	if err != nil {
 		return res, err
 	}
+	in.fragW = nil
 	if in.AfterTaskGraph != nil {
 		in.AfterTaskGraph()
 	}
@@ -89,29 +122,8 @@ func Analyze(in *Input) (Result, error) {
 		tasks += pg.taskW.Len()
 	}
 	in.collectDropped(tasks)
-	// Without a cross-process edge on any rank, each process's DAG is a
-	// graph of its own: built, replayed and dropped one after the other,
-	// when some rank holds several. A rank of one process builds the one
-	// DAG below: the recorded fib(27) (one process, 636 000 tasks) peaked
-	// 6–13 MiB higher in the phase, and 11–17 MiB of RSS, the other way.
-	several := int64(0)
-	if len(in.Procs) > 1 {
-		several = 1
-	}
-	apart, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes), several})
-	if err != nil {
-		return res, err
-	}
-	if apart[0] == 0 && apart[1] > 0 && apart[2] > 0 {
+	if apart {
 		return in.analyzeApart(tg)
-	}
-	// The fragment nodes' weights, packed since the simulation, into one
-	// column of the rank: 32 bits a node, a weight past 4.29 s kept aside
-	// exactly (the replays read them through weight, a call a node).
-	var w narrow.Column[uint32]
-	w.Reserve(nodes + 1)
-	for _, pg := range in.Procs {
-		pg.frags.DrainWeights(w.Append)
 	}
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
@@ -119,14 +131,20 @@ func Analyze(in *Input) (Result, error) {
 	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
 	bases := make([]int32, len(in.Procs))
 	b.Reserve(nodes+1, edges)
+	// The dependences' maps' tasks' last fragments (fragBatch), room for
+	// the most tasks of a process.
+	maxTasks := 0
+	for _, pg := range in.Procs {
+		maxTasks = max(maxTasks, pg.taskW.Len())
+	}
+	lasts := make([]int32, 0, maxTasks)
 	for i, pg := range in.Procs {
 		bases[i] = b.Len()
-		pg.addFragments(b, bases[i])
+		pg.addFragments(b, bases[i], &lasts)
 	}
 	// A node for cross-process edges whose source cannot be found (a send
 	// outside any fragment in a damaged trace): counted, not fatal.
 	orphan := b.AddNode(false)
-	w.Append(0)
 	// Tie keys: process rank and node within the process, computed from
 	// the node id (processes' nodes are contiguous, in process order).
 	key := func(n int32) int64 {
@@ -193,7 +211,7 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
-	sendAt = nil
+	sendAt, lasts = nil, nil
 	for _, pg := range in.Procs {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 		pg.deps = packed.Pairs{}             // and mapped the task pairs
@@ -246,6 +264,25 @@ func Analyze(in *Input) (Result, error) {
 	}
 	summary := in.pathSummary(path, 0, weight, bases)
 	return in.finish(tg, span, t1, zero, orphans, &summary)
+}
+
+// drainWeights moves the weights of procs' fragment nodes (nodes in all)
+// into a framed column, in node order, and a last weight 0 (the orphan
+// node's, of Analyze's DAG), its words counted first.
+func drainWeights(procs []*Proc, nodes int) narrow.Framed {
+	var plan narrow.FramedPlan
+	for _, pg := range procs {
+		pg.frags.PlanWeights(&plan)
+	}
+	plan.Add(0)
+	var wb narrow.FramedBuilder
+	wb.Reserve(nodes + 1)
+	wb.ReserveWords(plan.Words())
+	for _, pg := range procs {
+		pg.frags.DrainWeightsTo(&wb)
+	}
+	wb.Append(0)
+	return wb.Finish()
 }
 
 // finish sums the phase's counts over the ranks and brings the path's
@@ -745,7 +782,7 @@ func (c *segmentCap) result() ([]report.PathNode, bool) {
 // once), and the task dependences, the predecessor's last fragment before
 // the successor's first, of tasks that ran, without repeats (which change
 // no path) (FragPass.DepsApart; made by taskGraph).
-func (pg *Proc) addFragments(b *graph.Builder, base int32) {
+func (pg *Proc) addFragments(b *graph.Builder, base int32, lasts *[]int32) {
 	f := pg.frags
 	for n := 0; n < f.Len(); n++ {
 		b.AddNode(f.Chained(int32(n)))
@@ -753,7 +790,7 @@ func (pg *Proc) addFragments(b *graph.Builder, base int32) {
 	b.AddPairs(f.Edges, base)
 	f.Edges = packed.Pairs{} // the builder has them now
 	f.DropChained()
-	pg.addFragDeps(b, base)
+	pg.addFragDeps(b, base, lasts)
 }
 
 // analyzeApart is Analyze's fragment DAG when no process has an edge from
@@ -788,21 +825,20 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 	best := -1 // the process whose path is kept
 	var path *graph.Path
 	// The weights of the process being replayed, and of the one whose
-	// path is kept: two columns made again for each process, not one a
-	// process (garbage the phase's collector, at +10 %, ran after).
-	var w, pathW narrow.Column[uint32]
-	// And the forward values and arguments of the last replay.
+	// path is kept.
+	var w, pathW narrow.Framed
+	// And the forward values and arguments of the last replay, and the
+	// tasks' last fragments of the process built last (fragBatch).
 	var rc graph.Recycler
+	var lasts []int32
 	for i, pg := range in.Procs {
 		f := pg.frags
 		t1 += f.Work
 		n := f.Len()
-		w.Reset()
-		w.Reserve(n)
-		f.DrainWeights(w.Append)
+		w = drainWeights(in.Procs[i:i+1], n)
 		b := graph.NewBuilder(0, 1)
 		b.Reserve(n, 0)
-		pg.addFragments(b, 0)
+		pg.addFragments(b, 0, &lasts)
 		dag, err := b.Build(self, graph.BuildOptions{OutsOnly: true})
 		if err != nil {
 			return Result{}, err

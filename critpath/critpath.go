@@ -15,6 +15,7 @@ package critpath
 import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/report"
 )
 
@@ -49,6 +50,11 @@ type Input struct {
 	// the caller joins there what it ran beside the phase's start, and
 	// what it drops is collected before the DAG's arrays are made.
 	AfterTaskGraph func()
+	// fragW, while the task graph is made, holds the fragment nodes'
+	// weights in the rank's numbering (Analyze), where its latency nodes
+	// read theirs; nil: they are read from each process's packed
+	// weights (Frags.WeightsOf).
+	fragW *narrow.Framed
 }
 
 // Result is the phase's part of the report, on rank 0; the other ranks

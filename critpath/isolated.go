@@ -23,7 +23,7 @@ import (
 // takes the general way.
 
 // creationOrderBL computes BL, the heaviest path starting with each task
-// (its own run time w.At(t) included), for a process's task graph whose
+// (its own run time w.At(t) included; −1, a task that never ran, weighs 0), for a process's task graph whose
 // edges are deps (each (predecessor, successor) joining tasks that ran,
 // those with their bit set in ran, none repeated), over n task slots. It writes into val (n values, scratch)
 // the BL of each task with no input (a root), in task order, at the
@@ -31,7 +31,7 @@ import (
 // no output (the leaves). ok is false, with val and the counts
 // meaningless, when the pairs are not in creation order (see above) or
 // name a task outside 0..n−1.
-func creationOrderBL(deps *packed.Pairs, n int, w *narrow.Column[uint32], ran []uint64, val []int64) (roots int, leaves int64, ok bool) {
+func creationOrderBL(deps *packed.Pairs, n int, w *narrow.Framed, ran []uint64, val []int64) (roots int, leaves int64, ok bool) {
 	val = val[:n]
 	words := (n + 63) / 64
 	bits := make([]uint64, 2*words)
@@ -54,7 +54,7 @@ func creationOrderBL(deps *packed.Pairs, n int, w *narrow.Column[uint32], ran []
 					return 0, 0, false // a second run of s
 				}
 				setBit(in, s)
-				val[s] = heaviest(w.At(int(s)), val[s], bitAt(out, s))
+				val[s] = heaviest(max(w.At(int(s)), 0), val[s], bitAt(out, s))
 				cur = s
 			}
 			switch {
@@ -79,7 +79,7 @@ func creationOrderBL(deps *packed.Pairs, n int, w *narrow.Column[uint32], ran []
 			leaves++
 		}
 		if !bitAt(in, t) {
-			val[roots] = heaviest(w.At(int(t)), val[t], hasOut)
+			val[roots] = heaviest(max(w.At(int(t)), 0), val[t], hasOut)
 			roots++
 		}
 	}

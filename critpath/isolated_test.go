@@ -97,14 +97,17 @@ func TestCreationOrderBL(t *testing.T) {
 				wantRoots = append(wantRoots, blOf(t))
 			}
 		}
-		var w32 narrow.Column[uint32]
+		var wb narrow.FramedBuilder
 		ranBits := make([]uint64, (n+63)/64)
 		for i := range n {
-			w32.Append(w[i])
 			if ran[i] {
+				wb.Append(w[i])
 				setBit(ranBits, int32(i))
+			} else {
+				wb.Append(-1) // as Proc's run times hold a task that never ran
 			}
 		}
+		w32 := wb.Finish()
 		val := make([]int64, n)
 		roots, leaves, ok := creationOrderBL(&p, n, &w32, ranBits, val)
 		switch {
@@ -128,10 +131,11 @@ func TestCreationOrderBL(t *testing.T) {
 		for _, e := range pairs {
 			p.Append(e[0], e[1])
 		}
-		var w32 narrow.Column[uint32]
+		var wb narrow.FramedBuilder
 		for range 3 {
-			w32.Append(1)
+			wb.Append(1)
 		}
+		w32 := wb.Finish()
 		val := make([]int64, 3)
 		if _, _, ok := creationOrderBL(&p, 3, &w32, []uint64{7}, val); ok {
 			t.Errorf("pairs %v taken", pairs)

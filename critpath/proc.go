@@ -1,6 +1,7 @@
 package critpath
 
 import (
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/sim"
@@ -11,15 +12,19 @@ import (
 // fragment graph, and its task graph's ingredients (explicit tasks that
 // ran, their run times, dependence edges, remote-dependence events). The
 // anomalies phase, which runs before the critical path, reads its run
-// times and construct names too (RunTimes, TaskName).
+// times and construct names too (RunTime, TaskName).
 type Proc struct {
 	rank  int
 	frags *sim.Frags
 	names map[int32]string // location id → construct name
 	sites []string         // MPI call sites (sim.Frags.MPISites) by name: "MPI_Send at file:line:col"
 	strs  []string         // the string table: the user regions serial and region code ran in
-	taskW packed.Ints      // per dense task: time running, -1 if it never ran (read in order)
-	deps  packed.Pairs     // dependence edges: (predecessor, successor) task pairs
+	// taskW is, per dense task, its time running, -1 if it never ran,
+	// packed by frame of reference (tasks made one after another run
+	// alike: a gen trace's take a header a block of 64, a packed varint
+	// list took 3 bytes a task).
+	taskW narrow.Framed
+	deps  packed.Pairs // dependence edges: (predecessor, successor) task pairs
 	// distinct: no pair of deps repeats an earlier one (the simulation's
 	// check); kept: besides, every task they join ran, so the task graph
 	// takes every pair as it is (keepsAll, without its pass).
@@ -53,7 +58,8 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 	ran := false
 	g.distinct = s.DepEdgesDistinct()
 	g.kept = g.distinct
-	g.taskW.Grow(len(s.Tasks), 3)
+	var tw narrow.FramedBuilder
+	tw.Reserve(len(s.Tasks))
 	for t := range s.Tasks {
 		tk := &s.Tasks[t]
 		w := int64(-1)
@@ -63,14 +69,14 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 		if w < 0 && g.kept && s.DepEnd(sim.Task(t)) {
 			g.kept = false // a task the graph has no node for (didRun)
 		}
-		g.taskW.Append(w)
+		tw.Append(w)
 		if l := s.Loc(sim.Task(t)); l >= 0 {
 			if _, ok := g.names[l]; !ok {
 				g.names[l] = p.LocationName(int64(l))
 			}
 		}
 	}
-	g.taskW.Trim()
+	g.taskW = tw.Finish()
 	// Without an explicit task that ran (an MPI code with parallel loops),
 	// the per-task arrays hold nothing the later phases read: 24 bytes for
 	// every implicit task and region id (17 MB on the 10 M-event halo).
@@ -78,7 +84,7 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 	// never ran, in a trace cut short): the graphs have no node to put
 	// them on.
 	if !ran {
-		g.taskW, g.deps = packed.Ints{}, packed.Pairs{}
+		g.taskW, g.deps = narrow.Framed{}, packed.Pairs{}
 		g.depOut, g.depIn = sim.EventNodes{}, sim.EventNodes{}
 		if f != nil {
 			f.DropTasks()
@@ -90,9 +96,8 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 // eachRan calls fn for every explicit task that ran, in task order, with
 // its time running.
 func (pg *Proc) eachRan(fn func(t int32, w int64)) {
-	r := pg.taskW.Values()
 	for t := range pg.taskW.Len() {
-		if w := r.Next(); w >= 0 {
+		if w := pg.taskW.At(t); w >= 0 {
 			fn(int32(t), w)
 		}
 	}
@@ -101,13 +106,10 @@ func (pg *Proc) eachRan(fn func(t int32, w int64)) {
 // Rank is the process's rank in the trace.
 func (pg *Proc) Rank() int { return pg.rank }
 
-// RunTimes reads, per task slot in task order, the time the task ran: -1
-// for one that never ran (an implicit task, or a task created but not
-// run), as the simulation left it.
-func (pg *Proc) RunTimes() packed.Reader { return pg.taskW.Reader() }
-
-// RunTimeValues is RunTimes with a batch reader (packed.Values).
-func (pg *Proc) RunTimeValues() *packed.Values { return pg.taskW.Values() }
+// RunTime returns the time task slot t ran: -1 for one that never ran (an
+// implicit task, or a task created but not run), as the simulation left
+// it.
+func (pg *Proc) RunTime(t int) int64 { return pg.taskW.At(t) }
 
 // TaskName names a task construct by its location id.
 func (pg *Proc) TaskName(loc int32) string {

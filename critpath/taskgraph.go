@@ -33,20 +33,16 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// after this graph is gone (addFragDeps): no second list. Otherwise
 	// one pass makes both lists.
 	pairs := make([]packed.Pairs, len(in.Procs))
-	// Of the processes without remote dependences: the tasks that ran (at
-	// most their roots) and the most task slots of one.
-	aloneRan, aloneMax := 0, 0
+	// Of the processes without remote dependences: the most task slots of
+	// one.
+	aloneMax := 0
 	for i, pg := range in.Procs {
 		ran[i] = make([]uint64, (pg.taskW.Len()+63)/64)
 		alone := pg.depOut.Len() == 0 && pg.depIn.Len() == 0
-		rd := pg.taskW.Values()
 		for t := range pg.taskW.Len() {
-			if rd.Next() >= 0 { // -1: the task never ran (eachRan)
+			if pg.taskW.At(t) >= 0 { // -1: the task never ran (eachRan)
 				setBit(ran[i], int32(t))
 				tasks++
-				if alone {
-					aloneRan++
-				}
 			}
 		}
 		if alone {
@@ -72,17 +68,17 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		}
 	}
 	// The task graphs of processes without remote dependences, each on
-	// its own (creationOrderBL), one after the other: its run times in a
-	// column, 4 bytes a task slot (a run time past 4.29 s kept aside
-	// exactly), and 8 of scratch, for one process at a time, where every
-	// process's were made first (on the 10 M-event forkjoin, 3.3 M tasks
-	// of 16 processes, 40 MB at the task graph's peak); the roots' values
-	// 4 bytes each while they fit 32 bits (rootVals).
+	// its own (creationOrderBL), one after the other: 8 bytes of scratch a
+	// task slot, for one process at a time, where every process's were
+	// made first (on the 10 M-event forkjoin, 3.3 M tasks of 16 processes,
+	// 40 MB at the task graph's peak), the run times read from the
+	// process's column (a copy of them took 4 bytes a task more: 10 MB at
+	// the lean stencil's peak); the roots' values 4 bytes each while they
+	// fit 32 bits (rootVals), room made for each process's once they are
+	// known (room for every task that ran held 10 MB for the lean
+	// stencil's 16 roots).
 	var rootBL rootVals
-	rootBL.reserve(aloneRan)
 	scratch := make([]int64, aloneMax)
-	var rw narrow.Column[uint32] // run times, made again for each process
-	rw.Reserve(aloneMax)
 	general := make([]bool, len(in.Procs))
 	for i, pg := range in.Procs {
 		n := pg.taskW.Len()
@@ -90,16 +86,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			general[i] = true
 			continue
 		}
-		rw.Reset()
-		rd := pg.taskW.Values()
-		for range n {
-			rw.Append(max(rd.Next(), 0))
-		}
-		r, l, ok := creationOrderBL(&pairs[i], n, &rw, ran[i], scratch)
+		r, l, ok := creationOrderBL(&pairs[i], n, &pg.taskW, ran[i], scratch)
 		if !ok {
 			general[i] = true // the general graph below takes it
 			continue
 		}
+		rootBL.reserve(r)
 		for _, v := range scratch[:r] {
 			rootBL.add(v)
 		}
@@ -107,7 +99,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		edges += int64(pairs[i].Len())
 		pairs[i] = packed.Pairs{}
 	}
-	scratch, rw = nil, narrow.Column[uint32]{}
+	scratch = nil
 	// The others, and the remote dependences between them, in one
 	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
@@ -150,16 +142,19 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	lat, pred := packed.NewPairsByA(), packed.NewPairsByA()
 	lat.Grow(remotes, 3)
 	pred.Grow(remotes-declared, 3)
-	var w narrow.Column[uint32]
+	// The nodes' weights, packed by frame of reference (tasks made one
+	// after another run alike: 0–3 bytes a node where 32 bits took 4),
+	// appended in node order: the task slots', the orphan's, then each
+	// process's latency nodes' once their receives' weights are read.
+	var w narrow.FramedBuilder
 	w.Reserve(slots + remotes + 1)
 	for i, pg := range in.Procs {
 		if !general[i] {
 			continue
 		}
-		rd := pg.taskW.Reader()
-		for range pg.taskW.Len() {
+		for t := range pg.taskW.Len() {
 			b.AddNode(false)
-			w.Append(max(rd.Next(), 0))
+			w.Append(max(pg.taskW.At(t), 0))
 		}
 		b.AddPairs(pairs[i], bases[i])
 		edges += int64(pairs[i].Len())
@@ -190,11 +185,25 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// path unpacks them all only after this graph).
 	// (latency node, its receive's fragment) pairs of a process, in one
 	// array for all: grown by appending, a process's after another's left
-	// 38 times a process's pairs as garbage on a 16-process pipeline.
+	// 38 times a process's pairs as garbage on a 16-process pipeline. And
+	// the weights of a process's latency nodes, appended once read.
 	var recv []int32
+	var latW []int64
+	// Where each process's fragment nodes begin in the rank's numbering
+	// (Input.fragW's).
+	fragBase := make([]int32, len(in.Procs))
+	for i := 1; i < len(in.Procs); i++ {
+		if f := in.Procs[i-1].frags; f != nil {
+			fragBase[i] = fragBase[i-1] + int32(f.Len())
+		} else {
+			fragBase[i] = fragBase[i-1]
+		}
+	}
 	for i, pg := range in.Procs {
 		if i < len(in.Edges) && general[i] {
-			recv = slices.Grow(recv, 2*min(in.Edges[i].Len(), pg.depIn.Len()))
+			m := min(in.Edges[i].Len(), pg.depIn.Len())
+			recv = slices.Grow(recv, 2*m)
+			latW = slices.Grow(latW, m)
 		}
 	}
 	for i, pg := range in.Procs {
@@ -205,7 +214,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			continue
 		}
 		e := &in.Edges[i]
-		recv = recv[:0]
+		recv, latW = recv[:0], latW[:0]
+		first := b.Len() // the process's first latency node
 		// The edges come in their events' order: looked up by cursor.
 		depAt := pg.depIn.Cursor()
 		var recvAt sim.EventCursor
@@ -218,7 +228,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 				continue
 			}
 			l := b.AddNode(false)
-			w.Append(0)
+			latW = append(latW, 0)
 			if pg.frags != nil {
 				if n, ok := recvAt.Get(int(e.ThreadAt(k)), e.EventAt(k)); ok {
 					recv = append(recv, l, n)
@@ -236,16 +246,25 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			edges++
 			remote++
 		}
-		if len(recv) > 0 {
+		switch {
+		case len(recv) > 0 && in.fragW != nil:
+			for j := 0; j < len(recv); j += 2 {
+				latW[recv[j]-first] = in.fragW.At(int(fragBase[i] + recv[j+1]))
+			}
+		case len(recv) > 0:
 			nodes := make([]int32, len(recv)/2)
 			for j := range nodes {
 				nodes[j] = recv[2*j+1]
 			}
 			for j, lw := range pg.frags.WeightsOf(nodes) {
-				w.Set(int(recv[2*j]), lw)
+				latW[recv[2*j]-first] = lw
 			}
 		}
+		for _, lw := range latW {
+			w.Append(lw)
+		}
 	}
+	weights := w.Finish()
 	lat.Trim()
 	pred.Trim()
 	b.AddPairs(lat, 0)
@@ -276,9 +295,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
-	// Weights from the narrow column, a call a node; the DAG's output
-	// counts serve as the replay's pending counts.
-	bl, err := graph.BackLengths(in.Comm, dag, func(n int32) int64 { return w.At(int(n)) }, nil)
+	// Weights from the framed column; the DAG's output counts serve as
+	// the replay's pending counts.
+	bl, err := graph.BackLengthsFramed(in.Comm, dag, &weights, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -532,28 +551,39 @@ type edgeMap func(pred, succ sim.Task) (a, b int32, ok bool)
 
 // fragEdges maps a dependence onto the fragment DAG: the predecessor's
 // last fragment before the successor's first. The predecessors' last
-// fragments are unpacked (4 bytes a task while the map lives): looked up
-// in no order, packed they were most of the fragment DAG's build time,
-// whose builder maps the pairs twice. The successor's first is looked up
-// once for its run of pairs.
+// fragments are looked up packed (sim.Frags.LastOf), in no order (the
+// task graph's pass over a process's pairs that are not all kept, which
+// is rare). The successor's first is looked up once for its run of pairs.
 func fragEdges(f *sim.Frags) edgeMap {
-	last := f.Lasts()
 	cur, first := sim.NoTask, int32(-1)
 	return func(p, s sim.Task) (int32, int32, bool) {
 		if s != cur {
 			cur, first = s, f.FirstOf(s)
 		}
-		a := last[p]
+		a := f.LastOf(p)
 		return a, first, a >= 0 && first >= 0
 	}
 }
 
 // fragBatch is fragEdges for the builder, a batch of pairs a call
-// (graph.PairMap).
-func fragBatch(f *sim.Frags) graph.PairMap {
-	last := f.Lasts()
+// (graph.PairMap). The predecessors' last fragments, looked up in no
+// order, are unpacked for each pass over the process's pairs (4 bytes a
+// task: packed, each lookup took most of the mapping's time), into buf,
+// which every process's map shares: a build holds one process's at a
+// time, not every process's (6.4 MB on the 10 M-event stencil at the
+// fragment DAG's build), and makes no garbage of them.
+func fragBatch(f *sim.Frags, buf *[]int32) graph.PairMap {
+	var last []int32
 	cur, first := sim.NoTask, int32(-1)
 	return func(ps, ss []int32) int {
+		if len(ps) == 0 {
+			last, cur = nil, sim.NoTask // the pass is over: buf goes to the next list
+			return 0
+		}
+		if last == nil {
+			*buf = f.LastsInto(*buf)
+			last = *buf
+		}
 		ss = ss[:len(ps)]
 		k := 0
 		for i, p := range ps {
@@ -575,12 +605,12 @@ func fragBatch(f *sim.Frags) graph.PairMap {
 // repeats), those pairs mapped as b reads them, not packed again (the
 // task pairs and the tasks' last fragments must then stay until b is
 // built).
-func (pg *Proc) addFragDeps(b *graph.Builder, base int32) {
+func (pg *Proc) addFragDeps(b *graph.Builder, base int32, lasts *[]int32) {
 	switch {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
 	case pg.deps.Len() > 0 && pg.frags != nil:
-		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags))
+		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags, lasts))
 	}
 	pg.fragDeps = packed.Pairs{}
 }

@@ -224,7 +224,7 @@ func (r *run) taskHeavy() (bool, error) {
 }
 
 // taskTable is what the anomaly detection needs of a process's executed
-// explicit tasks beyond their run times (critpath.Proc.RunTimes), kept from the
+// explicit tasks beyond their run times (critpath.Proc.RunTime), kept from the
 // simulation to the anomalies phase: which tasks ran and completed (a bit
 // a task slot), and for those, in task order, start, thread and construct,
 // and their cost attribute, packed (about 5 bytes a task, 2 more with a
@@ -291,20 +291,17 @@ func (tt *taskTable) eachRecords(pg *critpath.Proc, buf []anomaly.Task, want fun
 	buf = buf[:0]
 	// Batch readers: a value is a few instructions, not a call.
 	start, thread, loc, cost := tt.start.Values(), tt.thread.Values(), tt.loc.Values(), tt.cost.Values()
-	runs, next := pg.RunTimeValues(), 0 // runs is at task next
-	lastLoc, name := int32(-2), ""      // tasks come in runs of one construct
-	ids := tt.ids.Cursor()              // and in increasing order
+	lastLoc, name := int32(-2), "" // tasks come in runs of one construct
+	ids := tt.ids.Cursor()         // and in increasing order
 	for t := range tt.completed {
 		for set := tt.completed[t]; set != 0; set &= set - 1 {
 			task := t*64 + bits.TrailingZeros64(set)
-			runs.Skip(task - next)
-			next = task + 1
 			if l := int32(loc.Next()); l != lastLoc {
 				lastLoc, name = l, pg.TaskName(l)
 			}
 			// Every column's reader moves on, whether the record is made
 			// or not.
-			id, th, st, dur := ids.ID(sim.Task(task)), thread.Next(), start.Next(), runs.Next()
+			id, th, st, dur := ids.ID(sim.Task(task)), thread.Next(), start.Next(), pg.RunTime(task)
 			var c int64
 			if tt.cost.Len() > 0 {
 				c = cost.Next()

@@ -2,6 +2,7 @@ package graph
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -118,5 +119,59 @@ func TestCountsCopiesShare(t *testing.T) {
 	pend.dec(1)
 	if k.get(1) != 299 || pend.get(1) != 299 {
 		t.Fatalf("after a step down: %d and %d, want 299", k.get(1), pend.get(1))
+	}
+}
+
+// TestLenOffsets: offsets made from list lengths in place are the packed
+// running sums, in blocks of 64 nodes unless a block's lists reach 64 KiB
+// (two nodes of 33 000 bytes side by side: blocks of at most 2 nodes); their 16-bit parts,
+// advanced as cursors over each list in pieces and restored, are the
+// offsets again; a length that wrapped is refused.
+func TestLenOffsets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	for _, big := range []uint16{0, 33_000, 65_530} {
+		lens := make([]uint16, 5001)
+		for i := range 5000 {
+			lens[i] = uint16(rng.IntN(6))
+		}
+		lens[777] += big
+		lens[778] += big
+		off := make([]int32, len(lens))
+		for i := range 5000 {
+			off[i+1] = off[i] + int32(lens[i])
+		}
+		want := append([]uint16(nil), lens...)
+		o, ok := lenOffsets(lens, true)
+		if !ok {
+			t.Fatalf("lists of %d bytes: refused", big)
+		}
+		// Nodes 777 and 778 are in two blocks of 2 nodes, one of 4.
+		if (big == 0) != (o.shift == maxOffsetShift) || big > 0 && o.shift > 1 {
+			t.Fatalf("lists of %d bytes: blocks of %d nodes", big, 1<<o.shift)
+		}
+		check := func(what string) {
+			for i, v := range off {
+				if got := o.at(int32(i)); got != v {
+					t.Fatalf("lists of %d bytes, %s: offset %d is %d, want %d", big, what, i, got, v)
+				}
+			}
+			if o.end() != off[len(off)-1] {
+				t.Fatalf("lists of %d bytes, %s: end %d, want %d", big, what, o.end(), off[len(off)-1])
+			}
+		}
+		check("made")
+		for _, i := range rng.Perm(5000) {
+			for left := want[i]; left > 0; {
+				step := min(left, uint16(1+rng.IntN(5)))
+				o.rel[i] += step
+				left -= step
+			}
+		}
+		o.restore()
+		check("filled and restored")
+	}
+	lens := []uint16{1, 2, 0}
+	if _, ok := lenOffsets(lens, false); ok || !slices.Equal(lens, []uint16{1, 2, 0}) {
+		t.Fatal("a wrapped length: accepted, or the lengths changed")
 	}
 }

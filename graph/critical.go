@@ -50,21 +50,21 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 }
 
 // LongestPathsFollowing is LongestPathsOf, without BL, with node n
-// weighing w.At(n) (ReplayOptions.Weights32), for tie keys that order the
+// weighing w.At(n) (ReplayOptions.WeightsFramed), for tie keys that order the
 // local nodes as their ids do (ReplayOptions.KeysFollowNodes): the
 // critical path's keys, made of the process and the node's index in it,
 // on a rank whose processes come in order.
 //
 // On a rank whose DAG has no remote slot, it also logs the tied inputs
 // (at most one a 32 nodes) for OnLongestPathsColumn.
-func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
+func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int32) int64) (*Longest, error) {
 	return longestPathsFollowing(c, g, w, key, nil)
 }
 
 // longestPathsFollowing is LongestPathsFollowing in the arrays r holds
 // (nil: none).
-func longestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64, r *Recycler) (*Longest, error) {
-	o := ReplayOptions{Weights32: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true, recycle: r}
+func longestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int32) int64, r *Recycler) (*Longest, error) {
+	o := ReplayOptions{WeightsFramed: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true, recycle: r}
 	if g.Slots() == 0 && g.OutsOnly() {
 		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
 	}
@@ -84,13 +84,13 @@ type Recycler struct {
 
 // LongestPathsFollowing is the package's LongestPathsFollowing in the
 // arrays r holds, when they have room.
-func (r *Recycler) LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Column[uint32], key func(n int32) int64) (*Longest, error) {
+func (r *Recycler) LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int32) int64) (*Longest, error) {
 	return longestPathsFollowing(c, g, w, key, r)
 }
 
 // OnLongestPathsColumn is the package's OnLongestPathsColumn, after which
 // r keeps lp's forward values and arguments for the next replay.
-func (r *Recycler) OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Longest) (OnLongest, error) {
+func (r *Recycler) OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (OnLongest, error) {
 	ef, arg := lp.ef, lp.Arg
 	on, err := OnLongestPathsColumn(c, g, w, lp)
 	if err == nil {
@@ -110,7 +110,7 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties, recycle: w.recycle}
+	o := ReplayOptions{Weights: w.Weights, WeightsFramed: w.WeightsFramed, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties, recycle: w.recycle}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
@@ -199,11 +199,17 @@ func BackLengths(c comm.Comm, g *DAG, weight func(n int32) int64, ord *Order) (*
 	return backReplay(c, g, ReplayOptions{Eval: weighing(weight)}, ord, true)
 }
 
+// BackLengthsFramed is BackLengths with node n weighing w.At(n)
+// (ReplayOptions.WeightsFramed), read with no call a node.
+func BackLengthsFramed(c comm.Comm, g *DAG, w *narrow.Framed, ord *Order) (*Result, error) {
+	return backReplay(c, g, ReplayOptions{WeightsFramed: w}, ord, true)
+}
+
 // backReplay is BackLengths' replay with the weights of w (Weights,
-// Weights32 or Eval), its values narrow when narrowValues is set
+// WeightsFramed or Eval), its values narrow when narrowValues is set
 // (LongestPaths' BL are wide: Result.Values).
 func backReplay(c comm.Comm, g *DAG, w ReplayOptions, ord *Order, narrowValues bool) (*Result, error) {
-	o := ReplayOptions{Weights: w.Weights, Weights32: w.Weights32, Eval: w.Eval, NarrowValues: narrowValues}
+	o := ReplayOptions{Weights: w.Weights, WeightsFramed: w.WeightsFramed, Eval: w.Eval, NarrowValues: narrowValues}
 	if ord == nil {
 		o.Backward, o.ConsumeCounts = true, true
 		return Replay(c, g, o)
@@ -279,11 +285,11 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 // argmax, the chain predecessor when it ties, and the inputs that tied
 // with the best in the forward replay, which LongestPathsFollowing logs
 // on a rank without remote slots. When every rank has its log (no slot,
-// few ties) and no weight kept aside (so that no EF wraps around, and a
+// few ties) and no weight outside [0, 2³²) (w.Wide(): so that no EF wraps around, and a
 // node's outputs start no earlier than its EF), the marks are that
 // search from the ends, on the nodes of the longest paths only, not the
 // backward replay over every node (a fifth of fib(27)'s critical path).
-func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Longest) (OnLongest, error) {
+func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (OnLongest, error) {
 	ef, span := lp.ef, lp.Span
 	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
 		return OnLongest{}, fmt.Errorf("graph: no forward values or weights for %d nodes", g.Len())
@@ -304,8 +310,9 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Lon
 		return OnLongest{on: on}, nil
 	}
 	lp.Arg, lp.ties = nil, nil
-	// Weights from a uint32 column are never negative.
-	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w, span: span, on: on}})
+	// Weights of a column without wide blocks are never negative; a wide
+	// one's are read as they are, as before.
+	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w.Cursor(), span: span, on: on}})
 	if err != nil {
 		return OnLongest{}, err
 	}
@@ -315,7 +322,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Column[uint32], lp *Lon
 // markLongest marks in on the nodes that the nodes of EF span reach
 // backwards through tight inputs: the argmax arg, the chain predecessor
 // and the logged ties whose EF is the node's start.
-func markLongest(g *DAG, ef *vstore, w *narrow.Column[uint32], span int64, arg []Entry, ties *tieLog, on []uint64) {
+func markLongest(g *DAG, ef *vstore, w *narrow.Framed, span int64, arg []Entry, ties *tieLog, on []uint64) {
 	t := ties.byNode()
 	var stack []int32
 	mark := func(e Entry, start int64) {
@@ -397,7 +404,7 @@ func (t tiesByNode) of(n int32) []Entry {
 // from a column.
 type onLongestEval struct {
 	ef   *vstore
-	w    *narrow.Column[uint32]
+	w    *narrow.FramedCursor // read in the reverse of the forward replay's order
 	span int64
 	on   []uint64
 }
@@ -406,10 +413,12 @@ func (e *onLongestEval) eval(n int32, x *Input) int64 {
 	// ef.get(n) is still the node's EF: the replay writes a node's value
 	// after its evaluation, and reads only values of nodes already
 	// evaluated.
-	f, w := e.ef.get(n), e.w.At(int(n))
+	// The weight is read for the nodes on a longest path alone: a lookup
+	// in the framed column is a chain of dependent loads.
+	f := e.ef.get(n)
 	if f == e.span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
 		setBit(e.on, n)
-		return f - w
+		return f - e.w.At(int(n))
 	}
 	return f + 1
 }

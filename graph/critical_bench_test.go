@@ -41,10 +41,11 @@ func benchLongestPaths(b *testing.B, opts BuildOptions, critical bool) {
 				src, dst = append(src, int32(i-1-rng.Intn(64))), append(dst, int32(i))
 			}
 		}
-		var w32 narrow.Column[uint32]
+		var wb narrow.FramedBuilder
 		for _, x := range w {
-			w32.Append(x)
+			wb.Append(x)
 		}
+		w32 := wb.Finish()
 		// A DAG built OutsOnly gives its input counts to its forward
 		// replay (ReplayOptions.ConsumeCounts): each iteration builds its
 		// own, untimed.

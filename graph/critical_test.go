@@ -126,10 +126,11 @@ func TestLongestPathsAndWalk(t *testing.T) {
 				if it%4 == 1 {
 					on, err = OnLongestPaths(c, dag, func(n int32) int64 { return w[n] }, lp)
 				} else {
-					var w32 narrow.Column[uint32]
+					var wb narrow.FramedBuilder
 					for _, x := range w {
-						w32.Append(x)
+						wb.Append(x)
 					}
+					w32 := wb.Finish()
 					on, err = OnLongestPathsColumn(c, dag, &w32, lp)
 				}
 				if err != nil {
@@ -208,10 +209,11 @@ func TestKeysFollowNodes(t *testing.T) {
 		err := inproc.Run(k, func(c comm.Comm) error {
 			part := parts[c.Rank()]
 			w := func(n int32) int64 { return g.w[part.global[n]] }
-			var w32 narrow.Column[uint32]
+			var wb narrow.FramedBuilder
 			for n := range int32(len(part.global)) {
-				w32.Append(w(n))
+				wb.Append(w(n))
 			}
+			w32 := wb.Finish()
 			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
 			var lps [2]*Longest
 			for i := range lps {
@@ -262,10 +264,11 @@ func TestOnLongestSearch(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			var w32 narrow.Column[uint32]
+			var wb narrow.FramedBuilder
 			for _, n := range part.global {
-				w32.Append(g.w[n])
+				wb.Append(g.w[n])
 			}
+			w32 := wb.Finish()
 			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
 			lp, err := LongestPathsFollowing(c, dag, &w32, key)
 			if err != nil {
@@ -308,11 +311,12 @@ func TestManyEnds(t *testing.T) {
 		err := inproc.Run(1, func(c comm.Comm) error {
 			const n = 3000
 			b := NewBuilder(0, 1)
-			var w32 narrow.Column[uint32]
+			var wb narrow.FramedBuilder
 			for range n {
 				b.AddNode(false)
-				w32.Append(wt)
+				wb.Append(wt)
 			}
+			w32 := wb.Finish()
 			dag, err := b.Build(c, BuildOptions{OutsOnly: true})
 			if err != nil {
 				return err
@@ -353,12 +357,13 @@ func TestRecycler(t *testing.T) {
 		_, loc, parts := partitionGraph(rng, g, 1)
 		err := inproc.Run(1, func(c comm.Comm) error {
 			part := parts[0]
-			var w32 narrow.Column[uint32]
+			var wb narrow.FramedBuilder
 			keys := make([]int64, len(part.global))
 			for i, n := range part.global {
-				w32.Append(g.w[n])
+				wb.Append(g.w[n])
 				keys[i] = int64(i)
 			}
+			w32 := wb.Finish()
 			run := func(recycled bool) (ef []int64, arg []Entry, steps []PathStep, on []bool, err error) {
 				dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
 				if err != nil {

@@ -218,7 +218,10 @@ type edgeSeg struct {
 // list's base is added), a batch at a time and in place: it turns the
 // pairs (as[i], bs[i]) into the edges (as[j], bs[j]), j below the count it
 // returns, in order, leaving out those it drops. A call a batch, not a
-// pair, so that mapping millions of pairs costs no call each.
+// pair, so that mapping millions of pairs costs no call each. After the
+// last batch of each pass over the list, it is called with empty slices:
+// what it made for the pass (a table it looks the pairs up in) may go,
+// so that a build's lists are not all mapped at once.
 type PairMap func(as, bs []int32) int
 
 // edgeBatch is how many edges a build reads at a time (eachEdges).
@@ -263,6 +266,9 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 					if s, d := base+int64(as[j]), base+int64(bs[j]); uint64(s) < uint64(n) && uint64(d) < uint64(n) {
 						as[j], bs[j] = int32(s), int32(d)
 					} else {
+						if sg.mapped != nil {
+							sg.mapped(nil, nil) // the pass stops here
+						}
 						return fmt.Errorf("rank %d: graph: edge %d → %d: node does not exist (have %d)", b.rank, s, d, n)
 					}
 				}
@@ -272,6 +278,9 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 				}
 			}
 			fn(as[:m], bs[:m])
+		}
+		if sg.mapped != nil {
+			sg.mapped(nil, nil) // the pass over the list is over
 		}
 	}
 	return nil
@@ -619,171 +628,234 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	}
 	// CSR in both directions (or the inputs' and the output counts):
 	// local edges in declaration order, then slots. The one side of a DAG
-	// built InsOnly or OutsOnly is packed (packedadj.go): its counts are
-	// bytes, and the other side's stay entries.
+	// built InsOnly or OutsOnly is packed (packedadj.go; buildPacked).
 	b.seal()
-	packIns, packOuts := opts.InsOnly, opts.OutsOnly
-	// The side a one-sided DAG does not keep is counted straight into its
-	// byte counts (a count of 255 or more aside), not into an int32 a
-	// node converted after: 3 bytes a node less at the build's peak, which
-	// is the critical path's (7 MB on the 10 M-event halo).
-	var outCnt []int32 // outCnt[v+1]: outputs of v, then offsets
-	if opts.InsOnly {
-		g.outDeg = newCounts(int(n))
-	} else {
-		outCnt = make([]int32, n+1)
+	if opts.InsOnly || opts.OutsOnly {
+		if err := b.buildPacked(c, g, opts.OutsOnly); err != nil {
+			return nil, err
+		}
+		return g, nil
 	}
-	if opts.OutsOnly {
-		g.inDeg = newCounts(int(n))
-	} else {
-		g.inOff = make([]int32, n+1)
-	}
-	// The edges' counts, a loop for each kind of DAG.
-	var verr error
-	switch {
-	case packOuts:
-		verr = b.eachEdges(n, func(src, dst []int32) {
-			dst = dst[:len(src)]
-			for i, s := range src {
-				d := dst[i]
-				outCnt[s+1] += entryLen(s, Entry(d))
-				g.inDeg.inc(d)
-			}
-		})
-	case packIns:
-		verr = b.eachEdges(n, func(src, dst []int32) {
-			dst = dst[:len(src)]
-			for i, s := range src {
-				d := dst[i]
-				g.inOff[d+1] += entryLen(d, Entry(s))
-				g.outDeg.inc(s)
-			}
-		})
-	default:
-		verr = b.eachEdges(n, func(src, dst []int32) {
-			dst = dst[:len(src)]
-			for i, s := range src {
-				outCnt[s+1]++
-				g.inOff[dst[i]+1]++
-			}
-		})
-	}
+	outCnt := make([]int32, n+1) // outCnt[v+1]: outputs of v, then offsets
+	g.inOff = make([]int32, n+1)
+	verr := b.eachEdges(n, func(src, dst []int32) {
+		dst = dst[:len(src)]
+		for i, s := range src {
+			outCnt[s+1]++
+			g.inOff[dst[i]+1]++
+		}
+	})
 	if err := comm.Agree(c, verr); err != nil {
 		return nil, err
 	}
 	for s, v := range g.slotNode {
-		e := Entry(^int32(s))
-		switch {
-		case g.slotOut[s] && packOuts:
-			outCnt[v+1] += entryLen(v, e)
-		case g.slotOut[s] && opts.InsOnly:
-			g.outDeg.inc(v)
-		case g.slotOut[s]:
+		if g.slotOut[s] {
 			outCnt[v+1]++
-		case packIns:
-			g.inOff[v+1] += entryLen(v, e)
-		case opts.OutsOnly:
-			g.inDeg.inc(v)
-		default:
+		} else {
 			g.inOff[v+1]++
 		}
 	}
-	if !opts.InsOnly {
-		g.outOff = outCnt
-		for i := int32(0); i < n; i++ {
-			g.outOff[i+1] += g.outOff[i]
-		}
-		if packOuts {
-			g.outPk = make([]byte, g.outOff[n])
-		} else {
-			g.out = make([]Entry, g.outOff[n])
-		}
+	g.outOff = outCnt
+	for i := int32(0); i < n; i++ {
+		g.outOff[i+1] += g.outOff[i]
+		g.inOff[i+1] += g.inOff[i]
 	}
-	ins := !opts.OutsOnly
-	if ins {
-		for i := int32(0); i < n; i++ {
-			g.inOff[i+1] += g.inOff[i]
-		}
-		if packIns {
-			g.inPk = make([]byte, g.inOff[n])
-		} else {
-			g.in = make([]Entry, g.inOff[n])
-		}
-	}
+	g.out = make([]Entry, g.outOff[n])
+	g.in = make([]Entry, g.inOff[n])
 	// The offsets serve as fill cursors instead of copies of them: filled,
 	// a node's offset is where the next node's list starts, and one shift
 	// restores them.
-	outs := !opts.InsOnly
-	// Placed, a loop for each kind of DAG (the count's pass checked the
-	// nodes: no check).
-	switch {
-	case packOuts:
-		_ = b.eachEdges(-1, func(src, dst []int32) {
-			dst, pk, off := dst[:len(src)], g.outPk, g.outOff
-			for i, s := range src {
-				o := off[s]
-				if c := entryCode(s, Entry(dst[i])); c < 0x80 {
-					pk[o] = byte(c)
-					off[s] = o + 1
-				} else {
-					off[s] = o + int32(binary.PutUvarint(pk[o:], c))
-				}
-			}
-		})
-	case packIns:
-		_ = b.eachEdges(-1, func(src, dst []int32) {
-			dst, pk, off := dst[:len(src)], g.inPk, g.inOff
-			for i, s := range src {
-				d := dst[i]
-				o := off[d]
-				if c := entryCode(d, Entry(s)); c < 0x80 {
-					pk[o] = byte(c)
-					off[d] = o + 1
-				} else {
-					off[d] = o + int32(binary.PutUvarint(pk[o:], c))
-				}
-			}
-		})
-	default:
-		_ = b.eachEdges(-1, func(src, dst []int32) {
-			dst = dst[:len(src)]
-			for i, s := range src {
-				d := dst[i]
-				g.out[g.outOff[s]] = Entry(d)
-				g.outOff[s]++
-				g.in[g.inOff[d]] = Entry(s)
-				g.inOff[d]++
-			}
-		})
-	}
+	_ = b.eachEdges(-1, func(src, dst []int32) { // the count's pass checked the nodes
+		dst = dst[:len(src)]
+		for i, s := range src {
+			d := dst[i]
+			g.out[g.outOff[s]] = Entry(d)
+			g.outOff[s]++
+			g.in[g.inOff[d]] = Entry(s)
+			g.inOff[d]++
+		}
+	})
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
-		switch {
-		case !g.slotOut[s] && packIns:
-			g.inOff[v] += putEntry(g.inPk[g.inOff[v]:], v, e)
-		case !g.slotOut[s] && ins:
-			g.in[g.inOff[v]] = e
-			g.inOff[v]++
-		case g.slotOut[s] && packOuts:
-			g.outOff[v] += putEntry(g.outPk[g.outOff[v]:], v, e)
-		case g.slotOut[s] && outs:
+		if g.slotOut[s] {
 			g.out[g.outOff[v]] = e
 			g.outOff[v]++
+		} else {
+			g.in[g.inOff[v]] = e
+			g.inOff[v]++
 		}
 	}
-	if ins {
-		copy(g.inOff[1:], g.inOff[:n])
-		g.inOff[0] = 0
-		if packIns {
-			g.inAt, g.inOff = packOffsets(g.inOff), nil
-		}
-	}
-	if outs {
-		copy(g.outOff[1:], g.outOff[:n])
-		g.outOff[0] = 0
-		if packOuts {
-			g.outAt, g.outOff = packOffsets(g.outOff), nil
-		}
+	for _, off := range [][]int32{g.inOff, g.outOff} {
+		copy(off[1:], off[:n])
+		off[0] = 0
 	}
 	return g, nil
+}
+
+// buildPacked makes the one side a DAG built InsOnly (outs false) or
+// OutsOnly (outs true) keeps, packed, and the other side's counts. Each
+// node's list length in bytes is counted into a uint16 a node, made the
+// packed offsets in place (offsets.go: a base per block and a 16-bit
+// offset from it a node), whose 16-bit parts serve as the fill cursors:
+// where the lengths, then the offsets, took an int32 a node, converted to
+// the packed offsets once filled, 4 bytes a node less at the build's
+// peak, which is each of the critical path's graphs' (7 MB on the
+// 10 M-event stencil's task graph). A node whose list is 64 KiB or more
+// (tens of thousands of edges) takes the int32 offsets instead
+// (buildPackedWide).
+func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
+	n := b.Len()
+	// The side a one-sided DAG does not keep is counted straight into its
+	// byte counts (a count of 255 or more aside), not into an int32 a
+	// node converted after.
+	var other *counts
+	if outs {
+		g.inDeg = newCounts(int(n))
+		other = &g.inDeg
+	} else {
+		g.outDeg = newCounts(int(n))
+		other = &g.outDeg
+	}
+	lens := make([]uint16, n+1) // each node's bytes, the last entry 0
+	var wrap uint16             // a length that wrapped past 64 KiB sets its top bit
+	verr := b.eachEdges(n, func(src, dst []int32) {
+		dst = dst[:len(src)]
+		oc := other.c // counts.inc, with the array at hand
+		if outs {
+			for i, s := range src {
+				d := dst[i]
+				l := lens[s]
+				v := l + uint16(entryLen(s, Entry(d)))
+				lens[s] = v
+				wrap |= l &^ v // its top bit: one cleared, a length wrapped (an entry is at most 5 bytes)
+				if oc[d] < countBig-1 {
+					oc[d]++
+				} else {
+					other.incRare(d)
+				}
+			}
+			return
+		}
+		for i, s := range src {
+			d := dst[i]
+			l := lens[d]
+			v := l + uint16(entryLen(d, Entry(s)))
+			lens[d] = v
+			wrap |= l &^ v
+			if oc[s] < countBig-1 {
+				oc[s]++
+			} else {
+				other.incRare(s)
+			}
+		}
+	})
+	if err := comm.Agree(c, verr); err != nil {
+		return err
+	}
+	for s, v := range g.slotNode {
+		if g.slotOut[s] == outs {
+			l := lens[v]
+			lens[v] = l + uint16(entryLen(v, Entry(^int32(s))))
+			wrap |= l &^ lens[v]
+		} else {
+			other.inc(v)
+		}
+	}
+	at, ok := lenOffsets(lens, wrap&0x8000 == 0)
+	if !ok {
+		return b.buildPackedWide(g, outs)
+	}
+	pk := make([]byte, at.end())
+	// Filled, a node's cursor is where the next node's list starts
+	// (restore).
+	sh := at.shift & 7
+	base, rel := at.base, at.rel
+	_ = b.eachEdges(-1, func(src, dst []int32) { // the count's pass checked the nodes
+		dst = dst[:len(src)]
+		if outs {
+			for i, s := range src {
+				o := base[s>>sh] + int32(rel[s])
+				if e := entryCode(s, Entry(dst[i])); e < 0x80 {
+					pk[o] = byte(e)
+					rel[s]++
+				} else {
+					rel[s] += uint16(binary.PutUvarint(pk[o:], e))
+				}
+			}
+			return
+		}
+		for i, s := range src {
+			d := dst[i]
+			o := base[d>>sh] + int32(rel[d])
+			if e := entryCode(d, Entry(s)); e < 0x80 {
+				pk[o] = byte(e)
+				rel[d]++
+			} else {
+				rel[d] += uint16(binary.PutUvarint(pk[o:], e))
+			}
+		}
+	})
+	for s, v := range g.slotNode {
+		if g.slotOut[s] == outs {
+			rel[v] += uint16(putEntry(pk[base[v>>sh]+int32(rel[v]):], v, Entry(^int32(s))))
+		}
+	}
+	at.restore()
+	if outs {
+		g.outPk, g.outAt = pk, at
+	} else {
+		g.inPk, g.inAt = pk, at
+	}
+	return nil
+}
+
+// buildPackedWide is buildPacked's side with int32 offsets, for a DAG
+// with a node whose list is 64 KiB or more: counted again (the other
+// side's counts are made), filled, then packed (packOffsets).
+func (b *Builder) buildPackedWide(g *DAG, outs bool) error {
+	n := b.Len()
+	off := make([]int32, n+1)
+	_ = b.eachEdges(-1, func(src, dst []int32) {
+		dst = dst[:len(src)]
+		for i, s := range src {
+			if outs {
+				off[s+1] += entryLen(s, Entry(dst[i]))
+			} else {
+				off[dst[i]+1] += entryLen(dst[i], Entry(s))
+			}
+		}
+	})
+	for s, v := range g.slotNode {
+		if g.slotOut[s] == outs {
+			off[v+1] += entryLen(v, Entry(^int32(s)))
+		}
+	}
+	for i := int32(0); i < n; i++ {
+		off[i+1] += off[i]
+	}
+	pk := make([]byte, off[n])
+	put := func(v int32, e Entry) { off[v] += putEntry(pk[off[v]:], v, e) }
+	_ = b.eachEdges(-1, func(src, dst []int32) {
+		dst = dst[:len(src)]
+		for i, s := range src {
+			if outs {
+				put(s, Entry(dst[i]))
+			} else {
+				put(dst[i], Entry(s))
+			}
+		}
+	})
+	for s, v := range g.slotNode {
+		if g.slotOut[s] == outs {
+			put(v, Entry(^int32(s)))
+		}
+	}
+	copy(off[1:], off[:n])
+	off[0] = 0
+	if outs {
+		g.outPk, g.outAt = pk, packOffsets(off)
+	} else {
+		g.inPk, g.inAt = pk, packOffsets(off)
+	}
+	return nil
 }

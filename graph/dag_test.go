@@ -192,3 +192,120 @@ func TestEntryCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestPackedSideLongLists: a node whose packed list is 64 KiB or more (a
+// join of 30 000 nodes far away, 3 bytes an entry) makes the build take
+// int32 offsets, and two neighbours of 39 KiB each shorter blocks of
+// 16-bit offsets; either way, built InsOnly and OutsOnly, every node's
+// list is the whole DAG's, in order, with its degrees, and so are the
+// lists of the nodes around them and the remote slots' entries (two
+// ranks).
+func TestPackedSideLongLists(t *testing.T) {
+	const n = 200_000
+	for _, mode := range []string{"short", "blocks", "wide"} {
+		long, nodes := map[string]int{"short": 0, "blocks": 13_000, "wide": 30_000}[mode], map[string]int32{"short": 1, "blocks": 2, "wide": 1}[mode]
+		err := inproc.Run(2, func(c comm.Comm) error {
+			build := func(opts BuildOptions) (*DAG, error) {
+				b := NewBuilder(c.Rank(), c.Size())
+				for i := range n {
+					b.AddNode(i%7 != 0)
+				}
+				rng := rand.New(rand.NewSource(int64(long) + int64(c.Rank())))
+				// Long lists into nodes 100.. and out of nodes 150 000..,
+				// from and to nodes 5 000 or more away (3 bytes an entry).
+				for j := range nodes {
+					for k := range long {
+						b.AddEdge(int32(6000+k*3)+j, 100+j)
+						b.AddEdge(150_000+j, int32(k*4)+j)
+					}
+				}
+				for range 50_000 {
+					s := rng.Int31n(n - 1)
+					b.AddEdge(s, s+1+rng.Int31n(min(n-1-s, 3000)))
+				}
+				for k := range 300 {
+					b.AddRemoteIn(int32(k*600), NodeRef{Rank: 1 - c.Rank(), Node: int32(k * 500)})
+				}
+				return b.Build(c, opts)
+			}
+			whole, err := build(BuildOptions{})
+			if err != nil {
+				return err
+			}
+			ins, err := build(BuildOptions{InsOnly: true})
+			if err != nil {
+				return err
+			}
+			outs, err := build(BuildOptions{OutsOnly: true})
+			if err != nil {
+				return err
+			}
+			for v := range int32(n) {
+				if !slices.Equal(ins.Ins(v), whole.Ins(v)) || ins.InDegree(v) != whole.InDegree(v) || ins.OutDegree(v) != whole.OutDegree(v) {
+					t.Errorf("%s: rank %d node %d InsOnly: %d inputs, whole %d; outputs %d, whole %d", mode, c.Rank(), v, ins.InDegree(v), whole.InDegree(v), ins.OutDegree(v), whole.OutDegree(v))
+					return nil
+				}
+				if !slices.Equal(outs.Outs(v), whole.Outs(v)) || outs.OutDegree(v) != whole.OutDegree(v) || outs.InDegree(v) != whole.InDegree(v) {
+					t.Errorf("%s: rank %d node %d OutsOnly: %d outputs, whole %d; inputs %d, whole %d", mode, c.Rank(), v, outs.OutDegree(v), whole.OutDegree(v), outs.InDegree(v), whole.InDegree(v))
+					return nil
+				}
+			}
+			if whole.InDegree(100) < int32(long) || whole.OutDegree(150_000) < int32(long) {
+				t.Errorf("%s: the long lists hold %d and %d entries", mode, whole.InDegree(100), whole.OutDegree(150_000))
+			}
+			// Blocks of 64 nodes without a long list, shorter ones
+			// around two lists of 39 KiB.
+			if short := ins.inAt.shift < maxOffsetShift || outs.outAt.shift < maxOffsetShift; mode != "wide" && short != (mode == "blocks") {
+				t.Errorf("%s: offsets in blocks of %d and %d nodes", mode, 1<<ins.inAt.shift, 1<<outs.outAt.shift)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestPairMapPassEnds: a mapped list's map hears the end of each pass
+// over it (an empty batch), before the next list's batches, so that what
+// it made for the pass can go: two ends for a build's two passes.
+func TestPairMapPassEnds(t *testing.T) {
+	err := inproc.Run(1, func(c comm.Comm) error {
+		var log []string
+		mapper := func(name string) PairMap {
+			return func(as, bs []int32) int {
+				if len(as) == 0 {
+					log = append(log, name+" end")
+					return 0
+				}
+				log = append(log, name)
+				return len(as)
+			}
+		}
+		b := NewBuilder(0, 1)
+		for range 1000 {
+			b.AddNode(false)
+		}
+		for _, name := range []string{"a", "b"} {
+			var p packed.Pairs
+			for k := range int32(300) { // two batches
+				p.Append(k, k+1+k%5)
+			}
+			b.AddPairsMapped(p, 0, mapper(name))
+		}
+		if _, err := b.Build(c, BuildOptions{OutsOnly: true}); err != nil {
+			return err
+		}
+		want := strings.Fields("a a a_end b b b_end a a a_end b b b_end")
+		for i := range want {
+			want[i] = strings.ReplaceAll(want[i], "_", " ")
+		}
+		if !slices.Equal(log, want) {
+			t.Errorf("calls %q, want %q", log, want)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -62,3 +62,73 @@ func (o *offsets) span(n int32) (int32, int32) {
 	}
 	return b + int32(rel[0]), o.base[(n+1)>>sh] + int32(rel[1])
 }
+
+// lenOffsets makes the offsets of lists whose lengths are lens (a node
+// each, and a last entry 0 for the end), in lens's own array: packOffsets
+// of their running sums, with blocks as long as keep each block's lists,
+// to the next block's first, within 64 KiB, so that each 16-bit part can
+// serve as its node's fill cursor (filled, restore makes them the
+// offsets). ok false (lens left as they were) when some node's list is
+// longer than that, or when fits is false (a length wrapped).
+func lenOffsets(lens []uint16, fits bool) (o offsets, ok bool) {
+	if !fits {
+		return offsets{}, false
+	}
+	shift := uint8(maxOffsetShift)
+	for ; ; shift-- {
+		if lensFit(lens, shift) {
+			break
+		}
+		if shift == 0 {
+			return offsets{}, false
+		}
+	}
+	o = offsets{shift: shift, base: make([]int32, (len(lens)+(1<<shift)-1)>>shift), rel: lens}
+	var total int32
+	for lo := 0; lo < len(lens); lo += 1 << shift {
+		o.base[lo>>shift] = total
+		var in uint16 // the block's bytes before node i
+		for i := lo; i < min(lo+1<<shift, len(lens)); i++ {
+			l := lens[i]
+			lens[i] = in
+			in += l
+		}
+		total += int32(in)
+	}
+	return o, true
+}
+
+// lensFit reports whether every block of 2^shift lists of lens spans
+// less than 64 KiB.
+func lensFit(lens []uint16, shift uint8) bool {
+	for lo := 0; lo < len(lens); lo += 1 << shift {
+		sum := 0
+		for _, l := range lens[lo:min(lo+1<<shift, len(lens))] {
+			sum += int(l)
+		}
+		if sum > 0xffff {
+			return false
+		}
+	}
+	return true
+}
+
+// end returns the last offset, the lists' total bytes.
+func (o *offsets) end() int32 { return o.at(int32(len(o.rel) - 1)) }
+
+// restore makes the fill cursors the offsets again: filled, each node's
+// cursor is the next node's offset (within its block: a block's first
+// node is at 0).
+func (o *offsets) restore() {
+	mask := 1<<(o.shift&7) - 1
+	for i := len(o.rel) - 1; i > 0; i-- {
+		if i&mask == 0 {
+			o.rel[i] = 0
+		} else {
+			o.rel[i] = o.rel[i-1]
+		}
+	}
+	if len(o.rel) > 0 {
+		o.rel[0] = 0
+	}
+}

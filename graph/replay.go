@@ -31,9 +31,10 @@ type ReplayOptions struct {
 	// value: the heaviest path ending (backward: starting) with it, the
 	// critical path's replays, evaluated without a call per node.
 	Weights []int64
-	// Weights32, instead of Eval or Weights, is Weights held 32 bits a
-	// node (a weight past 4.29 s kept aside exactly), read with no call.
-	Weights32 *narrow.Column[uint32]
+	// WeightsFramed, instead of Eval or Weights, is Weights packed by
+	// frame of reference (a fragment's or a task's weight 0–2 bytes
+	// instead of 8), read with no call.
+	WeightsFramed *narrow.Framed
 	// TrackArg records, per node, which explicit input gave In (Result.Arg).
 	TrackArg bool
 	// ChainArg, with TrackArg and TieKey, makes Arg the input that gave the
@@ -112,22 +113,22 @@ type Result struct {
 // Value returns local node n's value.
 func (r *Result) Value(n int32) int64 { return r.vals.get(n) }
 
-// checkWeights checks that o has one of Eval, Weights and Weights32, and
+// checkWeights checks that o has one of Eval, Weights and WeightsFramed, and
 // weights for n nodes.
 func (o *ReplayOptions) checkWeights(n int32) error {
 	k := 0
-	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.Weights32 != nil} {
+	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.WeightsFramed != nil} {
 		if set {
 			k++
 		}
 	}
 	switch {
 	case k != 1:
-		return errors.New("graph: a replay needs one of Eval, Weights and Weights32")
+		return errors.New("graph: a replay needs one of Eval, Weights and WeightsFramed")
 	case o.Weights != nil && int64(len(o.Weights)) < int64(n):
 		return fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
-	case o.Weights32 != nil && int64(o.Weights32.Len()) < int64(n):
-		return fmt.Errorf("graph: %d weights for %d nodes", o.Weights32.Len(), n)
+	case o.WeightsFramed != nil && int64(o.WeightsFramed.Len()) < int64(n):
+		return fmt.Errorf("graph: %d weights for %d nodes", o.WeightsFramed.Len(), n)
 	}
 	return nil
 }
@@ -185,6 +186,11 @@ type replayer struct {
 	g   *DAG
 	o   *ReplayOptions
 	esz int // bytes per remote value: k, value[, key]
+	// ev evaluates a node in drainPush: made once for the replay, not
+	// for each superstep (its framed weights' cursor holds 64 KiB: made
+	// for each of a replay's thousands of supersteps across ranks, they
+	// held 30 MB more at the critical path's peak).
+	ev nodeEval
 
 	vals    *vstore
 	arg     []Entry
@@ -240,6 +246,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		arrived: make([]bool, g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
+	r.ev = evaluator(r.o)
 	if o.Backward && g.consumedOut || !o.Backward && g.consumedIn {
 		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
 	}
@@ -496,8 +503,8 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			switch { // what evalNode does, written out: it does not inline
 			case ev.w64 != nil:
 				v = heaviestOf(ev.w64[n], &x)
-			case ev.w32 != nil:
-				v = heaviestOf(ev.w32.At(int(n)), &x)
+			case ev.wf != nil:
+				v = heaviestOf(ev.wf.At(int(n)), &x)
 			case ev.on != nil:
 				v = ev.on.eval(n, &x)
 			default:
@@ -728,7 +735,7 @@ func (r *replayer) chainArg(n int32, x Input) Entry {
 // up.
 func (r *replayer) drainPush() {
 	g, o := r.g, r.o
-	ev := evaluator(o)
+	ev := r.ev // a copy: the cursor it points to is the replay's
 	vals := r.vals
 	chained := &g.chained
 	if o.NoChains {
@@ -763,8 +770,8 @@ func (r *replayer) drainPush() {
 			switch { // what evalNode does, written out: it does not inline
 			case ev.w64 != nil:
 				v = heaviestOf(ev.w64[n], &x)
-			case ev.w32 != nil:
-				v = heaviestOf(ev.w32.At(int(n)), &x)
+			case ev.wf != nil:
+				v = heaviestOf(ev.wf.At(int(n)), &x)
 			case ev.on != nil:
 				v = ev.on.eval(n, &x)
 			default:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
 // randGraph is a random DAG over processes: nodes are made one after the
@@ -631,12 +632,22 @@ func TestInsOnlyBackward(t *testing.T) {
 						}
 					}
 					// Every other rank count consumes the DAG's output counts,
-					// through BackLengths when it computes the same values.
+					// through BackLengths (every other time BackLengthsFramed)
+					// when it computes the same values.
 					consume := k%2 == 1
 					var vals []int64
 					if consume && !mode.min && !mode.noChains {
 						var res *Result
-						res, err = BackLengths(c, d, func(n int32) int64 { return g.w[part.global[n]] }, nil)
+						if k%4 == 3 { // the weights in a framed column
+							var wb narrow.FramedBuilder
+							for _, n := range part.global {
+								wb.Append(g.w[n])
+							}
+							w := wb.Finish()
+							res, err = BackLengthsFramed(c, d, &w, nil)
+						} else {
+							res, err = BackLengths(c, d, func(n int32) int64 { return g.w[part.global[n]] }, nil)
+						}
 						if res != nil {
 							vals = make([]int64, d.Len())
 							for i := range vals {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/internal/idmap"
 	"github.com/ptrace-dev/ptrace/internal/lists"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -100,15 +101,10 @@ func (f *Frags) LastOf(t Task) int32 { return f.last.At(int(t)) }
 // DropLast drops the tasks' last fragments, once the dependences are edges.
 func (f *Frags) DropLast() { f.last = packed.Int32s{} }
 
-// Lasts returns every task's last fragment (LastOf), unpacked: 4 bytes a
-// task, for lookups in no order.
-func (f *Frags) Lasts() []int32 {
-	out := make([]int32, f.last.Len())
-	for t := range out {
-		out[t] = f.last.At(t)
-	}
-	return out
-}
+// LastsInto returns every task's last fragment (LastOf), unpacked into
+// dst's array (grown if it has no room): 4 bytes a task, for lookups in
+// no order.
+func (f *Frags) LastsInto(dst []int32) []int32 { return f.last.AppendTo(dst[:0]) }
 
 // DropTasks drops the tasks' first and last fragments.
 func (f *Frags) DropTasks() { f.first, f.last = packed.Int32s{}, packed.Int32s{} }
@@ -142,6 +138,45 @@ func (f *Frags) eachWeight(fn func(w int64)) {
 			fn(int64(w))
 		}
 	}
+}
+
+// PlanWeights counts the nodes' weights, in node order, into p, and
+// keeps them: for the framed column DrainWeightsTo makes.
+func (f *Frags) PlanWeights(p *narrow.FramedPlan) {
+	if f.Weight != nil {
+		for _, w := range f.Weight {
+			p.Add(w)
+		}
+		return
+	}
+	for b := 0; b*fragBlock < f.nw; b++ {
+		d, pos := f.weights.block(b), 0
+		for range min(fragBlock, f.nw-b*fragBlock) {
+			w, k := binary.Uvarint(d[pos:])
+			pos += k
+			p.Add(int64(w))
+		}
+	}
+}
+
+// DrainWeightsTo appends every node's weight, in node order, to b, and
+// drops them, as DrainWeights does (with no call a weight).
+func (f *Frags) DrainWeightsTo(b *narrow.FramedBuilder) {
+	if f.Weight != nil {
+		for _, w := range f.Weight {
+			b.Append(w)
+		}
+	} else {
+		for k := 0; k*fragBlock < f.nw; k++ {
+			d, pos := f.weights.block(k), 0
+			for range min(fragBlock, f.nw-k*fragBlock) {
+				w, m := binary.Uvarint(d[pos:])
+				pos += m
+				b.Append(int64(w))
+			}
+		}
+	}
+	f.Weight, f.weights, f.nw = nil, blockStream{}, 0
 }
 
 // DrainWeights calls fn with every node's weight in node order and drops

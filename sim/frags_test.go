@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -205,5 +206,72 @@ func TestUnpackWeights(t *testing.T) {
 	}
 	if g.UnpackWeights(nil); len(g.Weight) != 0 {
 		t.Error("weights left after DrainWeights")
+	}
+	// PlanWeights counts the words DrainWeightsTo's framed column takes,
+	// packed or unpacked, and keeps them; DrainWeightsTo gives them in
+	// node order and drops them.
+	for _, unpack := range []bool{false, true} {
+		h := packedFrags(t, dir)
+		if unpack {
+			h.UnpackWeights(nil)
+		}
+		var plan narrow.FramedPlan
+		h.PlanWeights(&plan)
+		var b narrow.FramedBuilder
+		b.ReserveWords(plan.Words())
+		h.DrainWeightsTo(&b)
+		c := b.Finish()
+		if c.Len() != len(again) || h.Weight != nil || len(h.UnpackWeights(nil)) != 0 {
+			t.Fatalf("DrainWeightsTo (unpacked %v): %d weights of %d, or weights kept", unpack, c.Len(), len(again))
+		}
+		for n, w := range again {
+			if c.At(n) != w {
+				t.Fatalf("DrainWeightsTo (unpacked %v): node %d weighs %d, want %d", unpack, n, c.At(n), w)
+			}
+		}
+		var check narrow.FramedPlan
+		for _, w := range again {
+			check.Add(w)
+		}
+		if plan.Words() != check.Words() {
+			t.Errorf("PlanWeights (unpacked %v): %d words, want %d", unpack, plan.Words(), check.Words())
+		}
+	}
+}
+
+// LastsInto gives every task's last fragment, LastOf's, in a buffer it
+// reuses when it has room.
+func TestLastsInto(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := gen.Generate(dir, gen.Config{Workload: "stencil", Ranks: 1, Threads: 3, Events: 20_000, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(0)), trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sim.New(p, nil, false)
+	fp := sim.NewFragPass(nil)
+	fp.DepsApart = true // the last fragments are kept
+	if err := s.Run(ompt.NewModel(), fp); err != nil {
+		t.Fatal(err)
+	}
+	f := fp.Take()
+	buf := make([]int32, 5, 1<<20)
+	got := f.LastsInto(buf)
+	if len(got) == 0 || &got[0] != &buf[0] {
+		t.Fatalf("%d last fragments, or not in the buffer given", len(got))
+	}
+	ran := 0
+	for k, v := range got {
+		if v != f.LastOf(sim.Task(k)) {
+			t.Fatalf("task %d: last fragment %d, LastOf %d", k, v, f.LastOf(sim.Task(k)))
+		}
+		if v >= 0 {
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Fatal("no task has a last fragment")
 	}
 }

@@ -1,6 +1,9 @@
 package packed
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Int32s is a read-only column of int32 values with random access, packed
 // by frame of reference: each block of 64 values is kept as the values'
@@ -120,6 +123,33 @@ func (c *Int32s) At(i int) int32 {
 	// spare words for the last block's reads.
 	d := c.words[k]>>s | c.words[k+1]<<(64-s)
 	return blk.base + int32(uint32(d&(1<<w-1)))
+}
+
+// AppendTo appends every value to dst, in order, and returns it: a block
+// at a time, its bits read in order, where At would find each value's
+// block and words again.
+func (c *Int32s) AppendTo(dst []int32) []int32 {
+	dst = slices.Grow(dst, c.n)
+	for b := range c.blocks {
+		blk := c.blocks[b]
+		m := min(int32sBlock, c.n-b*int32sBlock)
+		w := uint(blk.width)
+		if w == 0 {
+			for range m {
+				dst = append(dst, blk.base)
+			}
+			continue
+		}
+		words, mask := c.words[blk.at:], uint64(1)<<w-1
+		var pos uint
+		for range m {
+			k, s := pos/64, pos%64
+			d := words[k]>>s | words[k+1]<<(64-s) // a shift by 64 gives 0
+			dst = append(dst, blk.base+int32(uint32(d&mask)))
+			pos += w
+		}
+	}
+	return dst
 }
 
 // Bytes returns the memory the column holds.

@@ -225,6 +225,9 @@ func TestInt32s(t *testing.T) {
 				t.Fatalf("%d values: At(%d) = %d, want %d", len(v), i, got, want)
 			}
 		}
+		if got := c.AppendTo([]int32{42}); len(got) != len(v)+1 || got[0] != 42 || !slices.Equal(got[1:], v) {
+			t.Fatalf("%d values: AppendTo gives %d values, not them after the ones before", len(v), len(got)-1)
+		}
 	}
 	// Close values cost about their differences' bits.
 	v := make([]int32, 1<<16)

@@ -1,0 +1,219 @@
+package narrow
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// framedOf packs vals, checking the builder's count as it goes; with
+// room for the words a plan counts (every other size of vals), checking
+// that they were enough and not copied.
+func framedOf(t *testing.T, vals []int64) Framed {
+	t.Helper()
+	var b FramedBuilder
+	b.Reserve(len(vals) / 2)
+	planned, words := len(vals)%2 == 0, 0
+	if planned {
+		var p FramedPlan
+		for _, x := range vals {
+			p.Add(x)
+		}
+		words = p.Words()
+		b.ReserveWords(words)
+	}
+	room := cap(b.c.words)
+	for i, x := range vals {
+		if b.Len() != i {
+			t.Fatalf("builder holds %d values after %d appends", b.Len(), i)
+		}
+		b.Append(x)
+	}
+	c := b.Finish()
+	if b.Len() != 0 {
+		t.Fatalf("builder not emptied by Finish: %d values", b.Len())
+	}
+	if planned && (len(c.words)-2 != words || words >= 64 && cap(c.words) != room) {
+		t.Fatalf("%d values: %d words planned (room %d), made %d (room %d)", len(vals), words, room, len(c.words)-2, cap(c.words))
+	}
+	return c
+}
+
+// checkFramed compares every value of c with vals, and the count of
+// blocks holding a value outside [0, 2³²) with one made from vals.
+func checkFramed(t *testing.T, name string, c *Framed, vals []int64) {
+	t.Helper()
+	if c.Len() != len(vals) {
+		t.Fatalf("%s: %d values, want %d", name, c.Len(), len(vals))
+	}
+	for i, x := range vals {
+		if got := c.At(i); got != x {
+			t.Fatalf("%s: value %d is %d, want %d", name, i, got, x)
+		}
+	}
+	wide := 0
+	for lo := 0; lo < len(vals); lo += framedBlock {
+		for _, x := range vals[lo:min(lo+framedBlock, len(vals))] {
+			if x < 0 || x > math.MaxUint32 {
+				wide++
+				break
+			}
+		}
+	}
+	if c.Wide() != wide {
+		t.Errorf("%s: %d wide blocks, want %d", name, c.Wide(), wide)
+	}
+}
+
+// Random values of every range of widths, from equal values (no bits) to
+// any int64 (64 bits), in blocks whole and cut, come back exactly.
+func TestFramedRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{0, 1, 2, 63, 64, 65, 127, 128, 129, 1000, 4097} {
+		for _, width := range []uint{0, 1, 7, 8, 9, 16, 17, 31, 32, 33, 48, 63, 64} {
+			vals := make([]int64, n)
+			base := rng.Int64N(1 << 40)
+			for i := range vals {
+				var d uint64
+				if width == 64 {
+					d = rng.Uint64()
+				} else if width > 0 {
+					d = rng.Uint64N(1 << width)
+				}
+				vals[i] = base + int64(d)
+				if width == 64 {
+					vals[i] = int64(d)
+				}
+			}
+			c := framedOf(t, vals)
+			checkFramed(t, "random", &c, vals)
+		}
+	}
+}
+
+// The boundaries: around 0 and 2³², the ends of int64, a block's range
+// of exactly 32 and 64 bits, one outlier in a block of alike values, and
+// blocks of different widths side by side, so that a value straddles two
+// words.
+func TestFramedEdges(t *testing.T) {
+	specials := []int64{0, 1, -1, math.MaxUint32 - 1, math.MaxUint32, math.MaxUint32 + 1,
+		math.MaxInt32, math.MinInt32, math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1}
+	var vals []int64
+	for _, x := range specials {
+		for range framedBlock { // a block of x alone: no bits
+			vals = append(vals, x)
+		}
+	}
+	vals = append(vals, specials...) // every special in one block
+	for len(vals)%framedBlock != 0 {
+		vals = append(vals, 5)
+	}
+	// A block spanning exactly 32 bits, [0, 2³²−1], and one of 33.
+	for i := range framedBlock {
+		vals = append(vals, int64(i%2)*math.MaxUint32)
+	}
+	for i := range framedBlock {
+		vals = append(vals, int64(i%2)*(math.MaxUint32+1))
+	}
+	// 64 bits: both ends of int64 in one block.
+	for i := range framedBlock {
+		vals = append(vals, []int64{math.MinInt64, math.MaxInt64}[i%2])
+	}
+	// One outlier among run times: a block of 100 000 with one of 5 s.
+	for i := range framedBlock {
+		v := int64(100_000)
+		if i == 37 {
+			v = 5_000_000_000
+		}
+		vals = append(vals, v)
+	}
+	// Widths 3, 61, 5 one after the other: values straddle words.
+	for _, w := range []uint{3, 61, 5} {
+		for i := range framedBlock {
+			vals = append(vals, int64(uint64(i)*0x9e3779b97f4a7c15%(1<<w)))
+		}
+	}
+	vals = append(vals, 7, math.MinInt64, 9) // a short last block
+	c := framedOf(t, vals)
+	checkFramed(t, "edges", &c, vals)
+	// Appending past Finish starts a new column.
+	var b FramedBuilder
+	b.Append(1)
+	_ = b.Finish()
+	b.Append(2)
+	c = b.Finish()
+	checkFramed(t, "reused builder", &c, []int64{2})
+}
+
+// Alike values take their range's bits, not 4 bytes: a block of equal
+// run times its header alone, 17-bit weights about 2.2 bytes a value.
+func TestFramedBytes(t *testing.T) {
+	const n = 64 * 1024
+	same := make([]int64, n)
+	weights := make([]int64, n)
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range same {
+		same[i] = 40_000
+		weights[i] = rng.Int64N(1 << 17)
+	}
+	for _, tc := range []struct {
+		name string
+		vals []int64
+		max  float64 // bytes a value
+	}{{"equal", same, 0.3}, {"17 bits", weights, 2.4}} {
+		c := framedOf(t, tc.vals)
+		checkFramed(t, tc.name, &c, tc.vals)
+		if b := float64(c.Bytes()) / n; b > tc.max {
+			t.Errorf("%s: %.2f bytes a value, want at most %.2f", tc.name, b, tc.max)
+		}
+	}
+}
+
+// A cursor gives every value At gives, read in steps either way, in no
+// order, along many runs at once (more blocks than it keeps), and across
+// short last blocks.
+func TestFramedCursor(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{1, 63, 64, 65, 1000, 4097, 40_000} {
+		vals := make([]int64, n)
+		for i := range vals {
+			switch rng.IntN(4) {
+			case 0:
+				vals[i] = rng.Int64()
+			case 1:
+				vals[i] = -rng.Int64N(100)
+			default:
+				vals[i] = 40_000 + rng.Int64N(1<<17)
+			}
+		}
+		c := framedOf(t, vals)
+		r := c.Cursor()
+		check := func(i int) {
+			if got := r.At(i); got != vals[i] {
+				t.Fatalf("%d values: cursor at %d gives %d, want %d", n, i, got, vals[i])
+			}
+		}
+		for i := range n {
+			check(i)
+		}
+		for i := n - 1; i >= 0; i-- {
+			check(i)
+		}
+		for range 3 * n {
+			check(rng.IntN(n))
+		}
+		for i := 0; i < n; i += 1 + rng.IntN(130) {
+			check(i)
+		}
+		// 300 runs, each a step at a time, forward or back, interleaved.
+		at := make([]int, 300)
+		for k := range at {
+			at[k] = rng.IntN(n)
+		}
+		for range 20 * n {
+			k := rng.IntN(len(at))
+			at[k] = min(max(at[k]+[]int{-1, 1}[k%2], 0), n-1)
+			check(at[k])
+		}
+	}
+}
