@@ -584,8 +584,11 @@ func TestPureMPI(t *testing.T) {
 // wrapper's cost (a few µs per call, 16 calls per pattern at most) and,
 // on a loaded machine, by the time a rank was descheduled between the
 // two clock reads (pureCalls.slack, measured per run and added), and the
-// clock correction moves a rank by microseconds on one host: 1 % of the
-// wait or 0.3 ms, whichever is larger.
+// clock correction moves a rank by microseconds on one host, up to a
+// millisecond when the whole test suite loads both cores (the barrier's
+// wait 82.72 ms against the program's 81.68 once, the slack 0.19): 1.5 %
+// of the wait or 0.5 ms, whichever is larger. A wait put in the wrong
+// pattern or on the wrong rank is off by tens of milliseconds.
 //
 // POP efficiencies (talp-pop-hybrid-metrics, M = 1 thread, no OpenMP):
 // over the window from the first exit from MPI_Init to the last entry into
@@ -659,7 +662,7 @@ func TestPureMPIValues(t *testing.T) {
 			{"wait at N×N", got.WaitNxNNS, w.WaitNxNNS},
 			{"wait at barrier", got.WaitBarrierNS, w.WaitBarrierNS},
 		} {
-			if tol := max(300_000, c.want/100) + slack[0] + slack[1]; abs(c.got-c.want) > tol {
+			if tol := max(500_000, c.want*3/200) + slack[0] + slack[1]; abs(c.got-c.want) > tol {
 				t.Errorf("rank %d: %s %d ns, the program's timestamps give %d ns (tolerance %d)", rank, c.name, c.got, c.want, tol)
 			}
 		}
