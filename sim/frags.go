@@ -149,14 +149,7 @@ func (f *Frags) PlanWeights(p *narrow.FramedPlan) {
 		}
 		return
 	}
-	for b := 0; b*fragBlock < f.nw; b++ {
-		d, pos := f.weights.block(b), 0
-		for range min(fragBlock, f.nw-b*fragBlock) {
-			w, k := binary.Uvarint(d[pos:])
-			pos += k
-			p.Add(int64(w))
-		}
-	}
+	f.eachWeight(p.Add)
 }
 
 // DrainWeightsTo appends every node's weight, in node order, to b, and
@@ -167,14 +160,7 @@ func (f *Frags) DrainWeightsTo(b *narrow.FramedBuilder) {
 			b.Append(w)
 		}
 	} else {
-		for k := 0; k*fragBlock < f.nw; k++ {
-			d, pos := f.weights.block(k), 0
-			for range min(fragBlock, f.nw-k*fragBlock) {
-				w, m := binary.Uvarint(d[pos:])
-				pos += m
-				b.Append(int64(w))
-			}
-		}
+		f.eachWeight(b.Append)
 	}
 	f.Weight, f.weights, f.nw = nil, blockStream{}, 0
 }
