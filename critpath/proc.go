@@ -58,14 +58,26 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 	ran := false
 	g.distinct = s.DepEdgesDistinct()
 	g.kept = g.distinct
+	// A task's run time, -1 for one that never ran.
+	runTime := func(t int) int64 {
+		if s.Tasks[t].Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 {
+			return s.RunNS(sim.Task(t))
+		}
+		return -1
+	}
+	// The column's words counted first: grown by doubling as the blocks
+	// pack, they left up to its size again as garbage at the simulation's
+	// end, the peak of a task-heavy trace (1–2 MiB on BOTS health).
+	var plan narrow.FramedPlan
+	for t := range s.Tasks {
+		plan.Add(runTime(t))
+	}
 	var tw narrow.FramedBuilder
 	tw.Reserve(len(s.Tasks))
+	tw.ReserveWords(plan.Words())
 	for t := range s.Tasks {
-		tk := &s.Tasks[t]
-		w := int64(-1)
-		if tk.Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 {
-			w, ran = s.RunNS(sim.Task(t)), true
-		}
+		w := runTime(t)
+		ran = ran || w >= 0
 		if w < 0 && g.kept && s.DepEnd(sim.Task(t)) {
 			g.kept = false // a task the graph has no node for (didRun)
 		}
