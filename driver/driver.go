@@ -80,13 +80,11 @@ type Options struct {
 	// in memory even with HoldEvents (Notice says so on rank 0).
 	MemoryLimit int64
 	// MemoryFloor is what the process holds outside the Go runtime
-	// (procmem.Floor: its code and libraries), which the limits the
-	// errors advise add.
+	// (procmem.Floor: its code and libraries): the heap guard holds the
+	// process's resident set to the Go runtime's limit and it (the
+	// process's share of --memory-limit), and the limits the errors
+	// advise add it.
 	MemoryFloor int64
-	// ProcessMemoryLimit is the whole process's limit (its share of
-	// --memory-limit), which the heap guard holds its resident set to;
-	// 0: the Go runtime's limit and MemoryFloor.
-	ProcessMemoryLimit int64
 	// NodeProcesses is how many analysis processes share the node's
 	// --memory-limit (0: one): the limits the errors advise are the
 	// node's, a process's need times it.
@@ -193,7 +191,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	}
 	var times, decoded, heaps, lives, rss []int64
 	var hs *heapSampler
-	r.guard = newMemoryGuard(nil, opts.ProcessMemoryLimit, opts.MemoryFloor)
+	r.guard = newMemoryGuard(nil, opts.MemoryFloor)
 	r.guard.nodeProcs = int64(max(opts.NodeProcesses, 1))
 	if opts.Stats != nil || opts.MemoryLimit > 0 {
 		hs = startHeapSampler(uint64(r.guard.limit))
@@ -232,9 +230,9 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			peak, live := hs.phasePeak()
 			heaps = append(heaps, int64(peak))
 			lives = append(lives, int64(live))
-			rss = append(rss, procmem.Peak())
+			rssPeak := procmem.Peak()
+			rss = append(rss, rssPeak)
 			if opts.MemoryLimit > 0 {
-				rssPeak := procmem.Peak()
 				if rssPeak == 0 {
 					rssPeak = int64(live) // no /proc: as the sampler does
 				}

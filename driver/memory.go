@@ -162,9 +162,9 @@ type memoryGuard struct {
 	nodeProcs int64
 }
 
-func newMemoryGuard(hs *heapSampler, limit, floor int64) memoryGuard {
-	g := memoryGuard{hs: hs, limit: limit, floor: floor}
-	if l := processLimit(); limit <= 0 && l > 0 {
+func newMemoryGuard(hs *heapSampler, floor int64) memoryGuard {
+	g := memoryGuard{hs: hs, floor: floor}
+	if l := processLimit(); l > 0 {
 		g.limit = int64(l) + floor
 	}
 	return g

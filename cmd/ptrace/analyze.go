@@ -166,7 +166,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 			return &driver.AgreedError{Err: err}
 		}
 		opts := af.opts
-		opts.MemoryLimit, opts.MemoryFloor, opts.ProcessMemoryLimit = share, floor, limit
+		opts.MemoryLimit, opts.MemoryFloor = share, floor
 		opts.NodeProcesses = int(localProcesses())
 		opts.Workers = workers
 		opts.GC = gcPercents()
