@@ -45,27 +45,38 @@ func floorOf(smaps []byte, exe string, goRes int64) int64 {
 			isExe = isFile && exe != "" && string(bytes.Join(f[5:], []byte(" "))) == exe
 			continue
 		}
-		if len(f) < 2 {
+		n, ok := kbField(f)
+		if !ok {
 			continue
-		}
-		kb, err := strconv.ParseInt(string(f[1]), 10, 64)
-		if err != nil || kb < 0 || kb > maxKB {
-			continue // no mapping of this process is that large
 		}
 		switch string(f[0]) {
 		case "Size:":
 			if isExe {
-				files = min(files+kb<<10, maxBytes)
+				files = min(files+n, maxBytes)
 			}
 		case "Rss:":
 			if isFile && !isExe {
-				files = min(files+kb<<10, maxBytes)
+				files = min(files+n, maxBytes)
 			} else if !isFile {
-				anon = min(anon+kb<<10, maxBytes)
+				anon = min(anon+n, maxBytes)
 			}
 		}
 	}
 	return min(files+max(0, anon-goRes), maxBytes)
+}
+
+// kbField returns the bytes of a "Name: N kB" line's fields, ok false
+// when N is no size (none, negative, or past maxKB: no mapping of this
+// process is that large).
+func kbField(f [][]byte) (int64, bool) {
+	if len(f) < 2 {
+		return 0, false
+	}
+	kb, err := strconv.ParseInt(string(f[1]), 10, 64)
+	if err != nil || kb < 0 || kb > maxKB {
+		return 0, false
+	}
+	return kb << 10, true
 }
 
 // The sizes smaps may claim: a mapping of up to 2^52 bytes, sums up to
@@ -103,11 +114,8 @@ func Peak() int64 {
 	}
 	for line := range bytes.SplitSeq(b, []byte("\n")) {
 		if f := bytes.Fields(line); len(f) >= 2 && string(f[0]) == "VmHWM:" {
-			kb, err := strconv.ParseInt(string(f[1]), 10, 64)
-			if err != nil {
-				return 0
-			}
-			return kb << 10
+			n, _ := kbField(f)
+			return n
 		}
 	}
 	return 0
