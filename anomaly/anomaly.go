@@ -131,7 +131,7 @@ func (f Fitted) model() model {
 }
 
 // Fit fits each construct's model on sample (all its tasks, or a
-// deterministic sample of them — see Sample); counts gives every
+// deterministic sample of them — see InSample); counts gives every
 // construct's number of tasks in the whole run, which decides what is
 // tested and the Bonferroni factor.
 func Fit(sample []Task, counts map[string]int64, o Options) *Models {
@@ -342,26 +342,12 @@ func (ms *Models) Finish(found []report.Anomaly, counts map[string]int64) *repor
 	return out
 }
 
-// Sample returns a deterministic subset of tasks, about limit per construct:
-// the tasks whose hashed (rank, id) falls under a threshold. It depends only
-// on the tasks themselves, not on their order or on which analysis rank
-// holds them, so models fitted on samples do not depend on the partition.
-func Sample(tasks []Task, counts map[string]int64, limit int) []Task {
-	var out []Task
-	lastCons, c := "", int64(0)
-	for i, t := range tasks {
-		if i == 0 || t.Construct != lastCons {
-			lastCons, c = t.Construct, counts[t.Construct]
-		}
-		if InSample(t.Rank, t.ID, c, limit) {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// InSample reports whether Sample keeps task id of rank, of a construct
-// that has count tasks in the whole run.
+// InSample reports whether the sample the models are fitted on holds task
+// id of rank, of a construct that has count tasks in the whole run: about
+// limit tasks per construct, those whose hashed (rank, id) falls under a
+// threshold. It depends only on the task itself, not on the tasks' order
+// or on which analysis rank holds them, so models fitted on samples do
+// not depend on the partition.
 func InSample(rank int32, id int64, count int64, limit int) bool {
 	return count <= int64(limit) || hash(int(rank), id)%uint64(count) < uint64(limit)
 }

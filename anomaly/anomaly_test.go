@@ -350,7 +350,8 @@ func TestScreenClearsNoAnomaly(t *testing.T) {
 	}
 }
 
-// InSample is Sample's choice, task by task.
+// InSample keeps every task of a construct of at most limit tasks and
+// about limit of a larger one, the same whatever the order it is asked in.
 func TestInSample(t *testing.T) {
 	var tasks []Task
 	for i := range 5000 {
@@ -361,18 +362,19 @@ func TestInSample(t *testing.T) {
 		tasks = append(tasks, Task{Rank: int32(i % 7), ID: int64(i * 31), Construct: c})
 	}
 	counts := map[string]int64{"c0": 4960, "c1": 40}
-	kept := Sample(tasks, counts, 100)
-	k := 0
+	kept := map[string]int{}
 	for _, tk := range tasks {
-		in := InSample(tk.Rank, tk.ID, counts[tk.Construct], 100)
-		if in != (k < len(kept) && kept[k] == tk) {
-			t.Fatalf("task %+v: InSample %v, Sample disagrees", tk, in)
-		}
-		if in {
-			k++
+		if InSample(tk.Rank, tk.ID, counts[tk.Construct], 100) {
+			kept[tk.Construct]++
 		}
 	}
-	if k != len(kept) || k < 40+50 || k > 40+200 {
-		t.Errorf("%d tasks sampled (Sample %d): all 40 of c1 and about 100 of c0", k, len(kept))
+	for k := len(tasks) - 1; k >= 0; k-- {
+		tk := tasks[k]
+		if InSample(tk.Rank, tk.ID, counts[tk.Construct], 100) {
+			kept[tk.Construct+" again"]++
+		}
+	}
+	if kept["c1"] != 40 || kept["c0"] < 50 || kept["c0"] > 200 || kept["c0 again"] != kept["c0"] || kept["c1 again"] != 40 {
+		t.Errorf("sampled %v: all 40 of c1 and about 100 of c0, the same asked backwards", kept)
 	}
 }

@@ -33,7 +33,7 @@ func (r *run) anomalies() error {
 	if err != nil {
 		return err
 	}
-	// Records are made a chunk at a time (eachRecords): Sample and Test
+	// Records are made a chunk at a time (eachRecords): the sample and Test
 	// look at one task at a time, and the lists they return are merged by
 	// rank 0.
 	var buf, mine []anomaly.Task
