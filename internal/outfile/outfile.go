@@ -24,7 +24,8 @@ import (
 // created with mode 0666 less the umask, as os.Create would create path; a
 // file being replaced keeps its permission bits.
 func Write(path string, fn func(io.Writer) error) (err error) {
-	if st, serr := os.Stat(path); serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
+	st, serr := os.Stat(path) // through a link: what the write replaces
+	if serr == nil && !st.Mode().IsRegular() && !st.IsDir() {
 		// Renaming a file over a device or a pipe would replace it (run
 		// as root, --json /dev/null replaced the system's /dev/null with
 		// the report), and whatever reads the pipe would get nothing.
@@ -57,7 +58,7 @@ func Write(path string, fn func(io.Writer) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	if st, serr := os.Stat(path); serr == nil && st.Mode().IsRegular() {
+	if serr == nil && st.Mode().IsRegular() {
 		if err = f.Chmod(st.Mode().Perm()); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
