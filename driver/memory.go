@@ -187,7 +187,7 @@ func (g memoryGuard) exceeded(phase string) error {
 		return nil
 	}
 	if rss := g.hs.over.Load(); rss > 0 {
-		return &outgrownError{phase: phase, rss: int64(rss), limit: g.limit, floor: g.floor, advice: g.advice, nodeProcs: g.nodeProcs, stopped: true}
+		return g.outgrown(phase, int64(rss), g.advice, true)
 	}
 	return nil
 }
@@ -203,7 +203,13 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64) error {
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: &outgrownError{phase: phase, rss: worst[0], limit: g.limit, floor: g.floor, advice: worst[1], nodeProcs: g.nodeProcs}}
+	return &AgreedError{Err: g.outgrown(phase, worst[0], worst[1], false)}
+}
+
+// outgrown is the error of this guard's process reaching rss in phase,
+// advising at least advice for a process.
+func (g memoryGuard) outgrown(phase string, rss, advice int64, stopped bool) *outgrownError {
+	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, advice: advice, nodeProcs: g.nodeProcs, stopped: stopped}
 }
 
 // outgrownError is a resident set above the memory limit in a phase, seen
