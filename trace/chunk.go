@@ -46,14 +46,16 @@ const kindSlots = 64
 // decodeRun reads per event beside them (one pointer for all of it): the
 // two registers of each kind side by side, each in 64 bytes so that they
 // differ in one bit of their byte offset; per kind the byte offset of the
-// one its next event uses, flipped by flip (64 with alt = 1, 0 with alt
-// = 0), so an event finds its register with one load and turns it with
-// one xor; and per kind byte its fastArgs entry.
+// one its next event does not use, turned by flip (64 with alt = 1, 0
+// with alt = 0) and stored before it is used, so an event finds and turns
+// its register with a load, an xor and a store (the offset of the one it
+// used took a copy more: both values were live); and per kind byte its
+// fastArgs entry.
 type decRegisters struct {
 	fast [256]uint32 // fastArgs of the chunk's version (first, and unsigned: one instruction to index)
 	args [2 * kindSlots]decRegister
-	off  [kindSlots]uint16
-	flip uint16 // regSize·altOf the chunk's version
+	off  [kindSlots]uint32 // the register the kind's next event does not use
+	flip uint32            // regSize·altOf the chunk's version
 	addr uint64
 }
 
@@ -72,13 +74,17 @@ const regSize = 64
 // the alternation and the fast kinds of the columns' version.
 func (r *decRegisters) reset(cols *chunkColumns) {
 	clear(r.args[:])
-	r.off, r.flip, r.addr = firstOffsets, uint16(cols.alt)*regSize, 0
+	r.off, r.flip, r.addr = firstOffsets[cols.alt&1], uint32(cols.alt)*regSize, 0
 	r.fast = *cols.fast
 }
 
-var firstOffsets = func() (s [kindSlots]uint16) {
-	for k := range s {
-		s[k] = uint16(2 * k * regSize)
+// firstOffsets are decRegisters.off at a chunk's start, per alternation:
+// the register a kind's first event does not use (with alt = 0, the
+// first, which every event uses).
+var firstOffsets = func() (s [2][kindSlots]uint32) {
+	for k := range kindSlots {
+		s[0][k] = uint32(2 * k * regSize)
+		s[1][k] = uint32((2*k + 1) * regSize)
 	}
 	return
 }()
@@ -86,8 +92,8 @@ var firstOffsets = func() (s [kindSlots]uint16) {
 // next returns the register of kind k's next event and moves the kind's
 // turn (alt 1: to its other register; 0: it keeps the first).
 func (r *decRegisters) next(k Kind) *[MaxArgs]int64 {
+	r.off[k&(kindSlots-1)] ^= r.flip
 	o := r.off[k&(kindSlots-1)]
-	r.off[k&(kindSlots-1)] = o ^ r.flip
 	return &r.args[(o/regSize)&(2*kindSlots-1)].v
 }
 
@@ -514,8 +520,8 @@ loop:
 			// over the list's loop, they made it spill its own.
 			n0, nd = d.ndeps, uintptr(a[1])
 			d.ndeps = n0 + int(nd)
+			reg.off[TaskDeps] ^= regSize
 			o := reg.off[TaskDeps]
-			reg.off[TaskDeps] = o ^ regSize
 			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
 			v := r[0] + zz(a[0])
 			r[0] = v
@@ -526,9 +532,9 @@ loop:
 			e.Kind = Kind(k)
 			// reg.off[k] without the mask that bounds k: a kind with a
 			// fast entry is below NumKinds ≤ kindSlots.
-			op := (*uint16)(unsafe.Add(unsafe.Pointer(&reg.off), 2*uintptr(k)))
+			op := (*uint32)(unsafe.Add(unsafe.Pointer(&reg.off), 4*uintptr(k)))
+			*op ^= regSize
 			o := *op
-			*op = o ^ regSize
 			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
 			a := (*[MaxArgs]uint64)(ap)
 			// Update the registers and store the event from registers:
