@@ -259,9 +259,12 @@ type chunkDecoder struct {
 	i     int   // next event to decode; a multiple of 4 until the end
 	t     int64 // time of event i−1 (t0 before the first)
 	dtPos int   // data position of event i's dt value
-	// av holds the decoded args values abase, abase+1, …; q indexes the
-	// next unread one, aPos is the data position of the value after av's
-	// last. ablock is how many values a refill decodes at least.
+	// av holds the decoded args values abase, abase+1, …, zig-zag
+	// decoded (svbDecodeZZ: the dependence counts and types, which are
+	// not zig-zag coded, are coded back with unzz where they are read);
+	// q indexes the next unread one, aPos is the data position of the
+	// value after av's last. ablock is how many values a refill decodes
+	// at least.
 	av     []uint64
 	q      int
 	abase  int
@@ -390,7 +393,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		e.Kind = k
 		e.Args = [MaxArgs]int64{}
 		for j, a := range av[q : q+na] {
-			r[j] += zz(a)
+			r[j] += int64(a)
 			e.Args[j] = r[j]
 		}
 		if k == MPIEnter && na == 1 { // versions 1 to 3: the call site is unknown
@@ -403,7 +406,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 					return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: "the stream ends before the dependence count"}
 				}
 			}
-			nd := av[q]
+			nd := unzz(av[q])
 			q++
 			if nd > maxListLen || nd > uint64(d.m-d.abase-q)/2 {
 				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q - 1, msg: fmt.Sprintf("dependence count %d exceeds the stream or the limit %d", nd, maxListLen)}
@@ -414,11 +417,11 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 			e.Args[1] = int64(nd)
 			e.Args[2] = int64(len(deps))
 			for j := 0; j < int(nd); j++ {
-				ty := av[q+1]
+				ty := unzz(av[q+1])
 				if ty > 0xff {
 					return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q + 1, msg: fmt.Sprintf("dependence %d has type %d", j, ty)}
 				}
-				reg.addr += uint64(zz(av[q]))
+				reg.addr += av[q]
 				deps = append(deps, Dep{Addr: reg.addr, Type: uint8(ty)})
 				q += 2
 			}
@@ -439,9 +442,10 @@ const argsPad = MaxArgs
 
 // decodeRun decodes the kinds and arguments of the events of out (their
 // times set) from their kinds (len(kinds) >= len(out)) and the args values
-// av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
-// d.deps[:d.ndeps], for as long as each event's kind has a fast entry
-// (its argument count, reg.fast) and its arguments are in av[:m], or is
+// av[:m] (zig-zag decoded, chunkDecoder.av) from q (len(av) >=
+// m+argsPad), appending dependence lists to d.deps[:d.ndeps], for as long
+// as each event's kind has a fast entry (its argument count, reg.fast)
+// and its arguments are in av[:m], or is
 // a task_dependences whose task, count and list are in av[:m], whose
 // count is within the limit and the spare room of d.deps and whose types
 // are good. It returns the events of out left undecoded and where the
@@ -492,7 +496,7 @@ loop:
 			// A task creation's dependences: written into the spare
 			// room of d.deps and kept once every type is good.
 			a := (*[2]uint64)(ap)
-			nd, n0 := uintptr(a[1]), d.ndeps
+			nd, n0 := uintptr(unzz(a[1])), d.ndeps
 			if nd > maxListLen || uintptr(ap)+16+16*nd > alim || uintptr(cap(d.deps)-n0) < nd {
 				break
 			}
@@ -507,23 +511,23 @@ loop:
 			}
 			for j := uintptr(0); j < 16*nd; j += 16 {
 				pair := (*[2]uint64)(unsafe.Add(ap, 16+j))
-				ty := pair[1]
+				ty := unzz(pair[1])
 				if ty > 0xff {
 					break loop
 				}
-				addr += uint64(zz(pair[0]))
+				addr += pair[0]
 				l := (*Dep)(unsafe.Add(lp, j))
 				l.Addr, l.Type = addr, uint8(ty)
 			}
 			reg.addr = addr
 			// n0 and nd again from memory: kept in machine registers
 			// over the list's loop, they made it spill its own.
-			n0, nd = d.ndeps, uintptr(a[1])
+			n0, nd = d.ndeps, uintptr(unzz(a[1]))
 			d.ndeps = n0 + int(nd)
 			reg.off[TaskDeps] ^= regSize
 			o := reg.off[TaskDeps]
 			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
-			v := r[0] + zz(a[0])
+			v := r[0] + int64(a[0])
 			r[0] = v
 			e.Kind = TaskDeps
 			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = v, int64(nd), int64(n0), 0, 0
@@ -545,27 +549,27 @@ loop:
 			// traces (task_schedule and task_attr, task_dependence,
 			// task_create): a switch tests them by halves.
 			if na == 3 {
-				a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
+				a0, a1, a2 := r[0]+int64(a[0]), r[1]+int64(a[1]), r[2]+int64(a[2])
 				r[0], r[1], r[2] = a0, a1, a2
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
 				ap = unsafe.Add(ap, 24)
 			} else if na == 2 {
-				a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
+				a0, a1 := r[0]+int64(a[0]), r[1]+int64(a[1])
 				r[0], r[1] = a0, a1
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
 				ap = unsafe.Add(ap, 16)
 			} else if na == 4 {
-				a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
+				a0, a1, a2, a3 := r[0]+int64(a[0]), r[1]+int64(a[1]), r[2]+int64(a[2]), r[3]+int64(a[3])
 				r[0], r[1], r[2], r[3] = a0, a1, a2, a3
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
 				ap = unsafe.Add(ap, 32)
 			} else if na == 1 {
-				a0 := r[0] + zz(a[0])
+				a0 := r[0] + int64(a[0])
 				r[0] = a0
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
 				ap = unsafe.Add(ap, 8)
 			} else if na == 5 {
-				a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
+				a0, a1, a2, a3, a4 := r[0]+int64(a[0]), r[1]+int64(a[1]), r[2]+int64(a[2]), r[3]+int64(a[3]), r[4]+int64(a[4])
 				r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
 				ap = unsafe.Add(ap, 40)
@@ -583,8 +587,8 @@ loop:
 }
 
 // refill moves the unread args values (from q) to the front of av and
-// decodes at least need values after them, ablock at least, as far as the
-// stream goes. It returns av and the new index of the value that was at q.
+// decodes at least need values after them (zig-zag decoded), ablock at
+// least, as far as the stream goes. It returns av and the new index of the value that was at q.
 func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 	rest := copy(d.av, d.av[q:])
 	av := d.av[:rest]
@@ -599,7 +603,7 @@ func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 			av = grown
 		}
 		av = av[:rest+k]
-		if dn := svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k); dn >= 0 {
+		if dn := svbDecodeZZ(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k); dn >= 0 {
 			d.aPos += dn
 		} else {
 			d.short = true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -102,6 +103,26 @@ func TestSvbDecode(t *testing.T) {
 				for i, v := range out {
 					if v != vals[from+i] {
 						t.Fatalf("n=%d mix=%v from %d: value %d is %d, want %d", n, mix, from, from+i, v, vals[from+i])
+					}
+				}
+				// Zig-zag decoded (svbDecodeZZ, the chunk decoder's), and
+				// the groups by this machine's loop and by the one without
+				// vector instructions.
+				zout := make([]uint64, n-from)
+				got = svbDecodeZZ(ctrl[from/4:], data[pos:], zout, n-from)
+				if want := len(data) - svbPad - pos; got != want {
+					t.Fatalf("n=%d mix=%v from %d: zig-zag decode took %d data bytes, want %d", n, mix, from, got, want)
+				}
+				for i, v := range zout {
+					if int64(v) != zz(vals[from+i]) || unzz(v) != vals[from+i] {
+						t.Fatalf("n=%d mix=%v from %d: zig-zag value %d is %d, want %d", n, mix, from, from+i, int64(v), zz(vals[from+i]))
+					}
+				}
+				gout := make([]uint64, n-from)
+				if p, i := svbGroupsZZGo(ctrl[from/4:], data[pos:], gout); p != 0 || i != 0 {
+					p1, i1 := svbGroupsZZ(ctrl[from/4:], data[pos:], zout)
+					if p != p1 || i != i1 || !slices.Equal(gout[:i], zout[:i]) {
+						t.Fatalf("n=%d mix=%v from %d: the group loops differ: %d values, %d bytes against %d, %d", n, mix, from, i, p, i1, p1)
 					}
 				}
 				// The same values as time deltas from 1000.
