@@ -478,12 +478,14 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q in
 	}
 	reg := &d.reg
 	// e and kp point at the next event and its kind, moved on only when
-	// there is a next (never past the slices); left counts the events
-	// from e on. ap points at the next event's first argument; alim is
+	// there is a next (never past the slices): klast is the address of
+	// the last kind, for comparisons only (one instruction an event fewer
+	// than a count). ap points at the next event's first argument; alim is
 	// the address of av[m], for comparisons only. The caller works out
 	// the events and values done: fewer values live in the loop than with
 	// indexes, so that they fit the machine's registers.
 	e, kp := &out[0], unsafe.Pointer(&kinds[0])
+	klast := uintptr(kp) + uintptr(left) - 1
 	alim := uintptr(avp) + 8*uintptr(m)
 loop:
 	for {
@@ -511,7 +513,8 @@ loop:
 			}
 			for j := uintptr(0); j < 16*nd; j += 16 {
 				pair := (*[2]uint64)(unsafe.Add(ap, 16+j))
-				ty := unzz(pair[1])
+				// unzz written out: its inlining left a no-op an entry.
+				ty := pair[1]<<1 ^ uint64(int64(pair[1])>>63)
 				if ty > 0xff {
 					break loop
 				}
@@ -577,13 +580,13 @@ loop:
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
 			}
 		}
-		if left--; left == 0 {
+		if uintptr(kp) == klast {
 			return 0, ap
 		}
 		e = (*Event)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Event{})))
 		kp = unsafe.Add(kp, 1)
 	}
-	return left, ap
+	return int(klast-uintptr(kp)) + 1, ap
 }
 
 // refill moves the unread args values (from q) to the front of av and
