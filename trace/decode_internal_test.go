@@ -178,3 +178,21 @@ func TestDecodeStreamLengths(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSvbGroupsZZ compares this machine's group loop of svbDecodeZZ (the
+// vector one on amd64 with AVX2) with the Go one on arbitrary control and
+// data bytes and output lengths: the same values, data bytes and groups
+// (both bound their reads by the window whatever the control bytes say).
+func FuzzSvbGroupsZZ(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 0xff, 0x55, 0xaa, 0xe4}, bytes.Repeat([]byte{0x81, 7, 0, 0xfe}, 40), uint8(0))
+	f.Add(bytes.Repeat([]byte{0xff}, 40), bytes.Repeat([]byte{0xff}, 300), uint8(3))
+	f.Fuzz(func(t *testing.T, ctrl, data []byte, short uint8) {
+		n := max(4*len(ctrl)-int(short), 0)
+		a, b := make([]uint64, n), make([]uint64, n)
+		pa, ia := svbGroupsZZ(ctrl, data, a)
+		pb, ib := svbGroupsZZGo(ctrl, data, b)
+		if pa != pb || ia != ib || !slices.Equal(a, b) {
+			t.Fatalf("%d values, %d data bytes against the Go loop's %d, %d", ia, pa, ib, pb)
+		}
+	})
+}
