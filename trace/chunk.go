@@ -445,10 +445,9 @@ const argsPad = MaxArgs
 // av[:m] (zig-zag decoded, chunkDecoder.av) from q (len(av) >=
 // m+argsPad), appending dependence lists to d.deps[:d.ndeps], for as long
 // as each event's kind has a fast entry (its argument count, reg.fast)
-// and its arguments are in av[:m], or is
-// a task_dependences whose task, count and list are in av[:m], whose
-// count is within the limit and the spare room of d.deps and whose types
-// are good. It returns the events of out left undecoded and where the
+// and its arguments are in av[:m], or is a task_dependences whose task,
+// count and list are in av[:m], whose count is within the limit and the
+// spare room of d.deps and whose types are good. It returns the events of out left undecoded and where the
 // next event's arguments start in av. Anything else is left to next's
 // general path, which names what is wrong at the same event and position
 // as ever. Kept apart from next, whose error paths would otherwise take
@@ -458,8 +457,9 @@ const argsPad = MaxArgs
 // regSize; next calls it for those).
 //
 // Every access goes through an unsafe pointer its guard bounds: the
-// event and kind at e and kp while left > 0 (left starts at
-// min(len(out), len(kinds)), and they move on only while some are left);
+// event and kind at e and kp up to the last kind, klast (the events from
+// e on start at min(len(out), len(kinds)), and they move on only while
+// kp is below klast);
 // an event's arguments, the MaxArgs values at ap, with ap+8·na ≤ &av[m]
 // checked, within av[:m+argsPad]; a task_dependences's task, count and
 // pairs, the 2+2·nd values at ap, with their end checked the same way;
