@@ -46,14 +46,16 @@ const kindSlots = 64
 // decodeRun reads per event beside them (one pointer for all of it): the
 // two registers of each kind side by side, each in 64 bytes so that they
 // differ in one bit of their byte offset; per kind the byte offset of the
-// one its next event uses, flipped by flip (64 with alt = 1, 0 with alt
-// = 0), so an event finds its register with one load and turns it with
-// one xor; and per kind byte its fastArgs entry.
+// one its next event does not use, turned by flip (64 with alt = 1, 0
+// with alt = 0) and stored before it is used, so an event finds and turns
+// its register with a load, an xor and a store (the offset of the one it
+// used took a copy more: both values were live); and per kind byte its
+// fastArgs entry.
 type decRegisters struct {
 	fast [256]uint32 // fastArgs of the chunk's version (first, and unsigned: one instruction to index)
 	args [2 * kindSlots]decRegister
-	off  [kindSlots]uint16
-	flip uint16 // regSize·altOf the chunk's version
+	off  [kindSlots]uint32 // the register the kind's next event does not use
+	flip uint32            // regSize·altOf the chunk's version
 	addr uint64
 }
 
@@ -72,13 +74,17 @@ const regSize = 64
 // the alternation and the fast kinds of the columns' version.
 func (r *decRegisters) reset(cols *chunkColumns) {
 	clear(r.args[:])
-	r.off, r.flip, r.addr = firstOffsets, uint16(cols.alt)*regSize, 0
+	r.off, r.flip, r.addr = firstOffsets[cols.alt&1], uint32(cols.alt)*regSize, 0
 	r.fast = *cols.fast
 }
 
-var firstOffsets = func() (s [kindSlots]uint16) {
-	for k := range s {
-		s[k] = uint16(2 * k * regSize)
+// firstOffsets are decRegisters.off at a chunk's start, per alternation:
+// the register a kind's first event does not use (with alt = 0, the
+// first, which every event uses).
+var firstOffsets = func() (s [2][kindSlots]uint32) {
+	for k := range kindSlots {
+		s[0][k] = uint32(2 * k * regSize)
+		s[1][k] = uint32((2*k + 1) * regSize)
 	}
 	return
 }()
@@ -86,8 +92,8 @@ var firstOffsets = func() (s [kindSlots]uint16) {
 // next returns the register of kind k's next event and moves the kind's
 // turn (alt 1: to its other register; 0: it keeps the first).
 func (r *decRegisters) next(k Kind) *[MaxArgs]int64 {
+	r.off[k&(kindSlots-1)] ^= r.flip
 	o := r.off[k&(kindSlots-1)]
-	r.off[k&(kindSlots-1)] = o ^ r.flip
 	return &r.args[(o/regSize)&(2*kindSlots-1)].v
 }
 
@@ -253,9 +259,12 @@ type chunkDecoder struct {
 	i     int   // next event to decode; a multiple of 4 until the end
 	t     int64 // time of event i−1 (t0 before the first)
 	dtPos int   // data position of event i's dt value
-	// av holds the decoded args values abase, abase+1, …; q indexes the
-	// next unread one, aPos is the data position of the value after av's
-	// last. ablock is how many values a refill decodes at least.
+	// av holds the decoded args values abase, abase+1, …, zig-zag
+	// decoded (svbDecodeZZ: the dependence counts and types, which are
+	// not zig-zag coded, are coded back with unzz where they are read);
+	// q indexes the next unread one, aPos is the data position of the
+	// value after av's last. ablock is how many values a refill decodes
+	// at least.
 	av     []uint64
 	q      int
 	abase  int
@@ -384,7 +393,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 		e.Kind = k
 		e.Args = [MaxArgs]int64{}
 		for j, a := range av[q : q+na] {
-			r[j] += zz(a)
+			r[j] += int64(a)
 			e.Args[j] = r[j]
 		}
 		if k == MPIEnter && na == 1 { // versions 1 to 3: the call site is unknown
@@ -397,7 +406,7 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 					return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q, msg: "the stream ends before the dependence count"}
 				}
 			}
-			nd := av[q]
+			nd := unzz(av[q])
 			q++
 			if nd > maxListLen || nd > uint64(d.m-d.abase-q)/2 {
 				return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q - 1, msg: fmt.Sprintf("dependence count %d exceeds the stream or the limit %d", nd, maxListLen)}
@@ -408,11 +417,11 @@ func (d *chunkDecoder) next(evs []Event, deps []Dep, w int) ([]Event, []Dep, err
 			e.Args[1] = int64(nd)
 			e.Args[2] = int64(len(deps))
 			for j := 0; j < int(nd); j++ {
-				ty := av[q+1]
+				ty := unzz(av[q+1])
 				if ty > 0xff {
 					return evs[:l], deps[:ndeps], &columnError{event: i0 + x, column: "args", pos: d.abase + q + 1, msg: fmt.Sprintf("dependence %d has type %d", j, ty)}
 				}
-				reg.addr += uint64(zz(av[q]))
+				reg.addr += av[q]
 				deps = append(deps, Dep{Addr: reg.addr, Type: uint8(ty)})
 				q += 2
 			}
@@ -433,12 +442,12 @@ const argsPad = MaxArgs
 
 // decodeRun decodes the kinds and arguments of the events of out (their
 // times set) from their kinds (len(kinds) >= len(out)) and the args values
-// av[:m] from q (len(av) >= m+argsPad), appending dependence lists to
-// d.deps[:d.ndeps], for as long as each event's kind has a fast entry
-// (its argument count, reg.fast) and its arguments are in av[:m], or is
-// a task_dependences whose task, count and list are in av[:m], whose
-// count is within the limit and the spare room of d.deps and whose types
-// are good. It returns the events of out left undecoded and where the
+// av[:m] (zig-zag decoded, chunkDecoder.av) from q (len(av) >=
+// m+argsPad), appending dependence lists to d.deps[:d.ndeps], for as long
+// as each event's kind has a fast entry (its argument count, reg.fast)
+// and its arguments are in av[:m], or is a task_dependences whose task,
+// count and list are in av[:m], whose count is within the limit and the
+// spare room of d.deps and whose types are good. It returns the events of out left undecoded and where the
 // next event's arguments start in av. Anything else is left to next's
 // general path, which names what is wrong at the same event and position
 // as ever. Kept apart from next, whose error paths would otherwise take
@@ -448,8 +457,9 @@ const argsPad = MaxArgs
 // regSize; next calls it for those).
 //
 // Every access goes through an unsafe pointer its guard bounds: the
-// event and kind at e and kp while left > 0 (left starts at
-// min(len(out), len(kinds)), and they move on only while some are left);
+// event and kind at e and kp up to the last kind, klast (the events from
+// e on start at min(len(out), len(kinds)), and they move on only while
+// kp is below klast);
 // an event's arguments, the MaxArgs values at ap, with ap+8·na ≤ &av[m]
 // checked, within av[:m+argsPad]; a task_dependences's task, count and
 // pairs, the 2+2·nd values at ap, with their end checked the same way;
@@ -468,12 +478,14 @@ func (d *chunkDecoder) decodeRun(out []Event, kinds []byte, av []uint64, m, q in
 	}
 	reg := &d.reg
 	// e and kp point at the next event and its kind, moved on only when
-	// there is a next (never past the slices); left counts the events
-	// from e on. ap points at the next event's first argument; alim is
+	// there is a next (never past the slices): klast is the address of
+	// the last kind, for comparisons only (one instruction an event fewer
+	// than a count). ap points at the next event's first argument; alim is
 	// the address of av[m], for comparisons only. The caller works out
 	// the events and values done: fewer values live in the loop than with
 	// indexes, so that they fit the machine's registers.
 	e, kp := &out[0], unsafe.Pointer(&kinds[0])
+	klast := uintptr(kp) + uintptr(left) - 1
 	alim := uintptr(avp) + 8*uintptr(m)
 loop:
 	for {
@@ -486,7 +498,7 @@ loop:
 			// A task creation's dependences: written into the spare
 			// room of d.deps and kept once every type is good.
 			a := (*[2]uint64)(ap)
-			nd, n0 := uintptr(a[1]), d.ndeps
+			nd, n0 := uintptr(unzz(a[1])), d.ndeps
 			if nd > maxListLen || uintptr(ap)+16+16*nd > alim || uintptr(cap(d.deps)-n0) < nd {
 				break
 			}
@@ -501,23 +513,24 @@ loop:
 			}
 			for j := uintptr(0); j < 16*nd; j += 16 {
 				pair := (*[2]uint64)(unsafe.Add(ap, 16+j))
-				ty := pair[1]
+				// unzz written out: its inlining left a no-op an entry.
+				ty := pair[1]<<1 ^ uint64(int64(pair[1])>>63)
 				if ty > 0xff {
 					break loop
 				}
-				addr += uint64(zz(pair[0]))
+				addr += pair[0]
 				l := (*Dep)(unsafe.Add(lp, j))
 				l.Addr, l.Type = addr, uint8(ty)
 			}
 			reg.addr = addr
 			// n0 and nd again from memory: kept in machine registers
 			// over the list's loop, they made it spill its own.
-			n0, nd = d.ndeps, uintptr(a[1])
+			n0, nd = d.ndeps, uintptr(unzz(a[1]))
 			d.ndeps = n0 + int(nd)
+			reg.off[TaskDeps] ^= regSize
 			o := reg.off[TaskDeps]
-			reg.off[TaskDeps] = o ^ regSize
 			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
-			v := r[0] + zz(a[0])
+			v := r[0] + int64(a[0])
 			r[0] = v
 			e.Kind = TaskDeps
 			e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = v, int64(nd), int64(n0), 0, 0
@@ -526,9 +539,9 @@ loop:
 			e.Kind = Kind(k)
 			// reg.off[k] without the mask that bounds k: a kind with a
 			// fast entry is below NumKinds ≤ kindSlots.
-			op := (*uint16)(unsafe.Add(unsafe.Pointer(&reg.off), 2*uintptr(k)))
+			op := (*uint32)(unsafe.Add(unsafe.Pointer(&reg.off), 4*uintptr(k)))
+			*op ^= regSize
 			o := *op
-			*op = o ^ regSize
 			r := (*[MaxArgs]int64)(unsafe.Add(unsafe.Pointer(&reg.args), o))
 			a := (*[MaxArgs]uint64)(ap)
 			// Update the registers and store the event from registers:
@@ -539,27 +552,27 @@ loop:
 			// traces (task_schedule and task_attr, task_dependence,
 			// task_create): a switch tests them by halves.
 			if na == 3 {
-				a0, a1, a2 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2])
+				a0, a1, a2 := r[0]+int64(a[0]), r[1]+int64(a[1]), r[2]+int64(a[2])
 				r[0], r[1], r[2] = a0, a1, a2
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, 0, 0
 				ap = unsafe.Add(ap, 24)
 			} else if na == 2 {
-				a0, a1 := r[0]+zz(a[0]), r[1]+zz(a[1])
+				a0, a1 := r[0]+int64(a[0]), r[1]+int64(a[1])
 				r[0], r[1] = a0, a1
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, 0, 0, 0
 				ap = unsafe.Add(ap, 16)
 			} else if na == 4 {
-				a0, a1, a2, a3 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3])
+				a0, a1, a2, a3 := r[0]+int64(a[0]), r[1]+int64(a[1]), r[2]+int64(a[2]), r[3]+int64(a[3])
 				r[0], r[1], r[2], r[3] = a0, a1, a2, a3
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, 0
 				ap = unsafe.Add(ap, 32)
 			} else if na == 1 {
-				a0 := r[0] + zz(a[0])
+				a0 := r[0] + int64(a[0])
 				r[0] = a0
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, 0, 0, 0, 0
 				ap = unsafe.Add(ap, 8)
 			} else if na == 5 {
-				a0, a1, a2, a3, a4 := r[0]+zz(a[0]), r[1]+zz(a[1]), r[2]+zz(a[2]), r[3]+zz(a[3]), r[4]+zz(a[4])
+				a0, a1, a2, a3, a4 := r[0]+int64(a[0]), r[1]+int64(a[1]), r[2]+int64(a[2]), r[3]+int64(a[3]), r[4]+int64(a[4])
 				r[0], r[1], r[2], r[3], r[4] = a0, a1, a2, a3, a4
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = a0, a1, a2, a3, a4
 				ap = unsafe.Add(ap, 40)
@@ -567,18 +580,18 @@ loop:
 				e.Args[0], e.Args[1], e.Args[2], e.Args[3], e.Args[4] = 0, 0, 0, 0, 0
 			}
 		}
-		if left--; left == 0 {
+		if uintptr(kp) == klast {
 			return 0, ap
 		}
 		e = (*Event)(unsafe.Add(unsafe.Pointer(e), unsafe.Sizeof(Event{})))
 		kp = unsafe.Add(kp, 1)
 	}
-	return left, ap
+	return int(klast-uintptr(kp)) + 1, ap
 }
 
 // refill moves the unread args values (from q) to the front of av and
-// decodes at least need values after them, ablock at least, as far as the
-// stream goes. It returns av and the new index of the value that was at q.
+// decodes at least need values after them (zig-zag decoded), ablock at
+// least, as far as the stream goes. It returns av and the new index of the value that was at q.
 func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 	rest := copy(d.av, d.av[q:])
 	av := d.av[:rest]
@@ -593,7 +606,7 @@ func (d *chunkDecoder) refill(q, need int) ([]uint64, int) {
 			av = grown
 		}
 		av = av[:rest+k]
-		if dn := svbDecode(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k); dn >= 0 {
+		if dn := svbDecodeZZ(d.cols.argsCtrl[end/4:], d.cols.argsData[d.aPos:], av[rest:], k); dn >= 0 {
 			d.aPos += dn
 		} else {
 			d.short = true

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -104,6 +105,26 @@ func TestSvbDecode(t *testing.T) {
 						t.Fatalf("n=%d mix=%v from %d: value %d is %d, want %d", n, mix, from, from+i, v, vals[from+i])
 					}
 				}
+				// Zig-zag decoded (svbDecodeZZ, the chunk decoder's), and
+				// the groups by this machine's loop and by the one without
+				// vector instructions.
+				zout := make([]uint64, n-from)
+				got = svbDecodeZZ(ctrl[from/4:], data[pos:], zout, n-from)
+				if want := len(data) - svbPad - pos; got != want {
+					t.Fatalf("n=%d mix=%v from %d: zig-zag decode took %d data bytes, want %d", n, mix, from, got, want)
+				}
+				for i, v := range zout {
+					if int64(v) != zz(vals[from+i]) || unzz(v) != vals[from+i] {
+						t.Fatalf("n=%d mix=%v from %d: zig-zag value %d is %d, want %d", n, mix, from, from+i, int64(v), zz(vals[from+i]))
+					}
+				}
+				gout := make([]uint64, n-from)
+				if p, i := svbGroupsZZGo(ctrl[from/4:], data[pos:], gout); p != 0 || i != 0 {
+					p1, i1 := svbGroupsZZ(ctrl[from/4:], data[pos:], zout)
+					if p != p1 || i != i1 || !slices.Equal(gout[:i], zout[:i]) {
+						t.Fatalf("n=%d mix=%v from %d: the group loops differ: %d values, %d bytes against %d, %d", n, mix, from, i, p, i1, p1)
+					}
+				}
 				// The same values as time deltas from 1000.
 				evs := make([]Event, n-from)
 				got, last := svbTimes(ctrl[from/4:], data[pos:], evs, n-from, 1000)
@@ -156,4 +177,22 @@ func TestDecodeStreamLengths(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzSvbGroupsZZ compares this machine's group loop of svbDecodeZZ (the
+// vector one on amd64 with AVX2) with the Go one on arbitrary control and
+// data bytes and output lengths: the same values, data bytes and groups
+// (both bound their reads by the window whatever the control bytes say).
+func FuzzSvbGroupsZZ(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 3, 0xff, 0x55, 0xaa, 0xe4}, bytes.Repeat([]byte{0x81, 7, 0, 0xfe}, 40), uint8(0))
+	f.Add(bytes.Repeat([]byte{0xff}, 40), bytes.Repeat([]byte{0xff}, 300), uint8(3))
+	f.Fuzz(func(t *testing.T, ctrl, data []byte, short uint8) {
+		n := max(4*len(ctrl)-int(short), 0)
+		a, b := make([]uint64, n), make([]uint64, n)
+		pa, ia := svbGroupsZZ(ctrl, data, a)
+		pb, ib := svbGroupsZZGo(ctrl, data, b)
+		if pa != pb || ia != ib || !slices.Equal(a, b) {
+			t.Fatalf("%d values, %d data bytes against the Go loop's %d, %d", ia, pa, ib, pb)
+		}
+	})
 }
