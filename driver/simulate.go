@@ -163,7 +163,22 @@ func (r *run) simulate() error {
 		row := r.simSummary(p.Header.Rank, p.Header.Host, s, stats)
 		row.OMPWaits, row.Mutexes = omp.Rows, omp.Mutexes
 		rows = append(rows, row)
+		// The rank's last process: what only its simulation read goes
+		// before the later phases' tables are made beside the rest, and
+		// the run times once the critical path's column has them (about a
+		// third of a task-heavy trace's simulation state: the peak was the
+		// two together, twenty-seventh round).
+		last := i == len(r.procs)-1
+		if last {
+			s.DropWorkingState()
+		}
 		pg := critpath.NewProc(p, s, frags.Take(), rd)
+		if last {
+			s.DropRunTimes()
+			if len(s.Tasks) >= collectTasks {
+				runtime.GC()
+			}
+		}
 		r.tasks = append(r.tasks, newTaskTable(s, model))
 		r.cp = append(r.cp, pg)
 		// Every pass over the events is done: what follows works on the
@@ -197,6 +212,12 @@ func (r *run) simulate() error {
 	}
 	return nil
 }
+
+// collectTasks is the task slots from which the simulation's state dropped
+// at a rank's last process is collected at once (a few MiB: its pages,
+// 8 bytes a task and more, and the successor cells), before the tables
+// the later phases keep are made.
+const collectTasks = 1 << 16
 
 // taskHeavyEvents is the most events a task the trace of a task-heavy
 // analysis has: a recorded fib's have 5, the lean stencil's 4; the gen
