@@ -406,6 +406,9 @@ func (p *FragPass) recycle(s *Sim) {
 	}
 	clear(p.groupIn)
 	clear(p.barriers)
+	// The creators' frozen pages are read no more, and a next pass packs
+	// its own: 0.6 MB on BOTS health, held to the rank's end.
+	clear(p.created.froze)
 	s.Spare.frag = fragSpare{
 		fcols: [2]fcol{p.firstOf, p.lastOf}, requeued: p.requeued,
 		lcols: [2]lcol{p.pend, p.doneKids}, done: p.done, doneIn: p.doneIn,

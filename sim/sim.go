@@ -295,6 +295,7 @@ func (s *Sim) DropWorkingState() {
 	c := &s.cols
 	c.missing, c.succ, c.watch, c.at = counts{}, hcol{}, hcol{}, zcol{}
 	c.group, c.kids, c.region = pcol{}, zcol{}, col32{}
+	c.done, c.doneIn = nil, nil
 	s.succ, s.Regions = lists.Pool{}, nil
 	if s.Spare != nil {
 		*s.Spare = Spare{}
@@ -303,7 +304,7 @@ func (s *Sim) DropWorkingState() {
 
 // DropRunTimes drops the run times (RunNS reads 0 after it), once the
 // later phases' column of them is made.
-func (s *Sim) DropRunTimes() { s.cols.run, s.longRuns = pcol{}, nil }
+func (s *Sim) DropRunTimes() { s.cols.run, s.longRuns = rcol{}, nil }
 
 // DepEdgesDistinct reports whether no pair of DepEdges repeats an earlier
 // one, as far as the check made while they were recorded tells (false:

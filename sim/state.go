@@ -154,7 +154,12 @@ type taskCols struct {
 	loc    col32 // construct (location id), -1 unknown: as region
 	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
 	// 4.3 s of a task's running fit in 32 bits, in pages where written.
-	run pcol
+	run rcol
+	// done marks the tasks completed, doneIn counts them per page: a
+	// page whose tasks all completed has its first starts and run times
+	// frozen, final but in a damaged trace (freezeDone).
+	done   []uint64
+	doneIn []int32
 }
 
 // reset sizes the columns for n task slots.
@@ -168,7 +173,26 @@ func (c *taskCols) reset(n int) {
 	c.started.reset(n)
 	c.region.reset(n, -1)
 	c.loc.reset(n, -1)
-	c.run.reset(n, 0)
+	c.run.reset(n)
+	c.done = resetBits(c.done, n)
+	c.doneIn = cleared(c.doneIn, (n+colPageLen-1)/colPageLen)
+}
+
+// freezeDone counts task t, of the n slots, completed, and freezes its
+// page's first starts and run times once all of the page's are: what the
+// simulation no longer writes, read again only by the statistics at its
+// end and the tables the later phases keep.
+func (c *taskCols) freezeDone(t Task, n int) {
+	if c.done[t/64]&(1<<(t%64)) != 0 {
+		return
+	}
+	c.done[t/64] |= 1 << (t % 64)
+	k := t >> colPageBits
+	c.doneIn[k]++
+	if m := min(colPageLen, n-int(k)*colPageLen); int(c.doneIn[k]) == m {
+		c.started.freeze(k, m)
+		c.run.freeze(k, m)
+	}
 }
 
 // Len returns the number of task slots.

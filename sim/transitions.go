@@ -790,6 +790,7 @@ func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
+	s.cols.freezeDone(t, len(ts))
 	s.drain(&s.cols.succ, t, s.Release)
 	// advance registers tasks in other lists: t's cells stay until the
 	// walk is done.
