@@ -392,6 +392,14 @@ type tcol struct {
 	base        []int64
 	wide        []*[colPageLen]int64 // per page: the times once an offset did not fit
 	freeW       []*[colPageLen]int64
+	gone        int32 // the pages below it are dropped (dropBelow)
+}
+
+// dropBelow drops pages gone..k-1, for the collector, not for reuse.
+func (c *tcol) dropBelow(k int32) {
+	for ; c.gone < k && int(c.gone) < len(c.dense); c.gone++ {
+		c.dense[c.gone], c.wide[c.gone], c.froze[c.gone] = nil, nil, packed.Int32s{}
+	}
 }
 
 const tcolNone = math.MinInt32
@@ -403,7 +411,7 @@ func (c *tcol) reset(n int) {
 		}
 	}
 	c.resetPages(n)
-	c.wide = pageTable(c.wide, n)
+	c.wide, c.gone = pageTable(c.wide, n), 0
 	if np := len(c.dense); cap(c.base) >= np {
 		c.base = c.base[:np]
 	} else {

@@ -302,6 +302,11 @@ func (s *Sim) DropWorkingState() {
 	}
 }
 
+// DropStartsBelow drops the first starts of the pages of task slots that
+// lie wholly below t (Started reads -1 there), once read for the last
+// time: a table made from them in task order grows as they go.
+func (s *Sim) DropStartsBelow(t Task) { s.cols.started.dropBelow(t >> colPageBits) }
+
 // DropRunTimes drops the run times (RunNS reads 0 after it), once the
 // later phases' column of them is made.
 func (s *Sim) DropRunTimes() { s.cols.run, s.longRuns = rcol{}, nil }
