@@ -1065,7 +1065,7 @@ func (p *FragPass) completedTask(s *Sim, c Task) {
 	if last < 0 {
 		return
 	}
-	if par := tk.Parent; s.valid(par) {
+	if par := s.Parent(c); s.valid(par) {
 		p.pushTo(&p.doneKids, par, last)
 		if tk.Flags&FlagUndeferred != 0 {
 			p.pushTo(&p.pend, par, last)

@@ -295,7 +295,7 @@ func (s *Sim) DropWorkingState() {
 	c := &s.cols
 	c.missing, c.succ, c.watch, c.at = counts{}, hcol{}, hcol{}, zcol{}
 	c.group, c.kids, c.region = pcol{}, zcol{}, col32{}
-	c.done, c.doneIn = nil, nil
+	c.done, c.doneIn, c.parent = nil, nil, col32{}
 	s.succ, s.Regions = lists.Pool{}, nil
 	if s.Spare != nil {
 		*s.Spare = Spare{}
