@@ -203,15 +203,13 @@ func (r *Reader) Skip(n int) {
 // and a as its difference from b. Edges of a graph made in order join
 // nodes made close together, so a pair costs two to four bytes, not eight.
 type Pairs struct {
-	s            stream
-	n            int
-	lastA, lastB int64
-	// byA stores a as its difference from the previous pair's a instead
-	// (NewPairsByA), and b as its difference from the closer of two
-	// registers, lastB and lastB2, each the last b written through it
-	// (byB).
-	byA    bool
-	lastB2 int64
+	s     stream
+	n     int
+	lastB int64
+	// byA stores a pair as its differences from one of two runs of pairs
+	// (NewPairsByA, regs) instead.
+	byA bool
+	r   regs
 }
 
 // NewPairsByA returns an empty list that stores a as its difference from
@@ -219,53 +217,50 @@ type Pairs struct {
 // than stay near their b's, such as a fragment graph's edges (a task's
 // creation from the fragment that made it, its completion into a join
 // node many tasks complete into): 2.2 bytes a pair instead of 3.9 on the
-// stencil's. Its b's follow two runs at once where they interleave, as
+// stencil's. Its pairs follow two runs at once where they interleave, as
 // the completions into a region's barrier, made far before, with the
-// fragments the tasks' runs make (byB: 2.0 bytes a pair instead of 3.5 on
-// Task Bench's stencil_1d, 2.4 instead of 3.6 on BOTS health).
+// fragments the tasks' runs make (regs: 2.0 bytes a pair instead of 3.5
+// on Task Bench's stencil_1d, 2.2 instead of 3.6 on BOTS health).
 func NewPairsByA() Pairs { return Pairs{byA: true} }
 
-// byB returns the value that stores b (NewPairsByA): its difference from
-// the closer of the registers *r0 and *r1, zigzagged, doubled and the
-// register's bit added, as the zigzag of the value returned (what the
-// readers decode, fromB); it sets that register to b.
-func byB(b int64, r0, r1 *int64) int64 {
-	d0, d1 := b-*r0, b-*r1
-	var u uint64
+// regs are the two runs of a NewPairsByA list, each the b and the a of
+// the last pair stored through it. A pair's b is stored as its difference
+// from the closer run's b, zigzagged, doubled and the run's bit added, as
+// the zigzag of the value put returns (what the readers decode); its a as
+// its difference from that run's a.
+type regs struct{ b, a [2]int64 }
+
+// put returns the values that store (a, b) and moves the closer run to it.
+func (r *regs) put(a, b int64) (vb, va int64) {
+	d0, d1 := b-r.b[0], b-r.b[1]
+	k, d := 0, d0
 	if max(d1, -d1) < max(d0, -d0) {
-		u, *r1 = uint64(d1<<1^d1>>63)<<1|1, b
-	} else {
-		u, *r0 = uint64(d0<<1^d0>>63)<<1, b
+		k, d = 1, d1
 	}
-	return int64(u>>1) ^ -int64(u&1)
+	u := uint64(d<<1^d>>63)<<1 | uint64(k)
+	va = a - r.a[k]
+	r.b[k], r.a[k] = b, a
+	return int64(u>>1) ^ -int64(u&1), va
 }
 
-// fromB returns the b that byB stored as v, moving the register it names
-// to it.
-func fromB(v int64, r0, r1 *int64) int64 {
-	u := uint64(v<<1 ^ v>>63)
-	d := int64(u>>2) ^ -int64(u>>1&1)
-	if u&1 == 0 {
-		*r0 += d
-		return *r0
-	}
-	*r1 += d
-	return *r1
+// get returns the pair put stored as (vb, va), moving its run to it.
+func (r *regs) get(vb, va int64) (a, b int64) {
+	u := uint64(vb<<1 ^ vb>>63)
+	k := u & 1
+	r.b[k] += int64(u>>2) ^ -int64(u>>1&1)
+	r.a[k] += va
+	return r.a[k], r.b[k]
 }
 
-// beforeB undoes fromB: it returns the b that v stored, which the register
-// it names holds, and moves that register back to its value before.
-func beforeB(v int64, r0, r1 *int64) int64 {
-	u := uint64(v<<1 ^ v>>63)
-	d := int64(u>>2) ^ -int64(u>>1&1)
-	if u&1 == 0 {
-		b := *r0
-		*r0 -= d
-		return b
-	}
-	b := *r1
-	*r1 -= d
-	return b
+// unget undoes get: it returns the pair stored as (vb, va), which its run
+// holds, and moves the run back to the pair before.
+func (r *regs) unget(vb, va int64) (a, b int64) {
+	u := uint64(vb<<1 ^ vb>>63)
+	k := u & 1
+	a, b = r.a[k], r.b[k]
+	r.b[k] -= int64(u>>2) ^ -int64(u>>1&1)
+	r.a[k] -= va
+	return a, b
 }
 
 // Grow makes room for about n more pairs of about b bytes each.
@@ -274,8 +269,7 @@ func (p *Pairs) Grow(n, b int) { p.s.grow(n * b) }
 // Append adds the pair (a, b) at the end.
 func (p *Pairs) Append(a, b int32) {
 	if p.byA {
-		p.s.put2(byB(int64(b), &p.lastB, &p.lastB2), int64(a)-p.lastA)
-		p.lastA = int64(a)
+		p.s.put2(p.r.put(int64(a), int64(b)))
 	} else {
 		p.s.put2(int64(b)-p.lastB, int64(b)-int64(a))
 		p.lastB = int64(b)
@@ -363,7 +357,8 @@ func (p *Pairs) Trim() { p.s.trim() }
 
 // Each calls fn for every pair in order.
 func (p *Pairs) Each(fn func(a, b int32)) {
-	var a, b, b2, db, da int64
+	var b, db, da int64
+	var r regs
 	for k := 0; k <= len(p.s.full); k++ {
 		d := p.s.block(k)
 		for pos := 0; pos < len(d); {
@@ -382,8 +377,8 @@ func (p *Pairs) Each(fn func(a, b int32)) {
 				da, pos = varintAt(d, pos)
 			}
 			if p.byA {
-				a += da
-				fn(int32(a), int32(fromB(db, &b, &b2)))
+				a, b := r.get(db, da)
+				fn(int32(a), int32(b))
 			} else {
 				b += db
 				fn(int32(b-da), int32(b))

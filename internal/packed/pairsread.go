@@ -11,7 +11,7 @@ type PairReader struct {
 	d    []byte
 	pos  int
 	a, b int64
-	b2   int64 // byB's second register
+	r    regs // byA's runs
 	byA  bool
 }
 
@@ -35,7 +35,7 @@ func (r *PairReader) Read(as, bs []int32) int {
 			r.d, r.pos = r.s.block(r.blk), 0
 			continue
 		}
-		d, pos, a, b, b2, byA := r.d, r.pos, r.a, r.b, r.b2, r.byA
+		d, pos, a, b, rg, byA := r.d, r.pos, r.a, r.b, r.r, r.byA
 		for k < len(bs) && pos+1 < len(d) {
 			c, e := d[pos], d[pos+1]
 			var db, da int64
@@ -52,8 +52,8 @@ func (r *PairReader) Read(as, bs []int32) int {
 						a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
 						if byA {
 							for j := range 4 {
-								a += int64(int8(y >> (16*j + 8)))
-								a4[j], b4[j] = int32(a), int32(fromB(int64(int8(y>>(16*j))), &b, &b2))
+								a, b := rg.get(int64(int8(y>>(16*j))), int64(int8(y>>(16*j+8))))
+								a4[j], b4[j] = int32(a), int32(b)
 							}
 						} else {
 							b += int64(int8(y))
@@ -100,8 +100,8 @@ func (r *PairReader) Read(as, bs []int32) int {
 				}
 			}
 			if byA {
-				a += da
-				as[k], bs[k] = int32(a), int32(fromB(db, &b, &b2))
+				a, b := rg.get(db, da)
+				as[k], bs[k] = int32(a), int32(b)
 			} else {
 				b += db
 				a = b - da
@@ -112,7 +112,7 @@ func (r *PairReader) Read(as, bs []int32) int {
 		if pos+1 >= len(d) {
 			pos = len(d) // a block ends with a whole pair; a stray byte is corruption
 		}
-		r.pos, r.a, r.b, r.b2 = pos, a, b, b2
+		r.pos, r.a, r.b, r.r = pos, a, b, rg
 	}
 	return k
 }
@@ -120,15 +120,15 @@ func (r *PairReader) Read(as, bs []int32) int {
 // PairsBackward reads a Pairs list from its last pair to its first: a
 // varint's last byte is the only one below 0x80, so the bytes before a
 // position tell where the varint that ends there begins, and the list's
-// last pair is kept whole (Pairs.lastA, lastB), from which each pair's
-// differences give the one before.
+// last pair is kept whole (Pairs.lastB, or its runs' last pairs: regs),
+// from which each pair's differences give the one before.
 type PairsBackward struct {
 	s    *stream
 	blk  int
 	d    []byte
 	pos  int   // d[:pos] is not read yet
-	a, b int64 // the next pair to return (a only byA)
-	b2   int64 // byB's second register (byA: b is the first)
+	b    int64 // the next pair's b (not byA)
+	r    regs  // byA's runs, at the next pair
 	left int   // pairs not returned yet
 	byA  bool
 }
@@ -136,7 +136,7 @@ type PairsBackward struct {
 // Backward returns a reader at p's last pair. p must not grow while it is
 // read.
 func (p *Pairs) Backward() PairsBackward {
-	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, a: p.lastA, b: p.lastB, b2: p.lastB2, left: p.n, byA: p.byA}
+	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, b: p.lastB, r: p.r, left: p.n, byA: p.byA}
 }
 
 // Read decodes the pairs before those it returned (from the list's last at
@@ -155,7 +155,7 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 			r.pos = len(r.d)
 			continue
 		}
-		d, pos, a, b, b2 := r.d, r.pos, r.a, r.b, r.b2
+		d, pos, b, rg := r.d, r.pos, r.b, r.r
 		for ; k < len(bs) && pos > 0; k++ {
 			// Four pairs of one-byte varints at once, as Reader reads
 			// them, when the byte before them ends a varint.
@@ -168,8 +168,8 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
 				if r.byA {
 					for j := range 4 { // from the last pair of the eight bytes
-						b4[j], a4[j] = int32(beforeB(int64(int8(y>>(48-16*j))), &b, &b2)), int32(a)
-						a -= int64(int8(y >> (56 - 16*j)))
+						a, b := rg.unget(int64(int8(y>>(48-16*j))), int64(int8(y>>(56-16*j))))
+						a4[j], b4[j] = int32(a), int32(b)
 					}
 				} else {
 					for j := range 4 {
@@ -193,14 +193,14 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 				db, pos = varintBefore(d, pos)
 			}
 			if r.byA {
-				bs[k], as[k] = int32(beforeB(db, &b, &b2)), int32(a)
-				a -= da
+				a, b := rg.unget(db, da)
+				as[k], bs[k] = int32(a), int32(b)
 			} else {
 				bs[k], as[k] = int32(b), int32(b-da)
 				b -= db
 			}
 		}
-		r.pos, r.a, r.b, r.b2 = pos, a, b, b2
+		r.pos, r.b, r.r = pos, b, rg
 	}
 	r.left -= k
 	return k
