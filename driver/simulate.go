@@ -319,13 +319,15 @@ func (r *runsReader) Next() int64 {
 // rank's last process, whose first starts nothing reads after), each page
 // of first starts goes once read, so that the table grows as they go.
 func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
-	ran := func(t int) bool {
+	ran := func(t int, start int64) bool {
 		tk := &s.Tasks[t]
-		return tk.Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 && tk.State >= sim.Completed
+		return tk.Kind == sim.KindExplicit && start >= 0 && tk.State >= sim.Completed
 	}
+	// How many ran, for the columns' first blocks: a task that started
+	// has a thread (a count, not the table: the starts are read once).
 	n := 0
 	for t := range s.Tasks {
-		if ran(t) {
+		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Thread >= 0 && tk.State >= sim.Completed {
 			n++
 		}
 	}
@@ -335,13 +337,15 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 	if m.Cost != nil {
 		tt.cost.Grow(n, 2)
 	}
+	times := s.Times()
 	for t := range s.Tasks {
+		st, _ := times.At(sim.Task(t))
 		if drop {
 			s.DropStartsBelow(sim.Task(t))
 		}
-		if tk := &s.Tasks[t]; ran(t) {
+		if tk := &s.Tasks[t]; ran(t, st) {
 			tt.completed[t/64] |= 1 << (t % 64)
-			tt.start.Append(s.Started(sim.Task(t)))
+			tt.start.Append(st)
 			tt.thread.Append(int64(tk.Thread))
 			tt.loc.Append(int64(s.Loc(sim.Task(t))))
 			if m.Cost != nil {

@@ -325,27 +325,6 @@ func TestTcolNarrow(t *testing.T) {
 			t.Errorf("page %d: wide %v, narrow %v; want wide only for pages 2 and 3", k, wide, c.dense[k] != nil)
 		}
 	}
-	// Frozen (every task of the page completed), the narrow pages are
-	// packed and read the same; a write unpacks its page, keeping the rest.
-	for k := range int32(4) {
-		c.freeze(k, colPageLen)
-	}
-	if c.dense[0] != nil || c.dense[1] != nil || c.froze[0].Len() != colPageLen || c.froze[1].Len() != colPageLen {
-		t.Fatalf("pages 0 and 1 not frozen")
-	}
-	if c.wide[2] == nil || c.wide[3] == nil {
-		t.Fatalf("wide pages 2 and 3 changed by freeze")
-	}
-	ref[5] = base + 123
-	c.set(5, ref[5])
-	if c.dense[0] == nil || c.froze[0].Len() != 0 {
-		t.Fatalf("page 0 not unpacked by a write")
-	}
-	for i := range int32(n) {
-		if got := c.get(i); got != ref[i] {
-			t.Fatalf("frozen: time %d = %d, want %d", i, got, ref[i])
-		}
-	}
 }
 
 // An rcol reads back what was written, 0 elsewhere, whether its pages are

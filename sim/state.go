@@ -161,7 +161,7 @@ type taskCols struct {
 	// starts once dense (BOTS health's recursion).
 	parent col32
 	// done marks the tasks completed, doneIn counts them per page: a
-	// page whose tasks all completed has its first starts and run times
+	// page whose tasks all completed has its run times and creators
 	// frozen, final but in a damaged trace (freezeDone).
 	done   []uint64
 	doneIn []int32
@@ -185,7 +185,7 @@ func (c *taskCols) reset(n int) {
 }
 
 // freezeDone counts task t, of the n slots, completed, and freezes its
-// page's first starts and run times once all of the page's are: what the
+// page's run times and creators once all of the page's are: what the
 // simulation no longer writes, read again only by the statistics at its
 // end and the tables the later phases keep.
 func (c *taskCols) freezeDone(t Task, n int) {
@@ -196,7 +196,6 @@ func (c *taskCols) freezeDone(t Task, n int) {
 	k := t >> colPageBits
 	c.doneIn[k]++
 	if m := min(colPageLen, n-int(k)*colPageLen); int(c.doneIn[k]) == m {
-		c.started.freeze(k, m)
 		c.run.freeze(k, m)
 		c.parent.freeze(k, m)
 	}
