@@ -58,10 +58,11 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 	ran := false
 	g.distinct = s.DepEdgesDistinct()
 	g.kept = g.distinct
-	// A task's run time, -1 for one that never ran.
+	// A task's run time, -1 for one that never ran, read in task order.
+	var times *sim.TaskTimes
 	runTime := func(t int) int64 {
-		if s.Tasks[t].Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 {
-			return s.RunNS(sim.Task(t))
+		if st, run := times.At(sim.Task(t)); s.Tasks[t].Kind == sim.KindExplicit && st >= 0 {
+			return run
 		}
 		return -1
 	}
@@ -69,12 +70,14 @@ func NewProc(p *trace.Process, s *sim.Sim, f *sim.Frags, rd *RemoteDeps) *Proc {
 	// pack, they left up to its size again as garbage at the simulation's
 	// end, the peak of a task-heavy trace (1–2 MiB on BOTS health).
 	var plan narrow.FramedPlan
+	times = s.Times()
 	for t := range s.Tasks {
 		plan.Add(runTime(t))
 	}
 	var tw narrow.FramedBuilder
 	tw.Reserve(len(s.Tasks))
 	tw.ReserveWords(plan.Words())
+	times = s.Times()
 	for t := range s.Tasks {
 		w := runTime(t)
 		ran = ran || w >= 0

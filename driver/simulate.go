@@ -163,8 +163,23 @@ func (r *run) simulate() error {
 		row := r.simSummary(p.Header.Rank, p.Header.Host, s, stats)
 		row.OMPWaits, row.Mutexes = omp.Rows, omp.Mutexes
 		rows = append(rows, row)
+		// The rank's last process: what only its simulation read goes
+		// before the later phases' tables are made beside the rest, and
+		// the run times once the critical path's column has them (about a
+		// third of a task-heavy trace's simulation state: the peak was the
+		// two together, twenty-seventh round).
+		last := i == len(r.procs)-1
+		if last {
+			s.DropWorkingState()
+		}
 		pg := critpath.NewProc(p, s, frags.Take(), rd)
-		r.tasks = append(r.tasks, newTaskTable(s, model))
+		if last {
+			s.DropRunTimes()
+			if len(s.Tasks) >= collectTasks {
+				runtime.GC()
+			}
+		}
+		r.tasks = append(r.tasks, newTaskTable(s, model, last))
 		r.cp = append(r.cp, pg)
 		// Every pass over the events is done: what follows works on the
 		// tables the simulation built.
@@ -197,6 +212,12 @@ func (r *run) simulate() error {
 	}
 	return nil
 }
+
+// collectTasks is the task slots from which the simulation's state dropped
+// at a rank's last process is collected at once (a few MiB: its pages,
+// 8 bytes a task and more, and the successor cells), before the tables
+// the later phases keep are made.
+const collectTasks = 1 << 16
 
 // taskHeavyEvents is the most events a task the trace of a task-heavy
 // analysis has: a recorded fib's have 5, the lean stencil's 4; the gen
@@ -236,33 +257,95 @@ type taskTable struct {
 	completed []uint64 // bit t: explicit task t ran and completed
 	start     packed.Ints
 	thread    packed.Ints
-	loc       packed.Ints
+	loc       runs
 	ids       ompt.TaskIDs
 	cost      packed.Ints // empty when tasks carry no cost attribute
 }
 
-func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
-	ran := func(t int) bool {
-		tk := &s.Tasks[t]
-		return tk.Kind == sim.KindExplicit && s.Started(sim.Task(t)) >= 0 && tk.State >= sim.Completed
+// runs is a column of values read in order, kept as runs of equal values
+// (the value, then the run's length, in a packed list): the constructs of
+// tasks made one after another, nearly always one (a byte a task before
+// the twenty-seventh round: 0.5 MB on BOTS health).
+type runs struct {
+	p    packed.Ints
+	last int64
+	n    int64 // the open run's length
+}
+
+// Append adds v at the end.
+func (r *runs) Append(v int64) {
+	if r.n > 0 && v == r.last {
+		r.n++
+		return
 	}
+	r.flush()
+	r.last, r.n = v, 1
+}
+
+func (r *runs) flush() {
+	if r.n > 0 {
+		r.p.Append(r.last)
+		r.p.Append(r.n)
+	}
+	r.n = 0
+}
+
+// Finish closes the last run and drops the spare capacity; the column is
+// read after it only.
+func (r *runs) Finish() {
+	r.flush()
+	r.p.Trim()
+}
+
+// Values returns a reader of the values in order.
+func (r *runs) Values() runsReader { return runsReader{v: r.p.Values()} }
+
+// runsReader reads a runs column value by value (Next).
+type runsReader struct {
+	v         *packed.Values
+	cur, left int64
+}
+
+// Next returns the next value.
+func (r *runsReader) Next() int64 {
+	if r.left == 0 {
+		r.cur, r.left = r.v.Next(), r.v.Next()
+	}
+	r.left--
+	return r.cur
+}
+
+// newTaskTable makes the anomalies' table of s's tasks. With drop (the
+// rank's last process, whose first starts nothing reads after), each page
+// of first starts goes once read, so that the table grows as they go.
+func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
+	ran := func(t int, start int64) bool {
+		tk := &s.Tasks[t]
+		return tk.Kind == sim.KindExplicit && start >= 0 && tk.State >= sim.Completed
+	}
+	// How many ran, for the columns' first blocks: a task that started
+	// has a thread (a count, not the table: the starts are read once).
 	n := 0
 	for t := range s.Tasks {
-		if ran(t) {
+		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Thread >= 0 && tk.State >= sim.Completed {
 			n++
 		}
 	}
 	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), start: packed.NewDeltas()}
 	tt.start.Grow(n, 3)
 	tt.thread.Grow(n, 1)
-	tt.loc.Grow(n, 1)
 	if m.Cost != nil {
 		tt.cost.Grow(n, 2)
 	}
+	times := s.Times()
 	for t := range s.Tasks {
-		if tk := &s.Tasks[t]; ran(t) {
+		st, _ := times.At(sim.Task(t))
+		if drop {
+			s.DropStartsBelow(sim.Task(t))
+		}
+		if tk := &s.Tasks[t]; ran(t, st) {
 			tt.completed[t/64] |= 1 << (t % 64)
-			tt.start.Append(s.Started(sim.Task(t)))
+			tt.start.Append(st)
 			tt.thread.Append(int64(tk.Thread))
 			tt.loc.Append(int64(s.Loc(sim.Task(t))))
 			if m.Cost != nil {
@@ -272,7 +355,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model) taskTable {
 	}
 	tt.start.Trim()
 	tt.thread.Trim()
-	tt.loc.Trim()
+	tt.loc.Finish()
 	tt.cost.Trim()
 	return tt
 }

@@ -372,7 +372,7 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 		if s.Pos(th) > m.skip[th] { // not read with its task_create
 			t := m.task(s, e.Args[0], "dependences")
 			if t != sim.NoTask {
-				m.addDeps(s, s.Tasks[t].Parent, t, deps, m.depAt[th])
+				m.addDeps(s, s.Parent(t), t, deps, m.depAt[th])
 			}
 		}
 		m.depAt[th] += int64(len(deps))

@@ -321,8 +321,59 @@ func TestTcolNarrow(t *testing.T) {
 		}
 	}
 	for k := range 4 {
-		if wide := c.wide[k] != nil; wide != (k >= 2) || wide == (c.narrow[k] != nil) {
-			t.Errorf("page %d: wide %v, narrow %v; want wide only for pages 2 and 3", k, wide, c.narrow[k] != nil)
+		if wide := c.wide[k] != nil; wide != (k >= 2) || wide == (c.dense[k] != nil) {
+			t.Errorf("page %d: wide %v, narrow %v; want wide only for pages 2 and 3", k, wide, c.dense[k] != nil)
+		}
+	}
+}
+
+// An rcol reads back what was written, 0 elsewhere, whether its pages are
+// dense or frozen (any int32, the run times past 2^31 ns as negative
+// ones), and a write to a frozen page unpacks it, keeping the rest.
+func TestRcolFreeze(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	var c rcol
+	n := 3*colPageLen + 100
+	c.reset(n)
+	ref := make([]int32, n)
+	for i := range int32(n) {
+		if i >= colPageLen && i < 2*colPageLen {
+			continue // page 1 never written
+		}
+		switch r.IntN(4) {
+		case 0:
+		case 1:
+			ref[i] = int32(r.Uint32())
+		default:
+			ref[i] = 1000 + int32(r.IntN(5000))
+		}
+		if ref[i] != 0 || r.IntN(2) == 0 {
+			c.set(i, ref[i])
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		for i := range int32(n) {
+			if got := c.get(i); got != ref[i] {
+				t.Fatalf("%s: run %d = %d, want %d", what, i, got, ref[i])
+			}
+		}
+	}
+	check("dense")
+	for k := range int32(4) {
+		c.freeze(k, min(colPageLen, n-int(k)*colPageLen))
+	}
+	if c.dense[0] != nil || c.dense[3] != nil || c.froze[3].Len() != 100 {
+		t.Fatalf("pages 0 and 3 not frozen")
+	}
+	check("frozen")
+	ref[3*colPageLen+7] = -5
+	c.set(3*colPageLen+7, -5)
+	check("written after frozen")
+	c.reset(n)
+	for i := range int32(n) {
+		if got := c.get(i); got != 0 {
+			t.Fatalf("after reset: run %d = %d, want 0", i, got)
 		}
 	}
 }

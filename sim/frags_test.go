@@ -87,6 +87,10 @@ func TestFragsSingleProcessSpan(t *testing.T) {
 		{Workload: "nearest", Threads: 3, Width: 12, Steps: 30, Radix: 4, Fraction: 0.5, Jitter: 0.2},
 		{Workload: "spread", Threads: 2, Width: 10, Steps: 25, Radix: 3, Jitter: 0.3},
 		{Workload: "forkjoin", Threads: 3, Width: 7, Steps: 15, Jitter: 0.5},
+		// More children complete in a row, out of order, than a list of
+		// cells holds before they are packed (kidStack): the taskwait
+		// joins them from there.
+		{Workload: "forkjoin", Threads: 8, Width: 3000, Steps: 3, Jitter: 0.9},
 		{Workload: "imbalance", Threads: 4, Iterations: 5},
 	} {
 		dir := t.TempDir()

@@ -282,6 +282,35 @@ func (s *Sim) Recycle() {
 	s.Tasks, s.succ, s.Regions = nil, lists.Pool{}, nil
 }
 
+// DropWorkingState drops, once Run has returned and its passes took what
+// they keep, what only the simulation read (the successor pool, the
+// dependence and taskgroup columns, the child counts, the regions), and
+// the Spare's contents: for a rank's last process, which nothing reuses
+// them for. The task table, the first starts, the run times and the
+// constructs (Started, RunNS, Loc) stay for the tables the later phases
+// keep, which are made beside them at the peak of a task-heavy trace
+// (twenty-seventh round: 2 MB of successor cells on Task Bench's
+// stencil_1d, the parent's completed children, which no taskwait drained).
+func (s *Sim) DropWorkingState() {
+	c := &s.cols
+	c.missing, c.succ, c.watch, c.at = counts{}, hcol{}, hcol{}, zcol{}
+	c.group, c.kids, c.region = pcol{}, zcol{}, col32{}
+	c.done, c.doneIn, c.parent = nil, nil, col32{}
+	s.succ, s.Regions = lists.Pool{}, nil
+	if s.Spare != nil {
+		*s.Spare = Spare{}
+	}
+}
+
+// DropStartsBelow drops the first starts of the pages of task slots that
+// lie wholly below t (Started reads -1 there), once read for the last
+// time: a table made from them in task order grows as they go.
+func (s *Sim) DropStartsBelow(t Task) { s.cols.started.dropBelow(t >> colPageBits) }
+
+// DropRunTimes drops the run times (RunNS reads 0 after it), once the
+// later phases' column of them is made.
+func (s *Sim) DropRunTimes() { s.cols.run, s.longRuns = rcol{}, nil }
+
 // DepEdgesDistinct reports whether no pair of DepEdges repeats an earlier
 // one, as far as the check made while they were recorded tells (false:
 // some may).

@@ -118,3 +118,37 @@ func TestSpareSameResults(t *testing.T) {
 		}
 	}
 }
+
+// TaskTimes reads in task order what Started and RunNS read one by one,
+// from pages dense, frozen (every task of the page completed) and never
+// written, over a few pages of tasks: a fork-join's, all completed, and
+// an untied chain's, re-queued.
+func TestTaskTimes(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "forkjoin", Ranks: 1, Threads: 4, Width: 64, Steps: 200, TaskNS: 5000, Jitter: 0.5},
+		{Workload: "untied", Ranks: 1, Threads: 4, Steps: 15000, TaskNS: 2000},
+	} {
+		dir := t.TempDir()
+		if _, err := gen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		s := simulate(t, filepath.Join(dir, trace.FileName(0)))
+		if n := s.Tasks.Len(); n < 3*4096 {
+			t.Fatalf("%s: %d task slots, want several pages", cfg.Workload, n)
+		}
+		r, started := s.Times(), 0
+		for i := range s.Tasks.Len() {
+			tk := sim.Task(i)
+			st, run := r.At(tk)
+			if st != s.Started(tk) || run != s.RunNS(tk) {
+				t.Fatalf("%s: task %d: Times %d, %d; Started, RunNS %d, %d", cfg.Workload, i, st, run, s.Started(tk), s.RunNS(tk))
+			}
+			if st >= 0 && run > 0 {
+				started++
+			}
+		}
+		if started < s.Tasks.Len()/2 {
+			t.Errorf("%s: %d of %d tasks started and ran", cfg.Workload, started, s.Tasks.Len())
+		}
+	}
+}

@@ -94,7 +94,7 @@ const (
 	FlagTaskwait                       // a taskwait with a depend clause (OMPT's taskwait task): no body, its creator waits for its dependences
 )
 
-// TaskRec is one task's simulated state, 12 bytes (TestTaskRecSize): the
+// TaskRec is one task's simulated state, 8 bytes (TestTaskRecSize): the
 // table holds one for every task a process creates, and nearly every
 // transition touches several fields of one task, so they stay together.
 // What only some tasks have lives beside it, costing memory only for those
@@ -113,7 +113,6 @@ type TaskRec struct {
 	Wait   WaitKind
 	Flags  uint8
 	Thread int32 // thread running or last running it, -1 never ran (a process has up to 65 536)
-	Parent Task
 }
 
 // Tasks is the task table, indexed by dense Task (no per-task pointers);
@@ -127,7 +126,7 @@ type Tasks []TaskRec
 // initTasks sets every slot of ts to a task not yet created.
 func initTasks(ts Tasks) {
 	for i := range ts {
-		ts[i] = TaskRec{Thread: -1, Parent: NoTask}
+		ts[i] = TaskRec{Thread: -1}
 	}
 }
 
@@ -154,7 +153,18 @@ type taskCols struct {
 	loc    col32 // construct (location id), -1 unknown: as region
 	// run is the time it spent Running (Sim.RunNS), unless FlagLongRun:
 	// 4.3 s of a task's running fit in 32 bits, in pages where written.
-	run pcol
+	run rcol
+	// parent is its creator (Sim.Parent), NoTask none: out of the task
+	// record (12 bytes with it, 8 without), read at a task's creation and
+	// completion; a bit a task while a page's tasks share one (a producer's:
+	// Task Bench's, the lean stencil's), frozen with the page's first
+	// starts once dense (BOTS health's recursion).
+	parent col32
+	// done marks the tasks completed, doneIn counts them per page: a
+	// page whose tasks all completed has its run times and creators
+	// frozen, final but in a damaged trace (freezeDone).
+	done   []uint64
+	doneIn []int32
 }
 
 // reset sizes the columns for n task slots.
@@ -168,7 +178,27 @@ func (c *taskCols) reset(n int) {
 	c.started.reset(n)
 	c.region.reset(n, -1)
 	c.loc.reset(n, -1)
-	c.run.reset(n, 0)
+	c.run.reset(n)
+	c.parent.reset(n, NoTask)
+	c.done = resetBits(c.done, n)
+	c.doneIn = cleared(c.doneIn, (n+colPageLen-1)/colPageLen)
+}
+
+// freezeDone counts task t, of the n slots, completed, and freezes its
+// page's run times and creators once all of the page's are: what the
+// simulation no longer writes, read again only by the statistics at its
+// end and the tables the later phases keep.
+func (c *taskCols) freezeDone(t Task, n int) {
+	if c.done[t/64]&(1<<(t%64)) != 0 {
+		return
+	}
+	c.done[t/64] |= 1 << (t % 64)
+	k := t >> colPageBits
+	c.doneIn[k]++
+	if m := min(colPageLen, n-int(k)*colPageLen); int(c.doneIn[k]) == m {
+		c.run.freeze(k, m)
+		c.parent.freeze(k, m)
+	}
 }
 
 // Len returns the number of task slots.

@@ -187,6 +187,7 @@ const fewConstructs = 8
 func (ts *TaskStats) Finish(s *Sim) {
 	ts.PerThread = make([]int64, len(s.Threads))
 	tk := s.Tasks
+	times := s.Times()
 	for t := 0; t < tk.Len(); t++ {
 		// A taskwait with a depend clause is a task to OMPT, not to the
 		// program: no construct row.
@@ -202,10 +203,10 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 		c := &ts.Stats[i]
 		c.Count++
-		if s.Started(Task(t)) < 0 {
+		st, d := times.At(Task(t))
+		if st < 0 {
 			continue
 		}
-		d := s.RunNS(Task(t))
 		c.Executed++
 		c.SumNS += d
 		if c.MinNS < 0 || d < c.MinNS {

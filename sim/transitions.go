@@ -62,7 +62,9 @@ func (s *Sim) CreateTask(t Task, kind TaskKind, parent Task, th int, loc int32, 
 	s.setState(t, Initialized)
 	s.lastCreated = t
 	ts[t].Kind = kind
-	ts[t].Parent = parent
+	if parent != NoTask {
+		s.cols.parent.set(t, parent)
+	}
 	s.cols.loc.set(t, loc)
 	ts[t].Flags |= flags
 	if kind != KindExplicit || !s.valid(parent) {
@@ -343,14 +345,14 @@ func (s *Sim) DepWait(tw Task, th int) {
 	if !s.valid(tw) {
 		return
 	}
-	if p := s.Tasks[tw].Parent; s.suspend(p, th, WaitDeps) && s.Tasks[tw].State == Ready {
+	if p := s.Parent(tw); s.suspend(p, th, WaitDeps) && s.Tasks[tw].State == Ready {
 		s.setState(p, Ready)
 	}
 }
 
 // depsMet makes tw's creator ready when it waits for tw's dependences.
 func (s *Sim) depsMet(tw Task) {
-	if p := s.Tasks[tw].Parent; s.valid(p) && s.Tasks[p].State == Suspended && s.Tasks[p].Wait == WaitDeps {
+	if p := s.Parent(tw); s.valid(p) && s.Tasks[p].State == Suspended && s.Tasks[p].Wait == WaitDeps {
 		s.setState(p, Ready)
 	}
 }
@@ -376,7 +378,7 @@ func (s *Sim) EndDepWait(tw Task, th int) {
 	s.setState(tw, Running)
 	s.setState(tw, Executed)
 	s.complete(tw)
-	if p := ts[tw].Parent; s.valid(p) && ts[p].Wait == WaitDeps {
+	if p := s.Parent(tw); s.valid(p) && ts[p].Wait == WaitDeps {
 		s.EndWait(p, th)
 	}
 }
@@ -532,6 +534,9 @@ func (s *Sim) Started(t Task) int64 { return s.cols.started.get(t) }
 
 // Region returns the parallel-region instance task t belongs to, -1 none.
 func (s *Sim) Region(t Task) int32 { return s.cols.region.get(t) }
+
+// Parent returns task t's creator, NoTask none.
+func (s *Sim) Parent(t Task) Task { return s.cols.parent.get(t) }
 
 // Loc returns task t's construct (a location id), -1 unknown.
 func (s *Sim) Loc(t Task) int32 { return s.cols.loc.get(t) }
@@ -790,6 +795,7 @@ func (s *Sim) complete(t Task) {
 	ts := s.Tasks
 	s.setState(t, Completed)
 	s.Completed++
+	s.cols.freezeDone(t, len(ts))
 	s.drain(&s.cols.succ, t, s.Release)
 	// advance registers tasks in other lists: t's cells stay until the
 	// walk is done.
@@ -797,7 +803,7 @@ func (s *Sim) complete(t Task) {
 	if ts[t].Kind != KindExplicit {
 		return
 	}
-	if p := ts[t].Parent; s.valid(p) {
+	if p := s.Parent(t); s.valid(p) {
 		kids := s.cols.kids.add(p, -1)
 		if kids == 0 && ts[p].State == Suspended && ts[p].Wait == WaitTaskwait {
 			s.setState(p, Ready)

@@ -131,23 +131,41 @@ func (c *Int32s) At(i int) int32 {
 func (c *Int32s) AppendTo(dst []int32) []int32 {
 	dst = slices.Grow(dst, c.n)
 	for b := range c.blocks {
-		blk := c.blocks[b]
-		m := min(int32sBlock, c.n-b*int32sBlock)
-		w := uint(blk.width)
-		if w == 0 {
-			for range m {
-				dst = append(dst, blk.base)
-			}
+		dst = c.AppendBlock(dst, b)
+	}
+	return dst
+}
+
+// AppendBlock appends the values of block b (values 64b to 64b+63, fewer
+// in the last block) to dst and returns it.
+func (c *Int32s) AppendBlock(dst []int32, b int) []int32 {
+	blk := c.blocks[b]
+	m := min(int32sBlock, c.n-b*int32sBlock)
+	at := len(dst)
+	dst = slices.Grow(dst, m)[:at+m]
+	out := dst[at:]
+	w := uint(blk.width)
+	if w == 0 {
+		for i := range out {
+			out[i] = blk.base
+		}
+		return dst
+	}
+	// The block's w words, read once each: 64 values of w bits fill them.
+	words, mask, base := c.words[blk.at:blk.at+uint32(w)], uint64(1)<<w-1, blk.base
+	var acc uint64 // the bits of words not taken yet, lowest first
+	var have uint  // how many
+	for i := range out {
+		if have >= w {
+			out[i] = base + int32(uint32(acc&mask))
+			acc >>= w % 64
+			have -= w
 			continue
 		}
-		words, mask := c.words[blk.at:], uint64(1)<<w-1
-		var pos uint
-		for range m {
-			k, s := pos/64, pos%64
-			d := words[k]>>s | words[k+1]<<(64-s) // a shift by 64 gives 0
-			dst = append(dst, blk.base+int32(uint32(d&mask)))
-			pos += w
-		}
+		next := words[0]
+		words = words[1:]
+		out[i] = base + int32(uint32((acc|next<<have)&mask))
+		acc, have = next>>(w-have), 64-(w-have)
 	}
 	return dst
 }

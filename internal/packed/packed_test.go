@@ -72,6 +72,25 @@ func TestPairsRoundTrip(t *testing.T) {
 	if a, b := float64(byA.Bytes())/4096, float64(byB.Bytes())/4096; a > 2.1 || b < 3 {
 		t.Errorf("%.2f bytes a pair by a, %.2f by b; want about 2 and over 3", a, b)
 	}
+	// Completions into a barrier made first (node 4) between the
+	// fragments the tasks make, as on Task Bench's stencil_1d: b follows
+	// two runs, each in a register of its own, and a pair costs 2 bytes.
+	join := NewPairsByA()
+	var want [][2]int32
+	for n := int32(200_000); n < 204_096; n += 2 {
+		want = append(want, [2]int32{n - 1, n + 1}, [2]int32{n, 4})
+		join.Append(n-1, n+1)
+		join.Append(n, 4)
+	}
+	join.Trim()
+	if c := float64(join.Bytes()) / float64(join.Len()); c > 2.1 {
+		t.Errorf("%.2f bytes a pair into a join between two runs; want 2", c)
+	}
+	var got [][2]int32
+	join.Each(func(a, b int32) { got = append(got, [2]int32{a, b}) })
+	if !slices.Equal(got, want) {
+		t.Errorf("pairs into a join between two runs: got %d pairs, differing from the %d appended", len(got), len(want))
+	}
 }
 
 func pairsRoundTrip(t *testing.T, p Pairs) {

@@ -11,6 +11,7 @@ type PairReader struct {
 	d    []byte
 	pos  int
 	a, b int64
+	r    regs // byA's runs
 	byA  bool
 }
 
@@ -34,7 +35,7 @@ func (r *PairReader) Read(as, bs []int32) int {
 			r.d, r.pos = r.s.block(r.blk), 0
 			continue
 		}
-		d, pos, a, b, byA := r.d, r.pos, r.a, r.b, r.byA
+		d, pos, a, b, rg, byA := r.d, r.pos, r.a, r.b, r.r, r.byA
 		for k < len(bs) && pos+1 < len(d) {
 			c, e := d[pos], d[pos+1]
 			var db, da int64
@@ -50,18 +51,10 @@ func (r *PairReader) Read(as, bs []int32) int {
 						y := x>>1&0x7f7f7f7f7f7f7f7f ^ (x&0x0101010101010101)*0xff
 						a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
 						if byA {
-							b += int64(int8(y))
-							a += int64(int8(y >> 8))
-							a4[0], b4[0] = int32(a), int32(b)
-							b += int64(int8(y >> 16))
-							a += int64(int8(y >> 24))
-							a4[1], b4[1] = int32(a), int32(b)
-							b += int64(int8(y >> 32))
-							a += int64(int8(y >> 40))
-							a4[2], b4[2] = int32(a), int32(b)
-							b += int64(int8(y >> 48))
-							a += int64(int8(y >> 56))
-							a4[3], b4[3] = int32(a), int32(b)
+							for j := range 4 {
+								a, b := rg.get(int64(int8(y>>(16*j))), int64(int8(y>>(16*j+8))))
+								a4[j], b4[j] = int32(a), int32(b)
+							}
 						} else {
 							b += int64(int8(y))
 							a4[0], b4[0] = int32(b-int64(int8(y>>8))), int32(b)
@@ -106,18 +99,20 @@ func (r *PairReader) Read(as, bs []int32) int {
 					da, pos = varintAt(d, pos)
 				}
 			}
-			b += db
-			a += da
-			if !byA {
+			if byA {
+				a, b := rg.get(db, da)
+				as[k], bs[k] = int32(a), int32(b)
+			} else {
+				b += db
 				a = b - da
+				as[k], bs[k] = int32(a), int32(b)
 			}
-			as[k], bs[k] = int32(a), int32(b)
 			k++
 		}
 		if pos+1 >= len(d) {
 			pos = len(d) // a block ends with a whole pair; a stray byte is corruption
 		}
-		r.pos, r.a, r.b = pos, a, b
+		r.pos, r.a, r.b, r.r = pos, a, b, rg
 	}
 	return k
 }
@@ -125,14 +120,15 @@ func (r *PairReader) Read(as, bs []int32) int {
 // PairsBackward reads a Pairs list from its last pair to its first: a
 // varint's last byte is the only one below 0x80, so the bytes before a
 // position tell where the varint that ends there begins, and the list's
-// last pair is kept whole (Pairs.lastA, lastB), from which each pair's
-// differences give the one before.
+// last pair is kept whole (Pairs.lastB, or its runs' last pairs: regs),
+// from which each pair's differences give the one before.
 type PairsBackward struct {
 	s    *stream
 	blk  int
 	d    []byte
 	pos  int   // d[:pos] is not read yet
-	a, b int64 // the next pair to return (a only byA)
+	b    int64 // the next pair's b (not byA)
+	r    regs  // byA's runs, at the next pair
 	left int   // pairs not returned yet
 	byA  bool
 }
@@ -140,7 +136,7 @@ type PairsBackward struct {
 // Backward returns a reader at p's last pair. p must not grow while it is
 // read.
 func (p *Pairs) Backward() PairsBackward {
-	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, a: p.lastA, b: p.lastB, left: p.n, byA: p.byA}
+	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, b: p.lastB, r: p.r, left: p.n, byA: p.byA}
 }
 
 // Read decodes the pairs before those it returned (from the list's last at
@@ -159,7 +155,7 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 			r.pos = len(r.d)
 			continue
 		}
-		d, pos, a, b := r.d, r.pos, r.a, r.b
+		d, pos, b, rg := r.d, r.pos, r.b, r.r
 		for ; k < len(bs) && pos > 0; k++ {
 			// Four pairs of one-byte varints at once, as Reader reads
 			// them, when the byte before them ends a varint.
@@ -172,9 +168,8 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 				a4, b4 := as[k:k+4:k+4], bs[k:k+4:k+4]
 				if r.byA {
 					for j := range 4 { // from the last pair of the eight bytes
-						b4[j], a4[j] = int32(b), int32(a)
-						b -= int64(int8(y >> (48 - 16*j)))
-						a -= int64(int8(y >> (56 - 16*j)))
+						a, b := rg.unget(int64(int8(y>>(48-16*j))), int64(int8(y>>(56-16*j))))
+						a4[j], b4[j] = int32(a), int32(b)
 					}
 				} else {
 					for j := range 4 {
@@ -197,16 +192,15 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 				da, pos = varintBefore(d, pos)
 				db, pos = varintBefore(d, pos)
 			}
-			bs[k] = int32(b)
 			if r.byA {
-				as[k] = int32(a)
-				a -= da
+				a, b := rg.unget(db, da)
+				as[k], bs[k] = int32(a), int32(b)
 			} else {
-				as[k] = int32(b - da)
+				bs[k], as[k] = int32(b), int32(b-da)
+				b -= db
 			}
-			b -= db
 		}
-		r.pos, r.a, r.b = pos, a, b
+		r.pos, r.b, r.r = pos, b, rg
 	}
 	r.left -= k
 	return k

@@ -22,23 +22,29 @@ func TestPairReaders(t *testing.T) {
 		if trial%50 == 0 {
 			n = 0
 		}
-		var a, b int32
+		var a, b, run int32
+		var appended [][2]int32
 		for range n {
-			switch rng.IntN(6) {
+			switch rng.IntN(7) {
 			case 0: // anywhere
 				a, b = rng.Int32()-math.MaxInt32/2, rng.Int32()-math.MaxInt32/2
+				run = b
 			case 1: // the extremes
 				a, b = int32(rng.IntN(2))*math.MaxInt32, math.MinInt32+int32(rng.IntN(3))
-			default: // near the last pair: one-byte differences
-				b += int32(rng.IntN(5)) - 1
-				a = b - int32(rng.IntN(40))
+				run = b
+			case 2: // into a join made far before, between a run's pairs (byB's second register)
+				a, b = run-int32(rng.IntN(40)), int32(rng.IntN(3))
+			default: // near the run's last pair: one-byte differences
+				run += int32(rng.IntN(5)) - 1
+				a, b = run-int32(rng.IntN(40)), run
 			}
 			p.Append(a, b)
+			appended = append(appended, [2]int32{a, b})
 		}
 		var want [][2]int32
 		p.Each(func(a, b int32) { want = append(want, [2]int32{a, b}) })
-		if len(want) != n {
-			t.Fatalf("trial %d: Each gave %d of %d pairs", trial, len(want), n)
+		if !slices.Equal(want, appended) {
+			t.Fatalf("trial %d: Each gave %d pairs, differing from the %d appended", trial, len(want), n)
 		}
 		size := 1 + rng.IntN(300)
 		as, bs := make([]int32, size), make([]int32, size+rng.IntN(3))
