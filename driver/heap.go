@@ -13,6 +13,11 @@ import (
 // phasePeak, polling runtime/metrics: the heap's high point inside a
 // phase, which a reading at the phase's end misses.
 type heapSampler struct {
+	// mu makes a reading and its noting one step against phasePeak: a
+	// reading taken before a phase's closing collection and noted after
+	// phasePeak had started the next phase counted the phase's heap in
+	// the next one (--stats gave the anomalies the simulation's peak).
+	mu   sync.Mutex
 	peak atomic.Uint64
 	// live is the peak of the heap the last collection found live (the
 	// runtime's /gc/heap/live:bytes): what the analysis holds, without
@@ -66,9 +71,11 @@ func startHeapSampler(limit uint64) *heapSampler {
 		t := time.NewTicker(2 * time.Millisecond)
 		defer t.Stop()
 		for {
+			h.mu.Lock()
 			h.note(readHeap(s))
 			live := readLive(s)
 			noteMax(&h.live, live)
+			h.mu.Unlock()
 			if h.limit > 0 {
 				rss := uint64(procmem.Resident())
 				if rss == 0 {
@@ -95,6 +102,8 @@ func (h *heapSampler) note(v uint64) { noteMax(&h.peak, v) }
 // from the current ones.
 func (h *heapSampler) phasePeak() (heap, live uint64) {
 	s := []metrics.Sample{{Name: heapMetric}, {Name: liveMetric}}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	cur, curLive := readHeap(s), readLive(s)
 	h.note(cur)
 	noteMax(&h.live, curLive)
