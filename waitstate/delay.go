@@ -234,6 +234,20 @@ func (p *delayProc) waitOf(s *syncPt) int64 {
 	return p.wide[s.key()].wait
 }
 
+// chargedAt reports whether point j (sorted) is charged (charged).
+func (p *delayProc) chargedAt(j int32) bool {
+	return p.pts.causeAt(j) >= 0 && p.waitAt(j) > 0
+}
+
+// waitAt returns the wait of point j (sorted).
+func (p *delayProc) waitAt(j int32) int64 {
+	if w := int32(p.pts.wait.At(int(j))); w != wideMark {
+		return int64(w)
+	}
+	s := p.pts.at(j)
+	return p.wide[s.key()].wait
+}
+
 // complOf returns point s's completion.
 func (p *delayProc) complOf(s *syncPt) int64 {
 	if s.compl != wideMark {
@@ -465,7 +479,10 @@ type ready struct {
 
 // delayProc is one process's part of the delay analysis.
 type delayProc struct {
+	// syncs are the points while they are made (addSyncs, applyNotes),
+	// pts once sorted.
 	syncs []syncPt
+	pts   syncCols
 	wide  map[ptKey]wideVals // the points' waits or completions wider than 32 bits
 	lists [][]int32
 	// costs are the costs passed to the waits with a cause, at their
@@ -582,14 +599,90 @@ type delays struct {
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
 	colls    []callComm // addSyncs's collective calls, before makeCollComms
+	tBase    int64      // the notifications' times are from it (noteMax)
+	cur      syncPt     // eachCharged's point
 	outgoing [][]byte
 	lerr     error
 }
 
-// Notifications of partner synchronization points (step 1), 32 bytes:
-// target process, thread and event (a node of its: see resolve), kind,
-// the partner's world rank, the partner's exit time.
-const noteSize = 4 + 4 + 8 + 4 + 4 + 8
+// Notifications of partner synchronization points (step 1): target
+// process, thread and event (a node of its: see resolve), kind, the
+// partner's world rank, the partner's exit time (from the earliest exit
+// of MPI_Init, d.tBase), as varints: about 12 bytes (32 as fixed-size
+// fields; with their buffers' room, 27 MB of the 64-process pure-MPI
+// trace's 463 k notifications at the phase's peak, where they are made
+// before every process's points are). A thread is rotated so that its
+// Late Receiver flag (lrFlag) is its lowest bit.
+const noteMax = 3*binary.MaxVarintLen32 + 3*binary.MaxVarintLen64
+
+// appendNote appends a notification to b.
+func appendNote(b []byte, proc, th int32, ev int64, kind int, from int32, t int64) []byte {
+	b = binary.AppendUvarint(b, uint64(uint32(proc)))
+	b = binary.AppendUvarint(b, uint64(bits.RotateLeft32(uint32(th), 1)))
+	b = binary.AppendVarint(b, ev)
+	b = binary.AppendUvarint(b, uint64(uint32(kind)))
+	b = binary.AppendUvarint(b, uint64(uint32(from)))
+	return binary.AppendVarint(b, t)
+}
+
+// noteVal is a notification read (readNote).
+type noteVal struct {
+	proc, th int32
+	ev       int64
+	kind     int
+	from     int32
+	t        int64
+}
+
+// readNote reads the notification at the start of b and returns its
+// length (0: cut short or corrupt).
+func readNote(b []byte) (noteVal, int) {
+	var x noteVal
+	n := 0
+	u32 := func() uint32 {
+		v, k := binary.Uvarint(b[n:])
+		if k <= 0 || v > math.MaxUint32 {
+			n = -1 << 40
+			return 0
+		}
+		n += k
+		return uint32(v)
+	}
+	i64 := func() int64 {
+		if n < 0 {
+			return 0
+		}
+		v, k := binary.Varint(b[n:])
+		if k <= 0 {
+			n = -1 << 40
+			return 0
+		}
+		n += k
+		return v
+	}
+	x.proc = int32(u32())
+	if n < 0 {
+		return x, 0
+	}
+	x.th = int32(bits.RotateLeft32(u32(), -1))
+	if n < 0 {
+		return x, 0
+	}
+	x.ev = i64()
+	if n < 0 {
+		return x, 0
+	}
+	x.kind = int(u32())
+	if n < 0 {
+		return x, 0
+	}
+	x.from = int32(u32())
+	if n < 0 {
+		return x, 0
+	}
+	x.t = i64()
+	return x, max(0, n)
+}
 
 const (
 	noteSend   = iota // the sender of a Late Sender wait: its send node
@@ -614,15 +707,9 @@ func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 }
 
 func (d *delays) note(proc int32, th int32, ev int64, kind int, from int32, t int64) {
-	le := binary.LittleEndian
 	to := d.owners.Owner(int(proc))
-	b := double(d.notes[to], noteSize)
-	b = le.AppendUint32(b, uint32(proc))
-	b = le.AppendUint32(b, uint32(th))
-	b = le.AppendUint64(b, uint64(ev))
-	b = le.AppendUint32(b, uint32(kind))
-	b = le.AppendUint32(b, uint32(from))
-	d.notes[to] = le.AppendUint64(b, uint64(t))
+	// Wrapping arithmetic: the difference read back is t for any tBase.
+	d.notes[to] = appendNote(double(d.notes[to], noteMax), proc, th, ev, kind, from, t-d.tBase)
 }
 
 // double returns s with room for n more, its capacity doubled when it
@@ -657,13 +744,16 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 	cs := &a.procs[i]
 	p := &d.procs[i]
 	me := int32(m.Procs[i].Header.Rank)
-	// The points grow in a buffer of the rank's, then are kept at their
-	// size (applyNotes adds the partners').
+	d.tBase = initMin
+	// The points grow in a buffer of the rank's, then are kept as
+	// columns until applyNotes adds the partners' (every process's are
+	// held at once there).
 	p.syncs = d.scratch[:0]
 	colls := d.colls[:0]
 	defer func() {
 		d.scratch = p.syncs[:0]
-		p.syncs = slices.Clone(p.syncs)
+		p.pts = makeSyncCols(p.syncs)
+		p.syncs = nil
 		p.colls = makeCollComms(colls, cs.len())
 		d.colls = colls[:0]
 	}()
@@ -799,7 +889,6 @@ func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, 
 // applyNotes adds the partners' synchronization points the notifications
 // name, then orders every process's points by thread and event.
 func (d *delays) applyNotes(recv [][]byte) error {
-	le := binary.LittleEndian
 	type rootKey struct {
 		proc int
 		th   int32
@@ -810,19 +899,25 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	// buffer and index there), so that the processes' points grow to
 	// their size one process at a time: grown all at once, every
 	// process's own points were held twice at once (40 MB on the
-	// 64-process pure-MPI trace).
+	// 64-process pure-MPI trace). k is the notification's offset in
+	// its buffer.
 	type noteAt struct{ q, k int32 }
 	start := make([]int, len(d.procs)+1)
 	for q, buf := range recv {
-		if len(buf)%noteSize != 0 {
+		if len(buf) > math.MaxInt32 {
 			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
 		}
-		for ; len(buf) > 0; buf = buf[noteSize:] {
-			i, ok := d.local[int(le.Uint32(buf))]
+		for k := 0; k < len(buf); {
+			x, n := readNote(buf[k:])
+			if n == 0 {
+				return fmt.Errorf("rank %d: waitstate: the synchronization points from rank %d are corrupt at byte %d of %d", d.c.Rank(), q, k, len(buf))
+			}
+			i, ok := d.local[int(x.proc)]
 			if !ok {
-				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, le.Uint32(buf))
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, x.proc)
 			}
 			start[i+1]++
+			k += n
 		}
 	}
 	for i := range d.procs {
@@ -831,21 +926,24 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	at := make([]noteAt, start[len(d.procs)])
 	next := slices.Clone(start)
 	for q, buf := range recv {
-		for k := int32(0); len(buf) > 0; k, buf = k+1, buf[noteSize:] {
-			i := d.local[int(le.Uint32(buf))]
-			at[next[i]] = noteAt{int32(q), k}
+		for k := 0; k < len(buf); {
+			x, n := readNote(buf[k:])
+			i := d.local[int(x.proc)]
+			at[next[i]] = noteAt{int32(q), int32(k)}
 			next[i]++
+			k += n
 		}
 	}
-	own := make([]int, len(d.procs)) // each process's own points come first
 	for i := range d.procs {
 		p := &d.procs[i]
-		own[i] = len(p.syncs)
-		p.syncs = append(make([]syncPt, 0, len(p.syncs)+start[i+1]-start[i]), p.syncs...)
+		own := p.pts.len() // the process's own points come first
+		p.syncs = make([]syncPt, own, own+start[i+1]-start[i])
+		for j := range p.syncs {
+			p.syncs[j] = p.pts.at(int32(j))
+		}
 		for _, x := range at[start[i]:start[i+1]] {
-			buf := recv[x.q][int(x.k)*noteSize:]
-			th, ev := int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
-			kind, from, t := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int64(le.Uint64(buf[24:]))
+			nt, _ := readNote(recv[x.q][x.k:])
+			th, ev, kind, from, t := nt.th, nt.ev, nt.kind, nt.from, nt.t+d.tBase
 			k, sth, sev, _, ok := d.resolve(i, kind, th, ev)
 			if !ok {
 				continue
@@ -880,10 +978,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				p.setCompl(j, max(p.complOf(s), max(0, exit-max(min(exit, t), lb))))
 			}
 		}
-	}
-	for i := range d.procs {
-		p := &d.procs[i]
-		d.sortSyncs(p.syncs, own[i])
+		d.sortSyncs(p.syncs, own)
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
@@ -891,8 +986,11 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		for _, l := range p.lists {
 			slices.Sort(l)
 		}
-		p.finBound = int32(len(p.syncs))
-		p.hasSlot = make([]uint64, (len(p.syncs)+63)/64)
+		// Held as columns from here, a process at a time.
+		p.pts = makeSyncCols(p.syncs)
+		p.syncs = nil
+		p.finBound = int32(p.pts.len())
+		p.hasSlot = make([]uint64, (p.pts.len()+63)/64)
 	}
 	d.scratch = nil
 	return nil
@@ -954,15 +1052,15 @@ func (d *delays) with(i int, s *syncPt, r int32) bool {
 // its thread that synchronized with world rank r (scout's
 // findPreviousMpiSynchpoint), −1 for none, and the thread's first point.
 func (d *delays) prevSync(i int, j int32, r int32) (prev, first int32) {
-	ss := d.procs[i].syncs
-	th := ss[j].th
-	for q := j - 1; q >= 0 && ss[q].th == th; q-- {
-		if d.with(i, &ss[q], r) {
+	ss := &d.procs[i].pts
+	th := ss.thAt(j)
+	for q := j - 1; q >= 0 && ss.thAt(q) == th; q-- {
+		if s := ss.at(q); d.with(i, &s, r) {
 			return q, q
 		}
 		first = q
 	}
-	if j == 0 || ss[j-1].th != th {
+	if j == 0 || ss.thAt(j-1) != th {
 		first = j
 	}
 	return -1, first
@@ -1108,10 +1206,10 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	tm := &d.tm
 	tm.reset()
 	p := &d.procs[i]
-	cs, ss := &d.a.procs[i], p.syncs
-	kb, ka := ss[b].call, int32(-1)
+	cs, ss := &d.a.procs[i], &p.pts
+	kb, ka := ss.callAt(b), int32(-1)
 	if a >= 0 {
-		ka = ss[a].call
+		ka = ss.callAt(a)
 	}
 	for k := kb; k != ka; {
 		pk := cs.prevAt(k)
@@ -1126,8 +1224,8 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 		k = pk
 	}
 	for j := a + 1; j < b; j++ {
-		if w := p.waitOf(&ss[j]); w > 0 {
-			s := d.siteSlot(i, cs.siteAt(ss[j].call))
+		if w := p.waitAt(j); w > 0 {
+			s := d.siteSlot(i, cs.siteAt(ss.callAt(j)))
 			tm.touch(s)
 			tm.val[s] -= w
 			waits += w
@@ -1140,7 +1238,8 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		s := d.siteSlot(i, cs.siteAt(ka))
 		tm.touch(s)
-		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complOf(&ss[a])))
+		sa := ss.at(a)
+		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complOf(&sa)))
 	}
 	return waits
 }
@@ -1208,12 +1307,14 @@ func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i, j int
 		i := cursor[0]
 		enter(i)
 		p := &d.procs[i]
-		for ; cursor[1] < len(p.syncs); cursor[1]++ {
+		for ; cursor[1] < p.pts.len(); cursor[1]++ {
 			if size >= recRound {
 				return true
 			}
-			if s := &p.syncs[cursor[1]]; p.charged(s) {
-				size += fn(i, cursor[1], s)
+			if j := int32(cursor[1]); p.chargedAt(j) {
+				// In d: a variable of its own escapes (fn is not known).
+				d.cur = p.pts.at(j)
+				size += fn(i, cursor[1], &d.cur)
 			}
 		}
 	}
@@ -1310,9 +1411,10 @@ func (d *delays) taskCounts() error {
 	le := binary.LittleEndian
 	n := map[int32]uint32{}
 	for i := range d.procs {
-		for j := range d.procs[i].syncs {
-			if s := &d.procs[i].syncs[j]; d.procs[i].charged(s) {
-				n[causeOf(s)]++
+		p := &d.procs[i]
+		for j := range int32(p.pts.len()) {
+			if p.chargedAt(j) {
+				n[p.pts.causeAt(j)]++
 			}
 		}
 	}
@@ -1439,7 +1541,7 @@ func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
 		lo = prev + 1
 	}
 	if t.flags&taskColl != 0 {
-		lo = d.groupLo(i, t.pos, d.procs[i].syncs[t.pos].call, prev, lo)
+		lo = d.groupLo(i, t.pos, d.procs[i].pts.callAt(t.pos), prev, lo)
 	}
 	return lo
 }
@@ -1532,7 +1634,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	pat := t.pat
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
-		call := p.syncs[t.pos].call
+		call := p.pts.callAt(t.pos)
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	residue := func(ns int64) {
@@ -1604,13 +1706,12 @@ func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code 
 	p := &d.procs[i]
 	var lost int64
 	for j := lo; j < t.pos; j++ {
-		s := &p.syncs[j]
-		w := p.waitOf(s)
+		w := p.waitAt(j)
 		if w <= 0 {
 			continue
 		}
 		ns := sp.part(w)
-		if causeOf(s) < 0 || j >= p.finBound {
+		if p.pts.causeAt(j) < 0 || j >= p.finBound {
 			lost += ns
 			continue
 		}
@@ -1636,22 +1737,23 @@ func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code 
 // findSync returns the index of process i's synchronization point at
 // (call, th, ev), any of the call's for a collective; −1 for none.
 func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
-	ss := d.procs[i].syncs
+	ss := &d.procs[i].pts
+	n := ss.len()
 	if th < 0 || th >= trace.MaxThreads {
 		return -1
 	}
 	// The first point of (th, call) or after: by galloping from the last
 	// one found when it is after that, else by bisection.
 	key := uint64(th)<<32 | uint64(uint32(call))
-	at := func(j int) uint64 { return uint64(ss[j].th)<<32 | uint64(uint32(ss[j].call)) }
+	at := func(j int) uint64 { return uint64(ss.thAt(int32(j)))<<32 | uint64(uint32(ss.callAt(int32(j)))) }
 	p := &d.procs[i]
-	lo, hi := 0, len(ss)
-	if h := p.syncHint; h < len(ss) && at(h) < key {
+	lo, hi := 0, n
+	if h := p.syncHint; h < n && at(h) < key {
 		step := 1
-		for h+step < len(ss) && at(h+step) < key {
+		for h+step < n && at(h+step) < key {
 			step *= 2
 		}
-		lo, hi = h+step/2+1, min(h+step, len(ss))
+		lo, hi = h+step/2+1, min(h+step, n)
 	}
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
@@ -1661,8 +1763,8 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 			hi = h
 		}
 	}
-	for j := lo; j < len(ss) && at(j) == key; j++ {
-		if coll || ss[j].event() == ev {
+	for j := lo; j < n && at(j) == key; j++ {
+		if coll || ss.eventAt(int32(j)) == ev {
 			p.syncHint = j
 			return int32(j)
 		}
@@ -1751,10 +1853,10 @@ func (d *delays) replay() error {
 		p := &d.procs[i]
 		// By point, latest first, in task order among equals: a
 		// counting sort (a point is −1 … len(syncs)−1).
-		n := len(p.syncs) + 1
+		n := p.pts.len() + 1
 		count = slices.Grow(count[:0], n+1)[:n+1]
 		clear(count)
-		at := func(t *task) int { return len(p.syncs) - 1 - int(t.pos) }
+		at := func(t *task) int { return p.pts.len() - 1 - int(t.pos) }
 		for j := range p.tasks {
 			count[at(&p.tasks[j])+1]++
 		}
@@ -1799,7 +1901,7 @@ func (d *delays) replay() error {
 			for i := range d.procs {
 				p := &d.procs[i]
 				for q := p.finBound - 1; q >= 0; q-- {
-					if p.charged(&p.syncs[q]) {
+					if p.chargedAt(q) {
 						d.finalize(i, q)
 						p.finBound = q
 						break
@@ -1866,7 +1968,8 @@ func waitKey(waiter, wsync int32) uint64 {
 // q to the task of its cause.
 func (d *delays) finalize(i int, q int32) {
 	p := &d.procs[i]
-	s := &p.syncs[q]
+	sq := p.pts.at(q)
+	s := &sq
 	if !p.charged(s) {
 		return
 	}
@@ -1922,7 +2025,7 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 	t := &p.tasks[j]
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
-		call := d.procs[i].syncs[t.pos].call
+		call := d.procs[i].pts.callAt(t.pos)
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	lo := int32(-1) // taskLo's, found at the first pattern that needs it
@@ -2007,9 +2110,10 @@ func (d *delays) group(i int, pos, call int32) group {
 		}
 	}
 	g := group{prev: -1}
-	ss := p.syncs
-	for q := pos - 1; q >= 0 && ss[q].th == ss[pos].th && left > 0; q-- {
-		w := d.withOf(i, &ss[q])
+	ss := &p.pts
+	for q := pos - 1; q >= 0 && ss.thAt(q) == ss.thAt(pos) && left > 0; q-- {
+		sq := ss.at(q)
+		w := d.withOf(i, &sq)
 		set := setOf(w)
 		before := left
 		switch {
