@@ -108,10 +108,19 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 		// gone.
 		p := &d.procs[i]
 		p.td = makeTaskDelays(len(p.tasks))
-		p.cps = make([]cpAmount, 0, len(p.tasks)+len(p.tasks)/4)
+		room := len(p.tasks) + len(p.tasks)/4
+		p.cpD = make([]uint32, 0, room)
+		p.cpRef.Reserve(room)
 	}
 	if err := d.rounds(d.records, d.tasks); err != nil {
 		return nil, err
+	}
+	// The time maps are made: the replay reads of the calls only their
+	// call sites and codes (17 MB of enter times and durations of the
+	// 2.78 M calls of the 64-process pure-MPI trace, under the replay's
+	// order).
+	for i := range d.a.procs {
+		d.a.procs[i].dropTimes()
 	}
 	if err := d.replay(); err != nil {
 		return nil, err
@@ -330,15 +339,6 @@ type cpRef struct {
 	code int64
 }
 
-// cpAmount is a call path's delay in one task, in 8 bytes: the delay in
-// ns, positive, in 32 bits (4.3 s; wideNS: kept whole in the process's
-// wideCP, at the amount's index), the call path an index in its
-// process's refs (few).
-type cpAmount struct {
-	d   uint32
-	ref int32
-}
-
 // wideNS marks a task's D + W or a call path's delay too wide for 32
 // bits (or negative, which neither is).
 const wideNS = math.MaxUint32
@@ -374,7 +374,11 @@ type cpWide struct {
 }
 
 // task is a wait charged to the process that caused it, at that process's
-// synchronization point pos (−1: not found), in 16 bytes. A process's
+// synchronization point pos (−1: not found), in 12 bytes: the waiter's
+// world rank (below trace.MaxRanks, 24 bits), the pattern (3) and the
+// flags (4) share a word (wpf), as 1.5 M tasks of 16 bytes were the
+// largest array of the delay costs but the points on the 64-process
+// pure-MPI trace. A process's
 // tasks are in the order of their waits (waiter, wsync: sortTasks). What
 // its record gives it, its D + W and the call paths of its delay, is in
 // columns of the process's (taskDelays), made with the records: not
@@ -382,12 +386,26 @@ type cpWide struct {
 // the cause's interval whose waits receive its costs is found again each
 // time they are passed (taskLo), not kept.
 type task struct {
-	pos    int32
-	waiter int32 // world rank
-	wsync  int32 // the wait's synchronization point at the waiter
-	pat    Pattern
-	flags  uint8 // taskColl, taskMade, taskReady, taskDone
+	pos   int32
+	wsync int32  // the wait's synchronization point at the waiter
+	wpf   uint32 // waiter<<8 | pattern<<4 | flags (taskColl, taskMade, taskReady, taskDone)
 }
+
+func makeTask(pos, waiter, wsync int32, pat Pattern) task {
+	return task{pos: pos, wsync: wsync, wpf: uint32(waiter)<<8 | uint32(pat)<<4}
+}
+
+// waiter returns the world rank of t's waiter.
+func (t *task) waiter() int32 { return int32(t.wpf >> 8) }
+
+// pat returns the pattern of t's wait.
+func (t *task) pat() Pattern { return Pattern(t.wpf >> 4 & 0xf) }
+
+// has reports whether t has flag f.
+func (t *task) has(f uint32) bool { return t.wpf&f != 0 }
+
+// set gives t flag f.
+func (t *task) set(f uint32) { t.wpf |= f }
 
 // taskDelays are a process's tasks' D + W and call paths, by task, in 10
 // bytes: den is D + W (wideNS: in the process's wideDen); the call paths'
@@ -437,12 +455,16 @@ func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
 	return p.td.cpOff[j], p.td.cpOff[j] + n
 }
 
-// amount returns the delay of p.cps[k].
-func (p *delayProc) amount(k int32) int64 { return p.wideCP.get(k, p.cps[k].d) }
+// amount returns the delay of call path k of the process's tasks.
+func (p *delayProc) amount(k int32) int64 { return p.wideCP.get(k, p.cpD[k]) }
 
-// addAmount appends a call path's delay d to p.cps.
+// cpRefAt returns the call path (an index in p.refs) of k.
+func (p *delayProc) cpRefAt(k int32) int32 { return int32(p.cpRef.At(int(k))) }
+
+// addAmount appends a call path's delay d, of call path ref.
 func (p *delayProc) addAmount(d int64, ref int32) {
-	p.cps = append(p.cps, cpAmount{p.wideCP.put(int32(len(p.cps)), d), ref})
+	p.cpD = append(p.cpD, p.wideCP.put(int32(len(p.cpD)), d))
+	p.cpRef.Append(int64(ref))
 }
 
 // den returns task j's D + W.
@@ -499,15 +521,21 @@ type delayProc struct {
 	finBound int32
 	tasks    []task
 	td       taskDelays
-	cps      []cpAmount
-	wideCP   wideAside // the delays of cps too wide for 32 bits
-	wideDen  wideAside // the D + W of tasks too wide for 32 bits
-	wideN    wideAside // the counts of call paths of tasks from wideCount on
-	refs     []cpRef   // the call paths of cps
-	refAt    map[cpRef]int32
-	slotRef  []int32 // per time map slot, the index of its last call path
-	order    []int32 // task indices by pos, latest first
-	hi       int     // order[:hi] are done
+	// The call paths' delays of the tasks, in 5 bytes (8 as a struct
+	// of the two): the delay in ns, positive, in 32 bits (4.3 s; wideNS:
+	// kept whole in wideCP, at the amount's index), and the call path, an
+	// index in refs (few: a byte), made room for at the records' start
+	// (15 MB as structs of the 1.9 M of the 64-process pure-MPI trace).
+	cpD     []uint32
+	cpRef   narrow.Step[uint8, uint16, uint32]
+	wideCP  wideAside // the delays of cps too wide for 32 bits
+	wideDen wideAside // the D + W of tasks too wide for 32 bits
+	wideN   wideAside // the counts of call paths of tasks from wideCount on
+	refs    []cpRef   // the call paths of cps
+	refAt   map[cpRef]int32
+	slotRef []int32 // per time map slot, the index of its last call path
+	order   []int32 // task indices by pos, latest first
+	hi      int     // order[:hi] are done
 	// The call paths by slot, one per distinct key (a hash of the name:
 	// the call paths' identity across processes), so that a time map
 	// is a dense array (tmap); a site's and a code's slot, and per
@@ -1502,7 +1530,7 @@ func (d *delays) taskHeads(recv [][]byte) error {
 			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
 			kind, waiter, wsync := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int32(le.Uint32(buf[24:]))
 			pat := Pattern(le.Uint32(buf[28:]))
-			if pat <= None || pat >= NumPatterns {
+			if pat <= None || pat >= NumPatterns || waiter < 0 || waiter >= trace.MaxRanks {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is corrupt", d.c.Rank(), q)
 			}
 			i, ok := d.local[proc]
@@ -1520,14 +1548,14 @@ func (d *delays) taskHeads(recv [][]byte) error {
 // wsync, charged at local process i to the node kind, th, ev names: the
 // point it waited for (−1: none found).
 func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
-	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
+	t := makeTask(-1, waiter, wsync, pat)
 	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
 	if !ok {
 		return t
 	}
 	t.pos = d.findSync(i, call, sth, sev, coll)
 	if coll {
-		t.flags |= taskColl
+		t.set(taskColl)
 	}
 	return t
 }
@@ -1540,7 +1568,7 @@ func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
 	if prev >= 0 {
 		lo = prev + 1
 	}
-	if t.flags&taskColl != 0 {
+	if t.has(taskColl) {
 		lo = d.groupLo(i, t.pos, d.procs[i].pts.callAt(t.pos), prev, lo)
 	}
 	return lo
@@ -1551,7 +1579,7 @@ func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
 // bisection: they come so from one rank, so on one rank they are.
 func (d *delays) sortTasks() {
 	byWaiter := func(x, y task) int {
-		return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
+		return cmp.Or(cmp.Compare(x.waiter(), y.waiter()), cmp.Compare(x.wsync, y.wsync))
 	}
 	for i := range d.procs {
 		if p := &d.procs[i]; !slices.IsSortedFunc(p.tasks, byWaiter) {
@@ -1563,7 +1591,7 @@ func (d *delays) sortTasks() {
 // taskOf returns the index of the task of the wait (waiter, wsync).
 func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
 	k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
-		return cmp.Compare(waitKey(t.waiter, t.wsync), key)
+		return cmp.Compare(waitKey(t.waiter(), t.wsync), key)
 	})
 	return int32(k), ok
 }
@@ -1591,7 +1619,7 @@ func (d *delays) tasks(recv [][]byte) error {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
 			j, ok := d.procs[i].taskOf(waiter, wsync)
-			if !ok || d.procs[i].tasks[j].flags&taskMade != 0 {
+			if !ok || d.procs[i].tasks[j].has(taskMade) {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
 			}
 			tw = tw[:0]
@@ -1629,9 +1657,9 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
 	t := &p.tasks[j]
-	t.flags |= taskMade
-	p.td.cpOff[j] = int32(len(p.cps))
-	pat := t.pat
+	t.set(taskMade)
+	p.td.cpOff[j] = int32(len(p.cpD))
+	pat := t.pat()
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
 		call := p.pts.callAt(t.pos)
@@ -1647,7 +1675,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 		return
 	}
-	prev, first := d.prevSync(i, t.pos, t.waiter)
+	prev, first := d.prevSync(i, t.pos, t.waiter())
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
 	cps := d.cps[:0]
@@ -1950,10 +1978,10 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	t := &p.tasks[j]
-	if t.flags&taskReady != 0 {
+	if t.has(taskReady) {
 		return false
 	}
-	t.flags |= taskReady
+	t.set(taskReady)
 	d.queue = append(d.queue, ready{int32(i), j, in})
 	return true
 }
@@ -1992,7 +2020,7 @@ func (d *delays) finalize(i int, q int32) {
 // waits no task left to do can still pass costs to.
 func (d *delays) advance(i int) {
 	p := &d.procs[i]
-	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].flags&taskDone != 0 {
+	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].has(taskDone) {
 		p.hi++
 	}
 	bound := int32(0)
@@ -2013,7 +2041,7 @@ func (d *delays) drain() {
 		i := int(x.proc)
 		p := &d.procs[i]
 		d.longTerm(i, x.task, &x.in)
-		p.tasks[x.task].flags |= taskDone
+		p.tasks[x.task].set(taskDone)
 		d.advance(i)
 	}
 }
@@ -2040,13 +2068,13 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 			continue
 		}
 		if lo < 0 {
-			prev, first := d.prevSync(i, t.pos, t.waiter)
+			prev, first := d.prevSync(i, t.pos, t.waiter())
 			lo = d.taskLo(i, t, prev, first)
 		}
 		sp := splitter{amount: in, total: den}
 		for k, hi := p.cpsOf(j); k < hi; k++ {
 			if ns := sp.part(p.amount(k)); ns > 0 {
-				d.row(i, p.refs[p.cps[k].ref], site, pat).LongTerm += ns
+				d.row(i, p.refs[p.cpRefAt(k)], site, pat).LongTerm += ns
 			}
 		}
 		d.pass(i, t, lo, pat, &sp, code, site)
