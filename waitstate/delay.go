@@ -243,18 +243,28 @@ func (p *delayProc) waitOf(s *syncPt) int64 {
 	return p.wide[s.key()].wait
 }
 
-// chargedAt reports whether point j (sorted) is charged (charged).
+// chargedAt reports whether point j (sorted) is a wait charged to a cause:
+// one with a task there, to which it passes its costs.
 func (p *delayProc) chargedAt(j int32) bool {
-	return p.pts.causeAt(j) >= 0 && p.waitAt(j) > 0
+	return p.charged[j/64]&(1<<(j%64)) != 0
 }
 
 // waitAt returns the wait of point j (sorted).
 func (p *delayProc) waitAt(j int32) int64 {
-	if w := int32(p.pts.wait.At(int(j))); w != wideMark {
+	if w := p.pts.wait[j]; w != wideMark {
 		return int64(w)
 	}
 	s := p.pts.at(j)
 	return p.wide[s.key()].wait
+}
+
+// complAt returns the completion of point j (sorted).
+func (p *delayProc) complAt(j int32) int64 {
+	if c := int32(p.pts.compl.At(int(j))); c != wideMark {
+		return int64(c)
+	}
+	s := p.pts.at(j)
+	return p.wide[s.key()].compl
 }
 
 // complOf returns point s's completion.
@@ -312,24 +322,19 @@ func causeOf(s *syncPt) int32 {
 	return s.with
 }
 
-// withOf returns whom point s of process i synchronized with (withOf's
-// encoding): a wait at a barrier or an N×N collective with its call's
-// communicator's members.
-func (d *delays) withOf(i int, s *syncPt) int32 {
-	if s.pat != WaitBarrier && s.pat != WaitNxN {
-		return s.with
+// withOfAt returns whom point j (sorted) of process i synchronized with
+// (withOf's encoding): a wait at a barrier or an N×N collective with its
+// call's communicator's members.
+func (d *delays) withOfAt(i int, j int32) int32 {
+	pts := &d.procs[i].pts
+	if pat := pts.pat[j]; pat != WaitBarrier && pat != WaitNxN {
+		return int32(pts.with.At(int(j)))
 	}
-	cm, ok := d.procs[i].colls.of(s.call)
+	cm, ok := d.procs[i].colls.of(pts.callAt(j))
 	if !ok {
 		cm = -1
 	}
 	return withOf(-1, cm)
-}
-
-// charged reports whether s is a wait charged to a cause: one with a task
-// there, to which it passes its costs.
-func (p *delayProc) charged(s *syncPt) bool {
-	return causeOf(s) >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
 }
 
 // cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
@@ -505,6 +510,8 @@ type delayProc struct {
 	// pts once sorted.
 	syncs []syncPt
 	pts   syncCols
+	own   []byte // the process's own points until applyNotes (appendPts)
+	nOwn  int
 	wide  map[ptKey]wideVals // the points' waits or completions wider than 32 bits
 	lists [][]int32
 	// costs are the costs passed to the waits with a cause, at their
@@ -513,6 +520,7 @@ type delayProc struct {
 	costs   [][NumPatterns]int64
 	slot    map[int32]int32
 	hasSlot []uint64
+	charged []uint64 // a bit a point: chargedAt
 	// syncHint is where findSync found the last point: a waiter's tasks
 	// come in the order of its points, so of the cause's.
 	syncHint int
@@ -628,7 +636,7 @@ type delays struct {
 	scratch  []syncPt
 	colls    []callComm // addSyncs's collective calls, before makeCollComms
 	tBase    int64      // the notifications' times are from it (noteMax)
-	cur      syncPt     // eachCharged's point
+	enc      []byte     // addSyncs's encoded points
 	outgoing [][]byte
 	lerr     error
 }
@@ -651,6 +659,20 @@ func appendNote(b []byte, proc, th int32, ev int64, kind int, from int32, t int6
 	b = binary.AppendUvarint(b, uint64(uint32(kind)))
 	b = binary.AppendUvarint(b, uint64(uint32(from)))
 	return binary.AppendVarint(b, t)
+}
+
+// noteLen returns the length of the notification at the start of b, its
+// six varints' (0: cut short).
+func noteLen(b []byte) int {
+	ends := 0
+	for k, c := range b {
+		if c < 0x80 {
+			if ends++; ends == 6 {
+				return k + 1
+			}
+		}
+	}
+	return 0
 }
 
 // noteVal is a notification read (readNote).
@@ -773,14 +795,15 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 	p := &d.procs[i]
 	me := int32(m.Procs[i].Header.Rank)
 	d.tBase = initMin
-	// The points grow in a buffer of the rank's, then are kept as
-	// columns until applyNotes adds the partners' (every process's are
-	// held at once there).
+	// The points grow in a buffer of the rank's, then are kept encoded
+	// (appendPts) until applyNotes adds the partners' (every process's
+	// are held at once there).
 	p.syncs = d.scratch[:0]
 	colls := d.colls[:0]
 	defer func() {
 		d.scratch = p.syncs[:0]
-		p.pts = makeSyncCols(p.syncs)
+		d.enc = appendPts(d.enc[:0], p.syncs)
+		p.own, p.nOwn = slices.Clone(d.enc), len(p.syncs)
 		p.syncs = nil
 		p.colls = makeCollComms(colls, cs.len())
 		d.colls = colls[:0]
@@ -936,13 +959,16 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
 		}
 		for k := 0; k < len(buf); {
-			x, n := readNote(buf[k:])
-			if n == 0 {
+			// The process and the length here; the fields are read (and
+			// checked) once, as the points are made.
+			proc, m := binary.Uvarint(buf[k:])
+			n := noteLen(buf[k:])
+			if m <= 0 || n == 0 || proc > math.MaxUint32 {
 				return fmt.Errorf("rank %d: waitstate: the synchronization points from rank %d are corrupt at byte %d of %d", d.c.Rank(), q, k, len(buf))
 			}
-			i, ok := d.local[int(x.proc)]
+			i, ok := d.local[int(int32(proc))]
 			if !ok {
-				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, x.proc)
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, int32(proc))
 			}
 			start[i+1]++
 			k += n
@@ -955,22 +981,23 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	next := slices.Clone(start)
 	for q, buf := range recv {
 		for k := 0; k < len(buf); {
-			x, n := readNote(buf[k:])
-			i := d.local[int(x.proc)]
+			proc, _ := binary.Uvarint(buf[k:])
+			i := d.local[int(int32(proc))]
 			at[next[i]] = noteAt{int32(q), int32(k)}
 			next[i]++
-			k += n
+			k += noteLen(buf[k:])
 		}
 	}
 	for i := range d.procs {
 		p := &d.procs[i]
-		own := p.pts.len() // the process's own points come first
-		p.syncs = make([]syncPt, own, own+start[i+1]-start[i])
-		for j := range p.syncs {
-			p.syncs[j] = p.pts.at(int32(j))
-		}
+		own := p.nOwn // the process's own points come first
+		p.syncs = readPts(p.own, make([]syncPt, 0, own+start[i+1]-start[i]))
+		p.own = nil
 		for _, x := range at[start[i]:start[i+1]] {
-			nt, _ := readNote(recv[x.q][x.k:])
+			nt, n := readNote(recv[x.q][x.k:])
+			if n == 0 {
+				return fmt.Errorf("rank %d: waitstate: the synchronization points from rank %d are corrupt at byte %d", d.c.Rank(), x.q, x.k)
+			}
 			th, ev, kind, from, t := nt.th, nt.ev, nt.kind, nt.from, nt.t+d.tBase
 			k, sth, sev, _, ok := d.resolve(i, kind, th, ev)
 			if !ok {
@@ -1019,6 +1046,14 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		p.syncs = nil
 		p.finBound = int32(p.pts.len())
 		p.hasSlot = make([]uint64, (p.pts.len()+63)/64)
+		// Which points are charged, read at every point by the task
+		// counts, the two rounds of records and the replay: a bit a point.
+		p.charged = make([]uint64, (p.pts.len()+63)/64)
+		for j := range int32(p.pts.len()) {
+			if p.pts.causeAt(j) >= 0 && p.waitAt(j) > 0 {
+				p.charged[j/64] |= 1 << (j % 64)
+			}
+		}
 	}
 	d.scratch = nil
 	return nil
@@ -1058,10 +1093,10 @@ func (d *delays) sortSyncs(ss []syncPt, own int) {
 	d.scratch = nb[:0]
 }
 
-// with reports whether synchronization point s of process i synchronized
-// with world rank r.
-func (d *delays) with(i int, s *syncPt, r int32) bool {
-	w := d.withOf(i, s)
+// withAt reports whether synchronization point j (sorted) of process i
+// synchronized with world rank r.
+func (d *delays) withAt(i int, j int32, r int32) bool {
+	w := d.withOfAt(i, j)
 	switch set := setOf(w); {
 	case w >= 0:
 		return w == r
@@ -1083,7 +1118,7 @@ func (d *delays) prevSync(i int, j int32, r int32) (prev, first int32) {
 	ss := &d.procs[i].pts
 	th := ss.thAt(j)
 	for q := j - 1; q >= 0 && ss.thAt(q) == th; q-- {
-		if s := ss.at(q); d.with(i, &s, r) {
+		if d.withAt(i, q, r) {
 			return q, q
 		}
 		first = q
@@ -1266,8 +1301,7 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		s := d.siteSlot(i, cs.siteAt(ka))
 		tm.touch(s)
-		sa := ss.at(a)
-		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complOf(&sa)))
+		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complAt(a)))
 	}
 	return waits
 }
@@ -1329,7 +1363,7 @@ func (d *delays) roundBufs() [][]byte {
 // process i) from cursor on, and adds the bytes fn says it appended, until
 // they pass recRound: more reports whether waits are left for another
 // round. enter is called as the cursor reaches process i.
-func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i, j int, s *syncPt) int) (more bool) {
+func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i int, j int32) int) (more bool) {
 	size := 0
 	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
 		i := cursor[0]
@@ -1340,9 +1374,7 @@ func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i, j int
 				return true
 			}
 			if j := int32(cursor[1]); p.chargedAt(j) {
-				// In d: a variable of its own escapes (fn is not known).
-				d.cur = p.pts.at(j)
-				size += fn(i, cursor[1], &d.cur)
+				size += fn(i, j)
 			}
 		}
 	}
@@ -1361,36 +1393,38 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 		if i > 0 {
 			lr[i-1] = lrCalls{} // the process's heads are made
 		}
-	}, func(i, j int, s *syncPt) int {
+	}, func(i int, j int32) int {
 		// The node of the cause's the wait names (none found: a task all
 		// propagated).
+		pts := &d.procs[i].pts
+		pat, cause := pts.pat[j], pts.causeAt(j)
 		kind, th, ev := noteSend, int32(-1), int64(-1)
 		switch {
-		case s.pat == LateReceiver:
-			l := lr[i].recv(s.call)
+		case pat == LateReceiver:
+			l := lr[i].recv(pts.callAt(j))
 			kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
 		default:
 			// The node waited at: the point's own (a Late Sender's
 			// receive, a collective's end).
-			v := a.nodeAt(i, int32(s.th), s.event())
+			v := a.nodeAt(i, int32(pts.thAt(j)), pts.eventAt(j))
 			if v < 0 {
 				break
 			}
-			if pp, pth, pev := a.pred(i, v); pp == causeOf(s) {
+			if pp, pth, pev := a.pred(i, v); pp == cause {
 				th, ev = pth, pev
 			}
 			if m.Kind[v] == trace.CollEnd {
 				kind = noteColl
 			}
 		}
-		to := d.owners.Owner(int(causeOf(s)))
-		b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+		to := d.owners.Owner(int(cause))
+		b := le.AppendUint32(bufs[to], uint32(cause))
 		b = le.AppendUint32(b, uint32(th))
 		b = le.AppendUint64(b, uint64(ev))
 		b = le.AppendUint32(b, uint32(kind))
 		b = le.AppendUint32(b, uint32(a.tp[i].Header.Rank))
 		b = le.AppendUint32(b, uint32(j))
-		bufs[to] = le.AppendUint32(b, uint32(s.pat))
+		bufs[to] = le.AppendUint32(b, uint32(pat))
 		return headSize
 	})
 	return bufs, more
@@ -1403,10 +1437,11 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
-	more = d.eachCharged(cursor, func(int) {}, func(i, j int, s *syncPt) int {
+	more = d.eachCharged(cursor, func(int) {}, func(i int, j int32) int {
 		p := &d.procs[i]
-		prev, _ := d.prevSync(i, int32(j), causeOf(s))
-		d.timeMap(i, prev, int32(j), false)
+		cause := p.pts.causeAt(j)
+		prev, _ := d.prevSync(i, j, cause)
+		d.timeMap(i, prev, j, false)
 		ents := d.ents[:0]
 		for _, x := range d.tm.touched {
 			if v := d.tm.val[x]; v > 0 {
@@ -1415,11 +1450,11 @@ func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 		}
 		slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
 		d.ents = ents
-		to := d.owners.Owner(int(causeOf(s)))
-		b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+		to := d.owners.Owner(int(cause))
+		b := le.AppendUint32(bufs[to], uint32(cause))
 		b = le.AppendUint32(b, uint32(d.a.tp[i].Header.Rank))
 		b = le.AppendUint32(b, uint32(j))
-		b = le.AppendUint64(b, uint64(p.waitOf(s)))
+		b = le.AppendUint64(b, uint64(p.waitAt(j)))
 		b = le.AppendUint32(b, uint32(len(ents)))
 		for _, e := range ents {
 			b = le.AppendUint64(b, e.k)
@@ -1996,24 +2031,23 @@ func waitKey(waiter, wsync int32) uint64 {
 // q to the task of its cause.
 func (d *delays) finalize(i int, q int32) {
 	p := &d.procs[i]
-	sq := p.pts.at(q)
-	s := &sq
-	if !p.charged(s) {
+	if !p.chargedAt(q) {
 		return
 	}
+	cause := p.pts.causeAt(q)
 	me := int32(d.a.tp[i].Header.Rank)
 	var in [NumPatterns]int64
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
-	if j, ok := d.local[int(causeOf(s))]; ok {
+	if j, ok := d.local[int(cause)]; ok {
 		if !d.deliver(int(d.a.tp[j].Header.Rank), me, q, in) && d.lerr == nil {
-			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), causeOf(s), me)
+			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), cause, me)
 		}
 		return
 	}
-	to := d.owners.Owner(int(causeOf(s)))
-	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), causeOf(s), me, q, &in)
+	to := d.owners.Owner(int(cause))
+	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), cause, me, q, &in)
 }
 
 // advance moves process i's bound of done tasks on and finalizes the
@@ -2140,8 +2174,7 @@ func (d *delays) group(i int, pos, call int32) group {
 	g := group{prev: -1}
 	ss := &p.pts
 	for q := pos - 1; q >= 0 && ss.thAt(q) == ss.thAt(pos) && left > 0; q-- {
-		sq := ss.at(q)
-		w := d.withOf(i, &sq)
+		w := d.withOfAt(i, q)
 		set := setOf(w)
 		before := left
 		switch {

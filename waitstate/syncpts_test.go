@@ -3,10 +3,11 @@ package waitstate
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
-// The points' columns give back every field of every point exactly:
+// The points' columns (and their encoding before applyNotes) give back every field of every point exactly:
 // small and wide values, a thread past a byte, an event past 32 bits,
 // MPI_Init's (the largest index) among a thread's growing ones, waits and
 // completions kept in the wide map (wideMark), sets and lists in with;
@@ -34,6 +35,10 @@ func TestSyncCols(t *testing.T) {
 			s.wait, s.compl = wideMark, math.MaxInt32
 		}
 		ss = append(ss, s)
+	}
+	// Encoded as addSyncs keeps a process's own points: the same back.
+	if got := readPts(appendPts(nil, ss), nil); !slices.Equal(got, ss) {
+		t.Error("points encoded and read back differ")
 	}
 	c := makeSyncCols(ss)
 	if c.len() != len(ss) {
@@ -91,11 +96,17 @@ func TestNotes(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("note at %d refused", k)
 		}
+		if m := noteLen(b[k:]); m != n {
+			t.Errorf("note at %d: length %d, read %d", k, m, n)
+		}
 		if x != vals[0] {
 			t.Errorf("note at %d: %+v, want %+v", k, x, vals[0])
 		}
 		vals = vals[1:]
 		for cut := 0; cut < n; cut++ {
+			if noteLen(b[k:k+cut]) != 0 {
+				t.Errorf("note at %d cut to %d bytes has a length", k, cut)
+			}
 			if _, m := readNote(b[k : k+cut]); m != 0 {
 				t.Errorf("note at %d cut to %d bytes read as %d", k, cut, m)
 			}
