@@ -794,7 +794,6 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 	cs := &a.procs[i]
 	p := &d.procs[i]
 	me := int32(m.Procs[i].Header.Rank)
-	d.tBase = initMin
 	// The points grow in a buffer of the rank's, then are kept encoded
 	// (appendPts) until applyNotes adds the partners' (every process's
 	// are held at once there).
