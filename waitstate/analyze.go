@@ -125,6 +125,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	dl := newDelays(a, c, owners)
+	dl.tBase = im[0] // every rank's: the notifications' times are from it
 	var rows []Row
 	type causeKey struct {
 		rank int32

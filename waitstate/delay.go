@@ -108,10 +108,19 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 		// gone.
 		p := &d.procs[i]
 		p.td = makeTaskDelays(len(p.tasks))
-		p.cps = make([]cpAmount, 0, len(p.tasks)+len(p.tasks)/4)
+		room := len(p.tasks) + len(p.tasks)/4
+		p.cpD = make([]uint32, 0, room)
+		p.cpRef.Reserve(room)
 	}
 	if err := d.rounds(d.records, d.tasks); err != nil {
 		return nil, err
+	}
+	// The time maps are made: the replay reads of the calls only their
+	// call sites and codes (17 MB of enter times and durations of the
+	// 2.78 M calls of the 64-process pure-MPI trace, under the replay's
+	// order).
+	for i := range d.a.procs {
+		d.a.procs[i].dropTimes()
 	}
 	if err := d.replay(); err != nil {
 		return nil, err
@@ -234,6 +243,30 @@ func (p *delayProc) waitOf(s *syncPt) int64 {
 	return p.wide[s.key()].wait
 }
 
+// chargedAt reports whether point j (sorted) is a wait charged to a cause:
+// one with a task there, to which it passes its costs.
+func (p *delayProc) chargedAt(j int32) bool {
+	return p.charged[j/64]&(1<<(j%64)) != 0
+}
+
+// waitAt returns the wait of point j (sorted).
+func (p *delayProc) waitAt(j int32) int64 {
+	if w := p.pts.wait[j]; w != wideMark {
+		return int64(w)
+	}
+	s := p.pts.at(j)
+	return p.wide[s.key()].wait
+}
+
+// complAt returns the completion of point j (sorted).
+func (p *delayProc) complAt(j int32) int64 {
+	if c := int32(p.pts.compl.At(int(j))); c != wideMark {
+		return int64(c)
+	}
+	s := p.pts.at(j)
+	return p.wide[s.key()].compl
+}
+
 // complOf returns point s's completion.
 func (p *delayProc) complOf(s *syncPt) int64 {
 	if s.compl != wideMark {
@@ -289,24 +322,19 @@ func causeOf(s *syncPt) int32 {
 	return s.with
 }
 
-// withOf returns whom point s of process i synchronized with (withOf's
-// encoding): a wait at a barrier or an N×N collective with its call's
-// communicator's members.
-func (d *delays) withOf(i int, s *syncPt) int32 {
-	if s.pat != WaitBarrier && s.pat != WaitNxN {
-		return s.with
+// withOfAt returns whom point j (sorted) of process i synchronized with
+// (withOf's encoding): a wait at a barrier or an N×N collective with its
+// call's communicator's members.
+func (d *delays) withOfAt(i int, j int32) int32 {
+	pts := &d.procs[i].pts
+	if pat := pts.pat[j]; pat != WaitBarrier && pat != WaitNxN {
+		return int32(pts.with.At(int(j)))
 	}
-	cm, ok := d.procs[i].colls.of(s.call)
+	cm, ok := d.procs[i].colls.of(pts.callAt(j))
 	if !ok {
 		cm = -1
 	}
 	return withOf(-1, cm)
-}
-
-// charged reports whether s is a wait charged to a cause: one with a task
-// there, to which it passes its costs.
-func (p *delayProc) charged(s *syncPt) bool {
-	return causeOf(s) >= 0 && (s.wait > 0 || s.wait == wideMark && p.waitOf(s) > 0)
 }
 
 // cpRef is a call path of a process: an MPI call site (site ≥ 0) or a
@@ -314,15 +342,6 @@ func (p *delayProc) charged(s *syncPt) bool {
 type cpRef struct {
 	site int32
 	code int64
-}
-
-// cpAmount is a call path's delay in one task, in 8 bytes: the delay in
-// ns, positive, in 32 bits (4.3 s; wideNS: kept whole in the process's
-// wideCP, at the amount's index), the call path an index in its
-// process's refs (few).
-type cpAmount struct {
-	d   uint32
-	ref int32
 }
 
 // wideNS marks a task's D + W or a call path's delay too wide for 32
@@ -360,7 +379,11 @@ type cpWide struct {
 }
 
 // task is a wait charged to the process that caused it, at that process's
-// synchronization point pos (−1: not found), in 16 bytes. A process's
+// synchronization point pos (−1: not found), in 12 bytes: the waiter's
+// world rank (below trace.MaxRanks, 24 bits), the pattern (3) and the
+// flags (4) share a word (wpf), as 1.5 M tasks of 16 bytes were the
+// largest array of the delay costs but the points on the 64-process
+// pure-MPI trace. A process's
 // tasks are in the order of their waits (waiter, wsync: sortTasks). What
 // its record gives it, its D + W and the call paths of its delay, is in
 // columns of the process's (taskDelays), made with the records: not
@@ -368,12 +391,26 @@ type cpWide struct {
 // the cause's interval whose waits receive its costs is found again each
 // time they are passed (taskLo), not kept.
 type task struct {
-	pos    int32
-	waiter int32 // world rank
-	wsync  int32 // the wait's synchronization point at the waiter
-	pat    Pattern
-	flags  uint8 // taskColl, taskMade, taskReady, taskDone
+	pos   int32
+	wsync int32  // the wait's synchronization point at the waiter
+	wpf   uint32 // waiter<<8 | pattern<<4 | flags (taskColl, taskMade, taskReady, taskDone)
 }
+
+func makeTask(pos, waiter, wsync int32, pat Pattern) task {
+	return task{pos: pos, wsync: wsync, wpf: uint32(waiter)<<8 | uint32(pat)<<4}
+}
+
+// waiter returns the world rank of t's waiter.
+func (t *task) waiter() int32 { return int32(t.wpf >> 8) }
+
+// pat returns the pattern of t's wait.
+func (t *task) pat() Pattern { return Pattern(t.wpf >> 4 & 0xf) }
+
+// has reports whether t has flag f.
+func (t *task) has(f uint32) bool { return t.wpf&f != 0 }
+
+// set gives t flag f.
+func (t *task) set(f uint32) { t.wpf |= f }
 
 // taskDelays are a process's tasks' D + W and call paths, by task, in 10
 // bytes: den is D + W (wideNS: in the process's wideDen); the call paths'
@@ -423,12 +460,16 @@ func (p *delayProc) cpsOf(j int32) (lo, hi int32) {
 	return p.td.cpOff[j], p.td.cpOff[j] + n
 }
 
-// amount returns the delay of p.cps[k].
-func (p *delayProc) amount(k int32) int64 { return p.wideCP.get(k, p.cps[k].d) }
+// amount returns the delay of call path k of the process's tasks.
+func (p *delayProc) amount(k int32) int64 { return p.wideCP.get(k, p.cpD[k]) }
 
-// addAmount appends a call path's delay d to p.cps.
+// cpRefAt returns the call path (an index in p.refs) of k.
+func (p *delayProc) cpRefAt(k int32) int32 { return int32(p.cpRef.At(int(k))) }
+
+// addAmount appends a call path's delay d, of call path ref.
 func (p *delayProc) addAmount(d int64, ref int32) {
-	p.cps = append(p.cps, cpAmount{p.wideCP.put(int32(len(p.cps)), d), ref})
+	p.cpD = append(p.cpD, p.wideCP.put(int32(len(p.cpD)), d))
+	p.cpRef.Append(int64(ref))
 }
 
 // den returns task j's D + W.
@@ -465,7 +506,12 @@ type ready struct {
 
 // delayProc is one process's part of the delay analysis.
 type delayProc struct {
+	// syncs are the points while they are made (addSyncs, applyNotes),
+	// pts once sorted.
 	syncs []syncPt
+	pts   syncCols
+	own   []byte // the process's own points until applyNotes (appendPts)
+	nOwn  int
 	wide  map[ptKey]wideVals // the points' waits or completions wider than 32 bits
 	lists [][]int32
 	// costs are the costs passed to the waits with a cause, at their
@@ -474,6 +520,7 @@ type delayProc struct {
 	costs   [][NumPatterns]int64
 	slot    map[int32]int32
 	hasSlot []uint64
+	charged []uint64 // a bit a point: chargedAt
 	// syncHint is where findSync found the last point: a waiter's tasks
 	// come in the order of its points, so of the cause's.
 	syncHint int
@@ -482,15 +529,21 @@ type delayProc struct {
 	finBound int32
 	tasks    []task
 	td       taskDelays
-	cps      []cpAmount
-	wideCP   wideAside // the delays of cps too wide for 32 bits
-	wideDen  wideAside // the D + W of tasks too wide for 32 bits
-	wideN    wideAside // the counts of call paths of tasks from wideCount on
-	refs     []cpRef   // the call paths of cps
-	refAt    map[cpRef]int32
-	slotRef  []int32 // per time map slot, the index of its last call path
-	order    []int32 // task indices by pos, latest first
-	hi       int     // order[:hi] are done
+	// The call paths' delays of the tasks, in 5 bytes (8 as a struct
+	// of the two): the delay in ns, positive, in 32 bits (4.3 s; wideNS:
+	// kept whole in wideCP, at the amount's index), and the call path, an
+	// index in refs (few: a byte), made room for at the records' start
+	// (15 MB as structs of the 1.9 M of the 64-process pure-MPI trace).
+	cpD     []uint32
+	cpRef   narrow.Step[uint8, uint16, uint32]
+	wideCP  wideAside // the delays of cps too wide for 32 bits
+	wideDen wideAside // the D + W of tasks too wide for 32 bits
+	wideN   wideAside // the counts of call paths of tasks from wideCount on
+	refs    []cpRef   // the call paths of cps
+	refAt   map[cpRef]int32
+	slotRef []int32 // per time map slot, the index of its last call path
+	order   []int32 // task indices by pos, latest first
+	hi      int     // order[:hi] are done
 	// The call paths by slot, one per distinct key (a hash of the name:
 	// the call paths' identity across processes), so that a time map
 	// is a dense array (tmap); a site's and a code's slot, and per
@@ -582,14 +635,104 @@ type delays struct {
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
 	colls    []callComm // addSyncs's collective calls, before makeCollComms
+	tBase    int64      // the notifications' times are from it (noteMax)
+	enc      []byte     // addSyncs's encoded points
 	outgoing [][]byte
 	lerr     error
 }
 
-// Notifications of partner synchronization points (step 1), 32 bytes:
-// target process, thread and event (a node of its: see resolve), kind,
-// the partner's world rank, the partner's exit time.
-const noteSize = 4 + 4 + 8 + 4 + 4 + 8
+// Notifications of partner synchronization points (step 1): target
+// process, thread and event (a node of its: see resolve), kind, the
+// partner's world rank, the partner's exit time (from the earliest exit
+// of MPI_Init, d.tBase), as varints: about 12 bytes (32 as fixed-size
+// fields; with their buffers' room, 27 MB of the 64-process pure-MPI
+// trace's 463 k notifications at the phase's peak, where they are made
+// before every process's points are). A thread is rotated so that its
+// Late Receiver flag (lrFlag) is its lowest bit.
+const noteMax = 3*binary.MaxVarintLen32 + 3*binary.MaxVarintLen64
+
+// appendNote appends a notification to b.
+func appendNote(b []byte, proc, th int32, ev int64, kind int, from int32, t int64) []byte {
+	b = binary.AppendUvarint(b, uint64(uint32(proc)))
+	b = binary.AppendUvarint(b, uint64(bits.RotateLeft32(uint32(th), 1)))
+	b = binary.AppendVarint(b, ev)
+	b = binary.AppendUvarint(b, uint64(uint32(kind)))
+	b = binary.AppendUvarint(b, uint64(uint32(from)))
+	return binary.AppendVarint(b, t)
+}
+
+// noteLen returns the length of the notification at the start of b, its
+// six varints' (0: cut short).
+func noteLen(b []byte) int {
+	ends := 0
+	for k, c := range b {
+		if c < 0x80 {
+			if ends++; ends == 6 {
+				return k + 1
+			}
+		}
+	}
+	return 0
+}
+
+// noteVal is a notification read (readNote).
+type noteVal struct {
+	proc, th int32
+	ev       int64
+	kind     int
+	from     int32
+	t        int64
+}
+
+// readNote reads the notification at the start of b and returns its
+// length (0: cut short or corrupt).
+func readNote(b []byte) (noteVal, int) {
+	var x noteVal
+	n := 0
+	u32 := func() uint32 {
+		v, k := binary.Uvarint(b[n:])
+		if k <= 0 || v > math.MaxUint32 {
+			n = -1 << 40
+			return 0
+		}
+		n += k
+		return uint32(v)
+	}
+	i64 := func() int64 {
+		if n < 0 {
+			return 0
+		}
+		v, k := binary.Varint(b[n:])
+		if k <= 0 {
+			n = -1 << 40
+			return 0
+		}
+		n += k
+		return v
+	}
+	x.proc = int32(u32())
+	if n < 0 {
+		return x, 0
+	}
+	x.th = int32(bits.RotateLeft32(u32(), -1))
+	if n < 0 {
+		return x, 0
+	}
+	x.ev = i64()
+	if n < 0 {
+		return x, 0
+	}
+	x.kind = int(u32())
+	if n < 0 {
+		return x, 0
+	}
+	x.from = int32(u32())
+	if n < 0 {
+		return x, 0
+	}
+	x.t = i64()
+	return x, max(0, n)
+}
 
 const (
 	noteSend   = iota // the sender of a Late Sender wait: its send node
@@ -614,15 +757,9 @@ func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 }
 
 func (d *delays) note(proc int32, th int32, ev int64, kind int, from int32, t int64) {
-	le := binary.LittleEndian
 	to := d.owners.Owner(int(proc))
-	b := double(d.notes[to], noteSize)
-	b = le.AppendUint32(b, uint32(proc))
-	b = le.AppendUint32(b, uint32(th))
-	b = le.AppendUint64(b, uint64(ev))
-	b = le.AppendUint32(b, uint32(kind))
-	b = le.AppendUint32(b, uint32(from))
-	d.notes[to] = le.AppendUint64(b, uint64(t))
+	// Wrapping arithmetic: the difference read back is t for any tBase.
+	d.notes[to] = appendNote(double(d.notes[to], noteMax), proc, th, ev, kind, from, t-d.tBase)
 }
 
 // double returns s with room for n more, its capacity doubled when it
@@ -657,13 +794,16 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 	cs := &a.procs[i]
 	p := &d.procs[i]
 	me := int32(m.Procs[i].Header.Rank)
-	// The points grow in a buffer of the rank's, then are kept at their
-	// size (applyNotes adds the partners').
+	// The points grow in a buffer of the rank's, then are kept encoded
+	// (appendPts) until applyNotes adds the partners' (every process's
+	// are held at once there).
 	p.syncs = d.scratch[:0]
 	colls := d.colls[:0]
 	defer func() {
 		d.scratch = p.syncs[:0]
-		p.syncs = slices.Clone(p.syncs)
+		d.enc = appendPts(d.enc[:0], p.syncs)
+		p.own, p.nOwn = slices.Clone(d.enc), len(p.syncs)
+		p.syncs = nil
 		p.colls = makeCollComms(colls, cs.len())
 		d.colls = colls[:0]
 	}()
@@ -799,7 +939,6 @@ func (d *delays) resolve(i int, kind int, th int32, ev int64) (call, sth int32, 
 // applyNotes adds the partners' synchronization points the notifications
 // name, then orders every process's points by thread and event.
 func (d *delays) applyNotes(recv [][]byte) error {
-	le := binary.LittleEndian
 	type rootKey struct {
 		proc int
 		th   int32
@@ -810,19 +949,28 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	// buffer and index there), so that the processes' points grow to
 	// their size one process at a time: grown all at once, every
 	// process's own points were held twice at once (40 MB on the
-	// 64-process pure-MPI trace).
+	// 64-process pure-MPI trace). k is the notification's offset in
+	// its buffer.
 	type noteAt struct{ q, k int32 }
 	start := make([]int, len(d.procs)+1)
 	for q, buf := range recv {
-		if len(buf)%noteSize != 0 {
+		if len(buf) > math.MaxInt32 {
 			return fmt.Errorf("rank %d: waitstate: %d bytes of synchronization points from rank %d", d.c.Rank(), len(buf), q)
 		}
-		for ; len(buf) > 0; buf = buf[noteSize:] {
-			i, ok := d.local[int(le.Uint32(buf))]
+		for k := 0; k < len(buf); {
+			// The process and the length here; the fields are read (and
+			// checked) once, as the points are made.
+			proc, m := binary.Uvarint(buf[k:])
+			n := noteLen(buf[k:])
+			if m <= 0 || n == 0 || proc > math.MaxUint32 {
+				return fmt.Errorf("rank %d: waitstate: the synchronization points from rank %d are corrupt at byte %d of %d", d.c.Rank(), q, k, len(buf))
+			}
+			i, ok := d.local[int(int32(proc))]
 			if !ok {
-				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, le.Uint32(buf))
+				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, int32(proc))
 			}
 			start[i+1]++
+			k += n
 		}
 	}
 	for i := range d.procs {
@@ -831,21 +979,25 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	at := make([]noteAt, start[len(d.procs)])
 	next := slices.Clone(start)
 	for q, buf := range recv {
-		for k := int32(0); len(buf) > 0; k, buf = k+1, buf[noteSize:] {
-			i := d.local[int(le.Uint32(buf))]
-			at[next[i]] = noteAt{int32(q), k}
+		for k := 0; k < len(buf); {
+			proc, _ := binary.Uvarint(buf[k:])
+			i := d.local[int(int32(proc))]
+			at[next[i]] = noteAt{int32(q), int32(k)}
 			next[i]++
+			k += noteLen(buf[k:])
 		}
 	}
-	own := make([]int, len(d.procs)) // each process's own points come first
 	for i := range d.procs {
 		p := &d.procs[i]
-		own[i] = len(p.syncs)
-		p.syncs = append(make([]syncPt, 0, len(p.syncs)+start[i+1]-start[i]), p.syncs...)
+		own := p.nOwn // the process's own points come first
+		p.syncs = readPts(p.own, make([]syncPt, 0, own+start[i+1]-start[i]))
+		p.own = nil
 		for _, x := range at[start[i]:start[i+1]] {
-			buf := recv[x.q][int(x.k)*noteSize:]
-			th, ev := int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
-			kind, from, t := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int64(le.Uint64(buf[24:]))
+			nt, n := readNote(recv[x.q][x.k:])
+			if n == 0 {
+				return fmt.Errorf("rank %d: waitstate: the synchronization points from rank %d are corrupt at byte %d", d.c.Rank(), x.q, x.k)
+			}
+			th, ev, kind, from, t := nt.th, nt.ev, nt.kind, nt.from, nt.t+d.tBase
 			k, sth, sev, _, ok := d.resolve(i, kind, th, ev)
 			if !ok {
 				continue
@@ -880,10 +1032,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				p.setCompl(j, max(p.complOf(s), max(0, exit-max(min(exit, t), lb))))
 			}
 		}
-	}
-	for i := range d.procs {
-		p := &d.procs[i]
-		d.sortSyncs(p.syncs, own[i])
+		d.sortSyncs(p.syncs, own)
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
@@ -891,8 +1040,19 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		for _, l := range p.lists {
 			slices.Sort(l)
 		}
-		p.finBound = int32(len(p.syncs))
-		p.hasSlot = make([]uint64, (len(p.syncs)+63)/64)
+		// Held as columns from here, a process at a time.
+		p.pts = makeSyncCols(p.syncs)
+		p.syncs = nil
+		p.finBound = int32(p.pts.len())
+		p.hasSlot = make([]uint64, (p.pts.len()+63)/64)
+		// Which points are charged, read at every point by the task
+		// counts, the two rounds of records and the replay: a bit a point.
+		p.charged = make([]uint64, (p.pts.len()+63)/64)
+		for j := range int32(p.pts.len()) {
+			if p.pts.causeAt(j) >= 0 && p.waitAt(j) > 0 {
+				p.charged[j/64] |= 1 << (j % 64)
+			}
+		}
 	}
 	d.scratch = nil
 	return nil
@@ -932,10 +1092,10 @@ func (d *delays) sortSyncs(ss []syncPt, own int) {
 	d.scratch = nb[:0]
 }
 
-// with reports whether synchronization point s of process i synchronized
-// with world rank r.
-func (d *delays) with(i int, s *syncPt, r int32) bool {
-	w := d.withOf(i, s)
+// withAt reports whether synchronization point j (sorted) of process i
+// synchronized with world rank r.
+func (d *delays) withAt(i int, j int32, r int32) bool {
+	w := d.withOfAt(i, j)
 	switch set := setOf(w); {
 	case w >= 0:
 		return w == r
@@ -954,15 +1114,15 @@ func (d *delays) with(i int, s *syncPt, r int32) bool {
 // its thread that synchronized with world rank r (scout's
 // findPreviousMpiSynchpoint), −1 for none, and the thread's first point.
 func (d *delays) prevSync(i int, j int32, r int32) (prev, first int32) {
-	ss := d.procs[i].syncs
-	th := ss[j].th
-	for q := j - 1; q >= 0 && ss[q].th == th; q-- {
-		if d.with(i, &ss[q], r) {
+	ss := &d.procs[i].pts
+	th := ss.thAt(j)
+	for q := j - 1; q >= 0 && ss.thAt(q) == th; q-- {
+		if d.withAt(i, q, r) {
 			return q, q
 		}
 		first = q
 	}
-	if j == 0 || ss[j-1].th != th {
+	if j == 0 || ss.thAt(j-1) != th {
 		first = j
 	}
 	return -1, first
@@ -1108,10 +1268,10 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	tm := &d.tm
 	tm.reset()
 	p := &d.procs[i]
-	cs, ss := &d.a.procs[i], p.syncs
-	kb, ka := ss[b].call, int32(-1)
+	cs, ss := &d.a.procs[i], &p.pts
+	kb, ka := ss.callAt(b), int32(-1)
 	if a >= 0 {
-		ka = ss[a].call
+		ka = ss.callAt(a)
 	}
 	for k := kb; k != ka; {
 		pk := cs.prevAt(k)
@@ -1126,8 +1286,8 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 		k = pk
 	}
 	for j := a + 1; j < b; j++ {
-		if w := p.waitOf(&ss[j]); w > 0 {
-			s := d.siteSlot(i, cs.siteAt(ss[j].call))
+		if w := p.waitAt(j); w > 0 {
+			s := d.siteSlot(i, cs.siteAt(ss.callAt(j)))
 			tm.touch(s)
 			tm.val[s] -= w
 			waits += w
@@ -1140,7 +1300,7 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		s := d.siteSlot(i, cs.siteAt(ka))
 		tm.touch(s)
-		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complOf(&ss[a])))
+		tm.val[s] = max(0, tm.val[s]-(cs.durAt(ka)-p.complAt(a)))
 	}
 	return waits
 }
@@ -1202,18 +1362,18 @@ func (d *delays) roundBufs() [][]byte {
 // process i) from cursor on, and adds the bytes fn says it appended, until
 // they pass recRound: more reports whether waits are left for another
 // round. enter is called as the cursor reaches process i.
-func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i, j int, s *syncPt) int) (more bool) {
+func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i int, j int32) int) (more bool) {
 	size := 0
 	for ; cursor[0] < len(d.procs); cursor[0], cursor[1] = cursor[0]+1, 0 {
 		i := cursor[0]
 		enter(i)
 		p := &d.procs[i]
-		for ; cursor[1] < len(p.syncs); cursor[1]++ {
+		for ; cursor[1] < p.pts.len(); cursor[1]++ {
 			if size >= recRound {
 				return true
 			}
-			if s := &p.syncs[cursor[1]]; p.charged(s) {
-				size += fn(i, cursor[1], s)
+			if j := int32(cursor[1]); p.chargedAt(j) {
+				size += fn(i, j)
 			}
 		}
 	}
@@ -1232,36 +1392,38 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 		if i > 0 {
 			lr[i-1] = lrCalls{} // the process's heads are made
 		}
-	}, func(i, j int, s *syncPt) int {
+	}, func(i int, j int32) int {
 		// The node of the cause's the wait names (none found: a task all
 		// propagated).
+		pts := &d.procs[i].pts
+		pat, cause := pts.pat[j], pts.causeAt(j)
 		kind, th, ev := noteSend, int32(-1), int64(-1)
 		switch {
-		case s.pat == LateReceiver:
-			l := lr[i].recv(s.call)
+		case pat == LateReceiver:
+			l := lr[i].recv(pts.callAt(j))
 			kind, th, ev = noteRecv, l.recvTh|lrFlag, l.recvEv
 		default:
 			// The node waited at: the point's own (a Late Sender's
 			// receive, a collective's end).
-			v := a.nodeAt(i, int32(s.th), s.event())
+			v := a.nodeAt(i, int32(pts.thAt(j)), pts.eventAt(j))
 			if v < 0 {
 				break
 			}
-			if pp, pth, pev := a.pred(i, v); pp == causeOf(s) {
+			if pp, pth, pev := a.pred(i, v); pp == cause {
 				th, ev = pth, pev
 			}
 			if m.Kind[v] == trace.CollEnd {
 				kind = noteColl
 			}
 		}
-		to := d.owners.Owner(int(causeOf(s)))
-		b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+		to := d.owners.Owner(int(cause))
+		b := le.AppendUint32(bufs[to], uint32(cause))
 		b = le.AppendUint32(b, uint32(th))
 		b = le.AppendUint64(b, uint64(ev))
 		b = le.AppendUint32(b, uint32(kind))
 		b = le.AppendUint32(b, uint32(a.tp[i].Header.Rank))
 		b = le.AppendUint32(b, uint32(j))
-		bufs[to] = le.AppendUint32(b, uint32(s.pat))
+		bufs[to] = le.AppendUint32(b, uint32(pat))
 		return headSize
 	})
 	return bufs, more
@@ -1274,10 +1436,11 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
-	more = d.eachCharged(cursor, func(int) {}, func(i, j int, s *syncPt) int {
+	more = d.eachCharged(cursor, func(int) {}, func(i int, j int32) int {
 		p := &d.procs[i]
-		prev, _ := d.prevSync(i, int32(j), causeOf(s))
-		d.timeMap(i, prev, int32(j), false)
+		cause := p.pts.causeAt(j)
+		prev, _ := d.prevSync(i, j, cause)
+		d.timeMap(i, prev, j, false)
 		ents := d.ents[:0]
 		for _, x := range d.tm.touched {
 			if v := d.tm.val[x]; v > 0 {
@@ -1286,11 +1449,11 @@ func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 		}
 		slices.SortFunc(ents, func(x, y tmEntry) int { return cmp.Compare(x.k, y.k) })
 		d.ents = ents
-		to := d.owners.Owner(int(causeOf(s)))
-		b := le.AppendUint32(bufs[to], uint32(causeOf(s)))
+		to := d.owners.Owner(int(cause))
+		b := le.AppendUint32(bufs[to], uint32(cause))
 		b = le.AppendUint32(b, uint32(d.a.tp[i].Header.Rank))
 		b = le.AppendUint32(b, uint32(j))
-		b = le.AppendUint64(b, uint64(p.waitOf(s)))
+		b = le.AppendUint64(b, uint64(p.waitAt(j)))
 		b = le.AppendUint32(b, uint32(len(ents)))
 		for _, e := range ents {
 			b = le.AppendUint64(b, e.k)
@@ -1310,9 +1473,10 @@ func (d *delays) taskCounts() error {
 	le := binary.LittleEndian
 	n := map[int32]uint32{}
 	for i := range d.procs {
-		for j := range d.procs[i].syncs {
-			if s := &d.procs[i].syncs[j]; d.procs[i].charged(s) {
-				n[causeOf(s)]++
+		p := &d.procs[i]
+		for j := range int32(p.pts.len()) {
+			if p.chargedAt(j) {
+				n[p.pts.causeAt(j)]++
 			}
 		}
 	}
@@ -1400,7 +1564,7 @@ func (d *delays) taskHeads(recv [][]byte) error {
 			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
 			kind, waiter, wsync := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int32(le.Uint32(buf[24:]))
 			pat := Pattern(le.Uint32(buf[28:]))
-			if pat <= None || pat >= NumPatterns {
+			if pat <= None || pat >= NumPatterns || waiter < 0 || waiter >= trace.MaxRanks {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is corrupt", d.c.Rank(), q)
 			}
 			i, ok := d.local[proc]
@@ -1418,14 +1582,14 @@ func (d *delays) taskHeads(recv [][]byte) error {
 // wsync, charged at local process i to the node kind, th, ev names: the
 // point it waited for (−1: none found).
 func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
-	t := task{pos: -1, waiter: waiter, wsync: wsync, pat: pat}
+	t := makeTask(-1, waiter, wsync, pat)
 	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
 	if !ok {
 		return t
 	}
 	t.pos = d.findSync(i, call, sth, sev, coll)
 	if coll {
-		t.flags |= taskColl
+		t.set(taskColl)
 	}
 	return t
 }
@@ -1438,8 +1602,8 @@ func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
 	if prev >= 0 {
 		lo = prev + 1
 	}
-	if t.flags&taskColl != 0 {
-		lo = d.groupLo(i, t.pos, d.procs[i].syncs[t.pos].call, prev, lo)
+	if t.has(taskColl) {
+		lo = d.groupLo(i, t.pos, d.procs[i].pts.callAt(t.pos), prev, lo)
 	}
 	return lo
 }
@@ -1449,7 +1613,7 @@ func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
 // bisection: they come so from one rank, so on one rank they are.
 func (d *delays) sortTasks() {
 	byWaiter := func(x, y task) int {
-		return cmp.Or(cmp.Compare(x.waiter, y.waiter), cmp.Compare(x.wsync, y.wsync))
+		return cmp.Or(cmp.Compare(x.waiter(), y.waiter()), cmp.Compare(x.wsync, y.wsync))
 	}
 	for i := range d.procs {
 		if p := &d.procs[i]; !slices.IsSortedFunc(p.tasks, byWaiter) {
@@ -1461,7 +1625,7 @@ func (d *delays) sortTasks() {
 // taskOf returns the index of the task of the wait (waiter, wsync).
 func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
 	k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
-		return cmp.Compare(waitKey(t.waiter, t.wsync), key)
+		return cmp.Compare(waitKey(t.waiter(), t.wsync), key)
 	})
 	return int32(k), ok
 }
@@ -1489,7 +1653,7 @@ func (d *delays) tasks(recv [][]byte) error {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
 			j, ok := d.procs[i].taskOf(waiter, wsync)
-			if !ok || d.procs[i].tasks[j].flags&taskMade != 0 {
+			if !ok || d.procs[i].tasks[j].has(taskMade) {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
 			}
 			tw = tw[:0]
@@ -1527,12 +1691,12 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	p := &d.procs[i]
 	cs := &d.a.procs[i]
 	t := &p.tasks[j]
-	t.flags |= taskMade
-	p.td.cpOff[j] = int32(len(p.cps))
-	pat := t.pat
+	t.set(taskMade)
+	p.td.cpOff[j] = int32(len(p.cpD))
+	pat := t.pat()
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
-		call := p.syncs[t.pos].call
+		call := p.pts.callAt(t.pos)
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	residue := func(ns int64) {
@@ -1545,7 +1709,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 		return
 	}
-	prev, first := d.prevSync(i, t.pos, t.waiter)
+	prev, first := d.prevSync(i, t.pos, t.waiter())
 	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
 	cps := d.cps[:0]
@@ -1604,13 +1768,12 @@ func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code 
 	p := &d.procs[i]
 	var lost int64
 	for j := lo; j < t.pos; j++ {
-		s := &p.syncs[j]
-		w := p.waitOf(s)
+		w := p.waitAt(j)
 		if w <= 0 {
 			continue
 		}
 		ns := sp.part(w)
-		if causeOf(s) < 0 || j >= p.finBound {
+		if p.pts.causeAt(j) < 0 || j >= p.finBound {
 			lost += ns
 			continue
 		}
@@ -1636,22 +1799,23 @@ func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code 
 // findSync returns the index of process i's synchronization point at
 // (call, th, ev), any of the call's for a collective; −1 for none.
 func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
-	ss := d.procs[i].syncs
+	ss := &d.procs[i].pts
+	n := ss.len()
 	if th < 0 || th >= trace.MaxThreads {
 		return -1
 	}
 	// The first point of (th, call) or after: by galloping from the last
 	// one found when it is after that, else by bisection.
 	key := uint64(th)<<32 | uint64(uint32(call))
-	at := func(j int) uint64 { return uint64(ss[j].th)<<32 | uint64(uint32(ss[j].call)) }
+	at := func(j int) uint64 { return uint64(ss.thAt(int32(j)))<<32 | uint64(uint32(ss.callAt(int32(j)))) }
 	p := &d.procs[i]
-	lo, hi := 0, len(ss)
-	if h := p.syncHint; h < len(ss) && at(h) < key {
+	lo, hi := 0, n
+	if h := p.syncHint; h < n && at(h) < key {
 		step := 1
-		for h+step < len(ss) && at(h+step) < key {
+		for h+step < n && at(h+step) < key {
 			step *= 2
 		}
-		lo, hi = h+step/2+1, min(h+step, len(ss))
+		lo, hi = h+step/2+1, min(h+step, n)
 	}
 	for lo < hi {
 		h := int(uint(lo+hi) >> 1)
@@ -1661,8 +1825,8 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 			hi = h
 		}
 	}
-	for j := lo; j < len(ss) && at(j) == key; j++ {
-		if coll || ss[j].event() == ev {
+	for j := lo; j < n && at(j) == key; j++ {
+		if coll || ss.eventAt(int32(j)) == ev {
 			p.syncHint = j
 			return int32(j)
 		}
@@ -1751,10 +1915,10 @@ func (d *delays) replay() error {
 		p := &d.procs[i]
 		// By point, latest first, in task order among equals: a
 		// counting sort (a point is −1 … len(syncs)−1).
-		n := len(p.syncs) + 1
+		n := p.pts.len() + 1
 		count = slices.Grow(count[:0], n+1)[:n+1]
 		clear(count)
-		at := func(t *task) int { return len(p.syncs) - 1 - int(t.pos) }
+		at := func(t *task) int { return p.pts.len() - 1 - int(t.pos) }
 		for j := range p.tasks {
 			count[at(&p.tasks[j])+1]++
 		}
@@ -1799,7 +1963,7 @@ func (d *delays) replay() error {
 			for i := range d.procs {
 				p := &d.procs[i]
 				for q := p.finBound - 1; q >= 0; q-- {
-					if p.charged(&p.syncs[q]) {
+					if p.chargedAt(q) {
 						d.finalize(i, q)
 						p.finBound = q
 						break
@@ -1848,10 +2012,10 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	t := &p.tasks[j]
-	if t.flags&taskReady != 0 {
+	if t.has(taskReady) {
 		return false
 	}
-	t.flags |= taskReady
+	t.set(taskReady)
 	d.queue = append(d.queue, ready{int32(i), j, in})
 	return true
 }
@@ -1866,30 +2030,30 @@ func waitKey(waiter, wsync int32) uint64 {
 // q to the task of its cause.
 func (d *delays) finalize(i int, q int32) {
 	p := &d.procs[i]
-	s := &p.syncs[q]
-	if !p.charged(s) {
+	if !p.chargedAt(q) {
 		return
 	}
+	cause := p.pts.causeAt(q)
 	me := int32(d.a.tp[i].Header.Rank)
 	var in [NumPatterns]int64
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
-	if j, ok := d.local[int(causeOf(s))]; ok {
+	if j, ok := d.local[int(cause)]; ok {
 		if !d.deliver(int(d.a.tp[j].Header.Rank), me, q, in) && d.lerr == nil {
-			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), causeOf(s), me)
+			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), cause, me)
 		}
 		return
 	}
-	to := d.owners.Owner(int(causeOf(s)))
-	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), causeOf(s), me, q, &in)
+	to := d.owners.Owner(int(cause))
+	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), cause, me, q, &in)
 }
 
 // advance moves process i's bound of done tasks on and finalizes the
 // waits no task left to do can still pass costs to.
 func (d *delays) advance(i int) {
 	p := &d.procs[i]
-	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].flags&taskDone != 0 {
+	for p.hi < len(p.order) && p.tasks[p.order[p.hi]].has(taskDone) {
 		p.hi++
 	}
 	bound := int32(0)
@@ -1910,7 +2074,7 @@ func (d *delays) drain() {
 		i := int(x.proc)
 		p := &d.procs[i]
 		d.longTerm(i, x.task, &x.in)
-		p.tasks[x.task].flags |= taskDone
+		p.tasks[x.task].set(taskDone)
 		d.advance(i)
 	}
 }
@@ -1922,7 +2086,7 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 	t := &p.tasks[j]
 	site, code := int32(-1), int64(-1)
 	if t.pos >= 0 {
-		call := d.procs[i].syncs[t.pos].call
+		call := d.procs[i].pts.callAt(t.pos)
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	lo := int32(-1) // taskLo's, found at the first pattern that needs it
@@ -1937,13 +2101,13 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 			continue
 		}
 		if lo < 0 {
-			prev, first := d.prevSync(i, t.pos, t.waiter)
+			prev, first := d.prevSync(i, t.pos, t.waiter())
 			lo = d.taskLo(i, t, prev, first)
 		}
 		sp := splitter{amount: in, total: den}
 		for k, hi := p.cpsOf(j); k < hi; k++ {
 			if ns := sp.part(p.amount(k)); ns > 0 {
-				d.row(i, p.refs[p.cps[k].ref], site, pat).LongTerm += ns
+				d.row(i, p.refs[p.cpRefAt(k)], site, pat).LongTerm += ns
 			}
 		}
 		d.pass(i, t, lo, pat, &sp, code, site)
@@ -2007,9 +2171,9 @@ func (d *delays) group(i int, pos, call int32) group {
 		}
 	}
 	g := group{prev: -1}
-	ss := p.syncs
-	for q := pos - 1; q >= 0 && ss[q].th == ss[pos].th && left > 0; q-- {
-		w := d.withOf(i, &ss[q])
+	ss := &p.pts
+	for q := pos - 1; q >= 0 && ss.thAt(q) == ss.thAt(pos) && left > 0; q-- {
+		w := d.withOfAt(i, q)
 		set := setOf(w)
 		before := left
 		switch {

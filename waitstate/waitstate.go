@@ -162,6 +162,15 @@ func (c *whereCol) At(k int) int64 {
 // Fit drops the reserved room as narrow.Column.Fit does.
 func (c *whereCol) Fit() { c.b.Fit(); c.w.Fit() }
 
+// dropTimes lets go of the calls' times (enter, duration, the splits'
+// codes and times) and their previous calls, which the delay costs' time
+// maps read and nothing after them: the call sites and codes stay.
+func (c *calls) dropTimes() {
+	c.enter, c.dur, c.prevBack = narrow.Series{}, narrow.Step[uint8, uint16, uint32]{}, narrow.Column[uint16]{}
+	c.splitCall, c.splitAt, c.splitOff = nil, bitrank.Set{}, nil
+	c.splitCode, c.splitNS = narrow.Step[int8, int16, int32]{}, narrow.Step[uint8, uint16, uint32]{}
+}
+
 func (c *calls) len() int              { return c.enter.Len() }
 func (c *calls) enterAt(k int32) int64 { return c.enter.At(int(k)) }
 func (c *calls) exitAt(k int32) int64  { return c.enter.At(int(k)) + c.dur.At(int(k)) }

@@ -144,8 +144,15 @@ func TestSyncPointFields(t *testing.T) {
 	if n := unsafe.Sizeof(syncPt{}); n != 24 {
 		t.Errorf("a point is %d bytes, want 24", n)
 	}
-	if n := unsafe.Sizeof(task{}); n != 16 {
-		t.Errorf("a task is %d bytes, want 16", n)
+	if n := unsafe.Sizeof(task{}); n != 12 {
+		t.Errorf("a task is %d bytes, want 12", n)
+	}
+	// The waiter, pattern and flags in one word, at their ends.
+	x := makeTask(-1, trace.MaxRanks-1, math.MaxInt32, NumPatterns-1)
+	x.set(taskDone)
+	if x.waiter() != trace.MaxRanks-1 || x.pat() != NumPatterns-1 || x.wsync != math.MaxInt32 || x.pos != -1 ||
+		!x.has(taskDone) || x.has(taskColl|taskMade|taskReady) {
+		t.Errorf("task fields: waiter %d, pattern %d, flags %04b", x.waiter(), x.pat(), x.wpf&0xf)
 	}
 	if n := unsafe.Sizeof(LREdge{}); n != 40 {
 		t.Errorf("a Late Receiver edge is %d bytes, want 40", n)
@@ -384,7 +391,7 @@ func TestTaskCallPathRanges(t *testing.T) {
 	p.td = makeTaskDelays(len(counts))
 	// Made in reverse: the last task's call paths come first.
 	for j := len(counts) - 1; j >= 0; j-- {
-		p.td.cpOff[j] = int32(len(p.cps))
+		p.td.cpOff[j] = int32(len(p.cpD))
 		for range counts[j] {
 			p.addAmount(int64(j), 0)
 		}

@@ -1,0 +1,125 @@
+package waitstate
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// The points' columns (and their encoding before applyNotes) give back every field of every point exactly:
+// small and wide values, a thread past a byte, an event past 32 bits,
+// MPI_Init's (the largest index) among a thread's growing ones, waits and
+// completions kept in the wide map (wideMark), sets and lists in with;
+// and the columns of a one-thread process of growing calls and events
+// and small fields are under half of the 24-byte points.
+func TestSyncCols(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var ss []syncPt
+	ev := int64(0)
+	for k := range 5000 {
+		ev += 1 + r.Int64N(6)
+		s := syncPt{call: int32(k), th: uint16(k / 2000), with: int32(r.IntN(64)) - 2, pat: Pattern(r.IntN(int(NumPatterns)))}
+		switch k % 500 {
+		case 0:
+			s.th, s.call = 40000, math.MaxInt32
+			ev = 1<<39 + int64(k)
+		case 7:
+			ev = evMax // MPI_Init's
+		case 9:
+			s.with = math.MinInt32
+		}
+		s.evLo, s.evHi = uint32(ev), uint8(ev>>32)
+		s.wait, s.compl = int32(r.Int64N(1<<20)), int32(r.Int64N(300))
+		if k%97 == 0 {
+			s.wait, s.compl = wideMark, math.MaxInt32
+		}
+		ss = append(ss, s)
+	}
+	// Encoded as addSyncs keeps a process's own points: the same back.
+	if got := readPts(appendPts(nil, ss), nil); !slices.Equal(got, ss) {
+		t.Error("points encoded and read back differ")
+	}
+	c := makeSyncCols(ss)
+	if c.len() != len(ss) {
+		t.Fatalf("%d points, want %d", c.len(), len(ss))
+	}
+	for j := range ss {
+		got := c.at(int32(j))
+		if got != ss[j] {
+			t.Fatalf("point %d: %+v, want %+v", j, got, ss[j])
+		}
+		if c.callAt(int32(j)) != ss[j].call || c.thAt(int32(j)) != ss[j].th || c.eventAt(int32(j)) != ss[j].event() {
+			t.Fatalf("point %d: call, thread or event wrong", j)
+		}
+		if want := causeOf(&ss[j]); c.causeAt(int32(j)) != want {
+			t.Fatalf("point %d: cause %d, want %d", j, c.causeAt(int32(j)), want)
+		}
+	}
+	// A one-thread process: calls and events growing, small fields.
+	ss = ss[:0]
+	ev = 0
+	for k := range 100000 {
+		ev += 2 + int64(k%5)
+		ss = append(ss, syncPt{call: int32(k), with: int32(k % 64), wait: int32(k % 100000), compl: int32(k % 1000), evLo: uint32(ev), pat: LateSender})
+	}
+	c = makeSyncCols(ss)
+	if n := c.bytes(); n > 12*len(ss) {
+		t.Errorf("columns of %d points are %d bytes, want at most 12 a point", len(ss), n)
+	}
+	for j := range ss {
+		if c.at(int32(j)) != ss[j] {
+			t.Fatalf("point %d differs", j)
+		}
+	}
+}
+
+// A notification reads back as written, at the ends of each field's
+// range and with a Late Receiver's flagged thread; one cut short anywhere
+// is refused.
+func TestNotes(t *testing.T) {
+	vals := []noteVal{
+		{0, 0, 0, noteSend, 0, 0},
+		{63, 2 | lrFlag, 150_000, noteRecv, 17, 5_000_000_000},
+		{math.MaxInt32, -1, math.MinInt64, noteLatest, -1, math.MinInt64},
+		{-5, math.MaxInt32, math.MaxInt64, noteRoot, math.MaxInt32, math.MaxInt64},
+	}
+	var b []byte
+	for _, x := range vals {
+		b = appendNote(b, x.proc, x.th, x.ev, x.kind, x.from, x.t)
+	}
+	if n := len(appendNote(nil, 63, 0|lrFlag, 150_000, noteRecv, 17, 5_000_000_000)); n > 13 {
+		t.Errorf("a pure-MPI notification is %d bytes, want at most 13", n)
+	}
+	for k := 0; k < len(b); {
+		x, n := readNote(b[k:])
+		if n == 0 {
+			t.Fatalf("note at %d refused", k)
+		}
+		if m := noteLen(b[k:]); m != n {
+			t.Errorf("note at %d: length %d, read %d", k, m, n)
+		}
+		if x != vals[0] {
+			t.Errorf("note at %d: %+v, want %+v", k, x, vals[0])
+		}
+		vals = vals[1:]
+		for cut := 0; cut < n; cut++ {
+			if noteLen(b[k:k+cut]) != 0 {
+				t.Errorf("note at %d cut to %d bytes has a length", k, cut)
+			}
+			if _, m := readNote(b[k : k+cut]); m != 0 {
+				t.Errorf("note at %d cut to %d bytes read as %d", k, cut, m)
+			}
+		}
+		k += n
+	}
+	if len(vals) != 0 {
+		t.Errorf("%d notes not read", len(vals))
+	}
+	// A varint of more than 32 bits where 32 are read.
+	bad := appendNote(nil, 0, 0, 0, 0, 0, 0)
+	bad = append([]byte{0xff, 0xff, 0xff, 0xff, 0x7f}, bad[1:]...)
+	if _, n := readNote(bad); n != 0 {
+		t.Error("a process past 32 bits read")
+	}
+}
