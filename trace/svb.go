@@ -152,8 +152,14 @@ const svbWindow = 64
 // than data has (the values read the padding or the copied tail's zeros)
 // or −1 (data ends before the values do).
 func svbDecode(ctrl, data []byte, out []uint64, n int) int {
+	return svbDecodeAs(ctrl, data, out, n, false)
+}
+
+// svbDecodeAs is svbDecode, each value v stored as zz(v) with zigzag
+// (svbDecodeZZ).
+func svbDecodeAs(ctrl, data []byte, out []uint64, n int, zigzag bool) int {
 	out = out[:n]
-	pos, i := svbGroupsDecode(ctrl, data, out, &svbTab)
+	pos, i := svbGroups(ctrl, data, out, zigzag)
 	base := 0
 	if i+4 <= n {
 		// The groups left start within svbWindow of the data's end (where
@@ -164,7 +170,7 @@ func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 		copy(tail[:], data[pos:])
 		data = tail[:]
 		var j int
-		pos, j = svbGroupsDecode(ctrl[i/4:], data, out[i:], &svbTab)
+		pos, j = svbGroups(ctrl[i/4:], data, out[i:], zigzag)
 		i += j
 	}
 	for ; i < n; i++ {
@@ -172,10 +178,22 @@ func svbDecode(ctrl, data []byte, out []uint64, n int) int {
 			return -1 // data not checked (svbCheck) and short
 		}
 		code := (ctrl[i/4] >> (2 * (i % 4))) & 3
-		out[i] = binary.LittleEndian.Uint64(data[pos:]) & svbMask[code]
+		v := binary.LittleEndian.Uint64(data[pos:]) & svbMask[code]
+		if zigzag {
+			v = uint64(zz(v))
+		}
+		out[i] = v
 		pos += svbLen[code]
 	}
 	return base + pos
+}
+
+// svbGroups is svbGroupsZZ with zigzag, svbGroupsDecode otherwise.
+func svbGroups(ctrl, data []byte, out []uint64, zigzag bool) (pos, i int) {
+	if zigzag {
+		return svbGroupsZZ(ctrl, data, out)
+	}
+	return svbGroupsDecode(ctrl, data, out, &svbTab)
 }
 
 // svbGroupsDecode decodes whole groups of four values into out while they

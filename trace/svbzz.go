@@ -1,7 +1,5 @@
 package trace
 
-import "encoding/binary"
-
 // The args stream's values are zig-zag coded differences (chunkEncoder),
 // save the dependence counts and types. The chunk decoder takes them
 // zig-zag decoded from the stream-vbyte decode (svbDecodeZZ): on amd64
@@ -13,29 +11,7 @@ import "encoding/binary"
 
 // svbDecodeZZ is svbDecode with each value v stored as zz(v).
 func svbDecodeZZ(ctrl, data []byte, out []uint64, n int) int {
-	out = out[:n]
-	pos, i := svbGroupsZZ(ctrl, data, out)
-	base := 0
-	if i+4 <= n {
-		// As in svbDecode: the groups left start within svbWindow of the
-		// data's end, decoded from a copy with room after it.
-		var tail [2 * svbWindow]byte
-		base = pos
-		copy(tail[:], data[pos:])
-		data = tail[:]
-		var j int
-		pos, j = svbGroupsZZ(ctrl[i/4:], data, out[i:])
-		i += j
-	}
-	for ; i < n; i++ {
-		if len(data)-pos < 8 {
-			return -1 // data not checked (svbCheck) and short
-		}
-		code := (ctrl[i/4] >> (2 * (i % 4))) & 3
-		out[i] = uint64(zz(binary.LittleEndian.Uint64(data[pos:]) & svbMask[code]))
-		pos += svbLen[code]
-	}
-	return base + pos
+	return svbDecodeAs(ctrl, data, out, n, true)
 }
 
 // svbGroupsZZGo is svbGroupsDecode with each value v stored as zz(v): the
