@@ -36,3 +36,39 @@ func TestOffsetModelImplausibleDrift(t *testing.T) {
 		}
 	}
 }
+
+// Two measurements that agree within their errors show no drift, whatever
+// slope a line through them would have: the closer one's offset holds for
+// the whole run. The pair is a pure MPI run's on one node under load (its
+// init ping-pongs all delayed): interpolated, rank 1's events moved by up
+// to 1.6 ms and its waits by milliseconds; constant, they stay within the
+// finalize measurement's 3 µs of the shared clock.
+func TestOffsetModelWithinErrors(t *testing.T) {
+	init := trace.ClockOffset{When: "init", LocalNS: 72_894_589_909_492, OffsetNS: 1_588_718, ErrorNS: 1_847_723}
+	fin := trace.ClockOffset{When: "finalize", LocalNS: 72_895_208_027_120, OffsetNS: -2_229, ErrorNS: 3_440}
+	for _, c := range []struct {
+		name    string
+		offsets []trace.ClockOffset
+		source  string
+		off     int64 // the offset wanted everywhere
+	}{
+		{"finalize closer", []trace.ClockOffset{init, fin}, SourceFinalize, -2_229},
+		{"init closer", []trace.ClockOffset{{When: "init", LocalNS: init.LocalNS, OffsetNS: 40, ErrorNS: 500}, {When: "finalize", LocalNS: fin.LocalNS, OffsetNS: 900, ErrorNS: 600}}, SourceInit, 40},
+	} {
+		m := NewOffsetModel(1, c.offsets)
+		if m.source != c.source || m.note != "" {
+			t.Errorf("%s: source %q, note %q; want %q and none", c.name, m.source, m.note, c.source)
+		}
+		for _, local := range []int64{init.LocalNS - 1e9, init.LocalNS, (init.LocalNS + fin.LocalNS) / 2, fin.LocalNS, fin.LocalNS + 1e9} {
+			if got := m.Apply(local) - local; got != c.off {
+				t.Errorf("%s: offset %d at local %d, want %d", c.name, got, local, c.off)
+			}
+		}
+	}
+	// Beyond the errors, the drift is real: interpolated.
+	far := fin
+	far.OffsetNS = init.OffsetNS + 2*(init.ErrorNS+fin.ErrorNS)
+	if m := NewOffsetModel(1, []trace.ClockOffset{init, far}); m.source != SourceInitFinalize {
+		t.Errorf("offsets %d apart with errors %d: source %q, want %q", far.OffsetNS-init.OffsetNS, init.ErrorNS+fin.ErrorNS, m.source, SourceInitFinalize)
+	}
+}

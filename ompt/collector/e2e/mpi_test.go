@@ -601,7 +601,31 @@ func TestPureMPI(t *testing.T) {
 func TestPureMPIValues(t *testing.T) {
 	h := setup(t)
 	const iters = 4
-	r, procs, pc := recordPure(t, h, iters)
+	// A run the machine's load disturbed is recorded again, at most
+	// three times: a rank descheduled between the program's clock read and
+	// the collector's, or through both clock-offset measurements, moves
+	// its waits by milliseconds (under two busy loops on 2 cores, 1 run in
+	// 8). A wait in the wrong pattern or on the wrong rank is wrong in
+	// every run, and fails.
+	var bad []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		r, procs, pc := recordPure(t, h, iters)
+		if bad = pureMismatches(t, r, procs, pc, iters); len(bad) == 0 {
+			return
+		}
+		t.Logf("run %d: %d values off: %s", attempt, len(bad), strings.Join(bad, "; "))
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// pureMismatches returns how the report of a recorded run of the pure MPI
+// program differs from the values its own timestamps give (none: it
+// agrees).
+func pureMismatches(t *testing.T, r *report.Report, procs []*trace.Process, pc *pureCalls, iters int) []string {
+	t.Helper()
+	var bad []string
 	noReportWarnings(t, r)
 	slack := pc.slack(t, procs)
 	t.Logf("program vs collector stamps: %d and %d ns over all calls", slack[0], slack[1])
@@ -663,7 +687,7 @@ func TestPureMPIValues(t *testing.T) {
 			{"wait at barrier", got.WaitBarrierNS, w.WaitBarrierNS},
 		} {
 			if tol := max(500_000, c.want*3/200) + slack[0] + slack[1]; abs(c.got-c.want) > tol {
-				t.Errorf("rank %d: %s %d ns, the program's timestamps give %d ns (tolerance %d)", rank, c.name, c.got, c.want, tol)
+				bad = append(bad, fmt.Sprintf("rank %d: %s %d ns, the program's timestamps give %d ns (tolerance %d)", rank, c.name, c.got, c.want, tol))
 			}
 		}
 	}
@@ -703,9 +727,10 @@ func TestPureMPIValues(t *testing.T) {
 		// U_i moves by at most rank i's slack: within 0.01 of T more.
 		tol := 0.01 + float64(slack[0]+slack[1])/T
 		if d := c.got - c.want; d > tol || d < -tol {
-			t.Errorf("%s %.4f, the seed's formula on the program's timestamps gives %.4f", c.name, c.got, c.want)
+			bad = append(bad, fmt.Sprintf("%s %.4f, the seed's formula on the program's timestamps gives %.4f", c.name, c.got, c.want))
 		}
 	}
+	return bad
 }
 
 // sourceLines returns the lines of src (1-based).
