@@ -309,23 +309,26 @@ func inOr(in graph.Input, none int64) int64 {
 // without measurements are aligned on their first event with rank 0's,
 // which needs one Allreduce.
 func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, []OffsetModel, error) {
-	ref := int64(math.MinInt64)
+	// Rank 0's first event and its clock (ClockKey), in one reduction.
+	ref, key0 := int64(math.MinInt64), int64(math.MinInt64)
 	for _, p := range m.Procs {
 		if p.Header.Rank == 0 {
 			if f, ok := firstEvent(p); ok {
 				ref = f
 			}
+			key0 = ClockKey(&p.Header)
 		}
 	}
-	r, err := c.AllreduceInt64(comm.Max, []int64{ref})
+	r, err := c.AllreduceInt64(comm.Max, []int64{ref, key0})
 	if err != nil {
 		return nil, nil, err
 	}
-	ref = r[0]
+	ref, key0 = r[0], r[1]
 	l := &Local{Method: method, Options: o, Procs: make([]ProcessStats, len(m.Procs))}
 	mdls := make([]OffsetModel, len(m.Procs))
 	for i, p := range m.Procs {
-		mdl := NewOffsetModel(p.Header.Rank, p.ClockOffsets)
+		same := p.Header.Rank != 0 && key0 >= 0 && ClockKey(&p.Header) == key0
+		mdl := NewOffsetModelOn(p.Header.Rank, p.ClockOffsets, same)
 		if mdl.source == SourceFirstEvent {
 			if f, ok := firstEvent(p); ok && p.Header.Rank != 0 && ref != math.MinInt64 {
 				mdl.off, mdl.final = ref-f, ref-f

@@ -13,6 +13,8 @@ type ProcessClock struct {
 	Rank            int
 	Offsets         []trace.ClockOffset
 	FirstNS, LastNS int64 // local time of the first and last event
+	// SameClock: the process reads rank 0's clock (clocksync.SameClock).
+	SameClock bool
 }
 
 // Mapping turns one process's local timestamps into reference time. It
@@ -53,7 +55,7 @@ func (o offsetMap) Map(_ int, t int64) int64 { return o.m.Apply(t) + o.shift }
 
 // Process implements ClockModel.
 func (ip Interpolation) Process(pc ProcessClock) (Mapping, error) {
-	m := clocksync.NewOffsetModel(pc.Rank, pc.Offsets)
+	m := clocksync.NewOffsetModelOn(pc.Rank, pc.Offsets, pc.SameClock)
 	if !m.Measured() && ip.AlignStarts {
 		return offsetMap{m: m, shift: ip.ReferenceStartNS - pc.FirstNS}, nil
 	}

@@ -42,6 +42,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/clocksync"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -133,12 +134,13 @@ func Export(w io.Writer, dir string, o Options) (*Stats, error) {
 	// time range) so that clocks and the origin are known before writing.
 	st := &Stats{Processes: len(ranks)}
 	clock := o.Clock
+	var hdr0 trace.Header // rank 0's, whose clock the others may read
 	if clock == nil {
-		first, err := firstEvent(d.FilePath(0))
+		first, h, err := firstEvent(d.FilePath(0))
 		if err != nil {
 			return nil, err
 		}
-		clock = Interpolation{AlignStarts: true, ReferenceStartNS: first}
+		clock, hdr0 = Interpolation{AlignStarts: true, ReferenceStartNS: first}, h
 	}
 	type indexed struct {
 		ix *index
@@ -153,7 +155,8 @@ func Export(w io.Writer, dir string, o Options) (*Stats, error) {
 			return nil, err
 		}
 		done += max(d.Files[r].Bytes, 1)
-		m, err := clock.Process(ProcessClock{Rank: r, Offsets: ix.tables.ClockOffsets, FirstNS: ix.firstNS, LastNS: ix.lastNS})
+		same := r != 0 && clocksync.SameClock(&hdr0, &ix.header)
+		m, err := clock.Process(ProcessClock{Rank: r, Offsets: ix.tables.ClockOffsets, FirstNS: ix.firstNS, LastNS: ix.lastNS, SameClock: same})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
@@ -199,24 +202,24 @@ func Export(w io.Writer, dir string, o Options) (*Stats, error) {
 	return st, nil
 }
 
-// firstEvent returns the earliest timestamp in a process file. It reads
-// until every thread that has events has shown its first chunk, which in
-// practice is the beginning of the file.
-func firstEvent(path string) (int64, error) {
+// firstEvent returns the earliest timestamp in a process file, and its
+// header. It reads until every thread that has events has shown its first
+// chunk, which in practice is the beginning of the file.
+func firstEvent(path string) (int64, trace.Header, error) {
 	f, err := trace.OpenRegular(path)
 	if err != nil {
-		return 0, err
+		return 0, trace.Header{}, err
 	}
 	defer f.Close()
 	rd, err := trace.NewReader(f, path)
 	if err != nil {
-		return 0, err
+		return 0, trace.Header{}, err
 	}
 	first := int64(math.MaxInt64)
 	seen := map[int]bool{}
 	for c, err := range rd.Chunks() {
 		if err != nil {
-			return 0, err
+			return 0, trace.Header{}, err
 		}
 		if len(c.Events) > 0 {
 			first = min(first, c.Events[0].Time)
@@ -229,9 +232,9 @@ func firstEvent(path string) (int64, error) {
 		}
 	}
 	if first == math.MaxInt64 {
-		return 0, nil
+		return 0, rd.Header(), nil
 	}
-	return first, nil
+	return first, rd.Header(), nil
 }
 
 // writePath draws the critical path: per rank, a track of X slices in time

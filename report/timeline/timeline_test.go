@@ -213,7 +213,7 @@ func TestExportCut(t *testing.T) {
 // each segment to the next.
 func TestExportCriticalPath(t *testing.T) {
 	dir := genTrace(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 4})
-	first, err := firstEvent(dir + "/" + trace.FileName(0))
+	first, _, err := firstEvent(dir + "/" + trace.FileName(0))
 	if err != nil {
 		t.Fatal(err)
 	}
