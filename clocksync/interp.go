@@ -22,14 +22,18 @@ const (
 // SameClock reports whether processes of headers a and b read one clock:
 // one host's CLOCK_MONOTONIC, which every process of a node shares.
 func SameClock(a, b *trace.Header) bool {
-	return a.Host != "" && a.Host == b.Host && a.ClockSrc == "CLOCK_MONOTONIC" && b.ClockSrc == a.ClockSrc
+	return nodeClock(a) && a.Host == b.Host && a.ClockSrc == b.ClockSrc
 }
+
+// nodeClock reports whether the process of header h read a clock the
+// other processes of its node read too.
+func nodeClock(h *trace.Header) bool { return h.Host != "" && h.ClockSrc == "CLOCK_MONOTONIC" }
 
 // ClockKey is a number that processes reading one clock (SameClock) share,
 // and processes reading others do not but by a 64-bit hash's collision;
 // −1 for a clock no other process can share.
 func ClockKey(h *trace.Header) int64 {
-	if h.Host == "" || h.ClockSrc != "CLOCK_MONOTONIC" {
+	if !nodeClock(h) {
 		return -1
 	}
 	f := fnv.New64a()
@@ -37,27 +41,15 @@ func ClockKey(h *trace.Header) int64 {
 	return int64(f.Sum64() &^ (1 << 63))
 }
 
-// NewOffsetModelOn is NewOffsetModel for a process that, sameClock says,
-// reads rank 0's clock: when each of its measurements holds offset 0
-// within its error, the offset is 0, whatever the measurements' own
-// values. A loaded node's ping-pongs, all delayed the same way, measured
-// −1.95 ms ± 1.99 ms at init and finalize alike, and moved the waits of a
-// pure MPI run on one node by 8–16 ms. A measurement beyond its error from
-// 0 (nodes that only share a host name) leaves the measured model.
-func NewOffsetModelOn(rank int, offsets []trace.ClockOffset, sameClock bool) OffsetModel {
-	if sameClock && len(offsets) > 0 {
-		zero := true
-		for _, o := range offsets {
-			if o.ErrorNS <= 0 || o.OffsetNS > o.ErrorNS || o.OffsetNS < -o.ErrorNS {
-				zero = false
-				break
-			}
-		}
-		if zero {
-			return OffsetModel{source: SourceSameClock}
+// holdsZero reports whether every one of offsets, with its error, holds
+// offset 0 (and there is one).
+func holdsZero(offsets []trace.ClockOffset) bool {
+	for _, o := range offsets {
+		if o.ErrorNS <= 0 || o.OffsetNS > o.ErrorNS || o.OffsetNS < -o.ErrorNS {
+			return false
 		}
 	}
-	return NewOffsetModel(rank, offsets)
+	return len(offsets) > 0
 }
 
 // maxDrift bounds the drift a pair of measurements may imply (1%): beyond
@@ -108,7 +100,18 @@ func roundHalfUp(x float64) int64 { return int64(math.Floor(x + 0.5)) }
 // within their errors: then the closer measurement's offset is constant;
 // with one, it is constant; with none, the caller aligns first events
 // (alignTo).
-func NewOffsetModel(rank int, offsets []trace.ClockOffset) OffsetModel {
+//
+// A process that, sameClock says, reads rank 0's clock (SameClock) has
+// offset 0 when each of its measurements holds 0 within its error,
+// whatever the measurements' own values: a loaded node's ping-pongs, all
+// delayed the same way, measured −1.95 ms ± 1.99 ms at init and finalize
+// alike, and moved the waits of a pure MPI run on one node by 8–16 ms. A
+// measurement beyond its error from 0 (nodes that only share a host name)
+// leaves the measured model.
+func NewOffsetModel(rank int, offsets []trace.ClockOffset, sameClock bool) OffsetModel {
+	if sameClock && holdsZero(offsets) {
+		return OffsetModel{source: SourceSameClock}
+	}
 	var init, fin *trace.ClockOffset
 	for i := range offsets {
 		o := &offsets[i]

@@ -27,7 +27,7 @@ func TestOffsetModelImplausibleDrift(t *testing.T) {
 		m := NewOffsetModel(3, []trace.ClockOffset{
 			{When: "init", LocalNS: 1_000_000, OffsetNS: 0, ErrorNS: c.errI},
 			{When: "finalize", LocalNS: 101_000_000, OffsetNS: c.fin, ErrorNS: c.errF},
-		})
+		}, false)
 		if m.source != c.source || (c.noteWant == "") != (m.note == "") || !strings.Contains(m.note, c.noteWant) {
 			t.Errorf("%s: source %q, note %q; want %q, a note with %q", c.name, m.source, m.note, c.source, c.noteWant)
 		}
@@ -55,7 +55,7 @@ func TestOffsetModelWithinErrors(t *testing.T) {
 		{"finalize closer", []trace.ClockOffset{init, fin}, SourceFinalize, -2_229},
 		{"init closer", []trace.ClockOffset{{When: "init", LocalNS: init.LocalNS, OffsetNS: 40, ErrorNS: 500}, {When: "finalize", LocalNS: fin.LocalNS, OffsetNS: 900, ErrorNS: 600}}, SourceInit, 40},
 	} {
-		m := NewOffsetModel(1, c.offsets)
+		m := NewOffsetModel(1, c.offsets, false)
 		if m.source != c.source || m.note != "" {
 			t.Errorf("%s: source %q, note %q; want %q and none", c.name, m.source, m.note, c.source)
 		}
@@ -68,7 +68,7 @@ func TestOffsetModelWithinErrors(t *testing.T) {
 	// Beyond the errors, the drift is real: interpolated.
 	far := fin
 	far.OffsetNS = init.OffsetNS + 2*(init.ErrorNS+fin.ErrorNS)
-	if m := NewOffsetModel(1, []trace.ClockOffset{init, far}); m.source != SourceInitFinalize {
+	if m := NewOffsetModel(1, []trace.ClockOffset{init, far}, false); m.source != SourceInitFinalize {
 		t.Errorf("offsets %d apart with errors %d: source %q, want %q", far.OffsetNS-init.OffsetNS, init.ErrorNS+fin.ErrorNS, m.source, SourceInitFinalize)
 	}
 }
@@ -84,18 +84,18 @@ func TestOffsetModelSameClock(t *testing.T) {
 		{When: "init", LocalNS: 73_461_954_024_905, OffsetNS: -1_953_059, ErrorNS: 1_995_903},
 		{When: "finalize", LocalNS: 73_462_578_027_546, OffsetNS: -1_968_522, ErrorNS: 1_993_740},
 	}
-	if m := NewOffsetModelOn(1, delayed, true); m.source != SourceSameClock || m.Apply(5) != 5 {
+	if m := NewOffsetModel(1, delayed, true); m.source != SourceSameClock || m.Apply(5) != 5 {
 		t.Errorf("one clock, measurements holding 0: source %q, 5 ns maps to %d", m.source, m.Apply(5))
 	}
-	if m := NewOffsetModelOn(1, delayed, false); m.source == SourceSameClock || m.Apply(0) == 0 {
+	if m := NewOffsetModel(1, delayed, false); m.source == SourceSameClock || m.Apply(0) == 0 {
 		t.Errorf("two clocks: source %q, offset %d; want the measured one", m.source, m.Apply(0))
 	}
 	apart := []trace.ClockOffset{{When: "init", LocalNS: 10, OffsetNS: 5_000_000, ErrorNS: 2_000}}
-	if m := NewOffsetModelOn(1, apart, true); m.source != SourceInit || m.Apply(0) != 5_000_000 {
+	if m := NewOffsetModel(1, apart, true); m.source != SourceInit || m.Apply(0) != 5_000_000 {
 		t.Errorf("a host name two nodes share: source %q, offset %d; want init's 5 ms", m.source, m.Apply(0))
 	}
 	noErr := []trace.ClockOffset{{When: "init", LocalNS: 10, OffsetNS: 0, ErrorNS: 0}}
-	if m := NewOffsetModelOn(1, noErr, true); m.source != SourceInit {
+	if m := NewOffsetModel(1, noErr, true); m.source != SourceInit {
 		t.Errorf("a measurement without its error: source %q, want %q", m.source, SourceInit)
 	}
 	h := func(host, src string) *trace.Header { return &trace.Header{Host: host, ClockSrc: src} }

@@ -328,7 +328,7 @@ func prepare(c comm.Comm, m *graph.Matching, o Options, method string) (*Local, 
 	mdls := make([]OffsetModel, len(m.Procs))
 	for i, p := range m.Procs {
 		same := p.Header.Rank != 0 && key0 >= 0 && ClockKey(&p.Header) == key0
-		mdl := NewOffsetModelOn(p.Header.Rank, p.ClockOffsets, same)
+		mdl := NewOffsetModel(p.Header.Rank, p.ClockOffsets, same)
 		if mdl.source == SourceFirstEvent {
 			if f, ok := firstEvent(p); ok && p.Header.Rank != 0 && ref != math.MinInt64 {
 				mdl.off, mdl.final = ref-f, ref-f

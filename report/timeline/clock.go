@@ -55,7 +55,7 @@ func (o offsetMap) Map(_ int, t int64) int64 { return o.m.Apply(t) + o.shift }
 
 // Process implements ClockModel.
 func (ip Interpolation) Process(pc ProcessClock) (Mapping, error) {
-	m := clocksync.NewOffsetModelOn(pc.Rank, pc.Offsets, pc.SameClock)
+	m := clocksync.NewOffsetModel(pc.Rank, pc.Offsets, pc.SameClock)
 	if !m.Measured() && ip.AlignStarts {
 		return offsetMap{m: m, shift: ip.ReferenceStartNS - pc.FirstNS}, nil
 	}
