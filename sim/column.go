@@ -199,18 +199,22 @@ func (c *frozenPages) freeze(k int32, m int) {
 	c.dense[k] = nil
 }
 
-// fcol is a column of fragments, one per task (its first or its last), -1
-// where nothing was written, in pages of 4096 allocated where first
-// written, as pcol's, while their tasks run; once every task of a page
-// completed its entries are final but for a damaged trace's, and freeze
-// packs them by frame of reference (packed.Int32s: about a byte a task on
-// fib, 4 while dense), the form the fragment graph keeps (take). A write
-// to a frozen page unpacks it again.
-type fcol struct{ frozenPages }
+// frozenCol is a column of int32 values, one per task, def where nothing
+// was written, in pages of 4096 allocated where first written, as pcol's,
+// that freeze packs by frame of reference once every task of a page
+// completed (its entries are final then, but for a damaged trace's); a
+// write to a frozen page unpacks it again.
+type frozenCol struct {
+	frozenPages
+	def int32
+}
 
-func (c *fcol) reset(n int) { c.resetPages(n) }
+func (c *frozenCol) resetTo(n int, def int32) {
+	c.def = def
+	c.resetPages(n)
+}
 
-func (c *fcol) get(i int32) int32 {
+func (c *frozenCol) get(i int32) int32 {
 	if d := c.dense[i>>colPageBits]; d != nil {
 		return d[i&(colPageLen-1)]
 	}
@@ -218,14 +222,14 @@ func (c *fcol) get(i int32) int32 {
 }
 
 // getFrozen returns entry i of a page that is not dense.
-func (c *fcol) getFrozen(i int32) int32 {
+func (c *frozenCol) getFrozen(i int32) int32 {
 	if f := &c.froze[i>>colPageBits]; f.Len() > 0 {
 		return f.At(int(i & (colPageLen - 1)))
 	}
-	return -1
+	return c.def
 }
 
-func (c *fcol) set(i int32, x int32) {
+func (c *frozenCol) set(i int32, x int32) {
 	d := c.dense[i>>colPageBits]
 	if d == nil {
 		d = c.page(i >> colPageBits)
@@ -236,7 +240,15 @@ func (c *fcol) set(i int32, x int32) {
 // page allocates page k, with what it held frozen if it was.
 //
 //go:noinline
-func (c *fcol) page(k int32) *[colPageLen]int32 { return c.unfreeze(k, -1) }
+func (c *frozenCol) page(k int32) *[colPageLen]int32 { return c.unfreeze(k, c.def) }
+
+// fcol is a frozenCol of fragments, one per task (its first or its last),
+// -1 where nothing was written, while their tasks run; frozen, they take
+// about a byte a task on fib (4 while dense), the form the fragment graph
+// keeps (take).
+type fcol struct{ frozenCol }
+
+func (c *fcol) reset(n int) { c.resetTo(n, -1) }
 
 // take returns the column's n entries packed by frame of reference, as
 // the fragment graph keeps them, and forgets its frozen pages (its dense
@@ -477,43 +489,12 @@ func (c *tcol) widen(k int32) *[colPageLen]int64 {
 	return w
 }
 
-// rcol is a column of int32 values, one per task, 0 where nothing was
-// written, in pages of 4096 allocated where first written, as pcol's: the
-// tasks' run times. Once every task of a page completed (freeze), they
-// are packed by frame of reference (tasks made one after another run for
-// alike times: 2–3 bytes a task on BOTS health), and unpacked again if
-// written.
-type rcol struct{ frozenPages }
+// rcol is a frozenCol of the tasks' run times, 0 where nothing was
+// written: frozen, tasks made one after another run for alike times, 2–3
+// bytes a task on BOTS health.
+type rcol struct{ frozenCol }
 
-func (c *rcol) reset(n int) { c.resetPages(n) }
-
-func (c *rcol) get(i int32) int32 {
-	if d := c.dense[i>>colPageBits]; d != nil {
-		return d[i&(colPageLen-1)]
-	}
-	return c.getFrozen(i)
-}
-
-// getFrozen returns entry i of a page that is not dense.
-func (c *rcol) getFrozen(i int32) int32 {
-	if f := &c.froze[i>>colPageBits]; f.Len() > 0 {
-		return f.At(int(i & (colPageLen - 1)))
-	}
-	return 0
-}
-
-func (c *rcol) set(i int32, x int32) {
-	d := c.dense[i>>colPageBits]
-	if d == nil {
-		d = c.page(i >> colPageBits)
-	}
-	d[i&(colPageLen-1)] = x
-}
-
-// page allocates page k, with what it held frozen if it was.
-//
-//go:noinline
-func (c *rcol) page(k int32) *[colPageLen]int32 { return c.unfreeze(k, 0) }
+func (c *rcol) reset(n int) { c.resetTo(n, 0) }
 
 // col32 is a column of int32 values, one per task, that reads def where
 // nothing was written, whose pages start empty (no memory but their
