@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all ptrace ptrace-mpi test fmt-check clean collector examples examples-real
+.PHONY: all ptrace ptrace-mpi test cross fmt-check clean collector examples examples-real
 
 all: ptrace ptrace-mpi
 
@@ -26,6 +26,14 @@ test: fmt-check
 	$(GO) test -timeout 10m -tags purego ./trace
 	$(GO) vet -tags mpi ./...
 	$(GO) test -timeout 10m -tags mpi ./comm/... ./cmd/... ./driver/...
+	$(MAKE) cross
+
+# The analyzer builds where traces are read after the job: a laptop
+# (macOS, Windows) and 32-bit platforms, whose int and alignment differ.
+cross:
+	GOOS=windows GOARCH=amd64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ptrace
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ptrace
+	GOOS=linux GOARCH=386 CGO_ENABLED=0 $(GO) build -o /dev/null ./cmd/ptrace
 
 # gofmt ships beside the go command.
 fmt-check:

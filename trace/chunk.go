@@ -491,7 +491,8 @@ loop:
 	for {
 		k := *(*uint8)(kp)
 		na := uintptr(reg.fast[k])
-		if uintptr(ap)+8*na > alim {
+		// ptr32: the sum wrapped (a constant false on 64 bits, no code).
+		if end := uintptr(ap) + 8*na; end > alim || (ptr32 && end < uintptr(ap)) {
 			if Kind(k) != TaskDeps || uintptr(ap)+16 > alim {
 				break
 			}
@@ -655,6 +656,15 @@ var nargsV3 = func() (n [256]uint8) {
 	return n
 }()
 
+// noFast is fastArgs's count for a kind that decodeRun leaves to next:
+// its 8·noFast bytes of arguments reach past any args window. 2^30 on a
+// 64-bit platform; 2^28 on a 32-bit one, where 8·2^30 wraps to 0 and an
+// address plus 2^31 can wrap too (decodeRun checks that there: ptr32).
+const noFast = 1 << (28 + 2*(^uintptr(0)>>63))
+
+// ptr32 is true on a platform of 32-bit addresses.
+const ptr32 = ^uintptr(0)>>32 == 0
+
 // fastArgs is, per kind, what decodeRun takes: the argument count of a
 // kind it decodes, and for the others (unknown kinds, task_dependences
 // with its list, and before version 4 mpi_enter, whose call site is
@@ -662,7 +672,7 @@ var nargsV3 = func() (n [256]uint8) {
 // MaxFrameLen bytes, a stream at most 2^20 values more than its bytes).
 func fastArgs(na *[256]uint8, version int) (t [256]uint32) {
 	for k := range t {
-		t[k] = 1 << 30
+		t[k] = noFast
 		if k != int(KindInvalid) && k < int(NumKinds) && k != int(TaskDeps) && !(k == int(MPIEnter) && version < 4) {
 			t[k] = uint32(na[k])
 		}

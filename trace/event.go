@@ -19,6 +19,10 @@ type Event struct {
 type Dep struct {
 	Addr uint64
 	Type uint8
+	// 16 bytes on every platform, as a pair of decoded values takes
+	// (chunkDecoder.decodeRun writes both at one offset); a 32-bit
+	// platform aligns Addr to 4 and would make it 12.
+	_ [7]byte
 }
 
 // Dependence types as OMPT numbers them (ompt_dependence_type_t).

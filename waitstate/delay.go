@@ -692,7 +692,7 @@ func readNote(b []byte) (noteVal, int) {
 	u32 := func() uint32 {
 		v, k := binary.Uvarint(b[n:])
 		if k <= 0 || v > math.MaxUint32 {
-			n = -1 << 40
+			n = -1 << 30 // negative whatever follows adds (fits a 32-bit int)
 			return 0
 		}
 		n += k
@@ -704,7 +704,7 @@ func readNote(b []byte) (noteVal, int) {
 		}
 		v, k := binary.Varint(b[n:])
 		if k <= 0 {
-			n = -1 << 40
+			n = -1 << 30 // negative whatever follows adds (fits a 32-bit int)
 			return 0
 		}
 		n += k

@@ -20,7 +20,6 @@ import (
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/ptrace-dev/ptrace/trace/symbolize"
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 )
 
 // Collector libraries (make collector builds them into build/collector/).
@@ -217,14 +216,6 @@ func (s childStatus) describe(name string) string {
 		return fmt.Sprintf("%s exited with status %d (128 + %d: a process killed by %s?)", name, s.code, s.code-128, signalName(syscall.Signal(s.code-128)))
 	}
 	return fmt.Sprintf("%s exited with status %d", name, s.code)
-}
-
-// signalName spells a signal as "SIGFPE (floating point exception)".
-func signalName(sig syscall.Signal) string {
-	if n := unix.SignalName(sig); n != "" {
-		return n + " (" + sig.String() + ")"
-	}
-	return sig.String()
 }
 
 // noTrace explains why dir holds no rank file after command name ended as
