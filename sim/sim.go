@@ -470,8 +470,10 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		if k == trace.TaskCreate && depWaitCreate(e) {
 			k = trace.NumKinds // suspends its creator: every pass sees it
 		}
-		for _, ps := range d.before[k] {
-			ps.Before(s, e, th, dt)
+		if d.anyBefore || k == trace.NumKinds {
+			for _, ps := range d.before[k] {
+				ps.Before(s, e, th, dt)
+			}
 		}
 		s.Now = e.Time
 		last = e.Time
