@@ -531,20 +531,20 @@ func (s *Sim) where(h *mergeHeap, th int) string {
 // dependence) goes before what starts or resumes one, so equal timestamps
 // from a coarse clock do not look like a task started before it was ready.
 func tieClass(e *trace.Event) uint8 {
-	switch e.Kind {
-	case trace.TaskCreate, trace.TaskDeps, trace.TaskDependence, trace.RemoteDepIn, trace.DetachFulfill,
-		trace.ImplicitTaskEnd, trace.RemoteDepOut, trace.ThreadBegin:
+	// A mask of the kinds of class 0, one test an event where a switch
+	// took several (the merge's key of every event).
+	if k := e.Kind; tieFirst>>(k&63)&1 != 0 && k < 64 {
 		return 0
-	case trace.TaskSchedule:
-		if e.Args[1] != 7 && e.Args[1] != 2 { // anything but switch and yield finishes the prior task
-			return 0
-		}
-		return 1
-	case trace.SyncWaitBegin, trace.SyncBegin:
-		return 0
+	} else if k == trace.TaskSchedule && e.Args[1] != 7 && e.Args[1] != 2 {
+		return 0 // anything but switch and yield finishes the prior task
 	}
 	return 1
 }
+
+// tieFirst holds the kinds whose events go first at equal times.
+const tieFirst = 1<<trace.TaskCreate | 1<<trace.TaskDeps | 1<<trace.TaskDependence | 1<<trace.RemoteDepIn |
+	1<<trace.DetachFulfill | 1<<trace.ImplicitTaskEnd | 1<<trace.RemoteDepOut | 1<<trace.ThreadBegin |
+	1<<trace.SyncWaitBegin | 1<<trace.SyncBegin
 
 // Walk calls fn for each event of p's threads that want(th), in the order
 // Run passes them to the passes (by corrected time, tie class and thread:
