@@ -49,6 +49,10 @@ type Filtered interface {
 type dispatch struct {
 	before, after [trace.NumKinds + 1][]Pass
 	all           []Pass // the lists' storage
+	// anyBefore: some pass has a Before for some kind (the analysis's
+	// passes have none: Run skips the lists' empty loop, 15–18
+	// instructions an event); every pass sees kind NumKinds.
+	anyBefore bool
 }
 
 // newDispatch makes the lists in one allocation (room for every pass in
@@ -80,8 +84,10 @@ func newDispatch(passes []Pass, sp *Spare) *dispatch {
 		}
 		return all[start:len(all):len(all)]
 	}
+	d.anyBefore = false
 	for k := range trace.NumKinds + 1 {
 		d.before[k], d.after[k] = fill(k, 0), fill(k, 1)
+		d.anyBefore = d.anyBefore || k < trace.NumKinds && len(d.before[k]) > 0
 	}
 	d.all = all
 	return d

@@ -291,9 +291,13 @@ type FragPass struct {
 	// them, and whose lists were sparse: a producer's whose children
 	// complete out of order, so that its list is few runs of cells (8
 	// bytes a child).
-	stacks  map[Task]*kidStack
-	hot     Task
-	hotN    int32
+	stacks map[Task]*kidStack
+	hot    Task
+	hotN   int32
+	// stackT's kidStack is stack (nil: none looked up): a producer's
+	// children complete one after another, a map lookup each.
+	stackT  Task
+	stack   *kidStack
 	created col32 // its creator's fragment ending at its creation
 	bar     col32 // the barrier of its region it must complete before
 	// The thread whose open fragment is a task's, as a column held it:
@@ -385,6 +389,7 @@ func (p *FragPass) init(s *Sim) {
 	p.doneKids.reset(nt)
 	clear(p.stacks)
 	p.hot, p.hotN = NoTask, 0
+	p.stackT, p.stack = NoTask, nil
 	p.created.reset(nt, -1)
 	p.bar.reset(nt, -1)
 	p.opened = resetBits(p.opened, nt)
@@ -547,8 +552,13 @@ func (p *FragPass) pushKid(t Task, n int32) {
 	if n < 0 {
 		return
 	}
+	if t == p.stackT && p.stack != nil {
+		p.stack.push(n)
+		return
+	}
 	if len(p.stacks) > 0 {
 		if k := p.stacks[t]; k != nil {
+			p.stackT, p.stack = t, k
 			k.push(n)
 			return
 		}
@@ -601,6 +611,9 @@ func (p *FragPass) drainKids(t Task, n int32) {
 	if k := p.stacks[t]; k != nil {
 		k.each(func(v int32) { p.edge(v, n) })
 		delete(p.stacks, t)
+		if t == p.stackT {
+			p.stackT, p.stack = NoTask, nil
+		}
 		return
 	}
 	p.drainFrom(&p.doneKids, t, n)

@@ -433,7 +433,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 	// Events before the window are simulated too: start at the earliest.
 	last := s.Begin
 	if h.len() > 0 {
-		last = min(last, h.time[h.top()])
+		last = min(last, h.key[h.top()].time)
 	}
 	s.Now, s.Start = last, last
 	s.countsAt, s.readyTime, s.blockedTime = last, Integral{}, Integral{}
@@ -470,8 +470,10 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		if k == trace.TaskCreate && depWaitCreate(e) {
 			k = trace.NumKinds // suspends its creator: every pass sees it
 		}
-		for _, ps := range d.before[k] {
-			ps.Before(s, e, th, dt)
+		if d.anyBefore || k == trace.NumKinds {
+			for _, ps := range d.before[k] {
+				ps.Before(s, e, th, dt)
+			}
 		}
 		s.Now = e.Time
 		last = e.Time
@@ -529,20 +531,20 @@ func (s *Sim) where(h *mergeHeap, th int) string {
 // dependence) goes before what starts or resumes one, so equal timestamps
 // from a coarse clock do not look like a task started before it was ready.
 func tieClass(e *trace.Event) uint8 {
-	switch e.Kind {
-	case trace.TaskCreate, trace.TaskDeps, trace.TaskDependence, trace.RemoteDepIn, trace.DetachFulfill,
-		trace.ImplicitTaskEnd, trace.RemoteDepOut, trace.ThreadBegin:
+	// A mask of the kinds of class 0, one test an event where a switch
+	// took several (the merge's key of every event).
+	if k := e.Kind; tieFirst>>(k&63)&1 != 0 && k < 64 {
 		return 0
-	case trace.TaskSchedule:
-		if e.Args[1] != 7 && e.Args[1] != 2 { // anything but switch and yield finishes the prior task
-			return 0
-		}
-		return 1
-	case trace.SyncWaitBegin, trace.SyncBegin:
-		return 0
+	} else if k == trace.TaskSchedule && e.Args[1] != 7 && e.Args[1] != 2 {
+		return 0 // anything but switch and yield finishes the prior task
 	}
 	return 1
 }
+
+// tieFirst holds the kinds whose events go first at equal times.
+const tieFirst = 1<<trace.TaskCreate | 1<<trace.TaskDeps | 1<<trace.TaskDependence | 1<<trace.RemoteDepIn |
+	1<<trace.DetachFulfill | 1<<trace.ImplicitTaskEnd | 1<<trace.RemoteDepOut | 1<<trace.ThreadBegin |
+	1<<trace.SyncWaitBegin | 1<<trace.SyncBegin
 
 // Walk calls fn for each event of p's threads that want(th), in the order
 // Run passes them to the passes (by corrected time, tie class and thread:
@@ -566,15 +568,22 @@ func Walk(p *trace.Process, tb *trace.Timebase, pool *trace.Scans, want func(th 
 }
 
 // mergeHeap is a k-way merge of the threads' event scans by (time, tie
-// class, thread). Each thread's head key is cached so comparisons touch two
-// small arrays, not the events.
+// class, thread). Each thread's head key is cached so comparisons touch a
+// small array, not the events.
 type mergeHeap struct {
 	scans []*trace.ThreadScan
-	done  []bool  // per thread: scan exhausted
-	n     []int64 // per thread: events
-	heap  []int32 // thread indices
-	time  []int64 // per thread: time of its head event
-	class []uint8 // per thread: tie class of its head event
+	done  []bool     // per thread: scan exhausted
+	n     []int64    // per thread: events
+	heap  []int32    // thread indices
+	key   []mergeKey // per thread: its head event's
+}
+
+// mergeKey orders a thread's head event: its time, then its tie class and
+// the thread (class<<32 | thread), so that a tie of times is one compare
+// more, not two (the stencil's threads tie often).
+type mergeKey struct {
+	time int64
+	rest uint64
 }
 
 // init starts the merge of p's threads, those that want(t) when want is
@@ -587,8 +596,7 @@ func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans
 	h.scans = make([]*trace.ThreadScan, n)
 	h.done = make([]bool, n)
 	h.n = make([]int64, n)
-	h.time = make([]int64, n)
-	h.class = make([]uint8, n)
+	h.key = make([]mergeKey, n)
 	for t := range h.scans {
 		// A thread index without events (a file may claim thousands)
 		// gets no scan and its decode buffers.
@@ -602,7 +610,7 @@ func (h *mergeHeap) init(p *trace.Process, tb *trace.Timebase, pool *trace.Scans
 		if sc.Next() {
 			e := sc.Event()
 			h.heap = append(h.heap, int32(t))
-			h.time[t], h.class[t] = e.Time, tieClass(e)
+			h.key[t] = mergeKey{e.Time, uint64(tieClass(e))<<32 | uint64(t)}
 		} else {
 			h.done[t] = true
 		}
@@ -638,20 +646,18 @@ func (h *mergeHeap) len() int { return len(h.heap) }
 func (h *mergeHeap) top() int { return int(h.heap[0]) }
 
 func (h *mergeHeap) less(a, b int32) bool {
-	if h.time[a] != h.time[b] {
-		return h.time[a] < h.time[b]
+	ka, kb := &h.key[a], &h.key[b]
+	if ka.time != kb.time {
+		return ka.time < kb.time
 	}
-	if h.class[a] != h.class[b] {
-		return h.class[a] < h.class[b]
-	}
-	return a < b
+	return ka.rest < kb.rest
 }
 
 // advance moves the top thread to its next event.
 func (h *mergeHeap) advance(th int) {
 	if h.scans[th].Next() {
 		e := h.scans[th].Event()
-		h.time[th], h.class[th] = e.Time, tieClass(e)
+		h.key[th] = mergeKey{e.Time, uint64(tieClass(e))<<32 | uint64(th)}
 		// Most often the same thread stays first: check before sifting.
 		n := len(h.heap)
 		if n < 2 || (h.less(int32(th), h.heap[1]) && (n < 3 || h.less(int32(th), h.heap[2]))) {

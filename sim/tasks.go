@@ -188,6 +188,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 	ts.PerThread = make([]int64, len(s.Threads))
 	tk := s.Tasks
 	times := s.Times()
+	lastLoc, lastI := int32(0), -1 // tasks made one after another share a construct
 	for t := 0; t < tk.Len(); t++ {
 		// A taskwait with a depend clause is a task to OMPT, not to the
 		// program: no construct row.
@@ -195,11 +196,15 @@ func (ts *TaskStats) Finish(s *Sim) {
 			continue
 		}
 		loc := s.Loc(Task(t))
-		i, ok := ts.byLoc[loc]
-		if !ok {
-			i = len(ts.Stats)
-			ts.byLoc[loc] = i
-			ts.Stats = append(ts.Stats, ConstructStats{Loc: loc, MinNS: -1})
+		i := lastI
+		if i < 0 || loc != lastLoc {
+			var ok bool
+			if i, ok = ts.byLoc[loc]; !ok {
+				i = len(ts.Stats)
+				ts.byLoc[loc] = i
+				ts.Stats = append(ts.Stats, ConstructStats{Loc: loc, MinNS: -1})
+			}
+			lastLoc, lastI = loc, i
 		}
 		c := &ts.Stats[i]
 		c.Count++

@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -155,4 +156,56 @@ func BenchmarkValues(b *testing.B) {
 	if sum == 1 {
 		b.Log(sum)
 	}
+}
+
+// varintBefore reads back, from their ends, the varints Append writes one
+// after another, whatever their lengths (1 to 10 bytes).
+func TestVarintBefore(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	vals := []int64{0, 1, -1, 63, -64, 64, -65, 8191, -8192, 8192, math.MaxInt64, math.MinInt64, math.MaxInt32, math.MinInt32}
+	for range 2000 {
+		vals = append(vals, rng.Int64()>>rng.IntN(64))
+	}
+	var d []byte
+	var ends []int
+	for _, v := range vals {
+		d = binary.AppendVarint(d, v)
+		ends = append(ends, len(d))
+	}
+	for i := len(vals) - 1; i >= 0; i-- {
+		start := 0
+		if i > 0 {
+			start = ends[i-1]
+		}
+		if x, at := varintBefore(d, ends[i]); x != vals[i] || at != start {
+			t.Fatalf("value %d: %d at %d, want %d at %d", i, x, at, vals[i], start)
+		}
+	}
+}
+
+// FuzzVarintBefore: varints written one after another read back from
+// their ends, for arbitrary values (the fuzzer's bytes, 8 at a time).
+func FuzzVarintBefore(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var vals []int64
+		for ; len(b) >= 8; b = b[8:] {
+			vals = append(vals, int64(binary.LittleEndian.Uint64(b)))
+		}
+		var d []byte
+		var ends []int
+		for _, v := range vals {
+			d = binary.AppendVarint(d, v)
+			ends = append(ends, len(d))
+		}
+		for i := len(vals) - 1; i >= 0; i-- {
+			start := 0
+			if i > 0 {
+				start = ends[i-1]
+			}
+			if x, at := varintBefore(d, ends[i]); x != vals[i] || at != start {
+				t.Fatalf("value %d: %d at %d, want %d at %d", i, x, at, vals[i], start)
+			}
+		}
+	})
 }
