@@ -259,21 +259,30 @@ type taskTable struct {
 	thread    packed.Ints
 	loc       runs
 	ids       ompt.TaskIDs
-	cost      packed.Ints // empty when tasks carry no cost attribute
+	cost      runs // empty when tasks carry no cost attribute
 }
 
 // runs is a column of values read in order, kept as runs of equal values
-// (the value, then the run's length, in a packed list): the constructs of
-// tasks made one after another, nearly always one (a byte a task before
-// the twenty-seventh round: 0.5 MB on BOTS health).
+// (a byte a task before the twenty-seventh round: 0.5 MB on BOTS health):
+// the constructs of tasks made one after another, nearly always one; the
+// tasks' cost attributes, one value on a gen trace (3 bytes a task as a
+// varint each: 5 MB on the 10 M-event stencil, twenty-eighth round). A
+// run is its value's difference from the run before's, never 0, then,
+// for a run longer than one, 0 and the count after its first value: a
+// column of values that change at every task costs what a varint list
+// of their differences does. The first run is its value and its length.
 type runs struct {
-	p    packed.Ints
-	last int64
-	n    int64 // the open run's length
+	p     packed.Ints
+	last  int64
+	n     int64 // the open run's length
+	prev  int64 // the value of the run before the open one
+	runs  int   // runs written
+	count int   // values appended
 }
 
 // Append adds v at the end.
 func (r *runs) Append(v int64) {
+	r.count++
 	if r.n > 0 && v == r.last {
 		r.n++
 		return
@@ -283,12 +292,24 @@ func (r *runs) Append(v int64) {
 }
 
 func (r *runs) flush() {
-	if r.n > 0 {
+	switch {
+	case r.n == 0:
+		return
+	case r.runs == 0:
 		r.p.Append(r.last)
 		r.p.Append(r.n)
+	default:
+		r.p.Append(r.last - r.prev) // not 0: the runs' values differ
+		if r.n > 1 {
+			r.p.Append(0)
+			r.p.Append(r.n - 1)
+		}
 	}
-	r.n = 0
+	r.prev, r.runs, r.n = r.last, r.runs+1, 0
 }
+
+// Len returns the number of values appended.
+func (r *runs) Len() int { return r.count }
 
 // Finish closes the last run and drops the spare capacity; the column is
 // read after it only.
@@ -304,14 +325,24 @@ func (r *runs) Values() runsReader { return runsReader{v: r.p.Values()} }
 type runsReader struct {
 	v         *packed.Values
 	cur, left int64
+	started   bool
 }
 
 // Next returns the next value.
 func (r *runsReader) Next() int64 {
-	if r.left == 0 {
-		r.cur, r.left = r.v.Next(), r.v.Next()
+	if r.left > 0 {
+		r.left--
+		return r.cur
 	}
-	r.left--
+	switch x := r.v.Next(); {
+	case !r.started:
+		r.started = true
+		r.cur, r.left = x, r.v.Next()-1
+	case x == 0: // the rest of the run after its first value
+		r.left = r.v.Next() - 1
+	default:
+		r.cur += x
+	}
 	return r.cur
 }
 
@@ -334,9 +365,6 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), start: packed.NewDeltas()}
 	tt.start.Grow(n, 3)
 	tt.thread.Grow(n, 1)
-	if m.Cost != nil {
-		tt.cost.Grow(n, 2)
-	}
 	times := s.Times()
 	for t := range s.Tasks {
 		st, _ := times.At(sim.Task(t))
@@ -356,7 +384,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 	tt.start.Trim()
 	tt.thread.Trim()
 	tt.loc.Finish()
-	tt.cost.Trim()
+	tt.cost.Finish()
 	return tt
 }
 
