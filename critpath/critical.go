@@ -2,6 +2,7 @@ package critpath
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"runtime/debug"
@@ -289,9 +290,28 @@ func drainWeights(procs []*Proc, nodes int) narrow.Framed {
 // summaries to rank 0, which makes the report's sections.
 func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary *pathSummary) (Result, error) {
 	var res Result
-	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
+	// The path's summary read the attributes of its nodes, which the
+	// simulation may have spilled to a file (Proc.SpillAttrs): a failed
+	// read stops every rank here, before the summaries travel.
+	var attrErr error
+	for _, pg := range in.Procs {
+		if pg.frags != nil && attrErr == nil {
+			attrErr = pg.frags.Attrs.Err()
+		}
+	}
+	bad := int64(0)
+	if attrErr != nil {
+		bad = 1
+	}
+	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans, bad})
 	if err != nil {
 		return res, err
+	}
+	if sums[3] > 0 {
+		if attrErr != nil {
+			return res, fmt.Errorf("critical path: %w", attrErr)
+		}
+		return res, errors.New("critical path: another rank could not read its fragment attributes back")
 	}
 	all, err := in.gatherSummaries(summary)
 	if err != nil {

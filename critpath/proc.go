@@ -37,6 +37,16 @@ type Proc struct {
 	depIn    sim.EventNodes // remote_dep_in event → successor task
 }
 
+// SpillAttrs moves the attributes of the process's fragment nodes to f
+// (sim.Attrs.Spill): the critical path reads those of its own nodes only,
+// once its walk is done. On an error they stay in memory.
+func (g *Proc) SpillAttrs(f sim.SpillFile) error {
+	if g.frags == nil {
+		return nil
+	}
+	return g.frags.Attrs.Spill(f)
+}
+
 // NewProc keeps what the critical path needs of process p's simulation s
 // (run with RecordDeps), its fragment graph f (sim.FragPass.Take, with
 // DepsApart) and its remote dependences rd (the pass, if it ran over s;
