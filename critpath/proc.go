@@ -128,6 +128,25 @@ func (pg *Proc) eachRan(fn func(t int32, w int64)) {
 	}
 }
 
+// firstMarks returns a bit per node of pg's fragment graph, set at the
+// first fragment of each task that ran, or nil when two tasks share one
+// (counted by the marks, they would count once).
+func (pg *Proc) firstMarks() []uint64 {
+	f := pg.frags
+	marks := make([]uint64, (f.Len()+63)/64)
+	shared := false
+	pg.eachRan(func(t int32, _ int64) {
+		if first := f.FirstOf(t); first >= 0 {
+			shared = shared || marks[first/64]&(1<<(first%64)) != 0
+			marks[first/64] |= 1 << (first % 64)
+		}
+	})
+	if shared {
+		return nil
+	}
+	return marks
+}
+
 // Rank is the process's rank in the trace.
 func (pg *Proc) Rank() int { return pg.rank }
 

@@ -673,6 +673,9 @@ func (r *run) criticalPath() error {
 	defer r.phaseGC(r.opts.GC.CriticalPath)()
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
 		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
+	if r.spill != nil {
+		in.Spill = r.spill
+	}
 	// The phase drops the graphs' and the edges' arrays as it goes: no
 	// reference here may keep them.
 	r.cp, r.edges = nil, nil

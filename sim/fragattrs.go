@@ -3,7 +3,8 @@ package sim
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
+
+	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
 // Attr is what the report says of a fragment node: its kind, the thread it
@@ -46,13 +47,9 @@ type Attrs struct {
 	err  error
 }
 
-// SpillFile is what Attrs.Spill writes to: an append-only file, read at
-// offsets (internal/spill).
-type SpillFile interface {
-	io.ReaderAt
-	// Append writes p at the end and returns where it begins.
-	Append(p []byte) (int64, error)
-}
+// SpillFile is what Attrs.Spill and Frags.Park write to: an append-only
+// file, read at offsets (internal/spill).
+type SpillFile = packed.Spiller
 
 // spillBatch is the bytes Spill writes at a time.
 const spillBatch = 64 << 10

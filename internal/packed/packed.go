@@ -494,7 +494,8 @@ type stream struct {
 	fullN []int // entries in each filled block
 	cur   []byte
 	curN  int
-	next  int // size of the next block, 0: the default
+	next  int      // size of the next block, 0: the default
+	pk    *parking // where the blocks are while parked (park)
 }
 
 // grow announces about extra more bytes: the next block is made that
