@@ -39,6 +39,8 @@ type Attr struct {
 type Attrs struct {
 	s blockStream
 	n int
+	// lens is each block's bytes, as last written (Spill writes them).
+	lens []uint16
 	// file holds the blocks once spilled, s.at then their offsets from
 	// base and size their bytes; err is the first read's error (Err).
 	file SpillFile
@@ -85,7 +87,11 @@ func (a *Attrs) Spill(f SpillFile) error {
 	}
 	for b := range a.s.at {
 		d := a.s.block(b)
-		d = d[:attrsLen(d, min(attrBlock, a.n-b*attrBlock))]
+		if b < len(a.lens) {
+			d = d[:a.lens[b]]
+		} else {
+			d = d[:attrsLen(d, min(attrBlock, a.n-b*attrBlock))]
+		}
 		if len(buf)+len(d) > cap(buf) {
 			if err := flush(); err != nil {
 				return err
@@ -98,7 +104,7 @@ func (a *Attrs) Spill(f SpillFile) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	a.s = blockStream{at: at}
+	a.s, a.lens = blockStream{at: at}, nil
 	a.file, a.base, a.size = f, base, pos
 	return nil
 }
@@ -106,6 +112,17 @@ func (a *Attrs) Spill(f SpillFile) error {
 // Err returns the first error reading spilled blocks back: the attributes
 // read since are zero.
 func (a *Attrs) Err() error { return a.err }
+
+// setBlock writes d as block b's bytes (blockStream.set) and notes its
+// length.
+func (a *Attrs) setBlock(b int, d []byte) {
+	a.s.set(b, d)
+	if b == len(a.lens) {
+		a.lens = append(a.lens, uint16(len(d)))
+	} else {
+		a.lens[b] = uint16(len(d))
+	}
+}
 
 // attrsLen returns the bytes of the first n nodes encoded in d.
 func attrsLen(d []byte, n int) int {

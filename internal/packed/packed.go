@@ -355,10 +355,10 @@ func (p *Pairs) RunAt(m Mark, b int32) (a int32, next Mark, more bool) {
 
 // Compact stores the list anew as a compact one, if it is not one or a
 // NewPairsByA list: each pair as its differences from the previous
-// pair's b and a, both in one varint where b moved by -1 to 1, a byte
-// where a moved by -10 to 10 too (a task's dependences on its
-// neighbours, one task after another: a byte a pair instead of two on
-// the gen stencil's, nearest's and lean stencil's, 2.7 on Task Bench's
+// pair's b and a, both in one varint where b moved by -2 to 1, a byte
+// where a moved by -8 to 7 too (a task's dependences on its neighbours,
+// one task after another: a byte a pair instead of two on the gen
+// stencil's, nearest's and lean stencil's, 2.7 on Task Bench's
 // stencil_1d). A compact list has no Marks; it
 // grows as any other.
 func (p *Pairs) Compact() {
@@ -384,20 +384,27 @@ func (p *Pairs) Compact() {
 }
 
 // appendCompact appends (a, b) to a compact list. A pair whose b is the
-// previous pair's b, or one more or less, is one varint u, even, with
-// u/2 = 3·zigzag(a's difference) + zigzag(b's); any other is two, odd
-// (2·zigzag + 1 of b's difference, then of a's): the first's parity
-// tells the reader which, and so does the last's to one reading back.
-// They are stored through put and put2, which zigzag their arguments:
-// each is the value whose zigzag is the varint wanted.
+// previous pair's b moved by -2 to 1 is one varint u, even, with u/2 =
+// zigzag(a's difference)·4 + zigzag(b's): a byte where a moved by -8 to
+// 7 too; any other is two, odd (2·zigzag + 1 of b's difference, then of
+// a's): the first's parity tells the reader which, and so does the
+// last's to one reading back. The two-varint form is stored through
+// put2, which zigzags its arguments: each is the value whose zigzag is
+// the varint wanted.
 func (p *Pairs) appendCompact(a, b int64) {
 	db, da := uint64(zigzag(b-p.lastB)), uint64(zigzag(a-p.lastA))
-	if db < 3 && da < 1<<60 {
-		p.s.put(unzigzag((da*3 + db) << 1))
-	} else {
-		p.s.put2(unzigzag(db<<1|1), unzigzag(da<<1|1))
-	}
 	p.lastB, p.lastA = b, a
+	if db < 4 && da < 1<<60 {
+		u := (da<<2 | db) << 1
+		if s := &p.s; u < 0x80 && len(s.cur) < cap(s.cur) {
+			s.cur = append(s.cur, byte(u)) // a byte, most pairs: no call
+			s.curN++
+			return
+		}
+		p.s.put(unzigzag(u))
+		return
+	}
+	p.s.put2(unzigzag(db<<1|1), unzigzag(da<<1|1))
 }
 
 // zigzag maps a signed value to an unsigned one, small for small ones.
@@ -408,10 +415,16 @@ func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // compactOne returns the differences of b and a that the even varint u
 // of a compact list stores.
-func compactOne(u uint64) (db, da int64) {
-	x := u >> 1
-	q := x / 3
-	return unzigzag(x - 3*q), unzigzag(q)
+func compactOne(u uint64) (db, da int64) { return unzigzag(u >> 1 & 3), unzigzag(u >> 3) }
+
+// compactEight decodes eight one-byte pairs of a compact list (x, its
+// bytes all even and below 0x80) into the differences of b and a, a
+// signed byte each, pair j's in byte j: the zigzag of each byte's fields
+// undone at once.
+func compactEight(x uint64) (db, da uint64) {
+	const ones = 0x0101010101010101
+	zb, za := x>>1&(3*ones), x>>3&(15*ones)
+	return zb>>1&ones ^ (zb&ones)*0xff, za>>1&(7*ones) ^ (za&ones)*0xff
 }
 
 // Len returns the number of pairs.

@@ -132,10 +132,11 @@ func (r *PairReader) readCompact(as, bs []int32) int {
 		// Eight pairs of a byte each at once, tested with one load.
 		if k+8 <= len(bs) && pos+8 <= len(d) {
 			if x := binary.LittleEndian.Uint64(d[pos:]); x&0x8181818181818181 == 0 {
+				db, da := compactEight(x)
 				a8, b8 := as[k:k+8:k+8], bs[k:k+8:k+8]
 				for j := range 8 {
-					db, da := compactOne(x >> (8 * j) & 0x7f)
-					b, a = b+db, a+da
+					b += int64(int8(db >> (8 * j)))
+					a += int64(int8(da >> (8 * j)))
 					a8[j], b8[j] = int32(a), int32(b)
 				}
 				k, pos = k+8, pos+8
@@ -271,6 +272,21 @@ func (r *PairsBackward) readCompact(as, bs []int32) int {
 	d, pos, a, b := r.d, r.pos, r.a, r.b
 	k := 0
 	for k < len(bs) && pos > 0 {
+		// Eight pairs of a byte each at once, when the byte before them
+		// ends a varint (or the block starts there).
+		if k+8 <= len(bs) && pos >= 8 && (pos == 8 || d[pos-9] < 0x80) {
+			if x := binary.LittleEndian.Uint64(d[pos-8:]); x&0x8181818181818181 == 0 {
+				db, da := compactEight(x)
+				a8, b8 := as[k:k+8:k+8], bs[k:k+8:k+8]
+				for j := range 8 { // from the last pair of the eight bytes
+					a8[j], b8[j] = int32(a), int32(b)
+					b -= int64(int8(db >> (56 - 8*j)))
+					a -= int64(int8(da >> (56 - 8*j)))
+				}
+				k, pos = k+8, pos-8
+				continue
+			}
+		}
 		var u uint64
 		// A varint of a byte when the byte before it ends one (or the
 		// block starts there); its parity is its first byte's.

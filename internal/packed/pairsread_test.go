@@ -47,8 +47,8 @@ func TestPairReaders(t *testing.T) {
 				a, b = run-int32(rng.IntN(40)), int32(rng.IntN(3))
 			case 3, 4: // a task's neighbours: the compact list's byte a pair
 				for range 1 + rng.IntN(30) {
-					run += int32(rng.IntN(3)) - 1
-					a, b = a+int32(rng.IntN(21))-10, run
+					run += int32(rng.IntN(4)) - 2
+					a, b = a+int32(rng.IntN(19))-9, run
 					p.Append(a, b)
 					appended = append(appended, [2]int32{a, b})
 				}
