@@ -181,6 +181,7 @@ func (r *run) simulate() error {
 				runtime.GC()
 			}
 		}
+		pg.CompactDeps()
 		r.tasks = append(r.tasks, newTaskTable(s, model, last))
 		r.cp = append(r.cp, pg)
 		// Every pass over the events is done: what follows works on the

@@ -506,10 +506,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		ps.Before(s, nil, -1, s.Now-last)
 		ps.Finish(s)
 	}
-	// DepEdges outlive the simulation (the task graph, the fragment
-	// DAG): stored anew without the Marks only the simulation read, a
-	// byte a pair of a task's neighbours instead of two.
-	s.DepEdges.Compact()
+	s.DepEdges.Trim() // outlives the simulation (the task graph; Pairs.Compact)
 	return s.Warn.Err
 }
 

@@ -359,8 +359,9 @@ func (p *Pairs) RunAt(m Mark, b int32) (a int32, next Mark, more bool) {
 // where a moved by -8 to 7 too (a task's dependences on its neighbours,
 // one task after another: a byte a pair instead of two on the gen
 // stencil's, nearest's and lean stencil's, 2.7 on Task Bench's
-// stencil_1d). A compact list has no Marks; it
-// grows as any other.
+// stencil_1d). A compact list has no Marks; it grows as any other.
+// The list's blocks are dropped as they are read, in any copy of p too:
+// a copy must not be read after.
 func (p *Pairs) Compact() {
 	if p.byA || p.compact {
 		return
@@ -369,6 +370,9 @@ func (p *Pairs) Compact() {
 	q.s.grow(p.n + p.n/16)
 	r := p.Reader()
 	var as, bs [256]int32
+	// Each filled block goes once read (in the array p shares with any
+	// copy of it, whose blocks go too): the list is never whole twice.
+	read := 0
 	for {
 		k := r.Read(as[:], bs[:])
 		if k == 0 {
@@ -376,6 +380,9 @@ func (p *Pairs) Compact() {
 		}
 		for i := range k {
 			q.appendCompact(int64(as[i]), int64(bs[i]))
+		}
+		for ; read < r.blk && read < len(p.s.full); read++ {
+			p.s.full[read] = nil
 		}
 	}
 	q.n = p.n
