@@ -506,7 +506,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		ps.Before(s, nil, -1, s.Now-last)
 		ps.Finish(s)
 	}
-	s.DepEdges.Trim() // outlives the simulation (the task graph; Pairs.Compact)
+	s.DepEdges.Trim() // outlives the simulation (the task graph)
 	return s.Warn.Err
 }
 
