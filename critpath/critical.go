@@ -2,8 +2,10 @@ package critpath
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime/debug"
 	"slices"
 
@@ -122,6 +124,27 @@ func Analyze(in *Input) (Result, error) {
 		tasks += pg.taskW.Len()
 	}
 	in.collectDropped(tasks)
+	// What the task graph's build parked comes back into the pages its
+	// arrays left; a failed read stops every rank.
+	var parkErr error
+	for _, pg := range in.Procs {
+		if pg.frags != nil && parkErr == nil {
+			parkErr = pg.frags.Unpark()
+		}
+	}
+	bad := int64(0)
+	if parkErr != nil {
+		bad = 1
+	}
+	failed, err := in.Comm.AllreduceInt64(comm.Max, []int64{bad})
+	switch {
+	case err != nil:
+		return res, err
+	case parkErr != nil:
+		return res, fmt.Errorf("critical path: %w", parkErr)
+	case failed[0] != 0:
+		return res, errors.New("critical path: another rank could not read its fragment graph back")
+	}
 	if apart {
 		return in.analyzeApart(tg)
 	}
@@ -212,10 +235,18 @@ func Analyze(in *Input) (Result, error) {
 		return res, err
 	}
 	sendAt, lasts = nil, nil
-	for _, pg := range in.Procs {
+	// The tasks' first fragments are read again only to count the tasks
+	// of zero slack, once the longest paths are marked: a bit a node
+	// marks them through the replays instead (firstMarks; 1.5 MB less at
+	// the forward replay on the 10 M-event nearest).
+	firsts := make([][]uint64, len(in.Procs))
+	for i, pg := range in.Procs {
 		pg.frags.SendNode = sim.EventNodes{} // Build resolved every key
 		pg.deps = packed.Pairs{}             // and mapped the task pairs
 		pg.frags.DropLast()
+		if firsts[i] = pg.firstMarks(); firsts[i] != nil {
+			pg.frags.DropFirst()
+		}
 	}
 	in.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
 	// The keys follow the node ids when the rank's processes come in trace
@@ -256,6 +287,16 @@ func Analyze(in *Input) (Result, error) {
 	for i, pg := range in.Procs {
 		f := pg.frags
 		t1 += f.Work
+		if marks := firsts[i]; marks != nil {
+			for k, word := range marks {
+				for ; word != 0; word &= word - 1 {
+					if on.On(bases[i] + int32(k*64+bits.TrailingZeros64(word))) {
+						zero++
+					}
+				}
+			}
+			continue
+		}
 		pg.eachRan(func(t int32, _ int64) {
 			if first := f.FirstOf(t); first >= 0 && on.On(bases[i]+first) {
 				zero++
@@ -289,9 +330,28 @@ func drainWeights(procs []*Proc, nodes int) narrow.Framed {
 // summaries to rank 0, which makes the report's sections.
 func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary *pathSummary) (Result, error) {
 	var res Result
-	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans})
+	// The path's summary read the attributes of its nodes, which the
+	// simulation may have spilled to a file (Proc.SpillAttrs): a failed
+	// read stops every rank here, before the summaries travel.
+	var attrErr error
+	for _, pg := range in.Procs {
+		if pg.frags != nil && attrErr == nil {
+			attrErr = pg.frags.Attrs.Err()
+		}
+	}
+	bad := int64(0)
+	if attrErr != nil {
+		bad = 1
+	}
+	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans, bad})
 	if err != nil {
 		return res, err
+	}
+	if sums[3] > 0 {
+		if attrErr != nil {
+			return res, fmt.Errorf("critical path: %w", attrErr)
+		}
+		return res, errors.New("critical path: another rank could not read its fragment attributes back")
 	}
 	all, err := in.gatherSummaries(summary)
 	if err != nil {

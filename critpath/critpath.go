@@ -17,6 +17,7 @@ import (
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/sim"
 )
 
 // Input is what the critical-path phase needs on one analysis rank. Every
@@ -50,6 +51,11 @@ type Input struct {
 	// the caller joins there what it ran beside the phase's start, and
 	// what it drops is collected before the DAG's arrays are made.
 	AfterTaskGraph func()
+	// Spill, when set, takes what the fragment DAG alone reads (the
+	// fragment edges, the tasks' first and last fragments) out of memory
+	// while the task graph is made (sim.Frags.Park): its backward replay
+	// is the phase's peak on the gen traces. nil: they stay.
+	Spill sim.SpillFile
 	// fragW, while the task graph is made, holds the fragment nodes'
 	// weights in the rank's numbering (Analyze), where its latency nodes
 	// read theirs; nil: they are read from each process's packed

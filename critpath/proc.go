@@ -37,6 +37,25 @@ type Proc struct {
 	depIn    sim.EventNodes // remote_dep_in event → successor task
 }
 
+// CompactDeps stores the process's dependence pairs anew without the
+// marks only the simulation read (packed.Pairs.Compact: a byte a pair of
+// a task's neighbours instead of two, from the simulation's end to the
+// critical path's). The simulation's own list (Sim.DepEdges) must not be
+// read after. Called once the simulation's working state is collected,
+// the new list takes its pages rather than fresh ones (a process
+// simulated alone, as the lean stencil: 4 MiB of max RSS).
+func (g *Proc) CompactDeps() { g.deps.Compact() }
+
+// SpillAttrs moves the attributes of the process's fragment nodes to f
+// (sim.Attrs.Spill): the critical path reads those of its own nodes only,
+// once its walk is done. On an error they stay in memory.
+func (g *Proc) SpillAttrs(f sim.SpillFile) error {
+	if g.frags == nil {
+		return nil
+	}
+	return g.frags.Attrs.Spill(f)
+}
+
 // NewProc keeps what the critical path needs of process p's simulation s
 // (run with RecordDeps), its fragment graph f (sim.FragPass.Take, with
 // DepsApart) and its remote dependences rd (the pass, if it ran over s;
@@ -116,6 +135,25 @@ func (pg *Proc) eachRan(fn func(t int32, w int64)) {
 			fn(int32(t), w)
 		}
 	}
+}
+
+// firstMarks returns a bit per node of pg's fragment graph, set at the
+// first fragment of each task that ran, or nil when two tasks share one
+// (counted by the marks, they would count once).
+func (pg *Proc) firstMarks() []uint64 {
+	f := pg.frags
+	marks := make([]uint64, (f.Len()+63)/64)
+	shared := false
+	pg.eachRan(func(t int32, _ int64) {
+		if first := f.FirstOf(t); first >= 0 {
+			shared = shared || marks[first/64]&(1<<(first%64)) != 0
+			marks[first/64] |= 1 << (first % 64)
+		}
+	})
+	if shared {
+		return nil
+	}
+	return marks
 }
 
 // Rank is the process's rank in the trace.

@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"github.com/ptrace-dev/ptrace/internal/spill"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -164,6 +165,7 @@ func (r *run) phaseGC(percent int) (restore func()) {
 // rank its own, the others a *comm.AbortError naming it.
 func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	r := &run{c: c, opts: opts}
+	defer r.closeSpill()
 	phases := []struct {
 		name string
 		fn   func() error
@@ -357,6 +359,12 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 
 // run is one rank's state through the pipeline.
 type run struct {
+	// spill holds the fragment nodes' attributes from the simulation to
+	// the critical path's summary (spillAttrs); nil until the first is
+	// spilled, and after a failure to make it or write to it.
+	spill       *spill.File
+	spillFailed bool
+
 	c     comm.Comm
 	opts  Options
 	guard memoryGuard
@@ -665,6 +673,9 @@ func (r *run) criticalPath() error {
 	defer r.phaseGC(r.opts.GC.CriticalPath)()
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
 		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
+	if r.spill != nil {
+		in.Spill = r.spill
+	}
 	// The phase drops the graphs' and the edges' arrays as it goes: no
 	// reference here may keep them.
 	r.cp, r.edges = nil, nil

@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"github.com/ptrace-dev/ptrace/internal/spill"
 	"math/bits"
 	"runtime"
 	"sort"
@@ -173,12 +174,14 @@ func (r *run) simulate() error {
 			s.DropWorkingState()
 		}
 		pg := critpath.NewProc(p, s, frags.Take(), rd)
+		r.spillAttrs(pg)
 		if last {
 			s.DropRunTimes()
 			if len(s.Tasks) >= collectTasks {
 				runtime.GC()
 			}
 		}
+		pg.CompactDeps()
 		r.tasks = append(r.tasks, newTaskTable(s, model, last))
 		r.cp = append(r.cp, pg)
 		// Every pass over the events is done: what follows works on the
@@ -259,21 +262,30 @@ type taskTable struct {
 	thread    packed.Ints
 	loc       runs
 	ids       ompt.TaskIDs
-	cost      packed.Ints // empty when tasks carry no cost attribute
+	cost      runs // empty when tasks carry no cost attribute
 }
 
 // runs is a column of values read in order, kept as runs of equal values
-// (the value, then the run's length, in a packed list): the constructs of
-// tasks made one after another, nearly always one (a byte a task before
-// the twenty-seventh round: 0.5 MB on BOTS health).
+// (a byte a task before the twenty-seventh round: 0.5 MB on BOTS health):
+// the constructs of tasks made one after another, nearly always one; the
+// tasks' cost attributes, one value on a gen trace (3 bytes a task as a
+// varint each: 5 MB on the 10 M-event stencil, twenty-eighth round). A
+// run is its value's difference from the run before's, never 0, then,
+// for a run longer than one, 0 and the count after its first value: a
+// column of values that change at every task costs what a varint list
+// of their differences does. The first run is its value and its length.
 type runs struct {
-	p    packed.Ints
-	last int64
-	n    int64 // the open run's length
+	p     packed.Ints
+	last  int64
+	n     int64 // the open run's length
+	prev  int64 // the value of the run before the open one
+	runs  int   // runs written
+	count int   // values appended
 }
 
 // Append adds v at the end.
 func (r *runs) Append(v int64) {
+	r.count++
 	if r.n > 0 && v == r.last {
 		r.n++
 		return
@@ -283,12 +295,24 @@ func (r *runs) Append(v int64) {
 }
 
 func (r *runs) flush() {
-	if r.n > 0 {
+	switch {
+	case r.n == 0:
+		return
+	case r.runs == 0:
 		r.p.Append(r.last)
 		r.p.Append(r.n)
+	default:
+		r.p.Append(r.last - r.prev) // not 0: the runs' values differ
+		if r.n > 1 {
+			r.p.Append(0)
+			r.p.Append(r.n - 1)
+		}
 	}
-	r.n = 0
+	r.prev, r.runs, r.n = r.last, r.runs+1, 0
 }
+
+// Len returns the number of values appended.
+func (r *runs) Len() int { return r.count }
 
 // Finish closes the last run and drops the spare capacity; the column is
 // read after it only.
@@ -304,15 +328,57 @@ func (r *runs) Values() runsReader { return runsReader{v: r.p.Values()} }
 type runsReader struct {
 	v         *packed.Values
 	cur, left int64
+	started   bool
 }
 
 // Next returns the next value.
 func (r *runsReader) Next() int64 {
-	if r.left == 0 {
-		r.cur, r.left = r.v.Next(), r.v.Next()
+	if r.left > 0 {
+		r.left--
+		return r.cur
 	}
-	r.left--
+	switch x := r.v.Next(); {
+	case !r.started:
+		r.started = true
+		r.cur, r.left = x, r.v.Next()-1
+	case x == 0: // the rest of the run after its first value
+		r.left = r.v.Next() - 1
+	default:
+		r.cur += x
+	}
 	return r.cur
+}
+
+// spillAttrs moves the attributes of pg's fragment nodes to the rank's
+// spill file, made at the first call: of 2.5–3.5 bytes a node, held from
+// the simulation's end to the critical path's (5 MB of the 10 M-event
+// stencil's peak heap, twenty-eighth round), the critical path reads
+// those of its own nodes only. Where no file can be made or written (no
+// writable temporary directory, a full disk), they stay in memory, as
+// before; a read back that fails stops the critical path with its error.
+func (r *run) spillAttrs(pg *critpath.Proc) {
+	if r.spillFailed {
+		return
+	}
+	if r.spill == nil {
+		f, err := spill.Create("")
+		if err != nil {
+			r.spillFailed = true
+			return
+		}
+		r.spill = f
+	}
+	if err := pg.SpillAttrs(r.spill); err != nil {
+		r.spillFailed = true
+	}
+}
+
+// closeSpill closes the spill file, which goes with it.
+func (r *run) closeSpill() {
+	if r.spill != nil {
+		r.spill.Close()
+		r.spill = nil
+	}
 }
 
 // newTaskTable makes the anomalies' table of s's tasks. With drop (the
@@ -334,9 +400,6 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 	tt := taskTable{completed: make([]uint64, (len(s.Tasks)+63)/64), ids: m.IDs(), start: packed.NewDeltas()}
 	tt.start.Grow(n, 3)
 	tt.thread.Grow(n, 1)
-	if m.Cost != nil {
-		tt.cost.Grow(n, 2)
-	}
 	times := s.Times()
 	for t := range s.Tasks {
 		st, _ := times.At(sim.Task(t))
@@ -356,7 +419,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 	tt.start.Trim()
 	tt.thread.Trim()
 	tt.loc.Finish()
-	tt.cost.Trim()
+	tt.cost.Finish()
 	return tt
 }
 

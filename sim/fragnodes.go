@@ -108,7 +108,7 @@ func (c *fragNodes) encode(m int) {
 // put writes block b's nodes into attrs and weights, and adds their work.
 func (c *fragNodes) put(b int, nodes []openNode) {
 	c.buf = appendAttrs(c.buf[:0], nodes)
-	c.attrs.s.set(b, c.buf)
+	c.attrs.setBlock(b, c.buf)
 	d := c.buf[:0]
 	for k := range nodes {
 		nd := &nodes[k]

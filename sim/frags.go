@@ -3,6 +3,7 @@ package sim
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -105,6 +106,27 @@ func (f *Frags) DropLast() { f.last = packed.Int32s{} }
 // dst's array (grown if it has no room): 4 bytes a task, for lookups in
 // no order.
 func (f *Frags) LastsInto(dst []int32) []int32 { return f.last.AppendTo(dst[:0]) }
+
+// DropFirst drops the tasks' first fragments (FirstOf).
+func (f *Frags) DropFirst() { f.first = packed.Int32s{} }
+
+// Park writes the edges and the tasks' first and last fragments to sp
+// until Unpark, for a while nothing reads them (the critical path's task
+// graph); on an error what was not written stays.
+func (f *Frags) Park(sp SpillFile) error {
+	if err := f.Edges.Park(sp); err != nil {
+		return err
+	}
+	if err := f.first.Park(sp); err != nil {
+		return err
+	}
+	return f.last.Park(sp)
+}
+
+// Unpark reads back what Park wrote.
+func (f *Frags) Unpark() error {
+	return errors.Join(f.Edges.Unpark(), f.first.Unpark(), f.last.Unpark())
+}
 
 // DropTasks drops the tasks' first and last fragments.
 func (f *Frags) DropTasks() { f.first, f.last = packed.Int32s{}, packed.Int32s{} }

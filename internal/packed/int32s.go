@@ -14,6 +14,7 @@ type Int32s struct {
 	blocks []int32sHeader
 	words  []uint64
 	n      int
+	pk     *parking // where the words are while parked (Park)
 }
 
 // int32sHeader is a block's header, in one place: a lookup reads it and

@@ -13,12 +13,13 @@ type PairReader struct {
 	a, b int64
 	r    regs // byA's runs
 	byA  bool
+	cmp  bool // a compact list (Pairs.Compact)
 }
 
 // Reader returns a reader at p's first pair. p must not grow while it is
 // read.
 func (p *Pairs) Reader() PairReader {
-	return PairReader{s: &p.s, blk: -1, byA: p.byA}
+	return PairReader{s: &p.s, blk: -1, byA: p.byA, cmp: p.compact}
 }
 
 // Read decodes the next pairs into as and bs, as many as they hold (the
@@ -33,6 +34,10 @@ func (r *PairReader) Read(as, bs []int32) int {
 			}
 			r.blk++
 			r.d, r.pos = r.s.block(r.blk), 0
+			continue
+		}
+		if r.cmp {
+			k += r.readCompact(as[k:], bs[k:])
 			continue
 		}
 		d, pos, a, b, rg, byA := r.d, r.pos, r.a, r.b, r.r, r.byA
@@ -117,6 +122,55 @@ func (r *PairReader) Read(as, bs []int32) int {
 	return k
 }
 
+// readCompact is Read's loop over the current block of a compact list,
+// from r.pos to the block's end or as many pairs as as and bs hold
+// (len(bs) <= len(as)).
+func (r *PairReader) readCompact(as, bs []int32) int {
+	d, pos, a, b := r.d, r.pos, r.a, r.b
+	k := 0
+	for k < len(bs) && pos < len(d) {
+		// Eight pairs of a byte each at once, tested with one load.
+		if k+8 <= len(bs) && pos+8 <= len(d) {
+			if x := binary.LittleEndian.Uint64(d[pos:]); x&0x8181818181818181 == 0 {
+				db, da := compactEight(x)
+				a8, b8 := as[k:k+8:k+8], bs[k:k+8:k+8]
+				for j := range 8 {
+					b += int64(int8(db >> (8 * j)))
+					a += int64(int8(da >> (8 * j)))
+					a8[j], b8[j] = int32(a), int32(b)
+				}
+				k, pos = k+8, pos+8
+				continue
+			}
+		}
+		var u uint64
+		if c := d[pos]; c < 0x80 {
+			u, pos = uint64(c), pos+1
+		} else {
+			var x int64
+			x, pos = varintAt(d, pos)
+			u = uint64(zigzag(x))
+		}
+		var db, da int64
+		if u&1 == 0 {
+			db, da = compactOne(u)
+		} else {
+			if pos >= len(d) {
+				pos = len(d)
+				break // a corrupt list; never made by Append
+			}
+			var x int64
+			x, pos = varintAt(d, pos)
+			db, da = unzigzag(u>>1), unzigzag(uint64(zigzag(x))>>1)
+		}
+		b, a = b+db, a+da
+		as[k], bs[k] = int32(a), int32(b)
+		k++
+	}
+	r.pos, r.a, r.b = pos, a, b
+	return k
+}
+
 // PairsBackward reads a Pairs list from its last pair to its first: a
 // varint's last byte is the only one below 0x80, so the bytes before a
 // position tell where the varint that ends there begins, and the list's
@@ -128,15 +182,17 @@ type PairsBackward struct {
 	d    []byte
 	pos  int   // d[:pos] is not read yet
 	b    int64 // the next pair's b (not byA)
+	a    int64 // the next pair's a (compact)
 	r    regs  // byA's runs, at the next pair
 	left int   // pairs not returned yet
 	byA  bool
+	cmp  bool // a compact list
 }
 
 // Backward returns a reader at p's last pair. p must not grow while it is
 // read.
 func (p *Pairs) Backward() PairsBackward {
-	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, b: p.lastB, r: p.r, left: p.n, byA: p.byA}
+	return PairsBackward{s: &p.s, blk: len(p.s.full) + 1, b: p.lastB, a: p.lastA, r: p.r, left: p.n, byA: p.byA, cmp: p.compact}
 }
 
 // Read decodes the pairs before those it returned (from the list's last at
@@ -153,6 +209,10 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 			r.blk--
 			r.d = r.s.block(r.blk)
 			r.pos = len(r.d)
+			continue
+		}
+		if r.cmp {
+			k += r.readCompact(as[k:len(bs)], bs[k:])
 			continue
 		}
 		d, pos, b, rg := r.d, r.pos, r.b, r.r
@@ -203,6 +263,53 @@ func (r *PairsBackward) Read(as, bs []int32) int {
 		r.pos, r.b, r.r = pos, b, rg
 	}
 	r.left -= k
+	return k
+}
+
+// readCompact is Read's loop over the current block of a compact list,
+// back from r.pos to the block's start or as many pairs as as and bs hold.
+func (r *PairsBackward) readCompact(as, bs []int32) int {
+	d, pos, a, b := r.d, r.pos, r.a, r.b
+	k := 0
+	for k < len(bs) && pos > 0 {
+		// Eight pairs of a byte each at once, when the byte before them
+		// ends a varint (or the block starts there).
+		if k+8 <= len(bs) && pos >= 8 && (pos == 8 || d[pos-9] < 0x80) {
+			if x := binary.LittleEndian.Uint64(d[pos-8:]); x&0x8181818181818181 == 0 {
+				db, da := compactEight(x)
+				a8, b8 := as[k:k+8:k+8], bs[k:k+8:k+8]
+				for j := range 8 { // from the last pair of the eight bytes
+					a8[j], b8[j] = int32(a), int32(b)
+					b -= int64(int8(db >> (56 - 8*j)))
+					a -= int64(int8(da >> (56 - 8*j)))
+				}
+				k, pos = k+8, pos-8
+				continue
+			}
+		}
+		var u uint64
+		// A varint of a byte when the byte before it ends one (or the
+		// block starts there); its parity is its first byte's.
+		if c := d[pos-1]; c < 0x80 && (pos == 1 || d[pos-2] < 0x80) {
+			u, pos = uint64(c), pos-1
+		} else {
+			var x int64
+			x, pos = varintBefore(d, pos)
+			u = uint64(zigzag(x))
+		}
+		as[k], bs[k] = int32(a), int32(b)
+		var db, da int64
+		if u&1 == 0 {
+			db, da = compactOne(u)
+		} else {
+			var x int64
+			x, pos = varintBefore(d, pos)
+			db, da = unzigzag(uint64(zigzag(x))>>1), unzigzag(u>>1)
+		}
+		b, a = b-db, a-da
+		k++
+	}
+	r.pos, r.a, r.b = pos, a, b
 	return k
 }
 

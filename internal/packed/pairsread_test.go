@@ -10,14 +10,22 @@ import (
 
 // TestPairReaders: the buffered forward reader and the backward one give
 // the pairs Each gives (backward, in reverse), whatever the buffer's size,
-// on lists of both layouts with differences of every varint length, over
+// on lists of the three layouts (made compact after some or all of their
+// pairs, Pairs.Compact) with differences of every varint length, over
 // block boundaries.
 func TestPairReaders(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	for trial := range 200 {
+	for trial := range 300 {
 		var p Pairs
-		if trial%2 == 1 {
+		if trial%3 == 1 {
 			p = NewPairsByA()
+		}
+		compactAt := -1
+		if trial%3 == 2 {
+			compactAt = 0
+			if trial%2 == 1 {
+				compactAt = rng.IntN(3000)
+			}
 		}
 		n := rng.IntN(3000)
 		if trial%50 == 0 {
@@ -25,8 +33,11 @@ func TestPairReaders(t *testing.T) {
 		}
 		var a, b, run int32
 		var appended [][2]int32
-		for range n {
-			switch rng.IntN(7) {
+		for i := range n {
+			if i == compactAt {
+				p.Compact()
+			}
+			switch rng.IntN(9) {
 			case 0: // anywhere
 				a, b = rng.Int32()-math.MaxInt32/2, rng.Int32()-math.MaxInt32/2
 				run = b
@@ -35,6 +46,13 @@ func TestPairReaders(t *testing.T) {
 				run = b
 			case 2: // into a join made far before, between a run's pairs (byB's second register)
 				a, b = run-int32(rng.IntN(40)), int32(rng.IntN(3))
+			case 3, 4: // a task's neighbours: the compact list's byte a pair
+				for range 1 + rng.IntN(30) {
+					run += int32(rng.IntN(4)) - 2
+					a, b = a+int32(rng.IntN(19))-9, run
+					p.Append(a, b)
+					appended = append(appended, [2]int32{a, b})
+				}
 			default: // near the run's last pair: one-byte differences
 				run += int32(rng.IntN(5)) - 1
 				a, b = run-int32(rng.IntN(40)), run
@@ -42,10 +60,16 @@ func TestPairReaders(t *testing.T) {
 			p.Append(a, b)
 			appended = append(appended, [2]int32{a, b})
 		}
+		if compactAt >= 0 && rng.IntN(2) == 0 {
+			p.Compact()
+		}
+		if p.Len() != len(appended) {
+			t.Fatalf("trial %d: Len %d, %d appended", trial, p.Len(), len(appended))
+		}
 		var want [][2]int32
 		p.Each(func(a, b int32) { want = append(want, [2]int32{a, b}) })
 		if !slices.Equal(want, appended) {
-			t.Fatalf("trial %d: Each gave %d pairs, differing from the %d appended", trial, len(want), n)
+			t.Fatalf("trial %d: Each gave %d pairs, differing from the %d appended", trial, len(want), len(appended))
 		}
 		size := 1 + rng.IntN(300)
 		as, bs := make([]int32, size), make([]int32, size+rng.IntN(3))
@@ -208,4 +232,25 @@ func FuzzVarintBefore(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCompactPairsBytes: a compact list stores a task's dependences on
+// its neighbours, one task after another (the gen stencil's: task t on
+// t-16, t-15 and t-14), a byte a pair, half of what the list took.
+func TestCompactPairsBytes(t *testing.T) {
+	var p Pairs
+	const tasks = 100000
+	for b := int32(16); b < tasks; b++ {
+		for a := b - 16; a <= b-14; a++ {
+			p.Append(a, b)
+		}
+	}
+	n, before := p.Len(), p.Bytes()
+	p.Compact()
+	if p.Len() != n {
+		t.Fatalf("Len %d after Compact, %d before", p.Len(), n)
+	}
+	if got := p.Bytes(); got > n*105/100 || before < 2*n {
+		t.Errorf("%d pairs: %d bytes compact, %d before; want about 1 and 2 a pair", n, got, before)
+	}
 }

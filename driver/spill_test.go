@@ -1,0 +1,35 @@
+package driver_test
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/gen"
+)
+
+// TestSpilledAttributes: the fragment nodes' attributes go to a spill
+// file in the temporary directory, which holds no file once the analysis
+// is done (nor during it: the file is unnamed); with no directory to make
+// it in they stay in memory, and the report is the same either way, on
+// one rank and on two.
+func TestSpilledAttributes(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.3, LatencyNS: 1500})
+	for _, k := range []int{1, 2} {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		rep, spilled := analyze(t, dir, k)
+		if rep.CriticalPath == nil || len(rep.CriticalPath.Segments) == 0 {
+			t.Fatalf("%d ranks: no critical path", k)
+		}
+		if ents, err := os.ReadDir(tmp); err != nil || len(ents) != 0 {
+			t.Errorf("%d ranks: the temporary directory holds %d entries after the analysis (%v)", k, len(ents), err)
+		}
+		t.Setenv("TMPDIR", filepath.Join(tmp, "missing"))
+		_, kept := analyze(t, dir, k)
+		if !bytes.Equal(spilled, kept) {
+			t.Errorf("%d ranks: the report with the attributes spilled differs from the one with them kept", k)
+		}
+	}
+}

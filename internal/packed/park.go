@@ -1,0 +1,152 @@
+package packed
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// Spiller is a file Park writes to: append-only, read back at offsets
+// (internal/spill).
+type Spiller interface {
+	io.ReaderAt
+	// Append writes p at the end and returns where it begins.
+	Append(p []byte) (int64, error)
+}
+
+// parking is where a parked stream's blocks are: from at on in f, of
+// lens bytes each (the filled blocks', then the current one's).
+type parking struct {
+	f    io.ReaderAt
+	at   int64
+	lens []int
+}
+
+// appendAll writes the pieces to f one after the other and returns where
+// the first begins, checking that each follows the one before.
+func appendAll(f Spiller, pieces [][]byte) (int64, error) {
+	at, next := int64(-1), int64(0)
+	for _, p := range pieces {
+		if len(p) == 0 {
+			continue
+		}
+		off, err := f.Append(p)
+		if err != nil {
+			return 0, err
+		}
+		if at < 0 {
+			at, next = off, off
+		}
+		if off != next {
+			return 0, fmt.Errorf("packed: parked at %d, not %d", off, next)
+		}
+		next += int64(len(p))
+	}
+	return max(at, 0), nil
+}
+
+// park writes the stream's blocks to f and drops them; on an error they
+// stay.
+func (s *stream) park(f Spiller) error {
+	if s.pk != nil {
+		return nil
+	}
+	pieces := append(append(make([][]byte, 0, len(s.full)+1), s.full...), s.cur)
+	lens := make([]int, len(pieces))
+	for k, p := range pieces {
+		lens[k] = len(p)
+	}
+	at, err := appendAll(f, pieces)
+	if err != nil {
+		return err
+	}
+	s.pk = &parking{f: f, at: at, lens: lens}
+	s.full, s.cur = nil, nil
+	return nil
+}
+
+// unpark reads the blocks park wrote back, each in an array of its
+// length.
+func (s *stream) unpark() error {
+	pk := s.pk
+	if pk == nil {
+		return nil
+	}
+	blocks := make([][]byte, len(pk.lens))
+	at := pk.at
+	for k, n := range pk.lens {
+		blocks[k] = make([]byte, n)
+		if _, err := pk.f.ReadAt(blocks[k], at); err != nil {
+			return fmt.Errorf("packed: reading a parked list back: %w", err)
+		}
+		at += int64(n)
+	}
+	s.full, s.cur, s.pk = blocks[:len(blocks)-1], blocks[len(blocks)-1], nil
+	return nil
+}
+
+// Park writes the list to f and drops it from memory until Unpark: for a
+// list no one reads for a while, at a phase's peak. It must not be read
+// or grown while parked. On an error it stays in memory.
+func (p *Pairs) Park(f Spiller) error { return p.s.park(f) }
+
+// Unpark reads back a list Park wrote (nothing for one not parked).
+func (p *Pairs) Unpark() error { return p.s.unpark() }
+
+// parkChunk is the words Int32s.Park writes at a time.
+const parkChunk = 8192
+
+// Park writes the column's words to f and drops them until Unpark (the
+// blocks' headers stay): as Pairs.Park.
+func (c *Int32s) Park(f Spiller) error {
+	if c.pk != nil || len(c.words) == 0 {
+		return nil
+	}
+	buf := make([]byte, 0, 8*min(len(c.words), parkChunk))
+	at, next := int64(-1), int64(0)
+	for i := 0; i < len(c.words); i += parkChunk {
+		buf = buf[:0]
+		for _, w := range c.words[i:min(i+parkChunk, len(c.words))] {
+			buf = binary.LittleEndian.AppendUint64(buf, w)
+		}
+		a, err := appendAll(f, [][]byte{buf})
+		if err != nil {
+			return err
+		}
+		if at < 0 {
+			at, next = a, a
+		}
+		if a != next {
+			return fmt.Errorf("packed: parked at %d, not %d", a, next)
+		}
+		next += int64(len(buf))
+	}
+	c.pk = &parking{f: f, at: at, lens: []int{len(c.words)}}
+	c.words = nil
+	return nil
+}
+
+// Unpark reads back the words Park wrote (nothing for a column not
+// parked).
+func (c *Int32s) Unpark() error {
+	pk := c.pk
+	if pk == nil {
+		return nil
+	}
+	words := make([]uint64, pk.lens[0])
+	buf := make([]byte, 8*min(len(words), parkChunk))
+	at := pk.at
+	for i := 0; i < len(words); i += parkChunk {
+		ws := words[i:min(i+parkChunk, len(words))]
+		b := buf[:8*len(ws)]
+		if _, err := pk.f.ReadAt(b, at); err != nil {
+			return fmt.Errorf("packed: reading a parked column back: %w", err)
+		}
+		for k := range ws {
+			ws[k] = binary.LittleEndian.Uint64(b[8*k:])
+		}
+		at += int64(len(b))
+	}
+	c.words, c.pk = words, nil
+	return nil
+}
