@@ -6,6 +6,7 @@
 package spill
 
 import (
+	"errors"
 	"fmt"
 	"os"
 )
@@ -18,8 +19,22 @@ type File struct {
 	err error // the first write's error: nothing is written after it
 }
 
-// Create makes a File in dir (os.TempDir() when dir is "").
+// ErrInMemory is Create's error for a directory on a file system held in
+// memory (tmpfs, ramfs: /tmp on many diskless compute nodes), where what
+// is spilled takes the memory it would have taken in the process, and
+// counts against the job's memory all the same, only out of the process's
+// sight: there the caller keeps its data.
+var ErrInMemory = errors.New("spill file: the temporary directory is held in memory (tmpfs); set TMPDIR to a disk's directory to spill")
+
+// Create makes a File in dir (os.TempDir(), so $TMPDIR, when dir is ""),
+// or fails with ErrInMemory where dir's file system is held in memory.
 func Create(dir string) (*File, error) {
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	if inMemory(dir) {
+		return nil, ErrInMemory
+	}
 	f, err := os.CreateTemp(dir, "ptrace-spill-*")
 	if err != nil {
 		return nil, fmt.Errorf("spill file: %w", err)

@@ -2,7 +2,9 @@ package spill
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -10,7 +12,7 @@ import (
 // returned, the file is gone from its directory from the start, and a
 // read past the end fails.
 func TestAppendReadAt(t *testing.T) {
-	dir := t.TempDir()
+	dir := diskDir(t)
 	f, err := Create(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -46,4 +48,47 @@ func TestCreateFails(t *testing.T) {
 	if _, err := Create(t.TempDir() + "/missing/dir"); err == nil {
 		t.Fatal("Create in a missing directory succeeded")
 	}
+}
+
+// diskDir returns a temporary directory on a disk: t.TempDir() unless
+// it is held in memory (a tmpfs /tmp), then one in the package's own.
+func diskDir(t *testing.T) string {
+	dir := t.TempDir()
+	if !inMemory(dir) {
+		return dir
+	}
+	dir, err := os.MkdirTemp(".", "spilltest-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+// TestCreateInMemory: a directory on a tmpfs or ramfs (found in the
+// mount table) is refused with ErrInMemory, and no file is made there.
+func TestCreateInMemory(t *testing.T) {
+	mounts, err := os.ReadFile("/proc/self/mounts")
+	if err != nil {
+		t.Skipf("no mount table to find a tmpfs in: %v", err)
+	}
+	for _, line := range strings.Split(string(mounts), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || (f[2] != "tmpfs" && f[2] != "ramfs") {
+			continue
+		}
+		before, _ := os.ReadDir(f[1])
+		s, err := Create(f[1])
+		if !errors.Is(err, ErrInMemory) {
+			if s != nil {
+				s.Close()
+			}
+			t.Fatalf("Create(%q) on a %s: %v, want ErrInMemory", f[1], f[2], err)
+		}
+		if after, _ := os.ReadDir(f[1]); len(after) != len(before) {
+			t.Errorf("Create(%q) left %d entries where there were %d", f[1], len(after), len(before))
+		}
+		return
+	}
+	t.Skip("no tmpfs or ramfs mounted here")
 }
