@@ -190,6 +190,26 @@ func TestVarintBefore(t *testing.T) {
 	for range 2000 {
 		vals = append(vals, rng.Int64()>>rng.IntN(64))
 	}
+	checkVarintsBefore(t, vals)
+}
+
+// FuzzVarintBefore: varints written one after another read back from
+// their ends, for arbitrary values (the fuzzer's bytes, 8 at a time).
+func FuzzVarintBefore(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var vals []int64
+		for ; len(b) >= 8; b = b[8:] {
+			vals = append(vals, int64(binary.LittleEndian.Uint64(b)))
+		}
+		checkVarintsBefore(t, vals)
+	})
+}
+
+// checkVarintsBefore writes vals as varints one after another and reads
+// each back from its end, the last first.
+func checkVarintsBefore(t *testing.T, vals []int64) {
+	t.Helper()
 	var d []byte
 	var ends []int
 	for _, v := range vals {
@@ -205,33 +225,6 @@ func TestVarintBefore(t *testing.T) {
 			t.Fatalf("value %d: %d at %d, want %d at %d", i, x, at, vals[i], start)
 		}
 	}
-}
-
-// FuzzVarintBefore: varints written one after another read back from
-// their ends, for arbitrary values (the fuzzer's bytes, 8 at a time).
-func FuzzVarintBefore(f *testing.F) {
-	f.Add([]byte{1, 0, 0, 0, 0, 0, 0, 0x80, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var vals []int64
-		for ; len(b) >= 8; b = b[8:] {
-			vals = append(vals, int64(binary.LittleEndian.Uint64(b)))
-		}
-		var d []byte
-		var ends []int
-		for _, v := range vals {
-			d = binary.AppendVarint(d, v)
-			ends = append(ends, len(d))
-		}
-		for i := len(vals) - 1; i >= 0; i-- {
-			start := 0
-			if i > 0 {
-				start = ends[i-1]
-			}
-			if x, at := varintBefore(d, ends[i]); x != vals[i] || at != start {
-				t.Fatalf("value %d: %d at %d, want %d at %d", i, x, at, vals[i], start)
-			}
-		}
-	})
 }
 
 // TestCompactPairsBytes: a compact list stores a task's dependences on
