@@ -62,7 +62,8 @@ func (e *Event) Deps(deps []Dep) []Dep {
 		return nil
 	}
 	n, off := e.Args[1], e.Args[2]
-	if off < 0 || n < 0 || off+n > int64(len(deps)) {
+	// n > len − off: off + n can wrap past the largest int64.
+	if off < 0 || n < 0 || off > int64(len(deps)) || n > int64(len(deps))-off {
 		return nil
 	}
 	return deps[off : off+n]

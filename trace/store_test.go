@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -356,5 +357,25 @@ func TestArenaTrim(t *testing.T) {
 		if got := p.Events[w[0]].chunks[w[1]].payload; !bytes.Equal(got, want[k]) {
 			t.Fatalf("chunk %d: bytes changed by trim", k)
 		}
+	}
+}
+
+// TestEventDepsOutOfRange: an event whose list offset and count lie
+// outside its deps, including a pair whose sum wraps past the largest
+// int64, has no list (a fuzzed trace's panic in Rows.Write).
+func TestEventDepsOutOfRange(t *testing.T) {
+	deps := make([]Dep, 4)
+	for _, c := range []struct{ n, off int64 }{
+		{-1, 0}, {1, -1}, {5, 0}, {1, 4}, {0, 5},
+		{math.MaxInt64 - 2, 25}, {25, math.MaxInt64 - 2}, {math.MaxInt64, math.MaxInt64},
+	} {
+		e := Event{Kind: TaskDeps, Args: [MaxArgs]int64{1, c.n, c.off}}
+		if d := e.Deps(deps); d != nil {
+			t.Errorf("count %d at %d: a list of %d, want none", c.n, c.off, len(d))
+		}
+	}
+	e := Event{Kind: TaskDeps, Args: [MaxArgs]int64{1, 2, 2}}
+	if d := e.Deps(deps); len(d) != 2 {
+		t.Errorf("count 2 at 2 of 4: a list of %d", len(d))
 	}
 }
