@@ -445,34 +445,22 @@ func (p *Pairs) Trim() { p.s.trim() }
 
 // Each calls fn for every pair in order.
 func (p *Pairs) Each(fn func(a, b int32)) {
-	var b, db, da, a int64
+	if p.compact {
+		// Its decoding is PairReader's (readCompact), a batch at a time.
+		r := p.Reader()
+		var as, bs [256]int32
+		for k := r.Read(as[:], bs[:]); k > 0; k = r.Read(as[:], bs[:]) {
+			for i := range k {
+				fn(as[i], bs[i])
+			}
+		}
+		return
+	}
+	var b, db, da int64
 	var r regs
 	for k := 0; k <= len(p.s.full); k++ {
 		d := p.s.block(k)
 		for pos := 0; pos < len(d); {
-			if p.compact {
-				var u uint64
-				if c := d[pos]; c < 0x80 && c&1 == 0 {
-					u, pos = uint64(c), pos+1
-				} else {
-					var x int64
-					x, pos = varintAt(d, pos)
-					u = uint64(x<<1 ^ x>>63)
-				}
-				if u&1 == 0 {
-					db, da = compactOne(u)
-				} else {
-					if pos >= len(d) {
-						break // a corrupt list; never made by Append
-					}
-					var x int64
-					x, pos = varintAt(d, pos)
-					db, da = unzigzag(u>>1), unzigzag(uint64(x<<1^x>>63)>>1)
-				}
-				b, a = b+db, a+da
-				fn(int32(a), int32(b))
-				continue
-			}
 			// varint, by hand: it does not inline, and most values are a byte.
 			if c := d[pos]; c < 0x80 {
 				db, pos = int64(c>>1)^-int64(c&1), pos+1
