@@ -68,23 +68,8 @@ func (a *Attrs) Spill(f SpillFile) error {
 	}
 	at := make([]uint64, len(a.s.at))
 	buf := make([]byte, 0, spillBatch)
-	base, pos := int64(-1), int64(0)
-	flush := func() error {
-		if len(buf) == 0 {
-			return nil
-		}
-		off, err := f.Append(buf)
-		if err != nil {
-			return err
-		}
-		if base < 0 {
-			base = off
-		} else if off != base+pos-int64(len(buf)) {
-			return fmt.Errorf("fragment attributes: spill file appended at %d, not %d", off, base+pos-int64(len(buf)))
-		}
-		buf = buf[:0]
-		return nil
-	}
+	w := packed.NewAppender(f)
+	pos := int64(0)
 	for b := range a.s.at {
 		d := a.s.block(b)
 		if b < len(a.lens) {
@@ -93,19 +78,20 @@ func (a *Attrs) Spill(f SpillFile) error {
 			d = d[:attrsLen(d, min(attrBlock, a.n-b*attrBlock))]
 		}
 		if len(buf)+len(d) > cap(buf) {
-			if err := flush(); err != nil {
+			if err := w.Append(buf); err != nil {
 				return err
 			}
+			buf = buf[:0]
 		}
 		at[b] = uint64(pos)
 		buf = append(buf, d...)
 		pos += int64(len(d))
 	}
-	if err := flush(); err != nil {
+	if err := w.Append(buf); err != nil {
 		return err
 	}
 	a.s, a.lens = blockStream{at: at}, nil
-	a.file, a.base, a.size = f, base, pos
+	a.file, a.base, a.size = f, w.Start(), pos
 	return nil
 }
 

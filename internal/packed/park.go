@@ -22,28 +22,38 @@ type parking struct {
 	lens []int
 }
 
-// appendAll writes the pieces to f one after the other and returns where
-// the first begins, checking that each follows the one before.
-func appendAll(f Spiller, pieces [][]byte) (int64, error) {
-	at, next := int64(-1), int64(0)
-	for _, p := range pieces {
-		if len(p) == 0 {
-			continue
-		}
-		off, err := f.Append(p)
-		if err != nil {
-			return 0, err
-		}
-		if at < 0 {
-			at, next = off, off
-		}
-		if off != next {
-			return 0, fmt.Errorf("packed: parked at %d, not %d", off, next)
-		}
-		next += int64(len(p))
-	}
-	return max(at, 0), nil
+// Appender appends pieces to a Spiller one after another, checking that
+// each begins where the one before ended: a reader finds them all from
+// the first's offset (Start).
+type Appender struct {
+	f           Spiller
+	start, next int64 // start: −1 before the first piece
 }
+
+// NewAppender returns an Appender that writes to f.
+func NewAppender(f Spiller) Appender { return Appender{f: f, start: -1} }
+
+// Append writes p after the pieces before (nothing for an empty p).
+func (w *Appender) Append(p []byte) error {
+	if len(p) == 0 {
+		return nil
+	}
+	off, err := w.f.Append(p)
+	if err != nil {
+		return err
+	}
+	if w.start < 0 {
+		w.start, w.next = off, off
+	}
+	if off != w.next {
+		return fmt.Errorf("spill file: appended at %d, not %d", off, w.next)
+	}
+	w.next += int64(len(p))
+	return nil
+}
+
+// Start returns where the first piece begins (0 before any).
+func (w *Appender) Start() int64 { return max(w.start, 0) }
 
 // park writes the stream's blocks to f and drops them; on an error they
 // stay.
@@ -56,11 +66,13 @@ func (s *stream) park(f Spiller) error {
 	for k, p := range pieces {
 		lens[k] = len(p)
 	}
-	at, err := appendAll(f, pieces)
-	if err != nil {
-		return err
+	w := NewAppender(f)
+	for _, p := range pieces {
+		if err := w.Append(p); err != nil {
+			return err
+		}
 	}
-	s.pk = &parking{f: f, at: at, lens: lens}
+	s.pk = &parking{f: f, at: w.Start(), lens: lens}
 	s.full, s.cur = nil, nil
 	return nil
 }
@@ -103,25 +115,17 @@ func (c *Int32s) Park(f Spiller) error {
 		return nil
 	}
 	buf := make([]byte, 0, 8*min(len(c.words), parkChunk))
-	at, next := int64(-1), int64(0)
+	w := NewAppender(f)
 	for i := 0; i < len(c.words); i += parkChunk {
 		buf = buf[:0]
-		for _, w := range c.words[i:min(i+parkChunk, len(c.words))] {
-			buf = binary.LittleEndian.AppendUint64(buf, w)
+		for _, word := range c.words[i:min(i+parkChunk, len(c.words))] {
+			buf = binary.LittleEndian.AppendUint64(buf, word)
 		}
-		a, err := appendAll(f, [][]byte{buf})
-		if err != nil {
+		if err := w.Append(buf); err != nil {
 			return err
 		}
-		if at < 0 {
-			at, next = a, a
-		}
-		if a != next {
-			return fmt.Errorf("packed: parked at %d, not %d", a, next)
-		}
-		next += int64(len(buf))
 	}
-	c.pk = &parking{f: f, at: at, lens: []int{len(c.words)}}
+	c.pk = &parking{f: f, at: w.Start(), lens: []int{len(c.words)}}
 	c.words = nil
 	return nil
 }
