@@ -125,25 +125,16 @@ func Analyze(in *Input) (Result, error) {
 	}
 	in.collectDropped(tasks)
 	// What the task graph's build parked comes back into the pages its
-	// arrays left; a failed read stops every rank.
+	// arrays left; a failed read stops every rank (comm.Agree: the others
+	// learn the failing rank's error).
 	var parkErr error
 	for _, pg := range in.Procs {
 		if pg.frags != nil && parkErr == nil {
 			parkErr = pg.frags.Unpark()
 		}
 	}
-	bad := int64(0)
-	if parkErr != nil {
-		bad = 1
-	}
-	failed, err := in.Comm.AllreduceInt64(comm.Max, []int64{bad})
-	switch {
-	case err != nil:
-		return res, err
-	case parkErr != nil:
-		return res, fmt.Errorf("critical path: %w", parkErr)
-	case failed[0] != 0:
-		return res, errors.New("critical path: another rank could not read its fragment graph back")
+	if err := comm.Agree(in.Comm, parkErr); err != nil {
+		return res, fmt.Errorf("critical path: %w", err)
 	}
 	if apart {
 		return in.analyzeApart(tg)
