@@ -3,7 +3,6 @@ package driver
 import (
 	"errors"
 	"fmt"
-	"github.com/ptrace-dev/ptrace/internal/spill"
 	"math/bits"
 	"runtime"
 	"sort"
@@ -12,6 +11,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/internal/packed"
+	"github.com/ptrace-dev/ptrace/internal/spill"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
