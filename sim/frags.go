@@ -548,8 +548,7 @@ type kidStack struct {
 }
 
 func (k *kidStack) push(v int32) {
-	d := int64(v) - int64(k.last)
-	k.b = binary.AppendUvarint(k.b, uint64(d<<1^d>>63))
+	k.b = binary.AppendVarint(k.b, int64(v)-int64(k.last))
 	k.last = v
 }
 
@@ -557,14 +556,9 @@ func (k *kidStack) push(v int32) {
 func (k *kidStack) each(fn func(int32)) {
 	v, end := int64(k.last), len(k.b)
 	for end > 0 {
-		// A varint's last byte is its only one below 0x80.
-		start := end - 1
-		for start > 0 && k.b[start-1] >= 0x80 {
-			start--
-		}
-		u, _ := binary.Uvarint(k.b[start:end])
+		d, start := packed.VarintBefore(k.b, end)
 		fn(int32(v))
-		v -= int64(u>>1) ^ -int64(u&1)
+		v -= d
 		end = start
 	}
 }

@@ -313,6 +313,11 @@ func (r *PairsBackward) readCompact(as, bs []int32) int {
 	return k
 }
 
+// VarintBefore decodes the varint (binary.AppendVarint's) that ends at
+// d[end−1] and returns it with its first position: varints written one
+// after another read back from the last.
+func VarintBefore(d []byte, end int) (int64, int) { return varintBefore(d, end) }
+
 // varintBefore decodes the varint that ends at d[end−1] and returns it
 // with its first position (0 for a list cut short, which Append never
 // makes).
