@@ -13,13 +13,14 @@ import (
 // were its largest array (49 MB of 2.04 M points on the 64-process
 // pure-MPI trace). Most fields are small: the thread of a one-thread
 // process, whom a point synchronized with (a rank or a set), its pattern;
-// the call and the event grow along a thread, so each is an offset from
-// the least of its block of points. The values are exact (narrow.Step
-// keeps aside what its type in use cannot hold), so at returns the
+// the call and the event grow along a thread, so each is a narrow.Framed
+// column (the bits of its offset from the least of its block of 64
+// points). The values are exact (narrow.Step keeps aside what its type
+// in use cannot hold, a Framed block any int64), so at returns the
 // syncPt that was added, its wide values still in the process's wide
 // map.
 type syncCols struct {
-	call, ev blockCol
+	call, ev narrow.Framed
 	// th is empty where every point is on thread th0 (a process that
 	// calls MPI from one thread).
 	th    narrow.Step[uint8, uint16, uint32]
@@ -32,46 +33,23 @@ type syncCols struct {
 	wait []int32
 }
 
-// blockCol is a column of values that mostly grow: each an offset from
-// the least value of its block of ptBlock (at most a few hundred apart
-// for a thread's calls or events), in the narrowest type most fit.
-type blockCol struct {
-	base []int64
-	off  narrow.Step[uint8, uint16, uint32]
-}
-
-const ptBlock = 64 // callAt's shift
-
-// makeBlockCol returns the column of the n values at(0..n−1).
-func makeBlockCol(n int, at func(j int) int64) blockCol {
-	var c blockCol
-	c.base = make([]int64, (n+ptBlock-1)/ptBlock)
-	c.off.Reserve(n)
-	for b := range c.base {
-		lo, hi := b*ptBlock, min(n, (b+1)*ptBlock)
-		m := at(lo)
-		for j := lo + 1; j < hi; j++ {
-			m = min(m, at(j))
-		}
-		c.base[b] = m
-		for j := lo; j < hi; j++ {
-			// Wrapping arithmetic: base + (x − base) is x for any two
-			// int64s (a difference past 32 bits is kept aside).
-			c.off.Append(at(j) - m)
-		}
+// framedOf returns the column of the n values at(0..n−1): a thread's
+// calls and events grow, so a block of 64 takes a few bits a value.
+func framedOf(n int, at func(j int) int64) narrow.Framed {
+	var b narrow.FramedBuilder
+	b.Reserve(n)
+	for j := range n {
+		b.Append(at(j))
 	}
-	c.off.Fit()
-	return c
+	return b.Finish()
 }
-
-func (c *blockCol) at(j int) int64 { return c.base[j/ptBlock] + c.off.At(j) }
 
 // makeSyncCols returns the columns of ss.
 func makeSyncCols(ss []syncPt) syncCols {
 	n := len(ss)
 	var c syncCols
-	c.call = makeBlockCol(n, func(j int) int64 { return int64(ss[j].call) })
-	c.ev = makeBlockCol(n, func(j int) int64 { return ss[j].event() })
+	c.call = framedOf(n, func(j int) int64 { return int64(ss[j].call) })
+	c.ev = framedOf(n, func(j int) int64 { return ss[j].event() })
 	if n > 0 {
 		c.th0 = ss[0].th
 	}
@@ -103,9 +81,9 @@ func (c *syncCols) len() int { return len(c.pat) }
 
 // at returns point j.
 func (c *syncCols) at(j int32) syncPt {
-	ev := c.ev.at(int(j))
+	ev := c.ev.At(int(j))
 	return syncPt{
-		call: int32(c.call.at(int(j))), with: int32(c.with.At(int(j))),
+		call: int32(c.call.At(int(j))), with: int32(c.with.At(int(j))),
 		wait: c.wait[j], compl: int32(c.compl.At(int(j))),
 		evLo: uint32(ev), evHi: uint8(ev >> 32), th: c.thAt(j), pat: c.pat[j],
 	}
@@ -115,7 +93,7 @@ func (c *syncCols) at(j int32) syncPt {
 // thAt is inlined for a one-thread process (read at every step of the
 // searches and walks over the points).
 func (c *syncCols) callAt(j int32) int32 {
-	return int32(c.call.at(int(j)))
+	return int32(c.call.At(int(j)))
 }
 
 func (c *syncCols) thAt(j int32) uint16 {
@@ -128,7 +106,7 @@ func (c *syncCols) thAt(j int32) uint16 {
 //go:noinline
 func (c *syncCols) thCol(j int32) uint16 { return uint16(c.th.At(int(j))) }
 
-func (c *syncCols) eventAt(j int32) int64 { return c.ev.at(int(j)) }
+func (c *syncCols) eventAt(j int32) int64 { return c.ev.At(int(j)) }
 
 // causeAt returns the process point j waited for (causeOf).
 func (c *syncCols) causeAt(j int32) int32 {
@@ -140,9 +118,8 @@ func (c *syncCols) causeAt(j int32) int32 {
 
 // bytes returns the columns' size, for the tests.
 func (c *syncCols) bytes() int {
-	return 8*len(c.call.base) + 8*len(c.ev.base) + len(c.pat) +
-		(c.call.off.Len()<<c.call.off.Width() + c.ev.off.Len()<<c.ev.off.Width() +
-			c.th.Len()<<c.th.Width() + c.with.Len()<<c.with.Width() +
+	return c.call.Bytes() + c.ev.Bytes() + len(c.pat) +
+		(c.th.Len()<<c.th.Width() + c.with.Len()<<c.with.Width() +
 			4*len(c.wait) + c.compl.Len()<<c.compl.Width())
 }
 
