@@ -18,7 +18,7 @@ import (
 type Longest struct {
 	ef   *vstore // EF, read with EFAt (narrow from LongestPathsOf on a DAG built OutsOnly)
 	BL   []int64
-	Arg  []Entry // the input that gave each node's EF: chain predecessor or explicit input
+	Arg  *ArgColumn // the input that gave each node's EF: chain predecessor or explicit input
 	Span int64
 	// End names the node the critical path ends at: its rank and local id
 	// (ties between equal EFs go to the smallest key).
@@ -79,7 +79,7 @@ func longestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int
 // ran after. The zero Recycler holds nothing.
 type Recycler struct {
 	vals *vstore
-	arg  []Entry
+	arg  *ArgColumn
 }
 
 // LongestPathsFollowing is the package's LongestPathsFollowing in the
@@ -297,7 +297,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
 	var search int64
-	if t := lp.ties; t != nil && !t.full && g.Slots() == 0 && w.Wide() == 0 && len(lp.Arg) == int(g.Len()) {
+	if t := lp.ties; t != nil && !t.full && g.Slots() == 0 && w.Wide() == 0 && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
 		search = 1
 	}
 	all, err := c.AllreduceInt64(comm.Min, []int64{search})
@@ -322,7 +322,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 // markLongest marks in on the nodes that the nodes of EF span reach
 // backwards through tight inputs: the argmax arg, the chain predecessor
 // and the logged ties whose EF is the node's start.
-func markLongest(g *DAG, ef *vstore, w *narrow.Framed, span int64, arg []Entry, ties *tieLog, on []uint64) {
+func markLongest(g *DAG, ef *vstore, w *narrow.Framed, span int64, arg *ArgColumn, ties *tieLog, on []uint64) {
 	t := ties.byNode()
 	var stack []int32
 	mark := func(e Entry, start int64) {
@@ -341,7 +341,7 @@ func markLongest(g *DAG, ef *vstore, w *narrow.Framed, span int64, arg []Entry, 
 		if g.chained.has(n) {
 			mark(Entry(n-1), start)
 		}
-		mark(arg[n], start)
+		mark(arg.At(n), start)
 		for _, e := range t.of(n) {
 			mark(e, start)
 		}
@@ -523,7 +523,7 @@ func WalkPath(c comm.Comm, g *DAG, lp *Longest) (*Path, error) {
 		// so that the path does not depend on the partition, nor on which
 		// edges the graph holds as chains. Inputs of weight zero are
 		// followed too, so the path reaches a root.
-		next := lp.Arg[n]
+		next := lp.Arg.At(n)
 		_, remote := next.Slot()
 		p.add(n, depth, remote)
 		return next

@@ -230,8 +230,8 @@ func TestKeysFollowNodes(t *testing.T) {
 					return err
 				}
 			}
-			if !slices.Equal(lps[0].Arg, lps[1].Arg) || lps[0].End != lps[1].End || lps[0].Span != lps[1].Span {
-				t.Errorf("it %d rank %d: by id %v, end %v; by key %v, end %v", it, c.Rank(), lps[1].Arg, lps[1].End, lps[0].Arg, lps[0].End)
+			if !slices.Equal(lps[0].Arg.Entries(), lps[1].Arg.Entries()) || lps[0].End != lps[1].End || lps[0].Span != lps[1].Span {
+				t.Errorf("it %d rank %d: by id %v, end %v; by key %v, end %v", it, c.Rank(), lps[1].Arg.Entries(), lps[1].End, lps[0].Arg.Entries(), lps[0].End)
 			}
 			return nil
 		})
@@ -381,7 +381,7 @@ func TestRecycler(t *testing.T) {
 				for n := range dag.Len() {
 					ef = append(ef, lp.EFAt(n))
 				}
-				arg = slices.Clone(lp.Arg)
+				arg = lp.Arg.Entries()
 				p, err := WalkPath(c, dag, lp)
 				if err != nil {
 					return
@@ -402,7 +402,7 @@ func TestRecycler(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if rc.vals != nil && cap(rc.vals.off) >= len(ef) && cap(rc.arg) >= len(ef) {
+			if rc.vals != nil && cap(rc.vals.off) >= len(ef) && rc.arg != nil && cap(rc.arg.d) >= len(ef) {
 				reused++
 			}
 			ef2, arg2, steps2, on2, err := run(true)

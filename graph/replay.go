@@ -102,8 +102,8 @@ type Input struct {
 
 // Result is the outcome of a replay on one rank.
 type Result struct {
-	Values     []int64 // by local node (nil with NarrowValues: Value)
-	Arg        []Entry // by local node, with TrackArg; NoEntry without inputs
+	Values     []int64    // by local node (nil with NarrowValues: Value)
+	Arg        *ArgColumn // by local node, with TrackArg; NoEntry without inputs
 	Supersteps int
 	Order      *Order // with RecordOrder
 	vals       *vstore
@@ -193,7 +193,7 @@ type replayer struct {
 	ev nodeEval
 
 	vals    *vstore
-	arg     []Entry
+	arg     *ArgColumn
 	pend    counts // inputs not yet known
 	slotVal []int64
 	slotKey []int64
@@ -291,17 +291,11 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		r.slotKey = make([]int64, g.Slots())
 	}
 	if o.TrackArg {
-		if rc := o.recycle; rc != nil && int64(cap(rc.arg)) >= int64(n) {
-			r.arg, rc.arg = rc.arg[:n], nil
-			clear(r.arg)
-		} else {
-			r.arg = make([]Entry, n)
+		var reuse *ArgColumn
+		if rc := o.recycle; rc != nil {
+			reuse, rc.arg = rc.arg, nil
 		}
-		if r.push {
-			for i := range r.arg {
-				r.arg[i] = NoEntry
-			}
-		}
+		r.arg = newArgColumn(n, reuse)
 	}
 	if o.RecordOrder {
 		r.order = &Order{slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
@@ -651,9 +645,10 @@ func (r *replayer) drain() {
 			}
 			vals.set(n, v)
 			if r.arg != nil {
-				r.arg[n] = x.Arg
 				if x.HasPrev && o.ChainArg && keyed {
-					r.arg[n] = r.chainArg(n, x)
+					r.arg.Set(n, r.chainArg(n, x))
+				} else {
+					r.arg.Set(n, x.Arg)
 				}
 			}
 			if r.order != nil {
@@ -763,7 +758,7 @@ func (r *replayer) drainPush() {
 			if bitAt(r.has, n) {
 				x.In, x.HasIn = vals.get(n), true
 				if r.arg != nil {
-					x.Arg = r.arg[n]
+					x.Arg = r.arg.At(n)
 				}
 			}
 			var v int64
@@ -782,11 +777,11 @@ func (r *replayer) drainPush() {
 				// r.chainArg, its forward cases written out.
 				switch {
 				case !fwd:
-					r.arg[n] = r.chainArg(n, x)
+					r.arg.Set(n, r.chainArg(n, x))
 				case !x.HasIn || r.min == (x.Prev < x.In) && x.Prev != x.In:
-					r.arg[n] = Entry(n - 1)
+					r.arg.Set(n, Entry(n-1))
 				case x.Prev == x.In && r.less(Entry(n-1), x.Arg):
-					r.arg[n] = Entry(n - 1)
+					r.arg.Set(n, Entry(n-1))
 				}
 				if x.HasIn && x.Prev == x.In && o.ties != nil {
 					// The explicit best ties with the chain's: logged,
@@ -855,21 +850,22 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 		r.vals.set(m, v)
 		setBit(r.has, m)
 		if r.arg != nil {
-			r.arg[m] = src
+			r.arg.Set(m, src)
 		}
 	} else if old := r.vals.get(m); v != old {
 		if r.min == (v < old) {
 			r.vals.set(m, v)
 			if r.arg != nil {
-				r.arg[m] = src
+				r.arg.Set(m, src)
 			}
 		}
 	} else if r.arg != nil {
+		held := r.arg.At(m)
 		if r.o.ties != nil {
-			r.o.ties.add(src, r.arg[m], m)
+			r.o.ties.add(src, held, m)
 		}
-		if r.less(src, r.arg[m]) {
-			r.arg[m] = src
+		if r.less(src, held) {
+			r.arg.Set(m, src)
 		}
 	}
 	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand

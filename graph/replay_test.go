@@ -347,9 +347,9 @@ func replayRandBuild(t *testing.T, name string, rng *rand.Rand, g *randGraph, k 
 		for i, n := range part.global {
 			gotV[n] = res.Values[i]
 			gotA[n] = -1
-			if m, ok := res.Arg[i].Node(); ok {
+			if m, ok := res.Arg.At(int32(i)).Node(); ok {
 				gotA[n] = part.global[m]
-			} else if s, ok := res.Arg[i].Slot(); ok {
+			} else if s, ok := res.Arg.At(int32(i)).Slot(); ok {
 				gotA[n] = -2 - int(s) // remote: checked by value below
 			}
 		}
@@ -445,7 +445,7 @@ func TestWalkFollowsArgs(t *testing.T) {
 				return Walk(c, d, starts, func(n int32, depth int64) Entry {
 					gn := part.global[n]
 					got[gn] = depth
-					a := res.Arg[n]
+					a := res.Arg.At(n)
 					hasPrev := d.chained.has(n)
 					if a == NoEntry {
 						if hasPrev {
