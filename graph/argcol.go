@@ -1,44 +1,98 @@
 package graph
 
 // ArgColumn holds each node's argmax (Result.Arg): the input that gave
-// its value, as the distance back from the node in a signed byte. A
-// node's argmax is nearly always a node made shortly before it (its
-// chain predecessor, a child task's last fragment, the send of a message
-// it receives): 89–99 % of the nodes of the gen traces and the recorded
-// task programs fit a byte, the others go to a table beside. A column of
-// Entry took 4 bytes a node, 31 MB of fib(30)'s critical path at its peak.
+// its value, as the distance back from the node in a signed byte, a page
+// of 4096 nodes at a time. A node's argmax is nearly always a node made
+// shortly before it (its chain predecessor, a child task's last
+// fragment): 98.8 % of fib(30)'s 8.1 M nodes fit a byte, 99.3 % of Task
+// Bench's, 89–91 % of the 10 M-event stencil's and halo's; the others go
+// to a table beside (about 11 bytes an entry). A page with more than an
+// eighth of its nodes in the table, as where a pure MPI program receives
+// from other processes, turns to an Entry a node (wide), as the whole
+// column was before: 4 bytes a node, 31 MB of fib(30)'s critical path
+// at its peak. The DAG does not tell beforehand (a join has many inputs
+// from far, its argmax is mostly the near one), so pages turn as the
+// replay sets them.
 type ArgColumn struct {
-	d   []int8 // n − arg, or 0: NoEntry, or the entry in far
-	far argTable
+	n    int32
+	near [][]int8  // per page: n − arg, or 0: NoEntry or the entry in the table; nil once wide
+	wide [][]Entry // per page, once wide
+	nfar []uint16  // per page: its nodes in the table
+	far  argTable
 }
 
-// newArgColumn returns a column of n NoEntry values, in c's array when it
-// has room.
+const (
+	argPageBits = 12
+	argPage     = 1 << argPageBits
+	argPageMask = argPage - 1
+)
+
+// newArgColumn returns a column of n NoEntry values, in c's pages when it
+// has them.
 func newArgColumn(n int32, c *ArgColumn) *ArgColumn {
-	if c == nil || int64(cap(c.d)) < int64(n) {
-		return &ArgColumn{d: make([]int8, n)}
+	if c == nil {
+		c = &ArgColumn{}
 	}
-	c.d = c.d[:n]
-	clear(c.d)
+	pages := int((int64(n) + argPage - 1) >> argPageBits)
+	old := c.near
+	c.n = n
+	c.near = make([][]int8, pages)
+	c.wide = make([][]Entry, pages)
+	c.nfar = make([]uint16, pages)
+	for p := range c.near {
+		size := min(argPage, int(n)-p<<argPageBits)
+		if p < len(old) && cap(old[p]) >= size {
+			c.near[p] = old[p][:size]
+			clear(c.near[p])
+		} else {
+			c.near[p] = make([]int8, size)
+		}
+	}
 	c.far.reset()
 	return c
 }
 
 // Len returns the number of nodes.
-func (a *ArgColumn) Len() int { return len(a.d) }
+func (a *ArgColumn) Len() int { return int(a.n) }
+
+// room returns the nodes the column's pages hold without new ones.
+func (a *ArgColumn) room() int {
+	r := 0
+	for _, p := range a.near {
+		r += cap(p)
+	}
+	return r
+}
 
 // At returns node n's entry.
 func (a *ArgColumn) At(n int32) Entry {
-	if d := a.d[n]; d != 0 {
-		return Entry(n - int32(d))
+	if nr := a.near[n>>argPageBits]; nr != nil {
+		if d := nr[n&argPageMask]; d != 0 {
+			return Entry(n - int32(d))
+		}
 	}
-	return a.far.get(n) // NoEntry when absent
+	return a.atRare(n)
+}
+
+// atRare is At for an entry in the table or a wide page.
+func (a *ArgColumn) atRare(n int32) Entry {
+	p := n >> argPageBits
+	if a.near[p] != nil {
+		return a.far.get(n) // NoEntry when absent
+	}
+	return a.wide[p][n&argPageMask]
 }
 
 // Set makes e node n's entry.
 func (a *ArgColumn) Set(n int32, e Entry) {
+	p := n >> argPageBits
+	nr := a.near[p]
+	if nr == nil {
+		a.wide[p][n&argPageMask] = e
+		return
+	}
 	if d := int64(n) - int64(e); d == int64(int8(d)) && d != 0 && e != NoEntry {
-		a.d[n] = int8(d)
+		nr[n&argPageMask] = int8(d)
 		return
 	}
 	a.setFar(n, e)
@@ -48,11 +102,30 @@ func (a *ArgColumn) Set(n int32, e Entry) {
 // its slot: an argmax changes only while the node's inputs arrive, rarely
 // from far to near.
 func (a *ArgColumn) setFar(n int32, e Entry) {
-	a.d[n] = 0
-	if e != NoEntry || a.far.n > 0 {
-		a.far.put(n, e)
+	p := n >> argPageBits
+	a.near[p][n&argPageMask] = 0
+	if e == NoEntry {
+		a.far.clear(n)
+		return
+	}
+	if a.far.put(n, e, a.isWide) {
+		if a.nfar[p]++; int(a.nfar[p]) > len(a.near[p])/8 {
+			a.widen(p)
+		}
 	}
 }
+
+// widen turns page p to an Entry a node. Its nodes' table entries stay
+// until the table next grows.
+func (a *ArgColumn) widen(p int32) {
+	w := make([]Entry, len(a.near[p]))
+	for i := range w {
+		w[i] = a.At(p<<argPageBits + int32(i))
+	}
+	a.wide[p], a.near[p] = w, nil
+}
+
+func (a *ArgColumn) isWide(n int32) bool { return a.near[n>>argPageBits] == nil }
 
 // Entries returns the column as a slice, for tests and tools.
 func (a *ArgColumn) Entries() []Entry {
@@ -71,12 +144,7 @@ type argTable struct {
 	n    int
 }
 
-func (t *argTable) reset() {
-	for i := range t.keys {
-		t.keys[i] = -1
-	}
-	t.n = 0
-}
+func (t *argTable) reset() { t.keys, t.vals, t.n = nil, nil, 0 }
 
 func (t *argTable) slot(n int32) int {
 	mask := uint32(len(t.keys) - 1)
@@ -88,7 +156,7 @@ func (t *argTable) slot(n int32) int {
 }
 
 func (t *argTable) get(n int32) Entry {
-	if len(t.keys) == 0 {
+	if t.n == 0 {
 		return NoEntry
 	}
 	if i := t.slot(n); t.keys[i] == n {
@@ -97,29 +165,53 @@ func (t *argTable) get(n int32) Entry {
 	return NoEntry
 }
 
-func (t *argTable) put(n int32, e Entry) {
+// clear makes n's entry NoEntry where the table has one.
+func (t *argTable) clear(n int32) {
+	if t.n == 0 {
+		return
+	}
+	if i := t.slot(n); t.keys[i] == n {
+		t.vals[i] = NoEntry
+	}
+}
+
+// put makes e n's entry and reports whether n is new to the table.
+// Growing, the table leaves out the nodes stale says no longer read it.
+func (t *argTable) put(n int32, e Entry, stale func(int32) bool) bool {
 	if 4*(t.n+1) > 3*len(t.keys) {
-		t.grow()
+		t.grow(stale)
 	}
 	i := t.slot(n)
-	if t.keys[i] < 0 {
+	added := t.keys[i] < 0
+	if added {
 		t.keys[i] = n
 		t.n++
 	}
 	t.vals[i] = e
+	return added
 }
 
-func (t *argTable) grow() {
+func (t *argTable) grow(stale func(int32) bool) {
 	old, oldVals := t.keys, t.vals
-	size := max(2*len(old), 1024)
-	t.keys, t.vals = make([]int32, size), make([]Entry, size)
+	live := 0
+	for _, k := range old {
+		if k >= 0 && !stale(k) {
+			live++
+		}
+	}
+	size := 16
+	for size < 2*(live+1) { // at most half full after
+		size *= 2
+	}
+	t.keys, t.vals, t.n = make([]int32, size), make([]Entry, size), 0
 	for i := range t.keys {
 		t.keys[i] = -1
 	}
 	for i, k := range old {
-		if k >= 0 {
+		if k >= 0 && !stale(k) {
 			j := t.slot(k)
 			t.keys[j], t.vals[j] = k, oldVals[i]
+			t.n++
 		}
 	}
 }
