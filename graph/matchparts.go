@@ -80,15 +80,23 @@ func (r *recParts) put(g int, seq int64, signed bool, k *chanKey, rank int32) {
 
 // appendRec encodes a record whose sequence change is head.
 func appendRec(c []byte, head uint64, k *chanKey, rank int32) []byte {
-	c = binary.AppendUvarint(c, head<<1|uint64(k.typ-recP2P))
-	c = binary.AppendUvarint(c, uint64(uint32(k.src)))
-	c = binary.AppendUvarint(c, uint64(uint32(k.dst)))
-	c = binary.AppendVarint(c, k.a)
-	c = binary.AppendVarint(c, k.b)
+	c = appendUvarint(c, head<<1|uint64(k.typ-recP2P))
+	c = appendUvarint(c, uint64(uint32(k.src)))
+	c = appendUvarint(c, uint64(uint32(k.dst)))
+	c = appendUvarint(c, uint64(k.a<<1^k.a>>63)) // zigzag, as binary.AppendVarint
+	c = appendUvarint(c, uint64(k.b<<1^k.b>>63))
 	if rank >= 0 {
-		c = binary.AppendUvarint(c, uint64(rank))
+		c = appendUvarint(c, uint64(rank))
 	}
 	return c
+}
+
+// appendUvarint is binary.AppendUvarint with the one-byte case inline.
+func appendUvarint(c []byte, v uint64) []byte {
+	if v < 0x80 {
+		return append(c, byte(v))
+	}
+	return binary.AppendUvarint(c, v)
 }
 
 // errRec is a record that does not decode: truncated, or a field out of
@@ -102,6 +110,15 @@ type recReader struct {
 }
 
 func (r *recReader) uvarint(max uint64) uint64 {
+	if len(r.buf) > 0 && r.buf[0] < 0x80 { // most fields: one byte, inline
+		v := uint64(r.buf[0])
+		r.buf = r.buf[1:]
+		if v > max {
+			r.err, r.buf = errRec, nil
+			return 0
+		}
+		return v
+	}
 	v, n := binary.Uvarint(r.buf)
 	if n <= 0 || v > max {
 		r.err, r.buf = errRec, nil
@@ -112,13 +129,8 @@ func (r *recReader) uvarint(max uint64) uint64 {
 }
 
 func (r *recReader) varint() int64 {
-	v, n := binary.Varint(r.buf)
-	if n <= 0 {
-		r.err, r.buf = errRec, nil
-		return 0
-	}
-	r.buf = r.buf[n:]
-	return v
+	u := r.uvarint(math.MaxUint64)
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 // varint32 reads a signed varint that must fit 32 bits.
