@@ -360,8 +360,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	if err := release(); err != nil {
 		return nil, err
 	}
-	cl, cr := collEdges(colls, me)
-	b.growEdges(found.local+cl, found.remote+cr)
+	b.growEdges(found.local+colls.local, found.remote+colls.remote)
 	m.addChannelEdges(b, from, found.self)
 	from = nil
 	if err := m.describeUnmatched(c, listed, w); err != nil {
@@ -620,13 +619,18 @@ func readColls(recvColl [][]byte, me int) (*collIn, error) {
 			if buf[at] != recColl {
 				return nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[at], q)
 			}
-			r := recReader{buf: buf[at:]}
-			r.coll(int32(q))
+			r := recReader{buf: buf, at: at}
+			c := r.coll(int32(q))
+			if q == me {
+				colls.local += collEdges(&c)
+			} else {
+				colls.remote += collEdges(&c)
+			}
 			if r.err != nil {
 				return nil, fmt.Errorf("rank %d: graph: %w among the collective records from rank %d, at byte %d", me, r.err, q, at)
 			}
 			colls.off = append(colls.off, uint32(at))
-			at = len(buf) - len(r.buf)
+			at = r.at
 		}
 		if err := countRecords(colls.first, q, n, me, "collective records"); err != nil {
 			return nil, err
@@ -643,6 +647,9 @@ type collIn struct {
 	bufs  [][]byte
 	first []int32
 	off   []uint32
+	// The edges the records would make on this rank and declared to
+	// others (collEdges).
+	local, remote int
 }
 
 func (c *collIn) len() int { return int(c.first[len(c.bufs)]) }
@@ -671,15 +678,30 @@ func (c *collIn) rec(i int32) collRec {
 // the record's first fields.
 func (c *collIn) memberIdx(i int32) int32 {
 	b, _ := c.raw(i)
-	v, _ := binary.Uvarint(b[1:])
-	return int32(v)
+	r := recReader{buf: b, at: 1}
+	var f [1]uint64
+	r.fields(f[:])
+	return int32(f[0])
 }
 
 func (c *collIn) inst(i int32) int64 {
 	b, _ := c.raw(i)
-	_, n := binary.Uvarint(b[1:])
-	v, _ := binary.Uvarint(b[1+n:])
-	return int64(v)
+	r := recReader{buf: b, at: 1}
+	var f [2]uint64
+	r.fields(f[:])
+	return int64(f[1])
+}
+
+// eachHead calls f with every record's communicator and instance, in
+// order: the record's first fields.
+func (c *collIn) eachHead(f func(i int32, comm, inst int64)) {
+	for i := range int32(len(c.off)) {
+		b, _ := c.raw(i)
+		r := recReader{buf: b, at: 1}
+		var h [3]uint64
+		r.fields(h[:])
+		f(i, unzig(h[2]), int64(h[1]))
+	}
 }
 
 // each calls f with every record, in order.
@@ -1027,28 +1049,21 @@ func boolCmp(a, b bool) int {
 	return 1
 }
 
-// collEdges returns how many edges the member records would make, on this
-// rank and declared to others, when every instance is complete: an
-// all-to-all member an input and an output, a rooted one either (a
-// bystander none). Room for them is made once, with the channels'.
-func collEdges(recs *collIn, me int) (local, remote int) {
-	recs.each(func(_ int32, r *collRec) {
-		n := 1
-		switch {
-		case !trace.CollOp(r.op).Valid():
-			return
-		case trace.CollOp(r.op).Class() == trace.AllToAll:
-			n = 2
-		case r.root < 0:
-			return
-		}
-		if int(r.rank) == me {
-			local += n
-		} else {
-			remote += n
-		}
-	})
-	return local, remote
+// collEdges returns how many edges member record r would make when its
+// instance is complete: an all-to-all member an input and an output, a
+// rooted one either (a bystander none). readColls sums them, on this rank
+// and declared to others, so that room for them is made once, with the
+// channels'.
+func collEdges(r *collRec) int {
+	switch {
+	case !trace.CollOp(r.op).Valid():
+		return 0
+	case trace.CollOp(r.op).Class() == trace.AllToAll:
+		return 2
+	case r.root < 0:
+		return 0
+	}
+	return 1
 }
 
 // groupInstances returns the indices of the member records by instance, in
@@ -1072,19 +1087,19 @@ func groupInstances(recs *collIn) (idx, starts []int32) {
 	var comms []commSpan
 	which := make([]int32, recs.len()) // communicator index of each record
 	last := int32(-1)
-	recs.each(func(i int32, r *collRec) {
-		if last < 0 || comms[last].id != r.comm {
-			c, ok := at[r.comm]
+	recs.eachHead(func(i int32, comm, inst int64) {
+		if last < 0 || comms[last].id != comm {
+			c, ok := at[comm]
 			if !ok {
 				c = int32(len(comms))
-				at[r.comm] = c
-				comms = append(comms, commSpan{id: r.comm, lo: r.inst, hi: r.inst})
+				at[comm] = c
+				comms = append(comms, commSpan{id: comm, lo: inst, hi: inst})
 			}
 			last = c
 		}
 		cs := &comms[last]
 		cs.n++
-		cs.lo, cs.hi = min(cs.lo, r.inst), max(cs.hi, r.inst)
+		cs.lo, cs.hi = min(cs.lo, inst), max(cs.hi, inst)
 		which[i] = last
 	})
 	// Communicators by id: each one's place, then its records' range.

@@ -331,7 +331,7 @@ func TestCollOutWire(t *testing.T) {
 			}
 			r := recReader{buf: buf}
 			var got []collRec
-			for len(r.buf) > 0 && r.err == nil {
+			for r.at < len(r.buf) && r.err == nil {
 				got = append(got, r.coll(int32(d)))
 			}
 			if r.err != nil || !slices.Equal(got, want[d]) {

@@ -103,65 +103,66 @@ func appendUvarint(c []byte, v uint64) []byte {
 // range.
 var errRec = fmt.Errorf("malformed record")
 
-// recReader decodes records in sequence.
+// recReader decodes records in sequence: buf[at:] is left to read.
 type recReader struct {
 	buf []byte
+	at  int
 	err error
 }
 
-func (r *recReader) uvarint(max uint64) uint64 {
-	if len(r.buf) > 0 && r.buf[0] < 0x80 { // most fields: one byte, inline
-		v := uint64(r.buf[0])
-		r.buf = r.buf[1:]
-		if v > max {
-			r.err, r.buf = errRec, nil
-			return 0
+// fail stops the reader at a malformed record.
+func (r *recReader) fail() {
+	r.err, r.at = errRec, len(r.buf)
+}
+
+// fields reads len(f) varints into f, the one-byte ones inline: one
+// call a record, not one a field.
+func (r *recReader) fields(f []uint64) {
+	b, at := r.buf, r.at
+	for i := range f {
+		if at < len(b) && b[at] < 0x80 {
+			f[i] = uint64(b[at])
+			at++
+			continue
 		}
-		return v
+		v, n := binary.Uvarint(b[at:])
+		if n <= 0 {
+			r.fail()
+			clear(f)
+			return
+		}
+		f[i] = v
+		at += n
 	}
-	v, n := binary.Uvarint(r.buf)
-	if n <= 0 || v > max {
-		r.err, r.buf = errRec, nil
-		return 0
-	}
-	r.buf = r.buf[n:]
-	return v
+	r.at = at
 }
 
-func (r *recReader) varint() int64 {
-	u := r.uvarint(math.MaxUint64)
-	return int64(u>>1) ^ -int64(u&1)
-}
-
-// varint32 reads a signed varint that must fit 32 bits.
-func (r *recReader) varint32() int32 {
-	v := r.varint()
-	if v < math.MinInt32 || v > math.MaxInt32 {
-		r.err, r.buf = errRec, nil
-		return 0
-	}
-	return int32(v)
-}
+// unzig decodes a zigzag varint.
+func unzig(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // next decodes a record into k and returns its sequence change (zigzag
 // decoded when signed) and its rank (if withRank).
 func (r *recReader) next(k *chanKey, signed, withRank bool) (d int64, rank int32) {
-	h := r.uvarint(math.MaxUint64)
+	var f [6]uint64
+	n := 5
+	if withRank {
+		n = 6
+	}
+	r.fields(f[:n])
+	h := f[0]
 	k.typ = int32(recP2P + h&1)
 	h >>= 1
 	if signed {
-		d = int64(h>>1) ^ -int64(h&1)
+		d = unzig(h)
 	} else {
 		d = int64(h)
 	}
-	k.src = int32(uint32(r.uvarint(math.MaxUint32)))
-	k.dst = int32(uint32(r.uvarint(math.MaxUint32)))
-	k.a = r.varint()
-	k.b = r.varint()
-	if withRank {
-		rank = int32(r.uvarint(math.MaxInt32))
+	if f[1] > math.MaxUint32 || f[2] > math.MaxUint32 || f[5] > math.MaxInt32 {
+		r.fail()
 	}
-	return d, rank
+	k.src, k.dst = int32(uint32(f[1])), int32(uint32(f[2]))
+	k.a, k.b = unzig(f[3]), unzig(f[4])
+	return d, int32(f[5])
 }
 
 // partReader reads partition g's records in order.
@@ -175,10 +176,10 @@ func (r *recParts) reader(g int) partReader { return partReader{chunks: r.parts[
 
 // more reports whether a record is left.
 func (p *partReader) more() bool {
-	for len(p.buf) == 0 && len(p.chunks) > 0 {
-		p.buf, p.chunks = p.chunks[0], p.chunks[1:]
+	for p.at == len(p.buf) && len(p.chunks) > 0 {
+		p.buf, p.at, p.chunks = p.chunks[0], 0, p.chunks[1:]
 	}
-	return len(p.buf) > 0
+	return p.at < len(p.buf)
 }
 
 // chunkFor returns a chunk size for partitions expected to hold about
@@ -293,13 +294,14 @@ func (j *joinRecs) arrive(q int, buf []byte) error {
 	r := recReader{buf: buf}
 	var k chanKey
 	node := int64(0)
-	for len(r.buf) > 0 {
+	for r.at < len(r.buf) {
+		at := r.at
 		d, _ := r.next(&k, false, false)
 		if r.err == nil && d > math.MaxInt32-node {
-			r.err = errRec
+			r.fail()
 		}
 		if r.err != nil {
-			return fmt.Errorf("rank %d: graph: %w among the sends from rank %d, at byte %d", j.me, r.err, q, len(buf)-len(r.buf))
+			return fmt.Errorf("rank %d: graph: %w among the sends from rank %d, at byte %d", j.me, r.err, q, at)
 		}
 		node += d
 		j.sends.put(j.part(&k), node, true, &k, int32(q))
@@ -422,23 +424,21 @@ func (o *collOut) wire() [][]byte {
 // coll decodes a collective member's record (its kind byte first) sent by
 // rank, checking every field.
 func (r *recReader) coll(rank int32) collRec {
-	if len(r.buf) == 0 {
-		r.err = errRec
+	if r.at >= len(r.buf) {
+		r.fail()
 		return collRec{}
 	}
-	r.buf = r.buf[1:]
-	var c collRec
-	c.memberIdx = int32(r.uvarint(math.MaxInt32))
-	c.inst = int64(r.uvarint(math.MaxInt64))
-	c.comm = r.varint()
-	c.member = r.varint32()
-	c.nmembers = int32(r.uvarint(math.MaxInt32))
-	c.op = r.varint()
-	c.root = int32(r.uvarint(math.MaxInt32)) - 1
-	c.coord = r.varint32()
-	c.begin = int32(r.uvarint(math.MaxInt32))
-	c.end = int32(r.uvarint(uint64(math.MaxInt32 - c.begin)))
-	c.end += c.begin
-	c.rank = rank
+	r.at++
+	var f [10]uint64
+	r.fields(f[:])
+	c := collRec{memberIdx: int32(f[0]), inst: int64(f[1]), comm: unzig(f[2]), member: int32(unzig(f[3])),
+		nmembers: int32(f[4]), op: unzig(f[5]), root: int32(f[6]) - 1, coord: int32(unzig(f[7])),
+		begin: int32(f[8]), end: int32(f[8] + f[9]), rank: rank}
+	in32 := func(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
+	if f[0] > math.MaxInt32 || f[1] > math.MaxInt64 || !in32(unzig(f[3])) || f[4] > math.MaxInt32 || f[6] > math.MaxInt32 ||
+		!in32(unzig(f[7])) || f[8] > math.MaxInt32 || f[9] > math.MaxInt32-f[8] {
+		r.fail()
+		return collRec{}
+	}
 	return c
 }
