@@ -675,21 +675,29 @@ func (c *collIn) rec(i int32) collRec {
 }
 
 // memberIdx returns record i's member index, inst its instance number:
-// the record's first fields.
+// the record's first fields, which readColls checked, read inline (the
+// grouping's sorts read them several times a record).
 func (c *collIn) memberIdx(i int32) int32 {
 	b, _ := c.raw(i)
-	r := recReader{buf: b, at: 1}
-	var f [1]uint64
-	r.fields(f[:])
-	return int32(f[0])
+	v, _ := uvarintAt(b, 1)
+	return int32(v)
 }
 
 func (c *collIn) inst(i int32) int64 {
 	b, _ := c.raw(i)
-	r := recReader{buf: b, at: 1}
-	var f [2]uint64
-	r.fields(f[:])
-	return int64(f[1])
+	_, at := uvarintAt(b, 1)
+	v, _ := uvarintAt(b, at)
+	return int64(v)
+}
+
+// uvarintAt reads the varint at b[at:], a checked one, and returns it and
+// where the next begins.
+func uvarintAt(b []byte, at int) (uint64, int) {
+	if c := b[at]; c < 0x80 {
+		return uint64(c), at + 1
+	}
+	v, n := binary.Uvarint(b[at:])
+	return v, at + n
 }
 
 // eachHead calls f with every record's communicator and instance, in
