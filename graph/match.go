@@ -221,15 +221,14 @@ func (m *Matching) Describe(n int32) string {
 	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[p].Header.Rank, m.ThreadOf(n), m.EventOf(n), m.Kind[n])
 }
 
-// Record kinds of the matching exchange. Records have fixed sizes; a
-// rank's buffer to each destination holds them in scan order.
+// Record kinds of the matching: the channels' records (joinRecs) are of
+// the first two, a collective member's record has a fixed size and the
+// third.
 const (
-	recP2P  = 1 // a point-to-point send, to the receiver's rank
-	recDep  = 2 // a remote_dep_out, to the successor's rank
+	recP2P  = 1 // a point-to-point message
+	recDep  = 2 // a remote dependence
 	recColl = 3 // one member's part of a collective instance, to its coordinator's rank
 
-	sendRecSize = 1 + 4 + 4 + 8 + 8 + 4
-	collRecSize = 1 + 8 + 8 + 4 + 4 + 8 + 4 + 4 + 4 + 4 + 4
 )
 
 // chanKey identifies a channel: point-to-point messages of one
@@ -239,67 +238,6 @@ type chanKey struct {
 	a, b     int64 // p2p: communicator id, tag; dependences: predecessor and successor task
 	src, dst int32
 	typ      int32
-}
-
-// recvRec is a local receive-like event waiting for its sender: its
-// channel's key and its node, whose thread and event the Matching holds,
-// in 24 bytes. The channel's destination is the node's process (procDst),
-// and the record kind is the top bit of nt, above the node: a chanKey and
-// a node took 32.
-type recvRec struct {
-	a, b int64
-	src  int32
-	nt   uint32 // node | 1<<31 for a remote dependence
-}
-
-func newRecvRec(typ, src int32, a, b int64, node int32) recvRec {
-	nt := uint32(node)
-	if typ == recDep {
-		nt |= 1 << 31
-	}
-	return recvRec{a: a, b: b, src: src, nt: nt}
-}
-
-func (r *recvRec) node() int32 { return int32(r.nt &^ (1 << 31)) }
-
-// key returns the channel of r, whose receiving process is dst.
-func (r *recvRec) key(dst int32) chanKey {
-	typ := int32(recP2P)
-	if r.nt>>31 != 0 {
-		typ = recDep
-	}
-	return chanKey{a: r.a, b: r.b, src: r.src, dst: dst, typ: typ}
-}
-
-// procDst returns the world rank of node n's process (an event node).
-func (m *Matching) procDst(n int32) int32 { return int32(m.Procs[m.ProcOf(n)].Header.Rank) }
-
-// eachRecvKey calls f with the channel of every receive record, in order:
-// they are in node order, so a cursor over the processes' node ranges
-// gives their destinations.
-// (The key is passed by value: a pointer to it would escape, a heap
-// allocation a record.)
-func (m *Matching) eachRecvKey(recvs []recvRec, f func(i int, k chanKey)) {
-	p, dst := 0, int32(-1)
-	for i := range recvs {
-		n := recvs[i].node()
-		if dst < 0 || n >= m.ProcNodes[p+1] {
-			for n >= m.ProcNodes[p+1] {
-				p++
-			}
-			dst = int32(m.Procs[p].Header.Rank)
-		}
-		f(i, recvs[i].key(dst))
-	}
-}
-
-// sendRec is a send record that arrived, decoded. The sender's thread and
-// event are not on the wire (12 bytes a send): the few unmatched sends a
-// warning lists ask their rank for them (describeUnmatched).
-type sendRec struct {
-	key  chanKey
-	rank int32 // the analysis rank holding the sender
-	node int32
 }
 
 // collRec is one member's part of a collective instance, decoded an
@@ -349,25 +287,24 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	// Size the node arrays and the record buffers from the census (upper
 	// bounds: PROC_NULL and bad events make no node): growing them by
 	// appending would copy them several times.
-	var nodes, nrecv, nsend, ncoll int
+	var nodes, nrecv, nsend int
 	for _, p := range procs {
 		k := &p.Census.Kinds
 		nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
 		nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
 		nsend += int(k[trace.MPISend] + k[trace.RemoteDepOut])
-		ncoll += int(k[trace.CollEnd])
 		nodes += collNodesBound(p)
 	}
-	// Sends and collective records travel apart (two Alltoallv), so that
-	// each arrives as a dense array of one record size, read in place.
-	out, outColl := newMatchOut(k, owners, nsend*sendRecSize), newMatchOut(k, owners, ncoll*collRecSize)
+	// The channels' records go into the join's partitions, or to the
+	// receivers' ranks, as the scan makes them; the collectives' travel
+	// in an Alltoallv of their own, to be read where they arrive.
+	recs, outColl := newJoinRecs(k, me, owners, nrecv, nsend), newCollOut(k, owners)
 	m.grow(nodes)
 	b.chained.grow(nodes)
-	recvs := make([]recvRec, 0, nrecv)
 	w := &warner{max: opts.MaxListed}
 	var serr error
 	for i := range procs {
-		if err := m.scan(b, int32(i), out, outColl, &recvs, w); err != nil && serr == nil {
+		if err := m.scan(b, int32(i), recs, outColl, w); err != nil && serr == nil {
 			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
 		}
 		if opts.DropCommLogs {
@@ -384,40 +321,48 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		}
 		return opts.Release()
 	}
-	// The logs dropped are collected before what the exchange and the
-	// join make lands beside them (the match's peak on halo: 43.0 →
-	// 37.8 MiB).
-	if opts.DropCommLogs {
-		if err := release(); err != nil {
-			return nil, err
-		}
-	}
-	recv, err := c.Alltoallv(out.wire())
-	if err != nil {
-		return nil, err
-	}
-	recvColl, err := c.Alltoallv(outColl.wire())
-	if err != nil {
-		return nil, err
-	}
-	out, outColl = nil, nil
-	in, colls, lerr := readInbox(recv, recvColl, me)
-	if err := comm.Agree(c, lerr); err != nil {
-		return nil, err
-	}
-	// The join writes each matched receive's sender into its record; the
-	// edges are declared after it, in node order, once the sends and the
-	// partitions are collected, into lists sized for them and for the
-	// collectives' edges.
-	listed, found := m.matchChannels(recvs, in, me, w)
-	in = nil
+	// The streams to each rank are made whole, and the chunks they were
+	// written in and the logs dropped are collected before what the
+	// exchange and the join make lands beside them (the match's peak on
+	// halo: 43.0 → 37.8 MiB for the logs).
+	sends, collsOut := recs.wire(), outColl.wire()
+	outColl = nil
 	if err := release(); err != nil {
 		return nil, err
 	}
-	cl, cr := collEdges(colls, me)
-	b.growEdges(found.local+cl, found.remote+cr)
-	m.addChannelEdges(b, recvs, found.self)
-	recvs = nil
+	recv, err := c.Alltoallv(sends)
+	if err != nil {
+		return nil, err
+	}
+	sends = nil
+	recvColl, err := c.Alltoallv(collsOut)
+	if err != nil {
+		return nil, err
+	}
+	collsOut = nil
+	colls, lerr := readColls(recvColl, me)
+	// The sends from other ranks join this rank's partitions, each rank's
+	// stream dropped once read.
+	for q := range recv {
+		if q != me && lerr == nil {
+			lerr = recs.arrive(q, recv[q])
+		}
+		recv[q] = nil
+	}
+	if err := comm.Agree(c, lerr); err != nil {
+		return nil, err
+	}
+	// The join gives each receive its sender; the edges are declared
+	// after it, in node order, once the partitions are collected, into
+	// lists sized for them and for the collectives' edges.
+	listed, found, from := m.matchChannels(recs, me, w)
+	recs = nil
+	if err := release(); err != nil {
+		return nil, err
+	}
+	b.growEdges(found.local+colls.local, found.remote+colls.remote)
+	m.addChannelEdges(b, from, found.self)
+	from = nil
 	if err := m.describeUnmatched(c, listed, w); err != nil {
 		return nil, err
 	}
@@ -538,10 +483,10 @@ type openColl struct {
 	comm   *trace.Communicator
 }
 
-// scan makes the nodes of local process i in merged order and adds send
-// and collective records to out and receive records to recvs, in one
+// scan makes the nodes of local process i in merged order and adds the
+// channels' records to recs and the collective records to outColl, in one
 // decode of the process.
-func (m *Matching) scan(b *Builder, i int32, out, outColl *matchOut, recvs *[]recvRec, w *warner) error {
+func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w *warner) error {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
@@ -572,10 +517,10 @@ func (m *Matching) scan(b *Builder, i int32, out, outColl *matchOut, recvs *[]re
 			}
 			if e.Kind == trace.MPISend {
 				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-				out.send(&chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}, n)
+				recs.send(&chanKey{typ: recP2P, src: me, dst: int32(peer), a: cm.ID, b: tag}, n)
 			} else {
-				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-				*recvs = append(*recvs, newRecvRec(recP2P, int32(peer), cm.ID, tag, n))
+				m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
+				recs.recv(&chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag})
 			}
 		case trace.RemoteDepOut, trace.RemoteDepIn:
 			task, peer, rtask := e.Args[0], e.Args[1], e.Args[2]
@@ -585,10 +530,10 @@ func (m *Matching) scan(b *Builder, i int32, out, outColl *matchOut, recvs *[]re
 			}
 			if e.Kind == trace.RemoteDepOut {
 				n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-				out.send(&chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}, n)
+				recs.send(&chanKey{typ: recDep, src: me, dst: int32(peer), a: task, b: rtask}, n)
 			} else {
-				n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-				*recvs = append(*recvs, newRecvRec(recDep, int32(peer), rtask, task, n))
+				m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
+				recs.recv(&chanKey{typ: recDep, src: int32(peer), dst: me, a: rtask, b: task})
 			}
 		case trace.CollBegin:
 			cm, ok := p.CommByIndex(e.Args[1])
@@ -650,194 +595,6 @@ func (m *Matching) scan(b *Builder, i int32, out, outColl *matchOut, recvs *[]re
 	return err
 }
 
-// matchOut collects the records a rank sends in the matching exchange: per
-// destination a stream of records in scan order, written in place into
-// chunks of one slab sized from the census, which bounds all destinations
-// together but none alone. Per-destination buffers grown by appending
-// allocate several times what they hold, and one scan-order buffer sorted
-// by destination afterwards twice; wire permutes the chunks in place.
-type matchOut struct {
-	owners Owners
-	slab   []byte
-	chunk  int     // chunk size
-	owner  []int32 // per chunk handed out: its destination
-	cur    []int32 // per destination: the chunk it fills, −1 before its first
-	fill   []int   // per destination: bytes used in cur
-}
-
-// newMatchOut makes room for about bytes of records to k ranks.
-func newMatchOut(k int, owners Owners, bytes int) *matchOut {
-	// One rank: one chunk. More: chunks of a few pages, small enough that
-	// the partly filled last chunk of each destination wastes little.
-	c := max(bytes, 64)
-	if k > 1 {
-		c = min(max(bytes/(8*k), 4<<10), 64<<10) &^ (4<<10 - 1)
-	}
-	// Destination d needs ⌈bytes_d/c⌉ chunks: at most ⌈bytes/c⌉+k−1 in all.
-	// A rank sends to few ranks when there are many, so the slack for
-	// partly filled chunks is bounded (an eighth), and the slab grows if
-	// more destinations need one: k−1 chunks for each of k ranks would be
-	// quadratic in k.
-	full := (bytes + c - 1) / c
-	n := full + min(k-1, max(full/8, 1))
-	o := &matchOut{owners: owners, slab: make([]byte, n*c), chunk: c, owner: make([]int32, 0, n),
-		cur: make([]int32, k), fill: make([]int, k)}
-	for d := range o.cur {
-		o.cur[d] = -1
-	}
-	return o
-}
-
-// put appends record r to destination d's stream.
-func (o *matchOut) put(d int, r []byte) {
-	for len(r) > 0 {
-		c := o.cur[d]
-		if c < 0 || o.fill[d] == o.chunk {
-			c = int32(len(o.owner))
-			if end := (int(c) + 1) * o.chunk; end > len(o.slab) {
-				o.slab = slices.Grow(o.slab, o.chunk)[:end] // many destinations, or the census was short
-			}
-			o.owner = append(o.owner, int32(d))
-			o.cur[d], o.fill[d] = c, 0
-		}
-		at := int(c)*o.chunk + o.fill[d]
-		n := copy(o.slab[at:at+o.chunk-o.fill[d]], r)
-		o.fill[d] += n
-		r = r[n:]
-	}
-}
-
-// dest returns the rank holding trace process proc.
-func (o *matchOut) dest(proc int32) int {
-	if len(o.cur) == 1 {
-		return 0
-	}
-	return o.owners.Owner(int(proc))
-}
-
-// send adds a send record, for the rank holding k.dst.
-func (o *matchOut) send(k *chanKey, node int32) {
-	var r [sendRecSize]byte
-	le := binary.LittleEndian
-	r[0] = byte(k.typ)
-	le.PutUint32(r[1:], uint32(k.src))
-	le.PutUint32(r[5:], uint32(k.dst))
-	le.PutUint64(r[9:], uint64(k.a))
-	le.PutUint64(r[17:], uint64(k.b))
-	le.PutUint32(r[25:], uint32(node))
-	o.put(o.dest(k.dst), r[:])
-}
-
-// coll adds a collective member record, for the rank holding c.coord.
-func (o *matchOut) coll(c *collRec) {
-	var r [collRecSize]byte
-	le := binary.LittleEndian
-	r[0] = recColl
-	le.PutUint64(r[1:], uint64(c.comm))
-	le.PutUint64(r[9:], uint64(c.inst))
-	le.PutUint32(r[17:], uint32(c.member))
-	le.PutUint32(r[21:], uint32(c.nmembers))
-	le.PutUint64(r[25:], uint64(c.op))
-	le.PutUint32(r[33:], uint32(c.root))
-	le.PutUint32(r[37:], uint32(c.begin))
-	le.PutUint32(r[41:], uint32(c.end))
-	le.PutUint32(r[45:], uint32(c.coord))
-	le.PutUint32(r[49:], uint32(c.memberIdx))
-	o.put(o.dest(c.coord), r[:])
-}
-
-// wire returns the streams for Alltoallv, by destination, as slices of
-// the slab: it moves every destination's chunks together, in their order,
-// following the permutation's cycles through one chunk of scratch.
-func (o *matchOut) wire() [][]byte {
-	k, c := len(o.cur), o.chunk
-	base := make([]int32, k+1) // destination d's chunks go to [base[d], base[d+1])
-	for _, d := range o.owner {
-		base[d+1]++
-	}
-	for d := range k {
-		base[d+1] += base[d]
-	}
-	from := make([]int32, len(o.owner)) // position p receives chunk from[p]
-	at := slices.Clone(base[:k])
-	for ch, d := range o.owner {
-		from[at[d]] = int32(ch)
-		at[d]++
-	}
-	// Only each destination's last chunk is partly filled: move what is
-	// used, not to touch fresh pages.
-	used := func(ch int32) int {
-		if d := o.owner[ch]; o.cur[d] == ch {
-			return o.fill[d]
-		}
-		return c
-	}
-	chunk := func(ch int32) []byte { return o.slab[int(ch)*c : int(ch+1)*c] }
-	var tmp []byte
-	for p := range from {
-		if from[p] == int32(p) {
-			continue // in place, or placed by an earlier cycle
-		}
-		if tmp == nil {
-			tmp = make([]byte, c)
-		}
-		saved := copy(tmp, chunk(int32(p))[:used(int32(p))])
-		for q := int32(p); ; {
-			ch := from[q]
-			from[q] = q
-			if ch == int32(p) {
-				copy(chunk(q), tmp[:saved])
-				break
-			}
-			copy(chunk(q), chunk(ch)[:used(ch)])
-			q = ch
-		}
-	}
-	bufs := make([][]byte, k)
-	for d := range bufs {
-		if n := int(base[d+1] - base[d]); n > 0 {
-			lo := int(base[d]) * c
-			hi := lo + (n-1)*c + o.fill[d]
-			bufs[d] = o.slab[lo:hi:hi]
-		}
-	}
-	o.slab, o.owner = nil, nil
-	return bufs
-}
-
-// inbox holds the send records that arrived, read where they arrived:
-// those from rank q are the first first[q+1]-first[q] records of bufs[q],
-// in the sender's scan order.
-type inbox struct {
-	bufs  [][]byte
-	first []int32
-	// Sends whose edge is local to this rank and sends from other ranks
-	// (messages within one process make no edge), to size the builder.
-	local, remote int
-}
-
-// len returns the number of send records.
-func (in *inbox) len() int { return int(in.first[len(in.bufs)]) }
-
-// at returns send record i and the rank that sent it.
-func (in *inbox) at(i int32) ([]byte, int32) { return recordAt(in.bufs, in.first, sendRecSize, i) }
-
-// recordAt returns record i of records of size bytes that arrived from
-// every rank, those from rank q being records first[q]… of bufs[q], and
-// the rank that sent it.
-func recordAt(bufs [][]byte, first []int32, size int, i int32) ([]byte, int32) {
-	lo, hi := 0, len(bufs)-1
-	for lo < hi {
-		if mid := int(uint(lo+hi) >> 1); first[mid+1] <= i {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
-	}
-	off := int(i-first[lo]) * size
-	return bufs[lo][off : off+size], int32(lo)
-}
-
 // countRecords sets first[q+1] from first[q] and the n records that came
 // from rank q, refusing more records than an int32 numbers.
 func countRecords(first []int32, q int, n int32, me int, what string) error {
@@ -848,90 +605,111 @@ func countRecords(first []int32, q int, n int32, me int, what string) error {
 	return nil
 }
 
-// sendKey reads the channel of a send record.
-func sendKey(r []byte) chanKey {
-	le := binary.LittleEndian
-	return chanKey{typ: int32(r[0]), src: int32(le.Uint32(r[1:])), dst: int32(le.Uint32(r[5:])), a: int64(le.Uint64(r[9:])), b: int64(le.Uint64(r[17:]))}
-}
-
-// readInbox checks the records that arrived from every rank (known kinds,
-// whole records): sends, which matchChannels reads where they arrived, and
-// collective members' records (collIn).
-func readInbox(recv, recvColl [][]byte, me int) (*inbox, *collIn, error) {
-	in := &inbox{bufs: recv, first: make([]int32, len(recv)+1)}
-	for q, buf := range recv {
-		var n int32
-		for len(buf) > 0 {
-			switch buf[0] {
-			case recP2P, recDep:
-				if len(buf) < sendRecSize {
-					return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
-				}
-				switch src, dst := buf[1:5], buf[5:9]; {
-				case string(src) == string(dst):
-				case q == me:
-					in.local++
-				default:
-					in.remote++
-				}
-				n++
-				buf = buf[sendRecSize:]
-			default:
-				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
-			}
-		}
-		if err := countRecords(in.first, q, n, me, "match records"); err != nil {
-			return nil, nil, err
-		}
-	}
+// readColls checks the collective members' records that arrived from
+// every rank (known kinds, whole records, fields in range) and notes where
+// each starts, as they are read where they arrived (collIn).
+func readColls(recvColl [][]byte, me int) (*collIn, error) {
 	colls := &collIn{bufs: recvColl, first: make([]int32, len(recvColl)+1)}
 	for q, buf := range recvColl {
+		if uint64(len(buf)) > math.MaxUint32 {
+			return nil, fmt.Errorf("rank %d: graph: %d bytes of collective records from rank %d", me, len(buf), q)
+		}
 		var n int32
-		for len(buf) > 0 {
-			switch {
-			case buf[0] != recColl:
-				return nil, nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[0], q)
-			case len(buf) < collRecSize:
-				return nil, nil, fmt.Errorf("rank %d: graph: truncated match record from rank %d", me, q)
+		for at := 0; at < len(buf); n++ {
+			if buf[at] != recColl {
+				return nil, fmt.Errorf("rank %d: graph: unknown match record %d from rank %d", me, buf[at], q)
 			}
-			n++
-			buf = buf[collRecSize:]
+			r := recReader{buf: buf, at: at}
+			c := r.coll(int32(q))
+			if q == me {
+				colls.local += collEdges(&c)
+			} else {
+				colls.remote += collEdges(&c)
+			}
+			if r.err != nil {
+				return nil, fmt.Errorf("rank %d: graph: %w among the collective records from rank %d, at byte %d", me, r.err, q, at)
+			}
+			colls.off = append(colls.off, uint32(at))
+			at = r.at
 		}
 		if err := countRecords(colls.first, q, n, me, "collective records"); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
-	return in, colls, nil
+	return colls, nil
 }
 
 // collIn holds the collective members' records that arrived, read where
-// they arrived (53 bytes a member, where a decoded copy took 56 more):
-// those from rank q are records first[q]… of bufs[q].
+// they arrived (about 14 bytes a member and 4 for where it starts, where
+// a decoded copy took 56): those from rank q are records first[q]… of
+// bufs[q], record i at off[i].
 type collIn struct {
 	bufs  [][]byte
 	first []int32
+	off   []uint32
+	// The edges the records would make on this rank and declared to
+	// others (collEdges).
+	local, remote int
 }
 
 func (c *collIn) len() int { return int(c.first[len(c.bufs)]) }
 
-// raw returns record i and the rank that sent it.
-func (c *collIn) raw(i int32) ([]byte, int32) { return recordAt(c.bufs, c.first, collRecSize, i) }
+// raw returns record i's bytes on and the rank that sent it.
+func (c *collIn) raw(i int32) ([]byte, int32) {
+	lo, hi := 0, len(c.bufs)-1
+	for lo < hi {
+		if mid := int(uint(lo+hi) >> 1); c.first[mid+1] <= i {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return c.bufs[lo][c.off[i]:], int32(lo)
+}
 
 // rec returns record i decoded.
 func (c *collIn) rec(i int32) collRec {
-	r, q := c.raw(i)
-	return decodeColl(r, q)
+	b, q := c.raw(i)
+	r := recReader{buf: b}
+	return r.coll(q)
 }
 
-// inst returns record i's instance number, memberIdx its member index.
-func (c *collIn) inst(i int32) int64 {
-	r, _ := c.raw(i)
-	return int64(binary.LittleEndian.Uint64(r[9:]))
-}
-
+// memberIdx returns record i's member index, inst its instance number:
+// the record's first fields, which readColls checked, read inline (the
+// grouping's sorts read them several times a record).
 func (c *collIn) memberIdx(i int32) int32 {
-	r, _ := c.raw(i)
-	return int32(binary.LittleEndian.Uint32(r[49:]))
+	b, _ := c.raw(i)
+	v, _ := uvarintAt(b, 1)
+	return int32(v)
+}
+
+func (c *collIn) inst(i int32) int64 {
+	b, _ := c.raw(i)
+	_, at := uvarintAt(b, 1)
+	v, _ := uvarintAt(b, at)
+	return int64(v)
+}
+
+// uvarintAt reads the varint at b[at:], a checked one, and returns it and
+// where the next begins.
+func uvarintAt(b []byte, at int) (uint64, int) {
+	if c := b[at]; c < 0x80 {
+		return uint64(c), at + 1
+	}
+	v, n := binary.Uvarint(b[at:])
+	return v, at + n
+}
+
+// eachHead calls f with every record's communicator and instance, in
+// order: the record's first fields.
+func (c *collIn) eachHead(f func(i int32, comm, inst int64)) {
+	for i := range int32(len(c.off)) {
+		b, _ := c.raw(i)
+		r := recReader{buf: b, at: 1}
+		var h [3]uint64
+		r.fields(h[:])
+		f(i, unzig(h[2]), int64(h[1]))
+	}
 }
 
 // each calls f with every record, in order.
@@ -941,23 +719,12 @@ func (c *collIn) each(f func(i int32, r *collRec)) {
 	i := int32(0)
 	var r collRec
 	for q, buf := range c.bufs {
+		rd := recReader{buf: buf}
 		for n := c.first[q+1] - c.first[q]; n > 0; n-- {
-			r = decodeColl(buf, int32(q))
+			r = rd.coll(int32(q))
 			f(i, &r)
-			buf = buf[collRecSize:]
 			i++
 		}
-	}
-}
-
-func decodeColl(buf []byte, rank int32) collRec {
-	le := binary.LittleEndian
-	return collRec{
-		comm: int64(le.Uint64(buf[1:])), inst: int64(le.Uint64(buf[9:])),
-		member: int32(le.Uint32(buf[17:])), nmembers: int32(le.Uint32(buf[21:])),
-		op: int64(le.Uint64(buf[25:])), root: int32(le.Uint32(buf[33:])),
-		begin: int32(le.Uint32(buf[37:])), end: int32(le.Uint32(buf[41:])),
-		coord: int32(le.Uint32(buf[45:])), memberIdx: int32(le.Uint32(buf[49:])), rank: rank,
 	}
 }
 
@@ -970,74 +737,20 @@ func chanHash(k *chanKey) uint64 {
 	return h ^ h>>32
 }
 
-// matchChannels pairs the sends that arrived with the local receives, in
-// order per channel, and declares an edge for every pair.
+// matchChannels pairs the sends with the local receives, in order per
+// channel, and returns each receive's sender.
 //
-// It is a radix-partitioned hash join: both sides are partitioned by a hash
-// of the channel (a stable counting sort, so a channel's records stay in
-// order), then joined partition by partition through a small
-// open-addressing table reused between partitions. One table over all
-// channels would miss the cache on every record when channels carry one
-// message each, as remote dependences do (a channel per task pair).
-//
-// The partitions hold indices, 4 bytes a record, not copies of the
-// records: the join reads each record where it lies, gathering a block of
-// them at a time so that the reads overlap. That costs less than writing
-// copies into fresh memory, where the first touch of a page costs as much
-// as about a hundred cache misses.
-//
-// A matched receive's record gets its sender instead of its channel
-// (markMatched): its channel is in the partition's table by then.
-func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) ([]unmatched, channelEdges) {
+// It is a radix-partitioned hash join: the scan and the arrival of the
+// other ranks' sends wrote both sides into partitions by a hash of the
+// channel, each partition's records in their order (joinRecs), and the
+// join reads them partition by partition through a small open-addressing
+// table reused between partitions. One table over all channels would miss
+// the cache on every record when channels carry one message each, as
+// remote dependences do (a channel per task pair). Each partition's
+// records are read in sequence and dropped once joined.
+func (m *Matching) matchChannels(recs *joinRecs, me int, w *warner) ([]unmatched, channelEdges, *joinFrom) {
 	var found channelEdges
-	const perPart = 2048 // records per partition: its table fits in cache
-	ns := in.len()
-	bits := uint(0)
-	for (len(recvs)+ns)>>bits > perPart {
-		bits++
-	}
-	np := 1 << bits
-	partOf := func(k *chanKey) int32 {
-		if bits == 0 {
-			return 0
-		}
-		return int32(chanHash(k) >> (64 - bits))
-	}
-	// The partition of each record, then its index in partition order.
-	rOff, sOff := make([]int32, np+1), make([]int32, np+1)
-	m.eachRecvKey(recvs, func(_ int, k chanKey) { rOff[partOf(&k)+1]++ })
-	eachSend := func(f func(i int32, k *chanKey)) {
-		i := int32(0)
-		for q, buf := range in.bufs {
-			buf = buf[:int(in.first[q+1]-in.first[q])*sendRecSize]
-			for ; len(buf) > 0; buf = buf[sendRecSize:] {
-				k := sendKey(buf)
-				f(i, &k)
-				i++
-			}
-		}
-	}
-	eachSend(func(_ int32, k *chanKey) { sOff[partOf(k)+1]++ })
-	maxRecvs := int32(0) // in one partition
-	for g := 0; g < np; g++ {
-		maxRecvs = max(maxRecvs, rOff[g+1])
-		rOff[g+1] += rOff[g]
-		sOff[g+1] += sOff[g]
-	}
-	ri, si := make([]int32, len(recvs)), make([]int32, ns)
-	at := append([]int32(nil), rOff[:np]...)
-	m.eachRecvKey(recvs, func(i int, k chanKey) {
-		g := partOf(&k)
-		ri[at[g]] = int32(i)
-		at[g]++
-	})
-	at = append(at[:0], sOff[:np]...)
-	eachSend(func(i int32, k *chanKey) {
-		g := partOf(k)
-		si[at[g]] = i
-		at[g]++
-	})
-
+	from := newJoinFrom(int(recs.nrecv), recs.k)
 	// A channel's unmatched receives form a linked list through next (by
 	// position in the partition); it also counts the receives and sends it
 	// has seen.
@@ -1061,9 +774,8 @@ func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) 
 			}
 		}
 	}
-	next, rnode := make([]int32, maxRecvs), make([]int32, maxRecvs) // by position in the partition
-	var rblk [256]recvRec
-	var sblk [256]sendRec
+	var next []int32 // by position in the partition
+	var rnum []int64 // by position in the partition: the receive's number
 	var left []unmatched
 	count := func(k *chanKey, recvs, sends int64) {
 		if k.typ == recP2P {
@@ -1075,11 +787,19 @@ func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) 
 		}
 		w.count += recvs + sends
 	}
-	le := binary.LittleEndian
-	for g := 0; g < np; g++ {
-		rp, sp := ri[rOff[g]:rOff[g+1]], si[sOff[g]:sOff[g+1]]
+	slots = make([]int32, 16)
+	for g := range recs.recvs.parts {
+		// Size the table for the partition's records: about as many as
+		// their bytes over 4 (a record takes 6 or more).
+		n := 0
+		for _, c := range recs.recvs.parts[g] {
+			n += len(c)
+		}
+		for _, c := range recs.sends.parts[g] {
+			n += len(c)
+		}
 		size := 16
-		for size < 2*(len(rp)+len(sp)) {
+		for size < n/2 {
 			size *= 2
 		}
 		if cap(slots) < size {
@@ -1090,62 +810,54 @@ func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) 
 			slots[i] = -1
 		}
 		queues = queues[:0]
-		// Each loop gathers a block of records first: those reads, at
-		// random over arrays larger than the cache, are independent and
-		// overlap; between the join's probes they would wait one by one.
-		for lo := 0; lo < len(rp); lo += len(rblk) {
-			blk := rblk[:min(len(rblk), len(rp)-lo)]
-			for j := range blk {
-				blk[j] = recvs[rp[lo+j]]
+		next, rnum = next[:0], rnum[:0]
+		var k chanKey
+		rp := recs.recvs.reader(g)
+		for rp.more() {
+			d, _ := rp.next(&k, false, false)
+			rp.seq += d
+			p := int32(len(next))
+			q := lookup(&k)
+			next, rnum = append(next, -1), append(rnum, rp.seq)
+			if q.head < 0 {
+				q.head = p
+			} else {
+				next[q.tail] = p
 			}
-			for j := range blk {
-				p := int32(lo + j)
-				n := blk[j].node()
-				k := blk[j].key(m.procDst(n))
-				q := lookup(&k)
-				next[p], rnode[p] = -1, n
-				if q.head < 0 {
-					q.head = p
-				} else {
-					next[q.tail] = p
-				}
-				q.tail = p
-				q.nrecv++
-			}
+			q.tail = p
+			q.nrecv++
 		}
-		for lo := 0; lo < len(sp); lo += len(sblk) {
-			blk := sblk[:min(len(sblk), len(sp)-lo)]
-			for j := range blk {
-				r, rank := in.at(sp[lo+j])
-				blk[j] = sendRec{key: sendKey(r), rank: rank, node: int32(le.Uint32(r[25:]))}
-			}
-			for j := range blk {
-				s := &blk[j]
-				q := lookup(&s.key)
-				if q.head >= 0 {
-					self := s.key.src == s.key.dst
-					switch {
-					case self:
-						found.self++
-					case int(s.rank) == me:
-						found.local++
-					default:
-						found.remote++
-					}
-					recvs[rp[q.head]].markMatched(s.rank, s.node, self)
-					if s.key.typ == recP2P {
-						m.Stats.Messages++
-					} else {
-						m.Stats.RemoteDeps++
-					}
-					q.head = next[q.head]
-				} else {
-					count(&s.key, 0, 1)
-					left = append(left, unmatched{key: s.key, nth: q.nsend, send: true, rank: s.rank, node: s.node})
+		recs.recvs.parts[g] = nil
+		sp := recs.sends.reader(g)
+		for sp.more() {
+			d, rank := sp.next(&k, true, recs.k > 1)
+			sp.seq += d
+			node := int32(sp.seq)
+			q := lookup(&k)
+			if q.head >= 0 {
+				self := k.src == k.dst
+				switch {
+				case self:
+					found.self++
+				case int(rank) == me:
+					found.local++
+				default:
+					found.remote++
 				}
-				q.nsend++
+				from.set(rnum[q.head], rank, node, self)
+				if k.typ == recP2P {
+					m.Stats.Messages++
+				} else {
+					m.Stats.RemoteDeps++
+				}
+				q.head = next[q.head]
+			} else {
+				count(&k, 0, 1)
+				left = append(left, unmatched{key: k, nth: q.nsend, send: true, rank: rank, node: node})
 			}
+			q.nsend++
 		}
+		recs.sends.parts[g] = nil
 		// The receives left are the channel's last ones: the sends took
 		// the first nsend.
 		for qi := range queues {
@@ -1153,8 +865,7 @@ func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) 
 			nth := q.nsend
 			for p := q.head; p >= 0; p = next[p] {
 				count(&q.key, 1, 0)
-				n := rnode[p]
-				left = append(left, unmatched{key: q.key, nth: nth, th: m.ThreadOf(n), event: m.EventOf(n)})
+				left = append(left, unmatched{key: q.key, nth: nth, recv: rnum[p]})
 				nth++
 			}
 		}
@@ -1164,23 +875,49 @@ func (m *Matching) matchChannels(recvs []recvRec, in *inbox, me int, w *warner) 
 		return cmp.Or(cmp.Compare(a.key.dst, b.key.dst), cmp.Compare(a.key.src, b.key.src), cmp.Compare(a.key.typ, b.key.typ),
 			cmp.Compare(a.key.a, b.key.a), cmp.Compare(a.key.b, b.key.b), cmp.Compare(a.nth, b.nth), boolCmp(a.send, b.send))
 	})
-	return left[:min(len(left), w.max)], found
+	left = left[:min(len(left), w.max)]
+	m.placeUnmatchedRecvs(left)
+	return left, found, from
+}
+
+// isRecvKind tells the kinds whose nodes are the join's receives, numbered
+// in node order.
+func isRecvKind(k trace.Kind) bool { return k == trace.MPIRecv || k == trace.RemoteDepIn }
+
+// placeUnmatchedRecvs gives the listed unmatched receives their threads
+// and events: one walk of the nodes finds the receives by number.
+func (m *Matching) placeUnmatchedRecvs(left []unmatched) {
+	var idx []int
+	for i := range left {
+		if !left[i].send {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) == 0 {
+		return
+	}
+	slices.SortFunc(idx, func(a, b int) int { return cmp.Compare(left[a].recv, left[b].recv) })
+	nr := int64(0)
+	for n, kind := range m.Kind {
+		if len(idx) == 0 {
+			break
+		}
+		if !isRecvKind(kind) {
+			continue
+		}
+		for len(idx) > 0 && left[idx[0]].recv == nr {
+			u := &left[idx[0]]
+			u.th, u.event = m.ThreadOf(int32(n)), m.EventOf(int32(n))
+			idx = idx[1:]
+		}
+		nr++
+	}
 }
 
 // channelEdges counts the matched messages and dependences by the edge
 // they make: between two processes of this rank, from another rank, or
 // none (within one process).
 type channelEdges struct{ local, remote, self int }
-
-// markMatched replaces a matched receive's channel with its sender (rank
-// and node), src −1 telling it from a channel's record (whose peer is a
-// process), b whether the message stays within one process.
-func (r *recvRec) markMatched(rank, node int32, self bool) {
-	r.src, r.a, r.b = -1, int64(rank)<<32|int64(uint32(node)), 0
-	if self {
-		r.b = 1
-	}
-}
 
 // addChannelEdges declares the edges of the matched receives, in node
 // order: from the sender into the receive, or a self pair within one
@@ -1189,32 +926,39 @@ func (r *recvRec) markMatched(rank, node int32, self bool) {
 // the receive first in the merged order, where an edge would close a
 // cycle; ExchangeEdges still reports them). In node order the DAG's build
 // fills its inputs' lists in order, where the join's order was at random.
-func (m *Matching) addChannelEdges(b *Builder, recvs []recvRec, self int) {
+// The receives are numbered in node order: a walk of the nodes' kinds
+// finds each.
+func (m *Matching) addChannelEdges(b *Builder, from *joinFrom, self int) {
 	if self > 0 {
 		m.SelfPairs = make([][2]int32, 0, self)
 	}
-	for i := range recvs {
-		r := &recvs[i]
-		if r.src != -1 {
-			continue // unmatched
+	i := 0
+	for n, kind := range m.Kind {
+		if !isRecvKind(kind) {
+			continue
 		}
-		rank, node := int32(r.a>>32), int32(uint32(r.a))
-		if r.b != 0 {
-			m.SelfPairs = append(m.SelfPairs, [2]int32{node, r.node()})
-		} else {
-			b.AddRemoteIn(r.node(), NodeRef{Rank: int(rank), Node: node})
+		rank, node, isSelf, ok := from.at(i)
+		i++
+		switch {
+		case !ok:
+		case isSelf:
+			m.SelfPairs = append(m.SelfPairs, [2]int32{node, int32(n)})
+		default:
+			b.AddRemoteIn(int32(n), NodeRef{Rank: int(rank), Node: node})
 		}
 	}
 }
 
 // unmatched is an unmatched send or receive, for a warning: its channel,
 // its number in the channel and its thread and event, which for a send
-// its rank's describeUnmatched fills in from its node.
+// its rank's describeUnmatched fills in from its node, for a receive
+// placeUnmatchedRecvs from its number.
 type unmatched struct {
 	key        chanKey
 	nth        int32
 	send       bool
 	rank, node int32 // a send's rank and node
+	recv       int64 // a receive's number
 	th         int32
 	event      int64
 }
@@ -1313,28 +1057,21 @@ func boolCmp(a, b bool) int {
 	return 1
 }
 
-// collEdges returns how many edges the member records would make, on this
-// rank and declared to others, when every instance is complete: an
-// all-to-all member an input and an output, a rooted one either (a
-// bystander none). Room for them is made once, with the channels'.
-func collEdges(recs *collIn, me int) (local, remote int) {
-	recs.each(func(_ int32, r *collRec) {
-		n := 1
-		switch {
-		case !trace.CollOp(r.op).Valid():
-			return
-		case trace.CollOp(r.op).Class() == trace.AllToAll:
-			n = 2
-		case r.root < 0:
-			return
-		}
-		if int(r.rank) == me {
-			local += n
-		} else {
-			remote += n
-		}
-	})
-	return local, remote
+// collEdges returns how many edges member record r would make when its
+// instance is complete: an all-to-all member an input and an output, a
+// rooted one either (a bystander none). readColls sums them, on this rank
+// and declared to others, so that room for them is made once, with the
+// channels'.
+func collEdges(r *collRec) int {
+	switch {
+	case !trace.CollOp(r.op).Valid():
+		return 0
+	case trace.CollOp(r.op).Class() == trace.AllToAll:
+		return 2
+	case r.root < 0:
+		return 0
+	}
+	return 1
 }
 
 // groupInstances returns the indices of the member records by instance, in
@@ -1358,19 +1095,19 @@ func groupInstances(recs *collIn) (idx, starts []int32) {
 	var comms []commSpan
 	which := make([]int32, recs.len()) // communicator index of each record
 	last := int32(-1)
-	recs.each(func(i int32, r *collRec) {
-		if last < 0 || comms[last].id != r.comm {
-			c, ok := at[r.comm]
+	recs.eachHead(func(i int32, comm, inst int64) {
+		if last < 0 || comms[last].id != comm {
+			c, ok := at[comm]
 			if !ok {
 				c = int32(len(comms))
-				at[r.comm] = c
-				comms = append(comms, commSpan{id: r.comm, lo: r.inst, hi: r.inst})
+				at[comm] = c
+				comms = append(comms, commSpan{id: comm, lo: inst, hi: inst})
 			}
 			last = c
 		}
 		cs := &comms[last]
 		cs.n++
-		cs.lo, cs.hi = min(cs.lo, r.inst), max(cs.hi, r.inst)
+		cs.lo, cs.hi = min(cs.lo, inst), max(cs.hi, inst)
 		which[i] = last
 	})
 	// Communicators by id: each one's place, then its records' range.

@@ -300,132 +300,299 @@ func mkProc(h trace.Header, t trace.Tables, evs [][]trace.Event) *trace.Process 
 	return p
 }
 
-// TestMatchOutWire routes records through the outbox's chunks (shared by
-// destinations, records across chunk boundaries, a census too short) and
-// checks that every destination gets its records, in order, in one slice.
-func TestMatchOutWire(t *testing.T) {
+// TestCollOutWire routes collective records to their coordinators' ranks
+// (records of every size, many chunks) and checks that every destination
+// gets its records, whole and in order, in one slice.
+func TestCollOutWire(t *testing.T) {
 	for _, k := range []int{1, 3} {
-		for _, short := range []bool{false, true} {
-			plan, err := partition.Assign(make([]int64, 7), k)
-			if err != nil {
-				t.Fatal(err)
+		plan, err := partition.Assign(make([]int64, 7), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(1, 2))
+		out := newCollOut(k, plan)
+		want := make([][]collRec, k) // per destination
+		for n := range int32(20000) {
+			c := collRec{comm: rng.Int64() >> rng.IntN(64), inst: rng.Int64N(1 << rng.IntN(63)), member: int32(rng.IntN(7)),
+				nmembers: int32(rng.IntN(1 << 20)), op: rng.Int64() - rng.Int64(), root: int32(rng.IntN(7)) - 1,
+				coord: int32(rng.IntN(7)), begin: n * 3, end: n*3 + 1 + int32(rng.IntN(1000)), memberIdx: int32(rng.IntN(7))}
+			out.coll(&c)
+			d := plan.Owner(int(c.coord))
+			c.rank = int32(d) // as the reader gives it
+			want[d] = append(want[d], c)
+		}
+		bufs := out.wire()
+		if len(bufs) != k {
+			t.Fatalf("k=%d: %d buffers", k, len(bufs))
+		}
+		for d, buf := range bufs {
+			if cap(buf) != len(buf) {
+				t.Fatalf("k=%d: buffer %d has room to append into the next", k, d)
 			}
-			rng := rand.New(rand.NewPCG(1, 2))
-			type rec struct {
-				coll       bool
-				proc, node int32
+			r := recReader{buf: buf}
+			var got []collRec
+			for r.at < len(r.buf) && r.err == nil {
+				got = append(got, r.coll(int32(d)))
 			}
-			var recs []rec
-			bytes := 0
-			for n := range int32(5000) {
-				r := rec{coll: rng.IntN(4) == 0, proc: int32(rng.IntN(7)), node: n}
-				recs = append(recs, r)
-				bytes += sendRecSize
-				if r.coll {
-					bytes += collRecSize - sendRecSize
-				}
-			}
-			if short {
-				bytes /= 3
-			}
-			out := newMatchOut(k, plan, bytes)
-			want := make([][]int32, k) // per destination: the records' nodes
-			for _, r := range recs {
-				d := plan.Owner(int(r.proc))
-				want[d] = append(want[d], r.node)
-				if r.coll {
-					out.coll(&collRec{coord: r.proc, begin: r.node})
-				} else {
-					out.send(&chanKey{typ: recP2P, dst: r.proc}, r.node)
-				}
-			}
-			bufs := out.wire()
-			if len(bufs) != k {
-				t.Fatalf("k=%d: %d buffers", k, len(bufs))
-			}
-			for d, buf := range bufs {
-				if cap(buf) != len(buf) {
-					t.Fatalf("k=%d short=%v: buffer %d has room to append into the next", k, short, d)
-				}
-				var got []int32
-				for len(buf) > 0 {
-					switch {
-					case buf[0] == recP2P && len(buf) >= sendRecSize:
-						got = append(got, sendNode(buf))
-						buf = buf[sendRecSize:]
-					case buf[0] == recColl && len(buf) >= collRecSize:
-						got = append(got, decodeColl(buf, 0).begin)
-						buf = buf[collRecSize:]
-					default:
-						t.Fatalf("k=%d short=%v: destination %d: bad record after %d", k, short, d, len(got))
-					}
-				}
-				if !slices.Equal(got, want[d]) {
-					t.Fatalf("k=%d short=%v: destination %d got %d records, want %d (or out of order)", k, short, d, len(got), len(want[d]))
-				}
+			if r.err != nil || !slices.Equal(got, want[d]) {
+				t.Fatalf("k=%d: destination %d got %d records, want %d (or different; %v)", k, d, len(got), len(want[d]), r.err)
 			}
 		}
 	}
 }
 
-// TestReadInbox reads sends and collective records in place, from the
-// ranks in order, and rejects unknown and truncated records.
-func TestReadInbox(t *testing.T) {
-	stream := func(recs ...int32) []byte { // > 0: a send of that node, < 0: a collective record
-		out := newMatchOut(1, nil, 0)
+// TestReadColls reads collective records in place, from the ranks in
+// order, by index as the grouping does, and rejects unknown, truncated and
+// out-of-range records.
+func TestReadColls(t *testing.T) {
+	stream := func(recs ...int32) []byte {
+		out := newCollOut(1, nil)
 		for _, n := range recs {
-			if n < 0 {
-				out.coll(&collRec{begin: -n})
-			} else {
-				out.send(&chanKey{typ: recDep, src: 1, dst: n % 2}, n)
-			}
+			out.coll(&collRec{begin: n, end: n + 1, inst: int64(n) << 40, memberIdx: n + 1, op: -1})
 		}
 		return out.wire()[0]
 	}
-	in, colls, err := readInbox([][]byte{stream(3, 4, 5), nil, stream(6)}, [][]byte{nil, stream(-1, -2), stream(-3)}, 0)
+	colls, err := readColls([][]byte{nil, stream(1, 2), stream(300)}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []int32
-	for i := range int32(in.len()) {
-		r, rank := in.at(i)
-		got = append(got, sendNode(r)*10+rank)
-	}
-	if want := []int32{30, 40, 50, 62}; !slices.Equal(got, want) {
-		t.Fatalf("sends (node·10+rank) %v, want %v", got, want)
-	}
-	got = got[:0]
 	for i := range int32(colls.len()) {
 		r := colls.rec(i)
+		if colls.inst(i) != r.inst || colls.memberIdx(i) != r.memberIdx || r.inst != int64(r.begin)<<40 || r.memberIdx != r.begin+1 || r.op != -1 {
+			t.Fatalf("record %d: %+v, inst %d, member index %d", i, r, colls.inst(i), colls.memberIdx(i))
+		}
 		got = append(got, r.begin*10+r.rank)
 	}
-	if want := []int32{11, 21, 32}; !slices.Equal(got, want) {
+	if want := []int32{11, 21, 3002}; !slices.Equal(got, want) {
 		t.Fatalf("collective records (begin·10+rank) %v, want %v", got, want)
 	}
-	// Process 1 sends to processes 1 (no edge), 0, 1 from rank 0, 0 from rank 2.
-	if in.local != 1 || in.remote != 1 {
-		t.Fatalf("local %d, remote %d sends, want 1, 1", in.local, in.remote)
-	}
-	good, goodColl := stream(3, 4), stream(-1, -2)
+	good := stream(1, 2)
+	bad := slices.Clone(good)
+	bad[len(stream(1))] = recP2P
 	for _, c := range []struct {
-		sends, colls []byte
-		want         string
+		colls []byte
+		want  string
 	}{
-		{append(slices.Clip(good), 9), goodColl, "rank 1: graph: unknown match record 9 from rank 0"},
-		{good[:sendRecSize-1], goodColl, "rank 1: graph: truncated match record from rank 0"},
-		{good[:len(good)-1], goodColl, "rank 1: graph: truncated match record from rank 0"},
-		{goodColl, goodColl, "rank 1: graph: unknown match record 3 from rank 0"},
-		{good, good, "rank 1: graph: unknown match record 2 from rank 0"},
-		{good, goodColl[:len(goodColl)-1], "rank 1: graph: truncated match record from rank 0"},
+		{append(slices.Clip(good), 9), "rank 1: graph: unknown match record 9 from rank 0"},
+		{good[:len(good)-1], "rank 1: graph: malformed record among the collective records from rank 0, at byte"},
+		{append(slices.Clip(good), recColl), "rank 1: graph: malformed record among the collective records from rank 0, at byte"},
+		{bad, "rank 1: graph: unknown match record 1 from rank 0"},
+		{[]byte{recColl, 0xff, 0xff, 0xff, 0xff, 0x0f}, "rank 1: graph: malformed record among the collective records from rank 0, at byte 0"},
 	} {
-		if _, _, err := readInbox([][]byte{c.sends, stream(4)}, [][]byte{c.colls, nil}, 1); err == nil || err.Error() != c.want {
+		if _, err := readColls([][]byte{c.colls, nil}, 1); err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Fatalf("error %v, want %q", err, c.want)
 		}
 	}
 }
 
-// sendNode reads the sender's node of a send record.
-func sendNode(r []byte) int32 { return int32(binary.LittleEndian.Uint32(r[25:])) }
+// FuzzReadColls: any collective records from another rank are read or
+// refused without a panic, and what is read decodes by index as in order.
+func FuzzReadColls(f *testing.F) {
+	out := newCollOut(1, nil)
+	for n := range int32(4) {
+		out.coll(&collRec{comm: 5, inst: int64(n), begin: n, end: n + 2, root: -1, nmembers: 4, coord: 1})
+	}
+	f.Add(out.wire()[0])
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		colls, err := readColls([][]byte{nil, buf}, 0)
+		if err != nil {
+			return
+		}
+		colls.each(func(i int32, r *collRec) {
+			if colls.rec(i) != *r || colls.inst(i) != r.inst || colls.memberIdx(i) != r.memberIdx || r.end <= r.begin && r.end != r.begin {
+				t.Fatalf("record %d: %+v vs %+v", i, colls.rec(i), *r)
+			}
+		})
+	})
+}
+
+// joinRec is a channel record as the join reads it back.
+type joinRec struct {
+	key        chanKey
+	rank, node int32
+}
+
+// readParts reads every partition's sends (or receives: node is then the
+// receive's number), in partition order.
+func readParts(r *recParts, sends, withRank bool) [][]joinRec {
+	out := make([][]joinRec, len(r.parts))
+	for g := range r.parts {
+		p := r.reader(g)
+		for p.more() {
+			var k chanKey
+			d, rank := p.next(&k, sends, withRank)
+			p.seq += d
+			out[g] = append(out[g], joinRec{key: k, rank: rank, node: int32(p.seq)})
+		}
+	}
+	return out
+}
+
+// TestJoinRecs routes channel records from k ranks to the partitions of
+// their receivers' ranks (directly, or through the streams between ranks)
+// and checks that each partition holds its channels' records, whole and in
+// order, the sends with their senders' ranks and nodes.
+func TestJoinRecs(t *testing.T) {
+	for _, k := range []int{1, 3} {
+		const nprocs = 7
+		plan, err := partition.Assign(make([]int64, nprocs), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		recs := make([]*joinRecs, k)
+		for r := range recs {
+			recs[r] = newJoinRecs(k, r, plan, 20000, 20000)
+		}
+		type sent struct {
+			joinRec
+			dst int
+		}
+		var sends []sent
+		var recvs [][]chanKey = make([][]chanKey, k) // per rank, in number order
+		for n := range int32(40000) {
+			key := chanKey{typ: int32(recP2P + rng.IntN(2)), src: int32(rng.IntN(nprocs)), dst: int32(rng.IntN(nprocs)),
+				a: rng.Int64N(1 << 50), b: int64(rng.IntN(100)) - 50}
+			if key.typ == recP2P {
+				key.a %= 5
+			}
+			if n%2 == 0 {
+				r := plan.Owner(int(key.src))
+				recs[r].send(&key, n)
+				sends = append(sends, sent{joinRec{key: key, rank: int32(r), node: n}, plan.Owner(int(key.dst))})
+			} else {
+				r := plan.Owner(int(key.dst))
+				recs[r].recv(&key)
+				recvs[r] = append(recvs[r], key)
+			}
+		}
+		wires := make([][][]byte, k)
+		for r := range recs {
+			wires[r] = recs[r].wire()
+		}
+		for r := range recs {
+			for q := range k {
+				if q != r {
+					if err := recs[r].arrive(q, wires[q][r]); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		for r := range recs {
+			got := readParts(recs[r].sends, true, k > 1)
+			var want []joinRec
+			for _, s := range sends {
+				if s.dst == r {
+					want = append(want, s.joinRec)
+				}
+			}
+			// Every send is in its channel's partition; a partition's
+			// sends from one rank are in their scan order.
+			var all []joinRec
+			for g, recs1 := range got {
+				for _, s := range recs1 {
+					if recs[r].part(&s.key) != g {
+						t.Fatalf("k=%d rank %d: send %+v in partition %d", k, r, s, g)
+					}
+					if k == 1 {
+						s.rank = 0
+					}
+					all = append(all, s)
+				}
+			}
+			byNode := func(a, b joinRec) int { return int(a.node) - int(b.node) }
+			slices.SortFunc(all, byNode)
+			if !slices.Equal(all, want) {
+				t.Fatalf("k=%d rank %d: %d sends, want %d (or different)", k, r, len(all), len(want))
+			}
+			for _, recs1 := range got {
+				for i := 1; i < len(recs1); i++ {
+					if recs1[i].rank == recs1[i-1].rank && recs1[i].node <= recs1[i-1].node {
+						t.Fatalf("k=%d rank %d: sends out of order", k, r)
+					}
+				}
+			}
+			gotR := readParts(recs[r].recvs, false, false)
+			n := 0
+			for g, recs1 := range gotR {
+				for i, rr := range recs1 {
+					if rr.key != recvs[r][rr.node] || recs[r].part(&rr.key) != g || i > 0 && rr.node <= recs1[i-1].node {
+						t.Fatalf("k=%d rank %d: receive %d is %+v, want %+v in partition %d, in order", k, r, rr.node, rr.key, recvs[r][rr.node], g)
+					}
+					n++
+				}
+			}
+			if n != len(recvs[r]) {
+				t.Fatalf("k=%d rank %d: %d receives, want %d", k, r, n, len(recvs[r]))
+			}
+		}
+	}
+}
+
+// TestJoinRecsArriveBad: the sends from another rank are checked as they
+// are read: a truncated record, a field out of range or a node past int32
+// is an error, never a panic.
+func TestJoinRecsArriveBad(t *testing.T) {
+	plan, err := partition.Assign(make([]int64, 4), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := newJoinRecs(2, 0, plan, 10, 10)
+	for n := range int32(5) {
+		src.send(&chanKey{typ: recDep, src: 0, dst: 3, a: 1 << 45, b: int64(n)}, n*1000)
+	}
+	good := src.wire()[1]
+	if len(good) == 0 {
+		t.Fatal("no sends to rank 1")
+	}
+	if err := newJoinRecs(2, 1, plan, 10, 10).arrive(0, good); err != nil {
+		t.Fatal(err)
+	}
+	huge := binary.AppendUvarint(nil, uint64(math.MaxInt32+1)<<1)
+	huge = append(huge, 0, 3, 0, 0)
+	for i, buf := range [][]byte{
+		good[:len(good)-1],
+		append(slices.Clip(good), 0x80),
+		{0x02, 0xff, 0xff, 0xff, 0xff, 0x7f, 0, 0, 0}, // a source past 32 bits
+		huge,
+		{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, // a varint past 64 bits
+	} {
+		err := newJoinRecs(2, 1, plan, 10, 10).arrive(0, buf)
+		if err == nil || !strings.Contains(err.Error(), "malformed record among the sends from rank 0") {
+			t.Fatalf("case %d: error %v", i, err)
+		}
+	}
+}
+
+// FuzzJoinArrive: any stream of sends from another rank is read or
+// refused without a panic, and what is read reads back from the
+// partitions.
+func FuzzJoinArrive(f *testing.F) {
+	plan, err := partition.Assign(make([]int64, 4), 2)
+	if err != nil {
+		f.Fatal(err)
+	}
+	src := newJoinRecs(2, 0, plan, 10, 10)
+	for n := range int32(5) {
+		src.send(&chanKey{typ: recP2P, src: 0, dst: 2 + n%2, a: 3, b: int64(n)}, n*7)
+	}
+	f.Add(src.wire()[1])
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		j := newJoinRecs(2, 1, plan, 10, 10)
+		if err := j.arrive(0, buf); err != nil {
+			return
+		}
+		for _, part := range readParts(j.sends, true, true) {
+			for _, s := range part {
+				if s.rank != 0 || s.node < 0 {
+					t.Fatalf("read back %+v", s)
+				}
+			}
+		}
+	})
+}
 
 // TestInterRootedCollective: a broadcast on an intercommunicator of groups
 // {0, 2} and {1, 3} (listed low group first) from world rank 0. Rank 2, the
@@ -466,8 +633,11 @@ func TestInterRootedCollective(t *testing.T) {
 }
 
 // Match with DropCommLogs releases each process's communication log and
-// matches exactly as it does keeping them, on 1 and 2 ranks, and collects
-// once more (before the exchange of the records) for the logs it dropped.
+// matches exactly as it does keeping them, on 1 and 2 ranks, collecting
+// before the exchange of the records (the logs it dropped, and the chunks
+// the records were written in, which a trace with collectives always has:
+// collections before the exchange, after the join and after the
+// collectives, with the logs or without).
 func TestMatchDropsCommLogs(t *testing.T) {
 	cfg := gen.Config{Workload: "halo", Ranks: 4, Threads: 3, Iterations: 6, LatencyNS: 1000}
 	for _, k := range []int{1, 2} {
@@ -509,8 +679,8 @@ func TestMatchDropsCommLogs(t *testing.T) {
 					t.Fatalf("%d ranks, rank %d: node %d differs with DropCommLogs", k, r, v)
 				}
 			}
-			if releases[r][1] != releases[r][0]+1 {
-				t.Errorf("%d ranks, rank %d: %d collections with DropCommLogs, %d without; want one more", k, r, releases[r][1], releases[r][0])
+			if releases[r][1] != 3 || releases[r][0] != 3 {
+				t.Errorf("%d ranks, rank %d: %d collections with DropCommLogs, %d without; want 3", k, r, releases[r][1], releases[r][0])
 			}
 		}
 	}
