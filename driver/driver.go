@@ -649,11 +649,8 @@ func (r *run) waitStates() error {
 	// an event of the receiver's that the simulation must give a node.
 	r.lrSources = make([][]sim.EventRef, len(r.procs))
 	for i := range r.procs {
-		for _, e := range a.LateReceiverEdges(i) {
-			if i >= len(r.edges) {
-				break
-			}
-			r.edges[i].Append(e.Thread, e.Event, e.Kind, e.PredProc, e.PredThread, e.PredEvent, e.PredKind, e.PredTime)
+		if i < len(r.edges) {
+			r.edges[i].AppendRows(a.LateReceiverEdges(i))
 		}
 		r.lrSources[i] = a.LateReceiverSources(i)
 	}

@@ -139,7 +139,7 @@ func (r *run) simulate() error {
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(critpath.PredTimes(r.edges, i, &r.preds))
 		if i < len(r.edges) {
-			r.edges[i].PredTime = nil // copied into the lookup: no later phase reads it
+			r.edges[i].DropPredTimes() // copied into the lookup: no later phase reads it
 		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
 		if i < len(r.lrSources) {
