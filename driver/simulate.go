@@ -357,20 +357,28 @@ func (r *runsReader) Next() int64 {
 // writable temporary directory, a full disk), they stay in memory, as
 // before; a read back that fails stops the critical path with its error.
 func (r *run) spillAttrs(pg *critpath.Proc) {
+	if f := r.spillFile(); f != nil {
+		if err := pg.SpillAttrs(f); err != nil {
+			r.spillFailed = true
+		}
+	}
+}
+
+// spillFile returns the rank's spill file, made at the first call; nil
+// where none can be made or one failed to be written.
+func (r *run) spillFile() *spill.File {
 	if r.spillFailed {
-		return
+		return nil
 	}
 	if r.spill == nil {
 		f, err := spill.Create("")
 		if err != nil {
 			r.spillFailed = true
-			return
+			return nil
 		}
 		r.spill = f
 	}
-	if err := pg.SpillAttrs(r.spill); err != nil {
-		r.spillFailed = true
-	}
+	return r.spill
 }
 
 // closeSpill closes the spill file, which goes with it.

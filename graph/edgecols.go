@@ -1,6 +1,10 @@
 package graph
 
 import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/internal/narrow"
@@ -83,38 +87,126 @@ func (c *predEventCol) At(k int) int64 { return c.base[uint(k)/edgeBlock] + c.of
 // event, which the exchange has when it makes the rows (a predecessor's
 // time is before its receive's, and within 2.1 s of it but for a message
 // received long after it was sent, kept aside exactly). 4.1 bytes a row
-// where int64s took 8.
+// where int64s took 8. While parked (ParkPredTimes), base and off are in
+// a spill file and only what was kept aside stays.
 type predTimeCol struct {
 	base []int64
-	off  narrow.Column[int32]
+	off  []int32
+	wide map[int]int64 // the values whose offset is timeEscape
+	park *parkedTimes
+}
+
+// timeEscape marks an offset kept aside.
+const timeEscape = math.MinInt32
+
+// parkedTimes is where a parked column's arrays are: nb bases, then n
+// offsets, little-endian, from at in f.
+type parkedTimes struct {
+	f     Spiller
+	at    int64
+	nb, n int
 }
 
 // Reserve makes room for n more values.
 func (c *predTimeCol) Reserve(n int) {
-	c.off.Reserve(n)
-	if need := (c.off.Len()+n+edgeBlock-1)/edgeBlock - len(c.base); need > 0 {
+	c.off = slices.Grow(c.off, n)
+	if need := (len(c.off)+n+edgeBlock-1)/edgeBlock - len(c.base); need > 0 {
 		c.base = slices.Grow(c.base, need)
 	}
 }
 
 // Len returns the number of values.
-func (c *predTimeCol) Len() int { return c.off.Len() }
+func (c *predTimeCol) Len() int { return len(c.off) }
 
 // Append adds x at the end; the first value of a block is its base (the
 // exchange appends each row's own time, then sets its predecessor's).
 func (c *predTimeCol) Append(x int64) {
-	k := c.off.Len()
+	k := len(c.off)
 	if k%edgeBlock == 0 {
 		c.base = append(c.base, x)
 	}
-	c.off.Append(x - c.base[k/edgeBlock])
+	c.off = append(c.off, 0)
+	c.Set(k, x)
 }
 
 // Set replaces value k by x.
-func (c *predTimeCol) Set(k int, x int64) { c.off.Set(k, x-c.base[k/edgeBlock]) }
+func (c *predTimeCol) Set(k int, x int64) {
+	// Wrapping arithmetic: base + (x − base) is x for any two int64s.
+	d := x - c.base[k/edgeBlock]
+	if c.off[k] == timeEscape {
+		delete(c.wide, k)
+	}
+	if d == int64(int32(d)) && d != timeEscape {
+		c.off[k] = int32(d)
+		return
+	}
+	if c.wide == nil {
+		c.wide = map[int]int64{}
+	}
+	c.wide[k], c.off[k] = x, timeEscape
+}
 
 // At returns value k.
-func (c *predTimeCol) At(k int) int64 { return c.base[uint(k)/edgeBlock] + c.off.At(k) }
+func (c *predTimeCol) At(k int) int64 {
+	if d := c.off[k]; d != timeEscape {
+		return c.base[uint(k)/edgeBlock] + int64(d)
+	}
+	return c.wide[k]
+}
+
+// Spiller is a file that parked columns are written to: append-only,
+// read back at offsets (internal/spill's File).
+type Spiller interface {
+	io.ReaderAt
+	// Append writes p at the end and returns where it begins.
+	Append(p []byte) (int64, error)
+}
+
+// parkTo writes the bases and offsets to f and lets them go; on an error
+// they stay.
+func (c *predTimeCol) parkTo(f Spiller) error {
+	if c.park != nil || len(c.off) == 0 {
+		return nil
+	}
+	le := binary.LittleEndian
+	buf := make([]byte, 0, 8*len(c.base)+4*len(c.off))
+	for _, b := range c.base {
+		buf = le.AppendUint64(buf, uint64(b))
+	}
+	for _, d := range c.off {
+		buf = le.AppendUint32(buf, uint32(d))
+	}
+	at, err := f.Append(buf)
+	if err != nil {
+		return err
+	}
+	c.park = &parkedTimes{f: f, at: at, nb: len(c.base), n: len(c.off)}
+	c.base, c.off = nil, nil
+	return nil
+}
+
+// unpark reads the bases and offsets back.
+func (c *predTimeCol) unpark() error {
+	p := c.park
+	if p == nil {
+		return nil
+	}
+	buf := make([]byte, 8*p.nb+4*p.n)
+	if _, err := p.f.ReadAt(buf, p.at); err != nil {
+		return fmt.Errorf("graph: reading back %d predecessors' times at byte %d of the spill file: %w", p.n, p.at, err)
+	}
+	le := binary.LittleEndian
+	c.base, c.off = make([]int64, p.nb), make([]int32, p.n)
+	for j := range c.base {
+		c.base[j] = int64(le.Uint64(buf[8*j:]))
+	}
+	buf = buf[8*p.nb:]
+	for j := range c.off {
+		c.off[j] = int32(le.Uint32(buf[4*j:]))
+	}
+	c.park = nil
+	return nil
+}
 
 // kindCol holds the kinds of a row's event and of its predecessor, as a
 // byte a row naming one of the few pairs a process's rows have (a

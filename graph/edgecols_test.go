@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -141,5 +142,69 @@ func TestRemoteEdgesDropUnmatched(t *testing.T) {
 		if got := r.row(k); got != kept[k] {
 			t.Fatalf("row %d: %+v, want %+v", k, got, kept[k])
 		}
+	}
+}
+
+// memSpill is a Spiller in memory; failRead makes its reads fail.
+type memSpill struct {
+	b        []byte
+	failRead bool
+}
+
+func (m *memSpill) Append(p []byte) (int64, error) {
+	at := int64(len(m.b))
+	m.b = append(m.b, p...)
+	return at, nil
+}
+
+func (m *memSpill) ReadAt(p []byte, off int64) (int, error) {
+	if m.failRead || off+int64(len(p)) > int64(len(m.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, m.b[off:]), nil
+}
+
+// TestRemoteEdgesPark: the predecessors' times parked in a spill file
+// read back exactly (those kept aside too), the other columns meanwhile
+// unchanged; a failed read back is an error, not wrong times.
+func TestRemoteEdgesPark(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 3))
+	const n = 3000
+	var r RemoteEdges
+	want := make([]edgeRow, n)
+	for k := range want {
+		want[k] = randomRow(rng, k)
+		w := &want[k]
+		r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+	}
+	f := &memSpill{}
+	f.Append(make([]byte, 17)) // not at the file's start
+	if err := r.ParkPredTimes(f); err != nil {
+		t.Fatal(err)
+	}
+	if r.predTime.off != nil || len(f.b) < 17+4*n {
+		t.Fatalf("parked: %d offsets in memory, %d bytes in the file", len(r.predTime.off), len(f.b))
+	}
+	for k := range want {
+		w := want[k]
+		w.pt = 0
+		if got := r.row2(k); got != w {
+			t.Fatalf("row %d while parked: %+v, want %+v", k, got, w)
+		}
+	}
+	if err := r.UnparkPredTimes(); err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		if got := r.row(k); got != want[k] {
+			t.Fatalf("row %d: %+v, want %+v", k, got, want[k])
+		}
+	}
+	f.failRead = true
+	if err := r.ParkPredTimes(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UnparkPredTimes(); err == nil {
+		t.Fatal("a failed read back gave no error")
 	}
 }

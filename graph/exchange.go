@@ -80,11 +80,26 @@ func (r *RemoteEdges) PredKindAt(k int) trace.Kind {
 // PredTimeAt returns the final time of row k's predecessor, until
 // DropPredTimes.
 func (r *RemoteEdges) PredTimeAt(k int) int64 {
-	if r.noTimes {
-		panic("graph: RemoteEdges.PredTimeAt after DropPredTimes")
+	if r.noTimes || r.predTime.park != nil {
+		panic("graph: RemoteEdges.PredTimeAt after DropPredTimes or while parked")
 	}
 	return r.predTime.At(k)
 }
+
+// ParkPredTimes writes the predecessors' times to f and lets them go
+// from memory until UnparkPredTimes: the wait states, which do not read
+// them, run beside 4 bytes a row less (6.9 MB of their peak on the
+// 10 M-event pure-MPI trace). On an error they stay in memory. Rows are
+// not appended while they are parked.
+func (r *RemoteEdges) ParkPredTimes(f Spiller) error {
+	if r.noTimes {
+		return nil
+	}
+	return r.predTime.parkTo(f)
+}
+
+// UnparkPredTimes reads the parked predecessors' times back.
+func (r *RemoteEdges) UnparkPredTimes() error { return r.predTime.unpark() }
 
 // HasPredTimes reports whether the predecessors' times are kept.
 func (r *RemoteEdges) HasPredTimes() bool { return !r.noTimes }
@@ -120,6 +135,9 @@ func (r *RemoteEdges) Reserve(n int) {
 // receive-like event's own time is not kept (Time, once dropped, stays
 // so).
 func (r *RemoteEdges) Append(thread int32, event int64, kind trace.Kind, predProc, predThread int32, predEvent int64, predKind trace.Kind, predTime int64) {
+	if r.predTime.park != nil {
+		panic("graph: RemoteEdges.Append while the predecessors' times are parked")
+	}
 	if r.Time != nil {
 		r.Time = append(r.Time, 0)
 	}
