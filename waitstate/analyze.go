@@ -610,11 +610,14 @@ type lrWait struct {
 }
 
 // lrCalls are one process's Late Receiver waits, by call: waits (48
-// bytes each) until its synchronization points are made, then recvs,
-// the receive nodes the heads name (16 bytes each: lrRecv).
+// bytes each) until its synchronization points are made, then the
+// receive nodes the heads name (recvCall, recvTh, recvEv: 13 bytes each,
+// 16 as lrRecv structs).
 type lrCalls struct {
-	waits []lrWait
-	recvs []lrRecv
+	waits    []lrWait
+	recvCall []int32
+	recvTh   narrow.Step[int8, int16, int32]
+	recvEv   []int64
 }
 
 // lrRecv is a Late Receiver wait's call and the receiver's node.
@@ -635,11 +638,11 @@ func (l *lrCalls) wait(k int32) (w *lrWait, ok bool) {
 
 // recv returns the receiver's node of call k's wait, after keepRecvs.
 func (l *lrCalls) recv(k int32) lrRecv {
-	j, ok := slices.BinarySearchFunc(l.recvs, k, func(x lrRecv, k int32) int { return cmp.Compare(x.call, k) })
+	j, ok := slices.BinarySearch(l.recvCall, k)
 	if !ok {
 		return lrRecv{call: k} // none: Analyze charges a Late Receiver only of the waits
 	}
-	return l.recvs[j]
+	return lrRecv{call: k, recvTh: int32(l.recvTh.At(j)), recvEv: l.recvEv[j]}
 }
 
 // sortWaits orders the waits by call, and keeps one a call: the longest,
@@ -656,9 +659,11 @@ func (l *lrCalls) sortWaits() {
 
 // keepRecvs keeps of the waits what the heads read.
 func (l *lrCalls) keepRecvs() {
-	l.recvs = make([]lrRecv, len(l.waits))
+	l.recvCall, l.recvEv = make([]int32, len(l.waits)), make([]int64, len(l.waits))
+	l.recvTh.Reserve(len(l.waits))
 	for j, w := range l.waits {
-		l.recvs[j] = lrRecv{w.call, w.recvTh, w.recvEv}
+		l.recvCall[j], l.recvEv[j] = w.call, w.recvEv
+		l.recvTh.Append(int64(w.recvTh))
 	}
 	l.waits = nil
 }
@@ -818,7 +823,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	if err != nil {
 		return nil, err
 	}
-	a.lrSources = make([][]sim.EventRef, len(m.Procs))
+	srcs := make([][]sim.EventRef, len(m.Procs))
 	for q, buf := range recv {
 		if len(buf)%16 != 0 && lerr == nil {
 			lerr = fmt.Errorf("rank %d: waitstate: %d bytes of receive starts from rank %d", c.Rank(), len(buf), q)
@@ -833,14 +838,17 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 				}
 				break
 			}
-			a.lrSources[i] = append(a.lrSources[i], sim.EventRef{Thread: int32(le.Uint32(buf[4:])), Event: int64(le.Uint64(buf[8:]))})
+			srcs[i] = append(srcs[i], sim.EventRef{Thread: int32(le.Uint32(buf[4:])), Event: int64(le.Uint64(buf[8:]))})
 		}
 	}
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
 	}
-	for _, l := range a.lrSources {
+	a.lrSources = make([]eventRefs, len(m.Procs))
+	for i, l := range srcs {
 		slices.SortFunc(l, sim.CompareEventRefs)
+		a.lrSources[i] = packEventRefs(l)
+		srcs[i] = nil
 	}
 	for i := range out {
 		out[i].sortWaits()
@@ -923,9 +931,43 @@ func (a *Analysis) LateReceiverEdges(i int) *graph.RemoteEdges {
 // event, after Analyze (sim.FragPass.Sources).
 func (a *Analysis) LateReceiverSources(i int) []sim.EventRef {
 	if i < len(a.lrSources) {
-		return a.lrSources[i]
+		return a.lrSources[i].refs()
 	}
 	return nil
+}
+
+// eventRefs are events (thread, index), 9 bytes each where a
+// sim.EventRef takes 16 (the Late Receiver sources: 2.6 MB of the wait
+// states' peak on the 10 M-event pure-MPI trace).
+type eventRefs struct {
+	th narrow.Step[int8, int16, int32]
+	ev []int64
+}
+
+func packEventRefs(l []sim.EventRef) eventRefs {
+	var r eventRefs
+	if len(l) == 0 {
+		return r
+	}
+	r.th.Reserve(len(l))
+	r.ev = make([]int64, len(l))
+	for j, e := range l {
+		r.th.Append(int64(e.Thread))
+		r.ev[j] = e.Event
+	}
+	return r
+}
+
+// refs returns the events as sim.EventRefs (nil for none).
+func (r *eventRefs) refs() []sim.EventRef {
+	if len(r.ev) == 0 {
+		return nil
+	}
+	out := make([]sim.EventRef, len(r.ev))
+	for j, ev := range r.ev {
+		out[j] = sim.EventRef{Thread: int32(r.th.At(j)), Event: ev}
+	}
+	return out
 }
 
 // nodeAt returns process i's node of (thread th, event ev), or −1, by

@@ -337,7 +337,7 @@ type Analysis struct {
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.
 	lrEdges   []graph.RemoteEdges
-	lrSources [][]sim.EventRef
+	lrSources []eventRefs
 }
 
 // eventRef packs an event's thread and index in one value (indices stay
