@@ -129,6 +129,10 @@ func (c *predTimeCol) Append(x int64) {
 	c.Set(k, x)
 }
 
+// appendPending adds a value not set yet, in a block that has its base
+// (it reads as the base).
+func (c *predTimeCol) appendPending() { c.off = append(c.off, 0) }
+
 // Set replaces value k by x.
 func (c *predTimeCol) Set(k int, x int64) {
 	// Wrapping arithmetic: base + (x − base) is x for any two int64s.
@@ -217,6 +221,16 @@ type kindCol struct {
 	code  []uint8
 	pairs [][2]trace.Kind
 	wide  map[int][2]trace.Kind
+	// per pair, the pair its row became when setPred last gave it a
+	// predecessor's kind (the exchange gives each row its own once or a
+	// few times): a lookup, not a search of the pairs.
+	then []kindThen
+}
+
+type kindThen struct {
+	pred trace.Kind
+	code uint8
+	ok   bool
 }
 
 const kindEscape = 255
@@ -248,6 +262,25 @@ func (c *kindCol) Set(j int, k, pred trace.Kind) {
 		c.wide[j], x = p, kindEscape
 	}
 	c.code[j] = uint8(x)
+}
+
+// setPred replaces row j's predecessor's kind by pred.
+func (c *kindCol) setPred(j int, pred trace.Kind) {
+	x := c.code[j]
+	if int(x) < len(c.then) {
+		if t := c.then[x]; t.ok && t.pred == pred {
+			c.code[j] = t.code
+			return
+		}
+	}
+	k, _ := c.At(j)
+	c.Set(j, k, pred)
+	if y := c.code[j]; x != kindEscape && y != kindEscape {
+		for len(c.then) <= int(x) {
+			c.then = append(c.then, kindThen{})
+		}
+		c.then[x] = kindThen{pred: pred, code: y, ok: true}
+	}
 }
 
 // At returns row j's kinds.

@@ -171,8 +171,7 @@ func (r *RemoteEdges) AppendRows(o *RemoteEdges) {
 
 // setPred makes p row k's predecessor.
 func (r *RemoteEdges) setPred(k int, p *pred) {
-	kind, _ := r.kinds.At(k)
-	r.kinds.Set(k, kind, p.kind)
+	r.kinds.setPred(k, p.kind)
 	r.predProc.Set(k, int64(p.proc)+1)
 	r.predThread.Set(k, int64(p.thread))
 	r.predEvent.Set(k, p.event)
@@ -448,16 +447,22 @@ func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]Re
 		r.Reserve(int(k))
 		for v := lo; v < hi; v++ {
 			if m.Role[v] == RoleRecv {
-				t := time(int32(i), v)
 				r.thread.Append(int64(m.ThreadOf(v)))
 				r.event.Append(m.EventOf(v))
 				r.kinds.Append(m.Kind[v], 0)
 				r.predProc.Append(0)
 				r.predThread.Append(0)
 				r.predEvent.appendUnset()
-				r.predTime.Append(t)
-				if ownTimes {
-					r.Time = append(r.Time, t)
+				// A block's first row's own time is its base (the
+				// others' until their predecessors arrive: any).
+				if r.predTime.Len()%edgeBlock == 0 || ownTimes {
+					t := time(int32(i), v)
+					r.predTime.Append(t)
+					if ownTimes {
+						r.Time = append(r.Time, t)
+					}
+				} else {
+					r.predTime.appendPending()
 				}
 			}
 		}

@@ -513,12 +513,14 @@ func (a *Analysis) edgeRows(edges []graph.RemoteEdges) (rows []int32, has bitran
 type rowWalk struct {
 	a *Analysis
 	i int
-	v int32 // in node order: where the next row's node is looked for
+	v int32 // in node order: where row k's node is looked for
+	k int
 }
 
 func (a *Analysis) walkRows(i int) rowWalk { return rowWalk{a: a, i: i, v: a.m.ProcNodes[i]} }
 
-// node returns the node of row k (−1: none), the row after the last asked.
+// node returns the node of row k (−1: none); the rows are asked in
+// increasing order.
 func (w *rowWalk) node(k int) int32 {
 	a, m := w.a, w.a.m
 	if a.edge != nil {
@@ -530,8 +532,10 @@ func (w *rowWalk) node(k int) int32 {
 			continue
 		}
 		if _, ok := a.rowSet.Rank(w.v); ok {
-			w.v++
-			return w.v - 1
+			if w.k++; w.k-1 == k {
+				w.v++
+				return w.v - 1
+			}
 		}
 	}
 	return -1
@@ -690,27 +694,24 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	out := make([]lrCalls, len(m.Procs))
 	a.lrEdges = make([]graph.RemoteEdges, len(m.Procs))
 	le := binary.LittleEndian
-	// The messages whose record goes, in order: process i's edge row k,
-	// whose node w gives (asked in row order), −1 for none.
-	sends := func(i, k int, w *rowWalk) int32 {
-		e := &edges[i]
-		v := w.node(k)
-		if e.KindAt(k) != trace.MPIRecv || e.PredKindAt(k) != trace.MPISend {
-			return -1
-		}
-		if v >= 0 && a.callOf(v) >= 0 {
-			return v
-		}
-		return -1
-	}
+	// The messages whose record goes, in order: process i's edge row k
+	// where sent[i] has bit k (a bit a row: found once, in one walk of
+	// the rows' nodes).
+	sent := make([][]uint64, len(m.Procs))
 	var records int64
 	for i := range m.Procs {
 		if i >= len(edges) {
 			break
 		}
+		e := &edges[i]
 		w := a.walkRows(i)
-		for k := range edges[i].Len() {
-			if sends(i, k, &w) >= 0 {
+		sent[i] = make([]uint64, (e.Len()+63)/64)
+		for k := range e.Len() {
+			if e.KindAt(k) != trace.MPIRecv || e.PredKindAt(k) != trace.MPISend {
+				continue
+			}
+			if v := w.node(k); v >= 0 && a.callOf(v) >= 0 {
+				sent[i][k/64] |= 1 << (k % 64)
 				records++
 			}
 		}
@@ -736,8 +737,9 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	if len(m.Procs) > 0 && len(edges) > 0 {
 		cw = a.walkRows(0)
 	}
-	// round calls fn for the edge rows of the next round's records.
-	round := func(fn func(i, k int, v int32)) {
+	// round calls fn for the edge rows of the next round's records; w
+	// gives their nodes (nil: not asked).
+	round := func(w *rowWalk, fn func(i, k int, v int32)) {
 		for n := int64(0); n < perRound && ci < len(m.Procs) && ci < len(edges); {
 			if ck >= edges[ci].Len() {
 				ci, ck = ci+1, 0
@@ -748,7 +750,11 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 			}
 			i, k := ci, ck
 			ck++
-			if v := sends(i, k, &cw); v >= 0 {
+			if sent[i][k/64]&(1<<(k%64)) != 0 {
+				v := int32(-1)
+				if w != nil {
+					v = w.node(k)
+				}
 				fn(i, k, v)
 				n++
 			}
@@ -757,7 +763,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 	for range rounds[0] {
 		clear(need)
 		at, atK, atW := ci, ck, cw
-		round(func(i, k int, _ int32) { need[owners.Owner(int(edges[i].PredProcAt(k)))] += lrRecSize })
+		round(nil, func(i, k int, _ int32) { need[owners.Owner(int(edges[i].PredProcAt(k)))] += lrRecSize })
 		ci, ck, cw = at, atK, atW
 		bufs := make([][]byte, c.Size())
 		for q, n := range need {
@@ -765,7 +771,7 @@ func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph
 				bufs[q] = make([]byte, 0, n)
 			}
 		}
-		round(func(i, k int, v int32) {
+		round(&cw, func(i, k int, v int32) {
 			e := &edges[i]
 			start, sth, sev, end := a.enter(i, v), m.ThreadOf(v), m.EventOf(v), a.exit(i, v)
 			if kc, th, idx, ok := a.reqOf(v); ok {
