@@ -240,6 +240,12 @@ func (c *kindCol) Reserve(n int) { c.code = slices.Grow(c.code, n) }
 
 // Append adds a row of kinds (k, pred).
 func (c *kindCol) Append(k, pred trace.Kind) {
+	if n := len(c.code); n > 0 {
+		if x := c.code[n-1]; x != kindEscape && c.pairs[x] == [2]trace.Kind{k, pred} {
+			c.code = append(c.code, x) // the row before's pair: no search
+			return
+		}
+	}
 	c.code = append(c.code, 0)
 	c.Set(len(c.code)-1, k, pred)
 }

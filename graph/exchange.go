@@ -53,7 +53,9 @@ type RemoteEdges struct {
 func (r *RemoteEdges) ThreadAt(k int) int32 { return int32(r.thread.At(k)) }
 
 // EventAt returns the index in its thread of row k's receive-like event.
-func (r *RemoteEdges) EventAt(k int) int64 { return r.event.At(k) }
+func (r *RemoteEdges) EventAt(k int) int64 {
+	return r.event.base[uint(k)/eventBlock] + r.event.off.At(k) // eventCol.At, inlined
+}
 
 // KindAt returns the kind of row k's receive-like event.
 func (r *RemoteEdges) KindAt(k int) trace.Kind {
@@ -69,7 +71,9 @@ func (r *RemoteEdges) PredProcAt(k int) int32 { return int32(r.predProc.At(k) - 
 func (r *RemoteEdges) PredThreadAt(k int) int32 { return int32(r.predThread.At(k)) }
 
 // PredEventAt returns the index in its thread of row k's predecessor.
-func (r *RemoteEdges) PredEventAt(k int) int64 { return r.predEvent.At(k) }
+func (r *RemoteEdges) PredEventAt(k int) int64 {
+	return r.predEvent.base[uint(k)/edgeBlock] + r.predEvent.off.At(k) // predEventCol.At, inlined
+}
 
 // PredKindAt returns the kind of row k's predecessor.
 func (r *RemoteEdges) PredKindAt(k int) trace.Kind {
@@ -257,6 +261,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
 	perPeer := m.roundBytes(c.Size(), predRecSize)
 	coll := make([]pred, n-first)
+	matched := make([]int, len(m.Procs)) // rows given a predecessor
 	deliver := func(to int32, p *pred) {
 		if to >= first {
 			if q := &coll[to-first]; p.later(q) {
@@ -271,6 +276,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		r, k := &out[i], int(row.row(i, to))
 		if proc := r.PredProcAt(k); proc < 0 {
 			r.setPred(k, p) // the first to arrive, a message's only one
+			matched[i]++
 		} else if cur := (pred{time: r.predTime.At(k), proc: proc, thread: r.PredThreadAt(k), event: r.predEvent.At(k), ok: true}); p.later(&cur) {
 			r.setPred(k, p)
 		}
@@ -332,7 +338,9 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		return nil, err
 	}
 	for i := range out {
-		out[i].dropUnmatched()
+		if matched[i] < out[i].Len() {
+			out[i].dropUnmatched()
+		}
 	}
 	return out, nil
 }
