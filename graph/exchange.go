@@ -16,7 +16,7 @@ import (
 // receive-like events (mpi_recv, coll_end, remote_dep_in) with the
 // predecessor's identity and final timestamp: what the simulator and the
 // critical path need about other processes. Rows are in the process's
-// merged event order; columns are dense arrays.
+// merged event order; the columns are narrow (below), read by accessors.
 //
 // The predecessor of an mpi_recv is its mpi_send; of a remote_dep_in its
 // remote_dep_out; of a coll_end the latest relevant coll_begin of the
