@@ -64,6 +64,10 @@ func (c *predEventCol) Append(x int64) {
 		if b%64 == 0 {
 			c.fresh = append(c.fresh, 0)
 		}
+	} else if b := k / edgeBlock; c.fresh[b/64]&(1<<(b%64)) != 0 {
+		// After rows not set yet in the block (they read as any).
+		c.fresh[b/64] &^= 1 << (b % 64)
+		c.base[b] = x
 	}
 	// Wrapping arithmetic: base + (x − base) is x for any two int64s.
 	c.off.Append(x - c.base[k/edgeBlock])
