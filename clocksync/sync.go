@@ -290,7 +290,7 @@ func (l *Local) CountAfter(m *graph.Matching, edges []graph.RemoteEdges) {
 				t = time(int32(i), n)
 				n++
 			}
-			if int(r.PredProc[j]) != p.Header.Rank && t-l.Options.MinLatencyNS < r.PredTime[j] {
+			if int(r.PredProcAt(j)) != p.Header.Rank && t-l.Options.MinLatencyNS < r.PredTimeAt(j) {
 				v++
 			}
 		}

@@ -201,8 +201,8 @@ func Analyze(in *Input) (Result, error) {
 			if !ok {
 				continue
 			}
-			key := predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k))
-			if owner := in.Owners.Owner(int(e.PredProc[k])); owner != me {
+			key := predKey(e.PredProcAt(k), e.PredThreadAt(k), e.PredEventAt(k))
+			if owner := in.Owners.Owner(int(e.PredProcAt(k))); owner != me {
 				b.AddRemoteInKey(bases[i]+dst, owner, key)
 				continue
 			}

@@ -37,7 +37,7 @@ func PredTimes(edges []graph.RemoteEdges, i int, buf *PredBuf) sim.PredTime {
 		for len(byThread) <= th {
 			byThread = append(byThread, nil)
 		}
-		byThread[th] = append(byThread[th], predAt{e.EventAt(k), e.PredTime[k]})
+		byThread[th] = append(byThread[th], predAt{e.EventAt(k), e.PredTimeAt(k)})
 	}
 	*buf = byThread
 	for _, l := range byThread {

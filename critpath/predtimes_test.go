@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/sim"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // PredTimes answers as a map filled in edge order would (the last row of
@@ -23,9 +24,7 @@ func TestPredTimesLookups(t *testing.T) {
 		th := rng.IntN(4) - 1 // −1: a row without a thread, never looked up
 		idx := int64(rng.IntN(5000))
 		tm := int64(k)*10 + 1
-		e.Thread.Append(int64(th))
-		e.Event.Append(idx)
-		e.PredTime = append(e.PredTime, tm)
+		e.Append(int32(th), idx, trace.RemoteDepIn, 1, 0, 0, trace.RemoteDepOut, tm)
 		if th >= 0 {
 			want[key{th, idx}] = tm
 		}

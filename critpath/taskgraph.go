@@ -135,8 +135,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			e := &in.Edges[i]
 			remotes += min(e.Len(), pg.depIn.Len())
 			away := 0
-			for _, p := range e.PredProc {
-				if in.Owners.Owner(int(p)) != me {
+			for k := range e.Len() {
+				if in.Owners.Owner(int(e.PredProcAt(k))) != me {
 					away++
 				}
 			}
@@ -246,8 +246,8 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 				}
 			}
 			lat.Append(l, bases[i]+succ)
-			key := predKey(e.PredProc[k], e.PredThreadAt(k), e.PredEventAt(k))
-			if owner := in.Owners.Owner(int(e.PredProc[k])); owner != me {
+			key := predKey(e.PredProcAt(k), e.PredThreadAt(k), e.PredEventAt(k))
+			if owner := in.Owners.Owner(int(e.PredProcAt(k))); owner != me {
 				b.AddRemoteInKey(l, owner, key)
 			} else {
 				// The order of a node's inputs changes no backward length.

@@ -617,6 +617,15 @@ func (r *run) waitStates() error {
 	}
 	// The process's setting, as the critical path's.
 	defer r.phaseGC(r.opts.GC.WaitStates)()
+	// The wait states do not read the predecessors' times: they wait in
+	// the spill file (where one can be written) until the phase's end.
+	for i := range r.edges {
+		if f := r.spillFile(); f != nil {
+			if err := r.edges[i].ParkPredTimes(f); err != nil {
+				r.spillFailed = true
+			}
+		}
+	}
 	a := waitstate.New(r.matching)
 	a.Release = r.collect
 	if !a.ReadsRecorded() {
@@ -644,16 +653,23 @@ func (r *run) waitStates() error {
 	if err != nil {
 		return agreed(err)
 	}
+	var back error
+	for i := range r.edges {
+		if err := r.edges[i].UnparkPredTimes(); err != nil {
+			back = fmt.Errorf("rank %d: wait states: %w", r.c.Rank(), err)
+			break
+		}
+	}
+	if err := agree(r.c, back); err != nil {
+		return err
+	}
 	// A send that waited for its receiver (Late Receiver) depends on the
 	// receive's start: an edge of the critical path into the sender, from
 	// an event of the receiver's that the simulation must give a node.
 	r.lrSources = make([][]sim.EventRef, len(r.procs))
 	for i := range r.procs {
-		for _, e := range a.LateReceiverEdges(i) {
-			if i >= len(r.edges) {
-				break
-			}
-			r.edges[i].Append(e.Thread, e.Event, e.Kind, e.PredProc, e.PredThread, e.PredEvent, e.PredKind, e.PredTime)
+		if i < len(r.edges) {
+			r.edges[i].AppendRows(a.LateReceiverEdges(i))
 		}
 		r.lrSources[i] = a.LateReceiverSources(i)
 	}

@@ -139,7 +139,7 @@ func (r *run) simulate() error {
 		ready := sim.NewReadySeries(r.first, bin, readyBins)
 		frags := sim.NewFragPass(critpath.PredTimes(r.edges, i, &r.preds))
 		if i < len(r.edges) {
-			r.edges[i].PredTime = nil // copied into the lookup: no later phase reads it
+			r.edges[i].DropPredTimes() // copied into the lookup: no later phase reads it
 		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
 		if i < len(r.lrSources) {
@@ -357,20 +357,28 @@ func (r *runsReader) Next() int64 {
 // writable temporary directory, a full disk), they stay in memory, as
 // before; a read back that fails stops the critical path with its error.
 func (r *run) spillAttrs(pg *critpath.Proc) {
+	if f := r.spillFile(); f != nil {
+		if err := pg.SpillAttrs(f); err != nil {
+			r.spillFailed = true
+		}
+	}
+}
+
+// spillFile returns the rank's spill file, made at the first call; nil
+// where none can be made or one failed to be written.
+func (r *run) spillFile() *spill.File {
 	if r.spillFailed {
-		return
+		return nil
 	}
 	if r.spill == nil {
 		f, err := spill.Create("")
 		if err != nil {
 			r.spillFailed = true
-			return
+			return nil
 		}
 		r.spill = f
 	}
-	if err := pg.SpillAttrs(r.spill); err != nil {
-		r.spillFailed = true
-	}
+	return r.spill
 }
 
 // closeSpill closes the spill file, which goes with it.

@@ -16,7 +16,7 @@ import (
 // receive-like events (mpi_recv, coll_end, remote_dep_in) with the
 // predecessor's identity and final timestamp: what the simulator and the
 // critical path need about other processes. Rows are in the process's
-// merged event order; columns are dense arrays.
+// merged event order; the columns are narrow (below), read by accessors.
 //
 // The predecessor of an mpi_recv is its mpi_send; of a remote_dep_in its
 // remote_dep_out; of a coll_end the latest relevant coll_begin of the
@@ -26,35 +26,112 @@ import (
 // predecessor may be on the same process (a message to itself, see
 // Matching.SelfPairs).
 type RemoteEdges struct {
-	// Thread is the receive-like event's thread (ThreadAt), PredThread
-	// its predecessor's (PredThreadAt): 16 bits each, a thread past 32 766
-	// kept aside (2 bytes a row each less than int32s, from the exchange
-	// to the critical path).
-	Thread     narrow.Column[int16]
-	Event      narrow.Column[uint32] // its index in the thread (EventAt)
-	Time       []int64               // its own time (as the exchange's times give it)
-	Kind       []trace.Kind
-	PredProc   []int32 // world rank of the predecessor's process
-	PredThread narrow.Column[int16]
-	PredEvent  narrow.Column[uint32] // PredEventAt
-	PredKind   []trace.Kind
-	PredTime   []int64
+	// Time is the receive-like event's own time (as the exchange's times
+	// give it), only from ExchangeEdges.
+	Time []int64
+
+	// The columns, about 12 bytes a row where they took 26 (23 MB of
+	// every phase's peak from the exchange to the critical path on the
+	// 10 M-event pure-MPI trace, twenty-ninth round): the threads a byte
+	// each while they are below 127, the event an int16 from the first of
+	// its block of 64 rows (eventCol), the predecessor's an int16 from the
+	// first set in its block, its process a byte (+1, 0 for none: a rank
+	// past 253 takes 2 or 4), the two kinds a byte, the predecessor's time
+	// an int32 from its block's first receive-like event's time; a value
+	// a column cannot hold is kept aside exactly (internal/narrow).
+	thread     narrow.Step[int8, int16, int32]
+	event      eventCol
+	kinds      kindCol
+	predProc   narrow.Step[uint8, uint16, uint32]
+	predThread narrow.Step[int8, int16, int32]
+	predEvent  predEventCol
+	predTime   predTimeCol
+	noTimes    bool // the predecessors' times were dropped (DropPredTimes)
 }
 
 // ThreadAt returns the thread of row k's receive-like event.
-func (r *RemoteEdges) ThreadAt(k int) int32 { return int32(r.Thread.At(k)) }
-
-// PredThreadAt returns the thread of row k's predecessor.
-func (r *RemoteEdges) PredThreadAt(k int) int32 { return int32(r.PredThread.At(k)) }
+func (r *RemoteEdges) ThreadAt(k int) int32 { return int32(r.thread.At(k)) }
 
 // EventAt returns the index in its thread of row k's receive-like event.
-func (r *RemoteEdges) EventAt(k int) int64 { return r.Event.At(k) }
+func (r *RemoteEdges) EventAt(k int) int64 {
+	return r.event.base[uint(k)/eventBlock] + r.event.off.At(k) // eventCol.At, inlined
+}
+
+// KindAt returns the kind of row k's receive-like event.
+func (r *RemoteEdges) KindAt(k int) trace.Kind {
+	kind, _ := r.kinds.At(k)
+	return kind
+}
+
+// PredProcAt returns the world rank of row k's predecessor's process (−1
+// while it has none, in the exchange).
+func (r *RemoteEdges) PredProcAt(k int) int32 { return int32(r.predProc.At(k) - 1) }
+
+// PredThreadAt returns the thread of row k's predecessor.
+func (r *RemoteEdges) PredThreadAt(k int) int32 { return int32(r.predThread.At(k)) }
 
 // PredEventAt returns the index in its thread of row k's predecessor.
-func (r *RemoteEdges) PredEventAt(k int) int64 { return r.PredEvent.At(k) }
+func (r *RemoteEdges) PredEventAt(k int) int64 {
+	return r.predEvent.base[uint(k)/edgeBlock] + r.predEvent.off.At(k) // predEventCol.At, inlined
+}
+
+// PredKindAt returns the kind of row k's predecessor.
+func (r *RemoteEdges) PredKindAt(k int) trace.Kind {
+	_, kind := r.kinds.At(k)
+	return kind
+}
+
+// PredTimeAt returns the final time of row k's predecessor, until
+// DropPredTimes.
+func (r *RemoteEdges) PredTimeAt(k int) int64 {
+	if r.noTimes || r.predTime.park != nil {
+		panic("graph: RemoteEdges.PredTimeAt after DropPredTimes or while parked")
+	}
+	return r.predTime.At(k)
+}
+
+// ParkPredTimes writes the predecessors' times to f and lets them go
+// from memory until UnparkPredTimes: the wait states, which do not read
+// them, run beside 4 bytes a row less (6.9 MB of their peak on the
+// 10 M-event pure-MPI trace). On an error they stay in memory. Rows are
+// not appended while they are parked.
+func (r *RemoteEdges) ParkPredTimes(f Spiller) error {
+	if r.noTimes {
+		return nil
+	}
+	return r.predTime.parkTo(f)
+}
+
+// UnparkPredTimes reads the parked predecessors' times back.
+func (r *RemoteEdges) UnparkPredTimes() error { return r.predTime.unpark() }
+
+// HasPredTimes reports whether the predecessors' times are kept.
+func (r *RemoteEdges) HasPredTimes() bool { return !r.noTimes }
+
+// DropPredTimes lets the predecessors' times go (the simulation copies
+// them into its lookup, and no later phase reads them): 4 bytes a row.
+// Rows appended afterwards keep none either.
+func (r *RemoteEdges) DropPredTimes() { r.predTime, r.noTimes = predTimeCol{}, true }
 
 // Len returns the number of rows.
-func (r *RemoteEdges) Len() int { return r.Thread.Len() }
+func (r *RemoteEdges) Len() int { return r.thread.Len() }
+
+// Reserve makes room for n more rows, which then append without copying
+// (the columns, made at their size, would grow by a quarter or more).
+func (r *RemoteEdges) Reserve(n int) {
+	if r.Time != nil {
+		r.Time = slices.Grow(r.Time, n)
+	}
+	r.thread.Reserve(n)
+	r.event.Reserve(n)
+	r.kinds.Reserve(n)
+	r.predProc.Reserve(n)
+	r.predThread.Reserve(n)
+	r.predEvent.Reserve(n)
+	if !r.noTimes {
+		r.predTime.Reserve(n)
+	}
+}
 
 // Append adds a row: a receive-like event (thread, event, kind) whose
 // predecessor is pred, of kind predKind, at predTime. Rows other phases
@@ -62,17 +139,54 @@ func (r *RemoteEdges) Len() int { return r.Thread.Len() }
 // receive-like event's own time is not kept (Time, once dropped, stays
 // so).
 func (r *RemoteEdges) Append(thread int32, event int64, kind trace.Kind, predProc, predThread int32, predEvent int64, predKind trace.Kind, predTime int64) {
+	if r.predTime.park != nil {
+		panic("graph: RemoteEdges.Append while the predecessors' times are parked")
+	}
 	if r.Time != nil {
 		r.Time = append(r.Time, 0)
 	}
-	r.Thread.Append(int64(thread))
-	r.Event.Append(event)
-	r.Kind = append(r.Kind, kind)
-	r.PredProc = append(r.PredProc, predProc)
-	r.PredThread.Append(int64(predThread))
-	r.PredEvent.Append(predEvent)
-	r.PredKind = append(r.PredKind, predKind)
-	r.PredTime = append(r.PredTime, predTime)
+	r.thread.Append(int64(thread))
+	r.event.Append(event)
+	r.kinds.Append(kind, predKind)
+	r.predProc.Append(int64(predProc) + 1)
+	r.predThread.Append(int64(predThread))
+	r.predEvent.Append(predEvent)
+	if !r.noTimes {
+		r.predTime.Append(predTime)
+	}
+}
+
+// AppendRows appends o's rows (with their predecessors' times while r
+// keeps them).
+func (r *RemoteEdges) AppendRows(o *RemoteEdges) {
+	if o.Len() == 0 {
+		return
+	}
+	r.Reserve(o.Len())
+	for k := range o.Len() {
+		var t int64
+		if !r.noTimes {
+			t = o.PredTimeAt(k)
+		}
+		kind, pk := o.kinds.At(k)
+		r.Append(o.ThreadAt(k), o.EventAt(k), kind, o.PredProcAt(k), o.PredThreadAt(k), o.PredEventAt(k), pk, t)
+	}
+}
+
+// setPred makes p row k's predecessor.
+func (r *RemoteEdges) setPred(k int, p *pred) {
+	r.kinds.setPred(k, p.kind)
+	r.predProc.Set(k, int64(p.proc)+1)
+	r.predThread.Set(k, int64(p.thread))
+	r.predEvent.Set(k, p.event)
+	r.predTime.Set(k, p.time)
+}
+
+// fit drops reserved room beyond the rows.
+func (r *RemoteEdges) fit() {
+	r.thread.Fit()
+	r.predProc.Fit()
+	r.predThread.Fit()
 }
 
 // pred is one predecessor candidate: an event's identity and time.
@@ -147,6 +261,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
 	perPeer := m.roundBytes(c.Size(), predRecSize)
 	coll := make([]pred, n-first)
+	matched := make([]int, len(m.Procs)) // rows given a predecessor
 	deliver := func(to int32, p *pred) {
 		if to >= first {
 			if q := &coll[to-first]; p.later(q) {
@@ -158,12 +273,12 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 			return // not an input; Build gives a send-like node none
 		}
 		i := m.ProcOf(to)
-		r, k := &out[i], row.row(i, to)
-		cur := pred{time: r.PredTime[k], proc: r.PredProc[k], thread: r.PredThreadAt(int(k)), event: r.PredEvent.At(int(k)), ok: r.PredProc[k] >= 0}
-		if p.later(&cur) {
-			r.PredProc[k], r.PredKind[k], r.PredTime[k] = p.proc, p.kind, p.time
-			r.PredThread.Set(int(k), int64(p.thread))
-			r.PredEvent.Set(int(k), p.event)
+		r, k := &out[i], int(row.row(i, to))
+		if proc := r.PredProcAt(k); proc < 0 {
+			r.setPred(k, p) // the first to arrive, a message's only one
+			matched[i]++
+		} else if cur := (pred{time: r.predTime.At(k), proc: proc, thread: r.PredThreadAt(k), event: r.predEvent.At(k), ok: true}); p.later(&cur) {
+			r.setPred(k, p)
 		}
 	}
 	nodePred := func(i, v int32) pred { // v of local process i
@@ -223,7 +338,9 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		return nil, err
 	}
 	for i := range out {
-		out[i].dropUnmatched()
+		if matched[i] < out[i].Len() {
+			out[i].dropUnmatched()
+		}
 	}
 	return out, nil
 }
@@ -320,8 +437,9 @@ func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit fun
 }
 
 // edgeRows makes each process's rows, one per receive-like node in node
-// order with its own columns filled and PredProc −1 (no predecessor yet),
-// and the rows of the event nodes.
+// order with its own columns filled and no predecessor yet (its time
+// column holding the row's own time, the base of its block), and the rows
+// of the event nodes.
 func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, *recvRows) {
 	out := make([]RemoteEdges, len(m.Procs))
 	row := &recvRows{first: make([]int32, len(m.Procs))}
@@ -331,31 +449,32 @@ func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]Re
 		row.first[i] = row.recv.Before(lo)
 		k := row.recv.Before(hi) - row.first[i]
 		r := &out[i]
-		r.Kind = make([]trace.Kind, 0, k)
 		if ownTimes {
 			r.Time = make([]int64, 0, k)
 		}
-		r.Thread.Reserve(int(k))
-		r.Event.Reserve(int(k))
+		r.Reserve(int(k))
 		for v := lo; v < hi; v++ {
 			if m.Role[v] == RoleRecv {
-				r.Thread.Append(int64(m.ThreadOf(v)))
-				r.Event.Append(m.EventOf(v))
-				r.Kind = append(r.Kind, m.Kind[v])
-				if ownTimes {
-					r.Time = append(r.Time, time(int32(i), v))
+				r.thread.Append(int64(m.ThreadOf(v)))
+				r.event.Append(m.EventOf(v))
+				r.kinds.Append(m.Kind[v], 0)
+				r.predProc.Append(0)
+				r.predThread.Append(0)
+				r.predEvent.appendUnset()
+				// A block's first row's own time is its base (the
+				// others' until their predecessors arrive: any).
+				if r.predTime.Len()%edgeBlock == 0 || ownTimes {
+					t := time(int32(i), v)
+					r.predTime.Append(t)
+					if ownTimes {
+						r.Time = append(r.Time, t)
+					}
+				} else {
+					r.predTime.appendPending()
 				}
 			}
 		}
-		r.PredProc = make([]int32, k)
-		r.PredKind, r.PredTime = make([]trace.Kind, k), make([]int64, k)
-		r.PredThread.Reserve(int(k))
-		r.PredEvent.Reserve(int(k))
-		for j := range r.PredProc {
-			r.PredProc[j] = -1
-			r.PredThread.Append(0)
-			r.PredEvent.Append(0)
-		}
+		r.fit()
 	}
 	return out, row
 }
@@ -364,24 +483,35 @@ func (m *Matching) edgeRows(time func(proc, v int32) int64, ownTimes bool) ([]Re
 // receives are rare (a truncated or inconsistent trace): the columns are
 // made anew only then.
 func (r *RemoteEdges) dropUnmatched() {
-	if !slices.ContainsFunc(r.PredProc, func(p int32) bool { return p < 0 }) {
+	n := 0
+	for j := range r.Len() {
+		if r.PredProcAt(j) >= 0 {
+			n++
+		}
+	}
+	if n == r.Len() {
 		return
 	}
 	var o RemoteEdges
-	for j := range r.PredProc {
-		if r.PredProc[j] < 0 {
+	if r.Time != nil {
+		o.Time = make([]int64, 0, n)
+	}
+	o.Reserve(n)
+	for j := range r.Len() {
+		if r.PredProcAt(j) < 0 {
 			continue
 		}
-		o.Kind = append(o.Kind, r.Kind[j])
 		if r.Time != nil {
 			o.Time = append(o.Time, r.Time[j])
 		}
-		o.Thread.Append(r.Thread.At(j))
-		o.Event.Append(r.Event.At(j))
-		o.PredProc, o.PredKind = append(o.PredProc, r.PredProc[j]), append(o.PredKind, r.PredKind[j])
-		o.PredThread.Append(r.PredThread.At(j))
-		o.PredTime = append(o.PredTime, r.PredTime[j])
-		o.PredEvent.Append(r.PredEvent.At(j))
+		o.thread.Append(r.thread.At(j))
+		o.event.Append(r.event.At(j))
+		kind, pk := r.kinds.At(j)
+		o.kinds.Append(kind, pk)
+		o.predProc.Append(r.predProc.At(j))
+		o.predThread.Append(r.predThread.At(j))
+		o.predEvent.Append(r.predEvent.At(j))
+		o.predTime.Append(r.predTime.At(j))
 	}
 	*r = o
 }

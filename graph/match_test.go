@@ -99,21 +99,21 @@ func checkEdges(t *testing.T, procs []*trace.Process, m *matched) (rows int) {
 	for pi, r := range m.edges {
 		for i := 0; i < r.Len(); i++ {
 			e := &evs[pi][r.ThreadAt(int(i))][r.EventAt(i)]
-			pe := &evs[r.PredProc[i]][r.PredThreadAt(int(i))][r.PredEventAt(i)]
-			if pe.Time != r.PredTime[i] || pe.Kind != r.PredKind[i] || e.Kind != r.Kind[i] {
+			pe := &evs[r.PredProcAt(i)][r.PredThreadAt(int(i))][r.PredEventAt(i)]
+			if pe.Time != r.PredTimeAt(i) || pe.Kind != r.PredKindAt(i) || e.Kind != r.KindAt(i) {
 				t.Fatalf("process %d row %d: row %+v disagrees with the events", pi, i, r)
 			}
 			if pe.Time > e.Time {
-				t.Fatalf("process %d: %s at %d has its predecessor %s of process %d at %d", pi, e.Kind, e.Time, pe.Kind, r.PredProc[i], pe.Time)
+				t.Fatalf("process %d: %s at %d has its predecessor %s of process %d at %d", pi, e.Kind, e.Time, pe.Kind, r.PredProcAt(i), pe.Time)
 			}
 			switch e.Kind {
 			case trace.MPIRecv:
-				if pe.Kind != trace.MPISend || int64(r.PredProc[i]) != e.Args[0] || pe.Args[0] != int64(pi) || pe.Args[1] != e.Args[1] {
-					t.Fatalf("process %d: recv %v matched send %v of process %d", pi, e, pe, r.PredProc[i])
+				if pe.Kind != trace.MPISend || int64(r.PredProcAt(i)) != e.Args[0] || pe.Args[0] != int64(pi) || pe.Args[1] != e.Args[1] {
+					t.Fatalf("process %d: recv %v matched send %v of process %d", pi, e, pe, r.PredProcAt(i))
 				}
 			case trace.RemoteDepIn:
-				if pe.Kind != trace.RemoteDepOut || int64(r.PredProc[i]) != e.Args[1] || pe.Args[0] != e.Args[2] || pe.Args[2] != e.Args[0] {
-					t.Fatalf("process %d: remote_dep_in %v matched %v of process %d", pi, e, pe, r.PredProc[i])
+				if pe.Kind != trace.RemoteDepOut || int64(r.PredProcAt(i)) != e.Args[1] || pe.Args[0] != e.Args[2] || pe.Args[2] != e.Args[0] {
+					t.Fatalf("process %d: remote_dep_in %v matched %v of process %d", pi, e, pe, r.PredProcAt(i))
 				}
 			case trace.CollEnd:
 				if pe.Kind != trace.CollBegin || pe.Args[0] != e.Args[0] {
@@ -277,7 +277,7 @@ func TestSelfMessage(t *testing.T) {
 		})
 	m := runMatch(t, []*trace.Process{p}, 1)
 	r := m.edges[0]
-	if m.stats.Messages != 1 || r.Len() != 1 || r.ThreadAt(int(0)) != 0 || r.PredProc[0] != 0 || r.PredThreadAt(int(0)) != 1 || r.PredTime[0] != 100 {
+	if m.stats.Messages != 1 || r.Len() != 1 || r.ThreadAt(int(0)) != 0 || r.PredProcAt(0) != 0 || r.PredThreadAt(int(0)) != 1 || r.PredTimeAt(0) != 100 {
 		t.Fatalf("%+v %+v", m.stats, r)
 	}
 }
@@ -621,8 +621,8 @@ func TestInterRootedCollective(t *testing.T) {
 		for r, want := range []int{0, 1, 0, 1} {
 			if got := m.edges[r].Len(); got != want {
 				t.Errorf("k=%d: rank %d has %d predecessors, want %d", k, r, got, want)
-			} else if got == 1 && m.edges[r].PredProc[0] != 0 {
-				t.Errorf("k=%d: rank %d follows rank %d, want the root 0", k, r, m.edges[r].PredProc[0])
+			} else if got == 1 && m.edges[r].PredProcAt(0) != 0 {
+				t.Errorf("k=%d: rank %d follows rank %d, want the root 0", k, r, m.edges[r].PredProcAt(0))
 			}
 		}
 		m = runMatch(t, bcast([4]int64{0, 0, -1, 2}), k)
@@ -749,8 +749,8 @@ func TestPropagateMaxTo(t *testing.T) {
 						if row >= e.Len() || e.ThreadAt(row) != m.ThreadOf(v) || e.EventAt(row) != m.EventOf(v) {
 							t.Fatalf("%s, %d ranks: node %d has no edge row", cfg.Exchange, k, v)
 						}
-						if x[0] != e.PredTime[row] {
-							t.Errorf("%s, %d ranks: node %d (%s): latest %d, its predecessor at %d", cfg.Exchange, k, v, m.Kind[v], x[0], e.PredTime[row])
+						if x[0] != e.PredTimeAt(row) {
+							t.Errorf("%s, %d ranks: node %d (%s): latest %d, its predecessor at %d", cfg.Exchange, k, v, m.Kind[v], x[0], e.PredTimeAt(row))
 						}
 						if m.Kind[v] == trace.CollEnd {
 							colls++

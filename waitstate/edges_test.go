@@ -39,16 +39,17 @@ func TestEdgeRows(t *testing.T) {
 		}
 		a := New(m)
 		check := func(what string, edges []graph.RemoteEdges, bisect bool) {
-			a.edge, a.rowNode = a.edgeRows(edges)
+			a.edges = edges
+			a.edge, a.rowSet = a.edgeRows(edges)
 			if (a.edge == nil) != bisect {
 				t.Fatalf("%s: rows per node kept: %v, want %v", what, a.edge != nil, !bisect)
 			}
-			nodes := a.rowNode
 			found := 0
 			for i := range edges {
 				e := &edges[i]
+				w := a.walkRows(i)
 				for k := range e.Len() {
-					v := nodes[i][k]
+					v := w.node(k)
 					if v < 0 || m.ThreadOf(v) != e.ThreadAt(int(k)) || m.EventOf(v) != e.EventAt(k) || a.rowOf(i, v) != int32(k) {
 						t.Fatalf("%s: process %d row %d (thread %d event %d): node %d", what, i, k, e.ThreadAt(int(k)), e.EventAt(k), v)
 					}
@@ -71,8 +72,7 @@ func TestEdgeRows(t *testing.T) {
 		for i, e := range edges {
 			var r graph.RemoteEdges
 			for k := e.Len() - 1; k >= 0; k-- {
-				r.Thread.Append(int64(e.ThreadAt(k)))
-				r.Event.Append(e.EventAt(k))
+				r.Append(e.ThreadAt(k), e.EventAt(k), e.KindAt(k), e.PredProcAt(k), e.PredThreadAt(k), e.PredEventAt(k), e.PredKindAt(k), e.PredTimeAt(k))
 			}
 			rev[i] = r
 		}

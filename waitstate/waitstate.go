@@ -308,9 +308,9 @@ type Analysis struct {
 	// edge, per node, its row there (−1: none), for the delay costs.
 	edges []graph.RemoteEdges
 	edge  []int32
-	// rowNode is, per process and row of edges, its node (−1: none);
-	// edge is nil when every process's rows are in node order.
-	rowNode [][]int32
+	// rowSet holds the nodes with a row when every process's rows are
+	// in node order (edge nil then).
+	rowSet bitrank.Set
 	// Per process, its nodes per thread in event order (threadNodes),
 	// made once during Analyze and dropped at its end.
 	byThread [][][]int32
@@ -336,8 +336,8 @@ type Analysis struct {
 	p2p     nodeRank
 	// The Late Receivers' edges by local process (the sender's) and the
 	// events they leave from (the receiver's), made by Analyze.
-	lrEdges   [][]LREdge
-	lrSources [][]sim.EventRef
+	lrEdges   []graph.RemoteEdges
+	lrSources []eventRefs
 }
 
 // eventRef packs an event's thread and index in one value (indices stay

@@ -154,9 +154,6 @@ func TestSyncPointFields(t *testing.T) {
 		!x.has(taskDone) || x.has(taskColl|taskMade|taskReady) {
 		t.Errorf("task fields: waiter %d, pattern %d, flags %04b", x.waiter(), x.pat(), x.wpf&0xf)
 	}
-	if n := unsafe.Sizeof(LREdge{}); n != 40 {
-		t.Errorf("a Late Receiver edge is %d bytes, want 40", n)
-	}
 	var p delayProc
 	cases := []struct{ ev, w, c, wantEv int64 }{
 		{0, 0, 0, 0},

@@ -1,0 +1,210 @@
+package graph
+
+import (
+	"io"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// edgeRow is one row of RemoteEdges, whole.
+type edgeRow struct {
+	th, pproc, pth int32
+	ev, pev, pt    int64
+	kind, pkind    trace.Kind
+}
+
+// randomRow returns a row whose values are mostly what a trace gives
+// (small threads and ranks, nearby events and times) and sometimes any
+// int64 or int32 at all.
+func randomRow(rng *rand.Rand, k int) edgeRow {
+	wild := func(near int64) int64 {
+		switch rng.IntN(40) {
+		case 0:
+			return math.MinInt64 + rng.Int64N(3)
+		case 1:
+			return math.MaxInt64 - rng.Int64N(3)
+		case 2:
+			return rng.Int64()
+		}
+		return near
+	}
+	small := func(n int) int32 {
+		switch rng.IntN(40) {
+		case 0:
+			return math.MaxInt32 - rng.Int32N(2)
+		case 1:
+			return math.MinInt32 + rng.Int32N(2)
+		}
+		return rng.Int32N(int32(n))
+	}
+	return edgeRow{
+		th: small(4), pproc: max(small(300), 0), pth: small(4),
+		ev: wild(int64(k) * 5), pev: wild(int64(k)*5 + rng.Int64N(2000) - 1000), pt: wild(int64(k)*1000 - rng.Int64N(1e6)),
+		kind: trace.Kind(rng.IntN(int(trace.NumKinds))), pkind: trace.Kind(rng.IntN(int(trace.NumKinds))),
+	}
+}
+
+func (r *RemoteEdges) row(k int) edgeRow {
+	return edgeRow{r.ThreadAt(k), r.PredProcAt(k), r.PredThreadAt(k), r.EventAt(k), r.PredEventAt(k), r.PredTimeAt(k), r.KindAt(k), r.PredKindAt(k)}
+}
+
+// TestRemoteEdgesExact: whatever a row holds (any int64 event or time,
+// any thread or rank, more kind pairs than a byte names) reads back
+// exactly, appended (a Late Receiver's rows) or made as the exchange
+// makes them (own time first, the predecessor set later, in any order).
+func TestRemoteEdgesExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 1))
+	const n = 5000
+	want := make([]edgeRow, n)
+	var a RemoteEdges
+	for k := range want {
+		want[k] = randomRow(rng, k)
+		w := &want[k]
+		a.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+	}
+	// The exchange's way: the rows first, each block's time base its
+	// first row's own time, then the predecessors in no order.
+	var b RemoteEdges
+	b.Reserve(n)
+	for k := range want {
+		w := &want[k]
+		b.thread.Append(int64(w.th))
+		b.event.Append(w.ev)
+		b.kinds.Append(w.kind, 0)
+		b.predProc.Append(0)
+		b.predThread.Append(0)
+		b.predEvent.appendUnset()
+		b.predTime.Append(int64(k) * 1000)
+	}
+	for k := range n {
+		if b.PredProcAt(k) != -1 {
+			t.Fatalf("row %d has predecessor %d before any is set", k, b.PredProcAt(k))
+		}
+	}
+	for _, k := range rng.Perm(n) {
+		w := &want[k]
+		b.setPred(k, &pred{time: w.pt, proc: w.pproc, thread: w.pth, event: w.pev, kind: w.pkind, ok: true})
+	}
+	for _, r := range []*RemoteEdges{&a, &b} {
+		if r.Len() != n {
+			t.Fatalf("%d rows, want %d", r.Len(), n)
+		}
+		for k := range want {
+			if got := r.row(k); got != want[k] {
+				t.Fatalf("row %d: %+v, want %+v", k, got, want[k])
+			}
+		}
+	}
+	// Rows appended to rows whose times went keep none; the others stay.
+	b.DropPredTimes()
+	b.AppendRows(&a)
+	if b.HasPredTimes() || b.Len() != 2*n {
+		t.Fatalf("after DropPredTimes and AppendRows: times %v, %d rows", b.HasPredTimes(), b.Len())
+	}
+	for k := range 2 * n {
+		w, g := want[k%n], b.row2(k)
+		w.pt = 0
+		if g != w {
+			t.Fatalf("row %d: %+v, want %+v", k, g, w)
+		}
+	}
+}
+
+// row2 is row without the predecessor's time.
+func (r *RemoteEdges) row2(k int) edgeRow {
+	return edgeRow{r.ThreadAt(k), r.PredProcAt(k), r.PredThreadAt(k), r.EventAt(k), r.PredEventAt(k), 0, r.KindAt(k), r.PredKindAt(k)}
+}
+
+// TestRemoteEdgesDropUnmatched: the rows without a predecessor go, the
+// others keep their values and order.
+func TestRemoteEdgesDropUnmatched(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 2))
+	const n = 1000
+	var r RemoteEdges
+	var kept []edgeRow
+	for k := range n {
+		w := randomRow(rng, k)
+		if k%7 == 3 {
+			w.pproc = -1
+		} else {
+			kept = append(kept, w)
+		}
+		r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+	}
+	r.dropUnmatched()
+	if r.Len() != len(kept) {
+		t.Fatalf("%d rows, want %d", r.Len(), len(kept))
+	}
+	for k := range kept {
+		if got := r.row(k); got != kept[k] {
+			t.Fatalf("row %d: %+v, want %+v", k, got, kept[k])
+		}
+	}
+}
+
+// memSpill is a Spiller in memory; failRead makes its reads fail.
+type memSpill struct {
+	b        []byte
+	failRead bool
+}
+
+func (m *memSpill) Append(p []byte) (int64, error) {
+	at := int64(len(m.b))
+	m.b = append(m.b, p...)
+	return at, nil
+}
+
+func (m *memSpill) ReadAt(p []byte, off int64) (int, error) {
+	if m.failRead || off+int64(len(p)) > int64(len(m.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, m.b[off:]), nil
+}
+
+// TestRemoteEdgesPark: the predecessors' times parked in a spill file
+// read back exactly (those kept aside too), the other columns meanwhile
+// unchanged; a failed read back is an error, not wrong times.
+func TestRemoteEdgesPark(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 3))
+	const n = 3000
+	var r RemoteEdges
+	want := make([]edgeRow, n)
+	for k := range want {
+		want[k] = randomRow(rng, k)
+		w := &want[k]
+		r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+	}
+	f := &memSpill{}
+	f.Append(make([]byte, 17)) // not at the file's start
+	if err := r.ParkPredTimes(f); err != nil {
+		t.Fatal(err)
+	}
+	if r.predTime.off != nil || len(f.b) < 17+4*n {
+		t.Fatalf("parked: %d offsets in memory, %d bytes in the file", len(r.predTime.off), len(f.b))
+	}
+	for k := range want {
+		w := want[k]
+		w.pt = 0
+		if got := r.row2(k); got != w {
+			t.Fatalf("row %d while parked: %+v, want %+v", k, got, w)
+		}
+	}
+	if err := r.UnparkPredTimes(); err != nil {
+		t.Fatal(err)
+	}
+	for k := range want {
+		if got := r.row(k); got != want[k] {
+			t.Fatalf("row %d: %+v, want %+v", k, got, want[k])
+		}
+	}
+	f.failRead = true
+	if err := r.ParkPredTimes(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.UnparkPredTimes(); err == nil {
+		t.Fatal("a failed read back gave no error")
+	}
+}
