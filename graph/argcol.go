@@ -118,9 +118,16 @@ func (a *ArgColumn) setFar(n int32, e Entry) {
 // widen turns page p to an Entry a node. Its nodes' table entries stay
 // until the table next grows.
 func (a *ArgColumn) widen(p int32) {
-	w := make([]Entry, len(a.near[p]))
-	for i := range w {
-		w[i] = a.At(p<<argPageBits + int32(i))
+	nr := a.near[p]
+	w := make([]Entry, len(nr))
+	n := p << argPageBits
+	for i, d := range nr {
+		if d != 0 {
+			w[i] = Entry(n - int32(d))
+		} else {
+			w[i] = a.far.get(n) // NoEntry when absent
+		}
+		n++
 	}
 	a.wide[p], a.near[p] = w, nil
 }
