@@ -3,6 +3,7 @@ package clocksync
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -246,14 +247,21 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		return nil, err
 	}
 	l.Timebases = make([]*trace.Timebase, len(m.Procs))
-	src, err := graph.PropagateMax(c, m, 1, func(n int32, v []int64) { v[0] = m.RecordedAt(n) })
+	// As countBefore: a bit a violating node, not the largest values.
+	late := make([]uint64, (m.Len()+63)/64)
+	err = graph.PropagateMaxTo(c, m, 1, func(n int32, v []int64) { v[0] = m.RecordedAt(n) }, func(to int32, v []int64) {
+		if m.RecordedAt(to)-o.MinLatencyNS < v[0] {
+			late[to>>6] |= 1 << (to & 63)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
-	for n := int32(0); n < m.Len(); n++ {
-		if m.Role[n] == graph.RoleRecv && m.RecordedAt(n)-o.MinLatencyNS < src.At(n)[0] {
-			l.Procs[m.ProcOf(n)].ViolationsBefore++
-			l.Procs[m.ProcOf(n)].ViolationsInterpolated++
+	for i := range late {
+		for w := late[i]; w != 0; w &= w - 1 {
+			p := &l.Procs[m.ProcOf(int32(i<<6+bits.TrailingZeros64(w)))]
+			p.ViolationsBefore++
+			p.ViolationsInterpolated++
 		}
 	}
 	return l, nil
@@ -373,27 +381,36 @@ func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
 }
 
 // countBefore counts violations on the recorded and on the interpolated
-// times, in one exchange over the explicit edges.
+// times, in one exchange over the explicit edges. A receive violates when
+// any of its predecessors' times lies after its own less lmin, so each
+// value is checked as it arrives and a violating node marked, a bit a
+// node for each clock: PropagateMax's largest values took 16 bytes a
+// receive (45 MB, the clock synchronization's peak, on the 10 M-event
+// spread's 2.86 M remote dependences).
 func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel) error {
-	src, err := graph.PropagateMax(c, m, 2, func(n int32, v []int64) {
+	n := m.Len()
+	before, interp := make([]uint64, (n+63)/64), make([]uint64, (n+63)/64)
+	err := graph.PropagateMaxTo(c, m, 2, func(n int32, v []int64) {
 		t := m.RecordedAt(n)
 		v[0], v[1] = t, mdls[m.ProcOf(n)].Apply(t)
+	}, func(to int32, v []int64) {
+		t := m.RecordedAt(to)
+		if t-lmin < v[0] {
+			before[to>>6] |= 1 << (to & 63)
+		}
+		if mdls[m.ProcOf(to)].Apply(t)-lmin < v[1] {
+			interp[to>>6] |= 1 << (to & 63)
+		}
 	})
 	if err != nil {
 		return err
 	}
-	for n := int32(0); n < m.Len(); n++ {
-		if m.Role[n] != graph.RoleRecv {
-			continue
+	for i := range before {
+		for w := before[i]; w != 0; w &= w - 1 {
+			l.Procs[m.ProcOf(int32(i<<6+bits.TrailingZeros64(w)))].ViolationsBefore++
 		}
-		t := m.RecordedAt(n)
-		s := &l.Procs[m.ProcOf(n)]
-		v := src.At(n)
-		if t-lmin < v[0] {
-			s.ViolationsBefore++
-		}
-		if mdls[m.ProcOf(n)].Apply(t)-lmin < v[1] {
-			s.ViolationsInterpolated++
+		for w := interp[i]; w != 0; w &= w - 1 {
+			l.Procs[m.ProcOf(int32(i<<6+bits.TrailingZeros64(w)))].ViolationsInterpolated++
 		}
 	}
 	return nil
