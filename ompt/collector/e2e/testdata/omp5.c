@@ -9,7 +9,7 @@
  *   mutex      16 tasks with depend(mutexinoutset) on one address, then one
  *              depend(in) reader: 17
  *   untiedyield 16 untied tasks that call taskyield: 16
- *   taskwaitdep 8 tasks of 1 ms, each waited for by a taskwait with a
+ *   taskwaitdep 8 tasks of 5 ms, each waited for by a taskwait with a
  *              depend clause on its output before the next is created: 8
  *              (OpenMP 5.0; LLVM libomp reports each taskwait as a task)
  *   targetnowait 8 target nowait regions (run on the host: no device),
@@ -133,7 +133,7 @@ int main(int argc, char **argv)
 #pragma omp single
 		for (int i = 0; i < 8; i++) {
 #pragma omp task depend(out : a[i % 4]) shared(a) firstprivate(i)
-			a[i % 4] += spin(1000);
+			a[i % 4] += spin(5000);
 #pragma omp taskwait depend(in : a[i % 4])
 			sink += a[i % 4];
 		}
