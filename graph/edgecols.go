@@ -3,11 +3,11 @@ package graph
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/internal/narrow"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -106,7 +106,7 @@ const timeEscape = math.MinInt32
 // parkedTimes is where a parked column's arrays are: nb bases, then n
 // offsets, little-endian, from at in f.
 type parkedTimes struct {
-	f     Spiller
+	f     packed.Spiller
 	at    int64
 	nb, n int
 }
@@ -162,17 +162,9 @@ func (c *predTimeCol) At(k int) int64 {
 	return c.wide[k]
 }
 
-// Spiller is a file that parked columns are written to: append-only,
-// read back at offsets (internal/spill's File).
-type Spiller interface {
-	io.ReaderAt
-	// Append writes p at the end and returns where it begins.
-	Append(p []byte) (int64, error)
-}
-
 // parkTo writes the bases and offsets to f and lets them go; on an error
 // they stay.
-func (c *predTimeCol) parkTo(f Spiller) error {
+func (c *predTimeCol) parkTo(f packed.Spiller) error {
 	if c.park != nil || len(c.off) == 0 {
 		return nil
 	}

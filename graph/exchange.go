@@ -9,6 +9,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -95,7 +96,7 @@ func (r *RemoteEdges) PredTimeAt(k int) int64 {
 // them, run beside 4 bytes a row less (6.9 MB of their peak on the
 // 10 M-event pure-MPI trace). On an error they stay in memory. Rows are
 // not appended while they are parked.
-func (r *RemoteEdges) ParkPredTimes(f Spiller) error {
+func (r *RemoteEdges) ParkPredTimes(f packed.Spiller) error {
 	if r.noTimes {
 		return nil
 	}
@@ -164,12 +165,21 @@ func (r *RemoteEdges) AppendRows(o *RemoteEdges) {
 	}
 	r.Reserve(o.Len())
 	for k := range o.Len() {
-		var t int64
-		if !r.noTimes {
-			t = o.PredTimeAt(k)
-		}
-		kind, pk := o.kinds.At(k)
-		r.Append(o.ThreadAt(k), o.EventAt(k), kind, o.PredProcAt(k), o.PredThreadAt(k), o.PredEventAt(k), pk, t)
+		r.appendRow(o, k)
+	}
+}
+
+// appendRow appends o's row k (its predecessor's time while r keeps
+// them; its own time, when both keep them).
+func (r *RemoteEdges) appendRow(o *RemoteEdges, k int) {
+	var t int64
+	if !r.noTimes {
+		t = o.PredTimeAt(k)
+	}
+	kind, pk := o.kinds.At(k)
+	r.Append(o.ThreadAt(k), o.EventAt(k), kind, o.PredProcAt(k), o.PredThreadAt(k), o.PredEventAt(k), pk, t)
+	if r.Time != nil && o.Time != nil {
+		r.Time[len(r.Time)-1] = o.Time[k]
 	}
 }
 
@@ -498,20 +508,9 @@ func (r *RemoteEdges) dropUnmatched() {
 	}
 	o.Reserve(n)
 	for j := range r.Len() {
-		if r.PredProcAt(j) < 0 {
-			continue
+		if r.PredProcAt(j) >= 0 {
+			o.appendRow(r, j)
 		}
-		if r.Time != nil {
-			o.Time = append(o.Time, r.Time[j])
-		}
-		o.thread.Append(r.thread.At(j))
-		o.event.Append(r.event.At(j))
-		kind, pk := r.kinds.At(j)
-		o.kinds.Append(kind, pk)
-		o.predProc.Append(r.predProc.At(j))
-		o.predThread.Append(r.predThread.At(j))
-		o.predEvent.Append(r.predEvent.At(j))
-		o.predTime.Append(r.predTime.At(j))
 	}
 	*r = o
 }
