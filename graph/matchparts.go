@@ -280,12 +280,18 @@ func (j *joinRecs) send(k *chanKey, node int32) {
 // wire returns the streams to the other ranks, releasing them.
 func (j *joinRecs) wire() [][]byte {
 	bufs := make([][]byte, j.k)
-	for d, o := range j.out {
-		if o != nil {
-			bufs[d], j.out[d] = o.wireOut(), nil
+	wireEach(bufs, j.out)
+	return bufs
+}
+
+// wireEach puts each destination's records in one buffer of bufs (none
+// for a nil one), releasing them.
+func wireEach(bufs [][]byte, out []*recParts) {
+	for d, p := range out {
+		if p != nil {
+			bufs[d], out[d] = p.wireOut(), nil
 		}
 	}
-	return bufs
 }
 
 // arrive adds the sends that arrived from rank q to this rank's
@@ -413,11 +419,7 @@ func (o *collOut) coll(c *collRec) {
 // the chunks.
 func (o *collOut) wire() [][]byte {
 	bufs := make([][]byte, len(o.out))
-	for d, p := range o.out {
-		if p != nil {
-			bufs[d], o.out[d] = p.wireOut(), nil
-		}
-	}
+	wireEach(bufs, o.out)
 	return bufs
 }
 
