@@ -257,13 +257,11 @@ func Census(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range late {
-		for w := late[i]; w != 0; w &= w - 1 {
-			p := &l.Procs[m.ProcOf(int32(i<<6+bits.TrailingZeros64(w)))]
-			p.ViolationsBefore++
-			p.ViolationsInterpolated++
-		}
-	}
+	eachSet(late, func(n int32) {
+		p := &l.Procs[m.ProcOf(n)]
+		p.ViolationsBefore++
+		p.ViolationsInterpolated++
+	})
 	return l, nil
 }
 
@@ -405,13 +403,16 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []O
 	if err != nil {
 		return err
 	}
-	for i := range before {
-		for w := before[i]; w != 0; w &= w - 1 {
-			l.Procs[m.ProcOf(int32(i<<6+bits.TrailingZeros64(w)))].ViolationsBefore++
-		}
-		for w := interp[i]; w != 0; w &= w - 1 {
-			l.Procs[m.ProcOf(int32(i<<6+bits.TrailingZeros64(w)))].ViolationsInterpolated++
+	eachSet(before, func(n int32) { l.Procs[m.ProcOf(n)].ViolationsBefore++ })
+	eachSet(interp, func(n int32) { l.Procs[m.ProcOf(n)].ViolationsInterpolated++ })
+	return nil
+}
+
+// eachSet calls f with each node whose bit is set, in order.
+func eachSet(set []uint64, f func(n int32)) {
+	for i, w := range set {
+		for ; w != 0; w &= w - 1 {
+			f(int32(i<<6 + bits.TrailingZeros64(w)))
 		}
 	}
-	return nil
 }
