@@ -55,15 +55,6 @@ func newArgColumn(n int32, c *ArgColumn) *ArgColumn {
 // Len returns the number of nodes.
 func (a *ArgColumn) Len() int { return int(a.n) }
 
-// room returns the nodes the column's pages hold without new ones.
-func (a *ArgColumn) room() int {
-	r := 0
-	for _, p := range a.near {
-		r += cap(p)
-	}
-	return r
-}
-
 // At returns node n's entry.
 func (a *ArgColumn) At(n int32) Entry {
 	if nr := a.near[n>>argPageBits]; nr != nil {
@@ -133,15 +124,6 @@ func (a *ArgColumn) widen(p int32) {
 }
 
 func (a *ArgColumn) isWide(n int32) bool { return a.near[n>>argPageBits] == nil }
-
-// Entries returns the column as a slice, for tests and tools.
-func (a *ArgColumn) Entries() []Entry {
-	out := make([]Entry, a.Len())
-	for n := range out {
-		out[n] = a.At(int32(n))
-	}
-	return out
-}
 
 // argTable maps nodes to entries by open addressing: 8 bytes a slot,
 // at most 3/4 full, where a map held about 40 an entry.

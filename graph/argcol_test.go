@@ -80,7 +80,7 @@ func TestArgColumn(t *testing.T) {
 		if wide == 0 || wide == len(c.near) {
 			t.Errorf("round %d: %d of %d pages wide, want some and not all", round, wide, len(c.near))
 		}
-		if got := c.Entries(); len(got) != n || got[n-1] != want[n-1] {
+		if got := c.entries(); len(got) != n || got[n-1] != want[n-1] {
 			t.Fatalf("round %d: Entries gives %d values", round, len(got))
 		}
 	}
@@ -92,4 +92,22 @@ func TestArgColumn(t *testing.T) {
 			t.Errorf("distance %d: got %d, want %d", d, got, 200-d)
 		}
 	}
+}
+
+// entries returns the column as a slice.
+func (a *ArgColumn) entries() []Entry {
+	out := make([]Entry, a.Len())
+	for n := range out {
+		out[n] = a.At(int32(n))
+	}
+	return out
+}
+
+// room returns the nodes the column's pages hold without new ones.
+func (a *ArgColumn) room() int {
+	r := 0
+	for _, p := range a.near {
+		r += cap(p)
+	}
+	return r
 }

@@ -230,8 +230,8 @@ func TestKeysFollowNodes(t *testing.T) {
 					return err
 				}
 			}
-			if !slices.Equal(lps[0].Arg.Entries(), lps[1].Arg.Entries()) || lps[0].End != lps[1].End || lps[0].Span != lps[1].Span {
-				t.Errorf("it %d rank %d: by id %v, end %v; by key %v, end %v", it, c.Rank(), lps[1].Arg.Entries(), lps[1].End, lps[0].Arg.Entries(), lps[0].End)
+			if !slices.Equal(lps[0].Arg.entries(), lps[1].Arg.entries()) || lps[0].End != lps[1].End || lps[0].Span != lps[1].Span {
+				t.Errorf("it %d rank %d: by id %v, end %v; by key %v, end %v", it, c.Rank(), lps[1].Arg.entries(), lps[1].End, lps[0].Arg.entries(), lps[0].End)
 			}
 			return nil
 		})
@@ -381,7 +381,7 @@ func TestRecycler(t *testing.T) {
 				for n := range dag.Len() {
 					ef = append(ef, lp.EFAt(n))
 				}
-				arg = lp.Arg.Entries()
+				arg = lp.Arg.entries()
 				p, err := WalkPath(c, dag, lp)
 				if err != nil {
 					return
