@@ -564,6 +564,8 @@ type delayProc struct {
 	groupAt []int32
 	groups  []group
 	hint    int
+	// taskHint is where taskOf found the last task.
+	taskHint int
 }
 
 type callComm struct{ call, comm int32 }
@@ -1622,12 +1624,60 @@ func (d *delays) sortTasks() {
 	}
 }
 
-// taskOf returns the index of the task of the wait (waiter, wsync).
+// taskOf returns the index of the task of the wait (waiter, wsync). A
+// waiter's records reach its cause in the order of its points (the
+// rounds) or about the reverse (the replay's deliveries), so the search
+// gallops from the last task found, then bisects: a bisection over all of
+// a process's tasks (1.9 M on the 64-process pure-MPI trace, most of them
+// the waits at collectives the process came late to) missed the cache at
+// every step.
 func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
-	k, ok := slices.BinarySearchFunc(p.tasks, waitKey(waiter, wsync), func(t task, key uint64) int {
-		return cmp.Compare(waitKey(t.waiter(), t.wsync), key)
-	})
-	return int32(k), ok
+	key := waitKey(waiter, wsync)
+	ts := p.tasks
+	keyAt := func(j int) uint64 { return waitKey(ts[j].waiter(), ts[j].wsync) }
+	// The first task of key or after is in [lo, hi].
+	lo, hi := 0, len(ts)
+	if h := p.taskHint; h < len(ts) {
+		if keyAt(h) < key {
+			lo = h + 1
+			for step := 1; ; step <<= 1 {
+				j := h + step
+				if j >= len(ts) {
+					break
+				}
+				if keyAt(j) >= key {
+					hi = j
+					break
+				}
+				lo = j + 1
+			}
+		} else {
+			hi = h
+			for step := 1; ; step <<= 1 {
+				j := h - step
+				if j < 0 {
+					break
+				}
+				if keyAt(j) < key {
+					lo = j + 1
+					break
+				}
+				hi = j
+			}
+		}
+	}
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if keyAt(m) < key {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if lo < len(ts) {
+		p.taskHint = lo
+	}
+	return int32(lo), lo < len(ts) && keyAt(lo) == key
 }
 
 // tasks completes the task of every wait record of a round: its delay
