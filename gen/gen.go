@@ -98,7 +98,7 @@ func ThreadsFor(workload string, n int) int {
 }
 
 // Workloads lists the workload names Generate accepts.
-var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied", "mpi"}
+var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied", "mpi", "tree"}
 
 // Defaults returns cfg with every unset parameter at its workload default.
 func Defaults(cfg Config) Config {
@@ -142,6 +142,10 @@ func Defaults(cfg Config) Config {
 		set64(&cfg.TaskNS, 50_000)
 	case "untied":
 		set(&cfg.Steps, 50)
+		set64(&cfg.TaskNS, 50_000)
+	case "tree":
+		set(&cfg.Radix, 2)
+		set(&cfg.Steps, 8)
 		set64(&cfg.TaskNS, 50_000)
 	case "mpi":
 		set(&cfg.Iterations, 2*mpiProtocols)
@@ -190,6 +194,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("--threads %d: the mpi workload is a pure MPI program, one thread per process", c.Threads)
 	case c.Lean && !isPattern(c.Workload):
 		return fmt.Errorf("--lean applies to the task patterns (stencil, nearest, spread), not %s", c.Workload)
+	case c.Workload == "tree" && (c.Radix < 1 || c.Steps < 1):
+		return fmt.Errorf("tree: --radix %d and --steps %d: need at least 1 child a node and 1 level", c.Radix, c.Steps)
 	case c.Outliers < 0:
 		return fmt.Errorf("--outliers must be non-negative")
 	case c.Outliers > 0 && !isPattern(c.Workload):
@@ -233,6 +239,8 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		w = newUntied(&cfg)
 	case "mpi":
 		w = newPureMPI(&cfg)
+	case "tree":
+		w = newTree(&cfg)
 	default:
 		return nil, fmt.Errorf("unknown workload %q (have %v)", cfg.Workload, Workloads)
 	}

@@ -4,13 +4,14 @@
 # others are the shapes issue 44 adds ("for every shape of trace"): a pure
 # MPI program of 64 processes, tasks chained through every rank, spread
 # and fork-join task graphs, POT's imbalance, an allreduce halo, a chain of
-# untied tasks, and two one-process task-heavy traces (the recorded Task
-# Bench and BOTS shape: about 4 events a task).
+# untied tasks, two one-process task-heavy traces (the recorded Task
+# Bench shape: about 4 events a task) and a one-process tree of tasks
+# that create tasks and wait for them (the BOTS fib and health shape).
 #
 #   WORKLOADS="stencil mpi" scripts/bench-analyze.sh   # a choice
 #   WORKLOADS=all scripts/bench-analyze.sh             # every shape
 
-all_workloads="stencil halo nearest mpi pipeline spread forkjoin imbalance allreduce untied lean spreadlean"
+all_workloads="stencil halo nearest mpi pipeline spread forkjoin imbalance allreduce untied lean spreadlean tree"
 
 # workloads prints the list WORKLOADS asks for (default: the issue #12 set).
 workloads() {
@@ -33,6 +34,7 @@ gen_workload() {
 	untied) "$p" gen untied --ranks 1 --threads 4 "${common[@]}" ;;
 	lean) "$p" gen stencil --lean --ranks 1 --threads 4 "${common[@]}" ;;
 	spreadlean) "$p" gen spread --lean --ranks 1 --threads 4 "${common[@]}" ;;
+	tree) "$p" gen tree --ranks 1 --threads 4 "${common[@]}" ;;
 	*)
 		echo "unknown workload $w (known: $all_workloads)" >&2
 		return 2

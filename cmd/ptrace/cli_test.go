@@ -100,6 +100,26 @@ func TestGenValidateAnalyze(t *testing.T) {
 	}
 }
 
+// The tree workload's schedules (work-first, the tied-task constraint)
+// leave threads idle in taskwaits while tasks they may not run are ready:
+// POT's overhead and the OpenMP wait states by reason are the schedule's,
+// whatever the radix, depth, team size and jitter.
+func TestTreeExpected(t *testing.T) {
+	for _, args := range [][]string{
+		{"--ranks", "3", "--threads", "8", "--steps", "7", "--jitter", "0.5", "--seed", "4"},
+		{"--ranks", "1", "--threads", "3", "--radix", "3", "--steps", "5", "--jitter", "0.3"},
+		{"--ranks", "2", "--threads", "5", "--radix", "5", "--steps", "4", "--jitter", "0.7", "--seed", "9"},
+		{"--ranks", "2", "--threads", "2", "--radix", "1", "--steps", "6"},
+	} {
+		dir := genTrace(t, append([]string{"tree"}, args...)...)
+		r := run(t, ptraceBin(), "analyze", "--ranks", "1", "--json", "-", dir)
+		if r.code != 0 {
+			t.Fatalf("tree %v: analyze exit %d: %s", args, r.code, r.stderr)
+		}
+		checkExpected(t, r.stdout, filepath.Join(dir, "expected.json"), fmt.Sprintf("tree %v: ", args))
+	}
+}
+
 // The JSON report is the same byte for byte whatever the number of
 // in-process analysis ranks. With fewer ranks than processes a rank
 // simulates several processes with the tables the previous one left

@@ -42,6 +42,11 @@ Workloads:
              MPI_Wait, or a late MPI_Irecv + MPI_Isend + MPI_Wait (Late Sender
              and Late Receiver in turn), then an imbalanced MPI_Allreduce; an
              imbalanced MPI_Barrier at the end (--compute, --rank-imbalance)
+  tree       tasks that create tasks and wait for them (BOTS fib, health): a
+             complete tree of --radix children a node (default 2) and --steps
+             levels (default 8) under each process's master; a node computes
+             --task/10, creates its children and waits in a taskwait, a leaf
+             computes --task; run work-first under the tied-task constraint
 
 Points of the task patterns are split over ranks; dependences between ranks
 are remote task dependences with --latency.`,
@@ -101,11 +106,11 @@ are remote task dependences with --latency.`,
 	f.DurationVar(&grain, "grain", 0, "imbalance: g, the task grain (default 100µs)")
 	f.IntVar(&cfg.Iterations, "iterations", 0, "imbalance, halo: iterations (default 100, 50)")
 	f.IntVar(&cfg.Width, "width", 0, "task patterns: points per step (default 4·ranks·threads)")
-	f.IntVar(&cfg.Steps, "steps", 0, "task patterns, untied: steps (chain length for untied; default 50)")
-	f.IntVar(&cfg.Radix, "radix", 0, "nearest, spread: dependences per task (default 3)")
+	f.IntVar(&cfg.Steps, "steps", 0, "task patterns, untied, tree: steps (chain length for untied, default 50; levels of the tree, default 8)")
+	f.IntVar(&cfg.Radix, "radix", 0, "nearest, spread: dependences per task (default 3); tree: children per node (default 2)")
 	f.IntVar(&cfg.Period, "period", 0, "nearest, spread: the random pattern repeats every PERIOD steps (default 3)")
 	f.Float64Var(&cfg.Fraction, "fraction", 0, "nearest, spread: share of dependences kept (default 1)")
-	f.DurationVar(&task, "task", 0, "task patterns, untied: task duration (default 50µs)")
+	f.DurationVar(&task, "task", 0, "task patterns, untied, tree: task duration (a tree's leaves; default 50µs)")
 	f.Float64Var(&cfg.Jitter, "jitter", 0, "relative jitter of durations, in [0,1)")
 	f.StringVar(&cfg.Exchange, "exchange", "", "halo: halo or allreduce (default halo)")
 	f.BoolVar(&cfg.Taskgroup, "taskgroup", false, "forkjoin: join each step's tasks at the end of a taskgroup instead of a taskwait")
