@@ -91,6 +91,14 @@ func (r *run) anomalies() error {
 		for i, pg := range cps {
 			buf = tasks[i].eachRecords(pg, buf, candidate, func(recs []anomaly.Task) {
 				f, c := models.Test(recs)
+				// Only the highest scores are listed: each chunk's best
+				// kept whole grew with the tasks when most are anomalous
+				// (half a tree's tasks, 11 MB at the critical path's
+				// peak on a million tasks). The order is total, so the
+				// best of the best of each chunk are the best of all.
+				if len(r.anom.found)+len(f) > 2*models.Opts.MaxListed {
+					r.anom.found = models.Top(r.anom.found)
+				}
 				r.anom.found = append(r.anom.found, f...)
 				for k, v := range c {
 					r.anom.n[k] += v
