@@ -7,9 +7,11 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/report"
 )
 
 func fromTrace(t *testing.T, dir string) []Task {
@@ -376,5 +378,32 @@ func TestInSample(t *testing.T) {
 	}
 	if kept["c1"] != 40 || kept["c0"] < 50 || kept["c0"] > 200 || kept["c0 again"] != kept["c0"] || kept["c1 again"] != 40 {
 		t.Errorf("sampled %v: all 40 of c1 and about 100 of c0, the same asked backwards", kept)
+	}
+}
+
+// Keeping only the best of the anomalies found so far, chunk after chunk
+// (as the driver does to bound the list), lists the best of all: the order
+// is total, ties included.
+func TestTopOfTopsIsTopOfAll(t *testing.T) {
+	ms := &Models{Opts: Options{MaxListed: 50}}
+	rng := rand.New(rand.NewSource(3))
+	var all, kept []report.Anomaly
+	for range 40 {
+		chunk := make([]report.Anomaly, rng.Intn(90))
+		for i := range chunk {
+			// Few distinct scores and starts: ties are the rule.
+			chunk[i] = report.Anomaly{Rank: rng.Intn(3), Thread: rng.Intn(2), Task: rng.Int63n(1000),
+				StartNS: rng.Int63n(20), Score: float64(rng.Intn(8))}
+		}
+		all = append(all, chunk...)
+		top := ms.Top(slices.Clone(chunk))
+		if len(kept)+len(top) > 2*ms.Opts.MaxListed {
+			kept = ms.Top(kept)
+		}
+		kept = append(kept, top...)
+	}
+	got, want := ms.Top(kept), ms.Top(all)
+	if !slices.Equal(got, want) {
+		t.Fatalf("the best of the chunks' best differ from the best of all:\n got %v\nwant %v", got, want)
 	}
 }
