@@ -636,6 +636,7 @@ type delays struct {
 	queue    []ready  // the replay's tasks to do
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
+	runs     []int      // sortSyncs's
 	colls    []callComm // addSyncs's collective calls, before makeCollComms
 	tBase    int64      // the notifications' times are from it (noteMax)
 	enc      []byte     // addSyncs's encoded points
@@ -1034,7 +1035,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				p.setCompl(j, max(p.complOf(s), max(0, exit-max(min(exit, t), lb))))
 			}
 		}
-		d.sortSyncs(p.syncs, own)
+		d.sortSyncs(p.syncs) // stably: the own first among equals
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
@@ -1056,42 +1057,59 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			}
 		}
 	}
-	d.scratch = nil
+	d.scratch, d.runs = nil, nil
 	return nil
 }
 
 // sortSyncs sorts a process's points by thread, call and event, stably:
-// the first own are its own (made in node order, nearly sorted), the
-// rest the partners' notifications; each part is sorted alone and the two
-// merged, the own first among equals (a stable sort of the whole took 0.2
-// s of the 64-process pure-MPI trace's 1.5 s of delay costs).
-func (d *delays) sortSyncs(ss []syncPt, own int) {
-	order := func(x, y syncPt) int {
+// its own come first (made in node order, but for its Late
+// Receivers' and MPI_Init's), the rest the partners' notifications (in
+// their senders' order), so the points are a few sorted runs, merged
+// pairwise: 0.05 s on the 64-process pure-MPI trace, where a stable sort
+// of each part (insertion sorts and in-place merges) took 0.14 s.
+func (d *delays) sortSyncs(ss []syncPt) {
+	order := func(x, y *syncPt) int {
 		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.event(), y.event()))
 	}
-	a, b := ss[:own], ss[own:]
-	if !slices.IsSortedFunc(a, order) {
-		slices.SortStableFunc(a, order)
-	}
-	if !slices.IsSortedFunc(b, order) {
-		slices.SortStableFunc(b, order)
-	}
-	if len(a) == 0 || len(b) == 0 || order(a[len(a)-1], b[0]) <= 0 {
-		return
-	}
-	// From the end: b is copied aside, a's points move up into place.
-	nb := append(d.scratch[:0], b...)
-	ia, ib := len(a)-1, len(nb)-1
-	for k := len(ss) - 1; ib >= 0; k-- {
-		if ia >= 0 && order(a[ia], nb[ib]) > 0 {
-			ss[k] = a[ia]
-			ia--
-		} else {
-			ss[k] = nb[ib]
-			ib--
+	runs := d.runs[:0]
+	runs = append(runs, 0)
+	for k := 1; k < len(ss); k++ {
+		if order(&ss[k-1], &ss[k]) > 0 {
+			runs = append(runs, k)
 		}
 	}
-	d.scratch = nb[:0]
+	runs = append(runs, len(ss))
+	buf := d.scratch[:0]
+	// Runs r and r+1 merged into one, for every even r, until one is left.
+	for len(runs) > 2 {
+		m, n := len(runs)-1, 0
+		for r := 0; r < m; r += 2 {
+			lo := runs[r]
+			if r+1 < m {
+				mid, hi := runs[r+1], runs[r+2]
+				// The left run aside, merged with the right into place;
+				// the left first among equals.
+				buf = append(buf[:0], ss[lo:mid]...)
+				i, j, k := 0, mid, lo
+				for i < len(buf) && j < hi {
+					if order(&ss[j], &buf[i]) < 0 {
+						ss[k] = ss[j]
+						j++
+					} else {
+						ss[k] = buf[i]
+						i++
+					}
+					k++
+				}
+				copy(ss[k:], buf[i:])
+			}
+			runs[n] = lo
+			n++
+		}
+		runs[n] = len(ss)
+		runs = runs[:n+1]
+	}
+	d.runs, d.scratch = runs[:0], buf[:0]
 }
 
 // withAt reports whether synchronization point j (sorted) of process i
