@@ -112,9 +112,11 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 		p.cpD = make([]uint32, 0, room)
 		p.cpRef.Reserve(room)
 	}
+	d.cmaps, d.hints = make([]causeMap, 1<<causeMapBits), make([]taskHint, 1<<taskHintBits)
 	if err := d.rounds(d.records, d.tasks); err != nil {
 		return nil, err
 	}
+	d.cmaps, d.hints, d.rec = nil, nil, recCursor{}
 	// The time maps are made: the replay reads of the calls only their
 	// call sites and codes (17 MB of enter times and durations of the
 	// 2.78 M calls of the 64-process pure-MPI trace, under the replay's
@@ -643,6 +645,9 @@ type delays struct {
 	outgoing [][]byte
 	lerr     error
 	rowHits  [1 << rowHitBits]rowHit
+	rec      recCursor  // the records'
+	cmaps    []causeMap // the tasks' time maps of their causes, while made
+	hints    []taskHint // taskOf's hints by cause and waiter, while the tasks are made
 	// localOf's last: world rank and local process + 1 (0: none).
 	lastProc, lastLocal int
 }
@@ -1417,6 +1422,84 @@ func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i int, j
 	return false
 }
 
+// nextCharged returns process i's first point from j on that is charged
+// to a cause, the number of points for none.
+func (p *delayProc) nextCharged(j int32) int32 {
+	n := int32(p.pts.len())
+	for j < n {
+		w := p.charged[j/64] >> (j % 64)
+		if w != 0 {
+			return min(n, j+int32(bits.TrailingZeros64(w)))
+		}
+		j = (j/64 + 1) * 64
+	}
+	return n
+}
+
+// recCursor is where the records are: each process's next charged point
+// and its call's enter time (math.MaxInt64: none left), and the width
+// of the windows of time they are made in.
+type recCursor struct {
+	at   []int32
+	t    []int64
+	span int64
+}
+
+// eachChargedByTime calls fn as eachCharged does, with the waits of all
+// the processes in windows of time (each process's in order): the waits
+// at a collective, of every member but its cause, then reach the cause
+// together, which makes its time map of their interval once (causeMaps).
+func (d *delays) eachChargedByTime(fn func(i int, j int32) int) (more bool) {
+	rc := &d.rec
+	timeOf := func(i int, j int32) int64 {
+		p := &d.procs[i]
+		if int(j) >= p.pts.len() {
+			return math.MaxInt64
+		}
+		return d.a.procs[i].enterAt(p.pts.callAt(j))
+	}
+	if rc.at == nil {
+		rc.at, rc.t, rc.span = make([]int32, len(d.procs)), make([]int64, len(d.procs)), 1
+		for i := range d.procs {
+			rc.at[i] = d.procs[i].nextCharged(0)
+			rc.t[i] = timeOf(i, rc.at[i])
+		}
+	}
+	size := 0
+	for {
+		lo := int64(math.MaxInt64)
+		for _, t := range rc.t {
+			lo = min(lo, t)
+		}
+		if lo == math.MaxInt64 {
+			return false
+		}
+		hi := lo + rc.span
+		if hi < lo {
+			hi = math.MaxInt64 - 1
+		}
+		n := 0
+		for i := range d.procs {
+			for rc.t[i] <= hi {
+				if size >= recRound {
+					return true
+				}
+				size += fn(i, rc.at[i])
+				n++
+				rc.at[i] = d.procs[i].nextCharged(rc.at[i] + 1)
+				rc.t[i] = timeOf(i, rc.at[i])
+			}
+		}
+		// About 4 to 32 waits a process a window.
+		switch {
+		case n < 4*len(d.procs) && rc.span < math.MaxInt64/2:
+			rc.span *= 2
+		case n > 32*len(d.procs) && rc.span > 1:
+			rc.span /= 2
+		}
+	}
+}
+
 // heads makes the next round of wait heads of this rank's processes
 // (from cursor on, about recRound bytes): every wait charged to a cause,
 // naming the node of the cause's it waited for, for the rank of its
@@ -1467,13 +1550,14 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 }
 
 // records makes the next round of wait records of this rank's processes
-// (from cursor on, about recRound bytes): every wait charged to a cause
-// with the waiter's time map of its interval, for the rank of its cause.
-// more reports whether waits are left for another round.
-func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
+// (from d.rec on, about recRound bytes; cursor is not used): every wait
+// charged to a cause with the waiter's time map of its interval, for the
+// rank of its cause. more reports whether waits are left for another
+// round.
+func (d *delays) records(_ *[2]int) (bufs [][]byte, more bool) {
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
-	more = d.eachCharged(cursor, func(int) {}, func(i int, j int32) int {
+	more = d.eachChargedByTime(func(i int, j int32) int {
 		p := &d.procs[i]
 		cause := p.pts.causeAt(j)
 		prev, _ := d.prevSync(i, j, cause)
@@ -1693,13 +1777,13 @@ func (d *delays) sortTasks() {
 // a process's tasks (1.9 M on the 64-process pure-MPI trace, most of them
 // the waits at collectives the process came late to) missed the cache at
 // every step.
-func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
+func (p *delayProc) taskOf(waiter, wsync int32, hint *int) (int32, bool) {
 	key := waitKey(waiter, wsync)
 	ts := p.tasks
 	keyAt := func(j int) uint64 { return waitKey(ts[j].waiter(), ts[j].wsync) }
 	// The first task of key or after is in [lo, hi].
 	lo, hi := 0, len(ts)
-	if h := p.taskHint; h < len(ts) {
+	if h := *hint; h < len(ts) {
 		if keyAt(h) < key {
 			lo = h + 1
 			for step := 1; ; step <<= 1 {
@@ -1737,7 +1821,7 @@ func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
 		}
 	}
 	if lo < len(ts) {
-		p.taskHint = lo
+		*hint = lo
 	}
 	return int32(lo), lo < len(ts) && keyAt(lo) == key
 }
@@ -1764,7 +1848,8 @@ func (d *delays) tasks(recv [][]byte) error {
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
-			j, ok := d.procs[i].taskOf(waiter, wsync)
+			h := d.taskHintOf(i, waiter)
+			j, ok := d.procs[i].taskOf(waiter, wsync, &h.at)
 			if !ok || d.procs[i].tasks[j].has(taskMade) {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
 			}
@@ -1822,15 +1907,14 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 		return
 	}
 	prev, first := d.prevSync(i, t.pos, t.waiter())
-	waits := d.timeMap(i, prev, t.pos, true)
+	cm := d.causeMapOf(i, prev, t.pos)
+	waits := cm.waits
 	var D int64
 	cps := d.cps[:0]
-	for _, x := range d.tm.touched {
-		if ns := d.tm.val[x]; ns > 0 {
-			if dv := ns - waiterTime(tw, p.keys[x]); dv > 0 {
-				cps = append(cps, cpWide{dv, p.refIndex(x, d.tm.refOf(x))})
-				D += dv
-			}
+	for _, e := range cm.ents {
+		if dv := e.ns - waiterTime(tw, p.keys[e.slot]); dv > 0 {
+			cps = append(cps, cpWide{dv, p.refIndex(e.slot, e.ref)})
+			D += dv
 		}
 	}
 	d.cps = cps
@@ -1870,6 +1954,70 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 	}
 	d.pass(i, t, d.taskLo(i, t, prev, first), pat, &sp, code, site)
+}
+
+// causeMap is the time map of a cause's interval, from point prev to
+// pos of local process i, with its waits: its entries of positive value
+// in the order timeMap touched their slots, each with the call path it
+// learnt.
+type causeMap struct {
+	i, pos, prev int32
+	ok           bool
+	waits        int64
+	ents         []causeEnt
+}
+
+type causeEnt struct {
+	ns   int64
+	ref  cpRef
+	slot int32
+}
+
+// causeMapBits sizes the cache of the causes' time maps: the waits of
+// the windows of a round (eachChargedByTime) at a few hundred
+// collectives.
+const causeMapBits = 11
+
+// causeMapOf returns the time map of process i's interval from prev to
+// pos, made once for the waits that share it: all the members' but the
+// cause's of a collective (63 of 64 on the 64-process pure-MPI trace,
+// where the cause's time maps were a third of making its tasks).
+func (d *delays) causeMapOf(i int, prev, pos int32) *causeMap {
+	x := uint64(uint32(i))<<42 ^ uint64(uint32(pos))<<21 ^ uint64(uint32(prev))
+	x *= 0x9e3779b97f4a7c15
+	c := &d.cmaps[x>>(64-causeMapBits)]
+	if c.ok && c.i == int32(i) && c.pos == pos && c.prev == prev {
+		return c
+	}
+	c.i, c.pos, c.prev, c.ok = int32(i), pos, prev, true
+	c.waits = d.timeMap(i, prev, pos, true)
+	c.ents = c.ents[:0]
+	for _, s := range d.tm.touched {
+		if ns := d.tm.val[s]; ns > 0 {
+			c.ents = append(c.ents, causeEnt{ns, d.tm.refOf(s), s})
+		}
+	}
+	return c
+}
+
+// taskHint is where taskOf last found a task of cause i (local) and
+// waiter: the waiters' records reach a cause interleaved
+// (eachChargedByTime), each in the order of its points.
+type taskHint struct {
+	i, waiter int32
+	at        int
+}
+
+const taskHintBits = 12
+
+// taskHintOf returns the hint of local process i's tasks of waiter.
+func (d *delays) taskHintOf(i int, waiter int32) *taskHint {
+	x := (uint64(uint32(i))<<32 | uint64(uint32(waiter))) * 0x9e3779b97f4a7c15
+	h := &d.hints[x>>(64-taskHintBits)]
+	if h.i != int32(i) || h.waiter != waiter {
+		*h = taskHint{i: int32(i), waiter: waiter, at: d.procs[i].taskHint}
+	}
+	return h
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
@@ -2119,7 +2267,7 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	p := &d.procs[i]
-	j, ok := p.taskOf(waiter, wsync)
+	j, ok := p.taskOf(waiter, wsync, &p.taskHint)
 	if !ok {
 		return false
 	}
@@ -2236,7 +2384,10 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 // (CalculateScales' sum scales, as DelayCostMap::addCosts applies them).
 func (d *delays) groupLo(i int, pos, call, prev, lo int32) int32 {
 	p := &d.procs[i]
-	j := p.hint + 1
+	j := p.hint
+	if j < len(p.groupAt) && p.groupAt[j] != pos {
+		j++
+	}
 	if j >= len(p.groupAt) || p.groupAt[j] != pos {
 		var ok bool
 		if j, ok = slices.BinarySearch(p.groupAt, pos); !ok {
