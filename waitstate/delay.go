@@ -116,7 +116,7 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	if err := d.rounds(d.records, d.tasks); err != nil {
 		return nil, err
 	}
-	d.cmaps, d.hints, d.rec = nil, nil, recCursor{}
+	d.cmaps, d.rec = nil, recCursor{}
 	// The time maps are made: the replay reads of the calls only their
 	// call sites and codes (17 MB of enter times and durations of the
 	// 2.78 M calls of the 64-process pure-MPI trace, under the replay's
@@ -127,6 +127,7 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	if err := d.replay(); err != nil {
 		return nil, err
 	}
+	d.hints = nil
 	out := d.out
 	slices.SortStableFunc(out, func(x, y Delay) int {
 		return cmp.Or(cmp.Compare(x.Rank, y.Rank), cmp.Compare(x.Label, y.Label), cmp.Compare(x.Site, y.Site), cmp.Compare(x.Pattern, y.Pattern))
@@ -566,8 +567,6 @@ type delayProc struct {
 	groupAt []int32
 	groups  []group
 	hint    int
-	// taskHint is where taskOf found the last task.
-	taskHint int
 }
 
 type callComm struct{ call, comm int32 }
@@ -647,7 +646,7 @@ type delays struct {
 	rowHits  [1 << rowHitBits]rowHit
 	rec      recCursor  // the records'
 	cmaps    []causeMap // the tasks' time maps of their causes, while made
-	hints    []taskHint // taskOf's hints by cause and waiter, while the tasks are made
+	hints    []taskHint // taskOf's hints by cause and waiter, from the records to the replay's end
 	// localOf's last: world rank and local process + 1 (0: none).
 	lastProc, lastLocal int
 }
@@ -1090,13 +1089,20 @@ func (d *delays) applyNotes(recv [][]byte) error {
 // pairwise: 0.05 s on the 64-process pure-MPI trace, where a stable sort
 // of each part (insertion sorts and in-place merges) took 0.14 s.
 func (d *delays) sortSyncs(ss []syncPt) {
-	order := func(x, y *syncPt) int {
-		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.event(), y.event()))
+	// Thread and call in one word (the call's sign bit flipped), then
+	// the event.
+	less := func(x, y *syncPt) bool {
+		kx := uint64(x.th)<<32 | uint64(uint32(x.call)^1<<31)
+		ky := uint64(y.th)<<32 | uint64(uint32(y.call)^1<<31)
+		if kx != ky {
+			return kx < ky
+		}
+		return x.event() < y.event()
 	}
 	runs := d.runs[:0]
 	runs = append(runs, 0)
 	for k := 1; k < len(ss); k++ {
-		if order(&ss[k-1], &ss[k]) > 0 {
+		if less(&ss[k], &ss[k-1]) {
 			runs = append(runs, k)
 		}
 	}
@@ -1114,7 +1120,7 @@ func (d *delays) sortSyncs(ss []syncPt) {
 				buf = append(buf[:0], ss[lo:mid]...)
 				i, j, k := 0, mid, lo
 				for i < len(buf) && j < hi {
-					if order(&ss[j], &buf[i]) < 0 {
+					if less(&ss[j], &buf[i]) {
 						ss[k] = ss[j]
 						j++
 					} else {
@@ -1773,8 +1779,9 @@ func (d *delays) sortTasks() {
 // taskOf returns the index of the task of the wait (waiter, wsync). A
 // waiter's records reach its cause in the order of its points (the
 // rounds) or about the reverse (the replay's deliveries), so the search
-// gallops from the last task found, then bisects: a bisection over all of
-// a process's tasks (1.9 M on the 64-process pure-MPI trace, most of them
+// gallops from the last task found of the waiter (*hint, updated; none
+// when past the tasks), then bisects: a bisection over all of a
+// process's tasks (1.9 M on the 64-process pure-MPI trace, most of them
 // the waits at collectives the process came late to) missed the cache at
 // every step.
 func (p *delayProc) taskOf(waiter, wsync int32, hint *int) (int32, bool) {
@@ -1848,8 +1855,7 @@ func (d *delays) tasks(recv [][]byte) error {
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
-			h := d.taskHintOf(i, waiter)
-			j, ok := d.procs[i].taskOf(waiter, wsync, &h.at)
+			j, ok := d.procs[i].taskOf(waiter, wsync, d.taskHintOf(i, waiter))
 			if !ok || d.procs[i].tasks[j].has(taskMade) {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
 			}
@@ -2002,22 +2008,23 @@ func (d *delays) causeMapOf(i int, prev, pos int32) *causeMap {
 
 // taskHint is where taskOf last found a task of cause i (local) and
 // waiter: the waiters' records reach a cause interleaved
-// (eachChargedByTime), each in the order of its points.
+// (eachChargedByTime), each in the order of its points, and their costs
+// in the replay about the reverse.
 type taskHint struct {
 	i, waiter int32
 	at        int
 }
 
-const taskHintBits = 12
+const taskHintBits = 13
 
 // taskHintOf returns the hint of local process i's tasks of waiter.
-func (d *delays) taskHintOf(i int, waiter int32) *taskHint {
+func (d *delays) taskHintOf(i int, waiter int32) *int {
 	x := (uint64(uint32(i))<<32 | uint64(uint32(waiter))) * 0x9e3779b97f4a7c15
 	h := &d.hints[x>>(64-taskHintBits)]
 	if h.i != int32(i) || h.waiter != waiter {
-		*h = taskHint{i: int32(i), waiter: waiter, at: d.procs[i].taskHint}
+		*h = taskHint{i: int32(i), waiter: waiter, at: math.MaxInt} // none: taskOf bisects
 	}
-	return h
+	return &h.at
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
@@ -2267,7 +2274,7 @@ func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) b
 		return false
 	}
 	p := &d.procs[i]
-	j, ok := p.taskOf(waiter, wsync, &p.taskHint)
+	j, ok := p.taskOf(waiter, wsync, d.taskHintOf(i, waiter))
 	if !ok {
 		return false
 	}
