@@ -1122,21 +1122,7 @@ func (d *delays) sortSyncs(ss []syncPt) {
 			lo := runs[r]
 			if r+1 < m {
 				mid, hi := runs[r+1], runs[r+2]
-				// The left run aside, merged with the right into place;
-				// the left first among equals.
-				buf = append(buf[:0], ss[lo:mid]...)
-				i, j, k := 0, mid, lo
-				for i < len(buf) && j < hi {
-					if less(&ss[j], &buf[i]) {
-						ss[k] = ss[j]
-						j++
-					} else {
-						ss[k] = buf[i]
-						i++
-					}
-					k++
-				}
-				copy(ss[k:], buf[i:])
+				buf = mergeRuns(ss[lo:hi], mid-lo, less, buf)
 			}
 			runs[n] = lo
 			n++
@@ -1145,6 +1131,45 @@ func (d *delays) sortSyncs(ss []syncPt) {
 		runs = runs[:n+1]
 	}
 	d.runs, d.scratch = runs[:0], buf[:0]
+}
+
+// mergeRuns merges the sorted runs ss[:mid] and ss[mid:] in place,
+// stably, the shorter one set aside in buf (returned for reuse): a
+// process's own points are one long run but for a few points at its end.
+func mergeRuns(ss []syncPt, mid int, less func(x, y *syncPt) bool, buf []syncPt) []syncPt {
+	if mid <= len(ss)-mid {
+		// The left aside, merged from the front; the left first among
+		// equals.
+		buf = append(buf[:0], ss[:mid]...)
+		i, j, k := 0, mid, 0
+		for i < len(buf) && j < len(ss) {
+			if less(&ss[j], &buf[i]) {
+				ss[k] = ss[j]
+				j++
+			} else {
+				ss[k] = buf[i]
+				i++
+			}
+			k++
+		}
+		copy(ss[k:], buf[i:])
+		return buf
+	}
+	// The right aside, merged from the back; the right last among equals.
+	buf = append(buf[:0], ss[mid:]...)
+	i, j, k := mid-1, len(buf)-1, len(ss)-1
+	for j >= 0 && i >= 0 {
+		if less(&buf[j], &ss[i]) {
+			ss[k] = ss[i]
+			i--
+		} else {
+			ss[k] = buf[j]
+			j--
+		}
+		k--
+	}
+	copy(ss[:k+1], buf[:j+1])
+	return buf
 }
 
 // withAt reports whether synchronization point j (sorted) of process i
