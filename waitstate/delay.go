@@ -1958,29 +1958,24 @@ func waiterTime(tw []tmEntry, k uint64) int64 {
 // time map being tw.
 func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	p := &d.procs[i]
-	cs := &d.a.procs[i]
 	t := &p.tasks[j]
 	t.set(taskMade)
 	p.td.cpOff[j] = int32(len(p.cpD))
 	pat := t.pat()
-	site, code := int32(-1), int64(-1)
-	if t.pos >= 0 {
-		call := p.pts.callAt(t.pos)
-		site, code = cs.siteAt(call), cs.labelAt(call)
+	if t.pos < 0 {
+		r := d.row(i, cpRef{site: -1, code: -1}, -1, pat)
+		r.Propagated += max(0, w)
+		r.Waits++
+		return
 	}
+	prev, first := d.prevSync(i, t.pos, t.waiter())
+	cm := d.causeMapOf(i, prev, t.pos)
+	waits, site, code := cm.waits, cm.site, cm.code
 	residue := func(ns int64) {
 		if ns > 0 {
 			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += ns
 		}
 	}
-	if t.pos < 0 {
-		residue(w)
-		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return
-	}
-	prev, first := d.prevSync(i, t.pos, t.waiter())
-	cm := d.causeMapOf(i, prev, t.pos)
-	waits := cm.waits
 	var D int64
 	cps := d.cps[:0]
 	for _, e := range cm.ents {
@@ -2029,12 +2024,15 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 }
 
 // causeMap is the time map of a cause's interval, from point prev to
-// pos of local process i, with its waits: its entries of positive value
+// pos of local process i, with its waits and pos's call site and code:
+// its entries of positive value
 // in the order timeMap touched their slots, each with the call path it
 // learnt.
 type causeMap struct {
 	i, pos, prev int32
 	ok           bool
+	site         int32 // pos's call site and code
+	code         int64
 	waits        int64
 	ents         []causeEnt
 }
@@ -2062,6 +2060,8 @@ func (d *delays) causeMapOf(i int, prev, pos int32) *causeMap {
 		return c
 	}
 	c.i, c.pos, c.prev, c.ok = int32(i), pos, prev, true
+	call := d.procs[i].pts.callAt(pos)
+	c.site, c.code = d.a.procs[i].siteAt(call), d.a.procs[i].labelAt(call)
 	c.waits = d.timeMap(i, prev, pos, true)
 	c.ents = c.ents[:0]
 	for _, s := range d.tm.touched {
