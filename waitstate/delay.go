@@ -94,6 +94,9 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, d.taskHeads); err != nil {
 		return nil, err
 	}
+	if err := comm.Agree(d.c, d.tasksFilled()); err != nil {
+		return nil, err
+	}
 	clear(lr)
 	d.dropFinders()
 	if d.a.Release != nil {
@@ -112,9 +115,11 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 		p.cpD = make([]uint32, 0, room)
 		p.cpRef.Reserve(room)
 	}
+	d.cmaps, d.hints = make([]causeMap, 1<<causeMapBits), make([]taskHint, 1<<taskHintBits)
 	if err := d.rounds(d.records, d.tasks); err != nil {
 		return nil, err
 	}
+	d.cmaps, d.rec = nil, recCursor{}
 	// The time maps are made: the replay reads of the calls only their
 	// call sites and codes (17 MB of enter times and durations of the
 	// 2.78 M calls of the 64-process pure-MPI trace, under the replay's
@@ -125,6 +130,7 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	if err := d.replay(); err != nil {
 		return nil, err
 	}
+	d.hints = nil
 	out := d.out
 	slices.SortStableFunc(out, func(x, y Delay) int {
 		return cmp.Or(cmp.Compare(x.Rank, y.Rank), cmp.Compare(x.Label, y.Label), cmp.Compare(x.Site, y.Site), cmp.Compare(x.Pattern, y.Pattern))
@@ -564,8 +570,6 @@ type delayProc struct {
 	groupAt []int32
 	groups  []group
 	hint    int
-	// taskHint is where taskOf found the last task.
-	taskHint int
 }
 
 type callComm struct{ call, comm int32 }
@@ -636,11 +640,22 @@ type delays struct {
 	queue    []ready  // the replay's tasks to do
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
+	runs     []int      // sortSyncs's
 	colls    []callComm // addSyncs's collective calls, before makeCollComms
 	tBase    int64      // the notifications' times are from it (noteMax)
 	enc      []byte     // addSyncs's encoded points
 	outgoing [][]byte
 	lerr     error
+	// taskAt and taskEnd are, for process i's tasks of waits from rank
+	// q (at i·size + q), where the next goes and where they end, while
+	// the heads come (taskCounts).
+	taskAt, taskEnd []int32
+	rowHits         [1 << rowHitBits]rowHit
+	rec             recCursor  // the records'
+	cmaps           []causeMap // the tasks' time maps of their causes, while made
+	hints           []taskHint // taskOf's hints by cause and waiter, from the records to the replay's end
+	// localOf's last: world rank and local process + 1 (0: none).
+	lastProc, lastLocal int
 }
 
 // Notifications of partner synchronization points (step 1): target
@@ -743,6 +758,20 @@ const (
 	noteLatest        // a reduce's last sender its root waited for
 	noteColl          // a collective's latest member (records only)
 )
+
+// localOf returns the local process of world rank proc: the last one
+// found again at once, as the waits' records and costs come to few
+// causes.
+func (d *delays) localOf(proc int) (int, bool) {
+	if proc == d.lastProc && d.lastLocal > 0 {
+		return d.lastLocal - 1, true
+	}
+	i, ok := d.local[proc]
+	if ok {
+		d.lastProc, d.lastLocal = proc, i+1
+	}
+	return i, ok
+}
 
 func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
 	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.tp)), local: map[int]int{},
@@ -1034,7 +1063,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 				p.setCompl(j, max(p.complOf(s), max(0, exit-max(min(exit, t), lb))))
 			}
 		}
-		d.sortSyncs(p.syncs, own)
+		d.sortSyncs(p.syncs) // stably: the own first among equals
 		// One point per event: the first (a process's own wait before a
 		// partner's notification of the same event, which a consistent
 		// trace does not have).
@@ -1056,42 +1085,91 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			}
 		}
 	}
-	d.scratch = nil
+	d.scratch, d.runs = nil, nil
 	return nil
 }
 
 // sortSyncs sorts a process's points by thread, call and event, stably:
-// the first own are its own (made in node order, nearly sorted), the
-// rest the partners' notifications; each part is sorted alone and the two
-// merged, the own first among equals (a stable sort of the whole took 0.2
-// s of the 64-process pure-MPI trace's 1.5 s of delay costs).
-func (d *delays) sortSyncs(ss []syncPt, own int) {
-	order := func(x, y syncPt) int {
-		return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.event(), y.event()))
+// its own come first (made in node order, but for its Late
+// Receivers' and MPI_Init's), the rest the partners' notifications (in
+// their senders' order), so the points are a few sorted runs, merged
+// pairwise: 0.05 s on the 64-process pure-MPI trace, where a stable sort
+// of each part (insertion sorts and in-place merges) took 0.14 s.
+func (d *delays) sortSyncs(ss []syncPt) {
+	// Thread and call in one word (the call's sign bit flipped), then
+	// the event.
+	less := func(x, y *syncPt) bool {
+		kx := uint64(x.th)<<32 | uint64(uint32(x.call)^1<<31)
+		ky := uint64(y.th)<<32 | uint64(uint32(y.call)^1<<31)
+		if kx != ky {
+			return kx < ky
+		}
+		return x.event() < y.event()
 	}
-	a, b := ss[:own], ss[own:]
-	if !slices.IsSortedFunc(a, order) {
-		slices.SortStableFunc(a, order)
-	}
-	if !slices.IsSortedFunc(b, order) {
-		slices.SortStableFunc(b, order)
-	}
-	if len(a) == 0 || len(b) == 0 || order(a[len(a)-1], b[0]) <= 0 {
-		return
-	}
-	// From the end: b is copied aside, a's points move up into place.
-	nb := append(d.scratch[:0], b...)
-	ia, ib := len(a)-1, len(nb)-1
-	for k := len(ss) - 1; ib >= 0; k-- {
-		if ia >= 0 && order(a[ia], nb[ib]) > 0 {
-			ss[k] = a[ia]
-			ia--
-		} else {
-			ss[k] = nb[ib]
-			ib--
+	runs := d.runs[:0]
+	runs = append(runs, 0)
+	for k := 1; k < len(ss); k++ {
+		if less(&ss[k], &ss[k-1]) {
+			runs = append(runs, k)
 		}
 	}
-	d.scratch = nb[:0]
+	runs = append(runs, len(ss))
+	buf := d.scratch[:0]
+	// Runs r and r+1 merged into one, for every even r, until one is left.
+	for len(runs) > 2 {
+		m, n := len(runs)-1, 0
+		for r := 0; r < m; r += 2 {
+			lo := runs[r]
+			if r+1 < m {
+				mid, hi := runs[r+1], runs[r+2]
+				buf = mergeRuns(ss[lo:hi], mid-lo, less, buf)
+			}
+			runs[n] = lo
+			n++
+		}
+		runs[n] = len(ss)
+		runs = runs[:n+1]
+	}
+	d.runs, d.scratch = runs[:0], buf[:0]
+}
+
+// mergeRuns merges the sorted runs ss[:mid] and ss[mid:] in place,
+// stably, the shorter one set aside in buf (returned for reuse): a
+// process's own points are one long run but for a few points at its end.
+func mergeRuns(ss []syncPt, mid int, less func(x, y *syncPt) bool, buf []syncPt) []syncPt {
+	if mid <= len(ss)-mid {
+		// The left aside, merged from the front; the left first among
+		// equals.
+		buf = append(buf[:0], ss[:mid]...)
+		i, j, k := 0, mid, 0
+		for i < len(buf) && j < len(ss) {
+			if less(&ss[j], &buf[i]) {
+				ss[k] = ss[j]
+				j++
+			} else {
+				ss[k] = buf[i]
+				i++
+			}
+			k++
+		}
+		copy(ss[k:], buf[i:])
+		return buf
+	}
+	// The right aside, merged from the back; the right last among equals.
+	buf = append(buf[:0], ss[mid:]...)
+	i, j, k := mid-1, len(buf)-1, len(ss)-1
+	for j >= 0 && i >= 0 {
+		if less(&buf[j], &ss[i]) {
+			ss[k] = ss[i]
+			i--
+		} else {
+			ss[k] = buf[j]
+			j--
+		}
+		k--
+	}
+	copy(ss[:k+1], buf[:j+1])
+	return buf
 }
 
 // withAt reports whether synchronization point j (sorted) of process i
@@ -1382,6 +1460,84 @@ func (d *delays) eachCharged(cursor *[2]int, enter func(i int), fn func(i int, j
 	return false
 }
 
+// nextCharged returns process i's first point from j on that is charged
+// to a cause, the number of points for none.
+func (p *delayProc) nextCharged(j int32) int32 {
+	n := int32(p.pts.len())
+	for j < n {
+		w := p.charged[j/64] >> (j % 64)
+		if w != 0 {
+			return min(n, j+int32(bits.TrailingZeros64(w)))
+		}
+		j = (j/64 + 1) * 64
+	}
+	return n
+}
+
+// recCursor is where the records are: each process's next charged point
+// and its call's enter time (math.MaxInt64: none left), and the width
+// of the windows of time they are made in.
+type recCursor struct {
+	at   []int32
+	t    []int64
+	span int64
+}
+
+// eachChargedByTime calls fn as eachCharged does, with the waits of all
+// the processes in windows of time (each process's in order): the waits
+// at a collective, of every member but its cause, then reach the cause
+// together, which makes its time map of their interval once (causeMaps).
+func (d *delays) eachChargedByTime(fn func(i int, j int32) int) (more bool) {
+	rc := &d.rec
+	timeOf := func(i int, j int32) int64 {
+		p := &d.procs[i]
+		if int(j) >= p.pts.len() {
+			return math.MaxInt64
+		}
+		return d.a.procs[i].enterAt(p.pts.callAt(j))
+	}
+	if rc.at == nil {
+		rc.at, rc.t, rc.span = make([]int32, len(d.procs)), make([]int64, len(d.procs)), 1
+		for i := range d.procs {
+			rc.at[i] = d.procs[i].nextCharged(0)
+			rc.t[i] = timeOf(i, rc.at[i])
+		}
+	}
+	size := 0
+	for {
+		lo := int64(math.MaxInt64)
+		for _, t := range rc.t {
+			lo = min(lo, t)
+		}
+		if lo == math.MaxInt64 {
+			return false
+		}
+		hi := lo + rc.span
+		if hi < lo {
+			hi = math.MaxInt64 - 1
+		}
+		n := 0
+		for i := range d.procs {
+			for rc.t[i] <= hi {
+				if size >= recRound {
+					return true
+				}
+				size += fn(i, rc.at[i])
+				n++
+				rc.at[i] = d.procs[i].nextCharged(rc.at[i] + 1)
+				rc.t[i] = timeOf(i, rc.at[i])
+			}
+		}
+		// About 4 to 32 waits a process a window.
+		switch {
+		case n < 4*len(d.procs) && rc.span < math.MaxInt64/2:
+			rc.span *= 2
+		case n > 32*len(d.procs) && rc.span > 1:
+			rc.span /= 2
+		}
+	}
+}
+
 // heads makes the next round of wait heads of this rank's processes
 // (from cursor on, about recRound bytes): every wait charged to a cause,
 // naming the node of the cause's it waited for, for the rank of its
@@ -1432,13 +1588,14 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 }
 
 // records makes the next round of wait records of this rank's processes
-// (from cursor on, about recRound bytes): every wait charged to a cause
-// with the waiter's time map of its interval, for the rank of its cause.
-// more reports whether waits are left for another round.
-func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
+// (from d.rec on, about recRound bytes; cursor is not used): every wait
+// charged to a cause with the waiter's time map of its interval, for the
+// rank of its cause. more reports whether waits are left for another
+// round.
+func (d *delays) records(_ *[2]int) (bufs [][]byte, more bool) {
 	le := binary.LittleEndian
 	bufs = d.roundBufs()
-	more = d.eachCharged(cursor, func(int) {}, func(i int, j int32) int {
+	more = d.eachChargedByTime(func(i int, j int32) int {
 		p := &d.procs[i]
 		cause := p.pts.causeAt(j)
 		prev, _ := d.prevSync(i, j, cause)
@@ -1470,7 +1627,9 @@ func (d *delays) records(cursor *[2]int) (bufs [][]byte, more bool) {
 
 // taskCounts tells every rank how many waits its processes caused, so
 // that their tasks are made at their size: per cause, its world rank and
-// count (8 bytes).
+// count (8 bytes). Each process's tasks are made room for by the rank
+// their heads come from (taskAt), so that they are in order without a
+// sort where the ranks hold ascending runs of waiters (sortTasks).
 func (d *delays) taskCounts() error {
 	le := binary.LittleEndian
 	n := map[int32]uint32{}
@@ -1496,7 +1655,8 @@ func (d *delays) taskCounts() error {
 	if err != nil {
 		return err
 	}
-	count := make([]int, len(d.procs))
+	size := d.c.Size()
+	byRank := make([]int, len(d.procs)*size) // process i's from rank q: i·size + q
 	var lerr error
 	for q, buf := range recv {
 		if len(buf)%8 != 0 {
@@ -1505,14 +1665,38 @@ func (d *delays) taskCounts() error {
 		}
 		for ; len(buf) > 0; buf = buf[8:] {
 			if i, ok := d.local[int(le.Uint32(buf))]; ok {
-				count[i] += int(le.Uint32(buf[4:]))
+				byRank[i*size+q] += int(le.Uint32(buf[4:]))
 			}
 		}
 	}
+	d.taskAt, d.taskEnd = make([]int32, len(byRank)), make([]int32, len(byRank))
 	for i := range d.procs {
-		d.procs[i].tasks = make([]task, 0, count[i])
+		at := 0
+		for q := range size {
+			k := i*size + q
+			d.taskAt[k] = int32(min(at, math.MaxInt32))
+			at += byRank[k]
+			d.taskEnd[k] = int32(min(at, math.MaxInt32))
+		}
+		if at > math.MaxInt32 && lerr == nil {
+			lerr = fmt.Errorf("rank %d: waitstate: %d waits caused by process %d", d.c.Rank(), at, d.a.tp[i].Header.Rank)
+		}
+		d.procs[i].tasks = make([]task, min(at, math.MaxInt32))
 	}
 	return comm.Agree(d.c, lerr)
+}
+
+// tasksFilled checks that every rank sent the heads of as many waits as
+// it counted (taskAt is where the next would go) and lets go of taskAt.
+func (d *delays) tasksFilled() error {
+	for k := range d.taskAt {
+		if d.taskAt[k] != d.taskEnd[k] {
+			size := d.c.Size()
+			return fmt.Errorf("rank %d: waitstate: rank %d sent fewer waits of process %d than it counted", d.c.Rank(), k%size, d.a.tp[k/size].Header.Rank)
+		}
+	}
+	d.taskAt, d.taskEnd = nil, nil
+	return nil
 }
 
 // splitter splits an amount over weights in proportion, rounding each
@@ -1539,8 +1723,16 @@ func (s *splitter) part(w int64) int64 {
 // row returns process i's row for call path cp before its call site site,
 // pattern pat (valid until the next row is made).
 func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
-	p := &d.procs[i]
 	k := rowKey{cp, site, pat}
+	// A task's rows are its call paths' before one site and pattern,
+	// the same as those of the tasks before it nearly always: a few
+	// rows looked up again and again (the map's hashing of the key was
+	// a fifth of making the tasks of the 64-process pure-MPI trace).
+	h := &d.rowHits[rowHash(i, &k)]
+	if h.k == k && h.i == int32(i) && h.j > 0 {
+		return &d.out[h.j-1]
+	}
+	p := &d.procs[i]
 	j, ok := p.rows[k]
 	if !ok {
 		j = int32(len(d.out))
@@ -1551,7 +1743,26 @@ func (d *delays) row(i int, cp cpRef, site int32, pat Pattern) *Delay {
 		}
 		d.out = append(d.out, Delay{Rank: d.a.tp[i].Header.Rank, Label: name, Site: d.a.siteName(i, site), Pattern: pat})
 	}
+	*h = rowHit{k: k, i: int32(i), j: j + 1}
 	return &d.out[j]
+}
+
+// rowHit is a row found (j − 1 in d.out, 0: none) by its process i and
+// key: the cache in front of the processes' maps of rows.
+type rowHit struct {
+	k    rowKey
+	i, j int32
+}
+
+const rowHitBits = 8
+
+// rowHash returns the slot of d.rowHits for process i's row key k.
+func rowHash(i int, k *rowKey) uint32 {
+	x := uint64(i)*0x9e3779b97f4a7c15 ^ uint64(uint32(k.cp.site))*0xc2b2ae3d27d4eb4f ^
+		uint64(k.cp.code)*0x165667b19e3779f9 ^ uint64(uint32(k.site))*0x27d4eb2f165667c5 ^ uint64(k.pat)
+	x ^= x >> 29
+	x *= 0xbf58476d1ce4e5b9
+	return uint32(x >> (64 - rowHitBits))
 }
 
 // taskHeads makes a task of every wait head of a round: where its wait
@@ -1569,12 +1780,16 @@ func (d *delays) taskHeads(recv [][]byte) error {
 			if pat <= None || pat >= NumPatterns || waiter < 0 || waiter >= trace.MaxRanks {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is corrupt", d.c.Rank(), q)
 			}
-			i, ok := d.local[proc]
+			i, ok := d.localOf(proc)
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
-			p := &d.procs[i]
-			p.tasks = append(p.tasks, d.taskHead(i, kind, th, ev, waiter, wsync, pat))
+			k := i*d.c.Size() + q
+			if d.taskAt[k] >= d.taskEnd[k] {
+				return fmt.Errorf("rank %d: waitstate: rank %d sent more waits of process %d than it counted", d.c.Rank(), q, proc)
+			}
+			d.procs[i].tasks[d.taskAt[k]] = d.taskHead(i, kind, th, ev, waiter, wsync, pat)
+			d.taskAt[k]++
 		}
 	}
 	return nil
@@ -1612,7 +1827,10 @@ func (d *delays) taskLo(i int, t *task, prev, first int32) int32 {
 
 // sortTasks puts every process's tasks in the order of their waits
 // (waiter, point), where the records and the replay find them by
-// bisection: they come so from one rank, so on one rank they are.
+// bisection: they come so from each rank and are placed by rank
+// (taskCounts), so they are but where the ranks' waiters interleave (a
+// sort of the 1.3 M tasks the processes of rank 1 of 2 caused on the
+// 64-process pure-MPI trace took 0.07 s).
 func (d *delays) sortTasks() {
 	byWaiter := func(x, y task) int {
 		return cmp.Or(cmp.Compare(x.waiter(), y.waiter()), cmp.Compare(x.wsync, y.wsync))
@@ -1627,17 +1845,18 @@ func (d *delays) sortTasks() {
 // taskOf returns the index of the task of the wait (waiter, wsync). A
 // waiter's records reach its cause in the order of its points (the
 // rounds) or about the reverse (the replay's deliveries), so the search
-// gallops from the last task found, then bisects: a bisection over all of
-// a process's tasks (1.9 M on the 64-process pure-MPI trace, most of them
+// gallops from the last task found of the waiter (*hint, updated; none
+// when past the tasks), then bisects: a bisection over all of a
+// process's tasks (1.9 M on the 64-process pure-MPI trace, most of them
 // the waits at collectives the process came late to) missed the cache at
 // every step.
-func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
+func (p *delayProc) taskOf(waiter, wsync int32, hint *int) (int32, bool) {
 	key := waitKey(waiter, wsync)
 	ts := p.tasks
 	keyAt := func(j int) uint64 { return waitKey(ts[j].waiter(), ts[j].wsync) }
 	// The first task of key or after is in [lo, hi].
 	lo, hi := 0, len(ts)
-	if h := p.taskHint; h < len(ts) {
+	if h := *hint; h < len(ts) {
 		if keyAt(h) < key {
 			lo = h + 1
 			for step := 1; ; step <<= 1 {
@@ -1675,7 +1894,7 @@ func (p *delayProc) taskOf(waiter, wsync int32) (int32, bool) {
 		}
 	}
 	if lo < len(ts) {
-		p.taskHint = lo
+		*hint = lo
 	}
 	return int32(lo), lo < len(ts) && keyAt(lo) == key
 }
@@ -1698,11 +1917,11 @@ func (d *delays) tasks(recv [][]byte) error {
 			if len(buf)/16 < n {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is cut short or corrupt", d.c.Rank(), q)
 			}
-			i, ok := d.local[proc]
+			i, ok := d.localOf(proc)
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait caused by process %d, not held here", d.c.Rank(), q, proc)
 			}
-			j, ok := d.procs[i].taskOf(waiter, wsync)
+			j, ok := d.procs[i].taskOf(waiter, wsync, d.taskHintOf(i, waiter))
 			if !ok || d.procs[i].tasks[j].has(taskMade) {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a wait process %d has no task for", d.c.Rank(), q, proc)
 			}
@@ -1739,36 +1958,30 @@ func waiterTime(tw []tmEntry, k uint64) int64 {
 // time map being tw.
 func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	p := &d.procs[i]
-	cs := &d.a.procs[i]
 	t := &p.tasks[j]
 	t.set(taskMade)
 	p.td.cpOff[j] = int32(len(p.cpD))
 	pat := t.pat()
-	site, code := int32(-1), int64(-1)
-	if t.pos >= 0 {
-		call := p.pts.callAt(t.pos)
-		site, code = cs.siteAt(call), cs.labelAt(call)
+	if t.pos < 0 {
+		r := d.row(i, cpRef{site: -1, code: -1}, -1, pat)
+		r.Propagated += max(0, w)
+		r.Waits++
+		return
 	}
+	prev, first := d.prevSync(i, t.pos, t.waiter())
+	cm := d.causeMapOf(i, prev, t.pos)
+	waits, site, code := cm.waits, cm.site, cm.code
 	residue := func(ns int64) {
 		if ns > 0 {
 			d.row(i, cpRef{site: -1, code: code}, site, pat).Propagated += ns
 		}
 	}
-	if t.pos < 0 {
-		residue(w)
-		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
-		return
-	}
-	prev, first := d.prevSync(i, t.pos, t.waiter())
-	waits := d.timeMap(i, prev, t.pos, true)
 	var D int64
 	cps := d.cps[:0]
-	for _, x := range d.tm.touched {
-		if ns := d.tm.val[x]; ns > 0 {
-			if dv := ns - waiterTime(tw, p.keys[x]); dv > 0 {
-				cps = append(cps, cpWide{dv, p.refIndex(x, d.tm.refOf(x))})
-				D += dv
-			}
+	for _, e := range cm.ents {
+		if dv := e.ns - waiterTime(tw, p.keys[e.slot]); dv > 0 {
+			cps = append(cps, cpWide{dv, p.refIndex(e.slot, e.ref)})
+			D += dv
 		}
 	}
 	d.cps = cps
@@ -1808,6 +2021,76 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 		d.row(i, cpRef{site: -1, code: code}, site, pat).Waits++
 	}
 	d.pass(i, t, d.taskLo(i, t, prev, first), pat, &sp, code, site)
+}
+
+// causeMap is the time map of a cause's interval, from point prev to
+// pos of local process i, with its waits and pos's call site and code:
+// its entries of positive value
+// in the order timeMap touched their slots, each with the call path it
+// learnt.
+type causeMap struct {
+	i, pos, prev int32
+	ok           bool
+	site         int32 // pos's call site and code
+	code         int64
+	waits        int64
+	ents         []causeEnt
+}
+
+type causeEnt struct {
+	ns   int64
+	ref  cpRef
+	slot int32
+}
+
+// causeMapBits sizes the cache of the causes' time maps: the waits of
+// the windows of a round (eachChargedByTime) at a few hundred
+// collectives.
+const causeMapBits = 11
+
+// causeMapOf returns the time map of process i's interval from prev to
+// pos, made once for the waits that share it: all the members' but the
+// cause's of a collective (63 of 64 on the 64-process pure-MPI trace,
+// where the cause's time maps were a third of making its tasks).
+func (d *delays) causeMapOf(i int, prev, pos int32) *causeMap {
+	x := uint64(uint32(i))<<42 ^ uint64(uint32(pos))<<21 ^ uint64(uint32(prev))
+	x *= 0x9e3779b97f4a7c15
+	c := &d.cmaps[x>>(64-causeMapBits)]
+	if c.ok && c.i == int32(i) && c.pos == pos && c.prev == prev {
+		return c
+	}
+	c.i, c.pos, c.prev, c.ok = int32(i), pos, prev, true
+	call := d.procs[i].pts.callAt(pos)
+	c.site, c.code = d.a.procs[i].siteAt(call), d.a.procs[i].labelAt(call)
+	c.waits = d.timeMap(i, prev, pos, true)
+	c.ents = c.ents[:0]
+	for _, s := range d.tm.touched {
+		if ns := d.tm.val[s]; ns > 0 {
+			c.ents = append(c.ents, causeEnt{ns, d.tm.refOf(s), s})
+		}
+	}
+	return c
+}
+
+// taskHint is where taskOf last found a task of cause i (local) and
+// waiter: the waiters' records reach a cause interleaved
+// (eachChargedByTime), each in the order of its points, and their costs
+// in the replay about the reverse.
+type taskHint struct {
+	i, waiter int32
+	at        int
+}
+
+const taskHintBits = 13
+
+// taskHintOf returns the hint of local process i's tasks of waiter.
+func (d *delays) taskHintOf(i int, waiter int32) *int {
+	x := (uint64(uint32(i))<<32 | uint64(uint32(waiter))) * 0x9e3779b97f4a7c15
+	h := &d.hints[x>>(64-taskHintBits)]
+	if h.i != int32(i) || h.waiter != waiter {
+		*h = taskHint{i: int32(i), waiter: waiter, at: math.MaxInt} // none: taskOf bisects
+	}
+	return &h.at
 }
 
 // pass hands the rest of sp (after the call paths' parts) to the waits of
@@ -2052,12 +2335,12 @@ func (d *delays) replay() error {
 // deliver gives the task of the wait (waiter, wsync) at world rank proc
 // its costs; false when there is no such task here.
 func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) bool {
-	i, ok := d.local[proc]
+	i, ok := d.localOf(proc)
 	if !ok {
 		return false
 	}
 	p := &d.procs[i]
-	j, ok := p.taskOf(waiter, wsync)
+	j, ok := p.taskOf(waiter, wsync, d.taskHintOf(i, waiter))
 	if !ok {
 		return false
 	}
@@ -2089,7 +2372,7 @@ func (d *delays) finalize(i int, q int32) {
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
-	if j, ok := d.local[int(cause)]; ok {
+	if j, ok := d.localOf(int(cause)); ok {
 		if !d.deliver(int(d.a.tp[j].Header.Rank), me, q, in) && d.lerr == nil {
 			d.lerr = fmt.Errorf("rank %d: waitstate: process %d has no task for a wait of process %d", d.c.Rank(), cause, me)
 		}
@@ -2174,7 +2457,10 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 // (CalculateScales' sum scales, as DelayCostMap::addCosts applies them).
 func (d *delays) groupLo(i int, pos, call, prev, lo int32) int32 {
 	p := &d.procs[i]
-	j := p.hint + 1
+	j := p.hint
+	if j < len(p.groupAt) && p.groupAt[j] != pos {
+		j++
+	}
 	if j >= len(p.groupAt) || p.groupAt[j] != pos {
 		var ok bool
 		if j, ok = slices.BinarySearch(p.groupAt, pos); !ok {

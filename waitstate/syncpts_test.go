@@ -1,6 +1,7 @@
 package waitstate
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -121,5 +122,32 @@ func TestNotes(t *testing.T) {
 	bad = append([]byte{0xff, 0xff, 0xff, 0xff, 0x7f}, bad[1:]...)
 	if _, n := readNote(bad); n != 0 {
 		t.Error("a process past 32 bits read")
+	}
+}
+
+// sortSyncs is a stable sort by thread, call and event, whatever runs
+// its input has: long or short ones on either side of a merge.
+func TestSortSyncsStable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	d := &delays{}
+	for n := range 300 {
+		ss := make([]syncPt, n)
+		up := rng.IntN(4) // how often a point goes on its run: of 4
+		for j := range ss {
+			// with is the input order, which the sort keeps among equals.
+			ss[j] = syncPt{th: uint16(rng.IntN(2)), call: int32(rng.IntN(6)) - 2, evLo: uint32(rng.IntN(4)), evHi: uint8(rng.IntN(2)), with: int32(j)}
+			if j > 0 && rng.IntN(4) < up {
+				p := ss[j-1]
+				ss[j] = syncPt{th: p.th, call: p.call + int32(rng.IntN(2)), evLo: p.evLo + uint32(rng.IntN(2)), evHi: p.evHi, with: int32(j)}
+			}
+		}
+		want := slices.Clone(ss)
+		slices.SortStableFunc(want, func(x, y syncPt) int {
+			return cmp.Or(cmp.Compare(x.th, y.th), cmp.Compare(x.call, y.call), cmp.Compare(x.event(), y.event()))
+		})
+		d.sortSyncs(ss)
+		if !slices.Equal(ss, want) {
+			t.Fatalf("%d points: sortSyncs %v, want %v", n, ss, want)
+		}
 	}
 }
