@@ -436,7 +436,10 @@ type tieLog struct {
 
 func (t *tieLog) add(e, held Entry, n int32) {
 	if t.full || len(t.in)+2 > t.limit {
-		t.full = true
+		// A full log is never read: its arrays go now, not with the
+		// replay's (they were at the forward replay's peak on every rank
+		// of the gen traces, whose ties fill it).
+		t.full, t.in, t.node = true, nil, nil
 		return
 	}
 	t.in, t.node = append(t.in, int32(e)), append(t.node, n)

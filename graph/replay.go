@@ -641,7 +641,7 @@ func (r *replayer) drain() {
 		chained = nil
 	}
 	back := o.Backward
-	stop := r.evaluated + r.budget
+	stop := r.evaluated + min(r.budget, math.MaxInt64-r.evaluated)
 	for len(r.stack) > 0 && r.evaluated < stop {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
@@ -801,7 +801,7 @@ func (r *replayer) drainPush() {
 	if !fwd {
 		pk, at = g.inPk, &g.inAt
 	}
-	stop := r.evaluated + r.budget
+	stop := r.evaluated + min(r.budget, math.MaxInt64-r.evaluated)
 	for len(r.stack) > 0 && r.evaluated < stop {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
