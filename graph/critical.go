@@ -357,7 +357,8 @@ func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, 
 		mark(Entry(n), span)
 	}
 	var bad error
-	for {
+	next := window(0, 1)
+	for round := 1; ; round++ {
 		for len(stack) > 0 {
 			n := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
@@ -384,6 +385,13 @@ func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, 
 			}
 		}
 		out.recycle(recv)
+		// The end is agreed after a window of rounds (Walk's): no token
+		// sent anywhere in the last round leaves none to go on with.
+		if round < next {
+			sent = 0
+			continue
+		}
+		next = round + window(round, 1)
 		flag := int64(0)
 		if bad != nil {
 			flag = 1

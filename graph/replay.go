@@ -598,8 +598,12 @@ func heaviestOf(w int64, x *Input) int64 {
 // checkWindow is how many supersteps a replay runs, after steps of them,
 // before it next agrees on whether it is done (Replay): 4 at first,
 // √(2·steps) later, at most 128.
-func checkWindow(steps int) int {
-	w := 4
+func checkWindow(steps int) int { return window(steps, 4) }
+
+// window is checkWindow from lo supersteps: the walks (Walk, markLongest)
+// check from the first, as most end there.
+func window(steps, lo int) int {
+	w := lo
 	for w < 128 && w*w < 2*steps {
 		w++
 	}
@@ -1100,6 +1104,7 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 	}
 	var bad error
 	out := newOutbox(c.Size())
+	next := int64(window(0, 1))
 	for superstep := int64(0); ; superstep++ {
 		var sent int64
 		for len(queue) > 0 && bad == nil {
@@ -1152,6 +1157,14 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 			}
 		}
 		out.recycle(recv)
+		// Whether the walk is over is agreed after a window of
+		// supersteps (window), as a replay's end: a path that crosses
+		// ranks at every step takes as many. No token sent anywhere in the
+		// last superstep leaves none to go on with.
+		if superstep+1 < next {
+			continue
+		}
+		next = superstep + 1 + int64(window(int(superstep+1), 1))
 		flag := int64(0)
 		if bad != nil {
 			flag = 1
