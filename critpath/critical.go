@@ -144,7 +144,20 @@ func Analyze(in *Input) (Result, error) {
 	// order of the weights.
 	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
 	bases := make([]int32, len(in.Procs))
-	b.Reserve(nodes+1, edges)
+	// A cross-process edge from a process of another rank is declared to
+	// it by key, the others are local edges: each reserved as counted.
+	me := in.Comm.Rank()
+	away := 0
+	for i := range min(len(in.Procs), len(in.Edges)) {
+		e := &in.Edges[i]
+		for k := range e.Len() {
+			if in.Owners.Owner(int(e.PredProcAt(k))) != me {
+				away++
+			}
+		}
+	}
+	b.Reserve(nodes+1, edges-away)
+	b.ReserveRemoteKeys(away)
 	// The dependences' maps' tasks' last fragments (fragBatch), room for
 	// the most tasks of a process.
 	maxTasks := 0
@@ -189,7 +202,6 @@ func Analyze(in *Input) (Result, error) {
 		}
 		return bases[i] + n, true
 	}
-	me := in.Comm.Rank()
 	for i, pg := range in.Procs {
 		if i >= len(in.Edges) {
 			break

@@ -145,7 +145,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	}
 	slots := int(bases[len(in.Procs)])
 	b.Reserve(slots+remotes+1, 0)
-	b.ReserveRemote(declared)
+	b.ReserveRemoteKeys(declared)
 	// The remote dependences' local edges, latency node → successor and
 	// predecessor → latency node, packed (2–4 bytes an edge, where the
 	// builder's arrays of edges added one by one take 8): the two lists

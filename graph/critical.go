@@ -2,6 +2,7 @@ package graph
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"iter"
 	"math"
@@ -55,8 +56,8 @@ func LongestPathsOf(c comm.Comm, g *DAG, weight func(n int32) int64, key func(n 
 // critical path's keys, made of the process and the node's index in it,
 // on a rank whose processes come in order.
 //
-// On a rank whose DAG has no remote slot, it also logs the tied inputs
-// (at most one a 32 nodes) for OnLongestPathsColumn.
+// It also logs the tied inputs (at most one a 32 nodes) for
+// OnLongestPathsColumn.
 func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int32) int64) (*Longest, error) {
 	return longestPathsFollowing(c, g, w, key, nil)
 }
@@ -65,7 +66,7 @@ func LongestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int
 // (nil: none).
 func longestPathsFollowing(c comm.Comm, g *DAG, w *narrow.Framed, key func(n int32) int64, r *Recycler) (*Longest, error) {
 	o := ReplayOptions{WeightsFramed: w, NarrowValues: g.OutsOnly(), KeysFollowNodes: true, recycle: r}
-	if g.Slots() == 0 && g.OutsOnly() {
+	if g.OutsOnly() {
 		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
 	}
 	return longestPaths(c, g, o, key, false)
@@ -283,12 +284,14 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 // The nodes it marks are those a longest path's end reaches backwards
 // through tight inputs (an input whose EF is its output's start): the
 // argmax, the chain predecessor when it ties, and the inputs that tied
-// with the best in the forward replay, which LongestPathsFollowing logs
-// on a rank without remote slots. When every rank has its log (no slot,
-// few ties) and no weight outside [0, 2³²) (w.Wide(): so that no EF wraps around, and a
-// node's outputs start no earlier than its EF), the marks are that
-// search from the ends, on the nodes of the longest paths only, not the
-// backward replay over every node (a fifth of fib(27)'s critical path).
+// with the best in the forward replay, which LongestPathsFollowing logs.
+// When every rank has its log (few ties) and no weight outside [0, 2³²)
+// (w.Wide(): so that no EF wraps around, and a node's outputs start no
+// earlier than its EF), the marks are that search from the ends, on the
+// nodes of the longest paths only, not the backward replay over every
+// node (a fifth of fib(27)'s critical path; at 2 ranks, 0.4 s of the
+// 10 M-event mpi's): a tight input on another rank gets the start it
+// must have, and that rank goes on from it.
 func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (OnLongest, error) {
 	ef, span := lp.ef, lp.Span
 	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
@@ -297,7 +300,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
 	var search int64
-	if t := lp.ties; t != nil && !t.full && g.Slots() == 0 && w.Wide() == 0 && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
+	if t := lp.ties; t != nil && !t.full && w.Wide() == 0 && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
 		search = 1
 	}
 	all, err := c.AllreduceInt64(comm.Min, []int64{search})
@@ -305,8 +308,11 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 		return OnLongest{}, err
 	}
 	if all[0] == 1 {
-		markLongest(g, ef, w, span, lp.Arg, lp.ties, on)
+		err := markLongest(c, g, ef, w, span, lp.Arg, lp.ties, on)
 		lp.Arg, lp.ties = nil, nil
+		if err != nil {
+			return OnLongest{}, err
+		}
 		return OnLongest{on: on}, nil
 	}
 	lp.Arg, lp.ties = nil, nil
@@ -321,31 +327,107 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 
 // markLongest marks in on the nodes that the nodes of EF span reach
 // backwards through tight inputs: the argmax arg, the chain predecessor
-// and the logged ties whose EF is the node's start.
-func markLongest(g *DAG, ef *vstore, w *narrow.Framed, span int64, arg *ArgColumn, ties *tieLog, on []uint64) {
+// and the logged ties whose EF is the node's start. An input on another
+// rank gets the start in a token, and its rank marks it when its EF is
+// that: rounds of one Exchange each, until no token is sent anywhere (as
+// many as the search crosses ranks, one on a single rank). It is
+// collective.
+func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, arg *ArgColumn, ties *tieLog, on []uint64) error {
 	t := ties.byNode()
 	var stack []int32
+	out := newOutbox(c.Size())
+	var sent int64
 	mark := func(e Entry, start int64) {
-		if n, ok := e.Node(); ok && !bitAt(on, n) && ef.get(n) == start {
-			setBit(on, n)
-			stack = append(stack, n)
+		if n, ok := e.Node(); ok {
+			if !bitAt(on, n) && ef.get(n) == start {
+				setBit(on, n)
+				stack = append(stack, n)
+			}
+			return
+		}
+		if s, ok := e.Slot(); ok {
+			peer, k := g.slotAddr(s)
+			b := out.buf(peer, 12)
+			*b = binary.LittleEndian.AppendUint32(*b, k)
+			*b = binary.LittleEndian.AppendUint64(*b, uint64(start))
+			sent++
 		}
 	}
 	for n := range g.Len() {
 		mark(Entry(n), span)
 	}
-	for len(stack) > 0 {
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		start := ef.get(n) - w.At(int(n))
-		if g.chained.has(n) {
-			mark(Entry(n-1), start)
+	var bad error
+	next := window(0, 1)
+	for round := 1; ; round++ {
+		for len(stack) > 0 {
+			n := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			start := ef.get(n) - w.At(int(n))
+			if g.chained.has(n) {
+				mark(Entry(n-1), start)
+			}
+			mark(arg.At(n), start)
+			for _, e := range t.of(n) {
+				mark(e, start)
+			}
 		}
-		mark(arg.At(n), start)
-		for _, e := range t.of(n) {
-			mark(e, start)
+		if c.Size() == 1 {
+			return nil // no slot: the search is done
+		}
+		recv, err := c.Exchange(out.take())
+		if err != nil {
+			return err
+		}
+		for _, m := range recv {
+			// Tokens come for this rank's sources: its out-slots.
+			if err := g.eachToken(m, func(s int32, start int64) { mark(Entry(g.slotNode[s]), start) }); err != nil && bad == nil {
+				bad = err
+			}
+		}
+		out.recycle(recv)
+		// The end is agreed after a window of rounds (Walk's): no token
+		// sent anywhere in the last round leaves none to go on with.
+		if round < next {
+			sent = 0
+			continue
+		}
+		next = round + window(round, 1)
+		flag := int64(0)
+		if bad != nil {
+			flag = 1
+		}
+		tot, err := c.AllreduceInt64(comm.Sum, []int64{sent, flag})
+		if err != nil {
+			return err
+		}
+		sent = 0
+		if tot[1] > 0 {
+			return comm.Agree(c, bad)
+		}
+		if tot[0] == 0 {
+			return nil
 		}
 	}
+}
+
+// eachToken reads message m of markLongest's tokens (a slot's index k
+// among m.Peer's, then a start) and calls fn with each token's slot, an
+// out-slot of this rank, and its start; the first bad token ends the
+// message and is returned. A slot may get several tokens.
+func (g *DAG) eachToken(m comm.Msg, fn func(s int32, start int64)) error {
+	q, buf := m.Peer, m.Buf
+	base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
+	if len(buf)%12 != 0 {
+		return fmt.Errorf("rank %d: graph: message of %d bytes of longest-path tokens from rank %d", g.rank, len(buf), q)
+	}
+	for ; len(buf) > 0; buf = buf[12:] {
+		k := binary.LittleEndian.Uint32(buf)
+		if k >= uint32(cnt) || !g.slotOut[base+int32(k)] {
+			return fmt.Errorf("rank %d: graph: rank %d sent a longest-path token for edge %d of %d, not one it receives from", g.rank, q, k, cnt)
+		}
+		fn(base+int32(k), int64(binary.LittleEndian.Uint64(buf[4:])))
+	}
+	return nil
 }
 
 // tieLog is the inputs a forward replay found tied with a node's best:
@@ -362,7 +444,10 @@ type tieLog struct {
 
 func (t *tieLog) add(e, held Entry, n int32) {
 	if t.full || len(t.in)+2 > t.limit {
-		t.full = true
+		// A full log is never read: its arrays go now, not with the
+		// replay's (they were at the forward replay's peak on every rank
+		// of the gen traces, whose ties fill it).
+		t.full, t.in, t.node = true, nil, nil
 		return
 	}
 	t.in, t.node = append(t.in, int32(e)), append(t.node, n)

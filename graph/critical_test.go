@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -248,13 +249,14 @@ func TestKeysFollowNodes(t *testing.T) {
 // by its limit), on random DAGs with many ties (weights 0–3).
 func TestOnLongestSearch(t *testing.T) {
 	searched := 0
-	for it := 0; it < 120; it++ {
+	var across atomic.Int64 // ranks of several that searched
+	for it := 0; it < 160; it++ {
 		rng := rand.New(rand.NewSource(int64(500 + it)))
 		procs := 1 + rng.Intn(6)
 		g := newRandGraph(rng, procs, 20+rng.Intn(300), 0.3, 3)
 		wantEF, wantBL, span := refLongest(g)
 		k := 1
-		if it%3 == 2 {
+		if it%3 == 2 || it >= 120 {
 			k = 1 + rng.Intn(procs)
 		}
 		_, loc, parts := partitionGraph(rng, g, k)
@@ -277,8 +279,22 @@ func TestOnLongestSearch(t *testing.T) {
 			if it%7 == 6 && lp.ties != nil {
 				lp.ties.full = true // as past its limit
 			}
-			if k == 1 && lp.ties != nil && !lp.ties.full {
+			if it%11 == 10 && c.Rank() == k-1 && lp.ties != nil {
+				lp.ties.full = true // on one rank: every rank replays
+			}
+			full := int64(0)
+			if lp.ties == nil || lp.ties.full {
+				full = 1
+			}
+			anyFull, err := c.AllreduceInt64(comm.Max, []int64{full})
+			if err != nil {
+				return err
+			}
+			if k == 1 && anyFull[0] == 0 {
 				searched++
+			}
+			if k > 1 && anyFull[0] == 0 && dag.Slots() > 0 {
+				across.Add(1)
 			}
 			on, err := OnLongestPathsColumn(c, dag, &w32, lp)
 			if err != nil {
@@ -300,6 +316,9 @@ func TestOnLongestSearch(t *testing.T) {
 	}
 	if searched < 50 {
 		t.Errorf("only %d graphs searched", searched)
+	}
+	if across.Load() < 20 {
+		t.Errorf("only %d ranks with remote slots searched", across.Load())
 	}
 }
 

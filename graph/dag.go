@@ -315,6 +315,15 @@ func (b *Builder) Reserve(nodes, edges int) {
 // ReserveRemote makes room for about n more remote edge declarations.
 func (b *Builder) ReserveRemote(n int) { b.rem = slices.Grow(b.rem, n) }
 
+// ReserveRemoteKeys makes room for about n more remote edge declarations
+// by key (AddRemoteInKey, AddRemoteOutKey): the declarations and their
+// keys, which grew by copying (0.06 s of the critical path's CPU on the
+// 10 M-event mpi at 2 ranks, and their garbage).
+func (b *Builder) ReserveRemoteKeys(n int) {
+	b.rem = slices.Grow(b.rem, n)
+	b.keys = slices.Grow(b.keys, n)
+}
+
 // AddNode adds a node and returns its id (ids count from 0 in call order).
 // With chained, the node follows the previously added node in its chain;
 // the replay then evaluates them in that order. The first node of a chain

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -84,6 +85,9 @@ type ReplayOptions struct {
 	// recycle, with NarrowValues and TrackArg, holds a store and an arg
 	// array an earlier replay left (Recycler), used when they have room.
 	recycle *Recycler
+	// budget, when positive, is how many nodes a superstep evaluates at
+	// most, on any number of ranks (drainBudget otherwise).
+	budget int64
 	// ConsumeCounts lets a backward replay of a DAG built InsOnly count
 	// down the DAG's own output counts, or a forward replay of one built
 	// OutsOnly its input counts, instead of a copy (4 bytes a node less);
@@ -216,7 +220,20 @@ type replayer struct {
 	evaluated int64
 	remaining int64
 	bad       error
+	// budget is how many nodes a superstep evaluates at most (drain,
+	// drainPush); the rest wait on the stack for the next.
+	budget int64
 }
+
+// drainBudget is how many nodes a rank evaluates in a superstep of a
+// replay over several ranks before it hands what it has to send to the
+// others: a rank that would drain the whole of its graph first (where
+// values flow one way, as from the last process to arrive at an MPI
+// collective to the others) kept the others waiting for all of it, on
+// the 10 M-event mpi half of the forward replay at 2 ranks. About a
+// millisecond of work a superstep, against microseconds for the
+// exchange.
+const drainBudget = 1 << 15
 
 // Replay evaluates every node of g once, in an order consistent with its
 // edges, on every rank together: each rank evaluates whatever is ready,
@@ -247,6 +264,14 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		out:     newOutbox(c.Size()),
 	}
 	r.ev = evaluator(r.o)
+	switch {
+	case o.budget > 0:
+		r.budget = o.budget
+	case c.Size() > 1:
+		r.budget = drainBudget
+	default:
+		r.budget = math.MaxInt64
+	}
 	if o.Backward && g.consumedOut || !o.Backward && g.consumedIn {
 		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
 	}
@@ -341,12 +366,18 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	r.remaining = int64(n)
 	res := &Result{}
 	before := r.evaluated
+	nextCheck := checkWindow(0)
+	last := int32(-1) // the last superstep in which this rank evaluated a node
 	for {
 		res.Supersteps++
+		was := r.evaluated
 		if r.push {
 			r.drainPush()
 		} else {
 			r.drain()
+		}
+		if r.evaluated > was {
+			last = r.step
 		}
 		if r.order != nil {
 			r.order.stepEnds = append(r.order.stepEnds, int32(r.order.nodes.len()))
@@ -358,15 +389,20 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		r.receive(recv)
 		r.out.recycle(recv)
 		r.step++
-		// Whether to stop is agreed every checkEvery supersteps only: a
+		// Whether to stop is agreed after a window of supersteps only: a
 		// replay whose path crosses ranks at every step runs thousands of
 		// supersteps, and each agreement is one more rendezvous. A rank
 		// done early exchanges nothing meanwhile; a superstep without
 		// progress anywhere freezes the replay, so a window without any
-		// is a cycle as surely as one superstep was.
-		if res.Supersteps%checkEvery != 0 {
+		// is a cycle as surely as one superstep was. The window grows as
+		// the square root of the supersteps run (checkWindow): over S
+		// supersteps about √(2S) agreements, and as many empty supersteps
+		// at most after the last node, instead of S/4 agreements (1 600
+		// of the 10 M-event stencil's 6 500 supersteps at 2 ranks).
+		if res.Supersteps < nextCheck {
 			continue
 		}
+		nextCheck = res.Supersteps + checkWindow(res.Supersteps)
 		bad := int64(0)
 		if r.bad != nil {
 			bad = 1
@@ -380,6 +416,16 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			return nil, comm.Agree(c, r.bad)
 		}
 		if tot[1] == 0 {
+			if r.order != nil {
+				// The supersteps after the last node evaluated anywhere
+				// are empty: their reverse (ReplayInReverse) would be
+				// exchanges of nothing.
+				l, err := c.AllreduceInt64(comm.Max, []int64{int64(last)})
+				if err != nil {
+					return nil, err
+				}
+				r.order.stepEnds = r.order.stepEnds[:l[0]+1]
+			}
 			break
 		}
 		if tot[0] == 0 {
@@ -513,7 +559,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		// next: their outputs' values go now.
 		for _, s := range inSlots[byStep[t-1]:byStep[t]] {
 			peer, k := g.slotAddr(s)
-			b := out.buf(peer, 64*12)
+			b := out.buf(peer, 12)
 			*b = binary.LittleEndian.AppendUint32(*b, k)
 			*b = binary.LittleEndian.AppendUint64(*b, uint64(vals.get(g.slotNode[s])))
 		}
@@ -549,9 +595,20 @@ func heaviestOf(w int64, x *Input) int64 {
 	return v
 }
 
-// checkEvery is how many supersteps a replay runs between two agreements
-// on whether it is done (Replay).
-const checkEvery = 4
+// checkWindow is how many supersteps a replay runs, after steps of them,
+// before it next agrees on whether it is done (Replay): 4 at first,
+// √(2·steps) later, at most 128.
+func checkWindow(steps int) int { return window(steps, 4) }
+
+// window is checkWindow from lo supersteps: the walks (Walk, markLongest)
+// check from the first, as most end there.
+func window(steps, lo int) int {
+	w := lo
+	for w < 128 && w*w < 2*steps {
+		w++
+	}
+	return w
+}
 
 // prevOf returns the chain predecessor of n in the replay's direction, or −1.
 func (r *replayer) prevOf(n int32) int32 {
@@ -588,7 +645,8 @@ func (r *replayer) drain() {
 		chained = nil
 	}
 	back := o.Backward
-	for len(r.stack) > 0 {
+	stop := r.evaluated + min(r.budget, math.MaxInt64-r.evaluated)
+	for len(r.stack) > 0 && r.evaluated < stop {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
 		for {
@@ -664,7 +722,7 @@ func (r *replayer) drain() {
 					continue
 				}
 				peer, k := g.slotAddr(^int32(e))
-				b := r.out.buf(peer, 64*r.esz)
+				b := r.out.buf(peer, r.esz)
 				*b = binary.LittleEndian.AppendUint32(*b, k)
 				*b = binary.LittleEndian.AppendUint64(*b, uint64(v))
 				if keyed {
@@ -683,6 +741,10 @@ func (r *replayer) drain() {
 				break
 			}
 			if !pend.dec(nx) {
+				break
+			}
+			if r.evaluated >= stop {
+				r.stack = append(r.stack, nx) // ready: the next superstep's
 				break
 			}
 			n = nx
@@ -743,7 +805,8 @@ func (r *replayer) drainPush() {
 	if !fwd {
 		pk, at = g.inPk, &g.inAt
 	}
-	for len(r.stack) > 0 {
+	stop := r.evaluated + min(r.budget, math.MaxInt64-r.evaluated)
+	for len(r.stack) > 0 && r.evaluated < stop {
 		n := r.stack[len(r.stack)-1]
 		r.stack = r.stack[:len(r.stack)-1]
 		for {
@@ -808,7 +871,7 @@ func (r *replayer) drainPush() {
 					continue
 				}
 				peer, k := g.slotAddr(^int32(e))
-				b := r.out.buf(peer, 64*r.esz)
+				b := r.out.buf(peer, r.esz)
 				*b = binary.LittleEndian.AppendUint32(*b, k)
 				*b = binary.LittleEndian.AppendUint64(*b, uint64(v))
 				if keyed {
@@ -834,6 +897,10 @@ func (r *replayer) drainPush() {
 					break
 				}
 			} else if !r.pend.decRare(nx) {
+				break
+			}
+			if r.evaluated >= stop {
+				r.stack = append(r.stack, nx) // ready: the next superstep's
 				break
 			}
 			n = nx
@@ -1037,6 +1104,7 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 	}
 	var bad error
 	out := newOutbox(c.Size())
+	next := int64(window(0, 1))
 	for superstep := int64(0); ; superstep++ {
 		var sent int64
 		for len(queue) > 0 && bad == nil {
@@ -1089,6 +1157,14 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 			}
 		}
 		out.recycle(recv)
+		// Whether the walk is over is agreed after a window of
+		// supersteps (window), as a replay's end: a path that crosses
+		// ranks at every step takes as many. No token sent anywhere in the
+		// last superstep leaves none to go on with.
+		if superstep+1 < next {
+			continue
+		}
+		next = superstep + 1 + int64(window(int(superstep+1), 1))
 		flag := int64(0)
 		if bad != nil {
 			flag = 1
@@ -1121,31 +1197,41 @@ type outbox struct {
 
 func newOutbox(ranks int) outbox { return outbox{at: make([]int32, ranks)} }
 
-// buf returns the buffer of the message to peer, created with capacity
-// c on first use.
-func (o *outbox) buf(peer int32, c int) *[]byte {
+// buf returns the buffer of the message to peer, with room for a record
+// of rec bytes: made for 64 records on first use, and doubled when full.
+// append's growth of a large slice is 1.25 times: a replay's message of
+// megabytes (a pure MPI trace's first superstep) was copied into some 40
+// fresh arrays, five times its bytes, the pages of each faulted in.
+func (o *outbox) buf(peer int32, rec int) *[]byte {
 	i := o.at[peer]
 	if i == 0 {
 		var b []byte
 		if n := len(o.free); n > 0 {
 			b, o.free = o.free[n-1][:0], o.free[:n-1]
 		} else {
-			b = make([]byte, 0, c)
+			b = make([]byte, 0, 64*rec)
 		}
 		o.msgs = append(o.msgs, comm.Msg{Peer: int(peer), Buf: b})
 		i = int32(len(o.msgs))
 		o.at[peer] = i
 	}
-	return &o.msgs[i-1].Buf
+	b := &o.msgs[i-1].Buf
+	if cap(*b)-len(*b) < rec {
+		*b = slices.Grow(*b, max(len(*b), rec))
+	}
+	return b
 }
 
 // recycle keeps the buffers of messages received and read, which belong to
 // their receiver (comm.Comm), for later supersteps' messages: a replay
 // crossing ranks thousands of times allocated a buffer per peer and
 // superstep (60 MB on the 10 M-event halo).
+//
+// It keeps as many as there are ranks: where values flow one way, the
+// receiver sends none of them, and would hold every message it got.
 func (o *outbox) recycle(recv []comm.Msg) {
 	for _, m := range recv {
-		if cap(m.Buf) > 0 {
+		if cap(m.Buf) > 0 && len(o.free) < len(o.at) {
 			o.free = append(o.free, m.Buf)
 		}
 	}

@@ -215,6 +215,8 @@ func TestReplayMatchesReference(t *testing.T) {
 				replayRand(t, name, rng, g, k, ReplayOptions{Backward: mode.backward, Min: mode.min, NoChains: mode.noChains}, wantV, wantA)
 				// The same with the weights evaluated inline (no Eval).
 				replayRand(t, name+"/weights", rng, g, k, ReplayOptions{Backward: mode.backward, Min: mode.min, NoChains: mode.noChains, Weights: []int64{}}, wantV, wantA)
+				// The same in supersteps of a few nodes at most.
+				replayRand(t, name+"/budget", rng, g, k, ReplayOptions{Backward: mode.backward, Min: mode.min, NoChains: mode.noChains, budget: 1 + rng.Int63n(4)}, wantV, wantA)
 			}
 		}
 	}
@@ -239,6 +241,8 @@ func TestOutsOnlyForwardAndReverse(t *testing.T) {
 					replayRandBuild(t, name, rng, g, k, bo, o, wantV, wantA, wantB)
 					o.Weights = []int64{}
 					replayRandBuild(t, name+"/weights", rng, g, k, bo, o, wantV, wantA, wantB)
+					o.budget = 1 + rng.Int63n(4)
+					replayRandBuild(t, name+"/budget", rng, g, k, bo, o, wantV, wantA, wantB)
 				}
 			}
 		}
