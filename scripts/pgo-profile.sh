@@ -9,9 +9,10 @@
 #
 # The profile is of `ptrace analyze --ranks 2 --json` on the stencil, halo
 # and nearest traces of bench-analyze.sh and of a pure MPI program of 64
-# processes (the wait states' delay costs), and of `--ranks 1` on a
-# task-heavy one (the lean stencil: about 4 events a task, as recorded task
-# programs; RUNS runs each, merged), made by a build of the current tree without a
+# processes (the wait states' delay costs), and of `--ranks 1` on two
+# task-heavy ones (the lean stencil: about 4 events a task, as recorded
+# task programs; a tree of tasks that wait for their children, as BOTS's;
+# RUNS runs each, merged), made by a build of the current tree without a
 # profile. Remake it when the
 # engine's hot code moves (a stale profile costs speed, never results),
 # and commit it with the change.
@@ -23,11 +24,14 @@ mkdir -p "$work"
 bin=$work/ptrace-nopgo
 CGO_ENABLED=0 go build -pgo=off -o "$bin" ./cmd/ptrace
 profs=()
-for w in stencil halo nearest lean mpi; do
+for w in stencil halo nearest lean mpi tree; do
 	ranks=2
 	if [ "$w" = lean ]; then
 		ranks=1
 		[ -d "$work/$w" ] || "$bin" gen stencil --lean --ranks 1 --threads 4 --events "$events" -o "$work/$w" >/dev/null
+	elif [ "$w" = tree ]; then
+		ranks=1
+		[ -d "$work/$w" ] || "$bin" gen tree --ranks 1 --threads 4 --events "$events" --seed 7 -o "$work/$w" >/dev/null
 	elif [ "$w" = mpi ]; then
 		# A pure MPI program: the wait states' delay costs, which the
 		# hybrid traces barely run.
