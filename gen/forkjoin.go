@@ -159,17 +159,7 @@ func (w *forkJoin) expected() Expected {
 		totLife += life
 		rows[r] = map[string]any{"rank": r, "work_ns": wk, "idleness_ns": life - wk, "overhead_ns": 0, "mpi_ns": 0, "thread_time_ns": life}
 	}
-	e.set("breakdown.work_ns", work)
-	e.set("breakdown.idleness_ns", totLife-work)
-	e.set("breakdown.overhead_ns", 0)
-	e.set("breakdown.mpi_ns", 0)
-	e.set("breakdown.thread_time_ns", totLife)
-	e.set("breakdown.per_process", rows)
-	e.set("critical_path.length_ns", span)
-	e.set("critical_path.work_ns", work)
-	e.set("critical_path.parallelism", float64(work)/float64(span))
-	e.tol("critical_path.parallelism", 1e-9)
-	e.set("trace.duration_ns", runTime)
+	setTaskRun(e, work, 0, totLife, rows, span, runTime)
 	setGraph(e, roots, len(roots), len(roots))
 	e.set("tasks.count", len(roots))
 	// Workers wait in the region's implicit barrier from its start to its

@@ -410,6 +410,24 @@ func jittered(rng *rand.Rand, d int64, j float64) int64 {
 
 // setConstruct records the task statistics of a workload whose explicit
 // tasks all come from one construct.
+// setTaskRun records the breakdown and the critical path of a task
+// workload without MPI: the threads' life, of which work and overhead and
+// the rest idleness, the per-process rows, the span and the run's
+// duration.
+func setTaskRun(e Expected, work, overhead, life int64, rows []any, span, runTime int64) {
+	e.set("breakdown.work_ns", work)
+	e.set("breakdown.idleness_ns", life-work-overhead)
+	e.set("breakdown.overhead_ns", overhead)
+	e.set("breakdown.mpi_ns", 0)
+	e.set("breakdown.thread_time_ns", life)
+	e.set("breakdown.per_process", rows)
+	e.set("critical_path.length_ns", span)
+	e.set("critical_path.work_ns", work)
+	e.set("critical_path.parallelism", float64(work)/float64(span))
+	e.tol("critical_path.parallelism", 1e-9)
+	e.set("trace.duration_ns", runTime)
+}
+
 func setConstruct(e Expected, name string, durs func(yield func(int64))) {
 	var n, sum int64
 	mn, mx := int64(math.MaxInt64), int64(0)

@@ -492,7 +492,7 @@ func (w *pattern) expected() Expected {
 		runTime = max(runTime, f)
 	}
 	rowsB := make([]any, c.Ranks)
-	var totWork, totIdle, totLife int64
+	var totLife int64
 	for r := 0; r < c.Ranks; r++ {
 		var wk int64
 		for _, k := range w.order[r] {
@@ -501,21 +501,10 @@ func (w *pattern) expected() Expected {
 		// Every thread is accounted over the run's global window.
 		life := int64(c.Threads) * runTime
 		rowsB[r] = map[string]any{"rank": r, "work_ns": wk, "idleness_ns": life - wk, "overhead_ns": 0, "mpi_ns": 0, "thread_time_ns": life}
-		totWork += wk
-		totIdle += life - wk
 		totLife += life
 	}
-	e.set("breakdown.work_ns", totWork)
-	e.set("breakdown.idleness_ns", totIdle)
-	e.set("breakdown.overhead_ns", 0)
-	e.set("breakdown.mpi_ns", 0)
-	e.set("breakdown.thread_time_ns", totLife)
-	e.set("breakdown.per_process", rowsB)
-	e.set("critical_path.length_ns", span)
-	e.set("critical_path.work_ns", work)
-	e.set("critical_path.parallelism", float64(work)/float64(span))
-	e.tol("critical_path.parallelism", 1e-9)
-	e.set("trace.duration_ns", runTime)
+	// Every task runs on one rank: the ranks' work is the tasks'.
+	setTaskRun(e, work, 0, totLife, rowsB, span, runTime)
 	setGraph(e, roots, leaves, w.n)
 	e.set("tasks.count", w.n)
 	w.setOMPWaits(e, runTime)

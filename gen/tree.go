@@ -435,17 +435,7 @@ func (w *tree) expected() Expected {
 		br.none += st.brIdle - st.brOver
 		outside += out
 	}
-	e.set("breakdown.work_ns", work)
-	e.set("breakdown.idleness_ns", life-work-over)
-	e.set("breakdown.overhead_ns", over)
-	e.set("breakdown.mpi_ns", 0)
-	e.set("breakdown.thread_time_ns", life)
-	e.set("breakdown.per_process", rows)
-	e.set("critical_path.length_ns", span)
-	e.set("critical_path.work_ns", work)
-	e.set("critical_path.parallelism", float64(work)/float64(span))
-	e.tol("critical_path.parallelism", 1e-9)
-	e.set("trace.duration_ns", runTime)
+	setTaskRun(e, work, over, life, rows, span, runTime)
 	e.set("tasks.count", tasks)
 	setConstruct(e, "tree.c:9:9", func(yield func(int64)) {
 		for _, d := range durs {
