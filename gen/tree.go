@@ -123,7 +123,6 @@ func (w *tree) descends(i, a int) bool {
 
 // treeRun is the state of one rank's schedule while it is written.
 type treeRun struct {
-	w       *tree
 	rr      *runRegion
 	leaves  []int64
 	id      []int64 // the explicit tasks' ids, once created
@@ -208,7 +207,7 @@ func (h *wakeHeap) Pop() any {
 // newRun returns the schedule's state for rank r.
 func (w *tree) newRun(r int) *treeRun {
 	c := w.cfg
-	return &treeRun{w: w, leaves: w.leaves[r], id: make([]int64, w.inner+len(w.leaves[r])), left: make([]int32, w.inner),
+	return &treeRun{leaves: w.leaves[r], id: make([]int64, w.inner+len(w.leaves[r])), left: make([]int32, w.inner),
 		stack: make([][]int, c.Threads), deque: make([][]int, c.Threads), waiting: make([]bool, c.Threads),
 		idleAt: make([]int64, c.Threads), idleT: make([]int64, c.Threads), idleTW: make([]bool, c.Threads)}
 }
