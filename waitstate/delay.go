@@ -1853,31 +1853,35 @@ func (d *delays) sortTasks() {
 func (p *delayProc) taskOf(waiter, wsync int32, hint *int) (int32, bool) {
 	key := waitKey(waiter, wsync)
 	ts := p.tasks
-	keyAt := func(j int) uint64 { return waitKey(ts[j].waiter(), ts[j].wsync) }
-	// The first task of key or after is in [lo, hi].
-	lo, hi := 0, len(ts)
-	if h := *hint; h < len(ts) {
-		if keyAt(h) < key {
-			lo = h + 1
-			for step := 1; ; step <<= 1 {
-				j := h + step
-				if j >= len(ts) {
-					break
-				}
-				if keyAt(j) >= key {
+	lo := lowerBound(len(ts), *hint, func(j int) bool { return waitKey(ts[j].waiter(), ts[j].wsync) < key })
+	if lo < len(ts) {
+		*hint = lo
+	}
+	return int32(lo), lo < len(ts) && waitKey(ts[lo].waiter(), ts[lo].wsync) == key
+}
+
+// lowerBound returns the first j of [0, n) where below(j) is false (n for
+// none; below is true on a prefix): by galloping from hint, forward or
+// back, then bisecting, for searches whose answer is near the last one's.
+func lowerBound(n, hint int, below func(j int) bool) int {
+	// The answer is in [lo, hi].
+	lo, hi := 0, n
+	if hint >= 0 && hint < n {
+		if below(hint) {
+			lo = hint + 1
+			for step := 1; hint+step < n; step <<= 1 {
+				j := hint + step
+				if !below(j) {
 					hi = j
 					break
 				}
 				lo = j + 1
 			}
 		} else {
-			hi = h
-			for step := 1; ; step <<= 1 {
-				j := h - step
-				if j < 0 {
-					break
-				}
-				if keyAt(j) < key {
+			hi = hint
+			for step := 1; hint-step >= 0; step <<= 1 {
+				j := hint - step
+				if below(j) {
 					lo = j + 1
 					break
 				}
@@ -1887,16 +1891,13 @@ func (p *delayProc) taskOf(waiter, wsync int32, hint *int) (int32, bool) {
 	}
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if keyAt(m) < key {
+		if below(m) {
 			lo = m + 1
 		} else {
 			hi = m
 		}
 	}
-	if lo < len(ts) {
-		*hint = lo
-	}
-	return int32(lo), lo < len(ts) && keyAt(lo) == key
+	return lo
 }
 
 // tasks completes the task of every wait record of a round: its delay
@@ -2137,27 +2138,11 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 	if th < 0 || th >= trace.MaxThreads {
 		return -1
 	}
-	// The first point of (th, call) or after: by galloping from the last
-	// one found when it is after that, else by bisection.
+	// The first point of (th, call) or after, from the last one found.
 	key := uint64(th)<<32 | uint64(uint32(call))
 	at := func(j int) uint64 { return uint64(ss.thAt(int32(j)))<<32 | uint64(uint32(ss.callAt(int32(j)))) }
 	p := &d.procs[i]
-	lo, hi := 0, n
-	if h := p.syncHint; h < n && at(h) < key {
-		step := 1
-		for h+step < n && at(h+step) < key {
-			step *= 2
-		}
-		lo, hi = h+step/2+1, min(h+step, n)
-	}
-	for lo < hi {
-		h := int(uint(lo+hi) >> 1)
-		if at(h) < key {
-			lo = h + 1
-		} else {
-			hi = h
-		}
-	}
+	lo := lowerBound(n, p.syncHint, func(j int) bool { return at(j) < key })
 	for j := lo; j < n && at(j) == key; j++ {
 		if coll || ss.eventAt(int32(j)) == ev {
 			p.syncHint = j

@@ -151,3 +151,18 @@ func TestSortSyncsStable(t *testing.T) {
 		}
 	}
 }
+
+// lowerBound finds what a bisection finds, whatever its hint: before the
+// answer, on it, after it, out of range.
+func TestLowerBound(t *testing.T) {
+	for n := 0; n <= 40; n++ {
+		for ans := 0; ans <= n; ans++ {
+			below := func(j int) bool { return j < ans }
+			for hint := -2; hint <= n+2; hint++ {
+				if got := lowerBound(n, hint, below); got != ans {
+					t.Fatalf("n %d, answer %d, hint %d: got %d", n, ans, hint, got)
+				}
+			}
+		}
+	}
+}
