@@ -392,21 +392,10 @@ func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, 
 			continue
 		}
 		next = round + window(round, 1)
-		flag := int64(0)
-		if bad != nil {
-			flag = 1
-		}
-		tot, err := c.AllreduceInt64(comm.Sum, []int64{sent, flag})
-		if err != nil {
+		if done, err := walkEnded(c, sent, bad); done || err != nil {
 			return err
 		}
 		sent = 0
-		if tot[1] > 0 {
-			return comm.Agree(c, bad)
-		}
-		if tot[0] == 0 {
-			return nil
-		}
 	}
 }
 

@@ -600,6 +600,25 @@ func heaviestOf(w int64, x *Input) int64 {
 // √(2·steps) later, at most 128.
 func checkWindow(steps int) int { return window(steps, 4) }
 
+// walkEnded agrees, on every rank, whether a walk over ranks (Walk,
+// markLongest) is over: no rank sent a token in its last superstep
+// (sent, this rank's), or one failed (bad, this rank's; err then names
+// the failure on every rank).
+func walkEnded(c comm.Comm, sent int64, bad error) (done bool, err error) {
+	flag := int64(0)
+	if bad != nil {
+		flag = 1
+	}
+	tot, err := c.AllreduceInt64(comm.Sum, []int64{sent, flag})
+	if err != nil {
+		return true, err
+	}
+	if tot[1] > 0 {
+		return true, comm.Agree(c, bad)
+	}
+	return tot[0] == 0, nil
+}
+
 // window is checkWindow from lo supersteps: the walks (Walk, markLongest)
 // check from the first, as most end there.
 func window(steps, lo int) int {
@@ -1165,19 +1184,8 @@ func Walk(c comm.Comm, g *DAG, starts []int32, step func(n int32, depth int64) E
 			continue
 		}
 		next = superstep + 1 + int64(window(int(superstep+1), 1))
-		flag := int64(0)
-		if bad != nil {
-			flag = 1
-		}
-		tot, err := c.AllreduceInt64(comm.Sum, []int64{sent, flag})
-		if err != nil {
+		if done, err := walkEnded(c, sent, bad); done || err != nil {
 			return err
-		}
-		if tot[1] > 0 {
-			return comm.Agree(c, bad)
-		}
-		if tot[0] == 0 {
-			return nil
 		}
 		if superstep > limit {
 			return comm.Agree(c, fmt.Errorf("graph: walk longer than the graph: its steps form a cycle"))
