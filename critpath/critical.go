@@ -339,7 +339,7 @@ func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary
 	var attrErr error
 	for _, pg := range in.Procs {
 		if pg.frags != nil && attrErr == nil {
-			attrErr = pg.frags.Attrs.Err()
+			attrErr = pg.frags.Err()
 		}
 	}
 	bad := int64(0)
@@ -354,7 +354,7 @@ func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary
 		if attrErr != nil {
 			return res, fmt.Errorf("critical path: %w", attrErr)
 		}
-		return res, errors.New("critical path: another rank could not read its fragment attributes back")
+		return res, errors.New("critical path: another rank could not read its fragment attributes or weights back")
 	}
 	all, err := in.gatherSummaries(summary)
 	if err != nil {

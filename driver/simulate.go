@@ -142,6 +142,9 @@ func (r *run) simulate() error {
 			r.edges[i].DropPredTimes() // copied into the lookup: no later phase reads it
 		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
+		if f := r.spillFile(); f != nil {
+			frags.Spill = f
+		}
 		if i < len(r.lrSources) {
 			frags.Sources, r.lrSources[i] = r.lrSources[i], nil
 		}

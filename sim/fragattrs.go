@@ -34,19 +34,12 @@ type Attr struct {
 // difference (bit 7), then that difference's magnitude as a uvarint (the
 // difference's complement when negative).
 //
-// Spill moves the blocks to a file, whence a reader reads back the block
-// it needs.
+// The blocks go to a file as they are written when the simulation has
+// one (FragPass.Spill, blockStream's streaming), or all at once (Spill);
+// a reader then reads back the block it needs.
 type Attrs struct {
 	s blockStream
 	n int
-	// lens is each block's bytes, as last written (Spill writes them).
-	lens []uint16
-	// file holds the blocks once spilled, s.at then their offsets from
-	// base and size their bytes; err is the first read's error (Err).
-	file SpillFile
-	base int64
-	size int64
-	err  error
 }
 
 // SpillFile is what Attrs.Spill and Frags.Park write to: an append-only
@@ -56,59 +49,29 @@ type SpillFile = packed.Spiller
 // spillBatch is the bytes Spill writes at a time.
 const spillBatch = 64 << 10
 
-// Spill writes the blocks to f, in block order, and drops them: the
-// critical path reads the attributes of its own nodes only, a few
-// percent, a block each, and 2.5–3.5 bytes a node stayed resident from
-// the simulation's end to the critical path's (5 MB on the 10 M-event
-// stencil: twenty-eighth round). On an error the blocks stay where they
-// were and the error is returned.
+// Spill writes the blocks still in memory to f, in block order, and
+// drops them: the critical path reads the attributes of its own nodes
+// only, a few percent, a block each, and 2.5–3.5 bytes a node stayed
+// resident from the simulation's end to the critical path's (5 MB on the
+// 10 M-event stencil: twenty-eighth round). Blocks streamed to a file
+// during the simulation are there already, and the rest go to the same
+// file. On an error the blocks not written stay where they were and the
+// error is returned.
 func (a *Attrs) Spill(f SpillFile) error {
-	if a.file != nil || len(a.s.at) == 0 {
-		return nil
-	}
-	at := make([]uint64, len(a.s.at))
-	buf := make([]byte, 0, spillBatch)
-	w := packed.NewAppender(f)
-	pos := int64(0)
-	for b := range a.s.at {
-		d := a.s.block(b)
-		if b < len(a.lens) {
-			d = d[:a.lens[b]]
-		} else {
-			d = d[:attrsLen(d, min(attrBlock, a.n-b*attrBlock))]
-		}
-		if len(buf)+len(d) > cap(buf) {
-			if err := w.Append(buf); err != nil {
-				return err
-			}
-			buf = buf[:0]
-		}
-		at[b] = uint64(pos)
-		buf = append(buf, d...)
-		pos += int64(len(d))
-	}
-	if err := w.Append(buf); err != nil {
-		return err
-	}
-	a.s, a.lens = blockStream{at: at}, nil
-	a.file, a.base, a.size = f, w.Start(), pos
-	return nil
+	return a.s.spill(f, func(b int, d []byte) int { return attrsLen(d, min(attrBlock, a.n-b*attrBlock)) })
 }
 
 // Err returns the first error reading spilled blocks back: the attributes
 // read since are zero.
-func (a *Attrs) Err() error { return a.err }
-
-// setBlock writes d as block b's bytes (blockStream.set) and notes its
-// length.
-func (a *Attrs) setBlock(b int, d []byte) {
-	a.s.set(b, d)
-	if b == len(a.lens) {
-		a.lens = append(a.lens, uint16(len(d)))
-	} else {
-		a.lens[b] = uint16(len(d))
+func (a *Attrs) Err() error {
+	if a.s.err != nil {
+		return fmt.Errorf("fragment attributes: %w", a.s.err)
 	}
+	return nil
 }
+
+// setBlock writes d as block b's bytes (blockStream.set).
+func (a *Attrs) setBlock(b int, d []byte) { a.s.set(b, d) }
 
 // attrsLen returns the bytes of the first n nodes encoded in d.
 func attrsLen(d []byte, n int) int {
@@ -175,31 +138,7 @@ type attrReader struct {
 
 func (r *attrReader) seekBlock(b int) {
 	r.pos, r.prev = 0, Attr{}
-	a := r.a
-	if a.file == nil {
-		r.d = a.s.block(b)
-		return
-	}
-	end := a.size
-	if b+1 < len(a.s.at) {
-		end = int64(a.s.at[b+1])
-	}
-	start := int64(a.s.at[b])
-	// Room for a block's nodes decoded as zeros, should the read fail: a
-	// node of zeros is three bytes.
-	n := max(int(end-start), 3*attrBlock)
-	if cap(r.buf) < n {
-		r.buf = make([]byte, n)
-	}
-	r.d = r.buf[:n]
-	if a.err == nil {
-		if _, err := a.file.ReadAt(r.d[:end-start], a.base+start); err != nil {
-			a.err = fmt.Errorf("fragment attributes: block %d: %w", b, err)
-		}
-	}
-	if a.err != nil {
-		clear(r.d)
-	}
+	r.d = r.a.s.read(b, &r.buf)
 }
 
 func (r *attrReader) next() Attr {
@@ -276,50 +215,227 @@ func (c *AttrCursor) At(n int32) Attr {
 func (a *Attrs) Bytes() int { return a.s.bytes() }
 
 // blockStream holds the encoded blocks of a column of nodes, each block's
-// bytes in one piece of one chunk and found through its offset. The
-// simulation writes a block once it has moved past its nodes, and at its
-// end writes again the few blocks whose nodes changed since (a barrier's
-// join that completions kept moving, a fragment open for long): the
-// blocks are in no one array, nor always in order. Chunks grow from
-// minChunk to maxChunk bytes, each never copied once written (but the
-// last, trimmed), so the stream grows with no garbage and at most a chunk
-// of spare room.
+// bytes in a chunk of a list that grows without copying (at gives each
+// block's place), or, once written out, at an offset of a spill file.
+//
+// Streaming (streamTo) writes each chunk of maxChunk bytes to the file as
+// it fills and fills its room again, so that a column held in memory is
+// one chunk whatever its nodes (the attributes and weights of fib(30)'s
+// 8 M fragment nodes were 26 MB of its simulation's 150 MiB peak); spill
+// writes the blocks still in memory. A block in the file is read back
+// with its length (lens).
 type blockStream struct {
 	chunks [][]byte
-	at     []uint64 // per block: its chunk << 32 | its offset there
+	at     []uint64 // per block: its chunk << 32 | its offset there, or inFile | its offset in file
+	lens   []uint16 // per block, its bytes as last written
+	// file holds the blocks marked inFile; while streaming it takes each
+	// full chunk, held being the blocks written into the chunk being
+	// filled since it was last written out.
+	file      SpillFile
+	streaming bool
+	held      []int32
+	err       error // the first failed read of a block from the file
 }
+
+// inFile marks a block's place in at as an offset in the spill file.
+const inFile = 1 << 63
 
 const (
 	minChunk = 256
 	maxChunk = 64 << 10
 )
 
+// streamTo makes s write each full chunk of maxChunk bytes to f from now
+// on (nil: none). A stream with blocks in a file keeps that file.
+func (s *blockStream) streamTo(f SpillFile) {
+	if f != nil && (s.file == nil || s.file == f) {
+		s.file, s.streaming = f, true
+	} else {
+		s.streaming = false
+	}
+}
+
 // set writes d as block b's bytes: b is the next block, or one written
 // before, whose former bytes are left unused.
 func (s *blockStream) set(b int, d []byte) {
 	k := len(s.chunks) - 1
 	if k < 0 || cap(s.chunks[k])-len(s.chunks[k]) < len(d) {
-		size := minChunk
-		if k >= 0 {
-			size = min(2*cap(s.chunks[k]), maxChunk)
+		if s.streaming && k >= 0 && cap(s.chunks[k]) >= max(maxChunk, len(d)) && s.writeOut(k) {
+			s.chunks[k] = s.chunks[k][:0] // its blocks are in the file: its room is the next chunk's
+		} else {
+			size := minChunk
+			if k >= 0 {
+				size = min(2*cap(s.chunks[k]), maxChunk)
+			}
+			s.chunks = append(s.chunks, make([]byte, 0, max(size, len(d))))
+			k++
 		}
-		s.chunks = append(s.chunks, make([]byte, 0, max(size, len(d))))
-		k++
 	}
 	pos := uint64(k)<<32 | uint64(len(s.chunks[k]))
 	s.chunks[k] = append(s.chunks[k], d...)
 	if b == len(s.at) {
 		s.at = append(s.at, pos)
+		s.lens = append(s.lens, uint16(len(d)))
 	} else {
 		s.at[b] = pos
+		s.lens[b] = uint16(len(d))
+	}
+	if s.streaming {
+		s.held = append(s.held, int32(b))
 	}
 }
 
-// block returns block b's bytes and what follows them in their chunk: a
-// reader knows how many entries a block holds.
-func (s *blockStream) block(b int) []byte {
+// writeOut writes chunk k to the file and moves the blocks it holds
+// there. A failed write ends the streaming: the chunk and those after it
+// stay in memory.
+func (s *blockStream) writeOut(k int) bool {
+	off, err := s.file.Append(s.chunks[k])
+	if err != nil {
+		s.streaming, s.held = false, nil
+		return false
+	}
+	for _, b := range s.held {
+		if p := s.at[b]; p&inFile == 0 && int(p>>32) == k {
+			s.at[b] = inFile | uint64(off+int64(uint32(p)))
+		}
+	}
+	s.held = s.held[:0]
+	return true
+}
+
+// spill writes the blocks still in memory to f (the stream's file, if it
+// has one) in block order and drops the chunks; lenOf gives the bytes of
+// a block without a length (b ≥ len(lens)) from its bytes to its chunk's
+// end. On an error the blocks not written stay in memory and the error
+// is returned.
+func (s *blockStream) spill(f SpillFile, lenOf func(b int, d []byte) int) error {
+	s.streaming, s.held = false, nil
+	if len(s.chunks) == 0 {
+		return nil
+	}
+	if s.file != nil {
+		f = s.file
+	}
+	for b := len(s.lens); b < len(s.at); b++ {
+		p := s.at[b]
+		s.lens = append(s.lens, uint16(lenOf(b, s.chunks[p>>32][uint32(p):])))
+	}
+	buf := make([]byte, 0, min(spillBatch, s.memBytes()))
+	type moved struct {
+		b   int32
+		off uint32 // in buf
+	}
+	var pend []moved
+	flush := func() error {
+		if len(buf) == 0 {
+			return nil
+		}
+		off, err := f.Append(buf)
+		if err != nil {
+			return err
+		}
+		s.file = f
+		for _, m := range pend {
+			s.at[m.b] = inFile | uint64(off+int64(m.off))
+		}
+		buf, pend = buf[:0], pend[:0]
+		return nil
+	}
+	for b, p := range s.at {
+		if p&inFile != 0 {
+			continue
+		}
+		d := s.chunks[p>>32][uint32(p):][:s.lens[b]]
+		if len(buf)+len(d) > cap(buf) {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+		pend = append(pend, moved{int32(b), uint32(len(buf))})
+		buf = append(buf, d...)
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	s.chunks = nil
+	if cap(s.at)-len(s.at) > len(s.at)/8 {
+		s.at = append(make([]uint64, 0, len(s.at)), s.at...)
+		s.lens = append(make([]uint16, 0, len(s.lens)), s.lens...)
+	}
+	return nil
+}
+
+// memBytes returns the bytes written into the chunks held in memory.
+func (s *blockStream) memBytes() int {
+	n := 0
+	for _, c := range s.chunks {
+		n += len(c)
+	}
+	return n
+}
+
+// read returns block b's bytes: for a block in memory those and what
+// follows them in their chunk (a reader knows how many entries a block
+// holds), for one in the file its bytes read into *buf (grown as needed).
+// A failed read gives zeros, room for a block of zero entries (three
+// bytes an attribute), and sets err.
+func (s *blockStream) read(b int, buf *[]byte) []byte {
 	p := s.at[b]
-	return s.chunks[p>>32][uint32(p):]
+	if p&inFile == 0 {
+		return s.chunks[p>>32][uint32(p):]
+	}
+	n := max(int(s.lens[b]), 3*fragBlock)
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	d := (*buf)[:n]
+	if s.err == nil {
+		if _, err := s.file.ReadAt(d[:s.lens[b]], int64(p&^inFile)); err != nil {
+			s.err = fmt.Errorf("block %d: %w", b, err)
+		}
+	}
+	if s.err != nil {
+		clear(d)
+	}
+	return d
+}
+
+// blockReader reads a stream's blocks in about the order they were
+// written (the weights, node after node): a block in the file comes from
+// a window of up to spillBatch bytes read at once, not a read a block.
+type blockReader struct {
+	s   *blockStream
+	win []byte
+	off int64 // the file offset of win[0]
+}
+
+func (r *blockReader) block(b int) []byte {
+	s := r.s
+	p := s.at[b]
+	if p&inFile == 0 {
+		return s.chunks[p>>32][uint32(p):]
+	}
+	off, n := int64(p&^inFile), int64(s.lens[b])
+	if off >= r.off && off+n <= r.off+int64(len(r.win)) {
+		return r.win[off-r.off : off-r.off+n]
+	}
+	if cap(r.win) < spillBatch {
+		r.win = make([]byte, spillBatch)
+	}
+	r.win = r.win[:cap(r.win)]
+	got, err := s.file.ReadAt(r.win, off)
+	if int64(got) < n {
+		// What follows the block may lie past the file's end (io.EOF):
+		// only a short block is an error.
+		r.off, r.win = 0, r.win[:0]
+		if s.err == nil {
+			s.err = fmt.Errorf("block %d: %w", b, err)
+		}
+		d := make([]byte, max(n, 3*fragBlock))
+		return d
+	}
+	r.off, r.win = off, r.win[:got]
+	return r.win[:n]
 }
 
 // trim drops the last chunk's spare room when it is worth a copy, and the
@@ -332,11 +448,13 @@ func (s *blockStream) trim() {
 	}
 	if cap(s.at)-len(s.at) > len(s.at)/8 {
 		s.at = append(make([]uint64, 0, len(s.at)), s.at...)
+		s.lens = append(make([]uint16, 0, len(s.lens)), s.lens...)
 	}
+	s.held = nil
 }
 
 func (s *blockStream) bytes() int {
-	n := 8 * cap(s.at)
+	n := 8*cap(s.at) + 2*cap(s.lens) + 4*cap(s.held)
 	for _, c := range s.chunks {
 		n += cap(c)
 	}

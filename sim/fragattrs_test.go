@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -135,102 +136,201 @@ func TestFragNodesMatchPlain(t *testing.T) {
 	}
 	threads := []int32{-1, 0, 3, trace.MaxThreads - 1}
 	locs := []int32{-1, 0, 7, math.MaxInt32, math.MinInt32}
+	sp, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
 	var c fragNodes // reused across graphs, as the Spare reuses it
-	for _, n := range []int{0, 1, 63, 64, 65, fragWindow - 1, fragWindow, fragWindow + 1, 3*fragWindow + 17, 20_000} {
-		c.reset()
-		var want []openNode
-		var sticky []int32 // nodes changed again and again (a barrier's join)
-		now := int64(1e12)
-		for i := range n {
-			now += rng.Int64N(1e5)
-			k := FragKind(rng.IntN(7))
-			th, loc, st := threads[rng.IntN(len(threads))], locs[rng.IntN(len(locs))], pickStart(now)
-			if got := c.add(k, int(th), loc, st); got != int32(i) {
-				t.Fatalf("add returned %d, want %d", got, i)
+	for _, md := range []struct {
+		name string
+		f    SpillFile
+	}{
+		{"in memory", nil},
+		{"streamed", sp},
+		// Streaming stops at the fourth chunk: the rest stays in memory.
+		{"streamed, a write failing", &flakySpill{f: sp, appends: 3}},
+	} {
+		for _, n := range []int{0, 1, 63, 64, 65, fragWindow - 1, fragWindow, fragWindow + 1, 3*fragWindow + 17, 20_000, 70_000} {
+			c.reset()
+			c.streamTo(md.f)
+			held := 0 // the most bytes of blocks in memory while writing
+			var want []openNode
+			var sticky []int32 // nodes changed again and again (a barrier's join)
+			now := int64(1e12)
+			for i := range n {
+				now += rng.Int64N(1e5)
+				k := FragKind(rng.IntN(7))
+				th, loc, st := threads[rng.IntN(len(threads))], locs[rng.IntN(len(locs))], pickStart(now)
+				if got := c.add(k, int(th), loc, st); got != int32(i) {
+					t.Fatalf("add returned %d, want %d", got, i)
+				}
+				want = append(want, openNode{start: st, thread: th, loc: loc, kind: k})
+				held = max(held, c.attrs.s.memBytes()+c.weights.memBytes())
+				if rng.IntN(500) == 0 {
+					sticky = append(sticky, int32(i))
+				}
+				var j int32
+				switch r := rng.IntN(20); {
+				case r < 10: // a recent node: its fragment closing
+					j = int32(max(0, i-rng.IntN(200)))
+				case r < 12: // anywhere: a re-queued task's, a late completion's
+					j = int32(rng.IntN(i + 1))
+				case r < 14 && len(sticky) > 0:
+					j = sticky[rng.IntN(len(sticky))]
+				default:
+					continue
+				}
+				nd := c.get(j)
+				if *nd != want[j] {
+					t.Fatalf("graph of %d, node %d of %d: get %+v, want %+v", n, j, i, *nd, want[j])
+				}
+				switch rng.IntN(4) {
+				case 0:
+					nd.start = pickStart(now)
+				case 1:
+					nd.weight = pickWeight()
+				case 2:
+					nd.thread = threads[rng.IntN(len(threads))]
+				default:
+					nd.loc, nd.weight = locs[rng.IntN(len(locs))], nd.weight+rng.Int64N(1000)
+				}
+				want[j] = *nd
+				if p := int32(rng.IntN(i + 1)); c.peek(p) != want[p] {
+					t.Fatalf("graph of %d, node %d of %d: peek %+v, want %+v", n, p, i, c.peek(p), want[p])
+				}
 			}
-			want = append(want, openNode{start: st, thread: th, loc: loc, kind: k})
-			if rng.IntN(500) == 0 {
-				sticky = append(sticky, int32(i))
+			if c.len() != n {
+				t.Fatalf("len %d, want %d", c.len(), n)
 			}
-			var j int32
-			switch r := rng.IntN(20); {
-			case r < 10: // a recent node: its fragment closing
-				j = int32(max(0, i-rng.IntN(200)))
-			case r < 12: // anywhere: a re-queued task's, a late completion's
-				j = int32(rng.IntN(i + 1))
-			case r < 14 && len(sticky) > 0:
-				j = sticky[rng.IntN(len(sticky))]
-			default:
-				continue
+			late := len(c.late)
+			a, w, work := c.finish()
+			f := Frags{Attrs: a, weights: w, nw: n}
+			if f.Len() != n {
+				t.Fatalf("%s, graph of %d: %d nodes encoded", md.name, n, f.Len())
 			}
-			nd := c.get(j)
-			if *nd != want[j] {
-				t.Fatalf("graph of %d, node %d of %d: get %+v, want %+v", n, j, i, *nd, want[j])
+			// Streamed, a column holds its small first chunks and one of
+			// maxChunk bytes while written, and nothing but the blocks'
+			// places once done.
+			if md.name == "streamed" {
+				if held > 2*2*maxChunk {
+					t.Errorf("graph of %d: %d bytes of blocks held while streamed", n, held)
+				}
+				if a.s.chunks != nil || w.chunks != nil {
+					t.Errorf("graph of %d: %d and %d bytes in memory once finished", n, a.s.memBytes(), w.memBytes())
+				}
 			}
-			switch rng.IntN(4) {
-			case 0:
-				nd.start = pickStart(now)
-			case 1:
-				nd.weight = pickWeight()
-			case 2:
-				nd.thread = threads[rng.IntN(len(threads))]
-			default:
-				nd.loc, nd.weight = locs[rng.IntN(len(locs))], nd.weight+rng.Int64N(1000)
+			var sum int64
+			cur := a.Cursor()
+			for i, x := range want {
+				if got := a.At(int32(i)); got != x.attr() {
+					t.Fatalf("graph of %d (%d nodes kept aside): node %d: %+v, want %+v", n, late, i, got, x.attr())
+				}
+				if got := cur.At(int32(i)); got != x.attr() {
+					t.Fatalf("graph of %d: cursor at node %d: %+v, want %+v", n, i, got, x.attr())
+				}
+				if x.counts() {
+					sum += x.weight
+				}
 			}
-			want[j] = *nd
-			if p := int32(rng.IntN(i + 1)); c.peek(p) != want[p] {
-				t.Fatalf("graph of %d, node %d of %d: peek %+v, want %+v", n, p, i, c.peek(p), want[p])
+			if work != sum {
+				t.Errorf("graph of %d: work %d, want %d", n, work, sum)
+			}
+			var ask []int32
+			for range 50 {
+				if n > 0 {
+					ask = append(ask, int32(rng.IntN(n)))
+				}
+			}
+			for k, x := range f.WeightsOf(ask) {
+				if x != want[ask[k]].weight {
+					t.Fatalf("graph of %d: WeightsOf node %d: %d, want %d", n, ask[k], x, want[ask[k]].weight)
+				}
+			}
+			i := 0
+			f.DrainWeights(func(x int64) {
+				if x != want[i].weight {
+					t.Fatalf("graph of %d: node %d weighs %d, want %d", n, i, x, want[i].weight)
+				}
+				i++
+			})
+			if i != n {
+				t.Fatalf("graph of %d: %d weights drained", n, i)
+			}
+			if n > 2*fragWindow && late == 0 {
+				t.Errorf("graph of %d: no node kept aside, the test changes none late", n)
+			}
+			if err := f.Err(); err != nil {
+				t.Fatalf("%s, graph of %d: %v", md.name, n, err)
 			}
 		}
-		if c.len() != n {
-			t.Fatalf("len %d, want %d", c.len(), n)
+	}
+}
+
+// flakySpill is a spill file whose writes fail after appends of them,
+// and whose reads fail when badReads is set.
+type flakySpill struct {
+	f        SpillFile
+	appends  int
+	badReads bool
+}
+
+func (s *flakySpill) Append(p []byte) (int64, error) {
+	if s.appends == 0 {
+		return 0, errors.New("disk full")
+	}
+	s.appends--
+	return s.f.Append(p)
+}
+
+func (s *flakySpill) ReadAt(p []byte, off int64) (int, error) {
+	if s.badReads {
+		return 0, errors.New("I/O error")
+	}
+	return s.f.ReadAt(p, off)
+}
+
+// A streamed graph whose blocks cannot be read back gives zeros and an
+// error (Frags.Err), for the attributes and the weights alike, not a
+// panic.
+func TestStreamedReadFails(t *testing.T) {
+	sp, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sp.Close()
+	bad := &flakySpill{f: sp, appends: math.MaxInt}
+	var c fragNodes
+	c.reset()
+	c.streamTo(bad)
+	const n = 50_000
+	for i := range n {
+		c.get(c.add(FragTask, i%4, int32(i%3), int64(i)*1000)).weight = int64(i%1000) * 1e6
+	}
+	a, w, _ := c.finish()
+	f := Frags{Attrs: a, weights: w, nw: n}
+	if err := f.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.At(n - 1); got != (Attr{Kind: FragTask, Thread: (n - 1) % 4, Loc: (n - 1) % 3, Start: (n - 1) * 1000}) {
+		t.Fatalf("node %d: %+v", n-1, got)
+	}
+	bad.badReads = true
+	if got := a.At(n - 2); got != (Attr{}) {
+		t.Errorf("attributes read from a failing file: %+v, want zeros", got)
+	}
+	k := 0
+	f.DrainWeights(func(x int64) {
+		if x != 0 {
+			t.Fatalf("weight %d read from a failing file: %d, want 0", k, x)
 		}
-		late := len(c.late)
-		a, w, work := c.finish()
-		f := Frags{Attrs: a, weights: w, nw: n}
-		if f.Len() != n {
-			t.Fatalf("graph of %d: %d nodes encoded", n, f.Len())
-		}
-		var sum int64
-		cur := a.Cursor()
-		for i, x := range want {
-			if got := a.At(int32(i)); got != x.attr() {
-				t.Fatalf("graph of %d (%d nodes kept aside): node %d: %+v, want %+v", n, late, i, got, x.attr())
-			}
-			if got := cur.At(int32(i)); got != x.attr() {
-				t.Fatalf("graph of %d: cursor at node %d: %+v, want %+v", n, i, got, x.attr())
-			}
-			if x.counts() {
-				sum += x.weight
-			}
-		}
-		if work != sum {
-			t.Errorf("graph of %d: work %d, want %d", n, work, sum)
-		}
-		var ask []int32
-		for range 50 {
-			if n > 0 {
-				ask = append(ask, int32(rng.IntN(n)))
-			}
-		}
-		for k, x := range f.WeightsOf(ask) {
-			if x != want[ask[k]].weight {
-				t.Fatalf("graph of %d: WeightsOf node %d: %d, want %d", n, ask[k], x, want[ask[k]].weight)
-			}
-		}
-		i := 0
-		f.DrainWeights(func(x int64) {
-			if x != want[i].weight {
-				t.Fatalf("graph of %d: node %d weighs %d, want %d", n, i, x, want[i].weight)
-			}
-			i++
-		})
-		if i != n {
-			t.Fatalf("graph of %d: %d weights drained", n, i)
-		}
-		if n > 2*fragWindow && late == 0 {
-			t.Errorf("graph of %d: no node kept aside, the test changes none late", n)
-		}
+		k++
+	})
+	if k != n {
+		t.Errorf("%d weights drained, want %d", k, n)
+	}
+	if f.Err() == nil {
+		t.Error("reads from a failing file: no error")
 	}
 }
 
@@ -279,7 +379,7 @@ func TestAttrsSpill(t *testing.T) {
 		// after theirs in the chunks.
 		a.setBlock(0, appendAttrs(nil, toNodes(v[:min(len(v), attrBlock)])))
 		if g%2 == 1 {
-			a.lens = nil // the blocks' lengths found by decoding them
+			a.s.lens = nil // the blocks' lengths found by decoding them
 		}
 		before := a.Bytes()
 		if err := a.Spill(f); err != nil {

@@ -30,7 +30,8 @@ type fragNodes struct {
 	lateAt   int32               // the late node looked up last, and its record
 	lateNode *openNode
 
-	buf []byte // a block's encoding
+	buf  []byte // a block's encoding
+	wbuf []byte // a weights' block read back from the spill file
 }
 
 // openNode is a node's record while it may change.
@@ -63,7 +64,14 @@ func (c *fragNodes) len() int { return int(c.n) }
 // reset empties c for a new graph, keeping its ring and table.
 func (c *fragNodes) reset() {
 	clear(c.late)
-	*c = fragNodes{win: c.win, late: c.late, lateAt: -1, buf: c.buf[:0]}
+	*c = fragNodes{win: c.win, late: c.late, lateAt: -1, buf: c.buf[:0], wbuf: c.wbuf}
+}
+
+// streamTo makes the encoded blocks go to f as they fill chunks (nil:
+// they stay in memory until Attrs.Spill and the critical path).
+func (c *fragNodes) streamTo(f SpillFile) {
+	c.attrs.s.streamTo(f)
+	c.weights.streamTo(f)
 }
 
 // add appends a node of kind k on thread th (−1 for a join) at loc,
@@ -172,7 +180,7 @@ func (c *fragNodes) decode(i int32) openNode {
 func (c *fragNodes) decodeBlock(b int, dst []openNode) {
 	r := attrReader{a: &c.attrs}
 	r.seekBlock(b)
-	d, pos := c.weights.block(b), 0
+	d, pos := c.weights.read(b, &c.wbuf), 0
 	for k := range dst {
 		a := r.next()
 		w, m := binary.Uvarint(d[pos:])
@@ -189,6 +197,15 @@ func (c *fragNodes) finish() (Attrs, blockStream, int64) {
 	}
 	if len(c.late) > 0 {
 		c.patch()
+	}
+	// Streamed, the rest goes to the file too: the memory the graph
+	// keeps to the critical path is the blocks' offsets (a failed write
+	// leaves blocks in memory, read from there).
+	if c.weights.streaming {
+		_ = c.weights.spill(c.weights.file, nil)
+	}
+	if c.attrs.s.streaming {
+		_ = c.attrs.Spill(c.attrs.s.file)
 	}
 	c.attrs.s.trim()
 	c.weights.trim()
