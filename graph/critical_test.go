@@ -421,7 +421,7 @@ func TestRecycler(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if rc.vals != nil && cap(rc.vals.off) >= len(ef) && rc.arg != nil && rc.arg.room() >= len(ef) {
+			if rc.vals != nil && rc.vals.room() >= len(ef) && rc.arg != nil && rc.arg.room() >= len(ef) {
 				reused++
 			}
 			ef2, arg2, steps2, on2, err := run(true)

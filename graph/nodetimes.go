@@ -24,7 +24,7 @@ func (t *nodeTimes) reserve(k int) {
 	if t.v.wide != nil {
 		v = newWideStore(size)
 	} else {
-		v = newNarrowStore(size)
+		v = newNarrow32Store(size)
 	}
 	for i := range t.n {
 		v.set(i, t.v.get(i))

@@ -5,73 +5,107 @@ import "math"
 // vstore holds a replay's value a node. Wide, it is an int64 a node.
 // Narrow (newNarrowStore), for values that vary little among nearby nodes
 // (the critical path's earliest finishes: times of fragments made one
-// after another), it is an int32 a node from a base per block of 64 nodes,
-// about 4.1 bytes a node instead of 8 (9 MB less on the 10 M-event halo's
-// forward replay, its peak). A block's base is its first value written; a
-// block whose values do not all fit 32 bits of it, or that is given a
-// value equal to one of the marks below, keeps its 64 values whole
-// (far), and past an eighth of the blocks the store turns wide, so its
-// memory never passes about the wide store's.
+// after another), it is a difference from a base per block of 64 nodes:
+// 24 bits first (3.1 bytes a node: the earliest finishes of 64 fragments
+// made in a row lie within 8.4 ms of each other on every block but a few
+// of fib(30), BOTS health, the gen stencil, nearest, halo and tree, 87 %
+// of Task Bench's), then 32 bits (4.1 bytes a node, as on a pure MPI
+// program of 64 processes, whose blocks fit none at 24), instead of 8. A
+// block's base is its first value written; a block whose values do not
+// all fit the width, or that is given a value equal to one of the marks
+// below, keeps its 64 values whole (far), and when too many do (tooFar)
+// the store turns to the next width, so its memory never passes about the
+// wide store's.
 type vstore struct {
 	wide []int64
-	base []int64 // per block: the base, unsetBase, or farBase
-	off  []int32
-	far  map[int32]*[64]int64
+	base []int64 // per block: the base, unsetBase, or farBase + its index in far
+	off  []int32 // 32 bits a node, or nil
+	// 24 bits a node: the low 16 bits in lo, the high 8 (signed) in hi;
+	// or nil.
+	lo   []uint16
+	hi   []int8
+	far  [][64]int64 // the blocks kept whole
+	used int         // blocks given a value so far
 }
 
+// A block's base at or below farTop is a mark: farBase + i for a block
+// kept whole as far[i], far[0] being the zeros of the blocks nothing was
+// written to (unsetBase). A value there (within 2³² of the least int64)
+// is never a base: its block is kept whole.
 const (
-	unsetBase = math.MinInt64     // no value written in the block yet
-	farBase   = math.MinInt64 + 1 // the block's values are in far
+	farBase   = math.MinInt64 // + i: the block's values are far[i]
+	unsetBase = farBase       // far[0]: no value written in the block yet
+	farTop    = farBase + math.MaxUint32
 )
 
 func newWideStore(n int) vstore { return vstore{wide: make([]int64, n)} }
 
 func wideStoreOf(v []int64) vstore { return vstore{wide: v} }
 
+// newNarrowStore returns a narrow store of n nodes, 24 bits a node.
 func newNarrowStore(n int) vstore {
+	v := vstore{base: make([]int64, (n+63)/64), lo: make([]uint16, n), hi: make([]int8, n)}
+	v.unsetBases()
+	return v
+}
+
+// newNarrow32Store returns a narrow store of n nodes, 32 bits a node, for
+// values that are seldom within 24 bits of their block's first (the
+// matching's recorded times: 64 nodes in a row mostly lie within 2.1 s,
+// not within 8.4 ms).
+func newNarrow32Store(n int) vstore {
 	v := vstore{base: make([]int64, (n+63)/64), off: make([]int32, n)}
 	v.unsetBases()
 	return v
 }
 
-// reuseNarrow makes v an empty narrow store of n nodes in its own arrays,
-// when it is narrow and they have room; it reports whether it did.
+// room returns the nodes a store could be reused for (reuseNarrow).
+func (v *vstore) room() int {
+	if v.hi == nil {
+		return 0
+	}
+	return min(cap(v.lo), cap(v.hi))
+}
+
+// reuseNarrow makes v an empty narrow store of n nodes, 24 bits a node,
+// in its own arrays, when it is one and they have room; it reports
+// whether it did.
 func (v *vstore) reuseNarrow(n int) bool {
 	blocks := (n + 63) / 64
-	if v.wide != nil || cap(v.off) < n || cap(v.base) < blocks {
+	if v.room() < n || cap(v.base) < blocks {
 		return false
 	}
-	v.off, v.base, v.far = v.off[:n], v.base[:blocks], nil
-	clear(v.off)
+	v.lo, v.hi, v.base, v.used = v.lo[:n], v.hi[:n], v.base[:blocks], 0
+	clear(v.lo)
+	clear(v.hi)
 	v.unsetBases()
 	return true
 }
 
-// unsetBases marks every block of a narrow store as written by nobody.
+// unsetBases marks every block of a narrow store as written by nobody,
+// and keeps no block whole but far[0], the zeros they read.
 func (v *vstore) unsetBases() {
 	for b := range v.base {
 		v.base[b] = unsetBase
 	}
+	v.far = append(v.far[:0], [64]int64{})
 }
 
 // get returns node n's value. A node never written reads 0 in a wide
 // store or a block nothing was written to, and its block's base in one
 // that was: replays read only values they wrote.
 func (v *vstore) get(n int32) int64 {
-	if v.wide == nil {
-		if b := v.base[uint32(n)>>6]; b > farBase {
-			return b + int64(v.off[n]) // inlined: a block with a base
-		}
-		return v.getRare(n)
+	if v.wide != nil {
+		return v.wide[n]
 	}
-	return v.wide[n]
-}
-
-func (v *vstore) getRare(n int32) int64 {
-	if v.base[uint32(n)>>6] == farBase {
-		return v.far[n>>6][n&63]
+	b := v.base[n>>6]
+	if b <= farTop {
+		return v.far[b-farBase][n&63] // kept whole, or never written: 0
 	}
-	return 0 // unsetBase
+	if v.hi != nil {
+		return b + (int64(v.hi[n])<<16 | int64(v.lo[n]))
+	}
+	return b + int64(v.off[n])
 }
 
 // set writes node n's value.
@@ -85,12 +119,19 @@ func (v *vstore) set(n int32, x int64) {
 
 func (v *vstore) setNarrow(n int32, x int64) {
 	// Kept as an offset when the block has a base (no mark) and x − b
-	// fits 32 bits without having wrapped (a wrapped difference has the
+	// fits the width without having wrapped (a wrapped difference has the
 	// wrong sign); x itself may be anything, a mark's value included.
-	if b := v.base[uint32(n)>>6]; b > farBase {
-		if d := x - b; d == int64(int32(d)) && (x > b) == (d > 0) {
-			v.off[n] = int32(d)
-			return
+	if b := v.base[n>>6]; b > farTop {
+		if d := x - b; (x > b) == (d > 0) {
+			if v.hi != nil {
+				if d == int64(int32(d)<<8>>8) {
+					v.lo[n], v.hi[n] = uint16(d), int8(d>>16)
+					return
+				}
+			} else if d == int64(int32(d)) {
+				v.off[n] = int32(d)
+				return
+			}
 		}
 	}
 	v.setRare(n, x)
@@ -101,43 +142,94 @@ func (v *vstore) setNarrow(n int32, x int64) {
 func (v *vstore) setRare(n int32, x int64) {
 	blk := n >> 6
 	switch b := v.base[blk]; {
-	case b == farBase:
-		v.far[blk][n&63] = x
+	case b != unsetBase && b <= farTop:
+		v.far[b-farBase][n&63] = x
 		return
-	case b == unsetBase && x > farBase:
-		v.base[blk], v.off[n] = x, 0
+	case b == unsetBase && x > farTop:
+		v.used++
+		v.base[blk] = x
+		v.setNarrow(n, x) // a difference of 0
 		return
 	}
 	// The block goes far: its values whole.
-	if v.far == nil {
-		v.far = map[int32]*[64]int64{}
-	}
-	vals := new([64]int64)
+	var vals [64]int64
 	lo := blk << 6
 	for i := range vals {
-		if m := lo + int32(i); m < int32(len(v.off)) {
+		if m := lo + int32(i); int(m) < v.len() {
 			vals[i] = v.get(m)
 		}
 	}
 	vals[n&63] = x
-	v.far[blk], v.base[blk] = vals, farBase
-	if len(v.far) > len(v.base)/8+1 {
+	if v.base[blk] == unsetBase {
+		v.used++
+	}
+	v.far = append(v.far, vals)
+	v.base[blk] = farBase + int64(len(v.far)-1)
+	if v.tooFar() {
 		v.widen()
 	}
 }
 
-// widen turns the store wide (too many far blocks to save anything).
+// tooFar reports whether the store should turn to its next width. At 32
+// bits: past an eighth of the blocks kept whole (8 bytes a node), which
+// saves nothing. At 24: when a quarter of the blocks used so far are kept
+// whole, once 64 are (values that vary more than 24 bits allow in most
+// blocks, as a pure MPI program's earliest finishes: the store turns to
+// 32 bits early in the replay, while little else of it is held, not
+// holding both widths at its peak), or past a sixth of all the blocks.
+func (v *vstore) tooFar() bool {
+	if v.hi != nil {
+		return v.kept() > 64 && 4*v.kept() > v.used || v.kept() > len(v.base)/6+1
+	}
+	return v.kept() > len(v.base)/8+1
+}
+
+// kept returns the blocks kept whole.
+func (v *vstore) kept() int {
+	return len(v.far) - 1
+}
+
+// widen turns the store to the next width: 24 bits to 32, 32 to wide (too
+// many far blocks to save anything). Every value reads as it did.
 func (v *vstore) widen() {
-	w := make([]int64, len(v.off))
-	for n := range w {
-		w[n] = v.get(int32(n))
+	n := v.len()
+	if v.hi != nil {
+		var far []int // the blocks kept whole at 24 bits: perhaps not at 32
+		w := newNarrow32Store(n)
+		for blk, b := range v.base {
+			if b != unsetBase && b <= farTop {
+				far = append(far, blk)
+				continue
+			}
+			w.base[blk] = b
+			for m := blk << 6; m < min(blk<<6+64, n); m++ {
+				w.off[m] = int32(v.hi[m])<<16 | int32(v.lo[m])
+			}
+		}
+		whole, at := v.far, v.base
+		w.used = v.used - len(far)
+		*v = w
+		for _, blk := range far {
+			vals := &whole[at[blk]-farBase]
+			for m := blk << 6; m < min(blk<<6+64, n); m++ {
+				v.set(int32(m), vals[m-blk<<6])
+			}
+		}
+		return
+	}
+	w := make([]int64, n)
+	for m := range w {
+		w[m] = v.get(int32(m))
 	}
 	*v = vstore{wide: w}
 }
 
 func (v *vstore) len() int {
-	if v.wide != nil {
+	switch {
+	case v.wide != nil:
 		return len(v.wide)
+	case v.hi != nil:
+		return len(v.hi)
 	}
 	return len(v.off)
 }

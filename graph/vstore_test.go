@@ -11,37 +11,70 @@ import (
 )
 
 // TestVstore: a narrow store gives back every value written, in any order
-// and overwritten, whatever its size: values near each other (kept 32 bits
-// from a block's base), a block given one far off (kept whole), the marks
-// themselves and the extremes of int64 (whole too), and so many far blocks
-// that the store turns wide.
+// and overwritten, whatever its size: values near each other (kept 24
+// bits from a block's base), apart by more than 24 bits in some blocks
+// (kept whole) or in every block (the store turns to 32 bits, the blocks
+// kept whole at 24 written again), a block given one far off (kept
+// whole), the marks themselves and the extremes of int64 (whole too), and
+// so many far blocks that the store turns wide.
 func TestVstore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	const n = 5000
-	for _, far := range []int{0, 3, 2000} {
+	for _, tc := range []struct {
+		far          int   // nodes given values far off
+		spread       int64 // how far apart the values of a block may lie
+		spreadBlocks int   // blocks given that spread (the others 5000)
+		width        string
+	}{
+		{0, 5000, 0, "24"},
+		{3, 5000, 0, "24"},
+		{0, 1 << 26, 5, "24"},
+		{0, 1 << 26, 79, "32"},
+		{3, 1 << 26, 79, "32"},
+		{2000, 5000, 0, "wide"},
+		{2000, 1 << 26, 79, "wide"},
+	} {
 		v := newNarrowStore(n)
 		want := make([]int64, n)
 		written := make([]bool, n)
 		farAt := map[int]bool{}
-		for len(farAt) < far {
+		for len(farAt) < tc.far {
 			farAt[rng.IntN(n)] = true
 		}
 		for step := 0; step < 4*n; step++ {
 			i := rng.IntN(n)
-			x := int64(i)*1000 + rng.Int64N(5000) - 2500 // near its neighbours
+			spread := int64(5000)
+			if i>>6 < tc.spreadBlocks {
+				spread = tc.spread
+			}
+			x := int64(i)*1000 + rng.Int64N(spread) - spread/2 // near its neighbours
 			if farAt[i] {
 				x = []int64{math.MinInt64, math.MinInt64 + 1, math.MaxInt64, 1 << 40, -(1 << 40)}[rng.IntN(5)]
 			}
 			v.set(int32(i), x)
 			want[i], written[i] = x, true
+			if step%997 == 0 {
+				for j := range want {
+					if written[j] && v.get(int32(j)) != want[j] {
+						t.Fatalf("%+v, step %d: node %d is %d, want %d", tc, step, j, v.get(int32(j)), want[j])
+					}
+				}
+			}
 		}
 		for i := range want {
 			if written[i] && v.get(int32(i)) != want[i] {
-				t.Fatalf("%d far: node %d is %d, want %d", far, i, v.get(int32(i)), want[i])
+				t.Fatalf("%+v: node %d is %d, want %d", tc, i, v.get(int32(i)), want[i])
 			}
 		}
-		if (v.wide != nil) != (far == 2000) {
-			t.Fatalf("%d far: wide %v (far blocks %d of %d)", far, v.wide != nil, len(v.far), len(v.base))
+		width := "wide"
+		switch {
+		case v.hi != nil:
+			width = "24"
+		case v.off != nil:
+			width = "32"
+		}
+		if width != tc.width || v.len() != n {
+			t.Fatalf("%+v: %s bits, %d nodes (far blocks %d of %d)", tc, width, v.len(), v.kept(), len(v.base))
 		}
 	}
 }
