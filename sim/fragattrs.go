@@ -306,8 +306,9 @@ func (s *blockStream) writeOut(k int) bool {
 // spill writes the blocks still in memory to f (the stream's file, if it
 // has one) in block order and drops the chunks; lenOf gives the bytes of
 // a block without a length (b ≥ len(lens)) from its bytes to its chunk's
-// end. On an error the blocks not written stay in memory and the error
-// is returned.
+// end: set records every block's, so only a stream whose lengths were
+// dropped needs it (nil otherwise). On an error the blocks not written
+// stay in memory and the error is returned.
 func (s *blockStream) spill(f SpillFile, lenOf func(b int, d []byte) int) error {
 	s.streaming, s.held = false, nil
 	if len(s.chunks) == 0 {
@@ -358,10 +359,7 @@ func (s *blockStream) spill(f SpillFile, lenOf func(b int, d []byte) int) error 
 		return err
 	}
 	s.chunks = nil
-	if cap(s.at)-len(s.at) > len(s.at)/8 {
-		s.at = append(make([]uint64, 0, len(s.at)), s.at...)
-		s.lens = append(make([]uint16, 0, len(s.lens)), s.lens...)
-	}
+	s.trimPlaces()
 	return nil
 }
 
@@ -446,11 +444,16 @@ func (s *blockStream) trim() {
 			s.chunks[k] = append(make([]byte, 0, len(d)), d...)
 		}
 	}
+	s.trimPlaces()
+	s.held = nil
+}
+
+// trimPlaces drops the spare room of the blocks' places and lengths.
+func (s *blockStream) trimPlaces() {
 	if cap(s.at)-len(s.at) > len(s.at)/8 {
 		s.at = append(make([]uint64, 0, len(s.at)), s.at...)
 		s.lens = append(make([]uint16, 0, len(s.lens)), s.lens...)
 	}
-	s.held = nil
 }
 
 func (s *blockStream) bytes() int {
