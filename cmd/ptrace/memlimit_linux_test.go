@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"os/exec"
 	"regexp"
 	"strings"
@@ -13,7 +14,7 @@ import (
 // the default) and returns its exit status, standard error and peak
 // resident set as the process itself read it (--stats: its VmHWM at its
 // phases' ends; a peak above the limit while the reports are written is
-// a warning). Not the rusage wait4 returns: a child the test process
+// a warning), the least value its printed figure stands for. Not the rusage wait4 returns: a child the test process
 // starts (clone with CLONE_VM, then exec) inherits the test process's own
 // high-water mark in it, 26 MB here whatever the child does.
 func analyzeRSS(t *testing.T, dir string, limit int64) (int, string, int64) {
@@ -36,6 +37,12 @@ func analyzeRSS(t *testing.T, dir string, limit int64) (int, string, int64) {
 	for _, m := range statsRSS.FindAllStringSubmatch(errb.String(), -1) {
 		var v float64
 		fmt.Sscan(m[1], &v)
+		// The figure is rounded to its last decimal (20.8 MiB is anything
+		// from 20.75 up): the least it can be, so that a peak just under
+		// a limit is not read as above it.
+		if i := strings.IndexByte(m[1], '.'); i >= 0 {
+			v -= 0.5 * math.Pow(10, -float64(len(m[1])-i-1))
+		}
 		peak = max(peak, int64(v*map[string]float64{"B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]]))
 	}
 	if code == 0 && peak == 0 {
