@@ -9,14 +9,20 @@ import (
 	"github.com/ptrace-dev/ptrace/gen"
 )
 
-// TestSpilledAttributes: the fragment nodes' attributes go to a spill
-// file in the temporary directory, which holds no file once the analysis
-// is done (nor during it: the file is unnamed); with no directory to make
-// it in they stay in memory, and the report is the same either way, on
-// one rank and on two.
+// TestSpilledAttributes: the fragment nodes' attributes and weights go
+// to a spill file in the temporary directory, which holds no file once
+// the analysis is done (nor during it: the file is unnamed); with no
+// directory to make it in they stay in memory, and the report is the same
+// either way, on one rank and on two, and for a process whose fragment
+// graph is streamed to the file chunk after chunk as it is made (a tree
+// of 65 536 tasks: about 200 000 nodes, megabytes of attributes).
 func TestSpilledAttributes(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.3, LatencyNS: 1500})
-	for _, k := range []int{1, 2} {
+	tree, _ := generate(t, gen.Config{Workload: "tree", Ranks: 1, Threads: 4, Radix: 2, Steps: 15, Jitter: 0.5})
+	for _, k := range []int{1, 2, 0} {
+		if k == 0 {
+			dir, k = tree, 1
+		}
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)
 		rep, spilled := analyze(t, dir, k)
