@@ -333,17 +333,18 @@ func drainWeights(procs []*Proc, nodes int) narrow.Framed {
 // summaries to rank 0, which makes the report's sections.
 func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary *pathSummary) (Result, error) {
 	var res Result
-	// The path's summary read the attributes of its nodes, which the
-	// simulation may have spilled to a file (Proc.SpillAttrs): a failed
-	// read stops every rank here, before the summaries travel.
-	var attrErr error
+	// The path's summary read the attributes of its nodes, and the DAG
+	// the weights of all, which the simulation may have written to the
+	// spill file (sim.Frags.Err): a failed read stops every rank here,
+	// before the summaries travel.
+	var readErr error
 	for _, pg := range in.Procs {
-		if pg.frags != nil && attrErr == nil {
-			attrErr = pg.frags.Err()
+		if pg.frags != nil && readErr == nil {
+			readErr = pg.frags.Err()
 		}
 	}
 	bad := int64(0)
-	if attrErr != nil {
+	if readErr != nil {
 		bad = 1
 	}
 	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{t1, zero, orphans, bad})
@@ -351,8 +352,8 @@ func (in *Input) finish(tg *report.Graph, span, t1, zero, orphans int64, summary
 		return res, err
 	}
 	if sums[3] > 0 {
-		if attrErr != nil {
-			return res, fmt.Errorf("critical path: %w", attrErr)
+		if readErr != nil {
+			return res, fmt.Errorf("critical path: %w", readErr)
 		}
 		return res, errors.New("critical path: another rank could not read its fragment attributes or weights back")
 	}

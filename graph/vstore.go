@@ -173,10 +173,11 @@ func (v *vstore) setRare(n int32, x int64) {
 // tooFar reports whether the store should turn to its next width. At 32
 // bits: past an eighth of the blocks kept whole (8 bytes a node), which
 // saves nothing. At 24: when a quarter of the blocks used so far are kept
-// whole, once 64 are (values that vary more than 24 bits allow in most
-// blocks, as a pure MPI program's earliest finishes: the store turns to
-// 32 bits early in the replay, while little else of it is held, not
-// holding both widths at its peak), or past a sixth of all the blocks.
+// whole, once more than 64 are (values that vary more than 24 bits allow
+// in most blocks, as a pure MPI program's earliest finishes: the store
+// turns to 32 bits early in the replay, while little else of it is held,
+// not holding both widths at its peak), or past a sixth of all the
+// blocks.
 func (v *vstore) tooFar() bool {
 	if v.hi != nil {
 		return v.kept() > 64 && 4*v.kept() > v.used || v.kept() > len(v.base)/6+1

@@ -219,9 +219,10 @@ func (a *Attrs) Bytes() int { return a.s.bytes() }
 // block's place), or, once written out, at an offset of a spill file.
 //
 // Streaming (streamTo) writes each chunk of maxChunk bytes to the file as
-// it fills and fills its room again, so that a column held in memory is
-// one chunk whatever its nodes (the attributes and weights of fib(30)'s
-// 8 M fragment nodes were 26 MB of its simulation's 150 MiB peak); spill
+// it fills and fills its room again, so that a column holds its growing
+// first chunks (256 B to 32 KiB) and one of maxChunk bytes whatever its
+// nodes (the attributes and weights of fib(30)'s 8 M fragment nodes were
+// 26 MB of its simulation's 150 MiB peak); spill
 // writes the blocks still in memory. A block in the file is read back
 // with its length (lens).
 type blockStream struct {
@@ -388,7 +389,9 @@ func (s *blockStream) read(b int, buf *[]byte) []byte {
 	}
 	d := (*buf)[:n]
 	if s.err == nil {
-		if _, err := s.file.ReadAt(d[:s.lens[b]], int64(p&^inFile)); err != nil {
+		// A read may end at the file's end with io.EOF and every byte
+		// (io.ReaderAt): only a short one fails.
+		if got, err := s.file.ReadAt(d[:s.lens[b]], int64(p&^inFile)); got < int(s.lens[b]) {
 			s.err = fmt.Errorf("block %d: %w", b, err)
 		}
 	}
@@ -414,6 +417,11 @@ func (r *blockReader) block(b int) []byte {
 		return s.chunks[p>>32][uint32(p):]
 	}
 	off, n := int64(p&^inFile), int64(s.lens[b])
+	if s.err != nil {
+		// After a failed read every block read from the file is zeros,
+		// as read gives them: the two passes over the weights agree.
+		return make([]byte, max(n, 3*fragBlock))
+	}
 	if off >= r.off && off+n <= r.off+int64(len(r.win)) {
 		return r.win[off-r.off : off-r.off+n]
 	}
@@ -426,11 +434,8 @@ func (r *blockReader) block(b int) []byte {
 		// What follows the block may lie past the file's end (io.EOF):
 		// only a short block is an error.
 		r.off, r.win = 0, r.win[:0]
-		if s.err == nil {
-			s.err = fmt.Errorf("block %d: %w", b, err)
-		}
-		d := make([]byte, max(n, 3*fragBlock))
-		return d
+		s.err = fmt.Errorf("block %d: %w", b, err)
+		return make([]byte, max(n, 3*fragBlock))
 	}
 	r.off, r.win = off, r.win[:got]
 	return r.win[:n]

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -148,12 +149,17 @@ func TestFragNodesMatchPlain(t *testing.T) {
 	}{
 		{"in memory", nil},
 		{"streamed", sp},
-		// Streaming stops at the fourth chunk: the rest stays in memory.
-		{"streamed, a write failing", &flakySpill{f: sp, appends: 3}},
+		// Streaming stops at each graph's fourth chunk: the rest stays
+		// in memory.
+		{"streamed, a write failing", nil},
 	} {
 		for _, n := range []int{0, 1, 63, 64, 65, fragWindow - 1, fragWindow, fragWindow + 1, 3*fragWindow + 17, 20_000, 70_000} {
 			c.reset()
-			c.streamTo(md.f)
+			file := md.f
+			if md.name == "streamed, a write failing" {
+				file = &flakySpill{f: sp, appends: 3}
+			}
+			c.streamTo(file)
 			held := 0 // the most bytes of blocks in memory while writing
 			var want []openNode
 			var sticky []int32 // nodes changed again and again (a barrier's join)
@@ -212,6 +218,21 @@ func TestFragNodesMatchPlain(t *testing.T) {
 			// Streamed, a column holds its small first chunks and one of
 			// maxChunk bytes while written, and nothing but the blocks'
 			// places once done.
+			// With a write failing, a large graph's blocks are some in
+			// the file and the others in memory.
+			if md.name == "streamed, a write failing" && n == 70_000 {
+				inF, inM := 0, 0
+				for _, p := range a.s.at {
+					if p&inFile != 0 {
+						inF++
+					} else {
+						inM++
+					}
+				}
+				if inF == 0 || inM == 0 {
+					t.Errorf("graph of %d, a write failing: %d attribute blocks in the file, %d in memory", n, inF, inM)
+				}
+			}
 			if md.name == "streamed" {
 				if held > 2*2*maxChunk {
 					t.Errorf("graph of %d: %d bytes of blocks held while streamed", n, held)
@@ -288,6 +309,72 @@ func (s *flakySpill) ReadAt(p []byte, off int64) (int, error) {
 		return 0, errors.New("I/O error")
 	}
 	return s.f.ReadAt(p, off)
+}
+
+// eofAtEnd is a spill file in memory whose reads that reach its end say
+// io.EOF, even when they read every byte asked for (io.ReaderAt allows it).
+type eofAtEnd struct{ b []byte }
+
+func (m *eofAtEnd) Append(p []byte) (int64, error) {
+	off := int64(len(m.b))
+	m.b = append(m.b, p...)
+	return off, nil
+}
+
+func (m *eofAtEnd) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(m.b)) {
+		return 0, io.EOF
+	}
+	n := copy(p, m.b[off:])
+	if off+int64(n) == int64(len(m.b)) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// The last block of a spill file reads back whole from a file that says
+// io.EOF with every byte read, through At, a cursor and the weights'
+// window alike: the file ends with the attributes' last block (which read
+// gets), or with the weights' (the window's read past the block).
+func TestSpillReadEOFAtEnd(t *testing.T) {
+	for _, attrsLast := range []bool{true, false} {
+		var c fragNodes
+		c.reset()
+		const n = 200
+		for i := range n {
+			c.get(c.add(FragTask, i%4, int32(i%3), int64(i)*1000)).weight = int64(i) * 7
+		}
+		a, w, _ := c.finish()
+		f := &eofAtEnd{}
+		spills := []func() error{func() error { return w.spill(f, nil) }, func() error { return a.Spill(f) }}
+		if !attrsLast {
+			spills[0], spills[1] = spills[1], spills[0]
+		}
+		for _, sp := range spills {
+			if err := sp(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fr := Frags{Attrs: a, weights: w, nw: n}
+		want := Attr{Kind: FragTask, Thread: (n - 1) % 4, Loc: (n - 1) % 3, Start: (n - 1) * 1000}
+		cur := a.Cursor()
+		if got := a.At(n - 1); got != want {
+			t.Errorf("attributes last %v: last node: %+v, want %+v", attrsLast, got, want)
+		}
+		if got := cur.At(n - 1); got != want {
+			t.Errorf("attributes last %v: last node by a cursor: %+v, want %+v", attrsLast, got, want)
+		}
+		k := 0
+		fr.DrainWeights(func(x int64) {
+			if x != int64(k)*7 {
+				t.Fatalf("attributes last %v: weight %d: %d, want %d", attrsLast, k, x, k*7)
+			}
+			k++
+		})
+		if err := fr.Err(); err != nil {
+			t.Errorf("attributes last %v: %v", attrsLast, err)
+		}
+	}
 }
 
 // A streamed graph whose blocks cannot be read back gives zeros and an

@@ -32,6 +32,7 @@ type fragNodes struct {
 
 	buf  []byte // a block's encoding
 	wbuf []byte // a weights' block read back from the spill file
+	abuf []byte // an attributes' block read back from the spill file
 }
 
 // openNode is a node's record while it may change.
@@ -64,7 +65,7 @@ func (c *fragNodes) len() int { return int(c.n) }
 // reset empties c for a new graph, keeping its ring and table.
 func (c *fragNodes) reset() {
 	clear(c.late)
-	*c = fragNodes{win: c.win, late: c.late, lateAt: -1, buf: c.buf[:0], wbuf: c.wbuf}
+	*c = fragNodes{win: c.win, late: c.late, lateAt: -1, buf: c.buf[:0], wbuf: c.wbuf, abuf: c.abuf}
 }
 
 // streamTo makes the encoded blocks go to f as they fill chunks (nil:
@@ -178,8 +179,9 @@ func (c *fragNodes) decode(i int32) openNode {
 
 // decodeBlock decodes the first len(dst) nodes of block b into dst.
 func (c *fragNodes) decodeBlock(b int, dst []openNode) {
-	r := attrReader{a: &c.attrs}
+	r := attrReader{a: &c.attrs, buf: c.abuf}
 	r.seekBlock(b)
+	c.abuf = r.buf
 	d, pos := c.weights.read(b, &c.wbuf), 0
 	for k := range dst {
 		a := r.next()

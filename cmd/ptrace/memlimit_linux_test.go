@@ -14,9 +14,10 @@ import (
 // the default) and returns its exit status, standard error and peak
 // resident set as the process itself read it (--stats: its VmHWM at its
 // phases' ends; a peak above the limit while the reports are written is
-// a warning), the least value its printed figure stands for. Not the rusage wait4 returns: a child the test process
-// starts (clone with CLONE_VM, then exec) inherits the test process's own
-// high-water mark in it, 26 MB here whatever the child does.
+// a warning), the least value its printed figure stands for. Not the
+// rusage wait4 returns: a child the test process starts (clone with
+// CLONE_VM, then exec) inherits the test process's own high-water mark
+// in it, 26 MB here whatever the child does.
 func analyzeRSS(t *testing.T, dir string, limit int64) (int, string, int64) {
 	t.Helper()
 	args := []string{"analyze", "-q", "--stats", "--ranks", "2", "--json", "-", dir}
