@@ -287,6 +287,10 @@ type RunStats struct {
 	// MaxRSS is, per rank, its process's resident-set high-water mark at
 	// the end (0 where the system does not give it).
 	MaxRSS []uint64
+	// Scratch is, per rank, the bytes it wrote to its scratch file in
+	// $TMPDIR (what the memory figures do not hold: 0 where none could be
+	// made, as on a tmpfs).
+	Scratch []int64
 }
 
 // PhaseStat is one phase's wall time on the slowest rank, the events each
@@ -304,11 +308,12 @@ type PhaseStat struct {
 
 // statsRow is one rank's per-phase figures, gathered to rank 0.
 type statsRow struct {
-	Events []int64
-	Heap   []int64
-	Live   []int64
-	RSS    []int64
-	Est    [2]int64
+	Events  []int64
+	Heap    []int64
+	Live    []int64
+	RSS     []int64
+	Est     [2]int64
+	Scratch int64
 }
 
 func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, lives, rss []int64) error {
@@ -317,7 +322,11 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 		return err
 	}
 	lo, hi := r.memoryEstimate()
-	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, Live: lives, RSS: rss, Est: [2]int64{lo, hi}}})
+	var scratch int64
+	if r.spill != nil {
+		scratch = r.spill.Size()
+	}
+	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, Live: lives, RSS: rss, Est: [2]int64{lo, hi}, Scratch: scratch}})
 	if err != nil {
 		return err
 	}
@@ -333,11 +342,12 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 		}
 		st.PeakHeap, st.MaxRSS = make([]uint64, len(rows)), make([]uint64, len(rows))
 		st.PeakLive, st.Estimate = make([]uint64, len(rows)), make([][2]int64, len(rows))
+		st.Scratch = make([]int64, len(rows))
 		for k, row := range rows {
 			for _, v := range row.Live {
 				st.PeakLive[k] = max(st.PeakLive[k], uint64(v))
 			}
-			st.Estimate[k] = row.Est
+			st.Estimate[k], st.Scratch[k] = row.Est, row.Scratch
 		}
 		st.Phases = make([]PhaseStat, len(mx))
 		for i, v := range mx {

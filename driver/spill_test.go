@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 )
 
@@ -37,5 +38,32 @@ func TestSpilledAttributes(t *testing.T) {
 		if !bytes.Equal(spilled, kept) {
 			t.Errorf("%d ranks: the report with the attributes spilled differs from the one with them kept", k)
 		}
+	}
+}
+
+// TestStatsScratch: --stats says what each rank wrote to its scratch file
+// (a stencil's fragment attributes and weights, and what the critical
+// path parks) and nothing where none could be made, with the same report.
+func TestStatsScratch(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.3, LatencyNS: 1500})
+	t.Setenv("TMPDIR", t.TempDir())
+	spilled, st := runOpts(t, driver.Options{Dir: dir}, 2)
+	if len(st.Scratch) != 2 {
+		t.Fatalf("scratch figures for %d ranks, want 2", len(st.Scratch))
+	}
+	for r, b := range st.Scratch {
+		if b <= 0 {
+			t.Errorf("rank %d: %d bytes in its scratch file", r, b)
+		}
+	}
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	kept, st := runOpts(t, driver.Options{Dir: dir}, 2)
+	for r, b := range st.Scratch {
+		if b != 0 {
+			t.Errorf("rank %d with no scratch file: %d bytes in it", r, b)
+		}
+	}
+	if !bytes.Equal(spilled, kept) {
+		t.Error("the report with a scratch file differs from the one without")
 	}
 }

@@ -89,7 +89,7 @@ the number of ranks.`,
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt part of a file and cut threads at events out of time order (each a warning; the report is marked partial)")
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
-	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far, to stderr")
+	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far; then each rank's peaks, estimate and scratch file's size, to stderr")
 	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, code and libraries included, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit), shared by the analysis processes of the node; an analysis that finishes stayed under it, one that cannot stops and says what would do; with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
 	f.BoolVar(&af.opts.HoldEvents, "hold-events", false, "keep the traces' events in memory from the load to the simulation instead of reading the files again: each file read once, for about the traces' size more memory (unless --memory-limit says they do not fit)")
 	// The default since the events stopped being held (kept so that
@@ -330,6 +330,9 @@ func printStats(w io.Writer, st *driver.RunStats) {
 		}
 		if r < len(st.Estimate) {
 			line += fmt.Sprintf("; estimated need %s–%s", report.Bytes(st.Estimate[r][0]), report.Bytes(st.Estimate[r][1]))
+		}
+		if r < len(st.Scratch) && st.Scratch[r] > 0 {
+			line += "; scratch file " + report.Bytes(st.Scratch[r])
 		}
 		fmt.Fprintln(w, line)
 		if r > 0 {
