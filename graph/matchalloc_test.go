@@ -41,6 +41,9 @@ func TestMatchAllocBytes(t *testing.T) {
 		{gen.Config{Workload: "mpi", Ranks: 16, Events: 400_000, Seed: 7}, 68},
 	} {
 		t.Run(c.cfg.Workload, func(t *testing.T) {
+			if raceBuild {
+				t.Skip("the race detector's allocations would count")
+			}
 			procs := genProcs(t, c.cfg)
 			plan, err := partition.Assign(make([]int64, len(procs)), 1)
 			if err != nil {
