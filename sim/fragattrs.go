@@ -215,16 +215,22 @@ func (c *AttrCursor) At(n int32) Attr {
 func (a *Attrs) Bytes() int { return a.s.bytes() }
 
 // blockStream holds the encoded blocks of a column of nodes, each block's
-// bytes in a chunk of a list that grows without copying (at gives each
-// block's place), or, once written out, at an offset of a spill file.
+// bytes in one piece of one chunk, or once written out at an offset of a
+// spill file, and found through its place (at). The simulation writes a
+// block once it has moved past its nodes, and at its end writes again
+// the few blocks whose nodes changed since (a barrier's join that
+// completions kept moving, a fragment open for long): the blocks are in
+// no one array, nor always in order. Chunks grow from minChunk to
+// maxChunk bytes, each never copied once written (but the last,
+// trimmed), so the stream grows with no garbage and at most a chunk of
+// spare room.
 //
 // Streaming (streamTo) writes each chunk of maxChunk bytes to the file as
 // it fills and fills its room again, so that a column holds its growing
 // first chunks (256 B to 32 KiB) and one of maxChunk bytes whatever its
 // nodes (the attributes and weights of fib(30)'s 8 M fragment nodes were
-// 26 MB of its simulation's 150 MiB peak); spill
-// writes the blocks still in memory. A block in the file is read back
-// with its length (lens).
+// 26 MB of its simulation's 150 MiB peak); spill writes the blocks still
+// in memory. A block in the file is read back with its length (lens).
 type blockStream struct {
 	chunks [][]byte
 	at     []uint64 // per block: its chunk << 32 | its offset there, or inFile | its offset in file
