@@ -46,14 +46,15 @@ type Proc struct {
 // simulated alone, as the lean stencil: 4 MiB of max RSS).
 func (g *Proc) CompactDeps() { g.deps.Compact() }
 
-// SpillAttrs moves the attributes of the process's fragment nodes to f
-// (sim.Attrs.Spill): the critical path reads those of its own nodes only,
-// once its walk is done. On an error they stay in memory.
-func (g *Proc) SpillAttrs(f sim.SpillFile) error {
+// SpillFrags moves the attributes and weights of the process's fragment
+// nodes still in memory to f (sim.Frags.Spill): the critical path reads
+// the attributes of its own nodes only, once its walk is done, and the
+// weights in node order. On an error they stay in memory.
+func (g *Proc) SpillFrags(f sim.SpillFile) error {
 	if g.frags == nil {
 		return nil
 	}
-	return g.frags.Attrs.Spill(f)
+	return g.frags.Spill(f)
 }
 
 // NewProc keeps what the critical path needs of process p's simulation s

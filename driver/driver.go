@@ -369,9 +369,10 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 
 // run is one rank's state through the pipeline.
 type run struct {
-	// spill holds the fragment nodes' attributes from the simulation to
-	// the critical path's summary (spillAttrs); nil until the first is
-	// spilled, and after a failure to make it or write to it.
+	// spill holds the fragment nodes' attributes and weights from the
+	// simulation to the critical path (spillFrags), and what a phase
+	// parks; nil until the first is spilled, and after a failure to make
+	// it or write to it.
 	spill       *spill.File
 	spillFailed bool
 

@@ -177,7 +177,7 @@ func (r *run) simulate() error {
 			s.DropWorkingState()
 		}
 		pg := critpath.NewProc(p, s, frags.Take(), rd)
-		r.spillAttrs(pg)
+		r.spillFrags(pg)
 		if last {
 			s.DropRunTimes()
 			if len(s.Tasks) >= collectTasks {
@@ -352,16 +352,18 @@ func (r *runsReader) Next() int64 {
 	return r.cur
 }
 
-// spillAttrs moves the attributes of pg's fragment nodes to the rank's
-// spill file, made at the first call: of 2.5–3.5 bytes a node, held from
-// the simulation's end to the critical path's (5 MB of the 10 M-event
-// stencil's peak heap, twenty-eighth round), the critical path reads
-// those of its own nodes only. Where no file can be made or written (no
-// writable temporary directory, a full disk), they stay in memory, as
-// before; a read back that fails stops the critical path with its error.
-func (r *run) spillAttrs(pg *critpath.Proc) {
+// spillFrags moves what is still in memory of pg's fragment nodes'
+// attributes and weights to the rank's spill file, which the simulation
+// streamed the rest to (sim.FragPass.Spill): of the attributes, 2.5–3.5
+// bytes a node held from the simulation's end to the critical path's (5
+// MB of the 10 M-event stencil's peak heap, twenty-eighth round), the
+// critical path reads those of its own nodes only. Where no file can be
+// made or written (no writable temporary directory, a full disk), they
+// stay in memory, as before; a read back that fails stops the critical
+// path with its error.
+func (r *run) spillFrags(pg *critpath.Proc) {
 	if f := r.spillFile(); f != nil {
-		if err := pg.SpillAttrs(f); err != nil {
+		if err := pg.SpillFrags(f); err != nil {
 			r.spillFailed = true
 		}
 	}

@@ -57,9 +57,7 @@ const spillBatch = 64 << 10
 // during the simulation are there already, and the rest go to the same
 // file. On an error the blocks not written stay where they were and the
 // error is returned.
-func (a *Attrs) Spill(f SpillFile) error {
-	return a.s.spill(f, func(b int, d []byte) int { return attrsLen(d, min(attrBlock, a.n-b*attrBlock)) })
-}
+func (a *Attrs) Spill(f SpillFile) error { return a.s.spill(f) }
 
 // Err returns the first error reading spilled blocks back: the attributes
 // read since are zero.
@@ -72,15 +70,6 @@ func (a *Attrs) Err() error {
 
 // setBlock writes d as block b's bytes (blockStream.set).
 func (a *Attrs) setBlock(b int, d []byte) { a.s.set(b, d) }
-
-// attrsLen returns the bytes of the first n nodes encoded in d.
-func attrsLen(d []byte, n int) int {
-	r := attrReader{d: d}
-	for range n {
-		r.next()
-	}
-	return r.pos
-}
 
 const (
 	attrBlock = fragBlock
@@ -311,22 +300,15 @@ func (s *blockStream) writeOut(k int) bool {
 }
 
 // spill writes the blocks still in memory to f (the stream's file, if it
-// has one) in block order and drops the chunks; lenOf gives the bytes of
-// a block without a length (b ≥ len(lens)) from its bytes to its chunk's
-// end: set records every block's, so only a stream whose lengths were
-// dropped needs it (nil otherwise). On an error the blocks not written
-// stay in memory and the error is returned.
-func (s *blockStream) spill(f SpillFile, lenOf func(b int, d []byte) int) error {
+// has one) in block order and drops the chunks. On an error the blocks
+// not written stay in memory and the error is returned.
+func (s *blockStream) spill(f SpillFile) error {
 	s.streaming, s.held = false, nil
 	if len(s.chunks) == 0 {
 		return nil
 	}
 	if s.file != nil {
 		f = s.file
-	}
-	for b := len(s.lens); b < len(s.at); b++ {
-		p := s.at[b]
-		s.lens = append(s.lens, uint16(lenOf(b, s.chunks[p>>32][uint32(p):])))
 	}
 	buf := make([]byte, 0, min(spillBatch, s.memBytes()))
 	type moved struct {
@@ -389,7 +371,7 @@ func (s *blockStream) read(b int, buf *[]byte) []byte {
 	if p&inFile == 0 {
 		return s.chunks[p>>32][uint32(p):]
 	}
-	n := max(int(s.lens[b]), 3*fragBlock)
+	n := max(int(s.lens[b]), 3*fragBlock) // room for zeros
 	if cap(*buf) < n {
 		*buf = make([]byte, n)
 	}
@@ -411,23 +393,21 @@ func (s *blockStream) read(b int, buf *[]byte) []byte {
 // written (the weights, node after node): a block in the file comes from
 // a window of up to spillBatch bytes read at once, not a read a block.
 type blockReader struct {
-	s   *blockStream
-	win []byte
-	off int64 // the file offset of win[0]
+	s    *blockStream
+	win  []byte
+	off  int64  // the file offset of win[0]
+	zero []byte // read's buffer, zeros after a failed read
 }
 
 func (r *blockReader) block(b int) []byte {
 	s := r.s
 	p := s.at[b]
-	if p&inFile == 0 {
-		return s.chunks[p>>32][uint32(p):]
+	if p&inFile == 0 || s.err != nil {
+		// In memory, or zeros after a failed read (read's: the two
+		// passes over the weights agree).
+		return s.read(b, &r.zero)
 	}
 	off, n := int64(p&^inFile), int64(s.lens[b])
-	if s.err != nil {
-		// After a failed read every block read from the file is zeros,
-		// as read gives them: the two passes over the weights agree.
-		return make([]byte, max(n, 3*fragBlock))
-	}
 	if off >= r.off && off+n <= r.off+int64(len(r.win)) {
 		return r.win[off-r.off : off-r.off+n]
 	}
@@ -441,7 +421,7 @@ func (r *blockReader) block(b int) []byte {
 		// only a short block is an error.
 		r.off, r.win = 0, r.win[:0]
 		s.err = fmt.Errorf("block %d: %w", b, err)
-		return make([]byte, max(n, 3*fragBlock))
+		return s.read(b, &r.zero)
 	}
 	r.off, r.win = off, r.win[:got]
 	return r.win[:n]

@@ -69,7 +69,7 @@ func (c *fragNodes) reset() {
 }
 
 // streamTo makes the encoded blocks go to f as they fill chunks (nil:
-// they stay in memory until Attrs.Spill and the critical path).
+// they stay in memory until Frags.Spill, or the critical path).
 func (c *fragNodes) streamTo(f SpillFile) {
 	c.attrs.s.streamTo(f)
 	c.weights.streamTo(f)
@@ -199,15 +199,6 @@ func (c *fragNodes) finish() (Attrs, blockStream, int64) {
 	}
 	if len(c.late) > 0 {
 		c.patch()
-	}
-	// Streamed, the rest goes to the file too: the memory the graph
-	// keeps to the critical path is the blocks' offsets (a failed write
-	// leaves blocks in memory, read from there).
-	if c.weights.streaming {
-		_ = c.weights.spill(c.weights.file, nil)
-	}
-	if c.attrs.s.streaming {
-		_ = c.attrs.Spill(c.attrs.s.file)
 	}
 	c.attrs.s.trim()
 	c.weights.trim()

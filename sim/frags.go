@@ -63,7 +63,6 @@ type Frags struct {
 	Weight  []int64
 	weights blockStream
 	nw      int
-	werr    error // a failed read of weights from the spill file (Err)
 	// Work is T1, the weight of the task, region and serial-code nodes
 	// (the critical path's parallelism), summed once the weights are final.
 	Work int64
@@ -203,13 +202,10 @@ func (f *Frags) DrainWeights(fn func(w int64)) {
 	f.dropWeights(nil)
 }
 
-// dropWeights drops the packed weights, keeping a failed read's error,
-// and makes w the unpacked ones.
+// dropWeights drops the packed weights, keeping a failed read's error
+// (Err), and makes w the unpacked ones.
 func (f *Frags) dropWeights(w []int64) {
-	if f.werr == nil && f.weights.err != nil {
-		f.werr = fmt.Errorf("fragment weights: %w", f.weights.err)
-	}
-	f.Weight, f.weights, f.nw = w, blockStream{}, 0
+	f.Weight, f.weights, f.nw = w, blockStream{err: f.weights.err}, 0
 }
 
 // Err returns the first error reading the attributes or the weights back
@@ -218,13 +214,21 @@ func (f *Frags) Err() error {
 	if err := f.Attrs.Err(); err != nil {
 		return err
 	}
-	if f.werr != nil {
-		return f.werr
-	}
 	if f.weights.err != nil {
 		return fmt.Errorf("fragment weights: %w", f.weights.err)
 	}
 	return nil
+}
+
+// Spill writes the attributes and weights still in memory to sp, the
+// file they were streamed to if any (FragPass.Spill): what the
+// simulation had not written out, its last chunks. On an error what was
+// not written stays in memory.
+func (f *Frags) Spill(sp SpillFile) error {
+	if err := f.Attrs.Spill(sp); err != nil {
+		return err
+	}
+	return f.weights.spill(sp)
 }
 
 // WeightsOf returns the weights of nodes, in their order, with one pass
