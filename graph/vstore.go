@@ -25,7 +25,7 @@ type vstore struct {
 	lo   []uint16
 	hi   []int8
 	far  [][64]int64 // the blocks kept whole
-	used int         // blocks given a value so far
+	used int         // blocks given a value so far (read at 24 bits, tooFar)
 }
 
 // A block's base at or below farTop is a mark: farBase + i for a block
@@ -142,7 +142,7 @@ func (v *vstore) setNarrow(n int32, x int64) {
 func (v *vstore) setRare(n int32, x int64) {
 	blk := n >> 6
 	switch b := v.base[blk]; {
-	case b != unsetBase && b <= farTop:
+	case keptWhole(b):
 		v.far[b-farBase][n&63] = x
 		return
 	case b == unsetBase && x > farTop:
@@ -185,6 +185,10 @@ func (v *vstore) tooFar() bool {
 	return v.kept() > len(v.base)/8+1
 }
 
+// keptWhole reports whether a block's base says its values are kept
+// whole in far (a mark, but not unsetBase).
+func keptWhole(base int64) bool { return base != unsetBase && base <= farTop }
+
 // kept returns the blocks kept whole.
 func (v *vstore) kept() int {
 	return len(v.far) - 1
@@ -198,7 +202,7 @@ func (v *vstore) widen() {
 		var far []int // the blocks kept whole at 24 bits: perhaps not at 32
 		w := newNarrow32Store(n)
 		for blk, b := range v.base {
-			if b != unsetBase && b <= farTop {
+			if keptWhole(b) {
 				far = append(far, blk)
 				continue
 			}
@@ -208,7 +212,6 @@ func (v *vstore) widen() {
 			}
 		}
 		whole, at := v.far, v.base
-		w.used = v.used - len(far)
 		*v = w
 		for _, blk := range far {
 			vals := &whole[at[blk]-farBase]
