@@ -379,8 +379,12 @@ func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, 
 			return err
 		}
 		for _, m := range recv {
-			// Tokens come for this rank's sources: its out-slots.
-			if err := g.eachToken(m, func(s int32, start int64) { mark(Entry(g.slotNode[s]), start) }); err != nil && bad == nil {
+			// Tokens come for this rank's sources, its out-slots, and a
+			// slot may get several (no arrived marks).
+			err := g.eachArrival(m, 12, true, nil, func(s int32, rec []byte) {
+				mark(Entry(g.slotNode[s]), int64(binary.LittleEndian.Uint64(rec[4:])))
+			})
+			if err != nil && bad == nil {
 				bad = err
 			}
 		}
@@ -397,26 +401,6 @@ func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, 
 		}
 		sent = 0
 	}
-}
-
-// eachToken reads message m of markLongest's tokens (a slot's index k
-// among m.Peer's, then a start) and calls fn with each token's slot, an
-// out-slot of this rank, and its start; the first bad token ends the
-// message and is returned. A slot may get several tokens.
-func (g *DAG) eachToken(m comm.Msg, fn func(s int32, start int64)) error {
-	q, buf := m.Peer, m.Buf
-	base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
-	if len(buf)%12 != 0 {
-		return fmt.Errorf("rank %d: graph: message of %d bytes of longest-path tokens from rank %d", g.rank, len(buf), q)
-	}
-	for ; len(buf) > 0; buf = buf[12:] {
-		k := binary.LittleEndian.Uint32(buf)
-		if k >= uint32(cnt) || !g.slotOut[base+int32(k)] {
-			return fmt.Errorf("rank %d: graph: rank %d sent a longest-path token for edge %d of %d, not one it receives from", g.rank, q, k, cnt)
-		}
-		fn(base+int32(k), int64(binary.LittleEndian.Uint64(buf[4:])))
-	}
-	return nil
 }
 
 // tieLog is the inputs a forward replay found tied with a node's best:

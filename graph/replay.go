@@ -997,10 +997,11 @@ func (r *replayer) arrive(s int32, rec []byte) {
 // eachArrival checks message m's records, esz bytes each (the slot's index
 // k among m.Peer's, then the value and whatever follows), against this
 // rank's slots: k in range, the local end an output (out) or an input, no
-// value before. It marks each slot arrived and calls fn with it and its
+// value before (with arrived nil, a slot may have several: markLongest's
+// tokens). It marks each slot arrived and calls fn with it and its
 // record; the first bad record ends the message and is returned. The
-// replays and the exchanges along the edges (ExchangeEdges, PropagateMax)
-// all read their peers' records through it.
+// replays, the walks and the exchanges along the edges (ExchangeEdges,
+// PropagateMax) all read their peers' records through it.
 func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func(s int32, rec []byte)) error {
 	q, buf := m.Peer, m.Buf
 	base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
@@ -1013,10 +1014,12 @@ func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func
 			return fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d of %d", g.rank, q, k, cnt)
 		}
 		s := base + int32(k)
-		if g.slotOut[s] != out || arrived[s] {
+		if g.slotOut[s] != out || arrived != nil && arrived[s] {
 			return fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k)
 		}
-		arrived[s] = true
+		if arrived != nil {
+			arrived[s] = true
+		}
 		fn(s, buf[:esz])
 	}
 	return nil
