@@ -202,6 +202,9 @@ type Builder struct {
 	rem        []remoteDecl
 	keys       []Key // of the declarations by key
 	err        error
+	// readErr is a failed read of a list of edges in a file, in a pass
+	// after the one that checks the nodes: agreed at Build's end.
+	readErr error
 }
 
 // edgeSeg is a run of local edges in declaration order: base + src[i] →
@@ -281,6 +284,11 @@ func (b *Builder) eachEdges(n int32, fn func(src, dst []int32)) error {
 		}
 		if sg.mapped != nil {
 			sg.mapped(nil, nil) // the pass over the list is over
+		}
+		if err := r.Err(); err != nil { // a list in a file (packed.Pairs.StreamTo)
+			err = fmt.Errorf("rank %d: graph: reading edges: %w", b.rank, err)
+			b.readErr = errors.Join(b.readErr, err)
+			return err
 		}
 	}
 	return nil
@@ -643,7 +651,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		if err := b.buildPacked(c, g, opts.OutsOnly); err != nil {
 			return nil, err
 		}
-		return g, nil
+		return b.agreeRead(c, g)
 	}
 	outCnt := make([]int32, n+1) // outCnt[v+1]: outputs of v, then offsets
 	g.inOff = make([]int32, n+1)
@@ -697,6 +705,16 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	for _, off := range [][]int32{g.inOff, g.outOff} {
 		copy(off[1:], off[:n])
 		off[0] = 0
+	}
+	return b.agreeRead(c, g)
+}
+
+// agreeRead returns g, or the error of a list of edges read from a file
+// that failed after the nodes were checked (eachEdges' later passes), on
+// every rank if any rank's did.
+func (b *Builder) agreeRead(c comm.Comm, g *DAG) (*DAG, error) {
+	if err := comm.Agree(c, b.readErr); err != nil {
+		return nil, err
 	}
 	return g, nil
 }

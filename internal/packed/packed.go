@@ -445,8 +445,9 @@ func (p *Pairs) Trim() { p.s.trim() }
 
 // Each calls fn for every pair in order.
 func (p *Pairs) Each(fn func(a, b int32)) {
-	if p.compact {
-		// Its decoding is PairReader's (readCompact), a batch at a time.
+	if p.compact || p.s.out != nil {
+		// Its decoding is PairReader's (readCompact), a batch at a time,
+		// as is reading blocks from a file (StreamTo).
 		r := p.Reader()
 		var as, bs [256]int32
 		for k := r.Read(as[:], bs[:]); k > 0; k = r.Read(as[:], bs[:]) {
@@ -504,6 +505,7 @@ type stream struct {
 	curN  int
 	next  int      // size of the next block, 0: the default
 	pk    *parking // where the blocks are while parked (park)
+	out   *outFile // where filled blocks go as they fill (StreamTo), nil kept
 }
 
 // grow announces about extra more bytes: the next block is made that
@@ -564,6 +566,11 @@ func (s *stream) room(n int) {
 	s.next = 0
 	if len(s.cur) > 0 {
 		s.full, s.fullN = append(s.full, s.cur), append(s.fullN, s.curN)
+		if s.out != nil && s.out.write(s, len(s.full)-1) && cap(s.cur) >= max(size, n) {
+			// Written out: its array takes the next block.
+			s.cur, s.curN = s.cur[:0], 0
+			return
+		}
 	}
 	s.curN = 0
 	s.cur = make([]byte, 0, max(size, n))

@@ -13,7 +13,9 @@ type PairReader struct {
 	a, b int64
 	r    regs // byA's runs
 	byA  bool
-	cmp  bool // a compact list (Pairs.Compact)
+	cmp  bool   // a compact list (Pairs.Compact)
+	buf  []byte // a block read from a file (Pairs.StreamTo)
+	err  error
 }
 
 // Reader returns a reader at p's first pair. p must not grow while it is
@@ -22,8 +24,13 @@ func (p *Pairs) Reader() PairReader {
 	return PairReader{s: &p.s, blk: -1, byA: p.byA, cmp: p.compact}
 }
 
+// Err returns the error that ended a list streamed to a file early (a
+// failed read of one of its blocks: Pairs.StreamTo), nil for any other.
+func (r *PairReader) Err() error { return r.err }
+
 // Read decodes the next pairs into as and bs, as many as they hold (the
-// shorter of the two) or as are left, and returns how many: 0 at the end.
+// shorter of the two) or as are left, and returns how many: 0 at the end
+// (or at a failed read: Err).
 func (r *PairReader) Read(as, bs []int32) int {
 	bs = bs[:min(len(as), len(bs))]
 	k := 0
@@ -34,6 +41,12 @@ func (r *PairReader) Read(as, bs []int32) int {
 			}
 			r.blk++
 			r.d, r.pos = r.s.block(r.blk), 0
+			if r.d == nil && r.s.inFile(r.blk) {
+				if r.d, r.err = r.s.readBlock(r.blk, &r.buf); r.err != nil {
+					r.blk = len(r.s.full) // the list ends here
+					break
+				}
+			}
 			continue
 		}
 		if r.cmp {

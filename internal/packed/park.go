@@ -58,6 +58,9 @@ func (w *Appender) Start() int64 { return max(w.start, 0) }
 // park writes the stream's blocks to f and drops them; on an error they
 // stay.
 func (s *stream) park(f Spiller) error {
+	if s.out != nil {
+		return s.spillRest()
+	}
 	if s.pk != nil {
 		return nil
 	}
@@ -152,5 +155,108 @@ func (c *Int32s) Unpark() error {
 		at += int64(len(b))
 	}
 	c.words, c.pk = words, nil
+	return nil
+}
+
+// streamMin is the least bytes of a filled block StreamTo writes out: a
+// list's first blocks are small (minBlock, doubling) and stay in memory.
+const streamMin = 16 << 10
+
+// outFile is where a stream's filled blocks are written as they fill
+// (StreamTo): block k of full, nil there, is lens[k] bytes at at[k] of f
+// once written (at[k] −1: in memory).
+type outFile struct {
+	f    Spiller
+	at   []int64
+	lens []int32
+	// stopped: a write failed, the blocks stay in memory from then on
+	// (the file's are read as before).
+	stopped bool
+}
+
+// write writes s's filled block k to the file and drops it from full,
+// unless it is small or writes failed before; it reports whether it did.
+func (o *outFile) write(s *stream, k int) bool {
+	for len(o.at) <= k {
+		o.at, o.lens = append(o.at, -1), append(o.lens, 0)
+	}
+	d := s.full[k]
+	if o.stopped || len(d) < streamMin {
+		return false
+	}
+	off, err := o.f.Append(d)
+	if err != nil {
+		o.stopped = true
+		return false
+	}
+	o.at[k], o.lens[k] = off, int32(len(d))
+	s.full[k] = nil
+	return true
+}
+
+// inFile reports whether block k is in the file, not in memory.
+func (s *stream) inFile(k int) bool {
+	return s.out != nil && k < len(s.out.at) && s.out.at[k] >= 0
+}
+
+// readBlock reads block k, which is in the file, into *buf (grown to
+// its length) and returns it. Only a short read fails: a ReaderAt may
+// return io.EOF with every byte read at the file's end.
+func (s *stream) readBlock(k int, buf *[]byte) ([]byte, error) {
+	o := s.out
+	n := int(o.lens[k])
+	if cap(*buf) < n {
+		*buf = make([]byte, n)
+	}
+	d := (*buf)[:n]
+	if m, err := o.f.ReadAt(d, o.at[k]); m < n {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, fmt.Errorf("packed: reading a streamed list's block %d (%d bytes at offset %d): %w", k, n, o.at[k], err)
+	}
+	return d, nil
+}
+
+// StreamTo makes the list write each filled block of 16 KiB or more to f
+// as the next one starts, and reuse its array: only the block being
+// written stays in memory (and those a failed write left). For a list
+// read once in order by its Reader, long after it is made: a fragment
+// graph's edges, read by its DAG's build (3 MB of BOTS health's
+// simulation's peak). Its Reader reads the blocks back one at a time
+// and reports a failed read (PairReader.Err); Each reads through it.
+// RunAt, Backward and Compact must not be used on it. Park writes the
+// blocks still in memory to f too, and the list stays there: Unpark
+// does nothing for it.
+func (p *Pairs) StreamTo(f Spiller) {
+	if f != nil && p.s.out == nil && !p.compact {
+		p.s.out = &outFile{f: f}
+	}
+}
+
+// spillRest writes every block still in memory, the one being written
+// included, to a streaming list's file (park's work for a list that
+// streams); on an error what was not written stays.
+func (s *stream) spillRest() error {
+	o := s.out
+	if len(s.cur) > 0 {
+		s.full, s.fullN = append(s.full, s.cur), append(s.fullN, s.curN)
+		s.cur, s.curN = nil, 0
+	}
+	for k := range s.full {
+		for len(o.at) <= k {
+			o.at, o.lens = append(o.at, -1), append(o.lens, 0)
+		}
+		d := s.full[k]
+		if d == nil || o.at[k] >= 0 {
+			continue
+		}
+		off, err := o.f.Append(d)
+		if err != nil {
+			return err
+		}
+		o.at[k], o.lens[k] = off, int32(len(d))
+		s.full[k] = nil
+	}
 	return nil
 }

@@ -1,0 +1,116 @@
+package graph
+
+import (
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/internal/packed"
+)
+
+// edgeFile is a packed.Spiller in memory whose reads fail from the
+// okReads-th on (−1: never).
+type edgeFile struct {
+	data    []byte
+	okReads int
+}
+
+func (f *edgeFile) Append(p []byte) (int64, error) {
+	off := int64(len(f.data))
+	f.data = append(f.data, p...)
+	return off, nil
+}
+
+func (f *edgeFile) ReadAt(p []byte, off int64) (int, error) {
+	if f.okReads == 0 {
+		return 0, errors.New("I/O error")
+	}
+	if f.okReads > 0 {
+		f.okReads--
+	}
+	return copy(p, f.data[off:]), nil
+}
+
+// TestBuildStreamedEdges: a fragment graph's edges streamed to a file
+// (packed.Pairs.StreamTo, read back by the build a block at a time)
+// build the same DAG, both sides or the outputs' alone, as the list kept
+// in memory; a read that fails in the build's first pass over them, or
+// only in its second, is Build's error on every rank, not a DAG short of
+// edges.
+func TestBuildStreamedEdges(t *testing.T) {
+	const nodes = 300_000
+	rng := rand.New(rand.NewPCG(32, 7))
+	kept, streamed := packed.NewPairsByA(), packed.NewPairsByA()
+	f := &edgeFile{okReads: -1}
+	streamed.StreamTo(f)
+	for range 400_000 {
+		d := rng.Int32N(nodes-1) + 1
+		s := max(0, d-1-rng.Int32N(1<<uint(rng.IntN(17))))
+		kept.Append(s, d)
+		streamed.Append(s, d)
+	}
+	if kept.Bytes() < 4*64<<10 || streamed.Bytes() > 64<<10+kept.Bytes()/8 {
+		t.Fatalf("%d bytes streamed stay in memory, %d kept: want a few blocks in the file", streamed.Bytes(), kept.Bytes())
+	}
+	build := func(c comm.Comm, p packed.Pairs, opts BuildOptions) (*DAG, error) {
+		b := NewBuilder(c.Rank(), c.Size())
+		for n := range nodes {
+			b.AddNode(n%3 == 1)
+		}
+		b.AddPairs(p, 0)
+		return b.Build(c, opts)
+	}
+	err := inproc.Run(1, func(c comm.Comm) error {
+		for _, opts := range []BuildOptions{{}, {OutsOnly: true}} {
+			want, err := build(c, kept, opts)
+			if err != nil {
+				return err
+			}
+			got, err := build(c, streamed, opts)
+			if err != nil {
+				return err
+			}
+			for n := range int32(nodes) {
+				if !slices.Equal(got.Outs(n), want.Outs(n)) || !slices.Equal(got.Ins(n), want.Ins(n)) || got.InDegree(n) != want.InDegree(n) {
+					t.Fatalf("OutsOnly %v, node %d: outs %v, want %v", opts.OutsOnly, n, got.Outs(n), want.Outs(n))
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := f.okReads // reads of one pass, counted below
+	f.okReads = 1 << 30
+	_ = inproc.Run(1, func(c comm.Comm) error {
+		_, err := build(c, streamed, BuildOptions{OutsOnly: true})
+		return err
+	})
+	blocks = 1<<30 - f.okReads
+	if blocks < 4 || blocks%2 != 0 {
+		t.Fatalf("%d blocks read by a build's two passes", blocks)
+	}
+	// Reads failing in the first pass, and in the second only; on two
+	// ranks, the second rank's list failing.
+	for _, ok := range []int{0, blocks/2 - 1, blocks / 2, blocks - 1} {
+		for _, opts := range []BuildOptions{{}, {OutsOnly: true}} {
+			err := inproc.Run(2, func(c comm.Comm) error {
+				p := kept
+				if c.Rank() == 1 {
+					f.okReads = ok
+					p = streamed
+				}
+				_, err := build(c, p, opts)
+				return err
+			})
+			if err == nil || !strings.Contains(err.Error(), "reading edges") {
+				t.Errorf("reads failing after %d of %d blocks, OutsOnly %v: err = %v", ok, blocks, opts.OutsOnly, err)
+			}
+		}
+	}
+}
