@@ -626,10 +626,17 @@ func (pg *Proc) addFragDeps(b *graph.Builder, base int32, lasts *[]int32) {
 	switch {
 	case pg.fragDeps.Len() > 0:
 		b.AddPairs(pg.fragDeps, base)
-	case pg.deps.Len() > 0 && pg.frags != nil:
+	case pg.mapsDeps():
 		b.AddPairsMapped(pg.deps, base, fragBatch(pg.frags, lasts))
 	}
 	pg.fragDeps = packed.Pairs{}
+}
+
+// mapsDeps reports whether addFragDeps maps pg's task pairs onto
+// fragments as the build reads them (fragBatch: the tasks' last
+// fragments unpacked).
+func (pg *Proc) mapsDeps() bool {
+	return pg.fragDeps.Len() == 0 && pg.deps.Len() > 0 && pg.frags != nil
 }
 
 // keepsAll reports whether uniqueDeps would keep every pair of deps
