@@ -7,17 +7,22 @@ package graph
 // fragment): 98.8 % of fib(30)'s 8.1 M nodes fit a byte, 99.3 % of Task
 // Bench's, 89–91 % of the 10 M-event stencil's and halo's; the others go
 // to a table beside (about 11 bytes an entry). A page with more than an
-// eighth of its nodes in the table, as where a pure MPI program receives
-// from other processes, turns to an Entry a node (wide), as the whole
-// column was before: 4 bytes a node, 31 MB of fib(30)'s critical path
-// at its peak. The DAG does not tell beforehand (a join has many inputs
-// from far, its argmax is mostly the near one), so pages turn as the
-// replay sets them.
+// eighth of its nodes in the table turns to a distance in 16 bits a node
+// (mid), the others again in the table: the tasks of BOTS health join
+// their parents' taskwaits a few hundred fragments after their creation,
+// as 33 % of its entries are, which took 4 bytes a node (3 MB at its
+// critical path's peak). A page with more than an eighth of its nodes in
+// the table again, as where a pure MPI program receives from other
+// processes, turns to an Entry a node (wide), as the whole column was
+// before: 4 bytes a node, 31 MB of fib(30)'s critical path at its peak.
+// The DAG does not tell beforehand (a join has many inputs from far, its
+// argmax is mostly the near one), so pages turn as the replay sets them.
 type ArgColumn struct {
 	n    int32
-	near [][]int8  // per page: n − arg, or 0: NoEntry or the entry in the table; nil once wide
+	near [][]int8  // per page: n − arg, or 0: NoEntry or the entry in the table; nil once mid or wide
+	mid  [][]int16 // per page, once mid: as near
 	wide [][]Entry // per page, once wide
-	nfar []uint16  // per page: its nodes in the table
+	nfar []uint16  // per page: its nodes in the table (near or mid)
 	far  argTable
 }
 
@@ -37,6 +42,7 @@ func newArgColumn(n int32, c *ArgColumn) *ArgColumn {
 	old := c.near
 	c.n = n
 	c.near = make([][]int8, pages)
+	c.mid = make([][]int16, pages)
 	c.wide = make([][]Entry, pages)
 	c.nfar = make([]uint16, pages)
 	for p := range c.near {
@@ -65,11 +71,17 @@ func (a *ArgColumn) At(n int32) Entry {
 	return a.atRare(n)
 }
 
-// atRare is At for an entry in the table or a wide page.
+// atRare is At for an entry in the table, a mid page or a wide page.
 func (a *ArgColumn) atRare(n int32) Entry {
 	p := n >> argPageBits
 	if a.near[p] != nil {
 		return a.far.get(n) // NoEntry when absent
+	}
+	if m := a.mid[p]; m != nil {
+		if d := m[n&argPageMask]; d != 0 {
+			return Entry(n - int32(d))
+		}
+		return a.far.get(n)
 	}
 	return a.wide[p][n&argPageMask]
 }
@@ -79,7 +91,7 @@ func (a *ArgColumn) Set(n int32, e Entry) {
 	p := n >> argPageBits
 	nr := a.near[p]
 	if nr == nil {
-		a.wide[p][n&argPageMask] = e
+		a.setRare(n, e)
 		return
 	}
 	if d := int64(n) - int64(e); d == int64(int8(d)) && d != 0 && e != NoEntry {
@@ -89,30 +101,82 @@ func (a *ArgColumn) Set(n int32, e Entry) {
 	a.setFar(n, e)
 }
 
-// setFar keeps e in the table. A node whose entry is then set near keeps
-// its slot: an argmax changes only while the node's inputs arrive, rarely
-// from far to near.
+// setRare is Set on a mid or a wide page.
+func (a *ArgColumn) setRare(n int32, e Entry) {
+	p := n >> argPageBits
+	m := a.mid[p]
+	if m == nil {
+		a.wide[p][n&argPageMask] = e
+		return
+	}
+	if d := int64(n) - int64(e); d == int64(int16(d)) && d != 0 && e != NoEntry {
+		m[n&argPageMask] = int16(d)
+		return
+	}
+	a.setFar(n, e)
+}
+
+// setFar keeps e in the table, for a node of a near or a mid page. A
+// node whose entry is then set in its page keeps its slot (stale) until
+// the table next grows: an argmax changes only while the node's inputs
+// arrive, rarely from far to near.
 func (a *ArgColumn) setFar(n int32, e Entry) {
 	p := n >> argPageBits
-	a.near[p][n&argPageMask] = 0
+	i := n & argPageMask
+	if nr := a.near[p]; nr != nil {
+		nr[i] = 0
+	} else {
+		a.mid[p][i] = 0
+	}
 	if e == NoEntry {
 		a.far.clear(n)
 		return
 	}
-	if a.far.put(n, e, a.isWide) {
-		if a.nfar[p]++; int(a.nfar[p]) > len(a.near[p])/8 {
-			a.widen(p)
+	if a.far.put(n, e, a.stale) {
+		if a.nfar[p]++; int(a.nfar[p]) > a.pageLen(p)/8 {
+			if a.near[p] != nil {
+				a.toMid(p)
+			} else {
+				a.widen(p)
+			}
 		}
 	}
 }
 
-// widen turns page p to an Entry a node. Its nodes' table entries stay
-// until the table next grows.
-func (a *ArgColumn) widen(p int32) {
+func (a *ArgColumn) pageLen(p int32) int {
+	return min(argPage, int(a.n)-int(p)<<argPageBits)
+}
+
+// toMid turns near page p to 16 bits a node: the entries within 32767
+// nodes move into it (their table slots go stale), the others stay in the
+// table, counted again.
+func (a *ArgColumn) toMid(p int32) {
 	nr := a.near[p]
-	w := make([]Entry, len(nr))
+	m := make([]int16, len(nr))
 	n := p << argPageBits
+	kept := 0
 	for i, d := range nr {
+		if d != 0 {
+			m[i] = int16(d)
+		} else if e := a.far.get(n); e != NoEntry {
+			if d := int64(n) - int64(e); d == int64(int16(d)) && d != 0 {
+				m[i] = int16(d)
+			} else {
+				kept++
+			}
+		}
+		n++
+	}
+	a.mid[p], a.near[p], a.nfar[p] = m, nil, uint16(kept)
+}
+
+// widen turns mid page p to an Entry a node. Its nodes' table entries
+// stay until the table next grows.
+func (a *ArgColumn) widen(p int32) {
+	m := a.mid[p]
+	w := make([]Entry, len(m))
+	n := p << argPageBits
+	for i, d := range m {
 		if d != 0 {
 			w[i] = Entry(n - int32(d))
 		} else {
@@ -120,10 +184,21 @@ func (a *ArgColumn) widen(p int32) {
 		}
 		n++
 	}
-	a.wide[p], a.near[p] = w, nil
+	a.wide[p], a.mid[p] = w, nil
 }
 
-func (a *ArgColumn) isWide(n int32) bool { return a.near[n>>argPageBits] == nil }
+// stale reports whether node n's table entry is no longer read: its page
+// is wide, or mid and holding it.
+func (a *ArgColumn) stale(n int32) bool {
+	p := n >> argPageBits
+	if a.near[p] != nil {
+		return false
+	}
+	if m := a.mid[p]; m != nil {
+		return m[n&argPageMask] != 0
+	}
+	return true
+}
 
 // argTable maps nodes to entries by open addressing: 8 bytes a slot,
 // at most 3/4 full, where a map held about 40 an entry.

@@ -6,8 +6,9 @@ import (
 )
 
 // The column gives back every entry set, near or far, slot or NoEntry,
-// whatever was set before; pages with many entries from far turn wide
-// and keep every value; a recycled column starts empty.
+// whatever was set before; pages with many entries from beyond a byte
+// turn to 16 bits, those with many from beyond 16 bits too turn wide, and
+// every value is kept through both; a recycled column starts empty.
 func TestArgColumn(t *testing.T) {
 	const n = 5*argPage + 123
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -15,33 +16,40 @@ func TestArgColumn(t *testing.T) {
 	for round := range 4 {
 		c = newArgColumn(n, c)
 		want := make([]Entry, n)
-		farSet := make([]bool, n)
+		far8 := make([]bool, n)  // set once beyond a byte
+		far16 := make([]bool, n) // set once beyond 16 bits
 		for i := range want {
 			want[i] = NoEntry
 			if got := c.At(int32(i)); got != NoEntry {
 				t.Fatalf("round %d: node %d starts at %d, want NoEntry", round, i, got)
 			}
 		}
-		// Round r sets far entries with odds r/64 in pages 0–2, none in
-		// pages 3–4, and with even odds in the last, short page.
+		// Far entries, with odds round·4/64 in pages 0–1 (of any kind),
+		// 32/64 in page 2 (within 16 bits), none in pages 3–4, and 32/64
+		// in the last, short page (of any kind).
 		for range 8 * n {
 			i := int32(rng.IntN(n))
-			farOdds := round
-			if i >= 5*argPage {
+			farOdds, kinds := round*4, 4
+			switch {
+			case i >= 5*argPage:
 				farOdds = 32
-			} else if i >= 3*argPage {
+			case i >= 3*argPage:
 				farOdds = 0
+			case i >= 2*argPage:
+				farOdds, kinds = 32, 2
 			}
 			var e Entry
 			switch {
 			case rng.IntN(64) < farOdds:
-				switch rng.IntN(4) {
+				switch rng.IntN(kinds) {
 				case 0:
-					e = Entry(^rng.Int32N(1 << 20)) // a remote slot
+					e = Entry(i - 129 - rng.Int32N(32767-129)) // within 16 bits
 				case 1:
-					e = Entry(i) // no node is its own input, but it is held exactly
+					e = Entry(rng.Int32N(n)) // anywhere (all within 16 bits)
+				case 2:
+					e = Entry(^rng.Int32N(1 << 20)) // a remote slot
 				default:
-					e = Entry(rng.Int32N(n)) // anywhere, mostly far
+					e = Entry(i) // no node is its own input, but it is held exactly
 				}
 			case rng.IntN(16) == 0:
 				e = NoEntry
@@ -50,8 +58,9 @@ func TestArgColumn(t *testing.T) {
 			}
 			c.Set(i, e)
 			want[i] = e
-			if d := int64(i) - int64(e); e != NoEntry && (d == 0 || d != int64(int8(d))) {
-				farSet[i] = true
+			if d := int64(i) - int64(e); e != NoEntry {
+				far8[i] = far8[i] || d == 0 || d != int64(int8(d))
+				far16[i] = far16[i] || d == 0 || d != int64(int16(d))
 			}
 		}
 		for i, e := range want {
@@ -59,26 +68,38 @@ func TestArgColumn(t *testing.T) {
 				t.Fatalf("round %d: node %d holds %d, want %d", round, i, got, e)
 			}
 		}
-		// A page turns wide once more than an eighth of its nodes were
-		// set far.
-		wide := 0
+		// A page turns mid once more than an eighth of its nodes were set
+		// beyond a byte, and wide only once more than an eighth were set
+		// beyond 16 bits.
+		state := make([]string, len(c.near))
 		for p := range c.near {
 			lo, hi := p*argPage, min(n, (p+1)*argPage)
-			far := 0
-			for _, f := range farSet[lo:hi] {
-				if f {
-					far++
+			count := func(f []bool) (k int) {
+				for _, x := range f[lo:hi] {
+					if x {
+						k++
+					}
 				}
+				return k
 			}
-			if got := c.isWide(int32(lo)); got != (far > (hi-lo)/8) {
-				t.Errorf("round %d: page %d of %d nodes, %d set far: wide %v", round, p, hi-lo, far, got)
+			f8, f16 := count(far8), count(far16)
+			switch {
+			case c.near[p] != nil:
+				state[p] = "near"
+			case c.mid[p] != nil:
+				state[p] = "mid"
+			default:
+				state[p] = "wide"
 			}
-			if c.isWide(int32(lo)) {
-				wide++
+			if (state[p] == "near") != (f8 <= (hi-lo)/8) {
+				t.Errorf("round %d: page %d of %d nodes, %d set beyond a byte: %s", round, p, hi-lo, f8, state[p])
+			}
+			if state[p] == "wide" && f16 <= (hi-lo)/8 {
+				t.Errorf("round %d: page %d of %d nodes, %d set beyond 16 bits: wide", round, p, hi-lo, f16)
 			}
 		}
-		if wide == 0 || wide == len(c.near) {
-			t.Errorf("round %d: %d of %d pages wide, want some and not all", round, wide, len(c.near))
+		if state[2] != "mid" || state[3] != "near" || state[4] != "near" || state[5] != "wide" {
+			t.Errorf("round %d: pages %v, want pages 2–5 mid, near, near, wide", round, state)
 		}
 		if got := c.entries(); len(got) != n || got[n-1] != want[n-1] {
 			t.Fatalf("round %d: Entries gives %d values", round, len(got))
@@ -90,6 +111,27 @@ func TestArgColumn(t *testing.T) {
 		c.Set(200, Entry(200-d))
 		if got := c.At(200); got != Entry(200-d) {
 			t.Errorf("distance %d: got %d, want %d", d, got, 200-d)
+		}
+	}
+	// 16 bits' bounds on a mid page (its first 600 nodes set 300 back),
+	// the values set before it turned kept.
+	c = newArgColumn(3*argPage, nil)
+	const at = argPage + 3000
+	for i := int32(at - 600); i < at; i++ {
+		c.Set(i, Entry(i-300))
+	}
+	if c.mid[1] == nil {
+		t.Fatal("page 1 did not turn to 16 bits")
+	}
+	for i := int32(at - 600); i < at; i++ {
+		if got := c.At(i); got != Entry(i-300) {
+			t.Fatalf("node %d: got %d after the page turned, want %d", i, got, i-300)
+		}
+	}
+	for _, d := range []int32{32767, -32768, 32768, -32769, 0, 1, 200, at + 5} {
+		c.Set(at, Entry(at-d))
+		if got := c.At(at); got != Entry(at-d) {
+			t.Errorf("distance %d on a mid page: got %d, want %d", d, got, at-d)
 		}
 	}
 }
