@@ -346,11 +346,11 @@ type FragPass struct {
 	// done marks the tasks counted, doneIn counts them per page).
 	done     []uint64
 	doneIn   []int32
-	firstOf  fcol // its first fragment, -1 none yet
-	lastOf   fcol // its last fragment, -1 none yet
-	requeued pcol // its last fragment when it was switched out and re-queued, -1 none
-	pend     lcol // pending inputs' cells
-	doneKids lcol // cells of completed children's last fragments
+	firstOf  fcol          // its first fragment, -1 none yet
+	lastOf   fcol          // its last fragment, -1 none yet
+	requeued requeuedFrags // its last fragment when it was switched out and re-queued
+	pend     lcol          // pending inputs' cells
+	doneKids lcol          // cells of completed children's last fragments
 	// stacks holds, packed, the completed children's last fragments of
 	// the tasks that had kidStackAfter children complete in a row (hot,
 	// hotN: the last such task and its count) while no taskwait drained
@@ -440,7 +440,7 @@ func (p *FragPass) init(s *Sim) {
 		if f.barriers != nil {
 			p.groupIn, p.barriers = f.groupIn, f.barriers
 		}
-		p.firstOf, p.lastOf, p.requeued = f.fcols[0], f.fcols[1], f.requeued
+		p.firstOf, p.lastOf = f.fcols[0], f.fcols[1]
 		p.pend, p.doneKids = f.lcols[0], f.lcols[1]
 		p.done, p.doneIn = f.done, f.doneIn
 		p.created, p.bar, p.opened = f.cols[0], f.cols[1], f.opened
@@ -448,7 +448,7 @@ func (p *FragPass) init(s *Sim) {
 	}
 	p.firstOf.reset(nt)
 	p.lastOf.reset(nt)
-	p.requeued.reset(nt, -1)
+	p.requeued.m.Clear()
 	p.done = resetBits(p.done, nt)
 	p.doneIn = cleared(p.doneIn, (nt+colPageLen-1)/colPageLen)
 	p.pend.reset(nt)
@@ -473,7 +473,6 @@ func (p *FragPass) init(s *Sim) {
 // maps, none of which outlives the pass's Finish.
 type fragSpare struct {
 	fcols    [2]fcol
-	requeued pcol
 	lcols    [2]lcol
 	done     []uint64
 	doneIn   []int32
@@ -496,13 +495,14 @@ func (p *FragPass) recycle(s *Sim) {
 	// its own: 0.6 MB on BOTS health, held to the rank's end.
 	clear(p.created.froze)
 	s.Spare.frag = fragSpare{
-		fcols: [2]fcol{p.firstOf, p.lastOf}, requeued: p.requeued,
+		fcols: [2]fcol{p.firstOf, p.lastOf},
 		lcols: [2]lcol{p.pend, p.doneKids}, done: p.done, doneIn: p.doneIn,
 		cols: [2]col32{p.created, p.bar}, opened: p.opened,
 		latest: p.latest, nodes: p.nodes,
 		groupIn: p.groupIn, barriers: p.barriers,
 	}
-	p.firstOf, p.lastOf, p.requeued, p.pend, p.doneKids = fcol{}, fcol{}, pcol{}, lcol{}, lcol{}
+	p.firstOf, p.lastOf, p.pend, p.doneKids = fcol{}, fcol{}, lcol{}, lcol{}
+	p.requeued.m.Clear()
 	p.done, p.doneIn = nil, nil
 	p.created, p.bar, p.opened = col32{}, col32{}, nil
 	p.cells, p.latest, p.nodes = nil, nil, fragNodes{}
@@ -737,15 +737,14 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 	}
 	p.setOpenOn(t, th)
 	p.since[th] = s.Now
-	if last := p.lastOf.get(t); last >= 0 && p.requeued.get(t) == last && p.nodes.peek(last).kind == k {
+	if rq := p.requeued.get(t); rq >= 0 { // a task switched out and re-queued
 		p.requeued.set(t, -1)
-		p.nodes.get(last).thread = int32(th)
-		p.drainFrom(&p.pend, t, last)
-		p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
-		return
-	}
-	if p.requeued.get(t) != -1 { // a re-queued task, rarely
-		p.requeued.set(t, -1)
+		if last := p.lastOf.get(t); last >= 0 && rq == last && p.nodes.peek(last).kind == k {
+			p.nodes.get(last).thread = int32(th)
+			p.drainFrom(&p.pend, t, last)
+			p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
+			return
+		}
 	}
 	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Loc(t)
 	if p.regions != nil {
@@ -1394,4 +1393,31 @@ func (p *FragPass) Finish(s *Sim) {
 	nt := s.Tasks.Len()
 	f.first, f.last = p.firstOf.take(nt), p.lastOf.take(nt)
 	p.recycle(s)
+}
+
+// requeuedFrags holds the last fragment of each task switched out and
+// re-queued (an untied task's stub, a task yielding to its queue, a
+// tied one suspended in a taskwait), until it resumes: a handful at a
+// time, a thread's each on BOTS and Task Bench's untied stencil, where a
+// column of 4 bytes a task kept a page for every page of tasks that was
+// ever switched out (2 MB of BOTS health's simulation peak, all its
+// pages). Past a few live entries (untied tasks suspended in numbers)
+// idmap.Map turns to a map.
+type requeuedFrags struct{ m idmap.Map }
+
+// get returns t's fragment, −1 none.
+func (r *requeuedFrags) get(t Task) int32 {
+	if v, ok := r.m.Get(int64(t)); ok {
+		return v
+	}
+	return -1
+}
+
+// set makes n t's fragment (−1: none).
+func (r *requeuedFrags) set(t Task, n int32) {
+	if n < 0 {
+		r.m.Delete(int64(t))
+		return
+	}
+	r.m.Set(int64(t), n)
 }
