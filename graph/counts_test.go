@@ -105,6 +105,60 @@ func TestPackOffsets(t *testing.T) {
 	}
 }
 
+// TestByteOffsets: a DAG's offsets, a byte a node from a base per 16,
+// give every offset and span back exactly, whatever lists lie around a
+// block's edges: empty ones, lists of 255 bytes to a block (the most a
+// byte holds), 256 (a block of int32 offsets), a long one, a last block
+// short or whole.
+func TestByteOffsets(t *testing.T) {
+	rng := rand.New(rand.NewPCG(32, 4))
+	for trial := range 40 {
+		n := []int{0, 1, 15, 16, 17, 31, 32, 33, 1000 + rng.IntN(1000)}[trial%9]
+		off := []int32{0}
+		for i := range n {
+			var d int32
+			switch rng.IntN(10) {
+			case 0:
+				d = 0
+			case 1:
+				d = 255 - int32(rng.IntN(2)) // a block's whole byte, or one past it with a neighbour's
+			case 2:
+				if trial%3 == 0 {
+					d = 70000
+				}
+			default:
+				d = int32(rng.IntN(12))
+			}
+			if i == n/2 && trial%2 == 1 {
+				d = 256
+			}
+			off = append(off, off[len(off)-1]+d)
+		}
+		po := packOffsets(off)
+		b := po.narrow()
+		for i, v := range off {
+			if got := b.at(int32(i)); got != v {
+				t.Fatalf("trial %d: offset %d is %d, want %d", trial, i, got, v)
+			}
+		}
+		for i := range int32(n) {
+			if lo, hi := b.span(i); lo != off[i] || hi != off[i+1] {
+				t.Fatalf("trial %d: node %d spans [%d, %d), want [%d, %d)", trial, i, lo, hi, off[i], off[i+1])
+			}
+		}
+		if len(b.rel) != len(off) || len(b.base) != (len(off)+15)/16 {
+			t.Fatalf("trial %d: %d offsets, %d bases", trial, len(b.rel), len(b.base))
+		}
+		// A block of 16 offsets within 255 bytes of its first is narrow.
+		for lo := 0; lo < len(off); lo += 16 {
+			hi := min(lo+16, len(off)) - 1
+			if narrow := b.base[lo/16] >= 0; narrow != (off[hi]-off[lo] <= 255) {
+				t.Fatalf("trial %d: block at %d spans %d bytes: narrow %v", trial, lo, off[hi]-off[lo], narrow)
+			}
+		}
+	}
+}
+
 // TestCountsCopiesShare: a replay counts down a copy of the DAG's counts
 // (ConsumeCounts); a large count made or changed through either is the
 // other's too.

@@ -67,9 +67,9 @@ type DAG struct {
 	// inPk or outPk hold the one side of a DAG built InsOnly or OutsOnly,
 	// packed (packedadj.go), instead of in or out.
 	inPk, outPk []byte
-	inAt, outAt offsets // their offsets (inOff and outOff are then nil)
-	outDeg      counts  // built InsOnly: each node's number of outputs (outOff, out nil)
-	inDeg       counts  // built OutsOnly: each node's number of inputs (inOff, in nil)
+	inAt, outAt byteOffsets // their offsets (inOff and outOff are then nil)
+	outDeg      counts      // built InsOnly: each node's number of outputs (outOff, out nil)
+	inDeg       counts      // built OutsOnly: each node's number of inputs (inOff, in nil)
 	// consumed is set once a replay counted down outDeg (backward) or
 	// inDeg (forward) (ReplayOptions.ConsumeCounts): no replay in that
 	// direction can run again.
@@ -146,7 +146,7 @@ func (g *DAG) OutDegree(n int32) int32 {
 // (Replay refuses it then); Outs, OutDegree and the slots stay, which is
 // what the exchanges along the edges read (ExchangeEdges, PropagateMax).
 func (g *DAG) DropInputs() {
-	g.in, g.inPk, g.inOff, g.inAt, g.inDeg = nil, nil, nil, offsets{}, counts{}
+	g.in, g.inPk, g.inOff, g.inAt, g.inDeg = nil, nil, nil, byteOffsets{}, counts{}
 }
 
 // InsOnly reports whether g was built without its outputs' adjacency.
@@ -829,9 +829,9 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 	}
 	at.restore()
 	if outs {
-		g.outPk, g.outAt = pk, at
+		g.outPk, g.outAt = pk, at.narrow()
 	} else {
-		g.inPk, g.inAt = pk, at
+		g.inPk, g.inAt = pk, at.narrow()
 	}
 	return nil
 }
@@ -879,10 +879,11 @@ func (b *Builder) buildPackedWide(g *DAG, outs bool) error {
 	}
 	copy(off[1:], off[:n])
 	off[0] = 0
+	po := packOffsets(off)
 	if outs {
-		g.outPk, g.outAt = pk, packOffsets(off)
+		g.outPk, g.outAt = pk, po.narrow()
 	} else {
-		g.inPk, g.inAt = pk, packOffsets(off)
+		g.inPk, g.inAt = pk, po.narrow()
 	}
 	return nil
 }

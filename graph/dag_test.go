@@ -253,10 +253,11 @@ func TestPackedSideLongLists(t *testing.T) {
 			if whole.InDegree(100) < int32(long) || whole.OutDegree(150_000) < int32(long) {
 				t.Errorf("%s: the long lists hold %d and %d entries", mode, whole.InDegree(100), whole.OutDegree(150_000))
 			}
-			// Blocks of 64 nodes without a long list, shorter ones
-			// around two lists of 39 KiB.
-			if short := ins.inAt.shift < maxOffsetShift || outs.outAt.shift < maxOffsetShift; mode != "wide" && short != (mode == "blocks") {
-				t.Errorf("%s: offsets in blocks of %d and %d nodes", mode, 1<<ins.inAt.shift, 1<<outs.outAt.shift)
+			// The DAG keeps a byte a node but in the blocks of 16 nodes
+			// that hold the long lists (byteOffsets).
+			wideIns, wideOuts := len(ins.inAt.wide)>>byteBlockBits, len(outs.outAt.wide)>>byteBlockBits
+			if want := map[string]int{"short": 0, "blocks": 1, "wide": 1}[mode]; wideIns != want || wideOuts != want {
+				t.Errorf("%s: %d and %d blocks of int32 offsets, want %d", mode, wideIns, wideOuts, want)
 			}
 			return nil
 		})
