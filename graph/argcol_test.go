@@ -16,8 +16,14 @@ func TestArgColumn(t *testing.T) {
 	for round := range 4 {
 		c = newArgColumn(n, c)
 		want := make([]Entry, n)
-		far8 := make([]bool, n)  // set once beyond a byte
 		far16 := make([]bool, n) // set once beyond 16 bits
+		// The far entries of a near page as the column keeps them: a node
+		// set beyond a byte is in until set to NoEntry (set near, its
+		// entry stays, unread); a page turns once more than an eighth
+		// of its nodes are in.
+		in := make([]bool, n)
+		inPage := make([]int, 6)
+		turned := make([]bool, 6)
 		for i := range want {
 			want[i] = NoEntry
 			if got := c.At(int32(i)); got != NoEntry {
@@ -58,9 +64,23 @@ func TestArgColumn(t *testing.T) {
 			}
 			c.Set(i, e)
 			want[i] = e
-			if d := int64(i) - int64(e); e != NoEntry {
-				far8[i] = far8[i] || d == 0 || d != int64(int8(d))
+			p := i / argPage
+			d := int64(i) - int64(e)
+			switch {
+			case e == NoEntry:
+				if in[i] {
+					in[i] = false
+					inPage[p]--
+				}
+			case d == 0 || d != int64(int8(d)):
 				far16[i] = far16[i] || d == 0 || d != int64(int16(d))
+				if !in[i] {
+					in[i] = true
+					inPage[p]++
+				}
+			}
+			if inPage[p] > min(argPage, n-int(p)*argPage)/8 {
+				turned[p] = true
 			}
 		}
 		for i, e := range want {
@@ -68,9 +88,9 @@ func TestArgColumn(t *testing.T) {
 				t.Fatalf("round %d: node %d holds %d, want %d", round, i, got, e)
 			}
 		}
-		// A page turns mid once more than an eighth of its nodes were set
-		// beyond a byte, and wide only once more than an eighth were set
-		// beyond 16 bits.
+		// A page turns mid once more than an eighth of its nodes were kept
+		// far, and wide only once more than an eighth were set beyond 16
+		// bits.
 		state := make([]string, len(c.near))
 		for p := range c.near {
 			lo, hi := p*argPage, min(n, (p+1)*argPage)
@@ -82,7 +102,7 @@ func TestArgColumn(t *testing.T) {
 				}
 				return k
 			}
-			f8, f16 := count(far8), count(far16)
+			f16 := count(far16)
 			switch {
 			case c.near[p] != nil:
 				state[p] = "near"
@@ -91,8 +111,8 @@ func TestArgColumn(t *testing.T) {
 			default:
 				state[p] = "wide"
 			}
-			if (state[p] == "near") != (f8 <= (hi-lo)/8) {
-				t.Errorf("round %d: page %d of %d nodes, %d set beyond a byte: %s", round, p, hi-lo, f8, state[p])
+			if (state[p] == "near") == turned[p] {
+				t.Errorf("round %d: page %d of %d nodes, more than an eighth kept far %v: %s", round, p, hi-lo, turned[p], state[p])
 			}
 			if state[p] == "wide" && f16 <= (hi-lo)/8 {
 				t.Errorf("round %d: page %d of %d nodes, %d set beyond 16 bits: wide", round, p, hi-lo, f16)
@@ -122,6 +142,17 @@ func TestArgColumn(t *testing.T) {
 	}
 	if c.mid[1] == nil {
 		t.Fatal("page 1 did not turn to 16 bits")
+	}
+	// The eighth: 512 far entries keep a page of 4096 near, 513 turn it.
+	b := newArgColumn(argPage, nil)
+	for i := range int32(argPage / 8) {
+		b.Set(i*8+5, Entry(i*8+5-1000))
+	}
+	if b.near[0] == nil {
+		t.Fatal("512 far entries of 4096 turned the page")
+	}
+	if b.Set(4095, 0); b.near[0] != nil {
+		t.Fatal("513 far entries of 4096 left the page near")
 	}
 	for i := int32(at - 600); i < at; i++ {
 		if got := c.At(i); got != Entry(i-300) {
