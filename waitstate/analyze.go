@@ -78,6 +78,20 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	const width = 2
 	proc := 0 // of the last node in a call: nodes come in order
 	nv, at := a.makeNodeVals()
+	// The matched edges come back from the spill file (graph.DAG.Park)
+	// once the calls are packed, their arrays collected first.
+	if a.Release != nil {
+		if err := a.Release(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	var uerr error
+	if err := m.DAG.Unpark(); err != nil {
+		uerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
+	}
+	if err := comm.Agree(c, uerr); err != nil {
+		return nil, nil, nil, err
+	}
 	to := 0 // the process of the node delivered to last
 	err := graph.PropagateMaxTo(c, m, width, func(n int32, v []int64) {
 		if a.callOf(n) >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {

@@ -114,3 +114,79 @@ func TestBuildStreamedEdges(t *testing.T) {
 		}
 	}
 }
+
+// TestParkDAG: a DAG's CSR arrays parked in a file come back as they
+// were, both sides or the outputs' alone (its inputs dropped before);
+// reading the edges while parked panics rather than finding none; a
+// failed read back is Unpark's error; a DAG built OutsOnly has no CSR
+// arrays to park.
+func TestParkDAG(t *testing.T) {
+	const nodes = 50_000
+	rng := rand.New(rand.NewPCG(32, 9))
+	err := inproc.Run(1, func(c comm.Comm) error {
+		for _, mode := range []string{"both", "outputs", "outs only", "failing"} {
+			b := NewBuilder(c.Rank(), c.Size())
+			for n := range nodes {
+				b.AddNode(n%5 == 1)
+			}
+			for range 80_000 {
+				d := rng.Int32N(nodes-1) + 1
+				b.AddEdge(max(0, d-1-rng.Int32N(3000)), d)
+			}
+			g, err := b.Build(c, BuildOptions{OutsOnly: mode == "outs only"})
+			if err != nil {
+				return err
+			}
+			if mode == "outputs" {
+				g.DropInputs()
+			}
+			var ins, outs [][]Entry
+			for n := range int32(nodes) {
+				ins, outs = append(ins, g.Ins(n)), append(outs, g.Outs(n))
+			}
+			f := &edgeFile{okReads: -1}
+			if err := g.Park(f); err != nil {
+				return err
+			}
+			if mode == "outs only" {
+				if len(f.data) != 0 || g.parked != nil {
+					t.Errorf("%s: %d bytes parked", mode, len(f.data))
+				}
+				continue
+			}
+			if len(f.data) < 4*(nodes+80_000) {
+				t.Errorf("%s: %d bytes parked", mode, len(f.data))
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Errorf("%s: the edges of a parked DAG read without a panic", mode)
+					}
+				}()
+				g.Outs(7)
+			}()
+			if mode == "failing" {
+				f.okReads = 2
+				if err := g.Unpark(); err == nil || !strings.Contains(err.Error(), "parked DAG") {
+					t.Errorf("%s: Unpark from a failing file: %v", mode, err)
+				}
+				continue
+			}
+			if err := g.Unpark(); err != nil {
+				return err
+			}
+			for n := range int32(nodes) {
+				if !slices.Equal(g.Ins(n), ins[n]) || !slices.Equal(g.Outs(n), outs[n]) {
+					t.Fatalf("%s: node %d back with ins %v outs %v, want %v %v", mode, n, g.Ins(n), g.Outs(n), ins[n], outs[n])
+				}
+			}
+			if mode == "outputs" && (g.inOff != nil || g.in != nil) {
+				t.Errorf("%s: dropped inputs came back", mode)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
