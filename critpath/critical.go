@@ -240,6 +240,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if in.Spill != nil {
+		dag.SpillTo(in.Spill) // the forward replay's order
+	}
 	sendAt, lasts = nil, nil
 	// The tasks' first fragments are read again only to count the tasks
 	// of zero slack, once the longest paths are marked: a bit a node
@@ -909,6 +912,9 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 		dag, err := b.Build(self, graph.BuildOptions{OutsOnly: true})
 		if err != nil {
 			return Result{}, err
+		}
+		if in.Spill != nil {
+			dag.SpillTo(in.Spill)
 		}
 		f.SendNode, f.RecvNode = sim.EventNodes{}, sim.EventNodes{}
 		pg.deps = packed.Pairs{}

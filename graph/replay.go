@@ -324,6 +324,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	if o.RecordOrder {
 		r.order = &Order{slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
+		r.order.nodes.blocks.StreamTo(g.spill)
 		for s := range r.order.slotStep {
 			r.order.slotStep[s] = -1
 		}
@@ -500,6 +501,15 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		if bad == nil {
 			bad = err
 		}
+	}
+	// The order waited in the spill file since the forward replay
+	// (DAG.SpillTo): read back on every rank, or none goes on.
+	var rerr error
+	if err := ord.nodes.blocks.ReadBack(); err != nil {
+		rerr = fmt.Errorf("rank %d: graph: the forward replay's order: %w", c.Rank(), err)
+	}
+	if err := comm.Agree(c, rerr); err != nil {
+		return nil, err
 	}
 	nodes := ord.nodes.backward()
 	for t := steps - 1; t >= 0; t-- {

@@ -190,3 +190,74 @@ func TestParkDAG(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpilledOrder: a forward replay's order streamed to the DAG's spill
+// file (SpillTo) gives a backward replay in its reverse the same values
+// as one kept in memory, on one rank and two; a failed read of it is
+// ReplayInReverse's error on every rank.
+func TestSpilledOrder(t *testing.T) {
+	const nodes = 150_000
+	wantByRanks := map[int][2][]int64{}
+	for _, ranks := range []int{1, 2} {
+		for _, mode := range []string{"memory", "spilled", "failing"} {
+			var got [2][]int64
+			err := inproc.Run(ranks, func(c comm.Comm) error {
+				rng := rand.New(rand.NewPCG(uint64(c.Rank()), 5))
+				b := NewBuilder(c.Rank(), c.Size())
+				for n := range nodes {
+					b.AddNode(n%9 != 0)
+				}
+				for range 40_000 {
+					d := rng.Int32N(nodes-1) + 1
+					b.AddEdge(max(0, d-1-rng.Int32N(5000)), d)
+				}
+				g, err := b.Build(c, BuildOptions{OutsOnly: true})
+				if err != nil {
+					return err
+				}
+				f := &edgeFile{okReads: -1}
+				if mode != "memory" {
+					g.SpillTo(f)
+				}
+				w := make([]int64, nodes)
+				for i := range w {
+					w[i] = rng.Int64N(1000)
+				}
+				fw, err := Replay(c, g, ReplayOptions{Weights: w, RecordOrder: true, ConsumeCounts: true})
+				if err != nil {
+					return err
+				}
+				if mode != "memory" && len(f.data) < 64<<10 {
+					t.Errorf("%s, %d ranks: %d bytes of the order spilled", mode, ranks, len(f.data))
+				}
+				if mode == "failing" && c.Rank() == ranks-1 {
+					f.okReads = 0
+				}
+				bw, err := ReplayInReverse(c, g, fw.Order, ReplayOptions{Weights: w})
+				if err != nil {
+					return err
+				}
+				got[c.Rank()] = bw.Values
+				return nil
+			})
+			if mode == "failing" {
+				if err == nil || !strings.Contains(err.Error(), "order") {
+					t.Errorf("%d ranks: a failing read of the order: err = %v", ranks, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if mode == "memory" {
+				wantByRanks[ranks] = got
+				continue
+			}
+			for r := range ranks {
+				if !slices.Equal(got[r], wantByRanks[ranks][r]) {
+					t.Errorf("%d ranks: rank %d's backward values differ with the order spilled", ranks, r)
+				}
+			}
+		}
+	}
+}

@@ -53,10 +53,43 @@ func (b *Blocks) Wrote(cur []byte) {
 }
 
 // List returns the blocks in order, the one being written last: a new
-// slice of the blocks themselves.
+// slice of the blocks themselves (not of blocks streamed to a file and
+// not read back: StreamTo, ReadBack).
 func (b *Blocks) List() [][]byte {
 	return append(b.s.full[:len(b.s.full):len(b.s.full)], b.s.cur)
 }
 
 // Bytes returns the memory the blocks hold.
 func (b *Blocks) Bytes() int { return b.s.bytes() }
+
+// StreamTo makes the blocks go to f as they fill (Pairs.StreamTo), for
+// a list read long after it is written, if at all (a forward replay's
+// order, which a backward replay reads only where the tie log filled):
+// List needs them back in memory first (ReadBack).
+func (b *Blocks) StreamTo(f Spiller) {
+	if f != nil && b.s.out == nil {
+		b.s.out = &outFile{f: f}
+	}
+}
+
+// ReadBack reads the blocks StreamTo wrote back into memory, each in an
+// array of its length, and ends the streaming.
+func (b *Blocks) ReadBack() error {
+	s := &b.s
+	if s.out == nil {
+		return nil
+	}
+	for k := range s.full {
+		if s.full[k] != nil || !s.inFile(k) {
+			continue
+		}
+		var buf []byte
+		d, err := s.readBlock(k, &buf)
+		if err != nil {
+			return err
+		}
+		s.full[k] = d
+	}
+	s.out = nil
+	return nil
+}
