@@ -257,6 +257,16 @@ func Analyze(in *Input) (Result, error) {
 			pg.frags.DropFirst()
 		}
 	}
+	// The tasks' run times are read again only once the path is marked
+	// (eachRan; the report's task records after the phase): they wait in
+	// the spill file through the replays (1 MB of BOTS health's peak).
+	if in.Spill != nil {
+		for _, pg := range in.Procs {
+			if pg.taskW.Park(in.Spill) != nil {
+				break // the rest stay in memory
+			}
+		}
+	}
 	in.collectDropped(nodes) // the builder's packed edges: the replay takes their pages
 	// The keys follow the node ids when the rank's processes come in trace
 	// order (Input.Procs), each process's nodes in theirs, the orphan
@@ -290,6 +300,16 @@ func Analyze(in *Input) (Result, error) {
 	span := lp.Span
 	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
 	if err != nil {
+		return res, err
+	}
+	var uerr error
+	for _, pg := range in.Procs {
+		if err := pg.taskW.Unpark(); err != nil {
+			uerr = fmt.Errorf("rank %d: critical path: %w", in.Comm.Rank(), err)
+			break
+		}
+	}
+	if err := comm.Agree(in.Comm, uerr); err != nil {
 		return res, err
 	}
 	var t1, zero int64

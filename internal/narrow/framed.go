@@ -23,7 +23,8 @@ type Framed struct {
 	// value may straddle into the next word, and At reads one past it.
 	words []uint64
 	n     int
-	wide  int // blocks holding a value outside [0, 2³²)
+	wide  int           // blocks holding a value outside [0, 2³²)
+	park  *parkedFramed // where Park wrote heads and words, nil in memory
 }
 
 // framedHead is a block's header, in one place: a lookup reads it and

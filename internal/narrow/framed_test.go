@@ -1,9 +1,12 @@
 package narrow
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/internal/spill"
 )
 
 // framedOf packs vals, checking the builder's count as it goes; with
@@ -215,5 +218,68 @@ func TestFramedCursor(t *testing.T) {
 			at[k] = min(max(at[k]+[]int{-1, 1}[k%2], 0), n-1)
 			check(at[k])
 		}
+	}
+}
+
+// failingReads is a spill file whose reads fail.
+type failingReads struct{ *spill.File }
+
+func (failingReads) ReadAt([]byte, int64) (int, error) { return 0, errors.New("I/O error") }
+
+// TestFramedPark: a column parked in the spill file, beside others, comes
+// back value for value (blocks of every width, more headers and words
+// than a chunk); Len answers while parked; a parked column holds no
+// memory; a failed read back is an error.
+func TestFramedPark(t *testing.T) {
+	f, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(32, 2))
+	var cols []Framed
+	var wants [][]int64
+	for _, n := range []int{0, 1, 64, 1000, 300_000} {
+		var b FramedBuilder
+		want := make([]int64, n)
+		for i := range want {
+			switch i / 64 % 4 {
+			case 0:
+				want[i] = 7
+			case 1:
+				want[i] = rng.Int64N(1000)
+			case 2:
+				want[i] = rng.Int64() - rng.Int64()
+			default:
+				want[i] = -rng.Int64N(1 << 40)
+			}
+			b.Append(want[i])
+		}
+		c := b.Finish()
+		if err := c.Park(f); err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() != n || (n > 0 && c.Bytes() != 0) {
+			t.Fatalf("parked column of %d: Len %d, %d bytes held", n, c.Len(), c.Bytes())
+		}
+		cols, wants = append(cols, c), append(wants, want)
+	}
+	for k := range cols {
+		c := &cols[k]
+		if err := c.Unpark(); err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range wants[k] {
+			if got := c.At(i); got != w {
+				t.Fatalf("column of %d: value %d is %d, want %d", len(wants[k]), i, got, w)
+			}
+		}
+	}
+	c := cols[len(cols)-1]
+	if err := c.Park(failingReads{f}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Unpark(); err == nil {
+		t.Fatal("a failed read back: no error")
 	}
 }
