@@ -7,10 +7,11 @@ import (
 )
 
 // TestCounts: counts of any size, set or counted up, count down as int32s
-// do, past the byte and back, and a count at zero stays there.
+// do, past the 4 bits and back (each node beside its neighbour in a
+// byte), and a count at zero stays there.
 func TestCounts(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	want := []int32{0, 1, 254, 255, 256, 1000, 3, 7000}
+	want := []int32{0, 1, 14, 15, 16, 1000, 3, 7000, 13, 14, 255, 15, 2}
 	k := newCounts(len(want))
 	for n, v := range want {
 		if n%2 == 0 {
@@ -41,13 +42,25 @@ func TestCounts(t *testing.T) {
 			t.Fatalf("node %d: count %d, want %d", n, g, want[n])
 		}
 	}
-	if len(k.big.m) != 0 {
-		t.Fatalf("%d counts left in the map after all went below 255", len(k.big.m))
+	if k.large() != 0 {
+		t.Fatalf("%d counts left large after all went below 15", k.large())
 	}
 	k.set(2, 300)
 	k.set(2, 4)
-	if k.get(2) != 4 || len(k.big.m) != 0 {
-		t.Fatalf("set below 255 after a large count: %d, %d in the map", k.get(2), len(k.big.m))
+	if k.get(2) != 4 || k.large() != 0 {
+		t.Fatalf("set below 15 after a large count: %d, %d large", k.get(2), k.large())
+	}
+	// Many large counts at once: the table grows under a cell in use.
+	m := newCounts(5000)
+	for n := range int32(5000) {
+		for range n % 40 {
+			m.inc(n)
+		}
+	}
+	for n := range int32(5000) {
+		if m.get(n) != n%40 {
+			t.Fatalf("node %d: %d after %d increments", n, m.get(n), n%40)
+		}
 	}
 }
 

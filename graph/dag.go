@@ -772,8 +772,8 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 				v := l + uint16(entryLen(s, Entry(d)))
 				lens[s] = v
 				wrap |= l &^ v // its top bit: one cleared, a length wrapped (an entry is at most 5 bytes)
-				if oc[d] < countBig-1 {
-					oc[d]++
+				if i, sh := d>>1, uint(d&1)<<2; oc[i]>>sh&15 < countBig-1 {
+					oc[i] += 1 << sh
 				} else {
 					other.incRare(d)
 				}
@@ -786,8 +786,8 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 			v := l + uint16(entryLen(d, Entry(s)))
 			lens[d] = v
 			wrap |= l &^ v
-			if oc[s] < countBig-1 {
-				oc[s]++
+			if i, sh := s>>1, uint(s&1)<<2; oc[i]>>sh&15 < countBig-1 {
+				oc[i] += 1 << sh
 			} else {
 				other.incRare(s)
 			}

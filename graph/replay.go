@@ -337,13 +337,14 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			d = 1 // the predecessor is the next node of the chain
 		}
 		for i := int32(0); i < n; i++ {
+			j, sh := i>>1, uint(i&1)<<2
 			if chains && g.chained.has(i+d) {
-				if v := c[i]; v < countBig-1 {
-					c[i] = v + 1
+				if c[j]>>sh&15 < countBig-1 {
+					c[j] += 1 << sh
 				} else {
 					r.pend.set(i, r.pend.get(i)+1)
 				}
-			} else if c[i] == 0 {
+			} else if c[j]>>sh&15 == 0 {
 				r.stack = append(r.stack, i)
 			}
 		}
@@ -920,9 +921,9 @@ func (r *replayer) drainPush() {
 			}
 			// pend.dec by hand: too large for the compiler to inline,
 			// and this is the replay's most frequent step.
-			if c := r.pend.c[nx] - 1; c < countBig-1 {
-				r.pend.c[nx] = c
-				if c != 0 {
+			if i, sh := nx>>1, uint(nx&1)<<2; r.pend.c[i]>>sh&15-1 < countBig-1 {
+				r.pend.c[i] -= 1 << sh
+				if r.pend.c[i]>>sh&15 != 0 {
 					break
 				}
 			} else if !r.pend.decRare(nx) {
@@ -964,9 +965,9 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 			r.arg.Set(m, src)
 		}
 	}
-	if c := r.pend.c[m] - 1; c < countBig-1 { // pend.dec by hand
-		r.pend.c[m] = c
-		if c == 0 {
+	if i, sh := m>>1, uint(m&1)<<2; r.pend.c[i]>>sh&15-1 < countBig-1 { // pend.dec by hand
+		r.pend.c[i] -= 1 << sh
+		if r.pend.c[i]>>sh&15 == 0 {
 			r.stack = append(r.stack, m)
 		}
 	} else if r.pend.decRare(m) {
