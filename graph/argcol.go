@@ -25,6 +25,8 @@ type ArgColumn struct {
 	mid  [][]int16 // per page, once mid: as near
 	wide [][]Entry // per page, once wide
 	far  []farPage // per page (near or mid): the entries neither holds
+	// spare are a previous column's near pages, for the pages made next.
+	spare [][]int8
 }
 
 const (
@@ -34,28 +36,50 @@ const (
 )
 
 // newArgColumn returns a column of n NoEntry values, in c's pages when it
-// has them.
+// has them. A page is made when a first entry is set in it (page): near,
+// or 16 bits when the page before it turned (a page's inputs are mostly
+// as far as its neighbour's), so that no near page is made only to turn
+// (1 MB of BOTS health's peak, all of whose pages turn).
 func newArgColumn(n int32, c *ArgColumn) *ArgColumn {
 	if c == nil {
 		c = &ArgColumn{}
 	}
 	pages := int((int64(n) + argPage - 1) >> argPageBits)
-	old := c.near
+	for _, nr := range c.near {
+		if cap(nr) == argPage {
+			c.spare = append(c.spare, nr)
+		}
+	}
 	c.n = n
 	c.near = make([][]int8, pages)
 	c.mid = make([][]int16, pages)
 	c.wide = make([][]Entry, pages)
 	c.far = make([]farPage, pages)
-	for p := range c.near {
-		size := min(argPage, int(n)-p<<argPageBits)
-		if p < len(old) && cap(old[p]) >= size {
-			c.near[p] = old[p][:size]
-			clear(c.near[p])
-		} else {
-			c.near[p] = make([]int8, size)
-		}
-	}
 	return c
+}
+
+// page makes page p, which has none yet, for a first entry.
+//
+//go:noinline
+func (a *ArgColumn) page(p int32) {
+	size := a.pageLen(p)
+	if p > 0 && a.near[p-1] == nil && (a.mid[p-1] != nil || a.wide[p-1] != nil) {
+		a.mid[p] = make([]int16, size)
+		return
+	}
+	if k := len(a.spare); k > 0 {
+		nr := a.spare[k-1][:size]
+		a.spare = a.spare[:k-1]
+		clear(nr)
+		a.near[p] = nr
+		return
+	}
+	a.near[p] = make([]int8, size)
+}
+
+// made reports whether page p has been made.
+func (a *ArgColumn) made(p int32) bool {
+	return a.near[p] != nil || a.mid[p] != nil || a.wide[p] != nil
 }
 
 // Len returns the number of nodes.
@@ -83,7 +107,10 @@ func (a *ArgColumn) atRare(n int32) Entry {
 		}
 		return a.far[p].get(n)
 	}
-	return a.wide[p][n&argPageMask]
+	if w := a.wide[p]; w != nil {
+		return w[n&argPageMask]
+	}
+	return NoEntry // a page not made: nothing set in it
 }
 
 // Set makes e node n's entry.
@@ -101,9 +128,14 @@ func (a *ArgColumn) Set(n int32, e Entry) {
 	a.setFar(n, e)
 }
 
-// setRare is Set on a mid or a wide page.
+// setRare is Set on a mid or a wide page, or one not made yet.
 func (a *ArgColumn) setRare(n int32, e Entry) {
 	p := n >> argPageBits
+	if !a.made(p) {
+		a.page(p)
+		a.Set(n, e)
+		return
+	}
 	m := a.mid[p]
 	if m == nil {
 		a.wide[p][n&argPageMask] = e

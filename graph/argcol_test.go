@@ -24,6 +24,9 @@ func TestArgColumn(t *testing.T) {
 		in := make([]bool, n)
 		inPage := make([]int, 6)
 		turned := make([]bool, 6)
+		// A page is made at its first entry: mid at once when the page
+		// before it turned (or was made so).
+		made, startMid := make([]bool, 6), make([]bool, 6)
 		for i := range want {
 			want[i] = NoEntry
 			if got := c.At(int32(i)); got != NoEntry {
@@ -62,9 +65,12 @@ func TestArgColumn(t *testing.T) {
 			default:
 				e = Entry(i - 1 - rng.Int32N(128)) // near
 			}
+			p := i / argPage
+			if !made[p] {
+				made[p], startMid[p] = true, p > 0 && (turned[p-1] || startMid[p-1])
+			}
 			c.Set(i, e)
 			want[i] = e
-			p := i / argPage
 			d := int64(i) - int64(e)
 			switch {
 			case e == NoEntry:
@@ -104,6 +110,8 @@ func TestArgColumn(t *testing.T) {
 			}
 			f16 := count(far16)
 			switch {
+			case !c.made(int32(p)):
+				state[p] = "none"
 			case c.near[p] != nil:
 				state[p] = "near"
 			case c.mid[p] != nil:
@@ -111,15 +119,15 @@ func TestArgColumn(t *testing.T) {
 			default:
 				state[p] = "wide"
 			}
-			if (state[p] == "near") == turned[p] {
-				t.Errorf("round %d: page %d of %d nodes, more than an eighth kept far %v: %s", round, p, hi-lo, turned[p], state[p])
+			if (state[p] == "near") == (turned[p] || startMid[p]) {
+				t.Errorf("round %d: page %d of %d nodes, more than an eighth kept far %v, made mid %v: %s", round, p, hi-lo, turned[p], startMid[p], state[p])
 			}
 			if state[p] == "wide" && f16 <= (hi-lo)/8 {
 				t.Errorf("round %d: page %d of %d nodes, %d set beyond 16 bits: wide", round, p, hi-lo, f16)
 			}
 		}
-		if state[2] != "mid" || state[3] != "near" || state[4] != "near" || state[5] != "wide" {
-			t.Errorf("round %d: pages %v, want pages 2–5 mid, near, near, wide", round, state)
+		if state[2] != "mid" || state[4] != "near" || state[5] != "wide" || state[3] != "near" && !startMid[3] {
+			t.Errorf("round %d: pages %v, want pages 2–5 mid, near (or mid, made after page 2 turned), near, wide", round, state)
 		}
 		if got := c.entries(); len(got) != n || got[n-1] != want[n-1] {
 			t.Fatalf("round %d: Entries gives %d values", round, len(got))
@@ -142,6 +150,27 @@ func TestArgColumn(t *testing.T) {
 	}
 	if c.mid[1] == nil {
 		t.Fatal("page 1 did not turn to 16 bits")
+	}
+	// Pages are made at their first entry: mid at once after the page
+	// before turned; a page never set reads NoEntry; a recycled column
+	// makes its near pages from the last one's.
+	q := newArgColumn(3*argPage, nil)
+	for i := range int32(argPage) {
+		q.Set(i, Entry(i-300))
+	}
+	if q.Set(argPage+5, Entry(argPage+4)); q.mid[0] == nil || q.mid[1] == nil || q.At(argPage+5) != Entry(argPage+4) {
+		t.Fatal("page 1, made after page 0 turned, is not at 16 bits")
+	}
+	if q.made(2) || q.At(2*argPage+7) != NoEntry {
+		t.Fatal("a page never set is made, or reads other than NoEntry")
+	}
+	r := newArgColumn(argPage, nil)
+	r.Set(3, 2)
+	r = newArgColumn(argPage, r)
+	spare := len(r.spare)
+	r.Set(9, 8)
+	if spare != 1 || len(r.spare) != 0 || r.At(9) != 8 || r.At(3) != NoEntry {
+		t.Fatal("a recycled column's page not taken, or not cleared")
 	}
 	// The eighth: 512 far entries keep a page of 4096 near, 513 turn it.
 	b := newArgColumn(argPage, nil)
@@ -180,6 +209,9 @@ func (a *ArgColumn) entries() []Entry {
 func (a *ArgColumn) room() int {
 	r := 0
 	for _, p := range a.near {
+		r += cap(p)
+	}
+	for _, p := range a.spare {
 		r += cap(p)
 	}
 	return r
