@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -145,10 +146,13 @@ func TestRemoteEdgesDropUnmatched(t *testing.T) {
 	}
 }
 
-// memSpill is a Spiller in memory; failRead makes its reads fail.
+// memSpill is a Spiller in memory; failRead makes its reads fail, and
+// so does countReads once okReads of them were served.
 type memSpill struct {
-	b        []byte
-	failRead bool
+	b          []byte
+	failRead   bool
+	countReads bool
+	okReads    int
 }
 
 func (m *memSpill) Append(p []byte) (int64, error) {
@@ -158,6 +162,12 @@ func (m *memSpill) Append(p []byte) (int64, error) {
 }
 
 func (m *memSpill) ReadAt(p []byte, off int64) (int, error) {
+	if m.countReads {
+		if m.okReads == 0 {
+			return 0, errors.New("I/O error")
+		}
+		m.okReads--
+	}
 	if m.failRead || off+int64(len(p)) > int64(len(m.b)) {
 		return 0, io.ErrUnexpectedEOF
 	}

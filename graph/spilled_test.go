@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"errors"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -11,29 +10,6 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 )
-
-// edgeFile is a packed.Spiller in memory whose reads fail from the
-// okReads-th on (−1: never).
-type edgeFile struct {
-	data    []byte
-	okReads int
-}
-
-func (f *edgeFile) Append(p []byte) (int64, error) {
-	off := int64(len(f.data))
-	f.data = append(f.data, p...)
-	return off, nil
-}
-
-func (f *edgeFile) ReadAt(p []byte, off int64) (int, error) {
-	if f.okReads == 0 {
-		return 0, errors.New("I/O error")
-	}
-	if f.okReads > 0 {
-		f.okReads--
-	}
-	return copy(p, f.data[off:]), nil
-}
 
 // TestBuildStreamedEdges: a fragment graph's edges streamed to a file
 // (packed.Pairs.StreamTo, read back by the build a block at a time)
@@ -45,7 +21,7 @@ func TestBuildStreamedEdges(t *testing.T) {
 	const nodes = 300_000
 	rng := rand.New(rand.NewPCG(32, 7))
 	kept, streamed := packed.NewPairsByA(), packed.NewPairsByA()
-	f := &edgeFile{okReads: -1}
+	f := &memSpill{}
 	streamed.StreamTo(f)
 	for range 400_000 {
 		d := rng.Int32N(nodes-1) + 1
@@ -85,13 +61,12 @@ func TestBuildStreamedEdges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := f.okReads // reads of one pass, counted below
-	f.okReads = 1 << 30
+	f.countReads, f.okReads = true, 1<<30 // the reads of a build, counted
 	_ = inproc.Run(1, func(c comm.Comm) error {
 		_, err := build(c, streamed, BuildOptions{OutsOnly: true})
 		return err
 	})
-	blocks = 1<<30 - f.okReads
+	blocks := 1<<30 - f.okReads
 	if blocks < 4 || blocks%2 != 0 {
 		t.Fatalf("%d blocks read by a build's two passes", blocks)
 	}
@@ -144,18 +119,18 @@ func TestParkDAG(t *testing.T) {
 			for n := range int32(nodes) {
 				ins, outs = append(ins, g.Ins(n)), append(outs, g.Outs(n))
 			}
-			f := &edgeFile{okReads: -1}
+			f := &memSpill{}
 			if err := g.Park(f); err != nil {
 				return err
 			}
 			if mode == "outs only" {
-				if len(f.data) != 0 || g.parked != nil {
-					t.Errorf("%s: %d bytes parked", mode, len(f.data))
+				if len(f.b) != 0 || g.parked != nil {
+					t.Errorf("%s: %d bytes parked", mode, len(f.b))
 				}
 				continue
 			}
-			if len(f.data) < 4*(nodes+80_000) {
-				t.Errorf("%s: %d bytes parked", mode, len(f.data))
+			if len(f.b) < 4*(nodes+80_000) {
+				t.Errorf("%s: %d bytes parked", mode, len(f.b))
 			}
 			func() {
 				defer func() {
@@ -166,7 +141,7 @@ func TestParkDAG(t *testing.T) {
 				g.Outs(7)
 			}()
 			if mode == "failing" {
-				f.okReads = 2
+				f.countReads, f.okReads = true, 2
 				if err := g.Unpark(); err == nil || !strings.Contains(err.Error(), "parked DAG") {
 					t.Errorf("%s: Unpark from a failing file: %v", mode, err)
 				}
@@ -215,7 +190,7 @@ func TestSpilledOrder(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				f := &edgeFile{okReads: -1}
+				f := &memSpill{}
 				if mode != "memory" {
 					g.SpillTo(f)
 				}
@@ -227,11 +202,11 @@ func TestSpilledOrder(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if mode != "memory" && len(f.data) < 64<<10 {
-					t.Errorf("%s, %d ranks: %d bytes of the order spilled", mode, ranks, len(f.data))
+				if mode != "memory" && len(f.b) < 64<<10 {
+					t.Errorf("%s, %d ranks: %d bytes of the order spilled", mode, ranks, len(f.b))
 				}
 				if mode == "failing" && c.Rank() == ranks-1 {
-					f.okReads = 0
+					f.failRead = true
 				}
 				bw, err := ReplayInReverse(c, g, fw.Order, ReplayOptions{Weights: w})
 				if err != nil {
