@@ -921,6 +921,11 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 	// tasks' last fragments of the process built last (fragBatch).
 	var rc graph.Recycler
 	var lasts []int32
+	// A process's error (a failed read of its streamed edges or order, a
+	// cycle) ends the loop; every rank learns it before the collectives
+	// below, as with one DAG for the rank.
+	var ferr error
+procs:
 	for i, pg := range in.Procs {
 		f := pg.frags
 		t1 += f.Work
@@ -931,7 +936,8 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 		pg.addFragments(b, 0, &lasts)
 		dag, err := b.Build(self, graph.BuildOptions{OutsOnly: true})
 		if err != nil {
-			return Result{}, err
+			ferr = fmt.Errorf("rank %d: process %d: %w", in.Comm.Rank(), pg.rank, err)
+			break
 		}
 		if in.Spill != nil {
 			dag.SpillTo(in.Spill)
@@ -943,14 +949,16 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 		cw := &w
 		lp, err := rc.LongestPathsFollowing(self, dag, cw, func(m int32) int64 { return nodeKey(rank, m) })
 		if err != nil {
-			return Result{}, err
+			ferr = fmt.Errorf("rank %d: process %d: %w", in.Comm.Rank(), pg.rank, err)
+			break
 		}
 		dag.DropInputs()
 		spans[i] = lp.Span
 		if n > 0 && (best < 0 || lp.Span > spans[best] || lp.Span == spans[best] && rank < in.Procs[best].rank) {
 			p, err := graph.WalkPath(self, dag, lp)
 			if err != nil {
-				return Result{}, err
+				ferr = fmt.Errorf("rank %d: process %d: %w", in.Comm.Rank(), pg.rank, err)
+				break procs
 			}
 			best, path = i, p
 			w, pathW = pathW, w // this process's weights are pathW now
@@ -958,13 +966,17 @@ func (in *Input) analyzeApart(tg *report.Graph) (Result, error) {
 		}
 		on, err := rc.OnLongestPathsColumn(self, dag, cw, lp)
 		if err != nil {
-			return Result{}, err
+			ferr = fmt.Errorf("rank %d: process %d: %w", in.Comm.Rank(), pg.rank, err)
+			break
 		}
 		pg.eachRan(func(t int32, _ int64) {
 			if first := f.FirstOf(t); first >= 0 && on.On(first) {
 				zeros[i]++
 			}
 		})
+	}
+	if err := comm.Agree(in.Comm, ferr); err != nil {
+		return Result{}, err
 	}
 	mine := int64(0)
 	if best >= 0 {
