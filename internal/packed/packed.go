@@ -443,7 +443,9 @@ func (p *Pairs) Bytes() int { return p.s.bytes() }
 // Trim drops the spare capacity when it is worth a copy.
 func (p *Pairs) Trim() { p.s.trim() }
 
-// Each calls fn for every pair in order.
+// Each calls fn for every pair in order. On a list streamed to a file
+// (StreamTo) a failed read ends it early, unsaid: read such a list with
+// its Reader, whose Err tells.
 func (p *Pairs) Each(fn func(a, b int32)) {
 	if p.compact || p.s.out != nil {
 		// Its decoding is PairReader's (readCompact), a batch at a time,
