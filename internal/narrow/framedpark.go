@@ -19,16 +19,22 @@ type parkedFramed struct {
 // framedChunk is the headers or words Park writes at a time.
 const framedChunk = 4096
 
+// parkMin is the least memory a column must hold for Park to write it: a
+// small process's few run times are not worth the file's calls (16 384
+// processes of a halo exchange on one rank).
+const parkMin = 16 << 10
+
 // Park writes the column to f and drops it from memory until Unpark, for
 // a while nothing reads it (a process's task run times, through the
-// critical path's replays: 1 MB of BOTS health's peak). Len still
-// answers; At must not be called. On an error it stays.
+// critical path's replays: 1 MB of BOTS health's peak); a column of less
+// than 16 KiB stays. Len still answers; At must not be called while
+// parked. On an error it stays.
 func (c *Framed) Park(f packed.Spiller) error {
-	if c.park != nil || len(c.words) == 0 {
+	if c.park != nil || c.Bytes() < parkMin {
 		return nil
 	}
 	w := packed.NewAppender(f)
-	buf := make([]byte, 0, 16*framedChunk)
+	buf := make([]byte, 0, 16*min(framedChunk, max(len(c.heads), len(c.words)/2)))
 	for i := 0; i < len(c.heads); i += framedChunk {
 		buf = buf[:0]
 		for _, h := range c.heads[i:min(i+framedChunk, len(c.heads))] {
@@ -62,7 +68,7 @@ func (c *Framed) Unpark() error {
 	}
 	heads := make([]framedHead, p.heads)
 	words := make([]uint64, p.nwords)
-	buf := make([]byte, 16*framedChunk)
+	buf := make([]byte, 16*min(framedChunk, max(p.heads, p.nwords/2+1)))
 	at := p.at
 	read := func(b []byte) error {
 		if m, err := p.f.ReadAt(b, at); m < len(b) {
