@@ -977,10 +977,7 @@ func readWords[T ~int32](f io.ReaderAt, at *int64, n int, buf []byte) ([]T, erro
 	for i := 0; i < n; i += parkChunkWords {
 		ws := a[i:min(i+parkChunkWords, n)]
 		b := buf[:4*len(ws)]
-		if m, err := f.ReadAt(b, *at); m < len(b) {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
+		if err := packed.ReadFull(f, b, *at); err != nil {
 			return nil, fmt.Errorf("graph: reading back a parked DAG's adjacency (%d bytes at offset %d of the spill file): %w", len(b), *at, err)
 		}
 		for j := range ws {

@@ -377,9 +377,7 @@ func (s *blockStream) read(b int, buf *[]byte) []byte {
 	}
 	d := (*buf)[:n]
 	if s.err == nil {
-		// A read may end at the file's end with io.EOF and every byte
-		// (io.ReaderAt): only a short one fails.
-		if got, err := s.file.ReadAt(d[:s.lens[b]], int64(p&^inFile)); got < int(s.lens[b]) {
+		if err := packed.ReadFull(s.file, d[:s.lens[b]], int64(p&^inFile)); err != nil {
 			s.err = fmt.Errorf("block %d: %w", b, err)
 		}
 	}

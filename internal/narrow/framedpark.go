@@ -71,10 +71,7 @@ func (c *Framed) Unpark() error {
 	buf := make([]byte, 16*min(framedChunk, max(p.heads, p.nwords/2+1)))
 	at := p.at
 	read := func(b []byte) error {
-		if m, err := p.f.ReadAt(b, at); m < len(b) {
-			if err == nil {
-				err = io.ErrUnexpectedEOF
-			}
+		if err := packed.ReadFull(p.f, b, at); err != nil {
 			return fmt.Errorf("narrow: reading back a parked column (%d bytes at offset %d of the spill file): %w", len(b), at, err)
 		}
 		at += int64(len(b))

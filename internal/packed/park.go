@@ -22,6 +22,19 @@ type parking struct {
 	lens []int
 }
 
+// ReadFull reads len(p) bytes at off of f. Only a short read fails: an
+// io.ReaderAt may return io.EOF with every byte read when the read ends
+// at the file's end.
+func ReadFull(f io.ReaderAt, p []byte, off int64) error {
+	if m, err := f.ReadAt(p, off); m < len(p) {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	return nil
+}
+
 // Appender appends pieces to a Spiller one after another, checking that
 // each begins where the one before ended: a reader finds them all from
 // the first's offset (Start).
@@ -200,8 +213,7 @@ func (s *stream) inFile(k int) bool {
 }
 
 // readBlock reads block k, which is in the file, into *buf (grown to
-// its length) and returns it. Only a short read fails: a ReaderAt may
-// return io.EOF with every byte read at the file's end.
+// its length) and returns it.
 func (s *stream) readBlock(k int, buf *[]byte) ([]byte, error) {
 	o := s.out
 	n := int(o.lens[k])
@@ -209,10 +221,7 @@ func (s *stream) readBlock(k int, buf *[]byte) ([]byte, error) {
 		*buf = make([]byte, n)
 	}
 	d := (*buf)[:n]
-	if m, err := o.f.ReadAt(d, o.at[k]); m < n {
-		if err == nil {
-			err = io.ErrUnexpectedEOF
-		}
+	if err := ReadFull(o.f, d, o.at[k]); err != nil {
 		return nil, fmt.Errorf("packed: reading a streamed list's block %d (%d bytes at offset %d): %w", k, n, o.at[k], err)
 	}
 	return d, nil
