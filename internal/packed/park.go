@@ -190,21 +190,36 @@ type outFile struct {
 // write writes s's filled block k to the file and drops it from full,
 // unless it is small or writes failed before; it reports whether it did.
 func (o *outFile) write(s *stream, k int) bool {
-	for len(o.at) <= k {
-		o.at, o.lens = append(o.at, -1), append(o.lens, 0)
-	}
-	d := s.full[k]
-	if o.stopped || len(d) < streamMin {
+	if o.stopped || len(s.full[k]) < streamMin {
+		o.place(k)
 		return false
 	}
-	off, err := o.f.Append(d)
-	if err != nil {
+	if o.put(s, k) != nil {
 		o.stopped = true
 		return false
 	}
+	return true
+}
+
+// place makes room for block k's place (−1: in memory).
+func (o *outFile) place(k int) {
+	for len(o.at) <= k {
+		o.at, o.lens = append(o.at, -1), append(o.lens, 0)
+	}
+}
+
+// put appends s's block k, in memory, to the file, notes where, and
+// drops it from full.
+func (o *outFile) put(s *stream, k int) error {
+	o.place(k)
+	d := s.full[k]
+	off, err := o.f.Append(d)
+	if err != nil {
+		return err
+	}
 	o.at[k], o.lens[k] = off, int32(len(d))
 	s.full[k] = nil
-	return true
+	return nil
 }
 
 // inFile reports whether block k is in the file, not in memory.
@@ -253,19 +268,12 @@ func (s *stream) spillRest() error {
 		s.cur, s.curN = nil, 0
 	}
 	for k := range s.full {
-		for len(o.at) <= k {
-			o.at, o.lens = append(o.at, -1), append(o.lens, 0)
-		}
-		d := s.full[k]
-		if d == nil || o.at[k] >= 0 {
+		if s.full[k] == nil { // in the file already
 			continue
 		}
-		off, err := o.f.Append(d)
-		if err != nil {
+		if err := o.put(s, k); err != nil {
 			return err
 		}
-		o.at[k], o.lens[k] = off, int32(len(d))
-		s.full[k] = nil
 	}
 	return nil
 }
