@@ -63,7 +63,7 @@ func newArgColumn(n int32, c *ArgColumn) *ArgColumn {
 //go:noinline
 func (a *ArgColumn) page(p int32) {
 	size := a.pageLen(p)
-	if p > 0 && a.near[p-1] == nil && (a.mid[p-1] != nil || a.wide[p-1] != nil) {
+	if p > 0 && a.near[p-1] == nil && a.made(p-1) { // the page before turned
 		a.mid[p] = make([]int16, size)
 		return
 	}
