@@ -630,9 +630,14 @@ func (r *run) waitStates() error {
 	defer r.phaseGC(r.opts.GC.WaitStates)()
 	// The wait states do not read the predecessors' times: they wait in
 	// the spill file (where one can be written) until the phase's end.
+	// Nor the rows while they record the calls and walk the matched
+	// edges: Analyze reads those back.
 	for i := range r.edges {
 		if f := r.spillFile(); f != nil {
 			if err := r.edges[i].ParkPredTimes(f); err != nil {
+				r.spillFailed = true
+			}
+			if err := r.edges[i].ParkRows(f); err != nil {
 				r.spillFailed = true
 			}
 		}

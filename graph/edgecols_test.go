@@ -218,3 +218,75 @@ func TestRemoteEdgesPark(t *testing.T) {
 		t.Fatal("a failed read back gave no error")
 	}
 }
+
+// TestRemoteEdgesParkRows: the rows' columns parked in a spill file read
+// back exactly (values kept aside and wide kind pairs too), whether the
+// predecessors' times are parked beside them or not; rows append after;
+// a failed read back is an error; rows too few to be worth the file stay.
+func TestRemoteEdgesParkRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 7))
+	for _, n := range []int{10, 3000, 9000} {
+		var r RemoteEdges
+		want := make([]edgeRow, n)
+		for k := range want {
+			want[k] = randomRow(rng, k)
+			w := &want[k]
+			r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+		}
+		f := &memSpill{}
+		f.Append(make([]byte, 5))
+		withTimes := n == 9000
+		if withTimes {
+			if err := r.ParkPredTimes(f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.ParkRows(f); err != nil {
+			t.Fatal(err)
+		}
+		if parked := r.rowsParked; parked != (n > 10) {
+			t.Fatalf("%d rows: parked %v", n, parked)
+		}
+		if r.Len() != n {
+			t.Fatalf("%d rows parked: Len %d", n, r.Len())
+		}
+		if n > 10 && (r.kinds.code != nil || r.thread.Bytes() != 0 || r.predEvent.off.Bytes() != 0) {
+			t.Fatalf("%d rows parked, still in memory", n)
+		}
+		if err := r.UnparkRows(); err != nil {
+			t.Fatal(err)
+		}
+		if withTimes {
+			if err := r.UnparkPredTimes(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for k := range want {
+			if got := r.row(k); got != want[k] {
+				t.Fatalf("%d rows, row %d: %+v, want %+v", n, k, got, want[k])
+			}
+		}
+		extra := randomRow(rng, n)
+		r.Append(extra.th, extra.ev, extra.kind, extra.pproc, extra.pth, extra.pev, extra.pkind, extra.pt)
+		if got := r.row(n); got != extra {
+			t.Fatalf("appended after: %+v, want %+v", got, extra)
+		}
+		if n > 10 {
+			if err := r.ParkRows(f); err != nil {
+				t.Fatal(err)
+			}
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("an append to parked rows did not panic")
+					}
+				}()
+				r.Append(0, 0, 0, 0, 0, 0, 0, 0)
+			}()
+			f.failRead = true
+			if err := r.UnparkRows(); err == nil {
+				t.Fatal("a failed read back gave no error")
+			}
+		}
+	}
+}

@@ -48,6 +48,9 @@ type RemoteEdges struct {
 	predEvent  predEventCol
 	predTime   predTimeCol
 	noTimes    bool // the predecessors' times were dropped (DropPredTimes)
+	// kindsPk holds kinds.code while the rows are parked (ParkRows).
+	kindsPk    *packed.ParkedBytes
+	rowsParked bool
 }
 
 // ThreadAt returns the thread of row k's receive-like event.
@@ -120,6 +123,9 @@ func (r *RemoteEdges) Len() int { return r.thread.Len() }
 // Reserve makes room for n more rows, which then append without copying
 // (the columns, made at their size, would grow by a quarter or more).
 func (r *RemoteEdges) Reserve(n int) {
+	if r.rowsParked {
+		panic("graph: RemoteEdges.Reserve while the rows are parked")
+	}
 	if r.Time != nil {
 		r.Time = slices.Grow(r.Time, n)
 	}
@@ -140,8 +146,8 @@ func (r *RemoteEdges) Reserve(n int) {
 // receive-like event's own time is not kept (Time, once dropped, stays
 // so).
 func (r *RemoteEdges) Append(thread int32, event int64, kind trace.Kind, predProc, predThread int32, predEvent int64, predKind trace.Kind, predTime int64) {
-	if r.predTime.park != nil {
-		panic("graph: RemoteEdges.Append while the predecessors' times are parked")
+	if r.predTime.park != nil || r.rowsParked {
+		panic("graph: RemoteEdges.Append while the rows or the predecessors' times are parked")
 	}
 	if r.Time != nil {
 		r.Time = append(r.Time, 0)

@@ -120,6 +120,18 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
+	// The rows wait in the spill file while the matched edges are walked
+	// (graph.RemoteEdges.ParkRows): the rest of the phase reads them.
+	var rerr error
+	for i := range edges {
+		if err := edges[i].UnparkRows(); err != nil {
+			rerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
+			break
+		}
+	}
+	if err := comm.Agree(c, rerr); err != nil {
+		return nil, nil, nil, err
+	}
 	a.edges = edges
 	a.edge, a.rowSet = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges)

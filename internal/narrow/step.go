@@ -3,6 +3,8 @@ package narrow
 import (
 	"slices"
 	"unsafe"
+
+	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
 // Step is a column of int64 values held in the narrowest of three
@@ -31,6 +33,7 @@ type Step[A, B, C Int] struct {
 	esc  uint64
 	// room is the length reserved for (Reserve), which a move keeps.
 	room int
+	pk   *packed.ParkedBytes // d while parked (Park), nil in memory
 }
 
 const (
@@ -66,6 +69,9 @@ func (s *Step[A, B, C]) Len() int { return s.n }
 
 // Reserve makes room for n more values.
 func (s *Step[A, B, C]) Reserve(n int) {
+	if s.pk != nil {
+		panic("narrow: Step.Reserve while parked")
+	}
 	if !s.set {
 		s.init(0)
 	}
@@ -103,6 +109,9 @@ func (s *Step[A, B, C]) Append(x int64) {
 	}
 	end := (s.n + 1) << s.lg
 	if end > cap(s.d) {
+		if s.pk != nil {
+			panic("narrow: Step.Append while parked")
+		}
 		s.d = slices.Grow(s.d, end-len(s.d))
 	}
 	s.d = s.d[:end]

@@ -1,6 +1,7 @@
 package narrow
 
 import (
+	"io"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -91,4 +92,75 @@ func TestStep(t *testing.T) {
 	if s.w != 2 || s.At(0) != 0 || s.At(len(edges)+10) != math.MaxUint32+7 {
 		t.Errorf("unsigned, values past 32 bits: type %d, values %d, %d", s.w, s.At(0), s.At(len(edges)+10))
 	}
+}
+
+// TestStepPark: a Step parked in a spill file reads back every value
+// (those kept aside too, at each width) and appends after; appends and
+// reserves while parked panic; a failed read is an error.
+func TestStepPark(t *testing.T) {
+	for _, wide := range []int64{100, 1 << 12, 1 << 20, 1 << 40} {
+		var s Step[int8, int16, int32]
+		var want []int64
+		for k := range 5000 {
+			x := int64(k%7) - 3
+			if k%13 == 0 {
+				x = wide - int64(k)
+			}
+			s.Append(x)
+			want = append(want, x)
+		}
+		f := &memFile{}
+		if err := s.Park(f); err != nil {
+			t.Fatal(err)
+		}
+		if !s.Parked() || s.Bytes() != 0 || s.Len() != len(want) {
+			t.Fatalf("parked: %v, %d bytes, length %d", s.Parked(), s.Bytes(), s.Len())
+		}
+		for _, op := range []func(){func() { s.Append(1) }, func() { s.Reserve(10) }} {
+			func() {
+				defer func() {
+					if recover() == nil {
+						t.Error("no panic while parked")
+					}
+				}()
+				op()
+			}()
+		}
+		if err := s.Unpark(); err != nil {
+			t.Fatal(err)
+		}
+		s.Append(9)
+		want = append(want, 9)
+		for k, x := range want {
+			if s.At(k) != x {
+				t.Fatalf("wide %d: value %d reads %d, want %d", wide, k, s.At(k), x)
+			}
+		}
+		if err := s.Park(f); err != nil {
+			t.Fatal(err)
+		}
+		f.fail = true
+		if err := s.Unpark(); err == nil {
+			t.Fatal("a failed read gave no error")
+		}
+	}
+}
+
+// memFile is a spill file in memory whose reads fail with fail.
+type memFile struct {
+	b    []byte
+	fail bool
+}
+
+func (m *memFile) Append(p []byte) (int64, error) {
+	at := int64(len(m.b))
+	m.b = append(m.b, p...)
+	return at, nil
+}
+
+func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
+	if m.fail {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, m.b[off:]), nil
 }

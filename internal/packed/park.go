@@ -277,3 +277,33 @@ func (s *stream) spillRest() error {
 	}
 	return nil
 }
+
+// ParkedBytes is a byte array a Spiller holds while nothing reads it
+// (ParkBytes), until Read brings it back.
+type ParkedBytes struct {
+	f  io.ReaderAt
+	at int64
+	n  int
+}
+
+// ParkBytes writes b to f; the caller drops b and keeps the result. On an
+// error b stays the caller's.
+func ParkBytes(f Spiller, b []byte) (*ParkedBytes, error) {
+	at, err := f.Append(b)
+	if err != nil {
+		return nil, err
+	}
+	return &ParkedBytes{f: f, at: at, n: len(b)}, nil
+}
+
+// Len returns the number of bytes parked.
+func (p *ParkedBytes) Len() int { return p.n }
+
+// Read reads the bytes back into a new array of their length.
+func (p *ParkedBytes) Read() ([]byte, error) {
+	b := make([]byte, p.n)
+	if err := ReadFull(p.f, b, p.at); err != nil {
+		return nil, fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,44 @@
+package narrow
+
+import (
+	"fmt"
+
+	"github.com/ptrace-dev/ptrace/internal/packed"
+)
+
+// Park writes the values to f and drops them from memory until Unpark,
+// for a while nothing reads them; those kept aside stay. Len and Width
+// still answer; At, Set and Append must not be called while parked (they
+// panic). An empty Step stays; on an error the values stay too.
+func (s *Step[A, B, C]) Park(f packed.Spiller) error {
+	if s.pk != nil || len(s.d) == 0 {
+		return nil
+	}
+	p, err := packed.ParkBytes(f, s.d)
+	if err != nil {
+		return err
+	}
+	s.d, s.pk = nil, p
+	return nil
+}
+
+// Unpark reads back the values Park wrote (nothing for a Step not
+// parked). Appends after it grow the array as after Fit.
+func (s *Step[A, B, C]) Unpark() error {
+	if s.pk == nil {
+		return nil
+	}
+	d, err := s.pk.Read()
+	if err != nil {
+		return fmt.Errorf("narrow: %w", err)
+	}
+	s.d, s.pk = d, nil
+	return nil
+}
+
+// Parked reports whether the values are in the spill file (Park).
+func (s *Step[A, B, C]) Parked() bool { return s.pk != nil }
+
+// Bytes returns the memory the values take (0 while parked), not
+// counting those kept aside.
+func (s *Step[A, B, C]) Bytes() int { return len(s.d) }
