@@ -3,6 +3,7 @@ package graph
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"iter"
 	"math"
@@ -30,6 +31,62 @@ type Longest struct {
 	// ties are the forward replay's tied inputs (LongestPathsFollowing),
 	// for OnLongestPathsColumn.
 	ties *tieLog
+	// weighed: the forward replay read the weights from its store
+	// (LongestPathsWeighted), and a node's start EF − w is its Arg's EF
+	// (startOf): slotVal holds the EFs that came for its in-slots.
+	weighed bool
+	slotVal []int64
+}
+
+// startOf returns local node n's earliest start, EF − w, after
+// LongestPathsWeighted: its Arg's EF, 0 for a node without inputs. A
+// node's EF is its weight plus the largest of its inputs' EFs, which its
+// Arg has (ReplayOptions.ChainArg); with weights in [0, 2³²) no EF wraps
+// around, so the difference is the weight exactly.
+func (lp *Longest) startOf(ef *vstore, n int32) int64 {
+	e := lp.Arg.At(n)
+	switch {
+	case e == NoEntry:
+		return 0
+	case e >= 0:
+		return ef.get(int32(e))
+	}
+	return lp.slotVal[^e]
+}
+
+// WeightStore is a forward replay's store of values holding the nodes'
+// weights until it writes their EFs (LongestPathsWeighted): a node's
+// bytes hold its weight, then its EF, where a column of weights beside
+// the EFs took 1–3 bytes a node more at the critical path's peak.
+type WeightStore struct{ v vstore }
+
+// NewWeightStore returns a store of the weights of w, whose values must
+// lie in [0, 2³²) (w.Wide() == 0).
+func NewWeightStore(w *narrow.Framed) (*WeightStore, error) {
+	if w.Wide() != 0 {
+		return nil, errors.New("graph: weights outside [0, 2³²) are not kept in a store")
+	}
+	return &WeightStore{v: newWeightStore(w, w.Len())}, nil
+}
+
+// Len returns the number of nodes.
+func (s *WeightStore) Len() int { return s.v.len() }
+
+// LongestPathsWeighted is LongestPathsFollowing with the weights in s,
+// which it consumes: its values become the EFs. The weights' column is
+// not read (OnLongestPathsColumn's starts are the arguments' EFs), so
+// the caller may park it until the path's summary.
+func LongestPathsWeighted(c comm.Comm, g *DAG, s *WeightStore, key func(n int32) int64) (*Longest, error) {
+	if s.Len() != int(g.Len()) {
+		return nil, fmt.Errorf("graph: %d weights for %d nodes", s.Len(), g.Len())
+	}
+	v := s.v
+	s.v = vstore{}
+	o := ReplayOptions{inStore: &v, KeysFollowNodes: true}
+	if g.OutsOnly() {
+		o.ties = &tieLog{limit: int(g.Len()/32) + 64}
+	}
+	return longestPaths(c, g, o, key, false)
 }
 
 // LongestPaths runs a forward replay (EF) and, with backward, a backward
@@ -111,12 +168,13 @@ func weighing(weight func(n int32) int64) func(n int32, x Input) int64 {
 
 // longestPaths is LongestPaths with the weights of w (Weights or Eval).
 func longestPaths(c comm.Comm, g *DAG, w ReplayOptions, key func(n int32) int64, backward bool) (*Longest, error) {
-	o := ReplayOptions{Weights: w.Weights, WeightsFramed: w.WeightsFramed, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties, recycle: w.recycle}
+	o := ReplayOptions{Weights: w.Weights, WeightsFramed: w.WeightsFramed, Eval: w.Eval, TrackArg: true, ChainArg: true, TieKey: key, KeysFollowNodes: w.KeysFollowNodes, RecordOrder: g.OutsOnly(), ConsumeCounts: g.OutsOnly(), NarrowValues: w.NarrowValues, ties: w.ties, recycle: w.recycle, inStore: w.inStore}
 	fw, err := Replay(c, g, o)
 	if err != nil {
 		return nil, err
 	}
-	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order, ties: fw.ties}
+	lp := &Longest{ef: fw.vals, Arg: fw.Arg, Order: fw.Order, ties: fw.ties, weighed: w.inStore != nil, slotVal: fw.slotVal}
+	lp.ef.done = nil // every value is written
 	if backward {
 		bw, err := backReplay(c, g, w, lp.Order, false)
 		if err != nil {
@@ -297,6 +355,9 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
 		return OnLongest{}, fmt.Errorf("graph: no forward values or weights for %d nodes", g.Len())
 	}
+	if lp.weighed && (lp.Arg == nil || lp.Arg.Len() != int(g.Len())) {
+		return OnLongest{}, fmt.Errorf("graph: no forward arguments for %d nodes", g.Len())
+	}
 	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
 	var search int64
@@ -307,18 +368,33 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	if err != nil {
 		return OnLongest{}, err
 	}
+	// A node's start is EF − w, or after LongestPathsWeighted its Arg's
+	// EF (startOf), which the replay below still reads: an input of a
+	// node is evaluated after it backwards, its EF unchanged until then.
+	start := func(n int32) int64 { return ef.get(n) - w.At(int(n)) }
+	if lp.weighed {
+		start = func(n int32) int64 { return lp.startOf(ef, n) }
+	}
 	if all[0] == 1 {
-		err := markLongest(c, g, ef, w, span, lp.Arg, lp.ties, on)
-		lp.Arg, lp.ties = nil, nil
+		err := markLongest(c, g, ef, start, span, lp.Arg, lp.ties, on)
+		lp.Arg, lp.ties, lp.slotVal = nil, nil, nil
 		if err != nil {
 			return OnLongest{}, err
 		}
 		return OnLongest{on: on}, nil
 	}
-	lp.Arg, lp.ties = nil, nil
-	// Weights of a column without wide blocks are never negative; a wide
-	// one's are read as they are, as before.
-	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, w: w.Cursor(), span: span, on: on}})
+	lp.ties = nil
+	eval := &onLongestEval{ef: ef, span: span, on: on}
+	if lp.weighed {
+		eval.start = start
+	} else {
+		// Weights of a column without wide blocks are never negative; a
+		// wide one's are read as they are, as before.
+		lp.Arg = nil
+		eval.w = w.Cursor()
+	}
+	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: eval})
+	lp.Arg, lp.slotVal = nil, nil
 	if err != nil {
 		return OnLongest{}, err
 	}
@@ -332,7 +408,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 // that: rounds of one Exchange each, until no token is sent anywhere (as
 // many as the search crosses ranks, one on a single rank). It is
 // collective.
-func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, arg *ArgColumn, ties *tieLog, on []uint64) error {
+func markLongest(c comm.Comm, g *DAG, ef *vstore, startOf func(n int32) int64, span int64, arg *ArgColumn, ties *tieLog, on []uint64) error {
 	t := ties.byNode()
 	var stack []int32
 	out := newOutbox(c.Size())
@@ -362,7 +438,7 @@ func markLongest(c comm.Comm, g *DAG, ef *vstore, w *narrow.Framed, span int64, 
 		for len(stack) > 0 {
 			n := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
-			start := ef.get(n) - w.At(int(n))
+			start := startOf(n)
 			if g.chained.has(n) {
 				mark(Entry(n-1), start)
 			}
@@ -465,6 +541,8 @@ type onLongestEval struct {
 	w    *narrow.FramedCursor // read in the reverse of the forward replay's order
 	span int64
 	on   []uint64
+	// start, instead of w, gives a node's start EF − w (Longest.startOf)
+	start func(n int32) int64
 }
 
 func (e *onLongestEval) eval(n int32, x *Input) int64 {
@@ -476,6 +554,9 @@ func (e *onLongestEval) eval(n int32, x *Input) int64 {
 	f := e.ef.get(n)
 	if f == e.span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
 		setBit(e.on, n)
+		if e.start != nil {
+			return e.start(n)
+		}
 		return f - e.w.At(int(n))
 	}
 	return f + 1

@@ -78,6 +78,11 @@ type ReplayOptions struct {
 	// onLongest, instead of Eval, is OnLongestPaths' evaluation (with
 	// weights from a column), for ReplayInReverse.
 	onLongest *onLongestEval
+	// inStore, instead of the other weights, is a store of the nodes'
+	// weights (newWeightStore) that a forward push replay with TrackArg
+	// evaluates the nodes with and writes their values to: a node's best
+	// input so far is then its arg's value, not held beside it.
+	inStore *vstore
 	// ties, with TrackArg on a forward push replay, logs the inputs that
 	// gave a node the same value as its best (tieLog), for
 	// OnLongestPathsColumn.
@@ -112,6 +117,7 @@ type Result struct {
 	Order      *Order // with RecordOrder
 	vals       *vstore
 	ties       *tieLog
+	slotVal    []int64 // with inStore: the values that came for the in-slots
 }
 
 // Value returns local node n's value.
@@ -121,7 +127,7 @@ func (r *Result) Value(n int32) int64 { return r.vals.get(n) }
 // weights for n nodes.
 func (o *ReplayOptions) checkWeights(n int32) error {
 	k := 0
-	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.WeightsFramed != nil} {
+	for _, set := range []bool{o.Eval != nil, o.Weights != nil, o.WeightsFramed != nil, o.inStore != nil} {
 		if set {
 			k++
 		}
@@ -133,6 +139,8 @@ func (o *ReplayOptions) checkWeights(n int32) error {
 		return fmt.Errorf("graph: %d weights for %d nodes", len(o.Weights), n)
 	case o.WeightsFramed != nil && int64(o.WeightsFramed.Len()) < int64(n):
 		return fmt.Errorf("graph: %d weights for %d nodes", o.WeightsFramed.Len(), n)
+	case o.inStore != nil && int64(o.inStore.len()) != int64(n):
+		return fmt.Errorf("graph: %d weights for %d nodes", o.inStore.len(), n)
 	}
 	return nil
 }
@@ -145,6 +153,8 @@ func (o *ReplayOptions) values(n int32) *vstore {
 	switch {
 	case o.into != nil:
 		return o.into
+	case o.inStore != nil:
+		return o.inStore
 	case o.Into != nil:
 		v = wideStoreOf(o.Into)
 	case o.NarrowValues && o.recycle != nil && o.recycle.vals != nil && o.recycle.vals.reuseNarrow(int(n)):
@@ -213,6 +223,10 @@ type replayer struct {
 	// it got any.
 	push bool
 	has  []uint64
+	// ws: the weights are in vals (ReplayOptions.inStore), and a node's
+	// best input so far is its arg's value (valueOf): a local node's, or
+	// a remote one's in slotVal.
+	ws bool
 
 	order *Order // with RecordOrder
 	step  int32  // the current superstep, from 0
@@ -298,8 +312,17 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 		r.push = true
 		r.has = make([]uint64, (n+63)/64)
+		if o.inStore != nil {
+			if !o.TrackArg {
+				return nil, errors.New("graph: a replay of weights in its store tracks the argmax")
+			}
+			r.ws, r.slotVal = true, make([]int64, g.Slots())
+		}
 	} else {
 		r.slotVal = make([]int64, g.Slots())
+	}
+	if o.inStore != nil && !r.ws {
+		return nil, errors.New("graph: weights in the store replay an OutsOnly DAG forward")
 	}
 	// Only once the replay is sure to run: a refused one leaves the counts.
 	consumed := true // the pending counts are the DAG's, explicit inputs counted
@@ -435,6 +458,9 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		}
 	}
 	res.Values, res.Arg, res.Order, res.vals, res.ties = r.vals.wide, r.arg, r.order, r.vals, o.ties
+	if r.ws {
+		res.slotVal = r.slotVal
+	}
 	return res, nil
 }
 
@@ -849,13 +875,21 @@ func (r *replayer) drainPush() {
 				}
 			}
 			if bitAt(r.has, n) {
-				x.In, x.HasIn = vals.get(n), true
-				if r.arg != nil {
+				switch {
+				case r.ws:
 					x.Arg = r.arg.At(n)
+					x.In, x.HasIn = r.valueOf(x.Arg), true
+				case r.arg != nil:
+					x.Arg = r.arg.At(n)
+					fallthrough
+				default:
+					x.In, x.HasIn = vals.get(n), true
 				}
 			}
 			var v int64
 			switch { // what evalNode does, written out: it does not inline
+			case r.ws:
+				v = heaviestOf(vals.weight(n), &x)
 			case ev.w64 != nil:
 				v = heaviestOf(ev.w64[n], &x)
 			case ev.wf != nil:
@@ -864,6 +898,11 @@ func (r *replayer) drainPush() {
 				v = ev.on.eval(n, &x)
 			default:
 				v = ev.eval(n, x)
+			}
+			if r.ws {
+				// Done first: a block kept whole, or the store widened, as
+				// v is written takes n's new value, not its weight.
+				setBit(vals.done, n)
 			}
 			vals.set(n, v)
 			if chainArg && x.HasPrev {
@@ -943,7 +982,9 @@ func (r *replayer) drainPush() {
 // the input of the best value, on equal values the one of the smaller key
 // (as the pull's, whatever order the values come in).
 func (r *replayer) offer(m int32, v int64, src Entry) {
-	if !bitAt(r.has, m) {
+	if r.ws {
+		r.offerArg(m, v, src)
+	} else if !bitAt(r.has, m) {
 		r.vals.set(m, v)
 		setBit(r.has, m)
 		if r.arg != nil {
@@ -975,6 +1016,38 @@ func (r *replayer) offer(m int32, v int64, src Entry) {
 	}
 }
 
+// offerArg is offer's choice of m's best input in a replay of weights in
+// its store (ReplayOptions.inStore): the best so far is the arg's value.
+func (r *replayer) offerArg(m int32, v int64, src Entry) {
+	if !bitAt(r.has, m) {
+		setBit(r.has, m)
+		r.arg.Set(m, src)
+		return
+	}
+	held := r.arg.At(m)
+	if old := r.valueOf(held); v != old {
+		if r.min == (v < old) {
+			r.arg.Set(m, src)
+		}
+		return
+	}
+	if r.o.ties != nil {
+		r.o.ties.add(src, held, m)
+	}
+	if r.less(src, held) {
+		r.arg.Set(m, src)
+	}
+}
+
+// valueOf returns the value of input e, evaluated: a local node's, or
+// the one that came for a slot (ReplayOptions.inStore).
+func (r *replayer) valueOf(e Entry) int64 {
+	if e >= 0 {
+		return r.vals.get(int32(e))
+	}
+	return r.slotVal[^e]
+}
+
 // receive stores the values that arrived and releases the nodes waiting
 // for them.
 func (r *replayer) receive(recv []comm.Msg) {
@@ -996,6 +1069,9 @@ func (r *replayer) arrive(s int32, rec []byte) {
 	}
 	v, n := int64(binary.LittleEndian.Uint64(rec[4:])), r.g.slotNode[s]
 	if r.push {
+		if r.ws {
+			r.slotVal[s] = v
+		}
 		r.offer(n, v, Entry(^s))
 		return
 	}

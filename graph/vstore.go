@@ -1,6 +1,10 @@
 package graph
 
-import "math"
+import (
+	"math"
+
+	"github.com/ptrace-dev/ptrace/internal/narrow"
+)
 
 // vstore holds a replay's value a node. Wide, it is an int64 a node.
 // Narrow (newNarrowStore), for values that vary little among nearby nodes
@@ -26,6 +30,14 @@ type vstore struct {
 	hi   []int8
 	far  [][64]int64 // the blocks kept whole
 	used int         // blocks given a value so far (read at 24 bits, tooFar)
+	// done, in a store of weights (newWeightStore), marks the nodes whose
+	// value is written (set); the others hold their weight (weight), as a
+	// difference from 0 instead of from the block's base, or whole in a
+	// block kept whole.
+	done []uint64
+	// wkept counts the blocks kept whole for a weight that did not fit
+	// (setWeight): they say nothing of how the values fit (tooFar).
+	wkept int
 }
 
 // A block's base at or below farTop is a mark: farBase + i for a block
@@ -59,6 +71,62 @@ func newNarrow32Store(n int) vstore {
 	return v
 }
 
+// newWeightStore returns a narrow store of n nodes, 24 bits a node, that
+// holds node k's weight w.At(k) until its value is written: a forward
+// replay reads a node's weight once, when it writes the node's value, so
+// the two share a node's bytes (LongestPathsWeighted).
+func newWeightStore(w *narrow.Framed, n int) vstore {
+	v := newNarrowStore(n)
+	v.done = make([]uint64, (n+63)/64)
+	c := w.Cursor()
+	for k := range n {
+		v.setWeight(int32(k), c.At(k))
+	}
+	return v
+}
+
+// setWeight writes node n's weight, before its value is.
+func (v *vstore) setWeight(n int32, x int64) {
+	if v.wide != nil {
+		v.wide[n] = x
+		return
+	}
+	switch b := v.base[n>>6]; {
+	case keptWhole(b):
+		v.far[b-farBase][n&63] = x
+	case v.hi != nil && x == int64(int32(x)<<8>>8):
+		v.lo[n], v.hi[n] = uint16(x), int8(x>>16)
+	case v.hi == nil && x == int64(int32(x)):
+		v.off[n] = int32(x)
+	default:
+		v.wkept++
+		v.keepWhole(n, x)
+	}
+}
+
+// weight returns the weight of node n, whose value is not written yet.
+func (v *vstore) weight(n int32) int64 {
+	if v.wide != nil {
+		return v.wide[n]
+	}
+	if b := v.base[n>>6]; keptWhole(b) {
+		return v.far[b-farBase][n&63]
+	}
+	if v.hi != nil {
+		return int64(v.hi[n])<<16 | int64(v.lo[n])
+	}
+	return int64(v.off[n])
+}
+
+// at returns node n's value, or its weight before that in a store of
+// weights.
+func (v *vstore) at(n int32) int64 {
+	if v.done != nil && !bitAt(v.done, n) {
+		return v.weight(n)
+	}
+	return v.get(n)
+}
+
 // room returns the nodes a store could be reused for (reuseNarrow).
 func (v *vstore) room() int {
 	if v.hi == nil {
@@ -75,7 +143,7 @@ func (v *vstore) reuseNarrow(n int) bool {
 	if v.room() < n || cap(v.base) < blocks {
 		return false
 	}
-	v.lo, v.hi, v.base, v.used = v.lo[:n], v.hi[:n], v.base[:blocks], 0
+	v.lo, v.hi, v.base, v.used, v.wkept = v.lo[:n], v.hi[:n], v.base[:blocks], 0, 0
 	clear(v.lo)
 	clear(v.hi)
 	v.unsetBases()
@@ -150,19 +218,23 @@ func (v *vstore) setRare(n int32, x int64) {
 		v.base[blk] = x
 		v.setNarrow(n, x) // a difference of 0
 		return
+	case b == unsetBase:
+		v.used++
 	}
-	// The block goes far: its values whole.
+	v.keepWhole(n, x)
+}
+
+// keepWhole keeps node n's block whole, n's value (or weight) x.
+func (v *vstore) keepWhole(n int32, x int64) {
+	blk := n >> 6
 	var vals [64]int64
 	lo := blk << 6
 	for i := range vals {
 		if m := lo + int32(i); int(m) < v.len() {
-			vals[i] = v.get(m)
+			vals[i] = v.at(m)
 		}
 	}
 	vals[n&63] = x
-	if v.base[blk] == unsetBase {
-		v.used++
-	}
 	v.far = append(v.far, vals)
 	v.base[blk] = farBase + int64(len(v.far)-1)
 	if v.tooFar() {
@@ -180,7 +252,8 @@ func (v *vstore) setRare(n int32, x int64) {
 // blocks.
 func (v *vstore) tooFar() bool {
 	if v.hi != nil {
-		return v.kept() > 64 && 4*v.kept() > v.used || v.kept() > len(v.base)/6+1
+		k := v.kept() - v.wkept // for values
+		return k > 64 && 4*k > v.used || v.kept() > len(v.base)/6+1
 	}
 	return v.kept() > len(v.base)/8+1
 }
@@ -212,20 +285,25 @@ func (v *vstore) widen() {
 			}
 		}
 		whole, at := v.far, v.base
+		w.done, w.used = v.done, v.used // wkept: counted again below
 		*v = w
 		for _, blk := range far {
 			vals := &whole[at[blk]-farBase]
 			for m := blk << 6; m < min(blk<<6+64, n); m++ {
-				v.set(int32(m), vals[m-blk<<6])
+				if x := vals[m-blk<<6]; v.done == nil || bitAt(v.done, int32(m)) {
+					v.set(int32(m), x)
+				} else {
+					v.setWeight(int32(m), x)
+				}
 			}
 		}
 		return
 	}
 	w := make([]int64, n)
 	for m := range w {
-		w[m] = v.get(int32(m))
+		w[m] = v.at(int32(m))
 	}
-	*v = vstore{wide: w}
+	*v = vstore{wide: w, done: v.done}
 }
 
 func (v *vstore) len() int {

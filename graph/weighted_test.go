@@ -1,0 +1,219 @@
+package graph
+
+import (
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/internal/narrow"
+)
+
+// TestWeightStore: a store of weights reads each node's weight until its
+// value is written and the value after, whatever the order of the writes,
+// through blocks kept whole and both widenings (weights and values of
+// every size against a model). A node is marked done before its value is
+// written (a widening as it is written re-writes it as a value).
+func TestWeightStore(t *testing.T) {
+	var states [3]int // stores ending at 24 bits, 32, wide
+	defer func() {
+		if min(states[0], states[1], states[2]) < 20 {
+			t.Errorf("stores at 24 bits, 32 and wide: %v, not each 20 or more", states)
+		}
+	}()
+	for it := 0; it < 200; it++ {
+		rng := rand.New(rand.NewSource(int64(it)))
+		n := 1 + rng.Intn(3000)
+		big := []int64{1 << 10, 1 << 22, 1 << 23, 1 << 31, 1 << 32}[rng.Intn(5)]
+		ws := make([]int64, n)
+		var wb narrow.FramedBuilder
+		for k := range ws {
+			ws[k] = rng.Int63n(big)
+			if rng.Intn(2000) == 0 {
+				ws[k] = rng.Int63n(1 << 32) // a long fragment
+			}
+			wb.Append(ws[k])
+		}
+		w := wb.Finish()
+		s, err := NewWeightStore(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &s.v
+		vals := make([]int64, n)
+		done := make([]bool, n)
+		spread := []int64{1 << 10, 1 << 20, 1 << 28, 1 << 30, 1 << 33, 1 << 40}[rng.Intn(6)]
+		t0 := rng.Int63n([]int64{1 << 20, 1 << 40}[rng.Intn(2)])
+		order := rng.Perm(n)
+		if it%2 == 0 {
+			slices.Sort(order) // mostly in order, as a replay goes
+		}
+		check := func(when int) {
+			for k := range n {
+				if done[k] && v.get(int32(k)) != vals[k] {
+					t.Fatalf("it %d after %d writes: node %d reads %d, was written %d", it, when, k, v.get(int32(k)), vals[k])
+				}
+				if !done[k] && v.weight(int32(k)) != ws[k] {
+					t.Fatalf("it %d after %d writes: node %d weighs %d, not %d", it, when, k, v.weight(int32(k)), ws[k])
+				}
+			}
+		}
+		check(0)
+		for i, k := range order {
+			vals[k] = t0 + int64(k)*spread/int64(n) + rng.Int63n(1+spread/1000)
+			setBit(v.done, int32(k)) // before the value, as the replay does
+			v.set(int32(k), vals[k])
+			done[k] = true
+			if i%97 == 0 || i == n-1 {
+				check(i + 1)
+			}
+		}
+		switch {
+		case v.wide != nil:
+			states[2]++
+		case v.hi == nil:
+			states[1]++
+		default:
+			states[0]++
+		}
+	}
+}
+
+// TestLongestPathsWeighted: the forward replay with the weights in its
+// store gives LongestPathsFollowing's EFs, arguments, span and end, and
+// OnLongestPathsColumn the same marks from them (the search through the
+// ties, or the backward replay when a log is full), on random DAGs with
+// many ties, on 1 to 6 ranks, without reading the weights' column.
+func TestLongestPathsWeighted(t *testing.T) {
+	for it := 0; it < 150; it++ {
+		rng := rand.New(rand.NewSource(int64(900 + it)))
+		procs := 1 + rng.Intn(6)
+		g := newRandGraph(rng, procs, 20+rng.Intn(400), 0.3, 3)
+		switch it % 4 {
+		case 2:
+			for k := range g.w {
+				if rng.Intn(3) == 0 {
+					g.w[k] = rng.Int63n(1 << 25) // blocks kept whole, 32 bits
+				}
+			}
+		case 3:
+			for k := range g.w {
+				g.w[k] = rng.Int63n(1 << 31) // no ties, wide values
+			}
+		}
+		wantEF, wantBL, span := refLongest(g)
+		k := 1 + rng.Intn(procs)
+		_, loc, parts := partitionGraph(rng, g, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			part := parts[c.Rank()]
+			var wb narrow.FramedBuilder
+			for _, n := range part.global {
+				wb.Append(g.w[n])
+			}
+			w := wb.Finish()
+			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
+			var lps [2]*Longest
+			var ons [2]OnLongest
+			var args [2][]Entry
+			for i := range lps {
+				dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
+				if err != nil {
+					return err
+				}
+				wc := w
+				if i == 0 {
+					lps[i], err = LongestPathsFollowing(c, dag, &wc, key)
+				} else {
+					ws, err := NewWeightStore(&wc)
+					if err != nil {
+						return err
+					}
+					wc = narrow.Framed{} // not read: an empty column of no weights
+					lps[i], err = LongestPathsWeighted(c, dag, ws, key)
+					if err != nil {
+						return err
+					}
+					wc = w // the length and Wide only
+					wc.Park(discard{})
+				}
+				if err != nil {
+					return err
+				}
+				lp := lps[i]
+				for j, n := range part.global {
+					if lp.EFAt(int32(j)) != wantEF[n] {
+						t.Errorf("it %d replay %d: node %d EF %d, want %d", it, i, n, lp.EFAt(int32(j)), wantEF[n])
+					}
+				}
+				args[i] = lp.Arg.entries()
+				if i == 1 && (!slices.Equal(args[0], args[1]) || lps[0].End != lp.End || lps[0].Span != lp.Span) {
+					t.Errorf("it %d rank %d: arguments, end or span differ", it, c.Rank())
+				}
+				if it%5 == 4 && lp.ties != nil {
+					lp.ties.full = true // the backward replay
+				}
+				if ons[i], err = OnLongestPathsColumn(c, dag, &wc, lp); err != nil {
+					return err
+				}
+			}
+			for j, n := range part.global {
+				want := wantEF[n]+wantBL[n]-g.w[n] == span
+				for i := range ons {
+					if ons[i].On(int32(j)) != want {
+						t.Errorf("it %d (%d ranks) replay %d node %d: marked %v, on a longest path %v", it, k, i, n, ons[i].On(int32(j)), want)
+					}
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// discard is a spill file that takes everything and gives nothing back:
+// a parked column must not be read.
+type discard struct{}
+
+func (discard) Append(p []byte) (int64, error)          { return 0, nil }
+func (discard) ReadAt(p []byte, off int64) (int, error) { return 0, nil }
+
+// TestWeightStoreWidth: blocks kept whole for their long weights do not
+// turn a store to 32 bits while its values fit 24 (a few long fragments
+// among 640 000), and values that fit no block turn it early, as in a
+// store of values alone (a pure MPI program's earliest finishes).
+func TestWeightStoreWidth(t *testing.T) {
+	const n = 640_000
+	for _, fits := range []bool{true, false} {
+		var wb narrow.FramedBuilder
+		for k := range n {
+			x := int64(1000)
+			if k%6400 == 0 {
+				x = 1 << 30 // 100 blocks kept whole for a weight
+			}
+			wb.Append(x)
+		}
+		w := wb.Finish()
+		s, err := NewWeightStore(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &s.v
+		if v.hi == nil || v.kept() != 100 {
+			t.Fatalf("after the weights: 24 bits %v, %d blocks kept whole", v.hi != nil, v.kept())
+		}
+		step := int64(1000)
+		if !fits {
+			step = 1 << 20 // 64 values span 2^26: no block fits 24 bits
+		}
+		for k := range n / 2 {
+			setBit(v.done, int32(k))
+			v.set(int32(k), 1<<40+int64(k)*step)
+		}
+		if at24 := v.hi != nil; at24 != fits {
+			t.Errorf("values that fit 24 bits %v: the store at 24 bits %v (%d blocks kept whole, %d used)", fits, at24, v.kept(), v.used)
+		}
+	}
+}
