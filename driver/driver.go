@@ -669,6 +669,13 @@ func (r *run) waitStates() error {
 	if err := agree(r.c, failure); err != nil {
 		return err
 	}
+	// Nor their kinds, threads and events until the matched edges are
+	// walked: Analyze reads them back.
+	if f := r.spillFile(); f != nil {
+		if err := r.matching.ParkColumns(f); err != nil {
+			r.spillFailed = true
+		}
+	}
 
 	// The analysis holds the matching from here, and lets it go once it
 	// has found what the delay costs' tasks need of it, before the

@@ -142,6 +142,8 @@ type Matching struct {
 	recorded nodeTimes
 	// dropped is set once DropRecorded released the times.
 	dropped bool
+	// park is where ParkColumns wrote the kinds, threads and events.
+	park *parkedColumns
 	// SelfPairs are matched (send, receive) node pairs within one process:
 	// messages a process sends itself, between its threads. They are not
 	// DAG edges: a process's events share one clock, so they constrain no
@@ -208,7 +210,7 @@ func (m *Matching) DropRecorded() { m.recorded, m.dropped = nodeTimes{}, true }
 // Describe names node n for messages: "process 3 thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
-	if m.dropped {
+	if m.dropped || m.park != nil {
 		return fmt.Sprintf("node %d", n)
 	}
 	p := m.ProcOf(n)

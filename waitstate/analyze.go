@@ -120,10 +120,25 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
-	// The rows wait in the spill file while the matched edges are walked
-	// (graph.RemoteEdges.ParkRows): the rest of the phase reads them.
+	// The rows, and the nodes' kinds, threads and events, wait in the
+	// spill file while the matched edges are walked (graph.RemoteEdges.
+	// ParkRows, graph.Matching.ParkColumns): the rest of the phase reads
+	// them.
+	// The DAG's arrays are collected first: what comes back takes their
+	// pages.
+	if a.Release != nil {
+		if err := a.Release(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	var rerr error
+	if err := m.UnparkColumns(); err != nil {
+		rerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
+	}
 	for i := range edges {
+		if rerr != nil {
+			break
+		}
 		if err := edges[i].UnparkRows(); err != nil {
 			rerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
 			break

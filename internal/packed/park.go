@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"unsafe"
 )
 
 // Spiller is a file Park writes to: append-only, read back at offsets
@@ -306,4 +307,18 @@ func (p *ParkedBytes) Read() ([]byte, error) {
 		return nil, fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
 	}
 	return b, nil
+}
+
+// ParkU8 is ParkBytes of a slice of a byte type (a kind, a role).
+func ParkU8[T ~uint8](f Spiller, s []T) (*ParkedBytes, error) {
+	return ParkBytes(f, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)))
+}
+
+// ReadU8 is Read into a slice of a byte type.
+func ReadU8[T ~uint8](p *ParkedBytes) ([]T, error) {
+	b, err := p.Read()
+	if err != nil {
+		return nil, err
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)), nil
 }

@@ -1,0 +1,76 @@
+package graph
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/partition"
+)
+
+// TestMatchingParkColumns: the matched nodes' kinds, threads and events
+// parked in a spill file read back exactly; Describe says less while
+// they are away; a failed read back is an error; a small matching keeps
+// its columns.
+func TestMatchingParkColumns(t *testing.T) {
+	for _, iters := range []int{2, 2000} {
+		procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: iters, LatencyNS: 1000, Jitter: 0.3})
+		plan, err := partition.Assign([]int64{1, 1, 1}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = inproc.Run(1, func(c comm.Comm) error {
+			m, err := Match(c, plan, procs, MatchOptions{})
+			if err != nil {
+				return err
+			}
+			n := m.Len()
+			kinds := slices.Clone(m.Kind)
+			threads, events := make([]int32, n), make([]int64, n)
+			for v := range n {
+				threads[v], events[v] = m.ThreadOf(v), m.EventOf(v)
+			}
+			desc := m.Describe(0)
+			big := len(m.Kind)+m.thread.Bytes()+m.event.off.Bytes() >= matchParkMin
+			if big != (iters > 2) {
+				t.Fatalf("%d iterations: %d nodes, over the least parked %v", iters, n, big)
+			}
+			f := &memSpill{}
+			if err := m.ParkColumns(f); err != nil {
+				return err
+			}
+			if parked := m.park != nil; parked != big {
+				t.Errorf("%d iterations, %d nodes: parked %v", iters, n, parked)
+			}
+			if big && (m.Kind != nil || m.thread.Bytes() != 0 || m.Describe(0) == desc) {
+				t.Errorf("%d iterations: the columns stay while parked (%q)", iters, m.Describe(0))
+			}
+			if err := m.UnparkColumns(); err != nil {
+				return err
+			}
+			for v := range n {
+				if m.Kind[v] != kinds[v] || m.ThreadOf(v) != threads[v] || m.EventOf(v) != events[v] {
+					t.Fatalf("%d iterations: node %d reads %v %d %d, was %v %d %d", iters, v, m.Kind[v], m.ThreadOf(v), m.EventOf(v), kinds[v], threads[v], events[v])
+				}
+			}
+			if m.Describe(0) != desc {
+				t.Errorf("node 0 described %q, was %q", m.Describe(0), desc)
+			}
+			if big {
+				if err := m.ParkColumns(f); err != nil {
+					return err
+				}
+				f.failRead = true
+				if m.UnparkColumns() == nil {
+					t.Error("a failed read back gave no error")
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
