@@ -328,6 +328,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	// The DAG, the forward values and the arguments are garbage: collected
+	// first, their pages take what comes back from the spill file.
+	in.collectDropped(nodes)
 	uerr := w.Unpark() // the path's summary weighs its nodes
 	if uerr != nil {
 		uerr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), uerr)
