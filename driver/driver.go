@@ -644,6 +644,9 @@ func (r *run) waitStates() error {
 	}
 	a := waitstate.New(r.matching)
 	a.Release = r.collect
+	if f := r.spillFile(); f != nil {
+		a.Spill = f
+	}
 	if !a.ReadsRecorded() {
 		r.matching.DropRecorded()
 	}

@@ -16,13 +16,20 @@ import (
 // directory to make it in they stay in memory, and the report is the same
 // either way, on one rank and on two, and for a process whose fragment
 // graph is streamed to the file chunk after chunk as it is made (a tree
-// of 65 536 tasks: about 200 000 nodes, megabytes of attributes).
+// of 65 536 tasks: about 200 000 nodes, megabytes of attributes), and
+// for a halo exchange whose wait states park what they do not read.
 func TestSpilledAttributes(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 4, Threads: 3, Jitter: 0.3, LatencyNS: 1500})
 	tree, _ := generate(t, gen.Config{Workload: "tree", Ranks: 1, Threads: 4, Radix: 2, Steps: 15, Jitter: 0.5})
-	for _, k := range []int{1, 2, 0} {
-		if k == 0 {
+	// MPI messages enough that the wait states park the remote edges'
+	// rows, the matched nodes' columns and the nodes' values.
+	halo, _ := generate(t, gen.Config{Workload: "halo", Ranks: 4, Threads: 2, Iterations: 3000, Jitter: 0.3, LatencyNS: 1500})
+	for _, k := range []int{1, 2, 0, -1, -2} {
+		switch k {
+		case 0:
 			dir, k = tree, 1
+		case -1, -2:
+			dir, k = halo, -k
 		}
 		tmp := t.TempDir()
 		t.Setenv("TMPDIR", tmp)

@@ -13,6 +13,7 @@ import (
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -120,6 +121,22 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// before the Late Receiver rounds and the delay records are made
 	// (Analyze is the matching's last reader).
 	m.DropDAG()
+	// The nodes' values wait in the spill file until their process's
+	// turn below: at most one process's are in memory beside the rows and
+	// columns that come back (3.4 MB of the 10 M-event halo's phase).
+	if a.Spill != nil {
+		bytes := 0
+		for i := range nv {
+			bytes += nv[i].lat.Bytes() + nv[i].ex.Bytes()
+		}
+		if bytes >= nodeValsParkMin {
+			for i := range nv {
+				if nv[i].park(a.Spill) != nil {
+					break // the rest stay in memory
+				}
+			}
+		}
+	}
 	// The rows, and the nodes' kinds, threads and events, wait in the
 	// spill file while the matched edges are walked (graph.RemoteEdges.
 	// ParkRows, graph.Matching.ParkColumns): the rest of the phase reads
@@ -194,7 +211,12 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	for k := range woAt {
 		woAt[k] = -1
 	}
+	var perr error // a process's values that could not be read back
 	for i, p := range m.Procs {
+		if err := nv[i].unpark(); err != nil {
+			perr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
+			break
+		}
 		cs := &a.procs[i]
 		n := cs.len()
 		wait, pat, cause, causeNode := waitAll[:n], patAll[:n], causeAll[:n], causeNodeAll[:n]
@@ -324,6 +346,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			woAt[w.call] = -1
 		}
 	}
+	if err := comm.Agree(c, perr); err != nil {
+		return nil, nil, nil, err
+	}
 	// Merge over this rank's processes (sites are per process, names
 	// are not): one row per (cause, site name, pattern).
 	type nameKey struct {
@@ -373,6 +398,26 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 type nodeVals struct {
 	lat, ex narrow.Column[int32]
 	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
+}
+
+// nodeValsParkMin is the least the nodes' values of a rank must hold
+// for Analyze to park them.
+const nodeValsParkMin = 64 << 10
+
+// park writes the values to f until unpark (the bits of none stay).
+func (nv *nodeVals) park(f packed.Spiller) error {
+	if err := nv.lat.Park(f); err != nil {
+		return err
+	}
+	return nv.ex.Park(f)
+}
+
+// unpark reads back what park wrote.
+func (nv *nodeVals) unpark() error {
+	if err := nv.lat.Unpark(); err != nil {
+		return err
+	}
+	return nv.ex.Unpark()
 }
 
 // makeNodeVals returns n nodes' values, each none.

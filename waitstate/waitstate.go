@@ -35,6 +35,7 @@ import (
 	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
+	"github.com/ptrace-dev/ptrace/internal/packed"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -283,6 +284,9 @@ type Analysis struct {
 	// they were dropped counts them live, and what the records make on
 	// top of them set the phase's peak).
 	Release func() error
+	// Spill, when set, is where Analyze parks the nodes' values while it
+	// reads the rows back and works through the processes one by one.
+	Spill packed.Spiller
 	// m is the matching until the tasks of the delay costs are made
 	// (dropFinders); tp its processes, which the calls' names need to
 	// the end.

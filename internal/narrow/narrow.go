@@ -7,6 +7,8 @@ package narrow
 import (
 	"slices"
 	"unsafe"
+
+	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
 // Int is an integer type a Column can hold its values in.
@@ -21,6 +23,7 @@ type Int interface {
 type Column[S Int] struct {
 	v    []S
 	wide map[int]int64
+	pk   *packed.ParkedBytes // v while parked (Park), nil in memory
 }
 
 // escape returns the value of S that marks an entry kept in the side map.
@@ -41,7 +44,13 @@ func hold[S Int](x int64) (S, bool) {
 }
 
 // Len returns the number of values.
-func (c *Column[S]) Len() int { return len(c.v) }
+func (c *Column[S]) Len() int {
+	if c.pk != nil {
+		var z S
+		return c.pk.Len() / int(unsafe.Sizeof(z))
+	}
+	return len(c.v)
+}
 
 // Reserve makes room for n more values, which then append without copying.
 func (c *Column[S]) Reserve(n int) { c.v = slices.Grow(c.v, n) }

@@ -164,3 +164,41 @@ func (m *memFile) ReadAt(p []byte, off int64) (int, error) {
 	}
 	return copy(p, m.b[off:]), nil
 }
+
+// TestColumnPark: a Column parked in a spill file reads back every value
+// (those kept aside too) with its length the while; a failed read is an
+// error.
+func TestColumnPark(t *testing.T) {
+	var c Column[int32]
+	var want []int64
+	for k := range 3000 {
+		x := int64(k*k) - 5
+		if k%17 == 0 {
+			x = math.MaxInt64 - int64(k)
+		}
+		c.Append(x)
+		want = append(want, x)
+	}
+	f := &memFile{}
+	if err := c.Park(f); err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != len(want) || c.Bytes() != 0 {
+		t.Fatalf("parked: length %d, %d bytes", c.Len(), c.Bytes())
+	}
+	if err := c.Unpark(); err != nil {
+		t.Fatal(err)
+	}
+	for k, x := range want {
+		if c.At(k) != x {
+			t.Fatalf("value %d reads %d, want %d", k, c.At(k), x)
+		}
+	}
+	if err := c.Park(f); err != nil {
+		t.Fatal(err)
+	}
+	f.fail = true
+	if err := c.Unpark(); err == nil {
+		t.Fatal("a failed read gave no error")
+	}
+}

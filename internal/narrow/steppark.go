@@ -2,6 +2,7 @@ package narrow
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/internal/packed"
 )
@@ -42,3 +43,44 @@ func (s *Step[A, B, C]) Parked() bool { return s.pk != nil }
 // Bytes returns the memory the values take (0 while parked), not
 // counting those kept aside.
 func (s *Step[A, B, C]) Bytes() int { return len(s.d) }
+
+// Park writes the values to f and drops them from memory until Unpark;
+// those kept aside stay. Len still answers; nothing else may be called
+// while parked. An empty Column stays; on an error the values stay too.
+func (c *Column[S]) Park(f packed.Spiller) error {
+	if c.pk != nil || len(c.v) == 0 {
+		return nil
+	}
+	var z S
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.v))), len(c.v)*int(unsafe.Sizeof(z)))
+	p, err := packed.ParkBytes(f, b)
+	if err != nil {
+		return err
+	}
+	c.v, c.pk = nil, p
+	return nil
+}
+
+// Unpark reads back the values Park wrote (nothing for a Column not
+// parked).
+func (c *Column[S]) Unpark() error {
+	if c.pk == nil {
+		return nil
+	}
+	var z S
+	size := int(unsafe.Sizeof(z))
+	v := make([]S, c.pk.Len()/size)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*size)
+	if err := c.pk.ReadInto(b); err != nil {
+		return fmt.Errorf("narrow: %w", err)
+	}
+	c.v, c.pk = v, nil
+	return nil
+}
+
+// Bytes returns the memory the values take (0 while parked), not
+// counting those kept aside.
+func (c *Column[S]) Bytes() int {
+	var z S
+	return len(c.v) * int(unsafe.Sizeof(z))
+}

@@ -303,10 +303,21 @@ func (p *ParkedBytes) Len() int { return p.n }
 // Read reads the bytes back into a new array of their length.
 func (p *ParkedBytes) Read() ([]byte, error) {
 	b := make([]byte, p.n)
-	if err := ReadFull(p.f, b, p.at); err != nil {
-		return nil, fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
+	if err := p.ReadInto(b); err != nil {
+		return nil, err
 	}
 	return b, nil
+}
+
+// ReadInto reads the bytes back into b, of their length.
+func (p *ParkedBytes) ReadInto(b []byte) error {
+	if len(b) != p.n {
+		return fmt.Errorf("reading back %d parked bytes into %d", p.n, len(b))
+	}
+	if err := ReadFull(p.f, b, p.at); err != nil {
+		return fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
+	}
+	return nil
 }
 
 // ParkU8 is ParkBytes of a slice of a byte type (a kind, a role).
