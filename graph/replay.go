@@ -530,14 +530,9 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		}
 	}
 	// The order waited in the spill file since the forward replay
-	// (DAG.SpillTo): read back on every rank, or none goes on.
-	var rerr error
-	if err := ord.nodes.blocks.ReadBack(); err != nil {
-		rerr = fmt.Errorf("rank %d: graph: the forward replay's order: %w", c.Rank(), err)
-	}
-	if err := comm.Agree(c, rerr); err != nil {
-		return nil, err
-	}
+	// (DAG.SpillTo): its blocks are read back as the replay reaches
+	// them, a failed read agreed at the end (the nodes left read as one,
+	// and the values are not used).
 	nodes := ord.nodes.backward()
 	for t := steps - 1; t >= 0; t-- {
 		lo := int32(0)
@@ -613,6 +608,9 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 			}
 		}
 		out.recycle(recv)
+	}
+	if nodes.err != nil {
+		fail(fmt.Errorf("rank %d: graph: the forward replay's order: %w", c.Rank(), nodes.err))
 	}
 	if err := comm.Agree(c, bad); err != nil {
 		return nil, err

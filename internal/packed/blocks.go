@@ -54,9 +54,27 @@ func (b *Blocks) Wrote(cur []byte) {
 
 // List returns the blocks in order, the one being written last: a new
 // slice of the blocks themselves (not of blocks streamed to a file and
-// not read back: StreamTo, ReadBack).
+// not in memory: StreamTo, Block).
 func (b *Blocks) List() [][]byte {
 	return append(b.s.full[:len(b.s.full):len(b.s.full)], b.s.cur)
+}
+
+// NumBlocks returns the number of blocks List would return.
+func (b *Blocks) NumBlocks() int { return len(b.s.full) + 1 }
+
+// Block returns block k of those List would return: from memory, or,
+// for one StreamTo wrote to its file, read back into *buf (grown to its
+// length), so that a reader of the blocks one at a time holds one (a
+// backward replay reading the forward's order from its end).
+func (b *Blocks) Block(k int, buf *[]byte) ([]byte, error) {
+	s := &b.s
+	switch {
+	case k == len(s.full):
+		return s.cur, nil
+	case s.full[k] != nil || !s.inFile(k):
+		return s.full[k], nil
+	}
+	return s.readBlock(k, buf)
 }
 
 // Bytes returns the memory the blocks hold.
@@ -65,31 +83,10 @@ func (b *Blocks) Bytes() int { return b.s.bytes() }
 // StreamTo makes the blocks go to f as they fill (Pairs.StreamTo), for
 // a list read long after it is written, if at all (a forward replay's
 // order, which a backward replay reads only where the tie log filled):
-// List needs them back in memory first (ReadBack).
+// they are read back one at a time (Block); List returns only those in
+// memory.
 func (b *Blocks) StreamTo(f Spiller) {
 	if f != nil && b.s.out == nil {
 		b.s.out = &outFile{f: f}
 	}
-}
-
-// ReadBack reads the blocks StreamTo wrote back into memory, each in an
-// array of its length, and ends the streaming.
-func (b *Blocks) ReadBack() error {
-	s := &b.s
-	if s.out == nil {
-		return nil
-	}
-	for k := range s.full {
-		if s.full[k] != nil || !s.inFile(k) {
-			continue
-		}
-		var buf []byte
-		d, err := s.readBlock(k, &buf)
-		if err != nil {
-			return err
-		}
-		s.full[k] = d
-	}
-	s.out = nil
-	return nil
 }
