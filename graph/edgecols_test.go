@@ -48,6 +48,18 @@ func randomRow(rng *rand.Rand, k int) edgeRow {
 	}
 }
 
+// randomEdges returns n rows of randomRow appended, and the rows.
+func randomEdges(rng *rand.Rand, n int) (*RemoteEdges, []edgeRow) {
+	r := &RemoteEdges{}
+	want := make([]edgeRow, n)
+	for k := range want {
+		want[k] = randomRow(rng, k)
+		w := &want[k]
+		r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+	}
+	return r, want
+}
+
 func (r *RemoteEdges) row(k int) edgeRow {
 	return edgeRow{r.ThreadAt(k), r.PredProcAt(k), r.PredThreadAt(k), r.EventAt(k), r.PredEventAt(k), r.PredTimeAt(k), r.KindAt(k), r.PredKindAt(k)}
 }
@@ -180,13 +192,7 @@ func (m *memSpill) ReadAt(p []byte, off int64) (int, error) {
 func TestRemoteEdgesPark(t *testing.T) {
 	rng := rand.New(rand.NewPCG(29, 3))
 	const n = 3000
-	var r RemoteEdges
-	want := make([]edgeRow, n)
-	for k := range want {
-		want[k] = randomRow(rng, k)
-		w := &want[k]
-		r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
-	}
+	r, want := randomEdges(rng, n)
 	f := &memSpill{}
 	f.Append(make([]byte, 17)) // not at the file's start
 	if err := r.ParkPredTimes(f); err != nil {
@@ -226,13 +232,7 @@ func TestRemoteEdgesPark(t *testing.T) {
 func TestRemoteEdgesParkRows(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 7))
 	for _, n := range []int{10, 3000, 9000} {
-		var r RemoteEdges
-		want := make([]edgeRow, n)
-		for k := range want {
-			want[k] = randomRow(rng, k)
-			w := &want[k]
-			r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
-		}
+		r, want := randomEdges(rng, n)
 		f := &memSpill{}
 		f.Append(make([]byte, 5))
 		withTimes := n == 9000
