@@ -146,6 +146,11 @@ func Analyze(in *Input) (Result, error) {
 	for i := 1; i < len(in.Procs); i++ {
 		following = following && in.Procs[i].rank > in.Procs[i-1].rank
 	}
+	// Nor does the DAG's build read the weights: their column waits in
+	// the spill file through it (6.6 MB of the gen tree's build).
+	if in.Spill != nil {
+		_ = w.Park(in.Spill) // on an error it stays in memory
+	}
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
 	// order of the weights.
@@ -282,7 +287,16 @@ func Analyze(in *Input) (Result, error) {
 	// the weights are alike (the gen stencil's), their column is a third
 	// of the store, and the DAG's build held 2 MB more beside the store.
 	// Every rank decides alike: the replays that follow are collective.
+	// The column comes back from the build's wait first (a failed read
+	// stops every rank), and goes again once the store holds it.
 	var ws *graph.WeightStore
+	if err := w.Unpark(); err != nil {
+		err = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), err)
+		return res, comm.Agree(in.Comm, err)
+	}
+	if err := comm.Agree(in.Comm, nil); err != nil {
+		return res, err
+	}
 	wide := int64(0)
 	if !following || w.Wide() != 0 {
 		wide = 1
