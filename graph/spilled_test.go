@@ -168,13 +168,14 @@ func TestParkDAG(t *testing.T) {
 
 // TestSpilledOrder: a forward replay's order streamed to the DAG's spill
 // file (SpillTo) gives a backward replay in its reverse the same values
-// as one kept in memory, on one rank and two; a failed read of it is
-// ReplayInReverse's error on every rank.
+// as one kept in memory, on one rank and two; a failed read of it, of
+// its first block read back or of a later one, is ReplayInReverse's
+// error on every rank.
 func TestSpilledOrder(t *testing.T) {
 	const nodes = 150_000
 	wantByRanks := map[int][2][]int64{}
 	for _, ranks := range []int{1, 2} {
-		for _, mode := range []string{"memory", "spilled", "failing"} {
+		for _, mode := range []string{"memory", "spilled", "failing", "failing late"} {
 			var got [2][]int64
 			err := inproc.Run(ranks, func(c comm.Comm) error {
 				rng := rand.New(rand.NewPCG(uint64(c.Rank()), 5))
@@ -190,7 +191,7 @@ func TestSpilledOrder(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				f := &memSpill{}
+				f := &failOnce{at: -1}
 				if mode != "memory" {
 					g.SpillTo(f)
 				}
@@ -205,8 +206,12 @@ func TestSpilledOrder(t *testing.T) {
 				if mode != "memory" && len(f.b) < 64<<10 {
 					t.Errorf("%s, %d ranks: %d bytes of the order spilled", mode, ranks, len(f.b))
 				}
-				if mode == "failing" && c.Rank() == ranks-1 {
+				switch {
+				case c.Rank() != ranks-1:
+				case mode == "failing":
 					f.failRead = true
+				case mode == "failing late":
+					f.at = f.reads + 1 // the second block read back, of two
 				}
 				bw, err := ReplayInReverse(c, g, fw.Order, ReplayOptions{Weights: w})
 				if err != nil {
@@ -215,7 +220,7 @@ func TestSpilledOrder(t *testing.T) {
 				got[c.Rank()] = bw.Values
 				return nil
 			})
-			if mode == "failing" {
+			if strings.HasPrefix(mode, "failing") {
 				if err == nil || !strings.Contains(err.Error(), "order") {
 					t.Errorf("%d ranks: a failing read of the order: err = %v", ranks, err)
 				}
