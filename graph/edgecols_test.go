@@ -290,3 +290,50 @@ func TestRemoteEdgesParkRows(t *testing.T) {
 		}
 	}
 }
+
+// fullSpill is a memSpill whose appends fail once left of them were
+// served (a full disk): a park that fails midway.
+type fullSpill struct {
+	memSpill
+	left int
+}
+
+func (f *fullSpill) Append(p []byte) (int64, error) {
+	if f.left == 0 {
+		return 0, errors.New("no space left on device")
+	}
+	f.left--
+	return f.memSpill.Append(p)
+}
+
+// TestRemoteEdgesParkRowsFull: rows whose park fails after some of their
+// columns went to the file (each of its six writes failing in turn) are
+// an error, yet UnparkRows brings those back and keeps the others: every
+// row reads as before, and rows append after.
+func TestRemoteEdgesParkRowsFull(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 11))
+	for left := 0; left <= 6; left++ {
+		r, want := randomEdges(rng, 3000)
+		f := &fullSpill{left: left}
+		err := r.ParkRows(f)
+		if (err != nil) != (left < 6) {
+			t.Fatalf("%d writes served: ParkRows err = %v", left, err)
+		}
+		if r.Len() != len(want) {
+			t.Fatalf("%d writes served: Len %d, want %d", left, r.Len(), len(want))
+		}
+		if err := r.UnparkRows(); err != nil {
+			t.Fatalf("%d writes served: UnparkRows: %v", left, err)
+		}
+		for k := range want {
+			if got := r.row(k); got != want[k] {
+				t.Fatalf("%d writes served: row %d: %+v, want %+v", left, k, got, want[k])
+			}
+		}
+		extra := randomRow(rng, len(want))
+		r.Append(extra.th, extra.ev, extra.kind, extra.pproc, extra.pth, extra.pev, extra.pkind, extra.pt)
+		if got := r.row(len(want)); got != extra {
+			t.Fatalf("%d writes served: appended after: %+v, want %+v", left, got, extra)
+		}
+	}
+}

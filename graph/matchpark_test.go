@@ -74,3 +74,49 @@ func TestMatchingParkColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchingParkColumnsFull: columns whose park fails after some went
+// to the file (each of its three writes failing in turn) are an error,
+// and UnparkColumns brings those back and keeps the others: every node
+// reads as before, and Describe names it again.
+func TestMatchingParkColumnsFull(t *testing.T) {
+	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 2000, LatencyNS: 1000, Jitter: 0.3})
+	plan, err := partition.Assign([]int64{1, 1, 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inproc.Run(1, func(c comm.Comm) error {
+		m, err := Match(c, plan, procs, MatchOptions{})
+		if err != nil {
+			return err
+		}
+		n := m.Len()
+		kinds := slices.Clone(m.Kind)
+		threads, events := make([]int32, n), make([]int64, n)
+		for v := range n {
+			threads[v], events[v] = m.ThreadOf(v), m.EventOf(v)
+		}
+		desc := m.Describe(n - 1)
+		for left := 0; left <= 3; left++ {
+			err := m.ParkColumns(&fullSpill{left: left})
+			if (err != nil) != (left < 3) {
+				t.Fatalf("%d writes served: ParkColumns err = %v", left, err)
+			}
+			if err := m.UnparkColumns(); err != nil {
+				t.Fatalf("%d writes served: UnparkColumns: %v", left, err)
+			}
+			for v := range n {
+				if m.Kind[v] != kinds[v] || m.ThreadOf(v) != threads[v] || m.EventOf(v) != events[v] {
+					t.Fatalf("%d writes served: node %d reads %v %d %d, was %v %d %d", left, v, m.Kind[v], m.ThreadOf(v), m.EventOf(v), kinds[v], threads[v], events[v])
+				}
+			}
+			if d := m.Describe(n - 1); d != desc {
+				t.Fatalf("%d writes served: described %q, was %q", left, d, desc)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
