@@ -1,0 +1,174 @@
+package waitstate
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// parkFile is a spill file in memory that counts its reads and fails
+// every one from read fail on (−1: none), or with once that one alone.
+type parkFile struct {
+	b           []byte
+	reads, fail int
+	once        bool
+}
+
+func (f *parkFile) Append(p []byte) (int64, error) {
+	at := int64(len(f.b))
+	f.b = append(f.b, p...)
+	return at, nil
+}
+
+func (f *parkFile) ReadAt(p []byte, off int64) (int, error) {
+	f.reads++
+	if f.fail >= 0 && (f.reads == f.fail+1 || !f.once && f.reads > f.fail) {
+		return 0, errors.New("I/O error")
+	}
+	if off+int64(len(p)) > int64(len(f.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, f.b[off:]), nil
+}
+
+// TestAnalyzeParked: the wait states with what the driver parks in a
+// spill file (the remote edges' rows, the matching's DAG and its nodes'
+// kinds, threads and events, and Analyze's nodes' values, each process's
+// read back at its turn) give the rows, causes and delays of an analysis
+// that parks nothing, on one rank and two; a read failing at any point on
+// the last rank, and every read after it or that one alone, is Analyze's
+// error on every rank (agreed: the others' name it), never a hang or a
+// panic (a column left parked and read).
+func TestAnalyzeParked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "halo")
+	cfg := gen.Config{Workload: "halo", Ranks: 4, Threads: 2, Iterations: 3000, Jitter: 0.3, LatencyNS: 1500}
+	if _, err := gen.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		rows   []Row
+		causes []Cause
+		delays []Delay
+	}
+	// run analyzes on k ranks, parking in its file when fail is not −2;
+	// it returns rank 0's results, each rank's error and reads.
+	run := func(k, fail int, once bool) (result, []error, []int) {
+		plan, err := partition.Assign([]int64{1, 1, 1, 1}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res result
+		errs, reads := make([]error, k), make([]int, k)
+		err = inproc.Run(k, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			var procs []*trace.Process
+			for i := lo; i < hi; i++ {
+				p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(i)), trace.LoadOptions{})
+				if err != nil {
+					return err
+				}
+				procs = append(procs, p)
+			}
+			m, err := graph.Match(c, plan, procs, graph.MatchOptions{})
+			if err != nil {
+				return err
+			}
+			edges, err := graph.ExchangeEdges(c, m, nil)
+			if err != nil {
+				return err
+			}
+			var f *parkFile
+			if fail != -2 {
+				f = &parkFile{fail: -1}
+				if c.Rank() == k-1 {
+					f.fail, f.once = fail, once
+				}
+			}
+			a := New(m)
+			if !a.ReadsRecorded() {
+				m.DropRecorded()
+			}
+			if f != nil {
+				for i := range edges {
+					if err := edges[i].ParkRows(f); err != nil {
+						return err
+					}
+				}
+				if err := m.DAG.Park(f); err != nil {
+					return err
+				}
+			}
+			for i, p := range procs {
+				if err := a.Record(i, p, nil, nil); err != nil {
+					return err
+				}
+			}
+			m.DropRecorded()
+			parked := 0
+			if f != nil {
+				if err := m.ParkColumns(f); err != nil {
+					return err
+				}
+				a.Spill = f
+				parked = len(f.b)
+			}
+			rows, causes, delays, err := a.Analyze(c, plan, edges, 0, math.MaxInt64/4)
+			errs[c.Rank()] = err
+			if f != nil {
+				reads[c.Rank()] = f.reads
+				if err == nil && len(f.b) < parked+nodeValsParkMin {
+					return fmt.Errorf("rank %d: %d bytes of the nodes' values parked", c.Rank(), len(f.b)-parked)
+				}
+			}
+			if c.Rank() == 0 {
+				res = result{rows, causes, delays}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, errs, reads
+	}
+	for _, k := range []int{1, 2} {
+		want, errs, _ := run(k, -2, false)
+		if errs[0] != nil || len(want.rows) == 0 || len(want.delays) == 0 {
+			t.Fatalf("%d ranks: %d rows, %d delays, err %v", k, len(want.rows), len(want.delays), errs[0])
+		}
+		got, errs, reads := run(k, -1, false)
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("%d ranks, parked: rank %d: %v", k, r, err)
+			}
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d ranks: the results with what is parked differ", k)
+		}
+		last := reads[k-1]
+		if last < 10 {
+			t.Fatalf("%d ranks: %d reads back", k, last)
+		}
+		for fail := range last {
+			for _, once := range []bool{false, true} {
+				_, errs, _ := run(k, fail, once)
+				for r, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), "I/O error") || strings.Contains(err.Error(), "panic") {
+						t.Errorf("%d ranks, the last's read %d of %d failing (alone %v): rank %d: err = %v", k, fail, last, once, r, err)
+					}
+				}
+			}
+		}
+	}
+}
