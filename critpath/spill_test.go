@@ -1,0 +1,133 @@
+package critpath_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/critpath"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// spillFile is a spill file in memory that counts its reads and fails
+// read fail (from 0; −1: none), and with all every read after it too.
+type spillFile struct {
+	b           []byte
+	reads, fail int
+	all         bool
+}
+
+func (f *spillFile) Append(p []byte) (int64, error) {
+	at := int64(len(f.b))
+	f.b = append(f.b, p...)
+	return at, nil
+}
+
+func (f *spillFile) ReadAt(p []byte, off int64) (int, error) {
+	f.reads++
+	if f.fail >= 0 && (f.reads == f.fail+1 || f.all && f.reads > f.fail) {
+		return 0, errors.New("I/O error")
+	}
+	if off+int64(len(p)) > int64(len(f.b)) {
+		return 0, io.ErrUnexpectedEOF
+	}
+	return copy(p, f.b[off:]), nil
+}
+
+// TestAnalyzeSpilled: the phase with a spill file (the fragment weights'
+// column parked from the weights' store to the path's summary, the
+// tasks' run times through the replays, the forward replay's order)
+// gives the sections of the phase without one, on one rank and two; a
+// read failing on the last rank, at any point, alone or with every read
+// after it, is an error on every rank naming it, never a hang or a
+// panic.
+func TestAnalyzeSpilled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	cfg := gen.Config{Workload: "stencil", Ranks: 2, Threads: 4, Width: 64, Steps: 400, Jitter: 0.3}
+	if _, err := gen.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	// run analyzes on k ranks, with spill files unless fail is −2, and
+	// returns rank 0's sections, each rank's error and reads.
+	run := func(k, fail int, all bool) ([]byte, []error, []int) {
+		procs := make([]*critpath.Proc, cfg.Ranks)
+		first, last := int64(1<<62), int64(-1<<62)
+		for i := range procs {
+			var a, b int64
+			procs[i], a, b = simulate(t, filepath.Join(dir, trace.FileName(i)))
+			first, last = min(first, a), max(last, b)
+		}
+		plan, err := partition.Assign([]int64{1, 1}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var js []byte
+		errs, reads := make([]error, k), make([]int, k)
+		err = inproc.Run(k, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: procs[lo:hi], RunTimeNS: last - first, Path: true}
+			var f *spillFile
+			if fail != -2 {
+				f = &spillFile{fail: -1}
+				if c.Rank() == k-1 {
+					f.fail, f.all = fail, all
+				}
+				in.Spill = f
+			}
+			res, err := critpath.Analyze(in)
+			errs[c.Rank()] = err
+			if f != nil {
+				reads[c.Rank()] = f.reads
+			}
+			if c.Rank() == 0 && err == nil {
+				js, err = json.Marshal(report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph})
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js, errs, reads
+	}
+	for _, k := range []int{1, 2} {
+		want, errs, _ := run(k, -2, false)
+		if errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		got, errs, reads := run(k, -1, false)
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("%d ranks, spilled: rank %d: %v", k, r, err)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d ranks: the sections with a spill file differ:\n%s\n%s", k, got, want)
+		}
+		n := reads[k-1]
+		weights := false // a failure named the fragment weights' column
+		for fail := range n {
+			for _, all := range []bool{false, true} {
+				_, errs, _ := run(k, fail, all)
+				for r, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), "I/O error") || strings.Contains(err.Error(), "panic") {
+						t.Errorf("%d ranks, the last's read %d of %d failing (all after %v): rank %d: err = %v", k, fail, n, all, r, err)
+					}
+				}
+				weights = weights || strings.Contains(errs[k-1].Error(), "fragment weights")
+			}
+		}
+		if k == 2 && !weights { // one rank's processes are apart: no such column
+			t.Errorf("%d ranks: %d reads back, none of the fragment weights", k, n)
+		}
+	}
+}
