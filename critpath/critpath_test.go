@@ -3,11 +3,9 @@ package critpath_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -238,98 +236,6 @@ func BenchmarkLongPath(b *testing.B) {
 		})
 		if err != nil {
 			b.Fatal(err)
-		}
-	}
-}
-
-// memSpill is a spill file in memory that is shared by in-process ranks;
-// once fail is set, reads at or after byte from fail.
-type memSpill struct {
-	mu   sync.Mutex
-	b    []byte
-	from int64 // reads of bytes at or past from fail, when fail
-	fail bool
-}
-
-func (m *memSpill) Append(p []byte) (int64, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	at := int64(len(m.b))
-	m.b = append(m.b, p...)
-	return at, nil
-}
-
-func (m *memSpill) ReadAt(p []byte, off int64) (int, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.fail && off+int64(len(p)) > m.from {
-		return 0, errors.New("I/O error")
-	}
-	return copy(p, m.b[off:]), nil
-}
-
-// TestAnalyzeSpilled: with what the phase parks (the fragment DAG's
-// inputs during the task graph, the weights' column through the build
-// and from the forward replay to the path's summary, the tasks' run
-// times, the forward order) in a spill file, the sections are those of
-// an analysis without one; a read that fails anywhere in the file is an
-// error on every rank, not a hang, a panic or a wrong report.
-func TestAnalyzeSpilled(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "trace")
-	cfg := gen.Config{Workload: "stencil", Ranks: 2, Threads: 3, Steps: 2000, Width: 32, Jitter: 0.3}
-	if _, err := gen.Generate(dir, cfg); err != nil {
-		t.Fatal(err)
-	}
-	run := func(k int, f *memSpill) (critpath.Result, error) {
-		all := []*critpath.Proc{}
-		first, last := int64(1<<62), int64(-1<<62)
-		for i := range cfg.Ranks {
-			p, a, b := simulate(t, filepath.Join(dir, trace.FileName(i)))
-			all = append(all, p)
-			first, last = min(first, a), max(last, b)
-		}
-		plan, err := partition.Assign([]int64{1, 1}, k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var res critpath.Result
-		err = inproc.Run(k, func(c comm.Comm) error {
-			lo, hi := plan.Range(c.Rank())
-			in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: all[lo:hi], RunTimeNS: last - first, Path: true}
-			if f != nil {
-				in.Spill = f
-			}
-			r, err := critpath.Analyze(in)
-			if c.Rank() == 0 {
-				res = r
-			}
-			return err
-		})
-		return res, err
-	}
-	for k := 1; k <= 2; k++ {
-		want, err := run(k, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wantJS, _ := json.Marshal(report.Report{CriticalPath: want.CriticalPath, Graph: want.Graph})
-		f := &memSpill{}
-		got, err := run(k, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if js, _ := json.Marshal(report.Report{CriticalPath: got.CriticalPath, Graph: got.Graph}); !bytes.Equal(js, wantJS) {
-			t.Fatalf("%d ranks: the sections with a spill file differ from those without", k)
-		}
-		written := int64(len(f.b))
-		if written < 64<<10 {
-			t.Fatalf("%d ranks: %d bytes parked: the test proves little", k, written)
-		}
-		for _, at := range []int64{0, written / 4, written / 2, 3 * written / 4, written - 1} {
-			g := &memSpill{fail: true, from: at}
-			if _, err := run(k, g); err == nil {
-				t.Errorf("%d ranks: reads failing from byte %d of %d: no error", k, at, written)
-			}
 		}
 	}
 }
