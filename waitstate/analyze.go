@@ -125,15 +125,14 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// turn below: at most one process's are in memory beside the rows and
 	// columns that come back (3.4 MB of the 10 M-event halo's phase).
 	if a.Spill != nil {
-		bytes := 0
 		for i := range nv {
-			bytes += nv[i].lat.Bytes() + nv[i].ex.Bytes()
-		}
-		if bytes >= nodeValsParkMin {
-			for i := range nv {
-				if nv[i].park(a.Spill) != nil {
-					break // the rest stay in memory
-				}
+			// A process's few values are not worth the file's calls
+			// (16 384 processes of a halo exchange on one rank).
+			if nv[i].lat.Bytes()+nv[i].ex.Bytes() < nodeValsParkMin {
+				continue
+			}
+			if nv[i].park(a.Spill) != nil {
+				break // the rest stay in memory
 			}
 		}
 	}
@@ -400,9 +399,9 @@ type nodeVals struct {
 	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
 }
 
-// nodeValsParkMin is the least the nodes' values of a rank must hold
-// for Analyze to park them.
-const nodeValsParkMin = 64 << 10
+// nodeValsParkMin is the least a process's nodes' values must hold for
+// Analyze to park them.
+const nodeValsParkMin = 16 << 10
 
 // park writes the values to f until unpark (the bits of none stay).
 func (nv *nodeVals) park(f packed.Spiller) error {
