@@ -8,6 +8,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // TestMatchingParkColumns: the matched nodes' kinds, threads and events
@@ -16,22 +17,9 @@ import (
 // its columns.
 func TestMatchingParkColumns(t *testing.T) {
 	for _, iters := range []int{2, 2000} {
-		procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: iters, LatencyNS: 1000, Jitter: 0.3})
-		plan, err := partition.Assign([]int64{1, 1, 1}, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = inproc.Run(1, func(c comm.Comm) error {
-			m, err := Match(c, plan, procs, MatchOptions{})
-			if err != nil {
-				return err
-			}
+		err := matchHalo(t, iters, func(m *Matching) error {
 			n := m.Len()
-			kinds := slices.Clone(m.Kind)
-			threads, events := make([]int32, n), make([]int64, n)
-			for v := range n {
-				threads[v], events[v] = m.ThreadOf(v), m.EventOf(v)
-			}
+			kinds, threads, events := matchedCols(m)
 			desc := m.Describe(0)
 			big := len(m.Kind)+m.thread.Bytes()+m.event.off.Bytes() >= matchParkMin
 			if big != (iters > 2) {
@@ -80,22 +68,9 @@ func TestMatchingParkColumns(t *testing.T) {
 // and UnparkColumns brings those back and keeps the others: every node
 // reads as before, and Describe names it again.
 func TestMatchingParkColumnsFull(t *testing.T) {
-	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 2000, LatencyNS: 1000, Jitter: 0.3})
-	plan, err := partition.Assign([]int64{1, 1, 1}, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = inproc.Run(1, func(c comm.Comm) error {
-		m, err := Match(c, plan, procs, MatchOptions{})
-		if err != nil {
-			return err
-		}
+	err := matchHalo(t, 2000, func(m *Matching) error {
 		n := m.Len()
-		kinds := slices.Clone(m.Kind)
-		threads, events := make([]int32, n), make([]int64, n)
-		for v := range n {
-			threads[v], events[v] = m.ThreadOf(v), m.EventOf(v)
-		}
+		kinds, threads, events := matchedCols(m)
 		desc := m.Describe(n - 1)
 		for left := 0; left <= 3; left++ {
 			err := m.ParkColumns(&fullSpill{left: left})
@@ -119,4 +94,33 @@ func TestMatchingParkColumnsFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// matchHalo matches a halo exchange of 3 processes and the iterations
+// given on one rank and calls fn with the matching.
+func matchHalo(t *testing.T, iters int, fn func(m *Matching) error) error {
+	t.Helper()
+	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: iters, LatencyNS: 1000, Jitter: 0.3})
+	plan, err := partition.Assign([]int64{1, 1, 1}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inproc.Run(1, func(c comm.Comm) error {
+		m, err := Match(c, plan, procs, MatchOptions{})
+		if err != nil {
+			return err
+		}
+		return fn(m)
+	})
+}
+
+// matchedCols returns the matched nodes' kinds, threads and events.
+func matchedCols(m *Matching) ([]trace.Kind, []int32, []int64) {
+	n := m.Len()
+	kinds := slices.Clone(m.Kind)
+	threads, events := make([]int32, n), make([]int64, n)
+	for v := range n {
+		threads[v], events[v] = m.ThreadOf(v), m.EventOf(v)
+	}
+	return kinds, threads, events
 }
