@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
@@ -913,12 +912,9 @@ func (g *DAG) checkHere() {
 	}
 }
 
-// parkedCSR is where Park wrote a DAG's adjacency: its four arrays'
-// lengths, one after the other from at.
+// parkedCSR is where Park wrote a DAG's adjacency: its four arrays.
 type parkedCSR struct {
-	f    packed.Spiller
-	at   int64
-	lens [4]int
+	inOff, in, outOff, out *packed.ParkedBytes
 }
 
 // Park writes the adjacency of a DAG built with both sides (its CSR
@@ -931,93 +927,46 @@ func (g *DAG) Park(f packed.Spiller) error {
 	if g.parked != nil || g.inOff == nil && g.outOff == nil {
 		return nil
 	}
-	p := &parkedCSR{f: f, lens: [4]int{len(g.inOff), len(g.in), len(g.outOff), len(g.out)}}
-	w := packed.NewAppender(f)
-	buf := make([]byte, 0, 4*parkChunkWords)
-	if err := appendWords(&w, g.inOff, buf); err != nil {
+	var p parkedCSR
+	var err error
+	if p.inOff, err = packed.ParkSlice(f, g.inOff); err != nil {
 		return err
 	}
-	if err := appendWords(&w, g.in, buf); err != nil {
+	if p.in, err = packed.ParkSlice(f, g.in); err != nil {
 		return err
 	}
-	if err := appendWords(&w, g.outOff, buf); err != nil {
+	if p.outOff, err = packed.ParkSlice(f, g.outOff); err != nil {
 		return err
 	}
-	if err := appendWords(&w, g.out, buf); err != nil {
+	if p.out, err = packed.ParkSlice(f, g.out); err != nil {
 		return err
 	}
-	p.at = w.Start()
-	g.parked = p
+	g.parked = &p
 	g.inOff, g.in, g.outOff, g.out = nil, nil, nil, nil
 	return nil
 }
 
-// parkChunkWords is the words Park writes and Unpark reads at a time.
-const parkChunkWords = 16 << 10
-
-// appendWords writes a's words to w, little-endian, a chunk at a time
-// through buf; it stops at the first error.
-func appendWords[T ~int32](w *packed.Appender, a []T, buf []byte) error {
-	for i := 0; i < len(a); i += parkChunkWords {
-		buf = buf[:0]
-		for _, v := range a[i:min(i+parkChunkWords, len(a))] {
-			buf = binary.LittleEndian.AppendUint32(buf, uint32(v))
-		}
-		if err := w.Append(buf); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// readWords reads n words at *at of f into a new array, a chunk at a
-// time through buf, and moves *at past them.
-func readWords[T ~int32](f io.ReaderAt, at *int64, n int, buf []byte) ([]T, error) {
-	a := make([]T, n)
-	for i := 0; i < n; i += parkChunkWords {
-		ws := a[i:min(i+parkChunkWords, n)]
-		b := buf[:4*len(ws)]
-		if err := packed.ReadFull(f, b, *at); err != nil {
-			return nil, fmt.Errorf("graph: reading back a parked DAG's adjacency (%d bytes at offset %d of the spill file): %w", len(b), *at, err)
-		}
-		for j := range ws {
-			ws[j] = T(binary.LittleEndian.Uint32(b[4*j:]))
-		}
-		*at += int64(len(b))
-	}
-	return a, nil
-}
-
 // Unpark reads back the adjacency Park wrote (nothing for a DAG not
-// parked).
+// parked); a side dropped before (DropInputs) stays nil.
 func (g *DAG) Unpark() error {
 	p := g.parked
 	if p == nil {
 		return nil
 	}
-	buf := make([]byte, 4*parkChunkWords)
-	at := p.at
-	inOff, err := readWords[int32](p.f, &at, p.lens[0], buf)
+	inOff, err := packed.ReadSlice[int32](p.inOff)
+	var in, out []Entry
+	var outOff []int32
+	if err == nil {
+		in, err = packed.ReadSlice[Entry](p.in)
+	}
+	if err == nil {
+		outOff, err = packed.ReadSlice[int32](p.outOff)
+	}
+	if err == nil {
+		out, err = packed.ReadSlice[Entry](p.out)
+	}
 	if err != nil {
-		return err
-	}
-	in, err := readWords[Entry](p.f, &at, p.lens[1], buf)
-	if err != nil {
-		return err
-	}
-	outOff, err := readWords[int32](p.f, &at, p.lens[2], buf)
-	if err != nil {
-		return err
-	}
-	out, err := readWords[Entry](p.f, &at, p.lens[3], buf)
-	if err != nil {
-		return err
-	}
-	if p.lens[0] == 0 {
-		inOff, in = nil, nil // a side dropped before (DropInputs)
-	}
-	if p.lens[2] == 0 {
-		outOff, out = nil, nil
+		return fmt.Errorf("graph: reading back a parked DAG's adjacency: %w", err)
 	}
 	g.inOff, g.in, g.outOff, g.out, g.parked = inOff, in, outOff, out, nil
 	return nil

@@ -30,7 +30,7 @@ func (r *RemoteEdges) ParkRows(f packed.Spiller) error {
 		}
 	}
 	if len(r.kinds.code) > 0 {
-		p, err := packed.ParkBytes(f, r.kinds.code)
+		p, err := packed.ParkSlice(f, r.kinds.code)
 		if err != nil {
 			return err
 		}
@@ -51,7 +51,7 @@ func (r *RemoteEdges) UnparkRows() error {
 		}
 	}
 	if r.kindsPk != nil {
-		code, err := r.kindsPk.Read()
+		code, err := packed.ReadSlice[uint8](r.kindsPk)
 		if err != nil {
 			return fmt.Errorf("graph: remote edges' kinds: %w", err)
 		}

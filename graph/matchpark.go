@@ -34,7 +34,7 @@ func (m *Matching) ParkColumns(f packed.Spiller) error {
 	if err := m.event.off.Park(f); err != nil {
 		return err
 	}
-	p, err := packed.ParkU8(f, m.Kind)
+	p, err := packed.ParkSlice(f, m.Kind)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (m *Matching) UnparkColumns() error {
 		return fmt.Errorf("graph: the matched nodes' events: %w", err)
 	}
 	if p := m.park.kind; p != nil {
-		k, err := packed.ReadU8[trace.Kind](p)
+		k, err := packed.ReadSlice[trace.Kind](p)
 		if err != nil {
 			return fmt.Errorf("graph: the matched nodes' kinds: %w", err)
 		}

@@ -15,7 +15,7 @@ func (s *Step[A, B, C]) Park(f packed.Spiller) error {
 	if s.pk != nil || len(s.d) == 0 {
 		return nil
 	}
-	p, err := packed.ParkBytes(f, s.d)
+	p, err := packed.ParkSlice(f, s.d)
 	if err != nil {
 		return err
 	}
@@ -29,7 +29,7 @@ func (s *Step[A, B, C]) Unpark() error {
 	if s.pk == nil {
 		return nil
 	}
-	d, err := s.pk.Read()
+	d, err := packed.ReadSlice[byte](s.pk)
 	if err != nil {
 		return fmt.Errorf("narrow: %w", err)
 	}
@@ -51,9 +51,7 @@ func (c *Column[S]) Park(f packed.Spiller) error {
 	if c.pk != nil || len(c.v) == 0 {
 		return nil
 	}
-	var z S
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(c.v))), len(c.v)*int(unsafe.Sizeof(z)))
-	p, err := packed.ParkBytes(f, b)
+	p, err := packed.ParkSlice(f, c.v)
 	if err != nil {
 		return err
 	}
@@ -67,11 +65,8 @@ func (c *Column[S]) Unpark() error {
 	if c.pk == nil {
 		return nil
 	}
-	var z S
-	size := int(unsafe.Sizeof(z))
-	v := make([]S, c.pk.Len()/size)
-	b := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), len(v)*size)
-	if err := c.pk.ReadInto(b); err != nil {
+	v, err := packed.ReadSlice[S](c.pk)
+	if err != nil {
 		return fmt.Errorf("narrow: %w", err)
 	}
 	c.v, c.pk = v, nil

@@ -279,17 +279,34 @@ func (s *stream) spillRest() error {
 	return nil
 }
 
-// ParkedBytes is a byte array a Spiller holds while nothing reads it
-// (ParkBytes), until Read brings it back.
+// Fixed are the element types a slice is parked as (ParkSlice): fixed
+// sizes, no pointers.
+type Fixed interface {
+	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64
+}
+
+// ParkedBytes is a slice's bytes a Spiller holds while nothing reads it
+// (ParkSlice), until ReadSlice brings it back.
 type ParkedBytes struct {
 	f  io.ReaderAt
 	at int64
-	n  int
+	n  int // bytes
 }
 
-// ParkBytes writes b to f; the caller drops b and keeps the result. On an
-// error b stays the caller's.
-func ParkBytes(f Spiller, b []byte) (*ParkedBytes, error) {
+// bytesOf is the memory of s, as bytes.
+func bytesOf[T Fixed](s []T) []byte {
+	var z T
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(z)))
+}
+
+// ParkSlice writes s's bytes, as they are in memory (this process reads
+// them back, not another), to f; the caller drops s and keeps the result.
+// An empty s writes nothing. On an error s stays the caller's.
+func ParkSlice[T Fixed](f Spiller, s []T) (*ParkedBytes, error) {
+	b := bytesOf(s)
+	if len(b) == 0 {
+		return &ParkedBytes{f: f}, nil
+	}
 	at, err := f.Append(b)
 	if err != nil {
 		return nil, err
@@ -300,36 +317,16 @@ func ParkBytes(f Spiller, b []byte) (*ParkedBytes, error) {
 // Len returns the number of bytes parked.
 func (p *ParkedBytes) Len() int { return p.n }
 
-// Read reads the bytes back into a new array of their length.
-func (p *ParkedBytes) Read() ([]byte, error) {
-	b := make([]byte, p.n)
-	if err := p.ReadInto(b); err != nil {
-		return nil, err
+// ReadSlice reads a slice ParkSlice parked back into a new array of its
+// length (nil for an empty one).
+func ReadSlice[T Fixed](p *ParkedBytes) ([]T, error) {
+	var z T
+	if p.n == 0 {
+		return nil, nil
 	}
-	return b, nil
-}
-
-// ReadInto reads the bytes back into b, of their length.
-func (p *ParkedBytes) ReadInto(b []byte) error {
-	if len(b) != p.n {
-		return fmt.Errorf("reading back %d parked bytes into %d", p.n, len(b))
+	s := make([]T, p.n/int(unsafe.Sizeof(z)))
+	if err := ReadFull(p.f, bytesOf(s), p.at); err != nil {
+		return nil, fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
 	}
-	if err := ReadFull(p.f, b, p.at); err != nil {
-		return fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
-	}
-	return nil
-}
-
-// ParkU8 is ParkBytes of a slice of a byte type (a kind, a role).
-func ParkU8[T ~uint8](f Spiller, s []T) (*ParkedBytes, error) {
-	return ParkBytes(f, unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)))
-}
-
-// ReadU8 is Read into a slice of a byte type.
-func ReadU8[T ~uint8](p *ParkedBytes) ([]T, error) {
-	b, err := p.Read()
-	if err != nil {
-		return nil, err
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)), nil
+	return s, nil
 }
