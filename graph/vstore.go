@@ -285,7 +285,7 @@ func (v *vstore) widen() {
 			}
 		}
 		whole, at := v.far, v.base
-		w.done, w.used = v.done, v.used // wkept: counted again below
+		w.done = v.done // used and wkept: no 32-bit store reads them
 		*v = w
 		for _, blk := range far {
 			vals := &whole[at[blk]-farBase]
