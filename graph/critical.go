@@ -368,12 +368,17 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	if err != nil {
 		return OnLongest{}, err
 	}
-	// A node's start is EF − w, or after LongestPathsWeighted its Arg's
-	// EF (startOf), which the replay below still reads: an input of a
-	// node is evaluated after it backwards, its EF unchanged until then.
-	start := func(n int32) int64 { return ef.get(n) - w.At(int(n)) }
-	if lp.weighed {
-		start = func(n int32) int64 { return lp.startOf(ef, n) }
+	// A node's start is EF − w (weights of a column without wide blocks
+	// are never negative; a wide one's are read as they are), or after
+	// LongestPathsWeighted its Arg's EF (startOf), which the replay below
+	// still reads: an input of a node is evaluated after it backwards, its
+	// EF unchanged until then. The weight is read for the nodes on a
+	// longest path alone, through a cursor: a lookup in the framed column
+	// is a chain of dependent loads.
+	start := func(n int32) int64 { return lp.startOf(ef, n) }
+	if !lp.weighed {
+		wc := w.Cursor()
+		start = func(n int32) int64 { return ef.get(n) - wc.At(int(n)) }
 	}
 	if all[0] == 1 {
 		err := markLongest(c, g, ef, start, span, lp.Arg, lp.ties, on)
@@ -384,16 +389,10 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 		return OnLongest{on: on}, nil
 	}
 	lp.ties = nil
-	eval := &onLongestEval{ef: ef, span: span, on: on}
-	if lp.weighed {
-		eval.start = start
-	} else {
-		// Weights of a column without wide blocks are never negative; a
-		// wide one's are read as they are, as before.
-		lp.Arg = nil
-		eval.w = w.Cursor()
+	if !lp.weighed {
+		lp.Arg = nil // its starts do not read it
 	}
-	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: eval})
+	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, span: span, on: on, start: start}})
 	lp.Arg, lp.slotVal = nil, nil
 	if err != nil {
 		return OnLongest{}, err
@@ -534,30 +533,23 @@ func (t tiesByNode) of(n int32) []Entry {
 	return t.in[lo:hi]
 }
 
-// onLongestEval is OnLongestPaths' evaluation of a node, with weights
-// from a column.
+// onLongestEval is OnLongestPathsColumn's evaluation of a node in its
+// backward replay, a node's start EF − w given by start.
 type onLongestEval struct {
-	ef   *vstore
-	w    *narrow.FramedCursor // read in the reverse of the forward replay's order
-	span int64
-	on   []uint64
-	// start, instead of w, gives a node's start EF − w (Longest.startOf)
-	start func(n int32) int64
+	ef    *vstore
+	span  int64
+	on    []uint64
+	start func(n int32) int64 // a node's start EF − w
 }
 
 func (e *onLongestEval) eval(n int32, x *Input) int64 {
 	// ef.get(n) is still the node's EF: the replay writes a node's value
 	// after its evaluation, and reads only values of nodes already
-	// evaluated.
-	// The weight is read for the nodes on a longest path alone: a lookup
-	// in the framed column is a chain of dependent loads.
+	// evaluated. The start is asked for the nodes on a longest path alone.
 	f := e.ef.get(n)
 	if f == e.span || x.HasIn && x.In == f || x.HasPrev && x.Prev == f {
 		setBit(e.on, n)
-		if e.start != nil {
-			return e.start(n)
-		}
-		return f - e.w.At(int(n))
+		return e.start(n)
 	}
 	return f + 1
 }

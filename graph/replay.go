@@ -75,8 +75,8 @@ type ReplayOptions struct {
 	// into is Into as a store (OnLongestPaths: the forward values,
 	// narrow).
 	into *vstore
-	// onLongest, instead of Eval, is OnLongestPaths' evaluation (with
-	// weights from a column), for ReplayInReverse.
+	// onLongest, instead of Eval, is OnLongestPathsColumn's evaluation,
+	// for ReplayInReverse.
 	onLongest *onLongestEval
 	// inStore, instead of the other weights, is a store of the nodes'
 	// weights (newWeightStore) that a forward push replay with TrackArg
