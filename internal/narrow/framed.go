@@ -25,6 +25,7 @@ type Framed struct {
 	n     int
 	wide  int           // blocks holding a value outside [0, 2³²)
 	park  *parkedFramed // where Park wrote heads and words, nil in memory
+	filed *parkedFramed // a copy Park wrote and Unpark read back
 }
 
 // framedHead is a block's header, in one place: a lookup reads it and

@@ -278,7 +278,24 @@ func TestFramedPark(t *testing.T) {
 			}
 		}
 	}
+	// Parked again in the same file, a column read back is not written
+	// again: it is there already, and comes back again from there.
 	c := cols[len(cols)-1]
+	size := f.Size()
+	if err := c.Park(f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Size() != size || c.Bytes() != 0 {
+		t.Fatalf("parked again: the file grew %d → %d bytes, %d bytes held", size, f.Size(), c.Bytes())
+	}
+	if err := c.Unpark(); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range wants[len(wants)-1] {
+		if got := c.At(i); got != w {
+			t.Fatalf("read back again: value %d is %d, want %d", i, got, w)
+		}
+	}
 	if err := c.Park(failingReads{f}); err != nil {
 		t.Fatal(err)
 	}

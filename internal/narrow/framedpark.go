@@ -3,20 +3,20 @@ package narrow
 import (
 	"encoding/binary"
 	"fmt"
-	"io"
 
 	"github.com/ptrace-dev/ptrace/internal/packed"
 )
 
-// parkedFramed is where Park wrote a Framed column: its headers, then
-// its words, from at.
+// parkedFramed is where Park wrote a Framed column: its headers from at,
+// then its words.
 type parkedFramed struct {
-	f             io.ReaderAt
-	at            int64
-	heads, nwords int
+	f     packed.Spiller
+	at    int64
+	heads int
+	words *packed.ParkedBytes
 }
 
-// framedChunk is the headers or words Park writes at a time.
+// framedChunk is the headers Park writes and Unpark reads at a time.
 const framedChunk = 4096
 
 // parkMin is the least memory a column must hold for Park to write it: a
@@ -28,13 +28,19 @@ const parkMin = 16 << 10
 // a while nothing reads it (a process's task run times, through the
 // critical path's replays: 1 MB of BOTS health's peak); a column of less
 // than 16 KiB stays. Len still answers; At must not be called while
-// parked. On an error it stays.
+// parked. On an error it stays. A column parked in f before and read
+// back since is there already (it never changes): Park drops it again
+// without writing it.
 func (c *Framed) Park(f packed.Spiller) error {
 	if c.park != nil || c.Bytes() < parkMin {
 		return nil
 	}
+	if c.filed != nil && c.filed.f == f {
+		c.park, c.heads, c.words = c.filed, nil, nil
+		return nil
+	}
 	w := packed.NewAppender(f)
-	buf := make([]byte, 0, 16*min(framedChunk, max(len(c.heads), len(c.words)/2)))
+	buf := make([]byte, 0, 16*min(framedChunk, len(c.heads)))
 	for i := 0; i < len(c.heads); i += framedChunk {
 		buf = buf[:0]
 		for _, h := range c.heads[i:min(i+framedChunk, len(c.heads))] {
@@ -46,16 +52,11 @@ func (c *Framed) Park(f packed.Spiller) error {
 			return err
 		}
 	}
-	for i := 0; i < len(c.words); i += 2 * framedChunk {
-		buf = buf[:0]
-		for _, x := range c.words[i:min(i+2*framedChunk, len(c.words))] {
-			buf = binary.LittleEndian.AppendUint64(buf, x)
-		}
-		if err := w.Append(buf); err != nil {
-			return err
-		}
+	words, err := packed.ParkSlice(f, c.words)
+	if err != nil {
+		return err
 	}
-	c.park = &parkedFramed{f: f, at: w.Start(), heads: len(c.heads), nwords: len(c.words)}
+	c.park = &parkedFramed{f: f, at: w.Start(), heads: len(c.heads), words: words}
 	c.heads, c.words = nil, nil
 	return nil
 }
@@ -67,36 +68,23 @@ func (c *Framed) Unpark() error {
 		return nil
 	}
 	heads := make([]framedHead, p.heads)
-	words := make([]uint64, p.nwords)
-	buf := make([]byte, 16*min(framedChunk, max(p.heads, p.nwords/2+1)))
+	buf := make([]byte, 16*min(framedChunk, p.heads))
 	at := p.at
-	read := func(b []byte) error {
+	for i := 0; i < len(heads); i += framedChunk {
+		hs := heads[i:min(i+framedChunk, len(heads))]
+		b := buf[:16*len(hs)]
 		if err := packed.ReadFull(p.f, b, at); err != nil {
 			return fmt.Errorf("narrow: reading back a parked column (%d bytes at offset %d of the spill file): %w", len(b), at, err)
 		}
 		at += int64(len(b))
-		return nil
-	}
-	for i := 0; i < len(heads); i += framedChunk {
-		hs := heads[i:min(i+framedChunk, len(heads))]
-		b := buf[:16*len(hs)]
-		if err := read(b); err != nil {
-			return err
-		}
 		for k := range hs {
 			hs[k] = framedHead{base: int64(binary.LittleEndian.Uint64(b[16*k:])), at: binary.LittleEndian.Uint32(b[16*k+8:]), width: uint8(binary.LittleEndian.Uint32(b[16*k+12:]))}
 		}
 	}
-	for i := 0; i < len(words); i += 2 * framedChunk {
-		ws := words[i:min(i+2*framedChunk, len(words))]
-		b := buf[:8*len(ws)]
-		if err := read(b); err != nil {
-			return err
-		}
-		for k := range ws {
-			ws[k] = binary.LittleEndian.Uint64(b[8*k:])
-		}
+	words, err := packed.ReadSlice[uint64](p.words)
+	if err != nil {
+		return fmt.Errorf("narrow: reading back a parked column: %w", err)
 	}
-	c.heads, c.words, c.park = heads, words, nil
+	c.heads, c.words, c.park, c.filed = heads, words, nil, p
 	return nil
 }
