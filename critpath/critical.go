@@ -290,11 +290,7 @@ func Analyze(in *Input) (Result, error) {
 	// The column comes back from the build's wait first (a failed read
 	// stops every rank), and goes again once the store holds it.
 	var ws *graph.WeightStore
-	if err := w.Unpark(); err != nil {
-		err = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), err)
-		return res, comm.Agree(in.Comm, err)
-	}
-	if err := comm.Agree(in.Comm, nil); err != nil {
+	if err := comm.Agree(in.Comm, in.unparkWeights(&w)); err != nil {
 		return res, err
 	}
 	wide := int64(0)
@@ -345,10 +341,7 @@ func Analyze(in *Input) (Result, error) {
 	// The DAG, the forward values and the arguments are garbage: collected
 	// first, their pages take what comes back from the spill file.
 	in.collectDropped(nodes)
-	uerr := w.Unpark() // the path's summary weighs its nodes
-	if uerr != nil {
-		uerr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), uerr)
-	}
+	uerr := in.unparkWeights(&w) // the path's summary weighs its nodes
 	for _, pg := range in.Procs {
 		if uerr != nil {
 			break
@@ -382,6 +375,15 @@ func Analyze(in *Input) (Result, error) {
 	}
 	summary := in.pathSummary(path, 0, weight, bases)
 	return in.finish(tg, span, t1, zero, orphans, &summary)
+}
+
+// unparkWeights reads the fragment weights' column back from the spill
+// file (narrow.Framed.Unpark), its error naming the rank.
+func (in *Input) unparkWeights(w *narrow.Framed) error {
+	if err := w.Unpark(); err != nil {
+		return fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), err)
+	}
+	return nil
 }
 
 // drainWeights moves the weights of procs' fragment nodes (nodes in all)
