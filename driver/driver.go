@@ -633,31 +633,19 @@ func (r *run) waitStates() error {
 	// Nor the rows while they record the calls and walk the matched
 	// edges: Analyze reads those back.
 	for i := range r.edges {
-		if f := r.spillFile(); f != nil {
-			if err := r.edges[i].ParkPredTimes(f); err != nil {
-				r.spillFailed = true
-			}
-			if err := r.edges[i].ParkRows(f); err != nil {
-				r.spillFailed = true
-			}
-		}
+		r.park(r.edges[i].ParkPredTimes)
+		r.park(r.edges[i].ParkRows)
 	}
 	a := waitstate.New(r.matching)
 	a.Release = r.collect
-	if f := r.spillFile(); f != nil {
-		a.Spill = f
-	}
+	a.Spill = r.spiller()
 	if !a.ReadsRecorded() {
 		r.matching.DropRecorded()
 	}
 	// Nor do they walk the matched edges until their analysis: the
 	// matching's DAG waits in the spill file while they record the calls
 	// (4.9 MB of the 10 M-event halo's phase peak); Analyze reads it back.
-	if f := r.spillFile(); f != nil {
-		if err := r.matching.DAG.Park(f); err != nil {
-			r.spillFailed = true
-		}
-	}
+	r.park(r.matching.DAG.Park)
 	var failure error
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
@@ -674,11 +662,7 @@ func (r *run) waitStates() error {
 	}
 	// Nor their kinds, threads and events until the matched edges are
 	// walked: Analyze reads them back.
-	if f := r.spillFile(); f != nil {
-		if err := r.matching.ParkColumns(f); err != nil {
-			r.spillFailed = true
-		}
-	}
+	r.park(r.matching.ParkColumns)
 
 	// The analysis holds the matching from here, and lets it go once it
 	// has found what the delay costs' tasks need of it, before the

@@ -142,9 +142,7 @@ func (r *run) simulate() error {
 			r.edges[i].DropPredTimes() // copied into the lookup: no later phase reads it
 		}
 		frags.DepsApart = true // the critical path adds them from the task pairs (criticalPath)
-		if f := r.spillFile(); f != nil {
-			frags.Spill = f
-		}
+		frags.Spill = r.spiller()
 		if i < len(r.lrSources) {
 			frags.Sources, r.lrSources[i] = r.lrSources[i], nil
 		}
@@ -361,12 +359,25 @@ func (r *runsReader) Next() int64 {
 // made or written (no writable temporary directory, a full disk), they
 // stay in memory, as before; a read back that fails stops the critical
 // path with its error.
-func (r *run) spillFrags(pg *critpath.Proc) {
-	if f := r.spillFile(); f != nil {
-		if err := pg.SpillFrags(f); err != nil {
-			r.spillFailed = true
-		}
+func (r *run) spillFrags(pg *critpath.Proc) { r.park(pg.SpillFrags) }
+
+// park hands the rank's spill file to write, where there is one: what a
+// phase does not read for a while goes there. A failed write ends the
+// file's use for the run (spillFile); what write did not write stays in
+// memory.
+func (r *run) park(write func(f packed.Spiller) error) {
+	if f := r.spillFile(); f != nil && write(f) != nil {
+		r.spillFailed = true
 	}
+}
+
+// spiller is spillFile as a packed.Spiller: nil, not a nil *spill.File,
+// where there is none.
+func (r *run) spiller() packed.Spiller {
+	if f := r.spillFile(); f != nil {
+		return f
+	}
+	return nil
 }
 
 // spillFile returns the rank's spill file, made at the first call; nil
