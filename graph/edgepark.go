@@ -29,14 +29,7 @@ func (r *RemoteEdges) ParkRows(f packed.Spiller) error {
 			return err
 		}
 	}
-	if len(r.kinds.code) > 0 {
-		p, err := packed.ParkSlice(f, r.kinds.code)
-		if err != nil {
-			return err
-		}
-		r.kinds.code, r.kindsPk = nil, p
-	}
-	return nil
+	return packed.ParkField(f, &r.kinds.code, &r.kindsPk)
 }
 
 // UnparkRows reads back the columns ParkRows wrote (nothing when none
@@ -50,12 +43,8 @@ func (r *RemoteEdges) UnparkRows() error {
 			return fmt.Errorf("graph: remote edges: %w", err)
 		}
 	}
-	if r.kindsPk != nil {
-		code, err := packed.ReadSlice[uint8](r.kindsPk)
-		if err != nil {
-			return fmt.Errorf("graph: remote edges' kinds: %w", err)
-		}
-		r.kinds.code, r.kindsPk = code, nil
+	if err := packed.UnparkField(&r.kinds.code, &r.kindsPk); err != nil {
+		return fmt.Errorf("graph: remote edges' kinds: %w", err)
 	}
 	r.rowsParked = false
 	return nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ptrace-dev/ptrace/internal/packed"
-	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // matchParkMin is the least the columns must hold for ParkColumns to
@@ -34,12 +33,7 @@ func (m *Matching) ParkColumns(f packed.Spiller) error {
 	if err := m.event.off.Park(f); err != nil {
 		return err
 	}
-	p, err := packed.ParkSlice(f, m.Kind)
-	if err != nil {
-		return err
-	}
-	m.Kind, m.park.kind = nil, p
-	return nil
+	return packed.ParkField(f, &m.Kind, &m.park.kind)
 }
 
 // UnparkColumns reads back what ParkColumns wrote (nothing when it wrote
@@ -54,12 +48,8 @@ func (m *Matching) UnparkColumns() error {
 	if err := m.event.off.Unpark(); err != nil {
 		return fmt.Errorf("graph: the matched nodes' events: %w", err)
 	}
-	if p := m.park.kind; p != nil {
-		k, err := packed.ReadSlice[trace.Kind](p)
-		if err != nil {
-			return fmt.Errorf("graph: the matched nodes' kinds: %w", err)
-		}
-		m.Kind = k
+	if err := packed.UnparkField(&m.Kind, &m.park.kind); err != nil {
+		return fmt.Errorf("graph: the matched nodes' kinds: %w", err)
 	}
 	m.park = nil
 	return nil

@@ -12,28 +12,15 @@ import (
 // still answer; At, Set and Append must not be called while parked (they
 // panic). An empty Step stays; on an error the values stay too.
 func (s *Step[A, B, C]) Park(f packed.Spiller) error {
-	if s.pk != nil || len(s.d) == 0 {
-		return nil
-	}
-	p, err := packed.ParkSlice(f, s.d)
-	if err != nil {
-		return err
-	}
-	s.d, s.pk = nil, p
-	return nil
+	return packed.ParkField(f, &s.d, &s.pk)
 }
 
 // Unpark reads back the values Park wrote (nothing for a Step not
 // parked). Appends after it grow the array as after Fit.
 func (s *Step[A, B, C]) Unpark() error {
-	if s.pk == nil {
-		return nil
-	}
-	d, err := packed.ReadSlice[byte](s.pk)
-	if err != nil {
+	if err := packed.UnparkField(&s.d, &s.pk); err != nil {
 		return fmt.Errorf("narrow: %w", err)
 	}
-	s.d, s.pk = d, nil
 	return nil
 }
 
@@ -48,28 +35,15 @@ func (s *Step[A, B, C]) Bytes() int { return len(s.d) }
 // those kept aside stay. Len still answers; nothing else may be called
 // while parked. An empty Column stays; on an error the values stay too.
 func (c *Column[S]) Park(f packed.Spiller) error {
-	if c.pk != nil || len(c.v) == 0 {
-		return nil
-	}
-	p, err := packed.ParkSlice(f, c.v)
-	if err != nil {
-		return err
-	}
-	c.v, c.pk = nil, p
-	return nil
+	return packed.ParkField(f, &c.v, &c.pk)
 }
 
 // Unpark reads back the values Park wrote (nothing for a Column not
 // parked).
 func (c *Column[S]) Unpark() error {
-	if c.pk == nil {
-		return nil
-	}
-	v, err := packed.ReadSlice[S](c.pk)
-	if err != nil {
+	if err := packed.UnparkField(&c.v, &c.pk); err != nil {
 		return fmt.Errorf("narrow: %w", err)
 	}
-	c.v, c.pk = v, nil
 	return nil
 }
 

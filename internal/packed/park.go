@@ -317,6 +317,35 @@ func ParkSlice[T Fixed](f Spiller, s []T) (*ParkedBytes, error) {
 // Len returns the number of bytes parked.
 func (p *ParkedBytes) Len() int { return p.n }
 
+// ParkField moves a holder's slice *s to f (ParkSlice), setting *s nil
+// and keeping where in *p, the holder's note that it is parked: nothing
+// when *p is set already or *s is empty; on an error *s stays.
+func ParkField[T Fixed](f Spiller, s *[]T, p **ParkedBytes) error {
+	if *p != nil || len(*s) == 0 {
+		return nil
+	}
+	pk, err := ParkSlice(f, *s)
+	if err != nil {
+		return err
+	}
+	*s, *p = nil, pk
+	return nil
+}
+
+// UnparkField brings back the slice ParkField moved (nothing when *p is
+// nil) and clears *p.
+func UnparkField[T Fixed](s *[]T, p **ParkedBytes) error {
+	if *p == nil {
+		return nil
+	}
+	v, err := ReadSlice[T](*p)
+	if err != nil {
+		return err
+	}
+	*s, *p = v, nil
+	return nil
+}
+
 // ReadSlice reads a slice ParkSlice parked back into a new array of its
 // length (nil for an empty one).
 func ReadSlice[T Fixed](p *ParkedBytes) ([]T, error) {
