@@ -286,26 +286,30 @@ func Analyze(in *Input) (Result, error) {
 	// the 10 M-event halo's peak). Made here, not before the DAG: where
 	// the weights are alike (the gen stencil's), their column is a third
 	// of the store, and the DAG's build held 2 MB more beside the store.
-	// Every rank decides alike: the replays that follow are collective.
-	// The column comes back from the build's wait first (a failed read
-	// stops every rank), and goes again once the store holds it.
+	// The store is filled from the column where it waits, a piece at a
+	// time: read back whole beside the store and the DAG, it was the
+	// phase's peak (6.6 MB of the gen tree's). Every rank decides alike:
+	// the replays that follow are collective, and a failed read stops
+	// every rank.
 	var ws *graph.WeightStore
-	if err := comm.Agree(in.Comm, in.unparkWeights(&w)); err != nil {
-		return res, err
-	}
 	wide := int64(0)
 	if !following || w.Wide() != 0 {
 		wide = 1
 	}
-	if all, err := in.Comm.AllreduceInt64(comm.Max, []int64{wide}); err != nil {
+	all, err := in.Comm.AllreduceInt64(comm.Max, []int64{wide})
+	if err != nil {
 		return res, err
-	} else if all[0] == 0 {
-		if ws, err = graph.NewWeightStore(&w); err != nil {
+	}
+	if all[0] == 0 {
+		var serr error
+		if ws, serr = graph.NewWeightStore(&w); serr != nil {
+			serr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), serr)
+		}
+		if err := comm.Agree(in.Comm, serr); err != nil {
 			return res, err
 		}
-		if in.Spill != nil {
-			_ = w.Park(in.Spill) // on an error it stays in memory
-		}
+	} else if err := comm.Agree(in.Comm, in.unparkWeights(&w)); err != nil {
+		return res, err
 	}
 	var lp *graph.Longest
 	switch {

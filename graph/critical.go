@@ -61,12 +61,18 @@ func (lp *Longest) startOf(ef *vstore, n int32) int64 {
 type WeightStore struct{ v vstore }
 
 // NewWeightStore returns a store of the weights of w, whose values must
-// lie in [0, 2³²) (w.Wide() == 0).
+// lie in [0, 2³²) (w.Wide() == 0). A parked w is read from its file a
+// piece at a time and stays parked (narrow.Framed.Blocks): the store and
+// the whole column never coexist.
 func NewWeightStore(w *narrow.Framed) (*WeightStore, error) {
 	if w.Wide() != 0 {
 		return nil, errors.New("graph: weights outside [0, 2³²) are not kept in a store")
 	}
-	return &WeightStore{v: newWeightStore(w, w.Len())}, nil
+	v, err := newWeightStore(w, w.Len())
+	if err != nil {
+		return nil, fmt.Errorf("graph: weights: %w", err)
+	}
+	return &WeightStore{v: v}, nil
 }
 
 // Len returns the number of nodes.

@@ -75,14 +75,15 @@ func newNarrow32Store(n int) vstore {
 // holds node k's weight w.At(k) until its value is written: a forward
 // replay reads a node's weight once, when it writes the node's value, so
 // the two share a node's bytes (LongestPathsWeighted).
-func newWeightStore(w *narrow.Framed, n int) vstore {
+func newWeightStore(w *narrow.Framed, n int) (vstore, error) {
 	v := newNarrowStore(n)
 	v.done = make([]uint64, (n+63)/64)
-	c := w.Cursor()
-	for k := range n {
-		v.setWeight(int32(k), c.At(k))
-	}
-	return v
+	err := w.Blocks(func(first int, vals []int64) {
+		for k, x := range vals {
+			v.setWeight(int32(first+k), x)
+		}
+	})
+	return v, err
 }
 
 // setWeight writes node n's weight, before its value is.

@@ -253,16 +253,22 @@ func (r *FramedCursor) fill(i int) int64 {
 	}
 	c := r.c
 	h := c.heads[b]
-	m := min(framedBlock, c.n-b*framedBlock)
-	w := uint(h.width)
-	words, mask := c.words[h.at:], uint64(1)<<w-1 // 1<<64 − 1: every bit
 	dst := &r.buf[s]
+	h.decode(c.words[h.at:], dst[:min(framedBlock, c.n-b*framedBlock)])
+	r.tag[s] = int32(b)
+	return dst[i%framedBlock]
+}
+
+// decode unpacks the block's len(dst) values from words, which start at
+// its first word and hold two past its last (the column's spare words:
+// a block of width 0 reads two).
+func (h framedHead) decode(words []uint64, dst []int64) {
+	w := uint(h.width)
+	mask := uint64(1)<<w - 1 // 1<<64 − 1: every bit
 	var pos uint
-	for k := range m {
+	for k := range dst {
 		q, sh := pos/64, pos%64
 		dst[k] = h.base + int64((words[q]>>sh|words[q+1]<<(64-sh))&mask)
 		pos += w
 	}
-	r.tag[s] = int32(b)
-	return dst[i%framedBlock]
 }

@@ -303,3 +303,71 @@ func TestFramedPark(t *testing.T) {
 		t.Fatal("a failed read back: no error")
 	}
 }
+
+// TestFramedBlocks: Blocks gives every value in order, a block at a time,
+// from a column in memory and from a parked one, which stays parked
+// (blocks of width 0 at a chunk's end, every width, more headers than a
+// chunk, a last block of fewer values); a failed read is an error.
+func TestFramedBlocks(t *testing.T) {
+	f, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(7, 44))
+	for _, n := range []int{0, 1, 63, 64, 65, blocksChunk*framedBlock - 1, blocksChunk * framedBlock, 3*blocksChunk*framedBlock + 17, 200_000} {
+		want := make([]int64, n)
+		for i := range want {
+			switch b := i / framedBlock; {
+			case b%blocksChunk == blocksChunk-1 || b%7 == 3:
+				want[i] = int64(b) // width 0, at a chunk's last block too
+			case b%5 == 1:
+				want[i] = rng.Int64() - rng.Int64()
+			default:
+				want[i] = rng.Int64N(1 << uint(b%40))
+			}
+		}
+		c := framedOf(t, want)
+		for _, parked := range []bool{false, true} {
+			if parked {
+				if err := c.Park(f); err != nil {
+					t.Fatal(err)
+				}
+				if c.Bytes() >= parkMin {
+					t.Fatalf("%d values: %d bytes held parked", n, c.Bytes())
+				}
+			}
+			next := 0
+			err := c.Blocks(func(first int, vals []int64) {
+				if first != next || len(vals) == 0 || len(vals) > framedBlock {
+					t.Fatalf("%d values (parked %v): block of %d at %d, want at %d", n, parked, len(vals), first, next)
+				}
+				for k, x := range vals {
+					if x != want[first+k] {
+						t.Fatalf("%d values (parked %v): value %d is %d, want %d", n, parked, first+k, x, want[first+k])
+					}
+				}
+				next += len(vals)
+			})
+			if err != nil || next != n {
+				t.Fatalf("%d values (parked %v): %d values given, error %v", n, parked, next, err)
+			}
+			if parked && (c.park == nil) != (c.Bytes() > 0) {
+				t.Fatalf("%d values: Blocks brought a parked column back (%d bytes held)", n, c.Bytes())
+			}
+		}
+		if c.park == nil {
+			continue // under 16 KiB: never parked
+		}
+		if err := c.Unpark(); err != nil {
+			t.Fatal(err)
+		}
+		checkFramed(t, "read back after Blocks", &c, want)
+		if err := c.Park(failingReads{f}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Blocks(func(int, []int64) {}); err == nil {
+			t.Fatalf("%d values: a failed read gave no error", n)
+		}
+	}
+}

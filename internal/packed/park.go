@@ -359,3 +359,22 @@ func ReadSlice[T Fixed](p *ParkedBytes) ([]T, error) {
 	}
 	return s, nil
 }
+
+// ReadSliceAt reads elements [i, i+len(dst)) of a slice ParkSlice parked
+// into dst: a pass over a parked array a piece at a time, without its
+// whole length in memory.
+func ReadSliceAt[T Fixed](p *ParkedBytes, dst []T, i int) error {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	if i < 0 || (i+len(dst))*size > p.n {
+		return fmt.Errorf("reading parked elements [%d, %d) of %d", i, i+len(dst), p.n/size)
+	}
+	if len(dst) == 0 {
+		return nil
+	}
+	at := p.at + int64(i*size)
+	if err := ReadFull(p.f, bytesOf(dst), at); err != nil {
+		return fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", len(dst)*size, at, err)
+	}
+	return nil
+}
