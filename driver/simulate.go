@@ -417,7 +417,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 	// has a thread (a count, not the table: the starts are read once).
 	n := 0
 	for t := range s.Tasks {
-		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Thread >= 0 && tk.State >= sim.Completed {
+		if tk := &s.Tasks[t]; tk.Kind == sim.KindExplicit && tk.Thread() >= 0 && tk.State >= sim.Completed {
 			n++
 		}
 	}
@@ -433,7 +433,7 @@ func newTaskTable(s *sim.Sim, m *ompt.Model, drop bool) taskTable {
 		if tk := &s.Tasks[t]; ran(t, st) {
 			tt.completed[t/64] |= 1 << (t % 64)
 			tt.start.Append(st)
-			tt.thread.Append(int64(tk.Thread))
+			tt.thread.Append(int64(tk.Thread()))
 			tt.loc.Append(int64(s.Loc(sim.Task(t))))
 			if m.Cost != nil {
 				tt.cost.Append(m.Cost[t])

@@ -505,7 +505,7 @@ func (m *Model) dependencesSeen(s *sim.Sim) {
 // a report for a task the thread does not hold, which Switch ignores.
 func (m *Model) lateStub(s *sim.Sim, th int, e *trace.Event, t sim.Task) bool {
 	tk := &s.Tasks[t]
-	if tk.State != sim.Running || tk.Thread < 0 || int(tk.Thread) == th || s.OnStack(t, th) {
+	if tk.State != sim.Running || tk.Thread() < 0 || tk.Thread() == th || s.OnStack(t, th) {
 		return false
 	}
 	d, _, ok := s.Ahead(th, 1)

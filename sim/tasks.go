@@ -219,7 +219,7 @@ func (ts *TaskStats) Finish(s *Sim) {
 		}
 		c.MaxNS = max(c.MaxNS, d)
 		c.Hist[Bucket(d)]++
-		if th := tk[t].Thread; th >= 0 && int(th) < len(ts.PerThread) {
+		if th := tk[t].Thread(); th >= 0 && th < len(ts.PerThread) {
 			ts.PerThread[th]++
 		}
 	}

@@ -437,7 +437,7 @@ func (s *Sim) StartTask(t Task, th int) {
 			return
 		}
 	}
-	if o := int(ts[t].Thread); ts[t].State == Running && o != th && o >= 0 && o < len(s.Threads) {
+	if o := ts[t].Thread(); ts[t].State == Running && o != th && o >= 0 && o < len(s.Threads) {
 		// Still running on thread o: the runtime re-queued it there and
 		// another thread took it before o reported the switch-out (LLVM
 		// libomp pushes an untied task back to its deque before the
@@ -448,7 +448,7 @@ func (s *Sim) StartTask(t Task, th int) {
 	}
 	switch ts[t].State {
 	case Ready:
-		if o := int(ts[t].Thread); o != th && o >= 0 && o < len(s.Threads) {
+		if o := ts[t].Thread(); o != th && o >= 0 && o < len(s.Threads) {
 			// It yielded to a task nested above it on thread o and resumes
 			// here: it is no longer on o (resuming o's tasks below it must
 			// not find it there).
@@ -481,7 +481,7 @@ func (s *Sim) StartTask(t Task, th int) {
 		ts[top].Wait = WaitChild
 	}
 	thr.Stack = append(thr.Stack, t)
-	ts[t].Thread = int32(th)
+	ts[t].runOn(th)
 	if s.cols.started.get(t) < 0 {
 		s.cols.started.set(t, s.Now)
 	}
@@ -614,7 +614,7 @@ func (s *Sim) Switch(prior, next Task, th int, how EndStatus) {
 		s.Requeue(prior, th)
 		return
 	}
-	if s.valid(prior) && int(s.Tasks[prior].Thread) != th && s.Tasks[prior].State != NotCreated && !s.OnStack(prior, th) {
+	if s.valid(prior) && s.Tasks[prior].Thread() != th && s.Tasks[prior].State != NotCreated && !s.OnStack(prior, th) {
 		return // another thread took it before this report (see StartTask)
 	}
 	s.StopTask(prior, th, how)
@@ -1265,7 +1265,7 @@ func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
 		s.Tasks[top].Wait = WaitParallel
 	}
 	thr.Stack = append(thr.Stack, t)
-	s.Tasks[t].Thread = int32(th)
+	s.Tasks[t].runOn(th)
 	s.cols.started.set(t, s.Now)
 	s.setState(t, Running)
 	thr.RunSince = s.Now

@@ -875,8 +875,8 @@ func TestTaskThreadAbove32767(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tk := s.Tasks[m.Task(task)]; int(tk.Thread) != hi || s.RunNS(m.Task(task)) != 10 {
-		t.Errorf("task ran on thread %d for %d ns, want %d for 10", tk.Thread, s.RunNS(m.Task(task)), hi)
+	if tk := s.Tasks[m.Task(task)]; tk.Thread() != hi || s.RunNS(m.Task(task)) != 10 {
+		t.Errorf("task ran on thread %d for %d ns, want %d for 10", tk.Thread(), s.RunNS(m.Task(task)), hi)
 	}
 }
 

@@ -100,8 +100,8 @@ func TestUntiedStubRecordedAfterBody(t *testing.T) {
 			g.end(2, 60)
 			s, m, f := runFrags(t, g)
 			noWarnings(t, s)
-			if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || s.RunNS(m.Task(a)) != 40 || int(tk.Thread) != c.body {
-				t.Errorf("task %s ran %d ns, last on thread %d; want completed, 40 ns on thread %d", tk.State, s.RunNS(m.Task(a)), tk.Thread, c.body)
+			if tk := s.Tasks[m.Task(a)]; tk.State != sim.Completed || s.RunNS(m.Task(a)) != 40 || tk.Thread() != c.body {
+				t.Errorf("task %s ran %d ns, last on thread %d; want completed, 40 ns on thread %d", tk.State, s.RunNS(m.Task(a)), tk.Thread(), c.body)
 			}
 			if w := taskFragment(f, m, a); w != 40 {
 				t.Errorf("task fragment weighs %d, want one of 40 (-1: none or several)", w)
