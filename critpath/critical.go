@@ -105,6 +105,13 @@ func Analyze(in *Input) (Result, error) {
 	if !apart {
 		w = drainWeights(in.Procs, nodes)
 		in.fragW = &w
+		// Neither the task graph, but for its latency nodes' few weights
+		// (narrow.Framed.Gather), nor the DAG's build reads them: the
+		// column waits in the spill file through both (6.6 MB of the gen
+		// tree's task graph and build).
+		if in.Spill != nil {
+			_ = w.Park(in.Spill) // on an error it stays in memory
+		}
 	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
@@ -145,11 +152,6 @@ func Analyze(in *Input) (Result, error) {
 	following := true
 	for i := 1; i < len(in.Procs); i++ {
 		following = following && in.Procs[i].rank > in.Procs[i-1].rank
-	}
-	// Nor does the DAG's build read the weights: their column waits in
-	// the spill file through it (6.6 MB of the gen tree's build).
-	if in.Spill != nil {
-		_ = w.Park(in.Spill) // on an error it stays in memory
 	}
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the

@@ -2,6 +2,7 @@ package critpath
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
@@ -200,6 +201,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// the weights of a process's latency nodes, appended once read.
 	var recv []int32
 	var latW []int64
+	// The receives' fragments in order, and their weights (Gather), and
+	// the first failed read of them, agreed before the collective build.
+	var ord []int32
+	var idx []int
+	var got []int64
+	var gerr error
 	// Where each process's fragment nodes begin in the rank's numbering
 	// (Input.fragW's).
 	fragBase := make([]int32, len(in.Procs))
@@ -258,9 +265,24 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			remote++
 		}
 		switch {
-		case len(recv) > 0 && in.fragW != nil:
-			for j := 0; j < len(recv); j += 2 {
-				latW[recv[j]-first] = in.fragW.At(int(fragBase[i] + recv[j+1]))
+		case len(recv) > 0 && in.fragW != nil && gerr == nil:
+			// Looked up in the order of their fragments: the column waits
+			// in the spill file (Analyze), read where they fall.
+			m := len(recv) / 2
+			ord = slices.Grow(ord[:0], m)[:m]
+			for j := range ord {
+				ord[j] = int32(j)
+			}
+			slices.SortFunc(ord, func(a, b int32) int { return cmp.Compare(recv[2*a+1], recv[2*b+1]) })
+			idx, got = slices.Grow(idx[:0], m)[:m], slices.Grow(got[:0], m)[:m]
+			for j, o := range ord {
+				idx[j] = int(fragBase[i] + recv[2*o+1])
+			}
+			if gerr = in.fragW.Gather(idx, got); gerr != nil {
+				gerr = fmt.Errorf("rank %d: task graph: fragment weights: %w", me, gerr)
+			}
+			for j, o := range ord {
+				latW[recv[2*o]-first] = got[j]
 			}
 		case len(recv) > 0:
 			nodes := make([]int32, len(recv)/2)
@@ -283,6 +305,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
+	if err := comm.Agree(in.Comm, gerr); err != nil {
+		return nil, err
+	}
 	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve})
 	if err != nil {
 		return nil, err

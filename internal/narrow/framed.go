@@ -51,6 +51,17 @@ func (c *Framed) At(i int) int64 {
 	return h.base + int64(d&(1<<w-1))
 }
 
+// valueIn returns value j of block h, whose words begin at words[at]: At
+// for a chunk of a parked column (At keeps its own body, within the
+// budget of a function inlined where it is called).
+func (h *framedHead) valueIn(words []uint64, at, j uint) int64 {
+	w := uint(h.width)
+	pos := j * w
+	k, s := at+pos/64, pos%64
+	d := words[k]>>s | words[k+1]<<(64-s)
+	return h.base + int64(d&(1<<w-1))
+}
+
 // Wide returns the number of blocks holding a value outside [0, 2³²):
 // with none, every value is one a Column[uint32] holds narrow, never
 // negative.

@@ -371,3 +371,74 @@ func TestFramedBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestFramedGather: Gather finds values at ascending indices (repeats,
+// runs within a block, gaps of whole chunks, the last value) in a column
+// in memory and a parked one, which stays parked; indices out of order
+// or range, and a failed read, are errors.
+func TestFramedGather(t *testing.T) {
+	f, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(5, 9))
+	n := 5*blocksChunk*framedBlock + 100
+	want := make([]int64, n)
+	for i := range want {
+		if b := i / framedBlock; b%3 == 0 {
+			want[i] = int64(b) // width 0
+		} else {
+			want[i] = rng.Int64N(1<<uint(b%50)) - int64(b%2)*rng.Int64N(1000)
+		}
+	}
+	c := framedOf(t, want)
+	var sets [][]int
+	sets = append(sets, nil, []int{0}, []int{n - 1}, []int{3, 3, 3}, []int{0, blocksChunk*framedBlock - 1, blocksChunk * framedBlock, n - 1})
+	for range 20 {
+		var idx []int
+		for i := rng.IntN(50); i < n; i += 1 + rng.IntN([]int{3, 300, 40000}[rng.IntN(3)]) {
+			idx = append(idx, i)
+			if rng.IntN(10) == 0 {
+				idx = append(idx, i)
+			}
+		}
+		sets = append(sets, idx)
+	}
+	for _, parked := range []bool{false, true} {
+		if parked {
+			if err := c.Park(f); err != nil || c.Bytes() != 0 {
+				t.Fatalf("parked: %d bytes held, error %v", c.Bytes(), err)
+			}
+		}
+		for _, idx := range sets {
+			out := make([]int64, len(idx))
+			if err := c.Gather(idx, out); err != nil {
+				t.Fatalf("parked %v: %v", parked, err)
+			}
+			for k, i := range idx {
+				if out[k] != want[i] {
+					t.Fatalf("parked %v: value %d is %d, want %d", parked, i, out[k], want[i])
+				}
+			}
+		}
+		if parked && c.Bytes() != 0 {
+			t.Fatalf("Gather brought the parked column back (%d bytes held)", c.Bytes())
+		}
+		out := make([]int64, 2)
+		for _, bad := range [][]int{{5, 4}, {-1}, {n}} {
+			if err := c.Gather(bad, out); err == nil {
+				t.Fatalf("parked %v: indices %v gathered without an error", parked, bad)
+			}
+		}
+	}
+	if err := c.Unpark(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Park(failingReads{f}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Gather([]int{1}, make([]int64, 1)); err == nil {
+		t.Fatal("a failed read gave no error")
+	}
+}

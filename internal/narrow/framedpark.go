@@ -111,38 +111,102 @@ func (c *Framed) Blocks(fn func(first int, vals []int64)) error {
 		}
 		return nil
 	}
-	nw := p.words.Len() / 8
-	raw := make([]byte, 16*min(blocksChunk, p.heads))
-	heads := make([]framedHead, 0, min(blocksChunk, p.heads))
-	var words []uint64
-	at := p.at
-	for i := 0; i < p.heads; i += blocksChunk {
-		heads = heads[:min(blocksChunk, p.heads-i)]
-		b := raw[:16*len(heads)]
-		if err := packed.ReadFull(p.f, b, at); err != nil {
-			return fmt.Errorf("narrow: reading a parked column (%d bytes at offset %d of the spill file): %w", len(b), at, err)
+	var r parkedChunk
+	for k := 0; k*blocksChunk < p.heads; k++ {
+		if err := r.read(p, k); err != nil {
+			return err
 		}
-		at += int64(len(b))
-		for k := range heads {
-			heads[k] = framedHead{base: int64(binary.LittleEndian.Uint64(b[16*k:])), at: binary.LittleEndian.Uint32(b[16*k+8:]), width: uint8(binary.LittleEndian.Uint32(b[16*k+12:]))}
-		}
-		// The headers' words, and the two past the last that decode may
-		// read (both for a block of width 0; the column has two spare).
-		lo, last := int(heads[0].at), heads[len(heads)-1]
-		hi := int(last.at) + int(last.width) + 2
-		if lo > hi || hi > nw {
-			return fmt.Errorf("narrow: a parked column's headers name words [%d, %d) of %d", lo, hi, nw)
-		}
-		words = slices.Grow(words[:0], hi-lo)[:hi-lo]
-		if err := packed.ReadSliceAt(p.words, words, lo); err != nil {
-			return fmt.Errorf("narrow: reading a parked column: %w", err)
-		}
-		for k, h := range heads {
-			first := (i + k) * framedBlock
+		for j := range r.heads {
+			first := (k*blocksChunk + j) * framedBlock
 			vals := buf[:min(framedBlock, c.n-first)]
-			h.decode(words[int(h.at)-lo:], vals)
+			r.decode(j, vals)
 			fn(first, vals)
 		}
 	}
 	return nil
+}
+
+// Gather sets out[k] to value idx[k], for indices in ascending order (a
+// repeat is fine). A parked column is read from the file only where the
+// indices fall, a chunk of headers and their words at a time, and stays
+// parked: a few values looked up while the column waits there (the task
+// graph's latency nodes read their receives' weights).
+func (c *Framed) Gather(idx []int, out []int64) error {
+	if len(out) < len(idx) {
+		return fmt.Errorf("narrow: %d values gathered into %d", len(idx), len(out))
+	}
+	for k, i := range idx {
+		if i < 0 || i >= c.n || k > 0 && i < idx[k-1] {
+			return fmt.Errorf("narrow: gathering value %d (index %d) of %d, after %d", i, k, c.n, idx[max(k-1, 0)])
+		}
+	}
+	p := c.park
+	if p == nil {
+		for k, i := range idx {
+			out[k] = c.At(i)
+		}
+		return nil
+	}
+	var r parkedChunk
+	for k := 0; k < len(idx); {
+		chunk := idx[k] / framedBlock / blocksChunk
+		if err := r.read(p, chunk); err != nil {
+			return err
+		}
+		for ; k < len(idx) && idx[k]/framedBlock/blocksChunk == chunk; k++ {
+			out[k] = r.at(idx[k] - chunk*blocksChunk*framedBlock)
+		}
+	}
+	return nil
+}
+
+// parkedChunk holds a chunk of a parked column's headers (blocksChunk, the
+// last fewer) and the words they span, read from its file.
+type parkedChunk struct {
+	raw   []byte
+	heads []framedHead
+	words []uint64
+	lo    int // the chunk's first word in the column
+}
+
+// read reads chunk k of the column parked at p.
+func (r *parkedChunk) read(p *parkedFramed, k int) error {
+	first := k * blocksChunk
+	n := min(blocksChunk, p.heads-first)
+	r.raw = slices.Grow(r.raw[:0], 16*n)[:16*n]
+	at := p.at + 16*int64(first)
+	if err := packed.ReadFull(p.f, r.raw, at); err != nil {
+		return fmt.Errorf("narrow: reading a parked column (%d bytes at offset %d of the spill file): %w", len(r.raw), at, err)
+	}
+	r.heads = slices.Grow(r.heads[:0], n)[:n]
+	b := r.raw
+	for j := range r.heads {
+		r.heads[j] = framedHead{base: int64(binary.LittleEndian.Uint64(b[16*j:])), at: binary.LittleEndian.Uint32(b[16*j+8:]), width: uint8(binary.LittleEndian.Uint32(b[16*j+12:]))}
+	}
+	// The headers' words, and the two past the last that decode may read
+	// (both for a block of width 0; the column has two spare).
+	nw := p.words.Len() / 8
+	last := r.heads[n-1]
+	lo, hi := int(r.heads[0].at), int(last.at)+int(last.width)+2
+	if lo > hi || hi > nw {
+		return fmt.Errorf("narrow: a parked column's headers name words [%d, %d) of %d", lo, hi, nw)
+	}
+	r.words = slices.Grow(r.words[:0], hi-lo)[:hi-lo]
+	if err := packed.ReadSliceAt(p.words, r.words, lo); err != nil {
+		return fmt.Errorf("narrow: reading a parked column: %w", err)
+	}
+	r.lo = lo
+	return nil
+}
+
+// decode unpacks block j of the chunk into dst (its values).
+func (r *parkedChunk) decode(j int, dst []int64) {
+	h := r.heads[j]
+	h.decode(r.words[int(h.at)-r.lo:], dst)
+}
+
+// at returns value i of the chunk.
+func (r *parkedChunk) at(i int) int64 {
+	h := &r.heads[i/framedBlock]
+	return h.valueIn(r.words, uint(int(h.at)-r.lo), uint(i%framedBlock))
 }
