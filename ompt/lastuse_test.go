@@ -136,3 +136,59 @@ func TestTrackerDropsAtLastUse(t *testing.T) {
 		}
 	}
 }
+
+// TestUseTable: the table agrees with a map on every address's last
+// entry, or −1 for one two threads name, whatever its size against the
+// claim (grown several times from a claim of 1, not grown from a large
+// one): runs of words in a page, addresses spread over the address space
+// and at its top, probes that run round the table's end.
+func TestUseTable(t *testing.T) {
+	for _, claim := range []int64{1, 700, 5000, 1 << 16} {
+		rng := rand.New(rand.NewPCG(uint64(claim), 3))
+		u := newUseTable(claim)
+		want := map[uint64]int32{}
+		threadOf := map[uint64]int{}
+		x := int32(0)
+		for th := range 4 {
+			base := x
+			for range 3000 {
+				var addr uint64
+				switch rng.IntN(4) {
+				case 0:
+					addr = 0x7f0000000000 + uint64(rng.IntN(64))*8 // one page, word by word
+				case 1:
+					addr = rng.Uint64() &^ 7
+				case 2:
+					addr = ^uint64(0) - uint64(rng.IntN(1<<14))*8 // the top of the space
+				default:
+					addr = 0x5000000 + uint64(rng.IntN(4096))*64
+				}
+				u.use(addr, x, base)
+				if old, ok := threadOf[addr]; ok && old != th {
+					want[addr] = -1
+				} else if !ok || want[addr] != -1 {
+					want[addr] = x + 1
+				}
+				threadOf[addr] = th
+				x++
+			}
+		}
+		if u.n != len(want) {
+			t.Fatalf("claim %d: %d addresses held, want %d", claim, u.n, len(want))
+		}
+		if 4*u.n > 3*len(u.keys) {
+			t.Fatalf("claim %d: %d addresses in %d slots, more than 3/4", claim, u.n, len(u.keys))
+		}
+		got := map[uint64]int32{}
+		for i, v := range u.vals {
+			if v != 0 {
+				got[u.keys[i]] = v
+			}
+		}
+		for addr, v := range want {
+			if got[addr] != v {
+				t.Fatalf("claim %d: address %#x holds %d, want %d", claim, addr, got[addr], v)
+			}
+		}
+	}
+}
