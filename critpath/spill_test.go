@@ -13,6 +13,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -58,6 +59,10 @@ func TestAnalyzeSpilled(t *testing.T) {
 	}
 	// run analyzes on k ranks, with spill files unless fail is −2, and
 	// returns rank 0's sections, each rank's error and reads.
+	// run analyzes on k ranks, with spill files unless fail is −2 (−3:
+	// the task graph alone, its latency nodes weighed from the processes'
+	// own weights; −4: from the column, parked), and returns rank 0's
+	// sections, each rank's error and reads.
 	run := func(k, fail int, all bool) ([]byte, []error, []int) {
 		procs := make([]*critpath.Proc, cfg.Ranks)
 		first, last := int64(1<<62), int64(-1<<62)
@@ -76,12 +81,20 @@ func TestAnalyzeSpilled(t *testing.T) {
 			lo, hi := plan.Range(c.Rank())
 			in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: procs[lo:hi], RunTimeNS: last - first, Path: true}
 			var f *spillFile
-			if fail != -2 {
+			if fail != -2 && fail != -3 {
 				f = &spillFile{fail: -1}
-				if c.Rank() == k-1 {
+				if c.Rank() == k-1 && fail >= 0 {
 					f.fail, f.all = fail, all
 				}
 				in.Spill = f
+			}
+			if fail <= -3 {
+				g, err := critpath.TaskGraphOf(in, fail == -4)
+				errs[c.Rank()] = err
+				if c.Rank() == 0 && err == nil {
+					js, err = json.Marshal(g)
+				}
+				return err
 			}
 			res, err := critpath.Analyze(in)
 			errs[c.Rank()] = err
@@ -128,6 +141,130 @@ func TestAnalyzeSpilled(t *testing.T) {
 		}
 		if k == 2 && !weights { // one rank's processes are apart: no such column
 			t.Errorf("%d ranks: %d reads back, none of the fragment weights", k, n)
+		}
+	}
+}
+
+// TestAnalyzeSpilledRemoteDeps: with the cross-process edges of remote
+// dependences (latency nodes, whose receives' weights the task graph
+// gathers from the parked column), the phase with a spill file gives the
+// sections of the phase without one on 1–3 ranks (several processes with
+// latency nodes on a rank); a read failing on the last rank, at any point,
+// alone or with every read after it, is an error on every rank naming it,
+// never a hang or a panic, and some failure is the task graph's gather.
+func TestAnalyzeSpilledRemoteDeps(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	cfg := gen.Config{Workload: "spread", Ranks: 3, Threads: 2, Width: 48, Steps: 250, Radix: 3, Jitter: 0.3, LatencyNS: 500}
+	if _, err := gen.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	d, err := trace.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]*trace.Process, cfg.Ranks)
+	for i := range raw {
+		if raw[i], err = trace.LoadProcess(d.FilePath(i), trace.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// run analyzes on k ranks, with spill files unless fail is −2 (−3:
+	// the task graph alone, its latency nodes weighed from the processes'
+	// own weights; −4: from the column, parked), and returns rank 0's
+	// sections, each rank's error and reads.
+	run := func(k, fail int, all bool) ([]byte, []error, []int) {
+		procs := make([]*critpath.Proc, cfg.Ranks)
+		first, last := int64(1<<62), int64(-1<<62)
+		for i := range procs {
+			var a, b int64
+			procs[i], a, b = simulate(t, d.FilePath(i))
+			first, last = min(first, a), max(last, b)
+		}
+		plan, err := partition.Assign([]int64{1, 1, 1}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var js []byte
+		errs, reads := make([]error, k), make([]int, k)
+		err = inproc.Run(k, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			m, err := graph.Match(c, plan, raw[lo:hi], graph.MatchOptions{})
+			if err != nil {
+				return err
+			}
+			edges, err := graph.ExchangeEdges(c, m, nil)
+			if err != nil {
+				return err
+			}
+			in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: procs[lo:hi], Edges: edges, RunTimeNS: last - first, Path: true}
+			var f *spillFile
+			if fail != -2 && fail != -3 {
+				f = &spillFile{fail: -1}
+				if c.Rank() == k-1 && fail >= 0 {
+					f.fail, f.all = fail, all
+				}
+				in.Spill = f
+			}
+			if fail <= -3 {
+				g, err := critpath.TaskGraphOf(in, fail == -4)
+				errs[c.Rank()] = err
+				if c.Rank() == 0 && err == nil {
+					js, err = json.Marshal(g)
+				}
+				return err
+			}
+			res, err := critpath.Analyze(in)
+			errs[c.Rank()] = err
+			if f != nil {
+				reads[c.Rank()] = f.reads
+			}
+			if c.Rank() == 0 && err == nil {
+				js, err = json.Marshal(report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph})
+				return err
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return js, errs, reads
+	}
+	for _, k := range []int{1, 2, 3} {
+		want, errs, _ := run(k, -2, false)
+		if errs[0] != nil {
+			t.Fatal(errs[0])
+		}
+		got, errs, reads := run(k, -1, false)
+		for r, err := range errs {
+			if err != nil {
+				t.Fatalf("%d ranks, spilled: rank %d: %v", k, r, err)
+			}
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%d ranks: the sections with a spill file differ:\n%s\n%s", k, got, want)
+		}
+		// The latency nodes' weights gathered from the parked column are
+		// the processes' own.
+		own, _, _ := run(k, -3, false)
+		col, _, _ := run(k, -4, false)
+		if !bytes.Equal(own, col) {
+			t.Fatalf("%d ranks: the task graph with the weights gathered from their column differs:\n%s\n%s", k, col, own)
+		}
+		n := reads[k-1]
+		gathered := false // a failure named the task graph's gather
+		for fail := range n {
+			for _, all := range []bool{false, true} {
+				_, errs, _ := run(k, fail, all)
+				for r, err := range errs {
+					if err == nil || !strings.Contains(err.Error(), "I/O error") || strings.Contains(err.Error(), "panic") {
+						t.Errorf("%d ranks, the last's read %d of %d failing (all after %v): rank %d: err = %v", k, fail, n, all, r, err)
+					}
+				}
+				gathered = gathered || strings.Contains(errs[k-1].Error(), "task graph: fragment weights")
+			}
+		}
+		if !gathered {
+			t.Errorf("%d ranks: %d reads back, none of the task graph's gather", k, n)
 		}
 	}
 }

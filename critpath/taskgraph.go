@@ -265,9 +265,15 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			remote++
 		}
 		switch {
-		case len(recv) > 0 && in.fragW != nil && gerr == nil:
+		case len(recv) > 0 && in.fragW != nil:
 			// Looked up in the order of their fragments: the column waits
-			// in the spill file (Analyze), read where they fall.
+			// in the spill file (Analyze), read where they fall. After a
+			// failed read the rest are not looked up (the error ends the
+			// phase on every rank): the processes' own weights were
+			// drained into the column, none is left to read.
+			if gerr != nil {
+				break
+			}
 			m := len(recv) / 2
 			ord = slices.Grow(ord[:0], m)[:m]
 			for j := range ord {

@@ -1,0 +1,23 @@
+package critpath
+
+import "github.com/ptrace-dev/ptrace/report"
+
+// TaskGraphOf makes the task graph of in's processes (Input.taskGraph):
+// with drain, its latency nodes weigh their receives' fragments from the
+// rank's column of weights, drained and parked in in.Spill as Analyze
+// does (narrow.Framed.Gather); without, from the processes' own weights
+// (sim.Frags.WeightsOf), as processes apart do.
+func TaskGraphOf(in *Input, drain bool) (*report.Graph, error) {
+	if drain {
+		nodes := 0
+		for _, pg := range in.Procs {
+			nodes += pg.frags.Len()
+		}
+		w := drainWeights(in.Procs, nodes)
+		in.fragW = &w
+		if in.Spill != nil {
+			_ = w.Park(in.Spill)
+		}
+	}
+	return in.taskGraph()
+}
