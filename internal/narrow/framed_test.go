@@ -442,3 +442,77 @@ func TestFramedGather(t *testing.T) {
 		t.Fatal("a failed read gave no error")
 	}
 }
+
+// TestFramedBlocksRefiled: a column parked, read back and parked again in
+// the same file (Park takes the copy there, writing nothing), after other
+// columns were written behind it, gives every value to Blocks and Gather,
+// and stays parked; a column of headers alone (every block of width 0,
+// two spare words) too.
+func TestFramedBlocksRefiled(t *testing.T) {
+	f, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rng := rand.New(rand.NewPCG(11, 2))
+	n := 2*blocksChunk*framedBlock + 1
+	mixed, flat := make([]int64, n), make([]int64, 1100*framedBlock+3)
+	for i := range mixed {
+		switch b := i / framedBlock; b % 4 {
+		case 0:
+			mixed[i] = -int64(b) // width 0, negative
+		case 1:
+			mixed[i] = rng.Int64() - rng.Int64() // width 64
+		default:
+			mixed[i] = rng.Int64N(1<<uint(b%33)) - 1<<20
+		}
+	}
+	for i := range flat {
+		flat[i] = int64(i/framedBlock) - 500
+	}
+	for _, want := range [][]int64{mixed, flat} {
+		c := framedOf(t, want)
+		if err := c.Park(f); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Unpark(); err != nil {
+			t.Fatal(err)
+		}
+		other := framedOf(t, mixed) // written behind it
+		if err := other.Park(f); err != nil {
+			t.Fatal(err)
+		}
+		size := f.Size()
+		if err := c.Park(f); err != nil || c.Bytes() != 0 || f.Size() != size {
+			t.Fatalf("parked again: %d bytes held, %d written, error %v", c.Bytes(), f.Size()-size, err)
+		}
+		next := 0
+		if err := c.Blocks(func(first int, vals []int64) {
+			for k, x := range vals {
+				if x != want[first+k] {
+					t.Fatalf("value %d is %d, want %d", first+k, x, want[first+k])
+				}
+			}
+			next = first + len(vals)
+		}); err != nil || next != len(want) {
+			t.Fatalf("%d values of %d, error %v", next, len(want), err)
+		}
+		var idx []int
+		for i := 0; i < len(want); i += 1 + rng.IntN(5000) {
+			idx = append(idx, i, i)
+		}
+		idx = append(idx, len(want)-1)
+		out := make([]int64, len(idx))
+		if err := c.Gather(idx, out); err != nil {
+			t.Fatal(err)
+		}
+		for k, i := range idx {
+			if out[k] != want[i] {
+				t.Fatalf("gathered value %d is %d, want %d", i, out[k], want[i])
+			}
+		}
+		if c.Bytes() != 0 {
+			t.Fatalf("Blocks and Gather brought the column back: %d bytes", c.Bytes())
+		}
+	}
+}
