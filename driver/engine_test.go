@@ -337,9 +337,12 @@ func TestMemoryEstimateBelowLive(t *testing.T) {
 // stops the analysis inside the phase that outgrew it, as soon as the
 // sampler sees it (the simulation polls it), not at the phase's end with
 // the whole phase's memory taken. The start's estimate is given room
-// (Options.MemoryLimit) and the process's limit is set to its resident
-// set now and half the live heap the simulation reaches, so only the
-// guard acts.
+// (Options.MemoryLimit) and the process's limit is set a little above
+// its resident set now, so only the guard acts. The room above the
+// resident set lies halfway between the
+// load's peak heap and the live heap the simulation reaches: half the
+// live heap alone left the load 0.5–1 MiB of margin, which a loaded
+// machine's late collections took (a stop in the load phase).
 func TestMemoryLimitStopsInPhase(t *testing.T) {
 	if testing.Short() {
 		t.Skip("1 M-event trace")
@@ -348,13 +351,21 @@ func TestMemoryLimitStopsInPhase(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1, Lean: true})
 	runtime.GC()
 	_, st := runOpts(t, driver.Options{Dir: dir}, 1)
-	live := int64(st.PeakLive[0])
+	live, load := int64(st.PeakLive[0]), int64(-1)
+	for _, ph := range st.Phases {
+		if ph.Name == "load" {
+			load = int64(ph.PeakHeap[0])
+		}
+	}
+	if load < 0 || load >= live {
+		t.Fatalf("the load's peak heap %d against a live heap of %d: no room between them to stop the simulation alone", load, live)
+	}
 	debug.FreeOSMemory()
 	procmem.ResetPeak() // the guard reads the peak: not the run above's
-	lim := procmem.Resident() + live/2
+	lim := procmem.Resident() + (load+live)/2
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(lim))
 	_, err := runWith(1, driver.Options{Dir: dir, MemoryLimit: 1 << 30})
 	if err == nil || !strings.Contains(err.Error(), "in the simulate phase") || !strings.Contains(err.Error(), "stopped there") {
-		t.Fatalf("a process limit of its resident set and half the live heap (%d bytes): %v, want a stop inside the simulation", lim, err)
+		t.Fatalf("a process limit of its resident set and %d bytes (the load's peak heap %d, the live heap %d): %v, want a stop inside the simulation", lim, load, live, err)
 	}
 }
