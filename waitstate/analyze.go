@@ -368,9 +368,30 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
+	// The delay costs read the rows' predecessors only (a wait's cause),
+	// and no row once their finders go (delays.dropFinders): the rows
+	// wait in the spill file through them, and come back for the phases
+	// that follow once the costs are made.
+	if a.Spill != nil {
+		for i := range edges {
+			if edges[i].ParkOwnSide(a.Spill) != nil {
+				break // the rest stay in memory
+			}
+		}
+	}
 	delays, err := dl.costs(lr)
 	a.byThread, a.oneThread, a.nodeHint, a.edges, a.edge, a.rowSet = nil, nil, nil, nil, nil, bitrank.Set{}
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	var rowsErr error
+	for i := range edges {
+		if err := edges[i].UnparkRows(); err != nil {
+			rowsErr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
+			break
+		}
+	}
+	if err := comm.Agree(c, rowsErr); err != nil {
 		return nil, nil, nil, err
 	}
 	all, err := reduce.GatherRows(c, rows)

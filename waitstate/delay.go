@@ -2159,6 +2159,13 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 // (Analyze is the last user).
 func (d *delays) dropFinders() {
 	a := d.a
+	if a.Spill != nil {
+		for i := range a.edges {
+			if a.edges[i].ParkRows(a.Spill) != nil {
+				break // the rest stay in memory
+			}
+		}
+	}
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowSet, a.edges = nil, nil, nil, nil, bitrank.Set{}, nil
 	a.m, a.call, a.calls, a.bare = nil, nil, nodeCalls{}, nil
 	a.reqCall, a.reqEv, a.p2p = narrow.Step[int8, int16, int32]{}, narrow.Step[int8, int16, int32]{}, nodeRank{}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -89,6 +90,7 @@ func TestAnalyzeParked(t *testing.T) {
 			if err != nil {
 				return err
 			}
+			want := edgeRowsOf(edges)
 			var f *parkFile
 			if fail != -2 {
 				f = &parkFile{fail: -1}
@@ -126,6 +128,11 @@ func TestAnalyzeParked(t *testing.T) {
 			}
 			rows, causes, delays, err := a.Analyze(c, plan, edges, 0, math.MaxInt64/4)
 			errs[c.Rank()] = err
+			// The rows, parked through the delay costs, are back and whole
+			// for the phases that follow.
+			if err == nil && !slices.Equal(edgeRowsOf(edges), want) {
+				return fmt.Errorf("rank %d: the edges' rows changed in the wait states", c.Rank())
+			}
 			if f != nil {
 				reads[c.Rank()] = f.reads
 				if err == nil && len(f.b) < parked+nodeValsParkMin {
@@ -171,4 +178,17 @@ func TestAnalyzeParked(t *testing.T) {
 			}
 		}
 	}
+}
+
+// edgeRowsOf returns every row of edges, column by column, as read
+// through the accessors (which panic on a parked column).
+func edgeRowsOf(edges []graph.RemoteEdges) []int64 {
+	var out []int64
+	for i := range edges {
+		e := &edges[i]
+		for k := range e.Len() {
+			out = append(out, int64(e.ThreadAt(k)), e.EventAt(k), int64(e.KindAt(k)), int64(e.PredProcAt(k)), int64(e.PredThreadAt(k)), e.PredEventAt(k))
+		}
+	}
+	return out
 }
