@@ -32,23 +32,19 @@ func (r *RemoteEdges) ParkRows(f packed.Spiller) error {
 	return packed.ParkField(f, &r.kinds.code, &r.kindsPk)
 }
 
-// ParkOwnSide is ParkRows for the columns of the rows' own receive-like
-// events (thread, event, kinds): the predecessors' stay readable. For a
-// while only the predecessors are looked up: the wait states' delay
-// costs find each wait's cause (11 MB of their peak on the 10 M-event
-// pure-MPI trace). ParkRows parks the rest later, UnparkRows brings back
-// all.
-func (r *RemoteEdges) ParkOwnSide(f packed.Spiller) error {
-	if r.rowBytes() < rowsParkMin {
-		return nil
-	}
-	r.rowsParked = true
-	for _, s := range [...]parkable{&r.thread, &r.event.off} {
-		if err := s.Park(f); err != nil {
-			return err
+// UnparkPreds reads back the predecessors' columns alone, parked by
+// ParkRows: PredProcAt, PredThreadAt and PredEventAt answer, the rest
+// stays parked. The wait states' delay costs name each wait's cause from
+// one process's rows at a time (the rows of all were 20 MB of their
+// peak on the 10 M-event pure-MPI trace); ParkRows parks them again,
+// UnparkRows brings back the rest.
+func (r *RemoteEdges) UnparkPreds() error {
+	for _, s := range [...]parkable{&r.predProc, &r.predThread, &r.predEvent.off} {
+		if err := s.Unpark(); err != nil {
+			return fmt.Errorf("graph: remote edges: %w", err)
 		}
 	}
-	return packed.ParkField(f, &r.kinds.code, &r.kindsPk)
+	return nil
 }
 
 // UnparkRows reads back the columns ParkRows wrote (nothing when none

@@ -368,13 +368,14 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		merged[nk] = len(cs)
 		cs = append(cs, *x)
 	}
-	// The delay costs read the rows' predecessors only (a wait's cause),
-	// and no row once their finders go (delays.dropFinders): the rows
-	// wait in the spill file through them, and come back for the phases
-	// that follow once the costs are made.
+	// The delay costs read the rows' predecessors only, one process's at
+	// a time as they name the waits' causes (delays.heads), and no row
+	// once their finders go: the rows wait in the spill file through
+	// them, and come back for the phases that follow once the costs are
+	// made.
 	if a.Spill != nil {
 		for i := range edges {
-			if edges[i].ParkOwnSide(a.Spill) != nil {
+			if edges[i].ParkRows(a.Spill) != nil {
 				break // the rest stay in memory
 			}
 		}

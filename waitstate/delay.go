@@ -91,7 +91,13 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	// second, which sends the waiters' time maps, and the tasks are made
 	// of them: the matching and the finders are not held beside the
 	// tasks' delays and the time maps' rounds, the phase's peak.
-	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, d.taskHeads); err != nil {
+	headsDone := func(recv [][]byte) error {
+		if d.rowsErr != nil {
+			return d.rowsErr
+		}
+		return d.taskHeads(recv)
+	}
+	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, headsDone); err != nil {
 		return nil, err
 	}
 	if err := comm.Agree(d.c, d.tasksFilled()); err != nil {
@@ -629,6 +635,7 @@ type delays struct {
 	a        *Analysis
 	c        comm.Comm
 	owners   graph.Owners
+	rowsErr  error // a failed read of the rows' predecessors (unparkPreds)
 	procs    []delayProc
 	local    map[int]int // world rank → local process
 	out      []Delay
@@ -1549,7 +1556,9 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 	more = d.eachCharged(cursor, func(i int) {
 		if i > 0 {
 			lr[i-1] = lrCalls{} // the process's heads are made
+			d.parkRows(i - 1)
 		}
+		d.unparkPreds(i)
 	}, func(i int, j int32) int {
 		// The node of the cause's the wait names (none found: a task all
 		// propagated).
@@ -1567,7 +1576,10 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 			if v < 0 {
 				break
 			}
-			if pp, pth, pev := a.pred(i, v); pp == cause {
+			if d.rowsErr != nil {
+				// The rows could not be read back: the round's end
+				// stops every rank.
+			} else if pp, pth, pev := a.pred(i, v); pp == cause {
 				th, ev = pth, pev
 			}
 			if m.Kind[v] == trace.CollEnd {
@@ -1585,6 +1597,25 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 		return headSize
 	})
 	return bufs, more
+}
+
+// unparkPreds brings back process i's rows' predecessors for its wait
+// heads (Analyze parked the rows); the first failed read is kept
+// (rowsErr), agreed at the round's end.
+func (d *delays) unparkPreds(i int) {
+	if a := d.a; d.rowsErr == nil && i < len(a.edges) {
+		if err := a.edges[i].UnparkPreds(); err != nil {
+			d.rowsErr = fmt.Errorf("rank %d: wait states: %w", d.c.Rank(), err)
+		}
+	}
+}
+
+// parkRows parks process i's rows again once its heads are made (on an
+// error they stay in memory).
+func (d *delays) parkRows(i int) {
+	if a := d.a; a.Spill != nil && i < len(a.edges) {
+		_ = a.edges[i].ParkRows(a.Spill)
+	}
 }
 
 // records makes the next round of wait records of this rank's processes
