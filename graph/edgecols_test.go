@@ -337,3 +337,79 @@ func TestRemoteEdgesParkRowsFull(t *testing.T) {
 		}
 	}
 }
+
+// TestRemoteEdgesUnparkPreds: parked rows' predecessors read back alone
+// answer PredProcAt, PredThreadAt and PredEventAt while the rest stays
+// parked; ParkRows parks them again (even when they alone are under
+// rowsParkMin, as a process's of 3000 rows: the rows were worth the
+// file), and UnparkRows brings back every column after; a failed read of
+// the predecessors is an error.
+func TestRemoteEdgesUnparkPreds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 13))
+	for _, n := range []int{3000, 9000} {
+		r, want := randomEdges(rng, n)
+		if n == 3000 {
+			// A trace's rows: a byte a thread, rank and kind pair, 2 for
+			// each event (8 bytes a row, 4 of them the predecessors').
+			r, want = &RemoteEdges{}, make([]edgeRow, n)
+			for k := range want {
+				want[k] = edgeRow{th: 0, ev: int64(k), kind: trace.MPIRecv, pproc: 1, pth: 0, pev: int64(k), pkind: trace.MPISend, pt: int64(k)}
+				w := &want[k]
+				r.Append(w.th, w.ev, w.kind, w.pproc, w.pth, w.pev, w.pkind, w.pt)
+			}
+			if pb := r.predProc.Bytes() + r.predThread.Bytes() + r.predEvent.off.Bytes(); r.rowBytes() < rowsParkMin || pb >= rowsParkMin {
+				t.Fatalf("%d rows of %d bytes, %d of predecessors", n, r.rowBytes(), pb)
+			}
+		}
+		f := &memSpill{}
+		if err := r.ParkRows(f); err != nil {
+			t.Fatal(err)
+		}
+		for round := range 2 {
+			if err := r.UnparkPreds(); err != nil {
+				t.Fatal(err)
+			}
+			if r.thread.Bytes() != 0 || r.event.off.Bytes() != 0 || r.kinds.code != nil {
+				t.Fatalf("%d rows, round %d: the rows' own columns came back with the predecessors", n, round)
+			}
+			for k := range want {
+				w := want[k]
+				if pp, pth, pev := r.PredProcAt(k), r.PredThreadAt(k), r.PredEventAt(k); pp != w.pproc || pth != w.pth || pev != w.pev {
+					t.Fatalf("%d rows, round %d, row %d: predecessor %d %d %d, want %d %d %d", n, round, k, pp, pth, pev, w.pproc, w.pth, w.pev)
+				}
+			}
+			if err := r.ParkRows(f); err != nil {
+				t.Fatal(err)
+			}
+			if b := r.predProc.Bytes() + r.predThread.Bytes() + r.predEvent.off.Bytes(); b != 0 {
+				t.Fatalf("%d rows, round %d: %d bytes of predecessors still in memory after ParkRows", n, round, b)
+			}
+		}
+		if err := r.UnparkPreds(); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.UnparkRows(); err != nil {
+			t.Fatal(err)
+		}
+		if r.rowsParked || r.thread.Parked() || r.predProc.Parked() || r.kindsPk != nil {
+			t.Fatalf("%d rows: still parked after UnparkRows", n)
+		}
+		for k := range want {
+			if got := r.row(k); got != want[k] {
+				t.Fatalf("%d rows, row %d: %+v, want %+v", n, k, got, want[k])
+			}
+		}
+		extra := randomRow(rng, n)
+		r.Append(extra.th, extra.ev, extra.kind, extra.pproc, extra.pth, extra.pev, extra.pkind, extra.pt)
+		if got := r.row(n); got != extra {
+			t.Fatalf("%d rows: appended after: %+v, want %+v", n, got, extra)
+		}
+		if err := r.ParkRows(f); err != nil {
+			t.Fatal(err)
+		}
+		f.failRead = true
+		if err := r.UnparkPreds(); err == nil {
+			t.Fatalf("%d rows: a failed read of the predecessors gave no error", n)
+		}
+	}
+}

@@ -16,11 +16,13 @@ const rowsParkMin = 16 << 10
 // UnparkRows, for a while nothing reads the rows: the wait states walk
 // the matched edges with the rows unread (3.4 MB of their peak on the
 // 10 M-event halo). Len still answers; nothing else may be read or
-// appended while they are parked. Rows of less than 16 KiB stay. On an
-// error the columns not yet written stay in memory, and UnparkRows
-// brings back those that were.
+// appended while they are parked. Rows of less than 16 KiB stay; rows
+// parked already park whatever of them is in memory, however little
+// (the predecessors UnparkPreds brought back). On an error the columns
+// not yet written stay in memory, and UnparkRows brings back those that
+// were.
 func (r *RemoteEdges) ParkRows(f packed.Spiller) error {
-	if r.rowBytes() < rowsParkMin {
+	if !r.rowsParked && r.rowBytes() < rowsParkMin {
 		return nil
 	}
 	r.rowsParked = true

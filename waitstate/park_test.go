@@ -20,11 +20,13 @@ import (
 )
 
 // parkFile is a spill file in memory that counts its reads and fails
-// every one from read fail on (−1: none), or with once that one alone.
+// every one from read fail on (−1: none), or with once that one alone;
+// onRead, when set, runs before each read.
 type parkFile struct {
 	b           []byte
 	reads, fail int
 	once        bool
+	onRead      func()
 }
 
 func (f *parkFile) Append(p []byte) (int64, error) {
@@ -35,6 +37,9 @@ func (f *parkFile) Append(p []byte) (int64, error) {
 
 func (f *parkFile) ReadAt(p []byte, off int64) (int, error) {
 	f.reads++
+	if f.onRead != nil {
+		f.onRead()
+	}
 	if f.fail >= 0 && (f.reads == f.fail+1 || !f.once && f.reads > f.fail) {
 		return 0, errors.New("I/O error")
 	}
@@ -98,6 +103,23 @@ func TestAnalyzeParked(t *testing.T) {
 					f.fail, f.once = fail, once
 				}
 			}
+			// The most processes whose predecessors are in memory while
+			// their rows' own columns are parked, at any read: one, as
+			// the wait heads reach it (delays.unparkPreds), the others'
+			// parked again after their heads (delays.parkRows).
+			mostPreds := 0
+			if f != nil && fail == -1 {
+				f.onRead = func() {
+					n := 0
+					for i := range edges {
+						e := &edges[i]
+						if e.Len() > 0 && readable(func() { e.PredProcAt(0) }) && !readable(func() { e.ThreadAt(0) }) {
+							n++
+						}
+					}
+					mostPreds = max(mostPreds, n)
+				}
+			}
 			a := New(m)
 			if !a.ReadsRecorded() {
 				m.DropRecorded()
@@ -132,6 +154,9 @@ func TestAnalyzeParked(t *testing.T) {
 			// for the phases that follow.
 			if err == nil && !slices.Equal(edgeRowsOf(edges), want) {
 				return fmt.Errorf("rank %d: the edges' rows changed in the wait states", c.Rank())
+			}
+			if f != nil && fail == -1 && mostPreds != 1 {
+				return fmt.Errorf("rank %d: %d processes' predecessors in memory at once beside their parked rows, want 1", c.Rank(), mostPreds)
 			}
 			if f != nil {
 				reads[c.Rank()] = f.reads
@@ -191,4 +216,15 @@ func edgeRowsOf(edges []graph.RemoteEdges) []int64 {
 		}
 	}
 	return out
+}
+
+// readable reports whether read returns (a parked column's At panics).
+func readable(read func()) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	read()
+	return true
 }
