@@ -261,16 +261,7 @@ func TestRemoteEdgesParkRows(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for k := range want {
-			if got := r.row(k); got != want[k] {
-				t.Fatalf("%d rows, row %d: %+v, want %+v", n, k, got, want[k])
-			}
-		}
-		extra := randomRow(rng, n)
-		r.Append(extra.th, extra.ev, extra.kind, extra.pproc, extra.pth, extra.pev, extra.pkind, extra.pt)
-		if got := r.row(n); got != extra {
-			t.Fatalf("appended after: %+v, want %+v", got, extra)
-		}
+		checkRowsAppend(t, r, want, rng)
 		if n > 10 {
 			if err := r.ParkRows(f); err != nil {
 				t.Fatal(err)
@@ -394,16 +385,7 @@ func TestRemoteEdgesUnparkPreds(t *testing.T) {
 		if r.rowsParked || r.thread.Parked() || r.predProc.Parked() || r.kindsPk != nil {
 			t.Fatalf("%d rows: still parked after UnparkRows", n)
 		}
-		for k := range want {
-			if got := r.row(k); got != want[k] {
-				t.Fatalf("%d rows, row %d: %+v, want %+v", n, k, got, want[k])
-			}
-		}
-		extra := randomRow(rng, n)
-		r.Append(extra.th, extra.ev, extra.kind, extra.pproc, extra.pth, extra.pev, extra.pkind, extra.pt)
-		if got := r.row(n); got != extra {
-			t.Fatalf("%d rows: appended after: %+v, want %+v", n, got, extra)
-		}
+		checkRowsAppend(t, r, want, rng)
 		if err := r.ParkRows(f); err != nil {
 			t.Fatal(err)
 		}
@@ -411,5 +393,22 @@ func TestRemoteEdgesUnparkPreds(t *testing.T) {
 		if err := r.UnparkPreds(); err == nil {
 			t.Fatalf("%d rows: a failed read of the predecessors gave no error", n)
 		}
+	}
+}
+
+// checkRowsAppend checks that r holds the rows want, then that a row
+// appended after them reads back.
+func checkRowsAppend(t *testing.T, r *RemoteEdges, want []edgeRow, rng *rand.Rand) {
+	t.Helper()
+	n := len(want)
+	for k := range want {
+		if got := r.row(k); got != want[k] {
+			t.Fatalf("%d rows, row %d: %+v, want %+v", n, k, got, want[k])
+		}
+	}
+	extra := randomRow(rng, n)
+	r.Append(extra.th, extra.ev, extra.kind, extra.pproc, extra.pth, extra.pev, extra.pkind, extra.pt)
+	if got := r.row(n); got != extra {
+		t.Fatalf("%d rows: appended after: %+v, want %+v", n, got, extra)
 	}
 }
