@@ -308,12 +308,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	pred.Trim()
 	b.AddPairs(lat, 0)
 	b.AddPairs(pred, 0)
-	// Only the backward replay runs on it: the inputs' side and the output
-	// counts are all it reads (4 bytes an edge less, 20 MB on the
-	// 10 M-event stencil at the critical path's peak).
 	if err := comm.Agree(in.Comm, gerr); err != nil {
 		return nil, err
 	}
+	// Only the backward replay runs on it: the inputs' side and the output
+	// counts are all it reads (4 bytes an edge less, 20 MB on the
+	// 10 M-event stencil at the critical path's peak).
 	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve})
 	if err != nil {
 		return nil, err
