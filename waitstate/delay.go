@@ -1576,10 +1576,9 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 			if v < 0 {
 				break
 			}
-			if d.rowsErr != nil {
-				// The rows could not be read back: the round's end
-				// stops every rank.
-			} else if pp, pth, pev := a.pred(i, v); pp == cause {
+			// Rows that could not be read back are not looked up: the
+			// round's end stops every rank.
+			if pp, pth, pev := d.predOf(i, v); pp == cause {
 				th, ev = pth, pev
 			}
 			if m.Kind[v] == trace.CollEnd {
@@ -1608,6 +1607,14 @@ func (d *delays) unparkPreds(i int) {
 			d.rowsErr = fmt.Errorf("rank %d: wait states: %w", d.c.Rank(), err)
 		}
 	}
+}
+
+// predOf is Analysis.pred, none after a failed read of the rows.
+func (d *delays) predOf(i int, v int32) (proc, thread int32, event int64) {
+	if d.rowsErr != nil {
+		return -1, 0, 0
+	}
+	return d.a.pred(i, v)
 }
 
 // parkRows parks process i's rows again once its heads are made (on an
