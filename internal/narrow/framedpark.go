@@ -73,17 +73,10 @@ func (c *Framed) Unpark() error {
 		return nil
 	}
 	heads := make([]framedHead, p.heads)
-	buf := make([]byte, 16*min(framedChunk, p.heads))
-	at := p.at
+	var buf []byte
 	for i := 0; i < len(heads); i += framedChunk {
-		hs := heads[i:min(i+framedChunk, len(heads))]
-		b := buf[:16*len(hs)]
-		if err := packed.ReadFull(p.f, b, at); err != nil {
-			return fmt.Errorf("narrow: reading back a parked column (%d bytes at offset %d of the spill file): %w", len(b), at, err)
-		}
-		at += int64(len(b))
-		for k := range hs {
-			hs[k] = framedHead{base: int64(binary.LittleEndian.Uint64(b[16*k:])), at: binary.LittleEndian.Uint32(b[16*k+8:]), width: uint8(binary.LittleEndian.Uint32(b[16*k+12:]))}
+		if err := p.readHeads(i, heads[i:min(i+framedChunk, len(heads))], &buf); err != nil {
+			return err
 		}
 	}
 	words, err := packed.ReadSlice[uint64](p.words)
@@ -160,6 +153,21 @@ func (c *Framed) Gather(idx []int, out []int64) error {
 	return nil
 }
 
+// readHeads reads the len(dst) headers from header first on of the
+// column parked at p into dst, through *raw (grown to their bytes).
+func (p *parkedFramed) readHeads(first int, dst []framedHead, raw *[]byte) error {
+	b := slices.Grow((*raw)[:0], 16*len(dst))[:16*len(dst)]
+	*raw = b
+	at := p.at + 16*int64(first)
+	if err := packed.ReadFull(p.f, b, at); err != nil {
+		return fmt.Errorf("narrow: reading a parked column (%d bytes at offset %d of the spill file): %w", len(b), at, err)
+	}
+	for j := range dst {
+		dst[j] = framedHead{base: int64(binary.LittleEndian.Uint64(b[16*j:])), at: binary.LittleEndian.Uint32(b[16*j+8:]), width: uint8(binary.LittleEndian.Uint32(b[16*j+12:]))}
+	}
+	return nil
+}
+
 // parkedChunk holds a chunk of a parked column's headers (blocksChunk, the
 // last fewer) and the words they span, read from its file.
 type parkedChunk struct {
@@ -173,15 +181,9 @@ type parkedChunk struct {
 func (r *parkedChunk) read(p *parkedFramed, k int) error {
 	first := k * blocksChunk
 	n := min(blocksChunk, p.heads-first)
-	r.raw = slices.Grow(r.raw[:0], 16*n)[:16*n]
-	at := p.at + 16*int64(first)
-	if err := packed.ReadFull(p.f, r.raw, at); err != nil {
-		return fmt.Errorf("narrow: reading a parked column (%d bytes at offset %d of the spill file): %w", len(r.raw), at, err)
-	}
 	r.heads = slices.Grow(r.heads[:0], n)[:n]
-	b := r.raw
-	for j := range r.heads {
-		r.heads[j] = framedHead{base: int64(binary.LittleEndian.Uint64(b[16*j:])), at: binary.LittleEndian.Uint32(b[16*j+8:]), width: uint8(binary.LittleEndian.Uint32(b[16*j+12:]))}
+	if err := p.readHeads(first, r.heads, &r.raw); err != nil {
+		return err
 	}
 	// The headers' words, and the two past the last that decode may read
 	// (both for a block of width 0; the column has two spare).

@@ -354,8 +354,8 @@ func ReadSlice[T Fixed](p *ParkedBytes) ([]T, error) {
 		return nil, nil
 	}
 	s := make([]T, p.n/int(unsafe.Sizeof(z)))
-	if err := ReadFull(p.f, bytesOf(s), p.at); err != nil {
-		return nil, fmt.Errorf("reading back %d parked bytes at offset %d of the spill file: %w", p.n, p.at, err)
+	if err := ReadSliceAt(p, s, 0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
