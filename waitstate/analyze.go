@@ -147,18 +147,12 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			return nil, nil, nil, err
 		}
 	}
-	var rerr error
-	if err := m.UnparkColumns(); err != nil {
-		rerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
+	rerr := m.UnparkColumns()
+	if rerr == nil {
+		rerr = unparkRows(edges)
 	}
-	for i := range edges {
-		if rerr != nil {
-			break
-		}
-		if err := edges[i].UnparkRows(); err != nil {
-			rerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
-			break
-		}
+	if rerr != nil {
+		rerr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), rerr)
 	}
 	if err := comm.Agree(c, rerr); err != nil {
 		return nil, nil, nil, err
@@ -175,13 +169,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// and in the delay costs' wait heads (27.7 MB of the loop's peak on
 	// the 10 M-event pure-MPI trace), and all come back at the phase's
 	// end.
-	if a.Spill != nil {
-		for i := range edges {
-			if edges[i].ParkRows(a.Spill) != nil {
-				break // the rest stay in memory
-			}
-		}
-	}
+	a.parkRows(edges)
 	// MPI_Init synchronizes every process; its completion time (the delay
 	// costs') runs from the earliest exit.
 	initMin := int64(math.MaxInt64)
@@ -358,8 +346,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 		dl.addSyncs(i, &nv[i], wo, woAt, &lr[i], im[0])
 		nv[i] = nodeVals{}
-		if a.Spill != nil && i < len(edges) {
-			_ = edges[i].ParkRows(a.Spill) // on an error they stay in memory
+		if i < len(edges) {
+			a.parkRows(edges[i : i+1])
 		}
 		dl.ops = opCursor{}
 		lr[i].keepRecvs()
@@ -401,11 +389,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	var rowsErr error
-	for i := range edges {
-		if err := edges[i].UnparkRows(); err != nil {
-			rowsErr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
-			break
-		}
+	if err := unparkRows(edges); err != nil {
+		rowsErr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
 	}
 	if err := comm.Agree(c, rowsErr); err != nil {
 		return nil, nil, nil, err
@@ -414,6 +399,30 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	allCauses, err2 := reduce.GatherRows(c, cs)
 	allDelays, err3 := reduce.GatherRows(c, delays)
 	return all, allCauses, allDelays, errors.Join(err, err2, err3)
+}
+
+// parkRows parks the rows of edges in the phase's spill file, where it
+// has one (graph.RemoteEdges.ParkRows); after a failed write the rest
+// stay in memory.
+func (a *Analysis) parkRows(edges []graph.RemoteEdges) {
+	if a.Spill == nil {
+		return
+	}
+	for i := range edges {
+		if edges[i].ParkRows(a.Spill) != nil {
+			return
+		}
+	}
+}
+
+// unparkRows brings back the rows of edges, to the first failed read.
+func unparkRows(edges []graph.RemoteEdges) error {
+	for i := range edges {
+		if err := edges[i].UnparkRows(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // nodeVals are PropagateMax's values of one process's receive-like nodes

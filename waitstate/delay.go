@@ -1620,8 +1620,8 @@ func (d *delays) predOf(i int, v int32) (proc, thread int32, event int64) {
 // parkRows parks process i's rows again once its heads are made (on an
 // error they stay in memory).
 func (d *delays) parkRows(i int) {
-	if a := d.a; a.Spill != nil && i < len(a.edges) {
-		_ = a.edges[i].ParkRows(a.Spill)
+	if a := d.a; i < len(a.edges) {
+		a.parkRows(a.edges[i : i+1])
 	}
 }
 
@@ -2197,13 +2197,7 @@ func (d *delays) findSync(i int, call, th int32, ev int64, coll bool) int32 {
 // (Analyze is the last user).
 func (d *delays) dropFinders() {
 	a := d.a
-	if a.Spill != nil {
-		for i := range a.edges {
-			if a.edges[i].ParkRows(a.Spill) != nil {
-				break // the rest stay in memory
-			}
-		}
-	}
+	a.parkRows(a.edges)
 	a.byThread, a.oneThread, a.nodeHint, a.edge, a.rowSet, a.edges = nil, nil, nil, nil, bitrank.Set{}, nil
 	a.m, a.call, a.calls, a.bare = nil, nil, nodeCalls{}, nil
 	a.reqCall, a.reqEv, a.p2p = narrow.Step[int8, int16, int32]{}, narrow.Step[int8, int16, int32]{}, nodeRank{}
