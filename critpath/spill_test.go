@@ -3,8 +3,6 @@ package critpath_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,35 +12,11 @@ import (
 	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/spill/spilltest"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
-
-// spillFile is a spill file in memory that counts its reads and fails
-// read fail (from 0; −1: none), and with all every read after it too.
-type spillFile struct {
-	b           []byte
-	reads, fail int
-	all         bool
-}
-
-func (f *spillFile) Append(p []byte) (int64, error) {
-	at := int64(len(f.b))
-	f.b = append(f.b, p...)
-	return at, nil
-}
-
-func (f *spillFile) ReadAt(p []byte, off int64) (int, error) {
-	f.reads++
-	if f.fail >= 0 && (f.reads == f.fail+1 || f.all && f.reads > f.fail) {
-		return 0, errors.New("I/O error")
-	}
-	if off+int64(len(p)) > int64(len(f.b)) {
-		return 0, io.ErrUnexpectedEOF
-	}
-	return copy(p, f.b[off:]), nil
-}
 
 // TestAnalyzeSpilled: the phase with a spill file (the fragment weights'
 // column parked from its drain to the path's summary, the tasks' run
@@ -142,11 +116,11 @@ func runSpilled(t *testing.T, files []string, raw []*trace.Process, k, fail int,
 				return err
 			}
 		}
-		var f *spillFile
+		var f *spilltest.Mem
 		if fail != -2 && fail != -3 {
-			f = &spillFile{fail: -1}
+			f = &spilltest.Mem{}
 			if c.Rank() == k-1 && fail >= 0 {
-				f.fail, f.all = fail, all
+				f.FailAt, f.Once = fail+1, !all
 			}
 			in.Spill = f
 		}
@@ -161,7 +135,7 @@ func runSpilled(t *testing.T, files []string, raw []*trace.Process, k, fail int,
 		res, err := critpath.Analyze(in)
 		errs[c.Rank()] = err
 		if f != nil {
-			reads[c.Rank()] = f.reads
+			reads[c.Rank()] = f.Reads
 		}
 		if c.Rank() == 0 && err == nil {
 			js, err = json.Marshal(report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph})

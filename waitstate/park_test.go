@@ -1,9 +1,7 @@
 package waitstate
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"path/filepath"
 	"reflect"
@@ -15,39 +13,10 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/internal/spill/spilltest"
 	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/trace"
 )
-
-// parkFile is a spill file in memory that counts its reads and fails
-// every one from read fail on (−1: none), or with once that one alone;
-// onRead, when set, runs before each read.
-type parkFile struct {
-	b           []byte
-	reads, fail int
-	once        bool
-	onRead      func()
-}
-
-func (f *parkFile) Append(p []byte) (int64, error) {
-	at := int64(len(f.b))
-	f.b = append(f.b, p...)
-	return at, nil
-}
-
-func (f *parkFile) ReadAt(p []byte, off int64) (int, error) {
-	f.reads++
-	if f.onRead != nil {
-		f.onRead()
-	}
-	if f.fail >= 0 && (f.reads == f.fail+1 || !f.once && f.reads > f.fail) {
-		return 0, errors.New("I/O error")
-	}
-	if off+int64(len(p)) > int64(len(f.b)) {
-		return 0, io.ErrUnexpectedEOF
-	}
-	return copy(p, f.b[off:]), nil
-}
 
 // TestAnalyzeParked: the wait states with what the driver parks in a
 // spill file (the remote edges' rows, the matching's DAG and its nodes'
@@ -96,11 +65,11 @@ func TestAnalyzeParked(t *testing.T) {
 				return err
 			}
 			want := edgeRowsOf(edges)
-			var f *parkFile
+			var f *spilltest.Mem
 			if fail != -2 {
-				f = &parkFile{fail: -1}
-				if c.Rank() == k-1 {
-					f.fail, f.once = fail, once
+				f = &spilltest.Mem{}
+				if c.Rank() == k-1 && fail >= 0 {
+					f.FailAt, f.Once = fail+1, once
 				}
 			}
 			// The most processes whose predecessors are in memory while
@@ -109,7 +78,7 @@ func TestAnalyzeParked(t *testing.T) {
 			// parked again after their heads (delays.parkRows).
 			mostPreds := 0
 			if f != nil && fail == -1 {
-				f.onRead = func() {
+				f.OnRead = func() {
 					n := 0
 					for i := range edges {
 						e := &edges[i]
@@ -146,7 +115,7 @@ func TestAnalyzeParked(t *testing.T) {
 					return err
 				}
 				a.Spill = f
-				parked = len(f.b)
+				parked = len(f.B)
 			}
 			rows, causes, delays, err := a.Analyze(c, plan, edges, 0, math.MaxInt64/4)
 			errs[c.Rank()] = err
@@ -159,9 +128,9 @@ func TestAnalyzeParked(t *testing.T) {
 				return fmt.Errorf("rank %d: %d processes' predecessors in memory at once beside their parked rows, want 1", c.Rank(), mostPreds)
 			}
 			if f != nil {
-				reads[c.Rank()] = f.reads
-				if err == nil && len(f.b) < parked+nodeValsParkMin {
-					return fmt.Errorf("rank %d: %d bytes of the nodes' values parked", c.Rank(), len(f.b)-parked)
+				reads[c.Rank()] = f.Reads
+				if err == nil && len(f.B) < parked+nodeValsParkMin {
+					return fmt.Errorf("rank %d: %d bytes of the nodes' values parked", c.Rank(), len(f.B)-parked)
 				}
 			}
 			if c.Rank() == 0 {
