@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"errors"
 	"math"
 	"math/rand"
 	"slices"
@@ -165,6 +166,69 @@ func TestPackedSideSameLists(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestBuildRelease: Release comes once on every rank of two or more, with
+// the declarations dropped (the builder's list and keys), and never on
+// one rank; a DAG built with it has the lists of one built without, and
+// its error is Build's.
+func TestBuildRelease(t *testing.T) {
+	for seed := int64(1); seed <= 8; seed++ {
+		rng := rand.New(rand.NewSource(seed))
+		procs := 2 + rng.Intn(5)
+		g := newRandGraph(rng, procs, 40+rng.Intn(300), 0.2, 4)
+		for _, k := range []int{1, 2, procs} {
+			_, loc, parts := partitionGraph(rng, g, k)
+			err := inproc.Run(k, func(c comm.Comm) error {
+				part := parts[c.Rank()]
+				whole, err := buildRandOpts(c, g, loc, part, BuildOptions{})
+				if err != nil {
+					return err
+				}
+				for _, opts := range []BuildOptions{{}, {OutsOnly: true}} {
+					b, resolve, err := declareRand(c, g, loc, part)
+					if err != nil {
+						return err
+					}
+					calls := 0
+					opts.Resolve = resolve
+					opts.Release = func() error {
+						calls++
+						if b.rem != nil || b.keys != nil {
+							t.Errorf("seed %d k %d rank %d: Release with %d declarations and %d keys held", seed, k, c.Rank(), len(b.rem), len(b.keys))
+						}
+						return nil
+					}
+					d, err := b.Build(c, opts)
+					if err != nil {
+						return err
+					}
+					if want := min(k-1, 1); calls != want {
+						t.Errorf("seed %d k %d rank %d: Release called %d times, want %d", seed, k, c.Rank(), calls, want)
+					}
+					for n := int32(0); n < whole.Len(); n++ {
+						if !slices.Equal(d.Outs(n), whole.Outs(n)) || d.InDegree(n) != whole.InDegree(n) || !opts.OutsOnly && !slices.Equal(d.Ins(n), whole.Ins(n)) {
+							t.Errorf("seed %d k %d rank %d node %d: outs %v, whole %v; ins %v, whole %v", seed, k, c.Rank(), n, d.Outs(n), whole.Outs(n), d.Ins(n), whole.Ins(n))
+						}
+					}
+				}
+				// A failed release fails the build, on every rank alike.
+				b, resolve, err := declareRand(c, g, loc, part)
+				if err != nil {
+					return err
+				}
+				bad := errors.New("release failed")
+				_, err = b.Build(c, BuildOptions{Resolve: resolve, Release: func() error { return bad }})
+				if k > 1 && !errors.Is(err, bad) || k == 1 && err != nil {
+					t.Errorf("seed %d k %d rank %d: Build with a failing Release: %v", seed, k, c.Rank(), err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

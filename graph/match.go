@@ -374,7 +374,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		return nil, err
 	}
 	m.Warnings = w.done()
-	dag, err := b.Build(c, BuildOptions{})
+	dag, err := b.Build(c, BuildOptions{Release: release})
 	if err != nil {
 		return nil, err
 	}

@@ -164,11 +164,23 @@ func partitionGraph(rng *rand.Rand, g *randGraph, k int) (owner []int, loc []Nod
 // so exactly one end declares it), with opts' InsOnly or OutsOnly (Resolve
 // is set here).
 func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, opts BuildOptions) (*DAG, error) {
+	b, resolve, err := declareRand(c, g, loc, part)
+	if err != nil {
+		return nil, err
+	}
+	opts.Resolve = resolve
+	return b.Build(c, opts)
+}
+
+// declareRand declares rank c's part of g in a Builder: the edges between
+// ranks by node or by key, as the edge's hash says, and returns the
+// builder with the Resolve its keys need.
+func declareRand(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart) (*Builder, func(Key) (int32, bool), error) {
 	b := NewBuilder(c.Rank(), c.Size())
 	for i, n := range part.global {
 		chained := g.inPrev[n] >= 0
 		if id := b.AddNode(chained); id != int32(i) {
-			return nil, fmt.Errorf("AddNode returned %d, want %d", id, i)
+			return nil, nil, fmt.Errorf("AddNode returned %d, want %d", id, i)
 		}
 	}
 	me := c.Rank()
@@ -192,13 +204,13 @@ func buildRandOpts(c comm.Comm, g *randGraph, loc []NodeRef, part rankPart, opts
 			}
 		}
 	}
-	opts.Resolve = func(k Key) (int32, bool) {
+	resolve := func(k Key) (int32, bool) {
 		if k.B != 7 || k.A < 0 || int(k.A) >= len(loc) || loc[k.A].Rank != me {
 			return 0, false
 		}
 		return loc[k.A].Node, true
 	}
-	return b.Build(c, opts)
+	return b, resolve, nil
 }
 
 func TestReplayMatchesReference(t *testing.T) {
