@@ -75,11 +75,10 @@ type DAG struct {
 	// direction can run again.
 	consumedOut, consumedIn bool
 
-	slotNode []int32 // local node of each slot
-	slotOut  []bool  // the local node is the edge's source
-	slotPeer []int32
-	peerBase []int32 // slots of peer q are [peerBase[q], peerBase[q+1])
-	peers    []int32 // peers with at least one slot, ascending
+	slotNode []int32  // local node of each slot
+	slotOut  []uint64 // bit s: the local node is the edge's source
+	peerBase []int32  // slots of peer q are [peerBase[q], peerBase[q+1])
+	peers    []int32  // peers with at least one slot, ascending
 
 	parked *parkedCSR // where Park wrote the adjacency, nil in memory
 	// spill takes what a replay records and reads only later, if at all:
@@ -176,21 +175,42 @@ func (g *DAG) OutsOnly() bool { return g.inOff == nil && g.inPk == nil && !g.inD
 func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
 
 // SlotPeer returns the rank holding the other end of slot s.
-func (g *DAG) SlotPeer(s int32) int { return int(g.slotPeer[s]) }
+func (g *DAG) SlotPeer(s int32) int { return int(g.slotPeer(s)) }
+
+// slotPeer returns the rank holding the other end of slot s: the peer
+// whose range of slots holds it (a slot is a remote edge's, 4 bytes of a
+// peer each where the peer was kept: 8.5 MB of the match's DAG on a pure
+// MPI program at two ranks).
+func (g *DAG) slotPeer(s int32) int32 {
+	// The first peer whose slots end past s.
+	lo, hi := 0, len(g.peerBase)-1
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if g.peerBase[m+1] > s {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	return int32(lo)
+}
+
+// slotIsOut reports whether the local node of slot s is the edge's source.
+func (g *DAG) slotIsOut(s int32) bool { return g.slotOut[s>>6]>>(s&63)&1 != 0 }
 
 // SlotNode returns the local node at this end of slot s.
 func (g *DAG) SlotNode(s int32) int32 { return g.slotNode[s] }
 
 // SlotIsOut reports whether the local node of slot s is the edge's source.
-func (g *DAG) SlotIsOut(s int32) bool { return g.slotOut[s] }
+func (g *DAG) SlotIsOut(s int32) bool { return g.slotIsOut(s) }
 
 // Edges returns the number of explicit edges with at least one end here:
 // local edges plus remote slots. Each side lists the local edges and the
 // slots of its direction, so the other direction's slots are added to it.
 func (g *DAG) Edges() int64 {
 	var ins int64
-	for s := range g.slotNode {
-		if !g.slotOut[s] {
+	for s := range int32(len(g.slotNode)) {
+		if !g.slotIsOut(s) {
 			ins++
 		}
 	}
@@ -203,7 +223,7 @@ func (g *DAG) Edges() int64 {
 // slotAddr returns the peer of slot s and the slot's index k in the pair's
 // edge list, which is how the peer names the same edge.
 func (g *DAG) slotAddr(s int32) (peer int32, k uint32) {
-	p := g.slotPeer[s]
+	p := g.slotPeer(s)
 	return p, uint32(s - g.peerBase[p])
 }
 
@@ -647,8 +667,12 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	}
 	ns := g.peerBase[k]
 	g.slotNode = make([]int32, ns)
-	g.slotOut = make([]bool, ns)
-	g.slotPeer = make([]int32, ns)
+	g.slotOut = make([]uint64, (ns+63)/64)
+	setOut := func(s int32, out bool) {
+		if out {
+			g.slotOut[s>>6] |= 1 << (s & 63)
+		}
+	}
 	// The pair's edge list holds the lower rank's declarations first, each
 	// side's in its declaration order: both ranks compute the same indices.
 	for q := 0; q < k; q++ {
@@ -659,11 +683,13 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 		for j, i := range byPeer[mine[q]:mine[q+1]] {
 			s := mineAt + int32(j)
-			g.slotNode[s], g.slotOut[s], g.slotPeer[s] = b.rem[i].local, b.rem[i].out, int32(q)
+			g.slotNode[s] = b.rem[i].local
+			setOut(s, b.rem[i].out)
 		}
 		for j, d := range theirs[q] {
 			s := theirsAt + int32(j)
-			g.slotNode[s], g.slotOut[s], g.slotPeer[s] = d.node, !d.out, int32(q)
+			g.slotNode[s] = d.node
+			setOut(s, !d.out)
 		}
 	}
 	// The declarations are the slots now: they and what the exchange held
@@ -699,7 +725,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		return nil, err
 	}
 	for s, v := range g.slotNode {
-		if g.slotOut[s] {
+		if g.slotIsOut(int32(s)) {
 			outCnt[v+1]++
 		} else {
 			g.inOff[v+1]++
@@ -727,7 +753,7 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	})
 	for s, v := range g.slotNode {
 		e := Entry(^int32(s))
-		if g.slotOut[s] {
+		if g.slotIsOut(int32(s)) {
 			g.out[g.outOff[v]] = e
 			g.outOff[v]++
 		} else {
@@ -813,7 +839,7 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 		return err
 	}
 	for s, v := range g.slotNode {
-		if g.slotOut[s] == outs {
+		if g.slotIsOut(int32(s)) == outs {
 			l := lens[v]
 			lens[v] = l + uint16(entryLen(v, Entry(^int32(s))))
 			wrap |= l &^ lens[v]
@@ -856,7 +882,7 @@ func (b *Builder) buildPacked(c comm.Comm, g *DAG, outs bool) error {
 		}
 	})
 	for s, v := range g.slotNode {
-		if g.slotOut[s] == outs {
+		if g.slotIsOut(int32(s)) == outs {
 			rel[v] += uint16(putEntry(pk[base[v>>sh]+int32(rel[v]):], v, Entry(^int32(s))))
 		}
 	}
@@ -886,7 +912,7 @@ func (b *Builder) buildPackedWide(g *DAG, outs bool) error {
 		}
 	})
 	for s, v := range g.slotNode {
-		if g.slotOut[s] == outs {
+		if g.slotIsOut(int32(s)) == outs {
 			off[v+1] += entryLen(v, Entry(^int32(s)))
 		}
 	}
@@ -906,7 +932,7 @@ func (b *Builder) buildPackedWide(g *DAG, outs bool) error {
 		}
 	})
 	for s, v := range g.slotNode {
-		if g.slotOut[s] == outs {
+		if g.slotIsOut(int32(s)) == outs {
 			put(v, Entry(^int32(s)))
 		}
 	}

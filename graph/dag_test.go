@@ -233,6 +233,34 @@ func TestBuildRelease(t *testing.T) {
 	}
 }
 
+// TestSlotPeer: a slot's peer, found in the peers' ranges of slots, is the
+// peer whose range holds it, with peers of no slot anywhere among them
+// (first, last, in a row) and a single rank.
+func TestSlotPeer(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for trial := 0; trial < 200; trial++ {
+		k := 1 + rng.Intn(40)
+		g := &DAG{peerBase: make([]int32, k+1)}
+		for q := 0; q < k; q++ {
+			n := int32(0)
+			if rng.Intn(3) > 0 {
+				n = int32(rng.Intn(5))
+			}
+			g.peerBase[q+1] = g.peerBase[q] + n
+		}
+		for q := 0; q < k; q++ {
+			for s := g.peerBase[q]; s < g.peerBase[q+1]; s++ {
+				if p := g.slotPeer(s); p != int32(q) {
+					t.Fatalf("peerBase %v: slot %d on peer %d, want %d", g.peerBase, s, p, q)
+				}
+				if p, i := g.slotAddr(s); p != int32(q) || i != uint32(s-g.peerBase[q]) {
+					t.Fatalf("peerBase %v: slot %d at (%d, %d), want (%d, %d)", g.peerBase, s, p, i, q, s-g.peerBase[q])
+				}
+			}
+		}
+	}
+}
+
 // TestEntryCodes: entries far from their node, both ways, and slots up to
 // the largest, decode to themselves.
 func TestEntryCodes(t *testing.T) {

@@ -382,12 +382,12 @@ func (m *Matching) roundBytes(k, size int) [2][]int {
 	g, first := m.DAG, m.ProcNodes[len(m.Procs)]
 	perPeer := [2][]int{make([]int, k), make([]int, k)}
 	for s := range g.Slots() {
-		if g.slotOut[s] {
+		if g.slotIsOut(s) {
 			round := 0
 			if g.slotNode[s] >= first {
 				round = 1
 			}
-			perPeer[round][g.slotPeer[s]] += size
+			perPeer[round][g.slotPeer(s)] += size
 		}
 	}
 	return perPeer

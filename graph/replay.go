@@ -498,7 +498,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 	steps := len(ord.stepEnds)
 	byStep := make([]int32, steps+1)
 	for s, t := range ord.slotStep {
-		if !g.slotOut[s] && t >= 0 && int(t) < steps {
+		if !g.slotIsOut(int32(s)) && t >= 0 && int(t) < steps {
 			byStep[t+1]++
 		}
 	}
@@ -508,7 +508,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 	inSlots := make([]int32, byStep[steps])
 	fill := slices.Clone(byStep[:steps])
 	for s, t := range ord.slotStep {
-		if !g.slotOut[s] && t >= 0 && int(t) < steps {
+		if !g.slotIsOut(int32(s)) && t >= 0 && int(t) < steps {
 			inSlots[fill[t]] = int32(s)
 			fill[t]++
 		}
@@ -1099,7 +1099,7 @@ func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func
 			return fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d of %d", g.rank, q, k, cnt)
 		}
 		s := base + int32(k)
-		if g.slotOut[s] != out || arrived != nil && arrived[s] {
+		if g.slotIsOut(s) != out || arrived != nil && arrived[s] {
 			return fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k)
 		}
 		if arrived != nil {
@@ -1155,7 +1155,7 @@ func (r *replayer) cycle(remaining int64) error {
 			if m, ok := e.Node(); ok && r.pend.get(m) > 0 {
 				ex += sep + r.describe(m)
 			} else if s, ok := e.Slot(); ok && !r.arrived[s] {
-				ex += sep + fmt.Sprintf("an event held by analysis rank %d", g.slotPeer[s])
+				ex += sep + fmt.Sprintf("an event held by analysis rank %d", g.slotPeer(s))
 			} else {
 				continue
 			}
