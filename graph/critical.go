@@ -35,7 +35,7 @@ type Longest struct {
 	// (LongestPathsWeighted), and a node's start EF − w is its Arg's EF
 	// (startOf): slotVal holds the EFs that came for its in-slots.
 	weighed bool
-	slotVal []int64
+	slotVal slotCol
 }
 
 // startOf returns local node n's earliest start, EF − w, after
@@ -51,7 +51,7 @@ func (lp *Longest) startOf(ef *vstore, n int32) int64 {
 	case e >= 0:
 		return ef.get(int32(e))
 	}
-	return lp.slotVal[^e]
+	return lp.slotVal.get(int32(^e))
 }
 
 // WeightStore is a forward replay's store of values holding the nodes'
@@ -388,7 +388,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	}
 	if all[0] == 1 {
 		err := markLongest(c, g, ef, start, span, lp.Arg, lp.ties, on)
-		lp.Arg, lp.ties, lp.slotVal = nil, nil, nil
+		lp.Arg, lp.ties, lp.slotVal = nil, nil, slotCol{}
 		if err != nil {
 			return OnLongest{}, err
 		}
@@ -399,7 +399,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 		lp.Arg = nil // its starts do not read it
 	}
 	_, err = ReplayInReverse(c, g, lp.Order, ReplayOptions{Min: true, into: ef, onLongest: &onLongestEval{ef: ef, span: span, on: on, start: start}})
-	lp.Arg, lp.slotVal = nil, nil
+	lp.Arg, lp.slotVal = nil, slotCol{}
 	if err != nil {
 		return OnLongest{}, err
 	}

@@ -76,7 +76,7 @@ type DAG struct {
 	consumedOut, consumedIn bool
 
 	slotNode []int32  // local node of each slot
-	slotOut  []uint64 // bit s: the local node is the edge's source
+	slotOut  slotBits // the local node is the edge's source
 	peerBase []int32  // slots of peer q are [peerBase[q], peerBase[q+1])
 	peers    []int32  // peers with at least one slot, ascending
 
@@ -196,7 +196,7 @@ func (g *DAG) slotPeer(s int32) int32 {
 }
 
 // slotIsOut reports whether the local node of slot s is the edge's source.
-func (g *DAG) slotIsOut(s int32) bool { return g.slotOut[s>>6]>>(s&63)&1 != 0 }
+func (g *DAG) slotIsOut(s int32) bool { return g.slotOut.has(s) }
 
 // SlotNode returns the local node at this end of slot s.
 func (g *DAG) SlotNode(s int32) int32 { return g.slotNode[s] }
@@ -667,10 +667,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	}
 	ns := g.peerBase[k]
 	g.slotNode = make([]int32, ns)
-	g.slotOut = make([]uint64, (ns+63)/64)
+	g.slotOut = newSlotBits(ns)
 	setOut := func(s int32, out bool) {
 		if out {
-			g.slotOut[s>>6] |= 1 << (s & 63)
+			g.slotOut.set(s)
 		}
 	}
 	// The pair's edge list holds the lower rank's declarations first, each

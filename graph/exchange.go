@@ -318,7 +318,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		p := nodePred(m.ProcOf(sp[0]), sp[0])
 		deliver(sp[1], &p)
 	}
-	arrived := make([]bool, g.Slots())
+	arrived := newSlotBits(g.Slots())
 	receive := func(recv [][]byte) error {
 		for q, buf := range recv {
 			if err := g.eachArrival(comm.Msg{Peer: q, Buf: buf}, predRecSize, false, arrived, func(s int32, rec []byte) {
@@ -614,7 +614,7 @@ func PropagateMaxTo(c comm.Comm, m *Matching, cols int, value func(n int32, v []
 		return sent
 	}
 	v := make([]int64, cols)
-	arrived := make([]bool, g.Slots())
+	arrived := newSlotBits(g.Slots())
 	perPeer := m.roundBytes(c.Size(), esz)
 	receive := func(recv [][]byte) error {
 		for q, buf := range recv {

@@ -117,7 +117,7 @@ type Result struct {
 	Order      *Order // with RecordOrder
 	vals       *vstore
 	ties       *tieLog
-	slotVal    []int64 // with inStore: the values that came for the in-slots
+	slotVal    slotCol // with inStore: the values that came for the in-slots
 }
 
 // Value returns local node n's value.
@@ -176,8 +176,9 @@ type Order struct {
 	nodes    nodeList // local nodes in evaluation order
 	stepEnds []int32  // the first stepEnds[t] nodes were evaluated by the end of superstep t
 	// slotStep is, for each in-slot, the superstep in which its value was
-	// sent (the remote source's superstep); −1 for out-slots.
-	slotStep []int32
+	// sent (the remote source's superstep); −1 for out-slots. A byte a
+	// slot while the supersteps are fewer than 128 (narrow.Step).
+	slotStep narrow.Step[int8, int16, int32]
 	noChains bool
 	backward bool // recorded by a backward replay: no use to ReplayInReverse
 }
@@ -208,10 +209,10 @@ type replayer struct {
 
 	vals    *vstore
 	arg     *ArgColumn
-	pend    counts // inputs not yet known
-	slotVal []int64
-	slotKey []int64
-	arrived []bool // in-slots whose value has come
+	pend    counts   // inputs not yet known
+	slotVal slotCol  // by in-slot (values arrive there)
+	slotKey slotCol  // by in-slot, with TieKey
+	arrived slotBits // in-slots whose value has come
 	stack   []int32
 	out     outbox
 
@@ -274,7 +275,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	n := g.Len()
 	r := &replayer{c: c, g: g, o: &o, esz: 12, vals: o.values(n), min: o.Min,
-		arrived: make([]bool, g.Slots()),
+		arrived: newSlotBits(g.Slots()),
 		out:     newOutbox(c.Size()),
 	}
 	r.ev = evaluator(r.o)
@@ -289,6 +290,9 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	if o.Backward && g.consumedOut || !o.Backward && g.consumedIn {
 		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
 	}
+	// The slots the values arrive at: the inputs' (in-slots) forward, the
+	// outputs' backward.
+	ins := slotsOf(g, o.Backward)
 	if g.InsOnly() {
 		// Without the outputs' adjacency a node cannot look its inputs up
 		// when it is evaluated: each evaluated node pushes its value to
@@ -316,10 +320,10 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			if !o.TrackArg {
 				return nil, errors.New("graph: a replay of weights in its store tracks the argmax")
 			}
-			r.ws, r.slotVal = true, make([]int64, g.Slots())
+			r.ws, r.slotVal = true, newSlotCol(ins)
 		}
 	} else {
-		r.slotVal = make([]int64, g.Slots())
+		r.slotVal = newSlotCol(ins)
 	}
 	if o.inStore != nil && !r.ws {
 		return nil, errors.New("graph: weights in the store replay an OutsOnly DAG forward")
@@ -336,7 +340,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	if o.TieKey != nil {
 		r.esz = 20
-		r.slotKey = make([]int64, g.Slots())
+		r.slotKey = newSlotCol(ins)
 	}
 	if o.TrackArg {
 		var reuse *ArgColumn
@@ -346,10 +350,11 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		r.arg = newArgColumn(n, reuse)
 	}
 	if o.RecordOrder {
-		r.order = &Order{slotStep: make([]int32, g.Slots()), noChains: o.NoChains, backward: o.Backward}
+		r.order = &Order{noChains: o.NoChains, backward: o.Backward}
 		r.order.nodes.blocks.StreamTo(g.spill)
-		for s := range r.order.slotStep {
-			r.order.slotStep[s] = -1
+		r.order.slotStep.Reserve(int(g.Slots()))
+		for range g.Slots() {
+			r.order.slotStep.Append(-1)
 		}
 	}
 	if consumed {
@@ -482,7 +487,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		return nil, o.checkWeights(n)
 	case g.InsOnly():
 		return nil, errors.New("graph: ReplayInReverse of a DAG without its outputs")
-	case ord == nil || ord.backward || int64(ord.nodes.len()) != int64(n) || len(ord.slotStep) != int(g.Slots()):
+	case ord == nil || ord.backward || int64(ord.nodes.len()) != int64(n) || ord.slotStep.Len() != int(g.Slots()):
 		return nil, errors.New("graph: ReplayInReverse needs the order of a complete forward replay of the same DAG")
 	case o.TrackArg || o.TieKey != nil:
 		return nil, errors.New("graph: ReplayInReverse computes values only")
@@ -497,8 +502,8 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 	// reverse must have their node's value.
 	steps := len(ord.stepEnds)
 	byStep := make([]int32, steps+1)
-	for s, t := range ord.slotStep {
-		if !g.slotIsOut(int32(s)) && t >= 0 && int(t) < steps {
+	for s := range g.Slots() {
+		if t := ord.slotStep.At(int(s)); !g.slotIsOut(s) && t >= 0 && int(t) < steps {
 			byStep[t+1]++
 		}
 	}
@@ -507,17 +512,17 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 	}
 	inSlots := make([]int32, byStep[steps])
 	fill := slices.Clone(byStep[:steps])
-	for s, t := range ord.slotStep {
-		if !g.slotIsOut(int32(s)) && t >= 0 && int(t) < steps {
-			inSlots[fill[t]] = int32(s)
+	for s := range g.Slots() {
+		if t := ord.slotStep.At(int(s)); !g.slotIsOut(s) && t >= 0 && int(t) < steps {
+			inSlots[fill[t]] = s
 			fill[t]++
 		}
 	}
 	ev := evaluator(&o)
 	vals := o.values(n)
 	useMin := o.Min
-	slotVal := make([]int64, g.Slots())
-	arrived := make([]bool, g.Slots())
+	slotVal := newSlotCol(slotsOf(g, true)) // values come back along the out-slots
+	arrived := newSlotBits(g.Slots())
 	chained := &g.chained
 	if o.NoChains {
 		chained = nil
@@ -550,7 +555,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 				if e >= 0 {
 					v = vals.get(int32(e))
 				} else {
-					v = slotVal[^e]
+					v = slotVal.get(int32(^e))
 				}
 				if !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In) {
 					x.In, x.HasIn = v, true
@@ -602,7 +607,7 @@ func ReplayInReverse(c comm.Comm, g *DAG, ord *Order, o ReplayOptions) (*Result,
 		for _, m := range recv {
 			// Values come back along the out-slots (the replay's inputs).
 			if err := g.eachArrival(m, 12, true, arrived, func(s int32, rec []byte) {
-				slotVal[s] = int64(binary.LittleEndian.Uint64(rec[4:]))
+				slotVal.set(s, int64(binary.LittleEndian.Uint64(rec[4:])))
 			}); err != nil {
 				fail(err)
 			}
@@ -688,7 +693,7 @@ func (r *replayer) drain() {
 	if o.Backward {
 		inOff, in, outOff, out = outOff, out, inOff, in
 	}
-	vals, pend, slotVal, keyed := r.vals, &r.pend, r.slotVal, o.TieKey != nil
+	vals, pend, slotVal, keyed := r.vals, &r.pend, &r.slotVal, o.TieKey != nil
 	useMin := o.Min
 	eval, w := o.Eval, o.Weights
 	// Chain neighbours in the replay's direction: prevDelta is how to step
@@ -719,7 +724,7 @@ func (r *replayer) drain() {
 					if e >= 0 {
 						v = vals.get(int32(e))
 					} else {
-						v = slotVal[^e]
+						v = slotVal.get(int32(^e))
 					}
 					if !x.HasIn || v > x.In {
 						x.In, x.Arg, x.HasIn = v, e, true
@@ -734,7 +739,7 @@ func (r *replayer) drain() {
 					if e >= 0 {
 						v = vals.get(int32(e))
 					} else {
-						v = slotVal[^e]
+						v = slotVal.get(int32(^e))
 					}
 					switch {
 					case !x.HasIn || (useMin && v < x.In) || (!useMin && v > x.In):
@@ -812,7 +817,7 @@ func (r *replayer) key(e Entry) int64 {
 	if e >= 0 {
 		return r.o.TieKey(int32(e))
 	}
-	return r.slotKey[^e]
+	return r.slotKey.get(int32(^e))
 }
 
 // less reports whether input a's tie key is smaller than b's.
@@ -1043,7 +1048,7 @@ func (r *replayer) valueOf(e Entry) int64 {
 	if e >= 0 {
 		return r.vals.get(int32(e))
 	}
-	return r.slotVal[^e]
+	return r.slotVal.get(int32(^e))
 }
 
 // receive stores the values that arrived and releases the nodes waiting
@@ -1060,20 +1065,20 @@ func (r *replayer) receive(recv []comm.Msg) {
 // arrive takes the value (and key) of record rec, which came for slot s.
 func (r *replayer) arrive(s int32, rec []byte) {
 	if r.order != nil {
-		r.order.slotStep[s] = r.step
+		r.order.slotStep.Set(int(s), int64(r.step))
 	}
-	if r.slotKey != nil {
-		r.slotKey[s] = int64(binary.LittleEndian.Uint64(rec[12:]))
+	if !r.slotKey.null() {
+		r.slotKey.set(s, int64(binary.LittleEndian.Uint64(rec[12:])))
 	}
 	v, n := int64(binary.LittleEndian.Uint64(rec[4:])), r.g.slotNode[s]
 	if r.push {
 		if r.ws {
-			r.slotVal[s] = v
+			r.slotVal.set(s, v)
 		}
 		r.offer(n, v, Entry(^s))
 		return
 	}
-	r.slotVal[s] = v
+	r.slotVal.set(s, v)
 	if r.pend.dec(n) {
 		r.stack = append(r.stack, n)
 	}
@@ -1087,7 +1092,7 @@ func (r *replayer) arrive(s int32, rec []byte) {
 // record; the first bad record ends the message and is returned. The
 // replays, the walks and the exchanges along the edges (ExchangeEdges,
 // PropagateMax) all read their peers' records through it.
-func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func(s int32, rec []byte)) error {
+func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived slotBits, fn func(s int32, rec []byte)) error {
 	q, buf := m.Peer, m.Buf
 	base, cnt := g.peerBase[q], g.peerBase[q+1]-g.peerBase[q]
 	if len(buf)%esz != 0 {
@@ -1099,16 +1104,27 @@ func (g *DAG) eachArrival(m comm.Msg, esz int, out bool, arrived []bool, fn func
 			return fmt.Errorf("rank %d: graph: rank %d sent a value for edge %d of %d", g.rank, q, k, cnt)
 		}
 		s := base + int32(k)
-		if g.slotIsOut(s) != out || arrived != nil && arrived[s] {
+		if g.slotIsOut(s) != out || arrived != nil && arrived.has(s) {
 			return fmt.Errorf("rank %d: graph: rank %d sent an unexpected value for edge %d", g.rank, q, k)
 		}
 		if arrived != nil {
-			arrived[s] = true
+			arrived.set(s)
 		}
 		fn(s, buf[:esz])
 	}
 	return nil
 }
+
+// slotBits is a bit a slot (a DAG's slots number in the millions on a
+// pure MPI program at several ranks: a byte each was 1 MB of each
+// replay and exchange along the edges there).
+type slotBits []uint64
+
+func newSlotBits(n int32) slotBits { return make(slotBits, (n+63)/64) }
+
+func (b slotBits) has(s int32) bool { return b[s>>6]>>(s&63)&1 != 0 }
+
+func (b slotBits) set(s int32) { b[s>>6] |= 1 << (s & 63) }
 
 func (r *replayer) fail(err error) {
 	if r.bad == nil {
@@ -1154,7 +1170,7 @@ func (r *replayer) cycle(remaining int64) error {
 		for _, e := range in[inOff[n]:inOff[n+1]] {
 			if m, ok := e.Node(); ok && r.pend.get(m) > 0 {
 				ex += sep + r.describe(m)
-			} else if s, ok := e.Slot(); ok && !r.arrived[s] {
+			} else if s, ok := e.Slot(); ok && !r.arrived.has(s) {
 				ex += sep + fmt.Sprintf("an event held by analysis rank %d", g.slotPeer(s))
 			} else {
 				continue
