@@ -261,6 +261,45 @@ func TestSlotPeer(t *testing.T) {
 	}
 }
 
+// TestSlotsOf: slotsOf ranks exactly the slots of each direction, on and
+// off word boundaries, and a column over them holds a value each.
+func TestSlotsOf(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	for _, n := range []int32{0, 1, 2, 63, 64, 65, 127, 128, 129, 1000} {
+		for trial := 0; trial < 4; trial++ {
+			g := &DAG{slotNode: make([]int32, n), slotOut: newSlotBits(n)}
+			for s := range n {
+				if trial == 1 || trial > 1 && rng.Intn(2) == 0 {
+					g.slotOut.set(s)
+				}
+			}
+			for _, out := range []bool{false, true} {
+				set := slotsOf(g, out)
+				c := newSlotCol(set)
+				count := int32(0)
+				for s := range n {
+					i, ok := set.Rank(s)
+					if ok != (g.slotIsOut(s) == out) || ok && i != count {
+						t.Fatalf("n %d trial %d out %v: slot %d ranked %d, %v", n, trial, out, s, i, ok)
+					}
+					if ok {
+						c.set(s, int64(s)+1)
+						count++
+					}
+				}
+				if set.Len() != count || int32(len(c.v)) != count {
+					t.Fatalf("n %d trial %d out %v: %d members, %d values, want %d", n, trial, out, set.Len(), len(c.v), count)
+				}
+				for s := range n {
+					if g.slotIsOut(s) == out && c.get(s) != int64(s)+1 {
+						t.Fatalf("n %d: slot %d holds %d", n, s, c.get(s))
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestEntryCodes: entries far from their node, both ways, and slots up to
 // the largest, decode to themselves.
 func TestEntryCodes(t *testing.T) {

@@ -704,3 +704,22 @@ func TestInsOnlyBackward(t *testing.T) {
 		}
 	}
 }
+
+// TestReverseManySupersteps: a forward replay of tens of thousands of
+// supersteps records each in-slot's in a column that widens past int8 and
+// int16 (Order.slotStep), and ReplayInReverse on that order gives the
+// reference.
+func TestReverseManySupersteps(t *testing.T) {
+	if testing.Short() {
+		t.Skip("tens of thousands of supersteps")
+	}
+	for _, nodes := range []int{400, 80000} {
+		rng := rand.New(rand.NewSource(int64(nodes)))
+		g := newRandGraph(rng, 4, nodes, 0.5, 2)
+		wantV, wantA := g.ref(false, false, false)
+		wantB, _ := g.ref(true, false, false)
+		for _, bo := range []BuildOptions{{OutsOnly: true}, {}} {
+			replayRandBuild(t, fmt.Sprintf("nodes%d/outsonly=%v", nodes, bo.OutsOnly), rng, g, 2, bo, ReplayOptions{budget: 1}, wantV, wantA, wantB)
+		}
+	}
+}

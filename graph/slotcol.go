@@ -1,6 +1,10 @@
 package graph
 
-import "github.com/ptrace-dev/ptrace/internal/bitrank"
+import (
+	"fmt"
+
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
+)
 
 // slotCol is a value for each slot of one direction of a DAG, the slots a
 // replay's values arrive at (the inputs' from other ranks): held densely
@@ -36,16 +40,25 @@ func newSlotCol(at *bitrank.Set) slotCol {
 	return slotCol{at: at, v: make([]int64, at.Len())}
 }
 
-// get returns slot s's value; s must be one of the column's slots.
+// get returns slot s's value; s must be one of the column's slots (a
+// slot of the other direction has none: a bug, which panics rather than
+// reading another slot's value).
 func (c *slotCol) get(s int32) int64 {
-	i, _ := c.at.Rank(s)
-	return c.v[i]
+	return c.v[c.index(s)]
 }
 
 // set sets slot s's value; s must be one of the column's slots.
 func (c *slotCol) set(s int32, x int64) {
-	i, _ := c.at.Rank(s)
-	c.v[i] = x
+	c.v[c.index(s)] = x
+}
+
+// index returns slot s's place in v.
+func (c *slotCol) index(s int32) int32 {
+	i, ok := c.at.Rank(s)
+	if !ok {
+		panic(fmt.Sprintf("graph: slot %d is not of the replay's direction", s))
+	}
+	return i
 }
 
 // null reports whether the column holds nothing (the zero slotCol).
