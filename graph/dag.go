@@ -174,9 +174,6 @@ func (g *DAG) OutsOnly() bool { return g.inOff == nil && g.inPk == nil && !g.inD
 // Slots returns the number of remote slots.
 func (g *DAG) Slots() int32 { return int32(len(g.slotNode)) }
 
-// SlotPeer returns the rank holding the other end of slot s.
-func (g *DAG) SlotPeer(s int32) int { return int(g.slotPeer(s)) }
-
 // slotPeer returns the rank holding the other end of slot s: the peer
 // whose range of slots holds it (a slot is a remote edge's, 4 bytes of a
 // peer each where the peer was kept: 8.5 MB of the match's DAG on a pure
@@ -200,9 +197,6 @@ func (g *DAG) slotIsOut(s int32) bool { return g.slotOut.has(s) }
 
 // SlotNode returns the local node at this end of slot s.
 func (g *DAG) SlotNode(s int32) int32 { return g.slotNode[s] }
-
-// SlotIsOut reports whether the local node of slot s is the edge's source.
-func (g *DAG) SlotIsOut(s int32) bool { return g.slotIsOut(s) }
 
 // Edges returns the number of explicit edges with at least one end here:
 // local edges plus remote slots. Each side lists the local edges and the

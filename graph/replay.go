@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/internal/bitrank"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
 )
 
@@ -291,8 +292,15 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 		return nil, errors.New("graph: an earlier replay in this direction consumed the DAG's counts (ConsumeCounts)")
 	}
 	// The slots the values arrive at: the inputs' (in-slots) forward, the
-	// outputs' backward.
-	ins := slotsOf(g, o.Backward)
+	// outputs' backward; made for the columns that hold values at them,
+	// once (a backward push replay holds none).
+	var insSet *bitrank.Set
+	ins := func() *bitrank.Set {
+		if insSet == nil {
+			insSet = slotsOf(g, o.Backward)
+		}
+		return insSet
+	}
 	if g.InsOnly() {
 		// Without the outputs' adjacency a node cannot look its inputs up
 		// when it is evaluated: each evaluated node pushes its value to
@@ -320,10 +328,10 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 			if !o.TrackArg {
 				return nil, errors.New("graph: a replay of weights in its store tracks the argmax")
 			}
-			r.ws, r.slotVal = true, newSlotCol(ins)
+			r.ws, r.slotVal = true, newSlotCol(ins())
 		}
 	} else {
-		r.slotVal = newSlotCol(ins)
+		r.slotVal = newSlotCol(ins())
 	}
 	if o.inStore != nil && !r.ws {
 		return nil, errors.New("graph: weights in the store replay an OutsOnly DAG forward")
@@ -340,7 +348,7 @@ func Replay(c comm.Comm, g *DAG, o ReplayOptions) (*Result, error) {
 	}
 	if o.TieKey != nil {
 		r.esz = 20
-		r.slotKey = newSlotCol(ins)
+		r.slotKey = newSlotCol(ins())
 	}
 	if o.TrackArg {
 		var reuse *ArgColumn
