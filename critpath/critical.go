@@ -103,15 +103,7 @@ func Analyze(in *Input) (Result, error) {
 	// theirs one at a time (analyzeApart).
 	var w narrow.Framed
 	if !apart {
-		w = drainWeights(in.Procs, nodes)
-		in.fragW = &w
-		// Neither the task graph, but for its latency nodes' few weights
-		// (narrow.Framed.Gather), nor the DAG's build reads them: the
-		// column waits in the spill file through both (6.6 MB of the gen
-		// tree's task graph and build).
-		if in.Spill != nil {
-			_ = w.Park(in.Spill) // on an error it stays in memory
-		}
+		in.drainParked(&w, nodes)
 	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
@@ -381,6 +373,20 @@ func Analyze(in *Input) (Result, error) {
 	}
 	summary := in.pathSummary(path, 0, weight, bases)
 	return in.finish(tg, span, t1, zero, orphans, &summary)
+}
+
+// drainParked drains the weights of in's processes (nodes in all) into w,
+// the rank's column (Input.fragW), and parks it in the spill file where
+// there is one: neither the task graph, but for its latency nodes' few
+// weights (narrow.Framed.Gather), nor the DAG's build reads them (6.6 MB
+// of the gen tree's task graph and build). On a failed write it stays in
+// memory.
+func (in *Input) drainParked(w *narrow.Framed, nodes int) {
+	*w = drainWeights(in.Procs, nodes)
+	in.fragW = w
+	if in.Spill != nil {
+		_ = w.Park(in.Spill)
+	}
 }
 
 // unparkWeights reads the fragment weights' column back from the spill

@@ -1,6 +1,9 @@
 package critpath
 
-import "github.com/ptrace-dev/ptrace/report"
+import (
+	"github.com/ptrace-dev/ptrace/internal/narrow"
+	"github.com/ptrace-dev/ptrace/report"
+)
 
 // TaskGraphOf makes the task graph of in's processes (Input.taskGraph):
 // with drain, its latency nodes weigh their receives' fragments from the
@@ -13,11 +16,8 @@ func TaskGraphOf(in *Input, drain bool) (*report.Graph, error) {
 		for _, pg := range in.Procs {
 			nodes += pg.frags.Len()
 		}
-		w := drainWeights(in.Procs, nodes)
-		in.fragW = &w
-		if in.Spill != nil {
-			_ = w.Park(in.Spill)
-		}
+		var w narrow.Framed
+		in.drainParked(&w, nodes)
 	}
 	return in.taskGraph()
 }
