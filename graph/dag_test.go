@@ -132,14 +132,7 @@ func TestPackedSideSameLists(t *testing.T) {
 		rng := rand.New(rand.NewSource(seed))
 		procs := 1 + rng.Intn(6)
 		g := newRandGraph(rng, procs, 40+rng.Intn(400), 0.2, 4)
-		k := 1 + rng.Intn(procs)
-		_, loc, parts := partitionGraph(rng, g, k)
-		err := inproc.Run(k, func(c comm.Comm) error {
-			part := parts[c.Rank()]
-			whole, err := buildRandOpts(c, g, loc, part, BuildOptions{})
-			if err != nil {
-				return err
-			}
+		onRandRanks(t, rng, g, 1+rng.Intn(procs), func(c comm.Comm, loc []NodeRef, part rankPart, whole *DAG) error {
 			ins, err := buildRandOpts(c, g, loc, part, BuildOptions{InsOnly: true})
 			if err != nil {
 				return err
@@ -164,9 +157,6 @@ func TestPackedSideSameLists(t *testing.T) {
 			}
 			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 
@@ -180,13 +170,7 @@ func TestBuildRelease(t *testing.T) {
 		procs := 2 + rng.Intn(5)
 		g := newRandGraph(rng, procs, 40+rng.Intn(300), 0.2, 4)
 		for _, k := range []int{1, 2, procs} {
-			_, loc, parts := partitionGraph(rng, g, k)
-			err := inproc.Run(k, func(c comm.Comm) error {
-				part := parts[c.Rank()]
-				whole, err := buildRandOpts(c, g, loc, part, BuildOptions{})
-				if err != nil {
-					return err
-				}
+			onRandRanks(t, rng, g, k, func(c comm.Comm, loc []NodeRef, part rankPart, whole *DAG) error {
 				for _, opts := range []BuildOptions{{}, {OutsOnly: true}} {
 					b, resolve, err := declareRand(c, g, loc, part)
 					if err != nil {
@@ -226,10 +210,26 @@ func TestBuildRelease(t *testing.T) {
 				}
 				return nil
 			})
-			if err != nil {
-				t.Fatal(err)
-			}
 		}
+	}
+}
+
+// onRandRanks spreads g over k in-process ranks (partitionGraph) and
+// calls fn on each with its part and the whole DAG of it, built both
+// ways; an error of any rank fails the test.
+func onRandRanks(t *testing.T, rng *rand.Rand, g *randGraph, k int, fn func(c comm.Comm, loc []NodeRef, part rankPart, whole *DAG) error) {
+	t.Helper()
+	_, loc, parts := partitionGraph(rng, g, k)
+	err := inproc.Run(k, func(c comm.Comm) error {
+		part := parts[c.Rank()]
+		whole, err := buildRandOpts(c, g, loc, part, BuildOptions{})
+		if err != nil {
+			return err
+		}
+		return fn(c, loc, part, whole)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -232,11 +232,7 @@ func (failingReads) ReadAt([]byte, int64) (int, error) { return 0, errors.New("I
 // memory, and one under 16 KiB is not parked; a failed read back is an
 // error.
 func TestFramedPark(t *testing.T) {
-	f, err := spill.Create(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := tempSpill(t)
 	rng := rand.New(rand.NewPCG(32, 2))
 	var cols []Framed
 	var wants [][]int64
@@ -309,11 +305,7 @@ func TestFramedPark(t *testing.T) {
 // (blocks of width 0 at a chunk's end, every width, more headers than a
 // chunk, a last block of fewer values); a failed read is an error.
 func TestFramedBlocks(t *testing.T) {
-	f, err := spill.Create(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := tempSpill(t)
 	rng := rand.New(rand.NewPCG(7, 44))
 	for _, n := range []int{0, 1, 63, 64, 65, blocksChunk*framedBlock - 1, blocksChunk * framedBlock, 3*blocksChunk*framedBlock + 17, 200_000} {
 		want := make([]int64, n)
@@ -377,11 +369,7 @@ func TestFramedBlocks(t *testing.T) {
 // in memory and a parked one, which stays parked; indices out of order
 // or range, and a failed read, are errors.
 func TestFramedGather(t *testing.T) {
-	f, err := spill.Create(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := tempSpill(t)
 	rng := rand.New(rand.NewPCG(5, 9))
 	n := 5*blocksChunk*framedBlock + 100
 	want := make([]int64, n)
@@ -449,11 +437,7 @@ func TestFramedGather(t *testing.T) {
 // and stays parked; a column of headers alone (every block of width 0,
 // two spare words) too.
 func TestFramedBlocksRefiled(t *testing.T) {
-	f, err := spill.Create(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	f := tempSpill(t)
 	rng := rand.New(rand.NewPCG(11, 2))
 	n := 2*blocksChunk*framedBlock + 1
 	mixed, flat := make([]int64, n), make([]int64, 1100*framedBlock+3)
@@ -515,4 +499,16 @@ func TestFramedBlocksRefiled(t *testing.T) {
 			t.Fatalf("Blocks and Gather brought the column back: %d bytes", c.Bytes())
 		}
 	}
+}
+
+// tempSpill returns a spill file in the test's temporary directory,
+// closed when the test ends.
+func tempSpill(t *testing.T) *spill.File {
+	t.Helper()
+	f, err := spill.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
 }
