@@ -90,7 +90,7 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 	if rf.bufferMB < 0 {
 		return fmt.Errorf("record: --buffer-mb %g: must be positive", rf.bufferMB)
 	}
-	mpi := rf.mpi || (!rf.noMPI && looksMPI(args[0]))
+	mpi := rf.mpi || (!rf.noMPI && looksMPI(args))
 	name := libOMP
 	if mpi {
 		name = libMPI
@@ -189,6 +189,11 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			}
 		}
 		fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), units.Bytes(bytes), dir)
+		if !mpi && len(files) > 1 {
+			// Ranks the launcher's environment numbered, recorded by the
+			// OpenMP tool alone: no MPI call, and each its own run.
+			fmt.Fprintf(stderr, "ptrace record: warning: %s started %d MPI processes, but record did not take it for an MPI launcher: their MPI calls were not recorded and their files are separate runs; record again with --mpi\n", filepath.Base(args[0]), len(files))
+		}
 	}
 	if runErr != nil {
 		return fmt.Errorf("record: %w", runErr)
@@ -354,21 +359,45 @@ func prependList(item, list string) string {
 }
 
 // isLauncher reports whether name is an MPI process starter (its children
-// are MPI programs).
+// are MPI programs): mpirun and mpiexec under every suffix a distribution
+// or an MPI gives them (mpirun.openmpi, mpiexec.mpich, mpiexec.hydra,
+// mpiexec_mpt, mpirun_rsh), and the job launchers of resource managers and
+// vendors that start MPI ranks.
 func isLauncher(name string) bool {
+	if strings.HasPrefix(name, "mpirun") || strings.HasPrefix(name, "mpiexec") {
+		return true
+	}
 	switch name {
-	case "mpirun", "mpiexec", "orterun", "prterun", "mpiexec.hydra", "srun":
+	case "orterun", "prterun", "prun", "srun", "aprun", "jsrun", "ibrun", "poe", "lrun", "flux":
 		return true
 	}
 	return false
 }
 
-// looksMPI reports whether the command is an MPI launcher or a program that
-// links libmpi.
-func looksMPI(cmd string) bool {
-	if isLauncher(filepath.Base(cmd)) {
-		return true
+// maxMPIArgs bounds how many of a command's words looksMPI inspects.
+const maxMPIArgs = 64
+
+// looksMPI reports whether a command runs an MPI program: it is, or it
+// hands its words to, an MPI launcher (time mpirun ...), or it or a program
+// it names (a launcher this list lacks: mpilaunch -n 4 ./app) links libmpi.
+func looksMPI(args []string) bool {
+	for i, a := range args[:min(len(args), maxMPIArgs)] {
+		if isLauncher(filepath.Base(a)) {
+			return true
+		}
+		if i > 0 && strings.HasPrefix(a, "-") {
+			continue
+		}
+		if linksMPI(a) {
+			return true
+		}
 	}
+	return false
+}
+
+// linksMPI reports whether cmd names an ELF program that links an MPI
+// library (libmpi, libmpich, libmpi_cray, ...).
+func linksMPI(cmd string) bool {
 	path, err := exec.LookPath(cmd)
 	if err != nil {
 		return false

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -75,11 +76,46 @@ func TestPrepareDir(t *testing.T) {
 }
 
 func TestLooksMPI(t *testing.T) {
-	if !looksMPI("mpirun") || !looksMPI("/usr/bin/mpiexec") {
-		t.Error("MPI launchers not recognised")
+	for _, args := range [][]string{
+		{"mpirun", "-np", "2", "./app"}, {"/usr/bin/mpiexec", "./app"},
+		// Debian's alternatives' targets, MPICH's and vendors' launchers
+		{"mpiexec.mpich", "-n", "4", "./app"}, {"mpirun.openmpi", "./app"}, {"mpiexec.hydra", "./app"},
+		{"mpiexec_mpt", "./app"}, {"mpirun_rsh", "./app"}, {"aprun", "-n", "4", "./app"},
+		{"jsrun", "./app"}, {"ibrun", "./app"}, {"flux", "run", "-n", "4", "./app"},
+		// a launcher behind a wrapper
+		{"time", "mpirun", "-np", "2", "./app"},
+	} {
+		if !looksMPI(args) {
+			t.Errorf("%q not taken for an MPI run", args)
+		}
 	}
-	if looksMPI("/bin/sh") {
-		t.Error("/bin/sh taken for an MPI program")
+	for _, args := range [][]string{{"/bin/sh"}, {"/bin/sh", "-c", "true"}, {"./app", "-np", "2"}, {"env", "OMP_NUM_THREADS=2", "./app"}} {
+		if looksMPI(args) {
+			t.Errorf("%q taken for an MPI run", args)
+		}
+	}
+}
+
+// A program that links an MPI library is an MPI run whatever starts it:
+// under a launcher record does not know, it is one of the launcher's
+// words.
+func TestLooksMPILinked(t *testing.T) {
+	cc, err := exec.LookPath("mpicc")
+	if err != nil {
+		t.Skip("mpicc is not installed")
+	}
+	dir := t.TempDir()
+	src, bin := filepath.Join(dir, "m.c"), filepath.Join(dir, "m")
+	if err := os.WriteFile(src, []byte("#include <mpi.h>\nint main(int c, char **v) { MPI_Init(&c, &v); return MPI_Finalize(); }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(cc, "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cc, err, out)
+	}
+	for _, args := range [][]string{{bin}, {"mylauncher", "-n", "4", bin}} {
+		if !looksMPI(args) {
+			t.Errorf("%q not taken for an MPI run", args)
+		}
 	}
 }
 
