@@ -13,8 +13,11 @@ all: ptrace ptrace-mpi
 ptrace:
 	CGO_ENABLED=0 $(GO) build -ldflags "$(LDFLAGS)" -o ptrace ./cmd/ptrace
 
+# cgo compiles and links through the MPI's compiler wrapper, so it builds
+# against whichever MPI the job runs: Open MPI, MPICH, Intel MPI, MVAPICH
+# (MPICC=mpicc.mpich, MPICC=mpiicc; Cray: MPICC=cc).
 ptrace-mpi:
-	$(GO) build -tags mpi -ldflags "$(LDFLAGS)" -o ptrace-mpi ./cmd/ptrace
+	CC=$(MPICC) $(GO) build -tags mpi -ldflags "$(LDFLAGS)" -o ptrace-mpi ./cmd/ptrace
 
 # The full suite: pure-Go tests, then the MPI backend and everything that runs
 # under mpirun (needs libopenmpi-dev). Under CI=true, tests that need a tool
@@ -24,8 +27,8 @@ test: fmt-check
 	$(GO) test -timeout 20m ./...
 	# The decoder's pure-Go group loop, which amd64 with AVX2 does not take.
 	$(GO) test -timeout 10m -tags purego ./trace
-	$(GO) vet -tags mpi ./...
-	$(GO) test -timeout 10m -tags mpi ./comm/... ./cmd/... ./driver/...
+	CC=$(MPICC) $(GO) vet -tags mpi ./...
+	CC=$(MPICC) $(GO) test -timeout 10m -tags mpi ./comm/... ./cmd/... ./driver/...
 	$(MAKE) cross
 
 # The analyzer builds where traces are read after the job: a laptop

@@ -32,7 +32,11 @@ func ptraceMPI(t *testing.T) string {
 	}
 	mpiOnce.Do(func() {
 		mpiBin = filepath.Join(binDir, "ptrace-mpi")
-		out, err := exec.Command("go", "build", "-tags", "mpi", "-o", mpiBin, ".").CombinedOutput()
+		c := exec.Command("go", "build", "-tags", "mpi", "-o", mpiBin, ".")
+		if os.Getenv("CC") == "" {
+			c.Env = append(os.Environ(), "CC=mpicc") // as make ptrace-mpi
+		}
+		out, err := c.CombinedOutput()
 		if err != nil {
 			mpiErr = fmt.Errorf("build ptrace-mpi: %v\n%s", err, out)
 		}

@@ -1,5 +1,6 @@
 // Package mpi is the MPI backend of comm: a thin cgo binding of the system MPI
-// (Open MPI, found with pkg-config ompi-c), compiled only with the build tag
+// (built through its compiler wrapper, CC=mpicc: Open MPI, MPICH or any other
+// MPI whose mpicc cgo can call), compiled only with the build tag
 // "mpi". It owns MPI's lifetime (Start, Stop), the mapping of every comm
 // operation onto MPI calls, and the detection of an MPI launcher
 // (UnderLauncher), which every build has so the pure-Go binary can tell it was

@@ -3,7 +3,6 @@
 package mpi
 
 /*
-#cgo pkg-config: ompi-c
 // The hot calls neither call back into Go nor keep the pointers they get, so
 // their pointer arguments (out-parameters, buffers) need not escape to the
 // heap: one allocation less per message.

@@ -534,7 +534,13 @@ func recordPure(t *testing.T, h *harness, iters int) (*report.Report, []*trace.P
 	bin := h.buildMPI(t, testdata("waits_pure.c"))
 	// A rank waiting in MPI polls; yielding leaves the other its core.
 	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
-	dir, out := h.mustRecord(t, nil, mpirunN(2, bin, strconv.Itoa(iters))...)
+	return recordPureRun(t, h, mpirunN(2, bin, strconv.Itoa(iters)))
+}
+
+// recordPureRun records a 2-rank run of waits_pure.c as cmd starts it.
+func recordPureRun(t *testing.T, h *harness, cmd []string) (*report.Report, []*trace.Process, *pureCalls) {
+	t.Helper()
+	dir, out := h.mustRecord(t, nil, cmd...)
 	procs := valid(t, dir)
 	r := h.report(t, dir)
 	return r, procs, parsePure(t, out)

@@ -1,0 +1,139 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// MPICH is the other family of MPI implementations (Intel MPI, MVAPICH and
+// Cray MPICH derive from it): integer handles where Open MPI has pointers,
+// its own Fortran library, and its own launcher, Hydra. Debian installs it
+// beside Open MPI under the alternatives' ".mpich" names, Open MPI staying
+// the default.
+
+// setupMPICH returns the harness with the collector built against MPICH,
+// or skips (fails under CI) when MPICH is not installed.
+func setupMPICH(t *testing.T) *harness {
+	t.Helper()
+	h := setup(t)
+	for _, tool := range []string{"mpicc.mpich", "mpifort.mpich", "mpiexec.mpich"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatalf("CI=true and %s is not installed (apt-get install -y mpich libmpich-dev gfortran)", tool)
+			}
+			t.Skipf("%s is not installed (apt-get install -y mpich libmpich-dev gfortran)", tool)
+		}
+	}
+	m := *h
+	m.libs = filepath.Join(t.TempDir(), "collector")
+	c := exec.Command("make", "-s", "-C", h.root, "collector", "MPICC=mpicc.mpich", "COLLECTOR_DIR="+m.libs)
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("the collector against MPICH: %v\n%s", err, out)
+	}
+	return &m
+}
+
+// buildMPICH compiles a program of testdata with MPICH's wrappers (clang,
+// gfortran for .f90).
+func (h *harness) buildMPICH(t *testing.T, src string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
+	var c *exec.Cmd
+	if filepath.Ext(src) == ".f90" {
+		c = exec.Command("mpifort.mpich", "-O1", "-g", "-Wall", "-Werror", "-J", dir, "-o", bin, src)
+		c.Env = append(os.Environ(), "MPICH_FC=gfortran")
+	} else {
+		c = exec.Command("mpicc.mpich", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", bin, src, "-lm")
+		c.Env = append(os.Environ(), "MPICH_CC=clang")
+	}
+	c.Dir = h.root
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", c.Args, err, out)
+	}
+	return bin
+}
+
+func mpiexecMPICH(n int, args ...string) []string {
+	return append([]string{"mpiexec.mpich", "-n", strconv.Itoa(n)}, args...)
+}
+
+// The collector and ptrace-mpi built against MPICH, its programs started
+// by mpiexec.mpich, which record must take for a launcher by its name
+// (no --mpi: it used to record the OpenMP events alone, each rank a run of
+// its own). The pure MPI program's values equal what its own clock saw,
+// as under Open MPI (TestPureMPIValues); the Cartesian Jacobi's messages
+// and reductions all match in C and in Fortran with use mpi and use
+// mpi_f08, its grid's communicator as MPI tells it; and ptrace-mpi under
+// mpiexec.mpich gives the report the in-process analysis gives.
+func TestMPICH(t *testing.T) {
+	h := setupMPICH(t)
+	t.Run("pure values", func(t *testing.T) {
+		const iters = 4
+		bin := h.buildMPICH(t, testdata("waits_pure.c"))
+		var bad []string
+		for attempt := 1; attempt <= 3; attempt++ {
+			r, procs, pc := recordPureRun(t, h, mpiexecMPICH(2, bin, strconv.Itoa(iters)))
+			if n := len(procs); n != 2 {
+				t.Fatalf("%d processes, want 2", n)
+			}
+			if bad = pureMismatches(t, r, procs, pc, iters); len(bad) == 0 {
+				return
+			}
+			t.Logf("run %d: %d values off: %s", attempt, len(bad), strings.Join(bad, "; "))
+		}
+		for _, b := range bad {
+			t.Error(b)
+		}
+	})
+	cart := func(t *testing.T, src string) (string, string) {
+		t.Helper()
+		return h.mustRecord(t, nil, mpiexecMPICH(4, h.buildMPICH(t, testdata(src)), "128", "100")...)
+	}
+	check := func(t *testing.T, dir, out string) {
+		t.Helper()
+		procs := valid(t, dir)
+		r := h.report(t, dir)
+		noReportWarnings(t, r)
+		allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+		checkCart(t, procs, out)
+	}
+	// The C run's trace outlives its subtest: ptrace-mpi analyses it.
+	cartTrace, cartOut := cart(t, "jacobi_cart.c")
+	t.Run("jacobi_cart.c", func(t *testing.T) { check(t, cartTrace, cartOut) })
+	for _, src := range []string{"jacobi_cart_f.f90", "jacobi_cart_f08.f90"} {
+		t.Run(src, func(t *testing.T) {
+			dir, out := cart(t, src)
+			check(t, dir, out)
+		})
+	}
+	t.Run("ptrace-mpi", func(t *testing.T) {
+		bin := filepath.Join(t.TempDir(), "ptrace-mpi")
+		c := exec.Command(goTool(), "build", "-tags", "mpi", "-o", bin, "./cmd/ptrace")
+		c.Dir = h.root
+		c.Env = append(os.Environ(), "CC=mpicc.mpich")
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("ptrace-mpi against MPICH: %v\n%s", err, out)
+		}
+		in := filepath.Join(t.TempDir(), "in.json")
+		if out, err := exec.Command(h.ptrace, "analyze", "-q", "--ranks", "1", "--json", in, cartTrace).CombinedOutput(); err != nil {
+			t.Fatalf("analyze: %v\n%s", err, out)
+		}
+		for _, np := range []int{2, 3} {
+			js := filepath.Join(t.TempDir(), "mpi.json")
+			if out, err := exec.Command("mpiexec.mpich", "-n", strconv.Itoa(np), bin, "analyze", "-q", "--json", js, cartTrace).CombinedOutput(); err != nil {
+				t.Fatalf("mpiexec.mpich -n %d ptrace-mpi analyze: %v\n%s", np, err, out)
+			}
+			a, _ := os.ReadFile(in)
+			b, err := os.ReadFile(js)
+			if err != nil || !bytes.Equal(a, b) {
+				t.Errorf("mpiexec.mpich -n %d ptrace-mpi: the report differs from the in-process one (%v)", np, err)
+			}
+		}
+	})
+}
