@@ -885,11 +885,23 @@ func (h *thr) endImplicit(now int64, legacy bool) {
 
 // switchTo records a task switch when it changes the running task (a
 // switch back to the implicit task after a completion is already implied).
+// A switch to a task suspended lower on this thread's stack returns to it:
+// the tasks above it have left the thread. LLVM's libomp runs an untied
+// task's first part and re-queues it, switching back to the task that was
+// running; it may resume on another thread, and left on this stack it
+// would be the task a later completion here returns to.
 func (h *thr) switchTo(now, next int64) {
-	if next != 0 && next != h.cur() {
-		h.emit(trace.TaskSchedule, now, h.cur(), ompt.StatusSwitch, next)
-		h.stack = append(h.stack, next)
+	if next == 0 || next == h.cur() {
+		return
 	}
+	h.emit(trace.TaskSchedule, now, h.cur(), ompt.StatusSwitch, next)
+	for i := len(h.stack) - 2; i >= 0; i-- {
+		if h.stack[i] == next {
+			h.stack = h.stack[:i+1]
+			return
+		}
+	}
+	h.stack = append(h.stack, next)
 }
 
 // complete records the completion of task id, which must be the running

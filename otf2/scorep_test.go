@@ -2,16 +2,19 @@ package otf2_test
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -420,4 +423,94 @@ func TestScorepProbesRMAIO(t *testing.T) {
 			t.Errorf("%s: %d calls, want %d", fn, calls[fn], n)
 		}
 	}
+}
+
+// TestUntiedTasksRequeued: in a Score-P 8.4 trace of untied_fib.c (OMPT,
+// 2 threads) LLVM's libomp runs each untied task's first part and
+// re-queues it: the task is switched to and away from before its body runs,
+// here or on the other thread. The converter once kept it on the thread's
+// stack of suspended tasks and resumed it at a later completion there,
+// after it had completed (232 "bad start" warnings); now every task starts
+// and ends once and the only warning is the one on task dependences.
+func TestUntiedTasksRequeued(t *testing.T) {
+	dir := "testdata/scorep-8.4-untied-fib-ompt"
+	var rep report.Report
+	if err := json.Unmarshal(analyze(t, dir, 1), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w == nil || w.Count != 1 || !strings.Contains(w.First[0], "no task dependences") {
+		t.Errorf("warnings: %+v", w)
+	}
+	if rep.Tasks == nil || rep.Tasks.Count != 464 { // 2·(F(13) − 1)
+		t.Errorf("tasks %+v, want 464", rep.Tasks)
+	}
+	// a completion returns to a task suspended on the thread: none that
+	// has completed, none that is running elsewhere
+	evs, _ := convertProcess(t, filepath.Join(dir, "traces.otf2"), 0)
+	var sched []threadEvent
+	encountering := map[int64]int64{} // parallel region → its encountering task
+	for _, e := range evs {
+		switch e.Kind {
+		case trace.TaskSchedule:
+			sched = append(sched, e)
+		case trace.ParallelBegin:
+			encountering[e.Args[0]] = e.Args[1]
+		case trace.ParallelEnd:
+			// the region ends in the task it began in, not in one the
+			// runtime re-queued while the region ran
+			if e.Args[1] != encountering[e.Args[0]] {
+				t.Errorf("parallel region %#x ends in task %#x, began in %#x", e.Args[0], e.Args[1], encountering[e.Args[0]])
+			}
+		}
+	}
+	slices.SortStableFunc(sched, func(a, b threadEvent) int { return cmp.Compare(a.Time, b.Time) })
+	done, running := map[int64]bool{}, map[int64]int{}
+	for _, e := range sched {
+		prior, next := e.Args[0], e.Args[2]
+		if done[next] {
+			t.Fatalf("thread %d at %d ns: task %#x resumed after its completion", e.thread, e.Time, next)
+		}
+		if th, ok := running[next]; ok && th != e.thread {
+			t.Fatalf("thread %d at %d ns: task %#x resumed while running on thread %d", e.thread, e.Time, next, th)
+		}
+		delete(running, prior)
+		running[next] = e.thread
+		if e.Args[1] == int64(ompt.StatusComplete) {
+			done[prior] = true
+		}
+	}
+}
+
+// threadEvent is a converted event with its thread.
+type threadEvent struct {
+	trace.Event
+	thread int
+}
+
+// convertProcess converts process rank of an archive and returns its
+// events (thread by thread, chunk by chunk) and tables.
+func convertProcess(t *testing.T, anchor string, rank int) ([]threadEvent, *trace.Tables) {
+	t.Helper()
+	a, err := otf2.Open(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := a.Convert(rank, &buf); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.NewReader(&buf, "converted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []threadEvent
+	for c, err := range r.Chunks() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range c.Events {
+			evs = append(evs, threadEvent{e, c.Thread})
+		}
+	}
+	return evs, r.Tables()
 }
