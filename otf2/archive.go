@@ -277,7 +277,7 @@ func (a *Archive) noteDefinitions() {
 		}
 		switch t {
 		case gdClockProperties, gdString, gdSystemTreeNode, gdLocationGroup, gdLocation, gdRegion, gdGroup,
-			gdComm, gdParadigm, gdParadigmProperty, gdAttribute, gdSystemTreeNodeProp, gdSystemTreeNodeDomain,
+			gdComm, gdInterComm, gdParadigm, gdParadigmProperty, gdAttribute, gdSystemTreeNodeProp, gdSystemTreeNodeDomain,
 			gdLocationGroupProperty, gdLocationProperty:
 			continue
 		}

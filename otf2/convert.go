@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -443,46 +444,43 @@ func (c *conv) pass1() error {
 // comms builds the communicator table: every MPI communicator this process
 // belongs to, members as world ranks. Only groups of the MPI paradigm are
 // groups of ranks: OpenMP thread teams and other groups of locations are
-// not communicators between processes.
+// not communicators between processes. An intercommunicator lists both
+// groups, the one whose rank 0 has the lower world rank first (as the
+// collector writes it); its records name ranks of the remote group.
 func (c *conv) comms() {
 	g := c.a.Defs
 	c.commIndex = map[uint32]int{}
 	c.commRanks = map[uint32][]int{}
-	nranks := len(c.a.procs)
 	for _, id := range g.CommIDs() {
 		cm := g.Comm(id)
-		grp := g.Group(cm.Group)
-		if grp == nil || grp.Paradigm != paradigmMPI {
+		members, ok := c.groupRanks(id, cm, cm.Group)
+		if !ok {
 			continue
 		}
-		var members []int
-		switch grp.Type {
-		case groupTypeCommSelf:
-			members = []int{int(c.p.rank)}
-		case groupTypeCommGroup:
-			members = make([]int, len(grp.Members))
-			ok := true
-			for i, m := range grp.Members {
-				ok = ok && m < uint64(nranks)
-				members[i] = int(min(m, uint64(nranks)))
-			}
-			if !ok {
-				c.undefComm.add("%s: communicator %d (%q): its group %d names ranks outside the %d-rank world; the communicator is ignored", c.a.Dir+".def", id, cm.Name, cm.Group, nranks)
+		in := slices.Contains(members, int(c.p.rank))
+		if cm.Inter {
+			other, ok := c.groupRanks(id, cm, cm.GroupB)
+			if !ok || len(members) == 0 || len(other) == 0 {
 				continue
 			}
-		default:
-			continue
-		}
-		c.commRanks[id] = members
-		in := false
-		for _, m := range members {
-			in = in || m == int(c.p.rank)
+			if !in {
+				members, other = other, members
+				in = slices.Contains(members, int(c.p.rank))
+			}
+			c.commRanks[id] = other // the remote group
+			if members[0] < other[0] {
+				members = append(slices.Clip(members), other...)
+			} else {
+				members = append(slices.Clip(other), members...)
+			}
+		} else {
+			c.commRanks[id] = members
 		}
 		if !in {
 			continue
 		}
 		cid := int64(id) + 1
-		if len(members) == nranks && cm.Parent == undefined32 && grp.Type == groupTypeCommGroup {
+		if len(members) == len(c.a.procs) && cm.Parent == undefined32 && !cm.Inter && g.Group(cm.Group).Type == groupTypeCommGroup {
 			world := true
 			for i, m := range members {
 				world = world && m == i
@@ -495,6 +493,34 @@ func (c *conv) comms() {
 		c.commIndex[id] = idx
 		c.w.AddComm(trace.Communicator{Index: idx, ID: cid, Name: cm.Name, Members: members})
 	}
+}
+
+// groupRanks returns the world ranks of group grp of communicator id, in
+// group-rank order, and false when it is no MPI group of ranks (or names
+// ranks outside the world: then the communicator is ignored, and said so).
+func (c *conv) groupRanks(id uint32, cm *Comm, grp uint32) ([]int, bool) {
+	gr := c.a.Defs.Group(grp)
+	if gr == nil || gr.Paradigm != paradigmMPI {
+		return nil, false
+	}
+	nranks := len(c.a.procs)
+	switch gr.Type {
+	case groupTypeCommSelf:
+		return []int{int(c.p.rank)}, true
+	case groupTypeCommGroup:
+		members := make([]int, len(gr.Members))
+		ok := true
+		for i, m := range gr.Members {
+			ok = ok && m < uint64(nranks)
+			members[i] = int(min(m, uint64(nranks)))
+		}
+		if !ok {
+			c.undefComm.add("%s: communicator %d (%q): its group %d names ranks outside the %d-rank world; the communicator is ignored", c.a.Dir+".def", id, cm.Name, grp, nranks)
+			return nil, false
+		}
+		return members, true
+	}
+	return nil, false
 }
 
 // offsets writes the clock table. The converted times are on the archive's
@@ -734,6 +760,12 @@ func (c *conv) pass2(t int) error {
 				op = collOps[e.A[0]]
 			}
 			root := c.peer(cm, e.A[2])
+			switch e.A[2] {
+			case collRootSelf: // MPI_ROOT: the root of an intercommunicator's collective
+				root = int64(c.p.rank)
+			case collRootThisGroup: // MPI_PROC_NULL: the root's group, no part in it
+				root = -1
+			}
 			args := [trace.MaxArgs]int64{op, ci, root, int64(min(e.A[3], 1<<62)), int64(min(e.A[4], 1<<62))}
 			if len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin {
 				h.buf[0].args = args

@@ -278,12 +278,16 @@ type Group struct {
 	nameID   uint32
 }
 
-// Comm is a communicator definition.
+// Comm is a communicator definition: an intracommunicator (Comm) or, with
+// Inter set, an intercommunicator (OTF2 3.0's InterComm) between Group and
+// GroupB, made from the common communicator Parent.
 type Comm struct {
 	Name   string
 	Group  uint32
+	GroupB uint32
 	Parent uint32
 	Flags  uint32
+	Inter  bool
 	nameID uint32
 }
 
@@ -686,10 +690,22 @@ func (g *Defs) record(t uint8, d *dec, end int) error {
 		if err != nil {
 			return err
 		}
-		cm := Comm{nameID: uint32(v[1]), Group: uint32(v[2]), Parent: uint32(v[3])}
+		cm := Comm{nameID: uint32(v[1]), Group: uint32(v[2]), GroupB: undefined32, Parent: uint32(v[3])}
 		if cm.Flags, err = d.opt32(end, 0); err != nil { // 3.0
 			return err
 		}
+		if err := g.charge(memComm); err != nil {
+			return err
+		}
+		if g.comms.put(uint32(v[0]), cm) {
+			g.warn("%s: communicator %d defined twice", g.path, v[0])
+		}
+	case gdInterComm: // 3.0: id, name, groupA, groupB, commonCommunicator, flags
+		v, err := readFields(d, "uuuuu")
+		if err != nil {
+			return err
+		}
+		cm := Comm{nameID: uint32(v[1]), Group: uint32(v[2]), GroupB: uint32(v[3]), Parent: uint32(v[4]), Flags: uint32(v[5]), Inter: true}
 		if err := g.charge(memComm); err != nil {
 			return err
 		}
@@ -805,6 +821,12 @@ const (
 	lgTypeAccelerator  = 2
 	regionFlagDynamic  = 1
 	regionFlagPhase    = 2
+
+	// OTF2 3.0's special roots of a collective (OTF2_CollectiveRoot): this
+	// rank is the root of an intercommunicator's collective (MPI_ROOT), or
+	// in the root's group without taking part (MPI_PROC_NULL).
+	collRootSelf      = undefined32 - 1
+	collRootThisGroup = undefined32 - 2
 )
 
 // convertRegionType maps an OTF2 1.0 region type onto the role, paradigm
@@ -948,16 +970,12 @@ func (g *Defs) check() error {
 		if g.comms.has[i/64]&(1<<(i%64)) != 0 {
 			cm := &g.comms.dense[i]
 			cm.Name = name("communicator", uint32(i), cm.nameID)
-			if cm.Group != undefined32 && g.Group(cm.Group) == nil {
-				g.warn("%s: communicator %d refers to undefined group %d", g.path, i, cm.Group)
-			}
+			g.checkCommGroups(uint32(i), cm)
 		}
 	}
 	for id, cm := range g.comms.sparse {
 		cm.Name = name("communicator", id, cm.nameID)
-		if cm.Group != undefined32 && g.Group(cm.Group) == nil {
-			g.warn("%s: communicator %d refers to undefined group %d", g.path, id, cm.Group)
-		}
+		g.checkCommGroups(id, &cm)
 		g.comms.sparse[id] = cm
 	}
 	for i := range g.LocationGroups {
@@ -973,6 +991,16 @@ func (g *Defs) check() error {
 		}
 	}
 	return nil
+}
+
+// checkCommGroups warns about a communicator's undefined groups.
+func (g *Defs) checkCommGroups(id uint32, cm *Comm) {
+	if cm.Group != undefined32 && g.Group(cm.Group) == nil {
+		g.warn("%s: communicator %d refers to undefined group %d", g.path, id, cm.Group)
+	}
+	if cm.Inter && cm.GroupB != undefined32 && g.Group(cm.GroupB) == nil {
+		g.warn("%s: communicator %d refers to undefined group %d", g.path, id, cm.GroupB)
+	}
 }
 
 func (g *Defs) resolveRegion(id uint32, r *Region, name func(string, uint32, uint32) string) {

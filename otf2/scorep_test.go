@@ -514,3 +514,70 @@ func convertProcess(t *testing.T, anchor string, rank int) ([]threadEvent, *trac
 	}
 	return evs, r.Tables()
 }
+
+// TestInterCommunicator: a Score-P 8.4 trace of comms.c (4 ranks, a
+// communicator from every MPI constructor) holds an intercommunicator, an
+// OTF2 3.0 InterComm definition, that ptrace once did not read: its records
+// were skipped with a warning. Its members are both groups (the one whose
+// rank 0 has the lower world rank first, as the collector writes them),
+// its messages' peers ranks of the remote group, and its broadcast's root
+// the world rank of the rank passing MPI_ROOT (OTF2's ROOT_SELF) for every
+// member but the root's group's others (ROOT_THIS_GROUP: −1). All 55
+// messages and every collective match, on 1 and 3 analysis ranks alike.
+func TestInterCommunicator(t *testing.T) {
+	dir := "testdata/scorep-8.4-comms"
+	js := analyze(t, dir, 1)
+	if !bytes.Equal(js, analyze(t, dir, 3)) {
+		t.Error("the report differs on 1 and 3 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w != nil {
+		t.Errorf("warnings: %+v", w)
+	}
+	for _, n := range rep.Trace.Notes {
+		if strings.Contains(n, "INTER_COMM") {
+			t.Errorf("note: %s", n)
+		}
+	}
+	if cs := rep.ClockSync; cs == nil || cs.Messages != 55 || cs.UnmatchedSends+cs.UnmatchedReceives+cs.UnmatchedCollectives != 0 {
+		t.Errorf("clock section %+v: want the program's 55 messages matched, nothing unmatched", cs)
+	}
+	wantRoot := []int64{-1, 2, 2, 2} // world 2 passes MPI_ROOT, world 0 MPI_PROC_NULL
+	wantPeer := []int64{1, 0, 3, 2}  // group {2, 0} ↔ group {3, 1}, rank for rank
+	for rank := range 4 {
+		evs, tb := convertProcess(t, filepath.Join(dir, "traces.otf2"), rank)
+		inter := int64(-1)
+		for _, cm := range tb.Comms {
+			if cm.ID == 15 { // OTF2 communicator 14
+				inter = int64(cm.Index)
+				if !slices.Equal(cm.MemberList(), []int{2, 0, 3, 1}) {
+					t.Errorf("rank %d: intercommunicator members %v, want [2 0 3 1]", rank, cm.MemberList())
+				}
+			}
+		}
+		if inter < 0 {
+			t.Fatalf("rank %d: no intercommunicator in %+v", rank, tb.Comms)
+		}
+		var bcasts, msgs int
+		for _, e := range evs {
+			switch {
+			case (e.Kind == trace.MPISend || e.Kind == trace.MPIRecv) && e.Args[2] == inter:
+				msgs++
+				if e.Args[0] != wantPeer[rank] {
+					t.Errorf("rank %d: %v with peer %d, want %d", rank, e.Kind, e.Args[0], wantPeer[rank])
+				}
+			case e.Kind == trace.CollEnd && e.Args[1] == inter && trace.CollOp(e.Args[0]) == trace.CollBcast:
+				bcasts++
+				if e.Args[2] != wantRoot[rank] {
+					t.Errorf("rank %d: broadcast root %d, want %d", rank, e.Args[2], wantRoot[rank])
+				}
+			}
+		}
+		if msgs != 2 || bcasts != 1 {
+			t.Errorf("rank %d: %d messages and %d broadcasts on the intercommunicator, want 2 and 1", rank, msgs, bcasts)
+		}
+	}
+}
