@@ -85,3 +85,14 @@ const (
 	WorkTaskloop       = 7
 	WorkScope          = 8
 )
+
+// Mutex kinds (ompt_mutex_t).
+const (
+	MutexLock         = 1
+	MutexTestLock     = 2
+	MutexNestLock     = 3
+	MutexTestNestLock = 4
+	MutexCritical     = 5
+	MutexAtomic       = 6
+	MutexOrdered      = 7
+)

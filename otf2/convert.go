@@ -620,7 +620,22 @@ type thr struct {
 	nposts int
 	// inProbed: inside an MPI_Mrecv or MPI_Imrecv (Stats.ProbedRecvs)
 	inProbed bool
+	// mutexFrom is the time the thread entered a critical section or a
+	// lock-API call not acquired yet (−1: none), of mutex kind mutexKind
+	// at location mutexLoc
+	mutexFrom, mutexKind, mutexLoc int64
+	// locks are the OpenMP locks the thread holds: kind, location and
+	// depth (a nest lock's owner takes it again)
+	locks map[uint64]heldLock
 }
+
+// heldLock is an OpenMP lock a thread holds.
+type heldLock struct{ kind, loc, depth int64 }
+
+// lockCalls are OPARI2's lock-API regions that acquire a lock, by the OMPT
+// mutex kind the collector records for them.
+var lockCalls = map[string]int64{"omp_set_lock": ompt.MutexLock, "omp_test_lock": ompt.MutexTestLock,
+	"omp_set_nest_lock": ompt.MutexNestLock, "omp_test_nest_lock": ompt.MutexTestNestLock}
 
 func (h *thr) cur() int64 {
 	if len(h.stack) == 0 {
@@ -665,7 +680,7 @@ func (c *conv) pass2(t int) error {
 	}
 	ld := c.local[t]
 	g := c.a.Defs
-	h := &thr{c: c, t: t, out: t, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1}
+	h := &thr{c: c, t: t, out: t, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1, mutexFrom: -1}
 	t0 := c.first[t]
 	var initial int64
 	h.emit(trace.ThreadBegin, t0, int64(c.threadType(t)))
@@ -832,6 +847,26 @@ func (c *conv) pass2(t int) error {
 				next = h.par().impl
 			}
 			h.switchTo(now, next)
+		case EvThreadAcquireLock, EvOmpAcquireLock:
+			lock := e.A[0]
+			if e.Type == EvThreadAcquireLock {
+				if e.A[0] != paradigmOpenMP {
+					c.st.Ignored[e.Type]++
+					return nil
+				}
+				lock = e.A[1]
+			}
+			h.acquire(now, lock)
+		case EvThreadReleaseLock, EvOmpReleaseLock:
+			lock := e.A[0]
+			if e.Type == EvThreadReleaseLock {
+				if e.A[0] != paradigmOpenMP {
+					c.st.Ignored[e.Type]++
+					return nil
+				}
+				lock = e.A[1]
+			}
+			h.release(now, lock)
 		case EvThreadTaskComplete:
 			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 			if id, _ := c.tasks.get(k); !h.complete(now, id) {
@@ -947,6 +982,50 @@ func (h *thr) complete(now, id int64) bool {
 	return true
 }
 
+// acquire records the acquisition of OpenMP lock id (a Score-P lock
+// handle: critical sections and locks alike): the wait from the entry of
+// the critical section or lock call that acquires it (the OMPT adapter's
+// and OPARI2's; at the acquisition itself without one), as the collector
+// records mutex_acquire and mutex_acquired. A nest lock its owner takes
+// again is no new acquisition (OMPT reports the first and the last
+// release only).
+func (h *thr) acquire(now int64, id uint64) {
+	if l, ok := h.locks[id]; ok {
+		l.depth++
+		h.locks[id] = l
+		h.mutexFrom = -1
+		return
+	}
+	from, kind, loc := h.mutexFrom, h.mutexKind, h.mutexLoc
+	if from < 0 {
+		from, kind, loc = now, ompt.MutexLock, h.c.unknownLoc()
+	}
+	h.mutexFrom = -1
+	if h.locks == nil {
+		h.locks = map[uint64]heldLock{}
+	}
+	h.locks[id] = heldLock{kind: kind, loc: loc, depth: 1}
+	h.emit(trace.MutexAcquire, from, kind, int64(id), loc)
+	h.emit(trace.MutexAcquired, now, kind, int64(id), loc)
+}
+
+// release records the release of OpenMP lock id, at its last release by
+// the thread; a lock the thread does not hold is left to the model's
+// check.
+func (h *thr) release(now int64, id uint64) {
+	l, ok := h.locks[id]
+	if !ok {
+		h.emit(trace.MutexReleased, now, ompt.MutexLock, int64(id), h.c.unknownLoc())
+		return
+	}
+	if l.depth--; l.depth > 0 {
+		h.locks[id] = l
+		return
+	}
+	delete(h.locks, id)
+	h.emit(trace.MutexReleased, now, l.kind, int64(id), l.loc)
+}
+
 // badComplete counts a completion the switches do not explain (a runtime
 // or measurement quirk): the schedule is kept as it is.
 func (c *conv) badComplete(file string, off int64, what string) {
@@ -1024,6 +1103,7 @@ const (
 	regCreate   // names the task created inside it
 	regWork     // work_begin / work_end (OMPT work type in arg)
 	regParallel // the implicit task of OTF2 1.x
+	regMutex    // a critical section or lock-API call: where a mutex wait begins (OMPT mutex kind in arg)
 	regNothing  // other OpenMP regions, the measurement system's
 	regCode     // region_enter / region_exit
 )
@@ -1067,6 +1147,14 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 			break
 		}
 		switch r.Role {
+		case roleCritical:
+			ri.class, ri.arg = regMutex, ompt.MutexCritical
+		case roleWrapper:
+			// OPARI2's lock API wrappers; omp_unset_*, omp_init_* and
+			// omp_destroy_* wait for nothing
+			if k, ok := lockCalls[r.Name]; ok {
+				ri.class, ri.arg = regMutex, k
+			}
 		case roleTaskCreate:
 			ri.class = regCreate
 		case roleLoop:
@@ -1129,6 +1217,18 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 			h.createLoc = c.infoLoc(ri, id, r)
 		} else {
 			h.createLoc = -1
+		}
+	case regMutex:
+		// The wait begins here; the lock id comes with the acquisition
+		// (ThreadAcquireLock), which a failed omp_test_lock does not have.
+		if ri.loc < 0 && r.Line == 0 {
+			// OPARI2's lock API wrappers have the file "OMP", no line:
+			// named by the call
+			ri.loc = c.w.AddLocation(trace.Location{Func: r.Name})
+		}
+		h.mutexFrom, h.mutexKind, h.mutexLoc = -1, ri.arg, c.infoLoc(ri, id, r)
+		if enter {
+			h.mutexFrom = now
 		}
 	case regWork:
 		k := trace.WorkEnd

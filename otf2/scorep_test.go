@@ -581,3 +581,49 @@ func TestInterCommunicator(t *testing.T) {
 		}
 	}
 }
+
+// TestScorepMutexes: Score-P records OpenMP critical sections and (OPARI2)
+// lock API calls as regions entered before the wait and each acquisition
+// and release as ThreadAcquireLock / ThreadReleaseLock. A trace of
+// mutex.c (OPARI2, 4 threads) once left them out ("THREAD_ACQUIRE_LOCK 93"
+// in the notes): its 776 ms of critical and lock waiting was work without
+// a mutex row. Now each acquisition is a mutex wait from the entry to the
+// acquisition, as the collector records mutex_acquire / mutex_acquired,
+// with the program's counts: 40 critical sections, 41 locks (40 and the
+// one the failed test finds held), 4 nest locks (taken twice: one
+// acquisition each) and 4 successful tests; no warning.
+func TestScorepMutexes(t *testing.T) {
+	dir := "testdata/scorep-8.4-mutex-opari2"
+	var rep report.Report
+	if err := json.Unmarshal(analyze(t, dir, 1), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w != nil {
+		t.Errorf("warnings: %+v", w)
+	}
+	for _, n := range rep.Trace.Notes {
+		if strings.Contains(n, "LOCK") {
+			t.Errorf("note: %s", n)
+		}
+	}
+	if rep.WaitStates == nil || rep.WaitStates.OpenMP == nil {
+		t.Fatal("no OpenMP wait states")
+	}
+	o := rep.WaitStates.OpenMP
+	want := map[string]int64{"critical mutex.c:50": 40, "lock omp_set_lock": 41, "nest_lock omp_set_nest_lock": 4, "test_lock omp_test_lock": 4}
+	var wait int64
+	for _, m := range o.Mutexes {
+		key := m.Kind + " " + m.Construct[strings.LastIndex(m.Construct, "/")+1:]
+		if n, ok := want[key]; !ok || m.Acquisitions != n || m.HoldNS <= 0 {
+			t.Errorf("mutex row %+v (want %d acquisitions)", m, n)
+		}
+		delete(want, key)
+		wait += m.WaitNS
+	}
+	if len(want) > 0 {
+		t.Errorf("no row for %v", want)
+	}
+	if wait == 0 || wait != o.MutexWaitNS {
+		t.Errorf("mutex waiting %d ns, rows sum to %d", o.MutexWaitNS, wait)
+	}
+}
