@@ -5,7 +5,8 @@ ptrace's CUBE file next to Scalasca's scout.cubex, per rank, read by CubeLib's c
 alone.
 
 ARCHIVE is a Score-P trace (a directory with traces.otf2). Its traces are copied to a
-temporary directory, where scout.mpi (Scalasca 2.6; one process per traced rank) writes
+temporary directory, where scout.mpi (Scalasca 2.6; one process per traced rank; scout.hyb with a thread per location
+for a hybrid archive) writes
 scout.cubex and `ptrace analyze --cube` writes ptrace.cubex (with --no-time-correct:
 scout.mpi --no-time-correct and ptrace analyze --no-clocksync). For every metric whose
 unique name both files have (the MPI wait states, mpi, critical_path) it prints each
@@ -101,8 +102,17 @@ def main():
         for f in ('traces.otf2', 'traces.def'):
             shutil.copy(os.path.join(archive, f), tmp)
         shutil.copytree(os.path.join(archive, 'traces'), os.path.join(tmp, 'traces'))
-        np = len([f for f in os.listdir(os.path.join(tmp, 'traces')) if f.endswith('.evt')])
-        sh(['mpirun', '--oversubscribe', '--allow-run-as-root', '-np', str(np), SCOUT,
+        # Score-P names a location's file by its id, thread << 32 | rank:
+        # scout runs one process per rank, with a thread per location of a
+        # hybrid run (scout.hyb).
+        locs = [int(f[:-4]) for f in os.listdir(os.path.join(tmp, 'traces')) if f.endswith('.evt')]
+        per_rank = {}
+        for loc in locs:
+            per_rank[loc & 0xffffffff] = per_rank.get(loc & 0xffffffff, 0) + 1
+        np, threads = len(per_rank), max(per_rank.values())
+        scout = SCOUT if threads == 1 else SCOUT.replace('scout.mpi', 'scout.hyb')
+        os.environ['OMP_NUM_THREADS'] = str(threads)
+        sh(['mpirun', '--oversubscribe', '--allow-run-as-root', '-x', 'OMP_NUM_THREADS', '-np', str(np), scout,
             '--time-correct' if tc else '--no-time-correct', 'traces.otf2'], cwd=tmp)
         scout = os.path.join(tmp, 'scout.cubex')
         mine = os.path.join(tmp, 'ptrace.cubex')
