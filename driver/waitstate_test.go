@@ -417,6 +417,67 @@ func TestWaitStatePatterns(t *testing.T) {
 	}
 }
 
+// TestCollectiveWaitEndsAtCollEnd: a collective's wait ends at its
+// coll_end at the latest, not at the call's exit, as Scalasca 2.6 ends it
+// at the MpiCollectiveEnd record: where unsynchronized clocks put the
+// others' enters after a member's coll_end (analysed without clock
+// synchronization), the time between the coll_end and the exit is no
+// wait. Two processes, one clock each: a Bcast whose root enters after
+// rank 1's coll_end (Late Broadcast 40, not 50), a Barrier (30, not 50),
+// a Reduce whose last sender enters after the root's coll_end (Early
+// Reduce 20, not 30), an Allreduce (Wait at N×N 10, not 20) and a Bcast
+// whose coll_end comes 199 µs before its exit (Late Broadcast 500, not
+// 99 500).
+func TestCollectiveWaitEndsAtCollEnd(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bc, bar, rd, ar := int64(trace.CollBcast), int64(trace.CollBarrier), int64(trace.CollReduce), int64(trace.CollAllreduce)
+	type call struct {
+		fn                   string
+		op, root             int64
+		enter, collEnd, exit int64
+		sent, received       int64
+	}
+	progs := [][]call{
+		{ // rank 0: Bcast root, Barrier last, Reduce root, Allreduce first
+			{"MPI_Bcast", bc, 0, 100, 120, 125, 8, 0},
+			{"MPI_Barrier", bar, -1, 200, 210, 215, 0, 0},
+			{"MPI_Reduce", rd, 0, 300, 320, 340, 8, 16},
+			{"MPI_Allreduce", ar, -1, 400, 410, 430, 8, 8},
+			{"MPI_Bcast", bc, 0, 100_000, 100_010, 100_020, 8, 0},
+		},
+		{ // rank 1: every call's coll_end before the other's enter
+			{"MPI_Bcast", bc, 0, 50, 90, 110, 0, 8},
+			{"MPI_Barrier", bar, -1, 150, 180, 205, 0, 0},
+			{"MPI_Reduce", rd, 0, 330, 335, 336, 8, 0},
+			{"MPI_Allreduce", ar, -1, 420, 440, 445, 8, 8},
+			{"MPI_Bcast", bc, 0, 500, 1000, 200_000, 0, 8}, // a tail past 2 bytes (nodeOp's)
+		},
+	}
+	for r, prog := range progs {
+		writeMPIRank(t, dir, r, 2, 300_000, func(w *trace.Writer, emit emitFunc) {
+			for _, c := range prog {
+				emit(trace.MPIEnter, c.enter, w.String(c.fn))
+				emit(trace.CollBegin, c.enter, c.op, 0, c.root, c.sent, c.received)
+				emit(trace.CollEnd, c.collEnd, c.op, 0, c.root)
+				emit(trace.MPIExit, c.exit, w.String(c.fn))
+			}
+		})
+	}
+	for k := 1; k <= 2; k++ {
+		ws := analyzeNoSync(t, dir, k).WaitStates
+		if ws == nil {
+			t.Fatalf("k=%d: no wait states", k)
+		}
+		got := [4]int64{ws.LateBroadcastNS, ws.WaitBarrierNS, ws.EarlyReduceNS, ws.WaitNxNNS}
+		if want := [4]int64{40 + 500, 30, 20, 10}; got != want {
+			t.Errorf("k=%d: late broadcast, wait at barrier, early reduce, wait at N×N %v, want %v", k, got, want)
+		}
+	}
+}
+
 // TestLateReceiverRounds: more blocking sends than one round of Late
 // Receiver records carries (waitstate's rounds of 1 MiB, 28 bytes a
 // record): every one of them is charged, on 1 and 2 analysis ranks.

@@ -232,8 +232,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		clear(causeNode)
 		// The collectives' operations, read in node order here and in
 		// addSyncs, and not after.
-		ops := opCursor{ops: a.ops[i]}
-		dl.ops = opCursor{ops: a.ops[i]}
+		ops := opCursor{ops: a.ops[i], tails: a.tails}
+		dl.ops = opCursor{ops: a.ops[i], tails: a.tails}
 		a.ops[i] = nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
@@ -255,7 +255,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					w, pt = lv-enter, LateSender
 				}
 			case trace.CollEnd:
-				op, _ := ops.at(v)
+				op, _, tail := ops.at(v)
+				// A collective's wait ends at its coll_end at the latest,
+				// not at the call's exit (Scalasca 2.6's "restrict wait
+				// time to time spent in operation" takes the
+				// MpiCollectiveEnd record's time): the two differ only
+				// where the clocks let the others' enters come after it.
+				if end := cs.exitAt(k) - tail; lv != math.MinInt64 && lv > end {
+					lv = end
+				}
 				switch {
 				case !op.Valid():
 				case op == trace.CollBarrier:

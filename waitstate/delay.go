@@ -854,7 +854,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 		latest, earliest := vals.at(jv, cs.enterAt(k), cs.exitAt(k))
 		jv++
 		if m.Kind[v] == trace.CollEnd {
-			if op, cm := d.ops.at(v); op.Valid() {
+			if op, cm, _ := d.ops.at(v); op.Valid() {
 				colls = append(colls, callComm{k, cm})
 			}
 		}
@@ -881,7 +881,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				d.note(pp, pth, pev, noteSend, me, exit)
 			}
 		case trace.CollEnd:
-			op, cm := d.ops.at(v)
+			op, cm, tail := d.ops.at(v)
 			if !op.Valid() {
 				continue
 			}
@@ -893,7 +893,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				// the call (no MPI call holds two).
 				sp.pat, sp.with, wait = w.pat, withOf(w.cause, -1), w.wait
 			}
-			lb := min(latest, exit)
+			lb := min(latest, exit-tail) // the wait's end (Analyze's)
 			switch op.Class() {
 			case trace.AllToAll:
 				// Every member synchronizes with every other.

@@ -307,6 +307,7 @@ type Analysis struct {
 	// node (sorted by Analyze): only those of coll_end are read. Each
 	// process's go once its points are made (12 bytes a collective call).
 	ops   [][]nodeOp
+	tails map[int32]int64 // by node: the tails nodeOp cannot hold
 	procs []calls
 	// edges are the processes' matched predecessors (Analyze's), and
 	// edge, per node, its row there (−1: none), for the delay costs.
@@ -513,12 +514,19 @@ func (r *nodeRank) number(m *graph.Matching) int {
 func (r *nodeRank) rank(v int32) (int32, bool) { return r.set.Rank(v) }
 
 // nodeOp is the collective operation of a node and its communicator
-// (an index in the process's table).
+// (an index in the process's table), and its tail: the exit of the call
+// around it less the coll_end's own time, where Scalasca ends the
+// collective's wait (its MpiCollectiveEnd record, before the Leave). It
+// is 2 bytes in what was padding; a tail past them is tailAside, kept
+// in Analysis.tails.
 type nodeOp struct {
 	node int32
 	op   uint8
+	tail uint16
 	comm int32
 }
+
+const tailAside = math.MaxUint16
 
 // New prepares the analysis of m's processes.
 func New(m *graph.Matching) *Analysis {
@@ -558,20 +566,27 @@ func (a *Analysis) exit(i int, v int32) int64 {
 // opCursor finds the collective operations of nodes asked for in
 // ascending order (a walk of the nodes): no search a node.
 type opCursor struct {
-	ops []nodeOp // sorted by node
-	j   int
+	ops   []nodeOp // sorted by node
+	tails map[int32]int64
+	j     int
 }
 
-// at returns node v's collective operation (0 when none was recorded)
-// and communicator; v is no less than the node asked for before.
-func (c *opCursor) at(v int32) (trace.CollOp, int32) {
+// at returns node v's collective operation (0 when none was recorded),
+// communicator and tail (nodeOp's); v is no less than the node asked for
+// before.
+func (c *opCursor) at(v int32) (op trace.CollOp, comm int32, tail int64) {
 	for c.j < len(c.ops) && c.ops[c.j].node < v {
 		c.j++
 	}
 	if c.j < len(c.ops) && c.ops[c.j].node == v {
-		return trace.CollOp(c.ops[c.j].op), c.ops[c.j].comm
+		o := &c.ops[c.j]
+		tail = int64(o.tail)
+		if o.tail == tailAside {
+			tail = c.tails[v]
+		}
+		return trace.CollOp(o.op), o.comm, tail
 	}
-	return 0, -1
+	return 0, -1, 0
 }
 
 // callRecorder records one process's MPI calls (Record).
@@ -601,6 +616,11 @@ type callRecorder struct {
 	posts  map[int64]reqRef
 	isends map[int64]int32
 	ops    *[]nodeOp // the process's collective operations (Analysis.ops)
+	// Per thread: the operation (index in ops, −1: none) of the
+	// coll_end in its open call and the coll_end's time, until the
+	// call's exit gives the tail.
+	collOp []int32
+	collAt []int64
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -731,9 +751,10 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	T := p.NumThreads()
 	r := &callRecorder{a: a, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), lastCall: make([]int32, T), regions: make([][]int64, T),
-		codes: make([][]int64, T), code: make([][]regionTime, T), codeAt: make([]int64, T)}
+		codes: make([][]int64, T), code: make([][]regionTime, T), codeAt: make([]int64, T),
+		collOp: make([]int32, T), collAt: make([]int64, T)}
 	for th := range r.lastCall {
-		r.lastCall[th] = -1
+		r.lastCall[th], r.collOp[th] = -1, -1
 	}
 	c := r.c
 	c.siteIdx, c.whereIdx = map[site]int32{}, map[whereKey]int32{}
@@ -827,6 +848,10 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 				k := r.open[th]
 				r.c.dur.Set(int(k), e.Time-r.c.enterAt(k))
 				r.codeAt[th] = e.Time
+				if j := r.collOp[th]; j >= 0 {
+					r.setTail(j, e.Time-r.collAt[th])
+					r.collOp[th] = -1
+				}
 			}
 		}
 		return
@@ -906,6 +931,24 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	}
 	// Analyze reads the operation and communicator of coll_end nodes only.
 	if e.Kind == trace.CollEnd && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
-		*r.ops = append(*r.ops, nodeOp{v, uint8(e.Args[0]), int32(max(-1, min(e.Args[1], math.MaxInt32)))})
+		if r.depth[th] > 0 {
+			r.collOp[th], r.collAt[th] = int32(len(*r.ops)), e.Time
+		}
+		*r.ops = append(*r.ops, nodeOp{node: v, op: uint8(e.Args[0]), comm: int32(max(-1, min(e.Args[1], math.MaxInt32)))})
 	}
+}
+
+// setTail sets operation j's tail (nodeOp's) to t.
+func (r *callRecorder) setTail(j int32, t int64) {
+	o := &(*r.ops)[j]
+	t = max(0, t)
+	if t < tailAside {
+		o.tail = uint16(t)
+		return
+	}
+	o.tail = tailAside
+	if r.a.tails == nil {
+		r.a.tails = map[int32]int64{}
+	}
+	r.a.tails[o.node] = t
 }
