@@ -115,6 +115,10 @@ func delayPathName(code string) string {
 	if code == "serial code" {
 		return code
 	}
+	// An MPI call site's time outside waits: the MPI function's node.
+	if fn, _, _ := strings.Cut(code, " at "); strings.HasPrefix(fn, "MPI_") && !strings.ContainsAny(fn, " :()") {
+		return fn
+	}
 	if i := strings.LastIndex(code, " ("); i > 0 {
 		return "!$omp parallel @" + code[i+2:len(code)-1]
 	}

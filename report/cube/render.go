@@ -332,21 +332,71 @@ func sitePath(s callSite) []step {
 	return append(p, step{order: orderMPI, reg: Region{Name: s.fn, Mod: "MPI", Begin: -1, End: -1, Paradigm: "mpi", Role: role}, mod: file, line: line})
 }
 
-// delayPath is the call path of a delay's code: "serial code", a
-// parallel region as "func (file:line:col)" or "file:line:col", or a user
-// region by its name (no location).
+// delayPath is the call path of a delay's code: "serial code", an MPI
+// call site ("MPI_Waitall at file:line:col", its time outside waits: the
+// call site's path, as the wait states give it without the user region),
+// a parallel region as "func (location)" or its location alone, or a user
+// region by its name. A user region's name may hold colons (C++'s
+// "std::vector<char>::_M_default_append(unsigned long)", which Score-P's
+// compiler instrumentation gives): a code is a parallel region only where
+// it, or what its parentheses hold, is a location (isLocName).
 func delayPath(code string) []step {
 	if code == "" || code == "serial code" {
 		return []step{{order: orderSerial, reg: Region{Name: "serial code", Begin: -1, End: -1, Paradigm: "user", Role: "artificial",
 			Descr: "code outside parallel regions"}, line: -1}}
 	}
-	if !strings.Contains(code, ":") {
-		return []step{{order: orderUser, reg: Region{Name: code, Begin: -1, End: -1, Paradigm: "user", Role: "function"}, line: -1}}
+	if fn, loc, ok := mpiSiteName(code); ok {
+		return sitePath(siteOf(fn, "", loc))
 	}
-	if i := strings.LastIndex(code, " ("); i > 0 && strings.HasSuffix(code, ")") {
-		return []step{parallelStep(code[i+2:len(code)-1], "in "+code[:i])}
+	if isLocName(code) {
+		return []step{parallelStep(code, "")}
 	}
-	return []step{parallelStep(code, "")}
+	if strings.HasSuffix(code, ")") {
+		for i := strings.Index(code, " ("); i > 0; {
+			if loc := code[i+2 : len(code)-1]; isLocName(loc) {
+				return []step{parallelStep(loc, "in "+code[:i])}
+			}
+			j := strings.Index(code[i+2:], " (")
+			if j < 0 {
+				break
+			}
+			i += 2 + j
+		}
+	}
+	return []step{{order: orderUser, reg: Region{Name: code, Begin: -1, End: -1, Paradigm: "user", Role: "function"}, line: -1}}
+}
+
+// mpiSiteName splits an MPI call site's name as trace.CallSiteName gives
+// it ("MPI_Send at file:line:col", or "MPI_Send") into the function and
+// the location; ok is false for other names.
+func mpiSiteName(code string) (fn, loc string, ok bool) {
+	fn = code
+	if i := strings.Index(code, " at "); i > 0 {
+		fn, loc = code[:i], code[i+4:]
+	}
+	if !strings.HasPrefix(fn, "MPI_") || strings.ContainsAny(fn, " :()<>") {
+		return "", "", false
+	}
+	return fn, loc, true
+}
+
+// isLocName reports whether s is a location as trace.Location.Name renders
+// one: "file:line:col", "file:line", "func at file:line (approximate)",
+// "func+0xoff", "module+0xoff" or "0xaddr" (a location of a function
+// name alone is not told from a user region: it stays one).
+func isLocName(s string) bool {
+	if _, l := splitLoc(s); l >= 0 || strings.HasSuffix(s, " (approximate)") {
+		return true
+	}
+	hex := s
+	if i := strings.LastIndex(s, "+0x"); i > 0 {
+		hex = s[i+1:]
+	}
+	if len(hex) < 3 || !strings.HasPrefix(hex, "0x") {
+		return false
+	}
+	_, err := strconv.ParseUint(hex[2:], 16, 64)
+	return err == nil
 }
 
 // visitCallPaths calls fn with every call path the report names.

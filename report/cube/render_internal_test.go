@@ -1,6 +1,9 @@
 package cube
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSplitLoc(t *testing.T) {
 	for _, c := range []struct {
@@ -55,5 +58,54 @@ func TestCallSiteLocations(t *testing.T) {
 	// Both MPI_Send call paths under "solve" share the user region's node.
 	if got := len(ct.root.cnode.Children); got != 4 {
 		t.Errorf("%d children of the root, want solve + 3 MPI_Send", got)
+	}
+}
+
+// A delay's code is a parallel region where it, or what its last
+// parentheses hold, is a location; any other name is a user region's, colons
+// and parentheses included (a C++ function Score-P's compiler
+// instrumentation names).
+func TestDelayPathKinds(t *testing.T) {
+	for _, c := range []struct {
+		code, name, descr string
+	}{
+		{"serial code", "serial code", "code outside parallel regions"},
+		{"main", "main", ""},
+		{"std::vector<char, std::allocator<char> >::_M_default_append(unsigned long)",
+			"std::vector<char, std::allocator<char> >::_M_default_append(unsigned long)", ""},
+		{"ns::f<void (*)(int)>(int)", "ns::f<void (*)(int)>(int)", ""},
+		{"halo.c:40:1", "!$omp parallel @halo.c:40:1", ""},
+		{"x.c:12", "!$omp parallel @x.c:12", ""},
+		{"solve (halo.c:40:1)", "!$omp parallel @halo.c:40:1", "in solve"},
+		{"ns::solve(int) (halo.c:40:1)", "!$omp parallel @halo.c:40:1", "in ns::solve(int)"},
+		{"solve+0x1c", "!$omp parallel @solve+0x1c", ""},
+		{"solve (solve+0x1c)", "!$omp parallel @solve+0x1c", "in solve"},
+		{"libfoo.so+0x10", "!$omp parallel @libfoo.so+0x10", ""},
+		{"0x401000", "!$omp parallel @0x401000", ""},
+		{"f (f at a.c:3 (approximate))", "!$omp parallel @f at a.c:3 (approximate)", "in f"},
+	} {
+		p := delayPath(c.code)
+		if len(p) != 1 || p[0].reg.Name != c.name || p[0].reg.Descr != c.descr {
+			t.Errorf("delayPath(%q) = %+v, want region %q (%q)", c.code, p, c.name, c.descr)
+		}
+	}
+	// An MPI call site's time outside waits is the call site's path (the
+	// MPI function, with the call's file and line when the name has them).
+	for _, c := range []struct {
+		code, mod string
+		line      int
+	}{
+		{"MPI_Waitall at nonblock.cc:199:20", "nonblock.cc", 199},
+		{"MPI_Waitall at main+0x4f", "main+0x4f", -1},
+		{"MPI_Barrier", "", -1},
+	} {
+		p := delayPath(c.code)
+		want := sitePath(siteOf(c.code[:max(0, strings.Index(c.code, " at "))], "", ""))
+		if len(want[0].reg.Name) == 0 {
+			want = sitePath(siteOf(c.code, "", ""))
+		}
+		if len(p) != 1 || p[0].reg.Name != want[0].reg.Name || p[0].reg.Paradigm != "mpi" || p[0].mod != c.mod || p[0].line != c.line {
+			t.Errorf("delayPath(%q) = %+v, want MPI function %q at %q line %d", c.code, p, want[0].reg.Name, c.mod, c.line)
+		}
 	}
 }
