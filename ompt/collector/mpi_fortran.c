@@ -997,6 +997,9 @@ FTIME(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, MPI_Ineighbor_alltoallv,
 FTIME(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, MPI_Ineighbor_alltoallw, 11);
 FTIME(mpi_alltoallw, MPI_ALLTOALLW, MPI_Alltoallw, 10);
 
+FTIME(mpi_buffer_attach, MPI_BUFFER_ATTACH, MPI_Buffer_attach, 3);
+FTIME(mpi_buffer_detach, MPI_BUFFER_DETACH, MPI_Buffer_detach, 3);
+
 FTIME(mpi_file_open, MPI_FILE_OPEN, MPI_File_open, 7);
 FTIME(mpi_file_close, MPI_FILE_CLOSE, MPI_File_close, 2);
 FTIME(mpi_file_delete, MPI_FILE_DELETE, MPI_File_delete, 4);

@@ -1449,6 +1449,11 @@ BRACKET(MPI_Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], co
 BRACKET(MPI_Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
 	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
 
+/* The buffer of buffered sends: MPI_Buffer_detach returns once the
+ * buffered messages have left, time in MPI as Score-P books it. */
+BRACKET(MPI_Buffer_attach, (void *buffer, int size), (buffer, size))
+BRACKET(MPI_Buffer_detach, (void *buffer, int *size), (buffer, size))
+
 /* MPI-IO: a program's checkpoints and output, time it spends in MPI (a
  * collective write waits for every member), as Score-P books it. What the
  * calls synchronise is not recorded; a nonblocking one's completion in

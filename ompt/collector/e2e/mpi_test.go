@@ -390,6 +390,34 @@ func TestCollectivesTimeOnly(t *testing.T) {
 	}
 }
 
+// MPI_Buffer_attach and MPI_Buffer_detach (bsend.c: a buffer attached per
+// iteration around a ring of MPI_Bsend and MPI_Recv) are MPI calls, their
+// time MPI time, as Score-P books it: MPI_Buffer_detach returns once the
+// buffered messages have left. Before their wrappers, that time was the
+// program's work.
+func TestBufferedSends(t *testing.T) {
+	h := setup(t)
+	const ranks, iters = 4, 100
+	bin := h.buildMPI(t, testdata("bsend.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), "500")...)
+	valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it := printed(t, out, "iterations="); it != iters {
+		t.Fatalf("the program ran %d iterations, want %d", it, iters)
+	}
+	allMatched(t, r, printed(t, out, "messages="), 2)
+	calls, mpiNS := byFunc(r)
+	for _, fn := range []string{"MPI_Buffer_attach", "MPI_Bsend", "MPI_Recv", "MPI_Buffer_detach"} {
+		if calls[fn] != ranks*iters {
+			t.Errorf("%s: %d calls, want %d (%d ranks × %d iterations)", fn, calls[fn], ranks*iters, ranks, iters)
+		}
+	}
+	if mpiNS["MPI_Buffer_detach"] <= 0 || mpiNS["MPI_Buffer_attach"] <= 0 {
+		t.Errorf("MPI_Buffer_attach %d ns, MPI_Buffer_detach %d ns of MPI time", mpiNS["MPI_Buffer_attach"], mpiNS["MPI_Buffer_detach"])
+	}
+}
+
 // The MPI a solver uses beside messages and collectives, from C, Fortran
 // (use mpi) and mpi_f08 (io_rma.c, io_rma_f.F90): one-sided puts between
 // MPI_Win_fence, matched probes (MPI_Mprobe + MPI_Mrecv; MPI_Improbe +

@@ -1,6 +1,6 @@
 /* spin_us: busy work for us microseconds of the monotonic clock, the
  * computation of the MPI test programs (io_rma.c, master_worker.c, nbc.c,
- * jacobi_persistent.c). Include after defining _POSIX_C_SOURCE. */
+ * bsend.c, jacobi_persistent.c). Include after defining _POSIX_C_SOURCE. */
 #ifndef PTRACE_TEST_SPIN_H
 #define PTRACE_TEST_SPIN_H
 #include <time.h>
