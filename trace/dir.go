@@ -243,7 +243,8 @@ func SameRun(ref, refFile string, h Header, file string) error {
 		}
 		return id
 	}
-	return fmt.Errorf("%s has run id %s, %s has run id %s: files of different runs (use --force-mix to analyse them together)",
+	return fmt.Errorf("%s has run id %s, %s has run id %s: files of different runs (use --force-mix to analyse them together; "+
+		"an MPI program recorded without the collector's MPI wrappers leaves a run per process: record it with ptrace record --mpi)",
 		file, show(h.RunID), refFile, show(ref))
 }
 
