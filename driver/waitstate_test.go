@@ -598,6 +598,76 @@ func TestLateReceiverSenderPastFirstWord(t *testing.T) {
 	}
 }
 
+// TestLateReceiverEdgeOnlyWhereCharged: a wait for several requests
+// that waited for a sender is a Late Sender, and the Late Receiver of one
+// of its sends is not charged (Scalasca's rule for MPI_Waitall); no Late
+// Receiver edge enters it either, so that the critical path leaves out
+// the Late Sender's wait alone and follows the sender, as Scalasca's
+// does. Rank 1's Waitall [80, 1000] completes rank 0's message (its
+// MPI_Isend entered at 100: Late Sender 20 ns) and its own MPI_Isend to
+// rank 2, whose receive began at 300 (a Late Receiver of 220 ns, had no
+// Late Sender come first). With the edge, the path came through rank 2's
+// code up to 300 and weighed the Waitall 700 ns; now it comes through
+// rank 0's, the Waitall weighing its 900 ns after the Late Sender.
+func TestLateReceiverEdgeOnlyWhereCharged(t *testing.T) {
+	dir := t.TempDir()
+	req := func(n int64) int64 { return trace.MakeID(0, n) }
+	for r := range 3 {
+		end := int64(600)
+		if r == 1 {
+			end = 1100
+		}
+		writeMPIRank(t, dir, r, 3, end, func(w *trace.Writer, emit emitFunc) {
+			isend, irecv, waitall := w.String("MPI_Isend"), w.String("MPI_Irecv"), w.String("MPI_Waitall")
+			switch r {
+			case 0:
+				emit(trace.MPIEnter, 100, isend)
+				emit(trace.MPISend, 100, 1, 7, 0, 8, req(1))
+				emit(trace.MPIExit, 110, isend)
+				emit(trace.MPIEnter, 120, waitall)
+				emit(trace.MPIRequestDone, 125, req(1))
+				emit(trace.MPIExit, 130, waitall)
+			case 1:
+				emit(trace.MPIEnter, 50, irecv)
+				emit(trace.MPIRecvPost, 52, -1, -1, 0, req(1))
+				emit(trace.MPIExit, 55, irecv)
+				emit(trace.MPIEnter, 60, isend)
+				emit(trace.MPISend, 60, 2, 7, 0, 8, req(2))
+				emit(trace.MPIExit, 70, isend)
+				emit(trace.MPIEnter, 80, waitall)
+				emit(trace.MPIRecv, 990, 0, 7, 0, 8, req(1))
+				emit(trace.MPIRequestDone, 995, req(2))
+				emit(trace.MPIExit, 1000, waitall)
+			case 2:
+				emit(trace.MPIEnter, 300, irecv)
+				emit(trace.MPIRecvPost, 302, -1, -1, 0, req(1))
+				emit(trace.MPIExit, 305, irecv)
+				emit(trace.MPIEnter, 320, waitall)
+				emit(trace.MPIRecv, 325, 1, 7, 0, 8, req(1))
+				emit(trace.MPIExit, 330, waitall)
+			}
+		})
+	}
+	for k := 1; k <= 3; k++ {
+		rep, _, path := analyzePath(t, dir, k)
+		ws := rep.WaitStates
+		if ws == nil || ws.LateSenderNS != 20 || ws.LateReceiverNS != 0 {
+			t.Fatalf("k=%d: wait states %+v, want late sender 20 ns and no late receiver", k, ws)
+		}
+		var byRank [3]int64
+		waitall := int64(-1)
+		for _, n := range path {
+			byRank[n.Rank] += n.DurNS
+			if n.Rank == 1 && n.Construct == "MPI_Waitall" && n.DurNS > 0 {
+				waitall = n.DurNS
+			}
+		}
+		if want := [3]int64{90, 1000, 0}; byRank != want || waitall != 900 {
+			t.Errorf("k=%d: path by rank %v ns, rank 1's MPI_Waitall %d ns on it; want %v and 900 (path %+v)", k, byRank, waitall, want, path)
+		}
+	}
+}
+
 // The wait states phase allocates what it keeps once, not per wait
 // (issue 44): on a pure-MPI trace of 32 processes its delay costs built
 // every wait's time map in two maps, grew the record buffers anew each

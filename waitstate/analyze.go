@@ -94,6 +94,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	to := 0 // the process of the node delivered to last
+	// The calls a sender entered after (Late Senders, lsCalls), as the
+	// values arrive: the Late Receiver rounds read them, before the nodes'
+	// values come back to be charged.
+	a.lsCalls = make([][]uint64, len(m.Procs))
 	err := graph.PropagateMaxTo(c, m, width, func(n int32, v []int64) {
 		if a.callOf(n) >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
@@ -112,7 +116,16 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 		k := a.callOf(n)
 		cs := &a.procs[to]
-		nv[to].max(int(j-at.Before(m.ProcNodes[to])), v, cs.enterAt(k), cs.exitAt(k))
+		b := cs.enterAt(k)
+		nv[to].max(int(j-at.Before(m.ProcNodes[to])), v, b, cs.exitAt(k))
+		if v[0] > b { // none is math.MinInt64
+			ls := a.lsCalls[to]
+			if ls == nil {
+				ls = make([]uint64, (cs.len()+63)/64)
+				a.lsCalls[to] = ls
+			}
+			ls[k/64] |= 1 << (k % 64)
+		}
 	})
 	if err != nil {
 		return nil, nil, nil, err
@@ -160,6 +173,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	a.edges = edges
 	a.edge, a.rowSet = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges)
+	a.lsCalls = nil
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -827,7 +841,11 @@ const lrRound = 1 << 18
 // waited for the receiver from its own enter (a wait for many requests
 // counts the longest such wait). It returns, per process, the waits by
 // call index, and the edges for the critical path at the sender, and sets
-// a.lrSources, the events they leave from, at the receiver.
+// a.lrSources, the events they leave from, at the receiver. A call that
+// waited for a sender too (a Late Sender, lsCalls) gets no edge: Analyze
+// charges it the Late Sender, not the Late Receiver (Scalasca's rule for
+// a wait for several requests), and the critical path leaves out that
+// wait alone and comes through the sender, as Scalasca's path does.
 func (a *Analysis) lateReceivers(c comm.Comm, owners graph.Owners, edges []graph.RemoteEdges) ([]lrCalls, error) {
 	m := a.m
 	out := make([]lrCalls, len(m.Procs))
@@ -1045,13 +1063,22 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			if sth != rth || sev != rev {
 				pk = trace.MPIRecvPost
 			}
-			a.lrEdges[i].Append(dth, dev, kind, from, sth, sev, pk, t)
+			if !a.lateSenderCall(i, k) {
+				a.lrEdges[i].Append(dth, dev, kind, from, sth, sev, pk, t)
+			}
 			// Each wait of the call: lateReceivers keeps the longest.
 			out[i].waits = append(double(out[i].waits, 1), lrWait{wait: t - b, cause: from, recvTh: rth, recvEv: rev,
 				sendTh: dth, call: k, sendEv: dev, reqExit: reqExit})
 		}
 	}
 	return nil
+}
+
+// lateSenderCall reports whether local process i's call k waited for a
+// sender (lsCalls).
+func (a *Analysis) lateSenderCall(i int, k int32) bool {
+	ls := a.lsCalls[i]
+	return ls != nil && ls[k/64]&(1<<(k%64)) != 0
 }
 
 // LateReceiverEdges returns local process i's Late Receiver edges (it is

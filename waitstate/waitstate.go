@@ -343,6 +343,13 @@ type Analysis struct {
 	// events they leave from (the receiver's), made by Analyze.
 	lrEdges   []graph.RemoteEdges
 	lrSources []eventRefs
+	// lsCalls marks, per local process, a bit a call (nil: none), the
+	// calls a predecessor entered its own call after they began: a
+	// message's sender (a Late Sender, which Analyze charges before any
+	// Late Receiver of the call) or a collective's latest member. No Late
+	// Receiver edge enters them (lateReceivers). Only from the values'
+	// propagation to the Late Receiver rounds.
+	lsCalls [][]uint64
 }
 
 // eventRef packs an event's thread and index in one value (indices stay
