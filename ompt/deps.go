@@ -3,6 +3,7 @@ package ompt
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"unsafe"
 
 	"github.com/ptrace-dev/ptrace/internal/lists"
@@ -61,6 +62,10 @@ type depTracker struct {
 	// keep disables sweeping: the task graph needs edges from completed
 	// tasks too.
 	keep bool
+	// all is each parent's last omp_all_memory child, which every address
+	// the parent's children name afterwards has for writer until a task
+	// writes it (nil: the process has none, as a rule).
+	all map[int32]int32
 	// last marks the process's dependence entries that are their
 	// address's last (lastUses), in the order its threads made them: after
 	// one, nothing looks the address up again, and its state goes at once
@@ -162,7 +167,7 @@ func (d *depTracker) reserve(entries, stay int64) {
 	d.cells.Reset()
 	d.sweepAt, d.doneAtSweep, d.align = 1<<12, 0, maxAlign
 	d.entries, d.seen, d.swept = entries, 0, false
-	d.last = nil
+	d.last, d.all = nil, nil
 }
 
 // bytes returns the memory the tracker's tables hold.
@@ -178,7 +183,7 @@ func (d *depTracker) release() {
 	d.initTable(tableSize(0))
 	d.groups, d.free = nil, nil
 	d.cells = lists.Pool{}
-	d.last = nil
+	d.last, d.all = nil, nil
 }
 
 // slot is where (addr, parent)'s probe starts. Addresses are counted in
@@ -262,7 +267,13 @@ func (d *depTracker) find(parent int32, addr uint64) int {
 		d.reslot()
 		return d.find(parent, addr)
 	}
-	t[i] = addrState{lo: uint32(addr), hi: uint32(addr >> 32), parent: parent, writer: -1}
+	w := int32(-1)
+	if d.all != nil {
+		if c, ok := d.all[parent]; ok {
+			w = c
+		}
+	}
+	t[i] = addrState{lo: uint32(addr), hi: uint32(addr >> 32), parent: parent, writer: w}
 	d.live++
 	return i
 }
@@ -345,6 +356,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, at int64, out
 		d.doneAtSweep = completed
 	}
 	d.seen += int64(len(deps))
+	start := len(out)
 	for k, dep := range deps {
 		i := d.find(parent, dep.Addr)
 		a := &d.table[i]
@@ -390,6 +402,11 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, at int64, out
 			}
 			g.set = d.cells.PushRun(lists.None, task)
 		default:
+			if dep.AllMemory() {
+				// The entries before it are its predecessors' and
+				// states' already; those after it add nothing.
+				return d.allMemory(parent, task, out, start)
+			}
 			// source/sink (doacross) order loop iterations, not tasks.
 		}
 		if x := uint64(at) + uint64(k); at >= 0 && x < uint64(len(d.last))*64 && d.last[x/64]&(1<<(x%64)) != 0 {
@@ -397,6 +414,36 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, at int64, out
 		}
 	}
 	return out
+}
+
+// allMemory resolves an omp_all_memory dependence of task, child of
+// parent, which the other entries of its list add nothing to: an out
+// dependence on every address, those its siblings named so far (a pass
+// over the table: such tasks are rare) and those they will name (d.all),
+// as libomp resolves it. lastUses marks nothing in a process that has one,
+// so every address's state is still there. out[start:] are task's
+// predecessors so far, from the entries before it, which may have made
+// task a reader or set member of a state: it is none of its own.
+func (d *depTracker) allMemory(parent, task int32, out []int32, start int) []int32 {
+	if d.all == nil {
+		d.all = map[int32]int32{}
+	}
+	if c, ok := d.all[parent]; ok {
+		out = append(out, c) // its states may all be swept
+	}
+	d.all[parent] = task
+	for k := range d.table {
+		a := &d.table[k]
+		if a.parent != parent {
+			continue
+		}
+		out = d.writers(out, a)
+		out = d.cells.AppendHead(out, a.readerList())
+		d.clear(a)
+		a.writer = task
+	}
+	kept := slices.DeleteFunc(out[start:], func(p int32) bool { return p == task })
+	return out[:start+len(kept)]
 }
 
 // writers appends the current writer or set members of a.
@@ -444,6 +491,11 @@ func (d *depTracker) sweep(done func(int32) bool) {
 			return true
 		}
 		if d.keep || a.writer >= 0 && !done(a.writer) || !deadItems(d.cells.First(a.readerList())) {
+			return false
+		}
+		if c, ok := d.all[a.parent]; ok && !done(c) {
+			// made again, the state would have the omp_all_memory task
+			// for writer, not the completed one it had
 			return false
 		}
 		gi := a.group()

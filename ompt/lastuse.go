@@ -41,6 +41,12 @@ func lastUses(p *trace.Process, scans *trace.Scans, entries int64) (last []uint6
 				return
 			}
 			for k := range deps {
+				if deps[k].AllMemory() {
+					// omp_all_memory reads every address's state
+					// (depTracker.allMemory): none is last before it.
+					over = true
+					return
+				}
 				u.use(deps[k].Addr, int32(total)+int32(k), int32(base))
 			}
 			total += int64(len(deps))

@@ -86,7 +86,7 @@ func TestTrackerDropsAtLastUse(t *testing.T) {
 					d.last[(v-1)/64] |= 1 << ((v - 1) % 64)
 				}
 			}
-			ref := refTracker{}
+			ref := newRefTracker()
 			completed := make([]bool, tasks)
 			done := func(t int32) bool { return completed[t] }
 			var ncompleted int64

@@ -34,7 +34,17 @@ const (
 	DepSource        = 5
 	DepSink          = 6
 	DepInoutset      = 7
+	// omp_all_memory (OpenMP 5.1), as LLVM 17's libomp and later report
+	// it; the collector records what earlier ones report for it (an entry
+	// at address 0 or −1) as DepOutAllMemory.
+	DepOutAllMemory   = 34
+	DepInoutAllMemory = 35
 )
+
+// AllMemory reports whether d is an omp_all_memory dependence.
+func (d Dep) AllMemory() bool {
+	return d.Type == DepOutAllMemory || d.Type == DepInoutAllMemory
+}
 
 // Task and other process-local ids carry the index of the thread that created
 // them in their top bits and a per-thread sequence number (from 1) below, so

@@ -350,6 +350,41 @@ func TestTimeGoesBack(t *testing.T) {
 	}
 }
 
+// OMPT's dependence types are accepted, omp_all_memory's among them (LLVM
+// 17's libomp and later report it, the collector records earlier ones'
+// so); other numbers are problems.
+func TestValidateDepTypes(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
+	w.SetThread(Thread{Index: 0, Type: ThreadInitial})
+	w.E(0, ThreadBegin, 0, 1)
+	w.E(0, TaskCreate, 1, MakeID(0, 1), 0, 4, 0)
+	w.EmitDeps(0, 2, MakeID(0, 1), []Dep{{Addr: 64, Type: DepIn}, {Addr: 128, Type: DepInoutset}, {Type: DepOutAllMemory},
+		{Addr: ^uint64(0), Type: DepInoutAllMemory}, {Addr: 192, Type: 0}, {Addr: 256, Type: 8}, {Addr: 320, Type: 36}})
+	w.Close()
+	path := filepath.Join(t.TempDir(), "p.ptrace")
+	os.WriteFile(path, buf.Bytes(), 0o644)
+	ps, _, err := ValidateFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, p := range ps {
+		if strings.Contains(p.Message, "unknown type") {
+			msgs = append(msgs, p.Message)
+		}
+	}
+	want := []string{"dependence 4 has unknown type 0", "dependence 5 has unknown type 8", "dependence 6 has unknown type 36"}
+	if len(msgs) != len(want) {
+		t.Fatalf("problems %q, want %q", msgs, want)
+	}
+	for i := range want {
+		if !strings.HasSuffix(msgs[i], want[i]) {
+			t.Errorf("problem %q, want %q", msgs[i], want[i])
+		}
+	}
+}
+
 func TestValidateReferences(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, Header{NRanks: 1})

@@ -187,7 +187,7 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 			}
 			if e.Kind == TaskDeps {
 				for k, d := range e.Deps(c.Deps) {
-					if d.Type < DepIn || d.Type > DepInoutset {
+					if (d.Type < DepIn || d.Type > DepInoutset) && !d.AllMemory() {
 						sink.add("dep type", off, false, "thread %d: task_dependences: dependence %d has unknown type %d", c.Thread, k, d.Type)
 					}
 				}

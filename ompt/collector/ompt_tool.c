@@ -96,6 +96,10 @@ static void on_task_create(ompt_data_t *enc, const ompt_frame_t *frame, ompt_dat
 	ptr_ev4_at(t, s, K_TASK_CREATE, id, val(enc), (uint32_t)flags, ptr_loc(t, codeptr));
 }
 
+/* ompt_dependence_t's types, by number: omp-tools.h before LLVM 17's has no
+ * all-memory ones */
+enum { DEP_IN = 1, DEP_INOUTSET = 7, DEP_OUT_ALL_MEMORY = 34, DEP_INOUT_ALL_MEMORY = 35 };
+
 static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int ndeps)
 {
 	uint64_t s = ptr_stamp();
@@ -113,8 +117,17 @@ static void on_dependences(ompt_data_t *task, const ompt_dependence_t *deps, int
 	w[1] = val(task);
 	w[2] = n;
 	for (size_t i = 0; i < n; i++) {
-		w[3 + 2 * i] = deps[i].variable.value;
-		w[4 + 2 * i] = (uint64_t)deps[i].dependence_type;
+		uint64_t a = deps[i].variable.value, ty = (uint64_t)deps[i].dependence_type;
+		/* omp_all_memory: libomp takes an entry at address -1, or at 0
+		 * with the compiler's all-memory flag, for it. LLVM 17's and
+		 * later report it as out_all_memory; earlier ones report the
+		 * entry as it is, the flag's with no type (whatever the memory
+		 * held): recorded as out_all_memory too (docs/trace-format.md).
+		 * An entry at 0 of another type is one libomp ignores. */
+		if (a == UINT64_MAX || (a == 0 && (ty < DEP_IN || ty > DEP_INOUTSET) && ty != DEP_INOUT_ALL_MEMORY))
+			ty = DEP_OUT_ALL_MEMORY;
+		w[3 + 2 * i] = a;
+		w[4 + 2 * i] = ty;
 	}
 	ptr_put(t, w, s, K_TASK_DEPS, 3 + 2 * n);
 }

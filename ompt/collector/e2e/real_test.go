@@ -433,6 +433,32 @@ func TestOpenMP5(t *testing.T) {
 	}
 }
 
+// omp_all_memory (testdata/allmem.c): whichever form the program passes
+// and however the runtime reports it (LLVM 17's libomp and later as
+// out_all_memory, earlier ones as the entry at address 0 or -1, which the
+// collector records as out_all_memory), the trace validates and the task
+// graph orders the tasks as an out dependence on every address does. Before,
+// an entry at address 0 had an unknown type (a problem) and the all-memory
+// tasks no edges but the in(x) of one: 2 edges.
+func TestOmpAllMemory(t *testing.T) {
+	h := setup(t)
+	bin := filepath.Join(t.TempDir(), "allmem")
+	if out, err := exec.Command("clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin,
+		filepath.Join(h.root, "ompt", "collector", "e2e", "testdata", "allmem.c")).CombinedOutput(); err != nil {
+		t.Fatalf("build allmem.c: %v\n%s", err, out)
+	}
+	dir, out := h.mustRecord(t, nil, bin)
+	valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if want := printed(t, out, "tasks="); r.Tasks == nil || r.Tasks.Count != want {
+		t.Errorf("tasks %+v, want %d", r.Tasks, want)
+	}
+	if r.Graph == nil || r.Graph.Edges != 6 || r.Graph.Roots != 2 || r.Graph.Leaves != 1 {
+		t.Errorf("graph %+v, want 6 edges, 2 roots, 1 leaf", r.Graph)
+	}
+}
+
 // checkLeague checks omp5's teams modes: team 0 of a host league of two
 // spins 1 ms, team 1 5 ms, so team 0's thread then waits at the league's
 // barrier (LLVM libomp reports it inside the team's own parallel region,
