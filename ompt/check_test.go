@@ -186,3 +186,28 @@ func TestHostTeamsLeague(t *testing.T) {
 		t.Errorf("warnings: %v", s.Warn.Examples)
 	}
 }
+
+// exit() in a task of the initial thread outside any region (testdata/
+// exitpar.c serial): libomp's exit handler ends the initial task naming the
+// task that called exit (the thread's current task's data), then the
+// thread. No warning, and nothing ends, as at an exit() in a region: the
+// exiting task is left running over the initial task.
+func TestExitInInitialThreadTask(t *testing.T) {
+	q := &seq{}
+	const init, task = 1, 2
+	q.ev(0, trace.ThreadBegin, 0, 1)
+	q.ev(0, trace.ImplicitTaskBegin, 0, 0, id(0, init), 1, 1, ompt.TaskInitial)
+	q.ev(0, trace.TaskCreate, 10, id(0, task), id(0, init), ompt.TaskExplicit|ompt.TaskUndeferred, 0)
+	q.ev(0, trace.TaskSchedule, 11, id(0, init), ompt.StatusSwitch, id(0, task))
+	q.ev(0, trace.ImplicitTaskEnd, 20, 0, id(0, task), 0, 1, ompt.TaskInitial)
+	q.ev(0, trace.ThreadEnd, 21)
+	s := q.run(t)
+	if s.Warn.Total() != 0 {
+		t.Errorf("warnings: %v", s.Warn.Examples)
+	}
+	for i, want := range map[int]sim.TaskState{0: sim.Suspended, 1: sim.Running} {
+		if st := s.Tasks[i].State; st != want {
+			t.Errorf("task #%d %s, want %s", i, st, want)
+		}
+	}
+}
