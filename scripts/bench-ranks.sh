@@ -23,7 +23,8 @@ command -v mpirun >/dev/null || { echo "bench-ranks: mpirun is missing (apt-get 
 [ -x /usr/bin/time ] || { echo "bench-ranks: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
 bin=${PTRACE_MPI:-$work/ptrace-mpi}
 if [ -z "${PTRACE_MPI:-}" ]; then
-	(cd "$here" && go build -tags mpi -o "$bin" ./cmd/ptrace)
+	# built through the MPI's compiler wrapper, as make ptrace-mpi
+	(cd "$here" && CC="${MPICC:-mpicc}" go build -tags mpi -o "$bin" ./cmd/ptrace)
 fi
 if [ -z "$dir" ]; then
 	dir=$work/trace

@@ -35,7 +35,7 @@ import (
 )
 
 // ErrNotBuilt is what Start returns in a binary built without the "mpi" tag.
-var ErrNotBuilt = errors.New("mpi: this binary was built without MPI support (rebuild with -tags mpi)")
+var ErrNotBuilt = errors.New("mpi: this binary was built without MPI support (rebuild it with make ptrace-mpi: CC=mpicc go build -tags mpi)")
 
 // UnderLauncher reports whether the environment shows that an MPI launcher
 // (mpirun, mpiexec, srun) started this process, that is, whether it should run

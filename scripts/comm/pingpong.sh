@@ -21,7 +21,8 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
 mpicc -O2 -o "$work/pingpong-c" "$root/scripts/comm/pingpong.c"
-(cd "$root" && go build -tags mpi -o "$work/pingpong-go" ./scripts/comm/pingpong)
+# comm/mpi is built through the MPI's compiler wrapper (make ptrace-mpi)
+(cd "$root" && CC="${MPICC:-mpicc}" go build -tags mpi -o "$work/pingpong-go" ./scripts/comm/pingpong)
 
 read -r -a flags <<<"${MPIRUN_FLAGS:---allow-run-as-root --oversubscribe}"
 for _ in $(seq "${RUNS:-3}"); do
