@@ -463,6 +463,12 @@ func (c *conv) comms() {
 			if !ok || len(members) == 0 || len(other) == 0 {
 				continue
 			}
+			if overlap(members, other, len(c.a.procs)) {
+				// MPI's two groups are disjoint: a rank in both would be
+				// a member twice
+				c.undefComm.add("%s: intercommunicator %d (%q): its groups %d and %d share ranks; the communicator is ignored", c.a.Dir+".def", id, cm.Name, cm.Group, cm.GroupB)
+				continue
+			}
 			if !in {
 				members, other = other, members
 				in = slices.Contains(members, int(c.p.rank))
@@ -493,6 +499,20 @@ func (c *conv) comms() {
 		c.commIndex[id] = idx
 		c.w.AddComm(trace.Communicator{Index: idx, ID: cid, Name: cm.Name, Members: members})
 	}
+}
+
+// overlap reports whether world ranks a and b (each below n) share one.
+func overlap(a, b []int, n int) bool {
+	in := make([]bool, n)
+	for _, r := range a {
+		in[r] = true
+	}
+	for _, r := range b {
+		if in[r] {
+			return true
+		}
+	}
+	return false
 }
 
 // groupRanks returns the world ranks of group grp of communicator id, in
