@@ -189,7 +189,7 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 			}
 		}
 		fmt.Fprintf(stderr, "ptrace record: trace in %s (%d process files, %s); check it with: ptrace validate %s\n", dir, len(files), units.Bytes(bytes), dir)
-		if !mpi && len(files) > 1 {
+		if !mpi && !rf.noMPI && len(files) > 1 {
 			// Ranks the launcher's environment numbered, recorded by the
 			// OpenMP tool alone: no MPI call, and each its own run.
 			fmt.Fprintf(stderr, "ptrace record: warning: %s started %d MPI processes, but record did not take it for an MPI launcher: their MPI calls were not recorded and their files are separate runs; record again with --mpi\n", filepath.Base(args[0]), len(files))
@@ -377,19 +377,38 @@ func isLauncher(name string) bool {
 // maxMPIArgs bounds how many of a command's words looksMPI inspects.
 const maxMPIArgs = 64
 
-// looksMPI reports whether a command runs an MPI program: it is, or it
-// hands its words to, an MPI launcher (time mpirun ...), or it or a program
-// it names (a launcher this list lacks: mpilaunch -n 4 ./app) links libmpi.
+// isWrapper reports whether name is a command that runs the command its
+// words name (time mpirun ..., env A=1 mpirun ...): a launcher may follow.
+func isWrapper(name string) bool {
+	switch name {
+	case "time", "env", "nice", "nohup", "numactl", "taskset", "stdbuf", "chrt", "ionice", "setsid", "timeout":
+		return true
+	}
+	return false
+}
+
+// looksMPI reports whether a command runs an MPI program: it is an MPI
+// launcher, or one behind wrappers (time mpirun ..., env A=1 mpiexec ...),
+// or it or a program among its words (a launcher this list lacks:
+// mpilaunch -n 4 ./app) links an MPI library. A launcher's name counts
+// only where a command stands: the program's own arguments (--log
+// mpirun.log) do not make it an MPI run.
 func looksMPI(args []string) bool {
-	for i, a := range args[:min(len(args), maxMPIArgs)] {
-		if isLauncher(filepath.Base(a)) {
+	command := true // the word may be the command: the first, or after a wrapper
+	for _, a := range args[:min(len(args), maxMPIArgs)] {
+		if command && isLauncher(filepath.Base(a)) {
 			return true
 		}
-		if i > 0 && strings.HasPrefix(a, "-") {
-			continue
+		if strings.HasPrefix(a, "-") || command && strings.Contains(a, "=") {
+			continue // an option, or an environment assignment of env
 		}
 		if linksMPI(a) {
 			return true
+		}
+		if command {
+			if _, err := exec.LookPath(a); err == nil {
+				command = isWrapper(filepath.Base(a))
+			}
 		}
 	}
 	return false

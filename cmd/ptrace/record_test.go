@@ -82,14 +82,17 @@ func TestLooksMPI(t *testing.T) {
 		{"mpiexec.mpich", "-n", "4", "./app"}, {"mpirun.openmpi", "./app"}, {"mpiexec.hydra", "./app"},
 		{"mpiexec_mpt", "./app"}, {"mpirun_rsh", "./app"}, {"aprun", "-n", "4", "./app"},
 		{"jsrun", "./app"}, {"ibrun", "./app"}, {"flux", "run", "-n", "4", "./app"},
-		// a launcher behind a wrapper
-		{"time", "mpirun", "-np", "2", "./app"},
+		// a launcher behind wrappers
+		{"time", "mpirun", "-np", "2", "./app"}, {"env", "OMP_NUM_THREADS=2", "mpiexec", "-n", "2", "./app"},
+		{"taskset", "-c", "0-3", "mpirun", "./app"}, {"timeout", "60", "srun", "./app"},
 	} {
 		if !looksMPI(args) {
 			t.Errorf("%q not taken for an MPI run", args)
 		}
 	}
-	for _, args := range [][]string{{"/bin/sh"}, {"/bin/sh", "-c", "true"}, {"./app", "-np", "2"}, {"env", "OMP_NUM_THREADS=2", "./app"}} {
+	for _, args := range [][]string{{"/bin/sh"}, {"/bin/sh", "-c", "true"}, {"./app", "-np", "2"}, {"env", "OMP_NUM_THREADS=2", "./app"},
+		// a launcher's name among a program's own arguments
+		{"/bin/sh", "--log", "mpirun.log"}, {"/bin/sh", "results/mpiexec_scaling.csv"}, {"/bin/sh", "flux"}} {
 		if looksMPI(args) {
 			t.Errorf("%q taken for an MPI run", args)
 		}
@@ -102,6 +105,9 @@ func TestLooksMPI(t *testing.T) {
 func TestLooksMPILinked(t *testing.T) {
 	cc, err := exec.LookPath("mpicc")
 	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("CI=true and mpicc is not installed (apt-get install -y libopenmpi-dev)")
+		}
 		t.Skip("mpicc is not installed")
 	}
 	dir := t.TempDir()
