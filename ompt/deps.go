@@ -1,6 +1,7 @@
 package ompt
 
 import (
+	"cmp"
 	"math"
 	"math/bits"
 	"slices"
@@ -66,6 +67,10 @@ type depTracker struct {
 	// the parent's children name afterwards has for writer until a task
 	// writes it (nil: the process has none, as a rule).
 	all map[int32]int32
+	// mtx is scratch for mtxScratch.limited: a list with more
+	// mutexinoutset entries than libomp keeps, its order by address and
+	// its marks.
+	mtx mtxScratch
 	// last marks the process's dependence entries that are their
 	// address's last (lastUses), in the order its threads made them: after
 	// one, nothing looks the address up again, and its state goes at once
@@ -356,6 +361,7 @@ func (d *depTracker) resolve(parent, task int32, deps []trace.Dep, at int64, out
 		d.doneAtSweep = completed
 	}
 	d.seen += int64(len(deps))
+	deps = d.mtx.limited(deps)
 	start := len(out)
 	for k, dep := range deps {
 		i := d.find(parent, dep.Addr)
@@ -558,4 +564,82 @@ func (d *depTracker) rebuild(drop func(*addrState) bool, size int) {
 		d.table[i] = *a
 		d.live++
 	}
+}
+
+// maxMtxDeps is how many mutexinoutset dependences LLVM libomp keeps per
+// task (kmp.h MAX_MTX_DEPS): __kmp_check_deps turns the others into out
+// dependences, so such a task is ordered after the members of those
+// addresses' sets, and they after it, where OpenMP orders neither. The
+// collector records the clause as written (the OMPT dependences callback
+// comes first), and the runtime's own task_dependence edges show the
+// downgraded order: tasks of one set that name more than four blocks each
+// run one after another.
+const maxMtxDeps = 4
+
+// mtxScratch holds what mtxScratch.limited needs for a long list, kept
+// between calls: most lists never come here.
+type mtxScratch struct {
+	deps       []trace.Dep
+	idx, first []int32
+}
+
+// limited returns deps with the mutexinoutset entries libomp downgrades
+// made inout: an address counts as mutexinoutset when every entry of it in
+// the list is one (libomp merges an address named with other types into an
+// out), and the first maxMtxDeps such addresses, by first appearance, keep
+// it. Lists with at most maxMtxDeps mutexinoutset entries are deps itself.
+func (m *mtxScratch) limited(deps []trace.Dep) []trace.Dep {
+	n := 0
+	for _, dep := range deps {
+		if dep.Type == trace.DepMutexInoutset {
+			n++
+		}
+	}
+	if n <= maxMtxDeps {
+		return deps
+	}
+	m.deps = append(m.deps[:0], deps...)
+	m.idx = m.idx[:0]
+	for i := range deps {
+		m.idx = append(m.idx, int32(i))
+	}
+	// By address, then position: an address's entries in a row, its first
+	// appearance first.
+	slices.SortFunc(m.idx, func(a, b int32) int {
+		if c := cmp.Compare(deps[a].Addr, deps[b].Addr); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	// first[i] is, for the first entry of an address named only as
+	// mutexinoutset, the start of its run in idx plus one (0: none).
+	m.first = m.first[:0]
+	for range deps {
+		m.first = append(m.first, 0)
+	}
+	for start := 0; start < len(m.idx); {
+		end, all := start, true
+		for end < len(m.idx) && deps[m.idx[end]].Addr == deps[m.idx[start]].Addr {
+			all = all && deps[m.idx[end]].Type == trace.DepMutexInoutset
+			end++
+		}
+		if all {
+			m.first[m.idx[start]] = int32(start) + 1
+		}
+		start = end
+	}
+	kept := 0
+	for i := range deps {
+		if m.first[i] == 0 {
+			continue
+		}
+		if kept++; kept <= maxMtxDeps {
+			continue
+		}
+		start := int(m.first[i] - 1)
+		for j := start; j < len(m.idx) && deps[m.idx[j]].Addr == deps[m.idx[start]].Addr; j++ {
+			m.deps[m.idx[j]].Type = trace.DepInout
+		}
+	}
+	return m.deps
 }

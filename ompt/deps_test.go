@@ -315,3 +315,46 @@ func samePreds(got, want []int32, keep bool, done func(int32) bool) ([]int32, []
 	got, want = slices.Compact(got), slices.Compact(want)
 	return got, want, slices.Equal(got, want)
 }
+
+// LLVM libomp keeps four mutexinoutset dependences per task and makes the
+// others out (kmp_taskdeps.cpp, MAX_MTX_DEPS): tasks of one set naming five
+// blocks each are ordered by the fifth, while four keep the set unordered.
+// An address also named as in is merged into an out by libomp and takes
+// none of the four places.
+func TestMutexinoutsetBeyondFourIsInout(t *testing.T) {
+	mtx := func(addrs ...uint64) []trace.Dep {
+		var deps []trace.Dep
+		for _, a := range addrs {
+			deps = append(deps, trace.Dep{Addr: a * 64, Type: trace.DepMutexInoutset})
+		}
+		return deps
+	}
+	done := func(int32) bool { return false }
+	for _, c := range []struct {
+		name string
+		deps [][]trace.Dep
+		want [][]int32
+	}{
+		{"four", [][]trace.Dep{mtx(1, 2, 3, 4), mtx(1, 2, 3, 4)}, [][]int32{nil, nil}},
+		{"five", [][]trace.Dep{mtx(1, 2, 3, 4, 5), mtx(1, 2, 3, 4, 5), mtx(5)}, [][]int32{nil, {10}, {11}}},
+		{"fifth by first appearance", [][]trace.Dep{mtx(9, 1, 2, 3, 4), mtx(1, 2, 3, 4, 9)}, [][]int32{nil, {10}}},
+		{"repeated address counts once", [][]trace.Dep{mtx(1, 1, 2, 3, 4), mtx(1, 2, 3, 4)}, [][]int32{nil, nil}},
+		{"merged with in", [][]trace.Dep{
+			append(mtx(1, 2, 3, 4, 5), trace.Dep{Addr: 64, Type: trace.DepIn}),
+			mtx(1, 2, 3, 4, 5),
+		}, [][]int32{nil, {10}}},
+	} {
+		d := newDepTracker()
+		d.keep = true
+		for i, deps := range c.deps {
+			task := int32(10 + i)
+			got := d.resolve(0, task, deps, -1, nil, done, 0)
+			got = slices.DeleteFunc(got, func(p int32) bool { return p == task }) // no edge (AddEdges)
+			slices.Sort(got)
+			got = slices.Compact(got)
+			if !slices.Equal(got, c.want[i]) {
+				t.Errorf("%s: task %d: predecessors %v, want %v", c.name, task, got, c.want[i])
+			}
+		}
+	}
+}

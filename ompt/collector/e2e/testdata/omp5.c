@@ -8,6 +8,10 @@
  *   yield      16 tied tasks that call taskyield while others run: 16
  *   mutex      16 tasks with depend(mutexinoutset) on one address, then one
  *              depend(in) reader: 17
+ *   mutex5     the same with five addresses per task (LLVM libomp keeps
+ *              four mutexinoutset dependences per task and makes the fifth
+ *              an out: the writers run in order), the reader on the
+ *              first: 17
  *   untiedyield 16 untied tasks that call taskyield: 16
  *   taskwaitdep 8 tasks of 5 ms, each waited for by a taskwait with a
  *              depend clause on its output before the next is created: 8
@@ -127,6 +131,22 @@ int main(int argc, char **argv)
 			sink = x;
 		}
 		tasks = x == 16 ? 17 : -2;
+	} else if (strcmp(mode, "mutex5") == 0) {
+		int x[5] = { 0 };
+#pragma omp parallel
+#pragma omp single
+		{
+			for (int i = 0; i < 16; i++) {
+#pragma omp task depend(mutexinoutset : x[0], x[1], x[2], x[3], x[4]) shared(x)
+				{
+					spin(20);
+					x[0]++;
+				}
+			}
+#pragma omp task depend(in : x[0]) shared(x, sink)
+			sink = x[0];
+		}
+		tasks = x[0] == 16 ? 17 : -2;
 	} else if (strcmp(mode, "taskwaitdep") == 0) {
 		double a[4] = { 0 };
 #pragma omp parallel num_threads(4)
@@ -162,7 +182,7 @@ int main(int argc, char **argv)
 		sink += team_work();
 		tasks = 8;
 	} else {
-		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|taskwaitdep|targetnowait|teams|targetteams\n", argv[0]);
+		fprintf(stderr, "usage: %s taskloop|reduction|nested|yield|untiedyield|mutex|mutex5|taskwaitdep|targetnowait|teams|targetteams\n", argv[0]);
 		return 2;
 	}
 	printf("omp5 %s: tasks=%d %g\n", mode, tasks, sink);
