@@ -521,7 +521,7 @@ func (r *run) load() error {
 			// with the wrong coding.
 			opts.RunID, opts.Version = r.dir.RunID, r.dir.Version
 		}
-		p, err := r.loadProcess(i, opts, tooBig)
+		p, err := r.loadProcess(i, opts)
 		if err != nil {
 			return fmt.Errorf("rank %d: %w", i, err)
 		}
@@ -543,7 +543,7 @@ func (r *run) load() error {
 		r.procs = append(r.procs, p)
 		r.progress("load", float64(i-lo+1)/float64(hi-lo))
 	}
-	return nil
+	return r.convertedOverLimit()
 }
 
 // match builds the happened-before graph of the owned processes.
