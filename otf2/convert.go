@@ -66,7 +66,15 @@ var collOps = [...]int64{
 	11: 4, 12: 3, 13: 13, 14: 14, 15: 15, 16: 16,
 }
 
-type taskKey struct{ team, creator, gen uint32 }
+// taskKey is an OTF2 task's identity: (thread team, creating thread,
+// generation number), within the team's instance (inst, the count of the
+// team's ThreadTeamBegin records on the thread so far, 0 before any):
+// Score-P's OMPT adapter numbers a thread's tasks anew in each instance of
+// a team definition, so the triple alone names several tasks of a program
+// whose parallel regions all use one team (NPB BT-MZ's OpenMP-task port).
+// A task lives in its instance (the region's end completes it), and every
+// member counts the instances alike.
+type taskKey struct{ team, inst, creator, gen uint32 }
 
 // counted is a kind of tolerated problem: counted, the first described.
 type counted struct {
@@ -370,9 +378,14 @@ func (c *conv) pass1() error {
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		open := map[uint64]int{} // request id → its MpiIrecvRequest's index
-		var named *fork          // the fork whose naming region is still to come
-		var switched int64       // the task switched to, whose TASK region is still to come
+		open := map[uint64]int{}    // request id → its MpiIrecvRequest's index
+		var named *fork             // the fork whose naming region is still to come
+		var switched int64          // the task switched to, whose TASK region is still to come
+		inst := map[uint32]uint32{} // team → its instances begun on this thread (taskKey.inst)
+		key := func(e *Event) taskKey {
+			team := uint32(ld.Map(mapComm, e.A[0]))
+			return taskKey{team, inst[team], uint32(e.A[1]), uint32(e.A[2])}
+		}
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -389,8 +402,9 @@ func (c *conv) pass1() error {
 				}
 			case EvThreadTeamBegin:
 				c.omp[t] = true
+				team := uint32(ld.Map(mapComm, e.A[0]))
+				inst[team]++
 				if pending != 0 {
-					team := uint32(ld.Map(mapComm, e.A[0]))
 					c.teams[team] = append(c.teams[team], pending)
 					pending = 0
 				}
@@ -419,13 +433,12 @@ func (c *conv) pass1() error {
 					delete(open, e.A[4])
 				}
 			case EvThreadTaskSwitch:
-				switched, _ = c.tasks.get(taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])})
+				switched, _ = c.tasks.get(key(e))
 			case EvOmpTaskSwitch:
 				switched = c.legacyTasks[e.A[0]]
 			case EvThreadTaskCreate:
-				k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
 				c.seq[t]++
-				c.tasks.set(k, trace.MakeID(t, c.seq[t]))
+				c.tasks.set(key(e), trace.MakeID(t, c.seq[t]))
 				c.st.Tasks++
 			case EvOmpTaskCreate:
 				c.seq[t]++
@@ -664,6 +677,13 @@ func (h *thr) cur() int64 {
 	return h.stack[len(h.stack)-1]
 }
 
+// taskKey is e's task (a ThreadTaskCreate, Switch or Complete) in the
+// instance of its team this thread is in (teamK counts the instances begun).
+func (h *thr) taskKey(e *Event, ld *LocalDefs) taskKey {
+	team := uint32(ld.Map(mapComm, e.A[0]))
+	return taskKey{team, uint32(h.teamK[team]), uint32(e.A[1]), uint32(e.A[2])}
+}
+
 func (h *thr) par() parFrame {
 	if len(h.pars) == 0 {
 		return parFrame{}
@@ -848,14 +868,14 @@ func (c *conv) pass2(t int) error {
 		case EvThreadTeamEnd:
 			h.endImplicit(now, false)
 		case EvThreadTaskCreate:
-			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
+			k := h.taskKey(e, ld)
 			id, _ := c.tasks.get(k)
 			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvOmpTaskCreate:
 			id := c.legacyTasks[e.A[0]]
 			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvThreadTaskSwitch:
-			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
+			k := h.taskKey(e, ld)
 			next, ok := c.tasks.get(k)
 			if !ok {
 				next = h.par().impl // an implicit task: this thread's own
@@ -888,7 +908,7 @@ func (c *conv) pass2(t int) error {
 			}
 			h.release(now, lock)
 		case EvThreadTaskComplete:
-			k := taskKey{uint32(ld.Map(mapComm, e.A[0])), uint32(e.A[1]), uint32(e.A[2])}
+			k := h.taskKey(e, ld)
 			if id, _ := c.tasks.get(k); !h.complete(now, id) {
 				c.badComplete(evt, e.Offset, fmt.Sprintf("team %d, creator %d, generation %d", k.team, k.creator, k.gen))
 			}

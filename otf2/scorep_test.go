@@ -627,3 +627,45 @@ func TestScorepMutexes(t *testing.T) {
 		t.Errorf("mutex waiting %d ns, rows sum to %d", o.MutexWaitNS, wait)
 	}
 }
+
+// TestTaskKeysPerTeamInstance: Score-P's OMPT adapter numbers a thread's
+// tasks anew in each instance of a thread team, so the OTF2 task key
+// (team, creating thread, generation) names one task per parallel region
+// when the regions share a team definition (task_regions.c: 3 regions of
+// 4 tasks; NPB BT-MZ's OpenMP-task port). The converter keyed tasks by
+// the triple alone: each region's tasks took the last region's ids, and
+// the trace came out partial with "task created twice", "bad start" and
+// "completed twice" warnings (1717 on BT-MZ). Keys are per team instance.
+func TestTaskKeysPerTeamInstance(t *testing.T) {
+	var rep report.Report
+	if err := json.Unmarshal(analyze(t, "testdata/scorep-8.4-task-regions", 1), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Trace.Partial {
+		t.Error("partial")
+	}
+	if w := rep.Trace.Warnings; w == nil || w.Count != 1 || !strings.Contains(w.First[0], "no task dependences") {
+		t.Errorf("warnings: %+v", w)
+	}
+	if rep.Tasks == nil || rep.Tasks.Count != 12 {
+		t.Errorf("tasks %+v, want 12", rep.Tasks)
+	}
+	evs, _ := convertProcess(t, "testdata/scorep-8.4-task-regions/traces.otf2", 0)
+	created, completed := map[int64]int{}, map[int64]int{}
+	for _, e := range evs {
+		switch {
+		case e.Kind == trace.TaskCreate:
+			created[e.Args[0]]++
+		case e.Kind == trace.TaskSchedule && e.Args[1] == int64(ompt.StatusComplete):
+			completed[e.Args[0]]++
+		}
+	}
+	if len(created) != 12 || len(completed) != 12 {
+		t.Errorf("%d tasks created, %d completed, want 12 distinct each", len(created), len(completed))
+	}
+	for id, n := range created {
+		if n != 1 || completed[id] != 1 {
+			t.Errorf("task %#x created %d times, completed %d times", id, n, completed[id])
+		}
+	}
+}

@@ -3,21 +3,22 @@ package otf2
 import "github.com/ptrace-dev/ptrace/trace"
 
 // taskIDs maps OTF2 task keys (thread team, creating thread, generation
-// number) to ptrace task ids, as a map would. A creating thread numbers
-// its tasks one after another (Score-P from 0), so each (team, creator)
+// number, in a team instance) to ptrace task ids, as a map would. A
+// creating thread numbers its tasks one after another (Score-P from 0, or
+// 1, in each team instance), so each (team, instance, creator)
 // keeps its ids in a slice indexed by generation from its first; a key
 // outside that run (a gap of more than maxGap, a generation before the
 // first) goes to a map. A Go map of every task took about 40 bytes a task
 // and a hash a lookup: on a Score-P trace of fib(25) (242 784 tasks), 15 %
 // of the conversion's time, and most of its peak heap beside the archive.
 type taskIDs struct {
-	runs  map[[2]uint32]*idRun
-	last  [2]uint32
+	runs  map[[3]uint32]*idRun
+	last  [3]uint32
 	run   *idRun // runs[last], or nil
 	other map[taskKey]int64
 }
 
-// idRun holds the ids of one (team, creator), generation first+i at i;
+// idRun holds the ids of one (team, instance, creator), generation first+i at i;
 // 0 marks a generation not set there (a ptrace id is never 0: MakeID's
 // sequence numbers start at 1).
 type idRun struct {
@@ -30,13 +31,13 @@ type idRun struct {
 const maxGap = 1024
 
 func newTaskIDs() taskIDs {
-	return taskIDs{runs: map[[2]uint32]*idRun{}, other: map[taskKey]int64{}}
+	return taskIDs{runs: map[[3]uint32]*idRun{}, other: map[taskKey]int64{}}
 }
 
 // find returns k's run, making one starting at k's generation when
 // create is set.
 func (m *taskIDs) find(k taskKey, create bool) *idRun {
-	p := [2]uint32{k.team, k.creator}
+	p := [3]uint32{k.team, k.inst, k.creator}
 	if m.run != nil && m.last == p {
 		return m.run
 	}

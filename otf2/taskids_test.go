@@ -30,11 +30,11 @@ func TestTaskIDsAsMap(t *testing.T) {
 			g = rng.Uint32() // anywhere
 		}
 		next[p] = g + 1
-		k := taskKey{team, creator, g}
+		k := taskKey{team: team, creator: creator, gen: g}
 		id++
 		m.set(k, id)
 		want[k] = id
-		q := taskKey{uint32(rng.Intn(4)), uint32(rng.Intn(6)), uint32(rng.Intn(int(g) + 2))}
+		q := taskKey{team: uint32(rng.Intn(4)), creator: uint32(rng.Intn(6)), gen: uint32(rng.Intn(int(g) + 2))}
 		if got, ok := m.get(q); got != want[q] || ok != (want[q] != 0) {
 			t.Fatalf("get %v: %d %v, the map says %d", q, got, ok, want[q])
 		}
