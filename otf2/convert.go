@@ -887,26 +887,17 @@ func (c *conv) pass2(t int) error {
 				next = h.par().impl
 			}
 			h.switchTo(now, next)
-		case EvThreadAcquireLock, EvOmpAcquireLock:
-			lock := e.A[0]
-			if e.Type == EvThreadAcquireLock {
-				if e.A[0] != paradigmOpenMP {
-					c.st.Ignored[e.Type]++
-					return nil
-				}
-				lock = e.A[1]
+		case EvThreadAcquireLock, EvOmpAcquireLock, EvThreadReleaseLock, EvOmpReleaseLock:
+			lock, ok := openMPLock(e)
+			switch {
+			case !ok:
+				c.st.Ignored[e.Type]++
+				return nil
+			case e.Type == EvThreadAcquireLock || e.Type == EvOmpAcquireLock:
+				h.acquire(now, lock)
+			default:
+				h.release(now, lock)
 			}
-			h.acquire(now, lock)
-		case EvThreadReleaseLock, EvOmpReleaseLock:
-			lock := e.A[0]
-			if e.Type == EvThreadReleaseLock {
-				if e.A[0] != paradigmOpenMP {
-					c.st.Ignored[e.Type]++
-					return nil
-				}
-				lock = e.A[1]
-			}
-			h.release(now, lock)
 		case EvThreadTaskComplete:
 			k := h.taskKey(e, ld)
 			if id, _ := c.tasks.get(k); !h.complete(now, id) {
@@ -1020,6 +1011,17 @@ func (h *thr) complete(now, id int64) bool {
 	h.stack = h.stack[:len(h.stack)-1]
 	h.emit(trace.TaskSchedule, now, id, ompt.StatusComplete, h.cur())
 	return true
+}
+
+// openMPLock returns the lock a lock record names, and false for a lock
+// of another paradigm than OpenMP (OTF2 2.0's ThreadAcquireLock and
+// ThreadReleaseLock name the paradigm first; OTF2 1.x's OmpAcquireLock and
+// OmpReleaseLock are OpenMP's).
+func openMPLock(e *Event) (uint64, bool) {
+	if e.Type == EvThreadAcquireLock || e.Type == EvThreadReleaseLock {
+		return e.A[1], e.A[0] == paradigmOpenMP
+	}
+	return e.A[0], true
 }
 
 // acquire records the acquisition of OpenMP lock id (a Score-P lock
