@@ -378,14 +378,10 @@ func (c *conv) pass1() error {
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		open := map[uint64]int{}    // request id → its MpiIrecvRequest's index
-		var named *fork             // the fork whose naming region is still to come
-		var switched int64          // the task switched to, whose TASK region is still to come
-		inst := map[uint32]uint32{} // team → its instances begun on this thread (taskKey.inst)
-		key := func(e *Event) taskKey {
-			team := uint32(ld.Map(mapComm, e.A[0]))
-			return taskKey{team, inst[team], uint32(e.A[1]), uint32(e.A[2])}
-		}
+		open := map[uint64]int{} // request id → its MpiIrecvRequest's index
+		var named *fork          // the fork whose naming region is still to come
+		var switched int64       // the task switched to, whose TASK region is still to come
+		inst := map[uint32]int{} // team → its instances begun on this thread (taskKey.inst)
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -433,12 +429,12 @@ func (c *conv) pass1() error {
 					delete(open, e.A[4])
 				}
 			case EvThreadTaskSwitch:
-				switched, _ = c.tasks.get(key(e))
+				switched, _ = c.tasks.get(eventTaskKey(e, ld, inst))
 			case EvOmpTaskSwitch:
 				switched = c.legacyTasks[e.A[0]]
 			case EvThreadTaskCreate:
 				c.seq[t]++
-				c.tasks.set(key(e), trace.MakeID(t, c.seq[t]))
+				c.tasks.set(eventTaskKey(e, ld, inst), trace.MakeID(t, c.seq[t]))
 				c.st.Tasks++
 			case EvOmpTaskCreate:
 				c.seq[t]++
@@ -677,11 +673,12 @@ func (h *thr) cur() int64 {
 	return h.stack[len(h.stack)-1]
 }
 
-// taskKey is e's task (a ThreadTaskCreate, Switch or Complete) in the
-// instance of its team this thread is in (teamK counts the instances begun).
-func (h *thr) taskKey(e *Event, ld *LocalDefs) taskKey {
+// eventTaskKey is e's task (a ThreadTaskCreate, Switch or Complete) in the
+// instance of its team the thread is in: begun counts, by team, the
+// instances the thread has begun (both passes count them alike).
+func eventTaskKey(e *Event, ld *LocalDefs, begun map[uint32]int) taskKey {
 	team := uint32(ld.Map(mapComm, e.A[0]))
-	return taskKey{team, uint32(h.teamK[team]), uint32(e.A[1]), uint32(e.A[2])}
+	return taskKey{team, uint32(begun[team]), uint32(e.A[1]), uint32(e.A[2])}
 }
 
 func (h *thr) par() parFrame {
@@ -868,14 +865,14 @@ func (c *conv) pass2(t int) error {
 		case EvThreadTeamEnd:
 			h.endImplicit(now, false)
 		case EvThreadTaskCreate:
-			k := h.taskKey(e, ld)
+			k := eventTaskKey(e, ld, h.teamK)
 			id, _ := c.tasks.get(k)
 			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvOmpTaskCreate:
 			id := c.legacyTasks[e.A[0]]
 			h.emit(trace.TaskCreate, now, id, h.cur(), ompt.TaskExplicit, h.createLocation(id))
 		case EvThreadTaskSwitch:
-			k := h.taskKey(e, ld)
+			k := eventTaskKey(e, ld, h.teamK)
 			next, ok := c.tasks.get(k)
 			if !ok {
 				next = h.par().impl // an implicit task: this thread's own
@@ -899,7 +896,7 @@ func (c *conv) pass2(t int) error {
 				h.release(now, lock)
 			}
 		case EvThreadTaskComplete:
-			k := h.taskKey(e, ld)
+			k := eventTaskKey(e, ld, h.teamK)
 			if id, _ := c.tasks.get(k); !h.complete(now, id) {
 				c.badComplete(evt, e.Offset, fmt.Sprintf("team %d, creator %d, generation %d", k.team, k.creator, k.gen))
 			}
