@@ -402,25 +402,23 @@ func looksMPI(args []string) bool {
 		if strings.HasPrefix(a, "-") || command && strings.Contains(a, "=") {
 			continue // an option, or an environment assignment of env
 		}
-		if linksMPI(a) {
+		path, err := exec.LookPath(a)
+		if err != nil {
+			continue // no program: an argument
+		}
+		if linksMPI(path) {
 			return true
 		}
 		if command {
-			if _, err := exec.LookPath(a); err == nil {
-				command = isWrapper(filepath.Base(a))
-			}
+			command = isWrapper(filepath.Base(a))
 		}
 	}
 	return false
 }
 
-// linksMPI reports whether cmd names an ELF program that links an MPI
-// library (libmpi, libmpich, libmpi_cray, ...).
-func linksMPI(cmd string) bool {
-	path, err := exec.LookPath(cmd)
-	if err != nil {
-		return false
-	}
+// linksMPI reports whether the file at path is an ELF program that links
+// an MPI library (libmpi, libmpich, libmpi_cray, ...).
+func linksMPI(path string) bool {
 	f, err := elf.Open(path)
 	if err != nil {
 		return false
