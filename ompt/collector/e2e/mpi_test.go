@@ -59,6 +59,19 @@ func (h *harness) buildMPI(t *testing.T, src string, flags ...string) string {
 	return bin
 }
 
+// buildOMP compiles a C program of testdata with clang and LLVM's OpenMP
+// runtime into the test's directory.
+func (h *harness) buildOMP(t *testing.T, src string) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
+	c := exec.Command("clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin, src)
+	c.Dir = h.root
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", c.Args, err, out)
+	}
+	return bin
+}
+
 // byFunc sums the report's MPI call sites by function: calls and MPI time.
 func byFunc(r *report.Report) (calls, mpiNS map[string]int64) {
 	calls, mpiNS = map[string]int64{}, map[string]int64{}

@@ -23,13 +23,8 @@ import (
 // six times that), which lies inside the breakdown's work.
 func TestMutexContention(t *testing.T) {
 	h := setup(t)
-	const src = "ompt/collector/e2e/testdata/mutex.c"
-	bin := filepath.Join(t.TempDir(), "mutex")
-	c := exec.Command("clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin, src)
-	c.Dir = h.root
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("clang: %v\n%s", err, out)
-	}
+	src := testdata("mutex.c")
+	bin := h.buildOMP(t, src)
 	t.Setenv("KMP_BLOCKTIME", "0")
 	dir, code, out := h.record(t, nil, bin)
 	if code != 0 {

@@ -396,11 +396,7 @@ func TestFortranF08(t *testing.T) {
 // every mode analyses without a warning and with the program's task count.
 func TestOpenMP5(t *testing.T) {
 	h := setup(t)
-	bin := filepath.Join(t.TempDir(), "omp5")
-	if out, err := exec.Command("clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin,
-		filepath.Join(h.root, "ompt", "collector", "e2e", "testdata", "omp5.c")).CombinedOutput(); err != nil {
-		t.Fatalf("build omp5.c: %v\n%s", err, out)
-	}
+	bin := h.buildOMP(t, testdata("omp5.c"))
 	for _, mode := range []string{"taskloop", "reduction", "nested", "yield", "untiedyield", "mutex", "mutex5", "taskwaitdep", "targetnowait", "teams", "targetteams"} {
 		t.Run(mode, func(t *testing.T) {
 			dir, out := h.mustRecord(t, nil, bin, mode)
@@ -449,11 +445,7 @@ func TestOpenMP5(t *testing.T) {
 // tasks no edges but the in(x) of one: 2 edges.
 func TestOmpAllMemory(t *testing.T) {
 	h := setup(t)
-	bin := filepath.Join(t.TempDir(), "allmem")
-	if out, err := exec.Command("clang", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin,
-		filepath.Join(h.root, "ompt", "collector", "e2e", "testdata", "allmem.c")).CombinedOutput(); err != nil {
-		t.Fatalf("build allmem.c: %v\n%s", err, out)
-	}
+	bin := h.buildOMP(t, testdata("allmem.c"))
 	dir, out := h.mustRecord(t, nil, bin)
 	valid(t, dir)
 	r := h.report(t, dir)
