@@ -38,27 +38,6 @@ func setupMPICH(t *testing.T) *harness {
 	return &m
 }
 
-// buildMPICH compiles a program of testdata with MPICH's wrappers (clang,
-// gfortran for .f90).
-func (h *harness) buildMPICH(t *testing.T, src string) string {
-	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
-	var c *exec.Cmd
-	if filepath.Ext(src) == ".f90" {
-		c = exec.Command("mpifort.mpich", "-O1", "-g", "-Wall", "-Werror", "-J", dir, "-o", bin, src)
-		c.Env = append(os.Environ(), "MPICH_FC=gfortran")
-	} else {
-		c = exec.Command("mpicc.mpich", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-o", bin, src, "-lm")
-		c.Env = append(os.Environ(), "MPICH_CC=clang")
-	}
-	c.Dir = h.root
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("%v: %v\n%s", c.Args, err, out)
-	}
-	return bin
-}
-
 func mpiexecMPICH(n int, args ...string) []string {
 	return append([]string{"mpiexec.mpich", "-n", strconv.Itoa(n)}, args...)
 }
@@ -75,7 +54,7 @@ func TestMPICH(t *testing.T) {
 	h := setupMPICH(t)
 	t.Run("pure values", func(t *testing.T) {
 		const iters = 4
-		bin := h.buildMPICH(t, testdata("waits_pure.c"))
+		bin := h.buildWith(t, mpich(), testdata("waits_pure.c"))
 		var bad []string
 		for attempt := 1; attempt <= 3; attempt++ {
 			r, procs, pc := recordPureRun(t, h, mpiexecMPICH(2, bin, strconv.Itoa(iters)))
@@ -93,23 +72,15 @@ func TestMPICH(t *testing.T) {
 	})
 	cart := func(t *testing.T, src string) (string, string) {
 		t.Helper()
-		return h.mustRecord(t, nil, mpiexecMPICH(4, h.buildMPICH(t, testdata(src)), "128", "100")...)
-	}
-	check := func(t *testing.T, dir, out string) {
-		t.Helper()
-		procs := valid(t, dir)
-		r := h.report(t, dir)
-		noReportWarnings(t, r)
-		allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
-		checkCart(t, procs, out)
+		return h.mustRecord(t, nil, mpiexecMPICH(4, h.buildWith(t, mpich(), testdata(src)), "128", "100")...)
 	}
 	// The C run's trace outlives its subtest: ptrace-mpi analyses it.
 	cartTrace, cartOut := cart(t, "jacobi_cart.c")
-	t.Run("jacobi_cart.c", func(t *testing.T) { check(t, cartTrace, cartOut) })
+	t.Run("jacobi_cart.c", func(t *testing.T) { h.checkCartRun(t, cartTrace, cartOut) })
 	for _, src := range []string{"jacobi_cart_f.f90", "jacobi_cart_f08.f90"} {
 		t.Run(src, func(t *testing.T) {
 			dir, out := cart(t, src)
-			check(t, dir, out)
+			h.checkCartRun(t, dir, out)
 		})
 	}
 	t.Run("ptrace-mpi", func(t *testing.T) {
