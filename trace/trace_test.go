@@ -233,6 +233,17 @@ func loadBytes(t *testing.T, b []byte, opts LoadOptions) (*Process, error) {
 	return LoadProcess(path, opts)
 }
 
+// validateBytes validates the process file b, as a file.
+func validateBytes(t *testing.T, b []byte) ([]Problem, error) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "p.ptrace")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ps, _, err := ValidateFile(path)
+	return ps, err
+}
+
 func TestTruncatedEverywhere(t *testing.T) {
 	b := smallTrace(t)
 	offs := frameOffsets(b)
@@ -342,9 +353,7 @@ func TestTimeGoesBack(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "goes back in time") {
 		t.Fatalf("got %v", err)
 	}
-	path := filepath.Join(t.TempDir(), "p.ptrace")
-	os.WriteFile(path, buf.Bytes(), 0o644)
-	ps, _, err := ValidateFile(path)
+	ps, err := validateBytes(t, buf.Bytes())
 	if err != nil || len(ps) != 1 || !strings.Contains(ps[0].Message, "goes back in time") {
 		t.Fatalf("validate: %v %v", ps, err)
 	}
@@ -362,9 +371,7 @@ func TestValidateDepTypes(t *testing.T) {
 	w.EmitDeps(0, 2, MakeID(0, 1), []Dep{{Addr: 64, Type: DepIn}, {Addr: 128, Type: DepInoutset}, {Type: DepOutAllMemory},
 		{Addr: ^uint64(0), Type: DepInoutAllMemory}, {Addr: 192, Type: 0}, {Addr: 256, Type: 8}, {Addr: 320, Type: 36}})
 	w.Close()
-	path := filepath.Join(t.TempDir(), "p.ptrace")
-	os.WriteFile(path, buf.Bytes(), 0o644)
-	ps, _, err := ValidateFile(path)
+	ps, err := validateBytes(t, buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -395,9 +402,7 @@ func TestValidateReferences(t *testing.T) {
 	w.E(0, MPISend, 3, 1, 0, 5, 8, 0)             // comm 5 undefined
 	w.E(0, TaskCreate, 4, MakeID(0, 1), 0, 4, 17) // location 17 undefined
 	w.Close()
-	path := filepath.Join(t.TempDir(), "p.ptrace")
-	os.WriteFile(path, buf.Bytes(), 0o644)
-	ps, _, err := ValidateFile(path)
+	ps, err := validateBytes(t, buf.Bytes())
 	if err != nil {
 		t.Fatal(err)
 	}
