@@ -325,25 +325,28 @@ func TestCartHalo(t *testing.T) {
 		t.Run(src, func(t *testing.T) {
 			bin := h.buildMPI(t, testdata(src))
 			dir, out := h.mustRecord(t, nil, mpirunN(4, bin, "128", "100")...)
-			h.checkCartRun(t, dir, out)
+			h.checkCartRun(t, dir, out, 800)
 		})
 	}
 }
 
-// checkCartRun checks a recorded 4-rank run of a jacobi_cart program
-// (128 100) and the program's output: no warning, every halo message and
-// reduction matched, the grid's communicator as MPI tells it.
-func (h *harness) checkCartRun(t *testing.T, dir, out string) {
+// checkCartRun checks a recorded 4-rank run of a Jacobi on a 2×2
+// Cartesian grid (100 iterations) and the program's output: it counted
+// messages messages and 101 collectives, the report has no warning and
+// every halo message and reduction matched, the grid's communicator as MPI
+// tells it. It returns the report.
+func (h *harness) checkCartRun(t *testing.T, dir, out string, messages int64) *report.Report {
 	t.Helper()
 	procs := valid(t, dir)
 	r := h.report(t, dir)
 	noReportWarnings(t, r)
 	msgs, colls := printed(t, out, "messages="), printed(t, out, "collectives=")
-	if msgs != 800 || colls != 101 {
-		t.Errorf("the program counted %d messages and %d collectives, want 800 and 101 (2×2 grid, 100 iterations)", msgs, colls)
+	if msgs != messages || colls != 101 {
+		t.Errorf("the program counted %d messages and %d collectives, want %d and 101 (2×2 grid, 100 iterations)", msgs, colls, messages)
 	}
 	allMatched(t, r, msgs, colls)
 	checkCart(t, procs, out)
+	return r
 }
 
 // Persistent requests, as stencil codes exchange halos: MPI_Send_init and
@@ -358,15 +361,7 @@ func TestPersistentRequests(t *testing.T) {
 	t.Run("jacobi_persistent.c", func(t *testing.T) {
 		bin := h.buildMPI(t, testdata("jacobi_persistent.c"))
 		dir, out := h.mustRecord(t, nil, mpirunN(4, bin, "128", "100", "2000")...)
-		procs := valid(t, dir)
-		r := h.report(t, dir)
-		noReportWarnings(t, r)
-		msgs, colls := printed(t, out, "messages="), printed(t, out, "collectives=")
-		if msgs != 1200 || colls != 101 {
-			t.Errorf("the program counted %d messages and %d collectives, want 1200 and 101 (2×2 grid, 100 iterations)", msgs, colls)
-		}
-		allMatched(t, r, msgs, colls)
-		checkCart(t, procs, out)
+		r := h.checkCartRun(t, dir, out, 1200)
 		sites := map[string]report.WaitSite{}
 		for _, s := range r.WaitStates.CallSites {
 			if prev, ok := sites[s.Func]; !ok || s.Calls > prev.Calls {

@@ -76,11 +76,11 @@ func TestMPICH(t *testing.T) {
 	}
 	// The C run's trace outlives its subtest: ptrace-mpi analyses it.
 	cartTrace, cartOut := cart(t, "jacobi_cart.c")
-	t.Run("jacobi_cart.c", func(t *testing.T) { h.checkCartRun(t, cartTrace, cartOut) })
+	t.Run("jacobi_cart.c", func(t *testing.T) { h.checkCartRun(t, cartTrace, cartOut, 800) })
 	for _, src := range []string{"jacobi_cart_f.f90", "jacobi_cart_f08.f90"} {
 		t.Run(src, func(t *testing.T) {
 			dir, out := cart(t, src)
-			h.checkCartRun(t, dir, out)
+			h.checkCartRun(t, dir, out, 800)
 		})
 	}
 	t.Run("ptrace-mpi", func(t *testing.T) {
