@@ -617,6 +617,10 @@ type callRecorder struct {
 	// maps.
 	code   [][]regionTime
 	codeAt []int64
+	// parLoc is the location of each parallel region begun on a thread
+	// read, by id: a worker thread's implicit task (no parallel_begin of
+	// its own) runs in its region's code, not in serial code.
+	parLoc map[int64]int64
 	// The requests in flight, by id (process-unique): an Irecv's post
 	// (its call and event) until its receive completes, an Isend's node
 	// until its request is done.
@@ -652,6 +656,14 @@ func (r *callRecorder) label(th int) int64 {
 	return -1
 }
 
+// popRegion leaves the innermost parallel region thread th is in, when
+// that is its innermost code.
+func (r *callRecorder) popRegion(th int) {
+	if cs := r.codes[th]; len(cs) > 0 && cs[len(cs)-1] >= -1 {
+		r.codes[th] = cs[:len(cs)-1]
+	}
+}
+
 // reqRef is an event inside a call: the call and the event's thread and
 // index.
 type reqRef struct {
@@ -663,7 +675,7 @@ type reqRef struct {
 // recorded are the kinds a callRecorder follows: MPI calls, user regions,
 // parallel regions, and the communication events (the only nodes).
 var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.ParallelEnd, trace.RegionEnter, trace.RegionExit,
-	trace.MPIRecvPost, trace.MPIRequestDone) | sim.KindsWhere(trace.IsComm)
+	trace.ImplicitTaskBegin, trace.ImplicitTaskEnd, trace.MPIRecvPost, trace.MPIRequestDone) | sim.KindsWhere(trace.IsComm)
 
 // Record records local process i's MPI calls (p, its corrected times
 // from tb) before the simulation, so that the matching is gone by then.
@@ -864,12 +876,34 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		return
 	case trace.ParallelBegin:
 		r.tally(th, e.Time)
-		r.codes[th] = append(r.codes[th], max(-1, e.Args[4])) // −1: a region of unknown location
+		loc := max(-1, e.Args[4]) // −1: a region of unknown location
+		r.codes[th] = append(r.codes[th], loc)
+		if r.parLoc == nil {
+			r.parLoc = map[int64]int64{}
+		}
+		r.parLoc[e.Args[0]] = loc
 		return
 	case trace.ParallelEnd:
 		r.tally(th, e.Time)
-		if cs := r.codes[th]; len(cs) > 0 && cs[len(cs)-1] >= -1 {
-			r.codes[th] = cs[:len(cs)-1]
+		r.popRegion(th)
+		return
+	case trace.ImplicitTaskBegin:
+		// Thread 0 of a team began the region (parallel_begin); the others
+		// enter it here. A region not begun on a thread read (an MPI code
+		// whose initial thread makes no call) is of unknown location.
+		if e.Args[3] != 0 {
+			r.tally(th, e.Time)
+			loc, ok := r.parLoc[e.Args[0]]
+			if !ok {
+				loc = -1
+			}
+			r.codes[th] = append(r.codes[th], loc)
+		}
+		return
+	case trace.ImplicitTaskEnd:
+		if e.Args[3] != 0 {
+			r.tally(th, e.Time)
+			r.popRegion(th)
 		}
 		return
 	case trace.RegionEnter:
