@@ -64,9 +64,12 @@ type ThreadEvents struct {
 	Comm int64
 	// MPI counts the thread's mpi_enter events: with Comm, which threads
 	// a pass over MPI calls reads.
-	MPI    int64
-	chunks []storedChunk
-	comm   commLog // the communication events, while the process keeps the log
+	MPI int64
+	// Parallel counts the thread's parallel_begin events: the threads a
+	// pass reads to name the regions other threads work in.
+	Parallel int64
+	chunks   []storedChunk
+	comm     commLog // the communication events, while the process keeps the log
 }
 
 // storedChunk is one chunk frame's payload (an alias into the process's
@@ -454,6 +457,8 @@ func (p *Process) addChunk(c *Chunk, payload []byte, size int32, frameOff int64,
 			te.Comm++
 		} else if e.Kind == MPIEnter {
 			te.MPI++
+		} else if e.Kind == ParallelBegin {
+			te.Parallel++
 		}
 		if p.commLog {
 			if !comm {

@@ -617,9 +617,11 @@ type callRecorder struct {
 	// maps.
 	code   [][]regionTime
 	codeAt []int64
-	// parLoc is the location of each parallel region begun on a thread
-	// read, by id: a worker thread's implicit task (no parallel_begin of
-	// its own) runs in its region's code, not in serial code.
+	// parLoc is the location of each open parallel region begun on a
+	// thread read, by id: a worker thread's implicit task (no
+	// parallel_begin of its own) runs in its region's code, not in serial
+	// code. A region's entry goes at its parallel_end, after every member
+	// began (a code of a million regions holds a few entries).
 	parLoc map[int64]int64
 	// The requests in flight, by id (process-unique): an Irecv's post
 	// (its call and event) until its receive completes, an Isend's node
@@ -693,8 +695,19 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 		return nil
 	}
 	read := make([]bool, len(r.nodes))
+	worker := false
 	for th, ns := range r.nodes {
 		read[th] = readsThread(m, p, th, ns)
+		worker = worker || read[th] && p.Events[th].Parallel == 0
+	}
+	if worker {
+		// A thread that calls MPI and begins no region may be a worker of
+		// a team: its region's location is in the parallel_begin of the
+		// thread that began it (a nested region's, a worker of the outer
+		// team), which is read too.
+		for th := range read {
+			read[th] = read[th] || p.Events[th].Parallel > 0
+		}
 	}
 	if err := sim.Walk(p, tb, pool, func(th int) bool { return th < len(read) && read[th] }, recorded, r.event); err != nil {
 		return err
@@ -886,6 +899,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	case trace.ParallelEnd:
 		r.tally(th, e.Time)
 		r.popRegion(th)
+		delete(r.parLoc, e.Args[0])
 		return
 	case trace.ImplicitTaskBegin:
 		// Thread 0 of a team began the region (parallel_begin); the others

@@ -479,3 +479,86 @@ func TestCallsSplits(t *testing.T) {
 		}
 	}
 }
+
+// A thread that calls MPI as a worker of a team (it began no region) is in
+// its region's code: the location of the parallel_begin of the thread that
+// began the region, also a nested region's, begun by a worker of the outer
+// team that calls no MPI itself (so read for it). Threads: 0 begins
+// regions 7 and 11 and calls MPI_Init; 1, a worker of region 7, begins the
+// nested region 9; 2 is thread 1 of region 9, then of region 11, and calls
+// MPI_Comm_rank in each.
+func TestRecorderWorkerLabels(t *testing.T) {
+	const fnInit, fnRank, fnFin = 0, 1, 2
+	ev := func(evs *[]trace.Event, k trace.Kind, tm int64, args ...int64) {
+		e := trace.Event{Time: tm, Kind: k}
+		copy(e.Args[:], args)
+		*evs = append(*evs, e)
+	}
+	var t0, t1, t2 []trace.Event
+	init := trace.MakeID(0, 1)
+	p7, p9, p11 := trace.MakeID(0, 2), trace.MakeID(1, 1), trace.MakeID(0, 3)
+	ev(&t0, trace.ThreadBegin, 0, 1)
+	ev(&t0, trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+	ev(&t0, trace.MPIEnter, 0, fnInit)
+	ev(&t0, trace.MPIExit, 10, fnInit)
+	ev(&t0, trace.ParallelBegin, 20, p7, init, 2, 0, 7)
+	ev(&t0, trace.ImplicitTaskBegin, 20, p7, trace.MakeID(0, 4), 2, 0, ompt.TaskImplicit)
+	ev(&t0, trace.ImplicitTaskEnd, 100, p7, trace.MakeID(0, 4), 2, 0, ompt.TaskImplicit)
+	ev(&t0, trace.ParallelEnd, 101, p7, init, 0, 7)
+	ev(&t0, trace.ParallelBegin, 200, p11, init, 2, 0, 11)
+	ev(&t0, trace.ImplicitTaskBegin, 200, p11, trace.MakeID(0, 5), 2, 0, ompt.TaskImplicit)
+	ev(&t0, trace.ImplicitTaskEnd, 300, p11, trace.MakeID(0, 5), 2, 0, ompt.TaskImplicit)
+	ev(&t0, trace.ParallelEnd, 301, p11, init, 0, 11)
+	ev(&t0, trace.MPIEnter, 400, fnFin)
+	ev(&t0, trace.MPIExit, 410, fnFin)
+	ev(&t0, trace.ImplicitTaskEnd, 420, 0, init, 1, 0, ompt.TaskInitial)
+	ev(&t0, trace.ThreadEnd, 420)
+	w1 := trace.MakeID(1, 2)
+	ev(&t1, trace.ThreadBegin, 21, 2)
+	ev(&t1, trace.ImplicitTaskBegin, 21, p7, w1, 2, 1, ompt.TaskImplicit)
+	ev(&t1, trace.ParallelBegin, 30, p9, w1, 2, 0, 9)
+	ev(&t1, trace.ImplicitTaskBegin, 30, p9, trace.MakeID(1, 3), 2, 0, ompt.TaskImplicit)
+	ev(&t1, trace.ImplicitTaskEnd, 90, p9, trace.MakeID(1, 3), 2, 0, ompt.TaskImplicit)
+	ev(&t1, trace.ParallelEnd, 91, p9, w1, 0, 9)
+	ev(&t1, trace.ImplicitTaskEnd, 99, p7, w1, 2, 1, ompt.TaskImplicit)
+	ev(&t1, trace.ThreadEnd, 500)
+	ev(&t2, trace.ThreadBegin, 31, 2)
+	ev(&t2, trace.ImplicitTaskBegin, 31, p9, trace.MakeID(2, 1), 2, 1, ompt.TaskImplicit)
+	ev(&t2, trace.MPIEnter, 50, fnRank)
+	ev(&t2, trace.MPIExit, 60, fnRank)
+	ev(&t2, trace.ImplicitTaskEnd, 89, p9, trace.MakeID(2, 1), 2, 1, ompt.TaskImplicit)
+	ev(&t2, trace.ImplicitTaskBegin, 201, p11, trace.MakeID(2, 2), 2, 1, ompt.TaskImplicit)
+	ev(&t2, trace.MPIEnter, 250, fnRank)
+	ev(&t2, trace.MPIExit, 260, fnRank)
+	ev(&t2, trace.ImplicitTaskEnd, 299, p11, trace.MakeID(2, 2), 2, 1, ompt.TaskImplicit)
+	ev(&t2, trace.ThreadEnd, 500)
+	tables := trace.Tables{Strings: []string{"MPI_Init", "MPI_Comm_rank", "MPI_Finalize"},
+		Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}}}
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, [][]trace.Event{t0, t1, t2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = inproc.Run(1, func(cm comm.Comm) error {
+		m, err := graph.Match(cm, oneRank{}, []*trace.Process{p}, graph.MatchOptions{})
+		if err != nil {
+			return err
+		}
+		a := New(m)
+		if err := a.Record(0, p, nil, nil); err != nil {
+			return err
+		}
+		c := &a.procs[0]
+		if c.len() != 4 {
+			return fmt.Errorf("%d calls, want 4", c.len())
+		}
+		for k, want := range []int64{-1, 9, 11, -1} { // Init, the workers' calls, Finalize
+			if got := c.labelAt(int32(k)); got != want {
+				t.Errorf("call %d: label %d, want %d", k, got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
