@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "collector.h"
 
+#include <link.h>
 #include <omp-tools.h>
 #include <stdio.h>
 
@@ -162,6 +163,47 @@ static void on_task_schedule(ompt_data_t *prior, ompt_task_status_t status, ompt
 	}
 }
 
+/* The executable segment of the OpenMP runtime that loaded the tool (the
+ * one holding its lookup function), found at initialize. A program built
+ * with GCC runs on libomp's GOMP_* entry points, and the barrier that ends
+ * a GOMP_parallel region with a reduction (and the workers' barrier of it)
+ * is reported with a return address inside libomp (GOMP_parallel, or no
+ * symbol at all), which names no construct of the program: such a barrier
+ * is recorded without a location, as libomp reports the workers' implicit
+ * barriers, so that reports give it its region's (as for a clang build). */
+static uintptr_t rt_text_lo, rt_text_hi;
+
+static int find_runtime_text(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t a = *(const uintptr_t *)data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+		if (a >= lo && a < hi) {
+			rt_text_lo = lo;
+			rt_text_hi = hi;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* codeptr of a sync region, or NULL for a barrier of the implicit family
+ * whose return address is the runtime's own code. */
+static inline const void *sync_codeptr(ompt_sync_region_t kind, const void *codeptr)
+{
+	uintptr_t a = (uintptr_t)codeptr;
+	if (a >= rt_text_lo && a < rt_text_hi &&
+	    (kind == ompt_sync_region_barrier_implicit || kind == ompt_sync_region_barrier_implementation ||
+	     kind == ompt_sync_region_barrier_implicit_workshare || kind == ompt_sync_region_barrier_implicit_parallel ||
+	     kind == ompt_sync_region_barrier_teams))
+		return NULL;
+	return codeptr;
+}
+
 static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t ep, ompt_data_t *par,
 			   ompt_data_t *task, const void *codeptr)
 {
@@ -170,6 +212,7 @@ static void on_sync_region(ompt_sync_region_t kind, ompt_scope_endpoint_t ep, om
 	uint64_t pid = val(par);
 	if (!pid)
 		pid = cur_par(t);
+	codeptr = sync_codeptr(kind, codeptr);
 	/* entering a sync region ends the work before it, leaving one begins
 	 * the work after it */
 	if (ep == ompt_scope_begin)
@@ -239,6 +282,8 @@ static int initialize(ompt_function_lookup_t lookup, int device, ompt_data_t *to
 {
 	(void)device, (void)tool_data;
 	ptr_activate();
+	uintptr_t rt = (uintptr_t)lookup;
+	dl_iterate_phdr(find_runtime_text, &rt);
 	ompt_set_callback_t set = (ompt_set_callback_t)lookup("ompt_set_callback");
 	if (!set)
 		return 0;

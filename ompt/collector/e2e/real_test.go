@@ -256,6 +256,67 @@ func TestGfortranTasks(t *testing.T) {
 	constructsAt(t, r, filepath.Join(h.root, "examples", "tasks_f.f90"), "!$omp task depend", 2)
 }
 
+// buildGfortran compiles an OpenMP program of testdata with gfortran
+// -fopenmp (GCC's libgomp) into the test's directory; flags come after -O1.
+func (h *harness) buildGfortran(t *testing.T, src string, flags ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	bin := filepath.Join(dir, strings.TrimSuffix(filepath.Base(src), filepath.Ext(src)))
+	args := append([]string{"-O1", "-g", "-Wall", "-Werror", "-fopenmp", "-J", dir}, flags...)
+	c := exec.Command("gfortran", append(args, "-o", bin, src)...)
+	c.Dir = h.root
+	if out, err := c.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", c.Args, err, out)
+	}
+	return bin
+}
+
+// Reductions in parallel regions of a gfortran -O2 program (CloverLeaf's
+// calc_dt, TeaLeaf's tile kernels): GCC tail-calls the barrier that ends
+// the outlined region, so libomp reports it with a return address in its
+// own GOMP_parallel, and the workers' in its own code. Every OpenMP wait
+// row names directive lines of the program, as a clang build's do: before,
+// two rows a region were "GOMP_parallel" and "libomp.so.5+0x…".
+func TestGfortranReductions(t *testing.T) {
+	h := setupReal(t)
+	src := testdata("reduce_f.f90")
+	dir, out := h.mustRecord(t, nil, h.buildGfortran(t, src, "-O2"), "10")
+	if !strings.Contains(out, "uses GCC's libgomp") {
+		t.Errorf("record did not say it swapped libgomp:\n%s", out)
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	path := filepath.Join(h.root, src)
+	directives, regions := pragmaLines(t, path, "!$omp"), pragmaLines(t, path, "!$omp parallel")
+	at := func(name string, lines map[int]bool) bool {
+		m := regexp.MustCompile(`^\S*testdata/reduce_f\.f90:(\d+)(:\d+)?$`).FindStringSubmatch(name)
+		if m == nil {
+			return false
+		}
+		n, _ := strconv.Atoi(m[1])
+		return lines[n]
+	}
+	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
+		t.Fatalf("no OpenMP wait states: %+v", r.WaitStates)
+	}
+	barriers := int64(0)
+	for _, c := range r.WaitStates.OpenMP.Constructs {
+		if c.Kind == "outside_sync" {
+			continue
+		}
+		if !at(c.Construct, directives) || !at(c.Region, regions) {
+			t.Errorf("%s %q in region %q: not at an !$omp line and an !$omp parallel line of %s", c.Kind, c.Construct, c.Region, src)
+		}
+		if c.Kind == "barrier_implicit" {
+			barriers += c.Count
+		}
+	}
+	// every thread ends each of the 2×10 top-level regions' in a barrier
+	if barriers < 2*2*10 {
+		t.Errorf("%d implicit barrier entries, want at least 40", barriers)
+	}
+}
+
 // C++ built with clang++ -O3: tasks at their pragma lines, function names
 // demangled in the location table, and "ptrace dump" prints resolved
 // locations although the collector writes its tables after the events.
