@@ -267,7 +267,7 @@ func (a *Archive) layout() error {
 }
 
 // noteDefinitions notes the kinds of definitions the conversion does not
-// use (metrics, RMA windows, I/O, calling contexts...).
+// use (metrics, RMA windows, I/O, source code locations...).
 func (a *Archive) noteDefinitions() {
 	g := a.Defs
 	var parts []string
@@ -278,7 +278,7 @@ func (a *Archive) noteDefinitions() {
 		switch t {
 		case gdClockProperties, gdString, gdSystemTreeNode, gdLocationGroup, gdLocation, gdRegion, gdGroup,
 			gdComm, gdInterComm, gdParadigm, gdParadigmProperty, gdAttribute, gdSystemTreeNodeProp, gdSystemTreeNodeDomain,
-			gdLocationGroupProperty, gdLocationProperty:
+			gdLocationGroupProperty, gdLocationProperty, gdCallingContext:
 			continue
 		}
 		parts = append(parts, fmt.Sprintf("%s %d", DefName(uint8(t)), n))

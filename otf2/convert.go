@@ -133,6 +133,7 @@ type conv struct {
 	rsparse   map[uint32]*regInfo
 
 	undefRegion, undefComm, orphan counted
+	undefContext, ctxLoop          counted
 }
 
 // fork is one parallel region a thread forked: its id and the region that
@@ -205,6 +206,8 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	c.st.Emitted = w.Events()
 	c.undefRegion.flush(&c.st, "records of undefined regions skipped")
 	c.undefComm.flush(&c.st, "records on undefined communicators skipped")
+	c.undefContext.flush(&c.st, "records of undefined calling contexts skipped")
+	c.ctxLoop.flush(&c.st, "records of calling contexts with an endless parent chain")
 	c.orphan.flush(&c.st, "records without their begin or fork")
 	for t := range c.tb {
 		c.tb[t].flush(&c.st)
@@ -336,6 +339,7 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 	tl := &c.tb[t]
 	tl.restart()
 	var e Event
+	cs := ctxStack{c: c, ld: c.local[t], count: count, fn: fn}
 	for {
 		ok, err := r.Next(&e)
 		if err != nil {
@@ -345,13 +349,20 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 			break
 		}
 		now := tl.ns(e.Time, r.name, e.Offset)
-		if err := fn(&e, now); err != nil {
-			var fe *FormatError
-			if errors.As(err, &fe) {
-				return err
-			}
-			return &FormatError{File: r.name, Offset: e.Offset, Msg: err.Error()}
+		cs.last, cs.lastEv = now, e
+		if e.Type == EvCallingContextEnter || e.Type == EvCallingContextLeave {
+			err = cs.event(&e, now, r.name)
+		} else {
+			err = fn(&e, now)
 		}
+		if err != nil {
+			return wrapErr(err, r.name, e.Offset)
+		}
+	}
+	// Regions entered through calling contexts that the file does not
+	// leave end with its last record, as in OTF2's and Scalasca's readers.
+	if err := cs.unwind(0); err != nil {
+		return wrapErr(err, r.name, cs.lastEv.Offset)
 	}
 	if count {
 		c.st.Records += r.Events
@@ -367,6 +378,14 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 		}
 	}
 	return nil
+}
+
+func wrapErr(err error, file string, off int64) error {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &FormatError{File: file, Offset: off, Msg: err.Error()}
 }
 
 // pass1 assigns the ids other threads refer to (parallel regions made by
@@ -405,19 +424,19 @@ func (c *conv) pass1() error {
 					pending = 0
 				}
 			case EvEnter:
-				r := g.Region(uint32(ld.Map(mapRegion, e.A[0])))
+				r := g.Region(regionRef(ld, e))
 				if r == nil {
 					return nil
 				}
 				switch {
 				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
 					if named != nil && !named.regions {
-						named.region, named.regions = uint32(ld.Map(mapRegion, e.A[0])), true
+						named.region, named.regions = regionRef(ld, e), true
 					}
 					named = nil
 					c.omp[t] = c.omp[t] || c.legacy
 				case r.Paradigm == paradigmOpenMP && (r.Role == roleTask || r.Role == roleTaskUntied) && switched != 0:
-					c.taskRegion.setOnce(switched, uint32(ld.Map(mapRegion, e.A[0])))
+					c.taskRegion.setOnce(switched, regionRef(ld, e))
 					switched = 0
 				}
 			case EvMpiIrecvRequest:
@@ -731,7 +750,7 @@ func (c *conv) pass2(t int) error {
 	err := c.read(t, false, func(e *Event, now int64) error {
 		switch e.Type {
 		case EvEnter, EvLeave:
-			id := uint32(ld.Map(mapRegion, e.A[0]))
+			id := regionRef(ld, e)
 			r := g.Region(id)
 			if r == nil {
 				c.undefRegion.add("%s: offset %d: %s of undefined region %d skipped", evt, e.Offset, EventName(e.Type), id)

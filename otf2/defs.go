@@ -244,9 +244,10 @@ const (
 
 // Mapping types of mapping tables (OTF2_MappingType) this reader applies.
 const (
-	mapRegion = 3
-	mapComm   = 6
-	numMaps   = 15
+	mapRegion         = 3
+	mapComm           = 6
+	mapCallingContext = 10
+	numMaps           = 15
 )
 
 // Region is a region definition.
@@ -291,6 +292,14 @@ type Comm struct {
 	nameID uint32
 }
 
+// CallingContext is a node of the calling-context tree (OTF2 2.0) that
+// Score-P writes with unwinding (SCOREP_ENABLE_UNWINDING): the region it
+// is in, its parent node (undefined32 at a root).
+type CallingContext struct {
+	Region uint32
+	Parent uint32
+}
+
 // LocationGroup is a process (or an accelerator's group of streams).
 type LocationGroup struct {
 	ID       uint32
@@ -330,6 +339,7 @@ type Defs struct {
 	regions         idTable[Region]
 	groups          idTable[*Group]
 	comms           idTable[Comm]
+	contexts        idTable[CallingContext]
 	nodes           idTable[uint32]  // system tree node → its name's string id
 	paradigms       map[uint8]uint32 // paradigm → its name's string id
 	LocationGroups  []LocationGroup
@@ -379,6 +389,9 @@ func (g *Defs) Group(id uint32) *Group {
 
 // Comm returns communicator id, or nil.
 func (g *Defs) Comm(id uint32) *Comm { return g.comms.ptr(id) }
+
+// CallingContext returns calling context id, nil when undefined.
+func (g *Defs) CallingContext(id uint32) *CallingContext { return g.contexts.ptr(id) }
 
 // CommIDs returns the communicator ids in increasing order.
 func (g *Defs) CommIDs() []uint32 { return g.comms.ids() }
@@ -509,6 +522,7 @@ const (
 	memRegion   = 96
 	memGroup    = 96
 	memComm     = 48
+	memContext  = 24
 	memLocation = 40
 	memLocGroup = 56
 	memNode     = 16
@@ -699,6 +713,17 @@ func (g *Defs) record(t uint8, d *dec, end int) error {
 		}
 		if g.comms.put(uint32(v[0]), cm) {
 			g.warn("%s: communicator %d defined twice", g.path, v[0])
+		}
+	case gdCallingContext: // 2.0: id, region, sourceCodeLocation, parent
+		v, err := readFields(d, "uuu")
+		if err != nil {
+			return err
+		}
+		if err := g.charge(memContext); err != nil {
+			return err
+		}
+		if g.contexts.put(uint32(v[0]), CallingContext{Region: uint32(v[1]), Parent: uint32(v[3])}) {
+			g.warn("%s: calling context %d defined twice", g.path, v[0])
 		}
 	case gdInterComm: // 3.0: id, name, groupA, groupB, commonCommunicator, flags
 		v, err := readFields(d, "uuuuu")
@@ -1090,7 +1115,7 @@ func decodeLocalDefs(r io.Reader, path string, chunk uint64) (*LocalDefs, error)
 			if n > uint64(end-d.pos)/per { // every id takes at least one byte
 				return d.errf(d.pos, "mapping table of %d entries cannot fit in its record", n)
 			}
-			if int(kind) >= numMaps || (kind != mapRegion && kind != mapComm) {
+			if int(kind) >= numMaps || (kind != mapRegion && kind != mapComm && kind != mapCallingContext) {
 				return nil // a mapping the converter never applies
 			}
 			m := idMap{present: true}

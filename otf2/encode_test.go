@@ -354,3 +354,105 @@ func pthreadArchive(t testing.TB, dir string) string {
 	}
 	return anchor
 }
+
+// contextArchive is oldArchive recorded as Score-P records it with
+// unwinding (SCOREP_ENABLE_UNWINDING): CallingContextEnter and
+// CallingContextLeave records of calling-context nodes instead of Enter and
+// Leave, the unwound frames "main" and "solve" regions of the SAMPLING
+// paradigm on the nodes' paths. As Score-P does, a region's leave names
+// another node than its enter (the same region at another instruction) and
+// main is a different root node at each call site. Rank 1's event file
+// names the nodes by local ids (a mapping table in its local definitions);
+// rank 0 has a CallingContextSample, which only the notes count. With bad,
+// rank 0 also records an undefined node and one whose parent chain is a
+// loop (two warnings).
+//
+// Rank 0 (ns): main and MPI_Init 0–1000, solve and MPI_Send 3000–3200 (the
+// send at 3100), MPI_Allreduce 4000–5600, solve left at MPI_Finalize's
+// entry 7000, MPI_Finalize 7000–8000, main closed with the file at 8000.
+// Rank 1 the same with MPI_Recv 2500–3400 (the receive at 3300) and
+// MPI_Allreduce from 5000.
+func contextArchive(t testing.TB, dir string, bad bool) string {
+	const chunk = 256 << 10
+	const paradigmSampling = 21
+	anchor := editedArchive(t, dir, func(recs []defRec) []defRec {
+		recs = append(recs, defRec{gdString, (&enc{}).c(16).str("main")})
+		// a region of the unwound frames: id, name, description, type,
+		// file, begin, end, canonical name, role, paradigm, flags
+		recs = append(recs, defRec{gdRegion, (&enc{}).c(6).c(16).c(0).u8(0).c(14).c(1).c(9).c(16).u8(roleFunction).u8(paradigmSampling).c(0)})
+		// CallingContext: id, region, source code location, parent
+		for _, n := range [][3]uint64{
+			{0, 6, math.MaxUint32}, // main at MPI_Init's call
+			{1, 0, 0},              // MPI_Init
+			{2, 6, math.MaxUint32}, // main at solve's call
+			{3, 5, 2},              // solve
+			{4, 1, 3},              // MPI_Send
+			{5, 2, 3},              // MPI_Recv
+			{6, 3, 3},              // MPI_Allreduce, entered
+			{7, 3, 3},              // MPI_Allreduce, left
+			{8, 4, 9},              // MPI_Finalize
+			{9, 6, math.MaxUint32}, // main at MPI_Finalize's call
+			{10, 0, 11},            // a loop: 10 → 11 → 10
+			{11, 6, 10},
+		} {
+			recs = append(recs, defRec{gdCallingContext, (&enc{}).c(n[0]).c(n[1]).c(math.MaxUint32).c(n[2])})
+		}
+		return recs
+	})
+	ev := func(r uint64) []byte {
+		local := func(g uint64) uint64 { return g }
+		if r == 1 {
+			local = func(g uint64) uint64 { return 11 - g } // the mapping table below
+		}
+		f := newFile(chunk)
+		at := func(ns uint64) *file { return f.time(1000 + ns) }
+		enter := func(ns, ctx, d uint64) { at(ns).rec(EvCallingContextEnter, (&enc{}).c(local(ctx)).c(d)) }
+		leave := func(ns, ctx uint64) { at(ns).rec(EvCallingContextLeave, (&enc{}).c(local(ctx))) }
+		enter(0, 1, 3) // main and MPI_Init new, the root made progress
+		leave(1000, 1)
+		if r == 0 {
+			enter(3000, 4, 3) // solve and MPI_Send new, main ran on
+			at(3100).rec(EvMpiSend, (&enc{}).c(1).c(0).c(7).c(42))
+			leave(3200, 4)
+			if bad {
+				enter(3300, 42, 2)
+				enter(3400, 10, 2)
+			}
+		} else {
+			enter(2500, 5, 3)
+			at(3300).rec(EvMpiRecv, (&enc{}).c(0).c(0).c(7).c(42))
+			leave(3400, 5)
+		}
+		enter(4000+r*1000, 6, 2) // MPI_Allreduce new, solve ran on
+		at(4000+r*1000).rec(EvMpiCollectiveBegin, &enc{})
+		at(5500).rec(EvMpiCollectiveEnd, (&enc{}).u8(11).c(0).c(math.MaxUint32).c(8).c(8))
+		leave(5600, 7)
+		if r == 0 {
+			// CallingContextSample: node, unwind distance, interrupt generator
+			at(5800).rec(68, (&enc{}).c(3).c(1).c(0))
+		}
+		enter(7000, 8, 2) // MPI_Finalize new under main: solve was left
+		leave(8000, 8)
+		return f.bytes()
+	}
+	for r := uint64(0); r < 2; r++ {
+		name := []string{"0", "1"}[r]
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), ev(r), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ld := newFile(chunk)
+		if r == 1 {
+			// MappingTable: type (10 calling context), size, mode (0:
+			// dense), the global id of each local id
+			m := (&enc{}).u8(mapCallingContext).c(12).u8(0)
+			for l := uint64(0); l < 12; l++ {
+				m.c(11 - l)
+			}
+			ld.rec(ldMappingTable, m)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), ld.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return anchor
+}

@@ -44,6 +44,8 @@ const (
 	EvThreadBegin         = 63
 	EvThreadWait          = 64
 	EvThreadEnd           = 65
+	EvCallingContextEnter = 66
+	EvCallingContextLeave = 67
 	EvProgramBegin        = 83
 	EvProgramEnd          = 84
 	EvNbCollRequest       = 85
@@ -113,6 +115,8 @@ var eventFields = [256]string{
 	EvThreadBegin:         "uU",
 	EvThreadWait:          "uU",
 	EvThreadEnd:           "uU",
+	EvCallingContextEnter: "uu",
+	EvCallingContextLeave: "u",
 	EvNbCollRequest:       "U",
 	EvNbCollComplete:      "buuUU",
 	EvCommCreate:          "u",

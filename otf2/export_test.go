@@ -10,3 +10,7 @@ var LegacyOpenMPArchive = legacyOpenMPArchive
 
 // PthreadArchive writes OldArchive with a pthread in process 0.
 var PthreadArchive = pthreadArchive
+
+// ContextArchive writes OldArchive's timeline as calling-context records
+// (Score-P with unwinding).
+var ContextArchive = contextArchive

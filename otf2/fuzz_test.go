@@ -38,7 +38,8 @@ func oldSeeds(f *testing.F, suffix string) []string {
 // chunk on arbitrary bytes; it returns records or an error.
 func FuzzEvents(f *testing.F) {
 	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt", "testdata/halo/traces/2.evt",
-		"testdata/scorep-7.1-pingpong/traces/0.evt", "testdata/scorep-7.1-pingpong/traces/1.evt")
+		"testdata/scorep-7.1-pingpong/traces/0.evt", "testdata/scorep-7.1-pingpong/traces/1.evt",
+		"testdata/scorep-4.0-unwind-waits/traces/0.evt")
 	seeds(f, oldSeeds(f, ".evt")...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, chunk := range []uint64{256, 4096, 256 << 10} {
@@ -64,7 +65,8 @@ func FuzzEvents(f *testing.F) {
 // allocate beyond the data's size on arbitrary bytes.
 func FuzzDefinitions(f *testing.F) {
 	seeds(f, "testdata/halo/traces.def", "testdata/halo/traces/0.def", "testdata/halo/traces/2.def",
-		"testdata/scorep-7.1-pingpong/traces.def", "testdata/scorep-7.1-pingpong/traces/1.def")
+		"testdata/scorep-7.1-pingpong/traces.def", "testdata/scorep-7.1-pingpong/traces/1.def",
+		"testdata/scorep-4.0-unwind-waits/traces.def", "testdata/scorep-4.0-unwind-waits/traces/1.def")
 	seeds(f, oldSeeds(f, ".def")...)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, chunk := range []uint64{256, 256 << 10, 4 << 20} {
@@ -92,7 +94,7 @@ func FuzzAnchor(f *testing.F) {
 // the conversion's (an error or a warning naming the archive's file and
 // offset), never one of the converted stream.
 func FuzzConvert(f *testing.F) {
-	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt")
+	seeds(f, "testdata/halo/traces/0.evt", "testdata/halo/traces/1.evt", "testdata/scorep-4.0-unwind-waits/traces/0.evt")
 	for _, p := range oldSeeds(f, ".evt") {
 		seeds(f, p)
 	}

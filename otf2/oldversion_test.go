@@ -3,6 +3,7 @@ package otf2_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -179,4 +180,65 @@ func convertFirst(t *testing.T, anchor string) ([]trace.Event, *trace.Tables) {
 		evs = append(evs, c.Events...)
 	}
 	return evs, r.Tables()
+}
+
+// TestCallingContexts: Score-P with unwinding records regions as
+// CallingContextEnter/Leave of calling-context nodes (OTF2 2.0), not as
+// Enter/Leave; ptrace once ignored them, lost every MPI and OpenMP region,
+// and refused such archives ("happened-before cycle"). OldArchive's
+// timeline recorded so converts to the regions on each node's path (the
+// unwound frames main and solve are code regions around the MPI calls) and
+// analyses to the same wait states, at call sites in solve; a sample is
+// noted, undefined nodes and parent loops are counted warnings.
+func TestCallingContexts(t *testing.T) {
+	anchor := otf2.ContextArchive(t, t.TempDir(), false)
+	if tool := needTool(t, "otf2-print"); tool != "" {
+		sameRecords(t, printRecords(t, tool, anchor), decodeRecords(t, anchor))
+	}
+	evs, tb := convertFirst(t, anchor)
+	var got []string
+	for _, e := range evs {
+		s := e.Kind.String()
+		switch e.Kind {
+		case trace.MPIEnter, trace.RegionEnter, trace.RegionExit:
+			s += " " + tb.String(e.Args[0])
+		}
+		got = append(got, fmt.Sprintf("%s@%d", s, e.Time))
+	}
+	want := "thread_begin@0 implicit_task_begin@0 region_enter main@0 mpi_enter MPI_Init@0 mpi_exit@1000 " +
+		"region_enter solve@3000 mpi_enter MPI_Send@3000 mpi_send@3100 mpi_exit@3200 " +
+		"mpi_enter MPI_Allreduce@4000 coll_begin@4000 coll_end@5500 mpi_exit@5600 region_exit solve@7000 " +
+		"mpi_enter MPI_Finalize@7000 mpi_exit@8000 region_exit main@8000 implicit_task_end@8000 thread_end@8000"
+	if g := strings.Join(got, " "); g != want {
+		t.Errorf("rank 0 converted:\n got %s\nwant %s", g, want)
+	}
+	for _, bad := range []bool{false, true} {
+		var rep report.Report
+		if err := json.Unmarshal(analyze(t, otf2.ContextArchive(t, t.TempDir(), bad), 2), &rep); err != nil {
+			t.Fatal(err)
+		}
+		ws := rep.WaitStates
+		if ws == nil || ws.LateSenderNS != 500 || ws.WaitNxNNS != 1000 {
+			t.Fatalf("bad %v: wait states %+v; want 500 ns of late sender, 1000 of wait at N×N", bad, ws)
+		}
+		for _, s := range ws.CallSites {
+			if s.Region != "solve" {
+				t.Errorf("bad %v: call site %s is in region %q, want solve", bad, s.Func, s.Region)
+			}
+		}
+		notes := strings.Join(rep.Trace.Notes, "; ")
+		if !strings.Contains(notes, "CALLING_CONTEXT_SAMPLE 1") || strings.Contains(notes, "CALLING_CONTEXT ") ||
+			strings.Contains(notes, "CALLING_CONTEXT_ENTER") {
+			t.Errorf("bad %v: notes %q", bad, notes)
+		}
+		var warns []string
+		if rep.Trace.Warnings != nil {
+			warns = rep.Trace.Warnings.First
+		}
+		w := strings.Join(warns, "; ")
+		if !bad && w != "" || bad && (len(warns) != 2 || !strings.Contains(w, "undefined calling context 42") ||
+			!strings.Contains(w, "calling context 10 has a parent chain of more than")) {
+			t.Errorf("bad %v: warnings %q", bad, w)
+		}
+	}
 }
