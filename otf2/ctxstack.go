@@ -120,6 +120,13 @@ func (s *ctxStack) unwind(n int) error {
 }
 
 func (s *ctxStack) emit(t uint8, region uint32, at *Event, now int64) error {
+	if r := s.c.a.Defs.Region(region); r != nil && r.Paradigm == paradigmSampling && r.File == "" {
+		// An unwound frame without source is the runtime's or a
+		// library's (libgomp's GOMP_parallel, OPARI2's POMP2_*, libc),
+		// named by the nearest symbol Score-P found, often another
+		// function's: no code of the program to charge a delay to.
+		return nil
+	}
 	e := Event{Type: t, Time: at.Time, Offset: at.Offset}
 	e.A[0], e.A[1] = uint64(region), globalRegion
 	if err := s.fn(&e, now); err != nil {

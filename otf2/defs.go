@@ -804,6 +804,7 @@ const (
 	paradigmOpenMP   = 3
 	paradigmMPI      = 4
 	paradigmPthread  = 7
+	paradigmSampling = 21 // unwound frames (OTF2 2.0)
 
 	roleFunction        = 1
 	roleWrapper         = 2

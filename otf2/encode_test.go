@@ -380,12 +380,15 @@ func contextArchive(t testing.TB, dir string, bad bool) string {
 		// a region of the unwound frames: id, name, description, type,
 		// file, begin, end, canonical name, role, paradigm, flags
 		recs = append(recs, defRec{gdRegion, (&enc{}).c(6).c(16).c(0).u8(0).c(14).c(1).c(9).c(16).u8(roleFunction).u8(paradigmSampling).c(0)})
+		// a runtime frame between main and solve: no source file
+		recs = append(recs, defRec{gdString, (&enc{}).c(17).str("GOMP_parallel")})
+		recs = append(recs, defRec{gdRegion, (&enc{}).c(7).c(17).c(0).u8(0).c(math.MaxUint32).c(0).c(0).c(17).u8(roleFunction).u8(paradigmSampling).c(0)})
 		// CallingContext: id, region, source code location, parent
 		for _, n := range [][3]uint64{
 			{0, 6, math.MaxUint32}, // main at MPI_Init's call
 			{1, 0, 0},              // MPI_Init
 			{2, 6, math.MaxUint32}, // main at solve's call
-			{3, 5, 2},              // solve
+			{3, 5, 12},             // solve, called through the runtime frame
 			{4, 1, 3},              // MPI_Send
 			{5, 2, 3},              // MPI_Recv
 			{6, 3, 3},              // MPI_Allreduce, entered
@@ -394,6 +397,7 @@ func contextArchive(t testing.TB, dir string, bad bool) string {
 			{9, 6, math.MaxUint32}, // main at MPI_Finalize's call
 			{10, 0, 11},            // a loop: 10 → 11 → 10
 			{11, 6, 10},
+			{12, 7, 2}, // GOMP_parallel under main
 		} {
 			recs = append(recs, defRec{gdCallingContext, (&enc{}).c(n[0]).c(n[1]).c(math.MaxUint32).c(n[2])})
 		}
