@@ -1041,12 +1041,12 @@ func openMPLock(e *Event) (uint64, bool) {
 }
 
 // acquire records the acquisition of OpenMP lock id (a Score-P lock
-// handle: critical sections and locks alike): the wait from the entry of
-// the critical section or lock call that acquires it (the OMPT adapter's
-// and OPARI2's; at the acquisition itself without one), as the collector
-// records mutex_acquire and mutex_acquired. A nest lock its owner takes
-// again is no new acquisition (OMPT reports the first and the last
-// release only).
+// handle: critical sections, ordered blocks and locks alike): the wait
+// from the entry of the critical section, ordered block or lock call that
+// acquires it (the OMPT adapter's and OPARI2's; at the acquisition itself
+// without one), as the collector records mutex_acquire and
+// mutex_acquired. A nest lock its owner takes again is no new acquisition
+// (OMPT reports the first and the last release only).
 func (h *thr) acquire(now int64, id uint64) {
 	if l, ok := h.locks[id]; ok {
 		l.depth++
@@ -1161,7 +1161,7 @@ const (
 	regCreate   // names the task created inside it
 	regWork     // work_begin / work_end (OMPT work type in arg)
 	regParallel // the implicit task of OTF2 1.x
-	regMutex    // a critical section or lock-API call: where a mutex wait begins (OMPT mutex kind in arg)
+	regMutex    // a critical section, ordered block or lock-API call: where a mutex wait begins (OMPT mutex kind in arg)
 	regNothing  // other OpenMP regions, the measurement system's
 	regCode     // region_enter / region_exit
 )
@@ -1207,6 +1207,11 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 		switch r.Role {
 		case roleCritical:
 			ri.class, ri.arg = regMutex, ompt.MutexCritical
+		case roleOrdered:
+			// The OMPT adapter enters an ordered block's region at its
+			// mutex_acquire and records its acquisition as a lock's;
+			// OPARI2's has no lock records, and no wait
+			ri.class, ri.arg = regMutex, ompt.MutexOrdered
 		case roleWrapper:
 			// OPARI2's lock API wrappers; omp_unset_*, omp_init_* and
 			// omp_destroy_* wait for nothing

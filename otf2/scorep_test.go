@@ -628,6 +628,88 @@ func TestScorepMutexes(t *testing.T) {
 	}
 }
 
+// TestScorepOrdered: Score-P's OMPT adapter records an ordered block's
+// entry as an "!$omp ordered" region (role ORDERED) and its acquisition
+// and release as ThreadAcquireLock / ThreadReleaseLock, as for a critical
+// section. The converter knew the critical section's role only: the
+// ordered blocks of ordered.c (4 threads, 40 iterations) came out as 40
+// acquisitions of a lock of no call site that waited 0 ns, while the
+// threads waited 114 ms for their turn. Now they are ordered mutexes at
+// the construct, from the entry to the acquisition.
+func TestScorepOrdered(t *testing.T) {
+	var rep report.Report
+	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: "testdata/scorep-8.4-ordered-ompt", NoClockSync: true}, 1), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w != nil {
+		t.Errorf("warnings: %+v", w)
+	}
+	if rep.WaitStates == nil || rep.WaitStates.OpenMP == nil {
+		t.Fatal("no OpenMP wait states")
+	}
+	o := rep.WaitStates.OpenMP
+	if len(o.Mutexes) != 1 {
+		t.Fatalf("mutex rows %+v, want one (ordered)", o.Mutexes)
+	}
+	m := o.Mutexes[0]
+	if m.Kind != "ordered" || !strings.HasSuffix(m.Construct, "/ordered.c:37") || m.Acquisitions != 40 || m.HoldNS <= 0 ||
+		m.WaitNS < 10_000_000 || m.ContentionNS <= 0 || m.ContentionNS > m.WaitNS || o.MutexWaitNS != m.WaitNS {
+		t.Errorf("mutex row %+v (mutex_wait_ns %d), want 40 ordered acquisitions at ordered.c:37 that waited", m, o.MutexWaitNS)
+	}
+}
+
+// TestScalascaLockContention: the lock contention (mutexes[].contention_ns,
+// the CUBE's omp_lock_contention_critical and omp_lock_contention_api)
+// equals Scalasca 2.6's on Score-P traces of this repository's programs
+// (testdata/*/scout-locks.csv, per thread; one process each, whose
+// report rows are the process's): from the entry of the critical section,
+// lock call or ordered block to the previous holder's release. Scout
+// counts an ordered block's contention as Lock API contention (it sorts
+// OpenMP locks into critical sections and all else); ptrace's CUBE keeps
+// ordered blocks in omp_ordered_wait.
+func TestScalascaLockContention(t *testing.T) {
+	m, err := filepath.Glob("testdata/*/scout-locks.csv")
+	if err != nil || len(m) < 2 {
+		t.Fatalf("scout references: %v %v", m, err)
+	}
+	for _, path := range m {
+		dir := filepath.Dir(path)
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			sc := scoutValues(t, path)
+			var rep report.Report
+			if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: filepath.Join(dir, "traces.otf2"), NoClockSync: true, WholeRun: true}, 1), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Trace.Processes != 1 {
+				t.Fatalf("%d processes: the report has mutexes per process only for one", rep.Trace.Processes)
+			}
+			var crit, api int64
+			if rep.WaitStates != nil && rep.WaitStates.OpenMP != nil {
+				for _, x := range rep.WaitStates.OpenMP.Mutexes {
+					switch x.Kind {
+					case "critical":
+						crit += x.ContentionNS
+					case "lock", "test_lock", "nest_lock", "test_nest_lock", "ordered":
+						api += x.ContentionNS
+					}
+				}
+			}
+			for _, c := range []struct {
+				metric string
+				ns     int64
+			}{{"omp_lock_contention_critical", crit}, {"omp_lock_contention_api", api}} {
+				var s float64
+				for _, v := range sc[c.metric] {
+					s += v
+				}
+				if !near(c.ns, s, 1e-5) {
+					t.Errorf("%s: ptrace %.6f s, scout %.6f s", c.metric, float64(c.ns)/1e9, s)
+				}
+			}
+		})
+	}
+}
+
 // TestTaskKeysPerTeamInstance: Score-P's OMPT adapter numbers a thread's
 // tasks anew in each instance of a thread team, so the OTF2 task key
 // (team, creating thread, generation) names one task per parallel region

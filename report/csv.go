@@ -174,9 +174,9 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		}
 		add(CSVOMPProcesses, u)
 		if len(o.Mutexes) > 0 {
-			m := table{header: []string{"kind", "construct", "acquisitions", "wait_ns", "max_wait_ns", "hold_ns"}}
+			m := table{header: []string{"kind", "construct", "acquisitions", "wait_ns", "max_wait_ns", "hold_ns", "contention_ns"}}
 			for _, x := range o.Mutexes {
-				m.rows = append(m.rows, []string{x.Kind, x.Construct, i64(x.Acquisitions), i64(x.WaitNS), i64(x.MaxWaitNS), i64(x.HoldNS)})
+				m.rows = append(m.rows, []string{x.Kind, x.Construct, i64(x.Acquisitions), i64(x.WaitNS), i64(x.MaxWaitNS), i64(x.HoldNS), i64(x.ContentionNS)})
 			}
 			add(CSVOMPMutexes, m)
 		}

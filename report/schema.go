@@ -509,6 +509,11 @@ type OMPMutex struct {
 	WaitNS       int64  `json:"wait_ns"`
 	MaxWaitNS    int64  `json:"max_wait_ns"`
 	HoldNS       int64  `json:"hold_ns"`
+	// ContentionNS is the part of WaitNS until the mutex was free:
+	// Scalasca's lock contention, from the acquire to the last release of
+	// the mutex before the acquisition (0 when it was free at the
+	// acquire). The rest of the wait is the hand-over after the release.
+	ContentionNS int64 `json:"contention_ns"`
 }
 
 // OMPWaitTimes is one row's waiting by place and by reason.

@@ -13,6 +13,21 @@ import (
 // is running for the simulator (the runtime spins or sleeps inside it), so
 // this time is part of the breakdown's work, not of the OpenMP waiting the
 // OMP pass splits.
+//
+// Its part until the mutex became free is the contention, Scalasca's
+// definition (scout's Thread Lock Contention pattern: the last release of
+// the lock in acquisition order, which is the previous holder's release,
+// minus the entry of the acquiring construct or call; none when the lock
+// was free at the request): from mutex_acquire to the last mutex_released
+// of the same wait id before the mutex_acquired, 0 when there was none
+// after the request; the rest of the wait is the hand-over after the
+// release. The pass sees the process's events in time order across its
+// threads, so a release is handed to the threads pending on that id at
+// the time (no table of every id: codes with a lock per array element
+// have millions). OMPT reports a release after the runtime let the lock
+// go, so the next holder's mutex_acquired may come first: when another
+// thread still holds the id at an acquisition, its release is taken to be
+// at the acquisition (the whole wait is contention).
 
 // A mutex_acquire without its mutex_acquired (a failed omp_test_lock, a
 // nest lock acquired again by its owner, which OMPT reports through
@@ -51,12 +66,15 @@ type MutexRow struct {
 	WaitNS       int64 // mutex_acquire to mutex_acquired, cut to the window
 	MaxWaitNS    int64
 	HoldNS       int64 // mutex_acquired to mutex_released, cut to the window
+	// ContentionNS: mutex_acquire to the last release of the mutex before
+	// the acquisition (Scalasca's lock contention), cut to the window.
+	ContentionNS int64
 }
 
 type mutexKey struct{ kind, loc int64 }
 
 type mutexAcc struct {
-	n, wait, maxWait, hold int64
+	n, wait, maxWait, hold, contention int64
 }
 
 // maxHeld bounds the mutexes a thread is taken to hold at once.
@@ -80,15 +98,55 @@ type mutexState struct {
 	// pendMay: the pending acquire may have no acquired (a test, or a
 	// nest lock its thread held when it asked again)
 	pendMay []bool
+	// pendRel: the last release of the pending acquisition's id while it
+	// was pending; a value left from an earlier acquisition is before the
+	// request and counts nothing
+	pendRel []int64
+	// pending lists the threads with a pending acquisition, pendPos each
+	// one's place in it: a release looks at these threads only.
+	pending []int32
+	pendPos []int32
 	held    [][]held
+	nheld   int // mutexes held, over all threads
 }
 
 func newMutexState(T int) mutexState {
-	m := mutexState{pendRow: make([]int32, T), pendID: make([]int64, T), pendTime: make([]int64, T), pendKind: make([]int64, T), pendMay: make([]bool, T), held: make([][]held, T)}
+	m := mutexState{pendRow: make([]int32, T), pendID: make([]int64, T), pendTime: make([]int64, T), pendKind: make([]int64, T), pendMay: make([]bool, T),
+		pendRel: make([]int64, T), pendPos: make([]int32, T), held: make([][]held, T)}
 	for th := range m.pendRow {
 		m.pendRow[th] = -1
 	}
 	return m
+}
+
+// setPending and clearPending keep the list of pending threads.
+func (m *mutexState) setPending(th int) {
+	m.pendPos[th] = int32(len(m.pending))
+	m.pending = append(m.pending, int32(th))
+}
+
+func (m *mutexState) clearPending(th int) {
+	i, last := m.pendPos[th], m.pending[len(m.pending)-1]
+	m.pending[i], m.pendPos[last] = last, i
+	m.pending = m.pending[:len(m.pending)-1]
+}
+
+// heldByOther reports whether a thread other than th holds mutex id.
+func (m *mutexState) heldByOther(th int, id int64) bool {
+	if m.nheld == len(m.held[th]) {
+		return false
+	}
+	for o, hs := range m.held {
+		if o == th {
+			continue
+		}
+		for _, h := range hs {
+			if h.id == id {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m *mutexState) rowOf(k mutexKey) int32 {
@@ -150,6 +208,9 @@ func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 		if k := m.pendRow[th]; k >= 0 && !m.pendMay[th] {
 			s.Warn.Add("mutex_acquired missing", "mutex_acquire of mutex %#x (kind %d) follows the acquire of mutex %#x (kind %d) without its mutex_acquired", id, kind, m.pendID[th], m.pendKind[th])
 		}
+		if m.pendRow[th] < 0 {
+			m.setPending(th)
+		}
 		m.pendRow[th], m.pendID[th], m.pendTime[th], m.pendKind[th] = m.rowOf(mutexKey{kind, e.Args[2]}), id, e.Time, kind
 		// A test may fail, and a nest lock's owner takes it again without
 		// an acquired; a blocking acquire always completes. LLVM's libomp
@@ -160,18 +221,26 @@ func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 		m.pendMay[th] = kind == mutexLock || kind == mutexTestLock || kind == mutexNestLock || kind == mutexTestNestLock
 	case trace.MutexAcquired:
 		k := m.pendRow[th]
-		var wait int64
+		if k >= 0 {
+			m.clearPending(th)
+		}
+		var wait, contention int64
 		switch {
 		case k < 0:
 			s.Warn.Add("mutex_acquired without mutex_acquire", "mutex %#x (kind %d)", id, kind)
 		case m.pendID[th] != id:
 			s.Warn.Add("mutex wait id mismatch", "mutex_acquired of mutex %#x after the acquire of mutex %#x", id, m.pendID[th])
 			k = -1
-		case m.pendKind[th] != kind:
-			s.Warn.Add("mutex kind mismatch", "mutex_acquired of kind %d after an acquire of kind %d (mutex %#x)", kind, m.pendKind[th], id)
-			wait = inWindow(s, m.pendTime[th], e.Time)
 		default:
+			if m.pendKind[th] != kind {
+				s.Warn.Add("mutex kind mismatch", "mutex_acquired of kind %d after an acquire of kind %d (mutex %#x)", kind, m.pendKind[th], id)
+			}
 			wait = inWindow(s, m.pendTime[th], e.Time)
+			free := m.pendRel[th]
+			if m.heldByOther(th, id) {
+				free = e.Time // its holder's release comes later in the trace
+			}
+			contention = inWindow(s, m.pendTime[th], free)
 		}
 		if k < 0 {
 			// No wait known.
@@ -187,12 +256,15 @@ func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 		}
 		a.wait += wait
 		a.maxWait = max(a.maxWait, wait)
+		a.contention += contention
 		if len(m.held[th]) == maxHeld {
 			// Releases lost: forget the oldest rather than grow.
 			s.Warn.Add("mutex_released missing", "thread holds %d mutexes; the oldest, %#x, is taken as released", maxHeld, m.held[th][0].id)
 			m.held[th] = append(m.held[th][:0], m.held[th][1:]...)
+			m.nheld--
 		}
 		m.held[th] = append(m.held[th], held{id: id, since: e.Time, kind: kind, row: k})
+		m.nheld++
 	case trace.MutexReleased:
 		i := m.holds(th, id)
 		if i < 0 {
@@ -205,6 +277,14 @@ func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 		}
 		m.acc[hs[i].row].hold += inWindow(s, hs[i].since, e.Time)
 		m.held[th] = append(hs[:i], hs[i+1:]...)
+		m.nheld--
+		// The mutex is free: the threads waiting for it wait no longer
+		// for its holder.
+		for _, o := range m.pending {
+			if m.pendID[o] == id {
+				m.pendRel[o] = e.Time
+			}
+		}
 	}
 }
 
@@ -226,7 +306,7 @@ func (m *mutexState) rows(rank int, name func(int64) string) []MutexRow {
 		if a.n == 0 && a.wait == 0 && a.hold == 0 {
 			continue
 		}
-		out = append(out, MutexRow{Rank: rank, Kind: MutexName(k.kind), Construct: name(k.loc), Acquisitions: a.n, WaitNS: a.wait, MaxWaitNS: a.maxWait, HoldNS: a.hold})
+		out = append(out, MutexRow{Rank: rank, Kind: MutexName(k.kind), Construct: name(k.loc), Acquisitions: a.n, WaitNS: a.wait, MaxWaitNS: a.maxWait, HoldNS: a.hold, ContentionNS: a.contention})
 	}
 	return out
 }

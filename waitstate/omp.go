@@ -511,6 +511,7 @@ func OpenMPReport(rows []OMPRow, mutexes []MutexRow) *report.OMPWaits {
 		x.WaitNS += m.WaitNS
 		x.MaxWaitNS = max(x.MaxWaitNS, m.MaxWaitNS)
 		x.HoldNS += m.HoldNS
+		x.ContentionNS += m.ContentionNS
 		o.MutexWaitNS += m.WaitNS
 		o.PerProcess[proc(m.Rank)].MutexWaitNS += m.WaitNS
 	}

@@ -50,7 +50,8 @@ func id(th int, seq int64) int64 { return trace.MakeID(th, seq) }
 // Explicit barrier: thread 0 waits on dependences 0..40 (A runs, B
 // blocked) and with B ready 40..50; thread 1 with B ready 45..50 and on
 // nothing 50..70. Implicit barrier: thread 0 on nothing 100..110. Lock: 2
-// acquisitions, waiting 28 (thread 1, 72..100), held 30 + 10.
+// acquisitions, waiting 28 (thread 1, 72..100), all of it contention
+// (thread 0 releases it at 100), held 30 + 10.
 func TestOMPWaitsHand(t *testing.T) {
 	g := &prog{events: make([][]trace.Event, 2), deps: make([][]trace.Dep, 2)}
 	par, init, impl0, impl1 := id(0, 2), id(0, 1), id(0, 3), id(1, 1)
@@ -102,11 +103,12 @@ func TestOMPWaitsHand(t *testing.T) {
 		explicit                 [NumReasons]int64
 		implicit                 [NumReasons]int64
 		acq, wait, maxWait, hold int64
+		contention               int64
 	}{
-		{110, [NumReasons]int64{15, 40, 20}, [NumReasons]int64{0, 0, 10}, 2, 28, 28, 40},
+		{110, [NumReasons]int64{15, 40, 20}, [NumReasons]int64{0, 0, 10}, 2, 28, 28, 40, 28},
 		// A window ending at 90 cuts the lock's second wait and holds and
 		// leaves its second acquisition out.
-		{90, [NumReasons]int64{15, 40, 20}, [NumReasons]int64{}, 1, 18, 18, 20},
+		{90, [NumReasons]int64{15, 40, 20}, [NumReasons]int64{}, 1, 18, 18, 20, 18},
 	} {
 		s := sim.New(p, nil, true)
 		s.SetWindow(0, c.end)
@@ -142,7 +144,7 @@ func TestOMPWaitsHand(t *testing.T) {
 		if ready != over || blocked != idle {
 			t.Errorf("end %d: task ready %d, no task %d; breakdown overhead %d, idleness %d", c.end, ready, blocked, over, idle)
 		}
-		want := []MutexRow{{Rank: 3, Kind: "lock", Construct: "t.c:1", Acquisitions: c.acq, WaitNS: c.wait, MaxWaitNS: c.maxWait, HoldNS: c.hold}}
+		want := []MutexRow{{Rank: 3, Kind: "lock", Construct: "t.c:1", Acquisitions: c.acq, WaitNS: c.wait, MaxWaitNS: c.maxWait, HoldNS: c.hold, ContentionNS: c.contention}}
 		if len(pass.Mutexes) != 1 || pass.Mutexes[0] != want[0] {
 			t.Errorf("end %d: mutexes %+v, want %+v", c.end, pass.Mutexes, want)
 		}
@@ -313,5 +315,109 @@ func TestMutexFailedTestsLookLikeLocks(t *testing.T) {
 	}
 	if _, err := run(5); err == nil || !strings.Contains(err.Error(), "mutex_acquired missing") { // ompt_mutex_critical
 		t.Errorf("a critical section's acquire left without its acquired: %v, want mutex_acquired missing", err)
+	}
+}
+
+// Lock contention is Scalasca's: from the acquire to the last release of
+// the same mutex before the acquisition, none when the mutex was free at
+// the acquire; the rest of the wait is the hand-over after the release.
+// Three threads of a region (times in ns), a critical section 0x1000 at
+// t.c:1 and locks 0x2000, 0x3000 at t.c:2:
+//
+//   - thread 0 holds the critical section 0..100; thread 1 asks at 40 and
+//     has it at 130 (wait 90, contention 60: the release of 0x3000 at 120
+//     by thread 2 is another mutex's); thread 2 asks at 50 and waits
+//     through both holders, releases at 100 and 150, to 170 (wait 120,
+//     contention 100);
+//   - thread 0 asks at 200 when it is free and has it at 205 (wait 5,
+//     contention 0), releases it at 210; thread 1's acquired at 209 comes
+//     before that release, as OMPT may report it (the runtime lets the
+//     lock go before the callback): all of its wait 207..209 is contention;
+//   - lock 0x2000: thread 0 holds it 300..400; thread 1's test at 310
+//     fails (it counts nothing), it asks again at 350 and has it at 405
+//     (wait 55, contention 50); thread 2 asks at 402, has it at 412 (wait
+//     10, contention 8: thread 1's release at 410).
+func TestMutexContentionScalasca(t *testing.T) {
+	const crit, lock = ompt.MutexCritical, ompt.MutexLock
+	g := &prog{events: make([][]trace.Event, 3), deps: make([][]trace.Dep, 3)}
+	par, init := id(0, 2), id(0, 1)
+	impl := []int64{id(0, 3), id(1, 1), id(2, 1)}
+	g.ev(0, trace.ThreadBegin, 0, 1)
+	g.ev(0, trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ParallelBegin, 0, par, init, 3, 0, 0)
+	for th := range 3 {
+		if th > 0 {
+			g.ev(th, trace.ThreadBegin, 0, 2)
+		}
+		g.ev(th, trace.ImplicitTaskBegin, 0, par, impl[th], 3, int64(th), ompt.TaskImplicit)
+	}
+	hold := func(th int, kind, mutex, loc, ask, got, rel int64) {
+		g.ev(th, trace.MutexAcquire, ask, kind, mutex, loc)
+		g.ev(th, trace.MutexAcquired, got, kind, mutex, loc)
+		g.ev(th, trace.MutexReleased, rel, kind, mutex, loc)
+	}
+	hold(0, crit, 0x1000, 0, 0, 0, 100)
+	hold(0, crit, 0x1000, 0, 200, 205, 210)
+	hold(0, lock, 0x2000, 1, 300, 300, 400)
+	hold(1, crit, 0x1000, 0, 40, 130, 150)
+	hold(1, crit, 0x1000, 0, 207, 209, 215)
+	g.ev(1, trace.MutexAcquire, 310, lock, 0x2000, 1) // a failed test
+	hold(1, lock, 0x2000, 1, 350, 405, 410)
+	g.ev(2, trace.MutexAcquire, 10, lock, 0x3000, 1)
+	g.ev(2, trace.MutexAcquired, 10, lock, 0x3000, 1)
+	g.ev(2, trace.MutexAcquire, 50, crit, 0x1000, 0)
+	g.ev(2, trace.MutexReleased, 120, lock, 0x3000, 1)
+	g.ev(2, trace.MutexAcquired, 170, crit, 0x1000, 0)
+	g.ev(2, trace.MutexReleased, 180, crit, 0x1000, 0)
+	hold(2, lock, 0x2000, 1, 402, 412, 420)
+	for th := range 3 {
+		g.ev(th, trace.ImplicitTaskEnd, 500, par, impl[th], 3, int64(th), ompt.TaskImplicit)
+	}
+	g.ev(0, trace.ParallelEnd, 500, par, init, 0, 0)
+	g.ev(0, trace.ImplicitTaskEnd, 500, 0, init, 1, 0, ompt.TaskInitial)
+	for th := range 3 {
+		g.ev(th, trace.ThreadEnd, 500)
+	}
+	tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}, {ID: 1, File: "t.c", Line: 2}}}
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		begin int64
+		want  []MutexRow
+	}{
+		{0, []MutexRow{
+			{Kind: "critical", Construct: "t.c:1", Acquisitions: 5, WaitNS: 0 + 90 + 120 + 5 + 2, MaxWaitNS: 120, HoldNS: 100 + 20 + 10 + 5 + 6, ContentionNS: 0 + 60 + 100 + 0 + 2},
+			{Kind: "lock", Construct: "t.c:2", Acquisitions: 4, WaitNS: 0 + 55 + 10, MaxWaitNS: 55, HoldNS: 110 + 100 + 5 + 8, ContentionNS: 50 + 8}},
+		},
+		// A window from 60 cuts the first waits: thread 1's contention
+		// 60..100, thread 2's 60..150.
+		{60, []MutexRow{
+			{Kind: "critical", Construct: "t.c:1", Acquisitions: 4, WaitNS: 70 + 110 + 5 + 2, MaxWaitNS: 110, HoldNS: 40 + 20 + 10 + 5 + 6, ContentionNS: 40 + 90 + 0 + 2},
+			{Kind: "lock", Construct: "t.c:2", Acquisitions: 3, WaitNS: 55 + 10, MaxWaitNS: 55, HoldNS: 60 + 100 + 5 + 8, ContentionNS: 50 + 8}},
+		},
+	} {
+		s := sim.New(p, nil, true) // strict: a warning is an error
+		s.SetWindow(c.begin, 500)
+		pass := NewOMPPass(0, p.NumThreads())
+		if err := s.Run(ompt.NewModel(), pass); err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]MutexRow{}
+		for _, r := range pass.Mutexes {
+			got[r.Kind] = r
+		}
+		for _, w := range c.want {
+			if got[w.Kind] != w {
+				t.Errorf("window from %d: %s row %+v, want %+v", c.begin, w.Kind, got[w.Kind], w)
+			}
+		}
+		if len(pass.Mutexes) != len(c.want) {
+			t.Errorf("window from %d: rows %+v", c.begin, pass.Mutexes)
+		}
+		if len(pass.mutex.pending) != 0 {
+			t.Errorf("window from %d: threads left pending: %v", c.begin, pass.mutex.pending)
+		}
 	}
 }

@@ -251,10 +251,19 @@ func expectations(r *report.Report) []want {
 					at("omp_sync_entries", rank, p, k.Count)
 				}
 				for _, m := range o.Mutexes {
-					metric := map[string]string{"critical": "omp_lock_contention_critical", "lock": "omp_lock_contention_api",
-						"test_lock": "omp_lock_contention_api", "nest_lock": "omp_lock_contention_api", "test_nest_lock": "omp_lock_contention_api",
-						"ordered": "omp_ordered_wait", "atomic": "omp_atomic_wait"}[m.Kind]
-					add(metric, rank, m.WaitNS)
+					// Scalasca's contention metrics take the wait until
+					// the previous holder's release; ordered and atomic,
+					// ptrace's own, the whole wait.
+					switch m.Kind {
+					case "critical":
+						add("omp_lock_contention_critical", rank, m.ContentionNS)
+					case "lock", "test_lock", "nest_lock", "test_nest_lock":
+						add("omp_lock_contention_api", rank, m.ContentionNS)
+					case "ordered":
+						add("omp_ordered_wait", rank, m.WaitNS)
+					case "atomic":
+						add("omp_atomic_wait", rank, m.WaitNS)
+					}
 				}
 			}
 		}

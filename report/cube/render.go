@@ -604,7 +604,16 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 				}
 				for i := range om.Mutexes {
 					mx := &om.Mutexes[i]
-					p.place(mutexMetric(mx.Kind), ct.lookup(mutexPath(mx)), only, float64(mx.WaitNS))
+					c := ct.lookup(mutexPath(mx))
+					switch m := mutexMetric(mx.Kind); m {
+					case mMutexCritical, mMutexLock:
+						// Scalasca's contention; the hand-over after the
+						// release is the parent's own value there.
+						p.place(m, c, only, float64(mx.ContentionNS))
+						p.place(mMutex, c, only, float64(mx.WaitNS-mx.ContentionNS))
+					default:
+						p.place(m, c, only, float64(mx.WaitNS))
+					}
 				}
 			}
 		}

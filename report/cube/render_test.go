@@ -15,8 +15,9 @@ import (
 // mutexReport is an OpenMP-only report of `procs` processes of 2 threads
 // each, with mutex waits (which no gen workload has): per process
 // thread time 100, work 60 of which 10 waiting for mutexes (critical 6
-// at a.c:5:1, a lock 4 at a.c:9:3), overhead 15 (fork/join 5, sync
-// runtime 3), idleness 25 (10 serial, 15 in parallel).
+// at a.c:5:1, 4 of it contention; a lock 4 at a.c:9:3, 3 of it
+// contention), overhead 15 (fork/join 5, sync runtime 3), idleness 25 (10
+// serial, 15 in parallel).
 func mutexReport(procs int) *report.Report {
 	r := &report.Report{Schema: report.SchemaVersion, Trace: report.TraceInfo{Dir: "synthetic", Processes: procs, Threads: 2 * procs}}
 	r.Breakdown = &report.Breakdown{}
@@ -30,8 +31,8 @@ func mutexReport(procs int) *report.Report {
 	}
 	n := int64(procs)
 	r.WaitStates.OpenMP.Mutexes = []report.OMPMutex{
-		{Kind: "critical", Construct: "a.c:5:1", Acquisitions: 3 * n, WaitNS: 6 * n, MaxWaitNS: 4, HoldNS: 9 * n},
-		{Kind: "lock", Construct: "a.c:9:3", Acquisitions: 2 * n, WaitNS: 4 * n, MaxWaitNS: 3, HoldNS: 5 * n},
+		{Kind: "critical", Construct: "a.c:5:1", Acquisitions: 3 * n, WaitNS: 6 * n, MaxWaitNS: 4, HoldNS: 9 * n, ContentionNS: 4 * n},
+		{Kind: "lock", Construct: "a.c:9:3", Acquisitions: 2 * n, WaitNS: 4 * n, MaxWaitNS: 3, HoldNS: 5 * n, ContentionNS: 3 * n},
 	}
 	r.WaitStates.OpenMP.Constructs = []report.OMPWaitConstruct{
 		{Kind: "barrier_implicit", Construct: "a.c:20:1", Region: "a.c:3:1", Count: 4 * n, WaitingNS: 20 * n, TaskReadyNS: 7 * n, NoTaskNS: 13 * n},
@@ -56,9 +57,12 @@ func pathValue(t *testing.T, d *decoded, metric, path string, rank int) float64 
 }
 
 // TestMutexPlacement: in a single-process report the mutex waits go to
-// their constructs under Scalasca's contention metrics, inside work and
-// time there; with two processes the report has no per-process split by
-// kind, so they stay in omp_mutex_wait's own value on the program.
+// their constructs, inside work and time there, with their contention
+// (Scalasca's definition: until the previous holder's release) in
+// Scalasca's contention metrics and the hand-over after the release in
+// omp_mutex_wait's own value; with two processes the report has no
+// per-process split by kind, so they stay in omp_mutex_wait's own value on
+// the program.
 func TestMutexPlacement(t *testing.T) {
 	for _, procs := range []int{1, 2} {
 		r := mutexReport(procs)
@@ -75,8 +79,8 @@ func TestMutexPlacement(t *testing.T) {
 				metric, path string
 				ns           float64
 			}{
-				{"omp_lock_contention_critical", crit, 6}, {"omp_mutex_wait", crit, 6}, {"work", crit, 6}, {"time", crit, 6},
-				{"omp_lock_contention_api", lock, 4}, {"work", lock, 4},
+				{"omp_lock_contention_critical", crit, 4}, {"omp_mutex_wait", crit, 6}, {"work", crit, 6}, {"time", crit, 6},
+				{"omp_lock_contention_api", lock, 3}, {"omp_mutex_wait", lock, 4}, {"work", lock, 4},
 				{"work", "program", 50}, {"time", "program", 90}, {"omp_mutex_wait", "program", 0},
 				{"omp_wait_barrier_implicit", "program / !$omp parallel @a.c:3:1 / !$omp implicit barrier @a.c:20:1", 20},
 				{"omp_sync_entries", "program / !$omp parallel @a.c:3:1 / !$omp implicit barrier @a.c:20:1", 4},
@@ -97,8 +101,10 @@ func TestMutexPlacement(t *testing.T) {
 				t.Errorf("rank %d: omp_mutex_wait on the program %v, want 10 ns", rank, got)
 			}
 			for _, p := range []string{crit, lock} {
-				if got := pathValue(t, d, "omp_mutex_wait", p, rank); got != 0 {
-					t.Errorf("rank %d: omp_mutex_wait at %s: %v, want none (not resolved by the report)", rank, p, got)
+				for _, m := range []string{"omp_mutex_wait", "omp_lock_contention_critical", "omp_lock_contention_api"} {
+					if got := pathValue(t, d, m, p, rank); got != 0 {
+						t.Errorf("rank %d: %s at %s: %v, want none (not resolved by the report)", rank, m, p, got)
+					}
 				}
 			}
 		}
@@ -135,6 +141,15 @@ func TestBadReports(t *testing.T) {
 			t.Errorf("%s: no error", name)
 		} else if !strings.HasPrefix(err.Error(), "cube: ") {
 			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// A mutex's contention is part of its wait (where the report resolves
+	// mutexes to a process: one process).
+	for _, c := range []int64{-1, 7} {
+		r := mutexReport(1)
+		r.WaitStates.OpenMP.Mutexes[0].ContentionNS = c
+		if _, err := cube.FromReport(r, cube.Options{}); err == nil || !strings.Contains(err.Error(), "inconsistent report") {
+			t.Errorf("contention %d of a wait of 6: %v, want an inconsistent report", c, err)
 		}
 	}
 }
