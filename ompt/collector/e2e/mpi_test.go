@@ -1014,3 +1014,48 @@ func TestRecordInsideLauncher(t *testing.T) {
 		}
 	})
 }
+
+// particlesIters and particlesLateUS are particles.c's arguments.
+const particlesIters, particlesLateUS = 20, 300
+
+// checkParticles checks a recording of particles.c (4 ranks): a
+// collective of count 0 (MPI_Allreduce and MPI_Bcast every other
+// iteration) synchronizes nobody and MPI_Scan/MPI_Exscan only the ranks
+// before each member, so on one host, one clock, no receive-like event
+// precedes what it follows: as all-to-all collectives, both made clock
+// violations (rank 0 leaves a count-0 MPI_Allreduce, or MPI_Scan, before
+// the last rank enters it), which the controlled logical clock then
+// moved events by milliseconds to hide. Every collective still matches,
+// the exscan's waits for the late rank 0 are wait states, and the receive
+// rank 1 cancels is no receive (no warning; MPICH's status of it names a
+// source and tag no send matched).
+func checkParticles(t *testing.T, h *harness, dir, out string) {
+	t.Helper()
+	valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it, c := printed(t, out, "iterations="), printed(t, out, "cancelled="); it != particlesIters || c != 1 {
+		t.Fatalf("the program ran %d iterations and cancelled %d receives, want %d and 1", it, c, particlesIters)
+	}
+	allMatched(t, r, 0, 5*particlesIters+1)
+	if cs := r.ClockSync; cs == nil || cs.ViolationsBefore != 0 || cs.ViolationsInterpolated != 0 {
+		t.Errorf("clocksync %+v, want no violation on one host", cs)
+	}
+	_, mpiNS := byFunc(r)
+	nxn := map[string]int64{}
+	for _, s := range r.WaitStates.CallSites {
+		nxn[s.Func] += s.WaitNxNNS
+	}
+	if nxn["MPI_Exscan"] <= 0 || mpiNS["MPI_Exscan"] <= 0 {
+		t.Errorf("MPI_Exscan: %d ns waiting at N×N of %d ns, want the ranks after the late rank 0 waiting", nxn["MPI_Exscan"], mpiNS["MPI_Exscan"])
+	}
+}
+
+// TestCollectivePayload records particles.c under Open MPI
+// (checkParticles; TestMPICH records it under MPICH).
+func TestCollectivePayload(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("particles.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(particlesIters), strconv.Itoa(particlesLateUS))...)
+	checkParticles(t, h, dir, out)
+}
