@@ -1059,3 +1059,61 @@ func TestCollectivePayload(t *testing.T) {
 	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(particlesIters), strconv.Itoa(particlesLateUS))...)
 	checkParticles(t, h, dir, out)
 }
+
+// Threads that stream windows of messages under MPI_THREAD_MULTIPLE
+// (mt_window.c: 2 ranks × 4 OpenMP threads, each on its own communicator,
+// windows of 64 MPI_Irecv + 64 MPI_Isend in one MPI_Waitall): every
+// completion is recorded on the thread that waited for it, as its own
+// request, once. The collector used to look a request's handle up after
+// MPI completed it: by then another thread's MPI_Irecv could have the
+// freed handle and its entry, so one thread recorded the other's receives
+// (on the other's communicator) and the analysis failed on a
+// happened-before cycle (IMB-MT's BiBandMT); and Open MPI's MPI_Isend
+// returns one static request for every message it sends at once, whose
+// entries a Waitall's elements all found the same one of (1 of 64 sends
+// completed).
+func TestThreadMultipleRequests(t *testing.T) {
+	h := setup(t)
+	const iters, window, threads = 30, 64, 4
+	bin := h.buildMPI(t, testdata("mt_window.c"), "-fopenmp")
+	dir, out := h.mustRecord(t, nil, mpirunN(2, bin, strconv.Itoa(iters), strconv.Itoa(window), strconv.Itoa(threads))...)
+	procs := valid(t, dir)
+	if th := printed(t, out, "threads="); th != threads {
+		t.Fatalf("the program ran %d threads, want %d", th, threads)
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	allMatched(t, r, printed(t, out, "messages="), 0)
+	for _, p := range procs {
+		var sends, done, recvs int64
+		for th := range p.NumThreads() {
+			evs, err := p.Decode(th, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				var req int64
+				switch e.Kind {
+				case trace.MPISend:
+					if e.Args[4] != 0 {
+						sends++
+					}
+				case trace.MPIRequestDone:
+					done++
+					req = e.Args[0]
+				case trace.MPIRecv:
+					if e.Args[4] != 0 {
+						recvs++
+						req = e.Args[4]
+					}
+				}
+				if req != 0 && req>>40 != int64(th) {
+					t.Fatalf("rank %d thread %d completed request %d.%d, another thread's (%s)", p.Header.Rank, th, req>>40, req&(1<<40-1), e.Kind)
+				}
+			}
+		}
+		if want := int64(iters * window * threads); sends != want || done != want || recvs != want {
+			t.Errorf("rank %d: %d MPI_Isend, %d completed, %d MPI_Irecv completed; want %d each", p.Header.Rank, sends, done, recvs, want)
+		}
+	}
+}
