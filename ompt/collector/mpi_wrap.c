@@ -1683,6 +1683,10 @@ BRACKET(MPI_Win_flush_local, (int rank, MPI_Win win),
 	(rank, win))
 BRACKET(MPI_Win_flush_local_all, (MPI_Win win),
 	(win))
+/* A local reduction: MPI time (Score-P books it with the collectives; IMB-MPI1's
+ * Reduce_local measures it), no communication. */
+BRACKET(MPI_Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op),
+	(inbuf, inoutbuf, count, datatype, op))
 BRACKET(MPI_Win_sync, (MPI_Win win),
 	(win))
 BRACKET(MPI_Win_post, (MPI_Group group, int assert, MPI_Win win),

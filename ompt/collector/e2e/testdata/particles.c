@@ -3,6 +3,7 @@
  * collectives a PIC or SPH code calls to renumber and migrate particles:
  * each rank computes for a time that depends on its rank, the order of
  * the ranks flipping every iteration, then
+ *   - MPI_Reduce_local: its two species' counts summed into one;
  *   - MPI_Exscan of its particle count: the offset of its particles in
  *     the global numbering, MPI_Scan of it: the end of its range;
  *   - MPI_Allreduce of the particles that left the domain, a buffer of
@@ -40,11 +41,13 @@ int main(int argc, char **argv)
 	if (rank == 1)
 		MPI_Irecv(&stop, 1, MPI_INT, 0, TAG_STOP, MPI_COMM_WORLD, &stop_req);
 	double out[8] = { 0 }, in[8], list[4] = { 0 };
-	long count = 1000 + rank, offset = 0, end = 0, total = 0;
+	long species[2] = { 600 + rank, 400 }, count = 0, offset = 0, end = 0, total = 0;
 	for (int it = 0; it < iters; it++) {
 		/* even iterations: rank 0 computes longest; odd: the last rank */
 		int slot = it % 2 == 0 ? size - 1 - rank : rank;
 		spin_us(100 + slot * late);
+		count = species[1];
+		MPI_Reduce_local(&species[0], &count, 1, MPI_LONG, MPI_SUM);
 		MPI_Exscan(&count, &offset, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Scan(&count, &end, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
 		int left = it % 2 == 0 ? 8 : 0;
@@ -53,7 +56,7 @@ int main(int argc, char **argv)
 		MPI_Allreduce(out, in, left, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Bcast(list, it % 2 == 0 ? 4 : 0, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 		MPI_Allreduce(&count, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-		count += it % 3 == rank % 3 ? 1 : 0;
+		species[0] += it % 3 == rank % 3 ? 1 : 0;
 	}
 	int cancelled = 0;
 	if (rank == 1) {
