@@ -885,3 +885,37 @@ func TestScanPrefix(t *testing.T) {
 		}
 	}
 }
+
+// TestScanPrefixWindow: past prefixWindow members a scan's member waits
+// for the 64 nearest before it (itself included for MPI_Scan) only. With
+// the enters descending (member 0 last), member 69 follows member 6, the
+// latest of members 6…69, not member 0; member 63 still member 0.
+func TestScanPrefixWindow(t *testing.T) {
+	const n = 70
+	members := make([]int, n)
+	for i := range members {
+		members[i] = i
+	}
+	procs := make([]*trace.Process, n)
+	for r := range procs {
+		comms := []trace.Communicator{{Index: 0, ID: 0, Members: members}}
+		at := int64(1000 - 10*r)
+		procs[r] = mkProc(trace.Header{Rank: r, NRanks: n}, trace.Tables{Comms: comms}, [][]trace.Event{{
+			{Time: at, Kind: trace.CollBegin, Args: [trace.MaxArgs]int64{int64(trace.CollScan), 0, -1, 8, 8}},
+			{Time: 2000, Kind: trace.CollEnd, Args: [trace.MaxArgs]int64{int64(trace.CollScan), 0, -1}},
+		}})
+	}
+	for _, k := range []int{1, 3} {
+		m := runMatch(t, procs, k)
+		if m.stats.Collectives != 1 || m.count != 0 {
+			t.Fatalf("k=%d: %+v, warnings %v", k, m.stats, m.warns)
+		}
+		for r, want := range map[int]int32{0: 0, 1: 0, 63: 0, 64: 1, 69: 6} {
+			if e := m.edges[r]; e.Len() != 1 {
+				t.Errorf("k=%d: member %d has %d rows, want its coll_end's", k, r, e.Len())
+			} else if got := e.PredProcAt(0); got != want {
+				t.Errorf("k=%d: member %d follows process %d, want %d", k, r, got, want)
+			}
+		}
+	}
+}
