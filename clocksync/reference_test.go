@@ -90,7 +90,9 @@ func randomTrace(rng *rand.Rand, nproc int, minLat int64) []*trace.Process {
 			}
 			enter := make([]int64, nproc)
 			for q := range enter {
-				enter[q] = emit(q, 0, now+rng.Int63n(1000), trace.CollBegin, int64(op), 0, root, 0, 0)
+				// every member sends and receives (a collective without
+				// payload synchronizes nobody: graph's edgesOf)
+				enter[q] = emit(q, 0, now+rng.Int63n(1000), trace.CollBegin, int64(op), 0, root, 8, 8)
 			}
 			for q := range enter {
 				x := enter[q]

@@ -52,8 +52,10 @@
 // instance gets a virtual node on the rank of member k mod N (its
 // coordinator), with edges from the members' relevant coll_begin nodes and
 // to their relevant coll_end nodes by the operation's class (one-to-all,
-// all-to-one, all-to-all), so a collective over N members costs O(N)
-// edges. Unmatched events are counted warnings, listed in process order.
+// all-to-one, all-to-all) and by which members move data (edgesOf: a
+// collective of count 0 synchronizes nobody), so a collective over N
+// members costs O(N) edges; a scan (prefix class) gets a virtual node per
+// member, from the enters of up to 64 members before it. Unmatched events are counted warnings, listed in process order.
 //
 // # Edge exchange
 //

@@ -258,7 +258,17 @@ type collRec struct {
 	end       int32 // node
 	coord     int32 // coordinating process (for warning order)
 	memberIdx int32
+	// payload says whether the member sends (collSends) and receives
+	// (collReceives) data in the call, from its coll_begin's byte counts:
+	// a collective without payload synchronizes nobody (see edgesOf).
+	payload uint8
 }
+
+// Payload bits of a collective member record.
+const (
+	collSends    = 1 << iota // coll_begin's sent > 0
+	collReceives             // coll_begin's received > 0
+)
 
 // Match builds the happened-before graph of the trace processes this rank
 // holds (procs, in process order; owners tells where the others are). It
@@ -476,13 +486,14 @@ func (m *Matching) appendColumns(role Role, thread1, event int64, kind trace.Kin
 }
 
 type openColl struct {
-	inst   int64
-	node   int32
-	op     int64
-	root   int32
-	thread int32
-	event  int64
-	comm   *trace.Communicator
+	inst    int64
+	node    int32
+	op      int64
+	root    int32
+	thread  int32
+	event   int64
+	comm    *trace.Communicator
+	payload uint8
 }
 
 // scan makes the nodes of local process i in merged order and adds the
@@ -560,7 +571,15 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
 				root = int32(e.Args[2])
 			}
-			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm}
+			var payload uint8
+			if e.Args[3] > 0 {
+				payload |= collSends
+			}
+			if e.Args[4] > 0 {
+				payload |= collReceives
+			}
+			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
+				payload: payload}
 			calls[cm.ID]++
 		case trace.CollEnd:
 			cm, ok := p.CommByIndex(e.Args[1])
@@ -582,7 +601,7 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			nm := int32(cm.Size())
 			coord := int32(cm.Member(int(oc.inst % int64(nm))))
 			outColl.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
-				begin: oc.node, end: n, coord: coord, memberIdx: int32(cm.IndexOf(int(me)))})
+				begin: oc.node, end: n, coord: coord, memberIdx: int32(cm.IndexOf(int(me))), payload: oc.payload})
 		}
 	})
 	// Unfinished collectives, in a stable order.
@@ -1060,20 +1079,110 @@ func boolCmp(a, b bool) int {
 }
 
 // collEdges returns how many edges member record r would make when its
-// instance is complete: an all-to-all member an input and an output, a
-// rooted one either (a bystander none). readColls sums them, on this rank
+// instance is complete (edgesOf): an all-to-all member an input and an
+// output, a rooted one either (a bystander none), a scan's member up to
+// prefixWindow inputs and an output. readColls sums them, on this rank
 // and declared to others, so that room for them is made once, with the
 // channels'.
 func collEdges(r *collRec) int {
-	switch {
-	case !trace.CollOp(r.op).Valid():
-		return 0
-	case trace.CollOp(r.op).Class() == trace.AllToAll:
-		return 2
-	case r.root < 0:
+	if !trace.CollOp(r.op).Valid() {
 		return 0
 	}
-	return 1
+	in, out := edgesOf(r, r.member == r.root)
+	n := 0
+	if in {
+		n++
+		if trace.CollOp(r.op).Class() == trace.Prefix {
+			n += int(min(r.nmembers, prefixWindow)) - 1
+		}
+	}
+	if out {
+		n++
+	}
+	return n
+}
+
+// prefixWindow bounds the members before it whose enters a scan's member
+// waits for (prefixEdges): a node per member with an edge from each of
+// them costs O(N²) edges, which past 64 members are the 64 nearest (a
+// wait for an earlier one is missed; no edge is false).
+const prefixWindow = 64
+
+// prefixEdges gives a scan instance (records by member index) a virtual
+// node per member that waits, with edges from the enters of the members
+// before it that send (MPI_Scan: and its own; at most prefixWindow of
+// them, the nearest) and to its exit: the exchange's two rounds (enters
+// to virtual nodes, virtual nodes to exits) have no room for a chain.
+func (m *Matching) prefixEdges(b *Builder, inst []collRec) {
+	inclusive := trace.CollOp(inst[0].op) == trace.CollScan
+	for i := range inst {
+		r := &inst[i]
+		if _, out := edgesOf(r, false); !out {
+			continue
+		}
+		hi := i - 1
+		if inclusive {
+			hi = i
+		}
+		var v int32 = -1
+		for j, n := hi, 0; j >= 0 && n < prefixWindow; j-- {
+			p := &inst[j]
+			if in, _ := edgesOf(p, false); !in {
+				continue
+			}
+			if v < 0 {
+				v = b.AddNode(false)
+				m.appendColumns(RoleColl, 0, r.inst, trace.CollBegin, 0)
+				m.collComm = append(m.collComm, r.comm)
+			}
+			b.AddRemoteIn(v, NodeRef{Rank: int(p.rank), Node: p.begin})
+			n++
+		}
+		if v >= 0 {
+			b.AddRemoteOut(v, NodeRef{Rank: int(r.rank), Node: r.end})
+		}
+	}
+}
+
+// edgesOf says whether member record r of a collective instance has an
+// edge from its coll_begin into the instance (in) and one from the
+// instance to its coll_end (out): one-to-all, every exit after the root's
+// enter; all-to-one, the root's exit after every other enter; all-to-all,
+// every exit after every enter (a member's own enter included). As in
+// Scalasca ("no payload -> no syncpoint -> no waitstate"), only a member
+// that moves data takes part, but in a barrier: a root that sends
+// (one-to-all) or receives (all-to-one) some, a non-root that receives
+// from it or sends to it, an all-to-all member's enter when it sends or
+// receives some, its exit when it receives some (MPI_Reduce_scatter with
+// a count of 0 for it: it has nothing to wait for; Scalasca would give it
+// a wait at N×N of at most its call's few hundred nanoseconds). MPI
+// libraries return from a collective of count 0 at once (Open MPI's
+// MPI_Allreduce, MPI_Reduce, MPI_Bcast: IMB-MPI1's first message size),
+// which an edge would make a clock violation, moved by the controlled
+// logical clock, and a wait state.
+func edgesOf(r *collRec, isRoot bool) (in, out bool) {
+	op := trace.CollOp(r.op)
+	class := op.Class()
+	if class.Rooted() && r.root < 0 {
+		return false, false // a bystander in an intercommunicator's root group (rootOf)
+	}
+	sends, receives := r.payload&collSends != 0, r.payload&collReceives != 0
+	switch {
+	case op == trace.CollBarrier:
+		return true, true
+	case class == trace.AllToAll:
+		return sends || receives, receives
+	case class == trace.Prefix:
+		// Scalasca's Early Scan: a member that sends (its enter counts
+		// for the members after it) and one that moves data (waits for
+		// those before it).
+		return sends, sends || receives
+	case class == trace.OneToAll:
+		return isRoot && sends, !isRoot && receives
+	case class == trace.AllToOne:
+		return !isRoot && sends, isRoot && receives
+	}
+	return false, false
 }
 
 // groupInstances returns the indices of the member records by instance, in
@@ -1206,22 +1315,25 @@ func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
 			// correct clocks by up to 12 ms on LULESH and halo archives.
 			continue
 		}
+		if trace.CollOp(inst[0].op).Class() == trace.Prefix {
+			m.prefixEdges(b, inst)
+			continue
+		}
+		root := rootOf(inst)
+		anyIn, anyOut := false, false
+		for i := range inst {
+			in, out := edgesOf(&inst[i], inst[i].member == root)
+			anyIn, anyOut = anyIn || in, anyOut || out
+		}
+		if !anyIn || !anyOut {
+			continue // no member waits for another (no payload)
+		}
 		v := b.AddNode(false)
 		m.appendColumns(RoleColl, 0, inst[0].inst, trace.CollBegin, 0)
 		m.collComm = append(m.collComm, inst[0].comm)
-		root := rootOf(inst)
-		class := trace.CollOp(inst[0].op).Class()
 		for i := range inst {
 			r := &inst[i]
-			if class != trace.AllToAll && r.root < 0 {
-				continue // a bystander in an intercommunicator's root group (rootOf)
-			}
-			isRoot := r.member == root
-			// One-to-all: every exit after the root's enter; all-to-one:
-			// the root's exit after every other enter; all-to-all: every
-			// exit after every enter (a member's own enter included).
-			in := class == trace.AllToAll || class == trace.OneToAll && isRoot || class == trace.AllToOne && !isRoot
-			out := class == trace.AllToAll || class == trace.OneToAll && !isRoot || class == trace.AllToOne && isRoot
+			in, out := edgesOf(r, r.member == root)
 			if in {
 				b.AddRemoteIn(v, NodeRef{Rank: int(r.rank), Node: r.begin})
 			}
@@ -1252,7 +1364,7 @@ func checkInstance(inst []collRec) string {
 	r0 := &inst[0]
 	n := int(r0.nmembers)
 	root := rootOf(inst)
-	rooted := trace.CollOp(r0.op).Class() != trace.AllToAll
+	rooted := trace.CollOp(r0.op).Class().Rooted()
 	for i := range inst {
 		r := &inst[i]
 		switch {

@@ -315,7 +315,8 @@ func TestCollOutWire(t *testing.T) {
 		for n := range int32(20000) {
 			c := collRec{comm: rng.Int64() >> rng.IntN(64), inst: rng.Int64N(1 << rng.IntN(63)), member: int32(rng.IntN(7)),
 				nmembers: int32(rng.IntN(1 << 20)), op: rng.Int64() - rng.Int64(), root: int32(rng.IntN(7)) - 1,
-				coord: int32(rng.IntN(7)), begin: n * 3, end: n*3 + 1 + int32(rng.IntN(1000)), memberIdx: int32(rng.IntN(7))}
+				coord: int32(rng.IntN(7)), begin: n * 3, end: n*3 + 1 + int32(rng.IntN(1000)), memberIdx: int32(rng.IntN(7)),
+				payload: uint8(rng.IntN(4))}
 			out.coll(&c)
 			d := plan.Owner(int(c.coord))
 			c.rank = int32(d) // as the reader gives it
@@ -766,6 +767,154 @@ func TestPropagateMaxTo(t *testing.T) {
 			})
 			if err != nil {
 				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// collTrace is one collective call per process of a 3-process world: each
+// enters at enter[r], leaves 10 ns later, with sent and received bytes as
+// given, so a member that leaves before another enters is a clock
+// violation wherever an edge joins them.
+func collTrace(op trace.CollOp, root int64, enter [3]int64, sent, received [3]int64) []*trace.Process {
+	procs := make([]*trace.Process, 3)
+	for r := range procs {
+		comms := []trace.Communicator{{Index: 0, ID: 0, Members: []int{0, 1, 2}}}
+		procs[r] = mkProc(trace.Header{Rank: r, NRanks: 3}, trace.Tables{Comms: comms}, [][]trace.Event{{
+			{Time: enter[r], Kind: trace.CollBegin, Args: [trace.MaxArgs]int64{int64(op), 0, root, sent[r], received[r]}},
+			{Time: enter[r] + 10, Kind: trace.CollEnd, Args: [trace.MaxArgs]int64{int64(op), 0, root}},
+		}})
+	}
+	return procs
+}
+
+// predsOf returns, per process, the processes its coll_end follows (-1:
+// none).
+func predsOf(t *testing.T, m *matched) [3]int32 {
+	t.Helper()
+	var got [3]int32
+	for r := range got {
+		got[r] = -1
+		switch m.edges[r].Len() {
+		case 0:
+		case 1:
+			got[r] = m.edges[r].PredProcAt(0)
+		default:
+			t.Fatalf("process %d has %d rows, want at most its coll_end's", r, m.edges[r].Len())
+		}
+	}
+	return got
+}
+
+// TestCollectiveWithoutPayload: a collective that moves no data
+// synchronizes nobody (Scalasca's "no payload -> no syncpoint"): Open
+// MPI's MPI_Allreduce, MPI_Reduce and MPI_Bcast of count 0 return at once,
+// so process 0 leaves before process 2 enters, which an edge made a clock
+// violation (IMB-MPI1's first message size: 1051 of them, events moved by
+// up to 8.6 ms). With payload the members wait as before; an all-to-all
+// member that receives nothing (MPI_Reduce_scatter with a count of 0 for
+// it) waits for nobody, though the others wait for its enter; a
+// non-root of a scatter that receives nothing does not wait for the root.
+func TestCollectiveWithoutPayload(t *testing.T) {
+	enter := [3]int64{100, 200, 300}
+	none, all := [3]int64{}, [3]int64{8, 8, 8}
+	cases := []struct {
+		name           string
+		op             trace.CollOp
+		root           int64
+		sent, received [3]int64
+		coll           int64    // matched instances
+		want           [3]int32 // each coll_end's predecessor, -1 none
+	}{
+		{"allreduce", trace.CollAllreduce, -1, all, all, 1, [3]int32{2, 2, 2}},
+		{"allreduce count 0", trace.CollAllreduce, -1, none, none, 1, [3]int32{-1, -1, -1}},
+		{"barrier", trace.CollBarrier, -1, none, none, 1, [3]int32{2, 2, 2}},
+		{"bcast", trace.CollBcast, 1, [3]int64{0, 8, 0}, [3]int64{8, 0, 8}, 1, [3]int32{1, -1, 1}},
+		{"bcast count 0", trace.CollBcast, 1, none, none, 1, [3]int32{-1, -1, -1}},
+		{"reduce", trace.CollReduce, 0, all, [3]int64{8, 0, 0}, 1, [3]int32{2, -1, -1}},
+		{"reduce count 0", trace.CollReduce, 0, none, none, 1, [3]int32{-1, -1, -1}},
+		{"reduce_scatter, 0 for 1 and 2", trace.CollReduceScatter, -1, all, [3]int64{8, 0, 0}, 1, [3]int32{2, -1, -1}},
+		{"scatterv, 0 for 2", trace.CollScatterv, 1, [3]int64{0, 16, 0}, [3]int64{8, 8, 0}, 1, [3]int32{1, -1, -1}},
+	}
+	for _, c := range cases {
+		for k := 1; k <= 3; k++ {
+			m := runMatch(t, collTrace(c.op, c.root, enter, c.sent, c.received), k)
+			if m.stats.Collectives != c.coll || m.stats.BadCollectives != 0 || m.count != 0 {
+				t.Fatalf("%s, k=%d: %+v, warnings %v", c.name, k, m.stats, m.warns)
+			}
+			if got := predsOf(t, m); got != c.want {
+				t.Errorf("%s, k=%d: the coll_ends follow processes %v, want %v", c.name, k, got, c.want)
+			}
+		}
+	}
+}
+
+// TestScanPrefix: a scan's member needs the data of the members before it
+// only (Open MPI's linear MPI_Scan and MPI_Exscan let process 0 leave
+// before process 2 enters: ParRes Kernels' PIC), so MPI_Scan's exit of
+// member i follows the latest enter of members 0…i and MPI_Exscan's of
+// members 0…i−1, never a later member's; as all-to-all, process 0's exit
+// followed process 2's enter, a clock violation. A member that sends
+// nothing is waited for by nobody.
+func TestScanPrefix(t *testing.T) {
+	all := [3]int64{8, 8, 8}
+	cases := []struct {
+		name           string
+		op             trace.CollOp
+		enter          [3]int64
+		sent, received [3]int64
+		want           [3]int32
+	}{
+		{"scan, ascending enters", trace.CollScan, [3]int64{100, 200, 300}, all, all, [3]int32{0, 1, 2}},
+		{"scan, descending enters", trace.CollScan, [3]int64{300, 200, 100}, all, all, [3]int32{0, 0, 0}},
+		{"exscan, ascending enters", trace.CollExscan, [3]int64{100, 200, 300}, all, all, [3]int32{-1, 0, 1}},
+		{"exscan, descending enters", trace.CollExscan, [3]int64{300, 200, 100}, all, all, [3]int32{-1, 0, 0}},
+		{"scan, 1 sends nothing", trace.CollScan, [3]int64{100, 200, 300}, [3]int64{8, 0, 8}, all, [3]int32{0, 0, 2}},
+		{"scan, 1 moves nothing", trace.CollScan, [3]int64{100, 200, 300}, [3]int64{8, 0, 8}, [3]int64{8, 0, 8}, [3]int32{0, -1, 2}},
+		{"exscan count 0", trace.CollExscan, [3]int64{100, 200, 300}, [3]int64{}, [3]int64{}, [3]int32{-1, -1, -1}},
+	}
+	for _, c := range cases {
+		for k := 1; k <= 3; k++ {
+			m := runMatch(t, collTrace(c.op, -1, c.enter, c.sent, c.received), k)
+			if m.stats.Collectives != 1 || m.stats.BadCollectives != 0 || m.count != 0 {
+				t.Fatalf("%s, k=%d: %+v, warnings %v", c.name, k, m.stats, m.warns)
+			}
+			if got := predsOf(t, m); got != c.want {
+				t.Errorf("%s, k=%d: the coll_ends follow processes %v, want %v", c.name, k, got, c.want)
+			}
+		}
+	}
+}
+
+// TestScanPrefixWindow: past prefixWindow members a scan's member waits
+// for the 64 nearest before it (itself included for MPI_Scan) only. With
+// the enters descending (member 0 last), member 69 follows member 6, the
+// latest of members 6…69, not member 0; member 63 still member 0.
+func TestScanPrefixWindow(t *testing.T) {
+	const n = 70
+	members := make([]int, n)
+	for i := range members {
+		members[i] = i
+	}
+	procs := make([]*trace.Process, n)
+	for r := range procs {
+		comms := []trace.Communicator{{Index: 0, ID: 0, Members: members}}
+		at := int64(1000 - 10*r)
+		procs[r] = mkProc(trace.Header{Rank: r, NRanks: n}, trace.Tables{Comms: comms}, [][]trace.Event{{
+			{Time: at, Kind: trace.CollBegin, Args: [trace.MaxArgs]int64{int64(trace.CollScan), 0, -1, 8, 8}},
+			{Time: 2000, Kind: trace.CollEnd, Args: [trace.MaxArgs]int64{int64(trace.CollScan), 0, -1}},
+		}})
+	}
+	for _, k := range []int{1, 3} {
+		m := runMatch(t, procs, k)
+		if m.stats.Collectives != 1 || m.count != 0 {
+			t.Fatalf("k=%d: %+v, warnings %v", k, m.stats, m.warns)
+		}
+		for r, want := range map[int]int32{0: 0, 1: 0, 63: 0, 64: 1, 69: 6} {
+			if e := m.edges[r]; e.Len() != 1 {
+				t.Errorf("k=%d: member %d has %d rows, want its coll_end's", k, r, e.Len())
+			} else if got := e.PredProcAt(0); got != want {
+				t.Errorf("k=%d: member %d follows process %d, want %d", k, r, got, want)
 			}
 		}
 	}

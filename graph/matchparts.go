@@ -371,8 +371,8 @@ func (f *joinFrom) at(i int) (rank, node int32, self, ok bool) {
 }
 
 // maxCollLen bounds an encoded collective record: its kind, seven varints
-// of at most 32 bits and three of 64.
-const maxCollLen = 1 + 7*binary.MaxVarintLen32 + 3*binary.MaxVarintLen64
+// of at most 32 bits, three of 64 and the payload byte's.
+const maxCollLen = 1 + 7*binary.MaxVarintLen32 + 3*binary.MaxVarintLen64 + 2
 
 // collOut holds the collective members' records to each rank, in scan
 // order, each destination's in chunks until wire.
@@ -412,6 +412,7 @@ func (o *collOut) coll(c *collRec) {
 	b = binary.AppendVarint(b, int64(c.coord))
 	b = binary.AppendUvarint(b, uint64(uint32(c.begin)))
 	b = binary.AppendUvarint(b, uint64(uint32(c.end-c.begin)))
+	b = binary.AppendUvarint(b, uint64(c.payload))
 	p.parts[0][len(p.parts[0])-1] = b
 }
 
@@ -431,14 +432,14 @@ func (r *recReader) coll(rank int32) collRec {
 		return collRec{}
 	}
 	r.at++
-	var f [10]uint64
+	var f [11]uint64
 	r.fields(f[:])
 	c := collRec{memberIdx: int32(f[0]), inst: int64(f[1]), comm: unzig(f[2]), member: int32(unzig(f[3])),
 		nmembers: int32(f[4]), op: unzig(f[5]), root: int32(f[6]) - 1, coord: int32(unzig(f[7])),
-		begin: int32(f[8]), end: int32(f[8] + f[9]), rank: rank}
+		begin: int32(f[8]), end: int32(f[8] + f[9]), rank: rank, payload: uint8(f[10])}
 	in32 := func(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 	if f[0] > math.MaxInt32 || f[1] > math.MaxInt64 || !in32(unzig(f[3])) || f[4] > math.MaxInt32 || f[6] > math.MaxInt32 ||
-		!in32(unzig(f[7])) || f[8] > math.MaxInt32 || f[9] > math.MaxInt32-f[8] {
+		!in32(unzig(f[7])) || f[8] > math.MaxInt32 || f[9] > math.MaxInt32-f[8] || f[10] > collSends|collReceives {
 		r.fail()
 		return collRec{}
 	}

@@ -24,7 +24,10 @@ import (
 
 // CommArgs is how many leading arguments of a communication event the log
 // keeps: what the matching reads (peer, tag and communicator; task, peer
-// and remote task; operation, communicator and root).
+// and remote task; operation, communicator and root). A coll_begin's entry
+// adds a byte saying whether its sent and received byte counts are
+// positive (a collective without payload synchronizes nobody), which
+// CommScan gives as those arguments, 1 or 0.
 const CommArgs = 3
 
 // commLog is one thread's log and where its last entry left the
@@ -39,8 +42,8 @@ type commLog struct {
 }
 
 // commEntryMax is the most bytes an entry takes: three uvarints, the
-// kind, CommArgs varints.
-const commEntryMax = 3*binary.MaxVarintLen64 + 1 + CommArgs*binary.MaxVarintLen64
+// kind, CommArgs varints, a coll_begin's payload byte.
+const commEntryMax = 3*binary.MaxVarintLen64 + 1 + CommArgs*binary.MaxVarintLen64 + 1
 
 // other notes an event that is not communication at time t.
 func (l *commLog) other(t int64) {
@@ -77,6 +80,16 @@ func (l *commLog) add(idx int64, e *Event) int {
 	for _, a := range e.Args[:CommArgs] {
 		buf = binary.AppendVarint(buf, a)
 	}
+	if e.Kind == CollBegin {
+		var payload byte
+		if e.Args[3] > 0 {
+			payload |= 1
+		}
+		if e.Args[4] > 0 {
+			payload |= 2
+		}
+		buf = append(buf, payload)
+	}
 	l.blocks.Wrote(buf)
 	l.idx, l.time = idx, e.Time
 	l.runTime, l.pre = e.Time, 0
@@ -96,7 +109,8 @@ func (p *Process) DropCommLog() {
 }
 
 // CommScan reads one thread's communication events, in thread order, from
-// the log. Arguments past CommArgs read as zero.
+// the log. Arguments past CommArgs read as zero, but a coll_begin's sent
+// and received bytes, which read as 1 where they are positive.
 type CommScan struct {
 	buf      []byte
 	rest     [][]byte // the blocks after buf's
@@ -153,6 +167,15 @@ func (s *CommScan) Next() bool {
 		}
 		s.e.Args[i] = v
 		s.buf = s.buf[n:]
+	}
+	s.e.Args[3], s.e.Args[4] = 0, 0
+	if s.e.Kind == CollBegin {
+		if len(s.buf) == 0 {
+			s.buf, s.rest = nil, nil
+			return false
+		}
+		s.e.Args[3], s.e.Args[4] = int64(s.buf[0]&1), int64(s.buf[0]>>1&1)
+		s.buf = s.buf[1:]
 	}
 	return true
 }

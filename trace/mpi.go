@@ -33,9 +33,13 @@ type CollClass int
 
 const (
 	OneToAll CollClass = iota + 1 // every exit after the root's enter
-	AllToOne                      // the root's exit after every enter
+	AllToOne                      // the root's exit after every other enter
 	AllToAll                      // every exit after every enter
+	Prefix                        // each exit after the enters of the members before it (MPI_Scan: and its own)
 )
+
+// Rooted reports whether a collective of class c has a root.
+func (c CollClass) Rooted() bool { return c == OneToAll || c == AllToOne }
 
 var collNames = [...]string{"", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv",
 	"MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
@@ -51,14 +55,18 @@ func (o CollOp) String() string {
 // Valid reports whether o is a known collective.
 func (o CollOp) Valid() bool { return o > 0 && int(o) < len(collNames) }
 
-// Class returns the collective's happened-before shape. Scans are treated as
-// all-to-all: conservative, and exact for the common implementations.
+// Class returns the collective's happened-before shape. A scan's member
+// needs the data of the members before it only: Open MPI's MPI_Scan and
+// MPI_Exscan let rank 0 leave before the last rank enters, which the
+// all-to-all shape made a clock violation (ParRes Kernels' PIC).
 func (o CollOp) Class() CollClass {
 	switch o {
 	case CollBcast, CollScatter, CollScatterv:
 		return OneToAll
 	case CollReduce, CollGather, CollGatherv:
 		return AllToOne
+	case CollScan, CollExscan:
+		return Prefix
 	}
 	return AllToAll
 }

@@ -282,7 +282,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				case !op.Valid():
 				case op == trace.CollBarrier:
 					w, pt = lv-enter, WaitBarrier
-				case op.Class() == trace.AllToAll:
+				case op.Class() == trace.AllToAll, op.Class() == trace.Prefix:
+					// A scan's member waits for the members before it
+					// (Scalasca's Early Scan, counted here as N×N).
 					w, pt = lv-enter, WaitNxN
 				case op.Class() == trace.OneToAll:
 					w, pt = lv-enter, LateBroadcast

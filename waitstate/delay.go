@@ -895,6 +895,10 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 			}
 			lb := min(latest, exit-tail) // the wait's end (Analyze's)
 			switch op.Class() {
+			case trace.Prefix:
+				// Not a synchronization point of Scalasca's delay
+				// analysis (its SynchpointHandler has none for scans).
+				continue
 			case trace.AllToAll:
 				// Every member synchronizes with every other.
 				p.push(sp, ev, wait, max(0, exit-max(earliest, lb)))

@@ -1058,6 +1058,7 @@ FTIME(mpi_win_flush, MPI_WIN_FLUSH, MPI_Win_flush, 3);
 FTIME(mpi_win_flush_all, MPI_WIN_FLUSH_ALL, MPI_Win_flush_all, 2);
 FTIME(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, MPI_Win_flush_local, 3);
 FTIME(mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL, MPI_Win_flush_local_all, 2);
+FTIME(mpi_reduce_local, MPI_REDUCE_LOCAL, MPI_Reduce_local, 6);
 FTIME(mpi_win_sync, MPI_WIN_SYNC, MPI_Win_sync, 2);
 FTIME(mpi_win_post, MPI_WIN_POST, MPI_Win_post, 4);
 FTIME(mpi_win_start, MPI_WIN_START, MPI_Win_start, 4);

@@ -315,6 +315,10 @@ struct req {
 	 * makes it inactive again. bytes: what one start sends. */
 	int persistent, active;
 	int64_t bytes;
+	/* owner: the thread that made it; claimed: a thread's completion
+	 * call holds it (req_claim) */
+	ptr_thread *owner;
+	int claimed;
 	struct req *next;
 };
 
@@ -331,6 +335,8 @@ static unsigned req_hash(MPI_Request h)
 
 static void req_insert(struct req in)
 {
+	in.owner = ptr_self();
+	in.claimed = 0;
 	pthread_mutex_lock(&req_mu);
 	struct req *r = req_free;
 	if (r)
@@ -357,26 +363,93 @@ static void req_put_persistent(MPI_Request h, int kind, const struct comm_view *
 				 .persistent = 1, .bytes = bytes });
 }
 
-/* Finds h's entry; with drop, removes it from the table whatever it is,
- * without, only when it is not persistent: a persistent request's
- * completion leaves it for its next start, inactive, and the completion
- * of an inactive one (MPI returns at once) is no completion (0). */
-static int req_find(MPI_Request h, struct req *out, int drop)
+/* Claims the entry of h for the calling thread's completion call: the
+ * newest unclaimed one (req_insert puts it first in its bucket) this thread
+ * made, else the newest unclaimed one; NULL when ptrace does not know the
+ * request. The entry stays in the table, claimed, until req_take takes it
+ * out by its address after the call, or req_unclaim releases it (the call
+ * did not complete the request). Two reasons not to look the handle up
+ * after the call:
+ *  - once MPI completes a request inside MPI_Wait or MPI_Waitall it frees
+ *    it, and under MPI_THREAD_MULTIPLE another thread's next MPI_Irecv or
+ *    MPI_Isend gets the same handle and inserts its entry before this
+ *    thread looks (IMB-MT's BiBandMT: one thread's completions recorded as
+ *    another's receives, on its communicator, and the graph a cycle);
+ *  - Open MPI returns one static request (ompi_request_empty) for every
+ *    MPI_Isend it completes at once (a small message sent inline): many
+ *    entries, of every thread, share that handle, and each completion must
+ *    take one of its own thread's, a different one for each element of a
+ *    Waitall's array. */
+static struct req *claim_locked(MPI_Request h, ptr_thread *self)
+{
+	struct req *any = NULL;
+	if (h == MPI_REQUEST_NULL)
+		return NULL;
+	for (struct req *p = req_tab[req_hash(h)]; p; p = p->next)
+		if (p->h == h && !p->claimed) {
+			if (p->owner == self) {
+				p->claimed = 1;
+				return p;
+			}
+			if (!any)
+				any = p;
+		}
+	if (any)
+		any->claimed = 1;
+	return any;
+}
+
+static struct req *req_claim(MPI_Request h)
+{
+	ptr_thread *self = ptr_self();
+	pthread_mutex_lock(&req_mu);
+	struct req *e = claim_locked(h, self);
+	pthread_mutex_unlock(&req_mu);
+	return e;
+}
+
+/* req_claim of n handles under one lock. */
+static void req_claim_all(int n, const MPI_Request *hs, struct req **es)
+{
+	ptr_thread *self = ptr_self();
+	pthread_mutex_lock(&req_mu);
+	for (int i = 0; i < n; i++)
+		es[i] = claim_locked(hs[i], self);
+	pthread_mutex_unlock(&req_mu);
+}
+
+/* Releases claimed entries the call did not complete (NULL: none). */
+static void req_unclaim(int n, struct req *const *es)
 {
 	pthread_mutex_lock(&req_mu);
-	for (struct req **p = &req_tab[req_hash(h)]; *p; p = &(*p)->next)
-		if ((*p)->h == h) {
-			struct req *r = *p;
+	for (int i = 0; i < n; i++)
+		if (es[i])
+			es[i]->claimed = 0;
+	pthread_mutex_unlock(&req_mu);
+}
+
+/* Takes claimed entry e (NULL: none) out of the table; with drop whatever
+ * it is, without only when it is not persistent: a persistent request's
+ * completion leaves it for its next start, inactive, and the completion of
+ * an inactive one (MPI returns at once) is no completion (0). */
+static int req_take(struct req *e, struct req *out, int drop)
+{
+	if (!e)
+		return 0;
+	pthread_mutex_lock(&req_mu);
+	for (struct req **p = &req_tab[req_hash(e->h)]; *p; p = &(*p)->next)
+		if (*p == e) {
 			int found = 1;
-			if (r->persistent && !drop) {
-				found = r->active;
-				r->active = 0;
-				*out = *r;
+			if (e->persistent && !drop) {
+				found = e->active;
+				e->active = 0;
+				e->claimed = 0;
+				*out = *e;
 			} else {
-				*out = *r;
-				*p = r->next;
-				r->next = req_free;
-				req_free = r;
+				*out = *e;
+				*p = e->next;
+				e->next = req_free;
+				req_free = e;
 			}
 			pthread_mutex_unlock(&req_mu);
 			return found;
@@ -426,18 +499,25 @@ static void record_recv(ptr_thread *t, const struct comm_view *v, const MPI_Stat
 		(uint64_t)status_bytes(st), req);
 }
 
-/* A request completed (its handle as it was before the call). */
-static void completed(ptr_thread *t, MPI_Request h, const MPI_Status *st)
+/* A request completed (its entry as req_claim found it before the call). */
+static void completed(ptr_thread *t, struct req *e, const MPI_Status *st)
 {
 	struct req r;
-	if (h == MPI_REQUEST_NULL || !req_find(h, &r, 0))
+	if (!req_take(e, &r, 0))
 		return;
 	if (r.kind == REQ_IDUP) {
 		/* usable from now on: registered under the id every member computed */
 		register_agreed(r.nc, (int64_t)r.id, "MPI_Comm_idup", (uint32_t)r.peer);
 		return;
 	}
-	if (r.kind == REQ_SEND) {
+	int cancelled = 0;
+	if (r.kind == REQ_RECV)
+		PMPI_Test_cancelled(st, &cancelled);
+	if (r.kind == REQ_SEND || cancelled) {
+		/* A cancelled receive received nothing: its status's source and
+		 * tag are undefined (MPICH leaves the posted ones or garbage,
+		 * which read as a receive no send matched; Open MPI
+		 * MPI_ANY_SOURCE), so it completes as a request only. */
 		ptr_ev1(t, K_MPI_REQUEST_DONE, r.id);
 		return;
 	}
@@ -922,11 +1002,13 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 int MPI_Request_free(MPI_Request *request)
 {
 	ENTER(MPI_Request_free);
-	MPI_Request h = *request;
+	struct req *e = req_claim(*request);
 	int rc = PMPI_Request_free(request);
 	struct req r;
-	if (rc == MPI_SUCCESS && h != MPI_REQUEST_NULL)
-		req_find(h, &r, 1); /* completes unobserved */
+	if (rc == MPI_SUCCESS)
+		req_take(e, &r, 1); /* completes unobserved */
+	else
+		req_unclaim(1, &e);
 	EXIT(MPI_Request_free);
 	return rc;
 }
@@ -938,25 +1020,40 @@ int MPI_Request_free(MPI_Request *request)
 /* Request and status arrays of a multi-completion call: the caller's
  * statuses, or ours when they are ignored (we need source and tag). */
 struct multi {
-	MPI_Request hs[SMALL], *h;
+	struct req *hs[SMALL], **h; /* the requests' entries (req_claim) */
 	MPI_Status ss[SMALL], *s;
 	int own_s;
 };
 
 static int multi_begin(struct multi *m, int n, const MPI_Request *reqs, MPI_Status *statuses)
 {
-	m->h = n <= SMALL ? m->hs : malloc(sizeof(MPI_Request) * (size_t)n);
+	m->h = n <= SMALL ? m->hs : malloc(sizeof(struct req *) * (size_t)n);
 	m->own_s = statuses == MPI_STATUSES_IGNORE;
 	m->s = !m->own_s ? statuses : n <= SMALL ? m->ss : malloc(sizeof(MPI_Status) * (size_t)n);
-	if (!m->h || !m->s)
+	if (!m->h || !m->s) {
+		if (m->h && m->h != m->hs)
+			free(m->h);
+		m->h = NULL; /* nothing claimed */
 		return 0;
+	}
 	if (n > 0)
-		memcpy(m->h, reqs, sizeof(MPI_Request) * (size_t)n);
+		req_claim_all(n, reqs, m->h);
 	return 1;
 }
 
-static void multi_end(struct multi *m)
+/* Element i of a multi-completion call completed: its entry taken. */
+static void multi_done(ptr_thread *t, struct multi *m, int i, const MPI_Status *st)
 {
+	completed(t, m->h[i], st);
+	m->h[i] = NULL;
+}
+
+/* Releases the entries of the elements that did not complete (n: the
+ * call's count; none when multi_begin failed). */
+static void multi_end(struct multi *m, int n)
+{
+	if (m->h && n > 0)
+		req_unclaim(n, m->h);
 	if (m->h && m->h != m->hs)
 		free(m->h);
 	if (m->own_s && m->s && m->s != m->ss)
@@ -966,12 +1063,14 @@ static void multi_end(struct multi *m)
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
 	ENTER(MPI_Wait);
-	MPI_Request h = *request;
+	struct req *h = req_claim(*request);
 	MPI_Status own;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
 	int rc = PMPI_Wait(request, st);
 	if (rc == MPI_SUCCESS)
 		completed(t, h, st);
+	else
+		req_unclaim(1, &h);
 	EXIT(MPI_Wait);
 	return rc;
 }
@@ -979,12 +1078,14 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
 	ENTER(MPI_Test);
-	MPI_Request h = *request;
+	struct req *h = req_claim(*request);
 	MPI_Status own;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
 	int rc = PMPI_Test(request, flag, st);
 	if (rc == MPI_SUCCESS && *flag)
 		completed(t, h, st);
+	else
+		req_unclaim(1, &h);
 	EXIT(MPI_Test);
 	return rc;
 }
@@ -995,14 +1096,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, count, requests, statuses)) {
-		multi_end(&m);
+		multi_end(&m, 0);
 		rc = PMPI_Waitall(count, requests, statuses);
 	} else {
 		rc = PMPI_Waitall(count, requests, m.s);
 		if (rc == MPI_SUCCESS)
 			for (int i = 0; i < count; i++)
-				completed(t, m.h[i], &m.s[i]);
-		multi_end(&m);
+				multi_done(t, &m, i, &m.s[i]);
+		multi_end(&m, count);
 	}
 	EXIT(MPI_Waitall);
 	return rc;
@@ -1014,14 +1115,14 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, count, requests, statuses)) {
-		multi_end(&m);
+		multi_end(&m, 0);
 		rc = PMPI_Testall(count, requests, flag, statuses);
 	} else {
 		rc = PMPI_Testall(count, requests, flag, m.s);
 		if (rc == MPI_SUCCESS && *flag)
 			for (int i = 0; i < count; i++)
-				completed(t, m.h[i], &m.s[i]);
-		multi_end(&m);
+				multi_done(t, &m, i, &m.s[i]);
+		multi_end(&m, count);
 	}
 	EXIT(MPI_Testall);
 	return rc;
@@ -1034,14 +1135,16 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 	MPI_Status own;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
 	int rc;
+	int n = 0;
 	if (!multi_begin(&m, count, requests, &own)) {
 		rc = PMPI_Waitany(count, requests, index, st);
 	} else {
+		n = count;
 		rc = PMPI_Waitany(count, requests, index, st);
 		if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
-			completed(t, m.h[*index], st);
+			multi_done(t, &m, *index, st);
 	}
-	multi_end(&m);
+	multi_end(&m, n);
 	EXIT(MPI_Waitany);
 	return rc;
 }
@@ -1053,14 +1156,16 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 	MPI_Status own;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
 	int rc;
+	int n = 0;
 	if (!multi_begin(&m, count, requests, &own)) {
 		rc = PMPI_Testany(count, requests, index, flag, st);
 	} else {
+		n = count;
 		rc = PMPI_Testany(count, requests, index, flag, st);
 		if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
-			completed(t, m.h[*index], st);
+			multi_done(t, &m, *index, st);
 	}
-	multi_end(&m);
+	multi_end(&m, n);
 	EXIT(MPI_Testany);
 	return rc;
 }
@@ -1071,15 +1176,15 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, incount, requests, statuses)) {
-		multi_end(&m);
+		multi_end(&m, 0);
 		rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
 	} else {
 		rc = PMPI_Waitsome(incount, requests, outcount, indices, m.s);
 		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
 			for (int i = 0; i < *outcount; i++)
-				if (indices[i] >= 0 && indices[i] < incount)
-					completed(t, m.h[indices[i]], &m.s[i]);
-		multi_end(&m);
+				if (indices[i] >= 0 && indices[i] < incount && m.h[indices[i]])
+					multi_done(t, &m, indices[i], &m.s[i]);
+		multi_end(&m, incount);
 	}
 	EXIT(MPI_Waitsome);
 	return rc;
@@ -1091,15 +1196,15 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, incount, requests, statuses)) {
-		multi_end(&m);
+		multi_end(&m, 0);
 		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
 	} else {
 		rc = PMPI_Testsome(incount, requests, outcount, indices, m.s);
 		if (rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED)
 			for (int i = 0; i < *outcount; i++)
-				if (indices[i] >= 0 && indices[i] < incount)
-					completed(t, m.h[indices[i]], &m.s[i]);
-		multi_end(&m);
+				if (indices[i] >= 0 && indices[i] < incount && m.h[indices[i]])
+					multi_done(t, &m, indices[i], &m.s[i]);
+		multi_end(&m, incount);
 	}
 	EXIT(MPI_Testsome);
 	return rc;
@@ -1578,6 +1683,10 @@ BRACKET(MPI_Win_flush_local, (int rank, MPI_Win win),
 	(rank, win))
 BRACKET(MPI_Win_flush_local_all, (MPI_Win win),
 	(win))
+/* A local reduction: MPI time (Score-P books it with the collectives; IMB-MPI1's
+ * Reduce_local measures it), no communication. */
+BRACKET(MPI_Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op),
+	(inbuf, inoutbuf, count, datatype, op))
 BRACKET(MPI_Win_sync, (MPI_Win win),
 	(win))
 BRACKET(MPI_Win_post, (MPI_Group group, int assert, MPI_Win win),

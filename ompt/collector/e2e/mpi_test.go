@@ -1014,3 +1014,111 @@ func TestRecordInsideLauncher(t *testing.T) {
 		}
 	})
 }
+
+// particlesIters and particlesLateUS are particles.c's arguments.
+const particlesIters, particlesLateUS = 20, 300
+
+// checkParticles checks a recording of particles.c (4 ranks): a
+// collective of count 0 (MPI_Allreduce and MPI_Bcast every other
+// iteration) synchronizes nobody and MPI_Scan/MPI_Exscan only the ranks
+// before each member, so on one host, one clock, no receive-like event
+// precedes what it follows: as all-to-all collectives, both made clock
+// violations (rank 0 leaves a count-0 MPI_Allreduce, or MPI_Scan, before
+// the last rank enters it), which the controlled logical clock then
+// moved events by milliseconds to hide. Every collective still matches,
+// the exscan's waits for the late rank 0 are wait states, and the receive
+// rank 1 cancels is no receive (no warning; MPICH's status of it names a
+// source and tag no send matched). MPI_Reduce_local, a local reduction,
+// is MPI time, as Score-P books it (it was the program's work).
+func checkParticles(t *testing.T, h *harness, dir, out string) {
+	t.Helper()
+	valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it, c := printed(t, out, "iterations="), printed(t, out, "cancelled="); it != particlesIters || c != 1 {
+		t.Fatalf("the program ran %d iterations and cancelled %d receives, want %d and 1", it, c, particlesIters)
+	}
+	allMatched(t, r, 0, 5*particlesIters+1)
+	if cs := r.ClockSync; cs == nil || cs.ViolationsBefore != 0 || cs.ViolationsInterpolated != 0 {
+		t.Errorf("clocksync %+v, want no violation on one host", cs)
+	}
+	calls, mpiNS := byFunc(r)
+	if calls["MPI_Reduce_local"] != 4*particlesIters || mpiNS["MPI_Reduce_local"] <= 0 {
+		t.Errorf("MPI_Reduce_local: %d calls, %d ns of MPI time; want %d calls (4 ranks × %d iterations)",
+			calls["MPI_Reduce_local"], mpiNS["MPI_Reduce_local"], 4*particlesIters, particlesIters)
+	}
+	nxn := map[string]int64{}
+	for _, s := range r.WaitStates.CallSites {
+		nxn[s.Func] += s.WaitNxNNS
+	}
+	if nxn["MPI_Exscan"] <= 0 || mpiNS["MPI_Exscan"] <= 0 {
+		t.Errorf("MPI_Exscan: %d ns waiting at N×N of %d ns, want the ranks after the late rank 0 waiting", nxn["MPI_Exscan"], mpiNS["MPI_Exscan"])
+	}
+}
+
+// TestCollectivePayload records particles.c under Open MPI
+// (checkParticles; TestMPICH records it under MPICH).
+func TestCollectivePayload(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("particles.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(particlesIters), strconv.Itoa(particlesLateUS))...)
+	checkParticles(t, h, dir, out)
+}
+
+// Threads that stream windows of messages under MPI_THREAD_MULTIPLE
+// (mt_window.c: 2 ranks × 4 OpenMP threads, each on its own communicator,
+// windows of 64 MPI_Irecv + 64 MPI_Isend in one MPI_Waitall): every
+// completion is recorded on the thread that waited for it, as its own
+// request, once. The collector used to look a request's handle up after
+// MPI completed it: by then another thread's MPI_Irecv could have the
+// freed handle and its entry, so one thread recorded the other's receives
+// (on the other's communicator) and the analysis failed on a
+// happened-before cycle (IMB-MT's BiBandMT); and Open MPI's MPI_Isend
+// returns one static request for every message it sends at once, whose
+// entries a Waitall's elements all found the same one of (1 of 64 sends
+// completed).
+func TestThreadMultipleRequests(t *testing.T) {
+	h := setup(t)
+	const iters, window, threads = 30, 64, 4
+	bin := h.buildMPI(t, testdata("mt_window.c"), "-fopenmp")
+	dir, out := h.mustRecord(t, nil, mpirunN(2, bin, strconv.Itoa(iters), strconv.Itoa(window), strconv.Itoa(threads))...)
+	procs := valid(t, dir)
+	if th := printed(t, out, "threads="); th != threads {
+		t.Fatalf("the program ran %d threads, want %d", th, threads)
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	allMatched(t, r, printed(t, out, "messages="), 0)
+	for _, p := range procs {
+		var sends, done, recvs int64
+		for th := range p.NumThreads() {
+			evs, err := p.Decode(th, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				var req int64
+				switch e.Kind {
+				case trace.MPISend:
+					if e.Args[4] != 0 {
+						sends++
+					}
+				case trace.MPIRequestDone:
+					done++
+					req = e.Args[0]
+				case trace.MPIRecv:
+					if e.Args[4] != 0 {
+						recvs++
+						req = e.Args[4]
+					}
+				}
+				if req != 0 && req>>40 != int64(th) {
+					t.Fatalf("rank %d thread %d completed request %d.%d, another thread's (%s)", p.Header.Rank, th, req>>40, req&(1<<40-1), e.Kind)
+				}
+			}
+		}
+		if want := int64(iters * window * threads); sends != want || done != want || recvs != want {
+			t.Errorf("rank %d: %d MPI_Isend, %d completed, %d MPI_Irecv completed; want %d each", p.Header.Rank, sends, done, recvs, want)
+		}
+	}
+}

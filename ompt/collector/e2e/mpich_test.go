@@ -83,6 +83,11 @@ func TestMPICH(t *testing.T) {
 			h.checkCartRun(t, dir, out, 800)
 		})
 	}
+	t.Run("particles.c", func(t *testing.T) {
+		bin := h.buildWith(t, mpich(), testdata("particles.c"))
+		dir, out := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(particlesIters), strconv.Itoa(particlesLateUS))...)
+		checkParticles(t, h, dir, out)
+	})
 	t.Run("ptrace-mpi", func(t *testing.T) {
 		bin := filepath.Join(t.TempDir(), "ptrace-mpi")
 		c := exec.Command(goTool(), "build", "-tags", "mpi", "-o", bin, "./cmd/ptrace")
