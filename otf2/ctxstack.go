@@ -56,6 +56,14 @@ const maxContextDepth = 1 << 12
 // event replays a CallingContextEnter or CallingContextLeave.
 func (s *ctxStack) event(e *Event, now int64, file string) error {
 	id := uint32(s.ld.Map(mapCallingContext, e.A[0]))
+	if id == undefined32 {
+		// OTF2_UNDEFINED_CALLING_CONTEXT names no node: no path (a leave
+		// of it would leave the node below the root)
+		if s.count {
+			s.c.undefContext.add("%s: offset %d: %s of undefined calling context %d skipped", file, e.Offset, EventName(e.Type), id)
+		}
+		return nil
+	}
 	s.path = s.path[:0]
 	for n := id; n != undefined32; {
 		cc := s.c.a.Defs.CallingContext(n)
