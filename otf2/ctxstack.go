@@ -35,6 +35,7 @@ type ctxStack struct {
 	path   []uint32 // scratch: the event's path, innermost first
 	last   int64    // the location's last record's time
 	lastEv Event
+	ev     Event // scratch: the Enter or Leave made (no allocation a record)
 }
 
 // globalRegion in A[1] of an Enter or Leave made from a calling context
@@ -56,6 +57,14 @@ const maxContextDepth = 1 << 12
 // event replays a CallingContextEnter or CallingContextLeave.
 func (s *ctxStack) event(e *Event, now int64, file string) error {
 	id := uint32(s.ld.Map(mapCallingContext, e.A[0]))
+	if id == undefined32 {
+		// OTF2_UNDEFINED_CALLING_CONTEXT names no node: no path (a leave
+		// of it would leave the node below the root)
+		if s.count {
+			s.c.undefContext.add("%s: offset %d: %s of undefined calling context %d skipped", file, e.Offset, EventName(e.Type), id)
+		}
+		return nil
+	}
 	s.path = s.path[:0]
 	for n := id; n != undefined32; {
 		cc := s.c.a.Defs.CallingContext(n)
@@ -127,9 +136,9 @@ func (s *ctxStack) emit(t uint8, region uint32, at *Event, now int64) error {
 		// function's: no code of the program to charge a delay to.
 		return nil
 	}
-	e := Event{Type: t, Time: at.Time, Offset: at.Offset}
-	e.A[0], e.A[1] = uint64(region), globalRegion
-	if err := s.fn(&e, now); err != nil {
+	s.ev = Event{Type: t, Time: at.Time, Offset: at.Offset}
+	s.ev.A[0], s.ev.A[1] = uint64(region), globalRegion
+	if err := s.fn(&s.ev, now); err != nil {
 		return fmt.Errorf("%s of a calling context: %w", EventName(t), err)
 	}
 	return nil

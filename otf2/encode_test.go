@@ -364,8 +364,9 @@ func pthreadArchive(t testing.TB, dir string) string {
 // main is a different root node at each call site. Rank 1's event file
 // names the nodes by local ids (a mapping table in its local definitions);
 // rank 0 has a CallingContextSample, which only the notes count. With bad,
-// rank 0 also records an undefined node and one whose parent chain is a
-// loop (two warnings).
+// rank 0 also records an undefined node, OTF2's undefined reference
+// (an enter and a leave of it) and a node whose parent chain is a loop
+// (two warnings: undefined nodes, the loop).
 //
 // Rank 0 (ns): main and MPI_Init 0–1000, solve and MPI_Send 3000–3200 (the
 // send at 3100), MPI_Allreduce 4000–5600, solve left at MPI_Finalize's
@@ -421,6 +422,9 @@ func contextArchive(t testing.TB, dir string, bad bool) string {
 			if bad {
 				enter(3300, 42, 2)
 				enter(3400, 10, 2)
+				// OTF2_UNDEFINED_CALLING_CONTEXT: no node, no path
+				enter(3450, math.MaxUint32, 2)
+				leave(3460, math.MaxUint32)
 			}
 		} else {
 			enter(2500, 5, 3)

@@ -99,8 +99,8 @@ type mutexState struct {
 	// nest lock its thread held when it asked again)
 	pendMay []bool
 	// pendRel: the last release of the pending acquisition's id while it
-	// was pending; a value left from an earlier acquisition is before the
-	// request and counts nothing
+	// was pending, its request's time when none came (no time is before
+	// every request: a corrected clock may start below 0)
 	pendRel []int64
 	// pending lists the threads with a pending acquisition, pendPos each
 	// one's place in it: a release looks at these threads only.
@@ -212,6 +212,7 @@ func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 			m.setPending(th)
 		}
 		m.pendRow[th], m.pendID[th], m.pendTime[th], m.pendKind[th] = m.rowOf(mutexKey{kind, e.Args[2]}), id, e.Time, kind
+		m.pendRel[th] = e.Time
 		// A test may fail, and a nest lock's owner takes it again without
 		// an acquired; a blocking acquire always completes. LLVM's libomp
 		// reports omp_test_lock and omp_test_nest_lock as acquires of kind

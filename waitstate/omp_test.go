@@ -2,6 +2,7 @@ package waitstate
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -379,10 +380,27 @@ func TestMutexContentionScalasca(t *testing.T) {
 		g.ev(th, trace.ThreadEnd, 500)
 	}
 	tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}, {ID: 1, File: "t.c", Line: 2}}}
-	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
-	if err != nil {
-		t.Fatal(err)
+	// The same with every time 1000 ns earlier (a process whose clock
+	// correction moves its start before 0): no time is special, 0 no more
+	// than another (the first acquisitions, free, were once contention up
+	// to 0, more than their wait).
+	for _, off := range []int64{0, -1000} {
+		evs := make([][]trace.Event, len(g.events))
+		for th, es := range g.events {
+			evs[th] = slices.Clone(es)
+			for i := range evs[th] {
+				evs[th][i].Time += off
+			}
+		}
+		p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, evs, g.deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mutexContention(t, p, off)
 	}
+}
+
+func mutexContention(t *testing.T, p *trace.Process, off int64) {
 	for _, c := range []struct {
 		begin int64
 		want  []MutexRow
@@ -399,7 +417,7 @@ func TestMutexContentionScalasca(t *testing.T) {
 		},
 	} {
 		s := sim.New(p, nil, true) // strict: a warning is an error
-		s.SetWindow(c.begin, 500)
+		s.SetWindow(c.begin+off, 500+off)
 		pass := NewOMPPass(0, p.NumThreads())
 		if err := s.Run(ompt.NewModel(), pass); err != nil {
 			t.Fatal(err)
@@ -410,14 +428,14 @@ func TestMutexContentionScalasca(t *testing.T) {
 		}
 		for _, w := range c.want {
 			if got[w.Kind] != w {
-				t.Errorf("window from %d: %s row %+v, want %+v", c.begin, w.Kind, got[w.Kind], w)
+				t.Errorf("times %+d, window from %d: %s row %+v, want %+v", off, c.begin, w.Kind, got[w.Kind], w)
 			}
 		}
 		if len(pass.Mutexes) != len(c.want) {
-			t.Errorf("window from %d: rows %+v", c.begin, pass.Mutexes)
+			t.Errorf("times %+d, window from %d: rows %+v", off, c.begin, pass.Mutexes)
 		}
 		if len(pass.mutex.pending) != 0 {
-			t.Errorf("window from %d: threads left pending: %v", c.begin, pass.mutex.pending)
+			t.Errorf("times %+d, window from %d: threads left pending: %v", off, c.begin, pass.mutex.pending)
 		}
 	}
 }
