@@ -67,19 +67,7 @@ func TestRecorderWideValues(t *testing.T) {
 	ev(trace.ImplicitTaskEnd, tm, 0, init, 1, 0, ompt.TaskInitial)
 	ev(trace.ThreadEnd, tm)
 	tables := trace.Tables{Strings: []string{"MPI_Init", "MPI_Comm_rank"}, Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}}}
-	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, [][]trace.Event{evs}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = inproc.Run(1, func(cm comm.Comm) error {
-		m, err := graph.Match(cm, oneRank{}, []*trace.Process{p}, graph.MatchOptions{})
-		if err != nil {
-			return err
-		}
-		a := New(m)
-		if err := a.Record(0, p, nil, nil); err != nil {
-			return err
-		}
+	recordOne(t, tables, [][]trace.Event{evs}, func(cm comm.Comm, a *Analysis) error {
 		c := &a.procs[0]
 		if c.len() != 2+short {
 			return fmt.Errorf("%d calls, want %d", c.len(), 2+short)
@@ -125,9 +113,6 @@ func TestRecorderWideValues(t *testing.T) {
 		}
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // splitOf collects call k's codes (calls.eachSplit), nil when it has none.
@@ -534,7 +519,25 @@ func TestRecorderWorkerLabels(t *testing.T) {
 	ev(&t2, trace.ThreadEnd, 500)
 	tables := trace.Tables{Strings: []string{"MPI_Init", "MPI_Comm_rank", "MPI_Finalize"},
 		Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}}}
-	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, [][]trace.Event{t0, t1, t2}, nil)
+	recordOne(t, tables, [][]trace.Event{t0, t1, t2}, func(_ comm.Comm, a *Analysis) error {
+		c := &a.procs[0]
+		if c.len() != 4 {
+			return fmt.Errorf("%d calls, want 4", c.len())
+		}
+		for k, want := range []int64{-1, 9, 11, -1} { // Init, the workers' calls, Finalize
+			if got := c.labelAt(int32(k)); got != want {
+				t.Errorf("call %d: label %d, want %d", k, got, want)
+			}
+		}
+		return nil
+	})
+}
+
+// recordOne records the MPI calls of one process of threads (events by
+// thread) on one in-process rank and hands the analysis to check.
+func recordOne(t *testing.T, tables trace.Tables, threads [][]trace.Event, check func(cm comm.Comm, a *Analysis) error) {
+	t.Helper()
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, threads, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -547,16 +550,7 @@ func TestRecorderWorkerLabels(t *testing.T) {
 		if err := a.Record(0, p, nil, nil); err != nil {
 			return err
 		}
-		c := &a.procs[0]
-		if c.len() != 4 {
-			return fmt.Errorf("%d calls, want 4", c.len())
-		}
-		for k, want := range []int64{-1, 9, 11, -1} { // Init, the workers' calls, Finalize
-			if got := c.labelAt(int32(k)); got != want {
-				t.Errorf("call %d: label %d, want %d", k, got, want)
-			}
-		}
-		return nil
+		return check(cm, a)
 	})
 	if err != nil {
 		t.Fatal(err)
