@@ -2,6 +2,7 @@ package driver_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -349,6 +350,26 @@ func TestMemoryLimitStopsInPhase(t *testing.T) {
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(25))
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 1, Threads: 4, Events: 1_000_000, Seed: 1, Lean: true})
+	// The margins are a few MiB of a process that other tests' packages
+	// share the machine with: a run whose resident set moved between the
+	// measurement and the limited run (it finished under its limit, or
+	// stopped elsewhere; once each in CI beside the e2e tests) measures
+	// and runs again, at most three times.
+	var bad string
+	for attempt := 1; attempt <= 3; attempt++ {
+		if bad = stopsInPhase(t, dir); bad == "" {
+			return
+		}
+		t.Logf("run %d: %s", attempt, bad)
+	}
+	t.Fatal(bad)
+}
+
+// stopsInPhase measures an analysis of dir, then runs it again under a
+// process limit between the load's peak and the live heap's, and says how
+// the limited run did not stop inside the simulation ("" when it did).
+func stopsInPhase(t *testing.T, dir string) string {
+	t.Helper()
 	runtime.GC()
 	_, st := runOpts(t, driver.Options{Dir: dir}, 1)
 	live, load := int64(st.PeakLive[0]), int64(-1)
@@ -367,10 +388,10 @@ func TestMemoryLimitStopsInPhase(t *testing.T) {
 	_, err := runWith(1, driver.Options{Dir: dir, MemoryLimit: 1 << 30})
 	// The simulation's tables make the live peak; on a loaded machine the
 	// collector may keep its heap under the limit until the anomalies'
-	// tables come beside them (once in a run beside the e2e tests): a stop
-	// inside that phase is the same guard.
+	// tables come beside them: a stop inside that phase is the same guard.
 	inPhase := err != nil && (strings.Contains(err.Error(), "in the simulate phase") || strings.Contains(err.Error(), "in the anomalies phase"))
 	if !inPhase || !strings.Contains(err.Error(), "stopped there") {
-		t.Fatalf("a process limit of its resident set and %d bytes (the load's peak heap %d, the live heap %d): %v, want a stop inside the simulation or the anomalies' test", lim, load, live, err)
+		return fmt.Sprintf("a process limit of its resident set and %d bytes (the load's peak heap %d, the live heap %d): %v, want a stop inside the simulation or the anomalies' test", lim, load, live, err)
 	}
+	return ""
 }
