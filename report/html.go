@@ -357,8 +357,8 @@ figure { margin: 0.5em 0; }
 {{end}}</table>
 {{if gt .More 0}}<p class="muted">… {{.More}} more constructs in the CSV tables.</p>{{end}}
 {{if .Mutexes}}<p>Waiting to acquire locks and critical sections: {{dur .MutexWaitNS}}, inside the breakdown's work (the task runs while it waits).</p>
-<table id="omp-mutexes"><tr><th class="l">mutex</th><th class="l">call site</th><th>acquisitions</th><th>waiting</th><th>longest wait</th><th>held</th></tr>
-{{range .Mutexes}}<tr><td class="l">{{.Kind}}</td><td class="l">{{code .Construct}}</td><td>{{.Acquisitions}}</td><td>{{dur .WaitNS}}</td><td>{{dur .MaxWaitNS}}</td><td>{{dur .HoldNS}}</td></tr>
+<table id="omp-mutexes"><tr><th class="l">mutex</th><th class="l">call site</th><th>acquisitions</th><th>waiting</th><th title="from the request to the previous holder's release (Scalasca's contention); the rest of the wait is the hand-over">while held by another</th><th>longest wait</th><th>held</th></tr>
+{{range .Mutexes}}<tr><td class="l">{{.Kind}}</td><td class="l">{{code .Construct}}</td><td>{{.Acquisitions}}</td><td>{{dur .WaitNS}}</td><td>{{dur .ContentionNS}}</td><td>{{dur .MaxWaitNS}}</td><td>{{dur .HoldNS}}</td></tr>
 {{end}}</table>{{end}}{{end}}
 
 {{with .R.Anomalies}}

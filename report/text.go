@@ -504,7 +504,7 @@ func (p *printer) ompWaits(o *OMPWaits, opts TextOptions) {
 		if m.Construct != "" {
 			name += " " + p.em(ShortCode(m.Construct))
 		}
-		p.line("    %s: %s waiting in %d acquisitions (longest %s), held %s", name, Dur(m.WaitNS), m.Acquisitions, Dur(m.MaxWaitNS), Dur(m.HoldNS))
+		p.line("    %s: %s waiting in %d acquisitions (longest %s; %s while another thread held it), held %s", name, Dur(m.WaitNS), m.Acquisitions, Dur(m.MaxWaitNS), Dur(m.ContentionNS), Dur(m.HoldNS))
 	}
 }
 

@@ -139,3 +139,21 @@ func TestClockSummaryWords(t *testing.T) {
 		}
 	}
 }
+
+// The mutex rows say how much of each wait another thread held the mutex
+// (Scalasca's contention; the rest is the hand-over), in text and HTML.
+func TestMutexContentionShown(t *testing.T) {
+	r := sampleReport()
+	r.WaitStates = &WaitStates{OpenMP: &OMPWaits{OMPWaitTimes: OMPWaitTimes{MutexWaitNS: 463_000_000}, Mutexes: []OMPMutex{
+		{Kind: "critical", Construct: "mutex.c:50", Acquisitions: 40, WaitNS: 463_000_000, MaxWaitNS: 57_500_000, HoldNS: 144_000_000, ContentionNS: 451_000_000}}}}
+	if out := text(r, TextOptions{}); !strings.Contains(out, "463 ms waiting in 40 acquisitions (longest 57.5 ms; 451 ms while another thread held it), held 144 ms") {
+		t.Errorf("text report lacks the critical section's contention:\n%s", out)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.String(); !strings.Contains(h, "while held by another</th>") || !strings.Contains(h, "<td>463 ms</td><td>451 ms</td>") {
+		t.Error("HTML report lacks the contention column")
+	}
+}
