@@ -258,17 +258,11 @@ type collRec struct {
 	end       int32 // node
 	coord     int32 // coordinating process (for warning order)
 	memberIdx int32
-	// payload says whether the member sends (collSends) and receives
-	// (collReceives) data in the call, from its coll_begin's byte counts:
-	// a collective without payload synchronizes nobody (see edgesOf).
+	// payload says whether the member sends and receives data in the
+	// call (trace.CollPayload's bits): a collective without payload
+	// synchronizes nobody (see edgesOf).
 	payload uint8
 }
-
-// Payload bits of a collective member record.
-const (
-	collSends    = 1 << iota // coll_begin's sent > 0
-	collReceives             // coll_begin's received > 0
-)
 
 // Match builds the happened-before graph of the trace processes this rank
 // holds (procs, in process order; owners tells where the others are). It
@@ -571,15 +565,8 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
 				root = int32(e.Args[2])
 			}
-			var payload uint8
-			if e.Args[3] > 0 {
-				payload |= collSends
-			}
-			if e.Args[4] > 0 {
-				payload |= collReceives
-			}
 			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
-				payload: payload}
+				payload: trace.CollPayload(e)}
 			calls[cm.ID]++
 		case trace.CollEnd:
 			cm, ok := p.CommByIndex(e.Args[1])
@@ -1166,7 +1153,7 @@ func edgesOf(r *collRec, isRoot bool) (in, out bool) {
 	if class.Rooted() && r.root < 0 {
 		return false, false // a bystander in an intercommunicator's root group (rootOf)
 	}
-	sends, receives := r.payload&collSends != 0, r.payload&collReceives != 0
+	sends, receives := r.payload&trace.CollSends != 0, r.payload&trace.CollReceives != 0
 	switch {
 	case op == trace.CollBarrier:
 		return true, true

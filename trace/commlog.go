@@ -81,14 +81,7 @@ func (l *commLog) add(idx int64, e *Event) int {
 		buf = binary.AppendVarint(buf, a)
 	}
 	if e.Kind == CollBegin {
-		var payload byte
-		if e.Args[3] > 0 {
-			payload |= 1
-		}
-		if e.Args[4] > 0 {
-			payload |= 2
-		}
-		buf = append(buf, payload)
+		buf = append(buf, CollPayload(e))
 	}
 	l.blocks.Wrote(buf)
 	l.idx, l.time = idx, e.Time
@@ -174,7 +167,8 @@ func (s *CommScan) Next() bool {
 			s.buf, s.rest = nil, nil
 			return false
 		}
-		s.e.Args[3], s.e.Args[4] = int64(s.buf[0]&1), int64(s.buf[0]>>1&1)
+		p := s.buf[0]
+		s.e.Args[3], s.e.Args[4] = int64(p&CollSends), int64(p&CollReceives)>>1
 		s.buf = s.buf[1:]
 	}
 	return true

@@ -41,6 +41,26 @@ const (
 // Rooted reports whether a collective of class c has a root.
 func (c CollClass) Rooted() bool { return c == OneToAll || c == AllToOne }
 
+// Payload bits of a coll_begin (CollPayload): whether its member sends and
+// receives data in the call. A collective without payload synchronizes
+// nobody.
+const (
+	CollSends    = 1 << iota // coll_begin's sent bytes > 0
+	CollReceives             // coll_begin's received bytes > 0
+)
+
+// CollPayload returns the payload bits of coll_begin e.
+func CollPayload(e *Event) uint8 {
+	var p uint8
+	if e.Args[3] > 0 {
+		p |= CollSends
+	}
+	if e.Args[4] > 0 {
+		p |= CollReceives
+	}
+	return p
+}
+
 var collNames = [...]string{"", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv",
 	"MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
 	"MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block", "MPI_Alltoallw"}
