@@ -136,14 +136,9 @@ func (m *mutexState) heldByOther(th int, id int64) bool {
 	if m.nheld == len(m.held[th]) {
 		return false
 	}
-	for o, hs := range m.held {
-		if o == th {
-			continue
-		}
-		for _, h := range hs {
-			if h.id == id {
-				return true
-			}
+	for o := range m.held {
+		if o != th && m.holds(o, id) >= 0 {
+			return true
 		}
 	}
 	return false
