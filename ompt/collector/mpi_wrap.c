@@ -1021,12 +1021,14 @@ int MPI_Request_free(MPI_Request *request)
  * statuses, or ours when they are ignored (we need source and tag). */
 struct multi {
 	struct req *hs[SMALL], **h; /* the requests' entries (req_claim) */
+	int n;                      /* how many: 0 when multi_begin failed */
 	MPI_Status ss[SMALL], *s;
 	int own_s;
 };
 
 static int multi_begin(struct multi *m, int n, const MPI_Request *reqs, MPI_Status *statuses)
 {
+	m->n = 0;
 	m->h = n <= SMALL ? m->hs : malloc(sizeof(struct req *) * (size_t)n);
 	m->own_s = statuses == MPI_STATUSES_IGNORE;
 	m->s = !m->own_s ? statuses : n <= SMALL ? m->ss : malloc(sizeof(MPI_Status) * (size_t)n);
@@ -1038,6 +1040,7 @@ static int multi_begin(struct multi *m, int n, const MPI_Request *reqs, MPI_Stat
 	}
 	if (n > 0)
 		req_claim_all(n, reqs, m->h);
+	m->n = n;
 	return 1;
 }
 
@@ -1048,12 +1051,11 @@ static void multi_done(ptr_thread *t, struct multi *m, int i, const MPI_Status *
 	m->h[i] = NULL;
 }
 
-/* Releases the entries of the elements that did not complete (n: the
- * call's count; none when multi_begin failed). */
-static void multi_end(struct multi *m, int n)
+/* Releases the entries of the elements that did not complete. */
+static void multi_end(struct multi *m)
 {
-	if (m->h && n > 0)
-		req_unclaim(n, m->h);
+	if (m->h && m->n > 0)
+		req_unclaim(m->n, m->h);
 	if (m->h && m->h != m->hs)
 		free(m->h);
 	if (m->own_s && m->s && m->s != m->ss)
@@ -1096,14 +1098,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, count, requests, statuses)) {
-		multi_end(&m, 0);
+		multi_end(&m);
 		rc = PMPI_Waitall(count, requests, statuses);
 	} else {
 		rc = PMPI_Waitall(count, requests, m.s);
 		if (rc == MPI_SUCCESS)
 			for (int i = 0; i < count; i++)
 				multi_done(t, &m, i, &m.s[i]);
-		multi_end(&m, count);
+		multi_end(&m);
 	}
 	EXIT(MPI_Waitall);
 	return rc;
@@ -1115,14 +1117,14 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, count, requests, statuses)) {
-		multi_end(&m, 0);
+		multi_end(&m);
 		rc = PMPI_Testall(count, requests, flag, statuses);
 	} else {
 		rc = PMPI_Testall(count, requests, flag, m.s);
 		if (rc == MPI_SUCCESS && *flag)
 			for (int i = 0; i < count; i++)
 				multi_done(t, &m, i, &m.s[i]);
-		multi_end(&m, count);
+		multi_end(&m);
 	}
 	EXIT(MPI_Testall);
 	return rc;
@@ -1135,16 +1137,14 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 	MPI_Status own;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
 	int rc;
-	int n = 0;
 	if (!multi_begin(&m, count, requests, &own)) {
 		rc = PMPI_Waitany(count, requests, index, st);
 	} else {
-		n = count;
 		rc = PMPI_Waitany(count, requests, index, st);
 		if (rc == MPI_SUCCESS && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
 			multi_done(t, &m, *index, st);
 	}
-	multi_end(&m, n);
+	multi_end(&m);
 	EXIT(MPI_Waitany);
 	return rc;
 }
@@ -1156,16 +1156,14 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 	MPI_Status own;
 	MPI_Status *st = status == MPI_STATUS_IGNORE ? &own : status;
 	int rc;
-	int n = 0;
 	if (!multi_begin(&m, count, requests, &own)) {
 		rc = PMPI_Testany(count, requests, index, flag, st);
 	} else {
-		n = count;
 		rc = PMPI_Testany(count, requests, index, flag, st);
 		if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
 			multi_done(t, &m, *index, st);
 	}
-	multi_end(&m, n);
+	multi_end(&m);
 	EXIT(MPI_Testany);
 	return rc;
 }
@@ -1176,7 +1174,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, incount, requests, statuses)) {
-		multi_end(&m, 0);
+		multi_end(&m);
 		rc = PMPI_Waitsome(incount, requests, outcount, indices, statuses);
 	} else {
 		rc = PMPI_Waitsome(incount, requests, outcount, indices, m.s);
@@ -1184,7 +1182,7 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 			for (int i = 0; i < *outcount; i++)
 				if (indices[i] >= 0 && indices[i] < incount && m.h[indices[i]])
 					multi_done(t, &m, indices[i], &m.s[i]);
-		multi_end(&m, incount);
+		multi_end(&m);
 	}
 	EXIT(MPI_Waitsome);
 	return rc;
@@ -1196,7 +1194,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 	struct multi m;
 	int rc;
 	if (!multi_begin(&m, incount, requests, statuses)) {
-		multi_end(&m, 0);
+		multi_end(&m);
 		rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
 	} else {
 		rc = PMPI_Testsome(incount, requests, outcount, indices, m.s);
@@ -1204,7 +1202,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 			for (int i = 0; i < *outcount; i++)
 				if (indices[i] >= 0 && indices[i] < incount && m.h[indices[i]])
 					multi_done(t, &m, indices[i], &m.s[i]);
-		multi_end(&m, incount);
+		multi_end(&m);
 	}
 	EXIT(MPI_Testsome);
 	return rc;
