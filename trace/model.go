@@ -57,7 +57,18 @@ const (
 	// pthread or a runtime helper of an OTF2 archive): it is simulated for
 	// its MPI and regions but left out of the breakdown and POP.
 	ThreadUnknown = 4
+	// ThreadUser marks a thread the program started itself (pthread_create,
+	// std::thread) that no OpenMP runtime runs: from its thread_begin to its
+	// thread_end it runs the program's code, work outside MPI and outside
+	// its waits for other threads (SyncThreadJoin). Not an OMPT number.
+	ThreadUser = 5
 )
+
+// SyncThreadJoin is the sync_kind of a thread's wait for another thread to
+// end (pthread_join, std::thread::join): sync_begin, sync_wait_begin,
+// sync_wait_end, sync_end with parallel 0 and task 0, the call site as loc.
+// Not an OMPT number: OMPT's kinds are 1–10, and ptrace's own start at 256.
+const SyncThreadJoin = 256
 
 // Thread is one entry of the thread table; Index is what chunks and ids refer to.
 type Thread struct {
