@@ -72,16 +72,16 @@ $(OMPT_INC)/omp-tools.h: $(OMPT_HDR)
 	@mkdir -p $(OMPT_INC)
 	cp $(OMPT_HDR) $@
 
-$(COLLECTOR_DIR)/libptrace-omp.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
+$(COLLECTOR_DIR)/libptrace-omp.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/pthread_wrap.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
 	@mkdir -p $(COLLECTOR_DIR)
 	$(COLLECTOR_CC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) -shared -o $@ \
-		$(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c -ldl -lpthread
+		$(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/pthread_wrap.c -ldl -lpthread
 
-$(COLLECTOR_DIR)/libptrace.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c $(COLLECTOR_SRC)/mpi_fortran.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
+$(COLLECTOR_DIR)/libptrace.so: $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c $(COLLECTOR_SRC)/mpi_fortran.c $(COLLECTOR_SRC)/pthread_wrap.c $(COLLECTOR_HDR) $(OMPT_INC)/omp-tools.h
 	@mkdir -p $(COLLECTOR_DIR)
 	OMPI_CC=$(COLLECTOR_CC) MPICH_CC=$(COLLECTOR_CC) $(MPICC) $(COLLECTOR_CFLAGS) $(COLLECTOR_WARN) -I$(OMPT_INC) \
 		-DPTR_WITH_MPI -shared -o $@ $(COLLECTOR_SRC)/core.c $(COLLECTOR_SRC)/ompt_tool.c $(COLLECTOR_SRC)/mpi_wrap.c \
-		$(COLLECTOR_SRC)/mpi_fortran.c -ldl -lpthread
+		$(COLLECTOR_SRC)/mpi_fortran.c $(COLLECTOR_SRC)/pthread_wrap.c -ldl -lpthread
 
 $(COLLECTOR_DIR)/libptrace-noop.so: $(COLLECTOR_SRC)/noop_tool.c $(OMPT_INC)/omp-tools.h
 	@mkdir -p $(COLLECTOR_DIR)

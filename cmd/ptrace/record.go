@@ -115,26 +115,33 @@ func runRecord(stdout, stderr io.Writer, rf *recordFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	env := recordEnv(os.Environ(), lib, dir, mpi, rf.bufferMB)
-	if dirOut != "" {
-		defer os.Remove(dirOut)
-		env = append(env, "PTRACE_DIR_OUT="+dirOut)
-	}
 	gompNote := ""
 	prog := programOf(args)
 	gomp, omp := false, false
+	swapTo := "" // LLVM's libomp, to run a libgomp program with
 	if prog != "" {
 		if gomp, omp = openMPRuntimes(prog); gomp && !omp {
 			if rf.noSwap {
 				gompNote = ". It uses GCC's libgomp and --no-libomp-swap kept it"
-			} else if libomp := findLibOMP(); libomp == "" {
+			} else if swapTo = findLibOMP(); swapTo == "" {
 				gompNote = ". It uses GCC's libgomp, and LLVM's libomp to run it with was not found (apt-get install libomp-dev, or set PTRACE_LIBOMP)"
 				fmt.Fprintf(stderr, "ptrace record: %s uses GCC's libgomp, which loads no OMPT tool, and LLVM's libomp was not found: no OpenMP events (install libomp-dev or set PTRACE_LIBOMP)\n", filepath.Base(prog))
 			} else {
-				env = preloadFirst(env, libomp)
-				fmt.Fprintf(stderr, "ptrace record: %s uses GCC's libgomp, which loads no OMPT tool: running it with LLVM's %s in its place (--no-libomp-swap to keep libgomp)\n", filepath.Base(prog), libomp)
+				fmt.Fprintf(stderr, "ptrace record: %s uses GCC's libgomp, which loads no OMPT tool: running it with LLVM's %s in its place (--no-libomp-swap to keep libgomp)\n", filepath.Base(prog), swapTo)
 			}
 		}
+	}
+	// The collector is preloaded where it records: for its PMPI wrappers,
+	// and for the wrappers of pthread_create and pthread_join (threads the
+	// program starts) in a program known to run on libomp; a command
+	// record cannot see into (a script) gets the OpenMP tool alone.
+	env := recordEnv(os.Environ(), lib, dir, mpi || omp || swapTo != "", rf.bufferMB)
+	if swapTo != "" {
+		env = preloadFirst(env, swapTo)
+	}
+	if dirOut != "" {
+		defer os.Remove(dirOut)
+		env = append(env, "PTRACE_DIR_OUT="+dirOut)
 	}
 	st, runErr := runChild(args, env)
 	if se := (*startError)(nil); errors.As(runErr, &se) {
@@ -290,11 +297,12 @@ func runChild(args, env []string) (childStatus, error) {
 	return childStatus{}, err
 }
 
-// recordEnv returns env with the collector's variables set: the MPI library
-// is preloaded (PMPI interposition needs it) and also named as OMPT tool; the
-// OpenMP-only library is only named as OMPT tool, so programs without libomp
-// never load it.
-func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []string {
+// recordEnv returns env with the collector's variables set: lib is named as
+// OMPT tool, and with preload also preloaded (the PMPI wrappers and the
+// pthread wrappers need that): the MPI library always, the OpenMP-only one
+// for a program that runs on libomp, so that programs without libomp never
+// load it.
+func recordEnv(env []string, lib, dir string, preload bool, bufferMB float64) []string {
 	get := func(k string) string {
 		for _, kv := range env {
 			if v, ok := strings.CutPrefix(kv, k+"="); ok {
@@ -310,7 +318,7 @@ func recordEnv(env []string, lib, dir string, mpi bool, bufferMB float64) []stri
 		// PTRACE_DIR would stop; an inherited one is dropped below.
 		delete(set, "PTRACE_DIR")
 	}
-	if mpi {
+	if preload {
 		set["LD_PRELOAD"] = prependList(lib, get("LD_PRELOAD"))
 	}
 	if bufferMB > 0 {

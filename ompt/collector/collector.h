@@ -106,10 +106,11 @@ typedef struct ptr_thread {
 	_Atomic size_t committed; /* words of complete records */
 	uint64_t seq;             /* id counter, owner only */
 	int index;
-	_Atomic int type;         /* ompt_thread_t: 1 initial, 2 worker, 3 other */
+	_Atomic int type;         /* ompt_thread_t: 1 initial, 2 worker, 3 other; 5 user */
 	long tid;
 	int ompt;                 /* announced by OMPT thread_begin */
 	int ended;
+	int user;                 /* started by the program's pthread_create (pthread_wrap.c) */
 	int64_t chunk_seq;        /* under the file lock */
 	int64_t written;          /* events written, under the file lock */
 	int64_t written_ns;       /* time of the last event written, under the file lock */
@@ -154,6 +155,12 @@ int ptr_finished(void);
 int ptr_active(void);
 void ptr_set_runtime(const char *s);
 void ptr_note_thread_end(ptr_thread *t);
+/* Threads the program starts (pthread_wrap.c) */
+#define PTR_THREAD_USER 5                /* docs/trace-format.md: ptrace's own thread type */
+#define PTR_SYNC_THREAD_JOIN 256         /* docs/trace-format.md: ptrace's own sync kind */
+int ptr_recording(void);                 /* active and not closed (finished, crashed or forked) */
+ptr_thread *ptr_user_begin(void);        /* the calling new thread, as type user; NULL if not recording */
+void ptr_user_end(ptr_thread *t);        /* its thread_end, once (not when OpenMP took it over) */
 /* MPI hooks (mpi_wrap.c drives them) */
 void ptr_set_rank(int rank, int nranks, const char *dir); /* opens the file */
 void ptr_random_run_id(uint8_t id[16]);  /* 128 random bits */

@@ -102,6 +102,9 @@ static struct {
 	_Atomic int nthreads;
 	_Atomic int threads_dirty;
 	pthread_key_t key;
+	_Atomic int nuser;      /* user threads registered (pthread_wrap.c) */
+	uint64_t *spare[64];    /* buffers of ended user threads, for the next threads; under the file lock */
+	_Atomic int nspare;
 
 	_Atomic int lock; /* file lock: 0 free, else owner's thread index + 1 (or -1) */
 	int fd;
@@ -942,9 +945,31 @@ static void key_destructor(void *p)
 	ptr_thread *t = p;
 	if (t && !t->ended && !atomic_load(&g.closed)) {
 		ptr_tls = t;
+		if (t->user) {
+			/* a user thread cancelled (its start routine neither
+			 * returned nor called pthread_exit) */
+			ptr_user_end(t);
+			return;
+		}
 		ptr_ev0(t, K_THREAD_END);
 		t->ended = 1;
 	}
+}
+
+/* A buffer an ended user thread left (retire), or NULL. */
+static uint64_t *take_spare(void)
+{
+	if (atomic_load_explicit(&g.nspare, memory_order_relaxed) == 0)
+		return NULL;
+	uint64_t *b = NULL;
+	file_lock();
+	int n = atomic_load_explicit(&g.nspare, memory_order_relaxed);
+	if (n > 0) {
+		b = g.spare[n - 1];
+		atomic_store_explicit(&g.nspare, n - 1, memory_order_relaxed);
+	}
+	file_unlock();
+	return b;
 }
 
 ptr_thread *ptr_register(int type, int ompt)
@@ -971,7 +996,9 @@ ptr_thread *ptr_register(int type, int ompt)
 			warn("more than 65536 threads: events of the extra threads are dropped");
 	}
 	t = calloc(1, sizeof *t);
-	uint64_t *buf = t ? map_buffer((words + 8) * 8) : NULL;
+	uint64_t *buf = t && words == g.buf_words ? take_spare() : NULL;
+	if (t && !buf)
+		buf = map_buffer((words + 8) * 8);
 	if (!t || !buf) {
 		/* out of memory: a shared sink whose events are dropped */
 		static ptr_thread fallback;
@@ -985,6 +1012,7 @@ ptr_thread *ptr_register(int type, int ompt)
 	}
 	t->buf = buf;
 	t->cap = words;
+	*done_words(t) = 0; /* a spare buffer holds its last owner's */
 	t->index = idx;
 	t->type = type;
 	t->tid = gettid_();
@@ -1007,6 +1035,77 @@ ptr_thread *ptr_self_slow(void)
 }
 
 void ptr_note_thread_end(ptr_thread *t) { t->ended = 1; }
+
+int ptr_recording(void) { return atomic_load(&g.active) && !atomic_load(&g.closed); }
+
+/* User threads (pthread_wrap.c). A program that starts many threads over
+ * its run (a thread per step or per request) would hold a buffer per
+ * thread it ever started (8 MiB each by default, pre-faulted): once more
+ * than PTR_USER_KEEP user threads were registered, an ending user thread
+ * writes its events out and hands its buffer to the next thread that
+ * registers, keeping a small one for whatever it still records (an MPI
+ * call from a thread-local destructor). Below that nothing is written at a
+ * thread's end, so that the writing does not lengthen the joins of a
+ * program with a few threads. */
+#define PTR_USER_KEEP 16
+#define RETIRED_WORDS 504
+
+static void retire(ptr_thread *t)
+{
+	uint64_t *small = calloc(RETIRED_WORDS + 8, sizeof *small);
+	if (!small)
+		return;
+	file_lock();
+	if (atomic_load(&g.closed)) {
+		file_unlock();
+		free(small);
+		return;
+	}
+	clock_point();
+	drain_thread(t, done_words(t), 0);
+	uint64_t *old = t->buf;
+	size_t oldcap = t->cap;
+	t->buf = small;
+	t->cap = RETIRED_WORDS;
+	t->pos = 0;
+	atomic_store_explicit(&t->committed, 0, memory_order_release);
+	int n = atomic_load_explicit(&g.nspare, memory_order_relaxed);
+	int keep = oldcap == g.buf_words && n < (int)(sizeof g.spare / sizeof g.spare[0]);
+	if (keep) {
+		g.spare[n] = old;
+		atomic_store_explicit(&g.nspare, n + 1, memory_order_relaxed);
+	}
+	file_unlock();
+	if (!keep)
+		munmap(old, (oldcap + 8) * 8);
+}
+
+ptr_thread *ptr_user_begin(void)
+{
+	if (!ptr_recording() || ptr_tls)
+		return NULL;
+	ptr_thread *t = ptr_register(PTR_THREAD_USER, 0);
+	if (t->index < 0)
+		return NULL;
+	t->user = 1;
+	atomic_fetch_add(&g.nuser, 1);
+	/* the key's destructor ends a thread that is cancelled */
+	pthread_setspecific(g.key, t);
+	return t;
+}
+
+void ptr_user_end(ptr_thread *t)
+{
+	uint64_t s = ptr_stamp();
+	/* a thread OpenMP took over (it ran a parallel region) ends with the
+	 * runtime's thread_end */
+	if (!t || t != ptr_tls || !t->user || t->ompt || t->ended)
+		return;
+	ptr_ev0_at(t, s, K_THREAD_END);
+	t->ended = 1;
+	if (atomic_load(&g.nuser) > PTR_USER_KEEP)
+		retire(t);
+}
 
 /* Buffer full: write it out between flush_begin and flush_end events. */
 uint64_t ptr_overflow(ptr_thread *t, size_t need)
@@ -1247,7 +1346,7 @@ static void thread_entry(mpw *w, uint32_t i)
 	ptr_thread *t = atomic_load_explicit(&g.threads[i], memory_order_acquire);
 	char name[32], digits[12];
 	int type = t ? atomic_load_explicit(&t->type, memory_order_relaxed) : 3;
-	const char *base = type == 1 ? "initial " : type == 2 ? "worker " : "other ";
+	const char *base = type == 1 ? "initial " : type == 2 ? "worker " : type == PTR_THREAD_USER ? "user " : "other ";
 	size_t n = strlen(base), d = 0;
 	memcpy(name, base, n);
 	uint32_t v = i;

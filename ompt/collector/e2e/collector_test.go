@@ -1013,8 +1013,8 @@ func (h *harness) run(t *testing.T, env []string, name string, args ...string) s
 // TestStressTSan drives the collector core from pthreads under
 // ThreadSanitizer: tiny buffers (flushes under the file lock), shared code
 // addresses met for the first time concurrently, buffers drained by another
-// thread while their owners record, and a thread recording while the trace is
-// finished.
+// thread while their owners record, user threads handing their buffers on
+// as they end, and a thread recording while the trace is finished.
 func TestStressTSan(t *testing.T) {
 	h := setup(t)
 	requireTSan(t, h)
@@ -1023,15 +1023,25 @@ func TestStressTSan(t *testing.T) {
 	h.run(t, os.Environ(), "clang", "-fsanitize=thread", "-g", "-O1", "-std=c11", "-Wall", "-Wextra", "-Werror",
 		"-Iompt/collector", "-I"+inc, "-o", bin, "ompt/collector/e2e/testdata/stress.c", "ompt/collector/core.c",
 		"ompt/collector/ompt_tool.c", "-ldl", "-lpthread")
-	const threads, events = 4, 20000
+	// users: more than the 16 user threads that keep their buffers
+	const threads, events, users, userEvents = 4, 20000, 24, 2 * 3000
 	dir := filepath.Join(t.TempDir(), "trace")
-	h.run(t, tsanEnv(h, dir), bin, strconv.Itoa(threads), strconv.Itoa(events))
+	h.run(t, tsanEnv(h, dir), bin, strconv.Itoa(threads), strconv.Itoa(events), strconv.Itoa(users))
 	p := valid(t, dir)[0]
 	creates := count(p, trace.TaskCreate, nil)
 	deps := count(p, trace.TaskDeps, nil)
+	regions := count(p, trace.RegionEnter, nil)
 	fb, fe := count(p, trace.FlushBegin, nil), count(p, trace.FlushEnd, nil)
-	workers := 0
+	workers, userThreads := 0, 0
 	for th, evs := range rowsOf(p) {
+		if p.Threads[th].Type == trace.ThreadUser {
+			userThreads++
+			if evs[0].Kind != trace.ThreadBegin || evs[0].Args[0] != trace.ThreadUser || evs[len(evs)-1].Kind != trace.ThreadEnd ||
+				2*regions[th] != userEvents {
+				t.Errorf("user thread %d: from %s to %s, %d region events; want thread_begin(5) … thread_end, %d", th, evs[0].Kind, evs[len(evs)-1].Kind, 2*regions[th], userEvents)
+			}
+			continue
+		}
 		if creates[th] == 0 {
 			continue // the late thread
 		}
@@ -1044,8 +1054,8 @@ func TestStressTSan(t *testing.T) {
 			t.Errorf("thread %d ends with %s, want thread_end (recorded at thread exit)", th, evs[len(evs)-1].Kind)
 		}
 	}
-	if workers != threads {
-		t.Errorf("%d worker threads, want %d", workers, threads)
+	if workers != threads || userThreads != users {
+		t.Errorf("%d worker threads and %d user threads, want %d and %d", workers, userThreads, threads, users)
 	}
 }
 

@@ -30,19 +30,20 @@ func mpirunN(n int, args ...string) []string {
 }
 
 // mpiWrappers are an MPI's compiler wrappers, the variables that make
-// them call clang and gfortran, and the Debian package that has them.
-type mpiWrappers struct{ cc, fc, ccEnv, fcEnv, pkg string }
+// them call clang, gfortran and clang++, and the Debian package that has them.
+type mpiWrappers struct{ cc, fc, cxx, ccEnv, fcEnv, cxxEnv, pkg string }
 
 func openMPI() mpiWrappers {
-	return mpiWrappers{"mpicc", "mpifort", "OMPI_CC=clang", "OMPI_FC=gfortran", "libopenmpi-dev"}
+	return mpiWrappers{"mpicc", "mpifort", "mpicxx", "OMPI_CC=clang", "OMPI_FC=gfortran", "OMPI_CXX=clang++", "libopenmpi-dev"}
 }
 
 func mpich() mpiWrappers {
-	return mpiWrappers{"mpicc.mpich", "mpifort.mpich", "MPICH_CC=clang", "MPICH_FC=gfortran", "libmpich-dev"}
+	return mpiWrappers{"mpicc.mpich", "mpifort.mpich", "mpicxx.mpich", "MPICH_CC=clang", "MPICH_FC=gfortran", "MPICH_CXX=clang++", "libmpich-dev"}
 }
 
 // buildMPI compiles a program of testdata with Open MPI's mpicc (clang),
-// or with mpifort (gfortran) for .f90 sources, into the test's directory.
+// or with mpifort (gfortran) for .f90 sources, or mpicxx (clang++) for .cpp
+// sources, into the test's directory.
 func (h *harness) buildMPI(t *testing.T, src string, flags ...string) string {
 	t.Helper()
 	return h.buildWith(t, openMPI(), src, flags...)
@@ -65,6 +66,10 @@ func (h *harness) buildWith(t *testing.T, w mpiWrappers, src string, flags ...st
 		args := append([]string{"-O1", "-g", "-Wall", "-Werror", "-J", dir}, flags...)
 		c = exec.Command(w.fc, append(args, "-o", bin, src)...)
 		c.Env = append(os.Environ(), w.fcEnv)
+	} else if ext == ".cpp" {
+		args := append([]string{"-O1", "-g", "-std=c++17", "-Wall", "-Wextra", "-Werror"}, flags...)
+		c = exec.Command(w.cxx, append(args, "-o", bin, src)...)
+		c.Env = append(os.Environ(), w.cxxEnv)
 	} else {
 		args := append([]string{"-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror"}, flags...)
 		c = exec.Command(w.cc, append(args, "-o", bin, src, "-lm")...)

@@ -48,7 +48,9 @@ func mpiexecMPICH(n int, args ...string) []string {
 // its own). The pure MPI program's values equal what its own clock saw,
 // as under Open MPI (TestPureMPIValues); the Cartesian Jacobi's messages
 // and reductions all match in C and in Fortran with use mpi and use
-// mpi_f08, its grid's communicator as MPI tells it; and ptrace-mpi under
+// mpi_f08, its grid's communicator as MPI tells it; the threads a program
+// starts (pthreads, std::thread) are recorded as under Open MPI
+// (TestUserThreadsMPI), none of MPICH's own; and ptrace-mpi under
 // mpiexec.mpich gives the report the in-process analysis gives.
 func TestMPICH(t *testing.T) {
 	h := setupMPICH(t)
@@ -88,6 +90,13 @@ func TestMPICH(t *testing.T) {
 		dir, out := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(particlesIters), strconv.Itoa(particlesLateUS))...)
 		checkParticles(t, h, dir, out)
 	})
+	for _, s := range userThreadSources {
+		t.Run(s.src, func(t *testing.T) {
+			const iters = 3
+			bin := h.buildWith(t, mpich(), testdata(s.src))
+			recordUserThreads(t, h, mpiexecMPICH(2, bin, strconv.Itoa(iters)), filepath.Join(h.root, testdata(s.src)), s.joinCall, iters)
+		})
+	}
 	t.Run("ptrace-mpi", func(t *testing.T) {
 		bin := filepath.Join(t.TempDir(), "ptrace-mpi")
 		c := exec.Command(goTool(), "build", "-tags", "mpi", "-o", bin, "./cmd/ptrace")

@@ -4,9 +4,13 @@
  * tiny buffers (frequent flushes under the file lock), meet the same code
  * addresses for the first time concurrently (location table), while the main
  * thread drains every buffer (as MPI_Finalize does) and a late thread keeps
- * recording while the trace is finished.
+ * recording while the trace is finished. Then user threads (as the
+ * pthread_create wrapper starts them: ptr_user_begin, ptr_user_end), four
+ * at a time, more than the collector keeps buffers for: each ending one
+ * writes its events and hands its buffer to a later one, while the main
+ * thread drains.
  *
- *   usage: stress THREADS EVENTS   (PTRACE_DIR and PTRACE_BUFFER_MB set)
+ *   usage: stress THREADS EVENTS [USERS]   (PTRACE_DIR and PTRACE_BUFFER_MB set)
  */
 #define _GNU_SOURCE
 #include "collector.h"
@@ -42,6 +46,23 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+#define USER_EVENTS 3000 /* region enter and exit pairs */
+
+static void *user(void *arg)
+{
+	(void)arg;
+	ptr_thread *t = ptr_user_begin();
+	if (!t)
+		return NULL;
+	for (int i = 0; i < USER_EVENTS; i++) {
+		ptr_ev1(t, K_REGION_ENTER, 0);
+		ptr_ev1(t, K_REGION_EXIT, 0);
+	}
+	ptr_user_end(t);
+	atomic_fetch_add(&finished, 1);
+	return NULL;
+}
+
 static void *late(void *arg)
 {
 	(void)arg;
@@ -56,6 +77,7 @@ int main(int argc, char **argv)
 {
 	int nthreads = argc > 1 ? atoi(argv[1]) : 4;
 	nevents = argc > 2 ? atoi(argv[2]) : 20000;
+	int nusers = argc > 3 ? atoi(argv[3]) : 0;
 	ptr_activate();
 	pthread_t th[64], lt;
 	if (nthreads > 64)
@@ -66,12 +88,22 @@ int main(int argc, char **argv)
 		ptr_flush_all();
 	for (int i = 0; i < nthreads; i++)
 		pthread_join(th[i], NULL);
+	for (int i = 0; i < nusers; i += 4) {
+		int n = nusers - i < 4 ? nusers - i : 4;
+		atomic_store(&finished, 0);
+		for (int k = 0; k < n; k++)
+			pthread_create(&th[k], NULL, user, NULL);
+		while (atomic_load(&finished) < n)
+			ptr_flush_all();
+		for (int k = 0; k < n; k++)
+			pthread_join(th[k], NULL);
+	}
 	pthread_create(&lt, NULL, late, NULL);
 	while (!atomic_load(&running))
 		;
 	ptr_finish("stress"); /* the late thread is recording meanwhile */
 	atomic_store(&running, 2);
 	pthread_join(lt, NULL);
-	printf("stress: threads=%d events=%d\n", nthreads, nevents);
+	printf("stress: threads=%d events=%d users=%d\n", nthreads, nevents, nusers);
 	return 0;
 }

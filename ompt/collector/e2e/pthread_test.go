@@ -1,0 +1,415 @@
+package e2e
+
+// Threads the program starts itself (pthread_create, std::thread) and its
+// joins (docs/collector.md, "Threads the program starts"): each such thread
+// is a user thread (type 5) from the entry of its start routine to its end,
+// and a join is a sync region of kind 256 on the joining thread. The
+// assertions hold the trace against the program's own clock.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// userRun is what pthread_mpi.c and thread_mpi.cpp print, per rank and
+// thread id: the thread's first and last stamp, its MPI_Sendrecv calls,
+// and the main thread's join of it.
+type userRun struct {
+	start, end [2][2]int64
+	calls      [2][2][][2]int64
+	join       [2][2][2]int64
+	window     [2][2]int64
+}
+
+var (
+	userThreadLine = regexp.MustCompile(`(?m)^thread rank=(\d) id=(\d) start=(\d+) end=(\d+)$`)
+	userCallLine   = regexp.MustCompile(`(?m)^call rank=(\d) id=(\d) enter=(\d+) exit=(\d+)$`)
+	userJoinLine   = regexp.MustCompile(`(?m)^join rank=(\d) id=(\d) begin=(\d+) end=(\d+)$`)
+	userWindowLine = regexp.MustCompile(`(?m)^window rank=(\d) init_exit=(\d+) finalize_enter=(\d+)$`)
+)
+
+func parseUserRun(t *testing.T, out string, iters int) *userRun {
+	t.Helper()
+	u := &userRun{}
+	num := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+	th, jn, win := userThreadLine.FindAllStringSubmatch(out, -1), userJoinLine.FindAllStringSubmatch(out, -1), userWindowLine.FindAllStringSubmatch(out, -1)
+	if len(th) != 4 || len(jn) != 4 || len(win) != 2 {
+		t.Fatalf("%d thread, %d join and %d window lines, want 4, 4 and 2:\n%s", len(th), len(jn), len(win), out)
+	}
+	for _, m := range th {
+		r, k := num(m[1]), num(m[2])
+		u.start[r][k], u.end[r][k] = num(m[3]), num(m[4])
+	}
+	for _, m := range jn {
+		r, k := num(m[1]), num(m[2])
+		u.join[r][k] = [2]int64{num(m[3]), num(m[4])}
+	}
+	for _, m := range win {
+		r := num(m[1])
+		u.window[r] = [2]int64{num(m[2]), num(m[3])}
+	}
+	for _, m := range userCallLine.FindAllStringSubmatch(out, -1) {
+		r, k := num(m[1]), num(m[2])
+		u.calls[r][k] = append(u.calls[r][k], [2]int64{num(m[3]), num(m[4])})
+	}
+	for r := range 2 {
+		for k := range 2 {
+			if len(u.calls[r][k]) != iters {
+				t.Fatalf("rank %d thread %d: %d calls printed, want %d", r, k, len(u.calls[r][k]), iters)
+			}
+		}
+	}
+	return u
+}
+
+// joinQuad is a join as the collector records it: sync_begin,
+// sync_wait_begin, sync_wait_end, sync_end of kind 256.
+type joinQuad struct {
+	begin, waitBegin, waitEnd, end int64
+	loc                            int64
+}
+
+// joinsOf returns the thread's joins, checking that each is the four
+// events in order, of kind 256 with parallel and task 0, and that
+// nothing else lies inside one.
+func joinsOf(t *testing.T, evs []trace.Event, where string) []joinQuad {
+	t.Helper()
+	order := []trace.Kind{trace.SyncBegin, trace.SyncWaitBegin, trace.SyncWaitEnd, trace.SyncEnd}
+	var out []joinQuad
+	for i := 0; i < len(evs); i++ {
+		e := &evs[i]
+		if !isSync(e.Kind) || e.Args[0] != trace.SyncThreadJoin {
+			continue
+		}
+		if e.Kind != trace.SyncBegin || i+3 >= len(evs) {
+			t.Errorf("%s: %s of kind 256 at %d outside a join's four events", where, e.Kind, e.Time)
+			continue
+		}
+		for k, want := range order {
+			f := &evs[i+k]
+			if f.Kind != want || f.Args[0] != trace.SyncThreadJoin || f.Args[1] != 0 || f.Args[2] != 0 {
+				t.Errorf("%s: join at %d: event %d is %s %v, want %s of kind 256, parallel 0, task 0", where, e.Time, k, f.Kind, f.Args[:3], want)
+			}
+		}
+		if evs[i].Args[3] != evs[i+3].Args[3] {
+			t.Errorf("%s: join at %d: sync_begin at location %d, sync_end at %d", where, e.Time, evs[i].Args[3], evs[i+3].Args[3])
+		}
+		out = append(out, joinQuad{evs[i].Time, evs[i+1].Time, evs[i+2].Time, evs[i+3].Time, evs[i].Args[3]})
+		i += 3
+	}
+	return out
+}
+
+func isSync(k trace.Kind) bool {
+	return k == trace.SyncBegin || k == trace.SyncWaitBegin || k == trace.SyncWaitEnd || k == trace.SyncEnd
+}
+
+// lifeOf checks that a thread's events run from one thread_begin to one
+// thread_end and returns the begin's type argument and both times.
+func lifeOf(t *testing.T, evs []trace.Event, where string) (typ, begin, end int64) {
+	t.Helper()
+	if len(evs) < 2 || evs[0].Kind != trace.ThreadBegin || evs[len(evs)-1].Kind != trace.ThreadEnd {
+		t.Errorf("%s: does not run from thread_begin to thread_end", where)
+		return -1, 0, 0
+	}
+	for _, e := range evs[1 : len(evs)-1] {
+		if e.Kind == trace.ThreadBegin || e.Kind == trace.ThreadEnd {
+			t.Errorf("%s: a second %s at %d", where, e.Kind, e.Time)
+		}
+	}
+	return evs[0].Args[0], evs[0].Time, evs[len(evs)-1].Time
+}
+
+// lineOf returns the 1-based line of src holding s (the only one).
+func lineOf(t *testing.T, src, s string) int {
+	t.Helper()
+	n := 0
+	for i, l := range sourceLines(t, src) {
+		if strings.Contains(l, s) {
+			if n != 0 {
+				t.Fatalf("%s: %q on lines %d and %d", src, s, n, i)
+			}
+			n = i
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s: no line holds %q", src, s)
+	}
+	return n
+}
+
+// userThreadsMismatches checks the trace of pthread_mpi.c or
+// thread_mpi.cpp: the structure (a failure of the test) and, returned,
+// the times that differ from the program's own by more than tol (a
+// loaded machine's descheduling between the program's stamp and the
+// collector's can cause those: the caller records again).
+//
+// Per rank: three threads, the main thread (initial) and the program's
+// two (type 5, no other thread: Open MPI's and MPICH's own threads are
+// not recorded); each user thread from thread_begin(5), stamped as its
+// start routine is entered (just before the program's first stamp), to
+// thread_end as it returns or calls pthread_exit (just after its last
+// stamp), its MPI calls in between; the main thread's two joins, at the
+// join's source line, from just after the program's stamp before
+// pthread_join to just before its stamp after, each ending after the
+// joined thread's thread_end.
+func userThreadsMismatches(t *testing.T, procs []*trace.Process, u *userRun, src, joinCall string, iters int) []string {
+	t.Helper()
+	const tol = 1_000_000 // ns
+	const skew = 20_000   // ns: two threads' stamps, and TSC against clock_gettime
+	if len(procs) != 2 {
+		t.Fatalf("%d processes, want 2", len(procs))
+	}
+	joinLine := lineOf(t, src, joinCall)
+	var bad []string
+	off := func(what string, got, want int64, early, late int64) {
+		if d := got - want; d < -early || d > late {
+			bad = append(bad, fmt.Sprintf("%s: the collector's %d, the program's %d (%+d ns; allowed −%d … +%d)", what, got, want, d, early, late))
+		}
+	}
+	for rank, p := range procs {
+		rows := rowsOf(p)
+		if len(rows) != 3 || len(p.Threads) != 3 {
+			t.Fatalf("rank %d: %d threads with events, %d in the table; want 3 (main and the program's 2)", rank, len(rows), len(p.Threads))
+		}
+		var ends [2]int64
+		seen := [2]bool{}
+		for th, evs := range rows {
+			where := fmt.Sprintf("rank %d thread %d", rank, th)
+			typ, begin, end := lifeOf(t, evs, where)
+			if th == 0 {
+				if p.Threads[0].Type != trace.ThreadInitial || typ != trace.ThreadInitial {
+					t.Errorf("%s: type %d, thread_begin(%d); want the initial thread", where, p.Threads[0].Type, typ)
+				}
+				continue
+			}
+			if p.Threads[th].Type != trace.ThreadUser || typ != trace.ThreadUser {
+				t.Errorf("%s: type %d, thread_begin(%d); want a user thread (5)", where, p.Threads[th].Type, typ)
+			}
+			id, mpi := int64(-1), 0
+			for _, e := range evs {
+				switch e.Kind {
+				case trace.MPISend:
+					id = e.Args[1] // the tag is the thread's id
+				case trace.MPIEnter:
+					mpi++
+				case trace.SyncBegin:
+					t.Errorf("%s: a sync region (kind %d) on a thread that joins none", where, e.Args[0])
+				}
+			}
+			if id != 0 && id != 1 || seen[id] || mpi != iters {
+				t.Fatalf("%s: sends with tag %d (seen before: %v), %d MPI calls; want the program's thread 0 or 1 with %d calls", where, id, id >= 0 && id < 2 && seen[id], mpi, iters)
+			}
+			seen[id] = true
+			ends[id] = end
+			what := fmt.Sprintf("rank %d thread %d (the program's %d)", rank, th, id)
+			off(what+" thread_begin against its first stamp", begin, u.start[rank][id], tol, skew)
+			off(what+" thread_end against its last stamp", end, u.end[rank][id], skew, tol)
+		}
+		joins := joinsOf(t, rows[0], fmt.Sprintf("rank %d thread 0", rank))
+		if len(joins) != 2 {
+			t.Fatalf("rank %d: thread 0 has %d joins, want 2", rank, len(joins))
+		}
+		for k, j := range joins {
+			what := fmt.Sprintf("rank %d join of thread %d", rank, k)
+			if l := joinLoc(p, j.loc); l == nil || l.Line != joinLine || !strings.HasSuffix(l.File, filepath.Base(src)) {
+				t.Errorf("%s at %s, want %s:%d", what, p.LocationName(j.loc), filepath.Base(src), joinLine)
+			}
+			off(what+" sync_begin", j.begin, u.join[rank][k][0], skew, tol)
+			off(what+" sync_end", j.end, u.join[rank][k][1], tol, skew)
+			if j.waitEnd < ends[k]-skew {
+				bad = append(bad, fmt.Sprintf("%s: its wait ends at %d, before the thread's thread_end at %d", what, j.waitEnd, ends[k]))
+			}
+		}
+	}
+	return bad
+}
+
+func joinLoc(p *trace.Process, loc int64) *trace.Location {
+	if loc <= 0 || loc >= int64(len(p.Locations)) {
+		return nil
+	}
+	return &p.Locations[loc]
+}
+
+// recordUserThreads records a 2-rank run of a user-thread program (cmd)
+// and checks it, recording again (3 runs at most) when only times are off.
+func recordUserThreads(t *testing.T, h *harness, cmd []string, src, joinCall string, iters int) {
+	t.Helper()
+	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	var bad []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		dir, out := h.mustRecord(t, nil, cmd...)
+		procs := valid(t, dir)
+		u := parseUserRun(t, out, iters)
+		if bad = userThreadsMismatches(t, procs, u, src, joinCall, iters); len(bad) == 0 {
+			return
+		}
+		t.Logf("run %d: %d times off: %s", attempt, len(bad), strings.Join(bad, "; "))
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+// userThreadSources are the two programs: C with pthreads (one thread
+// ends by pthread_exit), C++ with std::thread (libstdc++ starts and joins
+// the threads: the join's location is the program's call of join()).
+var userThreadSources = []struct{ src, joinCall string }{
+	{"pthread_mpi.c", "pthread_join(th[k]"},
+	{"thread_mpi.cpp", "th[k].join()"},
+}
+
+// Threads a pure MPI program starts (Open MPI): the trace holds them from
+// their start to their end, and the main thread's joins.
+func TestUserThreadsMPI(t *testing.T) {
+	h := setup(t)
+	const iters = 3
+	for _, s := range userThreadSources {
+		t.Run(s.src, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata(s.src))
+			recordUserThreads(t, h, mpirunN(2, bin, strconv.Itoa(iters)), filepath.Join(h.root, testdata(s.src)), s.joinCall, iters)
+		})
+	}
+}
+
+// An OpenMP program's own threads (recorded with the OpenMP-only library,
+// which ptrace record preloads for a program on libomp, or on libgomp run
+// with libomp in its place): a thread that runs a parallel region of its
+// own becomes the initial thread of its team (libomp announces it; one
+// thread_begin, of type 5, and libomp's thread_end), libomp's workers stay
+// workers, a thread cancelled inside pthread_join ends its join and
+// itself; the main thread's joins are recorded. The trace is valid and
+// analysed without warnings.
+func TestUserThreadsOpenMP(t *testing.T) {
+	h := setup(t)
+	src := filepath.Join(h.root, testdata("pthread_omp.c"))
+	t.Run("clang", func(t *testing.T) {
+		checkNest(t, h, h.buildOMP(t, testdata("pthread_omp.c")), src)
+	})
+	t.Run("gcc", func(t *testing.T) {
+		if _, err := exec.LookPath("gcc"); err != nil {
+			if os.Getenv("CI") == "true" {
+				t.Fatal("CI=true and gcc is not installed")
+			}
+			t.Skip("gcc is not installed")
+		}
+		bin := filepath.Join(t.TempDir(), "pthread_omp")
+		c := exec.Command("gcc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin, testdata("pthread_omp.c"))
+		c.Dir = h.root
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c.Args, err, out)
+		}
+		checkNest(t, h, bin, src)
+	})
+}
+
+func checkNest(t *testing.T, h *harness, bin, src string) {
+	t.Helper()
+	dir, out := h.mustRecord(t, nil, bin, "nest")
+	if !strings.Contains(out, "canceled=1") {
+		t.Fatalf("the program did not cancel its thread:\n%s", out)
+	}
+	p := valid(t, dir)[0]
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	rows := rowsOf(p)
+	var user, nested, canceled []int
+	for th, evs := range rows {
+		where := fmt.Sprintf("thread %d", th)
+		typ, _, _ := lifeOf(t, evs, where)
+		table := int64(p.Threads[th].Type)
+		par := 0
+		for _, e := range evs {
+			if e.Kind == trace.ParallelBegin {
+				par++
+			}
+		}
+		switch {
+		case typ == trace.ThreadWorker || table == trace.ThreadWorker:
+			if typ != table {
+				t.Errorf("%s: a libomp worker with thread_begin(%d) and type %d", where, typ, table)
+			}
+		case typ == trace.ThreadUser && par > 0:
+			// libomp announced it when it met the parallel region
+			if table != trace.ThreadInitial {
+				t.Errorf("%s: a user thread running a parallel region has type %d, want initial (1)", where, table)
+			}
+			nested = append(nested, th)
+		case typ == trace.ThreadUser:
+			if table != trace.ThreadUser {
+				t.Errorf("%s: thread_begin(5) but type %d", where, table)
+			}
+			user = append(user, th)
+			if j := joinsOf(t, evs, where); len(j) == 1 {
+				// C: cancelled in its join, which ends before the thread does
+				if last := evs[len(evs)-2]; last.Kind != trace.SyncEnd || last.Args[0] != trace.SyncThreadJoin {
+					t.Errorf("%s: cancelled in its join, its last event before thread_end is %s", where, last.Kind)
+				}
+				canceled = append(canceled, th)
+			}
+		case th == 0:
+			if typ != trace.ThreadInitial || table != trace.ThreadInitial {
+				t.Errorf("thread 0: thread_begin(%d), type %d; want the initial thread", typ, table)
+			}
+		default:
+			t.Errorf("%s: thread_begin(%d), type %d: not a thread of the program", where, typ, table)
+		}
+	}
+	if len(nested) != 1 || len(user) != 2 || len(canceled) != 1 {
+		t.Errorf("user threads %v (want C and D), running a parallel region %v (want N), cancelled in a join %v (want C)", user, nested, canceled)
+	}
+	joins := joinsOf(t, rows[0], "thread 0")
+	lines := []int{lineOf(t, src, "pthread_join(n, NULL)"), lineOf(t, src, "pthread_join(c, &ret)"), lineOf(t, src, "pthread_join(d, NULL)")}
+	if len(joins) != len(lines) {
+		t.Fatalf("thread 0 has %d joins, want %d", len(joins), len(lines))
+	}
+	for k, j := range joins {
+		if l := joinLoc(p, j.loc); l == nil || l.Line != lines[k] {
+			t.Errorf("thread 0's join %d at %s, want line %d", k, p.LocationName(j.loc), lines[k])
+		}
+	}
+	for th := 1; th < len(rows); th++ {
+		if (len(canceled) == 0 || th != canceled[0]) && len(joinsOf(t, rows[th], "")) > 0 {
+			t.Errorf("thread %d: joins recorded on a thread that joins none", th)
+		}
+	}
+}
+
+// A program that starts many short threads, each starting one of its
+// own: every thread is in the trace with its events, and its memory stays
+// bounded. Each user thread had a buffer until the end of the run (1 MiB
+// here: 128 threads, 137 MB at the peak, 3 MB without the collector);
+// now an ending one hands its buffer to the next, past the first 16.
+func TestUserThreadsChurn(t *testing.T) {
+	h := setup(t)
+	const k = 64
+	bin := h.buildOMP(t, testdata("pthread_omp.c"))
+	dir, out := h.mustRecord(t, []string{"--buffer-mb", "1"}, bin, "churn", strconv.Itoa(k))
+	p := valid(t, dir)[0]
+	hwm := printed(t, out, "vmhwm_kb=")
+	// main, libomp's worker, 16 kept buffers, at most 8 threads alive
+	// and the spare buffers they leave: 26 MiB and the program's 3
+	if hwm > 48<<10 {
+		t.Errorf("peak resident memory %d KiB, want less than 48 MiB", hwm)
+	}
+	var user, joins int
+	for th, evs := range rowsOf(p) {
+		typ, _, _ := lifeOf(t, evs, fmt.Sprintf("thread %d", th))
+		if typ == trace.ThreadUser {
+			user++
+			joins += len(joinsOf(t, evs, fmt.Sprintf("thread %d", th)))
+		}
+	}
+	if user != 2*k || joins != k {
+		t.Errorf("%d user threads with %d joins, want %d with %d", user, joins, 2*k, k)
+	}
+}

@@ -1,0 +1,271 @@
+/*
+ * The program's own threads (docs/collector.md, "Threads the program
+ * starts"): pthread_create, pthread_exit and the joins, interposed when the
+ * library is preloaded (LD_PRELOAD; a library that libomp loaded through
+ * OMP_TOOL_LIBRARIES interposes nothing).
+ *
+ * A thread the program creates (std::thread too: libstdc++ and libc++ call
+ * pthread_create for it) starts in a trampoline that registers it as a user
+ * thread (type 5, thread_begin stamped as its start routine is entered),
+ * runs the routine and records thread_end when it returns; pthread_exit
+ * records it before exiting, and a cancelled thread gets it from the
+ * registry key's destructor (core.c). A join by the program is recorded on
+ * the joining thread as a sync region of kind 256 (thread_join): sync_begin
+ * on entry, sync_wait_begin right before the real call, sync_wait_end and
+ * sync_end right after it.
+ *
+ * Threads and joins of runtime libraries are not the program's: what a
+ * caller is, is decided by the module its return address lies in
+ * (from_program). Their threads start as they do without the collector
+ * (OpenMP workers are announced by OMPT; MPI's progress threads are not
+ * recorded), and their joins (Open MPI's in MPI_Finalize, libomp's at exit)
+ * are not recorded. Nothing is recorded before the collector is active or
+ * after the trace is finished. pthread_create and the joins are rare: a
+ * module lookup per call (a backtrace for calls through the C++ library),
+ * nothing on the hot paths (MPI wrappers, OMPT callbacks).
+ */
+#define _GNU_SOURCE
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <execinfo.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Modules that start or join threads of their own, by the start of their
+ * file name: the OpenMP runtimes (their workers are OMPT's), MPI
+ * implementations and their stacks (progress and event threads, joined in
+ * MPI_Finalize), the C library (timer, aio and name-lookup helper threads of
+ * older glibc versions, whose librt and libpthread called pthread_create
+ * through the PLT), and libraries whose helper threads serve the program but
+ * do not run its code (asynchronous Fortran I/O, BLAS thread pools, CUDA).
+ * A call through libstdc++ or libc++ (std::thread) is their caller's. A
+ * caller outside any module (JIT code) or in the executable is the
+ * program. */
+static const char *const runtime_modules[] = {
+	/* OpenMP runtimes and LLVM's offloading runtime */
+	"libomp.", "libomp-", "libomptarget", "libgomp", "libiomp",
+	/* MPI: libmpi*, libmpich*, libmpi_cray; Open MPI's libraries and its
+	 * components (mca_*.so), PMI/PMIx, PRRTE */
+	"libmpi", "libopen-pal", "libopen-rte", "libompitrace", "libmca_", "mca_", "libpmi", "libprrte",
+	"libprte",
+	/* the transports and helpers MPI runs on */
+	"libevent", "libucs", "libucp", "libuct", "libucm", "libfabric", "libpsm", "libhwloc", "libhcoll",
+	"libibverbs", "librdmacm", "libmlx", "libxpmem", "libsharp", "libnccl", "libcuda", "libtbb",
+	/* the C library */
+	"libc.so", "libc-", "libpthread", "librt", "libanl",
+	/* helper threads of other runtimes */
+	"libgfortran", "libopenblas", "libblis", "libmkl",
+};
+
+/* The C++ libraries, whose std::thread constructor and join call
+ * pthread_create and pthread_join for their caller. */
+static const char *const forwarders[] = { "libstdc++", "libc++." };
+
+static int listed(const char *name, const char *const *list, size_t n)
+{
+	const char *base = strrchr(name, '/');
+	base = base ? base + 1 : name;
+	for (size_t i = 0; i < n; i++)
+		if (strncmp(base, list[i], strlen(list[i])) == 0)
+			return 1;
+	return 0;
+}
+
+struct modq {
+	uintptr_t a;
+	const char *name;
+};
+
+static int mod_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct modq *q = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && q->a >= lo && q->a - lo < ph->p_memsz) {
+			q->name = info->dlpi_name ? info->dlpi_name : "";
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* The file name of the module holding code address a: "" for the
+ * executable, NULL outside any module. dl_iterate_phdr: tens of ns here
+ * (dladdr's symbol search takes microseconds in libc or libstdc++). */
+static const char *module_of(const void *a)
+{
+	struct modq q = { (uintptr_t)a, NULL };
+	if (a)
+		dl_iterate_phdr(mod_cb, &q);
+	return q.name;
+}
+
+/* Whether a call whose return address is ra comes from the program, not
+ * from a runtime library; *site is its call site: ra, or for a call through
+ * the C++ library the return address into the first caller outside it
+ * (found by unwinding, only then). */
+static int from_program(const void *ra, const void **site)
+{
+	*site = ra;
+	const char *m = module_of(ra);
+	if (m && listed(m, forwarders, sizeof forwarders / sizeof forwarders[0])) {
+		void *bt[16];
+		int n = backtrace(bt, 16), i = 0;
+		while (i < n && bt[i] != ra)
+			i++;
+		for (i++; i < n; i++) {
+			const char *c = module_of(bt[i]);
+			if (!c || !listed(c, forwarders, sizeof forwarders / sizeof forwarders[0])) {
+				*site = bt[i];
+				m = c;
+				break;
+			}
+		}
+	}
+	return !m || !listed(m, runtime_modules, sizeof runtime_modules / sizeof runtime_modules[0]);
+}
+
+/* The real function (the next definition after ours), looked up once. */
+#define REAL(name, type)                                                                  \
+	static _Atomic(void *) real_##name##_p;                                          \
+	static type real_##name(void)                                                     \
+	{                                                                                 \
+		void *p = atomic_load_explicit(&real_##name##_p, memory_order_relaxed);  \
+		if (!p) {                                                                 \
+			p = dlsym(RTLD_NEXT, #name);                                      \
+			atomic_store_explicit(&real_##name##_p, p, memory_order_relaxed); \
+		}                                                                         \
+		return (type)p;                                                           \
+	}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef void (*exit_fn)(void *) __attribute__((noreturn));
+typedef int (*join_fn)(pthread_t, void **);
+typedef int (*timedjoin_fn)(pthread_t, void **, const struct timespec *);
+typedef int (*clockjoin_fn)(pthread_t, void **, clockid_t, const struct timespec *);
+REAL(pthread_create, create_fn)
+REAL(pthread_exit, exit_fn)
+REAL(pthread_join, join_fn)
+#if defined(__GLIBC__)
+#define PTR_TIMEDJOIN 1 /* glibc 2.3.3 */
+REAL(pthread_timedjoin_np, timedjoin_fn)
+#if __GLIBC__ > 2 || __GLIBC_MINOR__ >= 31
+#define PTR_CLOCKJOIN 1
+REAL(pthread_clockjoin_np, clockjoin_fn)
+#endif
+#endif
+
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *trampoline(void *p)
+{
+	struct start s = *(struct start *)p;
+	free(p);
+	ptr_thread *t = ptr_user_begin(); /* thread_begin(5): the routine starts now */
+	void *ret = s.fn(s.arg);
+	ptr_user_end(t);
+	return ret;
+}
+
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	create_fn real = real_pthread_create();
+	if (!real)
+		return EAGAIN;
+	const void *site;
+	if (!ptr_recording() || !from_program(__builtin_return_address(0), &site))
+		return real(th, attr, fn, arg);
+	struct start *s = malloc(sizeof *s);
+	if (!s)
+		return real(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	int rc = real(th, attr, trampoline, s);
+	if (rc != 0)
+		free(s);
+	return rc;
+}
+
+void pthread_exit(void *ret)
+{
+	ptr_thread *t = ptr_tls;
+	if (t && t->user)
+		ptr_user_end(t);
+	real_pthread_exit()(ret);
+	__builtin_unreachable();
+}
+
+/* A join: the sync region's begin (stamped at s) and the wait's begin;
+ * join_done records their ends, also when the joining thread is cancelled
+ * inside the join (a cancellation point). */
+struct join {
+	ptr_thread *t;
+	uint32_t loc;
+};
+
+static int join_begin(struct join *j, uint64_t s, const void *ra)
+{
+	const void *site;
+	if (!ptr_recording() || !from_program(ra, &site))
+		return 0;
+	ptr_thread *t = ptr_self();
+	j->t = t;
+	j->loc = ptr_loc(t, site);
+	ptr_ev4_at(t, s, K_SYNC_BEGIN, PTR_SYNC_THREAD_JOIN, 0, 0, j->loc);
+	ptr_ev3_late(t, K_SYNC_WAIT_BEGIN, PTR_SYNC_THREAD_JOIN, 0, 0);
+	return 1;
+}
+
+static void join_done(void *p)
+{
+	struct join *j = p;
+	ptr_ev3(j->t, K_SYNC_WAIT_END, PTR_SYNC_THREAD_JOIN, 0, 0);
+	ptr_ev4_late(j->t, K_SYNC_END, PTR_SYNC_THREAD_JOIN, 0, 0, j->loc);
+}
+
+/* The body of a join wrapper: call is the real join. */
+#define JOIN(real, call)                                                       \
+	uint64_t s = ptr_stamp();                                              \
+	if (!(real))                                                           \
+		return ENOSYS;                                                 \
+	struct join j;                                                         \
+	if (!join_begin(&j, s, __builtin_return_address(0)))                   \
+		return call;                                                   \
+	int rc;                                                                \
+	pthread_cleanup_push(join_done, &j);                                   \
+	rc = call;                                                             \
+	pthread_cleanup_pop(1);                                                \
+	return rc
+
+int pthread_join(pthread_t th, void **ret)
+{
+	join_fn real = real_pthread_join();
+	JOIN(real, real(th, ret));
+}
+
+/* pthread_tryjoin_np does not wait: not wrapped. */
+#ifdef PTR_TIMEDJOIN
+int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *abstime)
+{
+	timedjoin_fn real = real_pthread_timedjoin_np();
+	JOIN(real, real(th, ret, abstime));
+}
+#endif
+
+#ifdef PTR_CLOCKJOIN
+int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct timespec *abstime)
+{
+	clockjoin_fn real = real_pthread_clockjoin_np();
+	JOIN(real, real(th, ret, clock, abstime));
+}
+#endif
