@@ -415,8 +415,12 @@ func siteName(fn, site, region string) string {
 // OMPPlaces names where threads wait, with the times of w, in the report's
 // order.
 func OMPPlaces(w *OMPWaitTimes) []NamedNS {
-	return []NamedNS{{"implicit barrier", w.BarrierImplicitNS}, {"explicit barrier", w.BarrierExplicitNS},
+	ps := []NamedNS{{"implicit barrier", w.BarrierImplicitNS}, {"explicit barrier", w.BarrierExplicitNS},
 		{"taskwait", w.TaskwaitNS}, {"taskgroup end", w.TaskgroupNS}, {"other sync", w.OtherSyncNS}, {"outside constructs", w.OutsideSyncNS}}
+	if w.ThreadJoinNS > 0 { // a program that starts threads itself
+		ps = append(ps, NamedNS{"thread join", w.ThreadJoinNS})
+	}
+	return ps
 }
 
 // OMPReasons names why threads had no work, with the times of w.
@@ -443,6 +447,8 @@ func ompKindTitle(kind string) string {
 		return "other sync"
 	case "outside_sync":
 		return "outside constructs"
+	case "thread_join":
+		return "thread join"
 	}
 	return kind
 }
