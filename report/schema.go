@@ -59,6 +59,11 @@ type TraceInfo struct {
 	// Tallent's class and the OpenMP efficiencies (1 by construction) say
 	// nothing, so the text and HTML reports leave them out.
 	NoOpenMP bool `json:"no_openmp,omitempty"`
+	// UserThreads is set when some process has threads it started itself
+	// (pthread_create, std::thread: thread type user): their efficiencies
+	// are POP's thread-level ones, which the reports show under OpenMP's
+	// names even without OpenMP.
+	UserThreads bool `json:"user_threads,omitempty"`
 }
 
 // Window is the part of the run the breakdown, the POP efficiencies and
