@@ -421,6 +421,46 @@ func TestValidateReferences(t *testing.T) {
 	}
 }
 
+// A join's task argument (sync kind 256) names the thread joined, index
+// + 1: no task id, checked against the thread table, as the table's
+// creators are.
+func TestValidateThreadJoin(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
+	w.SetThread(Thread{Index: 0, Type: ThreadInitial})
+	w.SetThread(Thread{Index: 1, Type: ThreadUser, Creator: 1})
+	w.SetThread(Thread{Index: 2, Type: ThreadUser, Creator: 9})
+	w.E(0, ThreadBegin, 0, 1)
+	w.E(1, ThreadBegin, 1, ThreadUser)
+	w.E(2, ThreadBegin, 1, ThreadUser)
+	w.E(1, ThreadEnd, 2)
+	w.E(2, ThreadEnd, 2)
+	for i, joined := range []int64{2, 0, 7} { // thread 1, unknown, no thread 6
+		at := int64(3 + 2*i)
+		w.E(0, SyncBegin, at, SyncThreadJoin, 0, joined, -1)
+		w.E(0, SyncWaitBegin, at, SyncThreadJoin, 0, joined)
+		w.E(0, SyncWaitEnd, at+1, SyncThreadJoin, 0, joined)
+		w.E(0, SyncEnd, at+1, SyncThreadJoin, 0, joined, -1)
+	}
+	w.Close()
+	ps, err := validateBytes(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, p := range ps {
+		msgs = append(msgs, p.Message)
+	}
+	want := []string{"thread 2: its creator, thread 8, has no thread-table entry",
+		"thread 0: sync_begin: the thread joined, 7 − 1, has no thread-table entry",
+		"thread 0: sync_wait_begin: the thread joined, 7 − 1, has no thread-table entry",
+		"thread 0: sync_wait_end: the thread joined, 7 − 1, has no thread-table entry",
+		"thread 0: sync_end: the thread joined, 7 − 1, has no thread-table entry"}
+	if strings.Join(msgs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("problems:\n%s\nwant:\n%s", strings.Join(msgs, "\n"), strings.Join(want, "\n"))
+	}
+}
+
 func TestMissingRank(t *testing.T) {
 	dir := t.TempDir()
 	for _, r := range []int{0, 2} {

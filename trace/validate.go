@@ -143,6 +143,11 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 			sink.add("thread", -1, false, "thread %d has events but no thread-table entry", t)
 		}
 	}
+	for _, t := range tables.Threads {
+		if t.Creator > 0 && !threadKnown[t.Creator-1] {
+			sink.add("thread", -1, false, "thread %d: its creator, thread %d, has no thread-table entry", t.Index, t.Creator-1)
+		}
+	}
 
 	// Pass 2: references.
 	hasTask := func(id int64) bool {
@@ -176,7 +181,12 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 						sink.add("comm", off, false, "thread %d: %s: %s refers to undefined communicator %d", c.Thread, e.Kind, s.Args[j], v)
 					}
 				case FTask:
-					if v != 0 && !hasTask(v) {
+					if isSyncKind(e.Kind) && e.Args[0] == SyncThreadJoin {
+						// a join's task argument is the thread joined, index + 1
+						if v < 0 || v > 0 && !threadKnown[int(min(v-1, 1<<31))] {
+							sink.add("thread", off, false, "thread %d: %s: the thread joined, %d − 1, has no thread-table entry", c.Thread, e.Kind, v)
+						}
+					} else if v != 0 && !hasTask(v) {
 						sink.add("task", off, false, "thread %d: %s: %s refers to task %#x (thread %d, #%d) that is never created", c.Thread, e.Kind, s.Args[j], v, IDThread(v), IDSeq(v))
 					}
 				case FParallel:
@@ -307,4 +317,8 @@ func problemOf(path string, err error) Problem {
 		return Problem{File: fe.File, Offset: fe.Offset, Message: fe.Err.Error(), Fatal: true}
 	}
 	return Problem{File: path, Offset: -1, Message: err.Error(), Fatal: true}
+}
+
+func isSyncKind(k Kind) bool {
+	return k == SyncBegin || k == SyncEnd || k == SyncWaitBegin || k == SyncWaitEnd
 }
