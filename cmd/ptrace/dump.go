@@ -88,8 +88,19 @@ func describe(e *trace.Event, deps []trace.Dep, t *trace.Tables) string {
 	s, _ := trace.SchemaOf(e.Kind)
 	var b strings.Builder
 	b.WriteString(s.Name)
+	// a join's task argument is the thread joined, index + 1
+	join := (e.Kind == trace.SyncBegin || e.Kind == trace.SyncWaitBegin || e.Kind == trace.SyncWaitEnd ||
+		e.Kind == trace.SyncEnd) && e.Args[0] == trace.SyncThreadJoin
 	for j, f := range s.Fields {
 		v := e.Args[j]
+		if join && f == trace.FTask {
+			if v > 0 {
+				fmt.Fprintf(&b, " joined=t%d", v-1)
+			} else {
+				b.WriteString(" joined=-")
+			}
+			continue
+		}
 		b.WriteString(" " + s.Args[j] + "=")
 		switch f {
 		case trace.FTask, trace.FParallel, trace.FRequest:

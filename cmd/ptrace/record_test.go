@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 func envMap(env []string) map[string]string {
@@ -162,5 +164,23 @@ func TestNoTraceMessage(t *testing.T) {
 	}
 	if got := (childStatus{code: 3}).describe("./app"); got != "./app exited with status 3" {
 		t.Errorf("describe: %q", got)
+	}
+}
+
+// dump prints a join's task argument as the thread joined (index + 1 in
+// the trace), not as a task id; other sync regions' tasks stay task ids.
+func TestDescribeThreadJoin(t *testing.T) {
+	tb := &trace.Tables{}
+	for _, c := range []struct {
+		e    trace.Event
+		want string
+	}{
+		{trace.Event{Kind: trace.SyncBegin, Args: [trace.MaxArgs]int64{trace.SyncThreadJoin, 0, 3, -1}}, "sync_begin sync_kind=256 parallel=- joined=t2 loc=<unknown>"},
+		{trace.Event{Kind: trace.SyncWaitEnd, Args: [trace.MaxArgs]int64{trace.SyncThreadJoin, 0, 0}}, "sync_wait_end sync_kind=256 parallel=- joined=-"},
+		{trace.Event{Kind: trace.SyncWaitBegin, Args: [trace.MaxArgs]int64{2, trace.MakeID(0, 2), trace.MakeID(1, 3)}}, "sync_wait_begin sync_kind=2 parallel=0.2 task=1.3"},
+	} {
+		if got := describe(&c.e, nil, tb); got != c.want {
+			t.Errorf("describe = %q, want %q", got, c.want)
+		}
 	}
 }
