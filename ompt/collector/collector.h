@@ -111,6 +111,7 @@ typedef struct ptr_thread {
 	int ompt;                 /* announced by OMPT thread_begin */
 	int ended;
 	int user;                 /* started by the program's pthread_create (pthread_wrap.c) */
+	int creator;              /* a user thread's creator: its index + 1 (0 unknown) */
 	int64_t chunk_seq;        /* under the file lock */
 	int64_t written;          /* events written, under the file lock */
 	int64_t written_ns;       /* time of the last event written, under the file lock */
@@ -159,7 +160,12 @@ void ptr_note_thread_end(ptr_thread *t);
 #define PTR_THREAD_USER 5                /* docs/trace-format.md: ptrace's own thread type */
 #define PTR_SYNC_THREAD_JOIN 256         /* docs/trace-format.md: ptrace's own sync kind */
 int ptr_recording(void);                 /* active and not closed (finished, crashed or forked) */
-ptr_thread *ptr_user_begin(void);        /* the calling new thread, as type user; NULL if not recording */
+int ptr_user_reserve(void);              /* a thread index for a thread about to start (−1: none) */
+void ptr_user_unreserve(int idx);        /* its start failed */
+/* the calling new thread as type user, at its reserved index (or the next,
+ * idx −1); creator: index + 1 of the thread that started it. NULL if not
+ * recording. */
+ptr_thread *ptr_user_begin(int idx, int creator);
 void ptr_user_end(ptr_thread *t);        /* its thread_end, once (not when OpenMP took it over) */
 /* MPI hooks (mpi_wrap.c drives them) */
 void ptr_set_rank(int rank, int nranks, const char *dir); /* opens the file */

@@ -972,22 +972,12 @@ static uint64_t *take_spare(void)
 	return b;
 }
 
-ptr_thread *ptr_register(int type, int ompt)
+/* Registers the calling thread, at index idx when one was reserved for it
+ * (ptr_user_reserve), else at the next one. */
+static ptr_thread *new_thread(int type, int ompt, int idx, int creator)
 {
-	ptr_thread *t = ptr_tls;
-	if (t) {
-		if (ompt && !t->ompt) {
-			t->ompt = 1;
-			atomic_store_explicit(&t->type, type, memory_order_relaxed);
-			pthread_setspecific(g.key, NULL);
-			atomic_store(&g.threads_dirty, 1);
-		}
-		return t;
-	}
-	ptr_activate();
-	int idx = atomic_fetch_add(&g.nthreads, 1);
 	size_t words = g.buf_words;
-	if (idx >= PTR_MAX_THREADS) {
+	if (idx < 0 && (idx = atomic_fetch_add(&g.nthreads, 1)) >= PTR_MAX_THREADS) {
 		atomic_fetch_sub(&g.nthreads, 1);
 		idx = -1;
 		words = 512;
@@ -995,7 +985,7 @@ ptr_thread *ptr_register(int type, int ompt)
 		if (!atomic_exchange(&warned, 1))
 			warn("more than 65536 threads: events of the extra threads are dropped");
 	}
-	t = calloc(1, sizeof *t);
+	ptr_thread *t = calloc(1, sizeof *t);
 	uint64_t *buf = t && words == g.buf_words ? take_spare() : NULL;
 	if (t && !buf)
 		buf = map_buffer((words + 8) * 8);
@@ -1017,12 +1007,35 @@ ptr_thread *ptr_register(int type, int ompt)
 	t->type = type;
 	t->tid = gettid_();
 	t->ompt = ompt;
+	t->creator = idx >= 0 ? creator : 0;
 	ptr_tls = t;
 	if (idx >= 0)
 		atomic_store_explicit(&g.threads[idx], t, memory_order_release);
 	atomic_store(&g.threads_dirty, 1);
 	ptr_ev1(t, K_THREAD_BEGIN, (uint64_t)type);
 	return t;
+}
+
+ptr_thread *ptr_register(int type, int ompt)
+{
+	ptr_thread *t = ptr_tls;
+	if (t) {
+		if (ompt && !t->ompt) {
+			t->ompt = 1;
+			/* A user thread libomp makes the initial thread of a team
+			 * (it met a parallel region) stays a user thread: its
+			 * code ran before, and the runtime's initial task takes
+			 * its place from here (docs/trace-format.md). */
+			if (!(t->user && type == 1)) {
+				atomic_store_explicit(&t->type, type, memory_order_relaxed);
+				atomic_store(&g.threads_dirty, 1);
+			}
+			pthread_setspecific(g.key, NULL);
+		}
+		return t;
+	}
+	ptr_activate();
+	return new_thread(type, ompt, -1, 0);
 }
 
 ptr_thread *ptr_self_slow(void)
@@ -1080,11 +1093,30 @@ static void retire(ptr_thread *t)
 		munmap(old, (oldcap + 8) * 8);
 }
 
-ptr_thread *ptr_user_begin(void)
+int ptr_user_reserve(void)
 {
-	if (!ptr_recording() || ptr_tls)
+	int idx = atomic_fetch_add(&g.nthreads, 1);
+	if (idx >= PTR_MAX_THREADS) {
+		atomic_fetch_sub(&g.nthreads, 1);
+		return -1;
+	}
+	return idx;
+}
+
+void ptr_user_unreserve(int idx)
+{
+	/* the last index given back; an earlier one stays a hole, a thread
+	 * of type unknown without events in the table (thread_entry) */
+	int next = idx + 1;
+	if (idx >= 0)
+		atomic_compare_exchange_strong(&g.nthreads, &next, idx);
+}
+
+ptr_thread *ptr_user_begin(int idx, int creator)
+{
+	if (ptr_tls || !ptr_recording())
 		return NULL;
-	ptr_thread *t = ptr_register(PTR_THREAD_USER, 0);
+	ptr_thread *t = new_thread(PTR_THREAD_USER, 0, idx, creator);
 	if (t->index < 0)
 		return NULL;
 	t->user = 1;
@@ -1345,8 +1377,14 @@ static void thread_entry(mpw *w, uint32_t i)
 {
 	ptr_thread *t = atomic_load_explicit(&g.threads[i], memory_order_acquire);
 	char name[32], digits[12];
-	int type = t ? atomic_load_explicit(&t->type, memory_order_relaxed) : 3;
-	const char *base = type == 1 ? "initial " : type == 2 ? "worker " : type == PTR_THREAD_USER ? "user " : "other ";
+	/* no thread yet: an index reserved for a thread that has not started
+	 * (or never did, ptr_user_reserve), or one registering right now */
+	int type = t ? atomic_load_explicit(&t->type, memory_order_relaxed) : 4;
+	const char *base = type == 1   ? "initial "
+			   : type == 2 ? "worker "
+			   : type == 4 ? "unknown "
+			   : type == PTR_THREAD_USER ? "user "
+						     : "other ";
 	size_t n = strlen(base), d = 0;
 	memcpy(name, base, n);
 	uint32_t v = i;
@@ -1356,11 +1394,14 @@ static void thread_entry(mpw *w, uint32_t i)
 	while (d)
 		name[n++] = digits[--d];
 	name[n] = 0;
-	mp_map(w, 4);
+	int creator = t ? t->creator : 0;
+	mp_map(w, creator > 0 ? 5 : 4);
 	mp_kv_int(w, "index", i);
 	mp_kv_int(w, "tid", t ? t->tid : 0);
 	mp_kv_int(w, "type", type);
 	mp_kv_str(w, "name", name);
+	if (creator > 0) /* the thread that started it, index + 1 */
+		mp_kv_int(w, "creator", creator);
 }
 
 static void loc_entry(mpw *w, uint32_t i)

@@ -9,10 +9,12 @@
  * thread (type 5, thread_begin stamped as its start routine is entered),
  * runs the routine and records thread_end when it returns; pthread_exit
  * records it before exiting, and a cancelled thread gets it from the
- * registry key's destructor (core.c). A join by the program is recorded on
- * the joining thread as a sync region of kind 256 (thread_join): sync_begin
- * on entry, sync_wait_begin right before the real call, sync_wait_end and
- * sync_end right after it.
+ * registry key's destructor (core.c). Its thread index is taken as it is
+ * created, and the thread table names its creator. A join by the program
+ * is recorded on the joining thread as a sync region of kind 256
+ * (thread_join), its task argument the joined thread's index + 1:
+ * sync_begin on entry, sync_wait_begin right before the real call,
+ * sync_wait_end and sync_end right after it.
  *
  * Threads and joins of runtime libraries are not the program's: what a
  * caller is, is decided by the module its return address lies in
@@ -162,16 +164,71 @@ REAL(pthread_clockjoin_np, clockjoin_fn)
 #endif
 #endif
 
+/* The threads the program started and has not joined, by pthread_t: their
+ * thread index + 1, the task argument of a join's events. An entry is
+ * added when the program's pthread_create returns and taken out when a
+ * join of it returns; a detached thread's stays until a later thread gets
+ * its pthread_t (glibc reuses thread descriptors). Under a mutex: creates
+ * and joins are rare, and a process has few threads alive. */
+static pthread_mutex_t started_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct started {
+	pthread_t th;
+	int index1;
+} *started;
+static size_t nstarted, capstarted;
+
+static void started_put(pthread_t th, int index1)
+{
+	pthread_mutex_lock(&started_mu);
+	size_t i = 0;
+	while (i < nstarted && !pthread_equal(started[i].th, th))
+		i++;
+	if (i == nstarted && nstarted == capstarted) {
+		size_t c = capstarted ? 2 * capstarted : 64;
+		struct started *p = realloc(started, c * sizeof *p);
+		if (!p) {
+			pthread_mutex_unlock(&started_mu);
+			return;
+		}
+		started = p;
+		capstarted = c;
+	}
+	if (i == nstarted)
+		nstarted++;
+	started[i] = (struct started){ th, index1 };
+	pthread_mutex_unlock(&started_mu);
+}
+
+/* The index + 1 of thread th (0: not one the program started while
+ * recording), taken out of the table when take is set. */
+static int started_get(pthread_t th, int take)
+{
+	int v = 0;
+	pthread_mutex_lock(&started_mu);
+	for (size_t i = 0; i < nstarted; i++)
+		if (pthread_equal(started[i].th, th)) {
+			v = started[i].index1;
+			if (take)
+				started[i] = started[--nstarted];
+			break;
+		}
+	pthread_mutex_unlock(&started_mu);
+	return v;
+}
+
 struct start {
 	void *(*fn)(void *);
 	void *arg;
+	int index;   /* reserved for the thread (−1: none left) */
+	int creator; /* index + 1 of the thread that created it (0: not recorded) */
 };
 
 static void *trampoline(void *p)
 {
 	struct start s = *(struct start *)p;
 	free(p);
-	ptr_thread *t = ptr_user_begin(); /* thread_begin(5): the routine starts now */
+	/* thread_begin(5): the routine starts now */
+	ptr_thread *t = ptr_user_begin(s.index, s.creator);
 	void *ret = s.fn(s.arg);
 	ptr_user_end(t);
 	return ret;
@@ -188,11 +245,21 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	struct start *s = malloc(sizeof *s);
 	if (!s)
 		return real(th, attr, fn, arg);
+	ptr_thread *me = ptr_tls;
 	s->fn = fn;
 	s->arg = arg;
+	/* the thread's index now, so that a join right after this one
+	 * names it even before the thread has started */
+	s->index = ptr_user_reserve();
+	s->creator = me && me->index >= 0 ? me->index + 1 : 0;
+	int idx = s->index;
 	int rc = real(th, attr, trampoline, s);
-	if (rc != 0)
+	if (rc != 0) {
+		ptr_user_unreserve(idx);
 		free(s);
+	} else if (idx >= 0) {
+		started_put(*th, idx + 1);
+	}
 	return rc;
 }
 
@@ -205,15 +272,17 @@ void pthread_exit(void *ret)
 	__builtin_unreachable();
 }
 
-/* A join: the sync region's begin (stamped at s) and the wait's begin;
+/* A join: the sync region's begin (stamped at s) and the wait's begin,
+ * their task argument the joined thread's index + 1 (0: unknown);
  * join_done records their ends, also when the joining thread is cancelled
  * inside the join (a cancellation point). */
 struct join {
 	ptr_thread *t;
 	uint32_t loc;
+	uint64_t joined;
 };
 
-static int join_begin(struct join *j, uint64_t s, const void *ra)
+static int join_begin(struct join *j, uint64_t s, const void *ra, pthread_t th)
 {
 	const void *site;
 	if (!ptr_recording() || !from_program(ra, &site))
@@ -221,30 +290,38 @@ static int join_begin(struct join *j, uint64_t s, const void *ra)
 	ptr_thread *t = ptr_self();
 	j->t = t;
 	j->loc = ptr_loc(t, site);
-	ptr_ev4_at(t, s, K_SYNC_BEGIN, PTR_SYNC_THREAD_JOIN, 0, 0, j->loc);
-	ptr_ev3_late(t, K_SYNC_WAIT_BEGIN, PTR_SYNC_THREAD_JOIN, 0, 0);
+	j->joined = (uint64_t)started_get(th, 0);
+	ptr_ev4_at(t, s, K_SYNC_BEGIN, PTR_SYNC_THREAD_JOIN, 0, j->joined, j->loc);
+	ptr_ev3_late(t, K_SYNC_WAIT_BEGIN, PTR_SYNC_THREAD_JOIN, 0, j->joined);
 	return 1;
 }
 
 static void join_done(void *p)
 {
 	struct join *j = p;
-	ptr_ev3(j->t, K_SYNC_WAIT_END, PTR_SYNC_THREAD_JOIN, 0, 0);
-	ptr_ev4_late(j->t, K_SYNC_END, PTR_SYNC_THREAD_JOIN, 0, 0, j->loc);
+	ptr_ev3(j->t, K_SYNC_WAIT_END, PTR_SYNC_THREAD_JOIN, 0, j->joined);
+	ptr_ev4_late(j->t, K_SYNC_END, PTR_SYNC_THREAD_JOIN, 0, j->joined, j->loc);
 }
 
-/* The body of a join wrapper: call is the real join. */
+/* The body of a join wrapper: call is the real join. A thread joined
+ * leaves the table of started threads (whoever joins it), while recording
+ * (not in a forked child, where another thread of the parent may have held
+ * the table's mutex). */
 #define JOIN(real, call)                                                       \
 	uint64_t s = ptr_stamp();                                              \
 	if (!(real))                                                           \
 		return ENOSYS;                                                 \
 	struct join j;                                                         \
-	if (!join_begin(&j, s, __builtin_return_address(0)))                   \
-		return call;                                                   \
 	int rc;                                                                \
-	pthread_cleanup_push(join_done, &j);                                   \
-	rc = call;                                                             \
-	pthread_cleanup_pop(1);                                                \
+	if (!join_begin(&j, s, __builtin_return_address(0), th)) {             \
+		rc = call;                                                     \
+	} else {                                                               \
+		pthread_cleanup_push(join_done, &j);                           \
+		rc = call;                                                     \
+		pthread_cleanup_pop(1);                                        \
+	}                                                                      \
+	if (rc == 0 && ptr_recording())                                        \
+		started_get(th, 1);                                            \
 	return rc
 
 int pthread_join(pthread_t th, void **ret)

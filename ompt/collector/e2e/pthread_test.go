@@ -16,6 +16,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -26,6 +27,7 @@ type userRun struct {
 	start, end [2][2]int64
 	calls      [2][2][][2]int64
 	join       [2][2][2]int64
+	barrier    [2][2]int64
 	window     [2][2]int64
 }
 
@@ -33,6 +35,7 @@ var (
 	userThreadLine = regexp.MustCompile(`(?m)^thread rank=(\d) id=(\d) start=(\d+) end=(\d+)$`)
 	userCallLine   = regexp.MustCompile(`(?m)^call rank=(\d) id=(\d) enter=(\d+) exit=(\d+)$`)
 	userJoinLine   = regexp.MustCompile(`(?m)^join rank=(\d) id=(\d) begin=(\d+) end=(\d+)$`)
+	userBarrier    = regexp.MustCompile(`(?m)^barrier rank=(\d) enter=(\d+) exit=(\d+)$`)
 	userWindowLine = regexp.MustCompile(`(?m)^window rank=(\d) init_exit=(\d+) finalize_enter=(\d+)$`)
 )
 
@@ -40,9 +43,14 @@ func parseUserRun(t *testing.T, out string, iters int) *userRun {
 	t.Helper()
 	u := &userRun{}
 	num := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
-	th, jn, win := userThreadLine.FindAllStringSubmatch(out, -1), userJoinLine.FindAllStringSubmatch(out, -1), userWindowLine.FindAllStringSubmatch(out, -1)
-	if len(th) != 4 || len(jn) != 4 || len(win) != 2 {
-		t.Fatalf("%d thread, %d join and %d window lines, want 4, 4 and 2:\n%s", len(th), len(jn), len(win), out)
+	th, jn := userThreadLine.FindAllStringSubmatch(out, -1), userJoinLine.FindAllStringSubmatch(out, -1)
+	bar, win := userBarrier.FindAllStringSubmatch(out, -1), userWindowLine.FindAllStringSubmatch(out, -1)
+	if len(th) != 4 || len(jn) != 4 || len(bar) != 2 || len(win) != 2 {
+		t.Fatalf("%d thread, %d join, %d barrier and %d window lines, want 4, 4, 2 and 2:\n%s", len(th), len(jn), len(bar), len(win), out)
+	}
+	for _, m := range bar {
+		r := num(m[1])
+		u.barrier[r] = [2]int64{num(m[2]), num(m[3])}
 	}
 	for _, m := range th {
 		r, k := num(m[1]), num(m[2])
@@ -71,15 +79,16 @@ func parseUserRun(t *testing.T, out string, iters int) *userRun {
 }
 
 // joinQuad is a join as the collector records it: sync_begin,
-// sync_wait_begin, sync_wait_end, sync_end of kind 256.
+// sync_wait_begin, sync_wait_end, sync_end of kind 256; joined is their
+// task argument, the joined thread's index + 1.
 type joinQuad struct {
 	begin, waitBegin, waitEnd, end int64
-	loc                            int64
+	loc, joined                    int64
 }
 
 // joinsOf returns the thread's joins, checking that each is the four
-// events in order, of kind 256 with parallel and task 0, and that
-// nothing else lies inside one.
+// events in order, of kind 256 with parallel 0 and one task argument
+// (the thread joined), and that nothing else lies inside one.
 func joinsOf(t *testing.T, evs []trace.Event, where string) []joinQuad {
 	t.Helper()
 	order := []trace.Kind{trace.SyncBegin, trace.SyncWaitBegin, trace.SyncWaitEnd, trace.SyncEnd}
@@ -95,14 +104,14 @@ func joinsOf(t *testing.T, evs []trace.Event, where string) []joinQuad {
 		}
 		for k, want := range order {
 			f := &evs[i+k]
-			if f.Kind != want || f.Args[0] != trace.SyncThreadJoin || f.Args[1] != 0 || f.Args[2] != 0 {
-				t.Errorf("%s: join at %d: event %d is %s %v, want %s of kind 256, parallel 0, task 0", where, e.Time, k, f.Kind, f.Args[:3], want)
+			if f.Kind != want || f.Args[0] != trace.SyncThreadJoin || f.Args[1] != 0 || f.Args[2] != e.Args[2] {
+				t.Errorf("%s: join at %d: event %d is %s %v, want %s of kind 256, parallel 0, task %d", where, e.Time, k, f.Kind, f.Args[:3], want, e.Args[2])
 			}
 		}
 		if evs[i].Args[3] != evs[i+3].Args[3] {
 			t.Errorf("%s: join at %d: sync_begin at location %d, sync_end at %d", where, e.Time, evs[i].Args[3], evs[i+3].Args[3])
 		}
-		out = append(out, joinQuad{evs[i].Time, evs[i+1].Time, evs[i+2].Time, evs[i+3].Time, evs[i].Args[3]})
+		out = append(out, joinQuad{evs[i].Time, evs[i+1].Time, evs[i+2].Time, evs[i+3].Time, evs[i].Args[3], e.Args[2]})
 		i += 3
 	}
 	return out
@@ -146,22 +155,32 @@ func lineOf(t *testing.T, src, s string) int {
 	return n
 }
 
-// userThreadsMismatches checks the trace of pthread_mpi.c or
-// thread_mpi.cpp: the structure (a failure of the test) and, returned,
-// the times that differ from the program's own by more than tol (a
-// loaded machine's descheduling between the program's stamp and the
-// collector's can cause those: the caller records again).
+// userThreadsMismatches checks the trace and the report of pthread_mpi.c
+// or thread_mpi.cpp: the structure (a failure of the test) and, returned,
+// the times that differ from the program's own by more than their
+// tolerance (a loaded machine's descheduling between the program's stamp
+// and the collector's can cause those: the caller records again).
 //
-// Per rank: three threads, the main thread (initial) and the program's
-// two (type 5, no other thread: Open MPI's and MPICH's own threads are
-// not recorded); each user thread from thread_begin(5), stamped as its
-// start routine is entered (just before the program's first stamp), to
-// thread_end as it returns or calls pthread_exit (just after its last
-// stamp), its MPI calls in between; the main thread's two joins, at the
-// join's source line, from just after the program's stamp before
-// pthread_join to just before its stamp after, each ending after the
-// joined thread's thread_end.
-func userThreadsMismatches(t *testing.T, procs []*trace.Process, u *userRun, src, joinCall string, iters int) []string {
+// The trace, per rank: three threads, the main thread (initial) and the
+// program's two (type 5, created by thread 0; no other thread: Open MPI's
+// and MPICH's own are not recorded); each user thread from
+// thread_begin(5), stamped as its start routine is entered (just before
+// the program's first stamp), to thread_end as it returns or calls
+// pthread_exit (just after its last stamp), its MPI calls in between; the
+// main thread's two joins, naming the thread joined, at the join's source
+// line, from just after the program's stamp before pthread_join to just
+// before its stamp after, each ending after the joined thread's
+// thread_end.
+//
+// The report, per rank, over the run's window W (the first exit from
+// MPI_Init to the last entry into MPI_Finalize) from the program's stamps:
+// a user thread works from its first stamp to its last but in its MPI
+// calls, and is idle in the rest of W; the main thread works from its
+// MPI_Init to its MPI_Finalize but in its joins (idleness, the OpenMP wait
+// states' thread_join) and its MPI_Barrier. Tolerance as
+// TestPureMPIValues': 1.5 % or 0.5 ms, whichever is larger, plus the
+// distance between the program's stamps and the collector's (slack).
+func userThreadsMismatches(t *testing.T, procs []*trace.Process, r *report.Report, u *userRun, src, joinCall string, iters int) []string {
 	t.Helper()
 	const tol = 1_000_000 // ns
 	const skew = 20_000   // ns: two threads' stamps, and TSC against clock_gettime
@@ -175,12 +194,13 @@ func userThreadsMismatches(t *testing.T, procs []*trace.Process, u *userRun, src
 			bad = append(bad, fmt.Sprintf("%s: the collector's %d, the program's %d (%+d ns; allowed −%d … +%d)", what, got, want, d, early, late))
 		}
 	}
+	var slack [2]int64
 	for rank, p := range procs {
 		rows := rowsOf(p)
 		if len(rows) != 3 || len(p.Threads) != 3 {
 			t.Fatalf("rank %d: %d threads with events, %d in the table; want 3 (main and the program's 2)", rank, len(rows), len(p.Threads))
 		}
-		var ends [2]int64
+		var ends, index1 [2]int64
 		seen := [2]bool{}
 		for th, evs := range rows {
 			where := fmt.Sprintf("rank %d thread %d", rank, th)
@@ -191,16 +211,24 @@ func userThreadsMismatches(t *testing.T, procs []*trace.Process, u *userRun, src
 				}
 				continue
 			}
-			if p.Threads[th].Type != trace.ThreadUser || typ != trace.ThreadUser {
-				t.Errorf("%s: type %d, thread_begin(%d); want a user thread (5)", where, p.Threads[th].Type, typ)
+			if p.Threads[th].Type != trace.ThreadUser || typ != trace.ThreadUser || p.Threads[th].Creator != 1 {
+				t.Errorf("%s: type %d, thread_begin(%d), creator %d; want a user thread (5) thread 0 started (1)", where, p.Threads[th].Type, typ, p.Threads[th].Creator)
 			}
 			id, mpi := int64(-1), 0
+			var enter int64
 			for _, e := range evs {
 				switch e.Kind {
 				case trace.MPISend:
 					id = e.Args[1] // the tag is the thread's id
 				case trace.MPIEnter:
 					mpi++
+					enter = e.Time
+				case trace.MPIExit:
+					if id == 0 || id == 1 {
+						if c := u.calls[rank][id]; mpi <= len(c) {
+							slack[rank] += abs(enter-c[mpi-1][0]) + abs(c[mpi-1][1]-e.Time)
+						}
+					}
 				case trace.SyncBegin:
 					t.Errorf("%s: a sync region (kind %d) on a thread that joins none", where, e.Args[0])
 				}
@@ -209,7 +237,8 @@ func userThreadsMismatches(t *testing.T, procs []*trace.Process, u *userRun, src
 				t.Fatalf("%s: sends with tag %d (seen before: %v), %d MPI calls; want the program's thread 0 or 1 with %d calls", where, id, id >= 0 && id < 2 && seen[id], mpi, iters)
 			}
 			seen[id] = true
-			ends[id] = end
+			ends[id], index1[id] = end, int64(th)+1
+			slack[rank] += abs(begin-u.start[rank][id]) + abs(end-u.end[rank][id])
 			what := fmt.Sprintf("rank %d thread %d (the program's %d)", rank, th, id)
 			off(what+" thread_begin against its first stamp", begin, u.start[rank][id], tol, skew)
 			off(what+" thread_end against its last stamp", end, u.end[rank][id], skew, tol)
@@ -223,10 +252,55 @@ func userThreadsMismatches(t *testing.T, procs []*trace.Process, u *userRun, src
 			if l := joinLoc(p, j.loc); l == nil || l.Line != joinLine || !strings.HasSuffix(l.File, filepath.Base(src)) {
 				t.Errorf("%s at %s, want %s:%d", what, p.LocationName(j.loc), filepath.Base(src), joinLine)
 			}
+			if j.joined != index1[k] {
+				t.Errorf("%s names thread %d − 1, want %d − 1", what, j.joined, index1[k])
+			}
+			slack[rank] += abs(j.begin-u.join[rank][k][0]) + abs(u.join[rank][k][1]-j.end)
 			off(what+" sync_begin", j.begin, u.join[rank][k][0], skew, tol)
 			off(what+" sync_end", j.end, u.join[rank][k][1], tol, skew)
 			if j.waitEnd < ends[k]-skew {
 				bad = append(bad, fmt.Sprintf("%s: its wait ends at %d, before the thread's thread_end at %d", what, j.waitEnd, ends[k]))
+			}
+		}
+	}
+
+	// The report against the program's stamps.
+	noReportWarnings(t, r)
+	if !r.Trace.UserThreads {
+		t.Error("the report does not say the program started threads itself (trace.user_threads)")
+	}
+	w0, w1 := min(u.window[0][0], u.window[1][0]), max(u.window[0][1], u.window[1][1])
+	bd, ws := r.Breakdown, r.WaitStates
+	if bd == nil || len(bd.PerProcess) != 2 || ws == nil || ws.OpenMP == nil || len(ws.OpenMP.PerProcess) != 2 {
+		t.Fatalf("report without a breakdown or OpenMP wait states of 2 processes: %+v %+v", bd, ws)
+	}
+	for rank := range 2 {
+		var work, idle, join int64
+		for k := range 2 {
+			life, mpi := u.end[rank][k]-u.start[rank][k], int64(0)
+			for _, c := range u.calls[rank][k] {
+				mpi += c[1] - c[0]
+			}
+			work += life - mpi
+			idle += w1 - w0 - life
+			join += u.join[rank][k][1] - u.join[rank][k][0]
+		}
+		win, jn, bar := u.window[rank], u.join[rank], u.barrier[rank]
+		work += jn[0][0] - win[0] + jn[1][0] - jn[0][1] + bar[0] - jn[1][1] + win[1] - bar[1]
+		idle += join
+		pt, pw := bd.PerProcess[rank], ws.OpenMP.PerProcess[rank]
+		t.Logf("rank %d: work %d (program %d), idleness %d (%d), joins %d (%d), slack %d", rank, pt.WorkNS+pt.InstrumentationNS, work, pt.IdlenessNS, idle, pw.ThreadJoinNS, join, slack[rank])
+		for _, c := range []struct {
+			name      string
+			got, want int64
+		}{
+			{"work", pt.WorkNS + pt.InstrumentationNS, work},
+			{"idleness", pt.IdlenessNS, idle},
+			{"joins' wait (thread_join)", pw.ThreadJoinNS, join},
+			{"overhead", pt.OverheadNS, 0},
+		} {
+			if d := c.got - c.want; abs(d) > max(500_000, c.want*3/200)+slack[rank] {
+				bad = append(bad, fmt.Sprintf("rank %d: %s %d ns, the program's stamps give %d ns (slack %d)", rank, c.name, c.got, c.want, slack[rank]))
 			}
 		}
 	}
@@ -250,7 +324,7 @@ func recordUserThreads(t *testing.T, h *harness, cmd []string, src, joinCall str
 		dir, out := h.mustRecord(t, nil, cmd...)
 		procs := valid(t, dir)
 		u := parseUserRun(t, out, iters)
-		if bad = userThreadsMismatches(t, procs, u, src, joinCall, iters); len(bad) == 0 {
+		if bad = userThreadsMismatches(t, procs, h.report(t, dir), u, src, joinCall, iters); len(bad) == 0 {
 			return
 		}
 		t.Logf("run %d: %d times off: %s", attempt, len(bad), strings.Join(bad, "; "))
@@ -339,9 +413,10 @@ func checkNest(t *testing.T, h *harness, bin, src string) {
 				t.Errorf("%s: a libomp worker with thread_begin(%d) and type %d", where, typ, table)
 			}
 		case typ == trace.ThreadUser && par > 0:
-			// libomp announced it when it met the parallel region
-			if table != trace.ThreadInitial {
-				t.Errorf("%s: a user thread running a parallel region has type %d, want initial (1)", where, table)
+			// libomp announced it as an initial thread when it met the
+			// parallel region: it stays a user thread
+			if table != trace.ThreadUser {
+				t.Errorf("%s: a user thread running a parallel region has type %d, want user (5)", where, table)
 			}
 			nested = append(nested, th)
 		case typ == trace.ThreadUser:
@@ -365,7 +440,19 @@ func checkNest(t *testing.T, h *harness, bin, src string) {
 		}
 	}
 	if len(nested) != 1 || len(user) != 2 || len(canceled) != 1 {
-		t.Errorf("user threads %v (want C and D), running a parallel region %v (want N), cancelled in a join %v (want C)", user, nested, canceled)
+		t.Fatalf("user threads %v (want C and D), running a parallel region %v (want N), cancelled in a join %v (want C)", user, nested, canceled)
+	}
+	n, c, d := nested[0], canceled[0], user[0]
+	if d == c {
+		d = user[1]
+	}
+	for _, th := range []int{n, c, d} {
+		if cr := p.Threads[th].Creator; cr != 1 {
+			t.Errorf("thread %d: creator %d − 1, want thread 0", th, cr)
+		}
+	}
+	if j := joinsOf(t, rows[c], "C"); j[0].joined != int64(d)+1 {
+		t.Errorf("C joins thread %d − 1, want D (%d)", j[0].joined, d)
 	}
 	joins := joinsOf(t, rows[0], "thread 0")
 	lines := []int{lineOf(t, src, "pthread_join(n, NULL)"), lineOf(t, src, "pthread_join(c, &ret)"), lineOf(t, src, "pthread_join(d, NULL)")}
@@ -375,6 +462,9 @@ func checkNest(t *testing.T, h *harness, bin, src string) {
 	for k, j := range joins {
 		if l := joinLoc(p, j.loc); l == nil || l.Line != lines[k] {
 			t.Errorf("thread 0's join %d at %s, want line %d", k, p.LocationName(j.loc), lines[k])
+		}
+		if want := int64([]int{n, c, d}[k]) + 1; j.joined != want {
+			t.Errorf("thread 0's join %d names thread %d − 1, want %d − 1", k, j.joined, want)
 		}
 	}
 	for th := 1; th < len(rows); th++ {
@@ -401,12 +491,19 @@ func TestUserThreadsChurn(t *testing.T) {
 	if hwm > 48<<10 {
 		t.Errorf("peak resident memory %d KiB, want less than 48 MiB", hwm)
 	}
+	// each of the main thread's threads starts one and joins it
 	var user, joins int
 	for th, evs := range rowsOf(p) {
 		typ, _, _ := lifeOf(t, evs, fmt.Sprintf("thread %d", th))
-		if typ == trace.ThreadUser {
-			user++
-			joins += len(joinsOf(t, evs, fmt.Sprintf("thread %d", th)))
+		if typ != trace.ThreadUser {
+			continue
+		}
+		user++
+		for _, j := range joinsOf(t, evs, fmt.Sprintf("thread %d", th)) {
+			joins++
+			if c := j.joined - 1; c < 0 || c >= int64(len(p.Threads)) || p.Threads[c].Creator != th+1 || p.Threads[th].Creator != 1 {
+				t.Errorf("thread %d (started by %d − 1) joins thread %d − 1, want one it started", th, p.Threads[th].Creator, j.joined)
+			}
 		}
 	}
 	if user != 2*k || joins != k {

@@ -15,6 +15,7 @@
  *   thread rank=R id=K start=NS end=NS     first and last thing of the thread
  *   call rank=R id=K enter=NS exit=NS      around each MPI_Sendrecv
  *   join rank=R id=K begin=NS end=NS       around pthread_join
+ *   barrier rank=R enter=NS exit=NS        around the main thread's MPI_Barrier
  *   window rank=R init_exit=NS finalize_enter=NS
  */
 #define _POSIX_C_SOURCE 200809L
@@ -93,8 +94,9 @@ int main(int argc, char **argv)
 		pthread_join(th[k], NULL);
 		join[k][1] = now();
 	}
+	int64_t barrier_enter = now();
 	MPI_Barrier(MPI_COMM_WORLD);
-	int64_t finalize_enter = now();
+	int64_t barrier_exit = now(), finalize_enter = now();
 	MPI_Finalize();
 	for (int k = 0; k < 2; k++) {
 		printf("thread rank=%d id=%d start=%lld end=%lld\n", rank, k, (long long)thr[k].start, (long long)thr[k].end);
@@ -103,6 +105,7 @@ int main(int argc, char **argv)
 			       (long long)thr[k].call[i][1]);
 		printf("join rank=%d id=%d begin=%lld end=%lld\n", rank, k, (long long)join[k][0], (long long)join[k][1]);
 	}
+	printf("barrier rank=%d enter=%lld exit=%lld\n", rank, (long long)barrier_enter, (long long)barrier_exit);
 	printf("window rank=%d init_exit=%lld finalize_enter=%lld\n", rank, (long long)init_exit, (long long)finalize_enter);
 	return 0;
 }

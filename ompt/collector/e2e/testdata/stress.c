@@ -51,7 +51,7 @@ static void *worker(void *arg)
 static void *user(void *arg)
 {
 	(void)arg;
-	ptr_thread *t = ptr_user_begin();
+	ptr_thread *t = ptr_user_begin(-1, 0);
 	if (!t)
 		return NULL;
 	for (int i = 0; i < USER_EVENTS; i++) {

@@ -8,7 +8,7 @@
 // usage: thread_mpi [ITERS [C_MS]]   (default 3 4)
 //
 // Prints the program's own CLOCK_MONOTONIC stamps after MPI_Finalize, as
-// pthread_mpi.c does (thread, call, join and window lines).
+// pthread_mpi.c does (thread, call, join, barrier and window lines).
 #include <mpi.h>
 
 #include <cstdint>
@@ -89,8 +89,9 @@ int main(int argc, char **argv)
 		th[k].join();
 		join[k][1] = now();
 	}
+	int64_t barrier_enter = now();
 	MPI_Barrier(MPI_COMM_WORLD);
-	int64_t finalize_enter = now();
+	int64_t barrier_exit = now(), finalize_enter = now();
 	MPI_Finalize();
 	for (int k = 0; k < 2; k++) {
 		std::printf("thread rank=%d id=%d start=%lld end=%lld\n", rank, k, (long long)thr[k].start, (long long)thr[k].end);
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 			std::printf("call rank=%d id=%d enter=%lld exit=%lld\n", rank, k, (long long)c.first, (long long)c.second);
 		std::printf("join rank=%d id=%d begin=%lld end=%lld\n", rank, k, (long long)join[k][0], (long long)join[k][1]);
 	}
+	std::printf("barrier rank=%d enter=%lld exit=%lld\n", rank, (long long)barrier_enter, (long long)barrier_exit);
 	std::printf("window rank=%d init_exit=%lld finalize_enter=%lld\n", rank, (long long)init_exit, (long long)finalize_enter);
 	return 0;
 }
