@@ -81,6 +81,7 @@ static int listed(const char *name, const char *const *list, size_t n)
 struct modq {
 	uintptr_t a;
 	const char *name;
+	uintptr_t base;
 };
 
 static int mod_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -92,6 +93,7 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *data)
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
 		if (ph->p_type == PT_LOAD && q->a >= lo && q->a - lo < ph->p_memsz) {
 			q->name = info->dlpi_name ? info->dlpi_name : "";
+			q->base = info->dlpi_addr;
 			return 1;
 		}
 	}
@@ -99,14 +101,41 @@ static int mod_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* The file name of the module holding code address a: "" for the
- * executable, NULL outside any module. dl_iterate_phdr: tens of ns here
- * (dladdr's symbol search takes microseconds in libc or libstdc++). */
-static const char *module_of(const void *a)
+ * executable, NULL outside any module; *base its load address.
+ * dl_iterate_phdr: tens of ns here (dladdr's symbol search takes
+ * microseconds in libc or libstdc++). */
+static const char *module_of(const void *a, uintptr_t *base)
 {
-	struct modq q = { (uintptr_t)a, NULL };
+	struct modq q = { (uintptr_t)a, NULL, 0 };
 	if (a)
 		dl_iterate_phdr(mod_cb, &q);
+	if (base)
+		*base = q.base;
 	return q.name;
+}
+
+/* Whether the module at base defines pthread_create ahead of this
+ * library: a sanitizer's runtime linked into the executable
+ * (ThreadSanitizer, MemorySanitizer) or a program's own wrapper. Its
+ * pthread_create calls ours (RTLD_NEXT) with a start routine of its own
+ * that must run first in the new thread (TSan's sets up the thread's
+ * state: a malloc before it crashes the thread), so calls from that
+ * module are passed on, as before: such a program's threads are not
+ * recorded. */
+static int interposer(uintptr_t base)
+{
+	static _Atomic uintptr_t found; /* 0 not looked up, 1 none, else its base + 2 */
+	uintptr_t f = atomic_load_explicit(&found, memory_order_relaxed);
+	if (!f) {
+		uintptr_t first_base, own_base;
+		void *first = dlsym(RTLD_DEFAULT, "pthread_create");
+		f = 1;
+		if (first && module_of(first, &first_base) && module_of((const void *)(uintptr_t)mod_cb, &own_base) &&
+		    first_base != own_base)
+			f = first_base + 2;
+		atomic_store_explicit(&found, f, memory_order_relaxed);
+	}
+	return f != 1 && f == base + 2;
 }
 
 /* Whether a call whose return address is ra comes from the program, not
@@ -116,14 +145,17 @@ static const char *module_of(const void *a)
 static int from_program(const void *ra, const void **site)
 {
 	*site = ra;
-	const char *m = module_of(ra);
+	uintptr_t base;
+	const char *m = module_of(ra, &base);
+	if (m && interposer(base))
+		return 0;
 	if (m && listed(m, forwarders, sizeof forwarders / sizeof forwarders[0])) {
 		void *bt[16];
 		int n = backtrace(bt, 16), i = 0;
 		while (i < n && bt[i] != ra)
 			i++;
 		for (i++; i < n; i++) {
-			const char *c = module_of(bt[i]);
+			const char *c = module_of(bt[i], NULL);
 			if (!c || !listed(c, forwarders, sizeof forwarders / sizeof forwarders[0])) {
 				*site = bt[i];
 				m = c;

@@ -359,10 +359,10 @@ func TestUserThreadsMPI(t *testing.T) {
 // which ptrace record preloads for a program on libomp, or on libgomp run
 // with libomp in its place): a thread that runs a parallel region of its
 // own becomes the initial thread of its team (libomp announces it; one
-// thread_begin, of type 5, and libomp's thread_end), libomp's workers stay
-// workers, a thread cancelled inside pthread_join ends its join and
-// itself; the main thread's joins are recorded. The trace is valid and
-// analysed without warnings.
+// thread_begin, of type 5, and libomp's thread_end; it stays type 5),
+// libomp's workers stay workers, a thread cancelled inside pthread_join
+// ends its join and itself; the main thread's joins are recorded, naming
+// the threads joined. The trace is valid and analysed without warnings.
 func TestUserThreadsOpenMP(t *testing.T) {
 	h := setup(t)
 	src := filepath.Join(h.root, testdata("pthread_omp.c"))
@@ -383,6 +383,33 @@ func TestUserThreadsOpenMP(t *testing.T) {
 			t.Fatalf("%v: %v\n%s", c.Args, err, out)
 		}
 		checkNest(t, h, bin, src)
+	})
+	// A ThreadSanitizer build: its runtime, in the executable, defines
+	// pthread_create ahead of the collector and starts each thread in a
+	// routine of its own that must run first (the collector's trampoline
+	// before it crashed the thread: SIGSEGV). Such a program's threads are
+	// started as without the wrappers, and the run is recorded.
+	t.Run("tsan", func(t *testing.T) {
+		requireTSan(t, h)
+		bin := filepath.Join(t.TempDir(), "pthread_omp")
+		c := exec.Command("clang", "-fsanitize=thread", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror", "-fopenmp", "-o", bin, testdata("pthread_omp.c"))
+		c.Dir = h.root
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", c.Args, err, out)
+		}
+		// libomp is not instrumented: its reports are not this test's
+		// (nor is TSan's own end on the cancelled join of "nest")
+		t.Setenv("TSAN_OPTIONS", "ignore_noninstrumented_modules=1 exitcode=0")
+		dir, out := h.mustRecord(t, nil, bin, "churn", "8")
+		if !strings.Contains(out, "threads=16 ") {
+			t.Fatalf("the program did not run to its end:\n%s", out)
+		}
+		p := valid(t, dir)[0]
+		for th, evs := range rowsOf(p) {
+			if typ, _, _ := lifeOf(t, evs, fmt.Sprintf("thread %d", th)); typ == trace.ThreadUser || len(joinsOf(t, evs, "")) > 0 {
+				t.Errorf("thread %d: a user thread or a join recorded through ThreadSanitizer's pthread_create", th)
+			}
+		}
 	})
 }
 
