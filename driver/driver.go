@@ -767,6 +767,7 @@ type procRow struct {
 	NoDeps   bool    // tasks, but a format without dependences (OTF2)
 	OTF2     otf2Row // what an OTF2 conversion left out
 	OpenMP   bool    // parallel regions, implicit or explicit tasks
+	User     bool    // threads the program started itself (trace.ThreadUser)
 	NoLines  bool    // the program's code locations have no line table
 }
 
@@ -791,13 +792,23 @@ func openMPUsed(c *trace.Census) bool {
 	return c.Kinds[trace.ParallelBegin]+c.Kinds[trace.TaskCreate] > 0 || c.Kinds[trace.ImplicitTaskBegin] > 1
 }
 
+// userThreads reports whether a process has threads it started itself.
+func userThreads(t *trace.Tables) bool {
+	for _, th := range t.Threads {
+		if th.Type == trace.ThreadUser {
+			return true
+		}
+	}
+	return false
+}
+
 func (r *run) summarize() error {
 	rows := make([]procRow, len(r.procs))
 	for i, p := range r.procs {
 		first, last := p.TimeRange(r.timebase(i))
 		rows[i] = procRow{Rank: p.Header.Rank, Host: p.Header.Host, Threads: p.NumThreads(), Events: p.NumEvents(), First: first, Last: last, Warnings: p.Warnings, Partial: p.Partial,
 			NoDeps: p.Header.Producer == otf2.Producer && p.Census.Kinds[trace.TaskCreate] > 0, NoLines: noLines(&p.Tables),
-			OpenMP: openMPUsed(&p.Census)}
+			OpenMP: openMPUsed(&p.Census), User: userThreads(&p.Tables)}
 		if i < len(r.otf2Rows) {
 			rows[i].OTF2 = r.otf2Rows[i]
 		}
@@ -837,6 +848,7 @@ func (r *run) summarize() error {
 		hosts[row.Host] = true
 		t.Partial = t.Partial || row.Partial
 		openmp = openmp || row.OpenMP
+		t.UserThreads = t.UserThreads || row.User
 		if row.NoDeps && !slices.Contains(t.Unavailable, "task_dependences") {
 			t.Unavailable = append(t.Unavailable, "task_dependences")
 		}

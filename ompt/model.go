@@ -134,8 +134,16 @@ func (m *Model) Prepare(s *sim.Sim) error {
 		return fmt.Errorf("process creates %d tasks, more than 2^31", total)
 	}
 	// One slot more: the program's initial task before libomp reports its
-	// own (sim.Sim.Program); no trace id maps to it.
-	s.AllocTasks(int(total) + 1)
+	// own (sim.Sim.Program); no trace id maps to it. And one for each
+	// thread the program started itself, its code (Sim.UserTask).
+	slots := total + 1
+	for th := range p.NumThreads() {
+		if s.UserThread(th) {
+			s.SetUserTask(th, sim.Task(slots))
+			slots++
+		}
+	}
+	s.AllocTasks(int(slots))
 	s.Program = sim.Task(total)
 	s.SetTaskMap(m.Task)
 	s.ReserveEdges(ndeps)
@@ -274,6 +282,14 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 	// creations and schedules do not).
 	thr := func() *sim.Thread { return &s.Threads[th] }
 	switch e.Kind {
+	case trace.ThreadBegin:
+		if u := s.UserTask(th); u != sim.NoTask && e.Args[0] == trace.ThreadUser && s.Tasks[u].State == sim.NotCreated {
+			s.BeginImplicit(u, sim.KindInitial, th)
+		}
+	case trace.ThreadEnd:
+		if u := s.UserTask(th); u != sim.NoTask && s.Threads[th].Current() == u {
+			s.FinishImplicit(u, th)
+		}
 	case trace.ImplicitTaskBegin:
 		t := m.task(s, e.Args[1], "implicit_task")
 		parallel := e.Args[0]
@@ -281,6 +297,11 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			// A team's initial task of a host teams construct is a member
 			// of the league, whose barriers it meets (seqCheck.leagueMember).
 			if parallel = m.chk.leagueMember(th); parallel == 0 {
+				if u := s.UserTask(th); u != sim.NoTask && thr().Current() == u && s.Tasks[u].State == sim.Running {
+					// A thread the program started runs OpenMP: the
+					// runtime's initial task takes its code's place.
+					s.FinishImplicit(u, th)
+				}
 				s.AdoptInitial(t, th)
 				return
 			}
@@ -557,6 +578,8 @@ func (m *Model) waitBegin(s *sim.Sim, th int, kind, parallel int64) {
 		s.ArriveBarrier(t, th)
 	case kind == SyncTaskgroup:
 		s.SuspendForGroup(t, th)
+	case kind == trace.SyncThreadJoin:
+		s.SuspendForJoin(t, th)
 	default:
 		s.SuspendOther(t, th)
 	}

@@ -139,7 +139,7 @@ func buildPage(r *Report, o HTMLOptions) *page {
 		}
 	}
 	if pop := r.POP; pop != nil {
-		for _, row := range popRows(pop, !r.Trace.NoOpenMP) {
+		for _, row := range popRows(pop, !r.Trace.NoOpenMP || r.Trace.UserThreads) {
 			pg.POPRows = append(pg.POPRows, effRow{Indent: row.Depth, Name: row.Name, Value: row.Value, Style: effStyle(row.Value)})
 		}
 		pg.POPProcs = pop.PerProcess

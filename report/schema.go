@@ -59,6 +59,11 @@ type TraceInfo struct {
 	// Tallent's class and the OpenMP efficiencies (1 by construction) say
 	// nothing, so the text and HTML reports leave them out.
 	NoOpenMP bool `json:"no_openmp,omitempty"`
+	// UserThreads is set when some process has threads it started itself
+	// (pthread_create, std::thread: thread type user): their efficiencies
+	// are POP's thread-level ones, which the reports show under OpenMP's
+	// names even without OpenMP.
+	UserThreads bool `json:"user_threads,omitempty"`
 }
 
 // Window is the part of the run the breakdown, the POP efficiencies and
@@ -525,6 +530,9 @@ type OMPWaitTimes struct {
 	TaskgroupNS       int64 `json:"taskgroup_ns"`
 	OtherSyncNS       int64 `json:"other_sync_ns"`
 	OutsideSyncNS     int64 `json:"outside_sync_ns"`
+	// ThreadJoinNS: waiting in joins of threads the program started
+	// (pthread_join); absent when none.
+	ThreadJoinNS int64 `json:"thread_join_ns,omitempty"`
 	// TaskReadyNS: some task of the process was ready (runtime and
 	// scheduling overhead); DependencesNS: none was ready but created tasks
 	// waited on dependences; NoTaskNS: none was ready or waiting.

@@ -86,7 +86,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 		p.breakdown(b, !t.NoOpenMP)
 	}
 	if pop := r.POP; pop != nil {
-		p.pop(pop, !t.NoOpenMP)
+		p.pop(pop, !t.NoOpenMP || t.UserThreads, t.NoOpenMP && t.UserThreads)
 	}
 	if ws := r.WaitStates; ws != nil {
 		if ws.Calls > 0 || ws.MPINS > 0 {
@@ -186,7 +186,7 @@ func popRows(pop *POP, openmp bool) []struct {
 	return rows
 }
 
-func (p *printer) pop(pop *POP, openmp bool) {
+func (p *printer) pop(pop *POP, openmp, threadsOnly bool) {
 	p.line("")
 	p.head(fmt.Sprintf("POP efficiencies (%d processes × %.3g threads, elapsed %s)", pop.Processes, pop.ThreadsPerProcess, Dur(pop.ElapsedNS)))
 	for _, row := range popRows(pop, openmp) {
@@ -195,6 +195,9 @@ func (p *printer) pop(pop *POP, openmp bool) {
 	}
 	if !openmp {
 		p.line("  (no OpenMP: the OpenMP efficiencies are 1 by construction and left out)")
+	}
+	if threadsOnly {
+		p.line("  (no OpenMP: the OpenMP efficiencies are those of the threads the program started itself)")
 	}
 	p.line("  per thread: useful %s, MPI %s, idle %s (serial %s, load balance %s, scheduling %s)",
 		Dur(pop.UsefulNS), Dur(pop.MPINS), Dur(pop.IdleNS), Dur(pop.IdleSerialNS), Dur(pop.IdleLBNS), Dur(pop.IdleSchedNS))
@@ -415,8 +418,12 @@ func siteName(fn, site, region string) string {
 // OMPPlaces names where threads wait, with the times of w, in the report's
 // order.
 func OMPPlaces(w *OMPWaitTimes) []NamedNS {
-	return []NamedNS{{"implicit barrier", w.BarrierImplicitNS}, {"explicit barrier", w.BarrierExplicitNS},
+	ps := []NamedNS{{"implicit barrier", w.BarrierImplicitNS}, {"explicit barrier", w.BarrierExplicitNS},
 		{"taskwait", w.TaskwaitNS}, {"taskgroup end", w.TaskgroupNS}, {"other sync", w.OtherSyncNS}, {"outside constructs", w.OutsideSyncNS}}
+	if w.ThreadJoinNS > 0 { // a program that starts threads itself
+		ps = append(ps, NamedNS{"thread join", w.ThreadJoinNS})
+	}
+	return ps
 }
 
 // OMPReasons names why threads had no work, with the times of w.
@@ -443,6 +450,8 @@ func ompKindTitle(kind string) string {
 		return "other sync"
 	case "outside_sync":
 		return "outside constructs"
+	case "thread_join":
+		return "thread join"
 	}
 	return kind
 }

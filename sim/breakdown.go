@@ -137,7 +137,7 @@ func QuietEvent(e *trace.Event) bool { return Quiet(e.Kind) && !depWaitCreate(e)
 
 // After closes the thread's interval if the event changed what it does.
 func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
-	if QuietEvent(e) {
+	if s.QuietOn(e, th) {
 		b.instr.event(s, b, th, catWork)
 		return
 	}
@@ -147,6 +147,20 @@ func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 	for _, o := range s.touched {
 		b.update(s, o)
 	}
+}
+
+// QuietOn reports whether event e of thread th leaves every thread's
+// category as it was: QuietEvent(e), but for the thread_begin and
+// thread_end of a thread the program started itself, which start and end
+// its code.
+func (s *Sim) QuietOn(e *trace.Event, th int) bool {
+	return QuietEvent(e) && (s.user == nil || !s.userBoundary(e, th))
+}
+
+// userBoundary reports whether e is the thread_begin or thread_end of a
+// thread the program started itself (s.user).
+func (s *Sim) userBoundary(e *trace.Event, th int) bool {
+	return (e.Kind == trace.ThreadBegin || e.Kind == trace.ThreadEnd) && s.UserThread(th)
 }
 
 // Quiet reports whether an event of kind k leaves every thread's category

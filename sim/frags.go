@@ -1094,6 +1094,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.SyncWaitEnd:
 		p.close(s, th)
 		p.leave(s, th, e.Args[0])
+		if e.Args[0] == trace.SyncThreadJoin {
+			p.joined(s, th, e.Args[2]-1)
+		}
+	case trace.ThreadBegin:
+		if u := s.UserTask(th); u != NoTask {
+			p.started(s, th, u)
+		}
 	}
 	// Follow what the thread runs now.
 	t, k, ok := activity(s, th)
@@ -1106,6 +1113,39 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.open(s, th, t, k)
 	}
 	p.closeTouched(s, th)
+}
+
+// started links the first fragment of user thread th's code, task u, to
+// the fragment of the thread that started it (Sim.Creator), split here: a
+// thread's code follows its pthread_create.
+func (p *FragPass) started(s *Sim, th int, u Task) {
+	c := s.Creator(th)
+	if c < 0 || p.firstOf.get(u) >= 0 {
+		return
+	}
+	if p.cur[c] != -1 && p.mpiDepth[c] == 0 {
+		t, k := p.curTask[c], p.curKind[c]
+		p.close(s, c)
+		p.open(s, c, t, k)
+	}
+	if t := s.Threads[c].Current(); t != NoTask {
+		p.created.set(u, p.lastOf.get(t))
+	}
+}
+
+// joined makes thread th's next fragment follow the last one of thread j's
+// code, the thread its join waited for.
+func (p *FragPass) joined(s *Sim, th int, j int64) {
+	if j < 0 || j > 1<<31 {
+		return
+	}
+	u, t := s.UserTask(int(j)), s.Threads[th].Current()
+	if u == NoTask || t == NoTask {
+		return
+	}
+	if last := p.lastOf.get(u); last >= 0 {
+		p.pushTo(&p.pend, t, last)
+	}
 }
 
 // region follows thread th's user regions, and the open fragment's time

@@ -128,3 +128,67 @@ func TestWorkerBeforeParallelBegin(t *testing.T) {
 		t.Errorf("worker: %+v, want 30 ns idle and 10 of overhead at the region's barrier", w)
 	}
 }
+
+// Threads the program starts itself (pthread_create, std::thread; type
+// user) run its code from their thread_begin to their thread_end: work
+// outside MPI, and idle before they begin and after they end. The initial
+// thread's join waits for them (sync kind thread_join): idle, not work.
+func TestUserThreads(t *testing.T) {
+	g := newProg(3)
+	g.tables.Threads = []trace.Thread{{Index: 0, Type: trace.ThreadInitial}, {Index: 1, Type: trace.ThreadUser, Creator: 1}, {Index: 2, Type: trace.ThreadUser, Creator: 1}}
+	j := int64(trace.SyncThreadJoin)
+	g.ev(0, trace.MPIEnter, 0, 0) // MPI_Init_thread
+	g.ev(0, trace.MPIExit, 10, 0)
+	// the initial thread computes 10..30, creates both and joins them
+	g.ev(0, trace.SyncBegin, 30, j, 0, 2, 0)
+	g.ev(0, trace.SyncWaitBegin, 30, j, 0, 2)
+	g.ev(0, trace.SyncWaitEnd, 71, j, 0, 2) // returns 1 ns after thread 1 ended
+	g.ev(0, trace.SyncEnd, 71, j, 0, 2, 0)
+	g.ev(0, trace.SyncBegin, 73, j, 0, 3, 0) // 71..73 work
+	g.ev(0, trace.SyncWaitBegin, 73, j, 0, 3)
+	g.ev(0, trace.SyncWaitEnd, 91, j, 0, 3)
+	g.ev(0, trace.SyncEnd, 91, j, 0, 3, 0)
+	g.ev(0, trace.MPIEnter, 95, 0) // MPI_Finalize; 91..95 work
+	g.ev(0, trace.MPIExit, 100, 0)
+	// thread 1 runs 30..70: computes, sends 50..55, computes
+	g.ev(1, trace.ThreadBegin, 30, trace.ThreadUser)
+	g.ev(1, trace.MPIEnter, 50, 0)
+	g.ev(1, trace.MPIExit, 55, 0)
+	g.ev(1, trace.ThreadEnd, 70)
+	// thread 2 runs 32..90, no MPI
+	g.ev(2, trace.ThreadBegin, 32, trace.ThreadUser)
+	g.ev(2, trace.ThreadEnd, 90)
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(0, 100)
+	f := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), f); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	want := []sim.ThreadTimes{
+		{Work: 20 + 2 + 4, MPI: 10 + 5, IdleSerial: 41 + 18},
+		{Work: 35, MPI: 5, IdleSerial: 30 + 30},
+		{Work: 58, IdleSerial: 32 + 10},
+	}
+	for th, w := range want {
+		got := s.Breakdown.Threads[th]
+		got.IdleInMPI, got.IdleInMPISerial = 0, 0 // another thread's MPI: not what this test is about
+		if got != w {
+			t.Errorf("thread %d: %+v, want %+v", th, got, w)
+		}
+	}
+	fr := &f.F
+	fr.UnpackWeights(nil)
+	span, work := longest(t, fr)
+	// MPI_Init 0..10, the code 10..30 that starts thread 2, thread 2's
+	// 58 ns from its begin (its creator's code before it), the join's
+	// continuation 91..95 after thread 2's end, MPI_Finalize 95..100.
+	if want := int64(10 + 20 + 58 + 4 + 5); span != want || work != 26+35+58 {
+		t.Errorf("fragment graph: span %d, work %d; want %d, %d", span, work, want, 26+35+58)
+	}
+	for th := range want {
+		if tt := s.Breakdown.Threads[th]; tt.Total() != s.End-s.Begin {
+			t.Errorf("thread %d accounts %d ns of a %d ns window", th, tt.Total(), s.End-s.Begin)
+		}
+	}
+}

@@ -87,6 +87,14 @@ type Sim struct {
 	Breakdown *Breakdown
 	// unmodelled marks threads of type unknown (nil when there is none).
 	unmodelled []bool
+	// user marks the threads the program started itself (type user, nil
+	// when there is none): their thread_begin and thread_end start and end
+	// their code, so those events change what the thread does. userTask
+	// holds per thread the task slot of its code (SetUserTask), creator
+	// the thread that started it (−1: unknown).
+	user     []bool
+	userTask []Task
+	creator  []int32
 	// EventCostNS, when > 0, turns on the instrumentation correction
 	// (instrument.go); set before Run.
 	EventCostNS int64
@@ -233,9 +241,51 @@ func New(p *trace.Process, tb *trace.Timebase, strict bool) *Sim {
 			}
 			s.unmodelled[t.Index] = true
 		}
+		if t.Type == trace.ThreadUser && t.Index >= 0 && t.Index < len(s.Threads) {
+			if s.user == nil {
+				s.user = make([]bool, len(s.Threads))
+				s.userTask = make([]Task, len(s.Threads))
+				s.creator = make([]int32, len(s.Threads))
+				for i := range s.userTask {
+					s.userTask[i], s.creator[i] = NoTask, -1
+				}
+			}
+			s.user[t.Index] = true
+			if c := t.Creator - 1; c >= 0 && c < len(s.Threads) && c != t.Index {
+				s.creator[t.Index] = int32(c)
+			}
+		}
 	}
 	s.Begin, s.End = p.TimeRange(tb)
 	return s
+}
+
+// UserThread reports whether the program started thread th itself
+// (type user): its code runs from its thread_begin to its thread_end.
+func (s *Sim) UserThread(th int) bool { return uint(th) < uint(len(s.user)) && s.user[th] }
+
+// SetUserTask makes t the task of user thread th's code.
+func (s *Sim) SetUserTask(th int, t Task) {
+	if s.UserThread(th) {
+		s.userTask[th] = t
+	}
+}
+
+// UserTask returns the task of thread th's code when the program started
+// th itself, else NoTask.
+func (s *Sim) UserTask(th int) Task {
+	if s.UserThread(th) {
+		return s.userTask[th]
+	}
+	return NoTask
+}
+
+// Creator returns the thread that started user thread th, −1 when unknown.
+func (s *Sim) Creator(th int) int {
+	if s.UserThread(th) {
+		return int(s.creator[th])
+	}
+	return -1
 }
 
 // SetWindow sets the time window every thread is accounted over. The driver
@@ -467,8 +517,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 			s.integrate(e.Time)
 		}
 		k := dispatchKind(e.Kind)
-		if k == trace.TaskCreate && depWaitCreate(e) {
-			k = trace.NumKinds // suspends its creator: every pass sees it
+		if k == trace.TaskCreate && depWaitCreate(e) || s.user != nil && s.userBoundary(e, th) {
+			k = trace.NumKinds // suspends its creator, starts or ends a thread's code: every pass sees it
 		}
 		if d.anyBefore || k == trace.NumKinds {
 			for _, ps := range d.before[k] {

@@ -840,6 +840,11 @@ func (s *Sim) SuspendOther(t Task, th int) {
 	}
 }
 
+// SuspendForJoin: t waits in a join for another thread to end. Unlike a
+// wait the model cannot see through it is not ready meanwhile: the thread
+// is idle, not waiting for the runtime.
+func (s *Sim) SuspendForJoin(t Task, th int) { s.suspend(t, th, WaitJoin) }
+
 func (s *Sim) suspend(t Task, th int, why WaitKind) bool {
 	if !s.valid(t) {
 		return false

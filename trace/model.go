@@ -66,7 +66,8 @@ const (
 
 // SyncThreadJoin is the sync_kind of a thread's wait for another thread to
 // end (pthread_join, std::thread::join): sync_begin, sync_wait_begin,
-// sync_wait_end, sync_end with parallel 0 and task 0, the call site as loc.
+// sync_wait_end, sync_end with parallel 0, the call site as loc, and as
+// task the index + 1 of the thread joined (0 when unknown).
 // Not an OMPT number: OMPT's kinds are 1–10, and ptrace's own start at 256.
 const SyncThreadJoin = 256
 
@@ -76,6 +77,9 @@ type Thread struct {
 	TID   int64  `msgpack:"tid"`
 	Type  int    `msgpack:"type"`
 	Name  string `msgpack:"name"`
+	// Creator is the index + 1 of the thread that started this one, for a
+	// thread of type user (pthread_create); 0 when unknown.
+	Creator int `msgpack:"creator,omitempty"`
 }
 
 // Location is a source location events refer to by id (task constructs,

@@ -39,12 +39,13 @@ const (
 	SyncExplicitBarrier
 	SyncTaskwait
 	SyncTaskgroup
-	SyncOther   // another sync region (reduction, one the model cannot see through)
-	SyncOutside // in no synchronization construct
+	SyncOther      // another sync region (reduction, one the model cannot see through)
+	SyncOutside    // in no synchronization construct
+	SyncThreadJoin // a join of a thread the program started (pthread_join)
 	NumSyncs
 )
 
-var syncNames = [NumSyncs]string{"barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "other_sync", "outside_sync"}
+var syncNames = [NumSyncs]string{"barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "other_sync", "outside_sync", "thread_join"}
 
 func (k Sync) String() string {
 	if k < NumSyncs {
@@ -75,6 +76,8 @@ func syncOf(kind int64) Sync {
 		return SyncTaskwait
 	case ompt.SyncTaskgroup:
 		return SyncTaskgroup
+	case trace.SyncThreadJoin:
+		return SyncThreadJoin
 	}
 	return SyncOther
 }
@@ -354,7 +357,7 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 		p.mutex.event(s, e, th)
 		return
 	}
-	if sim.QuietEvent(e) {
+	if s.QuietOn(e, th) {
 		return
 	}
 	p.update(s, th)
@@ -543,6 +546,8 @@ func addOMP(t *report.OMPWaitTimes, r *OMPRow) {
 		t.TaskgroupNS += w
 	case SyncOther:
 		t.OtherSyncNS += w
+	case SyncThreadJoin:
+		t.ThreadJoinNS += w
 	default:
 		t.OutsideSyncNS += w
 	}

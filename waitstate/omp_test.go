@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/ompt"
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -437,5 +438,57 @@ func mutexContention(t *testing.T, p *trace.Process, off int64) {
 		if len(pass.mutex.pending) != 0 {
 			t.Errorf("times %+d, window from %d: threads left pending: %v", off, c.begin, pass.mutex.pending)
 		}
+	}
+}
+
+// A join of a thread the program started is a row of its own: the
+// initial thread starts thread 1 at 10 and joins it 20..50 (thread 1 runs
+// 11..49, ends, the join returns at 50). The join waits for no task: the
+// breakdown's idleness, at the join's call site. Thread 1's time before it
+// began and after it ended is in no construct.
+func TestOMPRowsThreadJoin(t *testing.T) {
+	g := &prog{events: make([][]trace.Event, 2), deps: make([][]trace.Dep, 2)}
+	j := int64(trace.SyncThreadJoin)
+	g.ev(0, trace.MPIEnter, 0, 0)
+	g.ev(0, trace.MPIExit, 5, 0)
+	g.sync(0, j, 20, 50, 0, 2)
+	g.ev(0, trace.MPIEnter, 55, 0)
+	g.ev(0, trace.MPIExit, 60, 0)
+	g.ev(1, trace.ThreadBegin, 11, trace.ThreadUser)
+	g.ev(1, trace.ThreadEnd, 49)
+	tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}},
+		Threads: []trace.Thread{{Index: 0, Type: trace.ThreadInitial}, {Index: 1, Type: trace.ThreadUser, Creator: 1}}}
+	p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := sim.New(p, nil, true)
+	s.SetWindow(0, 60)
+	pass := NewOMPPass(0, p.NumThreads())
+	if err := s.Run(ompt.NewModel(), pass); err != nil {
+		t.Fatal(err)
+	}
+	got := map[Sync][NumReasons]int64{}
+	for _, r := range pass.Rows {
+		got[r.Sync] = r.NS
+		if r.Sync == SyncThreadJoin && (r.Construct != "t.c:1" || r.Count != 1) {
+			t.Errorf("join row %+v, want t.c:1 entered once", r)
+		}
+	}
+	if want := ([NumReasons]int64{0, 0, 30}); got[SyncThreadJoin] != want {
+		t.Errorf("join row %v, want %v (rows %+v)", got[SyncThreadJoin], want, pass.Rows)
+	}
+	if want := ([NumReasons]int64{0, 0, 11 + 11}); got[SyncOutside] != want {
+		t.Errorf("outside row %v, want %v (rows %+v)", got[SyncOutside], want, pass.Rows)
+	}
+	if w := s.Breakdown.Threads[1].Work; w != 38 {
+		t.Errorf("thread 1 works %d ns, want 38", w)
+	}
+	var times report.OMPWaitTimes
+	for i := range pass.Rows {
+		addOMP(&times, &pass.Rows[i])
+	}
+	if times.ThreadJoinNS != 30 || times.OtherSyncNS != 0 {
+		t.Errorf("thread join %d, other sync %d; want 30, 0", times.ThreadJoinNS, times.OtherSyncNS)
 	}
 }

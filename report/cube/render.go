@@ -234,6 +234,7 @@ var syncWhat = map[string][2]string{
 	"taskwait":         {"taskwait", "barrier"},
 	"taskgroup":        {"taskgroup", "barrier"},
 	"other_sync":       {"sync region", "barrier"},
+	"thread_join":      {"thread join", "barrier"},
 }
 
 // syncPath is the call path of an OpenMP sync construct row; nil for the
@@ -569,13 +570,13 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 					return nil, err
 				}
 				t := &q.OMPWaitTimes
-				places := t.BarrierImplicitNS + t.BarrierExplicitNS + t.TaskwaitNS + t.TaskgroupNS + t.OtherSyncNS + t.OutsideSyncNS
+				places := t.BarrierImplicitNS + t.BarrierExplicitNS + t.TaskwaitNS + t.TaskgroupNS + t.OtherSyncNS + t.OutsideSyncNS + t.ThreadJoinNS
 				p.set(mOMPWaiting, q.Rank, float64(t.WaitingNS-places))
 				p.set(mOMPBarImplicit, q.Rank, float64(t.BarrierImplicitNS))
 				p.set(mOMPBarExplicit, q.Rank, float64(t.BarrierExplicitNS))
 				p.set(mOMPTaskwait, q.Rank, float64(t.TaskwaitNS))
 				p.set(mOMPTaskgroup, q.Rank, float64(t.TaskgroupNS))
-				p.set(mOMPOtherSync, q.Rank, float64(t.OtherSyncNS))
+				p.set(mOMPOtherSync, q.Rank, float64(t.OtherSyncNS+t.ThreadJoinNS)) // a join is a sync construct of no OpenMP kind
 				p.set(mOMPOutside, q.Rank, float64(t.OutsideSyncNS))
 				p.set(mOMPWhy, q.Rank, float64(t.WaitingNS-t.TaskReadyNS-t.DependencesNS-t.NoTaskNS))
 				p.set(mOMPTaskReady, q.Rank, float64(t.TaskReadyNS))
@@ -666,6 +667,7 @@ var syncMetric = map[string]string{
 	"taskgroup":        mOMPTaskgroup,
 	"other_sync":       mOMPOtherSync,
 	"outside_sync":     mOMPOutside,
+	"thread_join":      mOMPOtherSync,
 }
 
 func mutexMetric(kind string) string {

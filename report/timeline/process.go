@@ -208,6 +208,8 @@ func syncName(k int64) string {
 		return "implicit barrier (parallel)"
 	case ompt.SyncBarrierTeams:
 		return "teams barrier"
+	case trace.SyncThreadJoin:
+		return "thread join"
 	}
 	return fmt.Sprintf("sync %d", k)
 }
