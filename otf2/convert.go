@@ -134,6 +134,18 @@ type conv struct {
 	user  []bool
 	lives [][]span
 	more  []int
+	// threads identifies the threads by their OTF2 key (thread contingent,
+	// sequence count): which one a ThreadBegin began, which one a
+	// ThreadCreate created (a key seen twice names no thread).
+	threads map[threadKey]*keyed
+	// lifeKey is, per location and thread on it, the key of its
+	// ThreadBegin (none: zero key, unset).
+	lifeKey [][]threadKey
+	// joins are, per location and in order, the threads its thread-wait
+	// regions waited for (the ThreadWait inside; the zero key when none);
+	// joinNext counts the ones converted.
+	joins    [][]threadKey
+	joinNext []int
 	// postComm holds, per thread and in order of its MpiIrecvRequest
 	// records, the OTF2 communicator of the MpiIrecv that completed the
 	// request (OTF2 records it only there); undefined32 when none did.
@@ -153,6 +165,74 @@ type conv struct {
 
 // span is the time of one thread's records.
 type span struct{ first, last int64 }
+
+// threadKey is how OTF2's ThreadCreate, ThreadBegin, ThreadWait and
+// ThreadEnd name a thread: its thread contingent (a communicator, global
+// id) and sequence count. set tells a key from none.
+type threadKey struct {
+	contingent uint32
+	seq        uint64
+	set        bool
+}
+
+// keyed is what the records of a thread key say: the thread that began
+// with it (location t, its k-th thread) and the one that created it, and
+// how many did (more than one: the key is ambiguous).
+type keyed struct {
+	began, created   lifeRef
+	nbegan, ncreated int
+}
+
+// lifeRef is the k-th thread on location t.
+type lifeRef struct{ t, k int }
+
+// eventThreadKey is the thread key of a ThreadCreate/Begin/Wait/End record.
+func eventThreadKey(e *Event, ld *LocalDefs) threadKey {
+	return threadKey{contingent: uint32(ld.Map(mapComm, e.A[0])), seq: e.A[1], set: true}
+}
+
+// key returns the record of thread key k, creating it.
+func (c *conv) key(k threadKey) *keyed {
+	if c.threads == nil {
+		c.threads = map[threadKey]*keyed{}
+	}
+	r := c.threads[k]
+	if r == nil {
+		r = &keyed{}
+		c.threads[k] = r
+	}
+	return r
+}
+
+// threadIndex is the ptrace index of the k-th thread on location t.
+func (c *conv) threadIndex(l lifeRef) int {
+	if l.k == 0 || c.threadType(l.t) != trace.ThreadUser || l.k >= len(c.lives[l.t]) {
+		return l.t
+	}
+	return c.more[l.t] + l.k - 1
+}
+
+// began returns the index + 1 of the thread that began with key k, 0
+// when none or several did (trace.SyncThreadJoin's task argument).
+func (c *conv) began(k threadKey) int64 {
+	if r := c.threads[k]; k.set && r != nil && r.nbegan == 1 {
+		return int64(c.threadIndex(r.began)) + 1
+	}
+	return 0
+}
+
+// creator returns the index + 1 of the thread that created the k-th
+// thread on location t (trace.Thread.Creator), 0 when unknown.
+func (c *conv) creator(t, k int) int {
+	if k >= len(c.lifeKey[t]) {
+		return 0
+	}
+	key := c.lifeKey[t][k]
+	if r := c.threads[key]; key.set && r != nil && r.ncreated == 1 && r.nbegan == 1 {
+		return c.threadIndex(r.created) + 1
+	}
+	return 0
+}
 
 // fork is one parallel region a thread forked: its id and the region that
 // names it (the first PARALLEL-role region its team's master enters).
@@ -178,6 +258,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		forks: make([][]fork, n), tasks: newTaskIDs(), legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
 		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
+		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
@@ -222,11 +303,17 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	c.w = w
 	for t, l := range p.locations {
 		name := a.Defs.LocationName(&l)
-		w.SetThread(trace.Thread{Index: t, TID: int64(l.ID), Type: c.threadType(t), Name: name})
-		if c.threadType(t) == trace.ThreadUser {
-			for k := 1; k < len(c.lives[t]); k++ {
-				w.SetThread(trace.Thread{Index: c.more[t] + k - 1, TID: int64(l.ID), Type: trace.ThreadUser, Name: fmt.Sprintf("%s (thread %d of the location)", name, k+1)})
+		th := trace.Thread{Index: t, TID: int64(l.ID), Type: c.threadType(t), Name: name}
+		if th.Type != trace.ThreadUser {
+			w.SetThread(th)
+			continue
+		}
+		for k := range c.lives[t] {
+			th.Creator = c.creator(t, k)
+			if k > 0 {
+				th.Index, th.Name = c.more[t]+k-1, fmt.Sprintf("%s (thread %d of the location)", name, k+1)
 			}
+			w.SetThread(th)
 		}
 	}
 	c.comms()
@@ -438,6 +525,7 @@ func (c *conv) pass1() error {
 		var switched int64       // the task switched to, whose TASK region is still to come
 		inst := map[uint32]int{} // team → its instances begun on this thread (taskKey.inst)
 		begins := 0              // ThreadBegin records so far
+		joining := false         // in a thread-wait region
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -453,8 +541,32 @@ func (c *conv) pass1() error {
 			if len(c.lives[t]) == 0 {
 				c.lives[t] = append(c.lives[t], span{first: now})
 			}
-			c.lives[t][len(c.lives[t])-1].last = now
+			life := len(c.lives[t]) - 1
+			c.lives[t][life].last = now
 			switch e.Type {
+			case EvThreadBegin:
+				k := eventThreadKey(e, ld)
+				for len(c.lifeKey[t]) < life {
+					c.lifeKey[t] = append(c.lifeKey[t], threadKey{})
+				}
+				if len(c.lifeKey[t]) == life {
+					c.lifeKey[t] = append(c.lifeKey[t], k)
+				}
+				r := c.key(k)
+				r.began = lifeRef{t, life}
+				r.nbegan++
+			case EvThreadCreate:
+				r := c.key(eventThreadKey(e, ld))
+				r.created = lifeRef{t, life}
+				r.ncreated++
+			case EvThreadWait:
+				if joining {
+					c.joins[t][len(c.joins[t])-1] = eventThreadKey(e, ld)
+				}
+			case EvLeave:
+				if r := g.Region(regionRef(ld, e)); r != nil && joinRegion(r) {
+					joining = false
+				}
 			case EvThreadFork, EvOmpFork:
 				c.seq[t]++
 				pending = trace.MakeID(t, c.seq[t])
@@ -475,6 +587,12 @@ func (c *conv) pass1() error {
 				r := g.Region(regionRef(ld, e))
 				if r == nil {
 					return nil
+				}
+				if joinRegion(r) && !joining {
+					// the thread it waits for comes with the ThreadWait
+					// inside
+					joining = true
+					c.joins[t] = append(c.joins[t], threadKey{})
 				}
 				switch {
 				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
@@ -724,9 +842,9 @@ type thr struct {
 	// depth (a nest lock's owner takes it again)
 	locks map[uint64]heldLock
 	// joining: in a thread-wait region (pthread_join) entered at
-	// location joinLoc
-	joining bool
-	joinLoc int64
+	// location joinLoc, waiting for thread joinTarget − 1 (0: unknown)
+	joining             bool
+	joinLoc, joinTarget int64
 	// off is the event-file offset of the Enter or Leave being converted
 	off int64
 }
@@ -1034,18 +1152,18 @@ func (h *thr) endLife(end int64) error {
 }
 
 // joinKind is a thread's wait for another thread to end (pthread_join):
-// parallel and task 0.
+// parallel 0, task the index + 1 of the thread joined.
 const joinKind = trace.SyncThreadJoin
 
 // join begins or ends the thread's wait in thread-wait region name
-// (pthread_join) at location loc; the record is at offset off of the
-// location's event file.
-func (h *thr) join(enter bool, now, loc int64, name string, off int64) {
+// (pthread_join) at location loc for the thread of index target − 1 (0:
+// unknown); the record is at offset off of the location's event file.
+func (h *thr) join(enter bool, now, loc, target int64, name string, off int64) {
 	switch {
 	case enter && !h.joining:
-		h.joining, h.joinLoc = true, loc
-		h.emit(trace.SyncBegin, now, joinKind, 0, 0, loc)
-		h.emit(trace.SyncWaitBegin, now, joinKind, 0, 0)
+		h.joining, h.joinLoc, h.joinTarget = true, loc, target
+		h.emit(trace.SyncBegin, now, joinKind, 0, target, loc)
+		h.emit(trace.SyncWaitBegin, now, joinKind, 0, target)
 	case !enter && h.joining:
 		h.endJoin(now)
 	case !enter:
@@ -1059,8 +1177,8 @@ func (h *thr) endJoin(now int64) {
 		return
 	}
 	h.joining = false
-	h.emit(trace.SyncWaitEnd, now, joinKind, 0, 0)
-	h.emit(trace.SyncEnd, now, joinKind, 0, 0, h.joinLoc)
+	h.emit(trace.SyncWaitEnd, now, joinKind, 0, h.joinTarget)
+	h.emit(trace.SyncEnd, now, joinKind, 0, h.joinTarget, h.joinLoc)
 }
 
 // threadType is location t's type: the initial thread, an OpenMP worker,
@@ -1357,13 +1475,19 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 			ri.class = regParallel
 		}
 	default:
-		if r.Role == roleThreadWait {
-			// Score-P's pthread_join (paradigm pthread): the thread
-			// waits for another to end
+		if joinRegion(r) {
 			ri.class = regJoin
 		}
 	}
 	return ri
+}
+
+// joinRegion reports whether Enter and Leave of region r are a thread's
+// wait for another to end: a region of role THREAD_WAIT outside MPI,
+// OpenMP and the measurement system (Score-P's pthread_join, paradigm
+// pthread).
+func joinRegion(r *Region) bool {
+	return r.Role == roleThreadWait && r.Paradigm != paradigmMPI && r.Paradigm != paradigmOpenMP && r.Paradigm != paradigmMeasurement
 }
 
 func (c *conv) infoStr(ri *regInfo, r *Region) int64 {
@@ -1430,7 +1554,14 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 			// line: named by the call
 			ri.loc = c.w.AddLocation(trace.Location{Func: r.Name})
 		}
-		h.join(enter, now, c.infoLoc(ri, id, r), r.Name, h.off)
+		target := int64(0)
+		if enter && !h.joining {
+			if k := c.joinNext[h.t]; k < len(c.joins[h.t]) {
+				target = c.began(c.joins[h.t][k])
+			}
+			c.joinNext[h.t]++
+		}
+		h.join(enter, now, c.infoLoc(ri, id, r), target, r.Name, h.off)
 	case regWork:
 		k := trace.WorkEnd
 		if enter {

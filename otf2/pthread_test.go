@@ -67,15 +67,46 @@ func listedRegions(listing []byte, loc uint64, name string) [][2]uint64 {
 	return out
 }
 
+// listedThreads reads the thread records of an otf2-print listing: by
+// thread key (contingent and sequence count as printed), the location
+// that began the thread and the one that created it, and per location the
+// keys its ThreadWait records name, in order.
+func listedThreads(listing []byte) (began, created map[string]uint64, waits map[uint64][]string) {
+	began, created, waits = map[string]uint64{}, map[string]uint64{}, map[uint64][]string{}
+	for _, line := range strings.Split(string(listing), "\n") {
+		f := strings.Fields(line)
+		i := strings.Index(line, "Thread Contingent: ")
+		if len(f) < 3 || i < 0 {
+			continue
+		}
+		loc, err := strconv.ParseUint(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		key := line[i:]
+		switch f[0] {
+		case "THREAD_BEGIN":
+			began[key] = loc
+		case "THREAD_CREATE":
+			created[key] = loc
+		case "THREAD_WAIT":
+			waits[loc] = append(waits[loc], key)
+		}
+	}
+	return
+}
+
 // TestScorepPthreads: Score-P writes a pthread as a CPU-thread location
 // whose first record is ThreadBegin and last ThreadEnd, and the joins as
 // pthread_join regions (role THREAD_WAIT, paradigm pthread) around a
 // ThreadWait. The converter made them threads of type unknown, left out
 // of the breakdown and POP, and main's joins code regions (work). Now each
 // pthread is a user thread (type 5) from its ThreadBegin to its ThreadEnd,
-// at the archive's times, and each join is the thread_join wait (sync kind
-// 256, parallel and task 0) over the pthread_join region; their records
-// are no longer noted as unused.
+// at the archive's times, created by the thread whose ThreadCreate names
+// it (main: creator 1), and each join is the thread_join wait (sync kind
+// 256, parallel 0, task the index + 1 of the thread its ThreadWait names)
+// over the pthread_join region; their records are no longer noted as
+// unused.
 func TestScorepPthreads(t *testing.T) {
 	for _, dir := range pthreadArchives {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
@@ -86,6 +117,7 @@ func TestScorepPthreads(t *testing.T) {
 			}
 			listing := readListing(t, dir)
 			recs := parsePrint(listing)
+			began, created, waits := listedThreads(listing)
 			for rank := 0; rank < a.NumProcesses(); rank++ {
 				var buf bytes.Buffer
 				st, err := a.Convert(rank, &buf)
@@ -109,13 +141,22 @@ func TestScorepPthreads(t *testing.T) {
 				if len(tb.Threads) != 3 || len(locs) != 3 {
 					t.Fatalf("rank %d: threads %+v of locations %v, want 3", rank, tb.Threads, locs)
 				}
+				index := map[uint64]int{} // location → thread index
+				for i, l := range locs {
+					index[l] = i
+				}
 				for _, th := range tb.Threads {
-					want := trace.ThreadUser
+					want, creator := trace.ThreadUser, 0
 					if th.Index == 0 {
 						want = trace.ThreadInitial
 					}
-					if th.Type != want {
-						t.Errorf("rank %d: thread %d (%s) has type %d, want %d", rank, th.Index, th.Name, th.Type, want)
+					for key, l := range began {
+						if l == locs[th.Index] {
+							creator = index[created[key]] + 1
+						}
+					}
+					if th.Type != want || th.Creator != creator {
+						t.Errorf("rank %d: thread %d (%s) has type %d, creator %d; want %d, %d", rank, th.Index, th.Name, th.Type, th.Creator, want, creator)
 					}
 				}
 				byThread := map[int][]trace.Event{}
@@ -161,8 +202,14 @@ func TestScorepPthreads(t *testing.T) {
 					switch e.Kind {
 					case trace.SyncBegin, trace.SyncWaitBegin, trace.SyncWaitEnd, trace.SyncEnd:
 						seq = append(seq, e.Kind)
-						if e.Args[0] != trace.SyncThreadJoin || e.Args[1] != 0 || e.Args[2] != 0 {
-							t.Errorf("rank %d: %v args %v, want kind %d, parallel 0, task 0", rank, e.Kind, e.Args[:3], trace.SyncThreadJoin)
+						// the thread joined: the one the k-th ThreadWait names
+						k := (len(seq) - 1) / 4
+						target := int64(-1)
+						if w := waits[locs[0]]; k < len(w) {
+							target = int64(index[began[w[k]]]) + 1
+						}
+						if e.Args[0] != trace.SyncThreadJoin || e.Args[1] != 0 || e.Args[2] != target || target < 2 {
+							t.Errorf("rank %d: %v args %v, want kind %d, parallel 0, task %d", rank, e.Kind, e.Args[:3], trace.SyncThreadJoin, target)
 						}
 						if (e.Kind == trace.SyncBegin || e.Kind == trace.SyncEnd) && tb.Locations[e.Args[3]].Func != "pthread_join" {
 							t.Errorf("rank %d: %v at location %+v, want pthread_join", rank, e.Kind, tb.Locations[e.Args[3]])
@@ -200,7 +247,11 @@ func TestScorepPthreads(t *testing.T) {
 // per process equal Scalasca 2.6's (scout-pthreads.csv), and the time
 // main's joins wait plus its pthread_create calls equal scout's POSIX
 // threads management (pthread_management: the pthread_create and
-// pthread_join calls).
+// pthread_join calls). ptrace's work is scout's computation plus the time
+// in the pthread API (pthread_time: its mutex and condition calls are the
+// threads' work for ptrace) but the joins, plus each pthread's time
+// between its ThreadBegin and first Enter and between its last Leave and
+// ThreadEnd (scout's pthread runs from its first Enter to its last Leave).
 func TestScalascaPthreads(t *testing.T) {
 	dir := "testdata/scorep-8.4-pthreads-funneled"
 	sc := scoutValues(t, filepath.Join(dir, "scout-pthreads.csv"))
@@ -213,9 +264,10 @@ func TestScalascaPthreads(t *testing.T) {
 	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true, NoClockSync: true}, 1), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.WaitStates == nil {
+	if rep.WaitStates == nil || rep.WaitStates.OpenMP == nil {
 		t.Fatal("no wait states")
 	}
+	recs := parsePrint(readListing(t, dir))
 	loc := 0
 	for rank := 0; rank < a.NumProcesses(); rank++ {
 		n := a.Process(rank).Threads
@@ -269,6 +321,18 @@ func TestScalascaPthreads(t *testing.T) {
 		if join == 0 || !near(join+create, sum("pthread_management"), 1e-5) {
 			t.Errorf("rank %d: joins %d ns + pthread_create %d ns, scout's pthread_management %.6f s", rank, join, create, sum("pthread_management"))
 		}
+		var edges int64 // the pthreads' ThreadBegin to first Enter, last Leave to ThreadEnd
+		for _, l := range a.Locations(rank)[1:] {
+			r := recs[l]
+			if len(r) < 4 || r[1].name != "ENTER" || r[len(r)-2].name != "LEAVE" {
+				t.Fatalf("rank %d location %d: records %v", rank, l, r)
+			}
+			edges += ticksNS(a, r[1].time) - ticksNS(a, r[0].time) + ticksNS(a, r[len(r)-1].time) - ticksNS(a, r[len(r)-2].time)
+		}
+		work := sum("comp") + sum("pthread_time") - float64(join)/1e9 + float64(edges)/1e9
+		if b := rep.Breakdown.PerProcess[rank]; !near(b.WorkNS, work, 1e-5) {
+			t.Errorf("rank %d: work %.6f s, scout's computation + pthread API time − joins + the pthreads' edges %.6f s", rank, float64(b.WorkNS)/1e9, work)
+		}
 		loc += n
 	}
 }
@@ -279,13 +343,16 @@ func TestScalascaPthreads(t *testing.T) {
 // (the location's first keeps its index, the others follow the process's
 // locations), from its ThreadBegin to its ThreadEnd: one thread from the
 // first begin to the last end would count the time between them as its
-// work. Joins in either thread are thread_join waits; a join left without
-// its Leave ends with its thread, a Leave without its Enter is skipped
-// with a warning, and the archive analyses.
+// work. Each is the master's creation and join (its ThreadCreate's and
+// ThreadWait's key is its ThreadBegin's); joins in either thread are
+// thread_join waits, of a thread no ThreadBegin names unknown; a join left
+// without its Leave ends with its thread, a Leave without its Enter is
+// skipped with a warning, and the archive analyses.
 func TestReusedLocationThreads(t *testing.T) {
 	type span struct {
 		kind       trace.Kind
 		begin, end int64
+		joined     int64 // a join's thread index + 1
 	}
 	for _, bad := range []bool{false, true} {
 		anchor := otf2.UserThreadArchive(t, t.TempDir(), bad)
@@ -311,9 +378,13 @@ func TestReusedLocationThreads(t *testing.T) {
 		for _, th := range tb.Threads {
 			types[th.Index] = th.Type
 		}
+		creators := map[int]int{}
+		for _, th := range tb.Threads {
+			creators[th.Index] = th.Creator
+		}
 		if len(tb.Threads) != 3 || types[0] != trace.ThreadInitial || types[1] != trace.ThreadUser || types[2] != trace.ThreadUser ||
-			!strings.HasSuffix(tb.Threads[2].Name, "(thread 2 of the location)") {
-			t.Errorf("bad %v: threads %+v, want the master and two user threads", bad, tb.Threads)
+			!strings.HasSuffix(tb.Threads[2].Name, "(thread 2 of the location)") || creators[0] != 0 || creators[1] != 1 || creators[2] != 1 {
+			t.Errorf("bad %v: threads %+v, want the master and two user threads it created", bad, tb.Threads)
 		}
 		// per thread: its begin and end, its joins' waits
 		got := map[int][]span{}
@@ -321,28 +392,30 @@ func TestReusedLocationThreads(t *testing.T) {
 		for _, e := range evs {
 			switch e.Kind {
 			case trace.ThreadBegin:
-				got[e.thread] = append(got[e.thread], span{trace.ThreadBegin, e.Time, -1})
+				got[e.thread] = append(got[e.thread], span{trace.ThreadBegin, e.Time, -1, 0})
 			case trace.ThreadEnd:
 				if s := got[e.thread]; len(s) > 0 {
 					s[0].end = e.Time
 				}
 			case trace.SyncBegin:
-				if e.Args[0] != trace.SyncThreadJoin || e.Args[1] != 0 || e.Args[2] != 0 || tb.Locations[e.Args[3]].Func != "pthread_join" {
+				if e.Args[0] != trace.SyncThreadJoin || e.Args[1] != 0 || tb.Locations[e.Args[3]].Func != "pthread_join" {
 					t.Errorf("bad %v: thread %d: sync_begin %v", bad, e.thread, e.Args)
 				}
 			case trace.SyncWaitBegin:
 				open[e.thread] = e.Time
 			case trace.SyncWaitEnd:
-				got[e.thread] = append(got[e.thread], span{trace.SyncWaitEnd, open[e.thread], e.Time})
+				got[e.thread] = append(got[e.thread], span{trace.SyncWaitEnd, open[e.thread], e.Time, e.Args[2]})
 			}
 		}
+		// the master joins the first thread (index 1) and the second (2);
+		// the second waits for a thread of no ThreadBegin (unknown: 0)
 		want := map[int][]span{
-			0: {{trace.ThreadBegin, 0, 5000}, {trace.SyncWaitEnd, 300, 2000}, {trace.SyncWaitEnd, 2300, 4000}},
-			1: {{trace.ThreadBegin, 250, 1850}},
-			2: {{trace.ThreadBegin, 2250, 3950}, {trace.SyncWaitEnd, 3000, 3500}},
+			0: {{trace.ThreadBegin, 0, 5000, 0}, {trace.SyncWaitEnd, 300, 2000, 2}, {trace.SyncWaitEnd, 2300, 4000, 3}},
+			1: {{trace.ThreadBegin, 250, 1850, 0}},
+			2: {{trace.ThreadBegin, 2250, 3950, 0}, {trace.SyncWaitEnd, 3000, 3500, 0}},
 		}
 		if bad {
-			want[1] = append(want[1], span{trace.SyncWaitEnd, 1820, 1850})
+			want[1] = append(want[1], span{trace.SyncWaitEnd, 1820, 1850, 0})
 		}
 		for th, w := range want {
 			if !slices.Equal(got[th], w) {
@@ -351,5 +424,110 @@ func TestReusedLocationThreads(t *testing.T) {
 		}
 		// and the whole pipeline reads it
 		analyze(t, anchor, 1)
+	}
+}
+
+// listedNS sums, in converted ns, the time a location spends in the
+// regions whose names start with prefix (MPI_: its MPI calls), as an
+// otf2-print listing gives them.
+func listedNS(a *otf2.Archive, listing []byte, loc uint64, prefix string) int64 {
+	var ns int64
+	names := map[string]bool{}
+	for _, line := range strings.Split(string(listing), "\n") {
+		if i := strings.Index(line, `Region: "`+prefix); i >= 0 && strings.Fields(line)[0] == "ENTER" {
+			names[line[i+len(`Region: "`):strings.LastIndex(line, `"`)]] = true
+		}
+	}
+	for name := range names {
+		for _, r := range listedRegions(listing, loc, name) {
+			ns += ticksNS(a, r[1]) - ticksNS(a, r[0])
+		}
+	}
+	return ns
+}
+
+// TestPthreadsBreakdown: with the model of user threads, a process's work
+// in the Score-P pthread traces is main's code outside MPI and outside its
+// joins plus, for each pthread, its lifetime (ThreadBegin to ThreadEnd)
+// minus its MPI time, all as the archive's records give them; main's joins
+// are idleness, the OpenMP wait states' thread_join. Before, the pthreads
+// were left out of the breakdown and the joins were work.
+func TestPthreadsBreakdown(t *testing.T) {
+	for _, dir := range pthreadArchives {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			anchor := filepath.Join(dir, "traces.otf2")
+			a, err := otf2.Open(anchor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listing := readListing(t, dir)
+			recs := parsePrint(listing)
+			var rep report.Report
+			if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true, NoClockSync: true}, 1), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if rep.Trace.Warnings != nil || rep.Trace.Partial {
+				t.Errorf("warnings %+v", rep.Trace.Warnings)
+			}
+			if rep.Breakdown == nil || rep.WaitStates == nil || rep.WaitStates.OpenMP == nil {
+				t.Fatal("no breakdown or OpenMP wait states")
+			}
+			for rank := 0; rank < a.NumProcesses(); rank++ {
+				locs := a.Locations(rank)
+				// main: from its first record to its last
+				r := recs[locs[0]]
+				span := ticksNS(a, r[len(r)-1].time) - ticksNS(a, r[0].time)
+				var joins int64
+				for _, j := range listedRegions(listing, locs[0], "pthread_join") {
+					joins += ticksNS(a, j[1]) - ticksNS(a, j[0])
+				}
+				work := span - listedNS(a, listing, locs[0], "MPI_") - joins
+				var mpi int64
+				for _, l := range locs {
+					mpi += listedNS(a, listing, l, "MPI_")
+				}
+				for _, l := range locs[1:] {
+					r := recs[l]
+					life := ticksNS(a, r[len(r)-1].time) - ticksNS(a, r[0].time)
+					work += life - listedNS(a, listing, l, "MPI_")
+				}
+				b := rep.Breakdown.PerProcess[rank]
+				if b.WorkNS != work || b.MPINS != mpi {
+					t.Errorf("rank %d: work %d ns, MPI %d ns; the archive's records give %d and %d", rank, b.WorkNS, b.MPINS, work, mpi)
+				}
+				var omp report.OMPWaitProcess
+				for _, p := range rep.WaitStates.OpenMP.PerProcess {
+					if p.Rank == rank {
+						omp = p
+					}
+				}
+				if omp.ThreadJoinNS != joins || joins == 0 {
+					t.Errorf("rank %d: thread_join %d ns, main's pthread_join regions %d ns", rank, omp.ThreadJoinNS, joins)
+				}
+				if b.IdlenessNS < joins {
+					t.Errorf("rank %d: idleness %d ns, less than main's joins (%d ns)", rank, b.IdlenessNS, joins)
+				}
+			}
+		})
+	}
+}
+
+// TestPthreadsCriticalPath: the converted thread table names each
+// pthread's creator and each join the thread it waited for (the thread
+// keys of ThreadCreate, ThreadBegin and ThreadWait), so the critical path
+// runs from main through the pthread_create into the thread's code and
+// back through the join, and covers the run: without them (creator and
+// joined thread unknown) it was the longest thread's code alone, 87 % and
+// 89 % of the MPI_Init–MPI_Finalize window, crossing no rank.
+func TestPthreadsCriticalPath(t *testing.T) {
+	for _, dir := range pthreadArchives {
+		var rep report.Report
+		if err := json.Unmarshal(analyze(t, dir, 1), &rep); err != nil {
+			t.Fatal(err)
+		}
+		cp := rep.CriticalPath
+		if cp == nil || cp.ShareOfRunTime < 0.99 || cp.RankCrossings < 1 {
+			t.Errorf("%s: critical path %+v, want one over the run, across the ranks", dir, cp)
+		}
 	}
 }
