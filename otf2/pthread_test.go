@@ -501,8 +501,8 @@ func TestPthreadsBreakdown(t *testing.T) {
 						omp = p
 					}
 				}
-				if omp.ThreadJoinNS != joins || joins == 0 {
-					t.Errorf("rank %d: thread_join %d ns, main's pthread_join regions %d ns", rank, omp.ThreadJoinNS, joins)
+				if omp.ThreadSyncNS != joins || joins == 0 {
+					t.Errorf("rank %d: thread_join %d ns, main's pthread_join regions %d ns", rank, omp.ThreadSyncNS, joins)
 				}
 				if b.IdlenessNS < joins {
 					t.Errorf("rank %d: idleness %d ns, less than main's joins (%d ns)", rank, b.IdlenessNS, joins)
