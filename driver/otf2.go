@@ -198,7 +198,7 @@ func otf2Notes(rows []otf2Row) []string {
 			"the archive's writer records none for them (Score-P 8.4 does not), so the messages they received count as unmatched sends", probed, probedProcs))
 	}
 	if threads > 0 {
-		notes = append(notes, fmt.Sprintf("%d threads in %d processes are no OpenMP threads (pthreads, runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP", threads, procs))
+		notes = append(notes, fmt.Sprintf("%d threads in %d processes are no OpenMP threads and record no ThreadBegin (runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP", threads, procs))
 	}
 	if len(ignored) > 0 {
 		names := make([]string, 0, len(ignored))

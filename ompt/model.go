@@ -578,8 +578,8 @@ func (m *Model) waitBegin(s *sim.Sim, th int, kind, parallel int64) {
 		s.ArriveBarrier(t, th)
 	case kind == SyncTaskgroup:
 		s.SuspendForGroup(t, th)
-	case kind == trace.SyncThreadJoin:
-		s.SuspendForJoin(t, th)
+	case trace.ThreadSync(kind):
+		s.SuspendForThread(t, th)
 	default:
 		s.SuspendOther(t, th)
 	}

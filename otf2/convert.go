@@ -34,9 +34,15 @@ type Stats struct {
 	// (ignored; the first is described in Warnings).
 	BadCompletes int64
 	// Unmodelled counts threads that are neither the process's initial
-	// thread nor OpenMP threads (pthreads, runtime helpers): converted as
-	// threads of type unknown, which the breakdown and POP leave out.
+	// thread nor OpenMP threads nor threads the program started (runtime
+	// helpers): converted as threads of type unknown, which the breakdown
+	// and POP leave out.
 	Unmodelled int
+	// UserThreads counts the threads the program started itself
+	// (pthreads: a location with ThreadBegin records), converted as
+	// threads of type user; a location Score-P reused for several
+	// threads counts each.
+	UserThreads int
 	// ProbedRecvs counts MPI_Mrecv and MPI_Imrecv calls (receives of a
 	// matched probe's message), ProbedRecorded the receive records
 	// (MpiRecv, MpiIrecvRequest) inside them: Score-P 8.4 writes none, so
@@ -119,6 +125,27 @@ type conv struct {
 	first, last []int64
 	seen        []bool
 	omp         []bool // the thread joined an OpenMP team
+	// lives are, per location that records ThreadBegin (a thread the
+	// program started: user[t]), the threads it holds: Score-P reuses a
+	// location for a later thread with SCOREP_THREAD_EXPERIMENTAL_REUSE.
+	// Each spans its records from its ThreadBegin (the first from the
+	// location's first record) to the last before the next ThreadBegin.
+	// The first is ptrace thread t, the k-th (k ≥ 1) thread more[t]+k−1.
+	user  []bool
+	lives [][]span
+	more  []int
+	// threads identifies the threads by their OTF2 key (thread contingent,
+	// sequence count): which one a ThreadBegin began, which one a
+	// ThreadCreate created (a key seen twice names no thread).
+	threads map[threadKey]*keyed
+	// lifeKey is, per location and thread on it, the key of its
+	// ThreadBegin (none: zero key, unset).
+	lifeKey [][]threadKey
+	// joins are, per location and in order, the threads its thread-wait
+	// regions waited for (the ThreadWait inside; the zero key when none);
+	// joinNext counts the ones converted.
+	joins    [][]threadKey
+	joinNext []int
 	// postComm holds, per thread and in order of its MpiIrecvRequest
 	// records, the OTF2 communicator of the MpiIrecv that completed the
 	// request (OTF2 records it only there); undefined32 when none did.
@@ -134,6 +161,77 @@ type conv struct {
 
 	undefRegion, undefComm, orphan counted
 	undefContext, ctxLoop          counted
+}
+
+// span is the time of one thread's records.
+type span struct{ first, last int64 }
+
+// threadKey is how OTF2's ThreadCreate, ThreadBegin, ThreadWait and
+// ThreadEnd name a thread: its thread contingent (a communicator, global
+// id) and sequence count. set tells a key from none.
+type threadKey struct {
+	contingent uint32
+	seq        uint64
+	set        bool
+}
+
+// keyed is what the records of a thread key say: the thread that began
+// with it (location t, its k-th thread) and the one that created it, and
+// how many did (more than one: the key is ambiguous).
+type keyed struct {
+	began, created   lifeRef
+	nbegan, ncreated int
+}
+
+// lifeRef is the k-th thread on location t.
+type lifeRef struct{ t, k int }
+
+// eventThreadKey is the thread key of a ThreadCreate/Begin/Wait/End record.
+func eventThreadKey(e *Event, ld *LocalDefs) threadKey {
+	return threadKey{contingent: uint32(ld.Map(mapComm, e.A[0])), seq: e.A[1], set: true}
+}
+
+// key returns the record of thread key k, creating it.
+func (c *conv) key(k threadKey) *keyed {
+	if c.threads == nil {
+		c.threads = map[threadKey]*keyed{}
+	}
+	r := c.threads[k]
+	if r == nil {
+		r = &keyed{}
+		c.threads[k] = r
+	}
+	return r
+}
+
+// threadIndex is the ptrace index of the k-th thread on location t.
+func (c *conv) threadIndex(l lifeRef) int {
+	if l.k == 0 || c.threadType(l.t) != trace.ThreadUser || l.k >= len(c.lives[l.t]) {
+		return l.t
+	}
+	return c.more[l.t] + l.k - 1
+}
+
+// began returns the index + 1 of the thread that began with key k, 0
+// when none or several did (trace.SyncThreadJoin's task argument).
+func (c *conv) began(k threadKey) int64 {
+	if r := c.threads[k]; k.set && r != nil && r.nbegan == 1 {
+		return int64(c.threadIndex(r.began)) + 1
+	}
+	return 0
+}
+
+// creator returns the index + 1 of the thread that created the k-th
+// thread on location t (trace.Thread.Creator), 0 when unknown.
+func (c *conv) creator(t, k int) int {
+	if k >= len(c.lifeKey[t]) {
+		return 0
+	}
+	key := c.lifeKey[t][k]
+	if r := c.threads[key]; key.set && r != nil && r.ncreated == 1 && r.nbegan == 1 {
+		return c.threadIndex(r.created) + 1
+	}
+	return 0
 }
 
 // fork is one parallel region a thread forked: its id and the region that
@@ -159,6 +257,8 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
 		forks: make([][]fork, n), tasks: newTaskIDs(), legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
+		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
+		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
@@ -174,10 +274,21 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	if err := c.pass1(); err != nil {
 		return nil, err
 	}
+	nthreads := n
 	for t := range p.locations {
-		if c.threadType(t) == trace.ThreadUnknown && c.seen[t] {
-			c.st.Unmodelled++
+		switch c.threadType(t) {
+		case trace.ThreadUnknown:
+			if c.seen[t] {
+				c.st.Unmodelled++
+			}
+		case trace.ThreadUser:
+			c.st.UserThreads += len(c.lives[t])
+			c.more[t] = nthreads
+			nthreads += len(c.lives[t]) - 1
 		}
+	}
+	if nthreads > trace.MaxThreads {
+		return nil, fmt.Errorf("%s: process %q has %d threads (%d locations, some reused by several threads), more than %d", a.Path, grp.Name, nthreads, n, trace.MaxThreads)
 	}
 	host, ok := a.Defs.NodeName(grp.Parent)
 	if !ok || host == "" {
@@ -191,7 +302,19 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	}
 	c.w = w
 	for t, l := range p.locations {
-		w.SetThread(trace.Thread{Index: t, TID: int64(l.ID), Type: c.threadType(t), Name: a.Defs.LocationName(&l)})
+		name := a.Defs.LocationName(&l)
+		th := trace.Thread{Index: t, TID: int64(l.ID), Type: c.threadType(t), Name: name}
+		if th.Type != trace.ThreadUser {
+			w.SetThread(th)
+			continue
+		}
+		for k := range c.lives[t] {
+			th.Creator = c.creator(t, k)
+			if k > 0 {
+				th.Index, th.Name = c.more[t]+k-1, fmt.Sprintf("%s (thread %d of the location)", name, k+1)
+			}
+			w.SetThread(th)
+		}
 	}
 	c.comms()
 	c.offsets()
@@ -218,7 +341,7 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 			"parallelism, idleness from readiness) are those of independent tasks", grp.Name, c.st.Tasks))
 	}
 	if c.st.Unmodelled > 0 {
-		c.st.Notes = append(c.st.Notes, fmt.Sprintf("%s: %d threads are no OpenMP threads (pthreads, runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP",
+		c.st.Notes = append(c.st.Notes, fmt.Sprintf("%s: %d threads are no OpenMP threads and record no ThreadBegin (runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP",
 			grp.Name, c.st.Unmodelled))
 	}
 	return &c.st, nil
@@ -401,12 +524,49 @@ func (c *conv) pass1() error {
 		var named *fork          // the fork whose naming region is still to come
 		var switched int64       // the task switched to, whose TASK region is still to come
 		inst := map[uint32]int{} // team → its instances begun on this thread (taskKey.inst)
+		begins := 0              // ThreadBegin records so far
+		joining := false         // in a thread-wait region
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
 			}
 			c.last[t] = now
+			if e.Type == EvThreadBegin {
+				c.user[t] = true
+				if begins > 0 { // another thread on a reused location
+					c.lives[t] = append(c.lives[t], span{first: now})
+				}
+				begins++
+			}
+			if len(c.lives[t]) == 0 {
+				c.lives[t] = append(c.lives[t], span{first: now})
+			}
+			life := len(c.lives[t]) - 1
+			c.lives[t][life].last = now
 			switch e.Type {
+			case EvThreadBegin:
+				k := eventThreadKey(e, ld)
+				for len(c.lifeKey[t]) < life {
+					c.lifeKey[t] = append(c.lifeKey[t], threadKey{})
+				}
+				if len(c.lifeKey[t]) == life {
+					c.lifeKey[t] = append(c.lifeKey[t], k)
+				}
+				r := c.key(k)
+				r.began = lifeRef{t, life}
+				r.nbegan++
+			case EvThreadCreate:
+				r := c.key(eventThreadKey(e, ld))
+				r.created = lifeRef{t, life}
+				r.ncreated++
+			case EvThreadWait:
+				if joining {
+					c.joins[t][len(c.joins[t])-1] = eventThreadKey(e, ld)
+				}
+			case EvLeave:
+				if r := g.Region(regionRef(ld, e)); r != nil && joinRegion(r) {
+					joining = false
+				}
 			case EvThreadFork, EvOmpFork:
 				c.seq[t]++
 				pending = trace.MakeID(t, c.seq[t])
@@ -427,6 +587,12 @@ func (c *conv) pass1() error {
 				r := g.Region(regionRef(ld, e))
 				if r == nil {
 					return nil
+				}
+				if joinRegion(r) && !joining {
+					// the thread it waits for comes with the ThreadWait
+					// inside
+					joining = true
+					c.joins[t] = append(c.joins[t], threadKey{})
 				}
 				switch {
 				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
@@ -675,6 +841,12 @@ type thr struct {
 	// locks are the OpenMP locks the thread holds: kind, location and
 	// depth (a nest lock's owner takes it again)
 	locks map[uint64]heldLock
+	// joining: in a thread-wait region (pthread_join) entered at
+	// location joinLoc, waiting for thread joinTarget − 1 (0: unknown)
+	joining             bool
+	joinLoc, joinTarget int64
+	// off is the event-file offset of the Enter or Leave being converted
+	off int64
 }
 
 // heldLock is an OpenMP lock a thread holds.
@@ -747,8 +919,33 @@ func (c *conv) pass2(t int) error {
 		h.stack = append(h.stack, initial)
 	}
 	evt := c.a.evtPath(c.p.locations[t].ID)
+	user := c.threadType(t) == trace.ThreadUser
+	life := 0 // the location's ThreadBegin records so far
 	err := c.read(t, false, func(e *Event, now int64) error {
 		switch e.Type {
+		case EvThreadBegin, EvThreadEnd:
+			// A thread the program started runs from its ThreadBegin (the
+			// first record of its location, as Score-P writes it) to its
+			// ThreadEnd (the last): its thread_begin and thread_end. A
+			// later ThreadBegin on the location is another thread's.
+			switch {
+			case !user:
+				c.st.Ignored[e.Type]++
+			case e.Type == EvThreadBegin:
+				if life > 0 && life < len(c.lives[t]) {
+					if err := h.endLife(c.lives[t][life-1].last); err != nil {
+						return err
+					}
+					h = &thr{c: c, t: t, out: c.more[t] + life - 1, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1, mutexFrom: -1}
+					h.emit(trace.ThreadBegin, c.lives[t][life].first, trace.ThreadUser)
+				}
+				life++
+			}
+		case EvThreadWait:
+			// inside pthread_join, whose region is the join's wait
+			if !h.joining {
+				c.st.Ignored[e.Type]++
+			}
 		case EvEnter, EvLeave:
 			id := regionRef(ld, e)
 			r := g.Region(id)
@@ -756,6 +953,7 @@ func (c *conv) pass2(t int) error {
 				c.undefRegion.add("%s: offset %d: %s of undefined region %d skipped", evt, e.Offset, EventName(e.Type), id)
 				return nil
 			}
+			h.off = e.Offset
 			c.region(h, e.Type == EvEnter, now, id, r)
 		case EvMpiSend, EvMpiIsend, EvMpiRecv, EvMpiIrecv:
 			if h.inProbed && (e.Type == EvMpiRecv || e.Type == EvMpiIrecv) {
@@ -933,6 +1131,7 @@ func (c *conv) pass2(t int) error {
 	}
 	h.flush()
 	t1 := c.last[t]
+	h.endJoin(t1)
 	for len(h.pars) > 0 { // a team the file does not end (truncated run)
 		h.endImplicit(t1, h.par().legacy)
 	}
@@ -943,8 +1142,49 @@ func (c *conv) pass2(t int) error {
 	return h.err
 }
 
-// threadType is thread t's type: the initial thread, an OpenMP worker, or
-// a thread of unknown kind (no OpenMP team: a pthread, a runtime helper),
+// endLife ends the thread of a reused location whose last record was at
+// end, before the location's next thread begins.
+func (h *thr) endLife(end int64) error {
+	h.flush()
+	h.endJoin(end)
+	h.emit(trace.ThreadEnd, end)
+	return h.err
+}
+
+// joinKind is a thread's wait for another thread to end (pthread_join):
+// parallel 0, task the index + 1 of the thread joined.
+const joinKind = trace.SyncThreadJoin
+
+// join begins or ends the thread's wait in thread-wait region name
+// (pthread_join) at location loc for the thread of index target − 1 (0:
+// unknown); the record is at offset off of the location's event file.
+func (h *thr) join(enter bool, now, loc, target int64, name string, off int64) {
+	switch {
+	case enter && !h.joining:
+		h.joining, h.joinLoc, h.joinTarget = true, loc, target
+		h.emit(trace.SyncBegin, now, joinKind, 0, target, loc)
+		h.emit(trace.SyncWaitBegin, now, joinKind, 0, target)
+	case !enter && h.joining:
+		h.endJoin(now)
+	case !enter:
+		h.c.orphan.add("%s: offset %d: Leave of %s without its Enter; skipped", h.c.a.evtPath(h.c.p.locations[h.t].ID), off, name)
+	}
+}
+
+// endJoin ends the join the thread waits in, if any.
+func (h *thr) endJoin(now int64) {
+	if !h.joining {
+		return
+	}
+	h.joining = false
+	h.emit(trace.SyncWaitEnd, now, joinKind, 0, h.joinTarget)
+	h.emit(trace.SyncEnd, now, joinKind, 0, h.joinTarget, h.joinLoc)
+}
+
+// threadType is location t's type: the initial thread, an OpenMP worker,
+// a thread the program started (ThreadBegin records: pthreads, and the
+// threads Score-P finds running instrumented code, its "orphan threads",
+// such as std::thread's), or a thread of unknown kind (a runtime helper),
 // which the breakdown and POP leave out.
 func (c *conv) threadType(t int) int {
 	switch {
@@ -952,6 +1192,8 @@ func (c *conv) threadType(t int) int {
 		return trace.ThreadInitial
 	case c.omp[t]:
 		return trace.ThreadWorker
+	case c.user[t]:
+		return trace.ThreadUser
 	}
 	return trace.ThreadUnknown
 }
@@ -1162,6 +1404,7 @@ const (
 	regWork     // work_begin / work_end (OMPT work type in arg)
 	regParallel // the implicit task of OTF2 1.x
 	regMutex    // a critical section, ordered block or lock-API call: where a mutex wait begins (OMPT mutex kind in arg)
+	regJoin     // a thread-wait region (pthread_join): the wait of a join
 	regNothing  // other OpenMP regions, the measurement system's
 	regCode     // region_enter / region_exit
 )
@@ -1231,8 +1474,20 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 		case roleParallel:
 			ri.class = regParallel
 		}
+	default:
+		if joinRegion(r) {
+			ri.class = regJoin
+		}
 	}
 	return ri
+}
+
+// joinRegion reports whether Enter and Leave of region r are a thread's
+// wait for another to end: a region of role THREAD_WAIT outside MPI,
+// OpenMP and the measurement system (Score-P's pthread_join, paradigm
+// pthread).
+func joinRegion(r *Region) bool {
+	return r.Role == roleThreadWait && r.Paradigm != paradigmMPI && r.Paradigm != paradigmOpenMP && r.Paradigm != paradigmMeasurement
 }
 
 func (c *conv) infoStr(ri *regInfo, r *Region) int64 {
@@ -1293,6 +1548,20 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 		if enter {
 			h.mutexFrom = now
 		}
+	case regJoin:
+		if ri.loc < 0 && r.Line == 0 {
+			// Score-P's pthread wrappers have the file "PTHREAD", no
+			// line: named by the call
+			ri.loc = c.w.AddLocation(trace.Location{Func: r.Name})
+		}
+		target := int64(0)
+		if enter && !h.joining {
+			if k := c.joinNext[h.t]; k < len(c.joins[h.t]) {
+				target = c.began(c.joins[h.t][k])
+			}
+			c.joinNext[h.t]++
+		}
+		h.join(enter, now, c.infoLoc(ri, id, r), target, r.Name, h.off)
 	case regWork:
 		k := trace.WorkEnd
 		if enter {

@@ -833,6 +833,7 @@ const (
 	roleCollAll2All     = 25
 	roleCollOther       = 26
 	roleFileIO          = 27
+	roleThreadWait      = 33
 	roleTaskUntied      = 34
 
 	groupTypeLocations = 1

@@ -464,3 +464,92 @@ func contextArchive(t testing.TB, dir string, bad bool) string {
 	}
 	return anchor
 }
+
+// userThreadArchive writes, into dir, one process as Score-P's pthread
+// adapter records it with SCOREP_THREAD_EXPERIMENTAL_REUSE: the master
+// (location 0) creates a thread and joins it, twice; both threads run on
+// location 1, which holds two ThreadBegin … ThreadEnd spans; the second
+// joins a thread itself. pthread_create and pthread_join are regions of
+// the pthread paradigm (roles THREAD_CREATE and THREAD_WAIT) around
+// ThreadCreate and ThreadWait. Timeline (ns since the global offset):
+//
+//	master:     main 0–5000: create 100–200, join 300–2000, create
+//	            2100–2200, join 2300–4000
+//	location 1: thread 1 250–1850 (leaf 260–1800), thread 2 2250–3950
+//	            (leaf 2260–3900, join 3000–3500)
+//
+// With bad, the master also leaves pthread_join at 4500 without entering
+// it, and thread 1 enters pthread_join at 1820 and ends without leaving it.
+func userThreadArchive(t testing.TB, dir string, bad bool) string {
+	const chunk = 256 << 10
+	const roleThreadCreate, paradigmPthread = 32, 7
+	g := newFile(chunk)
+	g.rec(gdClockProperties, (&enc{}).c(1_000_000_000).c(0).c(10_000))
+	for i, s := range []string{"", "pthread_create", "pthread_join", "main", "leaf", "PTHREAD", "app.c",
+		"node", "process", "Master thread", "Pthread thread 1", "machine"} {
+		g.rec(gdString, (&enc{}).c(uint64(i)).str(s))
+	}
+	g.rec(gdSystemTreeNode, (&enc{}).c(0).c(7).c(11).c(math.MaxUint32))
+	g.rec(gdLocationGroup, (&enc{}).c(0).c(8).u8(lgTypeProcess).c(0))
+	g.rec(gdLocation, (&enc{}).c(0).c(9).u8(locationTypeCPU).c(0).c(0))
+	g.rec(gdLocation, (&enc{}).c(1).c(10).u8(locationTypeCPU).c(0).c(0))
+	// Region: id, name, description, type (attic), file, begin, end,
+	// canonical name, role, paradigm, flags
+	for _, r := range []struct {
+		name, file, line uint64
+		role, paradigm   uint8
+	}{{1, 5, 0, roleThreadCreate, paradigmPthread}, {2, 5, 0, roleThreadWait, paradigmPthread},
+		{3, 6, 10, roleFunction, paradigmCompiler}, {4, 6, 3, roleFunction, paradigmCompiler}} {
+		g.rec(gdRegion, (&enc{}).c(r.name-1).c(r.name).c(0).u8(0).c(r.file).c(r.line).c(0).c(r.name).u8(r.role).u8(r.paradigm).c(0))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.def"), g.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.otf2"), anchor([3]uint8{3, 0, 3}, chunk, 2, g.n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const create, join, main, leaf = 0, 1, 2, 3
+	thread := func(seq uint64) *enc { return (&enc{}).c(0).c(seq) } // contingent, sequence count
+	m := newFile(chunk)
+	m.time(0).single(EvEnter, (&enc{}).c(main))
+	for k, at := range []uint64{100, 2100} {
+		end := []uint64{2000, 4000}[k]
+		m.time(at).single(EvEnter, (&enc{}).c(create))
+		m.time(at+10).rec(EvThreadCreate, thread(uint64(k+1)))
+		m.time(at+100).single(EvLeave, (&enc{}).c(create))
+		m.time(at+200).single(EvEnter, (&enc{}).c(join))
+		m.time(end-100).rec(EvThreadWait, thread(uint64(k+1)))
+		m.time(end).single(EvLeave, (&enc{}).c(join))
+	}
+	if bad {
+		m.time(4500).single(EvLeave, (&enc{}).c(join))
+	}
+	m.time(5000).single(EvLeave, (&enc{}).c(main))
+	w := newFile(chunk)
+	w.time(250).rec(EvThreadBegin, thread(1))
+	w.time(260).single(EvEnter, (&enc{}).c(leaf))
+	w.time(1800).single(EvLeave, (&enc{}).c(leaf))
+	if bad {
+		w.time(1820).single(EvEnter, (&enc{}).c(join))
+	}
+	w.time(1850).rec(EvThreadEnd, thread(1))
+	w.time(2250).rec(EvThreadBegin, thread(2))
+	w.time(2260).single(EvEnter, (&enc{}).c(leaf))
+	w.time(3000).single(EvEnter, (&enc{}).c(join))
+	w.time(3400).rec(EvThreadWait, thread(3))
+	w.time(3500).single(EvLeave, (&enc{}).c(join))
+	w.time(3900).single(EvLeave, (&enc{}).c(leaf))
+	w.time(3950).rec(EvThreadEnd, thread(2))
+	for name, f := range map[string]*file{"0": m, "1": w} {
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "traces.otf2")
+}

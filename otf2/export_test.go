@@ -14,3 +14,7 @@ var PthreadArchive = pthreadArchive
 // ContextArchive writes OldArchive's timeline as calling-context records
 // (Score-P with unwinding).
 var ContextArchive = contextArchive
+
+// UserThreadArchive writes a process whose pthreads share a reused
+// location (encode_test.go).
+var UserThreadArchive = userThreadArchive

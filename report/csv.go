@@ -167,10 +167,10 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 			t.rows = append(t.rows, []string{c.Kind, c.Construct, c.Region, i64(c.Count), i64(c.WaitingNS), i64(c.TaskReadyNS), i64(c.DependencesNS), i64(c.NoTaskNS)})
 		}
 		add(CSVOMPWaits, t)
-		u := table{header: []string{"rank", "waiting_ns", "barrier_implicit_ns", "barrier_explicit_ns", "taskwait_ns", "taskgroup_ns", "other_sync_ns", "outside_sync_ns", "task_ready_ns", "dependences_ns", "no_task_ns", "mutex_wait_ns", "thread_join_ns"}}
+		u := table{header: []string{"rank", "waiting_ns", "barrier_implicit_ns", "barrier_explicit_ns", "taskwait_ns", "taskgroup_ns", "other_sync_ns", "outside_sync_ns", "task_ready_ns", "dependences_ns", "no_task_ns", "mutex_wait_ns", "thread_sync_ns"}}
 		for _, q := range o.PerProcess {
 			u.rows = append(u.rows, []string{itoa(q.Rank), i64(q.WaitingNS), i64(q.BarrierImplicitNS), i64(q.BarrierExplicitNS), i64(q.TaskwaitNS), i64(q.TaskgroupNS),
-				i64(q.OtherSyncNS), i64(q.OutsideSyncNS), i64(q.TaskReadyNS), i64(q.DependencesNS), i64(q.NoTaskNS), i64(q.MutexWaitNS), i64(q.ThreadJoinNS)})
+				i64(q.OtherSyncNS), i64(q.OutsideSyncNS), i64(q.TaskReadyNS), i64(q.DependencesNS), i64(q.NoTaskNS), i64(q.MutexWaitNS), i64(q.ThreadSyncNS)})
 		}
 		add(CSVOMPProcesses, u)
 		if len(o.Mutexes) > 0 {

@@ -530,9 +530,10 @@ type OMPWaitTimes struct {
 	TaskgroupNS       int64 `json:"taskgroup_ns"`
 	OtherSyncNS       int64 `json:"other_sync_ns"`
 	OutsideSyncNS     int64 `json:"outside_sync_ns"`
-	// ThreadJoinNS: waiting in joins of threads the program started
-	// (pthread_join); absent when none.
-	ThreadJoinNS int64 `json:"thread_join_ns,omitempty"`
+	// ThreadSyncNS: waiting for the program's own threads: joins
+	// (pthread_join), condition variables, their barriers; absent when
+	// none.
+	ThreadSyncNS int64 `json:"thread_sync_ns,omitempty"`
 	// TaskReadyNS: some task of the process was ready (runtime and
 	// scheduling overhead); DependencesNS: none was ready but created tasks
 	// waited on dependences; NoTaskNS: none was ready or waiting.

@@ -420,8 +420,8 @@ func siteName(fn, site, region string) string {
 func OMPPlaces(w *OMPWaitTimes) []NamedNS {
 	ps := []NamedNS{{"implicit barrier", w.BarrierImplicitNS}, {"explicit barrier", w.BarrierExplicitNS},
 		{"taskwait", w.TaskwaitNS}, {"taskgroup end", w.TaskgroupNS}, {"other sync", w.OtherSyncNS}, {"outside constructs", w.OutsideSyncNS}}
-	if w.ThreadJoinNS > 0 { // a program that starts threads itself
-		ps = append(ps, NamedNS{"thread join", w.ThreadJoinNS})
+	if w.ThreadSyncNS > 0 { // a program that starts threads itself
+		ps = append(ps, NamedNS{"thread sync", w.ThreadSyncNS})
 	}
 	return ps
 }
@@ -452,6 +452,10 @@ func ompKindTitle(kind string) string {
 		return "outside constructs"
 	case "thread_join":
 		return "thread join"
+	case "cond_wait":
+		return "condition wait"
+	case "thread_barrier":
+		return "thread barrier"
 	}
 	return kind
 }

@@ -83,7 +83,7 @@ const (
 	WaitParallel          // a parallel region it encountered to end
 	WaitOther             // a synchronisation the model cannot see through
 	WaitDeps              // a taskwait with a depend clause: its dependences' tasks to complete
-	WaitJoin              // another thread to end (pthread_join): not ready until it does
+	WaitThread            // another thread: its end, a signal, a barrier (pthread_join, pthread_cond_wait): not ready meanwhile
 )
 
 // Task flag bits (Tasks.Flags).

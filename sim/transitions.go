@@ -840,10 +840,11 @@ func (s *Sim) SuspendOther(t Task, th int) {
 	}
 }
 
-// SuspendForJoin: t waits in a join for another thread to end. Unlike a
-// wait the model cannot see through it is not ready meanwhile: the thread
-// is idle, not waiting for the runtime.
-func (s *Sim) SuspendForJoin(t Task, th int) { s.suspend(t, th, WaitJoin) }
+// SuspendForThread: t waits for another thread of the program (its end in
+// a join, a signal on a condition variable, a barrier of its threads).
+// Unlike a wait the model cannot see through it is not ready meanwhile:
+// the thread is idle, not waiting for the runtime.
+func (s *Sim) SuspendForThread(t Task, th int) { s.suspend(t, th, WaitThread) }
 
 func (s *Sim) suspend(t Task, th int, why WaitKind) bool {
 	if !s.valid(t) {

@@ -71,6 +71,20 @@ const (
 // Not an OMPT number: OMPT's kinds are 1–10, and ptrace's own start at 256.
 const SyncThreadJoin = 256
 
+// SyncCondWait and SyncThreadBarrier are the sync_kinds of a thread blocked
+// on a condition variable (pthread_cond_wait, pthread_cond_timedwait,
+// std::condition_variable) and in a barrier of the program's own threads
+// (pthread_barrier_wait): the same four events, parallel 0, task 0, the
+// call site as loc. Like a join, a wait for other threads.
+const (
+	SyncCondWait      = 257
+	SyncThreadBarrier = 258
+)
+
+// ThreadSync reports whether kind is one of the program's own waits for
+// other threads (join, condition variable, barrier), not OpenMP's.
+func ThreadSync(kind int64) bool { return kind >= SyncThreadJoin && kind <= SyncThreadBarrier }
+
 // Thread is one entry of the thread table; Index is what chunks and ids refer to.
 type Thread struct {
 	Index int    `msgpack:"index"`

@@ -39,13 +39,15 @@ const (
 	SyncExplicitBarrier
 	SyncTaskwait
 	SyncTaskgroup
-	SyncOther      // another sync region (reduction, one the model cannot see through)
-	SyncOutside    // in no synchronization construct
-	SyncThreadJoin // a join of a thread the program started (pthread_join)
+	SyncOther         // another sync region (reduction, one the model cannot see through)
+	SyncOutside       // in no synchronization construct
+	SyncThreadJoin    // a join of a thread the program started (pthread_join)
+	SyncCondWait      // a condition variable's wait (pthread_cond_wait)
+	SyncThreadBarrier // a barrier of the program's threads (pthread_barrier_wait)
 	NumSyncs
 )
 
-var syncNames = [NumSyncs]string{"barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "other_sync", "outside_sync", "thread_join"}
+var syncNames = [NumSyncs]string{"barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "other_sync", "outside_sync", "thread_join", "cond_wait", "thread_barrier"}
 
 func (k Sync) String() string {
 	if k < NumSyncs {
@@ -78,6 +80,10 @@ func syncOf(kind int64) Sync {
 		return SyncTaskgroup
 	case trace.SyncThreadJoin:
 		return SyncThreadJoin
+	case trace.SyncCondWait:
+		return SyncCondWait
+	case trace.SyncThreadBarrier:
+		return SyncThreadBarrier
 	}
 	return SyncOther
 }
@@ -546,8 +552,8 @@ func addOMP(t *report.OMPWaitTimes, r *OMPRow) {
 		t.TaskgroupNS += w
 	case SyncOther:
 		t.OtherSyncNS += w
-	case SyncThreadJoin:
-		t.ThreadJoinNS += w
+	case SyncThreadJoin, SyncCondWait, SyncThreadBarrier:
+		t.ThreadSyncNS += w
 	default:
 		t.OutsideSyncNS += w
 	}

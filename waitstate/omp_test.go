@@ -444,8 +444,9 @@ func mutexContention(t *testing.T, p *trace.Process, off int64) {
 // A join of a thread the program started is a row of its own: the
 // initial thread starts thread 1 at 10 and joins it 20..50 (thread 1 runs
 // 11..49, ends, the join returns at 50). The join waits for no task: the
-// breakdown's idleness, at the join's call site. Thread 1's time before it
-// began and after it ended is in no construct.
+// breakdown's idleness, at the join's call site. Thread 1 waits on a
+// condition variable 25..35: idleness too, a row of its own. Thread 1's
+// time before it began and after it ended is in no construct.
 func TestOMPRowsThreadJoin(t *testing.T) {
 	g := &prog{events: make([][]trace.Event, 2), deps: make([][]trace.Dep, 2)}
 	j := int64(trace.SyncThreadJoin)
@@ -455,6 +456,7 @@ func TestOMPRowsThreadJoin(t *testing.T) {
 	g.ev(0, trace.MPIEnter, 55, 0)
 	g.ev(0, trace.MPIExit, 60, 0)
 	g.ev(1, trace.ThreadBegin, 11, trace.ThreadUser)
+	g.sync(1, trace.SyncCondWait, 25, 35, 0, 0)
 	g.ev(1, trace.ThreadEnd, 49)
 	tables := trace.Tables{Locations: []trace.Location{{ID: 0, File: "t.c", Line: 1}},
 		Threads: []trace.Thread{{Index: 0, Type: trace.ThreadInitial}, {Index: 1, Type: trace.ThreadUser, Creator: 1}}}
@@ -478,17 +480,20 @@ func TestOMPRowsThreadJoin(t *testing.T) {
 	if want := ([NumReasons]int64{0, 0, 30}); got[SyncThreadJoin] != want {
 		t.Errorf("join row %v, want %v (rows %+v)", got[SyncThreadJoin], want, pass.Rows)
 	}
+	if want := ([NumReasons]int64{0, 0, 10}); got[SyncCondWait] != want {
+		t.Errorf("condition wait row %v, want %v (rows %+v)", got[SyncCondWait], want, pass.Rows)
+	}
 	if want := ([NumReasons]int64{0, 0, 11 + 11}); got[SyncOutside] != want {
 		t.Errorf("outside row %v, want %v (rows %+v)", got[SyncOutside], want, pass.Rows)
 	}
-	if w := s.Breakdown.Threads[1].Work; w != 38 {
-		t.Errorf("thread 1 works %d ns, want 38", w)
+	if w := s.Breakdown.Threads[1].Work; w != 38-10 {
+		t.Errorf("thread 1 works %d ns, want 28", w)
 	}
 	var times report.OMPWaitTimes
 	for i := range pass.Rows {
 		addOMP(&times, &pass.Rows[i])
 	}
-	if times.ThreadJoinNS != 30 || times.OtherSyncNS != 0 {
-		t.Errorf("thread join %d, other sync %d; want 30, 0", times.ThreadJoinNS, times.OtherSyncNS)
+	if times.ThreadSyncNS != 30+10 || times.OtherSyncNS != 0 {
+		t.Errorf("thread sync %d, other sync %d; want 40, 0", times.ThreadSyncNS, times.OtherSyncNS)
 	}
 }

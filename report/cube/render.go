@@ -235,6 +235,8 @@ var syncWhat = map[string][2]string{
 	"taskgroup":        {"taskgroup", "barrier"},
 	"other_sync":       {"sync region", "barrier"},
 	"thread_join":      {"thread join", "barrier"},
+	"cond_wait":        {"condition wait", "barrier"},
+	"thread_barrier":   {"thread barrier", "barrier"},
 }
 
 // syncPath is the call path of an OpenMP sync construct row; nil for the
@@ -570,13 +572,13 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 					return nil, err
 				}
 				t := &q.OMPWaitTimes
-				places := t.BarrierImplicitNS + t.BarrierExplicitNS + t.TaskwaitNS + t.TaskgroupNS + t.OtherSyncNS + t.OutsideSyncNS + t.ThreadJoinNS
+				places := t.BarrierImplicitNS + t.BarrierExplicitNS + t.TaskwaitNS + t.TaskgroupNS + t.OtherSyncNS + t.OutsideSyncNS + t.ThreadSyncNS
 				p.set(mOMPWaiting, q.Rank, float64(t.WaitingNS-places))
 				p.set(mOMPBarImplicit, q.Rank, float64(t.BarrierImplicitNS))
 				p.set(mOMPBarExplicit, q.Rank, float64(t.BarrierExplicitNS))
 				p.set(mOMPTaskwait, q.Rank, float64(t.TaskwaitNS))
 				p.set(mOMPTaskgroup, q.Rank, float64(t.TaskgroupNS))
-				p.set(mOMPOtherSync, q.Rank, float64(t.OtherSyncNS+t.ThreadJoinNS)) // a join is a sync construct of no OpenMP kind
+				p.set(mOMPOtherSync, q.Rank, float64(t.OtherSyncNS+t.ThreadSyncNS)) // the program's own thread syncs: constructs of no OpenMP kind
 				p.set(mOMPOutside, q.Rank, float64(t.OutsideSyncNS))
 				p.set(mOMPWhy, q.Rank, float64(t.WaitingNS-t.TaskReadyNS-t.DependencesNS-t.NoTaskNS))
 				p.set(mOMPTaskReady, q.Rank, float64(t.TaskReadyNS))
@@ -668,6 +670,8 @@ var syncMetric = map[string]string{
 	"other_sync":       mOMPOtherSync,
 	"outside_sync":     mOMPOutside,
 	"thread_join":      mOMPOtherSync,
+	"cond_wait":        mOMPOtherSync,
+	"thread_barrier":   mOMPOtherSync,
 }
 
 func mutexMetric(kind string) string {

@@ -210,6 +210,10 @@ func syncName(k int64) string {
 		return "teams barrier"
 	case trace.SyncThreadJoin:
 		return "thread join"
+	case trace.SyncCondWait:
+		return "condition wait"
+	case trace.SyncThreadBarrier:
+		return "thread barrier"
 	}
 	return fmt.Sprintf("sync %d", k)
 }
