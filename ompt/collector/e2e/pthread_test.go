@@ -177,7 +177,7 @@ func lineOf(t *testing.T, src, s string) int {
 // a user thread works from its first stamp to its last but in its MPI
 // calls, and is idle in the rest of W; the main thread works from its
 // MPI_Init to its MPI_Finalize but in its joins (idleness, the OpenMP wait
-// states' thread_join) and its MPI_Barrier. Tolerance as
+// states' thread_sync) and its MPI_Barrier. Tolerance as
 // TestPureMPIValues': 1.5 % or 0.5 ms, whichever is larger, plus the
 // distance between the program's stamps and the collector's (slack).
 func userThreadsMismatches(t *testing.T, procs []*trace.Process, r *report.Report, u *userRun, src, joinCall string, iters int) []string {
@@ -289,14 +289,14 @@ func userThreadsMismatches(t *testing.T, procs []*trace.Process, r *report.Repor
 		work += jn[0][0] - win[0] + jn[1][0] - jn[0][1] + bar[0] - jn[1][1] + win[1] - bar[1]
 		idle += join
 		pt, pw := bd.PerProcess[rank], ws.OpenMP.PerProcess[rank]
-		t.Logf("rank %d: work %d (program %d), idleness %d (%d), joins %d (%d), slack %d", rank, pt.WorkNS+pt.InstrumentationNS, work, pt.IdlenessNS, idle, pw.ThreadJoinNS, join, slack[rank])
+		t.Logf("rank %d: work %d (program %d), idleness %d (%d), joins %d (%d), slack %d", rank, pt.WorkNS+pt.InstrumentationNS, work, pt.IdlenessNS, idle, pw.ThreadSyncNS, join, slack[rank])
 		for _, c := range []struct {
 			name      string
 			got, want int64
 		}{
 			{"work", pt.WorkNS + pt.InstrumentationNS, work},
 			{"idleness", pt.IdlenessNS, idle},
-			{"joins' wait (thread_join)", pw.ThreadJoinNS, join},
+			{"joins' wait (thread_sync)", pw.ThreadSyncNS, join},
 			{"overhead", pt.OverheadNS, 0},
 		} {
 			if d := c.got - c.want; abs(d) > max(500_000, c.want*3/200)+slack[rank] {
