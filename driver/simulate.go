@@ -606,6 +606,9 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		executed, requeued = executed+row.Executed, requeued+row.Requeued
 	}
 	adv.NoteRequeues(executed, requeued)
+	if rep.Trace.NoOpenMP && rep.Trace.UserThreads {
+		adv.NoteUserThreads()
+	}
 	b.Class, b.Interpretation = cl.Code, adv.Text
 	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, MPIWaitNS: adv.MPIWaitNS, ImbalanceNS: adv.ImbalanceNS,
 		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS, MPICallsNS: adv.MPICallsNS}

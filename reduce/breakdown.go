@@ -132,6 +132,18 @@ func (a *Advice) NoteRequeues(executed, requeued int64) {
 	a.Text += fmt.Sprintf("; %d of %d tasks were re-queued by the runtime before they ran on: untied tasks cost a re-queue each in LLVM libomp (it runs an untied task's stub, which puts it back in the queue), so declare tasks tied unless they must move between threads", requeued, executed)
 }
 
+// NoteUserThreads rewords serial advice for a program whose threads are its
+// own (pthreads, std::thread) and that has no OpenMP: its "serial"
+// idleness is its threads before they start, after they end, and blocked
+// in joins, condition variables or barriers, not code between parallel
+// regions.
+func (a *Advice) NoteUserThreads() {
+	if a.Dominant != "serial" {
+		return
+	}
+	a.Text = "the program's threads idle: before they start, after they end, or blocked in joins, condition variables or barriers (see the OpenMP wait states' thread sync rows); start them earlier, give them more of the work, or keep fewer threads"
+}
+
 // Advise decides what dominates non-working time from the breakdown totals
 // and the processes' TALP rows (for the load-imbalance share of the
 // in-region non-work), and says what to do about it.

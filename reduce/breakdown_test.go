@@ -26,3 +26,22 @@ func TestNoteRequeues(t *testing.T) {
 		}
 	}
 }
+
+// A program whose threads are its own idles before they start, after they
+// end and in its joins: serial advice says so instead of naming parallel
+// regions it does not have; other advice stays.
+func TestNoteUserThreads(t *testing.T) {
+	tm := Times{ThreadTime: 100, Work: 40, Idle: 60, IdleSerial: 60}
+	a := Advise(tm, nil, Thresholds{Idleness: 0.1})
+	if a.Dominant != "serial" || !strings.Contains(a.Text, "parallel regions") {
+		t.Fatalf("advice %+v, want serial about parallel regions", a)
+	}
+	a.NoteUserThreads()
+	if a.Dominant != "serial" || strings.Contains(a.Text, "parallel regions") || !strings.Contains(a.Text, "joins") {
+		t.Errorf("user threads: %q", a.Text)
+	}
+	b := Advice{Dominant: "mpi_calls", Text: "base"}
+	if b.NoteUserThreads(); b.Text != "base" {
+		t.Errorf("mpi_calls advice rewritten: %q", b.Text)
+	}
+}
