@@ -158,7 +158,9 @@ void ptr_set_runtime(const char *s);
 void ptr_note_thread_end(ptr_thread *t);
 /* Threads the program starts (pthread_wrap.c) */
 #define PTR_THREAD_USER 5                /* docs/trace-format.md: ptrace's own thread type */
-#define PTR_SYNC_THREAD_JOIN 256         /* docs/trace-format.md: ptrace's own sync kind */
+#define PTR_SYNC_THREAD_JOIN 256         /* docs/trace-format.md: ptrace's own sync kinds */
+#define PTR_SYNC_COND_WAIT 257
+#define PTR_SYNC_THREAD_BARRIER 258
 int ptr_recording(void);                 /* active and not closed (finished, crashed or forked) */
 int ptr_user_reserve(void);              /* a thread index for a thread about to start (−1: none) */
 void ptr_user_unreserve(int idx);        /* its start failed */

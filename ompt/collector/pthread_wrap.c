@@ -14,7 +14,10 @@
  * is recorded on the joining thread as a sync region of kind 256
  * (thread_join), its task argument the joined thread's index + 1:
  * sync_begin on entry, sync_wait_begin right before the real call,
- * sync_wait_end and sync_end right after it.
+ * sync_wait_end and sync_end right after it. The program's waits on its
+ * condition variables (pthread_cond_wait, _timedwait, _clockwait: also
+ * std::condition_variable's) and barriers (pthread_barrier_wait) are sync
+ * regions of kinds 257 and 258 the same way, naming no thread.
  *
  * Threads and joins of runtime libraries are not the program's: what a
  * caller is, is decided by the module its return address lies in
@@ -184,15 +187,26 @@ typedef void (*exit_fn)(void *) __attribute__((noreturn));
 typedef int (*join_fn)(pthread_t, void **);
 typedef int (*timedjoin_fn)(pthread_t, void **, const struct timespec *);
 typedef int (*clockjoin_fn)(pthread_t, void **, clockid_t, const struct timespec *);
+typedef int (*condwait_fn)(pthread_cond_t *, pthread_mutex_t *);
+typedef int (*condtimed_fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+typedef int (*condclock_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+typedef int (*barrier_fn)(pthread_barrier_t *);
 REAL(pthread_create, create_fn)
 REAL(pthread_exit, exit_fn)
 REAL(pthread_join, join_fn)
+REAL(pthread_cond_wait, condwait_fn)
+REAL(pthread_cond_timedwait, condtimed_fn)
+REAL(pthread_barrier_wait, barrier_fn)
 #if defined(__GLIBC__)
 #define PTR_TIMEDJOIN 1 /* glibc 2.3.3 */
 REAL(pthread_timedjoin_np, timedjoin_fn)
 #if __GLIBC__ > 2 || __GLIBC_MINOR__ >= 31
 #define PTR_CLOCKJOIN 1
 REAL(pthread_clockjoin_np, clockjoin_fn)
+#endif
+#if __GLIBC__ > 2 || __GLIBC_MINOR__ >= 30
+#define PTR_CONDCLOCK 1
+REAL(pthread_cond_clockwait, condclock_fn)
 #endif
 #endif
 
@@ -378,3 +392,80 @@ int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct
 	JOIN(real, real(th, ret, clock, abstime));
 }
 #endif
+
+/* A wait of the program on its condition variable or barrier: the sync
+ * region of kind 257 or 258 (no thread named), ended by twait_done, also
+ * when the thread is cancelled inside the wait (both are cancellation
+ * points for condition variables). Runtime libraries' waits (libomp's
+ * sleeping workers, MPI's progress threads) are not recorded. The caller
+ * test costs a module lookup (tens of ns; a backtrace for
+ * std::condition_variable, whose wait calls ours from libstdc++), small
+ * beside a wait that blocks. dlsym gives the default versions
+ * (pthread_cond_wait@@GLIBC_2.3.2), those every program built since 2002
+ * calls. */
+struct twait {
+	ptr_thread *t;
+	uint32_t loc, kind;
+};
+
+static int twait_begin(struct twait *w, uint64_t s, const void *ra, uint32_t kind)
+{
+	const void *site;
+	if (!ptr_recording() || !from_program(ra, &site))
+		return 0;
+	ptr_thread *t = ptr_self();
+	w->t = t;
+	w->kind = kind;
+	w->loc = ptr_loc(t, site);
+	ptr_ev4_at(t, s, K_SYNC_BEGIN, kind, 0, 0, w->loc);
+	ptr_ev3_late(t, K_SYNC_WAIT_BEGIN, kind, 0, 0);
+	return 1;
+}
+
+static void twait_done(void *p)
+{
+	struct twait *w = p;
+	ptr_ev3(w->t, K_SYNC_WAIT_END, w->kind, 0, 0);
+	ptr_ev4_late(w->t, K_SYNC_END, w->kind, 0, 0, w->loc);
+}
+
+#define TWAIT(kind, real, call)                                                \
+	uint64_t s = ptr_stamp();                                              \
+	if (!(real))                                                           \
+		return ENOSYS;                                                 \
+	struct twait w;                                                        \
+	int rc;                                                                \
+	if (!twait_begin(&w, s, __builtin_return_address(0), kind)) {          \
+		rc = call;                                                     \
+	} else {                                                               \
+		pthread_cleanup_push(twait_done, &w);                          \
+		rc = call;                                                     \
+		pthread_cleanup_pop(1);                                        \
+	}                                                                      \
+	return rc
+
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	condwait_fn real = real_pthread_cond_wait();
+	TWAIT(PTR_SYNC_COND_WAIT, real, real(c, m));
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
+{
+	condtimed_fn real = real_pthread_cond_timedwait();
+	TWAIT(PTR_SYNC_COND_WAIT, real, real(c, m, abstime));
+}
+
+#ifdef PTR_CONDCLOCK
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
+{
+	condclock_fn real = real_pthread_cond_clockwait();
+	TWAIT(PTR_SYNC_COND_WAIT, real, real(c, m, clock, abstime));
+}
+#endif
+
+int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	barrier_fn real = real_pthread_barrier_wait();
+	TWAIT(PTR_SYNC_THREAD_BARRIER, real, real(b));
+}

@@ -91,25 +91,34 @@ type joinQuad struct {
 // (the thread joined), and that nothing else lies inside one.
 func joinsOf(t *testing.T, evs []trace.Event, where string) []joinQuad {
 	t.Helper()
+	return syncQuads(t, evs, trace.SyncThreadJoin, where)
+}
+
+// syncQuads returns the thread's sync regions of a kind of the program's
+// own (256 join, 257 condition wait, 258 barrier), checking that each is
+// the four events in order with parallel 0 and one task argument, and
+// that nothing else lies inside one.
+func syncQuads(t *testing.T, evs []trace.Event, kind int64, where string) []joinQuad {
+	t.Helper()
 	order := []trace.Kind{trace.SyncBegin, trace.SyncWaitBegin, trace.SyncWaitEnd, trace.SyncEnd}
 	var out []joinQuad
 	for i := 0; i < len(evs); i++ {
 		e := &evs[i]
-		if !isSync(e.Kind) || e.Args[0] != trace.SyncThreadJoin {
+		if !isSync(e.Kind) || e.Args[0] != kind {
 			continue
 		}
 		if e.Kind != trace.SyncBegin || i+3 >= len(evs) {
-			t.Errorf("%s: %s of kind 256 at %d outside a join's four events", where, e.Kind, e.Time)
+			t.Errorf("%s: %s of kind %d at %d outside a region's four events", where, e.Kind, kind, e.Time)
 			continue
 		}
 		for k, want := range order {
 			f := &evs[i+k]
-			if f.Kind != want || f.Args[0] != trace.SyncThreadJoin || f.Args[1] != 0 || f.Args[2] != e.Args[2] {
-				t.Errorf("%s: join at %d: event %d is %s %v, want %s of kind 256, parallel 0, task %d", where, e.Time, k, f.Kind, f.Args[:3], want, e.Args[2])
+			if f.Kind != want || f.Args[0] != kind || f.Args[1] != 0 || f.Args[2] != e.Args[2] {
+				t.Errorf("%s: sync region at %d: event %d is %s %v, want %s of kind %d, parallel 0, task %d", where, e.Time, k, f.Kind, f.Args[:3], want, kind, e.Args[2])
 			}
 		}
 		if evs[i].Args[3] != evs[i+3].Args[3] {
-			t.Errorf("%s: join at %d: sync_begin at location %d, sync_end at %d", where, e.Time, evs[i].Args[3], evs[i+3].Args[3])
+			t.Errorf("%s: sync region at %d: sync_begin at location %d, sync_end at %d", where, e.Time, evs[i].Args[3], evs[i+3].Args[3])
 		}
 		out = append(out, joinQuad{evs[i].Time, evs[i+1].Time, evs[i+2].Time, evs[i+3].Time, evs[i].Args[3], e.Args[2]})
 		i += 3
@@ -536,4 +545,194 @@ func TestUserThreadsChurn(t *testing.T) {
 	if user != 2*k || joins != k {
 		t.Errorf("%d user threads with %d joins, want %d with %d", user, joins, 2*k, k)
 	}
+}
+
+// poolRun is what pthread_pool.c prints, per rank: each worker's first and
+// last stamp, its condition waits and its barrier wait, the main thread's
+// barrier wait (worker id 2), joins, MPI_Allreduce and window.
+type poolRun struct {
+	start, end [2][2]int64
+	cwait      [2][2][][2]int64
+	bwait      [2][3][2]int64
+	join       [2][2][2]int64
+	call       [2][2]int64
+	window     [2][2]int64
+}
+
+var (
+	poolWaitLine = regexp.MustCompile(`(?m)^(cwait|bwait|join) rank=(\d) id=(\d) begin=(\d+) end=(\d+)$`)
+	poolCallLine = regexp.MustCompile(`(?m)^call rank=(\d) enter=(\d+) exit=(\d+)$`)
+)
+
+func parsePool(t *testing.T, out string) *poolRun {
+	t.Helper()
+	u := &poolRun{}
+	num := func(s string) int64 { v, _ := strconv.ParseInt(s, 10, 64); return v }
+	th, calls, win := userThreadLine.FindAllStringSubmatch(out, -1), poolCallLine.FindAllStringSubmatch(out, -1), userWindowLine.FindAllStringSubmatch(out, -1)
+	if len(th) != 4 || len(calls) != 2 || len(win) != 2 {
+		t.Fatalf("%d thread, %d call and %d window lines, want 4, 2 and 2:\n%s", len(th), len(calls), len(win), out)
+	}
+	for _, m := range th {
+		r, k := num(m[1]), num(m[2])
+		u.start[r][k], u.end[r][k] = num(m[3]), num(m[4])
+	}
+	for _, m := range calls {
+		u.call[num(m[1])] = [2]int64{num(m[2]), num(m[3])}
+	}
+	for _, m := range win {
+		u.window[num(m[1])] = [2]int64{num(m[2]), num(m[3])}
+	}
+	for _, m := range poolWaitLine.FindAllStringSubmatch(out, -1) {
+		r, k, w := num(m[2]), num(m[3]), [2]int64{num(m[4]), num(m[5])}
+		switch m[1] {
+		case "cwait":
+			u.cwait[r][k] = append(u.cwait[r][k], w)
+		case "bwait":
+			u.bwait[r][k] = w
+		case "join":
+			u.join[r][k] = w
+		}
+	}
+	return u
+}
+
+// A pool of the program's threads fed through a queue (pthread_pool.c):
+// the workers spend most of the run blocked on the queue's condition
+// variable, then meet the main thread in a pthread barrier. Each
+// pthread_cond_wait is a sync region of kind 257 at the program's line,
+// each pthread_barrier_wait one of kind 258 (on the workers and the main
+// thread), and the report, per rank, over the run's window W: a worker
+// works from its first stamp to its last but in its waits, the main thread
+// from its MPI_Init to its MPI_Finalize but in its barrier wait, joins and
+// MPI_Allreduce; the waits are idleness, the OpenMP wait states'
+// thread_sync. Tolerance as userThreadsMismatches'.
+func TestUserThreadsWaits(t *testing.T) {
+	h := setup(t)
+	src := filepath.Join(h.root, testdata("pthread_pool.c"))
+	bin := h.buildMPI(t, testdata("pthread_pool.c"))
+	condLine, barLine := lineOf(t, src, "pthread_cond_wait(&nonempty"), lineOf(t, src, "pthread_barrier_wait(&done); /* the workers' */")
+	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	var bad []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		dir, out := h.mustRecord(t, nil, mpirunN(2, bin)...)
+		procs := valid(t, dir)
+		if bad = poolMismatches(t, procs, h.report(t, dir), parsePool(t, out), condLine, barLine); len(bad) == 0 {
+			return
+		}
+		t.Logf("run %d: %d times off: %s", attempt, len(bad), strings.Join(bad, "; "))
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
+func poolMismatches(t *testing.T, procs []*trace.Process, r *report.Report, u *poolRun, condLine, barLine int) []string {
+	t.Helper()
+	const tol, skew = 1_000_000, 20_000 // ns, as userThreadsMismatches'
+	if len(procs) != 2 {
+		t.Fatalf("%d processes, want 2", len(procs))
+	}
+	var bad []string
+	off := func(what string, got, want int64) {
+		if d := got - want; d < -tol || d > tol {
+			bad = append(bad, fmt.Sprintf("%s: the collector's %d, the program's %d (%+d ns)", what, got, want, d))
+		}
+	}
+	var slack [2]int64
+	quad := func(rank int, what string, q joinQuad, w [2]int64) {
+		slack[rank] += abs(q.begin-w[0]) + abs(w[1]-q.end)
+		off(what+" sync_begin", q.begin, w[0])
+		off(what+" sync_end", q.end, w[1])
+	}
+	for rank, p := range procs {
+		rows := rowsOf(p)
+		if len(rows) != 3 {
+			t.Fatalf("rank %d: %d threads with events, want 3", rank, len(rows))
+		}
+		// The workers by start: the program's ids are in creation order.
+		var workers []int
+		for th := 1; th < 3; th++ {
+			if p.Threads[th].Type != trace.ThreadUser {
+				t.Fatalf("rank %d thread %d: type %d, want 5", rank, th, p.Threads[th].Type)
+			}
+			workers = append(workers, th)
+		}
+		if _, b1, _ := lifeOf(t, rows[workers[0]], ""); func() bool { _, b2, _ := lifeOf(t, rows[workers[1]], ""); return b1 > b2 }() {
+			workers[0], workers[1] = workers[1], workers[0]
+		}
+		for k, th := range workers {
+			where := fmt.Sprintf("rank %d worker %d (thread %d)", rank, k, th)
+			_, begin, end := lifeOf(t, rows[th], where)
+			slack[rank] += abs(begin-u.start[rank][k]) + abs(end-u.end[rank][k])
+			cw := syncQuads(t, rows[th], trace.SyncCondWait, where)
+			if len(cw) != len(u.cwait[rank][k]) {
+				t.Fatalf("%s: %d condition waits recorded, the program made %d", where, len(cw), len(u.cwait[rank][k]))
+			}
+			for i, q := range cw {
+				if l := joinLoc(p, q.loc); l == nil || l.Line != condLine {
+					t.Errorf("%s: condition wait %d at %s, want line %d", where, i, p.LocationName(q.loc), condLine)
+				}
+				quad(rank, fmt.Sprintf("%s condition wait %d", where, i), q, u.cwait[rank][k][i])
+			}
+			bw := syncQuads(t, rows[th], trace.SyncThreadBarrier, where)
+			if len(bw) != 1 {
+				t.Fatalf("%s: %d barrier waits, want 1", where, len(bw))
+			}
+			if l := joinLoc(p, bw[0].loc); l == nil || l.Line != barLine {
+				t.Errorf("%s: barrier at %s, want line %d", where, p.LocationName(bw[0].loc), barLine)
+			}
+			quad(rank, where+" barrier", bw[0], u.bwait[rank][k])
+		}
+		main := fmt.Sprintf("rank %d thread 0", rank)
+		bw := syncQuads(t, rows[0], trace.SyncThreadBarrier, main)
+		if len(bw) != 1 || len(syncQuads(t, rows[0], trace.SyncCondWait, main)) != 0 {
+			t.Fatalf("%s: %d barrier waits, want 1 and no condition wait", main, len(bw))
+		}
+		quad(rank, main+" barrier", bw[0], u.bwait[rank][2])
+		for k, j := range joinsOf(t, rows[0], main) {
+			if k < 2 {
+				quad(rank, fmt.Sprintf("%s join %d", main, k), j, u.join[rank][k])
+			}
+		}
+	}
+
+	noReportWarnings(t, r)
+	w0, w1 := min(u.window[0][0], u.window[1][0]), max(u.window[0][1], u.window[1][1])
+	bd, ws := r.Breakdown, r.WaitStates
+	if bd == nil || len(bd.PerProcess) != 2 || ws == nil || ws.OpenMP == nil || len(ws.OpenMP.PerProcess) != 2 {
+		t.Fatalf("report without a breakdown or OpenMP wait states of 2 processes: %+v %+v", bd, ws)
+	}
+	span := func(w [2]int64) int64 { return w[1] - w[0] }
+	for rank := range 2 {
+		var work, idle, waits int64
+		for k := range 2 {
+			life, wait := u.end[rank][k]-u.start[rank][k], span(u.bwait[rank][k])
+			for _, c := range u.cwait[rank][k] {
+				wait += span(c)
+			}
+			work += life - wait
+			idle += w1 - w0 - life + wait
+			waits += wait + span(u.join[rank][k])
+		}
+		mainWaits := span(u.bwait[rank][2]) + span(u.join[rank][0]) + span(u.join[rank][1])
+		work += span(u.window[rank]) - mainWaits - span(u.call[rank])
+		idle += mainWaits
+		waits += span(u.bwait[rank][2])
+		pt, pw := bd.PerProcess[rank], ws.OpenMP.PerProcess[rank]
+		t.Logf("rank %d: work %d (program %d), idleness %d (%d), thread sync %d (%d), slack %d", rank, pt.WorkNS+pt.InstrumentationNS, work, pt.IdlenessNS, idle, pw.ThreadSyncNS, waits, slack[rank])
+		for _, c := range []struct {
+			name      string
+			got, want int64
+		}{
+			{"work", pt.WorkNS + pt.InstrumentationNS, work},
+			{"idleness", pt.IdlenessNS, idle},
+			{"thread sync", pw.ThreadSyncNS, waits},
+			{"overhead", pt.OverheadNS, 0},
+		} {
+			if d := c.got - c.want; abs(d) > max(500_000, c.want*3/200)+slack[rank] {
+				bad = append(bad, fmt.Sprintf("rank %d: %s %d ns, the program's stamps give %d ns (slack %d)", rank, c.name, c.got, c.want, slack[rank]))
+			}
+		}
+	}
+	return bad
 }
