@@ -141,7 +141,7 @@ func (a *Advice) NoteUserThreads() {
 	if a.Dominant != "serial" {
 		return
 	}
-	a.Text = "the program's threads idle: before they start, after they end, or blocked in joins, condition variables or barriers (see the OpenMP wait states' thread sync rows); start them earlier, give them more of the work, or keep fewer threads"
+	a.Text = "the program's threads idle: before they start, after they end, or blocked in joins, condition variables or barriers (the thread sync rows of the thread wait states); start them earlier, give them more of the work, or keep fewer threads"
 }
 
 // Advise decides what dominates non-working time from the breakdown totals

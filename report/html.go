@@ -92,6 +92,7 @@ func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more 
 
 // ompPage is the OpenMP wait states as the page shows them.
 type ompPage struct {
+	Title       string
 	WaitingNS   int64
 	Places      []NamedNS
 	Reasons     []NamedNS
@@ -164,7 +165,7 @@ func buildPage(r *Report, o HTMLOptions) *page {
 	}
 	if ws := r.WaitStates; ws != nil && ws.OpenMP != nil {
 		om := ws.OpenMP
-		pg.OMPWaits = &ompPage{WaitingNS: om.WaitingNS, Places: OMPPlaces(&om.OMPWaitTimes), Reasons: OMPReasons(&om.OMPWaitTimes), Constructs: om.Constructs,
+		pg.OMPWaits = &ompPage{Title: waitsTitle(&r.Trace), WaitingNS: om.WaitingNS, Places: OMPPlaces(&om.OMPWaitTimes), Reasons: OMPReasons(&om.OMPWaitTimes), Constructs: om.Constructs,
 			Mutexes: om.Mutexes, MutexWaitNS: om.MutexWaitNS}
 		if len(pg.OMPWaits.Mutexes) > o.MaxRows {
 			pg.OMPWaits.Mutexes = pg.OMPWaits.Mutexes[:o.MaxRows]
@@ -346,7 +347,7 @@ figure { margin: 0.5em 0; }
 {{if gt .WaitMore 0}}<p class="muted">… {{.WaitMore}} more processes in the CSV tables.</p>{{end}}{{end}}
 
 {{with .OMPWaits}}
-<h2>OpenMP wait states</h2>
+<h2>{{.Title}}</h2>
 <p>{{dur .WaitingNS}} of thread time neither working nor in MPI (the breakdown's overhead + idleness − fork/join − sync runtime), split by where the threads waited and, separately, by why they had no work; each split adds up to the whole.</p>
 <table id="omp-wait-split"><tr><th class="l">where</th><th>time</th><th>share</th></tr>
 {{range .Places}}{{if gt .NS 0}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct (ratio .NS $.OMPWaits.WaitingNS)}}</td></tr>{{end}}{{end}}

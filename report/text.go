@@ -93,7 +93,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 			p.waitStates(ws, o)
 		}
 		if ws.OpenMP != nil {
-			p.ompWaits(ws.OpenMP, o)
+			p.ompWaits(ws.OpenMP, o, waitsTitle(&r.Trace))
 		}
 	}
 	if cp := r.CriticalPath; cp != nil {
@@ -460,9 +460,18 @@ func ompKindTitle(kind string) string {
 	return kind
 }
 
-func (p *printer) ompWaits(o *OMPWaits, opts TextOptions) {
+// waitsTitle names the OpenMP wait states: those of the program's own
+// threads when it has no OpenMP.
+func waitsTitle(t *TraceInfo) string {
+	if t.NoOpenMP && t.UserThreads {
+		return "Thread wait states"
+	}
+	return "OpenMP wait states"
+}
+
+func (p *printer) ompWaits(o *OMPWaits, opts TextOptions, title string) {
 	p.line("")
-	p.head(fmt.Sprintf("OpenMP wait states (%s of threads not working outside MPI: overhead + idleness − fork/join − sync runtime; each split is disjoint)", Dur(o.WaitingNS)))
+	p.head(fmt.Sprintf("%s (%s of threads not working outside MPI: overhead + idleness − fork/join − sync runtime; each split is disjoint)", title, Dur(o.WaitingNS)))
 	share := func(ns, of int64) string {
 		if of <= 0 {
 			return Pct(0)

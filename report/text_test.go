@@ -157,3 +157,30 @@ func TestMutexContentionShown(t *testing.T) {
 		t.Error("HTML report lacks the contention column")
 	}
 }
+
+// A program of its own threads without OpenMP: the POP thread rows are
+// shown with a line saying what they measure, the wait states are its
+// threads', and the thread sync place is listed; with OpenMP they keep
+// OpenMP's title.
+func TestTextUserThreads(t *testing.T) {
+	r := sampleReport()
+	if r.POP == nil {
+		t.Fatal("the sample report has no POP")
+	}
+	r.WaitStates = &WaitStates{OpenMP: &OMPWaits{OMPWaitTimes: OMPWaitTimes{WaitingNS: 3000, OutsideSyncNS: 2000, ThreadSyncNS: 1000, NoTaskNS: 3000}}}
+	r.Trace.NoOpenMP, r.Trace.UserThreads = true, true
+	out := text(r, TextOptions{})
+	for _, s := range []string{"Thread wait states (", "thread sync", "OpenMP parallel efficiency", "the OpenMP efficiencies are those of the threads the program started itself"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("user threads, no OpenMP: no %q in\n%s", s, out)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil || !strings.Contains(b.String(), "<h2>Thread wait states</h2>") {
+		t.Errorf("HTML: %v, thread wait states title: %v", err, strings.Contains(b.String(), "<h2>Thread wait states</h2>"))
+	}
+	r.Trace.NoOpenMP = false
+	if out := text(r, TextOptions{}); !strings.Contains(out, "OpenMP wait states (") || strings.Contains(out, "those of the threads the program started") {
+		t.Errorf("with OpenMP: wait states not OpenMP's, or the threads' line shown")
+	}
+}
