@@ -497,9 +497,9 @@ type OMPWaits struct {
 	// waiting first.
 	Constructs []OMPWaitConstruct `json:"constructs"`
 	PerProcess []OMPWaitProcess   `json:"per_process"`
-	// Mutexes are the locks, critical sections, ordered regions and
-	// atomics the trace records acquiring (OMPT mutex events), most
-	// waiting first; absent without such events.
+	// Mutexes are the locks, critical sections, ordered regions, atomics
+	// and POSIX threads mutexes the trace records acquiring (mutex
+	// events), most waiting first; absent without such events.
 	Mutexes []OMPMutex `json:"mutexes,omitempty"`
 }
 

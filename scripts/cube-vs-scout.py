@@ -10,7 +10,7 @@ for a hybrid archive) writes
 scout.cubex and `ptrace analyze --cube` writes ptrace.cubex (with --no-time-correct:
 scout.mpi --no-time-correct and ptrace analyze --no-clocksync). For every metric whose
 unique name both files have (the MPI wait states, mpi, critical_path, the OpenMP critical
-and lock contention: ptrace's only for one process) it prints each
+and lock contention and the pthread mutex contention: ptrace's only for one process) it prints each
 rank's value in both files (with --files, of two files made before): cube_dump -m METRIC -z incl -c roots (the whole call tree,
 the metric with its sub-metrics, e.g. Scalasca's Late Sender with its wrong-order parts),
 summed over the rank's threads.
@@ -29,10 +29,10 @@ SCOUT = os.path.join(SP, 'inst-scalasca/bin/scout.mpi')
 CUBE_DUMP = os.path.join(SP, 'inst/bin/cube_dump')
 METRICS = ['mpi_latesender', 'mpi_latereceiver', 'mpi_wait_nxn', 'mpi_barrier_wait',
            'mpi_latebroadcast', 'mpi_earlyreduce', 'mpi', 'critical_path',
-           'omp_lock_contention_critical', 'omp_lock_contention_api']
+           'omp_lock_contention_critical', 'omp_lock_contention_api', 'pthread_lock_contention_mutex_lock']
 # ptrace's report has these per call path over all processes: its file
 # holds them only for a single-process report (docs/cube.md, "Resolution").
-PER_PROCESS_IF_SINGLE = {'omp_lock_contention_critical', 'omp_lock_contention_api'}
+PER_PROCESS_IF_SINGLE = {'omp_lock_contention_critical', 'omp_lock_contention_api', 'pthread_lock_contention_mutex_lock'}
 
 
 def sh(args, cwd=None):
@@ -76,16 +76,16 @@ def table(mine, scout, title):
     shared = [m for m in METRICS if m in metrics(scout) and m in metrics(mine)]
     ls, lm = ranks_of_locations(scout), ranks_of_locations(mine)
     print(title)
-    print('%-28s %4s %12s %12s %9s' % ('metric', 'rank', 'ptrace [ms]', 'scout [ms]', 'diff'))
+    print('%-34s %4s %12s %12s %9s' % ('metric', 'rank', 'ptrace [ms]', 'scout [ms]', 'diff'))
     for m in shared:
         a, b = per_rank(mine, m, lm), per_rank(scout, m, ls)
         for r in sorted(set(a) | set(b)):
             x, y = a.get(r, 0.0) * 1e3, b.get(r, 0.0) * 1e3
             if m in PER_PROCESS_IF_SINGLE and len(set(lm.values())) > 1:
-                print('%-28s %4d %12s %12.3f %9s' % (m, r, '-', y, ''))
+                print('%-34s %4d %12s %12.3f %9s' % (m, r, '-', y, ''))
                 continue
             rel = '' if max(x, y) < 1e-3 else '%+8.1f%%' % (100 * (x - y) / y if y else float('inf'))
-            print('%-28s %4d %12.3f %12.3f %9s' % (m, r, x, y, rel))
+            print('%-34s %4d %12.3f %12.3f %9s' % (m, r, x, y, rel))
 
 
 def main():

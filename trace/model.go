@@ -85,6 +85,13 @@ const (
 // other threads (join, condition variable, barrier), not OpenMP's.
 func ThreadSync(kind int64) bool { return kind >= SyncThreadJoin && kind <= SyncThreadBarrier }
 
+// MutexPthread is the mutex_kind of a POSIX threads mutex
+// (pthread_mutex_lock, pthread_mutex_trylock, and pthread_cond_wait's
+// reacquisition of its mutex): mutex_acquire at the call, mutex_acquired
+// at the acquisition, mutex_released at the unlock, as for an OpenMP lock.
+// Not an OMPT number: OMPT's kinds are 1–7, and ptrace's own start at 256.
+const MutexPthread = 256
+
 // Thread is one entry of the thread table; Index is what chunks and ids refer to.
 type Thread struct {
 	Index int    `msgpack:"index"`

@@ -7,7 +7,9 @@ import (
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
-// Lock and critical-section contention, from the OMPT mutex events: a
+// Lock and critical-section contention, from the OMPT mutex events (and
+// those of POSIX threads mutexes, ptrace's own kind trace.MutexPthread,
+// which OTF2 archives of Score-P's pthread adapter give): a
 // thread's wait for a mutex is from its mutex_acquire to its
 // mutex_acquired, its hold from there to mutex_released. The waiting task
 // is running for the simulator (the runtime spins or sleeps inside it), so
@@ -48,10 +50,13 @@ import (
 // mutexNames are OMPT's ompt_mutex_t values.
 var mutexNames = [...]string{1: "lock", 2: "test_lock", 3: "nest_lock", 4: "test_nest_lock", 5: "critical", 6: "atomic", 7: "ordered"}
 
-// MutexName names an ompt_mutex_t value.
+// MutexName names an ompt_mutex_t value, or ptrace's own pthread_mutex.
 func MutexName(kind int64) string {
 	if kind > 0 && kind < int64(len(mutexNames)) {
 		return mutexNames[kind]
+	}
+	if kind == trace.MutexPthread {
+		return "pthread_mutex"
 	}
 	return fmt.Sprintf("mutex_%d", kind)
 }
@@ -195,8 +200,8 @@ func (m *mutexState) holds(th int, id int64) int {
 
 func (m *mutexState) event(s *sim.Sim, e *trace.Event, th int) {
 	kind, id := e.Args[0], e.Args[1]
-	if kind < mutexLock || kind > mutexOrdered {
-		s.Warn.Add("unknown mutex kind", "%s of mutex kind %d (OMPT defines 1..%d)", e.Kind, kind, mutexOrdered)
+	if (kind < mutexLock || kind > mutexOrdered) && kind != trace.MutexPthread {
+		s.Warn.Add("unknown mutex kind", "%s of mutex kind %d (OMPT defines 1..%d, ptrace %d)", e.Kind, kind, mutexOrdered, trace.MutexPthread)
 	}
 	switch e.Kind {
 	case trace.MutexAcquire:

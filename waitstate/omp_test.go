@@ -320,6 +320,55 @@ func TestMutexFailedTestsLookLikeLocks(t *testing.T) {
 	}
 }
 
+// A POSIX threads mutex (ptrace's mutex kind 256, from Score-P's pthread
+// adapter) is a mutex like OMPT's: rows named pthread_mutex, a blocking
+// acquire, its contention until the holder's release; not an unknown kind
+// (a warning, an error under --strict). Two threads: 0 holds the mutex
+// 0..50, 1 asks at 10 and has it at 60 (wait 50, contention 40), holds it
+// to 70.
+func TestMutexPthread(t *testing.T) {
+	run := func(extra bool) (*OMPPass, error) {
+		g := &prog{events: make([][]trace.Event, 2), deps: make([][]trace.Dep, 2)}
+		init := id(0, 1)
+		g.ev(0, trace.ThreadBegin, 0, trace.ThreadInitial)
+		g.ev(0, trace.ImplicitTaskBegin, 0, 0, init, 1, 0, ompt.TaskInitial)
+		g.ev(0, trace.MutexAcquire, 0, trace.MutexPthread, 1<<32, 0)
+		g.ev(0, trace.MutexAcquired, 0, trace.MutexPthread, 1<<32, 0)
+		g.ev(0, trace.MutexReleased, 50, trace.MutexPthread, 1<<32, 0)
+		g.ev(0, trace.ImplicitTaskEnd, 100, 0, init, 1, 0, ompt.TaskInitial)
+		g.ev(0, trace.ThreadEnd, 100)
+		g.ev(1, trace.ThreadBegin, 5, trace.ThreadUser)
+		g.ev(1, trace.MutexAcquire, 10, trace.MutexPthread, 1<<32, 0)
+		if extra {
+			// a blocking acquire left without its acquired
+			g.ev(1, trace.MutexAcquire, 11, trace.MutexPthread, 1<<32, 0)
+		}
+		g.ev(1, trace.MutexAcquired, 60, trace.MutexPthread, 1<<32, 0)
+		g.ev(1, trace.MutexReleased, 70, trace.MutexPthread, 1<<32, 0)
+		g.ev(1, trace.ThreadEnd, 90)
+		tables := trace.Tables{Locations: []trace.Location{{ID: 0, Func: "pthread_mutex_lock"}}}
+		p, err := trace.NewProcess(trace.Header{NRanks: 1}, tables, g.events, g.deps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sim.New(p, nil, true) // strict: a warning is an error
+		s.SetWindow(0, 100)
+		pass := NewOMPPass(0, p.NumThreads())
+		return pass, s.Run(ompt.NewModel(), pass)
+	}
+	pass, err := run(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := MutexRow{Kind: "pthread_mutex", Construct: "pthread_mutex_lock", Acquisitions: 2, WaitNS: 50, MaxWaitNS: 50, HoldNS: 60, ContentionNS: 40}
+	if len(pass.Mutexes) != 1 || pass.Mutexes[0] != want {
+		t.Errorf("mutexes %+v, want %+v", pass.Mutexes, want)
+	}
+	if _, err := run(true); err == nil || !strings.Contains(err.Error(), "mutex_acquired missing") {
+		t.Errorf("a pthread mutex's acquire left without its acquired: %v, want mutex_acquired missing", err)
+	}
+}
+
 // Lock contention is Scalasca's: from the acquire to the last release of
 // the same mutex before the acquisition, none when the mutex was free at
 // the acquire; the rest of the wait is the hand-over after the release.

@@ -263,6 +263,8 @@ func expectations(r *report.Report) []want {
 						add("omp_ordered_wait", rank, m.WaitNS)
 					case "atomic":
 						add("omp_atomic_wait", rank, m.WaitNS)
+					case "pthread_mutex":
+						add("pthread_lock_contention_mutex_lock", rank, m.ContentionNS)
 					}
 				}
 			}
@@ -306,6 +308,7 @@ func expectations(r *report.Report) []want {
 // storedMetrics are the file's metrics, in its order.
 var storedMetrics = []string{
 	"time", "work", "omp_mutex_wait", "omp_lock_contention_critical", "omp_lock_contention_api", "omp_ordered_wait", "omp_atomic_wait",
+	"pthread_lock_contention_mutex_lock",
 	"mpi", "mpi_latesender", "mpi_latereceiver", "mpi_wait_nxn", "mpi_barrier_wait", "mpi_latebroadcast", "mpi_earlyreduce", "mpi_init_finalize",
 	"runtime_overhead", "fork_join", "sync_runtime", "idleness", "idleness_serial", "idleness_parallel", "instrumentation",
 	"omp_waiting", "omp_wait_barrier_implicit", "omp_wait_barrier_explicit", "omp_wait_taskwait", "omp_wait_taskgroup", "omp_wait_other_sync", "omp_wait_outside_sync",

@@ -45,6 +45,7 @@ const (
 	mMutexLock      = "omp_lock_contention_api"
 	mMutexOrdered   = "omp_ordered_wait"
 	mMutexAtomic    = "omp_atomic_wait"
+	mMutexPthread   = "pthread_lock_contention_mutex_lock"
 	mMPI            = "mpi"
 	mLateSender     = "mpi_latesender"
 	mLateReceiver   = "mpi_latereceiver"
@@ -133,11 +134,12 @@ func metricTree() []*mdef {
 	return []*mdef{
 		sec(mTime, "Time", "Accounted thread time in the analysis window (trace.window), summed over the process's threads: work + MPI + overhead + idleness + instrumentation (breakdown.thread_time_ns).", true,
 			sec(mWork, "Work", "A thread runs task code: explicit or implicit task bodies, or the initial task (a process's initial thread outside MPI and outside parallel regions) (breakdown.work_ns).", true,
-				sec(mMutex, "OMP mutex waiting", "Time waiting to acquire locks, critical sections, ordered regions and atomics (mutex_acquire to mutex_acquired; wait_states.openmp.mutex_wait_ns); the waiting task runs for the simulator, so this is inside work. By kind only where the report resolves it to a process (single-process reports); otherwise in this metric's own value. At a critical section or lock call its own value is the hand-over: the wait after the previous holder's release.", true,
+				sec(mMutex, "OMP mutex waiting", "Time waiting to acquire locks, critical sections, ordered regions, atomics and POSIX threads mutexes (mutex_acquire to mutex_acquired; wait_states.openmp.mutex_wait_ns); the waiting task runs for the simulator, so this is inside work. By kind only where the report resolves it to a process (single-process reports); otherwise in this metric's own value. At a critical section or lock call its own value is the hand-over: the wait after the previous holder's release.", true,
 					sec(mMutexCritical, "OMP Critical Contention", "Waiting for a critical section to become available, as Scalasca defines it: from the entry (mutex_acquire) to the previous holder's release, none when it was free (mutexes[].contention_ns, mutex kind critical).", false),
 					sec(mMutexLock, "OMP Lock API Contention", "Waiting for an OpenMP lock to become available (omp_set_lock, omp_test_lock and their nest variants), as Scalasca defines it: from the call (mutex_acquire) to the previous holder's release, none when it was free (mutexes[].contention_ns).", false),
 					sec(mMutexOrdered, "OMP ordered waiting", "Waiting to enter an ordered region (mutex kind ordered).", false),
-					sec(mMutexAtomic, "OMP atomic waiting", "Waiting for an atomic (mutex kind atomic).", false))),
+					sec(mMutexAtomic, "OMP atomic waiting", "Waiting for an atomic (mutex kind atomic).", false),
+					sec(mMutexPthread, "Pthread Mutex Lock Contention", "Waiting for a POSIX threads mutex to become available (pthread_mutex_lock, pthread_mutex_trylock), as Scalasca defines it: from the call (mutex_acquire) to the previous holder's release, none when it was free (mutexes[].contention_ns, mutex kind pthread_mutex; OTF2 archives of Score-P's pthread adapter).", false))),
 			sec(mMPI, "MPI", "A thread is inside an MPI call (breakdown.mpi_ns). Its own value (not in a wait state) is transfer, MPI software and calls that waited for nobody (wait_states other_ns).", true, waits...),
 			sec(mOverhead, "Overhead", "The OpenMP runtime works for the program: task creation and scheduling while tasks are ready, team fork/join, the runtime's code of barriers, taskwaits and taskgroups outside their waits (breakdown.overhead_ns). Its own value is task management and scheduling.", true,
 				sec(mForkJoin, "Fork/join", "The encountering thread from parallel_begin to its implicit task's begin and from that task's end to parallel_end (breakdown.fork_join_ns).", true),

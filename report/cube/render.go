@@ -268,6 +268,17 @@ var mutexWhat = map[string][2]string{
 }
 
 func mutexPath(m *report.OMPMutex) []step {
+	if m.Kind == "pthread_mutex" {
+		// named by its call (Score-P's pthread_mutex_lock, or the
+		// pthread_cond_wait that reacquired it), as Score-P names its
+		// pthread regions
+		name := m.Construct
+		if name == "" {
+			name = "pthread_mutex_lock"
+		}
+		file, line := splitLoc(m.Construct)
+		return []step{{order: orderMutex, reg: Region{Name: name, Mod: file, Begin: line, End: -1, Paradigm: "pthread", Role: "wrapper"}, line: -1}}
+	}
 	w, ok := mutexWhat[m.Kind]
 	if !ok {
 		w = [2]string{"omp mutex " + m.Kind, "wrapper"}
@@ -609,7 +620,7 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 					mx := &om.Mutexes[i]
 					c := ct.lookup(mutexPath(mx))
 					switch m := mutexMetric(mx.Kind); m {
-					case mMutexCritical, mMutexLock:
+					case mMutexCritical, mMutexLock, mMutexPthread:
 						// Scalasca's contention; the hand-over after the
 						// release is the parent's own value there.
 						p.place(m, c, only, float64(mx.ContentionNS))
@@ -684,6 +695,8 @@ func mutexMetric(kind string) string {
 		return mMutexOrdered
 	case "atomic":
 		return mMutexAtomic
+	case "pthread_mutex":
+		return mMutexPthread
 	}
 	return mMutex // a kind this version does not know: the parent's own value
 }

@@ -111,6 +111,48 @@ func TestMutexPlacement(t *testing.T) {
 	}
 }
 
+// TestPthreadMutexPlacement: a POSIX threads mutex (kind pthread_mutex, of
+// Score-P's pthread adapter) in a single-process report goes to its call,
+// a pthread region named by it, its contention in Scalasca's
+// pthread_lock_contention_mutex_lock and the hand-over in omp_mutex_wait's
+// own value; a condition wait's reacquisition (no wait) adds nothing.
+// Before, the kind was unknown to the file: the whole wait stayed in
+// omp_mutex_wait at an "omp mutex pthread_mutex" region.
+func TestPthreadMutexPlacement(t *testing.T) {
+	r := mutexReport(1)
+	r.WaitStates.OpenMP.Mutexes = append(r.WaitStates.OpenMP.Mutexes,
+		report.OMPMutex{Kind: "pthread_mutex", Construct: "pthread_mutex_lock", Acquisitions: 5, WaitNS: 3, MaxWaitNS: 2, HoldNS: 7, ContentionNS: 2},
+		report.OMPMutex{Kind: "pthread_mutex", Construct: "pthread_cond_wait", Acquisitions: 2, HoldNS: 1})
+	r.Breakdown.PerProcess[0].WorkNS += 3
+	r.Breakdown.PerProcess[0].ThreadTimeNS += 3
+	r.WaitStates.OpenMP.PerProcess[0].MutexWaitNS += 3
+	f, err := cube.FromReport(r, cube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustDecode(t, writeCube(t, f))
+	checkValues(t, r, d, d, 0)
+	checkExclusive(t, d)
+	lock := "program / pthread_mutex_lock"
+	for _, c := range []struct {
+		metric, path string
+		ns           float64
+	}{
+		{"pthread_lock_contention_mutex_lock", lock, 2}, {"omp_mutex_wait", lock, 3}, {"work", lock, 3}, {"time", lock, 3},
+		{"pthread_lock_contention_mutex_lock", "program / pthread_cond_wait", 0}, {"omp_mutex_wait", "program / pthread_cond_wait", 0},
+		{"omp_lock_contention_api", lock, 0},
+	} {
+		if got := pathValue(t, d, c.metric, c.path, 0); got != c.ns/1e9 {
+			t.Errorf("%s at %s: %v, want %v", c.metric, c.path, got, c.ns/1e9)
+		}
+	}
+	for c := range d.cnodes {
+		if reg := d.regions[d.cnodes[c].callee]; reg.name == "pthread_mutex_lock" && reg.paradigm != "pthread" {
+			t.Errorf("region %+v, want paradigm pthread", reg)
+		}
+	}
+}
+
 // TestBadReports: a report whose numbers contradict each other, or name
 // processes it does not have, gives an error naming what is wrong; never
 // a panic or a file.

@@ -224,7 +224,7 @@ func syncName(k int64) string {
 // collector does not record), whose waits are not drawn.
 func waitSlice(k int64) bool { return k != 2 && k != 3 && k != 4 }
 
-// mutexName names OMPT mutex kinds (ompt_mutex_t).
+// mutexName names OMPT mutex kinds (ompt_mutex_t) and ptrace's pthread mutex.
 func mutexName(k int64) string {
 	switch k {
 	case 1, 2:
@@ -237,6 +237,8 @@ func mutexName(k int64) string {
 		return "atomic"
 	case 7:
 		return "ordered"
+	case trace.MutexPthread:
+		return "pthread mutex"
 	}
 	return fmt.Sprintf("mutex %d", k)
 }

@@ -280,3 +280,12 @@ func TestJSONString(t *testing.T) {
 		}
 	}
 }
+
+// A POSIX threads mutex (ptrace's mutex kind 256, OTF2 archives of
+// Score-P's pthread adapter) is named as such on the timeline, its wait
+// drawn (its acquire always has an acquired), not "mutex 256".
+func TestPthreadMutexName(t *testing.T) {
+	if got := mutexName(trace.MutexPthread); got != "pthread mutex" || !waitSlice(trace.MutexPthread) {
+		t.Errorf("mutex kind %d: %q, wait drawn %v", trace.MutexPthread, got, waitSlice(trace.MutexPthread))
+	}
+}
