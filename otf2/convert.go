@@ -841,10 +841,11 @@ type thr struct {
 	// locks are the OpenMP locks the thread holds: kind, location and
 	// depth (a nest lock's owner takes it again)
 	locks map[uint64]heldLock
-	// joining: in a thread-wait region (pthread_join) entered at
-	// location joinLoc, waiting for thread joinTarget − 1 (0: unknown)
-	joining             bool
-	joinLoc, joinTarget int64
+	// waitKind: in a wait for other threads of this sync kind (0: none):
+	// a thread-wait region (pthread_join, waiting for thread waitTarget − 1,
+	// 0: unknown) or a condition wait (pthread_cond_wait), entered at
+	// location waitLoc
+	waitKind, waitLoc, waitTarget int64
 	// off is the event-file offset of the Enter or Leave being converted
 	off int64
 }
@@ -943,7 +944,7 @@ func (c *conv) pass2(t int) error {
 			}
 		case EvThreadWait:
 			// inside pthread_join, whose region is the join's wait
-			if !h.joining {
+			if h.waitKind != joinKind {
 				c.st.Ignored[e.Type]++
 			}
 		case EvEnter, EvLeave:
@@ -1102,15 +1103,15 @@ func (c *conv) pass2(t int) error {
 			}
 			h.switchTo(now, next)
 		case EvThreadAcquireLock, EvOmpAcquireLock, EvThreadReleaseLock, EvOmpReleaseLock:
-			lock, ok := openMPLock(e)
+			lock, pthread, ok := lockOf(e)
 			switch {
 			case !ok:
 				c.st.Ignored[e.Type]++
 				return nil
 			case e.Type == EvThreadAcquireLock || e.Type == EvOmpAcquireLock:
-				h.acquire(now, lock)
+				h.acquire(now, lock, pthread)
 			default:
-				h.release(now, lock)
+				h.release(now, lock, pthread)
 			}
 		case EvThreadTaskComplete:
 			k := eventTaskKey(e, ld, h.teamK)
@@ -1131,7 +1132,7 @@ func (c *conv) pass2(t int) error {
 	}
 	h.flush()
 	t1 := c.last[t]
-	h.endJoin(t1)
+	h.endWait(t1)
 	for len(h.pars) > 0 { // a team the file does not end (truncated run)
 		h.endImplicit(t1, h.par().legacy)
 	}
@@ -1146,7 +1147,7 @@ func (c *conv) pass2(t int) error {
 // end, before the location's next thread begins.
 func (h *thr) endLife(end int64) error {
 	h.flush()
-	h.endJoin(end)
+	h.endWait(end)
 	h.emit(trace.ThreadEnd, end)
 	return h.err
 }
@@ -1155,30 +1156,34 @@ func (h *thr) endLife(end int64) error {
 // parallel 0, task the index + 1 of the thread joined.
 const joinKind = trace.SyncThreadJoin
 
-// join begins or ends the thread's wait in thread-wait region name
-// (pthread_join) at location loc for the thread of index target − 1 (0:
-// unknown); the record is at offset off of the location's event file.
-func (h *thr) join(enter bool, now, loc, target int64, name string, off int64) {
+// wait begins or ends the thread's wait for other threads, of sync kind
+// kind (a join, a condition wait), in region name at location loc; a
+// join's target is the index + 1 of the thread joined (0: unknown). The
+// record is at offset off of the location's event file. A wait entered
+// inside another is no wait of its own (Score-P's wrappers do not nest).
+func (h *thr) wait(kind int64, enter bool, now, loc, target int64, name string, off int64) {
 	switch {
-	case enter && !h.joining:
-		h.joining, h.joinLoc, h.joinTarget = true, loc, target
-		h.emit(trace.SyncBegin, now, joinKind, 0, target, loc)
-		h.emit(trace.SyncWaitBegin, now, joinKind, 0, target)
-	case !enter && h.joining:
-		h.endJoin(now)
-	case !enter:
+	case enter && h.waitKind == 0:
+		h.waitKind, h.waitLoc, h.waitTarget = kind, loc, target
+		h.emit(trace.SyncBegin, now, kind, 0, target, loc)
+		h.emit(trace.SyncWaitBegin, now, kind, 0, target)
+	case enter:
+	case h.waitKind == kind:
+		h.endWait(now)
+	default:
 		h.c.orphan.add("%s: offset %d: Leave of %s without its Enter; skipped", h.c.a.evtPath(h.c.p.locations[h.t].ID), off, name)
 	}
 }
 
-// endJoin ends the join the thread waits in, if any.
-func (h *thr) endJoin(now int64) {
-	if !h.joining {
+// endWait ends the wait for other threads the thread is in, if any.
+func (h *thr) endWait(now int64) {
+	kind := h.waitKind
+	if kind == 0 {
 		return
 	}
-	h.joining = false
-	h.emit(trace.SyncWaitEnd, now, joinKind, 0, h.joinTarget)
-	h.emit(trace.SyncEnd, now, joinKind, 0, h.joinTarget, h.joinLoc)
+	h.waitKind = 0
+	h.emit(trace.SyncWaitEnd, now, kind, 0, h.waitTarget)
+	h.emit(trace.SyncEnd, now, kind, 0, h.waitTarget, h.waitLoc)
 }
 
 // threadType is location t's type: the initial thread, an OpenMP worker,
@@ -1271,25 +1276,38 @@ func (h *thr) complete(now, id int64) bool {
 	return true
 }
 
-// openMPLock returns the lock a lock record names, and false for a lock
-// of another paradigm than OpenMP (OTF2 2.0's ThreadAcquireLock and
-// ThreadReleaseLock name the paradigm first; OTF2 1.x's OmpAcquireLock and
-// OmpReleaseLock are OpenMP's).
-func openMPLock(e *Event) (uint64, bool) {
+// pthreadLock sets the wait ids of POSIX threads mutexes apart from
+// OpenMP's: both paradigms number their locks from 0 (uint32).
+const pthreadLock = 1 << 32
+
+// lockOf returns the wait id of the lock a lock record names, whether it
+// is a POSIX threads mutex, and false for a lock of another paradigm than
+// OpenMP and pthread (OTF2 2.0's ThreadAcquireLock and ThreadReleaseLock
+// name the paradigm first; OTF2 1.x's OmpAcquireLock and OmpReleaseLock
+// are OpenMP's).
+func lockOf(e *Event) (id uint64, pthread, ok bool) {
 	if e.Type == EvThreadAcquireLock || e.Type == EvThreadReleaseLock {
-		return e.A[1], e.A[0] == paradigmOpenMP
+		switch e.A[0] {
+		case paradigmOpenMP:
+			return e.A[1], false, true
+		case paradigmPthread:
+			return pthreadLock | e.A[1], true, true
+		}
+		return 0, false, false
 	}
-	return e.A[0], true
+	return e.A[0], false, true
 }
 
-// acquire records the acquisition of OpenMP lock id (a Score-P lock
-// handle: critical sections, ordered blocks and locks alike): the wait
-// from the entry of the critical section, ordered block or lock call that
-// acquires it (the OMPT adapter's and OPARI2's; at the acquisition itself
-// without one), as the collector records mutex_acquire and
-// mutex_acquired. A nest lock its owner takes again is no new acquisition
-// (OMPT reports the first and the last release only).
-func (h *thr) acquire(now int64, id uint64) {
+// acquire records the acquisition of lock id (a Score-P lock handle:
+// OpenMP critical sections, ordered blocks and locks alike, or a pthread
+// mutex): the wait from the entry of the critical section, ordered block
+// or lock call that acquires it (the OMPT adapter's and OPARI2's; Score-P's
+// pthread_mutex_lock and pthread_mutex_trylock), as the collector records
+// mutex_acquire and mutex_acquired; without one at the acquisition itself
+// (the reacquisition of a condition wait's mutex, at the wait's location).
+// A nest lock (a recursive mutex) its owner takes again is no new
+// acquisition (OMPT reports the first and the last release only).
+func (h *thr) acquire(now int64, id uint64, pthread bool) {
 	if l, ok := h.locks[id]; ok {
 		l.depth++
 		h.locks[id] = l
@@ -1297,8 +1315,14 @@ func (h *thr) acquire(now int64, id uint64) {
 		return
 	}
 	from, kind, loc := h.mutexFrom, h.mutexKind, h.mutexLoc
-	if from < 0 {
+	if from < 0 || (kind == trace.MutexPthread) != pthread {
 		from, kind, loc = now, ompt.MutexLock, h.c.unknownLoc()
+		if pthread {
+			kind = trace.MutexPthread
+			if h.waitKind == trace.SyncCondWait {
+				loc = h.waitLoc
+			}
+		}
 	}
 	h.mutexFrom = -1
 	if h.locks == nil {
@@ -1309,13 +1333,16 @@ func (h *thr) acquire(now int64, id uint64) {
 	h.emit(trace.MutexAcquired, now, kind, int64(id), loc)
 }
 
-// release records the release of OpenMP lock id, at its last release by
-// the thread; a lock the thread does not hold is left to the model's
-// check.
-func (h *thr) release(now int64, id uint64) {
+// release records the release of lock id, at its last release by the
+// thread; a lock the thread does not hold is left to the model's check.
+func (h *thr) release(now int64, id uint64, pthread bool) {
 	l, ok := h.locks[id]
 	if !ok {
-		h.emit(trace.MutexReleased, now, ompt.MutexLock, int64(id), h.c.unknownLoc())
+		kind := int64(ompt.MutexLock)
+		if pthread {
+			kind = trace.MutexPthread
+		}
+		h.emit(trace.MutexReleased, now, kind, int64(id), h.c.unknownLoc())
 		return
 	}
 	if l.depth--; l.depth > 0 {
@@ -1403,8 +1430,8 @@ const (
 	regCreate   // names the task created inside it
 	regWork     // work_begin / work_end (OMPT work type in arg)
 	regParallel // the implicit task of OTF2 1.x
-	regMutex    // a critical section, ordered block or lock-API call: where a mutex wait begins (OMPT mutex kind in arg)
-	regJoin     // a thread-wait region (pthread_join): the wait of a join
+	regMutex    // a critical section, ordered block or lock-API call: where a mutex wait begins (mutex kind in arg)
+	regWait     // a wait for other threads (sync kind in arg): pthread_join, pthread_cond_wait
 	regNothing  // other OpenMP regions, the measurement system's
 	regCode     // region_enter / region_exit
 )
@@ -1416,6 +1443,7 @@ type regInfo struct {
 	arg      int64
 	str, loc int64 // −1 until defined
 	probed   bool  // MPI_Mrecv or MPI_Imrecv
+	code     bool  // also a code region (regMutex of pthread_mutex_lock)
 }
 
 // info returns region id's conversion facts: a slice indexed by id for the
@@ -1475,8 +1503,17 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 			ri.class = regParallel
 		}
 	default:
-		if joinRegion(r) {
-			ri.class = regJoin
+		switch {
+		case joinRegion(r):
+			ri.class, ri.arg = regWait, joinKind
+		case r.Paradigm == paradigmPthread && (r.Name == "pthread_cond_wait" || r.Name == "pthread_cond_timedwait"):
+			// Score-P's condition waits (role WRAPPER), around the release
+			// of their mutex and its reacquisition after the wake-up
+			ri.class, ri.arg = regWait, trace.SyncCondWait
+		case r.Paradigm == paradigmPthread && (r.Name == "pthread_mutex_lock" || r.Name == "pthread_mutex_trylock"):
+			// Score-P's mutex calls: the wait for the acquisition inside
+			// (ThreadAcquireLock), code regions as before
+			ri.class, ri.arg, ri.code = regMutex, trace.MutexPthread, true
 		}
 	}
 	return ri
@@ -1538,30 +1575,41 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 		}
 	case regMutex:
 		// The wait begins here; the lock id comes with the acquisition
-		// (ThreadAcquireLock), which a failed omp_test_lock does not have.
+		// (ThreadAcquireLock), which a failed omp_test_lock or
+		// pthread_mutex_trylock does not have.
 		if ri.loc < 0 && r.Line == 0 {
-			// OPARI2's lock API wrappers have the file "OMP", no line:
-			// named by the call
+			// OPARI2's lock API wrappers have the file "OMP", Score-P's
+			// pthread wrappers "PTHREAD", no line: named by the call
 			ri.loc = c.w.AddLocation(trace.Location{Func: r.Name})
 		}
 		h.mutexFrom, h.mutexKind, h.mutexLoc = -1, ri.arg, c.infoLoc(ri, id, r)
 		if enter {
 			h.mutexFrom = now
 		}
-	case regJoin:
+		if ri.code {
+			k := trace.RegionExit
+			if enter {
+				k = trace.RegionEnter
+			}
+			c.st.Regions++
+			h.emit(k, now, c.infoStr(ri, r))
+		}
+	case regWait:
 		if ri.loc < 0 && r.Line == 0 {
 			// Score-P's pthread wrappers have the file "PTHREAD", no
 			// line: named by the call
 			ri.loc = c.w.AddLocation(trace.Location{Func: r.Name})
 		}
 		target := int64(0)
-		if enter && !h.joining {
-			if k := c.joinNext[h.t]; k < len(c.joins[h.t]) {
+		if ri.arg == joinKind && enter && h.waitKind != joinKind {
+			// the k-th join the first pass found (it counts the joins
+			// entered outside a join)
+			if k := c.joinNext[h.t]; k < len(c.joins[h.t]) && h.waitKind == 0 {
 				target = c.began(c.joins[h.t][k])
 			}
 			c.joinNext[h.t]++
 		}
-		h.join(enter, now, c.infoLoc(ri, id, r), target, r.Name, h.off)
+		h.wait(ri.arg, enter, now, c.infoLoc(ri, id, r), target, r.Name, h.off)
 	case regWork:
 		k := trace.WorkEnd
 		if enter {

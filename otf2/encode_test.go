@@ -553,3 +553,120 @@ func userThreadArchive(t testing.TB, dir string, bad bool) string {
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
+
+// pthreadSyncArchive writes, into dir, one process as Score-P's pthread
+// adapter records mutexes and condition variables: pthread_mutex_lock,
+// pthread_mutex_trylock, pthread_mutex_unlock and pthread_cond_wait regions
+// (role WRAPPER, paradigm pthread) around ThreadAcquireLock and
+// ThreadReleaseLock records (paradigm pthread, lock id, acquisition
+// order); and an OpenMP lock of the same id 0. Timeline (ns):
+//
+//	master:   main 0–3100: create 100–200 (thread 1); lock 300–320
+//	          (acquires lock 0 at 310); OpenMP lock 0 acquired 400,
+//	          released 450; cond_wait 500–1510 (releases lock 0 at 510,
+//	          reacquires it at 1500); unlock 1600–1620 (1610); a trylock
+//	          that fails 1700–1720; a trylock 1800–1820 that acquires lock
+//	          1 at 1810; lock 1830–1850 taking lock 1 again (1840, a
+//	          recursive mutex); unlocks 1900–1920 (1910), 2000–2020 (2010);
+//	          join 2100–3000
+//	thread 1: 250–2850, leaf 260–2800: lock 400–1010 (acquires lock 0 at
+//	          1000), signal 1100–1110, unlock 1200–1220 (1210)
+//
+// With bad, the thread also leaves pthread_cond_wait at 1300 without
+// entering it and enters it at 2500 without leaving it, and the master
+// enters and leaves it inside its join (2200–2300).
+func pthreadSyncArchive(t testing.TB, dir string, bad bool) string {
+	const chunk = 256 << 10
+	const roleThreadCreate, paradigmPthread = 32, 7
+	g := newFile(chunk)
+	g.rec(gdClockProperties, (&enc{}).c(1_000_000_000).c(0).c(10_000))
+	strs := []string{"", "pthread_create", "pthread_join", "main", "leaf", "pthread_mutex_lock", "pthread_mutex_trylock",
+		"pthread_mutex_unlock", "pthread_cond_wait", "pthread_cond_signal", "PTHREAD", "app.c",
+		"node", "process", "Master thread", "Pthread thread 1", "machine"}
+	for i, s := range strs {
+		g.rec(gdString, (&enc{}).c(uint64(i)).str(s))
+	}
+	g.rec(gdSystemTreeNode, (&enc{}).c(0).c(12).c(16).c(math.MaxUint32))
+	g.rec(gdLocationGroup, (&enc{}).c(0).c(13).u8(lgTypeProcess).c(0))
+	g.rec(gdLocation, (&enc{}).c(0).c(14).u8(locationTypeCPU).c(0).c(0))
+	g.rec(gdLocation, (&enc{}).c(1).c(15).u8(locationTypeCPU).c(0).c(0))
+	// Region: id, name, description, type (attic), file, begin, end,
+	// canonical name, role, paradigm, flags; region k is named by string
+	// k + 1
+	for k, r := range []struct {
+		file, line     uint64
+		role, paradigm uint8
+	}{{10, 0, roleThreadCreate, paradigmPthread}, {10, 0, roleThreadWait, paradigmPthread},
+		{11, 10, roleFunction, paradigmCompiler}, {11, 3, roleFunction, paradigmCompiler},
+		{10, 0, roleWrapper, paradigmPthread}, {10, 0, roleWrapper, paradigmPthread}, {10, 0, roleWrapper, paradigmPthread},
+		{10, 0, roleWrapper, paradigmPthread}, {10, 0, roleWrapper, paradigmPthread}} {
+		name := uint64(k + 1)
+		g.rec(gdRegion, (&enc{}).c(uint64(k)).c(name).c(0).u8(0).c(r.file).c(r.line).c(0).c(name).u8(r.role).u8(r.paradigm).c(0))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.def"), g.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces.otf2"), anchor([3]uint8{3, 0, 3}, chunk, 2, g.n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "traces"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const create, join, main, leaf, lock, trylock, unlock, condWait, signal = 0, 1, 2, 3, 4, 5, 6, 7, 8
+	thread := func(seq uint64) *enc { return (&enc{}).c(0).c(seq) } // contingent, sequence count
+	acq := func(f *file, at uint64, paradigm uint8, id, order uint64) {
+		f.time(at).rec(EvThreadAcquireLock, (&enc{}).u8(paradigm).c(id).c(order))
+	}
+	rel := func(f *file, at uint64, paradigm uint8, id, order uint64) {
+		f.time(at).rec(EvThreadReleaseLock, (&enc{}).u8(paradigm).c(id).c(order))
+	}
+	region := func(f *file, r, from, to uint64, inside func()) {
+		f.time(from).single(EvEnter, (&enc{}).c(r))
+		if inside != nil {
+			inside()
+		}
+		f.time(to).single(EvLeave, (&enc{}).c(r))
+	}
+	m := newFile(chunk)
+	m.time(0).single(EvEnter, (&enc{}).c(main))
+	region(m, create, 100, 200, func() { m.time(110).rec(EvThreadCreate, thread(1)) })
+	region(m, lock, 300, 320, func() { acq(m, 310, paradigmPthread, 0, 1) })
+	acq(m, 400, paradigmOpenMP, 0, 1)
+	rel(m, 450, paradigmOpenMP, 0, 1)
+	region(m, condWait, 500, 1510, func() { rel(m, 510, paradigmPthread, 0, 1); acq(m, 1500, paradigmPthread, 0, 3) })
+	region(m, unlock, 1600, 1620, func() { rel(m, 1610, paradigmPthread, 0, 3) })
+	region(m, trylock, 1700, 1720, nil)
+	region(m, trylock, 1800, 1820, func() { acq(m, 1810, paradigmPthread, 1, 1) })
+	region(m, lock, 1830, 1850, func() { acq(m, 1840, paradigmPthread, 1, 1) })
+	region(m, unlock, 1900, 1920, func() { rel(m, 1910, paradigmPthread, 1, 1) })
+	region(m, unlock, 2000, 2020, func() { rel(m, 2010, paradigmPthread, 1, 1) })
+	region(m, join, 2100, 3000, func() {
+		if bad {
+			region(m, condWait, 2200, 2300, nil)
+		}
+		m.time(2900).rec(EvThreadWait, thread(1))
+	})
+	m.time(3100).single(EvLeave, (&enc{}).c(main))
+	w := newFile(chunk)
+	w.time(250).rec(EvThreadBegin, thread(1))
+	w.time(260).single(EvEnter, (&enc{}).c(leaf))
+	region(w, lock, 400, 1010, func() { acq(w, 1000, paradigmPthread, 0, 2) })
+	region(w, signal, 1100, 1110, nil)
+	region(w, unlock, 1200, 1220, func() { rel(w, 1210, paradigmPthread, 0, 2) })
+	if bad {
+		w.time(1300).single(EvLeave, (&enc{}).c(condWait))
+		w.time(2500).single(EvEnter, (&enc{}).c(condWait))
+	} else {
+		w.time(2800).single(EvLeave, (&enc{}).c(leaf))
+	}
+	w.time(2850).rec(EvThreadEnd, thread(1))
+	for name, f := range map[string]*file{"0": m, "1": w} {
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "traces.otf2")
+}

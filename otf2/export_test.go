@@ -18,3 +18,7 @@ var ContextArchive = contextArchive
 // UserThreadArchive writes a process whose pthreads share a reused
 // location (encode_test.go).
 var UserThreadArchive = userThreadArchive
+
+// PthreadSyncArchive writes a process of pthread mutexes and condition
+// waits (encode_test.go).
+var PthreadSyncArchive = pthreadSyncArchive
