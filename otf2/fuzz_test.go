@@ -127,3 +127,44 @@ func FuzzConvert(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConvertPthreads: FuzzConvert's property on the master's events of a
+// process of pthread mutexes, condition waits and joins (encode_test.go's
+// pthreadSyncArchive, whose definitions give those regions), seeded with
+// its own event files: whatever the records, the conversion errs or
+// writes a stream that loads.
+func FuzzConvertPthreads(f *testing.F) {
+	src := f.TempDir()
+	pthreadSyncArchive(f, src, false)
+	bad := f.TempDir()
+	pthreadSyncArchive(f, bad, true)
+	seeds(f, filepath.Join(src, "traces", "0.evt"), filepath.Join(src, "traces", "1.evt"),
+		filepath.Join(bad, "traces", "0.evt"), filepath.Join(bad, "traces", "1.evt"))
+	files := map[string][]byte{}
+	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[name] = b
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+		for name, b := range files {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data, 0o644)
+		a, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := a.Convert(0, &buf); err != nil {
+			return
+		}
+		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
+			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
+		}
+	})
+}
