@@ -158,6 +158,9 @@ func (m *module) load(path string, debugDirs []string) error {
 	return m.readLines(d)
 }
 
+// maxNulls bounds the consecutive null entries read between units.
+const maxNulls = 1 << 12
+
 func hasLines(d *dwarf.Data) bool {
 	r := d.Reader()
 	e, err := r.Next()
@@ -166,6 +169,7 @@ func hasLines(d *dwarf.Data) bool {
 
 func (m *module) readLines(d *dwarf.Data) error {
 	r := d.Reader()
+	nulls := 0
 	for {
 		cu, err := r.Next()
 		if err != nil {
@@ -174,6 +178,18 @@ func (m *module) readLines(d *dwarf.Data) error {
 		if cu == nil {
 			break
 		}
+		if cu.Tag == 0 {
+			// A null entry between units is padding, a byte each.
+			// debug/dwarf also returns one, without moving on, for
+			// an abbreviation code cut by the end of the section (a
+			// ULEB128 byte with its continuation bit set): the
+			// units read so far are what there is.
+			if nulls++; nulls > maxNulls {
+				break
+			}
+			continue
+		}
+		nulls = 0
 		if cu.Tag != dwarf.TagCompileUnit {
 			r.SkipChildren()
 			continue
