@@ -37,8 +37,8 @@ import (
 
 // cuRef is a compile unit whose line table the module read.
 type cuRef struct {
-	off          dwarf.Offset
-	name, joined string // see fileName
+	off                   dwarf.Offset
+	name, joined, compDir string // see fileName
 }
 
 func newCURef(cu *dwarf.Entry) cuRef {
@@ -49,9 +49,9 @@ func newCURef(cu *dwarf.Entry) cuRef {
 	// it for its main file.
 	c := cuRef{off: cu.Offset}
 	c.name, _ = cu.Val(dwarf.AttrName).(string)
-	compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-	if path.IsAbs(c.name) && compDir != "" {
-		c.joined = path.Join(compDir, c.name)
+	c.compDir, _ = cu.Val(dwarf.AttrCompDir).(string)
+	if path.IsAbs(c.name) && c.compDir != "" {
+		c.joined = path.Join(c.compDir, c.name)
 	}
 	return c
 }
@@ -63,6 +63,13 @@ func (c *cuRef) fileName(f *dwarf.LineFile) string {
 	}
 	if f.Name == c.joined && c.joined != c.name {
 		return c.name
+	}
+	// A DWARF 5 directory entry other than 0 may be relative: to the
+	// compilation directory (DWARF 5, 6.2.4.1, as in DWARF 4). debug/dwarf
+	// joins DWARF 4's to it but leaves DWARF 5's as they are, so a header
+	// found through -Iinc was "inc/h.h".
+	if f.Name != "" && !path.IsAbs(f.Name) && path.IsAbs(c.compDir) {
+		return path.Join(c.compDir, f.Name)
 	}
 	return f.Name
 }

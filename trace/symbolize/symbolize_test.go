@@ -322,3 +322,51 @@ func TestReadLinesCutAbbreviationCode(t *testing.T) {
 		}
 	}
 }
+
+// A header found through a relative include directory (-Iinc), built in
+// its directory: its lines resolve to its absolute path, as in DWARF 4, not
+// to "inc/h.h" (DWARF 5 directory entries are relative to the compilation
+// directory, which debug/dwarf does not join them to).
+func TestResolveRelativeIncludeDirectory(t *testing.T) {
+	const hdr = `static inline __attribute__((always_inline)) void call_where(void)
+{
+	where(); /* line 3 */
+}
+`
+	// prog with the header included after where() and called from main
+	src := strings.Replace(prog, "int main(void)\n{\n", "#include \"h.h\"\n\nint main(void)\n{\n\tcall_where();\n", 1)
+	for _, cc := range compilers(t) {
+		for _, dw := range []string{"-gdwarf-5", "-gdwarf-4"} {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "inc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "inc", "h.h"), []byte(hdr), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "prog.c"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := exec.Command(cc, "-g", dw, "-O0", "-Iinc", "-o", "prog", "prog.c", "-ldl")
+			c.Dir = dir
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", cc, err, out)
+			}
+			bin := filepath.Join(dir, "prog")
+			out, err := exec.Command(bin).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the first call is the header's
+			f := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
+			off, err := strconv.ParseUint(f[1], 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := New().Resolve([]trace.Location{{ID: 1, Module: bin, Offset: off}})[0]
+			if want := filepath.Join(dir, "inc", "h.h"); got.File != want || got.Line != 3 {
+				t.Errorf("%s %s: %s, want %s:3", cc, dw, got.Name(), want)
+			}
+		}
+	}
+}
