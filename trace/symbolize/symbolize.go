@@ -10,6 +10,14 @@
 // executables, shared libraries and fixed-address executables all resolve.
 // Recorded addresses are return addresses (OMPT's codeptr_ra): the lookup
 // uses offset − 1, which lies inside the call instruction.
+//
+// A line table names the innermost source position of an address: inside
+// code inlined from a header, the header's line. When that file is not the
+// program's own (isSystem: a system include or library directory, a
+// compiler's headers), the address is named after its call site in the
+// program instead: the DWARF inlined-subroutine tree (inline.go) gives the
+// chain of inlined calls, walked outward to the first call site in a file of
+// the program, whose function becomes the location's function.
 package symbolize
 
 import (
@@ -21,6 +29,7 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ianlancetaylor/demangle"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -33,18 +42,62 @@ type Resolver struct {
 	// DebugDirs are searched for separate debug files by build id
 	// (DIR/.build-id/xx/rest.debug); default /usr/lib/debug.
 	DebugDirs []string
+	// SystemDirs hold the source files that are not the program's: an
+	// address whose line lies in one of them, in code inlined there, is
+	// named after the call site in the program (see isSystem); default
+	// DefaultSystemDirs.
+	SystemDirs []string
 }
+
+// DefaultSystemDirs are the directories of the system's headers and of the
+// compilers' and libraries' own headers (/usr/lib/gcc/…/include,
+// /usr/lib/llvm-14/lib/clang/…/include, Open MPI's
+// /usr/lib/x86_64-linux-gnu/openmpi/include): files under them are not the
+// program's. Besides them, a path holding a toolchain's header directory
+// (toolchainDirs: /include/c++/, /lib/gcc/, /lib/clang/) is a system file
+// wherever the toolchain is installed.
+var DefaultSystemDirs = []string{"/usr/include", "/usr/local/include", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec", "/usr/local/lib", "/usr/local/lib64"}
+
+// toolchainDirs mark a compiler's or its C++ library's headers anywhere: a
+// GCC or LLVM installed under /opt, a Spack or module tree
+// (/opt/gcc-13/include/c++/13/…, …/lib/gcc/x86_64-pc-linux-gnu/13/include/omp.h).
+var toolchainDirs = []string{"/include/c++/", "/lib/gcc/", "/lib64/gcc/", "/lib/clang/", "/lib64/clang/"}
 
 // New returns a Resolver with an empty cache.
 func New() *Resolver {
-	return &Resolver{modules: map[string]*module{}, DebugDirs: []string{"/usr/lib/debug"}}
+	return &Resolver{modules: map[string]*module{}, DebugDirs: []string{"/usr/lib/debug"}, SystemDirs: DefaultSystemDirs}
+}
+
+// isSystem reports whether a source file is not the program's: an absolute
+// path under one of SystemDirs or holding a toolchain's header directory. A
+// relative name (a line table without directories) is the program's.
+func (r *Resolver) isSystem(file string) bool {
+	if !path.IsAbs(file) {
+		return false
+	}
+	file = path.Clean(file)
+	for _, d := range r.SystemDirs {
+		d = path.Clean(d)
+		if file == d || strings.HasPrefix(file, d+"/") || d == "/" {
+			return true
+		}
+	}
+	for _, m := range toolchainDirs {
+		if strings.Contains(file, m) {
+			return true
+		}
+	}
+	return false
 }
 
 // Resolve returns a copy of locs with File/Line/Col/Func filled wherever the
 // module's debug information resolves the address; entries that do not
 // resolve, or that were resolved already, are left as they are. Function
 // names are demangled (C++, Rust, D). An address whose line table has no
-// line gets its function's own line, with Approx set.
+// line gets its function's own line, with Approx set. An address in code
+// inlined from a system header (see Resolver.SystemDirs) is named after the
+// innermost call of its chain of inlined calls that lies in the program's
+// files, and its function is the one that call is in.
 func Resolve(locs []trace.Location) []trace.Location { return New().Resolve(locs) }
 
 // Resolve is the package function with this Resolver's cache.
@@ -62,8 +115,23 @@ func (r *Resolver) Resolve(locs []trace.Location) []trace.Location {
 		}
 		pc := l.Offset - 1 + m.bias
 		f, inFunc := m.function(pc)
-		if file, line, col, ok := m.line(pc); ok {
-			l.File, l.Line, l.Col = file, line, col
+		if ri, ok := m.line(pc); ok {
+			rw := &m.rows[ri]
+			l.File, l.Line, l.Col = rw.file, rw.line, rw.col
+			if r.isSystem(rw.file) {
+				// code inlined from a header: its call site in
+				// the program, if the chain of inlined calls has one
+				if c, ok := m.caller(rw.cu, pc, r.isSystem); ok {
+					l.File, l.Line, l.Col = c.file, c.line, c.col
+					if c.fn != "" && l.Func == "" {
+						// a function of the program inlined where
+						// the address is: its name, without an
+						// offset (it has no start of its own)
+						l.Func = c.fn
+						continue
+					}
+				}
+			}
 		} else if inFunc {
 			// No line for the address itself (optimised code often has
 			// line-0 rows): the enclosing function's own line, flagged.
@@ -90,13 +158,21 @@ type module struct {
 	bias  uint64 // ELF virtual address of the file's first byte
 	rows  []row  // line table, sorted by address
 	funcs []fn   // function symbols, sorted by address
+
+	// for the inlined calls (inline.go): the DWARF data, its compile
+	// units (rows refer to them by index) and what was read of them
+	dw    *dwarf.Data
+	cus   []cuRef
+	units map[int32]*unitInfo
+	names map[dwarf.Offset]string
 }
 
 type row struct {
 	addr      uint64
 	file      string
 	line, col int
-	end       bool // end of a sequence: no code from here
+	cu        int32 // index in module.cus of the unit whose table holds it
+	end       bool  // end of a sequence: no code from here
 }
 
 type fn struct {
@@ -158,6 +234,9 @@ func (m *module) load(path string, debugDirs []string) error {
 	return m.readLines(d)
 }
 
+// maxNulls bounds the consecutive null entries read between units.
+const maxNulls = 1 << 12
+
 func hasLines(d *dwarf.Data) bool {
 	r := d.Reader()
 	e, err := r.Next()
@@ -165,7 +244,9 @@ func hasLines(d *dwarf.Data) bool {
 }
 
 func (m *module) readLines(d *dwarf.Data) error {
+	m.dw = d
 	r := d.Reader()
+	nulls := 0
 	for {
 		cu, err := r.Next()
 		if err != nil {
@@ -174,6 +255,18 @@ func (m *module) readLines(d *dwarf.Data) error {
 		if cu == nil {
 			break
 		}
+		if cu.Tag == 0 {
+			// A null entry between units is padding, a byte each.
+			// debug/dwarf also returns one, without moving on, for
+			// an abbreviation code cut by the end of the section (a
+			// ULEB128 byte with its continuation bit set): the
+			// units read so far are what there is.
+			if nulls++; nulls > maxNulls {
+				break
+			}
+			continue
+		}
+		nulls = 0
 		if cu.Tag != dwarf.TagCompileUnit {
 			r.SkipChildren()
 			continue
@@ -186,30 +279,15 @@ func (m *module) readLines(d *dwarf.Data) error {
 		if lr == nil {
 			continue
 		}
-		// debug/dwarf joins a DWARF 5 file entry's directory with its
-		// name even when the name is absolute (clang names the source
-		// file as it was given, with directory 0, the compilation
-		// directory): "/build" + "/src/a.c" becomes "/build/src/a.c".
-		// The unit's own name undoes it for its main file.
-		cuName, _ := cu.Val(dwarf.AttrName).(string)
-		compDir, _ := cu.Val(dwarf.AttrCompDir).(string)
-		joined := ""
-		if path.IsAbs(cuName) && compDir != "" {
-			joined = path.Join(compDir, cuName)
-		}
+		c := newCURef(cu)
+		ci := int32(len(m.cus))
+		m.cus = append(m.cus, c)
 		var e dwarf.LineEntry
 		for {
 			if err := lr.Next(&e); err != nil {
 				break
 			}
-			name := ""
-			if e.File != nil {
-				name = e.File.Name
-			}
-			if name == joined && joined != cuName {
-				name = cuName
-			}
-			m.rows = append(m.rows, row{addr: e.Address, file: name, line: e.Line, col: e.Column, end: e.EndSequence})
+			m.rows = append(m.rows, row{addr: e.Address, file: c.fileName(e.File), line: e.Line, col: e.Column, cu: ci, end: e.EndSequence})
 		}
 	}
 	// Stable: at one address an end of sequence comes before the start of
@@ -265,13 +343,13 @@ func debugFile(f *elf.File, dirs []string) string {
 }
 
 // line finds the row covering pc: the last row at or before pc, unless that
-// row ends a sequence.
-func (m *module) line(pc uint64) (string, int, int, bool) {
+// row ends a sequence. It returns the row's index.
+func (m *module) line(pc uint64) (int, bool) {
 	i := sort.Search(len(m.rows), func(i int) bool { return m.rows[i].addr > pc }) - 1
 	if i < 0 || m.rows[i].end || m.rows[i].line == 0 {
-		return "", 0, 0, false
+		return 0, false
 	}
-	return m.rows[i].file, m.rows[i].line, m.rows[i].col, true
+	return i, true
 }
 
 // function returns the function symbol covering pc.

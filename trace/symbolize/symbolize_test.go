@@ -2,12 +2,15 @@ package symbolize
 
 import (
 	"bufio"
+	"debug/dwarf"
+	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -224,6 +227,146 @@ func TestResolveWithoutDebugInfo(t *testing.T) {
 		}
 		if got[0].Name() == got[2].Name() || got[2].FuncOffset <= got[0].FuncOffset {
 			t.Errorf("%s: main's two calls are named %q and %q", cc, got[0].Name(), got[2].Name())
+		}
+	}
+}
+
+// dwarfOf returns a program's DWARF sections, .debug_info apart, and a
+// module of it built from info instead: the DWARF a damaged file would give.
+type dwarfOf struct {
+	sec   map[string][]byte
+	bias  uint64
+	funcs []fn
+}
+
+func readDWARFOf(t testing.TB, bin string) *dwarfOf {
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d := &dwarfOf{sec: map[string][]byte{}, funcs: symbols(f)}
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_LOAD && p.Off == 0 {
+			d.bias = p.Vaddr
+		}
+	}
+	for _, s := range f.Sections {
+		if name, ok := strings.CutPrefix(s.Name, ".debug_"); ok && s.Type != elf.SHT_NOBITS {
+			b, err := s.Data() // uncompressed
+			if err != nil {
+				t.Fatal(err)
+			}
+			d.sec[name] = b
+		}
+	}
+	if d.sec["info"] == nil {
+		t.Fatal("no .debug_info")
+	}
+	return d
+}
+
+// module parses info with the other sections; nil when debug/dwarf refuses
+// it (as elf.File.DWARF would).
+func (d *dwarfOf) module(info []byte) *module {
+	s := d.sec
+	dw, err := dwarf.New(s["abbrev"], s["aranges"], s["frame"], info, s["line"], s["pubnames"], s["ranges"], s["str"])
+	if err != nil {
+		return nil
+	}
+	for _, name := range []string{"addr", "line_str", "loclists", "rnglists", "str_offsets"} {
+		if b := s[name]; b != nil {
+			if dw.AddSection(".debug_"+name, b) != nil {
+				return nil
+			}
+		}
+	}
+	m := &module{bias: d.bias, funcs: d.funcs}
+	if m.readLines(dw) != nil {
+		return nil
+	}
+	return m
+}
+
+// A .debug_info whose last byte is an abbreviation code's first byte with
+// the continuation bit set (the section cut inside a code): debug/dwarf
+// returns a null entry there without moving on, again and again. The line
+// tables of the units before it are read, and reading returns.
+func TestReadLinesCutAbbreviationCode(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	if err := os.WriteFile(src, []byte(prog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cc := range compilers(t) {
+		bin := filepath.Join(dir, "prog-"+cc)
+		if out, err := exec.Command(cc, "-g", "-O0", "-o", bin, src, "-ldl").CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", cc, err, out)
+		}
+		d := readDWARFOf(t, bin)
+		info := append([]byte(nil), d.sec["info"]...)
+		// the unit's last byte: the null entry ending its children
+		if info[len(info)-1] != 0 {
+			t.Fatalf("%s: .debug_info ends with %#x, not a null entry", cc, info[len(info)-1])
+		}
+		info[len(info)-1] = 0x80
+		done := make(chan *module, 1)
+		go func() { done <- d.module(info) }()
+		select {
+		case m := <-done:
+			if m == nil || len(m.rows) == 0 {
+				t.Errorf("%s: the line table of the unit before the cut was not read", cc)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: reading the DWARF did not return in 10 s", cc)
+		}
+	}
+}
+
+// A header found through a relative include directory (-Iinc), built in
+// its directory: its lines resolve to its absolute path, as in DWARF 4, not
+// to "inc/h.h" (DWARF 5 directory entries are relative to the compilation
+// directory, which debug/dwarf does not join them to).
+func TestResolveRelativeIncludeDirectory(t *testing.T) {
+	const hdr = `static inline __attribute__((always_inline)) void call_where(void)
+{
+	where(); /* line 3 */
+}
+`
+	// prog with the header included after where() and called from main
+	src := strings.Replace(prog, "int main(void)\n{\n", "#include \"h.h\"\n\nint main(void)\n{\n\tcall_where();\n", 1)
+	for _, cc := range compilers(t) {
+		for _, dw := range []string{"-gdwarf-5", "-gdwarf-4"} {
+			dir := t.TempDir()
+			if err := os.Mkdir(filepath.Join(dir, "inc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "inc", "h.h"), []byte(hdr), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "prog.c"), []byte(src), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := exec.Command(cc, "-g", dw, "-O0", "-Iinc", "-o", "prog", "prog.c", "-ldl")
+			c.Dir = dir
+			if out, err := c.CombinedOutput(); err != nil {
+				t.Fatalf("%s: %v\n%s", cc, err, out)
+			}
+			bin := filepath.Join(dir, "prog")
+			out, err := exec.Command(bin).Output()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// the first call is the header's
+			f := strings.Fields(strings.SplitN(string(out), "\n", 2)[0])
+			off, err := strconv.ParseUint(f[1], 16, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := New().Resolve([]trace.Location{{ID: 1, Module: bin, Offset: off}})[0]
+			if want := filepath.Join(dir, "inc", "h.h"); got.File != want || got.Line != 3 {
+				t.Errorf("%s %s: %s, want %s:3", cc, dw, got.Name(), want)
+			}
 		}
 	}
 }

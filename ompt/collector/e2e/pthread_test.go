@@ -741,3 +741,51 @@ func poolMismatches(t *testing.T, procs []*trace.Process, r *report.Report, u *p
 	}
 	return bad
 }
+
+// A std::condition_variable pool (cv_mpi.cpp, clang++ -O1): the waits go
+// through libstdc++'s templates inlined into the program, whose lines the
+// line table gives (<condition_variable>, <bits/std_mutex.h>); every
+// condition wait is named after the program's cv.wait(l, pred) or
+// cv.wait_for(...) call, and the report's rows too.
+func TestUserThreadsCondVarCxx(t *testing.T) {
+	h := setup(t)
+	src := filepath.Join(h.root, testdata("cv_mpi.cpp"))
+	bin := h.buildMPI(t, testdata("cv_mpi.cpp"))
+	lines := map[int]bool{lineOf(t, src, "/* WAIT_PRED */"): true, lineOf(t, src, "/* WAIT_FOR */"): true}
+	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	dir, _ := h.mustRecord(t, nil, mpirunN(2, bin)...)
+	procs := valid(t, dir)
+	seen := map[int]bool{}
+	for rank, p := range procs {
+		for th, evs := range rowsOf(p) {
+			for _, q := range syncQuads(t, evs, trace.SyncCondWait, fmt.Sprintf("rank %d thread %d", rank, th)) {
+				l := joinLoc(p, q.loc)
+				if l == nil || l.File != src || !lines[l.Line] {
+					t.Errorf("rank %d thread %d: condition wait at %s, want %s at line %v", rank, th, p.LocationName(q.loc), src, lines)
+					continue
+				}
+				seen[l.Line] = true
+			}
+		}
+	}
+	if len(seen) != 2 {
+		t.Errorf("condition waits at lines %v, want both of %v", seen, lines)
+	}
+	r := h.report(t, dir)
+	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
+		t.Fatal("no OpenMP wait states in the report")
+	}
+	rows := 0
+	for _, c := range r.WaitStates.OpenMP.Constructs {
+		if c.Kind != "cond_wait" {
+			continue
+		}
+		if !strings.HasPrefix(c.Construct, src+":") {
+			t.Errorf("report: condition wait at %q, want %s", c.Construct, src)
+		}
+		rows++
+	}
+	if rows != 2 {
+		t.Errorf("report: %d condition wait rows, want 2 (the program's two calls)", rows)
+	}
+}
