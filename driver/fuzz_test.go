@@ -73,6 +73,18 @@ func fuzzTraces() ([][]fuzzProc, error) {
 			}
 			fuzzBase.traces = append(fuzzBase.traces, procs)
 		}
+		// A recorded trace of the program's own threads and their waits
+		// (testdata/userthreads/README.md), which gen does not make.
+		var procs []fuzzProc
+		for r := range 2 {
+			p, err := decodeFile(filepath.Join("testdata", "userthreads", trace.FileName(r)))
+			if err != nil {
+				fuzzBase.err = err
+				return
+			}
+			procs = append(procs, p)
+		}
+		fuzzBase.traces = append(fuzzBase.traces, procs)
 		root := os.TempDir()
 		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 			root = "/dev/shm"
@@ -302,6 +314,8 @@ func FuzzAnalyzeValues(f *testing.F) {
 	f.Add([]byte{0, 0x07, 0, 0, 0, 0x10, 0x20, 0x30, 0, 0, 0, 0, 0})
 	f.Add([]byte{1, 0x06, 1, 2, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f})
 	f.Add([]byte("\x01\x89\x00\xff\xf2\x01\x01\x01\x01\x01\x01\x01\r")) // an id of sequence 2^40−1: 13 s and 422 MB before the task table was bounded
+	f.Add([]byte{3})                                                    // the recorded user threads as they are
+	f.Add([]byte{3, 0x12, 2, 1, 0, 0x33, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 1+32*fuzzRecord {
 			return
