@@ -63,8 +63,10 @@ static const char *const runtime_modules[] = {
 	"libibverbs", "librdmacm", "libmlx", "libxpmem", "libsharp", "libnccl", "libcuda", "libtbb",
 	/* the C library */
 	"libc.so", "libc-", "libpthread", "librt", "libanl",
-	/* helper threads of other runtimes */
-	"libgfortran", "libopenblas", "libblis", "libmkl",
+	/* helper threads of other runtimes: Fortran's asynchronous I/O, BLAS
+	 * pools, memory allocators' background threads, GPU runtimes, DLB */
+	"libgfortran", "libopenblas", "libblis", "libmkl", "libjemalloc", "libtcmalloc", "libmimalloc",
+	"libcudart", "libamdhip", "libhsa-runtime", "libze_", "libdlb",
 };
 
 /* The C++ libraries, whose std::thread constructor and join call
@@ -139,6 +141,15 @@ static int interposer(uintptr_t base)
 		atomic_store_explicit(&found, f, memory_order_relaxed);
 	}
 	return f != 1 && f == base + 2;
+}
+
+/* glibc's first backtrace() loads libgcc_s (dlopen): done once as the
+ * library is loaded, not inside a wrapper called with the program's mutex
+ * held (a condition wait through libstdc++). */
+__attribute__((constructor)) static void prime_backtrace(void)
+{
+	void *bt[2];
+	backtrace(bt, 2);
 }
 
 /* Whether a call whose return address is ra comes from the program, not
