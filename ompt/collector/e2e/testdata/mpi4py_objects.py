@@ -52,4 +52,4 @@ for it in range(iters):
     total += sub.allreduce(rank)
     sub.Free()
 comm.Barrier()
-print(f"rank {rank} total {total}")
+sys.stdout.write(f"rank {rank} total {total}\n")  # one write: ranks' lines are merged

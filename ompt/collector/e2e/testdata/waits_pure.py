@@ -5,6 +5,7 @@ the C program. Buffers are the standard library's (no numpy).
 
 usage: python3 waits_pure.py [ITERS [D_MS [B_MS]]]   (default 4 20 10)
 """
+import os
 import sys
 import time
 from array import array
@@ -68,9 +69,13 @@ def main():
         timed("MPI_Barrier", comm.Barrier)
     finalize_enter = now()
     MPI.Finalize()
-    print(f"window rank={me} init_exit={init_exit} finalize_enter={finalize_enter}")
-    for fn, t0, t1 in calls:
-        print(f"call rank={me} fn={fn} enter={t0} exit={t1}")
+    # One write of whole lines (about 2 KB): mpirun merges the ranks'
+    # output, and print() writes a line's text and its newline apart on a
+    # terminal, where Open MPI's ranks write, so another rank's line could
+    # land between them.
+    lines = [f"window rank={me} init_exit={init_exit} finalize_enter={finalize_enter}"]
+    lines += [f"call rank={me} fn={fn} enter={t0} exit={t1}" for fn, t0, t1 in calls]
+    os.write(1, ("\n".join(lines) + "\n").encode())
 
 
 main()
