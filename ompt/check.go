@@ -270,7 +270,7 @@ func (c *seqCheck) event(m *Model, s *sim.Sim, th int, e *trace.Event) {
 // sync checks a sync region event against the thread's open regions.
 func (c *seqCheck) sync(m *Model, s *sim.Sim, th int, t *thrSeq, e *trace.Event) {
 	kind := e.Args[0]
-	if (kind < SyncBarrier || kind > SyncBarrierTeams) && !trace.ThreadSync(kind) {
+	if (kind < SyncBarrier || kind > SyncBarrierTeams) && !trace.ThreadSync(kind) && kind != trace.SyncCondSignal {
 		s.Warn.Add("unknown sync kind", "%s of sync kind %d (OMPT defines 1..%d)", e.Kind, kind, SyncBarrierTeams)
 	}
 	if p := e.Args[1]; p != 0 && e.Kind == trace.SyncBegin && !c.inRegion(t, p) {

@@ -439,6 +439,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.StartTask(next, th)
 		}
 	case trace.SyncBegin:
+		if e.Args[0] == trace.SyncCondSignal {
+			break // a signal: nobody waits
+		}
 		if e.Args[0] == SyncTaskgroup {
 			s.OpenGroup(thr().Current(), th)
 		}
@@ -455,6 +458,9 @@ func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
 			s.EnterSyncRuntime(th) // the group's tail, to its sync_end
 		}
 	case trace.SyncEnd:
+		if e.Args[0] == trace.SyncCondSignal {
+			break
+		}
 		if m.noWait {
 			m.waitEnd(s, th, e.Args[0])
 		}

@@ -383,6 +383,11 @@ type FragPass struct {
 	// feed. Barriers it replaced are in barriers, by region<<32 | index.
 	latest   []barrierRef
 	barriers map[int64]int32
+	// signals holds, per condition variable or barrier of the program's
+	// own threads (the sync events' identity), the fragment its latest
+	// signal or arrival ended: the one a woken waiter's continuation
+	// follows. nil until the process has one.
+	signals  map[int64]int32
 	forkSrc  idmap.Map // parallel id → encountering fragment
 	regionOf idmap.Map // parallel id → region instance
 
@@ -506,7 +511,7 @@ func (p *FragPass) recycle(s *Sim) {
 	p.done, p.doneIn = nil, nil
 	p.created, p.bar, p.opened = col32{}, col32{}, nil
 	p.cells, p.latest, p.nodes = nil, nil, fragNodes{}
-	p.groupIn, p.barriers = nil, nil
+	p.groupIn, p.barriers, p.signals = nil, nil, nil
 	p.forkSrc.Clear()
 	p.regionOf.Clear()
 }
@@ -1091,11 +1096,21 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.SyncWaitBegin:
 		p.close(s, th)
 		p.arrive(s, th, e.Args[0])
+		if e.Args[0] == trace.SyncThreadBarrier {
+			p.signalled(s, th, e.Args[2]) // the barrier's latest arrival
+		}
 	case trace.SyncWaitEnd:
 		p.close(s, th)
 		p.leave(s, th, e.Args[0])
-		if e.Args[0] == trace.SyncThreadJoin {
+		switch e.Args[0] {
+		case trace.SyncThreadJoin:
 			p.joined(s, th, e.Args[2]-1)
+		case trace.SyncCondWait, trace.SyncThreadBarrier:
+			p.woken(s, th, e.Args[2])
+		}
+	case trace.SyncEnd:
+		if e.Args[0] == trace.SyncCondSignal {
+			p.signalled(s, th, e.Args[2])
 		}
 	case trace.ThreadBegin:
 		if u := s.UserTask(th); u != NoTask {
@@ -1145,6 +1160,46 @@ func (p *FragPass) joined(s *Sim, th int, j int64) {
 	}
 	if last := p.lastOf.get(u); last >= 0 {
 		p.pushTo(&p.pend, t, last)
+	}
+}
+
+// signalled makes thread th's fragment up to now the latest signal of
+// condition variable (or arrival at barrier) id: its open fragment is
+// split here, as at a task's creation.
+func (p *FragPass) signalled(s *Sim, th int, id int64) {
+	if id == 0 {
+		return
+	}
+	t := s.Threads[th].Current()
+	if p.cur[th] != -1 && p.mpiDepth[th] == 0 {
+		k := p.curKind[th]
+		p.close(s, th)
+		if ct, _, ok := activity(s, th); ok && ct == t {
+			p.open(s, th, t, k)
+		}
+	}
+	if t == NoTask {
+		return
+	}
+	if last := p.lastOf.get(t); last >= 0 {
+		if p.signals == nil {
+			p.signals = map[int64]int32{}
+		}
+		p.signals[id] = last
+	}
+}
+
+// woken makes thread th's next fragment follow the latest signal of the
+// condition variable (or arrival at the barrier) id it waited on. A wait
+// that timed out, or was woken spuriously, follows it too: it ended
+// after it, so the path stays within the run.
+func (p *FragPass) woken(s *Sim, th int, id int64) {
+	t := s.Threads[th].Current()
+	if id == 0 || t == NoTask {
+		return
+	}
+	if n, ok := p.signals[id]; ok {
+		p.pushTo(&p.pend, t, n)
 	}
 }
 

@@ -192,3 +192,60 @@ func TestUserThreads(t *testing.T) {
 		}
 	}
 }
+
+// A waiter on a condition variable is woken by the signal: its
+// continuation follows the signaller's code up to the signal, which the
+// fragment graph splits there. Thread 1 (started by thread 0 at 5)
+// computes 5..20, waits on the condition variable 20..41, computes 41..60
+// and ends; thread 0 computes 1..40, signals at 40, computes 40..45, joins
+// thread 1 45..61 and computes to its MPI_Finalize at 70. The longest path:
+// MPI_Init 0..1, thread 0's 1..40, thread 1's 41..60 after the signal,
+// thread 0's 61..70 after the join, MPI_Finalize 70..71: 69 ns (55
+// without the signal's edge: thread 0's 1..45, 61..71 and MPI_Init).
+func TestUserThreadSignal(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cv   int64 // the waits' and the signal's identity
+		span int64
+	}{
+		{"signalled", 0x7f00, 69},
+		{"unknown condition variable", 0, 55},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			g := newProg(2)
+			g.tables.Threads = []trace.Thread{{Index: 0, Type: trace.ThreadInitial}, {Index: 1, Type: trace.ThreadUser, Creator: 1}}
+			j, w, sg := int64(trace.SyncThreadJoin), int64(trace.SyncCondWait), int64(trace.SyncCondSignal)
+			g.ev(0, trace.MPIEnter, 0, 0)
+			g.ev(0, trace.MPIExit, 1, 0)
+			g.ev(0, trace.SyncBegin, 40, sg, 0, c.cv, 0)
+			g.ev(0, trace.SyncEnd, 40, sg, 0, c.cv, 0)
+			g.ev(0, trace.SyncBegin, 45, j, 0, 2, 0)
+			g.ev(0, trace.SyncWaitBegin, 45, j, 0, 2)
+			g.ev(0, trace.SyncWaitEnd, 61, j, 0, 2)
+			g.ev(0, trace.SyncEnd, 61, j, 0, 2, 0)
+			g.ev(0, trace.MPIEnter, 70, 0)
+			g.ev(0, trace.MPIExit, 71, 0)
+			g.ev(1, trace.ThreadBegin, 5, trace.ThreadUser)
+			g.ev(1, trace.SyncBegin, 20, w, 0, c.cv, 0)
+			g.ev(1, trace.SyncWaitBegin, 20, w, 0, c.cv)
+			g.ev(1, trace.SyncWaitEnd, 41, w, 0, c.cv)
+			g.ev(1, trace.SyncEnd, 41, w, 0, c.cv, 0)
+			g.ev(1, trace.ThreadEnd, 60)
+			s := sim.New(g.proc(), nil, false)
+			s.SetWindow(0, 71)
+			f := sim.NewFragPass(nil)
+			if err := s.Run(ompt.NewModel(), f); err != nil {
+				t.Fatal(err)
+			}
+			noWarnings(t, s)
+			if w0, w1 := s.Breakdown.Threads[0].Work, s.Breakdown.Threads[1].Work; w0 != 39+5+9 || w1 != 15+19 {
+				t.Errorf("work %d and %d, want 53 and 34: the signal is no wait, the condition wait no work", w0, w1)
+			}
+			fr := &f.F
+			fr.UnpackWeights(nil)
+			if span, work := longest(t, fr); span != c.span || work != 53+34 {
+				t.Errorf("fragment graph: span %d, work %d; want %d, 87", span, work, c.span)
+			}
+		})
+	}
+}

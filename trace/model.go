@@ -74,11 +74,16 @@ const SyncThreadJoin = 256
 // SyncCondWait and SyncThreadBarrier are the sync_kinds of a thread blocked
 // on a condition variable (pthread_cond_wait, pthread_cond_timedwait,
 // std::condition_variable) and in a barrier of the program's own threads
-// (pthread_barrier_wait): the same four events, parallel 0, task 0, the
-// call site as loc. Like a join, a wait for other threads.
+// (pthread_barrier_wait): the same four events, parallel 0, the call site
+// as loc, and as task the condition variable's or barrier's identity (its
+// address; 0 when unknown). Like a join, a wait for other threads.
+// SyncCondSignal is a pthread_cond_signal or _broadcast of the program: a
+// sync_begin and a sync_end at one time, task the condition variable's
+// identity; no wait, the point a woken waiter's continuation follows.
 const (
 	SyncCondWait      = 257
 	SyncThreadBarrier = 258
+	SyncCondSignal    = 259
 )
 
 // ThreadSync reports whether kind is one of the program's own waits for

@@ -181,7 +181,9 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 						sink.add("comm", off, false, "thread %d: %s: %s refers to undefined communicator %d", c.Thread, e.Kind, s.Args[j], v)
 					}
 				case FTask:
-					if isSyncKind(e.Kind) && e.Args[0] == SyncThreadJoin {
+					if isSyncKind(e.Kind) && e.Args[0] > SyncThreadJoin && e.Args[0] <= SyncCondSignal {
+						// a condition variable's or barrier's identity, not a task
+					} else if isSyncKind(e.Kind) && e.Args[0] == SyncThreadJoin {
 						// a join's task argument is the thread joined, index + 1
 						if v < 0 || v > 0 && !threadKnown[int(min(v-1, 1<<31))] {
 							sink.add("thread", off, false, "thread %d: %s: the thread joined, %d − 1, has no thread-table entry", c.Thread, e.Kind, v)

@@ -316,6 +316,9 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 	case trace.ParallelBegin:
 		p.parLoc.put(e.Args[0], e.Args[4])
 	case trace.SyncBegin:
+		if e.Args[0] == trace.SyncCondSignal {
+			return // a signal, no wait: no construct of the waits
+		}
 		key := ompKey{syncOf(e.Args[0]), e.Args[3], -1}
 		l := &p.last[th]
 		// The region's location is looked up until it is found: an id
@@ -333,6 +336,9 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 		p.count[k]++
 		p.stack[th] = append(p.stack[th], k)
 	case trace.SyncEnd:
+		if e.Args[0] == trace.SyncCondSignal {
+			return
+		}
 		if st := p.stack[th]; len(st) > 0 {
 			p.stack[th] = st[:len(st)-1]
 		}

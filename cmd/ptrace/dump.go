@@ -88,11 +88,17 @@ func describe(e *trace.Event, deps []trace.Dep, t *trace.Tables) string {
 	s, _ := trace.SchemaOf(e.Kind)
 	var b strings.Builder
 	b.WriteString(s.Name)
-	// a join's task argument is the thread joined, index + 1
-	join := (e.Kind == trace.SyncBegin || e.Kind == trace.SyncWaitBegin || e.Kind == trace.SyncWaitEnd ||
-		e.Kind == trace.SyncEnd) && e.Args[0] == trace.SyncThreadJoin
+	// a join's task argument is the thread joined, index + 1; a condition
+	// variable's or barrier's sync events name the object
+	sync := e.Kind == trace.SyncBegin || e.Kind == trace.SyncWaitBegin || e.Kind == trace.SyncWaitEnd || e.Kind == trace.SyncEnd
+	join := sync && e.Args[0] == trace.SyncThreadJoin
+	object := sync && e.Args[0] > trace.SyncThreadJoin && e.Args[0] <= trace.SyncCondSignal
 	for j, f := range s.Fields {
 		v := e.Args[j]
+		if object && f == trace.FTask {
+			fmt.Fprintf(&b, " object=%#x", v)
+			continue
+		}
 		if join && f == trace.FTask {
 			if v > 0 {
 				fmt.Fprintf(&b, " joined=t%d", v-1)

@@ -161,6 +161,7 @@ void ptr_note_thread_end(ptr_thread *t);
 #define PTR_SYNC_THREAD_JOIN 256         /* docs/trace-format.md: ptrace's own sync kinds */
 #define PTR_SYNC_COND_WAIT 257
 #define PTR_SYNC_THREAD_BARRIER 258
+#define PTR_SYNC_COND_SIGNAL 259
 int ptr_recording(void);                 /* active and not closed (finished, crashed or forked) */
 int ptr_user_reserve(void);              /* a thread index for a thread about to start (−1: none) */
 void ptr_user_unreserve(int idx);        /* its start failed */

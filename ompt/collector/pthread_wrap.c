@@ -202,12 +202,15 @@ typedef int (*condwait_fn)(pthread_cond_t *, pthread_mutex_t *);
 typedef int (*condtimed_fn)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
 typedef int (*condclock_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
 typedef int (*barrier_fn)(pthread_barrier_t *);
+typedef int (*condsignal_fn)(pthread_cond_t *);
 REAL(pthread_create, create_fn)
 REAL(pthread_exit, exit_fn)
 REAL(pthread_join, join_fn)
 REAL(pthread_cond_wait, condwait_fn)
 REAL(pthread_cond_timedwait, condtimed_fn)
 REAL(pthread_barrier_wait, barrier_fn)
+REAL(pthread_cond_signal, condsignal_fn)
+REAL(pthread_cond_broadcast, condsignal_fn)
 #if defined(__GLIBC__)
 #define PTR_TIMEDJOIN 1 /* glibc 2.3.3 */
 REAL(pthread_timedjoin_np, timedjoin_fn)
@@ -405,7 +408,9 @@ int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct
 #endif
 
 /* A wait of the program on its condition variable or barrier: the sync
- * region of kind 257 or 258 (no thread named), ended by twait_done, also
+ * region of kind 257 or 258, its task argument the object's address (what
+ * a signal names, so that the analysis follows the woken thread from the
+ * signal), ended by twait_done, also
  * when the thread is cancelled inside the wait (both are cancellation
  * points for condition variables). Runtime libraries' waits (libomp's
  * sleeping workers, MPI's progress threads) are not recorded. The caller
@@ -417,9 +422,10 @@ int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clock, const struct
 struct twait {
 	ptr_thread *t;
 	uint32_t loc, kind;
+	uint64_t obj;
 };
 
-static int twait_begin(struct twait *w, uint64_t s, const void *ra, uint32_t kind)
+static int twait_begin(struct twait *w, uint64_t s, const void *ra, uint32_t kind, const void *obj)
 {
 	const void *site;
 	if (!ptr_recording() || !from_program(ra, &site))
@@ -427,26 +433,27 @@ static int twait_begin(struct twait *w, uint64_t s, const void *ra, uint32_t kin
 	ptr_thread *t = ptr_self();
 	w->t = t;
 	w->kind = kind;
+	w->obj = (uint64_t)(uintptr_t)obj;
 	w->loc = ptr_loc(t, site);
-	ptr_ev4_at(t, s, K_SYNC_BEGIN, kind, 0, 0, w->loc);
-	ptr_ev3_late(t, K_SYNC_WAIT_BEGIN, kind, 0, 0);
+	ptr_ev4_at(t, s, K_SYNC_BEGIN, kind, 0, w->obj, w->loc);
+	ptr_ev3_late(t, K_SYNC_WAIT_BEGIN, kind, 0, w->obj);
 	return 1;
 }
 
 static void twait_done(void *p)
 {
 	struct twait *w = p;
-	ptr_ev3(w->t, K_SYNC_WAIT_END, w->kind, 0, 0);
-	ptr_ev4_late(w->t, K_SYNC_END, w->kind, 0, 0, w->loc);
+	ptr_ev3(w->t, K_SYNC_WAIT_END, w->kind, 0, w->obj);
+	ptr_ev4_late(w->t, K_SYNC_END, w->kind, 0, w->obj, w->loc);
 }
 
-#define TWAIT(kind, real, call)                                                \
+#define TWAIT(kind, obj, real, call)                                           \
 	uint64_t s = ptr_stamp();                                              \
 	if (!(real))                                                           \
 		return ENOSYS;                                                 \
 	struct twait w;                                                        \
 	int rc;                                                                \
-	if (!twait_begin(&w, s, __builtin_return_address(0), kind)) {          \
+	if (!twait_begin(&w, s, __builtin_return_address(0), kind, obj)) {     \
 		rc = call;                                                     \
 	} else {                                                               \
 		pthread_cleanup_push(twait_done, &w);                          \
@@ -458,25 +465,60 @@ static void twait_done(void *p)
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	condwait_fn real = real_pthread_cond_wait();
-	TWAIT(PTR_SYNC_COND_WAIT, real, real(c, m));
+	TWAIT(PTR_SYNC_COND_WAIT, c, real, real(c, m));
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime)
 {
 	condtimed_fn real = real_pthread_cond_timedwait();
-	TWAIT(PTR_SYNC_COND_WAIT, real, real(c, m, abstime));
+	TWAIT(PTR_SYNC_COND_WAIT, c, real, real(c, m, abstime));
 }
 
 #ifdef PTR_CONDCLOCK
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime)
 {
 	condclock_fn real = real_pthread_cond_clockwait();
-	TWAIT(PTR_SYNC_COND_WAIT, real, real(c, m, clock, abstime));
+	TWAIT(PTR_SYNC_COND_WAIT, c, real, real(c, m, clock, abstime));
 }
 #endif
 
 int pthread_barrier_wait(pthread_barrier_t *b)
 {
 	barrier_fn real = real_pthread_barrier_wait();
-	TWAIT(PTR_SYNC_THREAD_BARRIER, real, real(b));
+	TWAIT(PTR_SYNC_THREAD_BARRIER, b, real, real(b));
+}
+
+/* A signal or broadcast of the program's condition variable: a sync region
+ * of kind 259 of no length, naming the condition variable, recorded before
+ * the real call (a waiter it wakes ends its wait after it). A cheap call,
+ * often in a producer's loop: a module lookup and two events. */
+static int cond_signal(const void *ra, pthread_cond_t *c)
+{
+	const void *site;
+	if (!ptr_recording() || !from_program(ra, &site))
+		return 0;
+	ptr_thread *t = ptr_self();
+	uint32_t loc = ptr_loc(t, site);
+	uint64_t s = ptr_stamp(), obj = (uint64_t)(uintptr_t)c;
+	ptr_ev4_at(t, s, K_SYNC_BEGIN, PTR_SYNC_COND_SIGNAL, 0, obj, loc);
+	ptr_ev4_at(t, s, K_SYNC_END, PTR_SYNC_COND_SIGNAL, 0, obj, loc);
+	return 1;
+}
+
+int pthread_cond_signal(pthread_cond_t *c)
+{
+	condsignal_fn real = real_pthread_cond_signal();
+	if (!real)
+		return ENOSYS;
+	cond_signal(__builtin_return_address(0), c);
+	return real(c);
+}
+
+int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	condsignal_fn real = real_pthread_cond_broadcast();
+	if (!real)
+		return ENOSYS;
+	cond_signal(__builtin_return_address(0), c);
+	return real(c);
 }

@@ -214,6 +214,8 @@ func syncName(k int64) string {
 		return "condition wait"
 	case trace.SyncThreadBarrier:
 		return "thread barrier"
+	case trace.SyncCondSignal:
+		return "condition signal"
 	}
 	return fmt.Sprintf("sync %d", k)
 }

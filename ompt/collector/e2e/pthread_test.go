@@ -702,6 +702,38 @@ func poolMismatches(t *testing.T, procs []*trace.Process, r *report.Report, u *p
 		if len(bw) != 1 || len(syncQuads(t, rows[0], trace.SyncCondWait, main)) != 0 {
 			t.Fatalf("%s: %d barrier waits, want 1 and no condition wait", main, len(bw))
 		}
+		// The waits name their object, as the main thread's signals and
+		// broadcast do (sync kind 259, no length): the one condition
+		// variable, the one barrier.
+		var signals int
+		cv, bar := int64(0), bw[0].joined
+		for i, e := range rows[0] {
+			if e.Kind == trace.SyncBegin && e.Args[0] == trace.SyncCondSignal {
+				if i+1 >= len(rows[0]) || rows[0][i+1].Kind != trace.SyncEnd || rows[0][i+1].Time != e.Time || rows[0][i+1].Args[2] != e.Args[2] {
+					t.Errorf("%s: the signal at %d is not a sync_begin and sync_end of no length naming one object", main, e.Time)
+				}
+				if cv == 0 {
+					cv = e.Args[2]
+				}
+				if e.Args[2] != cv || cv == 0 {
+					t.Errorf("%s: signals name objects %#x and %#x, want the one condition variable", main, cv, e.Args[2])
+				}
+				signals++
+			}
+		}
+		if want := len(u.cwait[rank][0]) + len(u.cwait[rank][1]); signals < 2 || bar == 0 || bar == cv {
+			t.Errorf("%s: %d signals of condition variable %#x, barrier %#x; want the items' signals and the closing broadcast (%d waits woken), two objects", main, signals, cv, bar, want)
+		}
+		for _, th := range workers {
+			for _, q := range syncQuads(t, rows[th], trace.SyncCondWait, "") {
+				if q.joined != cv {
+					t.Errorf("rank %d thread %d: a condition wait names %#x, the signals %#x", rank, th, q.joined, cv)
+				}
+			}
+			if q := syncQuads(t, rows[th], trace.SyncThreadBarrier, ""); len(q) != 1 || q[0].joined != bar {
+				t.Errorf("rank %d thread %d: barrier waits %+v, want one naming %#x", rank, th, q, bar)
+			}
+		}
 		quad(rank, main+" barrier", bw[0], u.bwait[rank][2])
 		for k, j := range joins {
 			quad(rank, fmt.Sprintf("%s join %d", main, k), j, u.join[rank][k])
