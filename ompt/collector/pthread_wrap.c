@@ -156,14 +156,33 @@ __attribute__((constructor)) static void prime_backtrace(void)
  * from a runtime library; *site is its call site: ra, or for a call through
  * the C++ library the return address into the first caller outside it
  * (found by unwinding, only then). */
+/* from_program's answers for the last return addresses seen on this thread
+ * but those in the C++ library (their call site is their caller's): a
+ * producer signalling a condition variable per item makes one call
+ * millions of times, and a module lookup costs ten times the call (216 →
+ * 27 ns a pthread_cond_signal, 3 ns without the collector). An address
+ * whose module is unloaded and another loaded there keeps its old answer.
+ * Dynamic TLS: the library may be loaded by dlopen (OMP_TOOL_LIBRARIES). */
+static __thread struct prog_memo {
+	const void *ra;
+	int ok;
+} prog_memo[16];
+
 static int from_program(const void *ra, const void **site)
 {
 	*site = ra;
+	struct prog_memo *pm = &prog_memo[((uintptr_t)ra >> 2) & 15];
+	if (ra && pm->ra == ra)
+		return pm->ok;
 	uintptr_t base;
 	const char *m = module_of(ra, &base);
-	if (m && interposer(base))
+	if (m && interposer(base)) {
+		pm->ra = ra;
+		pm->ok = 0;
 		return 0;
-	if (m && listed(m, forwarders, sizeof forwarders / sizeof forwarders[0])) {
+	}
+	int fwd = m && listed(m, forwarders, sizeof forwarders / sizeof forwarders[0]);
+	if (fwd) {
 		void *bt[16];
 		int n = backtrace(bt, 16), i = 0;
 		while (i < n && bt[i] != ra)
@@ -177,7 +196,12 @@ static int from_program(const void *ra, const void **site)
 			}
 		}
 	}
-	return !m || !listed(m, runtime_modules, sizeof runtime_modules / sizeof runtime_modules[0]);
+	int ok = !m || !listed(m, runtime_modules, sizeof runtime_modules / sizeof runtime_modules[0]);
+	if (!fwd) { /* not through the C++ library: the answer is the address's */
+		pm->ra = ra;
+		pm->ok = ok;
+	}
+	return ok;
 }
 
 /* The real function (the next definition after ours), looked up once. */
