@@ -140,14 +140,8 @@ func TestUserThreads(t *testing.T) {
 	g.ev(0, trace.MPIEnter, 0, 0) // MPI_Init_thread
 	g.ev(0, trace.MPIExit, 10, 0)
 	// the initial thread computes 10..30, creates both and joins them
-	g.ev(0, trace.SyncBegin, 30, j, 0, 2, 0)
-	g.ev(0, trace.SyncWaitBegin, 30, j, 0, 2)
-	g.ev(0, trace.SyncWaitEnd, 71, j, 0, 2) // returns 1 ns after thread 1 ended
-	g.ev(0, trace.SyncEnd, 71, j, 0, 2, 0)
-	g.ev(0, trace.SyncBegin, 73, j, 0, 3, 0) // 71..73 work
-	g.ev(0, trace.SyncWaitBegin, 73, j, 0, 3)
-	g.ev(0, trace.SyncWaitEnd, 91, j, 0, 3)
-	g.ev(0, trace.SyncEnd, 91, j, 0, 3, 0)
+	g.threadWait(0, j, 30, 71, 2)  // returns 1 ns after thread 1 ended
+	g.threadWait(0, j, 73, 91, 3)  // 71..73 work
 	g.ev(0, trace.MPIEnter, 95, 0) // MPI_Finalize; 91..95 work
 	g.ev(0, trace.MPIExit, 100, 0)
 	// thread 1 runs 30..70: computes, sends 50..55, computes
@@ -219,17 +213,11 @@ func TestUserThreadSignal(t *testing.T) {
 			g.ev(0, trace.MPIExit, 1, 0)
 			g.ev(0, trace.SyncBegin, 40, sg, 0, c.cv, 0)
 			g.ev(0, trace.SyncEnd, 40, sg, 0, c.cv, 0)
-			g.ev(0, trace.SyncBegin, 45, j, 0, 2, 0)
-			g.ev(0, trace.SyncWaitBegin, 45, j, 0, 2)
-			g.ev(0, trace.SyncWaitEnd, 61, j, 0, 2)
-			g.ev(0, trace.SyncEnd, 61, j, 0, 2, 0)
+			g.threadWait(0, j, 45, 61, 2)
 			g.ev(0, trace.MPIEnter, 70, 0)
 			g.ev(0, trace.MPIExit, 71, 0)
 			g.ev(1, trace.ThreadBegin, 5, trace.ThreadUser)
-			g.ev(1, trace.SyncBegin, 20, w, 0, c.cv, 0)
-			g.ev(1, trace.SyncWaitBegin, 20, w, 0, c.cv)
-			g.ev(1, trace.SyncWaitEnd, 41, w, 0, c.cv)
-			g.ev(1, trace.SyncEnd, 41, w, 0, c.cv, 0)
+			g.threadWait(1, w, 20, 41, c.cv)
 			g.ev(1, trace.ThreadEnd, 60)
 			s := sim.New(g.proc(), nil, false)
 			s.SetWindow(0, 71)
@@ -248,4 +236,14 @@ func TestUserThreadSignal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// threadWait records a wait of thread th for other threads of the
+// program (sync kind 256–258) from..to, its task argument arg (the thread
+// joined + 1, or the condition variable or barrier).
+func (g *prog) threadWait(th int, kind, from, to, arg int64) *prog {
+	g.ev(th, trace.SyncBegin, from, kind, 0, arg, 0)
+	g.ev(th, trace.SyncWaitBegin, from, kind, 0, arg)
+	g.ev(th, trace.SyncWaitEnd, to, kind, 0, arg)
+	return g.ev(th, trace.SyncEnd, to, kind, 0, arg, 0)
 }
