@@ -553,11 +553,15 @@ func TestPthreadsBreakdown(t *testing.T) {
 // back through the join, across the ranks: without them (creator and
 // joined thread unknown) it was the longest thread's code alone, 87 % and
 // 89 % of the MPI_Init–MPI_Finalize window, crossing no rank. A condition
-// wait is idleness that makes no edge (the model does not know who
-// signalled): the path has a hole where a thread on it waits, and covers
-// the run but for its segments' condition waits (pthreads_mpi.c: the
-// worker's wait at the gate, 3.5 ms of the 21.2 ms window; the pool: main's
-// waits for the workers, 7.6 of 26.3 ms).
+// wait names no condition variable in Score-P's archives; its waker is the
+// thread that released the mutex before the waiter reacquired it inside
+// the wait (the pthread lock records, as scout reads them), and the path
+// steps from the waiting thread to it: no segment of the path holds a
+// condition wait, and the path covers the run but for the wake-ups
+// (pthreads_mpi.c and the funneled run 99.6 and 99.0 %, the pool, whose
+// main thread waits 6 times on the workers, 92.3 %). Before, a condition
+// wait made no edge and the path waited on the waiting thread: 83.3, 80.4
+// and 70.9 % of the run, the rest those waits.
 func TestPthreadsCriticalPath(t *testing.T) {
 	for _, dir := range syncArchives {
 		var rep report.Report
@@ -591,8 +595,12 @@ func TestPthreadsCriticalPath(t *testing.T) {
 				holes += max(0, min(w[1], sg.StartNS+sg.DurNS)-max(w[0], sg.StartNS))
 			}
 		}
-		if share := float64(cp.LengthNS+holes) / float64(cp.RunTimeNS); share < 0.99 || share > 1.0001 || holes == 0 {
-			t.Errorf("%s: critical path %d ns + its threads' condition waits %d ns = %.4f of the run (%d ns)", dir, cp.LengthNS, holes, share, cp.RunTimeNS)
+		least := 0.98
+		if dir == poolArchive {
+			least = 0.9
+		}
+		if share := float64(cp.LengthNS) / float64(cp.RunTimeNS); share < least || share > 1.0001 || holes != 0 {
+			t.Errorf("%s: critical path %d ns = %.4f of the run (%d ns), %d ns of its segments in condition waits; want at least %.2f, none", dir, cp.LengthNS, share, cp.RunTimeNS, holes, least)
 		}
 		if dir != poolArchive && !pthread {
 			t.Errorf("%s: the critical path %+v runs through no pthread", dir, cp.Segments)

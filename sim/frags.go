@@ -387,7 +387,14 @@ type FragPass struct {
 	// own threads (the sync events' identity), the fragment its latest
 	// signal or arrival ended: the one a woken waiter's continuation
 	// follows. nil until the process has one.
-	signals  map[int64]int32
+	signals map[int64]int32
+	// releases holds, per POSIX threads mutex (its wait id), the fragment
+	// its latest release ended, and wake per thread the one a condition
+	// wait naming no condition variable (Score-P's) follows: the release
+	// of its mutex before the thread reacquired it, the signaller's
+	// (scout's reading of the same records). nil until a pthread mutex.
+	releases map[int64]int32
+	wake     []int32
 	forkSrc  idmap.Map // parallel id → encountering fragment
 	regionOf idmap.Map // parallel id → region instance
 
@@ -511,7 +518,7 @@ func (p *FragPass) recycle(s *Sim) {
 	p.done, p.doneIn = nil, nil
 	p.created, p.bar, p.opened = col32{}, col32{}, nil
 	p.cells, p.latest, p.nodes = nil, nil, fragNodes{}
-	p.groupIn, p.barriers, p.signals = nil, nil, nil
+	p.groupIn, p.barriers, p.signals, p.releases, p.wake = nil, nil, nil, nil, nil
 	p.forkSrc.Clear()
 	p.regionOf.Clear()
 }
@@ -1099,6 +1106,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		if e.Args[0] == trace.SyncThreadBarrier {
 			p.signalled(s, th, e.Args[2]) // the barrier's latest arrival
 		}
+		if e.Args[0] == trace.SyncCondWait && th < len(p.wake) {
+			p.wake[th] = -1 // the reacquisition inside it sets it
+		}
 	case trace.SyncWaitEnd:
 		p.close(s, th)
 		p.leave(s, th, e.Args[0])
@@ -1107,6 +1117,16 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			p.joined(s, th, e.Args[2]-1)
 		case trace.SyncCondWait, trace.SyncThreadBarrier:
 			p.woken(s, th, e.Args[2])
+		}
+	case trace.MutexReleased:
+		if e.Args[0] == trace.MutexPthread {
+			p.released(s, th, e.Args[1])
+		}
+	case trace.MutexAcquired:
+		if e.Args[0] == trace.MutexPthread && p.releases != nil {
+			if n, ok := p.releases[e.Args[1]]; ok && th < len(p.wake) {
+				p.wake[th] = n // a condition wait's reacquisition, if it is in one
+			}
 		}
 	case trace.SyncEnd:
 		if e.Args[0] == trace.SyncCondSignal {
@@ -1192,14 +1212,46 @@ func (p *FragPass) signalled(s *Sim, th int, id int64) {
 // woken makes thread th's next fragment follow the latest signal of the
 // condition variable (or arrival at the barrier) id it waited on. A wait
 // that timed out, or was woken spuriously, follows it too: it ended
-// after it, so the path stays within the run.
+// after it, so the path stays within the run. A condition wait naming
+// none (Score-P's archives) follows the release of its mutex before the
+// thread reacquired it inside the wait, if a pthread mutex was.
 func (p *FragPass) woken(s *Sim, th int, id int64) {
 	t := s.Threads[th].Current()
-	if id == 0 || t == NoTask {
+	if t == NoTask {
+		return
+	}
+	if id == 0 {
+		if th < len(p.wake) && p.wake[th] >= 0 {
+			p.pushTo(&p.pend, t, p.wake[th])
+			p.wake[th] = -1
+		}
 		return
 	}
 	if n, ok := p.signals[id]; ok {
 		p.pushTo(&p.pend, t, n)
+	}
+}
+
+// released makes thread th's fragment up to now the latest release of
+// POSIX threads mutex id: its open fragment is split here.
+func (p *FragPass) released(s *Sim, th int, id int64) {
+	t := s.Threads[th].Current()
+	if p.cur[th] != -1 && p.mpiDepth[th] == 0 {
+		k := p.curKind[th]
+		p.close(s, th)
+		if ct, _, ok := activity(s, th); ok && ct == t {
+			p.open(s, th, t, k)
+		}
+	}
+	if t == NoTask {
+		return
+	}
+	if last := p.lastOf.get(t); last >= 0 {
+		if p.releases == nil {
+			p.releases = map[int64]int32{}
+			p.wake = fill(make([]int32, len(s.Threads)), -1)
+		}
+		p.releases[id] = last
 	}
 }
 
