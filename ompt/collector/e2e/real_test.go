@@ -69,8 +69,15 @@ func (e *buildError) Error() string { return "make examples-real: " + e.err.Erro
 // report runs "ptrace analyze --json" and returns the report.
 func (h *harness) report(t *testing.T, dir string) *report.Report {
 	t.Helper()
+	return h.reportArgs(t, dir)
+}
+
+// reportArgs is report with more analyze flags.
+func (h *harness) reportArgs(t *testing.T, dir string, flags ...string) *report.Report {
+	t.Helper()
 	js := filepath.Join(t.TempDir(), "report.json")
-	out, err := exec.Command(h.ptrace, "analyze", "-q", "--json", js, dir).CombinedOutput()
+	args := append(append([]string{"analyze", "-q"}, flags...), "--json", js, dir)
+	out, err := exec.Command(h.ptrace, args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ptrace analyze %s: %v\n%s", dir, err, out)
 	}
