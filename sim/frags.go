@@ -1158,14 +1158,26 @@ func (p *FragPass) started(s *Sim, th int, u Task) {
 	if c < 0 || p.firstOf.get(u) >= 0 {
 		return
 	}
-	if p.cur[c] != -1 && p.mpiDepth[c] == 0 {
-		t, k := p.curTask[c], p.curKind[c]
-		p.close(s, c)
-		p.open(s, c, t, k)
+	if last := p.cut(s, c); last >= 0 {
+		p.created.set(u, last)
 	}
-	if t := s.Threads[c].Current(); t != NoTask {
-		p.created.set(u, p.lastOf.get(t))
+}
+
+// cut ends thread th's open fragment here and opens the next of the same
+// task (unless the thread is inside an MPI call), so that another thread
+// can follow what th did up to now, and returns the last fragment of th's
+// current task (−1: none): a thread start's creator, a signaller, a
+// mutex's releaser.
+func (p *FragPass) cut(s *Sim, th int) int32 {
+	if p.cur[th] != -1 && p.mpiDepth[th] == 0 {
+		t, k := p.curTask[th], p.curKind[th]
+		p.close(s, th)
+		p.open(s, th, t, k)
 	}
+	if t := s.Threads[th].Current(); t != NoTask {
+		return p.lastOf.get(t)
+	}
+	return -1
 }
 
 // joined makes thread th's next fragment follow the last one of thread j's
@@ -1190,18 +1202,7 @@ func (p *FragPass) signalled(s *Sim, th int, id int64) {
 	if id == 0 {
 		return
 	}
-	t := s.Threads[th].Current()
-	if p.cur[th] != -1 && p.mpiDepth[th] == 0 {
-		k := p.curKind[th]
-		p.close(s, th)
-		if ct, _, ok := activity(s, th); ok && ct == t {
-			p.open(s, th, t, k)
-		}
-	}
-	if t == NoTask {
-		return
-	}
-	if last := p.lastOf.get(t); last >= 0 {
+	if last := p.cut(s, th); last >= 0 {
 		if p.signals == nil {
 			p.signals = map[int64]int32{}
 		}
@@ -1235,18 +1236,7 @@ func (p *FragPass) woken(s *Sim, th int, id int64) {
 // released makes thread th's fragment up to now the latest release of
 // POSIX threads mutex id: its open fragment is split here.
 func (p *FragPass) released(s *Sim, th int, id int64) {
-	t := s.Threads[th].Current()
-	if p.cur[th] != -1 && p.mpiDepth[th] == 0 {
-		k := p.curKind[th]
-		p.close(s, th)
-		if ct, _, ok := activity(s, th); ok && ct == t {
-			p.open(s, th, t, k)
-		}
-	}
-	if t == NoTask {
-		return
-	}
-	if last := p.lastOf.get(t); last >= 0 {
+	if last := p.cut(s, th); last >= 0 {
 		if p.releases == nil {
 			p.releases = map[int64]int32{}
 			p.wake = fill(make([]int32, len(s.Threads)), -1)

@@ -86,6 +86,11 @@ const (
 	SyncCondSignal    = 259
 )
 
+// SyncNamesObject reports whether the task argument of a sync event of
+// this kind names a condition variable or barrier (kinds 257–259), not a
+// task.
+func SyncNamesObject(kind int64) bool { return kind > SyncThreadJoin && kind <= SyncCondSignal }
+
 // ThreadSync reports whether kind is one of the program's own waits for
 // other threads (join, condition variable, barrier), not OpenMP's.
 func ThreadSync(kind int64) bool { return kind >= SyncThreadJoin && kind <= SyncThreadBarrier }

@@ -181,7 +181,7 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 						sink.add("comm", off, false, "thread %d: %s: %s refers to undefined communicator %d", c.Thread, e.Kind, s.Args[j], v)
 					}
 				case FTask:
-					if isSyncKind(e.Kind) && e.Args[0] > SyncThreadJoin && e.Args[0] <= SyncCondSignal {
+					if isSyncKind(e.Kind) && SyncNamesObject(e.Args[0]) {
 						// a condition variable's or barrier's identity, not a task
 					} else if isSyncKind(e.Kind) && e.Args[0] == SyncThreadJoin {
 						// a join's task argument is the thread joined, index + 1

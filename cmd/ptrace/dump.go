@@ -92,7 +92,7 @@ func describe(e *trace.Event, deps []trace.Dep, t *trace.Tables) string {
 	// variable's or barrier's sync events name the object
 	sync := e.Kind == trace.SyncBegin || e.Kind == trace.SyncWaitBegin || e.Kind == trace.SyncWaitEnd || e.Kind == trace.SyncEnd
 	join := sync && e.Args[0] == trace.SyncThreadJoin
-	object := sync && e.Args[0] > trace.SyncThreadJoin && e.Args[0] <= trace.SyncCondSignal
+	object := sync && trace.SyncNamesObject(e.Args[0])
 	for j, f := range s.Fields {
 		v := e.Args[j]
 		if object && f == trace.FTask {
