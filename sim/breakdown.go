@@ -152,9 +152,10 @@ func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 // QuietOn reports whether event e of thread th leaves every thread's
 // category as it was: QuietEvent(e), but for the thread_begin and
 // thread_end of a thread the program started itself, which start and end
-// its code.
+// its code, and for the initial thread's first event, which starts the
+// program's.
 func (s *Sim) QuietOn(e *trace.Event, th int) bool {
-	return QuietEvent(e) && (s.user == nil || !s.userBoundary(e, th))
+	return QuietEvent(e) && !s.starting && (s.user == nil || !s.userBoundary(e, th))
 }
 
 // userBoundary reports whether e is the thread_begin or thread_end of a

@@ -247,3 +247,21 @@ func (g *prog) threadWait(th int, kind, from, to, arg int64) *prog {
 	g.ev(th, trace.SyncWaitEnd, to, kind, 0, arg)
 	return g.ev(th, trace.SyncEnd, to, kind, 0, arg, 0)
 }
+
+// The program's code starts at its initial thread's first event whatever
+// that event is: a thread_begin and a region_enter leave a running task's
+// category alone, but here they start the program, so 0..40 is work.
+func TestProgramTaskQuietFirstEvent(t *testing.T) {
+	g := newProg(1)
+	g.ev(0, trace.ThreadBegin, 0, trace.ThreadInitial)
+	g.ev(0, trace.RegionEnter, 5, 0)
+	g.ev(0, trace.MPIEnter, 40, 0)
+	g.ev(0, trace.MPIExit, 50, 0)
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(0, 50)
+	if err := s.Run(ompt.NewModel()); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	wantBreakdown(t, s, 40, 10, 0, 0)
+}

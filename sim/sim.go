@@ -95,6 +95,10 @@ type Sim struct {
 	user     []bool
 	userTask []Task
 	creator  []int32
+	// starting is true while the event that starts the program's code (its
+	// initial thread's first) is dispatched: whatever its kind, it changes
+	// what that thread does.
+	starting bool
 	// EventCostNS, when > 0, turns on the instrumentation correction
 	// (instrument.go); set before Run.
 	EventCostNS int64
@@ -517,7 +521,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 			s.integrate(e.Time)
 		}
 		k := dispatchKind(e.Kind)
-		if k == trace.TaskCreate && depWaitCreate(e) || s.user != nil && s.userBoundary(e, th) {
+		s.starting = program && th == 0
+		if k == trace.TaskCreate && depWaitCreate(e) || s.user != nil && s.userBoundary(e, th) || s.starting {
 			k = trace.NumKinds // suspends its creator, starts or ends a thread's code: every pass sees it
 		}
 		if d.anyBefore || k == trace.NumKinds {
@@ -527,7 +532,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		}
 		s.Now = e.Time
 		last = e.Time
-		if program && th == 0 {
+		if s.starting {
 			// The program runs from its initial thread's first event on.
 			program = false
 			s.BeginImplicit(s.Program, KindInitial, 0)
@@ -540,6 +545,7 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		// Every pass has seen which other threads the event changed, and
 		// what the regions it ended hold.
 		s.touched = s.touched[:0]
+		s.starting = false
 		if len(s.ended) > 0 {
 			s.retireEnded()
 		}
