@@ -2,6 +2,7 @@ package driver
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
@@ -43,6 +44,32 @@ func (r *run) instrReport(rows []simRow, corrected int64) *report.Instrumentatio
 	}
 	c.CorrectedNS = corrected
 	return &c
+}
+
+// flushReport sums the tracer's buffer flushes (sim/flush.go); nil when no
+// process flushed inside the window.
+func (r *run) flushReport(rows []simRow, tot reduce.Times) *report.BufferFlushes {
+	if tot.Flushes == 0 {
+		return nil
+	}
+	f := &report.BufferFlushes{Count: tot.Flushes, NS: tot.Flush, WorkNS: tot.FlushWork, MPINS: tot.FlushMPI,
+		OtherNS: tot.Flush - tot.FlushWork - tot.FlushMPI, KeptInWork: r.opts.NoInstrumentationCorrection, MaxRank: -1}
+	for _, row := range rows {
+		if row.Times.Flushes == 0 {
+			continue
+		}
+		f.Processes++
+		if row.Times.Flush > f.MaxNS || f.MaxRank < 0 {
+			f.MaxRank, f.MaxNS = row.Rank, row.Times.Flush
+		}
+	}
+	switch p := r.dir.Producer; {
+	case strings.Contains(p, "Score-P"):
+		f.Setting = "SCOREP_TOTAL_MEMORY"
+	case strings.HasPrefix(p, "ptrace-collector"):
+		f.Setting = "PTRACE_BUFFER_MB"
+	}
+	return f
 }
 
 // resolveFactor is how many per-event recording costs a task must last for

@@ -116,6 +116,7 @@ func (r *run) simulate() error {
 		s.SetWindow(r.first, r.last)
 		s.RecordDeps = true
 		s.EventCostNS = r.eventCost(p)
+		s.KeepRecordingCost = r.opts.NoInstrumentationCorrection
 		s.SyncRuntimeAsWork = r.opts.SyncRuntimeAsWork
 		// A process's simulation can take minutes: its progress, and a stop
 		// at once when the live heap outgrows the memory limit.
@@ -513,6 +514,7 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
 			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial, Instrumentation: tt.Instrumentation,
 			SyncRuntime: tt.SyncRuntime, InitFinalize: tt.InitFinalize,
+			Flushes: tt.Flushes, Flush: tt.Flush, FlushWork: tt.FlushWork, FlushMPI: tt.FlushMPI,
 		})
 	}
 	row.Instr = instrSummary(s)
@@ -569,6 +571,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 			IdlenessSerialNS: row.Times.IdleSerial, IdlenessParallelNS: row.Times.Idle - row.Times.IdleSerial, Class: cl.Code,
 			ForkJoinNS: row.Times.ForkJoin, IdleDuringMPINS: row.Times.IdleInMPI, IdleSerialDuringMPINS: row.Times.IdleInMPISerial, InstrumentationNS: row.Times.Instrumentation,
 			SyncRuntimeNS: row.Times.SyncRuntime, InitFinalizeNS: row.Times.InitFinalize,
+			BufferFlushes: row.Times.Flushes, BufferFlushNS: row.Times.Flush,
 		})
 		addWarnings(rep, row.WarnCount, row.Warnings)
 		if row.WarnCount > 0 {
@@ -591,7 +594,12 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	b.ThreadTimeNS, b.WorkNS, b.MPINS, b.OverheadNS, b.IdlenessNS = tot.ThreadTime, tot.Work, tot.MPI, tot.Overhead, tot.Idle
 	b.IdlenessSerialNS, b.IdlenessParallelNS = tot.IdleSerial, tot.Idle-tot.IdleSerial
 	b.ForkJoinNS, b.IdleDuringMPINS, b.IdleSerialDuringMPINS = tot.ForkJoin, tot.IdleInMPI, tot.IdleInMPISerial
-	b.InstrumentationNS, b.InstrumentationCorrection = tot.Instrumentation, r.instrReport(rows, tot.Instrumentation)
+	b.BufferFlushes = r.flushReport(rows, tot)
+	flushTaken := int64(0)
+	if b.BufferFlushes != nil && !b.BufferFlushes.KeptInWork {
+		flushTaken = tot.FlushWork
+	}
+	b.InstrumentationNS, b.InstrumentationCorrection = tot.Instrumentation, r.instrReport(rows, max(tot.Instrumentation-flushTaken, 0))
 	b.SyncRuntimeNS, b.SyncRuntimeAsWork = tot.SyncRuntime, r.opts.SyncRuntimeAsWork
 	b.InitFinalizeNS = tot.InitFinalize
 	if tot.ThreadTime > 0 {

@@ -438,6 +438,17 @@ func (tl *timeline) ns(t uint64, file string, at int64) int64 {
 	return v
 }
 
+// attrNS returns the converted time of raw ticks t that a record at
+// converted time now carries as an attribute (a buffer flush's stop time),
+// not before now.
+func (tl *timeline) attrNS(t uint64, now int64) int64 {
+	ct, ok := tl.correct(t)
+	if !ok {
+		return now
+	}
+	return max(tl.clk.ns(ct), now)
+}
+
 // restart makes the next pass over the location start from its beginning.
 func (tl *timeline) restart() {
 	tl.prev, tl.cur = 0, 0
@@ -848,6 +859,10 @@ type thr struct {
 	waitKind, waitLoc, waitTarget int64
 	// off is the event-file offset of the Enter or Leave being converted
 	off int64
+	// flushFrom and flushTo bound the buffer flush not yet written
+	// (flushTo −1: none): it is written once the records stamped with its
+	// start, the one that filled the buffer among them, are.
+	flushFrom, flushTo int64
 }
 
 // heldLock is an OpenMP lock a thread holds.
@@ -909,7 +924,7 @@ func (c *conv) pass2(t int) error {
 	}
 	ld := c.local[t]
 	g := c.a.Defs
-	h := &thr{c: c, t: t, out: t, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1, mutexFrom: -1}
+	h := c.newThr(t, t)
 	t0 := c.first[t]
 	var initial int64
 	h.emit(trace.ThreadBegin, t0, int64(c.threadType(t)))
@@ -923,7 +938,16 @@ func (c *conv) pass2(t int) error {
 	user := c.threadType(t) == trace.ThreadUser
 	life := 0 // the location's ThreadBegin records so far
 	err := c.read(t, false, func(e *Event, now int64) error {
+		if h.flushTo >= 0 && now > h.flushFrom {
+			h.endFlush(now)
+		}
 		switch e.Type {
+		case EvBufferFlush:
+			// The measurement wrote its full buffer out from the record's
+			// time to the stop time it carries: the thread's time, but not
+			// the program's (sim/flush.go).
+			h.endFlush(now)
+			h.flushFrom, h.flushTo = now, c.tb[t].attrNS(e.A[0], now)
 		case EvThreadBegin, EvThreadEnd:
 			// A thread the program started runs from its ThreadBegin (the
 			// first record of its location, as Score-P writes it) to its
@@ -937,7 +961,7 @@ func (c *conv) pass2(t int) error {
 					if err := h.endLife(c.lives[t][life-1].last); err != nil {
 						return err
 					}
-					h = &thr{c: c, t: t, out: c.more[t] + life - 1, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1, mutexFrom: -1}
+					h = c.newThr(t, c.more[t]+life-1)
 					h.emit(trace.ThreadBegin, c.lives[t][life].first, trace.ThreadUser)
 				}
 				life++
@@ -1132,6 +1156,7 @@ func (c *conv) pass2(t int) error {
 	}
 	h.flush()
 	t1 := c.last[t]
+	h.endFlush(t1)
 	h.endWait(t1)
 	for len(h.pars) > 0 { // a team the file does not end (truncated run)
 		h.endImplicit(t1, h.par().legacy)
@@ -1147,9 +1172,28 @@ func (c *conv) pass2(t int) error {
 // end, before the location's next thread begins.
 func (h *thr) endLife(end int64) error {
 	h.flush()
+	h.endFlush(end)
 	h.endWait(end)
 	h.emit(trace.ThreadEnd, end)
 	return h.err
+}
+
+// newThr returns the state of location t's thread written as thread out.
+func (c *conv) newThr(t, out int) *thr {
+	return &thr{c: c, t: t, out: out, teamK: map[uint32]int{}, reqs: map[uint64]int64{}, createLoc: -1, mutexFrom: -1, flushTo: -1}
+}
+
+// endFlush writes the pending buffer flush, if any, as flush_begin and
+// flush_end, its end cut at next, the time of the thread's next record (a
+// flush holds no record of its thread; Score-P stamps the record after it
+// at or after its stop time).
+func (h *thr) endFlush(next int64) {
+	if h.flushTo < 0 {
+		return
+	}
+	h.emit(trace.FlushBegin, h.flushFrom)
+	h.emit(trace.FlushEnd, max(h.flushFrom, min(h.flushTo, next)))
+	h.flushTo = -1
 }
 
 // joinKind is a thread's wait for another thread to end (pthread_join):

@@ -139,6 +139,21 @@ type defRec struct {
 // editedArchive writes oldArchive with its global definitions passed
 // through edit (nil: as they are).
 func editedArchive(t testing.TB, dir string, edit func([]defRec) []defRec) string {
+	return encodedArchive(t, dir, edit, false)
+}
+
+// flushArchive writes oldArchive with trace buffer flushes, as Score-P
+// records them: a BUFFER_FLUSH record stamped with the time the buffer
+// filled, its stop time an attribute, the record that filled it stamped
+// alike after it. Rank 0 flushes 2500–2700 inside solve (work) and
+// 4500–6000 inside MPI_Allreduce, which its MpiCollectiveEnd at 5500 cuts
+// to 4500–5500 (a flush holds no record of its thread); rank 1 flushes
+// 3300–3350 inside MPI_Recv, its MpiRecv at 3300 after the flush record.
+func flushArchive(t testing.TB, dir string) string { return encodedArchive(t, dir, nil, true) }
+
+// encodedArchive writes oldArchive, its global definitions edited, with
+// buffer flushes (flushArchive) or not.
+func encodedArchive(t testing.TB, dir string, edit func([]defRec) []defRec, flushes bool) string {
 	const chunk = 256 << 10 // OTF2's least
 	var recs []defRec
 	g := &recorder{add: func(t uint8, e *enc) { recs = append(recs, defRec{t, e}) }}
@@ -195,19 +210,29 @@ func editedArchive(t testing.TB, dir string, edit func([]defRec) []defRec) strin
 		leave := func(ns, reg uint64) { at(ns).single(EvLeave, (&enc{}).c(reg)) }
 		enter(0, 0)
 		leave(1000, 0)
+		flush := func(ns, stop uint64) {
+			if flushes {
+				at(ns).rec(EvBufferFlush, (&enc{}).full(1000+stop))
+			}
+		}
 		enter(2000, 5) // solve
 		if r == 0 {
+			flush(2500, 2700)
 			enter(3000, 1)
 			// MpiSend: receiver, comm, tag, length
 			at(3100).rec(EvMpiSend, (&enc{}).c(1).c(0).c(7).c(42))
 			leave(3200, 1)
 		} else {
 			enter(2500, 2)
+			flush(3300, 3350)
 			at(3300).rec(EvMpiRecv, (&enc{}).c(0).c(0).c(7).c(42))
 			leave(3400, 2)
 		}
 		enter(4000+r*1000, 3)
 		at(4000+r*1000).rec(EvMpiCollectiveBegin, &enc{})
+		if r == 0 {
+			flush(4500, 6000)
+		}
 		// MpiCollectiveEnd: op (11 allreduce), comm, root, sent, received
 		at(5500).rec(EvMpiCollectiveEnd, (&enc{}).u8(11).c(0).c(math.MaxUint32).c(8).c(8))
 		leave(5600, 3)

@@ -22,3 +22,7 @@ var UserThreadArchive = userThreadArchive
 // PthreadSyncArchive writes a process of pthread mutexes and condition
 // waits (encode_test.go).
 var PthreadSyncArchive = pthreadSyncArchive
+
+// FlushArchive writes OldArchive with Score-P's trace buffer flushes
+// (encode_test.go).
+var FlushArchive = flushArchive

@@ -24,8 +24,14 @@ func seeds(f *testing.F, files ...string) {
 // oldSeeds returns the files of the hand-encoded archive of OTF2 1.0 to 2.3
 // record layouts (encode_test.go) whose names match suffix.
 func oldSeeds(f *testing.F, suffix string) []string {
+	return archiveSeeds(f, oldArchive, suffix)
+}
+
+// archiveSeeds returns the files whose names match suffix of the archive
+// write writes.
+func archiveSeeds(f *testing.F, write func(testing.TB, string) string, suffix string) []string {
 	dir := f.TempDir()
-	oldArchive(f, dir)
+	write(f, dir)
 	m, err := filepath.Glob(filepath.Join(dir, "*"+suffix))
 	if err != nil {
 		f.Fatal(err)
@@ -98,6 +104,7 @@ func FuzzConvert(f *testing.F) {
 	for _, p := range oldSeeds(f, ".evt") {
 		seeds(f, p)
 	}
+	seeds(f, archiveSeeds(f, flushArchive, ".evt")...)
 	src := "testdata/halo"
 	files := map[string][]byte{}
 	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {

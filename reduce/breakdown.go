@@ -26,6 +26,11 @@ type Times struct {
 	// InitFinalize is the MPI time in the processes' own MPI_Init and
 	// MPI_Finalize inside the window (inside MPI).
 	InitFinalize int64
+	// Flushes counts the tracer's buffer flushes, Flush their time;
+	// FlushWork is its part in work (in Instrumentation, or in Work when
+	// the instrumentation correction is off), FlushMPI inside MPI calls
+	// (in MPI; sim/flush.go).
+	Flushes, Flush, FlushWork, FlushMPI int64
 }
 
 // Add accumulates o into t.
@@ -43,6 +48,10 @@ func (t *Times) Add(o Times) {
 	t.Instrumentation += o.Instrumentation
 	t.SyncRuntime += o.SyncRuntime
 	t.InitFinalize += o.InitFinalize
+	t.Flushes += o.Flushes
+	t.Flush += o.Flush
+	t.FlushWork += o.FlushWork
+	t.FlushMPI += o.FlushMPI
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's

@@ -234,6 +234,7 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 		"hex":          func(v int64) string { return fmt.Sprintf("%#x", v) },
 		"clockSummary": ClockSummary,
 		"adviceLine":   AdviceLine,
+		"flushLine":    FlushLine,
 		"rawLine":      RawLine,
 		"code":         codeHTML,
 	}).Parse(pageHTML))
@@ -290,6 +291,7 @@ figure { margin: 0.5em 0; }
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
 {{if $.R.Trace.NoOpenMP}}<p class="muted">no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply</p>{{else if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
 {{with .Advice}}<p id="advice">{{adviceLine .}}</p>{{else}}{{with $.Interp}}<p>{{.}}</p>{{end}}{{end}}
+{{with .BufferFlushes}}<p class="warn" id="buffer-flushes">{{flushLine . $.R.Breakdown.ThreadTimeNS (len $.R.Breakdown.PerProcess)}}</p>{{end}}
 {{if or .ForkJoinNS .IdleDuringMPINS}}<p class="muted" id="raw-components">inside overhead and idleness: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}</p>{{end}}
 {{if .SyncRuntimeAsWork}}<p class="muted" id="sync-runtime">runtime code inside barriers, taskwaits and taskgroups (outside their waits) is booked as work, as in POT (--sync-runtime-as-work)</p>{{else if .SyncRuntimeNS}}<p class="muted" id="sync-runtime">overhead includes {{dur .SyncRuntimeNS}} of runtime code inside barriers, taskwaits and taskgroups, outside their waits</p>{{end}}
 {{end}}

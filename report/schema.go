@@ -145,6 +145,9 @@ type Breakdown struct {
 	// work + MPI + overhead + idleness + instrumentation = thread time.
 	InstrumentationNS         int64                      `json:"instrumentation_ns"`
 	InstrumentationCorrection *InstrumentationCorrection `json:"instrumentation_correction,omitempty"`
+	// BufferFlushes is the tracer's writing of its full buffers, when it
+	// flushed inside the window.
+	BufferFlushes *BufferFlushes `json:"buffer_flushes,omitempty"`
 	// SyncRuntimeNS is the part of OverheadNS that tasks spent in the
 	// runtime's code of a barrier, taskwait or taskgroup outside its wait
 	// (sync_region begin to sync_region_wait begin, wait end to end;
@@ -197,6 +200,29 @@ type InstrumentationCorrection struct {
 	CorrectedNS int64 `json:"corrected_ns"`  // = instrumentation_ns
 }
 
+// BufferFlushes is the time the tracer spent writing its full buffers out
+// on the threads that filled them, inside the window (ptrace's collector;
+// Score-P's BUFFER_FLUSH records): the threads' in the traced run, not the
+// program's. The part in work is taken out of it into instrumentation_ns
+// (unless KeptInWork); the rest stays where it fell (sim/flush.go).
+type BufferFlushes struct {
+	Count   int64 `json:"count"`
+	NS      int64 `json:"ns"`
+	WorkNS  int64 `json:"work_ns"`  // while the thread worked
+	MPINS   int64 `json:"mpi_ns"`   // inside MPI calls: in mpi_ns
+	OtherNS int64 `json:"other_ns"` // while idle, forking or joining, or in the runtime: where it fell
+	// KeptInWork: analyze --no-instrumentation-correction left work_ns in
+	// work_ns.
+	KeptInWork bool `json:"kept_in_work"`
+	Processes  int  `json:"processes"` // processes that flushed
+	// MaxRank is the process that flushed longest, MaxNS its flush time.
+	MaxRank int   `json:"max_rank"`
+	MaxNS   int64 `json:"max_ns"`
+	// Setting is the recording setting whose larger value avoids them
+	// (SCOREP_TOTAL_MEMORY, PTRACE_BUFFER_MB; empty when unknown).
+	Setting string `json:"setting,omitempty"`
+}
+
 // Thresholds are the ratios above which idleness or overhead count as high.
 type Thresholds struct {
 	Idleness float64 `json:"idleness"`
@@ -221,6 +247,8 @@ type ProcessTimes struct {
 	InstrumentationNS     int64  `json:"instrumentation_ns"`
 	SyncRuntimeNS         int64  `json:"sync_runtime_ns"`
 	InitFinalizeNS        int64  `json:"mpi_init_finalize_ns,omitempty"`
+	BufferFlushes         int64  `json:"buffer_flushes,omitempty"`
+	BufferFlushNS         int64  `json:"buffer_flush_ns,omitempty"`
 	Class                 string `json:"class"`
 }
 

@@ -134,6 +134,9 @@ func (p *printer) breakdown(b *Breakdown, openmp bool) {
 			p.line("  instrumentation correction off: work includes the collector's recording cost (%d ns per event)", c.EventCostNS)
 		}
 	}
+	if f := b.BufferFlushes; f != nil {
+		p.line("  %s", FlushLine(f, b.ThreadTimeNS, len(b.PerProcess)))
+	}
 	if b.SyncRuntimeAsWork {
 		p.line("  runtime code inside barriers, taskwaits and taskgroups (outside their waits) is booked as work, as in POT (--sync-runtime-as-work)")
 	} else if b.SyncRuntimeNS > 0 {

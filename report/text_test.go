@@ -184,3 +184,37 @@ func TestTextUserThreads(t *testing.T) {
 		t.Errorf("with OpenMP: wait states not OpenMP's, or the threads' line shown")
 	}
 }
+
+// A report with buffer flushes says how many, how long and where, in the
+// text and in the HTML page; the rank that flushed longest only when
+// several did, and the setting to raise only when it is known.
+func TestTextBufferFlushes(t *testing.T) {
+	r := sampleReport()
+	if r.Breakdown == nil || len(r.Breakdown.PerProcess) < 2 {
+		t.Fatal("the sample report has no breakdown of several processes")
+	}
+	r.Breakdown.ThreadTimeNS = 1_000_000_000
+	r.Breakdown.BufferFlushes = &BufferFlushes{Count: 16, NS: 28_600_000, WorkNS: 600_000, MPINS: 28_000_000,
+		Processes: 2, MaxRank: 1, MaxNS: 11_600_000, Setting: "SCOREP_TOTAL_MEMORY"}
+	procs := len(r.Breakdown.PerProcess)
+	want := fmt.Sprintf("trace buffer flushes: 16 on 2 of %d processes, 28.6 ms = 2.9%% of thread time: 600 µs in work (taken out of it, as instrumentation), 28 ms inside MPI calls, 0 ns elsewhere; rank 1 flushed longest, 11.6 ms. "+
+		"That is the tracer's time, not the program's, and so are the waits of other threads behind it; a larger SCOREP_TOTAL_MEMORY avoids them", procs)
+	if out := text(r, TextOptions{}); !strings.Contains(out, "  "+want+"\n") {
+		t.Errorf("no line\n%s\nin\n%s", want, out)
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil || !strings.Contains(b.String(), `id="buffer-flushes">trace buffer flushes: 16 on 2 of`) {
+		t.Errorf("HTML: %v, no buffer flushes line", err)
+	}
+	f := r.Breakdown.BufferFlushes
+	f.Processes, f.Setting, f.KeptInWork = 1, "", true
+	out := text(r, TextOptions{})
+	if !strings.Contains(out, "(kept in it: --no-instrumentation-correction)") || !strings.Contains(out, "a larger trace buffer avoids them") ||
+		strings.Contains(out, "flushed longest") {
+		t.Errorf("one process, setting unknown, kept in work: wrong line in\n%s", out)
+	}
+	r.Breakdown.BufferFlushes = nil
+	if out := text(r, TextOptions{}); strings.Contains(out, "buffer flushes") {
+		t.Errorf("no flushes, yet a line")
+	}
+}

@@ -60,6 +60,30 @@ func RawLine(forkJoin, idleMPI, idleMPISerial int64) string {
 }
 
 // AdviceLine is the advice with the numbers it was decided from.
+// FlushLine says how long the tracer wrote its buffers out, and where the
+// time fell, of threadTime ns of thread time over processes processes.
+func FlushLine(f *BufferFlushes, threadTime int64, processes int) string {
+	where := "taken out of it, as instrumentation"
+	if f.KeptInWork {
+		where = "kept in it: --no-instrumentation-correction"
+	}
+	share := ""
+	if threadTime > 0 {
+		share = fmt.Sprintf(" = %s of thread time", Pct(float64(f.NS)/float64(threadTime)))
+	}
+	most := ""
+	if f.Processes > 1 {
+		most = fmt.Sprintf("; rank %d flushed longest, %s", f.MaxRank, Dur(f.MaxNS))
+	}
+	avoid := "a larger trace buffer"
+	if f.Setting != "" {
+		avoid = "a larger " + f.Setting
+	}
+	return fmt.Sprintf("trace buffer flushes: %d on %d of %d processes, %s%s: %s in work (%s), %s inside MPI calls, %s elsewhere%s. "+
+		"That is the tracer's time, not the program's, and so are the waits of other threads behind it; %s avoids them",
+		f.Count, f.Processes, processes, Dur(f.NS), share, Dur(f.WorkNS), where, Dur(f.MPINS), Dur(f.OtherNS), most, avoid)
+}
+
 func AdviceLine(a *Advice) string {
 	return fmt.Sprintf("advice (%s): %s [non-work: serial %s, waiting for MPI %s, imbalance %s, starvation %s, overhead %s, in MPI calls %s]",
 		a.Dominant, a.Text, Dur(a.SerialNS), Dur(a.MPIWaitNS), Dur(a.ImbalanceNS), Dur(a.StarvationNS), Dur(a.OverheadNS), Dur(a.MPICallsNS))

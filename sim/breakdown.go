@@ -40,6 +40,11 @@ type ThreadTimes struct {
 	// whose MPI_Init ends after the first one's, or whose MPI_Finalize
 	// begins before the last one's.
 	InitFinalize int64
+	// Flushes counts the tracer's buffer flushes of the thread that end
+	// inside the window, Flush their time inside it; FlushWork is the part
+	// that fell in work (in Instrumentation unless Sim.KeepRecordingCost,
+	// in Work then), FlushMPI the part inside MPI calls (in MPI). flush.go.
+	Flushes, Flush, FlushWork, FlushMPI int64
 }
 
 // Total returns the accounted time.
@@ -78,6 +83,8 @@ type Breakdown struct {
 	region []int32 // top-level region instance during the open interval
 	num    []int32 // team number in it
 	instr  instrCorrection
+	// flushes is the tracer's buffer flushes' state (flush.go)
+	flushes flushState
 }
 
 // newBreakdown starts the integration at time start, at or before the
@@ -138,6 +145,10 @@ func QuietEvent(e *trace.Event) bool { return Quiet(e.Kind) && !depWaitCreate(e)
 // After closes the thread's interval if the event changed what it does.
 func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 	if s.QuietOn(e, th) {
+		if e.Kind == trace.FlushBegin || e.Kind == trace.FlushEnd {
+			b.flush(s, e, th) // its stamps bound its recording cost
+			return
+		}
 		b.instr.event(s, b, th, catWork)
 		return
 	}

@@ -102,6 +102,10 @@ type Sim struct {
 	// EventCostNS, when > 0, turns on the instrumentation correction
 	// (instrument.go); set before Run.
 	EventCostNS int64
+	// KeepRecordingCost leaves the tracer's buffer flushes inside work in
+	// work (flush.go), as analyze --no-instrumentation-correction asks;
+	// set before Run.
+	KeepRecordingCost bool
 	// SyncRuntimeAsWork books the runtime code inside synchronisation
 	// constructs as work, as POT does, instead of overhead (runtime.go);
 	// set before Run.

@@ -147,7 +147,7 @@ func metricTree() []*mdef {
 			sec(mIdleness, "Idleness", "A thread has nothing to run (breakdown.idleness_ns).", true,
 				sec(mIdleSerial, "Idleness outside parallel regions", "Idleness outside parallel regions (breakdown.idleness_serial_ns).", true),
 				sec(mIdleParallel, "Idleness in parallel regions", "Idleness inside parallel regions (breakdown.idleness_parallel_ns).", true)),
-			sec(mInstrument, "Instrumentation", "The collector's recording time taken out of work by the instrumentation correction (breakdown.instrumentation_ns).", true)),
+			sec(mInstrument, "Instrumentation", "The tracer's time taken out of work by the instrumentation correction: the collector's recording cost of events, and trace buffer flushes that fell in work (breakdown.instrumentation_ns).", true)),
 		sec(mOMPWaiting, "OMP waiting", "The threads' time neither working, nor in MPI, nor forking or joining a team, nor in a sync construct's runtime code: overhead + idleness − fork/join − sync runtime (wait_states.openmp.waiting_ns), by the sync construct the thread waits in.", true,
 			sec(mOMPBarImplicit, "OMP implicit barrier waiting", "Waiting in implicit, implementation, workshare, parallel and teams barriers (barrier_implicit_ns).", true),
 			sec(mOMPBarExplicit, "OMP explicit barrier waiting", "Waiting in #pragma omp barrier (barrier_explicit_ns).", true),

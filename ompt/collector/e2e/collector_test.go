@@ -906,7 +906,7 @@ func TestRobustness(t *testing.T) {
 		if got := sum(count(p, trace.TaskCreate, nil)); got != 2*fibCalls(n) {
 			t.Errorf("%d tasks, want %d", got, 2*fibCalls(n))
 		}
-		flushes := 0
+		flushes, flushNS := int64(0), int64(0)
 		for th, evs := range rowsOf(p) {
 			for i, e := range evs {
 				if e.Kind == trace.FlushBegin {
@@ -914,11 +914,25 @@ func TestRobustness(t *testing.T) {
 					if i+1 >= len(evs) || evs[i+1].Kind != trace.FlushEnd {
 						t.Fatalf("thread %d: flush_begin not followed by flush_end", th)
 					}
+					flushNS += evs[i+1].Time - e.Time
 				}
 			}
 		}
 		if flushes < 2 || p.End.Dropped != 0 || p.End.Truncated {
 			t.Errorf("%d flushes, end %+v: want several flushes, nothing dropped", flushes, p.End)
+		}
+		// The report counts every flush (the window is the whole run) and
+		// takes the part in work out of it, which the correction's switch
+		// leaves in.
+		r, kept := h.report(t, dir).Breakdown, h.reportArgs(t, dir, "--no-instrumentation-correction").Breakdown
+		f := r.BufferFlushes
+		if f == nil || f.Count != flushes || f.NS != flushNS || f.WorkNS <= 0 || f.WorkNS+f.MPINS+f.OtherNS != f.NS ||
+			f.KeptInWork || f.Setting != "PTRACE_BUFFER_MB" || kept.BufferFlushes == nil || !kept.BufferFlushes.KeptInWork {
+			t.Errorf("buffer flushes %+v (kept: %+v), want %d flushes of %d ns, some in work", f, kept.BufferFlushes, flushes, flushNS)
+		} else if c := r.InstrumentationCorrection; c == nil || c.CorrectedNS+f.WorkNS != r.InstrumentationNS ||
+			kept.WorkNS != r.WorkNS+r.InstrumentationNS || kept.InstrumentationNS != 0 {
+			t.Errorf("work %d, instrumentation %d (%+v); with the correction off work %d, instrumentation %d: want the flushes' %d ns in work out of it",
+				r.WorkNS, r.InstrumentationNS, c, kept.WorkNS, kept.InstrumentationNS, f.WorkNS)
 		}
 	})
 }

@@ -1,0 +1,60 @@
+package sim
+
+import "github.com/ptrace-dev/ptrace/trace"
+
+// Buffer flushes. A tracer whose buffer fills writes it out on the thread
+// that filled it, between flush_begin and flush_end (ptrace's collector;
+// Score-P's BUFFER_FLUSH records, converted by package otf2). That time is
+// the thread's in the traced run, but not the program's: inside work it
+// lengthens the work it interrupts, so the breakdown takes it out of work
+// into ThreadTimes.Instrumentation, as it does the recording cost of each
+// event (instrument.go), unless the correction is off (Sim.KeepRecordingCost).
+// Inside an MPI call or a wait it stays where it is: the call's time and
+// the waits it made on other ranks are what the traced run did, and the
+// wait states, the critical path and POP read them so. Either way the
+// flushes are counted per thread, with the state they fell in
+// (ThreadTimes.Flush*), so that the report can say how much of what it
+// shows the tracer made.
+
+// flushState is the flush accounting's state inside Breakdown.
+type flushState struct {
+	from []int64 // per thread: its open flush's start (−1: none); nil until the first flush
+}
+
+// flush accounts flush event e of thread th: a begin opens the thread's
+// flush, an end closes it and books its time inside the window by the
+// category the thread is in. An end without a begin is left out.
+func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
+	f := &b.flushes
+	if f.from == nil {
+		f.from = make([]int64, len(b.Threads))
+		for i := range f.from {
+			f.from[i] = -1
+		}
+	}
+	if e.Kind == trace.FlushBegin {
+		f.from[th] = s.Now
+		return
+	}
+	from := f.from[th]
+	if from < 0 {
+		return
+	}
+	f.from[th] = -1
+	d := min(s.Now, s.End) - max(from, s.Begin)
+	if d < 0 || s.Now < s.Begin || from > s.End {
+		return
+	}
+	t := &b.Threads[th]
+	t.Flushes++
+	t.Flush += d
+	switch b.cat[th] {
+	case catWork:
+		t.FlushWork += d
+		if !s.KeepRecordingCost {
+			b.instr.pending[th] += d
+		}
+	case catMPI, catMPISetup:
+		t.FlushMPI += d
+	}
+}
