@@ -25,6 +25,9 @@ import (
 func openTrace(path string, memLimit int64) (*trace.Dir, []string, error) {
 	if !otf2.IsArchive(path) {
 		d, err := trace.OpenDir(path)
+		if err != nil {
+			err = explainInput(path, err)
+		}
 		return d, nil, err
 	}
 	a, err := otf2.OpenWith(path, otf2.Options{MemoryLimit: memLimit})

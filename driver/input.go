@@ -1,0 +1,138 @@
+package driver
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ptrace-dev/ptrace/otf2"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// What a user names that is not a trace ptrace reads: the error of the
+// listing says so, and what to give instead, when the path is something
+// performance tools commonly leave behind (a Score-P profile, a CUBE file,
+// TAU's or Paraver's own trace formats, one rank file, a directory of
+// several runs).
+
+// maxLooked bounds the entries looked at in a directory that is not a
+// trace: the hint is best effort and must not read a huge directory.
+const maxLooked = 4096
+
+// explainInput returns err, or an error that says what path is instead of
+// a trace and what to analyse, when it can tell.
+func explainInput(path string, err error) error {
+	st, serr := os.Stat(path)
+	if serr != nil {
+		return err
+	}
+	if !st.IsDir() {
+		if hint := fileHint(path); hint != "" {
+			return fmt.Errorf("%s: %s", path, hint)
+		}
+		return err
+	}
+	f, oerr := os.Open(path)
+	if oerr != nil {
+		return err
+	}
+	entries, _ := f.ReadDir(maxLooked)
+	f.Close()
+	if hint := dirHint(path, entries); hint != "" {
+		return fmt.Errorf("%s: %s", path, hint)
+	}
+	return err
+}
+
+// fileHint names a file that is not a trace's directory or OTF2 anchor.
+func fileHint(path string) string {
+	switch base := filepath.Base(path); {
+	case strings.HasSuffix(base, ".cubex") || strings.HasSuffix(base, ".cube"):
+		return "a CUBE profile, not an event trace; ptrace analyses traces: record one (Score-P: SCOREP_ENABLE_TRACING=true) and give its traces.otf2"
+	case strings.HasSuffix(base, ".prv") || strings.HasSuffix(base, ".pcf") || strings.HasSuffix(base, ".row"):
+		return "a Paraver trace (Extrae), a format ptrace does not read; it reads its own traces (ptrace record) and OTF2 archives (Score-P, TAU with TAU_TRACE_FORMAT=otf2)"
+	case strings.HasSuffix(base, ".trc") || strings.HasSuffix(base, ".edf"):
+		return "a trace in TAU's own format, which ptrace does not read; record with TAU_TRACE_FORMAT=otf2 for an OTF2 archive"
+	case strings.HasSuffix(base, ".ptrace"):
+		return fmt.Sprintf("one process's file of a ptrace trace; give the trace's directory, %s", filepath.Dir(path))
+	}
+	return ""
+}
+
+// dirHint names a directory that holds neither a ptrace trace nor one OTF2
+// archive, from the entries read (at most maxLooked).
+func dirHint(path string, entries []os.DirEntry) string {
+	has := func(pred func(string) bool) []string {
+		var m []string
+		for _, e := range entries {
+			if !e.IsDir() && pred(e.Name()) {
+				m = append(m, e.Name())
+			}
+		}
+		sort.Strings(m)
+		return m
+	}
+	suffix := func(s ...string) func(string) bool {
+		return func(n string) bool {
+			for _, x := range s {
+				if strings.HasSuffix(n, x) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	if a := has(suffix(".otf2")); len(a) > 1 {
+		return fmt.Sprintf("%d OTF2 anchor files (%s); name one", len(a), strings.Join(first(a, 4), ", "))
+	}
+	if len(has(func(n string) bool { return n == "profile.cubex" })) > 0 {
+		return "a Score-P experiment with a profile (profile.cubex) and no trace; ptrace analyses traces: run again with SCOREP_ENABLE_TRACING=true"
+	}
+	if len(has(func(n string) bool { return strings.HasPrefix(n, "tautrace.") && strings.HasSuffix(n, ".trc") })) > 0 {
+		return "TAU traces in TAU's own format (tautrace.*.trc), which ptrace does not read; record with TAU_TRACE_FORMAT=otf2 for an OTF2 archive"
+	}
+	if len(has(func(n string) bool { return strings.HasPrefix(n, "profile.") && strings.Count(n, ".") == 3 })) > 0 {
+		return "TAU profiles (profile.N.C.T), not a trace; record with TAU_TRACE=1 TAU_TRACE_FORMAT=otf2 for an OTF2 archive"
+	}
+	if len(has(suffix(".prv"))) > 0 {
+		return "a Paraver trace (Extrae), a format ptrace does not read; it reads its own traces (ptrace record) and OTF2 archives (Score-P, TAU with TAU_TRACE_FORMAT=otf2)"
+	}
+	var subs []string
+	for _, e := range entries {
+		if e.IsDir() && isTrace(filepath.Join(path, e.Name())) {
+			subs = append(subs, e.Name())
+		}
+	}
+	sort.Strings(subs)
+	switch {
+	case len(subs) == 1:
+		return fmt.Sprintf("no trace here, but one in %s", filepath.Join(path, subs[0]))
+	case len(subs) > 1:
+		return fmt.Sprintf("no trace here, but %d in its subdirectories (%s); name one", len(subs), strings.Join(first(subs, 4), ", "))
+	case len(entries) == 0:
+		return "an empty directory: no trace was written there (ptrace record -o DIR names where it writes)"
+	}
+	return ""
+}
+
+// isTrace reports whether dir holds a ptrace trace or an OTF2 archive, from
+// its names alone.
+func isTrace(dir string) bool {
+	if otf2.IsArchive(dir) {
+		return true
+	}
+	if _, err := os.Stat(filepath.Join(dir, trace.ManifestName)); err == nil {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, trace.FileName(0)))
+	return err == nil
+}
+
+func first(s []string, n int) []string {
+	if len(s) > n {
+		return append(s[:n:n], "…")
+	}
+	return s
+}
