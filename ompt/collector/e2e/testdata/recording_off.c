@@ -54,10 +54,10 @@
 #ifdef SCOREP_USER_ENABLE
 #include <scorep/SCOREP_User.h>
 #else
-#define SCOREP_RECORDING_OFF()
-#define SCOREP_RECORDING_ON()
-#define SCOREP_USER_REGION_BY_NAME_BEGIN(name, type)
-#define SCOREP_USER_REGION_BY_NAME_END(name)
+#define SCOREP_RECORDING_OFF() ((void)0)
+#define SCOREP_RECORDING_ON() ((void)0)
+#define SCOREP_USER_REGION_BY_NAME_BEGIN(name, type) ((void)0)
+#define SCOREP_USER_REGION_BY_NAME_END(name) ((void)0)
 #endif
 
 static int64_t now(void)
