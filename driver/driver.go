@@ -175,6 +175,9 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			if err := agree(c, r.load()); err != nil {
 				return err
 			}
+			if err := agree(c, r.cutGaps()); err != nil {
+				return err
+			}
 			return r.checkMemory()
 		}},
 		// match, clocksync and exchange are collective and fail on every
@@ -392,7 +395,9 @@ type run struct {
 	convw *bufio.Writer
 	// otf2Rows says, per owned OTF2 process, what its conversion left out.
 	otf2Rows []otf2Row
-	rep      *report.Report // rank 0 only
+	// cut is the union of the OTF2 processes' recording gaps (cutGaps).
+	cut []otf2.Gap
+	rep *report.Report // rank 0 only
 	// costKey names the tasks' cost attribute if the trace has one.
 	costKey string
 	// cp holds, per owned process, its fragment and task graphs for the
@@ -406,6 +411,7 @@ type run struct {
 	anom anomalyTest
 
 	first, last int64 // global time window, known after summarize
+	traceFirst  int64 // the trace's first event
 
 	matching *graph.Matching
 	clock    *clocksync.Local

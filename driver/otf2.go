@@ -2,14 +2,17 @@ package driver
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"runtime/debug"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ptrace-dev/ptrace/otf2"
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -60,6 +63,11 @@ type otf2Row struct {
 	// Unreceived counts MPI_Mrecv/MPI_Imrecv calls of a process whose
 	// archive holds no receive record inside any of them.
 	Unreceived int64
+	// Gaps are the times the process recorded nothing (otf2.Stats.Gaps);
+	// Cut counts its communication records dropped inside the union of
+	// every process's gaps.
+	Gaps []otf2.Gap
+	Cut  int64
 }
 
 // convertedOverLimit adds a warning to every process of the rank when the
@@ -131,7 +139,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 				done <- converted{panicked: fmt.Sprintf("%v\n%s", p, debug.Stack())}
 			}
 		}()
-		st, err := r.archive.Convert(i, bw)
+		st, err := r.archive.ConvertCut(i, bw, r.cut)
 		if err == nil {
 			err = bw.Flush()
 		}
@@ -154,7 +162,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 	}
 	st := cv.st
 	p.Warnings = append(p.Warnings, st.Warnings...)
-	row := otf2Row{Unmodelled: st.Unmodelled}
+	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords}
 	if st.ProbedRecorded == 0 {
 		row.Unreceived = st.ProbedRecvs
 	}
@@ -222,3 +230,137 @@ func otf2Notes(rows []otf2Row) []string {
 	}
 	return notes
 }
+
+// cutGaps gathers the recording gaps of every OTF2 process (Score-P's
+// recording switched off: otf2/gaps.go) onto every rank as their union,
+// r.cut, and converts the owned processes again with it, so that no
+// message or collective pairs across a gap. An archive without gaps costs
+// one gather and one broadcast of nothing. Collective.
+func (r *run) cutGaps() error {
+	if !r.dir.OTF2 {
+		return nil
+	}
+	var mine []byte
+	for _, row := range r.otf2Rows {
+		for _, g := range row.Gaps {
+			mine = binary.LittleEndian.AppendUint64(mine, uint64(g.Off))
+			mine = binary.LittleEndian.AppendUint64(mine, uint64(g.On))
+		}
+	}
+	parts, err := r.c.Gatherv(0, mine)
+	if err != nil {
+		return err
+	}
+	var all []byte
+	if r.c.Rank() == 0 {
+		var gaps []otf2.Gap
+		for _, p := range parts {
+			gaps = append(gaps, decodeGaps(p)...)
+		}
+		for _, g := range otf2.MergeGaps(gaps) {
+			all = binary.LittleEndian.AppendUint64(all, uint64(g.Off))
+			all = binary.LittleEndian.AppendUint64(all, uint64(g.On))
+		}
+	}
+	if all, err = r.c.Bcast(0, all); err != nil {
+		return err
+	}
+	r.cut = decodeGaps(all)
+	if len(r.cut) == 0 {
+		return nil
+	}
+	// Converted again with the cut: the first conversion's processes go
+	// first, so that the two are not held at once.
+	r.procs, r.otf2Rows = nil, nil
+	return r.load()
+}
+
+func decodeGaps(b []byte) []otf2.Gap {
+	gaps := make([]otf2.Gap, 0, len(b)/16)
+	for ; len(b) >= 16; b = b[16:] {
+		gaps = append(gaps, otf2.Gap{Off: int64(binary.LittleEndian.Uint64(b)), On: int64(binary.LittleEndian.Uint64(b[8:]))})
+	}
+	return gaps
+}
+
+// cutWindow applies the recording gaps (r.cut) to the analysis window
+// [r.first, r.last]: by default the window becomes the longest stretch
+// every process recorded; a window asked for (--window, --whole-run) is
+// kept, with a warning saying how much of it no record covers. Rank 0
+// puts the explanation first among the report's warnings. It returns the
+// window's bounds label.
+func (r *run) cutWindow(bounds string) string {
+	var in []otf2.Gap // the cut's gaps inside the window, clipped to it
+	var missing int64
+	for _, g := range r.cut {
+		if a, b := max(g.Off, r.first), min(g.On, r.last); b > a {
+			in = append(in, otf2.Gap{Off: a, On: b})
+			missing += b - a
+		}
+	}
+	if len(in) == 0 {
+		return bounds
+	}
+	ms := func(ns int64) string { return report.Dur(ns) }
+	var msg string
+	if r.opts.WholeRun || r.opts.Window != nil {
+		msg = fmt.Sprintf("recording was switched off (Score-P's SCOREP_RECORDING_OFF or selective recording): %s of the %s window hold no record of some process "+
+			"(%d gaps, the first %s … %s after the trace's start); each such process's time there counts as what it was doing when recording stopped "+
+			"(its work, mostly), and its messages and collectives there are left out", ms(missing), ms(r.last-r.first), len(in), ms(in[0].Off-r.traceFirst), ms(in[0].On-r.traceFirst))
+		if r.c.Rank() == 0 {
+			r.rep.Trace.Partial = true
+		}
+	} else {
+		// the stretches between the gaps; the longest is the window
+		var stretches []otf2.Gap
+		from := r.first
+		for _, g := range in {
+			if g.Off > from {
+				stretches = append(stretches, otf2.Gap{Off: from, On: g.Off})
+			}
+			from = g.On
+		}
+		if r.last > from {
+			stretches = append(stretches, otf2.Gap{Off: from, On: r.last})
+		}
+		best := -1
+		for k, s := range stretches {
+			if best < 0 || s.On-s.Off > stretches[best].On-stretches[best].Off {
+				best = k
+			}
+		}
+		total := r.last - r.first
+		if best < 0 {
+			// nothing recorded by every process at once: an empty window
+			// at the first gap's start
+			r.last = r.first
+		} else {
+			r.first, r.last = stretches[best].Off, stretches[best].On
+		}
+		var others []string
+		for k, s := range stretches {
+			if k != best {
+				others = append(others, fmt.Sprintf("--window %s:%s", wdur(s.Off-r.traceFirst), wdur(s.On-r.traceFirst)))
+			}
+		}
+		msg = fmt.Sprintf("recording was switched off (Score-P's SCOREP_RECORDING_OFF or selective recording): %s of the %s window hold no record of some process (%d gaps); "+
+			"the analysis measures the longest stretch every process recorded, %s (%s … %s after the trace's start), and leaves out the messages and collectives recorded inside a gap",
+			ms(missing), ms(total), len(in), ms(r.last-r.first), ms(r.first-r.traceFirst), ms(r.last-r.traceFirst))
+		if len(others) > 0 {
+			msg += "; the other stretches: " + strings.Join(others, ", ")
+		}
+		bounds = "recorded"
+	}
+	if r.c.Rank() == 0 {
+		addWarnings(r.rep, 1, nil)
+		w := r.rep.Trace.Warnings
+		w.First = append([]string{msg}, w.First...)
+		if len(w.First) > maxListedWarnings {
+			w.First = w.First[:maxListedWarnings]
+		}
+	}
+	return bounds
+}
+
+// wdur prints ns as a duration --window parses, to the µs.
+func wdur(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }

@@ -87,6 +87,10 @@ func (r *run) window() error {
 	case mx[1] != 0:
 		bounds = "mpi"
 	}
+	r.traceFirst = mn[1]
+	if len(r.cut) > 0 {
+		bounds = r.cutWindow(bounds)
+	}
 	if r.c.Rank() == 0 {
 		r.rep.Trace.Window = &report.Window{StartNS: r.first, EndNS: r.last, DurationNS: r.last - r.first, Bounds: bounds}
 	}

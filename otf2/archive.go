@@ -117,6 +117,7 @@ func OpenWith(path string, o Options) (*Archive, error) {
 	if err := a.layout(); err != nil {
 		return nil, err
 	}
+	a.scorepConfig()
 	return a, nil
 }
 

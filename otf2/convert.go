@@ -48,6 +48,12 @@ type Stats struct {
 	// (MpiRecv, MpiIrecvRequest) inside them: Score-P 8.4 writes none, so
 	// those messages are sends without a receive.
 	ProbedRecvs, ProbedRecorded int64
+	// Gaps are the times the process recorded nothing (recording switched
+	// off: gaps.go), disjoint, in time order; CutRecords counts the
+	// communication records dropped because they fall inside a gap of the
+	// cut given to ConvertCut.
+	Gaps       []Gap
+	CutRecords int64
 	// Warnings are problems the conversion tolerated (the first few of
 	// each kind, with the count); Notes say what was left out.
 	Warnings []string
@@ -161,6 +167,21 @@ type conv struct {
 
 	undefRegion, undefComm, orphan counted
 	undefContext, ctxLoop          counted
+
+	// recording gaps (gaps.go): per location, where recording was
+	// switched off (−1: on); the cut's gaps and the communicators per
+	// stretch
+	offAt  []int64
+	cut    []Gap
+	ncomms int
+	// per location: its Off times, its code regions open and their
+	// Enters counted (pass 1), the Enters (by count) of the regions never
+	// left after recording was switched off
+	offs        [][]int64
+	codeOpen    [][]openCode
+	codeSeq     []int
+	unleft      []map[int]bool
+	unleftCount counted
 }
 
 // span is the time of one thread's records.
@@ -243,7 +264,12 @@ type fork struct {
 }
 
 // Convert is WriteProcess returning what it counted.
-func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
+func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) { return a.ConvertCut(i, out, nil) }
+
+// ConvertCut is Convert with the union of every process's recording gaps
+// (MergeGaps of their Stats.Gaps): communication records inside them are
+// dropped, and the rest can pair only within their stretch (gaps.go).
+func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	if i < 0 || i >= len(a.procs) {
 		return nil, fmt.Errorf("otf2: process %d out of range 0..%d", i, len(a.procs)-1)
 	}
@@ -259,7 +285,12 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
 		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
 		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
-		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{}}
+		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{},
+		offAt: make([]int64, n), cut: cut, offs: make([][]int64, n), codeOpen: make([][]openCode, n), codeSeq: make([]int, n),
+		unleft: make([]map[int]bool, n)}
+	for t := range c.offAt {
+		c.offAt[t] = -1
+	}
 	for t, l := range p.locations {
 		ld, err := readLocalDefs(a.defPath(l.ID), a.Anchor.ChunkDefs)
 		if errors.Is(err, os.ErrNotExist) {
@@ -332,9 +363,11 @@ func (a *Archive) Convert(i int, out io.Writer) (*Stats, error) {
 	c.undefContext.flush(&c.st, "records of undefined calling contexts skipped")
 	c.ctxLoop.flush(&c.st, "records of calling contexts with an endless parent chain")
 	c.orphan.flush(&c.st, "records without their begin or fork")
+	c.unleftCount.flush(&c.st, "regions never left after recording was switched off")
 	for t := range c.tb {
 		c.tb[t].flush(&c.st)
 	}
+	c.gapWarning(grp.Name)
 	if c.st.Tasks > 0 {
 		c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d explicit tasks, but OTF2 records no task dependences: "+
 			"tasks count as ready at creation, so task-graph values (critical path and span through tasks, "+
@@ -575,8 +608,13 @@ func (c *conv) pass1() error {
 					c.joins[t][len(c.joins[t])-1] = eventThreadKey(e, ld)
 				}
 			case EvLeave:
-				if r := g.Region(regionRef(ld, e)); r != nil && joinRegion(r) {
-					joining = false
+				if r := g.Region(regionRef(ld, e)); r != nil {
+					if joinRegion(r) {
+						joining = false
+					}
+					if c.info(regionRef(ld, e), r).class == regCode {
+						c.codeLeave(t, regionRef(ld, e))
+					}
 				}
 			case EvThreadFork, EvOmpFork:
 				c.seq[t]++
@@ -598,6 +636,9 @@ func (c *conv) pass1() error {
 				r := g.Region(regionRef(ld, e))
 				if r == nil {
 					return nil
+				}
+				if c.info(regionRef(ld, e), r).class == regCode {
+					c.codeEnter(t, regionRef(ld, e), now, e.Offset)
 				}
 				if joinRegion(r) && !joining {
 					// the thread it waits for comes with the ThreadWait
@@ -632,6 +673,8 @@ func (c *conv) pass1() error {
 				c.seq[t]++
 				c.tasks.set(eventTaskKey(e, ld, inst), trace.MakeID(t, c.seq[t]))
 				c.st.Tasks++
+			case EvMeasurementOnOff:
+				c.onOff(t, e.A[0], now)
 			case EvOmpTaskCreate:
 				c.seq[t]++
 				c.legacyTasks[e.A[0]] = trace.MakeID(t, c.seq[t])
@@ -642,6 +685,8 @@ func (c *conv) pass1() error {
 		if err != nil {
 			return err
 		}
+		c.endGaps(t)
+		c.unleftRegions(t)
 	}
 	return nil
 }
@@ -656,6 +701,7 @@ func (c *conv) comms() {
 	g := c.a.Defs
 	c.commIndex = map[uint32]int{}
 	c.commRanks = map[uint32][]int{}
+	var list []trace.Communicator
 	for _, id := range g.CommIDs() {
 		cm := g.Comm(id)
 		members, ok := c.groupRanks(id, cm, cm.Group)
@@ -702,8 +748,11 @@ func (c *conv) comms() {
 		}
 		idx := len(c.commIndex)
 		c.commIndex[id] = idx
-		c.w.AddComm(trace.Communicator{Index: idx, ID: cid, Name: cm.Name, Members: members})
+		tc := trace.Communicator{Index: idx, ID: cid, Name: cm.Name, Members: members}
+		c.w.AddComm(tc)
+		list = append(list, tc)
 	}
+	c.cutComms(list)
 }
 
 // overlap reports whether world ranks a and b (each below n) share one.
@@ -863,6 +912,10 @@ type thr struct {
 	// (flushTo −1: none): it is written once the records stamped with its
 	// start, the one that filled the buffer among them, are.
 	flushFrom, flushTo int64
+	// codeSeq counts the code-region Enters converted, unleft holds the
+	// open ones that are never left (gaps.go)
+	codeSeq int
+	unleft  []uint32
 }
 
 // heldLock is an OpenMP lock a thread holds.
@@ -980,6 +1033,9 @@ func (c *conv) pass2(t int) error {
 			}
 			h.off = e.Offset
 			c.region(h, e.Type == EvEnter, now, id, r)
+			if e.Type == EvEnter && c.unleft[t] != nil && c.info(id, r).class == regCode {
+				h.enterUnleft(id)
+			}
 		case EvMpiSend, EvMpiIsend, EvMpiRecv, EvMpiIrecv:
 			if h.inProbed && (e.Type == EvMpiRecv || e.Type == EvMpiIrecv) {
 				c.st.ProbedRecorded++
@@ -988,6 +1044,9 @@ func (c *conv) pass2(t int) error {
 			ci, ok := c.comm(cm)
 			if !ok {
 				c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), cm)
+				return nil
+			}
+			if ci, ok = c.cutComm(ci, now); !ok {
 				return nil
 			}
 			var req int64
@@ -1025,6 +1084,9 @@ func (c *conv) pass2(t int) error {
 			if !ok {
 				return nil // never completed, or on no communicator of this process
 			}
+			if ci, ok = c.cutComm(ci, now); !ok {
+				return nil
+			}
 			c.rseq[t]++
 			req := trace.MakeID(h.out, c.rseq[t])
 			h.reqs[e.A[0]] = req
@@ -1059,6 +1121,24 @@ func (c *conv) pass2(t int) error {
 				root = int64(c.p.rank)
 			case collRootThisGroup: // MPI_PROC_NULL: the root's group, no part in it
 				root = -1
+			}
+			if len(c.cut) > 0 {
+				// A collective begun inside a gap is dropped whole; one
+				// begun outside is kept (its members entered it while every
+				// process was recording, and the process recorded its part),
+				// on the copy of its begin's stretch.
+				begun := len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin
+				at := now
+				if begun {
+					at = h.buf[0].time
+				}
+				if ci, ok = c.cutComm(ci, at); !ok {
+					if begun {
+						h.buf = h.buf[1:]
+					}
+					h.flush()
+					return nil
+				}
 			}
 			args := [trace.MaxArgs]int64{op, ci, root, int64(min(e.A[3], 1<<62)), int64(min(e.A[4], 1<<62))}
 			if len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin {
@@ -1126,6 +1206,11 @@ func (c *conv) pass2(t int) error {
 				next = h.par().impl
 			}
 			h.switchTo(now, next)
+		case EvMeasurementOnOff:
+			// pass 1 made the process's gaps of them (gaps.go)
+			if e.A[0] == measurementOff {
+				h.offUnleft(now)
+			}
 		case EvThreadAcquireLock, EvOmpAcquireLock, EvThreadReleaseLock, EvOmpReleaseLock:
 			lock, pthread, ok := lockOf(e)
 			switch {

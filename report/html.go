@@ -279,7 +279,7 @@ figure { margin: 0.5em 0; }
 <tr><td>processes</td><td>{{.R.Trace.Processes}} on {{.R.Trace.Hosts}} hosts, {{.R.Trace.Threads}} threads</td></tr>
 <tr><td>events</td><td>{{.R.Trace.Events}} ({{bytes .R.Trace.Bytes}})</td></tr>
 <tr><td>span</td><td>{{dur .R.Trace.DurationNS}}</td></tr>
-{{with .R.Trace.Window}}{{if eq .Bounds "mpi"}}<tr><td>window</td><td>{{dur .DurationNS}}, MPI_Init → MPI_Finalize (start-up and shutdown not measured)</td></tr>{{else if eq .Bounds "user"}}<tr><td>window</td><td>{{dur .DurationNS}}, as asked</td></tr>{{end}}{{end}}
+{{with .R.Trace.Window}}{{if eq .Bounds "mpi"}}<tr><td>window</td><td>{{dur .DurationNS}}, MPI_Init → MPI_Finalize (start-up and shutdown not measured)</td></tr>{{else if eq .Bounds "user"}}<tr><td>window</td><td>{{dur .DurationNS}}, as asked</td></tr>{{else if eq .Bounds "recorded"}}<tr><td>window</td><td>{{dur .DurationNS}}, the longest stretch every process recorded (recording was switched off: see the warnings)</td></tr>{{end}}{{end}}
 {{with .R.Trace.Producer}}<tr><td>producer</td><td>{{.}}</td></tr>{{end}}
 {{with .R.ClockSync}}<tr><td>clocks</td><td>{{clockSummary .}}</td></tr>{{end}}
 {{range .R.Trace.Unavailable}}{{if eq . "source_lines"}}<tr><td class="warn">no lines</td><td class="warn">the program has no line table (compiled without -g): code locations are named function+offset; compile with -g for file:line</td></tr>{{end}}{{end}}

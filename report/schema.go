@@ -69,7 +69,10 @@ type TraceInfo struct {
 // Window is the part of the run the breakdown, the POP efficiencies and
 // the critical path measure. Bounds is "mpi" when it runs from the first
 // exit from MPI_Init to the last entry into MPI_Finalize (TALP's region),
-// "trace" when it is the whole trace (no MPI, or analyze --whole-run).
+// "trace" when it is the whole trace (no MPI, or analyze --whole-run),
+// "user" as analyze --window asked, "recorded" when recording was switched
+// off (an OTF2 archive's MeasurementOnOff records) and the window is the
+// longest stretch of the default one in which every process recorded.
 type Window struct {
 	StartNS    int64  `json:"start_ns"`
 	EndNS      int64  `json:"end_ns"`

@@ -59,6 +59,9 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 				Dur(w.DurationNS), Dur(w.StartNS-t.FirstNS), Dur(w.EndNS-t.FirstNS))
 		case "user":
 			p.line("window     %s, as asked (%s … %s)", Dur(w.DurationNS), Dur(w.StartNS-t.FirstNS), Dur(w.EndNS-t.FirstNS))
+		case "recorded":
+			p.line("window     %s, the longest stretch every process recorded (%s … %s; recording was switched off: see the warnings)",
+				Dur(w.DurationNS), Dur(w.StartNS-t.FirstNS), Dur(w.EndNS-t.FirstNS))
 		}
 	}
 	if t.Warnings != nil && t.Warnings.Count > 0 && len(t.Warnings.First) > 0 {

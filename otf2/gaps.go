@@ -1,0 +1,228 @@
+package otf2
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Recording gaps. Score-P's user API (SCOREP_RECORDING_OFF/ON) and its
+// selective recording switch a process's recording off and on: a
+// MeasurementOnOff record (OTF2_MEASUREMENT_OFF, then _ON) on the location
+// that switched, nothing at all in between, on any of the process's
+// locations. The gap is time the trace says nothing about: the analysis
+// must not read it as the work or the MPI time of the state before it
+// (docs/otf2.md, "Recording switched off").
+//
+// A message or collective one process recorded while its partner was not
+// recording has only one side in the archive, and MPI's order of matching
+// then pairs later records wrongly: false wait states, false clock
+// violations. Given the union of every process's gaps (the driver gathers
+// them from a first conversion), a conversion drops the communication
+// records that fall inside it and moves the rest onto copies of their
+// communicators, one per stretch between two gaps, so that a message or
+// collective never pairs across a gap.
+
+// Gap is a time a process recorded nothing: from the record switching its
+// recording off to the one switching it on again (or to the location's
+// last record when none does), in converted ns.
+type Gap struct{ Off, On int64 }
+
+// measurement modes of MeasurementOnOff (OTF2_MeasurementMode)
+const (
+	measurementOn  = 1
+	measurementOff = 2
+)
+
+// onOff notes a MeasurementOnOff record of location t at now (pass 1).
+func (c *conv) onOff(t int, mode uint64, now int64) {
+	switch {
+	case mode == measurementOff && c.offAt[t] < 0:
+		c.offAt[t] = now
+	case mode == measurementOn && c.offAt[t] >= 0:
+		c.addGap(t, c.offAt[t], now)
+		c.offAt[t] = -1
+	}
+}
+
+// addGap keeps a gap that lasts: recording switched off at a location's
+// last record (or on again at once) leaves nothing out.
+func (c *conv) addGap(t int, off, on int64) {
+	if on > off {
+		c.st.Gaps = append(c.st.Gaps, Gap{off, on})
+		c.offs[t] = append(c.offs[t], off)
+	}
+}
+
+// endGaps closes location t's gap at its last record when recording was
+// not switched on again (pass 1, after the location's file).
+func (c *conv) endGaps(t int) {
+	if c.offAt[t] >= 0 {
+		c.addGap(t, c.offAt[t], c.last[t])
+		c.offAt[t] = -1
+	}
+}
+
+// MergeGaps returns the union of gaps as disjoint gaps in time order.
+func MergeGaps(gaps []Gap) []Gap {
+	g := slices.Clone(gaps)
+	slices.SortFunc(g, func(a, b Gap) int {
+		if a.Off != b.Off {
+			return int(min(max(a.Off-b.Off, -1), 1))
+		}
+		return int(min(max(a.On-b.On, -1), 1))
+	})
+	out := g[:0]
+	for _, x := range g {
+		if n := len(out); n > 0 && x.Off <= out[n-1].On {
+			out[n-1].On = max(out[n-1].On, x.On)
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
+}
+
+// gapWarning describes the process's own gaps.
+func (c *conv) gapWarning(name string) {
+	if len(c.st.Gaps) == 0 {
+		return
+	}
+	c.st.Gaps = MergeGaps(c.st.Gaps)
+	var sum int64
+	for _, g := range c.st.Gaps {
+		sum += g.On - g.Off
+	}
+	g := c.st.Gaps[0]
+	times := "once"
+	if n := len(c.st.Gaps); n > 1 {
+		times = fmt.Sprintf("%d times", n)
+	}
+	c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: recording switched off %s (MEASUREMENT_ON_OFF), %s in all, the first from %s to %s: the archive holds nothing of that time",
+		name, times, fmtNS(sum), fmtNS(g.Off), fmtNS(g.On)))
+}
+
+// fmtNS prints ns as ms with µs.
+func fmtNS(ns int64) string { return fmt.Sprintf("%.3f ms", float64(ns)/1e6) }
+
+// stretch returns the index of the stretch between the cut's gaps that
+// holds time t, and whether t falls inside a gap of the cut.
+func (c *conv) stretch(t int64) (int, bool) {
+	k, _ := slices.BinarySearchFunc(c.cut, t, func(g Gap, t int64) int {
+		switch {
+		case g.On < t:
+			return -1
+		case g.Off > t:
+			return 1
+		}
+		return 0
+	})
+	if k < len(c.cut) && c.cut[k].Off <= t && t <= c.cut[k].On {
+		return k, true
+	}
+	return k, false
+}
+
+// cutComm returns the communicator index of a communication record at
+// time t on communicator index ci (its stretch's copy), and false when the
+// record falls inside a gap of the cut (dropped, and counted).
+func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
+	if len(c.cut) == 0 {
+		return ci, true
+	}
+	s, in := c.stretch(t)
+	if in {
+		c.st.CutRecords++
+		return 0, false
+	}
+	return ci + int64(s)*int64(c.ncomms), true
+}
+
+// cutComms adds a copy of every communicator for each stretch after the
+// first: the same members, the id moved above OTF2's 32-bit ids.
+func (c *conv) cutComms(list []trace.Communicator) {
+	c.ncomms = len(list)
+	for s := 1; s <= len(c.cut); s++ {
+		for _, cm := range list {
+			cm.Index += s * c.ncomms
+			cm.ID |= int64(s) << 32
+			cm.Name = fmt.Sprintf("%s (recorded stretch %d)", cm.Name, s+1)
+			c.w.AddComm(cm)
+		}
+	}
+}
+
+// A code region whose Leave falls inside a gap is never left in the
+// archive (Score-P records the regions' Enter and Leave only while
+// recording): every later call would sit inside it. Pass 1 finds the code
+// regions a location enters and never leaves although recording was
+// switched off after their Enter; pass 2 leaves them where recording
+// stopped, with a warning.
+
+// openCode is a code region entered and not left yet (pass 1): its
+// region, the count of code-region Enters on the location before it, and
+// the time and offset of its Enter.
+type openCode struct {
+	id      uint32
+	seq     int
+	at, off int64
+}
+
+// codeEnter and codeLeave follow location t's code regions (pass 1).
+func (c *conv) codeEnter(t int, id uint32, now, off int64) {
+	c.codeOpen[t] = append(c.codeOpen[t], openCode{id: id, seq: c.codeSeq[t], at: now, off: off})
+	c.codeSeq[t]++
+}
+
+func (c *conv) codeLeave(t int, id uint32) {
+	s := c.codeOpen[t]
+	for k := len(s) - 1; k >= 0; k-- {
+		if s[k].id == id {
+			c.codeOpen[t] = s[:k]
+			return
+		}
+	}
+}
+
+// unleftRegions marks, at the end of location t's pass 1, the code regions
+// it never leaves that were open when recording was switched off.
+func (c *conv) unleftRegions(t int) {
+	for _, o := range c.codeOpen[t] {
+		k := slices.IndexFunc(c.offs[t], func(off int64) bool { return off >= o.at })
+		if k < 0 {
+			continue // open to the end (a truncated run): as before
+		}
+		if c.unleft[t] == nil {
+			c.unleft[t] = map[int]bool{}
+		}
+		c.unleft[t][o.seq] = true
+		name := fmt.Sprintf("region %d", o.id)
+		if r := c.a.Defs.Region(o.id); r != nil {
+			name = r.Name
+		}
+		c.unleftCount.add("%s: offset %d: region %q, entered before recording was switched off, is never left (its Leave fell into the gap): taken as left where recording stopped, at %s",
+			c.a.evtPath(c.p.locations[t].ID), o.off, name, fmtNS(c.offs[t][k]))
+	}
+	c.codeOpen[t] = nil
+}
+
+// enterUnleft counts a code-region Enter of pass 2 and keeps the region
+// when pass 1 found it never left.
+func (h *thr) enterUnleft(id uint32) {
+	if h.c.unleft[h.t][h.codeSeq] {
+		h.unleft = append(h.unleft, id)
+	}
+	h.codeSeq++
+}
+
+// offUnleft leaves, where recording stops, the regions that are never left.
+func (h *thr) offUnleft(now int64) {
+	for k := len(h.unleft) - 1; k >= 0; k-- {
+		id := h.unleft[k]
+		if r := h.c.a.Defs.Region(id); r != nil {
+			h.c.region(h, false, now, id, r)
+		}
+	}
+	h.unleft = h.unleft[:0]
+}

@@ -1,0 +1,213 @@
+package otf2_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/otf2"
+	"github.com/ptrace-dev/ptrace/report"
+)
+
+// programCalls reads recording_off.c's own output (program.out): per rank,
+// the program's timestamps (CLOCK_MONOTONIC ns) of each call and compute
+// in order, and of its recording switches.
+type programRun struct {
+	calls    [2]map[string][][2]int64 // rank → function → [enter, exit] in order
+	computes [2][][2]int64
+	offs     [2][]int64
+}
+
+func readProgram(t *testing.T, path string) *programRun {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p := &programRun{}
+	for r := range p.calls {
+		p.calls[r] = map[string][][2]int64{}
+	}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		fields := strings.Fields(sc.Text())
+		kv := map[string]int64{}
+		fn := ""
+		for _, f := range fields[1:] {
+			k, v, _ := strings.Cut(f, "=")
+			if k == "fn" {
+				fn = v
+				continue
+			}
+			var n int64
+			for _, c := range v {
+				n = n*10 + int64(c-'0')
+			}
+			kv[k] = n
+		}
+		r := kv["rank"]
+		switch fields[0] {
+		case "call":
+			p.calls[r][fn] = append(p.calls[r][fn], [2]int64{kv["enter"], kv["exit"]})
+		case "compute":
+			p.computes[r] = append(p.computes[r], [2]int64{kv["begin"], kv["end"]})
+		case "off":
+			p.offs[r] = append(p.offs[r], kv["at"])
+		}
+	}
+	return p
+}
+
+// TestScorepRecordingOff: Score-P's recording switched off and on with its
+// user API (recording_off.c, mode skew: rank 0 off in iteration 1, rank 1
+// in iteration 2, so that each of those iterations' messages and
+// collectives has one side recorded). The gaps are no process's work,
+// and nothing pairs across them:
+//   - by default the window is the longest stretch both ranks recorded
+//     (iteration 0, up to the first switch off): each process's work and
+//     MPI fill it, its work that of iteration 0 as the program timed it
+//     (before: the window ran to MPI_Finalize and each gap was work);
+//   - over the whole run (--whole-run), no clock violation (before: three
+//     false ones, and the CLC moved events by up to 105 ms) and the wait
+//     states those of iterations 0 and 3 as the program's own timestamps
+//     give them (before: rank 1's allreduce of iteration 1 paired with
+//     rank 0's of iteration 2, 63 ms of wait at N×N instead of 40, as
+//     scout still computes it).
+func TestScorepRecordingOff(t *testing.T) {
+	dir := "testdata/scorep-8.4-recording-off-skew"
+	anchor := filepath.Join(dir, "traces.otf2")
+	prog := readProgram(t, filepath.Join(dir, "program.out"))
+	a, err := otf2.Open(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gaps []otf2.Gap
+	for i := 0; i < a.NumProcesses(); i++ {
+		st, err := a.Convert(i, discard{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Gaps) != 1 {
+			t.Fatalf("process %d: gaps %v, want 1", i, st.Gaps)
+		}
+		gaps = append(gaps, st.Gaps...)
+	}
+	cut := otf2.MergeGaps(gaps)
+	if len(cut) != 1 {
+		t.Fatalf("union of the gaps %v", cut)
+	}
+
+	for _, k := range []int{1, 2} {
+		var rep report.Report
+		if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor}, k), &rep); err != nil {
+			t.Fatal(err)
+		}
+		w := rep.Trace.Window
+		if w == nil || w.Bounds != "recorded" || w.EndNS != cut[0].Off {
+			t.Fatalf("%d ranks: window %+v, want the stretch before the first switch off (%d)", k, w, cut[0].Off)
+		}
+		if ws := rep.Trace.Warnings; ws == nil || !strings.Contains(ws.First[0], "recording was switched off") {
+			t.Errorf("%d ranks: first warning %v", k, ws)
+		}
+		for r, b := range rep.Breakdown.PerProcess {
+			if got := b.WorkNS + b.MPINS; math.Abs(float64(got-w.DurationNS)) > 1e3 {
+				t.Errorf("%d ranks: rank %d: work + MPI %d ns, window %d ns", k, r, got, w.DurationNS)
+			}
+			// iteration 0's computes: rank 0's two (wait at N×N, barrier),
+			// rank 1's four
+			var want int64
+			for _, c := range prog.computes[r][:2+2*r] {
+				want += c[1] - c[0]
+			}
+			if math.Abs(float64(b.WorkNS-want)) > 0.01*float64(want) {
+				t.Errorf("%d ranks: rank %d: work %.3f ms, the program computed %.3f ms in iteration 0", k, r, float64(b.WorkNS)/1e6, float64(want)/1e6)
+			}
+		}
+	}
+
+	var rep report.Report
+	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true}, 1), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if cs := rep.ClockSync; cs == nil || cs.ViolationsBefore != 0 || cs.MaxCorrectionNS != 0 {
+		t.Errorf("clock violations: %+v", cs)
+	}
+	// The program's own waits in iterations 0 and 3 (both ranks recorded
+	// them): rank 0's late sender (rank 1's MPI_Send entry − its MPI_Recv
+	// entry), late receiver (rank 1's MPI_Recv − its MPI_Ssend) and wait
+	// at barrier, rank 1's wait at N×N.
+	wait := func(late, early int, fl, fe string, it int) int64 {
+		return prog.calls[late][fl][it][0] - prog.calls[early][fe][it][0]
+	}
+	var ls, lr, nxn, bar int64
+	for _, it := range []int{0, 3} {
+		ls += wait(1, 0, "MPI_Send", "MPI_Recv", it)
+		lr += wait(1, 0, "MPI_Recv", "MPI_Ssend", it)
+		nxn += wait(0, 1, "MPI_Allreduce", "MPI_Allreduce", it)
+		bar += wait(1, 0, "MPI_Barrier", "MPI_Barrier", it)
+	}
+	got := map[int]report.WaitProcess{}
+	for _, p := range rep.WaitStates.PerProcess {
+		got[p.Rank] = p
+	}
+	for _, c := range []struct {
+		what      string
+		ns, truth int64
+	}{
+		{"rank 0 late sender", got[0].LateSenderNS, ls},
+		{"rank 0 late receiver", got[0].LateReceiverNS, lr},
+		{"rank 1 wait at N×N", got[1].WaitNxNNS, nxn},
+		{"rank 0 wait at barrier", got[0].WaitBarrierNS, bar},
+		{"rank 1 late sender", got[1].LateSenderNS, 0},
+		{"rank 0 wait at N×N", got[0].WaitNxNNS, 0},
+	} {
+		if math.Abs(float64(c.ns-c.truth)) > 0.01*float64(c.truth)+1e5 {
+			t.Errorf("%s %.3f ms, the program's %.3f ms", c.what, float64(c.ns)/1e6, float64(c.truth)/1e6)
+		}
+	}
+}
+
+// TestScorepRecordingOffLeave: recording_off.c, mode leave: the user
+// region "phase" around iteration 1 ends while recording is off, so the
+// archive has its Enter and not its Leave. The region is left where
+// recording stopped, with a warning: only iteration 1's calls are in it
+// (before: every later call, MPI_Finalize's too).
+func TestScorepRecordingOffLeave(t *testing.T) {
+	anchor := "testdata/scorep-8.4-recording-off-leave/traces.otf2"
+	var rep report.Report
+	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true}, 1), &rep); err != nil {
+		t.Fatal(err)
+	}
+	in := map[string]int64{}
+	for _, cs := range rep.WaitStates.CallSites {
+		if cs.Region == "phase" {
+			in[cs.Func] += cs.Calls
+		}
+	}
+	want := map[string]int64{"MPI_Recv": 2, "MPI_Send": 1, "MPI_Ssend": 1, "MPI_Allreduce": 2}
+	for f, n := range want {
+		if in[f] != n {
+			t.Errorf("%s in phase: %d calls, want %d (iteration 1's)", f, in[f], n)
+		}
+	}
+	if len(in) != len(want) {
+		t.Errorf("calls in phase: %v, want %v", in, want)
+	}
+	found := false
+	for _, w := range rep.Trace.Warnings.First {
+		found = found || strings.Contains(w, `region "phase", entered before recording was switched off, is never left`)
+	}
+	if !found {
+		t.Errorf("no warning on the region never left: %v", rep.Trace.Warnings.First)
+	}
+}
+
+type discard struct{}
+
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
