@@ -525,8 +525,8 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 			s.integrate(e.Time)
 		}
 		k := dispatchKind(e.Kind)
-		s.starting = program && th == 0
-		if k == trace.TaskCreate && depWaitCreate(e) || s.user != nil && s.userBoundary(e, th) || s.starting {
+		starts := program && th == 0
+		if k == trace.TaskCreate && depWaitCreate(e) || s.user != nil && s.userBoundary(e, th) || starts {
 			k = trace.NumKinds // suspends its creator, starts or ends a thread's code: every pass sees it
 		}
 		if d.anyBefore || k == trace.NumKinds {
@@ -536,9 +536,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		}
 		s.Now = e.Time
 		last = e.Time
-		if s.starting {
+		if starts {
 			// The program runs from its initial thread's first event on.
-			program = false
+			program, s.starting = false, true
 			s.BeginImplicit(s.Program, KindInitial, 0)
 		}
 		m.Update(s, th, e)
@@ -549,7 +549,9 @@ func (s *Sim) Run(m Model, passes ...Pass) error {
 		// Every pass has seen which other threads the event changed, and
 		// what the regions it ended hold.
 		s.touched = s.touched[:0]
-		s.starting = false
+		if starts {
+			s.starting = false
+		}
 		if len(s.ended) > 0 {
 			s.retireEnded()
 		}
