@@ -212,7 +212,8 @@ func Compare(inputs []Input, o Options) (*Result, error) {
 	for i := range inputs {
 		in := &inputs[i]
 		if in.Err != nil {
-			res.Problems = append(res.Problems, Problem{Run: in.Arg, Message: in.Err.Error()})
+			// the run is named beside the message: not twice
+			res.Problems = append(res.Problems, Problem{Run: in.Arg, Message: strings.TrimPrefix(in.Err.Error(), in.Arg+": ")})
 			continue
 		}
 		r := in.Report

@@ -53,7 +53,7 @@ func (r *run) flushReport(rows []simRow, tot reduce.Times) *report.BufferFlushes
 		return nil
 	}
 	f := &report.BufferFlushes{Count: tot.Flushes, NS: tot.Flush, WorkNS: tot.FlushWork, MPINS: tot.FlushMPI,
-		OtherNS: tot.Flush - tot.FlushWork - tot.FlushMPI, KeptInWork: r.opts.NoInstrumentationCorrection, MaxRank: -1}
+		OverheadNS: tot.FlushOverhead, IdleNS: tot.Flush - tot.FlushWork - tot.FlushMPI - tot.FlushOverhead, KeptInWork: r.opts.NoInstrumentationCorrection, MaxRank: -1}
 	for _, row := range rows {
 		if row.Times.Flushes == 0 {
 			continue

@@ -518,7 +518,7 @@ func (r *run) simSummary(rank int, host string, s *sim.Sim, stats *sim.TaskStats
 			IdleSerial: tt.IdleSerial, OverheadSerial: tt.OverheadSerial,
 			ForkJoin: tt.ForkJoin, IdleInMPI: tt.IdleInMPI, IdleInMPISerial: tt.IdleInMPISerial, Instrumentation: tt.Instrumentation,
 			SyncRuntime: tt.SyncRuntime, InitFinalize: tt.InitFinalize,
-			Flushes: tt.Flushes, Flush: tt.Flush, FlushWork: tt.FlushWork, FlushMPI: tt.FlushMPI,
+			Flushes: tt.Flushes, Flush: tt.Flush, FlushWork: tt.FlushWork, FlushMPI: tt.FlushMPI, FlushOverhead: tt.FlushOverhead,
 		})
 	}
 	row.Instr = instrSummary(s)

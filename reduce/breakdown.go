@@ -29,8 +29,9 @@ type Times struct {
 	// Flushes counts the tracer's buffer flushes, Flush their time;
 	// FlushWork is its part in work (in Instrumentation, or in Work when
 	// the instrumentation correction is off), FlushMPI inside MPI calls
-	// (in MPI; sim/flush.go).
-	Flushes, Flush, FlushWork, FlushMPI int64
+	// (in MPI), FlushOverhead in overhead; the rest is idleness
+	// (sim/flush.go).
+	Flushes, Flush, FlushWork, FlushMPI, FlushOverhead int64
 }
 
 // Add accumulates o into t.
@@ -52,6 +53,7 @@ func (t *Times) Add(o Times) {
 	t.Flush += o.Flush
 	t.FlushWork += o.FlushWork
 	t.FlushMPI += o.FlushMPI
+	t.FlushOverhead += o.FlushOverhead
 }
 
 // Thresholds decide when idleness or overhead count as high in Tallent's

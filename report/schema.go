@@ -209,11 +209,15 @@ type InstrumentationCorrection struct {
 // program's. The part in work is taken out of it into instrumentation_ns
 // (unless KeptInWork); the rest stays where it fell (sim/flush.go).
 type BufferFlushes struct {
-	Count   int64 `json:"count"`
-	NS      int64 `json:"ns"`
-	WorkNS  int64 `json:"work_ns"`  // while the thread worked
-	MPINS   int64 `json:"mpi_ns"`   // inside MPI calls: in mpi_ns
-	OtherNS int64 `json:"other_ns"` // while idle, forking or joining, or in the runtime: where it fell
+	Count  int64 `json:"count"`
+	NS     int64 `json:"ns"`
+	WorkNS int64 `json:"work_ns"` // while the thread worked
+	MPINS  int64 `json:"mpi_ns"`  // inside MPI calls: in mpi_ns
+	// OverheadNS is the part in overhead (a task was ready that the
+	// flushing thread could not run, or it forked, joined or ran the
+	// runtime's code), IdleNS the part in idleness: both left there.
+	OverheadNS int64 `json:"overhead_ns"`
+	IdleNS     int64 `json:"idle_ns"`
 	// KeptInWork: analyze --no-instrumentation-correction left work_ns in
 	// work_ns.
 	KeptInWork bool `json:"kept_in_work"`

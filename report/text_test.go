@@ -197,7 +197,7 @@ func TestTextBufferFlushes(t *testing.T) {
 	r.Breakdown.BufferFlushes = &BufferFlushes{Count: 16, NS: 28_600_000, WorkNS: 600_000, MPINS: 28_000_000,
 		Processes: 2, MaxRank: 1, MaxNS: 11_600_000, Setting: "SCOREP_TOTAL_MEMORY"}
 	procs := len(r.Breakdown.PerProcess)
-	want := fmt.Sprintf("trace buffer flushes: 16 on 2 of %d processes, 28.6 ms = 2.9%% of thread time: 600 µs in work (taken out of it, as instrumentation), 28 ms inside MPI calls, 0 ns elsewhere; rank 1 flushed longest, 11.6 ms. "+
+	want := fmt.Sprintf("trace buffer flushes: 16 on 2 of %d processes, 28.6 ms = 2.9%% of thread time: 600 µs in work (taken out of it, as instrumentation), 28 ms inside MPI calls, 0 ns in overhead, 0 ns idle; rank 1 flushed longest, 11.6 ms. "+
 		"That is the tracer's time, not the program's, and so are the waits of other threads behind it; a larger SCOREP_TOTAL_MEMORY avoids them", procs)
 	if out := text(r, TextOptions{}); !strings.Contains(out, "  "+want+"\n") {
 		t.Errorf("no line\n%s\nin\n%s", want, out)

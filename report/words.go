@@ -79,9 +79,9 @@ func FlushLine(f *BufferFlushes, threadTime int64, processes int) string {
 	if f.Setting != "" {
 		avoid = "a larger " + f.Setting
 	}
-	return fmt.Sprintf("trace buffer flushes: %d on %d of %d processes, %s%s: %s in work (%s), %s inside MPI calls, %s elsewhere%s. "+
+	return fmt.Sprintf("trace buffer flushes: %d on %d of %d processes, %s%s: %s in work (%s), %s inside MPI calls, %s in overhead, %s idle%s. "+
 		"That is the tracer's time, not the program's, and so are the waits of other threads behind it; %s avoids them",
-		f.Count, f.Processes, processes, Dur(f.NS), share, Dur(f.WorkNS), where, Dur(f.MPINS), Dur(f.OtherNS), most, avoid)
+		f.Count, f.Processes, processes, Dur(f.NS), share, Dur(f.WorkNS), where, Dur(f.MPINS), Dur(f.OverheadNS), Dur(f.IdleNS), most, avoid)
 }
 
 func AdviceLine(a *Advice) string {

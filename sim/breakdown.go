@@ -43,8 +43,9 @@ type ThreadTimes struct {
 	// Flushes counts the tracer's buffer flushes of the thread that end
 	// inside the window, Flush their time inside it; FlushWork is the part
 	// that fell in work (in Instrumentation unless Sim.KeepRecordingCost,
-	// in Work then), FlushMPI the part inside MPI calls (in MPI). flush.go.
-	Flushes, Flush, FlushWork, FlushMPI int64
+	// in Work then), FlushMPI the part inside MPI calls (in MPI),
+	// FlushOverhead the part in overhead; the rest is idleness. flush.go.
+	Flushes, Flush, FlushWork, FlushMPI, FlushOverhead int64
 }
 
 // Total returns the accounted time.

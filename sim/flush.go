@@ -9,16 +9,18 @@ import "github.com/ptrace-dev/ptrace/trace"
 // lengthens the work it interrupts, so the breakdown takes it out of work
 // into ThreadTimes.Instrumentation, as it does the recording cost of each
 // event (instrument.go), unless the correction is off (Sim.KeepRecordingCost).
-// Inside an MPI call or a wait it stays where it is: the call's time and
-// the waits it made on other ranks are what the traced run did, and the
-// wait states, the critical path and POP read them so. Either way the
-// flushes are counted per thread, with the state they fell in
-// (ThreadTimes.Flush*), so that the report can say how much of what it
-// shows the tracer made.
+// Inside an MPI call, overhead or idleness it stays where it is: the
+// call's time and the waits it made on other ranks are what the traced run
+// did, and the wait states, the critical path and POP read them so. Either
+// way the flushes are counted per thread, with the state they fell in
+// (ThreadTimes.Flush*; a flush while not working is overhead while a task
+// was ready, as the breakdown's δr splits it), so that the report can say
+// how much of what it shows the tracer made.
 
 // flushState is the flush accounting's state inside Breakdown.
 type flushState struct {
-	from []int64 // per thread: its open flush's start (−1: none); nil until the first flush
+	from  []int64 // per thread: its open flush's start (−1: none); nil until the first flush
+	ready []int64 // per thread: ∫ δr at its open flush's start
 }
 
 // flush accounts flush event e of thread th: a begin opens the thread's
@@ -27,13 +29,13 @@ type flushState struct {
 func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 	f := &b.flushes
 	if f.from == nil {
-		f.from = make([]int64, len(b.Threads))
+		f.from, f.ready = make([]int64, len(b.Threads)), make([]int64, len(b.Threads))
 		for i := range f.from {
 			f.from[i] = -1
 		}
 	}
 	if e.Kind == trace.FlushBegin {
-		f.from[th] = s.Now
+		f.from[th], f.ready[th] = s.Now, s.ReadyTime(s.Now).Value()
 		return
 	}
 	from := f.from[th]
@@ -56,5 +58,9 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 		}
 	case catMPI, catMPISetup:
 		t.FlushMPI += d
+	case catForkJoin, catRuntime:
+		t.FlushOverhead += d
+	default:
+		t.FlushOverhead += s.ReadyTime(s.Now).Over(s, from, f.ready[th], s.Now)
 	}
 }

@@ -57,3 +57,42 @@ func TestBufferFlushes(t *testing.T) {
 		}
 	}
 }
+
+// Flushes while not working: two threads in a region 0..100, thread 1
+// flushes 20..30 in the implicit barrier it waits in from 10 (no task
+// ready: idle) and thread 0 flushes 40..60 in the taskwait it waits in
+// from 35 for a task it created at 30, which thread 1 runs from 50 (a task
+// ready 30..50: overhead 40..50, idle 50..60). Idle and overhead keep
+// their time; the report's split is the breakdown's.
+func TestBufferFlushesNotWorking(t *testing.T) {
+	task := id(0, 4)
+	g := newProg(2).region(2, 0)
+	g.waitBegin(1, 10)
+	g.ev(1, trace.FlushBegin, 20)
+	g.ev(1, trace.FlushEnd, 30)
+	g.ev(0, trace.TaskCreate, 30, task, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.SyncBegin, 35, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.ev(0, trace.SyncWaitBegin, 35, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.FlushBegin, 40)
+	g.ev(0, trace.FlushEnd, 60)
+	g.ev(1, trace.TaskSchedule, 50, implicit(1), ompt.StatusSwitch, task)
+	g.ev(1, trace.TaskSchedule, 80, task, ompt.StatusComplete, implicit(1))
+	g.ev(1, trace.SyncWaitEnd, 90, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(1))
+	g.ev(1, trace.SyncEnd, 90, ompt.SyncBarrierImplicitParallel, id(0, 2), implicit(1), 0)
+	g.ev(0, trace.SyncWaitEnd, 80, ompt.SyncTaskwait, id(0, 2), implicit(0))
+	g.ev(0, trace.SyncEnd, 80, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+	g.barrier(0, 80, 90)
+	g.end(2, 100)
+	s := sim.New(g.proc(), nil, false)
+	if err := s.Run(ompt.NewModel()); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	for th, want := range [][3]int64{{20, 10, 10}, {10, 0, 10}} {
+		tt := s.Breakdown.Threads[th]
+		if tt.Flushes != 1 || tt.Flush != want[0] || tt.FlushOverhead != want[1] || tt.Flush-tt.FlushWork-tt.FlushMPI-tt.FlushOverhead != want[2] || tt.Instrumentation != 0 {
+			t.Errorf("thread %d: %d flushes, %d ns, %d in overhead, %d idle, instrumentation %d; want 1, %d, %d, %d, 0",
+				th, tt.Flushes, tt.Flush, tt.FlushOverhead, tt.Flush-tt.FlushWork-tt.FlushMPI-tt.FlushOverhead, tt.Instrumentation, want[0], want[1], want[2])
+		}
+	}
+}

@@ -106,7 +106,7 @@ func TestCompareNamesBadRuns(t *testing.T) {
 		t.Errorf("exit %d, want 1", r.code)
 	}
 	for _, want := range []string{
-		empty + ": ", "not a ptrace trace directory",
+		empty + ": an empty directory",
 		broken + ": ", "rank-00002.ptrace",
 		stray + ": ", "not a ptrace report",
 		other + ": ", "shares no task construct",

@@ -926,7 +926,7 @@ func TestRobustness(t *testing.T) {
 		// leaves in.
 		r, kept := h.report(t, dir).Breakdown, h.reportArgs(t, dir, "--no-instrumentation-correction").Breakdown
 		f := r.BufferFlushes
-		if f == nil || f.Count != flushes || f.NS != flushNS || f.WorkNS <= 0 || f.WorkNS+f.MPINS+f.OtherNS != f.NS ||
+		if f == nil || f.Count != flushes || f.NS != flushNS || f.WorkNS <= 0 || f.WorkNS+f.MPINS+f.OverheadNS+f.IdleNS != f.NS ||
 			f.KeptInWork || f.Setting != "PTRACE_BUFFER_MB" || kept.BufferFlushes == nil || !kept.BufferFlushes.KeptInWork {
 			t.Errorf("buffer flushes %+v (kept: %+v), want %d flushes of %d ns, some in work", f, kept.BufferFlushes, flushes, flushNS)
 		} else if c := r.InstrumentationCorrection; c == nil || c.CorrectedNS+f.WorkNS != r.InstrumentationNS ||
