@@ -44,6 +44,29 @@ var fuzzBase struct {
 }
 
 // fuzzTraces generates and decodes the base traces (once per process).
+// withFlushes returns a copy of procs with a flush_begin … flush_end pair
+// inside every fifth gap between two events of a thread.
+func withFlushes(procs []fuzzProc) []fuzzProc {
+	out := make([]fuzzProc, len(procs))
+	for i, p := range procs {
+		q := clone(&p)
+		for th, evs := range q.Events {
+			var row []trace.Event
+			for j, e := range evs {
+				row = append(row, e)
+				if j+1 < len(evs) && j%5 == 4 {
+					if dt := evs[j+1].Time - e.Time; dt >= 4 {
+						row = append(row, trace.Event{Time: e.Time + dt/4, Kind: trace.FlushBegin}, trace.Event{Time: e.Time + dt/2, Kind: trace.FlushEnd})
+					}
+				}
+			}
+			q.Events[th] = row
+		}
+		out[i] = q
+	}
+	return out
+}
+
 func fuzzTraces() ([][]fuzzProc, error) {
 	fuzzBase.once.Do(func() {
 		tmp, err := os.MkdirTemp("", "ptrace-fuzz-base")
@@ -85,6 +108,9 @@ func fuzzTraces() ([][]fuzzProc, error) {
 			procs = append(procs, p)
 		}
 		fuzzBase.traces = append(fuzzBase.traces, procs)
+		// The first base with the tracer's buffer flushes (sim/flush.go),
+		// which gen does not write.
+		fuzzBase.traces = append(fuzzBase.traces, withFlushes(fuzzBase.traces[0]))
 		root := os.TempDir()
 		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 			root = "/dev/shm"
@@ -316,6 +342,8 @@ func FuzzAnalyzeValues(f *testing.F) {
 	f.Add([]byte("\x01\x89\x00\xff\xf2\x01\x01\x01\x01\x01\x01\x01\r")) // an id of sequence 2^40−1: 13 s and 422 MB before the task table was bounded
 	f.Add([]byte{3})                                                    // the recorded user threads as they are
 	f.Add([]byte{3, 0x12, 2, 1, 0, 0x33, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{4}) // the halo with buffer flushes as it is
+	f.Add([]byte{4, 0x21, 1, 3, 0, 0x05, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 1+32*fuzzRecord {
 			return
