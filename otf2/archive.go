@@ -114,6 +114,9 @@ func OpenWith(path string, o Options) (*Archive, error) {
 	if a.Defs, err = readGlobalDefs(a.Dir+".def", an.ChunkDefs, o.MemoryLimit); err != nil {
 		return nil, err
 	}
+	if an.Creator == tauCreator {
+		a.Defs.tauRegions()
+	}
 	if err := a.layout(); err != nil {
 		return nil, err
 	}

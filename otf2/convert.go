@@ -54,6 +54,9 @@ type Stats struct {
 	// cut given to ConvertCut.
 	Gaps       []Gap
 	CutRecords int64
+	// Uncollected counts, by MPI collective, the calls holding no
+	// collective record (MpiCollectiveBegin/End): TAU writes none.
+	Uncollected map[string]int64
 	// Warnings are problems the conversion tolerated (the first few of
 	// each kind, with the count); Notes say what was left out.
 	Warnings []string
@@ -164,6 +167,10 @@ type conv struct {
 	noLoc     int64            // an empty location (−1 until defined)
 	rinfo     []regInfo        // per dense region id
 	rsparse   map[uint32]*regInfo
+
+	// ompEnters counts the Enter records of OpenMP regions (TAU's
+	// OpenMP timers come without OTF2's OpenMP records)
+	ompEnters int64
 
 	undefRegion, undefComm, orphan counted
 	undefContext, ctxLoop          counted
@@ -373,6 +380,8 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 			"tasks count as ready at creation, so task-graph values (critical path and span through tasks, "+
 			"parallelism, idleness from readiness) are those of independent tasks", grp.Name, c.st.Tasks))
 	}
+	c.uncollectedWarning(grp.Name)
+	c.ompTimersWarning(grp.Name)
 	if c.st.Unmodelled > 0 {
 		c.st.Notes = append(c.st.Notes, fmt.Sprintf("%s: %d threads are no OpenMP threads and record no ThreadBegin (runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP",
 			grp.Name, c.st.Unmodelled))
@@ -646,6 +655,9 @@ func (c *conv) pass1() error {
 					joining = true
 					c.joins[t] = append(c.joins[t], threadKey{})
 				}
+				if r.Paradigm == paradigmOpenMP {
+					c.ompEnters++
+				}
 				switch {
 				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
 					if named != nil && !named.regions {
@@ -894,6 +906,9 @@ type thr struct {
 	nposts int
 	// inProbed: inside an MPI_Mrecv or MPI_Imrecv (Stats.ProbedRecvs)
 	inProbed bool
+	// collCall: inside an MPI collective call; collRec: it holds a
+	// collective record (Stats.Uncollected)
+	collCall, collRec bool
 	// mutexFrom is the time the thread entered a critical section or a
 	// lock-API call not acquired yet (−1: none), of mutex kind mutexKind
 	// at location mutexLoc
@@ -1095,12 +1110,14 @@ func (c *conv) pass2(t int) error {
 			delete(h.reqs, e.A[0])
 			c.st.Ignored[e.Type]++
 		case EvMpiCollectiveBegin:
+			h.collRec = true
 			// The operation, communicator and root come with the End:
 			// hold the begin (and anything before the end) until then.
 			h.flush()
 			h.coll = true
 			h.emit(trace.CollBegin, now, 0, 0, -1, 0, 0)
 		case EvMpiCollectiveEnd:
+			h.collRec = true
 			cm := uint32(ld.Map(mapComm, e.A[1]))
 			ci, ok := c.comm(cm)
 			if !ok {
@@ -1572,6 +1589,7 @@ type regInfo struct {
 	arg      int64
 	str, loc int64 // −1 until defined
 	probed   bool  // MPI_Mrecv or MPI_Imrecv
+	coll     bool  // an MPI collective (MPI_Barrier, MPI_Allreduce…)
 	code     bool  // also a code region (regMutex of pthread_mutex_lock)
 }
 
@@ -1596,6 +1614,7 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 	case paradigmMPI:
 		ri.class = regMPI
 		ri.probed = r.Name == "MPI_Mrecv" || r.Name == "MPI_Imrecv"
+		ri.coll = collectiveNames[r.Name]
 	case paradigmMeasurement:
 		ri.class = regNothing
 	case paradigmOpenMP:
@@ -1685,6 +1704,9 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 			if enter {
 				c.st.ProbedRecvs++
 			}
+		}
+		if ri.coll {
+			c.collective(h, enter, r.Name)
 		}
 	case regSync:
 		loc := c.infoLoc(ri, id, r)
