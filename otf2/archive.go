@@ -116,6 +116,9 @@ func OpenWith(path string, o Options) (*Archive, error) {
 	}
 	if an.Creator == tauCreator {
 		a.Defs.tauRegions()
+		// TAU 2.35 counts 3 records too few per location, and with
+		// OpenMP gives every location its process's first one's count.
+		a.Notes = append(a.Notes, "TAU's location event counts are not checked against the event files (TAU writes them off): each file's records are used")
 	}
 	if err := a.layout(); err != nil {
 		return nil, err
