@@ -90,6 +90,9 @@ func dirHint(path string, entries []os.DirEntry) string {
 	if len(has(func(n string) bool { return n == "profile.cubex" })) > 0 {
 		return "a Score-P experiment with a profile (profile.cubex) and no trace; ptrace analyses traces: run again with SCOREP_ENABLE_TRACING=true"
 	}
+	if len(has(func(n string) bool { return n == "scorep.cfg" })) > 0 {
+		return scorepNoTrace(path)
+	}
 	if len(has(func(n string) bool { return strings.HasPrefix(n, "tautrace.") && strings.HasSuffix(n, ".trc") })) > 0 {
 		return "TAU traces in TAU's own format (tautrace.*.trc), which ptrace does not read; record with TAU_TRACE_FORMAT=otf2 for an OTF2 archive"
 	}
@@ -135,4 +138,39 @@ func first(s []string, n int) []string {
 		return append(s[:n:n], "…")
 	}
 	return s
+}
+
+// scorepNoTrace explains a Score-P experiment directory without a trace or
+// a profile. Score-P writes both when the program ends (MPI_Finalize, or
+// exit): a run killed (a signal, a time limit) or aborted (MPI_Abort, a
+// crash) before leaves only its configuration, and event files of trace
+// buffer flushes, if any, without the definitions that would make them
+// readable. Its scorep.cfg says whether tracing was on.
+func scorepNoTrace(path string) string {
+	if b, err := os.ReadFile(filepath.Join(path, "scorep.cfg")); err == nil && len(b) < 1<<20 {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "SCOREP_ENABLE_TRACING="); ok &&
+				strings.EqualFold(strings.Trim(v, `'"`), "false") {
+				return "a Score-P experiment without a trace: its scorep.cfg says SCOREP_ENABLE_TRACING=false; " +
+					"run again with SCOREP_ENABLE_TRACING=true"
+			}
+		}
+	}
+	msg := "a Score-P experiment without a trace (no traces.otf2): Score-P writes the trace when the program ends " +
+		"(at MPI_Finalize), so a run killed or aborted before that (MPI_Abort, a signal, a time limit, a crash) leaves none; " +
+		"run it again to its end"
+	if f, err := os.Open(filepath.Join(path, "traces")); err == nil {
+		names, _ := f.Readdirnames(maxLooked)
+		f.Close()
+		n := 0
+		for _, nm := range names {
+			if strings.HasSuffix(nm, ".evt") {
+				n++
+			}
+		}
+		if n > 0 {
+			msg += fmt.Sprintf(" (the %d event files in traces/ are trace buffer flushes, unreadable without the definitions Score-P writes at the end)", n)
+		}
+	}
+	return msg
 }

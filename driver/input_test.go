@@ -40,6 +40,15 @@ func TestExplainInput(t *testing.T) {
 	mk("runs/notes", true)
 	mk("one/r1/"+trace.FileName(0), false)
 	mk("empty", true)
+	mk("killed/scorep.cfg", false)
+	mk("killed/MANIFEST.md", false)
+	mk("killed/traces", true)
+	mk("flushed/scorep.cfg", false)
+	mk("flushed/traces/0.evt", false)
+	mk("flushed/traces/1.evt", false)
+	if err := os.WriteFile(mk("off/scorep.cfg", false), []byte("SCOREP_ENABLE_PROFILING=true\nSCOREP_ENABLE_TRACING=false\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	mk("other/readme.txt", false)
 	for _, c := range []struct{ path, want string }{
 		{"profile", "a Score-P experiment with a profile (profile.cubex) and no trace"},
@@ -54,6 +63,9 @@ func TestExplainInput(t *testing.T) {
 		{"one", "no trace here, but one in " + filepath.Join(root, "one", "r1")},
 		{"one/r1/" + trace.FileName(0), "one process's file of a ptrace trace; give the trace's directory, " + filepath.Join(root, "one", "r1")},
 		{"empty", "an empty directory"},
+		{"killed", "a Score-P experiment without a trace (no traces.otf2): Score-P writes the trace when the program ends"},
+		{"flushed", "(the 2 event files in traces/ are trace buffer flushes"},
+		{"off", "its scorep.cfg says SCOREP_ENABLE_TRACING=false"},
 		{"other", "not a ptrace trace directory"},
 	} {
 		p := filepath.Join(root, c.path)

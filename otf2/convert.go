@@ -189,6 +189,7 @@ type conv struct {
 	codeSeq     []int
 	unleft      []map[int]bool
 	unleftCount counted
+	unnested    counted // Leaves of code regions out of nesting (nesting.go)
 }
 
 // span is the time of one thread's records.
@@ -371,6 +372,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c.ctxLoop.flush(&c.st, "records of calling contexts with an endless parent chain")
 	c.orphan.flush(&c.st, "records without their begin or fork")
 	c.unleftCount.flush(&c.st, "regions never left after recording was switched off")
+	c.unnested.flush(&c.st, "Leaves of code regions out of nesting")
 	for t := range c.tb {
 		c.tb[t].flush(&c.st)
 	}
@@ -932,6 +934,8 @@ type thr struct {
 	// open ones that are never left (gaps.go)
 	codeSeq int
 	unleft  []uint32
+	// codes are the open code regions, innermost last (nesting.go)
+	codes []codeFrame
 }
 
 // heldLock is an OpenMP lock a thread holds.
@@ -1739,12 +1743,7 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 			h.mutexFrom = now
 		}
 		if ri.code {
-			k := trace.RegionExit
-			if enter {
-				k = trace.RegionEnter
-			}
-			c.st.Regions++
-			h.emit(k, now, c.infoStr(ri, r))
+			h.codeRegion(enter, now, id, c.infoStr(ri, r), r)
 		}
 	case regWait:
 		if ri.loc < 0 && r.Line == 0 {
@@ -1781,13 +1780,9 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 	case regCode:
 		// Code: user and compiler-instrumented functions (and the regions
 		// of other paradigms: pthread, CUDA, I/O...), kept so that wait
-		// states and delay costs name the code an MPI call is in.
-		k := trace.RegionExit
-		if enter {
-			k = trace.RegionEnter
-		}
-		c.st.Regions++
-		h.emit(k, now, c.infoStr(ri, r))
+		// states and delay costs name the code an MPI call is in, nested
+		// (nesting.go).
+		h.codeRegion(enter, now, id, c.infoStr(ri, r), r)
 	}
 	// regNothing: other OpenMP regions (the task bodies, critical, master,
 	// the lock API wrappers...) carry nothing the model needs: the task

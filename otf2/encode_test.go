@@ -139,7 +139,7 @@ type defRec struct {
 // editedArchive writes oldArchive with its global definitions passed
 // through edit (nil: as they are).
 func editedArchive(t testing.TB, dir string, edit func([]defRec) []defRec) string {
-	return encodedArchive(t, dir, edit, false)
+	return encodedArchive(t, dir, edit, encPlain)
 }
 
 // flushArchive writes oldArchive with trace buffer flushes, as Score-P
@@ -149,11 +149,30 @@ func editedArchive(t testing.TB, dir string, edit func([]defRec) []defRec) strin
 // 4500–6000 inside MPI_Allreduce, which its MpiCollectiveEnd at 5500 cuts
 // to 4500–5500 (a flush holds no record of its thread); rank 1 flushes
 // 3300–3350 inside MPI_Recv, its MpiRecv at 3300 after the flush record.
-func flushArchive(t testing.TB, dir string) string { return encodedArchive(t, dir, nil, true) }
+func flushArchive(t testing.TB, dir string) string { return encodedArchive(t, dir, nil, encFlushes) }
+
+// unnestedArchive writes oldArchive with Enter and Leave records of code
+// regions that do not nest, as Score-P writes them when it records another
+// thread's I/O calls on a location: inside rank 0's solve, before its
+// MPI_Send, a Leave of read, which is not open (2200), then open entered
+// and left around read (2100–2500); open entered (2600), read entered
+// (2650), open left (2700) while read is open, read left (2800).
+func unnestedArchive(t testing.TB, dir string) string {
+	return encodedArchive(t, dir, nil, encUnnested)
+}
+
+// The variants of encodedArchive.
+const (
+	encPlain = iota
+	encFlushes
+	encUnnested
+)
 
 // encodedArchive writes oldArchive, its global definitions edited, with
-// buffer flushes (flushArchive) or not.
-func encodedArchive(t testing.TB, dir string, edit func([]defRec) []defRec, flushes bool) string {
+// buffer flushes (flushArchive), code regions out of nesting
+// (unnestedArchive) or as it is.
+func encodedArchive(t testing.TB, dir string, edit func([]defRec) []defRec, variant int) string {
+	flushes := variant == encFlushes
 	const chunk = 256 << 10 // OTF2's least
 	var recs []defRec
 	g := &recorder{add: func(t uint8, e *enc) { recs = append(recs, defRec{t, e}) }}
@@ -179,6 +198,14 @@ func encodedArchive(t testing.TB, dir string, edit func([]defRec) []defRec, flus
 	}
 	// Region of OTF2 1.0: region type 1 (function), nothing after
 	g.rec(gdRegion, (&enc{}).c(5).c(6).c(0).u8(1).c(14).c(7).c(9))
+	if variant == encUnnested {
+		// regions 6 open and 7 read: Score-P's POSIX I/O wrappers
+		g.rec(gdString, (&enc{}).c(16).str("open"))
+		g.rec(gdString, (&enc{}).c(17).str("read"))
+		for id := uint64(6); id <= 7; id++ {
+			g.rec(gdRegion, (&enc{}).c(id).c(id+10).c(0).u8(0).c(14).c(0).c(0).c(id+10).u8(roleFileIO).u8(0).c(0))
+		}
+	}
 	// Group, pre-1.2 layout: id, name, type (6 MPI locations, 4 MPI
 	// group), members; no 1.2 attributes
 	g.rec(gdGroup, (&enc{}).c(0).c(13).u8(6).c(2).c(0).c(1))
@@ -216,6 +243,17 @@ func encodedArchive(t testing.TB, dir string, edit func([]defRec) []defRec, flus
 			}
 		}
 		enter(2000, 5) // solve
+		if r == 0 && variant == encUnnested {
+			enter(2100, 6)
+			leave(2200, 7)
+			enter(2300, 7)
+			leave(2400, 7)
+			leave(2500, 6)
+			enter(2600, 6)
+			enter(2650, 7)
+			leave(2700, 6)
+			leave(2800, 7)
+		}
 		if r == 0 {
 			flush(2500, 2700)
 			enter(3000, 1)

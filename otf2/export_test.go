@@ -26,3 +26,7 @@ var PthreadSyncArchive = pthreadSyncArchive
 // FlushArchive writes OldArchive with Score-P's trace buffer flushes
 // (encode_test.go).
 var FlushArchive = flushArchive
+
+// UnnestedArchive writes OldArchive with code regions whose Enter and
+// Leave records do not nest (encode_test.go).
+var UnnestedArchive = unnestedArchive
