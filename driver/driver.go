@@ -529,7 +529,7 @@ func (r *run) load() error {
 		}
 		p, err := r.loadProcess(i, opts)
 		if err != nil {
-			return fmt.Errorf("rank %d: %w", i, err)
+			return fmt.Errorf("rank %d: %w", i, salvageHint(err, r.opts.Salvage))
 		}
 		if p.Header.Rank != i {
 			return fmt.Errorf("rank %d: %s: header says rank %d", i, p.File, p.Header.Rank)

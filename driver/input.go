@@ -1,6 +1,7 @@
 package driver
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,6 +17,19 @@ import (
 // performance tools commonly leave behind (a Score-P profile, a CUBE file,
 // TAU's or Paraver's own trace formats, one rank file, a directory of
 // several runs).
+
+// salvageHint adds to a damaged file's error (or a missing OTF2 event
+// file's) that --salvage analyses what precedes the damage, when it was
+// not given.
+func salvageHint(err error, salvage bool) error {
+	var fe *trace.FormatError
+	var oe *otf2.FormatError
+	missingEvents := errors.Is(err, os.ErrNotExist) && strings.Contains(err.Error(), ".evt")
+	if salvage || !errors.As(err, &fe) && !errors.As(err, &oe) && !missingEvents {
+		return err
+	}
+	return fmt.Errorf("%w (analyze --salvage keeps what precedes the damage)", err)
+}
 
 // maxLooked bounds the entries looked at in a directory that is not a
 // trace: the hint is best effort and must not read a huge directory.

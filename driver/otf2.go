@@ -110,7 +110,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 		return trace.LoadProcess(path, opts)
 	}
 	if r.archive == nil {
-		a, err := otf2.OpenWith(r.dir.Path, otf2.Options{MemoryLimit: r.opts.MemoryLimit})
+		a, err := otf2.OpenWith(r.dir.Path, otf2.Options{MemoryLimit: r.opts.MemoryLimit, Salvage: r.opts.Salvage})
 		if err != nil {
 			return nil, err
 		}
@@ -162,6 +162,9 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 	}
 	st := cv.st
 	p.Warnings = append(p.Warnings, st.Warnings...)
+	if st.Salvaged > 0 {
+		p.Partial = true // events are missing
+	}
 	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords}
 	if st.ProbedRecorded == 0 {
 		row.Unreceived = st.ProbedRecvs

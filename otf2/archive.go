@@ -24,6 +24,8 @@ type Archive struct {
 	// (metric and accelerator locations, definitions of kinds ptrace does
 	// not model); they are not problems.
 	Notes []string
+	// salvage: Options.Salvage
+	salvage bool
 }
 
 type process struct {
@@ -57,6 +59,10 @@ type Options struct {
 	// MemoryLimit bounds the bytes the global definitions may hold (0: no
 	// limit); past it Open fails with the estimate.
 	MemoryLimit int64
+	// Salvage converts what precedes a damaged part of a location's event
+	// file, and a location whose event file is missing as one without
+	// events, each a warning (Stats.Salvaged), instead of failing.
+	Salvage bool
 }
 
 // IsArchive reports whether path is an OTF2 anchor file or a directory
@@ -110,7 +116,7 @@ func OpenWith(path string, o Options) (*Archive, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Archive{Anchor: an, Path: ap, Dir: strings.TrimSuffix(ap, ".otf2")}
+	a := &Archive{Anchor: an, Path: ap, Dir: strings.TrimSuffix(ap, ".otf2"), salvage: o.Salvage}
 	if a.Defs, err = readGlobalDefs(a.Dir+".def", an.ChunkDefs, o.MemoryLimit); err != nil {
 		return nil, err
 	}

@@ -48,6 +48,9 @@ type Stats struct {
 	// (MpiRecv, MpiIrecvRequest) inside them: Score-P 8.4 writes none, so
 	// those messages are sends without a receive.
 	ProbedRecvs, ProbedRecorded int64
+	// Salvaged counts the event files cut at a damaged part, or missing,
+	// under Options.Salvage (each a warning).
+	Salvaged int
 	// Gaps are the times the process recorded nothing (recording switched
 	// off: gaps.go), disjoint, in time order; CutRecords counts the
 	// communication records dropped because they fall inside a gap of the
@@ -511,6 +514,13 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 	l := c.p.locations[t]
 	r, err := c.a.OpenEvents(l.ID)
 	if err != nil {
+		if c.a.salvage && errors.Is(err, os.ErrNotExist) {
+			if count {
+				c.st.Salvaged++
+				c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%v: the location has no events (--salvage)", err))
+			}
+			return nil
+		}
 		return err
 	}
 	defer r.Close()
@@ -518,8 +528,19 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 	tl.restart()
 	var e Event
 	cs := ctxStack{c: c, ld: c.local[t], count: count, fn: fn}
+	cut := false // salvaged: the file's count cannot agree
 	for {
 		ok, err := r.Next(&e)
+		if err != nil && c.a.salvage {
+			cut = true
+			// Both passes stop here: the location ends with the record
+			// before the damage.
+			if count {
+				c.st.Salvaged++
+				c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%v: the location's %d records before it are kept, the rest of its file is dropped (--salvage)", err, r.Events))
+			}
+			break
+		}
 		if err != nil {
 			return err
 		}
@@ -552,7 +573,7 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 		// The file's framing decides what the location holds; a count
 		// that disagrees (APEX writes such counts) is a warning, but in
 		// TAU's archives, whose counts are always off (a note says so).
-		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events && c.a.Anchor.Creator != tauCreator {
+		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events && c.a.Anchor.Creator != tauCreator && !cut {
 			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d event records, the location definition counts %d; the file's records are used", r.name, r.Events, l.Events))
 		}
 	}

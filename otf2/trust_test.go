@@ -324,3 +324,58 @@ func TestThreadOfNoOpenMP(t *testing.T) {
 		t.Errorf("thread types %v, want initial and unknown", types)
 	}
 }
+
+// TestSalvageEvents: an event file cut inside a record fails the
+// conversion with its file and offset; with Options.Salvage the location
+// keeps the records before the cut, and a missing event file is a location
+// without events, each one warning, the same in both passes.
+func TestSalvageEvents(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		damage func(p string) error
+	}{
+		{"cut", func(p string) error {
+			st, err := os.Stat(p)
+			if err != nil {
+				return err
+			}
+			return os.Truncate(p, st.Size()-3) // inside the last records
+		}},
+		{"missing", os.Remove},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			anchor := oldArchive(t, dir)
+			evt := filepath.Join(dir, "traces", "1.evt")
+			if err := c.damage(evt); err != nil {
+				t.Fatal(err)
+			}
+			a, err := Open(anchor)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.Convert(1, io.Discard); err == nil || !strings.Contains(err.Error(), evt) {
+				t.Fatalf("without salvage: %v, want an error naming %s", err, evt)
+			}
+			a, err = OpenWith(anchor, Options{Salvage: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			st, err := a.Convert(1, &buf)
+			if err != nil {
+				t.Fatalf("with salvage: %v", err)
+			}
+			if st.Salvaged != 1 || len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], evt) || !strings.Contains(st.Warnings[0], "--salvage") {
+				t.Errorf("salvaged %d, warnings %q; want 1 naming %s", st.Salvaged, st.Warnings, evt)
+			}
+			p, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{})
+			if err != nil {
+				t.Fatalf("the salvaged conversion does not load: %v", err)
+			}
+			if c.name == "cut" && p.NumEvents() == 0 {
+				t.Error("the records before the cut are lost")
+			}
+		})
+	}
+}
