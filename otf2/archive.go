@@ -120,7 +120,13 @@ func OpenWith(path string, o Options) (*Archive, error) {
 	if a.Defs, err = readGlobalDefs(a.Dir+".def", an.ChunkDefs, o.MemoryLimit); err != nil {
 		return nil, err
 	}
-	if an.Creator == tauCreator {
+	if strings.HasPrefix(an.Creator, tau2otf2Creator) {
+		a.Defs.tau2otf2Regions()
+		if n := a.Defs.tau2otf2Groups(); n != "" {
+			a.Notes = append(a.Notes, n)
+		}
+	}
+	if isTAU(an.Creator) {
 		a.Defs.tauRegions()
 		// TAU 2.35 counts 3 records too few per location, and with
 		// OpenMP gives every location its process's first one's count.

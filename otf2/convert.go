@@ -573,7 +573,7 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 		// The file's framing decides what the location holds; a count
 		// that disagrees (APEX writes such counts) is a warning, but in
 		// TAU's archives, whose counts are always off (a note says so).
-		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events && c.a.Anchor.Creator != tauCreator && !cut {
+		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events && !isTAU(c.a.Anchor.Creator) && !cut {
 			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d event records, the location definition counts %d; the file's records are used", r.name, r.Events, l.Events))
 		}
 	}

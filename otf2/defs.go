@@ -350,6 +350,8 @@ type Defs struct {
 	// definitions, duplicates), counted with the first few listed.
 	Warnings []string
 	warnN    int64
+	// groupDups counts the Group ids defined twice (among the warnings)
+	groupDups int64
 	// Memory is what the definitions hold, in bytes (an estimate).
 	Memory   int64
 	limit    int64
@@ -697,6 +699,7 @@ func (g *Defs) record(t uint8, d *dec, end int) error {
 			}
 		}
 		if g.groups.put(uint32(v[0]), grp) {
+			g.groupDups++
 			g.warn("%s: group %d defined twice", g.path, v[0])
 		}
 	case gdComm: // id, name, group, parent; 3.0: flags

@@ -21,6 +21,62 @@ import (
 // tauCreator is the anchor's creator TAU's OTF2 writer sets.
 const tauCreator = "TAU"
 
+// TAU's converter of its own trace format (tau2otf2, "tau2otf2 converter
+// version …") names regions as TAU does, with trailing blanks ("MPI_Send()
+// "), and gives every region the paradigm and role UNKNOWN: what is an MPI
+// call is known by its name only. It also reuses the ids of its region
+// groups for the communicators' groups (the later definitions are the ones
+// the communicators refer to).
+const tau2otf2Creator = "tau2otf2 converter"
+
+// isTAU reports whether creator names one of TAU's writers.
+func isTAU(creator string) bool {
+	return creator == tauCreator || strings.HasPrefix(creator, tau2otf2Creator)
+}
+
+// tau2otf2Groups takes back the warnings on group ids defined twice: tau2otf2
+// numbers its region groups and its communicators' groups from 0 alike, the
+// latter defined last, and those are what its communicators refer to (the
+// later definition of an id is the one kept). A note says so.
+func (g *Defs) tau2otf2Groups() (note string) {
+	if g.groupDups == 0 {
+		return ""
+	}
+	kept := g.Warnings[:0]
+	for _, w := range g.Warnings {
+		if !strings.HasSuffix(w, " defined twice") || !strings.Contains(w, ": group ") {
+			kept = append(kept, w)
+		}
+	}
+	g.Warnings, g.warnN = kept, g.warnN-g.groupDups
+	return fmt.Sprintf("%d group ids defined twice, as tau2otf2 writes them (its region groups and its communicators' groups share ids): the later definitions, the communicators', are used", g.groupDups)
+}
+
+// tau2otf2Regions gives the regions of a tau2otf2 archive the paradigm
+// their names say (names trimmed): an MPI region named "MPI_X()" is MPI,
+// any other one user code; tauRegions then treats them as TAU's own.
+func (g *Defs) tau2otf2Regions() {
+	fix := func(r *Region) {
+		r.Name = strings.TrimSpace(r.Name)
+		if r.Paradigm != paradigmUnknown {
+			return
+		}
+		r.Paradigm = paradigmUser
+		if n := strings.TrimSuffix(r.Name, "()"); strings.HasPrefix(n, "MPI_") && !strings.ContainsAny(n, " \t") {
+			r.Paradigm = paradigmMPI
+		}
+	}
+	for i := range g.regions.dense {
+		if g.regions.has[i/64]&(1<<(i%64)) != 0 {
+			fix(&g.regions.dense[i])
+		}
+	}
+	for id, r := range g.regions.sparse {
+		fix(&r)
+		g.regions.sparse[id] = r
+	}
+}
+
 // tauRegions makes the regions of a TAU archive what they are: an MPI
 // region named "MPI_X()" is the MPI call MPI_X (so MPI_Init and
 // MPI_Finalize bound the analysis window and the wait states know the

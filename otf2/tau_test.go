@@ -250,3 +250,37 @@ func TestTAUOpenMPTimers(t *testing.T) {
 		t.Errorf("%d messages matched, want 162", m)
 	}
 }
+
+// TestTAU2OTF2: TAU's converter of its own trace format (tau2otf2) gives
+// every region the paradigm UNKNOWN and names MPI calls "MPI_Send()  ",
+// and defines its region groups' ids again for the communicators' groups
+// (testdata/tau2otf2-2.35-waits-pure). Read, its MPI calls are calls:
+// MPI_Init and MPI_Finalize bound the window, the 6 messages match, and
+// rank 0's late sender and late receiver are the archive's own (otf2-print:
+// the receives' and sends' entries, in µs), with no warning but the
+// collectives' and the duplicate groups a note.
+func TestTAU2OTF2(t *testing.T) {
+	rep := tauReport(t, filepath.Join("testdata", "tau2otf2-2.35-waits-pure", "traces.otf2"))
+	if w := rep.Trace.Window; w == nil || w.Bounds != "mpi" {
+		t.Errorf("window %+v, want MPI_Init → MPI_Finalize", w)
+	}
+	if c := rep.ClockSync; c == nil || c.Messages != 6 || c.UnmatchedSends != 0 || c.UnmatchedReceives != 0 {
+		t.Errorf("clock sync %+v, want 6 messages matched", c)
+	}
+	// late sender: 413635 → 441554 and 521562 → 526605; late receiver:
+	// 445611 → 457581, 465701 → 470306, 529586 → 539649, 546865 → 567024
+	w := waitProcess(rep, 0)
+	if w.LateSenderNS != (27919+5043)*1000 || w.LateReceiverNS != (11970+4605+10063+20159)*1000 {
+		t.Errorf("rank 0: late sender %d, late receiver %d ns; want %d, %d", w.LateSenderNS, w.LateReceiverNS, (27919+5043)*1000, (11970+4605+10063+20159)*1000)
+	}
+	if n := rep.Trace.Warnings; n == nil || n.Count != 2 {
+		t.Errorf("warnings %+v, want the 2 processes' collectives only", n)
+	}
+	dup := false
+	for _, n := range rep.Trace.Notes {
+		dup = dup || strings.Contains(n, "2 group ids defined twice")
+	}
+	if !dup {
+		t.Errorf("notes %q lack the duplicate groups", rep.Trace.Notes)
+	}
+}
