@@ -101,6 +101,19 @@ func (t *idTable[T]) each(fn func(id uint32, v *T)) {
 	}
 }
 
+// update calls fn on every defined value, in place.
+func (t *idTable[T]) update(fn func(v *T)) {
+	for i := range t.dense {
+		if t.has[i/64]&(1<<(i%64)) != 0 {
+			fn(&t.dense[i])
+		}
+	}
+	for id, v := range t.sparse {
+		fn(&v)
+		t.sparse[id] = v
+	}
+}
+
 // ids returns the defined ids in increasing order.
 func (t *idTable[T]) ids() []uint32 {
 	out := make([]uint32, 0, t.n)

@@ -66,15 +66,7 @@ func (g *Defs) tau2otf2Regions() {
 			r.Paradigm = paradigmMPI
 		}
 	}
-	for i := range g.regions.dense {
-		if g.regions.has[i/64]&(1<<(i%64)) != 0 {
-			fix(&g.regions.dense[i])
-		}
-	}
-	for id, r := range g.regions.sparse {
-		fix(&r)
-		g.regions.sparse[id] = r
-	}
+	g.regions.update(fix)
 }
 
 // tauRegions makes the regions of a TAU archive what they are: an MPI
@@ -95,15 +87,7 @@ func (g *Defs) tauRegions() {
 			r.Paradigm = paradigmUser
 		}
 	}
-	for i := range g.regions.dense {
-		if g.regions.has[i/64]&(1<<(i%64)) != 0 {
-			fix(&g.regions.dense[i])
-		}
-	}
-	for id, r := range g.regions.sparse {
-		fix(&r)
-		g.regions.sparse[id] = r
-	}
+	g.regions.update(fix)
 }
 
 // collectiveNames are the MPI collectives OTF2's collective records
