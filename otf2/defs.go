@@ -42,6 +42,8 @@ const anchorMagic = "OTF2"
 // substrates and compressions the anchor may name
 const (
 	substratePOSIX   = 1
+	substrateSION    = 2
+	substrateNone    = 3
 	compressionNone  = 1
 	compressionUndef = 0
 )
@@ -122,11 +124,17 @@ func decodeAnchor(b []byte, path string) (*Anchor, error) {
 	if a.Compression, err = d.u8(); err != nil {
 		return nil, err
 	}
-	if a.Substrate != substratePOSIX {
+	switch a.Substrate {
+	case substratePOSIX:
+	case substrateSION:
+		return nil, d.errf(d.pos-2, "the archive's files are inside SIONlib containers (Score-P with SCOREP_TRACING_USE_SION=true), which ptrace does not read: record again with SCOREP_TRACING_USE_SION=false for one file per location")
+	case substrateNone:
+		return nil, d.errf(d.pos-2, "the archive was written with OTF2's substrate NONE: it holds no event files")
+	default:
 		return nil, d.errf(d.pos-2, "file substrate %d is not supported (only POSIX, one file per location)", a.Substrate)
 	}
 	if a.Compression != compressionNone && a.Compression != compressionUndef {
-		return nil, d.errf(d.pos-1, "compressed archives (compression %d) are not supported", a.Compression)
+		return nil, d.errf(d.pos-1, "compressed archives (compression %d, zlib is 2) are not supported: OTF2's own tools read them", a.Compression)
 	}
 	if a.NumLocations, err = d.u64full(); err != nil {
 		return nil, err

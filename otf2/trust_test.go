@@ -379,3 +379,35 @@ func TestSalvageEvents(t *testing.T) {
 		})
 	}
 }
+
+// TestAnchorSubstrates: an archive whose files are not one per location
+// (Score-P's SIONlib containers, OTF2's substrate NONE) or compressed is
+// refused with what it is and, for SIONlib, how to record one ptrace reads.
+func TestAnchorSubstrates(t *testing.T) {
+	for _, c := range []struct {
+		at   int
+		v    byte
+		want string
+	}{
+		{28, 2, "SCOREP_TRACING_USE_SION=false"},
+		{28, 3, "substrate NONE"},
+		{28, 9, "file substrate 9 is not supported"},
+		{29, 2, "compressed archives (compression 2"},
+	} {
+		dir := t.TempDir()
+		anchor := oldArchive(t, dir)
+		b, err := os.ReadFile(anchor)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[28] != substratePOSIX || b[29] != compressionNone {
+			t.Fatal("the hand encoder's anchor moved its substrate")
+		}
+		b[c.at] = c.v
+		if err := os.WriteFile(anchor, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err = Open(anchor)
+		wantErrHas(t, err, anchor, c.want)
+	}
+}
