@@ -1,0 +1,105 @@
+package otf2
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Trust for the records of today's additions (gaps.go, the buffer
+// flushes): their counts are claims of the file, and no count makes the
+// conversion quadratic.
+
+// rank0Archive writes oldArchive with a second code region (id 6, "old.c"'s
+// user function) and rank 0's event file (and, when ld is set, its local
+// definitions) written by ev (ld): at(ns) stamps a record ns after the
+// global offset.
+func rank0Archive(t testing.TB, ev func(at func(ns uint64) *file), ld func(f *file)) string {
+	dir := t.TempDir()
+	anchor := editedArchive(t, dir, func(r []defRec) []defRec {
+		return append(r, defRec{gdRegion, (&enc{}).c(6).c(6).c(0).u8(0).c(14).c(0).c(0).c(6).u8(roleFunction).u8(paradigmUser).c(0)})
+	})
+	const chunk = 256 << 10
+	f := newFile(chunk)
+	ev(func(ns uint64) *file { return f.time(1000 + ns) })
+	if err := os.WriteFile(filepath.Join(dir, "traces", "0.evt"), f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ld != nil {
+		g := newFile(chunk)
+		ld(g)
+		if err := os.WriteFile(filepath.Join(dir, "traces", "0.def"), g.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return anchor
+}
+
+// convertTimed converts rank 0 of the archive and fails when it takes over
+// 3 s (each case is ~0.1 s; each took 17 s or more before its fix).
+func convertTimed(t *testing.T, anchor string) *Stats {
+	t.Helper()
+	a, err := Open(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	st, err := a.Convert(0, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("conversion took %v", d)
+	}
+	return st
+}
+
+const hostileN = 200_000
+
+// A deep stack of code regions never left, and as many Leaves of a code
+// region that is not open: each Leave scanned the whole stack for its
+// Enter (pass 1's code-region stack, gaps.go).
+func TestUnmatchedLeavesLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 400 k records")
+	}
+	convertTimed(t, rank0Archive(t, func(at func(uint64) *file) {
+		for i := uint64(0); i < hostileN; i++ {
+			at(10+i).single(EvEnter, (&enc{}).c(5))
+		}
+		for i := uint64(0); i < hostileN; i++ {
+			at(10+hostileN+i).single(EvLeave, (&enc{}).c(6))
+		}
+	}, nil))
+}
+
+// Many recording gaps, then many code regions entered after all of them
+// and never left, with recording switched off once more at the end: each
+// region looked through every Off before its own.
+func TestUnleftRegionsLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 600 k records")
+	}
+	st := convertTimed(t, rank0Archive(t, func(at func(uint64) *file) {
+		for i := uint64(0); i < hostileN; i++ {
+			at(10+2*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
+			at(11+2*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
+		}
+		for i := uint64(0); i < hostileN; i++ {
+			at(10+2*hostileN+i).single(EvEnter, (&enc{}).c(5))
+		}
+		at(10+3*hostileN).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
+		at(20+3*hostileN).single(EvEnter, (&enc{}).c(6))
+	}, nil))
+	want := "(200000 regions never left after recording was switched off in all)"
+	found := false
+	for _, w := range st.Warnings {
+		found = found || strings.Contains(w, want)
+	}
+	if !found || len(st.Gaps) != hostileN+1 {
+		t.Errorf("%d gaps, warnings %q; want %d gaps and %q", len(st.Gaps), st.Warnings, hostileN+1, want)
+	}
+}
