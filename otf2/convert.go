@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -485,7 +486,13 @@ func (tl *timeline) ns(t uint64, file string, at int64) int64 {
 // converted time now carries as an attribute (a buffer flush's stop time),
 // not before now.
 func (tl *timeline) attrNS(t uint64, now int64) int64 {
+	// correct walks its cursor from the records' interval to t's and the
+	// next record's walks it back: found by bisection instead, the cursor
+	// left where it was (a walk each way per flush record took O(n²))
+	cur := tl.cur
+	tl.cur = min(sort.Search(len(tl.ivs), func(k int) bool { return t <= tl.ivs[k].end }), max(len(tl.ivs)-1, 0))
 	ct, ok := tl.correct(t)
+	tl.cur = cur
 	if !ok {
 		return now
 	}

@@ -2,6 +2,7 @@ package otf2
 
 import (
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -101,5 +102,50 @@ func TestUnleftRegionsLinear(t *testing.T) {
 	}
 	if !found || len(st.Gaps) != hostileN+1 {
 		t.Errorf("%d gaps, warnings %q; want %d gaps and %q", len(st.Gaps), st.Warnings, hostileN+1, want)
+	}
+}
+
+// Buffer flushes whose stop time lies beyond the last of many clock
+// intervals: each flush walked the timeline's cursor over every interval
+// to its stop time, and the next record walked it back.
+func TestFlushStopTimesLinear(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 200 k records")
+	}
+	convertTimed(t, rank0Archive(t, func(at func(uint64) *file) {
+		for i := uint64(0); i < hostileN; i++ {
+			at(10+i).rec(EvBufferFlush, (&enc{}).full(math.MaxUint64-5))
+		}
+	}, func(g *file) {
+		for i := uint64(0); i < hostileN; i++ {
+			g.rec(ldClockOffset, (&enc{}).full(1000+10*i).c(0).full(0))
+		}
+	}))
+}
+
+// A flush's stop time is corrected in the interval that holds it, as a
+// record at that time would be, and leaves the records' own correction
+// alone.
+func TestFlushStopTimeInterval(t *testing.T) {
+	// offset 0 at tick 0, +100 at 1000, +100 at 2000: a slope of 0.1, then none
+	offs := []ClockOffset{{Time: 0}, {Time: 1000, Offset: 100}, {Time: 2000, Offset: 100}}
+	var st Stats
+	tl := newTimeline(clock{res: 1_000_000_000}, offs, "f", &st)
+	if got := tl.ns(500, "f", 0); got != 550 {
+		t.Fatalf("record at 500: %d, want 550", got)
+	}
+	for _, c := range []struct {
+		stop uint64
+		want int64
+	}{{1500, 1600}, {800, 880}, {100, 550}, {math.MaxUint64, 550}} {
+		if got := tl.attrNS(c.stop, 550); got != c.want {
+			t.Errorf("stop %d: %d, want %d", c.stop, got, c.want)
+		}
+		if tl.cur != 0 {
+			t.Errorf("stop %d: the records' cursor moved to interval %d", c.stop, tl.cur)
+		}
+	}
+	if got := tl.ns(1500, "f", 0); got != 1600 {
+		t.Errorf("record at 1500: %d, want 1600", got)
 	}
 }
