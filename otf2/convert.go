@@ -179,9 +179,10 @@ type conv struct {
 	// recording gaps (gaps.go): per location, where recording was
 	// switched off (−1: on); the cut's gaps and the communicators per
 	// stretch
-	offAt  []int64
-	cut    []Gap
-	ncomms int
+	offAt      []int64
+	cut        []Gap
+	commList   []trace.Communicator // the process's communicators, by index
+	commCopies map[[2]int64]int64   // (stretch, index) → its copy's index
 	// per location: its Off times, its code regions open and their
 	// Enters counted (pass 1), the Enters (by count) of the regions never
 	// left after recording was switched off

@@ -136,20 +136,34 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 		c.st.CutRecords++
 		return 0, false
 	}
-	return ci + int64(s)*int64(c.ncomms), true
+	if s == 0 || ci < 0 || ci >= int64(len(c.commList)) {
+		return ci, true
+	}
+	key := [2]int64{int64(s), ci}
+	if k, ok := c.commCopies[key]; ok {
+		return k, true
+	}
+	if c.commCopies == nil {
+		c.commCopies = map[[2]int64]int64{}
+	}
+	cm := c.commList[ci]
+	cm.Index = len(c.commList) + len(c.commCopies)
+	cm.ID |= int64(s) << 32
+	cm.Name = fmt.Sprintf("%s (recorded stretch %d)", cm.Name, s+1)
+	c.w.AddComm(cm)
+	c.commCopies[key] = int64(cm.Index)
+	return int64(cm.Index), true
 }
 
-// cutComms adds a copy of every communicator for each stretch after the
-// first: the same members, the id moved above OTF2's 32-bit ids.
+// cutComms keeps the process's communicators, whose copies for the
+// stretches after the first cutComm adds as records use them: the same
+// members, the id moved above OTF2's 32-bit ids, the next free index. A
+// copy of every communicator for every stretch took gaps × communicators
+// (20 k gaps of 51 communicators: a table of 82 MB, over the trace's
+// limit).
 func (c *conv) cutComms(list []trace.Communicator) {
-	c.ncomms = len(list)
-	for s := 1; s <= len(c.cut); s++ {
-		for _, cm := range list {
-			cm.Index += s * c.ncomms
-			cm.ID |= int64(s) << 32
-			cm.Name = fmt.Sprintf("%s (recorded stretch %d)", cm.Name, s+1)
-			c.w.AddComm(cm)
-		}
+	if len(c.cut) > 0 {
+		c.commList = list
 	}
 }
 

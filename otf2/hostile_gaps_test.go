@@ -1,13 +1,17 @@
 package otf2
 
 import (
+	"bytes"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Trust for the records of today's additions (gaps.go, the buffer
@@ -147,5 +151,82 @@ func TestFlushStopTimeInterval(t *testing.T) {
 	}
 	if got := tl.ns(1500, "f", 0); got != 1600 {
 		t.Errorf("record at 1500: %d, want 1600", got)
+	}
+}
+
+// Many recording gaps in a process of many communicators: each stretch's
+// copy of a communicator is made when a record uses it, not for every
+// stretch and communicator (2 000 gaps of 51 communicators made 102 k
+// copies; 20 k gaps a table over the trace's limit, the conversion
+// refused). A send after the last gap goes on its communicator's copy of
+// that stretch, and a collective there on another's.
+func TestManyGapsFewCopies(t *testing.T) {
+	const gaps = 2000
+	dir := t.TempDir()
+	anchor := editedArchive(t, dir, func(r []defRec) []defRec {
+		for id := uint64(1); id <= 50; id++ {
+			// a child of MPI_COMM_WORLD: its id is OTF2's + 1
+			r = append(r, defRec{gdComm, (&enc{}).c(id).c(11).c(1).c(0)})
+		}
+		return r
+	})
+	f := newFile(256 << 10)
+	at := func(ns uint64) *file { return f.time(1000 + ns) }
+	at(0).single(EvEnter, (&enc{}).c(0))
+	at(1000).single(EvLeave, (&enc{}).c(0))
+	for i := uint64(0); i < gaps; i++ {
+		at(2000 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
+		at(2005 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
+	}
+	end := uint64(2000 + 10*gaps)
+	at(end).single(EvEnter, (&enc{}).c(1))
+	at(end+10).rec(EvMpiSend, (&enc{}).c(1).c(0).c(7).c(42))
+	at(end+20).single(EvLeave, (&enc{}).c(1))
+	at(end+30).single(EvEnter, (&enc{}).c(3))
+	at(end+30).rec(EvMpiCollectiveBegin, &enc{})
+	at(end+40).rec(EvMpiCollectiveEnd, (&enc{}).u8(11).c(7).c(math.MaxUint32).c(8).c(8))
+	at(end+50).single(EvLeave, (&enc{}).c(3))
+	at(end+1000).single(EvEnter, (&enc{}).c(4))
+	at(end+2000).single(EvLeave, (&enc{}).c(4))
+	if err := os.WriteFile(filepath.Join(dir, "traces", "0.evt"), f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Open(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := a.Convert(0, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.Gaps) != gaps {
+		t.Fatalf("%d gaps, want %d", len(st.Gaps), gaps)
+	}
+	var b bytes.Buffer
+	if _, err := a.ConvertCut(0, &b, MergeGaps(st.Gaps)); err != nil {
+		t.Fatal(err)
+	}
+	p, err := trace.LoadProcessReader(&b, "rank 0", trace.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Comms) != 51+2 {
+		t.Errorf("%d communicators, want the 51 and the 2 copies used", len(p.Comms))
+	}
+	var comms []int64
+	sc := p.Scan(0, nil)
+	for sc.Next() {
+		e := sc.Event()
+		ci := map[trace.Kind]int{trace.MPISend: 2, trace.CollBegin: 1}
+		if k, ok := ci[e.Kind]; ok {
+			cm, ok := p.CommByIndex(e.Args[k])
+			if !ok {
+				t.Fatalf("%s on communicator %d, which the table lacks", e.Kind, e.Args[k])
+			}
+			comms = append(comms, cm.ID>>32, cm.ID&(1<<32-1))
+		}
+	}
+	if want := []int64{gaps, 0, gaps, 8}; !slices.Equal(comms, want) {
+		t.Errorf("send and collective on (stretch, communicator) %v, want %v", comms, want)
 	}
 }
