@@ -26,3 +26,7 @@ var PthreadSyncArchive = pthreadSyncArchive
 // FlushArchive writes OldArchive with Score-P's trace buffer flushes
 // (encode_test.go).
 var FlushArchive = flushArchive
+
+// GapsArchive writes OldArchive with n recording gaps on rank 0
+// (hostile_gaps_test.go).
+var GapsArchive = gapsArchive

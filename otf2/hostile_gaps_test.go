@@ -230,3 +230,24 @@ func TestManyGapsFewCopies(t *testing.T) {
 		t.Errorf("send and collective on (stretch, communicator) %v, want %v", comms, want)
 	}
 }
+
+// gapsArchive writes oldArchive with rank 0's events replaced: MPI_Init
+// 0–1000, then n recording gaps of 5 ns every 10 ns from 2000, then
+// MPI_Finalize 1000 ns after the last. Rank 1 is oldArchive's.
+func gapsArchive(t testing.TB, dir string, n uint64) string {
+	anchor := oldArchive(t, dir)
+	f := newFile(256 << 10)
+	at := func(ns uint64) *file { return f.time(1000 + ns) }
+	at(0).single(EvEnter, (&enc{}).c(0))
+	at(1000).single(EvLeave, (&enc{}).c(0))
+	for i := uint64(0); i < n; i++ {
+		at(2000 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
+		at(2005 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
+	}
+	at(3000 + 10*n).single(EvEnter, (&enc{}).c(4))
+	at(4000 + 10*n).single(EvLeave, (&enc{}).c(4))
+	if err := os.WriteFile(filepath.Join(dir, "traces", "0.evt"), f.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return anchor
+}
