@@ -175,8 +175,8 @@ func TestManyGapsFewCopies(t *testing.T) {
 	at(0).single(EvEnter, (&enc{}).c(0))
 	at(1000).single(EvLeave, (&enc{}).c(0))
 	for i := uint64(0); i < gaps; i++ {
-		at(2000 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
-		at(2005 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
+		at(2000+10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
+		at(2005+10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
 	}
 	end := uint64(2000 + 10*gaps)
 	at(end).single(EvEnter, (&enc{}).c(1))
@@ -241,11 +241,11 @@ func gapsArchive(t testing.TB, dir string, n uint64) string {
 	at(0).single(EvEnter, (&enc{}).c(0))
 	at(1000).single(EvLeave, (&enc{}).c(0))
 	for i := uint64(0); i < n; i++ {
-		at(2000 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
-		at(2005 + 10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
+		at(2000+10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOff))
+		at(2005+10*i).rec(EvMeasurementOnOff, (&enc{}).u8(measurementOn))
 	}
-	at(3000 + 10*n).single(EvEnter, (&enc{}).c(4))
-	at(4000 + 10*n).single(EvLeave, (&enc{}).c(4))
+	at(3000+10*n).single(EvEnter, (&enc{}).c(4))
+	at(4000+10*n).single(EvLeave, (&enc{}).c(4))
 	if err := os.WriteFile(filepath.Join(dir, "traces", "0.evt"), f.bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
