@@ -1,6 +1,7 @@
 package otf2_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,11 +14,16 @@ import (
 // TestManyGapsWindowWarning: rank 0 switches recording off 2 000 times
 // for 5 ns (GapsArchive): the window is the longest stretch every process
 // recorded, the last, and the warning that says so names the 4 longest
-// other stretches, not all 2 000 (a warning of 43 KB before).
+// other stretches, not all 2 000 (a warning of 43 KB before); the same
+// at 1 and 2 analysis ranks.
 func TestManyGapsWindowWarning(t *testing.T) {
 	anchor := otf2.GapsArchive(t, t.TempDir(), 2000)
+	one := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if two := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(one, two) {
+		t.Errorf("the reports at 1 and 2 analysis ranks differ")
+	}
 	var rep report.Report
-	if err := json.Unmarshal(analyzeWith(t, driver.Options{Dir: anchor}, 1), &rep); err != nil {
+	if err := json.Unmarshal(one, &rep); err != nil {
 		t.Fatal(err)
 	}
 	if w := rep.Trace.Window; w == nil || w.StartNS != 21995 || w.EndNS != 23000 || w.Bounds != "recorded" {
