@@ -340,11 +340,28 @@ func (r *run) cutWindow(bounds string) string {
 		} else {
 			r.first, r.last = stretches[best].Off, stretches[best].On
 		}
-		var others []string
-		for k, s := range stretches {
+		// the longest other stretches, in time order: selective recording
+		// of a loop makes a stretch per iteration, and the warning names a
+		// few, not every one
+		var rest []int
+		for k := range stretches {
 			if k != best {
-				others = append(others, fmt.Sprintf("--window %s:%s", wdur(s.Off-r.traceFirst), wdur(s.On-r.traceFirst)))
+				rest = append(rest, k)
 			}
+		}
+		sort.SliceStable(rest, func(i, j int) bool {
+			a, b := stretches[rest[i]], stretches[rest[j]]
+			return a.On-a.Off > b.On-b.Off
+		})
+		shown := rest[:min(len(rest), maxListedStretches)]
+		sort.Ints(shown)
+		var others []string
+		for _, k := range shown {
+			s := stretches[k]
+			others = append(others, fmt.Sprintf("--window %s:%s", wdur(s.Off-r.traceFirst), wdur(s.On-r.traceFirst)))
+		}
+		if n := len(rest) - len(shown); n > 0 {
+			others = append(others, fmt.Sprintf("and %d more, none longer", n))
 		}
 		msg = fmt.Sprintf("recording was switched off (Score-P's SCOREP_RECORDING_OFF or selective recording): %s of the %s window hold no record of some process (%d gaps); "+
 			"the analysis measures the longest stretch every process recorded, %s (%s … %s after the trace's start), and leaves out the messages and collectives recorded inside a gap",
@@ -364,6 +381,10 @@ func (r *run) cutWindow(bounds string) string {
 	}
 	return bounds
 }
+
+// maxListedStretches bounds the other recorded stretches the window's
+// warning names (cutWindow).
+const maxListedStretches = 4
 
 // wdur prints ns as a duration --window parses, to the µs.
 func wdur(ns int64) string { return time.Duration(ns).Round(time.Microsecond).String() }

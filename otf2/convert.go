@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/ompt"
@@ -181,14 +182,16 @@ type conv struct {
 	// recording gaps (gaps.go): per location, where recording was
 	// switched off (−1: on); the cut's gaps and the communicators per
 	// stretch
-	offAt  []int64
-	cut    []Gap
-	ncomms int
+	offAt      []int64
+	cut        []Gap
+	commList   []trace.Communicator // the process's communicators, by index
+	commCopies map[[2]int64]int64   // (stretch, index) → its copy's index
 	// per location: its Off times, its code regions open and their
 	// Enters counted (pass 1), the Enters (by count) of the regions never
 	// left after recording was switched off
 	offs        [][]int64
 	codeOpen    [][]openCode
+	codeOpenN   map[uint32]int // the location's open entries in codeOpen, by region
 	codeSeq     []int
 	unleft      []map[int]bool
 	unleftCount counted
@@ -489,7 +492,13 @@ func (tl *timeline) ns(t uint64, file string, at int64) int64 {
 // converted time now carries as an attribute (a buffer flush's stop time),
 // not before now.
 func (tl *timeline) attrNS(t uint64, now int64) int64 {
+	// correct walks its cursor from the records' interval to t's and the
+	// next record's walks it back: found by bisection instead, the cursor
+	// left where it was (a walk each way per flush record took O(n²))
+	cur := tl.cur
+	tl.cur = min(sort.Search(len(tl.ivs), func(k int) bool { return t <= tl.ivs[k].end }), max(len(tl.ivs)-1, 0))
 	ct, ok := tl.correct(t)
+	tl.cur = cur
 	if !ok {
 		return now
 	}

@@ -30,3 +30,7 @@ var FlushArchive = flushArchive
 // UnnestedArchive writes OldArchive with code regions whose Enter and
 // Leave records do not nest (encode_test.go).
 var UnnestedArchive = unnestedArchive
+
+// GapsArchive writes OldArchive with n recording gaps on rank 0
+// (hostile_gaps_test.go).
+var GapsArchive = gapsArchive

@@ -136,20 +136,34 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 		c.st.CutRecords++
 		return 0, false
 	}
-	return ci + int64(s)*int64(c.ncomms), true
+	if s == 0 || ci < 0 || ci >= int64(len(c.commList)) {
+		return ci, true
+	}
+	key := [2]int64{int64(s), ci}
+	if k, ok := c.commCopies[key]; ok {
+		return k, true
+	}
+	if c.commCopies == nil {
+		c.commCopies = map[[2]int64]int64{}
+	}
+	cm := c.commList[ci]
+	cm.Index = len(c.commList) + len(c.commCopies)
+	cm.ID |= int64(s) << 32
+	cm.Name = fmt.Sprintf("%s (recorded stretch %d)", cm.Name, s+1)
+	c.w.AddComm(cm)
+	c.commCopies[key] = int64(cm.Index)
+	return int64(cm.Index), true
 }
 
-// cutComms adds a copy of every communicator for each stretch after the
-// first: the same members, the id moved above OTF2's 32-bit ids.
+// cutComms keeps the process's communicators, whose copies for the
+// stretches after the first cutComm adds as records use them: the same
+// members, the id moved above OTF2's 32-bit ids, the next free index. A
+// copy of every communicator for every stretch took gaps × communicators
+// (20 k gaps of 51 communicators: a table of 82 MB, over the trace's
+// limit).
 func (c *conv) cutComms(list []trace.Communicator) {
-	c.ncomms = len(list)
-	for s := 1; s <= len(c.cut); s++ {
-		for _, cm := range list {
-			cm.Index += s * c.ncomms
-			cm.ID |= int64(s) << 32
-			cm.Name = fmt.Sprintf("%s (recorded stretch %d)", cm.Name, s+1)
-			c.w.AddComm(cm)
-		}
+	if len(c.cut) > 0 {
+		c.commList = list
 	}
 }
 
@@ -173,11 +187,23 @@ type openCode struct {
 func (c *conv) codeEnter(t int, id uint32, now, off int64) {
 	c.codeOpen[t] = append(c.codeOpen[t], openCode{id: id, seq: c.codeSeq[t], at: now, off: off})
 	c.codeSeq[t]++
+	if c.codeOpenN == nil {
+		c.codeOpenN = map[uint32]int{}
+	}
+	c.codeOpenN[id]++
 }
 
+// codeLeave pops the innermost open entry of region id and those above it.
+// A Leave of a region not open pops nothing and costs no scan: only one
+// that finds its entry scans, down to it, so that the scans cost at most
+// the Enters (a file of unmatched Leaves under a deep stack took O(n²)).
 func (c *conv) codeLeave(t int, id uint32) {
+	if c.codeOpenN[id] == 0 {
+		return
+	}
 	s := c.codeOpen[t]
 	for k := len(s) - 1; k >= 0; k-- {
+		c.codeOpenN[s[k].id]--
 		if s[k].id == id {
 			c.codeOpen[t] = s[:k]
 			return
@@ -188,9 +214,11 @@ func (c *conv) codeLeave(t int, id uint32) {
 // unleftRegions marks, at the end of location t's pass 1, the code regions
 // it never leaves that were open when recording was switched off.
 func (c *conv) unleftRegions(t int) {
+	clear(c.codeOpenN)
 	for _, o := range c.codeOpen[t] {
-		k := slices.IndexFunc(c.offs[t], func(off int64) bool { return off >= o.at })
-		if k < 0 {
+		// the first Off at or after the Enter (the Offs are in time order)
+		k, _ := slices.BinarySearch(c.offs[t], o.at)
+		if k == len(c.offs[t]) {
 			continue // open to the end (a truncated run): as before
 		}
 		if c.unleft[t] == nil {

@@ -5,7 +5,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -71,11 +74,32 @@ func (a *Archive) scorepConfig() {
 		}
 		msg := fmt.Sprintf("%s: SCOREP_MPI_ENABLE_GROUPS=%s: Score-P did not record the MPI event groups %s; "+
 			"the time in those calls counts as the work of the code that made them, and they have no wait states",
-			path, v, strings.Join(missing, "; "))
+			path, cfgValue(v), strings.Join(missing, "; "))
 		if env {
 			msg += "; without MPI_Init and MPI_Finalize the default window is the whole trace"
 		}
 		a.Defs.warn("%s", msg)
 		return
 	}
+}
+
+// maxCfgValue bounds the value a warning quotes from scorep.cfg (Score-P
+// writes at most the 17 group names).
+const maxCfgValue = 200
+
+// cfgValue is a scorep.cfg value as a warning shows it: cut to maxCfgValue
+// bytes, and Go-quoted when it holds what a terminal should not print (a
+// file that is not Score-P's).
+func cfgValue(v string) string {
+	cut := len(v) > maxCfgValue
+	if cut {
+		v = v[:maxCfgValue]
+	}
+	if !utf8.ValidString(v) || strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) }) {
+		v = strconv.QuoteToGraphic(v)
+	}
+	if cut {
+		v += "…"
+	}
+	return v
 }

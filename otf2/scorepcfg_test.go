@@ -65,3 +65,36 @@ func TestScorepConfigGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestScorepConfigHostile: a scorep.cfg that is not Score-P's (a value of
+// 1 MiB, binary bytes) gives one warning of bounded length that prints no
+// control bytes (before: the whole value, 1 MiB, in the warning).
+func TestScorepConfigHostile(t *testing.T) {
+	src := "testdata/scorep-8.4-recording-off-skew"
+	for _, cfg := range []string{
+		"SCOREP_MPI_ENABLE_GROUPS=" + strings.Repeat("x,", 1<<19) + "\n",
+		"SCOREP_MPI_ENABLE_GROUPS=p2p\x00\x1b[2J\xff\xfe\n",
+	} {
+		dir := t.TempDir()
+		for _, f := range []string{"traces.otf2", "traces.def"} {
+			b, err := os.ReadFile(filepath.Join(src, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, "scorep.cfg"), []byte(cfg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		a, err := otf2.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ws := a.Warnings()
+		if n != 1 || len(ws[0]) > 1000 || strings.ContainsAny(ws[0], "\x00\x1b") || !strings.Contains(ws[0], "coll: collectives") {
+			t.Errorf("%.40q: %d warnings, the first of %d bytes: %.300q", cfg, n, len(ws[0]), ws[0])
+		}
+	}
+}

@@ -59,7 +59,6 @@ func RawLine(forkJoin, idleMPI, idleMPISerial int64) string {
 		Dur(forkJoin), Dur(idleMPI), Dur(idleMPISerial))
 }
 
-// AdviceLine is the advice with the numbers it was decided from.
 // FlushLine says how long the tracer wrote its buffers out, and where the
 // time fell, of threadTime ns of thread time over processes processes.
 func FlushLine(f *BufferFlushes, threadTime int64, processes int) string {
@@ -84,6 +83,7 @@ func FlushLine(f *BufferFlushes, threadTime int64, processes int) string {
 		f.Count, f.Processes, processes, Dur(f.NS), share, Dur(f.WorkNS), where, Dur(f.MPINS), Dur(f.OverheadNS), Dur(f.IdleNS), most, avoid)
 }
 
+// AdviceLine is the advice with the numbers it was decided from.
 func AdviceLine(a *Advice) string {
 	return fmt.Sprintf("advice (%s): %s [non-work: serial %s, waiting for MPI %s, imbalance %s, starvation %s, overhead %s, in MPI calls %s]",
 		a.Dominant, a.Text, Dur(a.SerialNS), Dur(a.MPIWaitNS), Dur(a.ImbalanceNS), Dur(a.StarvationNS), Dur(a.OverheadNS), Dur(a.MPICallsNS))

@@ -40,8 +40,8 @@ type ThreadTimes struct {
 	// whose MPI_Init ends after the first one's, or whose MPI_Finalize
 	// begins before the last one's.
 	InitFinalize int64
-	// Flushes counts the tracer's buffer flushes of the thread that end
-	// inside the window, Flush their time inside it; FlushWork is the part
+	// Flushes counts the tracer's buffer flushes of the thread that
+	// overlap the window, Flush their time inside it; FlushWork is the part
 	// that fell in work (in Instrumentation unless Sim.KeepRecordingCost,
 	// in Work then), FlushMPI the part inside MPI calls (in MPI),
 	// FlushOverhead the part in overhead; the rest is idleness. flush.go.

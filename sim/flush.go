@@ -24,8 +24,9 @@ type flushState struct {
 }
 
 // flush accounts flush event e of thread th: a begin opens the thread's
-// flush, an end closes it and books its time inside the window by the
-// category the thread is in. An end without a begin is left out.
+// flush, an end closes it and, when it overlaps the window, counts it and
+// books its time inside the window by the category the thread is in. An
+// end without a begin is left out.
 func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 	f := &b.flushes
 	if f.from == nil {
@@ -44,7 +45,9 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 	}
 	f.from[th] = -1
 	d := min(s.Now, s.End) - max(from, s.Begin)
-	if d < 0 || s.Now < s.Begin || from > s.End {
+	if d < 0 || d == 0 && s.Now > from {
+		// outside the window, or touching it only at an edge (a flush in
+		// MPI_Init is cut at its Leave, which can begin the window)
 		return
 	}
 	t := &b.Threads[th]

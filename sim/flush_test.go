@@ -96,3 +96,29 @@ func TestBufferFlushesNotWorking(t *testing.T) {
 		}
 	}
 }
+
+// Flushes that only touch the window's edges are not in it: one ending as
+// the window begins (a flush in MPI_Init, cut at the Leave that begins the
+// window) and one beginning as it ends were counted, with 0 ns; a flush
+// of no length at an edge is in it.
+func TestBufferFlushesAtWindowEdges(t *testing.T) {
+	g := newProg(1)
+	g.ev(0, trace.ThreadBegin, 0, trace.ThreadInitial)
+	g.ev(0, trace.FlushBegin, 5)
+	g.ev(0, trace.FlushEnd, 10)
+	g.ev(0, trace.FlushBegin, 10)
+	g.ev(0, trace.FlushEnd, 10)
+	g.ev(0, trace.FlushBegin, 90)
+	g.ev(0, trace.FlushEnd, 95)
+	g.ev(0, trace.MPIEnter, 96, 0)
+	g.ev(0, trace.MPIExit, 100, 0)
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(10, 90)
+	if err := s.Run(ompt.NewModel()); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	if tt := s.Breakdown.Threads[0]; tt.Flushes != 1 || tt.Flush != 0 || tt.Work != 80 {
+		t.Errorf("%d flushes, %d ns, work %d; want 1 (of no length), 0 ns, 80", tt.Flushes, tt.Flush, tt.Work)
+	}
+}
