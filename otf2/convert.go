@@ -191,7 +191,6 @@ type conv struct {
 	// left after recording was switched off
 	offs        [][]int64
 	codeOpen    [][]openCode
-	codeOpenN   map[uint32]int // the location's open entries in codeOpen, by region
 	codeSeq     []int
 	unleft      []map[int]bool
 	unleftCount counted

@@ -187,34 +187,21 @@ type openCode struct {
 func (c *conv) codeEnter(t int, id uint32, now, off int64) {
 	c.codeOpen[t] = append(c.codeOpen[t], openCode{id: id, seq: c.codeSeq[t], at: now, off: off})
 	c.codeSeq[t]++
-	if c.codeOpenN == nil {
-		c.codeOpenN = map[uint32]int{}
-	}
-	c.codeOpenN[id]++
 }
 
-// codeLeave pops the innermost open entry of region id and those above it.
-// A Leave of a region not open pops nothing and costs no scan: only one
-// that finds its entry scans, down to it, so that the scans cost at most
-// the Enters (a file of unmatched Leaves under a deep stack took O(n²)).
+// codeLeave closes the innermost open entry of region id, as pass 2
+// does (nesting.go: the entries above it stay open); a Leave of a region
+// not open near the top is skipped there and here alike.
 func (c *conv) codeLeave(t int, id uint32) {
-	if c.codeOpenN[id] == 0 {
-		return
-	}
 	s := c.codeOpen[t]
-	for k := len(s) - 1; k >= 0; k-- {
-		c.codeOpenN[s[k].id]--
-		if s[k].id == id {
-			c.codeOpen[t] = s[:k]
-			return
-		}
+	if k := innermost(len(s), func(k int) uint32 { return s[k].id }, id); k >= 0 {
+		c.codeOpen[t] = append(s[:k], s[k+1:]...)
 	}
 }
 
 // unleftRegions marks, at the end of location t's pass 1, the code regions
 // it never leaves that were open when recording was switched off.
 func (c *conv) unleftRegions(t int) {
-	clear(c.codeOpenN)
 	for _, o := range c.codeOpen[t] {
 		// the first Off at or after the Enter (the Offs are in time order)
 		k, _ := slices.BinarySearch(c.offs[t], o.at)

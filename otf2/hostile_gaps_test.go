@@ -251,3 +251,40 @@ func gapsArchive(t testing.TB, dir string, n uint64) string {
 	}
 	return anchor
 }
+
+// Code regions 5 and 6 entered in turn, then as many Leaves of 5: each
+// Leave keeps the regions entered after its region's innermost entry open
+// (nesting.go), so each wrote them all again, a quadratic output (a stream
+// of 10¹⁰ events from 400 k records); only a Leave within maxRenest
+// regions of the top is re-nested, the others are skipped.
+func TestRenestBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("converts 400 k records")
+	}
+	const n = hostileN / 2
+	anchor := rank0Archive(t, func(at func(uint64) *file) {
+		for i := uint64(0); i < n; i++ {
+			at(10+2*i).single(EvEnter, (&enc{}).c(5))
+			at(11+2*i).single(EvEnter, (&enc{}).c(6))
+		}
+		for i := uint64(0); i < n; i++ {
+			at(10+2*n+i).single(EvLeave, (&enc{}).c(5))
+		}
+	}, nil)
+	a, err := Open(anchor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cw countingWriter
+	start := time.Now()
+	if _, err := a.Convert(0, &cw); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 3*time.Second || cw.n > 64<<20 {
+		t.Errorf("conversion took %v and wrote %d bytes", d, cw.n)
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(b []byte) (int, error) { w.n += int64(len(b)); return len(b), nil }

@@ -18,6 +18,25 @@ import "github.com/ptrace-dev/ptrace/trace"
 // the location has not entered is skipped; each is a counted warning
 // naming the file and offset.
 
+// maxRenest bounds the open code regions entered after a region that a
+// Leave of it keeps open: a Leave of a region not among the innermost
+// maxRenest+1 open ones is skipped. Score-P's unnested records interleave
+// a few regions; the bound keeps a hostile file's Leaves from scanning,
+// and writing again, its whole stack each (quadratic time and output).
+const maxRenest = 16
+
+// innermost returns the index of region id's innermost entry among the
+// innermost maxRenest+1 of n open entries (idOf(k) is entry k's region,
+// innermost last), or −1.
+func innermost(n int, idOf func(k int) uint32, id uint32) int {
+	for k := n - 1; k >= 0 && k >= n-1-maxRenest; k-- {
+		if idOf(k) == id {
+			return k
+		}
+	}
+	return -1
+}
+
 // codeFrame is an open code region of a thread: its region and name.
 type codeFrame struct {
 	id   uint32
@@ -34,15 +53,12 @@ func (h *thr) codeRegion(enter bool, now int64, id uint32, name int64, r *Region
 		h.emit(trace.RegionEnter, now, name)
 		return
 	}
-	k := len(h.codes) - 1
-	for k >= 0 && h.codes[k].id != id {
-		k--
-	}
+	k := innermost(len(h.codes), func(k int) uint32 { return h.codes[k].id }, id)
 	evt := c.a.evtPath(c.p.locations[h.t].ID)
 	if k < 0 {
 		c.unnested.add("%s: offset %d: Leave of region %q, which is not open on this location, skipped "+
-			"(the Enter and Leave records do not nest: Score-P records the calls of threads it does not track, "+
-			"such as the MPI library's, on the location of one it does)", evt, h.off, r.Name)
+			"(or open only below %d regions entered after it; the Enter and Leave records do not nest: Score-P records the calls of threads it does not track, "+
+			"such as the MPI library's, on the location of one it does)", evt, h.off, r.Name, maxRenest)
 		return
 	}
 	above := h.codes[k+1:]
