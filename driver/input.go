@@ -35,6 +35,9 @@ func salvageHint(err error, salvage bool) error {
 // trace: the hint is best effort and must not read a huge directory.
 const maxLooked = 4096
 
+// maxSubdirs bounds the subdirectories looked into for traces.
+const maxSubdirs = 64
+
 // explainInput returns err, or an error that says what path is instead of
 // a trace and what to analyse, when it can tell.
 func explainInput(path string, err error) error {
@@ -117,8 +120,13 @@ func dirHint(path string, entries []os.DirEntry) string {
 		return "a Paraver trace (Extrae), a format ptrace does not read; it reads its own traces (ptrace record) and OTF2 archives (Score-P, TAU with TAU_TRACE_FORMAT=otf2)"
 	}
 	var subs []string
+	looked := 0 // each look lists a subdirectory: a few suffice for a hint
 	for _, e := range entries {
-		if e.IsDir() && isTrace(filepath.Join(path, e.Name())) {
+		if !e.IsDir() || looked == maxSubdirs {
+			continue
+		}
+		looked++
+		if isTrace(filepath.Join(path, e.Name())) {
 			subs = append(subs, e.Name())
 		}
 	}

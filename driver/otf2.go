@@ -192,10 +192,15 @@ var errLoadStopped = errors.New("the load of the converted process stopped")
 func otf2Notes(rows []otf2Row) []string {
 	ignored := map[string]int64{}
 	var threads, procs, probedProcs int
-	var probed int64
+	var probed, cut int64
+	var cutProcs int
 	for _, r := range rows {
 		for k, n := range r.Ignored {
 			ignored[k] += n
+		}
+		if r.Cut > 0 {
+			cut += r.Cut
+			cutProcs++
 		}
 		if r.Unmodelled > 0 {
 			threads += r.Unmodelled
@@ -207,6 +212,10 @@ func otf2Notes(rows []otf2Row) []string {
 		}
 	}
 	var notes []string
+	if cut > 0 {
+		notes = append(notes, fmt.Sprintf("%d message and collective records of %d processes fall inside the recording gaps (some process recorded nothing then) and are left out: "+
+			"their partners' records may be missing", cut, cutProcs))
+	}
 	if probed > 0 {
 		notes = append(notes, fmt.Sprintf("%d MPI_Mrecv/MPI_Imrecv calls (the receives of matched probes) in %d processes have no receive record: "+
 			"the archive's writer records none for them (Score-P 8.4 does not), so the messages they received count as unmatched sends", probed, probedProcs))

@@ -3,9 +3,11 @@ package otf2_test
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -102,6 +104,18 @@ func TestScorepRecordingOff(t *testing.T) {
 	if len(cut) != 1 {
 		t.Fatalf("union of the gaps %v", cut)
 	}
+	var dropped int64
+	for i := 0; i < a.NumProcesses(); i++ {
+		st, err := a.ConvertCut(i, discard{}, cut)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dropped += st.CutRecords
+	}
+	if dropped == 0 {
+		t.Fatal("no record inside the gaps: the archive no longer tests the cut")
+	}
+	note := fmt.Sprintf("%d message and collective records of 2 processes fall inside the recording gaps", dropped)
 
 	for _, k := range []int{1, 2} {
 		var rep report.Report
@@ -114,6 +128,9 @@ func TestScorepRecordingOff(t *testing.T) {
 		}
 		if ws := rep.Trace.Warnings; ws == nil || !strings.Contains(ws.First[0], "recording was switched off") {
 			t.Errorf("%d ranks: first warning %v", k, ws)
+		}
+		if !slices.ContainsFunc(rep.Trace.Notes, func(n string) bool { return strings.HasPrefix(n, note) }) {
+			t.Errorf("%d ranks: notes %q lack %q", k, rep.Trace.Notes, note)
 		}
 		for r, b := range rep.Breakdown.PerProcess {
 			if got := b.WorkNS + b.MPINS; math.Abs(float64(got-w.DurationNS)) > 1e3 {
