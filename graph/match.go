@@ -218,7 +218,7 @@ func (m *Matching) Describe(n int32) string {
 		return fmt.Sprintf("collective call #%d", m.EventOf(n)+1)
 	}
 	if p < 0 {
-		return fmt.Sprintf("collective call #%d on communicator %d", m.EventOf(n)+1, m.collComm[n-m.ProcNodes[len(m.Procs)]])
+		return fmt.Sprintf("collective call #%d on communicator %s", m.EventOf(n)+1, trace.CommLabel(int64(m.collComm[n-m.ProcNodes[len(m.Procs)]])))
 	}
 	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[p].Header.Rank, m.ThreadOf(n), m.EventOf(n), m.Kind[n])
 }
@@ -552,12 +552,12 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 				return // nobody to wait for
 			}
 			if !cm.Contains(int(me)) {
-				bad(t, idx, e.Kind, "communicator %d does not list this process", cm.ID)
+				bad(t, idx, e.Kind, "communicator %s does not list this process", trace.CommLabel(cm.ID))
 				return
 			}
 			okey := [2]int64{cm.ID, int64(t)}
 			if oc, busy := open[okey]; busy {
-				bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), cm.ID)
+				bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %s has no coll_end", trace.CollOp(oc.op), trace.CommLabel(cm.ID))
 			}
 			m.Stats.CollectiveCalls++
 			n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
@@ -580,7 +580,7 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			okey := [2]int64{cm.ID, int64(t)}
 			oc, ok := open[okey]
 			if !ok {
-				bad(t, idx, e.Kind, "coll_end on communicator %d without coll_begin", cm.ID)
+				bad(t, idx, e.Kind, "coll_end on communicator %s without coll_begin", trace.CommLabel(cm.ID))
 				return
 			}
 			delete(open, okey)
@@ -598,7 +598,7 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	}
 	slices.SortFunc(left, func(a, b openColl) int { return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.event, b.event)) })
 	for _, oc := range left {
-		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %d has no coll_end", trace.CollOp(oc.op), oc.comm.ID)
+		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %s has no coll_end", trace.CollOp(oc.op), trace.CommLabel(oc.comm.ID))
 	}
 	return err
 }
@@ -1038,11 +1038,11 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 		var s string
 		switch {
 		case k.typ == recP2P && u.send:
-			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %d: message #%d of this channel (thread %d event %d of process %d) was never received",
-				k.src, k.dst, k.b, k.a, u.nth+1, u.th, u.event, k.src)
+			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never received",
+				k.src, k.dst, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.src)
 		case k.typ == recP2P:
-			s = fmt.Sprintf("unmatched mpi_recv: process %d ← %d, tag %d, communicator %d: message #%d of this channel (thread %d event %d of process %d) was never sent",
-				k.dst, k.src, k.b, k.a, u.nth+1, u.th, u.event, k.dst)
+			s = fmt.Sprintf("unmatched mpi_recv: process %d ← %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never sent",
+				k.dst, k.src, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.dst)
 		case u.send:
 			s = fmt.Sprintf("unmatched remote_dep_out: process %d task %#x → process %d task %#x (#%d; thread %d event %d of process %d)",
 				k.src, k.a, k.dst, k.b, u.nth+1, u.th, u.event, k.src)
@@ -1288,7 +1288,7 @@ func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
 		if msg := checkInstance(inst); msg != "" {
 			m.Stats.BadCollectives++
 			r := &inst[0]
-			w.add(int(r.coord), fmt.Sprintf("%s call #%d on communicator %d: %s", trace.CollOp(r.op), r.inst+1, r.comm, msg))
+			w.add(int(r.coord), fmt.Sprintf("%s call #%d on communicator %s: %s", trace.CollOp(r.op), r.inst+1, trace.CommLabel(int64(r.comm)), msg))
 			continue
 		}
 		m.Stats.Collectives++

@@ -169,3 +169,13 @@ func TestLoadBuffersSameProcess(t *testing.T) {
 		}
 	}
 }
+
+// CommLabel reads a per-stretch copy's id (otf2/gaps.go) as its
+// communicator and stretch, and leaves every other id as it is.
+func TestCommLabel(t *testing.T) {
+	for id, want := range map[int64]string{0: "0", 7: "7", -1: "-1", 1 << 32: "0 (recorded stretch 2)", 3<<32 | 5: "5 (recorded stretch 4)"} {
+		if got := trace.CommLabel(id); got != want {
+			t.Errorf("CommLabel(%d) = %q, want %q", id, got, want)
+		}
+	}
+}

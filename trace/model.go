@@ -7,7 +7,10 @@
 // The format is specified in docs/trace-format.md; Version is its number.
 package trace
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // Format names and versions this package reads and writes.
 const (
@@ -148,6 +151,17 @@ type Communicator struct {
 	Name    string
 	Members []int
 	Runs    RankRuns
+}
+
+// CommLabel names communicator id for messages: the id, and for the
+// copies the OTF2 conversion makes of a communicator per stretch recorded
+// between recording gaps (otf2/gaps.go: the stretch above bit 32), the
+// communicator's own id and the stretch.
+func CommLabel(id int64) string {
+	if id > 0 && id>>32 != 0 {
+		return fmt.Sprintf("%d (recorded stretch %d)", id&(1<<32-1), id>>32+1)
+	}
+	return strconv.FormatInt(id, 10)
 }
 
 // RankRuns spells a member list as runs, flat triples (first, count,
