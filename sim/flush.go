@@ -8,7 +8,10 @@ import "github.com/ptrace-dev/ptrace/trace"
 // the thread's in the traced run, but not the program's: inside work it
 // lengthens the work it interrupts, so the breakdown takes it out of work
 // into ThreadTimes.Instrumentation, as it does the recording cost of each
-// event (instrument.go), unless the correction is off (Sim.KeepRecordingCost).
+// event (instrument.go), and out of the running task's run time (its
+// duration in the task metrics, the task graph and the anomaly test: a
+// flush inside a task made it an anomaly), unless the correction is off
+// (Sim.KeepRecordingCost). The critical path follows the run as it went.
 // Inside an MPI call, overhead or idleness it stays where it is: the
 // call's time and the waits it made on other ranks are what the traced run
 // did, and the wait states, the critical path and POP read them so. Either
@@ -58,6 +61,10 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 		t.FlushWork += d
 		if !s.KeepRecordingCost {
 			b.instr.pending[th] += d
+			// nor the running task's: its run time (task metrics, the task
+			// graph, the anomalies) leaves the flush out, as work does
+			thr := &s.Threads[th]
+			thr.RunSince = min(thr.RunSince+s.Now-from, s.Now)
 		}
 	case catMPI, catMPISetup:
 		t.FlushMPI += d

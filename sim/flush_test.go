@@ -122,3 +122,40 @@ func TestBufferFlushesAtWindowEdges(t *testing.T) {
 		t.Errorf("%d flushes, %d ns, work %d; want 1 (of no length), 0 ns, 80", tt.Flushes, tt.Flush, tt.Work)
 	}
 }
+
+// A flush inside a task is not the task's either: one thread creates a
+// task at 10 and runs it 20..80 inside a taskwait; the task's thread
+// flushes 40..55. Its run time is 45 ns, 60 with the correction off.
+func TestBufferFlushInTask(t *testing.T) {
+	for _, c := range []struct {
+		keep bool
+		run  int64
+	}{{false, 45}, {true, 60}} {
+		task := id(0, 4)
+		g := newProg(1).region(1, 0)
+		g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
+		g.ev(0, trace.SyncBegin, 20, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+		g.ev(0, trace.SyncWaitBegin, 20, ompt.SyncTaskwait, id(0, 2), implicit(0))
+		g.ev(0, trace.TaskSchedule, 20, implicit(0), ompt.StatusSwitch, task)
+		g.ev(0, trace.FlushBegin, 40)
+		g.ev(0, trace.FlushEnd, 55)
+		g.ev(0, trace.TaskSchedule, 80, task, ompt.StatusComplete, implicit(0))
+		g.ev(0, trace.SyncWaitEnd, 80, ompt.SyncTaskwait, id(0, 2), implicit(0))
+		g.ev(0, trace.SyncEnd, 80, ompt.SyncTaskwait, id(0, 2), implicit(0), 0)
+		g.end(1, 100)
+		s := sim.New(g.proc(), nil, false)
+		s.KeepRecordingCost = c.keep
+		m := ompt.NewModel()
+		if err := s.Run(m); err != nil {
+			t.Fatal(err)
+		}
+		noWarnings(t, s)
+		tk := m.Task(task)
+		if tk == sim.NoTask {
+			t.Fatal("the task is unknown")
+		}
+		if got := s.RunNS(tk); got != c.run {
+			t.Errorf("keep %v: the task ran %d ns, want %d", c.keep, got, c.run)
+		}
+	}
+}
