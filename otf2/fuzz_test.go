@@ -175,3 +175,62 @@ func FuzzConvertPthreads(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConvertCut: FuzzConvert's property under a cut of recording gaps
+// (gaps.go: the communication records inside dropped, the others on a copy
+// of their communicator per stretch), on the hand-encoded archive's rank 0
+// seeded with its event files with gaps, flushes and unnested regions; the
+// input's first byte gives the number of gaps of the cut (up to 15), laid
+// every 700 ns from 1500 ns.
+func FuzzConvertCut(f *testing.F) {
+	var evts []string
+	for _, write := range []func(testing.TB, string) string{oldArchive, flushArchive, unnestedArchive,
+		func(t testing.TB, d string) string { return gapsArchive(t, d, 3) }} {
+		evts = append(evts, archiveSeeds(f, write, "0.evt")...)
+	}
+	for _, p := range evts {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, n := range []byte{0, 1, 3} {
+			f.Add(append([]byte{n}, b...))
+		}
+	}
+	src := f.TempDir()
+	gapsArchive(f, src, 3)
+	files := map[string][]byte{}
+	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[name] = b
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		var cut []Gap
+		for i := range int64(data[0] & 15) {
+			cut = append(cut, Gap{Off: 1500 + 700*i, On: 1800 + 700*i})
+		}
+		dir := t.TempDir()
+		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+		for name, b := range files {
+			os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data[1:], 0o644)
+		a, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if _, err := a.ConvertCut(0, &buf, cut); err != nil {
+			return
+		}
+		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
+			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
+		}
+	})
+}
