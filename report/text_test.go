@@ -218,3 +218,14 @@ func TestTextBufferFlushes(t *testing.T) {
 		t.Errorf("no flushes, yet a line")
 	}
 }
+
+// A share of thread time that rounds to 0.0 % is said to be below 0.1 %.
+func TestFlushLineSmallShare(t *testing.T) {
+	f := &BufferFlushes{Count: 1, NS: 1000, Processes: 1}
+	if got := FlushLine(f, 1e9, 1); !strings.Contains(got, "1 µs = < 0.1% of thread time") {
+		t.Errorf("%s", got)
+	}
+	if got := FlushLine(f, 1e6, 1); !strings.Contains(got, "1 µs = 0.1% of thread time") {
+		t.Errorf("%s", got)
+	}
+}
