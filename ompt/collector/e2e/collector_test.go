@@ -499,6 +499,39 @@ func TestCholesky(t *testing.T) {
 	}
 }
 
+// TestHaloMPIFlushes: a hybrid MPI program recorded with the smallest
+// buffer flushes on both ranks, inside work, MPI calls and overhead alike;
+// the report's flushes add up, per process and in all, and are the same at
+// one analysis rank and two.
+func TestHaloMPIFlushes(t *testing.T) {
+	h := setup(t)
+	cmd := mpirun(h.example("halo_mpi"), "1024", "200", "16")
+	dir, code, out := h.record(t, []string{"--buffer-mb", "0.0625"}, cmd...)
+	if code != 0 {
+		t.Fatalf("exit status %d\n%s", code, out)
+	}
+	pairs := int64(0)
+	for _, p := range valid(t, dir) {
+		pairs += int64(sum(count(p, trace.FlushEnd, nil)))
+	}
+	one, two := h.report(t, dir).Breakdown, h.reportArgs(t, dir, "--ranks", "2").Breakdown
+	f := one.BufferFlushes
+	if f == nil || f.Count == 0 || f.Count > pairs || f.Processes != 2 || f.MPINS <= 0 || f.WorkNS <= 0 ||
+		f.WorkNS+f.MPINS+f.OverheadNS+f.IdleNS != f.NS || f.Setting != "PTRACE_BUFFER_MB" {
+		t.Fatalf("buffer flushes %+v, want some of the %d recorded, on both ranks, in work and in MPI calls, adding up", f, pairs)
+	}
+	var n, ns int64
+	for _, p := range one.PerProcess {
+		n, ns = n+p.BufferFlushes, ns+p.BufferFlushNS
+	}
+	if n != f.Count || ns != f.NS {
+		t.Errorf("per process %d flushes, %d ns; in all %d, %d", n, ns, f.Count, f.NS)
+	}
+	if two.BufferFlushes == nil || *two.BufferFlushes != *f {
+		t.Errorf("at two analysis ranks %+v, at one %+v", two.BufferFlushes, f)
+	}
+}
+
 func TestHaloMPI(t *testing.T) {
 	h := setup(t)
 	const iters = 20
