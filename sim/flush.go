@@ -47,6 +47,13 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 		return
 	}
 	f.from[th] = -1
+	if b.cat[th] == catWork && !s.KeepRecordingCost {
+		// not the running task's time either, inside the window or not:
+		// its run time (task metrics, the task graph, the anomalies)
+		// leaves the flush out, as work does
+		thr := &s.Threads[th]
+		thr.RunSince = min(thr.RunSince+s.Now-from, s.Now)
+	}
 	d := min(s.Now, s.End) - max(from, s.Begin)
 	if d < 0 || d == 0 && s.Now > from {
 		// outside the window, or touching it only at an edge (a flush in
@@ -61,10 +68,6 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 		t.FlushWork += d
 		if !s.KeepRecordingCost {
 			b.instr.pending[th] += d
-			// nor the running task's: its run time (task metrics, the task
-			// graph, the anomalies) leaves the flush out, as work does
-			thr := &s.Threads[th]
-			thr.RunSince = min(thr.RunSince+s.Now-from, s.Now)
 		}
 	case catMPI, catMPISetup:
 		t.FlushMPI += d

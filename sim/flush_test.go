@@ -125,12 +125,14 @@ func TestBufferFlushesAtWindowEdges(t *testing.T) {
 
 // A flush inside a task is not the task's either: one thread creates a
 // task at 10 and runs it 20..80 inside a taskwait; the task's thread
-// flushes 40..55. Its run time is 45 ns, 60 with the correction off.
+// flushes 40..55. Its run time is 45 ns, 60 with the correction off,
+// whether the window holds the flush or not (60..100).
 func TestBufferFlushInTask(t *testing.T) {
 	for _, c := range []struct {
-		keep bool
-		run  int64
-	}{{false, 45}, {true, 60}} {
+		keep   bool
+		window bool
+		run    int64
+	}{{false, false, 45}, {true, false, 60}, {false, true, 45}} {
 		task := id(0, 4)
 		g := newProg(1).region(1, 0)
 		g.ev(0, trace.TaskCreate, 10, task, implicit(0), ompt.TaskExplicit, 0)
@@ -145,6 +147,9 @@ func TestBufferFlushInTask(t *testing.T) {
 		g.end(1, 100)
 		s := sim.New(g.proc(), nil, false)
 		s.KeepRecordingCost = c.keep
+		if c.window {
+			s.SetWindow(60, 100)
+		}
 		m := ompt.NewModel()
 		if err := s.Run(m); err != nil {
 			t.Fatal(err)
@@ -155,7 +160,7 @@ func TestBufferFlushInTask(t *testing.T) {
 			t.Fatal("the task is unknown")
 		}
 		if got := s.RunNS(tk); got != c.run {
-			t.Errorf("keep %v: the task ran %d ns, want %d", c.keep, got, c.run)
+			t.Errorf("keep %v, window from 60 %v: the task ran %d ns, want %d", c.keep, c.window, got, c.run)
 		}
 	}
 }
