@@ -3,6 +3,7 @@ package driver
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -155,6 +156,17 @@ func isTrace(dir string) bool {
 	return err == nil
 }
 
+// readSmall reads at most limit bytes of a regular file (a FIFO or a
+// device is refused, not waited on).
+func readSmall(path string, limit int64) ([]byte, error) {
+	f, err := trace.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, limit))
+}
+
 func first(s []string, n int) []string {
 	if len(s) > n {
 		return append(s[:n:n], "…")
@@ -169,7 +181,7 @@ func first(s []string, n int) []string {
 // buffer flushes, if any, without the definitions that would make them
 // readable. Its scorep.cfg says whether tracing was on.
 func scorepNoTrace(path string) string {
-	if b, err := os.ReadFile(filepath.Join(path, "scorep.cfg")); err == nil && len(b) < 1<<20 {
+	if b, err := readSmall(filepath.Join(path, "scorep.cfg"), 1<<20); err == nil {
 		for _, line := range strings.Split(string(b), "\n") {
 			if v, ok := strings.CutPrefix(strings.TrimSpace(line), "SCOREP_ENABLE_TRACING="); ok &&
 				strings.EqualFold(strings.Trim(v, `'"`), "false") {

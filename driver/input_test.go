@@ -4,7 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -73,5 +75,23 @@ func TestExplainInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), p+": ") {
 			t.Errorf("%s: %v, want %q", c.path, err, c.want)
 		}
+	}
+}
+
+// A scorep.cfg that is a FIFO does not hang the hint (nothing writes to it).
+func TestExplainInputFIFO(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mkfifo(filepath.Join(dir, "scorep.cfg"), 0o644); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := openTrace(dir, 0); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "a Score-P experiment without a trace") {
+			t.Errorf("%v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("hangs on a FIFO named scorep.cfg")
 	}
 }
