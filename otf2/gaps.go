@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -240,4 +241,44 @@ func (h *thr) offUnleft(now int64) {
 		}
 	}
 	h.unleft = h.unleft[:0]
+}
+
+// A parallel region whose end falls into a gap is never joined in the
+// archive: every later parallel region would nest inside it. Score-P
+// refuses to switch recording inside a parallel region, but not inside a
+// team of one thread (it is not "in parallel" then): its ThreadTeamEnd and
+// ThreadJoin fall into the gap. Pass 1 finds the forks a location never
+// joins although recording was switched off after them; pass 2 ends them,
+// implicit task and region, where recording stopped, with a warning.
+
+// unjoinedForks marks, at the end of location t's pass 1, the forks it
+// never joins that were open when recording was switched off.
+func (c *conv) unjoinedForks(t int) {
+	for _, o := range c.forkOpen[t] {
+		k, _ := slices.BinarySearch(c.offs[t], o.at)
+		if k == len(c.offs[t]) {
+			continue // open to the end (a truncated run): as before
+		}
+		if c.unjoined == nil {
+			c.unjoined = map[int64]bool{}
+		}
+		c.unjoined[c.forks[t][o.seq].par] = true
+		c.unjoinedCt.add("%s: offset %d: parallel region forked before recording was switched off is never joined (its end fell into the gap): ended where recording stopped, at %s",
+			c.a.evtPath(c.p.locations[t].ID), o.off, fmtNS(c.offs[t][k]))
+	}
+	c.forkOpen[t] = nil
+}
+
+// offUnjoined ends, where recording stops, the parallel regions that are
+// never joined, innermost first: the thread's implicit task in each, then
+// the region.
+func (h *thr) offUnjoined(now int64) {
+	for n := len(h.forks); n > 0 && h.c.unjoined[h.forks[n-1]]; n = len(h.forks) {
+		par := h.forks[n-1]
+		h.forks = h.forks[:n-1]
+		if f := h.par(); len(h.pars) > 0 && f.par == par {
+			h.endImplicit(now, f.legacy)
+		}
+		h.emit(trace.ParallelEnd, now, par, h.cur(), ompt.ParallelInvokerProgram|ompt.ParallelTeam, 0)
+	}
 }

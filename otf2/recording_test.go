@@ -2,6 +2,7 @@ package otf2_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // programCalls reads recording_off.c's own output (program.out): per rank,
@@ -228,3 +230,71 @@ func TestScorepRecordingOffLeave(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestScorepRecordingOffTeamOfOne: rec_hyb.c, mode par1 (2 ranks × 2
+// threads, OPARI2): each master switches recording off inside a parallel
+// region of one thread, which Score-P allows, so the region's team end and
+// join fall into the gap and the archive never joins it. The region is
+// ended where recording stopped, with a warning per process: every later
+// parallel region is a region of its own, not nested in it, and nothing is
+// missing from the recorded stretches (before: each later region nested in
+// the one never joined, a "parallel_end missing" warning per process at
+// the end of the run and the report marked partial, even for the stretch
+// before the gap).
+func TestScorepRecordingOffTeamOfOne(t *testing.T) {
+	dir := "testdata/scorep-8.4-recording-off-team1"
+	anchor := filepath.Join(dir, "traces.otf2")
+	for rank := 0; rank < 2; rank++ {
+		evs, _ := convertProcess(t, anchor, rank)
+		open := map[int][]int64{} // thread → its parallel regions not ended
+		begun := 0
+		for _, e := range evs {
+			switch e.Kind {
+			case trace.ParallelBegin:
+				if o := open[e.thread]; len(o) > 0 {
+					t.Errorf("rank %d: parallel region %#x begins inside %#x at %d ns (the program nests none)", rank, e.Args[0], o[len(o)-1], e.Time)
+				}
+				open[e.thread] = append(open[e.thread], e.Args[0])
+				begun++
+			case trace.ParallelEnd:
+				if o := open[e.thread]; len(o) > 0 {
+					open[e.thread] = o[:len(o)-1]
+				}
+			}
+		}
+		for th, o := range open {
+			if len(o) > 0 {
+				t.Errorf("rank %d thread %d: parallel regions %#x never end", rank, th, o)
+			}
+		}
+		if begun == 0 {
+			t.Fatalf("rank %d: no parallel region", rank)
+		}
+	}
+	var js [2][]byte
+	for i, k := range []int{1, 2} {
+		js[i] = analyzeWith(t, driver.Options{Dir: anchor}, k)
+		var rep report.Report
+		if err := json.Unmarshal(js[i], &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Trace.Partial {
+			t.Errorf("%d ranks: report marked partial", k)
+		}
+		n := 0
+		for _, w := range rep.Trace.Warnings.First {
+			if strings.Contains(w, "parallel_end missing") {
+				t.Errorf("%d ranks: warning %q", k, w)
+			}
+			if strings.Contains(w, "parallel region forked before recording was switched off is never joined") {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("%d ranks: %d warnings on the region never joined, want one per process: %q", k, n, rep.Trace.Warnings.First)
+		}
+	}
+	if !bytes.Equal(js[0], js[1]) {
+		t.Error("the reports at 1 and 2 analysis ranks differ")
+	}
+}
