@@ -55,9 +55,12 @@ type Stats struct {
 	// Gaps are the times the process recorded nothing (recording switched
 	// off: gaps.go), disjoint, in time order; CutRecords counts the
 	// communication records dropped because they fall inside a gap of the
-	// cut given to ConvertCut.
-	Gaps       []Gap
-	CutRecords int64
+	// cut given to ConvertCut; KeptRecords those inside a gap of the cut
+	// kept because they precede the process's own switching off there
+	// (gaps.go, beforeOwnOff).
+	Gaps        []Gap
+	CutRecords  int64
+	KeptRecords int64
 	// Uncollected counts, by MPI collective, the calls holding no
 	// collective record (MpiCollectiveBegin/End): TAU writes none.
 	Uncollected map[string]int64
@@ -184,6 +187,7 @@ type conv struct {
 	// stretch
 	offAt      []int64
 	cut        []Gap
+	ownOffs    []int64              // the process's own recording gaps' starts (merged), in time order: cutComm keeps what precedes them
 	commList   []trace.Communicator // the process's communicators, by index
 	commCopies map[[2]int64]int64   // (stretch, index) → its copy's index
 	// per location: its Off times, its code regions open and their
@@ -322,6 +326,11 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	}
 	if err := c.pass1(); err != nil {
 		return nil, err
+	}
+	if len(cut) > 0 {
+		for _, g := range MergeGaps(c.st.Gaps) {
+			c.ownOffs = append(c.ownOffs, g.Off)
+		}
 	}
 	nthreads := n
 	for t := range p.locations {

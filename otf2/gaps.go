@@ -134,8 +134,11 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 	}
 	s, in := c.stretch(t)
 	if in {
-		c.st.CutRecords++
-		return 0, false
+		if !c.beforeOwnOff(s, t) {
+			c.st.CutRecords++
+			return 0, false
+		}
+		c.st.KeptRecords++
 	}
 	if s == 0 || ci < 0 || ci >= int64(len(c.commList)) {
 		return ci, true
@@ -154,6 +157,27 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 	c.w.AddComm(cm)
 	c.commCopies[key] = int64(cm.Index)
 	return int64(cm.Index), true
+}
+
+// beforeOwnOff reports whether time t, inside gap k of the cut, precedes
+// the process's own switching off within that gap: the process recorded
+// it, and it belongs to the stretch before the gap (index k). What each
+// process recorded before its own OFF is, on every channel and
+// communicator, a prefix of what it did (recording stops at the OFF), and
+// MPI pairs messages and collectives in order, so the prefixes pair as the
+// run did: what has no partner there is an unmatched record at the end of
+// the stretch, and nothing after it in the stretch to pair wrongly with (a
+// receive recorded just before one process's OFF, its send just before the
+// other's, later: both kept and paired, where the union alone dropped the
+// later one and left the earlier unmatched). After an ON the records are a
+// suffix, which pairs only from the end: those inside the cut stay dropped.
+// A process without a gap of its own inside gap k keeps nothing there.
+func (c *conv) beforeOwnOff(k int, t int64) bool {
+	if k >= len(c.cut) {
+		return false
+	}
+	j, _ := slices.BinarySearch(c.ownOffs, c.cut[k].Off)
+	return j < len(c.ownOffs) && c.ownOffs[j] <= c.cut[k].On && t < c.ownOffs[j]
 }
 
 // cutComms keeps the process's communicators, whose copies for the

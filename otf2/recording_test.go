@@ -106,18 +106,22 @@ func TestScorepRecordingOff(t *testing.T) {
 	if len(cut) != 1 {
 		t.Fatalf("union of the gaps %v", cut)
 	}
-	var dropped int64
+	// Rank 0's iteration 2 (after its ON, while rank 1 is off) is dropped;
+	// rank 1's iteration 1 (before its own OFF, while rank 0 is off) is
+	// kept, a prefix of what rank 1 did: its records pair with nothing
+	// (unmatched, warned), and nothing after them pairs wrongly.
+	var dropped, kept [2]int64
 	for i := 0; i < a.NumProcesses(); i++ {
 		st, err := a.ConvertCut(i, discard{}, cut)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dropped += st.CutRecords
+		dropped[i], kept[i] = st.CutRecords, st.KeptRecords
 	}
-	if dropped == 0 {
-		t.Fatal("no record inside the gaps: the archive no longer tests the cut")
+	if dropped[0] == 0 || kept[1] == 0 || dropped[1] != 0 || kept[0] != 0 {
+		t.Fatalf("records inside the gaps dropped %v, kept %v: want rank 0's dropped, rank 1's kept", dropped, kept)
 	}
-	note := fmt.Sprintf("%d message and collective records of 2 processes fall inside the recording gaps", dropped)
+	note := fmt.Sprintf("%d message and collective records of 1 processes fall inside the recording gaps", dropped[0])
 
 	for _, k := range []int{1, 2} {
 		var rep report.Report
@@ -292,6 +296,49 @@ func TestScorepRecordingOffTeamOfOne(t *testing.T) {
 		}
 		if n != 2 {
 			t.Errorf("%d ranks: %d warnings on the region never joined, want one per process: %q", k, n, rep.Trace.Warnings.First)
+		}
+	}
+	if !bytes.Equal(js[0], js[1]) {
+		t.Error("the reports at 1 and 2 analysis ranks differ")
+	}
+}
+
+// TestScorepRecordingOffEdge: rec_hyb.c, mode serial (2 ranks × 2 threads,
+// OPARI2): both ranks switch recording off at the same point of the
+// program, rank 1 8 µs before rank 0, and rank 0 received the last message
+// in between. A record inside the union of the gaps but before its own
+// process's switch off is kept (beforeOwnOff): the message pairs, without
+// a warning, and its late sender counts, over the whole run rank 0's
+// 11.814 ms as scout's (before: the receive dropped, "unmatched mpi_send
+// … was never received", 9.009 ms).
+func TestScorepRecordingOffEdge(t *testing.T) {
+	anchor := "testdata/scorep-8.4-recording-off-hybrid/traces.otf2"
+	var js [2][]byte
+	for i, k := range []int{1, 2} {
+		js[i] = analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true}, k)
+		var rep report.Report
+		if err := json.Unmarshal(js[i], &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range rep.Trace.Warnings.First {
+			if strings.Contains(w, "unmatched") {
+				t.Errorf("%d ranks: warning %q", k, w)
+			}
+		}
+		if !slices.ContainsFunc(rep.Trace.Notes, func(n string) bool {
+			return strings.HasPrefix(n, "1 message and collective records of 1 processes fall inside the recording gaps but before their own process switched recording off")
+		}) {
+			t.Errorf("%d ranks: notes %q", k, rep.Trace.Notes)
+		}
+		// scout --no-time-correct: late sender 11.8143 ms on rank 0, wait
+		// at N×N 7.22034 and 4.82133 ms
+		want := map[int][2]float64{0: {11.8143, 7.22034}, 1: {0, 4.82133}}
+		for _, p := range rep.WaitStates.PerProcess {
+			w := want[p.Rank]
+			if math.Abs(float64(p.LateSenderNS)/1e6-w[0]) > 1e-3 || math.Abs(float64(p.WaitNxNNS)/1e6-w[1]) > 1e-3 {
+				t.Errorf("%d ranks: rank %d: late sender %.6f ms, wait at N×N %.6f ms; scout's %.4f, %.5f ms", k, p.Rank,
+					float64(p.LateSenderNS)/1e6, float64(p.WaitNxNNS)/1e6, w[0], w[1])
+			}
 		}
 	}
 	if !bytes.Equal(js[0], js[1]) {
