@@ -68,6 +68,9 @@ type otf2Row struct {
 	// every process's gaps.
 	Gaps []otf2.Gap
 	Cut  int64
+	// Kept counts those inside the union recorded before the process's
+	// own switching off, kept (otf2.Stats.KeptRecords).
+	Kept int64
 }
 
 // convertedOverLimit adds a warning to every process of the rank when the
@@ -165,7 +168,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 	if st.Salvaged > 0 {
 		p.Partial = true // events are missing
 	}
-	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords}
+	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords, Kept: st.KeptRecords}
 	if st.ProbedRecorded == 0 {
 		row.Unreceived = st.ProbedRecvs
 	}
@@ -193,8 +196,13 @@ func otf2Notes(rows []otf2Row) []string {
 	ignored := map[string]int64{}
 	var threads, procs, probedProcs int
 	var probed, cut int64
-	var cutProcs int
+	var cutProcs, keptProcs int
+	var kept int64
 	for _, r := range rows {
+		if r.Kept > 0 {
+			kept += r.Kept
+			keptProcs++
+		}
 		for k, n := range r.Ignored {
 			ignored[k] += n
 		}
@@ -215,6 +223,10 @@ func otf2Notes(rows []otf2Row) []string {
 	if cut > 0 {
 		notes = append(notes, fmt.Sprintf("%d message and collective records of %d processes fall inside the recording gaps (some process recorded nothing then) and are left out: "+
 			"their partners' records may be missing", cut, cutProcs))
+	}
+	if kept > 0 {
+		notes = append(notes, fmt.Sprintf("%d message and collective records of %d processes fall inside the recording gaps but before their own process switched recording off, and are kept: "+
+			"they pair with what the other processes recorded before switching off, and one whose partner was not recording is unmatched", kept, keptProcs))
 	}
 	if probed > 0 {
 		notes = append(notes, fmt.Sprintf("%d MPI_Mrecv/MPI_Imrecv calls (the receives of matched probes) in %d processes have no receive record: "+

@@ -55,9 +55,12 @@ type Stats struct {
 	// Gaps are the times the process recorded nothing (recording switched
 	// off: gaps.go), disjoint, in time order; CutRecords counts the
 	// communication records dropped because they fall inside a gap of the
-	// cut given to ConvertCut.
-	Gaps       []Gap
-	CutRecords int64
+	// cut given to ConvertCut; KeptRecords those inside a gap of the cut
+	// kept because they precede the process's own switching off there
+	// (gaps.go, beforeOwnOff).
+	Gaps        []Gap
+	CutRecords  int64
+	KeptRecords int64
 	// Uncollected counts, by MPI collective, the calls holding no
 	// collective record (MpiCollectiveBegin/End): TAU writes none.
 	Uncollected map[string]int64
@@ -184,6 +187,7 @@ type conv struct {
 	// stretch
 	offAt      []int64
 	cut        []Gap
+	ownOffs    []int64              // the process's own recording gaps' starts (merged), in time order: cutComm keeps what precedes them
 	commList   []trace.Communicator // the process's communicators, by index
 	commCopies map[[2]int64]int64   // (stretch, index) → its copy's index
 	// per location: its Off times, its code regions open and their
@@ -194,7 +198,12 @@ type conv struct {
 	codeSeq     []int
 	unleft      []map[int]bool
 	unleftCount counted
-	unnested    counted // Leaves of code regions out of nesting (nesting.go)
+	// per location: its forks not joined yet (pass 1); the parallel
+	// regions never joined after recording was switched off, by id
+	forkOpen   [][]openCode
+	unjoined   map[int64]bool
+	unjoinedCt counted
+	unnested   counted // Leaves of code regions out of nesting (nesting.go)
 }
 
 // span is the time of one thread's records.
@@ -299,7 +308,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
 		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{},
-		offAt: make([]int64, n), cut: cut, offs: make([][]int64, n), codeOpen: make([][]openCode, n), codeSeq: make([]int, n),
+		offAt: make([]int64, n), cut: cut, offs: make([][]int64, n), codeOpen: make([][]openCode, n), codeSeq: make([]int, n), forkOpen: make([][]openCode, n),
 		unleft: make([]map[int]bool, n)}
 	for t := range c.offAt {
 		c.offAt[t] = -1
@@ -317,6 +326,11 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	}
 	if err := c.pass1(); err != nil {
 		return nil, err
+	}
+	if len(cut) > 0 {
+		for _, g := range MergeGaps(c.st.Gaps) {
+			c.ownOffs = append(c.ownOffs, g.Off)
+		}
 	}
 	nthreads := n
 	for t := range p.locations {
@@ -377,6 +391,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c.ctxLoop.flush(&c.st, "records of calling contexts with an endless parent chain")
 	c.orphan.flush(&c.st, "records without their begin or fork")
 	c.unleftCount.flush(&c.st, "regions never left after recording was switched off")
+	c.unjoinedCt.flush(&c.st, "parallel regions never joined after recording was switched off")
 	c.unnested.flush(&c.st, "Leaves of code regions out of nesting")
 	for t := range c.tb {
 		c.tb[t].flush(&c.st)
@@ -660,10 +675,15 @@ func (c *conv) pass1() error {
 			case EvThreadFork, EvOmpFork:
 				c.seq[t]++
 				pending = trace.MakeID(t, c.seq[t])
+				c.forkOpen[t] = append(c.forkOpen[t], openCode{seq: len(c.forks[t]), at: now, off: e.Offset})
 				c.forks[t] = append(c.forks[t], fork{par: pending})
 				named = &c.forks[t][len(c.forks[t])-1]
 				if e.Type == EvOmpFork {
 					c.legacy = true
+				}
+			case EvThreadJoin, EvOmpJoin:
+				if n := len(c.forkOpen[t]); n > 0 {
+					c.forkOpen[t] = c.forkOpen[t][:n-1]
 				}
 			case EvThreadTeamBegin:
 				c.omp[t] = true
@@ -731,6 +751,7 @@ func (c *conv) pass1() error {
 		}
 		c.endGaps(t)
 		c.unleftRegions(t)
+		c.unjoinedForks(t)
 	}
 	return nil
 }
@@ -1261,6 +1282,7 @@ func (c *conv) pass2(t int) error {
 			// pass 1 made the process's gaps of them (gaps.go)
 			if e.A[0] == measurementOff {
 				h.offUnleft(now)
+				h.offUnjoined(now)
 			}
 		case EvThreadAcquireLock, EvOmpAcquireLock, EvThreadReleaseLock, EvOmpReleaseLock:
 			lock, pthread, ok := lockOf(e)

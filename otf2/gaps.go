@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -133,8 +134,11 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 	}
 	s, in := c.stretch(t)
 	if in {
-		c.st.CutRecords++
-		return 0, false
+		if !c.beforeOwnOff(s, t) {
+			c.st.CutRecords++
+			return 0, false
+		}
+		c.st.KeptRecords++
 	}
 	if s == 0 || ci < 0 || ci >= int64(len(c.commList)) {
 		return ci, true
@@ -153,6 +157,27 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 	c.w.AddComm(cm)
 	c.commCopies[key] = int64(cm.Index)
 	return int64(cm.Index), true
+}
+
+// beforeOwnOff reports whether time t, inside gap k of the cut, precedes
+// the process's own switching off within that gap: the process recorded
+// it, and it belongs to the stretch before the gap (index k). What each
+// process recorded before its own OFF is, on every channel and
+// communicator, a prefix of what it did (recording stops at the OFF), and
+// MPI pairs messages and collectives in order, so the prefixes pair as the
+// run did: what has no partner there is an unmatched record at the end of
+// the stretch, and nothing after it in the stretch to pair wrongly with (a
+// receive recorded just before one process's OFF, its send just before the
+// other's, later: both kept and paired, where the union alone dropped the
+// later one and left the earlier unmatched). After an ON the records are a
+// suffix, which pairs only from the end: those inside the cut stay dropped.
+// A process without a gap of its own inside gap k keeps nothing there.
+func (c *conv) beforeOwnOff(k int, t int64) bool {
+	if k >= len(c.cut) {
+		return false
+	}
+	j, _ := slices.BinarySearch(c.ownOffs, c.cut[k].Off)
+	return j < len(c.ownOffs) && c.ownOffs[j] <= c.cut[k].On && t < c.ownOffs[j]
 }
 
 // cutComms keeps the process's communicators, whose copies for the
@@ -240,4 +265,44 @@ func (h *thr) offUnleft(now int64) {
 		}
 	}
 	h.unleft = h.unleft[:0]
+}
+
+// A parallel region whose end falls into a gap is never joined in the
+// archive: every later parallel region would nest inside it. Score-P
+// refuses to switch recording inside a parallel region, but not inside a
+// team of one thread (it is not "in parallel" then): its ThreadTeamEnd and
+// ThreadJoin fall into the gap. Pass 1 finds the forks a location never
+// joins although recording was switched off after them; pass 2 ends them,
+// implicit task and region, where recording stopped, with a warning.
+
+// unjoinedForks marks, at the end of location t's pass 1, the forks it
+// never joins that were open when recording was switched off.
+func (c *conv) unjoinedForks(t int) {
+	for _, o := range c.forkOpen[t] {
+		k, _ := slices.BinarySearch(c.offs[t], o.at)
+		if k == len(c.offs[t]) {
+			continue // open to the end (a truncated run): as before
+		}
+		if c.unjoined == nil {
+			c.unjoined = map[int64]bool{}
+		}
+		c.unjoined[c.forks[t][o.seq].par] = true
+		c.unjoinedCt.add("%s: offset %d: parallel region forked before recording was switched off is never joined (its end fell into the gap): ended where recording stopped, at %s",
+			c.a.evtPath(c.p.locations[t].ID), o.off, fmtNS(c.offs[t][k]))
+	}
+	c.forkOpen[t] = nil
+}
+
+// offUnjoined ends, where recording stops, the parallel regions that are
+// never joined, innermost first: the thread's implicit task in each, then
+// the region.
+func (h *thr) offUnjoined(now int64) {
+	for n := len(h.forks); n > 0 && h.c.unjoined[h.forks[n-1]]; n = len(h.forks) {
+		par := h.forks[n-1]
+		h.forks = h.forks[:n-1]
+		if f := h.par(); len(h.pars) > 0 && f.par == par {
+			h.endImplicit(now, f.legacy)
+		}
+		h.emit(trace.ParallelEnd, now, par, h.cur(), ompt.ParallelInvokerProgram|ompt.ParallelTeam, 0)
+	}
 }

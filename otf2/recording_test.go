@@ -2,6 +2,7 @@ package otf2_test
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -14,6 +15,7 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // programCalls reads recording_off.c's own output (program.out): per rank,
@@ -104,18 +106,22 @@ func TestScorepRecordingOff(t *testing.T) {
 	if len(cut) != 1 {
 		t.Fatalf("union of the gaps %v", cut)
 	}
-	var dropped int64
+	// Rank 0's iteration 2 (after its ON, while rank 1 is off) is dropped;
+	// rank 1's iteration 1 (before its own OFF, while rank 0 is off) is
+	// kept, a prefix of what rank 1 did: its records pair with nothing
+	// (unmatched, warned), and nothing after them pairs wrongly.
+	var dropped, kept [2]int64
 	for i := 0; i < a.NumProcesses(); i++ {
 		st, err := a.ConvertCut(i, discard{}, cut)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dropped += st.CutRecords
+		dropped[i], kept[i] = st.CutRecords, st.KeptRecords
 	}
-	if dropped == 0 {
-		t.Fatal("no record inside the gaps: the archive no longer tests the cut")
+	if dropped[0] == 0 || kept[1] == 0 || dropped[1] != 0 || kept[0] != 0 {
+		t.Fatalf("records inside the gaps dropped %v, kept %v: want rank 0's dropped, rank 1's kept", dropped, kept)
 	}
-	note := fmt.Sprintf("%d message and collective records of 2 processes fall inside the recording gaps", dropped)
+	note := fmt.Sprintf("%d message and collective records of 1 processes fall inside the recording gaps", dropped[0])
 
 	for _, k := range []int{1, 2} {
 		var rep report.Report
@@ -228,3 +234,114 @@ func TestScorepRecordingOffLeave(t *testing.T) {
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }
+
+// TestScorepRecordingOffTeamOfOne: rec_hyb.c, mode par1 (2 ranks × 2
+// threads, OPARI2): each master switches recording off inside a parallel
+// region of one thread, which Score-P allows, so the region's team end and
+// join fall into the gap and the archive never joins it. The region is
+// ended where recording stopped, with a warning per process: every later
+// parallel region is a region of its own, not nested in it, and nothing is
+// missing from the recorded stretches (before: each later region nested in
+// the one never joined, a "parallel_end missing" warning per process at
+// the end of the run and the report marked partial, even for the stretch
+// before the gap).
+func TestScorepRecordingOffTeamOfOne(t *testing.T) {
+	dir := "testdata/scorep-8.4-recording-off-team1"
+	anchor := filepath.Join(dir, "traces.otf2")
+	for rank := 0; rank < 2; rank++ {
+		evs, _ := convertProcess(t, anchor, rank)
+		open := map[int][]int64{} // thread → its parallel regions not ended
+		begun := 0
+		for _, e := range evs {
+			switch e.Kind {
+			case trace.ParallelBegin:
+				if o := open[e.thread]; len(o) > 0 {
+					t.Errorf("rank %d: parallel region %#x begins inside %#x at %d ns (the program nests none)", rank, e.Args[0], o[len(o)-1], e.Time)
+				}
+				open[e.thread] = append(open[e.thread], e.Args[0])
+				begun++
+			case trace.ParallelEnd:
+				if o := open[e.thread]; len(o) > 0 {
+					open[e.thread] = o[:len(o)-1]
+				}
+			}
+		}
+		for th, o := range open {
+			if len(o) > 0 {
+				t.Errorf("rank %d thread %d: parallel regions %#x never end", rank, th, o)
+			}
+		}
+		if begun == 0 {
+			t.Fatalf("rank %d: no parallel region", rank)
+		}
+	}
+	var js [2][]byte
+	for i, k := range []int{1, 2} {
+		js[i] = analyzeWith(t, driver.Options{Dir: anchor}, k)
+		var rep report.Report
+		if err := json.Unmarshal(js[i], &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Trace.Partial {
+			t.Errorf("%d ranks: report marked partial", k)
+		}
+		n := 0
+		for _, w := range rep.Trace.Warnings.First {
+			if strings.Contains(w, "parallel_end missing") {
+				t.Errorf("%d ranks: warning %q", k, w)
+			}
+			if strings.Contains(w, "parallel region forked before recording was switched off is never joined") {
+				n++
+			}
+		}
+		if n != 2 {
+			t.Errorf("%d ranks: %d warnings on the region never joined, want one per process: %q", k, n, rep.Trace.Warnings.First)
+		}
+	}
+	if !bytes.Equal(js[0], js[1]) {
+		t.Error("the reports at 1 and 2 analysis ranks differ")
+	}
+}
+
+// TestScorepRecordingOffEdge: rec_hyb.c, mode serial (2 ranks × 2 threads,
+// OPARI2): both ranks switch recording off at the same point of the
+// program, rank 1 8 µs before rank 0, and rank 0 received the last message
+// in between. A record inside the union of the gaps but before its own
+// process's switch off is kept (beforeOwnOff): the message pairs, without
+// a warning, and its late sender counts, over the whole run rank 0's
+// 11.814 ms as scout's (before: the receive dropped, "unmatched mpi_send
+// … was never received", 9.009 ms).
+func TestScorepRecordingOffEdge(t *testing.T) {
+	anchor := "testdata/scorep-8.4-recording-off-hybrid/traces.otf2"
+	var js [2][]byte
+	for i, k := range []int{1, 2} {
+		js[i] = analyzeWith(t, driver.Options{Dir: anchor, WholeRun: true}, k)
+		var rep report.Report
+		if err := json.Unmarshal(js[i], &rep); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range rep.Trace.Warnings.First {
+			if strings.Contains(w, "unmatched") {
+				t.Errorf("%d ranks: warning %q", k, w)
+			}
+		}
+		if !slices.ContainsFunc(rep.Trace.Notes, func(n string) bool {
+			return strings.HasPrefix(n, "1 message and collective records of 1 processes fall inside the recording gaps but before their own process switched recording off")
+		}) {
+			t.Errorf("%d ranks: notes %q", k, rep.Trace.Notes)
+		}
+		// scout --no-time-correct: late sender 11.8143 ms on rank 0, wait
+		// at N×N 7.22034 and 4.82133 ms
+		want := map[int][2]float64{0: {11.8143, 7.22034}, 1: {0, 4.82133}}
+		for _, p := range rep.WaitStates.PerProcess {
+			w := want[p.Rank]
+			if math.Abs(float64(p.LateSenderNS)/1e6-w[0]) > 1e-3 || math.Abs(float64(p.WaitNxNNS)/1e6-w[1]) > 1e-3 {
+				t.Errorf("%d ranks: rank %d: late sender %.6f ms, wait at N×N %.6f ms; scout's %.4f, %.5f ms", k, p.Rank,
+					float64(p.LateSenderNS)/1e6, float64(p.WaitNxNNS)/1e6, w[0], w[1])
+			}
+		}
+	}
+	if !bytes.Equal(js[0], js[1]) {
+		t.Error("the reports at 1 and 2 analysis ranks differ")
+	}
+}
