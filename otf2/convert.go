@@ -1244,6 +1244,8 @@ func (c *conv) pass2(t int) error {
 				par := h.forks[n-1]
 				h.forks = h.forks[:n-1]
 				h.emit(trace.ParallelEnd, now, par, h.cur(), ompt.ParallelInvokerProgram|ompt.ParallelTeam, 0)
+			} else {
+				c.orphan.add("%s: offset %d: %s without its fork (recording switched on inside the region, or the archive lost it); skipped", evt, e.Offset, EventName(e.Type))
 			}
 		case EvThreadTeamBegin:
 			team := uint32(ld.Map(mapComm, e.A[0]))
@@ -1257,6 +1259,9 @@ func (c *conv) pass2(t int) error {
 			size, num := c.teamPos(team, c.p.locations[t].ID, t)
 			h.beginImplicit(now, ids[k], size, num, false)
 		case EvThreadTeamEnd:
+			if len(h.pars) == 0 {
+				c.orphan.add("%s: offset %d: ThreadTeamEnd without its ThreadTeamBegin (recording switched on inside the region, or the archive lost it); skipped", evt, e.Offset)
+			}
 			h.endImplicit(now, false)
 		case EvThreadTaskCreate:
 			k := eventTaskKey(e, ld, h.teamK)

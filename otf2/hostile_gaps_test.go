@@ -288,3 +288,20 @@ func TestRenestBounded(t *testing.T) {
 type countingWriter struct{ n int64 }
 
 func (w *countingWriter) Write(b []byte) (int, error) { w.n += int64(len(b)); return len(b), nil }
+
+// A team end and a join whose team begin and fork the archive lacks
+// (recording switched on inside a team of one: its fork fell into the gap)
+// are skipped with a counted warning naming the file and offset, not
+// silently.
+func TestOrphanTeamEndJoin(t *testing.T) {
+	st := convertTimed(t, rank0Archive(t, func(at func(uint64) *file) {
+		at(10).single(EvEnter, (&enc{}).c(5))
+		at(20).rec(EvThreadTeamEnd, (&enc{}).c(0))
+		at(30).rec(EvThreadJoin, (&enc{}).u8(paradigmOpenMP))
+		at(40).single(EvLeave, (&enc{}).c(5))
+	}, nil))
+	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "0.evt: offset ") ||
+		!strings.Contains(st.Warnings[0], "ThreadTeamEnd without its ThreadTeamBegin") || !strings.Contains(st.Warnings[0], "(2 records without their") {
+		t.Errorf("warnings %q, want one naming the team end, counting it and the join", st.Warnings)
+	}
+}
