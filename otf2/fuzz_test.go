@@ -106,21 +106,9 @@ func FuzzConvert(f *testing.F) {
 	}
 	seeds(f, archiveSeeds(f, flushArchive, ".evt")...)
 	src := "testdata/halo"
-	files := map[string][]byte{}
-	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		files[name] = b
-	}
+	files := rank0Free(f, src)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
-		for name, b := range files {
-			os.WriteFile(filepath.Join(dir, name), b, 0o644)
-		}
-		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data, 0o644)
+		dir := withRank0(t, files, data)
 		a, err := Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -147,21 +135,9 @@ func FuzzConvertPthreads(f *testing.F) {
 	pthreadSyncArchive(f, bad, true)
 	seeds(f, filepath.Join(src, "traces", "0.evt"), filepath.Join(src, "traces", "1.evt"),
 		filepath.Join(bad, "traces", "0.evt"), filepath.Join(bad, "traces", "1.evt"))
-	files := map[string][]byte{}
-	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		files[name] = b
-	}
+	files := rank0Free(f, src)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
-		for name, b := range files {
-			os.WriteFile(filepath.Join(dir, name), b, 0o644)
-		}
-		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data, 0o644)
+		dir := withRank0(t, files, data)
 		a, err := Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -199,14 +175,7 @@ func FuzzConvertCut(f *testing.F) {
 	}
 	src := f.TempDir()
 	gapsArchive(f, src, 3)
-	files := map[string][]byte{}
-	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
-		b, err := os.ReadFile(filepath.Join(src, name))
-		if err != nil {
-			f.Fatal(err)
-		}
-		files[name] = b
-	}
+	files := rank0Free(f, src)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 {
 			return
@@ -215,12 +184,7 @@ func FuzzConvertCut(f *testing.F) {
 		for i := range int64(data[0] & 15) {
 			cut = append(cut, Gap{Off: 1500 + 700*i, On: 1800 + 700*i})
 		}
-		dir := t.TempDir()
-		os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
-		for name, b := range files {
-			os.WriteFile(filepath.Join(dir, name), b, 0o644)
-		}
-		os.WriteFile(filepath.Join(dir, "traces", "0.evt"), data[1:], 0o644)
+		dir := withRank0(t, files, data[1:])
 		a, err := Open(dir)
 		if err != nil {
 			t.Fatal(err)
@@ -233,4 +197,30 @@ func FuzzConvertCut(f *testing.F) {
 			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
 		}
 	})
+}
+
+// rank0Free reads the files of the two-process archive in src but rank 0's
+// events, which the fuzz targets write from their input (withRank0).
+func rank0Free(f *testing.F, src string) map[string][]byte {
+	files := map[string][]byte{}
+	for _, name := range []string{"traces.otf2", "traces.def", "traces/0.def", "traces/1.def", "traces/1.evt"} {
+		b, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		files[name] = b
+	}
+	return files
+}
+
+// withRank0 writes files and rank 0's events evt as an archive in a new
+// directory, which it returns.
+func withRank0(t *testing.T, files map[string][]byte, evt []byte) string {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "traces"), 0o755)
+	for name, b := range files {
+		os.WriteFile(filepath.Join(dir, name), b, 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "traces", "0.evt"), evt, 0o644)
+	return dir
 }
