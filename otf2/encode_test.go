@@ -105,6 +105,18 @@ func (f *file) time(t uint64) *file {
 // bytes ends the file (a last chunk is not padded to its size).
 func (f *file) bytes() []byte { return append(f.b, recEndOfFile) }
 
+// writeLocation writes location name's event file evt into dir's traces/,
+// with local definitions of nothing: no mapping tables (ids are global),
+// no clock offsets.
+func writeLocation(t testing.TB, dir, name string, evt []byte) {
+	if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), evt, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(256<<10).bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // recorder collects records.
 type recorder struct{ add func(uint8, *enc) }
 
@@ -280,14 +292,7 @@ func encodedArchive(t testing.TB, dir string, edit func([]defRec) []defRec, vari
 		return f.bytes()
 	}
 	for r := uint64(0); r < 2; r++ {
-		if err := os.WriteFile(filepath.Join(dir, "traces", []string{"0", "1"}[r]+".evt"), ev(r), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		// the local definitions: no mapping tables (ids are global), no
-		// clock offsets
-		if err := os.WriteFile(filepath.Join(dir, "traces", []string{"0", "1"}[r]+".def"), newFile(chunk).bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeLocation(t, dir, []string{"0", "1"}[r], ev(r))
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
@@ -390,12 +395,7 @@ func legacyOpenMPArchive(t testing.TB, dir string, modern bool) string {
 		w.time(9000).rec(EvThreadTeamEnd, (&enc{}).c(0))
 	}
 	for name, f := range map[string]*file{"0": m, "1": w} {
-		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeLocation(t, dir, name, f.bytes())
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
@@ -409,12 +409,7 @@ func pthreadArchive(t testing.TB, dir string) string {
 	f := newFile(256 << 10)
 	f.time(1000+1500).single(EvEnter, (&enc{}).c(5))
 	f.time(1000+2500).single(EvLeave, (&enc{}).c(5))
-	if err := os.WriteFile(filepath.Join(dir, "traces", "2.evt"), f.bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "traces", "2.def"), newFile(256<<10).bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeLocation(t, dir, "2", f.bytes())
 	return anchor
 }
 
@@ -607,12 +602,7 @@ func userThreadArchive(t testing.TB, dir string, bad bool) string {
 	w.time(3900).single(EvLeave, (&enc{}).c(leaf))
 	w.time(3950).rec(EvThreadEnd, thread(2))
 	for name, f := range map[string]*file{"0": m, "1": w} {
-		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeLocation(t, dir, name, f.bytes())
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
@@ -724,12 +714,7 @@ func pthreadSyncArchive(t testing.TB, dir string, bad bool) string {
 	}
 	w.time(2850).rec(EvThreadEnd, thread(1))
 	for name, f := range map[string]*file{"0": m, "1": w} {
-		if err := os.WriteFile(filepath.Join(dir, "traces", name+".evt"), f.bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, "traces", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeLocation(t, dir, name, f.bytes())
 	}
 	return filepath.Join(dir, "traces.otf2")
 }
