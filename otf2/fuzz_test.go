@@ -108,18 +108,7 @@ func FuzzConvert(f *testing.F) {
 	src := "testdata/halo"
 	files := rank0Free(f, src)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := withRank0(t, files, data)
-		a, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := a.Convert(0, &buf); err != nil {
-			return
-		}
-		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
-			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
-		}
+		convertsOrErrs(t, files, data, nil)
 	})
 }
 
@@ -137,18 +126,7 @@ func FuzzConvertPthreads(f *testing.F) {
 		filepath.Join(bad, "traces", "0.evt"), filepath.Join(bad, "traces", "1.evt"))
 	files := rank0Free(f, src)
 	f.Fuzz(func(t *testing.T, data []byte) {
-		dir := withRank0(t, files, data)
-		a, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := a.Convert(0, &buf); err != nil {
-			return
-		}
-		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
-			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
-		}
+		convertsOrErrs(t, files, data, nil)
 	})
 }
 
@@ -184,18 +162,7 @@ func FuzzConvertCut(f *testing.F) {
 		for i := range int64(data[0] & 15) {
 			cut = append(cut, Gap{Off: 1500 + 700*i, On: 1800 + 700*i})
 		}
-		dir := withRank0(t, files, data[1:])
-		a, err := Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		if _, err := a.ConvertCut(0, &buf, cut); err != nil {
-			return
-		}
-		if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
-			t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
-		}
+		convertsOrErrs(t, files, data[1:], cut)
 	})
 }
 
@@ -211,6 +178,23 @@ func rank0Free(f *testing.F, src string) map[string][]byte {
 		files[name] = b
 	}
 	return files
+}
+
+// convertsOrErrs checks the conversion targets' property on the archive of
+// files with rank 0's events evt: converting rank 0 under cut (nil: none,
+// as Convert) errs, or writes a stream that loads.
+func convertsOrErrs(t *testing.T, files map[string][]byte, evt []byte, cut []Gap) {
+	a, err := Open(withRank0(t, files, evt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := a.ConvertCut(0, &buf, cut); err != nil {
+		return
+	}
+	if _, err := trace.LoadProcessReader(&buf, "converted", trace.LoadOptions{}); err != nil {
+		t.Fatalf("the conversion succeeded, its stream does not load: %v", err)
+	}
 }
 
 // withRank0 writes files and rank 0's events evt as an archive in a new
