@@ -2,7 +2,6 @@ package driver
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ptrace-dev/ptrace/otf2"
+	"github.com/ptrace-dev/ptrace/reduce"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -264,32 +264,20 @@ func (r *run) cutGaps() error {
 	if !r.dir.OTF2 {
 		return nil
 	}
-	var mine []byte
+	var mine []otf2.Gap
 	for _, row := range r.otf2Rows {
-		for _, g := range row.Gaps {
-			mine = binary.LittleEndian.AppendUint64(mine, uint64(g.Off))
-			mine = binary.LittleEndian.AppendUint64(mine, uint64(g.On))
-		}
+		mine = append(mine, row.Gaps...)
 	}
-	parts, err := r.c.Gatherv(0, mine)
+	all, err := reduce.GatherRows(r.c, mine)
 	if err != nil {
 		return err
 	}
-	var all []byte
 	if r.c.Rank() == 0 {
-		var gaps []otf2.Gap
-		for _, p := range parts {
-			gaps = append(gaps, decodeGaps(p)...)
-		}
-		for _, g := range otf2.MergeGaps(gaps) {
-			all = binary.LittleEndian.AppendUint64(all, uint64(g.Off))
-			all = binary.LittleEndian.AppendUint64(all, uint64(g.On))
-		}
+		r.cut = otf2.MergeGaps(all)
 	}
-	if all, err = r.c.Bcast(0, all); err != nil {
+	if err := reduce.Broadcast(r.c, &r.cut); err != nil {
 		return err
 	}
-	r.cut = decodeGaps(all)
 	if len(r.cut) == 0 {
 		return nil
 	}
@@ -297,14 +285,6 @@ func (r *run) cutGaps() error {
 	// first, so that the two are not held at once.
 	r.procs, r.otf2Rows = nil, nil
 	return r.load()
-}
-
-func decodeGaps(b []byte) []otf2.Gap {
-	gaps := make([]otf2.Gap, 0, len(b)/16)
-	for ; len(b) >= 16; b = b[16:] {
-		gaps = append(gaps, otf2.Gap{Off: int64(binary.LittleEndian.Uint64(b)), On: int64(binary.LittleEndian.Uint64(b[8:]))})
-	}
-	return gaps
 }
 
 // cutWindow applies the recording gaps (r.cut) to the analysis window
@@ -325,7 +305,7 @@ func (r *run) cutWindow(bounds string) string {
 	if len(in) == 0 {
 		return bounds
 	}
-	ms := func(ns int64) string { return report.Dur(ns) }
+	ms := report.Dur
 	var msg string
 	if r.opts.WholeRun || r.opts.Window != nil {
 		msg = fmt.Sprintf("recording was switched off (Score-P's SCOREP_RECORDING_OFF or selective recording): %s of the %s window hold no record of some process "+
