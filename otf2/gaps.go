@@ -1,6 +1,7 @@
 package otf2
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -68,12 +69,7 @@ func (c *conv) endGaps(t int) {
 // MergeGaps returns the union of gaps as disjoint gaps in time order.
 func MergeGaps(gaps []Gap) []Gap {
 	g := slices.Clone(gaps)
-	slices.SortFunc(g, func(a, b Gap) int {
-		if a.Off != b.Off {
-			return int(min(max(a.Off-b.Off, -1), 1))
-		}
-		return int(min(max(a.On-b.On, -1), 1))
-	})
+	slices.SortFunc(g, func(a, b Gap) int { return cmp.Or(cmp.Compare(a.Off, b.Off), cmp.Compare(a.On, b.On)) })
 	out := g[:0]
 	for _, x := range g {
 		if n := len(out); n > 0 && x.Off <= out[n-1].On {
