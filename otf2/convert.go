@@ -664,12 +664,13 @@ func (c *conv) pass1() error {
 					c.joins[t][len(c.joins[t])-1] = eventThreadKey(e, ld)
 				}
 			case EvLeave:
-				if r := g.Region(regionRef(ld, e)); r != nil {
+				id := regionRef(ld, e)
+				if r := g.Region(id); r != nil {
 					if joinRegion(r) {
 						joining = false
 					}
-					if c.info(regionRef(ld, e), r).class == regCode {
-						c.codeLeave(t, regionRef(ld, e))
+					if c.info(id, r).class == regCode {
+						c.codeLeave(t, id)
 					}
 				}
 			case EvThreadFork, EvOmpFork:
@@ -694,12 +695,13 @@ func (c *conv) pass1() error {
 					pending = 0
 				}
 			case EvEnter:
-				r := g.Region(regionRef(ld, e))
+				id := regionRef(ld, e)
+				r := g.Region(id)
 				if r == nil {
 					return nil
 				}
-				if c.info(regionRef(ld, e), r).class == regCode {
-					c.codeEnter(t, regionRef(ld, e), now, e.Offset)
+				if c.info(id, r).class == regCode {
+					c.codeEnter(t, id, now, e.Offset)
 				}
 				if joinRegion(r) && !joining {
 					// the thread it waits for comes with the ThreadWait
@@ -713,12 +715,12 @@ func (c *conv) pass1() error {
 				switch {
 				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
 					if named != nil && !named.regions {
-						named.region, named.regions = regionRef(ld, e), true
+						named.region, named.regions = id, true
 					}
 					named = nil
 					c.omp[t] = c.omp[t] || c.legacy
 				case r.Paradigm == paradigmOpenMP && (r.Role == roleTask || r.Role == roleTaskUntied) && switched != 0:
-					c.taskRegion.setOnce(switched, regionRef(ld, e))
+					c.taskRegion.setOnce(switched, id)
 					switched = 0
 				}
 			case EvMpiIrecvRequest:
