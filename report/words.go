@@ -67,10 +67,12 @@ func FlushLine(f *BufferFlushes, threadTime int64, processes int) string {
 		where = "kept in it: --no-instrumentation-correction"
 	}
 	share := ""
-	if r := float64(f.NS) / float64(max(threadTime, 1)); threadTime > 0 && r < 0.0005 {
-		share = " = < 0.1% of thread time"
-	} else if threadTime > 0 {
-		share = fmt.Sprintf(" = %s of thread time", Pct(r))
+	if threadTime > 0 {
+		pct := Pct(float64(f.NS) / float64(threadTime))
+		if pct == "0.0%" {
+			pct = "< 0.1%"
+		}
+		share = " = " + pct + " of thread time"
 	}
 	most := ""
 	if f.Processes > 1 {
