@@ -59,21 +59,7 @@ int main(void)
 `
 
 // cxxCompilers returns the C++ compilers on PATH.
-func cxxCompilers(t testing.TB) []string {
-	var cxx []string
-	for _, c := range []string{"g++", "clang++"} {
-		if _, err := exec.LookPath(c); err == nil {
-			cxx = append(cxx, c)
-		}
-	}
-	if len(cxx) == 0 {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no C++ compiler (g++, clang++) on PATH")
-		}
-		t.Skip("no C++ compiler (g++, clang++) on PATH")
-	}
-	return cxx
-}
+func cxxCompilers(t testing.TB) []string { return onPath(t, "C++ compiler", "g++", "clang++") }
 
 // markLine returns the line of src holding marker.
 func markLine(t testing.TB, src, marker string) int {

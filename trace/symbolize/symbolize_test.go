@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"debug/dwarf"
 	"debug/elf"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,20 +45,25 @@ int main(void)
 `
 
 // compilers returns the C compilers on PATH (each has its own DWARF habits).
-func compilers(t *testing.T) []string {
-	var ccs []string
-	for _, cc := range []string{"gcc", "clang"} {
-		if _, err := exec.LookPath(cc); err == nil {
-			ccs = append(ccs, cc)
+func compilers(t *testing.T) []string { return onPath(t, "C compiler", "gcc", "clang") }
+
+// onPath returns those of the programs named that are on PATH; with none,
+// the test skips, or fails under CI=true, which must have them.
+func onPath(t testing.TB, what string, names ...string) []string {
+	var found []string
+	for _, n := range names {
+		if _, err := exec.LookPath(n); err == nil {
+			found = append(found, n)
 		}
 	}
-	if len(ccs) == 0 {
+	if len(found) == 0 {
+		msg := fmt.Sprintf("no %s (%s) on PATH", what, strings.Join(names, ", "))
 		if os.Getenv("CI") == "true" {
-			t.Fatal("no C compiler (gcc, clang) on PATH")
+			t.Fatal(msg)
 		}
-		t.Skip("no C compiler (gcc, clang) on PATH")
+		t.Skip(msg)
 	}
-	return ccs
+	return found
 }
 
 func TestResolve(t *testing.T) {
