@@ -28,16 +28,7 @@ func TestScorepConfigGroups(t *testing.T) {
 		{"SCOREP_MPI_ENABLE_GROUPS='all'\n", nil},
 		{"", nil},
 	} {
-		dir := t.TempDir()
-		for _, f := range []string{"traces.otf2", "traces.def"} {
-			b, err := os.ReadFile(filepath.Join(src, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := withConfigOf(t, src)
 		if c.cfg != "" {
 			if err := os.WriteFile(filepath.Join(dir, "scorep.cfg"), []byte(c.cfg), 0o644); err != nil {
 				t.Fatal(err)
@@ -75,16 +66,7 @@ func TestScorepConfigHostile(t *testing.T) {
 		"SCOREP_MPI_ENABLE_GROUPS=" + strings.Repeat("x,", 1<<19) + "\n",
 		"SCOREP_MPI_ENABLE_GROUPS=p2p\x00\x1b[2J\xff\xfe\n",
 	} {
-		dir := t.TempDir()
-		for _, f := range []string{"traces.otf2", "traces.def"} {
-			b, err := os.ReadFile(filepath.Join(src, f))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		dir := withConfigOf(t, src)
 		if err := os.WriteFile(filepath.Join(dir, "scorep.cfg"), []byte(cfg), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -97,4 +79,21 @@ func TestScorepConfigHostile(t *testing.T) {
 			t.Errorf("%.40q: %d warnings, the first of %d bytes: %.300q", cfg, n, len(ws[0]), ws[0])
 		}
 	}
+}
+
+// withConfigOf copies the anchor and the global definitions of the archive
+// in src into a new directory, where a test writes its scorep.cfg: Open
+// reads no more.
+func withConfigOf(t *testing.T, src string) string {
+	dir := t.TempDir()
+	for _, f := range []string{"traces.otf2", "traces.def"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
