@@ -327,8 +327,11 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	if err := c.pass1(); err != nil {
 		return nil, err
 	}
+	// the process's own gaps, its locations' merged: what Stats says and
+	// the gap warning and the cut's own switch offs read
+	c.st.Gaps = MergeGaps(c.st.Gaps)
 	if len(cut) > 0 {
-		for _, g := range MergeGaps(c.st.Gaps) {
+		for _, g := range c.st.Gaps {
 			c.ownOffs = append(c.ownOffs, g.Off)
 		}
 	}

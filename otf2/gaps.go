@@ -81,12 +81,11 @@ func MergeGaps(gaps []Gap) []Gap {
 	return out
 }
 
-// gapWarning describes the process's own gaps.
+// gapWarning describes the process's own gaps (merged after pass 1).
 func (c *conv) gapWarning(name string) {
 	if len(c.st.Gaps) == 0 {
 		return
 	}
-	c.st.Gaps = MergeGaps(c.st.Gaps)
 	var sum int64
 	for _, g := range c.st.Gaps {
 		sum += g.On - g.Off
