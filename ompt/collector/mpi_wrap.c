@@ -300,7 +300,10 @@ static int64_t world_of(const struct comm_view *v, int r)
 
 /* ---- requests ----------------------------------------------------------- */
 
-enum { REQ_SEND, REQ_RECV, REQ_IDUP };
+enum { REQ_SEND, REQ_RECV, REQ_IDUP, REQ_NBR };
+
+struct nbr_req; /* a nonblocking neighbourhood collective's messages (nbr_start) */
+static void nbr_done(ptr_thread *t, struct nbr_req *q);
 
 struct req {
 	MPI_Request h;
@@ -319,6 +322,7 @@ struct req {
 	 * call holds it (req_claim) */
 	ptr_thread *owner;
 	int claimed;
+	struct nbr_req *nb; /* REQ_NBR: owned by the entry, freed by nbr_done */
 	struct req *next;
 };
 
@@ -505,6 +509,10 @@ static void completed(ptr_thread *t, struct req *e, const MPI_Status *st)
 	struct req r;
 	if (!req_take(e, &r, 0))
 		return;
+	if (r.kind == REQ_NBR) {
+		nbr_done(t, r.nb);
+		return;
+	}
 	if (r.kind == REQ_IDUP) {
 		/* usable from now on: registered under the id every member computed */
 		register_agreed(r.nc, (int64_t)r.id, "MPI_Comm_idup", (uint32_t)r.peer);
@@ -1005,9 +1013,10 @@ int MPI_Request_free(MPI_Request *request)
 	struct req *e = req_claim(*request);
 	int rc = PMPI_Request_free(request);
 	struct req r;
-	if (rc == MPI_SUCCESS)
-		req_take(e, &r, 1); /* completes unobserved */
-	else
+	if (rc == MPI_SUCCESS) {
+		if (req_take(e, &r, 1) && r.kind == REQ_NBR) /* completes unobserved */
+			free(r.nb);
+	} else
 		req_unclaim(1, &e);
 	EXIT(MPI_Request_free);
 	return rc;
@@ -1443,9 +1452,9 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 
 /* ---- calls recorded as MPI time only -------------------------------------- */
 
-/* Nonblocking and neighbourhood collectives: their time is MPI time, as
- * Score-P books it, but what they synchronise is not recorded (their
- * completions in Wait and Test record nothing either). */
+/* Nonblocking collectives: their time is MPI time, as Score-P books it,
+ * but what they synchronise is not recorded (their completions in Wait
+ * and Test record nothing either). Neighbourhood collectives: below. */
 #define BRACKET(fn, params, args)     \
 	int fn params                 \
 	{                             \
@@ -1514,43 +1523,396 @@ BRACKET(MPI_Iexscan,
 	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
 	 MPI_Request *request),
 	(sendbuf, recvbuf, count, datatype, op, comm, request))
-BRACKET(MPI_Neighbor_allgather,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 MPI_Comm comm),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-BRACKET(MPI_Neighbor_allgatherv,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-	 const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm))
-BRACKET(MPI_Neighbor_alltoall,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 MPI_Comm comm),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm))
-BRACKET(MPI_Neighbor_alltoallv,
-	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm))
-BRACKET(MPI_Ineighbor_allgather,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-BRACKET(MPI_Ineighbor_alltoall,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-BRACKET(MPI_Ineighbor_alltoallv,
-	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request))
-
-BRACKET(MPI_Ineighbor_allgatherv, (const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
 BRACKET(MPI_Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
 	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
-BRACKET(MPI_Neighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
-	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm))
-BRACKET(MPI_Ineighbor_alltoallw, (const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
+
+/* ---- neighbourhood collectives ------------------------------------------ */
+
+/* A neighbourhood collective (MPI-3 §7.6) is one message to each
+ * out-neighbour of the caller's process topology and one from each
+ * in-neighbour, in the order MPI defines: per dimension d of a Cartesian
+ * topology the source then the destination of MPI_Cart_shift(comm, d, 1)
+ * (MPI_PROC_NULL past the edge of a non-periodic dimension: no message; a
+ * periodic dimension of size 1 or 2 names one process twice), a graph's
+ * MPI_Graph_neighbors, a distributed graph's MPI_Dist_graph_neighbors
+ * sources (in) and destinations (out). So it is recorded as such
+ * messages: the blocking calls record an mpi_send to each out-neighbour
+ * right after mpi_enter and an mpi_recv from each in-neighbour right
+ * before mpi_exit; the nonblocking ones record the sends and the
+ * receives' posts, each with a request id of its own, at the start, and
+ * the sends' completions and the receives in the Wait or Test call that
+ * completes the request, as MPI_Isend and MPI_Irecv are recorded. Their
+ * tag is one no program can use (MPI tags are >= 0, MPI_ANY_TAG is -1):
+ * NBR_TAG for the blocking calls, INBR_TAG for the nonblocking ones, so
+ * that a blocking call issued while a nonblocking one is pending on the
+ * same communicator does not take its messages (channels match in order).
+ * Every member of a communicator calls its collectives in one order, so
+ * the k-th message of a channel is the k-th on both sides. */
+#define NBR_TAG (-2)
+#define INBR_TAG (-3)
+
+/* A communicator's neighbours as world ranks (-1: MPI_PROC_NULL), asked
+ * of MPI at its first neighbourhood collective and kept until
+ * MPI_Comm_free: the lists never change, so callers read them without
+ * the lock (a communicator may not be freed while a call on it runs). */
+struct nbr_ent {
+	MPI_Comm h;
+	int index; /* the communicator's table index */
+	int nin, nout;
+	int *in, *out; /* one allocation: in, then out */
+};
+
+static pthread_mutex_t nbr_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct nbr_ent *nbr_tab;
+static int nbr_n, nbr_cap;
+
+static void nbr_warn(const char *what)
+{
+	static _Atomic int warned;
+	if (!atomic_exchange(&warned, 1))
+		fprintf(stderr, "ptrace collector: %s: neighbourhood collectives recorded as MPI time only\n", what);
+}
+
+/* The neighbour lists of comm (rank numbers of comm) from MPI; 0 when it
+ * has no process topology (MPI then fails the call) or MPI fails. */
+static int nbr_query(MPI_Comm comm, struct nbr_ent *e)
+{
+	int topo = MPI_UNDEFINED, nin = 0, nout = 0, weighted = 0, me = 0;
+	if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS)
+		return 0;
+	if (topo == MPI_CART) {
+		if (PMPI_Cartdim_get(comm, &nin) != MPI_SUCCESS || nin < 0 || nin > (1 << 20))
+			return 0;
+		nin *= 2;
+		nout = nin;
+	} else if (topo == MPI_GRAPH) {
+		PMPI_Comm_rank(comm, &me);
+		if (PMPI_Graph_neighbors_count(comm, me, &nin) != MPI_SUCCESS || nin < 0)
+			return 0;
+		nout = nin;
+	} else if (topo == MPI_DIST_GRAPH) {
+		if (PMPI_Dist_graph_neighbors_count(comm, &nin, &nout, &weighted) != MPI_SUCCESS || nin < 0 || nout < 0)
+			return 0;
+	} else {
+		return 0;
+	}
+	int *buf = malloc(sizeof(int) * ((size_t)nin + (size_t)nout + 1));
+	if (!buf) {
+		nbr_warn("out of memory");
+		return 0;
+	}
+	e->nin = nin;
+	e->nout = nout;
+	e->in = buf;
+	e->out = buf + nin;
+	int ok = MPI_SUCCESS;
+	if (topo == MPI_CART) {
+		for (int d = 0; d < nin / 2 && ok == MPI_SUCCESS; d++)
+			ok = PMPI_Cart_shift(comm, d, 1, &e->in[2 * d], &e->in[2 * d + 1]);
+		memcpy(e->out, e->in, sizeof(int) * (size_t)nin);
+	} else if (topo == MPI_GRAPH) {
+		ok = PMPI_Graph_neighbors(comm, me, nin, e->in);
+		memcpy(e->out, e->in, sizeof(int) * (size_t)nin);
+	} else {
+		int *w = weighted ? malloc(sizeof(int) * ((size_t)nin + (size_t)nout + 1)) : NULL;
+		if (weighted && !w) {
+			free(buf);
+			nbr_warn("out of memory");
+			return 0;
+		}
+		ok = PMPI_Dist_graph_neighbors(comm, nin, e->in, weighted ? w : MPI_UNWEIGHTED, nout, e->out,
+					       weighted ? w + nin : MPI_UNWEIGHTED);
+		free(w);
+	}
+	if (ok != MPI_SUCCESS) {
+		free(buf);
+		return 0;
+	}
+	return 1;
+}
+
+/* The neighbours of comm as world ranks, from the cache or asked of MPI
+ * (outside the lock: two threads may both ask, the first to add wins). */
+static int nbr_get(MPI_Comm comm, struct nbr_ent *out)
+{
+	pthread_mutex_lock(&nbr_mu);
+	for (int i = 0; i < nbr_n; i++)
+		if (nbr_tab[i].h == comm) {
+			*out = nbr_tab[i];
+			pthread_mutex_unlock(&nbr_mu);
+			return 1;
+		}
+	pthread_mutex_unlock(&nbr_mu);
+	struct nbr_ent e = { comm, 0, 0, 0, NULL, NULL };
+	if (!nbr_query(comm, &e))
+		return 0;
+	struct comm_view v = lookup(comm);
+	e.index = v.index;
+	for (int i = 0; i < e.nin + e.nout; i++) /* in and out are one array */
+		e.in[i] = e.in[i] == MPI_PROC_NULL ? -1 : (int)world_of(&v, e.in[i]);
+	pthread_mutex_lock(&nbr_mu);
+	for (int i = 0; i < nbr_n; i++)
+		if (nbr_tab[i].h == comm) {
+			*out = nbr_tab[i];
+			pthread_mutex_unlock(&nbr_mu);
+			free(e.in);
+			return 1;
+		}
+	if (nbr_n == nbr_cap) {
+		int c = nbr_cap ? 2 * nbr_cap : 8;
+		struct nbr_ent *p = realloc(nbr_tab, sizeof *p * (size_t)c);
+		if (!p) {
+			pthread_mutex_unlock(&nbr_mu);
+			free(e.in);
+			nbr_warn("out of memory");
+			return 0;
+		}
+		nbr_tab = p;
+		nbr_cap = c;
+	}
+	nbr_tab[nbr_n++] = e;
+	pthread_mutex_unlock(&nbr_mu);
+	*out = e;
+	return 1;
+}
+
+/* MPI_Comm_free: the handle may name another communicator next. */
+static void nbr_forget(MPI_Comm comm)
+{
+	int *lists = NULL;
+	pthread_mutex_lock(&nbr_mu);
+	for (int i = 0; i < nbr_n; i++)
+		if (nbr_tab[i].h == comm) {
+			lists = nbr_tab[i].in;
+			nbr_tab[i] = nbr_tab[--nbr_n];
+			break;
+		}
+	pthread_mutex_unlock(&nbr_mu);
+	free(lists);
+}
+
+/* The bytes of the blocks of one side of a call: each (count × the
+ * type's size, counts NULL), counts[i] × size (the v variants) or
+ * counts[i] × the size of types[i] (the w variants). */
+struct nbr_blocks {
+	int64_t each, size;
+	const int *counts;
+	const MPI_Datatype *types;
+};
+
+static int64_t nbr_bytes(const struct nbr_blocks *b, int i)
+{
+	int64_t n = !b->counts ? b->each : b->types ? (int64_t)b->counts[i] * tsize(b->types[i]) : b->counts[i] * b->size;
+	return n > 0 ? n : 0;
+}
+
+static void nbr_sends(ptr_thread *t, const struct nbr_ent *e, const struct nbr_blocks *b)
+{
+	for (int i = 0; i < e->nout; i++)
+		if (e->out[i] >= 0)
+			ptr_ev5(t, K_MPI_SEND, (uint64_t)(int64_t)e->out[i], (uint64_t)(int64_t)NBR_TAG, (uint64_t)e->index,
+				(uint64_t)nbr_bytes(b, i), 0);
+}
+
+static void nbr_recvs(ptr_thread *t, const struct nbr_ent *e, const struct nbr_blocks *b)
+{
+	for (int i = 0; i < e->nin; i++)
+		if (e->in[i] >= 0)
+			ptr_ev5(t, K_MPI_RECV, (uint64_t)(int64_t)e->in[i], (uint64_t)(int64_t)NBR_TAG, (uint64_t)e->index,
+				(uint64_t)nbr_bytes(b, i), 0);
+}
+
+#define NBR_BODY(fn, sb, rb, call)              \
+	ENTER(fn);                              \
+	struct nbr_ent e;                       \
+	int known = nbr_get(comm, &e);          \
+	if (known)                              \
+		nbr_sends(t, &e, &(sb));        \
+	int rc = call;                          \
+	if (known && rc == MPI_SUCCESS)         \
+		nbr_recvs(t, &e, &(rb));        \
+	EXIT(fn);                               \
+	return rc
+
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct nbr_blocks s = { sendcount * tsize(sendtype), 0, NULL, NULL };
+	struct nbr_blocks r = { recvcount * tsize(recvtype), 0, NULL, NULL };
+	NBR_BODY(MPI_Neighbor_allgather, s, r,
+		 PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct nbr_blocks s = { sendcount * tsize(sendtype), 0, NULL, NULL };
+	struct nbr_blocks r = { 0, tsize(recvtype), recvcounts, NULL };
+	NBR_BODY(MPI_Neighbor_allgatherv, s, r,
+		 PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
+}
+
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			  MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct nbr_blocks s = { sendcount * tsize(sendtype), 0, NULL, NULL };
+	struct nbr_blocks r = { recvcount * tsize(recvtype), 0, NULL, NULL };
+	NBR_BODY(MPI_Neighbor_alltoall, s, r,
+		 PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+}
+
+int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+			   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+			   MPI_Comm comm)
+{
+	struct nbr_blocks s = { 0, tsize(sendtype), sendcounts, NULL };
+	struct nbr_blocks r = { 0, tsize(recvtype), recvcounts, NULL };
+	NBR_BODY(MPI_Neighbor_alltoallv, s, r,
+		 PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+					 comm));
+}
+
+int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+			   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+			   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	struct nbr_blocks s = { 0, 0, sendcounts, sendtypes };
+	struct nbr_blocks r = { 0, 0, recvcounts, recvtypes };
+	NBR_BODY(MPI_Neighbor_alltoallw, s, r,
+		 PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+					 recvtypes, comm));
+}
+
+/* A nonblocking one's messages, for its completion: the sends' request
+ * ids, then the receives' (peer, bytes, id). */
+struct nbr_msg {
+	int64_t peer, bytes;
+	uint64_t id;
+};
+
+struct nbr_req {
+	int index, nsend, nrecv;
+	struct nbr_msg m[]; /* nsend sends, then nrecv receives */
+};
+
+/* Records the start of a nonblocking neighbourhood collective (its sends
+ * and its receives' posts) and returns what its completion records; NULL
+ * (nothing recorded) without neighbours or memory. */
+static struct nbr_req *nbr_start(ptr_thread *t, MPI_Comm comm, const struct nbr_blocks *sb,
+				 const struct nbr_blocks *rb)
+{
+	struct nbr_ent e;
+	if (!nbr_get(comm, &e))
+		return NULL;
+	struct nbr_req *q = malloc(sizeof *q + sizeof(struct nbr_msg) * ((size_t)e.nout + (size_t)e.nin));
+	if (!q) {
+		nbr_warn("out of memory");
+		return NULL;
+	}
+	q->index = e.index;
+	q->nsend = q->nrecv = 0;
+	for (int i = 0; i < e.nout; i++)
+		if (e.out[i] >= 0) {
+			struct nbr_msg *m = &q->m[q->nsend++];
+			*m = (struct nbr_msg){ e.out[i], nbr_bytes(sb, i), ptr_new_id(t) };
+			ptr_ev5(t, K_MPI_SEND, (uint64_t)m->peer, (uint64_t)(int64_t)INBR_TAG, (uint64_t)e.index,
+				(uint64_t)m->bytes, m->id);
+		}
+	for (int i = 0; i < e.nin; i++)
+		if (e.in[i] >= 0) {
+			struct nbr_msg *m = &q->m[q->nsend + q->nrecv++];
+			*m = (struct nbr_msg){ e.in[i], nbr_bytes(rb, i), ptr_new_id(t) };
+			ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)m->peer, (uint64_t)(int64_t)INBR_TAG, (uint64_t)e.index, m->id);
+		}
+	return q;
+}
+
+/* The call returned: its request, when it made one, carries q to the
+ * completion; else q is dropped (the sends recorded stay unmatched, as an
+ * MPI_Isend's when the call fails). */
+static void nbr_started(struct nbr_req *q, int rc, MPI_Request *request)
+{
+	if (!q)
+		return;
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
+		req_insert((struct req){ .h = *request, .kind = REQ_NBR, .nc = MPI_COMM_NULL, .nb = q });
+	else
+		free(q);
+}
+
+/* The request completed (in Wait or Test): its sends are done and its
+ * receives received. */
+static void nbr_done(ptr_thread *t, struct nbr_req *q)
+{
+	if (!q)
+		return;
+	for (int i = 0; i < q->nsend; i++)
+		ptr_ev1(t, K_MPI_REQUEST_DONE, q->m[i].id);
+	for (int i = q->nsend; i < q->nsend + q->nrecv; i++)
+		ptr_ev5(t, K_MPI_RECV, (uint64_t)q->m[i].peer, (uint64_t)(int64_t)INBR_TAG, (uint64_t)q->index,
+			(uint64_t)q->m[i].bytes, q->m[i].id);
+	free(q);
+}
+
+#define INBR_BODY(fn, sb, rb, call)                                 \
+	ENTER(fn);                                                  \
+	struct nbr_req *q = nbr_start(t, comm, &(sb), &(rb));       \
+	int rc = call;                                              \
+	nbr_started(q, rc, request);                                \
+	EXIT(fn);                                                   \
+	return rc
+
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	struct nbr_blocks s = { sendcount * tsize(sendtype), 0, NULL, NULL };
+	struct nbr_blocks r = { recvcount * tsize(recvtype), 0, NULL, NULL };
+	INBR_BODY(MPI_Ineighbor_allgather, s, r,
+		  PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request));
+}
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			     const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+			     MPI_Request *request)
+{
+	struct nbr_blocks s = { sendcount * tsize(sendtype), 0, NULL, NULL };
+	struct nbr_blocks r = { 0, tsize(recvtype), recvcounts, NULL };
+	INBR_BODY(MPI_Ineighbor_allgatherv, s, r,
+		  PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+					    request));
+}
+
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+			   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	struct nbr_blocks s = { sendcount * tsize(sendtype), 0, NULL, NULL };
+	struct nbr_blocks r = { recvcount * tsize(recvtype), 0, NULL, NULL };
+	INBR_BODY(MPI_Ineighbor_alltoall, s, r,
+		  PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request));
+}
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+			    void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+			    MPI_Comm comm, MPI_Request *request)
+{
+	struct nbr_blocks s = { 0, tsize(sendtype), sendcounts, NULL };
+	struct nbr_blocks r = { 0, tsize(recvtype), recvcounts, NULL };
+	INBR_BODY(MPI_Ineighbor_alltoallv, s, r,
+		  PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+					   comm, request));
+}
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+			    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+			    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+			    MPI_Request *request)
+{
+	struct nbr_blocks s = { 0, 0, sendcounts, sendtypes };
+	struct nbr_blocks r = { 0, 0, recvcounts, recvtypes };
+	INBR_BODY(MPI_Ineighbor_alltoallw, s, r,
+		  PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+					   recvtypes, comm, request));
+}
 
 /* The buffer of buffered sends: MPI_Buffer_detach returns once the
  * buffered messages have left, time in MPI as Score-P books it. */
@@ -1828,6 +2190,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 {
 	ENTER(MPI_Comm_free);
 	forget_comm(*comm);
+	nbr_forget(*comm);
 	int rc = PMPI_Comm_free(comm);
 	EXIT(MPI_Comm_free);
 	return rc;

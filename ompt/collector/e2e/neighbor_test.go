@@ -1,0 +1,174 @@
+package e2e
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Neighbourhood collectives (neighbor_cart.c on a 2×2 grid, 4 ranks): each
+// is one message to every out-neighbour and one from every in-neighbour,
+// on a periodic and a non-periodic Cartesian grid, a distributed graph and
+// a graph, blocking and nonblocking. Every message the program counts from
+// its topologies matches, without a warning. Grid rank 0 computes LATE_US
+// more before each MPI_Neighbor_alltoall (its neighbours 1 and 2 wait for
+// it there, rank 3, diagonal to it, does not) and grid rank 3 before each
+// MPI_Ineighbor_allgather (1 and 2 wait for it in the MPI_Wait that
+// completes it): the Late Sender of both call sites and its causes are
+// those of the recorded calls by the definition (a call waits from its
+// entry until its latest in-neighbour entered its call), no Late Receiver
+// and no Wait at N×N is claimed, and the critical path runs through the
+// late ranks' computation. Before, the calls were MPI time only: no wait
+// state in them, and the path bent onto the waiters.
+func TestNeighborCollectives(t *testing.T) {
+	h := setup(t)
+	const iters, late = 100, 2000 // LATE_US
+	bin := h.buildMPI(t, testdata("neighbor_cart.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(iters), strconv.Itoa(late))...)
+	procs := valid(t, dir)
+	if len(procs) != 4 {
+		t.Fatalf("%d processes, want 4", len(procs))
+	}
+	js1, js2 := analyzeJSON(t, h, dir, "1"), analyzeJSON(t, h, dir, "2")
+	if !bytes.Equal(js1, js2) {
+		t.Error("the report differs on 1 and 2 analysis ranks")
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it := printed(t, out, "iterations="); it != iters {
+		t.Fatalf("the program ran %d iterations, want %d", it, iters)
+	}
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+
+	// The definitions applied to the recorded calls: on 2×2 (row-major,
+	// no reordering) rank r's neighbours on both grids are r^1 and r^2.
+	type call struct{ enter, exit int64 }
+	calls := make([]map[string][]call, 4)
+	for _, p := range procs {
+		r := p.Header.Rank
+		calls[r] = map[string][]call{}
+		var open int64
+		for _, e := range rowsOf(p)[0] {
+			switch e.Kind {
+			case trace.MPIEnter:
+				open = e.Time
+			case trace.MPIExit:
+				fn := p.String(e.Args[0])
+				calls[r][fn] = append(calls[r][fn], call{open, e.Time})
+			}
+		}
+	}
+	// hand returns the Late Sender of each rank's calls of fn waiting for
+	// its neighbours' calls of from, by the rank waited for (the latest).
+	hand := func(fn, from string) (total int64, byCause [4]int64) {
+		for r := range 4 {
+			w, f := calls[r][fn], calls[r^1][from]
+			g := calls[r^2][from]
+			if len(w) != iters || len(f) != iters || len(g) != iters {
+				t.Fatalf("rank %d: %d %s, neighbours %d and %d %s, want %d", r, len(w), fn, len(f), len(g), from, iters)
+			}
+			for k := range w {
+				cause, at := r^1, f[k].enter
+				if g[k].enter > at {
+					cause, at = r^2, g[k].enter
+				}
+				if d := min(at, w[k].exit) - w[k].enter; d > 0 {
+					total += d
+					byCause[cause] += d
+				}
+			}
+		}
+		return
+	}
+	ws := r.WaitStates
+	sites := map[string]report.WaitSite{}
+	nbrCalls := map[string]int64{"MPI_Neighbor_alltoall": 4 * iters, "MPI_Ineighbor_allgather": 4 * iters,
+		"MPI_Neighbor_alltoallv": 4 * iters, "MPI_Neighbor_allgather": 4 * iters, "MPI_Ineighbor_alltoall": 4 * iters}
+	for _, s := range ws.CallSites {
+		if s.WaitNxNNS != 0 {
+			t.Errorf("%s: wait at N×N %d ns, want none", s.Func, s.WaitNxNNS)
+		}
+		if _, ok := nbrCalls[s.Func]; !ok && s.Func != "MPI_Wait" {
+			continue
+		}
+		if prev, ok := sites[s.Func]; ok {
+			t.Errorf("%s has two call sites: %+v and %+v", s.Func, prev, s)
+		}
+		sites[s.Func] = s
+		if n, ok := nbrCalls[s.Func]; ok && s.Calls != n {
+			t.Errorf("%s: %d calls, want %d", s.Func, s.Calls, n)
+		}
+		// A late in-neighbour is a late sender too (a symmetric
+		// topology): the wait is its Late Sender, never a Late Receiver.
+		if s.LateReceiverNS != 0 {
+			t.Errorf("%s: late receiver %d ns, want none", s.Func, s.LateReceiverNS)
+		}
+	}
+	for fn := range nbrCalls {
+		if _, ok := sites[fn]; !ok {
+			t.Errorf("no call site of %s", fn)
+		}
+	}
+	causes := map[string][4]int64{}
+	for _, c := range ws.Causes {
+		if c.Pattern == "late_sender" && c.Rank >= 0 && c.Rank < 4 {
+			v := causes[c.Func]
+			v[c.Rank] += c.NS
+			causes[c.Func] = v
+		}
+	}
+	within := func(v, ref int64) bool { return abs(v-ref) <= max(ref/50, 2_000_000) }
+	for _, tc := range []struct {
+		fn, from string
+		late     int
+	}{
+		{"MPI_Neighbor_alltoall", "MPI_Neighbor_alltoall", 0},
+		{"MPI_Wait", "MPI_Ineighbor_allgather", 3},
+	} {
+		total, by := hand(tc.fn, tc.from)
+		got := sites[tc.fn].LateSenderNS
+		t.Logf("%s: late sender %.1f ms, by hand %.1f ms, by cause %v (by hand %v)", tc.fn, float64(got)/1e6, float64(total)/1e6, causes[tc.fn], by)
+		if !within(got, total) {
+			t.Errorf("%s: late sender %d ns, by hand %d", tc.fn, got, total)
+		}
+		for c := range 4 {
+			if !within(causes[tc.fn][c], by[c]) {
+				t.Errorf("%s: late sender caused by rank %d %d ns, by hand %d", tc.fn, c, causes[tc.fn][c], by[c])
+			}
+		}
+		// The program: two neighbours wait LATE_US an iteration for the
+		// late rank (a tenth of it at least on a loaded machine), which
+		// causes most of the waiting there.
+		if by[tc.late] < 2*iters*late*1000/10 || by[tc.late] < total/2 {
+			t.Errorf("%s: rank %d caused %d ns of %d, want at least a tenth of 2 × %d iterations × %d µs and most", tc.fn, tc.late, by[tc.late], total, iters, late)
+		}
+	}
+	share := map[string]float64{}
+	for _, p := range r.CriticalPath.ByProcess {
+		share[p.Name] = p.Share
+	}
+	if share["rank 0"] < 0.2 || share["rank 3"] < 0.15 {
+		t.Errorf("critical path by process %+v, want it through the late ranks 0 and 3", r.CriticalPath.ByProcess)
+	}
+}
+
+// analyzeJSON runs "ptrace analyze --ranks k --json" on the trace and
+// returns the report's bytes.
+func analyzeJSON(t *testing.T, h *harness, dir, k string) []byte {
+	t.Helper()
+	js := filepath.Join(t.TempDir(), "report.json")
+	if out, err := exec.Command(h.ptrace, "analyze", "-q", "--ranks", k, "--json", js, dir).CombinedOutput(); err != nil {
+		t.Fatalf("ptrace analyze --ranks %s: %v\n%s", k, err, out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
