@@ -892,11 +892,93 @@ void mpi_intercomm_merge_(MPI_Fint *intercomm, MPI_Fint *high, MPI_Fint *newcomm
 }
 ALIASES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE);
 
+/* ---- neighbourhood collectives ------------------------------------------------ */
+
+/* Converted and passed to the C wrappers, which record their messages
+ * (mpi_wrap.c). The typed ones (MPI_Neighbor_alltoallw,
+ * MPI_Ineighbor_alltoallw) keep the time-only bindings below: their
+ * datatype arrays would need converting into arrays of ours, which the
+ * nonblocking one must keep until it completes. */
+#define FNBR_GATHER(lo, UP, C)                                                                                 \
+	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
+		   MPI_Fint *comm, MPI_Fint *ierr)                                                               \
+	{                                                                                                        \
+		FCALLER();                                                                                       \
+		set_ierr(ierr, C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,                \
+				 MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));                                    \
+	}                                                                                                        \
+	ALIASES(lo, UP)
+
+FNBR_GATHER(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather);
+FNBR_GATHER(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall);
+
+#define FINBR_GATHER(lo, UP, C)                                                                                \
+	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
+		   MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                                            \
+	{                                                                                                        \
+		FCALLER();                                                                                       \
+		MPI_Request r = MPI_REQUEST_NULL;                                                                \
+		int rc = C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount, MPI_Type_f2c(*rtype), \
+			   MPI_Comm_f2c(*comm), &r);                                                             \
+		if (rc == MPI_SUCCESS)                                                                           \
+			*request = MPI_Request_c2f(r);                                                           \
+		set_ierr(ierr, rc);                                                                              \
+	}                                                                                                        \
+	ALIASES(lo, UP)
+
+FINBR_GATHER(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, MPI_Ineighbor_allgather);
+FINBR_GATHER(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, MPI_Ineighbor_alltoall);
+
+void mpi_neighbor_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
+			      MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Neighbor_allgatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
+					       MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV);
+
+void mpi_ineighbor_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
+			       MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_allgatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
+					  MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm), &r);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV);
+
+void mpi_neighbor_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype, void *rbuf,
+			     MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Neighbor_alltoallv(cbuf(sbuf), scounts, sdispls, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts,
+					      rdispls, MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));
+}
+ALIASES(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV);
+
+void mpi_ineighbor_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stype, void *rbuf,
+			      MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *request,
+			      MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Request r = MPI_REQUEST_NULL;
+	int rc = MPI_Ineighbor_alltoallv(cbuf(sbuf), scounts, sdispls, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts,
+					 rdispls, MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm), &r);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
+
 /* ---- calls recorded as MPI time only ------------------------------------- */
 
-/* Nonblocking, neighbourhood and typed all-to-all collectives, MPI-IO and
- * one-sided communication: their time is MPI time, what they synchronise
- * is not recorded (as the C wrappers of mpi_wrap.c). A binding here
+/* Nonblocking and typed all-to-all collectives (the typed neighbourhood
+ * ones too), MPI-IO and one-sided communication: their time is MPI time,
+ * what they synchronise is not recorded (as the C wrappers of mpi_wrap.c). A binding here
  * brackets the library's own Fortran profiling entry (pmpi_x_ for use mpi
  * and mpif.h, pmpi_x_f08_ for mpi_f08) with mpi_enter and mpi_exit and
  * hands it the arguments untouched: no handle, buffer, string or status
@@ -985,15 +1067,7 @@ FTIME(mpi_ireduce_scatter, MPI_IREDUCE_SCATTER, MPI_Ireduce_scatter, 8);
 FTIME(mpi_ireduce_scatter_block, MPI_IREDUCE_SCATTER_BLOCK, MPI_Ireduce_scatter_block, 8);
 FTIME(mpi_iscan, MPI_ISCAN, MPI_Iscan, 8);
 FTIME(mpi_iexscan, MPI_IEXSCAN, MPI_Iexscan, 8);
-FTIME(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather, 8);
-FTIME(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV, MPI_Neighbor_allgatherv, 9);
-FTIME(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall, 8);
-FTIME(mpi_neighbor_alltoallv, MPI_NEIGHBOR_ALLTOALLV, MPI_Neighbor_alltoallv, 10);
 FTIME(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, MPI_Neighbor_alltoallw, 10);
-FTIME(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, MPI_Ineighbor_allgather, 9);
-FTIME(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV, MPI_Ineighbor_allgatherv, 10);
-FTIME(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, MPI_Ineighbor_alltoall, 9);
-FTIME(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV, MPI_Ineighbor_alltoallv, 11);
 FTIME(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, MPI_Ineighbor_alltoallw, 11);
 FTIME(mpi_alltoallw, MPI_ALLTOALLW, MPI_Alltoallw, 10);
 

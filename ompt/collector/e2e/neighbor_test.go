@@ -143,17 +143,18 @@ func TestNeighborCollectives(t *testing.T) {
 			}
 		}
 		// The program: two neighbours wait LATE_US an iteration for the
-		// late rank (a tenth of it at least on a loaded machine), which
-		// causes most of the waiting there.
-		if by[tc.late] < 2*iters*late*1000/10 || by[tc.late] < total/2 {
-			t.Errorf("%s: rank %d caused %d ns of %d, want at least a tenth of 2 × %d iterations × %d µs and most", tc.fn, tc.late, by[tc.late], total, iters, late)
+		// late rank, a tenth of it at least on a loaded machine (a rank
+		// descheduled before its call is late too).
+		if by[tc.late] < 2*iters*late*1000/10 {
+			t.Errorf("%s: rank %d caused %d ns of %d, want at least a tenth of 2 × %d iterations × %d µs", tc.fn, tc.late, by[tc.late], total, iters, late)
 		}
 	}
 	share := map[string]float64{}
 	for _, p := range r.CriticalPath.ByProcess {
 		share[p.Name] = p.Share
 	}
-	if share["rank 0"] < 0.2 || share["rank 3"] < 0.15 {
+	// Each late rank's LATE_US a iteration is 40 % of the run unloaded.
+	if share["rank 0"] < 0.1 || share["rank 3"] < 0.1 {
 		t.Errorf("critical path by process %+v, want it through the late ranks 0 and 3", r.CriticalPath.ByProcess)
 	}
 }
@@ -171,4 +172,50 @@ func analyzeJSON(t *testing.T, h *harness, dir, k string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// The Fortran bindings (neighbor_cart_f.F90, use mpi and mpi_f08) pass the
+// neighbourhood collectives to the C wrappers: every message the program
+// counts matches, without a warning, and grid rank 0's neighbours wait for
+// it in MPI_Neighbor_alltoall (Late Sender caused by rank 0).
+func TestNeighborCollectivesFortran(t *testing.T) {
+	h := setup(t)
+	const ranks, iters = 4, 40
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{{"use-mpi", nil}, {"mpi_f08", []string{"-DUSE_F08"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata("neighbor_cart_f.F90"), tc.flags...)
+			dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), "2000")...)
+			valid(t, dir)
+			r := h.report(t, dir)
+			noReportWarnings(t, r)
+			if it := printed(t, out, "iterations="); it != iters {
+				t.Fatalf("the program ran %d iterations, want %d", it, iters)
+			}
+			msgs := printed(t, out, "messages=")
+			if msgs != ranks*iters*(4+2*2) { // the torus's 4, the open grid's 2 twice
+				t.Errorf("the program counted %d messages, want %d", msgs, ranks*iters*(4+2*2))
+			}
+			allMatched(t, r, msgs, printed(t, out, "collectives="))
+			calls, _ := byFunc(r)
+			for _, fn := range []string{"MPI_Neighbor_alltoall", "MPI_Ineighbor_allgather", "MPI_Neighbor_alltoallv"} {
+				if calls[fn] != ranks*iters {
+					t.Errorf("%s: %d calls, want %d", fn, calls[fn], ranks*iters)
+				}
+			}
+			var byZero int64
+			for _, c := range r.WaitStates.Causes {
+				if c.Rank == 0 && c.Func == "MPI_Neighbor_alltoall" && c.Pattern == "late_sender" {
+					byZero += c.NS
+				}
+			}
+			// 2 neighbours × 40 iterations × 2 ms, a tenth of it on a
+			// loaded machine; none before (the call was time only).
+			if byZero < 2*iters*2e6/10 {
+				t.Errorf("late sender in MPI_Neighbor_alltoall caused by rank 0: %d ns, want at least %d", byZero, int64(2*iters*2e6/10))
+			}
+		})
+	}
 }
