@@ -63,6 +63,9 @@ type otf2Row struct {
 	// Unreceived counts MPI_Mrecv/MPI_Imrecv calls of a process whose
 	// archive holds no receive record inside any of them.
 	Unreceived int64
+	// Neighbor counts its neighbourhood collective calls, MPI time only
+	// (otf2.Stats.NeighborCalls).
+	Neighbor int64
 	// Gaps are the times the process recorded nothing (otf2.Stats.Gaps);
 	// Cut counts its communication records dropped inside the union of
 	// every process's gaps.
@@ -168,7 +171,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 	if st.Salvaged > 0 {
 		p.Partial = true // events are missing
 	}
-	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords, Kept: st.KeptRecords}
+	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords, Kept: st.KeptRecords, Neighbor: st.NeighborCalls}
 	if st.ProbedRecorded == 0 {
 		row.Unreceived = st.ProbedRecvs
 	}
@@ -195,8 +198,8 @@ var errLoadStopped = errors.New("the load of the converted process stopped")
 func otf2Notes(rows []otf2Row) []string {
 	ignored := map[string]int64{}
 	var threads, procs, probedProcs int
-	var probed, cut int64
-	var cutProcs, keptProcs int
+	var probed, cut, neighbor int64
+	var cutProcs, keptProcs, neighborProcs int
 	var kept int64
 	for _, r := range rows {
 		if r.Kept > 0 {
@@ -218,6 +221,10 @@ func otf2Notes(rows []otf2Row) []string {
 			probed += r.Unreceived
 			probedProcs++
 		}
+		if r.Neighbor > 0 {
+			neighbor += r.Neighbor
+			neighborProcs++
+		}
 	}
 	var notes []string
 	if cut > 0 {
@@ -231,6 +238,11 @@ func otf2Notes(rows []otf2Row) []string {
 	if probed > 0 {
 		notes = append(notes, fmt.Sprintf("%d MPI_Mrecv/MPI_Imrecv calls (the receives of matched probes) in %d processes have no receive record: "+
 			"the archive's writer records none for them (Score-P 8.4 does not), so the messages they received count as unmatched sends", probed, probedProcs))
+	}
+	if neighbor > 0 {
+		notes = append(notes, fmt.Sprintf("%d neighbourhood collective calls (MPI_Neighbor_*, MPI_Ineighbor_*) in %d processes are MPI time only: "+
+			"the archive records neither their communicator nor their messages (Score-P 8.4 does not), so their waiting is no wait state "+
+			"and the critical path does not follow their neighbours", neighbor, neighborProcs))
 	}
 	if threads > 0 {
 		notes = append(notes, fmt.Sprintf("%d threads in %d processes are no OpenMP threads and record no ThreadBegin (runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP", threads, procs))

@@ -49,6 +49,12 @@ type Stats struct {
 	// (MpiRecv, MpiIrecvRequest) inside them: Score-P 8.4 writes none, so
 	// those messages are sends without a receive.
 	ProbedRecvs, ProbedRecorded int64
+	// NeighborCalls counts neighbourhood collective calls (MPI_Neighbor_*,
+	// MPI_Ineighbor_*: regions by name). Score-P 8.4 records them as
+	// Enter/Leave alone, without their communicator or any message or
+	// collective record, and Score-P records no graph topology: who they
+	// synchronise cannot be rebuilt, so they stay MPI time.
+	NeighborCalls int64
 	// Salvaged counts the event files cut at a damaged part, or missing,
 	// under Options.Salvage (each a warning).
 	Salvaged int
@@ -1655,6 +1661,7 @@ type regInfo struct {
 	arg      int64
 	str, loc int64 // −1 until defined
 	probed   bool  // MPI_Mrecv or MPI_Imrecv
+	neighbor bool  // a neighbourhood collective (Stats.NeighborCalls)
 	coll     bool  // an MPI collective (MPI_Barrier, MPI_Allreduce…)
 	code     bool  // also a code region (regMutex of pthread_mutex_lock)
 }
@@ -1680,6 +1687,7 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 	case paradigmMPI:
 		ri.class = regMPI
 		ri.probed = r.Name == "MPI_Mrecv" || r.Name == "MPI_Imrecv"
+		ri.neighbor = strings.HasPrefix(r.Name, "MPI_Neighbor_") || strings.HasPrefix(r.Name, "MPI_Ineighbor_")
 		ri.coll = collectiveNames[r.Name]
 	case paradigmMeasurement:
 		ri.class = regNothing
@@ -1773,6 +1781,9 @@ func (c *conv) region(h *thr, enter bool, now int64, id uint32, r *Region) {
 		}
 		if ri.coll {
 			c.collective(h, enter, r.Name)
+		}
+		if ri.neighbor && enter {
+			c.st.NeighborCalls++
 		}
 	case regSync:
 		loc := c.infoLoc(ri, id, r)

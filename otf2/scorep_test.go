@@ -425,6 +425,55 @@ func TestScorepProbesRMAIO(t *testing.T) {
 	}
 }
 
+// TestScorepNeighborCollectives: a Score-P 8.4 trace of neighbor_cart.c
+// (neighbourhood collectives on Cartesian grids, a distributed graph and a
+// graph). Score-P records each call as Enter/Leave alone: no communicator,
+// no message, no collective record (and no graph topology, only the
+// Cartesian ones, which a call cannot be tied to). So the calls are MPI
+// time with their call counts, no wait state, and no false collective
+// over the whole communicator; the report says why in a note. The ring's
+// 80 MPI_Isend/MPI_Recv messages all match; scout's numbers agree
+// (TestScalascaAgrees: scout books them as collective time without a
+// pattern too).
+func TestScorepNeighborCollectives(t *testing.T) {
+	anchor := filepath.Join("testdata", "scorep-8.4-neighbor-cart", "traces.otf2")
+	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
+		t.Error("the report differs on 1 and 2 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if cs := rep.ClockSync; cs == nil || cs.Messages != 80 || cs.UnmatchedSends+cs.UnmatchedReceives+cs.UnmatchedCollectives != 0 {
+		t.Errorf("clocksync %+v, want the 80 ring messages matched, nothing unmatched", cs)
+	}
+	var note bool
+	for _, n := range rep.Trace.Notes {
+		note = note || strings.HasPrefix(n, "400 neighbourhood collective calls (MPI_Neighbor_*, MPI_Ineighbor_*) in 4 processes are MPI time only")
+	}
+	if !note {
+		t.Errorf("no note on the neighbourhood collectives: %q", rep.Trace.Notes)
+	}
+	calls := map[string]int64{}
+	for _, s := range rep.WaitStates.CallSites {
+		calls[s.Func] += s.Calls
+		if strings.Contains(s.Func, "eighbor") && (s.MPINS <= 0 || s.WaitingCalls != 0) {
+			t.Errorf("%s: %+v, want MPI time and no wait state", s.Func, s.WaitTimes)
+		}
+	}
+	for _, fn := range []string{"MPI_Neighbor_alltoall", "MPI_Ineighbor_allgather", "MPI_Neighbor_alltoallv", "MPI_Neighbor_allgather", "MPI_Ineighbor_alltoall"} {
+		if calls[fn] != 80 {
+			t.Errorf("%s: %d calls, want 80 (4 ranks × 20 iterations)", fn, calls[fn])
+		}
+	}
+	for _, p := range rep.WaitStates.PerProcess {
+		if p.WaitNxNNS != 0 {
+			t.Errorf("rank %d: wait at N×N %d ns, want none", p.Rank, p.WaitNxNNS)
+		}
+	}
+}
+
 // TestUntiedTasksRequeued: in a Score-P 8.4 trace of untied_fib.c (OMPT,
 // 2 threads) LLVM's libomp runs each untied task's first part and
 // re-queues it: the task is switched to and away from before its body runs,
