@@ -1155,7 +1155,10 @@ func edgesOf(r *collRec, isRoot bool) (in, out bool) {
 	}
 	sends, receives := r.payload&trace.CollSends != 0, r.payload&trace.CollReceives != 0
 	switch {
-	case op == trace.CollBarrier:
+	case op == trace.CollBarrier, op.IsWindow():
+		// A window's fence, creation and free move no data of their own
+		// but synchronise the window's group as a barrier does (Scalasca's
+		// Wait at Fence, Create, Free).
 		return true, true
 	case class == trace.AllToAll:
 		return sends || receives, receives

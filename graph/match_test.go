@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/binary"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -915,6 +916,51 @@ func TestScanPrefixWindow(t *testing.T) {
 				t.Errorf("k=%d: member %d has %d rows, want its coll_end's", k, r, e.Len())
 			} else if got := e.PredProcAt(0); got != want {
 				t.Errorf("k=%d: member %d follows process %d, want %d", k, r, got, want)
+			}
+		}
+	}
+}
+
+// TestWindowCollectivesPerWindow: a window's collectives (MPI_Win_fence,
+// its creation and free) are recorded on a communicator entry of the
+// window's own (trace.CollOp.IsWindow), so two windows of one group are
+// numbered apart: process 0 fences window A then B, process 1 B then A,
+// and each fence pairs with the other process's fence of its window (on
+// one entry they paired by call order, A with B). Process 1 lists the
+// windows in the other order in its table. A fence moves no data, and
+// synchronises every member as a barrier: each coll_end follows the
+// latest coll_begin of its instance.
+func TestWindowCollectivesPerWindow(t *testing.T) {
+	world := trace.Communicator{Index: 0, ID: 0, Members: []int{0, 1}}
+	a, b := int64(1<<61|101), int64(1<<61|102)
+	fence := func(at int64, idx int64) []trace.Event {
+		return []trace.Event{
+			{Time: at, Kind: trace.CollBegin, Args: [trace.MaxArgs]int64{int64(trace.CollWinFence), idx, -1, 0, 0}},
+			{Time: at + 10, Kind: trace.CollEnd, Args: [trace.MaxArgs]int64{int64(trace.CollWinFence), idx, -1}},
+		}
+	}
+	p0 := mkProc(trace.Header{Rank: 0, NRanks: 2}, trace.Tables{Comms: []trace.Communicator{world,
+		{Index: 1, ID: a, Members: []int{0, 1}}, {Index: 2, ID: b, Members: []int{0, 1}}}},
+		[][]trace.Event{append(fence(100, 1), fence(300, 2)...)}) // A at 100, B at 300
+	p1 := mkProc(trace.Header{Rank: 1, NRanks: 2}, trace.Tables{Comms: []trace.Communicator{world,
+		{Index: 1, ID: b, Members: []int{0, 1}}, {Index: 2, ID: a, Members: []int{0, 1}}}},
+		[][]trace.Event{append(fence(200, 1), fence(400, 2)...)}) // B at 200, A at 400
+	// coll_end event → (process, event) of its predecessor: A's latest
+	// enter is process 1's (event 2), B's process 0's (event 2).
+	want := [2]map[int64][2]int64{{1: {1, 2}, 3: {0, 2}}, {1: {0, 2}, 3: {1, 2}}}
+	for k := 1; k <= 2; k++ {
+		m := runMatch(t, []*trace.Process{p0, p1}, k)
+		if m.stats.Collectives != 2 || m.stats.BadCollectives != 0 || m.count != 0 {
+			t.Fatalf("k=%d: %+v, warnings %v", k, m.stats, m.warns)
+		}
+		for r := range 2 {
+			e := &m.edges[r]
+			got := map[int64][2]int64{}
+			for i := range e.Len() {
+				got[e.EventAt(i)] = [2]int64{int64(e.PredProcAt(i)), e.PredEventAt(i)}
+			}
+			if !maps.Equal(got, want[r]) {
+				t.Errorf("k=%d: process %d's coll_ends follow %v, want %v", k, r, got, want[r])
 			}
 		}
 	}

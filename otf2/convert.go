@@ -94,6 +94,19 @@ var collOps = [...]int64{
 	11: 4, 12: 3, 13: 13, 14: 14, 15: 15, 16: 16,
 }
 
+// rmaCollOps maps the OTF2_CollectiveOp of an RmaCollectiveEnd (Score-P:
+// a window's synchronisation collective over its group) to ptrace's
+// window operations: BARRIER is MPI_Win_fence, CREATE_HANDLE (17,
+// MPI_Win_create, _create_dynamic) and CREATE_HANDLE_AND_ALLOCATE (21,
+// MPI_Win_allocate, _allocate_shared) a window's creation,
+// DESTROY_HANDLE (18) and DESTROY_HANDLE_AND_DEALLOCATE (22) MPI_Win_free.
+// Other operations are 0: matched on the window, no pattern.
+var rmaCollOps = [...]int64{
+	0:  int64(trace.CollWinFence),
+	17: int64(trace.CollWinCreate), 18: int64(trace.CollWinFree),
+	21: int64(trace.CollWinCreate), 22: int64(trace.CollWinFree),
+}
+
 // taskKey is an OTF2 task's identity: (thread team, creating thread,
 // generation number), within the team's instance (inst, the count of the
 // team's ThreadTeamBegin records on the thread so far, 0 before any):
@@ -176,9 +189,11 @@ type conv struct {
 
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
-	locs      map[uint32]int64 // region → ptrace location id
-	noLoc     int64            // an empty location (−1 until defined)
-	rinfo     []regInfo        // per dense region id
+	winIndex  map[uint32]int    // OTF2 RMA window → ptrace comm index (its own entry)
+	winComm   map[uint32]uint32 // OTF2 RMA window → the OTF2 communicator it was made on
+	locs      map[uint32]int64  // region → ptrace location id
+	noLoc     int64             // an empty location (−1 until defined)
+	rinfo     []regInfo         // per dense region id
 	rsparse   map[uint32]*regInfo
 
 	// ompEnters counts the Enter records of OpenMP regions (TAU's
@@ -828,6 +843,27 @@ func (c *conv) comms() {
 		c.w.AddComm(tc)
 		list = append(list, tc)
 	}
+	// An RMA window's collectives (its creation, MPI_Win_fence, its free:
+	// RmaCollectiveBegin/End) go on a communicator entry of the window's
+	// own, as the collector records them (trace.CollOp.IsWindow): the
+	// members of the communicator it was made on, an id of its own above
+	// OTF2's 32-bit communicator ids (bit 61: cutComm's stretch copies
+	// set bits 32 to 60).
+	c.winIndex = map[uint32]int{}
+	c.winComm = map[uint32]uint32{}
+	for _, id := range g.RmaWinIDs() {
+		w := g.RmaWin(id)
+		ci, ok := c.commIndex[w.Comm]
+		if !ok || g.Comm(w.Comm).Inter {
+			continue // not a member, or no MPI intracommunicator of this process
+		}
+		idx := len(c.commIndex) + len(c.winIndex)
+		c.winIndex[id] = idx
+		c.winComm[id] = w.Comm
+		tc := trace.Communicator{Index: idx, ID: 1<<61 | int64(id), Name: w.Name, Members: list[ci].Members}
+		c.w.AddComm(tc)
+		list = append(list, tc)
+	}
 	c.cutComms(list)
 }
 
@@ -1175,28 +1211,45 @@ func (c *conv) pass2(t int) error {
 		case EvMpiRequestCancelled:
 			delete(h.reqs, e.A[0])
 			c.st.Ignored[e.Type]++
-		case EvMpiCollectiveBegin:
+		case EvMpiCollectiveBegin, EvRmaCollectiveBegin:
 			h.collRec = true
 			// The operation, communicator and root come with the End:
 			// hold the begin (and anything before the end) until then.
 			h.flush()
 			h.coll = true
 			h.emit(trace.CollBegin, now, 0, 0, -1, 0, 0)
-		case EvMpiCollectiveEnd:
+		case EvMpiCollectiveEnd, EvRmaCollectiveEnd:
 			h.collRec = true
-			cm := uint32(ld.Map(mapComm, e.A[1]))
-			ci, ok := c.comm(cm)
+			var cm uint32
+			var ci int64
+			var ok bool
+			op := int64(0)
+			if e.Type == EvRmaCollectiveEnd {
+				win := uint32(ld.Map(mapRmaWin, e.A[1]))
+				cm = c.winComm[win]
+				var wi int
+				if wi, ok = c.winIndex[win]; !ok {
+					c.undefComm.add("%s: offset %d: %s on RMA window %d, which is not a window of an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), win)
+				}
+				ci = int64(wi)
+				if e.A[0] < uint64(len(rmaCollOps)) {
+					op = rmaCollOps[e.A[0]]
+				}
+			} else {
+				cm = uint32(ld.Map(mapComm, e.A[1]))
+				if ci, ok = c.comm(cm); !ok {
+					c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), cm)
+				}
+				if e.A[0] < uint64(len(collOps)) {
+					op = collOps[e.A[0]]
+				}
+			}
 			if !ok {
-				c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), cm)
 				if len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin {
 					h.buf = h.buf[1:]
 				}
 				h.flush()
 				return nil
-			}
-			op := int64(0)
-			if e.A[0] < uint64(len(collOps)) {
-				op = collOps[e.A[0]]
 			}
 			root := c.peer(cm, e.A[2])
 			switch e.A[2] {

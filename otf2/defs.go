@@ -254,6 +254,7 @@ const (
 const (
 	mapRegion         = 3
 	mapComm           = 6
+	mapRmaWin         = 8
 	mapCallingContext = 10
 	numMaps           = 15
 )
@@ -297,6 +298,16 @@ type Comm struct {
 	Parent uint32
 	Flags  uint32
 	Inter  bool
+	nameID uint32
+}
+
+// RmaWin is an RMA window definition (Score-P: an MPI window): its
+// name and the communicator it was made on, whose members are the
+// window's group.
+type RmaWin struct {
+	Name   string
+	Comm   uint32
+	Flags  uint32
 	nameID uint32
 }
 
@@ -347,6 +358,7 @@ type Defs struct {
 	regions         idTable[Region]
 	groups          idTable[*Group]
 	comms           idTable[Comm]
+	wins            idTable[RmaWin]
 	contexts        idTable[CallingContext]
 	nodes           idTable[uint32]  // system tree node → its name's string id
 	paradigms       map[uint8]uint32 // paradigm → its name's string id
@@ -399,6 +411,12 @@ func (g *Defs) Group(id uint32) *Group {
 
 // Comm returns communicator id, or nil.
 func (g *Defs) Comm(id uint32) *Comm { return g.comms.ptr(id) }
+
+// RmaWin returns RMA window id, or nil.
+func (g *Defs) RmaWin(id uint32) *RmaWin { return g.wins.ptr(id) }
+
+// RmaWinIDs returns the RMA window ids in increasing order.
+func (g *Defs) RmaWinIDs() []uint32 { return g.wins.ids() }
 
 // CallingContext returns calling context id, nil when undefined.
 func (g *Defs) CallingContext(id uint32) *CallingContext { return g.contexts.ptr(id) }
@@ -725,6 +743,21 @@ func (g *Defs) record(t uint8, d *dec, end int) error {
 		if g.comms.put(uint32(v[0]), cm) {
 			g.warn("%s: communicator %d defined twice", g.path, v[0])
 		}
+	case gdRmaWin: // id, name, comm; 3.0: flags
+		v, err := readFields(d, "uuu")
+		if err != nil {
+			return err
+		}
+		w := RmaWin{nameID: uint32(v[1]), Comm: uint32(v[2])}
+		if w.Flags, err = d.opt32(end, 0); err != nil { // 3.0
+			return err
+		}
+		if err := g.charge(memComm); err != nil {
+			return err
+		}
+		if g.wins.put(uint32(v[0]), w) {
+			g.warn("%s: RMA window %d defined twice", g.path, v[0])
+		}
 	case gdCallingContext: // 2.0: id, region, sourceCodeLocation, parent
 		v, err := readFields(d, "uuu")
 		if err != nil {
@@ -1016,6 +1049,21 @@ func (g *Defs) check() error {
 		g.checkCommGroups(id, &cm)
 		g.comms.sparse[id] = cm
 	}
+	resolveWin := func(id uint32, w *RmaWin) {
+		w.Name = name("RMA window", id, w.nameID)
+		if g.comms.ptr(w.Comm) == nil {
+			g.warn("%s: RMA window %d refers to undefined communicator %d", g.path, id, w.Comm)
+		}
+	}
+	for i := range g.wins.dense {
+		if g.wins.has[i/64]&(1<<(i%64)) != 0 {
+			resolveWin(uint32(i), &g.wins.dense[i])
+		}
+	}
+	for id, w := range g.wins.sparse {
+		resolveWin(id, &w)
+		g.wins.sparse[id] = w
+	}
 	for i := range g.LocationGroups {
 		lg := &g.LocationGroups[i]
 		lg.Name = name("location group", lg.ID, lg.nameID)
@@ -1128,7 +1176,7 @@ func decodeLocalDefs(r io.Reader, path string, chunk uint64) (*LocalDefs, error)
 			if n > uint64(end-d.pos)/per { // every id takes at least one byte
 				return d.errf(d.pos, "mapping table of %d entries cannot fit in its record", n)
 			}
-			if int(kind) >= numMaps || (kind != mapRegion && kind != mapComm && kind != mapCallingContext) {
+			if int(kind) >= numMaps || (kind != mapRegion && kind != mapComm && kind != mapRmaWin && kind != mapCallingContext) {
 				return nil // a mapping the converter never applies
 			}
 			m := idMap{present: true}

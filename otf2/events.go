@@ -24,6 +24,8 @@ const (
 	EvMpiRequestCancelled = 21
 	EvMpiCollectiveBegin  = 22
 	EvMpiCollectiveEnd    = 23
+	EvRmaCollectiveBegin  = 37
+	EvRmaCollectiveEnd    = 38
 	EvOmpFork             = 24
 	EvOmpJoin             = 25
 	EvOmpAcquireLock      = 26
@@ -77,6 +79,7 @@ const (
 	fU32 = 'u' // compressed uint32 (also int32)
 	fU64 = 'U' // compressed uint64 (also int64)
 	fF64 = 'F' // 8 bytes, uncompressed
+	fS32 = 'x' // compressed uint32, read and not kept (no slot in A)
 )
 
 // eventFields lists the attributes decoded for each record type; singleton
@@ -96,6 +99,10 @@ var eventFields = [256]string{
 	EvMpiRequestTest:      "U",
 	EvMpiRequestCancelled: "U",
 	EvMpiCollectiveEnd:    "buuUU",
+	// collectiveOp, syncLevel (skipped), window, root, bytes sent and
+	// received: A as EvMpiCollectiveEnd's with the window for the
+	// communicator
+	EvRmaCollectiveEnd:    "bxuuUU",
 	EvOmpFork:             "u",
 	EvOmpAcquireLock:      "uu",
 	EvOmpReleaseLock:      "uu",
@@ -363,10 +370,20 @@ func decodeFields(d *dec, spec string, end int, out []uint64) error {
 }
 
 func decodeSpec(d *dec, spec string, end int, out []uint64) error {
+	j := 0 // in out
 	for i := 0; i < len(spec) && d.pos < end; i++ {
 		var v uint64
 		var err error
 		switch spec[i] {
+		case fS32:
+			if _, err = d.u32(); err != nil {
+				var fe *FormatError
+				if errors.As(err, &fe) {
+					fe.Msg = "record: " + fe.Msg
+				}
+				return err
+			}
+			continue
 		case fU8:
 			var b uint8
 			b, err = d.u8()
@@ -385,7 +402,8 @@ func decodeSpec(d *dec, spec string, end int, out []uint64) error {
 			}
 			return err
 		}
-		out[i] = v
+		out[j] = v
+		j++
 	}
 	return nil
 }

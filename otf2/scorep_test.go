@@ -800,3 +800,61 @@ func TestTaskKeysPerTeamInstance(t *testing.T) {
 		}
 	}
 }
+
+// TestScorepRMACollectives: a Score-P 8.4 trace of rma_fence.c (4 ranks;
+// rank 1 late by 20 ms into each of 10 fences of the world window, 30 ms
+// into MPI_Win_allocate, 40 ms into that window's MPI_Win_free; the even
+// ranks fence a second window on their own communicator). Score-P records
+// the window's synchronisation as RmaCollectiveBegin/End on the window
+// (RmaWin: its communicator), which become the collector's window
+// collectives on an entry of the window's own: every instance matched,
+// no warning, the same report on 1 and 2 ranks. The waits are the
+// archive's own timestamps by ptrace's definition (latest member's Enter
+// − the call's Enter, at most to its RmaCollectiveEnd), computed from
+// otf2-print's text by the archive's README script: to the nanosecond
+// (the ticks' rounding). Scalasca's own definition (MPI_RMA.pattern:
+// from RmaCollectiveBegin to the latest member's) gives 200.111580 ms
+// for rank 0, 3.4 µs more; scout 2.6 reports 0 (PEARL skips the RMA
+// records).
+func TestScorepRMACollectives(t *testing.T) {
+	anchor := filepath.Join("testdata", "scorep-8.4-rma-fence", "traces.otf2")
+	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
+		t.Error("the report differs on 1 and 2 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w != nil && w.Count > 0 {
+		t.Errorf("warnings %+v", w)
+	}
+	// 2 windows × (creation + 11 fences + free), 2 MPI_Reduce, and
+	// Score-P's handle collectives on the communicators (2 creations on
+	// MPI_COMM_WORLD, its and the split one's destruction: op 0)
+	if cs := rep.ClockSync; cs == nil || cs.Collectives != 2*13+2+4 || cs.UnmatchedCollectives != 0 {
+		t.Errorf("clocksync %+v, want 32 collectives matched", cs)
+	}
+	want := [4][3]int64{ // ns: wait at fence, create, free
+		{200_108_165, 30_217_333, 39_959_157},
+		{306_269, 0, 0},
+		{199_136_538, 30_236_170, 39_941_116},
+		{200_325_877, 30_073_520, 40_109_447},
+	}
+	for _, p := range rep.WaitStates.PerProcess {
+		got := [3]int64{p.WaitAtFenceNS, p.WaitAtWinCreateNS, p.WaitAtWinFreeNS}
+		for k := range got {
+			if d := got[k] - want[p.Rank][k]; d < -2 || d > 2 {
+				t.Errorf("rank %d: waits (fence, create, free) %v ns, want %v", p.Rank, got, want[p.Rank])
+				break
+			}
+		}
+	}
+	for _, c := range rep.WaitStates.Causes {
+		// (rank 0 waits 3.1 ms in its window with rank 2 for rank 2,
+		// which left the world window's fences later)
+		if strings.HasPrefix(c.Pattern, "wait_at_") && c.Rank != 1 && c.NS > 5_000_000 {
+			t.Errorf("cause %+v, want rank 1", c)
+		}
+	}
+}

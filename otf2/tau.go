@@ -95,6 +95,11 @@ func (g *Defs) tauRegions() {
 var collectiveNames = func() map[string]bool {
 	m := map[string]bool{}
 	for op := trace.CollOp(1); op.Valid(); op++ {
+		if op.IsWindow() {
+			// RmaCollectiveBegin/End, not MpiCollective*; a window's
+			// creation is several functions
+			continue
+		}
 		m[op.String()] = true
 	}
 	return m

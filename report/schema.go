@@ -612,7 +612,13 @@ type WaitTimes struct {
 	WaitBarrierNS   int64 `json:"wait_barrier_ns"`
 	LateBroadcastNS int64 `json:"late_broadcast_ns"`
 	EarlyReduceNS   int64 `json:"early_reduce_ns"`
-	OtherNS         int64 `json:"other_ns"`
+	// One-sided synchronisation collective over a window's group
+	// (Scalasca's Wait at Fence, Wait at Create, Wait at Free): absent
+	// when 0, as in every report of a program without MPI windows.
+	WaitAtFenceNS     int64 `json:"wait_at_fence_ns,omitempty"`
+	WaitAtWinCreateNS int64 `json:"wait_at_win_create_ns,omitempty"`
+	WaitAtWinFreeNS   int64 `json:"wait_at_win_free_ns,omitempty"`
+	OtherNS           int64 `json:"other_ns"`
 	// WaitingCalls counts the calls charged to a pattern.
 	WaitingCalls int64 `json:"waiting_calls"`
 }

@@ -337,7 +337,8 @@ func waitPatterns(w *WaitTimes) []struct {
 		name string
 		ns   int64
 	}{{"late sender", w.LateSenderNS}, {"late receiver", w.LateReceiverNS}, {"wait at N×N", w.WaitNxNNS},
-		{"wait at barrier", w.WaitBarrierNS}, {"late broadcast", w.LateBroadcastNS}, {"early reduce", w.EarlyReduceNS}}
+		{"wait at barrier", w.WaitBarrierNS}, {"late broadcast", w.LateBroadcastNS}, {"early reduce", w.EarlyReduceNS},
+		{"wait at fence", w.WaitAtFenceNS}, {"wait at window create", w.WaitAtWinCreateNS}, {"wait at window free", w.WaitAtWinFreeNS}}
 }
 
 func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
@@ -543,6 +544,10 @@ func patternTitle(key string) string {
 		return "wait at N×N"
 	case "wait_barrier":
 		return "wait at barrier"
+	case "wait_at_win_create":
+		return "wait at window create"
+	case "wait_at_win_free":
+		return "wait at window free"
 	}
 	return strings.ReplaceAll(key, "_", " ")
 }

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -227,5 +229,55 @@ func TestFlushLineSmallShare(t *testing.T) {
 	}
 	if got := FlushLine(f, 1e6, 1); !strings.Contains(got, "1 µs = 0.1% of thread time") {
 		t.Errorf("%s", got)
+	}
+}
+
+// The one-sided patterns (Wait at Fence, Create, Free) are reported as the
+// others: in the text's pattern line and its causes, the HTML's columns,
+// the CSV's columns and the JSON's keys, which are left out when 0 (every
+// report of a program without MPI windows stays as it was).
+func TestRMAWaitPatternsShown(t *testing.T) {
+	r := sampleReport()
+	rma := WaitTimes{MPINS: 400_000_000, Calls: 30, WaitAtFenceNS: 200_000_000, WaitAtWinCreateNS: 30_000_000, WaitAtWinFreeNS: 40_000_000, OtherNS: 130_000_000, WaitingCalls: 13}
+	r.WaitStates = &WaitStates{WaitTimes: rma,
+		CallSites:  []WaitSite{{Func: "MPI_Win_fence", Site: "rma_fence.c:71:3", WaitTimes: rma}},
+		PerProcess: []WaitProcess{{Rank: 3, WaitTimes: rma}},
+		Causes:     []WaitCause{{Rank: 1, Func: "MPI_Win_fence", Site: "rma_fence.c:71:3", Pattern: "wait_at_win_free", NS: 40_000_000, Share: 0.15, Calls: 1}}}
+	out := text(r, TextOptions{})
+	for _, s := range []string{"wait at fence 50.0%   wait at window create 7.5%   wait at window free 10.0%   transfer/other 32.5%",
+		"waited for rank 1: 15.0% of all waiting (wait at window free at MPI_Win_fence"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("text report lacks %q:\n%s", s, out)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.String(); !strings.Contains(h, "<th>wait at fence</th><th>wait at window create</th><th>wait at window free</th>") ||
+		!strings.Contains(h, "<td>200 ms</td><td>30 ms</td><td>40 ms</td><td>130 ms</td>") {
+		t.Error("HTML report lacks the one-sided columns")
+	}
+	dir := t.TempDir()
+	if _, err := WriteCSV(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	recs := readCSV(t, filepath.Join(dir, CSVWaitProcesses))
+	col := map[string]string{}
+	for i, h := range recs[0] {
+		col[h] = recs[1][i]
+	}
+	if col["wait_at_fence_ns"] != "200000000" || col["wait_at_win_create_ns"] != "30000000" || col["wait_at_win_free_ns"] != "40000000" {
+		t.Errorf("CSV per process: %v", recs)
+	}
+	js, err := json.Marshal(&r.WaitStates.WaitTimes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(js), `"wait_at_fence_ns":200000000,"wait_at_win_create_ns":30000000,"wait_at_win_free_ns":40000000`) {
+		t.Errorf("JSON %s", js)
+	}
+	if js, _ := json.Marshal(&WaitTimes{MPINS: 5}); strings.Contains(string(js), "wait_at") {
+		t.Errorf("JSON without one-sided waits %s names them", js)
 	}
 }

@@ -28,7 +28,8 @@ SP = os.environ.get('SP', '/root/scorep-scalasca')
 SCOUT = os.path.join(SP, 'inst-scalasca/bin/scout.mpi')
 CUBE_DUMP = os.path.join(SP, 'inst/bin/cube_dump')
 METRICS = ['mpi_latesender', 'mpi_latereceiver', 'mpi_wait_nxn', 'mpi_barrier_wait',
-           'mpi_latebroadcast', 'mpi_earlyreduce', 'mpi', 'critical_path',
+           'mpi_latebroadcast', 'mpi_earlyreduce', 'mpi_rma_wait_at_fence', 'mpi_rma_wait_at_create',
+           'mpi_rma_wait_at_free', 'mpi', 'critical_path',
            'omp_lock_contention_critical', 'omp_lock_contention_api', 'pthread_lock_contention_mutex_lock']
 # ptrace's report has these per call path over all processes: its file
 # holds them only for a single-process report (docs/cube.md, "Resolution").

@@ -24,8 +24,24 @@ const (
 	CollExscan
 	CollReduceScatterBlock
 	CollAlltoallw
-	NumCollOps = iota + 1
+	// One-sided synchronisation that is collective over a window's group
+	// (all-to-all, as a barrier): a member's coll_begin/coll_end name the
+	// window's own communicator entry, not the one it was made on (see
+	// IsWindow).
+	CollWinFence  // MPI_Win_fence
+	CollWinCreate // MPI_Win_create, _allocate, _allocate_shared, _create_dynamic
+	CollWinFree   // MPI_Win_free
+	NumCollOps    = iota + 1
 )
+
+// IsWindow reports whether o synchronises an MPI window's group. Such a
+// collective is recorded on a communicator entry of its own per window (the
+// window's members, an id they agree on): MPI orders the collective calls
+// on a window alike on every member, but not against those on another
+// window or on the communicator the window was made on, so each window
+// numbers its instances apart. Like a barrier it moves no data of its own
+// and synchronises every member.
+func (o CollOp) IsWindow() bool { return o >= CollWinFence && o <= CollWinFree }
 
 // CollClass is the happened-before shape of a collective: who must have
 // entered before whom can leave.
@@ -63,7 +79,8 @@ func CollPayload(e *Event) uint8 {
 
 var collNames = [...]string{"", "MPI_Barrier", "MPI_Bcast", "MPI_Reduce", "MPI_Allreduce", "MPI_Gather", "MPI_Gatherv",
 	"MPI_Scatter", "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall", "MPI_Alltoallv",
-	"MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block", "MPI_Alltoallw"}
+	"MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan", "MPI_Reduce_scatter_block", "MPI_Alltoallw",
+	"MPI_Win_fence", "MPI_Win_create", "MPI_Win_free"}
 
 func (o CollOp) String() string {
 	if o > 0 && int(o) < len(collNames) {

@@ -282,6 +282,12 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				case !op.Valid():
 				case op == trace.CollBarrier:
 					w, pt = lv-enter, WaitBarrier
+				case op == trace.CollWinFence:
+					w, pt = lv-enter, WaitAtFence
+				case op == trace.CollWinCreate:
+					w, pt = lv-enter, WaitAtWinCreate
+				case op == trace.CollWinFree:
+					w, pt = lv-enter, WaitAtWinFree
 				case op.Class() == trace.AllToAll, op.Class() == trace.Prefix:
 					// A scan's member waits for the members before it
 					// (Scalasca's Early Scan, counted here as N×N).

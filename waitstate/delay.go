@@ -339,7 +339,7 @@ func causeOf(s *syncPt) int32 {
 // call's communicator's members.
 func (d *delays) withOfAt(i int, j int32) int32 {
 	pts := &d.procs[i].pts
-	if pat := pts.pat[j]; pat != WaitBarrier && pat != WaitNxN {
+	if pat := pts.pat[j]; !pat.barrierLike() {
 		return int32(pts.with.At(int(j)))
 	}
 	cm, ok := d.procs[i].colls.of(pts.callAt(j))
@@ -2208,11 +2208,12 @@ func (d *delays) dropFinders() {
 }
 
 // The replay's messages: the cause's process, the waiter's world rank and
-// synchronization point, a bit per pattern whose cost is not 0, then
-// those costs in pattern order: 13 bytes for a wait no cost reached (72
-// with every pattern's, which at 2 ranks held 50 MiB of buffers in the
+// synchronization point, a bit per pattern whose cost is not 0 (two
+// bytes), then those costs in pattern order: 14 bytes for a wait no cost
+// reached (a byte less before there were more than 8 patterns; 72 with
+// every pattern's then, which at 2 ranks held 50 MiB of buffers in the
 // first round on the 64-process pure-MPI trace).
-const inflowHead = 4 + 4 + 4 + 1
+const inflowHead = 4 + 4 + 4 + 2
 
 // appendInflow appends the message of the costs in to b.
 func appendInflow(b []byte, cause, waiter, wsync int32, in *[NumPatterns]int64) []byte {
@@ -2220,13 +2221,13 @@ func appendInflow(b []byte, cause, waiter, wsync int32, in *[NumPatterns]int64) 
 	b = le.AppendUint32(b, uint32(cause))
 	b = le.AppendUint32(b, uint32(waiter))
 	b = le.AppendUint32(b, uint32(wsync))
-	var mask uint8
+	var mask uint16
 	for pt, v := range in {
 		if v != 0 {
 			mask |= 1 << pt
 		}
 	}
-	b = append(b, mask)
+	b = le.AppendUint16(b, mask)
 	for _, v := range in {
 		if v != 0 {
 			b = le.AppendUint64(b, uint64(v))
@@ -2243,7 +2244,7 @@ func readInflow(b []byte) (cause, waiter, wsync int32, in [NumPatterns]int64, re
 		return 0, 0, 0, in, nil, false
 	}
 	cause, waiter, wsync = int32(le.Uint32(b)), int32(le.Uint32(b[4:])), int32(le.Uint32(b[8:]))
-	mask := b[12]
+	mask := le.Uint16(b[12:])
 	b = b[inflowHead:]
 	for pt := range in {
 		if mask&(1<<pt) == 0 {

@@ -163,7 +163,8 @@ func EmptyReport() *report.WaitStates {
 
 // Waiting returns the time of t charged to any pattern.
 func Waiting(t *report.WaitTimes) int64 {
-	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS
+	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS +
+		t.WaitAtFenceNS + t.WaitAtWinCreateNS + t.WaitAtWinFreeNS
 }
 
 func add(t *report.WaitTimes, r *Row) {
@@ -175,6 +176,9 @@ func add(t *report.WaitTimes, r *Row) {
 	t.WaitBarrierNS += r.Wait[WaitBarrier]
 	t.LateBroadcastNS += r.Wait[LateBroadcast]
 	t.EarlyReduceNS += r.Wait[EarlyReduce]
+	t.WaitAtFenceNS += r.Wait[WaitAtFence]
+	t.WaitAtWinCreateNS += r.Wait[WaitAtWinCreate]
+	t.WaitAtWinFreeNS += r.Wait[WaitAtWinFree]
 	t.OtherNS += r.Other()
 	for p := None + 1; p < NumPatterns; p++ {
 		t.WaitingCalls += r.Count[p]

@@ -51,10 +51,27 @@ const (
 	WaitBarrier
 	LateBroadcast
 	EarlyReduce
+	// Scalasca's one-sided synchronisation patterns: a call collective
+	// over a window's group (trace.CollOp.IsWindow) waits, as at a
+	// barrier, until the last member entered: MPI_Win_fence (Wait at
+	// Fence, mpi_rma_wait_at_fence), the window's creation (Wait at
+	// Create, mpi_rma_wait_at_create) and MPI_Win_free (Wait at Free,
+	// mpi_rma_wait_at_free).
+	WaitAtFence
+	WaitAtWinCreate
+	WaitAtWinFree
 	NumPatterns
 )
 
-var patternNames = [NumPatterns]string{"none", "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce"}
+var patternNames = [NumPatterns]string{"none", "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce",
+	"wait_at_fence", "wait_at_win_create", "wait_at_win_free"}
+
+// barrierLike reports whether p is a wait of every member of a group for
+// the last one to enter (a barrier's, an N×N collective's, a window's
+// collective synchronisation): the wait is with the call's communicator.
+func (p Pattern) barrierLike() bool {
+	return p == WaitBarrier || p == WaitNxN || p == WaitAtFence || p == WaitAtWinCreate || p == WaitAtWinFree
+}
 
 func (p Pattern) String() string {
 	if p < NumPatterns {

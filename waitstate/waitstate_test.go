@@ -1,6 +1,7 @@
 package waitstate
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -294,12 +295,13 @@ func TestInflowMessages(t *testing.T) {
 		{0, 5},
 		{0, math.MaxInt64, 0, -3, 0, 0, math.MinInt64},
 		{0, 1, 2, 3, 4, 5, 6},
+		{WaitAtWinFree: 7}, // a pattern past the eighth: the mask's second byte
 	}
 	var b []byte
 	for k, in := range msgs {
 		b = appendInflow(b, int32(k), -int32(k), math.MaxInt32-int32(k), &in)
 	}
-	if want := 4*inflowHead + 8*(1+3+6); len(b) != want {
+	if want := 5*inflowHead + 8*(1+3+6+1); len(b) != want {
 		t.Errorf("%d bytes, want %d", len(b), want)
 	}
 	rest := b
@@ -320,7 +322,7 @@ func TestInflowMessages(t *testing.T) {
 		}
 	}
 	bad := slices.Clone(last)
-	bad[12] |= 1 << NumPatterns
+	binary.LittleEndian.PutUint16(bad[12:], binary.LittleEndian.Uint16(bad[12:])|1<<NumPatterns)
 	if _, _, _, _, _, ok := readInflow(bad); ok {
 		t.Error("a message with a pattern past NumPatterns is read")
 	}

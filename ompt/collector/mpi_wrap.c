@@ -33,7 +33,7 @@
 
 enum { C_BARRIER = 1, C_BCAST, C_REDUCE, C_ALLREDUCE, C_GATHER, C_GATHERV, C_SCATTER, C_SCATTERV,
        C_ALLGATHER, C_ALLGATHERV, C_ALLTOALL, C_ALLTOALLV, C_REDUCE_SCATTER, C_SCAN, C_EXSCAN,
-       C_REDUCE_SCATTER_BLOCK };
+       C_REDUCE_SCATTER_BLOCK, C_ALLTOALLW, C_WIN_FENCE, C_WIN_CREATE, C_WIN_FREE };
 
 static int world_rank = -1, world_size = 1;
 static MPI_Group world_group = MPI_GROUP_NULL;
@@ -51,6 +51,7 @@ struct comm_ent {
 	int alive;
 	int64_t id;     /* agreed by every member (both groups of an intercommunicator) */
 	uint32_t idups; /* MPI_Comm_idup calls on it so far (every member calls them in one order) */
+	uint32_t wins;  /* windows made on it so far (as idups: window creation is collective on it) */
 };
 
 static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -118,7 +119,7 @@ static struct comm_view add_comm(MPI_Comm h, int64_t id, const char *name, int i
 	const int *listed = both ? both : members;
 	int idx = ptr_add_comm(id, name, listed ? listed : (int[]){ 0 }, listed ? nboth : 0);
 	if (idx >= 0) {
-		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1, id, 0 };
+		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1, id, 0, 0 };
 		v.index = idx;
 	}
 	pthread_mutex_unlock(&comm_mu);
@@ -2012,21 +2013,184 @@ BRACKET(MPI_File_write_ordered_begin, (MPI_File fh, const void *buf, int count, 
 BRACKET(MPI_File_write_ordered_end, (MPI_File fh, const void *buf, MPI_Status *status),
 	(fh, buf, status))
 
-/* One-sided communication: the epochs' synchronisation (MPI_Win_fence,
- * lock and unlock, post, start, complete and wait) and the transfers are
- * MPI time; who waited for whom in an epoch is not recorded. */
-BRACKET(MPI_Win_create, (void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win),
-	(base, size, disp_unit, info, comm, win))
-BRACKET(MPI_Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win),
-	(size, disp_unit, info, comm, baseptr, win))
-BRACKET(MPI_Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win),
-	(size, disp_unit, info, comm, baseptr, win))
-BRACKET(MPI_Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win *win),
-	(info, comm, win))
-BRACKET(MPI_Win_free, (MPI_Win *win),
-	(win))
-BRACKET(MPI_Win_fence, (int assert, MPI_Win win),
-	(assert, win))
+/* ---- windows ------------------------------------------------------------- */
+
+/* One-sided synchronisation that is collective over a window's group (the
+ * communicator it was made on) is recorded as a collective: the window's
+ * creation (MPI_Win_create, _allocate, _allocate_shared, _create_dynamic),
+ * MPI_Win_fence and MPI_Win_free, all-to-all as a barrier. MPI orders the
+ * collective calls on one window alike on every member, but not against
+ * those on another window or on the communicator itself (two windows on
+ * one communicator may be fenced in either order on different ranks): so
+ * each window gets a communicator entry of its own in the file's table,
+ * with the communicator's members and an id every member computes alone
+ * (win_id), and its collectives are numbered on it apart from any other.
+ * The creation is recorded on the window's entry too, as its first
+ * collective, then MPI_Win_fence's, then MPI_Win_free's. */
+struct win_ent {
+	MPI_Win h;
+	struct comm_view v;
+	int alive;
+};
+
+static struct win_ent *wins; /* under comm_mu */
+static int nwins, capwins;
+
+/* The id of the k-th window made on the communicator whose id is parent:
+ * bit 61 set (and 62 clear) keeps it apart from broadcast ids (below
+ * 2^56) and idup ids (bit 62 set). Every member counts the windows of a
+ * communicator alike: their creation is collective on it. */
+static int64_t win_id(int64_t parent, uint32_t k)
+{
+	return (int64_t)(1ull << 61 | (mix64(mix64((uint64_t)parent ^ 0x5bd1e9955bd1e995u) + k) >> 3));
+}
+
+/* A new window's entry, made before the creation call so that its
+ * coll_begin names it (index -1: comm unknown, or the table full; the
+ * window's calls are then MPI time only). */
+static struct comm_view win_begin(MPI_Comm comm, const char *fn)
+{
+	struct comm_view none = { -1, 0, 0, 0, NULL, NULL };
+	if (comm == MPI_COMM_NULL || world_rank < 0)
+		return none;
+	lookup(comm); /* registers a communicator made by a constructor we do not wrap */
+	int64_t parent = 0;
+	uint32_t k = 0;
+	const int *members = NULL;
+	int n = 0, inter = 1;
+	pthread_mutex_lock(&comm_mu);
+	for (int i = ncomms - 1; i >= 0; i--) {
+		struct comm_ent *e = &comms[i];
+		if (e->alive && e->h == comm) {
+			parent = e->id;
+			k = ++e->wins;
+			members = e->members;
+			n = e->size;
+			inter = e->inter;
+			break;
+		}
+	}
+	struct comm_view v = none;
+	if (members && n > 0 && !inter) { /* windows are made on intracommunicators only */
+		char name[64];
+		snprintf(name, sizeof name, "%s#%u", fn, k);
+		int idx = ptr_add_comm(win_id(parent, k), name, members, n);
+		if (idx >= 0)
+			v = (struct comm_view){ idx, n, 0, 0, members, NULL };
+	}
+	pthread_mutex_unlock(&comm_mu);
+	return v;
+}
+
+/* Remembers window h (after its creation call returned it) as v's. */
+static void win_put(MPI_Win h, const struct comm_view *v)
+{
+	if (v->index < 0 || h == MPI_WIN_NULL)
+		return;
+	pthread_mutex_lock(&comm_mu);
+	if (nwins == capwins) {
+		int c = capwins ? capwins * 2 : 8;
+		struct win_ent *p = realloc(wins, sizeof *p * (size_t)c);
+		if (!p) {
+			pthread_mutex_unlock(&comm_mu);
+			return;
+		}
+		wins = p;
+		capwins = c;
+	}
+	wins[nwins++] = (struct win_ent){ h, *v, 1 };
+	pthread_mutex_unlock(&comm_mu);
+}
+
+/* Window h's entry (index -1: unknown); forget drops it (MPI_Win_free:
+ * the handle may be reused). */
+static struct comm_view win_lookup(MPI_Win h, int forget)
+{
+	struct comm_view v = { -1, 0, 0, 0, NULL, NULL };
+	pthread_mutex_lock(&comm_mu);
+	for (int i = nwins - 1; i >= 0; i--)
+		if (wins[i].alive && wins[i].h == h) {
+			v = wins[i].v;
+			if (forget) {
+				wins[i] = wins[--nwins];
+			}
+			break;
+		}
+	pthread_mutex_unlock(&comm_mu);
+	return v;
+}
+
+/* A window-collective call: coll_begin/coll_end around it on the window's
+ * entry, none when it is unknown. */
+#define WINCOLL(fn, op, v, call)                                                   \
+	ENTER(fn);                                                                 \
+	struct coll c = { 0 };                                                     \
+	if ((v).index >= 0)                                                        \
+		c = coll_begin(t, op, &(v), -1, 0, 0);                             \
+	int rc = call;                                                             \
+	if ((v).index >= 0)                                                        \
+		coll_end(t, &c);
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	struct comm_view v = win_begin(comm, "MPI_Win_create");
+	WINCOLL(MPI_Win_create, C_WIN_CREATE, v, PMPI_Win_create(base, size, disp_unit, info, comm, win));
+	if (rc == MPI_SUCCESS)
+		win_put(*win, &v);
+	EXIT(MPI_Win_create);
+	return rc;
+}
+
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	struct comm_view v = win_begin(comm, "MPI_Win_allocate");
+	WINCOLL(MPI_Win_allocate, C_WIN_CREATE, v, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
+	if (rc == MPI_SUCCESS)
+		win_put(*win, &v);
+	EXIT(MPI_Win_allocate);
+	return rc;
+}
+
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
+{
+	struct comm_view v = win_begin(comm, "MPI_Win_allocate_shared");
+	WINCOLL(MPI_Win_allocate_shared, C_WIN_CREATE, v,
+		PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win));
+	if (rc == MPI_SUCCESS)
+		win_put(*win, &v);
+	EXIT(MPI_Win_allocate_shared);
+	return rc;
+}
+
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
+{
+	struct comm_view v = win_begin(comm, "MPI_Win_create_dynamic");
+	WINCOLL(MPI_Win_create_dynamic, C_WIN_CREATE, v, PMPI_Win_create_dynamic(info, comm, win));
+	if (rc == MPI_SUCCESS)
+		win_put(*win, &v);
+	EXIT(MPI_Win_create_dynamic);
+	return rc;
+}
+
+int MPI_Win_free(MPI_Win *win)
+{
+	struct comm_view v = win_lookup(*win, 1);
+	WINCOLL(MPI_Win_free, C_WIN_FREE, v, PMPI_Win_free(win));
+	EXIT(MPI_Win_free);
+	return rc;
+}
+
+int MPI_Win_fence(int assert, MPI_Win win)
+{
+	struct comm_view v = win_lookup(win, 0);
+	WINCOLL(MPI_Win_fence, C_WIN_FENCE, v, PMPI_Win_fence(assert, win));
+	EXIT(MPI_Win_fence);
+	return rc;
+}
+
+/* The rest of one-sided communication: the epochs' other synchronisation
+ * (lock and unlock, post, start, complete and wait) and the transfers are
+ * MPI time; who waited for whom in them is not recorded. */
 BRACKET(MPI_Win_lock, (int lock_type, int rank, int assert, MPI_Win win),
 	(lock_type, rank, assert, win))
 BRACKET(MPI_Win_unlock, (int rank, MPI_Win win),

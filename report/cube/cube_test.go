@@ -94,12 +94,14 @@ type want struct {
 var patternMetric = map[string]string{
 	"late_sender": "mpi_latesender", "late_receiver": "mpi_latereceiver", "wait_nxn": "mpi_wait_nxn",
 	"wait_barrier": "mpi_barrier_wait", "late_broadcast": "mpi_latebroadcast", "early_reduce": "mpi_earlyreduce",
+	"wait_at_fence": "mpi_rma_wait_at_fence", "wait_at_win_create": "mpi_rma_wait_at_create", "wait_at_win_free": "mpi_rma_wait_at_free",
 }
 
 func patternValues(w *report.WaitTimes) map[string]int64 {
 	return map[string]int64{
 		"late_sender": w.LateSenderNS, "late_receiver": w.LateReceiverNS, "wait_nxn": w.WaitNxNNS,
 		"wait_barrier": w.WaitBarrierNS, "late_broadcast": w.LateBroadcastNS, "early_reduce": w.EarlyReduceNS,
+		"wait_at_fence": w.WaitAtFenceNS, "wait_at_win_create": w.WaitAtWinCreateNS, "wait_at_win_free": w.WaitAtWinFreeNS,
 	}
 }
 
@@ -565,4 +567,43 @@ func TestSeries(t *testing.T) {
 	}
 	checkValues(t, a, da, da, 0)
 	checkValues(t, b, db, db, 0)
+}
+
+// The one-sided patterns are Scalasca's metrics mpi_rma_wait_at_fence,
+// mpi_rma_wait_at_create and mpi_rma_wait_at_free (the names
+// scripts/cube-vs-scout.py compares), inside mpi as ptrace's other
+// patterns: a report whose processes waited there (part of their MPI time
+// outside the other patterns moved to them) holds them per process, and
+// mpi's own value keeps the rest.
+func TestRMAWaitMetrics(t *testing.T) {
+	r, _ := analyzeGen(t, gen.Config{Workload: "mpi", Ranks: 4, Threads: 1})
+	for i := range r.WaitStates.PerProcess {
+		q := &r.WaitStates.PerProcess[i]
+		q.WaitAtFenceNS, q.WaitAtWinCreateNS, q.WaitAtWinFreeNS = q.OtherNS/2, q.OtherNS/8, q.OtherNS/16
+		q.OtherNS -= q.WaitAtFenceNS + q.WaitAtWinCreateNS + q.WaitAtWinFreeNS
+	}
+	f, err := cube.FromReport(r, cube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustDecode(t, writeCube(t, f))
+	checkValues(t, r, d, d, 0)
+	checkExclusive(t, d)
+	for _, m := range []string{"mpi_rma_wait_at_fence", "mpi_rma_wait_at_create", "mpi_rma_wait_at_free"} {
+		i, ok := d.byName[m]
+		if !ok {
+			t.Fatalf("no metric %s", m)
+		}
+		if p := d.metrics[i].parent; p < 0 || d.metrics[p].name != "mpi" {
+			t.Errorf("%s: parent %d, want mpi", m, p)
+		}
+	}
+	loc := slices.IndexFunc(d.locs, func(l dLoc) bool { return l.rank == 2 && l.thread == 0 })
+	var got float64
+	for c := range d.cnodes {
+		got += d.value("mpi_rma_wait_at_fence", c, loc)
+	}
+	if want := r.WaitStates.PerProcess[2].WaitAtFenceNS; want <= 0 || math.Abs(got*1e9-float64(want)) > 64 {
+		t.Errorf("rank 2: wait at fence %.0f ns in the CUBE, %d in the report", got*1e9, want)
+	}
 }

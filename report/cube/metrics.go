@@ -53,6 +53,9 @@ const (
 	mWaitBarrier    = "mpi_barrier_wait"
 	mLateBroadcast  = "mpi_latebroadcast"
 	mEarlyReduce    = "mpi_earlyreduce"
+	mRMAWaitFence   = "mpi_rma_wait_at_fence"
+	mRMAWaitCreate  = "mpi_rma_wait_at_create"
+	mRMAWaitFree    = "mpi_rma_wait_at_free"
 	mInitFinalize   = "mpi_init_finalize"
 	mOverhead       = "runtime_overhead"
 	mForkJoin       = "fork_join"
@@ -103,6 +106,9 @@ var patterns = []struct{ key, metric, disp string }{
 	{"wait_barrier", mWaitBarrier, "MPI Wait at Barrier"},
 	{"late_broadcast", mLateBroadcast, "MPI Late Broadcast"},
 	{"early_reduce", mEarlyReduce, "MPI Early Reduce"},
+	{"wait_at_fence", mRMAWaitFence, "MPI Wait at Fence"},
+	{"wait_at_win_create", mRMAWaitCreate, "MPI Wait at Create"},
+	{"wait_at_win_free", mRMAWaitFree, "MPI Wait at Free"},
 }
 
 // cpKinds are the critical path's node kinds (critical_path.by_kind).
@@ -178,12 +184,15 @@ func metricTree() []*mdef {
 
 // patternDescr says how ptrace defines each wait state (docs/report-schema.md).
 var patternDescr = map[string]string{
-	"late_sender":    "A call completing receives (MPI_Recv, MPI_Wait* completing an MPI_Irecv, MPI_Sendrecv) waits from its enter until the latest matching sender's call enters; a call completing several receives is charged once, until the latest sender.",
-	"late_receiver":  "A blocking send, or the wait completing an MPI_Isend, that began before its receive began and ended after it waits from its enter until the receive's start (the MPI_Irecv's enter, or the blocking receive's); not a call already waiting as a Late Sender.",
-	"wait_nxn":       "All-to-all collectives (MPI_Allreduce, Allgather[v], Alltoall[vw], Reduce_scatter[_block], Scan, Exscan) wait from their enter until the last member enters.",
-	"wait_barrier":   "MPI_Barrier waits from its enter until the last member enters.",
-	"late_broadcast": "Non-roots of 1-to-N collectives (Bcast, Scatter[v]) wait from their enter until the root enters.",
-	"early_reduce":   "The root of an N-to-1 collective (Reduce, Gather[v]) waits from its enter until the first non-root enters.",
+	"late_sender":        "A call completing receives (MPI_Recv, MPI_Wait* completing an MPI_Irecv, MPI_Sendrecv) waits from its enter until the latest matching sender's call enters; a call completing several receives is charged once, until the latest sender.",
+	"late_receiver":      "A blocking send, or the wait completing an MPI_Isend, that began before its receive began and ended after it waits from its enter until the receive's start (the MPI_Irecv's enter, or the blocking receive's); not a call already waiting as a Late Sender.",
+	"wait_nxn":           "All-to-all collectives (MPI_Allreduce, Allgather[v], Alltoall[vw], Reduce_scatter[_block], Scan, Exscan) wait from their enter until the last member enters.",
+	"wait_barrier":       "MPI_Barrier waits from its enter until the last member enters.",
+	"late_broadcast":     "Non-roots of 1-to-N collectives (Bcast, Scatter[v]) wait from their enter until the root enters.",
+	"early_reduce":       "The root of an N-to-1 collective (Reduce, Gather[v]) waits from its enter until the first non-root enters.",
+	"wait_at_fence":      "MPI_Win_fence waits from its enter until the last member of the window's group enters (Scalasca's Wait at Fence, its Early Fence included).",
+	"wait_at_win_create": "A window's creation (MPI_Win_create, _allocate, _allocate_shared, _create_dynamic) waits from its enter until the last member of the communicator enters.",
+	"wait_at_win_free":   "MPI_Win_free waits from its enter until the last member of the window's group enters.",
 }
 
 // newMetrics builds one file's metric tree.

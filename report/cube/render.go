@@ -737,6 +737,12 @@ func patternNS(w *report.WaitTimes, key string) int64 {
 		return w.LateBroadcastNS
 	case "early_reduce":
 		return w.EarlyReduceNS
+	case "wait_at_fence":
+		return w.WaitAtFenceNS
+	case "wait_at_win_create":
+		return w.WaitAtWinCreateNS
+	case "wait_at_win_free":
+		return w.WaitAtWinFreeNS
 	}
 	return 0
 }
