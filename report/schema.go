@@ -623,6 +623,12 @@ type WaitTimes struct {
 	WaitingCalls int64 `json:"waiting_calls"`
 }
 
+// Windows says whether the row has any one-sided synchronisation wait:
+// the HTML page shows their columns only then.
+func (w *WaitTimes) Windows() bool {
+	return w.WaitAtFenceNS > 0 || w.WaitAtWinCreateNS > 0 || w.WaitAtWinFreeNS > 0
+}
+
 // WaitSite is one call site (the MPI function, the call's location and
 // the innermost user region around the call, if any) over all processes.
 // Site is the location of the call in the program: "file:line:col" with

@@ -280,4 +280,17 @@ func TestRMAWaitPatternsShown(t *testing.T) {
 	if js, _ := json.Marshal(&WaitTimes{MPINS: 5}); strings.Contains(string(js), "wait_at") {
 		t.Errorf("JSON without one-sided waits %s names them", js)
 	}
+	// A program without windows: the page has no columns for them.
+	plain := WaitTimes{MPINS: 400_000_000, Calls: 30, LateSenderNS: 100_000_000, OtherNS: 300_000_000, WaitingCalls: 3}
+	r.WaitStates = &WaitStates{WaitTimes: plain,
+		CallSites:  []WaitSite{{Func: "MPI_Recv", WaitTimes: plain}},
+		PerProcess: []WaitProcess{{Rank: 3, WaitTimes: plain}}}
+	b.Reset()
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.String(); strings.Contains(h, "wait at fence") || !strings.Contains(h, "<th>early reduce</th><th>transfer/other</th>") ||
+		!strings.Contains(h, "<td>0 ns</td><td>300 ms</td></tr>") {
+		t.Error("HTML report of a program without windows shows their columns")
+	}
 }
