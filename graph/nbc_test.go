@@ -112,7 +112,7 @@ func TestNonblockingCollectivesBad(t *testing.T) {
 		{"communicator differs", []trace.Event{ok[0], ev(300, trace.CollComplete, ar, 7, -1, 8, 5)}, 1, 1, 0, "on communicator index 7 (unknown)", 1, 0},
 		{"unknown communicator", append([]trace.Event{ev(50, trace.CollStart, ar, 9, -1, 8, 6), ev(60, trace.CollComplete, ar, 9, -1, 8, 6)}, ok...), 1, 1, 0, "unknown communicator index 9", 1, 1},
 		{"request reused", []trace.Event{ok[0], ev(200, trace.CollStart, ar, 0, -1, 8, 5), ok[1]}, 1, 1, 1, "has no coll_complete before the request starts again", 1, 0},
-		{"wild values", append([]trace.Event{ev(50, trace.CollStart, -1<<62, -3, 1 << 40, -1, -1 << 63), ev(60, trace.CollComplete, 1 << 62, 1 << 62, -5, -1, 1<<63 - 1)}, ok...), 1, 2, 0, "unknown communicator index -3", 1, 1},
+		{"wild values", append([]trace.Event{ev(50, trace.CollStart, -1<<62, -3, 1<<40, -1, -1<<63), ev(60, trace.CollComplete, 1<<62, 1<<62, -5, -1, 1<<63-1)}, ok...), 1, 2, 0, "unknown communicator index -3", 1, 1},
 	}
 	for _, c := range cases {
 		for k := 1; k <= 2; k++ {
