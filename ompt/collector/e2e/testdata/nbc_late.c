@@ -1,27 +1,31 @@
 /*
  * Nonblocking collectives that wait for a late start. Per iteration, each
- * after an MPI_Barrier (so that every rank starts it at about the same
- * time but the late one):
- *  - the last rank computes LATE_US microseconds more (late_allreduce)
- *    before MPI_Iallreduce; then every rank overlaps OVERLAP_US of work
- *    with it and waits in MPI_Wait: the others wait there for its start,
+ * after an MPI_Barrier and a handshake (so that every rank starts it at
+ * about the same time but the late one):
+ *  - rank 0 computes LATE_US microseconds more (late_allreduce) before
+ *    MPI_Iallreduce; then every rank overlaps OVERLAP_US of work with it
+ *    and waits in MPI_Wait: the others wait there for rank 0's start,
  *    about LATE_US - OVERLAP_US each (wait at N×N);
  *  - rank 1 computes LATE_US/2 more (late_bcast) before an MPI_Ibcast
  *    from root 1; the others start it at once and wait in MPI_Wait
  *    (late broadcast, about LATE_US/2 each);
  *  - rank 2 computes LATE_US/4 more (late_barrier) before an
- *    MPI_Ibarrier; rank 0 completes it by an MPI_Test loop, the others in
- *    MPI_Wait (wait at the barrier, about LATE_US/4 each; rank 0's
- *    completing MPI_Test begins after rank 2's start, its earlier ones
- *    are no wait).
- * Rank 0 is never the late one: Open MPI's MPI_Barrier releases the
- * others only when rank 0 next enters MPI (without a progress thread), so
- * a rank 0 computing after it would keep them in the barrier.
+ *    MPI_Ibarrier; the last rank completes it by an MPI_Test loop, the
+ *    others in MPI_Wait (wait at the barrier, about LATE_US/4 each; the
+ *    testing rank's completing MPI_Test begins after rank 2's start, its
+ *    earlier ones are no wait).
+ * The handshake: the late rank receives an empty message from every other
+ * rank, which each sends once out of the barrier, before it computes.
+ * Open MPI (without a progress thread) may return from MPI_Barrier on the
+ * last rank to enter it before that rank has released the others, which
+ * it does at its next MPI call: a late rank computing right after the
+ * barrier would keep the others in it, and their waits would be in the
+ * barrier instead.
  * The blocking barriers and the nonblocking collectives share the
  * communicator's numbering. Needs 3 ranks or more.
  *
  * usage: nbc_late ITERS LATE_US; rank 0 prints
- *   iterations=I collectives=C sum=S
+ *   iterations=I messages=M collectives=C sum=S
  */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
@@ -36,6 +40,20 @@ static void __attribute__((noinline)) late_allreduce(long us) { spin_us(us); }
 static void __attribute__((noinline)) late_bcast(long us) { spin_us(us); }
 static void __attribute__((noinline)) late_barrier(long us) { spin_us(us); }
 
+/* The barrier and the handshake before a phase whose late rank is late;
+ * returns the messages sent. */
+static int together(int late, int rank, int size)
+{
+	MPI_Barrier(MPI_COMM_WORLD);
+	if (rank != late) {
+		MPI_Send(NULL, 0, MPI_BYTE, late, 7, MPI_COMM_WORLD);
+		return 1;
+	}
+	for (int r = 0; r < size - 1; r++)
+		MPI_Recv(NULL, 0, MPI_BYTE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	MPI_Init(&argc, &argv);
@@ -47,10 +65,10 @@ int main(int argc, char **argv)
 	if (size < 3)
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	double local, global = 0, sum = 0, b = 0;
-	int collectives = 0;
+	int collectives = 0, messages = 0;
 	for (int it = 0; it < iters; it++) {
-		MPI_Barrier(MPI_COMM_WORLD);
-		if (rank == size - 1)
+		messages += together(0, rank, size);
+		if (rank == 0)
 			late_allreduce(late);
 		local = rank + it;
 		MPI_Request red;
@@ -59,7 +77,7 @@ int main(int argc, char **argv)
 		MPI_Wait(&red, MPI_STATUS_IGNORE);
 		sum += global;
 
-		MPI_Barrier(MPI_COMM_WORLD);
+		messages += together(1, rank, size);
 		if (rank == 1) {
 			late_bcast(late / 2);
 			b = it;
@@ -69,12 +87,12 @@ int main(int argc, char **argv)
 		MPI_Wait(&bc, MPI_STATUS_IGNORE);
 		sum += b;
 
-		MPI_Barrier(MPI_COMM_WORLD);
+		messages += together(2, rank, size);
 		if (rank == 2)
 			late_barrier(late / 4);
 		MPI_Request bar;
 		MPI_Ibarrier(MPI_COMM_WORLD, &bar);
-		if (rank == 0) {
+		if (rank == size - 1) {
 			int done = 0;
 			while (!done)
 				MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
@@ -83,8 +101,10 @@ int main(int argc, char **argv)
 		}
 		collectives += 6;
 	}
+	int tot = 0;
+	MPI_Reduce(&messages, &tot, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank == 0)
-		printf("iterations=%d collectives=%d sum=%g\n", iters, collectives, sum);
+		printf("iterations=%d messages=%d collectives=%d sum=%g\n", iters, tot, collectives + 1, sum);
 	MPI_Finalize();
 	return 0;
 }
