@@ -621,7 +621,7 @@ func (r *run) waitStates() error {
 	var mpi int64
 	for _, p := range r.procs {
 		k := &p.Census.Kinds
-		mpi += k[trace.MPIEnter] + k[trace.MPISend] + k[trace.MPIRecv] + k[trace.CollBegin] + k[trace.CollEnd]
+		mpi += k[trace.MPIEnter] + k[trace.MPISend] + k[trace.MPIRecv] + k[trace.CollBegin] + k[trace.CollEnd] + k[trace.CollStart] + k[trace.CollComplete]
 	}
 	all, err := r.c.AllreduceInt64(comm.Sum, []int64{mpi})
 	if err != nil {

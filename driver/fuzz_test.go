@@ -67,6 +67,34 @@ func withFlushes(procs []fuzzProc) []fuzzProc {
 	return out
 }
 
+// withNonblocking returns a copy of procs whose coll_begin … coll_end
+// pairs are coll_start … coll_complete pairs, each under a request of its
+// own.
+func withNonblocking(procs []fuzzProc) []fuzzProc {
+	out := make([]fuzzProc, len(procs))
+	for i, p := range procs {
+		q := clone(&p)
+		for th, evs := range q.Events {
+			var seq int64
+			var begin trace.Event
+			for j := range evs {
+				e := &evs[j]
+				switch e.Kind {
+				case trace.CollBegin:
+					seq++
+					begin = *e
+					e.Kind, e.Args[4] = trace.CollStart, trace.MakeID(th, seq)
+				case trace.CollEnd:
+					e.Kind = trace.CollComplete
+					e.Args[3], e.Args[4] = begin.Args[4], trace.MakeID(th, seq)
+				}
+			}
+		}
+		out[i] = q
+	}
+	return out
+}
+
 func fuzzTraces() ([][]fuzzProc, error) {
 	fuzzBase.once.Do(func() {
 		tmp, err := os.MkdirTemp("", "ptrace-fuzz-base")
@@ -111,6 +139,10 @@ func fuzzTraces() ([][]fuzzProc, error) {
 		// The first base with the tracer's buffer flushes (sim/flush.go),
 		// which gen does not write.
 		fuzzBase.traces = append(fuzzBase.traces, withFlushes(fuzzBase.traces[0]))
+		// The allreduce halo with its collectives nonblocking
+		// (coll_start … coll_complete by request), which gen does not
+		// write.
+		fuzzBase.traces = append(fuzzBase.traces, withNonblocking(fuzzBase.traces[2]))
 		root := os.TempDir()
 		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 			root = "/dev/shm"
@@ -344,6 +376,9 @@ func FuzzAnalyzeValues(f *testing.F) {
 	f.Add([]byte{3, 0x12, 2, 1, 0, 0x33, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{4}) // the halo with buffer flushes as it is
 	f.Add([]byte{4, 0x21, 1, 3, 0, 0x05, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{5}) // the nonblocking collectives as they are
+	f.Add([]byte{5, 0x05, 0, 4, 0, 0x00, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{0x15, 0x0a, 1, 2, 0, 0x00, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 1+32*fuzzRecord {
 			return

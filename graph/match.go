@@ -296,7 +296,8 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	var nodes, nrecv, nsend int
 	for _, p := range procs {
 		k := &p.Census.Kinds
-		nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd])
+		nodes += int(k[trace.MPISend] + k[trace.RemoteDepOut] + k[trace.MPIRecv] + k[trace.RemoteDepIn] + k[trace.CollBegin] + k[trace.CollEnd] +
+			k[trace.CollStart] + k[trace.CollComplete])
 		nrecv += int(k[trace.MPIRecv] + k[trace.RemoteDepIn])
 		nsend += int(k[trace.MPISend] + k[trace.RemoteDepOut])
 		nodes += collNodesBound(p)
@@ -409,7 +410,7 @@ func collNodesBound(p *trace.Process) int {
 	if ncomms == 0 {
 		return 0
 	}
-	return int(p.Census.Kinds[trace.CollBegin])/minSize + ncomms
+	return int(p.Census.Kinds[trace.CollBegin]+p.Census.Kinds[trace.CollStart])/minSize + ncomms
 }
 
 // grow makes room for n more event nodes.
@@ -482,6 +483,7 @@ func (m *Matching) appendColumns(role Role, thread1, event int64, kind trace.Kin
 type openColl struct {
 	inst    int64
 	node    int32
+	end     int32 // a nonblocking collective's completion node (−1: none)
 	op      int64
 	root    int32
 	thread  int32
@@ -497,8 +499,12 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
-	calls := map[int64]int64{}      // communicator id → coll_begin calls so far
+	calls := map[int64]int64{}      // communicator id → coll_begin and coll_start calls so far
 	open := map[[2]int64]openColl{} // (communicator id, thread) → its open collective
+	// Nonblocking collectives started and not yet completed, by request
+	// (a completion may come on another thread); comm nil: a start that
+	// synchronizes nobody (a communicator of one) or was reported.
+	started := map[int64]openColl{}
 	bad := func(t int32, idx int64, kind trace.Kind, format string, args ...any) {
 		m.Stats.BadEvents++
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
@@ -568,6 +574,66 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
 				payload: trace.CollPayload(e)}
 			calls[cm.ID]++
+		case trace.CollStart:
+			req := e.Args[4]
+			if oc, busy := started[req]; busy && oc.comm != nil {
+				bad(oc.thread, oc.event, trace.CollStart, "%s on communicator %s (request %#x) has no coll_complete before the request starts again",
+					trace.CollOp(oc.op), trace.CommLabel(oc.comm.ID), req)
+				oc.end = -1
+				m.emitColl(outColl, me, &oc)
+			}
+			skip := openColl{thread: t, event: idx, op: e.Args[0]}
+			cm, ok := p.CommByIndex(e.Args[1])
+			switch {
+			case !ok:
+				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
+				started[req] = skip
+				return
+			case cm.Size() < 2:
+				started[req] = skip // nobody to wait for
+				return
+			case !cm.Contains(int(me)):
+				bad(t, idx, e.Kind, "communicator %s does not list this process", trace.CommLabel(cm.ID))
+				started[req] = skip
+				return
+			}
+			m.Stats.CollectiveCalls++
+			n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
+			root := int32(-1)
+			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
+				root = int32(e.Args[2])
+			}
+			var pay uint8
+			if e.Args[3] > 0 {
+				pay = trace.CollSends
+			}
+			// Numbered with the blocking collectives: MPI orders every
+			// collective on a communicator alike on all its members.
+			started[req] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm, payload: pay}
+			calls[cm.ID]++
+		case trace.CollComplete:
+			req := e.Args[4]
+			oc, ok := started[req]
+			if !ok {
+				bad(t, idx, e.Kind, "request %#x completes no coll_start", req)
+				return
+			}
+			delete(started, req)
+			if oc.comm == nil {
+				return // reported at coll_start, or nobody to wait for
+			}
+			if cm, ok := p.CommByIndex(e.Args[1]); !ok || cm.ID != oc.comm.ID || e.Args[0] != oc.op {
+				bad(t, idx, e.Kind, "request %#x completes %s on communicator %s, started as %s on communicator %s",
+					req, trace.CollOp(e.Args[0]), commName(cm, ok, e.Args[1]), trace.CollOp(oc.op), trace.CommLabel(oc.comm.ID))
+				oc.end = -1
+				m.emitColl(outColl, me, &oc)
+				return
+			}
+			oc.end = m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
+			if e.Args[3] > 0 {
+				oc.payload |= trace.CollReceives
+			}
+			m.emitColl(outColl, me, &oc)
 		case trace.CollEnd:
 			cm, ok := p.CommByIndex(e.Args[1])
 			if !ok {
@@ -600,7 +666,51 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	for _, oc := range left {
 		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %s has no coll_end", trace.CollOp(oc.op), trace.CommLabel(oc.comm.ID))
 	}
+	// Nonblocking collectives never completed: reported, and their
+	// starts still take part (the others wait for them), without an end.
+	left = left[:0]
+	for _, oc := range started {
+		if oc.comm != nil {
+			left = append(left, oc)
+		}
+	}
+	slices.SortFunc(left, func(a, b openColl) int { return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.event, b.event)) })
+	for i := range left {
+		oc := &left[i]
+		bad(oc.thread, oc.event, trace.CollStart, "%s on communicator %s has no coll_complete", trace.CollOp(oc.op), trace.CommLabel(oc.comm.ID))
+		oc.end = -1
+		m.emitColl(outColl, me, oc)
+	}
 	return err
+}
+
+// emitColl sends the member record of nonblocking collective oc (started
+// at node oc.node, completed at node oc.end, −1 for none) to its
+// instance's coordinator.
+func (m *Matching) emitColl(outColl *collOut, me int32, oc *openColl) {
+	cm := oc.comm
+	nm := int32(cm.Size())
+	coord := int32(cm.Member(int(oc.inst % int64(nm))))
+	r := collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
+		begin: oc.node, end: oc.end, coord: coord, memberIdx: int32(cm.IndexOf(int(me))), payload: oc.payload}
+	if oc.end < 0 {
+		r.end, r.payload = oc.node, oc.payload&^trace.CollReceives|payloadNoEnd
+	}
+	outColl.coll(&r)
+}
+
+// payloadNoEnd marks, in a collRec's payload, a member that started a
+// nonblocking collective and never completed it: its start takes part,
+// it has no end to wait (edgesOf).
+const payloadNoEnd uint8 = 4
+
+// commName labels communicator index idx of a process (cm, ok: what
+// CommByIndex gave).
+func commName(cm *trace.Communicator, ok bool, idx int64) string {
+	if !ok {
+		return fmt.Sprintf("index %d (unknown)", idx)
+	}
+	return trace.CommLabel(cm.ID)
 }
 
 // countRecords sets first[q+1] from first[q] and the n records that came
@@ -1153,7 +1263,14 @@ func edgesOf(r *collRec, isRoot bool) (in, out bool) {
 	if class.Rooted() && r.root < 0 {
 		return false, false // a bystander in an intercommunicator's root group (rootOf)
 	}
-	sends, receives := r.payload&trace.CollSends != 0, r.payload&trace.CollReceives != 0
+	in, out = edgesOfPayload(op, class, r.payload, isRoot)
+	// A nonblocking collective's member that never completed it: its
+	// start counts for the others, it has no end to wait.
+	return in, out && r.payload&payloadNoEnd == 0
+}
+
+func edgesOfPayload(op trace.CollOp, class trace.CollClass, payload uint8, isRoot bool) (in, out bool) {
+	sends, receives := payload&trace.CollSends != 0, payload&trace.CollReceives != 0
 	switch {
 	case op == trace.CollBarrier, op.IsWindow():
 		// A window's fence, creation and free move no data of their own

@@ -120,6 +120,10 @@ func checkEdges(t *testing.T, procs []*trace.Process, m *matched) (rows int) {
 				if pe.Kind != trace.CollBegin || pe.Args[0] != e.Args[0] {
 					t.Fatalf("process %d: coll_end %v matched %v", pi, e, pe)
 				}
+			case trace.CollComplete:
+				if pe.Kind != trace.CollStart || pe.Args[0] != e.Args[0] {
+					t.Fatalf("process %d: coll_complete %v matched %v", pi, e, pe)
+				}
 			}
 			rows++
 		}

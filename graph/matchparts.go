@@ -441,7 +441,7 @@ func (r *recReader) coll(rank int32) collRec {
 		begin: int32(f[8]), end: int32(f[8] + f[9]), rank: rank, payload: uint8(f[10])}
 	in32 := func(v int64) bool { return v >= math.MinInt32 && v <= math.MaxInt32 }
 	if f[0] > math.MaxInt32 || f[1] > math.MaxInt64 || !in32(unzig(f[3])) || f[4] > math.MaxInt32 || f[6] > math.MaxInt32 ||
-		!in32(unzig(f[7])) || f[8] > math.MaxInt32 || f[9] > math.MaxInt32-f[8] || f[10] > trace.CollSends|trace.CollReceives {
+		!in32(unzig(f[7])) || f[8] > math.MaxInt32 || f[9] > math.MaxInt32-f[8] || f[10] > uint64(trace.CollSends|trace.CollReceives|payloadNoEnd) {
 		r.fail()
 		return collRec{}
 	}

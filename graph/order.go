@@ -9,9 +9,9 @@ import "github.com/ptrace-dev/ptrace/trace"
 // false cycle; a send placed first never can.
 func tieClass(k trace.Kind) int8 {
 	switch k {
-	case trace.MPISend, trace.CollBegin, trace.RemoteDepOut:
+	case trace.MPISend, trace.CollBegin, trace.RemoteDepOut, trace.CollStart:
 		return 0
-	case trace.MPIRecv, trace.CollEnd, trace.RemoteDepIn:
+	case trace.MPIRecv, trace.CollEnd, trace.RemoteDepIn, trace.CollComplete:
 		return 2
 	}
 	return 1

@@ -107,6 +107,20 @@ var rmaCollOps = [...]int64{
 	21: int64(trace.CollWinCreate), 22: int64(trace.CollWinFree),
 }
 
+// nbcDone is what a NonBlockingCollectiveComplete record says of its
+// request: operation, OTF2 communicator, root, bytes sent and received.
+type nbcDone struct {
+	done           bool
+	op             uint64
+	comm           uint32
+	root           uint64
+	sent, received uint64
+}
+
+// nbcOpen is a nonblocking collective started on a thread and not yet
+// completed: its ptrace request and what its coll_complete repeats.
+type nbcOpen struct{ req, op, ci, root int64 }
+
 // taskKey is an OTF2 task's identity: (thread team, creating thread,
 // generation number), within the team's instance (inst, the count of the
 // team's ThreadTeamBegin records on the thread so far, 0 before any):
@@ -185,7 +199,12 @@ type conv struct {
 	// records, the OTF2 communicator of the MpiIrecv that completed the
 	// request (OTF2 records it only there); undefined32 when none did.
 	postComm [][]uint32
-	legacy   bool // OTF2 1.x OpenMP records (OmpFork without teams)
+	// nbc holds, per thread and in order of its NonBlockingCollective-
+	// Request records, the NonBlockingCollectiveComplete that completed
+	// the request on the thread (OTF2 gives the operation, communicator,
+	// root and sizes only there); done false when none did.
+	nbc    [][]nbcDone
+	legacy bool // OTF2 1.x OpenMP records (OmpFork without teams)
 
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
@@ -325,7 +344,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
 		forks: make([][]fork, n), tasks: newTaskIDs(), legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
-		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n),
+		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n), nbc: make([][]nbcDone, n),
 		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
 		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{},
@@ -644,12 +663,13 @@ func (c *conv) pass1() error {
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		open := map[uint64]int{} // request id → its MpiIrecvRequest's index
-		var named *fork          // the fork whose naming region is still to come
-		var switched int64       // the task switched to, whose TASK region is still to come
-		inst := map[uint32]int{} // team → its instances begun on this thread (taskKey.inst)
-		begins := 0              // ThreadBegin records so far
-		joining := false         // in a thread-wait region
+		open := map[uint64]int{}    // request id → its MpiIrecvRequest's index
+		nbcOpen := map[uint64]int{} // request id → its NonBlockingCollectiveRequest's index
+		var named *fork             // the fork whose naming region is still to come
+		var switched int64          // the task switched to, whose TASK region is still to come
+		inst := map[uint32]int{}    // team → its instances begun on this thread (taskKey.inst)
+		begins := 0                 // ThreadBegin records so far
+		joining := false            // in a thread-wait region
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -754,6 +774,14 @@ func (c *conv) pass1() error {
 				if k, ok := open[e.A[4]]; ok {
 					c.postComm[t][k] = uint32(ld.Map(mapComm, e.A[1]))
 					delete(open, e.A[4])
+				}
+			case EvNbCollRequest:
+				nbcOpen[e.A[0]] = len(c.nbc[t])
+				c.nbc[t] = append(c.nbc[t], nbcDone{})
+			case EvNbCollComplete:
+				if k, ok := nbcOpen[e.A[5]]; ok {
+					c.nbc[t][k] = nbcDone{done: true, op: e.A[0], comm: uint32(ld.Map(mapComm, e.A[1])), root: e.A[2], sent: e.A[3], received: e.A[4]}
+					delete(nbcOpen, e.A[5])
 				}
 			case EvThreadTaskSwitch:
 				switched, _ = c.tasks.get(eventTaskKey(e, ld, inst))
@@ -1002,8 +1030,11 @@ type thr struct {
 	createLoc int64
 	// legacyK counts the OTF2 1.x parallel regions this thread entered
 	legacyK int
-	// nposts counts the MpiIrecvRequest records converted
-	nposts int
+	// nposts counts the MpiIrecvRequest records converted, nnbc the
+	// NonBlockingCollectiveRequest ones; nbcs are the nonblocking
+	// collectives started and not completed, by OTF2 request id
+	nposts, nnbc int
+	nbcs         map[uint64]nbcOpen
 	// inProbed: inside an MPI_Mrecv or MPI_Imrecv (Stats.ProbedRecvs)
 	inProbed bool
 	// collCall: inside an MPI collective call; collRec: it holds a
@@ -1210,7 +1241,49 @@ func (c *conv) pass2(t int) error {
 			h.emit(trace.MPIRecvPost, now, -1, -1, ci, req)
 		case EvMpiRequestCancelled:
 			delete(h.reqs, e.A[0])
+			delete(h.nbcs, e.A[0])
 			c.st.Ignored[e.Type]++
+		case EvNbCollRequest:
+			// A nonblocking collective starts (inside its MPI_I* call):
+			// its operation, communicator, root and sizes are those of
+			// the NonBlockingCollectiveComplete that completed it on this
+			// thread (pass 1); a request never completed there is left
+			// out (its completion, if any, too).
+			k := h.nnbc
+			h.nnbc++
+			if k >= len(c.nbc[t]) || !c.nbc[t][k].done {
+				c.st.Ignored[e.Type]++
+				return nil
+			}
+			d := &c.nbc[t][k]
+			ci, ok := c.comm(d.comm)
+			if !ok {
+				c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(EvNbCollComplete), d.comm)
+				return nil
+			}
+			if ci, ok = c.cutComm(ci, now); !ok {
+				return nil
+			}
+			op := int64(0)
+			if d.op < uint64(len(collOps)) {
+				op = collOps[d.op]
+			}
+			root := c.collRoot(d.comm, d.root)
+			c.rseq[t]++
+			req := trace.MakeID(h.out, c.rseq[t])
+			if h.nbcs == nil {
+				h.nbcs = map[uint64]nbcOpen{}
+			}
+			h.nbcs[e.A[0]] = nbcOpen{req: req, op: op, ci: ci, root: root}
+			h.emit(trace.CollStart, now, op, ci, root, int64(min(d.sent, 1<<62)), req)
+		case EvNbCollComplete:
+			o, ok := h.nbcs[e.A[5]]
+			if !ok {
+				c.st.Ignored[e.Type]++
+				return nil
+			}
+			delete(h.nbcs, e.A[5])
+			h.emit(trace.CollComplete, now, o.op, o.ci, o.root, int64(min(e.A[4], 1<<62)), o.req)
 		case EvMpiCollectiveBegin, EvRmaCollectiveBegin:
 			h.collRec = true
 			// The operation, communicator and root come with the End:
@@ -1251,13 +1324,7 @@ func (c *conv) pass2(t int) error {
 				h.flush()
 				return nil
 			}
-			root := c.peer(cm, e.A[2])
-			switch e.A[2] {
-			case collRootSelf: // MPI_ROOT: the root of an intercommunicator's collective
-				root = int64(c.p.rank)
-			case collRootThisGroup: // MPI_PROC_NULL: the root's group, no part in it
-				root = -1
-			}
+			root := c.collRoot(cm, e.A[2])
 			if len(c.cut) > 0 {
 				// A collective begun inside a gap is dropped whole; one
 				// begun outside is kept (its members entered it while every
@@ -1943,4 +2010,16 @@ func (h *thr) legacyEnter(now int64) {
 		}
 	}
 	h.beginImplicit(now, par, max(size, 1), int64(h.out), true)
+}
+
+// collRoot returns the world rank of a collective's root as an OTF2
+// collective record names it on communicator cm (−1: none).
+func (c *conv) collRoot(cm uint32, root uint64) int64 {
+	switch root {
+	case collRootSelf: // MPI_ROOT: the root of an intercommunicator's collective
+		return int64(c.p.rank)
+	case collRootThisGroup: // MPI_PROC_NULL: the root's group, no part in it
+		return -1
+	}
+	return c.peer(cm, root)
 }

@@ -69,7 +69,7 @@ const (
 type Event struct {
 	Type   uint8
 	Time   uint64 // timer ticks, as stored
-	A      [5]uint64
+	A      [6]uint64
 	Offset int64 // file offset of the record's type byte
 }
 
@@ -125,7 +125,7 @@ var eventFields = [256]string{
 	EvCallingContextEnter: "uu",
 	EvCallingContextLeave: "u",
 	EvNbCollRequest:       "U",
-	EvNbCollComplete:      "buuUU",
+	EvNbCollComplete:      "buuUUU",
 	EvCommCreate:          "u",
 	EvCommDestroy:         "u",
 }
@@ -320,7 +320,7 @@ func (r *EventReader) Next(e *Event) (bool, error) {
 		e.Type = t
 		e.Time = r.time
 		e.Offset = d.base + int64(at)
-		e.A = [5]uint64{}
+		e.A = [6]uint64{}
 		if singleton[t] {
 			width := 8
 			if eventFields[t] == "u" {

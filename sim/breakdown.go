@@ -120,7 +120,7 @@ func (b *Breakdown) Before(s *Sim, e *trace.Event, th int, dt int64) {}
 var quiet = func() (q [trace.NumKinds]bool) {
 	for _, k := range []trace.Kind{trace.TaskCreate, trace.TaskDeps, trace.TaskDependence, trace.TaskAttr,
 		trace.RemoteDepIn, trace.RemoteDepOut, trace.DetachFulfill, trace.MPISend, trace.MPIRecv, trace.MPIRecvPost,
-		trace.MPIRequestDone, trace.CollBegin, trace.CollEnd, trace.RegionEnter, trace.RegionExit,
+		trace.MPIRequestDone, trace.CollBegin, trace.CollEnd, trace.CollStart, trace.CollComplete, trace.RegionEnter, trace.RegionExit,
 		trace.FlushBegin, trace.FlushEnd, trace.WorkBegin, trace.WorkEnd, trace.ThreadBegin, trace.ThreadEnd} {
 		q[k] = true
 	}

@@ -949,7 +949,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		p.close(s, th)
 		p.post[th] = -1
-	case trace.MPISend, trace.CollBegin:
+	case trace.MPISend, trace.CollBegin, trace.CollStart:
 		if n := p.sendSource(s, th); n >= 0 {
 			p.F.SendNode.Add(th, s.Pos(th), n)
 		}
@@ -963,7 +963,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.MPIRecvPost:
 		p.source(s, th)
 		return
-	case trace.MPIRecv, trace.CollEnd:
+	case trace.MPIRecv, trace.CollEnd, trace.CollComplete:
 		if p.cur[th] != -1 {
 			idx := s.Pos(th)
 			if e.Kind == trace.MPIRecv {

@@ -42,8 +42,9 @@ type commLog struct {
 }
 
 // commEntryMax is the most bytes an entry takes: three uvarints, the
-// kind, CommArgs varints, a coll_begin's payload byte.
-const commEntryMax = 3*binary.MaxVarintLen64 + 1 + CommArgs*binary.MaxVarintLen64 + 1
+// kind, CommArgs varints, a coll_begin's payload byte (a coll_start's or
+// coll_complete's and its request).
+const commEntryMax = 3*binary.MaxVarintLen64 + 1 + CommArgs*binary.MaxVarintLen64 + 1 + binary.MaxVarintLen64
 
 // other notes an event that is not communication at time t.
 func (l *commLog) other(t int64) {
@@ -57,7 +58,7 @@ func (l *commLog) other(t int64) {
 // ones the log keeps and the matching turns into nodes.
 func IsComm(k Kind) bool {
 	switch k {
-	case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut, RemoteDepIn:
+	case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut, RemoteDepIn, CollStart, CollComplete:
 		return true
 	}
 	return false
@@ -80,8 +81,14 @@ func (l *commLog) add(idx int64, e *Event) int {
 	for _, a := range e.Args[:CommArgs] {
 		buf = binary.AppendVarint(buf, a)
 	}
-	if e.Kind == CollBegin {
+	switch e.Kind {
+	case CollBegin:
 		buf = append(buf, CollPayload(e))
+	case CollStart, CollComplete:
+		// Its byte count (sent at the start, received at the
+		// completion) as 1 or 0, and the request that pairs them.
+		buf = append(buf, b2u8(e.Args[3] > 0))
+		buf = binary.AppendVarint(buf, e.Args[4])
 	}
 	l.blocks.Wrote(buf)
 	l.idx, l.time = idx, e.Time
@@ -103,7 +110,8 @@ func (p *Process) DropCommLog() {
 
 // CommScan reads one thread's communication events, in thread order, from
 // the log. Arguments past CommArgs read as zero, but a coll_begin's sent
-// and received bytes, which read as 1 where they are positive.
+// and received bytes, which read as 1 where they are positive, and a
+// coll_start's or coll_complete's byte count (likewise) and request.
 type CommScan struct {
 	buf      []byte
 	rest     [][]byte // the blocks after buf's
@@ -171,6 +179,20 @@ func (s *CommScan) Next() bool {
 		s.e.Args[3], s.e.Args[4] = int64(p&CollSends), int64(p&CollReceives)>>1
 		s.buf = s.buf[1:]
 	}
+	if s.e.Kind == CollStart || s.e.Kind == CollComplete {
+		if len(s.buf) == 0 {
+			s.buf, s.rest = nil, nil
+			return false
+		}
+		s.e.Args[3] = int64(s.buf[0])
+		v, n := binary.Varint(s.buf[1:])
+		if n <= 0 {
+			s.buf, s.rest = nil, nil
+			return false
+		}
+		s.e.Args[4] = v
+		s.buf = s.buf[1+n:]
+	}
 	return true
 }
 
@@ -183,3 +205,10 @@ func (s *CommScan) Index() int64 { return s.idx }
 // Pre is how many other events of the thread, at the current event's time,
 // come right before it (since the previous communication event).
 func (s *CommScan) Pre() int64 { return s.pre }
+
+func b2u8(b bool) uint8 {
+	if b {
+		return 1
+	}
+	return 0
+}

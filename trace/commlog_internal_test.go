@@ -48,3 +48,38 @@ func TestCommLogBlocks(t *testing.T) {
 		t.Fatal("the scan reads past the last entry")
 	}
 }
+
+// TestCommLogNonblockingCollectives: a coll_start's and a coll_complete's
+// log entries keep, past the leading arguments, whether their byte count
+// is positive (1 or 0) and their request, whatever its width.
+func TestCommLogNonblockingCollectives(t *testing.T) {
+	var l commLog
+	var want []Event
+	for i, e := range []Event{
+		{Time: 10, Kind: CollStart, Args: [MaxArgs]int64{4, 1, -1, 800, MakeID(3, 7)}},
+		{Time: 20, Kind: CollBegin, Args: [MaxArgs]int64{1, 0, -1, 0, 0}},
+		{Time: 30, Kind: CollComplete, Args: [MaxArgs]int64{4, 1, -1, 0, MakeID(3, 7)}},
+		{Time: 40, Kind: CollStart, Args: [MaxArgs]int64{2, 0, 5, 0, -1 << 63}},
+		{Time: 50, Kind: CollComplete, Args: [MaxArgs]int64{2, 0, 5, 1 << 40, 1<<63 - 1}},
+	} {
+		l.add(int64(i), &e)
+		if e.Kind != CollBegin && e.Args[3] > 0 {
+			e.Args[3] = 1
+		}
+		want = append(want, e)
+	}
+	want[1].Args[3], want[1].Args[4] = 0, 0
+	p := &Process{Events: []ThreadEvents{{comm: l}}, commLog: true}
+	s, _ := p.CommScan(0)
+	for k, e := range want {
+		if !s.Next() {
+			t.Fatalf("the scan ends at entry %d", k)
+		}
+		if g := s.Event(); g.Kind != e.Kind || g.Args != e.Args {
+			t.Errorf("entry %d: %+v, want %+v", k, *g, e)
+		}
+	}
+	if s.Next() {
+		t.Fatal("the scan reads past the last entry")
+	}
+}

@@ -44,6 +44,8 @@ const (
 	MutexAcquire
 	MutexAcquired
 	MutexReleased
+	CollStart
+	CollComplete
 
 	NumKinds // one past the last valid kind
 )
@@ -113,6 +115,8 @@ var schemas = [NumKinds]Schema{
 	MutexAcquire:      {Name: "mutex_acquire", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
 	MutexAcquired:     {Name: "mutex_acquired", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
 	MutexReleased:     {Name: "mutex_released", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
+	CollStart:         {Name: "coll_start", Args: []string{"op", "comm", "root", "sent", "request"}, Fields: []Field{FUint, FComm, FInt, FUint, FRequest}},
+	CollComplete:      {Name: "coll_complete", Args: []string{"op", "comm", "root", "received", "request"}, Fields: []Field{FUint, FComm, FInt, FUint, FRequest}},
 }
 
 // SchemaOf returns the schema of k; ok is false for kinds this version does not know.

@@ -392,6 +392,42 @@ func TestValidateDepTypes(t *testing.T) {
 	}
 }
 
+// TestValidateNonblockingCollectives: a coll_complete must complete a
+// request some coll_start of the file began, on any thread.
+func TestValidateNonblockingCollectives(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := NewWriter(&buf, Header{NRanks: 1})
+	w.SetThread(Thread{Index: 0, Type: ThreadInitial})
+	w.SetThread(Thread{Index: 1, Type: ThreadUser})
+	w.AddComm(Communicator{Index: 0, ID: 0, Members: []int{0}})
+	w.E(0, ThreadBegin, 0, 1)
+	w.E(1, ThreadBegin, 0, 5)
+	w.E(1, CollComplete, 30, 4, 0, -1, 8, MakeID(0, 1)) // thread 0's start, later in the file
+	w.E(0, CollStart, 10, 4, 0, -1, 8, MakeID(0, 1))
+	w.E(0, CollComplete, 40, 1, 0, -1, 0, MakeID(0, 2)) // never started
+	w.E(0, CollComplete, 50, 1, 0, -1, 0, -7)
+	w.Close()
+	ps, err := validateBytes(t, buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []string
+	for _, p := range ps {
+		if strings.Contains(p.Message, "coll_") {
+			msgs = append(msgs, p.Message)
+		}
+	}
+	want := []string{"request 0x2 has no coll_start", "request -0x7 has no coll_start"}
+	if len(msgs) != len(want) {
+		t.Fatalf("problems %q, want %q", msgs, want)
+	}
+	for i := range want {
+		if !strings.HasSuffix(msgs[i], want[i]) {
+			t.Errorf("problem %q, want %q", msgs[i], want[i])
+		}
+	}
+}
+
 func TestValidateReferences(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, Header{NRanks: 1})

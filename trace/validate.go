@@ -71,6 +71,7 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 	var st ValidateStats
 	created := map[int]*roaring.Bitmap{} // creating thread -> task seqs
 	createdPar := map[int]*roaring.Bitmap{}
+	started := map[int]*roaring.Bitmap{} // coll_start requests by thread
 	mark := func(m map[int]*roaring.Bitmap, id int64) {
 		th := IDThread(id)
 		b := m[th]
@@ -110,6 +111,8 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 				mark(created, e.Args[1])
 			case ParallelBegin:
 				mark(createdPar, e.Args[0])
+			case CollStart:
+				mark(started, e.Args[4])
 			}
 		}
 	}, func(r *Reader) {
@@ -158,6 +161,10 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 		b := createdPar[IDThread(id)]
 		return b != nil && IDSeq(id) <= 1<<32-1 && b.Contains(uint32(IDSeq(id)))
 	}
+	hasStart := func(id int64) bool {
+		b := started[IDThread(id)]
+		return b != nil && IDSeq(id) <= 1<<32-1 && b.Contains(uint32(IDSeq(id)))
+	}
 	counts := make([]int64, len(lastTime))
 	err = scanFile(path, func(r *Reader, c *Chunk) {
 		counts[c.Thread] += int64(len(c.Events))
@@ -196,6 +203,9 @@ func ValidateFile(path string) ([]Problem, ValidateStats, error) {
 						sink.add("parallel", off, false, "thread %d: %s: %s refers to parallel region %#x that never begins", c.Thread, e.Kind, s.Args[j], v)
 					}
 				}
+			}
+			if e.Kind == CollComplete && !hasStart(e.Args[4]) {
+				sink.add("request", off, false, "thread %d: coll_complete: request %#x has no coll_start", c.Thread, e.Args[4])
 			}
 			if e.Kind == TaskDeps {
 				for k, d := range e.Deps(c.Deps) {

@@ -268,7 +268,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				if lv != math.MinInt64 {
 					w, pt = lv-enter, LateSender
 				}
-			case trace.CollEnd:
+			case trace.CollEnd, trace.CollComplete:
 				op, _, tail := ops.at(v)
 				// A collective's wait ends at its coll_end at the latest,
 				// not at the call's exit (Scalasca 2.6's "restrict wait

@@ -853,7 +853,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 		}
 		latest, earliest := vals.at(jv, cs.enterAt(k), cs.exitAt(k))
 		jv++
-		if m.Kind[v] == trace.CollEnd {
+		if isCollEnd(m.Kind[v]) {
 			if op, cm, _ := d.ops.at(v); op.Valid() {
 				colls = append(colls, callComm{k, cm})
 			}
@@ -880,7 +880,7 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
 			}
-		case trace.CollEnd:
+		case trace.CollEnd, trace.CollComplete:
 			op, cm, tail := d.ops.at(v)
 			if !op.Valid() {
 				continue
@@ -1585,7 +1585,7 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 			if pp, pth, pev := d.predOf(i, v); pp == cause {
 				th, ev = pth, pev
 			}
-			if m.Kind[v] == trace.CollEnd {
+			if isCollEnd(m.Kind[v]) {
 				kind = noteColl
 			}
 		}

@@ -753,7 +753,7 @@ func readsThread(m *graph.Matching, p *trace.Process, th int, ns []int32) bool {
 		return true
 	}
 	for _, v := range ns {
-		if m.Kind[v] == trace.CollEnd || m.Role[v] == graph.RoleSend && !m.HasRecorded() {
+		if isCollEnd(m.Kind[v]) || m.Role[v] == graph.RoleSend && !m.HasRecorded() {
 			return true
 		}
 	}
@@ -782,7 +782,7 @@ func (a *Analysis) ReadsRecorded() bool {
 			if m.Role[v] == graph.RoleSend {
 				has[th] |= 1
 			}
-			if m.Kind[v] == trace.CollEnd || p.Events[th].MPI > 0 {
+			if isCollEnd(m.Kind[v]) || p.Events[th].MPI > 0 {
 				has[th] |= 2
 			}
 		}
@@ -820,7 +820,7 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	// An operation per coll_end node at most, as the load counted them:
 	// made room for at once, not grown by a quarter at a time (four times
 	// its size in copies).
-	a.ops[i] = make([]nodeOp, 0, min(int(p.Census.Kinds[trace.CollEnd]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
+	a.ops[i] = make([]nodeOp, 0, min(int(p.Census.Kinds[trace.CollEnd]+p.Census.Kinds[trace.CollComplete]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
 	r.ops = &a.ops[i]
 	return r
 }
@@ -1002,7 +1002,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		a.bare = append(a.bare, e.Time)
 	}
 	// Analyze reads the operation and communicator of coll_end nodes only.
-	if e.Kind == trace.CollEnd && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
+	if isCollEnd(e.Kind) && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {
 		if r.depth[th] > 0 {
 			r.collOp[th], r.collAt[th] = int32(len(*r.ops)), e.Time
 		}
@@ -1024,3 +1024,8 @@ func (r *callRecorder) setTail(j int32, t int64) {
 	}
 	r.a.tails[o.node] = t
 }
+
+// isCollEnd tells the kinds that end a member's part in a collective: a
+// blocking one's coll_end, a nonblocking one's coll_complete (in the
+// Wait or Test call that completes it).
+func isCollEnd(k trace.Kind) bool { return k == trace.CollEnd || k == trace.CollComplete }

@@ -301,7 +301,7 @@ static int64_t world_of(const struct comm_view *v, int r)
 
 /* ---- requests ----------------------------------------------------------- */
 
-enum { REQ_SEND, REQ_RECV, REQ_IDUP, REQ_NBR };
+enum { REQ_SEND, REQ_RECV, REQ_IDUP, REQ_COLL, REQ_NBR };
 
 struct nbr_req; /* a nonblocking neighbourhood collective's messages (nbr_start) */
 static void nbr_done(ptr_thread *t, struct nbr_req *q);
@@ -309,8 +309,8 @@ static void nbr_done(ptr_thread *t, struct nbr_req *q);
 struct req {
 	MPI_Request h;
 	uint64_t id; /* REQ_IDUP: the new communicator's agreed id */
-	int kind, tag;
-	int64_t peer; /* REQ_IDUP: its idup number on the parent */
+	int kind, tag; /* REQ_COLL: tag is the collective's op */
+	int64_t peer; /* REQ_IDUP: its idup number on the parent; REQ_COLL: the root's world rank */
 	struct comm_view v; /* member tables are never freed */
 	MPI_Comm nc;        /* REQ_IDUP: the new communicator */
 	/* A persistent request (MPI_Send_init, MPI_Recv_init) stays in the
@@ -517,6 +517,12 @@ static void completed(ptr_thread *t, struct req *e, const MPI_Status *st)
 	if (r.kind == REQ_IDUP) {
 		/* usable from now on: registered under the id every member computed */
 		register_agreed(r.nc, (int64_t)r.id, "MPI_Comm_idup", (uint32_t)r.peer);
+		return;
+	}
+	if (r.kind == REQ_COLL) {
+		/* a nonblocking collective's completion (bytes: what it receives) */
+		ptr_ev5(t, K_COLL_COMPLETE, (uint64_t)r.tag, (uint64_t)r.v.index, (uint64_t)r.peer,
+			(uint64_t)(r.bytes > 0 ? r.bytes : 0), r.id);
 		return;
 	}
 	int cancelled = 0;
@@ -1451,81 +1457,193 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 	COLL(MPI_Exscan, C_EXSCAN, -1, b, b, PMPI_Exscan(sendbuf, recvbuf, count, datatype, op, comm));
 }
 
-/* ---- calls recorded as MPI time only -------------------------------------- */
+/* ---- nonblocking collectives ---------------------------------------------- */
 
-/* Nonblocking collectives: their time is MPI time, as Score-P books it,
- * but what they synchronise is not recorded (their completions in Wait
- * and Test record nothing either). Neighbourhood collectives: below. */
-#define BRACKET(fn, params, args)     \
-	int fn params                 \
-	{                             \
-		ENTER(fn);            \
-		int rc = P##fn args;  \
-		EXIT(fn);             \
-		return rc;            \
-	}
+/* coll_start inside the call, before the collective starts (sent: the bytes
+ * it sends), under a fresh request id; the request is remembered with what
+ * it receives, for the coll_complete that the Wait or Test call completing
+ * it records (completed). MPI numbers every collective on a communicator,
+ * blocking or not, alike on all members: the reader counts the starts with
+ * the coll_begins. */
+#define ICOLL(fn, op, root, sent, recvd, call)                                                          \
+	ENTER(fn);                                                                                      \
+	struct comm_view v = lookup(comm);                                                              \
+	int64_t snt_ = (sent), rcv_ = (recvd), rw_ = root_world(&v, root);                              \
+	uint64_t id = ptr_new_id(t);                                                                    \
+	ptr_ev5(t, K_COLL_START, (uint64_t)(op), (uint64_t)v.index, (uint64_t)rw_, (uint64_t)(snt_ > 0 ? snt_ : 0), \
+		id);                                                                                    \
+	int rc = call;                                                                                  \
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)                                          \
+		req_insert((struct req){ .h = *request, .id = id, .kind = REQ_COLL, .tag = (op), .peer = rw_, \
+					 .v = v, .nc = MPI_COMM_NULL, .bytes = rcv_ });                   \
+	EXIT(fn);                                                                                       \
+	return rc
 
-BRACKET(MPI_Ibarrier, (MPI_Comm comm, MPI_Request *request), (comm, request))
-BRACKET(MPI_Ibcast, (void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request),
-	(buffer, count, datatype, root, comm, request))
-BRACKET(MPI_Ireduce,
-	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-	 MPI_Request *request),
-	(sendbuf, recvbuf, count, datatype, op, root, comm, request))
-BRACKET(MPI_Iallreduce,
-	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-	 MPI_Request *request),
-	(sendbuf, recvbuf, count, datatype, op, comm, request))
-BRACKET(MPI_Igather,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 int root, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
-BRACKET(MPI_Igatherv,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-	 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request))
-BRACKET(MPI_Iscatter,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 int root, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
-BRACKET(MPI_Iscatterv,
-	(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
-	 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request))
-BRACKET(MPI_Iallgather,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-BRACKET(MPI_Iallgatherv,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-	 const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request))
-BRACKET(MPI_Ialltoall,
-	(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-	 MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request))
-BRACKET(MPI_Ialltoallv,
-	(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-	 const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request))
-BRACKET(MPI_Ireduce_scatter,
-	(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-	 MPI_Request *request),
-	(sendbuf, recvbuf, recvcounts, datatype, op, comm, request))
-BRACKET(MPI_Ireduce_scatter_block,
-	(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-	 MPI_Request *request),
-	(sendbuf, recvbuf, recvcount, datatype, op, comm, request))
-BRACKET(MPI_Iscan,
-	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-	 MPI_Request *request),
-	(sendbuf, recvbuf, count, datatype, op, comm, request))
-BRACKET(MPI_Iexscan,
-	(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-	 MPI_Request *request),
-	(sendbuf, recvbuf, count, datatype, op, comm, request))
-BRACKET(MPI_Ialltoallw, (const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request),
-	(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request))
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
+{
+	ICOLL(MPI_Ibarrier, C_BARRIER, -1, 0, 0, PMPI_Ibarrier(comm, request));
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t b = count * tsize(datatype);
+	ICOLL(MPI_Ibcast, C_BCAST, root, ro == R_ROOT ? b : 0, ro == R_LEAF ? b : 0,
+	      PMPI_Ibcast(buffer, count, datatype, root, comm, request));
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+		MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t b = count * tsize(datatype);
+	ICOLL(MPI_Ireduce, C_REDUCE, root, ro == R_LEAF || (ro == R_ROOT && !w.inter) ? b : 0, ro == R_ROOT ? b : 0,
+	      PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request));
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	int64_t b = count * tsize(datatype);
+	ICOLL(MPI_Iallreduce, C_ALLREDUCE, -1, b, b,
+	      PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request));
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t r = ro == R_ROOT ? (int64_t)recvcount * tsize(recvtype) * leaves(&w) : 0;
+	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) ? 0
+		    : sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	ICOLL(MPI_Igather, C_GATHER, root, s, r,
+	      PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request));
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t r = ro == R_ROOT ? sum(recvcounts, leaves(&w)) * tsize(recvtype) : 0;
+	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) || sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	ICOLL(MPI_Igatherv, C_GATHERV, root, s, r,
+	      PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request));
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t s = ro == R_ROOT ? (int64_t)sendcount * tsize(sendtype) * leaves(&w) : 0;
+	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	ICOLL(MPI_Iscatter, C_SCATTER, root, s, r,
+	      PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request));
+}
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+		  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t s = ro == R_ROOT ? sum(sendcounts, leaves(&w)) * tsize(sendtype) : 0;
+	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	ICOLL(MPI_Iscatterv, C_SCATTERV, root, s, r,
+	      PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request));
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	ICOLL(MPI_Iallgather, C_ALLGATHER, -1, s, r,
+	      PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request));
+}
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+		    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
+	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	ICOLL(MPI_Iallgatherv, C_ALLGATHERV, -1, s, r,
+	      PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request));
+}
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : (int64_t)sendcount * tsize(sendtype) * w.size;
+	ICOLL(MPI_Ialltoall, C_ALLTOALL, -1, s, r,
+	      PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request));
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+		   MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum(sendcounts, w.size) * tsize(sendtype);
+	ICOLL(MPI_Ialltoallv, C_ALLTOALLV, -1, s, r,
+	      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+			      request));
+}
+
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+		   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+		   MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int n = w.inter ? w.rsize : w.size;
+	int64_t r = sum_typed(recvcounts, recvtypes, n);
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum_typed(sendcounts, sendtypes, n);
+	ICOLL(MPI_Ialltoallw, C_ALLTOALLV, -1, s, r,
+	      PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+			      request));
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+			MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int64_t sz = tsize(datatype);
+	int me = my_rank(comm);
+	int64_t s = sum(recvcounts, w.size) * sz, r = recvcounts && me < w.size ? recvcounts[me] * sz : 0;
+	ICOLL(MPI_Ireduce_scatter, C_REDUCE_SCATTER, -1, s, r,
+	      PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+			      MPI_Comm comm, MPI_Request *request)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = recvcount * tsize(datatype);
+	ICOLL(MPI_Ireduce_scatter_block, C_REDUCE_SCATTER_BLOCK, -1, r * w.size, r,
+	      PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request));
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+	      MPI_Request *request)
+{
+	int64_t b = count * tsize(datatype);
+	ICOLL(MPI_Iscan, C_SCAN, -1, b, b, PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request));
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+		MPI_Request *request)
+{
+	int64_t b = count * tsize(datatype);
+	ICOLL(MPI_Iexscan, C_EXSCAN, -1, b, b, PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request));
+}
 
 /* ---- neighbourhood collectives ------------------------------------------ */
 
@@ -1914,6 +2032,20 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
 		  PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
 					   recvtypes, comm, request));
 }
+
+/* ---- calls recorded as MPI time only -------------------------------------- */
+
+/* Buffered sends' buffers, MPI-IO and one-sided communication but for
+ * its collective synchronisation: their time is MPI time, as Score-P
+ * books it, but what they synchronise is not recorded. */
+#define BRACKET(fn, params, args)     \
+	int fn params                 \
+	{                             \
+		ENTER(fn);            \
+		int rc = P##fn args;  \
+		EXIT(fn);             \
+		return rc;            \
+	}
 
 /* The buffer of buffered sends: MPI_Buffer_detach returns once the
  * buffered messages have left, time in MPI as Score-P books it. */

@@ -1,0 +1,213 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Nonblocking collectives synchronise their members as blocking ones do,
+// from the starts to the completions (testdata/nbc_late.c, 4 ranks): the
+// ranks that wait in MPI_Wait for rank 0's late MPI_Iallreduce wait at
+// N×N, for root 1's late MPI_Ibcast a late broadcast, for rank 2's late
+// MPI_Ibarrier at the barrier — each the definitions applied by hand to
+// the recorded calls, at least half the program's own lateness, the cause
+// the late rank — while the last rank's MPI_Test loop, whose completing
+// call starts after the late start, waits none. The critical path goes
+// through the late rank's computation, not through the waiters' MPI_Wait.
+// Before the collector recorded them, these waits were transfer/other with
+// no cause.
+func TestNonblockingCollectivesWait(t *testing.T) {
+	h := setup(t)
+	const ranks, iters, lateUS, overlapUS = 4, 20, 2000, 100
+	src := testdata("nbc_late.c")
+	bin := h.buildMPI(t, src)
+	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(lateUS))...)
+	procs := valid(t, dir)
+	js1, js2 := filepath.Join(t.TempDir(), "1.json"), filepath.Join(t.TempDir(), "2.json")
+	for _, a := range [][]string{{"--ranks", "1", "--json", js1}, {"--ranks", "2", "--json", js2}} {
+		if o, err := exec.Command(h.ptrace, append(append([]string{"analyze", "-q"}, a...), dir)...).CombinedOutput(); err != nil {
+			t.Fatalf("ptrace analyze %v: %v\n%s", a, err, o)
+		}
+	}
+	b1, _ := os.ReadFile(js1)
+	b2, _ := os.ReadFile(js2)
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("the reports at --ranks 1 and 2 differ")
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it := printed(t, out, "iterations="); it != iters {
+		t.Fatalf("the program ran %d iterations, want %d", it, iters)
+	}
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+	ws := r.WaitStates
+	if ws == nil {
+		t.Fatal("no wait_states section")
+	}
+	// The call sites by the source line of their call.
+	text, err := os.ReadFile(filepath.Join(h.root, src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lineOf := func(call string) string {
+		for i, l := range strings.Split(string(text), "\n") {
+			if strings.Contains(l, call) {
+				return fmt.Sprintf("nbc_late.c:%d:", i+1)
+			}
+		}
+		t.Fatalf("no %q in %s", call, src)
+		return ""
+	}
+	site := func(fn, call string) *report.WaitSite {
+		at := lineOf(call)
+		for i := range ws.CallSites {
+			if s := &ws.CallSites[i]; s.Func == fn && strings.Contains(s.Site, at) {
+				return s
+			}
+		}
+		t.Fatalf("no call site of %s at %s: %+v", fn, at, ws.CallSites)
+		return nil
+	}
+	red, bc, bar := site("MPI_Wait", "MPI_Wait(&red"), site("MPI_Wait", "MPI_Wait(&bc"), site("MPI_Wait", "MPI_Wait(&bar")
+	test := site("MPI_Test", "MPI_Test(&bar")
+	// The others' waits: three ranks for the Iallreduce and the Ibcast,
+	// two in MPI_Wait for the Ibarrier (the last rank tests it). A rank
+	// descheduled on a loaded machine starts later than planned, so the
+	// figures are checked against the definitions applied by hand to the
+	// recorded calls, and against half the planned lateness as a floor.
+	hand, inTest := handNBC(t, procs, 3*iters)
+	wantRed, wantBc, wantBar := int64(3*iters*(lateUS-overlapUS)*1000), int64(3*iters*lateUS/2*1000), int64(2*iters*lateUS/4*1000)
+	t.Logf("Iallreduce wait at N×N %d ns (by hand %d, planned %d), Ibcast late broadcast %d ns (%d, %d), Ibarrier wait at barrier %d ns (%d, %d), MPI_Test %d ns",
+		red.WaitNxNNS, hand[trace.CollAllreduce], wantRed, bc.LateBroadcastNS, hand[trace.CollBcast], wantBc,
+		bar.WaitBarrierNS+test.WaitBarrierNS, hand[trace.CollBarrier], wantBar, test.WaitBarrierNS)
+	near := func(v, byHand, planned int64) bool { return v > planned/2 && abs(v-byHand) < 1_000_000 }
+	if !near(red.WaitNxNNS, hand[trace.CollAllreduce], wantRed) {
+		t.Errorf("MPI_Wait of the Iallreduce: %+v, want a wait at N×N of %d ns, over %d", red, hand[trace.CollAllreduce], wantRed/2)
+	}
+	if !near(bc.LateBroadcastNS, hand[trace.CollBcast], wantBc) {
+		t.Errorf("MPI_Wait of the Ibcast: %+v, want a late broadcast of %d ns, over %d", bc, hand[trace.CollBcast], wantBc/2)
+	}
+	if !near(bar.WaitBarrierNS+test.WaitBarrierNS, hand[trace.CollBarrier], wantBar) {
+		t.Errorf("MPI_Wait of the Ibarrier: %+v, want a wait at the barrier of %d ns, over %d", bar, hand[trace.CollBarrier], wantBar/2)
+	}
+	// The last rank's MPI_Test loop: only the completing call, which begins
+	// after rank 2's start, has the completion.
+	if test.WaitBarrierNS > iters*10_000 || abs(test.WaitBarrierNS-inTest) > 100_000 {
+		t.Errorf("MPI_Test of the Ibarrier: %+v (by hand %d ns), want no wait (its earlier calls are no wait)", test, inTest)
+	}
+	// The cause, per pattern: the process waited for most.
+	cause := map[string]report.WaitCause{}
+	for _, c := range ws.Causes {
+		if c.Func == "MPI_Wait" && c.NS > cause[c.Pattern].NS {
+			cause[c.Pattern] = c
+		}
+	}
+	if c := cause["wait_nxn"]; c.Rank != 0 || !strings.Contains(c.Site, lineOf("MPI_Wait(&red")) {
+		t.Errorf("wait at N×N caused by %+v, want rank 0 at the Iallreduce's MPI_Wait", c)
+	}
+	if c := cause["wait_barrier"]; c.Rank != 2 || !strings.Contains(c.Site, lineOf("MPI_Wait(&bar")) {
+		t.Errorf("wait at the barrier caused by %+v, want rank 2 at the Ibarrier's MPI_Wait", c)
+	}
+	if c := cause["late_broadcast"]; c.Rank != 1 {
+		t.Errorf("late broadcast caused by %+v, want rank 1", c)
+	}
+	// The critical path runs through the late ranks' computations: rank 0
+	// holds at least half its late_allreduce (iters × LATE_US) and more
+	// of it than any other rank. When the path bent onto the waiters'
+	// MPI_Wait it held little of rank 0.
+	cp := r.CriticalPath
+	if cp == nil || len(cp.ByProcess) == 0 {
+		t.Fatal("no critical path")
+	}
+	t.Logf("critical path by process %+v", cp.ByProcess)
+	onPath := map[string]int64{}
+	for _, p := range cp.ByProcess {
+		onPath[p.Name] = p.NS
+	}
+	late := onPath["rank 0"]
+	if late < iters*lateUS*1000/2 {
+		t.Errorf("rank 0 holds %d ns of the critical path, want at least half its %d ns of late_allreduce", late, iters*lateUS*1000)
+	}
+	for name, ns := range onPath {
+		if ns > late {
+			t.Errorf("%s holds %d ns of the critical path, more than rank 0's %d ns", name, ns, late)
+		}
+	}
+}
+
+// handNBC applies the wait definitions to the recorded nonblocking
+// collectives of nbc_late.c (all on MPI_COMM_WORLD, the same instances in
+// the same order on every process): a member waits in the call completing
+// its request from that call's enter until the latest start call enter
+// of the members it waits for (all of them; a broadcast's root), at most
+// until its completion. It returns the waits by operation, and those in
+// MPI_Test.
+func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int64, int64) {
+	t.Helper()
+	type nbc struct {
+		op, root                  int64
+		startEnter, waitEnter, at int64
+		inTest                    bool
+	}
+	all := make([][]nbc, len(procs))
+	for r, p := range procs {
+		var enter int64
+		var fn string
+		byReq := map[int64]int{}
+		for _, e := range rowsOf(p)[0] {
+			switch e.Kind {
+			case trace.MPIEnter:
+				enter, fn = e.Time, p.String(e.Args[0])
+			case trace.CollStart:
+				byReq[e.Args[4]] = len(all[r])
+				all[r] = append(all[r], nbc{op: e.Args[0], root: e.Args[2], startEnter: enter})
+			case trace.CollComplete:
+				k, ok := byReq[e.Args[4]]
+				if !ok {
+					t.Fatalf("rank %d: %+v completes no start", r, e)
+				}
+				all[r][k].waitEnter, all[r][k].at, all[r][k].inTest = enter, e.Time, fn == "MPI_Test"
+			}
+		}
+		if len(all[r]) != n {
+			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(all[r]), n)
+		}
+	}
+	waits := map[trace.CollOp]int64{}
+	var inTest int64
+	for k := range n {
+		op, root := trace.CollOp(all[0][k].op), all[0][k].root
+		lv := int64(math.MinInt64)
+		for r := range procs {
+			c := all[r][k]
+			if trace.CollOp(c.op) != op || c.root != root || c.at == 0 {
+				t.Fatalf("instance %d: rank %d has %+v, rank 0 %s root %d", k, r, c, op, root)
+			}
+			if op != trace.CollBcast || int64(r) == root {
+				lv = max(lv, c.startEnter)
+			}
+		}
+		for r := range procs {
+			c := all[r][k]
+			if op == trace.CollBcast && int64(r) == root {
+				continue
+			}
+			w := max(0, min(lv, c.at)-c.waitEnter)
+			waits[op] += w
+			if c.inTest {
+				inTest += w
+			}
+		}
+	}
+	return waits, inTest
+}

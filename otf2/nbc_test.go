@@ -1,0 +1,160 @@
+package otf2_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/report"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// TestScorepNonblockingCollectives: a Score-P 8.4 trace of nbc_late.c (4
+// ranks, 8 iterations, testdata/scorep-8.4-nbc-late) holds a
+// NonBlockingCollectiveRequest in each MPI_I* call and its
+// NonBlockingCollectiveComplete, which alone names the operation,
+// communicator and root, in the MPI_Wait or MPI_Test that completes it.
+// The converter once left them unused: the waits in MPI_Wait for the late
+// starts were transfer/other. Now each request is a coll_start and its
+// completion a coll_complete, matched with the blocking barriers around
+// them, and the waits are the definitions applied by hand to the
+// converted events (the completing call's enter until the latest
+// relevant start's call enter, at most until the completion), near the
+// program's own lateness: rank 0's 2 ms before each MPI_Iallreduce (wait
+// at N×N), root 1's 1 ms before each MPI_Ibcast (late broadcast), rank
+// 2's 0.5 ms before each MPI_Ibarrier (wait at the barrier in the others'
+// MPI_Wait, none in the last rank's MPI_Test loop). Same report on 1 and
+// 2 analysis ranks.
+func TestScorepNonblockingCollectives(t *testing.T) {
+	const ranks, iters, lateNS, overlapNS = 4, 8, 2_000_000, 100_000
+	dir := filepath.Join("testdata", "scorep-8.4-nbc-late")
+	anchor := filepath.Join(dir, "traces.otf2")
+	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
+		t.Error("the report differs on 1 and 2 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w != nil && w.Count > 0 {
+		t.Errorf("warnings: %+v", w)
+	}
+	for _, n := range rep.Trace.Notes {
+		if strings.Contains(n, "NON_BLOCKING") {
+			t.Errorf("note: %s", n)
+		}
+	}
+	// Per iteration 3 blocking barriers and 3 nonblocking collectives,
+	// the final MPI_Reduce, and MPI_Init's and MPI_Finalize's handle
+	// creation and destruction; the handshakes' 3 × 3 messages.
+	if cs := rep.ClockSync; cs == nil || cs.Collectives != iters*6+3 || cs.Messages != iters*9 ||
+		cs.UnmatchedCollectives+cs.UnmatchedSends+cs.UnmatchedReceives != 0 {
+		t.Errorf("clock section %+v: want %d collectives and %d messages matched", cs, iters*6+3, iters*9)
+	}
+
+	// The waits by hand, from the converted events: per process its
+	// nonblocking collectives in order (the same instances on every
+	// process), each with its start's call enter and its completing
+	// call's enter and completion.
+	type nbc struct {
+		op, root                  int64
+		startEnter, waitEnter, at int64
+		fn                        string
+	}
+	var procs [ranks][]nbc
+	for r := range ranks {
+		evs, tb := convertProcess(t, anchor, r)
+		var enter int64
+		var fn string
+		byReq := map[int64]int{}
+		for _, e := range evs {
+			switch e.Kind {
+			case trace.MPIEnter:
+				enter, fn = e.Time, tb.String(e.Args[0])
+			case trace.CollStart:
+				byReq[e.Args[4]] = len(procs[r])
+				procs[r] = append(procs[r], nbc{op: e.Args[0], root: e.Args[2], startEnter: enter})
+			case trace.CollComplete:
+				k, ok := byReq[e.Args[4]]
+				if !ok {
+					t.Fatalf("rank %d: %v completes no start", r, e)
+				}
+				n := &procs[r][k]
+				n.waitEnter, n.at, n.fn = enter, e.Time, fn
+			}
+		}
+		if len(procs[r]) != 3*iters {
+			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(procs[r]), 3*iters)
+		}
+	}
+	hand := map[string]int64{} // pattern → ns
+	inTest := int64(0)
+	for k := range 3 * iters {
+		op, root := trace.CollOp(procs[0][k].op), procs[0][k].root
+		lv := int64(-1 << 62)
+		for r := range ranks {
+			n := procs[r][k]
+			if trace.CollOp(n.op) != op || n.root != root || n.waitEnter == 0 {
+				t.Fatalf("instance %d: rank %d has %+v, rank 0 %s root %d", k, r, n, op, root)
+			}
+			if op != trace.CollBcast || int64(r) == root {
+				lv = max(lv, n.startEnter)
+			}
+		}
+		pattern := map[trace.CollOp]string{trace.CollAllreduce: "wait_nxn", trace.CollBcast: "late_broadcast", trace.CollBarrier: "wait_barrier"}[op]
+		for r := range ranks {
+			n := procs[r][k]
+			if op == trace.CollBcast && int64(r) == root {
+				continue
+			}
+			w := max(0, min(lv, n.at)-n.waitEnter)
+			hand[pattern] += w
+			if n.fn == "MPI_Test" {
+				inTest += w
+			}
+		}
+	}
+	got := map[string]int64{}
+	var testWait int64
+	for _, s := range rep.WaitStates.CallSites {
+		switch s.Func {
+		case "MPI_Wait":
+			got["wait_nxn"] += s.WaitNxNNS
+			got["late_broadcast"] += s.LateBroadcastNS
+			got["wait_barrier"] += s.WaitBarrierNS
+		case "MPI_Test":
+			got["wait_barrier"] += s.WaitBarrierNS
+			testWait += s.WaitBarrierNS
+		}
+	}
+	planned := map[string]int64{
+		"wait_nxn":       (ranks - 1) * iters * (lateNS - overlapNS),
+		"late_broadcast": (ranks - 1) * iters * lateNS / 2,
+		"wait_barrier":   2 * iters * lateNS / 4,
+	}
+	for p, want := range planned {
+		t.Logf("%s: %d ns, by hand %d, planned %d", p, got[p], hand[p], want)
+		if d := got[p] - hand[p]; d < -hand[p]/100-1000 || d > hand[p]/100+1000 || got[p] < want/2 {
+			t.Errorf("%s: %d ns, want the %d ns by hand, at least half the planned %d", p, got[p], hand[p], want)
+		}
+	}
+	if testWait > 100_000 || inTest > 100_000 {
+		t.Errorf("the last rank's MPI_Test loop waits %d ns (by hand %d), want about none: only the completing call, which begins after the start, has the completion", testWait, inTest)
+	}
+	// The direct cause of each: the late rank.
+	cause := map[string]report.WaitCause{}
+	for _, c := range rep.WaitStates.Causes {
+		if (c.Func == "MPI_Wait" || c.Func == "MPI_Test") && c.NS > cause[c.Pattern].NS {
+			cause[c.Pattern] = c
+		}
+	}
+	for p, r := range map[string]int{"wait_nxn": 0, "late_broadcast": 1, "wait_barrier": 2} {
+		if cause[p].Rank != r {
+			t.Errorf("%s: caused most by %+v, want rank %d", p, cause[p], r)
+		}
+	}
+}
