@@ -888,7 +888,7 @@ func (c *conv) comms() {
 		idx := len(c.commIndex) + len(c.winIndex)
 		c.winIndex[id] = idx
 		c.winComm[id] = w.Comm
-		tc := trace.Communicator{Index: idx, ID: 1<<61 | int64(id), Name: w.Name, Members: list[ci].Members}
+		tc := trace.Communicator{Index: idx, ID: trace.CommWindow | int64(id), Name: w.Name, Members: list[ci].Members}
 		c.w.AddComm(tc)
 		list = append(list, tc)
 	}

@@ -147,7 +147,7 @@ func (c *conv) cutComm(ci int64, t int64) (int64, bool) {
 	}
 	cm := c.commList[ci]
 	cm.Index = len(c.commList) + len(c.commCopies)
-	cm.ID |= int64(s) << 32
+	cm.ID |= trace.CommStretch | int64(s)<<32
 	cm.Name = fmt.Sprintf("%s (recorded stretch %d)", cm.Name, s+1)
 	c.w.AddComm(cm)
 	c.commCopies[key] = int64(cm.Index)

@@ -171,9 +171,14 @@ func TestLoadBuffersSameProcess(t *testing.T) {
 }
 
 // CommLabel reads a per-stretch copy's id (otf2/gaps.go) as its
-// communicator and stretch, and leaves every other id as it is.
+// communicator or window and stretch, a window's entry as a window, and
+// leaves every other id as it is: the collector's, whose creator's rank
+// sits above bit 32 (it read them as stretches once), and MPI_Comm_idup's.
 func TestCommLabel(t *testing.T) {
-	for id, want := range map[int64]string{0: "0", 7: "7", -1: "-1", 1 << 32: "0 (recorded stretch 2)", 3<<32 | 5: "5 (recorded stretch 4)"} {
+	for id, want := range map[int64]string{0: "0", 7: "7", -1: "-1",
+		trace.CommStretch | 1<<32: "0 (recorded stretch 2)", trace.CommStretch | 3<<32 | 5: "5 (recorded stretch 4)",
+		trace.CommWindow | 3: "window 3", trace.CommStretch | trace.CommWindow | 1<<32 | 3: "window 3 (recorded stretch 2)",
+		1 << 32: "4294967296", 4<<32 | 0x80000001: "19327352833", 1<<62 | 12345: "4611686018427400249"} {
 		if got := trace.CommLabel(id); got != want {
 			t.Errorf("CommLabel(%d) = %q, want %q", id, got, want)
 		}

@@ -153,13 +153,27 @@ type Communicator struct {
 	Runs    RankRuns
 }
 
-// CommLabel names communicator id for messages: the id, and for the
-// copies the OTF2 conversion makes of a communicator per stretch recorded
-// between recording gaps (otf2/gaps.go: the stretch above bit 32), the
-// communicator's own id and the stretch.
+// Communicator ids that are not an MPI communicator's own: a window's
+// entry (its collectives are matched per window: the collector's and the
+// OTF2 conversion's RmaWin entries) has CommWindow set; the copy the OTF2
+// conversion makes of a communicator or window entry for each stretch
+// recorded between recording gaps (otf2/gaps.go) has CommStretch set and
+// the stretch in bits 32–59. The collector's own ids stay below 2⁵⁷
+// ((world rank + 1) << 32 | a counter) or have bit 62 set (MPI_Comm_idup).
+const (
+	CommStretch int64 = 1 << 60
+	CommWindow  int64 = 1 << 61
+)
+
+// CommLabel names communicator id for messages: the id, a window's entry
+// as such, and for a stretch's copy the entry it copies and the stretch.
 func CommLabel(id int64) string {
-	if id > 0 && id>>32 != 0 {
-		return fmt.Sprintf("%d (recorded stretch %d)", id&(1<<32-1), id>>32+1)
+	if id > 0 && id&CommStretch != 0 {
+		base := id&(1<<32-1) | id&CommWindow
+		return fmt.Sprintf("%s (recorded stretch %d)", CommLabel(base), id>>32&(1<<28-1)+1)
+	}
+	if id > 0 && id&CommWindow != 0 && id&(1<<62) == 0 {
+		return fmt.Sprintf("window %d", id&^CommWindow)
 	}
 	return strconv.FormatInt(id, 10)
 }
