@@ -1,6 +1,7 @@
 package otf2
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -115,6 +116,18 @@ type nbcDone struct {
 	comm           uint32
 	root           uint64
 	sent, received uint64
+	// A request completed on another location of the process (a thread
+	// waiting for another's request): at is its start's time, req the
+	// ptrace request id both locations' records carry (0: completed on
+	// its own location, whose conversion numbers it).
+	at, req int64
+}
+
+// nbcStart is a NonBlockingCollectiveRequest left open at the end of its
+// location (pass 1): the k-th of location t, OTF2 request id id.
+type nbcStart struct {
+	t, k int
+	id   uint64
 }
 
 // nbcOpen is a nonblocking collective started on a thread and not yet
@@ -203,8 +216,14 @@ type conv struct {
 	// Request records, the NonBlockingCollectiveComplete that completed
 	// the request on the thread (OTF2 gives the operation, communicator,
 	// root and sizes only there); done false when none did.
-	nbc    [][]nbcDone
-	legacy bool // OTF2 1.x OpenMP records (OmpFork without teams)
+	nbc [][]nbcDone
+	// nbcOther holds, by OTF2 request id (Score-P's ids are the
+	// process's), the NonBlockingCollectiveComplete records of no request
+	// started before on their location (pass 1), in location order; the
+	// requests found there for another location's start are what the
+	// completing location converts (pass 2, FIFO per id).
+	nbcOther map[uint64][]nbcDone
+	legacy   bool // OTF2 1.x OpenMP records (OmpFork without teams)
 
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
@@ -660,6 +679,7 @@ func wrapErr(err error, file string, off int64) error {
 // region naming each parallel region.
 func (c *conv) pass1() error {
 	g := c.a.Defs
+	var nbcLeft []nbcStart // requests not completed on their location
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
@@ -777,11 +797,20 @@ func (c *conv) pass1() error {
 				}
 			case EvNbCollRequest:
 				nbcOpen[e.A[0]] = len(c.nbc[t])
-				c.nbc[t] = append(c.nbc[t], nbcDone{})
+				c.nbc[t] = append(c.nbc[t], nbcDone{at: now})
 			case EvNbCollComplete:
+				d := nbcDone{done: true, op: e.A[0], comm: uint32(ld.Map(mapComm, e.A[1])), root: e.A[2], sent: e.A[3], received: e.A[4]}
 				if k, ok := nbcOpen[e.A[5]]; ok {
-					c.nbc[t][k] = nbcDone{done: true, op: e.A[0], comm: uint32(ld.Map(mapComm, e.A[1])), root: e.A[2], sent: e.A[3], received: e.A[4]}
+					d.at = c.nbc[t][k].at
+					c.nbc[t][k] = d
 					delete(nbcOpen, e.A[5])
+				} else {
+					// Started on another location (or never):
+					// paired below, once every location is read.
+					if c.nbcOther == nil {
+						c.nbcOther = map[uint64][]nbcDone{}
+					}
+					c.nbcOther[e.A[5]] = append(c.nbcOther[e.A[5]], d)
 				}
 			case EvThreadTaskSwitch:
 				switched, _ = c.tasks.get(eventTaskKey(e, ld, inst))
@@ -803,11 +832,49 @@ func (c *conv) pass1() error {
 		if err != nil {
 			return err
 		}
+		for id, k := range nbcOpen {
+			nbcLeft = append(nbcLeft, nbcStart{t: t, k: k, id: id})
+		}
 		c.endGaps(t)
 		c.unleftRegions(t)
 		c.unjoinedForks(t)
 	}
+	c.pairNBC(nbcLeft)
 	return nil
+}
+
+// pairNBC gives each nonblocking collective request left open on its
+// location the completion of its request id recorded on another location
+// (the first not taken, locations and requests in order): MPI lets any
+// thread complete a request. Left out, the start would be missing from
+// its process's numbering of the communicator's collectives, and every
+// later collective there would be matched with the wrong instance of the
+// other members. The pair gets a ptrace request id of its own here (pass
+// 2 converts the two locations apart, in either order): sequence numbers
+// counted down from 2^32−1 of the starting location, which the ones
+// pass 2 counts up from 1 (c.rseq) never reach. What stays unpaired
+// stays out (Stats.Ignored).
+func (c *conv) pairNBC(left []nbcStart) {
+	if len(left) == 0 || len(c.nbcOther) == 0 {
+		c.nbcOther = nil
+		return
+	}
+	slices.SortFunc(left, func(a, b nbcStart) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.k, b.k)) })
+	seq := map[int]int64{}
+	paired := map[uint64][]nbcDone{}
+	for _, s := range left {
+		q := c.nbcOther[s.id]
+		if len(q) == 0 {
+			continue
+		}
+		d := q[0]
+		c.nbcOther[s.id] = q[1:]
+		seq[s.t]++
+		d.at, d.req = c.nbc[s.t][s.k].at, trace.MakeID(s.t, 1<<32-seq[s.t])
+		c.nbc[s.t][s.k] = d
+		paired[s.id] = append(paired[s.id], d)
+	}
+	c.nbcOther = paired
 }
 
 // comms builds the communicator table: every MPI communicator this process
@@ -1269,20 +1336,26 @@ func (c *conv) pass2(t int) error {
 				op = collOps[d.op]
 			}
 			root := c.collRoot(d.comm, d.root)
-			c.rseq[t]++
-			req := trace.MakeID(h.out, c.rseq[t])
-			if h.nbcs == nil {
-				h.nbcs = map[uint64]nbcOpen{}
-			}
-			h.nbcs[e.A[0]] = nbcOpen{req: req, op: op, ci: ci, root: root}
+			req := d.req
+			if req == 0 {
+				c.rseq[t]++
+				req = trace.MakeID(h.out, c.rseq[t])
+				if h.nbcs == nil {
+					h.nbcs = map[uint64]nbcOpen{}
+				}
+				h.nbcs[e.A[0]] = nbcOpen{req: req, op: op, ci: ci, root: root}
+			} // else completed on another location (pairNBC)
 			h.emit(trace.CollStart, now, op, ci, root, int64(min(d.sent, 1<<62)), req)
 		case EvNbCollComplete:
 			o, ok := h.nbcs[e.A[5]]
-			if !ok {
+			if ok {
+				delete(h.nbcs, e.A[5])
+			} else if o, ok = c.otherNBC(e.A[5]); !ok {
 				c.st.Ignored[e.Type]++
 				return nil
+			} else if o.req == 0 {
+				return nil // its start was not converted (skipped there)
 			}
-			delete(h.nbcs, e.A[5])
 			h.emit(trace.CollComplete, now, o.op, o.ci, o.root, int64(min(e.A[4], 1<<62)), o.req)
 		case EvMpiCollectiveBegin, EvRmaCollectiveBegin:
 			h.collRec = true
@@ -2022,4 +2095,30 @@ func (c *conv) collRoot(cm uint32, root uint64) int64 {
 		return -1
 	}
 	return c.peer(cm, root)
+}
+
+// otherNBC takes the next request of OTF2 id id started on another
+// location and completed by this one (pairNBC), ok false when none is
+// left. Its operation, communicator and root are the start's, as pass 2
+// converts them there: req 0 when the start is skipped (a communicator of
+// no process, a record cut in a gap).
+func (c *conv) otherNBC(id uint64) (nbcOpen, bool) {
+	q := c.nbcOther[id]
+	if len(q) == 0 {
+		return nbcOpen{}, false
+	}
+	d := q[0]
+	c.nbcOther[id] = q[1:]
+	ci, ok := c.comm(d.comm)
+	if ok {
+		ci, ok = c.cutComm(ci, d.at)
+	}
+	if !ok {
+		return nbcOpen{}, true
+	}
+	op := int64(0)
+	if d.op < uint64(len(collOps)) {
+		op = collOps[d.op]
+	}
+	return nbcOpen{req: d.req, op: op, ci: ci, root: c.collRoot(d.comm, d.root)}, true
 }

@@ -34,3 +34,7 @@ var UnnestedArchive = unnestedArchive
 // GapsArchive writes OldArchive with n recording gaps on rank 0
 // (hostile_gaps_test.go).
 var GapsArchive = gapsArchive
+
+// CrossThreadNBCArchive writes OldArchive with an MPI_Ibarrier that rank
+// 0 completes on another location (nbcthread_test.go).
+var CrossThreadNBCArchive = crossThreadNBCArchive

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/driver"
+	"github.com/ptrace-dev/ptrace/otf2"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
@@ -156,5 +157,46 @@ func TestScorepNonblockingCollectives(t *testing.T) {
 		if cause[p].Rank != r {
 			t.Errorf("%s: caused most by %+v, want rank %d", p, cause[p], r)
 		}
+	}
+}
+
+// TestScorepNonblockingCollectiveOtherLocation: a nonblocking collective
+// whose NonBlockingCollectiveComplete is on another location of the
+// process than its NonBlockingCollectiveRequest (MPI_THREAD_MULTIPLE: a
+// thread waits for another's request). The converter once found a
+// request's completion on its own location only and left both records
+// out: that process then numbered its later collectives on the
+// communicator one less than the others (its MPI_Allreduce matched the
+// other's MPI_Ibarrier: both unmatched). Now the start is converted on
+// its location and the completion on the other, paired by request, and
+// the waits are those of the timeline (otf2.CrossThreadNBCArchive).
+func TestScorepNonblockingCollectiveOtherLocation(t *testing.T) {
+	anchor := otf2.CrossThreadNBCArchive(t, t.TempDir())
+	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
+		t.Error("the report differs on 1 and 2 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if w := rep.Trace.Warnings; w != nil && w.Count > 0 {
+		t.Errorf("warnings: %+v", w)
+	}
+	for _, n := range rep.Trace.Notes {
+		if strings.Contains(n, "NON_BLOCKING") {
+			t.Errorf("note: %s", n)
+		}
+	}
+	if cs := rep.ClockSync; cs == nil || cs.Collectives != 2 || cs.UnmatchedCollectives != 0 {
+		t.Fatalf("clock section %+v: want the MPI_Ibarrier and the MPI_Allreduce matched", cs)
+	}
+	got := map[string][2]int64{}
+	for _, s := range rep.WaitStates.CallSites {
+		g := got[s.Func]
+		got[s.Func] = [2]int64{g[0] + s.WaitBarrierNS, g[1] + s.WaitNxNNS}
+	}
+	if got["MPI_Wait"] != [2]int64{700, 0} || got["MPI_Allreduce"] != [2]int64{0, 1000} {
+		t.Errorf("waits (barrier, N×N) by call %v, want MPI_Wait [700 0] and MPI_Allreduce [0 1000]", got)
 	}
 }
