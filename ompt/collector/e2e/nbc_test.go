@@ -122,9 +122,10 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 		t.Errorf("late broadcast caused by %+v, want rank 1", c)
 	}
 	// The critical path runs through the late ranks' computations: rank 0
-	// holds at least half its late_allreduce (iters × LATE_US) and more
-	// of it than any other rank. When the path bent onto the waiters'
-	// MPI_Wait it held little of rank 0.
+	// holds at least half its late_allreduce (iters × LATE_US). When the
+	// path bent onto the waiters' MPI_Wait it held little of rank 0. (Not
+	// that rank 0 holds the most: on a loaded machine a descheduled rank's
+	// computation stretches, and the path rightly follows it.)
 	cp := r.CriticalPath
 	if cp == nil || len(cp.ByProcess) == 0 {
 		t.Fatal("no critical path")
@@ -137,11 +138,6 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	late := onPath["rank 0"]
 	if late < iters*lateUS*1000/2 {
 		t.Errorf("rank 0 holds %d ns of the critical path, want at least half its %d ns of late_allreduce", late, iters*lateUS*1000)
-	}
-	for name, ns := range onPath {
-		if ns > late {
-			t.Errorf("%s holds %d ns of the critical path, more than rank 0's %d ns", name, ns, late)
-		}
 	}
 }
 
