@@ -3,6 +3,7 @@ package otf2_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,18 +93,19 @@ func TestScorepNonblockingCollectives(t *testing.T) {
 			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(procs[r]), 3*iters)
 		}
 	}
-	hand := map[string]int64{} // pattern → ns
+	hand := map[string]int64{}    // pattern → ns
+	byCause := map[string]int64{} // "rank pattern" → ns: the waits for the latest start's rank
 	inTest := int64(0)
 	for k := range 3 * iters {
 		op, root := trace.CollOp(procs[0][k].op), procs[0][k].root
-		lv := int64(-1 << 62)
+		lv, latest := int64(-1<<62), -1
 		for r := range ranks {
 			n := procs[r][k]
 			if trace.CollOp(n.op) != op || n.root != root || n.waitEnter == 0 {
 				t.Fatalf("instance %d: rank %d has %+v, rank 0 %s root %d", k, r, n, op, root)
 			}
-			if op != trace.CollBcast || int64(r) == root {
-				lv = max(lv, n.startEnter)
+			if (op != trace.CollBcast || int64(r) == root) && n.startEnter > lv {
+				lv, latest = n.startEnter, r
 			}
 		}
 		pattern := map[trace.CollOp]string{trace.CollAllreduce: "wait_nxn", trace.CollBcast: "late_broadcast", trace.CollBarrier: "wait_barrier"}[op]
@@ -114,6 +116,7 @@ func TestScorepNonblockingCollectives(t *testing.T) {
 			}
 			w := max(0, min(lv, n.at)-n.waitEnter)
 			hand[pattern] += w
+			byCause[fmt.Sprintf("%d %s", latest, pattern)] += w
 			if n.fn == "MPI_Test" {
 				inTest += w
 			}
@@ -156,6 +159,35 @@ func TestScorepNonblockingCollectives(t *testing.T) {
 	for p, r := range map[string]int{"wait_nxn": 0, "late_broadcast": 1, "wait_barrier": 2} {
 		if cause[p].Rank != r {
 			t.Errorf("%s: caused most by %+v, want rank %d", p, cause[p], r)
+		}
+	}
+	// The delay costs (the root causes): the late rank's excess time
+	// before its start, MPI_I* (its late_* function, which no other rank
+	// calls, the most of it), is charged about all the waits it caused,
+	// by hand. They were all propagated, charged to nothing, for the
+	// MPI_Iallreduce and the MPI_Ibarrier: the cause's synchronization
+	// point was looked for at its start and was at its completion.
+	for _, c := range []struct {
+		rank           int
+		pattern, start string
+	}{{0, "wait_nxn", "MPI_Iallreduce"}, {1, "late_broadcast", "MPI_Ibcast"}, {2, "wait_barrier", "MPI_Ibarrier"}} {
+		var ns int64
+		var top report.WaitDelay
+		for _, d := range rep.WaitStates.Delays {
+			if d.Rank == c.rank && d.Pattern == c.pattern && d.Site == c.start {
+				ns += d.NS
+				if d.NS > top.NS {
+					top = d
+				}
+			}
+		}
+		byHand := byCause[fmt.Sprintf("%d %s", c.rank, c.pattern)]
+		t.Logf("rank %d's delay before %s: %d ns of %s (the most in %s), by hand it caused %d ns", c.rank, c.start, ns, c.pattern, top.Code, byHand)
+		if ns < byHand*9/10 || ns > byHand+byHand/100+1000 {
+			t.Errorf("rank %d's delay costs before %s: %d ns of %s, want about the %d ns it caused (90%% or more)", c.rank, c.start, ns, c.pattern, byHand)
+		}
+		if want := "late_" + strings.ToLower(strings.TrimPrefix(c.start, "MPI_I")); top.Code != want {
+			t.Errorf("rank %d's delay costs before %s: the most in %+v, want %s", c.rank, c.start, top, want)
 		}
 	}
 }

@@ -26,9 +26,15 @@ import (
 // wait (the send a receiver waited for, the receive request a sender
 // waited for), every member of a barrier or an N×N collective, the root
 // of a broadcast someone waited for and the last sender of a reduce whose
-// root waited, and MPI_Init. Each has its partners (the processes it
-// synchronized with), its wait and its completion time (how long the call
-// went on after the earliest partner's end).
+// root waited, and MPI_Init. A nonblocking collective's are in the calls
+// that complete it (MPI_Wait, …), where its members waited, but for the
+// member someone waited for (a broadcast's root, the latest start of an
+// N×N collective or a barrier, a reduce's last sender), whose point is its
+// start (MPI_I*): its time before the start is what delayed the others
+// (scout has no delay costs of nonblocking collectives). Each has its
+// partners (the processes it synchronized with), its wait and its
+// completion time (how long the call went on after the earliest partner's
+// end).
 //
 // A wait's synchronization interval is, on each side, from that side's
 // previous synchronization point *with the other* to the one that met.
@@ -761,7 +767,7 @@ func readNote(b []byte) (noteVal, int) {
 const (
 	noteSend   = iota // the sender of a Late Sender wait: its send node
 	noteRecv          // the receiver of a Late Receiver wait: its receive node
-	noteRoot          // a broadcast's root someone waited for: a node of its call
+	noteRoot          // a broadcast's root, a nonblocking N×N collective's or barrier's latest start, someone waited for: a node of its call
 	noteLatest        // a reduce's last sender its root waited for
 	noteColl          // a collective's latest member (records only)
 )
@@ -900,8 +906,25 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				// analysis (its SynchpointHandler has none for scans).
 				continue
 			case trace.AllToAll:
-				// Every member synchronizes with every other.
-				p.push(sp, ev, wait, max(0, exit-max(earliest, lb)))
+				// Every member synchronizes with every other. The call
+				// that completes a nonblocking one may begin after the
+				// latest start: then all of it is after the point.
+				from := max(earliest, lb)
+				if m.Kind[v] == trace.CollComplete {
+					from = max(from, cs.enterAt(k))
+				}
+				p.push(sp, ev, wait, max(0, exit-from))
+				// A nonblocking one's waiter waited, in the call that
+				// completes it, for its cause's start (the node the
+				// latest enter came from): the cause's point is there,
+				// at its MPI_I* call, as a nonblocking broadcast's
+				// root's, not at its own completion. Its time before
+				// the start is what delayed the others.
+				if own && m.Kind[v] == trace.CollComplete {
+					if pp, pth, pev := a.pred(i, v); pp >= 0 && pp == w.cause {
+						d.note(pp, pth, pev, noteRoot, me, exit)
+					}
+				}
 			case trace.OneToAll:
 				// A non-root that waited for the root.
 				if !own {

@@ -176,3 +176,92 @@ func delayCostsGroup(t *testing.T, u int64) {
 		}
 	}
 }
+
+// The delay costs of the waits in nonblocking collectives (times in ns;
+// serial code all along). Rank 0 starts an MPI_Iallreduce last, at 300;
+// ranks 1 and 2 started at 100 and 200 and wait for it in their MPI_Wait
+// from 150 and 250: 150 and 50 (wait at N×N). Then rank 2 starts an
+// MPI_Ibarrier last, at 590; ranks 0 and 1 wait for it in MPI_Wait from
+// 420 and 470: 170 and 120 (wait at the barrier). Each wait's
+// synchronization point is the MPI_Wait where it waited, its cause's the
+// start (MPI_I*), since the cause's time before its start is what
+// delayed the others. Short-term: at the MPI_Iallreduce rank 0's serial
+// code since MPI_Init (290) over rank 1's (130) and rank 2's (230): all
+// 150 and 50 of the waits (no waits in rank 0's interval). At the
+// MPI_Ibarrier, rank 2's interval is from its previous point with the
+// waiters, its MPI_Wait of the MPI_Iallreduce, of which it counts the
+// completion (30, after rank 0's start), then 260 of serial code; rank
+// 1's from its MPI_Wait (completion 30), 130 of serial code and its
+// MPI_Ibarrier (10): rank 2's excess 130 of serial code takes all of 120.
+// Rank 0's from its MPI_Wait, which did not wait (10: its completion is
+// the whole call, not from rank 0's own start at 300 on), 80 of serial
+// code and its MPI_Ibarrier: excess 180 of serial code and 20 of MPI_Wait,
+// which share 170 as 153 and 17. Then root 0 of an MPI_Ireduce waits
+// in its MPI_Wait from 770 for rank 1's start at 850 (early reduce, 80):
+// rank 1's serial code since its MPI_Wait of the MPI_Ibarrier (150; both
+// count that call's completion, 110, after rank 2's start) over rank
+// 0's (60) takes all of it. Nothing propagated. The delays once
+// charged nothing of an MPI_Iallreduce's or an MPI_Ibarrier's waits (all
+// propagated: the cause's point looked for at its start call, which had
+// none), and a nonblocking collective's MPI_Wait that did not wait once
+// counted from the latest start on (30 of its 10 ns here).
+func TestDelayCostsNonblockingCollectives(t *testing.T) {
+	dir := t.TempDir()
+	ar, bar, red := int64(trace.CollAllreduce), int64(trace.CollBarrier), int64(trace.CollReduce)
+	rootOf := func(op int64) int64 {
+		if op == red {
+			return 0
+		}
+		return -1
+	}
+	start := func(fn string, op, at, req int64) mpiCall {
+		return mpiCall{fn, at, at + 10, []mpiEvent{{trace.CollStart, at, []int64{op, 0, rootOf(op), 8, req}}}}
+	}
+	wait := func(op, enter, exit, req int64) mpiCall {
+		return mpiCall{"MPI_Wait", enter, exit, []mpiEvent{{trace.CollComplete, exit, []int64{op, 0, rootOf(op), 8, req}}}}
+	}
+	writeProgram(t, dir, [][]mpiCall{
+		{start("MPI_Iallreduce", ar, 300, 1), wait(ar, 320, 330, 1), start("MPI_Ibarrier", bar, 400, 2), wait(bar, 420, 700, 2),
+			start("MPI_Ireduce", red, 750, 3), wait(red, 770, 900, 3)},
+		{start("MPI_Iallreduce", ar, 100, 1), wait(ar, 150, 330, 1), start("MPI_Ibarrier", bar, 450, 2), wait(bar, 470, 700, 2),
+			start("MPI_Ireduce", red, 850, 3), wait(red, 870, 900, 3)},
+		{start("MPI_Iallreduce", ar, 200, 1), wait(ar, 250, 330, 1), start("MPI_Ibarrier", bar, 590, 2), wait(bar, 690, 700, 2),
+			start("MPI_Ireduce", red, 760, 3), wait(red, 780, 900, 3)},
+	}, 1000)
+	want := map[string]int64{
+		"0 serial code MPI_Iallreduce wait_nxn":   200,
+		"2 serial code MPI_Ibarrier wait_barrier": 273,
+		"2 MPI_Wait MPI_Ibarrier wait_barrier":    17,
+		"1 serial code MPI_Ireduce early_reduce":  80,
+	}
+	var first []byte
+	for k := 1; k <= 3; k++ {
+		rep, js := analyze(t, dir, k)
+		if first == nil {
+			first = js
+		} else if !bytes.Equal(js, first) {
+			t.Errorf("k=%d: the report differs from 1 rank's", k)
+		}
+		ws := rep.WaitStates
+		if ws.WaitNxNNS != 200 || ws.WaitBarrierNS != 290 || ws.EarlyReduceNS != 80 {
+			t.Fatalf("k=%d: waits at N×N %d, at the barrier %d, early reduce %d; want 200, 290 and 80", k, ws.WaitNxNNS, ws.WaitBarrierNS, ws.EarlyReduceNS)
+		}
+		got := map[string]int64{}
+		var sum int64
+		for _, d := range ws.Delays {
+			sum += d.NS + d.LongTermNS + d.PropagatedNS
+			if d.LongTermNS != 0 || d.PropagatedNS != 0 {
+				t.Errorf("k=%d: delay %+v: want no long-term or propagated costs", k, d)
+			}
+			if d.NS != 0 {
+				got[fmt.Sprintf("%d %s %s %s", d.Rank, d.Code, d.Site, d.Pattern)] += d.NS
+			}
+		}
+		if sum != 570 {
+			t.Errorf("k=%d: the delay costs add up to %d ns, want the 570 of the waits", k, sum)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("k=%d: short-term costs %v, want %v", k, got, want)
+		}
+	}
+}

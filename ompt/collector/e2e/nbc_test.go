@@ -23,7 +23,8 @@ import (
 // the recorded calls, at least half the program's own lateness, the cause
 // the late rank — while the last rank's MPI_Test loop, whose completing
 // call starts after the late start, waits none. The critical path goes
-// through the late rank's computation, not through the waiters' MPI_Wait.
+// through the late rank's computation, not through the waiters' MPI_Wait,
+// and the delay costs charge each late rank's time before its start.
 // Before the collector recorded them, these waits were transfer/other with
 // no cause.
 func TestNonblockingCollectivesWait(t *testing.T) {
@@ -85,7 +86,7 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	// descheduled on a loaded machine starts later than planned, so the
 	// figures are checked against the definitions applied by hand to the
 	// recorded calls, and against half the planned lateness as a floor.
-	hand, inTest := handNBC(t, procs, 3*iters)
+	hand, inTest, byCause := handNBC(t, procs, 3*iters)
 	wantRed, wantBc, wantBar := int64(3*iters*(lateUS-overlapUS)*1000), int64(3*iters*lateUS/2*1000), int64(2*iters*lateUS/4*1000)
 	t.Logf("Iallreduce wait at N×N %d ns (by hand %d, planned %d), Ibcast late broadcast %d ns (%d, %d), Ibarrier wait at barrier %d ns (%d, %d), MPI_Test %d ns",
 		red.WaitNxNNS, hand[trace.CollAllreduce], wantRed, bc.LateBroadcastNS, hand[trace.CollBcast], wantBc,
@@ -139,6 +140,41 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	if late < iters*lateUS*1000/2 {
 		t.Errorf("rank 0 holds %d ns of the critical path, want at least half its %d ns of late_allreduce", late, iters*lateUS*1000)
 	}
+	// The delay costs (the root causes): the late rank's excess time
+	// before its start (MPI_I*) is charged about all the waits it caused,
+	// by hand (its late computation is serial code: the collector records
+	// no user function), at least a quarter of the planned waits. They
+	// were all propagated, charged to nothing, for the MPI_Iallreduce and
+	// the MPI_Ibarrier: the cause's synchronization point was looked for
+	// at its start and was at its completion.
+	for _, c := range []struct {
+		rank    int
+		op      trace.CollOp
+		pattern string
+		start   string
+		planned int64
+	}{{0, trace.CollAllreduce, "wait_nxn", "MPI_Iallreduce(", wantRed}, {1, trace.CollBcast, "late_broadcast", "MPI_Ibcast(", wantBc},
+		{2, trace.CollBarrier, "wait_barrier", "MPI_Ibarrier(", wantBar}} {
+		at := lineOf(c.start)
+		var ns int64
+		for _, d := range ws.Delays {
+			if d.Rank == c.rank && d.Pattern == c.pattern && strings.Contains(d.Site, at) {
+				ns += d.NS
+			}
+		}
+		caused := byCause[nbcCause{c.op, c.rank}]
+		t.Logf("rank %d's delay before %s: %d ns of %s, by hand it caused %d ns", c.rank, at, ns, c.pattern, caused)
+		if ns < caused*8/10-1_000_000 || ns > caused+1_000_000 || ns < c.planned/4 {
+			t.Errorf("rank %d's delay costs before %s: %d ns of %s, want about the %d ns it caused by hand (80%% or more), over %d",
+				c.rank, at, ns, c.pattern, caused, c.planned/4)
+		}
+	}
+}
+
+// nbcCause is an operation and the rank waited for, the latest to start.
+type nbcCause struct {
+	op   trace.CollOp
+	rank int
 }
 
 // handNBC applies the wait definitions to the recorded nonblocking
@@ -146,9 +182,10 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 // the same order on every process): a member waits in the call completing
 // its request from that call's enter until the latest start call enter
 // of the members it waits for (all of them; a broadcast's root), at most
-// until its completion. It returns the waits by operation, and those in
-// MPI_Test.
-func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int64, int64) {
+// until its completion. It returns the waits by operation, those in
+// MPI_Test, and the waits by operation and cause (the latest start's
+// rank).
+func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int64, int64, map[nbcCause]int64) {
 	t.Helper()
 	type nbc struct {
 		op, root                  int64
@@ -179,18 +216,18 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int6
 			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(all[r]), n)
 		}
 	}
-	waits := map[trace.CollOp]int64{}
+	waits, byCause := map[trace.CollOp]int64{}, map[nbcCause]int64{}
 	var inTest int64
 	for k := range n {
 		op, root := trace.CollOp(all[0][k].op), all[0][k].root
-		lv := int64(math.MinInt64)
+		lv, latest := int64(math.MinInt64), -1
 		for r := range procs {
 			c := all[r][k]
 			if trace.CollOp(c.op) != op || c.root != root || c.at == 0 {
 				t.Fatalf("instance %d: rank %d has %+v, rank 0 %s root %d", k, r, c, op, root)
 			}
-			if op != trace.CollBcast || int64(r) == root {
-				lv = max(lv, c.startEnter)
+			if (op != trace.CollBcast || int64(r) == root) && c.startEnter > lv {
+				lv, latest = c.startEnter, r
 			}
 		}
 		for r := range procs {
@@ -200,10 +237,11 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int6
 			}
 			w := max(0, min(lv, c.at)-c.waitEnter)
 			waits[op] += w
+			byCause[nbcCause{op, latest}] += w
 			if c.inTest {
 				inTest += w
 			}
 		}
 	}
-	return waits, inTest
+	return waits, inTest, byCause
 }
