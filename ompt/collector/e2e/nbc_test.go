@@ -211,3 +211,99 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int6
 	}
 	return waits, inTest
 }
+
+// nbcCall is one member's part in a nonblocking collective, as recorded:
+// the enter of its start's call, the enter and function of the call that
+// completed it and the completion's time.
+type nbcCall struct {
+	op, root              int64
+	startEnter, waitEnter int64
+	at                    int64
+	fn                    string
+}
+
+// recordedNBC returns each process's nonblocking collectives of thread 0
+// in their order, by world rank.
+func recordedNBC(t *testing.T, procs []*trace.Process) map[int][]nbcCall {
+	t.Helper()
+	all := map[int][]nbcCall{}
+	for _, p := range procs {
+		r := p.Header.Rank
+		var enter int64
+		var fn string
+		byReq := map[int64]int{}
+		for _, e := range rowsOf(p)[0] {
+			switch e.Kind {
+			case trace.MPIEnter:
+				enter, fn = e.Time, p.String(e.Args[0])
+			case trace.CollStart:
+				byReq[e.Args[4]] = len(all[r])
+				all[r] = append(all[r], nbcCall{op: e.Args[0], root: e.Args[2], startEnter: enter})
+			case trace.CollComplete:
+				k, ok := byReq[e.Args[4]]
+				if !ok {
+					t.Fatalf("rank %d: %+v completes no start", r, e)
+				}
+				c := &all[r][k]
+				c.waitEnter, c.at, c.fn = enter, e.Time, fn
+			}
+		}
+	}
+	return all
+}
+
+// progressByHand applies the definitions of waitstate/progress.go to the
+// recorded all-to-all and barrier nonblocking collectives of one
+// communicator (the same instances in the same order on every process):
+// in the call completing member i's request, the late-start wait is from
+// the call's enter until the latest start's call enter (at most until
+// the completion), the progress wait from the later of the two until the
+// latest other member's progress point (the enter of the call that
+// completed its request, no earlier than its start), at most until the
+// completion; the call keeps the longer, the late start on a tie. It
+// returns the progress waits by the completing call's function, by
+// waiter and by cause (the member whose progress point is latest, the
+// lowest rank on a tie), and the late-start waits by function.
+func progressByHand(t *testing.T, all map[int][]nbcCall) (progFn map[string]int64, progRank, progCause map[int]int64, classFn map[string]int64) {
+	t.Helper()
+	progFn, progRank, progCause, classFn = map[string]int64{}, map[int]int64{}, map[int]int64{}, map[string]int64{}
+	n := -1
+	for r, cs := range all {
+		if n >= 0 && len(cs) != n {
+			t.Fatalf("rank %d: %d nonblocking collectives, another rank %d", r, len(cs), n)
+		}
+		n = len(cs)
+	}
+	for k := range n {
+		lvStart := int64(math.MinInt64)
+		for r, cs := range all {
+			c := cs[k]
+			if c.op != all[0][k].op || c.at == 0 {
+				t.Fatalf("instance %d: rank %d has %+v, rank 0 %+v", k, r, c, all[0][k])
+			}
+			if cl := trace.CollOp(c.op).Class(); cl != trace.AllToAll && trace.CollOp(c.op) != trace.CollBarrier {
+				t.Fatalf("instance %d: %s, want an all-to-all or a barrier", k, trace.CollOp(c.op))
+			}
+			lvStart = max(lvStart, c.startEnter)
+		}
+		for i, cs := range all {
+			ci := cs[k]
+			lp, who := int64(math.MinInt64), -1
+			for r, cr := range all {
+				if p := max(cr[k].waitEnter, cr[k].startEnter); r != i && (p > lp || p == lp && r < who) {
+					lp, who = p, r
+				}
+			}
+			lv := min(lvStart, ci.at)
+			ws := lv - ci.waitEnter
+			if pw := min(lp, ci.at) - max(ci.waitEnter, lv); pw > 0 && pw > ws {
+				progFn[ci.fn] += pw
+				progRank[i] += pw
+				progCause[who] += pw
+			} else if ws > 0 {
+				classFn[ci.fn] += ws
+			}
+		}
+	}
+	return progFn, progRank, progCause, classFn
+}
