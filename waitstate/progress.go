@@ -59,6 +59,11 @@ import (
 // the lowest rank); a progress wait has no delay costs (delay.go: the
 // synchronization points are the matched edges', the starts').
 
+// delayPatterns bounds the patterns with delay costs: the delay costs'
+// arrays of costs per pattern hold those before WaitForProgress, which has
+// none (8 bytes less a wait's costs than NumPatterns).
+const delayPatterns = WaitForProgress
+
 // progPt is a nonblocking collective's start node and its member's
 // progress point.
 type progPt struct {

@@ -413,12 +413,18 @@ func TestPersistentRequests(t *testing.T) {
 // LATE_US longer after it starts the MPI_Iallreduce: the others, which
 // started it with rank 0, then wait in MPI_Wait until rank 0 enters its
 // own MPI_Wait (Open MPI has no progress thread): a wait for progress,
-// about 3 ranks × 100 iterations × LATE_US (less the waits for a later
-// start where those are longer), caused by rank 0. The figures
-// are the definitions of waitstate/progress.go applied by hand to the
-// recorded calls (progressByHand), per call site, per waiter and per
-// cause, and at least half the planned lateness; the report is the same
-// at --ranks 1 and 2. Before, that time was transfer/other, with no cause.
+// caused by rank 0. Not always: rank 0, which completes the MPI_Ibarrier
+// first, must progress it further for the others to complete theirs,
+// which it does in its next MPI_Wait, so ranks 1–3 often leave their
+// MPI_Test loop 2 ms late and start the next MPI_Iallreduce late, one
+// after the other: a wait at N×N for the last of them, longer than the
+// rest of the wait (for rank 0's progress). The waits are therefore
+// checked against the definitions of waitstate/progress.go applied by
+// hand to the recorded calls (progressByHand), per call site, per
+// waiter and per cause; TestNonblockingCollectivesProgress checks the
+// planned figures on a program without that test loop. The report is
+// the same at --ranks 1 and 2. Before, the wait for progress was
+// transfer/other, with no cause.
 func TestCollectivesTimeOnly(t *testing.T) {
 	h := setup(t)
 	const ranks, iters, lateUS = 4, 100, 2000
@@ -469,13 +475,8 @@ func TestCollectivesTimeOnly(t *testing.T) {
 	t.Logf("MPI_Wait: wait for progress %d ns (by hand %d, planned %d), wait at N×N %d ns (by hand %d); MPI_Test: wait for progress %d ns (by hand %d)",
 		wait.WaitForProgressNS, progFn["MPI_Wait"], planned, wait.WaitNxNNS, classFn["MPI_Wait"], test.WaitForProgressNS, progFn["MPI_Test"])
 	const tol = 1_000_000
-	// On a loaded machine ranks 1–3 leave the MPI_Ibarrier test loop
-	// one after the other and start the MPI_Iallreduce staggered: a
-	// waiter whose wait for the last start is longer than the rest of its
-	// wait for rank 0's progress waits at N×N then (one pattern a call).
-	// Together they are most of the planned lateness.
-	if wait.WaitForProgressNS < planned/10 || wait.WaitForProgressNS+wait.WaitNxNNS < planned/2 || abs(wait.WaitForProgressNS-progFn["MPI_Wait"]) > tol {
-		t.Errorf("MPI_Wait: %+v, want a wait for progress of %d ns by hand, over %d, and with the wait at N×N over %d", wait, progFn["MPI_Wait"], planned/10, planned/2)
+	if wait.WaitForProgressNS <= 0 || abs(wait.WaitForProgressNS-progFn["MPI_Wait"]) > tol {
+		t.Errorf("MPI_Wait: %+v, want a wait for progress of %d ns by hand", wait, progFn["MPI_Wait"])
 	}
 	if abs(wait.WaitNxNNS-classFn["MPI_Wait"]) > tol {
 		t.Errorf("MPI_Wait: wait at N×N %d ns, by hand %d", wait.WaitNxNNS, classFn["MPI_Wait"])
@@ -490,7 +491,7 @@ func TestCollectivesTimeOnly(t *testing.T) {
 			t.Errorf("rank %d waits %d ns for progress, by hand %d", p.Rank, p.WaitForProgressNS, progRank[p.Rank])
 		}
 	}
-	// The causes: rank 0 most, each rank its waits by hand.
+	// The causes: each rank its waits by hand.
 	caused := map[int]int64{}
 	for _, c := range ws.Causes {
 		if c.Pattern == "wait_for_progress" {
@@ -501,12 +502,6 @@ func TestCollectivesTimeOnly(t *testing.T) {
 		if abs(caused[rk]-progCause[rk]) > tol {
 			t.Errorf("rank %d causes %d ns of wait for progress, by hand %d", rk, caused[rk], progCause[rk])
 		}
-		if rk != 0 && caused[rk] >= caused[0] {
-			t.Errorf("rank %d causes %d ns of wait for progress, rank 0 %d: want rank 0 most", rk, caused[rk], caused[0])
-		}
-	}
-	if caused[0] < wait.WaitForProgressNS/2 {
-		t.Errorf("rank 0 causes %d ns of wait for progress, want over half the MPI_Wait's %d", caused[0], wait.WaitForProgressNS)
 	}
 }
 
