@@ -2,6 +2,7 @@ package waitstate_test
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/report"
@@ -148,5 +149,82 @@ func checkProgressColumns(t *testing.T, rep *report.Report) {
 	}
 	if sites != procs || procs != ws.WaitForProgressNS {
 		t.Errorf("wait for progress: %d ns over call sites, %d over processes, %d in total", sites, procs, ws.WaitForProgressNS)
+	}
+}
+
+// Hostile nonblocking collectives: rank 0 completes its MPI_Iallreduce
+// (started at 300 on its thread 0) in an MPI_Wait its thread 1 entered at
+// 50, before the start: that progress point is clipped to the start's
+// 300, which no one waits past (rank 1 waits 180 at N×N for the start
+// only); rank 2 completes its part outside any MPI call (no call, no
+// progress point). No panic, no wait for progress, the same report at 1
+// to 3 analysis ranks.
+func TestNonblockingProgressHostile(t *testing.T) {
+	dir := t.TempDir()
+	ar, req := int64(trace.CollAllreduce), trace.MakeID(0, 1)
+	members := []int{0, 1, 2}
+	for r := range 3 {
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, Host: "node", ClockSrc: "synthetic"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: members})
+		emit := func(th int, k trace.Kind, tm int64, args ...int64) {
+			if err := w.E(th, k, tm, args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		call := func(th int, fn string, enter, exit int64, evs ...mpiEvent) {
+			emit(th, trace.MPIEnter, enter, w.String(fn), -1)
+			for _, e := range evs {
+				emit(th, e.k, e.t, e.args...)
+			}
+			emit(th, trace.MPIExit, exit, w.String(fn))
+		}
+		emit(0, trace.ThreadBegin, 0, trace.ThreadInitial)
+		emit(0, trace.ImplicitTaskBegin, 0, 0, trace.MakeID(0, 1), 1, 0, 1)
+		call(0, "MPI_Init", 0, 10)
+		start := mpiEvent{trace.CollStart, 0, []int64{ar, 0, -1, 8, req}}
+		done := mpiEvent{trace.CollComplete, 330, []int64{ar, 0, -1, 8, req}}
+		switch r {
+		case 0:
+			emit(1, trace.ThreadBegin, 40, trace.ThreadOther)
+			call(1, "MPI_Wait", 50, 330, done)
+			emit(1, trace.ThreadEnd, 340)
+			start.t = 300
+			call(0, "MPI_Iallreduce", 300, 301, start)
+		case 1:
+			start.t = 100
+			call(0, "MPI_Iallreduce", 100, 101, start)
+			call(0, "MPI_Wait", 120, 330, done)
+		case 2:
+			start.t = 100
+			call(0, "MPI_Iallreduce", 100, 101, start)
+			emit(0, done.k, done.t, done.args...)
+		}
+		call(0, "MPI_Finalize", 400, 410)
+		emit(0, trace.ImplicitTaskEnd, 410, 0, trace.MakeID(0, 1), 1, 0, 1)
+		emit(0, trace.ThreadEnd, 410)
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var first []byte
+	for k := 1; k <= 3; k++ {
+		rep, js := analyze(t, dir, k)
+		if first == nil {
+			first = js
+		} else if !bytes.Equal(js, first) {
+			t.Errorf("k=%d: the report differs from 1 rank's", k)
+		}
+		ws := rep.WaitStates
+		if ws.WaitForProgressNS != 0 {
+			t.Errorf("k=%d: %d ns of wait for progress, want none", k, ws.WaitForProgressNS)
+		}
+		for _, p := range ws.PerProcess {
+			if p.Rank == 1 && p.WaitNxNNS != 180 {
+				t.Errorf("k=%d: rank 1 waits %d ns at N×N, want 180", k, p.WaitNxNNS)
+			}
+		}
 	}
 }
