@@ -228,3 +228,32 @@ func TestNonblockingProgressHostile(t *testing.T) {
 		}
 	}
 }
+
+// A call completing two nonblocking collectives keeps the longer of a
+// late-start wait and a progress wait: everyone starts an MPI_Ibarrier at
+// 100, then an MPI_Iallreduce (rank 2 at 290), and completes both in one
+// MPI_Waitall (rank 2's at 300). Ranks 0 and 1 wait 170 at N×N for rank
+// 2's MPI_Iallreduce (the first completion in their call) and 180 for its
+// progress of the MPI_Ibarrier: the call is a wait for progress of 180.
+func TestNonblockingProgressWaitall(t *testing.T) {
+	dir := t.TempDir()
+	ar, bar := int64(trace.CollAllreduce), int64(trace.CollBarrier)
+	r1, r2 := trace.MakeID(0, 1), trace.MakeID(0, 2)
+	prog := func(ibar, iar, waitall int64) []mpiCall {
+		return []mpiCall{
+			{"MPI_Ibarrier", ibar, ibar + 1, []mpiEvent{{trace.CollStart, ibar, []int64{bar, 0, -1, 0, r1}}}},
+			{"MPI_Iallreduce", iar, iar + 1, []mpiEvent{{trace.CollStart, iar, []int64{ar, 0, -1, 8, r2}}}},
+			{"MPI_Waitall", waitall, 330, []mpiEvent{{trace.CollComplete, 329, []int64{ar, 0, -1, 8, r2}}, {trace.CollComplete, 330, []int64{bar, 0, -1, 0, r1}}}},
+		}
+	}
+	writeProgram(t, dir, [][]mpiCall{prog(100, 101, 120), prog(100, 101, 120), prog(100, 290, 300)}, 400)
+	for k := 1; k <= 2; k++ {
+		rep, _ := analyze(t, dir, k)
+		for _, p := range rep.WaitStates.PerProcess {
+			want := map[int]int64{0: 180, 1: 180}[p.Rank]
+			if p.WaitNxNNS != 0 || p.WaitBarrierNS != 0 || p.WaitForProgressNS != want {
+				t.Errorf("k=%d: rank %d: %+v, want only a wait for progress of %d", k, p.Rank, p.WaitTimes, want)
+			}
+		}
+	}
+}
