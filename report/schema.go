@@ -618,6 +618,12 @@ type WaitTimes struct {
 	WaitAtFenceNS     int64 `json:"wait_at_fence_ns,omitempty"`
 	WaitAtWinCreateNS int64 `json:"wait_at_win_create_ns,omitempty"`
 	WaitAtWinFreeNS   int64 `json:"wait_at_win_free_ns,omitempty"`
+	// A nonblocking collective's member waiting, in the call that
+	// completes it, for another member to enter the MPI call that
+	// progresses it (Scalasca's name for the one-sided analogue, Wait
+	// for Progress): absent when 0, as in every report of a program
+	// without nonblocking collectives.
+	WaitForProgressNS int64 `json:"wait_for_progress_ns,omitempty"`
 	OtherNS           int64 `json:"other_ns"`
 	// WaitingCalls counts the calls charged to a pattern.
 	WaitingCalls int64 `json:"waiting_calls"`
@@ -628,6 +634,10 @@ type WaitTimes struct {
 func (w *WaitTimes) Windows() bool {
 	return w.WaitAtFenceNS > 0 || w.WaitAtWinCreateNS > 0 || w.WaitAtWinFreeNS > 0
 }
+
+// Progress says whether the row has any wait for progress: the HTML page
+// shows its column only then.
+func (w *WaitTimes) Progress() bool { return w.WaitForProgressNS > 0 }
 
 // WaitSite is one call site (the MPI function, the call's location and
 // the innermost user region around the call, if any) over all processes.

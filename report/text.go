@@ -338,7 +338,8 @@ func waitPatterns(w *WaitTimes) []struct {
 		ns   int64
 	}{{"late sender", w.LateSenderNS}, {"late receiver", w.LateReceiverNS}, {"wait at N×N", w.WaitNxNNS},
 		{"wait at barrier", w.WaitBarrierNS}, {"late broadcast", w.LateBroadcastNS}, {"early reduce", w.EarlyReduceNS},
-		{"wait at fence", w.WaitAtFenceNS}, {"wait at window create", w.WaitAtWinCreateNS}, {"wait at window free", w.WaitAtWinFreeNS}}
+		{"wait at fence", w.WaitAtFenceNS}, {"wait at window create", w.WaitAtWinCreateNS}, {"wait at window free", w.WaitAtWinFreeNS},
+		{"wait for progress", w.WaitForProgressNS}}
 }
 
 func (p *printer) waitStates(ws *WaitStates, o TextOptions) {

@@ -294,3 +294,61 @@ func TestRMAWaitPatternsShown(t *testing.T) {
 		t.Error("HTML report of a program without windows shows their columns")
 	}
 }
+
+// The nonblocking collectives' wait for progress is reported as the
+// other patterns: in the text's pattern line and its causes, an HTML
+// column (only when some process waited so), the CSV's column and the
+// JSON's key, left out when 0.
+func TestProgressWaitShown(t *testing.T) {
+	r := sampleReport()
+	w := WaitTimes{MPINS: 400_000_000, Calls: 40, WaitNxNNS: 20_000_000, WaitForProgressNS: 300_000_000, OtherNS: 80_000_000, WaitingCalls: 30}
+	r.WaitStates = &WaitStates{WaitTimes: w,
+		CallSites:  []WaitSite{{Func: "MPI_Wait", Site: "nbc_progress.c:48:3", WaitTimes: w}},
+		PerProcess: []WaitProcess{{Rank: 1, WaitTimes: w}},
+		Causes:     []WaitCause{{Rank: 0, Func: "MPI_Wait", Site: "nbc_progress.c:48:3", Pattern: "wait_for_progress", NS: 300_000_000, Share: 0.9375, Calls: 30}}}
+	out := text(r, TextOptions{})
+	for _, s := range []string{"wait at N×N 5.0%   wait for progress 75.0%   transfer/other 20.0%",
+		"waited for rank 0: 93.8% of all waiting (wait for progress at MPI_Wait"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("text report lacks %q:\n%s", s, out)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.String(); !strings.Contains(h, "<th>early reduce</th><th>wait for progress</th><th>transfer/other</th>") ||
+		!strings.Contains(h, "<td>300 ms</td><td>80 ms</td></tr>") || strings.Contains(h, "wait at fence") {
+		t.Error("HTML report lacks the wait for progress column, or shows the one-sided ones")
+	}
+	dir := t.TempDir()
+	if _, err := WriteCSV(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	recs := readCSV(t, filepath.Join(dir, CSVWaitProcesses))
+	col := map[string]string{}
+	for i, h := range recs[0] {
+		col[h] = recs[1][i]
+	}
+	if col["wait_for_progress_ns"] != "300000000" {
+		t.Errorf("CSV per process: %v", recs)
+	}
+	if js, _ := json.Marshal(&r.WaitStates.WaitTimes); !strings.Contains(string(js), `"wait_for_progress_ns":300000000`) {
+		t.Errorf("JSON %s", js)
+	}
+	if js, _ := json.Marshal(&WaitTimes{MPINS: 5}); strings.Contains(string(js), "progress") {
+		t.Errorf("JSON without waits for progress %s names them", js)
+	}
+	// None: no column.
+	plain := WaitTimes{MPINS: 400_000_000, Calls: 30, LateSenderNS: 100_000_000, OtherNS: 300_000_000, WaitingCalls: 3}
+	r.WaitStates = &WaitStates{WaitTimes: plain,
+		CallSites:  []WaitSite{{Func: "MPI_Recv", WaitTimes: plain}},
+		PerProcess: []WaitProcess{{Rank: 3, WaitTimes: plain}}}
+	b.Reset()
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "wait for progress") {
+		t.Error("HTML report of a program without waits for progress shows their column")
+	}
+}

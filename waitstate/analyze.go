@@ -75,8 +75,20 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// costs' completion times: a message's sender's, a collective's first
 	// member out).
 	// They are kept, as the per-process loop reads them, in each
-	// process's nodeVals as they arrive (no graph.Maxima).
-	const width = 2
+	// process's nodeVals as they arrive (no graph.Maxima). Where the
+	// trace has nonblocking collectives, a third value is the start
+	// nodes' progress points and their members (progress.go).
+	a.sortProgs()
+	ps, err := a.progressScale(c)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	width := 2
+	if ps.on {
+		width = 3
+	}
+	progs := progCursor{pts: a.progs}
+	a.progs = nil
 	proc := 0 // of the last node in a call: nodes come in order
 	nv, at := a.makeNodeVals()
 	// The matched edges come back from the spill file (graph.DAG.Park)
@@ -98,13 +110,19 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	// values arrive: the Late Receiver rounds read them, before the nodes'
 	// values come back to be charged.
 	a.lsCalls = make([][]uint64, len(m.Procs))
-	err := graph.PropagateMaxTo(c, m, width, func(n int32, v []int64) {
+	err = graph.PropagateMaxTo(c, m, width, func(n int32, v []int64) {
 		if a.callOf(n) >= 0 && (n < m.ProcNodes[proc] || n >= m.ProcNodes[proc+1]) {
 			proc = int(m.ProcOf(n))
 		}
 		v[0], v[1] = a.enter(proc, n), math.MinInt64
 		if t := a.exit(proc, n); t != math.MinInt64 {
 			v[1] = -t
+		}
+		if width > 2 {
+			v[2] = math.MinInt64
+			if at, ok := progs.at(n); ok {
+				v[2] = ps.enc(at, worldRank(m.Procs[proc]))
+			}
 		}
 	}, func(n int32, v []int64) {
 		j, ok := at.Rank(n)
@@ -118,6 +136,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		cs := &a.procs[to]
 		b := cs.enterAt(k)
 		nv[to].max(int(j-at.Before(m.ProcNodes[to])), v, b, cs.exitAt(k))
+		if len(v) > 2 && v[2] != math.MinInt64 {
+			nv[to].maxProg(int(j-at.Before(m.ProcNodes[to])), ps.dec(v[2]))
+		}
 		if v[0] > b { // none is math.MinInt64
 			ls := a.lsCalls[to]
 			if ls == nil {
@@ -259,6 +280,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 			enter := cs.enterAt(k)
 			lv, _ := nv[i].at(j, enter, cs.exitAt(k))
+			prog, hasProg := nv[i].progAt(j)
 			j++
 			pred, _, _ := a.pred(i, v)
 			var w int64
@@ -303,6 +325,14 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				if lv == math.MinInt64 {
 					pt = None
 				}
+				// The wait for another member's progress after the last
+				// start, when longer than the wait for the start
+				// (progress.go).
+				if hasProg && op.Valid() {
+					if pw := progressWait(enter, lv, cs.exitAt(k)-tail, prog); pw > 0 && (pt == None || pw > w) {
+						w, pt, pred = pw, WaitForProgress, prog.rank
+					}
+				}
 			default:
 				continue
 			}
@@ -317,6 +347,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
 			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred < cause[k]):
 				wait[k], cause[k], causeNode[k] = w, pred, v
+			case coll && (pt == WaitForProgress) != (pat[k] == WaitForProgress) && w > wait[k]:
+				// A call completing several nonblocking collectives
+				// keeps the longer of a progress wait and a late
+				// start's (progress.go).
+				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
 			}
 		}
 		for _, lw := range lr[i].waits {
@@ -360,8 +395,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						}
 						x.NS += cw
 						x.Calls++
-						// The wait goes to its cause for the delay costs.
-						wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw, cause: cause[k], node: causeNode[k]})
+						// The wait goes to its cause for the delay costs;
+						// a wait for progress has none (progress.go).
+						if pat[k] != WaitForProgress {
+							wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw, cause: cause[k], node: causeNode[k]})
+						}
 					}
 				}
 			}
@@ -473,6 +511,10 @@ func unparkRows(edges []graph.RemoteEdges) error {
 type nodeVals struct {
 	lat, ex narrow.Column[int32]
 	none    []uint64 // bit 2j: node j's latest is none; 2j+1: its earliest
+	// prog is, by j, the latest progress point of the members a
+	// nonblocking collective's completion waits for and its member
+	// (progress.go): only those nodes have one.
+	prog map[int32]progVal
 }
 
 // nodeValsParkMin is the least a process's nodes' values must hold for

@@ -519,7 +519,7 @@ func (p *delayProc) refIndex(s int32, cp cpRef) int32 {
 // process and index, the costs per pattern.
 type ready struct {
 	proc, task int32
-	in         [NumPatterns]int64
+	in         [delayPatterns]int64
 }
 
 // delayProc is one process's part of the delay analysis.
@@ -535,7 +535,7 @@ type delayProc struct {
 	// costs are the costs passed to the waits with a cause, at their
 	// points' slot (few of them reach one: hasSlot, a bit a point, saves
 	// the lookup for the others).
-	costs   [][NumPatterns]int64
+	costs   [][delayPatterns]int64
 	slot    map[int32]int32
 	hasSlot []uint64
 	charged []uint64 // a bit a point: chargedAt
@@ -1842,7 +1842,7 @@ func (d *delays) taskHeads(recv [][]byte) error {
 			proc, th, ev := int(le.Uint32(buf)), int32(le.Uint32(buf[4:])), int64(le.Uint64(buf[8:]))
 			kind, waiter, wsync := int(le.Uint32(buf[16:])), int32(le.Uint32(buf[20:])), int32(le.Uint32(buf[24:]))
 			pat := Pattern(le.Uint32(buf[28:]))
-			if pat <= None || pat >= NumPatterns || waiter < 0 || waiter >= trace.MaxRanks {
+			if pat <= None || pat >= delayPatterns || waiter < 0 || waiter >= trace.MaxRanks {
 				return fmt.Errorf("rank %d: waitstate: a wait from rank %d is corrupt", d.c.Rank(), q)
 			}
 			i, ok := d.localOf(proc)
@@ -2181,7 +2181,7 @@ func (d *delays) pass(i int, t *task, lo int32, pat Pattern, sp *splitter, code 
 			x = p.slot[j]
 		} else {
 			x = int32(len(p.costs))
-			p.costs = append(p.costs, [NumPatterns]int64{})
+			p.costs = append(p.costs, [delayPatterns]int64{})
 			p.slot[j] = x
 			p.hasSlot[j/64] |= 1 << (j % 64)
 		}
@@ -2239,7 +2239,7 @@ func (d *delays) dropFinders() {
 const inflowHead = 4 + 4 + 4 + 2
 
 // appendInflow appends the message of the costs in to b.
-func appendInflow(b []byte, cause, waiter, wsync int32, in *[NumPatterns]int64) []byte {
+func appendInflow(b []byte, cause, waiter, wsync int32, in *[delayPatterns]int64) []byte {
 	le := binary.LittleEndian
 	b = le.AppendUint32(b, uint32(cause))
 	b = le.AppendUint32(b, uint32(waiter))
@@ -2261,7 +2261,7 @@ func appendInflow(b []byte, cause, waiter, wsync int32, in *[NumPatterns]int64) 
 
 // readInflow reads the message at the start of b: its fields and the
 // bytes after it; ok is false when b is cut short.
-func readInflow(b []byte) (cause, waiter, wsync int32, in [NumPatterns]int64, rest []byte, ok bool) {
+func readInflow(b []byte) (cause, waiter, wsync int32, in [delayPatterns]int64, rest []byte, ok bool) {
 	le := binary.LittleEndian
 	if len(b) < inflowHead {
 		return 0, 0, 0, in, nil, false
@@ -2279,7 +2279,7 @@ func readInflow(b []byte) (cause, waiter, wsync int32, in [NumPatterns]int64, re
 		in[pt] = int64(le.Uint64(b))
 		b = b[8:]
 	}
-	return cause, waiter, wsync, in, b, mask < 1<<NumPatterns
+	return cause, waiter, wsync, in, b, mask < 1<<delayPatterns
 }
 
 // replay passes the waits' costs back: a task, once the wait it charges
@@ -2386,7 +2386,7 @@ func (d *delays) replay() error {
 
 // deliver gives the task of the wait (waiter, wsync) at world rank proc
 // its costs; false when there is no such task here.
-func (d *delays) deliver(proc int, waiter, wsync int32, in [NumPatterns]int64) bool {
+func (d *delays) deliver(proc int, waiter, wsync int32, in [delayPatterns]int64) bool {
 	i, ok := d.localOf(proc)
 	if !ok {
 		return false
@@ -2420,7 +2420,7 @@ func (d *delays) finalize(i int, q int32) {
 	}
 	cause := p.pts.causeAt(q)
 	me := int32(d.a.tp[i].Header.Rank)
-	var in [NumPatterns]int64
+	var in [delayPatterns]int64
 	if p.hasSlot[q/64]&(1<<(q%64)) != 0 {
 		in = p.costs[p.slot[q]]
 	}
@@ -2431,7 +2431,7 @@ func (d *delays) finalize(i int, q int32) {
 		return
 	}
 	to := d.owners.Owner(int(cause))
-	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(NumPatterns)), cause, me, q, &in)
+	d.outgoing[to] = appendInflow(double(d.outgoing[to], inflowHead+8*int(delayPatterns)), cause, me, q, &in)
 }
 
 // advance moves process i's bound of done tasks on and finalizes the
@@ -2466,7 +2466,7 @@ func (d *delays) drain() {
 
 // longTerm splits the costs that reached task t's wait over its delay
 // (long-term cost, per pattern) and the waits of its interval.
-func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
+func (d *delays) longTerm(i int, j int32, inflow *[delayPatterns]int64) {
 	cs, p := &d.a.procs[i], &d.procs[i]
 	t := &p.tasks[j]
 	site, code := int32(-1), int64(-1)
@@ -2475,7 +2475,7 @@ func (d *delays) longTerm(i int, j int32, inflow *[NumPatterns]int64) {
 		site, code = cs.siteAt(call), cs.labelAt(call)
 	}
 	lo := int32(-1) // taskLo's, found at the first pattern that needs it
-	for pat := None + 1; pat < NumPatterns; pat++ {
+	for pat := None + 1; pat < delayPatterns; pat++ {
 		in := inflow[pat]
 		if in <= 0 {
 			continue

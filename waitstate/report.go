@@ -164,7 +164,7 @@ func EmptyReport() *report.WaitStates {
 // Waiting returns the time of t charged to any pattern.
 func Waiting(t *report.WaitTimes) int64 {
 	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS +
-		t.WaitAtFenceNS + t.WaitAtWinCreateNS + t.WaitAtWinFreeNS
+		t.WaitAtFenceNS + t.WaitAtWinCreateNS + t.WaitAtWinFreeNS + t.WaitForProgressNS
 }
 
 func add(t *report.WaitTimes, r *Row) {
@@ -179,6 +179,7 @@ func add(t *report.WaitTimes, r *Row) {
 	t.WaitAtFenceNS += r.Wait[WaitAtFence]
 	t.WaitAtWinCreateNS += r.Wait[WaitAtWinCreate]
 	t.WaitAtWinFreeNS += r.Wait[WaitAtWinFree]
+	t.WaitForProgressNS += r.Wait[WaitForProgress]
 	t.OtherNS += r.Other()
 	for p := None + 1; p < NumPatterns; p++ {
 		t.WaitingCalls += r.Count[p]

@@ -60,11 +60,20 @@ const (
 	WaitAtFence
 	WaitAtWinCreate
 	WaitAtWinFree
+	// WaitForProgress is a nonblocking collective's member waiting, in
+	// the call that completes it, for another member to progress it:
+	// Open MPI and MPICH without a progress thread advance a nonblocking
+	// collective only inside MPI calls, so a member whose MPI_Wait began
+	// after every start waits until the latest other member enters the
+	// call in which it completes the collective (its progress point,
+	// progress.go). Scalasca's name for the one-sided analogue (Wait for
+	// Progress, mpi_rma_wait_for_progress).
+	WaitForProgress
 	NumPatterns
 )
 
 var patternNames = [NumPatterns]string{"none", "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce",
-	"wait_at_fence", "wait_at_win_create", "wait_at_win_free"}
+	"wait_at_fence", "wait_at_win_create", "wait_at_win_free", "wait_for_progress"}
 
 // barrierLike reports whether p is a wait of every member of a group for
 // the last one to enter (a barrier's, an N×N collective's, a window's
@@ -367,6 +376,10 @@ type Analysis struct {
 	// Receiver edge enters them (lateReceivers). Only from the values'
 	// propagation to the Late Receiver rounds.
 	lsCalls [][]uint64
+	// progs are the nonblocking collectives' start nodes and their
+	// members' progress points (progress.go), as Record finds them;
+	// sorted by node and dropped by Analyze.
+	progs []progPt
 }
 
 // eventRef packs an event's thread and index in one value (indices stay
@@ -651,6 +664,9 @@ type callRecorder struct {
 	// call's exit gives the tail.
 	collOp []int32
 	collAt []int64
+	// starts are the nonblocking collectives started in a call and not
+	// yet completed, by request: their start nodes (nbcEvent).
+	starts map[int64]int32
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -1000,6 +1016,9 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	case a.m.Role[v] == graph.RoleSend:
 		a.call[v] = int32(-2 - len(a.bare))
 		a.bare = append(a.bare, e.Time)
+	}
+	if e.Kind == trace.CollStart || e.Kind == trace.CollComplete {
+		r.nbcEvent(e, v)
 	}
 	// Analyze reads the operation and communicator of coll_end nodes only.
 	if isCollEnd(e.Kind) && e.Args[0] > 0 && e.Args[0] < trace.NumCollOps {

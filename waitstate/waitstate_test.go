@@ -290,7 +290,7 @@ func TestCollComms(t *testing.T) {
 // The replay's messages carry only the patterns' costs that are not 0,
 // whole (64 bits, negative too); a message cut anywhere is refused.
 func TestInflowMessages(t *testing.T) {
-	msgs := [][NumPatterns]int64{
+	msgs := [][delayPatterns]int64{
 		{},
 		{0, 5},
 		{0, math.MaxInt64, 0, -3, 0, 0, math.MinInt64},
@@ -322,9 +322,9 @@ func TestInflowMessages(t *testing.T) {
 		}
 	}
 	bad := slices.Clone(last)
-	binary.LittleEndian.PutUint16(bad[12:], binary.LittleEndian.Uint16(bad[12:])|1<<NumPatterns)
+	binary.LittleEndian.PutUint16(bad[12:], binary.LittleEndian.Uint16(bad[12:])|1<<delayPatterns)
 	if _, _, _, _, _, ok := readInflow(bad); ok {
-		t.Error("a message with a pattern past NumPatterns is read")
+		t.Error("a message with a pattern past delayPatterns is read")
 	}
 }
 

@@ -95,6 +95,7 @@ var patternMetric = map[string]string{
 	"late_sender": "mpi_latesender", "late_receiver": "mpi_latereceiver", "wait_nxn": "mpi_wait_nxn",
 	"wait_barrier": "mpi_barrier_wait", "late_broadcast": "mpi_latebroadcast", "early_reduce": "mpi_earlyreduce",
 	"wait_at_fence": "mpi_rma_wait_at_fence", "wait_at_win_create": "mpi_rma_wait_at_create", "wait_at_win_free": "mpi_rma_wait_at_free",
+	"wait_for_progress": "mpi_nbc_wait_for_progress",
 }
 
 func patternValues(w *report.WaitTimes) map[string]int64 {
@@ -102,6 +103,7 @@ func patternValues(w *report.WaitTimes) map[string]int64 {
 		"late_sender": w.LateSenderNS, "late_receiver": w.LateReceiverNS, "wait_nxn": w.WaitNxNNS,
 		"wait_barrier": w.WaitBarrierNS, "late_broadcast": w.LateBroadcastNS, "early_reduce": w.EarlyReduceNS,
 		"wait_at_fence": w.WaitAtFenceNS, "wait_at_win_create": w.WaitAtWinCreateNS, "wait_at_win_free": w.WaitAtWinFreeNS,
+		"wait_for_progress": w.WaitForProgressNS,
 	}
 }
 
@@ -605,5 +607,41 @@ func TestRMAWaitMetrics(t *testing.T) {
 	}
 	if want := r.WaitStates.PerProcess[2].WaitAtFenceNS; want <= 0 || math.Abs(got*1e9-float64(want)) > 64 {
 		t.Errorf("rank 2: wait at fence %.0f ns in the CUBE, %d in the report", got*1e9, want)
+	}
+}
+
+// The nonblocking collectives' wait for progress is ptrace's metric
+// mpi_nbc_wait_for_progress inside mpi, as the other patterns: a report
+// whose processes waited for progress (part of their MPI time outside
+// the other patterns moved there) holds it per process, and mpi's own
+// value keeps the rest.
+func TestNBCProgressMetric(t *testing.T) {
+	r, _ := analyzeGen(t, gen.Config{Workload: "mpi", Ranks: 4, Threads: 1})
+	for i := range r.WaitStates.PerProcess {
+		q := &r.WaitStates.PerProcess[i]
+		q.WaitForProgressNS = q.OtherNS / 3
+		q.OtherNS -= q.WaitForProgressNS
+	}
+	f, err := cube.FromReport(r, cube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustDecode(t, writeCube(t, f))
+	checkValues(t, r, d, d, 0)
+	checkExclusive(t, d)
+	i, ok := d.byName["mpi_nbc_wait_for_progress"]
+	if !ok {
+		t.Fatal("no metric mpi_nbc_wait_for_progress")
+	}
+	if p := d.metrics[i].parent; p < 0 || d.metrics[p].name != "mpi" {
+		t.Errorf("mpi_nbc_wait_for_progress: parent %d, want mpi", p)
+	}
+	loc := slices.IndexFunc(d.locs, func(l dLoc) bool { return l.rank == 2 && l.thread == 0 })
+	var got float64
+	for c := range d.cnodes {
+		got += d.value("mpi_nbc_wait_for_progress", c, loc)
+	}
+	if want := r.WaitStates.PerProcess[2].WaitForProgressNS; want <= 0 || math.Abs(got*1e9-float64(want)) > 64 {
+		t.Errorf("rank 2: wait for progress %.0f ns in the CUBE, %d in the report", got*1e9, want)
 	}
 }

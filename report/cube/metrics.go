@@ -56,6 +56,7 @@ const (
 	mRMAWaitFence   = "mpi_rma_wait_at_fence"
 	mRMAWaitCreate  = "mpi_rma_wait_at_create"
 	mRMAWaitFree    = "mpi_rma_wait_at_free"
+	mNBCProgress    = "mpi_nbc_wait_for_progress"
 	mInitFinalize   = "mpi_init_finalize"
 	mOverhead       = "runtime_overhead"
 	mForkJoin       = "fork_join"
@@ -109,6 +110,7 @@ var patterns = []struct{ key, metric, disp string }{
 	{"wait_at_fence", mRMAWaitFence, "MPI Wait at Fence"},
 	{"wait_at_win_create", mRMAWaitCreate, "MPI Wait at Create"},
 	{"wait_at_win_free", mRMAWaitFree, "MPI Wait at Free"},
+	{"wait_for_progress", mNBCProgress, "MPI NBC Wait for Progress"},
 }
 
 // cpKinds are the critical path's node kinds (critical_path.by_kind).
@@ -193,6 +195,7 @@ var patternDescr = map[string]string{
 	"wait_at_fence":      "MPI_Win_fence waits from its enter until the last member of the window's group enters (Scalasca's Wait at Fence, its Early Fence included).",
 	"wait_at_win_create": "A window's creation (MPI_Win_create, _allocate, _allocate_shared, _create_dynamic) waits from its enter until the last member of the communicator enters.",
 	"wait_at_win_free":   "MPI_Win_free waits from its enter until the last member of the window's group enters.",
+	"wait_for_progress":  "The call completing a nonblocking collective (MPI_Wait, MPI_Test, ...) waits, after every member it waits for started it, until the latest of them enters the MPI call in which it completes the collective: MPI without a progress thread advances a nonblocking collective only inside MPI calls (ptrace's pattern; Scalasca names the one-sided analogue Wait for Progress). When longer than the call's wait for a late start, which is then not counted; no delay costs.",
 }
 
 // newMetrics builds one file's metric tree.

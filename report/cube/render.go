@@ -743,6 +743,8 @@ func patternNS(w *report.WaitTimes, key string) int64 {
 		return w.WaitAtWinCreateNS
 	case "wait_at_win_free":
 		return w.WaitAtWinFreeNS
+	case "wait_for_progress":
+		return w.WaitForProgressNS
 	}
 	return 0
 }

@@ -86,7 +86,7 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	// descheduled on a loaded machine starts later than planned, so the
 	// figures are checked against the definitions applied by hand to the
 	// recorded calls, and against half the planned lateness as a floor.
-	hand, inTest, byCause := handNBC(t, procs, 3*iters)
+	hand, inTest, prog, byCause := handNBC(t, procs, 3*iters)
 	wantRed, wantBc, wantBar := int64(3*iters*(lateUS-overlapUS)*1000), int64(3*iters*lateUS/2*1000), int64(2*iters*lateUS/4*1000)
 	t.Logf("Iallreduce wait at N×N %d ns (by hand %d, planned %d), Ibcast late broadcast %d ns (%d, %d), Ibarrier wait at barrier %d ns (%d, %d), MPI_Test %d ns",
 		red.WaitNxNNS, hand[trace.CollAllreduce], wantRed, bc.LateBroadcastNS, hand[trace.CollBcast], wantBc,
@@ -100,6 +100,18 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	}
 	if !near(bar.WaitBarrierNS+test.WaitBarrierNS, hand[trace.CollBarrier], wantBar) {
 		t.Errorf("MPI_Wait of the Ibarrier: %+v, want a wait at the barrier of %d ns, over %d", bar, hand[trace.CollBarrier], wantBar/2)
+	}
+	// The waits stay in their class patterns: the calls whose wait for
+	// progress (of the late rank just after its start, or of the testing
+	// rank's completing MPI_Test) is the longer part are few.
+	var progNS, classNS int64
+	for _, s := range []*report.WaitSite{red, bc, bar, test} {
+		progNS += s.WaitForProgressNS
+		classNS += s.WaitNxNNS + s.LateBroadcastNS + s.WaitBarrierNS
+	}
+	t.Logf("wait for progress %d ns (by hand %d)", progNS, prog)
+	if abs(progNS-prog) > 1_000_000 || progNS > classNS/4 {
+		t.Errorf("%d ns of wait for progress (by hand %d), want about none against the %d ns of the class patterns", progNS, prog, classNS)
 	}
 	// The last rank's MPI_Test loop: only the completing call, which begins
 	// after rank 2's start, has the completion.
@@ -177,15 +189,89 @@ type nbcCause struct {
 	rank int
 }
 
+// Nonblocking collectives that wait for progress (testdata/nbc_progress.c,
+// 4 ranks): every rank starts an MPI_Iallreduce at about the same time,
+// rank 0 computes LATE_US more before its MPI_Wait, and Open MPI (no
+// progress thread) completes the others' only once rank 0 enters it: the
+// others wait for progress, about 3 ranks × ITERS × LATE_US, caused by
+// rank 0 — the definitions of waitstate/progress.go applied by hand to
+// the recorded calls (progressByHand), per waiter and per cause, and at
+// least half the planned lateness; hardly any wait at N×N. The report is
+// the same at --ranks 1 and 2. Before, that time was transfer/other.
+func TestNonblockingCollectivesProgress(t *testing.T) {
+	h := setup(t)
+	const ranks, iters, lateUS = 4, 20, 2000
+	bin := h.buildMPI(t, testdata("nbc_progress.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(lateUS))...)
+	procs := valid(t, dir)
+	js1, js2 := filepath.Join(t.TempDir(), "1.json"), filepath.Join(t.TempDir(), "2.json")
+	for _, a := range [][]string{{"--ranks", "1", "--json", js1}, {"--ranks", "2", "--json", js2}} {
+		if o, err := exec.Command(h.ptrace, append(append([]string{"analyze", "-q"}, a...), dir)...).CombinedOutput(); err != nil {
+			t.Fatalf("ptrace analyze %v: %v\n%s", a, err, o)
+		}
+	}
+	b1, _ := os.ReadFile(js1)
+	b2, _ := os.ReadFile(js2)
+	if !bytes.Equal(b1, b2) {
+		t.Errorf("the reports at --ranks 1 and 2 differ")
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it := printed(t, out, "iterations="); it != iters {
+		t.Fatalf("the program ran %d iterations, want %d", it, iters)
+	}
+	ws := r.WaitStates
+	var wait *report.WaitSite
+	for i := range ws.CallSites {
+		if s := &ws.CallSites[i]; s.Func == "MPI_Wait" {
+			wait = s
+		}
+	}
+	if wait == nil {
+		t.Fatalf("no MPI_Wait call site: %+v", ws.CallSites)
+	}
+	progFn, progRank, progCause, classFn := progressByHand(t, recordedNBC(t, procs))
+	planned := int64((ranks - 1) * iters * lateUS * 1000)
+	t.Logf("MPI_Wait: wait for progress %d ns (by hand %d, planned %d), wait at N×N %d ns (by hand %d)",
+		wait.WaitForProgressNS, progFn["MPI_Wait"], planned, wait.WaitNxNNS, classFn["MPI_Wait"])
+	const tol = 1_000_000
+	if wait.WaitForProgressNS < planned/2 || abs(wait.WaitForProgressNS-progFn["MPI_Wait"]) > tol {
+		t.Errorf("MPI_Wait: %+v, want a wait for progress of %d ns by hand, over %d", wait, progFn["MPI_Wait"], planned/2)
+	}
+	if abs(wait.WaitNxNNS-classFn["MPI_Wait"]) > tol || wait.WaitNxNNS > wait.WaitForProgressNS/2 {
+		t.Errorf("MPI_Wait: wait at N×N %d ns, by hand %d, want little", wait.WaitNxNNS, classFn["MPI_Wait"])
+	}
+	for _, p := range ws.PerProcess {
+		if abs(p.WaitForProgressNS-progRank[p.Rank]) > tol {
+			t.Errorf("rank %d waits %d ns for progress, by hand %d", p.Rank, p.WaitForProgressNS, progRank[p.Rank])
+		}
+	}
+	caused := map[int]int64{}
+	for _, c := range ws.Causes {
+		if c.Pattern == "wait_for_progress" {
+			caused[c.Rank] += c.NS
+		}
+	}
+	for rk := range ranks {
+		if abs(caused[rk]-progCause[rk]) > tol {
+			t.Errorf("rank %d causes %d ns of wait for progress, by hand %d", rk, caused[rk], progCause[rk])
+		}
+	}
+	if caused[0] < planned/2 {
+		t.Errorf("rank 0 causes %d ns of wait for progress, want over %d", caused[0], planned/2)
+	}
+}
+
 // handNBC applies the wait definitions to the recorded nonblocking
 // collectives of nbc_late.c (all on MPI_COMM_WORLD, the same instances in
 // the same order on every process): a member waits in the call completing
 // its request from that call's enter until the latest start call enter
 // of the members it waits for (all of them; a broadcast's root), at most
-// until its completion. It returns the waits by operation, those in
-// MPI_Test, and the waits by operation and cause (the latest start's
-// rank).
-func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int64, int64, map[nbcCause]int64) {
+// until its completion, unless the call's wait for progress after that
+// start (waitstate/progress.go) is longer. It returns the waits by
+// operation, those in MPI_Test, the waits for progress, and the waits by
+// operation and cause (the latest start's rank).
+func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollOp]int64, inTest, prog int64, byCause map[nbcCause]int64) {
 	t.Helper()
 	type nbc struct {
 		op, root                  int64
@@ -216,8 +302,7 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int6
 			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(all[r]), n)
 		}
 	}
-	waits, byCause := map[trace.CollOp]int64{}, map[nbcCause]int64{}
-	var inTest int64
+	waits, byCause = map[trace.CollOp]int64{}, map[nbcCause]int64{}
 	for k := range n {
 		op, root := trace.CollOp(all[0][k].op), all[0][k].root
 		lv, latest := int64(math.MinInt64), -1
@@ -235,7 +320,22 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int6
 			if op == trace.CollBcast && int64(r) == root {
 				continue
 			}
-			w := max(0, min(lv, c.at)-c.waitEnter)
+			// The call keeps the longer of its wait for the latest
+			// start and its wait for the latest other progress point
+			// (the enter of the call completing a member's part) after
+			// it (waitstate/progress.go).
+			lp := int64(math.MinInt64)
+			for q := range procs {
+				if q != r && (op != trace.CollBcast || int64(q) == root) {
+					lp = max(lp, all[q][k].waitEnter, all[q][k].startEnter)
+				}
+			}
+			lvc := min(lv, c.at)
+			w := max(0, lvc-c.waitEnter)
+			if pw := min(lp, c.at) - max(c.waitEnter, lvc); pw > 0 && pw > lvc-c.waitEnter {
+				prog += pw
+				continue
+			}
 			waits[op] += w
 			byCause[nbcCause{op, latest}] += w
 			if c.inTest {
@@ -243,5 +343,101 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (map[trace.CollOp]int6
 			}
 		}
 	}
-	return waits, inTest, byCause
+	return waits, inTest, prog, byCause
+}
+
+// nbcCall is one member's part in a nonblocking collective, as recorded:
+// the enter of its start's call, the enter and function of the call that
+// completed it and the completion's time.
+type nbcCall struct {
+	op, root              int64
+	startEnter, waitEnter int64
+	at                    int64
+	fn                    string
+}
+
+// recordedNBC returns each process's nonblocking collectives of thread 0
+// in their order, by world rank.
+func recordedNBC(t *testing.T, procs []*trace.Process) map[int][]nbcCall {
+	t.Helper()
+	all := map[int][]nbcCall{}
+	for _, p := range procs {
+		r := p.Header.Rank
+		var enter int64
+		var fn string
+		byReq := map[int64]int{}
+		for _, e := range rowsOf(p)[0] {
+			switch e.Kind {
+			case trace.MPIEnter:
+				enter, fn = e.Time, p.String(e.Args[0])
+			case trace.CollStart:
+				byReq[e.Args[4]] = len(all[r])
+				all[r] = append(all[r], nbcCall{op: e.Args[0], root: e.Args[2], startEnter: enter})
+			case trace.CollComplete:
+				k, ok := byReq[e.Args[4]]
+				if !ok {
+					t.Fatalf("rank %d: %+v completes no start", r, e)
+				}
+				c := &all[r][k]
+				c.waitEnter, c.at, c.fn = enter, e.Time, fn
+			}
+		}
+	}
+	return all
+}
+
+// progressByHand applies the definitions of waitstate/progress.go to the
+// recorded all-to-all and barrier nonblocking collectives of one
+// communicator (the same instances in the same order on every process):
+// in the call completing member i's request, the late-start wait is from
+// the call's enter until the latest start's call enter (at most until
+// the completion), the progress wait from the later of the two until the
+// latest other member's progress point (the enter of the call that
+// completed its request, no earlier than its start), at most until the
+// completion; the call keeps the longer, the late start on a tie. It
+// returns the progress waits by the completing call's function, by
+// waiter and by cause (the member whose progress point is latest, the
+// lowest rank on a tie), and the late-start waits by function.
+func progressByHand(t *testing.T, all map[int][]nbcCall) (progFn map[string]int64, progRank, progCause map[int]int64, classFn map[string]int64) {
+	t.Helper()
+	progFn, progRank, progCause, classFn = map[string]int64{}, map[int]int64{}, map[int]int64{}, map[string]int64{}
+	n := -1
+	for r, cs := range all {
+		if n >= 0 && len(cs) != n {
+			t.Fatalf("rank %d: %d nonblocking collectives, another rank %d", r, len(cs), n)
+		}
+		n = len(cs)
+	}
+	for k := range n {
+		lvStart := int64(math.MinInt64)
+		for r, cs := range all {
+			c := cs[k]
+			if c.op != all[0][k].op || c.at == 0 {
+				t.Fatalf("instance %d: rank %d has %+v, rank 0 %+v", k, r, c, all[0][k])
+			}
+			if cl := trace.CollOp(c.op).Class(); cl != trace.AllToAll && trace.CollOp(c.op) != trace.CollBarrier {
+				t.Fatalf("instance %d: %s, want an all-to-all or a barrier", k, trace.CollOp(c.op))
+			}
+			lvStart = max(lvStart, c.startEnter)
+		}
+		for i, cs := range all {
+			ci := cs[k]
+			lp, who := int64(math.MinInt64), -1
+			for r, cr := range all {
+				if p := max(cr[k].waitEnter, cr[k].startEnter); r != i && (p > lp || p == lp && r < who) {
+					lp, who = p, r
+				}
+			}
+			lv := min(lvStart, ci.at)
+			ws := lv - ci.waitEnter
+			if pw := min(lp, ci.at) - max(ci.waitEnter, lv); pw > 0 && pw > ws {
+				progFn[ci.fn] += pw
+				progRank[i] += pw
+				progCause[who] += pw
+			} else if ws > 0 {
+				classFn[ci.fn] += ws
+			}
+		}
+	}
+	return progFn, progRank, progCause, classFn
 }
