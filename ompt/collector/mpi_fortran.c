@@ -1088,10 +1088,103 @@ void mpi_ineighbor_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, 
 }
 ALIASES(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
 
+/* ---- windows ------------------------------------------------------------------ */
+
+/* A window's creation, MPI_Win_fence and MPI_Win_free, converted and
+ * passed to the C wrappers, which record them as collectives of the
+ * window (mpi_wrap.c). The window's other calls stay time only (below):
+ * the Fortran handle given back is MPI's own (MPI_Win_c2f), which the
+ * library's Fortran entries take as they take one it made itself.
+ * Sizes are INTEGER(KIND=MPI_ADDRESS_KIND): MPI_Aint. The baseptr of
+ * MPI_Win_allocate(_shared) is, by reference, an INTEGER(KIND=
+ * MPI_ADDRESS_KIND) (mpif.h, use mpi) or a TYPE(C_PTR) (use mpi's
+ * MPI_Win_allocate_cptr, use mpi_f08): either way the address of a
+ * pointer-sized slot, which the C call fills with the memory's address, as
+ * C's void *baseptr is. */
+_Static_assert(sizeof(MPI_Aint) == sizeof(void *), "an INTEGER(KIND=MPI_ADDRESS_KIND) holds a C pointer");
+
+static void put_win(int rc, MPI_Win w, MPI_Fint *f)
+{
+	if (rc == MPI_SUCCESS)
+		*f = MPI_Win_c2f(w);
+}
+
+/* use mpi's TYPE(C_PTR) forms (MPI-3.1 §11.2.2, §11.2.3: MPI_WIN_ALLOCATE_CPTR, …), as
+ * Open MPI's libmpi_mpifh exports them: the same arguments. */
+#define CPTR_ALIASES(lo, UP)                                                    \
+	extern __typeof__(lo##_) lo##_cptr __attribute__((alias(#lo "_")));    \
+	extern __typeof__(lo##_) lo##_cptr_ __attribute__((alias(#lo "_")));   \
+	extern __typeof__(lo##_) lo##_cptr__ __attribute__((alias(#lo "_")));  \
+	extern __typeof__(lo##_) UP##_CPTR __attribute__((alias(#lo "_")))
+
+void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+		     MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_create(cbuf(base), *size, *disp_unit, MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_create, MPI_WIN_CREATE);
+
+void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+		       MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate(*size, *disp_unit, MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), baseptr, &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_allocate, MPI_WIN_ALLOCATE);
+CPTR_ALIASES(mpi_win_allocate, MPI_WIN_ALLOCATE);
+
+void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+			      MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), baseptr, &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED);
+CPTR_ALIASES(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED);
+
+void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_create_dynamic(MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC);
+
+void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_fence(*assert, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_fence, MPI_WIN_FENCE);
+
+/* The window is INOUT: MPI_WIN_NULL's Fortran handle after. */
+void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_Win_f2c(*win);
+	int rc = MPI_Win_free(&w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_free, MPI_WIN_FREE);
+
 /* ---- calls recorded as MPI time only ------------------------------------- */
 
 /* Typed all-to-all collectives (MPI_Ialltoallw too: see FICOLL; the
- * typed neighbourhood ones), MPI-IO and one-sided communication: their time is MPI time,
+ * typed neighbourhood ones), MPI-IO and one-sided communication but for a
+ * window's creation, fence and free: their time is MPI time,
  * what they synchronise is not recorded (as the C wrappers of mpi_wrap.c). A binding here
  * brackets the library's own Fortran profiling entry (pmpi_x_ for use mpi
  * and mpif.h, pmpi_x_f08_ for mpi_f08) with mpi_enter and mpi_exit and
@@ -1216,12 +1309,6 @@ FTIME(mpi_file_read_ordered_end, MPI_FILE_READ_ORDERED_END, MPI_File_read_ordere
 FTIME(mpi_file_write_ordered_begin, MPI_FILE_WRITE_ORDERED_BEGIN, MPI_File_write_ordered_begin, 5);
 FTIME(mpi_file_write_ordered_end, MPI_FILE_WRITE_ORDERED_END, MPI_File_write_ordered_end, 4);
 
-FTIME(mpi_win_create, MPI_WIN_CREATE, MPI_Win_create, 7);
-FTIME(mpi_win_allocate, MPI_WIN_ALLOCATE, MPI_Win_allocate, 7);
-FTIME(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, MPI_Win_allocate_shared, 7);
-FTIME(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, MPI_Win_create_dynamic, 4);
-FTIME(mpi_win_free, MPI_WIN_FREE, MPI_Win_free, 2);
-FTIME(mpi_win_fence, MPI_WIN_FENCE, MPI_Win_fence, 3);
 FTIME(mpi_win_lock, MPI_WIN_LOCK, MPI_Win_lock, 5);
 FTIME(mpi_win_unlock, MPI_WIN_UNLOCK, MPI_Win_unlock, 3);
 FTIME(mpi_win_lock_all, MPI_WIN_LOCK_ALL, MPI_Win_lock_all, 3);
