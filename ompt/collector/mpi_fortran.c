@@ -1349,12 +1349,26 @@ ALIASES(mpi_win_free, MPI_WIN_FREE);
  * lengths are the last ones, counted in n). The entry is looked up once. */
 typedef void (*fentry)(void);
 
+/* MPICH 4's libmpichfort names the profiling entries of its mpi_f08
+ * bindings pmpir_x_f08_ (no pmpi_x_f08_): the same arguments, the same
+ * body as its mpi_x_f08_. */
+static fentry fpmpir(const char *name)
+{
+	char alt[128];
+	if (strncmp(name, "pmpi_", 5) != 0 || strlen(name) + 2 > sizeof alt)
+		return NULL;
+	snprintf(alt, sizeof alt, "pmpir_%s", name + 5);
+	return (fentry)dlsym(RTLD_DEFAULT, alt);
+}
+
 static fentry fpmpi(fentry *slot, const char *name)
 {
 	fentry f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 	if (f)
 		return f;
 	f = (fentry)dlsym(RTLD_DEFAULT, name);
+	if (!f)
+		f = fpmpir(name);
 	if (!f) {
 		fprintf(stderr, "ptrace: the MPI library has no %s, which this Fortran call needs\n", name);
 		abort();
