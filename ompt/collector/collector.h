@@ -127,6 +127,12 @@ extern __thread ptr_thread *ptr_tls __attribute__((tls_model("initial-exec")));
  * sets it, the C wrapper it calls takes it): the call site is the Fortran
  * caller's, not our shim's. */
 extern __thread const void *ptr_fortran_ra __attribute__((tls_model("initial-exec")));
+/* Memory a Fortran binding hands the nonblocking C wrapper it calls
+ * (mpi_fortran.c: the converted datatype arrays of MPI_Ialltoallw and
+ * MPI_Ineighbor_alltoallw, which MPI may read until the request completes):
+ * the wrapper takes it (sets it to NULL) and frees it when the request
+ * completes (mpi_wrap.c), or at once when the call fails. */
+extern __thread void *ptr_fortran_keep __attribute__((tls_model("initial-exec")));
 
 /* The call site of an MPI call: the Fortran caller's when a Fortran binding
  * passed one, else ra (the C wrapper's return address). */

@@ -31,6 +31,7 @@
 
 __thread ptr_thread *ptr_tls __attribute__((tls_model("initial-exec")));
 __thread const void *ptr_fortran_ra __attribute__((tls_model("initial-exec")));
+__thread void *ptr_fortran_keep __attribute__((tls_model("initial-exec")));
 uint64_t ptr_clock_base;
 int ptr_tsc;
 

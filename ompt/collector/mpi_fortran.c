@@ -671,8 +671,8 @@ ALIASES(mpi_alltoallv, MPI_ALLTOALLV);
 
 /* The C call (mpi_wrap.c records its coll_start and the request, whose
  * completion in MPI_Wait or MPI_Test records the coll_complete) with the
- * Fortran request given back. MPI_Ialltoallw stays time only (below): its
- * C datatype arrays would have to outlive the call until the completion. */
+ * Fortran request given back. MPI_Ialltoallw is with the other typed
+ * collectives below. */
 #define FICOLL(call)                              \
 	FCALLER();                                \
 	MPI_Request r = MPI_REQUEST_NULL;         \
@@ -1009,10 +1009,8 @@ ALIASES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE);
 /* ---- neighbourhood collectives ------------------------------------------------ */
 
 /* Converted and passed to the C wrappers, which record their messages
- * (mpi_wrap.c). The typed ones (MPI_Neighbor_alltoallw,
- * MPI_Ineighbor_alltoallw) keep the time-only bindings below: their
- * datatype arrays would need converting into arrays of ours, which the
- * nonblocking one must keep until it completes. */
+ * (mpi_wrap.c); the typed ones (MPI_Neighbor_alltoallw,
+ * MPI_Ineighbor_alltoallw) are with the other typed collectives below. */
 #define FNBR_GATHER(lo, UP, C)                                                                                 \
 	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
 		   MPI_Fint *comm, MPI_Fint *ierr)                                                               \
@@ -1088,17 +1086,280 @@ void mpi_ineighbor_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, 
 }
 ALIASES(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
 
+/* ---- typed collectives ------------------------------------------------------ */
+
+/* MPI_Alltoallw, MPI_Ialltoallw, MPI_Neighbor_alltoallw and
+ * MPI_Ineighbor_alltoallw take an array of datatypes per direction, one
+ * per peer: converted into C arrays, one allocation per call (the send
+ * types first, none when the send buffer is MPI_IN_PLACE, then the
+ * receive types), sized as MPI reads them: the communicator's size (an
+ * intercommunicator's remote size), or the topology's out- and in-degree.
+ * A blocking call frees it when it returns. A nonblocking one hands it to
+ * the C wrapper it calls (ptr_fortran_keep), whose request entry owns it
+ * until MPI completes the request (MPI may read the arrays until then):
+ * the Wait or Test that completes it frees it (mpi_wrap.c). */
+struct types {
+	MPI_Datatype *s, *r; /* s NULL: not converted (MPI_IN_PLACE) */
+	void *mem;
+};
+
+static int types_in(struct types *ty, const MPI_Fint *fs, int ns, const MPI_Fint *fr, int nr)
+{
+	ns = fs && ns > 0 ? ns : 0;
+	nr = nr > 0 ? nr : 0;
+	MPI_Datatype *m = malloc(sizeof(MPI_Datatype) * ((size_t)ns + (size_t)nr + 1)); /* + 1: never malloc(0) */
+	if (!m)
+		return 0;
+	for (int i = 0; i < ns; i++)
+		m[i] = MPI_Type_f2c(fs[i]);
+	for (int i = 0; i < nr; i++)
+		m[ns + i] = MPI_Type_f2c(fr[i]);
+	ty->mem = m;
+	ty->s = fs ? m : NULL;
+	ty->r = m + ns;
+	return 1;
+}
+
+/* The peers of an all-to-all on c (0 when MPI cannot tell: the call then
+ * fails on c as it would without us). */
+static int peers(MPI_Comm c)
+{
+	int inter = 0, n = 0;
+	if (PMPI_Comm_test_inter(c, &inter) != MPI_SUCCESS)
+		return 0;
+	if ((inter ? PMPI_Comm_remote_size(c, &n) : PMPI_Comm_size(c, &n)) != MPI_SUCCESS)
+		return 0;
+	return n;
+}
+
+/* The in- and out-degree of c's topology, as MPI-3 §7.6 counts the
+ * neighbours (a Cartesian dimension names two, MPI_PROC_NULL included;
+ * 0 without a topology: the call then fails as it would without us). */
+static void degrees(MPI_Comm c, int *in, int *out)
+{
+	int topo = MPI_UNDEFINED, n = 0, me = 0, weighted = 0;
+	*in = *out = 0;
+	if (PMPI_Topo_test(c, &topo) != MPI_SUCCESS)
+		return;
+	if (topo == MPI_CART && PMPI_Cartdim_get(c, &n) == MPI_SUCCESS)
+		*in = *out = 2 * n;
+	else if (topo == MPI_GRAPH && PMPI_Comm_rank(c, &me) == MPI_SUCCESS &&
+		 PMPI_Graph_neighbors_count(c, me, &n) == MPI_SUCCESS)
+		*in = *out = n;
+	else if (topo == MPI_DIST_GRAPH && PMPI_Dist_graph_neighbors_count(c, in, out, &weighted) != MPI_SUCCESS)
+		*in = *out = 0;
+}
+
+/* After a nonblocking call that was handed mem: the C wrapper took it
+ * (ptr_fortran_keep cleared) and frees it at the completion, or did at a
+ * failure. Else no wrapper of ours ran (another tool's in front): mem is
+ * freed when the call failed, and stays allocated when it started, since
+ * MPI may read it until a completion ptrace will not see. */
+static void keep_back(void *mem, int rc)
+{
+	if (ptr_fortran_keep != mem)
+		return;
+	ptr_fortran_keep = NULL;
+	if (rc != MPI_SUCCESS)
+		free(mem);
+}
+
+void mpi_alltoallw_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes, void *rbuf,
+		    MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	void *sb = cbuf(sbuf);
+	int n = peers(c);
+	struct types ty;
+	if (!types_in(&ty, sb == MPI_IN_PLACE ? NULL : stypes, n, rtypes, n)) {
+		no_mem(ierr);
+		return;
+	}
+	set_ierr(ierr, MPI_Alltoallw(sb, scounts, sdispls, ty.s, cbuf(rbuf), rcounts, rdispls, ty.r, c));
+	free(ty.mem);
+}
+ALIASES(mpi_alltoallw, MPI_ALLTOALLW);
+
+void mpi_ialltoallw_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, MPI_Fint *stypes, void *rbuf,
+		     MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm, MPI_Fint *request,
+		     MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	void *sb = cbuf(sbuf);
+	int n = peers(c);
+	struct types ty;
+	if (!types_in(&ty, sb == MPI_IN_PLACE ? NULL : stypes, n, rtypes, n)) {
+		no_mem(ierr);
+		return;
+	}
+	MPI_Request r = MPI_REQUEST_NULL;
+	ptr_fortran_keep = ty.mem;
+	int rc = MPI_Ialltoallw(sb, scounts, sdispls, ty.s, cbuf(rbuf), rcounts, rdispls, ty.r, c, &r);
+	keep_back(ty.mem, rc);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_ialltoallw, MPI_IALLTOALLW);
+
+/* The displacements are INTEGER(KIND=MPI_ADDRESS_KIND) arrays: MPI_Aint. */
+void mpi_neighbor_alltoallw_(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls, MPI_Fint *stypes, void *rbuf,
+			     MPI_Fint *rcounts, MPI_Aint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	int in, out;
+	degrees(c, &in, &out);
+	struct types ty;
+	if (!types_in(&ty, stypes, out, rtypes, in)) {
+		no_mem(ierr);
+		return;
+	}
+	set_ierr(ierr, MPI_Neighbor_alltoallw(cbuf(sbuf), scounts, sdispls, ty.s, cbuf(rbuf), rcounts, rdispls, ty.r, c));
+	free(ty.mem);
+}
+ALIASES(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW);
+
+void mpi_ineighbor_alltoallw_(void *sbuf, MPI_Fint *scounts, MPI_Aint *sdispls, MPI_Fint *stypes, void *rbuf,
+			      MPI_Fint *rcounts, MPI_Aint *rdispls, MPI_Fint *rtypes, MPI_Fint *comm, MPI_Fint *request,
+			      MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	int in, out;
+	degrees(c, &in, &out);
+	struct types ty;
+	if (!types_in(&ty, stypes, out, rtypes, in)) {
+		no_mem(ierr);
+		return;
+	}
+	MPI_Request r = MPI_REQUEST_NULL;
+	ptr_fortran_keep = ty.mem;
+	int rc = MPI_Ineighbor_alltoallw(cbuf(sbuf), scounts, sdispls, ty.s, cbuf(rbuf), rcounts, rdispls, ty.r, c, &r);
+	keep_back(ty.mem, rc);
+	if (rc == MPI_SUCCESS)
+		*request = MPI_Request_c2f(r);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW);
+
+/* ---- windows ------------------------------------------------------------------ */
+
+/* A window's creation, MPI_Win_fence and MPI_Win_free, converted and
+ * passed to the C wrappers, which record them as collectives of the
+ * window (mpi_wrap.c). The window's other calls stay time only (below):
+ * the Fortran handle given back is MPI's own (MPI_Win_c2f), which the
+ * library's Fortran entries take as they take one it made itself.
+ * Sizes are INTEGER(KIND=MPI_ADDRESS_KIND): MPI_Aint. The baseptr of
+ * MPI_Win_allocate(_shared) is, by reference, an INTEGER(KIND=
+ * MPI_ADDRESS_KIND) (mpif.h, use mpi) or a TYPE(C_PTR) (use mpi's
+ * MPI_Win_allocate_cptr, use mpi_f08): either way the address of a
+ * pointer-sized slot, which the C call fills with the memory's address, as
+ * C's void *baseptr is. */
+_Static_assert(sizeof(MPI_Aint) == sizeof(void *), "an INTEGER(KIND=MPI_ADDRESS_KIND) holds a C pointer");
+
+static void put_win(int rc, MPI_Win w, MPI_Fint *f)
+{
+	if (rc == MPI_SUCCESS)
+		*f = MPI_Win_c2f(w);
+}
+
+/* use mpi's TYPE(C_PTR) forms (MPI-3.1 §11.2.2, §11.2.3: MPI_WIN_ALLOCATE_CPTR, …), as
+ * Open MPI's libmpi_mpifh exports them: the same arguments. */
+#define CPTR_ALIASES(lo, UP)                                                    \
+	extern __typeof__(lo##_) lo##_cptr __attribute__((alias(#lo "_")));    \
+	extern __typeof__(lo##_) lo##_cptr_ __attribute__((alias(#lo "_")));   \
+	extern __typeof__(lo##_) lo##_cptr__ __attribute__((alias(#lo "_")));  \
+	extern __typeof__(lo##_) UP##_CPTR __attribute__((alias(#lo "_")))
+
+void mpi_win_create_(void *base, MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm,
+		     MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_create(cbuf(base), *size, *disp_unit, MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_create, MPI_WIN_CREATE);
+
+void mpi_win_allocate_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+		       MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate(*size, *disp_unit, MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), baseptr, &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_allocate, MPI_WIN_ALLOCATE);
+CPTR_ALIASES(mpi_win_allocate, MPI_WIN_ALLOCATE);
+
+void mpi_win_allocate_shared_(MPI_Aint *size, MPI_Fint *disp_unit, MPI_Fint *info, MPI_Fint *comm, void *baseptr,
+			      MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_allocate_shared(*size, *disp_unit, MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), baseptr, &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED);
+CPTR_ALIASES(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED);
+
+void mpi_win_create_dynamic_(MPI_Fint *info, MPI_Fint *comm, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_WIN_NULL;
+	int rc = MPI_Win_create_dynamic(MPI_Info_f2c(*info), MPI_Comm_f2c(*comm), &w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC);
+
+void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_fence(*assert, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_fence, MPI_WIN_FENCE);
+
+/* The window is INOUT: MPI_WIN_NULL's Fortran handle after. */
+void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Win w = MPI_Win_f2c(*win);
+	int rc = MPI_Win_free(&w);
+	put_win(rc, w, win);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_free, MPI_WIN_FREE);
+
 /* ---- calls recorded as MPI time only ------------------------------------- */
 
-/* Typed all-to-all collectives (MPI_Ialltoallw too: see FICOLL; the
- * typed neighbourhood ones), MPI-IO and one-sided communication: their time is MPI time,
- * what they synchronise is not recorded (as the C wrappers of mpi_wrap.c). A binding here
- * brackets the library's own Fortran profiling entry (pmpi_x_ for use mpi
+/* Buffered sends' buffers, MPI-IO and one-sided communication but for a
+ * window's creation, fence and free: their time is MPI time, what they
+ * synchronise is not recorded (as the C wrappers of mpi_wrap.c). A binding
+ * here brackets the library's own Fortran profiling entry (pmpi_x_ for use mpi
  * and mpif.h, pmpi_x_f08_ for mpi_f08) with mpi_enter and mpi_exit and
  * hands it the arguments untouched: no handle, buffer, string or status
  * is converted, so nothing is lost (the character arguments' hidden
  * lengths are the last ones, counted in n). The entry is looked up once. */
 typedef void (*fentry)(void);
+
+/* MPICH 4's libmpichfort names the profiling entries of its mpi_f08
+ * bindings pmpir_x_f08_ (no pmpi_x_f08_): the same arguments, the same
+ * body as its mpi_x_f08_. */
+static fentry fpmpir(const char *name)
+{
+	char alt[128];
+	if (strncmp(name, "pmpi_", 5) != 0 || strlen(name) + 2 > sizeof alt)
+		return NULL;
+	snprintf(alt, sizeof alt, "pmpir_%s", name + 5);
+	return (fentry)dlsym(RTLD_DEFAULT, alt);
+}
 
 static fentry fpmpi(fentry *slot, const char *name)
 {
@@ -1106,6 +1367,8 @@ static fentry fpmpi(fentry *slot, const char *name)
 	if (f)
 		return f;
 	f = (fentry)dlsym(RTLD_DEFAULT, name);
+	if (!f)
+		f = fpmpir(name);
 	if (!f) {
 		fprintf(stderr, "ptrace: the MPI library has no %s, which this Fortran call needs\n", name);
 		abort();
@@ -1164,11 +1427,6 @@ static fentry fpmpi(fentry *slot, const char *name)
 	extern __typeof__(lo##_) UP __attribute__((alias(#lo "_")))
 
 
-FTIME(mpi_ialltoallw, MPI_IALLTOALLW, MPI_Ialltoallw, 11);
-FTIME(mpi_neighbor_alltoallw, MPI_NEIGHBOR_ALLTOALLW, MPI_Neighbor_alltoallw, 10);
-FTIME(mpi_ineighbor_alltoallw, MPI_INEIGHBOR_ALLTOALLW, MPI_Ineighbor_alltoallw, 11);
-FTIME(mpi_alltoallw, MPI_ALLTOALLW, MPI_Alltoallw, 10);
-
 FTIME(mpi_buffer_attach, MPI_BUFFER_ATTACH, MPI_Buffer_attach, 3);
 FTIME(mpi_buffer_detach, MPI_BUFFER_DETACH, MPI_Buffer_detach, 3);
 
@@ -1216,12 +1474,6 @@ FTIME(mpi_file_read_ordered_end, MPI_FILE_READ_ORDERED_END, MPI_File_read_ordere
 FTIME(mpi_file_write_ordered_begin, MPI_FILE_WRITE_ORDERED_BEGIN, MPI_File_write_ordered_begin, 5);
 FTIME(mpi_file_write_ordered_end, MPI_FILE_WRITE_ORDERED_END, MPI_File_write_ordered_end, 4);
 
-FTIME(mpi_win_create, MPI_WIN_CREATE, MPI_Win_create, 7);
-FTIME(mpi_win_allocate, MPI_WIN_ALLOCATE, MPI_Win_allocate, 7);
-FTIME(mpi_win_allocate_shared, MPI_WIN_ALLOCATE_SHARED, MPI_Win_allocate_shared, 7);
-FTIME(mpi_win_create_dynamic, MPI_WIN_CREATE_DYNAMIC, MPI_Win_create_dynamic, 4);
-FTIME(mpi_win_free, MPI_WIN_FREE, MPI_Win_free, 2);
-FTIME(mpi_win_fence, MPI_WIN_FENCE, MPI_Win_fence, 3);
 FTIME(mpi_win_lock, MPI_WIN_LOCK, MPI_Win_lock, 5);
 FTIME(mpi_win_unlock, MPI_WIN_UNLOCK, MPI_Win_unlock, 3);
 FTIME(mpi_win_lock_all, MPI_WIN_LOCK_ALL, MPI_Win_lock_all, 3);

@@ -324,6 +324,10 @@ struct req {
 	ptr_thread *owner;
 	int claimed;
 	struct nbr_req *nb; /* REQ_NBR: owned by the entry, freed by nbr_done */
+	/* memory MPI may read until the request completes (a Fortran
+	 * binding's converted datatype arrays: ptr_fortran_keep), owned by
+	 * the entry and freed at the completion */
+	void *keep;
 	struct req *next;
 };
 
@@ -338,7 +342,8 @@ static unsigned req_hash(MPI_Request h)
 	return (unsigned)((v >> 4) ^ (v >> 16)) & (REQ_BUCKETS - 1);
 }
 
-static void req_insert(struct req in)
+/* 0: no memory for the entry (the request is not followed). */
+static int req_insert(struct req in)
 {
 	in.owner = ptr_self();
 	in.claimed = 0;
@@ -355,6 +360,32 @@ static void req_insert(struct req in)
 		req_tab[b] = r;
 	}
 	pthread_mutex_unlock(&req_mu);
+	return r != NULL;
+}
+
+/* The memory a Fortran binding handed this call (ptr_fortran_keep), taken
+ * by the wrapper of a nonblocking collective at its start. */
+static void *keep_take(void)
+{
+	void *k = ptr_fortran_keep;
+	ptr_fortran_keep = NULL;
+	return k;
+}
+
+/* The call that was handed keep returned: on success with a request the
+ * entry e (kind, handle, what it records) is inserted owning keep, which
+ * its completion frees; else keep is freed now, MPI holding no request
+ * that reads it. Without memory for the entry keep stays allocated: MPI
+ * may read it until a completion ptrace will not see. */
+static void req_insert_keep(struct req e, int rc, const MPI_Request *request, void *keep)
+{
+	if (rc != MPI_SUCCESS || *request == MPI_REQUEST_NULL) {
+		free(keep);
+		return;
+	}
+	e.h = *request;
+	e.keep = keep;
+	req_insert(e);
 }
 
 static void req_put(MPI_Request h, uint64_t id, int kind, const struct comm_view *v, int64_t peer, int tag, MPI_Comm nc)
@@ -510,6 +541,8 @@ static void completed(ptr_thread *t, struct req *e, const MPI_Status *st)
 	struct req r;
 	if (!req_take(e, &r, 0))
 		return;
+	if (!r.persistent)
+		free(r.keep); /* complete: MPI reads it no more */
 	if (r.kind == REQ_NBR) {
 		nbr_done(t, r.nb);
 		return;
@@ -1023,6 +1056,9 @@ int MPI_Request_free(MPI_Request *request)
 	if (rc == MPI_SUCCESS) {
 		if (req_take(e, &r, 1) && r.kind == REQ_NBR) /* completes unobserved */
 			free(r.nb);
+		/* r.keep stays allocated: freeing a nonblocking collective's
+		 * request is erroneous (MPI 4.0 §6.12), and the operation,
+		 * still going on, may read it */
 	} else
 		req_unclaim(1, &e);
 	EXIT(MPI_Request_free);
@@ -1467,15 +1503,16 @@ int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
  * the coll_begins. */
 #define ICOLL(fn, op, root, sent, recvd, call)                                                          \
 	ENTER(fn);                                                                                      \
+	void *keep_ = keep_take();                                                                      \
 	struct comm_view v = lookup(comm);                                                              \
 	int64_t snt_ = (sent), rcv_ = (recvd), rw_ = root_world(&v, root);                              \
 	uint64_t id = ptr_new_id(t);                                                                    \
 	ptr_ev5(t, K_COLL_START, (uint64_t)(op), (uint64_t)v.index, (uint64_t)rw_, (uint64_t)(snt_ > 0 ? snt_ : 0), \
 		id);                                                                                    \
 	int rc = call;                                                                                  \
-	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)                                          \
-		req_insert((struct req){ .h = *request, .id = id, .kind = REQ_COLL, .tag = (op), .peer = rw_, \
-					 .v = v, .nc = MPI_COMM_NULL, .bytes = rcv_ });                   \
+	req_insert_keep((struct req){ .id = id, .kind = REQ_COLL, .tag = (op), .peer = rw_, .v = v,     \
+				      .nc = MPI_COMM_NULL, .bytes = rcv_ },                             \
+			rc, request, keep_);                                                            \
 	EXIT(fn);                                                                                       \
 	return rc
 
@@ -1948,15 +1985,20 @@ static struct nbr_req *nbr_start(ptr_thread *t, MPI_Comm comm, const struct nbr_
 
 /* The call returned: its request, when it made one, carries q to the
  * completion; else q is dropped (the sends recorded stay unmatched, as an
- * MPI_Isend's when the call fails). */
-static void nbr_started(struct nbr_req *q, int rc, MPI_Request *request)
+ * MPI_Isend's when the call fails). The request carries keep (a Fortran
+ * binding's arrays) too, with or without q; a request that carries
+ * neither is not remembered. */
+static void nbr_started(struct nbr_req *q, int rc, MPI_Request *request, void *keep)
 {
-	if (!q)
+	if (!q && !keep)
 		return;
-	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL)
-		req_insert((struct req){ .h = *request, .kind = REQ_NBR, .nc = MPI_COMM_NULL, .nb = q });
-	else
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL) {
+		if (!req_insert((struct req){ .h = *request, .kind = REQ_NBR, .nc = MPI_COMM_NULL, .nb = q, .keep = keep }))
+			free(q); /* keep: as req_insert_keep */
+	} else {
 		free(q);
+		free(keep);
+	}
 }
 
 /* The request completed (in Wait or Test): its sends are done and its
@@ -1975,9 +2017,10 @@ static void nbr_done(ptr_thread *t, struct nbr_req *q)
 
 #define INBR_BODY(fn, sb, rb, call)                                 \
 	ENTER(fn);                                                  \
+	void *keep_ = keep_take();                                  \
 	struct nbr_req *q = nbr_start(t, comm, &(sb), &(rb));       \
 	int rc = call;                                              \
-	nbr_started(q, rc, request);                                \
+	nbr_started(q, rc, request, keep_);                         \
 	EXIT(fn);                                                   \
 	return rc
 

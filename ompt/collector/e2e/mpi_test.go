@@ -540,11 +540,12 @@ func TestBufferedSends(t *testing.T) {
 // MPI-IO checkpoint (collective and split collective writes; in C a
 // nonblocking shared-pointer write and an MPI_Raccumulate too). Their time is MPI time, each call a call site
 // with the program's number of calls, and the probed messages are
-// received as MPI_Recv's are: all matched. In C the window's creation,
-// fences and free are collectives of the window (the Fortran bindings
-// bracket them only): matched too, and the fences' waits are Wait at
-// Fence. Before the wrappers, a program's fences read as its work and
-// every probed message as an unmatched send.
+// received as MPI_Recv's are: all matched. The window's creation,
+// fences and free are collectives of the window, from Fortran too (its
+// bindings pass them to the C wrappers): matched, and the fences' waits
+// are Wait at Fence. Before the wrappers, a program's fences read as its
+// work and every probed message as an unmatched send; before the Fortran
+// bindings converted them, a Fortran program's fences were MPI time only.
 func TestOneSidedProbesIO(t *testing.T) {
 	h := setup(t)
 	const ranks, iters = 4, 40
@@ -558,16 +559,15 @@ func TestOneSidedProbesIO(t *testing.T) {
 		flags     []string
 		calls     map[string]int64
 		// the window's creation, fences and free, recorded as
-		// collectives by the C wrappers (the Fortran bindings bracket
-		// them only)
+		// collectives by the C wrappers
 		window int64
 	}{
 		{"c", "io_rma.c", nil, map[string]int64{"MPI_Mprobe": ranks * iters / 2, "MPI_Mrecv": ranks * iters / 2,
 			"MPI_Imrecv": ranks * iters / 2, "MPI_Alltoallw": ranks * iters, "MPI_File_write_at_all": ranks * iters / 20,
 			"MPI_File_write_at_all_begin": ranks * iters / 20, "MPI_File_write_at_all_end": ranks * iters / 20,
 			"MPI_File_iwrite_shared": ranks, "MPI_Raccumulate": ranks, "MPI_Win_fence": ranks * (iters + 3)}, 1 + iters + 3 + 1},
-		{"use-mpi", "io_rma_f.F90", nil, fortran, 0},
-		{"mpi_f08", "io_rma_f.F90", []string{"-DUSE_F08"}, fortran, 0},
+		{"use-mpi", "io_rma_f.F90", nil, fortran, 1 + iters + 1 + 1},
+		{"mpi_f08", "io_rma_f.F90", []string{"-DUSE_F08"}, fortran, 1 + iters + 1 + 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := h.buildMPI(t, testdata(tc.src), tc.flags...)
@@ -610,9 +610,9 @@ func TestOneSidedProbesIO(t *testing.T) {
 			if floor := int64(ranks-1) * iters * 2e6 / 10; waited < floor || fence <= 0 {
 				t.Errorf("ranks 1–3: %.1f ms of MPI time, want at least %.1f; MPI_Win_fence %.1f ms", float64(waited)/1e6, float64(floor)/1e6, float64(fence)/1e6)
 			}
-			// In C the fences' waits are Wait at Fence, caused by rank 0
+			// The fences' waits are Wait at Fence, caused by rank 0
 			// (TestRMACollectiveWaits checks their values).
-			if tc.window > 0 {
+			{
 				var atFence int64
 				for _, p := range r.WaitStates.PerProcess {
 					if p.Rank != 0 {

@@ -50,7 +50,8 @@ func mpiexecMPICH(n int, args ...string) []string {
 // and reductions all match in C and in Fortran with use mpi and use
 // mpi_f08, its grid's communicator as MPI tells it; the threads a program
 // starts (pthreads, std::thread) are recorded as under Open MPI
-// (TestUserThreadsMPI), none of MPICH's own; and ptrace-mpi under
+// (TestUserThreadsMPI), none of MPICH's own; io_rma_f.F90 with use
+// mpi_f08 runs and matches; and ptrace-mpi under
 // mpiexec.mpich gives the report the in-process analysis gives.
 func TestMPICH(t *testing.T) {
 	h := setupMPICH(t)
@@ -85,6 +86,32 @@ func TestMPICH(t *testing.T) {
 			h.checkCartRun(t, dir, out, 800)
 		})
 	}
+	// MPICH's libmpichfort names its mpi_f08 bindings of the window's
+	// fence and free as Open MPI's (mpi_win_fence_f08_), which ptrace's
+	// converted bindings take over, and the profiling entries of those
+	// that stay time only pmpir_x_f08_ (MPI_File_open, …): ptrace stopped
+	// such a program ("the MPI library has no pmpi_file_open_f08_")
+	// before it looked for those too. io_rma_f.F90 with use mpi_f08: its
+	// messages and collectives, the window's included, all matched.
+	t.Run("io_rma_f.F90 mpi_f08", func(t *testing.T) {
+		const ranks, iters = 4, 20
+		bin := h.buildWith(t, mpich(), testdata("io_rma_f.F90"), "-DUSE_F08")
+		dir, out := h.mustRecord(t, nil, mpiexecMPICH(ranks, bin, strconv.Itoa(iters), "0", filepath.Join(t.TempDir(), "ck"))...)
+		valid(t, dir)
+		r := h.report(t, dir)
+		noReportWarnings(t, r)
+		if it := printed(t, out, "iterations="); it != iters {
+			t.Fatalf("the program ran %d iterations, want %d", it, iters)
+		}
+		// and the window's creation, iters + 1 fences and free
+		allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives=")+1+iters+1+1)
+		calls, _ := byFunc(r)
+		for fn, n := range map[string]int64{"MPI_File_open": ranks, "MPI_File_close": ranks, "MPI_Win_fence": ranks * (iters + 1)} {
+			if calls[fn] != n {
+				t.Errorf("%s: %d calls, want %d", fn, calls[fn], n)
+			}
+		}
+	})
 	t.Run("particles.c", func(t *testing.T) {
 		bin := h.buildWith(t, mpich(), testdata("particles.c"))
 		dir, out := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(particlesIters), strconv.Itoa(particlesLateUS))...)

@@ -99,63 +99,14 @@ func rmaRun(t *testing.T, h *harness, bin string) (bad []string) {
 	// MPI_Reduce: every instance matched.
 	allMatched(t, r, 0, 2*(iters+3)+2)
 
-	// The ground truth: per window (communicator id), its k-th collective
-	// on every member.
+	// The ground truth: the collector's timestamps of the calls.
 	calls := windowColls(t, procs)
-	type key struct {
-		comm int64
-		k    int
-	}
-	last := map[key]int64{}
 	for rank, cs := range calls {
-		nth := map[int64]int{}
-		for _, c := range cs {
-			k := key{c.comm, nth[c.comm]}
-			nth[c.comm]++
-			last[k] = max(last[k], c.enter)
-		}
 		if n := len(cs); rank%2 == 0 && n != 2*(iters+3) || rank%2 == 1 && n != iters+3 {
 			t.Errorf("rank %d: %d window collectives", rank, n)
 		}
 	}
-	var want [ranks]report.WaitTimes
-	for rank, cs := range calls {
-		nth := map[int64]int{}
-		for _, c := range cs {
-			k := key{c.comm, nth[c.comm]}
-			nth[c.comm]++
-			w := max(0, min(last[k], c.end)-c.enter)
-			switch c.op {
-			case trace.CollWinFence:
-				want[rank].WaitAtFenceNS += w
-			case trace.CollWinCreate:
-				want[rank].WaitAtWinCreateNS += w
-			case trace.CollWinFree:
-				want[rank].WaitAtWinFreeNS += w
-			}
-		}
-	}
-	ws := r.WaitStates
-	if ws == nil || len(ws.PerProcess) != ranks {
-		t.Fatalf("wait states %+v, want %d processes", ws, ranks)
-	}
-	for rank := range ranks {
-		got, w := &ws.PerProcess[rank].WaitTimes, &want[rank]
-		t.Logf("rank %d: wait at fence %d (timestamps %d), create %d (%d), free %d (%d)", rank,
-			got.WaitAtFenceNS, w.WaitAtFenceNS, got.WaitAtWinCreateNS, w.WaitAtWinCreateNS, got.WaitAtWinFreeNS, w.WaitAtWinFreeNS)
-		for _, c := range []struct {
-			name      string
-			got, want int64
-		}{
-			{"wait at fence", got.WaitAtFenceNS, w.WaitAtFenceNS},
-			{"wait at window create", got.WaitAtWinCreateNS, w.WaitAtWinCreateNS},
-			{"wait at window free", got.WaitAtWinFreeNS, w.WaitAtWinFreeNS},
-		} {
-			if tol := max(500_000, c.want*3/200); abs(c.got-c.want) > tol {
-				t.Errorf("rank %d: %s %d ns, the collector's timestamps give %d ns (tolerance %d)", rank, c.name, c.got, c.want, tol)
-			}
-		}
-	}
+	checkWindowWaits(t, r, calls)
 	// Analysed by 1 and by 2 ranks: the same report.
 	js := func(n string) []byte {
 		f := filepath.Join(t.TempDir(), "r.json")
@@ -176,6 +127,77 @@ func rmaRun(t *testing.T, h *harness, bin string) (bad []string) {
 	// fences of the world window (the even ranks' own window's fences
 	// between take some of it: counted with them), CREATE_US and FREE_US;
 	// the late rank itself hardly waits.
+	return append(bad, rmaDesign(r, iters, late, create, free)...)
+}
+
+// checkWindowWaits checks the report's Wait at Fence, Create and Free per
+// process against Scalasca's definition applied to the collector's own
+// timestamps of the calls (one host, one clock: the clock correction moves
+// a rank by microseconds): from a member's enter until the last member of
+// the window's group entered, at most to its coll_end, the members' calls
+// matched per window (communicator id) by the order of its collectives.
+func checkWindowWaits(t *testing.T, r *report.Report, calls [][]windowColl) {
+	t.Helper()
+	type key struct {
+		comm int64
+		k    int
+	}
+	last := map[key]int64{}
+	for _, cs := range calls {
+		nth := map[int64]int{}
+		for _, c := range cs {
+			k := key{c.comm, nth[c.comm]}
+			nth[c.comm]++
+			last[k] = max(last[k], c.enter)
+		}
+	}
+	want := make([]report.WaitTimes, len(calls))
+	for rank, cs := range calls {
+		nth := map[int64]int{}
+		for _, c := range cs {
+			k := key{c.comm, nth[c.comm]}
+			nth[c.comm]++
+			w := max(0, min(last[k], c.end)-c.enter)
+			switch c.op {
+			case trace.CollWinFence:
+				want[rank].WaitAtFenceNS += w
+			case trace.CollWinCreate:
+				want[rank].WaitAtWinCreateNS += w
+			case trace.CollWinFree:
+				want[rank].WaitAtWinFreeNS += w
+			}
+		}
+	}
+	ws := r.WaitStates
+	if ws == nil || len(ws.PerProcess) != len(calls) {
+		t.Fatalf("wait states %+v, want %d processes", ws, len(calls))
+	}
+	for rank := range calls {
+		got, w := &ws.PerProcess[rank].WaitTimes, &want[rank]
+		t.Logf("rank %d: wait at fence %d (timestamps %d), create %d (%d), free %d (%d)", rank,
+			got.WaitAtFenceNS, w.WaitAtFenceNS, got.WaitAtWinCreateNS, w.WaitAtWinCreateNS, got.WaitAtWinFreeNS, w.WaitAtWinFreeNS)
+		for _, c := range []struct {
+			name      string
+			got, want int64
+		}{
+			{"wait at fence", got.WaitAtFenceNS, w.WaitAtFenceNS},
+			{"wait at window create", got.WaitAtWinCreateNS, w.WaitAtWinCreateNS},
+			{"wait at window free", got.WaitAtWinFreeNS, w.WaitAtWinFreeNS},
+		} {
+			if tol := max(500_000, c.want*3/200); abs(c.got-c.want) > tol {
+				t.Errorf("rank %d: %s %d ns, the collector's timestamps give %d ns (tolerance %d)", rank, c.name, c.got, c.want, tol)
+			}
+		}
+	}
+}
+
+// rmaDesign returns how a run of four ranks, rank 1 late by late µs
+// into each of iters fences of a window and by create and free µs into
+// its creation and its free, differs from that design: every other rank
+// waits about so long at each, rank 1 hardly waits, the waits' cause is
+// rank 1 and the critical path runs through it.
+func rmaDesign(r *report.Report, iters, late, create, free int64) (bad []string) {
+	ws := r.WaitStates
 	for _, rank := range []int{0, 2, 3} {
 		p := &ws.PerProcess[rank].WaitTimes
 		for _, c := range []struct {
@@ -214,4 +236,80 @@ func rmaRun(t *testing.T, h *harness, bin string) (bad []string) {
 		bad = append(bad, fmt.Sprintf("critical path by process %+v, want rank 1's above 80%%", cp.ByProcess))
 	}
 	return bad
+}
+
+// The Fortran bindings of a window's creation, MPI_Win_fence and
+// MPI_Win_free (rma_fence_f.F90, use mpi and mpi_f08) pass them to the C
+// wrappers, so they are the window's collectives as from C: rank 1 late
+// into the world window's MPI_Win_allocate (use mpi: its TYPE(C_PTR) form,
+// MPI_Win_allocate_cptr, which no binding caught before: the call was not
+// recorded at all), every fence of it and its MPI_Win_free; beside it a
+// shared-memory window (MPI_Win_allocate_shared), a dynamic one and
+// MPI_Win_create on the even ranks' communicator, on time. The waits equal
+// the definition applied to the recorded calls and the design, rank 1
+// causes them, every window collective matches, no warning, and the
+// values the program put and got through the windows are right (the
+// converted baseptr, sizes and handles). Before, from Fortran these calls
+// were MPI time only: no Wait at Fence, Create or Free.
+func TestRMACollectiveWaitsFortran(t *testing.T) {
+	h := setup(t)
+	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{{"use-mpi", nil}, {"mpi_f08", []string{"-DUSE_F08"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata("rma_fence_f.F90"), tc.flags...)
+			var bad []string
+			for attempt := 1; attempt <= 3; attempt++ {
+				if bad = rmaFortranRun(t, h, bin); len(bad) == 0 {
+					return
+				}
+				t.Logf("run %d: %s", attempt, strings.Join(bad, "; "))
+			}
+			for _, b := range bad {
+				t.Error(b)
+			}
+		})
+	}
+}
+
+// rmaFortranRun records and checks one run of rma_fence_f.F90 as rmaRun
+// does rma_fence.c's.
+func rmaFortranRun(t *testing.T, h *harness, bin string) (bad []string) {
+	t.Helper()
+	const ranks, iters, late, create, free = 4, 10, 20000, 30000, 40000
+	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(late), strconv.Itoa(create), strconv.Itoa(free))...)
+	procs := valid(t, dir)
+	if it := printed(t, out, "iterations="); it != iters {
+		t.Fatalf("the program ran %d iterations, want %d", it, iters)
+	}
+	if e := printed(t, out, "errors="); e != 0 {
+		t.Fatalf("%d values not where the windows' puts and gets put them", e)
+	}
+	// Per rank: the world window's iters + 1 fences, the shared window's
+	// 2, the even ranks' window's 2.
+	if fences := printed(t, out, "fences="); fences != ranks*(iters+1)+ranks*2+ranks/2*2 {
+		t.Fatalf("the program counted %d fences, want %d", fences, ranks*(iters+1)+ranks*2+ranks/2*2)
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	// The world window: creation, iters + 1 fences, free; the shared one:
+	// creation, 2 fences, free; the dynamic one: creation and free; the
+	// even ranks' one: creation, 2 fences, free; the final MPI_Reduce.
+	allMatched(t, r, 0, (iters+3)+4+2+4+1)
+	calls := windowColls(t, procs)
+	for rank, cs := range calls {
+		if n := len(cs); rank%2 == 0 && n != iters+13 || rank%2 == 1 && n != iters+9 {
+			t.Errorf("rank %d: %d window collectives, want %d", rank, n, iters+9+4*(1-rank%2))
+		}
+	}
+	checkWindowWaits(t, r, calls)
+	// The calls are the Fortran program's: its source lines.
+	for _, s := range r.WaitStates.CallSites {
+		if strings.HasPrefix(s.Func, "MPI_Win_") && !strings.Contains(s.Site, "rma_fence_f.F90:") {
+			t.Errorf("%s at %q, want a line of rma_fence_f.F90", s.Func, s.Site)
+		}
+	}
+	return rmaDesign(r, iters, late, create, free)
 }
