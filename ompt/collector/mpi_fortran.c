@@ -1011,35 +1011,11 @@ ALIASES(mpi_intercomm_merge, MPI_INTERCOMM_MERGE);
 /* Converted and passed to the C wrappers, which record their messages
  * (mpi_wrap.c); the typed ones (MPI_Neighbor_alltoallw,
  * MPI_Ineighbor_alltoallw) are with the other typed collectives below. */
-#define FNBR_GATHER(lo, UP, C)                                                                                 \
-	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
-		   MPI_Fint *comm, MPI_Fint *ierr)                                                               \
-	{                                                                                                        \
-		FCALLER();                                                                                       \
-		set_ierr(ierr, C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount,                \
-				 MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm)));                                    \
-	}                                                                                                        \
-	ALIASES(lo, UP)
+FALL(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather);
+FALL(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall);
 
-FNBR_GATHER(mpi_neighbor_allgather, MPI_NEIGHBOR_ALLGATHER, MPI_Neighbor_allgather);
-FNBR_GATHER(mpi_neighbor_alltoall, MPI_NEIGHBOR_ALLTOALL, MPI_Neighbor_alltoall);
-
-#define FINBR_GATHER(lo, UP, C)                                                                                \
-	void lo##_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcount, MPI_Fint *rtype, \
-		   MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                                            \
-	{                                                                                                        \
-		FCALLER();                                                                                       \
-		MPI_Request r = MPI_REQUEST_NULL;                                                                \
-		int rc = C(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), *rcount, MPI_Type_f2c(*rtype), \
-			   MPI_Comm_f2c(*comm), &r);                                                             \
-		if (rc == MPI_SUCCESS)                                                                           \
-			*request = MPI_Request_c2f(r);                                                           \
-		set_ierr(ierr, rc);                                                                              \
-	}                                                                                                        \
-	ALIASES(lo, UP)
-
-FINBR_GATHER(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, MPI_Ineighbor_allgather);
-FINBR_GATHER(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, MPI_Ineighbor_alltoall);
+FIALL(mpi_ineighbor_allgather, MPI_INEIGHBOR_ALLGATHER, MPI_Ineighbor_allgather);
+FIALL(mpi_ineighbor_alltoall, MPI_INEIGHBOR_ALLTOALL, MPI_Ineighbor_alltoall);
 
 void mpi_neighbor_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
 			      MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *ierr)
@@ -1053,13 +1029,8 @@ ALIASES(mpi_neighbor_allgatherv, MPI_NEIGHBOR_ALLGATHERV);
 void mpi_ineighbor_allgatherv_(void *sbuf, MPI_Fint *scount, MPI_Fint *stype, void *rbuf, MPI_Fint *rcounts,
 			       MPI_Fint *displs, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
-	FCALLER();
-	MPI_Request r = MPI_REQUEST_NULL;
-	int rc = MPI_Ineighbor_allgatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
-					  MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm), &r);
-	if (rc == MPI_SUCCESS)
-		*request = MPI_Request_c2f(r);
-	set_ierr(ierr, rc);
+	FICOLL(MPI_Ineighbor_allgatherv(cbuf(sbuf), *scount, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts, displs,
+					MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm), &r));
 }
 ALIASES(mpi_ineighbor_allgatherv, MPI_INEIGHBOR_ALLGATHERV);
 
@@ -1076,13 +1047,8 @@ void mpi_ineighbor_alltoallv_(void *sbuf, MPI_Fint *scounts, MPI_Fint *sdispls, 
 			      MPI_Fint *rcounts, MPI_Fint *rdispls, MPI_Fint *rtype, MPI_Fint *comm, MPI_Fint *request,
 			      MPI_Fint *ierr)
 {
-	FCALLER();
-	MPI_Request r = MPI_REQUEST_NULL;
-	int rc = MPI_Ineighbor_alltoallv(cbuf(sbuf), scounts, sdispls, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts,
-					 rdispls, MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm), &r);
-	if (rc == MPI_SUCCESS)
-		*request = MPI_Request_c2f(r);
-	set_ierr(ierr, rc);
+	FICOLL(MPI_Ineighbor_alltoallv(cbuf(sbuf), scounts, sdispls, MPI_Type_f2c(*stype), cbuf(rbuf), rcounts,
+				       rdispls, MPI_Type_f2c(*rtype), MPI_Comm_f2c(*comm), &r));
 }
 ALIASES(mpi_ineighbor_alltoallv, MPI_INEIGHBOR_ALLTOALLV);
 
