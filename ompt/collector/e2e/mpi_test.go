@@ -425,7 +425,7 @@ func TestPersistentRequests(t *testing.T) {
 // planned figures on a program without that test loop. The report is
 // the same at --ranks 1 and 2. Before, the wait for progress was
 // transfer/other, with no cause.
-func TestCollectivesTimeOnly(t *testing.T) {
+func TestOverlappedCollectives(t *testing.T) {
 	h := setup(t)
 	const ranks, iters, lateUS = 4, 100, 2000
 	bin := h.buildMPI(t, testdata("nbc.c"))
