@@ -83,8 +83,12 @@ type progVal struct {
 // (at − lo) >> sh in the high bits, top − rank in the low rb bits, so
 // that graph.PropagateMaxTo's maximum per column carries the cause too.
 // lo is the earliest progress point of all processes; sh is 0 unless the
-// points span more than 2^(62−rb) ns (years, from corrupt clocks only),
-// when they are coarsened to fit.
+// points span 2^(62−rb) ns or more, when they are coarsened to fit (a
+// point rounded down to a multiple of 2^sh ns after lo, a tie between
+// points that close going to the lowest rank). That span is 52 days up
+// to 1024 ranks (rb 10) and 73 minutes up to 2^20 (rb 20), but 4.6
+// minutes at trace.MaxRanks (rb 24): a run of 2^24 ranks over an hour
+// has its progress points rounded to 16 ns (sh 4).
 type progScale struct {
 	on  bool // the trace has nonblocking collectives: width 3
 	lo  int64

@@ -33,8 +33,8 @@ _Static_assert(sizeof(MPI_Fint) == sizeof(int), "MPI_Fint arrays are passed to C
 #endif
 
 /* Fortran's MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE are the addresses
- * of common blocks (Open MPI's names); they are looked up once, lazily (the
- * first call is MPI_Init, on one thread). */
+ * of common blocks (Open MPI's names; MPICH's: mpich_sentinels); they are
+ * looked up once, lazily (the first call is MPI_Init, on one thread). */
 static struct {
 	int done;
 	void *bottom[4], *in_place[4], *status_ignore[4], *statuses_ignore[4], *unweighted[4], *weights_empty[4];
@@ -55,6 +55,47 @@ static void lookup4(void **out, const char *base)
 	out[3] = dlsym(RTLD_DEFAULT, name);
 }
 
+/* Adds the address the pointer variable var holds (none: nothing) to set. */
+static void add_held(void **set, const char *var)
+{
+	void *const *p = dlsym(RTLD_DEFAULT, var);
+	if (!p || !*p)
+		return;
+	for (int i = 0; i < 4; i++)
+		if (!set[i] || set[i] == *p) {
+			set[i] = *p;
+			return;
+		}
+}
+
+/* MPICH's sentinels are members of common blocks of other names
+ * (/MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE, …): its
+ * libmpichfort keeps their addresses in MPIR_F_MPI_BOTTOM,
+ * MPIR_F_MPI_IN_PLACE, MPIR_F_MPI_UNWEIGHTED, MPIR_F_MPI_WEIGHTS_EMPTY
+ * and libmpich in MPI_F_STATUS(ES)_IGNORE, which its Fortran library's
+ * mpirinitf fills: its mpi_init binding calls it, and every other binding
+ * while MPIR_F_NeedInit is set. ptrace's mpi_init_ replaces MPICH's, so
+ * they are filled here as MPICH's bindings fill them. Without them a
+ * use mpi program's MPI_IN_PLACE reached MPI as a buffer (wrong results:
+ * MPI_Allreduce's sum 0) and MPI_BOTTOM as an address. */
+static void mpich_sentinels(void)
+{
+	int *need = dlsym(RTLD_DEFAULT, "MPIR_F_NeedInit");
+	void (*init)(void) = (void (*)(void))dlsym(RTLD_DEFAULT, "mpirinitf_");
+	if (!need || !init)
+		return; /* not MPICH's Fortran library */
+	if (*need) {
+		init();
+		*need = 0;
+	}
+	add_held(sentinels.bottom, "MPIR_F_MPI_BOTTOM");
+	add_held(sentinels.in_place, "MPIR_F_MPI_IN_PLACE");
+	add_held(sentinels.status_ignore, "MPI_F_STATUS_IGNORE");
+	add_held(sentinels.statuses_ignore, "MPI_F_STATUSES_IGNORE");
+	add_held(sentinels.unweighted, "MPIR_F_MPI_UNWEIGHTED");
+	add_held(sentinels.weights_empty, "MPIR_F_MPI_WEIGHTS_EMPTY");
+}
+
 static void load_sentinels(void)
 {
 	if (__atomic_load_n(&sentinels.done, __ATOMIC_ACQUIRE))
@@ -65,6 +106,7 @@ static void load_sentinels(void)
 	lookup4(sentinels.statuses_ignore, "mpi_fortran_statuses_ignore");
 	lookup4(sentinels.unweighted, "mpi_fortran_unweighted");
 	lookup4(sentinels.weights_empty, "mpi_fortran_weights_empty");
+	mpich_sentinels();
 	__atomic_store_n(&sentinels.done, 1, __ATOMIC_RELEASE);
 }
 

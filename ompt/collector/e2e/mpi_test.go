@@ -1224,3 +1224,25 @@ func TestThreadMultipleRequests(t *testing.T) {
 		}
 	}
 }
+
+// Fortran's sentinels through the bindings (sentinels_f.F90, use mpi):
+// MPI_IN_PLACE in an MPI_Allreduce, an MPI_Alltoallw and an
+// MPI_Ialltoallw, MPI_BOTTOM in an MPI_Bcast of absolute addresses,
+// MPI_STATUS_IGNORE: the program's values are right when recorded (under
+// MPICH too: TestMPICH), and the trace is valid and matched.
+func TestFortranSentinels(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("sentinels_f.F90"))
+	checkSentinels(t, h, mpirunN(3, bin))
+}
+
+// checkSentinels records sentinels_f.F90's run by launch and checks it.
+func checkSentinels(t *testing.T, h *harness, launch []string) {
+	t.Helper()
+	dir, out := h.mustRecord(t, nil, launch...)
+	if bad := printed(t, out, "bad="); bad != 0 {
+		t.Errorf("the program found %d values wrong when recorded\n%s", bad, out)
+	}
+	valid(t, dir)
+	noReportWarnings(t, h.report(t, dir))
+}

@@ -51,7 +51,9 @@ func mpiexecMPICH(n int, args ...string) []string {
 // mpi_f08, its grid's communicator as MPI tells it; the threads a program
 // starts (pthreads, std::thread) are recorded as under Open MPI
 // (TestUserThreadsMPI), none of MPICH's own; io_rma_f.F90 with use
-// mpi_f08 runs and matches; and ptrace-mpi under
+// mpi_f08 runs and matches; Fortran's MPI_IN_PLACE, MPI_BOTTOM and
+// MPI_STATUS_IGNORE reach MPI as C's (TestFortranSentinels); and
+// ptrace-mpi under
 // mpiexec.mpich gives the report the in-process analysis gives.
 func TestMPICH(t *testing.T) {
 	h := setupMPICH(t)
@@ -111,6 +113,14 @@ func TestMPICH(t *testing.T) {
 				t.Errorf("%s: %d calls, want %d", fn, calls[fn], n)
 			}
 		}
+	})
+	// MPICH's Fortran sentinels are not Open MPI's common blocks: the
+	// bindings passed a use mpi program's MPI_IN_PLACE on as a buffer
+	// (MPI_Allreduce summed nothing) and its MPI_BOTTOM as an address
+	// (MPI_Bcast crashed) before they took MPICH's (mpich_sentinels).
+	t.Run("sentinels_f.F90", func(t *testing.T) {
+		bin := h.buildWith(t, mpich(), testdata("sentinels_f.F90"))
+		checkSentinels(t, h, mpiexecMPICH(3, bin))
 	})
 	t.Run("particles.c", func(t *testing.T) {
 		bin := h.buildWith(t, mpich(), testdata("particles.c"))
