@@ -233,10 +233,12 @@ func effStyle(v float64) template.CSS {
 // a megabyte of resident memory), HTML written or not.
 var pageTmpl = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("report").Funcs(template.FuncMap{
-		"dur":   Dur,
-		"bytes": Bytes,
-		"pct":   Pct,
-		"rel":   func(ns, origin int64) string { return Dur(ns - origin) },
+		"dur":             Dur,
+		"bytes":           Bytes,
+		"pct":             Pct,
+		"progressNotable": func(w WaitTimes) bool { return ProgressNotable(&w) },
+		"progressHint":    func(w WaitTimes) string { return ProgressHint(&w) },
+		"rel":             func(ns, origin int64) string { return Dur(ns - origin) },
 		"ratio": func(a, b int64) float64 {
 			if b <= 0 {
 				return 0
@@ -356,6 +358,7 @@ figure { margin: 0.5em 0; }
 <h2>Wait states</h2>
 <p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
 {{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{code .Code}}</b>{{with .Site}} before {{code .}}{{end}} costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
+{{if progressNotable .WaitTimes}}<p>{{progressHint .WaitTimes}}</p>{{end}}
 <table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th>{{if .Windows}}<th>wait at fence</th><th>wait at window create</th><th>wait at window free</th>{{end}}{{if .Progress}}<th>wait for progress</th>{{end}}<th>transfer/other</th></tr>
 {{$w := .Windows}}{{$p := .Progress}}{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Site}} at {{code .}}{{end}}{{with .Region}} in {{code .}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td>{{if $w}}<td>{{dur .WaitAtFenceNS}}</td><td>{{dur .WaitAtWinCreateNS}}</td><td>{{dur .WaitAtWinFreeNS}}</td>{{end}}{{if $p}}<td>{{dur .WaitForProgressNS}}</td>{{end}}<td>{{dur .OtherNS}}</td></tr>
 {{end}}</table>

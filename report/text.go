@@ -390,6 +390,9 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		}
 		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), siteName(c.Func, c.Site, c.Region), c.Calls)
 	}
+	if ProgressNotable(&ws.WaitTimes) {
+		p.line("  %s", ProgressHint(&ws.WaitTimes))
+	}
 	for i, d := range ws.Delays {
 		if i == o.TopFindings || d.NS+d.LongTermNS == 0 {
 			break
@@ -409,6 +412,23 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		}
 		p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for)", d.Rank, code, Pct(d.Share))
 	}
+}
+
+// ProgressNotable says whether the waits for progress are worth a word:
+// a twentieth of the MPI time or more.
+func ProgressNotable(w *WaitTimes) bool {
+	return w.WaitForProgressNS > 0 && w.WaitForProgressNS*20 >= w.MPINS
+}
+
+// ProgressHint says what a wait for progress is and what to do about it
+// (docs/report-schema.md, wait_for_progress): the members had started
+// their nonblocking collectives in time, the MPI library advanced them
+// only inside MPI calls.
+func ProgressHint(w *WaitTimes) string {
+	return fmt.Sprintf("wait for progress: %s (%s of MPI time) in calls completing nonblocking collectives that every member had started, "+
+		"until the last of them entered MPI again: the MPI library advances them only inside MPI calls, so the overlap was lost; "+
+		"call MPI_Test now and then in the overlapped computation, or give the library a progress thread (its delay costs are not computed)",
+		Dur(w.WaitForProgressNS), Pct(float64(w.WaitForProgressNS)/float64(max(w.MPINS, 1))))
 }
 
 // siteName names an MPI call site: "MPI_Recv at halo.c:52:3 in phase".

@@ -308,7 +308,8 @@ func TestProgressWaitShown(t *testing.T) {
 		Causes:     []WaitCause{{Rank: 0, Func: "MPI_Wait", Site: "nbc_progress.c:48:3", Pattern: "wait_for_progress", NS: 300_000_000, Share: 0.9375, Calls: 30}}}
 	out := text(r, TextOptions{})
 	for _, s := range []string{"wait at N×N 5.0%   wait for progress 75.0%   transfer/other 20.0%",
-		"waited for rank 0: 93.8% of all waiting (wait for progress at MPI_Wait"} {
+		"waited for rank 0: 93.8% of all waiting (wait for progress at MPI_Wait",
+		"wait for progress: 300 ms (75.0% of MPI time) in calls completing nonblocking collectives that every member had started"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("text report lacks %q:\n%s", s, out)
 		}
@@ -318,7 +319,8 @@ func TestProgressWaitShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	if h := b.String(); !strings.Contains(h, "<th>early reduce</th><th>wait for progress</th><th>transfer/other</th>") ||
-		!strings.Contains(h, "<td>300 ms</td><td>80 ms</td></tr>") || strings.Contains(h, "wait at fence") {
+		!strings.Contains(h, "<td>300 ms</td><td>80 ms</td></tr>") || strings.Contains(h, "wait at fence") ||
+		!strings.Contains(h, "<p>wait for progress: 300 ms (75.0% of MPI time)") {
 		t.Error("HTML report lacks the wait for progress column, or shows the one-sided ones")
 	}
 	dir := t.TempDir()
@@ -350,5 +352,11 @@ func TestProgressWaitShown(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "wait for progress") {
 		t.Error("HTML report of a program without waits for progress shows their column")
+	}
+	// A little (under a twentieth of the MPI time): the pattern, no hint.
+	little := WaitTimes{MPINS: 400_000_000, Calls: 30, WaitForProgressNS: 19_000_000, OtherNS: 381_000_000, WaitingCalls: 3}
+	r.WaitStates = &WaitStates{WaitTimes: little, PerProcess: []WaitProcess{{Rank: 3, WaitTimes: little}}}
+	if out := text(r, TextOptions{}); !strings.Contains(out, "wait for progress 4.8%") || strings.Contains(out, "wait for progress:") {
+		t.Errorf("text report of a little wait for progress:\n%s", out)
 	}
 }
