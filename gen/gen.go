@@ -91,14 +91,14 @@ type Config struct {
 // ThreadsFor returns n, or 1 for a workload of single-threaded processes
 // (mpi), which takes no other thread count.
 func ThreadsFor(workload string, n int) int {
-	if workload == "mpi" {
+	if workload == "mpi" || workload == "nbc" {
 		return 1
 	}
 	return n
 }
 
 // Workloads lists the workload names Generate accepts.
-var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied", "mpi", "tree"}
+var Workloads = []string{"imbalance", "stencil", "nearest", "spread", "forkjoin", "pipeline", "halo", "untied", "mpi", "nbc", "tree"}
 
 // Defaults returns cfg with every unset parameter at its workload default.
 func Defaults(cfg Config) Config {
@@ -113,7 +113,7 @@ func Defaults(cfg Config) Config {
 		}
 	}
 	set(&cfg.Ranks, 1)
-	if cfg.Workload == "mpi" {
+	if cfg.Workload == "mpi" || cfg.Workload == "nbc" {
 		set(&cfg.Threads, 1) // a pure MPI program
 	}
 	set(&cfg.Threads, 4)
@@ -149,6 +149,13 @@ func Defaults(cfg Config) Config {
 		set64(&cfg.TaskNS, 50_000)
 	case "mpi":
 		set(&cfg.Iterations, 2*mpiProtocols)
+		set64(&cfg.ComputeNS, 1_000_000)
+		set64(&cfg.Bytes, 1<<20)
+		if cfg.RankImbalance == 0 {
+			cfg.RankImbalance = 0.5
+		}
+	case "nbc":
+		set(&cfg.Iterations, 2*nbcKinds)
 		set64(&cfg.ComputeNS, 1_000_000)
 		set64(&cfg.Bytes, 1<<20)
 		if cfg.RankImbalance == 0 {
@@ -190,8 +197,8 @@ func (c *Config) check() error {
 		return fmt.Errorf("--sync-runtime applies to imbalance and must be non-negative")
 	case c.Taskgroup && c.Workload != "forkjoin":
 		return fmt.Errorf("--taskgroup applies to forkjoin, not %s", c.Workload)
-	case c.Workload == "mpi" && c.Threads != 1:
-		return fmt.Errorf("--threads %d: the mpi workload is a pure MPI program, one thread per process", c.Threads)
+	case (c.Workload == "mpi" || c.Workload == "nbc") && c.Threads != 1:
+		return fmt.Errorf("--threads %d: the %s workload is a pure MPI program, one thread per process", c.Threads, c.Workload)
 	case c.Lean && !isPattern(c.Workload):
 		return fmt.Errorf("--lean applies to the task patterns (stencil, nearest, spread), not %s", c.Workload)
 	case c.Workload == "tree" && (c.Radix < 1 || c.Steps < 1):
@@ -216,6 +223,16 @@ type Result struct {
 	Events   int64
 	Bytes    int64
 	Expected Expected
+	// Causes is, for the pure MPI workloads (mpi, nbc), the waiting each
+	// rank caused by pattern: the report's wait_states.causes[] summed by
+	// rank and pattern. Nil for the others.
+	Causes map[WaitCause]int64
+}
+
+// WaitCause is a rank waited for and the pattern of the waits.
+type WaitCause struct {
+	Rank    int
+	Pattern string
 }
 
 // Generate writes the workload's trace into dir (created if needed) with a
@@ -239,6 +256,8 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		w = newUntied(&cfg)
 	case "mpi":
 		w = newPureMPI(&cfg)
+	case "nbc":
+		w = &pureMPI{cfg: &cfg, nbc: true}
 	case "tree":
 		w = newTree(&cfg)
 	default:
@@ -281,6 +300,9 @@ func Generate(dir string, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res.Expected = w.expected()
+	if c, ok := w.(interface{ causes() map[WaitCause]int64 }); ok {
+		res.Causes = c.causes()
+	}
 	res.Expected.set("trace.processes", cfg.Ranks)
 	res.Expected.set("trace.threads", cfg.Ranks*cfg.Threads)
 	res.Expected.set("trace.events", res.Events)

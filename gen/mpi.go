@@ -38,6 +38,7 @@ type pureMPI struct {
 	initNS int64
 	fin    int64 // when the final barrier ends: the window's end
 	calls  [][]mpiCall
+	nbc    bool // the nbc workload (nbc.go)
 }
 
 // mpiCall is one MPI call of a rank's schedule, with the events inside it
@@ -69,6 +70,9 @@ func newPureMPI(cfg *Config) *pureMPI { return &pureMPI{cfg: cfg} }
 const mpiProtocols = 3
 
 func (w *pureMPI) plan() error {
+	if w.nbc {
+		return w.planNBC()
+	}
 	c := w.cfg
 	R := c.Ranks
 	if c.Events > 0 {
@@ -305,6 +309,27 @@ func (w *pureMPI) delayCosts() (short, long []float64) {
 	return delayCosts(calls)
 }
 
+// causes sums the schedule's waits by the rank waited for and pattern.
+func (w *pureMPI) causes() map[WaitCause]int64 {
+	m := map[WaitCause]int64{}
+	for r := range w.calls {
+		for _, cl := range w.calls[r] {
+			if cl.pat != "" {
+				m[WaitCause{cl.cause, cl.pat}] += cl.wait
+			}
+		}
+	}
+	return m
+}
+
+// patterns are the wait states the workload's calls can have.
+func (w *pureMPI) patterns() []string {
+	if w.nbc {
+		return []string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "wait_for_progress"}
+	}
+	return []string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier"}
+}
+
 func (w *pureMPI) expected() Expected {
 	c := w.cfg
 	R := c.Ranks
@@ -336,7 +361,10 @@ func (w *pureMPI) expected() Expected {
 		rowsP[i] = map[string]any{"rank": i, "elapsed_ns": T}
 		row := map[string]any{"rank": i, "mpi_ns": mpi, "calls": calls, "late_broadcast_ns": 0, "early_reduce_ns": 0}
 		other := mpi
-		for _, pat := range []string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier"} {
+		for _, pat := range w.patterns() {
+			if waits[pat] == 0 && pat == "wait_for_progress" {
+				continue // absent when 0
+			}
 			row[pat+"_ns"] = waits[pat]
 			totals[pat] += waits[pat]
 			other -= waits[pat]
@@ -350,9 +378,15 @@ func (w *pureMPI) expected() Expected {
 		sumC += float64(mpi)
 		maxTminusC = math.Max(maxTminusC, float64(T-mpi))
 	}
-	short, long := w.delayCosts()
+	var short, long []float64
+	if !w.nbc { // nbc's delay costs are not derived here (nbc.go)
+		short, long = w.delayCosts()
+	}
 	for i := 0; i < R; i++ {
 		rowsW[i].(map[string]any)["caused_ns"] = caused[i]
+		if w.nbc {
+			continue
+		}
 		rowsW[i].(map[string]any)["delay_ns"] = int64(math.Round(short[i]))
 		if long := int64(math.Round(long[i])); long != 0 {
 			rowsW[i].(map[string]any)["long_term_ns"] = long // the report omits a zero
@@ -382,17 +416,26 @@ func (w *pureMPI) expected() Expected {
 	e.set("breakdown.per_process", rowsB)
 	e.set("wait_states.mpi_ns", tmpi)
 	e.set("wait_states.calls", tcalls)
-	for _, pat := range []string{"late_sender", "late_receiver", "wait_nxn", "wait_barrier"} {
-		e.set("wait_states."+pat+"_ns", totals[pat])
-	}
 	e.set("wait_states.late_broadcast_ns", 0)
 	e.set("wait_states.early_reduce_ns", 0)
-	e.set("wait_states.other_ns", tmpi-totals["late_sender"]-totals["late_receiver"]-totals["wait_nxn"]-totals["wait_barrier"])
+	other := tmpi
+	for _, pat := range w.patterns() {
+		if totals[pat] == 0 && pat == "wait_for_progress" {
+			continue // absent when 0
+		}
+		e.set("wait_states."+pat+"_ns", totals[pat])
+		other -= totals[pat]
+	}
+	e.set("wait_states.other_ns", other)
 	e.set("wait_states.per_process", rowsW)
 	// Corrected times are exact to the nanosecond per event with skewed
 	// clocks; allow 1 ns per call.
 	tol := float64(tcalls)
-	for _, k := range []string{"mpi_ns", "late_sender_ns", "late_receiver_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns", "caused_ns", "delay_ns", "long_term_ns"} {
+	tolKeys := []string{"mpi_ns", "late_sender_ns", "late_receiver_ns", "wait_nxn_ns", "wait_barrier_ns", "other_ns", "caused_ns", "delay_ns", "long_term_ns"}
+	if w.nbc {
+		tolKeys = append(tolKeys, "late_broadcast_ns", "wait_for_progress_ns")
+	}
+	for _, k := range tolKeys {
 		e.tol("wait_states."+k, tol)
 		e.tol("wait_states.per_process."+k, tol)
 	}

@@ -42,6 +42,13 @@ Workloads:
              MPI_Wait, or a late MPI_Irecv + MPI_Isend + MPI_Wait (Late Sender
              and Late Receiver in turn), then an imbalanced MPI_Allreduce; an
              imbalanced MPI_Barrier at the end (--compute, --rank-imbalance)
+  nbc        a pure MPI program of nonblocking collectives, each completed by an
+             MPI_Wait: an MPI_Iallreduce started late by the ranks computing
+             longer (wait_nxn), one started at once whose MPI_Wait the
+             others wait in until the last rank enters its own
+             (wait_for_progress), and an MPI_Ibcast whose rotating root starts
+             late (late_broadcast), in turn; an imbalanced MPI_Barrier at the
+             end (delay costs not in expected.json)
   tree       tasks that create tasks and wait for them (BOTS fib, health): a
              complete tree of --radix children a node (default 2) and --steps
              levels (default 8) under each process's master; a node computes
@@ -104,7 +111,7 @@ are remote task dependences with --latency.`,
 	f.IntVar(&cfg.Threads, "threads", 0, "OpenMP threads per process (default 4; 1 for mpi)")
 	f.Int64Var(&cfg.Seed, "seed", 1, "random seed (durations, random patterns, clocks)")
 	f.DurationVar(&grain, "grain", 0, "imbalance: g, the task grain (default 100µs)")
-	f.IntVar(&cfg.Iterations, "iterations", 0, "imbalance, halo: iterations (default 100, 50)")
+	f.IntVar(&cfg.Iterations, "iterations", 0, "imbalance, halo, mpi, nbc: iterations (default 100, 50, 6, 6)")
 	f.IntVar(&cfg.Width, "width", 0, "task patterns: points per step (default 4·ranks·threads)")
 	f.IntVar(&cfg.Steps, "steps", 0, "task patterns, untied, tree: steps (chain length for untied, default 50; levels of the tree, default 8)")
 	f.IntVar(&cfg.Radix, "radix", 0, "nearest, spread: dependences per task (default 3); tree: children per node (default 2)")
@@ -114,8 +121,8 @@ are remote task dependences with --latency.`,
 	f.Float64Var(&cfg.Jitter, "jitter", 0, "relative jitter of durations, in [0,1)")
 	f.StringVar(&cfg.Exchange, "exchange", "", "halo: halo or allreduce (default halo)")
 	f.BoolVar(&cfg.Taskgroup, "taskgroup", false, "forkjoin: join each step's tasks at the end of a taskgroup instead of a taskwait")
-	f.DurationVar(&compute, "compute", 0, "halo: per-thread compute per iteration (default 1ms)")
-	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo: the last rank computes (1+x)× the first")
+	f.DurationVar(&compute, "compute", 0, "halo, mpi, nbc: per-thread compute per iteration (default 1ms)")
+	f.Float64Var(&cfg.RankImbalance, "rank-imbalance", 0, "halo, mpi, nbc: the last rank computes (1+x)× the first")
 	f.Float64Var(&cfg.ThreadImbalance, "thread-imbalance", 0, "halo: the last thread computes (1+x)× the first")
 	f.DurationVar(&serial, "serial", 0, "halo: serial work of the master per iteration (default 50µs); stencil, nearest, spread: one serial task before the first step")
 	f.DurationVar(&syncRT, "sync-runtime", 0, "imbalance: the runtime's code inside each taskwait and barrier before and after its wait (booked as overhead)")
