@@ -54,6 +54,8 @@ type mpiCall struct {
 	// For a wait: the call of the cause's that the wait is measured
 	// against (the delay cost's), by index in its schedule.
 	causeCall int
+	// nbc is the nonblocking collective an MPI_Wait of nbc completes.
+	nbc *nbcColl
 }
 
 type mpiEvent struct {
@@ -258,7 +260,7 @@ func (w *pureMPI) write(p *proc) {
 // the call the receive began in (the MPI_Recv, or the MPI_Irecv), its
 // completion, as Scalasca counts it, its exit less the receive's when that
 // is later (else 0); a collective synchronizes every rank, all leaving at
-// once.
+// once; an MPI_Wait of nbc has the points of nbcSync (nbc.go).
 func (w *pureMPI) delayCosts() (short, long []float64) {
 	R := len(w.calls)
 	calls := make([][]dmCall, R)
@@ -285,6 +287,10 @@ func (w *pureMPI) delayCosts() (short, long []float64) {
 		for k := range w.calls[r] {
 			cl := &w.calls[r][k]
 			me := &calls[r][k+1]
+			if cl.nbc != nil {
+				w.nbcSync(calls, r, k)
+				continue
+			}
 			if cl.fn == "MPI_Allreduce" || cl.fn == "MPI_Barrier" {
 				me.syncs = []dmSync{everyone(0)}
 				if cl.pat != "" {
@@ -378,15 +384,9 @@ func (w *pureMPI) expected() Expected {
 		sumC += float64(mpi)
 		maxTminusC = math.Max(maxTminusC, float64(T-mpi))
 	}
-	var short, long []float64
-	if !w.nbc { // nbc's delay costs are not derived here (nbc.go)
-		short, long = w.delayCosts()
-	}
+	short, long := w.delayCosts()
 	for i := 0; i < R; i++ {
 		rowsW[i].(map[string]any)["caused_ns"] = caused[i]
-		if w.nbc {
-			continue
-		}
 		rowsW[i].(map[string]any)["delay_ns"] = int64(math.Round(short[i]))
 		if long := int64(math.Round(long[i])); long != 0 {
 			rowsW[i].(map[string]any)["long_term_ns"] = long // the report omits a zero

@@ -30,7 +30,8 @@ import (
 // MPI_Wait is charged by the definitions (docs/report-schema.md): the
 // late-start wait and the progress wait are both computed, the longer
 // kept (the late start on a tie), so the expected values follow from the
-// schedule whatever --ranks and --latency make of it.
+// schedule whatever --ranks and --latency make of it; the delay costs
+// follow from them by the delay model (nbcSync).
 
 // nbcKinds is how many kinds of iteration nbc cycles through.
 const nbcKinds = 3
@@ -102,6 +103,7 @@ func (w *pureMPI) planNBC() error {
 			last, lastEnter = max(last, start[i]), max(lastEnter, enter[i])
 		}
 		m := make([]nbcMember, R)
+		nc := &nbcColl{root: int(root), start: start, startCall: make([]int, R)}
 		for i := range m {
 			var x int64
 			switch {
@@ -124,7 +126,8 @@ func (w *pureMPI) planNBC() error {
 			w.calls[i] = append(w.calls[i], mpiCall{fn: fn, enter: start[i], exit: start[i], cause: -1, evs: []mpiEvent{
 				{trace.CollStart, start[i], []int64{int64(op), 0, root, sent, req}}}})
 			m[i] = nbcMember{start: start[i], enter: enter[i], exit: x, call: len(w.calls[i])}
-			w.calls[i] = append(w.calls[i], mpiCall{fn: "MPI_Wait", enter: enter[i], exit: x, cause: -1, evs: []mpiEvent{
+			nc.startCall[i] = len(w.calls[i]) - 1
+			w.calls[i] = append(w.calls[i], mpiCall{fn: "MPI_Wait", enter: enter[i], exit: x, cause: -1, nbc: nc, evs: []mpiEvent{
 				{trace.CollComplete, x, []int64{int64(op), 0, root, recvd, req}}}})
 			now[i] = x
 		}
@@ -190,4 +193,57 @@ func (w *pureMPI) nbcWaits(m []nbcMember, root int, pat string) {
 			w.setWait(i, m[i].call, pat, late, lsWho, m[lsWho].call-1)
 		}
 	}
+}
+
+// nbcColl is a nonblocking collective of nbc: its root (−1: an
+// MPI_Iallreduce), its members' starts and their start calls (index in
+// w.calls).
+type nbcColl struct {
+	root      int
+	start     []int64
+	startCall []int
+}
+
+// nbcSync adds the synchronization points of rank r's MPI_Wait k (index
+// in w.calls) of a nonblocking collective to the delay model's calls
+// (docs/report-schema.md). The collective's matched edges are its
+// members' starts: a member's synchronization with the others ends with
+// the latest start (or the root's: a broadcast's non-root), and all of its
+// MPI_Wait after that and after its own enter is its completion, which the
+// next interval's time map holds. An MPI_Iallreduce's MPI_Wait is a point
+// with every rank; an MPI_Ibcast's is one with the root only where it
+// waited for the root (late_broadcast). A wait at N×N or a late broadcast
+// is measured against its cause's start call (MPI_I*), one point there
+// with all the waiters it had, completing as the call ends (0: a start
+// takes no time here). A wait for progress has no delay costs: its point
+// has no wait, and the time maps count it as MPI time.
+func (w *pureMPI) nbcSync(calls [][]dmCall, r, k int) {
+	cl := &w.calls[r][k]
+	nc := cl.nbc
+	me := &calls[r][k+1]
+	lastStart := int64(math.MinInt64)
+	for _, t := range nc.start {
+		lastStart = max(lastStart, t)
+	}
+	waits := cl.pat != "" && cl.pat != "wait_for_progress"
+	var s dmSync
+	switch {
+	case nc.root < 0:
+		s = everyone(max(0, cl.exit-max(lastStart, cl.enter)))
+	case waits:
+		s = noWait(max(0, cl.exit-nc.start[nc.root]), nc.root)
+	default:
+		return
+	}
+	if waits {
+		sc := nc.startCall[cl.cause] + 1
+		peer := &calls[cl.cause][sc]
+		if len(peer.syncs) == 0 {
+			peer.syncs = []dmSync{noWait(0, r)}
+		} else {
+			peer.syncs[0].partners = append(peer.syncs[0].partners, r)
+		}
+		s.wait, s.pat, s.cause, s.causeCall, s.causeSync, s.coll = cl.wait, cl.pat, cl.cause, sc, 0, true
+	}
+	me.syncs = []dmSync{s}
 }

@@ -48,7 +48,7 @@ Workloads:
              others wait in until the last rank enters its own
              (wait_for_progress), and an MPI_Ibcast whose rotating root starts
              late (late_broadcast), in turn; an imbalanced MPI_Barrier at the
-             end (delay costs not in expected.json)
+             end
   tree       tasks that create tasks and wait for them (BOTS fib, health): a
              complete tree of --radix children a node (default 2) and --steps
              levels (default 8) under each process's master; a node computes
