@@ -154,6 +154,25 @@ func (h *harness) record(t *testing.T, opts []string, cmd ...string) (string, in
 	return dir, code, string(out)
 }
 
+// designed runs a recorded program up to three times until run finds
+// nothing off the program's design, and fails t with the last run's
+// findings: a run the machine's load disturbed (a rank descheduled for
+// the order of a designed lateness) is recorded again. What must hold in
+// every run (the ground truth) run checks itself, failing t.
+func designed(t *testing.T, run func() []string) {
+	t.Helper()
+	var bad []string
+	for attempt := 1; attempt <= 3; attempt++ {
+		if bad = run(); len(bad) == 0 {
+			return
+		}
+		t.Logf("run %d: %d off: %s", attempt, len(bad), strings.Join(bad, "; "))
+	}
+	for _, b := range bad {
+		t.Error(b)
+	}
+}
+
 // valid checks that the trace has no problem and loads every process.
 func valid(t *testing.T, dir string) []*trace.Process {
 	t.Helper()

@@ -9,7 +9,6 @@ package e2e
 // before.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -428,17 +427,7 @@ func TestPersistentRequests(t *testing.T) {
 func TestOverlappedCollectives(t *testing.T) {
 	h := setup(t)
 	const ranks, iters, lateUS = 4, 100, 2000
-	bin := h.buildMPI(t, testdata("nbc.c"))
-	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(lateUS))...)
-	procs := valid(t, dir)
-	if !bytes.Equal(analyzeJSON(t, h, dir, "1"), analyzeJSON(t, h, dir, "2")) {
-		t.Errorf("the reports at --ranks 1 and 2 differ")
-	}
-	r := h.report(t, dir)
-	noReportWarnings(t, r)
-	if it := printed(t, out, "iterations="); it != iters {
-		t.Fatalf("the program ran %d iterations, want %d", it, iters)
-	}
+	procs, r, _ := recordNBC(t, h, h.buildMPI(t, testdata("nbc.c")), ranks, iters, lateUS)
 	allMatched(t, r, 4*ranks*iters, 2*iters+1)
 	calls, mpiNS := byFunc(r)
 	for _, fn := range []string{"MPI_Iallreduce", "MPI_Neighbor_alltoall", "MPI_Ibarrier", "MPI_Wait"} {
@@ -767,17 +756,10 @@ func TestPureMPIValues(t *testing.T) {
 	// its waits by milliseconds (under two busy loops on 2 cores, 1 run in
 	// 8). A wait in the wrong pattern or on the wrong rank is wrong in
 	// every run, and fails.
-	var bad []string
-	for attempt := 1; attempt <= 3; attempt++ {
+	designed(t, func() []string {
 		r, procs, pc := recordPure(t, h, iters)
-		if bad = pureMismatches(t, r, procs, pc, iters); len(bad) == 0 {
-			return
-		}
-		t.Logf("run %d: %d values off: %s", attempt, len(bad), strings.Join(bad, "; "))
-	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+		return pureMismatches(t, r, procs, pc, iters)
+	})
 }
 
 // pureMismatches returns how the report of a recorded run of the pure MPI

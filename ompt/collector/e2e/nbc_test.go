@@ -30,17 +30,7 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	h := setup(t)
 	const ranks, iters, lateUS, overlapUS = 4, 20, 2000, 100
 	src := testdata("nbc_late.c")
-	bin := h.buildMPI(t, src)
-	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(lateUS))...)
-	procs := valid(t, dir)
-	if !bytes.Equal(analyzeJSON(t, h, dir, "1"), analyzeJSON(t, h, dir, "2")) {
-		t.Errorf("the reports at --ranks 1 and 2 differ")
-	}
-	r := h.report(t, dir)
-	noReportWarnings(t, r)
-	if it := printed(t, out, "iterations="); it != iters {
-		t.Fatalf("the program ran %d iterations, want %d", it, iters)
-	}
+	procs, r, out := recordNBC(t, h, h.buildMPI(t, src), ranks, iters, lateUS)
 	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
 	ws := r.WaitStates
 	if ws == nil {
@@ -180,6 +170,26 @@ func TestNonblockingCollectivesWait(t *testing.T) {
 	}
 }
 
+// recordNBC records a nonblocking-collective program of the repository
+// (ITERS LATE_US) on ranks processes and checks what every such run must
+// give: a valid trace, the same report at one and two analysis ranks, no
+// warning, the program's iterations. It returns the processes, the
+// report and the program's output.
+func recordNBC(t *testing.T, h *harness, bin string, ranks, iters, lateUS int) ([]*trace.Process, *report.Report, string) {
+	t.Helper()
+	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(lateUS))...)
+	procs := valid(t, dir)
+	if !bytes.Equal(analyzeJSON(t, h, dir, "1"), analyzeJSON(t, h, dir, "2")) {
+		t.Errorf("the reports at --ranks 1 and 2 differ")
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if it := printed(t, out, "iterations="); it != int64(iters) {
+		t.Fatalf("the program ran %d iterations, want %d", it, iters)
+	}
+	return procs, r, out
+}
+
 // nbcCause is an operation and the rank waited for, the latest to start.
 type nbcCause struct {
 	op   trace.CollOp
@@ -199,17 +209,7 @@ type nbcCause struct {
 func TestNonblockingCollectivesProgress(t *testing.T) {
 	h := setup(t)
 	const ranks, iters, lateUS = 4, 20, 2000
-	bin := h.buildMPI(t, testdata("nbc_progress.c"))
-	dir, out := h.mustRecord(t, nil, mpirunN(ranks, bin, strconv.Itoa(iters), strconv.Itoa(lateUS))...)
-	procs := valid(t, dir)
-	if !bytes.Equal(analyzeJSON(t, h, dir, "1"), analyzeJSON(t, h, dir, "2")) {
-		t.Errorf("the reports at --ranks 1 and 2 differ")
-	}
-	r := h.report(t, dir)
-	noReportWarnings(t, r)
-	if it := printed(t, out, "iterations="); it != iters {
-		t.Fatalf("the program ran %d iterations, want %d", it, iters)
-	}
+	procs, r, _ := recordNBC(t, h, h.buildMPI(t, testdata("nbc_progress.c")), ranks, iters, lateUS)
 	ws := r.WaitStates
 	var wait *report.WaitSite
 	for i := range ws.CallSites {
@@ -267,31 +267,10 @@ func TestNonblockingCollectivesProgress(t *testing.T) {
 // operation and cause (the latest start's rank).
 func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollOp]int64, inTest, prog int64, byCause map[nbcCause]int64) {
 	t.Helper()
-	type nbc struct {
-		op, root                  int64
-		startEnter, waitEnter, at int64
-		inTest                    bool
-	}
-	all := make([][]nbc, len(procs))
-	for r, p := range procs {
-		var enter int64
-		var fn string
-		byReq := map[int64]int{}
-		for _, e := range rowsOf(p)[0] {
-			switch e.Kind {
-			case trace.MPIEnter:
-				enter, fn = e.Time, p.String(e.Args[0])
-			case trace.CollStart:
-				byReq[e.Args[4]] = len(all[r])
-				all[r] = append(all[r], nbc{op: e.Args[0], root: e.Args[2], startEnter: enter})
-			case trace.CollComplete:
-				k, ok := byReq[e.Args[4]]
-				if !ok {
-					t.Fatalf("rank %d: %+v completes no start", r, e)
-				}
-				all[r][k].waitEnter, all[r][k].at, all[r][k].inTest = enter, e.Time, fn == "MPI_Test"
-			}
-		}
+	rec := recordedNBC(t, procs)
+	all := make([][]nbcCall, len(procs))
+	for r := range procs {
+		all[r] = rec[r]
 		if len(all[r]) != n {
 			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(all[r]), n)
 		}
@@ -332,7 +311,7 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollO
 			}
 			waits[op] += w
 			byCause[nbcCause{op, latest}] += w
-			if c.inTest {
+			if c.fn == "MPI_Test" {
 				inTest += w
 			}
 		}

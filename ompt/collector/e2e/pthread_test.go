@@ -632,18 +632,10 @@ func TestUserThreadsWaits(t *testing.T) {
 	bin := h.buildMPI(t, testdata("pthread_pool.c"))
 	condLine, barLine := lineOf(t, src, "pthread_cond_wait(&nonempty"), lineOf(t, src, "pthread_barrier_wait(&done); /* the workers' */")
 	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
-	var bad []string
-	for attempt := 1; attempt <= 3; attempt++ {
+	designed(t, func() []string {
 		dir, out := h.mustRecord(t, nil, mpirunN(2, bin)...)
-		procs := valid(t, dir)
-		if bad = poolMismatches(t, procs, h.report(t, dir), parsePool(t, out), condLine, barLine); len(bad) == 0 {
-			return
-		}
-		t.Logf("run %d: %d times off: %s", attempt, len(bad), strings.Join(bad, "; "))
-	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+		return poolMismatches(t, valid(t, dir), h.report(t, dir), parsePool(t, out), condLine, barLine)
+	})
 }
 
 func poolMismatches(t *testing.T, procs []*trace.Process, r *report.Report, u *poolRun, condLine, barLine int) []string {

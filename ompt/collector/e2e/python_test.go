@@ -44,8 +44,7 @@ func TestMPI4Py(t *testing.T) {
 	t.Run("pure values", func(t *testing.T) {
 		const iters = 4
 		script := filepath.Join(h.root, testdata("waits_pure.py"))
-		var bad []string
-		for attempt := 1; attempt <= 3; attempt++ {
+		designed(t, func() []string {
 			r, procs, pc := recordPureRun(t, h, mpirunN(2, py, script, strconv.Itoa(iters)))
 			allMatched(t, r, 3*iters, 2*iters)
 			for rank, p := range procs {
@@ -53,14 +52,8 @@ func TestMPI4Py(t *testing.T) {
 					t.Errorf("rank %d: %d threads, want the interpreter's only", rank, p.NumThreads())
 				}
 			}
-			if bad = pureMismatches(t, r, procs, pc, iters); len(bad) == 0 {
-				return
-			}
-			t.Logf("run %d: %d values off: %s", attempt, len(bad), strings.Join(bad, "; "))
-		}
-		for _, b := range bad {
-			t.Error(b)
-		}
+			return pureMismatches(t, r, procs, pc, iters)
+		})
 	})
 	t.Run("objects", func(t *testing.T) {
 		const iters = 3

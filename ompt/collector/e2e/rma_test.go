@@ -65,16 +65,7 @@ func TestRMACollectiveWaits(t *testing.T) {
 	// The ground truth is checked in every run; a run the machine's load
 	// disturbed (a rank descheduled for the lateness's order) is recorded
 	// again, at most three times, for the design's values.
-	var bad []string
-	for attempt := 1; attempt <= 3; attempt++ {
-		if bad = rmaRun(t, h, bin); len(bad) == 0 {
-			return
-		}
-		t.Logf("run %d: %s", attempt, strings.Join(bad, "; "))
-	}
-	for _, b := range bad {
-		t.Error(b)
-	}
+	designed(t, func() []string { return rmaRun(t, h, bin) })
 }
 
 // rmaRun records and checks one run of rma_fence.c: it fails t where the
@@ -274,16 +265,7 @@ func TestRMACollectiveWaitsFortran(t *testing.T) {
 	}{{"use-mpi", nil}, {"mpi_f08", []string{"-DUSE_F08"}}} {
 		t.Run(tc.name, func(t *testing.T) {
 			bin := h.buildMPI(t, testdata("rma_fence_f.F90"), tc.flags...)
-			var bad []string
-			for attempt := 1; attempt <= 3; attempt++ {
-				if bad = rmaFortranRun(t, h, bin); len(bad) == 0 {
-					return
-				}
-				t.Logf("run %d: %s", attempt, strings.Join(bad, "; "))
-			}
-			for _, b := range bad {
-				t.Error(b)
-			}
+			designed(t, func() []string { return rmaFortranRun(t, h, bin) })
 		})
 	}
 }
