@@ -505,6 +505,13 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	// (a completion may come on another thread); comm nil: a start that
 	// synchronizes nobody (a communicator of one) or was reported.
 	started := map[int64]openColl{}
+	// A collective's root as a world rank; −1 for none, or one out of range.
+	rootOf := func(r int64) int32 {
+		if r >= 0 && r < int64(nprocs) {
+			return int32(r)
+		}
+		return -1
+	}
 	bad := func(t int32, idx int64, kind trace.Kind, format string, args ...any) {
 		m.Stats.BadEvents++
 		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
@@ -567,10 +574,7 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			}
 			m.Stats.CollectiveCalls++
 			n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-			root := int32(-1)
-			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
-				root = int32(e.Args[2])
-			}
+			root := rootOf(e.Args[2])
 			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
 				payload: trace.CollPayload(e)}
 			calls[cm.ID]++
@@ -599,10 +603,7 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			}
 			m.Stats.CollectiveCalls++
 			n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
-			root := int32(-1)
-			if e.Args[2] >= 0 && e.Args[2] < int64(nprocs) {
-				root = int32(e.Args[2])
-			}
+			root := rootOf(e.Args[2])
 			var pay uint8
 			if e.Args[3] > 0 {
 				pay = trace.CollSends
@@ -650,11 +651,8 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 				return
 			}
 			delete(open, okey)
-			n := m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
-			nm := int32(cm.Size())
-			coord := int32(cm.Member(int(oc.inst % int64(nm))))
-			outColl.coll(&collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
-				begin: oc.node, end: n, coord: coord, memberIdx: int32(cm.IndexOf(int(me))), payload: oc.payload})
+			oc.end = m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
+			m.emitColl(outColl, me, &oc)
 		}
 	})
 	// Unfinished collectives, in a stable order.
@@ -684,9 +682,9 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	return err
 }
 
-// emitColl sends the member record of nonblocking collective oc (started
-// at node oc.node, completed at node oc.end, −1 for none) to its
-// instance's coordinator.
+// emitColl sends the member record of collective oc (begun or started at
+// node oc.node, ended or completed at node oc.end; −1 for a nonblocking
+// one never completed) to its instance's coordinator.
 func (m *Matching) emitColl(outColl *collOut, me int32, oc *openColl) {
 	cm := oc.comm
 	nm := int32(cm.Size())
