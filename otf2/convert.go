@@ -95,6 +95,15 @@ var collOps = [...]int64{
 	11: 4, 12: 3, 13: 13, 14: 14, 15: 15, 16: 16,
 }
 
+// opOf translates OTF2_CollectiveOp x by table (collOps, rmaCollOps):
+// 0, an operation that orders nothing, for one the table lacks.
+func opOf(table []int64, x uint64) int64 {
+	if x < uint64(len(table)) {
+		return table[x]
+	}
+	return 0
+}
+
 // rmaCollOps maps the OTF2_CollectiveOp of an RmaCollectiveEnd (Score-P:
 // a window's synchronisation collective over its group) to ptrace's
 // window operations: BARRIER is MPI_Win_fence, CREATE_HANDLE (17,
@@ -1331,10 +1340,7 @@ func (c *conv) pass2(t int) error {
 			if ci, ok = c.cutComm(ci, now); !ok {
 				return nil
 			}
-			op := int64(0)
-			if d.op < uint64(len(collOps)) {
-				op = collOps[d.op]
-			}
+			op := opOf(collOps[:], d.op)
 			root := c.collRoot(d.comm, d.root)
 			req := d.req
 			if req == 0 {
@@ -1378,17 +1384,13 @@ func (c *conv) pass2(t int) error {
 					c.undefComm.add("%s: offset %d: %s on RMA window %d, which is not a window of an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), win)
 				}
 				ci = int64(wi)
-				if e.A[0] < uint64(len(rmaCollOps)) {
-					op = rmaCollOps[e.A[0]]
-				}
+				op = opOf(rmaCollOps[:], e.A[0])
 			} else {
 				cm = uint32(ld.Map(mapComm, e.A[1]))
 				if ci, ok = c.comm(cm); !ok {
 					c.undefComm.add("%s: offset %d: %s on communicator %d, which is not an MPI communicator of this process; skipped", evt, e.Offset, EventName(e.Type), cm)
 				}
-				if e.A[0] < uint64(len(collOps)) {
-					op = collOps[e.A[0]]
-				}
+				op = opOf(collOps[:], e.A[0])
 			}
 			if !ok {
 				if len(h.buf) > 0 && h.buf[0].kind == trace.CollBegin {
@@ -2116,9 +2118,5 @@ func (c *conv) otherNBC(id uint64) (nbcOpen, bool) {
 	if !ok {
 		return nbcOpen{}, true
 	}
-	op := int64(0)
-	if d.op < uint64(len(collOps)) {
-		op = collOps[d.op]
-	}
-	return nbcOpen{req: d.req, op: op, ci: ci, root: c.collRoot(d.comm, d.root)}, true
+	return nbcOpen{req: d.req, op: opOf(collOps[:], d.op), ci: ci, root: c.collRoot(d.comm, d.root)}, true
 }
