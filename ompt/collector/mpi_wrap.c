@@ -147,18 +147,26 @@ static int members_of(MPI_Comm c, int **members, int *n, int **remote, int *rn)
 
 static int my_rank(MPI_Comm comm);
 
+/* The live table entry of handle c, the latest made (NULL: none); the
+ * caller holds comm_mu. */
+static struct comm_ent *live_ent(MPI_Comm c)
+{
+	for (int i = ncomms - 1; i >= 0; i--)
+		if (comms[i].alive && comms[i].h == c)
+			return &comms[i];
+	return NULL;
+}
+
 static struct comm_view lookup(MPI_Comm c)
 {
 	if (c == MPI_COMM_WORLD)
 		return (struct comm_view){ 0, world_size, 0, 0, NULL, NULL };
 	pthread_mutex_lock(&comm_mu);
-	for (int i = ncomms - 1; i >= 0; i--) {
-		struct comm_ent *e = &comms[i];
-		if (e->alive && e->h == c) {
-			struct comm_view v = { e->index, e->size, e->inter, e->rsize, e->members, e->remote };
-			pthread_mutex_unlock(&comm_mu);
-			return v;
-		}
+	struct comm_ent *e = live_ent(c);
+	if (e) {
+		struct comm_view v = { e->index, e->size, e->inter, e->rsize, e->members, e->remote };
+		pthread_mutex_unlock(&comm_mu);
+		return v;
 	}
 	pthread_mutex_unlock(&comm_mu);
 	if (c == MPI_COMM_NULL || world_rank < 0)
@@ -261,29 +269,22 @@ static int64_t idup_id(int64_t parent, uint32_t k)
 /* The id of c and its next idup number (under the lock): 0 when c is unknown. */
 static int next_idup(MPI_Comm c, int64_t *id, uint32_t *k)
 {
-	int found = 0;
 	pthread_mutex_lock(&comm_mu);
-	for (int i = ncomms - 1; i >= 0; i--) {
-		struct comm_ent *e = &comms[i];
-		if (e->alive && e->h == c) {
-			*id = e->id;
-			*k = ++e->idups;
-			found = 1;
-			break;
-		}
+	struct comm_ent *e = live_ent(c);
+	if (e) {
+		*id = e->id;
+		*k = ++e->idups;
 	}
 	pthread_mutex_unlock(&comm_mu);
-	return found;
+	return e != NULL;
 }
 
 static void forget_comm(MPI_Comm c)
 {
 	pthread_mutex_lock(&comm_mu);
-	for (int i = ncomms - 1; i >= 0; i--)
-		if (comms[i].alive && comms[i].h == c) {
-			comms[i].alive = 0;
-			break;
-		}
+	struct comm_ent *e = live_ent(c);
+	if (e)
+		e->alive = 0;
 	pthread_mutex_unlock(&comm_mu);
 }
 
@@ -2234,16 +2235,13 @@ static struct comm_view win_begin(MPI_Comm comm, const char *fn)
 	const int *members = NULL;
 	int n = 0, inter = 1;
 	pthread_mutex_lock(&comm_mu);
-	for (int i = ncomms - 1; i >= 0; i--) {
-		struct comm_ent *e = &comms[i];
-		if (e->alive && e->h == comm) {
-			parent = e->id;
-			k = ++e->wins;
-			members = e->members;
-			n = e->size;
-			inter = e->inter;
-			break;
-		}
+	struct comm_ent *e = live_ent(comm);
+	if (e) {
+		parent = e->id;
+		k = ++e->wins;
+		members = e->members;
+		n = e->size;
+		inter = e->inter;
 	}
 	struct comm_view v = none;
 	if (members && n > 0 && !inter) { /* windows are made on intracommunicators only */
