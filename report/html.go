@@ -75,7 +75,7 @@ func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more 
 	cols = append(cols, "transfer/other", "caused", "root-cause delay")
 	procs := append([]WaitProcess(nil), ws.PerProcess...)
 	sort.SliceStable(procs, func(i, j int) bool {
-		return waiting(&procs[i].WaitTimes) > waiting(&procs[j].WaitTimes)
+		return procs[i].WaitTimes.Waiting() > procs[j].WaitTimes.Waiting()
 	})
 	if len(procs) > maxRows {
 		more = len(procs) - maxRows

@@ -629,6 +629,15 @@ type WaitTimes struct {
 	WaitingCalls int64 `json:"waiting_calls"`
 }
 
+// Waiting returns the row's time charged to any pattern.
+func (w *WaitTimes) Waiting() int64 {
+	var n int64
+	for _, pt := range waitPatterns(w) {
+		n += pt.ns
+	}
+	return n
+}
+
 // Windows says whether the row has any one-sided synchronisation wait:
 // the HTML page shows their columns only then.
 func (w *WaitTimes) Windows() bool {

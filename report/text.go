@@ -377,12 +377,12 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 	var most *WaitProcess
 	for i := range ws.PerProcess {
 		q := &ws.PerProcess[i]
-		if most == nil || waiting(&q.WaitTimes) > waiting(&most.WaitTimes) {
+		if most == nil || q.WaitTimes.Waiting() > most.WaitTimes.Waiting() {
 			most = q
 		}
 	}
-	if most != nil && waiting(&most.WaitTimes) > 0 {
-		p.line("  rank %d waits most: %s (%s of its MPI time)", most.Rank, Dur(waiting(&most.WaitTimes)), share(waiting(&most.WaitTimes), most.MPINS))
+	if most != nil && most.WaitTimes.Waiting() > 0 {
+		p.line("  rank %d waits most: %s (%s of its MPI time)", most.Rank, Dur(most.WaitTimes.Waiting()), share(most.WaitTimes.Waiting(), most.MPINS))
 	}
 	for i, c := range ws.Causes {
 		if i == o.TopFindings {
@@ -405,7 +405,7 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		if d.Site != "" && d.Site != d.Code {
 			code += " before " + ShortCode(d.Site)
 		}
-		if total := waiting(&ws.WaitTimes); d.LongTermNS > 0 && total > 0 {
+		if total := ws.WaitTimes.Waiting(); d.LongTermNS > 0 && total > 0 {
 			p.line("  root cause: rank %d's %s costs %s of all waiting (its excess time before the calls waited for), %s more through the waits it propagated",
 				d.Rank, code, Pct(d.Share), Pct(float64(d.LongTermNS)/float64(total)))
 			continue
@@ -571,15 +571,6 @@ func patternTitle(key string) string {
 		return "wait at window free"
 	}
 	return strings.ReplaceAll(key, "_", " ")
-}
-
-// waiting returns the time of w charged to any pattern.
-func waiting(w *WaitTimes) int64 {
-	var n int64
-	for _, pt := range waitPatterns(w) {
-		n += pt.ns
-	}
-	return n
 }
 
 func biggestGroups(gs []AnomalyGroup) []AnomalyGroup {

@@ -42,7 +42,7 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	}
 	sort.SliceStable(ws.CallSites, func(i, j int) bool {
 		a, b := &ws.CallSites[i], &ws.CallSites[j]
-		if wa, wb := Waiting(&a.WaitTimes), Waiting(&b.WaitTimes); wa != wb {
+		if wa, wb := a.Waiting(), b.Waiting(); wa != wb {
 			return wa > wb
 		}
 		if a.MPINS != b.MPINS {
@@ -66,7 +66,7 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 	for i := range ws.PerProcess {
 		procs[ws.PerProcess[i].Rank] = i
 	}
-	total := Waiting(&ws.WaitTimes)
+	total := ws.Waiting()
 	ws.Causes = []report.WaitCause{}
 	for _, c := range causes {
 		p := entry(procs, &ws.PerProcess, c.Rank, func() report.WaitProcess { return report.WaitProcess{Rank: c.Rank} })
@@ -159,12 +159,6 @@ func Report(rows []Row, causes []Cause, delays []Delay) *report.WaitStates {
 // alone.
 func EmptyReport() *report.WaitStates {
 	return &report.WaitStates{CallSites: []report.WaitSite{}, PerProcess: []report.WaitProcess{}, Causes: []report.WaitCause{}, Delays: []report.WaitDelay{}}
-}
-
-// Waiting returns the time of t charged to any pattern.
-func Waiting(t *report.WaitTimes) int64 {
-	return t.LateSenderNS + t.LateReceiverNS + t.WaitNxNNS + t.WaitBarrierNS + t.LateBroadcastNS + t.EarlyReduceNS +
-		t.WaitAtFenceNS + t.WaitAtWinCreateNS + t.WaitAtWinFreeNS + t.WaitForProgressNS
 }
 
 func add(t *report.WaitTimes, r *Row) {
