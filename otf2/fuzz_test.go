@@ -208,3 +208,70 @@ func withRank0(t *testing.T, files map[string][]byte, evt []byte) string {
 	os.WriteFile(filepath.Join(dir, "traces", "0.evt"), evt, 0o644)
 	return dir
 }
+
+// realArchives reads every committed archive written by a real tracer
+// (Score-P 2.0–8.4, TAU 2.35) but its location 0's events, in the order of
+// their directory names.
+func realArchives(f *testing.F) (names []string, archives []map[string][]byte, evts [][]byte) {
+	dirs, err := filepath.Glob("testdata/*/traces.otf2")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, anchor := range dirs {
+		dir := filepath.Dir(anchor)
+		if filepath.Base(dir) == "halo" { // the hand-encoded one FuzzConvert takes
+			continue
+		}
+		files := map[string][]byte{}
+		var evt []byte
+		err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			if rel != "traces.otf2" && rel != "traces.def" && filepath.Dir(rel) != "traces" {
+				return nil // the archive's notes, scout's figures
+			}
+			b, err := os.ReadFile(p)
+			if rel == filepath.Join("traces", "0.evt") {
+				evt = b
+			} else {
+				files[rel] = b
+			}
+			return err
+		})
+		if err != nil {
+			f.Fatal(err)
+		}
+		if evt == nil {
+			f.Fatalf("%s: no location 0", dir)
+		}
+		names = append(names, dir)
+		archives = append(archives, files)
+		evts = append(evts, evt)
+	}
+	if len(archives) == 0 {
+		f.Fatal("no archive in testdata")
+	}
+	return names, archives, evts
+}
+
+// FuzzConvertArchives: FuzzConvert's property on the archives real tracers
+// wrote, each with its own definitions: the input's first byte picks the
+// archive, the rest is its location 0's events, seeded with the recorded
+// ones. Their records (nonblocking collectives and their requests,
+// one-sided windows, persistent requests, threads, recording gaps, the
+// older Score-P and TAU layouts) meet definitions that name them, which a
+// mutation of the hand-encoded archive's events seldom reaches.
+func FuzzConvertArchives(f *testing.F) {
+	_, archives, evts := realArchives(f)
+	for i, evt := range evts {
+		f.Add(append([]byte{byte(i)}, evt...))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) == 0 {
+			return
+		}
+		convertsOrErrs(t, archives[int(data[0])%len(archives)], data[1:], nil)
+	})
+}
