@@ -34,11 +34,12 @@ import (
 // The progress points travel with the nodes' other values (Analyze's
 // graph.PropagateMaxTo), as a third value of the start nodes, along the
 // causal start → completion edges the matching made by the operation's
-// class: no edge goes from a progress point, for under asynchronous
-// progress (a progress thread, a network that completes the operation on
-// its own) a completion does not follow another member's progress
-// point, and the clock synchronization and the critical path must see
-// causal edges only. The third value is there only when some process has
+// class: the matching makes no edge from a progress point, for under
+// asynchronous progress (a progress thread, a network that completes the
+// operation on its own) a completion does not follow another member's
+// progress point, and the clock synchronization must see causal edges
+// only. The critical path takes one where the completion came after the
+// point (progressEdges, below). The third value is there only when some process has
 // a coll_start (the width is agreed over the analysis ranks), so traces
 // without nonblocking collectives keep their memory and their reports.
 //
