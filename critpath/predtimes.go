@@ -41,9 +41,11 @@ func PredTimes(edges []graph.RemoteEdges, i int, buf *PredBuf) sim.PredTime {
 	}
 	*buf = byThread
 	for _, l := range byThread {
-		// Stable, and the last of equal events wins below: as a map
-		// filled in edge order would have it.
-		slices.SortStableFunc(l, func(a, b predAt) int { return cmp.Compare(a.event, b.event) })
+		// An event with several predecessors (a completion that waited
+		// for a member's progress: its matched predecessor and the
+		// progress point, waitstate) takes the latest: the last of equal
+		// events below.
+		slices.SortFunc(l, func(a, b predAt) int { return cmp.Or(cmp.Compare(a.event, b.event), cmp.Compare(a.time, b.time)) })
 	}
 	// The simulation asks in each thread's event order: a lookup starts
 	// where the thread's last one ended (every entry before next[th] is

@@ -39,6 +39,8 @@ type pureMPI struct {
 	fin    int64 // when the final barrier ends: the window's end
 	calls  [][]mpiCall
 	nbc    bool // the nbc workload (nbc.go)
+	// pathMPI bounds nbc's MPI time on the critical path (nbcPath).
+	pathMPI [2]int64
 }
 
 // mpiCall is one MPI call of a rank's schedule, with the events inside it
@@ -446,6 +448,21 @@ func (w *pureMPI) expected() Expected {
 	e.set("critical_path.work_ns", bw)
 	e.set("critical_path.parallelism", float64(bw)/float64(T))
 	e.tol("critical_path.parallelism", 1e-9)
+	if w.nbc {
+		// The path's MPI time is the completions' parts after what they
+		// waited for (nbcPath), within the range its ties allow, the rest
+		// its computation: where the path ran through a waiter's MPI_Wait
+		// instead of the late member's computation, as it did through a
+		// wait for progress, MPI time grows by the wait.
+		lo, hi := w.pathMPI[0], w.pathMPI[1]
+		mid, half := (lo+hi)/2, float64(hi-lo+1)/2
+		kinds := []map[string]any{{"name": "serial", "ns": T - mid}}
+		if hi > 0 {
+			kinds = append(kinds, map[string]any{"name": "mpi", "ns": mid})
+		}
+		e.set("critical_path.by_kind", kinds)
+		e.tol("critical_path.by_kind.ns", half)
+	}
 	e.set("trace.duration_ns", w.initNS+w.fin+int64(R)*c.LatencyNS)
 	e.set("trace.window.duration_ns", T)
 	e.set("trace.window.bounds", "mpi")

@@ -136,6 +136,9 @@ func (w *pureMPI) planNBC() error {
 			pat = "late_broadcast"
 		}
 		w.nbcWaits(m, int(root), pat)
+		lo, hi := nbcPath(m, int(root))
+		w.pathMPI[0] += lo
+		w.pathMPI[1] += hi
 	}
 	// MPI_Barrier after a reverse imbalance, as mpi's.
 	last, who := int64(math.MinInt64), 0
@@ -147,6 +150,8 @@ func (w *pureMPI) planNBC() error {
 		}
 	}
 	w.collective("MPI_Barrier", trace.CollBarrier, "wait_barrier", enter, last, who, now)
+	w.pathMPI[0] += now[0] - last // every member's barrier after the last enter
+	w.pathMPI[1] += now[0] - last
 	w.fin = now[0]
 	w.initNS = 2*C + L
 	return nil
@@ -193,6 +198,36 @@ func (w *pureMPI) nbcWaits(m []nbcMember, root int, pat string) {
 			w.setWait(i, m[i].call, pat, late, lsWho, m[lsWho].call-1)
 		}
 	}
+}
+
+// nbcPath returns the least and the most MPI time a nonblocking
+// collective can put on the critical path (docs/engine.md): the path
+// crosses it through one member's MPI_Wait (a start call takes no time
+// here), which weighs from the latest of its enter, the latest start of
+// the members it waits for (the matched edge) and, where it waited for
+// their progress and completed after it, their latest progress point
+// (the MPI_Wait enter: the progress edge) to its completion. Which
+// member's it is may be a tie (a member done early computes until the
+// next iteration begins), hence the range.
+func nbcPath(m []nbcMember, root int) (lo, hi int64) {
+	lo, hi = int64(math.MaxInt64), int64(math.MinInt64)
+	for i := range m {
+		from := m[i].enter
+		if len(m) > 1 && i != root {
+			ls, pp := int64(math.MinInt64), int64(math.MinInt64)
+			for j := range m {
+				if root < 0 || j == root {
+					ls, pp = max(ls, m[j].start), max(pp, m[j].enter)
+				}
+			}
+			from = max(from, min(ls, m[i].exit))
+			if pp > from && pp <= m[i].exit {
+				from = pp
+			}
+		}
+		lo, hi = min(lo, m[i].exit-from), max(hi, m[i].exit-from)
+	}
+	return lo, hi
 }
 
 // nbcColl is a nonblocking collective of nbc: its root (−1: an

@@ -297,9 +297,12 @@ type FragPass struct {
 
 	// Sources are events of receives that a Late Receiver edge leaves
 	// from (the receive's start: an MPI_Irecv's mpi_recv_post, a blocking
-	// receive's mpi_recv), sorted by thread and event: each gets the post
-	// node of its call in SendNode. The senders' side of those edges
-	// comes through pred, at their mpi_send or mpi_request_done.
+	// receive's mpi_recv), and nonblocking collectives' coll_complete
+	// events whose call's enter is a progress point another member waited
+	// for (a wait for progress, waitstate), sorted by thread and event:
+	// each gets the post node of its call in SendNode. The other side of
+	// those edges comes through pred, at their mpi_send, mpi_request_done
+	// or coll_complete.
 	Sources []EventRef
 	srcAt   []int // per thread: the next source to meet, in Sources
 
@@ -966,7 +969,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	case trace.MPIRecv, trace.CollEnd, trace.CollComplete:
 		if p.cur[th] != -1 {
 			idx := s.Pos(th)
-			if e.Kind == trace.MPIRecv {
+			if e.Kind != trace.CollEnd {
 				p.source(s, th)
 			}
 			p.F.RecvNode.Add(th, idx, p.materialize(s, th))
@@ -1309,7 +1312,7 @@ func (p *FragPass) lateReceiver(s *Sim, th int) {
 
 // source gives the current event of thread th, when it is one of
 // Sources, its MPI call's post node as a send-like node: where the
-// receive began.
+// receive began, or the progress point.
 func (p *FragPass) source(s *Sim, th int) {
 	if len(p.Sources) == 0 {
 		return

@@ -88,6 +88,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		width = 3
 	}
 	progs := progCursor{pts: a.progs}
+	if ps.on {
+		a.keepProgDone()
+	}
 	a.progs = nil
 	proc := 0 // of the last node in a call: nodes come in order
 	nv, at := a.makeNodeVals()
@@ -329,8 +332,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				// start, when longer than the wait for the start
 				// (progress.go).
 				if hasProg && op.Valid() {
-					if pw := progressWait(enter, lv, cs.exitAt(k)-tail, prog); pw > 0 && (pt == None || pw > w) {
+					end := cs.exitAt(k) - tail
+					pw := progressWait(enter, lv, end, prog)
+					if pw > 0 && (pt == None || pw > w) {
 						w, pt, pred = pw, WaitForProgress, prog.rank
+					}
+					// The critical path's edge from the progress point,
+					// when the completion came after it (progressEdges).
+					if pw > 0 && prog.at <= end {
+						a.progReqs = append(a.progReqs, progReq{proc: int32(i), node: v, cause: prog.rank, at: prog.at})
 					}
 				}
 			default:
@@ -425,6 +435,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	if err := comm.Agree(c, perr); err != nil {
 		return nil, nil, nil, err
+	}
+	if ps.on {
+		if err := a.progressEdges(c, owners, &ps); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	// Merge over this rank's processes (sites are per process, names
 	// are not): one row per (cause, site name, pattern).

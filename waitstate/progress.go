@@ -2,11 +2,16 @@ package waitstate
 
 import (
 	"cmp"
+	"encoding/binary"
+	"fmt"
 	"math"
 	"math/bits"
 	"slices"
+	"sort"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -29,11 +34,12 @@ import (
 // The progress points travel with the nodes' other values (Analyze's
 // graph.PropagateMaxTo), as a third value of the start nodes, along the
 // causal start → completion edges the matching made by the operation's
-// class: no edge goes from a progress point, for under asynchronous
-// progress (a progress thread, a network that completes the operation on
-// its own) a completion does not follow another member's progress
-// point, and the clock synchronization and the critical path must see
-// causal edges only. The third value is there only when some process has
+// class: the matching makes no edge from a progress point, for under
+// asynchronous progress (a progress thread, a network that completes the
+// operation on its own) a completion does not follow another member's
+// progress point, and the clock synchronization must see causal edges
+// only. The critical path takes one where the completion came after the
+// point (progressEdges, below). The third value is there only when some process has
 // a coll_start (the width is agreed over the analysis ranks), so traces
 // without nonblocking collectives keep their memory and their reports.
 //
@@ -69,6 +75,7 @@ const delayPatterns = WaitForProgress
 type progPt struct {
 	node int32
 	at   int64
+	done int32 // the completion node whose call's enter at is
 }
 
 // progVal is the latest progress point a completion learnt and the
@@ -206,7 +213,7 @@ func (r *callRecorder) nbcEvent(e *trace.Event, v int32) {
 		delete(r.starts, req)
 		if k := a.call[v]; k >= 0 {
 			at := max(r.c.enterAt(k), r.c.enterAt(a.call[s]))
-			a.progs = append(a.progs, progPt{node: s, at: at})
+			a.progs = append(a.progs, progPt{node: s, at: at, done: v})
 		}
 	}
 }
@@ -235,4 +242,194 @@ func (nv *nodeVals) maxProg(j int, p progVal) {
 // the others p, and the completion end.
 func progressWait(enter, lv, end int64, p progVal) int64 {
 	return min(p.at, end) - max(enter, lv)
+}
+
+// The critical path through a wait for progress.
+//
+// A completion that waited for another member's progress point (its
+// progress wait is positive) and came no earlier than that point
+// depends on it: the member's computation up to the enter of its
+// completing call held the collective back. The critical path takes an
+// edge from that member's progress point (its completing call's post
+// node, sim.FragPass.Sources) to the completion, so that it runs through
+// the late member's computation instead of the waiter's wait. The edge
+// is the critical path's alone, as a Late Receiver's is: it joins the
+// rows after the clock synchronization, which sees causal edges only
+// (under asynchronous progress a completion does not follow another
+// member's progress point, and then it comes before it: no edge). A
+// completion after its progress point gets the edge whichever pattern
+// its call is charged, for the dependence is there either way: the
+// longest path decides whether it runs through the late start or the
+// late progress.
+//
+// The waiter knows the member (its world rank) and the progress point's
+// time, not the member's event: progressEdges sends each such completion
+// to the member's analysis rank, which finds its completion whose call's
+// enter is that progress point (progDone) and answers with its event,
+// now a source of its simulation's fragments, for the waiter's row.
+
+// progDone is a progress point of one of this rank's processes and the
+// completion node whose call's enter it is.
+type progDone struct {
+	proc int32 // local process
+	at   int64
+	done int32
+}
+
+// progReq is a completion that waited for a member's progress point:
+// its local process and node, the member's world rank and the point
+// (as the propagated value gives it: coarsened by progScale.sh).
+type progReq struct {
+	proc  int32
+	node  int32
+	cause int32
+	at    int64
+}
+
+// keepProgDone keeps, from the progress points (sorted by start node),
+// each one's completion by process and time.
+func (a *Analysis) keepProgDone() {
+	if len(a.progs) == 0 {
+		return
+	}
+	a.progDone = make([]progDone, 0, len(a.progs))
+	for _, pp := range a.progs {
+		if i := a.m.ProcOf(pp.node); i >= 0 && a.m.ProcOf(pp.done) == i {
+			a.progDone = append(a.progDone, progDone{proc: i, at: pp.at, done: pp.done})
+		}
+	}
+	slices.SortFunc(a.progDone, func(x, y progDone) int {
+		return cmp.Or(cmp.Compare(x.proc, y.proc), cmp.Compare(x.at, y.at), cmp.Compare(x.done, y.done))
+	})
+}
+
+// quant returns progress point at as enc keeps it (its time part).
+func (s *progScale) quant(at int64) int64 { return int64((uint64(at) - uint64(s.lo)) >> s.sh) }
+
+// findDone returns local process i's completion at progress point at
+// (compared as s keeps it; several: the earliest point, then the first
+// node), ok false for none.
+func (a *Analysis) findDone(s *progScale, i int32, at int64) (progDone, bool) {
+	q := s.quant(at)
+	lo := sort.Search(len(a.progDone), func(j int) bool { return a.progDone[j].proc >= i })
+	hi := sort.Search(len(a.progDone), func(j int) bool { return a.progDone[j].proc > i })
+	l := a.progDone[lo:hi]
+	j := sort.Search(len(l), func(j int) bool { return s.quant(l[j].at) >= q })
+	if j == len(l) || s.quant(l[j].at) != q {
+		return progDone{}, false
+	}
+	return l[j], true
+}
+
+// Sizes of progressEdges' records: a request (the member's world rank,
+// the point, the waiter's world rank, thread and event) and an answer
+// (the waiter's world rank, thread and event, the member's world rank,
+// thread and event, the point's exact time).
+const (
+	progReqSize = 4 + 8 + 4 + 4 + 8
+	progAnsSize = 4 + 4 + 8 + 4 + 4 + 8 + 8
+)
+
+// progressEdges makes the critical path's edges of the waits for progress
+// (a.progReqs, from Analyze's loop) in two exchanges: the waiters' ranks
+// ask the members' for their completions' events; those mark them as
+// sources (a.lrSources) and answer; the waiters' ranks add the rows to
+// a.lrEdges, per process in the order of their completions. Collective.
+func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale) error {
+	m := a.m
+	le := binary.LittleEndian
+	local := map[int]int32{}
+	for i, p := range m.Procs {
+		local[p.Header.Rank] = int32(i)
+	}
+	bufs := make([][]byte, c.Size())
+	for _, r := range a.progReqs {
+		to := owners.Owner(int(r.cause))
+		b := le.AppendUint32(bufs[to], uint32(r.cause))
+		b = le.AppendUint64(b, uint64(r.at))
+		b = le.AppendUint32(b, uint32(m.Procs[r.proc].Header.Rank))
+		b = le.AppendUint32(b, uint32(m.ThreadOf(r.node)))
+		bufs[to] = le.AppendUint64(b, uint64(m.EventOf(r.node)))
+	}
+	a.progReqs = nil
+	recv, err := c.Alltoallv(bufs)
+	if err != nil {
+		return err
+	}
+	var perr error
+	srcs := make([][]sim.EventRef, len(m.Procs))
+	bufs = make([][]byte, c.Size())
+	for q, buf := range recv {
+		if len(buf)%progReqSize != 0 {
+			perr = fmt.Errorf("rank %d: waitstate: %d bytes of progress points from rank %d", c.Rank(), len(buf), q)
+			break
+		}
+		for ; len(buf) > 0; buf = buf[progReqSize:] {
+			proc, at := int(le.Uint32(buf)), int64(le.Uint64(buf[4:]))
+			i, ok := local[proc]
+			if !ok {
+				perr = fmt.Errorf("rank %d: waitstate: rank %d sent a progress point of process %d, not held here", c.Rank(), q, proc)
+				break
+			}
+			d, ok := a.findDone(s, i, at)
+			if !ok {
+				continue // not a point of the process's: no edge
+			}
+			th, ev := m.ThreadOf(d.done), m.EventOf(d.done)
+			srcs[i] = append(srcs[i], sim.EventRef{Thread: th, Event: ev})
+			b := append(bufs[q], buf[12:progReqSize]...) // the waiter
+			b = le.AppendUint32(b, uint32(proc))
+			b = le.AppendUint32(b, uint32(th))
+			b = le.AppendUint64(b, uint64(ev))
+			bufs[q] = le.AppendUint64(b, uint64(d.at))
+		}
+	}
+	a.progDone = nil
+	if err := comm.Agree(c, perr); err != nil {
+		return err
+	}
+	recv, err = c.Alltoallv(bufs)
+	if err != nil {
+		return err
+	}
+	type row struct {
+		wth, pth, pproc int32
+		wev, pev, at    int64
+	}
+	rows := make([][]row, len(m.Procs))
+	for q, buf := range recv {
+		if len(buf)%progAnsSize != 0 {
+			perr = fmt.Errorf("rank %d: waitstate: %d bytes of progress sources from rank %d", c.Rank(), len(buf), q)
+			break
+		}
+		for ; len(buf) > 0; buf = buf[progAnsSize:] {
+			i, ok := local[int(le.Uint32(buf))]
+			if !ok {
+				perr = fmt.Errorf("rank %d: waitstate: rank %d answered for process %d, not held here", c.Rank(), q, le.Uint32(buf))
+				break
+			}
+			rows[i] = append(rows[i], row{wth: int32(le.Uint32(buf[4:])), wev: int64(le.Uint64(buf[8:])),
+				pproc: int32(le.Uint32(buf[16:])), pth: int32(le.Uint32(buf[20:])), pev: int64(le.Uint64(buf[24:])), at: int64(le.Uint64(buf[32:]))})
+		}
+	}
+	if err := comm.Agree(c, perr); err != nil {
+		return err
+	}
+	for i, l := range rows {
+		slices.SortFunc(l, func(x, y row) int { return cmp.Or(cmp.Compare(x.wth, y.wth), cmp.Compare(x.wev, y.wev)) })
+		e := &a.lrEdges[i]
+		e.Reserve(len(l))
+		for _, r := range l {
+			e.Append(r.wth, r.wev, trace.CollComplete, r.pproc, r.pth, r.pev, trace.CollComplete, r.at)
+		}
+	}
+	for i, l := range srcs {
+		if len(l) == 0 {
+			continue
+		}
+		l = append(l, a.lrSources[i].refs()...)
+		slices.SortFunc(l, sim.CompareEventRefs)
+		a.lrSources[i] = packEventRefs(slices.Compact(l))
+	}
+	return nil
 }

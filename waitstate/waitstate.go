@@ -380,6 +380,11 @@ type Analysis struct {
 	// members' progress points (progress.go), as Record finds them;
 	// sorted by node and dropped by Analyze.
 	progs []progPt
+	// progDone are this rank's progress points by process and time,
+	// with their completions, and progReqs the completions that waited
+	// for one (progressEdges): from PropagateMax to the loop's end.
+	progDone []progDone
+	progReqs []progReq
 }
 
 // eventRef packs an event's thread and index in one value (indices stay

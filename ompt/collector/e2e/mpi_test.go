@@ -484,6 +484,24 @@ func TestOverlappedCollectives(t *testing.T) {
 			t.Errorf("rank %d causes %d ns of wait for progress, by hand %d", rk, caused[rk], progCause[rk])
 		}
 	}
+	// The critical path spends in the Iallreduce's MPI_Wait no more than
+	// the definitions allow (waitOnPathByHand on its instances): it
+	// follows the waits for progress to rank 0's computation.
+	all := recordedNBC(t, procs)
+	red := map[int][]nbcCall{}
+	for rk, cs := range all {
+		for _, c := range cs {
+			if trace.CollOp(c.op) == trace.CollAllreduce {
+				red[rk] = append(red[rk], c)
+			}
+		}
+	}
+	inWait, byRank := onPath(t, r, "MPI_Wait")
+	bound := waitOnPathByHand(red)
+	t.Logf("critical path: %d ns in MPI_Wait (at most %d by hand), by process %v", inWait, bound, byRank)
+	if inWait > bound+100_000 {
+		t.Errorf("the critical path spends %d ns in MPI_Wait, at most %d by the definitions", inWait, bound)
+	}
 }
 
 // MPI_Buffer_attach and MPI_Buffer_detach (bsend.c: a buffer attached per

@@ -254,6 +254,20 @@ func TestNonblockingCollectivesProgress(t *testing.T) {
 	if caused[0] < planned/4 {
 		t.Errorf("rank 0 causes %d ns of wait for progress, want over %d", caused[0], planned/4)
 	}
+	// The critical path follows the waits for progress to rank 0's
+	// computation: it spends in MPI_Wait no more than the definitions
+	// allow (waitOnPathByHand), and rank 0 holds at least half its late
+	// computation. Before, it ran through the waiters' whole MPI_Wait
+	// (76 % of the path) and rank 0 held 19 %.
+	inWait, byRank := onPath(t, r, "MPI_Wait")
+	bound := waitOnPathByHand(recordedNBC(t, procs))
+	t.Logf("critical path: %d ns in MPI_Wait (at most %d by hand), %d ns in rank 0", inWait, bound, byRank["rank 0"])
+	if inWait > bound+100_000 {
+		t.Errorf("the critical path spends %d ns in MPI_Wait, at most %d by the definitions", inWait, bound)
+	}
+	if late := int64(iters * lateUS * 1000); byRank["rank 0"] < late/2 {
+		t.Errorf("rank 0 holds %d ns of the critical path, want at least half its %d ns of late progress", byRank["rank 0"], late)
+	}
 }
 
 // handNBC applies the wait definitions to the recorded nonblocking
@@ -321,11 +335,11 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollO
 
 // nbcCall is one member's part in a nonblocking collective, as recorded:
 // the enter of its start's call, the enter and function of the call that
-// completed it and the completion's time.
+// completed it, the completion's time and the call's exit.
 type nbcCall struct {
 	op, root              int64
 	startEnter, waitEnter int64
-	at                    int64
+	at, exit              int64
 	fn                    string
 }
 
@@ -338,11 +352,17 @@ func recordedNBC(t *testing.T, procs []*trace.Process) map[int][]nbcCall {
 		r := p.Header.Rank
 		var enter int64
 		var fn string
+		var done []int // completed in the open call
 		byReq := map[int64]int{}
 		for _, e := range rowsOf(p)[0] {
 			switch e.Kind {
 			case trace.MPIEnter:
 				enter, fn = e.Time, p.String(e.Args[0])
+			case trace.MPIExit:
+				for _, k := range done {
+					all[r][k].exit = e.Time
+				}
+				done = done[:0]
 			case trace.CollStart:
 				byReq[e.Args[4]] = len(all[r])
 				all[r] = append(all[r], nbcCall{op: e.Args[0], root: e.Args[2], startEnter: enter})
@@ -353,6 +373,7 @@ func recordedNBC(t *testing.T, procs []*trace.Process) map[int][]nbcCall {
 				}
 				c := &all[r][k]
 				c.waitEnter, c.at, c.fn = enter, e.Time, fn
+				done = append(done, k)
 			}
 		}
 	}
@@ -413,4 +434,62 @@ func progressByHand(t *testing.T, all map[int][]nbcCall) (progFn map[string]int6
 		}
 	}
 	return progFn, progRank, progCause, classFn
+}
+
+// waitOnPathByHand bounds the time the critical path can spend in the
+// calls completing the recorded all-to-all or barrier nonblocking
+// collectives of one communicator (docs/engine.md): the path crosses an
+// instance through one member's completing call at most, which weighs
+// from the latest of its enter, the latest start (its call's enter: the
+// bound is loose by the start call's own time) and, where the call
+// waited for another member's progress and completed after it, that
+// member's progress point, to the call's exit. The sum over the
+// instances of the heaviest member's. Where the path ran through the
+// waiters' wait for progress, it held their whole MPI_Wait.
+func waitOnPathByHand(all map[int][]nbcCall) int64 {
+	n := len(all[0])
+	var sum int64
+	for k := range n {
+		lvStart := int64(math.MinInt64)
+		for _, cs := range all {
+			lvStart = max(lvStart, cs[k].startEnter)
+		}
+		heaviest := int64(0)
+		for i, cs := range all {
+			ci := cs[k]
+			lp := int64(math.MinInt64)
+			for r, cr := range all {
+				if r != i {
+					lp = max(lp, cr[k].waitEnter, cr[k].startEnter)
+				}
+			}
+			from := max(ci.waitEnter, min(lvStart, ci.at))
+			if lp > from && lp <= ci.at {
+				from = lp
+			}
+			heaviest = max(heaviest, ci.exit-from)
+		}
+		sum += heaviest
+	}
+	return sum
+}
+
+// onPath returns the critical path's time in the constructs whose name
+// begins with prefix, and in each process.
+func onPath(t *testing.T, r *report.Report, prefix string) (ns int64, byRank map[string]int64) {
+	t.Helper()
+	cp := r.CriticalPath
+	if cp == nil {
+		t.Fatal("no critical path")
+	}
+	for _, c := range cp.ByConstruct {
+		if strings.HasPrefix(c.Name, prefix) {
+			ns += c.NS
+		}
+	}
+	byRank = map[string]int64{}
+	for _, p := range cp.ByProcess {
+		byRank[p.Name] = p.NS
+	}
+	return ns, byRank
 }
