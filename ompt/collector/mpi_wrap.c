@@ -1833,7 +1833,8 @@ static int nbr_get(MPI_Comm comm, struct nbr_ent *out)
 	return 1;
 }
 
-/* MPI_Comm_free: the handle may name another communicator next. */
+/* MPI_Comm_free, MPI_Comm_disconnect: the handle may name another
+ * communicator next. */
 static void nbr_forget(MPI_Comm comm)
 {
 	int *lists = NULL;
@@ -2530,5 +2531,19 @@ int MPI_Comm_free(MPI_Comm *comm)
 	nbr_forget(*comm);
 	int rc = PMPI_Comm_free(comm);
 	EXIT(MPI_Comm_free);
+	return rc;
+}
+
+/* MPI_Comm_disconnect frees the communicator as MPI_Comm_free does (after
+ * its pending communication completes): the handle may name the next
+ * communicator made (Open MPI and MPICH give it again), whose table entry
+ * and neighbour lists must not be the disconnected one's. */
+int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+	ENTER(MPI_Comm_disconnect);
+	forget_comm(*comm);
+	nbr_forget(*comm);
+	int rc = PMPI_Comm_disconnect(comm);
+	EXIT(MPI_Comm_disconnect);
 	return rc;
 }
