@@ -139,6 +139,32 @@ type nbcStart struct {
 	id   uint64
 }
 
+// p2pRec names the k-th record of type typ (MpiIrecvRequest, MpiIrecv,
+// MpiIsend, MpiIsendComplete) on location t.
+type p2pRec struct {
+	typ  uint8
+	t, k int
+}
+
+// p2pPair is a point-to-point request started on one location and
+// completed on another: the ptrace request id both records carry, the
+// OTF2 communicator (the MpiIrecv's, the MpiIsend's) and the start's time.
+type p2pPair struct {
+	req  int64
+	comm uint32
+	at   int64
+}
+
+// p2pEnd is a request record of pass 1 not paired on its location: a
+// start (MpiIrecvRequest, MpiIsend) never completed there or a completion
+// (MpiIrecv, MpiIsendComplete) of no request started there before.
+type p2pEnd struct {
+	rec  p2pRec
+	id   uint64
+	comm uint32
+	at   int64
+}
+
 // nbcOpen is a nonblocking collective started on a thread and not yet
 // completed: its ptrace request and what its coll_complete repeats.
 type nbcOpen struct{ req, op, ci, root int64 }
@@ -221,6 +247,7 @@ type conv struct {
 	// records, the OTF2 communicator of the MpiIrecv that completed the
 	// request (OTF2 records it only there); undefined32 when none did.
 	postComm [][]uint32
+	postAt   [][]int64 // pass 1: the MpiIrecvRequest records' times
 	// nbc holds, per thread and in order of its NonBlockingCollective-
 	// Request records, the NonBlockingCollectiveComplete that completed
 	// the request on the thread (OTF2 gives the operation, communicator,
@@ -232,7 +259,12 @@ type conv struct {
 	// requests found there for another location's start are what the
 	// completing location converts (pass 2, FIFO per id).
 	nbcOther map[uint64][]nbcDone
-	legacy   bool // OTF2 1.x OpenMP records (OmpFork without teams)
+	// xp2p holds the point-to-point requests started on one location and
+	// completed on another of the process (pairP2P): by record, the k-th
+	// MpiIrecvRequest, MpiIrecv, MpiIsend or MpiIsendComplete of its
+	// location.
+	xp2p   map[p2pRec]p2pPair
+	legacy bool // OTF2 1.x OpenMP records (OmpFork without teams)
 
 	commIndex map[uint32]int // OTF2 MPI comm → ptrace comm index
 	commRanks map[uint32][]int
@@ -372,7 +404,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c := &conv{a: a, p: p, clk: clock{res: a.Defs.TimerResolution, offset: a.Defs.GlobalOffset},
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
 		forks: make([][]fork, n), tasks: newTaskIDs(), legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
-		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n), nbc: make([][]nbcDone, n),
+		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n), postAt: make([][]int64, n), nbc: make([][]nbcDone, n),
 		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
 		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{},
@@ -689,10 +721,13 @@ func wrapErr(err error, file string, off int64) error {
 func (c *conv) pass1() error {
 	g := c.a.Defs
 	var nbcLeft []nbcStart // requests not completed on their location
+	var p2pLeft []p2pEnd   // point-to-point ones, and completions of none there
 	for t := range c.p.locations {
 		ld := c.local[t]
 		pending := int64(0)
-		open := map[uint64]int{}    // request id → its MpiIrecvRequest's index
+		open := map[uint64]int{}     // request id → its MpiIrecvRequest's index
+		isend := map[uint64]p2pEnd{} // request id → its MpiIsend
+		var nrecv, nsend, nsendDone int
 		nbcOpen := map[uint64]int{} // request id → its NonBlockingCollectiveRequest's index
 		var named *fork             // the fork whose naming region is still to come
 		var switched int64          // the task switched to, whose TASK region is still to come
@@ -799,11 +834,26 @@ func (c *conv) pass1() error {
 			case EvMpiIrecvRequest:
 				open[e.A[0]] = len(c.postComm[t])
 				c.postComm[t] = append(c.postComm[t], undefined32)
+				c.postAt[t] = append(c.postAt[t], now)
 			case EvMpiIrecv:
+				cm := uint32(ld.Map(mapComm, e.A[1]))
 				if k, ok := open[e.A[4]]; ok {
-					c.postComm[t][k] = uint32(ld.Map(mapComm, e.A[1]))
+					c.postComm[t][k] = cm
 					delete(open, e.A[4])
+				} else {
+					p2pLeft = append(p2pLeft, p2pEnd{rec: p2pRec{EvMpiIrecv, t, nrecv}, id: e.A[4], comm: cm})
 				}
+				nrecv++
+			case EvMpiIsend:
+				isend[e.A[4]] = p2pEnd{rec: p2pRec{EvMpiIsend, t, nsend}, id: e.A[4], comm: uint32(ld.Map(mapComm, e.A[1])), at: now}
+				nsend++
+			case EvMpiIsendComplete:
+				if _, ok := isend[e.A[0]]; ok {
+					delete(isend, e.A[0])
+				} else {
+					p2pLeft = append(p2pLeft, p2pEnd{rec: p2pRec{EvMpiIsendComplete, t, nsendDone}, id: e.A[0]})
+				}
+				nsendDone++
 			case EvNbCollRequest:
 				nbcOpen[e.A[0]] = len(c.nbc[t])
 				c.nbc[t] = append(c.nbc[t], nbcDone{at: now})
@@ -844,12 +894,76 @@ func (c *conv) pass1() error {
 		for id, k := range nbcOpen {
 			nbcLeft = append(nbcLeft, nbcStart{t: t, k: k, id: id})
 		}
+		for id, k := range open {
+			p2pLeft = append(p2pLeft, p2pEnd{rec: p2pRec{EvMpiIrecvRequest, t, k}, id: id, at: c.postAt[t][k]})
+		}
+		for _, s := range isend {
+			p2pLeft = append(p2pLeft, s)
+		}
+		c.postAt[t] = nil
 		c.endGaps(t)
 		c.unleftRegions(t)
 		c.unjoinedForks(t)
 	}
-	c.pairNBC(nbcLeft)
+	seq := map[int]int64{}
+	c.pairNBC(nbcLeft, seq)
+	c.pairP2P(p2pLeft, seq)
 	return nil
+}
+
+// pairP2P pairs each point-to-point request left open on its location (an
+// MpiIrecvRequest without its MpiIrecv, an MpiIsend without its
+// MpiIsendComplete) with the completion of its request id recorded on
+// another location of the process, as pairNBC the nonblocking
+// collectives (MPI_THREAD_MULTIPLE: a thread waits for another's
+// request): the first completion not taken, locations and records in
+// order. The pair gets a request id of its own, counted down from
+// 2^32−1 of the starting location after pairNBC's (seq). Left unpaired,
+// a receive's post was dropped (its message received as by a blocking
+// receive in the call that completed it) and an MPI_Isend's completion
+// (the end of its wait) too.
+func (c *conv) pairP2P(ends []p2pEnd, seq map[int]int64) {
+	if len(ends) == 0 {
+		return
+	}
+	slices.SortFunc(ends, func(a, b p2pEnd) int {
+		return cmp.Or(cmp.Compare(a.rec.t, b.rec.t), cmp.Compare(a.rec.typ, b.rec.typ), cmp.Compare(a.rec.k, b.rec.k))
+	})
+	done := map[[2]uint64][]p2pEnd{} // (completion type, id) → completions, in order
+	for _, e := range ends {
+		if e.rec.typ == EvMpiIrecv || e.rec.typ == EvMpiIsendComplete {
+			k := [2]uint64{uint64(e.rec.typ), e.id}
+			done[k] = append(done[k], e)
+		}
+	}
+	for _, s := range ends {
+		var typ uint8
+		switch s.rec.typ {
+		case EvMpiIrecvRequest:
+			typ = EvMpiIrecv
+		case EvMpiIsend:
+			typ = EvMpiIsendComplete
+		default:
+			continue
+		}
+		k := [2]uint64{uint64(typ), s.id}
+		q := done[k]
+		if len(q) == 0 {
+			continue
+		}
+		d := q[0]
+		done[k] = q[1:]
+		seq[s.rec.t]++
+		p := p2pPair{req: trace.MakeID(s.rec.t, 1<<32-seq[s.rec.t]), comm: s.comm, at: s.at}
+		if typ == EvMpiIrecv {
+			p.comm = d.comm // OTF2 gives a receive's communicator at its completion only
+			c.postComm[s.rec.t][s.rec.k] = d.comm
+		}
+		if c.xp2p == nil {
+			c.xp2p = map[p2pRec]p2pPair{}
+		}
+		c.xp2p[s.rec], c.xp2p[d.rec] = p, p
+	}
 }
 
 // pairNBC gives each nonblocking collective request left open on its
@@ -863,13 +977,12 @@ func (c *conv) pass1() error {
 // counted down from 2^32−1 of the starting location, which the ones
 // pass 2 counts up from 1 (c.rseq) never reach. What stays unpaired
 // stays out (Stats.Ignored).
-func (c *conv) pairNBC(left []nbcStart) {
+func (c *conv) pairNBC(left []nbcStart, seq map[int]int64) {
 	if len(left) == 0 || len(c.nbcOther) == 0 {
 		c.nbcOther = nil
 		return
 	}
 	slices.SortFunc(left, func(a, b nbcStart) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.k, b.k)) })
-	seq := map[int]int64{}
 	paired := map[uint64][]nbcDone{}
 	for _, s := range left {
 		q := c.nbcOther[s.id]
@@ -1214,6 +1327,9 @@ func (c *conv) pass2(t int) error {
 	evt := c.a.evtPath(c.p.locations[t].ID)
 	user := c.threadType(t) == trace.ThreadUser
 	life := 0 // the location's ThreadBegin records so far
+	// the location's MpiIrecv, MpiIsend, MpiIsendComplete records so far
+	// (c.xp2p)
+	var nrecv, nsend, nsendDone int
 	err := c.read(t, false, func(e *Event, now int64) error {
 		if h.flushTo >= 0 && now > h.flushFrom {
 			h.endFlush(now)
@@ -1264,6 +1380,15 @@ func (c *conv) pass2(t int) error {
 			if h.inProbed && (e.Type == EvMpiRecv || e.Type == EvMpiIrecv) {
 				c.st.ProbedRecorded++
 			}
+			var x p2pPair // a request completed on another location (pairP2P)
+			switch e.Type {
+			case EvMpiIsend:
+				x = c.xp2p[p2pRec{e.Type, t, nsend}]
+				nsend++
+			case EvMpiIrecv:
+				x = c.xp2p[p2pRec{e.Type, t, nrecv}]
+				nrecv++
+			}
 			cm := uint32(ld.Map(mapComm, e.A[1]))
 			ci, ok := c.comm(cm)
 			if !ok {
@@ -1274,11 +1399,20 @@ func (c *conv) pass2(t int) error {
 				return nil
 			}
 			var req int64
-			if e.Type == EvMpiIsend {
+			switch {
+			case x.req != 0 && e.Type == EvMpiIrecv:
+				// posted on another location: the request there, unless
+				// its post was not converted (cut in a gap)
+				if _, ok := c.cutComm(ci, x.at); ok {
+					req = x.req
+				}
+			case x.req != 0: // an MPI_Isend completed on another location
+				req = x.req
+			case e.Type == EvMpiIsend:
 				c.rseq[t]++
 				req = trace.MakeID(h.out, c.rseq[t])
 				h.reqs[e.A[4]] = req
-			} else if e.Type == EvMpiIrecv {
+			case e.Type == EvMpiIrecv:
 				req = h.reqs[e.A[4]]
 				delete(h.reqs, e.A[4])
 			}
@@ -1288,7 +1422,18 @@ func (c *conv) pass2(t int) error {
 			}
 			h.emit(k, now, c.peer(cm, e.A[0]), int64(int32(uint32(e.A[2]))), ci, int64(min(e.A[3], 1<<62)), req)
 		case EvMpiIsendComplete:
-			if req, ok := h.reqs[e.A[0]]; ok {
+			x, other := c.xp2p[p2pRec{e.Type, t, nsendDone}]
+			nsendDone++
+			if other {
+				// An MPI_Isend of another location, which converted it
+				// unless on no communicator of the process or cut in a
+				// gap.
+				if ci, ok := c.comm(x.comm); ok {
+					if _, ok = c.cutComm(ci, x.at); ok {
+						h.emit(trace.MPIRequestDone, now, x.req)
+					}
+				}
+			} else if req, ok := h.reqs[e.A[0]]; ok {
 				h.emit(trace.MPIRequestDone, now, req)
 				delete(h.reqs, e.A[0])
 			}
@@ -1309,6 +1454,11 @@ func (c *conv) pass2(t int) error {
 				return nil // never completed, or on no communicator of this process
 			}
 			if ci, ok = c.cutComm(ci, now); !ok {
+				return nil
+			}
+			if x, ok := c.xp2p[p2pRec{e.Type, t, k}]; ok {
+				// completed on another location (pairP2P)
+				h.emit(trace.MPIRecvPost, now, -1, -1, ci, x.req)
 				return nil
 			}
 			c.rseq[t]++

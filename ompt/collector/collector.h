@@ -87,7 +87,8 @@ enum {
 	X(MPI_File_write_all_begin) X(MPI_File_write_all_end) X(MPI_File_read_at_all_begin) \
 	X(MPI_File_read_at_all_end) X(MPI_File_write_at_all_begin) X(MPI_File_write_at_all_end) \
 	X(MPI_File_read_ordered_begin) X(MPI_File_read_ordered_end) X(MPI_File_write_ordered_begin) \
-	X(MPI_File_write_ordered_end) X(MPI_Buffer_attach) X(MPI_Buffer_detach) X(MPI_Reduce_local)
+	X(MPI_File_write_ordered_end) X(MPI_Buffer_attach) X(MPI_Buffer_detach) X(MPI_Reduce_local) \
+	X(MPI_Comm_disconnect)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

@@ -882,6 +882,16 @@ void mpi_comm_free_(MPI_Fint *comm, MPI_Fint *ierr)
 }
 ALIASES(mpi_comm_free, MPI_COMM_FREE);
 
+void mpi_comm_disconnect_(MPI_Fint *comm, MPI_Fint *ierr)
+{
+	FCALLER();
+	MPI_Comm c = MPI_Comm_f2c(*comm);
+	int rc = MPI_Comm_disconnect(&c);
+	put_comm(rc, c, comm);
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_comm_disconnect, MPI_COMM_DISCONNECT);
+
 void mpi_comm_create_group_(MPI_Fint *comm, MPI_Fint *group, MPI_Fint *tag, MPI_Fint *newcomm, MPI_Fint *ierr)
 {
 	FCALLER();

@@ -1700,9 +1700,11 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
  * the sends' completions and the receives in the Wait or Test call that
  * completes the request, as MPI_Isend and MPI_Irecv are recorded. Their
  * tag is one no program can use (MPI tags are >= 0, MPI_ANY_TAG is -1):
- * NBR_TAG for the blocking calls, INBR_TAG for the nonblocking ones, so
- * that a blocking call issued while a nonblocking one is pending on the
- * same communicator does not take its messages (channels match in order).
+ * NBR_TAG for the blocking calls, INBR_TAG − k for the k-th nonblocking
+ * one on the communicator (nbr_call_tag), so that a blocking call issued
+ * while a nonblocking one is pending on the same communicator does not
+ * take its messages, nor one nonblocking call completed before an earlier
+ * one the earlier's (channels match in order).
  * Every member of a communicator calls its collectives in one order, so
  * the k-th message of a channel is the k-th on both sides. */
 #define NBR_TAG (-2)
@@ -1717,6 +1719,7 @@ struct nbr_ent {
 	int index; /* the communicator's table index */
 	int nin, nout;
 	int *in, *out; /* one allocation: in, then out */
+	uint32_t starts; /* nonblocking calls so far (nbr_call_tag) */
 };
 
 static pthread_mutex_t nbr_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -1800,7 +1803,7 @@ static int nbr_get(MPI_Comm comm, struct nbr_ent *out)
 			return 1;
 		}
 	pthread_mutex_unlock(&nbr_mu);
-	struct nbr_ent e = { comm, 0, 0, 0, NULL, NULL };
+	struct nbr_ent e = { comm, 0, 0, 0, NULL, NULL, 0 };
 	if (!nbr_query(comm, &e))
 		return 0;
 	struct comm_view v = lookup(comm);
@@ -1833,7 +1836,28 @@ static int nbr_get(MPI_Comm comm, struct nbr_ent *out)
 	return 1;
 }
 
-/* MPI_Comm_free: the handle may name another communicator next. */
+/* The tag of the messages of the next nonblocking neighbourhood
+ * collective on comm: INBR_TAG − k for its k-th (modulo 2^30). Every
+ * member starts them in one order, but may complete them in another (a
+ * wait for the second request first): MPI matches each call's messages
+ * with the same call's, so each call's are a channel of their own, or the
+ * matching by channel order would pair one call's receives with another
+ * call's sends. */
+static int64_t nbr_call_tag(MPI_Comm comm)
+{
+	uint32_t k = 0;
+	pthread_mutex_lock(&nbr_mu);
+	for (int i = 0; i < nbr_n; i++)
+		if (nbr_tab[i].h == comm) {
+			k = nbr_tab[i].starts++ & ((1u << 30) - 1);
+			break;
+		}
+	pthread_mutex_unlock(&nbr_mu);
+	return INBR_TAG - (int64_t)k;
+}
+
+/* MPI_Comm_free, MPI_Comm_disconnect: the handle may name another
+ * communicator next. */
 static void nbr_forget(MPI_Comm comm)
 {
 	int *lists = NULL;
@@ -1949,6 +1973,7 @@ struct nbr_msg {
 
 struct nbr_req {
 	int index, nsend, nrecv;
+	int64_t tag; /* nbr_call_tag */
 	struct nbr_msg m[]; /* nsend sends, then nrecv receives */
 };
 
@@ -1967,19 +1992,20 @@ static struct nbr_req *nbr_start(ptr_thread *t, MPI_Comm comm, const struct nbr_
 		return NULL;
 	}
 	q->index = e.index;
+	q->tag = nbr_call_tag(comm);
 	q->nsend = q->nrecv = 0;
 	for (int i = 0; i < e.nout; i++)
 		if (e.out[i] >= 0) {
 			struct nbr_msg *m = &q->m[q->nsend++];
 			*m = (struct nbr_msg){ e.out[i], nbr_bytes(sb, i), ptr_new_id(t) };
-			ptr_ev5(t, K_MPI_SEND, (uint64_t)m->peer, (uint64_t)(int64_t)INBR_TAG, (uint64_t)e.index,
-				(uint64_t)m->bytes, m->id);
+			ptr_ev5(t, K_MPI_SEND, (uint64_t)m->peer, (uint64_t)q->tag, (uint64_t)e.index, (uint64_t)m->bytes,
+				m->id);
 		}
 	for (int i = 0; i < e.nin; i++)
 		if (e.in[i] >= 0) {
 			struct nbr_msg *m = &q->m[q->nsend + q->nrecv++];
 			*m = (struct nbr_msg){ e.in[i], nbr_bytes(rb, i), ptr_new_id(t) };
-			ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)m->peer, (uint64_t)(int64_t)INBR_TAG, (uint64_t)e.index, m->id);
+			ptr_ev4(t, K_MPI_RECV_POST, (uint64_t)m->peer, (uint64_t)q->tag, (uint64_t)e.index, m->id);
 		}
 	return q;
 }
@@ -2011,7 +2037,7 @@ static void nbr_done(ptr_thread *t, struct nbr_req *q)
 	for (int i = 0; i < q->nsend; i++)
 		ptr_ev1(t, K_MPI_REQUEST_DONE, q->m[i].id);
 	for (int i = q->nsend; i < q->nsend + q->nrecv; i++)
-		ptr_ev5(t, K_MPI_RECV, (uint64_t)q->m[i].peer, (uint64_t)(int64_t)INBR_TAG, (uint64_t)q->index,
+		ptr_ev5(t, K_MPI_RECV, (uint64_t)q->m[i].peer, (uint64_t)q->tag, (uint64_t)q->index,
 			(uint64_t)q->m[i].bytes, q->m[i].id);
 	free(q);
 }
@@ -2530,5 +2556,19 @@ int MPI_Comm_free(MPI_Comm *comm)
 	nbr_forget(*comm);
 	int rc = PMPI_Comm_free(comm);
 	EXIT(MPI_Comm_free);
+	return rc;
+}
+
+/* MPI_Comm_disconnect frees the communicator as MPI_Comm_free does (after
+ * its pending communication completes): the handle may name the next
+ * communicator made (Open MPI and MPICH give it again), whose table entry
+ * and neighbour lists must not be the disconnected one's. */
+int MPI_Comm_disconnect(MPI_Comm *comm)
+{
+	ENTER(MPI_Comm_disconnect);
+	forget_comm(*comm);
+	nbr_forget(*comm);
+	int rc = PMPI_Comm_disconnect(comm);
+	EXIT(MPI_Comm_disconnect);
 	return rc;
 }

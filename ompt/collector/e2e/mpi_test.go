@@ -1238,3 +1238,61 @@ func checkSentinels(t *testing.T, h *harness, launch []string) {
 	valid(t, dir)
 	noReportWarnings(t, h.report(t, dir))
 }
+
+// MPI_Comm_disconnect (comm_disconnect.c, 4 ranks): MPI frees the
+// communicator, and Open MPI and MPICH give its handle to the next one
+// made. The collector once did not wrap the call: its neighbour lists of
+// the disconnected 2×2 torus (4 messages a call) stayed cached under the
+// handle, so the 1-D ring made next (2 a call) recorded its
+// MPI_Neighbor_alltoall as the torus's, on the torus, to the torus's
+// neighbours (each rank consistently, so they even matched: 328 messages
+// where the program exchanged 248). Now every message matches as the
+// program counts them, the ring's are on the ring (2 a call and rank),
+// and the communicators made after a disconnected dup are as MPI tells.
+func TestCommDisconnect(t *testing.T) {
+	h := setup(t)
+	const iters = 10
+	bin := h.buildMPI(t, testdata("comm_disconnect.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(iters))...)
+	checkDisconnect(t, h, dir, out, iters)
+}
+
+// checkDisconnect checks a run of comm_disconnect.c (TestCommDisconnect).
+func checkDisconnect(t *testing.T, h *harness, dir, out string, iters int) {
+	t.Helper()
+	if printed(t, out, "reused=") != 1 {
+		t.Logf("MPI gave the new communicators other handles than the disconnected ones': the test checks less")
+	}
+	if e := printed(t, out, "errors="); e != 0 {
+		t.Errorf("%d values not where the calls put them", e)
+	}
+	procs := valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+	checkCommunicators(t, procs, out)
+	for _, p := range procs {
+		// the Cartesian communicators by index: the torus, then the ring
+		var carts []int
+		for i := range p.Comms {
+			if strings.HasPrefix(p.Comms[i].Name, "MPI_Cart_create#") {
+				carts = append(carts, p.Comms[i].Index)
+			}
+		}
+		if len(carts) != 2 {
+			t.Errorf("rank %d: %d Cartesian communicators, want 2", p.Header.Rank, len(carts))
+			continue
+		}
+		sends := map[int]int{}
+		for _, row := range rowsOf(p) {
+			for _, e := range row {
+				if e.Kind == trace.MPISend {
+					sends[int(e.Args[2])]++
+				}
+			}
+		}
+		if sends[carts[0]] != 4*iters || sends[carts[1]] != 2*iters {
+			t.Errorf("rank %d: %d messages sent on the torus, %d on the ring; want %d and %d", p.Header.Rank, sends[carts[0]], sends[carts[1]], 4*iters, 2*iters)
+		}
+	}
+}

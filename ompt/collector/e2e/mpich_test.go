@@ -51,7 +51,9 @@ func mpiexecMPICH(n int, args ...string) []string {
 // starts (pthreads, std::thread) are recorded as under Open MPI
 // (TestUserThreadsMPI), none of MPICH's own; io_rma_f.F90 with use
 // mpi_f08 runs and matches; Fortran's MPI_IN_PLACE, MPI_BOTTOM and
-// MPI_STATUS_IGNORE reach MPI as C's (TestFortranSentinels); and
+// MPI_STATUS_IGNORE reach MPI as C's (TestFortranSentinels); a
+// disconnected communicator's handle reused is the new communicator's
+// (TestCommDisconnect); and
 // ptrace-mpi under
 // mpiexec.mpich gives the report the in-process analysis gives.
 func TestMPICH(t *testing.T) {
@@ -113,6 +115,14 @@ func TestMPICH(t *testing.T) {
 	t.Run("sentinels_f.F90", func(t *testing.T) {
 		bin := h.buildWith(t, mpich(), testdata("sentinels_f.F90"))
 		checkSentinels(t, h, mpiexecMPICH(3, bin))
+	})
+	// MPICH gives a disconnected communicator's handle to the next one
+	// made too (TestCommDisconnect).
+	t.Run("comm_disconnect.c", func(t *testing.T) {
+		const iters = 10
+		bin := h.buildWith(t, mpich(), testdata("comm_disconnect.c"))
+		dir, out := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(iters))...)
+		checkDisconnect(t, h, dir, out, iters)
 	})
 	t.Run("particles.c", func(t *testing.T) {
 		bin := h.buildWith(t, mpich(), testdata("particles.c"))

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/report"
@@ -296,5 +297,100 @@ func TestTypedCollectivesFortran(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two nonblocking neighbourhood collectives on one communicator completed
+// in reverse order (ineighbor_reverse.c: a periodic 1-D ring of 4 ranks;
+// per iteration MPI_Ineighbor_alltoall a, rank 1 computes LATE_US, b, then
+// MPI_Wait(b) before MPI_Wait(a)). MPI matches each call's messages with
+// the same call's (the program checks the values). The collector once
+// tagged every nonblocking call's messages alike, and channels match in
+// order: the receives completed in MPI_Wait(b) were paired with the
+// other ranks' sends of call a, so the Late Sender in MPI_Wait(b) was
+// booked on the wrong causes and short (65.8 ms for 124.7 ms by the
+// definitions, rank 1 causing 0.64 ms of its 62.6). Now each call's
+// messages have a tag of their own: every message matches, the Late
+// Sender of both MPI_Wait call sites and its causes are those of the
+// recorded calls by the definition (a wait waits from its entry until its
+// latest in-neighbour entered the same call, at most until its exit), and
+// none is booked in MPI_Wait(a).
+func TestNeighborReverseCompletion(t *testing.T) {
+	h := setup(t)
+	const iters, late = 20, 2000
+	bin := h.buildMPI(t, testdata("ineighbor_reverse.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(iters), strconv.Itoa(late))...)
+	procs := valid(t, dir)
+	if len(procs) != 4 {
+		t.Fatalf("%d processes, want 4", len(procs))
+	}
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	if e := printed(t, out, "errors="); e != 0 {
+		t.Fatalf("%d values from another call", e)
+	}
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+	calls := neighborCalls(procs)
+	// By hand: per rank and iteration, its two MPI_Wait calls (b, then a)
+	// and its in-neighbours' (ring: rank ± 1) starts of the same call.
+	var hand [2]int64       // MPI_Wait(b), MPI_Wait(a)
+	var byCause [2][4]int64 // by the in-neighbour waited for
+	for rk := range 4 {
+		w, st := calls[rk]["MPI_Wait"], calls[rk]["MPI_Ineighbor_alltoall"]
+		if len(w) != 2*iters || len(st) != 2*iters {
+			t.Fatalf("rank %d: %d MPI_Wait, %d MPI_Ineighbor_alltoall; want %d each", rk, len(w), len(st), 2*iters)
+		}
+		for i := range iters {
+			for j, call := range [2]int{1, 0} { // Wait(b) waits for call b
+				wc := w[2*i+j]
+				best, cause := int64(0), -1
+				for _, n := range [2]int{(rk + 3) % 4, (rk + 1) % 4} {
+					if v := min(calls[n]["MPI_Ineighbor_alltoall"][2*i+call].enter, wc.exit) - wc.enter; v > best {
+						best, cause = v, n
+					}
+				}
+				hand[j] += best
+				if cause >= 0 {
+					byCause[j][cause] += best
+				}
+			}
+		}
+	}
+	var got [2]int64
+	var gotCause [2][4]int64
+	site := func(s string) int {
+		// the program's MPI_Wait(b) is on its line 44, MPI_Wait(a) on 45
+		if strings.Contains(s, ":44:") {
+			return 0
+		}
+		return 1
+	}
+	for _, s := range r.WaitStates.CallSites {
+		if s.Func == "MPI_Wait" {
+			got[site(s.Site)] += s.LateSenderNS
+		}
+	}
+	for _, c := range r.WaitStates.Causes {
+		if c.Func == "MPI_Wait" && c.Pattern == "late_sender" && c.Rank >= 0 && c.Rank < 4 {
+			gotCause[site(c.Site)][c.Rank] += c.NS
+		}
+	}
+	t.Logf("late sender in MPI_Wait(b), MPI_Wait(a): %v ns by cause %v; by hand %v by cause %v", got, gotCause, hand, byCause)
+	// the CLC may move a few events (a violation on a loaded machine)
+	within := func(v, ref int64) bool { return abs(v-ref) <= max(ref/50, 2_000_000) }
+	ok := true
+	for j := range 2 {
+		ok = ok && within(got[j], hand[j])
+		for c := range 4 {
+			ok = ok && within(gotCause[j][c], byCause[j][c])
+		}
+	}
+	if !ok {
+		t.Errorf("late sender in MPI_Wait(b), MPI_Wait(a) %v ns by cause %v, by the definitions %v by cause %v", got, gotCause, hand, byCause)
+	}
+	// Rank 1 computes LATE_US before each call b: its neighbours 0 and 2
+	// wait for it, a tenth of it at least on a loaded machine.
+	if byCause[0][1] < 2*iters*late*1000/10 {
+		t.Errorf("rank 1 caused %d ns of late sender in MPI_Wait(b), want at least a tenth of 2 × %d × %d µs", byCause[0][1], iters, late)
 	}
 }
