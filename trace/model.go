@@ -159,7 +159,8 @@ type Communicator struct {
 // conversion makes of a communicator or window entry for each stretch
 // recorded between recording gaps (otf2/gaps.go) has CommStretch set and
 // the stretch in bits 32–59. The collector's own ids stay below 2⁵⁷
-// ((world rank + 1) << 32 | a counter) or have bit 62 set (MPI_Comm_idup).
+// ((world rank + 1) << 32 | a counter) or have bit 62 set (MPI_Comm_idup)
+// or bit 59 (an MPI 4.0 persistent collective's own entry).
 const (
 	CommStretch int64 = 1 << 60
 	CommWindow  int64 = 1 << 61

@@ -88,7 +88,10 @@ enum {
 	X(MPI_File_read_at_all_end) X(MPI_File_write_at_all_begin) X(MPI_File_write_at_all_end) \
 	X(MPI_File_read_ordered_begin) X(MPI_File_read_ordered_end) X(MPI_File_write_ordered_begin) \
 	X(MPI_File_write_ordered_end) X(MPI_Buffer_attach) X(MPI_Buffer_detach) X(MPI_Reduce_local) \
-	X(MPI_Comm_disconnect)
+	X(MPI_Comm_disconnect) X(MPI_Barrier_init) X(MPI_Bcast_init) X(MPI_Reduce_init) X(MPI_Allreduce_init) \
+	X(MPI_Gather_init) X(MPI_Gatherv_init) X(MPI_Scatter_init) X(MPI_Scatterv_init) X(MPI_Allgather_init) \
+	X(MPI_Allgatherv_init) X(MPI_Alltoall_init) X(MPI_Alltoallv_init) X(MPI_Alltoallw_init) \
+	X(MPI_Reduce_scatter_init) X(MPI_Reduce_scatter_block_init) X(MPI_Scan_init) X(MPI_Exscan_init)
 
 #define PTR_ENUM_FUNC(n) S_##n,
 enum { PTR_MPI_FUNCS(PTR_ENUM_FUNC) S_NUM };

@@ -52,6 +52,7 @@ struct comm_ent {
 	int64_t id;     /* agreed by every member (both groups of an intercommunicator) */
 	uint32_t idups; /* MPI_Comm_idup calls on it so far (every member calls them in one order) */
 	uint32_t wins;  /* windows made on it so far (as idups: window creation is collective on it) */
+	uint32_t pcolls; /* persistent collectives initialised on it so far (ordered as collectives) */
 };
 
 static pthread_mutex_t comm_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -119,7 +120,7 @@ static struct comm_view add_comm(MPI_Comm h, int64_t id, const char *name, int i
 	const int *listed = both ? both : members;
 	int idx = ptr_add_comm(id, name, listed ? listed : (int[]){ 0 }, listed ? nboth : 0);
 	if (idx >= 0) {
-		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1, id, 0, 0 };
+		comms[ncomms++] = (struct comm_ent){ h, idx, n, inter, members, rn, remote, 1, id, 0, 0, 0 };
 		v.index = idx;
 	}
 	pthread_mutex_unlock(&comm_mu);
@@ -320,6 +321,7 @@ struct req {
 	 * makes it inactive again. bytes: what one start sends. */
 	int persistent, active;
 	int64_t bytes;
+	int64_t sent; /* a persistent collective: what one start sends (bytes: what it receives) */
 	/* owner: the thread that made it; claimed: a thread's completion
 	 * call holds it (req_claim) */
 	ptr_thread *owner;
@@ -496,8 +498,9 @@ static int req_take(struct req *e, struct req *out, int drop)
 }
 
 /* MPI_Start of h: a persistent request ptrace knows becomes active under
- * a new id, recorded as the MPI_Isend or the MPI_Irecv post it stands
- * for, before the transfer starts. */
+ * a new id, recorded as the MPI_Isend, the MPI_Irecv post or the
+ * nonblocking collective's start it stands for, before the transfer
+ * starts. */
 static void req_start(ptr_thread *t, MPI_Request h)
 {
 	struct req r;
@@ -514,7 +517,10 @@ static void req_start(ptr_thread *t, MPI_Request h)
 	pthread_mutex_unlock(&req_mu);
 	if (!found)
 		return;
-	if (r.kind == REQ_SEND)
+	if (r.kind == REQ_COLL)
+		ptr_ev5(t, K_COLL_START, (uint64_t)r.tag, (uint64_t)r.v.index, (uint64_t)r.peer,
+			(uint64_t)(r.sent > 0 ? r.sent : 0), r.id);
+	else if (r.kind == REQ_SEND)
 		ptr_ev5(t, K_MPI_SEND, (uint64_t)r.peer, (uint64_t)(int64_t)r.tag, (uint64_t)r.v.index, (uint64_t)r.bytes,
 			r.id);
 	else
@@ -1333,22 +1339,150 @@ static int role(const struct comm_view *v, int me, int root)
  * intercommunicator. */
 static int leaves(const struct comm_view *v) { return v->inter ? v->rsize : v->size; }
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+/* Per-peer datatypes: the bytes are each count times its own type's size. */
+static int64_t sum_typed(const int *counts, const MPI_Datatype *types, int n)
+{
+	int64_t s = 0;
+	for (int i = 0; counts && types && i < n; i++)
+		s += counts[i] * tsize(types[i]);
+	return s;
+}
+
+/* What a collective call sends and receives, in bytes, from its arguments:
+ * one function per family, for its blocking, nonblocking and persistent
+ * calls alike. */
+struct xfer {
+	int64_t s, r;
+};
+
+static struct xfer x_bcast(int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
 	struct comm_view w = lookup(comm);
 	int ro = role(&w, my_rank(comm), root);
 	int64_t b = count * tsize(datatype);
-	COLL(MPI_Bcast, C_BCAST, root, ro == R_ROOT ? b : 0, ro == R_LEAF ? b : 0,
-	     PMPI_Bcast(buffer, count, datatype, root, comm));
+	return (struct xfer){ ro == R_ROOT ? b : 0, ro == R_LEAF ? b : 0 };
+}
+
+static struct xfer x_reduce(int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t b = count * tsize(datatype);
+	return (struct xfer){ ro == R_LEAF || (ro == R_ROOT && !w.inter) ? b : 0, ro == R_ROOT ? b : 0 };
+}
+
+static struct xfer x_gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+			    MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t r = ro == R_ROOT ? (int64_t)recvcount * tsize(recvtype) * leaves(&w) : 0;
+	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) ? 0
+		    : sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int recvcounts[],
+			     MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t r = ro == R_ROOT ? sum(recvcounts, leaves(&w)) * tsize(recvtype) : 0;
+	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) || sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_scatter(int sendcount, MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+			     MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t s = ro == R_ROOT ? (int64_t)sendcount * tsize(sendtype) * leaves(&w) : 0;
+	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_scatterv(const int sendcounts[], MPI_Datatype sendtype, const void *recvbuf, int recvcount,
+			      MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int ro = role(&w, my_rank(comm), root);
+	int64_t s = ro == R_ROOT ? sum(sendcounts, leaves(&w)) * tsize(sendtype) : 0;
+	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+			       MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, const int recvcounts[],
+				MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
+	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int recvcount,
+			      MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : (int64_t)sendcount * tsize(sendtype) * w.size;
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_alltoallv(const void *sendbuf, const int sendcounts[], MPI_Datatype sendtype,
+			       const int recvcounts[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum(sendcounts, w.size) * tsize(sendtype);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Datatype sendtypes[],
+			       const int recvcounts[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int n = w.inter ? w.rsize : w.size;
+	int64_t r = sum_typed(recvcounts, recvtypes, n);
+	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum_typed(sendcounts, sendtypes, n);
+	return (struct xfer){ s, r };
+}
+
+static struct xfer x_reduce_scatter(const int recvcounts[], MPI_Datatype datatype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t sz = tsize(datatype);
+	int me = my_rank(comm);
+	return (struct xfer){ sum(recvcounts, w.size) * sz, recvcounts && me < w.size ? recvcounts[me] * sz : 0 };
+}
+
+static struct xfer x_reduce_scatter_block(int recvcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+	struct comm_view w = lookup(comm);
+	int64_t r = recvcount * tsize(datatype);
+	return (struct xfer){ r * w.size, r };
+}
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+	struct xfer x = x_bcast(count, datatype, root, comm);
+	COLL(MPI_Bcast, C_BCAST, root, x.s, x.r, PMPI_Bcast(buffer, count, datatype, root, comm));
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t b = count * tsize(datatype);
-	COLL(MPI_Reduce, C_REDUCE, root, ro == R_LEAF || (ro == R_ROOT && !w.inter) ? b : 0, ro == R_ROOT ? b : 0,
-	     PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
+	struct xfer x = x_reduce(count, datatype, root, comm);
+	COLL(MPI_Reduce, C_REDUCE, root, x.s, x.r, PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm));
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
@@ -1360,125 +1494,88 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 	       MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t r = ro == R_ROOT ? (int64_t)recvcount * tsize(recvtype) * leaves(&w) : 0;
-	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) ? 0
-		    : sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
-	COLL(MPI_Gather, C_GATHER, root, s, r,
+	struct xfer x = x_gather(sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm);
+	COLL(MPI_Gather, C_GATHER, root, x.s, x.r,
 	     PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t r = ro == R_ROOT ? sum(recvcounts, leaves(&w)) * tsize(recvtype) : 0;
-	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) || sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
-	COLL(MPI_Gatherv, C_GATHERV, root, s, r,
+	struct xfer x = x_gatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm);
+	COLL(MPI_Gatherv, C_GATHERV, root, x.s, x.r,
 	     PMPI_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm));
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t s = ro == R_ROOT ? (int64_t)sendcount * tsize(sendtype) * leaves(&w) : 0;
-	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
-	COLL(MPI_Scatter, C_SCATTER, root, s, r,
+	struct xfer x = x_scatter(sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	COLL(MPI_Scatter, C_SCATTER, root, x.s, x.r,
 	     PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void *recvbuf,
 		 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t s = ro == R_ROOT ? sum(sendcounts, leaves(&w)) * tsize(sendtype) : 0;
-	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
-	COLL(MPI_Scatterv, C_SCATTERV, root, s, r,
+	struct xfer x = x_scatterv(sendcounts, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	COLL(MPI_Scatterv, C_SCATTERV, root, x.s, x.r,
 	     PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		  MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
-	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
-	COLL(MPI_Allgather, C_ALLGATHER, -1, s, r,
+	struct xfer x = x_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
+	COLL(MPI_Allgather, C_ALLGATHER, -1, x.s, x.r,
 	     PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		   const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
-	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
-	COLL(MPI_Allgatherv, C_ALLGATHERV, -1, s, r,
+	struct xfer x = x_allgatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm);
+	COLL(MPI_Allgatherv, C_ALLGATHERV, -1, x.s, x.r,
 	     PMPI_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm));
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		 MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
-	int64_t s = sendbuf == MPI_IN_PLACE ? r : (int64_t)sendcount * tsize(sendtype) * w.size;
-	COLL(MPI_Alltoall, C_ALLTOALL, -1, s, r,
+	struct xfer x = x_alltoall(sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
+	COLL(MPI_Alltoall, C_ALLTOALL, -1, x.s, x.r,
 	     PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
 		  void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
-	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum(sendcounts, w.size) * tsize(sendtype);
-	COLL(MPI_Alltoallv, C_ALLTOALLV, -1, s, r,
+	struct xfer x = x_alltoallv(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm);
+	COLL(MPI_Alltoallv, C_ALLTOALLV, -1, x.s, x.r,
 	     PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm));
-}
-
-/* Per-peer datatypes: the bytes are each count times its own type's size. */
-static int64_t sum_typed(const int *counts, const MPI_Datatype *types, int n)
-{
-	int64_t s = 0;
-	for (int i = 0; counts && types && i < n; i++)
-		s += counts[i] * tsize(types[i]);
-	return s;
 }
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
 		  void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int n = w.inter ? w.rsize : w.size;
-	int64_t r = sum_typed(recvcounts, recvtypes, n);
-	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum_typed(sendcounts, sendtypes, n);
-	COLL(MPI_Alltoallw, C_ALLTOALLV, -1, s, r,
+	struct xfer x = x_alltoallw(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm);
+	COLL(MPI_Alltoallw, C_ALLTOALLV, -1, x.s, x.r,
 	     PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm));
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
 		       MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int64_t sz = tsize(datatype);
-	int me = my_rank(comm);
-	int64_t s = sum(recvcounts, w.size) * sz, r = recvcounts && me < w.size ? recvcounts[me] * sz : 0;
-	COLL(MPI_Reduce_scatter, C_REDUCE_SCATTER, -1, s, r,
+	struct xfer x = x_reduce_scatter(recvcounts, datatype, comm);
+	COLL(MPI_Reduce_scatter, C_REDUCE_SCATTER, -1, x.s, x.r,
 	     PMPI_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm));
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
 			     MPI_Comm comm)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = recvcount * tsize(datatype);
-	COLL(MPI_Reduce_scatter_block, C_REDUCE_SCATTER_BLOCK, -1, r * w.size, r,
+	struct xfer x = x_reduce_scatter_block(recvcount, datatype, comm);
+	COLL(MPI_Reduce_scatter_block, C_REDUCE_SCATTER_BLOCK, -1, x.s, x.r,
 	     PMPI_Reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm));
 }
 
@@ -1524,20 +1621,15 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t b = count * tsize(datatype);
-	ICOLL(MPI_Ibcast, C_BCAST, root, ro == R_ROOT ? b : 0, ro == R_LEAF ? b : 0,
-	      PMPI_Ibcast(buffer, count, datatype, root, comm, request));
+	struct xfer x = x_bcast(count, datatype, root, comm);
+	ICOLL(MPI_Ibcast, C_BCAST, root, x.s, x.r, PMPI_Ibcast(buffer, count, datatype, root, comm, request));
 }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
 		MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t b = count * tsize(datatype);
-	ICOLL(MPI_Ireduce, C_REDUCE, root, ro == R_LEAF || (ro == R_ROOT && !w.inter) ? b : 0, ro == R_ROOT ? b : 0,
+	struct xfer x = x_reduce(count, datatype, root, comm);
+	ICOLL(MPI_Ireduce, C_REDUCE, root, x.s, x.r,
 	      PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request));
 }
 
@@ -1552,75 +1644,56 @@ int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype d
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t r = ro == R_ROOT ? (int64_t)recvcount * tsize(recvtype) * leaves(&w) : 0;
-	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) ? 0
-		    : sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
-	ICOLL(MPI_Igather, C_GATHER, root, s, r,
+	struct xfer x = x_gather(sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm);
+	ICOLL(MPI_Igather, C_GATHER, root, x.s, x.r,
 	      PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request));
 }
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		 const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t r = ro == R_ROOT ? sum(recvcounts, leaves(&w)) * tsize(recvtype) : 0;
-	int64_t s = ro == R_NONE || (ro == R_ROOT && w.inter) || sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
-	ICOLL(MPI_Igatherv, C_GATHERV, root, s, r,
+	struct xfer x = x_gatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm);
+	ICOLL(MPI_Igatherv, C_GATHERV, root, x.s, x.r,
 	      PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request));
 }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t s = ro == R_ROOT ? (int64_t)sendcount * tsize(sendtype) * leaves(&w) : 0;
-	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
-	ICOLL(MPI_Iscatter, C_SCATTER, root, s, r,
+	struct xfer x = x_scatter(sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	ICOLL(MPI_Iscatter, C_SCATTER, root, x.s, x.r,
 	      PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request));
 }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
 		  void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int ro = role(&w, my_rank(comm), root);
-	int64_t s = ro == R_ROOT ? sum(sendcounts, leaves(&w)) * tsize(sendtype) : 0;
-	int64_t r = ro == R_NONE || (ro == R_ROOT && w.inter) || recvbuf == MPI_IN_PLACE ? 0 : recvcount * tsize(recvtype);
-	ICOLL(MPI_Iscatterv, C_SCATTERV, root, s, r,
+	struct xfer x = x_scatterv(sendcounts, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	ICOLL(MPI_Iscatterv, C_SCATTERV, root, x.s, x.r,
 	      PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request));
 }
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
-	int64_t s = sendbuf == MPI_IN_PLACE ? r / (w.size ? w.size : 1) : sendcount * tsize(sendtype);
-	ICOLL(MPI_Iallgather, C_ALLGATHER, -1, s, r,
+	struct xfer x = x_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
+	ICOLL(MPI_Iallgather, C_ALLGATHER, -1, x.s, x.r,
 	      PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request));
 }
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
 		    const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
-	int64_t s = sendbuf == MPI_IN_PLACE ? 0 : sendcount * tsize(sendtype);
-	ICOLL(MPI_Iallgatherv, C_ALLGATHERV, -1, s, r,
+	struct xfer x = x_allgatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm);
+	ICOLL(MPI_Iallgatherv, C_ALLGATHERV, -1, x.s, x.r,
 	      PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request));
 }
 
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
 		  MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = (int64_t)recvcount * tsize(recvtype) * w.size;
-	int64_t s = sendbuf == MPI_IN_PLACE ? r : (int64_t)sendcount * tsize(sendtype) * w.size;
-	ICOLL(MPI_Ialltoall, C_ALLTOALL, -1, s, r,
+	struct xfer x = x_alltoall(sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
+	ICOLL(MPI_Ialltoall, C_ALLTOALL, -1, x.s, x.r,
 	      PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request));
 }
 
@@ -1628,44 +1701,33 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
 		   void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
 		   MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = sum(recvcounts, w.size) * tsize(recvtype);
-	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum(sendcounts, w.size) * tsize(sendtype);
-	ICOLL(MPI_Ialltoallv, C_ALLTOALLV, -1, s, r,
-	      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-			      request));
+	struct xfer x = x_alltoallv(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm);
+	ICOLL(MPI_Ialltoallv, C_ALLTOALLV, -1, x.s, x.r,
+	      PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request));
 }
 
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
 		   void *recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
 		   MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int n = w.inter ? w.rsize : w.size;
-	int64_t r = sum_typed(recvcounts, recvtypes, n);
-	int64_t s = sendbuf == MPI_IN_PLACE ? r : sum_typed(sendcounts, sendtypes, n);
-	ICOLL(MPI_Ialltoallw, C_ALLTOALLV, -1, s, r,
-	      PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-			      request));
+	struct xfer x = x_alltoallw(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm);
+	ICOLL(MPI_Ialltoallw, C_ALLTOALLV, -1, x.s, x.r,
+	      PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request));
 }
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
 			MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int64_t sz = tsize(datatype);
-	int me = my_rank(comm);
-	int64_t s = sum(recvcounts, w.size) * sz, r = recvcounts && me < w.size ? recvcounts[me] * sz : 0;
-	ICOLL(MPI_Ireduce_scatter, C_REDUCE_SCATTER, -1, s, r,
+	struct xfer x = x_reduce_scatter(recvcounts, datatype, comm);
+	ICOLL(MPI_Ireduce_scatter, C_REDUCE_SCATTER, -1, x.s, x.r,
 	      PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
 			      MPI_Comm comm, MPI_Request *request)
 {
-	struct comm_view w = lookup(comm);
-	int64_t r = recvcount * tsize(datatype);
-	ICOLL(MPI_Ireduce_scatter_block, C_REDUCE_SCATTER_BLOCK, -1, r * w.size, r,
+	struct xfer x = x_reduce_scatter_block(recvcount, datatype, comm);
+	ICOLL(MPI_Ireduce_scatter_block, C_REDUCE_SCATTER_BLOCK, -1, x.s, x.r,
 	      PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request));
 }
 
@@ -1682,6 +1744,208 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	int64_t b = count * tsize(datatype);
 	ICOLL(MPI_Iexscan, C_EXSCAN, -1, b, b, PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
+
+/* ---- persistent collectives (MPI 4.0) ------------------------------------ */
+
+#if MPI_VERSION >= 4
+/* A persistent collective (MPI_Allreduce_init, …) is a request started any
+ * number of times: each MPI_Start records a coll_start under a fresh
+ * request id (req_start), and the Wait or Test call completing it a
+ * coll_complete, as for the nonblocking collective it stands for. MPI
+ * orders the initialisations as collectives on the communicator, but not
+ * the starts of different persistent collectives (but under the info key
+ * mpi_assert_strict_persistent_collective_ordering), which each member may
+ * issue in its own order: so each persistent collective gets a
+ * communicator entry of its own, as a window does, with an id every member
+ * computes alone (pcoll_id), and its starts are numbered on it apart from
+ * any other collective. One on an intercommunicator, or on a communicator
+ * ptrace does not know, is MPI time only. The neighbourhood ones
+ * (MPI_Neighbor_*_init) are MPI time only too. */
+
+/* The id of the k-th persistent collective initialised on the communicator
+ * whose id is parent: bit 59 set, clear above, keeps it apart from the
+ * other collector ids (below 2^57, bit 61 windows, bit 62 idups). */
+static int64_t pcoll_id(int64_t parent, uint32_t k)
+{
+	return (int64_t)(1ull << 59 | (mix64(mix64((uint64_t)parent ^ 0x9e3779b97f4a7c15u) + k) >> 5));
+}
+
+/* A new persistent collective's entry (index -1: not followed). */
+static struct comm_view pcoll_begin(MPI_Comm comm, const char *fn)
+{
+	struct comm_view none = { -1, 0, 0, 0, NULL, NULL };
+	if (comm == MPI_COMM_NULL || world_rank < 0)
+		return none;
+	lookup(comm); /* registers a communicator made by a constructor we do not wrap */
+	struct comm_view v = none;
+	pthread_mutex_lock(&comm_mu);
+	struct comm_ent *e = live_ent(comm);
+	if (e && e->members && e->size > 0 && !e->inter) {
+		uint32_t k = ++e->pcolls;
+		char name[64];
+		snprintf(name, sizeof name, "%s#%u", fn, k);
+		int idx = ptr_add_comm(pcoll_id(e->id, k), name, e->members, e->size);
+		if (idx >= 0)
+			v = (struct comm_view){ idx, e->size, 0, 0, e->members, NULL };
+	}
+	pthread_mutex_unlock(&comm_mu);
+	return v;
+}
+
+/* The initialisation: MPI time; the request is remembered, persistent, on
+ * the collective's own entry. */
+#define PCOLL(fn, op, root, out, in, call)                                                               \
+	ENTER(fn);                                                                                       \
+	struct comm_view v = pcoll_begin(comm, #fn);                                                     \
+	int64_t snt_ = (out), rcv_ = (in), rw_ = v.index >= 0 ? root_world(&v, root) : -1;               \
+	int rc = call;                                                                                   \
+	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL && v.index >= 0)                           \
+		req_insert((struct req){ .h = *request, .kind = REQ_COLL, .tag = (op), .peer = rw_, .v = v, \
+					 .nc = MPI_COMM_NULL, .persistent = 1, .bytes = rcv_, .sent = snt_ });   \
+	EXIT(fn);                                                                                        \
+	return rc
+
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	PCOLL(MPI_Barrier_init, C_BARRIER, -1, 0, 0, PMPI_Barrier_init(comm, info, request));
+}
+
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Info info,
+		   MPI_Request *request)
+{
+	struct xfer x = x_bcast(count, datatype, root, comm);
+	PCOLL(MPI_Bcast_init, C_BCAST, root, x.s, x.r, PMPI_Bcast_init(buffer, count, datatype, root, comm, info, request));
+}
+
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root,
+		    MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_reduce(count, datatype, root, comm);
+	PCOLL(MPI_Reduce_init, C_REDUCE, root, x.s, x.r,
+	      PMPI_Reduce_init(sendbuf, recvbuf, count, datatype, op, root, comm, info, request));
+}
+
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+		       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	int64_t b = count * tsize(datatype);
+	PCOLL(MPI_Allreduce_init, C_ALLREDUCE, -1, b, b,
+	      PMPI_Allreduce_init(sendbuf, recvbuf, count, datatype, op, comm, info, request));
+}
+
+int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_gather(sendbuf, sendcount, sendtype, recvcount, recvtype, root, comm);
+	PCOLL(MPI_Gather_init, C_GATHER, root, x.s, x.r,
+	      PMPI_Gather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request));
+}
+
+int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+		     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm,
+		     MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_gatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype, root, comm);
+	PCOLL(MPI_Gatherv_init, C_GATHERV, root, x.s, x.r,
+	      PMPI_Gatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info,
+				request));
+}
+
+int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_scatter(sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	PCOLL(MPI_Scatter_init, C_SCATTER, root, x.s, x.r,
+	      PMPI_Scatter_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request));
+}
+
+int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+		      void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+		      MPI_Request *request)
+{
+	struct xfer x = x_scatterv(sendcounts, sendtype, recvbuf, recvcount, recvtype, root, comm);
+	PCOLL(MPI_Scatterv_init, C_SCATTERV, root, x.s, x.r,
+	      PMPI_Scatterv_init(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info,
+				 request));
+}
+
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		       MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_allgather(sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
+	PCOLL(MPI_Allgather_init, C_ALLGATHER, -1, x.s, x.r,
+	      PMPI_Allgather_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request));
+}
+
+int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+			const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+			MPI_Request *request)
+{
+	struct xfer x = x_allgatherv(sendbuf, sendcount, sendtype, recvcounts, recvtype, comm);
+	PCOLL(MPI_Allgatherv_init, C_ALLGATHERV, -1, x.s, x.r,
+	      PMPI_Allgatherv_init(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info,
+				   request));
+}
+
+int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+		      MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_alltoall(sendbuf, sendcount, sendtype, recvcount, recvtype, comm);
+	PCOLL(MPI_Alltoall_init, C_ALLTOALL, -1, x.s, x.r,
+	      PMPI_Alltoall_init(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request));
+}
+
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+		       void *recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+		       MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_alltoallv(sendbuf, sendcounts, sendtype, recvcounts, recvtype, comm);
+	PCOLL(MPI_Alltoallv_init, C_ALLTOALLV, -1, x.s, x.r,
+	      PMPI_Alltoallv_init(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+				  info, request));
+}
+
+int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+		       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[], const int rdispls[],
+		       const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_alltoallw(sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, comm);
+	PCOLL(MPI_Alltoallw_init, C_ALLTOALLV, -1, x.s, x.r,
+	      PMPI_Alltoallw_init(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+				  comm, info, request));
+}
+
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[], MPI_Datatype datatype,
+			    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_reduce_scatter(recvcounts, datatype, comm);
+	PCOLL(MPI_Reduce_scatter_init, C_REDUCE_SCATTER, -1, x.s, x.r,
+	      PMPI_Reduce_scatter_init(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request));
+}
+
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount, MPI_Datatype datatype,
+				  MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+	struct xfer x = x_reduce_scatter_block(recvcount, datatype, comm);
+	PCOLL(MPI_Reduce_scatter_block_init, C_REDUCE_SCATTER_BLOCK, -1, x.s, x.r,
+	      PMPI_Reduce_scatter_block_init(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request));
+}
+
+int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+		  MPI_Info info, MPI_Request *request)
+{
+	int64_t b = count * tsize(datatype);
+	PCOLL(MPI_Scan_init, C_SCAN, -1, b, b, PMPI_Scan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request));
+}
+
+int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+		    MPI_Info info, MPI_Request *request)
+{
+	int64_t b = count * tsize(datatype);
+	PCOLL(MPI_Exscan_init, C_EXSCAN, -1, b, b,
+	      PMPI_Exscan_init(sendbuf, recvbuf, count, datatype, op, comm, info, request));
+}
+#endif
 
 /* ---- neighbourhood collectives ------------------------------------------ */
 

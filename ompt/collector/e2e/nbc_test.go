@@ -281,9 +281,14 @@ func TestNonblockingCollectivesProgress(t *testing.T) {
 // operation and cause (the latest start's rank).
 func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollOp]int64, inTest, prog int64, byCause map[nbcCause]int64) {
 	t.Helper()
-	rec := recordedNBC(t, procs)
-	all := make([][]nbcCall, len(procs))
-	for r := range procs {
+	return handNBCOf(t, recordedNBC(t, procs), len(procs), n)
+}
+
+// handNBCOf is handNBC on the recorded calls rec of ranks processes.
+func handNBCOf(t *testing.T, rec map[int][]nbcCall, ranks, n int) (waits map[trace.CollOp]int64, inTest, prog int64, byCause map[nbcCause]int64) {
+	t.Helper()
+	all := make([][]nbcCall, ranks)
+	for r := range ranks {
 		all[r] = rec[r]
 		if len(all[r]) != n {
 			t.Fatalf("rank %d: %d nonblocking collectives, want %d", r, len(all[r]), n)
@@ -293,7 +298,7 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollO
 	for k := range n {
 		op, root := trace.CollOp(all[0][k].op), all[0][k].root
 		lv, latest := int64(math.MinInt64), -1
-		for r := range procs {
+		for r := range ranks {
 			c := all[r][k]
 			if trace.CollOp(c.op) != op || c.root != root || c.at == 0 {
 				t.Fatalf("instance %d: rank %d has %+v, rank 0 %s root %d", k, r, c, op, root)
@@ -302,7 +307,7 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollO
 				lv, latest = c.startEnter, r
 			}
 		}
-		for r := range procs {
+		for r := range ranks {
 			c := all[r][k]
 			if op == trace.CollBcast && int64(r) == root {
 				continue
@@ -312,7 +317,7 @@ func handNBC(t *testing.T, procs []*trace.Process, n int) (waits map[trace.CollO
 			// (the enter of the call completing a member's part) after
 			// it (waitstate/progress.go).
 			lp := int64(math.MinInt64)
-			for q := range procs {
+			for q := range ranks {
 				if q != r && (op != trace.CollBcast || int64(q) == root) {
 					lp = max(lp, all[q][k].waitEnter, all[q][k].startEnter)
 				}
