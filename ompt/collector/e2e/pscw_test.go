@@ -225,3 +225,26 @@ func pscwRun(t *testing.T, h *harness, dir, out string, iters, post, complete in
 	}
 	return bad
 }
+
+// The Fortran bindings of MPI_Win_post, _start, _complete, _wait and
+// _test (rma_pscw_f.F90, use mpi and mpi_f08) convert the group, window
+// and flag and call the C wrappers, so the epochs are recorded as from C
+// and checked as TestRMAEpochWaits checks rma_pscw.c's. Before, from
+// Fortran these calls were MPI time only.
+func TestRMAEpochWaitsFortran(t *testing.T) {
+	h := setup(t)
+	t.Setenv("OMPI_MCA_mpi_yield_when_idle", "1")
+	for _, tc := range []struct {
+		name  string
+		flags []string
+	}{{"use-mpi", nil}, {"mpi_f08", []string{"-DUSE_F08"}}} {
+		t.Run(tc.name, func(t *testing.T) {
+			bin := h.buildMPI(t, testdata("rma_pscw_f.F90"), tc.flags...)
+			designed(t, func() []string {
+				const iters, post, complete = 8, 20000, 30000
+				dir, out := h.mustRecord(t, nil, mpirunN(4, bin, strconv.Itoa(iters), strconv.Itoa(post), strconv.Itoa(complete))...)
+				return pscwRun(t, h, dir, out, iters, post, complete)
+			})
+		})
+	}
+}
