@@ -717,7 +717,10 @@ func TestLateReceiverEdgeOnlyWhereCharged(t *testing.T) {
 // every wait's time map in two maps, grew the record buffers anew each
 // round and its largest arrays by a quarter at a time (four times their
 // size in copies), and kept every wait twice: 544 bytes a call, 312 once
-// that was fixed, 275 with narrower points, tasks and requests.
+// that was fixed, 275 with narrower points, tasks and requests; 326 at
+// session 41's start, 356 once Late Post and Early Wait had delay costs
+// (each per-pattern cost array of a wait, its inflow and its ready task
+// two int64 longer: waitstate.delayPatterns from 10 to 12).
 // The bound is the phase's heap allocations (runtime/metrics, from the end
 // of the phase before it to its end) per MPI call, which neither the
 // collector's timing nor the machine's load changes.
@@ -753,8 +756,8 @@ func TestWaitStatesAllocatePerProcess(t *testing.T) {
 	if perObj > 0.1 {
 		t.Errorf("the wait states phase allocated %.3f objects an MPI call, want at most 0.1 (allocations per call)", perObj)
 	}
-	if perByte > 340 {
-		t.Errorf("the wait states phase allocated %.0f bytes an MPI call, want at most 340", perByte)
+	if perByte > 370 {
+		t.Errorf("the wait states phase allocated %.0f bytes an MPI call, want at most 370", perByte)
 	}
 }
 
