@@ -37,12 +37,13 @@ const (
 
 // waitHeader is the columns of WaitTimes in the wait-state tables.
 var waitHeader = []string{"mpi_ns", "calls", "late_sender_ns", "late_receiver_ns", "wait_nxn_ns", "wait_barrier_ns", "late_broadcast_ns", "early_reduce_ns", "other_ns", "waiting_calls",
-	"wait_at_fence_ns", "wait_at_win_create_ns", "wait_at_win_free_ns", "wait_for_progress_ns"}
+	"wait_at_fence_ns", "wait_at_win_create_ns", "wait_at_win_free_ns", "wait_for_progress_ns", "late_post_ns", "early_wait_ns"}
 
 func (w *WaitTimes) cells() []string {
 	return []string{i64(w.MPINS), i64(w.Calls), i64(w.LateSenderNS), i64(w.LateReceiverNS), i64(w.WaitNxNNS), i64(w.WaitBarrierNS),
 		i64(w.LateBroadcastNS), i64(w.EarlyReduceNS), i64(w.OtherNS), i64(w.WaitingCalls),
-		i64(w.WaitAtFenceNS), i64(w.WaitAtWinCreateNS), i64(w.WaitAtWinFreeNS), i64(w.WaitForProgressNS)}
+		i64(w.WaitAtFenceNS), i64(w.WaitAtWinCreateNS), i64(w.WaitAtWinFreeNS), i64(w.WaitForProgressNS),
+		i64(w.LatePostNS), i64(w.EarlyWaitNS)}
 }
 
 // PathCSVHeader is the header of the critical-path segment table, which

@@ -618,6 +618,14 @@ type WaitTimes struct {
 	WaitAtFenceNS     int64 `json:"wait_at_fence_ns,omitempty"`
 	WaitAtWinCreateNS int64 `json:"wait_at_win_create_ns,omitempty"`
 	WaitAtWinFreeNS   int64 `json:"wait_at_win_free_ns,omitempty"`
+	// General active target synchronisation (MPI_Win_post, _start,
+	// _complete, _wait): an origin's MPI_Win_start waiting for the last
+	// target of its group to post (Scalasca's Late Post), a target's
+	// MPI_Win_wait waiting for the last origin to enter MPI_Win_complete
+	// (Scalasca's Early Wait). Absent when 0, as in every report of a
+	// program without them.
+	LatePostNS  int64 `json:"late_post_ns,omitempty"`
+	EarlyWaitNS int64 `json:"early_wait_ns,omitempty"`
 	// A nonblocking collective's member waiting, in the call that
 	// completes it, for another member to enter the MPI call that
 	// progresses it (Scalasca's name for the one-sided analogue, Wait
@@ -643,6 +651,10 @@ func (w *WaitTimes) Waiting() int64 {
 func (w *WaitTimes) Windows() bool {
 	return w.WaitAtFenceNS > 0 || w.WaitAtWinCreateNS > 0 || w.WaitAtWinFreeNS > 0
 }
+
+// Epochs says whether the row has any wait of general active target
+// synchronisation: the HTML page shows their columns only then.
+func (w *WaitTimes) Epochs() bool { return w.LatePostNS > 0 || w.EarlyWaitNS > 0 }
 
 // Progress says whether the row has any wait for progress: the HTML page
 // shows its column only then.

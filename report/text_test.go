@@ -360,3 +360,60 @@ func TestProgressWaitShown(t *testing.T) {
 		t.Errorf("text report of a little wait for progress:\n%s", out)
 	}
 }
+
+// General active target synchronisation's patterns (Late Post, Early
+// Wait) are reported as the others: in the text's pattern line and its
+// causes, HTML columns (only when some process waited so), the CSV's
+// columns and the JSON's keys, left out when 0.
+func TestRMAEpochWaitsShown(t *testing.T) {
+	r := sampleReport()
+	w := WaitTimes{MPINS: 400_000_000, Calls: 40, LatePostNS: 100_000_000, EarlyWaitNS: 200_000_000, OtherNS: 100_000_000, WaitingCalls: 30}
+	r.WaitStates = &WaitStates{WaitTimes: w,
+		CallSites:  []WaitSite{{Func: "MPI_Win_start", Site: "rma_pscw.c:80:4", WaitTimes: w}},
+		PerProcess: []WaitProcess{{Rank: 2, WaitTimes: w}},
+		Causes:     []WaitCause{{Rank: 1, Func: "MPI_Win_start", Site: "rma_pscw.c:80:4", Pattern: "late_post", NS: 100_000_000, Share: 1.0 / 3, Calls: 10}}}
+	out := text(r, TextOptions{})
+	for _, s := range []string{"late post 25.0%   early wait 50.0%   transfer/other 25.0%",
+		"waited for rank 1: 33.3% of all waiting (late post at MPI_Win_start"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("text report lacks %q:\n%s", s, out)
+		}
+	}
+	var b bytes.Buffer
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.String(); !strings.Contains(h, "<th>early reduce</th><th>late post</th><th>early wait</th><th>transfer/other</th>") ||
+		!strings.Contains(h, "<td>100 ms</td><td>200 ms</td><td>100 ms</td></tr>") || strings.Contains(h, "wait at fence") {
+		t.Error("HTML report lacks the late post and early wait columns, or shows the window collectives'")
+	}
+	dir := t.TempDir()
+	if _, err := WriteCSV(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	recs := readCSV(t, filepath.Join(dir, CSVWaitProcesses))
+	col := map[string]string{}
+	for i, h := range recs[0] {
+		col[h] = recs[1][i]
+	}
+	if col["late_post_ns"] != "100000000" || col["early_wait_ns"] != "200000000" {
+		t.Errorf("CSV per process: %v", recs)
+	}
+	if js, _ := json.Marshal(&r.WaitStates.WaitTimes); !strings.Contains(string(js), `"late_post_ns":100000000,"early_wait_ns":200000000`) {
+		t.Errorf("JSON %s", js)
+	}
+	if js, _ := json.Marshal(&WaitTimes{MPINS: 5}); strings.Contains(string(js), "late_post") || strings.Contains(string(js), "early_wait") {
+		t.Errorf("JSON without epoch waits %s names them", js)
+	}
+	plain := WaitTimes{MPINS: 400_000_000, Calls: 30, LateSenderNS: 100_000_000, OtherNS: 300_000_000, WaitingCalls: 3}
+	r.WaitStates = &WaitStates{WaitTimes: plain,
+		CallSites:  []WaitSite{{Func: "MPI_Recv", WaitTimes: plain}},
+		PerProcess: []WaitProcess{{Rank: 3, WaitTimes: plain}}}
+	b.Reset()
+	if err := WriteHTML(&b, r, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "late post") || strings.Contains(b.String(), "early wait") {
+		t.Error("HTML report of a program without epoch waits shows their columns")
+	}
+}

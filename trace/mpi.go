@@ -107,3 +107,17 @@ func (o CollOp) Class() CollClass {
 	}
 	return AllToAll
 }
+
+// Reserved message tags (MPI tags are ≥ 0 and −1 is "any" in a post, so
+// no program's message has a negative one). −2 and −3 are a blocking and
+// a nonblocking neighbourhood collective's messages; TagWinPost and
+// TagWinComplete are general active target synchronisation's (MPI_Win_post,
+// _start, _complete, _wait): a target's MPI_Win_post sends one to each
+// origin of its group, received in the origin's MPI_Win_start; an origin's
+// MPI_Win_complete sends one to each target of its start group, received
+// in the target's MPI_Win_wait (or the MPI_Win_test that ends the epoch).
+// All are on the window's own communicator entry.
+const (
+	TagWinPost     = -4
+	TagWinComplete = -5
+)

@@ -292,6 +292,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			case trace.MPIRecv:
 				if lv != math.MinInt64 {
 					w, pt = lv-enter, LateSender
+					if rp, ok := a.rma[v]; ok {
+						pt = rp
+					}
 				}
 			case trace.CollEnd, trace.CollComplete:
 				op, _, tail := ops.at(v)
@@ -351,9 +354,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				// to the call, as in Scalasca).
 				continue
 			}
-			coll := pt != LateSender
+			coll := !pt.p2p()
 			switch {
-			case pat[k] == None, coll && pat[k] == LateSender:
+			case pat[k] == None, coll && pat[k].p2p():
 				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
 			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred < cause[k]):
 				wait[k], cause[k], causeNode[k] = w, pred, v

@@ -877,11 +877,11 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 		own := w != nil && w.node == v
 		switch m.Kind[v] {
 		case trace.MPIRecv:
-			if !own || w.pat != LateSender {
+			if !own || !w.pat.p2p() {
 				continue
 			}
 			// Completion: from the sender's exit (PropagateMax's).
-			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: LateSender}, ev,
+			p.push(syncPt{call: k, th: uint16(th), with: withOf(w.cause, -1), pat: w.pat}, ev,
 				w.wait, max(0, exit-earliest))
 			if pp, pth, pev := a.pred(i, v); pp >= 0 {
 				d.note(pp, pth, pev, noteSend, me, exit)
@@ -2069,7 +2069,7 @@ func (d *delays) task(i int, j int32, w int64, tw []tmEntry) {
 	// Short-term: the wait in proportion to the delay and the waits of
 	// the interval, at most all of both for a point-to-point wait.
 	amount := w
-	if pat == LateSender || pat == LateReceiver {
+	if pat.p2p() || pat == LateReceiver {
 		amount = min(w, den)
 	}
 	residue(w - amount)

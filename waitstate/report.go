@@ -173,6 +173,8 @@ func add(t *report.WaitTimes, r *Row) {
 	t.WaitAtFenceNS += r.Wait[WaitAtFence]
 	t.WaitAtWinCreateNS += r.Wait[WaitAtWinCreate]
 	t.WaitAtWinFreeNS += r.Wait[WaitAtWinFree]
+	t.LatePostNS += r.Wait[LatePost]
+	t.EarlyWaitNS += r.Wait[EarlyWait]
 	t.WaitForProgressNS += r.Wait[WaitForProgress]
 	t.OtherNS += r.Other()
 	for p := None + 1; p < NumPatterns; p++ {

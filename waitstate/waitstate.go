@@ -60,6 +60,18 @@ const (
 	WaitAtFence
 	WaitAtWinCreate
 	WaitAtWinFree
+	// Scalasca's patterns of general active target synchronisation
+	// (MPI_Win_post, _start, _complete, _wait), which the collector
+	// records as messages under reserved tags (trace.TagWinPost,
+	// trace.TagWinComplete): an origin waiting in MPI_Win_start for
+	// the last target of its group to enter MPI_Win_post (Late Post,
+	// mpi_rma_sync_late_post), and a target waiting in MPI_Win_wait
+	// (or the MPI_Win_test that ends its exposure epoch) for the last
+	// origin to enter MPI_Win_complete (Early Wait, mpi_rma_early_wait).
+	// Both are a wait for the latest sender of the call's messages, as
+	// a Late Sender is.
+	LatePost
+	EarlyWait
 	// WaitForProgress is a nonblocking collective's member waiting, in
 	// the call that completes it, for another member to progress it:
 	// Open MPI and MPICH without a progress thread advance a nonblocking
@@ -73,13 +85,20 @@ const (
 )
 
 var patternNames = [NumPatterns]string{"none", "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce",
-	"wait_at_fence", "wait_at_win_create", "wait_at_win_free", "wait_for_progress"}
+	"wait_at_fence", "wait_at_win_create", "wait_at_win_free", "late_post", "early_wait", "wait_for_progress"}
 
 // barrierLike reports whether p is a wait of every member of a group for
 // the last one to enter (a barrier's, an N×N collective's, a window's
 // collective synchronisation): the wait is with the call's communicator.
 func (p Pattern) barrierLike() bool {
 	return p == WaitBarrier || p == WaitNxN || p == WaitAtFence || p == WaitAtWinCreate || p == WaitAtWinFree
+}
+
+// p2p reports whether p is a wait for the latest sender of the messages
+// a call receives (a Late Sender, or a one-sided epoch's Late Post or
+// Early Wait): the wait is with that sender alone.
+func (p Pattern) p2p() bool {
+	return p == LateSender || p == LatePost || p == EarlyWait
 }
 
 func (p Pattern) String() string {
@@ -334,6 +353,11 @@ type Analysis struct {
 	// process's go once its points are made (12 bytes a collective call).
 	ops   [][]nodeOp
 	tails map[int32]int64 // by node: the tails nodeOp cannot hold
+	// rma is, by node, the pattern of a receive of a general active
+	// target synchronisation message (trace.TagWinPost: LatePost,
+	// trace.TagWinComplete: EarlyWait) inside a call; nil when the trace
+	// has none. Other receives are Late Sender's.
+	rma   map[int32]Pattern
 	procs []calls
 	// edges are the processes' matched predecessors (Analyze's), and
 	// edge, per node, its row there (−1: none), for the delay costs.
@@ -1003,6 +1027,15 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 	switch {
 	case r.depth[th] > 0:
 		a.call[v] = r.open[th]
+		if e.Kind == trace.MPIRecv && (e.Args[1] == trace.TagWinPost || e.Args[1] == trace.TagWinComplete) {
+			if a.rma == nil {
+				a.rma = map[int32]Pattern{}
+			}
+			a.rma[v] = LatePost
+			if e.Args[1] == trace.TagWinComplete {
+				a.rma[v] = EarlyWait
+			}
+		}
 		switch req := e.Args[4]; {
 		case req == 0:
 		case e.Kind == trace.MPIRecv:

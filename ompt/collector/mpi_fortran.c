@@ -1344,6 +1344,48 @@ void mpi_win_fence_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
 }
 ALIASES(mpi_win_fence, MPI_WIN_FENCE);
 
+/* General active target synchronisation: recorded by the C wrappers
+ * (messages under reserved tags, mpi_wrap.c). */
+void mpi_win_post_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_post(MPI_Group_f2c(*group), *assert, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_post, MPI_WIN_POST);
+
+void mpi_win_start_(MPI_Fint *group, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_start(MPI_Group_f2c(*group), *assert, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_start, MPI_WIN_START);
+
+void mpi_win_complete_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_complete(MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_complete, MPI_WIN_COMPLETE);
+
+void mpi_win_wait_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_wait(MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_wait, MPI_WIN_WAIT);
+
+/* flag: a Fortran LOGICAL, gfortran's .true. (1), as mpi_test_'s. */
+void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr)
+{
+	FCALLER();
+	int f = 0;
+	int rc = MPI_Win_test(MPI_Win_f2c(*win), &f);
+	if (rc == MPI_SUCCESS)
+		*flag = f != 0;
+	set_ierr(ierr, rc);
+}
+ALIASES(mpi_win_test, MPI_WIN_TEST);
+
 /* The window is INOUT: MPI_WIN_NULL's Fortran handle after. */
 void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
 {
@@ -1502,11 +1544,6 @@ FTIME(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, MPI_Win_flush_local, 3);
 FTIME(mpi_win_flush_local_all, MPI_WIN_FLUSH_LOCAL_ALL, MPI_Win_flush_local_all, 2);
 FTIME(mpi_reduce_local, MPI_REDUCE_LOCAL, MPI_Reduce_local, 6);
 FTIME(mpi_win_sync, MPI_WIN_SYNC, MPI_Win_sync, 2);
-FTIME(mpi_win_post, MPI_WIN_POST, MPI_Win_post, 4);
-FTIME(mpi_win_start, MPI_WIN_START, MPI_Win_start, 4);
-FTIME(mpi_win_complete, MPI_WIN_COMPLETE, MPI_Win_complete, 2);
-FTIME(mpi_win_wait, MPI_WIN_WAIT, MPI_Win_wait, 2);
-FTIME(mpi_win_test, MPI_WIN_TEST, MPI_Win_test, 3);
 FTIME(mpi_put, MPI_PUT, MPI_Put, 9);
 FTIME(mpi_get, MPI_GET, MPI_Get, 9);
 FTIME(mpi_accumulate, MPI_ACCUMULATE, MPI_Accumulate, 10);

@@ -1965,14 +1965,15 @@ int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
  * completes the request, as MPI_Isend and MPI_Irecv are recorded. Their
  * tag is one no program can use (MPI tags are >= 0, MPI_ANY_TAG is -1):
  * NBR_TAG for the blocking calls, INBR_TAG − k for the k-th nonblocking
- * one on the communicator (nbr_call_tag), so that a blocking call issued
+ * one on the communicator (nbr_call_tag; below −2^32, clear of the other
+ * reserved tags: −4 and −5 are the window epochs'), so that a blocking call issued
  * while a nonblocking one is pending on the same communicator does not
  * take its messages, nor one nonblocking call completed before an earlier
  * one the earlier's (channels match in order).
  * Every member of a communicator calls its collectives in one order, so
  * the k-th message of a channel is the k-th on both sides. */
 #define NBR_TAG (-2)
-#define INBR_TAG (-3)
+#define INBR_TAG (-(INT64_C(1) << 32))
 
 /* A communicator's neighbours as world ranks (-1: MPI_PROC_NULL), asked
  * of MPI at its first neighbourhood collective and kept until
@@ -2497,6 +2498,12 @@ struct win_ent {
 	MPI_Win h;
 	struct comm_view v;
 	int alive;
+	/* General active target synchronisation (below): the world ranks
+	 * of the group of the open exposure epoch (MPI_Win_post's: the
+	 * origins) and access epoch (MPI_Win_start's: the targets), owned
+	 * here, NULL when none is open. */
+	int *expo, nexpo;
+	int *acc, nacc;
 };
 
 static struct win_ent *wins; /* under comm_mu */
@@ -2561,7 +2568,7 @@ static void win_put(MPI_Win h, const struct comm_view *v)
 		wins = p;
 		capwins = c;
 	}
-	wins[nwins++] = (struct win_ent){ h, *v, 1 };
+	wins[nwins++] = (struct win_ent){ h, *v, 1, NULL, 0, NULL, 0 };
 	pthread_mutex_unlock(&comm_mu);
 }
 
@@ -2575,6 +2582,8 @@ static struct comm_view win_lookup(MPI_Win h, int forget)
 		if (wins[i].alive && wins[i].h == h) {
 			v = wins[i].v;
 			if (forget) {
+				free(wins[i].expo);
+				free(wins[i].acc);
 				wins[i] = wins[--nwins];
 			}
 			break;
@@ -2651,9 +2660,10 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	return rc;
 }
 
-/* The rest of one-sided communication: the epochs' other synchronisation
- * (lock and unlock, post, start, complete and wait) and the transfers are
- * MPI time; who waited for whom in them is not recorded. */
+/* The rest of one-sided communication: passive target synchronisation
+ * (lock and unlock, flushes) and the transfers are MPI time; who waited
+ * for whom in them is not recorded. General active target
+ * synchronisation is below. */
 BRACKET(MPI_Win_lock, (int lock_type, int rank, int assert, MPI_Win win),
 	(lock_type, rank, assert, win))
 BRACKET(MPI_Win_unlock, (int rank, MPI_Win win),
@@ -2676,16 +2686,196 @@ BRACKET(MPI_Reduce_local, (const void *inbuf, void *inoutbuf, int count, MPI_Dat
 	(inbuf, inoutbuf, count, datatype, op))
 BRACKET(MPI_Win_sync, (MPI_Win win),
 	(win))
-BRACKET(MPI_Win_post, (MPI_Group group, int assert, MPI_Win win),
-	(group, assert, win))
-BRACKET(MPI_Win_start, (MPI_Group group, int assert, MPI_Win win),
-	(group, assert, win))
-BRACKET(MPI_Win_complete, (MPI_Win win),
-	(win))
-BRACKET(MPI_Win_wait, (MPI_Win win),
-	(win))
-BRACKET(MPI_Win_test, (MPI_Win win, int *flag),
-	(win, flag))
+
+/* ---- general active target synchronisation -------------------------------
+ *
+ * MPI_Win_post, _start, _complete and _wait (MPI-3.1 §11.5.2) synchronise
+ * a target with the origins of its exposure epoch and each origin with
+ * the targets of its access epoch, pairwise: they are recorded as the
+ * messages they amount to, on the window's own communicator entry, under
+ * reserved tags (docs/trace-format.md). A target's MPI_Win_post sends
+ * WINPOST_TAG to each origin of its group, right after mpi_enter (the
+ * exposure epoch begins there: Scalasca's post time is its enter); an
+ * origin's MPI_Win_start receives one from each target of its group,
+ * right before mpi_exit: Open MPI (osc rdma, ucx) and MPICH return from
+ * MPI_Win_start only once every target posted (MPI allows a start that
+ * returns earlier; with MPI_MODE_NOCHECK, which post and start must both
+ * give, none of it is recorded: the program says the post came first by
+ * other means). An origin's MPI_Win_complete sends WINCOMPLETE_TAG to each
+ * target of its start group right after mpi_enter; the target's
+ * MPI_Win_wait, or the MPI_Win_test that returns true, receives one from
+ * each origin of its post group right before mpi_exit (MPI requires that
+ * it return only after every origin completed). The groups are kept as
+ * world ranks (MPI_Group_translate_ranks against MPI_COMM_WORLD's group)
+ * on the window's entry, from the post or start to the wait or complete.
+ * An unknown window (made before the collector, or its table full) keeps
+ * these calls MPI time only. */
+#define WINPOST_TAG (-4)
+#define WINCOMPLETE_TAG (-5)
+
+/* Window h's entry; the caller holds comm_mu. */
+static struct win_ent *win_ent_of(MPI_Win h)
+{
+	for (int i = nwins - 1; i >= 0; i--)
+		if (wins[i].alive && wins[i].h == h)
+			return &wins[i];
+	return NULL;
+}
+
+/* Keeps group's world ranks as window h's exposure (expo) or access
+ * group; returns the window's entry index (-1: unknown). *ranks and *n
+ * get a copy the caller frees (NULL: none). */
+static int win_group_set(MPI_Win h, MPI_Group group, int expo, int **ranks, int *n)
+{
+	*ranks = NULL;
+	*n = 0;
+	if (world_rank < 0 || group == MPI_GROUP_NULL)
+		return -1;
+	pthread_mutex_lock(&comm_mu);
+	struct win_ent *e = win_ent_of(h);
+	int idx = e ? e->v.index : -1;
+	pthread_mutex_unlock(&comm_mu);
+	if (idx < 0)
+		return -1;
+	int gn = 0;
+	int *g = translate(group, &gn); /* PMPI calls: outside the lock */
+	if (!g)
+		return -1;
+	int *copy = malloc(sizeof(int) * (size_t)(gn > 0 ? gn : 1));
+	if (!copy) {
+		free(g);
+		return -1;
+	}
+	memcpy(copy, g, sizeof(int) * (size_t)gn);
+	pthread_mutex_lock(&comm_mu);
+	e = win_ent_of(h);
+	if (!e) {
+		pthread_mutex_unlock(&comm_mu);
+		free(g);
+		free(copy);
+		return -1;
+	}
+	int **slot = expo ? &e->expo : &e->acc;
+	int *cnt = expo ? &e->nexpo : &e->nacc;
+	free(*slot);
+	*slot = g;
+	*cnt = gn;
+	pthread_mutex_unlock(&comm_mu);
+	*ranks = copy;
+	*n = gn;
+	return idx;
+}
+
+/* Takes window h's exposure (expo) or access group: the caller frees
+ * *ranks. Returns the window's entry index (-1: unknown or none open). */
+static int win_group_take(MPI_Win h, int expo, int **ranks, int *n)
+{
+	*ranks = NULL;
+	*n = 0;
+	pthread_mutex_lock(&comm_mu);
+	struct win_ent *e = win_ent_of(h);
+	int idx = -1;
+	if (e && (expo ? e->expo : e->acc)) {
+		idx = e->v.index;
+		*ranks = expo ? e->expo : e->acc;
+		*n = expo ? e->nexpo : e->nacc;
+		if (expo) {
+			e->expo = NULL;
+			e->nexpo = 0;
+		} else {
+			e->acc = NULL;
+			e->nacc = 0;
+		}
+	}
+	pthread_mutex_unlock(&comm_mu);
+	return idx;
+}
+
+static void win_msgs(ptr_thread *t, unsigned kind, int idx, const int *ranks, int n, int tag)
+{
+	for (int i = 0; i < n; i++)
+		if (ranks[i] >= 0)
+			ptr_ev5(t, kind, (uint64_t)(int64_t)ranks[i], (uint64_t)(int64_t)tag, (uint64_t)idx, 0, 0);
+}
+
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
+{
+	ENTER(MPI_Win_post);
+	int *r, n;
+	int idx = win_group_set(win, group, 1, &r, &n);
+	if (idx >= 0 && !(assert & MPI_MODE_NOCHECK))
+		win_msgs(t, K_MPI_SEND, idx, r, n, WINPOST_TAG);
+	free(r);
+	int rc = PMPI_Win_post(group, assert, win);
+	if (rc != MPI_SUCCESS && idx >= 0) {
+		win_group_take(win, 1, &r, &n);
+		free(r);
+	}
+	EXIT(MPI_Win_post);
+	return rc;
+}
+
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
+{
+	ENTER(MPI_Win_start);
+	int *r, n;
+	int idx = win_group_set(win, group, 0, &r, &n);
+	int rc = PMPI_Win_start(group, assert, win);
+	if (rc == MPI_SUCCESS && idx >= 0 && !(assert & MPI_MODE_NOCHECK))
+		win_msgs(t, K_MPI_RECV, idx, r, n, WINPOST_TAG);
+	else if (rc != MPI_SUCCESS && idx >= 0) {
+		free(r);
+		win_group_take(win, 0, &r, &n);
+	}
+	free(r);
+	EXIT(MPI_Win_start);
+	return rc;
+}
+
+int MPI_Win_complete(MPI_Win win)
+{
+	ENTER(MPI_Win_complete);
+	int *r, n;
+	int idx = win_group_take(win, 0, &r, &n);
+	if (idx >= 0)
+		win_msgs(t, K_MPI_SEND, idx, r, n, WINCOMPLETE_TAG);
+	free(r);
+	int rc = PMPI_Win_complete(win);
+	EXIT(MPI_Win_complete);
+	return rc;
+}
+
+int MPI_Win_wait(MPI_Win win)
+{
+	ENTER(MPI_Win_wait);
+	int rc = PMPI_Win_wait(win);
+	if (rc == MPI_SUCCESS) {
+		int *r, n;
+		int idx = win_group_take(win, 1, &r, &n);
+		if (idx >= 0)
+			win_msgs(t, K_MPI_RECV, idx, r, n, WINCOMPLETE_TAG);
+		free(r);
+	}
+	EXIT(MPI_Win_wait);
+	return rc;
+}
+
+/* The MPI_Win_test that returns true ends the exposure epoch as
+ * MPI_Win_wait does; one returning false receives nothing. */
+int MPI_Win_test(MPI_Win win, int *flag)
+{
+	ENTER(MPI_Win_test);
+	int rc = PMPI_Win_test(win, flag);
+	if (rc == MPI_SUCCESS && *flag) {
+		int *r, n;
+		int idx = win_group_take(win, 1, &r, &n);
+		if (idx >= 0)
+			win_msgs(t, K_MPI_RECV, idx, r, n, WINCOMPLETE_TAG);
+		free(r);
+	}
+	EXIT(MPI_Win_test);
+	return rc;
+}
 BRACKET(MPI_Put, (const void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
 	(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win))
 BRACKET(MPI_Get, (void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),

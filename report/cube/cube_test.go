@@ -96,6 +96,7 @@ var patternMetric = map[string]string{
 	"wait_barrier": "mpi_barrier_wait", "late_broadcast": "mpi_latebroadcast", "early_reduce": "mpi_earlyreduce",
 	"wait_at_fence": "mpi_rma_wait_at_fence", "wait_at_win_create": "mpi_rma_wait_at_create", "wait_at_win_free": "mpi_rma_wait_at_free",
 	"wait_for_progress": "mpi_nbc_wait_for_progress",
+	"late_post":         "mpi_rma_sync_late_post", "early_wait": "mpi_rma_early_wait",
 }
 
 func patternValues(w *report.WaitTimes) map[string]int64 {
@@ -104,6 +105,7 @@ func patternValues(w *report.WaitTimes) map[string]int64 {
 		"wait_barrier": w.WaitBarrierNS, "late_broadcast": w.LateBroadcastNS, "early_reduce": w.EarlyReduceNS,
 		"wait_at_fence": w.WaitAtFenceNS, "wait_at_win_create": w.WaitAtWinCreateNS, "wait_at_win_free": w.WaitAtWinFreeNS,
 		"wait_for_progress": w.WaitForProgressNS,
+		"late_post":         w.LatePostNS, "early_wait": w.EarlyWaitNS,
 	}
 }
 
@@ -643,5 +645,49 @@ func TestNBCProgressMetric(t *testing.T) {
 	}
 	if want := r.WaitStates.PerProcess[2].WaitForProgressNS; want <= 0 || math.Abs(got*1e9-float64(want)) > 64 {
 		t.Errorf("rank 2: wait for progress %.0f ns in the CUBE, %d in the report", got*1e9, want)
+	}
+}
+
+// General active target synchronisation's patterns are Scalasca's metrics
+// mpi_rma_sync_late_post (Late Post in synchronisation: the origin waits
+// in MPI_Win_start) and mpi_rma_early_wait, inside mpi as ptrace's other
+// patterns: a report whose processes waited there holds them per process,
+// and mpi's own value keeps the rest.
+func TestRMAEpochMetrics(t *testing.T) {
+	r, _ := analyzeGen(t, gen.Config{Workload: "mpi", Ranks: 4, Threads: 1})
+	for i := range r.WaitStates.PerProcess {
+		q := &r.WaitStates.PerProcess[i]
+		q.LatePostNS, q.EarlyWaitNS = q.OtherNS/3, q.OtherNS/5
+		q.OtherNS -= q.LatePostNS + q.EarlyWaitNS
+	}
+	f, err := cube.FromReport(r, cube.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := mustDecode(t, writeCube(t, f))
+	checkValues(t, r, d, d, 0)
+	checkExclusive(t, d)
+	loc := slices.IndexFunc(d.locs, func(l dLoc) bool { return l.rank == 2 && l.thread == 0 })
+	for _, m := range []struct {
+		name string
+		want int64
+	}{
+		{"mpi_rma_sync_late_post", r.WaitStates.PerProcess[2].LatePostNS},
+		{"mpi_rma_early_wait", r.WaitStates.PerProcess[2].EarlyWaitNS},
+	} {
+		i, ok := d.byName[m.name]
+		if !ok {
+			t.Fatalf("no metric %s", m.name)
+		}
+		if p := d.metrics[i].parent; p < 0 || d.metrics[p].name != "mpi" {
+			t.Errorf("%s: parent %d, want mpi", m.name, p)
+		}
+		var got float64
+		for c := range d.cnodes {
+			got += d.value(m.name, c, loc)
+		}
+		if m.want <= 0 || math.Abs(got*1e9-float64(m.want)) > 64 {
+			t.Errorf("rank 2: %s %.0f ns in the CUBE, %d in the report", m.name, got*1e9, m.want)
+		}
 	}
 }

@@ -56,6 +56,8 @@ const (
 	mRMAWaitFence   = "mpi_rma_wait_at_fence"
 	mRMAWaitCreate  = "mpi_rma_wait_at_create"
 	mRMAWaitFree    = "mpi_rma_wait_at_free"
+	mRMALatePost    = "mpi_rma_sync_late_post"
+	mRMAEarlyWait   = "mpi_rma_early_wait"
 	mNBCProgress    = "mpi_nbc_wait_for_progress"
 	mInitFinalize   = "mpi_init_finalize"
 	mOverhead       = "runtime_overhead"
@@ -110,6 +112,8 @@ var patterns = []struct{ key, metric, disp string }{
 	{"wait_at_fence", mRMAWaitFence, "MPI Wait at Fence"},
 	{"wait_at_win_create", mRMAWaitCreate, "MPI Wait at Create"},
 	{"wait_at_win_free", mRMAWaitFree, "MPI Wait at Free"},
+	{"late_post", mRMALatePost, "MPI Late Post (Synchronization)"},
+	{"early_wait", mRMAEarlyWait, "MPI Early Wait"},
 	{"wait_for_progress", mNBCProgress, "MPI NBC Wait for Progress"},
 }
 
@@ -195,6 +199,8 @@ var patternDescr = map[string]string{
 	"wait_at_fence":      "MPI_Win_fence waits from its enter until the last member of the window's group enters (Scalasca's Wait at Fence, its Early Fence included).",
 	"wait_at_win_create": "A window's creation (MPI_Win_create, _allocate, _allocate_shared, _create_dynamic) waits from its enter until the last member of the communicator enters.",
 	"wait_at_win_free":   "MPI_Win_free waits from its enter until the last member of the window's group enters.",
+	"late_post":          "An origin's MPI_Win_start waits from its enter until the last target of its group enters MPI_Win_post (Scalasca's Late Post in synchronisation; Open MPI and MPICH wait for the exposure epoch in MPI_Win_start).",
+	"early_wait":         "A target's MPI_Win_wait (or the MPI_Win_test that ends its exposure epoch) waits from its enter until the last origin of its group enters MPI_Win_complete (Scalasca's Early Wait).",
 	"wait_for_progress":  "The call completing a nonblocking collective (MPI_Wait, MPI_Test, ...) waits, after every member it waits for started it, until the latest of them enters the MPI call in which it completes the collective: MPI without a progress thread advances a nonblocking collective only inside MPI calls (ptrace's pattern; Scalasca names the one-sided analogue Wait for Progress). When longer than the call's wait for a late start, which is then not counted; no delay costs.",
 }
 

@@ -743,6 +743,10 @@ func patternNS(w *report.WaitTimes, key string) int64 {
 		return w.WaitAtWinCreateNS
 	case "wait_at_win_free":
 		return w.WaitAtWinFreeNS
+	case "late_post":
+		return w.LatePostNS
+	case "early_wait":
+		return w.EarlyWaitNS
 	case "wait_for_progress":
 		return w.WaitForProgressNS
 	}

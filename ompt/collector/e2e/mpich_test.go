@@ -56,8 +56,8 @@ func mpiexecMPICH(n int, args ...string) []string {
 // mpi_f08 runs and matches; Fortran's MPI_IN_PLACE, MPI_BOTTOM and
 // MPI_STATUS_IGNORE reach MPI as C's (TestFortranSentinels); a
 // disconnected communicator's handle reused is the new communicator's
-// (TestCommDisconnect); and
-// ptrace-mpi under
+// (TestCommDisconnect); the waits of general active target
+// synchronisation are Scalasca's (TestRMAEpochWaits); and ptrace-mpi under
 // mpiexec.mpich gives the report the in-process analysis gives.
 func TestMPICH(t *testing.T) {
 	h := setupMPICH(t)
@@ -92,6 +92,27 @@ func TestMPICH(t *testing.T) {
 	// such a program ("the MPI library has no pmpi_file_open_f08_")
 	// before it looked for those too. io_rma_f.F90 with use mpi_f08: its
 	// messages and collectives, the window's included, all matched.
+	// General active target synchronisation (rma_pscw.c, and
+	// rma_pscw_f.F90 with use mpi_f08): MPICH too returns from
+	// MPI_Win_start once every target posted, so the recorded messages
+	// and the waits are as under Open MPI (TestRMAEpochWaits), checked
+	// the same way.
+	t.Run("rma_pscw.c", func(t *testing.T) {
+		bin := h.buildWith(t, mpich(), testdata("rma_pscw.c"))
+		designed(t, func() []string {
+			const iters, post, complete = 8, 20000, 30000
+			dir, out := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(iters), strconv.Itoa(post), strconv.Itoa(complete))...)
+			return pscwRun(t, h, dir, out, iters, post, complete)
+		})
+	})
+	t.Run("rma_pscw_f.F90 mpi_f08", func(t *testing.T) {
+		bin := h.buildWith(t, mpich(), testdata("rma_pscw_f.F90"), "-DUSE_F08")
+		designed(t, func() []string {
+			const iters, post, complete = 8, 20000, 30000
+			dir, out := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(iters), strconv.Itoa(post), strconv.Itoa(complete))...)
+			return pscwRun(t, h, dir, out, iters, post, complete)
+		})
+	})
 	t.Run("io_rma_f.F90 mpi_f08", func(t *testing.T) {
 		const ranks, iters = 4, 20
 		bin := h.buildWith(t, mpich(), testdata("io_rma_f.F90"), "-DUSE_F08")
