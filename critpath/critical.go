@@ -179,7 +179,12 @@ func Analyze(in *Input) (Result, error) {
 		pg.addFragments(b, bases[i], &lasts)
 	}
 	// A node for cross-process edges whose source cannot be found (a send
-	// outside any fragment in a damaged trace): counted, not fatal.
+	// outside any fragment in a damaged trace): counted, not fatal. A
+	// source outside the graph by design (on a thread of type unknown, or
+	// in an MPI call made while no task ran: sim.Frags.OutsideGraph) has
+	// no node either: the edge is left out
+	// (from the orphan, which weighs nothing and follows nothing),
+	// uncounted.
 	orphan := b.AddNode(false)
 	// Tie keys: process rank and node within the process, computed from
 	// the node id (processes' nodes are contiguous, in process order).
@@ -206,7 +211,9 @@ func Analyze(in *Input) (Result, error) {
 		}
 		n, ok := sendAt[i].Get(th, key.B)
 		if !ok {
-			orphans++
+			if !in.Procs[i].frags.OutsideGraph(th, key.B) {
+				orphans++
+			}
 			return orphan, true
 		}
 		return bases[i] + n, true

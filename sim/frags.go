@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"github.com/ptrace-dev/ptrace/internal/idmap"
 	"github.com/ptrace-dev/ptrace/internal/lists"
@@ -74,6 +75,13 @@ type Frags struct {
 
 	SendNode EventNodes
 	RecvNode EventNodes
+	// outside marks the threads of type unknown (nil: none), and taskless
+	// holds each thread's MPI calls entered while no task was current on
+	// it, as pairs of event indices (enter, exit; a last one without its
+	// exit runs to the thread's end): their events are in no fragment
+	// (OutsideGraph).
+	outside  []bool
+	taskless [][]int64
 
 	// MPISites are the MPI calls' sites: the Loc of a FragMPI or FragPost
 	// node is an index here.
@@ -84,6 +92,36 @@ type Frags struct {
 	// the nodes of tasks made one after another are close (about a byte a
 	// task instead of four).
 	first, last packed.Int32s
+}
+
+// OutsideGraph reports whether thread th's events are in no fragment by
+// design: a thread of type unknown (trace.ThreadUnknown, an OTF2
+// archive's pthread or runtime helper) runs no task the simulation
+// models, so its MPI calls are no nodes. A cross-process edge from one of
+// its events (a message it sent, a receive or a completing call another
+// rank waited for: a Late Receiver's or a wait for progress's source) has
+// no source node then, as an edge to one of its events has no target:
+// the critical path leaves both out and does not cross the thread.
+//
+// The same holds for an MPI call made while no task was current on its
+// thread (on a thread of type other, one of no OpenMP runtime the
+// collector recorded): the call is no node (FragPass.After), and neither
+// are its events. OutsideGraph reports whether event ev of thread th is
+// such an event.
+func (f *Frags) OutsideGraph(th int, ev int64) bool {
+	if th < 0 {
+		return false
+	}
+	if th < len(f.outside) && f.outside[th] {
+		return true
+	}
+	if th >= len(f.taskless) {
+		return false
+	}
+	l := f.taskless[th]
+	// The last span that begins at or before ev.
+	k := sort.Search(len(l)/2+len(l)%2, func(k int) bool { return l[2*k] > ev }) - 1
+	return k >= 0 && (2*k+1 == len(l) || ev <= l[2*k+1])
 }
 
 // Chained reports whether node n−1 has an edge to node n (not in Edges).
@@ -447,6 +485,7 @@ func (p *FragPass) init(s *Sim) {
 	for i := range p.cur {
 		p.cur[i] = -1
 	}
+	p.F.outside = slices.Clone(s.unmodelled)
 	nt := s.Tasks.Len()
 	p.cells = &s.succ
 	if sp := s.Spare; sp != nil {
@@ -926,6 +965,12 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		t := s.Threads[th].Current()
 		if t == NoTask {
+			// No fragment: the call and its events are outside the
+			// graph (Frags.OutsideGraph).
+			for len(p.F.taskless) <= th {
+				p.F.taskless = append(p.F.taskless, nil)
+			}
+			p.F.taskless[th] = append(p.F.taskless[th], s.Pos(th))
 			return
 		}
 		p.close(s, th)
@@ -949,6 +994,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		}
 		if p.mpiDepth[th] > 0 {
 			return
+		}
+		if th < len(p.F.taskless) && len(p.F.taskless[th])%2 == 1 {
+			p.F.taskless[th] = append(p.F.taskless[th], s.Pos(th))
 		}
 		p.close(s, th)
 		p.post[th] = -1
