@@ -126,16 +126,19 @@ func fuzzTraces() ([][]fuzzProc, error) {
 		}
 		// A recorded trace of the program's own threads and their waits
 		// (testdata/userthreads/README.md), which gen does not make.
-		var procs []fuzzProc
-		for r := range 2 {
-			p, err := decodeFile(filepath.Join("testdata", "userthreads", trace.FileName(r)))
-			if err != nil {
-				fuzzBase.err = err
-				return
+		recorded := func(name string, ranks int) []fuzzProc {
+			var procs []fuzzProc
+			for r := range ranks {
+				p, err := decodeFile(filepath.Join("testdata", name, trace.FileName(r)))
+				if err != nil {
+					fuzzBase.err = err
+					return nil
+				}
+				procs = append(procs, p)
 			}
-			procs = append(procs, p)
+			return procs
 		}
-		fuzzBase.traces = append(fuzzBase.traces, procs)
+		fuzzBase.traces = append(fuzzBase.traces, recorded("userthreads", 2))
 		// The first base with the tracer's buffer flushes (sim/flush.go),
 		// which gen does not write.
 		fuzzBase.traces = append(fuzzBase.traces, withFlushes(fuzzBase.traces[0]))
@@ -143,6 +146,14 @@ func fuzzTraces() ([][]fuzzProc, error) {
 		// (coll_start … coll_complete by request), which gen does not
 		// write.
 		fuzzBase.traces = append(fuzzBase.traces, withNonblocking(fuzzBase.traces[2]))
+		// Recorded traces of a window's general active target
+		// synchronisation (the reserved tags −4/−5) and of MPI 4.0's
+		// persistent collectives (entries of their own): testdata/pscw
+		// and testdata/pcoll, README.md.
+		fuzzBase.traces = append(fuzzBase.traces, recorded("pscw", 4), recorded("pcoll", 2))
+		if fuzzBase.err != nil {
+			return
+		}
 		root := os.TempDir()
 		if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
 			root = "/dev/shm"
@@ -379,6 +390,10 @@ func FuzzAnalyzeValues(f *testing.F) {
 	f.Add([]byte{5}) // the nonblocking collectives as they are
 	f.Add([]byte{5, 0x05, 0, 4, 0, 0x00, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{0x15, 0x0a, 1, 2, 0, 0x00, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{6}) // the window epochs as they are
+	f.Add([]byte{6, 0x13, 1, 2, 0, 0x07, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{7}) // the persistent collectives as they are
+	f.Add([]byte{7, 0x05, 0, 3, 0, 0x01, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 1+32*fuzzRecord {
 			return
