@@ -255,7 +255,9 @@ type nbcColl struct {
 // (0: a start takes no time here); a wait for progress against its cause's
 // MPI_Wait, the point of its own an MPI_Iallreduce's member has there (a
 // broadcast's root, which has none, gets one with all such waiters, which
-// completes from the earliest one's exit on; nbc makes no such wait).
+// completes from the earliest one's exit on: a root later than the others
+// by less than nbcOverlap, whose non-roots wait for its progress from
+// their enter to their completion).
 func (w *pureMPI) nbcSync(calls [][]dmCall, r, k int) {
 	cl := &w.calls[r][k]
 	nc := cl.nbc
