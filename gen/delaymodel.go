@@ -51,7 +51,8 @@ func noWait(compl int64, partners ...int) dmSync {
 func everyone(compl int64) dmSync { return dmSync{cause: -1, compl: compl} }
 
 // patterns indexes the patterns a wait's propagated costs are kept by.
-var patterns = map[string]int{"late_sender": 0, "late_receiver": 1, "wait_barrier": 2, "wait_nxn": 3, "late_broadcast": 4, "early_reduce": 5}
+var patterns = map[string]int{"late_sender": 0, "late_receiver": 1, "wait_barrier": 2, "wait_nxn": 3, "late_broadcast": 4, "early_reduce": 5,
+	"wait_for_progress": 6}
 
 // delayCosts returns per rank its short-term and long-term delay costs.
 func delayCosts(ranks [][]dmCall) (short, long []float64) {
@@ -59,7 +60,7 @@ func delayCosts(ranks [][]dmCall) (short, long []float64) {
 	type point struct {
 		call int
 		s    *dmSync
-		cost [6]float64 // costs propagated to its wait, by pattern
+		cost [7]float64 // costs propagated to its wait, by pattern
 	}
 	pts := make([][]point, R)
 	first := make([][]int, R) // per rank and call: its first point

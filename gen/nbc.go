@@ -31,7 +31,8 @@ import (
 // late-start wait and the progress wait are both computed, the longer
 // kept (the late start on a tie), so the expected values follow from the
 // schedule whatever --ranks and --latency make of it; the delay costs
-// follow from them by the delay model (nbcSync).
+// follow from them by the delay model (nbcSync), the waits for progress's
+// too.
 
 // nbcKinds is how many kinds of iteration nbc cycles through.
 const nbcKinds = 3
@@ -245,13 +246,18 @@ type nbcColl struct {
 // members' starts: a member's synchronization with the others ends with
 // the latest start (or the root's: a broadcast's non-root), and all of its
 // MPI_Wait after that and after its own enter is its completion, which the
-// next interval's time map holds. An MPI_Iallreduce's MPI_Wait is a point
-// with every rank; an MPI_Ibcast's is one with the root only where it
-// waited for the root (late_broadcast). A wait at N×N or a late broadcast
-// is measured against its cause's start call (MPI_I*), one point there
-// with all the waiters it had, completing as the call ends (0: a start
-// takes no time here). A wait for progress has no delay costs: its point
-// has no wait, and the time maps count it as MPI time.
+// next interval's time map holds — but for a wait for progress, which ends
+// later: its completion is from the wait's end. An MPI_Iallreduce's
+// MPI_Wait is a point with every rank; an MPI_Ibcast's is one with the
+// root only where it waited for the root. A wait at N×N or a late
+// broadcast is measured against its cause's start call (MPI_I*), one
+// point there with all the waiters it had, completing as the call ends
+// (0: a start takes no time here); a wait for progress against its cause's
+// MPI_Wait, the point of its own an MPI_Iallreduce's member has there (a
+// broadcast's root, which has none, gets one with all such waiters, which
+// completes from the earliest one's exit on: a root later than the others
+// by less than nbcOverlap, whose non-roots wait for its progress from
+// their enter to their completion).
 func (w *pureMPI) nbcSync(calls [][]dmCall, r, k int) {
 	cl := &w.calls[r][k]
 	nc := cl.nbc
@@ -260,23 +266,47 @@ func (w *pureMPI) nbcSync(calls [][]dmCall, r, k int) {
 	for _, t := range nc.start {
 		lastStart = max(lastStart, t)
 	}
-	waits := cl.pat != "" && cl.pat != "wait_for_progress"
+	prog := cl.pat == "wait_for_progress"
+	from := cl.enter // the completion's beginning
+	if prog {
+		// After the latest start waited for, the wait.
+		ls := lastStart
+		if nc.root >= 0 {
+			ls = nc.start[nc.root]
+		}
+		from = max(from, ls) + cl.wait
+	}
 	var s dmSync
 	switch {
 	case nc.root < 0:
-		s = everyone(max(0, cl.exit-max(lastStart, cl.enter)))
-	case waits:
-		s = noWait(max(0, cl.exit-nc.start[nc.root]), nc.root)
+		s = everyone(max(0, cl.exit-max(lastStart, from)))
+	case cl.pat != "":
+		s = noWait(max(0, cl.exit-max(nc.start[nc.root], from)), nc.root)
 	default:
 		return
 	}
-	if waits {
+	if cl.pat != "" {
+		// The cause's point: at its start call, or (a wait for
+		// progress) its MPI_Wait, right after it.
 		sc := nc.startCall[cl.cause] + 1
+		if prog {
+			sc++
+		}
 		peer := &calls[cl.cause][sc]
-		if len(peer.syncs) == 0 {
-			peer.syncs = []dmSync{noWait(0, r)}
-		} else {
+		switch {
+		case prog && nc.root < 0:
+			// Its own.
+		case len(peer.syncs) == 0:
+			compl := int64(0)
+			if prog {
+				compl = max(0, peer.exit-max(min(peer.exit, cl.exit), peer.enter))
+			}
+			peer.syncs = []dmSync{noWait(compl, r)}
+		default:
 			peer.syncs[0].partners = append(peer.syncs[0].partners, r)
+			if prog {
+				peer.syncs[0].compl = max(peer.syncs[0].compl, max(0, peer.exit-max(min(peer.exit, cl.exit), peer.enter)))
+			}
 		}
 		s.wait, s.pat, s.cause, s.causeCall, s.causeSync, s.coll = cl.wait, cl.pat, cl.cause, sc, 0, true
 	}

@@ -428,7 +428,8 @@ func ProgressNotable(w *WaitTimes) bool {
 func ProgressHint(w *WaitTimes) string {
 	return fmt.Sprintf("wait for progress: %s (%s of MPI time) in calls completing nonblocking collectives that every member had started, "+
 		"until the last of them entered MPI again: the MPI library advances them only inside MPI calls, so the overlap was lost; "+
-		"call MPI_Test now and then in the overlapped computation, or give the library a progress thread (its delay costs are not computed)",
+		"call MPI_Test now and then in the overlapped computation, or give the library a progress thread; the root causes (delay costs of wait_for_progress) "+
+		"name what the last member computed before entering MPI",
 		Dur(w.WaitForProgressNS), Pct(float64(w.WaitForProgressNS)/float64(max(w.MPINS, 1))))
 }
 

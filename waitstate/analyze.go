@@ -341,9 +341,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						w, pt, pred = pw, WaitForProgress, prog.rank
 					}
 					// The critical path's edge from the progress point,
-					// when the completion came after it (progressEdges).
-					if pw > 0 && prog.at <= end {
-						a.progReqs = append(a.progReqs, progReq{proc: int32(i), node: v, cause: prog.rank, at: prog.at})
+					// when the completion came after it, and the cause's
+					// point of the delay costs (progressEdges).
+					if pw > 0 {
+						a.progReqs = append(a.progReqs, progReq{proc: int32(i), node: v, cause: prog.rank, at: prog.at, edge: prog.at <= end})
 					}
 				}
 			default:
@@ -408,11 +409,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						}
 						x.NS += cw
 						x.Calls++
-						// The wait goes to its cause for the delay costs;
-						// a wait for progress has none (progress.go).
-						if pat[k] != WaitForProgress {
-							wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw, cause: cause[k], node: causeNode[k]})
-						}
+						// The wait goes to its cause for the delay costs.
+						wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw, cause: cause[k], node: causeNode[k]})
 					}
 				}
 			}
@@ -440,7 +438,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		return nil, nil, nil, err
 	}
 	if ps.on {
-		if err := a.progressEdges(c, owners, &ps); err != nil {
+		if err := a.progressEdges(c, owners, &ps, dl); err != nil {
 			return nil, nil, nil, err
 		}
 	}

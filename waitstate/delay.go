@@ -31,7 +31,8 @@ import (
 // member someone waited for (a broadcast's root, the latest start of an
 // N×N collective or a barrier, a reduce's last sender), whose point is its
 // start (MPI_I*): its time before the start is what delayed the others
-// (scout has no delay costs of nonblocking collectives). Each has its
+// (scout has no delay costs of nonblocking collectives); a wait for
+// progress's cause's is its completing call (progress.go). Each has its
 // partners (the processes it synchronized with), its wait and its
 // completion time (how long the call went on after the earliest partner's
 // end).
@@ -106,6 +107,7 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, headsDone); err != nil {
 		return nil, err
 	}
+	d.progCause = nil
 	if err := comm.Agree(d.c, d.tasksFilled()); err != nil {
 		return nil, err
 	}
@@ -342,10 +344,11 @@ func causeOf(s *syncPt) int32 {
 
 // withOfAt returns whom point j (sorted) of process i synchronized with
 // (withOf's encoding): a wait at a barrier or an N×N collective with its
-// call's communicator's members.
+// call's communicator's members, and so a wait for progress at one (not
+// at a broadcast or a reduce: progRoot).
 func (d *delays) withOfAt(i int, j int32) int32 {
 	pts := &d.procs[i].pts
-	if pat := pts.pat[j]; !pat.barrierLike() {
+	if pat := pts.pat[j]; !pat.barrierLike() && (pat != WaitForProgress || d.procs[i].progRoot[pts.callAt(j)]) {
 		return int32(pts.with.At(int(j)))
 	}
 	cm, ok := d.procs[i].colls.of(pts.callAt(j))
@@ -582,6 +585,10 @@ type delayProc struct {
 	groupAt []int32
 	groups  []group
 	hint    int
+	// progRoot are the calls whose wait for progress is at a broadcast
+	// or a reduce: their points synchronized with the cause alone
+	// (withOfAt).
+	progRoot map[int32]bool
 }
 
 type callComm struct{ call, comm int32 }
@@ -669,6 +676,9 @@ type delays struct {
 	hints           []taskHint // taskOf's hints by cause and waiter, from the records to the replay's end
 	// localOf's last: world rank and local process + 1 (0: none).
 	lastProc, lastLocal int
+	// progCause are the causes' completions the waits for progress waited
+	// for, by the waiter's point (progressEdges).
+	progCause map[progKey]progRef
 }
 
 // Notifications of partner synchronization points (step 1): target
@@ -900,6 +910,12 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				sp.pat, sp.with, wait = w.pat, withOf(w.cause, -1), w.wait
 			}
 			lb := min(latest, exit-tail) // the wait's end (Analyze's)
+			if own && w.pat == WaitForProgress {
+				// A wait for progress begins at the latest start or
+				// the enter and ends the wait later: its completion is
+				// the rest (progress.go).
+				lb = max(cs.enterAt(k), lb) + wait
+			}
 			switch op.Class() {
 			case trace.Prefix:
 				// Not a synchronization point of Scalasca's delay
@@ -919,8 +935,12 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				// latest enter came from): the cause's point is there,
 				// at its MPI_I* call, as a nonblocking broadcast's
 				// root's, not at its own completion. Its time before
-				// the start is what delayed the others.
-				if own && m.Kind[v] == trace.CollComplete {
+				// the start is what delayed the others. A wait for
+				// progress's cause's point is its own completion's
+				// (progress.go).
+				if own && w.pat == WaitForProgress {
+					a.markProgDelay(i, v, false)
+				} else if own && m.Kind[v] == trace.CollComplete {
 					if pp, pth, pev := a.pred(i, v); pp >= 0 && pp == w.cause {
 						d.note(pp, pth, pev, noteRoot, me, exit)
 					}
@@ -932,7 +952,9 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				}
 				sp.with = withOf(w.cause, -1)
 				p.push(sp, ev, wait, max(0, exit-max(min(exit, earliest), lb)))
-				if pp, pth, pev := a.pred(i, v); pp >= 0 {
+				if w.pat == WaitForProgress {
+					d.progRooted(i, k, v)
+				} else if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteRoot, me, exit)
 				}
 			case trace.AllToOne:
@@ -942,7 +964,9 @@ func (d *delays) addSyncs(i int, vals *nodeVals, waits []waitOf, at []int32, lr 
 				}
 				sp.with = withOf(w.cause, -1)
 				p.push(sp, ev, wait, max(0, exit-max(min(exit, earliest), lb)))
-				if pp, pth, pev := a.pred(i, v); pp >= 0 {
+				if w.pat == WaitForProgress {
+					d.progRooted(i, k, v)
+				} else if pp, pth, pev := a.pred(i, v); pp >= 0 {
 					d.note(pp, pth, pev, noteLatest, me, exit)
 				}
 			}
@@ -1604,8 +1628,13 @@ func (d *delays) heads(lr []lrCalls, cursor *[2]int) (bufs [][]byte, more bool) 
 				break
 			}
 			// Rows that could not be read back are not looked up: the
-			// round's end stops every rank.
-			if pp, pth, pev := d.predOf(i, v); pp == cause {
+			// round's end stops every rank. A wait for progress names
+			// the cause's completion (progressEdges).
+			if pat == WaitForProgress {
+				if c, ok := d.progCause[progKey{int32(i), int32(pts.thAt(j)), pts.eventAt(j)}]; ok {
+					th, ev = c.th, c.ev
+				}
+			} else if pp, pth, pev := d.predOf(i, v); pp == cause {
 				th, ev = pth, pev
 			}
 			if isCollEnd(m.Kind[v]) {

@@ -265,3 +265,81 @@ func TestDelayCostsNonblockingCollectives(t *testing.T) {
 		}
 	}
 }
+
+// The delay costs of waits for progress (times in ns; serial code all
+// along, start calls of 1 ns). All start an MPI_Iallreduce at 100; rank 2
+// computes until its MPI_Wait at 300, ranks 0 and 1 wait in theirs from
+// 120 and 150 for its progress: 180 and 150, its excess serial code up to
+// its MPI_Wait's enter (its progress point, its synchronization point),
+// over theirs up to theirs, all of each. Their MPI_Wait's completion is
+// from the wait's end (300) on: 30, not the 210 and 180 before it. Rank
+// 0 then waits 100 in MPI_Recv (from 400) for rank 1's MPI_Send at 500
+// (Late Sender): both intervals from their MPI_Wait (a point with every
+// member, the waiter's too), rank 1's excess serial code 100. Then all
+// start an MPI_Ibcast of root 0 at 600; the root computes until its
+// MPI_Wait at 800, ranks 1 and 2 wait in theirs from 620 and 650 for its
+// progress: 180 and 150. The root has no point of its own at its MPI_Wait
+// and is notified: one point with both. With rank 1 since the MPI_Recv
+// (its completion 10): the root's serial code 289 and MPI_Recv 10 over
+// rank 1's 119 since its MPI_Send: all of 180 (170 and 10). With rank 2
+// since the MPI_Iallreduce's MPI_Wait: serial code 359, MPI_Recv 10 (its
+// wait of 100 left out) over 319: D = 50, W = 100, so 40 and 10 short-term
+// and 100 to the MPI_Recv's wait, which its cause, rank 1, takes as
+// long-term cost (of wait_for_progress). Nothing propagated. Until 2026-12
+// a wait for progress had no delay costs.
+func TestDelayCostsProgressWaits(t *testing.T) {
+	dir := t.TempDir()
+	ar, bc := int64(trace.CollAllreduce), int64(trace.CollBcast)
+	start := func(fn string, op, root, req int64) func(at int64) mpiCall {
+		return func(at int64) mpiCall {
+			return mpiCall{fn, at, at + 1, []mpiEvent{{trace.CollStart, at, []int64{op, 0, root, 8, req}}}}
+		}
+	}
+	wait := func(op, root, req int64) func(enter, exit int64) mpiCall {
+		return func(enter, exit int64) mpiCall {
+			return mpiCall{"MPI_Wait", enter, exit, []mpiEvent{{trace.CollComplete, exit, []int64{op, 0, root, 8, req}}}}
+		}
+	}
+	iar, war := start("MPI_Iallreduce", ar, -1, 1), wait(ar, -1, 1)
+	ibc, wbc := start("MPI_Ibcast", bc, 0, 2), wait(bc, 0, 2)
+	writeProgram(t, dir, [][]mpiCall{
+		{iar(100), war(120, 330), {"MPI_Recv", 400, 510, []mpiEvent{{trace.MPIRecv, 510, []int64{1, 1, 0, 8, 0}}}}, ibc(600), wbc(800, 830)},
+		{iar(100), war(150, 330), {"MPI_Send", 500, 500, []mpiEvent{{trace.MPISend, 500, []int64{0, 1, 0, 8, 0}}}}, ibc(600), wbc(620, 830)},
+		{iar(100), war(300, 330), ibc(600), wbc(650, 830)},
+	}, 900)
+	type cost struct{ short, long int64 }
+	want := map[string]cost{
+		"2 serial code MPI_Wait wait_for_progress": {330, 0},
+		"1 serial code MPI_Send late_sender":       {100, 0},
+		"0 serial code MPI_Wait wait_for_progress": {210, 0},
+		"0 MPI_Recv MPI_Wait wait_for_progress":    {20, 0},
+		"1 serial code MPI_Send wait_for_progress": {0, 100},
+	}
+	var first []byte
+	for k := 1; k <= 3; k++ {
+		rep, js := analyze(t, dir, k)
+		if first == nil {
+			first = js
+		} else if !bytes.Equal(js, first) {
+			t.Errorf("k=%d: the report differs from 1 rank's", k)
+		}
+		ws := rep.WaitStates
+		if ws.WaitForProgressNS != 660 || ws.LateSenderNS != 100 {
+			t.Fatalf("k=%d: waits for progress %d, Late Sender %d; want 660 and 100", k, ws.WaitForProgressNS, ws.LateSenderNS)
+		}
+		got := map[string]cost{}
+		for _, d := range ws.Delays {
+			if d.PropagatedNS != 0 {
+				t.Errorf("k=%d: delay %+v: want nothing propagated", k, d)
+			}
+			key := fmt.Sprintf("%d %s %s %s", d.Rank, d.Code, d.Site, d.Pattern)
+			c := got[key]
+			c.short += d.NS
+			c.long += d.LongTermNS
+			got[key] = c
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("k=%d: delay costs %v, want %v", k, got, want)
+		}
+	}
+}

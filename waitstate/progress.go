@@ -62,13 +62,14 @@ import (
 // starter's progress keeps its class pattern, and one that started with
 // the others but waited for a member computing after its start waits for
 // progress. The cause is the member whose progress point is latest (ties:
-// the lowest rank); a progress wait has no delay costs (delay.go: the
-// synchronization points are the matched edges', the starts').
+// the lowest rank); a progress wait's delay costs are charged to the
+// cause's time up to its progress point (below: Delay costs of a wait for
+// progress).
 
-// delayPatterns bounds the patterns with delay costs: the delay costs'
-// arrays of costs per pattern hold those before WaitForProgress, which has
-// none (8 bytes less a wait's costs than NumPatterns).
-const delayPatterns = WaitForProgress
+// delayPatterns bounds the patterns with delay costs: all of them, the
+// waits for progress too (since 2026-12: delay costs of a wait for
+// progress, below).
+const delayPatterns = NumPatterns
 
 // progPt is a nonblocking collective's start node and its member's
 // progress point.
@@ -278,12 +279,53 @@ type progDone struct {
 
 // progReq is a completion that waited for a member's progress point:
 // its local process and node, the member's world rank and the point
-// (as the propagated value gives it: coarsened by progScale.sh).
+// (as the propagated value gives it: coarsened by progScale.sh); edge
+// when the completion came no earlier than the point (the critical
+// path's edge), delay when its call's wait is charged as a wait for
+// progress with a synchronization point of the delay costs (addSyncs:
+// markProgDelay), rooted when that wait is at a broadcast or a reduce,
+// whose cause has no point of its own at its completion.
 type progReq struct {
-	proc  int32
-	node  int32
-	cause int32
-	at    int64
+	proc              int32
+	node              int32
+	cause             int32
+	at                int64
+	edge, delay, root bool
+}
+
+// Flags of progressEdges' requests and answers.
+const (
+	progFlagEdge  = 1 << iota // the critical path's edge
+	progFlagDelay             // the delay costs' cause point
+	progFlagRoot              // … at a rooted collective: notify the cause
+)
+
+func (r *progReq) flags() uint32 {
+	f := uint32(0)
+	if r.edge {
+		f |= progFlagEdge
+	}
+	if r.delay {
+		f |= progFlagDelay
+	}
+	if r.root {
+		f |= progFlagRoot
+	}
+	return f
+}
+
+// markProgDelay marks the request of local process i's node v (made in
+// Analyze's loop, in process and node order) as a charged wait for
+// progress with a synchronization point (root: at a broadcast or a
+// reduce), so that progressEdges finds its cause's point for the delay
+// costs.
+func (a *Analysis) markProgDelay(i int, v int32, root bool) {
+	j, ok := slices.BinarySearchFunc(a.progReqs, progReq{proc: int32(i), node: v}, func(x, y progReq) int {
+		return cmp.Or(cmp.Compare(x.proc, y.proc), cmp.Compare(x.node, y.node))
+	})
+	if ok {
+		a.progReqs[j].delay, a.progReqs[j].root = true, root
+	}
 }
 
 // keepProgDone keeps, from the progress points (sorted by start node),
@@ -322,20 +364,23 @@ func (a *Analysis) findDone(s *progScale, i int32, at int64) (progDone, bool) {
 }
 
 // Sizes of progressEdges' records: a request (the member's world rank,
-// the point, the waiter's world rank, thread and event) and an answer
-// (the waiter's world rank, thread and event, the member's world rank,
-// thread and event, the point's exact time).
+// the point, the waiter's world rank, thread and event, the flags) and
+// an answer (the waiter's world rank, thread and event, the flags, the
+// member's world rank, thread and event, the point's exact time).
 const (
-	progReqSize = 4 + 8 + 4 + 4 + 8
-	progAnsSize = 4 + 4 + 8 + 4 + 4 + 8 + 8
+	progReqSize = 4 + 8 + 4 + 4 + 8 + 4
+	progAnsSize = 4 + 4 + 8 + 4 + 4 + 4 + 8 + 8
 )
 
 // progressEdges makes the critical path's edges of the waits for progress
 // (a.progReqs, from Analyze's loop) in two exchanges: the waiters' ranks
 // ask the members' for their completions' events; those mark them as
 // sources (a.lrSources) and answer; the waiters' ranks add the rows to
-// a.lrEdges, per process in the order of their completions. Collective.
-func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale) error {
+// a.lrEdges, per process in the order of their completions. The waits
+// charged as waits for progress learn so their causes' completions, their
+// causes' synchronization points of the delay costs (dl.progCause).
+// Collective.
+func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale, dl *delays) error {
 	m := a.m
 	le := binary.LittleEndian
 	local := map[int]int32{}
@@ -344,12 +389,16 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale)
 	}
 	bufs := make([][]byte, c.Size())
 	for _, r := range a.progReqs {
+		if !r.edge && !r.delay {
+			continue
+		}
 		to := owners.Owner(int(r.cause))
 		b := le.AppendUint32(bufs[to], uint32(r.cause))
 		b = le.AppendUint64(b, uint64(r.at))
 		b = le.AppendUint32(b, uint32(m.Procs[r.proc].Header.Rank))
 		b = le.AppendUint32(b, uint32(m.ThreadOf(r.node)))
-		bufs[to] = le.AppendUint64(b, uint64(m.EventOf(r.node)))
+		b = le.AppendUint64(b, uint64(m.EventOf(r.node)))
+		bufs[to] = le.AppendUint32(b, r.flags())
 	}
 	a.progReqs = nil
 	recv, err := c.Alltoallv(bufs)
@@ -376,7 +425,9 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale)
 				continue // not a point of the process's: no edge
 			}
 			th, ev := m.ThreadOf(d.done), m.EventOf(d.done)
-			srcs[i] = append(srcs[i], sim.EventRef{Thread: th, Event: ev})
+			if le.Uint32(buf[progReqSize-4:])&progFlagEdge != 0 {
+				srcs[i] = append(srcs[i], sim.EventRef{Thread: th, Event: ev})
+			}
 			b := append(bufs[q], buf[12:progReqSize]...) // the waiter
 			b = le.AppendUint32(b, uint32(proc))
 			b = le.AppendUint32(b, uint32(th))
@@ -408,8 +459,15 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale)
 				perr = fmt.Errorf("rank %d: waitstate: rank %d answered for process %d, not held here", c.Rank(), q, le.Uint32(buf))
 				break
 			}
-			rows[i] = append(rows[i], row{wth: int32(le.Uint32(buf[4:])), wev: int64(le.Uint64(buf[8:])),
-				pproc: int32(le.Uint32(buf[16:])), pth: int32(le.Uint32(buf[20:])), pev: int64(le.Uint64(buf[24:])), at: int64(le.Uint64(buf[32:]))})
+			r := row{wth: int32(le.Uint32(buf[4:])), wev: int64(le.Uint64(buf[8:])),
+				pproc: int32(le.Uint32(buf[20:])), pth: int32(le.Uint32(buf[24:])), pev: int64(le.Uint64(buf[28:])), at: int64(le.Uint64(buf[36:]))}
+			f := le.Uint32(buf[16:])
+			if f&progFlagEdge != 0 {
+				rows[i] = append(rows[i], r)
+			}
+			if f&progFlagDelay != 0 {
+				dl.progCauseOf(int(i), r.wth, r.wev, r.pproc, r.pth, r.pev, f&progFlagRoot != 0)
+			}
 		}
 	}
 	if err := comm.Agree(c, perr); err != nil {
@@ -432,4 +490,67 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale)
 		a.lrSources[i] = packEventRefs(slices.Compact(l))
 	}
 	return nil
+}
+
+// Delay costs of a wait for progress.
+//
+// A wait for progress is charged, as the other waits, to its cause's
+// delay: its synchronization point is the call that completed the
+// collective (MPI_Wait, …) where it waited, as a late start's wait's, and
+// its cause's is the call in which the cause completed it, its progress
+// point: the cause's time from its previous point with the waiter up to
+// that call's enter — its computation after its start, which held the
+// collective back — against the waiter's over its own interval. At an
+// N×N collective or a barrier every member's completion is a point with
+// the call's communicator already (the waiter's too: withOfAt); at a
+// broadcast or a reduce the waiter's point is with the cause alone, and
+// the cause, which has none of its own there, is notified (noteRoot: one
+// point at its completing call with all its waiters, as a broadcast
+// root's at its start). The waiter learns its cause's completion from
+// progressEdges (the answer to its request) and names it in its wait's
+// head (delays.heads); a late start's wait of the same call would name
+// the cause's start (13206cb), which a wait for progress does not.
+
+// progKey is a wait for progress's point: the waiter's local process,
+// thread and event.
+type progKey struct {
+	proc, th int32
+	ev       int64
+}
+
+// progRef is its cause's completion: thread and event.
+type progRef struct {
+	th int32
+	ev int64
+}
+
+// progRooted marks local process i's call k, whose wait for progress at
+// node v is at a broadcast or a reduce: its point synchronized with its
+// cause alone, and the cause is notified of it once known.
+func (d *delays) progRooted(i int, k, v int32) {
+	p := &d.procs[i]
+	if p.progRoot == nil {
+		p.progRoot = map[int32]bool{}
+	}
+	p.progRoot[k] = true
+	d.a.markProgDelay(i, v, true)
+}
+
+// progCauseOf keeps the cause's completion (world rank pproc, thread pth,
+// event pev) of local process i's wait for progress at (wth, wev), and
+// notifies the cause of its point where it has none of its own (root).
+func (d *delays) progCauseOf(i int, wth int32, wev int64, pproc, pth int32, pev int64, root bool) {
+	if d.progCause == nil {
+		d.progCause = map[progKey]progRef{}
+	}
+	d.progCause[progKey{int32(i), wth, wev}] = progRef{pth, pev}
+	if !root {
+		return
+	}
+	a := d.a
+	if v := a.nodeAt(i, wth, wev); v >= 0 {
+		if k := a.callOf(v); k >= 0 {
+			d.note(pproc, pth, pev, noteRoot, int32(a.tp[i].Header.Rank), a.procs[i].exitAt(k))
+		}
+	}
 }

@@ -2,6 +2,7 @@ package waitstate_test
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -45,6 +46,7 @@ func TestNonblockingProgressWaits(t *testing.T) {
 	type want struct {
 		nxn, prog [3]int64
 		cause     map[string]int64 // "pattern rank" → ns
+		delay     map[string]int64 // of the waits for progress: "rank code site" → short-term ns
 	}
 	for _, tc := range []struct {
 		name  string
@@ -58,12 +60,18 @@ func TestNonblockingProgressWaits(t *testing.T) {
 			want{nxn: [3]int64{180, 180, 0}, cause: map[string]int64{"wait_nxn 2": 360}}},
 		// Everyone starts at 100, rank 2 computes until 300 after its
 		// start: ranks 0 and 1 wait 180 for its progress.
+		// Its delay: its serial code up to its MPI_Wait (300) against
+		// theirs up to theirs (120), 180 over each, all of the waits.
 		{"late progress", [3]nbcPart{wait(100, 120), wait(100, 120), wait(100, 300)},
-			want{prog: [3]int64{180, 180, 0}, cause: map[string]int64{"wait_for_progress 2": 360}}},
+			want{prog: [3]int64{180, 180, 0}, cause: map[string]int64{"wait_for_progress 2": 360},
+				delay: map[string]int64{"2 serial code MPI_Wait": 360}}},
 		// Rank 2 starts at 200 and progresses at 300: 80 for its start,
 		// 100 for its progress; the longer wins.
+		// Rank 2's excess serial code, 100 before its start and 80
+		// after, takes each wait of 100 (collective: no cap).
 		{"both, progress longer", [3]nbcPart{wait(100, 120), wait(100, 120), wait(200, 300)},
-			want{prog: [3]int64{100, 100, 0}, cause: map[string]int64{"wait_for_progress 2": 200}}},
+			want{prog: [3]int64{100, 100, 0}, cause: map[string]int64{"wait_for_progress 2": 200},
+				delay: map[string]int64{"2 serial code MPI_Wait": 200}}},
 		// Starting at 250: 130 for its start, 50 for its progress.
 		{"both, start longer", [3]nbcPart{wait(100, 120), wait(100, 120), wait(250, 300)},
 			want{nxn: [3]int64{130, 130, 0}, cause: map[string]int64{"wait_nxn 2": 260}}},
@@ -77,13 +85,18 @@ func TestNonblockingProgressWaits(t *testing.T) {
 		// the definition: a polling member's earlier calls are no
 		// progress point). Rank 1's earlier MPI_Test calls are no wait,
 		// and its completing one, begun after every other progress
-		// point, waits none.
+		// point, waits none. Its delay, up to its completing MPI_Test
+		// (320): 316 of serial code and 3 of MPI_Test, over rank 0's 119
+		// of serial code (197 and 3: all of 200) and rank 2's 299 (17 and
+		// 3: all of 20).
 		{"test loop", [3]nbcPart{wait(100, 120), {start: 100, tests: [][2]int64{{120, 121}, {200, 201}, {280, 281}}, fn: "MPI_Test", wait: 320, done: 321}, wait(100, 300)},
-			want{prog: [3]int64{200, 0, 20}, cause: map[string]int64{"wait_for_progress 1": 220}}},
+			want{prog: [3]int64{200, 0, 20}, cause: map[string]int64{"wait_for_progress 1": 220},
+				delay: map[string]int64{"1 serial code MPI_Test": 214, "1 MPI_Test MPI_Test": 6}}},
 		// The late member completes by MPI_Test loop: its first test at
 		// 300 completes it, its progress point.
 		{"late test", [3]nbcPart{wait(100, 120), wait(100, 120), {start: 100, fn: "MPI_Test", wait: 300, done: 301}},
-			want{prog: [3]int64{180, 180, 0}, cause: map[string]int64{"wait_for_progress 2": 360}}},
+			want{prog: [3]int64{180, 180, 0}, cause: map[string]int64{"wait_for_progress 2": 360},
+				delay: map[string]int64{"2 serial code MPI_Test": 360}}},
 		// Rank 2 starts at 300 and never completes: no progress point,
 		// so only the late start is waited for.
 		{"never completes", [3]nbcPart{wait(100, 120), wait(100, 120), {start: 300, wait: -1}},
@@ -123,11 +136,21 @@ func TestNonblockingProgressWaits(t *testing.T) {
 						break
 					}
 				}
-				// A wait for progress has no delay costs.
+				// A wait for progress is charged to its cause's delay up
+				// to its progress point (progress.go); until 2026-12 it
+				// had no delay costs.
+				delay := map[string]int64{}
 				for _, d := range ws.Delays {
-					if d.Pattern == "wait_for_progress" {
-						t.Errorf("k=%d: delay costs of a wait for progress: %+v", k, d)
+					if d.Pattern != "wait_for_progress" {
+						continue
 					}
+					if d.LongTermNS != 0 || d.PropagatedNS != 0 {
+						t.Errorf("k=%d: delay %+v: want no long-term or propagated costs", k, d)
+					}
+					delay[fmt.Sprintf("%d %s %s", d.Rank, d.Code, d.Site)] += d.NS
+				}
+				if fmt.Sprint(delay) != fmt.Sprint(tc.want.delay) {
+					t.Errorf("k=%d: short-term costs of the waits for progress %v, want %v", k, delay, tc.want.delay)
 				}
 				checkProgressColumns(t, rep)
 			}

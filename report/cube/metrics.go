@@ -201,7 +201,7 @@ var patternDescr = map[string]string{
 	"wait_at_win_free":   "MPI_Win_free waits from its enter until the last member of the window's group enters.",
 	"late_post":          "An origin's MPI_Win_start waits from its enter until the last target of its group enters MPI_Win_post (Scalasca's Late Post in synchronisation; Open MPI and MPICH wait for the exposure epoch in MPI_Win_start).",
 	"early_wait":         "A target's MPI_Win_wait (or the MPI_Win_test that ends its exposure epoch) waits from its enter until the last origin of its group enters MPI_Win_complete (Scalasca's Early Wait).",
-	"wait_for_progress":  "The call completing a nonblocking collective (MPI_Wait, MPI_Test, ...) waits, after every member it waits for started it, until the latest of them enters the MPI call in which it completes the collective: MPI without a progress thread advances a nonblocking collective only inside MPI calls (ptrace's pattern; Scalasca names the one-sided analogue Wait for Progress). When longer than the call's wait for a late start, which is then not counted; no delay costs.",
+	"wait_for_progress":  "The call completing a nonblocking collective (MPI_Wait, MPI_Test, ...) waits, after every member it waits for started it, until the latest of them enters the MPI call in which it completes the collective: MPI without a progress thread advances a nonblocking collective only inside MPI calls (ptrace's pattern; Scalasca names the one-sided analogue Wait for Progress). When longer than the call's wait for a late start, which is then not counted. Its delay costs (mpi_delay_*) are the latest member's time up to that call (ptrace's; Scalasca has none).",
 }
 
 // newMetrics builds one file's metric tree.
