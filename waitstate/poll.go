@@ -2,8 +2,9 @@ package waitstate
 
 import (
 	"math"
-	"strings"
+	"slices"
 
+	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -27,6 +28,7 @@ import (
 type pollRef struct {
 	th  int
 	pos int
+	ev  int64 // the mpi_polled event's index in the thread
 }
 
 // pollState is a callRecorder's, on a process whose trace has mpi_polled
@@ -41,15 +43,6 @@ type pollState struct {
 	reqs  map[int64]pollRef
 }
 
-// testFamily tells the calls that test requests without blocking.
-func testFamily(fn string) bool {
-	switch strings.TrimPrefix(strings.ToLower(fn), "mpi_") {
-	case "test", "testany", "testsome", "testall":
-		return true
-	}
-	return false
-}
-
 func newPollState(T int) *pollState {
 	return &pollState{isTest: map[int64]bool{}, tests: make([][]int32, T), pend: make([]int32, T), reqs: map[int64]pollRef{}}
 }
@@ -58,7 +51,7 @@ func newPollState(T int) *pollState {
 func (s *pollState) enter(tb *trace.Tables, th int, k int32, fn int64) {
 	t, ok := s.isTest[fn]
 	if !ok {
-		t = testFamily(tb.String(fn))
+		t = trace.IsMPITest(tb.String(fn))
 		s.isTest[fn] = t
 	}
 	if !t {
@@ -70,10 +63,10 @@ func (s *pollState) enter(tb *trace.Tables, th int, k int32, fn int64) {
 	s.tests[th] = append(s.tests[th], k)
 }
 
-// polled notes request req's mpi_polled in thread th's open call k; one
+// polled notes request req's mpi_polled (event idx) in thread th's open call k; one
 // outside a Test-family call, or of a request already polled, is
 // ignored.
-func (s *pollState) polled(th int, k int32, req int64) {
+func (s *pollState) polled(th int, k int32, req int64, idx int64) {
 	ts := s.tests[th]
 	if req == 0 || len(ts) == 0 || ts[len(ts)-1] != k {
 		return
@@ -81,17 +74,17 @@ func (s *pollState) polled(th int, k int32, req int64) {
 	if _, ok := s.reqs[req]; ok {
 		return
 	}
-	s.reqs[req] = pollRef{th, len(ts) - 1}
+	s.reqs[req] = pollRef{th, len(ts) - 1, idx}
 	s.pend[th]++
 }
 
 // done notes the completion of request req in call k and returns the
 // Test-family calls that polled it before k, as runs (first, last call),
-// nil when it was not polled.
-func (s *pollState) done(req int64, k int32) []int32 {
+// nil when it was not polled, and where it was polled.
+func (s *pollState) done(req int64, k int32) ([]int32, pollRef) {
 	p, ok := s.reqs[req]
 	if !ok {
-		return nil
+		return nil, p
 	}
 	delete(s.reqs, req)
 	s.pend[p.th]--
@@ -106,7 +99,7 @@ func (s *pollState) done(req int64, k int32) []int32 {
 		}
 		runs = append(runs, c, c)
 	}
-	return runs
+	return runs, p
 }
 
 // pollWaits calls book(k, w) for each of node v's polling calls k (a.polls)
@@ -131,4 +124,27 @@ func (a *Analysis) pollWaits(cs *calls, v int32, lv int64, book func(k int32, w 
 		}
 	}
 	return any
+}
+
+// addPollRef notes, for the critical path, that local process i's node v
+// completed a request whose mpi_polled is event ev of thread th.
+func (a *Analysis) addPollRef(i int, th int, ev int64, v int32) {
+	if a.pollRefs == nil {
+		a.pollRefs = make([][]sim.PollRef, len(a.procs))
+	}
+	a.pollRefs[i] = append(a.pollRefs[i], sim.PollRef{Thread: int32(th), Event: ev,
+		DoneThread: a.m.ThreadOf(v), DoneEvent: a.m.EventOf(v)})
+}
+
+// PollRefs returns local process i's polled requests (their mpi_polled
+// events and the events that completed them), sorted by thread and event,
+// for the critical path (sim.FragPass.Polls); nil when it has none.
+func (a *Analysis) PollRefs(i int) []sim.PollRef {
+	if i >= len(a.pollRefs) {
+		return nil
+	}
+	l := a.pollRefs[i]
+	a.pollRefs[i] = nil
+	slices.SortFunc(l, func(x, y sim.PollRef) int { return sim.CompareEventRefs(x.EventRef(), y.EventRef()) })
+	return l
 }

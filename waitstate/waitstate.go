@@ -413,6 +413,9 @@ type Analysis struct {
 	// before the call that completed it (poll.go), as runs of calls
 	// (first, last); nil when the trace has none.
 	polls map[int32][]int32
+	// pollRefs are, per local process, its polled requests for the
+	// critical path (PollRefs).
+	pollRefs [][]sim.PollRef
 }
 
 // eventRef packs an event's thread and index in one value (indices stay
@@ -703,6 +706,7 @@ type callRecorder struct {
 	// poll follows the polled requests (poll.go), on a process whose
 	// trace has mpi_polled events (nil otherwise).
 	poll *pollState
+	proc int // the local process's index
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -850,7 +854,7 @@ func (a *Analysis) ReadsRecorded() bool {
 func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	m := a.m
 	T := p.NumThreads()
-	r := &callRecorder{a: a, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
+	r := &callRecorder{a: a, proc: i, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), lastCall: make([]int32, T), regions: make([][]int64, T),
 		codes: make([][]int64, T), code: make([][]regionTime, T), codeAt: make([]int64, T),
 		collOp: make([]int32, T), collAt: make([]int64, T)}
@@ -1019,7 +1023,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		return
 	case trace.MPIPolled:
 		if r.poll != nil && r.depth[th] > 0 {
-			r.poll.polled(th, r.open[th], e.Args[0])
+			r.poll.polled(th, r.open[th], e.Args[0], idx)
 		}
 		return
 	case trace.MPIRequestDone:
@@ -1058,11 +1062,12 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			}
 		}
 		if req := e.Args[4]; req != 0 && r.poll != nil && (e.Kind == trace.MPIRecv || e.Kind == trace.CollComplete) {
-			if runs := r.poll.done(req, r.open[th]); runs != nil {
+			if runs, at := r.poll.done(req, r.open[th]); runs != nil {
 				if a.polls == nil {
 					a.polls = map[int32][]int32{}
 				}
 				a.polls[v] = runs
+				a.addPollRef(r.proc, at.th, at.ev, v)
 			}
 		}
 		switch req := e.Args[4]; {
