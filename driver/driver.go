@@ -422,6 +422,9 @@ type run struct {
 	// lrSources holds, per owned process, the events Late Receiver
 	// edges leave from (waitStates), for the simulation's fragments.
 	lrSources [][]sim.EventRef
+	// polls holds, per owned process, its polled requests for the
+	// fragment pass (waitstate.Analysis.PollRefs), until its simulation.
+	polls [][]sim.PollRef
 	// waits is the MPI wait-state section (rank 0), which the simulate
 	// phase completes with the OpenMP waits.
 	waits *report.WaitStates
@@ -692,7 +695,9 @@ func (r *run) waitStates() error {
 	// receive's start: an edge of the critical path into the sender, from
 	// an event of the receiver's that the simulation must give a node.
 	r.lrSources = make([][]sim.EventRef, len(r.procs))
+	r.polls = make([][]sim.PollRef, len(r.procs))
 	for i := range r.procs {
+		r.polls[i] = a.PollRefs(i)
 		if i < len(r.edges) {
 			r.edges[i].AppendRows(a.LateReceiverEdges(i))
 		}

@@ -151,6 +151,9 @@ func (r *run) simulate() error {
 		if i < len(r.lrSources) {
 			frags.Sources, r.lrSources[i] = r.lrSources[i], nil
 		}
+		if i < len(r.polls) {
+			frags.Polls, r.polls[i] = r.polls[i], nil
+		}
 		omp := waitstate.NewOMPPass(p.Header.Rank, p.NumThreads())
 		passes := []sim.Pass{stats, ready, frags, omp}
 		rd := critpath.NewRemoteDeps(model)

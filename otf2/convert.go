@@ -1224,6 +1224,9 @@ type thr struct {
 	// collectives started and not completed, by OTF2 request id
 	nposts, nnbc int
 	nbcs         map[uint64]nbcOpen
+	// polled holds the requests (ptrace ids) an MpiRequestTest named
+	// since their start: their mpi_polled is written
+	polled map[int64]bool
 	// inProbed: inside an MPI_Mrecv or MPI_Imrecv (Stats.ProbedRecvs)
 	inProbed bool
 	// collCall: inside an MPI collective call; collRec: it holds a
@@ -1415,6 +1418,7 @@ func (c *conv) pass2(t int) error {
 			case e.Type == EvMpiIrecv:
 				req = h.reqs[e.A[4]]
 				delete(h.reqs, e.A[4])
+				delete(h.polled, req)
 			}
 			k := trace.MPISend
 			if e.Type == EvMpiRecv || e.Type == EvMpiIrecv {
@@ -1436,6 +1440,7 @@ func (c *conv) pass2(t int) error {
 			} else if req, ok := h.reqs[e.A[0]]; ok {
 				h.emit(trace.MPIRequestDone, now, req)
 				delete(h.reqs, e.A[0])
+				delete(h.polled, req)
 			}
 		case EvMpiIrecvRequest:
 			if h.inProbed {
@@ -1465,6 +1470,27 @@ func (c *conv) pass2(t int) error {
 			req := trace.MakeID(h.out, c.rseq[t])
 			h.reqs[e.A[0]] = req
 			h.emit(trace.MPIRecvPost, now, -1, -1, ci, req)
+		case EvMpiRequestTest:
+			// A test that did not complete the request (MPI_Test and its
+			// family, inside the call): the first of a request's is its
+			// mpi_polled (docs/trace-format.md), the others say no more.
+			req, ok := h.reqs[e.A[0]]
+			if !ok {
+				var o nbcOpen
+				o, ok = h.nbcs[e.A[0]]
+				req = o.req
+			}
+			if !ok || req == 0 {
+				c.st.Ignored[e.Type]++
+				return nil
+			}
+			if !h.polled[req] {
+				if h.polled == nil {
+					h.polled = map[int64]bool{}
+				}
+				h.polled[req] = true
+				h.emit(trace.MPIPolled, now, req)
+			}
 		case EvMpiRequestCancelled:
 			delete(h.reqs, e.A[0])
 			delete(h.nbcs, e.A[0])
@@ -1506,6 +1532,7 @@ func (c *conv) pass2(t int) error {
 			o, ok := h.nbcs[e.A[5]]
 			if ok {
 				delete(h.nbcs, e.A[5])
+				delete(h.polled, o.req)
 			} else if o, ok = c.otherNBC(e.A[5]); !ok {
 				c.st.Ignored[e.Type]++
 				return nil

@@ -38,3 +38,5 @@ var GapsArchive = gapsArchive
 // CrossThreadNBCArchive writes OldArchive with an MPI_Ibarrier that rank
 // 0 completes on another location (nbcthread_test.go).
 var CrossThreadNBCArchive = crossThreadNBCArchive
+
+var PolledRecvArchive = polledRecvArchive

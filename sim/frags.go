@@ -328,6 +328,20 @@ type EventRef struct {
 	Event  int64
 }
 
+// PollRef is a polled request (trace kind mpi_polled): the event that
+// says a Test-family call polled it (Thread, Event) and the event that
+// completed it (DoneThread, DoneEvent), whose predecessor's time ends the
+// polling's wait.
+type PollRef struct {
+	Thread     int32
+	Event      int64
+	DoneThread int32
+	DoneEvent  int64
+}
+
+// EventRef returns the mpi_polled event.
+func (r PollRef) EventRef() EventRef { return EventRef{r.Thread, r.Event} }
+
 // FragPass builds a process's Frags beside the simulation.
 type FragPass struct {
 	F    Frags // filled by Finish
@@ -343,6 +357,16 @@ type FragPass struct {
 	// or coll_complete.
 	Sources []EventRef
 	srcAt   []int // per thread: the next source to meet, in Sources
+
+	// Polls are the process's polled requests, sorted by thread and
+	// event (waitstate's): from its mpi_polled on, a thread's
+	// Test-family calls wait for the completion's predecessor until that
+	// predecessor's time, as the completing call does (pollUntil); that
+	// part of them weighs nothing.
+	Polls     []PollRef
+	pollAt    []int   // per thread: the next poll to meet, in Polls
+	pollUntil []int64 // per thread: the latest such time met
+	testFns   map[int64]bool
 
 	// DepsApart leaves the task dependence edges out of F.Src and F.Dst:
 	// the caller adds Sim.DepEdges itself through F.LastOf and F.FirstOf
@@ -871,6 +895,10 @@ func (p *FragPass) close(s *Sim, th int) {
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path.
 		d -= min(p.maxPred[th], to) - from
+	case p.curKind[th] == FragMPI && p.pollUntil != nil && p.pollUntil[th] > from && p.testCall(s, th):
+		// A Test-family call that polled a request before its partner's
+		// event (Polls): likewise.
+		d -= min(p.pollUntil[th], to) - from
 	}
 	t := p.curTask[th]
 	if n == lazyOpen {
@@ -1013,6 +1041,9 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.MPIRecvPost:
 		p.source(s, th)
+		return
+	case trace.MPIPolled:
+		p.polled(s, th)
 		return
 	case trace.MPIRecv, trace.CollEnd, trace.CollComplete:
 		if p.cur[th] != -1 {
@@ -1356,6 +1387,52 @@ func (p *FragPass) lateReceiver(s *Sim, th int) {
 		p.F.RecvNode.Add(th, idx, p.materialize(s, th))
 		p.maxPred[th] = max(p.maxPred[th], t)
 	}
+}
+
+// polled takes thread th's current event, an mpi_polled, when it is one
+// of Polls: the thread polls until the time of the completion's
+// predecessor.
+func (p *FragPass) polled(s *Sim, th int) {
+	if len(p.Polls) == 0 || p.pred == nil {
+		return
+	}
+	if p.pollAt == nil {
+		p.pollAt = make([]int, len(s.Threads))
+		p.pollUntil = make([]int64, len(s.Threads))
+		for k := range p.pollAt {
+			p.pollAt[k], _ = slices.BinarySearchFunc(p.Polls, EventRef{Thread: int32(k)}, func(r PollRef, e EventRef) int { return CompareEventRefs(r.EventRef(), e) })
+		}
+	}
+	if th >= len(p.pollAt) {
+		return
+	}
+	idx := s.Pos(th)
+	k := p.pollAt[th]
+	for k < len(p.Polls) && p.Polls[k].Thread == int32(th) && p.Polls[k].Event < idx {
+		k++
+	}
+	p.pollAt[th] = k
+	if k == len(p.Polls) || p.Polls[k].EventRef() != (EventRef{int32(th), idx}) {
+		return
+	}
+	r := p.Polls[k]
+	if t, ok := p.pred(int(r.DoneThread), r.DoneEvent); ok {
+		p.pollUntil[th] = max(p.pollUntil[th], t)
+	}
+}
+
+// testCall reports whether thread th's open MPI call is a Test-family one.
+func (p *FragPass) testCall(s *Sim, th int) bool {
+	fn := p.F.MPISites[p.curLoc[th]].Func
+	t, ok := p.testFns[fn]
+	if !ok {
+		if p.testFns == nil {
+			p.testFns = map[int64]bool{}
+		}
+		t = fn >= 0 && fn < int64(len(s.Proc.Strings)) && trace.IsMPITest(s.Proc.Strings[fn])
+		p.testFns[fn] = t
+	}
+	return t
 }
 
 // source gives the current event of thread th, when it is one of

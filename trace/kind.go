@@ -46,6 +46,7 @@ const (
 	MutexReleased
 	CollStart
 	CollComplete
+	MPIPolled
 
 	NumKinds // one past the last valid kind
 )
@@ -117,6 +118,7 @@ var schemas = [NumKinds]Schema{
 	MutexReleased:     {Name: "mutex_released", Args: []string{"mutex_kind", "wait_id", "loc"}, Fields: []Field{FUint, FUint, FLoc}},
 	CollStart:         {Name: "coll_start", Args: []string{"op", "comm", "root", "sent", "request"}, Fields: []Field{FUint, FComm, FInt, FUint, FRequest}},
 	CollComplete:      {Name: "coll_complete", Args: []string{"op", "comm", "root", "received", "request"}, Fields: []Field{FUint, FComm, FInt, FUint, FRequest}},
+	MPIPolled:         {Name: "mpi_polled", Args: []string{"request"}, Fields: []Field{FRequest}},
 }
 
 // SchemaOf returns the schema of k; ok is false for kinds this version does not know.

@@ -549,6 +549,13 @@ func IsMPIInit(fn string) bool { return fn == "MPI_Init" || fn == "MPI_Init_thre
 // IsMPIFinalize reports whether fn is MPI_Finalize.
 func IsMPIFinalize(fn string) bool { return fn == "MPI_Finalize" }
 
+// IsMPITest reports whether fn tests requests without blocking
+// (MPI_Test, MPI_Testany, MPI_Testsome, MPI_Testall): the calls that
+// poll a request (mpi_polled).
+func IsMPITest(fn string) bool {
+	return fn == "MPI_Test" || fn == "MPI_Testany" || fn == "MPI_Testsome" || fn == "MPI_Testall"
+}
+
 // IsMPISetup reports whether fn starts or ends MPI (MPI_Init,
 // MPI_Init_thread, MPI_Finalize): a process's own time there is no
 // communication of the program's (start-up, shut-down).

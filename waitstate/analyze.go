@@ -275,6 +275,22 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		a.ops[i] = nil
 		// Collectives first: a call holding both a collective and a
 		// message (none in MPI) is charged to the collective.
+		// book charges node v's wait w of pattern pt, caused by pred,
+		// to call k, unless the call holds a wait that goes first.
+		book := func(k int32, pt Pattern, w int64, pred int32, v int32) {
+			coll := !pt.p2p()
+			switch {
+			case pat[k] == None, coll && pat[k].p2p():
+				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
+			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred < cause[k]):
+				wait[k], cause[k], causeNode[k] = w, pred, v
+			case coll && (pt == WaitForProgress) != (pat[k] == WaitForProgress) && w > wait[k]:
+				// A call completing several nonblocking collectives
+				// keeps the longer of a progress wait and a late
+				// start's (progress.go).
+				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
+			}
+		}
 		j := 0 // in nv[i]
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 			k := a.callOf(v)
@@ -288,6 +304,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			pred, _, _ := a.pred(i, v)
 			var w int64
 			var pt Pattern
+			// The pattern of a wait until lv, and its cause, for the
+			// calls that polled the node's request (poll.go).
+			lvPt, lvPred := None, pred
 			switch m.Kind[v] {
 			case trace.MPIRecv:
 				if lv != math.MinInt64 {
@@ -331,6 +350,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 				if lv == math.MinInt64 {
 					pt = None
 				}
+				lvPt = pt
 				// The wait for another member's progress after the last
 				// start, when longer than the wait for the start
 				// (progress.go).
@@ -350,23 +370,25 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			default:
 				continue
 			}
-			if pt == None || w <= 0 {
+			if m.Kind[v] == trace.MPIRecv {
+				lvPt = pt
+			}
+			// The calls that polled the request before this one wait
+			// too, each for its part before lv (poll.go).
+			polled := a.polls != nil && lvPt != None && a.pollWaits(cs, v, lv, func(kp int32, wp int64) {
+				book(kp, lvPt, wp, lvPred, v)
+			})
+			if pt == None || w <= 0 && !polled {
 				// No wait: no pattern (a Late Receiver may still apply
 				// to the call, as in Scalasca).
 				continue
 			}
-			coll := !pt.p2p()
-			switch {
-			case pat[k] == None, coll && pat[k].p2p():
-				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
-			case pat[k] == pt && (w > wait[k] || w == wait[k] && pred < cause[k]):
-				wait[k], cause[k], causeNode[k] = w, pred, v
-			case coll && (pt == WaitForProgress) != (pat[k] == WaitForProgress) && w > wait[k]:
-				// A call completing several nonblocking collectives
-				// keeps the longer of a progress wait and a late
-				// start's (progress.go).
-				pat[k], wait[k], cause[k], causeNode[k] = pt, w, pred, v
+			if pt == None || w <= 0 {
+				// Only the polling calls waited: the call completing
+				// the request holds the instance and its cause.
+				pt, w, pred = lvPt, 0, lvPred
 			}
+			book(k, pt, w, pred, v)
 		}
 		for _, lw := range lr[i].waits {
 			if k := lw.call; pat[k] == None {
@@ -374,6 +396,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 		}
 		wo = wo[:0]
+		// The polling calls' parts of each call's wait (poll.go).
+		var pollAcc map[int32]int64
+		if a.polls != nil {
+			pollAcc = map[int32]int64{}
+		}
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
@@ -395,10 +422,22 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 			row.Calls++
 			row.MPINS += clip(b, e, first, last)
-			if w := min(wait[k], e-b); pat[k] != None && w > 0 {
-				if cw := clip(b, b+w, first, last); cw > 0 {
+			// A polling call's part of a later call's wait (poll.go):
+			// no instance of its own, and added to that call's for the
+			// delay costs.
+			part, polls := false, int64(0)
+			if a.polls != nil && pat[k] != None {
+				if u := causeNode[k]; u >= 0 {
+					part = a.callOf(u) != k
+				}
+				polls = pollAcc[k]
+			}
+			if w := min(wait[k], e-b); pat[k] != None && (w > 0 || polls > 0) {
+				if cw := clip(b, b+max(0, w), first, last); cw > 0 || polls > 0 && !part {
 					row.Wait[pat[k]] += cw
-					row.Count[pat[k]]++
+					if !part {
+						row.Count[pat[k]]++
+					}
 					if cause[k] >= 0 {
 						ck := causeKey{cause[k], cs.sites[cs.siteAt(k)], i, pat[k]}
 						x, ok := causes[ck]
@@ -408,9 +447,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 							causeOrder = append(causeOrder, ck)
 						}
 						x.NS += cw
-						x.Calls++
-						// The wait goes to its cause for the delay costs.
-						wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw, cause: cause[k], node: causeNode[k]})
+						switch {
+						case part:
+							pollAcc[a.callOf(causeNode[k])] += cw
+						default:
+							x.Calls++
+							// The wait goes to its cause for the delay
+							// costs.
+							wo = append(wo, waitOf{call: k, pat: pat[k], wait: cw + polls, cause: cause[k], node: causeNode[k]})
+						}
 					}
 				}
 			}

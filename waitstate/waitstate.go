@@ -409,6 +409,13 @@ type Analysis struct {
 	// for one (progressEdges): from PropagateMax to the loop's end.
 	progDone []progDone
 	progReqs []progReq
+	// polls are, by node, the Test-family calls that polled its request
+	// before the call that completed it (poll.go), as runs of calls
+	// (first, last); nil when the trace has none.
+	polls map[int32][]int32
+	// pollRefs are, per local process, its polled requests for the
+	// critical path (PollRefs).
+	pollRefs [][]sim.PollRef
 }
 
 // eventRef packs an event's thread and index in one value (indices stay
@@ -696,6 +703,10 @@ type callRecorder struct {
 	// starts are the nonblocking collectives started in a call and not
 	// yet completed, by request: their start nodes (nbcEvent).
 	starts map[int64]int32
+	// poll follows the polled requests (poll.go), on a process whose
+	// trace has mpi_polled events (nil otherwise).
+	poll *pollState
+	proc int // the local process's index
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -739,7 +750,7 @@ type reqRef struct {
 // recorded are the kinds a callRecorder follows: MPI calls, user regions,
 // parallel regions, and the communication events (the only nodes).
 var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.ParallelEnd, trace.RegionEnter, trace.RegionExit,
-	trace.ImplicitTaskBegin, trace.ImplicitTaskEnd, trace.MPIRecvPost, trace.MPIRequestDone) | sim.KindsWhere(trace.IsComm)
+	trace.ImplicitTaskBegin, trace.ImplicitTaskEnd, trace.MPIRecvPost, trace.MPIRequestDone, trace.MPIPolled) | sim.KindsWhere(trace.IsComm)
 
 // Record records local process i's MPI calls (p, its corrected times
 // from tb) before the simulation, so that the matching is gone by then.
@@ -843,7 +854,7 @@ func (a *Analysis) ReadsRecorded() bool {
 func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	m := a.m
 	T := p.NumThreads()
-	r := &callRecorder{a: a, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
+	r := &callRecorder{a: a, proc: i, c: &a.procs[i], tables: &p.Tables, next: make([]int, T),
 		depth: make([]int32, T), open: make([]int32, T), lastCall: make([]int32, T), regions: make([][]int64, T),
 		codes: make([][]int64, T), code: make([][]regionTime, T), codeAt: make([]int64, T),
 		collOp: make([]int32, T), collAt: make([]int64, T)}
@@ -867,6 +878,9 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	// its size in copies).
 	a.ops[i] = make([]nodeOp, 0, min(int(p.Census.Kinds[trace.CollEnd]+p.Census.Kinds[trace.CollComplete]), int(m.ProcNodes[i+1]-m.ProcNodes[i])))
 	r.ops = &a.ops[i]
+	if p.Census.Kinds[trace.MPIPolled] > 0 {
+		r.poll = newPollState(T)
+	}
 	return r
 }
 
@@ -930,6 +944,9 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			}
 			r.code[th] = r.code[th][:0]
 			r.open[th], r.lastCall[th] = k, k
+			if r.poll != nil {
+				r.poll.enter(r.tables, th, k, st.fn)
+			}
 			if c.initCall < 0 && trace.IsMPIInit(r.tables.String(st.fn)) {
 				c.initCall, c.initTh = k, int32(th)
 			}
@@ -1004,7 +1021,15 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			r.posts[req] = reqRef{r.open[th], th, idx}
 		}
 		return
+	case trace.MPIPolled:
+		if r.poll != nil && r.depth[th] > 0 {
+			r.poll.polled(th, r.open[th], e.Args[0], idx)
+		}
+		return
 	case trace.MPIRequestDone:
+		if r.poll != nil && r.depth[th] > 0 {
+			r.poll.done(e.Args[0], r.open[th]) // a send's: not read
+		}
 		if v, ok := r.isends[e.Args[0]]; ok {
 			delete(r.isends, e.Args[0])
 			if r.depth[th] > 0 {
@@ -1034,6 +1059,15 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			a.rma[v] = LatePost
 			if e.Args[1] == trace.TagWinComplete {
 				a.rma[v] = EarlyWait
+			}
+		}
+		if req := e.Args[4]; req != 0 && r.poll != nil && (e.Kind == trace.MPIRecv || e.Kind == trace.CollComplete) {
+			if runs, at := r.poll.done(req, r.open[th]); runs != nil {
+				if a.polls == nil {
+					a.polls = map[int32][]int32{}
+				}
+				a.polls[v] = runs
+				a.addPollRef(r.proc, at.th, at.ev, v)
 			}
 		}
 		switch req := e.Args[4]; {

@@ -47,7 +47,7 @@ static const uint8_t nargs[K_NUM] = {
 	[K_REMOTE_DEP_OUT] = 3, [K_REMOTE_DEP_IN] = 3, [K_REGION_ENTER] = 1, [K_REGION_EXIT] = 1,
 	[K_TASK_ATTR] = 3, [K_FLUSH_BEGIN] = 0, [K_FLUSH_END] = 0, [K_WORK_BEGIN] = 3, [K_WORK_END] = 3,
 	[K_MUTEX_ACQUIRE] = 3, [K_MUTEX_ACQUIRED] = 3, [K_MUTEX_RELEASED] = 3,
-	[K_COLL_START] = 5, [K_COLL_COMPLETE] = 5,
+	[K_COLL_START] = 5, [K_COLL_COMPLETE] = 5, [K_MPI_POLLED] = 1,
 };
 
 #define PTR_STR(n) #n,

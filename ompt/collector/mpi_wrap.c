@@ -326,6 +326,9 @@ struct req {
 	 * call holds it (req_claim) */
 	ptr_thread *owner;
 	int claimed;
+	/* a Test-family call tested it and did not complete it (since its
+	 * start): its mpi_polled is written (req_polled) */
+	int polled;
 	struct nbr_req *nb; /* REQ_NBR: owned by the entry, freed by nbr_done */
 	/* memory MPI may read until the request completes (a Fortran
 	 * binding's converted datatype arrays: ptr_fortran_keep), owned by
@@ -335,6 +338,7 @@ struct req {
 };
 
 #define REQ_BUCKETS 4096
+#define SMALL_POLLED 64
 static pthread_mutex_t req_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct req *req_tab[REQ_BUCKETS];
 static struct req *req_free;
@@ -467,6 +471,34 @@ static void req_unclaim(int n, struct req *const *es)
 	pthread_mutex_unlock(&req_mu);
 }
 
+/* A Test-family call (MPI_Test, _Testany, _Testsome, _Testall) of thread
+ * t tested the claimed entries es (NULL: none) and did not complete them:
+ * the first such call of a request writes its mpi_polled, inside the call
+ * (docs/trace-format.md), so that the analysis knows from which call on
+ * the thread polled it (its enter); later ones write nothing. Only the
+ * requests whose completion the analysis reads as a wait: a message's
+ * send or receive and a nonblocking collective's, active. */
+static void req_polled(ptr_thread *t, int n, struct req *const *es)
+{
+	uint64_t ids[SMALL_POLLED];
+	int k = 0;
+	while (n > 0) {
+		pthread_mutex_lock(&req_mu);
+		for (; n > 0 && k < SMALL_POLLED; n--, es++) {
+			struct req *e = *es;
+			if (!e || e->polled || e->id == 0 || (e->persistent && !e->active) ||
+			    (e->kind != REQ_SEND && e->kind != REQ_RECV && e->kind != REQ_COLL))
+				continue;
+			e->polled = 1;
+			ids[k++] = e->id;
+		}
+		pthread_mutex_unlock(&req_mu);
+		for (int j = 0; j < k; j++)
+			ptr_ev1(t, K_MPI_POLLED, ids[j]);
+		k = 0;
+	}
+}
+
 /* Takes claimed entry e (NULL: none) out of the table; with drop whatever
  * it is, without only when it is not persistent: a persistent request's
  * completion leaves it for its next start, inactive, and the completion of
@@ -510,6 +542,7 @@ static void req_start(ptr_thread *t, MPI_Request h)
 		if (p->h == h && p->persistent) {
 			p->id = ptr_new_id(t);
 			p->active = 1;
+			p->polled = 0;
 			r = *p;
 			found = 1;
 			break;
@@ -1110,6 +1143,14 @@ static void multi_done(ptr_thread *t, struct multi *m, int i, const MPI_Status *
 	m->h[i] = NULL;
 }
 
+/* A Test-family call that returned rc: the elements it did not complete
+ * were polled (req_polled). */
+static void multi_polled(ptr_thread *t, struct multi *m, int rc)
+{
+	if (rc == MPI_SUCCESS && m->h && m->n > 0)
+		req_polled(t, m->n, m->h);
+}
+
 /* Releases the entries of the elements that did not complete. */
 static void multi_end(struct multi *m)
 {
@@ -1145,8 +1186,11 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 	int rc = PMPI_Test(request, flag, st);
 	if (rc == MPI_SUCCESS && *flag)
 		completed(t, h, st);
-	else
+	else {
+		if (rc == MPI_SUCCESS)
+			req_polled(t, 1, &h);
 		req_unclaim(1, &h);
+	}
 	EXIT(MPI_Test);
 	return rc;
 }
@@ -1183,6 +1227,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
 		if (rc == MPI_SUCCESS && *flag)
 			for (int i = 0; i < count; i++)
 				multi_done(t, &m, i, &m.s[i]);
+		multi_polled(t, &m, rc);
 		multi_end(&m);
 	}
 	EXIT(MPI_Testall);
@@ -1222,6 +1267,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 		if (rc == MPI_SUCCESS && *flag && *index != MPI_UNDEFINED && *index >= 0 && *index < count)
 			multi_done(t, &m, *index, st);
 	}
+	multi_polled(t, &m, rc);
 	multi_end(&m);
 	EXIT(MPI_Testany);
 	return rc;
@@ -1261,6 +1307,7 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
 			for (int i = 0; i < *outcount; i++)
 				if (indices[i] >= 0 && indices[i] < incount && m.h[indices[i]])
 					multi_done(t, &m, indices[i], &m.s[i]);
+		multi_polled(t, &m, rc);
 		multi_end(&m);
 	}
 	EXIT(MPI_Testsome);
