@@ -441,7 +441,9 @@ func recordedNBC(t *testing.T, procs []*trace.Process) map[int][]nbcCall {
 // the completion), the progress wait from the later of the two until the
 // latest other member's progress point (the enter of the call that
 // completed its request, no earlier than its start), at most until the
-// completion; the call keeps the longer, the late start on a tie. It
+// completion; the call keeps the longer, the late start on a tie; the
+// Test-family calls that polled the request before it wait, each inside
+// itself, until the latest start (a late start: waitstate/poll.go). It
 // returns the progress waits by the completing call's function, by
 // waiter and by cause (the member whose progress point is latest, the
 // lowest rank on a tie), and the late-start waits by function.
@@ -477,6 +479,14 @@ func progressByHand(t *testing.T, all map[int][]nbcCall) (progFn map[string]int6
 			}
 			lv := min(lvStart, ci.at)
 			ws := lv - ci.waitEnter
+			// The Test-family calls that polled the request before the
+			// completing one wait, each inside itself, until the latest
+			// start, in the class pattern (waitstate/poll.go).
+			for _, pc := range ci.polls {
+				if pw := min(pc[1], lvStart) - pc[0]; pw > 0 {
+					classFn[ci.fn] += pw
+				}
+			}
 			if pw := min(lp, ci.at) - max(ci.waitEnter, lv); pw > 0 && pw > ws {
 				progFn[ci.fn] += pw
 				progRank[i] += pw
