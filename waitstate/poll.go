@@ -3,6 +3,7 @@ package waitstate
 import (
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/ptrace-dev/ptrace/sim"
 	"github.com/ptrace-dev/ptrace/trace"
@@ -23,12 +24,11 @@ import (
 // also holds, for the delay costs, the whole wait.
 
 // pollRef is a polled request in flight: the thread that polled it and
-// the position, in that thread's Test-family calls (callRecorder.tests),
-// of the first call that did.
+// the first of its Test-family calls that did.
 type pollRef struct {
-	th  int
-	pos int
-	ev  int64 // the mpi_polled event's index in the thread
+	th    int
+	first int32
+	ev    int64 // the mpi_polled event's index in the thread
 }
 
 // pollState is a callRecorder's, on a process whose trace has mpi_polled
@@ -36,7 +36,10 @@ type pollRef struct {
 type pollState struct {
 	isTest map[int64]bool // by func string id
 	// Per thread: its Test-family calls since the oldest polled request
-	// of the thread in flight (only its last call when none is), and
+	// of the thread in flight (only its last call when none is), as runs
+	// of consecutive calls (first, last): a loop that only tests is one
+	// run, so a request polled for the whole run (a termination message
+	// tested once an iteration) holds a run an iteration, not a call; and
 	// how many are in flight.
 	tests [][]int32
 	pend  []int32
@@ -57,10 +60,16 @@ func (s *pollState) enter(tb *trace.Tables, th int, k int32, fn int64) {
 	if !t {
 		return
 	}
+	ts := s.tests[th]
 	if s.pend[th] == 0 {
-		s.tests[th] = s.tests[th][:0]
+		ts = ts[:0]
 	}
-	s.tests[th] = append(s.tests[th], k)
+	if n := len(ts); n > 0 && ts[n-1] == k-1 {
+		ts[n-1] = k
+	} else {
+		ts = append(ts, k, k)
+	}
+	s.tests[th] = ts
 }
 
 // polled notes request req's mpi_polled (event idx) in thread th's open call k; one
@@ -74,7 +83,7 @@ func (s *pollState) polled(th int, k int32, req int64, idx int64) {
 	if _, ok := s.reqs[req]; ok {
 		return
 	}
-	s.reqs[req] = pollRef{th, len(ts) - 1, idx}
+	s.reqs[req] = pollRef{th, k, idx}
 	s.pend[th]++
 }
 
@@ -88,16 +97,18 @@ func (s *pollState) done(req int64, k int32) ([]int32, pollRef) {
 	}
 	delete(s.reqs, req)
 	s.pend[p.th]--
+	ts := s.tests[p.th]
+	// The run holding the first polling call: runs are in call order.
+	j := 2 * sort.Search(len(ts)/2, func(j int) bool { return ts[2*j+1] >= p.first })
 	var runs []int32
-	for _, c := range s.tests[p.th][p.pos:] {
-		if c >= k {
+	for ; j+1 < len(ts); j += 2 {
+		lo, hi := max(ts[j], p.first), min(ts[j+1], k-1)
+		if lo >= k {
 			break
 		}
-		if n := len(runs); n > 0 && runs[n-1] == c-1 {
-			runs[n-1] = c
-			continue
+		if lo <= hi {
+			runs = append(runs, lo, hi)
 		}
-		runs = append(runs, c, c)
 	}
 	return runs, p
 }

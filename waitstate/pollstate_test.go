@@ -1,0 +1,50 @@
+package waitstate
+
+import (
+	"slices"
+	"testing"
+)
+
+// The polling calls of a request come back as runs of consecutive calls
+// from the one holding its mpi_polled to the one before its completion;
+// the thread keeps its Test-family calls as runs while a request is in
+// flight, so a request tested once an iteration for a whole run holds a
+// run an iteration, not every call.
+func TestPollStateRuns(t *testing.T) {
+	const test, other = 1, 2
+	s := newPollState(1)
+	s.isTest[test], s.isTest[other] = true, false
+	calls := []struct {
+		k  int32
+		fn int64
+	}{{1, test}, {2, test}, {3, test}, {4, test}, {5, other}, {6, test}, {7, test}, {8, other}, {9, test}, {10, test}, {11, test}}
+	for _, c := range calls {
+		s.enter(nil, 0, c.k, c.fn)
+		if c.k == 2 {
+			s.polled(0, 2, 77, 100)
+		}
+	}
+	if got, want := s.tests[0], []int32{2, 4, 6, 7, 9, 11}; !slices.Equal(got, want) {
+		t.Fatalf("the thread's test calls %v, want runs %v (from the last call before the request was polled)", got, want)
+	}
+	runs, p := s.done(77, 11)
+	if want := []int32{2, 4, 6, 7, 9, 10}; !slices.Equal(runs, want) || p.first != 2 || p.ev != 100 {
+		t.Errorf("done: runs %v, ref %+v; want %v from call 2, event 100", runs, p, want)
+	}
+	// Nothing in flight: the next call starts the list anew.
+	s.enter(nil, 0, 12, test)
+	if got := s.tests[0]; !slices.Equal(got, []int32{12, 12}) {
+		t.Errorf("after the completion: %v, want [12 12]", got)
+	}
+	// A request polled in a later call of a run, completed in another run.
+	s.enter(nil, 0, 13, test)
+	s.polled(0, 13, 78, 200)
+	s.enter(nil, 0, 14, other)
+	s.enter(nil, 0, 15, test)
+	if runs, _ := s.done(78, 15); !slices.Equal(runs, []int32{13, 13}) {
+		t.Errorf("runs %v, want [13 13]", runs)
+	}
+	if runs, _ := s.done(79, 16); runs != nil {
+		t.Errorf("a request never polled: runs %v, want none", runs)
+	}
+}
