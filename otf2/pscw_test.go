@@ -80,7 +80,8 @@ func TestScorepGeneralActiveTarget(t *testing.T) {
 // is none, an ending MPI_Win_test made to look as one that returned false
 // (its epoch's completes left unreceived), a record of another type turned
 // into a first RmaGroupSync in an MPI_Win_complete (on a window that is
-// none), which makes the call's own record a second one. The analysis
+// none), which makes the call's own record a second one; one in an
+// MPI_Put is only not used. The analysis
 // then runs, or refuses the archive as any trace that lost a message
 // whose receive waited for it (a happened-before cycle: later messages
 // match in order on the channel), never panics.
@@ -97,6 +98,9 @@ func TestScorepGeneralActiveTargetBadInput(t *testing.T) {
 		{"window", 0, isSync(0), 4, 0xff, []string{"traces/0.evt: offset %d: RmaGroupSync on RMA window 4294967295, which is not a window"}},
 		{"group", 2, isSync(0), 6, 9, []string{"traces/2.evt: offset %d: RmaGroupSync of group 9, which is no MPI group of ranks"}},
 		{"test", 0, endingTest(), 3, 0, nil},
+		// an RmaPut (type 46) inside MPI_Put made an RmaGroupSync: in no
+		// call of the five, not used (noted), no warning, nothing changed
+		{"outside", 2, isType(otf2.EvRmaGroupSync+7, 0), 0, otf2.EvRmaGroupSync, nil},
 		{"second", 3, isType(otf2.EvRmaGroupSync+11, 0), 0, otf2.EvRmaGroupSync,
 			[]string{"traces/3.evt: offset %d: RmaGroupSync on RMA window 1,", "traces/3.evt: offset ", "a second RmaGroupSync in one MPI_Win_post, _start, _complete, _wait or _test; skipped"}},
 	} {
@@ -113,6 +117,9 @@ func TestScorepGeneralActiveTargetBadInput(t *testing.T) {
 			st, err := a.Convert(int(c.loc), io.Discard)
 			if err != nil {
 				t.Fatalf("conversion: %v", err)
+			}
+			if c.name == "outside" && (len(st.Warnings) != 0 || st.Ignored[otf2.EvRmaGroupSync] != 1) {
+				t.Errorf("warnings %q, %d RmaGroupSync not used; want none, 1", st.Warnings, st.Ignored[otf2.EvRmaGroupSync])
 			}
 			for k, w := range c.want {
 				if k == 0 {
@@ -135,6 +142,8 @@ func TestScorepGeneralActiveTargetBadInput(t *testing.T) {
 			switch {
 			case err != nil && !strings.Contains(err.Error(), "happened-before cycle"):
 				t.Errorf("analysis: %v", err)
+			case c.name == "outside" && (err != nil || abs64(rep.WaitStates.PerProcess[2].LatePostNS-633_000_876) > 2):
+				t.Errorf("analysis: %v, %+v, want rank 2's late post as before", err, rep.WaitStates.PerProcess[2])
 			case c.name == "test" && (err != nil || rep.ClockSync == nil || rep.ClockSync.UnmatchedSends != 2):
 				// the epoch's two completes are left unreceived (later
 				// ones received in the next epochs)
@@ -218,3 +227,5 @@ func copyDir(t *testing.T, src string) string {
 	}
 	return dst
 }
+
+func abs64(v int64) int64 { return max(v, -v) }
