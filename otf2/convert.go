@@ -282,6 +282,12 @@ type conv struct {
 	undefRegion, undefComm, orphan counted
 	undefContext, ctxLoop          counted
 
+	// general active target synchronisation (pscw.go): per location,
+	// nil until its first RmaGroupSync in one of the calls; the records
+	// skipped (a second in a call; a window or group not translated)
+	pscw             []*pscwLoc
+	pscwDup, pscwBad counted
+
 	// recording gaps (gaps.go): per location, where recording was
 	// switched off (−1: on); the cut's gaps and the communicators per
 	// stretch
@@ -490,6 +496,8 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c.st.Emitted = w.Events()
 	c.undefRegion.flush(&c.st, "records of undefined regions skipped")
 	c.undefComm.flush(&c.st, "records on undefined communicators skipped")
+	c.pscwDup.flush(&c.st, "RmaGroupSync records skipped")
+	c.pscwBad.flush(&c.st, "RmaGroupSync records skipped")
 	c.undefContext.flush(&c.st, "records of undefined calling contexts skipped")
 	c.ctxLoop.flush(&c.st, "records of calling contexts with an endless parent chain")
 	c.orphan.flush(&c.st, "records without their begin or fork")
@@ -734,6 +742,7 @@ func (c *conv) pass1() error {
 		inst := map[uint32]int{}    // team → its instances begun on this thread (taskKey.inst)
 		begins := 0                 // ThreadBegin records so far
 		joining := false            // in a thread-wait region
+		var ps pscwScan             // general active target synchronisation (pscw.go)
 		err := c.read(t, true, func(e *Event, now int64) error {
 			if !c.seen[t] {
 				c.first[t], c.seen[t] = now, true
@@ -773,6 +782,7 @@ func (c *conv) pass1() error {
 				}
 			case EvLeave:
 				id := regionRef(ld, e)
+				c.pscwLeave(t, &ps, id)
 				if r := g.Region(id); r != nil {
 					if joinRegion(r) {
 						joining = false
@@ -805,6 +815,7 @@ func (c *conv) pass1() error {
 			case EvEnter:
 				id := regionRef(ld, e)
 				r := g.Region(id)
+				c.pscwEnter(&ps, id, r)
 				if r == nil {
 					return nil
 				}
@@ -854,6 +865,8 @@ func (c *conv) pass1() error {
 					p2pLeft = append(p2pLeft, p2pEnd{rec: p2pRec{EvMpiIsendComplete, t, nsendDone}, id: e.A[0]})
 				}
 				nsendDone++
+			case EvRmaGroupSync:
+				c.pscwSyncRecord(t, &ps, e)
 			case EvNbCollRequest:
 				nbcOpen[e.A[0]] = len(c.nbc[t])
 				c.nbc[t] = append(c.nbc[t], nbcDone{at: now})
@@ -1370,12 +1383,19 @@ func (c *conv) pass2(t int) error {
 		case EvEnter, EvLeave:
 			id := regionRef(ld, e)
 			r := g.Region(id)
+			ps := c.pscwAt(t, e.Type == EvEnter)
 			if r == nil {
 				c.undefRegion.add("%s: offset %d: %s of undefined region %d skipped", evt, e.Offset, EventName(e.Type), id)
 				return nil
 			}
 			h.off = e.Offset
+			if ps != nil && e.Type == EvLeave {
+				c.pscwEmit(h, ps, trace.MPIRecv, now, evt)
+			}
 			c.region(h, e.Type == EvEnter, now, id, r)
+			if ps != nil && e.Type == EvEnter {
+				c.pscwEmit(h, ps, trace.MPISend, now, evt)
+			}
 			if e.Type == EvEnter && c.unleft[t] != nil && c.info(id, r).class == regCode {
 				h.enterUnleft(id)
 			}
@@ -1540,6 +1560,8 @@ func (c *conv) pass2(t int) error {
 				return nil // its start was not converted (skipped there)
 			}
 			h.emit(trace.CollComplete, now, o.op, o.ci, o.root, int64(min(e.A[4], 1<<62)), o.req)
+		case EvRmaGroupSync:
+			// pass 1 took it (pscw.go)
 		case EvMpiCollectiveBegin, EvRmaCollectiveBegin:
 			h.collRec = true
 			// The operation, communicator and root come with the End:
@@ -2035,6 +2057,7 @@ type regInfo struct {
 	probed   bool  // MPI_Mrecv or MPI_Imrecv
 	neighbor bool  // a neighbourhood collective (Stats.NeighborCalls)
 	coll     bool  // an MPI collective (MPI_Barrier, MPI_Allreduce…)
+	pscw     uint8 // MPI_Win_post, _start, _complete, _wait or _test (pscw.go)
 	code     bool  // also a code region (regMutex of pthread_mutex_lock)
 }
 
@@ -2061,6 +2084,7 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 		ri.probed = r.Name == "MPI_Mrecv" || r.Name == "MPI_Imrecv"
 		ri.neighbor = strings.HasPrefix(r.Name, "MPI_Neighbor_") || strings.HasPrefix(r.Name, "MPI_Ineighbor_")
 		ri.coll = collectiveNames[r.Name]
+		ri.pscw = pscwCalls[r.Name]
 	case paradigmMeasurement:
 		ri.class = regNothing
 	case paradigmOpenMP:

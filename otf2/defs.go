@@ -253,6 +253,7 @@ const (
 // Mapping types of mapping tables (OTF2_MappingType) this reader applies.
 const (
 	mapRegion         = 3
+	mapGroup          = 4
 	mapComm           = 6
 	mapRmaWin         = 8
 	mapCallingContext = 10
@@ -1176,7 +1177,7 @@ func decodeLocalDefs(r io.Reader, path string, chunk uint64) (*LocalDefs, error)
 			if n > uint64(end-d.pos)/per { // every id takes at least one byte
 				return d.errf(d.pos, "mapping table of %d entries cannot fit in its record", n)
 			}
-			if int(kind) >= numMaps || (kind != mapRegion && kind != mapComm && kind != mapRmaWin && kind != mapCallingContext) {
+			if int(kind) >= numMaps || (kind != mapRegion && kind != mapGroup && kind != mapComm && kind != mapRmaWin && kind != mapCallingContext) {
 				return nil // a mapping the converter never applies
 			}
 			m := idMap{present: true}

@@ -26,6 +26,7 @@ const (
 	EvMpiCollectiveEnd    = 23
 	EvRmaCollectiveBegin  = 37
 	EvRmaCollectiveEnd    = 38
+	EvRmaGroupSync        = 39
 	EvOmpFork             = 24
 	EvOmpJoin             = 25
 	EvOmpAcquireLock      = 26
@@ -102,7 +103,9 @@ var eventFields = [256]string{
 	// collectiveOp, syncLevel (skipped), window, root, bytes sent and
 	// received: A as EvMpiCollectiveEnd's with the window for the
 	// communicator
-	EvRmaCollectiveEnd:    "bxuuUU",
+	EvRmaCollectiveEnd: "bxuuUU",
+	// syncLevel, window, group (pscw.go)
+	EvRmaGroupSync:        "uuu",
 	EvOmpFork:             "u",
 	EvOmpAcquireLock:      "uu",
 	EvOmpReleaseLock:      "uu",
