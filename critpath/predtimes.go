@@ -17,9 +17,11 @@ import (
 // PredTimes returns the lookup of process i's receive-like events'
 // predecessor times (nil without edges): per thread, the events in order
 // and their predecessors' times, searched by bisection (16 bytes an edge
-// and no hashing where a map took 30–40). The lists are made in *buf,
-// which the next process's lookup reuses once this one's simulation is
-// done.
+// and no hashing where a map took 30–40). An event with several
+// predecessors (a completion that waited for a member's progress: its
+// matched predecessor and the progress point, waitstate) gets the latest
+// of their times. The lists are made in *buf, which the next process's
+// lookup reuses once this one's simulation is done.
 func PredTimes(edges []graph.RemoteEdges, i int, buf *PredBuf) sim.PredTime {
 	if i >= len(edges) || edges[i].Len() == 0 {
 		return nil
@@ -40,12 +42,15 @@ func PredTimes(edges []graph.RemoteEdges, i int, buf *PredBuf) sim.PredTime {
 		byThread[th] = append(byThread[th], predAt{e.EventAt(k), e.PredTimeAt(k)})
 	}
 	*buf = byThread
+	byEvent := func(a, b predAt) int { return cmp.Compare(a.event, b.event) }
 	for _, l := range byThread {
-		// An event with several predecessors (a completion that waited
-		// for a member's progress: its matched predecessor and the
-		// progress point, waitstate) takes the latest: the last of equal
-		// events below.
-		slices.SortFunc(l, func(a, b predAt) int { return cmp.Or(cmp.Compare(a.event, b.event), cmp.Compare(a.time, b.time)) })
+		// The rows come nearly in event order, which the stable sort's
+		// insertion runs and merges take at little cost (pdqsort by
+		// event and time: 0.5 % more of the 64-process pure MPI trace's
+		// instructions, in 2026-11-30's callgrind).
+		if !slices.IsSortedFunc(l, byEvent) {
+			slices.SortStableFunc(l, byEvent)
+		}
 	}
 	// The simulation asks in each thread's event order: a lookup starts
 	// where the thread's last one ended (every entry before next[th] is
@@ -64,11 +69,13 @@ func PredTimes(edges []graph.RemoteEdges, i int, buf *PredBuf) sim.PredTime {
 					return 0, false
 				}
 				if l[j].event == idx {
+					t := l[j].time
 					for j+1 < len(l) && l[j+1].event == idx {
-						j++ // the last of equal events
+						j++
+						t = max(t, l[j].time)
 					}
 					next[th] = j + 1
-					return l[j].time, true
+					return t, true
 				}
 			}
 		}
@@ -77,7 +84,11 @@ func PredTimes(edges []graph.RemoteEdges, i int, buf *PredBuf) sim.PredTime {
 		if k < 0 || l[k].event != idx {
 			return 0, false
 		}
-		return l[k].time, true
+		t := l[k].time
+		for j := k - 1; j >= 0 && l[j].event == idx; j-- {
+			t = max(t, l[j].time)
+		}
+		return t, true
 	}
 }
 
