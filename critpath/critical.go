@@ -378,7 +378,7 @@ func Analyze(in *Input) (Result, error) {
 			}
 		})
 	}
-	summary := in.pathSummary(path, 0, weight, bases)
+	summary := in.pathSummary(path, 0, orphan, weight, bases)
 	return in.finish(tg, span, t1, zero, orphans, &summary)
 }
 
@@ -570,8 +570,9 @@ type segment struct {
 
 // pathSummary summarises the rank's steps of the critical path, whose
 // nodes are the rank's nodes from offset on (bases: where each process's
-// begin; weight(n) weighs node n).
-func (in *Input) pathSummary(path *graph.Path, offset int32, weight func(n int32) int64, bases []int32) pathSummary {
+// begin; end: where the last one's end, the orphan node's id in the
+// rank's DAG; weight(n) weighs node n).
+func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n int32) int64, bases []int32) pathSummary {
 	s := pathSummary{ByKind: map[string][2]int64{}, ByCons: map[string][2]int64{}, ByProc: map[int][2]int64{}}
 	names := nameTable{index: map[string]uint32{}, desc: map[descKey][2]uint32{}}
 	// Time and nodes by name id and by process, made maps at the end.
@@ -611,7 +612,10 @@ func (in *Input) pathSummary(path *graph.Path, offset int32, weight func(n int32
 		if i < 0 || st.Node < bases[i] || i+1 < len(bases) && st.Node >= bases[i+1] {
 			i = procOf(bases, st.Node)
 		}
-		if i < 0 || i >= len(in.Procs) {
+		// The orphan node follows the last process's nodes: procOf gives
+		// it the last process, which has none when its events are all
+		// missing (a rank file holding its header alone).
+		if i < 0 || i >= len(in.Procs) || st.Node >= end {
 			broken = true
 			continue // the orphan node
 		}
@@ -1073,9 +1077,9 @@ procs:
 	var summary pathSummary
 	if best >= 0 && o[0] == owner {
 		at := bases[best]
-		summary = in.pathSummary(path, at, func(m int32) int64 { return pathW.At(int(m - at)) }, bases)
+		summary = in.pathSummary(path, at, total, func(m int32) int64 { return pathW.At(int(m - at)) }, bases)
 	} else {
-		summary = in.pathSummary(&graph.Path{}, 0, nil, bases)
+		summary = in.pathSummary(&graph.Path{}, 0, total, nil, bases)
 	}
 	return in.finish(tg, span, t1, zero, 0, &summary)
 }

@@ -845,16 +845,19 @@ func (r *run) summarize() error {
 	addWarnings(rep, int64(len(r.dir.Warnings)), r.dir.Warnings)
 	t.Notes = append(t.Notes, r.dir.Notes...)
 	hosts := map[string]bool{}
-	openmp := false
+	openmp, timed := false, false
 	for i, row := range all {
 		t.Threads += row.Threads
 		t.Events += row.Events
 		t.Bytes += r.dir.Files[i].Bytes
-		if i == 0 || row.First < t.FirstNS {
-			t.FirstNS = row.First
-		}
-		if row.Last > t.LastNS {
-			t.LastNS = row.Last
+		if row.Events > 0 { // a process without events has no time range
+			if !timed || row.First < t.FirstNS {
+				t.FirstNS = row.First
+			}
+			if !timed || row.Last > t.LastNS {
+				t.LastNS = row.Last
+			}
+			timed = true
 		}
 		hosts[row.Host] = true
 		t.Partial = t.Partial || row.Partial

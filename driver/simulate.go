@@ -51,6 +51,12 @@ func (r *run) window() error {
 	first, last, bounded := int64(1<<62), int64(-1<<62), int64(0)
 	tFirst, tLast := first, last
 	for i, p := range r.procs {
+		if p.NumEvents() == 0 {
+			// A rank file holding its header alone (the rank killed
+			// before its first flush) has no time range: its 0, 0 would
+			// start the window at the clock's zero (boot).
+			continue
+		}
 		a, b := p.TimeRange(r.timebase(i))
 		tFirst, tLast = min(tFirst, a), max(tLast, b)
 		if !r.opts.WholeRun && r.opts.Window == nil {
@@ -68,6 +74,9 @@ func (r *run) window() error {
 	mx, err := r.c.AllreduceInt64(comm.Max, []int64{last, bounded, tLast})
 	if err != nil {
 		return err
+	}
+	if mn[1] > mx[2] { // no events at all
+		mn[0], mn[1], mx[0], mx[2] = 0, 0, 0, 0
 	}
 	r.first, r.last = mn[0], mx[0]
 	bounds := "trace"

@@ -80,6 +80,37 @@ func TestPartialFlag(t *testing.T) {
 	}
 }
 
+// Rank files holding their header frame alone (every rank killed before
+// its first flush: IMB-MPI4's Scatter_persist aborting inside MPICH 4.0.2)
+// are analysed as a partial trace of no events: the critical path of the
+// empty DAG is its orphan node alone, which the path's summary took for a
+// node of the last process (it begins where the orphan is) and read its
+// attributes from an empty block (index out of range).
+func TestHeaderOnlyRankFiles(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "halo", Ranks: 3, Threads: 2, Iterations: 3})
+	os.Remove(filepath.Join(dir, "manifest.json"))
+	os.Remove(filepath.Join(dir, "expected.json"))
+	for r := range 3 {
+		p := filepath.Join(dir, trace.FileName(r))
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 12 + int(uint32(b[8])<<24|uint32(b[9])<<16|uint32(b[10])<<8|uint32(b[11]))
+		os.WriteFile(p, b[:n], 0o644)
+	}
+	for k := 1; k <= 3; k++ {
+		rep, err := runWith(k, driver.Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", k, err)
+		}
+		if !rep.Trace.Partial || rep.Trace.Events != 0 || rep.Trace.Warnings == nil || rep.Trace.Warnings.Count != 3 ||
+			rep.CriticalPath == nil || rep.CriticalPath.Nodes != 0 {
+			t.Errorf("%d ranks: partial %v, events %d, warnings %+v, critical path %+v", k, rep.Trace.Partial, rep.Trace.Events, rep.Trace.Warnings, rep.CriticalPath)
+		}
+	}
+}
+
 // setHeaderVersion rewrites the version field of a file's header frame,
 // leaving its chunks as they were written (version 3's coding).
 func setHeaderVersion(t *testing.T, path string, v int) {
