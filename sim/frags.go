@@ -356,7 +356,7 @@ type FragPass struct {
 	// those edges comes through pred, at their mpi_send, mpi_request_done
 	// or coll_complete.
 	Sources []EventRef
-	srcAt   []int // per thread: the next source to meet, in Sources
+	srcAt   refCursor // per thread: the next source to meet, in Sources
 
 	// Polls are the process's polled requests, sorted by thread and
 	// event (waitstate's): from its mpi_polled on, a thread's
@@ -364,8 +364,8 @@ type FragPass struct {
 	// predecessor's time, as the completing call does (pollUntil); that
 	// part of them weighs nothing.
 	Polls     []PollRef
-	pollAt    []int   // per thread: the next poll to meet, in Polls
-	pollUntil []int64 // per thread: the latest such time met
+	pollAt    refCursor // per thread: the next poll to meet, in Polls
+	pollUntil []int64   // per thread: the latest such time met
 	testFns   map[int64]bool
 
 	// DepsApart leaves the task dependence edges out of F.Src and F.Dst:
@@ -1397,22 +1397,11 @@ func (p *FragPass) polled(s *Sim, th int) {
 		return
 	}
 	if p.pollAt == nil {
-		p.pollAt = make([]int, len(s.Threads))
+		p.pollAt = newRefCursor(p.Polls, len(s.Threads), PollRef.EventRef)
 		p.pollUntil = make([]int64, len(s.Threads))
-		for k := range p.pollAt {
-			p.pollAt[k], _ = slices.BinarySearchFunc(p.Polls, EventRef{Thread: int32(k)}, func(r PollRef, e EventRef) int { return CompareEventRefs(r.EventRef(), e) })
-		}
 	}
-	if th >= len(p.pollAt) {
-		return
-	}
-	idx := s.Pos(th)
-	k := p.pollAt[th]
-	for k < len(p.Polls) && p.Polls[k].Thread == int32(th) && p.Polls[k].Event < idx {
-		k++
-	}
-	p.pollAt[th] = k
-	if k == len(p.Polls) || p.Polls[k].EventRef() != (EventRef{int32(th), idx}) {
+	k, ok := meetRef(p.pollAt, p.Polls, PollRef.EventRef, th, s.Pos(th))
+	if !ok {
 		return
 	}
 	r := p.Polls[k]
@@ -1443,27 +1432,45 @@ func (p *FragPass) source(s *Sim, th int) {
 		return
 	}
 	if p.srcAt == nil {
-		p.srcAt = make([]int, len(s.Threads))
-		for k := range p.srcAt {
-			p.srcAt[k], _ = slices.BinarySearchFunc(p.Sources, EventRef{Thread: int32(k)}, CompareEventRefs)
-		}
-	}
-	if th >= len(p.srcAt) {
-		return
+		p.srcAt = newRefCursor(p.Sources, len(s.Threads), EventRef.self)
 	}
 	idx := s.Pos(th)
-	k := p.srcAt[th]
-	for k < len(p.Sources) && p.Sources[k].Thread == int32(th) && p.Sources[k].Event < idx {
-		k++
-	}
-	p.srcAt[th] = k
-	if k == len(p.Sources) || p.Sources[k] != (EventRef{int32(th), idx}) {
+	if _, ok := meetRef(p.srcAt, p.Sources, EventRef.self, th, idx); !ok {
 		return
 	}
 	if p.cur[th] != -1 && p.curKind[th] == FragMPI && p.post[th] != -1 {
 		p.F.SendNode.Add(th, idx, p.materializePost(th))
 	}
 }
+
+// refCursor is, per thread, the next entry to meet in a list of events
+// sorted by thread and index (CompareEventRefs), as a thread's events come
+// in order.
+type refCursor []int
+
+func newRefCursor[T any](list []T, threads int, ref func(T) EventRef) refCursor {
+	c := make(refCursor, threads)
+	for th := range c {
+		c[th], _ = slices.BinarySearchFunc(list, EventRef{Thread: int32(th)}, func(x T, e EventRef) int { return CompareEventRefs(ref(x), e) })
+	}
+	return c
+}
+
+// meetRef moves thread th's cursor c to its first entry of list at or
+// after event idx and returns it, and whether it is event idx.
+func meetRef[T any](c refCursor, list []T, ref func(T) EventRef, th int, idx int64) (int, bool) {
+	if th >= len(c) {
+		return 0, false
+	}
+	k := c[th]
+	for k < len(list) && ref(list[k]).Thread == int32(th) && ref(list[k]).Event < idx {
+		k++
+	}
+	c[th] = k
+	return k, k < len(list) && ref(list[k]) == EventRef{int32(th), idx}
+}
+
+func (r EventRef) self() EventRef { return r }
 
 // CompareEventRefs orders events by thread, then index.
 func CompareEventRefs(a, b EventRef) int {
