@@ -191,3 +191,28 @@ func TestUnmatchedMessagesWarn(t *testing.T) {
 		}
 	}
 }
+
+// TestAnalyzeNoEvents: a trace whose processes hold no event (each rank's
+// program killed before its first chunk, as an MPI_Abort in MPI_Init's
+// wake leaves them) is analysed, at any number of ranks, as an empty run:
+// the critical path of a graph with only its orphan node ran into that
+// node, which procOf gives to the last process, whose fragment attributes
+// have no block (a panic: index out of range).
+func TestAnalyzeNoEvents(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		var procs []*rawProc
+		for r := 0; r < n; r++ {
+			procs = append(procs, &rawProc{Header: trace.Header{Rank: r, NRanks: n, ClockUnit: "ns"}})
+		}
+		dir := writeTrace(t, procs)
+		for k := 1; k <= n; k++ {
+			rep, _, err := analyze(t, Options{Dir: dir}, k)
+			if err != nil {
+				t.Fatalf("%d processes, %d ranks: %v", n, k, err)
+			}
+			if cp := rep.CriticalPath; cp == nil || cp.Nodes != 0 || cp.LengthNS != 0 {
+				t.Fatalf("%d processes, %d ranks: critical path %+v, want empty", n, k, cp)
+			}
+		}
+	}
+}

@@ -396,7 +396,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 		}
 		wo = wo[:0]
-		// The polling calls' parts of each call's wait (poll.go).
+		// The polling calls' parts of each polled request's wait, by its
+		// node (poll.go): added to the call completing it when that call
+		// is charged to that node, not to another node's wait (a
+		// MPI_Waitall charged to a later sender: the polls waited for
+		// another cause, whose delay costs they are not).
 		var pollAcc map[int32]int64
 		if a.polls != nil {
 			pollAcc = map[int32]int64{}
@@ -429,8 +433,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			if a.polls != nil && pat[k] != None {
 				if u := causeNode[k]; u >= 0 {
 					part = a.callOf(u) != k
+					if !part {
+						polls = pollAcc[u]
+					}
 				}
-				polls = pollAcc[k]
 			}
 			if w := min(wait[k], e-b); pat[k] != None && (w > 0 || polls > 0) {
 				if cw := clip(b, b+max(0, w), first, last); cw > 0 || polls > 0 && !part {
@@ -449,7 +455,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						x.NS += cw
 						switch {
 						case part:
-							pollAcc[a.callOf(causeNode[k])] += cw
+							pollAcc[causeNode[k]] += cw
 						default:
 							x.Calls++
 							// The wait goes to its cause for the delay

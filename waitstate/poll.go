@@ -21,7 +21,10 @@ import (
 // charged to that call, not the computation between the calls; the call
 // that completes the request waits as before, from its own enter. The
 // receive counts as one instance, at the call that completes it, which
-// also holds, for the delay costs, the whole wait.
+// also holds, for the delay costs, the whole wait when it is charged to
+// this request (not when it completes several and is charged to
+// another's: that call's wait and cause stay its own, and the polling
+// calls' part has no delay costs).
 
 // pollRef is a polled request in flight: the thread that polled it and
 // the first of its Test-family calls that did.
