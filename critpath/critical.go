@@ -621,13 +621,6 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 		}
 		pg := in.Procs[i]
 		n := st.Node - bases[i]
-		if pg.frags == nil || int(n) >= pg.frags.Len() {
-			// The orphan node, after the last process's nodes (procOf
-			// names that process): a path of a graph with no other node
-			// (processes with no events) runs through it.
-			broken = true
-			continue
-		}
 		ci = i
 		if prevDepth != st.Depth+1 || prevProc != i {
 			broken = true
