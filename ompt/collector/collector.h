@@ -189,6 +189,11 @@ const char *ptr_dir(void);
 int ptr_rank(void);
 void ptr_add_clock(const char *when, int64_t local, int64_t off, int64_t err);
 int ptr_add_comm(int64_t id, const char *name, const int *members, int n); /* returns index */
+/* As ptr_add_comm, keeping members (not a copy): for entries that share a
+ * communicator's member table, which lives as long as the process (a
+ * window's, a persistent collective's: one an initialisation, so a program
+ * making one every step costs the table a slot, not its members). */
+int ptr_add_comm_shared(int64_t id, const char *name, const int *members, int n);
 void ptr_flush_all(void);                /* write every thread's committed events */
 int64_t ptr_file_bytes(void);
 void ptr_write_manifest(int nranks, const int64_t *events, const int64_t *bytes);

@@ -68,7 +68,7 @@ struct ptr_comm {
 	int64_t id;
 	char name[64];
 	int n;
-	int *members;
+	const int *members; /* copied, or the caller's (ptr_add_comm_shared) */
 };
 
 struct ptr_clock {
@@ -1953,7 +1953,7 @@ void ptr_add_clock(const char *when, int64_t local, int64_t off, int64_t err)
 }
 
 /* Called with mpi_wrap.c's comm mutex held (one writer at a time). */
-int ptr_add_comm(int64_t id, const char *name, const int *members, int n)
+static int add_comm(int64_t id, const char *name, const int *members, int n, int copy)
 {
 	int i = atomic_load(&g.ncomms);
 	if (i >= COMM_BLOCK * COMM_BLOCKS)
@@ -1966,11 +1966,25 @@ int ptr_add_comm(int64_t id, const char *name, const int *members, int n)
 	struct ptr_comm *c = comm_at(i);
 	c->id = id;
 	snprintf(c->name, sizeof c->name, "%s", name);
-	c->members = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
-	if (!c->members)
-		return -1;
-	memcpy(c->members, members, sizeof(int) * (size_t)n);
+	if (copy) {
+		int *m = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+		if (!m)
+			return -1;
+		memcpy(m, members, sizeof(int) * (size_t)n);
+		members = m;
+	}
+	c->members = members;
 	c->n = n;
 	atomic_store_explicit(&g.ncomms, i + 1, memory_order_release);
 	return i;
+}
+
+int ptr_add_comm(int64_t id, const char *name, const int *members, int n)
+{
+	return add_comm(id, name, members, n, 1);
+}
+
+int ptr_add_comm_shared(int64_t id, const char *name, const int *members, int n)
+{
+	return add_comm(id, name, members, n, 0);
 }

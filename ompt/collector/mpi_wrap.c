@@ -1831,7 +1831,7 @@ static struct comm_view pcoll_begin(MPI_Comm comm, const char *fn)
 		uint32_t k = ++e->pcolls;
 		char name[64];
 		snprintf(name, sizeof name, "%s#%u", fn, k);
-		int idx = ptr_add_comm(pcoll_id(e->id, k), name, e->members, e->size);
+		int idx = ptr_add_comm_shared(pcoll_id(e->id, k), name, e->members, e->size);
 		if (idx >= 0)
 			v = (struct comm_view){ idx, e->size, 0, 0, e->members, NULL };
 	}
@@ -2591,7 +2591,7 @@ static struct comm_view win_begin(MPI_Comm comm, const char *fn)
 	if (members && n > 0 && !inter) { /* windows are made on intracommunicators only */
 		char name[64];
 		snprintf(name, sizeof name, "%s#%u", fn, k);
-		int idx = ptr_add_comm(win_id(parent, k), name, members, n);
+		int idx = ptr_add_comm_shared(win_id(parent, k), name, members, n);
 		if (idx >= 0)
 			v = (struct comm_view){ idx, n, 0, 0, members, NULL };
 	}
