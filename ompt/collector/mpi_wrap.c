@@ -1792,6 +1792,55 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 	ICOLL(MPI_Iexscan, C_EXSCAN, -1, b, b, PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
 
+/* ---- entries of a communicator's own ------------------------------------ */
+
+/* The id of the k-th window made on the communicator whose id is parent:
+ * bit 61 set (and 62 clear) keeps it apart from broadcast ids (below
+ * 2^56) and idup ids (bit 62 set). */
+static int64_t win_id(int64_t parent, uint32_t k)
+{
+	return (int64_t)(1ull << 61 | (mix64(mix64((uint64_t)parent ^ 0x5bd1e9955bd1e995u) + k) >> 3));
+}
+
+/* The id of the k-th persistent collective initialised on the communicator
+ * whose id is parent: bit 59 set, clear above, keeps it apart from the
+ * other collector ids (below 2^57, bit 61 windows, bit 62 idups). */
+static int64_t pcoll_id(int64_t parent, uint32_t k)
+{
+	return (int64_t)(1ull << 59 | (mix64(mix64((uint64_t)parent ^ 0x9e3779b97f4a7c15u) + k) >> 5));
+}
+
+enum { OWN_WIN, OWN_PCOLL };
+
+/* A new entry in the file's table for what MPI orders on a communicator
+ * apart from its other collectives — a window (its creation, fences and
+ * free), a persistent collective (its starts) — with the communicator's
+ * members and, as its name, fn#k for the communicator's k-th of its kind:
+ * every member counts them alike, their creation or initialisation being
+ * collective on it, so each computes the id alone. Made before the call,
+ * so that the call's records name it (index -1: the communicator unknown,
+ * an intercommunicator, or the table full; then MPI time only). */
+static struct comm_view own_entry(MPI_Comm comm, const char *fn, int kind)
+{
+	struct comm_view v = { -1, 0, 0, 0, NULL, NULL };
+	if (comm == MPI_COMM_NULL || world_rank < 0)
+		return v;
+	lookup(comm); /* registers a communicator made by a constructor we do not wrap */
+	pthread_mutex_lock(&comm_mu);
+	struct comm_ent *e = live_ent(comm);
+	if (e && e->members && e->size > 0 && !e->inter) {
+		uint32_t k = kind == OWN_WIN ? ++e->wins : ++e->pcolls;
+		char name[64];
+		snprintf(name, sizeof name, "%s#%u", fn, k);
+		int64_t id = kind == OWN_WIN ? win_id(e->id, k) : pcoll_id(e->id, k);
+		int idx = ptr_add_comm_shared(id, name, e->members, e->size);
+		if (idx >= 0)
+			v = (struct comm_view){ idx, e->size, 0, 0, e->members, NULL };
+	}
+	pthread_mutex_unlock(&comm_mu);
+	return v;
+}
+
 /* ---- persistent collectives (MPI 4.0) ------------------------------------ */
 
 #if MPI_VERSION >= 4
@@ -1809,41 +1858,11 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
  * ptrace does not know, is MPI time only. The neighbourhood ones
  * (MPI_Neighbor_*_init) are MPI time only too. */
 
-/* The id of the k-th persistent collective initialised on the communicator
- * whose id is parent: bit 59 set, clear above, keeps it apart from the
- * other collector ids (below 2^57, bit 61 windows, bit 62 idups). */
-static int64_t pcoll_id(int64_t parent, uint32_t k)
-{
-	return (int64_t)(1ull << 59 | (mix64(mix64((uint64_t)parent ^ 0x9e3779b97f4a7c15u) + k) >> 5));
-}
-
-/* A new persistent collective's entry (index -1: not followed). */
-static struct comm_view pcoll_begin(MPI_Comm comm, const char *fn)
-{
-	struct comm_view none = { -1, 0, 0, 0, NULL, NULL };
-	if (comm == MPI_COMM_NULL || world_rank < 0)
-		return none;
-	lookup(comm); /* registers a communicator made by a constructor we do not wrap */
-	struct comm_view v = none;
-	pthread_mutex_lock(&comm_mu);
-	struct comm_ent *e = live_ent(comm);
-	if (e && e->members && e->size > 0 && !e->inter) {
-		uint32_t k = ++e->pcolls;
-		char name[64];
-		snprintf(name, sizeof name, "%s#%u", fn, k);
-		int idx = ptr_add_comm_shared(pcoll_id(e->id, k), name, e->members, e->size);
-		if (idx >= 0)
-			v = (struct comm_view){ idx, e->size, 0, 0, e->members, NULL };
-	}
-	pthread_mutex_unlock(&comm_mu);
-	return v;
-}
-
 /* The initialisation: MPI time; the request is remembered, persistent, on
  * the collective's own entry. */
 #define PCOLL(fn, op, root, out, in, call)                                                               \
 	ENTER(fn);                                                                                       \
-	struct comm_view v = pcoll_begin(comm, #fn);                                                     \
+	struct comm_view v = own_entry(comm, #fn, OWN_PCOLL);                                                     \
 	int64_t snt_ = (out), rcv_ = (in), rw_ = v.index >= 0 ? root_world(&v, root) : -1;               \
 	int rc = call;                                                                                   \
 	if (rc == MPI_SUCCESS && *request != MPI_REQUEST_NULL && v.index >= 0)                           \
@@ -2556,49 +2575,6 @@ struct win_ent {
 static struct win_ent *wins; /* under comm_mu */
 static int nwins, capwins;
 
-/* The id of the k-th window made on the communicator whose id is parent:
- * bit 61 set (and 62 clear) keeps it apart from broadcast ids (below
- * 2^56) and idup ids (bit 62 set). Every member counts the windows of a
- * communicator alike: their creation is collective on it. */
-static int64_t win_id(int64_t parent, uint32_t k)
-{
-	return (int64_t)(1ull << 61 | (mix64(mix64((uint64_t)parent ^ 0x5bd1e9955bd1e995u) + k) >> 3));
-}
-
-/* A new window's entry, made before the creation call so that its
- * coll_begin names it (index -1: comm unknown, or the table full; the
- * window's calls are then MPI time only). */
-static struct comm_view win_begin(MPI_Comm comm, const char *fn)
-{
-	struct comm_view none = { -1, 0, 0, 0, NULL, NULL };
-	if (comm == MPI_COMM_NULL || world_rank < 0)
-		return none;
-	lookup(comm); /* registers a communicator made by a constructor we do not wrap */
-	int64_t parent = 0;
-	uint32_t k = 0;
-	const int *members = NULL;
-	int n = 0, inter = 1;
-	pthread_mutex_lock(&comm_mu);
-	struct comm_ent *e = live_ent(comm);
-	if (e) {
-		parent = e->id;
-		k = ++e->wins;
-		members = e->members;
-		n = e->size;
-		inter = e->inter;
-	}
-	struct comm_view v = none;
-	if (members && n > 0 && !inter) { /* windows are made on intracommunicators only */
-		char name[64];
-		snprintf(name, sizeof name, "%s#%u", fn, k);
-		int idx = ptr_add_comm_shared(win_id(parent, k), name, members, n);
-		if (idx >= 0)
-			v = (struct comm_view){ idx, n, 0, 0, members, NULL };
-	}
-	pthread_mutex_unlock(&comm_mu);
-	return v;
-}
-
 /* Remembers window h (after its creation call returned it) as v's. */
 static void win_put(MPI_Win h, const struct comm_view *v)
 {
@@ -2652,7 +2628,7 @@ static struct comm_view win_lookup(MPI_Win h, int forget)
 
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	struct comm_view v = win_begin(comm, "MPI_Win_create");
+	struct comm_view v = own_entry(comm, "MPI_Win_create", OWN_WIN);
 	WINCOLL(MPI_Win_create, C_WIN_CREATE, v, PMPI_Win_create(base, size, disp_unit, info, comm, win));
 	if (rc == MPI_SUCCESS)
 		win_put(*win, &v);
@@ -2662,7 +2638,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	struct comm_view v = win_begin(comm, "MPI_Win_allocate");
+	struct comm_view v = own_entry(comm, "MPI_Win_allocate", OWN_WIN);
 	WINCOLL(MPI_Win_allocate, C_WIN_CREATE, v, PMPI_Win_allocate(size, disp_unit, info, comm, baseptr, win));
 	if (rc == MPI_SUCCESS)
 		win_put(*win, &v);
@@ -2672,7 +2648,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr, MPI_Win *win)
 {
-	struct comm_view v = win_begin(comm, "MPI_Win_allocate_shared");
+	struct comm_view v = own_entry(comm, "MPI_Win_allocate_shared", OWN_WIN);
 	WINCOLL(MPI_Win_allocate_shared, C_WIN_CREATE, v,
 		PMPI_Win_allocate_shared(size, disp_unit, info, comm, baseptr, win));
 	if (rc == MPI_SUCCESS)
@@ -2683,7 +2659,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-	struct comm_view v = win_begin(comm, "MPI_Win_create_dynamic");
+	struct comm_view v = own_entry(comm, "MPI_Win_create_dynamic", OWN_WIN);
 	WINCOLL(MPI_Win_create_dynamic, C_WIN_CREATE, v, PMPI_Win_create_dynamic(info, comm, win));
 	if (rc == MPI_SUCCESS)
 		win_put(*win, &v);
