@@ -10,6 +10,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -484,7 +485,20 @@ func TestOpenMP5(t *testing.T) {
 				checkTaskwaitDep(t, r)
 			}
 			if mode == "teams" || mode == "targetteams" {
-				checkLeague(t, r)
+				// The league's barrier is a design (team 0 done 4 ms
+				// before team 1): a machine's load that starts team 1's
+				// thread late takes it away, so a run off it is recorded
+				// again (designed).
+				first := true
+				designed(t, func() []string {
+					if !first {
+						dir, _ := h.mustRecord(t, nil, bin, mode)
+						r = h.report(t, dir)
+						noReportWarnings(t, r)
+					}
+					first = false
+					return leagueFindings(t, r)
+				})
 			}
 			if mode == "mutex" {
 				// mutually exclusive writers are unordered; each precedes
@@ -526,8 +540,9 @@ func TestOmpAllMemory(t *testing.T) {
 	}
 }
 
-// checkLeague checks omp5's teams modes: team 0 of a host league of two
-// spins 1 ms, team 1 5 ms, so team 0's thread then waits at the league's
+// leagueFindings returns what is off the design in omp5's teams modes:
+// team 0 of a host league of two spins 1 ms, team 1 5 ms, so team 0's
+// thread then waits at the league's
 // barrier (LLVM libomp reports it inside the team's own parallel region,
 // naming the league) until team 1 arrives: idleness inside a region with no
 // task to run. Before, the team's region of one thread was taken for the
@@ -535,10 +550,11 @@ func TestOmpAllMemory(t *testing.T) {
 // overhead (45 ns of idleness in parallel). What follows the last arrival
 // (the runtime's release, milliseconds on a loaded machine) is a ready
 // task's time either way, so it is not asserted.
-func checkLeague(t *testing.T, r *report.Report) {
+func leagueFindings(t *testing.T, r *report.Report) []string {
 	t.Helper()
+	var bad []string
 	if b := r.Breakdown; b == nil || b.IdlenessParallelNS < 1e6 {
-		t.Errorf("breakdown %+v, want at least 1 ms of idleness in parallel (the league's barrier)", b)
+		bad = append(bad, fmt.Sprintf("breakdown %+v, want at least 1 ms of idleness in parallel (the league's barrier)", b))
 	}
 	if r.WaitStates == nil || r.WaitStates.OpenMP == nil {
 		t.Fatal("no OpenMP wait states")
@@ -550,8 +566,9 @@ func checkLeague(t *testing.T, r *report.Report) {
 		}
 	}
 	if noTask < 1e6 {
-		t.Errorf("OpenMP waits %+v: %d ns at implicit barriers with no task to run, want at least 1 ms", r.WaitStates.OpenMP.OMPWaitTimes, noTask)
+		bad = append(bad, fmt.Sprintf("OpenMP waits %+v: %d ns at implicit barriers with no task to run, want at least 1 ms", r.WaitStates.OpenMP.OMPWaitTimes, noTask))
 	}
+	return bad
 }
 
 // checkTaskwaitDep checks omp5's taskwaitdep mode: 8 tasks of 5 ms, each
