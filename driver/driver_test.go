@@ -125,6 +125,8 @@ func TestWorkloadsExpected(t *testing.T) {
 		{Workload: "mpi", Ranks: 2, Iterations: 3, RankImbalance: 2},
 		// No latency: a send ends as its late receive begins, no Late Receiver.
 		{Workload: "mpi", Ranks: 2, Iterations: 6},
+		// Receives completed by MPI_Test loops (polled waits).
+		{Workload: "mpi", Ranks: 5, Iterations: 12, RankImbalance: 0.3, LatencyNS: 2000, PollNS: 5000, PollGapNS: 11_000},
 	}
 	for _, cfg := range cfgs {
 		dir, exp := generate(t, cfg)

@@ -34,6 +34,14 @@ func TestWaitStatesGroundTruth(t *testing.T) {
 		// not an MPI_Send whose MPI_Irecv was posted early), Wait at N×N
 		// and at Barrier, with their short-term delay costs.
 		{Workload: "mpi", Ranks: 4, RankImbalance: 0.6, LatencyNS: 3000, Iterations: 12, SkewNS: 800_000, DriftPPM: 15},
+		// Polled waits: the receives posted early complete in a loop of
+		// MPI_Test calls; a late sender's Late Sender is the polling
+		// tests' time before its send (not the computation between
+		// them), one instance at the completing test, which holds the
+		// whole wait for the cause and the delay costs.
+		{Workload: "mpi", Ranks: 4, RankImbalance: 0.6, LatencyNS: 3000, Iterations: 12, PollNS: 10_000, PollGapNS: 37_000},
+		{Workload: "mpi", Ranks: 3, LatencyNS: 2000, Iterations: 6, PollNS: 7_000},
+		{Workload: "mpi", Ranks: 4, RankImbalance: 0.6, LatencyNS: 3000, Iterations: 12, PollNS: 10_000, SkewNS: 800_000, DriftPPM: 15},
 		// Nonblocking collectives: the late start of an MPI_Iallreduce
 		// (Wait at N×N) and of an MPI_Ibcast's root (Late Broadcast), and
 		// a wait for progress, each in the MPI_Wait completing it; some

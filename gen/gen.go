@@ -71,6 +71,13 @@ type Config struct {
 
 	LatencyNS int64 // message and remote-dependence latency
 
+	// PollNS makes mpi's receivers whose MPI_Irecv was posted early
+	// complete it in a loop of MPI_Test calls of PollNS each, PollGapNS
+	// of computation apart (default 4·PollNS), instead of an MPI_Wait:
+	// polled waits (docs/report-schema.md). 0: no polling.
+	PollNS    int64
+	PollGapNS int64
+
 	// clocks
 	SkewNS   int64   // each process's clock offset is drawn from [-SkewNS, SkewNS]
 	DriftPPM float64 // and its drift from [-DriftPPM, DriftPPM] ppm
@@ -154,6 +161,9 @@ func Defaults(cfg Config) Config {
 		if cfg.RankImbalance == 0 {
 			cfg.RankImbalance = 0.5
 		}
+		if cfg.PollNS > 0 {
+			set64(&cfg.PollGapNS, 4*cfg.PollNS)
+		}
 	case "nbc":
 		set(&cfg.Iterations, 2*nbcKinds)
 		set64(&cfg.ComputeNS, 1_000_000)
@@ -203,6 +213,12 @@ func (c *Config) check() error {
 		return fmt.Errorf("--lean applies to the task patterns (stencil, nearest, spread), not %s", c.Workload)
 	case c.Workload == "tree" && (c.Radix < 1 || c.Steps < 1):
 		return fmt.Errorf("tree: --radix %d and --steps %d: need at least 1 child a node and 1 level", c.Radix, c.Steps)
+	case c.PollNS < 0 || c.PollGapNS < 0:
+		return fmt.Errorf("--poll and --poll-gap must be non-negative")
+	case (c.PollNS > 0 || c.PollGapNS > 0) && c.Workload != "mpi":
+		return fmt.Errorf("--poll and --poll-gap apply to mpi, not %s", c.Workload)
+	case c.PollGapNS > 0 && c.PollNS == 0:
+		return fmt.Errorf("--poll-gap needs --poll")
 	case c.Outliers < 0:
 		return fmt.Errorf("--outliers must be non-negative")
 	case c.Outliers > 0 && !isPattern(c.Workload):

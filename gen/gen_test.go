@@ -139,3 +139,58 @@ func TestFamilyOptions(t *testing.T) {
 		t.Errorf("3 threads: pattern %v, serial %v (want 50 µs × 2 and one 7 µs task)", pat, ser)
 	}
 }
+
+// mpi --poll: the receives posted early complete in MPI_Test loops, each
+// loop's first test carrying the request's mpi_polled (the loops whose
+// message arrived before their first test have none); the trace
+// validates; the options apply to mpi only and are non-negative.
+func TestMPIPoll(t *testing.T) {
+	cfg := Config{Workload: "mpi", Ranks: 3, Iterations: 6, LatencyNS: 2000, PollNS: 7000}
+	dir := filepath.Join(t.TempDir(), "mpi")
+	if _, err := Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	problems, _, err := trace.ValidateDir(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Error(p)
+	}
+	w := newPureMPI(new(Defaults(cfg)))
+	if err := w.plan(); err != nil {
+		t.Fatal(err)
+	}
+	// Iterations 1 and 4 exchange by an early MPI_Irecv (rank 1 from 0):
+	// in 1 the sender computes 1.5 ms, the receiver 1 ms, so the receiver
+	// tests every 35 µs (7 µs + a 28 µs gap) from 1 ms on: 15 tests
+	// before the send at 1.5 ms, each wholly before it (105 µs of Late
+	// Sender), the message (2 µs) in before the 16th, which completes
+	// it; in 4 the receiver is the later one: its first test completes.
+	var tests, polled int
+	var wait int64
+	for _, cl := range w.calls[1] {
+		if cl.fn != "MPI_Test" {
+			continue
+		}
+		tests++
+		for _, e := range cl.evs {
+			if e.k == trace.MPIPolled {
+				polled++
+			}
+		}
+		wait += cl.wait
+	}
+	if tests != 17 || polled != 1 || wait != 15*7000 {
+		t.Errorf("rank 1: %d MPI_Test calls, %d mpi_polled, Late Sender %d ns; want 17, 1, %d", tests, polled, wait, 15*7000)
+	}
+	for _, bad := range []Config{
+		{Workload: "nbc", PollNS: 1000},
+		{Workload: "mpi", PollNS: -1},
+		{Workload: "mpi", PollGapNS: 1000},
+	} {
+		if _, err := Generate(t.TempDir(), bad); err == nil {
+			t.Errorf("%+v: accepted", bad)
+		}
+	}
+}

@@ -15,7 +15,7 @@ func newGenCmd() *cobra.Command {
 	var cfg gen.Config
 	var out string
 	var family []int
-	var grain, task, compute, serial, fork, join, latency, skew, syncRT time.Duration
+	var grain, task, compute, serial, fork, join, latency, skew, syncRT, poll, pollGap time.Duration
 	cmd := &cobra.Command{
 		Use:   "gen WORKLOAD -o DIR",
 		Short: "Write a synthetic trace with known results (and expected.json)",
@@ -61,7 +61,8 @@ are remote task dependences with --latency.`,
   ptrace gen stencil --ranks 4 --threads 4 --width 64 --steps 100 --jitter 0.2 -o /tmp/st
   ptrace gen stencil --family 1,2,4,8 --width 32 --steps 20 --inflation 0.1 --serial 1ms -o /tmp/fam
   ptrace gen halo --ranks 8 --threads 4 --rank-imbalance 0.5 --skew 1ms --drift 20 -o /tmp/halo
-  ptrace gen mpi --ranks 4 --latency 5us -o /tmp/mpi`,
+  ptrace gen mpi --ranks 4 --latency 5us -o /tmp/mpi
+  ptrace gen mpi --ranks 4 --poll 10us --poll-gap 40us -o /tmp/mpipoll`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -81,6 +82,7 @@ are remote task dependences with --latency.`,
 			cfg.ForkNS, cfg.JoinNS = int64(fork), int64(join)
 			cfg.LatencyNS = int64(latency)
 			cfg.SkewNS = int64(skew)
+			cfg.PollNS, cfg.PollGapNS = int64(poll), int64(pollGap)
 			start := time.Now()
 			if len(family) > 0 {
 				fr, err := gen.GenerateFamily(out, cfg, family)
@@ -132,6 +134,8 @@ are remote task dependences with --latency.`,
 	f.IntSliceVar(&family, "family", nil, "stencil, nearest, spread: write one run per thread count (e.g. 1,2,4,8) into DIR/threads-N, and DIR/expected-compare.json for ptrace compare")
 	f.Int64Var(&cfg.Bytes, "bytes", 0, "halo: message size (default 64 KiB)")
 	f.DurationVar(&latency, "latency", 2*time.Microsecond, "message and remote-dependence latency")
+	f.DurationVar(&poll, "poll", 0, "mpi: complete the early-posted receives in a loop of MPI_Test calls of this duration (polled waits)")
+	f.DurationVar(&pollGap, "poll-gap", 0, "mpi: computation between the MPI_Test calls of --poll (default 4× --poll)")
 	f.DurationVar(&skew, "skew", 0, "clock offsets drawn from [-skew, skew] per process (rank 0 is the reference)")
 	f.Float64Var(&cfg.DriftPPM, "drift", 0, "clock drift drawn from [-drift, drift] ppm per process")
 	f.Int64Var(&cfg.Events, "events", 0, "scale the workload to about N events")
