@@ -367,6 +367,16 @@ type FragPass struct {
 	pollAt    refCursor // per thread: the next poll to meet, in Polls
 	pollUntil []int64   // per thread: the latest such time met
 	testFns   map[int64]bool
+	// The message's edge enters the polling thread where the
+	// predecessor's time falls, not at the completing call: the
+	// computation between two tests (or the test) going on then, from
+	// that time on, follows the partner too. pollDone holds each polled
+	// completion of its own thread and its predecessor's time until it is
+	// met; pollStraddle, per thread, the fragment that the latest such
+	// time fell inside (−1: none) and pollStraddleAt that time.
+	pollDone       map[EventRef]int64
+	pollStraddle   []int32
+	pollStraddleAt []int64
 
 	// DepsApart leaves the task dependence edges out of F.Src and F.Dst:
 	// the caller adds Sim.DepEdges itself through F.LastOf and F.FirstOf
@@ -900,6 +910,12 @@ func (p *FragPass) close(s *Sim, th int) {
 		// event (Polls): likewise.
 		d -= min(p.pollUntil[th], to) - from
 	}
+	// A polled request's partner's event falls inside this fragment
+	// (pollTarget): a polling call is entered there by the edge; the
+	// computation between two polling calls is cut there in two nodes,
+	// the edge entering the second.
+	straddle := p.pollUntil != nil && p.pollUntil[th] > from && p.pollUntil[th] < to && p.pollStraddleAt[th] != p.pollUntil[th] &&
+		(p.curKind[th] != FragMPI || p.testCall(s, th))
 	t := p.curTask[th]
 	if n == lazyOpen {
 		if d <= 0 {
@@ -923,6 +939,18 @@ func (p *FragPass) close(s *Sim, th int) {
 		if r := p.dominantRegion(th, s.Now); r >= 0 {
 			p.nodes.get(n).loc = int32(r)
 		}
+	}
+	if straddle {
+		at := p.pollUntil[th]
+		if nd := p.nodes.get(n); p.curKind[th] != FragMPI && nd.start == from && nd.weight == to-from {
+			nd.weight = at - from
+			loc := nd.loc
+			n2 := p.node(p.curKind[th], th, p.curLoc[th], at) // nd may move
+			p.nodes.get(n2).weight, p.nodes.get(n2).loc = to-at, loc
+			p.edge(n, n2)
+			n = n2
+		}
+		p.pollStraddle[th], p.pollStraddleAt[th] = n, at
 	}
 	p.lastOf.set(t, n)
 	p.leaveOpenOn(t, th)
@@ -1051,7 +1079,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			if e.Kind != trace.CollEnd {
 				p.source(s, th)
 			}
-			p.F.RecvNode.Add(th, idx, p.materialize(s, th))
+			p.F.RecvNode.Add(th, idx, p.pollTarget(th, idx, p.materialize(s, th)))
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
 					p.maxPred[th] = max(p.maxPred[th], t)
@@ -1399,6 +1427,12 @@ func (p *FragPass) polled(s *Sim, th int) {
 	if p.pollAt == nil {
 		p.pollAt = newRefCursor(p.Polls, len(s.Threads), PollRef.EventRef)
 		p.pollUntil = make([]int64, len(s.Threads))
+		p.pollDone = map[EventRef]int64{}
+		p.pollStraddle = make([]int32, len(s.Threads))
+		p.pollStraddleAt = make([]int64, len(s.Threads))
+		for k := range p.pollStraddle {
+			p.pollStraddle[k] = -1
+		}
 	}
 	k, ok := meetRef(p.pollAt, p.Polls, PollRef.EventRef, th, s.Pos(th))
 	if !ok {
@@ -1407,7 +1441,29 @@ func (p *FragPass) polled(s *Sim, th int) {
 	r := p.Polls[k]
 	if t, ok := p.pred(int(r.DoneThread), r.DoneEvent); ok {
 		p.pollUntil[th] = max(p.pollUntil[th], t)
+		if int(r.DoneThread) == th {
+			p.pollDone[EventRef{r.DoneThread, r.DoneEvent}] = t
+		}
 	}
+}
+
+// pollTarget returns the node a polled completion, event idx of thread
+// th, takes its predecessor's edge at: the fragment its predecessor's time
+// fell inside, when one of this thread's closed before it, else cur.
+func (p *FragPass) pollTarget(th int, idx int64, cur int32) int32 {
+	if p.pollDone == nil {
+		return cur
+	}
+	ref := EventRef{int32(th), idx}
+	t, ok := p.pollDone[ref]
+	if !ok {
+		return cur
+	}
+	delete(p.pollDone, ref)
+	if n := p.pollStraddle[th]; n >= 0 && p.pollStraddleAt[th] == t {
+		return n
+	}
+	return cur
 }
 
 // testCall reports whether thread th's open MPI call is a Test-family one.
