@@ -151,6 +151,8 @@ func fuzzTraces() ([][]fuzzProc, error) {
 		// persistent collectives (entries of their own): testdata/pscw
 		// and testdata/pcoll, README.md.
 		fuzzBase.traces = append(fuzzBase.traces, recorded("pscw", 4), recorded("pcoll", 2))
+		// A receiver polling MPI_Test (mpi_polled): testdata/polled.
+		fuzzBase.traces = append(fuzzBase.traces, recorded("polled", 2))
 		if fuzzBase.err != nil {
 			return
 		}
@@ -394,6 +396,8 @@ func FuzzAnalyzeValues(f *testing.F) {
 	f.Add([]byte{6, 0x13, 1, 2, 0, 0x07, 0, 0, 0, 0, 0, 0, 0})
 	f.Add([]byte{7}) // the persistent collectives as they are
 	f.Add([]byte{7, 0x05, 0, 3, 0, 0x01, 0, 0, 0, 0, 0, 0, 0})
+	f.Add([]byte{8}) // the polling receiver as it is
+	f.Add([]byte{8, 0x27, 1, 4, 0, 0x09, 0, 0, 0, 0, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 1+32*fuzzRecord {
 			return
