@@ -366,7 +366,6 @@ type FragPass struct {
 	Polls     []PollRef
 	pollAt    refCursor // per thread: the next poll to meet, in Polls
 	pollUntil []int64   // per thread: the latest such time met
-	testFns   map[int64]bool
 	// The message's edge enters the polling thread where the
 	// predecessor's time falls, not at the completing call: the
 	// computation between two tests (or the test) going on then, from
@@ -896,6 +895,10 @@ func (p *FragPass) close(s *Sim, th int) {
 	// Only the part inside the analysis window weighs (Sim.SetWindow).
 	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
 	d := to - from
+	// A Test-family call that polled a request before its partner's
+	// event (Polls), when the thread polls one.
+	polling := p.pollUntil != nil && p.pollUntil[th] > from
+	pollCall := polling && p.curKind[th] == FragMPI && p.testCall(s, th)
 	switch {
 	case p.curKind[th] == FragMPI && s.SetupCall(p.F.MPISites[p.curLoc[th]].Func):
 		// A process's own MPI_Init or MPI_Finalize inside the window
@@ -905,17 +908,15 @@ func (p *FragPass) close(s *Sim, th int) {
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path.
 		d -= min(p.maxPred[th], to) - from
-	case p.curKind[th] == FragMPI && p.pollUntil != nil && p.pollUntil[th] > from && p.testCall(s, th):
-		// A Test-family call that polled a request before its partner's
-		// event (Polls): likewise.
+	case pollCall:
+		// A polling call: likewise.
 		d -= min(p.pollUntil[th], to) - from
 	}
 	// A polled request's partner's event falls inside this fragment
 	// (pollTarget): a polling call is entered there by the edge; the
 	// computation between two polling calls is cut there in two nodes,
 	// the edge entering the second.
-	straddle := p.pollUntil != nil && p.pollUntil[th] > from && p.pollUntil[th] < to && p.pollStraddleAt[th] != p.pollUntil[th] &&
-		(p.curKind[th] != FragMPI || p.testCall(s, th))
+	straddle := polling && p.pollUntil[th] < to && p.pollStraddleAt[th] != p.pollUntil[th] && (p.curKind[th] != FragMPI || pollCall)
 	t := p.curTask[th]
 	if n == lazyOpen {
 		if d <= 0 {
@@ -1468,16 +1469,7 @@ func (p *FragPass) pollTarget(th int, idx int64, cur int32) int32 {
 
 // testCall reports whether thread th's open MPI call is a Test-family one.
 func (p *FragPass) testCall(s *Sim, th int) bool {
-	fn := p.F.MPISites[p.curLoc[th]].Func
-	t, ok := p.testFns[fn]
-	if !ok {
-		if p.testFns == nil {
-			p.testFns = map[int64]bool{}
-		}
-		t = fn >= 0 && fn < int64(len(s.Proc.Strings)) && trace.IsMPITest(s.Proc.Strings[fn])
-		p.testFns[fn] = t
-	}
-	return t
+	return trace.IsMPITest(s.Proc.String(p.F.MPISites[p.curLoc[th]].Func))
 }
 
 // source gives the current event of thread th, when it is one of

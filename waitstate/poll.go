@@ -37,7 +37,6 @@ type pollRef struct {
 // pollState is a callRecorder's, on a process whose trace has mpi_polled
 // events.
 type pollState struct {
-	isTest map[int64]bool // by func string id
 	// Per thread: its Test-family calls since the oldest polled request
 	// of the thread in flight (only its last call when none is), as runs
 	// of consecutive calls (first, last): a loop that only tests is one
@@ -50,17 +49,12 @@ type pollState struct {
 }
 
 func newPollState(T int) *pollState {
-	return &pollState{isTest: map[int64]bool{}, tests: make([][]int32, T), pend: make([]int32, T), reqs: map[int64]pollRef{}}
+	return &pollState{tests: make([][]int32, T), pend: make([]int32, T), reqs: map[int64]pollRef{}}
 }
 
 // enter notes thread th's outermost call k of func fn.
 func (s *pollState) enter(tb *trace.Tables, th int, k int32, fn int64) {
-	t, ok := s.isTest[fn]
-	if !ok {
-		t = trace.IsMPITest(tb.String(fn))
-		s.isTest[fn] = t
-	}
-	if !t {
+	if !trace.IsMPITest(tb.String(fn)) {
 		return
 	}
 	ts := s.tests[th]

@@ -3,6 +3,8 @@ package waitstate
 import (
 	"slices"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // The polling calls of a request come back as runs of consecutive calls
@@ -13,13 +15,13 @@ import (
 func TestPollStateRuns(t *testing.T) {
 	const test, other = 1, 2
 	s := newPollState(1)
-	s.isTest[test], s.isTest[other] = true, false
+	tb := &trace.Tables{Strings: []string{"", "MPI_Test", "MPI_Send"}} // test, other
 	calls := []struct {
 		k  int32
 		fn int64
 	}{{1, test}, {2, test}, {3, test}, {4, test}, {5, other}, {6, test}, {7, test}, {8, other}, {9, test}, {10, test}, {11, test}}
 	for _, c := range calls {
-		s.enter(nil, 0, c.k, c.fn)
+		s.enter(tb, 0, c.k, c.fn)
 		if c.k == 2 {
 			s.polled(0, 2, 77, 100)
 		}
@@ -32,15 +34,15 @@ func TestPollStateRuns(t *testing.T) {
 		t.Errorf("done: runs %v, ref %+v; want %v from call 2, event 100", runs, p, want)
 	}
 	// Nothing in flight: the next call starts the list anew.
-	s.enter(nil, 0, 12, test)
+	s.enter(tb, 0, 12, test)
 	if got := s.tests[0]; !slices.Equal(got, []int32{12, 12}) {
 		t.Errorf("after the completion: %v, want [12 12]", got)
 	}
 	// A request polled in a later call of a run, completed in another run.
-	s.enter(nil, 0, 13, test)
+	s.enter(tb, 0, 13, test)
 	s.polled(0, 13, 78, 200)
-	s.enter(nil, 0, 14, other)
-	s.enter(nil, 0, 15, test)
+	s.enter(tb, 0, 14, other)
+	s.enter(tb, 0, 15, test)
 	if runs, _ := s.done(78, 15); !slices.Equal(runs, []int32{13, 13}) {
 		t.Errorf("runs %v, want [13 13]", runs)
 	}
