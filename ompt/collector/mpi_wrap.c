@@ -2595,22 +2595,30 @@ static void win_put(MPI_Win h, const struct comm_view *v)
 	pthread_mutex_unlock(&comm_mu);
 }
 
-/* Window h's entry (index -1: unknown); forget drops it (MPI_Win_free:
- * the handle may be reused). */
+/* Window h's entry; the caller holds comm_mu. */
+static struct win_ent *win_ent_of(MPI_Win h)
+{
+	for (int i = nwins - 1; i >= 0; i--)
+		if (wins[i].alive && wins[i].h == h)
+			return &wins[i];
+	return NULL;
+}
+
+/* Window h's view (index -1: unknown); forget drops its entry
+ * (MPI_Win_free: the handle may be reused). */
 static struct comm_view win_lookup(MPI_Win h, int forget)
 {
 	struct comm_view v = { -1, 0, 0, 0, NULL, NULL };
 	pthread_mutex_lock(&comm_mu);
-	for (int i = nwins - 1; i >= 0; i--)
-		if (wins[i].alive && wins[i].h == h) {
-			v = wins[i].v;
-			if (forget) {
-				free(wins[i].expo);
-				free(wins[i].acc);
-				wins[i] = wins[--nwins];
-			}
-			break;
+	struct win_ent *e = win_ent_of(h);
+	if (e) {
+		v = e->v;
+		if (forget) {
+			free(e->expo);
+			free(e->acc);
+			*e = wins[--nwins];
 		}
+	}
 	pthread_mutex_unlock(&comm_mu);
 	return v;
 }
@@ -2736,15 +2744,6 @@ BRACKET(MPI_Win_sync, (MPI_Win win),
 #define WINPOST_TAG (-4)
 #define WINCOMPLETE_TAG (-5)
 
-/* Window h's entry; the caller holds comm_mu. */
-static struct win_ent *win_ent_of(MPI_Win h)
-{
-	for (int i = nwins - 1; i >= 0; i--)
-		if (wins[i].alive && wins[i].h == h)
-			return &wins[i];
-	return NULL;
-}
-
 /* Keeps group's world ranks as window h's exposure (expo) or access
  * group; returns the window's entry index (-1: unknown). *ranks and *n
  * get a copy the caller frees (NULL: none). */
@@ -2868,17 +2867,23 @@ int MPI_Win_complete(MPI_Win win)
 	return rc;
 }
 
+/* The end of window win's exposure epoch: its origins' completions
+ * received. */
+static void win_expo_end(ptr_thread *t, MPI_Win win)
+{
+	int *r, n;
+	int idx = win_group_take(win, 1, &r, &n);
+	if (idx >= 0)
+		win_msgs(t, K_MPI_RECV, idx, r, n, WINCOMPLETE_TAG);
+	free(r);
+}
+
 int MPI_Win_wait(MPI_Win win)
 {
 	ENTER(MPI_Win_wait);
 	int rc = PMPI_Win_wait(win);
-	if (rc == MPI_SUCCESS) {
-		int *r, n;
-		int idx = win_group_take(win, 1, &r, &n);
-		if (idx >= 0)
-			win_msgs(t, K_MPI_RECV, idx, r, n, WINCOMPLETE_TAG);
-		free(r);
-	}
+	if (rc == MPI_SUCCESS)
+		win_expo_end(t, win);
 	EXIT(MPI_Win_wait);
 	return rc;
 }
@@ -2889,13 +2894,8 @@ int MPI_Win_test(MPI_Win win, int *flag)
 {
 	ENTER(MPI_Win_test);
 	int rc = PMPI_Win_test(win, flag);
-	if (rc == MPI_SUCCESS && *flag) {
-		int *r, n;
-		int idx = win_group_take(win, 1, &r, &n);
-		if (idx >= 0)
-			win_msgs(t, K_MPI_RECV, idx, r, n, WINCOMPLETE_TAG);
-		free(r);
-	}
+	if (rc == MPI_SUCCESS && *flag)
+		win_expo_end(t, win);
 	EXIT(MPI_Win_test);
 	return rc;
 }
