@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/ompt/ompfault"
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -171,5 +173,61 @@ func TestHeaderVersionDamage(t *testing.T) {
 	}
 	if !rep.Trace.Partial || rep.Trace.Warnings == nil {
 		t.Errorf("a lone version-2 header: partial %v, warnings %+v", rep.Trace.Partial, rep.Trace.Warnings)
+	}
+}
+
+// headerOnly cuts a rank file to its header frame (a rank killed before
+// its first flush).
+func headerOnly(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 12 + int(uint32(b[8])<<24|uint32(b[9])<<16|uint32(b[10])<<8|uint32(b[11]))
+	if err := os.WriteFile(path, b[:n], 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A process without events beside measured ones (MPICH's Hydra killing the
+// ranks of an MPI_Abort before their first flush) was counted in POP as a
+// process of no useful and no MPI time: it set max_i (T − T_i^M) to T and
+// pulled the MPI load balance down (0.55 on an MPICH abort run). It is
+// left out of POP, named in pop.processes_without_events and a warning,
+// and the efficiencies are TALP's formulas over the measured processes.
+func TestEventlessProcessLeftOutOfPOP(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 4})
+	headerOnly(t, filepath.Join(dir, trace.FileName(3)))
+	for k := 1; k <= 3; k++ {
+		rep, err := runWith(k, driver.Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", k, err)
+		}
+		p := rep.POP
+		if p.Processes != 3 || len(p.PerProcess) != 3 || len(p.ProcessesWithoutEvents) != 1 || p.ProcessesWithoutEvents[0] != 3 {
+			t.Fatalf("%d ranks: pop processes %d, rows %d, without events %v", k, p.Processes, len(p.PerProcess), p.ProcessesWithoutEvents)
+		}
+		// MPI_LB = (T − T^M) / max_i (T_i − T_i^M) over ranks 0…2.
+		var sumC, maxNon float64
+		for i, q := range p.PerProcess {
+			if q.Rank != i || q.Threads != 1 {
+				t.Errorf("%d ranks: row %d is rank %d with %d threads", k, i, q.Rank, q.Threads)
+			}
+			sumC += float64(q.MPINS)
+			maxNon = max(maxNon, float64(q.ElapsedNS-q.MPINS))
+		}
+		T := float64(p.ElapsedNS)
+		if want := (T - sumC/3) / maxNon; math.Abs(p.MPILoadBalance-want) > 1e-6 || p.MPILoadBalance < 0.9 {
+			t.Errorf("%d ranks: MPI load balance %.6f, want %.6f", k, p.MPILoadBalance, want)
+		}
+		if w := rep.Trace.Warnings; w == nil || !strings.Contains(strings.Join(w.First, "\n"), "process 3 has no events: left out of the POP efficiencies") {
+			t.Errorf("%d ranks: warnings %+v", k, w)
+		}
+		var text strings.Builder
+		report.WriteText(&text, rep, report.TextOptions{})
+		if !strings.Contains(text.String(), "POP efficiencies (3 processes") || !strings.Contains(text.String(), "left out: process 3, with no events") {
+			t.Errorf("%d ranks: text report:\n%s", k, text.String())
+		}
 	}
 }
