@@ -231,3 +231,83 @@ func TestEventlessProcessLeftOutOfPOP(t *testing.T) {
 		}
 	}
 }
+
+// dropEvents removes from thread 0 of a rank file the n events from the
+// k-th (from 0; from the end when k < 0) event of kind kind, shifted by
+// back events before it.
+func dropEvents(t *testing.T, path string, kind trace.Kind, k, back, n int) {
+	t.Helper()
+	rows, err := trace.ReadRows(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := rows.Events[0]
+	var at []int
+	for i, e := range evs {
+		if e.Kind == kind {
+			at = append(at, i)
+		}
+	}
+	if k < 0 {
+		k += len(at)
+	}
+	i := at[k] - back
+	rows.Events[0] = append(evs[:i:i], evs[i+n:]...)
+	if err := rows.WriteFile(path, 64); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// One side of a message or one member's collective call missing from a
+// trace. Messages pair in order on their channel and collective calls on
+// their communicator, so a loss shifts every later pair: at the end of a
+// trace (cut short) the last is left over, a counted warning that names
+// the channel, both counts and the process whose trace lacks events; in
+// the middle, a pair that runs against a synchronizing collective closed
+// a happened-before cycle whose error named one coll_end and nothing
+// wrong. It now lists the matching's findings, which name the process.
+func TestLostMessageNamesDamagedRank(t *testing.T) {
+	cases := []struct {
+		name     string
+		rank     int
+		kind     trace.Kind
+		k        int
+		back, n  int
+		fails    bool
+		contains []string
+	}{
+		{"last receive", 1, trace.MPIRecv, -1, 0, 1, false, []string{"unmatched mpi_send: process 0 → 1, tag 11, communicator 0", "process 0 records 6 sends on this channel, process 1 5 receives (process 1's trace lacks receives"}},
+		{"last send", 0, trace.MPISend, -1, 0, 1, false, []string{"unmatched mpi_recv: process 1 ← 0, tag 11, communicator 0", "process 0 records 5 sends on this channel, process 1 6 receives (process 0's trace lacks sends"}},
+		{"last barrier", 1, trace.CollBegin, -1, 1, 4, false, []string{"MPI_Barrier call #7 on communicator 0: only 3 of its 4 members call it", "process 1 has none"}},
+		{"first send", 0, trace.MPISend, 0, 0, 1, true, []string{"happened-before cycle", "the analysis cannot go on", "process 1 ← 0, tag 11, communicator 0", "process 0's trace lacks sends"}},
+		{"first allreduce", 1, trace.CollBegin, 0, 1, 4, true, []string{"happened-before cycle", "the analysis cannot go on", "MPI_Barrier call #7 on communicator 0", "process 1 has none"}},
+	}
+	for _, c := range cases {
+		dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 4})
+		dropEvents(t, filepath.Join(dir, trace.FileName(c.rank)), c.kind, c.k, c.back, c.n)
+		for k := 1; k <= 3; k++ {
+			rep, err := runWith(k, driver.Options{Dir: dir})
+			var got string
+			switch {
+			case c.fails && err == nil:
+				t.Errorf("%s, %d ranks: no error", c.name, k)
+				continue
+			case c.fails:
+				got = err.Error()
+			case err != nil:
+				t.Errorf("%s, %d ranks: %v", c.name, k, err)
+				continue
+			case rep.Trace.Warnings == nil || rep.Trace.Warnings.Count != 1:
+				t.Errorf("%s, %d ranks: warnings %+v", c.name, k, rep.Trace.Warnings)
+				continue
+			default:
+				got = rep.Trace.Warnings.First[0]
+			}
+			for _, s := range c.contains {
+				if !strings.Contains(got, s) {
+					t.Errorf("%s, %d ranks: %q lacks %q", c.name, k, got, s)
+				}
+			}
+		}
+	}
+}
