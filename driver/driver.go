@@ -586,9 +586,49 @@ func (r *run) clocksync() error {
 		r.clock, err = clocksync.Sync(r.c, r.matching, o)
 	}
 	if err != nil {
-		return err
+		return r.explainCycle(err)
 	}
 	return r.strictWarnings(r.clock.Warnings)
+}
+
+// maxCycleCauses bounds the matching's warnings a cycle's error lists.
+const maxCycleCauses = 4
+
+// explainCycle adds to a happened-before cycle what the matching found
+// wrong: a message or collective call missing from one process's trace
+// shifts the pairing of every later one on its channel or communicator,
+// and a pair that runs backwards against a synchronizing collective
+// closes a cycle that names neither. The matching's warnings name the
+// processes whose counts differ. Collective: every rank of a replay
+// returns the same *graph.CycleError.
+func (r *run) explainCycle(err error) error {
+	var ce *graph.CycleError
+	if !errors.As(err, &ce) || r.matching == nil {
+		return err
+	}
+	mine := []byte(strings.Join(r.matching.Warnings.First, "\n"))
+	all, gerr := r.c.Gatherv(0, mine)
+	var msg []byte
+	if r.c.Rank() == 0 && gerr == nil {
+		var causes []string
+		for _, b := range all {
+			if len(b) > 0 {
+				causes = append(causes, strings.Split(string(b), "\n")...)
+			}
+		}
+		if n := len(causes); n > maxCycleCauses {
+			causes = append(causes[:maxCycleCauses], fmt.Sprintf("%d more", n-maxCycleCauses))
+		}
+		msg = []byte(strings.Join(causes, "; "))
+	}
+	msg, berr := r.c.Bcast(0, msg)
+	if gerr != nil || berr != nil {
+		return err
+	}
+	if len(msg) == 0 {
+		return fmt.Errorf("%w (every message and collective call pairs up: the recorded order of the events is impossible, a trace damaged within?)", err)
+	}
+	return fmt.Errorf("%w; the analysis cannot go on: messages pair in order on their channel, and collective calls on their communicator, so an event missing from one process's trace pairs every later one with the wrong partner, against the order the collectives impose; the matching found: %s", err, msg)
 }
 
 // exchange hands every owned process its cross-process predecessors with

@@ -623,6 +623,17 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		b.WorkRatio, b.MPIRatio = float64(tot.Work)/tt, float64(tot.MPI)/tt
 		b.OverheadRatio, b.IdlenessRatio = float64(tot.Overhead)/tt, float64(tot.Idle)/tt
 	}
+	// A process without events (a rank file holding its header alone:
+	// MPICH's Hydra kills the other ranks of an MPI_Abort before they
+	// flush) was not measured: as a process of no useful time and no MPI
+	// time it set the MPI load balance's maximum and halved the mean (0.55
+	// on an MPICH abort run). POP and the advice cover the measured
+	// processes; the others are named. When none was measured, all stay
+	// (there is nothing to measure against).
+	talp, missing := measuredTALP(talp)
+	for _, rank := range missing {
+		addWarnings(rep, 1, []string{fmt.Sprintf("process %d has no events: left out of the POP efficiencies (pop.processes_without_events)", rank)})
+	}
 	cl := reduce.Classify(tot, th)
 	adv := reduce.Advise(tot, talp, th)
 	var executed, requeued int64
@@ -646,6 +657,7 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 		ForkJoinNS: round(p.ForkJoin), IdleDuringMPINS: round(p.IdleInMPI), IdleSerialDuringMPINS: round(p.IdleInMPISerial),
 		HybridEfficiency: p.HybridEff, MPIParallelEfficiency: p.MPIEff, MPILoadBalance: p.MPILB, MPICommunicationEfficiency: p.MPIComm,
 		OMPParallelEfficiency: p.OMPEff, OMPSerializationEfficiency: p.OMPSerial, OMPLoadBalance: p.OMPLB, OMPSchedulingEfficiency: p.OMPSched,
+		ProcessesWithoutEvents: missing,
 	}
 	for _, q := range p.PerProcess {
 		pop.PerProcess = append(pop.PerProcess, report.POPProcess{
@@ -689,6 +701,24 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	}
 	tasks.ReadySeries = &report.Series{StartNS: r.first, BinNS: bin, Values: vals}
 	rep.Tasks = tasks
+}
+
+// measuredTALP returns the rows of the processes with a thread that has
+// events, and the ranks of the others; all rows when none has.
+func measuredTALP(rows []reduce.TALPRow) ([]reduce.TALPRow, []int) {
+	var kept []reduce.TALPRow
+	var missing []int
+	for _, r := range rows {
+		if r.Threads > 0 {
+			kept = append(kept, r)
+		} else {
+			missing = append(missing, r.Rank)
+		}
+	}
+	if len(kept) == 0 || len(missing) == 0 {
+		return rows, nil
+	}
+	return kept, missing
 }
 
 func severityRank(s string) int {

@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/ompt/ompfault"
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -171,5 +173,141 @@ func TestHeaderVersionDamage(t *testing.T) {
 	}
 	if !rep.Trace.Partial || rep.Trace.Warnings == nil {
 		t.Errorf("a lone version-2 header: partial %v, warnings %+v", rep.Trace.Partial, rep.Trace.Warnings)
+	}
+}
+
+// headerOnly cuts a rank file to its header frame (a rank killed before
+// its first flush).
+func headerOnly(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 12 + int(uint32(b[8])<<24|uint32(b[9])<<16|uint32(b[10])<<8|uint32(b[11]))
+	if err := os.WriteFile(path, b[:n], 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A process without events beside measured ones (MPICH's Hydra killing the
+// ranks of an MPI_Abort before their first flush) was counted in POP as a
+// process of no useful and no MPI time: it set max_i (T − T_i^M) to T and
+// pulled the MPI load balance down (0.55 on an MPICH abort run). It is
+// left out of POP, named in pop.processes_without_events and a warning,
+// and the efficiencies are TALP's formulas over the measured processes.
+func TestEventlessProcessLeftOutOfPOP(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 4})
+	headerOnly(t, filepath.Join(dir, trace.FileName(3)))
+	for k := 1; k <= 3; k++ {
+		rep, err := runWith(k, driver.Options{Dir: dir})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", k, err)
+		}
+		p := rep.POP
+		if p.Processes != 3 || len(p.PerProcess) != 3 || len(p.ProcessesWithoutEvents) != 1 || p.ProcessesWithoutEvents[0] != 3 {
+			t.Fatalf("%d ranks: pop processes %d, rows %d, without events %v", k, p.Processes, len(p.PerProcess), p.ProcessesWithoutEvents)
+		}
+		// MPI_LB = (T − T^M) / max_i (T_i − T_i^M) over ranks 0…2.
+		var sumC, maxNon float64
+		for i, q := range p.PerProcess {
+			if q.Rank != i || q.Threads != 1 {
+				t.Errorf("%d ranks: row %d is rank %d with %d threads", k, i, q.Rank, q.Threads)
+			}
+			sumC += float64(q.MPINS)
+			maxNon = max(maxNon, float64(q.ElapsedNS-q.MPINS))
+		}
+		T := float64(p.ElapsedNS)
+		if want := (T - sumC/3) / maxNon; math.Abs(p.MPILoadBalance-want) > 1e-6 || p.MPILoadBalance < 0.9 {
+			t.Errorf("%d ranks: MPI load balance %.6f, want %.6f", k, p.MPILoadBalance, want)
+		}
+		if w := rep.Trace.Warnings; w == nil || !strings.Contains(strings.Join(w.First, "\n"), "process 3 has no events: left out of the POP efficiencies") {
+			t.Errorf("%d ranks: warnings %+v", k, w)
+		}
+		var text strings.Builder
+		report.WriteText(&text, rep, report.TextOptions{})
+		if !strings.Contains(text.String(), "POP efficiencies (3 processes") || !strings.Contains(text.String(), "left out: process 3, with no events") {
+			t.Errorf("%d ranks: text report:\n%s", k, text.String())
+		}
+	}
+}
+
+// dropEvents removes from thread 0 of a rank file the n events from the
+// k-th (from 0; from the end when k < 0) event of kind kind, shifted by
+// back events before it.
+func dropEvents(t *testing.T, path string, kind trace.Kind, k, back, n int) {
+	t.Helper()
+	rows, err := trace.ReadRows(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := rows.Events[0]
+	var at []int
+	for i, e := range evs {
+		if e.Kind == kind {
+			at = append(at, i)
+		}
+	}
+	if k < 0 {
+		k += len(at)
+	}
+	i := at[k] - back
+	rows.Events[0] = append(evs[:i:i], evs[i+n:]...)
+	if err := rows.WriteFile(path, 64); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// One side of a message or one member's collective call missing from a
+// trace. Messages pair in order on their channel and collective calls on
+// their communicator, so a loss shifts every later pair: at the end of a
+// trace (cut short) the last is left over, a counted warning that names
+// the channel, both counts and the process whose trace lacks events; in
+// the middle, a pair that runs against a synchronizing collective closed
+// a happened-before cycle whose error named one coll_end and nothing
+// wrong. It now lists the matching's findings, which name the process.
+func TestLostMessageNamesDamagedRank(t *testing.T) {
+	cases := []struct {
+		name     string
+		rank     int
+		kind     trace.Kind
+		k        int
+		back, n  int
+		fails    bool
+		contains []string
+	}{
+		{"last receive", 1, trace.MPIRecv, -1, 0, 1, false, []string{"unmatched mpi_send: process 0 → 1, tag 11, communicator 0", "process 0 records 6 sends on this channel, process 1 5 receives (process 1's trace lacks receives"}},
+		{"last send", 0, trace.MPISend, -1, 0, 1, false, []string{"unmatched mpi_recv: process 1 ← 0, tag 11, communicator 0", "process 0 records 5 sends on this channel, process 1 6 receives (process 0's trace lacks sends"}},
+		{"last barrier", 1, trace.CollBegin, -1, 1, 4, false, []string{"MPI_Barrier call #7 on communicator 0: only 3 of its 4 members call it", "process 1 has none"}},
+		{"first send", 0, trace.MPISend, 0, 0, 1, true, []string{"happened-before cycle", "the analysis cannot go on", "process 1 ← 0, tag 11, communicator 0", "process 0's trace lacks sends"}},
+		{"first allreduce", 1, trace.CollBegin, 0, 1, 4, true, []string{"happened-before cycle", "the analysis cannot go on", "MPI_Barrier call #7 on communicator 0", "process 1 has none"}},
+	}
+	for _, c := range cases {
+		dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 4})
+		dropEvents(t, filepath.Join(dir, trace.FileName(c.rank)), c.kind, c.k, c.back, c.n)
+		for k := 1; k <= 3; k++ {
+			rep, err := runWith(k, driver.Options{Dir: dir})
+			var got string
+			switch {
+			case c.fails && err == nil:
+				t.Errorf("%s, %d ranks: no error", c.name, k)
+				continue
+			case c.fails:
+				got = err.Error()
+			case err != nil:
+				t.Errorf("%s, %d ranks: %v", c.name, k, err)
+				continue
+			case rep.Trace.Warnings == nil || rep.Trace.Warnings.Count != 1:
+				t.Errorf("%s, %d ranks: warnings %+v", c.name, k, rep.Trace.Warnings)
+				continue
+			default:
+				got = rep.Trace.Warnings.First[0]
+			}
+			for _, s := range c.contains {
+				if !strings.Contains(got, s) {
+					t.Errorf("%s, %d ranks: %q lacks %q", c.name, k, got, s)
+				}
+			}
+		}
 	}
 }

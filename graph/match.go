@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/internal/narrow"
@@ -927,6 +928,7 @@ func (m *Matching) matchChannels(recs *joinRecs, me int, w *warner) ([]unmatched
 		}
 		queues = queues[:0]
 		next, rnum = next[:0], rnum[:0]
+		mark := len(left)
 		var k chanKey
 		rp := recs.recvs.reader(g)
 		for rp.more() {
@@ -984,6 +986,12 @@ func (m *Matching) matchChannels(recs *joinRecs, me int, w *warner) ([]unmatched
 				left = append(left, unmatched{key: q.key, nth: nth, recv: rnum[p]})
 				nth++
 			}
+		}
+		// Each warning says how many sends and receives its channel has:
+		// the side with fewer lost some (a trace cut short or damaged).
+		for i := mark; i < len(left); i++ {
+			q := lookup(&left[i].key)
+			left[i].nsend, left[i].nrecv = q.nsend, q.nrecv
 		}
 	}
 	// Listed in the receiving process's order, whatever the partition.
@@ -1072,6 +1080,8 @@ func (m *Matching) addChannelEdges(b *Builder, from *joinFrom, self int) {
 type unmatched struct {
 	key        chanKey
 	nth        int32
+	nsend      int32 // the channel's sends
+	nrecv      int32 // and receives
 	send       bool
 	rank, node int32 // a send's rank and node
 	recv       int64 // a receive's number
@@ -1146,11 +1156,11 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 		var s string
 		switch {
 		case k.typ == recP2P && u.send:
-			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never received",
-				k.src, k.dst, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.src)
+			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never received%s",
+				k.src, k.dst, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.src, channelCounts(k, u))
 		case k.typ == recP2P:
-			s = fmt.Sprintf("unmatched mpi_recv: process %d ← %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never sent",
-				k.dst, k.src, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.dst)
+			s = fmt.Sprintf("unmatched mpi_recv: process %d ← %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never sent%s",
+				k.dst, k.src, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.dst, channelCounts(k, u))
 		case u.send:
 			s = fmt.Sprintf("unmatched remote_dep_out: process %d task %#x → process %d task %#x (#%d; thread %d event %d of process %d)",
 				k.src, k.a, k.dst, k.b, u.nth+1, u.th, u.event, k.src)
@@ -1161,6 +1171,23 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 		w.list(int(k.dst), s)
 	}
 	return nil
+}
+
+// channelCounts says, for an unmatched message's warning, how many sends
+// and receives its channel has and which process's trace lacks some: a
+// channel's messages pair in order, so when a trace lost one in the
+// middle, the later ones paired with the wrong partners and the one left
+// over is the last, not the lost one.
+func channelCounts(k chanKey, u unmatched) string {
+	if u.nsend == u.nrecv {
+		return ""
+	}
+	short, what := k.dst, "receives"
+	if u.nsend < u.nrecv {
+		short, what = k.src, "sends"
+	}
+	return fmt.Sprintf(": process %d records %d sends on this channel, process %d %d receives (process %d's trace lacks %s: cut short or damaged? messages pair in order, so a %s lost before this one leaves this one over)",
+		k.src, u.nsend, k.dst, u.nrecv, short, what, strings.TrimSuffix(what, "s"))
 }
 
 func boolCmp(a, b bool) int {
@@ -1403,7 +1430,7 @@ func (m *Matching) matchCollectives(b *Builder, recs *collIn, w *warner) {
 		for _, i := range idx[starts[g]:starts[g+1]] {
 			inst = append(inst, recs.rec(i))
 		}
-		if msg := checkInstance(inst); msg != "" {
+		if msg := m.checkInstance(inst); msg != "" {
 			m.Stats.BadCollectives++
 			r := &inst[0]
 			w.add(int(r.coord), fmt.Sprintf("%s call #%d on communicator %s: %s", trace.CollOp(r.op), r.inst+1, trace.CommLabel(int64(r.comm)), msg))
@@ -1465,7 +1492,7 @@ func rootOf(inst []collRec) int32 {
 
 // checkInstance returns why an instance's member records cannot be matched,
 // or "" when they can (records sorted by member index).
-func checkInstance(inst []collRec) string {
+func (m *Matching) checkInstance(inst []collRec) string {
 	r0 := &inst[0]
 	n := int(r0.nmembers)
 	root := rootOf(inst)
@@ -1484,7 +1511,7 @@ func checkInstance(inst []collRec) string {
 		}
 	}
 	if len(inst) != n {
-		return fmt.Sprintf("only %d of its %d members call it (collective counts differ between members)", len(inst), n)
+		return fmt.Sprintf("only %d of its %d members call it (collective counts differ between members: %s)", len(inst), n, m.missingMembers(inst))
 	}
 	if rooted {
 		found := false
@@ -1496,6 +1523,56 @@ func checkInstance(inst []collRec) string {
 		}
 	}
 	return ""
+}
+
+// missingMembers names the members of a collective instance that have no
+// record in inst (sorted by member index): the processes whose traces
+// lack the call, or lack earlier calls on the communicator so that their
+// numbering is behind. The coordinator is a member, so a process of this
+// rank knows the communicator's members; member indices name them when
+// none does.
+func (m *Matching) missingMembers(inst []collRec) string {
+	const most = 4
+	var cm *trace.Communicator
+	for _, p := range m.Procs {
+		for i := range p.Comms {
+			if p.Comms[i].ID == inst[0].comm {
+				cm = &p.Comms[i]
+				break
+			}
+		}
+		if cm != nil {
+			break
+		}
+	}
+	var names []string
+	j, missing := 0, 0
+	for idx := int32(0); idx < inst[0].nmembers; idx++ {
+		if j < len(inst) && inst[j].memberIdx == idx {
+			j++
+			continue
+		}
+		missing++
+		switch {
+		case missing > most:
+		case cm != nil && int(idx) < cm.Size():
+			names = append(names, fmt.Sprintf("process %d", cm.Member(int(idx))))
+		default:
+			names = append(names, fmt.Sprintf("member %d", idx))
+		}
+	}
+	if missing > most {
+		names = append(names, fmt.Sprintf("%d more", missing-most))
+	}
+	verb := "has"
+	if missing > 1 {
+		verb = "have"
+	}
+	whose := "its trace records"
+	if missing > 1 {
+		whose = "their traces record"
+	}
+	return fmt.Sprintf("%s %s none: %s fewer calls on this communicator, cut short or damaged?", strings.Join(names, ", "), verb, whose)
 }
 
 // warner counts warnings and keeps the first few, ordered by the process

@@ -103,6 +103,13 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		} {
 			s.rows = append(s.rows, []string{kv.k, kv.v})
 		}
+		if len(p.ProcessesWithoutEvents) > 0 {
+			ranks := make([]string, len(p.ProcessesWithoutEvents))
+			for i, r := range p.ProcessesWithoutEvents {
+				ranks[i] = itoa(r)
+			}
+			s.rows = append(s.rows, []string{"processes_without_events", strings.Join(ranks, " ")})
+		}
 		add(CSVPOPSummary, s)
 	}
 	if ts := r.Tasks; ts != nil && len(ts.Constructs) > 0 {

@@ -256,13 +256,14 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 		"effStyle": func(v float64) template.CSS {
 			return effStyle(v)
 		},
-		"indent":       func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
-		"hex":          func(v int64) string { return fmt.Sprintf("%#x", v) },
-		"clockSummary": ClockSummary,
-		"adviceLine":   AdviceLine,
-		"flushLine":    FlushLine,
-		"rawLine":      RawLine,
-		"code":         codeHTML,
+		"indent":        func(n int) template.CSS { return template.CSS(fmt.Sprintf("padding-left: %.1fem", 0.3+1.5*float64(n))) },
+		"hex":           func(v int64) string { return fmt.Sprintf("%#x", v) },
+		"clockSummary":  ClockSummary,
+		"adviceLine":    AdviceLine,
+		"flushLine":     FlushLine,
+		"rawLine":       RawLine,
+		"withoutEvents": WithoutEventsLine,
+		"code":          codeHTML,
 	}).Parse(pageHTML))
 })
 
@@ -326,6 +327,7 @@ figure { margin: 0.5em 0; }
 {{with .R.POP}}
 <h2>POP efficiencies</h2>
 <p class="muted">TALP's hybrid model: {{.Processes}} processes × {{.ThreadsPerProcess}} threads, elapsed {{dur .ElapsedNS}}; per thread useful {{dur .UsefulNS}}, MPI {{dur .MPINS}}, idle {{dur .IdleNS}} (serial {{dur .IdleSerialNS}}, load balance {{dur .IdleLBNS}}, scheduling {{dur .IdleSchedNS}}).{{if or .ForkJoinNS .IdleDuringMPINS}} Per thread, inside idle: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}.{{end}}</p>
+{{with .ProcessesWithoutEvents}}<p class="warn" id="pop-without-events">{{withoutEvents .}}</p>{{end}}
 {{end}}
 {{if .POPRows}}
 <table id="pop-tree">

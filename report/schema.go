@@ -287,6 +287,9 @@ type POP struct {
 	OMPLoadBalance             float64      `json:"omp_load_balance"`
 	OMPSchedulingEfficiency    float64      `json:"omp_scheduling_efficiency"`
 	PerProcess                 []POPProcess `json:"per_process"`
+	// ProcessesWithoutEvents are the ranks left out of everything above:
+	// processes whose trace holds no event (not measured).
+	ProcessesWithoutEvents []int `json:"processes_without_events,omitempty"`
 }
 
 // POPProcess is one process's TALP components and OpenMP efficiencies.

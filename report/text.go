@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -210,6 +211,28 @@ func (p *printer) pop(pop *POP, openmp, threadsOnly bool) {
 	if pop.ForkJoinNS > 0 || pop.IdleDuringMPINS > 0 {
 		p.line("  per thread, inside idle: %s", RawLine(pop.ForkJoinNS, pop.IdleDuringMPINS, pop.IdleSerialDuringMPINS))
 	}
+	if len(pop.ProcessesWithoutEvents) > 0 {
+		p.line("  %s", WithoutEventsLine(pop.ProcessesWithoutEvents))
+	}
+}
+
+// WithoutEventsLine says which processes POP leaves out for having no
+// events.
+func WithoutEventsLine(ranks []int) string {
+	const most = 8
+	parts := make([]string, 0, most+1)
+	for i, r := range ranks {
+		if i == most {
+			parts = append(parts, fmt.Sprintf("… %d more", len(ranks)-most))
+			break
+		}
+		parts = append(parts, strconv.Itoa(r))
+	}
+	what := "process"
+	if len(ranks) > 1 {
+		what = "processes"
+	}
+	return fmt.Sprintf("left out: %s %s, with no events in the trace (not measured: a rank killed before it wrote any?)", what, strings.Join(parts, ", "))
 }
 
 func (p *printer) criticalPath(cp *CriticalPath, g *Graph) {

@@ -20,6 +20,12 @@ const ManifestName = "manifest.json"
 // ErrMissingRank marks a trace directory without the file of some rank.
 var ErrMissingRank = errors.New("missing rank file")
 
+// missingRankWhy says why a missing rank file stops the analysis: without
+// it the other ranks' messages to and from it and their collective calls
+// have no partner, and the results (wait states, clocks, POP over the
+// ranks) would be silently wrong.
+const missingRankWhy = "every rank's file is needed: the others' messages to and from that rank and their collective calls would have no partner; copy it back, or analyse a run whose files are all present"
+
 // FileInfo describes one process file of a trace directory.
 type FileInfo struct {
 	Rank   int    `json:"rank"`
@@ -132,8 +138,8 @@ func OpenDir(path string) (*Dir, error) {
 					break
 				}
 			}
-			return nil, fmt.Errorf("rank %d: %w: %s (the header of %s gives %d ranks, the directory holds %d rank-*.ptrace files)",
-				missing, ErrMissingRank, filepath.Join(path, FileName(missing)), FileName(0), n, len(rankFiles))
+			return nil, fmt.Errorf("rank %d: %w: %s (the header of %s gives %d ranks, the directory holds %d rank-*.ptrace files; %s)",
+				missing, ErrMissingRank, filepath.Join(path, FileName(missing)), FileName(0), n, len(rankFiles), missingRankWhy)
 		}
 		d.Files = make([]FileInfo, n)
 		for i := range d.Files {
@@ -149,7 +155,7 @@ func OpenDir(path string) (*Dir, error) {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("rank %d: %w: %s: %v", i, ErrMissingRank, p, errors.Unwrap(err))
+			return nil, fmt.Errorf("rank %d: %w: %s: %v (%s)", i, ErrMissingRank, p, errors.Unwrap(err), missingRankWhy)
 		}
 		if err := checkRegular(p, st); err != nil {
 			return nil, fmt.Errorf("rank %d: %w", i, err)

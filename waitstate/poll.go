@@ -70,11 +70,21 @@ func (s *pollState) enter(tb *trace.Tables, th int, k int32, fn int64) {
 }
 
 // polled notes request req's mpi_polled (event idx) in thread th's open call k; one
-// outside a Test-family call, or of a request already polled, is
-// ignored.
+// of a request already polled is ignored. One outside a Test-family call
+// ends the polling of a request in flight: the collector writes it in the
+// MPI_Request_free that frees a polled request, which then completes
+// unobserved (docs/trace-format.md); kept, the request held its thread's
+// list of Test-family calls for the rest of the run.
 func (s *pollState) polled(th int, k int32, req int64, idx int64) {
 	ts := s.tests[th]
-	if req == 0 || len(ts) == 0 || ts[len(ts)-1] != k {
+	if req == 0 {
+		return
+	}
+	if len(ts) == 0 || ts[len(ts)-1] != k {
+		if p, ok := s.reqs[req]; ok {
+			delete(s.reqs, req)
+			s.pend[p.th]--
+		}
 		return
 	}
 	if _, ok := s.reqs[req]; ok {

@@ -50,3 +50,37 @@ func TestPollStateRuns(t *testing.T) {
 		t.Errorf("a request never polled: runs %v, want none", runs)
 	}
 }
+
+// A polled request freed (MPI_Request_free: the collector writes its
+// mpi_polled again, in that call) is in flight no more: no completion
+// ever takes it, and kept it held the thread's Test-family calls, a run
+// each, for the rest of the run. Another request polled before it and
+// completed after it keeps its own runs.
+func TestPollStateFreed(t *testing.T) {
+	const test, free = 1, 2
+	s := newPollState(1)
+	tb := &trace.Tables{Strings: []string{"", "MPI_Test", "MPI_Request_free", "MPI_Send"}}
+	s.enter(tb, 0, 1, test)
+	s.polled(0, 1, 77, 10)
+	s.enter(tb, 0, 2, test)
+	s.polled(0, 2, 78, 20)
+	s.enter(tb, 0, 3, free)
+	s.polled(0, 3, 78, 30) // freed
+	if _, ok := s.reqs[78]; ok || s.pend[0] != 1 {
+		t.Fatalf("after the free: requests %v, in flight %d; want 77 alone", s.reqs, s.pend[0])
+	}
+	s.enter(tb, 0, 4, test)
+	if runs, p := s.done(77, 5); !slices.Equal(runs, []int32{1, 2, 4, 4}) || p.first != 1 {
+		t.Errorf("77: runs %v from %d, want [1 2 4 4] from 1", runs, p.first)
+	}
+	if runs, _ := s.done(78, 5); runs != nil {
+		t.Errorf("the freed request completes with runs %v", runs)
+	}
+	for k := int32(6); k < 100; k++ {
+		s.enter(tb, 0, k, test)
+		s.enter(tb, 0, k, 3)
+	}
+	if s.pend[0] != 0 || len(s.tests[0]) > 2 {
+		t.Errorf("nothing in flight: %d pending, %d test runs held", s.pend[0], len(s.tests[0])/2)
+	}
+}

@@ -1094,8 +1094,14 @@ int MPI_Request_free(MPI_Request *request)
 	int rc = PMPI_Request_free(request);
 	struct req r;
 	if (rc == MPI_SUCCESS) {
-		if (req_take(e, &r, 1) && r.kind == REQ_NBR) /* completes unobserved */
+		int found = req_take(e, &r, 1);
+		if (found && r.kind == REQ_NBR) /* completes unobserved */
 			free(r.nb);
+		/* a polled request completes unobserved too: its mpi_polled
+		 * again, outside a Test-family call, ends the polling (no
+		 * completion will) */
+		if (found && r.polled && r.id != 0 && (!r.persistent || r.active))
+			ptr_ev1(t, K_MPI_POLLED, r.id);
 		/* r.keep stays allocated: freeing a nonblocking collective's
 		 * request is erroneous (MPI 4.0 §6.12), and the operation,
 		 * still going on, may read it */
