@@ -747,6 +747,8 @@ func patternNS(w *report.WaitTimes, key string) int64 {
 		return w.LatePostNS
 	case "early_wait":
 		return w.EarlyWaitNS
+	case "lock_contention":
+		return w.LockContentionNS
 	case "wait_for_progress":
 		return w.WaitForProgressNS
 	}
