@@ -130,10 +130,16 @@ var cpKinds = []struct{ kind, disp string }{
 }
 
 // metricTree is the tree every file has.
-func metricTree() []*mdef {
+// metricTree is the metric definitions; locks adds Lock Contention's
+// metrics, which only a report with lock contention has (the files of
+// other reports as they were).
+func metricTree(locks bool) []*mdef {
 	waits := make([]*mdef, 0, len(patterns)+1)
 	caused := make([]*mdef, 0, len(patterns))
 	for _, p := range patterns {
+		if p.key == "lock_contention" && !locks {
+			continue
+		}
 		waits = append(waits, sec(p.metric, p.disp, patternDescr[p.key], true))
 		caused = append(caused, sec(causedName(p.key), p.disp+" caused",
 			"Waiting of other processes' calls in "+p.disp+" that waited for this process (wait_states.causes, the direct cause: the process waited for), at the waiters' call site.", false))
@@ -207,8 +213,8 @@ var patternDescr = map[string]string{
 	"wait_for_progress":  "The call completing a nonblocking collective (MPI_Wait, MPI_Test, ...) waits, after every member it waits for started it, until the latest of them enters the MPI call in which it completes the collective: MPI without a progress thread advances a nonblocking collective only inside MPI calls (ptrace's pattern; Scalasca names the one-sided analogue Wait for Progress). When longer than the call's wait for a late start, which is then not counted. Its delay costs (mpi_delay_*) are the latest member's time up to that call (ptrace's; Scalasca has none).",
 }
 
-// newMetrics builds one file's metric tree.
-func newMetrics() *metricSet {
+// newMetrics builds one file's metric tree (locks: metricTree's).
+func newMetrics(locks bool) *metricSet {
 	ms := &metricSet{byName: map[string]*Metric{}, def: map[*Metric]*mdef{}, parent: map[*Metric]*Metric{}}
 	var build func(d *mdef, parent *Metric) *Metric
 	build = func(d *mdef, parent *Metric) *Metric {
@@ -223,7 +229,7 @@ func newMetrics() *metricSet {
 		}
 		return m
 	}
-	for _, d := range metricTree() {
+	for _, d := range metricTree(locks) {
 		ms.roots = append(ms.roots, build(d, nil))
 	}
 	return ms
