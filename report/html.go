@@ -71,6 +71,10 @@ func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more 
 	if epochs {
 		cols = append(cols, "late post", "early wait")
 	}
+	locks := ws.Locks()
+	if locks {
+		cols = append(cols, "lock contention")
+	}
 	progress := ws.Progress()
 	if progress {
 		cols = append(cols, "wait for progress")
@@ -93,6 +97,9 @@ func waitHeat(ws *WaitStates, maxRows int) (cols []string, rows []waitRow, more 
 		}
 		if epochs {
 			vals = append(vals, p.LatePostNS, p.EarlyWaitNS)
+		}
+		if locks {
+			vals = append(vals, p.LockContentionNS)
 		}
 		if progress {
 			vals = append(vals, p.WaitForProgressNS)
@@ -368,8 +375,8 @@ figure { margin: 0.5em 0; }
 <p>{{dur .MPINS}} of MPI time in {{.Calls}} calls; each call counts in one pattern at most, so the patterns and transfer/other add up to the MPI time.</p>
 {{if .Delays}}<ul>{{range .Delays}}{{if or (gt .NS 0) (gt .LongTermNS 0)}}<li>rank {{.Rank}}'s <b>{{code .Code}}</b>{{with .Site}} before {{code .}}{{end}} costs {{pct .Share}} of all waiting (its excess time before the calls waited for){{if gt .LongTermNS 0}}, and {{dur .LongTermNS}} more through the waits it propagated{{end}}</li>{{end}}{{end}}</ul>{{end}}
 {{if progressNotable .WaitTimes}}<p>{{progressHint .WaitTimes}}</p>{{end}}
-<table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th>{{if .Windows}}<th>wait at fence</th><th>wait at window create</th><th>wait at window free</th>{{end}}{{if .Epochs}}<th>late post</th><th>early wait</th>{{end}}{{if .Progress}}<th>wait for progress</th>{{end}}<th>transfer/other</th></tr>
-{{$w := .Windows}}{{$e := .Epochs}}{{$p := .Progress}}{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Site}} at {{code .}}{{end}}{{with .Region}} in {{code .}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td>{{if $w}}<td>{{dur .WaitAtFenceNS}}</td><td>{{dur .WaitAtWinCreateNS}}</td><td>{{dur .WaitAtWinFreeNS}}</td>{{end}}{{if $e}}<td>{{dur .LatePostNS}}</td><td>{{dur .EarlyWaitNS}}</td>{{end}}{{if $p}}<td>{{dur .WaitForProgressNS}}</td>{{end}}<td>{{dur .OtherNS}}</td></tr>
+<table id="wait-sites"><tr><th class="l">call site</th><th>MPI time</th><th>calls</th><th>late sender</th><th>late receiver</th><th>wait at N×N</th><th>wait at barrier</th><th>late broadcast</th><th>early reduce</th>{{if .Windows}}<th>wait at fence</th><th>wait at window create</th><th>wait at window free</th>{{end}}{{if .Epochs}}<th>late post</th><th>early wait</th>{{end}}{{if .Locks}}<th>lock contention</th>{{end}}{{if .Progress}}<th>wait for progress</th>{{end}}<th>transfer/other</th></tr>
+{{$w := .Windows}}{{$e := .Epochs}}{{$l := .Locks}}{{$p := .Progress}}{{range .CallSites}}<tr><td class="l">{{.Func}}{{with .Site}} at {{code .}}{{end}}{{with .Region}} in {{code .}}{{end}}</td><td>{{dur .MPINS}}</td><td>{{.Calls}}</td><td>{{dur .LateSenderNS}}</td><td>{{dur .LateReceiverNS}}</td><td>{{dur .WaitNxNNS}}</td><td>{{dur .WaitBarrierNS}}</td><td>{{dur .LateBroadcastNS}}</td><td>{{dur .EarlyReduceNS}}</td>{{if $w}}<td>{{dur .WaitAtFenceNS}}</td><td>{{dur .WaitAtWinCreateNS}}</td><td>{{dur .WaitAtWinFreeNS}}</td>{{end}}{{if $e}}<td>{{dur .LatePostNS}}</td><td>{{dur .EarlyWaitNS}}</td>{{end}}{{if $l}}<td>{{dur .LockContentionNS}}</td>{{end}}{{if $p}}<td>{{dur .WaitForProgressNS}}</td>{{end}}<td>{{dur .OtherNS}}</td></tr>
 {{end}}</table>
 {{end}}{{end}}
 {{if .WaitHeat}}<table id="wait-heat"><tr><th>rank</th>{{range .WaitCols}}<th>{{.}}</th>{{end}}</tr>

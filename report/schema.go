@@ -629,6 +629,12 @@ type WaitTimes struct {
 	// program without them.
 	LatePostNS  int64 `json:"late_post_ns,omitempty"`
 	EarlyWaitNS int64 `json:"early_wait_ns,omitempty"`
+	// Passive target synchronisation: an origin's one-sided calls of a
+	// lock epoch waiting for another origin's conflicting lock on the
+	// same target of the same window to be released (Scalasca's Lock
+	// Contention). Absent when 0, as in every report of a program
+	// without lock epochs.
+	LockContentionNS int64 `json:"lock_contention_ns,omitempty"`
 	// A nonblocking collective's member waiting, in the call that
 	// completes it, for another member to enter the MPI call that
 	// progresses it (Scalasca's name for the one-sided analogue, Wait
@@ -658,6 +664,10 @@ func (w *WaitTimes) Windows() bool {
 // Epochs says whether the row has any wait of general active target
 // synchronisation: the HTML page shows their columns only then.
 func (w *WaitTimes) Epochs() bool { return w.LatePostNS > 0 || w.EarlyWaitNS > 0 }
+
+// Locks says whether the row has any lock contention: the HTML page and
+// the CSV tables show its column only then.
+func (w *WaitTimes) Locks() bool { return w.LockContentionNS > 0 }
 
 // Progress says whether the row has any wait for progress: the HTML page
 // shows its column only then.

@@ -362,7 +362,7 @@ func waitPatterns(w *WaitTimes) []struct {
 	}{{"late sender", w.LateSenderNS}, {"late receiver", w.LateReceiverNS}, {"wait at N×N", w.WaitNxNNS},
 		{"wait at barrier", w.WaitBarrierNS}, {"late broadcast", w.LateBroadcastNS}, {"early reduce", w.EarlyReduceNS},
 		{"wait at fence", w.WaitAtFenceNS}, {"wait at window create", w.WaitAtWinCreateNS}, {"wait at window free", w.WaitAtWinFreeNS},
-		{"late post", w.LatePostNS}, {"early wait", w.EarlyWaitNS},
+		{"late post", w.LatePostNS}, {"early wait", w.EarlyWaitNS}, {"lock contention", w.LockContentionNS},
 		{"wait for progress", w.WaitForProgressNS}}
 }
 

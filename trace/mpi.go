@@ -121,3 +121,11 @@ const (
 	TagWinPost     = -4
 	TagWinComplete = -5
 )
+
+// Lock types of rma_lock (the numbers are part of the format; MPI's own
+// constants differ between implementations).
+const (
+	LockExclusive = 1 // MPI_LOCK_EXCLUSIVE
+	LockShared    = 2 // MPI_LOCK_SHARED, and MPI_Win_lock_all's
+	LockNoCheck   = 3 // MPI_MODE_NOCHECK asserted: no lock is taken
+)

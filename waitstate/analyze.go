@@ -201,6 +201,10 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	lw, err := a.lockWaits(c, owners)
+	if err != nil {
+		return nil, nil, nil, err
+	}
 	// From here on the rows are read one process at a time, and only
 	// their predecessors (pred): they wait in the spill file, each
 	// process's predecessors brought back at its turn in the loop below
@@ -390,6 +394,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			}
 			book(k, pt, w, pred, v)
 		}
+		if lw != nil {
+			a.bookLocks(i, lw[i], book)
+		}
 		for _, lw := range lr[i].waits {
 			if k := lw.call; pat[k] == None {
 				pat[k], wait[k], cause[k], causeNode[k] = LateReceiver, lw.wait, lw.cause, -1
@@ -485,6 +492,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 			woAt[w.call] = -1
 		}
 	}
+	a.locks = nil
 	if err := comm.Agree(c, perr); err != nil {
 		return nil, nil, nil, err
 	}

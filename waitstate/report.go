@@ -175,6 +175,7 @@ func add(t *report.WaitTimes, r *Row) {
 	t.WaitAtWinFreeNS += r.Wait[WaitAtWinFree]
 	t.LatePostNS += r.Wait[LatePost]
 	t.EarlyWaitNS += r.Wait[EarlyWait]
+	t.LockContentionNS += r.Wait[LockContention]
 	t.WaitForProgressNS += r.Wait[WaitForProgress]
 	t.OtherNS += r.Other()
 	for p := None + 1; p < NumPatterns; p++ {

@@ -72,6 +72,12 @@ const (
 	// a Late Sender is.
 	LatePost
 	EarlyWait
+	// LockContention is passive target synchronisation's wait (Scalasca's
+	// Lock Contention, mpi_rma_lock_competition): an origin's one-sided
+	// calls of a lock epoch wait because another origin held a conflicting
+	// lock on the same target of the same window (lock.go). Its cause is
+	// that holder.
+	LockContention
 	// WaitForProgress is a nonblocking collective's member waiting, in
 	// the call that completes it, for another member to progress it:
 	// Open MPI and MPICH without a progress thread advance a nonblocking
@@ -85,7 +91,7 @@ const (
 )
 
 var patternNames = [NumPatterns]string{"none", "late_sender", "late_receiver", "wait_nxn", "wait_barrier", "late_broadcast", "early_reduce",
-	"wait_at_fence", "wait_at_win_create", "wait_at_win_free", "late_post", "early_wait", "wait_for_progress"}
+	"wait_at_fence", "wait_at_win_create", "wait_at_win_free", "late_post", "early_wait", "lock_contention", "wait_for_progress"}
 
 // barrierLike reports whether p is a wait of every member of a group for
 // the last one to enter (a barrier's, an N×N collective's, a window's
@@ -357,7 +363,10 @@ type Analysis struct {
 	// target synchronisation message (trace.TagWinPost: LatePost,
 	// trace.TagWinComplete: EarlyWait) inside a call; nil when the trace
 	// has none. Other receives are Late Sender's.
-	rma   map[int32]Pattern
+	rma map[int32]Pattern
+	// locks are each local process's lock epochs (lock.go), nil for a
+	// process with none.
+	locks [][]lockEpoch
 	procs []calls
 	// edges are the processes' matched predecessors (Analyze's), and
 	// edge, per node, its row there (−1: none), for the delay costs.
@@ -703,6 +712,9 @@ type callRecorder struct {
 	// starts are the nonblocking collectives started in a call and not
 	// yet completed, by request: their start nodes (nbcEvent).
 	starts map[int64]int32
+	// lockOpen are, per thread, its open lock epochs (lock.go), nil on a
+	// process without rma_lock events.
+	lockOpen [][]openLock
 	// poll follows the polled requests (poll.go), on a process whose
 	// trace has mpi_polled events (nil otherwise).
 	poll *pollState
@@ -750,7 +762,8 @@ type reqRef struct {
 // recorded are the kinds a callRecorder follows: MPI calls, user regions,
 // parallel regions, and the communication events (the only nodes).
 var recorded = sim.KindsOf(trace.MPIEnter, trace.MPIExit, trace.ParallelBegin, trace.ParallelEnd, trace.RegionEnter, trace.RegionExit,
-	trace.ImplicitTaskBegin, trace.ImplicitTaskEnd, trace.MPIRecvPost, trace.MPIRequestDone, trace.MPIPolled) | sim.KindsWhere(trace.IsComm)
+	trace.ImplicitTaskBegin, trace.ImplicitTaskEnd, trace.MPIRecvPost, trace.MPIRequestDone, trace.MPIPolled,
+	trace.RMALock, trace.RMAUnlock) | sim.KindsWhere(trace.IsComm)
 
 // Record records local process i's MPI calls (p, its corrected times
 // from tb) before the simulation, so that the matching is gone by then.
@@ -881,6 +894,9 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	if p.Census.Kinds[trace.MPIPolled] > 0 {
 		r.poll = newPollState(T)
 	}
+	if p.Census.Kinds[trace.RMALock] > 0 {
+		r.lockOpen = make([][]openLock, T)
+	}
 	return r
 }
 
@@ -946,6 +962,9 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 			r.open[th], r.lastCall[th] = k, k
 			if r.poll != nil {
 				r.poll.enter(r.tables, th, k, st.fn)
+			}
+			if r.lockOpen != nil && len(r.lockOpen[th]) > 0 {
+				r.lockCall(th, k, st.fn)
 			}
 			if c.initCall < 0 && trace.IsMPIInit(r.tables.String(st.fn)) {
 				c.initCall, c.initTh = k, int32(th)
@@ -1019,6 +1038,11 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 				r.posts = map[int64]reqRef{}
 			}
 			r.posts[req] = reqRef{r.open[th], th, idx}
+		}
+		return
+	case trace.RMALock, trace.RMAUnlock:
+		if r.depth[th] > 0 {
+			r.lockEvent(e, th)
 		}
 		return
 	case trace.MPIPolled:

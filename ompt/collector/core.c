@@ -48,6 +48,7 @@ static const uint8_t nargs[K_NUM] = {
 	[K_TASK_ATTR] = 3, [K_FLUSH_BEGIN] = 0, [K_FLUSH_END] = 0, [K_WORK_BEGIN] = 3, [K_WORK_END] = 3,
 	[K_MUTEX_ACQUIRE] = 3, [K_MUTEX_ACQUIRED] = 3, [K_MUTEX_RELEASED] = 3,
 	[K_COLL_START] = 5, [K_COLL_COMPLETE] = 5, [K_MPI_POLLED] = 1,
+	[K_RMA_LOCK] = 3, [K_RMA_UNLOCK] = 2,
 };
 
 #define PTR_STR(n) #n,

@@ -1386,6 +1386,36 @@ void mpi_win_test_(MPI_Fint *win, MPI_Fint *flag, MPI_Fint *ierr)
 }
 ALIASES(mpi_win_test, MPI_WIN_TEST);
 
+/* Passive target synchronisation: recorded by the C wrappers (the lock
+ * epochs' ends, mpi_wrap.c). */
+void mpi_win_lock_(MPI_Fint *lock_type, MPI_Fint *rank, MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_lock(*lock_type, *rank, *assert, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_lock, MPI_WIN_LOCK);
+
+void mpi_win_unlock_(MPI_Fint *rank, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_unlock(*rank, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_unlock, MPI_WIN_UNLOCK);
+
+void mpi_win_lock_all_(MPI_Fint *assert, MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_lock_all(*assert, MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_lock_all, MPI_WIN_LOCK_ALL);
+
+void mpi_win_unlock_all_(MPI_Fint *win, MPI_Fint *ierr)
+{
+	FCALLER();
+	set_ierr(ierr, MPI_Win_unlock_all(MPI_Win_f2c(*win)));
+}
+ALIASES(mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL);
+
 /* The window is INOUT: MPI_WIN_NULL's Fortran handle after. */
 void mpi_win_free_(MPI_Fint *win, MPI_Fint *ierr)
 {
@@ -1534,10 +1564,6 @@ FTIME(mpi_file_read_ordered_end, MPI_FILE_READ_ORDERED_END, MPI_File_read_ordere
 FTIME(mpi_file_write_ordered_begin, MPI_FILE_WRITE_ORDERED_BEGIN, MPI_File_write_ordered_begin, 5);
 FTIME(mpi_file_write_ordered_end, MPI_FILE_WRITE_ORDERED_END, MPI_File_write_ordered_end, 4);
 
-FTIME(mpi_win_lock, MPI_WIN_LOCK, MPI_Win_lock, 5);
-FTIME(mpi_win_unlock, MPI_WIN_UNLOCK, MPI_Win_unlock, 3);
-FTIME(mpi_win_lock_all, MPI_WIN_LOCK_ALL, MPI_Win_lock_all, 3);
-FTIME(mpi_win_unlock_all, MPI_WIN_UNLOCK_ALL, MPI_Win_unlock_all, 2);
 FTIME(mpi_win_flush, MPI_WIN_FLUSH, MPI_Win_flush, 3);
 FTIME(mpi_win_flush_all, MPI_WIN_FLUSH_ALL, MPI_Win_flush_all, 2);
 FTIME(mpi_win_flush_local, MPI_WIN_FLUSH_LOCAL, MPI_Win_flush_local, 3);

@@ -2697,18 +2697,102 @@ int MPI_Win_fence(int assert, MPI_Win win)
 	return rc;
 }
 
-/* The rest of one-sided communication: passive target synchronisation
- * (lock and unlock, flushes) and the transfers are MPI time; who waited
- * for whom in them is not recorded. General active target
+/* ---- passive target synchronisation --------------------------------------
+ *
+ * A lock epoch (MPI-3.1 §11.5.3) is recorded as its two ends, on the
+ * window's own communicator entry: rma_lock(target, window, type) right
+ * before the mpi_exit of a successful MPI_Win_lock (the epoch was
+ * requested at that call's enter), rma_unlock(target, window) right
+ * before the mpi_exit of a successful MPI_Win_unlock (the lock is
+ * released inside it). The target is a world rank, -1 for
+ * MPI_Win_lock_all/_unlock_all (a shared lock on every member). Which
+ * origin gets a contended lock next is decided at run time, at the
+ * target: the analysis orders one target's epochs (docs/trace-format.md,
+ * report-schema.md). The type is RMA_EXCLUSIVE or RMA_SHARED (MPI's
+ * constants differ between implementations), RMA_NOCHECK when the
+ * program asserted MPI_MODE_NOCHECK (no lock is taken). An unknown window
+ * keeps the calls MPI time only. */
+enum { RMA_EXCLUSIVE = 1, RMA_SHARED, RMA_NOCHECK };
+
+/* The window entry of win and the world rank of its member rank (-1:
+ * every member); idx -1 when the window is unknown or rank is not one. */
+static int rma_target(MPI_Win win, int rank, int64_t *peer)
+{
+	struct comm_view v = win_lookup(win, 0);
+	*peer = -1;
+	if (v.index < 0)
+		return -1;
+	if (rank >= 0) {
+		*peer = world_of(&v, rank);
+		if (*peer < 0)
+			return -1;
+	}
+	return v.index;
+}
+
+static void rma_lock_ev(ptr_thread *t, int lock_type, int rank, int assert, MPI_Win win)
+{
+	int64_t peer;
+	int idx = rma_target(win, rank, &peer);
+	if (idx < 0)
+		return;
+	int64_t ty = lock_type == MPI_LOCK_EXCLUSIVE ? RMA_EXCLUSIVE : RMA_SHARED;
+	if (assert & MPI_MODE_NOCHECK)
+		ty = RMA_NOCHECK;
+	ptr_ev3(t, K_RMA_LOCK, (uint64_t)peer, (uint64_t)idx, (uint64_t)ty);
+}
+
+static void rma_unlock_ev(ptr_thread *t, int rank, MPI_Win win)
+{
+	int64_t peer;
+	int idx = rma_target(win, rank, &peer);
+	if (idx >= 0)
+		ptr_ev2(t, K_RMA_UNLOCK, (uint64_t)peer, (uint64_t)idx);
+}
+
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
+{
+	ENTER(MPI_Win_lock);
+	int rc = PMPI_Win_lock(lock_type, rank, assert, win);
+	if (rc == MPI_SUCCESS)
+		rma_lock_ev(t, lock_type, rank, assert, win);
+	EXIT(MPI_Win_lock);
+	return rc;
+}
+
+int MPI_Win_unlock(int rank, MPI_Win win)
+{
+	ENTER(MPI_Win_unlock);
+	int rc = PMPI_Win_unlock(rank, win);
+	if (rc == MPI_SUCCESS)
+		rma_unlock_ev(t, rank, win);
+	EXIT(MPI_Win_unlock);
+	return rc;
+}
+
+int MPI_Win_lock_all(int assert, MPI_Win win)
+{
+	ENTER(MPI_Win_lock_all);
+	int rc = PMPI_Win_lock_all(assert, win);
+	if (rc == MPI_SUCCESS)
+		rma_lock_ev(t, MPI_LOCK_SHARED, -1, assert, win);
+	EXIT(MPI_Win_lock_all);
+	return rc;
+}
+
+int MPI_Win_unlock_all(MPI_Win win)
+{
+	ENTER(MPI_Win_unlock_all);
+	int rc = PMPI_Win_unlock_all(win);
+	if (rc == MPI_SUCCESS)
+		rma_unlock_ev(t, -1, win);
+	EXIT(MPI_Win_unlock_all);
+	return rc;
+}
+
+/* Flushes and the transfers are MPI time; a lazily acquired lock's wait
+ * may sit in them (the analysis counts it there). General active target
  * synchronisation is below. */
-BRACKET(MPI_Win_lock, (int lock_type, int rank, int assert, MPI_Win win),
-	(lock_type, rank, assert, win))
-BRACKET(MPI_Win_unlock, (int rank, MPI_Win win),
-	(rank, win))
-BRACKET(MPI_Win_lock_all, (int assert, MPI_Win win),
-	(assert, win))
-BRACKET(MPI_Win_unlock_all, (MPI_Win win),
-	(win))
 BRACKET(MPI_Win_flush, (int rank, MPI_Win win),
 	(rank, win))
 BRACKET(MPI_Win_flush_all, (MPI_Win win),

@@ -38,59 +38,60 @@ func occ(name, disp, descr string, total bool, kids ...*mdef) *mdef {
 
 // Metric unique names used by the renderer.
 const (
-	mTime           = "time"
-	mWork           = "work"
-	mMutex          = "omp_mutex_wait"
-	mMutexCritical  = "omp_lock_contention_critical"
-	mMutexLock      = "omp_lock_contention_api"
-	mMutexOrdered   = "omp_ordered_wait"
-	mMutexAtomic    = "omp_atomic_wait"
-	mMutexPthread   = "pthread_lock_contention_mutex_lock"
-	mMPI            = "mpi"
-	mLateSender     = "mpi_latesender"
-	mLateReceiver   = "mpi_latereceiver"
-	mWaitNxN        = "mpi_wait_nxn"
-	mWaitBarrier    = "mpi_barrier_wait"
-	mLateBroadcast  = "mpi_latebroadcast"
-	mEarlyReduce    = "mpi_earlyreduce"
-	mRMAWaitFence   = "mpi_rma_wait_at_fence"
-	mRMAWaitCreate  = "mpi_rma_wait_at_create"
-	mRMAWaitFree    = "mpi_rma_wait_at_free"
-	mRMALatePost    = "mpi_rma_sync_late_post"
-	mRMAEarlyWait   = "mpi_rma_early_wait"
-	mNBCProgress    = "mpi_nbc_wait_for_progress"
-	mInitFinalize   = "mpi_init_finalize"
-	mOverhead       = "runtime_overhead"
-	mForkJoin       = "fork_join"
-	mSyncRuntime    = "sync_runtime"
-	mIdleness       = "idleness"
-	mIdleSerial     = "idleness_serial"
-	mIdleParallel   = "idleness_parallel"
-	mInstrument     = "instrumentation"
-	mOMPWaiting     = "omp_waiting"
-	mOMPBarImplicit = "omp_wait_barrier_implicit"
-	mOMPBarExplicit = "omp_wait_barrier_explicit"
-	mOMPTaskwait    = "omp_wait_taskwait"
-	mOMPTaskgroup   = "omp_wait_taskgroup"
-	mOMPOtherSync   = "omp_wait_other_sync"
-	mOMPOutside     = "omp_wait_outside_sync"
-	mOMPWhy         = "omp_waiting_reason"
-	mOMPTaskReady   = "omp_task_ready"
-	mOMPDeps        = "omp_dependences"
-	mOMPNoTask      = "omp_no_task"
-	mDelay          = "mpi_delay"
-	mDelayShort     = "mpi_delay_short_term"
-	mDelayLong      = "mpi_delay_long_term"
-	mDelayProp      = "mpi_delay_propagated"
-	mCaused         = "mpi_caused"
-	mCP             = "critical_path"
-	mCPShare        = "critical_path_share"
-	mCalls          = "mpi_calls"
-	mWaitingCalls   = "mpi_waiting_calls"
-	mTasksCreated   = "tasks_created"
-	mTasksExecuted  = "tasks_executed"
-	mTaskTime       = "task_execution"
-	mSyncEntries    = "omp_sync_entries"
+	mTime              = "time"
+	mWork              = "work"
+	mMutex             = "omp_mutex_wait"
+	mMutexCritical     = "omp_lock_contention_critical"
+	mMutexLock         = "omp_lock_contention_api"
+	mMutexOrdered      = "omp_ordered_wait"
+	mMutexAtomic       = "omp_atomic_wait"
+	mMutexPthread      = "pthread_lock_contention_mutex_lock"
+	mMPI               = "mpi"
+	mLateSender        = "mpi_latesender"
+	mLateReceiver      = "mpi_latereceiver"
+	mWaitNxN           = "mpi_wait_nxn"
+	mWaitBarrier       = "mpi_barrier_wait"
+	mLateBroadcast     = "mpi_latebroadcast"
+	mEarlyReduce       = "mpi_earlyreduce"
+	mRMAWaitFence      = "mpi_rma_wait_at_fence"
+	mRMAWaitCreate     = "mpi_rma_wait_at_create"
+	mRMAWaitFree       = "mpi_rma_wait_at_free"
+	mRMALatePost       = "mpi_rma_sync_late_post"
+	mRMAEarlyWait      = "mpi_rma_early_wait"
+	mRMALockContention = "mpi_rma_lock_competition"
+	mNBCProgress       = "mpi_nbc_wait_for_progress"
+	mInitFinalize      = "mpi_init_finalize"
+	mOverhead          = "runtime_overhead"
+	mForkJoin          = "fork_join"
+	mSyncRuntime       = "sync_runtime"
+	mIdleness          = "idleness"
+	mIdleSerial        = "idleness_serial"
+	mIdleParallel      = "idleness_parallel"
+	mInstrument        = "instrumentation"
+	mOMPWaiting        = "omp_waiting"
+	mOMPBarImplicit    = "omp_wait_barrier_implicit"
+	mOMPBarExplicit    = "omp_wait_barrier_explicit"
+	mOMPTaskwait       = "omp_wait_taskwait"
+	mOMPTaskgroup      = "omp_wait_taskgroup"
+	mOMPOtherSync      = "omp_wait_other_sync"
+	mOMPOutside        = "omp_wait_outside_sync"
+	mOMPWhy            = "omp_waiting_reason"
+	mOMPTaskReady      = "omp_task_ready"
+	mOMPDeps           = "omp_dependences"
+	mOMPNoTask         = "omp_no_task"
+	mDelay             = "mpi_delay"
+	mDelayShort        = "mpi_delay_short_term"
+	mDelayLong         = "mpi_delay_long_term"
+	mDelayProp         = "mpi_delay_propagated"
+	mCaused            = "mpi_caused"
+	mCP                = "critical_path"
+	mCPShare           = "critical_path_share"
+	mCalls             = "mpi_calls"
+	mWaitingCalls      = "mpi_waiting_calls"
+	mTasksCreated      = "tasks_created"
+	mTasksExecuted     = "tasks_executed"
+	mTaskTime          = "task_execution"
+	mSyncEntries       = "omp_sync_entries"
 )
 
 // causedName is the metric of the waiting a process caused in a pattern
@@ -114,6 +115,7 @@ var patterns = []struct{ key, metric, disp string }{
 	{"wait_at_win_free", mRMAWaitFree, "MPI Wait at Free"},
 	{"late_post", mRMALatePost, "MPI Late Post (Synchronization)"},
 	{"early_wait", mRMAEarlyWait, "MPI Early Wait"},
+	{"lock_contention", mRMALockContention, "MPI Lock Contention"},
 	{"wait_for_progress", mNBCProgress, "MPI NBC Wait for Progress"},
 }
 
@@ -128,10 +130,16 @@ var cpKinds = []struct{ kind, disp string }{
 }
 
 // metricTree is the tree every file has.
-func metricTree() []*mdef {
+// metricTree is the metric definitions; locks adds Lock Contention's
+// metrics, which only a report with lock contention has (the files of
+// other reports as they were).
+func metricTree(locks bool) []*mdef {
 	waits := make([]*mdef, 0, len(patterns)+1)
 	caused := make([]*mdef, 0, len(patterns))
 	for _, p := range patterns {
+		if p.key == "lock_contention" && !locks {
+			continue
+		}
 		waits = append(waits, sec(p.metric, p.disp, patternDescr[p.key], true))
 		caused = append(caused, sec(causedName(p.key), p.disp+" caused",
 			"Waiting of other processes' calls in "+p.disp+" that waited for this process (wait_states.causes, the direct cause: the process waited for), at the waiters' call site.", false))
@@ -200,12 +208,13 @@ var patternDescr = map[string]string{
 	"wait_at_win_create": "A window's creation (MPI_Win_create, _allocate, _allocate_shared, _create_dynamic) waits from its enter until the last member of the communicator enters.",
 	"wait_at_win_free":   "MPI_Win_free waits from its enter until the last member of the window's group enters.",
 	"late_post":          "An origin's MPI_Win_start waits from its enter until the last target of its group enters MPI_Win_post (Scalasca's Late Post in synchronisation; Open MPI and MPICH wait for the exposure epoch in MPI_Win_start).",
+	"lock_contention":    "An origin's one-sided calls of a lock epoch (MPI_Win_lock, the RMA calls, the flushes, MPI_Win_unlock: whichever the MPI acquires the lock in) wait until the previous holder of a conflicting lock on the same target of the same window enters MPI_Win_unlock (Scalasca's Lock Contention).",
 	"early_wait":         "A target's MPI_Win_wait (or the MPI_Win_test that ends its exposure epoch) waits from its enter until the last origin of its group enters MPI_Win_complete (Scalasca's Early Wait).",
 	"wait_for_progress":  "The call completing a nonblocking collective (MPI_Wait, MPI_Test, ...) waits, after every member it waits for started it, until the latest of them enters the MPI call in which it completes the collective: MPI without a progress thread advances a nonblocking collective only inside MPI calls (ptrace's pattern; Scalasca names the one-sided analogue Wait for Progress). When longer than the call's wait for a late start, which is then not counted. Its delay costs (mpi_delay_*) are the latest member's time up to that call (ptrace's; Scalasca has none).",
 }
 
-// newMetrics builds one file's metric tree.
-func newMetrics() *metricSet {
+// newMetrics builds one file's metric tree (locks: metricTree's).
+func newMetrics(locks bool) *metricSet {
 	ms := &metricSet{byName: map[string]*Metric{}, def: map[*Metric]*mdef{}, parent: map[*Metric]*Metric{}}
 	var build func(d *mdef, parent *Metric) *Metric
 	build = func(d *mdef, parent *Metric) *Metric {
@@ -220,7 +229,7 @@ func newMetrics() *metricSet {
 		}
 		return m
 	}
-	for _, d := range metricTree() {
+	for _, d := range metricTree(locks) {
 		ms.roots = append(ms.roots, build(d, nil))
 	}
 	return ms

@@ -484,7 +484,7 @@ func (p *placer) place(name string, c *Cnode, rank int, v float64) {
 
 // render fills a file from one report on the shared call tree.
 func render(r *report.Report, ct *callTree, o Options) (*File, error) {
-	ms := newMetrics()
+	ms := newMetrics(r.WaitStates != nil && r.WaitStates.Locks())
 	f := &File{Metrics: ms.roots, Calls: []*Cnode{ct.root.cnode}}
 	f.Attrs = attributes(r, o)
 	p := &placer{ms: ms, root: ct.root.cnode, loc: map[int]*Location{}}
@@ -529,6 +529,9 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 			}
 			for _, pt := range patterns {
 				v := patternNS(&q.WaitTimes, pt.key)
+				if p.ms.byName[pt.metric] == nil {
+					continue // a metric the file leaves out: 0 (metricTree)
+				}
 				p.set(pt.metric, q.Rank, float64(v))
 				p.set(mMPI, q.Rank, -float64(v)) // inside mpi: mpi's own value is the rest
 			}
@@ -544,6 +547,9 @@ func render(r *report.Report, ct *callTree, o Options) (*File, error) {
 				var waits int64
 				for _, pt := range patterns {
 					v := patternNS(&s.WaitTimes, pt.key)
+					if p.ms.byName[pt.metric] == nil {
+						continue // a metric the file leaves out: 0 (metricTree)
+					}
 					waits += v
 					p.place(pt.metric, c, only, float64(v))
 				}
@@ -747,6 +753,8 @@ func patternNS(w *report.WaitTimes, key string) int64 {
 		return w.LatePostNS
 	case "early_wait":
 		return w.EarlyWaitNS
+	case "lock_contention":
+		return w.LockContentionNS
 	case "wait_for_progress":
 		return w.WaitForProgressNS
 	}

@@ -105,6 +105,17 @@ func TestMPICH(t *testing.T) {
 			return pscwRun(t, h, dir, out, iters, post, complete)
 		})
 	})
+	// Lock Contention (rma_lock.c): MPICH (ch4) waits for a contended
+	// exclusive lock in MPI_Win_lock, as Open MPI does; checked as in
+	// TestLockContention.
+	t.Run("rma_lock.c", func(t *testing.T) {
+		bin := h.buildWith(t, mpich(), testdata("rma_lock.c"))
+		designed(t, func() []string {
+			const iters, out, hold = 8, 1000, 4000
+			dir, o := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(iters), strconv.Itoa(out), strconv.Itoa(hold))...)
+			return lockRun(t, h, dir, o, iters, hold)
+		})
+	})
 	t.Run("rma_pscw_f.F90 mpi_f08", func(t *testing.T) {
 		bin := h.buildWith(t, mpich(), testdata("rma_pscw_f.F90"), "-DUSE_F08")
 		designed(t, func() []string {
