@@ -109,7 +109,7 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	}
 	if cp := r.CriticalPath; cp != nil && !(none && cp.LengthNS == 0) {
 		p.criticalPath(cp, r.Graph)
-	} else if g := r.Graph; g != nil {
+	} else if g := r.Graph; g != nil && !none {
 		p.graph(g)
 	}
 	if ts := r.Tasks; ts != nil {
