@@ -741,7 +741,7 @@ func pthreadSyncArchive(t testing.TB, dir string, bad bool) string {
 // runtime's workers.
 func apexArchive(t testing.TB, dir string, functions bool) string {
 	const chunk = 1 << 20 // APEX's
-	const typeUint64 = 4   // OTF2_TYPE_UINT64
+	const typeUint64 = 4  // OTF2_TYPE_UINT64
 	role := uint8(roleTask)
 	if functions {
 		role = roleFunction
