@@ -903,6 +903,7 @@ func (r *run) summarize() error {
 		t.Partial = t.Partial || row.Partial
 		openmp = openmp || row.OpenMP
 		t.UserThreads = t.UserThreads || row.User
+		t.TaskWorkers = t.TaskWorkers || row.OTF2.Workers > 0
 		if row.NoDeps && !slices.Contains(t.Unavailable, "task_dependences") {
 			t.Unavailable = append(t.Unavailable, "task_dependences")
 		}

@@ -60,6 +60,10 @@ const otf2Format = "otf2"
 type otf2Row struct {
 	Ignored    map[string]int64
 	Unmodelled int
+	// Workers counts a task runtime's worker threads (otf2.Stats.Workers),
+	// Renamed their Leaves that end another region than they name.
+	Workers int
+	Renamed int64
 	// Unreceived counts MPI_Mrecv/MPI_Imrecv calls of a process whose
 	// archive holds no receive record inside any of them.
 	Unreceived int64
@@ -171,7 +175,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 	if st.Salvaged > 0 {
 		p.Partial = true // events are missing
 	}
-	row := otf2Row{Unmodelled: st.Unmodelled, Gaps: st.Gaps, Cut: st.CutRecords, Kept: st.KeptRecords, Neighbor: st.NeighborCalls}
+	row := otf2Row{Unmodelled: st.Unmodelled, Workers: st.Workers, Renamed: st.Renamed, Gaps: st.Gaps, Cut: st.CutRecords, Kept: st.KeptRecords, Neighbor: st.NeighborCalls}
 	if st.ProbedRecorded == 0 {
 		row.Unreceived = st.ProbedRecvs
 	}
@@ -197,7 +201,8 @@ var errLoadStopped = errors.New("the load of the converted process stopped")
 // otf2Notes sums the processes' rows into the report's notes.
 func otf2Notes(rows []otf2Row) []string {
 	ignored := map[string]int64{}
-	var threads, procs, probedProcs int
+	var threads, procs, probedProcs, workers, workerProcs int
+	var renamed int64
 	var probed, cut, neighbor int64
 	var cutProcs, keptProcs, neighborProcs int
 	var kept int64
@@ -216,6 +221,11 @@ func otf2Notes(rows []otf2Row) []string {
 		if r.Unmodelled > 0 {
 			threads += r.Unmodelled
 			procs++
+		}
+		if r.Workers > 0 {
+			workers += r.Workers
+			workerProcs++
+			renamed += r.Renamed
 		}
 		if r.Unreceived > 0 {
 			probed += r.Unreceived
@@ -246,6 +256,15 @@ func otf2Notes(rows []otf2Row) []string {
 	}
 	if threads > 0 {
 		notes = append(notes, fmt.Sprintf("%d threads in %d processes are no OpenMP threads and record no ThreadBegin (runtime helpers...): their MPI calls and regions are kept, their time is left out of the breakdown and POP", threads, procs))
+	}
+	if workers > 0 {
+		n := fmt.Sprintf("%d threads in %d processes run a task runtime's tasks (regions of role TASK outside OpenMP, as APEX records HPX's worker threads; no OpenMP and no ThreadBegin records): "+
+			"each is modelled from its first record to its last, working inside its regions and waiting for work between them (worker_idle); "+
+			"which task created which and what each waited for are not in the archive, so the critical path does not cross between them", workers, workerProcs)
+		if renamed > 0 {
+			n += fmt.Sprintf("; %d of their Leaves name another region than the innermost open one, which each ends (APEX writes a task renamed while it ran with its first name)", renamed)
+		}
+		notes = append(notes, n)
 	}
 	if len(ignored) > 0 {
 		names := make([]string, 0, len(ignored))

@@ -644,6 +644,9 @@ func (r *run) fillSimSections(rows []simRow, series []int64, bin int64) {
 	if rep.Trace.NoOpenMP && rep.Trace.UserThreads {
 		adv.NoteUserThreads()
 	}
+	if rep.Trace.NoOpenMP && rep.Trace.TaskWorkers {
+		adv.NoteTaskWorkers()
+	}
 	b.Class, b.Interpretation = cl.Code, adv.Text
 	b.Advice = &report.Advice{Dominant: adv.Dominant, Text: adv.Text, SerialNS: adv.SerialNS, MPIWaitNS: adv.MPIWaitNS, ImbalanceNS: adv.ImbalanceNS,
 		StarvationNS: adv.StarvationNS, OverheadNS: adv.OverheadNS, MPICallsNS: adv.MPICallsNS}

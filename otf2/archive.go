@@ -26,6 +26,9 @@ type Archive struct {
 	Notes []string
 	// salvage: Options.Salvage
 	salvage bool
+	// uncounted: the writer's location event counts are known to be off
+	// (TAU, APEX), so they are not checked against the event files
+	uncounted bool
 }
 
 type process struct {
@@ -131,6 +134,14 @@ func OpenWith(path string, o Options) (*Archive, error) {
 		// TAU 2.35 counts 3 records too few per location, and with
 		// OpenMP gives every location its process's first one's count.
 		a.Notes = append(a.Notes, "TAU's location event counts are not checked against the event files (TAU writes them off): each file's records are used")
+		a.uncounted = true
+	}
+	if n := a.Defs.regions.n; strings.HasPrefix(an.Creator, "APEX") && len(a.Defs.Locations) > 0 && apexCounts(a.Defs.Locations, uint64(n)) {
+		// APEX 1.2 writes the number of its regions as every location's
+		// event count (79 in each of the three locations of 79 regions,
+		// the empty one too): no count of records.
+		a.Notes = append(a.Notes, fmt.Sprintf("APEX's location event counts are the number of its regions (%d), not of the locations' records: not checked against the event files", n))
+		a.uncounted = true
 	}
 	if err := a.layout(); err != nil {
 		return nil, err
@@ -416,4 +427,15 @@ func (a *Archive) ClockOffsets(loc uint64) ([]ClockOffset, error) {
 		return nil, err
 	}
 	return ld.Offsets, nil
+}
+
+// apexCounts reports whether every location's event count is the number
+// of regions n, as APEX writes them.
+func apexCounts(locs []Location, n uint64) bool {
+	for i := range locs {
+		if locs[i].Events != n {
+			return false
+		}
+	}
+	return true
 }

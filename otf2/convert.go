@@ -40,6 +40,14 @@ type Stats struct {
 	// helpers): converted as threads of type unknown, which the breakdown
 	// and POP leave out.
 	Unmodelled int
+	// Workers counts the threads of a task runtime (conv.taskWorker):
+	// converted as threads of type user from their first record to their
+	// last, idle between their tasks (trace.SyncWorkerIdle).
+	Workers int
+	// Renamed counts a task-runtime worker's Leaves of a region other than
+	// the innermost open one, which they end (APEX: a task renamed while it
+	// ran; nesting.go).
+	Renamed int64
 	// UserThreads counts the threads the program started itself
 	// (pthreads: a location with ThreadBegin records), converted as
 	// threads of type user; a location Score-P reused for several
@@ -231,6 +239,12 @@ type conv struct {
 	user  []bool
 	lives [][]span
 	more  []int
+	// worker marks the locations that enter a TASK-role region of no
+	// paradigm ptrace models (APEX's HPX tasks): a task runtime's workers
+	// (taskWorker).
+	worker []bool
+	// idleLoc is the location of a worker's waits for work (−1: not made)
+	idleLoc int64
 	// threads identifies the threads by their OTF2 key (thread contingent,
 	// sequence count): which one a ThreadBegin began, which one a
 	// ThreadCreate created (a key seen twice names no thread).
@@ -411,7 +425,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 		local: make([]*LocalDefs, n), tb: make([]timeline, n), seq: make([]int64, n), rseq: make([]int64, n),
 		forks: make([][]fork, n), tasks: newTaskIDs(), legacyTasks: map[uint64]int64{}, teams: map[uint32][]int64{},
 		first: make([]int64, n), last: make([]int64, n), seen: make([]bool, n), omp: make([]bool, n), postComm: make([][]uint32, n), postAt: make([][]int64, n), nbc: make([][]nbcDone, n),
-		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n),
+		user: make([]bool, n), lives: make([][]span, n), more: make([]int, n), worker: make([]bool, n), idleLoc: -1,
 		lifeKey: make([][]threadKey, n), joins: make([][]threadKey, n), joinNext: make([]int, n),
 		locs: map[uint32]int64{}, noLoc: -1, rinfo: make([]regInfo, len(a.Defs.regions.dense)), rsparse: map[uint32]*regInfo{},
 		offAt: make([]int64, n), cut: cut, offs: make([][]int64, n), codeOpen: make([][]openCode, n), codeSeq: make([]int, n), forkOpen: make([][]openCode, n),
@@ -449,7 +463,11 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 				c.st.Unmodelled++
 			}
 		case trace.ThreadUser:
-			c.st.UserThreads += len(c.lives[t])
+			if c.taskWorker(t) {
+				c.st.Workers++
+			} else {
+				c.st.UserThreads += len(c.lives[t])
+			}
 			c.more[t] = nthreads
 			nthreads += len(c.lives[t]) - 1
 		}
@@ -705,9 +723,9 @@ func (c *conv) read(t int, count bool, fn func(e *Event, now int64) error) error
 			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s (%d unknown records skipped in all)", r.UnknownFirst, r.Unknown))
 		}
 		// The file's framing decides what the location holds; a count
-		// that disagrees (APEX writes such counts) is a warning, but in
-		// TAU's archives, whose counts are always off (a note says so).
-		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events && !isTAU(c.a.Anchor.Creator) && !cut {
+		// that disagrees is a warning, but in TAU's and APEX's archives,
+		// whose counts are always off (a note says so).
+		if l.Events != 0 && uint64(r.Events+r.Unknown) != l.Events && uint64(r.Events) != l.Events && !c.a.uncounted && !cut {
 			c.st.Warnings = append(c.st.Warnings, fmt.Sprintf("%s: %d event records, the location definition counts %d; the file's records are used", r.name, r.Events, l.Events))
 		}
 	}
@@ -830,6 +848,9 @@ func (c *conv) pass1() error {
 				}
 				if r.Paradigm == paradigmOpenMP {
 					c.ompEnters++
+				}
+				if r.Role == roleTask && r.Paradigm != paradigmOpenMP && r.Paradigm != paradigmMPI && r.Paradigm != paradigmMeasurement {
+					c.worker[t] = true
 				}
 				switch {
 				case r.Paradigm == paradigmOpenMP && r.Role == roleParallel:
@@ -1269,6 +1290,9 @@ type thr struct {
 	unleft  []uint32
 	// codes are the open code regions, innermost last (nesting.go)
 	codes []codeFrame
+	// mpiDepth counts a task-runtime worker's open MPI regions
+	// (workerIdle)
+	mpiDepth int
 }
 
 // heldLock is an OpenMP lock a thread holds.
@@ -1342,6 +1366,7 @@ func (c *conv) pass2(t int) error {
 	}
 	evt := c.a.evtPath(c.p.locations[t].ID)
 	user := c.threadType(t) == trace.ThreadUser
+	worker := c.taskWorker(t)
 	life := 0 // the location's ThreadBegin records so far
 	// the location's MpiIrecv, MpiIsend, MpiIsendComplete records so far
 	// (c.xp2p)
@@ -1392,7 +1417,22 @@ func (c *conv) pass2(t int) error {
 			if ps != nil && e.Type == EvLeave {
 				c.pscwEmit(h, ps, trace.MPIRecv, now, evt)
 			}
+			if worker {
+				h.workerIdle(true, now)
+			}
 			c.region(h, e.Type == EvEnter, now, id, r)
+			if worker {
+				switch {
+				case c.info(id, r).class != regMPI:
+				case e.Type == EvEnter:
+					h.mpiDepth++
+				case h.mpiDepth > 0:
+					h.mpiDepth--
+				}
+				if e.Type == EvLeave {
+					h.workerIdle(false, now)
+				}
+			}
 			if ps != nil && e.Type == EvEnter {
 				c.pscwEmit(h, ps, trace.MPISend, now, evt)
 			}
@@ -1809,10 +1849,36 @@ func (c *conv) threadType(t int) int {
 		return trace.ThreadInitial
 	case c.omp[t]:
 		return trace.ThreadWorker
-	case c.user[t]:
+	case c.user[t], c.taskWorker(t):
 		return trace.ThreadUser
 	}
 	return trace.ThreadUnknown
+}
+
+// taskWorker reports whether location t is a worker thread of a task
+// runtime: not the initial thread, no OpenMP thread, no ThreadBegin, and it
+// enters regions of role TASK outside OpenMP (APEX writes each HPX task it
+// runs as one, paradigm USER). Such a thread lives from its first record to
+// its last and works inside its regions: between them it waits for work
+// (trace.SyncWorkerIdle).
+func (c *conv) taskWorker(t int) bool {
+	return t != 0 && !c.omp[t] && !c.user[t] && c.worker[t]
+}
+
+// workerIdle begins or ends a task-runtime worker's wait for work: it
+// ends at the thread's next Enter, and begins at a Leave that leaves no
+// region open, but at its last record.
+func (h *thr) workerIdle(enter bool, now int64) {
+	c := h.c
+	switch {
+	case enter && h.waitKind == trace.SyncWorkerIdle:
+		h.endWait(now)
+	case !enter && h.waitKind == 0 && len(h.codes) == 0 && h.mpiDepth == 0 && now < c.last[h.t]:
+		if c.idleLoc < 0 {
+			c.idleLoc = c.w.AddLocation(trace.Location{Func: "(waiting for work)"})
+		}
+		h.wait(trace.SyncWorkerIdle, true, now, c.idleLoc, 0, "", h.off)
+	}
 }
 
 // createLocation returns the location of task id's construct: the

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 )
 
@@ -124,10 +125,15 @@ func (r *recorder) rec(t uint8, e *enc) { r.add(t, e) }
 
 // anchor encodes an anchor file of OTF2 version v (anchor format 2).
 func anchor(v [3]uint8, chunk uint64, locations, defs uint64) []byte {
+	return anchorBy(v, chunk, locations, defs, "hand encoder")
+}
+
+// anchorBy is anchor with creator as the writer's name.
+func anchorBy(v [3]uint8, chunk uint64, locations, defs uint64, creator string) []byte {
 	e := &enc{}
 	e.u8(recChunkHeader).u8(littleEndian).str("OTF2").u8(2).u8(2).u8(v[0]).u8(v[1]).u8(v[2])
 	e.full(chunk).full(chunk).u8(substratePOSIX).u8(compressionNone).full(locations).full(defs)
-	e.str("").str("hand encoder").str("")
+	e.str("").str(creator).str("")
 	e.b = binary.LittleEndian.AppendUint32(e.b, 0)
 	e.full(1)
 	return e.b
@@ -717,4 +723,93 @@ func pthreadSyncArchive(t testing.TB, dir string, bad bool) string {
 		writeLocation(t, dir, name, f.bytes())
 	}
 	return filepath.Join(dir, "traces.otf2")
+}
+
+// apexArchive writes, into dir, one process as APEX 1.2 (the HPX runtime's
+// tracer, OTF2 2.1.1) records it: location 0 (the main thread) without a
+// record, locations 1 and 2 HPX worker threads whose every task is an
+// Enter and Leave of a region of role TASK, paradigm USER, with a GUID and
+// a parent GUID attribute; no OpenMP, ThreadBegin or thread-creation
+// record; every location's event count the number of regions (3); a task
+// renamed while it ran entered as "/phylanx/x::eval" and left as
+// "eval_action" (the same GUID). Timeline (ns):
+//
+//	worker 1: run_helper 1000–3000, eval 4000–6000 (renamed), run_helper 10000–11000
+//	worker 2: eval_action 2000–2500, eval 5000–9000 (renamed), run_helper 9500–12000
+//
+// With functions, the regions have role FUNCTION: the threads are no task
+// runtime's workers.
+func apexArchive(t testing.TB, dir string, functions bool) string {
+	const chunk = 1 << 20 // APEX's
+	const typeUint64 = 4  // OTF2_TYPE_UINT64
+	role := uint8(roleTask)
+	if functions {
+		role = roleFunction
+	}
+	g := newFile(chunk)
+	for i, s := range []string{"", "run_helper", "eval_action", "/phylanx/x::eval", "GUID", "Globaly unique identifier",
+		"Parent GUID", "Globaly unique identifier of the parent task", "node", "geev", "process 1", "thread 0", "thread 1", "thread 2"} {
+		g.rec(gdString, (&enc{}).c(uint64(i)).str(s))
+	}
+	// Attribute (1.4): id, name, type, description
+	g.rec(gdAttribute, (&enc{}).c(0).c(4).u8(typeUint64).c(5))
+	g.rec(gdAttribute, (&enc{}).c(1).c(6).u8(typeUint64).c(7))
+	// Region: id, name, description, type (attic), file, begin, end,
+	// canonical name, role, paradigm, flags
+	for id := uint64(0); id < 3; id++ {
+		g.rec(gdRegion, (&enc{}).c(id).c(id+1).c(0).u8(0).c(0).c(0).c(0).c(0).u8(role).u8(paradigmUser).c(0))
+	}
+	g.rec(gdClockProperties, (&enc{}).c(1_000_000_000).c(0).c(20_000))
+	g.rec(gdSystemTreeNode, (&enc{}).c(0).c(9).c(8).c(math.MaxUint32))
+	// LocationGroup before 3.0: id, name, type, parent
+	g.rec(gdLocationGroup, (&enc{}).c(0).c(10).u8(lgTypeProcess).c(0))
+	// Location: id, name, type, events (APEX: the number of regions), group
+	for l := uint64(0); l < 3; l++ {
+		g.rec(gdLocation, (&enc{}).c(l).c(11+l).u8(locationTypeCPU).c(3).c(0))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "APEX.def"), g.bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "APEX.otf2"), anchorBy([3]uint8{2, 1, 1}, chunk, 3, g.n, "APEX version 1.2.0-test"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "APEX"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const helper, action, eval = 0, 1, 2
+	type rec struct {
+		at          uint64
+		enter       bool
+		region      uint64
+		guid, paren uint64
+	}
+	workers := [][]rec{
+		{{1000, true, helper, 1, 0}, {3000, false, helper, 1, 0}, {4000, true, eval, 10, 1}, {6000, false, action, 10, 1},
+			{10000, true, helper, 1, 0}, {11000, false, helper, 1, 0}},
+		{{2000, true, action, 20, 1}, {2500, false, action, 20, 1}, {5000, true, eval, 21, 20}, {9000, false, action, 21, 20},
+			{9500, true, helper, 1, 0}, {12000, false, helper, 1, 0}},
+	}
+	for l := 0; l < 3; l++ {
+		f := newFile(chunk)
+		if l > 0 {
+			for _, r := range workers[l-1] {
+				f.time(r.at)
+				// attribute list: count, then id, type, value of each
+				f.rec(recAttrList, (&enc{}).c(2).c(0).u8(typeUint64).c(r.guid).c(1).u8(typeUint64).c(r.paren))
+				k := uint8(EvLeave)
+				if r.enter {
+					k = EvEnter
+				}
+				f.single(k, (&enc{}).c(r.region))
+			}
+		}
+		name := strconv.Itoa(l)
+		if err := os.WriteFile(filepath.Join(dir, "APEX", name+".evt"), f.bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "APEX", name+".def"), newFile(chunk).bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return filepath.Join(dir, "APEX.otf2")
 }

@@ -40,3 +40,7 @@ var GapsArchive = gapsArchive
 var CrossThreadNBCArchive = crossThreadNBCArchive
 
 var PolledRecvArchive = polledRecvArchive
+
+// ApexArchive writes a process as APEX records HPX's worker threads
+// (encode_test.go).
+var ApexArchive = apexArchive

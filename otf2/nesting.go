@@ -55,6 +55,18 @@ func (h *thr) codeRegion(enter bool, now int64, id uint32, name int64, r *Region
 	}
 	k := innermost(len(h.codes), func(k int) uint32 { return h.codes[k].id }, id)
 	evt := c.a.evtPath(c.p.locations[h.t].ID)
+	if k < 0 && len(h.codes) > 0 && c.taskWorker(h.t) {
+		// A task runtime's worker: APEX writes the Leave of an HPX task
+		// whose name was annotated after it started with the task's first
+		// name (the same GUID attribute as its Enter), so the Leave ends
+		// the task it follows, named as it was entered (Stats.Renamed).
+		c.st.Renamed++
+		k = len(h.codes) - 1
+		c.st.Regions++
+		h.emit(trace.RegionExit, now, h.codes[k].name)
+		h.codes = h.codes[:k]
+		return
+	}
 	if k < 0 {
 		c.unnested.add("%s: offset %d: Leave of region %q, which is not open on this location, skipped "+
 			"(or open only below %d regions entered after it; the Enter and Leave records do not nest: Score-P records the calls of threads it does not track, "+

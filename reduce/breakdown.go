@@ -155,6 +155,17 @@ func (a *Advice) NoteUserThreads() {
 	a.Text = "the program's threads idle: before they start, after they end, or blocked in joins, condition variables or barriers (the thread sync rows of the thread wait states); start them earlier, give them more of the work, or keep fewer threads"
 }
 
+// NoteTaskWorkers rewords serial advice for a program whose threads are a
+// task runtime's workers (otf2: APEX's HPX threads) and that has no
+// OpenMP: its "serial" idleness is mostly its workers waiting for work
+// between their tasks.
+func (a *Advice) NoteTaskWorkers() {
+	if a.Dominant != "serial" {
+		return
+	}
+	a.Text = "the task runtime's worker threads wait for work between their tasks (the worker_idle row of the thread wait states: starvation and the scheduler's own time, which the trace does not tell apart), or idle before their first task and after their last: expose more concurrency (more or earlier tasks) or run fewer workers"
+}
+
 // Advise decides what dominates non-working time from the breakdown totals
 // and the processes' TALP rows (for the load-imbalance share of the
 // in-region non-work), and says what to do about it.
@@ -174,7 +185,13 @@ func Advise(t Times, talp []TALPRow, th Thresholds) Advice {
 	a := Advice{SerialNS: serial - inMPI, MPIWaitNS: inMPI, ImbalanceNS: imb, StarvationNS: max(0, parIdle-imb), OverheadNS: parOv,
 		MPICallsNS: max(0, t.MPI-t.InitFinalize)}
 	nonWork := a.SerialNS + a.MPIWaitNS + a.ImbalanceNS + a.StarvationNS + a.OverheadNS + a.MPICallsNS
-	if t.ThreadTime <= 0 || float64(nonWork)/float64(t.ThreadTime) <= th.Idleness {
+	if t.ThreadTime <= 0 {
+		// Nothing accounted is no verdict: "effectively parallel" would
+		// read as one.
+		a.Dominant, a.Text = "none", "no thread modelled: no thread time to judge (see the notes)"
+		return a
+	}
+	if float64(nonWork)/float64(t.ThreadTime) <= th.Idleness {
 		a.Dominant, a.Text = "none", "effectively parallel; focus on serial performance"
 		return a
 	}

@@ -64,6 +64,11 @@ type TraceInfo struct {
 	// are POP's thread-level ones, which the reports show under OpenMP's
 	// names even without OpenMP.
 	UserThreads bool `json:"user_threads,omitempty"`
+	// TaskWorkers is set when some process has worker threads of a task
+	// runtime (an OTF2 archive's threads that run TASK-role regions with
+	// no OpenMP or thread-creation records, docs/otf2.md): threads of type
+	// user too, idle between their tasks (`worker_idle`).
+	TaskWorkers bool `json:"task_workers,omitempty"`
 }
 
 // Window is the part of the run the breakdown, the POP efficiencies and

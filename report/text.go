@@ -86,11 +86,19 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 	if cs := r.ClockSync; cs != nil {
 		p.clockSync(cs)
 	}
-	if b := r.Breakdown; b != nil {
+	// No thread modelled (an archive's threads all of kinds the model
+	// leaves out, see the notes): zeros and efficiencies of nothing would
+	// read as a perfect run.
+	none := r.Breakdown != nil && r.Breakdown.ThreadTimeNS == 0
+	if none {
+		p.line("")
+		p.warn("no thread modelled: the trace has no thread whose time the analysis accounts (see the notes), so there is no time breakdown, POP efficiency or critical path")
+	}
+	if b := r.Breakdown; b != nil && !none {
 		p.breakdown(b, !t.NoOpenMP)
 	}
-	if pop := r.POP; pop != nil {
-		p.pop(pop, !t.NoOpenMP || t.UserThreads, t.NoOpenMP && t.UserThreads)
+	if pop := r.POP; pop != nil && !none {
+		p.pop(pop, !t.NoOpenMP || t.UserThreads, t.NoOpenMP && t.UserThreads, t.TaskWorkers)
 	}
 	if ws := r.WaitStates; ws != nil {
 		if ws.Calls > 0 || ws.MPINS > 0 {
@@ -100,9 +108,9 @@ func WriteText(w io.Writer, r *Report, o TextOptions) {
 			p.ompWaits(ws.OpenMP, o, waitsTitle(&r.Trace))
 		}
 	}
-	if cp := r.CriticalPath; cp != nil {
+	if cp := r.CriticalPath; cp != nil && !(none && cp.LengthNS == 0) {
 		p.criticalPath(cp, r.Graph)
-	} else if g := r.Graph; g != nil {
+	} else if g := r.Graph; g != nil && !none {
 		p.graph(g)
 	}
 	if ts := r.Tasks; ts != nil {
@@ -193,7 +201,7 @@ func popRows(pop *POP, openmp bool) []struct {
 	return rows
 }
 
-func (p *printer) pop(pop *POP, openmp, threadsOnly bool) {
+func (p *printer) pop(pop *POP, openmp, threadsOnly, workers bool) {
 	p.line("")
 	p.head(fmt.Sprintf("POP efficiencies (%d processes × %.3g threads, elapsed %s)", pop.Processes, pop.ThreadsPerProcess, Dur(pop.ElapsedNS)))
 	for _, row := range popRows(pop, openmp) {
@@ -204,7 +212,11 @@ func (p *printer) pop(pop *POP, openmp, threadsOnly bool) {
 		p.line("  (no OpenMP: the OpenMP efficiencies are 1 by construction and left out)")
 	}
 	if threadsOnly {
-		p.line("  (no OpenMP: the OpenMP efficiencies are those of the threads the program started itself)")
+		if workers {
+			p.line("  (no OpenMP: the OpenMP efficiencies are those of the task runtime's worker threads and the threads the program started itself)")
+		} else {
+			p.line("  (no OpenMP: the OpenMP efficiencies are those of the threads the program started itself)")
+		}
 	}
 	p.line("  per thread: useful %s, MPI %s, idle %s (serial %s, load balance %s, scheduling %s)",
 		Dur(pop.UsefulNS), Dur(pop.MPINS), Dur(pop.IdleNS), Dur(pop.IdleSerialNS), Dur(pop.IdleLBNS), Dur(pop.IdleSchedNS))

@@ -89,6 +89,15 @@ const (
 	SyncCondSignal    = 259
 )
 
+// SyncWorkerIdle is the sync_kind of a worker thread of a task runtime
+// (HPX, TBB, Kokkos, Charm++ …: a thread that runs the runtime's tasks as
+// code regions, with neither OpenMP nor thread-creation records) between
+// two of its tasks: waiting for work (starvation, or the scheduler's
+// own time: a trace of the tasks alone does not tell them apart). The
+// same four events as a join, parallel 0, task 0, loc the place holder
+// "(waiting for work)". A wait for other threads, like a join.
+const SyncWorkerIdle = 260
+
 // SyncNamesObject reports whether the task argument of a sync event of
 // this kind names a condition variable or barrier (kinds 257–259), not a
 // task.
@@ -96,7 +105,9 @@ func SyncNamesObject(kind int64) bool { return kind > SyncThreadJoin && kind <= 
 
 // ThreadSync reports whether kind is one of the program's own waits for
 // other threads (join, condition variable, barrier), not OpenMP's.
-func ThreadSync(kind int64) bool { return kind >= SyncThreadJoin && kind <= SyncThreadBarrier }
+func ThreadSync(kind int64) bool {
+	return kind >= SyncThreadJoin && kind <= SyncThreadBarrier || kind == SyncWorkerIdle
+}
 
 // MutexPthread is the mutex_kind of a POSIX threads mutex
 // (pthread_mutex_lock, pthread_mutex_trylock, and pthread_cond_wait's

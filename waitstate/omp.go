@@ -44,10 +44,11 @@ const (
 	SyncThreadJoin    // a join of a thread the program started (pthread_join)
 	SyncCondWait      // a condition variable's wait (pthread_cond_wait)
 	SyncThreadBarrier // a barrier of the program's threads (pthread_barrier_wait)
+	SyncWorkerIdle    // a task runtime's worker between its tasks (trace.SyncWorkerIdle)
 	NumSyncs
 )
 
-var syncNames = [NumSyncs]string{"barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "other_sync", "outside_sync", "thread_join", "cond_wait", "thread_barrier"}
+var syncNames = [NumSyncs]string{"barrier_implicit", "barrier_explicit", "taskwait", "taskgroup", "other_sync", "outside_sync", "thread_join", "cond_wait", "thread_barrier", "worker_idle"}
 
 func (k Sync) String() string {
 	if k < NumSyncs {
@@ -84,6 +85,8 @@ func syncOf(kind int64) Sync {
 		return SyncCondWait
 	case trace.SyncThreadBarrier:
 		return SyncThreadBarrier
+	case trace.SyncWorkerIdle:
+		return SyncWorkerIdle
 	}
 	return SyncOther
 }
@@ -558,7 +561,7 @@ func addOMP(t *report.OMPWaitTimes, r *OMPRow) {
 		t.TaskgroupNS += w
 	case SyncOther:
 		t.OtherSyncNS += w
-	case SyncThreadJoin, SyncCondWait, SyncThreadBarrier:
+	case SyncThreadJoin, SyncCondWait, SyncThreadBarrier, SyncWorkerIdle:
 		t.ThreadSyncNS += w
 	default:
 		t.OutsideSyncNS += w

@@ -216,6 +216,8 @@ func syncName(k int64) string {
 		return "thread barrier"
 	case trace.SyncCondSignal:
 		return "condition signal"
+	case trace.SyncWorkerIdle:
+		return "waiting for work"
 	}
 	return fmt.Sprintf("sync %d", k)
 }
