@@ -145,4 +145,17 @@ func TestNoThreadModelled(t *testing.T) {
 			t.Errorf("text report prints %q of no thread:\n%s", bad, s)
 		}
 	}
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, &rep, report.HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	h := page.String()
+	if !strings.Contains(h, `id="no-thread"`) {
+		t.Error("HTML report says nothing of no thread modelled")
+	}
+	for _, bad := range []string{"<h2>Time breakdown</h2>", "<h2>POP efficiencies</h2>", "<h2>Critical path</h2>", `id="pop-tree"`} {
+		if strings.Contains(h, bad) {
+			t.Errorf("HTML report prints %q of no thread", bad)
+		}
+	}
 }

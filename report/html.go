@@ -154,10 +154,19 @@ type page struct {
 	WaitMore int
 	Class    string
 	Interp   string // the run's interpretation when it says more than Class
+	// NoThread: no thread's time is accounted (see the text report), so
+	// the breakdown, POP and critical path sections are left out.
+	NoThread bool
 }
 
 func buildPage(r *Report, o HTMLOptions) *page {
 	pg := &page{R: r, Origin: r.Trace.FirstNS}
+	if b := r.Breakdown; b != nil && b.ThreadTimeNS == 0 {
+		// Zeros and efficiencies of nothing would read as a perfect run.
+		q := *r
+		q.Breakdown, q.POP, q.CriticalPath = nil, nil, nil
+		r, pg.R, pg.NoThread = &q, &q, true
+	}
 	if r.Trace.Warnings != nil {
 		pg.Warnings = r.Trace.Warnings.First
 	}
@@ -320,6 +329,7 @@ figure { margin: 0.5em 0; }
 {{if .R.Trace.Warnings}}<tr><td class="warn">warnings</td><td class="warn">{{.R.Trace.Warnings.Count}}{{range .Warnings}}<br>{{.}}{{end}}</td></tr>{{end}}
 </table>
 
+{{if .NoThread}}<p class="warn" id="no-thread">no thread modelled: the trace has no thread whose time the analysis accounts (see the notes), so there is no time breakdown, POP efficiency or critical path</p>{{end}}
 {{with .R.Breakdown}}
 <h2>Time breakdown</h2>
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
