@@ -25,6 +25,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -299,17 +300,81 @@ func (ms *Models) Top(found []report.Anomaly) []report.Anomaly {
 }
 
 // topScores keeps the max highest-scoring anomalies in a canonical order.
-// The order is total (a rank's tasks have distinct ids), so an unstable
-// sort gives the one order: a stable one moved the 100-byte records
-// O(n log² n) times.
+// The order is total (a rank's tasks have distinct ids), so the limit
+// first are one set whatever the input's order: they are selected first
+// (selectFirst) and only they are sorted. A tree's traces have half
+// their tasks anomalous, all with one score: sorting every one of them
+// (100-byte records) cost about 4 % of the analysis.
 func topScores(as []report.Anomaly, limit int) []report.Anomaly {
-	slices.SortFunc(as, func(a, b report.Anomaly) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Task, b.Task))
-	})
 	if len(as) > limit {
+		selectFirst(as, limit)
 		as = as[:limit]
 	}
+	sortAnomalies(as)
 	return as
+}
+
+func sortAnomalies(as []report.Anomaly) {
+	slices.SortFunc(as, func(a, b report.Anomaly) int { return listOrder(&a, &b) })
+}
+
+// listOrder is the anomalies' order in the report: highest score first,
+// then by rank, thread, start and task. It exits at the first key that
+// differs, as cmp.Or would not: a tree's anomalies share their score.
+func listOrder(a, b *report.Anomaly) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	switch {
+	case a.Rank != b.Rank:
+		return cmp.Compare(a.Rank, b.Rank)
+	case a.Thread != b.Thread:
+		return cmp.Compare(a.Thread, b.Thread)
+	case a.StartNS != b.StartNS:
+		return cmp.Compare(a.StartNS, b.StartNS)
+	}
+	return cmp.Compare(a.Task, b.Task)
+}
+
+// selectFirst moves the k first of as in listOrder to as[:k], in no
+// particular order (0 < k < len(as)): a quickselect with a median-of-three
+// pivot, which sorts the range it is left with once it has partitioned
+// more often than a sort would.
+func selectFirst(as []report.Anomaly, k int) {
+	lo, hi := 0, len(as) // the k-th lies in as[lo:hi]
+	for budget := 2 * bits.Len(uint(len(as))); hi-lo > 16 && budget > 0; budget-- {
+		// The median of three ends at as[m], then goes to as[lo]: the pivot.
+		m, z := lo+(hi-lo)/2, hi-1
+		if listOrder(&as[m], &as[lo]) < 0 {
+			as[m], as[lo] = as[lo], as[m]
+		}
+		if listOrder(&as[z], &as[m]) < 0 {
+			as[z], as[m] = as[m], as[z]
+		}
+		if listOrder(&as[m], &as[lo]) < 0 {
+			as[m], as[lo] = as[lo], as[m]
+		}
+		as[lo], as[m] = as[m], as[lo]
+		// Lomuto's partition: as[lo+1:p] before the pivot, the rest after.
+		p := lo + 1
+		for i := lo + 1; i < hi; i++ {
+			if listOrder(&as[i], &as[lo]) < 0 {
+				as[i], as[p] = as[p], as[i]
+				p++
+			}
+		}
+		q := p - 1
+		as[lo], as[q] = as[q], as[lo] // the pivot at its place
+		switch {
+		case q == k || q+1 == k:
+			return // as[:k] are the k first
+		case k < q:
+			hi = q
+		default:
+			lo = q + 1
+		}
+	}
+	sortAnomalies(as[lo:hi])
 }
 
 // Finish assembles the report section from the anomalies every rank found
