@@ -301,13 +301,24 @@ func (ms *Models) Top(found []report.Anomaly) []report.Anomaly {
 
 // topScores keeps the max highest-scoring anomalies in a canonical order.
 // The order is total (a rank's tasks have distinct ids), so the limit
-// first are one set whatever the input's order: they are selected first
-// (selectFirst) and only they are sorted. A tree's traces have half
-// their tasks anomalous, all with one score: sorting every one of them
-// (100-byte records) cost about 4 % of the analysis.
+// first are one set whatever the input's order: they are selected first,
+// by index (selectFirst), moved to the front once each, and only they are
+// sorted. A tree's traces have half their tasks anomalous, all with one
+// score: sorting every one of them (100-byte records holding a string,
+// each move a write barrier while the collector runs) cost about 4 % of
+// the analysis.
 func topScores(as []report.Anomaly, limit int) []report.Anomaly {
 	if len(as) > limit {
-		selectFirst(as, limit)
+		idx := make([]int32, len(as))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		selectFirst(as, idx, limit)
+		keep := idx[:limit]
+		slices.Sort(keep) // then as[keep[w]] moves down to as[w], never over one still to move
+		for w, i := range keep {
+			as[w] = as[i]
+		}
 		as = as[:limit]
 	}
 	sortAnomalies(as)
@@ -336,45 +347,46 @@ func listOrder(a, b *report.Anomaly) int {
 	return cmp.Compare(a.Task, b.Task)
 }
 
-// selectFirst moves the k first of as in listOrder to as[:k], in no
-// particular order (0 < k < len(as)): a quickselect with a median-of-three
-// pivot, which sorts the range it is left with once it has partitioned
-// more often than a sort would.
-func selectFirst(as []report.Anomaly, k int) {
-	lo, hi := 0, len(as) // the k-th lies in as[lo:hi]
-	for budget := 2 * bits.Len(uint(len(as))); hi-lo > 16 && budget > 0; budget-- {
-		// The median of three ends at as[m], then goes to as[lo]: the pivot.
+// selectFirst moves the indices of the k first of as in listOrder to
+// idx[:k], in no particular order (0 < k < len(idx)): a quickselect with
+// a median-of-three pivot, which sorts the range it is left with once it
+// has partitioned more often than a sort would.
+func selectFirst(as []report.Anomaly, idx []int32, k int) {
+	less := func(i, j int32) bool { return listOrder(&as[i], &as[j]) < 0 }
+	lo, hi := 0, len(idx) // the k-th lies in idx[lo:hi]
+	for budget := 2 * bits.Len(uint(len(idx))); hi-lo > 16 && budget > 0; budget-- {
+		// The median of three ends at idx[m], then goes to idx[lo]: the pivot.
 		m, z := lo+(hi-lo)/2, hi-1
-		if listOrder(&as[m], &as[lo]) < 0 {
-			as[m], as[lo] = as[lo], as[m]
+		if less(idx[m], idx[lo]) {
+			idx[m], idx[lo] = idx[lo], idx[m]
 		}
-		if listOrder(&as[z], &as[m]) < 0 {
-			as[z], as[m] = as[m], as[z]
+		if less(idx[z], idx[m]) {
+			idx[z], idx[m] = idx[m], idx[z]
 		}
-		if listOrder(&as[m], &as[lo]) < 0 {
-			as[m], as[lo] = as[lo], as[m]
+		if less(idx[m], idx[lo]) {
+			idx[m], idx[lo] = idx[lo], idx[m]
 		}
-		as[lo], as[m] = as[m], as[lo]
-		// Lomuto's partition: as[lo+1:p] before the pivot, the rest after.
-		p := lo + 1
+		idx[lo], idx[m] = idx[m], idx[lo]
+		// Lomuto's partition: idx[lo+1:p] before the pivot, the rest after.
+		p, pivot := lo+1, idx[lo]
 		for i := lo + 1; i < hi; i++ {
-			if listOrder(&as[i], &as[lo]) < 0 {
-				as[i], as[p] = as[p], as[i]
+			if less(idx[i], pivot) {
+				idx[i], idx[p] = idx[p], idx[i]
 				p++
 			}
 		}
 		q := p - 1
-		as[lo], as[q] = as[q], as[lo] // the pivot at its place
+		idx[lo], idx[q] = idx[q], idx[lo] // the pivot at its place
 		switch {
 		case q == k || q+1 == k:
-			return // as[:k] are the k first
+			return // idx[:k] are the k first
 		case k < q:
 			hi = q
 		default:
 			lo = q + 1
 		}
 	}
-	sortAnomalies(as[lo:hi])
+	slices.SortFunc(idx[lo:hi], func(i, j int32) int { return listOrder(&as[i], &as[j]) })
 }
 
 // Finish assembles the report section from the anomalies every rank found
