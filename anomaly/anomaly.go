@@ -508,7 +508,11 @@ func median(v []float64) float64 {
 
 // robustScale is 1.4826·MAD of r around its median, floored at minScale.
 func robustScale(r []float64, minScale float64) float64 {
-	c := median(r)
+	return scaleAround(r, median(r), minScale)
+}
+
+// scaleAround is robustScale of r given its median c.
+func scaleAround(r []float64, c, minScale float64) float64 {
 	d := make([]float64, len(r))
 	for i, v := range r {
 		d[i] = math.Abs(v - c)
@@ -517,7 +521,8 @@ func robustScale(r []float64, minScale float64) float64 {
 }
 
 func fitLocation(y []float64, minScale float64) model {
-	return model{a: median(y), s: robustScale(y, minScale), m: len(y), df: float64(len(y) - 1)}
+	c := median(y) // sorted once: the location and the scale's centre
+	return model{a: c, s: scaleAround(y, c, minScale), m: len(y), df: float64(len(y) - 1)}
 }
 
 // fitLogLog fits y = a + b·x by least squares with hard rejection of points
