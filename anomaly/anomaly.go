@@ -25,6 +25,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sort"
 
@@ -299,17 +300,93 @@ func (ms *Models) Top(found []report.Anomaly) []report.Anomaly {
 }
 
 // topScores keeps the max highest-scoring anomalies in a canonical order.
-// The order is total (a rank's tasks have distinct ids), so an unstable
-// sort gives the one order: a stable one moved the 100-byte records
-// O(n log² n) times.
+// The order is total (a rank's tasks have distinct ids), so the limit
+// first are one set whatever the input's order: they are selected first,
+// by index (selectFirst), moved to the front once each, and only they are
+// sorted. A tree's traces have half their tasks anomalous, all with one
+// score: sorting every one of them (100-byte records holding a string,
+// each move a write barrier while the collector runs) cost about 4 % of
+// the analysis.
 func topScores(as []report.Anomaly, limit int) []report.Anomaly {
-	slices.SortFunc(as, func(a, b report.Anomaly) int {
-		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread), cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Task, b.Task))
-	})
 	if len(as) > limit {
+		idx := make([]int32, len(as))
+		for i := range idx {
+			idx[i] = int32(i)
+		}
+		selectFirst(as, idx, limit)
+		keep := idx[:limit]
+		slices.Sort(keep) // then as[keep[w]] moves down to as[w], never over one still to move
+		for w, i := range keep {
+			as[w] = as[i]
+		}
 		as = as[:limit]
 	}
+	sortAnomalies(as)
 	return as
+}
+
+func sortAnomalies(as []report.Anomaly) {
+	slices.SortFunc(as, func(a, b report.Anomaly) int { return listOrder(&a, &b) })
+}
+
+// listOrder is the anomalies' order in the report: highest score first,
+// then by rank, thread, start and task. It exits at the first key that
+// differs, as cmp.Or would not: a tree's anomalies share their score.
+func listOrder(a, b *report.Anomaly) int {
+	if c := cmp.Compare(b.Score, a.Score); c != 0 {
+		return c
+	}
+	switch {
+	case a.Rank != b.Rank:
+		return cmp.Compare(a.Rank, b.Rank)
+	case a.Thread != b.Thread:
+		return cmp.Compare(a.Thread, b.Thread)
+	case a.StartNS != b.StartNS:
+		return cmp.Compare(a.StartNS, b.StartNS)
+	}
+	return cmp.Compare(a.Task, b.Task)
+}
+
+// selectFirst moves the indices of the k first of as in listOrder to
+// idx[:k], in no particular order (0 < k < len(idx)): a quickselect with
+// a median-of-three pivot, which sorts the range it is left with once it
+// has partitioned more often than a sort would.
+func selectFirst(as []report.Anomaly, idx []int32, k int) {
+	less := func(i, j int32) bool { return listOrder(&as[i], &as[j]) < 0 }
+	lo, hi := 0, len(idx) // the k-th lies in idx[lo:hi]
+	for budget := 2 * bits.Len(uint(len(idx))); hi-lo > 16 && budget > 0; budget-- {
+		// The median of three ends at idx[m], then goes to idx[lo]: the pivot.
+		m, z := lo+(hi-lo)/2, hi-1
+		if less(idx[m], idx[lo]) {
+			idx[m], idx[lo] = idx[lo], idx[m]
+		}
+		if less(idx[z], idx[m]) {
+			idx[z], idx[m] = idx[m], idx[z]
+		}
+		if less(idx[m], idx[lo]) {
+			idx[m], idx[lo] = idx[lo], idx[m]
+		}
+		idx[lo], idx[m] = idx[m], idx[lo]
+		// Lomuto's partition: idx[lo+1:p] before the pivot, the rest after.
+		p, pivot := lo+1, idx[lo]
+		for i := lo + 1; i < hi; i++ {
+			if less(idx[i], pivot) {
+				idx[i], idx[p] = idx[p], idx[i]
+				p++
+			}
+		}
+		q := p - 1
+		idx[lo], idx[q] = idx[q], idx[lo] // the pivot at its place
+		switch {
+		case q == k || q+1 == k:
+			return // idx[:k] are the k first
+		case k < q:
+			hi = q
+		default:
+			lo = q + 1
+		}
+	}
+	slices.SortFunc(idx[lo:hi], func(i, j int32) int { return listOrder(&as[i], &as[j]) })
 }
 
 // Finish assembles the report section from the anomalies every rank found
@@ -431,7 +508,11 @@ func median(v []float64) float64 {
 
 // robustScale is 1.4826·MAD of r around its median, floored at minScale.
 func robustScale(r []float64, minScale float64) float64 {
-	c := median(r)
+	return scaleAround(r, median(r), minScale)
+}
+
+// scaleAround is robustScale of r given its median c.
+func scaleAround(r []float64, c, minScale float64) float64 {
 	d := make([]float64, len(r))
 	for i, v := range r {
 		d[i] = math.Abs(v - c)
@@ -440,7 +521,8 @@ func robustScale(r []float64, minScale float64) float64 {
 }
 
 func fitLocation(y []float64, minScale float64) model {
-	return model{a: median(y), s: robustScale(y, minScale), m: len(y), df: float64(len(y) - 1)}
+	c := median(y) // sorted once: the location and the scale's centre
+	return model{a: c, s: scaleAround(y, c, minScale), m: len(y), df: float64(len(y) - 1)}
 }
 
 // fitLogLog fits y = a + b·x by least squares with hard rejection of points

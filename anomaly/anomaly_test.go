@@ -1,6 +1,7 @@
 package anomaly
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -405,5 +406,44 @@ func TestTopOfTopsIsTopOfAll(t *testing.T) {
 	got, want := ms.Top(kept), ms.Top(all)
 	if !slices.Equal(got, want) {
 		t.Fatalf("the best of the chunks' best differ from the best of all:\n got %v\nwant %v", got, want)
+	}
+}
+
+// TestTopScoresIsSortedPrefix checks the selection against its
+// definition: the limit first of the whole list sorted in the report's
+// order, for lists of every length around the limit, in random, sorted
+// and reversed order, with ties on every key but the task.
+func TestTopScoresIsSortedPrefix(t *testing.T) {
+	byReport := func(a, b report.Anomaly) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(a.Rank, b.Rank), cmp.Compare(a.Thread, b.Thread),
+			cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.Task, b.Task))
+	}
+	rng := rand.New(rand.NewSource(5))
+	for _, n := range []int{0, 1, 2, 3, 17, 18, 100, 1000, 5000} {
+		for _, limit := range []int{1, 2, 16, 17, 50, 999, 1000, 4999} {
+			for shape := range 4 {
+				as := make([]report.Anomaly, n)
+				for i := range as {
+					as[i] = report.Anomaly{Rank: rng.Intn(2), Thread: rng.Intn(3), Task: int64(i),
+						StartNS: rng.Int63n(50), Score: float64(rng.Intn(4))}
+				}
+				switch shape {
+				case 1:
+					slices.SortFunc(as, byReport)
+				case 2:
+					slices.SortFunc(as, func(a, b report.Anomaly) int { return byReport(b, a) })
+				case 3:
+					for i := range as {
+						as[i].Score, as[i].StartNS = 1, 0 // one score: the tree's
+					}
+				}
+				want := slices.Clone(as)
+				slices.SortFunc(want, byReport)
+				want = want[:min(limit, n)]
+				if got := topScores(as, limit); !slices.Equal(got, want) {
+					t.Fatalf("n %d, limit %d, shape %d: got %v\nwant %v", n, limit, shape, got, want)
+				}
+			}
+		}
 	}
 }
