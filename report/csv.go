@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -36,33 +35,16 @@ const (
 	CSVOMPMutexes    = "wait_states_openmp_mutexes.csv"
 )
 
-// waitHeader is the columns of WaitTimes in the wait-state tables.
+// waitHeader is the columns of WaitTimes in the wait-state tables: the
+// same in every report, so that positional consumers read a stable schema.
 var waitHeader = []string{"mpi_ns", "calls", "late_sender_ns", "late_receiver_ns", "wait_nxn_ns", "wait_barrier_ns", "late_broadcast_ns", "early_reduce_ns", "other_ns", "waiting_calls",
-	"wait_at_fence_ns", "wait_at_win_create_ns", "wait_at_win_free_ns", "wait_for_progress_ns", "late_post_ns", "early_wait_ns"}
+	"wait_at_fence_ns", "wait_at_win_create_ns", "wait_at_win_free_ns", "wait_for_progress_ns", "late_post_ns", "early_wait_ns", "lock_contention_ns"}
 
-// waitHeaderOf is waitHeader with, where the report has lock contention,
-// its column (absent otherwise: the tables of other reports as they were).
-func waitHeaderOf(locks bool) []string {
-	h := slices.Clone(waitHeader)
-	if locks {
-		h = append(h, "lock_contention_ns")
-	}
-	return h
-}
-
-func (w *WaitTimes) cells(locks bool) []string {
-	c := w.cellsAll()
-	if locks {
-		c = append(c, i64(w.LockContentionNS))
-	}
-	return c
-}
-
-func (w *WaitTimes) cellsAll() []string {
+func (w *WaitTimes) cells() []string {
 	return []string{i64(w.MPINS), i64(w.Calls), i64(w.LateSenderNS), i64(w.LateReceiverNS), i64(w.WaitNxNNS), i64(w.WaitBarrierNS),
 		i64(w.LateBroadcastNS), i64(w.EarlyReduceNS), i64(w.OtherNS), i64(w.WaitingCalls),
 		i64(w.WaitAtFenceNS), i64(w.WaitAtWinCreateNS), i64(w.WaitAtWinFreeNS), i64(w.WaitForProgressNS),
-		i64(w.LatePostNS), i64(w.EarlyWaitNS)}
+		i64(w.LatePostNS), i64(w.EarlyWaitNS), i64(w.LockContentionNS)}
 }
 
 // PathCSVHeader is the header of the critical-path segment table, which
@@ -166,17 +148,16 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		add(CSVAnomalyModels, m)
 	}
 	if ws := r.WaitStates; ws != nil && (ws.Calls > 0 || ws.MPINS > 0) {
-		locks := ws.Locks()
-		t := table{header: append([]string{"func", "site", "region"}, waitHeaderOf(locks)...)}
+		t := table{header: append([]string{"func", "site", "region"}, waitHeader...)}
 		for i := range ws.CallSites {
 			c := &ws.CallSites[i]
-			t.rows = append(t.rows, append([]string{c.Func, c.Site, c.Region}, c.cells(locks)...))
+			t.rows = append(t.rows, append([]string{c.Func, c.Site, c.Region}, c.cells()...))
 		}
 		add(CSVWaitSites, t)
-		u := table{header: append(append([]string{"rank"}, waitHeaderOf(locks)...), "caused_ns", "delay_ns")}
+		u := table{header: append(append([]string{"rank"}, waitHeader...), "caused_ns", "delay_ns")}
 		for i := range ws.PerProcess {
 			q := &ws.PerProcess[i]
-			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells(locks)...), i64(q.CausedNS), i64(q.DelayNS)))
+			u.rows = append(u.rows, append(append([]string{itoa(q.Rank)}, q.cells()...), i64(q.CausedNS), i64(q.DelayNS)))
 		}
 		add(CSVWaitProcesses, u)
 		v := table{header: []string{"rank", "func", "site", "region", "pattern", "ns", "share", "calls"}}

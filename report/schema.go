@@ -670,8 +670,8 @@ func (w *WaitTimes) Windows() bool {
 // synchronisation: the HTML page shows their columns only then.
 func (w *WaitTimes) Epochs() bool { return w.LatePostNS > 0 || w.EarlyWaitNS > 0 }
 
-// Locks says whether the row has any lock contention: the HTML page and
-// the CSV tables show its column only then.
+// Locks says whether the row has any lock contention: the HTML page
+// shows its column, the CUBE file its metric, only then.
 func (w *WaitTimes) Locks() bool { return w.LockContentionNS > 0 }
 
 // Progress says whether the row has any wait for progress: the HTML page

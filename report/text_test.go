@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -415,5 +416,37 @@ func TestRMAEpochWaitsShown(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "late post") || strings.Contains(b.String(), "early wait") {
 		t.Error("HTML report of a program without epoch waits shows their columns")
+	}
+}
+
+// The wait-state CSV tables have the same columns in every report, lock
+// contention's included (after early_wait_ns), so that a positional
+// consumer reads a report without lock epochs and one with them alike.
+func TestWaitCSVColumnsStable(t *testing.T) {
+	for _, lock := range []int64{0, 7_000_000} {
+		r := sampleReport()
+		w := WaitTimes{MPINS: 400_000_000, Calls: 30, LateSenderNS: 100_000_000, LockContentionNS: lock, OtherNS: 300_000_000 - lock, WaitingCalls: 3}
+		r.WaitStates = &WaitStates{WaitTimes: w,
+			CallSites:  []WaitSite{{Func: "MPI_Recv", WaitTimes: w}},
+			PerProcess: []WaitProcess{{Rank: 3, WaitTimes: w}}}
+		dir := t.TempDir()
+		if _, err := WriteCSV(dir, r); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []struct {
+			name  string
+			lead  []string
+			trail []string
+		}{{CSVWaitSites, []string{"func", "site", "region"}, nil}, {CSVWaitProcesses, []string{"rank"}, []string{"caused_ns", "delay_ns"}}} {
+			recs := readCSV(t, filepath.Join(dir, f.name))
+			h := recs[0][len(f.lead) : len(recs[0])-len(f.trail)]
+			if n := len(h); n < 2 || h[n-2] != "early_wait_ns" || h[n-1] != "lock_contention_ns" {
+				t.Errorf("lock contention %d: %s header %v, want its wait columns to end early_wait_ns, lock_contention_ns", lock, f.name, recs[0])
+				continue
+			}
+			if got := recs[1][len(f.lead)+len(h)-1]; got != strconv.FormatInt(lock, 10) {
+				t.Errorf("lock contention %d: %s has %s in lock_contention_ns", lock, f.name, got)
+			}
+		}
 	}
 }

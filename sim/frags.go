@@ -351,10 +351,12 @@ type FragPass struct {
 	// from (the receive's start: an MPI_Irecv's mpi_recv_post, a blocking
 	// receive's mpi_recv), and nonblocking collectives' coll_complete
 	// events whose call's enter is a progress point another member waited
-	// for (a wait for progress, waitstate), sorted by thread and event:
-	// each gets the post node of its call in SendNode. The other side of
-	// those edges comes through pred, at their mpi_send, mpi_request_done
-	// or coll_complete.
+	// for (a wait for progress, waitstate), and rma_unlock events whose
+	// MPI_Win_unlock's enter released a lock another epoch waited for
+	// (Lock Contention), sorted by thread and event: each gets the post
+	// node of its call in SendNode. The other side of those edges comes
+	// through pred, at their mpi_send, mpi_request_done, coll_complete,
+	// or the waiting epoch's rma_lock or rma_unlock.
 	Sources []EventRef
 	srcAt   refCursor // per thread: the next source to meet, in Sources
 
@@ -1073,6 +1075,13 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.MPIPolled:
 		p.polled(s, th)
+		return
+	case trace.RMALock:
+		p.lateReceiver(s, th) // a lock epoch may have waited for the holder's release
+		return
+	case trace.RMAUnlock:
+		p.source(s, th) // the release another epoch waited for
+		p.lateReceiver(s, th)
 		return
 	case trace.MPIRecv, trace.CollEnd, trace.CollComplete:
 		if p.cur[th] != -1 {

@@ -31,12 +31,24 @@ type mpiEvent struct {
 // MPI_Init over [0, 10] and MPI_Finalize from end) into dir.
 func writeProgram(t *testing.T, dir string, calls [][]mpiCall, end int64) {
 	t.Helper()
+	ends := make([]int64, len(calls))
+	for r := range ends {
+		ends[r] = end
+	}
+	writeProgramEnds(t, dir, calls, ends)
+}
+
+// writeProgramEnds is writeProgram with each rank's MPI_Finalize at its
+// own end.
+func writeProgramEnds(t *testing.T, dir string, calls [][]mpiCall, ends []int64) {
+	t.Helper()
 	n := len(calls)
 	members := make([]int, n)
 	for i := range members {
 		members[i] = i
 	}
 	for r, prog := range calls {
+		end := ends[r]
 		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: n, Host: "node", ClockSrc: "synthetic"})
 		if err != nil {
 			t.Fatal(err)

@@ -1042,7 +1042,7 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		return
 	case trace.RMALock, trace.RMAUnlock:
 		if r.depth[th] > 0 {
-			r.lockEvent(e, th)
+			r.lockEvent(e, th, idx)
 		}
 		return
 	case trace.MPIPolled:

@@ -116,6 +116,16 @@ func TestMPICH(t *testing.T) {
 			return lockRun(t, h, dir, o, iters, hold)
 		})
 	})
+	// lock_all and MPI_MODE_NOCHECK (rma_lock_all.c), as in
+	// TestLockAllContention.
+	t.Run("rma_lock_all.c", func(t *testing.T) {
+		bin := h.buildWith(t, mpich(), testdata("rma_lock_all.c"))
+		designed(t, func() []string {
+			const iters, out, hold = 8, 1000, 4000
+			dir, o := h.mustRecord(t, nil, mpiexecMPICH(4, bin, strconv.Itoa(iters), strconv.Itoa(out), strconv.Itoa(hold))...)
+			return lockAllRun(t, h, dir, o, iters, out, hold)
+		})
+	})
 	t.Run("rma_pscw_f.F90 mpi_f08", func(t *testing.T) {
 		bin := h.buildWith(t, mpich(), testdata("rma_pscw_f.F90"), "-DUSE_F08")
 		designed(t, func() []string {
