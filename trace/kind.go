@@ -47,6 +47,8 @@ const (
 	CollStart
 	CollComplete
 	MPIPolled
+	MPICancelled
+	MPIRecvFreed
 
 	NumKinds // one past the last valid kind
 )
@@ -119,6 +121,8 @@ var schemas = [NumKinds]Schema{
 	CollStart:         {Name: "coll_start", Args: []string{"op", "comm", "root", "sent", "request"}, Fields: []Field{FUint, FComm, FInt, FUint, FRequest}},
 	CollComplete:      {Name: "coll_complete", Args: []string{"op", "comm", "root", "received", "request"}, Fields: []Field{FUint, FComm, FInt, FUint, FRequest}},
 	MPIPolled:         {Name: "mpi_polled", Args: []string{"request"}, Fields: []Field{FRequest}},
+	MPICancelled:      {Name: "mpi_cancelled", Args: []string{"request"}, Fields: []Field{FRequest}},
+	MPIRecvFreed:      {Name: "mpi_recv_freed", Args: []string{"peer", "tag", "comm", "request"}, Fields: []Field{FInt, FInt, FComm, FRequest}},
 }
 
 // SchemaOf returns the schema of k; ok is false for kinds this version does not know.
