@@ -42,7 +42,7 @@ func TestCancelledSendFreedReceive(t *testing.T) {
 		}
 		w := rep.Trace.Warnings
 		all := strings.Join(w.First, "\n")
-		if w.Count != 2 || !strings.Contains(all, "process 1 thread 0 event 2 (mpi_recv_freed) in rank-00001.ptrace: a receive from process 0, tag 8") ||
+		if w.Count != 2 || !strings.Contains(all, "process 1 (rank-00001.ptrace) thread 0 event 2 (mpi_recv_freed): a receive from process 0, tag 8") ||
 			!strings.Contains(all, "unmatched mpi_send: process 0 → 1, tag 9") || !strings.Contains(all, "of process 0, in rank-00000.ptrace)") {
 			t.Errorf("k=%d: warnings %d:\n%s", k, w.Count, all)
 		}
@@ -64,7 +64,7 @@ func TestFreedWildcardReceive(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := strings.Join(rep.Trace.Warnings.First, "\n")
-	if rep.ClockSync.UnmatchedSends != 1 || !strings.Contains(all, "(mpi_recv_freed) in rank-00001.ptrace: a receive from any source, tag 7") {
+	if rep.ClockSync.UnmatchedSends != 1 || !strings.Contains(all, "process 1 (rank-00001.ptrace) thread 0 event 2 (mpi_recv_freed): a receive from any source, tag 7") {
 		t.Errorf("unmatched sends %d, warnings:\n%s", rep.ClockSync.UnmatchedSends, all)
 	}
 }

@@ -214,7 +214,7 @@ func (m *Matching) HasRecorded() bool { return !m.dropped }
 // Describe no longer names nodes then.
 func (m *Matching) DropRecorded() { m.recorded, m.dropped = nodeTimes{}, true }
 
-// Describe names node n for messages: "process 3 thread 0 event 17
+// Describe names node n for messages: "process 3 (rank-00003.ptrace) thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
 	if m.dropped || m.park != nil {
@@ -1679,7 +1679,7 @@ func (w *warner) done() Warnings {
 // eventRef names event idx of thread th of process p for a warning, with
 // the file that holds it (trace.Process.EventFile), so a user can find it.
 func eventRef(p *trace.Process, th int32, idx int64, k trace.Kind) string {
-	return fmt.Sprintf("process %d thread %d event %d (%s) in %s", p.Header.Rank, th, idx, k, p.EventFile(int(th)))
+	return fmt.Sprintf("process %d (%s) thread %d event %d (%s)", p.Header.Rank, p.EventFile(int(th)), th, idx, k)
 }
 
 // anyOr is v in decimal, or what when it is negative (a wildcard).

@@ -197,7 +197,7 @@ func TestCancelledAndFreedRequests(t *testing.T) {
 					if p.Header.Rank != 1 || fn != "MPI_Request_free" || e.Args[0] != 0 || e.Args[1] != 8 {
 						t.Errorf("process %d: mpi_recv_freed %v in %s, want process 1's (0, tag 8) in MPI_Request_free", p.Header.Rank, e.Args, fn)
 					}
-					freed = append(freed, fmt.Sprintf("process 1 thread 0 event %d (mpi_recv_freed) in rank-00001.ptrace: a receive from process 0, tag 8", i))
+					freed = append(freed, fmt.Sprintf("process 1 (rank-00001.ptrace) thread 0 event %d (mpi_recv_freed): a receive from process 0, tag 8", i))
 				case trace.MPICancelled:
 					if printed(t, out, "cancelled=") == 0 {
 						t.Errorf("process %d: mpi_cancelled of a send MPI did not cancel", p.Header.Rank)
