@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -171,6 +172,7 @@ func (r *run) loadProcess(i int, opts trace.LoadOptions) (*trace.Process, error)
 		return nil, err
 	}
 	st := cv.st
+	p.EvtDir = filepath.Base(r.archive.Dir) // warnings name the location's .evt file
 	p.Warnings = append(p.Warnings, st.Warnings...)
 	if st.Salvaged > 0 {
 		p.Partial = true // events are missing

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ptrace-dev/ptrace/comm"
@@ -71,6 +72,8 @@ type MatchStats struct {
 	BadEvents          int64 // unknown communicators, peers out of range, unpaired coll_begin/coll_end
 	CollectiveCalls    int64 // coll_begin events of communicators with ≥ 2 members
 	PointToPointEvents int64 // mpi_send and mpi_recv events seen
+	CancelledSends     int64 // mpi_send events withdrawn by their request's mpi_cancelled
+	FreedRecvs         int64 // mpi_recv_freed events: receives freed while active
 }
 
 func (s *MatchStats) add(o *MatchStats) {
@@ -85,19 +88,22 @@ func (s *MatchStats) add(o *MatchStats) {
 	s.BadEvents += o.BadEvents
 	s.CollectiveCalls += o.CollectiveCalls
 	s.PointToPointEvents += o.PointToPointEvents
+	s.CancelledSends += o.CancelledSends
+	s.FreedRecvs += o.FreedRecvs
 }
 
 // Vector returns the counts in field order, for reductions.
 func (s *MatchStats) Vector() []int64 {
 	return []int64{s.Messages, s.RemoteDeps, s.Collectives, s.UnmatchedSends, s.UnmatchedRecvs,
-		s.UnmatchedDepOuts, s.UnmatchedDepIns, s.BadCollectives, s.BadEvents, s.CollectiveCalls, s.PointToPointEvents}
+		s.UnmatchedDepOuts, s.UnmatchedDepIns, s.BadCollectives, s.BadEvents, s.CollectiveCalls, s.PointToPointEvents,
+		s.CancelledSends, s.FreedRecvs}
 }
 
 // MatchStatsFrom is the inverse of Vector.
 func MatchStatsFrom(v []int64) MatchStats {
 	var s MatchStats
-	if len(v) == 11 {
-		s = MatchStats{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10]}
+	if len(v) == 13 {
+		s = MatchStats{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]}
 	}
 	return s
 }
@@ -208,7 +214,7 @@ func (m *Matching) HasRecorded() bool { return !m.dropped }
 // Describe no longer names nodes then.
 func (m *Matching) DropRecorded() { m.recorded, m.dropped = nodeTimes{}, true }
 
-// Describe names node n for messages: "process 3 thread 0 event 17
+// Describe names node n for messages: "process 3 (rank-00003.ptrace) thread 0 event 17
 // (mpi_recv)", or the collective instance.
 func (m *Matching) Describe(n int32) string {
 	if m.dropped || m.park != nil {
@@ -221,7 +227,12 @@ func (m *Matching) Describe(n int32) string {
 	if p < 0 {
 		return fmt.Sprintf("collective call #%d on communicator %s", m.EventOf(n)+1, trace.CommLabel(int64(m.collComm[n-m.ProcNodes[len(m.Procs)]])))
 	}
-	return fmt.Sprintf("process %d thread %d event %d (%s)", m.Procs[p].Header.Rank, m.ThreadOf(n), m.EventOf(n), m.Kind[n])
+	return eventRef(m.Procs[p], m.ThreadOf(n), m.EventOf(n), m.Kind[n])
+}
+
+// fileOf names the file holding node n's event (trace.Process.EventFile).
+func (m *Matching) fileOf(n int32) string {
+	return m.Procs[m.ProcOf(n)].EventFile(int(m.ThreadOf(n)))
 }
 
 // Record kinds of the matching: the channels' records (joinRecs) are of
@@ -515,10 +526,14 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	}
 	bad := func(t int32, idx int64, kind trace.Kind, format string, args ...any) {
 		m.Stats.BadEvents++
-		w.add(int(me), fmt.Sprintf("process %d thread %d event %d (%s): ", me, t, idx, kind)+fmt.Sprintf(format, args...))
+		w.add(int(me), eventRef(p, t, idx, kind)+": "+fmt.Sprintf(format, args...))
+	}
+	withdrawn, err := cancelledSends(p, m.scans)
+	if err != nil {
+		return err
 	}
 	// Only threads with communication events: the others hold no node.
-	err := commWalk(p, m.scans, func(th int, idx int64, e *trace.Event) {
+	err = commWalk(p, m.scans, func(th int, idx int64, e *trace.Event) {
 		t := int32(th)
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:
@@ -526,6 +541,10 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			peer, tag := e.Args[0], e.Args[1]
 			if peer == -1 {
 				return // MPI_PROC_NULL: no message
+			}
+			if e.Kind == trace.MPISend && withdrawn[[2]int64{int64(t), idx}] {
+				m.Stats.CancelledSends++
+				return // cancelled: the message never left
 			}
 			cm, ok := p.CommByIndex(e.Args[2])
 			switch {
@@ -542,6 +561,30 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			} else {
 				m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 				recs.recv(&chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag})
+			}
+		case trace.MPIRecvFreed:
+			// A receive freed while active takes a message when it
+			// arrives, which no event records: by MPI's order the
+			// channel's next one, which would otherwise pair with the
+			// channel's later receives, each one off. Its node pairs
+			// with that send and makes no edge (the arrival time is
+			// unknown); with a wildcard the channel is unknown too.
+			m.Stats.FreedRecvs++
+			peer, tag := e.Args[0], e.Args[1]
+			cm, ok := p.CommByIndex(e.Args[2])
+			switch {
+			case !ok:
+				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[2])
+			case peer >= int64(nprocs) || peer < -1:
+				bad(t, idx, e.Kind, "peer %d outside 0..%d", peer, nprocs-1)
+			case peer < 0 || tag < 0:
+				w.add(int(me), fmt.Sprintf("%s: a receive from %s, tag %s, communicator %s, freed while active (MPI_Request_free): the message it takes is unknown, so a later receive of that message's channel may pair with it, each one off",
+					eventRef(p, t, idx, e.Kind), anyOr(peer, "any source"), anyOr(tag, "any"), trace.CommLabel(cm.ID)))
+			default:
+				m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
+				recs.recv(&chanKey{typ: recP2P, src: int32(peer), dst: me, a: cm.ID, b: tag})
+				w.add(int(me), fmt.Sprintf("%s: a receive from process %d, tag %d, communicator %s, freed while active (MPI_Request_free): it takes the channel's next message, at a time no event records (no wait state, no happened-before edge)",
+					eventRef(p, t, idx, e.Kind), peer, tag, trace.CommLabel(cm.ID)))
 			}
 		case trace.RemoteDepOut, trace.RemoteDepIn:
 			task, peer, rtask := e.Args[0], e.Args[1], e.Args[2]
@@ -1006,7 +1049,9 @@ func (m *Matching) matchChannels(recs *joinRecs, me int, w *warner) ([]unmatched
 
 // isRecvKind tells the kinds whose nodes are the join's receives, numbered
 // in node order.
-func isRecvKind(k trace.Kind) bool { return k == trace.MPIRecv || k == trace.RemoteDepIn }
+func isRecvKind(k trace.Kind) bool {
+	return k == trace.MPIRecv || k == trace.RemoteDepIn || k == trace.MPIRecvFreed
+}
 
 // placeUnmatchedRecvs gives the listed unmatched receives their threads
 // and events: one walk of the nodes finds the receives by number.
@@ -1031,7 +1076,7 @@ func (m *Matching) placeUnmatchedRecvs(left []unmatched) {
 		}
 		for len(idx) > 0 && left[idx[0]].recv == nr {
 			u := &left[idx[0]]
-			u.th, u.event = m.ThreadOf(int32(n)), m.EventOf(int32(n))
+			u.th, u.event, u.file, u.freed = m.ThreadOf(int32(n)), m.EventOf(int32(n)), m.fileOf(int32(n)), kind == trace.MPIRecvFreed
 			idx = idx[1:]
 		}
 		nr++
@@ -1064,7 +1109,7 @@ func (m *Matching) addChannelEdges(b *Builder, from *joinFrom, self int) {
 		rank, node, isSelf, ok := from.at(i)
 		i++
 		switch {
-		case !ok:
+		case !ok, kind == trace.MPIRecvFreed: // a freed receive's message arrives at no known time
 		case isSelf:
 			m.SelfPairs = append(m.SelfPairs, [2]int32{node, int32(n)})
 		default:
@@ -1087,6 +1132,8 @@ type unmatched struct {
 	recv       int64 // a receive's number
 	th         int32
 	event      int64
+	file       string // the file holding the event (trace.Process.EventFile)
+	freed      bool   // a receive freed while active (mpi_recv_freed)
 }
 
 // describeUnmatched gives the listed unmatched sends their threads and
@@ -1102,7 +1149,7 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 		switch {
 		case !u.send:
 		case int(u.rank) == me:
-			u.th, u.event = m.ThreadOf(u.node), m.EventOf(u.node)
+			u.th, u.event, u.file = m.ThreadOf(u.node), m.EventOf(u.node), m.fileOf(u.node)
 		default:
 			ask[u.rank] = le.AppendUint32(ask[u.rank], uint32(u.node))
 		}
@@ -1126,6 +1173,9 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 			}
 			answer[q] = le.AppendUint32(answer[q], uint32(m.ThreadOf(n)))
 			answer[q] = le.AppendUint64(answer[q], uint64(m.EventOf(n)))
+			f := m.fileOf(n)
+			answer[q] = le.AppendUint16(answer[q], uint16(min(len(f), math.MaxUint16)))
+			answer[q] = append(answer[q], f[:min(len(f), math.MaxUint16)]...)
 		}
 	}
 	if err := comm.Agree(c, lerr); err != nil {
@@ -1141,12 +1191,14 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 			continue
 		}
 		q := u.rank
-		if len(got[q]) < 12 {
+		if len(got[q]) < 14 || len(got[q]) < 14+int(le.Uint16(got[q][12:])) {
 			lerr = fmt.Errorf("rank %d: graph: rank %d answers fewer nodes than asked", me, q)
 			break
 		}
 		u.th, u.event = int32(le.Uint32(got[q])), int64(le.Uint64(got[q][4:]))
-		got[q] = got[q][12:]
+		nf := int(le.Uint16(got[q][12:]))
+		u.file = string(got[q][14 : 14+nf])
+		got[q] = got[q][14+nf:]
 	}
 	if err := comm.Agree(c, lerr); err != nil {
 		return err
@@ -1156,17 +1208,21 @@ func (m *Matching) describeUnmatched(c comm.Comm, listed []unmatched, w *warner)
 		var s string
 		switch {
 		case k.typ == recP2P && u.send:
-			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never received%s",
-				k.src, k.dst, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.src, channelCounts(k, u))
+			s = fmt.Sprintf("unmatched mpi_send: process %d → %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d, in %s) was never received%s",
+				k.src, k.dst, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.src, u.file, channelCounts(k, u))
 		case k.typ == recP2P:
-			s = fmt.Sprintf("unmatched mpi_recv: process %d ← %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d) was never sent%s",
-				k.dst, k.src, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.dst, channelCounts(k, u))
+			what := "mpi_recv"
+			if u.freed {
+				what = "mpi_recv_freed (a receive freed while active)"
+			}
+			s = fmt.Sprintf("unmatched %s: process %d ← %d, tag %d, communicator %s: message #%d of this channel (thread %d event %d of process %d, in %s) was never sent%s",
+				what, k.dst, k.src, k.b, trace.CommLabel(int64(k.a)), u.nth+1, u.th, u.event, k.dst, u.file, channelCounts(k, u))
 		case u.send:
-			s = fmt.Sprintf("unmatched remote_dep_out: process %d task %#x → process %d task %#x (#%d; thread %d event %d of process %d)",
-				k.src, k.a, k.dst, k.b, u.nth+1, u.th, u.event, k.src)
+			s = fmt.Sprintf("unmatched remote_dep_out: process %d task %#x → process %d task %#x (#%d; thread %d event %d of process %d, in %s)",
+				k.src, k.a, k.dst, k.b, u.nth+1, u.th, u.event, k.src, u.file)
 		default:
-			s = fmt.Sprintf("unmatched remote_dep_in: process %d task %#x ← process %d task %#x (#%d; thread %d event %d of process %d)",
-				k.dst, k.b, k.src, k.a, u.nth+1, u.th, u.event, k.dst)
+			s = fmt.Sprintf("unmatched remote_dep_in: process %d task %#x ← process %d task %#x (#%d; thread %d event %d of process %d, in %s)",
+				k.dst, k.b, k.src, k.a, u.nth+1, u.th, u.event, k.dst, u.file)
 		}
 		w.list(int(k.dst), s)
 	}
@@ -1618,4 +1674,56 @@ func (w *warner) done() Warnings {
 		out.First = append(out.First, it.msg)
 	}
 	return out
+}
+
+// eventRef names event idx of thread th of process p for a warning, with
+// the file that holds it (trace.Process.EventFile), so a user can find it.
+func eventRef(p *trace.Process, th int32, idx int64, k trace.Kind) string {
+	return fmt.Sprintf("process %d (%s) thread %d event %d (%s)", p.Header.Rank, p.EventFile(int(th)), th, idx, k)
+}
+
+// anyOr is v in decimal, or what when it is negative (a wildcard).
+func anyOr(v int64, what string) string {
+	if v < 0 {
+		return what
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// cancelledSends returns the mpi_send events (thread, index) of p whose
+// request a later mpi_cancelled withdrew: the message never left, so no
+// receive may pair with it (the receive that would pairs with the
+// channel's next message). Only a process with mpi_cancelled events is
+// read (one more decode of its threads: MPI 4.0 deprecates cancelling a
+// send, few programs do); the communication log keeps no request.
+func cancelledSends(p *trace.Process, pool *trace.Scans) (map[[2]int64]bool, error) {
+	if p.Census.Kinds[trace.MPICancelled] == 0 {
+		return nil, nil
+	}
+	sent := map[int64][2]int64{} // request → its mpi_send
+	var cancelled []int64
+	for th := range p.NumThreads() {
+		sc := pool.Get(p, th, nil)
+		for sc.Next() {
+			e := sc.Event()
+			switch {
+			case e.Kind == trace.MPISend && e.Args[4] != 0:
+				sent[e.Args[4]] = [2]int64{int64(th), sc.Index()}
+			case e.Kind == trace.MPICancelled:
+				cancelled = append(cancelled, e.Args[0])
+			}
+		}
+		err := sc.Err()
+		pool.Put(sc)
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[[2]int64]bool, len(cancelled))
+	for _, r := range cancelled {
+		if at, ok := sent[r]; ok {
+			out[at] = true
+		}
+	}
+	return out, nil
 }

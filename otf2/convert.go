@@ -1261,6 +1261,9 @@ type thr struct {
 	// polled holds the requests (ptrace ids) an MpiRequestTest named
 	// since their start: their mpi_polled is written
 	polled map[int64]bool
+	// isends holds the OTF2 request ids of this thread's MPI_Isends in
+	// flight: an MpiRequestCancelled of one withdraws its message
+	isends map[uint64]bool
 	// inProbed: inside an MPI_Mrecv or MPI_Imrecv (Stats.ProbedRecvs)
 	inProbed bool
 	// collCall: inside an MPI collective call; collRec: it holds a
@@ -1475,6 +1478,10 @@ func (c *conv) pass2(t int) error {
 				c.rseq[t]++
 				req = trace.MakeID(h.out, c.rseq[t])
 				h.reqs[e.A[4]] = req
+				if h.isends == nil {
+					h.isends = map[uint64]bool{}
+				}
+				h.isends[e.A[4]] = true
 			case e.Type == EvMpiIrecv:
 				req = h.reqs[e.A[4]]
 				delete(h.reqs, e.A[4])
@@ -1501,6 +1508,7 @@ func (c *conv) pass2(t int) error {
 				h.emit(trace.MPIRequestDone, now, req)
 				delete(h.reqs, e.A[0])
 				delete(h.polled, req)
+				delete(h.isends, e.A[0])
 			}
 		case EvMpiIrecvRequest:
 			if h.inProbed {
@@ -1552,6 +1560,19 @@ func (c *conv) pass2(t int) error {
 				h.emit(trace.MPIPolled, now, req)
 			}
 		case EvMpiRequestCancelled:
+			// Score-P writes it instead of the completion of a request
+			// MPI_Test_cancelled says was cancelled: an MPI_Isend's
+			// message never left, so its mpi_cancelled withdraws the
+			// mpi_send (the collector's record); a cancelled post
+			// received nothing, left as it was.
+			if req, ok := h.reqs[e.A[0]]; ok && h.isends[e.A[0]] {
+				h.emit(trace.MPICancelled, now, req)
+				h.emit(trace.MPIRequestDone, now, req)
+				delete(h.reqs, e.A[0])
+				delete(h.polled, req)
+				delete(h.isends, e.A[0])
+				return nil
+			}
 			delete(h.reqs, e.A[0])
 			delete(h.nbcs, e.A[0])
 			c.st.Ignored[e.Type]++

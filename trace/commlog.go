@@ -58,7 +58,7 @@ func (l *commLog) other(t int64) {
 // ones the log keeps and the matching turns into nodes.
 func IsComm(k Kind) bool {
 	switch k {
-	case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut, RemoteDepIn, CollStart, CollComplete:
+	case MPISend, MPIRecv, CollBegin, CollEnd, RemoteDepOut, RemoteDepIn, CollStart, CollComplete, MPIRecvFreed:
 		return true
 	}
 	return false

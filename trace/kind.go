@@ -49,6 +49,8 @@ const (
 	MPIPolled
 	RMALock
 	RMAUnlock
+	MPICancelled
+	MPIRecvFreed
 
 	NumKinds // one past the last valid kind
 )
@@ -123,6 +125,8 @@ var schemas = [NumKinds]Schema{
 	MPIPolled:         {Name: "mpi_polled", Args: []string{"request"}, Fields: []Field{FRequest}},
 	RMALock:           {Name: "rma_lock", Args: []string{"peer", "comm", "lock_type"}, Fields: []Field{FInt, FComm, FUint}},
 	RMAUnlock:         {Name: "rma_unlock", Args: []string{"peer", "comm"}, Fields: []Field{FInt, FComm}},
+	MPICancelled:      {Name: "mpi_cancelled", Args: []string{"request"}, Fields: []Field{FRequest}},
+	MPIRecvFreed:      {Name: "mpi_recv_freed", Args: []string{"peer", "tag", "comm", "request"}, Fields: []Field{FInt, FInt, FComm, FRequest}},
 }
 
 // SchemaOf returns the schema of k; ok is false for kinds this version does not know.

@@ -8,6 +8,8 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
+	"strconv"
 	"unsafe"
 )
 
@@ -20,7 +22,11 @@ import (
 // LoadProcess validates every chunk once (decoding, time order) and takes
 // the Census on the way; a scan of a loaded process cannot fail.
 type Process struct {
-	File   string
+	File string
+	// EvtDir, for a process converted from an OTF2 archive, is its event
+	// files' directory as warnings name it (traces): thread t's events
+	// are EvtDir/L.evt, L its location (the thread table's tid).
+	EvtDir string
 	Header Header
 	Tables
 	// Events holds each thread's events by thread index (the thread table
@@ -1333,4 +1339,19 @@ func (p *Process) ReleaseEvents() {
 		p.Events[th].chunks = nil
 	}
 	p.Census.RemoteIn = nil // the simulation's input, like the events
+}
+
+// EventFile names the file that holds thread th's events, for a warning a
+// user can follow: the rank file's name (rank-00001.ptrace), or for a
+// process converted from OTF2 its location's event file (traces/1.evt).
+func (p *Process) EventFile(th int) string {
+	if p.EvtDir != "" {
+		for _, t := range p.Threads {
+			if t.Index == th {
+				return p.EvtDir + "/" + strconv.FormatInt(t.TID, 10) + ".evt"
+			}
+		}
+		return p.EvtDir
+	}
+	return filepath.Base(p.File)
 }

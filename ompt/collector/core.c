@@ -49,6 +49,7 @@ static const uint8_t nargs[K_NUM] = {
 	[K_MUTEX_ACQUIRE] = 3, [K_MUTEX_ACQUIRED] = 3, [K_MUTEX_RELEASED] = 3,
 	[K_COLL_START] = 5, [K_COLL_COMPLETE] = 5, [K_MPI_POLLED] = 1,
 	[K_RMA_LOCK] = 3, [K_RMA_UNLOCK] = 2,
+	[K_MPI_CANCELLED] = 1, [K_MPI_RECV_FREED] = 4,
 };
 
 #define PTR_STR(n) #n,

@@ -599,8 +599,11 @@ static void completed(ptr_thread *t, struct req *e, const MPI_Status *st)
 		return;
 	}
 	int cancelled = 0;
-	if (r.kind == REQ_RECV)
-		PMPI_Test_cancelled(st, &cancelled);
+	PMPI_Test_cancelled(st, &cancelled);
+	if (r.kind == REQ_SEND && cancelled)
+		/* the message never left (MPICH cancels a send not yet
+		 * matched): withdraws its mpi_send, which no receive matches */
+		ptr_ev1(t, K_MPI_CANCELLED, r.id);
 	if (r.kind == REQ_SEND || cancelled) {
 		/* A cancelled receive received nothing: its status's source and
 		 * tag are undefined (MPICH leaves the posted ones or garbage,
@@ -1100,8 +1103,15 @@ int MPI_Request_free(MPI_Request *request)
 		/* a polled request completes unobserved too: its mpi_polled
 		 * again, outside a Test-family call, ends the polling (no
 		 * completion will) */
-		if (found && r.polled && r.id != 0 && (!r.persistent || r.active))
+		int active = found && r.id != 0 && (!r.persistent || r.active);
+		if (active && r.polled)
 			ptr_ev1(t, K_MPI_POLLED, r.id);
+		/* a receive freed while active still receives its message,
+		 * when and from whom no call will say: its post's envelope,
+		 * to take that message out of its channel's pairing */
+		if (active && r.kind == REQ_RECV)
+			ptr_ev4(t, K_MPI_RECV_FREED, (uint64_t)r.peer, (uint64_t)(int64_t)(r.tag < 0 ? -1 : r.tag),
+				(uint64_t)r.v.index, r.id);
 		/* r.keep stays allocated: freeing a nonblocking collective's
 		 * request is erroneous (MPI 4.0 §6.12), and the operation,
 		 * still going on, may read it */

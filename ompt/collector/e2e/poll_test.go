@@ -1,7 +1,10 @@
 package e2e
 
 import (
+	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/trace"
@@ -107,4 +110,114 @@ func TestPollingReceiver(t *testing.T) {
 	if inTest > pathBound+100_000 {
 		t.Errorf("the critical path spends %d ns in MPI_Test, at most %d by the definitions", inTest, pathBound)
 	}
+}
+
+// Polled requests that end without a completion (testdata/poll_free.c, 2
+// ranks): rank 0's MPI_Issend, tested once and freed, and rank 1's
+// MPI_Irecv, tested once, cancelled and waited for. The collector writes
+// the freed request's mpi_polled again inside MPI_Request_free (its
+// polling ends there, docs/trace-format.md) and completes the cancelled
+// receive as a request (mpi_request_done, no mpi_recv); neither polling
+// call is a Late Sender or Late Receiver (the cancelled receive waits for
+// no message, the freed send's completion is observed by no call), no
+// warning, and the one message, received by rank 1's MPI_Recv, matches.
+func TestFreedCancelledPolledRequests(t *testing.T) {
+	h := setup(t)
+	bin := h.buildMPI(t, testdata("poll_free.c"))
+	dir, out := h.mustRecord(t, nil, mpirunN(2, bin)...)
+	procs := valid(t, dir)
+	r := h.report(t, dir)
+	noReportWarnings(t, r)
+	allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+	// Per process: the functions each request's mpi_polled events are in,
+	// and how each request ended.
+	for _, p := range procs {
+		rank := p.Header.Rank
+		in := map[int64][]string{}
+		ended := map[int64]trace.Kind{}
+		var fn string
+		for _, e := range rowsOf(p)[0] {
+			switch e.Kind {
+			case trace.MPIEnter:
+				fn = p.String(e.Args[0])
+			case trace.MPIPolled:
+				in[e.Args[0]] = append(in[e.Args[0]], fn)
+			case trace.MPIRequestDone:
+				ended[e.Args[0]] = e.Kind
+			case trace.MPIRecv:
+				ended[e.Args[4]] = e.Kind
+			}
+		}
+		if len(in) != 1 {
+			t.Fatalf("process %d: polled requests %v, want one", rank, in)
+		}
+		for req, fns := range in {
+			switch {
+			case rank == 0 && !slices.Equal(fns, []string{"MPI_Test", "MPI_Request_free"}):
+				t.Errorf("process 0: the Issend's mpi_polled in %v, want MPI_Test then MPI_Request_free", fns)
+			case rank == 0 && ended[req] != 0:
+				t.Errorf("process 0: the freed Issend completes by %s", ended[req])
+			case rank == 1 && (!slices.Equal(fns, []string{"MPI_Test"}) || ended[req] != trace.MPIRequestDone):
+				t.Errorf("process 1: the cancelled Irecv's mpi_polled in %v, ended by %s; want MPI_Test, mpi_request_done", fns, ended[req])
+			}
+		}
+	}
+	for _, s := range r.WaitStates.CallSites {
+		if s.Func == "MPI_Test" && (s.LateSenderNS != 0 || s.LateReceiverNS != 0) {
+			t.Errorf("MPI_Test at %s: late sender %d ns, late receiver %d ns, want none", s.Site, s.LateSenderNS, s.LateReceiverNS)
+		}
+	}
+}
+
+// Requests that end without their operation (testdata/cancel_free.c, 2
+// ranks), under Open MPI and MPICH: rank 0 cancels an MPI_Isend (which
+// neither MPI here cancels: MPI_Test_cancelled false, the message goes;
+// one that did would record mpi_cancelled, which withdraws the send,
+// driver's TestCancelledSendFreedReceive), and rank 1 frees an active
+// MPI_Irecv of tag 8. The collector writes mpi_recv_freed with the post's
+// envelope inside MPI_Request_free; the analysis lets it take the first
+// tag-8 message, so rank 1's MPI_Recv of tag 8 pairs with the second and
+// every message matches (before, the freed receive wrote nothing: its
+// message paired with the MPI_Recv, the second tag-8 send was left over),
+// with one warning naming the freed receive's event and file.
+func TestCancelledAndFreedRequests(t *testing.T) {
+	check := func(t *testing.T, h *harness, bin string, cmd []string) {
+		dir, out := h.mustRecord(t, nil, cmd...)
+		procs := valid(t, dir)
+		r := h.report(t, dir)
+		allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+		var freed []string
+		for _, p := range procs {
+			var fn string
+			for i, e := range rowsOf(p)[0] {
+				switch e.Kind {
+				case trace.MPIEnter:
+					fn = p.String(e.Args[0])
+				case trace.MPIRecvFreed:
+					if p.Header.Rank != 1 || fn != "MPI_Request_free" || e.Args[0] != 0 || e.Args[1] != 8 {
+						t.Errorf("process %d: mpi_recv_freed %v in %s, want process 1's (0, tag 8) in MPI_Request_free", p.Header.Rank, e.Args, fn)
+					}
+					freed = append(freed, fmt.Sprintf("process 1 (rank-00001.ptrace) thread 0 event %d (mpi_recv_freed): a receive from process 0, tag 8", i))
+				case trace.MPICancelled:
+					if printed(t, out, "cancelled=") == 0 {
+						t.Errorf("process %d: mpi_cancelled of a send MPI did not cancel", p.Header.Rank)
+					}
+				}
+			}
+		}
+		w := r.Trace.Warnings
+		if len(freed) != 1 || w == nil || w.Count != 1 || !strings.HasPrefix(w.First[0], freed[0]) {
+			t.Errorf("freed receives %q; warnings %+v", freed, w)
+		}
+	}
+	t.Run("Open MPI", func(t *testing.T) {
+		h := setup(t)
+		bin := h.buildMPI(t, testdata("cancel_free.c"))
+		check(t, h, bin, mpirunN(2, bin))
+	})
+	t.Run("MPICH", func(t *testing.T) {
+		h := setupMPICH(t)
+		bin := h.buildWith(t, mpich(), testdata("cancel_free.c"))
+		check(t, h, bin, mpiexecMPICH(2, bin))
+	})
 }
