@@ -301,6 +301,9 @@ type conv struct {
 	// skipped (a second in a call; a window or group not translated)
 	pscw             []*pscwLoc
 	pscwDup, pscwBad counted
+	// passive target synchronisation (rmalock.go): lock records
+	// skipped, epochs never released
+	lockBad, lockOpen counted
 
 	// recording gaps (gaps.go): per location, where recording was
 	// switched off (−1: on); the cut's gaps and the communicators per
@@ -516,6 +519,8 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c.undefComm.flush(&c.st, "records on undefined communicators skipped")
 	c.pscwDup.flush(&c.st, "RmaGroupSync records skipped")
 	c.pscwBad.flush(&c.st, "RmaGroupSync records skipped")
+	c.lockBad.flush(&c.st, "RMA lock records skipped")
+	c.lockOpen.flush(&c.st, "lock epochs never released")
 	c.undefContext.flush(&c.st, "records of undefined calling contexts skipped")
 	c.ctxLoop.flush(&c.st, "records of calling contexts with an endless parent chain")
 	c.orphan.flush(&c.st, "records without their begin or fork")
@@ -1296,6 +1301,8 @@ type thr struct {
 	// mpiDepth counts a task-runtime worker's open MPI regions
 	// (workerIdle)
 	mpiDepth int
+	// lk follows the lock calls and epochs (rmalock.go)
+	lk rmaLockState
 }
 
 // heldLock is an OpenMP lock a thread holds.
@@ -1395,6 +1402,7 @@ func (c *conv) pass2(t int) error {
 				c.st.Ignored[e.Type]++
 			case e.Type == EvThreadBegin:
 				if life > 0 && life < len(c.lives[t]) {
+					c.lockEnd(h)
 					if err := h.endLife(c.lives[t][life-1].last); err != nil {
 						return err
 					}
@@ -1420,6 +1428,9 @@ func (c *conv) pass2(t int) error {
 			if ps != nil && e.Type == EvLeave {
 				c.pscwEmit(h, ps, trace.MPIRecv, now, evt)
 			}
+			if e.Type == EvLeave {
+				c.lockLeave(h, id, now, evt)
+			}
 			if worker {
 				h.workerIdle(true, now)
 			}
@@ -1438,6 +1449,9 @@ func (c *conv) pass2(t int) error {
 			}
 			if ps != nil && e.Type == EvEnter {
 				c.pscwEmit(h, ps, trace.MPISend, now, evt)
+			}
+			if e.Type == EvEnter {
+				c.lockEnter(h, id, r)
 			}
 			if e.Type == EvEnter && c.unleft[t] != nil && c.info(id, r).class == regCode {
 				h.enterUnleft(id)
@@ -1623,6 +1637,8 @@ func (c *conv) pass2(t int) error {
 			h.emit(trace.CollComplete, now, o.op, o.ci, o.root, int64(min(e.A[4], 1<<62)), o.req)
 		case EvRmaGroupSync:
 			// pass 1 took it (pscw.go)
+		case EvRmaRequestLock, EvRmaAcquireLock, EvRmaTryLock, EvRmaReleaseLock:
+			c.lockRecord(h, e, evt)
 		case EvMpiCollectiveBegin, EvRmaCollectiveBegin:
 			h.collRec = true
 			// The operation, communicator and root come with the End:
@@ -1784,6 +1800,7 @@ func (c *conv) pass2(t int) error {
 		return err
 	}
 	h.flush()
+	c.lockEnd(h)
 	t1 := c.last[t]
 	h.endFlush(t1)
 	h.endWait(t1)
@@ -2145,6 +2162,7 @@ type regInfo struct {
 	neighbor bool  // a neighbourhood collective (Stats.NeighborCalls)
 	coll     bool  // an MPI collective (MPI_Barrier, MPI_Allreduce…)
 	pscw     uint8 // MPI_Win_post, _start, _complete, _wait or _test (pscw.go)
+	lock     uint8 // MPI_Win_lock, _lock_all, _unlock or _unlock_all (rmalock.go)
 	code     bool  // also a code region (regMutex of pthread_mutex_lock)
 }
 
@@ -2172,6 +2190,7 @@ func (c *conv) info(id uint32, r *Region) *regInfo {
 		ri.neighbor = strings.HasPrefix(r.Name, "MPI_Neighbor_") || strings.HasPrefix(r.Name, "MPI_Ineighbor_")
 		ri.coll = collectiveNames[r.Name]
 		ri.pscw = pscwCalls[r.Name]
+		ri.lock = lockCallOf[r.Name]
 	case paradigmMeasurement:
 		ri.class = regNothing
 	case paradigmOpenMP:

@@ -27,6 +27,10 @@ const (
 	EvRmaCollectiveBegin  = 37
 	EvRmaCollectiveEnd    = 38
 	EvRmaGroupSync        = 39
+	EvRmaRequestLock      = 40
+	EvRmaAcquireLock      = 41
+	EvRmaTryLock          = 42
+	EvRmaReleaseLock      = 43
 	EvOmpFork             = 24
 	EvOmpJoin             = 25
 	EvOmpAcquireLock      = 26
@@ -105,7 +109,13 @@ var eventFields = [256]string{
 	// communicator
 	EvRmaCollectiveEnd: "bxuuUU",
 	// syncLevel, window, group (pscw.go)
-	EvRmaGroupSync:        "uuu",
+	EvRmaGroupSync: "uuu",
+	// window, remote, lock id, lock type (rmalock.go); the release has
+	// no type
+	EvRmaRequestLock:      "uuUb",
+	EvRmaAcquireLock:      "uuUb",
+	EvRmaTryLock:          "uuUb",
+	EvRmaReleaseLock:      "uuU",
 	EvOmpFork:             "u",
 	EvOmpAcquireLock:      "uu",
 	EvOmpReleaseLock:      "uu",
