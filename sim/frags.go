@@ -875,11 +875,13 @@ func (p *FragPass) materializePost(th int) int32 {
 	}
 	t := p.curTask[th]
 	n := p.node(FragPost, th, p.curLoc[th], p.since[th])
-	if p.firstOf.get(t) < 0 {
+	// As materialize: by the task's last fragment, which the runtime's
+	// initial task has (the program task's) before a first of its own.
+	if last := p.lastOf.get(t); last >= 0 {
+		p.edge(last, n)
+	} else {
 		p.firstOf.set(t, n)
 		p.edge(p.created.get(t), n)
-	} else {
-		p.edge(p.lastOf.get(t), n)
 	}
 	p.lastOf.set(t, n)
 	p.post[th] = n
