@@ -945,7 +945,13 @@ func (p *FragPass) close(s *Sim, th int) {
 	}
 	if straddle {
 		at := p.pollUntil[th]
-		if nd := p.nodes.get(n); p.curKind[th] != FragMPI && nd.start == from && nd.weight == to-from {
+		// A fragment of one piece, begun inside the window or before it
+		// (then weighing its part inside): not a re-queued task's later
+		// piece, whose node weighs its earlier pieces too. Split only
+		// inside the window, the edge entered the whole fragment before
+		// the window's start, and its part before the predecessor's time
+		// followed the predecessor too (a path longer than the window).
+		if nd := p.nodes.get(n); p.curKind[th] != FragMPI && nd.start == p.since[th] && nd.weight == to-from {
 			nd.weight = at - from
 			loc := nd.loc
 			n2 := p.node(p.curKind[th], th, p.curLoc[th], at) // nd may move
