@@ -467,3 +467,26 @@ func TestWorkersSameReport(t *testing.T) {
 		t.Fatalf("rank 0's file has %d bytes: too few to decode on workers (1 MiB)", fi.Size())
 	}
 }
+
+// A user window that begins inside the computation between two polling
+// tests where the polled message's sender enters its send: that
+// fragment is split at the send's time like one inside the window, so the
+// critical path is never longer than the window (before, the edge entered
+// the whole fragment, and the path was 4 µs longer than a 48 µs window on
+// the receiver's first polled message). Every start from 6 240 µs to
+// 6 270 µs, in steps of 1 µs, with and without an end.
+func TestUserWindowPolled(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 3, LatencyNS: 2000, Iterations: 6, PollNS: 7_000, PollGapNS: 20_000})
+	for start := int64(6_240_000); start <= 6_270_000; start += 1000 {
+		for _, end := range []int64{start + 48_000, math.MaxInt64} {
+			w := driver.Window{StartNS: start, EndNS: end}
+			rep, err := runWith(1, driver.Options{Dir: dir, Window: &w})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cp := rep.CriticalPath; cp == nil || cp.LengthNS > rep.Trace.Window.DurationNS {
+				t.Errorf("window %+v: critical path %+v longer than the window's %d ns", w, cp, rep.Trace.Window.DurationNS)
+			}
+		}
+	}
+}

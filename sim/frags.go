@@ -877,11 +877,13 @@ func (p *FragPass) materializePost(th int) int32 {
 	}
 	t := p.curTask[th]
 	n := p.node(FragPost, th, p.curLoc[th], p.since[th])
-	if p.firstOf.get(t) < 0 {
+	// As materialize: by the task's last fragment, which the runtime's
+	// initial task has (the program task's) before a first of its own.
+	if last := p.lastOf.get(t); last >= 0 {
+		p.edge(last, n)
+	} else {
 		p.firstOf.set(t, n)
 		p.edge(p.created.get(t), n)
-	} else {
-		p.edge(p.lastOf.get(t), n)
 	}
 	p.lastOf.set(t, n)
 	p.post[th] = n
@@ -945,7 +947,13 @@ func (p *FragPass) close(s *Sim, th int) {
 	}
 	if straddle {
 		at := p.pollUntil[th]
-		if nd := p.nodes.get(n); p.curKind[th] != FragMPI && nd.start == from && nd.weight == to-from {
+		// A fragment of one piece, begun inside the window or before it
+		// (then weighing its part inside): not a re-queued task's later
+		// piece, whose node weighs its earlier pieces too. Split only
+		// inside the window, the edge entered the whole fragment before
+		// the window's start, and its part before the predecessor's time
+		// followed the predecessor too (a path longer than the window).
+		if nd := p.nodes.get(n); p.curKind[th] != FragMPI && nd.start == p.since[th] && nd.weight == to-from {
 			nd.weight = at - from
 			loc := nd.loc
 			n2 := p.node(p.curKind[th], th, p.curLoc[th], at) // nd may move

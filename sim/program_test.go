@@ -265,3 +265,44 @@ func TestProgramTaskQuietFirstEvent(t *testing.T) {
 	noWarnings(t, s)
 	wantBreakdown(t, s, 40, 10, 0, 0)
 }
+
+// The runtime's initial task continues the program task's chain
+// (AdoptInitial): its first MPI call that sends (a collective's or a
+// message's post node) follows the code before it, as any later call does.
+// The post linked to the task's creation instead (none: the initial task
+// has no creator) when it was the task's first post, which cut the chain
+// there: on a hybrid code whose MPI_Init precedes its first OpenMP
+// construct (miniAMR, Quicksilver), the critical path held only the part
+// before or the part after that call (62.9 % of miniAMR's window).
+func TestProgramTaskPostAfterLibomp(t *testing.T) {
+	g := newProg(1)
+	g.tables.Strings = []string{"MPI_Init", "MPI_Send"}
+	g.ev(0, trace.MPIEnter, 0, 0) // MPI_Init
+	g.ev(0, trace.MPIExit, 10, 0)
+	// serial 10..60 before libomp starts, a region 60..70, serial 70..100
+	g.ev(0, trace.ThreadBegin, 60, 1)
+	g.ev(0, trace.ImplicitTaskBegin, 60, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ParallelBegin, 60, id(0, 2), id(0, 1), 1, 0, 0)
+	g.ev(0, trace.ImplicitTaskBegin, 60, id(0, 2), implicit(0), 1, 0, ompt.TaskImplicit)
+	g.ev(0, trace.ImplicitTaskEnd, 70, id(0, 2), implicit(0), 1, 0, ompt.TaskImplicit)
+	g.ev(0, trace.ParallelEnd, 70, id(0, 2), id(0, 1), 0, 0)
+	// a blocking send 100..110 (its post node), serial 110..150
+	g.ev(0, trace.MPIEnter, 100, 1)
+	g.ev(0, trace.MPISend, 100, 0, 1, 0, 8, 0)
+	g.ev(0, trace.MPIExit, 110, 1)
+	g.ev(0, trace.ImplicitTaskEnd, 150, 0, id(0, 1), 1, 0, ompt.TaskInitial)
+	g.ev(0, trace.ThreadEnd, 150)
+	s := sim.New(g.proc(), nil, false)
+	s.SetWindow(10, 150)
+	f := sim.NewFragPass(nil)
+	if err := s.Run(ompt.NewModel(), f); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	fr := &f.F
+	fr.UnpackWeights(nil)
+	// one chain: 50 + 10 + 30 of code, the send's 10, 40 of code
+	if span, work := longest(t, fr); span != 140 || work != 130 {
+		t.Errorf("fragment graph: span %d, work %d; want 140 (one chain through the send), 130", span, work)
+	}
+}
