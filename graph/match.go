@@ -173,6 +173,23 @@ func (m *Matching) ProcOf(n int32) int32 {
 	return int32(i)
 }
 
+// ProcCursor finds nodes' processes (Matching.ProcOf) where they come
+// nearly in order: the last one's range is tried first, not a binary
+// search per node.
+type ProcCursor struct{ lo, hi, proc int32 }
+
+// Of returns m.ProcOf(n).
+func (c *ProcCursor) Of(m *Matching, n int32) int32 {
+	if n < c.lo || n >= c.hi {
+		c.proc = m.ProcOf(n)
+		c.lo, c.hi = 0, 0
+		if c.proc >= 0 {
+			c.lo, c.hi = m.ProcNodes[c.proc], m.ProcNodes[c.proc+1]
+		}
+	}
+	return c.proc
+}
+
 // ThreadOf returns node n's thread, −1 for a collective node.
 func (m *Matching) ThreadOf(n int32) int32 { return int32(m.thread.At(int(n)) - 1) }
 

@@ -57,3 +57,20 @@ func TestOpenColls(t *testing.T) {
 		t.Fatal("no thread held more than openListMax: the map was not tried")
 	}
 }
+
+// TestProcCursor checks the cursor against ProcOf on nodes in order, out
+// of order, in empty processes' ranges and on collective nodes.
+func TestProcCursor(t *testing.T) {
+	m := &Matching{Procs: make([]*trace.Process, 5), ProcNodes: []int32{0, 3, 3, 10, 11, 11}}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var c ProcCursor
+	for k := range 2000 {
+		n := int32(k % 14)
+		if k >= 1000 {
+			n = int32(rng.IntN(14))
+		}
+		if got, want := c.Of(m, n), m.ProcOf(n); got != want {
+			t.Fatalf("node %d: process %d, want %d", n, got, want)
+		}
+	}
+}
