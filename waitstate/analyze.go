@@ -424,7 +424,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 		for k := int32(0); k < int32(n); k++ {
 			b, e := cs.enterAt(k), cs.exitAt(k)
-			row := &byProc[cs.siteAt(k)]
+			sk := cs.siteAt(k)
+			row := &byProc[sk]
 			if b < first && e > first {
 				// A call begun before the window counts for its part
 				// inside it, and as a call only when it began inside.
@@ -456,19 +457,19 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 					if cause[k] >= 0 {
 						var x *Cause
 						var ok bool
-						ck := uint64(uint32(cause[k]))<<32 | uint64(uint32(cs.siteAt(k)))<<8 | uint64(pat[k])
-						wk := wideCause{cause[k], cs.siteAt(k), pat[k]}
+						st := sk
+						ck := uint64(uint32(cause[k]))<<32 | uint64(uint32(st))<<8 | uint64(pat[k])
 						if wideCauses == nil {
 							x, ok = procCauses[ck]
 						} else {
-							x, ok = wideCauses[wk]
+							x, ok = wideCauses[wideCause{cause[k], st, pat[k]}]
 						}
 						if !ok {
 							x = &Cause{Rank: int(cause[k]), Func: row.Func, Site: row.Site, Region: row.Region, Pattern: pat[k]}
 							if wideCauses == nil {
 								procCauses[ck] = x
 							} else {
-								wideCauses[wk] = x
+								wideCauses[wideCause{cause[k], st, pat[k]}] = x
 							}
 							causeList = append(causeList, x)
 						}
