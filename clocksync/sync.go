@@ -388,16 +388,20 @@ func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
 func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel) error {
 	n := m.Len()
 	before, interp := make([]uint64, (n+63)/64), make([]uint64, (n+63)/64)
+	// The nodes come nearly in order: each side's process is found
+	// again from its last (a binary search per node and edge was most of
+	// this phase on a pure MPI program).
+	var from, to graph.ProcCursor
 	err := graph.PropagateMaxTo(c, m, 2, func(n int32, v []int64) {
 		t := m.RecordedAt(n)
-		v[0], v[1] = t, mdls[m.ProcOf(n)].Apply(t)
-	}, func(to int32, v []int64) {
-		t := m.RecordedAt(to)
+		v[0], v[1] = t, mdls[from.Of(m, n)].Apply(t)
+	}, func(u int32, v []int64) {
+		t := m.RecordedAt(u)
 		if t-lmin < v[0] {
-			before[to>>6] |= 1 << (to & 63)
+			before[u>>6] |= 1 << (u & 63)
 		}
-		if mdls[m.ProcOf(to)].Apply(t)-lmin < v[1] {
-			interp[to>>6] |= 1 << (to & 63)
+		if mdls[to.Of(m, u)].Apply(t)-lmin < v[1] {
+			interp[u>>6] |= 1 << (u & 63)
 		}
 	})
 	if err != nil {

@@ -217,7 +217,7 @@ func TestCyclicTraceIsAnError(t *testing.T) {
 			if !errors.As(err, &ce) {
 				t.Fatalf("k=%d: got %v, want a cycle error", k, err)
 			}
-			if !strings.Contains(err.Error(), "process 0 thread 0 event 1 (mpi_recv) waits for") {
+			if !strings.Contains(err.Error(), "process 0 (memory) thread 0 event 1 (mpi_recv) waits for") {
 				t.Fatalf("k=%d: the error names no waiting event: %v", k, err)
 			}
 		case <-time.After(30 * time.Second):

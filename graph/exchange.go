@@ -278,6 +278,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 	perPeer := m.roundBytes(c.Size(), predRecSize)
 	coll := make([]pred, n-first)
 	matched := make([]int, len(m.Procs)) // rows given a predecessor
+	var procOf ProcCursor
 	deliver := func(to int32, p *pred) {
 		if to >= first {
 			if q := &coll[to-first]; p.later(q) {
@@ -288,7 +289,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		if m.Role[to] != RoleRecv {
 			return // not an input; Build gives a send-like node none
 		}
-		i := m.ProcOf(to)
+		i := procOf.Of(m, to)
 		r, k := &out[i], int(row.row(i, to))
 		if proc := r.PredProcAt(k); proc < 0 {
 			r.setPred(k, p) // the first to arrive, a message's only one

@@ -180,6 +180,23 @@ func (m *Matching) ProcOf(n int32) int32 {
 	return int32(i)
 }
 
+// ProcCursor finds nodes' processes (Matching.ProcOf) where they come
+// nearly in order: the last one's range is tried first, not a binary
+// search per node.
+type ProcCursor struct{ lo, hi, proc int32 }
+
+// Of returns m.ProcOf(n).
+func (c *ProcCursor) Of(m *Matching, n int32) int32 {
+	if n < c.lo || n >= c.hi {
+		c.proc = m.ProcOf(n)
+		c.lo, c.hi = 0, 0
+		if c.proc >= 0 {
+			c.lo, c.hi = m.ProcNodes[c.proc], m.ProcNodes[c.proc+1]
+		}
+	}
+	return c.proc
+}
+
 // ThreadOf returns node n's thread, −1 for a collective node.
 func (m *Matching) ThreadOf(n int32) int32 { return int32(m.thread.At(int(n)) - 1) }
 
@@ -501,7 +518,137 @@ type openColl struct {
 	thread  int32
 	event   int64
 	comm    *trace.Communicator
+	midx    int32 // this process's index in comm
 	payload uint8
+}
+
+// The scan's bookkeeping of collectives, a lookup or two per collective
+// call: maps keyed by communicator id and thread were 1.2 % of the pure
+// MPI program's analysis (a collective every few events).
+
+// commCalls counts each communicator's collective calls (by id), the
+// last communicator's found without a lookup.
+type commCalls struct {
+	byID   map[int64]*int64
+	lastID int64
+	last   *int64
+}
+
+// next returns communicator id's calls so far and counts one more.
+func (c *commCalls) next(id int64) int64 {
+	if c.last == nil || c.lastID != id {
+		if c.byID == nil {
+			c.byID = map[int64]*int64{}
+		}
+		n, ok := c.byID[id]
+		if !ok {
+			n = new(int64)
+			c.byID[id] = n
+		}
+		c.lastID, c.last = id, n
+	}
+	*c.last++
+	return *c.last - 1
+}
+
+// openColls holds each thread's open blocking collectives (an entry
+// whose comm is nil is free): a thread has one open at a time but where
+// a coll_end is missing, so a short list a thread; a thread's list past
+// openListMax entries moves to a map.
+type openColls struct {
+	byThread [][]openColl
+	many     map[[2]int64]*openColl
+}
+
+const openListMax = 8
+
+// at returns the entry of communicator id on thread t: the open one, or
+// a free one to fill.
+func (o *openColls) at(id int64, t int32) *openColl {
+	if o.many != nil {
+		if oc, ok := o.many[[2]int64{id, int64(t)}]; ok {
+			return oc
+		}
+	}
+	for int(t) >= len(o.byThread) {
+		o.byThread = append(o.byThread, nil)
+	}
+	l := o.byThread[t]
+	free := -1
+	for k := range l {
+		switch {
+		case l[k].comm == nil:
+			free = k
+		case l[k].comm.ID == id:
+			return &l[k]
+		}
+	}
+	if free >= 0 {
+		return &l[free]
+	}
+	if len(l) < openListMax {
+		o.byThread[t] = append(l, openColl{})
+		return &o.byThread[t][len(l)]
+	}
+	if o.many == nil {
+		o.many = map[[2]int64]*openColl{}
+	}
+	oc := new(openColl)
+	o.many[[2]int64{id, int64(t)}] = oc
+	return oc
+}
+
+// take removes and returns communicator id's open collective on thread t.
+func (o *openColls) take(id int64, t int32) (openColl, bool) {
+	if int(t) < len(o.byThread) {
+		l := o.byThread[t]
+		for k := range l {
+			if l[k].comm != nil && l[k].comm.ID == id {
+				oc := l[k]
+				l[k] = openColl{}
+				return oc, true
+			}
+		}
+	}
+	if o.many != nil {
+		key := [2]int64{id, int64(t)}
+		if oc, ok := o.many[key]; ok && oc.comm != nil {
+			delete(o.many, key)
+			return *oc, true
+		}
+	}
+	return openColl{}, false
+}
+
+// appendAll appends every open collective to out, in no order.
+func (o *openColls) appendAll(out []openColl) []openColl {
+	for _, l := range o.byThread {
+		for _, oc := range l {
+			if oc.comm != nil {
+				out = append(out, oc)
+			}
+		}
+	}
+	for _, oc := range o.many {
+		if oc.comm != nil {
+			out = append(out, *oc)
+		}
+	}
+	return out
+}
+
+// memberCache is the last communicator's index of this process (-1: not
+// a member): collectives come on few communicators.
+type memberCache struct {
+	cm  *trace.Communicator
+	idx int32
+}
+
+func (c *memberCache) of(cm *trace.Communicator, me int32) int32 {
+	if c.cm != cm {
+		c.cm, c.idx = cm, int32(cm.IndexOf(int(me)))
+	}
+	return c.idx
 }
 
 // scan makes the nodes of local process i in merged order and adds the
@@ -511,8 +658,9 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
-	calls := map[int64]int64{}      // communicator id → coll_begin and coll_start calls so far
-	open := map[[2]int64]openColl{} // (communicator id, thread) → its open collective
+	var calls commCalls // communicator id → coll_begin and coll_start calls so far
+	var open openColls  // (communicator id, thread) → its open collective
+	var member memberCache
 	// Nonblocking collectives started and not yet completed, by request
 	// (a completion may come on another thread); comm nil: a start that
 	// synchronizes nobody (a communicator of one) or was reported.
@@ -608,20 +756,19 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			if cm.Size() < 2 {
 				return // nobody to wait for
 			}
-			if !cm.Contains(int(me)) {
+			if member.of(cm, me) < 0 {
 				bad(t, idx, e.Kind, "communicator %s does not list this process", trace.CommLabel(cm.ID))
 				return
 			}
-			okey := [2]int64{cm.ID, int64(t)}
-			if oc, busy := open[okey]; busy {
+			oc := open.at(cm.ID, t)
+			if oc.comm != nil {
 				bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %s has no coll_end", trace.CollOp(oc.op), trace.CommLabel(cm.ID))
 			}
 			m.Stats.CollectiveCalls++
 			n := m.addNode(b, RoleSend, i, t, idx, e.Kind, e.Time)
 			root := rootOf(e.Args[2])
-			open[okey] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
-				payload: trace.CollPayload(e)}
-			calls[cm.ID]++
+			*oc = openColl{inst: calls.next(cm.ID), node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
+				midx: member.of(cm, me), payload: trace.CollPayload(e)}
 		case trace.CollStart:
 			req := e.Args[4]
 			if oc, busy := started[req]; busy && oc.comm != nil {
@@ -640,7 +787,7 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			case cm.Size() < 2:
 				started[req] = skip // nobody to wait for
 				return
-			case !cm.Contains(int(me)):
+			case member.of(cm, me) < 0:
 				bad(t, idx, e.Kind, "communicator %s does not list this process", trace.CommLabel(cm.ID))
 				started[req] = skip
 				return
@@ -654,8 +801,8 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 			}
 			// Numbered with the blocking collectives: MPI orders every
 			// collective on a communicator alike on all its members.
-			started[req] = openColl{inst: calls[cm.ID], node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm, payload: pay}
-			calls[cm.ID]++
+			started[req] = openColl{inst: calls.next(cm.ID), node: n, op: e.Args[0], root: root, thread: t, event: idx, comm: cm,
+				midx: member.of(cm, me), payload: pay}
 		case trace.CollComplete:
 			req := e.Args[4]
 			oc, ok := started[req]
@@ -685,25 +832,21 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 				bad(t, idx, e.Kind, "unknown communicator index %d", e.Args[1])
 				return
 			}
-			if cm.Size() < 2 || !cm.Contains(int(me)) {
+			if cm.Size() < 2 || member.of(cm, me) < 0 {
 				return // reported at coll_begin
 			}
-			okey := [2]int64{cm.ID, int64(t)}
-			oc, ok := open[okey]
+			oc, ok := open.take(cm.ID, t)
 			if !ok {
 				bad(t, idx, e.Kind, "coll_end on communicator %s without coll_begin", trace.CommLabel(cm.ID))
 				return
 			}
-			delete(open, okey)
 			oc.end = m.addNode(b, RoleRecv, i, t, idx, e.Kind, e.Time)
 			m.emitColl(outColl, me, &oc)
 		}
 	})
 	// Unfinished collectives, in a stable order.
 	var left []openColl
-	for _, oc := range open {
-		left = append(left, oc)
-	}
+	left = open.appendAll(left)
 	slices.SortFunc(left, func(a, b openColl) int { return cmp.Or(cmp.Compare(a.thread, b.thread), cmp.Compare(a.event, b.event)) })
 	for _, oc := range left {
 		bad(oc.thread, oc.event, trace.CollBegin, "%s on communicator %s has no coll_end", trace.CollOp(oc.op), trace.CommLabel(oc.comm.ID))
@@ -734,7 +877,7 @@ func (m *Matching) emitColl(outColl *collOut, me int32, oc *openColl) {
 	nm := int32(cm.Size())
 	coord := int32(cm.Member(int(oc.inst % int64(nm))))
 	r := collRec{comm: cm.ID, inst: oc.inst, member: me, nmembers: nm, op: oc.op, root: oc.root,
-		begin: oc.node, end: oc.end, coord: coord, memberIdx: int32(cm.IndexOf(int(me))), payload: oc.payload}
+		begin: oc.node, end: oc.end, coord: coord, memberIdx: oc.midx, payload: oc.payload}
 	if oc.end < 0 {
 		r.end, r.payload = oc.node, oc.payload&^trace.CollReceives|payloadNoEnd
 	}

@@ -2,6 +2,7 @@ package partition
 
 import (
 	"math/rand"
+	"sort"
 	"testing"
 )
 
@@ -97,4 +98,27 @@ func bruteForce(w []int64, k int) int64 {
 		best = min(best, max(acc, bruteForce(w[i+1:], k-1)))
 	}
 	return best
+}
+
+// TestOwnerSearch checks Owner against sort.SearchInts, as it was, on
+// plans of every shape (ranks of one process and of many) and on
+// processes outside the plan.
+func TestOwnerSearch(t *testing.T) {
+	for n := 1; n <= 40; n++ {
+		w := make([]int64, n)
+		for i := range w {
+			w[i] = int64(1 + (i*7919)%13)
+		}
+		for ranks := 1; ranks <= n; ranks++ {
+			p, err := Assign(w, ranks)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for proc := -2; proc < n+3; proc++ {
+				if got, want := p.Owner(proc), sort.SearchInts(p.Starts[1:], proc+1); got != want {
+					t.Fatalf("%d processes, %d ranks: Owner(%d) = %d, want %d", n, ranks, proc, got, want)
+				}
+			}
+		}
+	}
 }

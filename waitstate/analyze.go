@@ -227,14 +227,18 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	dl := newDelays(a, c, owners)
 	dl.tBase = im[0] // every rank's: the notifications' times are from it
 	var rows []Row
-	type causeKey struct {
-		rank int32
-		site site // of the waiter's process
-		proc int  // the waiter's, for whom site ids are meaningful
-		pat  Pattern
+	// The causes by (cause's rank, waiter's call site, pattern), in the
+	// order first met: a process's own (a site is an index there, and
+	// no two processes share an entry), found by one 64-bit key (the
+	// sites' whole names hashed per charged wait were 1 % of the pure
+	// MPI program's analysis).
+	var causeList []*Cause
+	procCauses := map[uint64]*Cause{}
+	type wideCause struct {
+		cause, site int32
+		pat         Pattern
 	}
-	causes := map[causeKey]*Cause{}
-	var causeOrder []causeKey
+	var wideCauses map[wideCause]*Cause // a process of 2²⁴ call sites or more
 	// Each call's wait, pattern and cause, per process: sized for the
 	// largest and reused, not made anew for each (on MPI-heavy traces
 	// 21 bytes a call, 22 MB of garbage on the 10 M-event halo).
@@ -412,6 +416,11 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		if a.polls != nil {
 			pollAcc = map[int32]int64{}
 		}
+		clear(procCauses)
+		wideCauses = nil
+		if len(cs.sites) >= 1<<24 {
+			wideCauses = map[wideCause]*Cause{}
+		}
 		byProc := make([]Row, len(cs.sites))
 		tb := &p.Tables
 		for s, st := range cs.sites {
@@ -422,7 +431,8 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 		for k := int32(0); k < int32(n); k++ {
 			b, e := cs.enterAt(k), cs.exitAt(k)
-			row := &byProc[cs.siteAt(k)]
+			sk := cs.siteAt(k)
+			row := &byProc[sk]
 			if b < first && e > first {
 				// A call begun before the window counts for its part
 				// inside it, and as a call only when it began inside.
@@ -452,12 +462,23 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 						row.Count[pat[k]]++
 					}
 					if cause[k] >= 0 {
-						ck := causeKey{cause[k], cs.sites[cs.siteAt(k)], i, pat[k]}
-						x, ok := causes[ck]
+						var x *Cause
+						var ok bool
+						st := sk
+						ck := uint64(uint32(cause[k]))<<32 | uint64(uint32(st))<<8 | uint64(pat[k])
+						if wideCauses == nil {
+							x, ok = procCauses[ck]
+						} else {
+							x, ok = wideCauses[wideCause{cause[k], st, pat[k]}]
+						}
 						if !ok {
 							x = &Cause{Rank: int(cause[k]), Func: row.Func, Site: row.Site, Region: row.Region, Pattern: pat[k]}
-							causes[ck] = x
-							causeOrder = append(causeOrder, ck)
+							if wideCauses == nil {
+								procCauses[ck] = x
+							} else {
+								wideCauses[wideCause{cause[k], st, pat[k]}] = x
+							}
+							causeList = append(causeList, x)
 						}
 						x.NS += cw
 						switch {
@@ -510,8 +531,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	}
 	merged := map[nameKey]int{}
 	var cs []Cause
-	for _, ck := range causeOrder {
-		x := causes[ck]
+	for _, x := range causeList {
 		nk := nameKey{x.Rank, x.Func, x.Site, x.Region, x.Pattern}
 		if j, ok := merged[nk]; ok {
 			cs[j].NS += x.NS

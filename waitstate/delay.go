@@ -650,7 +650,7 @@ type delays struct {
 	owners   graph.Owners
 	rowsErr  error // a failed read of the rows' predecessors (unparkPreds)
 	procs    []delayProc
-	local    map[int]int // world rank → local process
+	local    localRanks // world rank → local process
 	out      []Delay
 	tm       tmap     // the time map being built
 	ops      opCursor // addSyncs's
@@ -660,6 +660,7 @@ type delays struct {
 	queue    []ready  // the replay's tasks to do
 	cps      []cpWide // the call paths' delays of the task being made
 	scratch  []syncPt
+	ptsBuf   []syncPt   // applyNotes's, a process's points at a time
 	runs     []int      // sortSyncs's
 	colls    []callComm // addSyncs's collective calls, before makeCollComms
 	tBase    int64      // the notifications' times are from it (noteMax)
@@ -674,8 +675,6 @@ type delays struct {
 	rec             recCursor  // the records'
 	cmaps           []causeMap // the tasks' time maps of their causes, while made
 	hints           []taskHint // taskOf's hints by cause and waiter, from the records to the replay's end
-	// localOf's last: world rank and local process + 1 (0: none).
-	lastProc, lastLocal int
 	// progCause are the causes' completions the waits for progress waited
 	// for, by the waiter's point (progressEdges).
 	progCause map[progKey]progRef
@@ -782,25 +781,66 @@ const (
 	noteColl          // a collective's latest member (records only)
 )
 
-// localOf returns the local process of world rank proc: the last one
-// found again at once, as the waits' records and costs come to few
-// causes.
-func (d *delays) localOf(proc int) (int, bool) {
-	if proc == d.lastProc && d.lastLocal > 0 {
-		return d.lastLocal - 1, true
+// localOf returns the local process of world rank proc.
+func (d *delays) localOf(proc int) (int, bool) { return d.local.get(proc) }
+
+// localRanks finds a local process by its world rank: a rank's processes
+// are a range of world ranks, so a slice over that range (−1: not here)
+// rather than a map, whose hash was 1 % of the pure MPI program's
+// analysis (a lookup per wait record, cost and notification); a map
+// only where the ranks are spread over more than four times their
+// number.
+type localRanks struct {
+	lo  int
+	idx []int32
+	m   map[int]int
+}
+
+func makeLocalRanks(ranks []int) localRanks {
+	if len(ranks) == 0 {
+		return localRanks{}
 	}
-	i, ok := d.local[proc]
-	if ok {
-		d.lastProc, d.lastLocal = proc, i+1
+	lo, hi := slices.Min(ranks), slices.Max(ranks)
+	if hi-lo >= 4*len(ranks)+64 {
+		l := localRanks{m: make(map[int]int, len(ranks))}
+		for i, r := range ranks {
+			l.m[r] = i
+		}
+		return l
 	}
-	return i, ok
+	l := localRanks{lo: lo, idx: make([]int32, hi-lo+1)}
+	for i := range l.idx {
+		l.idx[i] = -1
+	}
+	for i, r := range ranks {
+		l.idx[r-lo] = int32(i)
+	}
+	return l
+}
+
+// get returns the local process of world rank r.
+func (l *localRanks) get(r int) (int, bool) {
+	if l.m != nil {
+		i, ok := l.m[r]
+		return i, ok
+	}
+	if k := uint(r - l.lo); k < uint(len(l.idx)) {
+		if i := l.idx[k]; i >= 0 {
+			return int(i), true
+		}
+	}
+	return 0, false
 }
 
 func newDelays(a *Analysis, c comm.Comm, owners graph.Owners) *delays {
-	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.tp)), local: map[int]int{},
+	d := &delays{a: a, c: c, owners: owners, procs: make([]delayProc, len(a.tp)),
 		notes: make([][]byte, c.Size()), outgoing: make([][]byte, c.Size())}
+	ranks := make([]int, len(a.tp))
 	for i, p := range a.tp {
-		d.local[p.Header.Rank] = i
+		ranks[i] = p.Header.Rank
+	}
+	d.local = makeLocalRanks(ranks)
+	for i := range a.tp {
 		d.procs[i].rows = map[rowKey]int32{}
 		d.procs[i].keySlot = map[uint64]int32{}
 		d.procs[i].refAt = map[cpRef]int32{}
@@ -1054,7 +1094,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			if m <= 0 || n == 0 || proc > math.MaxUint32 {
 				return fmt.Errorf("rank %d: waitstate: the synchronization points from rank %d are corrupt at byte %d of %d", d.c.Rank(), q, k, len(buf))
 			}
-			i, ok := d.local[int(int32(proc))]
+			i, ok := d.local.get(int(int32(proc)))
 			if !ok {
 				return fmt.Errorf("rank %d: waitstate: rank %d sent a synchronization point of process %d, not held here", d.c.Rank(), q, int32(proc))
 			}
@@ -1070,7 +1110,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	for q, buf := range recv {
 		for k := 0; k < len(buf); {
 			proc, _ := binary.Uvarint(buf[k:])
-			i := d.local[int(int32(proc))]
+			i, _ := d.local.get(int(int32(proc)))
 			at[next[i]] = noteAt{int32(q), int32(k)}
 			next[i]++
 			k += noteLen(buf[k:])
@@ -1079,7 +1119,14 @@ func (d *delays) applyNotes(recv [][]byte) error {
 	for i := range d.procs {
 		p := &d.procs[i]
 		own := p.nOwn // the process's own points come first
-		p.syncs = readPts(p.own, make([]syncPt, 0, own+start[i+1]-start[i]))
+		// One array for every process's points, by turns (a fresh one
+		// each was 9 % of the phase's allocations on the pure MPI
+		// program, each a collection's share).
+		buf := d.ptsBuf
+		if need := own + start[i+1] - start[i]; cap(buf) < need {
+			buf = make([]syncPt, 0, need)
+		}
+		p.syncs = readPts(p.own, buf[:0])
 		p.own = nil
 		for _, x := range at[start[i]:start[i+1]] {
 			nt, n := readNote(recv[x.q][x.k:])
@@ -1131,7 +1178,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 		}
 		// Held as columns from here, a process at a time.
 		p.pts = makeSyncCols(p.syncs)
-		p.syncs = nil
+		d.ptsBuf, p.syncs = p.syncs[:0], nil
 		p.finBound = int32(p.pts.len())
 		p.hasSlot = make([]uint64, (p.pts.len()+63)/64)
 		// Which points are charged, read at every point by the task
@@ -1143,7 +1190,7 @@ func (d *delays) applyNotes(recv [][]byte) error {
 			}
 		}
 	}
-	d.scratch, d.runs = nil, nil
+	d.scratch, d.runs, d.ptsBuf = nil, nil, nil
 	return nil
 }
 
@@ -1758,7 +1805,7 @@ func (d *delays) taskCounts() error {
 			break
 		}
 		for ; len(buf) > 0; buf = buf[8:] {
-			if i, ok := d.local[int(le.Uint32(buf))]; ok {
+			if i, ok := d.local.get(int(le.Uint32(buf))); ok {
 				byRank[i*size+q] += int(le.Uint32(buf[4:]))
 			}
 		}
