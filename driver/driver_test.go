@@ -146,7 +146,8 @@ func TestWorkloadsExpected(t *testing.T) {
 
 // checkInvariants: every process's categories add up to its thread time;
 // efficiencies are in [0,1]; OMP_Eff = Serial × LB × Sched and MPI_Eff =
-// LB × Comm (seed talp-pop-hybrid-metrics.txt); Hyb = MPI_Eff with 1 thread.
+// LB × Comm (seed talp-pop-hybrid-metrics.txt); Hyb = MPI_Eff with 1 thread;
+// the critical path is no longer than the window.
 func checkInvariants(t *testing.T, name string, js []byte) {
 	t.Helper()
 	var r report.Report
@@ -176,6 +177,11 @@ func checkInvariants(t *testing.T, name string, js []byte) {
 	// and join): the seed's Hyb_Eff = MPI_Eff holds up to it.
 	if p.ThreadsPerProcess == 1 && math.Abs(p.HybridEfficiency-(p.MPIParallelEfficiency-float64(p.ForkJoinNS)/float64(p.ElapsedNS))) > 1e-6 {
 		t.Errorf("%s: one thread per process but Hyb_Eff %v != MPI_Eff %v − fork/join %d ns / T", name, p.HybridEfficiency, p.MPIParallelEfficiency, p.ForkJoinNS)
+	}
+	// A path through the run's events cannot outlast the run: each node's
+	// weighed part begins after its inputs' ends.
+	if cp := r.CriticalPath; cp != nil && (cp.LengthNS > cp.RunTimeNS || r.Trace.Window != nil && cp.RunTimeNS != r.Trace.Window.DurationNS) {
+		t.Errorf("%s: critical path %d ns over a run time of %d (window %+v)", name, cp.LengthNS, cp.RunTimeNS, r.Trace.Window)
 	}
 	// The raw components lie inside the categories they are parts of.
 	for _, q := range r.Breakdown.PerProcess {

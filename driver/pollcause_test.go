@@ -103,3 +103,81 @@ func TestPolledWaitOfAnotherCause(t *testing.T) {
 		}
 	}
 }
+
+// polledPastCompletionTrace: rank 1 posts a receive from rank 2 (request
+// 12) and polls it in an MPI_Test (200–300), posts a receive from rank 0
+// (request 11), then spins in one MPI_Testsome (500–3500) that completes
+// request 11 (rank 0 sent at 1001) while request 12 stays pending; an
+// MPI_Test (3600–3700) completes request 12 (rank 2 sent at 3001, after
+// computing from 10 on). MPI_Finalize at 4000 on every rank.
+func polledPastCompletionTrace(t *testing.T) string {
+	t.Helper()
+	const (
+		fInit, fIrecv, fTest, fTestsome, fSend, fFin = 0, 1, 2, 3, 4, 5
+	)
+	strs := []string{"MPI_Init", "MPI_Irecv", "MPI_Test", "MPI_Testsome", "MPI_Send", "MPI_Finalize"}
+	call := func(enter, exit, fn int64, inner ...trace.Event) []trace.Event {
+		return append(append([]trace.Event{ev(enter, trace.MPIEnter, fn, -1)}, inner...), ev(exit, trace.MPIExit, fn))
+	}
+	dir := t.TempDir()
+	for r := range 3 {
+		evs := []trace.Event{ev(0, trace.ThreadBegin, 1)}
+		evs = append(evs, call(0, 10, fInit)...)
+		switch r {
+		case 0:
+			evs = append(evs, call(1000, 1010, fSend, ev(1001, trace.MPISend, 1, 3, 0, 4, 0))...)
+		case 2:
+			evs = append(evs, call(3000, 3010, fSend, ev(3001, trace.MPISend, 1, 3, 0, 4, 0))...)
+		case 1:
+			evs = append(evs, call(100, 110, fIrecv, ev(101, trace.MPIRecvPost, 2, 3, 0, 12))...)
+			evs = append(evs, call(200, 300, fTest, ev(299, trace.MPIPolled, 12))...)
+			evs = append(evs, call(400, 410, fIrecv, ev(401, trace.MPIRecvPost, 0, 3, 0, 11))...)
+			evs = append(evs, call(500, 3500, fTestsome, ev(3490, trace.MPIRecv, 0, 3, 0, 4, 11))...)
+			evs = append(evs, call(3600, 3700, fTest, ev(3690, trace.MPIRecv, 2, 3, 0, 4, 12))...)
+		}
+		evs = append(evs, call(4000, 4010, fFin)...)
+		evs = append(evs, ev(4010, trace.ThreadEnd))
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, ClockUnit: "ns"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range strs {
+			w.String(s)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1, 2}})
+		w.SetThread(trace.Thread{Index: 0, Type: trace.ThreadInitial})
+		for i := range evs {
+			if err := w.Emit(0, &evs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestPollingCallCompletingEarlierSend: a Test-family call that completes
+// a request whose sender came early (rank 0 at 1001) while it polls
+// another whose sender comes later (rank 2 at 3001, whose edge enters the
+// call: pollTarget) weighs only from the later time, as a polling call
+// does. Weighing from the earlier one, the path ran through rank 2's
+// 2990 ns of computation and then 2499 ns of the same MPI_Testsome: 5989
+// ns in the 3990 ns window (MPI_Init's end to MPI_Finalize's start).
+// Every rank's own chain spans the window, so the path is exactly it.
+func TestPollingCallCompletingEarlierSend(t *testing.T) {
+	dir := polledPastCompletionTrace(t)
+	for k := 1; k <= 3; k++ {
+		rep, _, err := analyze(t, Options{Dir: dir, NoClockSync: true}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := rep.Trace.Warnings; w != nil && w.Count > 0 {
+			t.Errorf("k=%d: warnings %v", k, w.First)
+		}
+		if cp, win := rep.CriticalPath, rep.Trace.Window.DurationNS; cp == nil || win != 3990 || cp.LengthNS != win {
+			t.Fatalf("k=%d: critical path %+v, want the window's %d ns", k, cp, win)
+		}
+	}
+}

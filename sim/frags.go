@@ -908,13 +908,18 @@ func (p *FragPass) close(s *Sim, th int) {
 		// A process's own MPI_Init or MPI_Finalize inside the window
 		// waits for the others to start or end: no cost of the program.
 		d = min(d, 0)
-	case p.curKind[th] == FragMPI && p.maxPred[th] > from:
+	case p.curKind[th] == FragMPI && (p.maxPred[th] > from || pollCall):
 		// The call waited for its partner until the partner's event: that
-		// wait is no cost of this path.
-		d -= min(p.maxPred[th], to) - from
-	case pollCall:
-		// A polling call: likewise.
-		d -= min(p.pollUntil[th], to) - from
+		// wait is no cost of this path. A polling call waits likewise
+		// until the latest polled partner's, also when it completes a
+		// request whose partner came earlier: the polled partner's edge
+		// enters it (pollTarget), so its weighed part must begin after
+		// both, or the path through it outgrows the run.
+		wait := p.maxPred[th]
+		if pollCall {
+			wait = max(wait, p.pollUntil[th])
+		}
+		d -= min(wait, to) - from
 	}
 	// A polled request's partner's event falls inside this fragment
 	// (pollTarget): a polling call is entered there by the edge; the
