@@ -133,8 +133,10 @@ func (r *callRecorder) lockEvent(e *trace.Event, th int, idx int64) {
 			continue
 		}
 		r.lockOpen[th] = slices.Delete(os, j, j+1)
+		// A target outside the trace's processes (a damaged file) has
+		// no analysis rank to order its epochs: no part.
 		cm, ok := r.tables.CommByIndex(o.comm)
-		if !ok || o.peer >= trace.MaxRanks {
+		if !ok || o.peer >= int64(r.a.m.Procs[r.proc].Header.NRanks) || o.peer >= trace.MaxRanks {
 			return
 		}
 		if n := len(o.calls); n == 0 || o.calls[n-1] != k {
