@@ -158,3 +158,18 @@ func TestLockTargetOutsideTrace(t *testing.T) {
 		}
 	}
 }
+
+// An rma_lock of an unknown lock type takes no part: 257 (a damaged
+// file) read as its low byte was an exclusive lock, which rank 1's
+// exclusive epoch then waited for.
+func TestLockUnknownType(t *testing.T) {
+	ex := int64(trace.LockExclusive)
+	dir := t.TempDir()
+	writeProgram(t, dir, [][]mpiCall{epoch(1, 256+ex, 20, 21, 500, 501), epoch(1, ex, 30, 505, 510, 511)}, 600)
+	rep, _ := analyze(t, dir, 1)
+	for _, p := range rep.WaitStates.PerProcess {
+		if p.LockContentionNS != 0 {
+			t.Errorf("rank %d waits %d ns for a lock, want 0", p.Rank, p.LockContentionNS)
+		}
+	}
+}
