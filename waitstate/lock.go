@@ -116,13 +116,13 @@ func (r *callRecorder) lockEvent(e *trace.Event, th int, idx int64) {
 	}
 	k := r.open[th]
 	if e.Kind == trace.RMALock {
-		typ := int8(e.Args[2])
-		switch {
-		case e.Args[0] < -1, typ != trace.LockExclusive && typ != trace.LockShared:
+		switch t := e.Args[2]; {
+		case e.Args[0] < -1, t != trace.LockExclusive && t != trace.LockShared:
 			return // MPI_MODE_NOCHECK (no lock taken), unknown: no part
-		case e.Args[0] == -1 && typ != trace.LockShared:
+		case e.Args[0] == -1 && t != trace.LockShared:
 			return // lock_all is shared
 		}
+		typ := int8(e.Args[2])
 		r.lockOpen[th] = append(r.lockOpen[th], openLock{comm: e.Args[1], peer: e.Args[0], typ: typ, ev: idx, calls: []int32{k}})
 		return
 	}
@@ -133,8 +133,10 @@ func (r *callRecorder) lockEvent(e *trace.Event, th int, idx int64) {
 			continue
 		}
 		r.lockOpen[th] = slices.Delete(os, j, j+1)
+		// A target outside the trace's processes (a damaged file) has
+		// no analysis rank to order its epochs: no part.
 		cm, ok := r.tables.CommByIndex(o.comm)
-		if !ok || o.peer >= trace.MaxRanks {
+		if !ok || o.peer >= int64(r.a.m.Procs[r.proc].Header.NRanks) || o.peer >= trace.MaxRanks {
 			return
 		}
 		if n := len(o.calls); n == 0 || o.calls[n-1] != k {

@@ -140,3 +140,36 @@ func TestLockContentionCriticalPath(t *testing.T) {
 		})
 	}
 }
+
+// An rma_lock whose target is no process of the trace (a damaged file:
+// the collector writes a member's world rank) takes no part, on any
+// number of analysis ranks: the epoch went to the target's owner, which
+// no rank is, and the analysis panicked.
+func TestLockTargetOutsideTrace(t *testing.T) {
+	ex := int64(trace.LockExclusive)
+	dir := t.TempDir()
+	writeProgram(t, dir, [][]mpiCall{epoch(5, ex, 20, 21, 500, 501), epoch(1, ex, 30, 505, 510, 511)}, 600)
+	for k := 1; k <= 2; k++ {
+		rep, _ := analyze(t, dir, k)
+		for _, p := range rep.WaitStates.PerProcess {
+			if p.LockContentionNS != 0 {
+				t.Errorf("k=%d: rank %d waits %d ns for a lock, want 0", k, p.Rank, p.LockContentionNS)
+			}
+		}
+	}
+}
+
+// An rma_lock of an unknown lock type takes no part: 257 (a damaged
+// file) read as its low byte was an exclusive lock, which rank 1's
+// exclusive epoch then waited for.
+func TestLockUnknownType(t *testing.T) {
+	ex := int64(trace.LockExclusive)
+	dir := t.TempDir()
+	writeProgram(t, dir, [][]mpiCall{epoch(1, 256+ex, 20, 21, 500, 501), epoch(1, ex, 30, 505, 510, 511)}, 600)
+	rep, _ := analyze(t, dir, 1)
+	for _, p := range rep.WaitStates.PerProcess {
+		if p.LockContentionNS != 0 {
+			t.Errorf("rank %d waits %d ns for a lock, want 0", p.Rank, p.LockContentionNS)
+		}
+	}
+}

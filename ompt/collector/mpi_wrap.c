@@ -1090,10 +1090,38 @@ int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message
 	return rc;
 }
 
+/* Whether claimed entry e (NULL: none) is a receive started by MPI_Irecv
+ * (not persistent) and not yet completed. */
+static int recv_in_flight(const struct req *e)
+{
+	if (!e)
+		return 0;
+	pthread_mutex_lock(&req_mu);
+	int r = e->kind == REQ_RECV && !e->persistent && e->id != 0;
+	pthread_mutex_unlock(&req_mu);
+	return r;
+}
+
 int MPI_Request_free(MPI_Request *request)
 {
 	ENTER(MPI_Request_free);
 	struct req *e = req_claim(*request);
+	/* An active receive may have ended already, unobserved: received its
+	 * message, or cancelled (MPI_Cancel, then MPI_Request_free without a
+	 * wait: a timeout's pattern, legal, MPI 4.0 §3.8.4). A test, which
+	 * does not block, tells: when it completes the request (and frees it
+	 * as MPI_Request_free would), that completion is recorded, and only a
+	 * receive still in flight is one freed while active (else a cancelled
+	 * one took its channel's next message, every later one off). */
+	if (recv_in_flight(e)) {
+		MPI_Status st;
+		int flag = 0;
+		if (PMPI_Test(request, &flag, &st) == MPI_SUCCESS && flag) {
+			completed(t, e, &st);
+			EXIT(MPI_Request_free);
+			return MPI_SUCCESS;
+		}
+	}
 	int rc = PMPI_Request_free(request);
 	struct req r;
 	if (rc == MPI_SUCCESS) {

@@ -221,3 +221,49 @@ func TestCancelledAndFreedRequests(t *testing.T) {
 		check(t, h, bin, mpiexecMPICH(2, bin))
 	})
 }
+
+// A receive cancelled and freed without a wait (testdata/cancel_timeout.c,
+// 2 ranks: a timeout's pattern): the collector completes it inside
+// MPI_Request_free when MPI already resolved the cancellation, as a
+// cancelled receive (mpi_request_done, no mpi_recv), not as a receive
+// freed while active. The later message pairs with the MPI_Recv, all
+// match, no warning. Before, its mpi_recv_freed took that message, and
+// the MPI_Recv was a receive no send matched.
+func TestCancelledThenFreedReceive(t *testing.T) {
+	check := func(t *testing.T, h *harness, cmd []string) {
+		dir, out := h.mustRecord(t, nil, cmd...)
+		procs := valid(t, dir)
+		r := h.report(t, dir)
+		noReportWarnings(t, r)
+		allMatched(t, r, printed(t, out, "messages="), printed(t, out, "collectives="))
+		done := 0
+		for _, p := range procs {
+			var fn string
+			for _, e := range rowsOf(p)[0] {
+				switch e.Kind {
+				case trace.MPIEnter:
+					fn = p.String(e.Args[0])
+				case trace.MPIRecvFreed:
+					t.Errorf("process %d: mpi_recv_freed %v in %s, want none: the receive was cancelled", p.Header.Rank, e.Args, fn)
+				case trace.MPIRequestDone:
+					if p.Header.Rank == 1 && fn == "MPI_Request_free" {
+						done++
+					}
+				}
+			}
+		}
+		if done != 1 {
+			t.Errorf("%d requests completed in process 1's MPI_Request_free, want the cancelled receive", done)
+		}
+	}
+	t.Run("Open MPI", func(t *testing.T) {
+		h := setup(t)
+		bin := h.buildMPI(t, testdata("cancel_timeout.c"))
+		check(t, h, mpirunN(2, bin))
+	})
+	t.Run("MPICH", func(t *testing.T) {
+		h := setupMPICH(t)
+		bin := h.buildWith(t, mpich(), testdata("cancel_timeout.c"))
+		check(t, h, mpiexecMPICH(2, bin))
+	})
+}
