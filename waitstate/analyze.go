@@ -1408,3 +1408,21 @@ func findNode(m *graph.Matching, nodes [][]int32, th int32, ev int64) int32 {
 	}
 	return ns[k]
 }
+
+// eachRecord calls f on each size-byte record of the buffers every rank
+// sent (recv[q] from rank q), in rank order: a buffer that is not whole
+// records, or f's error, ends the walk with that error (the caller agrees
+// on it with the other ranks before it goes on).
+func eachRecord(me int, recv [][]byte, size int, what string, f func(q int, rec []byte) error) error {
+	for q, buf := range recv {
+		if len(buf)%size != 0 {
+			return fmt.Errorf("rank %d: waitstate: %d bytes of %s from rank %d", me, len(buf), what, q)
+		}
+		for ; len(buf) > 0; buf = buf[size:] {
+			if err := f(q, buf[:size]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -294,19 +294,13 @@ func (a *Analysis) lockWaits(c comm.Comm, owners graph.Owners) ([][]lockWait, er
 		return nil, err
 	}
 	var rs []lockRec
-	var perr error
-	for q, buf := range recv {
-		if len(buf)%lockRecSize != 0 {
-			perr = fmt.Errorf("rank %d: waitstate: %d bytes of lock epochs from rank %d", c.Rank(), len(buf), q)
-			break
-		}
-		for ; len(buf) > 0; buf = buf[lockRecSize:] {
-			rs = append(rs, lockRec{origin: int32(le.Uint32(buf)), epoch: int32(le.Uint32(buf[4:])), win: int64(le.Uint64(buf[8:])),
-				target: int32(le.Uint32(buf[16:])), typ: int8(le.Uint32(buf[20:])), th: int32(le.Uint32(buf[24:])),
-				request: int64(le.Uint64(buf[28:])), rel: int64(le.Uint64(buf[36:])), relEx: int64(le.Uint64(buf[44:])),
-				unlockEv: int64(le.Uint64(buf[52:]))})
-		}
-	}
+	perr := eachRecord(c.Rank(), recv, lockRecSize, "lock epochs", func(_ int, buf []byte) error {
+		rs = append(rs, lockRec{origin: int32(le.Uint32(buf)), epoch: int32(le.Uint32(buf[4:])), win: int64(le.Uint64(buf[8:])),
+			target: int32(le.Uint32(buf[16:])), typ: int8(le.Uint32(buf[20:])), th: int32(le.Uint32(buf[24:])),
+			request: int64(le.Uint64(buf[28:])), rel: int64(le.Uint64(buf[36:])), relEx: int64(le.Uint64(buf[44:])),
+			unlockEv: int64(le.Uint64(buf[52:]))})
+		return nil
+	})
 	if err := comm.Agree(c, perr); err != nil {
 		return nil, err
 	}
@@ -376,22 +370,16 @@ func (a *Analysis) lockWaits(c comm.Comm, owners graph.Owners) ([][]lockWait, er
 		local[worldRank(p)] = i
 	}
 	out := make([][]lockWait, len(m.Procs))
-	for q, buf := range recv {
-		if len(buf)%lockAnsSize != 0 {
-			perr = fmt.Errorf("rank %d: waitstate: %d bytes of lock waits from rank %d", c.Rank(), len(buf), q)
-			break
+	perr = eachRecord(c.Rank(), recv, lockAnsSize, "lock waits", func(q int, buf []byte) error {
+		i, ok := local[int32(le.Uint32(buf))]
+		ep := int32(le.Uint32(buf[4:]))
+		if !ok || i >= len(a.locks) || ep < 0 || int(ep) >= len(a.locks[i]) {
+			return fmt.Errorf("rank %d: waitstate: rank %d sent a lock wait of an epoch not held here", c.Rank(), q)
 		}
-		for ; len(buf) > 0; buf = buf[lockAnsSize:] {
-			i, ok := local[int32(le.Uint32(buf))]
-			ep := int32(le.Uint32(buf[4:]))
-			if !ok || i >= len(a.locks) || ep < 0 || int(ep) >= len(a.locks[i]) {
-				perr = fmt.Errorf("rank %d: waitstate: rank %d sent a lock wait of an epoch not held here", c.Rank(), q)
-				break
-			}
-			out[i] = append(out[i], lockWait{epoch: ep, cause: int32(min(le.Uint32(buf[8:]), math.MaxInt32)), cth: int32(le.Uint32(buf[12:])),
-				until: int64(le.Uint64(buf[16:])), cev: int64(le.Uint64(buf[24:])), causeRelExit: int64(le.Uint64(buf[32:]))})
-		}
-	}
+		out[i] = append(out[i], lockWait{epoch: ep, cause: int32(min(le.Uint32(buf[8:]), math.MaxInt32)), cth: int32(le.Uint32(buf[12:])),
+			until: int64(le.Uint64(buf[16:])), cev: int64(le.Uint64(buf[24:])), causeRelExit: int64(le.Uint64(buf[32:]))})
+		return nil
+	})
 	if err := comm.Agree(c, perr); err != nil {
 		return nil, err
 	}
@@ -443,21 +431,14 @@ func (a *Analysis) lockEdges(c comm.Comm, owners graph.Owners, out [][]lockWait)
 		local[int32(p.Header.Rank)] = i
 	}
 	srcs := make([][]sim.EventRef, len(m.Procs))
-	var perr error
-	for q, buf := range recv {
-		if len(buf)%lockSrcSize != 0 {
-			perr = fmt.Errorf("rank %d: waitstate: %d bytes of lock releases from rank %d", c.Rank(), len(buf), q)
-			break
+	perr := eachRecord(c.Rank(), recv, lockSrcSize, "lock releases", func(q int, buf []byte) error {
+		i, ok := local[int32(le.Uint32(buf))]
+		if !ok {
+			return fmt.Errorf("rank %d: waitstate: rank %d sent a lock release of process %d, not held here", c.Rank(), q, le.Uint32(buf))
 		}
-		for ; len(buf) > 0; buf = buf[lockSrcSize:] {
-			i, ok := local[int32(le.Uint32(buf))]
-			if !ok {
-				perr = fmt.Errorf("rank %d: waitstate: rank %d sent a lock release of process %d, not held here", c.Rank(), q, le.Uint32(buf))
-				break
-			}
-			srcs[i] = append(srcs[i], sim.EventRef{Thread: int32(le.Uint32(buf[4:])), Event: int64(le.Uint64(buf[8:]))})
-		}
-	}
+		srcs[i] = append(srcs[i], sim.EventRef{Thread: int32(le.Uint32(buf[4:])), Event: int64(le.Uint64(buf[8:]))})
+		return nil
+	})
 	if err := comm.Agree(c, perr); err != nil {
 		return err
 	}

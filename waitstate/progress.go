@@ -405,36 +405,29 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale,
 	if err != nil {
 		return err
 	}
-	var perr error
 	srcs := make([][]sim.EventRef, len(m.Procs))
 	bufs = make([][]byte, c.Size())
-	for q, buf := range recv {
-		if len(buf)%progReqSize != 0 {
-			perr = fmt.Errorf("rank %d: waitstate: %d bytes of progress points from rank %d", c.Rank(), len(buf), q)
-			break
+	perr := eachRecord(c.Rank(), recv, progReqSize, "progress points", func(q int, buf []byte) error {
+		proc, at := int(le.Uint32(buf)), int64(le.Uint64(buf[4:]))
+		i, ok := local[proc]
+		if !ok {
+			return fmt.Errorf("rank %d: waitstate: rank %d sent a progress point of process %d, not held here", c.Rank(), q, proc)
 		}
-		for ; len(buf) > 0; buf = buf[progReqSize:] {
-			proc, at := int(le.Uint32(buf)), int64(le.Uint64(buf[4:]))
-			i, ok := local[proc]
-			if !ok {
-				perr = fmt.Errorf("rank %d: waitstate: rank %d sent a progress point of process %d, not held here", c.Rank(), q, proc)
-				break
-			}
-			d, ok := a.findDone(s, i, at)
-			if !ok {
-				continue // not a point of the process's: no edge
-			}
-			th, ev := m.ThreadOf(d.done), m.EventOf(d.done)
-			if le.Uint32(buf[progReqSize-4:])&progFlagEdge != 0 {
-				srcs[i] = append(srcs[i], sim.EventRef{Thread: th, Event: ev})
-			}
-			b := append(bufs[q], buf[12:progReqSize]...) // the waiter
-			b = le.AppendUint32(b, uint32(proc))
-			b = le.AppendUint32(b, uint32(th))
-			b = le.AppendUint64(b, uint64(ev))
-			bufs[q] = le.AppendUint64(b, uint64(d.at))
+		d, ok := a.findDone(s, i, at)
+		if !ok {
+			return nil // not a point of the process's: no edge
 		}
-	}
+		th, ev := m.ThreadOf(d.done), m.EventOf(d.done)
+		if le.Uint32(buf[progReqSize-4:])&progFlagEdge != 0 {
+			srcs[i] = append(srcs[i], sim.EventRef{Thread: th, Event: ev})
+		}
+		b := append(bufs[q], buf[12:progReqSize]...) // the waiter
+		b = le.AppendUint32(b, uint32(proc))
+		b = le.AppendUint32(b, uint32(th))
+		b = le.AppendUint64(b, uint64(ev))
+		bufs[q] = le.AppendUint64(b, uint64(d.at))
+		return nil
+	})
 	a.progDone = nil
 	if err := comm.Agree(c, perr); err != nil {
 		return err
@@ -448,28 +441,22 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale,
 		wev, pev, at    int64
 	}
 	rows := make([][]row, len(m.Procs))
-	for q, buf := range recv {
-		if len(buf)%progAnsSize != 0 {
-			perr = fmt.Errorf("rank %d: waitstate: %d bytes of progress sources from rank %d", c.Rank(), len(buf), q)
-			break
+	perr = eachRecord(c.Rank(), recv, progAnsSize, "progress sources", func(q int, buf []byte) error {
+		i, ok := local[int(le.Uint32(buf))]
+		if !ok {
+			return fmt.Errorf("rank %d: waitstate: rank %d answered for process %d, not held here", c.Rank(), q, le.Uint32(buf))
 		}
-		for ; len(buf) > 0; buf = buf[progAnsSize:] {
-			i, ok := local[int(le.Uint32(buf))]
-			if !ok {
-				perr = fmt.Errorf("rank %d: waitstate: rank %d answered for process %d, not held here", c.Rank(), q, le.Uint32(buf))
-				break
-			}
-			r := row{wth: int32(le.Uint32(buf[4:])), wev: int64(le.Uint64(buf[8:])),
-				pproc: int32(le.Uint32(buf[20:])), pth: int32(le.Uint32(buf[24:])), pev: int64(le.Uint64(buf[28:])), at: int64(le.Uint64(buf[36:]))}
-			f := le.Uint32(buf[16:])
-			if f&progFlagEdge != 0 {
-				rows[i] = append(rows[i], r)
-			}
-			if f&progFlagDelay != 0 {
-				dl.progCauseOf(int(i), r.wth, r.wev, r.pproc, r.pth, r.pev, f&progFlagRoot != 0)
-			}
+		r := row{wth: int32(le.Uint32(buf[4:])), wev: int64(le.Uint64(buf[8:])),
+			pproc: int32(le.Uint32(buf[20:])), pth: int32(le.Uint32(buf[24:])), pev: int64(le.Uint64(buf[28:])), at: int64(le.Uint64(buf[36:]))}
+		f := le.Uint32(buf[16:])
+		if f&progFlagEdge != 0 {
+			rows[i] = append(rows[i], r)
 		}
-	}
+		if f&progFlagDelay != 0 {
+			dl.progCauseOf(int(i), r.wth, r.wev, r.pproc, r.pth, r.pev, f&progFlagRoot != 0)
+		}
+		return nil
+	})
 	if err := comm.Agree(c, perr); err != nil {
 		return err
 	}
