@@ -721,6 +721,15 @@ func (r *run) waitStates() error {
 	if err != nil {
 		return agreed(err)
 	}
+	// What the analysis left out of a damaged file, per rank in rank (so
+	// process) order.
+	ws, err := reduce.GatherRows(r.c, []rankWarnings{{Count: a.Warn.Total(), First: a.Warn.Examples}})
+	if err != nil {
+		return err
+	}
+	for _, w := range ws {
+		addWarnings(r.rep, w.Count, w.First)
+	}
 	var back error
 	for i := range r.edges {
 		if err := r.edges[i].UnparkPredTimes(); err != nil {

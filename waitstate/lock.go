@@ -116,13 +116,17 @@ func (r *callRecorder) lockEvent(e *trace.Event, th int, idx int64) {
 	}
 	k := r.open[th]
 	if e.Kind == trace.RMALock {
+		// An epoch of type 0 takes no part, but pairs with its unlock.
+		var typ int8
 		switch t := e.Args[2]; {
-		case e.Args[0] < -1, t != trace.LockExclusive && t != trace.LockShared:
-			return // MPI_MODE_NOCHECK (no lock taken), unknown: no part
-		case e.Args[0] == -1 && t != trace.LockShared:
-			return // lock_all is shared
+		case t == trace.LockNoCheck:
+			// no lock taken
+		case e.Args[0] < -1, t != trace.LockExclusive && t != trace.LockShared, e.Args[0] == -1 && t != trace.LockShared:
+			// A damaged file's (lock_all is shared).
+			r.lockWarn("rma_lock left out", th, idx, "target %d, lock type %d", e.Args[0], t)
+		default:
+			typ = int8(t)
 		}
-		typ := int8(e.Args[2])
 		r.lockOpen[th] = append(r.lockOpen[th], openLock{comm: e.Args[1], peer: e.Args[0], typ: typ, ev: idx, calls: []int32{k}})
 		return
 	}
@@ -133,10 +137,14 @@ func (r *callRecorder) lockEvent(e *trace.Event, th int, idx int64) {
 			continue
 		}
 		r.lockOpen[th] = slices.Delete(os, j, j+1)
+		if o.typ == 0 {
+			return
+		}
 		// A target outside the trace's processes (a damaged file) has
 		// no analysis rank to order its epochs: no part.
 		cm, ok := r.tables.CommByIndex(o.comm)
 		if !ok || o.peer >= int64(r.a.m.Procs[r.proc].Header.NRanks) || o.peer >= trace.MaxRanks {
+			r.lockWarn("rma_lock left out", th, o.ev, "target %d of window entry %d: no process of the trace, or no such entry", o.peer, o.comm)
 			return
 		}
 		if n := len(o.calls); n == 0 || o.calls[n-1] != k {
@@ -150,6 +158,15 @@ func (r *callRecorder) lockEvent(e *trace.Event, th int, idx int64) {
 			th: int32(th), lockEv: o.ev, unlockEv: idx})
 		return
 	}
+	r.lockWarn("rma_unlock without its rma_lock", th, idx, "target %d of window entry %d", e.Args[0], e.Args[1])
+}
+
+// lockWarn counts a lock record of a damaged file the analysis leaves
+// out, naming the event and its file.
+func (r *callRecorder) lockWarn(kind string, th int, idx int64, format string, args ...any) {
+	p := r.a.m.Procs[r.proc]
+	r.a.Warn.Add(kind, "process %d (%s) thread %d event %d: "+format,
+		append([]any{p.Header.Rank, p.EventFile(th), th, idx}, args...)...)
 }
 
 // Sizes of lockWaits' records: an epoch sent to its target's rank (the

@@ -2,8 +2,10 @@ package waitstate_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -74,6 +76,9 @@ func TestLockAllAndNoCheck(t *testing.T) {
 	var first []byte
 	for k := 1; k <= 3; k++ {
 		rep, js := analyze(t, dir, k)
+		if w := rep.Trace.Warnings; w != nil {
+			t.Errorf("k=%d: warnings %+v, want none (a NOCHECK epoch pairs with its unlock)", k, w)
+		}
 		if first == nil {
 			first = js
 		} else if !bytes.Equal(js, first) {
@@ -156,6 +161,22 @@ func TestLockTargetOutsideTrace(t *testing.T) {
 				t.Errorf("k=%d: rank %d waits %d ns for a lock, want 0", k, p.Rank, p.LockContentionNS)
 			}
 		}
+		wantLockWarning(t, rep, "rma_lock left out: process 0 (rank-00000.ptrace) thread 0 event", "target 5 of window entry")
+	}
+}
+
+// wantLockWarning: the report counts one warning, the lock record left
+// out, and names it with the parts given.
+func wantLockWarning(t *testing.T, rep *report.Report, parts ...string) {
+	t.Helper()
+	w := rep.Trace.Warnings
+	if w == nil || w.Count != 1 || len(w.First) != 1 {
+		t.Fatalf("warnings %+v, want the lock record left out", w)
+	}
+	for _, p := range parts {
+		if !strings.Contains(w.First[0], p) {
+			t.Errorf("warning %q does not say %q", w.First[0], p)
+		}
 	}
 }
 
@@ -172,4 +193,5 @@ func TestLockUnknownType(t *testing.T) {
 			t.Errorf("rank %d waits %d ns for a lock, want 0", p.Rank, p.LockContentionNS)
 		}
 	}
+	wantLockWarning(t, rep, "rma_lock left out: process 0 (rank-00000.ptrace)", "lock type 257")
 }

@@ -338,6 +338,9 @@ type Analysis struct {
 	// Spill, when set, is where Analyze parks the nodes' values while it
 	// reads the rows back and works through the processes one by one.
 	Spill packed.Spiller
+	// Warn counts the records the analysis leaves out (a damaged file's
+	// lock epochs), with the first few named: this rank's, for the report.
+	Warn sim.Warnings
 	// m is the matching until the tasks of the delay costs are made
 	// (dropFinders); tp its processes, which the calls' names need to
 	// the end.
