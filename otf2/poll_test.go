@@ -1,13 +1,9 @@
 package otf2_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"testing"
 
-	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/otf2"
-	"github.com/ptrace-dev/ptrace/report"
 )
 
 // TestScorepPolledReceive: a receive rank 1 polls with MPI_Test while
@@ -18,14 +14,7 @@ import (
 // of rank 1's polling chain.
 func TestScorepPolledReceive(t *testing.T) {
 	anchor := otf2.PolledRecvArchive(t, t.TempDir())
-	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
-	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
-		t.Error("the report differs on 1 and 2 ranks")
-	}
-	var rep report.Report
-	if err := json.Unmarshal(js, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := analyzeOn1And2(t, anchor)
 	var ls, lsCalls, test int64
 	for _, s := range rep.WaitStates.CallSites {
 		ls += s.LateSenderNS

@@ -1,8 +1,6 @@
 package otf2_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os/exec"
@@ -15,7 +13,6 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/otf2"
-	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -49,14 +46,7 @@ func TestScorepLockContention(t *testing.T) {
 	} {
 		t.Run(filepath.Base(c.dir), func(t *testing.T) {
 			anchor := filepath.Join(c.dir, "traces.otf2")
-			js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
-			if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
-				t.Error("the report differs on 1 and 2 ranks")
-			}
-			var rep report.Report
-			if err := json.Unmarshal(js, &rep); err != nil {
-				t.Fatal(err)
-			}
+			rep, _ := analyzeOn1And2(t, anchor)
 			if w := rep.Trace.Warnings; w != nil && w.Count > 0 {
 				t.Errorf("warnings %+v", w)
 			}

@@ -146,6 +146,21 @@ func analyzeWith(t *testing.T, o driver.Options, k int) []byte {
 	return buf.Bytes()
 }
 
+// analyzeOn1And2 analyses the archive at anchor on 1 and 2 analysis
+// ranks, asks for the same JSON, and returns the report with its JSON.
+func analyzeOn1And2(t *testing.T, anchor string) (report.Report, []byte) {
+	t.Helper()
+	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
+	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
+		t.Error("the report differs on 1 and 2 ranks")
+	}
+	var rep report.Report
+	if err := json.Unmarshal(js, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep, js
+}
+
 // sections are the report parts an OTF2 copy must reproduce exactly.
 var sections = []string{"breakdown", "pop", "clocksync", "critical_path", "graph", "tasks"}
 

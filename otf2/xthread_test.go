@@ -1,13 +1,8 @@
 package otf2_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"path/filepath"
 	"testing"
-
-	"github.com/ptrace-dev/ptrace/driver"
-	"github.com/ptrace-dev/ptrace/report"
 )
 
 // TestScorepP2POtherLocation: point-to-point requests completed on another
@@ -25,14 +20,7 @@ import (
 // (round 2, from its MPI_Wait's enter to the MPI_Irecv's).
 func TestScorepP2POtherLocation(t *testing.T) {
 	anchor := filepath.Join("testdata", "scorep-8.4-xthread-p2p", "traces.otf2")
-	js := analyzeWith(t, driver.Options{Dir: anchor}, 1)
-	if js2 := analyzeWith(t, driver.Options{Dir: anchor}, 2); !bytes.Equal(js, js2) {
-		t.Error("the report differs on 1 and 2 ranks")
-	}
-	var rep report.Report
-	if err := json.Unmarshal(js, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep, _ := analyzeOn1And2(t, anchor)
 	if w := rep.Trace.Warnings; w != nil && w.Count > 0 {
 		t.Errorf("warnings: %+v", w)
 	}
