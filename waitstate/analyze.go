@@ -1253,6 +1253,20 @@ func (a *Analysis) LateReceiverSources(i int) []sim.EventRef {
 	return nil
 }
 
+// addSources adds srcs[i], events of local process i that edges found
+// after the Late Receiver's (progress, lock releases) leave from, to its
+// sources: kept sorted, each once.
+func (a *Analysis) addSources(srcs [][]sim.EventRef) {
+	for i, l := range srcs {
+		if len(l) == 0 {
+			continue
+		}
+		l = append(l, a.lrSources[i].refs()...)
+		slices.SortFunc(l, sim.CompareEventRefs)
+		a.lrSources[i] = packEventRefs(slices.Compact(l))
+	}
+}
+
 // eventRefs are events (thread, index), 9 bytes each where a
 // sim.EventRef takes 16 (the Late Receiver sources: 2.6 MB of the wait
 // states' peak on the 10 M-event pure-MPI trace).

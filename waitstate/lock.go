@@ -459,14 +459,7 @@ func (a *Analysis) lockEdges(c comm.Comm, owners graph.Owners, out [][]lockWait)
 	if err := comm.Agree(c, perr); err != nil {
 		return err
 	}
-	for i, l := range srcs {
-		if len(l) == 0 {
-			continue
-		}
-		l = append(l, a.lrSources[i].refs()...)
-		slices.SortFunc(l, sim.CompareEventRefs)
-		a.lrSources[i] = packEventRefs(slices.Compact(l))
-	}
+	a.addSources(srcs)
 	return nil
 }
 

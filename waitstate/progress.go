@@ -468,14 +468,7 @@ func (a *Analysis) progressEdges(c comm.Comm, owners graph.Owners, s *progScale,
 			e.Append(r.wth, r.wev, trace.CollComplete, r.pproc, r.pth, r.pev, trace.CollComplete, r.at)
 		}
 	}
-	for i, l := range srcs {
-		if len(l) == 0 {
-			continue
-		}
-		l = append(l, a.lrSources[i].refs()...)
-		slices.SortFunc(l, sim.CompareEventRefs)
-		a.lrSources[i] = packEventRefs(slices.Compact(l))
-	}
+	a.addSources(srcs)
 	return nil
 }
 
