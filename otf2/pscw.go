@@ -68,16 +68,56 @@ type pscwLoc struct {
 	enters, leaves int
 }
 
+// openCall follows the call of a kind (a small number of the caller's,
+// 0: none) a location's records are in: its region and how many regions
+// entered inside it are not left. The PSCW and lock conversions find a
+// record's call with it.
+type openCall struct {
+	kind   uint8
+	region uint32
+	depth  int
+}
+
+// enter follows the Enter of region id, which begins a call of kind k
+// (0: none); it reports whether a call began.
+func (o *openCall) enter(id uint32, k uint8) bool {
+	if o.kind != 0 {
+		o.depth++
+		return false
+	}
+	if k == 0 {
+		return false
+	}
+	*o = openCall{kind: k, region: id}
+	return true
+}
+
+// leave follows the Leave of region id and returns the kind of the call
+// it ends (0: none).
+func (o *openCall) leave(id uint32) uint8 {
+	switch {
+	case o.kind == 0:
+	case id == o.region && o.depth == 0:
+		k := o.kind
+		*o = openCall{}
+		return k
+	case o.depth > 0:
+		o.depth--
+	}
+	return 0
+}
+
+// in reports whether a record stands in the call itself: a call is open
+// and no region inside it.
+func (o *openCall) in() bool { return o.kind != 0 && o.depth == 0 }
+
 // pscwScan follows one location's records in pass 1.
 type pscwScan struct {
 	enters, leaves int
-	// the call open (call != pscwNone): its region, Enter count, the
-	// regions entered inside it and not left, whether its record came
-	// and what it receives
-	call   uint8
-	region uint32
+	// the call open (kind pscwPost … pscwTest), its Enter count, whether
+	// its record came and what it receives
+	openCall
 	enter  int
-	depth  int
 	synced bool
 	recv   *pscwSync
 }
@@ -87,36 +127,31 @@ type pscwScan struct {
 // alike); id is the region (r nil: undefined).
 func (c *conv) pscwEnter(s *pscwScan, id uint32, r *Region) {
 	s.enters++
-	if s.call != pscwNone {
-		s.depth++
-		return
+	k := pscwNone
+	if r != nil && s.kind == pscwNone {
+		k = c.info(id, r).pscw
 	}
-	if r != nil {
-		if k := c.info(id, r).pscw; k != pscwNone {
-			*s = pscwScan{enters: s.enters, leaves: s.leaves, call: k, region: id, enter: s.enters}
-		}
+	if s.openCall.enter(id, k) {
+		s.enter, s.synced, s.recv = s.enters, false, nil
 	}
 }
 
 func (c *conv) pscwLeave(t int, s *pscwScan, id uint32) {
 	s.leaves++
-	switch {
-	case s.call == pscwNone:
-	case id == s.region && s.depth == 0:
-		if s.recv != nil {
-			c.pscwLocOf(t).recvs[s.leaves] = *s.recv
-		}
-		*s = pscwScan{enters: s.enters, leaves: s.leaves}
-	case s.depth > 0:
-		s.depth--
+	if s.leave(id) == pscwNone {
+		return
 	}
+	if s.recv != nil {
+		c.pscwLocOf(t).recvs[s.leaves] = *s.recv
+	}
+	s.synced, s.recv = false, nil
 }
 
 // pscwSyncRecord takes an RmaGroupSync record of location t in pass 1.
 func (c *conv) pscwSyncRecord(t int, s *pscwScan, e *Event) {
 	ld := c.local[t]
 	switch {
-	case s.call == pscwNone || s.depth > 0:
+	case !s.in():
 		c.st.Ignored[e.Type]++ // in another call: not used (noted)
 		return
 	case s.synced:
@@ -125,11 +160,11 @@ func (c *conv) pscwSyncRecord(t int, s *pscwScan, e *Event) {
 	}
 	s.synced = true
 	sy := pscwSync{tag: trace.TagWinPost, win: uint32(ld.Map(mapRmaWin, e.A[1])), group: uint32(ld.Map(mapGroup, e.A[2])), off: e.Offset}
-	switch s.call {
+	switch s.kind {
 	case pscwComplete, pscwWait, pscwTest:
 		sy.tag = trace.TagWinComplete
 	}
-	switch s.call {
+	switch s.kind {
 	case pscwPost, pscwComplete:
 		c.pscwLocOf(t).sends[s.enter] = sy
 	case pscwTest:

@@ -64,12 +64,10 @@ const (
 
 // rmaLockState follows one location's lock calls and epochs in pass 2.
 type rmaLockState struct {
-	// the lock call open (call != lockNone): its region, the regions
-	// entered inside it and not left, and its record (rec.off ≥ 0)
-	call   uint8
-	region uint32
-	depth  int
-	rec    rmaLockRec
+	// the lock call open (kind lockOne … unlockAll) and its record
+	// (rec.off ≥ 0)
+	openCall
+	rec rmaLockRec
 	// the epochs begun and not released
 	open []rmaLockRec
 }
@@ -91,26 +89,19 @@ type rmaLockRec struct {
 // before the Leave's mpi_exit (call it before c.region).
 func (c *conv) lockEnter(h *thr, id uint32, r *Region) {
 	s := &h.lk
-	if s.call != lockNone {
-		s.depth++
-		return
+	k := lockNone
+	if s.kind == lockNone {
+		k = c.info(id, r).lock
 	}
-	if k := c.info(id, r).lock; k != lockNone {
-		s.call, s.region, s.depth, s.rec = k, id, 0, rmaLockRec{off: -1}
+	if s.openCall.enter(id, k) {
+		s.rec = rmaLockRec{off: -1}
 	}
 }
 
 func (c *conv) lockLeave(h *thr, id uint32, now int64, evt string) {
 	s := &h.lk
-	switch {
-	case s.call == lockNone:
-	case id == s.region && s.depth == 0:
-		if s.rec.off >= 0 {
-			c.lockEmit(h, s.call, s.rec, now, evt)
-		}
-		s.call = lockNone
-	case s.depth > 0:
-		s.depth--
+	if k := s.leave(id); k != lockNone && s.rec.off >= 0 {
+		c.lockEmit(h, k, s.rec, now, evt)
 	}
 }
 
@@ -120,11 +111,11 @@ func (c *conv) lockRecord(h *thr, e *Event, evt string) {
 	s := &h.lk
 	release := e.Type == EvRmaReleaseLock
 	switch {
-	case s.call == lockNone || s.depth > 0, e.Type == EvRmaTryLock:
+	case !s.in(), e.Type == EvRmaTryLock:
 		c.st.Ignored[e.Type]++ // in another call, or an attempt that got no lock: not used (noted)
 		return
-	case release != (s.call == unlockOne || s.call == unlockAll):
-		c.lockBad.add("%s: offset %d: %s in %s; skipped", evt, e.Offset, EventName(e.Type), lockCallNames[s.call])
+	case release != (s.kind == unlockOne || s.kind == unlockAll):
+		c.lockBad.add("%s: offset %d: %s in %s; skipped", evt, e.Offset, EventName(e.Type), lockCallNames[s.kind])
 		return
 	}
 	rec := rmaLockRec{typ: e.Type, win: uint32(c.local[h.t].Map(mapRmaWin, e.A[0])), remote: e.A[1], off: e.Offset}
@@ -136,7 +127,7 @@ func (c *conv) lockRecord(h *thr, e *Event, evt string) {
 		if p.typ == EvRmaRequestLock && rec.typ == EvRmaAcquireLock && p.win == rec.win && p.remote == rec.remote && p.typLk == rec.typLk {
 			return // the request's acquisition, as a writer may record both
 		}
-		c.lockBad.add("%s: offset %d: a second lock record in one %s; skipped", evt, e.Offset, lockCallNames[s.call])
+		c.lockBad.add("%s: offset %d: a second lock record in one %s; skipped", evt, e.Offset, lockCallNames[s.kind])
 		return
 	}
 	s.rec = rec
