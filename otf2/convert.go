@@ -210,17 +210,23 @@ func (k *counted) flush(st *Stats, what string) {
 
 // conv holds one process's conversion state.
 type conv struct {
-	a     *Archive
-	p     *process
-	w     *trace.Writer
-	clk   clock
-	st    Stats
-	local []*LocalDefs
-	tb    []timeline // per thread: the archive's clock correction
-	seq   []int64    // per-thread id counters (tasks and parallel regions)
-	rseq  []int64    // per-thread request counters
-	forks [][]fork   // per thread: its forks in order
-	tasks taskIDs
+	a *Archive
+	p *process
+	w *trace.Writer
+	// lastAt is, per ptrace thread, the time of the last event written:
+	// an event at a time an earlier record kept (a lock call's Enter for
+	// its mutex_acquire, …) must not go before events a later record's
+	// time put after it (emitBack counts those taken as lastAt).
+	lastAt   []int64
+	emitBack counted
+	clk      clock
+	st       Stats
+	local    []*LocalDefs
+	tb       []timeline // per thread: the archive's clock correction
+	seq      []int64    // per-thread id counters (tasks and parallel regions)
+	rseq     []int64    // per-thread request counters
+	forks    [][]fork   // per thread: its forks in order
+	tasks    taskIDs
 	// legacyTasks maps OTF2 1.x task ids (OmpTaskCreate) to ptrace ids.
 	legacyTasks map[uint64]int64
 	// taskRegion is the TASK region a task runs in (its construct when no
@@ -489,6 +495,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 		return nil, err
 	}
 	c.w = w
+	c.lastAt = make([]int64, nthreads)
 	for t, l := range p.locations {
 		name := a.Defs.LocationName(&l)
 		th := trace.Thread{Index: t, TID: int64(l.ID), Type: c.threadType(t), Name: name}
@@ -527,6 +534,7 @@ func (a *Archive) ConvertCut(i int, out io.Writer, cut []Gap) (*Stats, error) {
 	c.unleftCount.flush(&c.st, "regions never left after recording was switched off")
 	c.unjoinedCt.flush(&c.st, "parallel regions never joined after recording was switched off")
 	c.unnested.flush(&c.st, "Leaves of code regions out of nesting")
+	c.emitBack.flush(&c.st, "events")
 	for t := range c.tb {
 		c.tb[t].flush(&c.st)
 	}
@@ -1344,6 +1352,13 @@ func (h *thr) emit(k trace.Kind, time int64, args ...int64) {
 		copy(e.args[:], args)
 		h.buf = append(h.buf, e)
 		return
+	}
+	if last := &h.c.lastAt[h.out]; time < *last {
+		h.c.emitBack.add("%s: %s at %d ns, a time an earlier record kept, goes before the thread's previous event (%d ns); taken as that event's",
+			h.c.a.evtPath(h.c.p.locations[h.t].ID), k, time, *last)
+		time = *last
+	} else {
+		*last = time
 	}
 	h.err = h.c.w.E(h.out, k, time, args...)
 }
