@@ -408,7 +408,14 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 			break
 		}
 		shown++
-		p.line("  %s: %s %s (%s of its %s, %d of %d calls)", siteName(c.Func, c.Site, c.Region), top.name, Dur(top.ns), share(top.ns, c.MPINS), Dur(c.MPINS), c.WaitingCalls, c.Calls)
+		calls := fmt.Sprintf("%d of %d calls", c.WaitingCalls, c.Calls)
+		if c.WaitingCalls == 0 {
+			// A polling loop's share of waits that other calls completed
+			// (an MPI_Test loop ended by an MPI_Wait elsewhere): the wait
+			// instances count where they ended.
+			calls = fmt.Sprintf("polled in %d calls, the waits ending in other calls", c.Calls)
+		}
+		p.line("  %s: %s %s (%s of its %s, %s)", siteName(c.Func, c.Site, c.Region), top.name, Dur(top.ns), share(top.ns, c.MPINS), Dur(c.MPINS), calls)
 	}
 	var most *WaitProcess
 	for i := range ws.PerProcess {
@@ -424,7 +431,14 @@ func (p *printer) waitStates(ws *WaitStates, o TextOptions) {
 		if i == o.TopFindings {
 			break
 		}
-		p.line("  waited for rank %d: %s of all waiting (%s at %s, %d calls)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), siteName(c.Func, c.Site, c.Region), c.Calls)
+		calls := fmt.Sprintf("%d calls", c.Calls)
+		switch c.Calls {
+		case 0:
+			calls = "polling for waits that ended in other calls"
+		case 1:
+			calls = "1 call"
+		}
+		p.line("  waited for rank %d: %s of all waiting (%s at %s, %s)", c.Rank, Pct(c.Share), patternTitle(c.Pattern), siteName(c.Func, c.Site, c.Region), calls)
 	}
 	if ProgressNotable(&ws.WaitTimes) {
 		p.line("  %s", ProgressHint(&ws.WaitTimes))

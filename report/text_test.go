@@ -450,3 +450,32 @@ func TestWaitCSVColumnsStable(t *testing.T) {
 		}
 	}
 }
+
+// A polling loop whose waits all end in calls at another site (MPI_Test
+// loops ended by an MPI_Wait) has wait time but no wait instance of its
+// own: the text says so instead of "late sender 678 ms (…, 0 of 49032
+// calls)".
+func TestPolledWaitsEndingElsewhereWorded(t *testing.T) {
+	r := sampleReport()
+	test := WaitTimes{MPINS: 700_000_000, Calls: 49032, LateSenderNS: 678_000_000, OtherNS: 22_000_000}
+	wait := WaitTimes{MPINS: 100_000_000, Calls: 10, LateSenderNS: 90_000_000, OtherNS: 10_000_000, WaitingCalls: 10}
+	all := WaitTimes{MPINS: 800_000_000, Calls: 49042, LateSenderNS: 768_000_000, OtherNS: 32_000_000, WaitingCalls: 10}
+	r.WaitStates = &WaitStates{WaitTimes: all,
+		CallSites:  []WaitSite{{Func: "MPI_Test", Site: "sweep.f90:120", WaitTimes: test}, {Func: "MPI_Waitall", Site: "sweep.f90:140", WaitTimes: wait}},
+		PerProcess: []WaitProcess{{Rank: 1, WaitTimes: all}},
+		Causes: []WaitCause{{Rank: 0, Func: "MPI_Test", Site: "sweep.f90:120", Pattern: "late_sender", NS: 678_000_000, Share: 0.88},
+			{Rank: 2, Func: "MPI_Waitall", Site: "sweep.f90:140", Pattern: "late_sender", NS: 90_000_000, Share: 0.12, Calls: 1}}}
+	out := text(r, TextOptions{})
+	for _, s := range []string{
+		"MPI_Test at sweep.f90:120: late sender 678 ms (96.9% of its 700 ms, polled in 49032 calls, the waits ending in other calls)",
+		"MPI_Waitall at sweep.f90:140: late sender 90 ms (90.0% of its 100 ms, 10 of 10 calls)",
+		"(late sender at MPI_Test at sweep.f90:120, polling for waits that ended in other calls)",
+		"(late sender at MPI_Waitall at sweep.f90:140, 1 call)"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("text report lacks %q:\n%s", s, out)
+		}
+	}
+	if strings.Contains(out, "0 of 49032 calls") || strings.Contains(out, ", 0 calls)") {
+		t.Errorf("text report still counts the polls as calls without waits:\n%s", out)
+	}
+}
