@@ -99,10 +99,12 @@ func (s *MatchStats) Vector() []int64 {
 		s.CancelledSends, s.FreedRecvs}
 }
 
-// MatchStatsFrom is the inverse of Vector.
+// MatchStatsFrom is the inverse of Vector; a vector of another length (a
+// peer built from other sources) gives zeros. The positional literal stops
+// compiling when a field is added, and the length is Vector's own.
 func MatchStatsFrom(v []int64) MatchStats {
 	var s MatchStats
-	if len(v) == 13 {
+	if len(v) == len(s.Vector()) {
 		s = MatchStats{v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12]}
 	}
 	return s
