@@ -57,8 +57,9 @@ Under mpirun (with the ptrace-mpi build) every MPI rank analyses its share of
 the traced processes:
     mpirun -np 8 ptrace-mpi analyze DIR
 Otherwise it runs --ranks virtual ranks in this process (default: the number
-of cores, at most the number of traced processes). Results do not depend on
-the number of ranks.`,
+of cores, at most the number of traced processes). Ranks beyond the traced
+processes own none and idle (a note on stderr says so). Results do not depend
+on the number of ranks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			af.opts.Dir = args[0]
