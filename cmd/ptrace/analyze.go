@@ -172,10 +172,6 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		opts.NodeProcesses = int(localProcesses())
 		opts.Workers = workers
 		opts.GC = gcPercents()
-		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }
-		if !af.quiet {
-			opts.Note = opts.Notice
-		}
 		if af.stats {
 			opts.Stats = &stats
 		}
@@ -185,9 +181,14 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		if af.memProfile != "" {
 			opts.AfterPhase = heapProfiler(af.memProfile)
 		}
+		var pr *progress // rank 0's, for the notes to clear and redraw
 		if c.Rank() == 0 && !af.quiet {
-			prog = newProgress(stderr, "analyze")
-			opts.Progress = prog.phase
+			pr = newProgress(stderr, "analyze")
+			prog, opts.Progress = pr, pr.phase
+		}
+		opts.Notice = func(msg string) { pr.note(stderr, "ptrace: "+msg) }
+		if !af.quiet {
+			opts.Note = opts.Notice
 		}
 		r, err := driver.Run(c, opts)
 		if c.Rank() == 0 {
