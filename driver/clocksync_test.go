@@ -59,7 +59,7 @@ func TestClockSyncSectionIndependentOfRanks(t *testing.T) {
 		t.Fatal(err)
 	}
 	var first string
-	for k := 1; k <= 4; k++ {
+	for _, k := range []int{1, 2, 3, 4, 7, 9} { // 7 and 9: ranks without a process
 		rep, _, err := analyze(t, Options{Dir: dir}, k)
 		if err != nil {
 			t.Fatal(err)

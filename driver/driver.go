@@ -101,6 +101,9 @@ type Options struct {
 	// Notice, when set, receives on rank 0 what the user should know about
 	// how the analysis runs (not what it found).
 	Notice func(string)
+	// Note, when set, receives on rank 0 remarks on how the analysis runs
+	// that a quiet run (-q) leaves out: ranks that own no process.
+	Note func(string)
 	// AfterPhase, when set, is called on every rank after each phase ends
 	// (for --memprofile: the heap as each phase leaves it).
 	AfterPhase func(rank int, phase string)
@@ -275,10 +278,12 @@ func (r *run) decoded() int64 {
 type RunStats struct {
 	Ranks int
 	// The assignment of processes to ranks: fewest and most processes on
-	// one rank, and the largest rank's event load over the mean (1 is
-	// perfect balance).
+	// one rank that owns any, and the largest rank's event load over the
+	// mean of those ranks (1 is perfect balance); Idle ranks own none
+	// (more ranks than processes).
 	MinProcs, MaxProcs int
 	Imbalance          float64
+	Idle               int
 	Phases             []PhaseStat
 	PeakHeap           []uint64 // per rank, the highest heap of any phase
 	// PeakLive is, per rank, the highest live heap of any phase (what a
@@ -336,9 +341,9 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 	if r.c.Rank() == 0 {
 		st.Ranks = r.c.Size()
 		if p := r.plan; p != nil {
-			st.Imbalance = p.Imbalance()
+			st.Imbalance, st.Idle = p.Imbalance(), p.Ranks()-p.Busy()
 			st.MinProcs, st.MaxProcs = len(r.dir.Files), 0
-			for k := range p.Ranks() {
+			for k := range p.Busy() {
 				lo, hi := p.Range(k)
 				st.MinProcs, st.MaxProcs = min(st.MinProcs, hi-lo), max(st.MaxProcs, hi-lo)
 			}
@@ -500,7 +505,25 @@ func (r *run) openDir() error {
 		return &AgreedError{Err: err}
 	}
 	r.plan = plan
+	if busy := plan.Busy(); busy < plan.Ranks() && r.c.Rank() == 0 && r.opts.Note != nil {
+		r.opts.Note(idleNote(plan.Ranks(), busy))
+	}
 	return nil
+}
+
+// idleNote says which ranks idle: those past the trace's processes take
+// part in every collective step with nothing of their own, and the
+// report is the same as with one rank a process.
+func idleNote(ranks, busy int) string {
+	procs := "processes"
+	if busy == 1 {
+		procs = "process"
+	}
+	idle := fmt.Sprintf("ranks %d–%d have", busy, ranks-1)
+	if ranks-busy == 1 {
+		idle = fmt.Sprintf("rank %d has", busy)
+	}
+	return fmt.Sprintf("%d analysis ranks for %d %s: %s no process to analyse and idle", ranks, busy, procs, idle)
 }
 
 // load reads this rank's processes, and nothing else.

@@ -127,6 +127,10 @@ func TestWorkloadsExpected(t *testing.T) {
 		{Workload: "mpi", Ranks: 2, Iterations: 6},
 		// Receives completed by MPI_Test loops (polled waits).
 		{Workload: "mpi", Ranks: 5, Iterations: 12, RankImbalance: 0.3, LatencyNS: 2000, PollNS: 5000, PollGapNS: 11_000},
+		// Task-heavy OpenMP-only programs: one process, so every rank
+		// but the first idles.
+		{Workload: "tree", Ranks: 1, Threads: 3, Steps: 6, Jitter: 0.3},
+		{Workload: "stencil", Ranks: 1, Threads: 4, Jitter: 0.3, Lean: true},
 	}
 	for _, cfg := range cfgs {
 		dir, exp := generate(t, cfg)
@@ -135,13 +139,28 @@ func TestWorkloadsExpected(t *testing.T) {
 		checkExpected(t, name, first, exp)
 		checkInvariants(t, name, first)
 		checkOMPWaitInvariants(t, name, rep)
-		for k := 2; k <= min(4, cfg.Ranks); k++ {
+		ks := idleRankCounts(cfg.Ranks)
+		for k := min(4, cfg.Ranks); k >= 2; k-- {
+			ks = append([]int{k}, ks...)
+		}
+		for _, k := range ks {
 			_, js := analyze(t, dir, k)
 			if !bytes.Equal(js, first) {
 				t.Errorf("%s: report on %d ranks differs from 1 rank", name, k)
 			}
 		}
 	}
+}
+
+// idleRankCounts are analysis rank counts above a trace's n processes
+// (n+1, n+3 and 2n): the ranks past the n-th own no process and idle
+// through every collective step, and the report is the same.
+func idleRankCounts(n int) []int {
+	ks := []int{n + 1, n + 3}
+	if 2*n > n+3 {
+		ks = append(ks, 2*n)
+	}
+	return ks
 }
 
 // checkInvariants: every process's categories add up to its thread time;

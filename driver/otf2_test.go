@@ -1,6 +1,7 @@
 package driver_test
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -58,5 +59,21 @@ func TestOTF2MemoryLimitWarnsOnConvertedSize(t *testing.T) {
 	}
 	if n != 8 {
 		t.Errorf("events held over the limit: %d processes warn, want 8", n)
+	}
+}
+
+// Score-P archives analysed on more ranks than they have processes (a
+// one-process OpenMP program, MPI waits with their delay costs, MPI-3 RMA
+// epochs): the report is the same byte for byte as on one rank.
+func TestOTF2IdleRanksSameReport(t *testing.T) {
+	for _, name := range []string{"scorep-8.4-fib-ompt", "scorep-8.4-mpi-waits4", "scorep-8.4-rma-pscw"} {
+		dir := filepath.Join("..", "otf2", "testdata", name)
+		rep, first := analyze(t, dir, 1)
+		n := len(rep.Breakdown.PerProcess)
+		for _, k := range idleRankCounts(n) {
+			if _, js := analyze(t, dir, k); !bytes.Equal(js, first) {
+				t.Errorf("%s (%d processes): report on %d ranks differs from 1 rank", name, n, k)
+			}
+		}
 	}
 }

@@ -69,7 +69,11 @@ func TestWaitStatesGroundTruth(t *testing.T) {
 		if cfg.SkewNS > 0 {
 			exp = waitsOnly(exp)
 		}
-		for k := 1; k <= min(3, cfg.Ranks); k++ {
+		ks := []int{cfg.Ranks + 1} // a rank without a process
+		for k := min(3, cfg.Ranks); k >= 1; k-- {
+			ks = append([]int{k}, ks...)
+		}
+		for _, k := range ks {
 			name := fmt.Sprintf("%s %s/%d×%d skew=%d k=%d", cfg.Workload, cfg.Exchange, cfg.Ranks, cfg.Threads, cfg.SkewNS, k)
 			rep, js := analyze(t, dir, k)
 			checkExpected(t, name, js, exp)

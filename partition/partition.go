@@ -2,6 +2,9 @@
 // the counts match, otherwise contiguous blocks whose total weight (events,
 // or bytes when event counts are unknown) is as even as possible. Keeping
 // blocks contiguous keeps neighbouring ranks, which talk the most, together.
+// Ranks beyond the number of processes own none: they idle through the
+// analysis, taking part in its collectives, so that `mpirun -np N` works
+// whatever the trace.
 package partition
 
 import (
@@ -9,14 +12,16 @@ import (
 	"sort"
 )
 
-// Plan maps processes to ranks: rank r owns processes [Starts[r], Starts[r+1]).
+// Plan maps processes to ranks: rank r owns processes [Starts[r], Starts[r+1]),
+// an empty range for the ranks past the number of processes.
 type Plan struct {
 	Starts  []int
 	weights []int64
 }
 
-// Assign splits len(weights) processes over ranks analysis ranks. Each rank
-// gets at least one process; more ranks than processes is an error.
+// Assign splits len(weights) processes over ranks analysis ranks. With at
+// least as many processes as ranks, each rank gets at least one; with more
+// ranks, the first len(weights) get one each and the others none.
 func Assign(weights []int64, ranks int) (*Plan, error) {
 	n := len(weights)
 	switch {
@@ -24,21 +29,15 @@ func Assign(weights []int64, ranks int) (*Plan, error) {
 		return nil, fmt.Errorf("partition: %d analysis ranks", ranks)
 	case n == 0:
 		return nil, fmt.Errorf("partition: the trace has no processes")
-	case ranks > n:
-		procs, most := "processes", "ranks"
-		if n == 1 {
-			procs, most = "process", "rank"
-		}
-		return nil, fmt.Errorf("%d analysis ranks but the trace has only %d %s: run with at most %d %s", ranks, n, procs, n, most)
 	}
 	w := make([]int64, n)
 	for i, v := range weights {
 		w[i] = max(v, 1) // empty files still cost a little
 	}
 	p := &Plan{Starts: make([]int, ranks+1), weights: w}
-	if ranks == n {
+	if ranks >= n {
 		for i := range p.Starts {
-			p.Starts[i] = i
+			p.Starts[i] = min(i, n)
 		}
 		return p, nil
 	}
@@ -84,6 +83,10 @@ func blocks(w []int64, bound int64) int {
 // Ranks returns the number of analysis ranks.
 func (p *Plan) Ranks() int { return len(p.Starts) - 1 }
 
+// Busy returns the number of ranks that own a process: the first Busy()
+// ranks; the others idle.
+func (p *Plan) Busy() int { return min(p.Ranks(), len(p.weights)) }
+
 // Range returns the processes [lo, hi) that rank owns.
 func (p *Plan) Range(rank int) (lo, hi int) { return p.Starts[rank], p.Starts[rank+1] }
 
@@ -115,10 +118,12 @@ func (p *Plan) Load(rank int) int64 {
 	return s
 }
 
-// Imbalance returns max load / mean load (1 is perfect).
+// Imbalance returns max load / mean load of the ranks that own a process
+// (1 is perfect): idle ranks are left out, since no plan could give them
+// work.
 func (p *Plan) Imbalance() float64 {
 	var total, mx int64
-	for r := 0; r < p.Ranks(); r++ {
+	for r := 0; r < p.Busy(); r++ {
 		l := p.Load(r)
 		total += l
 		mx = max(mx, l)
@@ -126,5 +131,5 @@ func (p *Plan) Imbalance() float64 {
 	if total == 0 {
 		return 1
 	}
-	return float64(mx) * float64(p.Ranks()) / float64(total)
+	return float64(mx) * float64(p.Busy()) / float64(total)
 }

@@ -1,7 +1,9 @@
 package partition
 
 import (
+	"math"
 	"math/rand"
+	"slices"
 	"sort"
 	"testing"
 )
@@ -13,8 +15,8 @@ func checkPlan(t *testing.T, p *Plan, n, k int) {
 	}
 	for r := 0; r < k; r++ {
 		lo, hi := p.Range(r)
-		if hi <= lo {
-			t.Fatalf("rank %d owns nothing: %v", r, p.Starts)
+		if busy := r < min(n, k); busy && hi <= lo || !busy && hi != lo {
+			t.Fatalf("rank %d of %d (%d processes) owns [%d, %d): %v", r, k, n, lo, hi, p.Starts)
 		}
 		for i := lo; i < hi; i++ {
 			if p.Owner(i) != r {
@@ -32,9 +34,41 @@ func TestOneToOne(t *testing.T) {
 	checkPlan(t, p, 4, 4)
 }
 
-func TestTooManyRanks(t *testing.T) {
-	if _, err := Assign([]int64{1, 2}, 3); err == nil {
-		t.Fatal("3 ranks for 2 processes accepted")
+// More ranks than processes: the first ranks own one process each, in
+// order, and the others none; the imbalance counts the busy ranks only.
+func TestIdleRanks(t *testing.T) {
+	for _, c := range []struct {
+		w     []int64
+		ranks int
+		want  []int
+		imb   float64
+	}{
+		{[]int64{1, 2}, 3, []int{0, 1, 2, 2}, 2 * 2.0 / 3},
+		{[]int64{7}, 4, []int{0, 1, 1, 1, 1}, 1},
+		{[]int64{5, 5, 5}, 6, []int{0, 1, 2, 3, 3, 3, 3}, 1},
+	} {
+		p, err := Assign(c.w, c.ranks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkPlan(t, p, len(c.w), c.ranks)
+		if !slices.Equal(p.Starts, c.want) {
+			t.Errorf("%v over %d ranks: starts %v, want %v", c.w, c.ranks, p.Starts, c.want)
+		}
+		if p.Busy() != len(c.w) {
+			t.Errorf("%v over %d ranks: %d busy", c.w, c.ranks, p.Busy())
+		}
+		for r := len(c.w); r < c.ranks; r++ {
+			if p.Load(r) != 0 {
+				t.Errorf("idle rank %d has load %d", r, p.Load(r))
+			}
+		}
+		if got := p.Imbalance(); math.Abs(got-c.imb) > 1e-12 {
+			t.Errorf("%v over %d ranks: imbalance %g, want %g", c.w, c.ranks, got, c.imb)
+		}
+	}
+	if _, err := Assign(nil, 2); err == nil {
+		t.Error("a trace of no processes accepted")
 	}
 }
 
@@ -109,7 +143,7 @@ func TestOwnerSearch(t *testing.T) {
 		for i := range w {
 			w[i] = int64(1 + (i*7919)%13)
 		}
-		for ranks := 1; ranks <= n; ranks++ {
+		for ranks := 1; ranks <= n+3; ranks++ {
 			p, err := Assign(w, ranks)
 			if err != nil {
 				t.Fatal(err)

@@ -57,8 +57,9 @@ Under mpirun (with the ptrace-mpi build) every MPI rank analyses its share of
 the traced processes:
     mpirun -np 8 ptrace-mpi analyze DIR
 Otherwise it runs --ranks virtual ranks in this process (default: the number
-of cores, at most the number of traced processes). Results do not depend on
-the number of ranks.`,
+of cores, at most the number of traced processes). Ranks beyond the traced
+processes own none and idle (a note on stderr says so). Results do not depend
+on the number of ranks.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			af.opts.Dir = args[0]
@@ -153,9 +154,10 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var limitOnce sync.Once
 	var share, floor int64
 	var limitErr error
-	workers := coresPerRank(inProcess)
+	busy := busyRanks(af.ranks, inProcess, af.opts.Dir)
+	workers := coresPerRank(busy)
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
-		limitOnce.Do(func() { share, floor, limitErr = applyMemoryLimit(limit, inProcess) })
+		limitOnce.Do(func() { share, floor, limitErr = applyMemoryLimit(limit, busy) })
 		// Rank 0 writes the outputs: every rank learns whether it can,
 		// so that the job ends cleanly before the analysis if not.
 		var werr error
@@ -170,7 +172,6 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		opts.NodeProcesses = int(localProcesses())
 		opts.Workers = workers
 		opts.GC = gcPercents()
-		opts.Notice = func(msg string) { fmt.Fprintln(stderr, "ptrace:", msg) }
 		if af.stats {
 			opts.Stats = &stats
 		}
@@ -180,9 +181,14 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		if af.memProfile != "" {
 			opts.AfterPhase = heapProfiler(af.memProfile)
 		}
+		var pr *progress // rank 0's, for the notes to clear and redraw
 		if c.Rank() == 0 && !af.quiet {
-			prog = newProgress(stderr, "analyze")
-			opts.Progress = prog.phase
+			pr = newProgress(stderr, "analyze")
+			prog, opts.Progress = pr, pr.phase
+		}
+		opts.Notice = func(msg string) { pr.note(stderr, "ptrace: "+msg) }
+		if !af.quiet {
+			opts.Note = opts.Notice
 		}
 		r, err := driver.Run(c, opts)
 		if c.Rank() == 0 {
@@ -282,6 +288,21 @@ func virtualRanks(ranks int, dir string) int {
 	return defaultRanks(n)
 }
 
+// busyRanks is how many of this process's inProcess ranks own a traced
+// process: --ranks above the trace's processes leaves the others idle
+// (partition), and they take no share of the memory limit or the cores.
+// The default rank count is capped by the processes already.
+func busyRanks(ranks, inProcess int, dir string) int {
+	if ranks <= 0 || inProcess <= 1 {
+		return inProcess
+	}
+	n, err := numProcesses(dir)
+	if err != nil || n < 1 {
+		return inProcess // the analysis says what is wrong with dir
+	}
+	return min(inProcess, n)
+}
+
 // coresPerRank is each of this process's ranks' share of the cores it may
 // use: the node's cores divided among its analysis processes, and no more
 // than GOMAXPROCS, which follows the CPU affinity a launcher binds a
@@ -298,7 +319,11 @@ func defaultRanks(processes int) int {
 }
 
 func printStats(w io.Writer, st *driver.RunStats) {
-	fmt.Fprintf(w, "analysis ranks: %d, %d–%d processes each, event load max/mean %.3f\n", st.Ranks, st.MinProcs, st.MaxProcs, st.Imbalance)
+	idle := ""
+	if st.Idle > 0 {
+		idle = fmt.Sprintf(" (%d idle, without a process)", st.Idle)
+	}
+	fmt.Fprintf(w, "analysis ranks: %d%s, %d–%d processes each, event load max/mean %.3f\n", st.Ranks, idle, st.MinProcs, st.MaxProcs, st.Imbalance)
 	// The resident set's high-water mark after each phase: the phase
 	// where it grows is the one that set the process's peak (under
 	// in-process ranks one process, so every rank shows the same).

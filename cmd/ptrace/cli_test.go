@@ -124,7 +124,9 @@ func TestTreeExpected(t *testing.T) {
 // in-process analysis ranks. With fewer ranks than processes a rank
 // simulates several processes with the tables the previous one left
 // (sim.Spare, ompt.Spare): the untied workload's processes use the same
-// dependence address, as processes of one binary often do.
+// dependence address, as processes of one binary often do. With more
+// ranks than processes (5, 7, 8 for 4) the ranks past the processes idle,
+// which one line on stderr says (not with -q).
 func TestAnalyzeSameForRankCounts(t *testing.T) {
 	for _, args := range [][]string{
 		{"halo", "--ranks", "4", "--threads", "3", "--rank-imbalance", "0.5", "--skew", "100us", "--drift", "5"},
@@ -133,7 +135,7 @@ func TestAnalyzeSameForRankCounts(t *testing.T) {
 	} {
 		dir := genTrace(t, args...)
 		var first string
-		for k := 1; k <= 4; k++ {
+		for _, k := range []int{1, 2, 3, 4, 5, 7, 8} {
 			r := run(t, ptraceBin(), "analyze", "--ranks", fmt.Sprint(k), "--json", "-", dir)
 			if r.code != 0 {
 				t.Fatalf("%s, %d ranks: exit %d: %s", args[0], k, r.code, r.stderr)
@@ -143,6 +145,18 @@ func TestAnalyzeSameForRankCounts(t *testing.T) {
 			} else if r.stdout != first {
 				t.Errorf("%s: report on %d ranks differs from 1 rank", args[0], k)
 			}
+			idle := "rank 4 has no process to analyse and idle"
+			if k > 5 {
+				idle = fmt.Sprintf("ranks 4–%d have no process to analyse and idle", k-1)
+			}
+			if note := fmt.Sprintf("ptrace: %d analysis ranks for 4 processes: %s\n", k, idle); k > 4 && !strings.Contains(r.stderr, note) {
+				t.Errorf("%s, %d ranks: stderr lacks %q:\n%s", args[0], k, note, r.stderr)
+			} else if k <= 4 && strings.Contains(r.stderr, "idle") {
+				t.Errorf("%s, %d ranks: stderr speaks of idle ranks:\n%s", args[0], k, r.stderr)
+			}
+		}
+		if r := run(t, ptraceBin(), "analyze", "-q", "--ranks", "6", "--json", "-", dir); r.code != 0 || r.stdout != first || r.stderr != "" {
+			t.Errorf("%s, -q on 6 ranks: exit %d, report same %v, stderr %q", args[0], r.code, r.stdout == first, r.stderr)
 		}
 	}
 }
@@ -178,9 +192,13 @@ func damage(t *testing.T, src, how string) string {
 // rank's message naming the file.
 func TestFailingRankInproc(t *testing.T) {
 	src := genTrace(t, "stencil", "--ranks", "4", "--threads", "2")
-	for _, how := range []string{"missing", "corrupt", "truncated"} {
+	for _, how := range []string{"missing", "corrupt", "truncated", "missing/6", "corrupt/6", "truncated/6"} {
+		how, ranks, _ := strings.Cut(how, "/") // 6 ranks: two own no process
+		if ranks == "" {
+			ranks = "4"
+		}
 		dir := damage(t, src, how)
-		r := run(t, ptraceBin(), "analyze", "--ranks", "4", "-q", dir)
+		r := run(t, ptraceBin(), "analyze", "--ranks", ranks, "-q", dir)
 		if r.code == 0 {
 			t.Errorf("%s: exit 0", how)
 		}
@@ -224,6 +242,15 @@ func TestStatsReportsAssignment(t *testing.T) {
 	}
 	if want := "analysis ranks: 3, 1–3 processes each, event load max/mean 1.286"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+	}
+	// Two ranks more than processes: they idle, and the balance is the
+	// busy ranks'.
+	r = run(t, ptraceBin(), "analyze", "--ranks", "9", "-q", "--stats", dir)
+	if r.code != 0 {
+		t.Fatalf("9 ranks: exit %d: %s", r.code, r.stderr)
+	}
+	if want := "analysis ranks: 9 (2 idle, without a process), 1–1 processes each, event load max/mean 1.000"; !strings.Contains(r.stderr, want) {
+		t.Errorf("9 ranks: stderr lacks %q:\n%s", want, r.stderr)
 	}
 }
 

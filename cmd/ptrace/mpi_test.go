@@ -86,16 +86,60 @@ func TestAnalyzeUnderMPI(t *testing.T) {
 	}
 }
 
+// mpirun -np N on a trace of fewer processes (issue 44: an OpenMP-only
+// program is one process): the ranks past the processes idle through every
+// collective, the report equals one in-process rank's byte for byte, and
+// rank 0 alone says so on stderr (not with -q).
+func TestIdleRanksUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	for _, c := range []struct {
+		dir   string
+		procs int
+	}{
+		{genTrace(t, "tree", "--ranks", "1", "--threads", "3", "--steps", "6", "--jitter", "0.3"), 1},
+		{genTrace(t, "mpi", "--ranks", "2", "--rank-imbalance", "0.5", "--latency", "3us"), 2},
+		{genTrace(t, "nbc", "--ranks", "3", "--skew", "100us", "--drift", "5"), 3},
+		{filepath.Join("..", "..", "otf2", "testdata", "scorep-8.4-mpi-waits4"), 4},
+	} {
+		want := run(t, ptraceBin(), "analyze", "--ranks", "1", "--json", "-", c.dir)
+		if want.code != 0 {
+			t.Fatalf("inproc: %s", want.stderr)
+		}
+		for _, np := range []int{c.procs + 1, c.procs + 3} {
+			out := filepath.Join(t.TempDir(), "r.json")
+			r := mpirun(t, np, "analyze", "--json", out, c.dir)
+			if r.code != 0 {
+				t.Fatalf("%s np %d: exit %d: %s", c.dir, np, r.code, r.stderr)
+			}
+			if got, err := os.ReadFile(out); err != nil || string(got) != want.stdout {
+				t.Errorf("%s np %d: report differs from the in-process one (%v)", c.dir, np, err)
+			}
+			if n := strings.Count(r.stderr, "no process to analyse and idle"); n != 1 {
+				t.Errorf("%s np %d: %d notes of idle ranks on stderr: %q", c.dir, np, n, r.stderr)
+			}
+		}
+		r := mpirun(t, c.procs+1, "analyze", "-q", "--json", filepath.Join(t.TempDir(), "r.json"), c.dir)
+		if r.code != 0 || strings.Contains(r.stderr, "idle") {
+			t.Errorf("%s -q: exit %d, stderr %q", c.dir, r.code, r.stderr)
+		}
+	}
+}
+
 // Under MPI, one failing rank makes every rank exit non-zero within 10 s with
 // that rank's message on stderr, and every other rank says why it stops
 // (issue 42: they exited 1 in silence).
 func TestFailingRankUnderMPI(t *testing.T) {
 	ptraceMPI(t)
 	src := genTrace(t, "stencil", "--ranks", "4", "--threads", "2")
-	for _, how := range []string{"missing", "corrupt"} {
+	for _, how := range []string{"missing", "corrupt", "corrupt/6"} {
+		how, nps, _ := strings.Cut(how, "/") // 6: ranks 4 and 5 own no process
+		np := 4
+		if nps != "" {
+			np = 6
+		}
 		dir := damage(t, src, how)
 		start := time.Now()
-		r := mpirun(t, 4, "analyze", "-q", dir)
+		r := mpirun(t, np, "analyze", "-q", dir)
 		if r.code == 0 {
 			t.Errorf("%s: exit 0", how)
 		}
@@ -111,7 +155,7 @@ func TestFailingRankUnderMPI(t *testing.T) {
 		// A missing file is found by rank 0's listing, a corrupt one by
 		// rank 2's load.
 		failing := map[string]int{"missing": 0, "corrupt": 2}[how]
-		for k := 1; k < 4; k++ {
+		for k := 1; k < np; k++ {
 			if want := fmt.Sprintf("rank %d stopped: rank %d reported an error", k, failing); !strings.Contains(r.stderr, want) {
 				t.Errorf("%s: stderr lacks %q: %q", how, want, r.stderr)
 			}

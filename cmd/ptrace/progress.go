@@ -82,6 +82,29 @@ func (p *progress) done() {
 	fmt.Fprint(p.w, "\r")
 }
 
+// note writes msg as a line of its own to w (the terminal p draws on, when
+// it draws): the progress line is erased first and drawn again after, so
+// that a note during a phase does not run on from the bar. A nil p writes
+// msg alone.
+func (p *progress) note(w io.Writer, msg string) {
+	if p == nil || p.w == nil {
+		fmt.Fprintln(w, msg)
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	shown := p.shown > 0
+	if shown {
+		p.draw("")
+		fmt.Fprint(p.w, "\r")
+	}
+	fmt.Fprintln(p.w, msg)
+	p.shown = 0
+	if shown {
+		p.draw(progressLine(p.name, p.frac, time.Since(p.start)))
+	}
+}
+
 // draw writes line over the one shown, blanking what it leaves.
 func (p *progress) draw(line string) {
 	fmt.Fprintf(p.w, "\r%s%s", line, strings.Repeat(" ", max(p.shown-len(line), 0)))

@@ -64,3 +64,30 @@ func TestProgressLine(t *testing.T) {
 		}
 	}
 }
+
+// A note (the idle ranks', --memory-limit's) while the line is drawn erases
+// it, stands on a line of its own and draws the line again after; off a
+// terminal, or without a progress line, it is the note alone.
+func TestProgressNote(t *testing.T) {
+	var buf bytes.Buffer
+	var none *progress
+	none.note(&buf, "ptrace: a")
+	newProgress(&buf, "analyze").note(&buf, "ptrace: b")
+	if got := buf.String(); got != "ptrace: a\nptrace: b\n" {
+		t.Fatalf("without a drawn line: %q", got)
+	}
+	buf.Reset()
+	p := &progress{w: &buf, name: "analyze", start: time.Now()}
+	p.note(&buf, "ptrace: c") // nothing drawn yet: nothing to erase
+	p.phase("open", 0)
+	line := buf.String()[len("ptrace: c\n"):]
+	buf.Reset()
+	p.note(&buf, "ptrace: d")
+	blank := "\r" + strings.Repeat(" ", len(line)-1) + "\r"
+	if got := buf.String(); !strings.HasPrefix(got, blank+"ptrace: d\n\ropen   0% [>") {
+		t.Fatalf("note over a drawn line %q: %q", line, got)
+	}
+	if p.shown != len(line)-1 {
+		t.Fatalf("after the note, %d characters shown, want %d", p.shown, len(line)-1)
+	}
+}
