@@ -1018,6 +1018,13 @@ procs:
 		f.SendNode, f.RecvNode = sim.EventNodes{}, sim.EventNodes{}
 		pg.deps = packed.Pairs{}
 		f.DropLast()
+		if n == 0 {
+			// A process with no fragment (a trace salvaged down to its
+			// header) has no path: replaying its empty DAG would find no
+			// forward values to mark.
+			dag.DropInputs()
+			continue
+		}
 		rank := pg.rank
 		cw := &w
 		lp, err := rc.LongestPathsFollowing(self, dag, cw, func(m int32) int64 { return nodeKey(rank, m) })

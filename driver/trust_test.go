@@ -313,3 +313,32 @@ func TestLostMessageNamesDamagedRank(t *testing.T) {
 		}
 	}
 }
+
+// A process salvaged down to no event at all (its file cut inside the
+// first chunk) is analysed like any other on one analysis rank: the
+// critical path of processes without cross-process edges, replayed one
+// process at a time there, failed on its empty DAG ("no forward values or
+// weights for 0 nodes") while two and three ranks, whose DAG is one for
+// the rank, gave a report.
+func TestSalvagedEmptyProcessAnyRanks(t *testing.T) {
+	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 3, Events: 30000})
+	if err := os.Truncate(filepath.Join(dir, trace.FileName(1)), 600); err != nil {
+		t.Fatal(err)
+	}
+	var want []byte
+	for k := 1; k <= 4; k++ {
+		rep, err := runWith(k, driver.Options{Dir: dir, Salvage: true})
+		if err != nil {
+			t.Fatalf("%d ranks: %v", k, err)
+		}
+		got := reportJSON(t, rep)
+		if k == 1 {
+			want = got
+			if rep.CriticalPath == nil || rep.CriticalPath.LengthNS <= 0 {
+				t.Errorf("no critical path: %+v", rep.CriticalPath)
+			}
+		} else if string(got) != string(want) {
+			t.Errorf("%d ranks: report differs from one rank's", k)
+		}
+	}
+}
