@@ -314,31 +314,42 @@ func TestLostMessageNamesDamagedRank(t *testing.T) {
 	}
 }
 
-// A process salvaged down to no event at all (its file cut inside the
-// first chunk) is analysed like any other on one analysis rank: the
-// critical path of processes without cross-process edges, replayed one
-// process at a time there, failed on its empty DAG ("no forward values or
-// weights for 0 nodes") while two and three ranks, whose DAG is one for
-// the rank, gave a report.
-func TestSalvagedEmptyProcessAnyRanks(t *testing.T) {
-	dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 3, Events: 30000})
-	if err := os.Truncate(filepath.Join(dir, trace.FileName(1)), 600); err != nil {
-		t.Fatal(err)
-	}
-	var want []byte
-	for k := 1; k <= 4; k++ {
-		rep, err := runWith(k, driver.Options{Dir: dir, Salvage: true})
+// Reports of salvaged traces do not depend on the number of analysis
+// ranks either:
+//   - a process salvaged down to no event at all (its file cut inside the
+//     first chunk): the critical path of processes without cross-process
+//     edges, replayed one process at a time on one rank, failed on its
+//     empty DAG ("no forward values or weights for 0 nodes") while two and
+//     three ranks, whose DAG is one for the rank, gave a report;
+//   - process 0 cut before its communicators' definitions: a collective it
+//     lacks was "process 0 has none" on one rank (another process of the
+//     rank knew the communicator) and "member 0 has none" on two.
+func TestSalvagedTracesAnyRanks(t *testing.T) {
+	for _, c := range []struct{ victim, percent int }{{1, 2}, {0, 5}, {0, 30}} {
+		dir, _ := generate(t, gen.Config{Workload: "mpi", Ranks: 3, Events: 30000})
+		name := filepath.Join(dir, trace.FileName(c.victim))
+		st, err := os.Stat(name)
 		if err != nil {
-			t.Fatalf("%d ranks: %v", k, err)
+			t.Fatal(err)
 		}
-		got := reportJSON(t, rep)
-		if k == 1 {
-			want = got
-			if rep.CriticalPath == nil || rep.CriticalPath.LengthNS <= 0 {
-				t.Errorf("no critical path: %+v", rep.CriticalPath)
+		if err := os.Truncate(name, st.Size()*int64(c.percent)/100); err != nil {
+			t.Fatal(err)
+		}
+		var want []byte
+		for k := 1; k <= 4; k++ {
+			rep, err := runWith(k, driver.Options{Dir: dir, Salvage: true})
+			if err != nil {
+				t.Fatalf("process %d cut to %d%%, %d ranks: %v", c.victim, c.percent, k, err)
 			}
-		} else if string(got) != string(want) {
-			t.Errorf("%d ranks: report differs from one rank's", k)
+			got := reportJSON(t, rep)
+			if k == 1 {
+				want = got
+				if rep.CriticalPath == nil || rep.CriticalPath.LengthNS <= 0 {
+					t.Errorf("process %d cut to %d%%: no critical path: %+v", c.victim, c.percent, rep.CriticalPath)
+				}
+			} else if string(got) != string(want) {
+				t.Errorf("process %d cut to %d%%, %d ranks: report differs from one rank's", c.victim, c.percent, k)
+			}
 		}
 	}
 }

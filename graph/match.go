@@ -1729,22 +1729,26 @@ func (m *Matching) checkInstance(inst []collRec) string {
 // missingMembers names the members of a collective instance that have no
 // record in inst (sorted by member index): the processes whose traces
 // lack the call, or lack earlier calls on the communicator so that their
-// numbering is behind. The coordinator is a member, so a process of this
-// rank knows the communicator's members; member indices name them when
-// none does.
+// numbering is behind. The coordinating process is a member, held by this
+// rank, so its trace knows the communicator's members; member indices name
+// them when it does not (its definition lost with a damaged end). Only that
+// process is asked: another process of this rank could know them where a
+// rank count that places it elsewhere would not, and the warnings must not
+// depend on how processes are placed.
 func (m *Matching) missingMembers(inst []collRec) string {
 	const most = 4
 	var cm *trace.Communicator
 	for _, p := range m.Procs {
+		if int32(p.Header.Rank) != inst[0].coord {
+			continue
+		}
 		for i := range p.Comms {
 			if p.Comms[i].ID == inst[0].comm {
 				cm = &p.Comms[i]
 				break
 			}
 		}
-		if cm != nil {
-			break
-		}
+		break
 	}
 	var names []string
 	j, missing := 0, 0
