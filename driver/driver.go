@@ -198,6 +198,9 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			if err := agree(c, r.cutGaps()); err != nil {
 				return err
 			}
+			if err := agreed(r.convertedOverLimit()); err != nil {
+				return err
+			}
 			return r.checkMemory()
 		}},
 		// match, clocksync and exchange are collective and fail on every
@@ -572,7 +575,7 @@ func (r *run) load() error {
 		r.procs = append(r.procs, p)
 		r.progress("load", float64(i-lo+1)/float64(hi-lo))
 	}
-	return r.convertedOverLimit()
+	return nil
 }
 
 // match builds the happened-before graph of the owned processes.
