@@ -219,8 +219,9 @@ func (g memoryGuard) exceeded(phase string) error {
 }
 
 // check returns an error on every rank when the process's resident set
-// reached above the limit during phase (rss: its peak so far; collective).
-func (g memoryGuard) check(c comm.Comm, phase string, rss int64) error {
+// reached above the limit during phase (rss: its peak so far; collective),
+// at its end or, stopped, at a point inside it every rank reaches.
+func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) error {
 	over := int64(0)
 	if g.limit > 0 && rss > g.limit {
 		over = rss
@@ -229,7 +230,7 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64) error {
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: g.outgrown(phase, worst[0], worst[1], false)}
+	return &AgreedError{Err: g.outgrown(phase, worst[0], worst[1], stopped)}
 }
 
 // outgrown is the error of this guard's process reaching rss in phase,
@@ -239,7 +240,8 @@ func (g memoryGuard) outgrown(phase string, rss, advice int64, stopped bool) *ou
 }
 
 // outgrownError is a resident set above the memory limit in a phase, seen
-// inside it (stopped: exceeded) or at its end (check).
+// inside it (stopped: exceeded, or check at a release point) or at its
+// end (check).
 type outgrownError struct {
 	phase                                string
 	rss, limit, floor, advice, nodeProcs int64

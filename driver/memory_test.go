@@ -20,7 +20,7 @@ func TestMemoryGuard(t *testing.T) {
 	} {
 		errs := make([]error, len(c.peak))
 		err := inproc.Run(len(c.peak), func(cm comm.Comm) error {
-			errs[cm.Rank()] = memoryGuard{limit: 100}.check(cm, "simulate", c.peak[cm.Rank()])
+			errs[cm.Rank()] = memoryGuard{limit: 100}.check(cm, "simulate", c.peak[cm.Rank()], false)
 			return nil
 		})
 		if err != nil {
@@ -44,7 +44,7 @@ func TestMemoryGuardAdvice(t *testing.T) {
 	errs := make([]error, 2)
 	err := inproc.Run(2, func(cm comm.Comm) error {
 		g := memoryGuard{limit: 100, advice: []int64{300, 500}[cm.Rank()]}
-		errs[cm.Rank()] = g.check(cm, "match", 120)
+		errs[cm.Rank()] = g.check(cm, "match", 120, false)
 		return nil
 	})
 	if err != nil {
@@ -53,6 +53,33 @@ func TestMemoryGuardAdvice(t *testing.T) {
 	for r, e := range errs {
 		if e == nil || !strings.Contains(e.Error(), "--memory-limit 500 B or more") {
 			t.Errorf("rank %d: %v, want the larger estimate advised", r, e)
+		}
+	}
+}
+
+// The collective phases (the match, the wait states) check the limit where
+// they drop their largest tables, on every rank, and stop there when the
+// process went above it, instead of making their next tables beside what
+// they hold and running on to the phase's end; under the limit they go on.
+func TestReleaseChecksTheLimit(t *testing.T) {
+	for _, c := range []struct {
+		limit int64
+		stop  bool
+	}{{1, true}, {1 << 50, false}} {
+		errs := make([]error, 2)
+		err := inproc.Run(2, func(cm comm.Comm) error {
+			r := &run{c: cm, opts: Options{MemoryLimit: c.limit}}
+			r.guard = memoryGuard{hs: &heapSampler{}, limit: c.limit}
+			errs[cm.Rank()] = r.release("match")()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rk, e := range errs {
+			if (e != nil) != c.stop || e != nil && (!strings.Contains(e.Error(), "in the match phase") || !strings.Contains(e.Error(), "stopped there")) {
+				t.Errorf("limit %d: rank %d: %v, want a stop: %v", c.limit, rk, e, c.stop)
+			}
 		}
 	}
 }

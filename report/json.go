@@ -9,20 +9,44 @@ import (
 // json.Encoder with two-space indentation writes it). Field order follows
 // the schema types, so equal reports are equal byte for byte.
 //
-// The report is marshalled compact, then indented by indentCompact into a
-// buffer sized for it: json.Indent runs its validating scanner over every
-// byte, 5.6 ms of the 9.7 ms WriteJSON took on a report listing 10 000
-// path segments (1.2 MB compact, 1.9 MB indented); Marshal's output is
-// valid already.
+// The report is marshalled compact, then indented by an indenter on its
+// way to w: json.Indent runs its validating scanner over every byte, 5.6
+// ms of the 9.7 ms WriteJSON took on a report listing 10 000 path
+// segments (1.2 MB compact, 1.9 MB indented); Marshal's output is valid
+// already. The indented text is not held whole: with Marshal's copy of
+// its buffer and an indented copy of that, writing a 1.8 MB report took
+// the process 5 MB above its analysis's peak, past a --memory-limit the
+// analysis fitted in (docs/PERFORMANCE.md, forty-third round).
 func WriteJSON(w io.Writer, r *Report) error {
-	compact, err := json.Marshal(r)
-	if err != nil {
-		return err
+	iw := &indentWriter{w: w}
+	// An Encoder writes its buffer to iw as it is, where Marshal returns
+	// a copy of it.
+	return json.NewEncoder(iw).Encode(r)
+}
+
+// indentWriter indents the compact JSON written to it into w, a block at
+// a time.
+type indentWriter struct {
+	w   io.Writer
+	s   indenter
+	buf []byte
+}
+
+// indentBlock is how much compact JSON indentWriter indents before it
+// writes.
+const indentBlock = 32 << 10
+
+func (iw *indentWriter) Write(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		k := min(len(p)-n, indentBlock)
+		iw.buf = iw.s.indent(iw.buf[:0], p[n:n+k])
+		if _, err := iw.w.Write(iw.buf); err != nil {
+			return n, err
+		}
+		n += k
 	}
-	out := indentCompact(make([]byte, 0, len(compact)+len(compact)/2), compact)
-	out = append(out, '\n')
-	_, err = w.Write(out)
-	return err
+	return n, nil
 }
 
 // indentCompact appends src, compact JSON as json.Marshal writes it (valid,
@@ -31,43 +55,66 @@ func WriteJSON(w io.Writer, r *Report) error {
 // each closing bracket, ": " after a key, and empty objects and arrays as
 // {} and [].
 func indentCompact(dst, src []byte) []byte {
-	depth := 0
-	open := false // the last byte opened an object or array
+	var s indenter
+	return s.indent(dst, src)
+}
+
+// indenter is indentCompact's state between the blocks of its input: the
+// nesting depth, whether the last byte opened an object or array, and
+// whether a string (and an escape in it) is open.
+type indenter struct {
+	depth            int
+	open, inStr, esc bool
+}
+
+// indent appends src, the next block of the compact input, indented.
+func (s *indenter) indent(dst, src []byte) []byte {
 	for i := 0; i < len(src); i++ {
-		c := src[i]
-		if open && c != '}' && c != ']' {
-			open = false
-			depth++
-			dst = newline(dst, depth)
-		}
-		switch c {
-		case '"':
+		if s.inStr {
 			// Copy the string through its closing quote; a backslash
 			// escapes the byte after it.
-			j := i + 1
-			for j < len(src) && src[j] != '"' {
-				if src[j] == '\\' {
-					j++
+			j := i
+			for ; j < len(src); j++ {
+				if s.esc {
+					s.esc = false
+					continue
 				}
-				j++
+				if src[j] == '\\' {
+					s.esc = true
+				} else if src[j] == '"' {
+					s.inStr = false
+					break
+				}
 			}
 			j = min(j, len(src)-1)
 			dst = append(dst, src[i:j+1]...)
 			i = j
+			continue
+		}
+		c := src[i]
+		if s.open && c != '}' && c != ']' {
+			s.open = false
+			s.depth++
+			dst = newline(dst, s.depth)
+		}
+		switch c {
+		case '"':
+			s.inStr = true
+			dst = append(dst, c)
 		case '{', '[':
-			open = true
+			s.open = true
 			dst = append(dst, c)
 		case ',':
 			dst = append(dst, c)
-			dst = newline(dst, depth)
+			dst = newline(dst, s.depth)
 		case ':':
 			dst = append(dst, c, ' ')
 		case '}', ']':
-			if open {
-				open = false
+			if s.open {
+				s.open = false
 			} else {
-				depth--
-				dst = newline(dst, depth)
+				s.depth--
+				dst = newline(dst, s.depth)
 			}
 			dst = append(dst, c)
 		default:

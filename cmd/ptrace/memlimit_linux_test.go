@@ -10,23 +10,23 @@ import (
 	"testing"
 )
 
-// analyzeRSS runs an analysis of dir at --ranks 2 under limit (bytes, 0:
-// the default) and returns its exit status, standard error and peak
-// resident set as the process itself read it (--stats: its VmHWM at its
+// analyzeRSS runs an analysis of dir at ranks under limit (bytes, 0: the
+// default) and returns its exit status, JSON report, standard error and
+// peak resident set as the process itself read it (--stats: its VmHWM at its
 // phases' ends; a peak above the limit while the reports are written is
 // a warning), the least value its printed figure stands for. Not the
 // rusage wait4 returns: a child the test process starts (clone with
 // CLONE_VM, then exec) inherits the test process's own high-water mark
 // in it, 26 MB here whatever the child does.
-func analyzeRSS(t *testing.T, dir string, limit int64) (int, string, int64) {
+func analyzeRSS(t *testing.T, dir string, ranks int, limit int64) (int, []byte, string, int64) {
 	t.Helper()
-	args := []string{"analyze", "-q", "--stats", "--ranks", "2", "--json", "-", dir}
+	args := []string{"analyze", "-q", "--stats", "--ranks", fmt.Sprint(ranks), "--json", "-", dir}
 	if limit > 0 {
 		args = append(args, "--memory-limit", fmt.Sprint(limit))
 	}
 	c := exec.Command(ptraceBin(), args...)
-	var errb bytes.Buffer
-	c.Stderr = &errb
+	var outb, errb bytes.Buffer
+	c.Stdout, c.Stderr = &outb, &errb
 	err := c.Run()
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
@@ -49,7 +49,7 @@ func analyzeRSS(t *testing.T, dir string, limit int64) (int, string, int64) {
 	if code == 0 && peak == 0 {
 		t.Fatalf("no max RSS in --stats: %s", errb.String())
 	}
-	return code, errb.String(), peak
+	return code, outb.Bytes(), errb.String(), peak
 }
 
 // statsRSS finds a rank's max RSS in --stats' closing lines.
@@ -59,22 +59,40 @@ var adviceRE = regexp.MustCompile(`run with --memory-limit ([0-9.]+) (KiB|MiB|Gi
 
 // --memory-limit bounds the process, not only its heap: an analysis that
 // finishes under a limit stayed under it (its code and libraries, about
-// 12 MiB of a pure-Go binary, count too), and one that cannot says so
-// and names a limit that does (which is then checked). The limits go
-// down from the unlimited run's peak to a fraction of it.
+// 12 MiB of a pure-Go binary, count too) and wrote the report it writes
+// unlimited, and one that cannot says so and names a limit that does
+// (which is then checked). The limits go down from the unlimited run's
+// peak to a fraction of it, on a hybrid trace, a pure MPI program of 64
+// processes (the wait states' and matching's state) and one task-heavy
+// process (the simulation's).
 func TestMemoryLimitBoundsTheProcess(t *testing.T) {
 	if testing.Short() {
-		t.Skip("ten analyses of a 1 M-event trace")
+		t.Skip("thirty analyses of 0.5–1 M-event traces")
 	}
-	dir := genTrace(t, "stencil", "--ranks", "4", "--threads", "4", "--events", "1000000")
-	code, stderr, free := analyzeRSS(t, dir, 0)
+	for _, c := range []struct {
+		name  string
+		ranks int
+		gen   []string
+	}{
+		{"stencil", 2, []string{"stencil", "--ranks", "4", "--threads", "4", "--events", "1000000"}},
+		{"mpi", 2, []string{"mpi", "--ranks", "64", "--events", "500000"}},
+		{"lean", 1, []string{"stencil", "--lean", "--ranks", "1", "--threads", "4", "--events", "500000"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			memoryLimitSweep(t, genTrace(t, c.gen...), c.ranks)
+		})
+	}
+}
+
+func memoryLimitSweep(t *testing.T, dir string, ranks int) {
+	code, want, stderr, free := analyzeRSS(t, dir, ranks, 0)
 	if code != 0 {
 		t.Fatalf("unlimited: exit %d: %s", code, stderr)
 	}
 	fits, stops := 0, 0
 	for _, f := range []float64{1.1, 1, 0.95, 0.9, 0.85, 0.8, 0.7, 0.5, 0.3} {
 		lim := int64(f * float64(free))
-		code, stderr, rss := analyzeRSS(t, dir, lim)
+		code, got, stderr, rss := analyzeRSS(t, dir, ranks, lim)
 		t.Logf("limit %.2f× the unlimited peak (%d): exit %d, peak %d", f, lim, code, rss)
 		if code == 0 {
 			fits++
@@ -82,6 +100,9 @@ func TestMemoryLimitBoundsTheProcess(t *testing.T) {
 			// may take the process above it, and then it says so.
 			if rss > lim && !strings.Contains(stderr, "above its memory limit") {
 				t.Errorf("limit %d: finished with a peak resident set of %d, above it, unsaid", lim, rss)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("limit %d: the report differs from the unlimited one", lim)
 			}
 			continue
 		}
@@ -97,8 +118,8 @@ func TestMemoryLimitBoundsTheProcess(t *testing.T) {
 		var v float64
 		fmt.Sscan(m[1], &v)
 		advised := int64(v * map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]])
-		if code, stderr, rss := analyzeRSS(t, dir, advised); code != 0 || rss > advised {
-			t.Errorf("limit %d advised %d, under which the analysis exits %d with a peak of %d: %s", lim, advised, code, rss, stderr)
+		if code, got, stderr, rss := analyzeRSS(t, dir, ranks, advised); code != 0 || rss > advised || !bytes.Equal(got, want) {
+			t.Errorf("limit %d advised %d, under which the analysis exits %d with a peak of %d (the report as unlimited: %v): %s", lim, advised, code, rss, bytes.Equal(got, want), stderr)
 		}
 	}
 	if fits == 0 || stops == 0 {
