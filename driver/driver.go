@@ -528,6 +528,7 @@ func (r *run) openDir() error {
 		return &AgreedError{Err: err}
 	}
 	r.plan = plan
+	r.guard.oneEach = plan.Ranks() >= len(weights)
 	if busy := plan.Busy(); busy < plan.Ranks() && r.c.Rank() == 0 && r.opts.Note != nil {
 		r.opts.Note(idleNote(plan.Ranks(), busy))
 	}

@@ -266,9 +266,17 @@ func TestWaitStatesGCPercent(t *testing.T) {
 // refused at the start on every rank, saying what it needs.
 func TestMemoryLimitRefusesAtStart(t *testing.T) {
 	dir, _ := generate(t, gen.Config{Workload: "stencil", Ranks: 2, Threads: 2, Width: 64, Steps: 40})
-	_, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 16 << 10})
+	_, err := runWith(1, driver.Options{Dir: dir, MemoryLimit: 16 << 10})
 	if err == nil || !strings.Contains(err.Error(), "needs about") || !strings.Contains(err.Error(), "--memory-limit") {
 		t.Fatalf("a 16 KiB limit: %v, want a refusal with the estimate", err)
+	}
+	// One process a rank already: more ranks would idle, so the refusal
+	// advises only a larger limit; with fewer ranks than processes, both.
+	for _, k := range []int{1, 2, 3} {
+		_, err := runWith(k, driver.Options{Dir: dir, MemoryLimit: 16 << 10})
+		if more := strings.Contains(fmt.Sprint(err), "more analysis ranks"); err == nil || more != (k < 2) {
+			t.Errorf("%d ranks for 2 processes: %v", k, err)
+		}
 	}
 	if _, err := runWith(2, driver.Options{Dir: dir, MemoryLimit: 256 << 20}); err != nil {
 		t.Fatalf("256 MiB: %v", err)

@@ -160,8 +160,8 @@ func (r *run) checkMemory() error {
 		return err
 	}
 	if need > 0 {
-		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
-			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag))}
+		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
+			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag), r.guard.moreRanks())}
 	}
 	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
 }
@@ -186,6 +186,17 @@ type memoryGuard struct {
 	// a process's.
 	advice    int64
 	nodeProcs int64
+	// oneEach: every process already has an analysis rank of its own,
+	// so more ranks would idle and the errors do not advise them.
+	oneEach bool
+}
+
+// moreRanks is the errors' second advice, when more ranks would help.
+func (g memoryGuard) moreRanks() string {
+	if g.oneEach {
+		return ""
+	}
+	return ", or with more analysis ranks (mpirun -np N)"
 }
 
 func newMemoryGuard(hs *heapSampler, floor int64) memoryGuard {
@@ -236,7 +247,7 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 // outgrown is the error of this guard's process reaching rss in phase,
 // advising at least advice for a process.
 func (g memoryGuard) outgrown(phase string, rss, advice int64, stopped bool) *outgrownError {
-	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, advice: advice, nodeProcs: g.nodeProcs, stopped: stopped}
+	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, advice: advice, nodeProcs: g.nodeProcs, stopped: stopped, oneEach: g.oneEach}
 }
 
 // outgrownError is a resident set above the memory limit in a phase, seen
@@ -245,7 +256,7 @@ func (g memoryGuard) outgrown(phase string, rss, advice int64, stopped bool) *ou
 type outgrownError struct {
 	phase                                string
 	rss, limit, floor, advice, nodeProcs int64
-	stopped                              bool
+	stopped, oneEach                     bool
 }
 
 func (e *outgrownError) Error() string {
@@ -261,6 +272,6 @@ func (e *outgrownError) Error() string {
 	// quarter more, and the start's high estimate; for every analysis
 	// process of the node.
 	need := max(e.rss+e.rss/4, e.advice) * max(e.nodeProcs, 1)
-	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (its share of --memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more, or with more analysis ranks (mpirun -np N)",
-		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need))
+	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (its share of --memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more%s",
+		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need), memoryGuard{oneEach: e.oneEach}.moreRanks())
 }
