@@ -1463,7 +1463,9 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 		if pk < 0 {
 			break // the thread's first call: the time before it is not in
 		}
-		if !cs.eachSplit(k, func(code, ns int64) { tm.add(d.codeSlot(i, code), cpRef{site: -1, code: code}, ns, refs) }) {
+		// A process without user regions has no split (a pure-MPI code):
+		// no call to eachSplit a step.
+		if len(cs.splitOff) == 0 || !cs.eachSplit(k, func(code, ns int64) { tm.add(d.codeSlot(i, code), cpRef{site: -1, code: code}, ns, refs) }) {
 			tm.add(d.labelSlot(i, k), cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk), refs)
 		}
 		st := cs.siteAt(pk)
