@@ -128,24 +128,26 @@ func (a *ArgColumn) Set(n int32, e Entry) {
 	a.setFar(n, e)
 }
 
-// setRare is Set on a mid or a wide page, or one not made yet.
+// setRare is Set on a mid or a wide page, or one not made yet (Set
+// calls it on a page without near entries). The page's kind is found by
+// its own test, not by made's three first: a wide page (every page of the
+// 64-process pure-MPI trace's argmaxes) is two loads.
 func (a *ArgColumn) setRare(n int32, e Entry) {
 	p := n >> argPageBits
-	if !a.made(p) {
-		a.page(p)
-		a.Set(n, e)
+	if m := a.mid[p]; m != nil {
+		if d := int64(n) - int64(e); d == int64(int16(d)) && d != 0 && e != NoEntry {
+			m[n&argPageMask] = int16(d)
+			return
+		}
+		a.setFar(n, e)
 		return
 	}
-	m := a.mid[p]
-	if m == nil {
-		a.wide[p][n&argPageMask] = e
+	if w := a.wide[p]; w != nil {
+		w[n&argPageMask] = e
 		return
 	}
-	if d := int64(n) - int64(e); d == int64(int16(d)) && d != 0 && e != NoEntry {
-		m[n&argPageMask] = int16(d)
-		return
-	}
-	a.setFar(n, e)
+	a.page(p)
+	a.Set(n, e)
 }
 
 // setFar keeps e in the page's far entries, for a node of a near or a

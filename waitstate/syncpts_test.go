@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 )
 
@@ -152,15 +153,30 @@ func TestSortSyncsStable(t *testing.T) {
 	}
 }
 
-// lowerBound finds what a bisection finds, whatever its hint: before the
-// answer, on it, after it, out of range.
-func TestLowerBound(t *testing.T) {
+// tasksBelow and syncCols.below find what a bisection finds, whatever
+// their hint: before the answer, on it, after it, out of range; on keys
+// with repeats (a waiter's several points, a call's several points).
+func TestGallopSearches(t *testing.T) {
 	for n := 0; n <= 40; n++ {
-		for ans := 0; ans <= n; ans++ {
-			below := func(j int) bool { return j < ans }
+		ts := make([]task, n)
+		ss := make([]syncPt, n)
+		for j := range n {
+			// Two items a key, the waiter or thread changing every 6.
+			ts[j] = makeTask(int32(j), int32(j/6), int32(j/2), LateSender)
+			ss[j] = syncPt{th: uint16(j / 6), call: int32(j / 2), evLo: uint32(j)}
+		}
+		cs := makeSyncCols(ss)
+		for x := -1; x <= n/2+1; x++ {
+			key := waitKey(int32(x/3), int32(x))
+			ans := sort.Search(n, func(j int) bool { return waitKey(ts[j].waiter(), ts[j].wsync) >= key })
+			skey := uint64(uint16(x/3))<<32 | uint64(uint32(int32(x)))
+			sans := sort.Search(n, func(j int) bool { return uint64(ss[j].th)<<32|uint64(uint32(ss[j].call)) >= skey })
 			for hint := -2; hint <= n+2; hint++ {
-				if got := lowerBound(n, hint, below); got != ans {
-					t.Fatalf("n %d, answer %d, hint %d: got %d", n, ans, hint, got)
+				if got := tasksBelow(ts, hint, key); got != ans {
+					t.Fatalf("tasks: n %d, key %d, hint %d: got %d, want %d", n, x, hint, got, ans)
+				}
+				if got := cs.below(hint, skey); got != sans {
+					t.Fatalf("points: n %d, key %d, hint %d: got %d, want %d", n, x, hint, got, sans)
 				}
 			}
 		}

@@ -558,3 +558,42 @@ func recordOne(t *testing.T, tables trace.Tables, threads [][]trace.Event, check
 		t.Fatal(err)
 	}
 }
+
+// findWhere finds a call's where from any start of its scan: in a cycle
+// (the start the one after the last found), in reverse, at random, with
+// sites that differ in one field only, and past the scan's eight wheres
+// (the map).
+func TestFindWhere(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 8, 9, 20} {
+		keys := make([]whereKey, n)
+		for j := range keys {
+			// Neighbours differ in one field only: fn, loc, region or label.
+			keys[j] = whereKey{fn: int64(j / 4), loc: int64(j % 4 / 3), region: int64(j % 4 / 2 % 2), label: int64(j % 2)}
+		}
+		c := &calls{siteIdx: map[site]int32{}, whereIdx: map[whereKey]int32{}}
+		r := rand.New(rand.NewPCG(uint64(n), 7))
+		var order []int
+		for range 3 {
+			for j := range n {
+				order = append(order, j) // the cycle
+			}
+		}
+		for j := n - 1; j >= 0; j-- {
+			order = append(order, j)
+		}
+		for range 10 * n {
+			order = append(order, r.IntN(n))
+		}
+		for x, j := range order {
+			wk := keys[j]
+			k := c.add(int64(x), site{wk.fn, wk.loc, wk.region}, wk.label, -1)
+			st := c.sites[c.siteAt(k)]
+			if got := (whereKey{st.fn, st.loc, st.region, c.labelAt(k)}); got != wk {
+				t.Fatalf("%d wheres, call %d: where %+v, want %+v", n, x, got, wk)
+			}
+		}
+		if len(c.wheres) != n {
+			t.Fatalf("%d wheres made, want %d", len(c.wheres), n)
+		}
+	}
+}
