@@ -996,7 +996,7 @@ func (s *Sim) retire(r int32) bool {
 			}
 		}
 	}
-	if b := s.Breakdown; b != nil && slices.Contains(b.region, r) {
+	if b := s.Breakdown; b != nil && slices.ContainsFunc(b.th, func(o openInterval) bool { return o.region == r }) {
 		return false
 	}
 	s.retiredIdle.add(reg)
