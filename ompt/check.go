@@ -81,6 +81,21 @@ func (c *seqCheck) prepare(s *sim.Sim) {
 }
 
 // locArg is the index of the location argument of each kind (−1: none).
+// checked marks the kinds seqCheck.event looks at: those with a location
+// argument and those its switch takes. For the others it does nothing
+// unless regions begun early wait (seqCheck.early), and Model.Update does
+// not call it (a task trace's schedules and dependences).
+var checked = func() (out [trace.NumKinds]bool) {
+	for k := range out {
+		out[k] = locArg[k] >= 0
+	}
+	for _, k := range []trace.Kind{trace.ThreadEnd, trace.SyncBegin, trace.SyncEnd, trace.SyncWaitBegin, trace.SyncWaitEnd,
+		trace.ParallelBegin, trace.ParallelEnd, trace.ImplicitTaskBegin, trace.ImplicitTaskEnd} {
+		out[k] = true
+	}
+	return out
+}()
+
 var locArg = func() (out [trace.NumKinds]int8) {
 	for k := range out {
 		out[k] = -1

@@ -277,7 +277,9 @@ func (m *Model) task(s *sim.Sim, id int64, what string) sim.Task {
 
 // Update applies event e of thread th.
 func (m *Model) Update(s *sim.Sim, th int, e *trace.Event) {
-	m.chk.event(m, s, th, e)
+	if k := e.Kind; k >= trace.NumKinds || checked[k] || len(m.chk.early) > 0 {
+		m.chk.event(m, s, th, e) // nothing to check in a task's schedule or dependences
+	}
 	// The thread's state, for the kinds that read it (a task trace's
 	// creations and schedules do not).
 	thr := func() *sim.Thread { return &s.Threads[th] }

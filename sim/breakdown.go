@@ -75,17 +75,21 @@ type Breakdown struct {
 	// while some thread of the process is in MPI, the same way (the
 	// simulation brings it up to date with its own, Sim.integrate), for
 	// ThreadTimes.IdleInMPI.
-	m      Integral
-	inMPI  int // threads whose open interval is catMPI
-	cat    []category
-	since  []int64
-	rSince []int64
-	mSince []int64
-	region []int32 // top-level region instance during the open interval
-	num    []int32 // team number in it
-	instr  instrCorrection
+	m     Integral
+	inMPI int // threads whose open interval is catMPI
+	// th is each thread's open interval, in one record: an event reads and
+	// writes several of its fields (one bounds check, one cache line)
+	th    []openInterval
+	instr instrCorrection
 	// flushes is the tracer's buffer flushes' state (flush.go)
 	flushes flushState
+}
+
+// openInterval is a thread's interval the breakdown has not accounted yet.
+type openInterval struct {
+	since, rSince, mSince int64    // its start, R(t) and M(t) there
+	region, num           int32    // top-level region instance during it, team number in it
+	cat                   category // what the thread does
 }
 
 // newBreakdown starts the integration at time start, at or before the
@@ -94,19 +98,14 @@ func newBreakdown(s *Sim, start int64) *Breakdown {
 	n := len(s.Threads)
 	b := &Breakdown{
 		Threads: make([]ThreadTimes, n),
-		cat:     make([]category, n),
-		since:   make([]int64, n),
-		rSince:  make([]int64, n),
-		mSince:  make([]int64, n),
-		region:  make([]int32, n),
-		num:     make([]int32, n),
+		th:      make([]openInterval, n),
 		instr:   newInstrCorrection(s.EventCostNS, n),
 	}
-	for i := range b.since {
+	for i := range b.th {
 		// Every thread is accounted over the whole process window: a worker
 		// created late was a processing unit left idle until then.
-		b.since[i] = start
-		b.region[i] = -1
+		b.th[i].since = start
+		b.th[i].region = -1
 	}
 	return b
 }
@@ -153,7 +152,7 @@ func (b *Breakdown) After(s *Sim, e *trace.Event, th int) {
 		b.instr.event(s, b, th, catWork)
 		return
 	}
-	was := b.cat[th]
+	was := b.th[th].cat
 	b.update(s, th)
 	b.instr.event(s, b, th, was)
 	for _, o := range s.touched {
@@ -182,22 +181,22 @@ func Quiet(k trace.Kind) bool { return k < trace.NumKinds && quiet[k] }
 
 func (b *Breakdown) update(s *Sim, th int) {
 	cat, region, num := b.classify(s, th)
-	if cat != b.cat[th] || region != b.region[th] || num != b.num[th] {
+	if o := &b.th[th]; cat != o.cat || region != o.region || num != o.num {
 		b.close(s, th, s.Now) // which integrates δm up to now: it changes here
-		if b.cat[th] == catMPI || b.cat[th] == catMPISetup {
+		if o.cat == catMPI || o.cat == catMPISetup {
 			b.inMPI--
 		}
 		if cat == catMPI || cat == catMPISetup {
 			b.inMPI++
 		}
-		b.cat[th], b.region[th], b.num[th] = cat, region, num
+		o.cat, o.region, o.num = cat, region, num
 	}
 }
 
 // Finish closes every thread at the end of the integration, at or after the
 // end of the window.
 func (b *Breakdown) Finish(s *Sim) {
-	for th := range b.cat {
+	for th := range b.th {
 		b.close(s, th, s.Now)
 	}
 }
@@ -235,21 +234,22 @@ func (b *Breakdown) classify(s *Sim, th int) (category, int32, int32) {
 // close accounts thread th's interval from since to now, cut to the window.
 func (b *Breakdown) close(s *Sim, th int, now int64) {
 	r := s.ReadyTime(now) // and b.m, up to now
-	from, to := max(b.since[th], s.Begin), min(now, s.End)
+	o := &b.th[th]
+	from, to := max(o.since, s.Begin), min(now, s.End)
 	if to > from {
-		b.account(s, th, to-from, r.Over(s, b.since[th], b.rSince[th], now), b.m.Over(s, b.since[th], b.mSince[th], now))
+		b.account(s, th, to-from, r.Over(s, o.since, o.rSince, now), b.m.Over(s, o.since, o.mSince, now))
 	}
-	b.since[th] = now
-	b.rSince[th] = r.Value()
-	b.mSince[th] = b.m.Value()
+	o.since = now
+	o.rSince = r.Value()
+	o.mSince = b.m.Value()
 	b.instr.pending[th] = 0
 }
 
 // account adds d ns of thread th's current category, ov of them with a task
 // ready and im with another thread in MPI, to its times.
 func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
-	t := &b.Threads[th]
-	switch b.cat[th] {
+	t, o := &b.Threads[th], &b.th[th]
+	switch o.cat {
 	case catWork:
 		c := b.instr.take(th, d)
 		t.Work += d - c
@@ -264,7 +264,7 @@ func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
 		// compares the members' waits, and the fork is nobody's wait (TALP
 		// books it under scheduling, see Sim.TALP).
 		t.ForkJoin += d
-		if b.region[th] >= 0 {
+		if o.region >= 0 {
 			t.Overhead += d
 		} else {
 			t.OverheadSerial += d
@@ -277,14 +277,14 @@ func (b *Breakdown) account(s *Sim, th int, d, ov, im int64) {
 		fallthrough
 	default:
 		t.IdleInMPI += im
-		if b.region[th] < 0 {
+		if o.region < 0 {
 			t.IdleInMPISerial += im
 		}
-		if r := b.region[th]; r >= 0 {
+		if r := o.region; r >= 0 {
 			t.Overhead += ov
 			t.Idle += d - ov
-			if reg := &s.Regions[r]; reg.TopLevel && int(b.num[th]) < len(reg.Idle) {
-				reg.Idle[b.num[th]] += d
+			if reg := &s.Regions[r]; reg.TopLevel && int(o.num) < len(reg.Idle) {
+				reg.Idle[o.num] += d
 			}
 		} else {
 			t.OverheadSerial += ov

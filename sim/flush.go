@@ -47,7 +47,7 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 		return
 	}
 	f.from[th] = -1
-	if b.cat[th] == catWork && !s.KeepRecordingCost {
+	if b.th[th].cat == catWork && !s.KeepRecordingCost {
 		// not the running task's time either, inside the window or not:
 		// its run time (task metrics, the task graph, the anomalies)
 		// leaves the flush out, as work does
@@ -63,7 +63,7 @@ func (b *Breakdown) flush(s *Sim, e *trace.Event, th int) {
 	t := &b.Threads[th]
 	t.Flushes++
 	t.Flush += d
-	switch b.cat[th] {
+	switch b.th[th].cat {
 	case catWork:
 		t.FlushWork += d
 		if !s.KeepRecordingCost {

@@ -404,14 +404,9 @@ type FragPass struct {
 	nodes   fragNodes
 	chained []uint64
 
-	cur      []int32 // per thread: open fragment, -1 none, lazyOpen not yet a node
-	curTask  []Task
-	curKind  []FragKind // per thread: kind of the open fragment
-	curLoc   []int32    // per thread: its location (the call's index in F.MPISites for FragMPI)
-	post     []int32    // per thread: the open MPI call's post node, lazyOpen not yet one, -1 outside calls
-	since    []int64    // per thread: when the open fragment's current piece began
-	mpiDepth []int32
-	maxPred  []int64 // per thread: latest predecessor time inside the open MPI call
+	// per is each thread's open fragment, in one record: an event reads
+	// and writes several of its fields (one bounds check, one cache line)
+	per []fragThread
 
 	// Per task, in columns that cost memory only for the pages of tasks
 	// that set them (a task runs long after its creation when every task
@@ -502,6 +497,18 @@ type FragPass struct {
 // calls, a worker resuming its implicit task between two explicit ones).
 const lazyOpen = -2
 
+// fragThread is a thread's open fragment in the fragment pass.
+type fragThread struct {
+	cur      int32    // open fragment, -1 none, lazyOpen not yet a node
+	curTask  Task     // its task
+	curKind  FragKind // its kind
+	curLoc   int32    // its location (the call's index in F.MPISites for FragMPI)
+	post     int32    // the open MPI call's post node, lazyOpen not yet one, -1 outside calls
+	mpiDepth int32    // nesting depth of MPI calls
+	since    int64    // when the open fragment's current piece began
+	maxPred  int64    // latest predecessor time inside the open MPI call
+}
+
 // NewFragPass returns the pass; pred may be nil for a single-process trace.
 func NewFragPass(pred PredTime) *FragPass {
 	return &FragPass{pred: pred, groupIn: map[int32]int32{}, barriers: map[int64]int32{}}
@@ -509,16 +516,9 @@ func NewFragPass(pred PredTime) *FragPass {
 
 func (p *FragPass) init(s *Sim) {
 	n := len(s.Threads)
-	p.cur = make([]int32, n)
-	p.curTask = make([]Task, n)
-	p.curKind = make([]FragKind, n)
-	p.curLoc = make([]int32, n)
-	p.post = fill(make([]int32, n), -1)
-	p.mpiDepth = make([]int32, n)
-	p.maxPred = make([]int64, n)
-	p.since = make([]int64, n)
-	for i := range p.cur {
-		p.cur[i] = -1
+	p.per = make([]fragThread, n)
+	for i := range p.per {
+		p.per[i].cur, p.per[i].post = -1, -1
 	}
 	p.F.outside = slices.Clone(s.unmodelled)
 	nt := s.Tasks.Len()
@@ -785,7 +785,7 @@ func (p *FragPass) holder(t Task) int {
 		return -1
 	}
 	for o, h := range p.holds {
-		if h && p.curTask[o] == t {
+		if h && p.per[o].curTask == t {
 			return o
 		}
 	}
@@ -818,24 +818,24 @@ func (p *FragPass) leaveOpenOn(t Task, th int) {
 // queue) continues its last fragment, which nothing depends on yet: its
 // pieces are one node, weighing their run times, not one node per piece.
 func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
-	if o := p.holder(t); o >= 0 && o != th && p.curTask[o] == t {
+	if o := p.holder(t); o >= 0 && o != th && p.per[o].curTask == t {
 		// Its fragment is still open on the thread it was re-queued from,
 		// which reports the switch-out later (Sim.StartTask): end it now.
 		p.close(s, int(o))
 		p.requeued.set(t, p.lastOf.get(t))
 	}
 	p.setOpenOn(t, th)
-	p.since[th] = s.Now
+	p.per[th].since = s.Now
 	if rq := p.requeued.get(t); rq >= 0 { // a task switched out and re-queued
 		p.requeued.set(t, -1)
 		if last := p.lastOf.get(t); last >= 0 && rq == last && p.nodes.peek(last).kind == k {
 			p.nodes.get(last).thread = int32(th)
 			p.drainFrom(&p.pend, t, last)
-			p.cur[th], p.curTask[th], p.curKind[th] = last, t, k
+			p.per[th].cur, p.per[th].curTask, p.per[th].curKind = last, t, k
 			return
 		}
 	}
-	p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, k, s.Loc(t)
+	p.per[th].cur, p.per[th].curTask, p.per[th].curKind, p.per[th].curLoc = lazyOpen, t, k, s.Loc(t)
 	if p.regions != nil {
 		p.code[th], p.codeAt[th] = p.code[th][:0], s.Now
 	}
@@ -851,32 +851,32 @@ func (p *FragPass) open(s *Sim, th int, t Task, k FragKind) {
 // What waited for the task's next fragment when it opened was drained into
 // it then (open); what arrived since waits for the next one.
 func (p *FragPass) materialize(s *Sim, th int) int32 {
-	if n := p.cur[th]; n != lazyOpen {
+	if n := p.per[th].cur; n != lazyOpen {
 		return n
 	}
-	t := p.curTask[th]
-	if p.curKind[th] == FragMPI && p.post[th] == lazyOpen {
+	t := p.per[th].curTask
+	if p.per[th].curKind == FragMPI && p.per[th].post == lazyOpen {
 		p.materializePost(th)
 	}
-	n := p.node(p.curKind[th], th, p.curLoc[th], p.since[th])
+	n := p.node(p.per[th].curKind, th, p.per[th].curLoc, p.per[th].since)
 	if last := p.lastOf.get(t); last >= 0 {
 		p.edge(last, n)
 	} else {
 		p.firstOf.set(t, n)
 		p.edge(p.created.get(t), n)
 	}
-	p.cur[th] = n
+	p.per[th].cur = n
 	return n
 }
 
 // materializePost makes the post of thread th's open MPI call a node,
 // linked to its task's previous fragment or creation, and returns it.
 func (p *FragPass) materializePost(th int) int32 {
-	if n := p.post[th]; n != lazyOpen {
+	if n := p.per[th].post; n != lazyOpen {
 		return n
 	}
-	t := p.curTask[th]
-	n := p.node(FragPost, th, p.curLoc[th], p.since[th])
+	t := p.per[th].curTask
+	n := p.node(FragPost, th, p.per[th].curLoc, p.per[th].since)
 	// As materialize: by the task's last fragment, which the runtime's
 	// initial task has (the program task's) before a first of its own.
 	if last := p.lastOf.get(t); last >= 0 {
@@ -886,36 +886,36 @@ func (p *FragPass) materializePost(th int) int32 {
 		p.edge(p.created.get(t), n)
 	}
 	p.lastOf.set(t, n)
-	p.post[th] = n
+	p.per[th].post = n
 	return n
 }
 
 // close ends thread th's open fragment at the current time.
 func (p *FragPass) close(s *Sim, th int) {
-	n := p.cur[th]
+	n := p.per[th].cur
 	if n == -1 {
 		return
 	}
 	// Only the part inside the analysis window weighs (Sim.SetWindow).
-	from, to := max(p.since[th], s.Begin), min(s.Now, s.End)
+	from, to := max(p.per[th].since, s.Begin), min(s.Now, s.End)
 	d := to - from
 	// A Test-family call that polled a request before its partner's
 	// event (Polls), when the thread polls one.
 	polling := p.pollUntil != nil && p.pollUntil[th] > from
-	pollCall := polling && p.curKind[th] == FragMPI && p.testCall(s, th)
+	pollCall := polling && p.per[th].curKind == FragMPI && p.testCall(s, th)
 	switch {
-	case p.curKind[th] == FragMPI && s.SetupCall(p.F.MPISites[p.curLoc[th]].Func):
+	case p.per[th].curKind == FragMPI && s.SetupCall(p.F.MPISites[p.per[th].curLoc].Func):
 		// A process's own MPI_Init or MPI_Finalize inside the window
 		// waits for the others to start or end: no cost of the program.
 		d = min(d, 0)
-	case p.curKind[th] == FragMPI && (p.maxPred[th] > from || pollCall):
+	case p.per[th].curKind == FragMPI && (p.per[th].maxPred > from || pollCall):
 		// The call waited for its partner until the partner's event: that
 		// wait is no cost of this path. A polling call waits likewise
 		// until the latest polled partner's, also when it completes a
 		// request whose partner came earlier: the polled partner's edge
 		// enters it (pollTarget), so its weighed part must begin after
 		// both, or the path through it outgrows the run.
-		wait := p.maxPred[th]
+		wait := p.per[th].maxPred
 		if pollCall {
 			wait = max(wait, p.pollUntil[th])
 		}
@@ -925,19 +925,19 @@ func (p *FragPass) close(s *Sim, th int) {
 	// (pollTarget): a polling call is entered there by the edge; the
 	// computation between two polling calls is cut there in two nodes,
 	// the edge entering the second.
-	straddle := polling && p.pollUntil[th] < to && p.pollStraddleAt[th] != p.pollUntil[th] && (p.curKind[th] != FragMPI || pollCall)
-	t := p.curTask[th]
+	straddle := polling && p.pollUntil[th] < to && p.pollStraddleAt[th] != p.pollUntil[th] && (p.per[th].curKind != FragMPI || pollCall)
+	t := p.per[th].curTask
 	if n == lazyOpen {
 		if d <= 0 {
 			// Empty and unreferenced: it never becomes a node, and its
 			// task's last fragment stays the one before.
 			p.leaveOpenOn(t, th)
-			p.cur[th] = -1
+			p.per[th].cur = -1
 			return
 		}
 		n = p.materialize(s, th)
 	}
-	if nd := p.nodes.get(n); p.since[th] > nd.start {
+	if nd := p.nodes.get(n); p.per[th].since > nd.start {
 		// A later piece of a re-queued task's fragment: the node weighs
 		// all its pieces and ends where the last one ends.
 		nd.weight += max(d, 0)
@@ -945,7 +945,7 @@ func (p *FragPass) close(s *Sim, th int) {
 	} else {
 		nd.weight = max(d, 0)
 	}
-	if k := p.curKind[th]; p.regions != nil && (k == FragSerial || k == FragImplicit) {
+	if k := p.per[th].curKind; p.regions != nil && (k == FragSerial || k == FragImplicit) {
 		if r := p.dominantRegion(th, s.Now); r >= 0 {
 			p.nodes.get(n).loc = int32(r)
 		}
@@ -958,10 +958,10 @@ func (p *FragPass) close(s *Sim, th int) {
 		// inside the window, the edge entered the whole fragment before
 		// the window's start, and its part before the predecessor's time
 		// followed the predecessor too (a path longer than the window).
-		if nd := p.nodes.get(n); p.curKind[th] != FragMPI && nd.start == p.since[th] && nd.weight == to-from {
+		if nd := p.nodes.get(n); p.per[th].curKind != FragMPI && nd.start == p.per[th].since && nd.weight == to-from {
 			nd.weight = at - from
 			loc := nd.loc
-			n2 := p.node(p.curKind[th], th, p.curLoc[th], at) // nd may move
+			n2 := p.node(p.per[th].curKind, th, p.per[th].curLoc, at) // nd may move
 			p.nodes.get(n2).weight, p.nodes.get(n2).loc = to-at, loc
 			p.edge(n, n2)
 			n = n2
@@ -970,7 +970,7 @@ func (p *FragPass) close(s *Sim, th int) {
 	}
 	p.lastOf.set(t, n)
 	p.leaveOpenOn(t, th)
-	p.cur[th] = -1
+	p.per[th].cur = -1
 }
 
 // activity returns what thread th runs now: its top task when running.
@@ -1016,7 +1016,7 @@ func (p *FragPass) mpiSite(fn, loc int64) int32 {
 // Before does nothing but set the pass up (for a process without events,
 // at the final call): the pass reads the state once the event is applied.
 func (p *FragPass) Before(s *Sim, e *trace.Event, th int, dt int64) {
-	if p.cur == nil {
+	if p.per == nil {
 		p.init(s)
 	}
 }
@@ -1026,13 +1026,13 @@ func (p *FragPass) Kinds() (before, after KindSet) { return 0, AllKinds }
 
 // After updates the graph for event e of thread th.
 func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
-	if p.cur == nil {
+	if p.per == nil {
 		p.init(s)
 	}
 	switch e.Kind {
 	case trace.MPIEnter:
-		p.mpiDepth[th]++
-		if p.mpiDepth[th] > 1 {
+		p.per[th].mpiDepth++
+		if p.per[th].mpiDepth > 1 {
 			return
 		}
 		t := s.Threads[th].Current()
@@ -1051,27 +1051,27 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		// leaves from it or the cost node needs it, the cost node when a
 		// receive arrives at it or it weighs anything. A call without
 		// either leaves no node.
-		p.cur[th], p.curTask[th], p.curKind[th], p.curLoc[th] = lazyOpen, t, FragMPI, p.mpiSite(e.Args[0], e.Args[1])
-		p.post[th] = lazyOpen
+		p.per[th].cur, p.per[th].curTask, p.per[th].curKind, p.per[th].curLoc = lazyOpen, t, FragMPI, p.mpiSite(e.Args[0], e.Args[1])
+		p.per[th].post = lazyOpen
 		p.setOpenOn(t, th)
-		p.since[th] = s.Now
-		p.maxPred[th] = 0
+		p.per[th].since = s.Now
+		p.per[th].maxPred = 0
 		if p.pend.get(t) != lists.None {
 			p.drainFrom(&p.pend, t, p.materializePost(th))
 		}
 		return
 	case trace.MPIExit:
-		if p.mpiDepth[th] > 0 {
-			p.mpiDepth[th]--
+		if p.per[th].mpiDepth > 0 {
+			p.per[th].mpiDepth--
 		}
-		if p.mpiDepth[th] > 0 {
+		if p.per[th].mpiDepth > 0 {
 			return
 		}
 		if th < len(p.F.taskless) && len(p.F.taskless[th])%2 == 1 {
 			p.F.taskless[th] = append(p.F.taskless[th], s.Pos(th))
 		}
 		p.close(s, th)
-		p.post[th] = -1
+		p.per[th].post = -1
 	case trace.MPISend, trace.CollBegin, trace.CollStart:
 		if n := p.sendSource(s, th); n >= 0 {
 			p.F.SendNode.Add(th, s.Pos(th), n)
@@ -1097,7 +1097,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		p.lateReceiver(s, th)
 		return
 	case trace.MPIRecv, trace.CollEnd, trace.CollComplete:
-		if p.cur[th] != -1 {
+		if p.per[th].cur != -1 {
 			idx := s.Pos(th)
 			if e.Kind != trace.CollEnd {
 				p.source(s, th)
@@ -1105,7 +1105,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			p.F.RecvNode.Add(th, idx, p.pollTarget(th, idx, p.materialize(s, th)))
 			if p.pred != nil {
 				if t, ok := p.pred(th, idx); ok {
-					p.maxPred[th] = max(p.maxPred[th], t)
+					p.per[th].maxPred = max(p.per[th].maxPred, t)
 				}
 			}
 		}
@@ -1139,8 +1139,8 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		return
 	case trace.TaskCreate:
 		// The creator's fragment ends where the child is created.
-		if p.cur[th] != -1 {
-			t, k := p.curTask[th], p.curKind[th]
+		if p.per[th].cur != -1 {
+			t, k := p.per[th].curTask, p.per[th].curKind
 			p.close(s, th)
 			if child := s.lastCreated; s.valid(child) {
 				p.created.set(child, p.lastOf.get(t))
@@ -1163,7 +1163,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 			p.completed(s, e.Args[0])
 			return
 		}
-		lazy, of := p.cur[th] == lazyOpen, p.curTask[th]
+		lazy, of := p.per[th].cur == lazyOpen, p.per[th].curTask
 		before := int32(-1)
 		if lazy {
 			before = p.lastOf.get(of)
@@ -1201,7 +1201,7 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 		if e.Args[4]&1 != 0 && s.valid(s.Program) {
 			// The runtime's initial task took the program task's place
 			// (Sim.AdoptInitial): it continues the program's code.
-			if p.cur[th] != -1 && p.curTask[th] == s.Program {
+			if p.per[th].cur != -1 && p.per[th].curTask == s.Program {
 				p.close(s, th)
 			}
 			if t := s.Threads[th].Current(); s.valid(t) && t != s.Program && p.lastOf.get(t) < 0 {
@@ -1273,10 +1273,10 @@ func (p *FragPass) After(s *Sim, e *trace.Event, th int) {
 	// Follow what the thread runs now.
 	t, k, ok := activity(s, th)
 	switch {
-	case p.mpiDepth[th] > 0:
+	case p.per[th].mpiDepth > 0:
 	case !ok:
 		p.close(s, th)
-	case p.cur[th] == -1 || p.curTask[th] != t:
+	case p.per[th].cur == -1 || p.per[th].curTask != t:
 		p.close(s, th)
 		p.open(s, th, t, k)
 	}
@@ -1302,8 +1302,8 @@ func (p *FragPass) started(s *Sim, th int, u Task) {
 // current task (−1: none): a thread start's creator, a signaller, a
 // mutex's releaser.
 func (p *FragPass) cut(s *Sim, th int) int32 {
-	if p.cur[th] != -1 && p.mpiDepth[th] == 0 {
-		t, k := p.curTask[th], p.curKind[th]
+	if p.per[th].cur != -1 && p.per[th].mpiDepth == 0 {
+		t, k := p.per[th].curTask, p.per[th].curKind
 		p.close(s, th)
 		p.open(s, th, t, k)
 	}
@@ -1400,7 +1400,7 @@ func (p *FragPass) region(s *Sim, th int, e *trace.Event) {
 // it runs serial or parallel-region code.
 func (p *FragPass) tally(th int, now int64) {
 	rs := p.regions[th]
-	if k := p.curKind[th]; len(rs) > 0 && p.cur[th] != -1 && p.mpiDepth[th] == 0 && (k == FragSerial || k == FragImplicit) && now > p.codeAt[th] {
+	if k := p.per[th].curKind; len(rs) > 0 && p.per[th].cur != -1 && p.per[th].mpiDepth == 0 && (k == FragSerial || k == FragImplicit) && now > p.codeAt[th] {
 		p.code[th] = AddCodeTime(p.code[th], rs[len(rs)-1], now-p.codeAt[th])
 	}
 	p.codeAt[th] = now
@@ -1418,7 +1418,7 @@ func (p *FragPass) dominantRegion(th int, now int64) int64 {
 // re-queued from) and that run nothing now.
 func (p *FragPass) closeTouched(s *Sim, th int) {
 	for _, o := range s.touched {
-		if o != th && p.mpiDepth[o] == 0 {
+		if o != th && p.per[o].mpiDepth == 0 {
 			if _, _, ok := activity(s, o); !ok {
 				p.close(s, o)
 			}
@@ -1430,13 +1430,13 @@ func (p *FragPass) closeTouched(s *Sim, th int) {
 // event's predecessor, when it has one: the receive a send waited for (a
 // Late Receiver, waitstate). The call's wait for it is no cost.
 func (p *FragPass) lateReceiver(s *Sim, th int) {
-	if p.pred == nil || p.cur[th] == -1 || p.curKind[th] != FragMPI {
+	if p.pred == nil || p.per[th].cur == -1 || p.per[th].curKind != FragMPI {
 		return
 	}
 	idx := s.Pos(th)
 	if t, ok := p.pred(th, idx); ok {
 		p.F.RecvNode.Add(th, idx, p.materialize(s, th))
-		p.maxPred[th] = max(p.maxPred[th], t)
+		p.per[th].maxPred = max(p.per[th].maxPred, t)
 	}
 }
 
@@ -1491,7 +1491,7 @@ func (p *FragPass) pollTarget(th int, idx int64, cur int32) int32 {
 
 // testCall reports whether thread th's open MPI call is a Test-family one.
 func (p *FragPass) testCall(s *Sim, th int) bool {
-	return trace.IsMPITest(s.Proc.String(p.F.MPISites[p.curLoc[th]].Func))
+	return trace.IsMPITest(s.Proc.String(p.F.MPISites[p.per[th].curLoc].Func))
 }
 
 // source gives the current event of thread th, when it is one of
@@ -1508,7 +1508,7 @@ func (p *FragPass) source(s *Sim, th int) {
 	if _, ok := meetRef(p.srcAt, p.Sources, EventRef.self, th, idx); !ok {
 		return
 	}
-	if p.cur[th] != -1 && p.curKind[th] == FragMPI && p.post[th] != -1 {
+	if p.per[th].cur != -1 && p.per[th].curKind == FragMPI && p.per[th].post != -1 {
 		p.F.SendNode.Add(th, idx, p.materializePost(th))
 	}
 }
@@ -1550,10 +1550,10 @@ func CompareEventRefs(a, b EventRef) int {
 // sendSource is the node a send of thread th leaves from: the open MPI
 // call's post node, or the open fragment.
 func (p *FragPass) sendSource(s *Sim, th int) int32 {
-	if p.cur[th] == -1 {
+	if p.per[th].cur == -1 {
 		return -1
 	}
-	if p.curKind[th] == FragMPI && p.post[th] != -1 {
+	if p.per[th].curKind == FragMPI && p.per[th].post != -1 {
 		return p.materializePost(th)
 	}
 	return p.materialize(s, th)
@@ -1709,10 +1709,10 @@ func isBarrier(kind int64) bool {
 
 // Finish closes every open fragment and adds the dependence edges.
 func (p *FragPass) Finish(s *Sim) {
-	if p.cur == nil {
+	if p.per == nil {
 		p.init(s)
 	}
-	for th := range p.cur {
+	for th := range p.per {
 		p.close(s, th)
 	}
 	if !p.DepsApart {

@@ -32,7 +32,7 @@ func newInstrCorrection(cost int64, threads int) instrCorrection {
 // category before it. Only an event inside work on both sides is corrected:
 // one that starts or ends work was stamped so that its cost lies outside.
 func (c *instrCorrection) event(s *Sim, b *Breakdown, th int, was category) {
-	if c.cost == 0 || was != catWork || b.cat[th] != catWork || s.Now < s.Begin || s.Now > s.End {
+	if c.cost == 0 || was != catWork || b.th[th].cat != catWork || s.Now < s.Begin || s.Now > s.End {
 		return
 	}
 	c.pending[th] += c.cost

@@ -182,6 +182,11 @@ type taskCols struct {
 	// frozen, final but in a damaged trace (freezeDone).
 	done   []uint64
 	doneIn []int32
+	// stacked marks the tasks ever pushed on a thread's stack: a task
+	// without its bit is on none, and the stack scans that look for it
+	// (StartTask, Switch's below, OnStack) stop before they begin; they
+	// ran the depth of a recursive program's stacks at every switch.
+	stacked []uint64
 }
 
 // reset sizes the columns for n task slots.
@@ -199,6 +204,22 @@ func (c *taskCols) reset(n int) {
 	c.parent.reset(n, NoTask)
 	c.done = resetBits(c.done, n)
 	c.doneIn = cleared(c.doneIn, (n+colPageLen-1)/colPageLen)
+	c.stacked = resetBits(c.stacked, n)
+}
+
+// push puts t on thread thr's stack and marks it stacked.
+func (c *taskCols) push(thr *Thread, t Task) {
+	thr.Stack = append(thr.Stack, t)
+	if w := uint(uint32(t)) / 64; w < uint(len(c.stacked)) {
+		c.stacked[w] |= 1 << (uint32(t) % 64)
+	}
+}
+
+// mayBeStacked reports whether t may be on some thread's stack: false
+// only for a task never pushed (a task outside the marks may be).
+func (c *taskCols) mayBeStacked(t Task) bool {
+	w := uint(uint32(t)) / 64
+	return w >= uint(len(c.stacked)) || c.stacked[w]&(1<<(uint32(t)%64)) != 0
 }
 
 // freezeDone counts task t, of the n slots, completed, and freezes its

@@ -411,7 +411,8 @@ func (s *Sim) StartTask(t Task, th int) {
 	// anything (③ waiting for a child that has finished, or ②) were
 	// re-queued: an untied task a runtime switched out when it created a
 	// child, resumed later wherever. Anything else above it is a mismatch.
-	for i := len(thr.Stack) - 1; i >= 0; i-- {
+	maybe := s.cols.mayBeStacked(t) // else not on the stack: a new task
+	for i := len(thr.Stack) - 1; i >= 0 && maybe; i-- {
 		if thr.Stack[i] == t {
 			if i != len(thr.Stack)-1 {
 				bad := 0
@@ -480,7 +481,7 @@ func (s *Sim) StartTask(t Task, th int) {
 		s.setState(top, Suspended)
 		ts[top].Wait = WaitChild
 	}
-	thr.Stack = append(thr.Stack, t)
+	s.cols.push(thr, t)
 	ts[t].runOn(th)
 	if s.cols.started.get(t) < 0 {
 		s.cols.started.set(t, s.Now)
@@ -622,6 +623,9 @@ func (s *Sim) Switch(prior, next Task, th int, how EndStatus) {
 
 // below reports whether next is under prior on th's stack.
 func (s *Sim) below(next, prior Task, th int) bool {
+	if !s.cols.mayBeStacked(next) {
+		return false // a task not started yet, most often
+	}
 	st := s.Threads[th].Stack
 	for i := len(st) - 1; i >= 0; i-- {
 		if st[i] == prior {
@@ -673,8 +677,14 @@ func (s *Sim) Requeue(t Task, th int) {
 
 // OnStack reports whether t is on thread th's stack.
 func (s *Sim) OnStack(t Task, th int) bool {
-	for _, u := range s.Threads[th].Stack {
-		if u == t {
+	if !s.cols.mayBeStacked(t) {
+		return false
+	}
+	// From the top: the task asked about is most often the one that
+	// just ran there, above the suspended ones of a recursion.
+	st := s.Threads[th].Stack
+	for i := len(st) - 1; i >= 0; i-- {
+		if st[i] == t {
 			return true
 		}
 	}
@@ -986,7 +996,7 @@ func (s *Sim) retire(r int32) bool {
 			}
 		}
 	}
-	if b := s.Breakdown; b != nil && slices.Contains(b.region, r) {
+	if b := s.Breakdown; b != nil && slices.ContainsFunc(b.th, func(o openInterval) bool { return o.region == r }) {
 		return false
 	}
 	s.retiredIdle.add(reg)
@@ -1270,7 +1280,7 @@ func (s *Sim) BeginImplicit(t Task, kind TaskKind, th int) {
 		s.setState(top, Suspended)
 		s.Tasks[top].Wait = WaitParallel
 	}
-	thr.Stack = append(thr.Stack, t)
+	s.cols.push(thr, t)
 	s.Tasks[t].runOn(th)
 	s.cols.started.set(t, s.Now)
 	s.setState(t, Running)

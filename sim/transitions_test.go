@@ -1063,3 +1063,73 @@ func TestRegionsRetiredIdleKept(t *testing.T) {
 		t.Errorf("TALP LB %d sched %d serial %d, want %d, %d, %d", tl.LB, tl.Sched, tl.Serial, lb, sched+tl.ForkJoin, tl.Idle-in-tl.ForkJoin)
 	}
 }
+
+// onStackAt records, at the first event at or after when, whether each of
+// tasks is on thread 0's stack and on thread 1's.
+type onStackAt struct {
+	when  int64
+	tasks []sim.Task
+	out   [][2]bool
+}
+
+func (p *onStackAt) Before(s *sim.Sim, e *trace.Event, th int, dt int64) {
+	if p.out == nil && e != nil && e.Time >= p.when {
+		for _, t := range p.tasks {
+			p.out = append(p.out, [2]bool{s.OnStack(t, 0), s.OnStack(t, 1)})
+		}
+	}
+}
+func (p *onStackAt) After(s *sim.Sim, e *trace.Event, th int) {}
+func (p *onStackAt) Finish(s *sim.Sim)                        {}
+
+// A recursion of undeferred children three deep (BOTS fib's shape): each
+// parent waits on thread 0's stack under its child, the deepest runs, and
+// the tasks not started yet are on no stack; each resumes when its child
+// completes (the stacks' scans skip the tasks never pushed, and OnStack
+// looks from the top: the answers and the run times are the same).
+func TestStackOfRecursion(t *testing.T) {
+	g := newProg(2).region(2, 0)
+	a, b, c, d := id(0, 4), id(0, 5), id(0, 6), id(0, 7)
+	g.ev(0, trace.TaskCreate, 0, a, implicit(0), ompt.TaskExplicit, 0)
+	g.ev(0, trace.TaskSchedule, 0, implicit(0), ompt.StatusSwitch, a)
+	g.ev(0, trace.TaskCreate, 10, b, a, ompt.TaskExplicit|ompt.TaskUndeferred, 0)
+	g.ev(0, trace.TaskSchedule, 10, a, ompt.StatusSwitch, b)
+	g.ev(0, trace.TaskCreate, 20, c, b, ompt.TaskExplicit|ompt.TaskUndeferred, 0)
+	g.ev(0, trace.TaskCreate, 25, d, b, ompt.TaskExplicit, 0) // not started until 60
+	g.ev(0, trace.TaskSchedule, 30, b, ompt.StatusSwitch, c)
+	g.ev(0, trace.TaskSchedule, 50, c, ompt.StatusComplete, b)
+	g.ev(0, trace.TaskSchedule, 55, b, ompt.StatusComplete, a)
+	g.ev(0, trace.TaskSchedule, 60, a, ompt.StatusSwitch, d)
+	g.ev(0, trace.TaskSchedule, 70, d, ompt.StatusComplete, a)
+	g.ev(0, trace.TaskSchedule, 80, a, ompt.StatusComplete, implicit(0))
+	g.end(2, 80)
+	s := sim.New(g.proc(), nil, false)
+	m := ompt.NewModel()
+	probe := &onStackAt{when: 40}
+	// Dense tasks: the implicit ones first, then a, b, c, d in creation order.
+	probe.tasks = []sim.Task{2, 3, 4, 5, 6}
+	if err := s.Run(m, probe); err != nil {
+		t.Fatal(err)
+	}
+	noWarnings(t, s)
+	for i, tk := range []int64{a, b, c, d} {
+		if got := m.Task(tk); got != probe.tasks[i+1] {
+			t.Fatalf("task %d is dense %d, want %d", i, got, probe.tasks[i+1])
+		}
+	}
+	want := [][2]bool{{true, false}, {true, false}, {true, false}, {true, false}, {false, false}}
+	if !slices.Equal(probe.out, want) {
+		t.Errorf("on the stacks at 40 (implicit 0, a, b, c, d): %v, want %v", probe.out, want)
+	}
+	for i, w := range []struct {
+		task int64
+		run  int64
+	}{{a, 10 + 5 + 10}, {b, 20 + 5}, {c, 20}, {d, 10}} {
+		if got := s.RunNS(m.Task(w.task)); got != w.run {
+			t.Errorf("task %d ran %d ns, want %d", i, got, w.run)
+		}
+		if st := s.Tasks[m.Task(w.task)].State; st != sim.Completed {
+			t.Errorf("task %d %s, want completed", i, st)
+		}
+	}
+}

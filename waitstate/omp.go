@@ -131,10 +131,9 @@ type OMPPass struct {
 	// per thread: rows of its open sync regions (innermost last), the row
 	// of its open non-working interval (−1: working or in MPI), its start
 	// and the integrals there
-	stack                 [][]int32
-	depWait               []int32 // per thread: taskwaits with a depend clause on its stack
-	row                   []int32
-	since, rSince, bSince []int64
+	stack   [][]int32
+	depWait []int32 // per thread: taskwaits with a depend clause on its stack
+	open    []ompOpen
 
 	mutex mutexState
 	// rows of the time outside any construct and of waits in a sync region
@@ -148,17 +147,25 @@ type OMPPass struct {
 	started bool
 }
 
+// ompOpen is a thread's open interval: its row (−1: working or in MPI),
+// start and the integrals there, in one record (an event reads and writes
+// them together).
+type ompOpen struct {
+	since, rSince, bSince int64
+	row                   int32
+}
+
 // NewOMPPass returns the pass for process rank with T threads.
 func NewOMPPass(rank, T int) *OMPPass {
 	p := &OMPPass{rank: rank, index: map[ompKey]int32{}, last: make([]lastRow, T),
 		mutex: newMutexState(T),
-		stack: make([][]int32, T), depWait: make([]int32, T), row: make([]int32, T), since: make([]int64, T), rSince: make([]int64, T), bSince: make([]int64, T)}
+		stack: make([][]int32, T), depWait: make([]int32, T), open: make([]ompOpen, T)}
 	out := p.rowOf(ompKey{SyncOutside, -1, -1})
 	p.outside, p.other = out, p.rowOf(ompKey{SyncOther, -1, -1})
-	for th := range p.row {
+	for th := range p.open {
 		// Like the breakdown, every thread is accounted from the start:
 		// not working until its first event says otherwise.
-		p.row[th] = out
+		p.open[th].row = out
 	}
 	return p
 }
@@ -295,8 +302,8 @@ func (p *OMPPass) Before(s *sim.Sim, _ *trace.Event, _ int, dt int64) {}
 // start begins every thread's first interval where the simulation starts.
 func (p *OMPPass) start(s *sim.Sim) {
 	p.started = true
-	for th := range p.since {
-		p.since[th] = s.Start
+	for th := range p.open {
+		p.open[th].since = s.Start
 	}
 }
 
@@ -312,7 +319,7 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 	if !p.started {
 		p.start(s)
 	}
-	if th < 0 || th >= len(p.row) {
+	if th < 0 || th >= len(p.open) {
 		return
 	}
 	switch e.Kind {
@@ -377,16 +384,16 @@ func (p *OMPPass) After(s *sim.Sim, e *trace.Event, th int) {
 	}
 	p.update(s, th)
 	for _, o := range s.Touched() {
-		if o >= 0 && o < len(p.row) {
+		if o >= 0 && o < len(p.open) {
 			p.update(s, o)
 		}
 	}
 }
 
 func (p *OMPPass) update(s *sim.Sim, th int) {
-	if k := p.classify(s, th); k != p.row[th] {
+	if k := p.classify(s, th); k != p.open[th].row {
 		p.close(s, th, s.Now)
-		p.row[th] = k
+		p.open[th].row = k
 	}
 }
 
@@ -421,17 +428,18 @@ func (p *OMPPass) classify(s *sim.Sim, th int) int32 {
 
 // close accounts thread th's open interval up to now, cut to the window.
 func (p *OMPPass) close(s *sim.Sim, th int, now int64) {
-	if k := p.row[th]; k >= 0 {
-		from, to := max(p.since[th], s.Begin), min(now, s.End)
+	o := &p.open[th]
+	if k := o.row; k >= 0 {
+		from, to := max(o.since, s.Begin), min(now, s.End)
 		if to > from {
-			ready, deps := s.ReadyTime(now).Over(s, p.since[th], p.rSince[th], now), s.BlockedTime(now).Over(s, p.since[th], p.bSince[th], now)
+			ready, deps := s.ReadyTime(now).Over(s, o.since, o.rSince, now), s.BlockedTime(now).Over(s, o.since, o.bSince, now)
 			ns := &p.ns[k]
 			ns[ReasonReady] += ready
 			ns[ReasonDeps] += deps
 			ns[ReasonNoTask] += to - from - ready - deps
 		}
 	}
-	p.since[th], p.rSince[th], p.bSince[th] = now, s.ReadyTime(now).Value(), s.BlockedTime(now).Value()
+	o.since, o.rSince, o.bSince = now, s.ReadyTime(now).Value(), s.BlockedTime(now).Value()
 }
 
 // unknownLoc is the name of a location the trace knows nothing of.
@@ -443,7 +451,7 @@ func (p *OMPPass) Finish(s *sim.Sim) {
 	if !p.started {
 		p.start(s)
 	}
-	for th := range p.row {
+	for th := range p.open {
 		if s.HasEvents(th) {
 			p.close(s, th, s.Now)
 		}
