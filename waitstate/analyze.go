@@ -258,7 +258,15 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		woAt[k] = -1
 	}
 	var perr error // a process's values that could not be read back
+	checks := Checkpoints{Check: a.Check}
 	for i, p := range m.Procs {
+		if i > 0 {
+			// The previous process's: a stop here leaves nothing half
+			// made.
+			if err := checks.After(i-1, len(m.Procs)); err != nil {
+				return nil, nil, nil, err
+			}
+		}
 		if err := nv[i].unpark(); err != nil {
 			perr = fmt.Errorf("rank %d: wait states: %w", c.Rank(), err)
 			break
@@ -514,6 +522,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		}
 	}
 	a.locks = nil
+	if err := checks.Finish(); err != nil {
+		return nil, nil, nil, err
+	}
 	if err := comm.Agree(c, perr); err != nil {
 		return nil, nil, nil, err
 	}
