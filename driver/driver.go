@@ -171,6 +171,19 @@ func (r *run) release(phase string) func() error {
 	}
 }
 
+// limitCheck returns, under a memory limit, the check a collective
+// phase's local loop makes on every rank at fixed points
+// (waitstate.Checkpoints): the heap guard's, which stops the phase there
+// on every rank when the process went above the limit; nil without a
+// limit. Unlike release it does not collect: the guard reads the
+// resident set's peak.
+func (r *run) limitCheck(phase string) func() error {
+	if r.opts.MemoryLimit <= 0 || r.guard.hs == nil {
+		return nil
+	}
+	return func() error { return r.guard.check(r.c, phase, procmem.Peak(), true) }
+}
+
 // phaseGC sets the collector's growth to percent for a phase (GCPercents)
 // and returns what sets it back to Normal; with either 0 it changes
 // nothing.
@@ -734,6 +747,7 @@ func (r *run) waitStates() error {
 	}
 	a := waitstate.New(r.matching)
 	a.Release = r.release("wait states")
+	a.Check = r.limitCheck("wait states")
 	a.Spill = r.spiller()
 	if !a.ReadsRecorded() {
 		r.matching.DropRecorded()
@@ -743,12 +757,22 @@ func (r *run) waitStates() error {
 	// (4.9 MB of the 10 M-event halo's phase peak); Analyze reads it back.
 	r.park(r.matching.DAG.Park)
 	var failure error
+	// The recording grows with every process (a quarter of the phase's
+	// peak on 16 processes of nonblocking collectives): under a limit it
+	// is checked as it goes, on every rank.
+	checks := waitstate.Checkpoints{Check: a.Check}
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
 			failure = fmt.Errorf("rank %d: wait states: %w", p.Header.Rank, err)
 			break
 		}
 		r.progress("wait states", float64(i+1)/float64(len(r.procs)))
+		if err := checks.After(i, len(r.procs)); err != nil {
+			return err
+		}
+	}
+	if err := checks.Finish(); err != nil {
+		return err
 	}
 	// The recording read the nodes' recorded times (those of the threads
 	// it did not decode); what follows does not.

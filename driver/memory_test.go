@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/waitstate"
 )
 
 // The heap guard stops every rank, saying what would do, when one saw the
@@ -81,5 +82,43 @@ func TestReleaseChecksTheLimit(t *testing.T) {
 				t.Errorf("limit %d: rank %d: %v, want a stop: %v", c.limit, rk, e, c.stop)
 			}
 		}
+	}
+}
+
+// Under a limit the wait states' local loops check it at fixed points on
+// every rank (waitstate.Checkpoints) and stop there when the process
+// went above it; without a limit there is no check at all (the loops run
+// as before: no collective, no collection).
+func TestLimitCheckStopsInTheLoop(t *testing.T) {
+	for _, c := range []struct {
+		limit int64
+		stop  bool
+	}{{1, true}, {1 << 50, false}} {
+		errs := make([]error, 2)
+		err := inproc.Run(2, func(cm comm.Comm) error {
+			r := &run{c: cm, opts: Options{MemoryLimit: c.limit}}
+			r.guard = memoryGuard{hs: &heapSampler{}, limit: c.limit}
+			p := waitstate.Checkpoints{Check: r.limitCheck("wait states")}
+			n := 3 * cm.Rank() // 0 and 3 processes
+			for i := range n {
+				if err := p.After(i, n); err != nil {
+					errs[cm.Rank()] = err
+					return nil
+				}
+			}
+			errs[cm.Rank()] = p.Finish()
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rk, e := range errs {
+			if (e != nil) != c.stop || e != nil && (!strings.Contains(e.Error(), "in the wait states phase") || !strings.Contains(e.Error(), "stopped there")) {
+				t.Errorf("limit %d: rank %d: %v, want a stop: %v", c.limit, rk, e, c.stop)
+			}
+		}
+	}
+	if (&run{}).limitCheck("wait states") != nil {
+		t.Errorf("a check without a limit")
 	}
 }

@@ -72,10 +72,12 @@ import (
 const delayPatterns = NumPatterns
 
 // progPt is a nonblocking collective's start node and its member's
-// progress point.
+// progress point. 16 bytes (24 with node first): a rank holds one per
+// nonblocking collective of its processes through the propagation,
+// beside their progDone.
 type progPt struct {
-	node int32
 	at   int64
+	node int32
 	done int32 // the completion node whose call's enter at is
 }
 
@@ -219,22 +221,40 @@ func (r *callRecorder) nbcEvent(e *trace.Event, v int32) {
 	}
 }
 
-// prog returns node j's progress value (the latest progress point of
+// progAt returns node j's progress value (the latest progress point of
 // the members it waits for and its member), ok false for none.
-func (nv *nodeVals) progAt(j int) (progVal, bool) {
-	p, ok := nv.prog[int32(j)]
-	return p, ok
+func (nv *nodeVals) progAt(j int, s *progScale) (progVal, bool) {
+	if nv.progD != nil {
+		if x := nv.progD[j]; x != 0 {
+			return s.dec(x - 1), true
+		}
+		return progVal{}, false
+	}
+	x, ok := nv.progM[int32(j)]
+	if !ok {
+		return progVal{}, false
+	}
+	return s.dec(x), true
 }
 
-// maxProg makes node j's progress value the later of what it was and p.
-func (nv *nodeVals) maxProg(j int, p progVal) {
-	if q, ok := nv.prog[int32(j)]; ok && !p.later(q) {
+// maxProg makes node j's progress value the later of what it was and x
+// (progScale.enc's: the larger is the later point, on a tie the lower
+// rank, as progVal.later).
+func (nv *nodeVals) maxProg(j int, x int64) {
+	if nv.progDense > 0 {
+		if nv.progD == nil {
+			nv.progD = make([]int64, nv.progDense)
+		}
+		nv.progD[j] = max(nv.progD[j], x+1) // 0: none
 		return
 	}
-	if nv.prog == nil {
-		nv.prog = map[int32]progVal{}
+	if q, ok := nv.progM[int32(j)]; ok && x <= q {
+		return
 	}
-	nv.prog[int32(j)] = p
+	if nv.progM == nil {
+		nv.progM = map[int32]int64{}
+	}
+	nv.progM[int32(j)] = x
 }
 
 // progressWait returns the progress wait of a completing call begun at
@@ -272,8 +292,8 @@ func progressWait(enter, lv, end int64, p progVal) int64 {
 // progDone is a progress point of one of this rank's processes and the
 // completion node whose call's enter it is.
 type progDone struct {
-	proc int32 // local process
 	at   int64
+	proc int32 // local process
 	done int32
 }
 

@@ -349,6 +349,15 @@ type Analysis struct {
 	// they were dropped counts them live, and what the records make on
 	// top of them set the phase's peak).
 	Release func() error
+	// Check, when set, is called on every rank checksPerLoop times
+	// during Analyze's loop over its processes (Checkpoints), which
+	// makes the calls' charged waits, synchronization points and
+	// progress requests one process after another: the driver checks
+	// the memory limit there (collective), so that a limit that loop
+	// outgrows stops it within a few processes rather than at the next
+	// release point, 20 MiB later on 16 processes of nonblocking
+	// collectives. An error stops Analyze on every rank.
+	Check func() error
 	// Spill, when set, is where Analyze parks the nodes' values while it
 	// reads the rows back and works through the processes one by one.
 	Spill packed.Spiller
@@ -1161,3 +1170,40 @@ func (r *callRecorder) setTail(j int32, t int64) {
 // blocking one's coll_end, a nonblocking one's coll_complete (in the
 // Wait or Test call that completes it).
 func isCollEnd(k trace.Kind) bool { return k == trace.CollEnd || k == trace.CollComplete }
+
+// checksPerLoop is how many times Checkpoints calls its Check over a
+// loop, whatever the loop's length.
+const checksPerLoop = 8
+
+// Checkpoints calls Check, when set, checksPerLoop times over a rank's
+// local loop of n items (After each, Finish at its end): the same number
+// of times on every rank whatever its n, so that Check may be
+// collective. A loop left early calls Finish, which makes the rest.
+type Checkpoints struct {
+	Check func() error
+	done  int
+}
+
+// After is called after item i of n; it returns Check's error.
+func (p *Checkpoints) After(i, n int) error {
+	for p.Check != nil && p.done < min(checksPerLoop, (i+1)*checksPerLoop/max(n, 1)) {
+		p.done++
+		if err := p.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish makes the checks the loop has not, and readies p for the next
+// loop.
+func (p *Checkpoints) Finish() error {
+	for p.Check != nil && p.done < checksPerLoop {
+		p.done++
+		if err := p.Check(); err != nil {
+			return err
+		}
+	}
+	p.done = 0
+	return nil
+}

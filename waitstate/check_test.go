@@ -1,0 +1,129 @@
+package waitstate
+
+import (
+	"errors"
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/partition"
+	"github.com/ptrace-dev/ptrace/trace"
+)
+
+// Checkpoints makes the same number of checks on every rank whatever its
+// loop's length (none, one, fewer items than checks, more; left early),
+// so a collective check neither hangs nor pairs with another loop's.
+func TestCheckpoints(t *testing.T) {
+	ns := []int{0, 1, 3, 20}
+	calls := make([]int, len(ns))
+	err := inproc.Run(len(ns), func(c comm.Comm) error {
+		n := ns[c.Rank()]
+		p := Checkpoints{Check: func() error {
+			calls[c.Rank()]++
+			_, err := c.AllreduceInt64(comm.Sum, []int64{1})
+			return err
+		}}
+		for loop := range 2 {
+			for i := range n {
+				if loop == 1 && i == n/2 {
+					break // left early: Finish makes the rest
+				}
+				if err := p.After(i, n); err != nil {
+					return err
+				}
+			}
+			if err := p.Finish(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, k := range calls {
+		if k != 2*checksPerLoop {
+			t.Errorf("rank %d (%d items): %d checks over two loops, want %d", r, ns[r], k, 2*checksPerLoop)
+		}
+	}
+}
+
+// Analyze calls Check, collectively, inside its loop over the processes
+// (where 16 processes of nonblocking collectives grew by 20 MiB between
+// two release points), on ranks of two processes and of one, and stops
+// on every rank with its error.
+func TestAnalyzeChecks(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "nbc")
+	if _, err := gen.Generate(dir, gen.Config{Workload: "nbc", Ranks: 3, Events: 6000, Seed: 1}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := partition.Assign([]int64{1, 1, 1}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("over the limit")
+	for _, stopAt := range []int{0, 3} { // 0: never
+		calls, errs := make([]int, 2), make([]error, 2)
+		reqs := make([][]int, 2) // the progress requests made at each check
+		err := inproc.Run(2, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			var procs []*trace.Process
+			for i := lo; i < hi; i++ {
+				p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(i)), trace.LoadOptions{})
+				if err != nil {
+					return err
+				}
+				procs = append(procs, p)
+			}
+			m, err := graph.Match(c, plan, procs, graph.MatchOptions{})
+			if err != nil {
+				return err
+			}
+			edges, err := graph.ExchangeEdges(c, m, nil)
+			if err != nil {
+				return err
+			}
+			a := New(m)
+			for i, p := range procs {
+				if err := a.Record(i, p, nil, nil); err != nil {
+					return err
+				}
+			}
+			m.DropRecorded()
+			a.Check = func() error {
+				calls[c.Rank()]++
+				reqs[c.Rank()] = append(reqs[c.Rank()], len(a.progReqs))
+				if _, err := c.AllreduceInt64(comm.Sum, []int64{1}); err != nil {
+					return err
+				}
+				if calls[c.Rank()] == stopAt {
+					return stop
+				}
+				return nil
+			}
+			_, _, _, errs[c.Rank()] = a.Analyze(c, plan, edges, 0, math.MaxInt64/4)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range errs {
+			want, wantErr := checksPerLoop, error(nil)
+			if stopAt > 0 {
+				want, wantErr = stopAt, stop
+			}
+			if calls[r] != want || !errors.Is(errs[r], wantErr) {
+				t.Errorf("stop at check %d: rank %d made %d checks and returned %v, want %d and %v", stopAt, r, calls[r], errs[r], want, wantErr)
+			}
+		}
+		// Rank 0's two processes: half the checks after the first, whose
+		// waits for progress are requested then, the rest at the end.
+		if q := reqs[0]; stopAt == 0 && (len(q) != checksPerLoop || q[0] == 0 || q[0] != q[checksPerLoop/2-1] || q[checksPerLoop/2] <= q[0]) {
+			t.Errorf("rank 0's progress requests at its checks: %v, want the first process's at the first half, more after", q)
+		}
+	}
+}
