@@ -160,14 +160,12 @@ func (r *run) collect() error { return comm.PerProcess(r.c, r.owned >= forcedGCM
 // of a 1.5 M-event pipeline trace reached 27.2 MiB under a limit of 23.9
 // before it stopped at its end, 24.5 now; forty-third round).
 func (r *run) release(phase string) func() error {
+	check := r.limitCheck(phase)
 	return func() error {
-		if err := r.collect(); err != nil {
+		if err := r.collect(); err != nil || check == nil {
 			return err
 		}
-		if r.opts.MemoryLimit <= 0 || r.guard.hs == nil {
-			return nil
-		}
-		return r.guard.check(r.c, phase, procmem.Peak(), true)
+		return check()
 	}
 }
 

@@ -172,7 +172,7 @@ func (r *run) checkMemory() error {
 	}
 	if need > 0 {
 		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
-			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag), r.guard.moreRanks())}
+			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag), moreRanks(r.guard.oneEach))}
 	}
 	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
 }
@@ -202,9 +202,10 @@ type memoryGuard struct {
 	oneEach bool
 }
 
-// moreRanks is the errors' second advice, when more ranks would help.
-func (g memoryGuard) moreRanks() string {
-	if g.oneEach {
+// moreRanks is the memory errors' second advice, unless every process
+// already has a rank of its own (oneEach).
+func moreRanks(oneEach bool) string {
+	if oneEach {
 		return ""
 	}
 	return ", or with more analysis ranks (mpirun -np N)"
@@ -284,5 +285,5 @@ func (e *outgrownError) Error() string {
 	// process of the node.
 	need := max(e.rss+e.rss/4, e.advice) * max(e.nodeProcs, 1)
 	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (its share of --memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more%s",
-		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need), memoryGuard{oneEach: e.oneEach}.moreRanks())
+		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need), moreRanks(e.oneEach))
 }
