@@ -1186,24 +1186,26 @@ type Checkpoints struct {
 
 // After is called after item i of n; it returns Check's error.
 func (p *Checkpoints) After(i, n int) error {
-	for p.Check != nil && p.done < min(checksPerLoop, (i+1)*checksPerLoop/max(n, 1)) {
-		p.done++
-		if err := p.Check(); err != nil {
-			return err
-		}
-	}
-	return nil
+	return p.upTo(min(checksPerLoop, (i+1)*checksPerLoop/max(n, 1)))
 }
 
 // Finish makes the checks the loop has not, and readies p for the next
 // loop.
 func (p *Checkpoints) Finish() error {
-	for p.Check != nil && p.done < checksPerLoop {
+	if err := p.upTo(checksPerLoop); err != nil {
+		return err
+	}
+	p.done = 0
+	return nil
+}
+
+// upTo calls Check until it was called k times in this loop.
+func (p *Checkpoints) upTo(k int) error {
+	for p.Check != nil && p.done < k {
 		p.done++
 		if err := p.Check(); err != nil {
 			return err
 		}
 	}
-	p.done = 0
 	return nil
 }
