@@ -49,19 +49,13 @@ func (iw *indentWriter) Write(p []byte) (int, error) {
 	return n, nil
 }
 
-// indentCompact appends src, compact JSON as json.Marshal writes it (valid,
-// no whitespace outside strings), to dst indented as json.Indent(dst, src,
-// "", "  ") does: a newline and two spaces a level before each element and
-// each closing bracket, ": " after a key, and empty objects and arrays as
-// {} and [].
-func indentCompact(dst, src []byte) []byte {
-	var s indenter
-	return s.indent(dst, src)
-}
-
-// indenter is indentCompact's state between the blocks of its input: the
-// nesting depth, whether the last byte opened an object or array, and
-// whether a string (and an escape in it) is open.
+// indenter indents compact JSON as json.Marshal writes it (valid, no
+// whitespace outside strings) as json.Indent(dst, src, "", "  ") does: a
+// newline and two spaces a level before each element and each closing
+// bracket, ": " after a key, and empty objects and arrays as {} and [].
+// It keeps its state between the blocks of its input: the nesting depth,
+// whether the last byte opened an object or array, and whether a string
+// (and an escape in it) is open.
 type indenter struct {
 	depth            int
 	open, inStr, esc bool

@@ -71,7 +71,7 @@ func TestWriteJSONInBlocks(t *testing.T) {
 }
 
 // FuzzIndentCompact: on any valid JSON, compacted as json.Marshal would
-// leave it, indentCompact writes what json.Indent writes, in one block or
+// leave it, the indenter writes what json.Indent writes, in one block or
 // in many.
 func FuzzIndentCompact(f *testing.F) {
 	for _, s := range []string{
@@ -93,8 +93,8 @@ func FuzzIndentCompact(f *testing.F) {
 		if err := json.Indent(&want, compact.Bytes(), "", "  "); err != nil {
 			t.Fatal(err)
 		}
-		if got := indentCompact(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
-			t.Fatalf("indentCompact(%q) =\n%s\nwant\n%s", compact.Bytes(), got, want.Bytes())
+		if got := (&indenter{}).indent(nil, compact.Bytes()); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("indent(%q) =\n%s\nwant\n%s", compact.Bytes(), got, want.Bytes())
 		}
 		// WriteJSON indents a block at a time: a block may end anywhere,
 		// in a string or an escape too.
