@@ -63,6 +63,14 @@ func TestMemoryGuardAdvice(t *testing.T) {
 // process went above it, instead of making their next tables beside what
 // they hold and running on to the phase's end; under the limit they go on.
 func TestReleaseChecksTheLimit(t *testing.T) {
+	stopsUnderLimit(t, "match", func(r *run) error { return r.release("match")() })
+}
+
+// stopsUnderLimit runs phase on two ranks under a limit the process is
+// above and one it is under, and wants an error on every rank that
+// stopped there in the first case and none in the second.
+func stopsUnderLimit(t *testing.T, phase string, run1 func(r *run) error) {
+	t.Helper()
 	for _, c := range []struct {
 		limit int64
 		stop  bool
@@ -71,14 +79,14 @@ func TestReleaseChecksTheLimit(t *testing.T) {
 		err := inproc.Run(2, func(cm comm.Comm) error {
 			r := &run{c: cm, opts: Options{MemoryLimit: c.limit}}
 			r.guard = memoryGuard{hs: &heapSampler{}, limit: c.limit}
-			errs[cm.Rank()] = r.release("match")()
+			errs[cm.Rank()] = run1(r)
 			return nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for rk, e := range errs {
-			if (e != nil) != c.stop || e != nil && (!strings.Contains(e.Error(), "in the match phase") || !strings.Contains(e.Error(), "stopped there")) {
+			if (e != nil) != c.stop || e != nil && (!strings.Contains(e.Error(), "in the "+phase+" phase") || !strings.Contains(e.Error(), "stopped there")) {
 				t.Errorf("limit %d: rank %d: %v, want a stop: %v", c.limit, rk, e, c.stop)
 			}
 		}
@@ -90,34 +98,16 @@ func TestReleaseChecksTheLimit(t *testing.T) {
 // went above it; without a limit there is no check at all (the loops run
 // as before: no collective, no collection).
 func TestLimitCheckStopsInTheLoop(t *testing.T) {
-	for _, c := range []struct {
-		limit int64
-		stop  bool
-	}{{1, true}, {1 << 50, false}} {
-		errs := make([]error, 2)
-		err := inproc.Run(2, func(cm comm.Comm) error {
-			r := &run{c: cm, opts: Options{MemoryLimit: c.limit}}
-			r.guard = memoryGuard{hs: &heapSampler{}, limit: c.limit}
-			p := waitstate.Checkpoints{Check: r.limitCheck("wait states")}
-			n := 3 * cm.Rank() // 0 and 3 processes
-			for i := range n {
-				if err := p.After(i, n); err != nil {
-					errs[cm.Rank()] = err
-					return nil
-				}
-			}
-			errs[cm.Rank()] = p.Finish()
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for rk, e := range errs {
-			if (e != nil) != c.stop || e != nil && (!strings.Contains(e.Error(), "in the wait states phase") || !strings.Contains(e.Error(), "stopped there")) {
-				t.Errorf("limit %d: rank %d: %v, want a stop: %v", c.limit, rk, e, c.stop)
+	stopsUnderLimit(t, "wait states", func(r *run) error {
+		p := waitstate.Checkpoints{Check: r.limitCheck("wait states")}
+		n := 3 * r.c.Rank() // 0 and 3 processes
+		for i := range n {
+			if err := p.After(i, n); err != nil {
+				return err
 			}
 		}
-	}
+		return p.Finish()
+	})
 	if (&run{}).limitCheck("wait states") != nil {
 		t.Errorf("a check without a limit")
 	}

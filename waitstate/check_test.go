@@ -9,9 +9,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/gen"
-	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/partition"
-	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // Checkpoints makes the same number of checks on every rank whatever its
@@ -70,20 +68,7 @@ func TestAnalyzeChecks(t *testing.T) {
 		calls, errs := make([]int, 2), make([]error, 2)
 		reqs := make([][]int, 2) // the progress requests made at each check
 		err := inproc.Run(2, func(c comm.Comm) error {
-			lo, hi := plan.Range(c.Rank())
-			var procs []*trace.Process
-			for i := lo; i < hi; i++ {
-				p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(i)), trace.LoadOptions{})
-				if err != nil {
-					return err
-				}
-				procs = append(procs, p)
-			}
-			m, err := graph.Match(c, plan, procs, graph.MatchOptions{})
-			if err != nil {
-				return err
-			}
-			edges, err := graph.ExchangeEdges(c, m, nil)
+			procs, m, edges, err := matchRank(c, plan, dir)
 			if err != nil {
 				return err
 			}

@@ -47,20 +47,7 @@ func TestAnalyzeParked(t *testing.T) {
 		var res result
 		errs, reads := make([]error, k), make([]int, k)
 		err = inproc.Run(k, func(c comm.Comm) error {
-			lo, hi := plan.Range(c.Rank())
-			var procs []*trace.Process
-			for i := lo; i < hi; i++ {
-				p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(i)), trace.LoadOptions{})
-				if err != nil {
-					return err
-				}
-				procs = append(procs, p)
-			}
-			m, err := graph.Match(c, plan, procs, graph.MatchOptions{})
-			if err != nil {
-				return err
-			}
-			edges, err := graph.ExchangeEdges(c, m, nil)
+			procs, m, edges, err := matchRank(c, plan, dir)
 			if err != nil {
 				return err
 			}
@@ -172,6 +159,29 @@ func TestAnalyzeParked(t *testing.T) {
 			}
 		}
 	}
+}
+
+// matchRank loads rank c's processes of dir under plan, matches them and
+// exchanges their remote edges, as the driver does before the wait states.
+func matchRank(c comm.Comm, plan *partition.Plan, dir string) ([]*trace.Process, *graph.Matching, []graph.RemoteEdges, error) {
+	lo, hi := plan.Range(c.Rank())
+	var procs []*trace.Process
+	for i := lo; i < hi; i++ {
+		p, err := trace.LoadProcess(filepath.Join(dir, trace.FileName(i)), trace.LoadOptions{})
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		procs = append(procs, p)
+	}
+	m, err := graph.Match(c, plan, procs, graph.MatchOptions{})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	edges, err := graph.ExchangeEdges(c, m, nil)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return procs, m, edges, nil
 }
 
 // edgeRowsOf returns every row of edges, column by column, as read
