@@ -13,30 +13,42 @@ import (
 // MPI_Waitall (900–3020). Rank 0 sends at 1000, rank 2 at 3000.
 func polledThenWaitallTrace(t *testing.T) string {
 	t.Helper()
-	const (
-		fInit, fIrecv, fTest, fWaitall, fSend, fFin = 0, 1, 2, 3, 4, 5
-	)
-	strs := []string{"MPI_Init", "MPI_Irecv", "MPI_Test", "MPI_Waitall", "MPI_Send", "MPI_Finalize"}
+	const fIrecv, fTest, fWaitall, fSend = 1, 2, 3, 4
+	return threeRankTrace(t, []string{"MPI_Init", "MPI_Irecv", "MPI_Test", "MPI_Waitall", "MPI_Send", "MPI_Finalize"}, func(r int, call callFunc) []trace.Event {
+		switch r {
+		case 0:
+			return call(1000, 1010, fSend, ev(1001, trace.MPISend, 1, 3, 0, 4, 0))
+		case 2:
+			return call(3000, 3010, fSend, ev(3001, trace.MPISend, 1, 3, 0, 4, 0))
+		}
+		var evs []trace.Event
+		evs = append(evs, call(100, 110, fIrecv, ev(101, trace.MPIRecvPost, 0, 3, 0, 11))...)
+		evs = append(evs, call(200, 300, fTest, ev(299, trace.MPIPolled, 11))...)
+		evs = append(evs, call(400, 500, fTest)...)
+		evs = append(evs, call(600, 700, fTest)...)
+		evs = append(evs, call(800, 810, fIrecv, ev(801, trace.MPIRecvPost, 2, 3, 0, 12))...)
+		return append(evs, call(900, 3020, fWaitall, ev(1020, trace.MPIRecv, 0, 3, 0, 4, 11), ev(3015, trace.MPIRecv, 2, 3, 0, 4, 12))...)
+	})
+}
+
+// callFunc returns an MPI call's events: its enter, inner's, its exit.
+type callFunc func(enter, exit, fn int64, inner ...trace.Event) []trace.Event
+
+// threeRankTrace writes a trace of three one-thread processes: each
+// calls MPI_Init (function 0) over [0, 10], then what body gives it, then
+// MPI_Finalize (the last of strs) over [4000, 4010]; strs name the
+// functions by index.
+func threeRankTrace(t *testing.T, strs []string, body func(r int, call callFunc) []trace.Event) string {
+	t.Helper()
 	call := func(enter, exit, fn int64, inner ...trace.Event) []trace.Event {
 		return append(append([]trace.Event{ev(enter, trace.MPIEnter, fn, -1)}, inner...), ev(exit, trace.MPIExit, fn))
 	}
+	fFin := int64(len(strs) - 1)
 	dir := t.TempDir()
 	for r := range 3 {
 		evs := []trace.Event{ev(0, trace.ThreadBegin, 1)}
-		evs = append(evs, call(0, 10, fInit)...)
-		switch r {
-		case 0:
-			evs = append(evs, call(1000, 1010, fSend, ev(1001, trace.MPISend, 1, 3, 0, 4, 0))...)
-		case 2:
-			evs = append(evs, call(3000, 3010, fSend, ev(3001, trace.MPISend, 1, 3, 0, 4, 0))...)
-		case 1:
-			evs = append(evs, call(100, 110, fIrecv, ev(101, trace.MPIRecvPost, 0, 3, 0, 11))...)
-			evs = append(evs, call(200, 300, fTest, ev(299, trace.MPIPolled, 11))...)
-			evs = append(evs, call(400, 500, fTest)...)
-			evs = append(evs, call(600, 700, fTest)...)
-			evs = append(evs, call(800, 810, fIrecv, ev(801, trace.MPIRecvPost, 2, 3, 0, 12))...)
-			evs = append(evs, call(900, 3020, fWaitall, ev(1020, trace.MPIRecv, 0, 3, 0, 4, 11), ev(3015, trace.MPIRecv, 2, 3, 0, 4, 12))...)
-		}
+		evs = append(evs, call(0, 10, 0)...)
+		evs = append(evs, body(r, call)...)
 		evs = append(evs, call(4000, 4010, fFin)...)
 		evs = append(evs, ev(4010, trace.ThreadEnd))
 		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, ClockUnit: "ns"})
@@ -112,50 +124,21 @@ func TestPolledWaitOfAnotherCause(t *testing.T) {
 // computing from 10 on). MPI_Finalize at 4000 on every rank.
 func polledPastCompletionTrace(t *testing.T) string {
 	t.Helper()
-	const (
-		fInit, fIrecv, fTest, fTestsome, fSend, fFin = 0, 1, 2, 3, 4, 5
-	)
-	strs := []string{"MPI_Init", "MPI_Irecv", "MPI_Test", "MPI_Testsome", "MPI_Send", "MPI_Finalize"}
-	call := func(enter, exit, fn int64, inner ...trace.Event) []trace.Event {
-		return append(append([]trace.Event{ev(enter, trace.MPIEnter, fn, -1)}, inner...), ev(exit, trace.MPIExit, fn))
-	}
-	dir := t.TempDir()
-	for r := range 3 {
-		evs := []trace.Event{ev(0, trace.ThreadBegin, 1)}
-		evs = append(evs, call(0, 10, fInit)...)
+	const fIrecv, fTest, fTestsome, fSend = 1, 2, 3, 4
+	return threeRankTrace(t, []string{"MPI_Init", "MPI_Irecv", "MPI_Test", "MPI_Testsome", "MPI_Send", "MPI_Finalize"}, func(r int, call callFunc) []trace.Event {
 		switch r {
 		case 0:
-			evs = append(evs, call(1000, 1010, fSend, ev(1001, trace.MPISend, 1, 3, 0, 4, 0))...)
+			return call(1000, 1010, fSend, ev(1001, trace.MPISend, 1, 3, 0, 4, 0))
 		case 2:
-			evs = append(evs, call(3000, 3010, fSend, ev(3001, trace.MPISend, 1, 3, 0, 4, 0))...)
-		case 1:
-			evs = append(evs, call(100, 110, fIrecv, ev(101, trace.MPIRecvPost, 2, 3, 0, 12))...)
-			evs = append(evs, call(200, 300, fTest, ev(299, trace.MPIPolled, 12))...)
-			evs = append(evs, call(400, 410, fIrecv, ev(401, trace.MPIRecvPost, 0, 3, 0, 11))...)
-			evs = append(evs, call(500, 3500, fTestsome, ev(3490, trace.MPIRecv, 0, 3, 0, 4, 11))...)
-			evs = append(evs, call(3600, 3700, fTest, ev(3690, trace.MPIRecv, 2, 3, 0, 4, 12))...)
+			return call(3000, 3010, fSend, ev(3001, trace.MPISend, 1, 3, 0, 4, 0))
 		}
-		evs = append(evs, call(4000, 4010, fFin)...)
-		evs = append(evs, ev(4010, trace.ThreadEnd))
-		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, ClockUnit: "ns"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range strs {
-			w.String(s)
-		}
-		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1, 2}})
-		w.SetThread(trace.Thread{Index: 0, Type: trace.ThreadInitial})
-		for i := range evs {
-			if err := w.Emit(0, &evs[i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+		var evs []trace.Event
+		evs = append(evs, call(100, 110, fIrecv, ev(101, trace.MPIRecvPost, 2, 3, 0, 12))...)
+		evs = append(evs, call(200, 300, fTest, ev(299, trace.MPIPolled, 12))...)
+		evs = append(evs, call(400, 410, fIrecv, ev(401, trace.MPIRecvPost, 0, 3, 0, 11))...)
+		evs = append(evs, call(500, 3500, fTestsome, ev(3490, trace.MPIRecv, 0, 3, 0, 4, 11))...)
+		return append(evs, call(3600, 3700, fTest, ev(3690, trace.MPIRecv, 2, 3, 0, 4, 12))...)
+	})
 }
 
 // TestPollingCallCompletingEarlierSend: a Test-family call that completes
