@@ -112,18 +112,7 @@ func TestScorepGeneralActiveTargetBadInput(t *testing.T) {
 			if c.name == "outside" && (len(st.Warnings) != 0 || st.Ignored[otf2.EvRmaGroupSync] != 1) {
 				t.Errorf("warnings %q, %d RmaGroupSync not used; want none, 1", st.Warnings, st.Ignored[otf2.EvRmaGroupSync])
 			}
-			for k, w := range c.want {
-				if k == 0 {
-					w = strings.Replace(w, "%d", strconv.FormatInt(off, 10), 1)
-				}
-				found := false
-				for _, s := range st.Warnings {
-					found = found || strings.Contains(s, w)
-				}
-				if !found {
-					t.Errorf("warnings %q, want one with %q", st.Warnings, w)
-				}
-			}
+			wantWarningsAt(t, st.Warnings, c.want, off)
 			var rep *report.Report
 			err = inproc.Run(1, func(cm comm.Comm) error {
 				var err error
@@ -220,3 +209,21 @@ func copyDir(t *testing.T, src string) string {
 }
 
 func abs64(v int64) int64 { return max(v, -v) }
+
+// wantWarningsAt wants a warning containing each of want, the first's %d
+// the damaged record's offset off.
+func wantWarningsAt(t *testing.T, warnings, want []string, off int64) {
+	t.Helper()
+	for k, w := range want {
+		if k == 0 {
+			w = strings.Replace(w, "%d", strconv.FormatInt(off, 10), 1)
+		}
+		found := false
+		for _, s := range warnings {
+			found = found || strings.Contains(s, w)
+		}
+		if !found {
+			t.Errorf("warnings %q, want one with %q", warnings, w)
+		}
+	}
+}

@@ -237,18 +237,7 @@ func TestScorepLockBadInput(t *testing.T) {
 					t.Errorf("%d RmaTryLock not used, want 1", st.Ignored[otf2.EvRmaTryLock])
 				}
 			}
-			for k, w := range c.want {
-				if k == 0 {
-					w = strings.Replace(w, "%d", strconv.FormatInt(off, 10), 1)
-				}
-				found := false
-				for _, s := range st.Warnings {
-					found = found || strings.Contains(s, w)
-				}
-				if !found {
-					t.Errorf("warnings %q, want one with %q", st.Warnings, w)
-				}
-			}
+			wantWarningsAt(t, st.Warnings, c.want, off)
 			err = inproc.Run(1, func(cm comm.Comm) error {
 				_, err := driver.Run(cm, driver.Options{Dir: anchor})
 				return err
