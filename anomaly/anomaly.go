@@ -136,14 +136,18 @@ func (f Fitted) model() model {
 // construct's number of tasks in the whole run, which decides what is
 // tested and the Bonferroni factor.
 func Fit(sample []Task, counts map[string]int64, o Options) *Models {
+	var s Sample
+	s.Add(sample)
+	return s.Fit(counts, o)
+}
+
+// Fit is the package's Fit on the sample's records.
+func (s *Sample) Fit(counts map[string]int64, o Options) *Models {
 	o = o.withDefaults()
 	// Per construct, what a fit reads of its tasks: pointer-free points,
 	// which sort 2–3× faster than the records (no string to move, no
 	// write barriers).
-	byCons := map[string][]point{}
-	for _, t := range sample {
-		byCons[t.Construct] = append(byCons[t.Construct], point{rank: t.Rank, thread: t.Thread, start: t.StartNS, id: t.ID, dur: t.DurNS, cost: t.Cost})
-	}
+	byCons := s.points()
 	names := make([]string, 0, len(counts))
 	for n := range counts {
 		names = append(names, n)

@@ -36,7 +36,8 @@ func (r *run) anomalies() error {
 	// Records are made a chunk at a time (eachRecords): the sample and Test
 	// look at one task at a time, and the lists they return are merged by
 	// rank 0.
-	var buf, mine []anomaly.Task
+	var buf []anomaly.Task
+	var mine anomaly.Sample // pointer-free: the phase's collections do not scan it
 	for i, pg := range r.cp {
 		rank := int32(pg.Rank())
 		lastName, count := "", int64(-1)
@@ -47,7 +48,7 @@ func (r *run) anomalies() error {
 			return anomaly.InSample(rank, id, count, sampleLimit)
 		}
 		buf = r.tasks[i].eachRecords(pg, buf, sampled, func(recs []anomaly.Task) {
-			mine = append(mine, recs...)
+			mine.Add(recs)
 		})
 	}
 	// The sample travels in the records' own binary form (AppendTasks):
@@ -57,20 +58,19 @@ func (r *run) anomalies() error {
 	// health's, above its simulation's).
 	var enc []byte
 	if r.c.Rank() != 0 {
-		enc, mine = anomaly.AppendTasks(nil, mine), nil
+		enc, mine = mine.AppendTo(nil), anomaly.Sample{}
 	}
 	parts, err := r.c.Gatherv(0, enc)
 	if err != nil {
 		return err
 	}
-	sample := mine
 	for k := 1; k < len(parts); k++ {
 		ts, err := anomaly.DecodeTasks(parts[k])
 		if err != nil {
 			return fmt.Errorf("anomalies: the sample of rank %d: %w", k, err)
 		}
 		parts[k] = nil
-		sample = append(sample, ts...)
+		mine.Add(ts)
 	}
 	var models *anomaly.Models
 	if r.c.Rank() == 0 {
@@ -81,7 +81,7 @@ func (r *run) anomalies() error {
 				break
 			}
 		}
-		models = anomaly.Fit(sample, counts, anomaly.Options{Attribute: key})
+		models = mine.Fit(counts, anomaly.Options{Attribute: key})
 	}
 	if err := reduce.Broadcast(r.c, &models); err != nil {
 		return err
