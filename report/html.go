@@ -259,6 +259,7 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 		"dur":             Dur,
 		"bytes":           Bytes,
 		"pct":             Pct,
+		"classBasis":      ClassBasis,
 		"progressNotable": func(w WaitTimes) bool { return ProgressNotable(&w) },
 		"progressHint":    func(w WaitTimes) string { return ProgressHint(&w) },
 		"rel":             func(ns, origin int64) string { return Dur(ns - origin) },
@@ -333,7 +334,7 @@ figure { margin: 0.5em 0; }
 {{with .R.Breakdown}}
 <h2>Time breakdown</h2>
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
-{{if $.R.Trace.NoOpenMP}}<p class="muted">no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply</p>{{else if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
+{{if $.R.Trace.NoOpenMP}}<p class="muted">no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply</p>{{else if .Class}}<p>Tallent class <b>{{.Class}}</b> ({{classBasis .}}): {{$.Class}}</p>{{end}}
 {{with .Advice}}<p id="advice">{{adviceLine .}}</p>{{else}}{{with $.Interp}}<p>{{.}}</p>{{end}}{{end}}
 {{with .BufferFlushes}}<p class="warn" id="buffer-flushes">{{flushLine . $.R.Breakdown.ThreadTimeNS (len $.R.Breakdown.PerProcess)}}</p>{{end}}
 {{if or .ForkJoinNS .IdleDuringMPINS}}<p class="muted" id="raw-components">inside overhead and idleness: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}</p>{{end}}
