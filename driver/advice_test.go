@@ -147,6 +147,10 @@ func TestPureMPIReportsNoOpenMP(t *testing.T) {
 				t.Errorf("%s %s: OpenMP rows %v, says none %v", c.cfg.Workload, what, has, says)
 			}
 		}
+		// Nor the per-process POP table's OpenMP columns (1 and 0 ns).
+		if cols := strings.Contains(html.String(), "<th>OpenMP parallel</th>"); cols != c.openmp {
+			t.Errorf("%s html: per-process OpenMP columns %v", c.cfg.Workload, cols)
+		}
 		if !c.openmp && !strings.Contains(txt.String(), "anomalies  none tested") {
 			t.Errorf("%s: the anomalies' line does not say none were tested", c.cfg.Workload)
 		}

@@ -157,6 +157,10 @@ type page struct {
 	// NoThread: no thread's time is accounted (see the text report), so
 	// the breakdown, POP and critical path sections are left out.
 	NoThread bool
+	// POPOpenMP: the per-process POP table has the OpenMP columns, 1 by
+	// construction and zeros for a pure MPI program (the efficiency table
+	// above leaves them out too).
+	POPOpenMP bool
 }
 
 func buildPage(r *Report, o HTMLOptions) *page {
@@ -180,7 +184,8 @@ func buildPage(r *Report, o HTMLOptions) *page {
 		}
 	}
 	if pop := r.POP; pop != nil {
-		for _, row := range popRows(pop, !r.Trace.NoOpenMP || r.Trace.UserThreads) {
+		pg.POPOpenMP = !r.Trace.NoOpenMP || r.Trace.UserThreads
+		for _, row := range popRows(pop, pg.POPOpenMP) {
 			pg.POPRows = append(pg.POPRows, effRow{Indent: row.Depth, Name: row.Name, Value: row.Value, Style: effStyle(row.Value)})
 		}
 		pg.POPProcs = pop.PerProcess
@@ -259,6 +264,7 @@ var pageTmpl = sync.OnceValue(func() *template.Template {
 		"dur":             Dur,
 		"bytes":           Bytes,
 		"pct":             Pct,
+		"classBasis":      ClassBasis,
 		"progressNotable": func(w WaitTimes) bool { return ProgressNotable(&w) },
 		"progressHint":    func(w WaitTimes) string { return ProgressHint(&w) },
 		"rel":             func(ns, origin int64) string { return Dur(ns - origin) },
@@ -333,7 +339,7 @@ figure { margin: 0.5em 0; }
 {{with .R.Breakdown}}
 <h2>Time breakdown</h2>
 <p class="key"><span style="background:#4caf50">work {{pct .WorkRatio}}</span><span style="background:#2196f3;color:#fff">MPI {{pct .MPIRatio}}</span><span style="background:#ff9800">overhead {{pct .OverheadRatio}}</span><span style="background:#bdbdbd">idleness {{pct .IdlenessRatio}}</span> of {{dur .ThreadTimeNS}} thread time</p>
-{{if $.R.Trace.NoOpenMP}}<p class="muted">no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply</p>{{else if .Class}}<p>Tallent class <b>{{.Class}}</b>: {{$.Class}}</p>{{end}}
+{{if $.R.Trace.NoOpenMP}}<p class="muted">no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply</p>{{else if .Class}}<p>Tallent class <b>{{.Class}}</b> ({{classBasis .}}): {{$.Class}}</p>{{end}}
 {{with .Advice}}<p id="advice">{{adviceLine .}}</p>{{else}}{{with $.Interp}}<p>{{.}}</p>{{end}}{{end}}
 {{with .BufferFlushes}}<p class="warn" id="buffer-flushes">{{flushLine . $.R.Breakdown.ThreadTimeNS (len $.R.Breakdown.PerProcess)}}</p>{{end}}
 {{if or .ForkJoinNS .IdleDuringMPINS}}<p class="muted" id="raw-components">inside overhead and idleness: {{rawLine .ForkJoinNS .IdleDuringMPINS .IdleSerialDuringMPINS}}</p>{{end}}
@@ -354,8 +360,8 @@ figure { margin: 0.5em 0; }
 {{end}}
 {{if .POPProcs}}
 <table id="pop-per-process">
-<tr><th>rank</th><th>threads</th><th>elapsed</th><th>useful</th><th>fork/join</th><th>idle during MPI</th><th>OpenMP parallel</th><th>serialization</th><th>load balance</th><th>scheduling</th></tr>
-{{range .POPProcs}}<tr><td>{{.Rank}}</td><td>{{.Threads}}</td><td>{{dur .ElapsedNS}}</td><td>{{dur .UsefulNS}}</td><td>{{dur .ForkJoinNS}}</td><td>{{dur .IdleDuringMPINS}} (serial {{dur .IdleSerialDuringMPINS}})</td><td style="{{effStyle .OMPParallelEfficiency}}">{{eff .OMPParallelEfficiency}}</td><td style="{{effStyle .OMPSerializationEfficiency}}">{{eff .OMPSerializationEfficiency}}</td><td style="{{effStyle .OMPLoadBalance}}">{{eff .OMPLoadBalance}}</td><td style="{{effStyle .OMPSchedulingEfficiency}}">{{eff .OMPSchedulingEfficiency}}</td></tr>
+<tr><th>rank</th><th>threads</th><th>elapsed</th><th>useful</th>{{if .POPOpenMP}}<th>fork/join</th><th>idle during MPI</th><th>OpenMP parallel</th><th>serialization</th><th>load balance</th><th>scheduling</th>{{end}}</tr>
+{{range .POPProcs}}<tr><td>{{.Rank}}</td><td>{{.Threads}}</td><td>{{dur .ElapsedNS}}</td><td>{{dur .UsefulNS}}</td>{{if $.POPOpenMP}}<td>{{dur .ForkJoinNS}}</td><td>{{dur .IdleDuringMPINS}} (serial {{dur .IdleSerialDuringMPINS}})</td><td style="{{effStyle .OMPParallelEfficiency}}">{{eff .OMPParallelEfficiency}}</td><td style="{{effStyle .OMPSerializationEfficiency}}">{{eff .OMPSerializationEfficiency}}</td><td style="{{effStyle .OMPLoadBalance}}">{{eff .OMPLoadBalance}}</td><td style="{{effStyle .OMPSchedulingEfficiency}}">{{eff .OMPSchedulingEfficiency}}</td>{{end}}</tr>
 {{end}}</table>
 {{if .POPMore}}<p class="muted">… {{.POPMore}} more processes in the CSV tables.</p>{{end}}
 {{end}}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -132,5 +133,36 @@ func TestHTMLWaitStates(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+}
+
+// A pure MPI program's per-process POP table has no OpenMP columns: they
+// are 1 by construction and zeros (NPB LU, FT, MG showed four columns of
+// 1.00 and two of 0 ns under a table that left the OpenMP rows out).
+func TestHTMLPOPPerProcessPureMPI(t *testing.T) {
+	table := func(r *Report) string {
+		page := htmlOf(t, r)
+		i := strings.Index(page, `id="pop-per-process"`)
+		if i < 0 {
+			t.Fatal("no per-process POP table")
+		}
+		return page[i : i+strings.Index(page[i:], "</table>")]
+	}
+	r := sampleReport()
+	if tb := table(r); !strings.Contains(tb, "<th>OpenMP parallel</th>") || !strings.Contains(tb, strconv.FormatFloat(r.POP.PerProcess[1].OMPLoadBalance, 'f', 2, 64)) {
+		t.Errorf("hybrid table lacks the OpenMP columns:\n%s", tb)
+	}
+	r.Trace.NoOpenMP = true
+	tb := table(r)
+	for _, w := range []string{"OpenMP parallel", "serialization", "scheduling", "fork/join", "idle during MPI"} {
+		if strings.Contains(tb, w) {
+			t.Errorf("pure MPI table has %q:\n%s", w, tb)
+		}
+	}
+	if n := strings.Count(tb, "<td>"); n != 4*len(r.POP.PerProcess) {
+		t.Errorf("pure MPI table has %d cells, want rank, threads, elapsed, useful for %d processes:\n%s", n, len(r.POP.PerProcess), tb)
+	}
+	if !strings.Contains(tb, Dur(r.POP.PerProcess[1].UsefulNS)) {
+		t.Errorf("pure MPI table lacks rank 1's useful time:\n%s", tb)
 	}
 }

@@ -31,6 +31,26 @@ func (o TextOptions) withDefaults() TextOptions {
 	return o
 }
 
+// ClassBasis says what Tallent's class was decided on: the idleness and
+// overhead inside parallel regions, not the breakdown's totals printed
+// above it (a hybrid code's idleness is mostly serial, so a class of "low
+// idleness" under a total above the threshold read as a contradiction).
+// The overhead inside regions is the advice's; a report without advice
+// gives the idleness alone.
+func ClassBasis(b *Breakdown) string {
+	var in string
+	if b.ThreadTimeNS > 0 {
+		tt := float64(b.ThreadTimeNS)
+		in = "idleness " + Pct(float64(b.IdlenessParallelNS)/tt)
+		if b.Advice != nil {
+			in += ", overhead " + Pct(float64(b.Advice.OverheadNS)/tt)
+		}
+		in += " of thread time; "
+	}
+	return fmt.Sprintf("inside parallel regions: %sidleness > %s, overhead > %s count as high",
+		in, Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead))
+}
+
 // TallentReading is the reading of Tallent et al.'s idleness/overhead
 // classes (seed pot-dependent-task-time-breakdown.txt, Table 1).
 var TallentReading = map[string]string{
@@ -158,7 +178,7 @@ func (p *printer) breakdown(b *Breakdown, openmp bool) {
 		p.line("  no OpenMP in the trace: Tallent's class and the OpenMP efficiencies do not apply")
 	} else if b.Class != "" {
 		reading := TallentReading[b.Class]
-		p.line("  class %s (idleness > %s, overhead > %s count as high): %s", p.em(b.Class), Pct(b.Thresholds.Idleness), Pct(b.Thresholds.Overhead), reading)
+		p.line("  class %s (%s): %s", p.em(b.Class), ClassBasis(b), reading)
 	}
 	if a := b.Advice; a != nil {
 		p.line("  %s", AdviceLine(a))

@@ -479,3 +479,32 @@ func TestPolledWaitsEndingElsewhereWorded(t *testing.T) {
 		t.Errorf("text report still counts the polls as calls without waits:\n%s", out)
 	}
 }
+
+// Tallent's class is decided on the time inside parallel regions, so its
+// line names those shares: a hybrid run whose idleness is mostly serial
+// (MiniFE, CloverLeaf: 30 % idle in all, 6 % inside regions) is "low
+// idleness" under a total above the threshold, which without them reads
+// as a contradiction.
+func TestClassLineShowsInsideRegions(t *testing.T) {
+	r := sampleReport()
+	b := r.Breakdown
+	b.Thresholds = Thresholds{Idleness: 0.2, Overhead: 0.1}
+	// 80 ms of thread time: 24 ms idle (30 %), 4.8 ms of it inside
+	// regions (6 %); overhead 4 ms (5 %), all inside regions.
+	b.IdlenessNS, b.IdlenessSerialNS, b.IdlenessParallelNS = 24_000_000, 19_200_000, 4_800_000
+	b.IdlenessRatio = 0.3
+	b.Class = "LL"
+	want := "class LL (inside parallel regions: idleness 6.0%, overhead 5.0% of thread time; idleness > 20.0%, overhead > 10.0% count as high): " + TallentReading["LL"]
+	if out := text(r, TextOptions{}); !strings.Contains(out, want) {
+		t.Errorf("text lacks %q:\n%s", want, out)
+	}
+	if page := htmlOf(t, r); !strings.Contains(page, "Tallent class <b>LL</b> (inside parallel regions: idleness 6.0%, overhead 5.0% of thread time; idleness &gt; 20.0%, overhead &gt; 10.0% count as high)") {
+		t.Error("HTML class line lacks the shares inside parallel regions")
+	}
+	// A report without advice (written before it existed) has no overhead
+	// inside regions: the idleness alone.
+	b.Advice = nil
+	if out := text(r, TextOptions{}); !strings.Contains(out, "(inside parallel regions: idleness 6.0% of thread time; idleness > 20.0%") {
+		t.Errorf("text without advice:\n%s", out)
+	}
+}
