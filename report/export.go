@@ -1,8 +1,6 @@
 package report
 
 import (
-	"html/template"
-
 	"github.com/ptrace-dev/ptrace/report/svgplot"
 )
 
@@ -10,8 +8,8 @@ import (
 // colour efficiencies exactly as the analysis report does.
 
 // SVG renders p as an inline SVG element of w × h points for an HTML page.
-func SVG(p *svgplot.Plot, w, h float64) template.HTML { return svgOf(p, w, h) }
+func SVG(p *svgplot.Plot, w, h float64) string { return svgOf(p, w, h) }
 
 // EffStyle is the POP colouring of an efficiency cell: red (≤ 0.5) through
 // yellow to green (1).
-func EffStyle(v float64) template.CSS { return effStyle(v) }
+func EffStyle(v float64) string { return effStyle(v) }

@@ -1,10 +1,11 @@
 package trace
 
 import (
-	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -257,7 +258,11 @@ func SameRun(ref, refFile string, h Header, file string) error {
 // NewRunID returns a fresh run identity: 128 random bits as 32 hex digits.
 // Producers write it into every header of one run (and the manifest).
 func NewRunID() string {
+	// math/rand/v2's generator is seeded from the system's entropy at
+	// start; crypto/rand would link the FIPS module (0.2 MB) for an identity
+	// that needs to be unique, not secret.
 	var b [16]byte
-	rand.Read(b[:]) // never fails (crypto/rand panics rather)
+	binary.LittleEndian.PutUint64(b[:8], rand.Uint64())
+	binary.LittleEndian.PutUint64(b[8:], rand.Uint64())
 	return hex.EncodeToString(b[:])
 }

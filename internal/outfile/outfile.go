@@ -10,12 +10,11 @@
 package outfile
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 )
@@ -102,10 +101,10 @@ func writeInPlace(path string, fn func(io.Writer) error) error {
 // createTemp opens a new file beside base in dir, exclusively, with mode
 // 0666 so that the umask decides its permissions (os.CreateTemp uses 0600).
 func createTemp(dir, base string) (*os.File, error) {
-	var b [6]byte
 	for range 100 {
-		rand.Read(b[:])
-		name := filepath.Join(dir, "."+base+"."+hex.EncodeToString(b[:])+".tmp")
+		// A name that is unused, not secret: math/rand/v2, whose generator
+		// the runtime seeds, rather than crypto/rand and the FIPS module.
+		name := filepath.Join(dir, fmt.Sprintf(".%s.%012x.tmp", base, rand.Uint64()>>16))
 		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
 		if errors.Is(err, fs.ErrExist) {
 			continue
