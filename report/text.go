@@ -158,7 +158,9 @@ func (p *printer) breakdown(b *Breakdown, openmp bool) {
 		idle += fmt.Sprintf(" (serial %s, in parallel %s)", Dur(b.IdlenessSerialNS), Dur(b.IdlenessParallelNS))
 	}
 	p.line("  work %s   MPI %s   overhead %s   %s", Pct(b.WorkRatio), Pct(b.MPIRatio), Pct(b.OverheadRatio), idle)
-	if c := b.InstrumentationCorrection; c != nil {
+	// A correction that took nothing out (a pure MPI program: no event
+	// fell inside work) says nothing worth a line.
+	if c := b.InstrumentationCorrection; c != nil && !(c.Applied && c.Events == 0 && c.CorrectedNS == 0) {
 		if c.Applied {
 			p.line("  instrumentation correction: %s taken out of work (%d events × %d ns recording cost; --no-instrumentation-correction keeps it)",
 				Dur(c.CorrectedNS), c.Events, c.EventCostNS)

@@ -508,3 +508,29 @@ func TestClassLineShowsInsideRegions(t *testing.T) {
 		t.Errorf("text without advice:\n%s", out)
 	}
 }
+
+// The instrumentation correction's line is shown when it took time out of
+// work or is off, and left out when it took nothing (a pure MPI program
+// recorded by the collector: no event fell inside work).
+func TestTextInstrumentationLine(t *testing.T) {
+	for _, c := range []struct {
+		corr *InstrumentationCorrection
+		want string // "" = no line
+	}{
+		{&InstrumentationCorrection{Applied: true, EventCostNS: 34}, ""},
+		{&InstrumentationCorrection{Applied: true, EventCostNS: 34, Events: 10, CorrectedNS: 340}, "instrumentation correction: 340 ns taken out of work (10 events × 34 ns"},
+		{&InstrumentationCorrection{EventCostNS: 34}, "instrumentation correction off"},
+		{nil, ""},
+	} {
+		r := sampleReport()
+		r.Breakdown.InstrumentationCorrection = c.corr
+		got := text(r, TextOptions{})
+		if c.want == "" {
+			if strings.Contains(got, "instrumentation correction") {
+				t.Errorf("%+v: a line where none is due:\n%s", c.corr, got)
+			}
+		} else if !strings.Contains(got, c.want) {
+			t.Errorf("%+v: no %q in\n%s", c.corr, c.want, got)
+		}
+	}
+}
