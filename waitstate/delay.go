@@ -104,9 +104,11 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 		}
 		return d.taskHeads(recv)
 	}
+	d.headHits = make([]headHit, 1<<headHitBits)
 	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, headsDone); err != nil {
 		return nil, err
 	}
+	d.headHits = nil
 	d.progCause = nil
 	if err := comm.Agree(d.c, d.tasksFilled()); err != nil {
 		return nil, err
@@ -675,6 +677,7 @@ type delays struct {
 	rec             recCursor  // the records'
 	cmaps           []causeMap // the tasks' time maps of their causes, while made
 	hints           []taskHint // taskOf's hints by cause and waiter, from the records to the replay's end
+	headHits        []headHit  // the heads' points by the node they name, while the heads come
 	// progCause are the causes' completions the waits for progress waited
 	// for, by the waiter's point (progressEdges).
 	progCause map[progKey]progRef
@@ -1943,15 +1946,49 @@ func (d *delays) taskHeads(recv [][]byte) error {
 // point it waited for (−1: none found).
 func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
 	t := makeTask(-1, waiter, wsync, pat)
-	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
-	if !ok {
-		return t
-	}
-	t.pos = d.findSync(i, call, sth, sev, coll)
-	if coll {
+	h := d.headOf(i, kind, th, ev)
+	t.pos = h.pos
+	if h.coll {
 		t.set(taskColl)
 	}
 	return t
+}
+
+// headHit is the point a wait head's node resolved to (pos −1: none) by
+// its local process i, kind, thread and event: the cache in front of
+// resolve and findSync.
+type headHit struct {
+	ev      int64
+	i, th   int32
+	pos     int32
+	kind    uint8
+	coll    bool
+	present bool
+}
+
+// headHitBits sizes the cache of the heads' points: a round's heads come
+// waiter by waiter (eachCharged), each waiter's a few thousand, so a
+// collective's point named by the waiters of a round recurs that far
+// apart.
+const headHitBits = 14
+
+// headOf returns the point of local process i that the wait head of
+// kind on thread th, event ev names (resolve, then findSync), made once
+// for the waits that name the same node: a collective's cause is named
+// by every member that waited for it (63 of 64 on the 64-process
+// pure-MPI trace), and each search was a gallop over the cause's nodes
+// and points from another waiter's last.
+func (d *delays) headOf(i int, kind int, th int32, ev int64) headHit {
+	x := (uint64(uint32(i))<<40 ^ uint64(uint32(th))<<44 ^ uint64(ev) ^ uint64(kind)<<60) * 0x9e3779b97f4a7c15
+	h := &d.headHits[x>>(64-headHitBits)]
+	if h.present && h.ev == ev && h.i == int32(i) && h.th == th && h.kind == uint8(kind) {
+		return *h
+	}
+	*h = headHit{ev: ev, i: int32(i), th: th, pos: -1, kind: uint8(kind), present: true}
+	if call, sth, sev, coll, ok := d.resolve(i, kind, th, ev); ok {
+		h.pos, h.coll = d.findSync(i, call, sth, sev, coll), coll
+	}
+	return *h
 }
 
 // taskLo returns the first synchronization point of process i whose
