@@ -1331,28 +1331,7 @@ func (r *eventRefs) refs() []sim.EventRef {
 // records and the tasks ask in event order, mostly).
 func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 	m := a.m
-	if a.oneThread == nil {
-		a.oneThread = make([]int32, len(m.Procs))
-		a.nodeHint = make([]int32, len(m.Procs))
-		for j := range a.oneThread {
-			a.oneThread[j] = -2 // not known yet
-			a.nodeHint[j] = m.ProcNodes[j]
-		}
-	}
-	t := a.oneThread[i]
-	if t == -2 {
-		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
-		t = -1
-		if lo < hi {
-			t = m.ThreadOf(lo)
-			for v := lo + 1; v < hi && t >= 0; v++ {
-				if m.ThreadOf(v) != t {
-					t = -1
-				}
-			}
-		}
-		a.oneThread[i] = t
-	}
+	t := a.soleThread(i)
 	if t < 0 {
 		return findNode(m, a.threadNodes(i), th, ev)
 	}
@@ -1380,6 +1359,35 @@ func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 		return lo
 	}
 	return -1
+}
+
+// soleThread returns the thread all of process i's nodes are on, −1 for
+// several or none; found once (Record's recorder, then nodeAt's).
+func (a *Analysis) soleThread(i int) int32 {
+	m := a.m
+	if a.oneThread == nil {
+		a.oneThread = make([]int32, len(m.Procs))
+		a.nodeHint = make([]int32, len(m.Procs))
+		for j := range a.oneThread {
+			a.oneThread[j] = -2 // not known yet
+			a.nodeHint[j] = m.ProcNodes[j]
+		}
+	}
+	t := a.oneThread[i]
+	if t == -2 {
+		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+		t = -1
+		if lo < hi {
+			t = m.ThreadOf(lo)
+			for v := lo + 1; v < hi && t >= 0; v++ {
+				if m.ThreadOf(v) != t {
+					t = -1
+				}
+			}
+		}
+		a.oneThread[i] = t
+	}
+	return t
 }
 
 // threadNodes returns process i's nodes per thread, in event order. It is
