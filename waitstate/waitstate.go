@@ -912,6 +912,15 @@ func (a *Analysis) ReadsRecorded() bool {
 	}
 	for i, p := range m.Procs {
 		T := p.NumThreads()
+		// Every thread makes MPI calls (a pure MPI code's): each is read,
+		// none of its nodes to look at.
+		all := true
+		for th := range T {
+			all = all && p.Events[th].MPI > 0
+		}
+		if all {
+			continue
+		}
 		has := make([]uint8, T) // bit 0: a send-like node, bit 1: read
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 			th := int(m.ThreadOf(v))
