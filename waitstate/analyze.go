@@ -198,6 +198,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	a.edge, a.rowSet = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges)
 	a.lsCalls = nil
+	for i := range a.procs {
+		a.procs[i].kinds = nil
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -912,6 +915,34 @@ func waitCall(fn string) bool {
 	return false
 }
 
+// A call site's function, as lateReceived reads it: a blocking send
+// (siteSends), a wait for requests (siteWaits); siteKnown once looked at.
+const (
+	siteSends = 1 << iota
+	siteWaits
+	siteKnown
+)
+
+// siteKind returns the kind of call site st (blockingSend, waitCall),
+// its function's name compared once per site, not per Late Receiver
+// record (two to four case-insensitive compares each).
+func (c *calls) siteKind(tb *trace.Tables, st int32) uint8 {
+	if c.kinds == nil {
+		c.kinds = make([]uint8, len(c.sites))
+	}
+	if c.kinds[st]&siteKnown == 0 {
+		fn := tb.String(c.sites[st].fn)
+		c.kinds[st] = siteKnown
+		if blockingSend(fn) {
+			c.kinds[st] |= siteSends
+		}
+		if waitCall(fn) {
+			c.kinds[st] |= siteWaits
+		}
+	}
+	return c.kinds[st]
+}
+
 // A receive-start record of lateReceivers: the sender's process, thread
 // and event (its send node), the receive's start and the receiver's rank,
 // the receive node's thread and event and the start event's (its
@@ -1217,10 +1248,10 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			k, dth, dev, kind := a.callOf(v), th, ev, trace.MPISend
 			if kc, cth, cidx, ok := a.reqOf(v); ok {
 				k, dth, dev, kind = kc, cth, cidx, trace.MPIRequestDone
-				if !waitCall(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
+				if cs.siteKind(&m.Procs[i].Tables, cs.siteAt(k))&siteWaits == 0 {
 					continue
 				}
-			} else if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
+			} else if cs.siteKind(&m.Procs[i].Tables, cs.siteAt(k))&siteSends == 0 {
 				continue
 			}
 			b, e := cs.enterAt(k), cs.exitAt(k)

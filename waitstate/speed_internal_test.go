@@ -3,6 +3,8 @@ package waitstate
 import (
 	"slices"
 	"testing"
+
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // A thread's nodes listed, or the process's range where they are all on
@@ -26,5 +28,31 @@ func TestThreadNodes(t *testing.T) {
 	}
 	if n := r.threadNodes(0).len(); n != 0 {
 		t.Errorf("thread 0: %d nodes", n)
+	}
+}
+
+// siteKind classifies a call site's function once, as blockingSend and
+// waitCall do by name (case-insensitively).
+func TestSiteKind(t *testing.T) {
+	names := []string{"MPI_Send", "mpi_ssend", "MPI_Bsend", "MPI_Isend", "MPI_Wait", "MPI_WAITALL",
+		"mpi_waitany", "MPI_Waitsome", "MPI_Test", "MPI_Recv", "<undefined string>"}
+	tb := &trace.Tables{Strings: names}
+	var c calls
+	for j := range names {
+		c.sites = append(c.sites, site{fn: int64(j), loc: -1, region: -1})
+	}
+	c.sites = append(c.sites, site{fn: 99, loc: -1, region: -1}) // outside the table
+	// The second pass from what the first kept.
+	for pass := range 2 {
+		for st, s := range c.sites {
+			fn := tb.String(s.fn)
+			k := c.siteKind(tb, int32(st))
+			if got, want := k&siteSends != 0, blockingSend(fn); got != want {
+				t.Errorf("pass %d: %q: a blocking send %v, want %v", pass, fn, got, want)
+			}
+			if got, want := k&siteWaits != 0, waitCall(fn); got != want {
+				t.Errorf("pass %d: %q: a wait %v, want %v", pass, fn, got, want)
+			}
+		}
 	}
 }

@@ -152,6 +152,7 @@ type calls struct {
 	prevBack narrow.Column[uint16]
 	room     int
 	sites    []site
+	kinds    []uint8 // per site, its function's kind (siteKind), while the Late Receivers are found
 	siteIdx  map[site]int32
 	wheres   []where
 	whereIdx map[whereKey]int32
