@@ -1366,9 +1366,9 @@ func (d *delays) codeSlot(i int, code int64) int32 {
 	return j
 }
 
-// labelSlot returns the slot of the code call k of process i follows
-// (its label), by its where: no map lookup a call.
-func (d *delays) labelSlot(i int, k int32) int32 {
+// whereLabelSlot returns the slot of the code a call of process i's
+// where w follows (its label): no map lookup a call.
+func (d *delays) whereLabelSlot(i int, w int64) int32 {
 	p, cs := &d.procs[i], &d.a.procs[i]
 	if p.whereSlot == nil {
 		p.whereSlot = make([]int32, len(cs.wheres))
@@ -1376,7 +1376,6 @@ func (d *delays) labelSlot(i int, k int32) int32 {
 			p.whereSlot[w] = -1
 		}
 	}
-	w := cs.where.At(int(k))
 	if p.whereSlot[w] < 0 {
 		p.whereSlot[w] = d.codeSlot(i, cs.wheres[w].label)
 	}
@@ -1461,19 +1460,23 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		ka = ss.callAt(a)
 	}
+	// Each call's where and enter are read once: as the call's, then as
+	// the previous one's (pk's where, enter and duration are k's next).
+	wk, ek := cs.where.At(int(kb)), cs.enterAt(kb)
 	for k := kb; k != ka; {
 		pk := cs.prevAt(k)
 		if pk < 0 {
 			break // the thread's first call: the time before it is not in
 		}
+		wp, ep, dp := cs.where.At(int(pk)), cs.enterAt(pk), cs.durAt(pk)
 		// A process without user regions has no split (a pure-MPI code):
 		// no call to eachSplit a step.
 		if len(cs.splitOff) == 0 || !cs.eachSplit(k, func(code, ns int64) { tm.add(d.codeSlot(i, code), cpRef{site: -1, code: code}, ns, refs) }) {
-			tm.add(d.labelSlot(i, k), cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk), refs)
+			tm.add(d.whereLabelSlot(i, wk), cpRef{site: -1, code: cs.wheres[wk].label}, ek-(ep+dp), refs)
 		}
-		st := cs.siteAt(pk)
-		tm.add(d.siteSlot(i, st), cpRef{site: st}, cs.durAt(pk), refs)
-		k = pk
+		st := cs.wheres[wp].site
+		tm.add(d.siteSlot(i, st), cpRef{site: st}, dp, refs)
+		k, wk, ek = pk, wp, ep
 	}
 	for j := a + 1; j < b; j++ {
 		if w := p.waitAt(j); w > 0 {
