@@ -608,7 +608,12 @@ type collComms struct {
 // makeCollComms returns the collComms of cs, the collective calls of a
 // process of n calls in node order (sorted here).
 func makeCollComms(cs []callComm, n int) collComms {
-	slices.SortStableFunc(cs, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
+	byCall := func(x, y callComm) int { return cmp.Compare(x.call, y.call) }
+	// In node order they are in call order but where threads interleave:
+	// a stable sort of sorted calls still merges every block.
+	if !slices.IsSortedFunc(cs, byCall) {
+		slices.SortStableFunc(cs, byCall)
+	}
 	cs = slices.CompactFunc(cs, func(x, y callComm) bool { return x.call == y.call })
 	words := make([]uint64, (n+63)/64)
 	var c collComms

@@ -1,6 +1,8 @@
 package waitstate
 
 import (
+	"cmp"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -53,6 +55,45 @@ func TestSiteKind(t *testing.T) {
 			if got, want := k&siteWaits != 0, waitCall(fn); got != want {
 				t.Errorf("pass %d: %q: a wait %v, want %v", pass, fn, got, want)
 			}
+		}
+	}
+}
+
+// makeCollComms skips its stable sort where the collective calls come in
+// call order already (a one-thread process's): the communicator of every
+// call, the first of a call's in node order, is the sort's either way.
+func TestCollCommsOrder(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, sorted := range []bool{true, false} {
+		var cs []callComm
+		for k := int32(0); k < 300; k++ {
+			for range rng.IntN(3) { // 0 to 2 collectives a call
+				cs = append(cs, callComm{call: k, comm: int32(rng.IntN(5))})
+			}
+		}
+		if !sorted {
+			// Interleaved threads: runs out of call order.
+			rng.Shuffle(len(cs), func(a, b int) { cs[a], cs[b] = cs[b], cs[a] })
+		}
+		want := map[int32]int32{}
+		for _, c := range cs {
+			// The first in node order holds the call's communicator
+			// (stably sorted, then compacted).
+			if _, ok := want[c.call]; !ok {
+				want[c.call] = c.comm
+			}
+		}
+		in := slices.Clone(cs)
+		got := makeCollComms(in, 300)
+		for k := int32(0); k < 300; k++ {
+			cm, ok := got.of(k)
+			w, wok := want[k]
+			if ok != wok || ok && cm != w {
+				t.Fatalf("sorted %v: call %d: communicator %d, %v; want %d, %v", sorted, k, cm, ok, w, wok)
+			}
+		}
+		if sorted && !slices.IsSortedFunc(cs, func(x, y callComm) int { return cmp.Compare(x.call, y.call) }) {
+			t.Fatal("the sorted case is not sorted")
 		}
 	}
 }
