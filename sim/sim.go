@@ -618,6 +618,18 @@ func Walk(p *trace.Process, tb *trace.Timebase, pool *trace.Scans, want func(th 
 	var h mergeHeap
 	h.init(p, tb, pool, want)
 	defer pool.Put(h.scans...)
+	if h.len() == 1 {
+		// One thread read (a pure MPI process's): its events in their
+		// order, without a merge key and a heap check an event.
+		th := h.top()
+		sc := h.scans[th]
+		for ok := true; ok; ok = sc.Next() {
+			if e := sc.Event(); kinds.Has(e.Kind) {
+				fn(e, th, sc.Index())
+			}
+		}
+		return h.err()
+	}
 	for h.len() > 0 {
 		th := h.top()
 		sc := h.scans[th]

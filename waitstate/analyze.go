@@ -198,6 +198,9 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 	a.edge, a.rowSet = a.edgeRows(edges)
 	lr, err := a.lateReceivers(c, owners, edges)
 	a.lsCalls = nil
+	for i := range a.procs {
+		a.procs[i].kinds = nil
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -912,6 +915,34 @@ func waitCall(fn string) bool {
 	return false
 }
 
+// A call site's function, as lateReceived reads it: a blocking send
+// (siteSends), a wait for requests (siteWaits); siteKnown once looked at.
+const (
+	siteSends = 1 << iota
+	siteWaits
+	siteKnown
+)
+
+// siteKind returns the kind of call site st (blockingSend, waitCall),
+// its function's name compared once per site, not per Late Receiver
+// record (two to four case-insensitive compares each).
+func (c *calls) siteKind(tb *trace.Tables, st int32) uint8 {
+	if c.kinds == nil {
+		c.kinds = make([]uint8, len(c.sites))
+	}
+	if c.kinds[st]&siteKnown == 0 {
+		fn := tb.String(c.sites[st].fn)
+		c.kinds[st] = siteKnown
+		if blockingSend(fn) {
+			c.kinds[st] |= siteSends
+		}
+		if waitCall(fn) {
+			c.kinds[st] |= siteWaits
+		}
+	}
+	return c.kinds[st]
+}
+
 // A receive-start record of lateReceivers: the sender's process, thread
 // and event (its send node), the receive's start and the receiver's rank,
 // the receive node's thread and event and the start event's (its
@@ -1217,10 +1248,10 @@ func (a *Analysis) lateReceived(c comm.Comm, recv [][]byte, local map[int]int, o
 			k, dth, dev, kind := a.callOf(v), th, ev, trace.MPISend
 			if kc, cth, cidx, ok := a.reqOf(v); ok {
 				k, dth, dev, kind = kc, cth, cidx, trace.MPIRequestDone
-				if !waitCall(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
+				if cs.siteKind(&m.Procs[i].Tables, cs.siteAt(k))&siteWaits == 0 {
 					continue
 				}
-			} else if !blockingSend(m.Procs[i].Tables.String(cs.sites[cs.siteAt(k)].fn)) {
+			} else if cs.siteKind(&m.Procs[i].Tables, cs.siteAt(k))&siteSends == 0 {
 				continue
 			}
 			b, e := cs.enterAt(k), cs.exitAt(k)
@@ -1331,28 +1362,7 @@ func (r *eventRefs) refs() []sim.EventRef {
 // records and the tasks ask in event order, mostly).
 func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 	m := a.m
-	if a.oneThread == nil {
-		a.oneThread = make([]int32, len(m.Procs))
-		a.nodeHint = make([]int32, len(m.Procs))
-		for j := range a.oneThread {
-			a.oneThread[j] = -2 // not known yet
-			a.nodeHint[j] = m.ProcNodes[j]
-		}
-	}
-	t := a.oneThread[i]
-	if t == -2 {
-		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
-		t = -1
-		if lo < hi {
-			t = m.ThreadOf(lo)
-			for v := lo + 1; v < hi && t >= 0; v++ {
-				if m.ThreadOf(v) != t {
-					t = -1
-				}
-			}
-		}
-		a.oneThread[i] = t
-	}
+	t := a.soleThread(i)
 	if t < 0 {
 		return findNode(m, a.threadNodes(i), th, ev)
 	}
@@ -1380,6 +1390,35 @@ func (a *Analysis) nodeAt(i int, th int32, ev int64) int32 {
 		return lo
 	}
 	return -1
+}
+
+// soleThread returns the thread all of process i's nodes are on, −1 for
+// several or none; found once (Record's recorder, then nodeAt's).
+func (a *Analysis) soleThread(i int) int32 {
+	m := a.m
+	if a.oneThread == nil {
+		a.oneThread = make([]int32, len(m.Procs))
+		a.nodeHint = make([]int32, len(m.Procs))
+		for j := range a.oneThread {
+			a.oneThread[j] = -2 // not known yet
+			a.nodeHint[j] = m.ProcNodes[j]
+		}
+	}
+	t := a.oneThread[i]
+	if t == -2 {
+		lo, hi := m.ProcNodes[i], m.ProcNodes[i+1]
+		t = -1
+		if lo < hi {
+			t = m.ThreadOf(lo)
+			for v := lo + 1; v < hi && t >= 0; v++ {
+				if m.ThreadOf(v) != t {
+					t = -1
+				}
+			}
+		}
+		a.oneThread[i] = t
+	}
+	return t
 }
 
 // threadNodes returns process i's nodes per thread, in event order. It is

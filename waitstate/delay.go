@@ -104,9 +104,11 @@ func (d *delays) costs(lr []lrCalls) ([]Delay, error) {
 		}
 		return d.taskHeads(recv)
 	}
+	d.headHits = make([]headHit, 1<<headHitBits)
 	if err := d.rounds(func(cursor *[2]int) ([][]byte, bool) { return d.heads(lr, cursor) }, headsDone); err != nil {
 		return nil, err
 	}
+	d.headHits = nil
 	d.progCause = nil
 	if err := comm.Agree(d.c, d.tasksFilled()); err != nil {
 		return nil, err
@@ -606,7 +608,12 @@ type collComms struct {
 // makeCollComms returns the collComms of cs, the collective calls of a
 // process of n calls in node order (sorted here).
 func makeCollComms(cs []callComm, n int) collComms {
-	slices.SortStableFunc(cs, func(x, y callComm) int { return cmp.Compare(x.call, y.call) })
+	byCall := func(x, y callComm) int { return cmp.Compare(x.call, y.call) }
+	// In node order they are in call order but where threads interleave:
+	// a stable sort of sorted calls still merges every block.
+	if !slices.IsSortedFunc(cs, byCall) {
+		slices.SortStableFunc(cs, byCall)
+	}
 	cs = slices.CompactFunc(cs, func(x, y callComm) bool { return x.call == y.call })
 	words := make([]uint64, (n+63)/64)
 	var c collComms
@@ -675,6 +682,7 @@ type delays struct {
 	rec             recCursor  // the records'
 	cmaps           []causeMap // the tasks' time maps of their causes, while made
 	hints           []taskHint // taskOf's hints by cause and waiter, from the records to the replay's end
+	headHits        []headHit  // the heads' points by the node they name, while the heads come
 	// progCause are the causes' completions the waits for progress waited
 	// for, by the waiter's point (progressEdges).
 	progCause map[progKey]progRef
@@ -1363,9 +1371,9 @@ func (d *delays) codeSlot(i int, code int64) int32 {
 	return j
 }
 
-// labelSlot returns the slot of the code call k of process i follows
-// (its label), by its where: no map lookup a call.
-func (d *delays) labelSlot(i int, k int32) int32 {
+// whereLabelSlot returns the slot of the code a call of process i's
+// where w follows (its label): no map lookup a call.
+func (d *delays) whereLabelSlot(i int, w int64) int32 {
 	p, cs := &d.procs[i], &d.a.procs[i]
 	if p.whereSlot == nil {
 		p.whereSlot = make([]int32, len(cs.wheres))
@@ -1373,7 +1381,6 @@ func (d *delays) labelSlot(i int, k int32) int32 {
 			p.whereSlot[w] = -1
 		}
 	}
-	w := cs.where.At(int(k))
 	if p.whereSlot[w] < 0 {
 		p.whereSlot[w] = d.codeSlot(i, cs.wheres[w].label)
 	}
@@ -1458,19 +1465,23 @@ func (d *delays) timeMap(i int, a, b int32, refs bool) (waits int64) {
 	if a >= 0 {
 		ka = ss.callAt(a)
 	}
+	// Each call's where and enter are read once: as the call's, then as
+	// the previous one's (pk's where, enter and duration are k's next).
+	wk, ek := cs.where.At(int(kb)), cs.enterAt(kb)
 	for k := kb; k != ka; {
 		pk := cs.prevAt(k)
 		if pk < 0 {
 			break // the thread's first call: the time before it is not in
 		}
+		wp, ep, dp := cs.where.At(int(pk)), cs.enterAt(pk), cs.durAt(pk)
 		// A process without user regions has no split (a pure-MPI code):
 		// no call to eachSplit a step.
 		if len(cs.splitOff) == 0 || !cs.eachSplit(k, func(code, ns int64) { tm.add(d.codeSlot(i, code), cpRef{site: -1, code: code}, ns, refs) }) {
-			tm.add(d.labelSlot(i, k), cpRef{site: -1, code: cs.labelAt(k)}, cs.enterAt(k)-cs.exitAt(pk), refs)
+			tm.add(d.whereLabelSlot(i, wk), cpRef{site: -1, code: cs.wheres[wk].label}, ek-(ep+dp), refs)
 		}
-		st := cs.siteAt(pk)
-		tm.add(d.siteSlot(i, st), cpRef{site: st}, cs.durAt(pk), refs)
-		k = pk
+		st := cs.wheres[wp].site
+		tm.add(d.siteSlot(i, st), cpRef{site: st}, dp, refs)
+		k, wk, ek = pk, wp, ep
 	}
 	for j := a + 1; j < b; j++ {
 		if w := p.waitAt(j); w > 0 {
@@ -1943,15 +1954,49 @@ func (d *delays) taskHeads(recv [][]byte) error {
 // point it waited for (−1: none found).
 func (d *delays) taskHead(i int, kind int, th int32, ev int64, waiter, wsync int32, pat Pattern) task {
 	t := makeTask(-1, waiter, wsync, pat)
-	call, sth, sev, coll, ok := d.resolve(i, kind, th, ev)
-	if !ok {
-		return t
-	}
-	t.pos = d.findSync(i, call, sth, sev, coll)
-	if coll {
+	h := d.headOf(i, kind, th, ev)
+	t.pos = h.pos
+	if h.coll {
 		t.set(taskColl)
 	}
 	return t
+}
+
+// headHit is the point a wait head's node resolved to (pos −1: none) by
+// its local process i, kind, thread and event: the cache in front of
+// resolve and findSync.
+type headHit struct {
+	ev      int64
+	i, th   int32
+	pos     int32
+	kind    uint8
+	coll    bool
+	present bool
+}
+
+// headHitBits sizes the cache of the heads' points: a round's heads come
+// waiter by waiter (eachCharged), each waiter's a few thousand, so a
+// collective's point named by the waiters of a round recurs that far
+// apart.
+const headHitBits = 14
+
+// headOf returns the point of local process i that the wait head of
+// kind on thread th, event ev names (resolve, then findSync), made once
+// for the waits that name the same node: a collective's cause is named
+// by every member that waited for it (63 of 64 on the 64-process
+// pure-MPI trace), and each search was a gallop over the cause's nodes
+// and points from another waiter's last.
+func (d *delays) headOf(i int, kind int, th int32, ev int64) headHit {
+	x := (uint64(uint32(i))<<40 ^ uint64(uint32(th))<<44 ^ uint64(ev) ^ uint64(kind)<<60) * 0x9e3779b97f4a7c15
+	h := &d.headHits[x>>(64-headHitBits)]
+	if h.present && h.ev == ev && h.i == int32(i) && h.th == th && h.kind == uint8(kind) {
+		return *h
+	}
+	*h = headHit{ev: ev, i: int32(i), th: th, pos: -1, kind: uint8(kind), present: true}
+	if call, sth, sev, coll, ok := d.resolve(i, kind, th, ev); ok {
+		h.pos, h.coll = d.findSync(i, call, sth, sev, coll), coll
+	}
+	return *h
 }
 
 // taskLo returns the first synchronization point of process i whose

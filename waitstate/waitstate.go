@@ -152,6 +152,7 @@ type calls struct {
 	prevBack narrow.Column[uint16]
 	room     int
 	sites    []site
+	kinds    []uint8 // per site, its function's kind (siteKind), while the Late Receivers are found
 	siteIdx  map[site]int32
 	wheres   []where
 	whereIdx map[whereKey]int32
@@ -705,8 +706,12 @@ type callRecorder struct {
 	// Per thread: its nodes in event order and the next one, the nesting
 	// depth of MPI calls, the open call, its last call (−1: none), the
 	// stack of user regions (for call sites) and of the codes it runs in
-	// (user regions and parallel regions: label's encoding).
+	// (user regions and parallel regions: label's encoding). Where every
+	// node is on thread sole (≥ 0), its nodes are the process's, lo to
+	// hi, and not listed in nodes (threadNodes).
 	nodes    [][]int32
+	sole     int32
+	lo, hi   int32
 	next     []int
 	depth    []int32
 	open     []int32
@@ -745,6 +750,46 @@ type callRecorder struct {
 	// trace has mpi_polled events (nil otherwise).
 	poll *pollState
 	proc int // the local process's index
+}
+
+// thNodes are a thread's nodes in event order: a list, or where the
+// list is nil every node from lo to hi.
+type thNodes struct {
+	list   []int32
+	lo, hi int32
+}
+
+func (n thNodes) len() int {
+	if n.list != nil {
+		return len(n.list)
+	}
+	return int(n.hi - n.lo)
+}
+
+func (n thNodes) at(k int) int32 {
+	if n.list != nil {
+		return n.list[k]
+	}
+	return n.lo + int32(k)
+}
+
+// all yields the nodes in order.
+func (n thNodes) all() func(yield func(int32) bool) {
+	return func(yield func(int32) bool) {
+		for k := range n.len() {
+			if !yield(n.at(k)) {
+				return
+			}
+		}
+	}
+}
+
+// threadNodes returns thread th's nodes (th is a thread of the process).
+func (r *callRecorder) threadNodes(th int) thNodes {
+	if int32(th) == r.sole {
+		return thNodes{lo: r.lo, hi: r.hi}
+	}
+	return thNodes{list: r.nodes[th]}
 }
 
 // regionTime is the time a thread spent in a code (a label).
@@ -808,8 +853,8 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 	}
 	read := make([]bool, len(r.nodes))
 	worker := false
-	for th, ns := range r.nodes {
-		read[th] = readsThread(m, p, th, ns)
+	for th := range r.nodes {
+		read[th] = readsThread(m, p, th, r.threadNodes(th))
 		worker = worker || read[th] && p.Events[th].Parallel == 0
 	}
 	if worker {
@@ -824,11 +869,11 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 	if err := sim.Walk(p, tb, pool, func(th int) bool { return th < len(read) && read[th] }, recorded, r.event); err != nil {
 		return err
 	}
-	for th, ns := range r.nodes {
+	for th := range r.nodes {
 		if read[th] {
 			continue
 		}
-		for _, v := range ns {
+		for v := range r.threadNodes(th).all() {
 			if m.Role[v] == graph.RoleSend {
 				a.call[v] = int32(-2 - len(a.bare))
 				a.bare = append(a.bare, tb.At(th, m.EventOf(v), m.RecordedAt(v)))
@@ -843,11 +888,11 @@ func (a *Analysis) Record(i int, p *trace.Process, tb *trace.Timebase, pool *tra
 // are ns: a thread that makes MPI calls, or holds a collective's end
 // (whose operation only the events give), or a send-like node once the
 // matching's recorded times are gone (which give its time otherwise).
-func readsThread(m *graph.Matching, p *trace.Process, th int, ns []int32) bool {
+func readsThread(m *graph.Matching, p *trace.Process, th int, ns thNodes) bool {
 	if p.Events[th].MPI > 0 {
 		return true
 	}
-	for _, v := range ns {
+	for v := range ns.all() {
 		if isCollEnd(m.Kind[v]) || m.Role[v] == graph.RoleSend && !m.HasRecorded() {
 			return true
 		}
@@ -868,6 +913,15 @@ func (a *Analysis) ReadsRecorded() bool {
 	}
 	for i, p := range m.Procs {
 		T := p.NumThreads()
+		// Every thread makes MPI calls (a pure MPI code's): each is read,
+		// none of its nodes to look at.
+		all := true
+		for th := range T {
+			all = all && p.Events[th].MPI > 0
+		}
+		if all {
+			continue
+		}
 		has := make([]uint8, T) // bit 0: a send-like node, bit 1: read
 		for v := m.ProcNodes[i]; v < m.ProcNodes[i+1]; v++ {
 			th := int(m.ThreadOf(v))
@@ -911,7 +965,16 @@ func (a *Analysis) recorder(i int, p *trace.Process) *callRecorder {
 	c.dur.Reserve(n)
 	c.where.Reserve(n)
 	c.room = n
-	r.nodes = nodesByThread(m, i, T)
+	// A process whose nodes are all on one thread (a pure MPI code's)
+	// has them in order without a list: the nodes in its range are that
+	// thread's (a list was a copy of every node, 1 % of the phase).
+	if t := a.soleThread(i); t >= 0 && int(t) < T {
+		r.nodes = make([][]int32, T)
+		r.sole, r.lo, r.hi = t, m.ProcNodes[i], m.ProcNodes[i+1]
+	} else {
+		r.sole = -1
+		r.nodes = nodesByThread(m, i, T)
+	}
 	// An operation per coll_end node at most, as the load counted them:
 	// made room for at once, not grown by a quarter at a time (four times
 	// its size in copies).
@@ -1088,12 +1151,12 @@ func (r *callRecorder) event(e *trace.Event, th int, idx int64) {
 		}
 		return
 	}
-	ns := r.nodes[th]
+	ns := r.threadNodes(th)
 	k := r.next[th]
-	if k >= len(ns) {
+	if k >= ns.len() {
 		return
 	}
-	v := ns[k]
+	v := ns.at(k)
 	if r.a.m.EventOf(v) != idx {
 		return
 	}
