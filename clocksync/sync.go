@@ -107,6 +107,19 @@ type Local struct {
 // l_min after its send-like event, and no thread's time goes back;
 // CountAfter verifies the first on the exchanged edges.
 func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
+	return SyncChecked(c, m, o, nil)
+}
+
+// SyncChecked is Sync that calls check, when set, on every rank at fixed
+// points where the phase's state grows (the offset models and the
+// violations' count made; every event's merged time read; the forward
+// replay's values made), and returns its error: under a memory limit the
+// heap guard, collective, which stops the phase there on every rank
+// instead of at its end.
+func SyncChecked(c comm.Comm, m *graph.Matching, o Options, check func() error) (*Local, error) {
+	if check == nil {
+		check = func() error { return nil }
+	}
 	if err := o.check(); err != nil {
 		return nil, err // same options everywhere: every rank fails here
 	}
@@ -124,6 +137,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	}
 	tot, err := c.AllreduceInt64(comm.Sum, []int64{left})
 	if err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 	if tot[0] == 0 {
@@ -151,6 +167,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		locs[i] = newLocation(proc, order, times, mdls[i])
 	}
 	if err := comm.Agree(c, werr); err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 
@@ -190,6 +209,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	for _, loc := range locs {
 		loc.forwardTo(len(loc.order), &p)
 		loc.startBackward()
+	}
+	if err := check(); err != nil {
+		return nil, err
 	}
 
 	// Backward smoothing: a node's inputs are now its receivers (min of

@@ -135,6 +135,9 @@ func Analyze(in *Input) (Result, error) {
 	if err := comm.Agree(in.Comm, parkErr); err != nil {
 		return res, fmt.Errorf("critical path: %w", err)
 	}
+	if err := in.check(); err != nil {
+		return res, err
+	}
 	if apart {
 		return in.analyzeApart(tg)
 	}
@@ -253,6 +256,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := in.check(); err != nil {
+		return res, err
+	}
 	if in.Spill != nil {
 		dag.SpillTo(in.Spill) // the forward replay's order
 	}
@@ -325,6 +331,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := in.check(); err != nil {
+		return res, err
+	}
 	dag.DropInputs() // their counts: no forward replay follows
 	path, err := graph.WalkPath(in.Comm, dag, lp)
 	if err != nil {
@@ -341,6 +350,9 @@ func Analyze(in *Input) (Result, error) {
 	span := lp.Span
 	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
 	if err != nil {
+		return res, err
+	}
+	if err := in.check(); err != nil {
 		return res, err
 	}
 	// The DAG, the forward values and the arguments are garbage: collected

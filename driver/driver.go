@@ -662,7 +662,7 @@ func (r *run) clocksync() error {
 	if r.opts.NoClockSync {
 		r.clock, err = clocksync.Census(r.c, r.matching, o)
 	} else {
-		r.clock, err = clocksync.Sync(r.c, r.matching, o)
+		r.clock, err = clocksync.SyncChecked(r.c, r.matching, o, r.limitCheck("clocksync"))
 	}
 	if err != nil {
 		return r.explainCycle(err)
@@ -717,7 +717,7 @@ func (r *run) exchange() error {
 	// made (8 bytes a node and 4 an edge: 34 MB of the phase's peak on
 	// spread); the exchange sends along the outputs.
 	r.matching.DAG.DropInputs()
-	edges, err := graph.ExchangeEdgesAt(r.c, r.matching, r.clock.NodeTime(r.matching))
+	edges, err := graph.ExchangeEdgesChecked(r.c, r.matching, r.clock.NodeTime(r.matching), r.limitCheck("exchange"))
 	if err != nil {
 		return err
 	}
@@ -857,7 +857,7 @@ func (r *run) criticalPath() error {
 	// phase together within a collective or two).
 	defer r.phaseGC(r.opts.GC.CriticalPath)()
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
-		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
+		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies, Check: r.limitCheck("critical path")}
 	if r.spill != nil {
 		in.Spill = r.spill
 	}

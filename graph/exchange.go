@@ -247,12 +247,12 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // node, not a candidate per node.
 func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
 	if times == nil {
-		return exchangeEdges(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, true)
+		return exchangeEdges(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, true, nil)
 	}
 	if int32(len(times)) != m.Len() {
 		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), m.Len())
 	}
-	return exchangeEdges(c, m, func(_, v int32) int64 { return times[v] }, true)
+	return exchangeEdges(c, m, func(_, v int32) int64 { return times[v] }, true, nil)
 }
 
 // ExchangeEdgesAt is ExchangeEdges with the time of event node v of local
@@ -263,10 +263,21 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 // (23 MB) that only a census of the synchronization reads, which can find
 // a row's node by its thread and event (clocksync's CountAfter).
 func ExchangeEdgesAt(c comm.Comm, m *Matching, time func(proc, v int32) int64) ([]RemoteEdges, error) {
-	return exchangeEdges(c, m, time, false)
+	return exchangeEdges(c, m, time, false, nil)
 }
 
-func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, error) {
+// ExchangeEdgesChecked is ExchangeEdgesAt that calls check, when set, on
+// every rank once the rows are made and once the send-like nodes' round
+// is done, and returns its error: under a memory limit the heap guard,
+// collective, which stops the phase there on every rank.
+func ExchangeEdgesChecked(c comm.Comm, m *Matching, time func(proc, v int32) int64, check func() error) ([]RemoteEdges, error) {
+	return exchangeEdges(c, m, time, false, check)
+}
+
+func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, ownTimes bool, check func() error) ([]RemoteEdges, error) {
+	if check == nil {
+		check = func() error { return nil }
+	}
 	g := m.DAG
 	n := m.Len()
 	rank := make([]int32, len(m.Procs))
@@ -331,6 +342,9 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		}
 		return nil
 	}
+	if err := check(); err != nil {
+		return nil, err
+	}
 	proc := int32(0) // of the send-like node emitted last (nodes come in order)
 	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
 		if m.Role[v] != RoleSend {
@@ -343,6 +357,9 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		return send(bufs, v, &p)
 	}, receive)
 	if err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, v int32) int {

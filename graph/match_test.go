@@ -2,6 +2,7 @@ package graph
 
 import (
 	"encoding/binary"
+	"errors"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -965,6 +966,69 @@ func TestWindowCollectivesPerWindow(t *testing.T) {
 			}
 			if !maps.Equal(got, want[r]) {
 				t.Errorf("k=%d: process %d's coll_ends follow %v, want %v", k, r, got, want[r])
+			}
+		}
+	}
+}
+
+// ExchangeEdgesChecked calls its check at the same points on every rank
+// (once the rows are made, once the send-like nodes' round is done),
+// whatever their processes, and a check's error stops the exchange there
+// on every rank: under a memory limit it is the heap guard's, collective.
+func TestExchangeChecksStopEveryRank(t *testing.T) {
+	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 5, Threads: 2, Iterations: 4, Seed: 3, Exchange: "allreduce"})
+	plan, err := partition.Assign([]int64{1, 1, 1, 1, 1}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("over the limit")
+	for stopAt := 0; stopAt <= 2; stopAt++ {
+		calls, errs := make([]int, 3), make([]error, 3)
+		var edges [][]RemoteEdges
+		if stopAt == 0 {
+			edges = make([][]RemoteEdges, 3)
+		}
+		err := inproc.Run(3, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			m, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+			if err != nil {
+				return err
+			}
+			e, err := ExchangeEdgesChecked(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, func() error {
+				calls[c.Rank()]++
+				if calls[c.Rank()] == stopAt {
+					return errStop
+				}
+				return nil
+			})
+			errs[c.Rank()] = err
+			if edges != nil {
+				edges[c.Rank()] = e
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := range 3 {
+			want := stopAt
+			if stopAt == 0 {
+				want = 2
+			}
+			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
+				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])
+			}
+		}
+		if stopAt == 0 {
+			// The checks change nothing: the edges are the unchecked ones.
+			want := runMatch(t, procs, 3).edges
+			for k := range 3 {
+				lo, _ := plan.Range(k)
+				for i, e := range edges[k] {
+					if e.Len() != want[lo+i].Len() {
+						t.Errorf("process %d: %d edges checked, %d unchecked", lo+i, e.Len(), want[lo+i].Len())
+					}
+				}
 			}
 		}
 	}
