@@ -334,7 +334,9 @@ func TestSyncChecksStopEveryRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	errStop := errors.New("over the limit")
-	for stopAt := 0; stopAt <= 3; stopAt++ {
+	// Stop at no check first (0), which counts them, then at each.
+	points := 0
+	for stopAt := 0; stopAt == 0 || stopAt <= points; stopAt++ {
 		calls := make([]int, 3)
 		errs := make([]error, 3)
 		err := inproc.Run(3, func(c comm.Comm) error {
@@ -356,10 +358,17 @@ func TestSyncChecksStopEveryRank(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if stopAt == 0 {
+			// A batch in each of the count's two rounds, the count made,
+			// the merged times, the forward replay.
+			if points = calls[0]; points < 5 {
+				t.Fatalf("%d checks, want 5 at least", points)
+			}
+		}
 		for k := range 3 {
 			want := stopAt
 			if stopAt == 0 {
-				want = 3 // every point: the models, the merged times, the forward replay
+				want = points
 			}
 			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
 				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])

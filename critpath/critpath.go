@@ -52,8 +52,9 @@ type Input struct {
 	// what it drops is collected before the DAG's arrays are made.
 	AfterTaskGraph func()
 	// Check, when set, is called on every rank at fixed points where the
-	// phase's state grows (the task graph done; the fragment DAG built;
-	// its longest paths found; the path's nodes marked), and its error
+	// phase's state grows (the task graph's builder filled, its DAG built,
+	// its back lengths found; the fragment DAG built, its longest paths
+	// found, the path's nodes marked), and its error
 	// returned: under a memory limit the heap guard, collective, which
 	// stops the phase there on every rank instead of at its end.
 	Check func() error

@@ -311,6 +311,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err := comm.Agree(in.Comm, gerr); err != nil {
 		return nil, err
 	}
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
@@ -333,6 +336,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// are not the simulation's own) are garbage now: collected, their
 	// pages take the replay's values instead of fresh ones.
 	in.collectDropped(slots)
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// Only the longest path from each root is reported: the backward
 	// replay alone gives it, no forward pass, path or tie keys.
 	// Leaves among task nodes (latency nodes are edge weights), counted
@@ -351,6 +357,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// the replay's pending counts.
 	bl, err := graph.BackLengthsFramed(in.Comm, dag, &weights, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := in.check(); err != nil {
 		return nil, err
 	}
 	// Roots among task nodes, after the isolated processes'.

@@ -267,8 +267,9 @@ func ExchangeEdgesAt(c comm.Comm, m *Matching, time func(proc, v int32) int64) (
 }
 
 // ExchangeEdgesChecked is ExchangeEdgesAt that calls check, when set, on
-// every rank once the rows are made and once the send-like nodes' round
-// is done, and returns its error: under a memory limit the heap guard,
+// every rank once the rows are made, after each batch of records (of
+// about edgeBatchBytes a rank) and once the send-like nodes' round is
+// done, and returns its error: under a memory limit the heap guard,
 // collective, which stops the phase there on every rank.
 func ExchangeEdgesChecked(c comm.Comm, m *Matching, time func(proc, v int32) int64, check func() error) ([]RemoteEdges, error) {
 	return exchangeEdges(c, m, time, false, check)
@@ -346,7 +347,7 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		return nil, err
 	}
 	proc := int32(0) // of the send-like node emitted last (nodes come in order)
-	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
+	err := roundsAlongBy(c, edgeBatchBytes, 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
 		if m.Role[v] != RoleSend {
 			return 0
 		}
@@ -355,19 +356,19 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		}
 		p := nodePred(proc, v)
 		return send(bufs, v, &p)
-	}, receive)
+	}, receive, check)
 	if err != nil {
 		return nil, err
 	}
 	if err := check(); err != nil {
 		return nil, err
 	}
-	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, v int32) int {
+	err = roundsAlongBy(c, edgeBatchBytes, first, n, perPeer[1], func(bufs [][]byte, v int32) int {
 		if p := &coll[v-first]; p.ok {
 			return send(bufs, v, p)
 		}
 		return 0
-	}, receive)
+	}, receive, check)
 	if err != nil {
 		return nil, err
 	}
@@ -423,11 +424,13 @@ const edgeBatchBytes = 4 << 20
 // every rank has sent all of its records. perPeer (roundBytes) sizes the
 // buffers. It is collective; an error is returned on every rank.
 func roundsAlong(c comm.Comm, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
-	return roundsAlongBy(c, edgeBatchBytes, lo, hi, perPeer, emit, receive)
+	return roundsAlongBy(c, edgeBatchBytes, lo, hi, perPeer, emit, receive, nil)
 }
 
-// roundsAlongBy is roundsAlong in batches of batch bytes.
-func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
+// roundsAlongBy is roundsAlong in batches of batch bytes; check, when
+// set, is called after each batch (every rank takes part in every batch
+// until all are done) and its error returned.
+func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error, check func() error) error {
 	// Each peer's buffer holds its share of a batch and is reused from
 	// batch to batch (its records have arrived once every rank agreed):
 	// fresh buffers each batch would be garbage the collector lets grow to
@@ -455,6 +458,11 @@ func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit fun
 		}
 		if err := comm.Agree(c, receive(recv)); err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
 		}
 		more := int64(0)
 		if v < hi {
@@ -592,6 +600,13 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 // intermediates, are kept here. Collective; an error is returned on
 // every rank.
 func PropagateMaxTo(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64), deliver func(to int32, v []int64)) error {
+	return PropagateMaxToChecked(c, m, cols, value, deliver, nil)
+}
+
+// PropagateMaxToChecked is PropagateMaxTo that calls check, when set, on
+// every rank after each batch of records, and returns its error (the heap
+// guard under a memory limit, collective).
+func PropagateMaxToChecked(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64), deliver func(to int32, v []int64), check func() error) error {
 	g := m.DAG
 	n := m.Len()
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
@@ -647,20 +662,20 @@ func PropagateMaxTo(c comm.Comm, m *Matching, cols int, value func(n int32, v []
 		}
 		return nil
 	}
-	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, u int32) int {
+	err := roundsAlongBy(c, edgeBatchBytes, 0, first, perPeer[0], func(bufs [][]byte, u int32) int {
 		if m.Role[u] != RoleSend {
 			return 0
 		}
 		value(u, v)
 		return send(bufs, u, v)
-	}, receive)
+	}, receive, check)
 	if err != nil {
 		return err
 	}
-	return roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, u int32) int {
+	return roundsAlongBy(c, edgeBatchBytes, first, n, perPeer[1], func(bufs [][]byte, u int32) int {
 		if m.Role[u] != RoleColl {
 			return 0
 		}
 		return send(bufs, u, coll[int(u-first)*cols:][:cols])
-	}, receive)
+	}, receive, check)
 }

@@ -972,9 +972,10 @@ func TestWindowCollectivesPerWindow(t *testing.T) {
 }
 
 // ExchangeEdgesChecked calls its check at the same points on every rank
-// (once the rows are made, once the send-like nodes' round is done),
-// whatever their processes, and a check's error stops the exchange there
-// on every rank: under a memory limit it is the heap guard's, collective.
+// (once the rows are made, after each batch, once the send-like nodes'
+// round is done), whatever their processes, and a check's error stops the
+// exchange there on every rank: under a memory limit it is the heap
+// guard's, collective.
 func TestExchangeChecksStopEveryRank(t *testing.T) {
 	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 5, Threads: 2, Iterations: 4, Seed: 3, Exchange: "allreduce"})
 	plan, err := partition.Assign([]int64{1, 1, 1, 1, 1}, 3)
@@ -982,7 +983,8 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	errStop := errors.New("over the limit")
-	for stopAt := 0; stopAt <= 2; stopAt++ {
+	points := 4 // the rows, one batch in each round, the first round's end
+	for stopAt := 0; stopAt <= points; stopAt++ {
 		calls, errs := make([]int, 3), make([]error, 3)
 		var edges [][]RemoteEdges
 		if stopAt == 0 {
@@ -1013,7 +1015,7 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 		for k := range 3 {
 			want := stopAt
 			if stopAt == 0 {
-				want = 2
+				want = points
 			}
 			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
 				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])
