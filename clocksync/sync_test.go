@@ -320,7 +320,7 @@ func TestSelfMessageEqualTimes(t *testing.T) {
 	}
 }
 
-// SyncChecked calls its check at the same points on every rank, whatever
+// SyncBounded calls its check at the same points on every rank, whatever
 // their processes (3 ranks of 1–2 processes), and a check's error stops
 // the phase there on every rank: under a memory limit it is the heap
 // guard's, collective, so no rank may go on to a collective the others
@@ -352,7 +352,7 @@ func TestSyncChecksStopEveryRank(t *testing.T) {
 				}
 				return nil
 			}
-			_, errs[c.Rank()] = SyncChecked(c, m, DefaultOptions(), check)
+			_, errs[c.Rank()] = SyncBounded(c, m, DefaultOptions(), graph.Bounded{Check: check})
 			return nil
 		})
 		if err != nil {

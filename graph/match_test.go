@@ -3,6 +3,7 @@ package graph
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -971,7 +972,7 @@ func TestWindowCollectivesPerWindow(t *testing.T) {
 	}
 }
 
-// ExchangeEdgesChecked calls its check at the same points on every rank
+// ExchangeEdgesBounded calls its check at the same points on every rank
 // (once the rows are made, after each batch, once the send-like nodes'
 // round is done), whatever their processes, and a check's error stops the
 // exchange there on every rank: under a memory limit it is the heap
@@ -983,8 +984,10 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	errStop := errors.New("over the limit")
-	points := 4 // the rows, one batch in each round, the first round's end
-	for stopAt := 0; stopAt <= points; stopAt++ {
+	// Stop at no check first (0), which counts them (the rows, each
+	// batch, the first round's end), then at each.
+	points := 0
+	for stopAt := 0; stopAt == 0 || stopAt <= points; stopAt++ {
 		calls, errs := make([]int, 3), make([]error, 3)
 		var edges [][]RemoteEdges
 		if stopAt == 0 {
@@ -996,13 +999,14 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			e, err := ExchangeEdgesChecked(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, func() error {
+			// Batches of 64 bytes: many, and the same edges.
+			e, err := ExchangeEdgesBounded(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, Bounded{Batch: 64, Check: func() error {
 				calls[c.Rank()]++
 				if calls[c.Rank()] == stopAt {
 					return errStop
 				}
 				return nil
-			})
+			}})
 			errs[c.Rank()] = err
 			if edges != nil {
 				edges[c.Rank()] = e
@@ -1011,6 +1015,11 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if stopAt == 0 {
+			if points = calls[0]; points < 4 {
+				t.Fatalf("%d checks, want 4 at least", points)
+			}
 		}
 		for k := range 3 {
 			want := stopAt
@@ -1022,15 +1031,33 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 			}
 		}
 		if stopAt == 0 {
-			// The checks change nothing: the edges are the unchecked ones.
-			want := runMatch(t, procs, 3).edges
-			for k := range 3 {
-				lo, _ := plan.Range(k)
-				for i, e := range edges[k] {
-					if e.Len() != want[lo+i].Len() {
-						t.Errorf("process %d: %d edges checked, %d unchecked", lo+i, e.Len(), want[lo+i].Len())
+			// The checks and the batches change nothing: the edges are
+			// those of ExchangeEdgesAt.
+			err := inproc.Run(3, func(c comm.Comm) error {
+				lo, hi := plan.Range(c.Rank())
+				m, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+				if err != nil {
+					return err
+				}
+				want, err := ExchangeEdgesAt(c, m, func(_, v int32) int64 { return m.RecordedAt(v) })
+				if err != nil {
+					return err
+				}
+				for i := range want {
+					g, w := &edges[c.Rank()][i], &want[i]
+					if g.Len() != w.Len() {
+						return fmt.Errorf("process %d: %d edges, want %d", lo+i, g.Len(), w.Len())
+					}
+					for k := range w.Len() {
+						if g.ThreadAt(k) != w.ThreadAt(k) || g.EventAt(k) != w.EventAt(k) || g.PredProcAt(k) != w.PredProcAt(k) || g.PredThreadAt(k) != w.PredThreadAt(k) || g.PredEventAt(k) != w.PredEventAt(k) {
+							return fmt.Errorf("process %d: edge %d differs", lo+i, k)
+						}
 					}
 				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
 			}
 		}
 	}
