@@ -105,6 +105,9 @@ func Analyze(in *Input) (Result, error) {
 	if !apart {
 		in.drainParked(&w, nodes)
 	}
+	if err := in.check(); err != nil {
+		return res, err
+	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
 	// dependence edges below.
@@ -252,7 +255,7 @@ func Analyze(in *Input) (Result, error) {
 	// runs in the reverse of that order, pulling from the outputs
 	// (graph.ReplayInReverse). The inputs' CSR (4 bytes an edge) is never
 	// built.
-	dag, err := b.Build(in.Comm, graph.BuildOptions{Resolve: resolve, OutsOnly: true})
+	dag, err := b.Build(in.Comm, graph.BuildOptions{Resolve: resolve, OutsOnly: true, Release: in.check})
 	if err != nil {
 		return res, err
 	}

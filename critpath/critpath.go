@@ -52,9 +52,12 @@ type Input struct {
 	// what it drops is collected before the DAG's arrays are made.
 	AfterTaskGraph func()
 	// Check, when set, is called on every rank at fixed points where the
-	// phase's state grows (the task graph's builder filled, its DAG built,
-	// its back lengths found; the fragment DAG built, its longest paths
-	// found, the path's nodes marked), and its error
+	// phase's state grows (the weights' column drained; the task graph's
+	// builder filled, its
+	// declarations exchanged, its DAG built, its back lengths found; the
+	// fragment DAG's declarations exchanged, the DAG built, its longest
+	// paths found, the path's nodes marked; the declarations' on a
+	// communicator of two ranks or more), and its error
 	// returned: under a memory limit the heap guard, collective, which
 	// stops the phase there on every rank instead of at its end.
 	Check func() error

@@ -321,7 +321,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// exchange go before the DAG's arrays are made (on the 10 M-event
 	// spread at four ranks the build held 190 MB of them there).
 	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve,
-		Release: func() error { in.collectDropped(slots); return nil }})
+		Release: func() error { in.collectDropped(slots); return in.check() }})
 	if err != nil {
 		return nil, err
 	}
