@@ -130,15 +130,17 @@ func nodeShare(c comm.Comm, dir string) (nodeBusy int, busy bool, err error) {
 }
 
 // minGoMemory is the least a memory limit must leave the Go runtime
-// beyond the floor for the start to let the analysis try: the least any
-// analysis took beyond it (2 processes of 200 events fit in the floor and
-// 1.3 MiB, and stop in their wait states at 0.8). What a trace needs
-// beyond that is the estimate's to refuse once the traces are read, or
-// the guard's to stop, each naming a limit that fits. It was 4 MiB, which
-// refused analyses that fit: Score-P's 8-process lulesh-small takes 14.4
-// MiB unlimited and fits in 14.0 (floor 11.4), and was refused at 15.4
-// (forty-fourth round).
-const minGoMemory = 1 << 20
+// beyond the floor for the start to let the analysis try; what a trace
+// needs beyond that is the estimate's to refuse once the traces are read,
+// or the guard's to stop, each naming a limit that fits. It was 4 MiB,
+// which refused analyses that fit: Score-P's 8-process lulesh-small takes
+// 14.4 MiB unlimited and fits in 14.0, 2.6 over its floor of 11.4, and was
+// refused at 15.4. Below 2 MiB the limits the start lets through reach
+// the estimate's refusal after the load above the limit (a 3 MB OTF2
+// archive converted at two ranks: 4.2 MiB above 12.5), where the start
+// refused them under the limit; the least analysis, 2 processes of 200
+// events, fits in its floor and 1.3 MiB (forty-fourth round).
+const minGoMemory = 2 << 20
 
 // applyMemoryLimit gives the Go runtime the part of the process's limit
 // its code, libraries and C allocations (procmem.Floor, measured once the
