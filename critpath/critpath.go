@@ -53,7 +53,8 @@ type Input struct {
 	AfterTaskGraph func()
 	// Check, when set, is called on every rank at fixed points where the
 	// phase's state grows (the weights' column drained; the task graph's
-	// builder filled, its
+	// pairs listed, its isolated processes' graphs done, its builder
+	// filled, its
 	// declarations exchanged, its DAG built, its back lengths found; the
 	// fragment DAG's declarations exchanged, the DAG built, its longest
 	// paths found, the path's nodes marked; the declarations' on a

@@ -242,7 +242,7 @@ func BenchmarkLongPath(b *testing.B) {
 }
 
 // Input.Check is called at the same points on every rank (one before the
-// task graph, four in it, then five on a fragment DAG across ranks, one
+// task graph, six in it, then five on a fragment DAG across ranks, one
 // where each process's DAG is apart), and
 // a check's error stops the phase there on every rank: under a memory
 // limit it is the heap guard's, collective.
@@ -252,7 +252,7 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 		t.Fatal(err)
 	}
 	errStop := errors.New("over the limit")
-	for _, c := range []struct{ k, points int }{{3, 10}, {2, 6}} {
+	for _, c := range []struct{ k, points int }{{3, 12}, {2, 8}} {
 		for stopAt := 0; stopAt <= c.points; stopAt++ {
 			all := make([]*critpath.Proc, 3)
 			first, last := int64(1<<62), int64(-1<<62)

@@ -79,6 +79,11 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
+	// Under a memory limit: the pairs' lists are made (a third of the
+	// 18 MiB this graph grows by before its build on nearest --radix 64).
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// The task graphs of processes without remote dependences, each on
 	// its own (creationOrderBL), one after the other: 8 bytes of scratch a
 	// task slot, for one process at a time, where every process's were
@@ -112,6 +117,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		pairs[i] = packed.Pairs{}
 	}
 	scratch = nil
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// The others, and the remote dependences between them, in one
 	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
