@@ -90,7 +90,7 @@ on the number of ranks.`,
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt part of a file and cut threads at events out of time order (each a warning; the report is marked partial)")
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
-	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far; then each rank's peaks, estimate and scratch file's size, to stderr")
+	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far; then each rank's peaks, estimate, scratch file's size, memory limit and cores, to stderr")
 	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, code and libraries included, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit), shared by the node's analysis processes that own a traced process (idle MPI ranks take none); an analysis that finishes stayed under it, one that cannot stops and says what would do; with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
 	f.BoolVar(&af.opts.HoldEvents, "hold-events", false, "keep the traces' events in memory from the load to the simulation instead of reading the files again: each file read once, for about the traces' size more memory (unless --memory-limit says they do not fit)")
 	// The default since the events stopped being held (kept so that
@@ -158,7 +158,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
 		// The node's memory and cores are its busy analysis processes':
 		// under MPI the ranks count them (idle ranks take no share).
-		nodeBusy, busyHere, err := nodeShare(c, af.opts.Dir)
+		nodeBusy, busyHere, guarded, err := nodeShare(c, af.opts.Dir, limit > 0)
 		if err != nil {
 			return err
 		}
@@ -181,7 +181,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		opts := af.opts
 		opts.MemoryLimit, opts.MemoryFloor = share, floor
-		opts.MemoryGuard = limit > 0 // the same on every rank
+		opts.MemoryGuard = guarded // the same on every rank
 		opts.NodeProcesses = nodeBusy
 		opts.Workers = workers
 		opts.GC = gcPercents()

@@ -97,26 +97,32 @@ func processLimit(node int64, nodeBusy int, busy bool) int64 {
 }
 
 // nodeShare returns how many busy analysis processes share this rank's
-// node and whether this rank is one (owns a traced process: partition
-// leaves the ranks past the trace's processes idle). Under MPI the ranks
-// learn it together (a collective: rank 0 counts the trace's processes,
-// each node sums its busy ranks), from the ranks themselves rather than a
+// node, whether this rank is one (owns a traced process: partition leaves
+// the ranks past the trace's processes idle) and whether any rank runs
+// under a memory limit (limited: this one does; the guard's checks are
+// collective, so every rank must agree to take them, and each node
+// resolves the default from its own memory). Under MPI the ranks learn it
+// together (a collective: rank 0 counts the trace's processes, each node
+// sums its busy ranks), from the ranks themselves rather than a
 // launcher's variables, which count idle ranks and differ between
 // launchers; an in-process communicator is the node's one process.
-func nodeShare(c comm.Comm, dir string) (nodeBusy int, busy bool, err error) {
+func nodeShare(c comm.Comm, dir string, limited bool) (nodeBusy int, busy, anyLimited bool, err error) {
 	nc, ok := c.(comm.Node)
 	if !ok {
-		return 1, true, nil
+		return 1, true, limited, nil
 	}
-	n := int64(0)
+	n, lim := int64(0), int64(0)
 	if c.Rank() == 0 {
 		if np, err := numProcesses(dir); err == nil {
 			n = int64(np)
 		}
 	}
-	v, err := c.AllreduceInt64(comm.Max, []int64{n})
+	if limited {
+		lim = 1
+	}
+	v, err := c.AllreduceInt64(comm.Max, []int64{n, lim})
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	// A trace that cannot be counted leaves every rank busy: the analysis
 	// says what is wrong with it.
@@ -126,7 +132,7 @@ func nodeShare(c comm.Comm, dir string) (nodeBusy int, busy bool, err error) {
 		flag = 1
 	}
 	sum, err := nc.NodeSum(flag)
-	return int(sum), busy, err
+	return int(sum), busy, v[1] > 0, err
 }
 
 // minGoMemory is the least a memory limit must leave the Go runtime
