@@ -107,6 +107,23 @@ type Local struct {
 // l_min after its send-like event, and no thread's time goes back;
 // CountAfter verifies the first on the exchanged edges.
 func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
+	return SyncBounded(c, m, o, graph.Bounded{})
+}
+
+// SyncBounded is Sync under a memory limit's bounds (graph.Bounded): its
+// Check is called on every rank at fixed points where the phase's state
+// grows (after each batch of the violations' count, and once it is made;
+// every event's merged time read; the forward replay's values made), and
+// its error returned: the heap guard, collective, which stops the phase
+// there on every rank instead of at its end; its Batch bounds the count's
+// batches.
+func SyncBounded(c comm.Comm, m *graph.Matching, o Options, bd graph.Bounded) (*Local, error) {
+	check := func() error {
+		if bd.Check == nil {
+			return nil
+		}
+		return bd.Check()
+	}
 	if err := o.check(); err != nil {
 		return nil, err // same options everywhere: every rank fails here
 	}
@@ -115,7 +132,7 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := l.countBefore(c, m, p.lmin, mdls); err != nil {
+	if err := l.countBefore(c, m, p.lmin, mdls, bd); err != nil {
 		return nil, err
 	}
 	var left int64
@@ -124,6 +141,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	}
 	tot, err := c.AllreduceInt64(comm.Sum, []int64{left})
 	if err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 	if tot[0] == 0 {
@@ -151,6 +171,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 		locs[i] = newLocation(proc, order, times, mdls[i])
 	}
 	if err := comm.Agree(c, werr); err != nil {
+		return nil, err
+	}
+	if err := check(); err != nil {
 		return nil, err
 	}
 
@@ -190,6 +213,9 @@ func Sync(c comm.Comm, m *graph.Matching, o Options) (*Local, error) {
 	for _, loc := range locs {
 		loc.forwardTo(len(loc.order), &p)
 		loc.startBackward()
+	}
+	if err := check(); err != nil {
+		return nil, err
 	}
 
 	// Backward smoothing: a node's inputs are now its receivers (min of
@@ -385,14 +411,14 @@ func (l *Local) NodeTime(m *graph.Matching) func(proc, v int32) int64 {
 // node for each clock: PropagateMax's largest values took 16 bytes a
 // receive (45 MB, the clock synchronization's peak, on the 10 M-event
 // spread's 2.86 M remote dependences).
-func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel) error {
+func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []OffsetModel, bd graph.Bounded) error {
 	n := m.Len()
 	before, interp := make([]uint64, (n+63)/64), make([]uint64, (n+63)/64)
 	// The nodes come nearly in order: each side's process is found
 	// again from its last (a binary search per node and edge was most of
 	// this phase on a pure MPI program).
 	var from, to graph.ProcCursor
-	err := graph.PropagateMaxTo(c, m, 2, func(n int32, v []int64) {
+	err := graph.PropagateMaxToBounded(c, m, 2, func(n int32, v []int64) {
 		t := m.RecordedAt(n)
 		v[0], v[1] = t, mdls[from.Of(m, n)].Apply(t)
 	}, func(u int32, v []int64) {
@@ -403,7 +429,7 @@ func (l *Local) countBefore(c comm.Comm, m *graph.Matching, lmin int64, mdls []O
 		if mdls[to.Of(m, u)].Apply(t)-lmin < v[1] {
 			interp[u>>6] |= 1 << (u & 63)
 		}
-	})
+	}, bd)
 	if err != nil {
 		return err
 	}

@@ -8,8 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/graph"
+	"github.com/ptrace-dev/ptrace/partition"
 	"github.com/ptrace-dev/ptrace/trace"
 )
 
@@ -312,6 +315,63 @@ func TestSelfMessageEqualTimes(t *testing.T) {
 		for _, s := range r.stats {
 			if s.ViolationsAfter != 0 {
 				t.Fatalf("k=%d: %+v", k, s)
+			}
+		}
+	}
+}
+
+// SyncBounded calls its check at the same points on every rank, whatever
+// their processes (3 ranks of 1–2 processes), and a check's error stops
+// the phase there on every rank: under a memory limit it is the heap
+// guard's, collective, so no rank may go on to a collective the others
+// left.
+func TestSyncChecksStopEveryRank(t *testing.T) {
+	cfg := gen.Config{Workload: "halo", Ranks: 5, Threads: 2, Iterations: 4, Seed: 3, LatencyNS: 100, SkewNS: 300_000, DriftPPM: 500}
+	procs := genProcs(t, cfg)
+	stripOffsets(procs)
+	plan, err := partition.Assign([]int64{1, 1, 1, 1, 1}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("over the limit")
+	// Stop at no check first (0), which counts them, then at each.
+	points := 0
+	for stopAt := 0; stopAt == 0 || stopAt <= points; stopAt++ {
+		calls := make([]int, 3)
+		errs := make([]error, 3)
+		err := inproc.Run(3, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			m, err := graph.Match(c, plan, procs[lo:hi], graph.MatchOptions{})
+			if err != nil {
+				return err
+			}
+			check := func() error {
+				calls[c.Rank()]++
+				if calls[c.Rank()] == stopAt {
+					return errStop
+				}
+				return nil
+			}
+			_, errs[c.Rank()] = SyncBounded(c, m, DefaultOptions(), graph.Bounded{Check: check})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stopAt == 0 {
+			// A batch in each of the count's two rounds, the count made,
+			// the merged times, the forward replay.
+			if points = calls[0]; points < 5 {
+				t.Fatalf("%d checks, want 5 at least", points)
+			}
+		}
+		for k := range 3 {
+			want := stopAt
+			if stopAt == 0 {
+				want = points
+			}
+			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
+				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])
 			}
 		}
 	}

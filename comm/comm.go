@@ -128,6 +128,15 @@ func PerProcess(c Comm, want bool, f func()) error {
 	return nil
 }
 
+// Node is implemented by a Comm whose ranks are OS processes that may
+// share a machine (mpi). NodeSum is a collective: every rank gets the sum
+// of v over the ranks on its own node (those that share its memory), so a
+// node's processes can divide what is the node's (its memory, its cores)
+// among those that need it, without a table of every rank.
+type Node interface {
+	NodeSum(v int64) (int64, error)
+}
+
 // Msg is one message of Exchange.
 type Msg struct {
 	Peer int // destination when sent, source when received

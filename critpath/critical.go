@@ -105,6 +105,9 @@ func Analyze(in *Input) (Result, error) {
 	if !apart {
 		in.drainParked(&w, nodes)
 	}
+	if err := in.check(); err != nil {
+		return res, err
+	}
 	// The task graph first: its DAG is gone before the fragment DAG is
 	// built, and the dependence pairs it reads become the fragment DAG's
 	// dependence edges below.
@@ -134,6 +137,9 @@ func Analyze(in *Input) (Result, error) {
 	}
 	if err := comm.Agree(in.Comm, parkErr); err != nil {
 		return res, fmt.Errorf("critical path: %w", err)
+	}
+	if err := in.check(); err != nil {
+		return res, err
 	}
 	if apart {
 		return in.analyzeApart(tg)
@@ -249,8 +255,11 @@ func Analyze(in *Input) (Result, error) {
 	// runs in the reverse of that order, pulling from the outputs
 	// (graph.ReplayInReverse). The inputs' CSR (4 bytes an edge) is never
 	// built.
-	dag, err := b.Build(in.Comm, graph.BuildOptions{Resolve: resolve, OutsOnly: true})
+	dag, err := b.Build(in.Comm, graph.BuildOptions{Resolve: resolve, OutsOnly: true, Release: in.check})
 	if err != nil {
+		return res, err
+	}
+	if err := in.check(); err != nil {
 		return res, err
 	}
 	if in.Spill != nil {
@@ -325,6 +334,9 @@ func Analyze(in *Input) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	if err := in.check(); err != nil {
+		return res, err
+	}
 	dag.DropInputs() // their counts: no forward replay follows
 	path, err := graph.WalkPath(in.Comm, dag, lp)
 	if err != nil {
@@ -341,6 +353,9 @@ func Analyze(in *Input) (Result, error) {
 	span := lp.Span
 	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
 	if err != nil {
+		return res, err
+	}
+	if err := in.check(); err != nil {
 		return res, err
 	}
 	// The DAG, the forward values and the arguments are garbage: collected

@@ -51,6 +51,17 @@ type Input struct {
 	// the caller joins there what it ran beside the phase's start, and
 	// what it drops is collected before the DAG's arrays are made.
 	AfterTaskGraph func()
+	// Check, when set, is called on every rank at fixed points where the
+	// phase's state grows (the weights' column drained; the task graph's
+	// pairs listed, its isolated processes' graphs done, its builder
+	// filled, its
+	// declarations exchanged, its DAG built, its back lengths found; the
+	// fragment DAG's declarations exchanged, the DAG built, its longest
+	// paths found, the path's nodes marked; the declarations' on a
+	// communicator of two ranks or more), and its error
+	// returned: under a memory limit the heap guard, collective, which
+	// stops the phase there on every rank instead of at its end.
+	Check func() error
 	// Spill, when set, takes what the fragment DAG alone reads (the
 	// fragment edges, the tasks' first and last fragments) out of memory
 	// while the task graph is made (sim.Frags.Park): its backward replay
@@ -61,6 +72,14 @@ type Input struct {
 	// read theirs; nil: they are read from each process's packed
 	// weights (Frags.WeightsOf).
 	fragW *narrow.Framed
+}
+
+// check calls in.Check when set.
+func (in *Input) check() error {
+	if in.Check == nil {
+		return nil
+	}
+	return in.Check()
 }
 
 // Result is the phase's part of the report, on rank 0; the other ranks

@@ -3,6 +3,7 @@ package critpath_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -236,6 +237,59 @@ func BenchmarkLongPath(b *testing.B) {
 		})
 		if err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// Input.Check is called at the same points on every rank (one before the
+// task graph, six in it, then five on a fragment DAG across ranks, one
+// where each process's DAG is apart), and
+// a check's error stops the phase there on every rank: under a memory
+// limit it is the heap guard's, collective.
+func TestAnalyzeChecksStopEveryRank(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	if _, err := gen.Generate(dir, gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}); err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("over the limit")
+	for _, c := range []struct{ k, points int }{{3, 12}, {2, 8}} {
+		for stopAt := 0; stopAt <= c.points; stopAt++ {
+			all := make([]*critpath.Proc, 3)
+			first, last := int64(1<<62), int64(-1<<62)
+			for i := range all {
+				var a, b int64
+				all[i], a, b = simulate(t, filepath.Join(dir, trace.FileName(i)))
+				first, last = min(first, a), max(last, b)
+			}
+			plan, err := partition.Assign([]int64{1, 1, 1}, c.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			calls, errs := make([]int, c.k), make([]error, c.k)
+			err = inproc.Run(c.k, func(cm comm.Comm) error {
+				lo, hi := plan.Range(cm.Rank())
+				in := &critpath.Input{Comm: cm, Owners: plan, First: lo, Procs: all[lo:hi], RunTimeNS: last - first, Check: func() error {
+					calls[cm.Rank()]++
+					if calls[cm.Rank()] == stopAt {
+						return errStop
+					}
+					return nil
+				}}
+				_, errs[cm.Rank()] = critpath.Analyze(in)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range c.k {
+				want := stopAt
+				if stopAt == 0 {
+					want = c.points
+				}
+				if calls[r] != want || (stopAt > 0) != errors.Is(errs[r], errStop) || stopAt == 0 && errs[r] != nil {
+					t.Errorf("%d ranks, stop at check %d: rank %d made %d checks (want %d), returned %v", c.k, stopAt, r, calls[r], want, errs[r])
+				}
+			}
 		}
 	}
 }

@@ -79,6 +79,11 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			}
 		}
 	}
+	// Under a memory limit: the pairs' lists are made (a third of the
+	// 18 MiB this graph grows by before its build on nearest --radix 64).
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// The task graphs of processes without remote dependences, each on
 	// its own (creationOrderBL), one after the other: 8 bytes of scratch a
 	// task slot, for one process at a time, where every process's were
@@ -112,6 +117,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		pairs[i] = packed.Pairs{}
 	}
 	scratch = nil
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// The others, and the remote dependences between them, in one
 	// distributed DAG.
 	// A node per task slot, in process then task order (a task that never
@@ -311,6 +319,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	if err := comm.Agree(in.Comm, gerr); err != nil {
 		return nil, err
 	}
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// Only the backward replay runs on it: the inputs' side and the output
 	// counts are all it reads (4 bytes an edge less, 20 MB on the
 	// 10 M-event stencil at the critical path's peak).
@@ -318,7 +329,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// exchange go before the DAG's arrays are made (on the 10 M-event
 	// spread at four ranks the build held 190 MB of them there).
 	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve,
-		Release: func() error { in.collectDropped(slots); return nil }})
+		Release: func() error { in.collectDropped(slots); return in.check() }})
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +344,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// are not the simulation's own) are garbage now: collected, their
 	// pages take the replay's values instead of fresh ones.
 	in.collectDropped(slots)
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	// Only the longest path from each root is reported: the backward
 	// replay alone gives it, no forward pass, path or tie keys.
 	// Leaves among task nodes (latency nodes are edge weights), counted
@@ -351,6 +365,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// the replay's pending counts.
 	bl, err := graph.BackLengthsFramed(in.Comm, dag, &weights, nil)
 	if err != nil {
+		return nil, err
+	}
+	if err := in.check(); err != nil {
 		return nil, err
 	}
 	// Roots among task nodes, after the isolated processes'.

@@ -80,6 +80,12 @@ type Options struct {
 	// MemoryFloor. A rank whose processes would not fit keeps no events
 	// in memory even with HoldEvents (Notice says so on rank 0).
 	MemoryLimit int64
+	// MemoryGuard says that the analysis runs under a memory limit
+	// although this rank has none of its own (an MPI rank that owns no
+	// process takes no share of its node's): it takes the guard's
+	// collective checks with the ranks that have one, never over. Every
+	// rank with MemoryLimit 0 must set it when any rank has a limit.
+	MemoryGuard bool
 	// MemoryFloor is what the process holds outside the Go runtime
 	// (procmem.Floor: its code and libraries): the heap guard holds the
 	// process's resident set to the Go runtime's limit and it (the
@@ -176,11 +182,31 @@ func (r *run) release(phase string) func() error {
 // limit. Unlike release it does not collect: the guard reads the
 // resident set's peak.
 func (r *run) limitCheck(phase string) func() error {
-	if r.opts.MemoryLimit <= 0 || r.guard.hs == nil {
+	if !r.guarded() || r.guard.hs == nil {
 		return nil
 	}
 	return func() error { return r.guard.check(r.c, phase, procmem.Peak(), true) }
 }
+
+// bounded returns how phase's exchanges along the edges run: under a
+// memory limit checked after each batch (limitCheck), in batches of a
+// sixteenth of the rank's share, between 256 KiB and graph.EdgeBatchBytes
+// (4 MiB): a batch's buffers, a rank's sent and received, are how far the
+// phase goes past the limit before a check sees it (the clock sync of
+// gen nearest --radix 64 at two ranks stopped 3.3 MiB above a limit of
+// 37 MiB in its first batch). Without a limit, as ever.
+func (r *run) bounded(phase string) graph.Bounded {
+	b := graph.Bounded{Check: r.limitCheck(phase)}
+	if lim := r.opts.MemoryLimit; lim > 0 {
+		b.Batch = int(min(max(lim/16, 256<<10), graph.EdgeBatchBytes))
+	}
+	return b
+}
+
+// guarded reports whether the analysis runs under a memory limit, on
+// this rank or another (Options.MemoryGuard): the guard's checks are
+// collective, taken on every rank or none.
+func (r *run) guarded() bool { return r.opts.MemoryLimit > 0 || r.opts.MemoryGuard }
 
 // phaseGC sets the collector's growth to percent for a phase (GCPercents)
 // and returns what sets it back to Normal; with either 0 it changes
@@ -235,7 +261,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	var hs *heapSampler
 	r.guard = newMemoryGuard(nil, opts.MemoryFloor)
 	r.guard.nodeProcs = int64(max(opts.NodeProcesses, 1))
-	if opts.Stats != nil || opts.MemoryLimit > 0 {
+	if opts.Stats != nil || r.guarded() {
 		hs = startHeapSampler(uint64(r.guard.limit))
 		defer hs.stop()
 		r.guard.hs = hs
@@ -274,7 +300,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 			lives = append(lives, int64(live))
 			rssPeak := procmem.Peak()
 			rss = append(rss, rssPeak)
-			if opts.MemoryLimit > 0 {
+			if r.guarded() {
 				if rssPeak == 0 {
 					rssPeak = int64(live) // no /proc: as the sampler does
 				}
@@ -333,6 +359,12 @@ type RunStats struct {
 	// $TMPDIR (what the memory figures do not hold: 0 where none could be
 	// made, as on a tmpfs).
 	Scratch []int64
+	// Limit is, per rank, its process's memory limit (its share of
+	// --memory-limit, the floor included; 0: none), and Workers the cores
+	// it was given (Options.Workers): what a node's busy analysis
+	// processes divided among themselves.
+	Limit   []int64
+	Workers []int
 }
 
 // PhaseStat is one phase's wall time on the slowest rank, the events each
@@ -356,6 +388,8 @@ type statsRow struct {
 	RSS     []int64
 	Est     [2]int64
 	Scratch int64
+	Limit   int64
+	Workers int64
 }
 
 func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, lives, rss []int64) error {
@@ -368,7 +402,7 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 	if r.spill != nil {
 		scratch = r.spill.Size()
 	}
-	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, Live: lives, RSS: rss, Est: [2]int64{lo, hi}, Scratch: scratch}})
+	rows, err := reduce.GatherRows(r.c, []statsRow{{Events: decoded, Heap: heaps, Live: lives, RSS: rss, Est: [2]int64{lo, hi}, Scratch: scratch, Limit: r.guard.limit, Workers: int64(r.opts.Workers)}})
 	if err != nil {
 		return err
 	}
@@ -385,7 +419,9 @@ func (r *run) gatherStats(st *RunStats, names []string, times, decoded, heaps, l
 		st.PeakHeap, st.MaxRSS = make([]uint64, len(rows)), make([]uint64, len(rows))
 		st.PeakLive, st.Estimate = make([]uint64, len(rows)), make([][2]int64, len(rows))
 		st.Scratch = make([]int64, len(rows))
+		st.Limit, st.Workers = make([]int64, len(rows)), make([]int, len(rows))
 		for k, row := range rows {
+			st.Limit[k], st.Workers[k] = row.Limit, int(row.Workers)
 			for _, v := range row.Live {
 				st.PeakLive[k] = max(st.PeakLive[k], uint64(v))
 			}
@@ -641,7 +677,7 @@ func (r *run) clocksync() error {
 	if r.opts.NoClockSync {
 		r.clock, err = clocksync.Census(r.c, r.matching, o)
 	} else {
-		r.clock, err = clocksync.Sync(r.c, r.matching, o)
+		r.clock, err = clocksync.SyncBounded(r.c, r.matching, o, r.bounded("clocksync"))
 	}
 	if err != nil {
 		return r.explainCycle(err)
@@ -696,7 +732,7 @@ func (r *run) exchange() error {
 	// made (8 bytes a node and 4 an edge: 34 MB of the phase's peak on
 	// spread); the exchange sends along the outputs.
 	r.matching.DAG.DropInputs()
-	edges, err := graph.ExchangeEdgesAt(r.c, r.matching, r.clock.NodeTime(r.matching))
+	edges, err := graph.ExchangeEdgesBounded(r.c, r.matching, r.clock.NodeTime(r.matching), r.bounded("exchange"))
 	if err != nil {
 		return err
 	}
@@ -836,7 +872,7 @@ func (r *run) criticalPath() error {
 	// phase together within a collective or two).
 	defer r.phaseGC(r.opts.GC.CriticalPath)()
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
-		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies}
+		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies, Check: r.limitCheck("critical path")}
 	if r.spill != nil {
 		in.Spill = r.spill
 	}

@@ -193,8 +193,8 @@ type memoryGuard struct {
 	floor int64
 	// advice is the process limit the errors advise at least: the
 	// start's high estimate of the process's analysis and the floor
-	// (checkMemory); the flag they name is the node's, nodeProcs times
-	// a process's.
+	// (checkMemory); the flag they name is the node's, nodeProcs (the
+	// node's busy analysis processes) times a process's.
 	advice    int64
 	nodeProcs int64
 	// oneEach: every process already has an analysis rank of its own,
@@ -249,26 +249,39 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	if g.limit > 0 && rss > g.limit {
 		over = rss
 	}
-	worst, err := c.AllreduceInt64(comm.Max, []int64{over, g.advice})
+	// The flag to advise is the largest any rank's node needs: nodes
+	// differ in how many busy analysis processes share their flag.
+	worst, err := c.AllreduceInt64(comm.Max, []int64{over, g.flag(over, g.advice)})
 	if err != nil || worst[0] == 0 {
 		return err
 	}
-	return &AgreedError{Err: g.outgrown(phase, worst[0], worst[1], stopped)}
+	e := g.outgrown(phase, worst[0], g.advice, stopped)
+	e.flag = worst[1]
+	return &AgreedError{Err: e}
+}
+
+// flag is the --memory-limit this guard's node needs when its process
+// reached rss (0: within its limit) and needs advice: what the phases
+// after this one need is not known, so at least a quarter more than rss,
+// and the start's high estimate; for every busy analysis process of the
+// node.
+func (g memoryGuard) flag(rss, advice int64) int64 {
+	return max(rss+rss/4, advice) * max(g.nodeProcs, 1)
 }
 
 // outgrown is the error of this guard's process reaching rss in phase,
 // advising at least advice for a process.
 func (g memoryGuard) outgrown(phase string, rss, advice int64, stopped bool) *outgrownError {
-	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, advice: advice, nodeProcs: g.nodeProcs, stopped: stopped, oneEach: g.oneEach}
+	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, flag: g.flag(rss, advice), stopped: stopped, oneEach: g.oneEach}
 }
 
 // outgrownError is a resident set above the memory limit in a phase, seen
 // inside it (stopped: exceeded, or check at a release point) or at its
-// end (check).
+// end (check); flag is the --memory-limit it advises.
 type outgrownError struct {
-	phase                                string
-	rss, limit, floor, advice, nodeProcs int64
-	stopped, oneEach                     bool
+	phase                   string
+	rss, limit, floor, flag int64
+	stopped, oneEach        bool
 }
 
 func (e *outgrownError) Error() string {
@@ -280,10 +293,6 @@ func (e *outgrownError) Error() string {
 	if e.floor > 0 {
 		floor = fmt.Sprintf(", of which its code and libraries hold %s", report.Bytes(e.floor))
 	}
-	// What the phases after this one need is not known: at least a
-	// quarter more, and the start's high estimate; for every analysis
-	// process of the node.
-	need := max(e.rss+e.rss/4, e.advice) * max(e.nodeProcs, 1)
 	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (its share of --memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more%s",
-		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(need), moreRanks(e.oneEach))
+		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(e.flag), moreRanks(e.oneEach))
 }

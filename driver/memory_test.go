@@ -112,3 +112,24 @@ func TestLimitCheckStopsInTheLoop(t *testing.T) {
 		t.Errorf("a check without a limit")
 	}
 }
+
+// The flag a stop advises is the largest any rank's node needs: a node
+// whose three busy analysis processes share the flag needs three times its
+// process's need, whichever rank prints the error (rank 0's node has one).
+func TestMemoryGuardAdviceByNode(t *testing.T) {
+	errs := make([]error, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		g := memoryGuard{limit: 100, advice: 100, nodeProcs: []int64{1, 3}[cm.Rank()]}
+		errs[cm.Rank()] = g.check(cm, "exchange", []int64{90, 150}[cm.Rank()], false)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, e := range errs {
+		// 150 B and a quarter, for each of rank 1's node's three.
+		if e == nil || !strings.Contains(e.Error(), "--memory-limit 561 B or more") {
+			t.Errorf("rank %d: %v, want rank 1's node's flag", r, e)
+		}
+	}
+}

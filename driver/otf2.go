@@ -94,7 +94,7 @@ type otf2Row struct {
 // PENNANT archive's report under 0.95–1.1× its peak listed the warning
 // on every process, forty-third round). Collective.
 func (r *run) convertedOverLimit() error {
-	if !r.dir.OTF2 || r.opts.MemoryLimit <= 0 {
+	if !r.dir.OTF2 || !r.guarded() {
 		return nil
 	}
 	var held int64

@@ -247,12 +247,12 @@ const predRecSize = 4 + 8 + 4 + 4 + 8 + 1
 // node, not a candidate per node.
 func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, error) {
 	if times == nil {
-		return exchangeEdges(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, true)
+		return exchangeEdges(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, true, Bounded{})
 	}
 	if int32(len(times)) != m.Len() {
 		return nil, fmt.Errorf("graph: ExchangeEdges: %d times for %d nodes", len(times), m.Len())
 	}
-	return exchangeEdges(c, m, func(_, v int32) int64 { return times[v] }, true)
+	return exchangeEdges(c, m, func(_, v int32) int64 { return times[v] }, true, Bounded{})
 }
 
 // ExchangeEdgesAt is ExchangeEdges with the time of event node v of local
@@ -263,10 +263,46 @@ func ExchangeEdges(c comm.Comm, m *Matching, times []int64) ([]RemoteEdges, erro
 // (23 MB) that only a census of the synchronization reads, which can find
 // a row's node by its thread and event (clocksync's CountAfter).
 func ExchangeEdgesAt(c comm.Comm, m *Matching, time func(proc, v int32) int64) ([]RemoteEdges, error) {
-	return exchangeEdges(c, m, time, false)
+	return exchangeEdges(c, m, time, false, Bounded{})
 }
 
-func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, ownTimes bool) ([]RemoteEdges, error) {
+// Bounded is how an exchange along the edges runs under a memory limit.
+// Check, when set, is called on every rank at fixed points (after each
+// batch of records, and where the function says) and its error returned:
+// the heap guard, collective, which stops the phase there on every rank.
+// Batch, when positive, bounds the bytes a rank sends in one batch
+// instead of EdgeBatchBytes: what a batch's buffers add is how far a
+// phase can go past the limit before a check sees it. Neither changes
+// what the exchange computes.
+type Bounded struct {
+	Check func() error
+	Batch int
+}
+
+// check calls b.Check when set.
+func (b Bounded) check() error {
+	if b.Check == nil {
+		return nil
+	}
+	return b.Check()
+}
+
+// batch returns the bytes of a batch.
+func (b Bounded) batch() int {
+	if b.Batch > 0 {
+		return b.Batch
+	}
+	return EdgeBatchBytes
+}
+
+// ExchangeEdgesBounded is ExchangeEdgesAt under bd: checked once the rows
+// are made, after each batch and once the send-like nodes' round is done.
+func ExchangeEdgesBounded(c comm.Comm, m *Matching, time func(proc, v int32) int64, bd Bounded) ([]RemoteEdges, error) {
+	return exchangeEdges(c, m, time, false, bd)
+}
+
+func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, ownTimes bool, bd Bounded) ([]RemoteEdges, error) {
+	check := bd.check
 	g := m.DAG
 	n := m.Len()
 	rank := make([]int32, len(m.Procs))
@@ -331,8 +367,11 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		}
 		return nil
 	}
+	if err := check(); err != nil {
+		return nil, err
+	}
 	proc := int32(0) // of the send-like node emitted last (nodes come in order)
-	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
+	err := roundsAlongBy(c, bd.batch(), 0, first, perPeer[0], func(bufs [][]byte, v int32) int {
 		if m.Role[v] != RoleSend {
 			return 0
 		}
@@ -341,16 +380,19 @@ func exchangeEdges(c comm.Comm, m *Matching, time func(proc, v int32) int64, own
 		}
 		p := nodePred(proc, v)
 		return send(bufs, v, &p)
-	}, receive)
+	}, receive, bd.Check)
 	if err != nil {
 		return nil, err
 	}
-	err = roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, v int32) int {
+	if err := check(); err != nil {
+		return nil, err
+	}
+	err = roundsAlongBy(c, bd.batch(), first, n, perPeer[1], func(bufs [][]byte, v int32) int {
 		if p := &coll[v-first]; p.ok {
 			return send(bufs, v, p)
 		}
 		return 0
-	}, receive)
+	}, receive, bd.Check)
 	if err != nil {
 		return nil, err
 	}
@@ -394,23 +436,25 @@ func (m *Matching) roundBytes(k, size int) [2][]int {
 	return perPeer
 }
 
-// edgeBatchBytes bounds what a rank sends in one Alltoallv of an exchange
+// EdgeBatchBytes bounds what a rank sends in one Alltoallv of an exchange
 // along the edges (roundsAlong): all of a round's records at once were
 // 53 MB of spread's exchange at two ranks, beside the rows they fill.
-const edgeBatchBytes = 4 << 20
+const EdgeBatchBytes = 4 << 20
 
 // roundsAlong runs one round of an exchange along the edges: emit appends
 // the records of node v (lo ≤ v < hi, in order) to the buffers of the
 // peers and returns their bytes; they travel in batches of about
-// edgeBatchBytes a rank, each handed to receive where it arrives, until
+// EdgeBatchBytes a rank, each handed to receive where it arrives, until
 // every rank has sent all of its records. perPeer (roundBytes) sizes the
 // buffers. It is collective; an error is returned on every rank.
 func roundsAlong(c comm.Comm, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
-	return roundsAlongBy(c, edgeBatchBytes, lo, hi, perPeer, emit, receive)
+	return roundsAlongBy(c, EdgeBatchBytes, lo, hi, perPeer, emit, receive, nil)
 }
 
-// roundsAlongBy is roundsAlong in batches of batch bytes.
-func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error) error {
+// roundsAlongBy is roundsAlong in batches of batch bytes; check, when
+// set, is called after each batch (every rank takes part in every batch
+// until all are done) and its error returned.
+func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit func(bufs [][]byte, v int32) int, receive func(recv [][]byte) error, check func() error) error {
 	// Each peer's buffer holds its share of a batch and is reused from
 	// batch to batch (its records have arrived once every rank agreed):
 	// fresh buffers each batch would be garbage the collector lets grow to
@@ -438,6 +482,11 @@ func roundsAlongBy(c comm.Comm, batch int, lo, hi int32, perPeer []int, emit fun
 		}
 		if err := comm.Agree(c, receive(recv)); err != nil {
 			return err
+		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
 		}
 		more := int64(0)
 		if v < hi {
@@ -575,6 +624,12 @@ func PropagateMax(c comm.Comm, m *Matching, cols int, value func(n int32, v []in
 // intermediates, are kept here. Collective; an error is returned on
 // every rank.
 func PropagateMaxTo(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64), deliver func(to int32, v []int64)) error {
+	return PropagateMaxToBounded(c, m, cols, value, deliver, Bounded{})
+}
+
+// PropagateMaxToBounded is PropagateMaxTo under bd: checked after each
+// batch.
+func PropagateMaxToBounded(c comm.Comm, m *Matching, cols int, value func(n int32, v []int64), deliver func(to int32, v []int64), bd Bounded) error {
 	g := m.DAG
 	n := m.Len()
 	first := m.ProcNodes[len(m.Procs)] // collective nodes from here
@@ -630,20 +685,20 @@ func PropagateMaxTo(c comm.Comm, m *Matching, cols int, value func(n int32, v []
 		}
 		return nil
 	}
-	err := roundsAlong(c, 0, first, perPeer[0], func(bufs [][]byte, u int32) int {
+	err := roundsAlongBy(c, bd.batch(), 0, first, perPeer[0], func(bufs [][]byte, u int32) int {
 		if m.Role[u] != RoleSend {
 			return 0
 		}
 		value(u, v)
 		return send(bufs, u, v)
-	}, receive)
+	}, receive, bd.Check)
 	if err != nil {
 		return err
 	}
-	return roundsAlong(c, first, n, perPeer[1], func(bufs [][]byte, u int32) int {
+	return roundsAlongBy(c, bd.batch(), first, n, perPeer[1], func(bufs [][]byte, u int32) int {
 		if m.Role[u] != RoleColl {
 			return 0
 		}
 		return send(bufs, u, coll[int(u-first)*cols:][:cols])
-	}, receive)
+	}, receive, bd.Check)
 }

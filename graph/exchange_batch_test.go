@@ -11,10 +11,13 @@ import (
 
 // TestRoundsAlongBatches: records sent in batches far smaller than a
 // round arrive each once, whatever each rank's number of nodes (ranks
-// that are done keep joining the batches of the others).
+// that are done keep joining the batches of the others), and the check
+// runs after every batch on every rank alike (7 batches of 3 nodes for
+// the rank of 21), as a collective check needs.
 func TestRoundsAlongBatches(t *testing.T) {
 	const k = 3
 	got := make([][]int32, k)
+	checks := make([]int, k)
 	err := inproc.Run(k, func(c comm.Comm) error {
 		me := c.Rank()
 		lo, hi := int32(100*me), int32(100*me+7*(me+1)) // 7, 14, 21 nodes
@@ -34,7 +37,7 @@ func TestRoundsAlongBatches(t *testing.T) {
 				}
 			}
 			return nil
-		})
+		}, func() error { checks[me]++; return nil })
 		got[me] = recvd
 		return err
 	})
@@ -53,6 +56,9 @@ func TestRoundsAlongBatches(t *testing.T) {
 		slices.Sort(got[q])
 		if !slices.Equal(got[q], want) {
 			t.Errorf("rank %d received %v, want %v", q, got[q], want)
+		}
+		if checks[q] != 7 {
+			t.Errorf("rank %d checked %d times, want 7 (a batch each)", q, checks[q])
 		}
 	}
 }

@@ -2,6 +2,8 @@ package graph
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"maps"
 	"math"
 	"math/rand/v2"
@@ -965,6 +967,97 @@ func TestWindowCollectivesPerWindow(t *testing.T) {
 			}
 			if !maps.Equal(got, want[r]) {
 				t.Errorf("k=%d: process %d's coll_ends follow %v, want %v", k, r, got, want[r])
+			}
+		}
+	}
+}
+
+// ExchangeEdgesBounded calls its check at the same points on every rank
+// (once the rows are made, after each batch, once the send-like nodes'
+// round is done), whatever their processes, and a check's error stops the
+// exchange there on every rank: under a memory limit it is the heap
+// guard's, collective.
+func TestExchangeChecksStopEveryRank(t *testing.T) {
+	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 5, Threads: 2, Iterations: 4, Seed: 3, Exchange: "allreduce"})
+	plan, err := partition.Assign([]int64{1, 1, 1, 1, 1}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errStop := errors.New("over the limit")
+	// Stop at no check first (0), which counts them (the rows, each
+	// batch, the first round's end), then at each.
+	points := 0
+	for stopAt := 0; stopAt == 0 || stopAt <= points; stopAt++ {
+		calls, errs := make([]int, 3), make([]error, 3)
+		var edges [][]RemoteEdges
+		if stopAt == 0 {
+			edges = make([][]RemoteEdges, 3)
+		}
+		err := inproc.Run(3, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			m, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+			if err != nil {
+				return err
+			}
+			// Batches of 64 bytes: many, and the same edges.
+			e, err := ExchangeEdgesBounded(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, Bounded{Batch: 64, Check: func() error {
+				calls[c.Rank()]++
+				if calls[c.Rank()] == stopAt {
+					return errStop
+				}
+				return nil
+			}})
+			errs[c.Rank()] = err
+			if edges != nil {
+				edges[c.Rank()] = e
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stopAt == 0 {
+			if points = calls[0]; points < 4 {
+				t.Fatalf("%d checks, want 4 at least", points)
+			}
+		}
+		for k := range 3 {
+			want := stopAt
+			if stopAt == 0 {
+				want = points
+			}
+			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
+				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])
+			}
+		}
+		if stopAt == 0 {
+			// The checks and the batches change nothing: the edges are
+			// those of ExchangeEdgesAt.
+			err := inproc.Run(3, func(c comm.Comm) error {
+				lo, hi := plan.Range(c.Rank())
+				m, err := Match(c, plan, procs[lo:hi], MatchOptions{})
+				if err != nil {
+					return err
+				}
+				want, err := ExchangeEdgesAt(c, m, func(_, v int32) int64 { return m.RecordedAt(v) })
+				if err != nil {
+					return err
+				}
+				for i := range want {
+					g, w := &edges[c.Rank()][i], &want[i]
+					if g.Len() != w.Len() {
+						return fmt.Errorf("process %d: %d edges, want %d", lo+i, g.Len(), w.Len())
+					}
+					for k := range w.Len() {
+						if g.ThreadAt(k) != w.ThreadAt(k) || g.EventAt(k) != w.EventAt(k) || g.PredProcAt(k) != w.PredProcAt(k) || g.PredThreadAt(k) != w.PredThreadAt(k) || g.PredEventAt(k) != w.PredEventAt(k) {
+							return fmt.Errorf("process %d: edge %d differs", lo+i, k)
+						}
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Error(err)
 			}
 		}
 	}

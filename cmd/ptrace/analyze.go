@@ -90,8 +90,8 @@ on the number of ranks.`,
 	f.BoolVar(&af.opts.Salvage, "salvage", false, "analyse what precedes a truncated or corrupt part of a file and cut threads at events out of time order (each a warning; the report is marked partial)")
 	f.BoolVar(&af.opts.ForceMix, "force-mix", false, "analyse files of different runs (run ids differ) together, with a warning")
 	f.BoolVar(&af.opts.Strict, "strict", false, "treat tolerated problems (warnings) as errors")
-	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far; then each rank's peaks, estimate and scratch file's size, to stderr")
-	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, code and libraries included, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit), shared by the analysis processes of the node; an analysis that finishes stayed under it, one that cannot stops and says what would do; with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
+	f.BoolVar(&af.stats, "stats", false, "print per phase: wall time, events decoded, each analysis rank's peak heap and its process's max RSS so far; then each rank's peaks, estimate, scratch file's size, memory limit and cores, to stderr")
+	f.StringVar(&af.memLimit, "memory-limit", "", "memory this analysis may use on this node, code and libraries included, e.g. 8GiB (default: 80% of the machine's or the job's cgroup limit), shared by the node's analysis processes that own a traced process (idle MPI ranks take none); an analysis that finishes stayed under it, one that cannot stops and says what would do; with --hold-events, a rank whose share is too small for its traces reads them from disk on every pass instead")
 	f.BoolVar(&af.opts.HoldEvents, "hold-events", false, "keep the traces' events in memory from the load to the simulation instead of reading the files again: each file read once, for about the traces' size more memory (unless --memory-limit says they do not fit)")
 	// The default since the events stopped being held (kept so that
 	// scripts that asked for it still run); --stream=false holds them.
@@ -152,12 +152,24 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	// process holds outside the Go runtime is known, and the rest is its
 	// ranks' (the same for every in-process rank).
 	var limitOnce sync.Once
-	var share, floor int64
+	var share, floor, procLimit int64
 	var limitErr error
 	busy := busyRanks(af.ranks, inProcess, af.opts.Dir)
-	workers := coresPerRank(busy)
 	err = runRanks(af.ranks, af.opts.Dir, func(c comm.Comm) error {
-		limitOnce.Do(func() { share, floor, limitErr = applyMemoryLimit(limit, busy) })
+		// The node's memory and cores are its busy analysis processes':
+		// under MPI the ranks count them (idle ranks take no share).
+		nodeBusy, busyHere, guarded, err := nodeShare(c, af.opts.Dir, limit > 0)
+		if err != nil {
+			return err
+		}
+		limitOnce.Do(func() {
+			procLimit = processLimit(limit, nodeBusy, busyHere)
+			share, floor, limitErr = applyMemoryLimit(procLimit, busy)
+		})
+		workers := 1
+		if busyHere {
+			workers = coresPerRank(busy, nodeBusy)
+		}
 		// Rank 0 writes the outputs: every rank learns whether it can,
 		// so that the job ends cleanly before the analysis if not.
 		var werr error
@@ -169,7 +181,8 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		opts := af.opts
 		opts.MemoryLimit, opts.MemoryFloor = share, floor
-		opts.NodeProcesses = int(localProcesses())
+		opts.MemoryGuard = guarded // the same on every rank
+		opts.NodeProcesses = nodeBusy
 		opts.Workers = workers
 		opts.GC = gcPercents()
 		if af.stats {
@@ -221,8 +234,8 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	}
 	// The analysis stayed under the limit (the heap guard stops it
 	// otherwise); writing the reports is after it: said, not silent.
-	if p := procmem.Peak(); limit > 0 && p > limit {
-		fmt.Fprintf(stderr, "ptrace: warning: the reports are written, but writing them took this process to %s, above its memory limit of %s (--memory-limit)\n", report.Bytes(p), report.Bytes(limit))
+	if p := procmem.Peak(); procLimit > 0 && p > procLimit {
+		fmt.Fprintf(stderr, "ptrace: warning: the reports are written, but writing them took this process to %s, above its memory limit of %s (--memory-limit)\n", report.Bytes(p), report.Bytes(procLimit))
 	}
 	return nil
 }
@@ -304,13 +317,13 @@ func busyRanks(ranks, inProcess int, dir string) int {
 }
 
 // coresPerRank is each of this process's ranks' share of the cores it may
-// use: the node's cores divided among its analysis processes, and no more
-// than GOMAXPROCS, which follows the CPU affinity a launcher binds a
-// process to (a socket shared by several ranks counts once per rank: the
-// division keeps them from oversubscribing it).
-func coresPerRank(ranks int) int {
-	n := min(int64(runtime.GOMAXPROCS(0)), int64(runtime.NumCPU())/localProcesses())
-	return max(1, int(n)/max(ranks, 1))
+// use: the node's cores divided among its busy analysis processes
+// (nodeBusy), and no more than GOMAXPROCS, which follows the CPU affinity
+// a launcher binds a process to (a socket shared by several ranks counts
+// once per rank: the division keeps them from oversubscribing it).
+func coresPerRank(ranks, nodeBusy int) int {
+	n := min(runtime.GOMAXPROCS(0), runtime.NumCPU()/max(nodeBusy, 1))
+	return max(1, n/max(ranks, 1))
 }
 
 // defaultRanks is the number of virtual ranks when --ranks is not given.
@@ -358,6 +371,12 @@ func printStats(w io.Writer, st *driver.RunStats) {
 		}
 		if r < len(st.Scratch) && st.Scratch[r] > 0 {
 			line += "; scratch file " + report.Bytes(st.Scratch[r])
+		}
+		if r < len(st.Limit) && st.Limit[r] > 0 {
+			line += "; memory limit " + report.Bytes(st.Limit[r])
+		}
+		if r < len(st.Workers) && st.Workers[r] > 0 {
+			line += fmt.Sprintf("; cores %d", st.Workers[r])
 		}
 		fmt.Fprintln(w, line)
 		if r > 0 {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
 	"github.com/ptrace-dev/ptrace/internal/procmem"
 	"github.com/ptrace-dev/ptrace/report"
@@ -66,39 +67,86 @@ func machineMemory() int64 {
 	return 0
 }
 
-// localProcesses is the number of analysis processes sharing this node
-// under mpirun (1 otherwise).
-func localProcesses() int64 {
-	for _, k := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
-		if v, err := strconv.ParseInt(os.Getenv(k), 10, 64); err == nil && v > 0 {
-			return v
-		}
-	}
-	return 1
-}
-
-// memoryLimit resolves --memory-limit for this process (0: none): the
-// node's memory for the analysis, the flag's or by default 80 % of the
-// machine's (or cgroup's), shared by the analysis processes of this node.
-// The flag was once this process's alone, which under mpirun with four
-// ranks a node gave the node four times what it said.
+// memoryLimit resolves --memory-limit for the node (0: none): the
+// flag's or by default 80 % of the machine's (or cgroup's) memory. Its
+// busy analysis processes share it (processLimit).
 func memoryLimit(flag string) (int64, error) {
-	var node int64
 	if flag != "" {
 		v, err := parseBytes(flag)
 		if err != nil {
 			return 0, fmt.Errorf("--memory-limit: %w", err)
 		}
-		node = v
-	} else if m := machineMemory(); m > 0 {
-		node = m / 10 * 8
+		return v, nil
 	}
-	return max(node/localProcesses(), 0), nil
+	return max(machineMemory()/10*8, 0), nil
+}
+
+// processLimit is one analysis process's part of the node's limit: an
+// equal share of the node's busy processes' (busy: this one owns a traced
+// process); an idle one (an MPI rank past the trace's processes) takes
+// none and has no limit of its own: it holds its code and libraries and
+// the communicator, no analysis. The flag was once each process's, which
+// under mpirun with four ranks a node gave the node four times what it
+// said; then the node's shared by all its processes, idle ones included,
+// which gave a busy rank of a 2-process trace under mpirun -np 6 a sixth.
+func processLimit(node int64, nodeBusy int, busy bool) int64 {
+	if !busy || node <= 0 {
+		return 0
+	}
+	return node / int64(max(nodeBusy, 1))
+}
+
+// nodeShare returns how many busy analysis processes share this rank's
+// node, whether this rank is one (owns a traced process: partition leaves
+// the ranks past the trace's processes idle) and whether any rank runs
+// under a memory limit (limited: this one does; the guard's checks are
+// collective, so every rank must agree to take them, and each node
+// resolves the default from its own memory). Under MPI the ranks learn it
+// together (a collective: rank 0 counts the trace's processes, each node
+// sums its busy ranks), from the ranks themselves rather than a
+// launcher's variables, which count idle ranks and differ between
+// launchers; an in-process communicator is the node's one process.
+func nodeShare(c comm.Comm, dir string, limited bool) (nodeBusy int, busy, anyLimited bool, err error) {
+	nc, ok := c.(comm.Node)
+	if !ok {
+		return 1, true, limited, nil
+	}
+	n, lim := int64(0), int64(0)
+	if c.Rank() == 0 {
+		if np, err := numProcesses(dir); err == nil {
+			n = int64(np)
+		}
+	}
+	if limited {
+		lim = 1
+	}
+	v, err := c.AllreduceInt64(comm.Max, []int64{n, lim})
+	if err != nil {
+		return 0, false, false, err
+	}
+	// A trace that cannot be counted leaves every rank busy: the analysis
+	// says what is wrong with it.
+	busy = v[0] <= 0 || int64(c.Rank()) < v[0]
+	flag := int64(0)
+	if busy {
+		flag = 1
+	}
+	sum, err := nc.NodeSum(flag)
+	return int(sum), busy, v[1] > 0, err
 }
 
 // minGoMemory is the least a memory limit must leave the Go runtime
-// beyond the floor: its own tables and the analysis of a few events.
-const minGoMemory = 4 << 20
+// beyond the floor for the start to let the analysis try; what a trace
+// needs beyond that is the estimate's to refuse once the traces are read,
+// or the guard's to stop, each naming a limit that fits. It was 4 MiB,
+// which refused analyses that fit: Score-P's 8-process lulesh-small takes
+// 14.4 MiB unlimited and fits in 14.0, 2.6 over its floor of 11.4, and was
+// refused at 15.4. Below 2 MiB the limits the start lets through reach
+// the estimate's refusal after the load above the limit (a 3 MB OTF2
+// archive converted at two ranks: 4.2 MiB above 12.5), where the start
+// refused them under the limit; the least analysis, 2 processes of 200
+// events, fits in its floor and 1.3 MiB (forty-fourth round).
+const minGoMemory = 2 << 20
 
 // applyMemoryLimit gives the Go runtime the part of the process's limit
 // its code, libraries and C allocations (procmem.Floor, measured once the
@@ -106,7 +154,7 @@ const minGoMemory = 4 << 20
 // keeps) do not take, as its soft limit, so the collector works harder
 // before the process outgrows the limit. It returns the share of one
 // analysis rank (ranks is the number of ranks this process runs: the
-// inproc ranks, or 1 under MPI) and the floor.
+// busy inproc ranks, or 1 under MPI) and the floor.
 func applyMemoryLimit(limit int64, ranks int) (share, floor int64, err error) {
 	if limit <= 0 {
 		return 0, 0, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -124,5 +125,40 @@ func memoryLimitSweep(t *testing.T, dir string, ranks int) {
 	}
 	if fits == 0 || stops == 0 {
 		t.Errorf("%d limits fit and %d stopped: the test needs both", fits, stops)
+	}
+}
+
+// The start refuses only a limit that leaves the Go runtime less than any
+// analysis takes beyond the process's code and libraries: Score-P's
+// lulesh-small (8 processes, 0.1 MB) under its unlimited peak passes the
+// start and fits with the unlimited report, or stops naming a limit under
+// which it does. The start refused it when it asked 4 MiB beyond the floor
+// (11.4 MiB and 4 against a peak of 14.4: forty-fourth round).
+func TestMemoryLimitFloorLetsSmallTracesTry(t *testing.T) {
+	dir := filepath.Join("..", "..", "otf2", "testdata", "scorep-8.4-lulesh-small-nc")
+	code, want, stderr, free := analyzeRSS(t, dir, 1, 0)
+	if code != 0 {
+		t.Fatalf("unlimited: exit %d: %s", code, stderr)
+	}
+	code, got, stderr, _ := analyzeRSS(t, dir, 1, free)
+	t.Logf("limit %d (the unlimited peak): exit %d", free, code)
+	if strings.Contains(stderr, "before any analysis") {
+		t.Fatalf("limit %d, the unlimited run's peak: refused at the start: %s", free, stderr)
+	}
+	if code == 0 {
+		if !bytes.Equal(got, want) {
+			t.Errorf("limit %d: the report differs from the unlimited one", free)
+		}
+		return
+	}
+	m := adviceRE.FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("limit %d: exit %d without advice: %s", free, code, stderr)
+	}
+	var v float64
+	fmt.Sscan(m[1], &v)
+	advised := int64(v * map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]])
+	if code, got, stderr, rss := analyzeRSS(t, dir, 1, advised); code != 0 || rss > advised || !bytes.Equal(got, want) {
+		t.Errorf("advised %d: exit %d, peak %d (the report as unlimited: %v): %s", advised, code, rss, bytes.Equal(got, want), stderr)
 	}
 }

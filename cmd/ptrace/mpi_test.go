@@ -8,10 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ptrace-dev/ptrace/report"
 )
 
 var (
@@ -122,6 +126,72 @@ func TestIdleRanksUnderMPI(t *testing.T) {
 		if r.code != 0 || strings.Contains(r.stderr, "idle") {
 			t.Errorf("%s -q: exit %d, stderr %q", c.dir, r.code, r.stderr)
 		}
+	}
+}
+
+// Under MPI a node's memory limit and cores are its busy analysis
+// processes': ranks past the trace's processes own none and take no share
+// (they divided both by every process of the node, idle ones included:
+// under mpirun -np 6 a 2-process trace's ranks got a sixth of the limit
+// each). The ranks count them themselves (comm.Node), whatever the
+// launcher's variables say.
+func TestIdleRanksTakeNoShareUnderMPI(t *testing.T) {
+	ptraceMPI(t)
+	// Open MPI binds a rank to a core or a socket, which Go follows: a
+	// rank is given no more cores than that, whatever its node's share.
+	t.Setenv("OMPI_MCA_hwloc_base_binding_policy", "none")
+	line := regexp.MustCompile(`(?m)^rank (\d+) peak heap .*$`)
+	for _, c := range []struct {
+		dir   string
+		procs int
+	}{
+		{genTrace(t, "tree", "--ranks", "1", "--threads", "2", "--steps", "4"), 1},
+		{genTrace(t, "mpi", "--ranks", "2"), 2},
+	} {
+		for _, np := range []int{c.procs + 1, c.procs + 3} {
+			r := mpirun(t, np, "analyze", "-q", "--stats", "--memory-limit", "600MiB", "--json", filepath.Join(t.TempDir(), "r.json"), c.dir)
+			if r.code != 0 {
+				t.Fatalf("%d processes, np %d: exit %d: %s", c.procs, np, r.code, r.stderr)
+			}
+			ms := line.FindAllStringSubmatch(r.stderr, -1)
+			if len(ms) != np {
+				t.Fatalf("%d processes, np %d: %d ranks in --stats: %s", c.procs, np, len(ms), r.stderr)
+			}
+			for _, m := range ms {
+				rank, _ := strconv.Atoi(m[1])
+				want := "; cores 1"
+				if rank < c.procs {
+					want = fmt.Sprintf("; memory limit %s; cores %d", report.Bytes(600<<20/int64(c.procs)), max(1, runtime.NumCPU()/c.procs))
+				}
+				if !strings.HasSuffix(m[0], want) {
+					t.Errorf("%d processes, np %d: %q, want it to end in %q", c.procs, np, m[0], want)
+				}
+			}
+		}
+	}
+
+	// A stop names the node's flag for its busy processes, and that flag
+	// fits: 1 M events in two processes, 30 MiB each, under mpirun -np 4.
+	dir := genTrace(t, "stencil", "--ranks", "2", "--threads", "4", "--events", "1000000")
+	want := run(t, ptraceBin(), "analyze", "--ranks", "1", "--json", "-", dir)
+	if want.code != 0 {
+		t.Fatalf("inproc: %s", want.stderr)
+	}
+	r := mpirun(t, 4, "analyze", "-q", "--memory-limit", "60MiB", dir)
+	m := regexp.MustCompile(`run with --memory-limit ([0-9.]+) (KiB|MiB|GiB) or more`).FindStringSubmatch(r.stderr)
+	if r.code == 0 || m == nil {
+		t.Fatalf("60 MiB for the node, 30 a busy process: exit %d, want a stop naming a limit: %s", r.code, r.stderr)
+	}
+	var v float64
+	fmt.Sscan(m[1], &v)
+	node := int64(v * map[string]float64{"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}[m[2]])
+	out := filepath.Join(t.TempDir(), "r.json")
+	r = mpirun(t, 4, "analyze", "-q", "--memory-limit", fmt.Sprint(node), "--json", out, dir)
+	if r.code != 0 {
+		t.Fatalf("the advised %s %s for the node: exit %d: %s", m[1], m[2], r.code, r.stderr)
+	}
+	if got, err := os.ReadFile(out); err != nil || string(got) != want.stdout {
+		t.Errorf("under the advised limit the report differs from the unlimited one (%v)", err)
 	}
 }
 

@@ -55,6 +55,19 @@ static int p_dup_world(MPI_Comm *c, MPI_Comm *bulk, int *rank, int *size) {
 	return rc;
 }
 
+// p_node_sum sums v over the ranks of c that share this rank's node
+// (MPI_COMM_TYPE_SHARED, MPI-3: Open MPI and MPICH alike) on a
+// communicator of their own, freed before it returns.
+static int p_node_sum(MPI_Comm c, int64_t v, int64_t *sum) {
+	MPI_Comm node;
+	int rc = MPI_Comm_split_type(c, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+	if (rc != MPI_SUCCESS) return rc;
+	rc = MPI_Comm_set_errhandler(node, MPI_ERRORS_RETURN);
+	if (rc == MPI_SUCCESS) rc = MPI_Allreduce(&v, sum, 1, MPI_INT64_T, MPI_SUM, node);
+	int frc = MPI_Comm_free(&node);
+	return rc != MPI_SUCCESS ? rc : frc;
+}
+
 static int p_send(MPI_Comm c, const void *buf, int n, int dst, int tag) {
 	return MPI_Send(buf, n, MPI_BYTE, dst, tag, c);
 }
@@ -570,6 +583,17 @@ func (c *Communicator) collective(what string, start func(req *C.MPI_Request) C.
 		return mpiError(rc, what)
 	}
 	return c.await(req, what)
+}
+
+// NodeSum returns the sum of v over the ranks on this rank's node
+// (comm.Node). Collective over every rank; no receive may be pending (it
+// is one blocking call, which does not poll them).
+func (c *Communicator) NodeSum(v int64) (int64, error) {
+	var sum C.int64_t
+	if rc := C.p_node_sum(c.comm, C.int64_t(v), &sum); rc != C.MPI_SUCCESS {
+		return 0, mpiError(rc, "NodeSum")
+	}
+	return int64(sum), nil
 }
 
 func (c *Communicator) Barrier() error {

@@ -133,6 +133,14 @@ func TestWorkerConformance(t *testing.T) {
 		commtest.RunCases(t, world, cases)
 	})
 
+	// mpirun started every rank on this machine: the node's sum is the
+	// world's (a rank's own value, summed, is no count: 0+1+…+size-1).
+	for _, v := range []struct{ mine, want int64 }{{1, int64(c.Size())}, {int64(c.Rank()), int64(c.Size() * (c.Size() - 1) / 2)}} {
+		if got, err := c.(comm.Node).NodeSum(v.mine); err != nil || got != v.want {
+			c.Abort(fmt.Errorf("NodeSum: %d (%v), want %d", got, err, v.want))
+		}
+	}
+
 	rank, size := c.Rank(), c.Size()
 	if err := Stop(); err != nil {
 		t.Fatal(err)
