@@ -177,7 +177,7 @@ func (r *run) release(phase string) func() error {
 
 // limitCheck returns, under a memory limit, the check a collective
 // phase's local loop makes on every rank at fixed points
-// (waitstate.Checkpoints): the heap guard's, which stops the phase there
+// (comm.Checkpoints): the heap guard's, which stops the phase there
 // on every rank when the process went above the limit; nil without a
 // limit. Unlike release it does not collect: the guard reads the
 // resident set's peak.
@@ -794,7 +794,7 @@ func (r *run) waitStates() error {
 	// The recording grows with every process (a quarter of the phase's
 	// peak on 16 processes of nonblocking collectives): under a limit it
 	// is checked as it goes, on every rank.
-	checks := waitstate.Checkpoints{Check: a.Check}
+	checks := comm.Checkpoints{Check: a.Check}
 	for i, p := range r.procs {
 		if err := a.Record(i, p, r.timebase(i), &r.scans); err != nil {
 			failure = fmt.Errorf("rank %d: wait states: %w", p.Header.Rank, err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
-	"github.com/ptrace-dev/ptrace/waitstate"
 )
 
 // The heap guard stops every rank, saying what would do, when one saw the
@@ -94,12 +93,12 @@ func stopsUnderLimit(t *testing.T, phase string, run1 func(r *run) error) {
 }
 
 // Under a limit the wait states' local loops check it at fixed points on
-// every rank (waitstate.Checkpoints) and stop there when the process
+// every rank (comm.Checkpoints) and stop there when the process
 // went above it; without a limit there is no check at all (the loops run
 // as before: no collective, no collection).
 func TestLimitCheckStopsInTheLoop(t *testing.T) {
 	stopsUnderLimit(t, "wait states", func(r *run) error {
-		p := waitstate.Checkpoints{Check: r.limitCheck("wait states")}
+		p := comm.Checkpoints{Check: r.limitCheck("wait states")}
 		n := 3 * r.c.Rank() // 0 and 3 processes
 		for i := range n {
 			if err := p.After(i, n); err != nil {

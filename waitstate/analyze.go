@@ -261,7 +261,7 @@ func (a *Analysis) Analyze(c comm.Comm, owners graph.Owners, edges []graph.Remot
 		woAt[k] = -1
 	}
 	var perr error // a process's values that could not be read back
-	checks := Checkpoints{Check: a.Check}
+	checks := comm.Checkpoints{Check: a.Check}
 	for i, p := range m.Procs {
 		if i > 0 {
 			// The previous process's: a stop here leaves nothing half

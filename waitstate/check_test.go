@@ -12,44 +12,6 @@ import (
 	"github.com/ptrace-dev/ptrace/partition"
 )
 
-// Checkpoints makes the same number of checks on every rank whatever its
-// loop's length (none, one, fewer items than checks, more; left early),
-// so a collective check neither hangs nor pairs with another loop's.
-func TestCheckpoints(t *testing.T) {
-	ns := []int{0, 1, 3, 20}
-	calls := make([]int, len(ns))
-	err := inproc.Run(len(ns), func(c comm.Comm) error {
-		n := ns[c.Rank()]
-		p := Checkpoints{Check: func() error {
-			calls[c.Rank()]++
-			_, err := c.AllreduceInt64(comm.Sum, []int64{1})
-			return err
-		}}
-		for loop := range 2 {
-			for i := range n {
-				if loop == 1 && i == n/2 {
-					break // left early: Finish makes the rest
-				}
-				if err := p.After(i, n); err != nil {
-					return err
-				}
-			}
-			if err := p.Finish(); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r, k := range calls {
-		if k != 2*checksPerLoop {
-			t.Errorf("rank %d (%d items): %d checks over two loops, want %d", r, ns[r], k, 2*checksPerLoop)
-		}
-	}
-}
-
 // Analyze calls Check, collectively, inside its loop over the processes
 // (where 16 processes of nonblocking collectives grew by 20 MiB between
 // two release points), on ranks of two processes and of one, and stops
@@ -97,7 +59,7 @@ func TestAnalyzeChecks(t *testing.T) {
 			t.Fatal(err)
 		}
 		for r := range errs {
-			want, wantErr := checksPerLoop, error(nil)
+			want, wantErr := comm.ChecksPerLoop, error(nil)
 			if stopAt > 0 {
 				want, wantErr = stopAt, stop
 			}
@@ -107,7 +69,7 @@ func TestAnalyzeChecks(t *testing.T) {
 		}
 		// Rank 0's two processes: half the checks after the first, whose
 		// waits for progress are requested then, the rest at the end.
-		if q := reqs[0]; stopAt == 0 && (len(q) != checksPerLoop || q[0] == 0 || q[0] != q[checksPerLoop/2-1] || q[checksPerLoop/2] <= q[0]) {
+		if q := reqs[0]; stopAt == 0 && (len(q) != comm.ChecksPerLoop || q[0] == 0 || q[0] != q[comm.ChecksPerLoop/2-1] || q[comm.ChecksPerLoop/2] <= q[0]) {
 			t.Errorf("rank 0's progress requests at its checks: %v, want the first process's at the first half, more after", q)
 		}
 	}

@@ -350,8 +350,8 @@ type Analysis struct {
 	// they were dropped counts them live, and what the records make on
 	// top of them set the phase's peak).
 	Release func() error
-	// Check, when set, is called on every rank checksPerLoop times
-	// during Analyze's loop over its processes (Checkpoints), which
+	// Check, when set, is called on every rank comm.ChecksPerLoop times
+	// during Analyze's loop over its processes (comm.Checkpoints), which
 	// makes the calls' charged waits, synchronization points and
 	// progress requests one process after another: the driver checks
 	// the memory limit there (collective), so that a limit that loop
@@ -1233,42 +1233,3 @@ func (r *callRecorder) setTail(j int32, t int64) {
 // blocking one's coll_end, a nonblocking one's coll_complete (in the
 // Wait or Test call that completes it).
 func isCollEnd(k trace.Kind) bool { return k == trace.CollEnd || k == trace.CollComplete }
-
-// checksPerLoop is how many times Checkpoints calls its Check over a
-// loop, whatever the loop's length.
-const checksPerLoop = 8
-
-// Checkpoints calls Check, when set, checksPerLoop times over a rank's
-// local loop of n items (After each, Finish at its end): the same number
-// of times on every rank whatever its n, so that Check may be
-// collective. A loop left early calls Finish, which makes the rest.
-type Checkpoints struct {
-	Check func() error
-	done  int
-}
-
-// After is called after item i of n; it returns Check's error.
-func (p *Checkpoints) After(i, n int) error {
-	return p.upTo(min(checksPerLoop, (i+1)*checksPerLoop/max(n, 1)))
-}
-
-// Finish makes the checks the loop has not, and readies p for the next
-// loop.
-func (p *Checkpoints) Finish() error {
-	if err := p.upTo(checksPerLoop); err != nil {
-		return err
-	}
-	p.done = 0
-	return nil
-}
-
-// upTo calls Check until it was called k times in this loop.
-func (p *Checkpoints) upTo(k int) error {
-	for p.Check != nil && p.done < k {
-		p.done++
-		if err := p.Check(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
