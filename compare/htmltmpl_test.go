@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/report"
@@ -37,11 +38,17 @@ func templatePage(t *testing.T, pg *htmlPage) string {
 	return b.String()
 }
 
+// randomStrs are the strings of the random results: "weak", and strings
+// html/template escapes, a hostile one among them (markup that would open
+// a script or an attribute, a javascript: URL, NUL, invalid UTF-8,
+// U+2028, noncharacters).
+var randomStrs = []string{"", "weak", "strong", `a<b>&'"+c` + "\x00é", "run-1", "1e+06",
+	`f<"'>(x) </title></script><script>alert(1)</script><img src=x onerror=alert(1)> javascript:alert(1)` + "\x00\xff\xc3\u2028\ufdd0\ufffe"}
+
 // fillRandom sets every exported field under v from small pools that
-// reach each branch of the page: strings html/template escapes, "weak",
-// zero and non-zero numbers, nil and set pointers.
-func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
-	strs := []string{"", "weak", "strong", `a<b>&'"+c` + "\x00é", "run-1", "1e+06"}
+// reach each branch of the page: strings from strs (randomStrs or a pool
+// aligned with it), zero and non-zero numbers, nil and set pointers.
+func fillRandom(rng *rand.Rand, strs []string, v reflect.Value, depth int) {
 	ints := []int64{0, 0, 1, 3, 12345, -7, 1 << 40}
 	floats := []float64{0, 0, 0.25, 1, 0.9999, 1e6, 1.5e-7, -2, math.Inf(1), math.NaN()}
 	switch v.Kind() {
@@ -58,7 +65,7 @@ func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
 			return
 		}
 		p := reflect.New(v.Type().Elem())
-		fillRandom(rng, p.Elem(), depth+1)
+		fillRandom(rng, strs, p.Elem(), depth+1)
 		v.Set(p)
 	case reflect.Slice:
 		if depth > 6 {
@@ -67,34 +74,85 @@ func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
 		n := rng.IntN(4)
 		s := reflect.MakeSlice(v.Type(), n, n)
 		for i := range n {
-			fillRandom(rng, s.Index(i), depth+1)
+			fillRandom(rng, strs, s.Index(i), depth+1)
 		}
 		v.Set(s)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				fillRandom(rng, v.Field(i), depth+1)
+				fillRandom(rng, strs, v.Field(i), depth+1)
 			}
 		}
+	}
+}
+
+// randomResult is a random result of strings from strs.
+func randomResult(rng *rand.Rand, strs []string) *Result {
+	var r Result
+	fillRandom(rng, strs, reflect.ValueOf(&r).Elem(), 0)
+	for i := range r.Constructs { // a construct has a column per run
+		r.Constructs[i].Runs = make([]ConstructRun, len(r.Runs))
+		for j := range r.Runs {
+			fillRandom(rng, strs, reflect.ValueOf(&r.Constructs[i].Runs[j]).Elem(), 2)
+		}
+	}
+	return &r
+}
+
+// Every string a trace or a user gives the page (run labels, construct
+// names, messages) lands escaped where it lands: in text, an SVG plot's
+// text. The random results are written twice, with randomStrs and with
+// the same strings with their markup characters replaced by letters: an
+// escaped string adds no markup, so both pages hold as many of each
+// markup character; and the page holds no NUL (html/template wrote none).
+// Unlike TestHTMLAsTemplate this also holds the plots, which both sides
+// of that test share.
+func TestHTMLHostileStrings(t *testing.T) {
+	benign := make([]string, len(randomStrs))
+	for i, s := range randomStrs {
+		benign[i] = strings.Map(func(r rune) rune {
+			if strings.ContainsRune("<>\"'&+\x00", r) {
+				return 'x'
+			}
+			return r
+		}, s)
+	}
+	write := func(seed uint64, strs []string) string {
+		var b bytes.Buffer
+		if err := WriteHTML(&b, randomResult(rand.New(rand.NewPCG(seed, 44)), strs)); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	plots := 0
+	for seed := range uint64(400) {
+		page, want := write(seed, randomStrs), write(seed, benign)
+		for _, c := range []string{"<", ">", `"`, "'"} {
+			if got, want := strings.Count(page, c), strings.Count(want, c); got != want {
+				t.Fatalf("result %d: %d %q in the page, %d with harmless strings: a string is not escaped where it lands", seed, got, c, want)
+			}
+		}
+		if i := strings.IndexByte(page, 0); i >= 0 {
+			t.Fatalf("result %d: NUL at byte %d: %q", seed, i, page[max(0, i-300):i])
+		}
+		if strings.Contains(page, `id="plot-inflation"`) {
+			plots++
+		}
+	}
+	if plots == 0 {
+		t.Fatal("no random result has the inflation plot")
 	}
 }
 
 func TestHTMLAsTemplate(t *testing.T) {
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 44))
-		var r Result
-		fillRandom(rng, reflect.ValueOf(&r).Elem(), 0)
-		for i := range r.Constructs { // a construct has a column per run
-			r.Constructs[i].Runs = make([]ConstructRun, len(r.Runs))
-			for j := range r.Runs {
-				fillRandom(rng, reflect.ValueOf(&r.Constructs[i].Runs[j]).Elem(), 2)
-			}
-		}
+		r := randomResult(rng, randomStrs)
 		var got bytes.Buffer
-		if err := WriteHTML(&got, &r); err != nil {
+		if err := WriteHTML(&got, r); err != nil {
 			t.Fatal(err)
 		}
-		if want := templatePage(t, buildPage(&r)); got.String() != want {
+		if want := templatePage(t, buildPage(r)); got.String() != want {
 			a, b := got.String(), want
 			i := 0
 			for i < len(a) && i < len(b) && a[i] == b[i] {

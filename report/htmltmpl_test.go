@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -58,13 +59,20 @@ func templatePage(t *testing.T, pg *page) string {
 	return b.String()
 }
 
+// randomStrs are the strings of the random reports: the values the page
+// tests for (window bounds, "source_lines"), code names ShortCode
+// shortens, and strings html/template escapes, a hostile one among them
+// (markup that would end the <title>, open a script or an attribute, a
+// javascript: URL, NUL, invalid UTF-8, U+2028, noncharacters) long
+// enough to be shortened, so it lands in a tooltip attribute too.
+var randomStrs = []string{"", "mpi", "user", "recorded", "source_lines", "warning", `a<b>&'"+c` + "\x00é",
+	"std::vector<int>::push_back(int const&) at /home/someone/project/src/solver/kernels/stencil_kernel.cpp:1234", "main.c:12", "1e+06",
+	`f<"'>(x) </title></script><script>alert(1)</script><img src=x onerror=alert(1)> javascript:alert(1)` + "\x00\xff\xc3\u2028\ufdd0\ufffe"}
+
 // fillRandom sets every exported field under v from small pools that
-// reach each branch of the page: strings html/template escapes, the
-// values the page tests for (window bounds, "source_lines"), code names
-// ShortCode shortens, zero and non-zero numbers, nil and set pointers.
-func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
-	strs := []string{"", "mpi", "user", "recorded", "source_lines", "warning", `a<b>&'"+c` + "\x00é",
-		"std::vector<int>::push_back(int const&) at /home/someone/project/src/solver/kernels/stencil_kernel.cpp:1234", "main.c:12", "1e+06"}
+// reach each branch of the page: strings from strs (randomStrs or a pool
+// aligned with it), zero and non-zero numbers, nil and set pointers.
+func fillRandom(rng *rand.Rand, strs []string, v reflect.Value, depth int) {
 	ints := []int64{0, 0, 1, 3, 12345, -7, 1 << 40}
 	floats := []float64{0, 0, 0.25, 1, 0.9999, 1e6, 1.5e-7, -2, math.Inf(1), math.NaN()}
 	switch v.Kind() {
@@ -81,7 +89,7 @@ func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
 			return
 		}
 		p := reflect.New(v.Type().Elem())
-		fillRandom(rng, p.Elem(), depth+1)
+		fillRandom(rng, strs, p.Elem(), depth+1)
 		v.Set(p)
 	case reflect.Slice:
 		if depth > 6 {
@@ -90,13 +98,13 @@ func fillRandom(rng *rand.Rand, v reflect.Value, depth int) {
 		n := rng.IntN(4)
 		s := reflect.MakeSlice(v.Type(), n, n)
 		for i := range n {
-			fillRandom(rng, s.Index(i), depth+1)
+			fillRandom(rng, strs, s.Index(i), depth+1)
 		}
 		v.Set(s)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				fillRandom(rng, v.Field(i), depth+1)
+				fillRandom(rng, strs, v.Field(i), depth+1)
 			}
 		}
 	}
@@ -130,8 +138,67 @@ func TestHTMLAsTemplate(t *testing.T) {
 	for seed := range uint64(400) {
 		rng := rand.New(rand.NewPCG(seed, 44))
 		var r Report
-		fillRandom(rng, reflect.ValueOf(&r).Elem(), 0)
+		fillRandom(rng, randomStrs, reflect.ValueOf(&r).Elem(), 0)
 		check(fmt.Sprint("random report ", seed), &r, HTMLOptions{MaxRows: 1 + rng.IntN(3), MaxHistograms: 1 + rng.IntN(3)})
+	}
+}
+
+// harmless is s with the characters that are markup in HTML, or that
+// html/template rewrites, replaced by letters: a string of the same
+// branches of the page (ShortCode shortens it or not alike, the values
+// the page tests for have none of them) that needs no escaping.
+func harmless(s string) string {
+	return strings.Map(func(r rune) rune {
+		if strings.ContainsRune("<>\"'&+\x00", r) {
+			return 'x'
+		}
+		return r
+	}, s)
+}
+
+// Every string a trace or a user gives the page (names, paths, labels,
+// messages, the trace's directory) lands escaped where it lands: in text,
+// the <title>, a quoted attribute, an SVG plot's text. The random reports
+// are written twice, with randomStrs and with their harmless twins: an
+// escaped string adds no markup, so both pages hold as many of each
+// markup character; and the page holds no NUL (html/template wrote none).
+// Unlike TestHTMLAsTemplate this also holds the plots, which both sides
+// of that test share.
+func TestHTMLHostileStrings(t *testing.T) {
+	benign := make([]string, len(randomStrs))
+	for i, s := range randomStrs {
+		benign[i] = harmless(s)
+		if (ShortCode(s) == s) != (ShortCode(benign[i]) == benign[i]) {
+			t.Fatalf("%q and %q: ShortCode shortens one of them only", s, benign[i])
+		}
+	}
+	write := func(seed uint64, strs []string) string {
+		rng := rand.New(rand.NewPCG(seed, 44))
+		var r Report
+		fillRandom(rng, strs, reflect.ValueOf(&r).Elem(), 0)
+		var b bytes.Buffer
+		if err := WriteHTML(&b, &r, HTMLOptions{MaxRows: 1 + rng.IntN(3), MaxHistograms: 1 + rng.IntN(3)}); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	plots := 0
+	for seed := range uint64(400) {
+		page, want := write(seed, randomStrs), write(seed, benign)
+		for _, c := range []string{"<", ">", `"`, "'"} {
+			if got, want := strings.Count(page, c), strings.Count(want, c); got != want {
+				t.Fatalf("random report %d: %d %q in the page, %d with harmless strings: a string is not escaped where it lands", seed, got, c, want)
+			}
+		}
+		if i := strings.IndexByte(page, 0); i >= 0 {
+			t.Fatalf("random report %d: NUL at byte %d: %q", seed, i, page[max(0, i-300):i])
+		}
+		if strings.Contains(page, "<svg") {
+			plots++
+		}
+	}
+	if plots == 0 {
+		t.Fatal("no random report has a plot")
 	}
 }
 

@@ -10,10 +10,12 @@ import (
 // E escapes as html/template escapes a string in text, a quoted attribute
 // and RCDATA; Escape is html/template's HTMLEscapeString. Both are checked
 // against html/template on strings of every byte the escapers touch, of
-// invalid UTF-8 and of the replacement character's neighbours.
+// invalid UTF-8, of the replacement character's neighbours and of what
+// html/template's other escapers treat apart (U+2028, noncharacters, the
+// characters of an unquoted attribute).
 func TestEscapeAsTemplate(t *testing.T) {
 	tm := template.Must(template.New("").Parse(`<title>{{.}}</title><p title="{{.}}">{{.}}</p>`))
-	alphabet := []string{"a", "\x00", `"`, "&", "'", "+", "<", ">", "é", "\xff", "\xc3", "\uFFFD", "&amp;", " "}
+	alphabet := []string{"a", "\x00", `"`, "&", "'", "+", "<", ">", "é", "\xff", "\xc3", "\uFFFD", "&amp;", " ", "\u2028", "\uFDD0", "\uFFFE", "`", "=", "\t"}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 2000 {
 		var s string

@@ -9,11 +9,12 @@ package svgplot
 
 import (
 	"fmt"
-	"html"
 	"image/color"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ptrace-dev/ptrace/internal/htmlw"
 )
 
 // Color returns the k-th of a set of distinguishable colours, cycling,
@@ -371,7 +372,7 @@ func (p *Plot) SVG(w, h float64) string {
 	if p.Y.Label != "" {
 		x, y := pad+fontSize+1, (f.top+f.bottom)/2
 		out.printf(`<text transform="translate(%s %s) rotate(-90)" text-anchor="middle" font-size="%s">%s</text>`,
-			num(x), num(y), num(fontSize+1), html.EscapeString(p.Y.Label))
+			num(x), num(y), num(fontSize+1), htmlw.Escape(p.Y.Label))
 	}
 	p.drawLegend(&out, f)
 	out.printf(`</svg>`)
@@ -537,8 +538,12 @@ type writer struct{ strings.Builder }
 
 func (w *writer) printf(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 
+// text writes s escaped as the page's text is (htmlw.Escape): a label is
+// a construct's or a run's name, and unlike html.EscapeString that also
+// turns NUL into U+FFFD, as html/template did, since NUL is no character
+// of XML and a parse error in HTML.
 func (w *writer) text(x, y float64, anchor string, size float64, s string) {
-	w.printf(`<text x="%s" y="%s" text-anchor="%s" font-size="%s">%s</text>`, num(x), num(y), anchor, num(size), html.EscapeString(s))
+	w.printf(`<text x="%s" y="%s" text-anchor="%s" font-size="%s">%s</text>`, num(x), num(y), anchor, num(size), htmlw.Escape(s))
 }
 
 func (w *writer) rect(x0, x1, y0, y1 float64, c color.RGBA) {

@@ -104,6 +104,24 @@ func parse(t *testing.T, s string) (names, texts []string) {
 	}
 }
 
+// A label is escaped as the page's text: markup as entities, NUL (no
+// character of XML) as U+FFFD.
+func TestTextEscaped(t *testing.T) {
+	p := New("t\x00<script>'\"&", "x\x00", "y\x00")
+	p.Add(&Bars{Values: []float64{1}, Width: 10, Color: color.RGBA{A: 255}})
+	p.Legend("k\x00</text>", Key{Box: true})
+	svg := p.SVG(400, 200)
+	if strings.ContainsRune(svg, 0) {
+		t.Fatalf("NUL in %q", svg)
+	}
+	_, texts := parse(t, svg)
+	for _, want := range []string{"t\uFFFD<script>'\"&", "x\uFFFD", "y\uFFFD", "k\uFFFD</text>"} {
+		if !slices.Contains(texts, want) {
+			t.Errorf("text %q missing from %q", want, texts)
+		}
+	}
+}
+
 // Bars stand on their base at x = X0 + i, their heights proportional to
 // their values, and labels are escaped text.
 func TestBarsAndText(t *testing.T) {
