@@ -551,3 +551,38 @@ func TestOffPathForkJoin(t *testing.T) {
 		}
 	}
 }
+
+// On every gen workload the time off the path adds up exactly
+// (checkInvariants) and is the same on 1 to 3 analysis ranks.
+func TestOffPathEveryWorkload(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "imbalance", Ranks: 2, Threads: 3},
+		{Workload: "stencil", Ranks: 3, Threads: 2, Jitter: 0.3, LatencyNS: 1500},
+		{Workload: "nearest", Ranks: 3, Threads: 2, Radix: 3, LatencyNS: 1000},
+		{Workload: "spread", Ranks: 3, Threads: 2, Radix: 3, LatencyNS: 1000},
+		{Workload: "forkjoin", Ranks: 3, Threads: 3, Width: 5, Jitter: 0.5},
+		{Workload: "pipeline", Ranks: 3, Threads: 2, LatencyNS: 2000},
+		{Workload: "halo", Ranks: 3, Threads: 3, RankImbalance: 0.5, ForkNS: 20_000, JoinNS: 5_000, LatencyNS: 3000},
+		{Workload: "untied", Ranks: 1, Threads: 3},
+		{Workload: "mpi", Ranks: 3, RankImbalance: 0.3, LatencyNS: 2000},
+		{Workload: "nbc", Ranks: 3, LatencyNS: 2000},
+		{Workload: "tree", Ranks: 2, Threads: 3, Steps: 5},
+	} {
+		dir, _ := generate(t, cfg)
+		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
+		var first *report.OffPath
+		for k := 1; k <= 3; k++ {
+			rep, js := analyze(t, dir, k)
+			checkInvariants(t, fmt.Sprintf("%s k=%d", name, k), js)
+			op := rep.CriticalPath.OffPath
+			if op == nil {
+				t.Fatalf("%s k=%d: no off_path", name, k)
+			}
+			if k == 1 {
+				first = op
+			} else if *op != *first {
+				t.Errorf("%s: off_path on %d ranks %+v, on 1 %+v", name, k, *op, *first)
+			}
+		}
+	}
+}
