@@ -528,6 +528,11 @@ type pathSummary struct {
 	Names     []string // what Segments' and Full's kinds and constructs index
 	Segments  nodeList
 	Full      nodeList // only with Input.Path
+	// The gaps between consecutive nodes of positive weight within the
+	// rank's stretches of the path, by class, and the stretches (offPath).
+	Gaps      []int64
+	Stretches []int64
+	Ready     []int64 // trace rank, its first work's start: per process on the path
 }
 
 // nameTable interns the kinds and constructs of a rank's path nodes.
@@ -618,7 +623,34 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 	// break merge, so segments do not depend on the partition.
 	broken := true
 	ci := -1 // the process of the node before, whose range is tried first
+	var gaps gapWalk
+	var classes []uint8 // by kind id, 255: not yet known
+	// Each process's first work in the window (gapWalk.ready): the
+	// start of its first node of positive weight, looked for when the
+	// path first reaches the process (the simulation makes nodes about
+	// in time order). weight is valid for the path's processes.
+	ready := map[int64]int64{}
+	gaps.ready = func(rank int64) (int64, bool) {
+		if t, ok := ready[rank]; ok {
+			return t, true
+		}
+		i := int(rank) - in.First
+		if i < 0 || i >= len(in.Procs) || in.Procs[i].frags == nil {
+			return 0, false
+		}
+		c := in.Procs[i].frags.Attrs.Cursor()
+		for k := int32(0); int(k) < in.Procs[i].frags.Len(); k++ {
+			if weight(bases[i]+k) > 0 {
+				t := c.At(k).Start
+				ready[rank] = t
+				s.Ready = append(s.Ready, rank, t)
+				return t, true
+			}
+		}
+		return 0, false
+	}
 	for st := range path.Steps() {
+		gaps.step(st.Depth)
 		st.Node += offset
 		if st.Cross {
 			s.Crossings++
@@ -656,6 +688,13 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 			s.Full.add(pg.rank, a.Thread, kind, cons, a.Start, ns)
 		}
 		if ns > 0 {
+			for int(kind) >= len(classes) {
+				classes = append(classes, 255)
+			}
+			if classes[kind] == 255 {
+				classes[kind] = nodeClass(names.names[kind])
+			}
+			gaps.node(gapNode{rank: int64(pg.rank), thread: int64(a.Thread), class: classes[kind], start: a.Start, end: a.Start + ns})
 			pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: names.names[kind], Construct: names.names[cons], StartNS: a.Start, DurNS: ns}
 			s.Longest = keepLongest(s.Longest, pn, maxLongest)
 			// Consecutive nodes on one thread merge into one segment.
@@ -679,6 +718,8 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 	if hasSeg {
 		s.Segments.add(seg.rank, seg.thread, seg.kind, seg.cons, seg.start, seg.dur)
 	}
+	gaps.close()
+	s.Gaps, s.Stretches = gaps.sums[:], gaps.stretches
 	s.Names = names.names
 	for k, v := range byKind {
 		if v[1] > 0 {
@@ -806,6 +847,10 @@ func (in *Input) cpReport(span, t1, zero int64, parts []pathSummary) (*report.Cr
 		return nil, nil, err
 	}
 	cp.Segments, cp.Truncated = capper.result()
+	var err error
+	if cp.OffPath, err = offPath(parts, in.WindowStartNS, in.RunTimeNS, span); err != nil {
+		return nil, nil, err
+	}
 	var full report.PathSource
 	if in.Path {
 		full = func(fn func(report.PathNode)) error {

@@ -42,6 +42,9 @@ type Input struct {
 	// RunTimeNS is the analysis window's length, of which the report gives
 	// the path's share.
 	RunTimeNS int64
+	// WindowStartNS is where the analysis window begins (reference
+	// clock): the time before the path's first node is measured from it.
+	WindowStartNS int64
 	// Path asks for the whole path in time order on rank 0 (Result.Path; it
 	// moves O(path length) data to rank 0, packed). Every rank sets it or
 	// none.

@@ -872,7 +872,7 @@ func (r *run) criticalPath() error {
 	// phase together within a collective or two).
 	defer r.phaseGC(r.opts.GC.CriticalPath)()
 	in := &critpath.Input{Comm: r.c, Owners: r.plan, First: r.lo, Procs: r.cp, Edges: r.edges,
-		RunTimeNS: r.last - r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies, Check: r.limitCheck("critical path")}
+		RunTimeNS: r.last - r.first, WindowStartNS: r.first, Path: r.opts.Path != nil, AfterTaskGraph: r.joinAnomalies, Check: r.limitCheck("critical path")}
 	if r.spill != nil {
 		in.Spill = r.spill
 	}

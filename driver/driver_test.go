@@ -202,6 +202,17 @@ func checkInvariants(t *testing.T, name string, js []byte) {
 	if cp := r.CriticalPath; cp != nil && (cp.LengthNS > cp.RunTimeNS || r.Trace.Window != nil && cp.RunTimeNS != r.Trace.Window.DurationNS) {
 		t.Errorf("%s: critical path %d ns over a run time of %d (window %+v)", name, cp.LengthNS, cp.RunTimeNS, r.Trace.Window)
 	}
+	// The time off the path is accounted for exactly: before its first
+	// node, between its nodes (the classes), after its last.
+	if cp := r.CriticalPath; cp != nil && cp.LengthNS > 0 {
+		op := cp.OffPath
+		if op == nil {
+			t.Errorf("%s: a path of %d ns without off_path", name, cp.LengthNS)
+		} else if classes := op.WakeUp + op.Fork + op.Tasks + op.Threads + op.Processes + op.MPI + op.StartSkew; op.NS != cp.RunTimeNS-cp.LengthNS ||
+			op.Before+op.Between+op.After != op.NS || classes != op.Between || op.Before < 0 || op.After < 0 {
+			t.Errorf("%s: off the path %+v (classes %d) for a path of %d ns in %d", name, *op, classes, cp.LengthNS, cp.RunTimeNS)
+		}
+	}
 	// The raw components lie inside the categories they are parts of.
 	for _, q := range r.Breakdown.PerProcess {
 		if q.ForkJoinNS < 0 || q.ForkJoinNS > q.OverheadNS || q.IdleSerialDuringMPINS < 0 || q.IdleSerialDuringMPINS > q.IdleDuringMPINS ||
@@ -511,6 +522,66 @@ func TestUserWindowPolled(t *testing.T) {
 			}
 			if cp := rep.CriticalPath; cp == nil || cp.LengthNS > rep.Trace.Window.DurationNS {
 				t.Errorf("window %+v: critical path %+v longer than the window's %d ns", w, cp, rep.Trace.Window.DurationNS)
+			}
+		}
+	}
+}
+
+// halo's team fork and join are no node of the path (the runtime's delays
+// before a region's implicit tasks begin and after they end): on a path
+// that stays on one process, off_path holds I forks (the first before the
+// path's first node, the window beginning at MPI_Init's exit) and I joins,
+// the master's wake-up after each region, and nothing else.
+func TestOffPathForkJoin(t *testing.T) {
+	const iters, fork, join = 10, 40_000, 15_000
+	for _, cfg := range []gen.Config{
+		{Workload: "halo", Ranks: 2, Threads: 3, Iterations: iters, ForkNS: fork, JoinNS: join},
+		{Workload: "halo", Ranks: 1, Threads: 2, Iterations: iters, ForkNS: fork},
+	} {
+		dir, _ := generate(t, cfg)
+		for k := 1; k <= cfg.Ranks; k++ {
+			rep, _ := analyze(t, dir, k)
+			cp := rep.CriticalPath
+			want := report.OffPath{NS: iters * (cfg.ForkNS + cfg.JoinNS), Before: cfg.ForkNS, Between: (iters-1)*cfg.ForkNS + iters*cfg.JoinNS,
+				Fork: (iters - 1) * cfg.ForkNS, WakeUp: iters * cfg.JoinNS}
+			want.Share = float64(want.NS) / float64(cp.RunTimeNS)
+			if cp.OffPath == nil || *cp.OffPath != want || cp.RunTimeNS-cp.LengthNS != want.NS {
+				t.Errorf("%d×%d fork %d join %d on %d ranks: off_path %+v, want %+v (path %d of %d)", cfg.Ranks, cfg.Threads, cfg.ForkNS, cfg.JoinNS, k, cp.OffPath, want, cp.LengthNS, cp.RunTimeNS)
+			}
+		}
+	}
+}
+
+// On every gen workload the time off the path adds up exactly
+// (checkInvariants) and is the same on 1 to 3 analysis ranks.
+func TestOffPathEveryWorkload(t *testing.T) {
+	for _, cfg := range []gen.Config{
+		{Workload: "imbalance", Ranks: 2, Threads: 3},
+		{Workload: "stencil", Ranks: 3, Threads: 2, Jitter: 0.3, LatencyNS: 1500},
+		{Workload: "nearest", Ranks: 3, Threads: 2, Radix: 3, LatencyNS: 1000},
+		{Workload: "spread", Ranks: 3, Threads: 2, Radix: 3, LatencyNS: 1000},
+		{Workload: "forkjoin", Ranks: 3, Threads: 3, Width: 5, Jitter: 0.5},
+		{Workload: "pipeline", Ranks: 3, Threads: 2, LatencyNS: 2000},
+		{Workload: "halo", Ranks: 3, Threads: 3, RankImbalance: 0.5, ForkNS: 20_000, JoinNS: 5_000, LatencyNS: 3000},
+		{Workload: "untied", Ranks: 1, Threads: 3},
+		{Workload: "mpi", Ranks: 3, RankImbalance: 0.3, LatencyNS: 2000},
+		{Workload: "nbc", Ranks: 3, LatencyNS: 2000},
+		{Workload: "tree", Ranks: 2, Threads: 3, Steps: 5},
+	} {
+		dir, _ := generate(t, cfg)
+		name := fmt.Sprintf("%s/%d×%d", cfg.Workload, cfg.Ranks, cfg.Threads)
+		var first *report.OffPath
+		for k := 1; k <= 3; k++ {
+			rep, js := analyze(t, dir, k)
+			checkInvariants(t, fmt.Sprintf("%s k=%d", name, k), js)
+			op := rep.CriticalPath.OffPath
+			if op == nil {
+				t.Fatalf("%s k=%d: no off_path", name, k)
+			}
+			if k == 1 {
+				first = op
+			} else if *op != *first {
+				t.Errorf("%s: off_path on %d ranks %+v, on 1 %+v", name, k, *op, *first)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/ptrace-dev/ptrace/internal/htmlw"
 )
@@ -371,6 +372,15 @@ func writePath(p *htmlw.Writer, cp *CriticalPath) {
 	p.S(" nodes, ")
 	p.I(cp.RankCrossings)
 	p.S(" rank crossings.</p>\n")
+	if op := cp.OffPath; op.Shown() {
+		p.S("<p>Not on the path ")
+		p.E(Dur(op.NS))
+		p.S(" (")
+		p.E(Pct(op.Share))
+		p.S(" of run time): ")
+		p.E(strings.Join(op.Parts(), ", "))
+		p.S(".</p>\n")
+	}
 	if len(cp.ByKind) > 0 {
 		p.S(`<table><tr><th class="l">by kind</th><th>time</th><th>share</th><th>nodes</th></tr>`)
 		for _, k := range cp.ByKind {

@@ -21,6 +21,7 @@ func templatePage(t *testing.T, pg *page) string {
 	t.Helper()
 	tm := template.Must(template.New("report").Funcs(template.FuncMap{
 		"dur":             Dur,
+		"join":            strings.Join,
 		"bytes":           Bytes,
 		"pct":             Pct,
 		"classBasis":      ClassBasis,
@@ -272,7 +273,8 @@ figure { margin: 0.5em 0; }
 {{with .R.CriticalPath}}
 <h2>Critical path</h2>
 <p>{{dur .LengthNS}} = {{pct .ShareOfRunTime}} of run time {{dur .RunTimeNS}}; work T1 {{dur .WorkNS}}, parallelism {{printf "%.3g" .Parallelism}}; {{.Nodes}} nodes, {{.RankCrossings}} rank crossings.</p>
-{{if .ByKind}}<table><tr><th class="l">by kind</th><th>time</th><th>share</th><th>nodes</th></tr>{{range .ByKind}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct .Share}}</td><td>{{.Nodes}}</td></tr>{{end}}</table>{{end}}
+{{if .OffPath.Shown}}{{with .OffPath}}<p>Not on the path {{dur .NS}} ({{pct .Share}} of run time): {{join .Parts ", "}}.</p>
+{{end}}{{end}}{{if .ByKind}}<table><tr><th class="l">by kind</th><th>time</th><th>share</th><th>nodes</th></tr>{{range .ByKind}}<tr><td class="l">{{.Name}}</td><td>{{dur .NS}}</td><td>{{pct .Share}}</td><td>{{.Nodes}}</td></tr>{{end}}</table>{{end}}
 {{end}}
 {{with .Path}}<figure id="{{.ID}}">{{html .SVG}}</figure>{{end}}
 {{with .R.Graph}}{{if .Tasks}}<p>Task graph: {{.Tasks}} tasks, {{.Edges}} edges ({{.RemoteEdges}} remote), {{.Roots}} roots, {{.Leaves}} leaves. Root longest paths relative to the critical path: mean {{eff .RootPaths.Mean}}, median {{eff .RootPaths.Median}}, min {{eff .RootPaths.Min}}, {{.RootPaths.Within4Pct}} within 4%.</p>{{end}}{{end}}

@@ -342,7 +342,77 @@ type CriticalPath struct {
 	// timeline export (at most MaxPathSegments; Truncated says when cut).
 	Segments  []PathNode `json:"segments,omitempty"`
 	Truncated bool       `json:"segments_truncated,omitempty"`
+	// OffPath accounts for the window's time the path does not cover:
+	// nil when the path has no node of positive weight.
+	OffPath *OffPath `json:"off_path,omitempty"`
 }
+
+// OffPath splits run_time_ns − length_ns by where it lies along the path:
+// before its first node of positive weight, after its last, and between
+// consecutive ones, classified by what a gap sits between. The fields sum
+// exactly: Before + Between + After = NS, and the five classes sum to
+// Between. A gap is the next node's start minus the node before's start
+// plus weight (path order); it can be negative where an MPI call's
+// weight, which leaves out its waiting, ends after the next node began
+// (an MPI call is placed to begin no earlier than the node before ends).
+type OffPath struct {
+	NS      int64   `json:"ns"`    // run_time_ns − length_ns
+	Share   float64 `json:"share"` // of run_time_ns
+	Before  int64   `json:"before_first_ns"`
+	Between int64   `json:"between_ns"`
+	After   int64   `json:"after_last_ns"`
+	// WakeUp: on one thread, after its region code (or between two nodes
+	// of serial code): the runtime waking the thread after a barrier or a
+	// join.
+	WakeUp int64 `json:"wake_up_ns"`
+	// Fork: from outside parallel regions (serial code, an MPI call) to
+	// a region's code on one process, any thread.
+	Fork int64 `json:"fork_ns"`
+	// Tasks: on one process, before or after an explicit task (not a
+	// fork): its thread ran other work meanwhile, or the task waited for
+	// a thread (scheduling).
+	Tasks int64 `json:"tasks_ns"`
+	// Threads: between other nodes of two threads of one process.
+	Threads int64 `json:"across_threads_ns"`
+	// Processes: between two processes, or around a message latency or
+	// remote dependence node (but for an explicit task).
+	Processes int64 `json:"across_processes_ns"`
+	// MPI: one thread's consecutive nodes of which one is an MPI call.
+	MPI int64 `json:"mpi_ns"`
+	// StartSkew: between processes, the part of a gap before the later
+	// process did its first work in the window (its MPI_Init ended late).
+	StartSkew int64 `json:"start_skew_ns"`
+}
+
+// Shown tells whether the text and HTML reports show op: from
+// OffPathShown of the run time on.
+func (op *OffPath) Shown() bool { return op != nil && op.Share >= OffPathShown }
+
+// Parts names op's nonzero parts with their times, for the reports'
+// line: the classes between nodes, then before the first and after the
+// last.
+func (op *OffPath) Parts() []string {
+	var out []string
+	for _, p := range []struct {
+		name string
+		ns   int64
+	}{
+		{"wake-ups after barriers and joins", op.WakeUp}, {"forks", op.Fork}, {"around tasks (scheduling)", op.Tasks},
+		{"across threads", op.Threads}, {"across processes", op.Processes},
+		{"around MPI calls", op.MPI}, {"start skew", op.StartSkew},
+		{"before the first node", op.Before}, {"after the last node", op.After},
+	} {
+		if p.ns != 0 {
+			out = append(out, p.name+" "+Dur(p.ns))
+		}
+	}
+	return out
+}
+
+// OffPathShown is the share of the run time off the path from which the
+// text and HTML reports show OffPath: 1 %, below which the path is the
+// run for a reader.
+const OffPathShown = 0.01
 
 // WorkOnPath returns the computation on the path: its task, region and
 // serial nodes' time.

@@ -278,6 +278,9 @@ func (p *printer) criticalPath(cp *CriticalPath, g *Graph) {
 		p.line("  parallelism is T1/T∞ and T∞ holds %s of communication (MPI calls' own time, latencies), which is no work: the computation on the path alone gives %.3g",
 			Pct(1-float64(cp.WorkOnPath())/float64(cp.LengthNS)), cp.ComputeParallelism)
 	}
+	if op := cp.OffPath; op.Shown() {
+		p.line("  not on the path %s (%s of run time): %s", Dur(op.NS), Pct(op.Share), strings.Join(op.Parts(), ", "))
+	}
 	if len(cp.ByKind) > 0 {
 		p.line("  by kind: %s", shares(cp.ByKind, 4))
 	}
