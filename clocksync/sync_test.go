@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/commtest"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/graph"
@@ -333,26 +334,17 @@ func TestSyncChecksStopEveryRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errStop := errors.New("over the limit")
 	// Stop at no check first (0), which counts them, then at each.
 	points := 0
 	for stopAt := 0; stopAt == 0 || stopAt <= points; stopAt++ {
-		calls := make([]int, 3)
-		errs := make([]error, 3)
+		stops := commtest.NewStops(3, stopAt)
 		err := inproc.Run(3, func(c comm.Comm) error {
 			lo, hi := plan.Range(c.Rank())
 			m, err := graph.Match(c, plan, procs[lo:hi], graph.MatchOptions{})
 			if err != nil {
 				return err
 			}
-			check := func() error {
-				calls[c.Rank()]++
-				if calls[c.Rank()] == stopAt {
-					return errStop
-				}
-				return nil
-			}
-			_, errs[c.Rank()] = SyncBounded(c, m, DefaultOptions(), graph.Bounded{Check: check})
+			_, stops.Errs[c.Rank()] = SyncBounded(c, m, DefaultOptions(), graph.Bounded{Check: stops.Check(c.Rank())})
 			return nil
 		})
 		if err != nil {
@@ -361,18 +353,10 @@ func TestSyncChecksStopEveryRank(t *testing.T) {
 		if stopAt == 0 {
 			// A batch in each of the count's two rounds, the count made,
 			// the merged times, the forward replay.
-			if points = calls[0]; points < 5 {
+			if points = stops.Calls[0]; points < 5 {
 				t.Fatalf("%d checks, want 5 at least", points)
 			}
 		}
-		for k := range 3 {
-			want := stopAt
-			if stopAt == 0 {
-				want = points
-			}
-			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
-				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])
-			}
-		}
+		stops.Verify(t, "clock sync", points)
 	}
 }

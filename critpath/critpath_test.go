@@ -3,7 +3,6 @@ package critpath_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -12,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/commtest"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/gen"
@@ -251,7 +251,6 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 	if _, err := gen.Generate(dir, gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}); err != nil {
 		t.Fatal(err)
 	}
-	errStop := errors.New("over the limit")
 	for _, c := range []struct{ k, points int }{{3, 12}, {2, 8}} {
 		for stopAt := 0; stopAt <= c.points; stopAt++ {
 			all := make([]*critpath.Proc, 3)
@@ -265,31 +264,17 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			calls, errs := make([]int, c.k), make([]error, c.k)
+			stops := commtest.NewStops(c.k, stopAt)
 			err = inproc.Run(c.k, func(cm comm.Comm) error {
 				lo, hi := plan.Range(cm.Rank())
-				in := &critpath.Input{Comm: cm, Owners: plan, First: lo, Procs: all[lo:hi], RunTimeNS: last - first, Check: func() error {
-					calls[cm.Rank()]++
-					if calls[cm.Rank()] == stopAt {
-						return errStop
-					}
-					return nil
-				}}
-				_, errs[cm.Rank()] = critpath.Analyze(in)
+				in := &critpath.Input{Comm: cm, Owners: plan, First: lo, Procs: all[lo:hi], RunTimeNS: last - first, Check: stops.Check(cm.Rank())}
+				_, stops.Errs[cm.Rank()] = critpath.Analyze(in)
 				return nil
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			for r := range c.k {
-				want := stopAt
-				if stopAt == 0 {
-					want = c.points
-				}
-				if calls[r] != want || (stopAt > 0) != errors.Is(errs[r], errStop) || stopAt == 0 && errs[r] != nil {
-					t.Errorf("%d ranks, stop at check %d: rank %d made %d checks (want %d), returned %v", c.k, stopAt, r, calls[r], want, errs[r])
-				}
-			}
+			stops.Verify(t, fmt.Sprintf("%d ranks", c.k), c.points)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -14,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/commtest"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/partition"
@@ -983,12 +983,11 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errStop := errors.New("over the limit")
 	// Stop at no check first (0), which counts them (the rows, each
 	// batch, the first round's end), then at each.
 	points := 0
 	for stopAt := 0; stopAt == 0 || stopAt <= points; stopAt++ {
-		calls, errs := make([]int, 3), make([]error, 3)
+		stops := commtest.NewStops(3, stopAt)
 		var edges [][]RemoteEdges
 		if stopAt == 0 {
 			edges = make([][]RemoteEdges, 3)
@@ -1000,14 +999,8 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 				return err
 			}
 			// Batches of 64 bytes: many, and the same edges.
-			e, err := ExchangeEdgesBounded(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, Bounded{Batch: 64, Check: func() error {
-				calls[c.Rank()]++
-				if calls[c.Rank()] == stopAt {
-					return errStop
-				}
-				return nil
-			}})
-			errs[c.Rank()] = err
+			e, err := ExchangeEdgesBounded(c, m, func(_, v int32) int64 { return m.RecordedAt(v) }, Bounded{Batch: 64, Check: stops.Check(c.Rank())})
+			stops.Errs[c.Rank()] = err
 			if edges != nil {
 				edges[c.Rank()] = e
 			}
@@ -1017,19 +1010,11 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 			t.Fatal(err)
 		}
 		if stopAt == 0 {
-			if points = calls[0]; points < 4 {
+			if points = stops.Calls[0]; points < 4 {
 				t.Fatalf("%d checks, want 4 at least", points)
 			}
 		}
-		for k := range 3 {
-			want := stopAt
-			if stopAt == 0 {
-				want = points
-			}
-			if calls[k] != want || (stopAt > 0) != errors.Is(errs[k], errStop) || stopAt == 0 && errs[k] != nil {
-				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, k, calls[k], want, errs[k])
-			}
-		}
+		stops.Verify(t, "exchange", points)
 		if stopAt == 0 {
 			// The checks and the batches change nothing: the edges are
 			// those of ExchangeEdgesAt.
