@@ -350,7 +350,7 @@ type CriticalPath struct {
 // OffPath splits run_time_ns − length_ns by where it lies along the path:
 // before its first node of positive weight, after its last, and between
 // consecutive ones, classified by what a gap sits between. The fields sum
-// exactly: Before + Between + After = NS, and the five classes sum to
+// exactly: Before + Between + After = NS, and the seven classes sum to
 // Between. A gap is the next node's start minus the node before's start
 // plus weight (path order); it can be negative where an MPI call's
 // weight, which leaves out its waiting, ends after the next node began
