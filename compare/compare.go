@@ -75,6 +75,10 @@ type Run struct {
 	Ready *report.Series `json:"-"`
 	first int64
 	size  float64
+	// The critical path's account of the time off it and the window it
+	// is of (changes).
+	offPath *report.OffPath
+	runTime int64
 }
 
 // Factors are the POP efficiencies of one run.
@@ -184,7 +188,13 @@ type Change struct {
 	MeanIsNS  int64   `json:"mean_is_ns,omitempty"`
 	ExtraNS   int64   `json:"extra_ns,omitempty"`
 	Share     float64 `json:"share,omitempty"` // of the task time added between the two
-	Text      string  `json:"text"`
+	// OffPath is the part of the time off the critical path (the key of
+	// report.OffPath, e.g. "wake_up_ns") whose share of the run time grew
+	// most, by at least report.OffPathShown; empty when none did.
+	OffPath    string  `json:"off_path,omitempty"`
+	OffPathWas float64 `json:"off_path_was,omitempty"` // its share of the run time in From
+	OffPathIs  float64 `json:"off_path_is,omitempty"`
+	Text       string  `json:"text"`
 }
 
 // Problem is a run left out of the comparison, and why.
@@ -374,6 +384,9 @@ func newRun(name string, r *report.Report, size float64) Run {
 		run.Ready = r.Tasks.ReadySeries
 	}
 	run.Bounds = bounds(r, cores)
+	if cp := r.CriticalPath; cp != nil && cp.OffPath != nil && cp.RunTimeNS > 0 {
+		run.offPath, run.runTime = cp.OffPath, cp.RunTimeNS
+	}
 	return run
 }
 
@@ -584,10 +597,39 @@ func changes(runs []Run, cons []map[string]report.Construct) []Change {
 		} else if len(cons[i]) > 0 {
 			s.WriteString("; no construct's task time grew")
 		}
+		offPathChange(&ch, &s, a, b)
 		ch.Text = s.String()
 		out = append(out, ch)
 	}
 	return out
+}
+
+// offPathChange names the part of the time off the critical path whose
+// share of the run time grew most from a to b, when it grew by at least
+// report.OffPathShown (the share from which the reports show the
+// account): time the path does not hold, such as the wake-ups after
+// barriers as threads are added, which the span and work bounds miss.
+// Shares, not times, so that a part that merely follows the run's length
+// is no change.
+func offPathChange(ch *Change, s *strings.Builder, a, b *Run) {
+	if a.offPath == nil || b.offPath == nil {
+		return
+	}
+	pa, pb := a.offPath.PartList(), b.offPath.PartList()
+	best, grew := -1, report.OffPathShown
+	var was, is float64
+	for k := range pb {
+		w, n := float64(pa[k].NS)/float64(a.runTime), float64(pb[k].NS)/float64(b.runTime)
+		if n-w >= grew {
+			best, grew, was, is = k, n-w, w, n
+		}
+	}
+	if best < 0 {
+		return
+	}
+	ch.OffPath, ch.OffPathWas, ch.OffPathIs = pb[best].Key, was, is
+	fmt.Fprintf(s, "; off the critical path, %s grew most: %s → %s of the run time (%s → %s)", pb[best].Name,
+		report.Pct(was), report.Pct(is), report.Dur(pa[best].NS), report.Dur(pb[best].NS))
 }
 
 // plural formats a count with its noun.

@@ -2,9 +2,12 @@ package compare_test
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -211,4 +214,55 @@ func TestWeakScaling(t *testing.T) {
 	if _, err := compare.Compare(in, compare.Options{Weak: true}); err == nil {
 		t.Error("--weak without a size: no error")
 	}
+}
+
+// The time off the critical path whose share of the run grew most between
+// two runs is named in their change: halo's master waking after each
+// region's join is no node of the path, so off_path's wake-ups are
+// exactly the iterations' join times (driver's TestOffPathForkJoin), here
+// growing from 5 µs to 40 µs a region as if with the threads. Two runs
+// of one configuration name none.
+func TestChangesOffPath(t *testing.T) {
+	const iters = 10
+	run := func(threads int, join int64) compare.Input {
+		dir := filepath.Join(t.TempDir(), fmt.Sprintf("halo-%d", threads))
+		cfg := gen.Config{Workload: "halo", Ranks: 2, Threads: threads, Iterations: iters, ForkNS: 10_000, JoinNS: join}
+		if _, err := gen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		return compare.Input{Arg: dir, Report: analyze(t, dir)}
+	}
+	a, b := run(2, 5_000), run(4, 40_000)
+	res, err := compare.Compare([]compare.Input{a, b}, compare.Options{})
+	if err != nil || len(res.Changes) != 1 {
+		t.Fatalf("%v, changes %v", err, res.Changes)
+	}
+	was := float64(iters*5_000) / float64(a.Report.CriticalPath.RunTimeNS)
+	is := float64(iters*40_000) / float64(b.Report.CriticalPath.RunTimeNS)
+	ch := res.Changes[0]
+	if ch.OffPath != "wake_up_ns" || math.Abs(ch.OffPathWas-was) > 1e-12 || math.Abs(ch.OffPathIs-is) > 1e-12 ||
+		!strings.Contains(ch.Text, "off the critical path, wake-ups after barriers and joins grew most: "+report.Pct(was)+" → "+report.Pct(is)+" of the run time (50 µs → 400 µs)") {
+		t.Errorf("change %+v, want wake-ups %.4f → %.4f of the run time", ch, was, is)
+	}
+	// changes.csv has it in its last columns.
+	dir := t.TempDir()
+	if _, err := compare.WriteCSV(dir, res); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := csv.NewReader(strings.NewReader(string(must(os.ReadFile(filepath.Join(dir, compare.CSVChanges)))))).ReadAll()
+	if err != nil || len(recs) != 2 || strings.Join(recs[0][11:], ",") != "off_path,off_path_was,off_path_is" ||
+		strings.Join(recs[1][11:], ",") != "wake_up_ns,"+strconv.FormatFloat(was, 'g', -1, 64)+","+strconv.FormatFloat(is, 'g', -1, 64) {
+		t.Errorf("changes.csv %q (%v)", recs, err)
+	}
+	res, err = compare.Compare([]compare.Input{a, run(2, 5_000)}, compare.Options{})
+	if err != nil || len(res.Changes) != 1 || res.Changes[0].OffPath != "" || strings.Contains(res.Changes[0].Text, "off the critical path") {
+		t.Errorf("one configuration twice: %v, changes %+v", err, res.Changes)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }

@@ -51,9 +51,12 @@ func WriteCSV(dir string, r *Result) ([]string, error) {
 			bounds = append(bounds, []string{run.Name, strconv.Itoa(b.Cores), i64(b.WorkNS), i64(b.SpanNS), f64(b.Parallelism), i64(b.AreaBoundNS), i64(b.PathTasks), f64(b.TaskOverheadNS), i64(b.BurdenedSpanNS), f64(b.SpeedupMin), f64(b.SpeedupMax), i64(b.MeasuredNS), i64(b.BoundNS), b.Limit, f64(b.Distance)})
 		}
 	}
-	changes := [][]string{{"from", "to", "factor", "factor_was", "factor_is", "construct", "mean_was_ns", "mean_is_ns", "extra_ns", "share", "text"}}
+	// The off-path columns come last, so that positional consumers of the
+	// earlier ones read what they read before.
+	changes := [][]string{{"from", "to", "factor", "factor_was", "factor_is", "construct", "mean_was_ns", "mean_is_ns", "extra_ns", "share", "text", "off_path", "off_path_was", "off_path_is"}}
 	for _, c := range r.Changes {
-		changes = append(changes, []string{c.From, c.To, c.Factor, f64(c.FactorWas), f64(c.FactorIs), c.Construct, i64(c.MeanWasNS), i64(c.MeanIsNS), i64(c.ExtraNS), f64(c.Share), c.Text})
+		changes = append(changes, []string{c.From, c.To, c.Factor, f64(c.FactorWas), f64(c.FactorIs), c.Construct, i64(c.MeanWasNS), i64(c.MeanIsNS), i64(c.ExtraNS), f64(c.Share), c.Text,
+			c.OffPath, f64(c.OffPathWas), f64(c.OffPathIs)})
 	}
 	problems := [][]string{{"run", "message"}}
 	for _, p := range r.Problems {

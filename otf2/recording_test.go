@@ -231,6 +231,21 @@ func TestScorepRecordingOffLeave(t *testing.T) {
 	}
 }
 
+// The report of the leave archive's default window reads back (ptrace
+// compare): its critical path's first node begins before the recorded
+// stretch, so off_path's before_first_ns is negative (−30.3 ms) and the
+// gaps after it hold that time, which the reader takes as written.
+func TestScorepRecordingOffLeaveReadsBack(t *testing.T) {
+	js := analyze(t, "testdata/scorep-8.4-recording-off-leave/traces.otf2", 1)
+	rep, err := report.ReadJSON(bytes.NewReader(js))
+	if err != nil {
+		t.Fatalf("the report analyze wrote does not read back: %v", err)
+	}
+	if op := rep.CriticalPath.OffPath; op == nil || op.Before >= 0 {
+		t.Errorf("off_path %+v: the test wants a first node begun before the window", op)
+	}
+}
+
 type discard struct{}
 
 func (discard) Write(p []byte) (int, error) { return len(p), nil }

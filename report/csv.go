@@ -22,6 +22,7 @@ const (
 	CSVConstructs    = "constructs.csv"
 	CSVPathShares    = "critical_path_composition.csv"
 	CSVPathSegments  = "critical_path.csv"
+	CSVPathOff       = "critical_path_off_path.csv"
 	CSVAnomalies     = "anomalies.csv"
 	CSVClockSync     = "clocksync_per_process.csv"
 	CSVAnomalyModels = "anomaly_models.csv"
@@ -133,6 +134,12 @@ func csvTables(r *Report) (names []string, tables map[string]table) {
 		add(CSVPathShares, t)
 		if len(cp.Segments) > 0 {
 			add(CSVPathSegments, pathTable(cp.Segments))
+		}
+		if op := cp.OffPath; op != nil {
+			add(CSVPathOff, table{header: []string{"ns", "share", "before_first_ns", "between_ns", "after_last_ns", "wake_up_ns", "fork_ns", "tasks_ns",
+				"across_threads_ns", "across_processes_ns", "mpi_ns", "start_skew_ns"},
+				rows: [][]string{{i64(op.NS), f64(op.Share), i64(op.Before), i64(op.Between), i64(op.After), i64(op.WakeUp), i64(op.Fork), i64(op.Tasks),
+					i64(op.Threads), i64(op.Processes), i64(op.MPI), i64(op.StartSkew)}}})
 		}
 	}
 	if a := r.Anomalies; a != nil {

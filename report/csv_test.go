@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -29,6 +30,8 @@ func readCSV(t *testing.T, path string) [][]string {
 // report's values.
 func TestWriteCSV(t *testing.T) {
 	r := sampleReport()
+	op := &OffPath{NS: 700, Share: 0.7, Before: 30, Between: 600, After: 70, WakeUp: 250, Fork: 120, Tasks: -40, Threads: 60, Processes: 90, MPI: 20, StartSkew: 100}
+	r.CriticalPath.OffPath = op
 	dir := t.TempDir()
 	paths, err := WriteCSV(dir, r)
 	if err != nil {
@@ -38,7 +41,7 @@ func TestWriteCSV(t *testing.T) {
 		CSVBreakdown: len(r.Breakdown.PerProcess), CSVPOP: len(r.POP.PerProcess), CSVPOPSummary: 19, CSVAdvice: 1,
 		CSVConstructs: len(r.Tasks.Constructs), CSVPathShares: len(r.CriticalPath.ByKind) + len(r.CriticalPath.ByConstruct) + len(r.CriticalPath.ByProcess),
 		CSVPathSegments: len(r.CriticalPath.Segments), CSVAnomalies: len(r.Anomalies.Tasks), CSVAnomalyModels: len(r.Anomalies.Models),
-		CSVClockSync: len(r.ClockSync.PerProcess),
+		CSVClockSync: len(r.ClockSync.PerProcess), CSVPathOff: 1,
 	}
 	if len(paths) != len(want) {
 		t.Errorf("wrote %d files, want %d", len(paths), len(want))
@@ -52,6 +55,26 @@ func TestWriteCSV(t *testing.T) {
 	b := readCSV(t, filepath.Join(dir, CSVBreakdown))
 	if b[0][4] != "work_ns" || b[2][4] != strconv.FormatInt(r.Breakdown.PerProcess[1].WorkNS, 10) {
 		t.Errorf("breakdown table: %v", b)
+	}
+	// The off-path table's columns are off_path's JSON keys, its row the
+	// values.
+	js, err := json.Marshal(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]json.Number
+	dec := json.NewDecoder(bytes.NewReader(js))
+	dec.UseNumber()
+	if err := dec.Decode(&keys); err != nil {
+		t.Fatal(err)
+	}
+	o := readCSV(t, filepath.Join(dir, CSVPathOff))
+	got := map[string]json.Number{}
+	for i, k := range o[0] {
+		got[k] = json.Number(o[1][i])
+	}
+	if len(o) != 2 || !reflect.DeepEqual(got, keys) {
+		t.Errorf("off-path table %v, off_path %s", o, js)
 	}
 	// Nothing but the trace section: no tables.
 	paths, err = WriteCSV(t.TempDir(), &Report{Trace: r.Trace})

@@ -144,6 +144,13 @@ func (c *checker) ratio(path string, v float64) {
 	}
 }
 
+// signed checks a time that may be negative (a sum of gaps): |v| ≤ maxNS.
+func (c *checker) signed(path string, v int64) {
+	if v < -maxNS || v > maxNS {
+		c.fail(path, "%d is outside ±%d", v, int64(maxNS))
+	}
+}
+
 func (c *checker) name(path, s string) {
 	if len(s) > maxNameBytes {
 		c.fail(path, "a name of %d bytes (at most %d)", len(s), maxNameBytes)
@@ -342,6 +349,63 @@ func (c *checker) criticalPath(cp *CriticalPath) {
 	}
 	c.exact("critical_path.parallelism", cp.Parallelism, float64(cp.WorkNS), float64(cp.LengthNS))
 	c.exact("critical_path.share_of_run_time", cp.ShareOfRunTime, float64(cp.LengthNS), float64(cp.RunTimeNS))
+	if c.err == nil && cp.OffPath != nil {
+		c.offPath(cp)
+	}
+}
+
+// offPath checks the account of the run time off the path: it is
+// run_time_ns − length_ns, split exactly into before, between and after,
+// and between into its classes. Only the whole and the start skew are
+// counts: a class sums gaps that may be negative (overlapping nodes), and
+// the path's first node may begin before the window, its last end after
+// it (analyze writes before_first_ns −30.3 ms on
+// otf2/testdata/scorep-8.4-recording-off-leave, whose first node began
+// before the recorded stretch). Every value is bounded so that the sums
+// cannot overflow.
+func (c *checker) offPath(cp *CriticalPath) {
+	const at = "critical_path.off_path."
+	op := cp.OffPath
+	if cp.LengthNS == 0 {
+		c.fail("critical_path.off_path", "present, but the path has no node of positive weight (length_ns 0)")
+		return
+	}
+	c.count(at+"ns", op.NS, cp.RunTimeNS)
+	c.signed(at+"before_first_ns", op.Before)
+	c.signed(at+"after_last_ns", op.After)
+	c.count(at+"start_skew_ns", op.StartSkew, maxNS)
+	classes := []struct {
+		key string
+		v   int64
+	}{
+		{"wake_up_ns", op.WakeUp}, {"fork_ns", op.Fork}, {"tasks_ns", op.Tasks}, {"across_threads_ns", op.Threads},
+		{"across_processes_ns", op.Processes}, {"mpi_ns", op.MPI}, {"start_skew_ns", op.StartSkew},
+	}
+	c.signed(at+"between_ns", op.Between)
+	for _, k := range classes {
+		c.signed(at+k.key, k.v)
+	}
+	if c.err != nil {
+		return
+	}
+	switch {
+	case op.NS != cp.RunTimeNS-cp.LengthNS:
+		c.fail(at+"ns", "%d, but run_time_ns − length_ns is %d", op.NS, cp.RunTimeNS-cp.LengthNS)
+	case op.Before+op.Between+op.After != op.NS:
+		c.fail(at+"between_ns", "before_first_ns %d + between_ns %d + after_last_ns %d is %d, not ns %d", op.Before, op.Between, op.After, op.Before+op.Between+op.After, op.NS)
+	}
+	// Each partial sum stays within ±2·maxNS: no overflow.
+	var sum int64
+	for _, k := range classes {
+		if sum += k.v; sum < -maxNS || sum > maxNS {
+			c.fail(at+k.key, "the classes' sum overflows")
+			return
+		}
+	}
+	if sum != op.Between {
+		c.fail(at+"between_ns", "%d, but its seven classes add up to %d", op.Between, sum)
+	}
+	c.exact(at+"share", op.Share, float64(op.NS), float64(cp.RunTimeNS))
 }
 
 func (c *checker) tasks(k *Tasks) {

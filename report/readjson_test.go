@@ -217,3 +217,66 @@ func TestReadJSONFileRefusesHugeFile(t *testing.T) {
 		t.Errorf("12 GB file: %v", err)
 	}
 }
+
+// The account of the time off the critical path is the report's own
+// arithmetic (run_time_ns − length_ns, split into before, between and
+// after, between into seven classes): a report read back whose parts
+// contradict it, or hold a negative time that cannot be, is refused and
+// the value named; a class that sums gaps may be negative (overlapping
+// nodes) and a report from before off_path has none.
+func TestReadJSONFileChecksOffPath(t *testing.T) {
+	base := validReport(t)
+	op := func(m map[string]any) map[string]any {
+		return m["critical_path"].(map[string]any)["off_path"].(map[string]any)
+	}
+	if op(base)["ns"].(float64) <= 0 || op(base)["between_ns"].(float64) == 0 {
+		t.Fatalf("the forkjoin report's off_path %v accounts for nothing between nodes", op(base))
+	}
+	add := func(key string, d float64) func(map[string]any) {
+		return func(m map[string]any) { o := op(m); o[key] = o[key].(float64) + d }
+	}
+	both := func(f, g func(map[string]any)) func(map[string]any) {
+		return func(m map[string]any) { f(m); g(m) }
+	}
+	setTo := func(key string, v any) func(map[string]any) {
+		return func(m map[string]any) { op(m)[key] = v }
+	}
+	for _, c := range []struct {
+		name   string
+		damage func(map[string]any)
+		want   string // the JSON path named; empty: accepted
+	}{
+		{"huge before", both(setTo("before_first_ns", -int64(1)<<62), setTo("between_ns", int64(1)<<62)), "critical_path.off_path.before_first_ns"},
+		{"huge after", both(setTo("after_last_ns", int64(1)<<62), setTo("between_ns", -int64(1)<<62)), "critical_path.off_path.after_last_ns"},
+		{"whole beyond the run", both(setTo("ns", int64(1)<<50), setTo("after_last_ns", int64(1)<<50)), "critical_path.off_path.ns"},
+		{"negative whole", setTo("ns", -1), "critical_path.off_path.ns"},
+		{"negative start skew", both(add("start_skew_ns", -1), add("tasks_ns", 1)), "critical_path.off_path.start_skew_ns"},
+		{"whole is not run − length", both(add("ns", 1), add("after_last_ns", 1)), "critical_path.off_path.ns"},
+		{"parts do not add up", add("after_last_ns", 1), "critical_path.off_path.between_ns"},
+		{"classes do not add up", add("wake_up_ns", 1), "critical_path.off_path.between_ns"},
+		{"between moved without its class", both(add("between_ns", 1), add("after_last_ns", -1)), "critical_path.off_path.between_ns"},
+		{"share", setTo("share", 0.25), "critical_path.off_path.share"},
+		{"huge class", both(add("fork_ns", 1<<62), add("mpi_ns", -(1<<62))), "critical_path.off_path.fork_ns"},
+		{"overflowing classes", both(both(setTo("wake_up_ns", int64(1)<<60), setTo("fork_ns", int64(1)<<60)), both(setTo("tasks_ns", -int64(1)<<60), setTo("mpi_ns", -int64(1)<<60))), "critical_path.off_path.fork_ns"},
+		{"not a number", setTo("mpi_ns", "x"), "critical_path.off_path.mpi_ns"},
+		// Negative values the analysis can write: a class of gaps of
+		// overlapping nodes; a first node begun before the window, as on
+		// otf2/testdata/scorep-8.4-recording-off-leave (the time before
+		// it moved to the gaps after it).
+		{"negative class", both(add("mpi_ns", -70000), add("wake_up_ns", 70000)), ""},
+		{"negative before", both(add("before_first_ns", -30e6), both(add("between_ns", 30e6), add("mpi_ns", 30e6))), ""},
+		{"negative after", both(add("after_last_ns", -5e6), both(add("between_ns", 5e6), add("wake_up_ns", 5e6))), ""},
+		{"report from before off_path", func(m map[string]any) { delete(m["critical_path"].(map[string]any), "off_path") }, ""},
+	} {
+		m := validReport(t)
+		c.damage(m)
+		_, _, err := report.ReadJSONFile(writeJSON(t, m))
+		var fe *report.FieldError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%s: %v, want it read", c.name, err)
+		case c.want != "" && (!errors.As(err, &fe) || fe.Path != c.want || !strings.Contains(err.Error(), "r.json")):
+			t.Errorf("%s: got %v, want an error naming r.json and %s", c.name, err, c.want)
+		}
+	}
+}

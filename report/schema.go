@@ -350,7 +350,7 @@ type CriticalPath struct {
 // OffPath splits run_time_ns − length_ns by where it lies along the path:
 // before its first node of positive weight, after its last, and between
 // consecutive ones, classified by what a gap sits between. The fields sum
-// exactly: Before + Between + After = NS, and the five classes sum to
+// exactly: Before + Between + After = NS, and the seven classes sum to
 // Between. A gap is the next node's start minus the node before's start
 // plus weight (path order); it can be negative where an MPI call's
 // weight, which leaves out its waiting, ends after the next node began
@@ -388,22 +388,32 @@ type OffPath struct {
 // OffPathShown of the run time on.
 func (op *OffPath) Shown() bool { return op != nil && op.Share >= OffPathShown }
 
+// OffPathPart is one part of OffPath: its JSON key, its name in the
+// reports and its time.
+type OffPathPart struct {
+	Key, Name string
+	NS        int64
+}
+
+// PartList lists op's parts in the reports' order: the classes between
+// nodes, then before the first node and after the last.
+func (op *OffPath) PartList() []OffPathPart {
+	return []OffPathPart{
+		{"wake_up_ns", "wake-ups after barriers and joins", op.WakeUp}, {"fork_ns", "forks", op.Fork},
+		{"tasks_ns", "around tasks (scheduling)", op.Tasks}, {"across_threads_ns", "across threads", op.Threads},
+		{"across_processes_ns", "across processes", op.Processes}, {"mpi_ns", "around MPI calls", op.MPI},
+		{"start_skew_ns", "start skew", op.StartSkew},
+		{"before_first_ns", "before the first node", op.Before}, {"after_last_ns", "after the last node", op.After},
+	}
+}
+
 // Parts names op's nonzero parts with their times, for the reports'
-// line: the classes between nodes, then before the first and after the
-// last.
+// line, in PartList's order.
 func (op *OffPath) Parts() []string {
 	var out []string
-	for _, p := range []struct {
-		name string
-		ns   int64
-	}{
-		{"wake-ups after barriers and joins", op.WakeUp}, {"forks", op.Fork}, {"around tasks (scheduling)", op.Tasks},
-		{"across threads", op.Threads}, {"across processes", op.Processes},
-		{"around MPI calls", op.MPI}, {"start skew", op.StartSkew},
-		{"before the first node", op.Before}, {"after the last node", op.After},
-	} {
-		if p.ns != 0 {
-			out = append(out, p.name+" "+Dur(p.ns))
+	for _, p := range op.PartList() {
+		if p.NS != 0 {
+			out = append(out, p.Name+" "+Dur(p.NS))
 		}
 	}
 	return out

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -478,6 +480,7 @@ func TestReportValues(t *testing.T) {
 			checkValues(t, r, d, d, 0)
 			checkExclusive(t, d)
 			checkExactNS(t, d)
+			checkOffPath(t, r, d)
 			threads := 0
 			for _, q := range r.Breakdown.PerProcess {
 				threads += q.Threads
@@ -689,5 +692,39 @@ func TestRMAEpochMetrics(t *testing.T) {
 		if m.want <= 0 || math.Abs(got*1e9-float64(m.want)) > 64 {
 			t.Errorf("rank 2: %s %.0f ns in the CUBE, %d in the report", m.name, got*1e9, m.want)
 		}
+	}
+}
+
+// checkOffPath: the attribute ptrace::critical_path_off_path holds every
+// key of the report's critical_path.off_path with its value.
+func checkOffPath(t *testing.T, r *report.Report, d *decoded) {
+	t.Helper()
+	op := r.CriticalPath.OffPath
+	if op == nil {
+		t.Fatal("the report has no off_path")
+	}
+	b, err := json.Marshal(op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want map[string]float64
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	attr, ok := d.attrs["ptrace::critical_path_off_path"]
+	if !ok {
+		t.Fatal("no attribute ptrace::critical_path_off_path")
+	}
+	got := map[string]float64{}
+	for _, kv := range strings.Fields(attr) {
+		k, v, _ := strings.Cut(kv, "=")
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", kv, err)
+		}
+		got[k] = f
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("ptrace::critical_path_off_path %q, the report's off_path %v", attr, want)
 	}
 }

@@ -927,6 +927,14 @@ func attributes(r *report.Report, o Options) []Attr {
 			Attr{"ptrace::critical_path_ns", strconv.FormatInt(cp.LengthNS, 10)},
 			Attr{"ptrace::critical_path_share_of_run_time", strconv.FormatFloat(cp.ShareOfRunTime, 'g', -1, 64)},
 			Attr{"ptrace::parallelism", strconv.FormatFloat(cp.Parallelism, 'g', -1, 64)})
+		// The time off the path is the run's, of no process or call path,
+		// and its classes may be negative: an attribute, not metrics.
+		if op := cp.OffPath; op != nil {
+			a = append(a, Attr{"ptrace::critical_path_off_path", fmt.Sprintf(
+				"ns=%d share=%s before_first_ns=%d between_ns=%d after_last_ns=%d wake_up_ns=%d fork_ns=%d tasks_ns=%d across_threads_ns=%d across_processes_ns=%d mpi_ns=%d start_skew_ns=%d",
+				op.NS, strconv.FormatFloat(op.Share, 'g', -1, 64), op.Before, op.Between, op.After,
+				op.WakeUp, op.Fork, op.Tasks, op.Threads, op.Processes, op.MPI, op.StartSkew)})
+		}
 	}
 	if t := r.Tasks; t != nil {
 		a = append(a, Attr{"ptrace::tasks", strconv.FormatInt(t.Count, 10)})

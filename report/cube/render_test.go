@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ptrace-dev/ptrace/gen"
 	"github.com/ptrace-dev/ptrace/report"
 	"github.com/ptrace-dev/ptrace/report/cube"
 )
@@ -235,6 +236,17 @@ func FuzzFromReport(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(b.Bytes())
+	// A real analysis, which the reader accepts whole: the fuzzer starts
+	// inside every check, the critical path's off_path account included.
+	rep, _ := analyzeGen(f, gen.Config{Workload: "halo", Ranks: 2, Threads: 2, Iterations: 2, ForkNS: 10_000, JoinNS: 5_000})
+	if rep.CriticalPath == nil || rep.CriticalPath.OffPath == nil {
+		f.Fatal("the halo report has no off_path")
+	}
+	var real bytes.Buffer
+	if err := report.WriteJSON(&real, rep); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(real.Bytes())
 	f.Add([]byte(`{"schema":"ptrace.report/v1","trace":{"processes":2},"wait_states":{"per_process":[{"rank":1,"mpi_ns":5,"late_sender_ns":9}],"call_sites":[],"causes":[],"delays":[{"rank":1,"code":"f (a.c:1:2)","ns":3}]}}`))
 	f.Fuzz(func(t *testing.T, js []byte) {
 		r, err := report.ReadJSON(bytes.NewReader(js))
