@@ -255,8 +255,21 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	if err != nil || worst[0] == 0 {
 		return err
 	}
+	// The limit and floor named are those of the process that reached
+	// worst[0]: nodes differ in them (their busy processes, their
+	// memory), and rank 0's beside another's peak read "reached 150 B,
+	// above its limit of 1000 B". Every rank takes this second reduction:
+	// worst[0] is the same on all.
+	var mine [2]int64
+	if over == worst[0] {
+		mine = [2]int64{g.limit, g.floor}
+	}
+	its, err := c.AllreduceInt64(comm.Max, mine[:])
+	if err != nil {
+		return err
+	}
 	e := g.outgrown(phase, worst[0], g.advice, stopped)
-	e.flag = worst[1]
+	e.limit, e.floor, e.flag = its[0], its[1], worst[1]
 	return &AgreedError{Err: e}
 }
 

@@ -132,3 +132,25 @@ func TestMemoryGuardAdviceByNode(t *testing.T) {
 		}
 	}
 }
+
+// The stop names the process that went above its limit with that
+// process's limit and floor, whichever rank prints it: ranks on nodes
+// with more busy analysis processes, or less memory, have lower limits
+// than rank 0's (here rank 0's node gives its one process 1000 B, rank
+// 1's 100 B to each of its processes, and rank 1 reached 150 B).
+func TestMemoryGuardNamesTheOutgrownLimit(t *testing.T) {
+	errs := make([]error, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		g := []memoryGuard{{limit: 1000, floor: 30, advice: 100, nodeProcs: 1}, {limit: 100, floor: 20, advice: 100, nodeProcs: 1}}[cm.Rank()]
+		errs[cm.Rank()] = g.check(cm, "exchange", []int64{500, 150}[cm.Rank()], false)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, e := range errs {
+		if e == nil || !strings.Contains(e.Error(), "reached 150 B, above its limit of 100 B") || !strings.Contains(e.Error(), "hold 20 B") {
+			t.Errorf("rank %d: %v, want rank 1's limit and floor", r, e)
+		}
+	}
+}
