@@ -155,26 +155,28 @@ func (r *run) processNeed(perRank int64) int64 {
 
 // checkMemory refuses, on every rank, an analysis that cannot fit: some
 // rank's low estimate exceeds its share of --memory-limit. The error
-// names the rank, its estimate and the limit that would do, which the
-// heap guard's errors advise too.
+// names the rank, its estimate and the limit that would do: the largest
+// any rank's node needs, as the heap guard's errors advise. Every rank
+// returns the refusing rank's error (comm.Agree): rank 0, which prints
+// it under MPI, once said only that another rank did not fit.
 func (r *run) checkMemory() error {
 	lim := r.opts.MemoryLimit
 	lo, hi := r.memoryEstimate()
 	r.guard.advice = r.processNeed(hi)
-	flag := r.guard.advice * r.guard.nodeProcs
 	need := int64(0)
 	if lim > 0 && lo > lim {
 		need = hi
 	}
-	worst, err := r.c.AllreduceInt64(comm.Max, []int64{need})
+	worst, err := r.c.AllreduceInt64(comm.Max, []int64{need, r.guard.advice * r.guard.nodeProcs})
 	if err != nil || worst[0] == 0 {
 		return err
 	}
+	var mine error
 	if need > 0 {
-		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
-			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag), moreRanks(r.guard.oneEach))}
+		mine = fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
+			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(worst[1]), moreRanks(r.guard.oneEach))
 	}
-	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
+	return agree(r.c, mine)
 }
 
 // memoryGuard is the runtime side of --memory-limit: the process's
