@@ -130,10 +130,11 @@ func gapClass(a, b gapNode) int {
 // rank, thread, class, start and end as recorded, the second's likewise,
 // and when there are more the last's rank, thread, class, recorded end
 // and end as placed (with two, the second is the last). 18 int64s a
-// stretch held a 1 M-event pipeline's path at three ranks (a stretch a
-// step or two: the path changes process at every other node) in 36 MiB
-// more on each rank and 50 more on rank 0, which decoded them all; 15–25
-// bytes a stretch now, which rank 0 merges in path order as it reads.
+// stretch, decoded whole on rank 0, took a 1 M-event pipeline's critical
+// path at mpirun -np 3 (a stretch every two nodes: the path changes
+// process at every other one) from 8 to 57 MiB of heap on rank 0 and 6 to
+// 23 on the others; about 21 bytes a stretch now, which rank 0 merges in
+// path order as it reads them.
 const stretchMore = 3
 
 // stretchEnc appends a stretch's fields to a rank's Stretches.
