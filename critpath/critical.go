@@ -531,7 +531,7 @@ type pathSummary struct {
 	// The gaps between consecutive nodes of positive weight within the
 	// rank's stretches of the path, by class, and the stretches (offPath).
 	Gaps      []int64
-	Stretches []int64
+	Stretches []byte
 	Ready     []int64 // trace rank, its first work's start: per process on the path
 }
 

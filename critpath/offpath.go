@@ -1,9 +1,8 @@
 package critpath
 
 import (
-	"cmp"
+	"encoding/binary"
 	"errors"
-	"slices"
 
 	"github.com/ptrace-dev/ptrace/report"
 )
@@ -124,18 +123,129 @@ func gapClass(a, b gapNode) int {
 // positive weight on are summed where it was walked; rank 0 places its
 // first node after the node before on the path (placed), so it adds the
 // gaps before the first and after it, joining the stretches of all ranks
-// in path order: every gap is counted once whatever the partition. Flat
-// in pathSummary.Stretches, stretchLen values each: Hi, Lo, how many
-// nodes of positive weight (capped at 2), the first node's rank, thread,
-// class, start and end as recorded, the second's likewise, the last's
-// rank, thread, class, recorded end and end as placed.
-const stretchLen = 18
+// in path order: every gap is counted once whatever the partition.
+// pathSummary.Stretches holds them in the rank's path order (decreasing
+// Hi), each encoded in varints (appendStretch): Hi, how many nodes of
+// positive weight (0, 1, 2, or stretchMore for more), the first node's
+// rank, thread, class, start and end as recorded, the second's likewise,
+// and when there are more the last's rank, thread, class, recorded end
+// and end as placed (with two, the second is the last). 18 int64s a
+// stretch, decoded whole on rank 0, took a 1 M-event pipeline's critical
+// path at mpirun -np 3 (a stretch every two nodes: the path changes
+// process at every other one) from 8 to 57 MiB of heap on rank 0 and 6 to
+// 23 on the others; about 21 bytes a stretch now, which rank 0 merges in
+// path order as it reads them.
+const stretchMore = 3
+
+// stretchEnc appends a stretch's fields to a rank's Stretches.
+type stretchEnc []byte
+
+func (e stretchEnc) int(v int64) stretchEnc { return binary.AppendVarint(e, v) }
+
+func (e stretchEnc) node(n gapNode, rank, time int64) stretchEnc {
+	e = e.int(n.rank - rank).int(n.thread)
+	e = append(e, n.class)
+	return e.int(n.start - time).int(n.end - n.start)
+}
+
+// appendStretch appends the stretch that g walked last to b.
+func (g *gapWalk) appendStretch(b []byte) []byte {
+	e := stretchEnc(b).int(g.hi)
+	e = append(e, byte(min(g.count, stretchMore)))
+	if g.count >= 1 {
+		e = e.node(g.first, 0, 0)
+	}
+	if g.count >= 2 {
+		e = e.node(g.second, g.first.rank, g.first.end)
+	}
+	if g.count > 2 {
+		l := g.last
+		e = e.int(l.rank - g.first.rank).int(l.thread)
+		e = append(e, l.class)
+		e = e.int(l.end - g.second.end).int(g.lastAt.end - l.end)
+	}
+	return e
+}
+
+// stretch is one decoded: its first and second nodes as recorded (n of
+// them, at most 2), its last as recorded and as placed.
+type stretch struct {
+	hi            int64
+	n             int
+	first, second gapNode
+	last, lastAt  gapNode
+}
+
+// stretchDec reads a rank's Stretches in order.
+type stretchDec struct {
+	b   []byte
+	err bool
+}
+
+func (d *stretchDec) int() int64 {
+	v, k := binary.Varint(d.b)
+	if k <= 0 {
+		d.err, d.b = true, nil
+		return 0
+	}
+	d.b = d.b[k:]
+	return v
+}
+
+func (d *stretchDec) byte() byte {
+	if len(d.b) == 0 {
+		d.err = true
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *stretchDec) node(rank, time int64) gapNode {
+	n := gapNode{rank: rank + d.int(), thread: d.int(), class: d.byte()}
+	n.start = time + d.int()
+	n.end = n.start + d.int()
+	return n
+}
+
+// next decodes the next stretch; false at the end or on malformed input
+// (d.err).
+func (d *stretchDec) next(s *stretch) bool {
+	if len(d.b) == 0 || d.err {
+		return false
+	}
+	*s = stretch{hi: d.int()}
+	k := d.byte()
+	if k > stretchMore {
+		d.err = true
+	}
+	s.n = int(min(k, 2))
+	if k >= 1 {
+		s.first = d.node(0, 0)
+	}
+	if k >= 2 {
+		s.second = d.node(s.first.rank, s.first.end)
+		// The second is the last: placed after the first as recorded
+		// (the start is not read where the last is).
+		s.last = gapNode{rank: s.second.rank, thread: s.second.thread, class: s.second.class, end: s.second.end}
+		s.lastAt = s.last
+		s.lastAt.end = placed(s.second, s.first).end
+	}
+	if k > 2 {
+		s.last = gapNode{rank: s.first.rank + d.int(), thread: d.int(), class: d.byte()}
+		s.last.end = s.second.end + d.int()
+		s.lastAt = s.last
+		s.lastAt.end = s.last.end + d.int()
+	}
+	return !d.err
+}
 
 // gapWalk follows the rank's path steps in path order (decreasing depth)
 // and sums the gaps between its consecutive nodes of positive weight.
 type gapWalk struct {
 	sums      [gapClasses]int64
-	stretches []int64
+	stretches []byte
 	hasStep   bool
 	lastDepth int64
 	hi        int64
@@ -186,11 +296,7 @@ func (g *gapWalk) close() {
 	if !g.hasStep {
 		return
 	}
-	f, s, l := g.first, g.second, g.last
-	g.stretches = append(g.stretches, g.hi, g.lastDepth, int64(min(g.count, 2)),
-		f.rank, f.thread, int64(f.class), f.start, f.end,
-		s.rank, s.thread, int64(s.class), s.start, s.end,
-		l.rank, l.thread, int64(l.class), l.end, g.lastAt.end)
+	g.stretches = g.appendStretch(g.stretches)
 	g.hasStep = false
 }
 
@@ -199,13 +305,15 @@ var errStretches = errors.New("critical path: malformed stretches of the path")
 // offPath joins the ranks' gap sums and stretches into the report's
 // account of the window's time off the path (window: its start and
 // length; span: the path's length). nil when the path has no node of
-// positive weight.
+// positive weight. The stretches are merged in path order (the greatest
+// Hi first) from the ranks' lists, each in that order already: rank 0
+// holds a stretch of each rank at a time beside what it received.
 func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPath, error) {
 	var sums [gapClasses]int64
-	var all [][]int64
 	ready := map[int64]int64{}
-	for _, p := range parts {
-		if len(p.Stretches)%stretchLen != 0 || len(p.Gaps) != 0 && len(p.Gaps) != gapClasses || len(p.Ready)%2 != 0 {
+	var q stretchQueue
+	for i, p := range parts {
+		if len(p.Gaps) != 0 && len(p.Gaps) != gapClasses || len(p.Ready)%2 != 0 {
 			return nil, errStretches
 		}
 		for k := 0; k < len(p.Ready); k += 2 {
@@ -214,23 +322,22 @@ func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPat
 		for k, v := range p.Gaps {
 			sums[k] += v
 		}
-		for s := p.Stretches; len(s) > 0; s = s[stretchLen:] {
-			all = append(all, s[:stretchLen])
+		if err := q.push(i, &stretchDec{b: p.Stretches}); err != nil {
+			return nil, err
 		}
-	}
-	// Path order: from the start, the greatest depth.
-	slices.SortFunc(all, func(a, b []int64) int { return cmp.Compare(b[0], a[0]) })
-	node := func(s []int64) gapNode {
-		return gapNode{rank: s[0], thread: s[1], class: uint8(s[2]), start: s[3], end: s[4]}
 	}
 	readyAt := func(r int64) (int64, bool) { t, ok := ready[r]; return t, ok }
 	var first, last, lastAt gapNode
 	has := false
-	for _, s := range all {
-		if s[2] == 0 {
+	for len(q.h) > 0 {
+		s := q.h[0].s
+		if err := q.advance(); err != nil {
+			return nil, err
+		}
+		if s.n == 0 {
 			continue
 		}
-		f := node(s[3:8])
+		f := s.first
 		fAt := f
 		if has {
 			fAt = placed(f, last)
@@ -239,14 +346,11 @@ func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPat
 			first, has = f, true
 		}
 		last, lastAt = f, fAt
-		if s[2] > 1 {
-			sec := node(s[8:13])
-			secAt := placed(sec, f)
+		if s.n > 1 {
+			secAt := placed(s.second, f)
 			addGap(&sums, fAt, secAt, readyAt)
 			// The stretch's last node, placed where it was walked.
-			l := gapNode{rank: s[13], thread: s[14], class: uint8(s[15]), end: s[16]}
-			last, lastAt = l, l
-			lastAt.end = s[17]
+			last, lastAt = s.last, s.lastAt
 		}
 	}
 	if !has {
@@ -261,4 +365,75 @@ func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPat
 		op.Share = float64(op.NS) / float64(runTime)
 	}
 	return op, nil
+}
+
+// stretchQueue merges the ranks' stretches by decreasing Hi: a binary
+// heap of each rank's next one.
+type stretchQueue struct {
+	h []stretchHead
+}
+
+type stretchHead struct {
+	part int
+	s    stretch
+	d    *stretchDec
+}
+
+func (q *stretchQueue) less(i, j int) bool {
+	a, b := &q.h[i], &q.h[j]
+	return a.s.hi > b.s.hi || a.s.hi == b.s.hi && a.part < b.part
+}
+
+// push adds part's first stretch.
+func (q *stretchQueue) push(part int, d *stretchDec) error {
+	h := stretchHead{part: part, d: d}
+	if !d.next(&h.s) {
+		if d.err {
+			return errStretches
+		}
+		return nil
+	}
+	q.h = append(q.h, h)
+	for i := len(q.h) - 1; i > 0; {
+		up := (i - 1) / 2
+		if !q.less(i, up) {
+			break
+		}
+		q.h[i], q.h[up] = q.h[up], q.h[i]
+		i = up
+	}
+	return nil
+}
+
+// advance replaces the top with its part's next stretch (or drops it).
+// A part's stretches must come in decreasing Hi.
+func (q *stretchQueue) advance() error {
+	top := &q.h[0]
+	hi := top.s.hi
+	if top.d.next(&top.s) {
+		if top.s.hi >= hi {
+			return errStretches
+		}
+	} else {
+		if top.d.err {
+			return errStretches
+		}
+		q.h[0] = q.h[len(q.h)-1]
+		q.h = q.h[:len(q.h)-1]
+	}
+	for i := 0; ; {
+		c := 2*i + 1
+		if c >= len(q.h) {
+			break
+		}
+		if c+1 < len(q.h) && q.less(c+1, c) {
+			c++
+		}
+		if !q.less(c, i) {
+			break
+		}
+		q.h[i], q.h[c] = q.h[c], q.h[i]
+		i = c
+	}
+	return nil
 }

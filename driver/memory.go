@@ -155,26 +155,28 @@ func (r *run) processNeed(perRank int64) int64 {
 
 // checkMemory refuses, on every rank, an analysis that cannot fit: some
 // rank's low estimate exceeds its share of --memory-limit. The error
-// names the rank, its estimate and the limit that would do, which the
-// heap guard's errors advise too.
+// names the rank, its estimate and the limit that would do: the largest
+// any rank's node needs, as the heap guard's errors advise. Every rank
+// returns the refusing rank's error (comm.Agree): rank 0, which prints
+// it under MPI, once said only that another rank did not fit.
 func (r *run) checkMemory() error {
 	lim := r.opts.MemoryLimit
 	lo, hi := r.memoryEstimate()
 	r.guard.advice = r.processNeed(hi)
-	flag := r.guard.advice * r.guard.nodeProcs
 	need := int64(0)
 	if lim > 0 && lo > lim {
 		need = hi
 	}
-	worst, err := r.c.AllreduceInt64(comm.Max, []int64{need})
+	worst, err := r.c.AllreduceInt64(comm.Max, []int64{need, r.guard.advice * r.guard.nodeProcs})
 	if err != nil || worst[0] == 0 {
 		return err
 	}
+	var mine error
 	if need > 0 {
-		return &AgreedError{Err: fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
-			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(flag), moreRanks(r.guard.oneEach))}
+		mine = fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
+			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(worst[1]), moreRanks(r.guard.oneEach))
 	}
-	return &AgreedError{Err: fmt.Errorf("stopped: another rank's analysis would not fit its memory limit (it says how much it needs)")}
+	return agree(r.c, mine)
 }
 
 // memoryGuard is the runtime side of --memory-limit: the process's
@@ -255,8 +257,21 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	if err != nil || worst[0] == 0 {
 		return err
 	}
+	// The limit and floor named are those of the process that reached
+	// worst[0]: nodes differ in them (their busy processes, their
+	// memory), and rank 0's beside another's peak read "reached 150 B,
+	// above its limit of 1000 B". Every rank takes this second reduction:
+	// worst[0] is the same on all.
+	var mine [2]int64
+	if over == worst[0] {
+		mine = [2]int64{g.limit, g.floor}
+	}
+	its, err := c.AllreduceInt64(comm.Max, mine[:])
+	if err != nil {
+		return err
+	}
 	e := g.outgrown(phase, worst[0], g.advice, stopped)
-	e.flag = worst[1]
+	e.limit, e.floor, e.flag = its[0], its[1], worst[1]
 	return &AgreedError{Err: e}
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
+	"github.com/ptrace-dev/ptrace/trace"
 )
 
 // The heap guard stops every rank, saying what would do, when one saw the
@@ -129,6 +130,54 @@ func TestMemoryGuardAdviceByNode(t *testing.T) {
 		// 150 B and a quarter, for each of rank 1's node's three.
 		if e == nil || !strings.Contains(e.Error(), "--memory-limit 561 B or more") {
 			t.Errorf("rank %d: %v, want rank 1's node's flag", r, e)
+		}
+	}
+}
+
+// The stop names the process that went above its limit with that
+// process's limit and floor, whichever rank prints it: ranks on nodes
+// with more busy analysis processes, or less memory, have lower limits
+// than rank 0's (here rank 0's node gives its one process 1000 B, rank
+// 1's 100 B to each of its processes, and rank 1 reached 150 B).
+func TestMemoryGuardNamesTheOutgrownLimit(t *testing.T) {
+	errs := make([]error, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		g := []memoryGuard{{limit: 1000, floor: 30, advice: 100, nodeProcs: 1}, {limit: 100, floor: 20, advice: 100, nodeProcs: 1}}[cm.Rank()]
+		errs[cm.Rank()] = g.check(cm, "exchange", []int64{500, 150}[cm.Rank()], false)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, e := range errs {
+		if e == nil || !strings.Contains(e.Error(), "reached 150 B, above its limit of 100 B") || !strings.Contains(e.Error(), "hold 20 B") {
+			t.Errorf("rank %d: %v, want rank 1's limit and floor", r, e)
+		}
+	}
+}
+
+// A refusal at the start reaches rank 0, which prints it, with the
+// estimate and the flag of the rank whose analysis does not fit: here
+// rank 1 (a process) does not fit 1 KiB, and rank 0 (none) does. Rank 0
+// said "another rank's analysis would not fit (it says how much it
+// needs)", which under MPI no rank printed.
+func TestCheckMemoryRefusalReachesRankZero(t *testing.T) {
+	errs := make([]error, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		r := &run{c: cm, opts: Options{MemoryLimit: 1 << 10}}
+		r.guard.nodeProcs = 1
+		if cm.Rank() == 1 {
+			r.procs = []*trace.Process{{}}
+		}
+		errs[cm.Rank()] = r.checkMemory()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rk, e := range errs {
+		if !IsAgreed(e) || !strings.Contains(e.Error(), "rank 1: its processes' analysis needs about") || !strings.Contains(e.Error(), "run with --memory-limit") {
+			t.Errorf("rank %d: %v, want rank 1's estimate and advice, agreed", rk, e)
 		}
 	}
 }
