@@ -441,3 +441,47 @@ func TestPairMapPassEnds(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// BuildOptions.Check is called as often on every rank, whatever the
+// declarations each makes (none on rank 0, 60 and 120 on the others): eight
+// times along the declarations' messages and once after those received
+// are read; its error at any of them stops the build on every rank.
+func TestBuildChecksStopEveryRank(t *testing.T) {
+	const k, points = 3, 9
+	errStop := errors.New("over the limit")
+	for stopAt := 0; stopAt <= points; stopAt++ {
+		calls, errs := make([]int, k), make([]error, k)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			r := c.Rank()
+			b := NewBuilder(r, k)
+			for range 200 {
+				b.AddNode(false)
+			}
+			for j := range 60 * r {
+				b.AddRemoteInKey(int32(j), (r+1)%k, Key{A: int64(j), B: 1})
+			}
+			_, errs[r] = b.Build(c, BuildOptions{
+				Resolve: func(key Key) (int32, bool) { return int32(key.A), key.B == 1 },
+				Check: func() error {
+					calls[r]++
+					if calls[r] == stopAt {
+						return errStop
+					}
+					return nil
+				}})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for r := range k {
+			want := stopAt
+			if stopAt == 0 {
+				want = points
+			}
+			if calls[r] != want || (stopAt > 0) != errors.Is(errs[r], errStop) || stopAt == 0 && errs[r] != nil {
+				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, r, calls[r], want, errs[r])
+			}
+		}
+	}
+}
