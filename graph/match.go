@@ -55,10 +55,13 @@ type MatchOptions struct {
 	// scanned would otherwise stay beside the records until Match
 	// returns (5 MB of the 10 M-event halo's 39 MiB at the scan's end).
 	DropCommLogs bool
-	// Check, when set, is called on every rank the same number of times
-	// during the scan (comm.Checkpoints over the nodes it makes): a memory
-	// limit's check, collective. The scan grew 4 MiB a rank before the
-	// first Release on nearest --radix 64 at two ranks.
+	// Check, when set, is called on every rank the same number of times:
+	// along the scan (comm.Checkpoints over the nodes it makes), once the
+	// channels' edges are added, and in the DAG's build
+	// (BuildOptions.Check): a memory limit's check, collective, where
+	// Release would collect for nothing. On nearest --radix 64 at two
+	// ranks the scan grew 4 MiB a rank before the first Release, the
+	// edges' lists 3 MiB between the second and the third.
 	Check func() error
 }
 
@@ -412,6 +415,12 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		}
 		return opts.Release()
 	}
+	check := func() error {
+		if opts.Check == nil {
+			return nil
+		}
+		return opts.Check()
+	}
 	// The streams to each rank are made whole, and the chunks they were
 	// written in and the logs dropped are collected before what the
 	// exchange and the join make lands beside them (the match's peak on
@@ -454,6 +463,9 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	b.growEdges(found.local+colls.local, found.remote+colls.remote)
 	m.addChannelEdges(b, from, found.self)
 	from = nil
+	if err := check(); err != nil {
+		return nil, err
+	}
 	if err := m.describeUnmatched(c, listed, w); err != nil {
 		return nil, err
 	}
@@ -463,7 +475,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		return nil, err
 	}
 	m.Warnings = w.done()
-	dag, err := b.Build(c, BuildOptions{Release: release})
+	dag, err := b.Build(c, BuildOptions{Release: release, Check: opts.Check})
 	if err != nil {
 		return nil, err
 	}

@@ -1063,10 +1063,11 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 	}
 }
 
-// Match calls MatchOptions.Check comm.ChecksPerLoop times on every rank
-// along its scan, whatever the rank's processes (two, two and one here),
-// and a check's error stops the match there on every rank; checks that
-// pass change nothing matched.
+// Match calls MatchOptions.Check as often on every rank, whatever the
+// rank's processes (two, two and one here): comm.ChecksPerLoop times along
+// its scan, once its channels' edges are added and ChecksPerLoop+1 times
+// in its DAG's build; a check's error stops the match there on every
+// rank, and checks that pass change nothing matched.
 func TestMatchChecksStopEveryRank(t *testing.T) {
 	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 5, Threads: 2, Iterations: 4, Seed: 3})
 	plan, err := partition.Assign([]int64{1, 1, 1, 1, 1}, 3)
@@ -1091,7 +1092,8 @@ func TestMatchChecksStopEveryRank(t *testing.T) {
 	}
 	want, _ := match(nil)
 	errStop := errors.New("over the limit")
-	for stopAt := 0; stopAt <= comm.ChecksPerLoop; stopAt++ {
+	points := 2*comm.ChecksPerLoop + 2
+	for stopAt := 0; stopAt <= points; stopAt++ {
 		calls := make([]int, 3)
 		ms, errs := match(func(r int) error {
 			if calls[r]++; calls[r] == stopAt {
@@ -1102,7 +1104,7 @@ func TestMatchChecksStopEveryRank(t *testing.T) {
 		for r := range 3 {
 			n := stopAt
 			if stopAt == 0 {
-				n = comm.ChecksPerLoop
+				n = points
 			}
 			if calls[r] != n || (stopAt > 0) != errors.Is(errs[r], errStop) || stopAt == 0 && errs[r] != nil {
 				t.Errorf("stop at check %d: rank %d made %d checks (want %d), returned %v", stopAt, r, calls[r], n, errs[r])
