@@ -242,16 +242,27 @@ func BenchmarkLongPath(b *testing.B) {
 }
 
 // Input.Check is called at the same points on every rank (one before the
-// task graph, six in it, then five on a fragment DAG across ranks, one
-// where each process's DAG is apart), and
-// a check's error stops the phase there on every rank: under a memory
-// limit it is the heap guard's, collective.
+// task graph, twenty-five in it: eight along its remote dependences and
+// nine in its DAG's build, whatever their number on a rank, then five on
+// a fragment DAG across ranks, one where each process's DAG is apart),
+// and a check's error stops the phase there on every rank: under a memory
+// limit it is the heap guard's, collective. Both without remote
+// dependences (forkjoin) and with them (nearest, whose ranks hold
+// different numbers of them).
 func TestAnalyzeChecksStopEveryRank(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "trace")
-	if _, err := gen.Generate(dir, gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ k, points int }{{3, 12}, {2, 8}} {
+	for _, c := range []struct {
+		cfg       gen.Config
+		k, points int
+	}{
+		{gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}, 3, 31},
+		{gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}, 2, 27},
+		{gen.Config{Workload: "nearest", Ranks: 3, Threads: 2, Width: 6, Steps: 4, Radix: 3}, 3, 31},
+		{gen.Config{Workload: "nearest", Ranks: 3, Threads: 2, Width: 6, Steps: 4, Radix: 3}, 2, 27},
+	} {
+		dir := filepath.Join(t.TempDir(), "trace")
+		if _, err := gen.Generate(dir, c.cfg); err != nil {
+			t.Fatal(err)
+		}
 		for stopAt := 0; stopAt <= c.points; stopAt++ {
 			all := make([]*critpath.Proc, 3)
 			first, last := int64(1<<62), int64(-1<<62)
@@ -274,7 +285,7 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			stops.Verify(t, fmt.Sprintf("%d ranks", c.k), c.points)
+			stops.Verify(t, fmt.Sprintf("%s, %d ranks", c.cfg.Workload, c.k), c.points)
 		}
 	}
 }

@@ -22,6 +22,10 @@ import (
 // longest of all (the task graph's critical path). Rank 0 gets the section;
 // root values never travel, only counts and exact order statistics found
 // by a distributed search.
+// gatherChunk is how many receives' weights the task graph reads from
+// the parked fragment weights at a time.
+const gatherChunk = 1 << 14
+
 func (in *Input) taskGraph() (*report.Graph, error) {
 	b := graph.NewBuilder(in.Comm.Rank(), in.Comm.Size())
 	var edges, remote, tasks, leaves int64
@@ -133,7 +137,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// bytes and its exchange 30 more, for each of the 1.67 M remote
 	// dependences of a 16-process pipeline on one rank.
 	me := in.Comm.Rank()
-	remotes, declared := 0, 0
+	remotes, declared, items := 0, 0, 0
 	for i, pg := range in.Procs {
 		bases[i+1] = bases[i]
 		if general[i] {
@@ -143,6 +147,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			// Only remote dependences make latency nodes (not messages).
 			e := &in.Edges[i]
 			remotes += min(e.Len(), pg.depIn.Len())
+			items += e.Len()
 			away := 0
 			for k := range e.Len() {
 				if in.Owners.Owner(int(e.PredProcAt(k))) != me {
@@ -166,6 +171,12 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// after another run alike: 0–3 bytes a node where 32 bits took 4),
 	// appended in node order: the task slots', the orphan's, then each
 	// process's latency nodes' once their receives' weights are read.
+	// Under a memory limit: the builder's room is made (its arrays come
+	// zeroed from the heap's reused pages: 5–10 MiB a rank of the 20 this
+	// graph grows by between two checks on nearest --radix 64).
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	var w narrow.FramedBuilder
 	w.Reserve(slots + remotes + 1)
 	for i, pg := range in.Procs {
@@ -182,6 +193,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// The node of a remote dependence's predecessor, from its key; the
 	// orphan node, a node without inputs, stands for those that are not
 	// found (no remote_dep_out of an isolated process either).
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	orphan := b.AddNode(false)
 	w.Append(0)
 	depOutAt := make([]sim.EventCursor, len(in.Procs))
@@ -232,6 +246,13 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			latW = slices.Grow(latW, m)
 		}
 	}
+	// Under a memory limit, checks along the remote dependences, the same
+	// number on every rank (comm.Checkpoints): a unit an edge as its
+	// latency node is made, as many once its receive's weight is read.
+	// Between the two checks around this loop nearest --radix 64 grew by
+	// 5 MiB a rank (one process of 176 128 remote dependences).
+	checks := comm.Checkpoints{Check: in.Check}
+	units, done := 2*items, 0
 	for i, pg := range in.Procs {
 		if i >= len(in.Edges) {
 			break
@@ -249,6 +270,9 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 			recvAt = f.RecvNode.Cursor()
 		}
 		for k := range e.Len() {
+			if err := checks.After(done+k, units); err != nil {
+				return nil, err
+			}
 			succ, ok := depAt.Get(int(e.ThreadAt(k)), e.EventAt(k))
 			if !ok || !didRun(i, succ) {
 				continue
@@ -288,15 +312,22 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 				ord[j] = int32(j)
 			}
 			slices.SortFunc(ord, func(a, b int32) int { return cmp.Compare(recv[2*a+1], recv[2*b+1]) })
-			idx, got = slices.Grow(idx[:0], m)[:m], slices.Grow(got[:0], m)[:m]
-			for j, o := range ord {
-				idx[j] = int(fragBase[i] + recv[2*o+1])
-			}
-			if gerr = in.fragW.Gather(idx, got); gerr != nil {
-				gerr = fmt.Errorf("rank %d: task graph: fragment weights: %w", me, gerr)
-			}
-			for j, o := range ord {
-				latW[recv[2*o]-first] = got[j]
+			// A chunk of them at a time: the indices and values of all
+			// took 16 bytes a remote dependence (2.8 MB a rank on nearest
+			// --radix 64).
+			for lo := 0; lo < m && gerr == nil; lo += gatherChunk {
+				part := ord[lo:min(lo+gatherChunk, m)]
+				idx, got = slices.Grow(idx[:0], len(part))[:len(part)], slices.Grow(got[:0], len(part))[:len(part)]
+				for j, o := range part {
+					idx[j] = int(fragBase[i] + recv[2*o+1])
+				}
+				if gerr = in.fragW.Gather(idx, got); gerr != nil {
+					gerr = fmt.Errorf("rank %d: task graph: fragment weights: %w", me, gerr)
+					break
+				}
+				for j, o := range part {
+					latW[recv[2*o]-first] = got[j]
+				}
 			}
 		case len(recv) > 0:
 			nodes := make([]int32, len(recv)/2)
@@ -310,6 +341,13 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 		for _, lw := range latW {
 			w.Append(lw)
 		}
+		done += 2 * e.Len()
+		if err := checks.After(done-1, units); err != nil {
+			return nil, err
+		}
+	}
+	if err := checks.Finish(); err != nil {
+		return nil, err
 	}
 	weights := w.Finish()
 	lat.Trim()
@@ -328,7 +366,7 @@ func (in *Input) taskGraph() (*report.Graph, error) {
 	// Release: the remote dependences' declarations, by key, and their
 	// exchange go before the DAG's arrays are made (on the 10 M-event
 	// spread at four ranks the build held 190 MB of them there).
-	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve,
+	dag, err := b.Build(in.Comm, graph.BuildOptions{InsOnly: true, Resolve: resolve, Check: in.Check,
 		Release: func() error { in.collectDropped(slots); return in.check() }})
 	if err != nil {
 		return nil, err

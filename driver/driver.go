@@ -657,6 +657,9 @@ func (r *run) match() error {
 		// their place (spread: 325 → 282 MiB, mpi 163–183 → 151 MiB;
 		// docs/PERFORMANCE.md, twenty-fourth round).
 		Release: r.release("match"),
+		// Under a memory limit, checks along the scan too: it makes most
+		// of the phase's growth before the first Release.
+		Check: r.limitCheck("match"),
 		// Only the matching reads the logs: each goes once its process
 		// is scanned.
 		DropCommLogs: true})

@@ -513,6 +513,11 @@ type BuildOptions struct {
 	// declarations and of their exchange (about 40 bytes an edge to
 	// another rank; the match's peak on a pure MPI program at two ranks).
 	Release func() error
+	// Check, when set, is called on every rank once the declarations'
+	// messages are made and once those received are read: a memory
+	// limit's check between Build's start and Release (the task graph's
+	// build on nearest --radix 64 grew 7 MiB a rank there).
+	Check func() error
 }
 
 const (
@@ -547,6 +552,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		fill[d.peer]++
 	}
 	send := make([][]byte, k)
+	// Checked along the declarations too (comm.Checkpoints: as often on
+	// every rank): their messages are 21 bytes a declaration by key.
+	checks := comm.Checkpoints{Check: opts.Check}
+	made := 0
 	for q := 0; q < k; q++ {
 		ds := byPeer[mine[q]:mine[q+1]]
 		if len(ds) == 0 {
@@ -560,6 +569,10 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 		}
 		buf := make([]byte, 0, size)
 		for _, i := range ds {
+			if err := checks.After(made, len(b.rem)); err != nil {
+				return nil, err
+			}
+			made++
 			d := &b.rem[i]
 			var fl byte
 			if d.out {
@@ -584,6 +597,9 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	// declaration by key, 44 MB of the task graph's build on the 10 M-event
 	// spread at four ranks).
 	b.keys = nil
+	if err := checks.Finish(); err != nil {
+		return nil, err
+	}
 	recv, err := c.Alltoallv(send)
 	if err != nil {
 		return nil, err
@@ -637,6 +653,11 @@ func (b *Builder) Build(c comm.Comm, opts BuildOptions) (*DAG, error) {
 	}
 	if err := comm.Agree(c, lerr); err != nil {
 		return nil, err
+	}
+	if opts.Check != nil {
+		if err := opts.Check(); err != nil {
+			return nil, err
+		}
 	}
 
 	// Edges this rank declared to itself by key become local edges: the

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/comm/commtest"
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/internal/packed"
 )
@@ -439,5 +440,34 @@ func TestPairMapPassEnds(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// BuildOptions.Check is called as often on every rank, whatever the
+// declarations each makes (none on rank 0, 60 and 120 on the others): eight
+// times along the declarations' messages and once after those received
+// are read; its error at any of them stops the build on every rank.
+func TestBuildChecksStopEveryRank(t *testing.T) {
+	const k, points = 3, 9
+	for stopAt := 0; stopAt <= points; stopAt++ {
+		stops := commtest.NewStops(k, stopAt)
+		err := inproc.Run(k, func(c comm.Comm) error {
+			r := c.Rank()
+			b := NewBuilder(r, k)
+			for range 200 {
+				b.AddNode(false)
+			}
+			for j := range 60 * r {
+				b.AddRemoteInKey(int32(j), (r+1)%k, Key{A: int64(j), B: 1})
+			}
+			_, stops.Errs[r] = b.Build(c, BuildOptions{
+				Resolve: func(key Key) (int32, bool) { return int32(key.A), key.B == 1 },
+				Check:   stops.Check(r)})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stops.Verify(t, "build", points)
 	}
 }

@@ -55,6 +55,53 @@ type MatchOptions struct {
 	// scanned would otherwise stay beside the records until Match
 	// returns (5 MB of the 10 M-event halo's 39 MiB at the scan's end).
 	DropCommLogs bool
+	// Check, when set, is called on every rank the same number of times:
+	// along the scan (comm.Checkpoints over the nodes it makes), once the
+	// channels' edges are added, and in the DAG's build
+	// (BuildOptions.Check): a memory limit's check, collective, where
+	// Release would collect for nothing. On nearest --radix 64 at two
+	// ranks the scan grew 4 MiB a rank before the first Release, the
+	// edges' lists 3 MiB between the second and the third.
+	Check func() error
+}
+
+// scanChecks makes Checkpoints' checks along a rank's scan as its nodes
+// are made, without a division an event.
+type scanChecks struct {
+	checks comm.Checkpoints
+	units  int   // the nodes the census bounds
+	made   int   // checks made
+	next   int32 // nodes after which the next check falls
+	err    error // a check's, which ends the scan
+}
+
+func newScanChecks(check func() error, units int) *scanChecks {
+	s := &scanChecks{checks: comm.Checkpoints{Check: check}, units: max(units, 1), next: math.MaxInt32}
+	if check != nil {
+		s.next = s.due()
+	}
+	return s
+}
+
+// due is the nodes made at which Checkpoints.After makes check made+1.
+func (s *scanChecks) due() int32 {
+	if s.made >= comm.ChecksPerLoop {
+		return math.MaxInt32
+	}
+	return int32(((s.made+1)*s.units + comm.ChecksPerLoop - 1) / comm.ChecksPerLoop)
+}
+
+// at is told the nodes made so far; it returns whether the scan goes on.
+func (s *scanChecks) at(n int32) bool {
+	if s.err != nil {
+		return false
+	}
+	if n >= s.next {
+		s.err = s.checks.After(int(n)-1, s.units)
+		s.made = min(comm.ChecksPerLoop, int(n)*comm.ChecksPerLoop/s.units)
+		s.next = s.due()
+	}
+	return s.err == nil
 }
 
 // MatchStats counts what one rank matched (sum them over ranks for totals).
@@ -341,14 +388,23 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	b.chained.grow(nodes)
 	w := &warner{max: opts.MaxListed}
 	var serr error
+	checks := newScanChecks(opts.Check, nodes)
 	for i := range procs {
-		if err := m.scan(b, int32(i), recs, outColl, w); err != nil && serr == nil {
+		err := m.scan(b, int32(i), recs, outColl, w, checks)
+		if checks.err != nil {
+			// On every rank at the same check: the guard's is collective.
+			return nil, checks.err
+		}
+		if err != nil && serr == nil {
 			serr = fmt.Errorf("rank %d: graph: %s: %w", me, procs[i].File, err)
 		}
 		if opts.DropCommLogs {
 			procs[i].DropCommLog()
 		}
 		m.ProcNodes[i+1] = b.Len()
+	}
+	if err := checks.checks.Finish(); err != nil {
+		return nil, err
 	}
 	if err := comm.Agree(c, serr); err != nil {
 		return nil, err
@@ -358,6 +414,12 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 			return nil
 		}
 		return opts.Release()
+	}
+	check := func() error {
+		if opts.Check == nil {
+			return nil
+		}
+		return opts.Check()
 	}
 	// The streams to each rank are made whole, and the chunks they were
 	// written in and the logs dropped are collected before what the
@@ -401,6 +463,9 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 	b.growEdges(found.local+colls.local, found.remote+colls.remote)
 	m.addChannelEdges(b, from, found.self)
 	from = nil
+	if err := check(); err != nil {
+		return nil, err
+	}
 	if err := m.describeUnmatched(c, listed, w); err != nil {
 		return nil, err
 	}
@@ -410,7 +475,7 @@ func Match(c comm.Comm, owners Owners, procs []*trace.Process, opts MatchOptions
 		return nil, err
 	}
 	m.Warnings = w.done()
-	dag, err := b.Build(c, BuildOptions{Release: release})
+	dag, err := b.Build(c, BuildOptions{Release: release, Check: opts.Check})
 	if err != nil {
 		return nil, err
 	}
@@ -656,7 +721,7 @@ func (c *memberCache) of(cm *trace.Communicator, me int32) int32 {
 // scan makes the nodes of local process i in merged order and adds the
 // channels' records to recs and the collective records to outColl, in one
 // decode of the process.
-func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w *warner) error {
+func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w *warner, checks *scanChecks) error {
 	p := m.Procs[i]
 	me := int32(p.Header.Rank)
 	nprocs := int32(p.Header.NRanks)
@@ -684,6 +749,9 @@ func (m *Matching) scan(b *Builder, i int32, recs *joinRecs, outColl *collOut, w
 	}
 	// Only threads with communication events: the others hold no node.
 	err = commWalk(p, m.scans, func(th int, idx int64, e *trace.Event) {
+		if !checks.at(b.Len()) {
+			return // stopped: the rest of the walk makes nothing
+		}
 		t := int32(th)
 		switch e.Kind {
 		case trace.MPISend, trace.MPIRecv:

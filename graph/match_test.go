@@ -1047,3 +1047,69 @@ func TestExchangeChecksStopEveryRank(t *testing.T) {
 		}
 	}
 }
+
+// Match calls MatchOptions.Check as often on every rank, whatever the
+// rank's processes (two, two and one here): comm.ChecksPerLoop times along
+// its scan, once its channels' edges are added and ChecksPerLoop+1 times
+// in its DAG's build; a check's error stops the match there on every
+// rank, and checks that pass change nothing matched.
+func TestMatchChecksStopEveryRank(t *testing.T) {
+	procs := genProcs(t, gen.Config{Workload: "halo", Ranks: 5, Threads: 2, Iterations: 4, Seed: 3})
+	plan, err := partition.Assign([]int64{1, 1, 1, 1, 1}, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	match := func(check func(rank int) error) ([]*Matching, []error) {
+		ms, errs := make([]*Matching, 3), make([]error, 3)
+		err := inproc.Run(3, func(c comm.Comm) error {
+			lo, hi := plan.Range(c.Rank())
+			opts := MatchOptions{}
+			if check != nil {
+				opts.Check = func() error { return check(c.Rank()) }
+			}
+			ms[c.Rank()], errs[c.Rank()] = Match(c, plan, procs[lo:hi], opts)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ms, errs
+	}
+	want, _ := match(nil)
+	points := 2*comm.ChecksPerLoop + 2
+	for stopAt := 0; stopAt <= points; stopAt++ {
+		stops := commtest.NewStops(3, stopAt)
+		var ms []*Matching
+		ms, stops.Errs = match(func(r int) error { return stops.Check(r)() })
+		stops.Verify(t, "match", points)
+		for r := range 3 {
+			if stopAt == 0 && stops.Errs[r] == nil && (ms[r].Len() != want[r].Len() || ms[r].Stats != want[r].Stats || ms[r].DAG.Edges() != want[r].DAG.Edges()) {
+				t.Errorf("rank %d: checked, %d nodes, %d edges, %+v; unchecked, %d, %d, %+v", r, ms[r].Len(), ms[r].DAG.Edges(), ms[r].Stats, want[r].Len(), want[r].DAG.Edges(), want[r].Stats)
+			}
+		}
+	}
+}
+
+// scanChecks makes its checks where Checkpoints.After, called at every
+// node, makes them (the scan asks it at every event, without a division).
+func TestScanChecksWhereAfterChecks(t *testing.T) {
+	for _, units := range []int{1, 5, 8, 80, 1001} {
+		var want, got []int
+		var p comm.Checkpoints
+		for i := range units {
+			p.Check = func() error { want = append(want, i+1); return nil }
+			if err := p.After(i, units); err != nil {
+				t.Fatal(err)
+			}
+		}
+		n := 0
+		s := newScanChecks(func() error { got = append(got, n); return nil }, units)
+		for n = 0; n <= units; n++ {
+			s.at(int32(n)) // asked once more at each node count: the scan asks at each event
+			s.at(int32(n))
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d nodes: checks after %v nodes, Checkpoints.After makes them after %v", units, got, want)
+		}
+	}
+}
