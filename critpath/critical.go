@@ -694,7 +694,12 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 			if classes[kind] == 255 {
 				classes[kind] = nodeClass(names.names[kind])
 			}
-			gaps.node(gapNode{rank: int64(pg.rank), thread: int64(a.Thread), class: classes[kind], start: a.Start, end: a.Start + ns})
+			// A node begun before the window (a fragment recording
+			// switched on inside, its weight the part in the window) is
+			// on the path from the window's start: from its recorded
+			// start, the time before the window was a negative gap.
+			start := max(a.Start, in.WindowStartNS)
+			gaps.node(gapNode{rank: int64(pg.rank), thread: int64(a.Thread), class: classes[kind], start: start, end: start + ns})
 			pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: names.names[kind], Construct: names.names[cons], StartNS: a.Start, DurNS: ns}
 			s.Longest = keepLongest(s.Longest, pn, maxLongest)
 			// Consecutive nodes on one thread merge into one segment.
