@@ -644,10 +644,11 @@ func plural(n int, noun string) string {
 }
 
 // lowerFirst lowers a label's first letter for use inside a sentence,
-// unless it starts an acronym (MPI, OpenMP).
+// unless its first word is a name with capitals of its own (MPI, OpenMP).
 func lowerFirst(s string) string {
-	if len(s) > 1 && s[1] >= 'a' && s[1] <= 'z' {
-		return strings.ToLower(s[:1]) + s[1:]
+	word, _, _ := strings.Cut(s, " ")
+	if len(word) < 2 || strings.ToLower(word[1:]) != word[1:] {
+		return s
 	}
-	return s
+	return strings.ToLower(s[:1]) + s[1:]
 }
