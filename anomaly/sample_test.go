@@ -29,7 +29,8 @@ func sampleTasks(n int, seed uint64) []Task {
 
 // A Sample gives each construct the points, in the order added, that the
 // records' own grouping gives (what Fit read before it took a Sample),
-// and travels in AppendTasks's bytes; its Fit is Fit's on the records.
+// and travels in AppendTasks's bytes (AppendTasks is AppendTo), which
+// decode to the records; its Fit is Fit's on the records.
 func TestSampleAsTasks(t *testing.T) {
 	tasks := sampleTasks(5000, 1)
 	var s Sample
@@ -47,6 +48,11 @@ func TestSampleAsTasks(t *testing.T) {
 	}
 	if got, want := s.AppendTo([]byte("x")), AppendTasks([]byte("x"), tasks); !bytes.Equal(got, want) {
 		t.Errorf("AppendTo: %d bytes differing from AppendTasks's %d", len(got), len(want))
+	}
+	// AppendTasks is AppendTo of a Sample of its tasks: the bytes must
+	// also decode to the records added.
+	if got, err := DecodeTasks(s.AppendTo(nil)); err != nil || !reflect.DeepEqual(got, tasks) {
+		t.Errorf("AppendTo's bytes decode to %d records (%v), want the %d added", len(got), err, len(tasks))
 	}
 	counts := map[string]int64{"fib.c:12": 9000, "fib.c:14": 100, "": 5000, "none.c:1": 40}
 	if got, want := s.Fit(counts, Options{}), Fit(tasks, counts, Options{}); !reflect.DeepEqual(got, want) {
