@@ -144,7 +144,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var stats driver.RunStats
 	var path report.PathSource
 	inProcess := ranksInProcess(af.ranks, af.opts.Dir)
-	limit, err := memoryLimit(af.memLimit)
+	limit, limitFrom, err := memoryLimit(af.memLimit)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		limitOnce.Do(func() {
 			procLimit = processLimit(limit, nodeBusy, busyHere)
-			share, floor, limitErr = applyMemoryLimit(procLimit, busy)
+			share, floor, limitErr = applyMemoryLimit(procLimit, busy, limitFrom)
 		})
 		workers := 1
 		if busyHere {
@@ -180,7 +180,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 			return &driver.AgreedError{Err: err}
 		}
 		opts := af.opts
-		opts.MemoryLimit, opts.MemoryFloor = share, floor
+		opts.MemoryLimit, opts.MemoryFloor, opts.MemoryLimitFrom = share, floor, limitFrom
 		opts.MemoryGuard = guarded // the same on every rank
 		opts.NodeProcesses = nodeBusy
 		opts.Workers = workers
@@ -220,6 +220,9 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	}
 	if af.stats {
 		printStats(stderr, &stats)
+		if limit > 0 {
+			fmt.Fprintf(stderr, "memory limit of rank 0's node: %s (%s)\n", report.Bytes(limit), limitFrom)
+		}
 	}
 	if af.pathOut != "" {
 		if path == nil {
