@@ -1123,10 +1123,22 @@ func agree(c comm.Comm, err error) error {
 // AgreedError is an error every rank knows about: the failing rank returns
 // its own, the others an AbortError naming it. The job can end cleanly
 // (no MPI_Abort) since no rank is left waiting in a collective.
-type AgreedError struct{ Err error }
+type AgreedError struct {
+	Err error
+	// Together: every rank returns this error alike, reached at one
+	// collective point (the heap guard's check): no rank failed alone.
+	Together bool
+}
 
 func (e *AgreedError) Error() string { return e.Err.Error() }
 func (e *AgreedError) Unwrap() error { return e.Err }
+
+// Together reports whether err is one every rank reached together
+// (AgreedError.Together), not one rank's.
+func Together(err error) bool {
+	var ae *AgreedError
+	return errors.As(err, &ae) && ae.Together
+}
 
 // IsAgreed reports whether err was agreed on by all ranks.
 func IsAgreed(err error) bool {

@@ -286,7 +286,7 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	if over != worst[0] {
 		e.from = "" // another process's limit: its source is not known here
 	}
-	return &AgreedError{Err: e}
+	return &AgreedError{Err: e, Together: true}
 }
 
 // flag is the --memory-limit this guard's node needs when its process

@@ -159,8 +159,8 @@ func TestMemoryGuardNamesTheOutgrownLimit(t *testing.T) {
 			continue
 		}
 		from := []string{"its share of --memory-limit or of the default, 80% of its node's memory or cgroup limit)", "its share of " + cgroup + ")"}[r]
-		if !strings.Contains(e.Error(), from) {
-			t.Errorf("rank %d: %v, want %q", r, e, from)
+		if !strings.Contains(e.Error(), from) || !Together(e) {
+			t.Errorf("rank %d: %v, want %q, every rank's together", r, e, from)
 		}
 	}
 }

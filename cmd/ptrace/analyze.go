@@ -422,6 +422,26 @@ func heapProfiler(prefix string) func(rank int, phase string) {
 	}
 }
 
+// stopLine is what an MPI rank other than 0 prints when the analysis
+// fails (rank 0 prints the cause): which analysis rank failed, this one
+// or another, or that all stopped together (the memory guard's check),
+// in analysis ranks, which the traced processes' numbers (in the files'
+// names and the messages) are not. It said "rank 1 stopped: rank 1
+// reported an error" of a rank's own error, and of the guard's stop,
+// which no rank reports alone.
+func stopLine(me int, err error) string {
+	switch f := failingRank(err, me); {
+	case f != me && f == 0:
+		return fmt.Sprintf("ptrace: analysis rank %d stops: analysis rank 0 failed and prints why", me)
+	case f != me:
+		return fmt.Sprintf("ptrace: analysis rank %d stops: analysis rank %d failed; rank 0 prints why", me, f)
+	case driver.Together(err):
+		return fmt.Sprintf("ptrace: analysis rank %d stops with every rank; rank 0 prints why", me)
+	default:
+		return fmt.Sprintf("ptrace: analysis rank %d failed; rank 0 prints why", me)
+	}
+}
+
 // failingRank is the rank whose error err is: the one an AbortError names,
 // else this rank (me), whose own error it is.
 func failingRank(err error, me int) int {

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"github.com/ptrace-dev/ptrace/comm"
+	"github.com/ptrace-dev/ptrace/driver"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"testing/fstest"
 )
@@ -148,5 +153,33 @@ func TestMachineMemoryFromCgroups(t *testing.T) {
 	}
 	if lim, from := defaultLimit(memorySource{}); lim != 0 || from != "" {
 		t.Errorf("default of nothing: %d, %q", lim, from)
+	}
+}
+
+// An MPI rank other than 0 says in one line which analysis rank failed
+// (another, itself, or none alone: the memory guard's stop reached by
+// every rank together) and that rank 0 prints the cause, naming no rank
+// twice (it said "rank 1 stopped: rank 1 reported an error").
+func TestStopLine(t *testing.T) {
+	guard := &driver.AgreedError{Err: errors.New("the analysis outgrew its memory limit"), Together: true}
+	for _, c := range []struct {
+		me   int
+		err  error
+		want string
+	}{
+		{1, &comm.AbortError{Rank: 2, Err: errors.New("corrupt")}, "ptrace: analysis rank 1 stops: analysis rank 2 failed; rank 0 prints why"},
+		{3, &driver.AgreedError{Err: &comm.AbortError{Rank: 0, Err: errors.New("--json: no such directory")}}, "ptrace: analysis rank 3 stops: analysis rank 0 failed and prints why"},
+		{2, &driver.AgreedError{Err: errors.New("rank 2: corrupt")}, "ptrace: analysis rank 2 failed; rank 0 prints why"},
+		{2, errors.New("MPI: lost"), "ptrace: analysis rank 2 failed; rank 0 prints why"},
+		{1, guard, "ptrace: analysis rank 1 stops with every rank; rank 0 prints why"},
+		{1, fmt.Errorf("critical path: %w", guard), "ptrace: analysis rank 1 stops with every rank; rank 0 prints why"},
+	} {
+		got := stopLine(c.me, c.err)
+		if got != c.want {
+			t.Errorf("rank %d, %v: %q, want %q", c.me, c.err, got, c.want)
+		}
+		if strings.Contains(got, "\n") || strings.Count(got, fmt.Sprintf("rank %d ", c.me)) > 1 {
+			t.Errorf("rank %d, %v: %q is not one line naming the rank once", c.me, c.err, got)
+		}
 	}
 }
