@@ -61,7 +61,8 @@ type Input struct {
 	// declarations exchanged, its DAG built, its back lengths found; the
 	// fragment DAG's declarations exchanged, the DAG built, its longest
 	// paths found, the path's nodes marked; the declarations' on a
-	// communicator of two ranks or more), and its error
+	// communicator of two ranks or more; or, where the processes' DAGs
+	// are apart, eight along their loop, comm.Checkpoints), and its error
 	// returned: under a memory limit the heap guard, collective, which
 	// stops the phase there on every rank instead of at its end.
 	Check func() error

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -244,10 +245,12 @@ func BenchmarkLongPath(b *testing.B) {
 // Input.Check is called at the same points on every rank (one before the
 // task graph, twenty-five in it: eight along its remote dependences and
 // nine in its DAG's build, whatever their number on a rank, then five on
-// a fragment DAG across ranks, one where each process's DAG is apart),
-// and a check's error stops the phase there on every rank: under a memory
-// limit it is the heap guard's, collective. Both without remote
-// dependences (forkjoin) and with them (nearest, whose ranks hold
+// a fragment DAG across ranks, or, where each process's DAG is apart (a
+// rank of several processes and no Edges, as here), one before them and
+// eight along their loop, on ranks of 1 and 2, 3 and 2, or 2, 2 and 1
+// processes), and a check's error stops the phase there on every rank:
+// under a memory limit it is the heap guard's, collective. Both without
+// remote dependences (forkjoin) and with them (nearest, whose ranks hold
 // different numbers of them).
 func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 	for _, c := range []struct {
@@ -255,23 +258,25 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 		k, points int
 	}{
 		{gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}, 3, 31},
-		{gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}, 2, 27},
+		{gen.Config{Workload: "forkjoin", Ranks: 3, Threads: 2, Width: 4, Steps: 3}, 2, 27 + 8},
+		{gen.Config{Workload: "forkjoin", Ranks: 5, Threads: 2, Width: 4, Steps: 3}, 2, 27 + 8},
+		{gen.Config{Workload: "forkjoin", Ranks: 5, Threads: 2, Width: 4, Steps: 3}, 3, 27 + 8},
 		{gen.Config{Workload: "nearest", Ranks: 3, Threads: 2, Width: 6, Steps: 4, Radix: 3}, 3, 31},
-		{gen.Config{Workload: "nearest", Ranks: 3, Threads: 2, Width: 6, Steps: 4, Radix: 3}, 2, 27},
+		{gen.Config{Workload: "nearest", Ranks: 3, Threads: 2, Width: 6, Steps: 4, Radix: 3}, 2, 27 + 8},
 	} {
 		dir := filepath.Join(t.TempDir(), "trace")
 		if _, err := gen.Generate(dir, c.cfg); err != nil {
 			t.Fatal(err)
 		}
 		for stopAt := 0; stopAt <= c.points; stopAt++ {
-			all := make([]*critpath.Proc, 3)
+			all := make([]*critpath.Proc, c.cfg.Ranks)
 			first, last := int64(1<<62), int64(-1<<62)
 			for i := range all {
 				var a, b int64
 				all[i], a, b = simulate(t, filepath.Join(dir, trace.FileName(i)))
 				first, last = min(first, a), max(last, b)
 			}
-			plan, err := partition.Assign([]int64{1, 1, 1}, c.k)
+			plan, err := partition.Assign(slices.Repeat([]int64{1}, c.cfg.Ranks), c.k)
 			if err != nil {
 				t.Fatal(err)
 			}

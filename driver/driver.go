@@ -92,6 +92,10 @@ type Options struct {
 	// process's share of --memory-limit), and the limits the errors
 	// advise add it.
 	MemoryFloor int64
+	// MemoryLimitFrom says where the process's limit came from, for the
+	// messages of a refusal or a stop: "--memory-limit", or the default's
+	// source (a cgroup's limit file, the machine's memory); "": not said.
+	MemoryLimitFrom string
 	// NodeProcesses is how many analysis processes share the node's
 	// --memory-limit (0: one): the limits the errors advise are the
 	// node's, a process's need times it.
@@ -261,6 +265,7 @@ func Run(c comm.Comm, opts Options) (*report.Report, error) {
 	var hs *heapSampler
 	r.guard = newMemoryGuard(nil, opts.MemoryFloor)
 	r.guard.nodeProcs = int64(max(opts.NodeProcesses, 1))
+	r.guard.from = opts.MemoryLimitFrom
 	if opts.Stats != nil || r.guarded() {
 		hs = startHeapSampler(uint64(r.guard.limit))
 		defer hs.stop()
@@ -1118,10 +1123,22 @@ func agree(c comm.Comm, err error) error {
 // AgreedError is an error every rank knows about: the failing rank returns
 // its own, the others an AbortError naming it. The job can end cleanly
 // (no MPI_Abort) since no rank is left waiting in a collective.
-type AgreedError struct{ Err error }
+type AgreedError struct {
+	Err error
+	// Together: every rank returns this error alike, reached at one
+	// collective point (the heap guard's check): no rank failed alone.
+	Together bool
+}
 
 func (e *AgreedError) Error() string { return e.Err.Error() }
 func (e *AgreedError) Unwrap() error { return e.Err }
+
+// Together reports whether err is one every rank reached together
+// (AgreedError.Together), not one rank's.
+func Together(err error) bool {
+	var ae *AgreedError
+	return errors.As(err, &ae) && ae.Together
+}
 
 // IsAgreed reports whether err was agreed on by all ranks.
 func IsAgreed(err error) bool {

@@ -173,8 +173,8 @@ func (r *run) checkMemory() error {
 	}
 	var mine error
 	if need > 0 {
-		mine = fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its share of the memory limit, %s: run with --memory-limit %s or more%s",
-			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), report.Bytes(worst[1]), moreRanks(r.guard.oneEach))
+		mine = fmt.Errorf("rank %d: its processes' analysis needs about %s–%s of memory (estimated from their events, tasks and messages), above its limit, %s (%s): run with --memory-limit %s or more%s",
+			r.c.Rank(), report.Bytes(lo), report.Bytes(hi), report.Bytes(lim), limitShare(r.guard.from), report.Bytes(worst[1]), moreRanks(r.guard.oneEach))
 	}
 	return agree(r.c, mine)
 }
@@ -202,6 +202,17 @@ type memoryGuard struct {
 	// oneEach: every process already has an analysis rank of its own,
 	// so more ranks would idle and the errors do not advise them.
 	oneEach bool
+	// from: where this process's limit came from (Options.MemoryLimitFrom).
+	from string
+}
+
+// limitShare names what a process's limit is a share of, from its source
+// (Options.MemoryLimitFrom).
+func limitShare(from string) string {
+	if from == "" {
+		return "its share of --memory-limit or of the default, 80% of its node's memory or cgroup limit"
+	}
+	return "its share of " + from
 }
 
 // moreRanks is the memory errors' second advice, unless every process
@@ -272,7 +283,10 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	}
 	e := g.outgrown(phase, worst[0], g.advice, stopped)
 	e.limit, e.floor, e.flag = its[0], its[1], worst[1]
-	return &AgreedError{Err: e}
+	if over != worst[0] {
+		e.from = "" // another process's limit: its source is not known here
+	}
+	return &AgreedError{Err: e, Together: true}
 }
 
 // flag is the --memory-limit this guard's node needs when its process
@@ -287,7 +301,7 @@ func (g memoryGuard) flag(rss, advice int64) int64 {
 // outgrown is the error of this guard's process reaching rss in phase,
 // advising at least advice for a process.
 func (g memoryGuard) outgrown(phase string, rss, advice int64, stopped bool) *outgrownError {
-	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, flag: g.flag(rss, advice), stopped: stopped, oneEach: g.oneEach}
+	return &outgrownError{phase: phase, rss: rss, limit: g.limit, floor: g.floor, flag: g.flag(rss, advice), stopped: stopped, oneEach: g.oneEach, from: g.from}
 }
 
 // outgrownError is a resident set above the memory limit in a phase, seen
@@ -297,6 +311,7 @@ type outgrownError struct {
 	phase                   string
 	rss, limit, floor, flag int64
 	stopped, oneEach        bool
+	from                    string // the limit's source; "": not known
 }
 
 func (e *outgrownError) Error() string {
@@ -306,8 +321,8 @@ func (e *outgrownError) Error() string {
 	}
 	floor := ""
 	if e.floor > 0 {
-		floor = fmt.Sprintf(", of which its code and libraries hold %s", report.Bytes(e.floor))
+		floor = fmt.Sprintf("its code and libraries' %s included; ", report.Bytes(e.floor))
 	}
-	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (its share of --memory-limit, by default 80%% of the machine's memory%s)%s: run with --memory-limit %s or more%s",
-		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, where, report.Bytes(e.flag), moreRanks(e.oneEach))
+	return fmt.Sprintf("the analysis outgrew its memory limit in the %s phase: the process reached %s, above its limit of %s (%s%s)%s: run with --memory-limit %s or more%s",
+		e.phase, report.Bytes(e.rss), report.Bytes(e.limit), floor, limitShare(e.from), where, report.Bytes(e.flag), moreRanks(e.oneEach))
 }

@@ -138,11 +138,15 @@ func TestMemoryGuardAdviceByNode(t *testing.T) {
 // process's limit and floor, whichever rank prints it: ranks on nodes
 // with more busy analysis processes, or less memory, have lower limits
 // than rank 0's (here rank 0's node gives its one process 1000 B, rank
-// 1's 100 B to each of its processes, and rank 1 reached 150 B).
+// 1's 100 B to each of its processes, and rank 1 reached 150 B). The
+// limit's source is named by the process it is: the default's cgroup on
+// rank 1, which reached it; rank 0 knows only that it is the flag's or a
+// default (its own is the flag).
 func TestMemoryGuardNamesTheOutgrownLimit(t *testing.T) {
 	errs := make([]error, 2)
+	const cgroup = "the default limit, 80% of cgroup /job_42 memory.max, 125 B"
 	err := inproc.Run(2, func(cm comm.Comm) error {
-		g := []memoryGuard{{limit: 1000, floor: 30, advice: 100, nodeProcs: 1}, {limit: 100, floor: 20, advice: 100, nodeProcs: 1}}[cm.Rank()]
+		g := []memoryGuard{{limit: 1000, floor: 30, advice: 100, nodeProcs: 1, from: "--memory-limit"}, {limit: 100, floor: 20, advice: 100, nodeProcs: 1, from: cgroup}}[cm.Rank()]
 		errs[cm.Rank()] = g.check(cm, "exchange", []int64{500, 150}[cm.Rank()], false)
 		return nil
 	})
@@ -150,8 +154,13 @@ func TestMemoryGuardNamesTheOutgrownLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	for r, e := range errs {
-		if e == nil || !strings.Contains(e.Error(), "reached 150 B, above its limit of 100 B") || !strings.Contains(e.Error(), "hold 20 B") {
+		if e == nil || !strings.Contains(e.Error(), "reached 150 B, above its limit of 100 B") || !strings.Contains(e.Error(), "libraries' 20 B included") {
 			t.Errorf("rank %d: %v, want rank 1's limit and floor", r, e)
+			continue
+		}
+		from := []string{"its share of --memory-limit or of the default, 80% of its node's memory or cgroup limit)", "its share of " + cgroup + ")"}[r]
+		if !strings.Contains(e.Error(), from) || !Together(e) {
+			t.Errorf("rank %d: %v, want %q, every rank's together", r, e, from)
 		}
 	}
 }

@@ -144,7 +144,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	var stats driver.RunStats
 	var path report.PathSource
 	inProcess := ranksInProcess(af.ranks, af.opts.Dir)
-	limit, err := memoryLimit(af.memLimit)
+	limit, limitFrom, err := memoryLimit(af.memLimit)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 		}
 		limitOnce.Do(func() {
 			procLimit = processLimit(limit, nodeBusy, busyHere)
-			share, floor, limitErr = applyMemoryLimit(procLimit, busy)
+			share, floor, limitErr = applyMemoryLimit(procLimit, busy, limitFrom)
 		})
 		workers := 1
 		if busyHere {
@@ -180,7 +180,7 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 			return &driver.AgreedError{Err: err}
 		}
 		opts := af.opts
-		opts.MemoryLimit, opts.MemoryFloor = share, floor
+		opts.MemoryLimit, opts.MemoryFloor, opts.MemoryLimitFrom = share, floor, limitFrom
 		opts.MemoryGuard = guarded // the same on every rank
 		opts.NodeProcesses = nodeBusy
 		opts.Workers = workers
@@ -220,6 +220,9 @@ func runAnalyze(stdout, stderr io.Writer, af *analyzeFlags) error {
 	}
 	if af.stats {
 		printStats(stderr, &stats)
+		if limit > 0 {
+			fmt.Fprintf(stderr, "memory limit of rank 0's node: %s (%s)\n", report.Bytes(limit), limitFrom)
+		}
 	}
 	if af.pathOut != "" {
 		if path == nil {
@@ -416,6 +419,26 @@ func heapProfiler(prefix string) func(rank int, phase string) {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "ptrace: --memprofile:", err)
 		}
+	}
+}
+
+// stopLine is what an MPI rank other than 0 prints when the analysis
+// fails (rank 0 prints the cause): which analysis rank failed, this one
+// or another, or that all stopped together (the memory guard's check),
+// in analysis ranks, which the traced processes' numbers (in the files'
+// names and the messages) are not. It said "rank 1 stopped: rank 1
+// reported an error" of a rank's own error, and of the guard's stop,
+// which no rank reports alone.
+func stopLine(me int, err error) string {
+	switch f := failingRank(err, me); {
+	case f != me && f == 0:
+		return fmt.Sprintf("ptrace: analysis rank %d stops: analysis rank 0 failed and prints why", me)
+	case f != me:
+		return fmt.Sprintf("ptrace: analysis rank %d stops: analysis rank %d failed; rank 0 prints why", me, f)
+	case driver.Together(err):
+		return fmt.Sprintf("ptrace: analysis rank %d stops with every rank; rank 0 prints why", me)
+	default:
+		return fmt.Sprintf("ptrace: analysis rank %d failed; rank 0 prints why", me)
 	}
 }
 

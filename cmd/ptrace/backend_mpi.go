@@ -36,7 +36,7 @@ func runRanks(ranks int, dir string, fn func(c comm.Comm) error) error {
 		if c.Rank() == 0 {
 			fmt.Fprintln(os.Stderr, "ptrace:", unwrapAbort(err))
 		} else {
-			fmt.Fprintf(os.Stderr, "ptrace: rank %d stopped: rank %d reported an error (rank 0 prints it)\n", c.Rank(), failingRank(err, c.Rank()))
+			fmt.Fprintln(os.Stderr, stopLine(c.Rank(), err))
 		}
 		c.Barrier()
 		mpi.Stop()

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -38,47 +39,162 @@ func parseBytes(s string) (int64, error) {
 	return int64(v * float64(mult)), nil
 }
 
-// machineMemory returns the memory this process may use: the cgroup's
-// limit when one is set (a batch job's allocation), else the machine's.
-func machineMemory() int64 {
-	if b, err := os.ReadFile("/sys/fs/cgroup/memory.max"); err == nil {
-		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 {
-			return v
+// memorySource is what bounds this process's memory: the least of its
+// cgroups' limits and the machine's memory, and where that was read.
+type memorySource struct {
+	bytes int64
+	from  string // e.g. "cgroup /slurm/job_42 memory.max"; "" when nothing was
+}
+
+// unlimitedV1 is where cgroup v1 values mean "no limit": the kernel
+// writes PAGE_COUNTER_MAX pages (9223372036854771712 with 4 KiB pages).
+const unlimitedV1 = int64(1) << 60
+
+// machineMemory returns the memory this process may use, read from fsys
+// (the file system's root: os.DirFS("/")) and cgroups (the text of
+// /proc/self/cgroup): the least of the limits of its cgroup and every
+// ancestor's (cgroup v2 memory.max and memory.high, under
+// sys/fs/cgroup or sys/fs/cgroup/unified; v1 memory.limit_in_bytes and
+// memory.stat's hierarchical_memory_limit under sys/fs/cgroup/memory)
+// and the machine's memory (proc/meminfo's MemTotal). A batch job's
+// allocation is its cgroup's limit, not the root's (which has none): a
+// Slurm step on cgroup v2 lives in
+// /system.slice/slurmstepd.scope/job_42/step_0/user/task_0 and its job's
+// limit is on job_42. memory.high counts: above it the kernel throttles
+// the cgroup's processes under heavy reclaim, so an analysis past it
+// would crawl where the guard should stop it. An ancestor missing under
+// the mount (a container's namespace shows its own cgroup as the root)
+// is skipped; a file that is not a positive number ("max", garbage,
+// empty, negative) is no limit.
+func machineMemory(fsys fs.FS, cgroups string) memorySource {
+	var best memorySource
+	take := func(v int64, from string) {
+		if v > 0 && (best.bytes == 0 || v < best.bytes) {
+			best = memorySource{v, from}
 		}
 	}
-	if b, err := os.ReadFile("/sys/fs/cgroup/memory/memory.limit_in_bytes"); err == nil {
-		if v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && v > 0 && v < 1<<60 {
-			return v
+	for _, line := range strings.Split(cgroups, "\n") {
+		id, rest, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok {
+			continue
+		}
+		ctrls, path, ok := strings.Cut(rest, ":")
+		if !ok || !strings.HasPrefix(path, "/") {
+			continue
+		}
+		switch {
+		case id == "0" && ctrls == "": // cgroup v2
+			for _, mount := range []string{"sys/fs/cgroup", "sys/fs/cgroup/unified"} {
+				for _, dir := range ancestors(path) {
+					for _, file := range []string{"memory.max", "memory.high"} {
+						take(readLimit(fsys, mount+dir, file), cgroupName(dir, file))
+					}
+				}
+			}
+		case slices.Contains(strings.Split(ctrls, ","), "memory"): // v1
+			for _, dir := range ancestors(path) {
+				take(readLimit(fsys, "sys/fs/cgroup/memory"+dir, "memory.limit_in_bytes"), cgroupName(dir, "memory.limit_in_bytes"))
+				take(hierarchicalLimit(fsys, "sys/fs/cgroup/memory"+dir), cgroupName(dir, "memory.stat hierarchical_memory_limit"))
+			}
 		}
 	}
-	f, err := os.Open("/proc/meminfo")
+	if b, err := fs.ReadFile(fsys, "proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if fields := strings.Fields(line); len(fields) >= 2 && fields[0] == "MemTotal:" {
+				if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil && kb > 0 && kb < unlimitedV1>>10 {
+					take(kb<<10, "the machine's memory (/proc/meminfo MemTotal)")
+				}
+			}
+		}
+	}
+	return best
+}
+
+// ancestors returns a cgroup's path and its ancestors' from the root
+// ("" for "/") down, as suffixes of the mount's directory: of equal
+// limits the one nearest the root is named, where it was set (a step's
+// hierarchical_memory_limit repeats its job's).
+func ancestors(path string) []string {
+	p := strings.TrimRight(path, "/")
+	out := []string{p}
+	for p != "" {
+		p = p[:strings.LastIndexByte(p, '/')]
+		out = append(out, p)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// cgroupName names a cgroup's limit for the messages.
+func cgroupName(dir, file string) string {
+	if dir == "" {
+		dir = "/"
+	}
+	return "cgroup " + dir + " " + file
+}
+
+// readLimit reads a cgroup's limit file: a positive byte count below
+// unlimitedV1, else 0 (no limit: "max", a missing or bad file).
+func readLimit(fsys fs.FS, dir, file string) int64 {
+	b, err := fs.ReadFile(fsys, dir+"/"+file)
 	if err != nil {
 		return 0
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if fields := strings.Fields(sc.Text()); len(fields) >= 2 && fields[0] == "MemTotal:" {
-			if kb, err := strconv.ParseInt(fields[1], 10, 64); err == nil {
-				return kb << 10
-			}
+	return limitValue(strings.TrimSpace(string(b)))
+}
+
+// limitValue parses a limit; 0 for none or garbage.
+func limitValue(s string) int64 {
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || v <= 0 || v >= unlimitedV1 {
+		return 0
+	}
+	return v
+}
+
+// hierarchicalLimit reads cgroup v1's effective limit of dir, which
+// counts its ancestors' (memory.stat's hierarchical_memory_limit).
+func hierarchicalLimit(fsys fs.FS, dir string) int64 {
+	b, err := fs.ReadFile(fsys, dir+"/memory.stat")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, " "); ok && k == "hierarchical_memory_limit" {
+			return limitValue(strings.TrimSpace(v))
 		}
 	}
 	return 0
 }
 
+// defaultShare is the part of the machine's (or cgroup's) memory the
+// default limit takes, in tenths.
+const defaultShare = 8
+
 // memoryLimit resolves --memory-limit for the node (0: none): the
-// flag's or by default 80 % of the machine's (or cgroup's) memory. Its
-// busy analysis processes share it (processLimit).
-func memoryLimit(flag string) (int64, error) {
+// flag's or by default 80 % of the memory the process may use
+// (machineMemory), with where it came from for the messages. Its busy
+// analysis processes share it (processLimit).
+func memoryLimit(flag string) (int64, string, error) {
 	if flag != "" {
 		v, err := parseBytes(flag)
 		if err != nil {
-			return 0, fmt.Errorf("--memory-limit: %w", err)
+			return 0, "", fmt.Errorf("--memory-limit: %w", err)
 		}
-		return v, nil
+		return v, "--memory-limit", nil
 	}
-	return max(machineMemory()/10*8, 0), nil
+	cg, _ := os.ReadFile("/proc/self/cgroup") // none: the machine's memory
+	v, from := defaultLimit(machineMemory(os.DirFS("/"), string(cg)))
+	return v, from, nil
+}
+
+// defaultLimit is the default limit of m (0: none), and its source for
+// the messages.
+func defaultLimit(m memorySource) (int64, string) {
+	if m.bytes <= 0 {
+		return 0, ""
+	}
+	return m.bytes / 10 * defaultShare, fmt.Sprintf("the default limit, %d0%% of %s, %s", defaultShare, m.from, report.Bytes(m.bytes))
 }
 
 // processLimit is one analysis process's part of the node's limit: an
@@ -154,15 +270,16 @@ const minGoMemory = 2 << 20
 // keeps) do not take, as its soft limit, so the collector works harder
 // before the process outgrows the limit. It returns the share of one
 // analysis rank (ranks is the number of ranks this process runs: the
-// busy inproc ranks, or 1 under MPI) and the floor.
-func applyMemoryLimit(limit int64, ranks int) (share, floor int64, err error) {
+// busy inproc ranks, or 1 under MPI) and the floor; from is where the
+// limit came from, for the refusal.
+func applyMemoryLimit(limit int64, ranks int, from string) (share, floor int64, err error) {
 	if limit <= 0 {
 		return 0, 0, nil
 	}
 	floor = procmem.Floor()
 	if limit < floor+minGoMemory {
-		return 0, floor, fmt.Errorf("--memory-limit leaves this process %s (its share of the node's), less than what it holds before any analysis (%s of code and libraries, and the Go runtime's %s): give it more; the analysis's own need is estimated once the traces are read, and a limit below it is refused then, saying what would do",
-			report.Bytes(limit), report.Bytes(floor), report.Bytes(minGoMemory))
+		return 0, floor, fmt.Errorf("the memory limit leaves this process %s (its share of %s), less than what it holds before any analysis (%s of code and libraries, and the Go runtime's %s): give it more; the analysis's own need is estimated once the traces are read, and a limit below it is refused then, saying what would do",
+			report.Bytes(limit), from, report.Bytes(floor), report.Bytes(minGoMemory))
 	}
 	goLimit := limit - floor
 	debug.SetMemoryLimit(goLimit)

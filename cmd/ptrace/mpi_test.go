@@ -226,7 +226,14 @@ func TestFailingRankUnderMPI(t *testing.T) {
 		// rank 2's load.
 		failing := map[string]int{"missing": 0, "corrupt": 2}[how]
 		for k := 1; k < np; k++ {
-			if want := fmt.Sprintf("rank %d stopped: rank %d reported an error", k, failing); !strings.Contains(r.stderr, want) {
+			want := fmt.Sprintf("analysis rank %d stops: analysis rank %d failed; rank 0 prints why", k, failing)
+			switch {
+			case failing == 0:
+				want = fmt.Sprintf("analysis rank %d stops: analysis rank 0 failed and prints why", k)
+			case k == failing:
+				want = fmt.Sprintf("analysis rank %d failed; rank 0 prints why", k)
+			}
+			if !strings.Contains(r.stderr, want) {
 				t.Errorf("%s: stderr lacks %q: %q", how, want, r.stderr)
 			}
 		}
@@ -245,7 +252,7 @@ func TestUnwritableOutputUnderMPI(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	want := "--json " + gone + "/r.json: directory " + gone + " does not exist"
-	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "rank 3 stopped: rank 0 reported an error") {
+	if r.code == 0 || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "analysis rank 3 stops: analysis rank 0 failed and prints why") {
 		t.Errorf("exit %d, stderr %q; want rank 0's refusal %q and the others stopped", r.code, r.stderr, want)
 	}
 }
@@ -303,7 +310,7 @@ func TestMemoryLimitUnderMPI(t *testing.T) {
 	within(r.stderr, 200<<20)
 
 	r = mpirun(t, 2, "analyze", "-q", "--memory-limit", "24MiB", dir)
-	if r.code == 0 || !strings.Contains(r.stderr, "before any analysis") || !strings.Contains(r.stderr, "rank 1 stopped") {
+	if r.code == 0 || !strings.Contains(r.stderr, "before any analysis") || !strings.Contains(r.stderr, "analysis rank 1 failed; rank 0 prints why") {
 		t.Errorf("24 MiB for the node, 12 a process: exit %d: %s", r.code, r.stderr)
 	}
 
