@@ -14,6 +14,10 @@ type Attr struct {
 	Thread int32
 	Loc    int32 // construct (location id); for MPI nodes the call site (an index of Frags.MPISites)
 	Start  int64
+	// Wait is, for an MPI call's node of positive weight, how long after
+	// its start (the window's start if later) it waited for its partner:
+	// its weight is the rest, its tail. 0 for other nodes.
+	Wait int64
 }
 
 // Attrs holds the attributes of a process's fragment nodes compactly. Only
@@ -32,7 +36,9 @@ type Attr struct {
 // varint of it follows), whether its location is the node before's (bit
 // 6; else a varint of the difference follows) and the sign of its start's
 // difference (bit 7), then that difference's magnitude as a uvarint (the
-// difference's complement when negative).
+// difference's complement when negative). An MPI node that waited
+// (Attr.Wait) has kind 7 (attrMPIWait), its wait a uvarint after the
+// start: the other nodes, most MPI nodes among them, cost no byte more.
 //
 // The blocks go to a file as they are written when the simulation has
 // one (FragPass.Spill, blockStream's streaming), or all at once (Spill);
@@ -78,6 +84,7 @@ const (
 	attrThreadWide  = 7 // the thread's difference follows
 	attrSameLoc     = 1 << 6
 	attrBackwards   = 1 << 7 // the start is before the node before's
+	attrMPIWait     = 7      // the kind of an MPI node whose wait follows
 )
 
 // Len returns the number of nodes.
@@ -89,6 +96,9 @@ func appendAttrs(d []byte, nodes []openNode) []byte {
 	for k := range nodes {
 		v := nodes[k].attr()
 		h := byte(v.Kind)
+		if v.Kind == FragMPI && v.Wait > 0 {
+			h = attrMPIWait
+		}
 		dt := int64(v.Thread) - int64(prev.Thread)
 		if dt >= -3 && dt <= 3 {
 			h |= byte(dt<<1^dt>>63) << attrThreadShift
@@ -111,6 +121,9 @@ func appendAttrs(d []byte, nodes []openNode) []byte {
 			d = binary.AppendVarint(d, dl)
 		}
 		d = binary.AppendUvarint(d, ds)
+		if h&7 == attrMPIWait {
+			d = binary.AppendUvarint(d, uint64(v.Wait))
+		}
 		prev = v
 	}
 	return d
@@ -153,6 +166,12 @@ func (r *attrReader) next() Attr {
 		ds = ^ds
 	}
 	v.Start += int64(ds)
+	v.Wait = 0
+	if v.Kind == attrMPIWait {
+		w, k := binary.Uvarint(d[r.pos:])
+		r.pos += k
+		v.Kind, v.Wait = FragMPI, int64(w)
+	}
 	r.prev = v
 	return v
 }
