@@ -92,24 +92,26 @@ func (a *Attrs) Len() int { return a.n }
 
 // appendAttrs appends the encoding of a block's nodes to d.
 func appendAttrs(d []byte, nodes []openNode) []byte {
-	var prev Attr
+	var thread, loc int32
+	var start int64
 	for k := range nodes {
-		v := nodes[k].attr()
-		h := byte(v.Kind)
-		if v.Kind == FragMPI && v.Wait > 0 {
+		nd := &nodes[k]
+		h := byte(nd.kind)
+		waited := nd.wait > 0 && nd.kind == FragMPI
+		if waited {
 			h = attrMPIWait
 		}
-		dt := int64(v.Thread) - int64(prev.Thread)
+		dt := int64(nd.thread) - int64(thread)
 		if dt >= -3 && dt <= 3 {
 			h |= byte(dt<<1^dt>>63) << attrThreadShift
 		} else {
 			h |= attrThreadWide << attrThreadShift
 		}
-		dl := int64(v.Loc) - int64(prev.Loc)
+		dl := int64(nd.loc) - int64(loc)
 		if dl == 0 {
 			h |= attrSameLoc
 		}
-		ds := uint64(v.Start - prev.Start) // wraps for extreme values, and unwraps the same
+		ds := uint64(nd.start - start) // wraps for extreme values, and unwraps the same
 		if int64(ds) < 0 {
 			h, ds = h|attrBackwards, ^ds
 		}
@@ -121,10 +123,10 @@ func appendAttrs(d []byte, nodes []openNode) []byte {
 			d = binary.AppendVarint(d, dl)
 		}
 		d = binary.AppendUvarint(d, ds)
-		if h&7 == attrMPIWait {
-			d = binary.AppendUvarint(d, uint64(v.Wait))
+		if waited {
+			d = binary.AppendUvarint(d, uint64(nd.wait))
 		}
-		prev = v
+		thread, loc, start = nd.thread, nd.loc, nd.start
 	}
 	return d
 }

@@ -54,7 +54,7 @@ func (n *openNode) counts() bool {
 
 const (
 	fragBlock = 64
-	// fragWindow is how many of the latest nodes stay records: 128 KiB.
+	// fragWindow is how many of the latest nodes stay records: 160 KiB.
 	// Nearly every node is final before 4096 more are made (on the
 	// 10 M-event gen traces and a recorded fib, a few nodes a process
 	// change later: barriers' joins).
