@@ -697,8 +697,9 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 			// A node begun before the window (a fragment recording
 			// switched on inside, its weight the part in the window) is
 			// on the path from the window's start: from its recorded
-			// start, the time before the window was a negative gap.
-			start := max(a.Start, in.WindowStartNS)
+			// start, the time before the window was a negative gap. An
+			// MPI call weighs its tail, after its wait for its partner.
+			start := max(a.Start, in.WindowStartNS) + a.Wait
 			gaps.node(gapNode{rank: int64(pg.rank), thread: int64(a.Thread), class: classes[kind], start: start, end: start + ns})
 			pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: names.names[kind], Construct: names.names[cons], StartNS: a.Start, DurNS: ns}
 			s.Longest = keepLongest(s.Longest, pn, maxLongest)

@@ -48,30 +48,19 @@ func nodeClass(kind string) uint8 {
 }
 
 // gapNode is a node of positive weight on the path, as far as its gaps
-// need: where it ran, what it is, when it began and ended on the path
-// (its start plus its weight).
+// need: where it ran, what it is, and the time its weight took: from its
+// start for a fragment of code, the tail of an MPI call (its weight is
+// what is left of it after its wait for its partner, sim.Attr.Wait), so
+// that a node placed by itself begins no earlier than the node before it
+// on the path ended, and no gap is negative. (Placed from its enter, a
+// call that waited overlapped the node before; moved to begin where the
+// node before ended as recorded, two such calls in a row overlapped each
+// other: −248 µs across processes on an imbalanced halo.)
 type gapNode struct {
 	rank       int64
 	thread     int64
 	class      uint8
 	start, end int64
-}
-
-// placed returns n as placed on the path after prev (both as recorded).
-// An MPI call weighs from where it stopped waiting for its partner (sim:
-// FragMPI) while its start is its enter: where it would begin before
-// prev ended, it is moved to begin there, so that its wait counts as no
-// gap rather than as a negative gap before it and a positive one after.
-// The place depends on the two nodes as recorded alone, so that a rank
-// places every node but the first of its stretches of the path, and rank
-// 0 those.
-func placed(n, prev gapNode) gapNode {
-	if n.class == nodeMPI && n.start < prev.end {
-		d := prev.end - n.start
-		n.start += d
-		n.end += d
-	}
-	return n
 }
 
 // addGap adds the gap from a to b, consecutive on the path, to sums.
@@ -119,17 +108,16 @@ func gapClass(a, b gapNode) int {
 }
 
 // A stretch is a maximal run of consecutive path steps (depths Hi down
-// to Lo) on one analysis rank. The gaps inside it from its second node of
-// positive weight on are summed where it was walked; rank 0 places its
-// first node after the node before on the path (placed), so it adds the
-// gaps before the first and after it, joining the stretches of all ranks
+// to Lo) on one analysis rank. The gaps after its second node of positive
+// weight are summed where it was walked; rank 0 adds those before its
+// first node and after it, joining the stretches of all ranks
 // in path order: every gap is counted once whatever the partition.
 // pathSummary.Stretches holds them in the rank's path order (decreasing
 // Hi), each encoded in varints (appendStretch): Hi, how many nodes of
 // positive weight (0, 1, 2, or stretchMore for more), the first node's
-// rank, thread, class, start and end as recorded, the second's likewise,
-// and when there are more the last's rank, thread, class, recorded end
-// and end as placed (with two, the second is the last). 18 int64s a
+// rank, thread, class, start and end, the second's likewise, and when
+// there are more the last's rank, thread, class and end (with two, the
+// second is the last). 18 int64s a
 // stretch, decoded whole on rank 0, took a 1 M-event pipeline's critical
 // path at mpirun -np 3 (a stretch every two nodes: the path changes
 // process at every other one) from 8 to 57 MiB of heap on rank 0 and 6 to
@@ -162,18 +150,17 @@ func (g *gapWalk) appendStretch(b []byte) []byte {
 		l := g.last
 		e = e.int(l.rank - g.first.rank).int(l.thread)
 		e = append(e, l.class)
-		e = e.int(l.end - g.second.end).int(g.lastAt.end - l.end)
+		e = e.int(l.end - g.second.end)
 	}
 	return e
 }
 
-// stretch is one decoded: its first and second nodes as recorded (n of
-// them, at most 2), its last as recorded and as placed.
+// stretch is one decoded: its first and second nodes (n of them, at most
+// 2), and its last (its start not read).
 type stretch struct {
-	hi            int64
-	n             int
-	first, second gapNode
-	last, lastAt  gapNode
+	hi                  int64
+	n                   int
+	first, second, last gapNode
 }
 
 // stretchDec reads a rank's Stretches in order.
@@ -226,17 +213,11 @@ func (d *stretchDec) next(s *stretch) bool {
 	}
 	if k >= 2 {
 		s.second = d.node(s.first.rank, s.first.end)
-		// The second is the last: placed after the first as recorded
-		// (the start is not read where the last is).
-		s.last = gapNode{rank: s.second.rank, thread: s.second.thread, class: s.second.class, end: s.second.end}
-		s.lastAt = s.last
-		s.lastAt.end = placed(s.second, s.first).end
+		s.last = s.second
 	}
 	if k > 2 {
 		s.last = gapNode{rank: s.first.rank + d.int(), thread: d.int(), class: d.byte()}
 		s.last.end = s.second.end + d.int()
-		s.lastAt = s.last
-		s.lastAt.end = s.last.end + d.int()
 	}
 	return !d.err
 }
@@ -252,8 +233,7 @@ type gapWalk struct {
 	count     int
 	first     gapNode
 	second    gapNode
-	last      gapNode // as recorded
-	lastAt    gapNode // as placed
+	last      gapNode
 	// ready gives a process's first work in the window (addGap), for the
 	// rank's processes.
 	ready func(rank int64) (int64, bool)
@@ -276,19 +256,16 @@ func (g *gapWalk) node(n gapNode) {
 	if g.count < 2 {
 		g.ready(n.rank)
 	}
-	at := n
 	switch g.count {
 	case 0:
 		g.first = n
 	case 1:
 		g.second = n
-		at = placed(n, g.last)
 	default:
-		at = placed(n, g.last)
-		addGap(&g.sums, g.lastAt, at, g.ready)
+		addGap(&g.sums, g.last, n, g.ready)
 	}
 	g.count++
-	g.last, g.lastAt = n, at
+	g.last = n
 }
 
 // close ends the stretch being walked.
@@ -327,7 +304,7 @@ func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPat
 		}
 	}
 	readyAt := func(r int64) (int64, bool) { t, ok := ready[r]; return t, ok }
-	var first, last, lastAt gapNode
+	var first, last gapNode
 	has := false
 	for len(q.h) > 0 {
 		s := q.h[0].s
@@ -337,26 +314,21 @@ func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPat
 		if s.n == 0 {
 			continue
 		}
-		f := s.first
-		fAt := f
 		if has {
-			fAt = placed(f, last)
-			addGap(&sums, lastAt, fAt, readyAt)
+			addGap(&sums, last, s.first, readyAt)
 		} else {
-			first, has = f, true
+			first, has = s.first, true
 		}
-		last, lastAt = f, fAt
+		last = s.first
 		if s.n > 1 {
-			secAt := placed(s.second, f)
-			addGap(&sums, fAt, secAt, readyAt)
-			// The stretch's last node, placed where it was walked.
-			last, lastAt = s.last, s.lastAt
+			addGap(&sums, s.first, s.second, readyAt)
+			last = s.last // the gaps up to it were added where it was walked
 		}
 	}
 	if !has {
 		return nil, nil
 	}
-	op := &report.OffPath{NS: runTime - span, Before: first.start - winStart, After: winStart + runTime - lastAt.end,
+	op := &report.OffPath{NS: runTime - span, Before: first.start - winStart, After: winStart + runTime - last.end,
 		StartSkew: sums[gapSkew], Tasks: sums[gapTasks], WakeUp: sums[gapWakeUp], Fork: sums[gapFork], Threads: sums[gapThreads], Processes: sums[gapProcesses], MPI: sums[gapMPI]}
 	for _, v := range sums {
 		op.Between += v

@@ -14,6 +14,10 @@ type Attr struct {
 	Thread int32
 	Loc    int32 // construct (location id); for MPI nodes the call site (an index of Frags.MPISites)
 	Start  int64
+	// Wait is, for an MPI call's node of positive weight, how long after
+	// its start (the window's start if later) it waited for its partner:
+	// its weight is the rest, its tail. 0 for other nodes.
+	Wait int64
 }
 
 // Attrs holds the attributes of a process's fragment nodes compactly. Only
@@ -32,7 +36,9 @@ type Attr struct {
 // varint of it follows), whether its location is the node before's (bit
 // 6; else a varint of the difference follows) and the sign of its start's
 // difference (bit 7), then that difference's magnitude as a uvarint (the
-// difference's complement when negative).
+// difference's complement when negative). An MPI node that waited
+// (Attr.Wait) has kind 7 (attrMPIWait), its wait a uvarint after the
+// start: the other nodes, most MPI nodes among them, cost no byte more.
 //
 // The blocks go to a file as they are written when the simulation has
 // one (FragPass.Spill, blockStream's streaming), or all at once (Spill);
@@ -78,6 +84,7 @@ const (
 	attrThreadWide  = 7 // the thread's difference follows
 	attrSameLoc     = 1 << 6
 	attrBackwards   = 1 << 7 // the start is before the node before's
+	attrMPIWait     = 7      // the kind of an MPI node whose wait follows
 )
 
 // Len returns the number of nodes.
@@ -85,21 +92,26 @@ func (a *Attrs) Len() int { return a.n }
 
 // appendAttrs appends the encoding of a block's nodes to d.
 func appendAttrs(d []byte, nodes []openNode) []byte {
-	var prev Attr
+	var thread, loc int32
+	var start int64
 	for k := range nodes {
-		v := nodes[k].attr()
-		h := byte(v.Kind)
-		dt := int64(v.Thread) - int64(prev.Thread)
+		nd := &nodes[k]
+		h := byte(nd.kind)
+		waited := nd.wait > 0 && nd.kind == FragMPI
+		if waited {
+			h = attrMPIWait
+		}
+		dt := int64(nd.thread) - int64(thread)
 		if dt >= -3 && dt <= 3 {
 			h |= byte(dt<<1^dt>>63) << attrThreadShift
 		} else {
 			h |= attrThreadWide << attrThreadShift
 		}
-		dl := int64(v.Loc) - int64(prev.Loc)
+		dl := int64(nd.loc) - int64(loc)
 		if dl == 0 {
 			h |= attrSameLoc
 		}
-		ds := uint64(v.Start - prev.Start) // wraps for extreme values, and unwraps the same
+		ds := uint64(nd.start - start) // wraps for extreme values, and unwraps the same
 		if int64(ds) < 0 {
 			h, ds = h|attrBackwards, ^ds
 		}
@@ -111,7 +123,10 @@ func appendAttrs(d []byte, nodes []openNode) []byte {
 			d = binary.AppendVarint(d, dl)
 		}
 		d = binary.AppendUvarint(d, ds)
-		prev = v
+		if waited {
+			d = binary.AppendUvarint(d, uint64(nd.wait))
+		}
+		thread, loc, start = nd.thread, nd.loc, nd.start
 	}
 	return d
 }
@@ -153,6 +168,12 @@ func (r *attrReader) next() Attr {
 		ds = ^ds
 	}
 	v.Start += int64(ds)
+	v.Wait = 0
+	if v.Kind == attrMPIWait {
+		w, k := binary.Uvarint(d[r.pos:])
+		r.pos += k
+		v.Kind, v.Wait = FragMPI, int64(w)
+	}
 	r.prev = v
 	return v
 }

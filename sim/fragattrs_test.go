@@ -17,7 +17,7 @@ func attrsOf(v []Attr) Attrs {
 	var a Attrs
 	nodes := make([]openNode, len(v))
 	for k, x := range v {
-		nodes[k] = openNode{start: x.Start, thread: x.Thread, loc: x.Loc, kind: x.Kind}
+		nodes[k] = openNode{start: x.Start, wait: x.Wait, thread: x.Thread, loc: x.Loc, kind: x.Kind}
 	}
 	for b := 0; b*attrBlock < len(v); b++ {
 		blk := nodes[b*attrBlock : min(len(v), (b+1)*attrBlock)]
@@ -28,7 +28,8 @@ func attrsOf(v []Attr) Attrs {
 }
 
 // Attributes come back exactly whatever their values: extreme starts and
-// ids (a corrupt trace's), across blocks.
+// ids (a corrupt trace's), MPI nodes' waits (none, short, long), across
+// blocks.
 func TestAttrsRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	extremes := []int64{math.MinInt64, math.MaxInt64, -1, 0, 1 << 40}
@@ -37,6 +38,9 @@ func TestAttrsRoundTrip(t *testing.T) {
 	for n := 0; n < 5*attrBlock+7; n++ {
 		a := Attr{Kind: FragKind(rng.IntN(7)), Thread: int32(rng.IntN(70)) - 1, Loc: int32(rng.IntN(40)), Start: start}
 		start += rng.Int64N(5000) - 1000
+		if a.Kind == FragMPI {
+			a.Wait = []int64{0, 1, 127, 128, rng.Int64N(1e10), math.MaxInt64}[rng.IntN(6)]
+		}
 		switch n % 29 {
 		case 3:
 			a.Start = extremes[rng.IntN(len(extremes))]
@@ -198,6 +202,9 @@ func TestFragNodesMatchPlain(t *testing.T) {
 					nd.weight = pickWeight()
 				case 2:
 					nd.thread = threads[rng.IntN(len(threads))]
+					if nd.kind == FragMPI { // an MPI call closing after a wait
+						nd.wait = now % 1e10
+					}
 				default:
 					nd.loc, nd.weight = locs[rng.IntN(len(locs))], nd.weight+rng.Int64N(1000)
 				}
@@ -511,7 +518,7 @@ func TestAttrsSpill(t *testing.T) {
 func toNodes(v []Attr) []openNode {
 	nodes := make([]openNode, len(v))
 	for k, x := range v {
-		nodes[k] = openNode{start: x.Start, thread: x.Thread, loc: x.Loc, kind: x.Kind}
+		nodes[k] = openNode{start: x.Start, wait: x.Wait, thread: x.Thread, loc: x.Loc, kind: x.Kind}
 	}
 	return nodes
 }

@@ -38,12 +38,13 @@ type fragNodes struct {
 // openNode is a node's record while it may change.
 type openNode struct {
 	start, weight int64
+	wait          int64 // Attr.Wait
 	thread, loc   int32 // thread −1 for a join
 	kind          FragKind
 }
 
 func (n *openNode) attr() Attr {
-	return Attr{Kind: n.kind, Thread: n.thread, Loc: n.loc, Start: n.start}
+	return Attr{Kind: n.kind, Thread: n.thread, Loc: n.loc, Start: n.start, Wait: n.wait}
 }
 
 // counts reports whether n's weight counts as work (T1).
@@ -53,7 +54,7 @@ func (n *openNode) counts() bool {
 
 const (
 	fragBlock = 64
-	// fragWindow is how many of the latest nodes stay records: 128 KiB.
+	// fragWindow is how many of the latest nodes stay records: 160 KiB.
 	// Nearly every node is final before 4096 more are made (on the
 	// 10 M-event gen traces and a recorded fib, a few nodes a process
 	// change later: barriers' joins).
@@ -187,7 +188,7 @@ func (c *fragNodes) decodeBlock(b int, dst []openNode) {
 		a := r.next()
 		w, m := binary.Uvarint(d[pos:])
 		pos += m
-		dst[k] = openNode{start: a.Start, weight: int64(w), thread: a.Thread, loc: a.Loc, kind: a.Kind}
+		dst[k] = openNode{start: a.Start, weight: int64(w), wait: a.Wait, thread: a.Thread, loc: a.Loc, kind: a.Kind}
 	}
 }
 

@@ -903,6 +903,7 @@ func (p *FragPass) close(s *Sim, th int) {
 	// event (Polls), when the thread polls one.
 	polling := p.pollUntil != nil && p.pollUntil[th] > from
 	pollCall := polling && p.per[th].curKind == FragMPI && p.testCall(s, th)
+	var waited int64 // an MPI call's wait from from: its weight is its tail
 	switch {
 	case p.per[th].curKind == FragMPI && s.SetupCall(p.F.MPISites[p.per[th].curLoc].Func):
 		// A process's own MPI_Init or MPI_Finalize inside the window
@@ -919,7 +920,8 @@ func (p *FragPass) close(s *Sim, th int) {
 		if pollCall {
 			wait = max(wait, p.pollUntil[th])
 		}
-		d -= min(wait, to) - from
+		waited = min(wait, to) - from
+		d -= waited
 	}
 	// A polled request's partner's event falls inside this fragment
 	// (pollTarget): a polling call is entered there by the edge; the
@@ -944,6 +946,9 @@ func (p *FragPass) close(s *Sim, th int) {
 		nd.start = max(to-nd.weight, nd.start)
 	} else {
 		nd.weight = max(d, 0)
+		if d > 0 {
+			nd.wait = waited
+		}
 	}
 	if k := p.per[th].curKind; p.regions != nil && (k == FragSerial || k == FragImplicit) {
 		if r := p.dominantRegion(th, s.Now); r >= 0 {
