@@ -289,3 +289,58 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 		}
 	}
 }
+
+// The forward replay's store filled from the processes' packed weights
+// (the path's summary reading its nodes' there too) gives the sections
+// and the whole path the rank's column of weights gives, on one
+// process's task patterns, where Analyze takes it.
+func TestDirectWeights(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "stencil", Ranks: 1, Threads: 3, Jitter: 0.3, Lean: true},
+		{Workload: "stencil", Ranks: 1, Threads: 4},
+		{Workload: "forkjoin", Ranks: 1, Threads: 4, Width: 9, Steps: 12, Jitter: 0.5},
+		{Workload: "nearest", Ranks: 1, Threads: 3, Radix: 5, Fraction: 0.4, Period: 4, Jitter: 0.3},
+	}
+	for _, cfg := range cfgs {
+		dir := filepath.Join(t.TempDir(), "trace")
+		if _, err := gen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		var out [2][]byte
+		for i, column := range []bool{false, true} {
+			pg, first, last := simulate(t, filepath.Join(dir, trace.FileName(0)))
+			if !critpath.NarrowWeights(pg) {
+				t.Fatalf("%s: weights not known narrow: the test proves nothing", cfg.Workload)
+			}
+			plan, err := partition.Assign([]int64{1}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = inproc.Run(1, func(c comm.Comm) error {
+				in := &critpath.Input{Comm: c, Owners: plan, Procs: []*critpath.Proc{pg}, RunTimeNS: last - first, Path: true}
+				if column {
+					critpath.ColumnWeights(in)
+				}
+				res, err := critpath.Analyze(in)
+				if err != nil {
+					return err
+				}
+				var nodes []report.PathNode
+				if err := res.Path(func(pn report.PathNode) { nodes = append(nodes, pn) }); err != nil {
+					return err
+				}
+				out[i], err = json.Marshal(struct {
+					R report.Report
+					P []report.PathNode
+				}{report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph}, nodes})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("%s: the direct store's sections and path differ from the column's:\n%s\n%s", cfg.Workload, out[0], out[1])
+		}
+	}
+}
