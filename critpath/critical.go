@@ -93,13 +93,18 @@ func Analyze(in *Input) (Result, error) {
 	// of weights is filled from the processes' packed weights directly
 	// (the path's summary reads its nodes' there too): no column of the
 	// rank's weights is made, whose plan, drain and read into the store
-	// decoded each weight three times (weightsDirect).
+	// decoded each weight three times (weightsDirect). Not where a
+	// process has remote dependences: the task graph reads its latency
+	// nodes' weights from the column a chunk at a time, where the packed
+	// weights give them all at once (Frags.WeightsOf: 12 bytes a remote
+	// dependence, 2 MB a rank on nearest --radix 64 at the task graph's
+	// peak).
 	notDirect := int64(0)
 	if in.columnWeights {
 		notDirect = 1
 	}
 	for _, pg := range in.Procs {
-		if !following || !pg.frags.NarrowWeights() {
+		if !following || !pg.frags.NarrowWeights() || pg.depIn.Len() > 0 {
 			notDirect = 1
 		}
 	}
@@ -465,22 +470,36 @@ func (in *Input) weightsDirect(n int) (*graph.WeightStore, error) {
 }
 
 // weightsAt returns the weight of the rank's node n from its process's
-// packed weights (weightsDirect), through a cursor a process: the path's
-// summary reads its nodes mostly in increasing order. The orphan
-// node's, and that of a node past it, is 0.
+// packed weights (weightsDirect), through a cursor (the path's summary
+// reads a process's nodes mostly in order): weightSlots of them, process
+// i's in slot i%weightSlots, so that a path through thousands of
+// processes holds a few, and one alternating between processes keeps
+// each one's. The orphan node's, and that of a node past it, is 0.
 func (in *Input) weightsAt(bases []int32, orphan int32) func(n int32) int64 {
-	cursors := make([]*sim.WeightCursor, len(in.Procs))
+	type slot struct {
+		proc int
+		c    *sim.WeightCursor
+	}
+	var slots [weightSlots]slot
 	return func(n int32) int64 {
 		i := procOf(bases, n)
 		if i < 0 || n >= orphan {
 			return 0
 		}
-		if cursors[i] == nil {
-			cursors[i] = in.Procs[i].frags.WeightCursor()
+		s := &slots[i%weightSlots]
+		switch {
+		case s.c == nil:
+			s.proc, s.c = i, in.Procs[i].frags.WeightCursor()
+		case s.proc != i:
+			s.proc = i
+			s.c.Reset(in.Procs[i].frags)
 		}
-		return cursors[i].At(n - bases[i])
+		return s.c.At(n - bases[i])
 	}
 }
+
+// weightSlots is how many processes' weight cursors weightsAt keeps.
+const weightSlots = 64
 
 // unparkWeights reads the fragment weights' column back from the spill
 // file (narrow.Framed.Unpark), its error naming the rank.

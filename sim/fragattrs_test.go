@@ -415,6 +415,9 @@ func TestStreamedReadFails(t *testing.T) {
 	if got := f.Attrs.At(n - 2); got != (Attr{}) {
 		t.Errorf("attributes read from a failing file: %+v, want zeros", got)
 	}
+	if got := f.WeightCursor().At(n - 2); got != 0 {
+		t.Errorf("a weight read by a cursor from a failing file: %d, want 0", got)
+	}
 	k := 0
 	f.DrainWeights(func(x int64) {
 		if x != 0 {

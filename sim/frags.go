@@ -265,10 +265,14 @@ func (f *Frags) EachWeight(fn func(w int64)) { f.eachWeight(fn) }
 
 // WeightCursor reads the packed weights of some nodes of many (a
 // critical path's), decoding a block's weights only up to the one asked
-// for, and on from there for a later one of the same block.
+// for, and on from there for a later one of the same block. A block in
+// the spill file is read alone, into a buffer of its size (as
+// AttrCursor's): a path through thousands of processes holds a cursor
+// for each, where a reader's window of spillBatch bytes would be 64 KiB
+// a process.
 type WeightCursor struct {
 	f   *Frags
-	r   blockReader
+	buf []byte
 	b   int    // the block w holds the first k weights of, −1 none
 	d   []byte // block b's bytes, pos the offset of weight k
 	pos int
@@ -279,8 +283,11 @@ type WeightCursor struct {
 // WeightCursor returns a cursor over f's packed weights, which must not
 // change while it is used.
 func (f *Frags) WeightCursor() *WeightCursor {
-	return &WeightCursor{f: f, r: blockReader{s: &f.weights}, b: -1}
+	return &WeightCursor{f: f, b: -1}
 }
+
+// Reset makes c a cursor over f's packed weights, keeping its buffers.
+func (c *WeightCursor) Reset(f *Frags) { c.f, c.b = f, -1 }
 
 // At returns node n's weight.
 func (c *WeightCursor) At(n int32) int64 {
@@ -288,7 +295,7 @@ func (c *WeightCursor) At(n int32) int64 {
 		panic(fmt.Sprintf("sim: weight of node %d of %d", n, c.f.nw))
 	}
 	if b := int(n / fragBlock); b != c.b {
-		c.b, c.d, c.pos, c.k = b, c.r.block(b), 0, 0
+		c.b, c.d, c.pos, c.k = b, c.f.weights.read(b, &c.buf), 0, 0
 	}
 	for i := int(n % fragBlock); c.k <= i; c.k++ {
 		w, m := binary.Uvarint(c.d[c.pos:])
