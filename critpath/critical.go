@@ -81,11 +81,39 @@ func Analyze(in *Input) (Result, error) {
 	if len(in.Procs) > 1 {
 		several = 1
 	}
-	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes), several})
+	// The keys follow the node ids when the rank's processes come in trace
+	// order (Input.Procs), each process's nodes in theirs, the orphan
+	// last: ties among local nodes are then decided by id.
+	following := true
+	for i := 1; i < len(in.Procs); i++ {
+		following = following && in.Procs[i].rank > in.Procs[i-1].rank
+	}
+	// Where every rank's keys follow its nodes and every weight is known
+	// to be narrow (sim.Frags.NarrowWeights), the forward replay's store
+	// of weights is filled from the processes' packed weights directly
+	// (the path's summary reads its nodes' there too): no column of the
+	// rank's weights is made, whose plan, drain and read into the store
+	// decoded each weight three times (weightsDirect). Not where a
+	// process has remote dependences: the task graph reads its latency
+	// nodes' weights from the column a chunk at a time, where the packed
+	// weights give them all at once (Frags.WeightsOf: 12 bytes a remote
+	// dependence, 2 MB a rank on nearest --radix 64 at the task graph's
+	// peak).
+	notDirect := int64(0)
+	if in.columnWeights {
+		notDirect = 1
+	}
+	for _, pg := range in.Procs {
+		if !following || !pg.frags.NarrowWeights() || pg.depIn.Len() > 0 {
+			notDirect = 1
+		}
+	}
+	sums, err := in.Comm.AllreduceInt64(comm.Sum, []int64{int64(edges), int64(nodes), several, notDirect})
 	if err != nil {
 		return res, err
 	}
 	apart := sums[0] == 0 && sums[1] > 0 && sums[2] > 0
+	direct := sums[3] == 0 && !apart
 	// What the simulation and the wait states dropped goes back to the
 	// system before the graphs allocate.
 	in.collectDropped(nodes)
@@ -102,7 +130,7 @@ func Analyze(in *Input) (Result, error) {
 	// at the task graph's peak, the phase's). Processes apart drain
 	// theirs one at a time (analyzeApart).
 	var w narrow.Framed
-	if !apart {
+	if !apart && !direct {
 		in.drainParked(&w, nodes)
 	}
 	if err := in.check(); err != nil {
@@ -143,13 +171,6 @@ func Analyze(in *Input) (Result, error) {
 	}
 	if apart {
 		return in.analyzeApart(tg)
-	}
-	// The keys follow the node ids when the rank's processes come in trace
-	// order (Input.Procs), each process's nodes in theirs, the orphan
-	// last: ties among local nodes are then decided by id.
-	following := true
-	for i := 1; i < len(in.Procs); i++ {
-		following = following && in.Procs[i].rank > in.Procs[i-1].rank
 	}
 	weight := func(n int32) int64 { return w.At(int(n)) }
 	// Fragment DAG: every process's nodes, offset per process, in the
@@ -306,11 +327,22 @@ func Analyze(in *Input) (Result, error) {
 	if !following || w.Wide() != 0 {
 		wide = 1
 	}
-	all, err := in.Comm.AllreduceInt64(comm.Max, []int64{wide})
-	if err != nil {
-		return res, err
+	all := []int64{0}
+	if !direct {
+		if all, err = in.Comm.AllreduceInt64(comm.Max, []int64{wide}); err != nil {
+			return res, err
+		}
 	}
-	if all[0] == 0 {
+	if direct {
+		var serr error
+		if ws, serr = in.weightsDirect(nodes + 1); serr != nil {
+			serr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), serr)
+		}
+		if err := comm.Agree(in.Comm, serr); err != nil {
+			return res, err
+		}
+		weight = in.weightsAt(bases, orphan)
+	} else if all[0] == 0 {
 		var serr error
 		if ws, serr = graph.NewWeightStore(&w); serr != nil {
 			serr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), serr)
@@ -351,7 +383,11 @@ func Analyze(in *Input) (Result, error) {
 	// before the path's summary is made: on a long path the summary's
 	// lists are the phase's largest arrays after the DAG's.
 	span := lp.Span
-	on, err := graph.OnLongestPathsColumn(in.Comm, dag, &w, lp)
+	col := &w
+	if direct {
+		col = nil // the starts are the arguments' EFs
+	}
+	on, err := graph.OnLongestPathsColumn(in.Comm, dag, col, lp)
 	if err != nil {
 		return res, err
 	}
@@ -361,7 +397,10 @@ func Analyze(in *Input) (Result, error) {
 	// The DAG, the forward values and the arguments are garbage: collected
 	// first, their pages take what comes back from the spill file.
 	in.collectDropped(nodes)
-	uerr := in.unparkWeights(&w) // the path's summary weighs its nodes
+	var uerr error
+	if !direct {
+		uerr = in.unparkWeights(&w) // the path's summary weighs its nodes
+	}
 	for _, pg := range in.Procs {
 		if uerr != nil {
 			break
@@ -410,6 +449,57 @@ func (in *Input) drainParked(w *narrow.Framed, nodes int) {
 		_ = w.Park(in.Spill)
 	}
 }
+
+// weightsDirect returns the forward replay's store of the rank's n
+// fragment weights, filled from its processes' packed weights, which it
+// keeps (weightsAt reads them again), and the orphan node's 0: one
+// decode of each weight. The first failed read of them is returned.
+func (in *Input) weightsDirect(n int) (*graph.WeightStore, error) {
+	ws, err := graph.NewWeightStoreOf(n, func(add func(x int64)) {
+		for _, pg := range in.Procs {
+			pg.frags.EachWeight(add)
+		}
+		add(0)
+	})
+	for _, pg := range in.Procs {
+		if err == nil {
+			err = pg.frags.Err()
+		}
+	}
+	return ws, err
+}
+
+// weightsAt returns the weight of the rank's node n from its process's
+// packed weights (weightsDirect), through a cursor (the path's summary
+// reads a process's nodes mostly in order): weightSlots of them, process
+// i's in slot i%weightSlots, so that a path through thousands of
+// processes holds a few, and one alternating between processes keeps
+// each one's. The orphan node's, and that of a node past it, is 0.
+func (in *Input) weightsAt(bases []int32, orphan int32) func(n int32) int64 {
+	type slot struct {
+		proc int
+		c    *sim.WeightCursor
+	}
+	var slots [weightSlots]slot
+	return func(n int32) int64 {
+		i := procOf(bases, n)
+		if i < 0 || n >= orphan {
+			return 0
+		}
+		s := &slots[i%weightSlots]
+		switch {
+		case s.c == nil:
+			s.proc, s.c = i, in.Procs[i].frags.WeightCursor()
+		case s.proc != i:
+			s.proc = i
+			s.c.Reset(in.Procs[i].frags)
+		}
+		return s.c.At(n - bases[i])
+	}
+}
+
+// weightSlots is how many processes' weight cursors weightsAt keeps.
+const weightSlots = 64
 
 // unparkWeights reads the fragment weights' column back from the spill
 // file (narrow.Framed.Unpark), its error naming the rank.

@@ -76,6 +76,10 @@ type Input struct {
 	// read theirs; nil: they are read from each process's packed
 	// weights (Frags.WeightsOf).
 	fragW *narrow.Framed
+	// columnWeights makes the forward replay's store of weights from the
+	// rank's column even where it could be filled from the processes'
+	// packed weights (Analyze's direct): the way before, for comparison.
+	columnWeights bool
 }
 
 // check calls in.Check when set.

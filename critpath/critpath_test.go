@@ -16,6 +16,7 @@ import (
 	"github.com/ptrace-dev/ptrace/comm/inproc"
 	"github.com/ptrace-dev/ptrace/critpath"
 	"github.com/ptrace-dev/ptrace/gen"
+	"github.com/ptrace-dev/ptrace/graph"
 	"github.com/ptrace-dev/ptrace/internal/fuzzbound"
 	"github.com/ptrace-dev/ptrace/ompt"
 	"github.com/ptrace-dev/ptrace/partition"
@@ -291,6 +292,146 @@ func TestAnalyzeChecksStopEveryRank(t *testing.T) {
 				t.Fatal(err)
 			}
 			stops.Verify(t, fmt.Sprintf("%s, %d ranks", c.cfg.Workload, c.k), c.points)
+		}
+	}
+}
+
+// The forward replay's store filled from the processes' packed weights
+// (the path's summary reading its nodes' there too) gives the sections
+// and the whole path the rank's column of weights gives, on one
+// process's task patterns, where Analyze takes it.
+func TestDirectWeights(t *testing.T) {
+	cfgs := []gen.Config{
+		{Workload: "stencil", Ranks: 1, Threads: 3, Jitter: 0.3, Lean: true},
+		{Workload: "stencil", Ranks: 1, Threads: 4},
+		{Workload: "forkjoin", Ranks: 1, Threads: 4, Width: 9, Steps: 12, Jitter: 0.5},
+		{Workload: "nearest", Ranks: 1, Threads: 3, Radix: 5, Fraction: 0.4, Period: 4, Jitter: 0.3},
+	}
+	for _, cfg := range cfgs {
+		dir := filepath.Join(t.TempDir(), "trace")
+		if _, err := gen.Generate(dir, cfg); err != nil {
+			t.Fatal(err)
+		}
+		var out [2][]byte
+		for i, column := range []bool{false, true} {
+			pg, first, last := simulate(t, filepath.Join(dir, trace.FileName(0)))
+			if !critpath.NarrowWeights(pg) {
+				t.Fatalf("%s: weights not known narrow: the test proves nothing", cfg.Workload)
+			}
+			plan, err := partition.Assign([]int64{1}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = inproc.Run(1, func(c comm.Comm) error {
+				in := &critpath.Input{Comm: c, Owners: plan, Procs: []*critpath.Proc{pg}, RunTimeNS: last - first, Path: true}
+				if column {
+					critpath.ColumnWeights(in)
+				}
+				res, err := critpath.Analyze(in)
+				if err != nil {
+					return err
+				}
+				var nodes []report.PathNode
+				if err := res.Path(func(pn report.PathNode) { nodes = append(nodes, pn) }); err != nil {
+					return err
+				}
+				out[i], err = json.Marshal(struct {
+					R report.Report
+					P []report.PathNode
+				}{report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph}, nodes})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("%s: the direct store's sections and path differ from the column's:\n%s\n%s", cfg.Workload, out[0], out[1])
+		}
+	}
+}
+
+// The same on an allreduce of more processes than weightsAt keeps
+// cursors (its path, the slowest process of each of 200 jittered
+// iterations, crosses most of them, some sharing a cursor), with the
+// cross-process edges matched, on 1 and 2 ranks.
+func TestDirectWeightsManyProcesses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "trace")
+	cfg := gen.Config{Workload: "halo", Ranks: 70, Threads: 2, Iterations: 200, Jitter: 0.5, Exchange: "allreduce"}
+	if _, err := gen.Generate(dir, cfg); err != nil {
+		t.Fatal(err)
+	}
+	d, err := trace.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := make([]*trace.Process, cfg.Ranks)
+	for i := range raw {
+		if raw[i], err = trace.LoadProcess(d.FilePath(i), trace.LoadOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range []int{1, 2} {
+		var out [2][]byte
+		for i, column := range []bool{false, true} {
+			procs := make([]*critpath.Proc, cfg.Ranks)
+			ones := make([]int64, cfg.Ranks)
+			first, last := int64(1<<62), int64(-1<<62)
+			for p := range procs {
+				var a, b int64
+				procs[p], a, b = simulate(t, d.FilePath(p))
+				first, last = min(first, a), max(last, b)
+				ones[p] = 1
+				if !column && !critpath.NarrowWeights(procs[p]) {
+					t.Fatalf("process %d: weights not known narrow: the test proves nothing", p)
+				}
+			}
+			plan, err := partition.Assign(ones, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = inproc.Run(k, func(c comm.Comm) error {
+				lo, hi := plan.Range(c.Rank())
+				in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: procs[lo:hi], RunTimeNS: last - first, Path: true}
+				m, err := graph.Match(c, plan, raw[lo:hi], graph.MatchOptions{})
+				if err != nil {
+					return err
+				}
+				if in.Edges, err = graph.ExchangeEdges(c, m, nil); err != nil {
+					return err
+				}
+				if column {
+					critpath.ColumnWeights(in)
+				}
+				res, err := critpath.Analyze(in)
+				if err != nil || c.Rank() != 0 {
+					return err
+				}
+				var nodes []report.PathNode
+				if err := res.Path(func(pn report.PathNode) { nodes = append(nodes, pn) }); err != nil {
+					return err
+				}
+				// weightsAt keeps process p's cursor in slot p%64: the
+				// path must cross two processes of one slot.
+				procsOnPath, slots := map[int]bool{}, map[int]bool{}
+				for _, pn := range nodes {
+					procsOnPath[pn.Rank], slots[pn.Rank%64] = true, true
+				}
+				if len(slots) == len(procsOnPath) {
+					t.Errorf("%d ranks: the path crosses %d processes, no two sharing a cursor", k, len(procsOnPath))
+				}
+				out[i], err = json.Marshal(struct {
+					R report.Report
+					P []report.PathNode
+				}{report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph}, nodes})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !bytes.Equal(out[0], out[1]) {
+			t.Errorf("%d ranks: the direct store's sections and path differ from the column's", k)
 		}
 	}
 }

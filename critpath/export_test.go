@@ -21,3 +21,11 @@ func TaskGraphOf(in *Input, drain bool) (*report.Graph, error) {
 	}
 	return in.taskGraph()
 }
+
+// ColumnWeights makes Analyze weigh the fragment DAG's nodes from the
+// rank's column of weights, as before the direct store (Input.columnWeights).
+func ColumnWeights(in *Input) { in.columnWeights = true }
+
+// NarrowWeights reports whether pg's fragment weights are known narrow,
+// which Analyze's direct store needs.
+func NarrowWeights(pg *Proc) bool { return pg.frags.NarrowWeights() }

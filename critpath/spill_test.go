@@ -107,6 +107,10 @@ func runSpilled(t *testing.T, files []string, raw []*trace.Process, k, fail int,
 	err = inproc.Run(k, func(c comm.Comm) error {
 		lo, hi := plan.Range(c.Rank())
 		in := &critpath.Input{Comm: c, Owners: plan, First: lo, Procs: procs[lo:hi], RunTimeNS: last - first, Path: true}
+		// The rank's column of weights, parked and read back, as the
+		// processes' weights here are in memory (TestDirectWeights: the
+		// store filled from them gives the same sections).
+		critpath.ColumnWeights(in)
 		if raw != nil {
 			m, err := graph.Match(c, plan, raw[lo:hi], graph.MatchOptions{})
 			if err != nil {

@@ -75,6 +75,30 @@ func NewWeightStore(w *narrow.Framed) (*WeightStore, error) {
 	return &WeightStore{v: v}, nil
 }
 
+// NewWeightStoreOf returns a store of n weights that fill adds in node
+// order, each in [0, 2³²): made from where the weights are kept (a
+// process's packed fragment weights) without a column of them first.
+func NewWeightStoreOf(n int, fill func(add func(x int64))) (*WeightStore, error) {
+	v := newNarrowStore(n)
+	v.done = make([]uint64, (n+63)/64)
+	k, bad := 0, int64(-1)
+	fill(func(x int64) {
+		if k < n && uint64(x) < 1<<32 {
+			v.setWeight(int32(k), x)
+		} else if bad < 0 && k < n {
+			bad = int64(k)
+		}
+		k++
+	})
+	switch {
+	case bad >= 0:
+		return nil, fmt.Errorf("graph: weights: node %d weighs outside [0, 2³²)", bad)
+	case k != n:
+		return nil, fmt.Errorf("graph: weights: %d for %d nodes", k, n)
+	}
+	return &WeightStore{v: v}, nil
+}
+
 // Len returns the number of nodes.
 func (s *WeightStore) Len() int { return s.v.len() }
 
@@ -343,7 +367,9 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 }
 
 // OnLongestPathsColumn is OnLongestPaths with node n weighing w.At(n),
-// read with no call a node. It consumes lp's Arg too.
+// read with no call a node. It consumes lp's Arg too. After
+// LongestPathsWeighted w may be nil: a node's start is then its Arg's EF,
+// and the weights were in [0, 2³²) (NewWeightStore's).
 //
 // The nodes it marks are those a longest path's end reaches backwards
 // through tight inputs (an input whose EF is its output's start): the
@@ -358,7 +384,7 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 // must have, and that rank goes on from it.
 func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (OnLongest, error) {
 	ef, span := lp.ef, lp.Span
-	if ef == nil || int64(ef.len()) != int64(g.Len()) || int64(w.Len()) < int64(g.Len()) {
+	if ef == nil || int64(ef.len()) != int64(g.Len()) || w == nil && !lp.weighed || w != nil && int64(w.Len()) < int64(g.Len()) {
 		return OnLongest{}, fmt.Errorf("graph: no forward values or weights for %d nodes", g.Len())
 	}
 	if lp.weighed && (lp.Arg == nil || lp.Arg.Len() != int(g.Len())) {
@@ -367,7 +393,7 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
 	var search int64
-	if t := lp.ties; t != nil && !t.full && w.Wide() == 0 && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
+	if t := lp.ties; t != nil && !t.full && (w == nil || w.Wide() == 0) && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
 		search = 1
 	}
 	all, err := c.AllreduceInt64(comm.Min, []int64{search})

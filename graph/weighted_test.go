@@ -84,7 +84,9 @@ func TestWeightStore(t *testing.T) {
 // store gives LongestPathsFollowing's EFs, arguments, span and end, and
 // OnLongestPathsColumn the same marks from them (the search through the
 // ties, or the backward replay when a log is full), on random DAGs with
-// many ties, on 1 to 6 ranks, without reading the weights' column.
+// many ties, on 1 to 6 ranks, without reading the weights' column; the
+// same with the store filled from a function (NewWeightStoreOf) and no
+// column at all.
 func TestLongestPathsWeighted(t *testing.T) {
 	for it := 0; it < 150; it++ {
 		rng := rand.New(rand.NewSource(int64(900 + it)))
@@ -122,18 +124,34 @@ func TestLongestPathsWeighted(t *testing.T) {
 			}
 			w := wb.Finish()
 			key := func(n int32) int64 { return int64(c.Rank())<<32 | int64(n) }
-			var lps [2]*Longest
-			var ons [2]OnLongest
-			var args [2][]Entry
+			var lps [3]*Longest
+			var ons [3]OnLongest
+			var args [3][]Entry
 			for i := range lps {
 				dag, err := buildRandOpts(c, g, loc, part, BuildOptions{OutsOnly: true})
 				if err != nil {
 					return err
 				}
 				wc := w
-				if i == 0 {
+				col := &wc
+				switch i {
+				case 0:
 					lps[i], err = LongestPathsFollowing(c, dag, &wc, key)
-				} else {
+				case 2:
+					ws, err := NewWeightStoreOf(len(part.global), func(add func(x int64)) {
+						for _, n := range part.global {
+							add(g.w[n])
+						}
+					})
+					if err != nil {
+						return err
+					}
+					col = nil
+					lps[i], err = LongestPathsWeighted(c, dag, ws, key)
+					if err != nil {
+						return err
+					}
+				default:
 					ws, err := NewWeightStore(&wc)
 					if err != nil {
 						return err
@@ -162,13 +180,13 @@ func TestLongestPathsWeighted(t *testing.T) {
 					}
 				}
 				args[i] = lp.Arg.entries()
-				if i == 1 && (!slices.Equal(args[0], args[1]) || lps[0].End != lp.End || lps[0].Span != lp.Span) {
+				if i >= 1 && (!slices.Equal(args[0], args[i]) || lps[0].End != lp.End || lps[0].Span != lp.Span) {
 					t.Errorf("it %d rank %d: arguments, end or span differ", it, c.Rank())
 				}
 				if it%5 == 4 && lp.ties != nil {
 					lp.ties.full = true // the backward replay
 				}
-				if ons[i], err = OnLongestPathsColumn(c, dag, &wc, lp); err != nil {
+				if ons[i], err = OnLongestPathsColumn(c, dag, col, lp); err != nil {
 					return err
 				}
 			}
@@ -185,6 +203,66 @@ func TestLongestPathsWeighted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// NewWeightStoreOf refuses fewer or more weights than nodes, and a
+// weight outside [0, 2³²), naming the node; a column-less
+// OnLongestPathsColumn needs the forward replay of a store.
+func TestWeightStoreOfRefuses(t *testing.T) {
+	fill := func(ws ...int64) func(add func(x int64)) {
+		return func(add func(x int64)) {
+			for _, x := range ws {
+				add(x)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		n    int
+		ws   []int64
+		fail bool
+	}{
+		{3, []int64{0, 1<<32 - 1, 5}, false},
+		{3, []int64{0, 1}, true},
+		{2, []int64{0, 1, 2}, true},
+		{3, []int64{0, 1 << 32, 2}, true},
+		{3, []int64{0, -1, 2}, true},
+	} {
+		s, err := NewWeightStoreOf(tc.n, fill(tc.ws...))
+		if (err != nil) != tc.fail {
+			t.Errorf("%d nodes, weights %v: error %v, want one %v", tc.n, tc.ws, err, tc.fail)
+		}
+		if err == nil {
+			for k, x := range tc.ws {
+				if got := s.v.weight(int32(k)); got != x {
+					t.Errorf("weights %v: node %d weighs %d", tc.ws, k, got)
+				}
+			}
+		}
+	}
+	err := inproc.Run(1, func(c comm.Comm) error {
+		b := NewBuilder(0, 1)
+		b.AddNode(false)
+		b.AddNode(true)
+		dag, err := b.Build(c, BuildOptions{OutsOnly: true})
+		if err != nil {
+			return err
+		}
+		w := narrow.FramedBuilder{}
+		w.Append(1)
+		w.Append(2)
+		col := w.Finish()
+		lp, err := LongestPathsFollowing(c, dag, &col, func(n int32) int64 { return int64(n) })
+		if err != nil {
+			return err
+		}
+		if _, err := OnLongestPathsColumn(c, dag, nil, lp); err == nil {
+			t.Error("OnLongestPathsColumn without a column after a replay of a column: no error")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 

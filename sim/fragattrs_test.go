@@ -217,7 +217,7 @@ func TestFragNodesMatchPlain(t *testing.T) {
 				t.Fatalf("len %d, want %d", c.len(), n)
 			}
 			late := len(c.late)
-			a, w, work := c.finish()
+			a, w, work, _ := c.finish()
 			f := Frags{Attrs: a, weights: w, nw: n}
 			if file != nil {
 				// The rest to the file, as the driver does (a failing
@@ -357,7 +357,7 @@ func TestSpillReadEOFAtEnd(t *testing.T) {
 		for i := range n {
 			c.get(c.add(FragTask, i%4, int32(i%3), int64(i)*1000)).weight = int64(i) * 7
 		}
-		a, w, _ := c.finish()
+		a, w, _, _ := c.finish()
 		f := &eofAtEnd{}
 		spills := []func() error{func() error { return w.spill(f) }, func() error { return a.Spill(f) }}
 		if !attrsLast {
@@ -407,7 +407,7 @@ func TestStreamedReadFails(t *testing.T) {
 	for i := range n {
 		c.get(c.add(FragTask, i%4, int32(i%3), int64(i)*1000)).weight = int64(i%1000) * 1e6
 	}
-	a, w, _ := c.finish()
+	a, w, _, _ := c.finish()
 	f := Frags{Attrs: a, weights: w, nw: n}
 	if err := f.Spill(bad); err != nil {
 		t.Fatal(err)
@@ -421,6 +421,9 @@ func TestStreamedReadFails(t *testing.T) {
 	bad.badReads = true
 	if got := f.Attrs.At(n - 2); got != (Attr{}) {
 		t.Errorf("attributes read from a failing file: %+v, want zeros", got)
+	}
+	if got := f.WeightCursor().At(n - 2); got != 0 {
+		t.Errorf("a weight read by a cursor from a failing file: %d, want 0", got)
 	}
 	k := 0
 	f.DrainWeights(func(x int64) {

@@ -25,6 +25,9 @@ type fragNodes struct {
 	attrs   Attrs
 	weights blockStream // per block, each weight a uvarint of its uint64 bits
 	work    int64       // Σ weights of task, region and serial nodes encoded
+	// wide: a block was encoded with a weight outside [0, 2³²) (a
+	// patched block's earlier values included: it only ever errs wide).
+	wide bool
 
 	late     map[int32]*openNode // encoded nodes changed since, as they are now
 	lateAt   int32               // the late node looked up last, and its record
@@ -123,6 +126,7 @@ func (c *fragNodes) put(b int, nodes []openNode) {
 	for k := range nodes {
 		nd := &nodes[k]
 		d = binary.AppendUvarint(d, uint64(nd.weight))
+		c.wide = c.wide || uint64(nd.weight) >= 1<<32
 		if nd.counts() {
 			c.work += nd.weight
 		}
@@ -193,8 +197,9 @@ func (c *fragNodes) decodeBlock(b int, dst []openNode) {
 }
 
 // finish encodes the nodes still in the ring and again the blocks of the
-// nodes kept aside, and returns the graph's attributes, weights and work.
-func (c *fragNodes) finish() (Attrs, blockStream, int64) {
+// nodes kept aside, and returns the graph's attributes, weights and work,
+// and whether every weight is known to lie in [0, 2³²).
+func (c *fragNodes) finish() (Attrs, blockStream, int64, bool) {
 	for c.enc < c.n {
 		c.encode(min(fragBlock, int(c.n-c.enc)))
 	}
@@ -203,9 +208,9 @@ func (c *fragNodes) finish() (Attrs, blockStream, int64) {
 	}
 	c.attrs.s.trim()
 	c.weights.trim()
-	a, w, work := c.attrs, c.weights, c.work
-	c.attrs, c.weights, c.work = Attrs{}, blockStream{}, 0
-	return a, w, work
+	a, w, work, narrow := c.attrs, c.weights, c.work, !c.wide
+	c.attrs, c.weights, c.work, c.wide = Attrs{}, blockStream{}, 0, false
+	return a, w, work, narrow
 }
 
 // patch encodes again the blocks of the nodes kept aside, with their

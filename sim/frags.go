@@ -64,6 +64,9 @@ type Frags struct {
 	Weight  []int64
 	weights blockStream
 	nw      int
+	// narrowW: every packed weight is known to lie in [0, 2³²)
+	// (NarrowWeights).
+	narrowW bool
 	// Work is T1, the weight of the task, region and serial-code nodes
 	// (the critical path's parallelism), summed once the weights are final.
 	Work int64
@@ -245,7 +248,61 @@ func (f *Frags) DrainWeights(fn func(w int64)) {
 // dropWeights drops the packed weights, keeping a failed read's error
 // (Err), and makes w the unpacked ones.
 func (f *Frags) dropWeights(w []int64) {
-	f.Weight, f.weights, f.nw = w, blockStream{err: f.weights.err}, 0
+	f.Weight, f.weights, f.nw, f.narrowW = w, blockStream{err: f.weights.err}, 0, false
+}
+
+// NarrowWeights reports whether the weights are packed (not drained or
+// unpacked) and known to lie in [0, 2³²): the fragment pass saw none
+// outside as it encoded them. A false answer says nothing.
+func (f *Frags) NarrowWeights() bool { return f.narrowW && f.Weight == nil }
+
+// EachWeight calls fn with every packed weight in node order and keeps
+// them (WeightCursor reads them again): the critical path fills its
+// replay's store of weights from them directly, where draining them into
+// a column first decoded them twice and the column once more. A failed
+// read of the spill file gives zeros from there (Err).
+func (f *Frags) EachWeight(fn func(w int64)) { f.eachWeight(fn) }
+
+// WeightCursor reads the packed weights of some nodes of many (a
+// critical path's), decoding a block's weights only up to the one asked
+// for, and on from there for a later one of the same block. A block in
+// the spill file is read alone, into a buffer of its size (as
+// AttrCursor's): a path through thousands of processes holds a cursor
+// for each, where a reader's window of spillBatch bytes would be 64 KiB
+// a process.
+type WeightCursor struct {
+	f   *Frags
+	buf []byte
+	b   int    // the block w holds the first k weights of, −1 none
+	d   []byte // block b's bytes, pos the offset of weight k
+	pos int
+	k   int
+	w   [fragBlock]int64
+}
+
+// WeightCursor returns a cursor over f's packed weights, which must not
+// change while it is used.
+func (f *Frags) WeightCursor() *WeightCursor {
+	return &WeightCursor{f: f, b: -1}
+}
+
+// Reset makes c a cursor over f's packed weights, keeping its buffers.
+func (c *WeightCursor) Reset(f *Frags) { c.f, c.b = f, -1 }
+
+// At returns node n's weight.
+func (c *WeightCursor) At(n int32) int64 {
+	if n < 0 || int(n) >= c.f.nw {
+		panic(fmt.Sprintf("sim: weight of node %d of %d", n, c.f.nw))
+	}
+	if b := int(n / fragBlock); b != c.b {
+		c.b, c.d, c.pos, c.k = b, c.f.weights.read(b, &c.buf), 0, 0
+	}
+	for i := int(n % fragBlock); c.k <= i; c.k++ {
+		w, m := binary.Uvarint(c.d[c.pos:])
+		c.pos += m
+		c.w[c.k] = int64(w)
+	}
+	return c.w[n%fragBlock]
 }
 
 // Err returns the first error reading the attributes or the weights back
@@ -1728,7 +1785,7 @@ func (p *FragPass) Finish(s *Sim) {
 	// The graph's nodes, encoded as the simulation went.
 	f := &p.F
 	f.Weight, f.nw = nil, p.nodes.len()
-	f.Attrs, f.weights, f.Work = p.nodes.finish()
+	f.Attrs, f.weights, f.Work, f.narrowW = p.nodes.finish()
 	f.chained = p.chained
 	if cap(f.chained)-len(f.chained) > len(f.chained)/8 {
 		f.chained = append(make([]uint64, 0, len(f.chained)), f.chained...)
