@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -101,6 +102,15 @@ func TestLongestPathsWeighted(t *testing.T) {
 			for k := range g.w {
 				g.w[k] = rng.Int63n(1 << 31) // no ties, wide values
 			}
+		case 0:
+			if it%8 == 4 {
+				// A few weights past 2³² (a run's main fragments of
+				// seconds to minutes: BOTS health large's reach 70 s):
+				// kept in the store, their sums int64s.
+				for range 1 + rng.Intn(3) {
+					g.w[rng.Intn(len(g.w))] = 1<<32 + rng.Int63n(1<<40)
+				}
+			}
 		case 1:
 			if it%8 == 5 {
 				// Weights that fit 24 bits, EFs whose blocks do not: the
@@ -184,6 +194,33 @@ func TestLongestPathsWeighted(t *testing.T) {
 		})
 		if err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// TestWeightStoreRefuses: a column with a negative weight, or whose
+// weights could sum past the largest int64, is not kept in a store (its
+// EFs could wrap, and the starts read from them be wrong); one whose
+// largest weight times its length is that int64 exactly is.
+func TestWeightStoreRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vals []int64
+		ok   bool
+	}{
+		{"a negative weight", []int64{5, -1, 7}, false},
+		{"sums up to the largest int64", []int64{0, math.MaxInt64 / 3, 1}, true},
+		{"sums past it", []int64{0, math.MaxInt64/3 + 1, 1}, false},
+		{"weights past 2³²", []int64{1 << 40, 3, 1<<32 + 1}, true},
+	} {
+		var b narrow.FramedBuilder
+		for _, x := range tc.vals {
+			b.Append(x)
+		}
+		w := b.Finish()
+		_, err := NewWeightStore(&w)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: NewWeightStore error %v, want a store %v", tc.name, err, tc.ok)
 		}
 	}
 }
