@@ -225,6 +225,48 @@ func TestWeightStoreRefuses(t *testing.T) {
 	}
 }
 
+// TestWeightStoreStarts32: a store whose weights keep more than a
+// sixteenth of its blocks whole at 24 bits starts at 32 bits, holding them
+// all but those past 2³¹ narrow; one whose weights keep a sixteenth
+// starts at 24. Both read every weight back.
+func TestWeightStoreStarts32(t *testing.T) {
+	const blocks = 1600
+	for _, tc := range []struct {
+		long int // blocks with a weight past 24 bits
+		at32 bool
+	}{{blocks / 16, false}, {blocks/16 + 1, true}} {
+		ws := make([]int64, blocks*64)
+		var wb narrow.FramedBuilder
+		for k := range ws {
+			ws[k] = int64(k % 1000)
+			if b := k / 64; k%64 == 5 && b < tc.long {
+				ws[k] = 1 << 23 // the least weight past 24 bits
+				if b == 0 {
+					ws[k] = 1 << 31 // past 32: kept whole
+				}
+			}
+			wb.Append(ws[k])
+		}
+		w := wb.Finish()
+		s, err := NewWeightStore(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &s.v
+		if at32 := v.hi == nil && v.off != nil; at32 != tc.at32 {
+			t.Errorf("%d blocks of long weights: the store at 32 bits %v, want %v", tc.long, at32, tc.at32)
+		}
+		if want := map[bool]int{true: 1, false: tc.long}[tc.at32]; v.kept() != want {
+			t.Errorf("%d blocks of long weights: %d kept whole, want %d", tc.long, v.kept(), want)
+		}
+		for k, x := range ws {
+			if got := v.weight(int32(k)); got != x {
+				t.Fatalf("%d blocks of long weights: node %d weighs %d, want %d", tc.long, k, got, x)
+			}
+		}
+	}
+}
+
 // discard is a spill file that takes everything and gives nothing back:
 // a parked column must not be read.
 type discard struct{}
