@@ -319,12 +319,15 @@ func Analyze(in *Input) (Result, error) {
 	// of the store, and the DAG's build held 2 MB more beside the store.
 	// The store is filled from the column where it waits, a piece at a
 	// time: read back whole beside the store and the DAG, it was the
-	// phase's peak (6.6 MB of the gen tree's). Every rank decides alike:
+	// phase's peak (6.6 MB of the gen tree's). Weights past 2³² go there
+	// too, their sums being int64s (BOTS health large's three main
+	// fragments of 4.3 to 70 s read its column back whole beside the DAG,
+	// 1.2 MB of the phase's peak). Every rank decides alike:
 	// the replays that follow are collective, and a failed read stops
 	// every rank.
 	var ws *graph.WeightStore
 	wide := int64(0)
-	if !following || w.Wide() != 0 {
+	if !following || !w.Summable() {
 		wide = 1
 	}
 	all := []int64{0}

@@ -41,8 +41,9 @@ type Longest struct {
 // startOf returns local node n's earliest start, EF − w, after
 // LongestPathsWeighted: its Arg's EF, 0 for a node without inputs. A
 // node's EF is its weight plus the largest of its inputs' EFs, which its
-// Arg has (ReplayOptions.ChainArg); with weights in [0, 2³²) no EF wraps
-// around, so the difference is the weight exactly.
+// Arg has (ReplayOptions.ChainArg); with weights whose sums do not wrap
+// (narrow.Framed.Summable) no EF does, so the difference is the weight
+// exactly.
 func (lp *Longest) startOf(ef *vstore, n int32) int64 {
 	e := lp.Arg.At(n)
 	switch {
@@ -60,13 +61,14 @@ func (lp *Longest) startOf(ef *vstore, n int32) int64 {
 // the EFs took 1–3 bytes a node more at the critical path's peak.
 type WeightStore struct{ v vstore }
 
-// NewWeightStore returns a store of the weights of w, whose values must
-// lie in [0, 2³²) (w.Wide() == 0). A parked w is read from its file a
+// NewWeightStore returns a store of the weights of w, whose sums must
+// not wrap (w.Summable(): a weight past 2³² is kept in a block kept
+// whole, as one past the store's width). A parked w is read from its file a
 // piece at a time and stays parked (narrow.Framed.Blocks): the store and
 // the whole column never coexist.
 func NewWeightStore(w *narrow.Framed) (*WeightStore, error) {
-	if w.Wide() != 0 {
-		return nil, errors.New("graph: weights outside [0, 2³²) are not kept in a store")
+	if !w.Summable() {
+		return nil, errors.New("graph: negative weights, or weights whose sums wrap, are not kept in a store")
 	}
 	v, err := newWeightStore(w, w.Len())
 	if err != nil {
@@ -375,8 +377,8 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 // through tight inputs (an input whose EF is its output's start): the
 // argmax, the chain predecessor when it ties, and the inputs that tied
 // with the best in the forward replay, which LongestPathsFollowing logs.
-// When every rank has its log (few ties) and no weight outside [0, 2³²)
-// (w.Wide(): so that no EF wraps around, and a node's outputs start no
+// When every rank has its log (few ties) and weights whose sums do not
+// wrap (w.Summable(): so that no EF wraps around, and a node's outputs start no
 // earlier than its EF), the marks are that search from the ends, on the
 // nodes of the longest paths only, not the backward replay over every
 // node (a fifth of fib(27)'s critical path; at 2 ranks, 0.4 s of the
@@ -393,15 +395,15 @@ func OnLongestPathsColumn(c comm.Comm, g *DAG, w *narrow.Framed, lp *Longest) (O
 	lp.ef = nil
 	on := make([]uint64, (int(g.Len())+63)/64)
 	var search int64
-	if t := lp.ties; t != nil && !t.full && (w == nil || w.Wide() == 0) && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
+	if t := lp.ties; t != nil && !t.full && (w == nil || w.Summable()) && lp.Arg != nil && lp.Arg.Len() == int(g.Len()) {
 		search = 1
 	}
 	all, err := c.AllreduceInt64(comm.Min, []int64{search})
 	if err != nil {
 		return OnLongest{}, err
 	}
-	// A node's start is EF − w (weights of a column without wide blocks
-	// are never negative; a wide one's are read as they are), or after
+	// A node's start is EF − w (weights of a summable column are never
+	// negative; another's are read as they are), or after
 	// LongestPathsWeighted its Arg's EF (startOf), which the replay below
 	// still reads: an input of a node is evaluated after it backwards, its
 	// EF unchanged until then. The weight is read for the nodes on a

@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -103,6 +104,15 @@ func TestLongestPathsWeighted(t *testing.T) {
 			for k := range g.w {
 				g.w[k] = rng.Int63n(1 << 31) // no ties, wide values
 			}
+		case 0:
+			if it%8 == 4 {
+				// A few weights past 2³² (a run's main fragments of
+				// seconds to minutes: BOTS health large's reach 70 s):
+				// kept in the store, their sums int64s.
+				for range 1 + rng.Intn(3) {
+					g.w[rng.Intn(len(g.w))] = 1<<32 + rng.Int63n(1<<40)
+				}
+			}
 		case 1:
 			if it%8 == 5 {
 				// Weights that fit 24 bits, EFs whose blocks do not: the
@@ -114,6 +124,7 @@ func TestLongestPathsWeighted(t *testing.T) {
 			}
 		}
 		wantEF, wantBL, span := refLongest(g)
+		narrowW := !slices.ContainsFunc(g.w, func(x int64) bool { return x >= 1<<32 })
 		k := 1 + rng.Intn(procs)
 		_, loc, parts := partitionGraph(rng, g, k)
 		err := inproc.Run(k, func(c comm.Comm) error {
@@ -134,10 +145,13 @@ func TestLongestPathsWeighted(t *testing.T) {
 				}
 				wc := w
 				col := &wc
-				switch i {
-				case 0:
+				switch {
+				case i == 0:
 					lps[i], err = LongestPathsFollowing(c, dag, &wc, key)
-				case 2:
+				case i == 2 && narrowW:
+					// Filled without a column, as the critical path
+					// does where every weight is below 2³²; wider
+					// weights take the column's store (default).
 					ws, err := NewWeightStoreOf(len(part.global), func(add func(x int64)) {
 						for _, n := range part.global {
 							add(g.w[n])
@@ -263,6 +277,75 @@ func TestWeightStoreOfRefuses(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestWeightStoreRefuses: a column with a negative weight, or whose
+// weights could sum past the largest int64, is not kept in a store (its
+// EFs could wrap, and the starts read from them be wrong); one whose
+// largest weight times its length is that int64 exactly is.
+func TestWeightStoreRefuses(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		vals []int64
+		ok   bool
+	}{
+		{"a negative weight", []int64{5, -1, 7}, false},
+		{"sums up to the largest int64", []int64{0, math.MaxInt64 / 3, 1}, true},
+		{"sums past it", []int64{0, math.MaxInt64/3 + 1, 1}, false},
+		{"weights past 2³²", []int64{1 << 40, 3, 1<<32 + 1}, true},
+	} {
+		var b narrow.FramedBuilder
+		for _, x := range tc.vals {
+			b.Append(x)
+		}
+		w := b.Finish()
+		_, err := NewWeightStore(&w)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: NewWeightStore error %v, want a store %v", tc.name, err, tc.ok)
+		}
+	}
+}
+
+// TestWeightStoreStarts32: a store whose weights keep more than a
+// sixteenth of its blocks whole at 24 bits starts at 32 bits, holding them
+// all but those past 2³¹ narrow; one whose weights keep a sixteenth
+// starts at 24. Both read every weight back.
+func TestWeightStoreStarts32(t *testing.T) {
+	const blocks = 1600
+	for _, tc := range []struct {
+		long int // blocks with a weight past 24 bits
+		at32 bool
+	}{{blocks / 16, false}, {blocks/16 + 1, true}} {
+		ws := make([]int64, blocks*64)
+		var wb narrow.FramedBuilder
+		for k := range ws {
+			ws[k] = int64(k % 1000)
+			if b := k / 64; k%64 == 5 && b < tc.long {
+				ws[k] = 1 << 23 // the least weight past 24 bits
+				if b == 0 {
+					ws[k] = 1 << 31 // past 32: kept whole
+				}
+			}
+			wb.Append(ws[k])
+		}
+		w := wb.Finish()
+		s, err := NewWeightStore(&w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := &s.v
+		if at32 := v.hi == nil && v.off != nil; at32 != tc.at32 {
+			t.Errorf("%d blocks of long weights: the store at 32 bits %v, want %v", tc.long, at32, tc.at32)
+		}
+		if want := map[bool]int{true: 1, false: tc.long}[tc.at32]; v.kept() != want {
+			t.Errorf("%d blocks of long weights: %d kept whole, want %d", tc.long, v.kept(), want)
+		}
+		for k, x := range ws {
+			if got := v.weight(int32(k)); got != x {
+				t.Fatalf("%d blocks of long weights: node %d weighs %d, want %d", tc.long, k, got, x)
+			}
+		}
 	}
 }
 

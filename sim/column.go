@@ -394,35 +394,63 @@ func (c *zcol) page(k int32) *[colPageLen]int32 {
 // which a producer that creates every task before the first runs has none
 // of at its peak. A page holds its times as int32 offsets from the first
 // one written there (16 KiB: the tasks of a page start within seconds of
-// one another, nearly always), and becomes a page of int64 times (32 KiB)
-// when one does not fit. Its pages are not frozen: packed by frame of
+// one another, nearly always); when one does not fit, as 40-bit offsets
+// (20 KiB: BOTS health large's pages each span more than 2.1 s, all 54 of
+// them, and less than 9 minutes); and as int64 times (32 KiB) when one
+// does not fit those. Its pages are not frozen: packed by frame of
 // reference they took 2.9 bytes a task on BOTS health, for 1.4 % more
 // instructions (twenty-seventh round).
 type tcol struct {
 	frozenPages // per page: offsets from base, tcolNone unwritten (dense only)
 	base        []int64
-	wide        []*[colPageLen]int64 // per page: the times once an offset did not fit
+	mid         []*tpage40           // per page: the 40-bit offsets once a 32-bit one did not fit
+	wide        []*[colPageLen]int64 // per page: the times once a 40-bit offset did not fit
+	freeM       []*tpage40
 	freeW       []*[colPageLen]int64
 	gone        int32 // the pages below it are dropped (dropBelow)
+}
+
+// tpage40 is a tcol page of 40-bit offsets from its base: the low 32 bits
+// in lo, the high 8 (signed) in hi, tcolNone8 in hi where unwritten (so
+// the offsets lie in [−127·2³², 2³⁹)).
+type tpage40 struct {
+	lo [colPageLen]int32
+	hi [colPageLen]int8
 }
 
 // dropBelow drops pages gone..k-1, for the collector, not for reuse.
 func (c *tcol) dropBelow(k int32) {
 	for ; c.gone < k && int(c.gone) < len(c.dense); c.gone++ {
-		c.dense[c.gone], c.wide[c.gone] = nil, nil
+		c.dense[c.gone], c.mid[c.gone], c.wide[c.gone] = nil, nil, nil
 	}
 }
 
-const tcolNone = math.MinInt32
+const (
+	tcolNone  = math.MinInt32
+	tcolNone8 = math.MinInt8
+)
+
+// off40 returns x − b and whether a tpage40 holds it: not wrapped around,
+// its high bits in (tcolNone8, 127].
+func off40(x, b int64) (int64, bool) {
+	o := x - b
+	h := o >> 32
+	return o, (x >= b) == (o >= 0) && h > tcolNone8 && h <= math.MaxInt8
+}
 
 func (c *tcol) reset(n int) {
+	for _, m := range c.mid {
+		if m != nil {
+			c.freeM = append(c.freeM, m)
+		}
+	}
 	for _, w := range c.wide {
 		if w != nil {
 			c.freeW = append(c.freeW, w)
 		}
 	}
 	c.resetPages(n)
-	c.wide, c.gone = pageTable(c.wide, n), 0
+	c.mid, c.wide, c.gone = pageTable(c.mid, n), pageTable(c.wide, n), 0
 	if np := len(c.dense); cap(c.base) >= np {
 		c.base = c.base[:np]
 	} else {
@@ -438,6 +466,20 @@ func (c *tcol) get(i int32) int64 {
 		}
 		return -1
 	}
+	return c.getWide(k, j)
+}
+
+// getWide is get's entry j of page k, which is not of 32-bit offsets
+// (get stays inlined).
+//
+//go:noinline
+func (c *tcol) getWide(k, j int32) int64 {
+	if m := c.mid[k]; m != nil {
+		if h := m.hi[j]; h != tcolNone8 {
+			return c.base[k] + (int64(h)<<32 | int64(uint32(m.lo[j])))
+		}
+		return -1
+	}
 	if w := c.wide[k]; w != nil {
 		return w[j]
 	}
@@ -448,6 +490,14 @@ func (c *tcol) set(i int32, x int64) {
 	k, j := i>>colPageBits, i&(colPageLen-1)
 	d := c.dense[k]
 	if d == nil {
+		if m := c.mid[k]; m != nil {
+			if o, ok := off40(x, c.base[k]); ok {
+				m.lo[j], m.hi[j] = int32(o), int8(o>>32)
+				return
+			}
+			c.widenMid(k)[j] = x
+			return
+		}
 		if w := c.wide[k]; w != nil {
 			w[j] = x
 			return
@@ -458,7 +508,7 @@ func (c *tcol) set(i int32, x int64) {
 		d[j] = int32(o)
 		return
 	}
-	c.widen(k)[j] = x
+	c.widen(k, j, x)
 }
 
 // page allocates page k, its offsets from x.
@@ -473,19 +523,49 @@ func (c *tcol) page(k int32, x int64) *[colPageLen]int32 {
 	return d
 }
 
-// widen makes page k a page of times and returns them.
+// widen makes page k, whose 32-bit offsets do not hold x, a page of
+// 40-bit offsets, or of times if those do not hold it either, and writes
+// x to its entry j.
 //
 //go:noinline
-func (c *tcol) widen(k int32) *[colPageLen]int64 {
-	d, w := c.dense[k], takePage(&c.freeW)
+func (c *tcol) widen(k, j int32, x int64) {
+	d := c.dense[k]
+	if o, ok := off40(x, c.base[k]); ok {
+		m := takePage(&c.freeM)
+		for e, lo := range d {
+			m.lo[e], m.hi[e] = lo, int8(lo>>31) // the sign's bits
+			if lo == tcolNone {
+				m.hi[e] = tcolNone8
+			}
+		}
+		m.lo[j], m.hi[j] = int32(o), int8(o>>32)
+		c.free = append(c.free, d)
+		c.dense[k], c.mid[k] = nil, m
+		return
+	}
+	w := takePage(&c.freeW)
 	for e, o := range d {
 		w[e] = -1
 		if o != tcolNone {
 			w[e] = c.base[k] + int64(o)
 		}
 	}
+	w[j] = x
 	c.free = append(c.free, d)
 	c.dense[k], c.wide[k] = nil, w
+}
+
+// widenMid makes page k of 40-bit offsets a page of times and returns
+// them.
+//
+//go:noinline
+func (c *tcol) widenMid(k int32) *[colPageLen]int64 {
+	m, w := c.mid[k], takePage(&c.freeW)
+	for e := range w {
+		w[e] = c.get(k<<colPageBits | int32(e))
+	}
+	c.freeM = append(c.freeM, m)
+	c.mid[k], c.wide[k] = nil, w
 	return w
 }
 

@@ -321,8 +321,97 @@ func TestTcolNarrow(t *testing.T) {
 		}
 	}
 	for k := range 4 {
-		if wide := c.wide[k] != nil; wide != (k >= 2) || wide == (c.dense[k] != nil) {
-			t.Errorf("page %d: wide %v, narrow %v; want wide only for pages 2 and 3", k, wide, c.dense[k] != nil)
+		want := []string{"32", "32", "40", "64"}[k]
+		if got := tcolForm(&c, int32(k)); got != want {
+			t.Errorf("page %d: %s bits, want %s", k, got, want)
+		}
+	}
+}
+
+// tcolForm names the form of page k of c: offsets of 32 or 40 bits, times
+// (64), or none; "two" when it has more than one.
+func tcolForm(c *tcol, k int32) string {
+	var forms []string
+	if c.dense[k] != nil {
+		forms = append(forms, "32")
+	}
+	if c.mid[k] != nil {
+		forms = append(forms, "40")
+	}
+	if c.wide[k] != nil {
+		forms = append(forms, "64")
+	}
+	switch len(forms) {
+	case 0:
+		return "none"
+	case 1:
+		return forms[0]
+	}
+	return "two"
+}
+
+// A tcol page whose times do not fit 32-bit offsets from its first keeps
+// them as 40-bit ones while they lie in [−127·2³², 2³⁹) of it (the high
+// byte's −128 marks an entry unwritten), and turns to times at the first
+// that does not, from either form; every time written reads back, the
+// others -1 (TaskTimes' blocks too), and the page form is the least that
+// holds its times.
+func TestTcolOffsets40(t *testing.T) {
+	const lo40, hi40 = -127 << 32, 1<<39 - 1 // the 40-bit offsets' range
+	base := int64(1) << 50
+	for _, tc := range []struct {
+		name string
+		offs []int64 // written in order to entries 0, 1, … of page 1, after its first (offset 0)
+		want string
+	}{
+		{"32 bits", []int64{math.MaxInt32, math.MinInt32 + 1}, "32"},
+		{"32 bits' none", []int64{math.MinInt32}, "40"},
+		{"one past 32 bits", []int64{5, math.MaxInt32 + 1, -7}, "40"},
+		{"the 40 bits' top", []int64{hi40, -1, 1 << 32}, "40"},
+		{"the 40 bits' bottom", []int64{lo40, lo40 + 1, math.MinInt32}, "40"},
+		{"one past the top", []int64{hi40 + 1}, "64"},
+		{"one past the bottom", []int64{lo40 - 1}, "64"},
+		{"−2³⁹", []int64{-1 << 39}, "64"},
+		{"40 bits, then past them", []int64{1 << 35, 3, hi40 + 1, 9}, "64"},
+		{"wrapped around", []int64{math.MinInt64 - base}, "64"},
+	} {
+		var c tcol
+		n := 3 * colPageLen
+		c.reset(n)
+		ref := make([]int64, n)
+		for i := range ref {
+			ref[i] = -1
+		}
+		write := func(i int32, x int64) {
+			c.set(i, x)
+			ref[i] = x
+		}
+		first := int32(colPageLen)
+		write(first+100, base) // the page's first
+		for j, o := range tc.offs {
+			write(first+int32(j)*7, base+o)
+		}
+		write(first+200, base+11) // after each turn: an offset of any form
+		write(2*colPageLen+3, base)
+		for i := range int32(n) {
+			if got := c.get(i); got != ref[i] {
+				t.Fatalf("%s: time %d = %d, want %d", tc.name, i, got, ref[i])
+			}
+		}
+		for k, want := range []string{"none", tc.want, "32"} {
+			if got := tcolForm(&c, int32(k)); got != want {
+				t.Errorf("%s: page %d: %s bits, want %s", tc.name, k, got, want)
+			}
+		}
+		// TaskTimes reads the pages a block of 64 at a time.
+		s := &Sim{Tasks: make(Tasks, n)}
+		s.cols.started = c
+		s.cols.run.reset(n)
+		r := s.Times()
+		for i := range int32(n) {
+			if got, _ := r.At(i); got != ref[i] {
+				t.Fatalf("%s: TaskTimes: time %d = %d, want %d", tc.name, i, got, ref[i])
+			}
 		}
 	}
 }

@@ -27,6 +27,7 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func main() {
+	noHeapProfile()
 	tuneGC()
 	root := newRoot()
 	// Everything a command prints goes through a checked writer: a report

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -335,5 +336,18 @@ func gcPercents() driver.GCPercents {
 func tuneGC() {
 	if g := gcPercents(); g.Normal > 0 {
 		debug.SetGCPercent(g.Normal)
+	}
+}
+
+// noHeapProfile turns the runtime's heap profiling off unless GODEBUG sets
+// its rate (--memprofile sets its own). The binary links runtime/pprof for
+// --memprofile, so the runtime samples an allocation every 512 KiB by
+// default, for a profile nothing reads: each sampled call stack gets a
+// bucket in a 1.4 MB hash table, and an analysis's buckets, scattered over
+// it, kept a page each resident (276 KiB on BOTS health large, 2.1×
+// its trace's bytes at its peak; docs/PERFORMANCE.md, forty-fifth round).
+func noHeapProfile() {
+	if !strings.Contains(os.Getenv("GODEBUG"), "memprofilerate=") {
+		runtime.MemProfileRate = 0
 	}
 }

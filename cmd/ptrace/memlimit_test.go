@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/ptrace-dev/ptrace/comm"
 	"github.com/ptrace-dev/ptrace/driver"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -181,5 +182,50 @@ func TestStopLine(t *testing.T) {
 		if strings.Contains(got, "\n") || strings.Count(got, fmt.Sprintf("rank %d ", c.me)) > 1 {
 			t.Errorf("rank %d, %v: %q is not one line naming the rank once", c.me, c.err, got)
 		}
+	}
+}
+
+// Heap profiling is off unless asked for: the runtime's default samples an
+// allocation every 512 KiB into a hash table whose touched pages stay
+// resident (docs/PERFORMANCE.md, forty-fifth round). A rate GODEBUG sets
+// is the user's, and stays.
+func TestNoHeapProfile(t *testing.T) {
+	defer func(r int) { runtime.MemProfileRate = r }(runtime.MemProfileRate)
+	for _, c := range []struct {
+		godebug string
+		want    int
+	}{
+		{"", 0},
+		{"gctrace=1", 0},
+		{"memprofilerate=1", 512 << 10},
+		{"gctrace=1,memprofilerate=4096", 512 << 10},
+	} {
+		t.Setenv("GODEBUG", c.godebug)
+		runtime.MemProfileRate = 512 << 10
+		noHeapProfile()
+		if runtime.MemProfileRate != c.want {
+			t.Errorf("GODEBUG=%q: MemProfileRate %d, want %d", c.godebug, runtime.MemProfileRate, c.want)
+		}
+	}
+}
+
+// --memprofile still profiles the analysis, although main turned the
+// sampling off: its profiles hold the simulation's allocations.
+func TestMemProfileSamples(t *testing.T) {
+	dir := t.TempDir()
+	trace := filepath.Join(dir, "t")
+	if r := run(t, ptraceBin(), "gen", "stencil", "--ranks", "1", "--events", "20000", "-o", trace); r.code != 0 {
+		t.Fatalf("gen: %s", r.stderr)
+	}
+	prefix := filepath.Join(dir, "mp")
+	if r := run(t, ptraceBin(), "analyze", "-q", "--ranks", "1", "--memprofile", prefix, trace); r.code != 0 {
+		t.Fatalf("analyze: %s", r.stderr)
+	}
+	out, err := exec.Command("go", "tool", "pprof", "-sample_index=alloc_space", "-top", ptraceBin(), prefix+".simulate.pprof").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool pprof: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "sim.") {
+		t.Errorf("the simulation's profile names no allocation of package sim:\n%s", out)
 	}
 }

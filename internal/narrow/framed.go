@@ -1,6 +1,7 @@
 package narrow
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -24,6 +25,8 @@ type Framed struct {
 	words []uint64
 	n     int
 	wide  int           // blocks holding a value outside [0, 2³²)
+	neg   bool          // a value is negative
+	top   int64         // the largest value, 0 if none is larger
 	park  *parkedFramed // where Park wrote heads and words, nil in memory
 	filed *parkedFramed // a copy Park wrote and Unpark read back
 }
@@ -66,6 +69,15 @@ func (h *framedHead) valueIn(words []uint64, at, j uint) int64 {
 // with none, every value is one a Column[uint32] holds narrow, never
 // negative.
 func (c *Framed) Wide() int { return c.wide }
+
+// Summable reports whether no value is negative and every sum of values,
+// as many as the column holds (a path's weights), is an int64: a sum
+// then never wraps, and never falls as a value is added (the critical
+// path's earliest finishes, whose weights may reach past 2³² on a run
+// of minutes: BOTS health large's main fragments of 4.3 to 70 s).
+func (c *Framed) Summable() bool {
+	return !c.neg && (c.n == 0 || c.top <= math.MaxInt64/int64(c.n))
+}
 
 // Bytes returns the memory the column holds.
 func (c *Framed) Bytes() int { return 16*len(c.heads) + 8*len(c.words) }
@@ -117,6 +129,7 @@ func (b *FramedBuilder) pack() {
 	if lo < 0 || hi > 1<<32-1 {
 		c.wide++
 	}
+	c.neg, c.top = c.neg || lo < 0, max(c.top, hi)
 	w := uint(bits.Len64(uint64(hi - lo))) // the difference as unsigned: any two int64s
 	at := len(c.words)
 	c.heads = append(c.heads, framedHead{base: lo, at: uint32(at), width: uint8(w)})

@@ -3,6 +3,7 @@ package narrow
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -65,6 +66,57 @@ func checkFramed(t *testing.T, name string, c *Framed, vals []int64) {
 	}
 	if c.Wide() != wide {
 		t.Errorf("%s: %d wide blocks, want %d", name, c.Wide(), wide)
+	}
+	// Summable: no value negative, and the largest times the count (the
+	// most a sum of that many can be) within an int64.
+	summable, top := true, int64(0)
+	for _, x := range vals {
+		summable, top = summable && x >= 0, max(top, x)
+	}
+	if hi, lo := bits.Mul64(uint64(top), uint64(len(vals))); hi != 0 || lo > math.MaxInt64 {
+		summable = false
+	}
+	if c.Summable() != summable {
+		t.Errorf("%s: Summable %v, want %v", name, c.Summable(), summable)
+	}
+}
+
+// TestFramedSummable: the column's sums are int64s up to the largest
+// value times the count equal to the largest int64, not one past it; a
+// value past 2³² does not stop them, a negative one does, in the last
+// block (cut) as in a whole one.
+func TestFramedSummable(t *testing.T) {
+	const n = 130 // two whole blocks and a cut one
+	for _, tc := range []struct {
+		name string
+		top  int64
+		neg  int // index of a value −1, or −1 for none
+		want bool
+	}{
+		{"the largest at the limit", math.MaxInt64 / n, -1, true},
+		{"one past it", math.MaxInt64/n + 1, -1, false},
+		{"past 2³²", 1<<39 + 5, -1, true},
+		{"the largest int64", math.MaxInt64, -1, false},
+		{"a negative value in a whole block", 7, 3, false},
+		{"a negative value in the cut block", 7, n - 1, false},
+	} {
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = int64(i % 5)
+		}
+		vals[70] = tc.top
+		if tc.neg >= 0 {
+			vals[tc.neg] = -1
+		}
+		c := framedOf(t, vals)
+		checkFramed(t, tc.name, &c, vals)
+		if c.Summable() != tc.want {
+			t.Errorf("%s: Summable %v, want %v", tc.name, c.Summable(), tc.want)
+		}
+	}
+	var empty Framed
+	if !empty.Summable() {
+		t.Error("the empty column is not summable")
 	}
 }
 
