@@ -216,3 +216,25 @@ func TestMemoryGuardStopTogetherThroughPhaseWrap(t *testing.T) {
 		}
 	}
 }
+
+// A limit given by --memory-limit is every rank's: the stop names it as
+// the source whichever rank prints it, not only the rank that outgrew
+// it (rank 0 said "its share of --memory-limit or of the default, 80% of
+// its node's memory or cgroup limit" of rank 1's stop under
+// --memory-limit 60MiB).
+func TestMemoryGuardNamesTheFlagOnEveryRank(t *testing.T) {
+	errs := make([]error, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		g := memoryGuard{limit: 100, floor: 20, advice: 100, nodeProcs: 1, from: FlagLimitSource}
+		errs[cm.Rank()] = g.check(cm, "match", []int64{90, 150}[cm.Rank()], true)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, e := range errs {
+		if e == nil || !strings.Contains(e.Error(), "reached 150 B, above its limit of 100 B (its code and libraries' 20 B included; its share of --memory-limit)") {
+			t.Errorf("rank %d: %v, want rank 1's stop naming --memory-limit", r, e)
+		}
+	}
+}
