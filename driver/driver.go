@@ -1134,10 +1134,21 @@ func (e *AgreedError) Error() string { return e.Err.Error() }
 func (e *AgreedError) Unwrap() error { return e.Err }
 
 // Together reports whether err is one every rank reached together
-// (AgreedError.Together), not one rank's.
+// (AgreedError.Together), not one rank's. The guard's stop inside a
+// phase's loop (match, exchange, wait states) comes back wrapped again by
+// the phase's agreed or agree, so every AgreedError of the chain is
+// looked at, not only the outermost.
 func Together(err error) bool {
-	var ae *AgreedError
-	return errors.As(err, &ae) && ae.Together
+	for {
+		var ae *AgreedError
+		if !errors.As(err, &ae) {
+			return false
+		}
+		if ae.Together {
+			return true
+		}
+		err = ae.Err
+	}
 }
 
 // IsAgreed reports whether err was agreed on by all ranks.

@@ -206,6 +206,10 @@ type memoryGuard struct {
 	from string
 }
 
+// FlagLimitSource is Options.MemoryLimitFrom of a limit given by
+// --memory-limit, the same on every rank (the command line is).
+const FlagLimitSource = "--memory-limit"
+
 // limitShare names what a process's limit is a share of, from its source
 // (Options.MemoryLimitFrom).
 func limitShare(from string) string {
@@ -273,9 +277,14 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	// memory), and rank 0's beside another's peak read "reached 150 B,
 	// above its limit of 1000 B". Every rank takes this second reduction:
 	// worst[0] is the same on all.
-	var mine [2]int64
+	// Its source travels as whether it is the flag: a default's source
+	// (a cgroup's file) is not known on other nodes.
+	var mine [3]int64
 	if over == worst[0] {
-		mine = [2]int64{g.limit, g.floor}
+		mine = [3]int64{g.limit, g.floor, 0}
+		if g.from == FlagLimitSource {
+			mine[2] = 1
+		}
 	}
 	its, err := c.AllreduceInt64(comm.Max, mine[:])
 	if err != nil {
@@ -284,7 +293,10 @@ func (g memoryGuard) check(c comm.Comm, phase string, rss int64, stopped bool) e
 	e := g.outgrown(phase, worst[0], g.advice, stopped)
 	e.limit, e.floor, e.flag = its[0], its[1], worst[1]
 	if over != worst[0] {
-		e.from = "" // another process's limit: its source is not known here
+		e.from = "" // another process's default: its source is not known here
+		if its[2] == 1 {
+			e.from = FlagLimitSource
+		}
 	}
 	return &AgreedError{Err: e, Together: true}
 }

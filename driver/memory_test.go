@@ -190,3 +190,51 @@ func TestCheckMemoryRefusalReachesRankZero(t *testing.T) {
 		}
 	}
 }
+
+// The guard's stop made inside a phase's loop (match, exchange, the wait
+// states' analysis: limitCheck) reaches Run wrapped again by the phase's
+// agreed or agree: it is still every rank's together, which the MPI stop
+// lines of ranks other than 0 say. Together read only the outermost
+// AgreedError, so those ranks said they had failed themselves.
+func TestMemoryGuardStopTogetherThroughPhaseWrap(t *testing.T) {
+	type got struct{ agreed, agree error }
+	gots := make([]got, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		g := memoryGuard{limit: 100, floor: 20, advice: 100, nodeProcs: 1, from: "--memory-limit"}
+		stop := g.check(cm, "match", 150, true) // every rank above the limit
+		gots[cm.Rank()] = got{agreed: agreed(stop), agree: agree(cm, stop)}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, g := range gots {
+		for name, e := range map[string]error{"agreed": g.agreed, "agree": g.agree} {
+			if e == nil || !strings.Contains(e.Error(), "outgrew its memory limit in the match phase") || !Together(e) {
+				t.Errorf("rank %d: %s(guard stop) = %v (together %v), want the guard's stop, every rank's together", r, name, e, Together(e))
+			}
+		}
+	}
+}
+
+// A limit given by --memory-limit is every rank's: the stop names it as
+// the source whichever rank prints it, not only the rank that outgrew
+// it (rank 0 said "its share of --memory-limit or of the default, 80% of
+// its node's memory or cgroup limit" of rank 1's stop under
+// --memory-limit 60MiB).
+func TestMemoryGuardNamesTheFlagOnEveryRank(t *testing.T) {
+	errs := make([]error, 2)
+	err := inproc.Run(2, func(cm comm.Comm) error {
+		g := memoryGuard{limit: 100, floor: 20, advice: 100, nodeProcs: 1, from: FlagLimitSource}
+		errs[cm.Rank()] = g.check(cm, "match", []int64{90, 150}[cm.Rank()], true)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, e := range errs {
+		if e == nil || !strings.Contains(e.Error(), "reached 150 B, above its limit of 100 B (its code and libraries' 20 B included; its share of --memory-limit)") {
+			t.Errorf("rank %d: %v, want rank 1's stop naming --memory-limit", r, e)
+		}
+	}
+}

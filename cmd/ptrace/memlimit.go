@@ -182,7 +182,7 @@ func memoryLimit(flag string) (int64, string, error) {
 		if err != nil {
 			return 0, "", fmt.Errorf("--memory-limit: %w", err)
 		}
-		return v, "--memory-limit", nil
+		return v, driver.FlagLimitSource, nil
 	}
 	cg, _ := os.ReadFile("/proc/self/cgroup") // none: the machine's memory
 	v, from := defaultLimit(machineMemory(os.DirFS("/"), string(cg)))
