@@ -777,8 +777,15 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 		addAt(&byCons, cons, ns)
 		byProc[i][0] += ns
 		byProc[i][1]++
+		// Every output places a node where its weight happened: an MPI
+		// call that waited for its partner weighs its tail, from the
+		// end of its wait (measured from the window's start if later).
+		at := a.Start
+		if a.Wait > 0 {
+			at = max(a.Start, in.WindowStartNS) + a.Wait
+		}
 		if in.Path {
-			s.Full.add(pg.rank, a.Thread, kind, cons, a.Start, ns)
+			s.Full.add(pg.rank, a.Thread, kind, cons, at, ns)
 		}
 		if ns > 0 {
 			for int(kind) >= len(classes) {
@@ -790,15 +797,14 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 			// A node begun before the window (a fragment recording
 			// switched on inside, its weight the part in the window) is
 			// on the path from the window's start: from its recorded
-			// start, the time before the window was a negative gap. An
-			// MPI call weighs its tail, after its wait for its partner.
-			start := max(a.Start, in.WindowStartNS) + a.Wait
+			// start, the time before the window was a negative gap.
+			start := max(at, in.WindowStartNS)
 			gaps.node(gapNode{rank: int64(pg.rank), thread: int64(a.Thread), class: classes[kind], start: start, end: start + ns})
-			pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: names.names[kind], Construct: names.names[cons], StartNS: a.Start, DurNS: ns}
+			pn := report.PathNode{Rank: pg.rank, Thread: int(a.Thread), Kind: names.names[kind], Construct: names.names[cons], StartNS: at, DurNS: ns}
 			s.Longest = keepLongest(s.Longest, pn, maxLongest)
 			// Consecutive nodes on one thread merge into one segment.
 			if !broken && hasSeg && seg.rank == pg.rank && seg.thread == a.Thread {
-				seg.dur = max(seg.dur, a.Start+ns-seg.start)
+				seg.dur = max(seg.dur, at+ns-seg.start)
 				if seg.kind != kind {
 					if mixed == math.MaxUint32 {
 						mixed = names.id("mixed")
@@ -809,7 +815,7 @@ func (in *Input) pathSummary(path *graph.Path, offset, end int32, weight func(n 
 				if hasSeg {
 					s.Segments.add(seg.rank, seg.thread, seg.kind, seg.cons, seg.start, seg.dur)
 				}
-				seg, hasSeg = segment{rank: pg.rank, thread: a.Thread, kind: kind, cons: cons, start: a.Start, dur: ns}, true
+				seg, hasSeg = segment{rank: pg.rank, thread: a.Thread, kind: kind, cons: cons, start: at, dur: ns}, true
 			}
 			broken = false
 		}
