@@ -37,27 +37,7 @@ func lateInitTrace(t *testing.T) string {
 		}
 		rows[r] = append(evs, ev(1010, trace.ThreadEnd))
 	}
-	dir := t.TempDir()
-	for r := range 2 {
-		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 2, ClockUnit: "ns"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []string{"MPI_Init", "MPI_Recv", "MPI_Send", "MPI_Finalize"} {
-			w.String(s)
-		}
-		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1}})
-		w.SetThread(trace.Thread{Index: 0, Type: trace.ThreadInitial})
-		for i := range rows[r] {
-			if err := w.Emit(0, &rows[r][i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return writeRelay(t, rows[:])
 }
 
 // A process whose MPI_Init ends late starts late, which no node of the
@@ -110,27 +90,7 @@ func relayTrace(t *testing.T) string {
 		}
 		rows[r] = append(evs, ev(1010, trace.ThreadEnd))
 	}
-	dir := t.TempDir()
-	for r := range 3 {
-		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: 3, ClockUnit: "ns"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range []string{"MPI_Init", "MPI_Recv", "MPI_Send", "MPI_Finalize"} {
-			w.String(s)
-		}
-		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: []int{0, 1, 2}})
-		w.SetThread(trace.Thread{Index: 0, Type: trace.ThreadInitial})
-		for i := range rows[r] {
-			if err := w.Emit(0, &rows[r][i]); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
+	return writeRelay(t, rows[:])
 }
 
 // Two receives in a row on the path, each waiting for its sender: each
@@ -225,4 +185,36 @@ func TestOffPathNeverNegative(t *testing.T) {
 			}
 		}
 	}
+}
+
+// writeRelay writes one single-threaded process a row of events, over
+// MPI_COMM_WORLD of them all, with the four MPI call names the tests'
+// rows use.
+func writeRelay(t *testing.T, rows [][]trace.Event) string {
+	t.Helper()
+	dir := t.TempDir()
+	members := make([]int, len(rows))
+	for r := range members {
+		members[r] = r
+	}
+	for r := range rows {
+		w, err := trace.Create(filepath.Join(dir, trace.FileName(r)), trace.Header{Rank: r, NRanks: len(rows), ClockUnit: "ns"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []string{"MPI_Init", "MPI_Recv", "MPI_Send", "MPI_Finalize"} {
+			w.String(s)
+		}
+		w.AddComm(trace.Communicator{Index: 0, ID: 0, Name: "MPI_COMM_WORLD", Members: members})
+		w.SetThread(trace.Thread{Index: 0, Type: trace.ThreadInitial})
+		for i := range rows[r] {
+			if err := w.Emit(0, &rows[r][i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
