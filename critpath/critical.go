@@ -326,28 +326,27 @@ func Analyze(in *Input) (Result, error) {
 	// the replays that follow are collective, and a failed read stops
 	// every rank.
 	var ws *graph.WeightStore
-	wide := int64(0)
-	if !following || !w.Summable() {
-		wide = 1
-	}
-	all := []int64{0}
+	store := direct
 	if !direct {
-		if all, err = in.Comm.AllreduceInt64(comm.Max, []int64{wide}); err != nil {
+		wide := int64(0)
+		if !following || !w.Summable() {
+			wide = 1
+		}
+		all, err := in.Comm.AllreduceInt64(comm.Max, []int64{wide})
+		if err != nil {
 			return res, err
 		}
+		store = all[0] == 0
 	}
-	if direct {
+	if store {
 		var serr error
-		if ws, serr = in.weightsDirect(nodes + 1); serr != nil {
-			serr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), serr)
+		if direct {
+			ws, serr = in.weightsDirect(nodes + 1)
+			weight = in.weightsAt(bases, orphan)
+		} else {
+			ws, serr = graph.NewWeightStore(&w)
 		}
-		if err := comm.Agree(in.Comm, serr); err != nil {
-			return res, err
-		}
-		weight = in.weightsAt(bases, orphan)
-	} else if all[0] == 0 {
-		var serr error
-		if ws, serr = graph.NewWeightStore(&w); serr != nil {
+		if serr != nil {
 			serr = fmt.Errorf("rank %d: critical path: fragment weights: %w", in.Comm.Rank(), serr)
 		}
 		if err := comm.Agree(in.Comm, serr); err != nil {

@@ -371,7 +371,7 @@ func OnLongestPaths(c comm.Comm, g *DAG, weight func(n int32) int64, lp *Longest
 // OnLongestPathsColumn is OnLongestPaths with node n weighing w.At(n),
 // read with no call a node. It consumes lp's Arg too. After
 // LongestPathsWeighted w may be nil: a node's start is then its Arg's EF,
-// and the weights were in [0, 2³²) (NewWeightStore's).
+// and the weights were in [0, 2³²) (NewWeightStoreOf's).
 //
 // The nodes it marks are those a longest path's end reaches backwards
 // through tight inputs (an input whose EF is its output's start): the
