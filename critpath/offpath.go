@@ -342,7 +342,7 @@ func offPath(parts []pathSummary, winStart, runTime, span int64) (*report.OffPat
 // stretchQueue merges the ranks' stretches by decreasing Hi: a binary
 // heap of each rank's next one.
 type stretchQueue struct {
-	h []stretchHead
+	h []*stretchHead
 }
 
 type stretchHead struct {
@@ -351,14 +351,14 @@ type stretchHead struct {
 	d    *stretchDec
 }
 
-func (q *stretchQueue) less(i, j int) bool {
-	a, b := &q.h[i], &q.h[j]
+// stretchBefore orders the heads: the greater Hi first, ties by part.
+func stretchBefore(a, b *stretchHead) bool {
 	return a.s.hi > b.s.hi || a.s.hi == b.s.hi && a.part < b.part
 }
 
 // push adds part's first stretch.
 func (q *stretchQueue) push(part int, d *stretchDec) error {
-	h := stretchHead{part: part, d: d}
+	h := &stretchHead{part: part, d: d}
 	if !d.next(&h.s) {
 		if d.err {
 			return errStretches
@@ -366,21 +366,14 @@ func (q *stretchQueue) push(part int, d *stretchDec) error {
 		return nil
 	}
 	q.h = append(q.h, h)
-	for i := len(q.h) - 1; i > 0; {
-		up := (i - 1) / 2
-		if !q.less(i, up) {
-			break
-		}
-		q.h[i], q.h[up] = q.h[up], q.h[i]
-		i = up
-	}
+	heapUp(q.h, len(q.h)-1, stretchBefore)
 	return nil
 }
 
 // advance replaces the top with its part's next stretch (or drops it).
 // A part's stretches must come in decreasing Hi.
 func (q *stretchQueue) advance() error {
-	top := &q.h[0]
+	top := q.h[0]
 	hi := top.s.hi
 	if top.d.next(&top.s) {
 		if top.s.hi >= hi {
@@ -393,19 +386,6 @@ func (q *stretchQueue) advance() error {
 		q.h[0] = q.h[len(q.h)-1]
 		q.h = q.h[:len(q.h)-1]
 	}
-	for i := 0; ; {
-		c := 2*i + 1
-		if c >= len(q.h) {
-			break
-		}
-		if c+1 < len(q.h) && q.less(c+1, c) {
-			c++
-		}
-		if !q.less(c, i) {
-			break
-		}
-		q.h[i], q.h[c] = q.h[c], q.h[i]
-		i = c
-	}
+	heapDown(q.h, 0, stretchBefore)
 	return nil
 }

@@ -229,25 +229,8 @@ func mergeLists(parts []pathSummary, list func(p *pathSummary) *nodeList, yield 
 		}
 		return a.order < b.order
 	}
-	down := func(i int) {
-		for {
-			l := 2*i + 1
-			if l >= len(h) {
-				return
-			}
-			m := l
-			if r := l + 1; r < len(h) && less(h[r], h[l]) {
-				m = r
-			}
-			if !less(h[m], h[i]) {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
-		}
-	}
 	for i := len(h)/2 - 1; i >= 0; i-- {
-		down(i)
+		heapDown(h, i, less)
 	}
 	var got int64
 	for len(h) > 0 {
@@ -262,7 +245,7 @@ func mergeLists(parts []pathSummary, list func(p *pathSummary) *nodeList, yield 
 			h[0] = h[len(h)-1]
 			h = h[:len(h)-1]
 		}
-		down(0)
+		heapDown(h, 0, less)
 	}
 	var want int64
 	for i := range parts {
