@@ -418,6 +418,19 @@ type tpage40 struct {
 	hi [colPageLen]int8
 }
 
+// at returns entry j's time, its page's base plus its offset, or −1 when
+// unwritten.
+func (m *tpage40) at(base int64, j int32) int64 {
+	h := m.hi[j]
+	if h == tcolNone8 {
+		return -1
+	}
+	return base + (int64(h)<<32 | int64(uint32(m.lo[j])))
+}
+
+// put writes entry j's offset o (off40's).
+func (m *tpage40) put(j int32, o int64) { m.lo[j], m.hi[j] = int32(o), int8(o>>32) }
+
 // dropBelow drops pages gone..k-1, for the collector, not for reuse.
 func (c *tcol) dropBelow(k int32) {
 	for ; c.gone < k && int(c.gone) < len(c.dense); c.gone++ {
@@ -475,10 +488,7 @@ func (c *tcol) get(i int32) int64 {
 //go:noinline
 func (c *tcol) getWide(k, j int32) int64 {
 	if m := c.mid[k]; m != nil {
-		if h := m.hi[j]; h != tcolNone8 {
-			return c.base[k] + (int64(h)<<32 | int64(uint32(m.lo[j])))
-		}
-		return -1
+		return m.at(c.base[k], j)
 	}
 	if w := c.wide[k]; w != nil {
 		return w[j]
@@ -492,7 +502,7 @@ func (c *tcol) set(i int32, x int64) {
 	if d == nil {
 		if m := c.mid[k]; m != nil {
 			if o, ok := off40(x, c.base[k]); ok {
-				m.lo[j], m.hi[j] = int32(o), int8(o>>32)
+				m.put(j, o)
 				return
 			}
 			c.widenMid(k)[j] = x
@@ -538,7 +548,7 @@ func (c *tcol) widen(k, j int32, x int64) {
 				m.hi[e] = tcolNone8
 			}
 		}
-		m.lo[j], m.hi[j] = int32(o), int8(o>>32)
+		m.put(j, o)
 		c.free = append(c.free, d)
 		c.dense[k], c.mid[k] = nil, m
 		return

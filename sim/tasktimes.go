@@ -44,10 +44,7 @@ func (r *TaskTimes) load(b Task) {
 	case st.mid[k] != nil:
 		m := st.mid[k]
 		for i := range n {
-			r.start[i] = -1
-			if h := m.hi[j+i]; h != tcolNone8 {
-				r.start[i] = st.base[k] + (int64(h)<<32 | int64(uint32(m.lo[j+i])))
-			}
+			r.start[i] = m.at(st.base[k], int32(j+i))
 		}
 	case st.wide[k] != nil:
 		copy(r.start[:n], st.wide[k][j:j+n])
