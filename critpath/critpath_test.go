@@ -331,14 +331,11 @@ func TestDirectWeights(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				var nodes []report.PathNode
-				if err := res.Path(func(pn report.PathNode) { nodes = append(nodes, pn) }); err != nil {
+				nodes, err := pathNodes(res)
+				if err != nil {
 					return err
 				}
-				out[i], err = json.Marshal(struct {
-					R report.Report
-					P []report.PathNode
-				}{report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph}, nodes})
+				out[i], err = sectionsAndPath(res, nodes)
 				return err
 			})
 			if err != nil {
@@ -407,8 +404,8 @@ func TestDirectWeightsManyProcesses(t *testing.T) {
 				if err != nil || c.Rank() != 0 {
 					return err
 				}
-				var nodes []report.PathNode
-				if err := res.Path(func(pn report.PathNode) { nodes = append(nodes, pn) }); err != nil {
+				nodes, err := pathNodes(res)
+				if err != nil {
 					return err
 				}
 				// weightsAt keeps process p's cursor in slot p%64: the
@@ -420,10 +417,7 @@ func TestDirectWeightsManyProcesses(t *testing.T) {
 				if len(slots) == len(procsOnPath) {
 					t.Errorf("%d ranks: the path crosses %d processes, no two sharing a cursor", k, len(procsOnPath))
 				}
-				out[i], err = json.Marshal(struct {
-					R report.Report
-					P []report.PathNode
-				}{report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph}, nodes})
+				out[i], err = sectionsAndPath(res, nodes)
 				return err
 			})
 			if err != nil {
@@ -434,4 +428,20 @@ func TestDirectWeightsManyProcesses(t *testing.T) {
 			t.Errorf("%d ranks: the direct store's sections and path differ from the column's", k)
 		}
 	}
+}
+
+// pathNodes reads res's whole path (Input.Path).
+func pathNodes(res critpath.Result) ([]report.PathNode, error) {
+	var nodes []report.PathNode
+	err := res.Path(func(pn report.PathNode) { nodes = append(nodes, pn) })
+	return nodes, err
+}
+
+// sectionsAndPath encodes res's report sections and its whole path
+// (nodes), for the comparison of two ways to the same result.
+func sectionsAndPath(res critpath.Result, nodes []report.PathNode) ([]byte, error) {
+	return json.Marshal(struct {
+		R report.Report
+		P []report.PathNode
+	}{report.Report{CriticalPath: res.CriticalPath, Graph: res.Graph}, nodes})
 }
